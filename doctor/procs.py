@@ -1,0 +1,144 @@
+"""Child processes that pgdoctor starts (local ranks of a probe, a lab run): started in their
+own session, watched against a deadline, and killed as a group when the deadline passes, when
+pgdoctor is interrupted, or when it exits. Nothing pgdoctor starts outlives it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LOCK = threading.Lock()
+
+
+def _kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_all_children() -> None:
+    """SIGKILL every process group this process started and has not reaped yet."""
+    with _LOCK:
+        procs = list(_LIVE)
+    for p in procs:
+        _kill(p)
+    for p in procs:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        with _LOCK:
+            _LIVE.discard(p)
+
+
+atexit.register(kill_all_children)
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    index: int
+    argv: tuple[str, ...]
+    returncode: Optional[int]  # None: killed by us at the deadline
+    timed_out: bool
+    duration_s: float
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on `host` right now (the caller binds it soon after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def run_children(
+    argvs: Sequence[Sequence[str]],
+    envs: Sequence[Mapping[str, str]],
+    timeout_s: float,
+    cwd: Optional[str] = None,
+    output_limit: int = 4 << 20,
+    grace_s: float = 0.0,
+) -> list[ChildOutcome]:
+    """Start one process per argv (with its env), wait for all until `timeout_s`, kill the rest.
+
+    Output goes to temp files (not pipes, which deadlock when a child writes more than the pipe
+    holds while we wait on another child); the files are removed before returning. With
+    `grace_s` > 0, once any child has failed the others get that long before being killed:
+    they are usually blocked in a collective with the dead one.
+    """
+    assert len(argvs) == len(envs)
+    procs: list[subprocess.Popen[bytes]] = []
+    files = []
+    start = time.monotonic()
+    deadline = start + timeout_s
+    ends: dict[int, float] = {}
+    timed_out: set[int] = set()
+    try:
+        for argv, env in zip(argvs, envs):
+            out = tempfile.TemporaryFile()
+            err = tempfile.TemporaryFile()
+            files.append((out, err))
+            p = subprocess.Popen(
+                list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True,
+            )
+            with _LOCK:
+                _LIVE.add(p)
+            procs.append(p)
+        first_failure: Optional[float] = None
+        while len(ends) < len(procs):
+            now = time.monotonic()
+            for i, p in enumerate(procs):
+                if i not in ends and p.poll() is not None:
+                    ends[i] = now
+                    if p.returncode != 0 and first_failure is None:
+                        first_failure = now
+            limit = deadline if first_failure is None or grace_s <= 0 else min(deadline, first_failure + grace_s)
+            if now >= limit:
+                for i, p in enumerate(procs):
+                    if i not in ends:
+                        _kill(p)
+                        p.wait()
+                        ends[i] = now
+                        timed_out.add(i)
+                break
+            time.sleep(0.02)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                _kill(p)
+                p.wait()
+            with _LOCK:
+                _LIVE.discard(p)
+    outcomes = []
+    for i, (p, (out, err)) in enumerate(zip(procs, files)):
+        texts = []
+        for fh in (out, err):
+            fh.seek(0)
+            texts.append(fh.read(output_limit).decode("utf-8", "replace"))
+            fh.close()
+        outcomes.append(
+            ChildOutcome(
+                index=i, argv=tuple(p.args), returncode=None if i in timed_out else p.returncode,  # type: ignore[arg-type]
+                timed_out=i in timed_out, duration_s=ends.get(i, time.monotonic()) - start,
+                stdout=texts[0], stderr=texts[1],
+            )
+        )
+    return outcomes

@@ -1,0 +1,77 @@
+"""Doctor-style console report: one status line per area, findings indented under it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from pgdoctor.areas import AREAS, area_title
+from pgdoctor.model import Finding, Report, Severity, Status
+
+_MARK = {
+    "ok": ("[ok]", "green"),
+    "warn": ("[!]", "yellow"),
+    "fail": ("[x]", "red"),
+    "none": ("[-]", "dim"),
+    "info": ("[ok]", "green"),
+}
+
+
+def area_status(area: str, report: Report) -> tuple[str, str]:
+    """(mark key, detail) for one area."""
+    findings = [f for f in report.findings if f.area == area]
+    worst = max((f.severity.rank for f in findings), default=-1)
+    if worst == Severity.FAIL.rank:
+        return "fail", ""
+    if worst == Severity.WARN.rank:
+        return "warn", ""
+    probes = [p for p in (report.snapshot.probes if report.snapshot else ()) if p.area == area]
+    checks = [c for c in report.checks if c.area == area]
+    crashed = [c for c in checks if c.status is Status.CRASHED] + [p for p in probes if p.status is Status.CRASHED]
+    if crashed:
+        return "fail", f"{crashed[0].name} crashed: {crashed[0].reason}"
+    ran = [c for c in checks if c.status in (Status.PASSED, Status.FAILED)]
+    if not ran:
+        reasons = [p.reason for p in probes if p.reason] + [c.reason for c in checks if c.reason]
+        return "none", reasons[0] if reasons else "not run"
+    return ("info" if findings else "ok"), ""
+
+
+def _finding_lines(f: Finding, color: bool) -> list[str]:
+    sev = {"fail": "red", "warn": "yellow", "info": "cyan"}[f.severity.value]
+    scope = f" ({f.scope.label()})" if f.scope.label() else ""
+    lines = [f"    [{sev}]{f.severity.value}[/] {f.code} {escape(f.title)}{escape(scope)}", f"      {escape(f.message)}"]
+    for e in f.evidence[:3]:
+        where = f"{e.file}:{e.line}: " if e.file else ""
+        lines.append(f"      [dim]{escape(where + e.text)}[/]")
+    lines.append(f"      [dim]-> pgdoctor explain {f.code}[/]")
+    return lines
+
+
+def render(report: Report, out: TextIO, color: bool = False) -> None:
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    areas = [a for a in AREAS if any(f.area == a for f in report.findings)
+             or any(c.area == a for c in report.checks)
+             or any(p.area == a for p in (report.snapshot.probes if report.snapshot else ()))]
+    by_area: dict[str, list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        by_area[f.area].append(f)
+    for extra in sorted(set(by_area) - set(areas)):
+        areas.append(extra)
+    for area in areas:
+        key, detail = area_status(area, report)
+        mark, style = _MARK[key]
+        tail = f" [dim]- {escape(detail)}[/]" if detail else ""
+        console.print(f"[{style}]{escape(mark)}[/] {escape(area_title(area))}{tail}")
+        for f in by_area.get(area, []):
+            for line in _finding_lines(f, color):
+                console.print(line)
+    counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
+    summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) or "no findings"
+    host = report.snapshot.host if report.snapshot else ""
+    console.print(f"\n{summary}{' on ' + host if host else ''}.")
+    for reason in report.incomplete_reasons:
+        console.print(f"[yellow]incomplete:[/] {escape(reason)}")
