@@ -120,9 +120,14 @@ def collect(
 ) -> Snapshot:
     """Run the selected probes at ctx.level; independent probes run concurrently."""
     load_probes()
+    load_checks()
     deadline = time.monotonic() + timeout_s
+    # A selected area's probes, plus the probes its checks read from other areas (the software
+    # checks need the host's GPU count, say).
+    needed = {n for c in CHECKS.values() if selection.area_selected(c.area) for n in c.needs}
     specs = [
-        s for s in PROBES.values() if selection.area_selected(s.area) and level_rank(s.level) <= level_rank(ctx.level)
+        s for s in PROBES.values()
+        if (selection.area_selected(s.area) or s.name in needed) and level_rank(s.level) <= level_rank(ctx.level)
     ]
     results: dict[str, ProbeResult] = {}
     ordered = _ordered(specs)

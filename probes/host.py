@@ -53,6 +53,8 @@ def host(ctx: ProbeContext) -> list[Measurement]:
                            source="sched_getaffinity"))
     gpus = [d for d in ctx.fs.listdir("/proc/driver/nvidia/gpus")]
     out.append(Measurement("host.nvidia.gpu_count", len(gpus), source="procfs:/proc/driver/nvidia/gpus"))
+    out.append(Measurement("host.rdma.device_count", len(ctx.fs.listdir("/sys/class/infiniband")),
+                           source="sysfs:/sys/class/infiniband"))
     out.append(Measurement("host.nvidia.driver_loaded", ctx.fs.exists("/proc/driver/nvidia/version"),
                            source="procfs:/proc/driver/nvidia/version"))
     return out
