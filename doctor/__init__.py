@@ -6,3 +6,30 @@ Importing pgdoctor is cheap: it imports neither torch nor pynvml.
 from __future__ import annotations
 
 __version__ = "0.1.0"
+
+
+# The instrumentation library, loaded on first use so `import pgdoctor` stays cheap.
+_LAZY = {
+    "range": "pgdoctor.instrument",
+    "step": "pgdoctor.instrument",
+    "push": "pgdoctor.instrument",
+    "pop": "pgdoctor.instrument",
+    "instrument": "pgdoctor.instrument:",  # the module, which is callable: instrument(model, opt)
+    "ddp_comm_hook": "pgdoctor.instrument",
+    "current_ranges": "pgdoctor.instrument",
+    "ranges_at_failure": "pgdoctor.instrument",
+    "phase_of": "pgdoctor.instrument",
+    "enable_trace": "pgdoctor.trace:enable",
+    "merge_trace": "pgdoctor.trace:merge",
+}
+
+
+def __getattr__(name: str):  # type: ignore[no-untyped-def]
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'pgdoctor' has no attribute {name!r}")
+    import importlib
+
+    module, colon, attr = target.partition(":")
+    mod = importlib.import_module(module)
+    return mod if colon and not attr else getattr(mod, attr or name)
