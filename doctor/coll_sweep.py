@@ -1,0 +1,221 @@
+"""Pure arithmetic of a collective sweep: which ops, which sizes, and how a time becomes a bandwidth.
+
+The conventions are nccl-tests' so numbers can be compared with theirs line by line:
+`size` is the bytes of the whole buffer one rank sees (SIZE_CONVENTION), algbw = size / time,
+busbw = algbw x a per-op factor that makes every op comparable with the link's line rate,
+and GB means 1e9 bytes. No torch here: workers, probes, checks and tests share it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Default order of a sweep; `reduce` is measured only when asked for (--ops), as in nccl-tests
+# it says little that all_reduce does not.
+DEFAULT_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv")
+ALL_OPS = (*DEFAULT_OPS, "reduce")
+
+DTYPE_BYTES = 4  # float32: sums of small integers stay exact, so results are checked to the bit
+
+SIZE_CONVENTION = (
+    "size = bytes of the full buffer as in nccl-tests: all_reduce/broadcast/reduce/send_recv the "
+    "buffer; all_gather the gathered output (n x per-rank input); reduce_scatter the input "
+    "(n x per-rank output); all_to_all the bytes each rank sends. algbw = size/time, "
+    "busbw = algbw x factor (all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; "
+    "broadcast, reduce, send_recv 1); GB = 1e9 bytes; time = median of timed iterations per rank, "
+    "averaged over ranks."
+)
+
+# Ops whose buffer is cut into one chunk per rank, so sizes must be a multiple of n elements.
+CHUNKED = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
+
+
+def bus_factor(op: str, world_size: int) -> float:
+    """nccl-tests' factor from algbw to busbw (0 on one rank for ops that move nothing)."""
+    n = world_size
+    if op == "all_reduce":
+        return 2.0 * (n - 1) / n
+    if op in CHUNKED:
+        return (n - 1) / n
+    if op in ("broadcast", "reduce", "send_recv"):
+        return 1.0
+    raise ValueError(f"unknown collective {op!r} (known: {', '.join(ALL_OPS)})")
+
+
+def parse_ops(text: str) -> tuple[str, ...]:
+    """`all_reduce,all-gather` -> ('all_reduce', 'all_gather'); 'all' is every op."""
+    names = [n.strip().replace("-", "_") for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return ALL_OPS
+    unknown = [n for n in names if n not in ALL_OPS]
+    if unknown or not names:
+        raise ValueError(f"unknown collective {', '.join(unknown) or '(none)'} (known: {', '.join(ALL_OPS)}, all)")
+    return tuple(dict.fromkeys(names))
+
+
+_SUFFIX = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_bytes(text: str) -> int:
+    """`8`, `64K`, `256M`, `1G` (binary multiples, as nccl-tests' -b/-e read them)."""
+    raw = text.strip().upper().replace(" ", "")
+    digits = raw.rstrip("KMGIB")
+    suffix = raw[len(digits):]
+    try:
+        value = float(digits)
+    except ValueError:
+        raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)") from None
+    if suffix not in _SUFFIX or value <= 0:
+        raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)")
+    return int(value * _SUFFIX[suffix])
+
+
+def sizes(min_bytes: int, max_bytes: int, factor: int = 2) -> list[int]:
+    """min, min*factor, ... up to max (inclusive when it lands on it)."""
+    if min_bytes <= 0 or max_bytes < min_bytes or factor < 2:
+        raise ValueError(f"bad size range {min_bytes}..{max_bytes} (factor {factor})")
+    out, s = [], min_bytes
+    while s <= max_bytes:
+        out.append(s)
+        s *= factor
+    return out
+
+
+def aligned_bytes(op: str, nbytes: int, world_size: int) -> int:
+    """The size actually run: whole float32 elements, and for chunked ops a multiple of n
+    elements (rounded down, at least one element per rank), as nccl-tests rounds its counts."""
+    unit = DTYPE_BYTES * (world_size if op in CHUNKED else 1)
+    return max(unit, nbytes // unit * unit)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """What every rank runs; serialised to JSON for spawned workers."""
+
+    ops: tuple[str, ...] = DEFAULT_OPS
+    min_bytes: int = 8
+    max_bytes: int = 64 << 20
+    factor: int = 2
+    iters: int = 20
+    warmup: int = 5
+    backend: str = "gloo"
+    op_timeout_s: float = 30.0  # a stage (one op at one size, or a gather) longer than this is a hang
+    init_timeout_s: float = 60.0  # start-up and rendezvous, which includes importing torch
+    memcpy_probe: bool = True  # rank 0 measures host memory-copy bandwidth (gloo's yardstick)
+    progress_path: str = ""  # rank 0 appends one line per finished step (parent draws a bar)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.iters < 1 or self.warmup < 0:
+            raise ValueError("iters must be >= 1 and warmup >= 0")
+        if self.backend not in ("gloo", "nccl"):
+            raise ValueError(f"backend must be gloo or nccl, not {self.backend!r}")
+        for op in self.ops:
+            bus_factor(op, 2)
+        sizes(self.min_bytes, self.max_bytes, self.factor)
+
+    def steps(self, world_size: int) -> list[tuple[str, int]]:
+        """(op, bytes) in run order; duplicates from alignment dropped; send_recv needs a peer."""
+        out: list[tuple[str, int]] = []
+        for op in self.ops:
+            if op == "send_recv" and world_size < 2:
+                continue
+            seen: set[int] = set()
+            for s in sizes(self.min_bytes, self.max_bytes, self.factor):
+                b = aligned_bytes(op, s, world_size)
+                if b not in seen:
+                    seen.add(b)
+                    out.append((op, b))
+        return out
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["ops"] = list(self.ops)
+        d["extra"] = dict(self.extra)
+        return json.dumps(d)
+
+    @classmethod
+    def from_json(cls, text: str) -> SweepSpec:
+        d = json.loads(text)
+        d["ops"] = tuple(d["ops"])
+        return cls(**d)
+
+
+def preset(level: str, gpu: bool) -> SweepSpec | None:
+    """The sweep `pgdoctor check` runs at a level: none at quick, a short one at standard
+    (every 8th size, few iterations), the full doubling sweep at full."""
+    top = (256 << 20) if gpu else (64 << 20)
+    backend = "nccl" if gpu else "gloo"
+    if level == "quick":
+        return None
+    if level == "standard":
+        return SweepSpec(min_bytes=8, max_bytes=(64 << 20) if gpu else (2 << 20), factor=8, iters=5, warmup=2,
+                         backend=backend)
+    return SweepSpec(min_bytes=8, max_bytes=top, factor=2, iters=20, warmup=5, backend=backend)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One (op, size) of a sweep, all ranks merged: the unit every table, plot and check reads."""
+
+    op: str
+    bytes: int
+    world_size: int
+    time_us: float
+    time_min_us: float
+    time_max_us: float
+    algbw_gbps: float
+    busbw_gbps: float
+    correct: bool
+    rank_time_us: tuple[float, ...]
+    wrong: tuple[Mapping[str, Any], ...] = ()  # per wrong rank: rank, wrong_elements, index, expected, got
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op, "bytes": self.bytes, "world_size": self.world_size,
+            "time_us": round(self.time_us, 3), "time_min_us": round(self.time_min_us, 3),
+            "time_max_us": round(self.time_max_us, 3),
+            "algbw_gbps": round(self.algbw_gbps, 6), "busbw_gbps": round(self.busbw_gbps, 6),
+            "correct": self.correct, "rank_time_us": [round(t, 3) for t in self.rank_time_us],
+            "wrong": [dict(w) for w in self.wrong],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Row:
+        return cls(
+            op=str(d["op"]), bytes=int(d["bytes"]), world_size=int(d["world_size"]),
+            time_us=float(d["time_us"]), time_min_us=float(d["time_min_us"]), time_max_us=float(d["time_max_us"]),
+            algbw_gbps=float(d["algbw_gbps"]), busbw_gbps=float(d["busbw_gbps"]), correct=bool(d["correct"]),
+            rank_time_us=tuple(float(t) for t in d["rank_time_us"]),
+            wrong=tuple(dict(w) for w in d.get("wrong", ())),
+        )
+
+
+def make_row(op: str, nbytes: int, per_rank: Sequence[Mapping[str, Any]]) -> Row:
+    """Merge what each rank measured for one step. `per_rank[r]` holds `times_us` (the timed
+    iterations on rank r) and `wrong` (None when every element was right)."""
+    n = len(per_rank)
+    medians = [statistics.median(r["times_us"]) for r in per_rank]
+    every = [t for r in per_rank for t in r["times_us"]]
+    time_us = statistics.fmean(medians)
+    algbw = nbytes / (time_us * 1e-6) / 1e9 if time_us > 0 else 0.0
+    wrong = tuple(dict(r["wrong"], rank=i) for i, r in enumerate(per_rank) if r.get("wrong"))
+    return Row(op, nbytes, n, time_us, min(every), max(every), algbw, algbw * bus_factor(op, n), not wrong,
+               tuple(medians), wrong)
+
+
+def plateau(rows: Sequence[Row], op: str) -> Row | None:
+    """The row with the highest busbw for an op (nccl-tests' 'average busbw' is not a plateau)."""
+    mine = [r for r in rows if r.op == op]
+    return max(mine, key=lambda r: r.busbw_gbps, default=None)
+
+
+def latency(rows: Sequence[Row], op: str) -> Row | None:
+    """The smallest size measured for an op: its time is the op's latency."""
+    mine = [r for r in rows if r.op == op]
+    return min(mine, key=lambda r: r.bytes, default=None)
