@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from pgdoctor.model import Evidence, Finding, Measurement, Scope, Severity, Snapshot, Unavailable
+from pgdoctor.model import HOST, Evidence, Finding, Measurement, Scope, Severity, Snapshot, Unavailable
 
 CODE_RE = re.compile(r"^[A-Z]{2,4}\d{3}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -33,7 +33,7 @@ class Code:
         self,
         message: str,
         *,
-        scope: Scope = Scope(),
+        scope: Scope = HOST,
         evidence: Sequence[Evidence] = (),
         facts: Optional[Mapping[str, Any]] = None,
         severity: Optional[Severity] = None,

@@ -13,9 +13,11 @@ from pgdoctor.checks.base import Config
 from pgdoctor.cli import UserError
 from pgdoctor.config import ConfigError, load_config
 from pgdoctor.model import Report, Severity, Snapshot, SnapshotFormatError, exit_code
+from pgdoctor.plugins import load_plugins
 from pgdoctor.probes.base import LEVELS, ProbeContext
 from pgdoctor.render import FORMATS, get_renderer
-from pgdoctor.runner import Selection, build_report, collect as collect_snapshot
+from pgdoctor.runner import Selection, build_report
+from pgdoctor.runner import collect as collect_snapshot
 
 
 def _names(value: Optional[str]) -> tuple[str, ...]:
@@ -106,6 +108,7 @@ def check(
     output: Optional[str], fail_on: str, exit_zero: bool,
 ) -> None:
     """Pre-flight: probe this host (or read --from) and report findings."""
+    load_plugins()
     selection = parse_selection(only, skip)
     try:
         config = load_config(config_path)
@@ -145,6 +148,7 @@ def collect(
     expect_gpus: Optional[int], force: bool, output: str,
 ) -> None:
     """Write a snapshot of everything probed: the support bundle and the input of check --from."""
+    load_plugins()
     selection = parse_selection(only, skip)
     try:
         config = load_config(config_path)

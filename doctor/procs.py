@@ -92,8 +92,9 @@ def run_children(
     timed_out: set[int] = set()
     try:
         for argv, env in zip(argvs, envs):
-            out = tempfile.TemporaryFile()
-            err = tempfile.TemporaryFile()
+            # Closed after the children are reaped, below; a with-block would close them too early.
+            out = tempfile.TemporaryFile()  # noqa: SIM115
+            err = tempfile.TemporaryFile()  # noqa: SIM115
             files.append((out, err))
             p = subprocess.Popen(
                 list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,

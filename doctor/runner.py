@@ -144,7 +144,9 @@ def collect(
         for s in wave:
             if progress:
                 progress(f"probing {s.name}")
-            t = threading.Thread(target=lambda s=s: box.__setitem__(s.name, _run_one(s, wave_ctx, deadline)), daemon=True)
+            t = threading.Thread(
+                target=lambda s=s, box=box, c=wave_ctx: box.__setitem__(s.name, _run_one(s, c, deadline)), daemon=True
+            )
             t.start()
             threads.append(t)
         for t in threads:

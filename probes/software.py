@@ -50,8 +50,8 @@ def software(ctx: ProbeContext) -> list[Measurement]:
     out.append(Measurement("software.torch.version", torch_version, source=SRC_META))
     vfile = _torch_version_file()
     if vfile is None:
-        cuda: str | None | Unavailable = Unavailable(Reason.NOT_PRESENT, "torch/version.py not found")
-        hip: str | None | Unavailable = cuda
+        cuda: str | Unavailable | None = Unavailable(Reason.NOT_PRESENT, "torch/version.py not found")
+        hip: str | Unavailable | None = cuda
     else:
         text = vfile.read_text(encoding="utf-8", errors="replace")
         cuda, hip = _field(text, "cuda"), _field(text, "hip")

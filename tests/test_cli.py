@@ -1,0 +1,141 @@
+"""The command line as a job script uses it: real subprocesses, exit codes, stdout contents."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import TESTS
+
+BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_", "RANK", "WORLD_SIZE",
+                                                                      "MASTER_", "LOCAL_", "SLURM_", "PGDOCTOR_"))}
+
+
+def run(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True,
+                          timeout=timeout, env={**BASE_ENV, **(env or {})})
+
+
+def test_check_json_is_one_object_with_schema_findings_and_results() -> None:
+    proc = run("check", "--json", "--level", "quick")
+    assert proc.returncode in (0, 1), proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema_version"] == 1
+    assert {"findings", "results", "measurements"} <= set(data)
+    assert any(r["name"] == "host" and r["kind"] == "probe" for r in data["results"])
+
+
+def test_collect_then_check_from_gives_the_same_findings(tmp_path: Path) -> None:
+    env = {"NCCL_SOCKET_IFNAME": "nosuchif", "TORCH_NCCL_BLOCKING_WAIT": "1"}
+    snap = tmp_path / "s.json"
+    assert run("collect", "-o", str(snap), env=env).returncode == 0
+    live = json.loads(run("check", "--json", env=env).stdout)
+    offline = json.loads(run("check", "--from", str(snap), "--json").stdout)
+
+    def key(d: dict) -> list:  # type: ignore[type-arg]
+        return sorted((f["code"], f["message"]) for f in d["findings"])
+
+    assert key(live) == key(offline)
+    assert "ENV401" in {f["code"] for f in offline["findings"]}
+
+
+def test_fail_on_and_exit_zero_decide_the_exit_code() -> None:
+    env = {"NCCL_IB_DISABLE": "1", "NCCL_DEBUG": "WARN", "TORCH_FR_BUFFER_SIZE": "100"}
+    assert run("check", "--only", "knobs", env=env).returncode == 0  # a warn only
+    assert run("check", "--only", "knobs", "--fail-on", "warn", env=env).returncode == 1
+    assert run("check", "--only", "knobs", "--fail-on", "warn", "--exit-zero", env=env).returncode == 0
+    fail = run("check", "--only", "knobs", env={**env, "TORCH_NCCL_BLOCKING_WAIT": "maybe"})
+    assert fail.returncode == 1 and "ENV406" in fail.stdout
+
+
+def test_only_a_code_reports_only_that_code() -> None:
+    env = {"NCCL_IB_DISABLE": "1"}
+    data = json.loads(run("check", "--only", "ENV403", "--json", env=env).stdout)
+    assert {f["code"] for f in data["findings"]} == {"ENV403"}
+    data = json.loads(run("check", "--only", "nccl-transport-disabled", "--json", env=env).stdout)
+    assert {f["code"] for f in data["findings"]} == {"ENV403"}
+
+
+@pytest.mark.parametrize(
+    ("toml", "needle"),
+    [("[host\nmin_shm_bytes = 1", "not valid TOML"),
+     ("[host]\nmin_shmbytes = 1\n", "host.min_shmbytes"),
+     ("[host]\nmin_shm_bytes = \"big\"\n", "host.min_shm_bytes"),
+     ("[host]\nmin_available_memory_fraction = true\n", "host.min_available_memory_fraction")],
+)
+def test_broken_config_exits_2_with_one_line_naming_the_problem(tmp_path: Path, toml: str, needle: str) -> None:
+    cfg = tmp_path / "broken.toml"
+    cfg.write_text(toml)
+    proc = run("check", "--config", str(cfg))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_config_thresholds_change_the_verdict(tmp_path: Path) -> None:
+    cfg = tmp_path / "strict.toml"
+    cfg.write_text("[host]\nmin_shm_bytes = 1099511627776000\n")
+    data = json.loads(run("check", "--only", "ENV501", "--json", "--config", str(cfg)).stdout)
+    assert [f["code"] for f in data["findings"]] == ["ENV501"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [(["check", "--only", "nonsense"], "nonsense"),
+     (["check", "--from", "/nonexistent/snap.json"], "cannot read snapshot"),
+     (["explain", "XYZ999"], "XYZ999"),
+     (["check", "--level", "deep"], "deep"),
+     (["frobnicate"], "frobnicate")],
+)
+def test_usage_errors_exit_2_without_traceback(argv: list[str], needle: str) -> None:
+    proc = run(*argv)
+    assert proc.returncode == 2
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_check_from_rejects_non_snapshots(tmp_path: Path) -> None:
+    binary = tmp_path / "core"
+    binary.write_bytes(b"\x7fELF\x00\xff\xfe" * 100)
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    for path in (binary, other):
+        proc = run("check", "--from", str(path))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_faulty_probes_leave_a_bounded_incomplete_report(no_leftover_children: None) -> None:
+    env = {"PGDOCTOR_PLUGINS": "faulty_probes", "PYTHONPATH": str(TESTS / "plugins")}
+    start = time.monotonic()
+    proc = run("check", "--json", "--level", "quick", "--timeout", "10", env=env)
+    assert time.monotonic() - start < 10
+    data = json.loads(proc.stdout)
+    status = {r["name"]: (r["status"], r["reason"]) for r in data["results"]}
+    assert status["test_hang"][0] == "unavailable" and status["test_hang"][1].startswith("timeout")
+    assert status["test_raise"] == ("crashed", "RuntimeError: probe exploded")
+    assert status["test_segv"][0] == "crashed" and "signal 11" in status["test_segv"][1]
+    assert status["faulty_probes.crashing_check"][0] == "crashed"
+    assert status["software"][0] == "passed"  # the others still ran
+    assert proc.returncode == 3 or (proc.returncode == 1 and data["incomplete"])
+
+
+def test_list_and_explain_cover_every_code() -> None:
+    codes = json.loads(run("list", "--json").stdout)["codes"]
+    assert {"ENV101", "ENV501"} <= {c["code"] for c in codes}
+    for c in codes:
+        assert set(c) == {"code", "slug", "severity", "category", "area", "title"}
+    proc = run("explain", "dev-shm-too-small")
+    assert proc.returncode == 0 and "## Fix" in proc.stdout
+
+
+def test_help_lists_the_commands() -> None:
+    proc = run("--help")
+    assert proc.returncode == 0
+    for cmd in ("check", "collect", "list", "explain"):
+        assert cmd in proc.stdout

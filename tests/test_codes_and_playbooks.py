@@ -1,0 +1,61 @@
+"""Every code has a playbook with every section, every playbook names a registered code, every
+code has a bad and a good fixture, and every snapshot fixture pair fires exactly as it should."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from pgdoctor.checks import load_all
+from pgdoctor.checks.base import CODES
+from pgdoctor.config import load_config
+from pgdoctor.model import Snapshot
+from pgdoctor.playbooks import SECTIONS, all_playbooks
+from pgdoctor.runner import run_checks
+
+load_all()
+PLAYBOOKS = {pb.code: pb for pb in all_playbooks()}
+CODE_DIR = FIXTURES / "codes"
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_code_has_a_complete_playbook(code: str) -> None:
+    pb = PLAYBOOKS.get(code)
+    assert pb is not None, f"{code} has no playbook in playbooks/"
+    c = CODES[code]
+    assert pb.filename == f"{code}-{c.slug}.md"
+    assert (pb.meta["slug"], pb.meta["severity"], pb.meta["category"]) == (c.slug, c.severity.value, c.category)
+    missing = [s for s in SECTIONS if not pb.sections.get(s)]
+    assert not missing, f"{pb.filename} lacks sections {missing}"
+    assert "pgdoctor" in pb.sections["Verify"], "Verify must name the pgdoctor command that comes back clean"
+    assert "```" in pb.sections["How to confirm"], "How to confirm must give exact commands"
+
+
+def test_every_playbook_names_a_registered_code() -> None:
+    orphans = sorted(set(PLAYBOOKS) - set(CODES))
+    assert not orphans, f"playbooks without a registered code: {orphans}"
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_code_has_bad_and_good_fixtures(code: str) -> None:
+    names = {p.name.split(".")[0] for p in (CODE_DIR / code).glob("*")} if (CODE_DIR / code).is_dir() else set()
+    assert {"bad", "good"} <= names, f"tests/fixtures/codes/{code}/ needs a bad.* and a good.* fixture"
+
+
+def _snapshot_pairs() -> list[str]:
+    return sorted(p.parent.name for p in CODE_DIR.glob("*/bad.json"))
+
+
+def _codes_found(path: Path) -> set[str]:
+    cfg = path.with_suffix(".toml")
+    config = load_config(str(cfg) if cfg.exists() else None)
+    findings, _ = run_checks(Snapshot.loads(path.read_text()), config)
+    return {f.code for f in findings}
+
+
+@pytest.mark.parametrize("code", _snapshot_pairs())
+def test_snapshot_fixture_fires_on_bad_and_not_on_good(code: str) -> None:
+    assert code in _codes_found(CODE_DIR / code / "bad.json")
+    assert code not in _codes_found(CODE_DIR / code / "good.json")

@@ -1,0 +1,64 @@
+"""Each foundation finding is triggered by setting exactly the variable, limit or file it names,
+through the real probes, and is absent when that setting is right."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from env_scenarios import SCENARIOS
+from envlab import snapshot_for
+
+from pgdoctor.config import config_from_mapping
+from pgdoctor.runner import run_checks
+
+LIVE = sorted(c for c, s in SCENARIOS.items() if not s.bad.override)
+
+
+def _codes(code: str, which: str, tmp_path: Path) -> set[str]:
+    sc = SCENARIOS[code]
+    case = getattr(sc, which)
+    if case.shm_bytes is not None and os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs as /dev/shm needs root")
+    snap = snapshot_for(case, sc.level, tmp_path)
+    findings, _ = run_checks(snap, config_from_mapping(case.config))
+    return {f.code for f in findings}
+
+
+@pytest.mark.parametrize("code", LIVE)
+def test_setting_triggers_its_finding(code: str, tmp_path: Path) -> None:
+    assert code in _codes(code, "bad", tmp_path)
+
+
+@pytest.mark.parametrize("code", LIVE)
+def test_right_setting_gives_no_finding(code: str, tmp_path: Path) -> None:
+    assert code not in _codes(code, "good", tmp_path)
+
+
+def test_clean_environment_has_no_launch_or_knob_failures(tmp_path: Path) -> None:
+    from env_scenarios import Case
+
+    snap = snapshot_for(Case(), "quick", tmp_path)
+    findings, results = run_checks(snap, config_from_mapping({}))
+    assert [f.code for f in findings if f.severity.value == "fail"] == []
+    assert all(r.status.value in ("passed", "failed") for r in results if r.area in ("launch", "knobs", "host"))
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [("eth", ["eth0", "eth1"]), ("^eth", ["ib0", "lo"]), ("=eth0", ["eth0"]), ("=eth", []),
+     ("^=eth0,lo", ["eth1", "ib0"]), ("ib,eth1", ["eth1", "ib0"])],
+)
+def test_nccl_socket_ifname_selection_follows_nccl_syntax(spec: str, expected: list[str]) -> None:
+    from pgdoctor.checks.knobs import select_nccl
+
+    assert select_nccl(spec, ["eth0", "eth1", "ib0", "lo"]) == expected
+
+
+@pytest.mark.parametrize(("raw", "count"), [(None, 4), ("", 0), ("-1", 0), ("0,1", 2), ("0,7,1", 1),
+                                            ("GPU-8a2f0c1e-aaaa-bbbb-cccc-0123456789ab", 1), ("1,1", 1)])
+def test_visible_gpu_count_stops_where_cuda_stops(raw: str | None, count: int) -> None:
+    from pgdoctor.checks.visible_devices import visible_gpu_count
+
+    assert visible_gpu_count(raw, 4) == count

@@ -1,0 +1,102 @@
+"""The runner turns hangs, exceptions and crashes into results, never into a hang or a traceback."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pgdoctor.checks.base import CHECKS, CheckSpec, Config
+from pgdoctor.model import Measurement, Reason, Status
+from pgdoctor.probes.base import ProbeContext, ProbeSpec, ProbeUnavailable
+from pgdoctor.runner import Selection, build_report, collect
+
+
+def _ctx(level: str = "quick") -> ProbeContext:
+    return ProbeContext(env={}, level=level)
+
+
+def _only(monkeypatch: pytest.MonkeyPatch, *specs: ProbeSpec) -> None:
+    import pgdoctor.probes as probes_pkg
+
+    probes_pkg.load_all()
+    monkeypatch.setattr("pgdoctor.runner.PROBES", {s.name: s for s in specs})
+
+
+def test_hanging_probe_is_reported_as_timed_out_within_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    def hang(ctx: ProbeContext) -> list[Measurement]:
+        time.sleep(3600)
+        return []
+
+    _only(monkeypatch, ProbeSpec("hang", "host", "quick", 0.3, hang),
+          ProbeSpec("fine", "host", "quick", 5, lambda ctx: [Measurement("x", 1)]))
+    start = time.monotonic()
+    snap = collect(_ctx(), timeout_s=30)
+    assert time.monotonic() - start < 2.0
+    hung = snap.probe("hang")
+    assert hung is not None and hung.status is Status.UNAVAILABLE and hung.reason.startswith("timeout")
+    assert snap.value("x") == 1
+
+
+def test_whole_run_timeout_bounds_every_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    _only(monkeypatch, ProbeSpec("slow", "host", "quick", 60, lambda ctx: [time.sleep(3600)]))  # type: ignore[func-returns-value]
+    start = time.monotonic()
+    snap = collect(_ctx(), timeout_s=0.5)
+    assert time.monotonic() - start < 2.5
+    assert snap.probes[0].status is Status.UNAVAILABLE
+
+
+def test_raising_probe_is_crashed_with_its_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(ctx: ProbeContext) -> list[Measurement]:
+        raise KeyError("nvml")
+
+    _only(monkeypatch, ProbeSpec("boom", "host", "quick", 5, boom))
+    p = collect(_ctx()).probes[0]
+    assert p.status is Status.CRASHED and "KeyError" in p.reason
+
+
+def test_unavailable_probe_keeps_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(ctx: ProbeContext) -> list[Measurement]:
+        raise ProbeUnavailable(Reason.LIBRARY_NOT_FOUND, "NVML library not found")
+
+    _only(monkeypatch, ProbeSpec("gpu_x", "gpu", "quick", 5, missing))
+    snap = collect(_ctx())
+    assert snap.probes[0].status is Status.UNAVAILABLE
+    assert snap.probes[0].reason == "library_not_found: NVML library not found"
+    # Unavailable is incomplete only when the area was asked for by name.
+    assert not build_report("check", snap, Config()).incomplete
+    assert build_report("check", snap, Config(), Selection(only=("gpu",))).incomplete
+
+
+def test_probes_above_the_level_do_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    _only(monkeypatch, ProbeSpec("heavy", "host", "full", 5, lambda ctx: [Measurement("heavy", 1)]),
+          ProbeSpec("light", "host", "quick", 5, lambda ctx: [Measurement("light", 1)]))
+    assert [p.name for p in collect(_ctx("standard")).probes] == ["light"]
+
+
+def test_dependent_probe_sees_earlier_measurements(monkeypatch: pytest.MonkeyPatch) -> None:
+    def second(ctx: ProbeContext) -> list[Measurement]:
+        return [Measurement("b", next(m.value for m in ctx.previous if m.key == "a") + 1)]  # type: ignore[operator]
+
+    _only(monkeypatch, ProbeSpec("second", "host", "quick", 5, second, ("first",)),
+          ProbeSpec("first", "host", "quick", 5, lambda ctx: [Measurement("a", 41)]))
+    assert collect(_ctx()).value("b") == 42
+
+
+def test_crashing_check_is_a_result_and_makes_the_run_incomplete(monkeypatch: pytest.MonkeyPatch) -> None:
+    def bad_check(snap, config):  # type: ignore[no-untyped-def]
+        raise ZeroDivisionError("division by zero")
+
+    _only(monkeypatch, ProbeSpec("p", "host", "quick", 5, lambda ctx: [Measurement("a", 1)]))
+    monkeypatch.setitem(CHECKS, "t.bad", CheckSpec("t.bad", "host", bad_check, (), ("p",)))
+    report = build_report("check", collect(_ctx()), Config(), Selection(only=("host",)))
+    result = next(c for c in report.checks if c.name == "t.bad")
+    assert result.status is Status.CRASHED and "ZeroDivisionError" in result.reason
+    assert report.incomplete
+
+
+def test_check_reading_a_probe_that_did_not_run_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    _only(monkeypatch, ProbeSpec("p", "host", "quick", 5, lambda ctx: [Measurement("a", 1)]))
+    monkeypatch.setitem(CHECKS, "t.needs", CheckSpec("t.needs", "host", lambda s, c: [], (), ("absent",)))
+    report = build_report("check", collect(_ctx()), Config())
+    assert [c.status for c in report.checks if c.name == "t.needs"] == [Status.SKIPPED]
