@@ -27,6 +27,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "collect": "pgdoctor.cmd_check:collect",
     "list": "pgdoctor.cmd_info:list_codes",
     "explain": "pgdoctor.cmd_info:explain",
+    "plan": "pgdoctor.cmd_plan:plan_cmd",
 }
 
 # Short help per lazy command, so `pgdoctor --help` lists them without importing them.
@@ -35,6 +36,7 @@ COMMAND_HELP: dict[str, str] = {
     "collect": "Write a snapshot of everything probed (support bundle; input of check --from).",
     "list": "List every finding code with slug, severity and title.",
     "explain": "Show the playbook of a finding code or slug.",
+    "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
 }
 
 

@@ -1,0 +1,273 @@
+"""The model the planner reasons about: a decoder-only transformer's shape, and the parameter
+tensors one rank holds under tensor and pipeline parallelism.
+
+Sharding follows Megatron-LM, because that is what TP/PP layouts mean in practice:
+QKV and the first MLP matrix are column-parallel (weight and bias split over t), the attention
+output and the second MLP matrix are row-parallel (weight split, bias replicated), norms are
+replicated, the word embedding and an untied output layer are split over the vocabulary.
+Stage 0 holds the embeddings, the last stage the final norm and the output layer; with tied
+embeddings and more than one stage the last stage keeps its own copy of the word embedding
+(Megatron's "shared embedding" whose gradients are all-reduced between the two stages).
+Layers are split evenly over stages; the first L mod p stages get one extra layer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn_hidden: int
+    vocab: int
+    gated_mlp: bool = True  # SwiGLU/GeGLU: gate and up matrices (fused in one tensor)
+    qkv_bias: bool = False
+    out_bias: bool = False
+    mlp_bias: bool = False
+    norm_bias: bool = False  # LayerNorm has a bias, RMSNorm does not
+    tied_embeddings: bool = False
+    learned_positions: int = 0  # rows of a learned position embedding (GPT-2), 0 for rotary
+    max_seq_len: Optional[int] = None
+    # --params: the count the user gave; the shape only distributes it over tensors.
+    params_given: Optional[int] = None
+    shape_note: str = ""
+
+    @property
+    def qkv_out(self) -> int:
+        return (self.heads + 2 * self.kv_heads) * self.head_dim
+
+    def layer_params(self, tp: int = 1) -> int:
+        return sum(n for _, n in layer_tensors(self, tp))
+
+    @property
+    def shape_params(self) -> int:
+        """Parameters of the whole model as its tensors count them (tp=1, pp=1)."""
+        return sum(n for _, n in rank_tensors(self, 1, 1, 0))
+
+    @property
+    def params(self) -> int:
+        return self.params_given if self.params_given is not None else self.shape_params
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items()}
+        out["params"] = self.params
+        out["shape_params"] = self.shape_params
+        return out
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def layer_tensors(m: ModelShape, tp: int) -> list[tuple[str, int]]:
+    """(name, numel) of one transformer layer's tensors on one tensor-parallel rank."""
+    h = m.hidden
+    out: list[tuple[str, int]] = [("norm1.weight", h)]
+    if m.norm_bias:
+        out.append(("norm1.bias", h))
+    qkv = m.qkv_out // tp
+    attn = m.heads * m.head_dim // tp
+    out.append(("attn.qkv.weight", qkv * h))
+    if m.qkv_bias:
+        out.append(("attn.qkv.bias", qkv))
+    out.append(("attn.out.weight", h * attn))
+    if m.out_bias:
+        out.append(("attn.out.bias", h))
+    out.append(("norm2.weight", h))
+    if m.norm_bias:
+        out.append(("norm2.bias", h))
+    f = m.ffn_hidden // tp
+    up = 2 * f if m.gated_mlp else f
+    out.append(("mlp.up.weight", up * h))
+    if m.mlp_bias:
+        out.append(("mlp.up.bias", up))
+    out.append(("mlp.down.weight", h * f))
+    if m.mlp_bias:
+        out.append(("mlp.down.bias", h))
+    return out
+
+
+def stage_layers(layers: int, pp: int) -> list[int]:
+    base, extra = divmod(layers, pp)
+    return [base + (1 if i < extra else 0) for i in range(pp)]
+
+
+def rank_tensors(m: ModelShape, tp: int, pp: int, stage: int) -> list[tuple[str, int]]:
+    """(name, numel) of every parameter tensor one (tp, pp) rank holds; the vocabulary is
+    padded to a multiple of tp, as Megatron pads it."""
+    vocab_shard = _ceil_div(m.vocab, tp)
+    out: list[tuple[str, int]] = []
+    if stage == 0:
+        out.append(("embed.word", vocab_shard * m.hidden))
+        if m.learned_positions:
+            out.append(("embed.position", m.learned_positions * m.hidden))
+    for i in range(stage_layers(m.layers, pp)[stage]):
+        out.extend((f"layers.{i}.{name}", n) for name, n in layer_tensors(m, tp))
+    if stage == pp - 1:
+        out.append(("final_norm.weight", m.hidden))
+        if m.norm_bias:
+            out.append(("final_norm.bias", m.hidden))
+        if not m.tied_embeddings or pp > 1:
+            out.append(("output.weight", vocab_shard * m.hidden))
+    return out
+
+
+def check_divisible(m: ModelShape, tp: int, pp: int) -> Optional[str]:
+    """Why (tp, pp) cannot shard this model, or None."""
+    if m.heads % tp or m.kv_heads % tp:
+        return f"{m.heads} attention heads ({m.kv_heads} key/value) are not divisible by tp={tp}"
+    if m.ffn_hidden % tp:
+        return f"MLP width {m.ffn_hidden} is not divisible by tp={tp}"
+    if pp > m.layers:
+        return f"pp={pp} is more stages than the {m.layers} layers"
+    return None
+
+
+# Shapes of well-known models (GPT-3 paper table 2.1, LLaMA/Llama-2/3 model cards), used when
+# only a parameter count is given: the count is kept exact, the shape only spreads it over
+# layers for activations and tensor-parallel traffic.
+_KNOWN: tuple[tuple[float, int, int, int, int], ...] = (
+    # params, layers, hidden, heads, kv_heads
+    (125e6, 12, 768, 12, 12),
+    (350e6, 24, 1024, 16, 16),
+    (760e6, 24, 1536, 16, 16),
+    (1.3e9, 24, 2048, 16, 16),
+    (2.7e9, 32, 2560, 32, 32),
+    (7e9, 32, 4096, 32, 32),
+    (13e9, 40, 5120, 40, 40),
+    (34e9, 48, 8192, 64, 8),
+    (70e9, 80, 8192, 64, 8),
+    (175e9, 96, 12288, 96, 96),
+    (405e9, 126, 16384, 128, 8),
+)
+
+
+def _llama_ffn(hidden: int) -> int:
+    # LLaMA's rule: 2/3 of 4h, rounded up to a multiple of 256 (4096 -> 11008).
+    return 256 * _ceil_div(int(2 * 4 * hidden / 3), 256)
+
+
+def shape_from_params(params: int, **overrides: Any) -> ModelShape:
+    """A LLaMA-style shape (SwiGLU, RMSNorm, no biases, untied, 32000 vocabulary) of the known
+    model nearest in size; keyword overrides (layers, hidden, heads, vocab, ...) win."""
+    nearest = min(_KNOWN, key=lambda k: abs(math.log(k[0] / params)))
+    _, layers, hidden, heads, kv = nearest
+    hidden = overrides.pop("hidden", None) or hidden
+    heads = overrides.pop("heads", None) or (heads if hidden == nearest[2] else max(1, hidden // 128))
+    kv = overrides.pop("kv_heads", None) or (kv if heads == nearest[3] else heads)
+    shape = ModelShape(
+        name="--params",
+        layers=overrides.pop("layers", None) or layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv,
+        head_dim=hidden // heads,
+        ffn_hidden=overrides.pop("ffn_hidden", None) or _llama_ffn(hidden),
+        vocab=overrides.pop("vocab", None) or 32000,
+        params_given=params,
+    )
+    shape = replace(shape, **{k: v for k, v in overrides.items() if v is not None})
+    note = (f"shape {shape.layers} layers x {shape.hidden} hidden, {shape.heads} heads, vocabulary {shape.vocab} "
+            f"(LLaMA-style, nearest known size; {shape.shape_params / 1e9:.3g}B by shape, "
+            f"{params / 1e9:.3g}B used)")
+    return replace(shape, shape_note=note)
+
+
+def override_shape(
+    shape: ModelShape, layers: Optional[int] = None, hidden: Optional[int] = None, heads: Optional[int] = None,
+    vocab: Optional[int] = None,
+) -> ModelShape:
+    """The shape with the user's --layers/--hidden/--heads/--vocab; head size follows."""
+    new_heads = heads or shape.heads
+    new_hidden = hidden or shape.hidden
+    return replace(
+        shape, layers=layers or shape.layers, hidden=new_hidden, heads=new_heads, vocab=vocab or shape.vocab,
+        kv_heads=shape.kv_heads if new_heads == shape.heads else new_heads,
+        head_dim=shape.head_dim if (new_hidden, new_heads) == (shape.hidden, shape.heads) else new_hidden // new_heads,
+    )
+
+
+class ConfigFormatError(ValueError):
+    pass
+
+
+def _get(cfg: Mapping[str, Any], *names: str, default: Any = None) -> Any:
+    for n in names:
+        if cfg.get(n) is not None:
+            return cfg[n]
+    return default
+
+
+def _need_int(cfg: Mapping[str, Any], *names: str) -> int:
+    v = _get(cfg, *names)
+    if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+        raise ConfigFormatError(f"config.json has no positive integer {' / '.join(names)}")
+    return v
+
+
+def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> ModelShape:
+    """Shape from a Hugging Face config.json. Exact parameter counts for the LLaMA family
+    (llama, mistral, qwen2, qwen3), GPT-2 and GPT-NeoX (they match transformers'
+    num_parameters()); other types are read through the same common field names and marked
+    approximate (biases and norms may differ)."""
+    if not isinstance(cfg, Mapping):
+        raise ConfigFormatError("config.json is not a JSON object")
+    mtype = str(cfg.get("model_type", ""))
+    hidden = _need_int(cfg, "hidden_size", "n_embd", "d_model")
+    layers = _need_int(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    heads = _need_int(cfg, "num_attention_heads", "n_head", "num_heads")
+    vocab = _need_int(cfg, "vocab_size")
+    kv = _get(cfg, "num_key_value_heads", "multi_query_group_num", default=heads)
+    head_dim = _get(cfg, "head_dim", default=None) or hidden // heads
+    ffn = _get(cfg, "intermediate_size", "n_inner", "ffn_dim", "d_ff", default=None) or 4 * hidden
+    act = str(_get(cfg, "hidden_act", "activation_function", default="")).lower()
+    max_seq = _get(cfg, "max_position_embeddings", "n_positions", "seq_length")
+    if mtype == "gpt2":
+        shape = ModelShape(
+            name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
+            ffn_hidden=ffn, vocab=vocab, gated_mlp=False, qkv_bias=True, out_bias=True, mlp_bias=True,
+            norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            learned_positions=int(_get(cfg, "n_positions", default=1024)), max_seq_len=max_seq,
+        )
+    elif mtype == "gpt_neox":
+        shape = ModelShape(
+            name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
+            ffn_hidden=ffn, vocab=vocab, gated_mlp=False, qkv_bias=True, out_bias=True, mlp_bias=True,
+            norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,
+        )
+    else:
+        llama_family = mtype in {"llama", "mistral", "qwen2", "qwen3", "mixtral"}
+        attn_bias = bool(cfg.get("attention_bias", mtype == "qwen2"))
+        shape = ModelShape(
+            name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=int(kv), head_dim=int(head_dim),
+            ffn_hidden=ffn, vocab=vocab, gated_mlp=llama_family or act in {"silu", "swiglu", "geglu", "gelu_glu"},
+            qkv_bias=attn_bias, out_bias=bool(cfg.get("attention_bias", False)),
+            mlp_bias=bool(cfg.get("mlp_bias", False)), norm_bias=False,
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,
+            shape_note="" if llama_family else f"model_type {mtype!r} read as a LLaMA-like model: count approximate",
+        )
+    if mtype == "qwen3":
+        # Qwen3 adds per-head q/k RMSNorm weights (head_dim each) to every layer.
+        shape = replace(shape, shape_note="qwen3 q/k norms not counted (2 x head_dim per layer)")
+    return shape
+
+
+def load_hf_config(path: str) -> ModelShape:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cfg = json.load(fh)
+    except OSError as exc:
+        raise ConfigFormatError(f"cannot read {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigFormatError(f"{path} is not JSON: {exc}") from None
+    return shape_from_hf_config(cfg, name=path)
