@@ -59,6 +59,8 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--expect-gpus", type=click.IntRange(min=0), default=None,
                      help="GPUs this node must have."),
         click.option("--force", is_flag=True, help="Run heavy probes even on GPUs other processes use."),
+        click.option("--all-pairs", is_flag=True,
+                     help="Multi-node net check: measure every node pair, not only neighbours."),
     ]
     return functools.reduce(lambda f, opt: opt(f), reversed(opts), fn)
 
@@ -104,8 +106,8 @@ def _load_snapshot(path: str) -> Snapshot:
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 def check(
     only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
-    expect_gpus: Optional[int], force: bool, from_path: Optional[str], as_json: bool, fmt: Optional[str],
-    output: Optional[str], fail_on: str, exit_zero: bool,
+    expect_gpus: Optional[int], force: bool, all_pairs: bool, from_path: Optional[str], as_json: bool,
+    fmt: Optional[str], output: Optional[str], fail_on: str, exit_zero: bool,
 ) -> None:
     """Pre-flight: probe this host (or read --from) and report findings."""
     load_plugins()
@@ -116,6 +118,15 @@ def check(
         raise UserError(str(exc)) from None
     config = with_cli_overrides(config, expect_gpus)
     options = {"expect_gpus": expect_gpus, "force": force}
+    from pgdoctor import multinode
+
+    if not from_path and multinode.wanted(os.environ, selection):
+        result = multinode.run_check(make_context(level, config, options), selection, config, timeout_s,
+                                     all_pairs=all_pairs, fail_on=Severity(fail_on), exit_zero=exit_zero,
+                                     meta={"options": options | {"all_pairs": all_pairs}, "from": None})
+        if result.report is not None:
+            write_report(result.report, "json" if as_json else (fmt or "console"), output)
+        raise click.exceptions.Exit(result.code)
     if from_path:
         snapshot = _load_snapshot(from_path)
     else:
@@ -145,7 +156,7 @@ def write_report(report: Report, fmt: str, output: Optional[str]) -> None:
               help="Snapshot file to write (JSON); '-' for stdout.")
 def collect(
     only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
-    expect_gpus: Optional[int], force: bool, output: str,
+    expect_gpus: Optional[int], force: bool, all_pairs: bool, output: str,
 ) -> None:
     """Write a snapshot of everything probed: the support bundle and the input of check --from."""
     load_plugins()

@@ -3,7 +3,7 @@ read from the files the kernel's ib_core exports, so no rdma-core tools are need
 
 Per port: state (`4: ACTIVE`), phys_state (`5: LinkUp`), rate (`200 Gb/sec (4X HDR)`),
 link_layer (InfiniBand | Ethernet, the latter is RoCE) and every counter under
-ports/N/counters/ (the error counters the checks judge are listed in ERROR_COUNTERS). A host
+ports/N/counters/ (checks/net_links.py lists the error counters it judges). A host
 without the directory has no RDMA devices: the probe is unavailable with Reason.NOT_PRESENT,
 which the report shows as "no InfiniBand devices", not as a failure.
 """
@@ -18,10 +18,6 @@ from pgdoctor.model import Measurement, Reason
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable, probe
 
 BASE = "/sys/class/infiniband"
-# Counters that mean a physical or link-level problem (the InfiniBand PortCounters attribute).
-ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
-                  "excessive_buffer_overrun_errors", "local_link_integrity_errors",
-                  "port_rcv_remote_physical_errors")
 PCI_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
 
 

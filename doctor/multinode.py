@@ -1,0 +1,385 @@
+"""`pgdoctor check` across nodes: one process per node (torchrun, srun or plain RANK/WORLD_SIZE/
+MASTER_ADDR/MASTER_PORT), results merged on rank 0.
+
+Phases, every one bounded by --timeout:
+1. Rendezvous: rank 0 hosts a c10d TCPStore on a socket it binds to MASTER_ADDR itself (never the
+   wildcard address); under torchrun the agent's store on MASTER_PORT is used instead.
+2. Each rank probes its own node, runs the per-node checks and puts its report (snapshot,
+   findings, consistency facts) under its key. Rank 0 waits for every key until the arrival
+   deadline; a rank that never arrives becomes finding NET114 and the bandwidth phase is skipped
+   (a collective with an absent rank could only time out).
+3. Bandwidth (level standard/full): a gloo group on the interface that routes to MASTER_ADDR;
+   in each round every rank sends to rank+k and receives from rank-k at the same time. The
+   default schedule uses k = 1, 2 (each node meets 4 peers, O(n) pairs); --all-pairs uses every
+   k in 1..n-1 (all ordered pairs). Each rank's received bandwidths are gathered to rank 0 over
+   the gloo group.
+4. Rank 0 runs the cross-node checks (checks/net_cluster.py) on its snapshot plus a `multinode`
+   probe result, merges every node's findings (scope: that node's hostname), prints the report,
+   and publishes the exit code; the other ranks print nothing on stdout and exit with that code.
+
+Test-only hook: PGDOCTOR_TEST_TORCH_VERSION replaces the torch version a node reports in the
+consistency facts (and nowhere else), so a test can make one namespace host look different.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pgdoctor.checks.base import Config
+from pgdoctor.checks.net_cluster import node_facts
+from pgdoctor.cli import UserError
+from pgdoctor.launchenv import LaunchInfo, parse_launch
+from pgdoctor.model import (
+    CheckResult,
+    Finding,
+    Measurement,
+    ProbeResult,
+    Reason,
+    Report,
+    Severity,
+    Snapshot,
+    Status,
+    Unavailable,
+    exit_code,
+    sorted_findings,
+)
+from pgdoctor.probes.base import ProbeContext
+from pgdoctor.runner import Selection, collect, incomplete_reasons, run_checks
+
+TEST_TORCH_VERSION_VAR = "PGDOCTOR_TEST_TORCH_VERSION"
+EXIT_INCOMPLETE = 3
+
+
+def wanted(env: Mapping[str, str], selection: Selection) -> bool:
+    """True when the launcher says there are several ranks and --only names the net area (or a
+    NET code). A plain `check` under a launcher stays per-node: its collective probes run their
+    own rendezvous on MASTER_PORT, which this one would collide with."""
+    info = parse_launch(env)
+    return bool(info.world_size and info.world_size > 1 and "net" in selection.requested_areas)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Fractions of --timeout given to each phase; the rest is margin for the last exchange."""
+
+    start: float
+    total_s: float
+
+    def at(self, fraction: float) -> float:
+        return self.start + self.total_s * fraction
+
+    @staticmethod
+    def left(until: float, floor: float = 0.5) -> float:
+        return max(floor, until - time.monotonic())
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the check command prints (rank 0 only) and the exit code every rank uses."""
+
+    report: Optional[Report]
+    code: int
+    rank: int
+
+
+def schedule(n: int, all_pairs: bool) -> list[int]:
+    """Shifts k of the rounds: rank r sends to r+k and receives from r-k (mod n)."""
+    if n < 2:
+        return []
+    if all_pairs:
+        return list(range(1, n))
+    return [k for k in (1, 2) if k < n]
+
+
+def _test_overrides(facts: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """The documented test-only hook (see module docstring); no effect unless the variable is set."""
+    fake = env.get(TEST_TORCH_VERSION_VAR, "").strip()
+    return {**facts, "torch_version": fake} if fake else facts
+
+
+def _with_host(f: Finding, host: str, rank: int) -> Finding:
+    scope = f.scope
+    if scope.host is None:
+        scope = dataclasses.replace(scope, host=host)
+    if scope.rank is None and scope.host == host:
+        scope = dataclasses.replace(scope, rank=rank)
+    return dataclasses.replace(f, scope=scope)
+
+
+def _resolve(addr: str) -> str:
+    try:
+        return str(socket.getaddrinfo(addr, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
+    except socket.gaierror as exc:
+        raise UserError(f"MASTER_ADDR {addr} does not resolve: {exc.strerror or exc}") from None
+
+
+def local_address_towards(addr: str, port: int) -> str:
+    """The source address the kernel uses to reach `addr` (a UDP connect sends nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((addr, port))
+        return str(s.getsockname()[0])
+
+
+class Rendezvous:
+    """The c10d store all ranks share, with pgdoctor's keys under one prefix."""
+
+    def __init__(self, info: LaunchInfo, env: Mapping[str, str], timeout_s: float):
+        import datetime
+
+        from torch.distributed import PrefixStore, TCPStore
+
+        assert info.master_addr and info.master_port is not None and info.rank is not None and info.world_size
+        self.rank, self.size = info.rank, info.world_size
+        self.addr = _resolve(info.master_addr)
+        self.port = info.master_port
+        self._listener: Optional[socket.socket] = None
+        td = datetime.timedelta(seconds=timeout_s)
+        agent = env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+        prefix = f"pgdoctor/{env.get('TORCHELASTIC_RUN_ID', 'run')}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+        try:
+            if self.rank == 0 and not agent:
+                self._listener = self._bind()
+                base = TCPStore(self.addr, self.port, self.size, True, td, wait_for_workers=False,
+                                master_listen_fd=self._listener.fileno(), use_libuv=True)
+            else:
+                base = TCPStore(info.master_addr, self.port, self.size, False, td)
+        except (RuntimeError, ValueError) as exc:
+            self.close()
+            raise ConnectionError(f"{info.master_addr}:{self.port}: {str(exc).splitlines()[0]}") from None
+        self.store = PrefixStore(prefix, base)
+        self._base = base
+
+    def _bind(self) -> socket.socket:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((self.addr, self.port))
+            s.listen(512)
+        except OSError as exc:
+            s.close()
+            raise UserError(f"rank 0 cannot listen on MASTER_ADDR {self.addr}:{self.port}: {exc.strerror} "
+                            "(is MASTER_ADDR an address of the rank-0 host, is the port free?)") from None
+        return s
+
+    def set(self, key: str, value: Any) -> None:
+        self.store.set(key, json.dumps(value))
+
+    def get(self, key: str) -> Any:
+        return json.loads(self.store.get(key).decode())
+
+    def has(self, key: str) -> bool:
+        return bool(self.store.check([key]))
+
+    def wait_for(self, key: str, until: float, poll_s: float = 0.05) -> bool:
+        while time.monotonic() < until:
+            if self.has(key):
+                return True
+            time.sleep(poll_s)
+        return self.has(key)
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+
+def _measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, shifts: Sequence[int],
+             reps: int, timeout_s: float) -> list[list[float]]:
+    """Rounds of simultaneous send/recv over gloo; returns the n x n matrix of received GB/s
+    ([src][dst], best of `reps`), gathered on rank 0 (other ranks get [])."""
+    import datetime
+
+    import torch
+    from torch.distributed import PrefixStore, ProcessGroupGloo
+
+    opts = ProcessGroupGloo._Options()
+    opts._timeout = datetime.timedelta(seconds=timeout_s)
+    opts._devices = [ProcessGroupGloo.create_device(hostname=device_addr)]
+    pg = ProcessGroupGloo(PrefixStore("gloo", store), rank, size, opts)
+    send = torch.ones(nbytes, dtype=torch.uint8)
+    recv = torch.empty(nbytes, dtype=torch.uint8)
+    got = torch.zeros(size, dtype=torch.float64)  # got[src]: GB/s received from src
+    for k in shifts:
+        dst, src = (rank + k) % size, (rank - k) % size
+        best = 0.0
+        for rep in range(reps + 1):
+            pg.barrier().wait()
+            t0 = time.perf_counter()
+            s = pg.send([send], dst, k)
+            r = pg.recv([recv], src, k)
+            r.wait()
+            dt = time.perf_counter() - t0
+            s.wait()
+            if rep > 0:  # the first exchange also connects the pair
+                best = max(best, nbytes / dt / 1e9)
+        got[src] = best
+    out = [torch.zeros(size, dtype=torch.float64) for _ in range(size)] if rank == 0 else []
+    pg.gather([out] if rank == 0 else [], [got]).wait()  # default GatherOptions: root rank 0
+    if rank != 0:
+        return []
+    return [[float(out[dst][src]) for dst in range(size)] for src in range(size)]
+
+
+def _local_phase(ctx: ProbeContext, selection: Selection, config: Config, timeout_s: float,
+                 host: str, rank: int) -> tuple[Snapshot, dict[str, Any]]:
+    # software: the versions the consistency checks compare. Never the collectives area: its
+    # probes would start a second rendezvous on MASTER_PORT.
+    widened = Selection((*selection.only, "software"), (*selection.skip, "collectives"))
+    snap = collect(ctx, widened, timeout_s, host=host)
+    return snap, _test_overrides(node_facts(snap), ctx.env)
+
+
+def run_check(ctx: ProbeContext, selection: Selection, config: Config, timeout_s: float, *,
+              all_pairs: bool = False, fail_on: Severity = Severity.FAIL, exit_zero: bool = False,
+              meta: Optional[dict[str, Any]] = None) -> Outcome:
+    info = parse_launch(ctx.env)
+    missing_vars = [n for n, v in (("RANK", info.rank), ("MASTER_ADDR", info.master_addr),
+                                   ("MASTER_PORT", info.master_port)) if v is None]
+    if missing_vars:
+        raise UserError(f"multi-node check (world size {info.world_size}) needs {', '.join(missing_vars)}")
+    assert info.rank is not None and info.world_size is not None
+    rank, size = info.rank, info.world_size
+    if not 0 <= rank < size:
+        raise UserError(f"rank {rank} is outside the world size {size}")
+    host = socket.gethostname()
+    budget = Budget(time.monotonic(), timeout_s)
+    arrive_by, bandwidth_by, end_by = budget.at(0.55), budget.at(0.85), budget.at(0.97)
+    try:
+        rdv = Rendezvous(info, ctx.env, Budget.left(arrive_by))
+    except ConnectionError as exc:
+        print(f"pgdoctor: rank {rank} on {host}: rank 0 never answered within {timeout_s * 0.55:.0f} s ({exc})",
+              file=sys.stderr)
+        return Outcome(None, EXIT_INCOMPLETE, rank)
+    try:
+        return _run(ctx, selection, config, rdv, host, rank, size, budget, arrive_by, bandwidth_by, end_by,
+                    all_pairs, fail_on, exit_zero, meta or {})
+    finally:
+        rdv.close()
+
+
+def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvous, host: str, rank: int, size: int,
+         budget: Budget, arrive_by: float, bandwidth_by: float, end_by: float, all_pairs: bool,
+         fail_on: Severity, exit_zero: bool, meta: dict[str, Any]) -> Outcome:
+    snap, facts = _local_phase(ctx, selection, config, timeout_s=budget.total_s * 0.4, host=host, rank=rank)
+    device_addr = rdv.addr if rank == 0 else local_address_towards(rdv.addr, rdv.port)
+    payload: dict[str, Any] = {"rank": rank, "host": host, "facts": facts, "address": device_addr}
+    if rank != 0:
+        findings, checks = run_checks(snap, config, selection)
+        payload |= {
+            "snapshot": snap.to_json(),
+            "findings": [_with_host(f, host, rank).to_json() for f in findings],
+            "incomplete": incomplete_reasons(snap, checks, selection),
+        }
+    rdv.set(f"node/{rank}", payload)
+
+    if rank == 0:
+        arrived = [r for r in range(size) if rdv.wait_for(f"node/{r}", arrive_by)]
+        missing = [r for r in range(size) if r not in arrived]
+        rdv.set("roster", {"missing": missing})
+    else:
+        if not rdv.wait_for("roster", arrive_by + 2.0):
+            print(f"pgdoctor: rank {rank} on {host}: rank 0 published no roster in time", file=sys.stderr)
+            return Outcome(None, EXIT_INCOMPLETE, rank)
+        missing = rdv.get("roster")["missing"]
+
+    bw: Any
+    shifts = schedule(size, all_pairs)
+    if missing:
+        bw = Unavailable(Reason.NOT_REQUESTED, f"ranks {missing} never arrived: no bandwidth rounds")
+    elif ctx.level == "quick":
+        bw = Unavailable(Reason.NOT_REQUESTED, "--level quick runs no bandwidth rounds")
+    else:
+        nbytes = int(config["net.bandwidth_bytes"])
+        t0 = time.monotonic()
+        try:
+            mat = _measure(rdv.store, rank, size, device_addr, nbytes, shifts, reps=3,
+                           timeout_s=Budget.left(bandwidth_by))
+            bw = {"schedule": "all-pairs" if all_pairs else "neighbours", "shifts": shifts, "bytes": nbytes,
+                  "seconds": round(time.monotonic() - t0, 3), "matrix": mat}
+        except RuntimeError as exc:  # a peer died or the gloo timeout passed
+            bw = Unavailable(Reason.TIMEOUT if "imed out" in str(exc) else Reason.ERROR, str(exc).splitlines()[0])
+
+    if rank != 0:
+        ok = rdv.wait_for("exit", end_by)
+        code = int(rdv.get("exit")) if ok else EXIT_INCOMPLETE
+        rdv.set(f"done/{rank}", 1)
+        print(f"pgdoctor: rank {rank} on {host}: the report is printed by rank 0 (exit {code})", file=sys.stderr)
+        return Outcome(None, code, rank)
+
+    nodes = [rdv.get(f"node/{r}") for r in range(size) if r not in missing]
+    report = _merge(snap, nodes, missing, bw, size, config, selection, budget, meta)
+    code = exit_code(report, fail_on, exit_zero)
+    rdv.set("exit", code)
+    others = [r for r in range(size) if r != 0 and r not in missing]
+    for r in others:  # keep the store up until every rank has read its exit code
+        rdv.wait_for(f"done/{r}", end_by)
+    return Outcome(report, code, 0)
+
+
+def _pairs(bw: Any, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    hosts = {int(n["rank"]): n["host"] for n in nodes}
+    mat = bw.get("matrix") if isinstance(bw, dict) else None
+    if not mat:
+        return []
+    size = len(mat)
+    out = []
+    for k in bw["shifts"]:
+        for src in range(size):
+            dst = (src + k) % size
+            out.append({"src": src, "dst": dst, "src_host": hosts.get(src), "dst_host": hosts.get(dst),
+                        "gbytes_per_s": round(mat[src][dst], 6)})
+    return out
+
+
+def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], bw: Any, size: int, config: Config,
+           selection: Selection, budget: Budget, meta: dict[str, Any]) -> Report:
+    pairs = _pairs(bw, nodes)
+    bandwidth: Any = bw
+    if isinstance(bw, dict):
+        bandwidth = {k: v for k, v in bw.items() if k != "matrix"} | {
+            "pairs": pairs, "median_gbytes_per_s": statistics.median(p["gbytes_per_s"] for p in pairs) if pairs else None}
+    waited = round(budget.total_s * 0.55, 1)
+    cluster = ProbeResult("multinode", "net", Status.PASSED, "", time.monotonic() - budget.start, (
+        Measurement("cluster.nodes", [{"rank": n["rank"], "host": n["host"], "address": n.get("address"),
+                                       "facts": n["facts"]} for n in nodes], source="c10d store"),
+        Measurement("cluster.missing", [{"rank": r, "waited_s": waited} for r in missing], source="c10d store"),
+        Measurement("cluster.bandwidth", bandwidth, unit="GB/s", source="gloo send/recv"),
+    ))
+    merged = dataclasses.replace(snap, probes=(*snap.probes, cluster))
+    findings, checks = run_checks(merged, config, selection)
+    rank0 = nodes[0]
+    all_findings = [_with_host(f, rank0["host"], 0) for f in findings]
+    incomplete = list(incomplete_reasons(merged, checks, selection))
+    extra_nodes = []
+    for n in nodes[1:]:
+        all_findings += [Finding.from_json(f) for f in n.get("findings", [])]
+        incomplete += [f"{n['host']} (rank {n['rank']}): {r}" for r in n.get("incomplete", [])]
+        extra_nodes.append({"rank": n["rank"], "host": n["host"], "snapshot": n.get("snapshot")})
+    if isinstance(bw, Unavailable) and bw.reason is not Reason.NOT_REQUESTED:
+        incomplete.append(f"bandwidth rounds {bw}")
+    return Report(
+        command="check", snapshot=merged, findings=tuple(sorted_findings(all_findings)),
+        checks=tuple(checks) + tuple(_peer_check_results(nodes)), requested_areas=selection.requested_areas,
+        incomplete_reasons=tuple(incomplete),
+        meta=dict(meta) | {"multinode": {"world_size": size, "arrived": [n["rank"] for n in nodes],
+                                         "missing": missing, "hosts": [n["host"] for n in nodes]}},
+        extra={"nodes": extra_nodes},
+    )
+
+
+def _peer_check_results(nodes: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
+    """One result line per peer node, so the report shows it was checked."""
+    out = []
+    for n in nodes[1:]:
+        count = len(n.get("findings", []))
+        status = Status.FAILED if count else Status.PASSED
+        out.append(CheckResult(f"node:{n['host']}", "net", status, f"rank {n['rank']}: {count} findings"))
+    return out
