@@ -122,6 +122,23 @@ def rank_tensors(m: ModelShape, tp: int, pp: int, stage: int) -> list[tuple[str,
     return out
 
 
+def linear_stack_tensors(width: int, layers: int) -> list[tuple[str, int]]:
+    """A stack of `layers` square Linear(width, width) layers with bias: a plain MLP replica
+    under DDP, or one pipeline stage's share of such a stack."""
+    return [(f"{i}.{kind}", n) for i in range(layers) for kind, n in (("weight", width * width), ("bias", width))]
+
+
+def tp_mlp_tensors(width: int, ffn_shard: int, blocks: int) -> list[tuple[str, int]]:
+    """Megatron MLP blocks on one tensor-parallel rank: a column-parallel (ffn_shard x width)
+    weight with its bias shard, then a row-parallel (width x ffn_shard) weight whose bias is
+    replicated (it is added once, after the all-reduce)."""
+    out: list[tuple[str, int]] = []
+    for i in range(blocks):
+        out += [(f"{i}.w1", ffn_shard * width), (f"{i}.b1", ffn_shard), (f"{i}.w2", width * ffn_shard),
+                (f"{i}.b2", width)]
+    return out
+
+
 def check_divisible(m: ModelShape, tp: int, pp: int) -> Optional[str]:
     """Why (tp, pp) cannot shard this model, or None."""
     if m.heads % tp or m.kv_heads % tp:

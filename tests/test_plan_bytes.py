@@ -1,0 +1,262 @@
+"""The planner's bytes of parameters, gradients and optimizer state equal what torch allocates.
+
+Each model is built here with torch, independently of the planner: full layers created and then
+sharded the way Megatron shards them (column-parallel slices rows, row-parallel slices columns
+and keeps the bias whole, the vocabulary split over tp and padded), pipeline stages holding
+their slice of layers plus embeddings (first) or head (last). One real training step runs
+(forward, backward, optimizer step), then torch's own tensors are counted:
+parameters and their .grad by numel x element_size, the optimizer's state tensors (Adam:
+exp_avg, exp_avg_sq, step; SGD: momentum_buffer), and for mixed precision the fp32 master
+copy the optimizer steps on (its gradient is a transient copy, freed after the step, as in
+the ZeRO paper's 2+2+12 accounting).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pgdoctor.plan_memory import OPTIMIZERS, PRECISIONS, MemoryInput, StateBytes, stage_memory, state_bytes
+from pgdoctor.plan_model import (
+    ModelShape,
+    linear_stack_tensors,
+    rank_tensors,
+    shape_from_hf_config,
+    tp_mlp_tensors,
+)
+
+SHAPES = {
+    "gpt2": shape_from_hf_config({"model_type": "gpt2", "n_embd": 64, "n_layer": 3, "n_head": 4,
+                                  "vocab_size": 97, "n_positions": 32}),
+    "llama-gqa": shape_from_hf_config({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 3,
+                                       "num_attention_heads": 4, "num_key_value_heads": 2,
+                                       "intermediate_size": 96, "vocab_size": 101}),
+    "qwen2-tied": shape_from_hf_config({"model_type": "qwen2", "hidden_size": 48, "num_hidden_layers": 2,
+                                        "num_attention_heads": 4, "num_key_value_heads": 2,
+                                        "intermediate_size": 80, "vocab_size": 64, "tie_word_embeddings": True}),
+}
+RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp16-mixed", "adam"), ("fp32", "sgd-momentum"),
+           ("fp32", "sgd")]
+# fp16-mixed and plain SGD differ from these only in dtype or in having no state: the MLP tests cover them.
+TRANSFORMER_RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp32", "sgd-momentum")]
+SEQ, BATCH = 8, 2
+
+
+def _shard(t: torch.Tensor, dim: int, rank: int, tp: int) -> nn.Parameter:
+    """Rank's slice of a full tensor along dim, padded with zeros to a multiple of tp (vocab)."""
+    size = t.shape[dim]
+    per = -(-size // tp)
+    if per * tp != size:
+        pad = list(t.shape)
+        pad[dim] = per * tp - size
+        t = torch.cat([t, torch.zeros(pad, dtype=t.dtype)], dim)
+    return nn.Parameter(t.narrow(dim, rank * per, per).clone())
+
+
+def _norm(shape: ModelShape) -> nn.Module:
+    return nn.LayerNorm(shape.hidden) if shape.norm_bias else nn.RMSNorm(shape.hidden)
+
+
+class Block(nn.Module):
+    """One transformer layer as tensor-parallel rank `rank` of `tp` holds it."""
+
+    def __init__(self, shape: ModelShape, tp: int, rank: int):
+        super().__init__()
+        h, hd = shape.hidden, shape.head_dim
+        self.shape, self.tp = shape, tp
+        self.norm1, self.norm2 = _norm(shape), _norm(shape)
+        # Full layers first, then the shard, as a checkpoint is split for tensor parallelism.
+        q = nn.Linear(h, shape.heads * hd, bias=shape.qkv_bias)
+        k = nn.Linear(h, shape.kv_heads * hd, bias=shape.qkv_bias)
+        v = nn.Linear(h, shape.kv_heads * hd, bias=shape.qkv_bias)
+        # Column-parallel: each rank keeps its heads of q, k and v, fused into one weight.
+        self.qkv_w = nn.Parameter(torch.cat([_shard(m.weight.data, 0, rank, tp).data for m in (q, k, v)]))
+        self.qkv_b = (nn.Parameter(torch.cat([_shard(m.bias.data, 0, rank, tp).data for m in (q, k, v)]))
+                      if shape.qkv_bias else None)
+        o = nn.Linear(shape.heads * hd, h, bias=shape.out_bias)
+        self.o_w = _shard(o.weight.data, 1, rank, tp)  # row-parallel
+        self.o_b = nn.Parameter(o.bias.data.clone()) if shape.out_bias else None  # replicated
+        ups = [nn.Linear(h, shape.ffn_hidden, bias=shape.mlp_bias) for _ in range(2 if shape.gated_mlp else 1)]
+        self.up_w = nn.Parameter(torch.cat([_shard(u.weight.data, 0, rank, tp).data for u in ups]))
+        self.up_b = (nn.Parameter(torch.cat([_shard(u.bias.data, 0, rank, tp).data for u in ups]))
+                     if shape.mlp_bias else None)
+        down = nn.Linear(shape.ffn_hidden, h, bias=shape.mlp_bias)
+        self.down_w = _shard(down.weight.data, 1, rank, tp)
+        self.down_b = nn.Parameter(down.bias.data.clone()) if shape.mlp_bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = self.shape
+        b, t, _ = x.shape
+        nh, nkv, hd = s.heads // self.tp, s.kv_heads // self.tp, s.head_dim
+        qkv = F.linear(self.norm1(x), self.qkv_w, self.qkv_b)
+        q, k, v = qkv.split([nh * hd, nkv * hd, nkv * hd], dim=-1)
+        q = q.view(b, t, nh, hd).transpose(1, 2)
+        k = k.view(b, t, nkv, hd).transpose(1, 2).repeat_interleave(nh // nkv, dim=1)
+        v = v.view(b, t, nkv, hd).transpose(1, 2).repeat_interleave(nh // nkv, dim=1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, nh * hd)
+        # (The all-reduce after a row-parallel product changes values, not allocations.)
+        x = x + F.linear(a, self.o_w) + (self.o_b if self.o_b is not None else 0)
+        u = F.linear(self.norm2(x), self.up_w, self.up_b)
+        if s.gated_mlp:
+            g, u = u.chunk(2, dim=-1)
+            u = F.silu(g) * u
+        else:
+            u = F.gelu(u)
+        return x + F.linear(u, self.down_w) + (self.down_b if self.down_b is not None else 0)
+
+
+class Stage(nn.Module):
+    """Pipeline stage `stage` of `pp`, tensor-parallel rank `rank` of `tp`."""
+
+    def __init__(self, shape: ModelShape, tp: int, rank: int, pp: int, stage: int):
+        super().__init__()
+        self.shape, self.first, self.last, self.pp = shape, stage == 0, stage == pp - 1, pp
+        vocab_full = nn.Embedding(shape.vocab, shape.hidden)
+        if self.first:
+            self.embed = nn.Embedding.from_pretrained(_shard(vocab_full.weight.data, 0, rank, tp).data, freeze=False)
+            self.pos = nn.Embedding(shape.learned_positions, shape.hidden) if shape.learned_positions else None
+        n_layers = len(range(shape.layers)[stage::pp])  # how many layers this stage gets
+        self.layers = nn.ModuleList(Block(shape, tp, rank) for _ in range(n_layers))
+        if self.last:
+            self.final_norm = _norm(shape)
+            if not shape.tied_embeddings or pp > 1:
+                # Untied head, or the last stage's own copy of a tied embedding.
+                self.output = nn.Parameter(_shard(vocab_full.weight.data, 0, rank, tp).data)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.first:
+            x = self.embed(x % self.embed.num_embeddings)
+            if self.pos is not None:
+                x = x + self.pos(torch.arange(x.shape[1]))
+        for layer in self.layers:
+            x = layer(x)
+        if self.last:
+            head = self.output if hasattr(self, "output") else self.embed.weight
+            x = F.linear(self.final_norm(x), head)
+        return x
+
+
+def _optimizer(name: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+    if name in ("adam", "adamw"):
+        cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW
+        return cls(params, lr=1e-3)
+    return torch.optim.SGD(params, lr=1e-3, momentum=0.9 if name == "sgd-momentum" else 0.0)
+
+
+def _nbytes(ts: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def train_step_and_count(model: nn.Module, make_input: Any, precision: str, optimizer: str) -> StateBytes:
+    """One real step (twice, so lazily created state exists), then torch's allocations."""
+    dtype = {"fp32": torch.float32, "bf16-mixed": torch.bfloat16, "fp16-mixed": torch.float16}[precision]
+    model = model.to(dtype)
+    params = list(model.parameters())
+    master: Optional[list[torch.Tensor]] = None
+    if dtype != torch.float32:
+        master = [p.detach().clone().float().requires_grad_() for p in params]
+    opt = _optimizer(optimizer, master if master is not None else params)
+    for _ in range(2):
+        out = model(make_input(dtype))
+        out.float().square().mean().backward()
+        if master is not None:
+            for m, p in zip(master, params):
+                m.grad = p.grad.float()
+        opt.step()
+        if master is not None:
+            with torch.no_grad():
+                for m, p in zip(master, params):
+                    p.copy_(m)
+                    m.grad = None
+    assert all(p.grad is not None for p in params), "every parameter must get a gradient"
+    opt_state = [t for st in opt.state.values() for t in st.values() if isinstance(t, torch.Tensor)]
+    return StateBytes(
+        params=_nbytes(params),
+        grads=_nbytes(p.grad for p in params),
+        master=_nbytes(master or []),
+        optimizer=_nbytes(opt_state),
+    )
+
+
+def _predicted(tensors: list[tuple[str, int]], precision: str, optimizer: str) -> StateBytes:
+    return state_bytes(sum(n for _, n in tensors), len(tensors), PRECISIONS[precision], OPTIMIZERS[optimizer])
+
+
+LAYOUTS = [(1, 0, 1, 0), (2, 0, 1, 0), (2, 1, 1, 0), (1, 0, 2, 0), (1, 0, 2, 1), (2, 1, 2, 0), (2, 0, 2, 1),
+           (1, 0, 3, 1)]
+
+
+@pytest.mark.parametrize("shape_name", sorted(SHAPES))
+@pytest.mark.parametrize("tp, rank, pp, stage", LAYOUTS)
+def test_transformer_shards_and_stages_match_torch_to_the_byte(shape_name: str, tp: int, rank: int, pp: int,
+                                                               stage: int) -> None:
+    shape = SHAPES[shape_name]
+    if pp > shape.layers:
+        pytest.skip("more stages than layers")
+    torch.manual_seed(0)
+    for precision, optimizer in TRANSFORMER_RECIPES:
+        model = Stage(shape, tp, rank, pp, stage)
+
+        def make_input(dtype: torch.dtype, model: Stage = model) -> torch.Tensor:
+            if model.first:
+                return torch.randint(0, shape.vocab, (BATCH, SEQ))
+            return torch.randn(BATCH, SEQ, shape.hidden, dtype=dtype)
+
+        actual = train_step_and_count(model, make_input, precision, optimizer)
+        predicted = _predicted(rank_tensors(shape, tp, pp, stage), precision, optimizer)
+        assert predicted == actual, f"{shape_name} tp={tp}/{rank} pp={pp}/{stage} {precision} {optimizer}"
+        # The planner's per-stage memory uses the same states.
+        mem = stage_memory(MemoryInput(shape, PRECISIONS[precision], OPTIMIZERS[optimizer], SEQ, BATCH),
+                           tp, pp, 1, 0, stage, 1)
+        assert mem.states == actual
+
+
+def test_a_planned_model_of_the_issue_is_the_real_parameter_count() -> None:
+    """The whole unsharded model: planner's count equals torch's numel over parameters."""
+    for shape in SHAPES.values():
+        assert sum(p.numel() for p in Stage(shape, 1, 0, 1, 0).parameters()) == shape.params
+
+
+# --- the lab's kinds of model: MLP replicas (DDP), MLP pipeline stages, Megatron MLP blocks ---
+
+def _mlp(width: int, layers: int) -> nn.Module:
+    mods: list[nn.Module] = []
+    for _ in range(layers):
+        mods += [nn.Linear(width, width), nn.ReLU()]
+    return nn.Sequential(*mods)
+
+
+class TpMlpBlock(nn.Module):
+    def __init__(self, width: int, ffn: int, tp: int, rank: int):
+        super().__init__()
+        fc1, fc2 = nn.Linear(width, ffn), nn.Linear(ffn, width)
+        self.w1, self.b1 = _shard(fc1.weight.data, 0, rank, tp), _shard(fc1.bias.data, 0, rank, tp)
+        self.w2, self.b2 = _shard(fc2.weight.data, 1, rank, tp), nn.Parameter(fc2.bias.data.clone())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + F.linear(F.gelu(F.linear(x, self.w1, self.b1)), self.w2) + self.b2
+
+
+@pytest.mark.parametrize("precision, optimizer", RECIPES)
+def test_mlp_replica_and_pipeline_stages_match_torch_to_the_byte(precision: str, optimizer: str) -> None:
+    width, layers = 48, 5
+    cases = [(_mlp(width, layers), layers)] + [(_mlp(width, n), n) for n in (3, 2)]  # whole, then 2 stages
+    for model, n in cases:
+        actual = train_step_and_count(model, lambda d: torch.randn(4, width, dtype=d), precision, optimizer)
+        assert _predicted(linear_stack_tensors(width, n), precision, optimizer) == actual
+
+
+@pytest.mark.parametrize("precision, optimizer", RECIPES)
+def test_megatron_mlp_shards_match_torch_to_the_byte(precision: str, optimizer: str) -> None:
+    width, ffn, blocks = 40, 96, 3
+    for tp in (1, 2, 4):
+        for rank in range(tp):
+            model = nn.Sequential(*[TpMlpBlock(width, ffn, tp, rank) for _ in range(blocks)])
+            actual = train_step_and_count(model, lambda d: torch.randn(4, width, dtype=d), precision, optimizer)
+            shard = math.ceil(ffn / tp)
+            assert _predicted(tp_mlp_tensors(width, shard, blocks), precision, optimizer) == actual
