@@ -61,6 +61,12 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--force", is_flag=True, help="Run heavy probes even on GPUs other processes use."),
         click.option("--all-pairs", is_flag=True,
                      help="Multi-node net check: measure every node pair, not only neighbours."),
+        click.option("--nproc", type=click.IntRange(min=1), default=None,
+                     help="Collective probe: spawn N local ranks (default: one per GPU; none without GPUs)."),
+        click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True,
+                     help="Collective probe backend: NCCL on GPUs, gloo on CPU."),
+        click.option("--collective-timeout", "collective_timeout_s", type=click.FloatRange(min=0.5), default=30.0,
+                     show_default=True, help="A collective (or init) stuck longer than this names the missing ranks."),
     ]
     return functools.reduce(lambda f, opt: opt(f), reversed(opts), fn)
 
@@ -106,7 +112,8 @@ def _load_snapshot(path: str) -> Snapshot:
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 def check(
     only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
-    expect_gpus: Optional[int], force: bool, all_pairs: bool, from_path: Optional[str], as_json: bool,
+    expect_gpus: Optional[int], force: bool, all_pairs: bool, nproc: Optional[int], backend: str,
+    collective_timeout_s: float, from_path: Optional[str], as_json: bool,
     fmt: Optional[str], output: Optional[str], fail_on: str, exit_zero: bool,
 ) -> None:
     """Pre-flight: probe this host (or read --from) and report findings."""
@@ -117,7 +124,8 @@ def check(
     except ConfigError as exc:
         raise UserError(str(exc)) from None
     config = with_cli_overrides(config, expect_gpus)
-    options = {"expect_gpus": expect_gpus, "force": force}
+    options = {"expect_gpus": expect_gpus, "force": force, "nproc": nproc, "backend": backend,
+               "collective_timeout_s": collective_timeout_s, "timeout_s": timeout_s}
     from pgdoctor import multinode
 
     if not from_path and multinode.wanted(os.environ, selection):
@@ -156,7 +164,8 @@ def write_report(report: Report, fmt: str, output: Optional[str]) -> None:
               help="Snapshot file to write (JSON); '-' for stdout.")
 def collect(
     only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
-    expect_gpus: Optional[int], force: bool, all_pairs: bool, output: str,
+    expect_gpus: Optional[int], force: bool, all_pairs: bool, nproc: Optional[int], backend: str,
+    collective_timeout_s: float, output: str,
 ) -> None:
     """Write a snapshot of everything probed: the support bundle and the input of check --from."""
     load_plugins()
@@ -165,7 +174,8 @@ def collect(
         config = load_config(config_path)
     except ConfigError as exc:
         raise UserError(str(exc)) from None
-    options = {"expect_gpus": expect_gpus, "force": force}
+    options = {"expect_gpus": expect_gpus, "force": force, "nproc": nproc, "backend": backend,
+               "collective_timeout_s": collective_timeout_s, "timeout_s": timeout_s}
     snapshot = collect_snapshot(make_context(level, config, options), selection, timeout_s, _progress)
     text = snapshot.dumps()
     if output == "-":
