@@ -56,6 +56,7 @@ class CollRun:
     # Each: kind hang|crash|error, ranks (the ones that did not answer or failed), what, detail...
     problems: list[dict[str, Any]] = field(default_factory=list)
     duration_s: float = 0.0
+    nodes: int = 1
 
     def to_measurements(self) -> list[Measurement]:
         src = f"probe:collectives:{self.launcher}"
@@ -64,6 +65,7 @@ class CollRun:
             Measurement("collectives.world_size", self.world_size, source=src),
             Measurement("collectives.rank", self.rank, source=src),
             Measurement("collectives.launcher", self.launcher, source=src),
+            Measurement("collectives.nodes", self.nodes, source=src),
             Measurement("collectives.size_convention", SIZE_CONVENTION, source="nccl-tests PERFORMANCE.md"),
             Measurement("collectives.sweep", {"ops": list(self.spec.ops), "min_bytes": self.spec.min_bytes,
                                               "max_bytes": self.spec.max_bytes, "factor": self.spec.factor,
@@ -116,6 +118,16 @@ def launched(env: Mapping[str, str]) -> bool:
     return info.distributed and info.rank is not None and info.world_size is not None
 
 
+def node_count(env: Mapping[str, str]) -> int:
+    """Nodes of a launched world: Slurm's node list, else world size / local world size."""
+    info = parse_launch(env)
+    if info.nodes:
+        return len(info.nodes)
+    if info.world_size and info.local_world_size:
+        return max(1, -(-info.world_size // info.local_world_size))
+    return 1
+
+
 def run_in_launcher(spec: SweepSpec, env: Mapping[str, str], progress: Optional[ProgressFn] = None) -> CollRun:
     """This process is one rank of the launcher's world; rank 0 gets the gathered rows."""
     ident = ident_from_env(env)
@@ -123,7 +135,7 @@ def run_in_launcher(spec: SweepSpec, env: Mapping[str, str], progress: Optional[
     start = time.monotonic()
     on_row = (lambda row, done, total: progress(done, total, f"{row.op} {row.bytes} B")) if progress else None
     outcome = run_rank(spec, ident, faults, on_row)
-    run = CollRun(ident.launcher, spec.backend, ident.world_size, ident.rank, spec)
+    run = CollRun(ident.launcher, spec.backend, ident.world_size, ident.rank, spec, nodes=node_count(env))
     _absorb(run, {ident.rank: outcome}, {})
     run.duration_s = time.monotonic() - start
     return run
@@ -235,18 +247,28 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
         # The rank that got furthest waits for the others; the union of what every waiting rank
         # saw missing names the ones that never arrived.
         top = max(hangs, key=lambda h: h.get("stage", -1))
-        named = sorted({m for h in hangs if h.get("stage") == top.get("stage") for m in h.get("missing_ranks", [])})
+        at_top = [h for h in hangs if h.get("stage") == top.get("stage")]
+        named = sorted({m for h in at_top for m in h.get("missing_ranks", [])})
         entered = sorted(set(range(run.world_size)) - set(named))
+        waiting = sorted({m for h in at_top for m in h.get("present_ranks", [])} - set(named))
         run.problems.append({
             "kind": "hang", "phase": "init" if top.get("stage", -1) < 0 else "collective", "what": top.get("what", ""),
-            "ranks": named or entered, "all_entered": not named, "waiting_ranks": sorted(h["rank"] for h in hangs),
+            "ranks": named or entered, "all_entered": not named, "waiting_ranks": waiting,
             "timeout_s": top.get("timeout_s"), "note": top.get("note", ""),
         })
     for r, res in sorted(results.items()):
-        if res.get("status") == "error":
-            run.problems.append({"kind": "error", "ranks": [r], "what": res.get("what", ""),
-                                 "detail": res.get("error", "")})
+        if res.get("status") != "error":
+            continue
+        err = {"kind": "error", "ranks": [r], "what": res.get("what", ""), "detail": res.get("error", "")}
+        if hangs:
+            # A rank that reported the hang exits; its peers then fail with "connection closed":
+            # a consequence, kept with the hang.
+            run.problems[0].setdefault("consequences", []).append(err)
+        else:
+            run.problems.append(err)
     named_any = {m for p in run.problems for m in p["ranks"]}
+    # What the surviving ranks were doing when a peer vanished: the dead rank's last stage.
+    peers_what = next((str(res.get("what", "")) for res in results.values() if res.get("status") != "ok"), "")
     silent_killed = [r for r, e in sorted(exits.items()) if e["timed_out"] and r not in results]
     if silent_killed and not hangs:
         run.problems.append({"kind": "hang", "phase": "unknown", "what": "no report from these ranks",
@@ -257,7 +279,8 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
             continue
         code = e["returncode"]
         why = "fault injection" if code == EXIT_FAULT else (f"signal {-code}" if code is not None and code < 0 else "")
-        run.problems.append({"kind": "crash", "ranks": [r], "what": f"exit status {code}" + (f" ({why})" if why else ""),
+        run.problems.append({"kind": "crash", "ranks": [r], "what": peers_what,
+                             "exit": f"status {code}" + (f" ({why})" if why else ""),
                              "detail": e["stderr"], "returncode": code})
     if not results and not exits:
         run.problems.append({"kind": "error", "ranks": [], "what": "no rank ran", "detail": ""})

@@ -301,7 +301,8 @@ class _Sweep:
             except Exception as exc:  # an odd build must not cost the whole sweep
                 info["nccl_version_error"] = f"{type(exc).__name__}: {exc}"
         if self.spec.memcpy_probe:
-            info["host_memcpy_gbps"] = _memcpy_gbps(torch, min(self.spec.max_bytes, 64 << 20))
+            # 64 MiB whatever the sweep: smaller copies measure the caches, not memory.
+            info["host_memcpy_gbps"] = _memcpy_gbps(torch, 64 << 20)
         return info
 
     def _step(self, torch: Any, dist: Any, op: str, nbytes: int, device: Any, gather_pg: Any) -> dict[str, Any]:
@@ -343,22 +344,53 @@ class _Sweep:
         return {"times_us": times, "wrong": wrong}
 
 
-def _missing(ident: RankIdent, stage: int, timeout_s: float = 5.0) -> tuple[list[int], list[int], str]:
-    """(ranks that never reached `stage`, ranks that did, note) read from the store."""
+def describe_stage(spec: SweepSpec, world_size: int, stage: int) -> str:
+    """The words for a stage number: -1 init, 0 ready, 2k+1 op of step k, 2k+2 its gather."""
+    steps = spec.steps(world_size)
+    if stage < 0:
+        return "init"
+    if stage == 0:
+        return "the first collective"
+    k = (stage - 1) // 2
+    if k >= len(steps):
+        return "finish"
+    op, nbytes = steps[k]
+    return f"{op} {nbytes} B" if stage % 2 else f"gather of {op} {nbytes} B"
+
+
+def _stages(ident: RankIdent, timeout_s: float = 5.0) -> tuple[dict[int, int], str]:
+    """Every rank's last announced stage (-2: never connected), read from the store through a
+    connection of our own: the body thread may be blocked inside the store."""
     try:
         store = _open_store(ident, timeout_s, client_only=True)
     except Exception as exc:
-        owner = [0] if ident.rank != 0 else []
-        return owner, [], f"rendezvous store at {ident.master_addr}:{ident.master_port} unreachable: {exc}"
-    missing, there = [], []
+        return {}, f"rendezvous store at {ident.master_addr}:{ident.master_port} unreachable: {exc}"
+    out = {}
     for r in range(ident.world_size):
-        key = f"alive/{r}" if stage < 0 else f"stage/{r}"
         try:
-            ok = store.check([key]) and (stage < 0 or int(store.get(key)) >= stage)
+            if store.check([f"stage/{r}"]):
+                out[r] = int(store.get(f"stage/{r}"))
+            else:
+                out[r] = -1 if store.check([f"alive/{r}"]) else -2
         except Exception:
-            ok = False
-        (there if ok else missing).append(r)
-    return missing, there, ""
+            out[r] = -2
+    return out, ""
+
+
+def _diagnose(spec: SweepSpec, ident: RankIdent, my_stage: int) -> dict[str, Any]:
+    """Who is behind. The stage the furthest rank waits in is the one that did not complete;
+    the ranks that never announced it are the ones that did not answer (possibly this one)."""
+    stages, note = _stages(ident)
+    if not stages:
+        named = [0] if ident.rank != 0 else []
+        return {"stage": my_stage, "what": describe_stage(spec, ident.world_size, my_stage),
+                "missing_ranks": named, "present_ranks": [ident.rank], "note": note}
+    stages[ident.rank] = max(stages.get(ident.rank, -2), my_stage)
+    top = max(stages.values())
+    missing = sorted(r for r, st in stages.items() if st < top)
+    return {"stage": top, "what": describe_stage(spec, ident.world_size, top), "missing_ranks": missing,
+            "present_ranks": sorted(r for r, st in stages.items() if st >= top), "note": note,
+            "stages": {str(r): st for r, st in sorted(stages.items())}}
 
 
 def run_rank(
@@ -390,10 +422,8 @@ def run_rank(
             stage, what, started = progress.stage, progress.what, progress.started
         limit = init_timeout if stage < 0 else spec.op_timeout_s
         if t.is_alive() and time.monotonic() - started > limit:
-            missing, there, note = _missing(ident, stage)
-            return base | {
-                "status": "hang", "stage": stage, "what": what, "timeout_s": limit,
-                "missing_ranks": missing, "present_ranks": there, "note": note,
+            return base | _diagnose(spec, ident, stage) | {
+                "status": "hang", "timeout_s": limit, "own_stage": stage, "own_what": what,
                 "rows": [row.to_json() for row in sweep.rows],
             }
     if "error" in box:
