@@ -200,10 +200,11 @@ def _measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, sh
     import torch
     from torch.distributed import PrefixStore, ProcessGroupGloo
 
-    opts = ProcessGroupGloo._Options()
+    gloo: Any = ProcessGroupGloo  # the private _Options and the bound ops are missing from torch's stubs
+    opts = gloo._Options()
     opts._timeout = datetime.timedelta(seconds=timeout_s)
-    opts._devices = [ProcessGroupGloo.create_device(hostname=device_addr)]
-    pg = ProcessGroupGloo(PrefixStore("gloo", store), rank, size, opts)
+    opts._devices = [gloo.create_device(hostname=device_addr)]
+    pg: Any = gloo(PrefixStore("gloo", store), rank, size, opts)
     send = torch.ones(nbytes, dtype=torch.uint8)
     recv = torch.empty(nbytes, dtype=torch.uint8)
     got = torch.zeros(size, dtype=torch.float64)  # got[src]: GB/s received from src
@@ -315,7 +316,10 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         return Outcome(None, code, rank)
 
     nodes = [rdv.get(f"node/{r}") for r in range(size) if r not in missing]
-    report = _merge(snap, nodes, missing, bw, size, config, selection, budget, meta)
+    # Slurm with one task per node: rank r runs on the r-th node of the job's node list.
+    job_nodes = parse_launch(ctx.env).nodes
+    expected = {r: job_nodes[r] for r in missing if len(job_nodes) == size}
+    report = _merge(snap, nodes, missing, expected, bw, size, config, selection, budget, meta)
     code = exit_code(report, fail_on, exit_zero)
     rdv.set("exit", code)
     others = [r for r in range(size) if r != 0 and r not in missing]
@@ -339,7 +343,8 @@ def _pairs(bw: Any, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], bw: Any, size: int, config: Config,
+def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], expected: dict[int, str], bw: Any,
+           size: int, config: Config,
            selection: Selection, budget: Budget, meta: dict[str, Any]) -> Report:
     pairs = _pairs(bw, nodes)
     bandwidth: Any = bw
@@ -350,7 +355,8 @@ def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], bw: 
     cluster = ProbeResult("multinode", "net", Status.PASSED, "", time.monotonic() - budget.start, (
         Measurement("cluster.nodes", [{"rank": n["rank"], "host": n["host"], "address": n.get("address"),
                                        "facts": n["facts"]} for n in nodes], source="c10d store"),
-        Measurement("cluster.missing", [{"rank": r, "waited_s": waited} for r in missing], source="c10d store"),
+        Measurement("cluster.missing", [{"rank": r, "host": expected.get(r), "waited_s": waited} for r in missing],
+                    source="c10d store"),
         Measurement("cluster.bandwidth", bandwidth, unit="GB/s", source="gloo send/recv"),
     ))
     merged = dataclasses.replace(snap, probes=(*snap.probes, cluster))

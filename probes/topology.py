@@ -69,7 +69,7 @@ def relation(a: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def gpus(ctx: ProbeContext) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for pci in ctx.fs.listdir("/sys/bus/pci/devices"):
         base = f"/sys/bus/pci/devices/{pci}"
         vendor, cls = _read(ctx, f"{base}/vendor"), _read(ctx, f"{base}/class") or ""
