@@ -27,6 +27,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "collect": "pgdoctor.cmd_check:collect",
     "list": "pgdoctor.cmd_info:list_codes",
     "explain": "pgdoctor.cmd_info:explain",
+    "repro": "pgdoctor.cmd_repro:repro",
     "plan": "pgdoctor.cmd_plan:plan_cmd",
 }
 
@@ -36,6 +37,7 @@ COMMAND_HELP: dict[str, str] = {
     "collect": "Write a snapshot of everything probed (support bundle; input of check --from).",
     "list": "List every finding code with slug, severity and title.",
     "explain": "Show the playbook of a finding code or slug.",
+    "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP run, and diagnose it.",
     "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
 }
 

@@ -49,12 +49,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Open:
-    __slots__ = ("fields", "name", "t0_ns")
+    __slots__ = ("cpu0_ns", "fields", "name", "t0_ns")
 
-    def __init__(self, name: str, fields: Mapping[str, Any], t0_ns: int):
+    def __init__(self, name: str, fields: Mapping[str, Any], t0_ns: int, cpu0_ns: int = 0):
         self.name = name
         self.fields = fields
         self.t0_ns = t0_ns
+        self.cpu0_ns = cpu0_ns
 
     @property
     def message(self) -> str:
@@ -136,7 +137,10 @@ def push(name: str, fields: Optional[Mapping[str, Any]] = None) -> None:
     if not _initialized:
         _init()
     f = fields or {}
-    _stack().append(_Open(name, f, time.perf_counter_ns() if _SINK is not None else 0))
+    if _SINK is not None:
+        _stack().append(_Open(name, f, time.perf_counter_ns(), time.thread_time_ns()))
+    else:
+        _stack().append(_Open(name, f, 0))
     if _domain is not None:
         _domain.push_range(message=message(name, f))
 
@@ -161,7 +165,8 @@ def _close(o: _Open) -> None:
         _domain.pop_range()
     sink = _SINK
     if sink is not None and o.t0_ns:
-        sink.complete(o.name, o.fields, o.t0_ns, time.perf_counter_ns(), depth=len(_stack()))
+        sink.complete(o.name, o.fields, o.t0_ns, time.perf_counter_ns(), depth=len(_stack()),
+                      cpu_ns=(o.cpu0_ns, time.thread_time_ns()))
 
 
 def _tag_failure(exc: BaseException, stack: list[_Open]) -> None:
@@ -360,6 +365,9 @@ def ddp_comm_hook(*, overlap: bool = True) -> Callable[[Any, Any], Any]:
             return fut.then(done)
         return fut.then(lambda f: f.value()[0])
 
+    # DDP rejects hooks whose annotations are not dist.GradBucket / Future (string annotations
+    # included), so the typed signature above is for readers only.
+    hook.__annotations__ = {}
     return hook
 
 

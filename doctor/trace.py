@@ -1,6 +1,7 @@
 """Per-rank event files of pgdoctor ranges, merged into one Chrome/Perfetto trace.json.
 
-Each rank appends Chrome "complete" events (ph "X", microseconds) as JSON lines to
+Each rank appends Chrome "complete" events (ph "X", microseconds; with tts/tdur, the thread's
+CPU clock, for ranges on a rank's own threads) as JSON lines to
 `<dir>/rank<N>.events.jsonl`; `merge` puts every rank's events into one trace with a process
 track per rank (pid = rank), named "rank N", and one thread track per thread plus a "comm"
 track for asynchronous all-reduces. Open the result in ui.perfetto.dev or chrome://tracing.
@@ -46,9 +47,10 @@ class EventWriter:
         return round(self._wall_us + (perf_ns - self._perf_ns) / 1000.0, 3)
 
     def complete(
-        self, name: str, fields: Mapping[str, Any], t0_ns: int, t1_ns: int, depth: int = 0, track: str = ""
+        self, name: str, fields: Mapping[str, Any], t0_ns: int, t1_ns: int, depth: int = 0, track: str = "",
+        cpu_ns: Optional[tuple[int, int]] = None,
     ) -> None:
-        event = {
+        event: dict[str, Any] = {
             "name": name,
             "ph": "X",
             "ts": self.ts_us(t0_ns),
@@ -57,6 +59,11 @@ class EventWriter:
             "tid": COMM_TID if track == "comm" else threading.get_native_id(),
             "args": dict(fields),
         }
+        if cpu_ns is not None:
+            # Chrome's thread-clock fields: CPU time of the thread, which contention on a
+            # shared host does not inflate the way it inflates wall time.
+            event["tts"] = round(cpu_ns[0] / 1000.0, 3)
+            event["tdur"] = round((cpu_ns[1] - cpu_ns[0]) / 1000.0, 3)
         line = json.dumps(event, default=str)
         with self._lock:
             self._buf.append(line)
