@@ -119,12 +119,17 @@ def _resolve4(host: str) -> str | Unavailable:
     return str(infos[0][4][0])
 
 
-def route_to(route_table: list[dict[str, Any]], addr: str, local: list[str]) -> dict[str, Any] | None:
-    """The route the kernel picks for `addr`: a local address goes over loopback, otherwise the
-    longest matching prefix, lowest metric first (policy routing rules are not modelled)."""
+def route_to(route_table: list[dict[str, Any]], addr: str, addrs: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The interface that carries the job's traffic to `addr`. On the master itself that is the
+    interface holding the address (the one peers connect to), not the loopback the kernel would
+    use locally; elsewhere the longest matching prefix, lowest metric first (policy routing
+    rules are not modelled)."""
     ip = ipaddress.IPv4Address(addr)
-    if addr in local or ip.is_loopback:
+    if ip.is_loopback:
         return {"interface": "lo", "network": f"{addr}/32", "gateway": None, "metric": 0}
+    for name, held in addrs.items():
+        if addr in held:
+            return {"interface": name, "network": f"{addr}/32", "gateway": None, "metric": 0}
     hits = [r for r in route_table if ip in ipaddress.IPv4Network(r["network"])]
     if not hits:
         return None
@@ -144,8 +149,7 @@ def master_route(ctx: ProbeContext, route_table: list[dict[str, Any]] | None,
         return Measurement(key, resolved, source=src)
     if route_table is None:
         return Measurement(key, Unavailable(Reason.NOT_PRESENT, "/proc/net/route is not readable"), source=src)
-    local = [a for v in addrs.values() for a in v]
-    r = route_to(route_table, resolved, local)
+    r = route_to(route_table, resolved, addrs)
     if r is None:
         return Measurement(key, Unavailable(Reason.ERROR, f"no route to MASTER_ADDR {master} ({resolved})"), source=src)
     name = r["interface"]
