@@ -13,6 +13,9 @@ Renderer = Callable[[Report, TextIO, bool], None]
 FORMATS: dict[str, str] = {
     "console": "console",
     "json": "json_format",
+    "junit": "junit",
+    "prometheus": "prometheus",
+    "html": "html",
 }
 
 

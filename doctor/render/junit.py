@@ -1,0 +1,156 @@
+"""--format junit: JUnit XML for CI systems (Jenkins, GitLab, GitHub test reporters).
+
+One <testsuite> per area, one <testcase> per check result. A check that produced findings at
+or above the report's fail threshold (`meta["fail_on"]`, default `fail`, the same rule as the
+exit code) carries them in <failure>; lower-severity findings go to <system-out>, so a CI
+page that turns red means the same as exit 1. A check that could not run (its probe was
+unavailable or not selected) is <skipped> with the reason; a crashed check, and a probe that
+crashed, timed out or was unavailable in an area asked for by name, is <error>: what makes
+the exit code 3 (incomplete).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from typing import TextIO
+
+from pgdoctor.areas import AREAS
+from pgdoctor.model import CheckResult, Finding, Reason, Report, Severity, Status
+
+# XML 1.0 forbids most control characters even as character references; log lines have them.
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _clean(text: object) -> str:
+    return _INVALID_XML.sub("\ufffd", str(text))
+
+
+def _threshold(report: Report) -> Severity:
+    try:
+        return Severity(str(report.meta.get("fail_on", "fail")))
+    except ValueError:
+        return Severity.FAIL
+
+
+def _finding_text(f: Finding) -> str:
+    lines = [f"{f.severity.value} {f.code} {f.slug}: {f.title}"]
+    if f.scope.label():
+        lines.append(f"  scope: {f.scope.label()}")
+    lines.append(f"  {f.message}")
+    for e in f.evidence:
+        where = f"{e.file}:{e.line}: " if e.file else (f"{e.key}: " if e.key else "")
+        lines.append(f"  evidence: {where}{e.text}")
+    lines.append(f"  playbook: {f.playbook}")
+    return "\n".join(lines)
+
+
+def _area_order(areas: set[str]) -> list[str]:
+    return [a for a in AREAS if a in areas] + sorted(areas - set(AREAS))
+
+
+def _testcase(suite: ET.Element, classname: str, name: str, time_s: float) -> ET.Element:
+    return ET.SubElement(suite, "testcase", classname=_clean(classname), name=_clean(name), time=f"{time_s:.6f}")
+
+
+def _check_case(suite: ET.Element, c: CheckResult, findings: list[Finding], threshold: Severity) -> str:
+    """Adds the testcase; returns its outcome: passed, failure, skipped or error."""
+    case = _testcase(suite, f"pgdoctor.{c.area}", c.name, c.duration_s)
+    if c.status is Status.CRASHED:
+        ET.SubElement(case, "error", message=_clean(c.reason), type="crashed").text = _clean(
+            f"check {c.name} crashed: {c.reason}")
+        return "error"
+    if c.status in (Status.SKIPPED, Status.UNAVAILABLE) and not findings:
+        ET.SubElement(case, "skipped", message=_clean(f"{c.status.value}: {c.reason}"))
+        return "skipped"
+    failing = [f for f in findings if f.severity.rank >= threshold.rank]
+    other = [f for f in findings if f.severity.rank < threshold.rank]
+    if other:
+        ET.SubElement(case, "system-out").text = _clean("\n\n".join(_finding_text(f) for f in other))
+    if failing:
+        worst = max(failing, key=lambda f: f.severity.rank)
+        message = "; ".join(f"{f.code} {f.title}" + (f" ({f.scope.label()})" if f.scope.label() else "")
+                            for f in failing)
+        ET.SubElement(case, "failure", message=_clean(message), type=worst.severity.value).text = _clean(
+            "\n\n".join(_finding_text(f) for f in failing))
+        return "failure"
+    return "passed"
+
+
+def _suite(root: ET.Element, area: str, host: str, timestamp: str) -> ET.Element:
+    return ET.SubElement(root, "testsuite", name=_clean(f"pgdoctor.{area}"), hostname=_clean(host or "unknown"),
+                         timestamp=timestamp)
+
+
+def render(report: Report, out: TextIO, color: bool = False) -> None:
+    threshold = _threshold(report)
+    snapshot = report.snapshot
+    host = snapshot.host if snapshot else str(report.meta.get("host", ""))
+    timestamp = ""
+    if snapshot:
+        import datetime
+
+        timestamp = datetime.datetime.fromtimestamp(snapshot.time_unix, datetime.timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%S")
+
+    # Findings belong to the check whose codes include theirs; any left over (a plugin that did
+    # not declare its codes, a command without checks) get a testcase of their own per code.
+    owner: dict[str, CheckResult] = {}
+    for c in report.checks:
+        for code in c.codes:
+            owner.setdefault(code, c)
+    by_check: dict[str, list[Finding]] = defaultdict(list)
+    orphans: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        if f.code in owner:
+            by_check[owner[f.code].name].append(f)
+        else:
+            orphans[(f.area or "unknown", f.code)].append(f)
+
+    # The probes that make a run incomplete (exit 3): crashed, timed out, or unavailable in an
+    # area the user asked for by name.
+    requested = set(report.requested_areas)
+    broken_probes = [p for p in (snapshot.probes if snapshot else ())
+                     if p.status is Status.CRASHED or p.reason.startswith(Reason.TIMEOUT.value)
+                     or (p.status is Status.UNAVAILABLE and p.area in requested)]
+    areas = {c.area for c in report.checks} | {a for a, _ in orphans} | {p.area for p in broken_probes}
+
+    root = ET.Element("testsuites", name=_clean(f"pgdoctor {report.command}"))
+    totals: dict[str, int] = defaultdict(int)
+    for area in _area_order(areas):
+        suite = _suite(root, area, host, timestamp)
+        counts: dict[str, int] = defaultdict(int)
+        elapsed = 0.0
+        for p in broken_probes:
+            if p.area == area:
+                case = _testcase(suite, f"pgdoctor.{area}.probe", f"probe:{p.name}", p.duration_s)
+                ET.SubElement(case, "error", message=_clean(p.reason), type=p.status.value).text = _clean(
+                    f"probe {p.name} {p.status.value}: {p.reason}")
+                counts["error"] += 1
+                elapsed += p.duration_s
+        for c in report.checks:
+            if c.area == area:
+                counts[_check_case(suite, c, by_check.get(c.name, []), threshold)] += 1
+                elapsed += c.duration_s
+        for (f_area, code), fs in sorted(orphans.items()):
+            if f_area == area:
+                pseudo = CheckResult(f"finding:{code}", area, Status.FAILED)
+                counts[_check_case(suite, pseudo, fs, threshold)] += 1
+        n = sum(counts.values())
+        suite.set("tests", str(n))
+        suite.set("failures", str(counts["failure"]))
+        suite.set("errors", str(counts["error"]))
+        suite.set("skipped", str(counts["skipped"]))
+        suite.set("time", f"{elapsed:.6f}")
+        for k in ("failure", "error", "skipped"):
+            totals[k] += counts[k]
+        totals["tests"] += n
+    root.set("tests", str(totals["tests"]))
+    root.set("failures", str(totals["failure"]))
+    root.set("errors", str(totals["error"]))
+    root.set("skipped", str(totals["skipped"]))
+    ET.indent(root)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    out.write(ET.tostring(root, encoding="unicode"))
+    out.write("\n")
