@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pgdoctor.checks.base import Config, check, evidence_of, register_code
+from pgdoctor.checks.software import version_tuple
 from pgdoctor.model import Evidence, Finding, Snapshot
 
 ENV401 = register_code("ENV401", "socket-ifname-no-match", "fail", "nccl_network",
@@ -25,9 +26,16 @@ ENV407 = register_code("ENV407", "flight-recorder-off", "info", "configuration",
 ENV408 = register_code("ENV408", "nccl-blocking-wait-enabled", "info", "performance",
                        "TORCH_NCCL_BLOCKING_WAIT is on", "knobs")
 
-BOOLEAN_KNOBS = ("TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT", "NCCL_P2P_DISABLE", "NCCL_IB_DISABLE",
-                 "NCCL_SHM_DISABLE", "TORCH_NCCL_DUMP_ON_TIMEOUT", "TORCH_NCCL_ENABLE_MONITORING")
+TORCH_BOOLEAN_KNOBS = ("TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                       "TORCH_NCCL_ENABLE_MONITORING")
 NCCL_DEBUG_LEVELS = ("VERSION", "WARN", "INFO", "TRACE", "ABORT")
+# What torch's getCvarBool accepts (case-insensitive); NCCL's own *_DISABLE knobs read 0/1 only,
+# but "true" there is parsed as 0 by atoi, which is exactly the surprise worth flagging.
+TORCH_TRUE = ("1", "y", "yes", "t", "true")
+TORCH_FALSE = ("0", "n", "no", "f", "false")
+NCCL_BOOLEAN_KNOBS = ("NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE")
+# torch 2.6 turned the flight recorder on by default (2000 entries) for NCCL process groups.
+FR_DEFAULT_ON_SINCE = (2, 6)
 
 
 def select_nccl(spec: str, names: list[str]) -> list[str]:
@@ -81,7 +89,7 @@ def _is_int(raw: str) -> bool:
     return raw.strip().lstrip("-").isdigit()
 
 
-@check("knobs", [ENV403, ENV404, ENV405, ENV406, ENV407, ENV408], needs=["environment"])
+@check("knobs", [ENV403, ENV404, ENV405, ENV406, ENV407, ENV408], needs=["environment", "software"])
 def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
     env: dict[str, str] = snap.value("env.vars", {}) or {}
 
@@ -90,7 +98,10 @@ def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
 
     out = []
     invalid = []
-    for name in BOOLEAN_KNOBS:
+    for name in TORCH_BOOLEAN_KNOBS:
+        if name in env and env[name].strip().lower() not in TORCH_TRUE + TORCH_FALSE:
+            invalid.append(name)
+    for name in NCCL_BOOLEAN_KNOBS:
         if name in env and env[name].strip() not in ("0", "1"):
             invalid.append(name)
     for name in ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"):
@@ -115,7 +126,8 @@ def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
         out.append(ENV404.finding("NCCL_DEBUG is unset: a failure will not log NCCL's transport choices or errors"))
 
     handling = env.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", env.get("NCCL_ASYNC_ERROR_HANDLING", "")).strip()
-    blocking = env.get("TORCH_NCCL_BLOCKING_WAIT", env.get("NCCL_BLOCKING_WAIT", "")).strip()
+    blocking_raw = env.get("TORCH_NCCL_BLOCKING_WAIT", env.get("NCCL_BLOCKING_WAIT", "")).strip().lower()
+    blocking = "1" if blocking_raw in TORCH_TRUE else "0" if blocking_raw in TORCH_FALSE else blocking_raw
     if handling == "0" and blocking != "1":
         out.append(ENV405.finding("async error handling is 0 and blocking wait is off: a stuck collective hangs forever",
                                   evidence=ev("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING",
@@ -123,8 +135,23 @@ def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
     if blocking == "1":
         out.append(ENV408.finding("blocking wait is on: every collective is waited on by the calling thread",
                                   evidence=ev("TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT")))
-    sizes = [env.get(n, "").strip() for n in ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")]
-    if not any(s.isdigit() and int(s) > 0 for s in sizes):
-        out.append(ENV407.finding("TORCH_FR_BUFFER_SIZE is unset or 0: a hang would leave no flight-recorder dump",
-                                  evidence=ev("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")))
+    off = flight_recorder_off(env, snap.value("software.torch.version"))
+    if off:
+        out.append(ENV407.finding(f"{off}: a hang would leave no flight-recorder dump",
+                                  evidence=ev("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE")
+                                  + evidence_of(snap.get("software.torch.version"))))
     return out
+
+
+def flight_recorder_off(env: Mapping[str, str], torch_version: str | None) -> str:
+    """Why the flight recorder is off, or "" when it is on. TORCH_FR_BUFFER_SIZE wins over the
+    older TORCH_NCCL_TRACE_BUFFER_SIZE; unset means torch's default, which is on since 2.6."""
+    for name in ("TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_TRACE_BUFFER_SIZE"):
+        raw = env.get(name, "").strip()
+        if raw.isdigit():
+            return f"{name}={raw}" if int(raw) == 0 else ""
+    if torch_version is None:
+        return ""  # unknown torch: do not guess
+    if version_tuple(torch_version) >= FR_DEFAULT_ON_SINCE:
+        return ""
+    return f"TORCH_FR_BUFFER_SIZE is unset and torch {torch_version} records nothing by default"

@@ -88,8 +88,8 @@ SCENARIOS: dict[str, Scenario] = {
     "ENV404": Scenario(Case(unset=("NCCL_DEBUG",)), Case()),
     "ENV405": Scenario(Case(env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"}),
                        Case(env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"})),
-    "ENV406": Scenario(Case(env={"TORCH_NCCL_BLOCKING_WAIT": "yes"}), Case(env={"TORCH_NCCL_BLOCKING_WAIT": "0"})),
-    "ENV407": Scenario(Case(unset=("TORCH_FR_BUFFER_SIZE",)), Case()),
+    "ENV406": Scenario(Case(env={"TORCH_NCCL_BLOCKING_WAIT": "maybe"}), Case(env={"TORCH_NCCL_BLOCKING_WAIT": "0"})),
+    "ENV407": Scenario(Case(env={"TORCH_FR_BUFFER_SIZE": "0"}), Case(unset=("TORCH_FR_BUFFER_SIZE",))),
     "ENV408": Scenario(Case(env={"TORCH_NCCL_BLOCKING_WAIT": "1"}), Case()),
     "ENV501": Scenario(Case(shm_bytes=64 << 20), Case(shm_bytes=8 << 30)),
     # Raising a hard limit needs CAP_SYS_RESOURCE, which containers often drop: the good case

@@ -62,3 +62,27 @@ def test_visible_gpu_count_stops_where_cuda_stops(raw: str | None, count: int) -
     from pgdoctor.checks.visible_devices import visible_gpu_count
 
     assert visible_gpu_count(raw, 4) == count
+
+
+@pytest.mark.parametrize(
+    ("env", "torch_version", "off"),
+    [({}, "2.13.0", False), ({}, "2.5.1+cu124", True), ({"TORCH_FR_BUFFER_SIZE": "0"}, "2.13.0", True),
+     ({"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"}, "2.4.0", False),
+     ({"TORCH_FR_BUFFER_SIZE": "0", "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"}, "2.13.0", True), ({}, None, False)],
+)
+def test_flight_recorder_default_follows_the_torch_version(env: dict[str, str], torch_version: str | None,
+                                                           off: bool) -> None:
+    from pgdoctor.checks.knobs import flight_recorder_off
+
+    assert bool(flight_recorder_off(env, torch_version)) is off
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES", "t", "0", "False", "n"])
+def test_torch_boolean_spellings_are_valid(value: str) -> None:
+    from pgdoctor.checks.knobs import nccl_knobs
+    from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
+
+    probe = ProbeResult("environment", "launch", Status.PASSED,
+                        measurements=(Measurement("env.vars", {"TORCH_NCCL_BLOCKING_WAIT": value}),))
+    snap = Snapshot("h", 0.0, "0", "quick", (probe,))
+    assert "ENV406" not in {f.code for f in nccl_knobs(snap, config_from_mapping({}))}
