@@ -16,4 +16,10 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   if [ -n "$need" ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
   fi
+  # Only the HTML report's browser test needs chromium, and it skips without one: a mirror
+  # without chromium must not fail the setup.
+  if ! command -v chromium >/dev/null; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+      || echo "test-setup: chromium could not be installed; the HTML browser test will skip" >&2
+  fi
 fi

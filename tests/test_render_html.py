@@ -182,3 +182,24 @@ def test_trace_events_accepts_a_whole_trace_drops_bad_events_and_caps() -> None:
     page = render(dataclasses.replace(live_report(), extra={"trace_events": many}))
     section = page.split('<section id="timeline">', 1)[1].split("</section>", 1)[0]
     assert f"the first {MAX_TIMELINE_EVENTS} of {MAX_TIMELINE_EVENTS + 7} ranges" in section
+
+
+@pytest.mark.slow
+def test_a_real_gloo_sweep_is_plotted(no_leftover_children: None) -> None:
+    """The reader and the plot against what the collectives probe really writes (2 gloo ranks)."""
+    import os
+
+    from pgdoctor.coll_launch import run_collectives
+    from pgdoctor.coll_sweep import SweepSpec
+
+    spec = SweepSpec(ops=("all_reduce", "broadcast"), min_bytes=8, max_bytes=1 << 16, factor=16, iters=2, warmup=1,
+                     memcpy_probe=False)
+    run = run_collectives(spec, dict(os.environ), 2, 90.0)
+    assert not run.problems, run.problems
+    measurements = run.to_measurements()
+    rows = collective_rows(measurements)
+    assert {(r["op"], r["bytes"]) for r in rows} == {(r.op, r.bytes) for r in run.rows} and len(rows) == 8
+    page = render(with_measurements(live_report(), "collectives", "collectives", measurements))
+    section = page.split('<section id="collectives">', 1)[1].split("</section>", 1)[0]
+    assert section.count("<polyline") == 2 and section.count("<circle") == 8
+    assert "backend gloo, world_size 2" in section
