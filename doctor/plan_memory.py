@@ -120,6 +120,12 @@ def activation_bytes_per_layer(
     return per / tp * act_scale
 
 
+def ddp_bucket_bytes(numel: int, precision: Precision, bucket_view: bool = False) -> int:
+    """torch DDP's reducer keeps its own flat bucket tensors covering every gradient; only with
+    gradient_as_bucket_view=True are the .grad tensors views into them instead of a second copy."""
+    return 0 if bucket_view else numel * precision.grad_bytes
+
+
 @dataclass(frozen=True)
 class MemoryInput:
     shape: ModelShape
@@ -186,7 +192,7 @@ def stage_memory(
     notes = []
     buffers = 0
     if zero == 0 and dp > 1 and not inp.ddp_bucket_view:
-        buffers = numel * inp.precision.grad_bytes
+        buffers = ddp_bucket_bytes(numel, inp.precision)
         notes.append("DDP buckets hold a second copy of the gradients (gradient_as_bucket_view=False)")
     if zero == 3 and dp > 1:
         # FSDP/ZeRO-3 gathers a whole layer (and prefetches the next) plus its unsharded gradient.
