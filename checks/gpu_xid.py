@@ -11,7 +11,7 @@ from typing import Any
 
 from pgdoctor.checks.base import Config, check, evidence_of, register_code
 from pgdoctor.checks.gpu import AREA, gpus
-from pgdoctor.model import Evidence, Finding, Scope, Snapshot
+from pgdoctor.model import Evidence, Finding, Scope, Snapshot, Unavailable
 from pgdoctor.xid import describe_xid
 
 GPU120 = register_code("GPU120", "gpu-xid-fatal", "fail", "gpu_hardware",
@@ -20,6 +20,8 @@ GPU121 = register_code("GPU121", "gpu-xid-warning", "warn", "gpu_hardware",
                        "Recent Xid events worth attention (application faults, corrected or contained errors)", AREA)
 GPU122 = register_code("GPU122", "gpu-xid-info", "info", "gpu_hardware",
                        "Recent informational Xid events (consequences of other errors)", AREA)
+GPU123 = register_code("GPU123", "gpu-xid-log-unreadable", "info", "configuration",
+                       "The kernel log could not be read, so Xid events were not checked", AREA)
 BY_SEVERITY = {"fail": GPU120, "warn": GPU121, "info": GPU122}
 
 ACTION_TEXT = {
@@ -44,9 +46,12 @@ def bus_key(bus: str) -> str:
 
 
 # gpu_pci: on a host without NVIDIA GPUs an empty kernel log says nothing about GPU health.
-@check(AREA, [GPU120, GPU121, GPU122], needs=["gpu_xid", "gpu_pci"])
+@check(AREA, [GPU120, GPU121, GPU122, GPU123], needs=["gpu_xid", "gpu_pci"])
 def xid_events(snap: Snapshot, config: Config) -> list[Finding]:
     events_m = snap.get("gpu.xid.events")
+    if events_m is not None and isinstance(events_m.value, Unavailable):
+        return [GPU123.finding(f"Xid events not checked: {events_m.value.reason.value}: {events_m.value.detail}",
+                               evidence=evidence_of(events_m), facts={"reason": events_m.value.reason.value})]
     if events_m is None or not isinstance(events_m.value, list):
         return []
     by_bus = {bus_key(g.v("gpu.pci_bus_id")): g for g in gpus(snap) if isinstance(g.v("gpu.pci_bus_id"), str)}

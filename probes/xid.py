@@ -1,7 +1,8 @@
 """Xid events from the kernel log: /dev/kmsg, else the journal, else dmesg.
 
 The first source that can be read wins and is named in `gpu.xid.source`; when none can be read
-the probe is unavailable with each source's reason, so "no Xid" is never claimed without a log.
+`gpu.xid.events` is Unavailable with each source's reason, so "no Xid" is never claimed without
+a log.
 Only `NVRM: Xid` lines inside the window (config gpu.xid_window_s) are kept.
 """
 
@@ -13,8 +14,8 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Callable, Optional
 
-from pgdoctor.model import Measurement, Reason
-from pgdoctor.probes.base import ProbeContext, ProbeUnavailable, probe
+from pgdoctor.model import Measurement, Reason, Unavailable
+from pgdoctor.probes.base import ProbeContext, probe
 from pgdoctor.probes.commands import CommandNotFound, CommandTimeout
 from pgdoctor.xid import parse_xid_line
 
@@ -170,6 +171,13 @@ def gpu_xid(ctx: ProbeContext) -> list[Measurement]:
             Measurement("gpu.xid.window_s", window, unit="s"),
             Measurement("gpu.xid.events", xid_events(lines, since), source=name),
         ]
+    # No readable log is common (non-root with kernel.dmesg_restrict=1): record why, as data, so
+    # the GPU area stays complete and the check can say that Xids were not looked at.
     reasons = {f.reason for f in failures}
     reason = Reason.NO_PERMISSION if Reason.NO_PERMISSION in reasons else failures[0].reason
-    raise ProbeUnavailable(reason, "kernel log not readable: " + "; ".join(f.detail for f in failures))
+    missing = Unavailable(reason, "kernel log not readable: " + "; ".join(f.detail for f in failures))
+    return [
+        Measurement("gpu.xid.source", missing),
+        Measurement("gpu.xid.window_s", window, unit="s"),
+        Measurement("gpu.xid.events", missing),
+    ]

@@ -8,8 +8,8 @@ import pytest
 
 from pgdoctor.checks.base import Config
 from pgdoctor.checks.gpu_xid import bus_key, xid_events
-from pgdoctor.model import Measurement, ProbeResult, Reason, Snapshot, Status
-from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
+from pgdoctor.model import Measurement, ProbeResult, Reason, Snapshot, Status, Unavailable
+from pgdoctor.probes.base import ProbeContext
 from pgdoctor.probes.commands import CommandNotFound, CommandOutput, ReplayRunner
 from pgdoctor.probes.sysfs import FsReader
 from pgdoctor.probes.xid import gpu_xid
@@ -168,7 +168,7 @@ def test_dmesg_is_the_last_resort(tmp_path: Path) -> None:
     assert [e["code"] for e in out["gpu.xid.events"]] == [48]  # the day-old 79 is outside the window
 
 
-def test_no_readable_source_makes_the_probe_unavailable(tmp_path: Path) -> None:
+def test_no_readable_source_is_recorded_as_unavailable_events(tmp_path: Path) -> None:
     since = int(NOW - 3600)
     jargv = ("journalctl", "-k", "-o", "short-unix", "--no-pager", "-q", "--since", f"@{since}")
     dargv = ("dmesg", "--time-format", "iso")
@@ -176,10 +176,9 @@ def test_no_readable_source_makes_the_probe_unavailable(tmp_path: Path) -> None:
         jargv: CommandOutput(jargv, 1, "", "No journal files were opened due to insufficient permissions."),
         dargv: CommandOutput(dargv, 1, "", "dmesg: read kernel buffer failed: Operation not permitted"),
     })
-    with pytest.raises(ProbeUnavailable) as err:
-        gpu_xid(_ctx(FsReader(tmp_path), runner))
-    assert err.value.reason is Reason.NO_PERMISSION
-    assert "/dev/kmsg" in err.value.detail and "journalctl" in err.value.detail and "dmesg" in err.value.detail
+    events = _by_key(gpu_xid(_ctx(FsReader(tmp_path), runner)))["gpu.xid.events"]
+    assert isinstance(events, Unavailable) and events.reason is Reason.NO_PERMISSION
+    assert "/dev/kmsg" in events.detail and "journalctl" in events.detail and "dmesg" in events.detail
 
 
 def _xid_snapshot(events: list[dict[str, object]]) -> Snapshot:
