@@ -27,8 +27,10 @@ LAZY_COMMANDS: dict[str, str] = {
     "collect": "pgdoctor.cmd_check:collect",
     "list": "pgdoctor.cmd_info:list_codes",
     "explain": "pgdoctor.cmd_info:explain",
+    "diagnose": "pgdoctor.cmd_diagnose:diagnose",
     "repro": "pgdoctor.cmd_repro:repro",
     "plan": "pgdoctor.cmd_plan:plan_cmd",
+    "bench": "pgdoctor.cmd_bench:bench",
 }
 
 # Short help per lazy command, so `pgdoctor --help` lists them without importing them.
@@ -37,8 +39,10 @@ COMMAND_HELP: dict[str, str] = {
     "collect": "Write a snapshot of everything probed (support bundle; input of check --from).",
     "list": "List every finding code with slug, severity and title.",
     "explain": "Show the playbook of a finding code or slug.",
+    "diagnose": "Find the root cause of a failed run in its logs and flight-recorder dumps (exit 1 when found).",
     "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP run, and diagnose it.",
     "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
+    "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings).",
 }
 
 

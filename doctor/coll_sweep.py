@@ -106,6 +106,8 @@ class SweepSpec:
     backend: str = "gloo"
     op_timeout_s: float = 30.0  # a stage (one op at one size, or a gather) longer than this is a hang
     init_timeout_s: float = 60.0  # start-up and rendezvous, which includes importing torch
+    # Seconds of timed iterations per size; slow sizes run fewer iterations (>= 5). 0: always --iters.
+    step_budget_s: float = 1.0
     memcpy_probe: bool = True  # rank 0 measures host memory-copy bandwidth (gloo's yardstick)
     progress_path: str = ""  # rank 0 appends one line per finished step (parent draws a bar)
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -174,6 +176,7 @@ class Row:
     correct: bool
     rank_time_us: tuple[float, ...]
     wrong: tuple[Mapping[str, Any], ...] = ()  # per wrong rank: rank, wrong_elements, index, expected, got
+    iters: int = 0  # timed iterations behind each rank's median
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -182,7 +185,7 @@ class Row:
             "time_max_us": round(self.time_max_us, 3),
             "algbw_gbps": round(self.algbw_gbps, 6), "busbw_gbps": round(self.busbw_gbps, 6),
             "correct": self.correct, "rank_time_us": [round(t, 3) for t in self.rank_time_us],
-            "wrong": [dict(w) for w in self.wrong],
+            "wrong": [dict(w) for w in self.wrong], "iters": self.iters,
         }
 
     @classmethod
@@ -192,7 +195,7 @@ class Row:
             time_us=float(d["time_us"]), time_min_us=float(d["time_min_us"]), time_max_us=float(d["time_max_us"]),
             algbw_gbps=float(d["algbw_gbps"]), busbw_gbps=float(d["busbw_gbps"]), correct=bool(d["correct"]),
             rank_time_us=tuple(float(t) for t in d["rank_time_us"]),
-            wrong=tuple(dict(w) for w in d.get("wrong", ())),
+            wrong=tuple(dict(w) for w in d.get("wrong", ())), iters=int(d.get("iters", 0)),
         )
 
 
@@ -206,7 +209,7 @@ def make_row(op: str, nbytes: int, per_rank: Sequence[Mapping[str, Any]]) -> Row
     algbw = nbytes / (time_us * 1e-6) / 1e9 if time_us > 0 else 0.0
     wrong = tuple(dict(r["wrong"], rank=i) for i, r in enumerate(per_rank) if r.get("wrong"))
     return Row(op, nbytes, n, time_us, min(every), max(every), algbw, algbw * bus_factor(op, n), not wrong,
-               tuple(medians), wrong)
+               tuple(medians), wrong, min(len(r["times_us"]) for r in per_rank))
 
 
 def plateau(rows: Sequence[Row], op: str) -> Row | None:
