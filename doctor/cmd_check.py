@@ -16,7 +16,7 @@ from pgdoctor.model import Report, Severity, Snapshot, SnapshotFormatError, exit
 from pgdoctor.plugins import load_plugins
 from pgdoctor.probes.base import LEVELS, ProbeContext
 from pgdoctor.render import FORMATS, get_renderer
-from pgdoctor.runner import Selection, build_report
+from pgdoctor.runner import Selection, build_report, was_interrupted
 from pgdoctor.runner import collect as collect_snapshot
 
 
@@ -143,6 +143,8 @@ def check(
             click.echo("\r\033[K", err=True, nl=False)
     report = build_report("check", snapshot, config, selection, meta={"options": options, "from": from_path})
     write_report(report, "json" if as_json else (fmt or "console"), output)
+    if was_interrupted(snapshot):
+        raise KeyboardInterrupt  # the partial report is out; exit 130 like any interruption
     raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
 
 

@@ -52,6 +52,7 @@ class Reason(str, enum.Enum):
     NOT_PRESENT = "not_present"
     NOT_REQUESTED = "not_requested"
     TIMEOUT = "timeout"
+    INTERRUPTED = "interrupted"
     ERROR = "error"
 
 

@@ -131,6 +131,30 @@ def collect(
     ]
     results: dict[str, ProbeResult] = {}
     ordered = _ordered(specs)
+    try:
+        _run_waves(ctx, ordered, results, deadline, progress)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: keep what finished, say what did not, and let the caller render
+        # the partial report. Probes' own children are killed by pgdoctor.procs at exit.
+        for s in ordered:
+            if s.name not in results:
+                results[s.name] = ProbeResult(s.name, s.area, Status.UNAVAILABLE,
+                                              f"{Reason.INTERRUPTED.value}: pgdoctor was interrupted")
+    return Snapshot(
+        host=host or socket.gethostname(),
+        time_unix=ctx.clock(),
+        pgdoctor_version=__version__,
+        level=ctx.level,
+        probes=tuple(results[s.name] for s in ordered),
+    )
+
+
+def was_interrupted(snapshot: Snapshot) -> bool:
+    return any(p.reason.startswith(Reason.INTERRUPTED.value) for p in snapshot.probes)
+
+
+def _run_waves(ctx: ProbeContext, ordered: list[ProbeSpec], results: dict[str, ProbeResult], deadline: float,
+               progress: Optional[ProgressFn]) -> None:
     # Waves: every probe whose dependencies are done runs in the same wave, concurrently.
     while len(results) < len(ordered):
         wave = [s for s in ordered if s.name not in results and all(a in results or a not in PROBES for a in s.after)]
@@ -156,13 +180,6 @@ def collect(
             results[s.name] = box.get(s.name) or ProbeResult(
                 s.name, s.area, Status.UNAVAILABLE, f"{Reason.TIMEOUT.value}: the run's --timeout was reached"
             )
-    return Snapshot(
-        host=host or socket.gethostname(),
-        time_unix=ctx.clock(),
-        pgdoctor_version=__version__,
-        level=ctx.level,
-        probes=tuple(results[s.name] for s in ordered),
-    )
 
 
 def _check_status(spec: CheckSpec, snapshot: Snapshot) -> Optional[CheckResult]:
@@ -210,7 +227,7 @@ def incomplete_reasons(snapshot: Snapshot, checks: Sequence[CheckResult], select
     reasons = []
     requested = set(selection.requested_areas)
     for p in snapshot.probes:
-        timed_out = p.reason.startswith(Reason.TIMEOUT.value)
+        timed_out = p.reason.startswith((Reason.TIMEOUT.value, Reason.INTERRUPTED.value))
         if p.status is Status.CRASHED or timed_out:
             reasons.append(f"probe {p.name} {p.status.value}: {p.reason}")
         elif p.status is Status.UNAVAILABLE and p.area in requested:

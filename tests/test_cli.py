@@ -139,3 +139,22 @@ def test_help_lists_the_commands() -> None:
     assert proc.returncode == 0
     for cmd in ("check", "collect", "list", "explain"):
         assert cmd in proc.stdout
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_leftover_children: None) -> None:
+    import signal
+
+    env = {**BASE_ENV, "PGDOCTOR_PLUGINS": "faulty_probes", "PGDOCTOR_TEST_FAULTS": "hang",
+           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "plugins")}
+    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "check", "--json", "--level", "standard",
+                             "--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(4)  # start-up and the fast probes are done; the hanging one is still running
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    data = json.loads(out)
+    reasons = {r["name"]: r["reason"] for r in data["results"] if r["kind"] == "probe"}
+    assert any(r.startswith("interrupted") for r in reasons.values()), reasons
+    assert data["incomplete"], "an interrupted run is incomplete"
+    assert "interrupted" in err and "Traceback" not in err

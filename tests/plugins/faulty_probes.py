@@ -15,7 +15,7 @@ from pgdoctor.probes.base import probe
 WHICH = set(os.environ.get("PGDOCTOR_TEST_FAULTS", "hang,raise,segv,crashcheck").split(","))
 
 if "hang" in WHICH:
-    @probe("test_hang", area="host", timeout_s=1.0)
+    @probe("test_hang", area="host", timeout_s=float(os.environ.get("PGDOCTOR_TEST_HANG_TIMEOUT", "1")))
     def hang(ctx):
         time.sleep(3600)
         return []
