@@ -151,7 +151,7 @@ def translate_error(exc: BaseException, function: str) -> NvmlError:
     cls = type(exc).__name__
     name = cls[len("NVMLError_"):] if cls.startswith("NVMLError_") else cls
     try:
-        text = str(exc)
+        text = str(exc) if cls.startswith("NVMLError") else f"{cls}: {exc}"
     except Exception:  # pynvml formats some errors by calling into the library
         text = name
     return NvmlError(ERROR_REASONS.get(name, Reason.ERROR), function, name, text)
@@ -183,15 +183,13 @@ class LiveBackend:
         self._handles.clear()
 
     def _invoke(self, function: str, thunk: Callable[[], Any]) -> Any:
-        error_base = getattr(self._nvml, "NVMLError", None)
         try:
             return thunk()
-        except AttributeError as exc:
-            raise translate_error(exc, function) from None
         except Exception as exc:
-            if error_base is not None and isinstance(exc, error_base):
-                raise translate_error(exc, function) from None
-            raise
+            # Not only NVMLError: a binding/driver mismatch can surface as TypeError or ctypes
+            # errors for one field; that field is then `error` with the exception named, and the
+            # other fields are still read.
+            raise translate_error(exc, function) from None
 
     def _handle(self, index: int) -> Any:
         h = self._handles.get(index)

@@ -104,6 +104,17 @@ def test_live_backend_old_binding_without_a_function_is_function_not_found() -> 
     assert err.value.reason is Reason.FUNCTION_NOT_FOUND
 
 
+def test_live_backend_unexpected_exception_in_one_field_is_an_error_value() -> None:
+    def broken(h: Any) -> Any:
+        raise TypeError("argument 2: wrong type")
+
+    live = LiveBackend(fake_pynvml(nvmlDeviceGetSerial=broken))
+    live.init()
+    with pytest.raises(NvmlError) as err:
+        live.call("nvmlDeviceGetSerial", 0)
+    assert err.value.reason is Reason.ERROR and "TypeError" in err.value.detail
+
+
 def test_live_backend_converts_structs_to_plain_values_and_maps_device_args() -> None:
     seen: list[tuple[Any, ...]] = []
     mem = types.SimpleNamespace(total=100, free=60, used=40)
