@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from pgdoctor.redact import scrub
+
 # Bump when the meaning or shape of the snapshot or of --json output changes.
 SCHEMA_VERSION = 1
 
@@ -225,7 +227,7 @@ class Snapshot:
         return [m for m in self.measurements() if m.key.startswith(prefix)]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        return scrub({
             "schema_version": self.schema_version,
             "kind": "pgdoctor.snapshot",
             "pgdoctor_version": self.pgdoctor_version,
@@ -233,7 +235,7 @@ class Snapshot:
             "time_unix": self.time_unix,
             "level": self.level,
             "probes": [p.to_json() for p in self.probes],
-        }
+        })
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1, sort_keys=False)
@@ -394,7 +396,7 @@ class Report:
             "meta": dict(self.meta),
         }
         out.update(self.extra)
-        return out
+        return scrub(out)  # type: ignore[no-any-return]
 
 
 def exit_code(report: Report, fail_on: Severity = Severity.FAIL, exit_zero: bool = False) -> int:

@@ -4,6 +4,7 @@ like credentials are replaced, and user:password in URLs is masked."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]+):(?P<pw>[^/\s@]+)@")
@@ -25,3 +26,16 @@ def redact_text(text: str) -> str:
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:
     return {k: (REDACTED if is_secret_name(k) else redact_text(v)) for k, v in env.items()}
+
+
+def scrub(obj: Any) -> Any:
+    """Redact every string in a JSON-like structure: the one choke point that snapshots and
+    reports pass through on their way out, so no probe or parser can leak a secret by mistake."""
+    if isinstance(obj, str):
+        return redact_text(obj)
+    if isinstance(obj, dict):
+        return {k: (REDACTED if isinstance(k, str) and is_secret_name(k) and isinstance(v, str) else scrub(v))
+                for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [scrub(v) for v in obj]
+    return obj

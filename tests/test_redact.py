@@ -1,0 +1,61 @@
+"""Secrets never reach a snapshot, a report or evidence."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pgdoctor.model import Evidence, Finding, Measurement, ProbeResult, Report, Severity, Snapshot, Status
+from pgdoctor.redact import REDACTED, redact_env, redact_text
+
+SECRETS = {"HF_TOKEN": "hf_abcdefSECRET1", "WANDB_API_KEY": "k3y-SECRET2", "DB_PASSWORD": "pw-SECRET3",
+           "NCCL_AUTH_SECRET": "SECRET4", "AWS_SESSION_TOKEN": "SECRET5", "MY_CREDENTIALS": "SECRET6"}
+
+
+@pytest.mark.parametrize(("text", "leak"), [
+    ("torchrun --master_addr x train.py HF_TOKEN=hf_abcdefSECRET1 --lr 3e-4", "hf_abcdefSECRET1"),
+    ("pip install --index-url https://alice:SECRETPW@pypi.example.com/simple torch", "SECRETPW"),
+    ("export WANDB_API_KEY=k3y-SECRET2; python train.py", "k3y-SECRET2"),
+    ("git clone https://oauth2:glpat-SECRET@gitlab.example.com/x.git", "glpat-SECRET"),
+])
+def test_secrets_in_command_and_log_lines_are_masked(text: str, leak: str) -> None:
+    out = redact_text(text)
+    assert leak not in out and REDACTED in out
+    assert "train.py" in out or "torch" in out or "x.git" in out  # the rest of the line survives
+
+
+def test_ordinary_assignments_survive() -> None:
+    line = "NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0 MASTER_PORT=29500"
+    assert redact_text(line) == line
+
+
+def test_env_values_of_credential_names_are_redacted() -> None:
+    assert set(redact_env(SECRETS).values()) == {REDACTED}
+
+
+def test_report_and_snapshot_json_carry_no_secret_from_any_field() -> None:
+    m = Measurement("env.vars", {"NCCL_DEBUG": "INFO", "HF_TOKEN": "hf_abcdefSECRET1"})
+    m2 = Measurement("proc.cmdline", "python train.py --token-url https://u:SECRETPW@h/x")
+    snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m, m2)),))
+    finding = Finding("ENV401", "x", Severity.FAIL, "configuration", "t", "saw WANDB_API_KEY=k3y-SECRET2", "knobs",
+                      evidence=(Evidence("DB_PASSWORD=pw-SECRET3 in env", file="log.txt", line=3),),
+                      facts={"cmd": "export AWS_SESSION_TOKEN=SECRET5"})
+    report = Report("check", snap, (finding,))
+    text = json.dumps(report.to_json()) + snap.dumps()
+    for secret in ("hf_abcdefSECRET1", "SECRETPW", "k3y-SECRET2", "pw-SECRET3", "SECRET5"):
+        assert secret not in text
+
+
+def test_collect_never_writes_a_credential(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "s.json"
+    env = {"PATH": "/usr/bin:/bin", **SECRETS, "NCCL_DEBUG": "INFO", "TORCH_CREDENTIAL_HELPER": "SECRET7"}
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "collect", "--level", "quick", "-o", str(out)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    for secret in [*SECRETS.values(), "SECRET7"]:
+        assert secret not in text
+    assert '"NCCL_DEBUG": "INFO"' in text
