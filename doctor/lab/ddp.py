@@ -18,6 +18,18 @@ LAYERS = 4
 BUCKET_CAP_MB = 0.5  # small, so a 4-layer MLP spans several buckets
 
 
+class WithLoss(nn.Module):
+    """The model and its loss in one forward, as many training codes have it (the `fwd` range
+    then covers the loss too)."""
+
+    def __init__(self, body: nn.Module):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return F.mse_loss(self.body(x), y)
+
+
 class DdpRun:
     def __init__(self, spec: LabSpec, rank: int, world: int, device: str, fault: Fault):
         self.spec, self.rank, self.device, self.fault = spec, rank, device, fault
@@ -26,7 +38,7 @@ class DdpRun:
         layers: list[nn.Module] = []
         for _ in range(LAYERS):
             layers += [nn.Linear(w, w), nn.ReLU()]
-        model = nn.Sequential(*layers).to(device)
+        model = WithLoss(nn.Sequential(*layers)).to(device)
         ids = [torch.device(device).index] if device.startswith("cuda") else None
         self.model = nn.parallel.DistributedDataParallel(model, device_ids=ids, bucket_cap_mb=BUCKET_CAP_MB)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=1e-3)
@@ -58,7 +70,7 @@ class DdpRun:
             b = self.local_batch(n)
             x = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
             y = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
-        loss = F.mse_loss(self.model(x), y)
+        loss = self.model(x, y)
         loss.backward()
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)

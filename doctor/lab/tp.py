@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pgdoctor import instrument as ins
+from pgdoctor.lab.ddp import WithLoss
 from pgdoctor.lab.faults import Fault
 from pgdoctor.lab.spec import LabSpec
 
@@ -89,9 +90,9 @@ class TpRun:
         self.spec, self.rank, self.device, self.fault = spec, rank, device, fault
         self.shards = shard_widths(spec)
         gen = torch.Generator().manual_seed(10 + rank)
-        self.model = nn.Sequential(
+        self.model = WithLoss(nn.Sequential(
             *[TpBlock(spec.width, self.shards[rank], layer, fault, gen) for layer in range(BLOCKS)]
-        ).to(device)
+        )).to(device)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=1e-3)
         self.handles = ins.instrument(self.model, self.opt)
         self.gen = torch.Generator().manual_seed(99)  # same data on every shard
@@ -104,7 +105,7 @@ class TpRun:
             b = self.fault.batch(n)
             x = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
             y = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
-        loss = F.mse_loss(self.model(x), y)
+        loss = self.model(x, y)
         loss.backward()
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)

@@ -123,6 +123,11 @@ def run(spec: Any, rank: int, world: int) -> int:
     from pgdoctor.lab.faults import Fault, memory_facts
 
     torch.set_num_threads(1)
+    if spec.fault == "oom" and spec.device == "cpu":
+        # oneDNN allocates its primitives and scratchpads with its own malloc calls; at the cap
+        # one of those can fail first ("could not create a primitive"). Without it the
+        # failing allocation is a tensor's, through PyTorch's DefaultCPUAllocator.
+        torch.backends.mkldnn.enabled = False
     r = Rank(spec, rank, world)
     device = r.device
     if device.startswith("cuda"):

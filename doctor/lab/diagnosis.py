@@ -1,0 +1,152 @@
+"""Findings of a lab run.
+
+oom and timeout runs are diagnosed by pgdoctor's log diagnoser, the same code as
+`pgdoctor diagnose`, fed what the run left: every rank's stderr/stdout (each line prefixed
+`[rankN]:` as torchrun prefixes its workers' output) and the flight-recorder dumps. The lab
+then adds what only it knows, as extra facts on a copy of each finding: the ranges that were
+open on the failing (or hung) rank, hence the phase, and that rank's memory at the time.
+imbalance runs are diagnosed from the trace events (pgdoctor.lab.imbalance).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from pgdoctor.lab.imbalance import DEFAULT_RATIO, Imbalance, analyse
+from pgdoctor.lab.launch import LabRun
+from pgdoctor.model import Evidence, Finding, Scope
+
+EXPECTED_CATEGORIES = {
+    ("oom", "cpu"): "host_oom",
+    ("oom", "cuda"): "cuda_oom",
+    ("timeout", "cpu"): "collective_timeout",
+    ("timeout", "cuda"): "collective_timeout",
+    ("imbalance", "cpu"): "imbalance",
+    ("imbalance", "cuda"): "imbalance",
+}
+IMBALANCE_CODES = {"ddp": "RUN401", "pp": "RUN402", "tp": "RUN403"}
+
+
+class DiagnoserUnavailable(RuntimeError):
+    """The log diagnoser (pgdoctor.logdiag) is not installed in this build."""
+
+
+def prefixed_sources(run: LabRun) -> list[tuple[str, str]]:
+    out = []
+    for name, text in run.sources():
+        rank = name.split(".", 1)[0].removeprefix("rank")
+        lines = text.splitlines()
+        out.append((name, "".join(f"[rank{rank}]:{line}\n" for line in lines)))
+    return out
+
+
+def _logdiag_findings(run: LabRun) -> list[Finding]:
+    try:
+        from pgdoctor.logdiag.api import diagnose_sources
+    except ImportError as exc:
+        raise DiagnoserUnavailable(f"pgdoctor.logdiag.api is not available: {exc}") from None
+    dirs = [run.fr_dir] if run.fr_dir else []
+    try:
+        result: Any = diagnose_sources(prefixed_sources(run), flight_recorder_dirs=dirs)
+    except ValueError as exc:  # an unreadable flight-recorder dump
+        raise DiagnoserUnavailable(f"the log diagnoser could not read this run: {exc}") from None
+    findings = getattr(result, "findings", result)
+    return [f for f in findings if isinstance(f, Finding)]
+
+
+def _lab_facts(result: dict[str, Any]) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    if result.get("phase"):
+        facts["lab_phase"] = result["phase"]
+    if result.get("ranges"):
+        facts["lab_ranges"] = list(result["ranges"])
+    if "step" in result:
+        facts["lab_step"] = result["step"]
+    if result.get("batch"):
+        facts["lab_batch"] = result["batch"]
+    for k, v in (result.get("memory") or {}).items():
+        facts[f"lab_memory_{k}"] = v
+    for k, v in (result.get("cap") or {}).items():
+        facts[f"lab_cap_{k}"] = v
+    return facts
+
+
+def _culprit(run: LabRun, category: str) -> Optional[dict[str, Any]]:
+    """The rank result the lab itself saw fail in this category's way: for OOMs the rank that
+    raised an allocation error; for timeouts the rank still inside its step when the others
+    dumped (the one they waited for)."""
+    results = [r for r in run.results if r]
+    if category in ("host_oom", "cuda_oom"):
+        for r in results:
+            if r.get("status") == "error" and (
+                "OutOfMemoryError" in str(r.get("error_type")) or "allocate" in str(r.get("error"))
+            ):
+                return r
+    if category == "collective_timeout":
+        for r in results:
+            if r.get("status") == "hung":
+                return r
+    return None
+
+
+def enrich(run: LabRun, findings: Sequence[Finding]) -> list[Finding]:
+    """Copies of the diagnoser's findings with the lab's facts (`lab_*`: open ranges, phase,
+    step, memory) about the rank each finding is about. A finding without a rank gets the rank
+    the lab saw fail in that category's way. The diagnoser's own facts win over the lab's."""
+    by_rank = {int(r["rank"]): r for r in run.results if r and "rank" in r}
+    out = []
+    for f in findings:
+        scope = f.scope
+        if scope.rank is None:
+            culprit = _culprit(run, f.category)
+            if culprit is not None:
+                scope = dataclasses.replace(scope, rank=int(culprit["rank"]))
+        res = by_rank.get(scope.rank) if scope.rank is not None else None
+        if res is None:
+            out.append(f)
+            continue
+        facts = {**_lab_facts(res), "lab_status": res.get("status"), **dict(f.facts)}
+        ev = tuple(f.evidence)
+        if res.get("ranges"):
+            ev += (Evidence(f"rank {scope.rank} ({res.get('status')}) open ranges: {' > '.join(res['ranges'])}"),)
+        out.append(dataclasses.replace(f, facts=facts, scope=scope, evidence=ev))
+    return out
+
+
+def imbalance_finding(strategy: str, imb: Imbalance, ratio_threshold: float = DEFAULT_RATIO) -> Optional[Finding]:
+    from pgdoctor.checks import load_all
+    from pgdoctor.checks.base import CODES
+
+    if imb.ratio < ratio_threshold:
+        return None
+    load_all()
+    code = CODES[IMBALANCE_CODES[strategy]]
+    who = {"ddp": "rank", "pp": "stage", "tp": "shard"}[strategy]
+    msg = (
+        f"{who} {imb.slowest} computes {imb.slowest_compute_ms:.1f} ms per step against a median of "
+        f"{imb.median_compute_ms:.1f} ms ({imb.ratio:.2f}x the others); the other ranks spend "
+        f"{imb.others_wait_share:.0%} of their step waiting in communication"
+    )
+    if imb.bubble is not None and imb.ideal_bubble is not None:
+        msg += f"; pipeline bubble {imb.bubble:.0%} against an ideal {imb.ideal_bubble:.0%}"
+    evidence = [
+        Evidence(f"rank {r.rank}: compute {r.compute_ms:.1f} ms, communication {r.comm_ms:.1f} ms, "
+                 f"step {r.step_ms:.1f} ms (median of {r.steps} steps)")
+        for r in imb.ranks
+    ]
+    return code.finding(msg, scope=Scope(rank=imb.slowest), evidence=evidence, facts=imb.facts())
+
+
+def diagnose_run(run: LabRun, by_rank_events: dict[int, list[dict[str, Any]]]) -> list[Finding]:
+    """The findings of a finished lab run (raises DiagnoserUnavailable for oom/timeout runs
+    when the log diagnoser is missing)."""
+    spec = run.spec
+    if spec.fault == "imbalance" or spec.fault == "none":
+        imb = analyse(spec.strategy, by_rank_events, spec.microbatches)
+        if imb is None:
+            return []
+        f = imbalance_finding(spec.strategy, imb)
+        return [f] if f else []
+    return enrich(run, _logdiag_findings(run))
