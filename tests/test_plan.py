@@ -283,3 +283,11 @@ def test_model_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit) as exc:
         main(["plan", "--model", str(tmp_path / "bad.json"), "--gpu-memory", "24GiB"])
     assert exc.value.code == 2
+
+
+def test_plan_does_not_import_torch() -> None:
+    code = ("import sys; from pgdoctor.cli import main\n"
+            "try:\n    main(['plan', '--params', '7B', '--gpu-memory', '80GiB', '--json'])\nexcept SystemExit:\n    pass\n"
+            "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "NO-TORCH" in proc.stderr, proc.stderr

@@ -47,6 +47,15 @@ TRANSFORMER_RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp32", "sgd-
 SEQ, BATCH = 8, 2
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread() -> Any:
+    # Tiny models: extra threads only contend for the machine's two cores.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _shard(t: torch.Tensor, dim: int, rank: int, tp: int) -> nn.Parameter:
     """Rank's slice of a full tensor along dim, padded with zeros to a multiple of tp (vocab)."""
     size = t.shape[dim]
