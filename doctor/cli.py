@@ -31,6 +31,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "repro": "pgdoctor.cmd_repro:repro",
     "plan": "pgdoctor.cmd_plan:plan_cmd",
     "bench": "pgdoctor.cmd_bench:bench",
+    "topo": "pgdoctor.cmd_topo:topo",
 }
 
 # Short help per lazy command, so `pgdoctor --help` lists them without importing them.
@@ -43,6 +44,7 @@ COMMAND_HELP: dict[str, str] = {
     "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP run, and diagnose it.",
     "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
     "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings).",
+    "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo -m).",
 }
 
 

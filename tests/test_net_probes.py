@@ -129,3 +129,18 @@ def test_master_addr_that_does_not_resolve_is_unavailable() -> None:
     ms = netifs(ProbeContext(env={"MASTER_ADDR": "no-such-host.invalid"}, fs=FsReader(SYSFS / "no_ib")))
     route = next(m for m in ms if m.key == "net.master_route")
     assert not route.ok and route.value.reason is Reason.ERROR  # type: ignore[union-attr]
+
+
+def test_topo_command_prints_matrix_from_snapshot() -> None:
+    from click.testing import CliRunner
+
+    from pgdoctor.cli import cli
+
+    res = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET106" / "bad.json")])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].split() == ["GPU0", "GPU1", "mlx5_0", "mlx5_1", "mlx5_2", "eth0", "NUMA"]
+    assert lines[2].split() == ["GPU1", "SYS", "X", "SYS", "SYS", "SYS", "SYS", "1"]
+    assert "SYS = across NUMA nodes" in res.output
+    bad = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET114" / "missing.json")])
+    assert bad.exit_code == 2 and "cannot read snapshot" in bad.output
