@@ -107,7 +107,8 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
             "*" if i == 1 else str(i), str(lay.dp), str(lay.tp), str(lay.pp), str(lay.zero),
             str(lay.micro_batches) + ("?" if lay.micro_batches_assumed else ""),
             _gib(mem.states.params), _gib(mem.states.grads), _gib(mem.states.master + mem.states.optimizer),
-            _gib(mem.activations), _gib(mem.buffers + mem.overhead), _gib(mem.total), _gib(lay.headroom_bytes),
+            _gib(mem.activations), _gib(mem.buffers + mem.overhead), _gib(mem.total),
+            _gib(lay.headroom_bytes) + ("!" if lay.tight else ""),
             _secs(tr.dp_s), _secs(tr.tp_s), _secs(tr.pp_s), f"{lay.bubble:.0%}", _secs(lay.step_s),
             f"{lay.compute_fraction:.0%}",
         )
@@ -115,8 +116,10 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
         console.print(table)
         if len(fitting) > top:
             console.print(f"... and {len(fitting) - top} more that fit (--top N, --json for all)")
-        console.print("m: micro-batches per step (? = assumed); optim = fp32 master + optimizer state; "
-                      "buffers = DDP buckets / ZeRO-3 gathered layer + fixed overhead")
+        console.print("m: micro-batches per step (? = assumed); optim: fp32 master + optimizer state; "
+                      "free!: under 5% free")
+        console.print("buffers: DDP buckets or ZeRO-3's gathered layer, plus the fixed overhead; "
+                      "dp comm may overlap backward, tp/pp comm does not")
     misfits = [lay for lay in layouts if not lay.fits]
     if misfits:
         closest = misfits[0]
@@ -255,6 +258,5 @@ def _print_console(
         click.echo(f"note: {note}")
     click.echo("")
     _render_table(layouts, top, out)
-    click.echo("")
     color = out.isatty() and "NO_COLOR" not in os.environ
     get_renderer("console")(report, out, color)

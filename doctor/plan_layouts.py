@@ -5,7 +5,8 @@ tp either fits in a node or spans whole nodes. ZeRO-2/3 are not combined with pi
 parallelism (DeepSpeed refuses it: gradients would be resharded every micro-batch).
 
 Ranking: layouts that fit before those that do not; among those that fit, the ones whose
-global batch divides into dp x micro-batch first, then the shortest estimated step
+global batch divides into dp x micro-batch first, then those with at least 5% of the GPU's
+memory free (a tighter fit is left to the allocator's luck), then the shortest estimated step
 per token (compute / (1 - bubble) + exposed communication, at 1% resolution), then the least model
 parallelism, the lowest ZeRO stage and the least memory, so that equal speeds prefer the
 simpler layout. Layouts that do not fit are ordered by how far over they are.
@@ -23,6 +24,9 @@ from pgdoctor.plan_memory import MemoryInput, StageMemory, worst_stage
 from pgdoctor.plan_model import check_divisible, stage_layers
 
 DEFAULT_TFLOPS = 400.0
+# A layout with less free memory than this share of the GPU "fits" on paper only: allocator
+# fragmentation and a longer sequence in the data take more than that. Ranked after the others.
+TIGHT_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class Layout:
         return self.gpu_memory_bytes - self.memory.total
 
     @property
+    def tight(self) -> bool:
+        return self.fits and self.headroom_bytes < TIGHT_FRACTION * self.gpu_memory_bytes
+
+    @property
     def step_s(self) -> float:
         return self.compute_s / (1.0 - self.bubble) + self.exposed_comm_s
 
@@ -81,7 +89,8 @@ class Layout:
         return {
             "dp": self.dp, "tp": self.tp, "pp": self.pp, "zero": self.zero,
             "micro_batches": self.micro_batches, "micro_batches_assumed": self.micro_batches_assumed,
-            "batch_divisible": self.batch_divisible, "fits": self.fits, "headroom_bytes": self.headroom_bytes,
+            "batch_divisible": self.batch_divisible, "fits": self.fits, "tight": self.tight,
+            "headroom_bytes": self.headroom_bytes,
             "memory": self.memory.to_json(), "communication": self.traffic.to_json(),
             "tokens_per_step": self.tokens_per_step, "compute_s": self.compute_s, "bubble": self.bubble,
             "exposed_comm_s": self.exposed_comm_s, "step_s": self.step_s, "compute_fraction": self.compute_fraction, "notes": list(self.notes) + list(self.memory.notes),
@@ -164,7 +173,7 @@ def _rank_key(lay: Layout) -> tuple[object, ...]:
     # within 1% of each other they count as equal, so the simpler layout wins.
     per_token = lay.step_s / lay.tokens_per_step
     bucket = math.floor(math.log(per_token) / math.log(1.01)) if per_token > 0 else 0
-    return (0, not lay.batch_divisible, bucket, lay.tp * lay.pp, lay.zero, lay.memory.total)
+    return (0, not lay.batch_divisible, lay.tight, bucket, lay.tp * lay.pp, lay.zero, lay.memory.total)
 
 
 def plan(inp: PlanInput) -> list[Layout]:

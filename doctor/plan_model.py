@@ -153,19 +153,19 @@ def check_divisible(m: ModelShape, tp: int, pp: int) -> Optional[str]:
 # Shapes of well-known models (GPT-3 paper table 2.1, LLaMA/Llama-2/3 model cards), used when
 # only a parameter count is given: the count is kept exact, the shape only spreads it over
 # layers for activations and tensor-parallel traffic.
-_KNOWN: tuple[tuple[float, int, int, int, int], ...] = (
-    # params, layers, hidden, heads, kv_heads
-    (125e6, 12, 768, 12, 12),
-    (350e6, 24, 1024, 16, 16),
-    (760e6, 24, 1536, 16, 16),
-    (1.3e9, 24, 2048, 16, 16),
-    (2.7e9, 32, 2560, 32, 32),
-    (7e9, 32, 4096, 32, 32),
-    (13e9, 40, 5120, 40, 40),
-    (34e9, 48, 8192, 64, 8),
-    (70e9, 80, 8192, 64, 8),
-    (175e9, 96, 12288, 96, 96),
-    (405e9, 126, 16384, 128, 8),
+_KNOWN: tuple[tuple[float, int, int, int, int, int], ...] = (
+    # params, layers, hidden, heads, kv_heads, MLP width (0: LLaMA's rule)
+    (125e6, 12, 768, 12, 12, 0),
+    (350e6, 24, 1024, 16, 16, 0),
+    (760e6, 24, 1536, 16, 16, 0),
+    (1.3e9, 24, 2048, 16, 16, 0),
+    (2.7e9, 32, 2560, 32, 32, 0),
+    (7e9, 32, 4096, 32, 32, 11008),
+    (13e9, 40, 5120, 40, 40, 13824),
+    (34e9, 48, 8192, 64, 8, 22016),
+    (70e9, 80, 8192, 64, 8, 28672),
+    (175e9, 96, 12288, 96, 96, 0),
+    (405e9, 126, 16384, 128, 8, 53248),
 )
 
 
@@ -178,7 +178,7 @@ def shape_from_params(params: int, **overrides: Any) -> ModelShape:
     """A LLaMA-style shape (SwiGLU, RMSNorm, no biases, untied, 32000 vocabulary) of the known
     model nearest in size; keyword overrides (layers, hidden, heads, vocab, ...) win."""
     nearest = min(_KNOWN, key=lambda k: abs(math.log(k[0] / params)))
-    _, layers, hidden, heads, kv = nearest
+    _, layers, hidden, heads, kv, ffn = nearest
     hidden = overrides.pop("hidden", None) or hidden
     heads = overrides.pop("heads", None) or (heads if hidden == nearest[2] else max(1, hidden // 128))
     kv = overrides.pop("kv_heads", None) or (kv if heads == nearest[3] else heads)
@@ -189,7 +189,7 @@ def shape_from_params(params: int, **overrides: Any) -> ModelShape:
         heads=heads,
         kv_heads=kv,
         head_dim=hidden // heads,
-        ffn_hidden=overrides.pop("ffn_hidden", None) or _llama_ffn(hidden),
+        ffn_hidden=overrides.pop("ffn_hidden", None) or (ffn if ffn and hidden == nearest[2] else _llama_ffn(hidden)),
         vocab=overrides.pop("vocab", None) or 32000,
         params_given=params,
     )
