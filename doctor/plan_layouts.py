@@ -129,11 +129,11 @@ def candidates(inp: PlanInput) -> list[tuple[int, int, int, int]]:
 def micro_batches(inp: PlanInput, dp: int, pp: int) -> tuple[int, bool, bool]:
     """(m, assumed, divisible): micro-batches per step per pipeline."""
     mb = inp.memory.micro_batch
-    if inp.global_batch is None:
-        # Without a global batch: no accumulation for pure DP/TP; 4 micro-batches per stage for
-        # pipelines (Megatron's rule of thumb that keeps the bubble under 20%).
-        return (1 if pp == 1 else 4 * pp), True, True
     per_step = dp * mb
+    if inp.global_batch is None:
+        # Without a global batch every layout gets the same one: a micro-batch per GPU (pure DP
+        # without accumulation), so that all layouts are compared on the same tokens per step.
+        return inp.fabric.gpus * mb // per_step, True, True
     return max(1, inp.global_batch // per_step), False, inp.global_batch % per_step == 0
 
 
@@ -160,8 +160,8 @@ def evaluate(inp: PlanInput, dp: int, tp: int, pp: int, zero: int) -> Layout:
     window = {0: compute * 2 / 3 / m, 1: compute * 2 / 3 / m, 2: compute * 2 / 3, 3: compute}[zero]
     exposed = tr.tp_s + tr.pp_s + max(0.0, tr.dp_s - window)
     notes = []
-    if assumed and pp > 1:
-        notes.append(f"{m} micro-batches assumed (no --global-batch)")
+    if assumed:
+        notes.append(f"global batch assumed {m * dp * mi.micro_batch} (a micro-batch per GPU; set --global-batch)")
     return Layout(dp, tp, pp, zero, m, assumed, divisible, mem, inp.gpu_memory_bytes, tr, tokens, compute,
                   bubble_fraction(pp, m), exposed, tuple(notes))
 
