@@ -1,0 +1,143 @@
+"""The instrumentation library in one process: range names and fields, the open-range stack
+(also across threads and after exceptions), the hooks of instrument(), and trace files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import pgdoctor
+from pgdoctor import instrument as ins
+from pgdoctor import trace
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    ins.reset_thread()
+    yield
+    ins.reset_thread()
+    trace.disable()
+
+
+def test_import_pgdoctor_loads_neither_torch_nor_nvtx() -> None:
+    code = ("import sys, pgdoctor; assert pgdoctor.__version__; "
+            "print(sorted(m for m in ('torch', 'nvtx', 'pgdoctor.instrument') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_lazy_attributes() -> None:
+    assert pgdoctor.range is ins.range
+    assert pgdoctor.step(3).fields == {"n": 3}
+    assert callable(pgdoctor.instrument)
+    assert pgdoctor.current_ranges is ins.current_ranges
+    with pytest.raises(AttributeError):
+        pgdoctor.no_such_thing  # noqa: B018
+
+
+def test_message_format_round_trips() -> None:
+    msg = ins.message("comm.all_reduce", {"bucket": 0, "bytes": 1048576})
+    assert msg == "comm.all_reduce bucket=0 bytes=1048576"
+    assert ins.parse_message(msg) == ("comm.all_reduce", {"bucket": "0", "bytes": "1048576"})
+    assert ins.message("fwd", {}) == "fwd"
+
+
+def test_stack_context_manager_and_decorator() -> None:
+    seen = []
+
+    @pgdoctor.range("optim")
+    def opt_step() -> None:
+        seen.append(ins.current_ranges(threading.get_ident()))
+
+    with pgdoctor.step(7), pgdoctor.range("pp.fwd", stage=1, mb=2):
+        opt_step()
+    assert seen == [("step n=7", "pp.fwd stage=1 mb=2", "optim")]
+    assert ins.current_ranges(threading.get_ident()) == ()
+
+
+def test_failure_is_tagged_with_the_ranges_it_went_through() -> None:
+    with pytest.raises(RuntimeError) as info, pgdoctor.step(1), pgdoctor.range("bwd"):
+        ins.push("comm.all_reduce", {"bucket": 3, "bytes": 8})  # left open, as a hook would
+        raise RuntimeError("boom")
+    ranges = ins.ranges_at_failure(info.value)
+    assert ranges == ("step n=1", "bwd", "comm.all_reduce bucket=3 bytes=8")
+    assert ins.phase_of(ranges) == "backward"
+    assert ins.current_ranges(threading.get_ident()) == ()  # the step closed what was left open
+
+
+def test_other_threads_can_read_the_main_threads_phase() -> None:
+    box = {}
+    with pgdoctor.step(0), pgdoctor.range("fwd"):
+        t = threading.Thread(target=lambda: box.setdefault("r", ins.current_ranges()))
+        t.start()
+        t.join()
+    assert box["r"] == ("step n=0", "fwd")
+    assert ins.phase_of(box["r"]) == "forward"
+
+
+def test_phase_names() -> None:
+    assert ins.phase_of(("step n=0", "optim")) == "optimizer"
+    assert ins.phase_of(("step n=0", "pp.fwd stage=0 mb=0", "pp.recv peer=1 mb=0")) == "forward"
+    assert ins.phase_of(("step n=0",)) == ""
+
+
+def test_instrument_hooks_give_fwd_bwd_optim_per_step(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    handles = pgdoctor.instrument(model, opt)
+    trace.enable(str(tmp_path), rank=3)
+    for n in range(2):
+        with pgdoctor.step(n):
+            with pgdoctor.range("data"):
+                x = torch.randn(4, 8)
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+    # eval without grad: a forward, no backward range
+    with torch.no_grad():
+        model(torch.randn(4, 8))
+    handles.remove()
+    model(torch.randn(1, 8)).sum().backward()  # detached: no more ranges
+    trace.flush()
+    events = trace.read_events(tmp_path / "rank3.events.jsonl")
+    names = [e["name"] for e in sorted(events, key=lambda e: e["ts"])]
+    assert names == ["step", "data", "fwd", "bwd", "optim"] * 2 + ["fwd"]
+    assert all(e["pid"] == 3 and e["dur"] >= 0 and e["tdur"] >= 0 for e in events)
+    steps = [e for e in events if e["name"] == "step"]
+    for e in events:  # every range nests in its step
+        if e["name"] != "step" and e is not events[-1]:
+            assert any(s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1 for s in steps)
+
+
+def test_merge_gives_one_process_track_per_rank(tmp_path) -> None:
+    for rank in (0, 1):
+        w = trace.EventWriter(str(tmp_path), rank)
+        w.complete("step", {"n": 0}, 1_000, 5_000)
+        w.complete("comm.all_reduce", {"bucket": 0, "bytes": 4}, 2_000, 3_000, depth=1, track="comm")
+        w.flush()
+    (tmp_path / "rank1.events.jsonl").open("a").write('{"name": "torn')  # a rank killed mid-write
+    out = tmp_path / "trace.json"
+    trace.merge(str(tmp_path), str(out))
+    data = json.loads(out.read_text())
+    procs = {e["pid"]: e["args"]["name"] for e in data["traceEvents"] if e["name"] == "process_name"}
+    assert procs == {0: "rank 0", 1: "rank 1"}
+    complete = list(trace.trace_events(data))
+    assert len(complete) == 4
+    threads = {(e["pid"], e["args"]["name"]) for e in data["traceEvents"] if e["name"] == "thread_name"}
+    assert (0, "comm") in threads and (1, "main") in threads
+
+
+def test_trace_module_cli(tmp_path) -> None:
+    empty = subprocess.run([sys.executable, "-m", "pgdoctor.trace", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert empty.returncode == 2 and "no rank" in empty.stderr and "Traceback" not in empty.stderr
+    w = trace.EventWriter(str(tmp_path), 0)
+    w.complete("step", {"n": 0}, 0, 10_000)
+    w.flush()
+    ok = subprocess.run([sys.executable, "-m", "pgdoctor.trace", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0
+    assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
