@@ -1,0 +1,74 @@
+"""From a source's bytes to events: scan for hits, normalise the lines around each, and let the
+category modules read them (first module that recognises a hit wins; pyexc runs last)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pgdoctor.logdiag import (
+    collective_mismatch,
+    collective_timeout,
+    cuda_oom,
+    driver_env,
+    gpu_hardware,
+    host_oom,
+    launcher,
+    nccl_errors,
+    process_crash,
+    pyexc,
+    rendezvous,
+)
+from pgdoctor.logdiag.event import Event, Hit
+from pgdoctor.logdiag.normalize import logical_lines
+from pgdoctor.logdiag.reader import Source
+from pgdoctor.logdiag.scan import scan_chunks
+
+# Order matters where two modules could read the same line: specific before generic.
+MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, collective_mismatch, rendezvous,
+           collective_timeout, process_crash, launcher, pyexc)
+
+
+@dataclass
+class SourceStats:
+    name: str
+    index: int
+    bytes: int = 0
+    lines: int = 0
+    hits: int = 0
+
+
+def _counting(chunks: Iterator[bytes], stats: SourceStats) -> Iterator[bytes]:
+    last = b"\n"
+    for c in chunks:
+        stats.bytes += len(c)
+        stats.lines += c.count(b"\n")
+        if c:
+            last = c[-1:]
+        yield c
+    if last != b"\n":
+        stats.lines += 1
+
+
+def hit_events(hit: Hit) -> list[Event]:
+    for mod in MODULES:
+        evs = mod.parse(hit)
+        if evs:
+            return evs
+    return []
+
+
+def source_events(source: Source, index: int) -> tuple[list[Event], SourceStats]:
+    stats = SourceStats(source.name, index)
+    events: list[Event] = []
+    for win in scan_chunks(_counting(source.chunks(), stats)):
+        stats.hits += 1
+        lines = logical_lines(win.lines, win.first_line)
+        target = win.hit_line
+        idxs = [i for i, ln in enumerate(lines) if ln.no == target]
+        if not idxs:  # the hit line was joined to a wrapped line before it
+            before = [i for i, ln in enumerate(lines) if ln.no < target]
+            idxs = before[-1:]
+        for i in idxs:
+            events.extend(hit_events(Hit(source.name, lines, i, index)))
+    return events, stats

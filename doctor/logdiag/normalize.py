@@ -1,0 +1,200 @@
+"""Turn the raw lines of a window into clean logical lines with their rank.
+
+Real logs are pasted from terminals, log viewers and launchers: prefixes stack (`[rank3]:`,
+`[default0]:`, `0: `, `[1,3]<stdout>:`, `node-7: `, timestamps, viewer line numbers,
+`(Worker pid=123)`), ANSI colours survive (sometimes without their ESC byte), CRLF and
+progress-bar carriage returns glue lines together, terminals hard-wrap long messages, and
+JSON log shippers put whole tracebacks on one line with escaped newlines. Patterns downstream
+see the message text only; the rank and time found on the way are kept beside it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
+# The same SGR codes after a copy-paste lost the ESC byte: "[31mERROR[0m". Only colour codes
+# (ending in m) are removed, so "[0]" or "[rank1]" stay.
+_LOST_ESC = re.compile(r"(?<![\w\]])\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
+
+_PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("viewer", re.compile(r"^\s*\d{1,7}(?:\t|\s+\|\s?)")),
+    ("iso", re.compile(
+        r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*(?:[-|:,]\s*)?")),
+    ("dmesg", re.compile(r"^\[\s*\d+\.\d+\]\s*")),
+    ("syslog", re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.-]+) (?:kernel: )?")),
+    ("rank", re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")),
+    ("mpi", re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")),
+    ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)\]:\s?")),
+    ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*")),
+    ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
+    ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=\S)")),
+)
+_GLOG_TS = re.compile(r"\[(?:rank\d+\]:\[)?[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)\b")
+_SPLIT_RANKS = re.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\]:)")
+_ESCAPED_NL = re.compile(r"(?:\\r)?\\n")
+_RECORD_START = re.compile(
+    r"^(?:\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
+    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|\s*$)")
+_WRAP_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256, 300})
+
+
+@dataclass(frozen=True)
+class Line:
+    """One logical line: the message text with prefixes removed, where it came from, its rank
+    (global when a prefix says so), local rank, host and timestamp when the prefixes had them."""
+
+    text: str
+    no: int
+    rank: Optional[int] = None
+    local_rank: Optional[int] = None
+    host: Optional[str] = None
+    ts: Optional[tuple[str, float]] = None  # (clock kind, seconds): compare only same kinds
+
+
+def decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def strip_ansi(text: str) -> str:
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "[" in text and "m" in text:
+        text = _LOST_ESC.sub("", text)
+    return text
+
+
+def _iso_seconds(ts: str) -> Optional[float]:
+    t = ts.replace("_", " ").replace(",", ".")
+    if t.endswith("Z"):
+        t = t[:-1] + "+00:00"
+    try:
+        return _dt.datetime.fromisoformat(t[:26] + t[26:].lstrip("0123456789")).replace(tzinfo=None).timestamp()
+    except ValueError:
+        return None
+
+
+def _glog_seconds(m: re.Match[str]) -> Optional[float]:
+    try:
+        h, mi, s = m.group("t").split(":")
+        base = _dt.datetime(2000, int(m.group("mo")), int(m.group("d")), int(h), int(mi))
+        return base.timestamp() + float(s)
+    except ValueError:
+        return None
+
+
+def parse_prefixes(text: str) -> tuple[str, dict[str, object]]:
+    """Strip stacked prefixes from the start of a line; return the rest and what they said."""
+    info: dict[str, object] = {}
+    for _ in range(8):
+        for _kind, rx in _PREFIXES:
+            m = rx.match(text)
+            if not m or m.end() == 0:
+                continue
+            groups = m.groupdict()
+            # The innermost prefix is the most precise ([rank3]: inside a launcher's "0: ").
+            if groups.get("rank") is not None:
+                info["rank"] = int(groups["rank"])
+            if groups.get("lrank") is not None:
+                info["local_rank"] = int(groups["lrank"])
+            if groups.get("host"):
+                info.setdefault("host", groups["host"])
+            if groups.get("ts") and "ts" not in info:
+                sec = _iso_seconds(groups["ts"])
+                if sec is not None:
+                    info["ts"] = ("iso", sec)
+            text = text[m.end():]
+            break
+        else:
+            break
+    if "ts" not in info and "[" in text[:40]:
+        g = _GLOG_TS.search(text, 0, 80)
+        if g:
+            sec = _glog_seconds(g)
+            if sec is not None:
+                info["ts"] = ("glog", sec)
+    return text, info
+
+
+def _unescape_json(text: str) -> list[str]:
+    """A traceback inside a JSON string: split on the escaped newlines and unescape."""
+    parts = _ESCAPED_NL.split(text)
+    parts[0] = parts[0].rsplit('": "', 1)[-1]
+    parts[-1] = re.sub(r'"\s*[,}\]]*\s*$', "", parts[-1])
+    return [p.replace('\\"', '"').replace("\\t", "\t").replace("\\u001b", "\x1b").replace("\\\\", "\\")
+            for p in parts]
+
+
+def _physical_to_logical(raw: str) -> list[str]:
+    raw = raw.rstrip("\r\n")
+    pieces: list[str] = []
+    for seg in raw.split("\r"):
+        if not seg.strip():
+            continue
+        if "\\n" in seg and seg.count("\\n") >= 2:
+            pieces.extend(_unescape_json(seg))
+        else:
+            pieces.append(seg)
+    out: list[str] = []
+    for p in pieces:
+        p = strip_ansi(p)
+        if "]:" in p and ("[rank" in p or "[default" in p):
+            out.extend(_SPLIT_RANKS.split(p))
+        else:
+            out.append(p)
+    return out or [""]
+
+
+def _join_wraps(lines: list[Line], raw_len: dict[int, int]) -> list[Line]:
+    """Join lines a terminal hard-wrapped: a line exactly as long as a common terminal width, or
+    as long as several other lines of the window, continued by a line that is not a new record."""
+    lengths = [raw_len.get(id(ln), 0) for ln in lines]
+    counts: dict[int, int] = {}
+    for n in lengths:
+        if n >= 60:
+            counts[n] = counts.get(n, 0) + 1
+    widths = {n for n, c in counts.items() if c >= 2} | _WRAP_WIDTHS
+    out: list[Line] = []
+    i = 0
+    while i < len(lines):
+        cur = lines[i]
+        text = cur.text
+        while (i + 1 < len(lines) and lengths[i] in widths and lines[i + 1].text
+               and not _RECORD_START.match(lines[i + 1].text) and len(text) < 1 << 16):
+            i += 1
+            text += lines[i].text
+        out.append(Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts) if text is not cur.text else cur)
+        i += 1
+    return out
+
+
+def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
+    """Clean logical lines of a window; `no` is the physical line number each came from."""
+    out: list[Line] = []
+    raw_len: dict[int, int] = {}
+    for k, raw in enumerate(raw_lines):
+        no = first_line + k
+        pieces = _physical_to_logical(decode(raw))
+        for piece in pieces:
+            text, info = parse_prefixes(piece)
+            ln = Line(text.rstrip(), no, info.get("rank"), info.get("local_rank"),  # type: ignore[arg-type]
+                      info.get("host"), info.get("ts"))  # type: ignore[arg-type]
+            if len(pieces) == 1:
+                raw_len[id(ln)] = len(piece.rstrip("\r\n"))
+            out.append(ln)
+    return _join_wraps(out, raw_len)
+
+
+_TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\brank[ =:](\d+)\b|\[Rank (\d+)\]")
+
+
+def text_rank(text: str) -> Optional[int]:
+    """A rank named inside a message, as ProcessGroupNCCL's `[Rank 3]` / `[PG 0 Rank 3]` prefixes."""
+    m = _TEXT_RANK.search(text)
+    if not m:
+        return None
+    return int(next(g for g in m.groups() if g is not None))

@@ -1,0 +1,71 @@
+"""Console output of `pgdoctor diagnose`: the root cause first with its facts and playbook, the
+cascade under it. Machine formats use the shared renderers."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from pgdoctor.checks.base import fmt_bytes
+from pgdoctor.model import Finding, Report
+
+# Facts worth a line under the root cause, in this order; the rest is in --json.
+_KEY_FACTS = ("rank", "ranks", "host", "gpu_index", "requested_bytes", "free_bytes", "total_bytes", "allocated_bytes",
+              "reserved_unallocated_bytes", "other_process_bytes", "likely_cause", "pg_id", "pg", "op", "seq",
+              "numel_in", "timeout_ms", "ran_for_ms", "seq_by_rank", "lagging_ranks", "missing_ranks",
+              "input_sizes", "input_dtypes", "frames", "exception", "exception_message", "frame", "signal",
+              "exitcode", "xid", "xid_meaning", "pci_bus_id", "peer", "ib_status", "nccl_last_error", "library",
+              "master_addr", "master_port", "port", "unused_params", "param", "per_rank", "odd_ranks")
+
+
+def _fmt(key: str, value: Any) -> str:
+    if key.endswith("_bytes") and isinstance(value, int):
+        return fmt_bytes(value)
+    if isinstance(value, list) and len(value) > 8:
+        return f"{value[:8]} (+{len(value) - 8})"
+    return str(value)
+
+
+def _facts_line(f: Finding) -> str:
+    parts = [f"{k}={_fmt(k, f.facts[k])}" for k in _KEY_FACTS if k in f.facts and f.facts[k] not in (None, "", [])]
+    return ", ".join(parts)
+
+
+def render(report: Report, out: TextIO, color: bool = False) -> None:
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    sources = report.meta.get("sources", [])
+    scanned = f"{len(sources)} file(s), {sum(s.get('lines', 0) for s in sources)} lines"
+    fr = report.meta.get("flight_recorder")
+    if fr:
+        scanned += f", {len(fr.get('dumps', []))} flight-recorder dump(s)"
+    if not report.findings:
+        console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
+        return
+    root, cascade = report.findings[0], report.findings[1:]
+    scope = f" ({root.scope.label()})" if root.scope.rank is not None or root.scope.host else ""
+    console.print(f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} [dim]\\[{root.category}][/]"
+                  f"{escape(scope)}")
+    console.print(f"    {escape(root.message)}")
+    facts = _facts_line(root)
+    if facts:
+        console.print(f"    [dim]facts:[/] {escape(facts)}")
+    for e in root.evidence[:4]:
+        where = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
+        console.print(f"    [dim]{escape(where + e.text[:300])}[/]")
+    console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
+    if cascade:
+        console.print(f"\n  Cascade ({len(cascade)}): consequences of {root.code}")
+        for f in cascade:
+            sc = f" ({f.scope.label()})" if f.scope.rank is not None else ""
+            console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}{escape(sc)}")
+            console.print(f"      {escape(f.message[:300])}")
+            if f.evidence:
+                e = f.evidence[0]
+                where = f"{e.file}:{e.line}: " if e.file and e.line else ""
+                console.print(f"      [dim]{escape(where + e.text[:200])}[/]")
+    skipped = (fr or {}).get("skipped") or []
+    for s in skipped:
+        console.print(f"[yellow]skipped:[/] {escape(s)}")
+    console.print(f"\n{len(report.findings)} finding(s) from {escape(scanned)}.")

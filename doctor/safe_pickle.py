@@ -1,0 +1,59 @@
+"""A pickle reader for files pgdoctor did not write (flight-recorder dumps from a user's job).
+
+`pickle.load` on such a file runs whatever the file says: a pickle names callables (GLOBAL,
+STACK_GLOBAL, INST, OBJ, EXT*) and calls them (REDUCE, NEWOBJ, BUILD). Every one of those
+routes goes through `find_class` (or `persistent_load`), so refusing both leaves only the opcodes
+that build plain containers and scalars: dict, list, tuple, set, frozenset, str, bytes, int,
+float, bool, None. The result is checked again to be exactly that.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from typing import Any, NoReturn
+
+MAX_PICKLE_BYTES = 1 << 30
+_PLAIN = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, bool, type(None))
+
+
+class UnsafePickleError(pickle.UnpicklingError):
+    """The pickle wants something other than plain containers and scalars."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> NoReturn:
+        raise UnsafePickleError(f"refused: the pickle refers to {module}.{name} (only plain data is read)")
+
+    def persistent_load(self, pid: Any) -> NoReturn:
+        raise UnsafePickleError("refused: the pickle uses persistent ids (only plain data is read)")
+
+
+def _check(obj: Any) -> None:
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if type(o) not in _PLAIN:
+            raise UnsafePickleError(f"refused: the pickle produced a {type(o).__name__}")
+        if isinstance(o, dict):
+            stack.extend(o.keys())
+            stack.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend(o)
+
+
+def loads(data: bytes) -> Any:
+    """Plain data from a pickle, or UnsafePickleError / pickle.UnpicklingError; never runs code."""
+    if len(data) > MAX_PICKLE_BYTES:
+        raise UnsafePickleError(f"refused: pickle of {len(data)} bytes is larger than {MAX_PICKLE_BYTES}")
+    try:
+        obj = _PlainUnpickler(io.BytesIO(data)).load()
+    except UnsafePickleError:
+        raise
+    except RecursionError:
+        raise UnsafePickleError("refused: the pickle nests too deeply") from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError,
+            MemoryError, UnicodeDecodeError, OverflowError) as exc:
+        raise pickle.UnpicklingError(f"not a readable pickle: {type(exc).__name__}: {exc}") from None
+    _check(obj)
+    return obj
