@@ -152,9 +152,11 @@ def _emit(run: Any, report: Any, as_json: bool) -> None:
     from pgdoctor.coll_table import render
     from pgdoctor.render import get_renderer
 
-    if run.rank != 0 and not report.findings:
-        # Under a launcher every rank runs this; rank 0 holds the gathered results.
-        click.echo(f"pgdoctor: rank {run.rank}: done; results are reported by rank 0", err=True)
+    if run.rank != 0:
+        # Under a launcher every rank runs this; rank 0 holds the gathered results and reports
+        # (also when it is the rank that hung: its own watch names it), so stdout stays one report.
+        seen = "; ".join(f"{f.code} {f.message}" for f in report.findings) or "no findings"
+        click.echo(f"pgdoctor: rank {run.rank}: {seen} (results are reported by rank 0)", err=True)
         return
     if as_json:
         emit_json(report.to_json())

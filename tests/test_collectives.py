@@ -1,0 +1,249 @@
+"""Collective sweep arithmetic, expectations, launch identity, outcome merging and the COL checks,
+without starting processes (the multi-process behaviour is in test_collectives_procs.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pgdoctor.checks import load_all
+from pgdoctor.checks.base import Config
+from pgdoctor.checks.collectives import busbw_below_expected, hang, latency_high, slow_rank, wrong_results
+from pgdoctor.coll_expect import Topology, expected
+from pgdoctor.coll_launch import CollRun, _absorb, _stderr_tail, node_count, spawn_env
+from pgdoctor.coll_sweep import (
+    ALL_OPS,
+    SIZE_CONVENTION,
+    Row,
+    SweepSpec,
+    aligned_bytes,
+    bus_factor,
+    make_row,
+    parse_bytes,
+    parse_ops,
+    preset,
+    sizes,
+)
+from pgdoctor.coll_worker import describe_stage, ident_from_env, parse_faults
+from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
+
+load_all()
+
+
+def test_bus_factors_are_nccl_tests_factors() -> None:
+    assert bus_factor("all_reduce", 8) == pytest.approx(2 * 7 / 8)
+    for op in ("all_gather", "reduce_scatter", "all_to_all"):
+        assert bus_factor(op, 4) == pytest.approx(3 / 4)
+    for op in ("broadcast", "reduce", "send_recv"):
+        assert bus_factor(op, 16) == 1.0
+    assert bus_factor("all_reduce", 1) == 0.0
+    with pytest.raises(ValueError):
+        bus_factor("allreduce", 2)
+
+
+def test_sizes_double_and_align_to_whole_chunks() -> None:
+    assert sizes(8, 64) == [8, 16, 32, 64]
+    assert sizes(8, 100, 8) == [8, 64]
+    assert aligned_bytes("all_reduce", 8, 8) == 8
+    assert aligned_bytes("all_gather", 8, 8) == 32  # one float32 per rank at least
+    assert aligned_bytes("reduce_scatter", 100, 3) == 96
+    spec = SweepSpec(ops=("all_gather", "send_recv"), min_bytes=8, max_bytes=64)
+    assert spec.steps(4) == [("all_gather", 16), ("all_gather", 32), ("all_gather", 64),
+                             ("send_recv", 8), ("send_recv", 16), ("send_recv", 32), ("send_recv", 64)]
+    assert [op for op, _ in spec.steps(1)] == ["all_gather"] * 4  # no peer for send/recv
+
+
+def test_parse_ops_and_bytes() -> None:
+    assert parse_ops("all-reduce,all_gather,all_reduce") == ("all_reduce", "all_gather")
+    assert parse_ops("all") == ALL_OPS
+    with pytest.raises(ValueError, match="allreduce"):
+        parse_ops("allreduce")
+    assert parse_bytes("8") == 8 and parse_bytes("64K") == 65536 and parse_bytes("256M") == 256 << 20
+    for bad in ("", "-1", "12X", "M"):
+        with pytest.raises(ValueError):
+            parse_bytes(bad)
+
+
+def test_spec_round_trips_and_rejects_nonsense() -> None:
+    spec = SweepSpec(ops=("all_reduce",), max_bytes=1 << 20, backend="nccl", op_timeout_s=7.5)
+    assert SweepSpec.from_json(spec.to_json()) == spec
+    for kwargs in ({"iters": 0}, {"backend": "mpi"}, {"ops": ("x",)}, {"min_bytes": 64, "max_bytes": 8}):
+        with pytest.raises(ValueError):
+            SweepSpec(**kwargs)  # type: ignore[arg-type]
+
+
+def test_presets_by_level() -> None:
+    assert preset("quick", True) is None
+    std, full = preset("standard", False), preset("full", True)
+    assert std is not None and full is not None
+    assert std.backend == "gloo" and std.factor == 8 and std.iters < full.iters
+    assert full.max_bytes == 256 << 20 and full.factor == 2 and full.backend == "nccl"
+
+
+def test_make_row_times_bandwidth_and_wrong_ranks() -> None:
+    per_rank = [{"times_us": [100.0, 110.0, 90.0], "wrong": None},
+                {"times_us": [200.0, 300.0, 100.0], "wrong": {"wrong_elements": 1, "elements": 4, "first_index": 2,
+                                                             "expected": 3.0, "got": 1003.0}}]
+    row = make_row("all_reduce", 1_000_000, per_rank)
+    assert row.rank_time_us == (100.0, 200.0)
+    assert row.time_us == pytest.approx(150.0)
+    assert row.time_min_us == 90.0 and row.time_max_us == 300.0
+    assert row.algbw_gbps == pytest.approx(1e6 / 150e-6 / 1e9)
+    assert row.busbw_gbps == pytest.approx(row.algbw_gbps * 1.0)  # 2(n-1)/n = 1 for n = 2
+    assert not row.correct and row.wrong[0]["rank"] == 1
+    assert Row.from_json(row.to_json()) == Row.from_json(Row.from_json(row.to_json()).to_json())
+    assert "nccl-tests" in SIZE_CONVENTION
+
+
+CFG = Config()
+
+
+def test_expectation_nvlink4_h100_is_360() -> None:
+    t = Topology(backend="nccl", world_size=8, gpu_name="H100", nvlink_links=18, nvlink_version=4)
+    e = expected(t, CFG)
+    assert e.busbw_gbps == pytest.approx(360.0)
+    assert "18 NVLink4 links x 25 GB/s = 450 GB/s" in e.why and "0.8" in e.why
+
+
+def test_expectation_pcie_network_gloo_and_override() -> None:
+    pcie = expected(Topology(backend="nccl", world_size=4, pcie_gen=4, pcie_width=16), CFG)
+    assert pcie.busbw_gbps == pytest.approx(1.969 * 16 * 0.6)
+    multi = expected(Topology(backend="nccl", world_size=16, nodes=2, nvlink_links=18, nvlink_version=4,
+                              nic_ports=8, nic_gbps=8 * 50.0), CFG)
+    assert multi.busbw_gbps == pytest.approx(320.0) and "8 NIC port(s)" in multi.why
+    no_nic = expected(Topology(backend="nccl", world_size=16, nodes=2, nvlink_links=18, nvlink_version=4), CFG)
+    assert no_nic.busbw_gbps is None
+    gloo = expected(Topology(backend="gloo", world_size=2, host_memcpy_gbps=20.0), CFG)
+    assert gloo.busbw_gbps == pytest.approx(0.2) and "memory-copy" in gloo.why
+    assert expected(Topology(backend="nccl", world_size=1), CFG).busbw_gbps is None
+    over = expected(Topology(backend="nccl", world_size=2), Config({"collectives.expected_busbw_gbps": 42.0}))
+    assert over.busbw_gbps == 42.0 and "config" in over.why
+
+
+def test_ident_from_torchrun_slurm_and_errors() -> None:
+    tr = ident_from_env({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "n1", "MASTER_PORT": "29500",
+                         "TORCHELASTIC_RUN_ID": "abc", "TORCHELASTIC_USE_AGENT_STORE": "True"})
+    assert (tr.rank, tr.world_size, tr.launcher, tr.agent_store) == (1, 4, "torchrun", True)
+    assert tr.prefix.endswith("/abc/0")
+    sl = ident_from_env({"SLURM_PROCID": "3", "SLURM_NTASKS": "8", "SLURM_LOCALID": "3",
+                         "SLURM_JOB_NODELIST": "gpu[07-08]", "SLURM_JOB_ID": "123456"})
+    assert (sl.rank, sl.world_size, sl.local_rank, sl.launcher) == (3, 8, 3, "slurm")
+    assert sl.master_addr == "gpu07" and sl.master_port == 20000 + 123456 % 10000
+    with pytest.raises(ValueError, match="rank"):
+        ident_from_env({})
+    with pytest.raises(ValueError, match="outside"):
+        ident_from_env({"RANK": "4", "WORLD_SIZE": "4", "MASTER_ADDR": "a", "MASTER_PORT": "1"})
+    with pytest.raises(ValueError, match="MASTER_ADDR"):
+        ident_from_env({"RANK": "0", "WORLD_SIZE": "2"})
+
+
+def test_spawned_ranks_get_loopback_and_lose_outer_launcher() -> None:
+    env = spawn_env({"RANK": "5", "TORCHELASTIC_RUN_ID": "x", "PATH": "/bin"}, SweepSpec(), 1, 2, 4242)
+    assert env["RANK"] == "1" and env["MASTER_ADDR"] == "127.0.0.1" and env["MASTER_PORT"] == "4242"
+    assert "TORCHELASTIC_RUN_ID" not in env and env["GLOO_SOCKET_IFNAME"] == "lo" and env["PATH"] == "/bin"
+    assert ident_from_env(env).launcher == "spawn"
+    assert node_count({"RANK": "0", "WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "8"}) == 2
+
+
+def test_fault_hook_parsing() -> None:
+    assert [f.kind for f in parse_faults("corrupt:1:all_reduce, hang:0:broadcast")] == ["corrupt", "hang"]
+    for bad in ("corrupt:x:all_reduce", "explode:1:x", "hang:1"):
+        with pytest.raises(ValueError):
+            parse_faults(bad)
+
+
+def test_stage_words() -> None:
+    spec = SweepSpec(ops=("all_reduce",), min_bytes=8, max_bytes=16)
+    assert [describe_stage(spec, 2, s) for s in (-1, 0, 1, 2, 3, 5)] == [
+        "init", "the first collective", "all_reduce 8 B", "gather of all_reduce 8 B", "all_reduce 16 B", "finish"]
+
+
+def _run() -> CollRun:
+    return CollRun("spawn", "gloo", 3, 0, SweepSpec(ops=("all_reduce",), max_bytes=64))
+
+
+def test_absorb_names_the_rank_that_never_arrived() -> None:
+    run = _run()
+    waiting = {"rank": 0, "status": "hang", "stage": 3, "own_stage": 3, "what": "all_reduce 16 B", "timeout_s": 2.0,
+               "missing_ranks": [2], "present_ranks": [0, 1], "rows": []}
+    also = dict(waiting, rank=1)
+    late = {"rank": 2, "status": "hang", "stage": 3, "own_stage": 2, "what": "all_reduce 16 B", "timeout_s": 2.0,
+            "missing_ranks": [2], "present_ranks": [0, 1], "rows": []}
+    _absorb(run, {0: waiting, 1: also, 2: late}, {})
+    (p,) = run.problems
+    assert p["kind"] == "hang" and p["ranks"] == [2] and p["waiting_ranks"] == [0, 1] and not p["all_entered"]
+
+
+def test_absorb_reports_dead_and_silent_ranks() -> None:
+    run = _run()
+    ok = {"rank": 0, "status": "error", "what": "all_reduce 8 B", "error": "RuntimeError: Connection closed by peer",
+          "rows": []}
+    exits = {0: {"returncode": 4, "timed_out": False, "stderr": "", "duration_s": 1.0},
+             1: {"returncode": -9, "timed_out": False, "stderr": "frame #0: x\nKilled", "duration_s": 1.0},
+             2: {"returncode": None, "timed_out": True, "stderr": "", "duration_s": 9.0}}
+    _absorb(run, {0: ok}, exits, 9.0)
+    kinds = {p["kind"]: p for p in run.problems}
+    assert kinds["crash"]["ranks"] == [1] and "signal 9" in kinds["crash"]["exit"]
+    assert _stderr_tail("frame #0: x\n<omitting python frames>\nKilled\n") == "Killed"  # C++ frames dropped
+    assert kinds["hang"]["ranks"] == [2] and kinds["error"]["ranks"] == [0]
+
+
+def _snap(rows: list[Row], problems: list[dict] | None = None, backend: str = "gloo", world: int = 2,
+          extra: tuple[Measurement, ...] = ()) -> Snapshot:
+    run = CollRun("spawn", backend, world, 0, SweepSpec(backend=backend), rows=rows, problems=problems or [])
+    ms = (*run.to_measurements(), *extra)
+    return Snapshot("h", 0.0, "0", "standard", (ProbeResult("collectives", "collectives", Status.PASSED, "", 1.0, ms),))
+
+
+def _row(op: str, nbytes: int, times: list[float], wrong: dict | None = None, wrong_rank: int = 1) -> Row:
+    per = [{"times_us": [t], "wrong": (wrong if r == wrong_rank else None)} for r, t in enumerate(times)]
+    return make_row(op, nbytes, per)
+
+
+def test_wrong_result_finding_names_rank_and_op() -> None:
+    w = {"wrong_elements": 1, "elements": 2, "first_index": 1, "expected": 29.0, "got": 1029.0}
+    (f,) = wrong_results(_snap([_row("all_reduce", 8, [10, 10], w), _row("all_reduce", 16, [10, 10], w)]), CFG)
+    assert f.code == "COL101" and f.category == "data_corruption" and f.severity.value == "fail"
+    assert f.scope.rank == 1 and f.facts["op"] == "all_reduce" and f.facts["bytes"] == [8, 16]
+    assert "rank 1" in f.message and "1029" in f.message
+    assert wrong_results(_snap([_row("all_reduce", 8, [10, 10])]), CFG) == []
+
+
+def test_slow_rank_needs_a_majority_of_sizes() -> None:
+    rows = [_row("all_reduce", 8 << i, [300.0, 300.0, 2000.0]) for i in range(4)]
+    (f,) = slow_rank(_snap(rows, world=3), CFG)
+    assert f.code == "COL104" and f.scope.rank == 2
+    noisy = [_row("all_reduce", 8, [300.0, 300.0, 2000.0])] + [_row("all_reduce", 8 << i, [300, 310, 305]) for i in
+                                                                range(1, 4)]
+    assert slow_rank(_snap(noisy, world=3), CFG) == []
+    tiny = [_row("all_reduce", 8 << i, [10.0, 10.0, 60.0]) for i in range(4)]  # 6x but only 50 us: noise floor
+    assert slow_rank(_snap(tiny, world=3), CFG) == []
+
+
+def test_latency_uses_the_best_small_size() -> None:
+    spiky = [_row("all_reduce", 8, [5000.0, 5000.0]), _row("all_reduce", 64, [200.0, 200.0])]
+    assert latency_high(_snap(spiky), CFG) == []
+    slow = [_row("all_reduce", 8, [5000.0, 5000.0]), _row("all_reduce", 64, [4000.0, 4000.0])]
+    (f,) = latency_high(_snap(slow), CFG)
+    assert f.code == "COL103" and f.facts["time_us"] == 4000.0
+
+
+def test_busbw_judged_only_on_a_plateau_size() -> None:
+    memcpy = (Measurement("collectives.host_memcpy_gbps", 20.0),)
+    small = [_row("all_reduce", 1 << 20, [1e6, 1e6])]  # 1 MiB: below the gloo plateau size
+    assert busbw_below_expected(_snap(small, extra=memcpy), CFG) == []
+    big = [_row("all_reduce", 16 << 20, [1e6, 1e6])]  # 0.017 GB/s vs 0.2 expected
+    (f,) = busbw_below_expected(_snap(big, extra=memcpy), CFG)
+    assert f.code == "COL102" and f.facts["expected_busbw_gbps"] == pytest.approx(0.2)
+    fast = [_row("all_reduce", 16 << 20, [1e4, 1e4])]
+    assert busbw_below_expected(_snap(fast, extra=memcpy), CFG) == []
+
+
+def test_hang_finding_names_ranks_and_all_entered_case() -> None:
+    p = {"kind": "hang", "phase": "collective", "what": "all_gather 8 B", "ranks": [1], "all_entered": False,
+         "waiting_ranks": [0], "timeout_s": 3.0}
+    (f,) = hang(_snap([], [p]), CFG)
+    assert f.code == "COL105" and f.category == "collective_timeout" and f.scope.rank == 1
+    assert "rank(s) 1 never reached all_gather 8 B" in f.message
+    stuck = dict(p, ranks=[0, 1], all_entered=True)
+    (g,) = hang(_snap([], [stuck]), CFG)
+    assert "every rank (0, 1) entered" in g.message

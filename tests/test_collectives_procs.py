@@ -1,0 +1,143 @@
+"""Real torch.distributed gloo ranks: a clean sweep, an injected corruption, a rank that never
+enters a collective, a rank that dies, the CLI, and a run under torchrun. Faults go through the
+worker's fault-injection hook (PGDOCTOR_COLL_FAULT)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pgdoctor.checks import load_all
+from pgdoctor.checks.base import Config
+from pgdoctor.coll_launch import CollRun, run_collectives
+from pgdoctor.coll_sweep import ALL_OPS, SweepSpec
+from pgdoctor.model import ProbeResult, Reason, Snapshot, Status
+from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
+from pgdoctor.runner import Selection, build_report
+
+pytestmark = pytest.mark.slow
+load_all()
+
+SMALL = SweepSpec(ops=ALL_OPS, min_bytes=8, max_bytes=16 << 10, factor=16, iters=3, warmup=1, op_timeout_s=15.0,
+                  init_timeout_s=60.0)
+
+
+def _env(fault: str = "") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PGDOCTOR_COLL_FAULT"}
+    if fault:
+        env["PGDOCTOR_COLL_FAULT"] = fault
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def _findings(run: CollRun) -> list:
+    snap = Snapshot("h", 0.0, "0", "standard",
+                    (ProbeResult("collectives", "collectives", Status.PASSED, "", 1.0, tuple(run.to_measurements())),))
+    return list(build_report("check", snap, Config(), Selection(only=("collectives",))).findings)
+
+
+@pytest.fixture(scope="module")
+def clean() -> CollRun:
+    return run_collectives(SMALL, _env(), 2)
+
+
+def test_clean_sweep_is_correct_everywhere_with_per_rank_times(clean: CollRun) -> None:
+    assert clean.problems == []
+    assert {r.op for r in clean.rows} == set(ALL_OPS)
+    assert all(r.correct and len(r.rank_time_us) == 2 and r.time_us > 0 for r in clean.rows)
+    ms = {m.key: m for m in clean.to_measurements()}
+    row = ms["collectives.all_reduce.8"].value
+    assert isinstance(row, dict)
+    assert {"op", "bytes", "time_us", "algbw_gbps", "busbw_gbps", "correct", "rank_time_us"} <= set(row)
+    assert ms["collectives.backend"].value == "gloo" and ms["collectives.world_size"].value == 2
+    assert "nccl-tests" in str(ms["collectives.size_convention"].value)
+    assert isinstance(ms["collectives.host_memcpy_gbps"].value, float)
+    assert ms["collectives.all_gather.busbw_peak_gbps"].unit == "GB/s"
+    assert not [f for f in _findings(clean) if f.code in ("COL101", "COL105", "COL106")]
+
+
+def test_corrupted_rank_gets_the_data_corruption_finding(no_leftover_children: None) -> None:
+    spec = SweepSpec(ops=("all_reduce", "reduce_scatter"), min_bytes=64, max_bytes=4096, factor=8, iters=2,
+                     warmup=0, init_timeout_s=60.0)
+    run = run_collectives(spec, _env("corrupt:1:reduce_scatter"), 2)
+    col101 = [f for f in _findings(run) if f.code == "COL101"]
+    assert len(col101) == 1
+    f = col101[0]
+    assert f.scope.rank == 1 and f.facts["op"] == "reduce_scatter" and f.category == "data_corruption"
+    assert all(r.correct for r in run.rows if r.op == "all_reduce")
+
+
+def test_rank_that_never_enters_is_named_within_the_timeout(no_leftover_children: None) -> None:
+    spec = SweepSpec(ops=("all_reduce", "all_gather"), min_bytes=8, max_bytes=64, factor=8, iters=2, warmup=0,
+                     op_timeout_s=2.0, init_timeout_s=60.0)
+    start = time.monotonic()
+    run = run_collectives(spec, _env("hang:1:all_gather"), 2, deadline_s=60.0)
+    elapsed = time.monotonic() - start
+    (f,) = [f for f in _findings(run) if f.code == "COL105"]
+    assert f.facts["ranks"] == [1] and f.facts["waiting_ranks"] == [0] and f.category == "collective_timeout"
+    assert "all_gather" in f.message
+    assert elapsed < 45.0, elapsed  # start-up + 2 s stage timeout + 3 s grace, far below the 60 s deadline
+    assert [r.op for r in run.rows] == ["all_reduce", "all_reduce"]  # what finished before the hang is kept
+
+
+def test_rank_that_dies_is_named(no_leftover_children: None) -> None:
+    spec = SweepSpec(ops=("broadcast",), min_bytes=8, max_bytes=8, iters=1, warmup=0, op_timeout_s=10.0)
+    run = run_collectives(spec, _env("exit:1:broadcast"), 2)
+    (f,) = [f for f in _findings(run) if f.code == "COL106"]
+    assert f.facts["ranks"] == [1] and f.facts["returncode"] == 17
+
+
+def test_probe_runs_only_when_asked_on_a_host_without_gpus() -> None:
+    from pgdoctor.probes.collectives import collectives
+
+    with pytest.raises(ProbeUnavailable) as exc:
+        collectives(ProbeContext(env=_env(), level="standard", options={}))
+    assert exc.value.reason is Reason.NOT_REQUESTED
+
+
+def _pgdoctor(args: list[str], env: dict[str, str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pgdoctor", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_bench_cli_json_and_usage_errors(no_leftover_children: None) -> None:
+    out = _pgdoctor(["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--json", "--max-bytes", "4K",
+                     "--iters", "2", "--ops", "all_reduce,all_to_all"], _env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    rows = [m["value"] for m in report["measurements"] if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]]
+    assert {r["op"] for r in rows} == {"all_reduce", "all_to_all"} and all(r["correct"] for r in rows)
+    assert report["meta"]["world_size"] == 2 and report["findings"] == []
+    bad = _pgdoctor(["bench", "collectives", "--backend", "gloo"], _env())
+    assert bad.returncode == 2 and "--nproc" in bad.stderr and "Traceback" not in bad.stderr
+    bad = _pgdoctor(["bench", "collectives", "--nproc", "2", "--ops", "allreduce"], _env())
+    assert bad.returncode == 2 and "allreduce" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_check_runs_the_short_sweep_with_nproc(no_leftover_children: None) -> None:
+    out = _pgdoctor(["check", "--only", "collectives", "--nproc", "2", "--json"], _env())
+    report = json.loads(out.stdout)
+    (probe,) = [r for r in report["results"] if r["kind"] == "probe" and r["name"] == "collectives"]
+    assert probe["status"] == "passed", probe
+    quick = _pgdoctor(["check", "--only", "collectives", "--nproc", "2", "--level", "quick", "--json"], _env())
+    assert not [r for r in json.loads(quick.stdout)["results"] if r["kind"] == "probe"]
+
+
+def test_under_torchrun_each_rank_runs_in_process_and_rank0_reports(no_leftover_children: None) -> None:
+    from pgdoctor.procs import free_port
+
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+           "--master-port", str(free_port()), "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo",
+           "--json", "--max-bytes", "1K", "--iters", "2", "--ops", "all_reduce"]
+    env = _env()
+    env["GLOO_SOCKET_IFNAME"] = "lo"
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180, start_new_session=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)  # one report on stdout: rank 1 only writes a line on stderr
+    assert report["meta"]["launcher"] == "torchrun" and report["meta"]["world_size"] == 2
+    assert "rank 1" in out.stderr
