@@ -70,12 +70,21 @@ def _link(preset: str, bandwidth: Optional[str], scope: str) -> Link:
     return link
 
 
-def _from_snapshot(path: str) -> tuple[Optional[Link], Optional[Link], tuple[str, ...]]:
+def _from_snapshot(path: str, nics_per_node: int) -> tuple[Optional[Link], Optional[Link], tuple[str, ...]]:
+    from dataclasses import replace
+
     from pgdoctor.cmd_check import _load_snapshot
     from pgdoctor.plan_measured import links_from_snapshot
 
     got = links_from_snapshot(_load_snapshot(path))
-    return got.intra, got.inter, got.notes
+    inter = got.inter
+    notes = list(got.notes)
+    if inter is not None and nics_per_node > 1:
+        # A run across nodes measured all of a node's NICs together; the planner multiplies
+        # the per-NIC figure by --nics-per-node, so it is divided here.
+        inter = replace(inter, busbw_gbps=inter.busbw_gbps / nics_per_node, line_gbps=inter.line_gbps / nics_per_node)
+        notes.append(f"inter-node busbw divided over {nics_per_node} NICs per node")
+    return got.intra, inter, tuple(notes)
 
 
 def _gib(n: float) -> str:
@@ -192,7 +201,7 @@ def plan_cmd(
     if shape.shape_note:
         notes.append(shape.shape_note)
     if from_path:
-        m_intra, m_inter, snap_notes = _from_snapshot(from_path)
+        m_intra, m_inter, snap_notes = _from_snapshot(from_path, nics_per_node)
         notes.extend(snap_notes)
         # Explicit --bandwidth-* options win over the snapshot.
         if m_intra is not None and bandwidth_intra is None:

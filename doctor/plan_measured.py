@@ -1,10 +1,16 @@
-"""Measured links from a pgdoctor snapshot: the collective probes' bus bandwidth and latency.
+"""Measured links from a pgdoctor snapshot: the collective probe's bus bandwidth and latency.
 
-Read defensively: any `collectives.*` measurement whose key or unit says it is a bus
-bandwidth (busbw, GB/s) counts; the highest value is the plateau (small messages never reach
-it). A key, link or NIC scope naming the network ("inter", "node", "net", "nic") is the
-inter-node link; everything else the intra-node one. Latency keys give the α term (smallest).
-Unavailable measurements are skipped, never read as 0.
+The collective probe writes `collectives.<op>.busbw_peak_gbps` (the plateau of its sweep, GB/s),
+`collectives.<op>.latency_us` (the time of its smallest message, the whole collective),
+`collectives.world_size` and `collectives.nodes`. Read defensively: any `collectives.*`
+measurement whose key says busbw and whose unit is a bandwidth counts, all-reduce preferred,
+highest value taken (small messages never reach the plateau); unavailable values are skipped,
+never read as 0. A run that spanned several nodes measured the inter-node path (a key or scope
+naming "inter"/"nic" does too); one inside a node the intra-node link.
+
+The α of the α-β model is a per-hop latency, so a whole collective's small-message time is
+divided by its ring steps: 2(n-1) for all-reduce, n-1 for all-gather, reduce-scatter and
+broadcast, 1 for send/recv.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pgdoctor.plan_presets import Link, measured
 
 _TO_GBPS = {"gb/s": 1.0, "gbps": 1.0, "mb/s": 1e-3, "b/s": 1e-9, "gbit/s": 1 / 8}
 _TO_US = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6, "ns": 1e-3}
-_INTER_WORDS = ("inter", "cross_node", "multinode", "multi_node", "internode", ".net", "nic", "node")
+_INTER_WORDS = ("inter", "cross_node", "multinode", "multi_node", "nic")
 
 
 @dataclass(frozen=True)
@@ -25,75 +31,82 @@ class MeasuredLinks:
     intra: Optional[Link]
     inter: Optional[Link]
     notes: tuple[str, ...]
+    nodes: int = 1
 
 
-def _number(m: Measurement) -> Optional[float]:
-    v = m.value
+def _number(v: object) -> Optional[float]:
     if isinstance(v, (Unavailable, bool)) or not isinstance(v, (int, float)):
         return None
     return float(v) if v > 0 else None
 
 
-def _is_inter(m: Measurement) -> bool:
-    key = m.key.lower()
-    if m.scope.nic:
+def _op(key: str) -> str:
+    parts = key.split(".")
+    return parts[1] if len(parts) > 2 else ""
+
+
+def _is_inter(m: Measurement, nodes: int) -> bool:
+    if m.scope.nic or any(w in m.key.lower().replace("intra", "") for w in _INTER_WORDS):
         return True
     if m.scope.link and any(w in m.scope.link.lower() for w in ("inter", "net", "nic")):
         return True
-    return any(w in key.replace("intra", "") for w in _INTER_WORDS)
+    return nodes > 1
 
 
 def _bandwidth_gbps(m: Measurement) -> Optional[float]:
-    value = _number(m)
-    if value is None:
-        return None
+    value = _number(m.value)
     key, unit = m.key.lower(), m.unit.strip().lower()
-    if "busbw" not in key and "bus_bandwidth" not in key:
+    if value is None or ("busbw" not in key and "bus_bandwidth" not in key):
         return None
     if unit in _TO_GBPS:
         return value * _TO_GBPS[unit]
-    if key.endswith("_gbps") and not unit:
-        return value
-    return None
+    return value if not unit and "gbps" in key else None
 
 
-def _latency_us(m: Measurement) -> Optional[float]:
-    value = _number(m)
+def _hop_latency_us(m: Measurement, world: int) -> Optional[float]:
+    value = _number(m.value)
     key, unit = m.key.lower(), m.unit.strip().lower()
     if value is None or "latency" not in key:
         return None
     if unit in _TO_US:
-        return value * _TO_US[unit]
-    if key.endswith("_us") and not unit:
-        return value
-    return None
+        value *= _TO_US[unit]
+    elif unit or not key.endswith("_us"):
+        return None
+    op = _op(key)
+    steps = {"all_reduce": 2 * (world - 1), "send_recv": 1}.get(op, world - 1)
+    return value / max(1, steps)
 
 
 def links_from_snapshot(snapshot: Snapshot) -> MeasuredLinks:
-    found = snapshot.with_prefix("collectives.")
+    found = [m for m in snapshot.with_prefix("collectives.") if m.scope.rank in (None, 0)]
+    world = int(_number(snapshot.value("collectives.world_size")) or 2)
+    nodes = int(_number(snapshot.value("collectives.nodes")) or 1)
     bw: dict[str, list[tuple[bool, float, str]]] = {"intra": [], "inter": []}
-    lat: dict[str, list[float]] = {"intra": [], "inter": []}
+    lat: dict[str, list[tuple[bool, float]]] = {"intra": [], "inter": []}
     for m in found:
-        where = "inter" if _is_inter(m) else "intra"
+        where = "inter" if _is_inter(m, nodes) else "intra"
+        is_ar = _op(m.key) == "all_reduce"
         b = _bandwidth_gbps(m)
         if b is not None:
-            # Prefer all-reduce: the planner's DP and TP traffic is all-reduce shaped.
-            bw[where].append(("all_reduce" in m.key, b, m.key))
-        t = _latency_us(m)
+            bw[where].append((is_ar, b, m.key))
+        t = _hop_latency_us(m, world)
         if t is not None:
-            lat[where].append(t)
+            lat[where].append((not is_ar, t))
     notes = []
     links: dict[str, Optional[Link]] = {}
     for where in ("intra", "inter"):
         if not bw[where]:
             links[where] = None
             continue
+        # All-reduce first (the planner's DP and TP traffic is all-reduce shaped), then the highest.
         _, best, key = max(bw[where])
-        latency = min(lat[where]) if lat[where] else 0.0
-        links[where] = measured(f"measured-{where}", best, latency, where, f"snapshot {snapshot.host}: {key}")
-        notes.append(f"{where}-node busbw {best:.3g} GB/s from {key} on {snapshot.host}")
+        latency = min(lat[where])[1] if lat[where] else 0.0
+        links[where] = measured(f"measured-{where}", best, latency, where,
+                                f"{key} on {snapshot.host} ({world} ranks, {nodes} node(s))")
+        notes.append(f"{where}-node busbw {best:.3g} GB/s, latency {latency:.3g} us per hop, from {key} "
+                     f"on {snapshot.host} ({world} ranks, {nodes} node(s))")
     if not found:
-        notes.append(f"snapshot from {snapshot.host} has no collectives.* measurements")
+        notes.append(f"snapshot from {snapshot.host} has no collectives.* measurements: presets used")
     elif links["intra"] is None and links["inter"] is None:
-        notes.append(f"snapshot from {snapshot.host} has collectives.* measurements but no bus bandwidth")
-    return MeasuredLinks(links["intra"], links["inter"], tuple(notes))
+        notes.append(f"snapshot from {snapshot.host} has collectives.* measurements but no bus bandwidth: presets used")
+    return MeasuredLinks(links["intra"], links["inter"], tuple(notes), nodes)

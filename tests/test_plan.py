@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES
 
 from pgdoctor.cli import main
-from pgdoctor.model import Measurement, ProbeResult, Scope, Snapshot, Status
+from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
 from pgdoctor.plan_comm import Fabric, bubble_fraction, ring_all_reduce_s, ring_gather_s
 from pgdoctor.plan_layouts import PlanInput, evaluate, plan
 from pgdoctor.plan_measured import links_from_snapshot
@@ -179,26 +179,38 @@ def _snapshot(measurements: list[Measurement]) -> Snapshot:
 def test_snapshot_busbw_becomes_the_link_and_unreadable_values_are_skipped() -> None:
     from pgdoctor.model import Reason, Unavailable
 
+    # Keys as the collective probe writes them (doctor/coll_launch.py), plus noise.
     snap = _snapshot([
-        Measurement("collectives.all_reduce.busbw_gbps", 3.5, "GB/s", Scope(link="size=1048576")),
-        Measurement("collectives.all_reduce.busbw_gbps", 5.25, "GB/s", Scope(link="size=67108864")),
-        Measurement("collectives.all_gather.busbw_gbps", 9.0, "GB/s"),
+        Measurement("collectives.world_size", 4),
+        Measurement("collectives.nodes", 1),
+        Measurement("collectives.all_reduce.1048576", {"busbw_gbps": 99.0, "bytes": 1048576}),
+        Measurement("collectives.all_reduce.busbw_peak_gbps", 5.25, "GB/s"),
+        Measurement("collectives.all_gather.busbw_peak_gbps", 9.0, "GB/s"),
+        Measurement("collectives.all_reduce.latency_us", 60.0, "us"),
+        Measurement("collectives.send_recv.latency_us", 25.0, "us"),
+        Measurement("collectives.broken.busbw_peak_gbps", Unavailable(Reason.TIMEOUT), "GB/s"),
+        Measurement("collectives.flag.busbw_peak_gbps", True, "GB/s"),
         Measurement("collectives.inter_node.all_reduce.busbw_gbps", 1000.0, "Mb/s"),
-        Measurement("collectives.all_reduce.latency_us", 80.0, "us"),
-        Measurement("collectives.broken.busbw_gbps", Unavailable(Reason.TIMEOUT), "GB/s"),
-        Measurement("collectives.flag.busbw_gbps", True, "GB/s"),
         Measurement("software.torch.version", "2.13"),
     ])
     links = links_from_snapshot(snap)
-    assert links.intra is not None and links.intra.busbw_gbps == 5.25 and links.intra.latency_us == 80.0
+    # All-reduce is preferred over a higher all-gather; its latency is per ring hop: 60 / (2 x 3).
+    assert links.intra is not None and links.intra.busbw_gbps == 5.25 and links.intra.latency_us == 10.0
     assert links.inter is not None and links.inter.busbw_gbps == pytest.approx(1.0)
     empty = links_from_snapshot(_snapshot([]))
     assert empty.intra is None and empty.inter is None and "no collectives" in empty.notes[0]
 
 
+def test_a_multi_node_snapshot_measures_the_inter_node_link() -> None:
+    snap = _snapshot([Measurement("collectives.world_size", 16), Measurement("collectives.nodes", 2),
+                      Measurement("collectives.all_reduce.busbw_peak_gbps", 180.0, "GB/s")])
+    links = links_from_snapshot(snap)
+    assert links.intra is None and links.inter is not None and links.inter.busbw_gbps == 180.0
+
+
 def test_cli_from_snapshot_and_explicit_bandwidth(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     snap = tmp_path / "snap.json"
-    snap.write_text(_snapshot([Measurement("collectives.all_reduce.busbw_gbps", 2.0, "GB/s")]).dumps())
+    snap.write_text(_snapshot([Measurement("collectives.all_reduce.busbw_peak_gbps", 2.0, "GB/s")]).dumps())
     common = ["--params", "125M", "--gpus-per-node", "2", "--gpu-memory", "16GiB", "--tp", "1"]
     rc, data = run_plan(capsys, *common, "--from", str(snap))
     assert rc == 0 and data["plan"]["interconnect"]["intra"]["busbw_gbps"] == 2.0
