@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pgdoctor.cli import main
 from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
@@ -303,3 +305,40 @@ def test_plan_does_not_import_torch() -> None:
             "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "NO-TORCH" in proc.stderr, proc.stderr
+
+
+def test_a_layout_with_under_5_percent_free_ranks_after_roomier_ones() -> None:
+    inp = PlanInput(MemoryInput(shape_from_params(7_000_000_000), MIXED, ADAM, seq_len=4096, micro_batch=1),
+                    Fabric(8, 1, get("nvlink4"), get("ib-ndr")), 80 * GIB)
+    probe = evaluate(inp, 8, 1, 1, 1)
+    # Give the GPU just 2% more than this layout needs: it fits, tightly.
+    tight_inp = PlanInput(inp.memory, inp.fabric, int(probe.memory.total * 1.02))
+    layouts = plan(tight_inp)
+    tight = next(lay for lay in layouts if (lay.dp, lay.tp, lay.pp, lay.zero) == (8, 1, 1, 1))
+    assert tight.fits and tight.tight
+    roomy = [lay for lay in layouts if lay.fits and not lay.tight]
+    assert roomy and layouts.index(tight) > max(layouts.index(lay) for lay in roomy)
+
+
+@given(params=st.integers(10**6, 10**12), dp=st.integers(1, 4096))
+def test_zero_stages_never_need_more_than_the_stage_before(params: int, dp: int) -> None:
+    totals = [state_bytes(params, 100, MIXED, ADAM, zero, dp).total for zero in (0, 1, 2, 3)]
+    assert totals == sorted(totals, reverse=True)
+    assert totals[3] * dp >= 16 * params  # sharding never loses bytes
+
+
+@given(nbytes=st.floats(1.0, 1e12), n=st.integers(2, 10_000), bw=st.floats(1e-3, 1e3))
+def test_ring_all_reduce_moves_between_one_and_two_buffers(nbytes: float, n: int, bw: float) -> None:
+    t = ring_all_reduce_s(nbytes, n, bw)
+    assert nbytes / (bw * 1e9) * (1 - 1e-9) <= t < 2 * nbytes / (bw * 1e9)
+    assert ring_all_reduce_s(nbytes, n + 1, bw) >= t
+
+
+@settings(max_examples=25, deadline=None)
+@given(nodes=st.integers(1, 4), gpn=st.sampled_from([1, 2, 4, 8]), billions=st.integers(1, 80))
+def test_every_candidate_uses_every_gpu_and_the_best_fits_or_none_does(nodes: int, gpn: int, billions: int) -> None:
+    inp = PlanInput(MemoryInput(shape_from_params(billions * 10**9), MIXED, ADAM, seq_len=2048, micro_batch=1),
+                    Fabric(gpn, nodes, get("nvlink4"), get("ib-ndr")), 80 * GIB)
+    layouts = plan(inp)
+    assert layouts and all(lay.dp * lay.tp * lay.pp == nodes * gpn for lay in layouts)
+    assert layouts[0].fits == any(lay.fits for lay in layouts)
