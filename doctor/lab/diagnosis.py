@@ -115,6 +115,46 @@ def enrich(run: LabRun, findings: Sequence[Finding]) -> list[Finding]:
     return out
 
 
+def _innermost(ranges: Sequence[str]) -> str:
+    return ranges[-1] if ranges else ""
+
+
+def stalled_findings(results: Sequence[dict[str, Any]]) -> list[Finding]:
+    """RUN404 for each rank that was still inside its step ("hung": its dump watcher found it
+    there) when other ranks failed: the rank the others waited for, with where it was and where
+    they waited. This needs no log or flight recorder, so it also covers send/recv, which gloo's
+    flight recorder does not record."""
+    from pgdoctor.checks import load_all
+    from pgdoctor.checks.base import CODES
+
+    hung = [r for r in results if r and r.get("status") == "hung"]
+    failed = [r for r in results if r and r.get("status") == "error"]
+    if not hung or not failed:
+        return []
+    load_all()
+    code = CODES["RUN404"]
+    waiting = {int(r["rank"]): _innermost(r.get("ranges") or []) for r in failed}
+    first_error = str(failed[0].get("error", "")).splitlines()[0][:300] if failed[0].get("error") else ""
+    out = []
+    for h in hung:
+        ranges = list(h.get("ranges") or [])
+        where = " > ".join(ranges) or "no open range"
+        waits = ", ".join(f"rank {r} in {w or 'no open range'}" for r, w in sorted(waiting.items()))
+        msg = (f"rank {h['rank']} was still in {where} ({h.get('phase') or 'no phase'}) at step {h.get('step')} "
+               f"when its peers failed waiting for it: {waits}")
+        evidence = [Evidence(f"rank {h['rank']} open ranges: {where}", file=f"rank{h['rank']}.json")]
+        evidence += [Evidence(f"rank {r['rank']} {r.get('error_type', 'error')}: {str(r.get('error', '')).splitlines()[0][:300]}"
+                              if r.get("error") else f"rank {r['rank']} failed", file=f"rank{r['rank']}.json")
+                     for r in failed]
+        facts = {
+            "rank": h["rank"], "phase": h.get("phase", ""), "ranges": ranges, "step": h.get("step"),
+            "waiting_ranks": sorted(waiting), "waiting_in": {str(r): w for r, w in sorted(waiting.items())},
+            "first_error": first_error,
+        }
+        out.append(code.finding(msg, scope=Scope(rank=int(h["rank"])), evidence=evidence, facts=facts))
+    return out
+
+
 def imbalance_finding(strategy: str, imb: Imbalance, ratio_threshold: float = DEFAULT_RATIO) -> Optional[Finding]:
     from pgdoctor.checks import load_all
     from pgdoctor.checks.base import CODES
@@ -149,4 +189,4 @@ def diagnose_run(run: LabRun, by_rank_events: dict[int, list[dict[str, Any]]]) -
             return []
         f = imbalance_finding(spec.strategy, imb)
         return [f] if f else []
-    return enrich(run, _logdiag_findings(run))
+    return enrich(run, _logdiag_findings(run)) + stalled_findings(run.results)
