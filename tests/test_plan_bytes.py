@@ -347,3 +347,60 @@ def test_lab_models_match_torch_to_the_byte(tmp_path: Any) -> None:
         if r["strategy"] == "ddp":
             numel = sum(n for _, n in tensors)
             assert ddp_bucket_bytes(numel, PRECISIONS["fp32"]) == r["bucket_bytes"], where
+
+
+# --- activations: Korthikanti's formula against what autograd actually saves ---------------
+
+class Gpt2Layer(nn.Module):
+    """The layer Korthikanti et al. count: LayerNorm, attention with dropout, 4h GeLU MLP, dropout."""
+
+    def __init__(self, h: int, a: int, p: float = 0.1):
+        super().__init__()
+        self.h, self.a, self.p = h, a, p
+        self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.qkv, self.o = nn.Linear(h, 3 * h), nn.Linear(h, h)
+        self.fc1, self.fc2 = nn.Linear(h, 4 * h), nn.Linear(4 * h, h)
+
+    def forward(self, x: torch.Tensor, eager: bool) -> torch.Tensor:
+        b, t, h = x.shape
+        hd = h // self.a
+        q, k, v = (z.view(b, t, self.a, hd).transpose(1, 2) for z in self.qkv(self.ln1(x)).split(h, -1))
+        if eager:
+            scores = (q @ k.transpose(-1, -2)) / hd**0.5
+            scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+            y = F.dropout(scores.softmax(-1), self.p, True) @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + F.dropout(self.o(y.transpose(1, 2).reshape(b, t, h)), self.p, True)
+        return x + F.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)))), self.p, True)
+
+
+def _saved_for_backward(layer: Gpt2Layer, x: torch.Tensor, eager: bool) -> int:
+    """Bytes of distinct storages autograd keeps for backward, weights excluded."""
+    weights = {p.untyped_storage().data_ptr() for p in layer.parameters()}
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        st = t.untyped_storage()
+        if st.data_ptr() not in weights:
+            seen[st.data_ptr()] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        layer(x, eager)
+    return sum(seen.values())
+
+
+@pytest.mark.parametrize("s, b, h, a", [(256, 2, 256, 4), (512, 1, 512, 8), (128, 4, 384, 6)])
+def test_activation_formula_is_within_15_percent_of_what_autograd_saves(s: int, b: int, h: int, a: int) -> None:
+    from pgdoctor.plan_memory import activation_bytes_per_layer
+
+    torch.manual_seed(0)
+    for dtype, scale in ((torch.bfloat16, 1.0), (torch.float32, 2.0)):
+        layer = Gpt2Layer(h, a).to(dtype)
+        x = torch.randn(b, s, h, dtype=dtype, requires_grad=True)
+        for eager in (True, False):
+            saved = _saved_for_backward(layer, x, eager)
+            predicted = activation_bytes_per_layer(s, b, h, a, 1, "none", flash_attention=not eager,
+                                                   act_scale=scale)
+            assert predicted == pytest.approx(saved, rel=0.15), (dtype, eager, saved, predicted)
