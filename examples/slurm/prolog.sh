@@ -5,8 +5,8 @@
 #
 # A failing check (pgdoctor exit 1) drains the node with the first failing finding as the
 # reason, "pgdoctor: <CODE> <title>", and exits 1 so that Slurm requeues the job on other
-# nodes. slurmctld writes its own "Prolog error" reason only on a node that is not drained
-# yet, so the finding stays the reason `sinfo -R` shows.
+# nodes. slurmctld's own drain on a prolog failure (reason "Prolog error") skips a node that
+# is drained already, so the finding stays the reason `sinfo -R` shows.
 # pgdoctor's own trouble (2: usage or configuration error, 3: incomplete, a timeout, not
 # installed) is logged and the node stays in service: a broken health check must not drain
 # a cluster.
