@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -10,8 +11,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from render_reports import gpu_finding, trace
 
-from pgdoctor.render import FORMATS
+from pgdoctor.model import Report
+from pgdoctor.render import FORMATS, get_renderer
 
 BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_", "PGDOCTOR_"))}
 ENV = {**BASE_ENV, "NCCL_SOCKET_IFNAME": "nosuchif"}
@@ -59,3 +62,16 @@ def test_unwritable_output_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_unknown_format_is_a_usage_error() -> None:
     proc = run("--format", "yaml")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["junit", "prometheus", "html"])
+def test_a_report_without_snapshot_renders(fmt: str) -> None:
+    """diagnose and repro reports have findings and meta but no snapshot, checks or probes."""
+    report = Report("repro", None, (gpu_finding(),), meta={"host": "node-b"},
+                    extra={"trace_events": trace(), "ranks": [{"rank": 0}]})
+    buf = io.StringIO()
+    get_renderer(fmt)(report, buf, False)
+    text = buf.getvalue()
+    assert "GPU101" in text and "node-b" in text
+    if fmt == "html":
+        assert '<section id="timeline">' in text
