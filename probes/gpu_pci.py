@@ -7,12 +7,22 @@ other NVIDIA bridges are not GPUs: only display (0x0300) and 3D (0x0302) control
 
 from __future__ import annotations
 
+import os
+
 from pgdoctor.model import Measurement, Reason
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable, probe
 
 NVIDIA_VENDOR = "0x10de"
+# GPUs handed to virtual machines are not this host's to use: they never show up in NVML here.
+PASSTHROUGH_DRIVERS = ("vfio-pci", "pci-stub")
 GPU_CLASSES = ("0x0300", "0x0302")
 PCI_DEVICES = "/sys/bus/pci/devices"
+
+
+def _driver(ctx: ProbeContext, dev: str) -> str:
+    """The bound driver's name ("" when none is bound, e.g. after the nvidia driver failed to probe)."""
+    link = ctx.fs.path(f"{PCI_DEVICES}/{dev}/driver")
+    return os.path.basename(os.path.realpath(link)) if os.path.islink(link) else ""
 
 
 @probe("gpu_pci", area="gpu", level="quick")
@@ -24,7 +34,7 @@ def gpu_pci(ctx: ProbeContext) -> list[Measurement]:
             cls = ctx.fs.read_stripped(f"{PCI_DEVICES}/{dev}/class").lower()
         except OSError:
             continue
-        if vendor == NVIDIA_VENDOR and cls.startswith(GPU_CLASSES):
+        if vendor == NVIDIA_VENDOR and cls.startswith(GPU_CLASSES) and _driver(ctx, dev) not in PASSTHROUGH_DRIVERS:
             found.append(dev)
     if not found:
         raise ProbeUnavailable(Reason.NOT_PRESENT, "no NVIDIA GPU on the PCI bus")

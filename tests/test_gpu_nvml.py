@@ -293,3 +293,29 @@ def test_pgdoctor_help_does_not_import_pynvml_or_torch() -> None:
             "print('pynvml' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def _pci_device(root: Path, bdf: str, vendor: str, cls: str, driver: str | None) -> None:
+    d = root / "sys/bus/pci/devices" / bdf
+    d.mkdir(parents=True)
+    (d / "vendor").write_text(vendor + "\n")
+    (d / "class").write_text(cls + "\n")
+    if driver:
+        target = root / "sys/bus/pci/drivers" / driver
+        target.mkdir(parents=True, exist_ok=True)
+        (d / "driver").symlink_to(target)
+
+
+def test_pci_probe_counts_gpus_not_switches_or_passthrough(tmp_path: Path) -> None:
+    from pgdoctor.probes.gpu_pci import gpu_pci
+
+    _pci_device(tmp_path, "0000:18:00.0", "0x10de", "0x030200", "nvidia")
+    _pci_device(tmp_path, "0000:2a:00.0", "0x10de", "0x030200", None)  # driver failed to bind: still a GPU here
+    _pci_device(tmp_path, "0000:3a:00.0", "0x10de", "0x030200", "vfio-pci")  # given to a VM
+    _pci_device(tmp_path, "0000:05:00.0", "0x10de", "0x068000", None)  # NVSwitch
+    _pci_device(tmp_path, "0000:00:00.0", "0x8086", "0x060000", None)
+    out = {m.key: m.value for m in gpu_pci(ProbeContext(env={}, fs=FsReader(tmp_path)))}
+    assert out == {"gpu.pci.count": 2, "gpu.pci.bus_ids": ["0000:18:00.0", "0000:2a:00.0"]}
+    with pytest.raises(ProbeUnavailable) as err:
+        gpu_pci(ProbeContext(env={}, fs=FsReader(tmp_path / "empty")))
+    assert err.value.reason is Reason.NOT_PRESENT
