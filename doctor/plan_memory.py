@@ -15,7 +15,14 @@ whenever t > 1, as Megatron recommends):
   selective recompute   34sbh / t           (the attention score term is recomputed)
   full recompute        2sbh / t            (only each layer's input is kept)
 FlashAttention never stores the s x s scores, so with it the 5as/h term is dropped as in the
-selective case. fp32 activations count double. Under 1F1B pipelining stage i keeps the
+selective case. fp32 activations count double.
+
+The 34 is GPT's: 11 for attention (QKV input 2, Q K V 6, projection input 2, dropout mask 1),
+19 for a 4h GeLU MLP (input 2, GeLU input 8, second matrix input 8, dropout mask 1), 4 for the
+two norms. activation_coeff() redoes that count for the model's own shape: grouped-query K and
+V are smaller, a SwiGLU MLP of width f keeps 2 + 8f/h (gate and up outputs, SiLU output,
+down-projection input), models without dropout keep no masks and only the softmax output
+(2as/h instead of 5as/h) in eager attention. Under 1F1B pipelining stage i keeps the
 activations of min(p - i, m) micro-batches in flight; the last stage also holds the logits
 (Korthikanti's 4sbh(1 + v/h)/t).
 """
@@ -103,18 +110,29 @@ def state_bytes(
     )
 
 
+def activation_coeff(shape: ModelShape) -> tuple[float, float]:
+    """(bytes per s*b*h per layer kept for backward in 16-bit, coefficient of the eager
+    attention's as/h term): Korthikanti's (34, 5) for GPT, recounted for this shape."""
+    h = shape.hidden
+    mask = 1.0 if shape.dropout else 0.0
+    attn = 2 + 2 * shape.qkv_out / h + 2 * shape.heads * shape.head_dim / h + mask
+    mlp = 2 + (8 if shape.gated_mlp else 4) * shape.ffn_hidden / h + mask
+    return attn + mlp + 4, (5.0 if shape.dropout else 2.0)
+
+
 def activation_bytes_per_layer(
     seq: int, micro_batch: int, hidden: int, heads: int, tp: int = 1, recompute: str = "none",
-    flash_attention: bool = True, act_scale: float = 1.0,
+    flash_attention: bool = True, act_scale: float = 1.0, coeff: float = 34.0, score_coeff: float = 5.0,
 ) -> float:
-    """Korthikanti et al.'s per-layer activation bytes (see the module docstring)."""
+    """Korthikanti et al.'s per-layer activation bytes (see the module docstring); `coeff` and
+    `score_coeff` are the 34 and 5 of GPT, or activation_coeff() of another shape."""
     sbh = seq * micro_batch * hidden
     if recompute == "full":
         per = 2.0 * sbh
     elif recompute == "selective" or flash_attention:
-        per = 34.0 * sbh
+        per = coeff * sbh
     elif recompute == "none":
-        per = sbh * (34.0 + 5.0 * heads * seq / hidden)
+        per = sbh * (coeff + score_coeff * heads * seq / hidden)
     else:
         raise ValueError(f"recompute {recompute!r} is not one of {RECOMPUTE}")
     return per / tp * act_scale
@@ -174,9 +192,10 @@ def stage_memory(
         numel = round(numel * shape.params_given / shape.shape_params)
     states = state_bytes(numel, len(tensors), inp.precision, inp.optimizer, zero, dp)
     layers_here = stage_layers(shape.layers, pp)[stage]
+    coeff, score_coeff = activation_coeff(shape)
     per_layer = activation_bytes_per_layer(
         inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, tp, inp.recompute, inp.flash_attention,
-        inp.precision.act_scale,
+        inp.precision.act_scale, coeff, score_coeff,
     )
     in_flight = min(pp - stage, max(1, micro_batches))
     acts = per_layer * layers_here * in_flight
@@ -184,7 +203,7 @@ def stage_memory(
         # Backward recomputes one layer at a time and holds its full activations meanwhile.
         acts += activation_bytes_per_layer(
             inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, tp, "none", inp.flash_attention,
-            inp.precision.act_scale,
+            inp.precision.act_scale, coeff, score_coeff,
         )
     if stage == pp - 1:
         sbh = inp.seq_len * inp.micro_batch * shape.hidden

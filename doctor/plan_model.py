@@ -37,6 +37,7 @@ class ModelShape:
     norm_bias: bool = False  # LayerNorm has a bias, RMSNorm does not
     tied_embeddings: bool = False
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2), 0 for rotary
+    dropout: bool = False  # dropout layers keep 1-byte masks for backward
     max_seq_len: Optional[int] = None
     # --params: the count the user gave; the shape only distributes it over tensors.
     params_given: Optional[int] = None
@@ -255,12 +256,14 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
             ffn_hidden=ffn, vocab=vocab, gated_mlp=False, qkv_bias=True, out_bias=True, mlp_bias=True,
             norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
             learned_positions=int(_get(cfg, "n_positions", default=1024)), max_seq_len=max_seq,
+            dropout=any(float(cfg.get(k, 0.1)) > 0 for k in ("resid_pdrop", "attn_pdrop")),
         )
     elif mtype == "gpt_neox":
         shape = ModelShape(
             name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
             ffn_hidden=ffn, vocab=vocab, gated_mlp=False, qkv_bias=True, out_bias=True, mlp_bias=True,
             norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,
+            dropout=any(float(cfg.get(k, 0.0) or 0.0) > 0 for k in ("hidden_dropout", "attention_dropout")),
         )
     else:
         llama_family = mtype in {"llama", "mistral", "qwen2", "qwen3", "mixtral"}
@@ -271,6 +274,7 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
             qkv_bias=attn_bias, out_bias=bool(cfg.get("attention_bias", False)),
             mlp_bias=bool(cfg.get("mlp_bias", False)), norm_bias=False,
             tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,
+            dropout=float(cfg.get("attention_dropout", 0.0) or 0.0) > 0,
             shape_note="" if llama_family else f"model_type {mtype!r} read as a LLaMA-like model: count approximate",
         )
     if mtype == "qwen3":

@@ -404,3 +404,74 @@ def test_activation_formula_is_within_15_percent_of_what_autograd_saves(s: int, 
             predicted = activation_bytes_per_layer(s, b, h, a, 1, "none", flash_attention=not eager,
                                                    act_scale=scale)
             assert predicted == pytest.approx(saved, rel=0.15), (dtype, eager, saved, predicted)
+
+
+class FusedRMSNorm(torch.autograd.Function):
+    """RMSNorm that keeps only its input and 1/rms for backward, as fused kernels (Megatron,
+    Transformer Engine, apex) do; nn.RMSNorm in eager mode keeps every intermediate."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        rstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+        ctx.save_for_backward(x, w, rstd)
+        return (x.float() * rstd).to(x.dtype) * w
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> Any:
+        x, w, rstd = ctx.saved_tensors
+        n = x.float() * rstd
+        gf = (g * w).float()
+        dx = rstd * (gf - n * (gf * n).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (g.float() * n).sum(dim=tuple(range(g.dim() - 1))).to(w.dtype)
+
+
+class LlamaLayer(nn.Module):
+    def __init__(self, shape: ModelShape):
+        super().__init__()
+        s, h = shape, shape.hidden
+        self.s = s
+        self.n1, self.n2 = nn.Parameter(torch.ones(h)), nn.Parameter(torch.ones(h))
+        self.qkv = nn.Linear(h, s.qkv_out, bias=False)
+        self.o = nn.Linear(s.heads * s.head_dim, h, bias=False)
+        self.up, self.down = nn.Linear(h, 2 * s.ffn_hidden, bias=False), nn.Linear(s.ffn_hidden, h, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s, (b, t, _) = self.s, x.shape
+        q, k, v = self.qkv(FusedRMSNorm.apply(x, self.n1)).split(
+            [s.heads * s.head_dim, s.kv_heads * s.head_dim, s.kv_heads * s.head_dim], -1)
+        q, k, v = (z.view(b, t, -1, s.head_dim).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.o(y.transpose(1, 2).reshape(b, t, -1))
+        g, u = self.up(FusedRMSNorm.apply(x, self.n2)).chunk(2, -1)
+        return x + self.down(F.silu(g) * u)
+
+
+@pytest.mark.parametrize("hidden, heads, kv, ffn", [(256, 4, 4, 688), (512, 8, 2, 1376)])
+def test_activation_count_of_a_llama_layer_matches_what_autograd_saves(hidden: int, heads: int, kv: int,
+                                                                       ffn: int) -> None:
+    from pgdoctor.plan_memory import activation_bytes_per_layer, activation_coeff
+
+    shape = shape_from_hf_config({"model_type": "llama", "hidden_size": hidden, "num_hidden_layers": 1,
+                                  "num_attention_heads": heads, "num_key_value_heads": kv,
+                                  "intermediate_size": ffn, "vocab_size": 64})
+    layer = LlamaLayer(shape).to(torch.bfloat16)
+    x = torch.randn(2, 256, hidden, dtype=torch.bfloat16, requires_grad=True)
+    weights = {p.untyped_storage().data_ptr() for p in layer.parameters()}
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.untyped_storage().data_ptr() not in weights:
+            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        layer(x)
+    coeff, score = activation_coeff(shape)
+    predicted = activation_bytes_per_layer(256, 2, hidden, heads, 1, "none", True, 1.0, coeff, score)
+    assert predicted == pytest.approx(sum(seen.values()), rel=0.02)
+
+
+def test_gpt2_shape_recounts_to_korthikantis_34_and_5() -> None:
+    from pgdoctor.plan_memory import activation_coeff
+
+    assert activation_coeff(SHAPES["gpt2"]) == (34.0, 5.0)
