@@ -65,6 +65,8 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=5.0), default=60.0, show_default=True,
               help="Bound on the whole run, in seconds.")
+@click.option("--pg-timeout", "pg_timeout_s", type=click.FloatRange(min=1.0, max=600.0), default=5.0, show_default=True,
+              help="Process-group timeout of the ranks (the timeout fault fires after it).")
 @click.option("--trace-dir", type=click.Path(file_okay=False), default=None,
               help="Keep per-rank event files and the merged trace.json (Perfetto) here.")
 @click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
@@ -73,8 +75,8 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
               help="Write the report here instead of stdout.")
 def repro(
     fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
-    microbatches: int, steps: int, device: str, timeout_s: float, trace_dir: Optional[str], nsys: bool,
-    as_json: bool, output: Optional[str],
+    microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
+    nsys: bool, as_json: bool, output: Optional[str],
 ) -> None:
     """Reproduce FAULT (oom, timeout, imbalance) in a small instrumented run and diagnose it.
 
@@ -97,7 +99,7 @@ def repro(
             spec = LabSpec(
                 fault=fault, strategy=strategy, nproc=nproc, run_dir=run_dir, trace_dir=tdir, factor=factor,
                 faulty_rank=-1 if faulty_rank is None else faulty_rank, steps=steps, device=dev,
-                schedule=schedule, microbatches=microbatches,
+                schedule=schedule, microbatches=microbatches, pg_timeout_s=pg_timeout_s,
             )
         except ValueError as exc:
             raise UserError(str(exc)) from None
