@@ -150,7 +150,7 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
 @click.option("--precision", type=click.Choice(sorted(PRECISIONS)), default="bf16-mixed", show_default=True)
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default="adamw", show_default=True)
 @click.option("--seq-len", type=click.IntRange(min=1), default=None,
-              help="Tokens per sequence [default: the config's maximum, else 2048].")
+              help="Tokens per sequence [default: the config's maximum up to 8192, else 2048].")
 @click.option("--micro-batch", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--global-batch", type=click.IntRange(min=1), default=None, help="Sequences per optimizer step.")
 @click.option("--recompute", type=click.Choice(RECOMPUTE), default="none", show_default=True,
@@ -192,7 +192,7 @@ def plan_cmd(
     shape = _shape(params, model_path, {"layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab})
     if shape.hidden % shape.heads:
         raise UserError(f"hidden size {shape.hidden} is not divisible by {shape.heads} heads")
-    seq = seq_len or shape.max_seq_len or 2048
+    seq = seq_len or min(shape.max_seq_len or 2048, 8192)
     mem_bytes = _positive(gpu_memory, parse_bytes, "gpu-memory")
     overhead_bytes = _positive(overhead, parse_bytes, "overhead")
     intra = _link(interconnect, bandwidth_intra, "intra")
@@ -200,6 +200,8 @@ def plan_cmd(
     notes: list[str] = []
     if shape.shape_note:
         notes.append(shape.shape_note)
+    if seq_len is None:
+        notes.append(f"--seq-len not given: {seq} tokens assumed")
     if from_path:
         m_intra, m_inter, snap_notes = _from_snapshot(from_path, nics_per_node)
         notes.extend(snap_notes)
