@@ -48,6 +48,9 @@ PRECISIONS: dict[str, Precision] = {
     "fp32": Precision("fp32", 4, 4, 0, 2.0),
     "bf16-mixed": Precision("bf16-mixed", 2, 2, 4, 1.0),
     "fp16-mixed": Precision("fp16-mixed", 2, 2, 4, 1.0),
+    # torch.autocast over fp32 weights (the usual plain-PyTorch recipe): fp32 states, 16-bit
+    # activations.
+    "bf16-autocast": Precision("bf16-autocast", 4, 4, 0, 1.0),
 }
 
 

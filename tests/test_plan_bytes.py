@@ -40,10 +40,10 @@ SHAPES = {
                                         "num_attention_heads": 4, "num_key_value_heads": 2,
                                         "intermediate_size": 80, "vocab_size": 64, "tie_word_embeddings": True}),
 }
-RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp16-mixed", "adam"), ("fp32", "sgd-momentum"),
-           ("fp32", "sgd")]
+RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp16-mixed", "adam"), ("bf16-autocast", "adamw"),
+           ("fp32", "sgd-momentum"), ("fp32", "sgd")]
 # fp16-mixed and plain SGD differ from these only in dtype or in having no state: the MLP tests cover them.
-TRANSFORMER_RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp32", "sgd-momentum")]
+TRANSFORMER_RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("bf16-autocast", "adamw"), ("fp32", "sgd-momentum")]
 SEQ, BATCH = 8, 2
 
 
@@ -163,7 +163,8 @@ def _nbytes(ts: Any) -> int:
 
 def train_step_and_count(model: nn.Module, make_input: Any, precision: str, optimizer: str) -> StateBytes:
     """One real step (twice, so lazily created state exists), then torch's allocations."""
-    dtype = {"fp32": torch.float32, "bf16-mixed": torch.bfloat16, "fp16-mixed": torch.float16}[precision]
+    dtype = {"fp32": torch.float32, "bf16-mixed": torch.bfloat16, "fp16-mixed": torch.float16,
+             "bf16-autocast": torch.float32}[precision]
     model = model.to(dtype)
     params = list(model.parameters())
     master: Optional[list[torch.Tensor]] = None
@@ -171,7 +172,8 @@ def train_step_and_count(model: nn.Module, make_input: Any, precision: str, opti
         master = [p.detach().clone().float().requires_grad_() for p in params]
     opt = _optimizer(optimizer, master if master is not None else params)
     for _ in range(2):
-        out = model(make_input(dtype))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16-autocast"):
+            out = model(make_input(dtype))
         out.float().square().mean().backward()
         if master is not None:
             for m, p in zip(master, params):
