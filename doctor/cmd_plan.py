@@ -144,7 +144,8 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
 @click.option("--hidden", type=click.IntRange(min=1), default=None, help="Override the hidden size.")
 @click.option("--heads", type=click.IntRange(min=1), default=None, help="Override the attention heads.")
 @click.option("--vocab", type=click.IntRange(min=1), default=None, help="Override the vocabulary size.")
-@click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True,
+              help="GPUs sharing the intra-node link (an NVLink domain).")
 @click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--gpu-memory", required=True, metavar="SIZE", help="Memory per GPU: 80GiB, 80GB, 24GiB.")
 @click.option("--precision", type=click.Choice(sorted(PRECISIONS)), default="bf16-mixed", show_default=True)
@@ -156,10 +157,12 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
 @click.option("--recompute", type=click.Choice(RECOMPUTE), default="none", show_default=True,
               help="Activation checkpointing.")
 @click.option("--no-flash-attention", is_flag=True, help="Attention stores the s x s scores (eager attention).")
-@click.option("--interconnect", default=DEFAULT_INTRA, show_default=True,
+@click.option("--interconnect", default=DEFAULT_INTRA, show_default=True, metavar="PRESET",
               help=f"Link between GPUs of a node: {', '.join(PRESETS)}.")
-@click.option("--inter-node", default=DEFAULT_INTER, show_default=True, help="Link between nodes (per NIC).")
-@click.option("--nics-per-node", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--inter-node", default=DEFAULT_INTER, show_default=True, metavar="PRESET",
+              help="Link between nodes, per NIC (same presets).")
+@click.option("--nics-per-node", type=click.IntRange(min=1), default=1, show_default=True,
+              help="NICs a node uses for collectives (8 on rail-optimised DGX/HGX).")
 @click.option("--bandwidth-intra", default=None, metavar="GB/s", help="Measured intra-node busbw.")
 @click.option("--bandwidth-inter", default=None, metavar="GB/s", help="Measured inter-node busbw per NIC.")
 @click.option("--from", "from_path", type=click.Path(dir_okay=False), default=None,
@@ -169,7 +172,7 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
 @click.option("--zero", type=click.IntRange(0, 3), default=None, help="Only layouts with this ZeRO stage.")
 @click.option("--tflops", type=click.FloatRange(min=1e-6), default=DEFAULT_TFLOPS, show_default=True,
               help="Achieved (not peak) TFLOP/s per GPU, for compute time.")
-@click.option("--overhead", default="2GiB", show_default=True,
+@click.option("--overhead", default="2GiB", show_default=True, metavar="SIZE",
               help="Fixed memory per GPU: CUDA context, NCCL buffers, allocator slack.")
 @click.option("--ddp-bucket-view", is_flag=True, help="The job uses DDP(gradient_as_bucket_view=True).")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Rows shown.")
