@@ -131,7 +131,8 @@ def check(
     if not from_path and multinode.wanted(os.environ, selection):
         result = multinode.run_check(make_context(level, config, options), selection, config, timeout_s,
                                      all_pairs=all_pairs, fail_on=Severity(fail_on), exit_zero=exit_zero,
-                                     meta={"options": options | {"all_pairs": all_pairs}, "from": None})
+                                     meta={"options": options | {"all_pairs": all_pairs}, "from": None,
+                                           "fail_on": fail_on})
         if result.report is not None:
             write_report(result.report, "json" if as_json else (fmt or "console"), output)
         raise click.exceptions.Exit(result.code)
@@ -141,7 +142,8 @@ def check(
         snapshot = collect_snapshot(make_context(level, config, options), selection, timeout_s, _progress)
         if sys.stderr.isatty():
             click.echo("\r\033[K", err=True, nl=False)
-    report = build_report("check", snapshot, config, selection, meta={"options": options, "from": from_path})
+    report = build_report("check", snapshot, config, selection, meta={"options": options, "from": from_path,
+                                                                    "fail_on": fail_on})
     write_report(report, "json" if as_json else (fmt or "console"), output)
     if was_interrupted(snapshot):
         raise KeyboardInterrupt  # the partial report is out; exit 130 like any interruption

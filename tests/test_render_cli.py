@@ -75,3 +75,18 @@ def test_a_report_without_snapshot_renders(fmt: str) -> None:
     assert "GPU101" in text and "node-b" in text
     if fmt == "html":
         assert '<section id="timeline">' in text
+
+
+def test_junit_follows_fail_on_warn(tmp_path: Path) -> None:
+    """A warning (ENV503 from a 10^9 open-files floor) is a JUnit failure exactly when it fails the run."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[host]\nmin_open_files = 1000000000\n")
+    out = tmp_path / "r.xml"
+    for fail_on, rc, failed in (("fail", 0, False), ("warn", 1, True)):
+        proc = subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--level", "quick", "--only", "host",
+                               "--config", str(cfg), "--fail-on", fail_on, "--format", "junit", "-o", str(out)],
+                              capture_output=True, text=True, timeout=120, env=BASE_ENV)
+        assert proc.returncode == rc, proc.stderr
+        case = next(c for c in ET.parse(out).getroot().iter("testcase") if c.get("name") == "host.host_limits")
+        assert (case.find("failure") is not None) is failed
+        assert "ENV503" in ET.tostring(case, encoding="unicode")
