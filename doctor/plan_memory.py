@@ -29,9 +29,11 @@ activations of min(p - i, m) micro-batches in flight; the last stage also holds 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Optional
 
-from pgdoctor.plan_model import ModelShape, layer_tensors, rank_tensors, stage_layers
+from pgdoctor.plan_model import ModelShape, layer_tensors, rank_tensors, shard_units, stage_layers
 from pgdoctor.plan_units import GIB
 
 
@@ -95,21 +97,28 @@ def _shard(n: int, parts: int) -> int:
 
 
 def state_bytes(
-    numel: int, n_tensors: int, precision: Precision, optimizer: Optimizer, zero: int = 0, dp: int = 1
+    numel: int, n_tensors: int, precision: Precision, optimizer: Optimizer, zero: int = 0, dp: int = 1,
+    units: Optional[Sequence[int]] = None,
 ) -> StateBytes:
-    """Model-state bytes for `numel` parameters in `n_tensors` tensors on one rank."""
+    """Model-state bytes for `numel` parameters in `n_tensors` tensors on one rank.
+
+    Sharded (zero >= 1) state lives in flat buffers, one per unit (`units`: their numels; the
+    whole rank by default), each padded to a multiple of dp, with one optimizer step per unit,
+    as FSDP's FlatParameter and DeepSpeed's partitions do."""
     if zero not in ZERO_STAGES:
         raise ValueError(f"ZeRO stage {zero} is not one of {ZERO_STAGES}")
     dp = max(1, dp)
-    owned = _shard(numel, dp)
+    flat = list(units) if units else [numel]
+    owned = sum(_shard(u, dp) for u in flat)
     params = (owned if zero >= 3 else numel) * precision.param_bytes
     grads = (owned if zero >= 2 else numel) * precision.grad_bytes
     opt_numel = owned if zero >= 1 else numel
+    steps = len(flat) if zero >= 1 else n_tensors
     return StateBytes(
         params=params,
         grads=grads,
         master=opt_numel * precision.master_bytes,
-        optimizer=opt_numel * optimizer.state_bytes + n_tensors * optimizer.step_bytes_per_tensor,
+        optimizer=opt_numel * optimizer.state_bytes + steps * optimizer.step_bytes_per_tensor,
     )
 
 
@@ -190,10 +199,13 @@ def stage_memory(
     shape = inp.shape
     tensors = rank_tensors(shape, tp, pp, stage)
     numel = sum(n for _, n in tensors)
+    units = shard_units(shape, tp, pp, stage)
     if shape.params_given is not None:
         # The shape only spreads the given count: scale this rank's share to it.
-        numel = round(numel * shape.params_given / shape.shape_params)
-    states = state_bytes(numel, len(tensors), inp.precision, inp.optimizer, zero, dp)
+        scale = shape.params_given / shape.shape_params
+        numel = round(numel * scale)
+        units = [round(u * scale) for u in units]
+    states = state_bytes(numel, len(tensors), inp.precision, inp.optimizer, zero, dp, units)
     layers_here = stage_layers(shape.layers, pp)[stage]
     coeff, score_coeff = activation_coeff(shape)
     per_layer = activation_bytes_per_layer(

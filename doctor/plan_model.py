@@ -123,6 +123,16 @@ def rank_tensors(m: ModelShape, tp: int, pp: int, stage: int) -> list[tuple[str,
     return out
 
 
+def shard_units(m: ModelShape, tp: int, pp: int, stage: int) -> list[int]:
+    """Numels of the units ZeRO/FSDP flatten and shard on one (tp, pp) rank: one per layer (the
+    usual wrapping policy: FSDP's transformer auto-wrap) and one for everything else
+    (embeddings, final norm, output layer), as the root unit holds them."""
+    per_layer = sum(n for _, n in layer_tensors(m, tp))
+    layers = stage_layers(m.layers, pp)[stage]
+    rest = sum(n for _, n in rank_tensors(m, tp, pp, stage)) - layers * per_layer
+    return ([rest] if rest else []) + [per_layer] * layers
+
+
 def linear_stack_tensors(width: int, layers: int) -> list[tuple[str, int]]:
     """A stack of `layers` square Linear(width, width) layers with bias: a plain MLP replica
     under DDP, or one pipeline stage's share of such a stack."""

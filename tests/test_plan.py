@@ -76,7 +76,7 @@ def test_7b_mixed_adam_needs_112_gb_of_states_and_fits_80gb_only_sharded() -> No
     assert (states.params, states.grads, states.master, states.optimizer) == (2 * p, 2 * p, 4 * p, 8 * p)
     assert state_bytes(p, 0, PRECISIONS["fp32"], OPTIMIZERS["sgd"]).params == 28_000_000_000  # fp32 weights fit
     assert states.total > 80 * GIB
-    assert state_bytes(p, 0, MIXED, ADAM, zero=3, dp=8).total == 16 * p // 8  # 14 GB
+    assert state_bytes(p, 0, MIXED, ADAM, zero=3, dp=8).total == 16 * p // 8 + 4  # 14 GB (+ Adam's step)
     # The full plan: plain DDP over 8 GPUs does not fit 80 GiB, ZeRO-3 over the same 8 does.
     shape = shape_from_params(p)
     inp = PlanInput(MemoryInput(shape, MIXED, ADAM, seq_len=4096, micro_batch=1),
@@ -89,7 +89,10 @@ def test_7b_mixed_adam_needs_112_gb_of_states_and_fits_80gb_only_sharded() -> No
 def test_zero_stages_follow_the_zero_paper_formulas() -> None:
     p, n = 1_000_000, 8
     for zero, expected in ((0, 16 * p), (1, 4 * p + 12 * p // n), (2, 2 * p + 14 * p // n), (3, 16 * p // n)):
-        assert state_bytes(p, 0, MIXED, ADAM, zero, n).total == expected
+        # One flat unit when sharded: one 4-byte Adam step.
+        assert state_bytes(p, 0, MIXED, ADAM, zero, n).total == expected + (4 if zero else 0)
+    # Units are padded to a multiple of the group size each: 3 units of 5 over 4 ranks own 2 each.
+    assert state_bytes(15, 3, PRECISIONS["fp32"], OPTIMIZERS["sgd"], 3, 4, units=[5, 5, 5]).params == 3 * 2 * 4
     # torch's Adam keeps one 4-byte step per tensor; SGD without momentum keeps nothing.
     assert state_bytes(p, 10, MIXED, ADAM).optimizer == 8 * p + 40
     assert state_bytes(p, 10, PRECISIONS["fp32"], OPTIMIZERS["sgd"]).total == 8 * p

@@ -477,3 +477,65 @@ def test_gpt2_shape_recounts_to_korthikantis_34_and_5() -> None:
     from pgdoctor.plan_memory import activation_coeff
 
     assert activation_coeff(SHAPES["gpt2"]) == (34.0, 5.0)
+
+
+# --- ZeRO-3 as PyTorch FSDP runs it: 2 real gloo ranks, one FSDP unit per layer ------------
+
+FSDP_COUNTS = r'''
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+sys.path.insert(0, sys.argv[1])
+import torch, torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
+from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+from test_plan_bytes import BATCH, SEQ, SHAPES, Block, Stage
+
+torch.set_num_threads(1)
+dist.init_process_group("gloo")
+out = []
+for name in sorted(SHAPES):
+    shape = SHAPES[name]
+    torch.manual_seed(0)
+    model = FSDP(Stage(shape, 1, 0, 1, 0), device_id=torch.device("cpu"),
+                 auto_wrap_policy=ModuleWrapPolicy({Block}), sharding_strategy=ShardingStrategy.FULL_SHARD)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(2):
+        model(torch.randint(0, shape.vocab, (BATCH, SEQ))).float().square().mean().backward()
+        opt.step()
+    params = list(model.parameters())  # FSDP's flat parameters: this rank's shards
+    state = [t for st in opt.state.values() for t in st.values() if isinstance(t, torch.Tensor)]
+    out.append({"shape": name, "rank": dist.get_rank(), "world": dist.get_world_size(),
+                "params": sum(p.numel() * p.element_size() for p in params),
+                "grads": sum(p.grad.numel() * p.grad.element_size() for p in params),
+                "optimizer": sum(t.numel() * t.element_size() for t in state)})
+dist.destroy_process_group()
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.slow
+def test_zero3_states_match_pytorch_fsdp_full_shard_to_the_byte(no_leftover_children: None) -> None:
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from pgdoctor.plan_model import shard_units
+    from pgdoctor.procs import free_port, run_children
+
+    tests = str(Path(__file__).resolve().parent)
+    port = free_port()
+    envs = [dict(os.environ, RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+            for r in range(2)]
+    argv = [sys.executable, "-c", FSDP_COUNTS, tests]
+    outcomes = run_children([argv, argv], envs, timeout_s=180, grace_s=10)
+    for o in outcomes:
+        assert o.ok, o.stderr[-3000:]
+    rows = [row for o in outcomes for row in json.loads(o.stdout.strip().splitlines()[-1])]
+    assert len(rows) == 2 * len(SHAPES)
+    for r in rows:
+        shape = SHAPES[r["shape"]]
+        tensors = rank_tensors(shape, 1, 1, 0)
+        predicted = state_bytes(sum(n for _, n in tensors), len(tensors), PRECISIONS["fp32"], OPTIMIZERS["adam"],
+                                zero=3, dp=r["world"], units=shard_units(shape, 1, 1, 0))
+        assert (predicted.params, predicted.grads, predicted.optimizer) == (r["params"], r["grads"], r["optimizer"]), r
