@@ -9,6 +9,7 @@ from typing import Any
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]+):(?P<pw>[^/\s@]+)@")
 ASSIGNMENT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\S+)")
+ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 REDACTED = "<redacted>"
 
 
@@ -34,8 +35,10 @@ def scrub(obj: Any) -> Any:
     if isinstance(obj, str):
         return redact_text(obj)
     if isinstance(obj, dict):
-        return {k: (REDACTED if isinstance(k, str) and is_secret_name(k) and isinstance(v, str) else scrub(v))
-                for k, v in obj.items()}
+        # Only environment-style keys (HF_TOKEN) are judged by name: pgdoctor's own lower-case
+        # keys ("key", "session_id") are structure, not secrets.
+        return {k: (REDACTED if isinstance(k, str) and ENV_NAME.match(k) and is_secret_name(k) and isinstance(v, str)
+                    else scrub(v)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [scrub(v) for v in obj]
     return obj

@@ -47,6 +47,11 @@ def test_report_and_snapshot_json_carry_no_secret_from_any_field() -> None:
     text = json.dumps(report.to_json()) + snap.dumps()
     for secret in ("hf_abcdefSECRET1", "SECRETPW", "k3y-SECRET2", "pw-SECRET3", "SECRET5"):
         assert secret not in text
+    # Structure survives: pgdoctor's own keys are not mistaken for credential names.
+    back = Snapshot.loads(snap.dumps())
+    assert [m.key for m in back.measurements()] == ["env.vars", "proc.cmdline"]
+    assert back.value("env.vars")["NCCL_DEBUG"] == "INFO"
+    assert report.to_json()["findings"][0]["evidence"][0]["file"] == "log.txt"
 
 
 def test_collect_never_writes_a_credential(tmp_path) -> None:  # type: ignore[no-untyped-def]
