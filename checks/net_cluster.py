@@ -231,7 +231,7 @@ def bandwidth(snap: Snapshot, config: Config) -> list[Finding]:
         mine = [p for p in pairs if r in (int(p["src"]), int(p["dst"]))]
         out.append(NET115.finding(
             f"{hosts[r]} (rank {r}) reaches at best {_gb(best[r])} to any peer against a median of {_gb(med)} "
-            f"over {len(best)} nodes ({best[r] / med:.2f}x)",
+            f"over {len(best)} nodes ({best[r] / med:.2g}x)",
             scope=Scope(host=hosts[r], rank=r),
             evidence=[Evidence(f"{p['src_host']} -> {p['dst_host']}: {_gb(float(p['gbytes_per_s']))}",
                                key="cluster.bandwidth") for p in mine],

@@ -191,42 +191,93 @@ class Rendezvous:
             self._listener = None
 
 
+PROBE_BYTES = 64 << 10
+# An exchange this long on the slowest pair is long enough to measure it: token buckets and
+# switch buffers absorb the first few hundred KiB of a burst, so tiny exchanges flatter slow links.
+RAMP_TARGET_S = 0.2
+
+
+class _Clock:
+    """Every gloo wait of the bandwidth phase is bounded by the phase's deadline."""
+
+    def __init__(self, deadline: float):
+        self.deadline = deadline
+
+    def wait(self, work: Any) -> None:
+        import datetime
+
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the bandwidth phase reached its share of --timeout")
+        work.wait(datetime.timedelta(seconds=left))
+
+
+def _exchange(pg: Any, clock: _Clock, send: Any, recv: Any, nbytes: int, dst: int, src: int, tag: int,
+              result: dict[str, Any]) -> float:
+    """One simultaneous send to dst / receive from src; seconds until the receive completed. A
+    receive cut off by the deadline still bounds the pair: less than nbytes in that time."""
+    clock.wait(pg.barrier())
+    t0 = time.perf_counter()
+    s = pg.send([send[:nbytes]], dst, tag)
+    r = pg.recv([recv[:nbytes]], src, tag)
+    try:
+        clock.wait(r)
+    except (RuntimeError, TimeoutError):
+        result["got"][src] = nbytes / (time.perf_counter() - t0) / 1e9
+        result["upper_bound"].append(src)
+        raise
+    dt = time.perf_counter() - t0
+    clock.wait(s)
+    return dt
+
+
 def _measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, shifts: Sequence[int],
-             reps: int, timeout_s: float) -> list[list[float]]:
-    """Rounds of simultaneous send/recv over gloo; returns the n x n matrix of received GB/s
-    ([src][dst], best of `reps`), gathered on rank 0 (other ranks get [])."""
+             reps: int, deadline: float) -> dict[str, Any]:
+    """This rank's side of the rounds: GB/s received from each source (best of `reps` exchanges at
+    the round's size), the bytes per exchange of each round, and what stopped it early. Never waits past `deadline`; after a timeout the group is unusable, so
+    the rank stops and reports what it has (a cut-off receive as an upper bound)."""
     import datetime
 
     import torch
-    from torch.distributed import PrefixStore, ProcessGroupGloo
+    from torch.distributed import AllreduceOptions, PrefixStore, ProcessGroupGloo, ReduceOp
 
+    result: dict[str, Any] = {"got": [None] * size, "upper_bound": [], "round_bytes": [], "error": None}
+    clock = _Clock(deadline)
     gloo: Any = ProcessGroupGloo  # the private _Options and the bound ops are missing from torch's stubs
     opts = gloo._Options()
-    opts._timeout = datetime.timedelta(seconds=timeout_s)
+    opts._timeout = datetime.timedelta(seconds=Budget.left(deadline))
     opts._devices = [gloo.create_device(hostname=device_addr)]
-    pg: Any = gloo(PrefixStore("gloo", store), rank, size, opts)
-    send = torch.ones(nbytes, dtype=torch.uint8)
-    recv = torch.empty(nbytes, dtype=torch.uint8)
-    got = torch.zeros(size, dtype=torch.float64)  # got[src]: GB/s received from src
-    for k in shifts:
-        dst, src = (rank + k) % size, (rank - k) % size
-        best = 0.0
-        for rep in range(reps + 1):
-            pg.barrier().wait()
-            t0 = time.perf_counter()
-            s = pg.send([send], dst, k)
-            r = pg.recv([recv], src, k)
-            r.wait()
-            dt = time.perf_counter() - t0
-            s.wait()
-            if rep > 0:  # the first exchange also connects the pair
-                best = max(best, nbytes / dt / 1e9)
-        got[src] = best
-    out = [torch.zeros(size, dtype=torch.float64) for _ in range(size)] if rank == 0 else []
-    pg.gather([out] if rank == 0 else [], [got]).wait()  # default GatherOptions: root rank 0
-    if rank != 0:
-        return []
-    return [[float(out[dst][src]) for dst in range(size)] for src in range(size)]
+    max_op: Any = AllreduceOptions()
+    max_op.reduceOp = ReduceOp.MAX
+    try:
+        pg: Any = gloo(PrefixStore("gloo", store), rank, size, opts)
+        send = torch.ones(max(nbytes, PROBE_BYTES), dtype=torch.uint8)
+        recv = torch.empty_like(send)
+        for i, k in enumerate(shifts):
+            dst, src = (rank + k) % size, (rank - k) % size
+            _exchange(pg, clock, send, recv, PROBE_BYTES, dst, src, k, result)  # connects the pair
+            # Ramp the size up (x4) until the slowest pair needs RAMP_TARGET_S, the configured size
+            # is reached, or the round's share of the time would not allow another step. Every
+            # rank takes the same decision from all-reduced values, so sends and receives match.
+            n = PROBE_BYTES
+            while True:
+                dt = _exchange(pg, clock, send, recv, n, dst, src, k, result)
+                best = n / dt / 1e9
+                agreed = torch.tensor([dt, -(deadline - time.monotonic())], dtype=torch.float64)
+                clock.wait(pg.allreduce([agreed], max_op))
+                slowest, left = float(agreed[0]), -float(agreed[1])
+                share = 0.8 * left / (len(shifts) - i)
+                if n >= nbytes or slowest >= RAMP_TARGET_S or slowest * 4 * (reps + 1) > share:
+                    break
+                n = min(nbytes, n * 4)
+            result["round_bytes"].append(n)
+            if slowest * reps <= share:
+                best = max(best, *(n / _exchange(pg, clock, send, recv, n, dst, src, k, result) / 1e9
+                                   for _ in range(reps)))
+            result["got"][src] = best
+    except (RuntimeError, TimeoutError) as exc:  # a peer died, or the deadline came
+        result["error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return result
 
 
 def _local_phase(ctx: ProbeContext, selection: Selection, config: Config, timeout_s: float,
@@ -300,13 +351,10 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
     else:
         nbytes = int(config["net.bandwidth_bytes"])
         t0 = time.monotonic()
-        try:
-            mat = _measure(rdv.store, rank, size, device_addr, nbytes, shifts, reps=3,
-                           timeout_s=Budget.left(bandwidth_by))
-            bw = {"schedule": "all-pairs" if all_pairs else "neighbours", "shifts": shifts, "bytes": nbytes,
-                  "seconds": round(time.monotonic() - t0, 3), "matrix": mat}
-        except RuntimeError as exc:  # a peer died or the gloo timeout passed
-            bw = Unavailable(Reason.TIMEOUT if "imed out" in str(exc) else Reason.ERROR, str(exc).splitlines()[0])
+        mine = _measure(rdv.store, rank, size, device_addr, nbytes, shifts, reps=3, deadline=bandwidth_by)
+        mine["seconds"] = round(time.monotonic() - t0, 3)
+        rdv.set(f"bw/{rank}", mine)
+        bw = {"schedule": "all-pairs" if all_pairs else "neighbours", "shifts": shifts, "bytes": nbytes}
 
     if rank != 0:
         ok = rdv.wait_for("exit", end_by)
@@ -316,6 +364,10 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         return Outcome(None, code, rank)
 
     nodes = [rdv.get(f"node/{r}") for r in range(size) if r not in missing]
+    if isinstance(bw, dict):
+        # Each rank posts what it received, also after a failure; a rank that posts nothing
+        # (killed, stuck) leaves its incoming pairs unmeasured.
+        bw["ranks"] = {r: rdv.get(f"bw/{r}") for r in range(size) if rdv.wait_for(f"bw/{r}", bandwidth_by + 2.0)}
     # Slurm with one task per node: rank r runs on the r-th node of the job's node list.
     job_nodes = parse_launch(ctx.env).nodes
     expected = {r: job_nodes[r] for r in missing if len(job_nodes) == size}
@@ -329,28 +381,44 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
 
 
 def _pairs(bw: Any, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Directed pairs src -> dst with what dst received, in schedule order."""
     hosts = {int(n["rank"]): n["host"] for n in nodes}
-    mat = bw.get("matrix") if isinstance(bw, dict) else None
-    if not mat:
-        return []
-    size = len(mat)
+    ranks = bw.get("ranks", {}) if isinstance(bw, dict) else {}
+    size = len(hosts)
     out = []
-    for k in bw["shifts"]:
+    for k in bw.get("shifts", []) if isinstance(bw, dict) else []:
         for src in range(size):
             dst = (src + k) % size
-            out.append({"src": src, "dst": dst, "src_host": hosts.get(src), "dst_host": hosts.get(dst),
-                        "gbytes_per_s": round(mat[src][dst], 6)})
+            got = (ranks.get(dst) or {}).get("got") or []
+            value = got[src] if src < len(got) else None
+            if value is None:
+                continue
+            pair = {"src": src, "dst": dst, "src_host": hosts.get(src), "dst_host": hosts.get(dst),
+                    "gbytes_per_s": round(float(value), 6)}
+            if src in (ranks.get(dst) or {}).get("upper_bound", []):
+                pair["upper_bound"] = True  # cut off by the deadline: at most this much
+            out.append(pair)
     return out
+
+
+def _bandwidth_summary(bw: dict[str, Any], pairs: list[dict[str, Any]], size: int) -> dict[str, Any]:
+    ranks = bw.get("ranks", {})
+    errors = {r: v["error"] for r, v in ranks.items() if v.get("error")}
+    sizes: list[int] = next((v["round_bytes"] for v in ranks.values() if v.get("round_bytes")), [])
+    return {
+        "schedule": bw["schedule"], "shifts": bw["shifts"], "bytes": bw["bytes"], "round_bytes": sizes,
+        "seconds": max((v.get("seconds", 0.0) for v in ranks.values()), default=0.0),
+        "pairs": pairs, "median_gbytes_per_s": statistics.median(p["gbytes_per_s"] for p in pairs) if pairs else None,
+        "expected_pairs": size * len(bw["shifts"]), "silent_ranks": sorted(set(range(size)) - set(ranks)),
+        "errors": {str(r): e for r, e in sorted(errors.items())},
+    }
 
 
 def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], expected: dict[int, str], bw: Any,
            size: int, config: Config,
            selection: Selection, budget: Budget, meta: dict[str, Any]) -> Report:
     pairs = _pairs(bw, nodes)
-    bandwidth: Any = bw
-    if isinstance(bw, dict):
-        bandwidth = {k: v for k, v in bw.items() if k != "matrix"} | {
-            "pairs": pairs, "median_gbytes_per_s": statistics.median(p["gbytes_per_s"] for p in pairs) if pairs else None}
+    bandwidth: Any = _bandwidth_summary(bw, pairs, size) if isinstance(bw, dict) else bw
     waited = round(budget.total_s * 0.55, 1)
     cluster = ProbeResult("multinode", "net", Status.PASSED, "", time.monotonic() - budget.start, (
         Measurement("cluster.nodes", [{"rank": n["rank"], "host": n["host"], "address": n.get("address"),
@@ -369,8 +437,11 @@ def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], expe
         all_findings += [Finding.from_json(f) for f in n.get("findings", [])]
         incomplete += [f"{n['host']} (rank {n['rank']}): {r}" for r in n.get("incomplete", [])]
         extra_nodes.append({"rank": n["rank"], "host": n["host"], "snapshot": n.get("snapshot")})
-    if isinstance(bw, Unavailable) and bw.reason is not Reason.NOT_REQUESTED:
-        incomplete.append(f"bandwidth rounds {bw}")
+    if isinstance(bandwidth, dict) and (bandwidth["errors"] or bandwidth["silent_ranks"]):
+        first = next(iter(bandwidth["errors"].items()), None)
+        incomplete.append(f"bandwidth rounds stopped early: {len(pairs)} of {bandwidth['expected_pairs']} pairs "
+                          f"measured" + (f"; rank {first[0]}: {first[1]}" if first else "")
+                          + (f"; no result from ranks {bandwidth['silent_ranks']}" if bandwidth["silent_ranks"] else ""))
     return Report(
         command="check", snapshot=merged, findings=tuple(sorted_findings(all_findings)),
         checks=tuple(checks) + tuple(_peer_check_results(nodes)), requested_areas=selection.requested_areas,
