@@ -32,4 +32,6 @@ def __getattr__(name: str):  # type: ignore[no-untyped-def]
 
     module, colon, attr = target.partition(":")
     mod = importlib.import_module(module)
-    return mod if colon and not attr else getattr(mod, attr or name)
+    value = mod if colon and not attr else getattr(mod, attr or name)
+    globals()[name] = value  # later lookups skip this function
+    return value

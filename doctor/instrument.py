@@ -123,7 +123,7 @@ def nvtx_enabled() -> bool:
 def _stack() -> list[_Open]:
     try:
         return _local.stack  # type: ignore[no-any-return]
-    except AttributeError:
+    except AttributeError:  # first range on this thread
         s: list[_Open] = []
         _local.stack = s
         with _STACKS_LOCK:
@@ -151,7 +151,10 @@ def pop(name: Optional[str] = None) -> None:
     stack = _stack()
     if not stack:
         return
-    if name is not None and not any(o.name == name for o in stack):
+    if name is None or stack[-1].name == name:  # the usual case: closing the innermost range
+        _close(stack.pop())
+        return
+    if not any(o.name == name for o in stack):
         return
     while stack:
         o = stack.pop()

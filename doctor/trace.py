@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+FLUSH_INTERVAL_NS = 250_000_000
 COMM_TID = 999_999  # the track of asynchronous all-reduces (launch to completion)
 EVENTS_SUFFIX = ".events.jsonl"
 
@@ -42,6 +43,7 @@ class EventWriter:
         self._buf: list[str] = []
         self._lock = threading.Lock()
         self._flush_every = flush_every
+        self._last_flush_ns = 0
 
     def ts_us(self, perf_ns: int) -> float:
         return round(self._wall_us + (perf_ns - self._perf_ns) / 1000.0, 3)
@@ -68,12 +70,13 @@ class EventWriter:
         with self._lock:
             self._buf.append(line)
             full = len(self._buf) >= self._flush_every
-        # A closed top-level range (a step) is a natural point to write: a rank that is killed
-        # later loses at most its current step.
-        if depth == 0 or full:
+        # Write when a top-level range (a step) closes, at most every FLUSH_INTERVAL_S: a rank
+        # that is killed loses at most that much, and short steps do not pay a write each.
+        if full or (depth == 0 and t1_ns - self._last_flush_ns >= FLUSH_INTERVAL_NS):
             self.flush()
 
     def flush(self) -> None:
+        self._last_flush_ns = time.perf_counter_ns()
         with self._lock:
             lines, self._buf = self._buf, []
         if lines:
