@@ -168,7 +168,7 @@ def merge_events(by_rank: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[str
         if COMM_TID in tids:
             meta.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": COMM_TID, "args": {"name": "comm"}})
         # Outer ranges first at equal start, so viewers nest them correctly.
-        events.extend(sorted(by_rank[rank], key=lambda e: (e["ts"], -e["dur"])))
+        events.extend(dict(e) for e in sorted(by_rank[rank], key=lambda e: (e["ts"], -e["dur"])))
     return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
 
 

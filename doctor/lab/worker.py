@@ -64,7 +64,7 @@ class Rank:
         try:
             import torch
 
-            data = torch._C._distributed_c10d._dump_fr_trace()
+            data = torch._C._distributed_c10d._dump_fr_trace()  # type: ignore[attr-defined]
         except Exception as exc:  # no recorder in this build, or not initialised
             self.save(fr_error=f"{type(exc).__name__}: {exc}")
             return ""
@@ -127,7 +127,7 @@ def run(spec: Any, rank: int, world: int) -> int:
         # oneDNN allocates its primitives and scratchpads with its own malloc calls; at the cap
         # one of those can fail first ("could not create a primitive"). Without it the
         # failing allocation is a tensor's, through PyTorch's DefaultCPUAllocator.
-        torch.backends.mkldnn.enabled = False
+        torch.backends.mkldnn.enabled = False  # type: ignore[assignment]
     r = Rank(spec, rank, world)
     device = r.device
     if device.startswith("cuda"):
