@@ -158,3 +158,37 @@ def test_explain_renders_every_gpu_playbook(code: str) -> None:
 
     pb = find(code)
     assert pb is not None and pb.sections["Fix"] and "pgdoctor" in pb.sections["Verify"]
+
+
+def test_runner_collects_the_gpu_area_through_the_replay_backend(tmp_path: Any) -> None:
+    """The whole path a live `check --only gpu` takes, with NVML, sysfs and the kernel log faked."""
+    from pathlib import Path
+
+    from build import recording
+
+    from pgdoctor.config import load_config
+    from pgdoctor.probes.base import ProbeContext
+    from pgdoctor.probes.commands import ReplayRunner
+    from pgdoctor.probes.nvml_backend import ReplayBackend
+    from pgdoctor.probes.sysfs import FsReader
+    from pgdoctor.runner import Selection, build_report, collect
+
+    v = Variant(_set(1, ecc={"volatile.uncorrected": 1}))
+    root = Path(tmp_path)
+    gpu_codes.pci_tree(root, v.gpus)
+    (root / "dev").mkdir()
+    (root / "proc").mkdir()
+    (root / "dev/kmsg").write_text(gpu_codes.kmsg_text([(60.0, gpu_codes.XID79)]))
+    (root / "proc/uptime").write_text("7200.0 1.0\n")
+    config = load_config(None)
+    ctx = ProbeContext(env={}, fs=FsReader(root), commands=ReplayRunner({}), clock=lambda: gpu_codes.NOW,
+                       level="quick", config=config,
+                       options={"nvml_backend": ReplayBackend(recording(v.gpus, "test")["calls"])})
+    selection = Selection(only=("gpu",))
+    snap = collect(ctx, selection, timeout_s=30)
+    assert {p.name: p.status.value for p in snap.probes if p.area == "gpu"} == \
+        {"gpu": "passed", "gpu_pci": "passed", "gpu_xid": "passed"}
+    report = build_report("check", Snapshot.loads(snap.dumps()), config, selection)
+    assert sorted(f.code for f in report.findings) == ["GPU101", "GPU120"]
+    assert {f.scope.gpu_index for f in report.findings} == {1}
+    assert not report.incomplete
