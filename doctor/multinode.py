@@ -11,8 +11,10 @@ Phases, every one bounded by --timeout:
 3. Bandwidth (level standard/full): a gloo group on the interface that routes to MASTER_ADDR;
    in each round every rank sends to rank+k and receives from rank-k at the same time. The
    default schedule uses k = 1, 2 (each node meets 4 peers, O(n) pairs); --all-pairs uses every
-   k in 1..n-1 (all ordered pairs). Each rank's received bandwidths are gathered to rank 0 over
-   the gloo group.
+   k in 1..n-1 (all ordered pairs). Within a round the exchange size grows x4 from 64 KiB until
+   the slowest pair needs RAMP_TARGET_S (or net.bandwidth_bytes is reached), then the best of 3
+   exchanges counts. Every gloo wait is bounded by the phase deadline; each rank posts what it
+   received under its key, also when a round was cut off, so a very slow node is still named.
 4. Rank 0 runs the cross-node checks (checks/net_cluster.py) on its snapshot plus a `multinode`
    probe result, merges every node's findings (scope: that node's hostname), prints the report,
    and publishes the exit code; the other ranks print nothing on stdout and exit with that code.

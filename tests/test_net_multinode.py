@@ -108,3 +108,21 @@ def test_incomplete_launch_env_is_a_usage_error() -> None:
     assert res.exit_code == 2
     assert "needs MASTER_ADDR, MASTER_PORT" in res.output
     assert "Traceback" not in res.output
+
+
+def test_pairs_from_rank_posts_keep_upper_bounds_and_gaps() -> None:
+    from pgdoctor.multinode import _bandwidth_summary, _pairs
+
+    nodes = [{"rank": r, "host": f"h{r}"} for r in range(3)]
+    bw = {"schedule": "neighbours", "shifts": [1], "bytes": 1 << 20, "ranks": {
+        0: {"got": [None, None, 0.5], "upper_bound": [], "round_bytes": [1 << 20], "error": None, "seconds": 1.0},
+        1: {"got": [0.001, None, None], "upper_bound": [0], "round_bytes": [1 << 20], "error": "Timed out", "seconds": 2.0},
+    }}
+    pairs = _pairs(bw, nodes)
+    assert pairs == [
+        {"src": 0, "dst": 1, "src_host": "h0", "dst_host": "h1", "gbytes_per_s": 0.001, "upper_bound": True},
+        {"src": 2, "dst": 0, "src_host": "h2", "dst_host": "h0", "gbytes_per_s": 0.5},
+    ]  # rank 2 posted nothing: the pair 1 -> 2 is missing, not zero
+    summary = _bandwidth_summary(bw, pairs, 3)
+    assert summary["silent_ranks"] == [2] and summary["errors"] == {"1": "Timed out"}
+    assert summary["expected_pairs"] == 3 and summary["seconds"] == 2.0

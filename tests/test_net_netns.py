@@ -78,6 +78,20 @@ def test_findings_name_hosts_and_nodes_use_namespace_addresses(run: Any) -> None
     assert bw["schedule"] == "neighbours" and len(bw["pairs"]) == 8
 
 
+def test_very_slow_host_is_named_within_the_timeout() -> None:
+    """A host at 1/200 of the others: the size ramp keeps every round short, so it is measured
+    and named well inside --timeout instead of stalling the rounds."""
+    with NetnsLab(3) as lab:
+        for i in range(3):
+            lab.throttle(i, 2 if i == 1 else FAST_MBIT)
+        start = time.monotonic()
+        outs = run_pgdoctor_check(lab, ["--only", "net", "--json", "--timeout", "40"], 50)
+        seconds = time.monotonic() - start
+    assert not any(o.timed_out for o in outs) and seconds < 40
+    rep = json.loads(outs[0].stdout)
+    assert [f["scope"]["host"] for f in rep["findings"] if f["code"] == "NET115"] == ["nshost1"]
+
+
 def test_lab_left_nothing_behind(run: Any) -> None:
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert run["prefix"] not in listed
