@@ -19,6 +19,7 @@ from pgdoctor.plan_model import (
     load_hf_config,
     override_shape,
     shape_from_params,
+    shape_problem,
 )
 from pgdoctor.plan_presets import DEFAULT_INTER, DEFAULT_INTRA, PRESETS, Link, measured
 from pgdoctor.plan_presets import get as get_preset
@@ -48,10 +49,9 @@ def _shape(params: Optional[str], model: Optional[str], overrides: dict[str, Opt
         raise UserError("give exactly one of --params (e.g. 7B) or --model (a Hugging Face config.json)")
     if model is not None:
         try:
-            shape = load_hf_config(model)
-        except ConfigFormatError as exc:
+            return override_shape(load_hf_config(model), **overrides)
+        except (ConfigFormatError, ValueError) as exc:
             raise UserError(str(exc)) from None
-        return override_shape(shape, **overrides)
     count = _positive(params, parse_count, "params")
     try:
         return shape_from_params(count, **overrides)
@@ -193,8 +193,9 @@ def plan_cmd(
     from pgdoctor.checks.plan_codes import plan_findings
 
     shape = _shape(params, model_path, {"layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab})
-    if shape.hidden % shape.heads:
-        raise UserError(f"hidden size {shape.hidden} is not divisible by {shape.heads} heads")
+    problem = shape_problem(shape)
+    if problem:
+        raise UserError(f"model shape: {problem}")
     seq = seq_len or min(shape.max_seq_len or 2048, 8192)
     mem_bytes = _positive(gpu_memory, parse_bytes, "gpu-memory")
     overhead_bytes = _positive(overhead, parse_bytes, "overhead")

@@ -150,6 +150,15 @@ def tp_mlp_tensors(width: int, ffn_shard: int, blocks: int) -> list[tuple[str, i
     return out
 
 
+def shape_problem(m: ModelShape) -> Optional[str]:
+    """Why this shape is not a transformer the planner can reason about, or None."""
+    if m.head_dim < 1 or m.heads * m.head_dim < 1:
+        return f"{m.heads} heads of hidden size {m.hidden} leave no head dimension"
+    if m.kv_heads < 1 or m.heads % m.kv_heads:
+        return f"{m.heads} attention heads are not a multiple of {m.kv_heads} key/value heads"
+    return None
+
+
 def check_divisible(m: ModelShape, tp: int, pp: int) -> Optional[str]:
     """Why (tp, pp) cannot shard this model, or None."""
     if m.heads % tp or m.kv_heads % tp:
@@ -192,6 +201,8 @@ def shape_from_params(params: int, **overrides: Any) -> ModelShape:
     _, layers, hidden, heads, kv, ffn = nearest
     hidden = overrides.pop("hidden", None) or hidden
     heads = overrides.pop("heads", None) or (heads if hidden == nearest[2] else max(1, hidden // 128))
+    if hidden % heads:
+        raise ValueError(f"hidden size {hidden} is not divisible by {heads} heads")
     kv = overrides.pop("kv_heads", None) or (kv if heads == nearest[3] else heads)
     shape = ModelShape(
         name="--params",
@@ -218,6 +229,8 @@ def override_shape(
     """The shape with the user's --layers/--hidden/--heads/--vocab; head size follows."""
     new_heads = heads or shape.heads
     new_hidden = hidden or shape.hidden
+    if (new_hidden, new_heads) != (shape.hidden, shape.heads) and new_hidden % new_heads:
+        raise ValueError(f"hidden size {new_hidden} is not divisible by {new_heads} heads")
     return replace(
         shape, layers=layers or shape.layers, hidden=new_hidden, heads=new_heads, vocab=vocab or shape.vocab,
         kv_heads=shape.kv_heads if new_heads == shape.heads else new_heads,
@@ -251,6 +264,11 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
     if not isinstance(cfg, Mapping):
         raise ConfigFormatError("config.json is not a JSON object")
     mtype = str(cfg.get("model_type", ""))
+    experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts")
+    if isinstance(experts, int) and experts > 1:
+        raise ConfigFormatError(
+            f"config.json describes a mixture of experts ({experts} experts), which the planner does not model; "
+            "give --params with the total parameter count and --layers/--hidden/--heads for an estimate")
     hidden = _need_int(cfg, "hidden_size", "n_embd", "d_model")
     layers = _need_int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     heads = _need_int(cfg, "num_attention_heads", "n_head", "num_heads")
@@ -276,11 +294,14 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
             dropout=any(float(cfg.get(k, 0.0) or 0.0) > 0 for k in ("hidden_dropout", "attention_dropout")),
         )
     else:
-        llama_family = mtype in {"llama", "mistral", "qwen2", "qwen3", "mixtral"}
+        llama_family = mtype in {"llama", "mistral", "qwen2"}
+        # Families with a gated MLP (SwiGLU/GeGLU) whatever their hidden_act says.
+        gated_family = llama_family or mtype in {"qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2",
+                                                 "granite", "cohere", "internlm2", "deepseek_v2"}
         attn_bias = bool(cfg.get("attention_bias", mtype == "qwen2"))
         shape = ModelShape(
             name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=int(kv), head_dim=int(head_dim),
-            ffn_hidden=ffn, vocab=vocab, gated_mlp=llama_family or act in {"silu", "swiglu", "geglu", "gelu_glu"},
+            ffn_hidden=ffn, vocab=vocab, gated_mlp=gated_family or act in {"silu", "swiglu", "geglu", "gelu_glu"},
             qkv_bias=attn_bias, out_bias=bool(cfg.get("attention_bias", False)),
             mlp_bias=bool(cfg.get("mlp_bias", False)), norm_bias=False,
             tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,

@@ -278,6 +278,7 @@ def test_every_plan_code_has_a_fixture_pair() -> None:
     (["--params", "7B", "--gpu-memory", "80GiB", "--bandwidth-inter", "fast"], "--bandwidth-inter"),
     (["--model", "/nonexistent/config.json", "--gpu-memory", "80GiB"], "cannot read"),
     (["--params", "7B"], "--gpu-memory"),
+    (["--params", "7B", "--hidden", "1000", "--heads", "3", "--gpu-memory", "80GiB"], "not divisible by 3 heads"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "pgdoctor", "plan", *args], capture_output=True, text=True,
@@ -296,6 +297,26 @@ def test_model_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     rc, data = run_plan(capsys, "--model", str(cfg), "--gpus-per-node", "2", "--gpu-memory", "24GiB")
     assert rc == 0 and data["plan"]["model"]["params"] == 124_439_808
     assert data["plan"]["inputs"]["seq_len"] == 1024  # from n_positions
+    # An explicit head size need not be hidden / heads (Gemma-7B: 16 heads of 256 over 3072).
+    gemma = tmp_path / "gemma.json"
+    gemma.write_text(json.dumps({"model_type": "gemma", "hidden_size": 3072, "num_hidden_layers": 28,
+                                 "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256,
+                                 "intermediate_size": 24576, "vocab_size": 256000, "hidden_act": "gelu",
+                                 "tie_word_embeddings": True}))
+    rc, data = run_plan(capsys, "--model", str(gemma), "--gpus-per-node", "8", "--gpu-memory", "80GiB")
+    assert rc == 0 and data["plan"]["model"]["head_dim"] == 256
+    (tmp_path / "moe.json").write_text(json.dumps({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+                                                   "num_attention_heads": 4, "vocab_size": 10,
+                                                   "num_local_experts": 8}))
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "plan", "--model", str(tmp_path / "moe.json"),
+                           "--gpu-memory", "24GiB"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "mixture of experts" in proc.stderr
+    (tmp_path / "gqa.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+                                                   "num_attention_heads": 4, "num_key_value_heads": 3,
+                                                   "vocab_size": 10}))
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", "--model", str(tmp_path / "gqa.json"), "--gpu-memory", "24GiB"])
+    assert exc.value.code == 2
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(SystemExit) as exc:
         main(["plan", "--model", str(tmp_path / "bad.json"), "--gpu-memory", "24GiB"])
