@@ -4,11 +4,13 @@
 STACK_GLOBAL, INST, OBJ, EXT*) and calls them (REDUCE, NEWOBJ, BUILD). Every one of those
 routes goes through `find_class` (or `persistent_load`), so refusing both leaves only the opcodes
 that build plain containers and scalars: dict, list, tuple, set, frozenset, str, bytes, int,
-float, bool, None. The result is checked again to be exactly that.
+float, bool, None (and the four constructors protocols 0-2 need for sets and bytes, each called
+with plain arguments only). The result is checked again to be exactly that.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import pickle
 from typing import Any, NoReturn
@@ -21,12 +23,37 @@ class UnsafePickleError(pickle.UnpicklingError):
     """The pickle wants something other than plain containers and scalars."""
 
 
+# Protocols 0-2 cannot write sets or bytes without naming a callable; these build exactly those
+# types from plain arguments and do nothing else.
+_CONSTRUCTORS = {
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("builtins", "bytearray"): bytearray,
+    ("_codecs", "encode"): codecs.encode,
+}
+
+
 class _PlainUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> NoReturn:
-        raise UnsafePickleError(f"refused: the pickle refers to {module}.{name} (only plain data is read)")
+    def find_class(self, module: str, name: str) -> Any:
+        ctor = _CONSTRUCTORS.get(("builtins" if module == "__builtin__" else module, name))
+        if ctor is None:
+            raise UnsafePickleError(f"refused: the pickle refers to {module}.{name} (only plain data is read)")
+        return _checked(ctor)
 
     def persistent_load(self, pid: Any) -> NoReturn:
         raise UnsafePickleError("refused: the pickle uses persistent ids (only plain data is read)")
+
+
+def _checked(ctor: Any) -> Any:
+    """The constructor, refusing arguments that are not plain data (no smuggled objects)."""
+
+    def call(*args: Any) -> Any:
+        _check(args)
+        if ctor is codecs.encode and (len(args) != 2 or args[1] not in ("latin1", "latin-1")):
+            raise UnsafePickleError("refused: _codecs.encode is admitted only as protocol 2 writes bytes")
+        return ctor(*args)
+
+    return call
 
 
 def _check(obj: Any) -> None:

@@ -3,7 +3,6 @@ category modules read them (first module that recognises a hit wins; pyexc runs 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pgdoctor.logdiag import (
@@ -22,7 +21,7 @@ from pgdoctor.logdiag import (
 from pgdoctor.logdiag.event import Event, Hit
 from pgdoctor.logdiag.normalize import logical_lines
 from pgdoctor.logdiag.reader import Source
-from pgdoctor.logdiag.scan import scan_chunks
+from pgdoctor.logdiag.scan import ScanStats, scan_chunks
 
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, collective_mismatch, rendezvous,
@@ -38,18 +37,6 @@ class SourceStats:
     hits: int = 0
 
 
-def _counting(chunks: Iterator[bytes], stats: SourceStats) -> Iterator[bytes]:
-    last = b"\n"
-    for c in chunks:
-        stats.bytes += len(c)
-        stats.lines += c.count(b"\n")
-        if c:
-            last = c[-1:]
-        yield c
-    if last != b"\n":
-        stats.lines += 1
-
-
 def hit_events(hit: Hit) -> list[Event]:
     for mod in MODULES:
         evs = mod.parse(hit)
@@ -59,10 +46,9 @@ def hit_events(hit: Hit) -> list[Event]:
 
 
 def source_events(source: Source, index: int) -> tuple[list[Event], SourceStats]:
-    stats = SourceStats(source.name, index)
+    scan = ScanStats()
     events: list[Event] = []
-    for win in scan_chunks(_counting(source.chunks(), stats)):
-        stats.hits += 1
+    for win in scan_chunks(source.chunks(), scan):
         lines = logical_lines(win.lines, win.first_line)
         target = win.hit_line
         idxs = [i for i, ln in enumerate(lines) if ln.no == target]
@@ -71,4 +57,4 @@ def source_events(source: Source, index: int) -> tuple[list[Event], SourceStats]
             idxs = before[-1:]
         for i in idxs:
             events.extend(hit_events(Hit(source.name, lines, i, index)))
-    return events, stats
+    return events, SourceStats(source.name, index, scan.bytes, scan.lines, scan.hits)

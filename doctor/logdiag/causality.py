@@ -169,9 +169,18 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
             if not fatal:
                 continue
         kept.append(e)
-    failure_ranks = {e.rank for e in kept if e.cause_tier <= 1}
-    if root_exit is not None and (not kept or (root_exit.rank is not None and root_exit.rank not in failure_ranks)):
-        kept.append(_exit_finding_event(root_exit))
+    # The kernel names the pid it killed; torchrun's table maps pids to ranks.
+    pid_rank = {ex.facts["pid"]: ex.rank for ex in exits if ex.rank is not None and "pid" in ex.facts}
+    for e in kept:
+        if e.rank is None and e.facts.get("pid") in pid_rank:
+            e.rank = pid_rank[e.facts["pid"]]
+            e.facts["rank"] = e.rank
+    if root_exit is not None:
+        # The exit record becomes a finding only when nothing in the logs explains that rank's death.
+        explained = any(e.cause_tier == 0 and (e.rank is None or e.rank == root_exit.rank) for e in kept) or any(
+            e.cause_tier <= 1 and e.rank is not None and e.rank == root_exit.rank for e in kept)
+        if not explained:
+            kept.append(_exit_finding_event(root_exit))
     if not kept:
         return []
 
@@ -184,6 +193,11 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         return ((e.ts[1] if kind and e.ts else 0.0), pref, e.position)
 
     root = min(group, key=rank_key)
+    if root.rank is None and root_exit is not None and root_exit.rank is not None and root.cause_tier == 0:
+        # A traceback without a rank prefix: torchrun's first failure says whose it was.
+        root.rank = root_exit.rank
+        root.facts["rank"] = root.rank
+        root.facts["rank_from"] = "launcher first failure"
     by_code: dict[str, list[Event]] = defaultdict(list)
     for e in sorted(kept, key=lambda e: (e is not root, e.cause_tier, e.position)):
         by_code[e.code].append(e)

@@ -23,7 +23,9 @@ _KERNEL = re.compile(
     r"(?:.*?anon-rss:(?P<anon>\d+)kB)?")
 _SLURM = re.compile(r"Detected (\d+) oom[-_]kill event")
 _K8S = re.compile(r"\bOOMKilled\b")
-_SHELL = re.compile(r"(?:^|: )(?:line \d+: )?\s*(?P<pid>\d+)?\s*Killed\s+(?P<cmd>\S.*)$")
+# bash/sh job control: "<script>: line 12: 45678 Killed    python train.py", or a lone "Killed"
+# for a foreground job.
+_SHELL = re.compile(r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^Killed$)")
 _CPU = re.compile(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes")
 _MEMERR = re.compile(r"^(?:builtins\.)?MemoryError\b")
 
@@ -61,7 +63,7 @@ def parse(hit: Hit) -> list[Event]:
                       {"exception": "MemoryError"}, dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank))]
     m = _SHELL.search(t)
     if m and "Killing" not in t:
-        facts = {"killer": "sigkill", "command": m.group("cmd").strip()[:200]}
+        facts = {"killer": "sigkill", "command": (m.group("cmd") or "").strip()[:200]}
         if m.group("pid"):
             facts["pid"] = int(m.group("pid"))
         return [event(hit, C.HOST_OOM_KILLED.code,

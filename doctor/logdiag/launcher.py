@@ -31,7 +31,8 @@ SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS"
 _TABLE_KEY = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
 _ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
-_DS_EXIT = re.compile(r"(?:--local_rank=(\d+)|LOCAL_RANK=(\d+))?.*exits with return code = (-?\d+)")
+_DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
+_DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
 _MPI = re.compile(r"process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)")
 _SRUN = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted)")
 _MARKERS = re.compile(r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
@@ -102,6 +103,17 @@ def _table(hit: Hit) -> list[Event]:
     return out
 
 
+def _deepspeed_exit(hit: Hit, text: str) -> list[Event]:
+    m = _DS_EXIT.search(text)
+    if not m:
+        return []
+    facts: dict[str, Any] = {"exitcode": int(m.group(1)), "reporter": "deepspeed"}
+    lr = _DS_LOCAL.search(text)
+    if lr:
+        facts["local_rank"] = int(lr.group(1) or lr.group(2))
+    return [_exit(hit, facts, None)]
+
+
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
     if "ChildFailedError" in t and "rror:" in t:
@@ -123,13 +135,13 @@ def parse(hit: Hit) -> list[Event]:
         return [_exit(hit, {"exitcode": code, "host": m.group(1), "reporter": "srun", "rank": first, "tasks": tasks},
                       first)]
     if "exits with return code" in t:
-        m = _DS_EXIT.search(t)
-        if m:
-            lr = m.group(1) or m.group(2)
-            facts: dict[str, Any] = {"exitcode": int(m.group(3)), "reporter": "deepspeed"}
-            if lr is not None:
-                facts["local_rank"] = int(lr)
-            return [_exit(hit, facts, None)]
+        return _deepspeed_exit(hit, t)
+    if "Killing subprocess" in t:
+        # DeepSpeed's launcher logs the exit code on the next lines ("[ERROR] ... exits with
+        # return code = -9"), which carry no anchor of their own.
+        for ln in hit.after(12, same_rank=False):
+            if "exits with return code" in ln.text:
+                return _deepspeed_exit(hit, ln.text)
     if _MARKERS.search(t):
         return [event(hit, MARKER, t.strip()[:200], {"marker": _MARKERS.search(t).group(0)}, tier=3,  # type: ignore[union-attr]
                       dedupe=(MARKER, hit.line.no, hit.source))]

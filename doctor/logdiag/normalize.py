@@ -18,8 +18,8 @@ from typing import Optional
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 # The same SGR codes after a copy-paste lost the ESC byte: "[31mERROR[0m". Only colour codes
-# (ending in m) are removed, so "[0]" or "[rank1]" stay.
-_LOST_ESC = re.compile(r"(?<![\w\]])\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
+# (digits and semicolons ending in m) are removed, so "[0]" or "[rank1]" stay.
+_LOST_ESC = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
 
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("viewer", re.compile(r"^\s*\d{1,7}(?:\t|\s+\|\s?)")),
@@ -123,7 +123,7 @@ def parse_prefixes(text: str) -> tuple[str, dict[str, object]]:
 def _unescape_json(text: str) -> list[str]:
     """A traceback inside a JSON string: split on the escaped newlines and unescape."""
     parts = _ESCAPED_NL.split(text)
-    parts[0] = parts[0].rsplit('": "', 1)[-1]
+    parts[0] = re.split(r'"\s*:\s*"', parts[0])[-1]
     parts[-1] = re.sub(r'"\s*[,}\]]*\s*$', "", parts[-1])
     return [p.replace('\\"', '"').replace("\\t", "\t").replace("\\u001b", "\x1b").replace("\\\\", "\\")
             for p in parts]

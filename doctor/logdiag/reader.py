@@ -110,7 +110,7 @@ def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES) -> list[S
 def text_sources(pairs: Iterable[tuple[str, str]], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Source]:
     """(name, text) pairs as Sources, for callers that already hold the logs in memory."""
     for name, text in pairs:
-        data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
         yield Source(name, functools.partial(_slices, data, chunk_bytes))
 
 

@@ -12,26 +12,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Optional
 
 # Literal anchors and the formats that need them. A format not containing one of these is
 # invisible to diagnose, so every category module's patterns must contain an anchor.
 ANCHORS: tuple[bytes, ...] = (
-    b"rror",  # exceptions (...Error:), "CUDA error", "unhandled system error", ChildFailedError
-    b"ERROR",  # logging records: DeepSpeed launcher, torchrun's ERROR:torch.distributed...
+    b"rror",  # exceptions (...Error:), "CUDA error", "unhandled system error", ChildFailedError, "Bus error"
     b"WARN",  # NCCL WARN lines (NCCL prints every failure it sees at WARN)
     b"imeout",  # watchdog "collective operation timeout", "Timeout(ms)=", "monitor thread timeout"
     b"imed out",  # gloo "Timed out waiting", heartbeat monitor, store and socket timeouts
     b"ut of memory",  # CUDA OOM; kernel "Out of memory: Killed process"
-    b"Traceback",  # exceptions whose type does not end in Error
+    b"xception",  # exceptions whose type does not end in Error; "terminated with exception"
     b"SIG",  # launcher messages naming SIGKILL, SIGSEGV, SIGABRT, SIGTERM
     b"Kill",  # kernel "Killed process", shell "Killed", launcher "Killing subprocess", OOMKilled
-    b"Xid",  # NVRM: Xid (kernel log)
-    b"NVRM",  # NVRM: GPU ... has fallen off the bus
-    b"exitcode",  # torchrun "failed (exitcode: -9)" and its failure table
-    b"ation fault",  # "Segmentation fault" (shell, faulthandler)
-    b"llegal instruction",  # shell "Illegal instruction (core dumped)"
-    b"Aborted",  # shell "Aborted (core dumped)"
+    b"VRM",  # NVRM: Xid ..., NVRM: GPU ... has fallen off the bus (kernel log)
+    b"xitcode",  # torchrun "failed (exitcode: -9)" and its failure table
+    b"ation fault",  # "Segmentation fault" (shell, mpirun, faulthandler)
+    b"core dumped",  # shell "Illegal instruction (core dumped)", "Aborted (core dumped)"
 )
+# Each anchor is one pass of CPython's literal search over the chunk (1.5-3 GB/s); an alternation
+# of all of them in one regex is several times slower, because sre then tries a match at almost
+# every byte. So: few anchors, one pass each, and the category modules decide what a hit means.
 _ANCHOR_RES = tuple(re.compile(re.escape(a)) for a in ANCHORS)
 
 LINES_BEFORE = 24
@@ -44,6 +45,23 @@ MAX_LINE = 64 << 10
 LOOKAHEAD = BYTES_AFTER + MAX_LINE
 HISTORY = BYTES_BEFORE + MAX_LINE
 MAX_HITS_PER_SOURCE = 20000
+
+
+try:  # numpy counts newlines ~4x faster than bytes.count; optional
+    import numpy as _np
+except ImportError:  # pragma: no cover - numpy is not a dependency
+    _np = None  # type: ignore[assignment]
+
+
+def count_newlines(buf: bytes, start: int = 0, end: int = -1) -> int:
+    end = len(buf) if end < 0 else end
+    if _np is None or end - start < (1 << 20):
+        return buf.count(b"\n", start, end)
+    a = _np.frombuffer(buf, dtype=_np.uint8, count=end - start, offset=start)
+    total = 0
+    for i in range(0, len(a), 1 << 22):
+        total += int(_np.count_nonzero(a[i:i + (1 << 22)] == 10))
+    return total
 
 
 @dataclass(frozen=True)
@@ -106,8 +124,17 @@ def _window(buf: bytes, pos: int, line_no: int, floor: int) -> tuple[Window, int
     return Window(line_no - len(before), (*before, *lines, *after), len(before)), le + 1
 
 
-def scan_chunks(chunks: Iterable[bytes]) -> Iterator[Window]:
-    """Windows around every hit, in stream order, with exact line numbers."""
+@dataclass
+class ScanStats:
+    bytes: int = 0
+    lines: int = 0
+    hits: int = 0
+
+
+def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None) -> Iterator[Window]:
+    """Windows around every hit, in stream order, with exact line numbers. `stats` gets the
+    byte and line counts of the whole stream when it ends."""
+    stats = stats if stats is not None else ScanStats()
     buf = b""
     base_line = 1  # line number of buf[0]
     scan_from = 0
@@ -121,6 +148,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> Iterator[Window]:
             chunk = b""
             eof = True
         if chunk:
+            stats.bytes += len(chunk)
             buf = buf + chunk if buf else chunk
             if len(buf) - scan_from < LOOKAHEAD * 2:
                 continue
@@ -133,19 +161,21 @@ def scan_chunks(chunks: Iterable[bytes]) -> Iterator[Window]:
                     continue
                 if hits >= MAX_HITS_PER_SOURCE:
                     break
-                counted_line += buf.count(b"\n", counted_pos, pos)
+                counted_line += count_newlines(buf, counted_pos, pos)
                 counted_pos = pos
                 win, next_free = _window(buf, pos, counted_line, 0)
                 hits += 1
+                stats.hits = hits
                 yield win
             scan_from = max(limit, next_free)
         if eof:
+            stats.lines = base_line - 1 + count_newlines(buf) + (1 if buf and not buf.endswith(b"\n") else 0)
             return
         # Keep a line-aligned history before scan_from for the next windows' context.
         keep = max(0, scan_from - HISTORY)
         if keep:
             nl = buf.find(b"\n", keep, scan_from)
             keep = nl + 1 if nl >= 0 else keep
-            base_line += buf.count(b"\n", 0, keep)
+            base_line += count_newlines(buf, 0, keep)
             buf = buf[keep:]
             scan_from -= keep
