@@ -26,8 +26,8 @@ SIZE_CONVENTION = (
     "buffer; all_gather the gathered output (n x per-rank input); reduce_scatter the input "
     "(n x per-rank output); all_to_all the bytes each rank sends. algbw = size/time, "
     "busbw = algbw x factor (all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; "
-    "broadcast, reduce, send_recv 1); GB = 1e9 bytes; time = median of timed iterations per rank, "
-    "averaged over ranks."
+    "broadcast, reduce, send_recv 1); GB = 1e9 bytes; time = median of back-to-back timed iterations "
+    "per rank, averaged over ranks; per-rank times = median of iterations started together after a barrier."
 )
 
 # Ops whose buffer is cut into one chunk per rank, so sizes must be a multiple of n elements.
@@ -200,16 +200,20 @@ class Row:
 
 
 def make_row(op: str, nbytes: int, per_rank: Sequence[Mapping[str, Any]]) -> Row:
-    """Merge what each rank measured for one step. `per_rank[r]` holds `times_us` (the timed
-    iterations on rank r) and `wrong` (None when every element was right)."""
+    """Merge what each rank measured for one step. `per_rank[r]` holds `times_us` (rank r's
+    back-to-back timed iterations), optionally `sync_times_us` (iterations started together
+    after a barrier, for per-rank attribution) and `wrong` (None when every element was right).
+    time_us averages the ranks' medians (nccl-tests averages ranks too); rank_time_us are the
+    per-rank medians of the synchronised iterations."""
     n = len(per_rank)
     medians = [statistics.median(r["times_us"]) for r in per_rank]
+    rank_times = [statistics.median(r.get("sync_times_us") or r["times_us"]) for r in per_rank]
     every = [t for r in per_rank for t in r["times_us"]]
     time_us = statistics.fmean(medians)
     algbw = nbytes / (time_us * 1e-6) / 1e9 if time_us > 0 else 0.0
     wrong = tuple(dict(r["wrong"], rank=i) for i, r in enumerate(per_rank) if r.get("wrong"))
     return Row(op, nbytes, n, time_us, min(every), max(every), algbw, algbw * bus_factor(op, n), not wrong,
-               tuple(medians), wrong, min(len(r["times_us"]) for r in per_rank))
+               tuple(rank_times), wrong, min(len(r["times_us"]) for r in per_rank))
 
 
 def plateau(rows: Sequence[Row], op: str) -> Row | None:

@@ -36,6 +36,7 @@ SPEC_ENV = "PGDOCTOR_COLL_SPEC"
 FAULT_ENV = "PGDOCTOR_COLL_FAULT"
 SPAWNED_ENV = "PGDOCTOR_COLL_SPAWNED"
 EXIT_OK, EXIT_HANG, EXIT_ERROR, EXIT_FAULT = 0, 3, 4, 17
+SYNC_ITERS = 5  # barrier-separated iterations per size for per-rank times
 STORE_PREFIX = "pgdoctor-coll"
 
 
@@ -352,10 +353,41 @@ class _Sweep:
             run()
         slow = self._fault("slow")
         delay = float(slow.arg) / 1000 if slow else 0.0
+        dist.barrier(group=gather_pg)
+        times = self._back_to_back(torch, run, iters, delay, device)
+        sync = self._synchronised(torch, dist, run, min(iters, SYNC_ITERS), delay, device, gather_pg)
+        return {"times_us": times, "sync_times_us": sync, "wrong": wrong}
+
+    @staticmethod
+    def _back_to_back(torch: Any, run: Callable[[], None], iters: int, delay: float, device: Any) -> list[float]:
+        """The headline timing, as nccl-tests runs it: iterations back to back, each timed (CUDA
+        events between launches on GPU, so the launch pipeline stays full)."""
+        if device.type == "cuda":
+            events = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
+            events[0].record()
+            for i in range(iters):
+                run()
+                events[i + 1].record()
+            events[-1].synchronize()
+            return [events[i].elapsed_time(events[i + 1]) * 1000.0 + delay * 1e6 for i in range(iters)]
+        times = []
+        for _ in range(iters):
+            t = time.perf_counter()
+            run()
+            if delay:
+                time.sleep(delay)
+            times.append((time.perf_counter() - t) * 1e6)
+        return times
+
+    @staticmethod
+    def _synchronised(torch: Any, dist: Any, run: Callable[[], None], iters: int, delay: float, device: Any,
+                      gather_pg: Any) -> list[float]:
+        """Per-rank attribution: every iteration starts after a barrier, so a rank that takes
+        longer for its own part shows in its own time instead of in everyone's waiting."""
         times = []
         for _ in range(iters):
             dist.barrier(group=gather_pg)
-            if cuda:
+            if device.type == "cuda":
                 torch.cuda.synchronize(device)
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
@@ -371,7 +403,7 @@ class _Sweep:
                 if delay:
                     time.sleep(delay)
                 times.append((time.perf_counter() - t) * 1e6)
-        return {"times_us": times, "wrong": wrong}
+        return times
 
 
 def describe_stage(spec: SweepSpec, world_size: int, stage: int) -> str:
