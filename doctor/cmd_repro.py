@@ -26,10 +26,14 @@ def nsys_command(argv: list[str], output: str) -> list[str]:
 
 
 def _device(choice: str) -> str:
+    try:
+        import torch
+    except ImportError:
+        raise UserError("pgdoctor repro needs torch (pip install 'pgdoctor[torch]')") from None
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda: torch sees no CUDA device here")
     if choice != "auto":
         return choice
-    import torch
-
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
@@ -105,11 +109,23 @@ def repro(
             raise UserError(str(exc)) from None
         report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None)
         write_report(report, "json" if as_json else "console", output)
-        if not as_json and not output and trace_dir:
-            click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)", err=True)
+        if not as_json and not output:
+            _print_ranks(report)
+            if trace_dir:
+                click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     raise click.exceptions.Exit(exit_code(report, Severity.WARN))
+
+
+def _print_ranks(report: Report) -> None:
+    """One line per rank under the findings: how it ended and where it was."""
+    click.echo("\nranks:")
+    for row in report.extra.get("ranks", []):
+        where = " > ".join(row.get("ranges", [])) or "-"
+        how = row["status"] + (" (killed by pgdoctor)" if row.get("killed") else "")
+        err = f" {row['error_type']}" if row.get("error_type") else ""
+        click.echo(f"  rank {row['rank']}: {how}{err}; open ranges: {where}")
 
 
 def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False) -> Report:

@@ -142,9 +142,9 @@ def stalled_findings(results: Sequence[dict[str, Any]]) -> list[Finding]:
         waits = ", ".join(f"rank {r} in {w or 'no open range'}" for r, w in sorted(waiting.items()))
         msg = (f"rank {h['rank']} was still in {where} ({h.get('phase') or 'no phase'}) at step {h.get('step')} "
                f"when its peers failed waiting for it: {waits}")
-        evidence = [Evidence(f"rank {h['rank']} open ranges: {where}", file=f"rank{h['rank']}.json")]
+        evidence = [Evidence(f"rank {h['rank']} open ranges: {where}")]
         evidence += [Evidence(f"rank {r['rank']} {r.get('error_type', 'error')}: {str(r.get('error', '')).splitlines()[0][:300]}"
-                              if r.get("error") else f"rank {r['rank']} failed", file=f"rank{r['rank']}.json")
+                              if r.get("error") else f"rank {r['rank']} failed")
                      for r in failed]
         facts = {
             "rank": h["rank"], "phase": h.get("phase", ""), "ranges": ranges, "step": h.get("step"),

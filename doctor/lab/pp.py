@@ -61,6 +61,17 @@ class PpRun:
         self.opt = torch.optim.SGD(self.stage.parameters(), lr=1e-3)
         self.handles = ins.instrument(None, self.opt)
         self.gen = torch.Generator().manual_seed(77)
+        # gloo sends and receives CPU tensors only: ranks sharing GPUs through gloo stage there.
+        self.wire = "cpu" if dist.get_backend() == "gloo" else device
+
+    def _recv(self, shape: torch.Size, src: int) -> torch.Tensor:
+        buf = torch.empty(shape, device=self.wire)
+        dist.recv(buf, src=src)
+        return buf.to(self.device)
+
+    def _isend(self, t: torch.Tensor, dst: int) -> Any:
+        t = t.to(self.wire)
+        return t, dist.isend(t, dst=dst)  # the tensor must outlive the send
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -85,7 +96,7 @@ class PpRun:
                 self._forward(i, xs[i], ys[i], inputs, outputs, pending)
             else:
                 self._backward(i, inputs, outputs, pending)
-        for work in pending:
+        for _, work in pending:
             work.wait()
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)
@@ -96,9 +107,8 @@ class PpRun:
             if self.first:
                 x = x0
             else:
-                x = torch.empty(x0.shape, device=self.device)
                 with ins.range("pp.recv", peer=s - 1, mb=i):
-                    dist.recv(x, src=s - 1)
+                    x = self._recv(x0.shape, s - 1)
                 x.requires_grad_()
             out = self.stage(x)
             if self.last:
@@ -107,8 +117,7 @@ class PpRun:
             if not self.last:
                 with ins.range("pp.send", peer=s + 1, mb=i):
                     self.fault.before_collective()
-                    act = out.detach()
-                    pending.append(dist.isend(act, dst=s + 1))
+                    pending.append(self._isend(out.detach(), s + 1))
 
     def _backward(self, i: int, inputs: dict, outputs: dict, pending: list) -> None:
         s = self.rank
@@ -117,12 +126,11 @@ class PpRun:
             if self.last:
                 out.backward()
             else:
-                grad = torch.empty(out.shape, device=self.device)
                 with ins.range("pp.recv", peer=s + 1, mb=i):
-                    dist.recv(grad, src=s + 1)
+                    grad = self._recv(out.shape, s + 1)
                 out.backward(grad)
             x = inputs.pop(i)
             if not self.first:
                 with ins.range("pp.send", peer=s - 1, mb=i):
                     self.fault.before_collective()
-                    pending.append(dist.isend(x.grad, dst=s - 1))
+                    pending.append(self._isend(x.grad, s - 1))
