@@ -41,8 +41,10 @@ PLAN105 = register_code(
 
 def plan_findings(
     layouts: Sequence[Layout], gpus_per_node: int, micro_batch: int, global_batch: Optional[int],
-    fabric_label: str = "",
+    fabric_label: str = "", fits_from: Optional[Layout] = None,
 ) -> list[Finding]:
+    """Findings on the layout the plan would run. `fits_from`: when nothing fits, the best
+    layout on the fewest nodes on which something does (pgdoctor.plan_layouts.smallest_fit)."""
     if not layouts:
         return []
     lay = layouts[0]
@@ -50,16 +52,23 @@ def plan_findings(
     out: list[Finding] = []
     mem = lay.memory
     if not lay.fits:
+        gpus = lay.dp * lay.tp * lay.pp
+        hint = ""
+        if fits_from is not None:
+            n = fits_from.dp * fits_from.tp * fits_from.pp
+            hint = (f"; fits from {n // gpus_per_node} nodes ({n} GPUs) as {fits_from.label}, "
+                    f"{fmt_bytes(fits_from.memory.total)} per GPU")
         out.append(PLAN101.finding(
-            f"no layout of {lay.dp * lay.tp * lay.pp} GPUs fits {fmt_bytes(lay.gpu_memory_bytes)}: the closest, "
-            f"{lay.label}, needs {fmt_bytes(mem.total)} per GPU ({fmt_bytes(-lay.headroom_bytes)} over)",
+            f"no layout of {gpus} GPU{'s' if gpus > 1 else ''} fits {fmt_bytes(lay.gpu_memory_bytes)}: the closest, "
+            f"{lay.label}, needs {fmt_bytes(mem.total)} per GPU ({fmt_bytes(-lay.headroom_bytes)} over){hint}",
             evidence=[Evidence(
                 f"states {fmt_bytes(mem.states.total)} (params {fmt_bytes(mem.states.params)}, grads "
                 f"{fmt_bytes(mem.states.grads)}, master {fmt_bytes(mem.states.master)}, optimizer "
                 f"{fmt_bytes(mem.states.optimizer)}), activations {fmt_bytes(mem.activations)}, buffers "
                 f"{fmt_bytes(mem.buffers)}, overhead {fmt_bytes(mem.overhead)}")],
             facts={**facts, "needed_bytes": mem.total, "gpu_memory_bytes": lay.gpu_memory_bytes,
-                   "over_bytes": -lay.headroom_bytes},
+                   "over_bytes": -lay.headroom_bytes,
+                   "fits_from_gpus": (fits_from.dp * fits_from.tp * fits_from.pp) if fits_from else None},
         ))
     tr = lay.traffic
     if tr.total_s > lay.compute_s > 0:

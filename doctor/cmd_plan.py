@@ -130,10 +130,26 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
         console.print("buffers: DDP buckets or ZeRO-3's gathered layer, plus the fixed overhead; "
                       "dp comm may overlap backward, tp/pp comm does not")
     misfits = [lay for lay in layouts if not lay.fits]
-    if misfits:
-        closest = misfits[0]
-        console.print(f"{len(misfits)} layout(s) do not fit; closest: {closest.label} needs "
-                      f"{_gib(closest.memory.total)} GiB ({_gib(-closest.headroom_bytes)} GiB over)")
+    if not misfits:
+        return
+    # Closest first; room for fewer rows when some fit, since those are the answer then.
+    rows = misfits[: max(3, top - len(shown))] if shown else misfits[:top]
+    bad = Table(title=f"Layouts that do not fit ({len(misfits)}, closest first); GiB per GPU",
+                title_justify="left", box=None, pad_edge=False)
+    for col in ("dp", "tp", "pp", "zero", "params", "grads", "optim", "acts", "buffers", "total", "over by"):
+        bad.add_column(col, justify="right")
+    for lay in rows:
+        mem = lay.memory
+        bad.add_row(
+            str(lay.dp), str(lay.tp), str(lay.pp), str(lay.zero), _gib(mem.states.params), _gib(mem.states.grads),
+            _gib(mem.states.master + mem.states.optimizer), _gib(mem.activations), _gib(mem.buffers + mem.overhead),
+            _gib(mem.total), _gib(-lay.headroom_bytes),
+        )
+    if shown:
+        console.print("")
+    console.print(bad)
+    if len(misfits) > len(rows):
+        console.print(f"... and {len(misfits) - len(rows)} more that do not fit")
 
 
 @click.command("plan")
@@ -230,7 +246,12 @@ def plan_cmd(
         )
     load_all()
     fabric_label = f"({intra.name} inside nodes, {inter.name} x{nics_per_node} between)"
-    findings = plan_findings(layouts, gpus_per_node, micro_batch, global_batch, fabric_label)
+    fits_from = None
+    if not layouts[0].fits and tp is None and pp is None and zero is None:
+        from pgdoctor.plan_layouts import smallest_fit
+
+        fits_from = smallest_fit(inp)
+    findings = plan_findings(layouts, gpus_per_node, micro_batch, global_batch, fabric_label, fits_from)
     best = layouts[0] if layouts[0].fits else None
     plan_json = {
         "model": shape.to_json(),
@@ -243,6 +264,8 @@ def plan_cmd(
         },
         "interconnect": {"intra": intra.to_json(), "inter": inter.to_json()},
         "recommended": best.to_json() if best else None,
+        "fits_from": ({"nodes": fits_from.dp * fits_from.tp * fits_from.pp // gpus_per_node, **fits_from.to_json()}
+                      if fits_from else None),
         "layouts": [lay.to_json() for lay in layouts],
         "assumptions": list(ASSUMPTIONS),
         "notes": notes,

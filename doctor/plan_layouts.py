@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from pgdoctor.plan_comm import Fabric, Traffic, TrafficInput, bubble_fraction, flops_per_step, traffic
@@ -179,6 +179,31 @@ def _rank_key(lay: Layout) -> tuple[object, ...]:
 def plan(inp: PlanInput) -> list[Layout]:
     """Every valid layout, best first."""
     return sorted((evaluate(inp, *c) for c in candidates(inp)), key=_rank_key)
+
+
+def smallest_fit(inp: PlanInput, max_nodes: int = 1024) -> Optional[Layout]:
+    """The best layout on the fewest whole nodes (same node size) on which one fits with at
+    least 5% to spare, or None up to max_nodes. Doubling, then bisection: fitting is monotonic
+    in the node count for ZeRO-3 (states divide by dp), which every multi-GPU candidate set
+    includes."""
+    def best(nodes: int) -> Optional[Layout]:
+        trial = replace(inp, fabric=replace(inp.fabric, nodes=nodes), global_batch=None)
+        fitting = [lay for lay in plan(trial) if lay.fits and not lay.tight]
+        return fitting[0] if fitting else None
+
+    hi = inp.fabric.nodes
+    while best(hi) is None:
+        if hi >= max_nodes:
+            return None
+        hi = min(max_nodes, hi * 2)
+    lo = max(inp.fabric.nodes, hi // 2)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if best(mid) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    return best(hi)
 
 
 def recommended(layouts: Sequence[Layout]) -> Optional[Layout]:

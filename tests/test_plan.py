@@ -366,3 +366,21 @@ def test_every_candidate_uses_every_gpu_and_the_best_fits_or_none_does(nodes: in
     layouts = plan(inp)
     assert layouts and all(lay.dp * lay.tp * lay.pp == nodes * gpn for lay in layouts)
     assert layouts[0].fits == any(lay.fits for lay in layouts)
+
+
+def test_when_nothing_fits_the_finding_says_from_how_many_nodes_it_would(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, data = run_plan(capsys, "--params", "70B", "--gpus-per-node", "8", "--gpu-memory", "80GiB",
+                        "--seq-len", "4096")
+    assert rc == 1 and data["plan"]["recommended"] is None
+    (finding,) = [f for f in data["findings"] if f["code"] == "PLAN101"]
+    more = data["plan"]["fits_from"]
+    assert more["nodes"] > 1 and more["fits"] and not more["tight"]
+    assert f"fits from {more['nodes']} nodes" in finding["message"]
+    assert finding["facts"]["fits_from_gpus"] == 8 * more["nodes"]
+    # One node fewer than that has nothing that fits with room to spare.
+    from pgdoctor.plan_layouts import smallest_fit
+
+    inp = PlanInput(MemoryInput(shape_from_params(70 * 10**9), MIXED, ADAM, seq_len=4096, micro_batch=1),
+                    Fabric(8, more["nodes"] - 1, get("nvlink4"), get("ib-ndr")), 80 * GIB)
+    assert not any(lay.fits and not lay.tight for lay in plan(inp))
+    assert smallest_fit(inp) is not None
