@@ -35,7 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from pgdoctor.checks.base import Config
+from pgdoctor.checks import load_all as load_checks
+from pgdoctor.checks.base import CHECKS, Config
 from pgdoctor.checks.net_cluster import node_facts
 from pgdoctor.cli import UserError
 from pgdoctor.launchenv import LaunchInfo, parse_launch
@@ -288,7 +289,13 @@ def _local_phase(ctx: ProbeContext, selection: Selection, config: Config, timeou
     # probes would start a second rendezvous on MASTER_PORT.
     widened = Selection((*selection.only, "software"), (*selection.skip, "collectives"))
     snap = collect(ctx, widened, timeout_s, host=host)
-    return snap, _test_overrides(node_facts(snap), ctx.env)
+    facts = _test_overrides(node_facts(snap), ctx.env)
+    # The report keeps what the user asked for (and what its checks read); the widening only
+    # served the facts above.
+    load_checks()
+    needed = {n for c in CHECKS.values() if selection.area_selected(c.area) for n in c.needs}
+    kept = tuple(p for p in snap.probes if selection.area_selected(p.area) or p.name in needed)
+    return dataclasses.replace(snap, probes=kept), facts
 
 
 def run_check(ctx: ProbeContext, selection: Selection, config: Config, timeout_s: float, *,
