@@ -50,6 +50,9 @@ PRECISIONS: dict[str, Precision] = {
     "fp32": Precision("fp32", 4, 4, 0, 2.0),
     "bf16-mixed": Precision("bf16-mixed", 2, 2, 4, 1.0),
     "fp16-mixed": Precision("fp16-mixed", 2, 2, 4, 1.0),
+    # Megatron-LM with bf16 keeps and all-reduces gradients in an fp32 main_grad buffer
+    # (accumulate_allreduce_grads_in_fp32 is forced on for bf16): 2 + 4 + 4 + 8 = 18 B with Adam.
+    "bf16-mixed-fp32-grads": Precision("bf16-mixed-fp32-grads", 2, 4, 4, 1.0),
     # torch.autocast over fp32 weights (the usual plain-PyTorch recipe): fp32 states, 16-bit
     # activations.
     "bf16-autocast": Precision("bf16-autocast", 4, 4, 0, 1.0),

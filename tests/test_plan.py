@@ -93,6 +93,8 @@ def test_zero_stages_follow_the_zero_paper_formulas() -> None:
         assert state_bytes(p, 0, MIXED, ADAM, zero, n).total == expected + (4 if zero else 0)
     # Units are padded to a multiple of the group size each: 3 units of 5 over 4 ranks own 2 each.
     assert state_bytes(15, 3, PRECISIONS["fp32"], OPTIMIZERS["sgd"], 3, 4, units=[5, 5, 5]).params == 3 * 2 * 4
+    # Megatron's bf16 keeps fp32 gradients: 18 B per parameter.
+    assert state_bytes(p, 0, PRECISIONS["bf16-mixed-fp32-grads"], ADAM).total == 18 * p
     # torch's Adam keeps one 4-byte step per tensor; SGD without momentum keeps nothing.
     assert state_bytes(p, 10, MIXED, ADAM).optimizer == 8 * p + 40
     assert state_bytes(p, 10, PRECISIONS["fp32"], OPTIMIZERS["sgd"]).total == 8 * p
