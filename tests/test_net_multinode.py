@@ -126,3 +126,19 @@ def test_pairs_from_rank_posts_keep_upper_bounds_and_gaps() -> None:
     summary = _bandwidth_summary(bw, pairs, 3)
     assert summary["silent_ranks"] == [2] and summary["errors"] == {"1": "Timed out"}
     assert summary["expected_pairs"] == 3 and summary["seconds"] == 2.0
+
+
+def test_distributed_only_with_several_ranks_and_net_requested() -> None:
+    from pgdoctor.checks import load_all
+    from pgdoctor.multinode import wanted
+    from pgdoctor.runner import Selection
+
+    load_all()
+    many = {"RANK": "0", "WORLD_SIZE": "4"}
+    assert wanted(many, Selection(only=("net",)))
+    assert wanted(many, Selection(only=("NET115",)))
+    assert wanted({"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, Selection(only=("net", "gpu")))
+    assert not wanted(many, Selection())  # a plain check under a launcher stays per node
+    assert not wanted(many, Selection(only=("gpu",)))
+    assert not wanted({"RANK": "0", "WORLD_SIZE": "1"}, Selection(only=("net",)))
+    assert not wanted({}, Selection(only=("net",)))
