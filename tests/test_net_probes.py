@@ -144,3 +144,16 @@ def test_topo_command_prints_matrix_from_snapshot() -> None:
     assert "SYS = across NUMA nodes" in res.output
     bad = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET114" / "missing.json")])
     assert bad.exit_code == 2 and "cannot read snapshot" in bad.output
+
+
+def test_nvml_pairs_override_gpu_cells() -> None:
+    from pgdoctor.probes.topology import with_nvml
+
+    m = values(topology(ctx("two_numa_good")))["topo.matrix"]
+    pairs = [{"a": 0, "b": 1, "ancestor": "system", "p2p_read": "ok", "p2p_nvlink": "ok"}]
+    nv = with_nvml(m, pairs)
+    assert nv["cells"][0][1] == nv["cells"][1][0] == "NV"
+    assert m["cells"][0][1] == "SYS"  # the sysfs matrix itself is not modified
+    no_link = with_nvml(m, [{"a": 0, "b": 1, "ancestor": "node", "p2p_read": "ok", "p2p_nvlink": "not_supported"}])
+    assert no_link["cells"][0][1] == "NODE"
+    assert with_nvml(m, {"unavailable": "library_not_found", "detail": ""}) is m
