@@ -182,3 +182,36 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     assert p.returncode == 2 and p.stderr.decode().count("\n") == 1 and b"Traceback" not in p.stderr
     p = _cli("--flight-recorder", str(tmp_path / "nope"))
     assert p.returncode == 2 and b"Traceback" not in p.stderr
+
+
+def test_oom_message_split_over_lines_by_a_paste() -> None:
+    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 15.00 GiB.\n"
+            "GPU 0 has a total capacity of 14.56 GiB of which 6.91 GiB is free.\n"
+            "Including non-PyTorch memory, this process has 7.65 GiB memory in use.\n"
+            "Of the allocated memory 7.23 GiB is allocated by PyTorch,\n"
+            "and 301.94 MiB is reserved by PyTorch but unallocated.\n"
+            "[rank0]: next record\n")
+    f = diagnose_sources([("paste.md", text)])[0]
+    assert f.code == "RUN101" and f.facts["requested_bytes"] == 15 << 30
+    assert f.facts["requested_bytes"] > f.facts["total_bytes"] > f.facts["free_bytes"]
+    assert f.facts["request_exceeds_gpu"] is True and "larger than the whole GPU" in f.message
+    assert [e.line for e in f.evidence] == [1, 2, 3, 4, 5]
+
+
+def test_blocking_wait_timeout_formats() -> None:
+    old = ("RuntimeError: [Rank 0] Caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, "
+           "Timeout(ms)=60000) ran for 60012 milliseconds before timing out.\n")
+    new = ("[rank1]:[E1003 10:00:00.1 ProcessGroupNCCL.cpp:713] [PG ID 0 PG GUID 0(default_pg) Rank 1] Work "
+           "WorkNCCL(SeqNum=8, OpType=ALLGATHER, NumelIn=4, NumelOut=16, Timeout(ms)=60000) timed out in blocking "
+           "wait (TORCH_NCCL_BLOCKING_WAIT=1).\n")
+    for text, seq, op, rank in ((old, 7, "BROADCAST", 0), (new, 8, "ALLGATHER", 1)):
+        f = diagnose_sources([("b.log", text)])[0]
+        assert (f.code, f.facts["seq"], f.facts["op"], f.scope.rank) == ("RUN151", seq, op, rank)
+        assert f.facts["mode"] == "blocking_wait"
+
+
+def test_harmless_nccl_warning_at_exit_is_not_a_failure() -> None:
+    text = ("node-a:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 18000 - Destroy COMPLETE\n\n"
+            "node-a:1:9 [0] init.cc:1990 NCCL WARN Cuda failure 'driver shutting down'\n"
+            "node-a:1:9 [0] proxy.cc:1510 NCCL WARN [Service thread] Accept failed Resource temporarily unavailable\n")
+    assert diagnose_sources([("exit.log", text)]) == []

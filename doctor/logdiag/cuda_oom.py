@@ -19,6 +19,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks import run_codes as C
+from pgdoctor.checks.base import fmt_bytes
 from pgdoctor.logdiag.event import Event, Hit, event
 from pgdoctor.logdiag.units import SIZE, to_bytes
 
@@ -108,12 +109,14 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
         if rest > max(2 << 30, f["total_bytes"] // 5):
             f["other_process_bytes"] = rest
     f["bytes"] = f["requested_bytes"]
+    if f["requested_bytes"] > f["total_bytes"]:
+        f["request_exceeds_gpu"] = True
     f["likely_cause"] = _judge(f)
     return f
 
 
 def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB"
+    return fmt_bytes(n)
 
 
 def parse(hit: Hit) -> list[Event]:
@@ -138,6 +141,8 @@ def parse(hit: Hit) -> list[Event]:
                 f"{_gib(facts.get('reserved_unallocated_bytes', 0))} reserved but unallocated")
     if facts.get("other_process_bytes"):
         msg += f"; other processes hold {_gib(facts['other_process_bytes'])}"
+    if facts.get("request_exceeds_gpu"):
+        msg += "; the single request is larger than the whole GPU"
     msg += {"fragmentation": " (fragmentation: the reserved-but-unallocated memory alone exceeds the request)",
             "other_process": " (another process holds the memory)",
             "insufficient_memory": " (the job needs more memory than the GPU has)"}[cause]

@@ -10,7 +10,9 @@ from typing import Any, Optional
 from pgdoctor.logdiag.normalize import Line, text_rank
 from pgdoctor.model import Evidence
 
-_NEW_RECORD = re.compile(r"^(?:Traceback|  File |\[[IWEF]\d{4} |\[?\d{4}-\d\d-\d\d|[\w.-]+:\d+:\d+ \[\d+\])")
+# A line that starts a new log record rather than continuing a message split over lines.
+_NEW_RECORD = re.compile(r"^(?:Traceback|\s*File |\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[\w.-]+:\d+:\d+ \[\d+\]|"
+                         r"[A-Z]{4,}:|[\w.]*(?:Error|Exception|Warning):|terminate called)")
 EVIDENCE_CHARS = 600
 
 
@@ -64,7 +66,7 @@ class Hit:
         logger), joined with spaces; stops at a blank line or the start of a new record."""
         used = [self.line]
         for ln in self.after(n):
-            if not ln.text.strip() or _NEW_RECORD.match(ln.text):
+            if not ln.text.strip() or _NEW_RECORD.match(ln.text) or ln.rank != self.line.rank:
                 break
             used.append(ln)
         return " ".join(ln.text.strip() for ln in used), used

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from pgdoctor.checks import run_codes as C
+from pgdoctor.checks.base import fmt_bytes
 from pgdoctor.logdiag.event import Event, Hit, event
 
 _KERNEL = re.compile(
@@ -40,7 +41,7 @@ def parse(hit: Hit) -> list[Event]:
         if m.group("cg"):
             facts["cgroup"] = True
         msg = (f"the kernel's OOM killer killed pid {facts['pid']} ({facts['process']})"
-               + (f" holding {facts['anon_rss_bytes'] / (1 << 30):.1f} GiB anonymous memory" if "anon_rss_bytes" in facts else "")
+               + (f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory" if "anon_rss_bytes" in facts else "")
                + (" (memory cgroup limit)" if m.group("cg") else ""))
         return [event(hit, C.HOST_OOM_KILLED.code, msg, facts, tier=0,
                       dedupe=(C.HOST_OOM_KILLED.code, facts["pid"]))]
@@ -56,7 +57,7 @@ def parse(hit: Hit) -> list[Event]:
     if m:
         n = int(m.group(1))
         return [event(hit, C.HOST_ALLOC_FAILED.code,
-                      f"PyTorch's CPU allocator could not allocate {n / (1 << 30):.2f} GiB of host memory",
+                      f"PyTorch's CPU allocator could not allocate {fmt_bytes(n)} of host memory",
                       {"requested_bytes": n, "bytes": n}, dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank, n))]
     if _MEMERR.search(t):
         return [event(hit, C.HOST_ALLOC_FAILED.code, "Python raised MemoryError (host allocation failed)",

@@ -33,6 +33,13 @@ def _facts_line(f: Finding) -> str:
     return ", ".join(parts)
 
 
+def _where(f: Finding) -> str:
+    parts = [f"rank {f.scope.rank}"] if f.scope.rank is not None else []
+    if f.scope.host:
+        parts.append(f.scope.host)
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def render(report: Report, out: TextIO, color: bool = False) -> None:
     console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
     sources = report.meta.get("sources", [])
@@ -44,7 +51,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         return
     root, cascade = report.findings[0], report.findings[1:]
-    scope = f" ({root.scope.label()})" if root.scope.rank is not None or root.scope.host else ""
+    scope = _where(root)
     console.print(f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} [dim]\\[{root.category}][/]"
                   f"{escape(scope)}")
     console.print(f"    {escape(root.message)}")
@@ -58,7 +65,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     if cascade:
         console.print(f"\n  Cascade ({len(cascade)}): consequences of {root.code}")
         for f in cascade:
-            sc = f" ({f.scope.label()})" if f.scope.rank is not None else ""
+            sc = _where(f)
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}{escape(sc)}")
             console.print(f"      {escape(f.message[:300])}")
             if f.evidence:
