@@ -386,3 +386,23 @@ def test_when_nothing_fits_the_finding_says_from_how_many_nodes_it_would(capsys:
                     Fabric(8, more["nodes"] - 1, get("nvlink4"), get("ib-ndr")), 80 * GIB)
     assert not any(lay.fits and not lay.tight for lay in plan(inp))
     assert smallest_fit(inp) is not None
+
+
+@pytest.mark.slow
+def test_plan_from_a_real_collective_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              no_leftover_children: None) -> None:
+    """pgdoctor collect runs the collective probe on 2 local gloo ranks; plan --from uses what it measured."""
+    snap = tmp_path / "snap.json"
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "collect", "--only", "collectives", "--nproc", "2",
+                           "-o", str(snap)], capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    measured = Snapshot.loads(snap.read_text())
+    busbw = measured.value("collectives.all_reduce.busbw_peak_gbps")
+    latency = measured.value("collectives.all_reduce.latency_us")
+    assert busbw and latency
+    rc, data = run_plan(capsys, "--params", "125M", "--gpus-per-node", "2", "--gpu-memory", "16GiB",
+                        "--from", str(snap))
+    intra = data["plan"]["interconnect"]["intra"]
+    assert rc == 0 and intra["busbw_gbps"] == busbw
+    assert intra["latency_us"] == pytest.approx(latency / 2)  # per ring hop: 2(n-1) = 2 hops on 2 ranks
+    assert any("collectives.all_reduce.busbw_peak_gbps" in note for note in data["plan"]["notes"])
