@@ -156,7 +156,8 @@ def preset(level: str, gpu: bool) -> SweepSpec | None:
     if level == "quick":
         return None
     if level == "standard":
-        return SweepSpec(min_bytes=8, max_bytes=(64 << 20) if gpu else (2 << 20), factor=8, iters=5, warmup=2,
+        # 8 B x 8^k: up to 128 MiB on GPU (the size COL102 needs), 2 MiB on CPU.
+        return SweepSpec(min_bytes=8, max_bytes=(128 << 20) if gpu else (2 << 20), factor=8, iters=5, warmup=2,
                          backend=backend)
     return SweepSpec(min_bytes=8, max_bytes=top, factor=2, iters=20, warmup=5, backend=backend)
 

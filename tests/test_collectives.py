@@ -76,6 +76,8 @@ def test_presets_by_level() -> None:
     std, full = preset("standard", False), preset("full", True)
     assert std is not None and full is not None
     assert std.backend == "gloo" and std.factor == 8 and std.iters < full.iters
+    gpu_std = preset("standard", True)
+    assert gpu_std is not None and max(b for _, b in gpu_std.steps(8)) == 128 << 20
     assert full.max_bytes == 256 << 20 and full.factor == 2 and full.backend == "nccl"
 
 
