@@ -283,8 +283,7 @@ def _measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, sh
     return result
 
 
-def _local_phase(ctx: ProbeContext, selection: Selection, config: Config, timeout_s: float,
-                 host: str, rank: int) -> tuple[Snapshot, dict[str, Any]]:
+def _local_phase(ctx: ProbeContext, selection: Selection, timeout_s: float, host: str) -> tuple[Snapshot, dict[str, Any]]:
     # software: the versions the consistency checks compare. Never the collectives area: its
     # probes would start a second rendezvous on MASTER_PORT.
     widened = Selection((*selection.only, "software"), (*selection.skip, "collectives"))
@@ -329,7 +328,7 @@ def run_check(ctx: ProbeContext, selection: Selection, config: Config, timeout_s
 def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvous, host: str, rank: int, size: int,
          budget: Budget, arrive_by: float, bandwidth_by: float, end_by: float, all_pairs: bool,
          fail_on: Severity, exit_zero: bool, meta: dict[str, Any]) -> Outcome:
-    snap, facts = _local_phase(ctx, selection, config, timeout_s=budget.total_s * 0.4, host=host, rank=rank)
+    snap, facts = _local_phase(ctx, selection, timeout_s=budget.total_s * 0.4, host=host)
     device_addr = rdv.addr if rank == 0 else local_address_towards(rdv.addr, rdv.port)
     payload: dict[str, Any] = {"rank": rank, "host": host, "facts": facts, "address": device_addr}
     if rank != 0:
