@@ -123,7 +123,14 @@ def collectives(
     _emit(run, report, as_json)
     from pgdoctor.model import Severity, exit_code
 
-    raise click.exceptions.Exit(exit_code(report, Severity(fail_on)))
+    code = exit_code(report, Severity(fail_on))
+    if run.launcher != "spawn" and any(p["kind"] == "hang" for p in run.problems):
+        # This process is a rank whose sweep thread is still stuck in a collective with a peer
+        # that never came; tearing the process group down at exit would wait for that peer.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise click.exceptions.Exit(code)
 
 
 def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool) -> Any:

@@ -308,7 +308,10 @@ class _Sweep:
         if self.spec.backend == "nccl":
             info["device_name"] = torch.cuda.get_device_name(device)
             try:
-                info["nccl_version"] = ".".join(str(v) for v in torch.cuda.nccl.version())
+                v = torch.cuda.nccl.version()
+                # A tuple on current torch; older builds return NCCL_VERSION_CODE (2.18.5 = 21805).
+                info["nccl_version"] = (".".join(str(x) for x in v) if isinstance(v, tuple)
+                                        else f"{v // 10000}.{v // 100 % 100}.{v % 100}")
             except Exception as exc:  # an odd build must not cost the whole sweep
                 info["nccl_version_error"] = f"{type(exc).__name__}: {exc}"
         if self.spec.memcpy_probe:
