@@ -10,9 +10,10 @@ within the timeout, the calling thread reads the store and names the ranks that 
 instead of waiting forever with them.
 
 Fault injection (tests and drills only): PGDOCTOR_COLL_FAULT="kind:rank:arg[,...]" with kind
-`corrupt` (arg: op; adds 1000 to one element of that rank's result), `hang` (arg: op; the rank
-never enters that op), `slow` (arg: milliseconds added to each timed iteration of that rank) or
-`exit` (arg: op; the rank exits with status 17 before that op).
+`corrupt` (arg: op; adds 1000 to one element of that rank's result), `hang` (arg: op, or `init`;
+the rank never enters that op, or never joins the rendezvous), `slow` (arg: milliseconds added
+to each timed iteration of that rank) or `exit` (arg: op or `init`; the rank exits with status 17
+before it).
 """
 
 from __future__ import annotations
@@ -270,6 +271,7 @@ class _Sweep:
 
         spec, ident = self.spec, self.ident
         r, n = ident.rank, ident.world_size
+        self._drill("init")
         self.store = _open_store(ident, spec.init_timeout_s)
         self.store.set(f"alive/{r}", "1")
         device: Any = torch.device("cpu")

@@ -85,6 +85,14 @@ def test_rank_that_never_enters_is_named_within_the_timeout(no_leftover_children
     assert [r.op for r in run.rows] == ["all_reduce", "all_reduce"]  # what finished before the hang is kept
 
 
+def test_rank_that_never_joins_init_is_named(no_leftover_children: None) -> None:
+    spec = SweepSpec(ops=("all_reduce",), min_bytes=8, max_bytes=8, iters=1, warmup=0, op_timeout_s=5.0,
+                     init_timeout_s=6.0)
+    run = run_collectives(spec, _env("hang:1:init"), 2, deadline_s=60.0)
+    (f,) = [f for f in _findings(run) if f.code == "COL105"]
+    assert f.facts["ranks"] == [1] and f.facts["phase"] == "init" and "process-group init" in f.message
+
+
 def test_rank_that_dies_is_named(no_leftover_children: None) -> None:
     spec = SweepSpec(ops=("broadcast",), min_bytes=8, max_bytes=8, iters=1, warmup=0, op_timeout_s=10.0)
     run = run_collectives(spec, _env("exit:1:broadcast"), 2)
