@@ -105,3 +105,12 @@ def test_unreadable_dump_is_skipped_not_fatal(tmp_path: Path) -> None:
     assert [d.rank for d in rep.dumps] == [1] and len(rep.skipped) == 1
     with pytest.raises(ValueError):
         load_dump(str(tmp_path / "rank0.json"))
+
+
+def test_a_group_member_without_a_dump_is_reported(tmp_path: Path) -> None:
+    with tarfile.open(FIXTURES / "codes" / "RUN281" / "good.tar") as tf:
+        tf.extractall(tmp_path, filter="data")
+    (tmp_path / "nccl_trace_rank2").unlink()  # rank 2 died before dumping
+    root = diagnose_paths([], [str(tmp_path)]).findings[0]
+    assert root.code == "RUN281" and root.facts["no_dump_ranks"] == [2] and root.facts["missing_ranks"] == [2]
+    assert root.facts["present_ranks"] == [0, 1]

@@ -181,12 +181,19 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
             if isinstance(st, Mapping):
                 last_done[(key, d.rank)] = _int(st.get("last_completed_collective"))
     events: list[Event] = []
+    dumped = {d.rank for d in rep.dumps}
     for key, by_rank in sorted(per_pg.items()):
+        members = _members(rep, key)
+        for r in members & dumped:
+            by_rank.setdefault(r, {})  # dumped, but never entered a collective of this group
+        no_dump = sorted(members - dumped)
         ranks = sorted(by_rank)
-        if len(ranks) < 2:
+        if len(ranks) < 2 and not no_dump:
             continue
-        lo = max(min(s) for s in by_rank.values())
-        hi = max(max(s) for s in by_rank.values())
+        seqs = [s for s in by_rank.values() if s]
+        lo = max(min(s) for s in seqs)
+        hi = max(max(s) for s in seqs)
+        found = False
         for seq in range(lo, hi + 1):
             present = {r: by_rank[r][seq] for r in ranks if seq in by_rank[r]}
             missing = [r for r in ranks if seq not in by_rank[r]]
@@ -215,6 +222,7 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
                        f"seq {seq} (sizes {facts['input_sizes']}, {facts['input_dtypes']}) that ranks "
                        f"{sorted(present)} wait in{where}")
                 events.append(_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1))
+                found = True
                 break
             sigs = {r: _sig(e) for r, e in present.items()}
             if len(set(sigs.values())) > 1:
@@ -233,6 +241,7 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
                 msg = (f"process group {key} ({desc.get(key, '')}): at seq {seq} ranks entered different collectives: "
                        + "; ".join(f"rank {r} {v['op']} {v['input_sizes']}" for r, v in per_rank.items()))
                 events.append(_event(C.FR_OP_MISMATCH.code, label, msg, facts, ev, 0))
+                found = True
                 break
             # gloo leaves every entry "scheduled" and updates last_completed lazily: completion
             # is only judged for ranks whose recorder tracks state (NCCL).
@@ -248,8 +257,50 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
                 msg = (f"process group {key}: every rank entered {facts['op']} seq {seq} but ranks {sorted(pending)} "
                        "never completed it")
                 events.append(_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
+                found = True
                 break
+        if not found and no_dump:
+            events.append(_no_dump_event(rep, key, desc.get(key, ""), by_rank, hi, no_dump, label))
     return events
+
+
+def _members(rep: FlightReport, key: str) -> set[int]:
+    """Global ranks of a process group from pg_config ("ranks": "[0, 1, 2]"); torch 2.13's gloo
+    dumps key the default group by its empty name, so a single entry is taken as that group."""
+    out: set[int] = set()
+    for d in rep.dumps:
+        cfg = d.data.get("pg_config")
+        if not isinstance(cfg, Mapping):
+            continue
+        entry = cfg.get(key)
+        if entry is None and len(cfg) == 1 and key == "0":
+            entry = next(iter(cfg.values()))
+        if isinstance(entry, Mapping):
+            raw = entry.get("ranks")
+            try:
+                ranks = json.loads(raw) if isinstance(raw, str) else raw
+                out.update(int(r) for r in ranks)
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def _no_dump_event(rep: FlightReport, key: str, desc: str, by_rank: Mapping[int, Mapping[int, Mapping[str, Any]]],
+                   hi: int, no_dump: list[int], label: str) -> Event:
+    """Members of the group with no dump at all: most often ranks that died before dumping."""
+    present = {r: s[hi] for r, s in by_rank.items() if hi in s}
+    sample = present[min(present)] if present else {}
+    frames = _frames(sample)
+    facts: dict[str, Any] = {"pg": key, "pg_desc": desc, "seq": hi, "dump_ranks": sorted(by_rank),
+                             "op": sample.get("profiling_name"), "input_sizes": sample.get("input_sizes"),
+                             "input_dtypes": sample.get("input_dtypes"), "missing_ranks": no_dump,
+                             "present_ranks": sorted(present), "no_dump_ranks": no_dump, "frames": frames}
+    ev = [Evidence(f"rank {r}: last entered seq {hi} {_describe(e)}", file=_dump_path(rep, r))
+          for r, e in sorted(present.items())[:3]]
+    msg = (f"process group {key} ({desc}): ranks {no_dump} left no flight-recorder dump (they died before "
+           f"dumping, or their dumps were not given); the others last entered {facts['op']} seq {hi}"
+           + (f" at {frames[0]}" if frames else ""))
+    return _event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1)
 
 
 def _dump_path(rep: FlightReport, rank: int) -> str:
