@@ -179,7 +179,6 @@ def _tag_failure(exc: BaseException, stack: list[_Open]) -> None:
             setattr(exc, _FAILURE_ATTR, ranges)
         except (AttributeError, TypeError):
             pass
-        _local.last_failure = ranges
 
 
 class range:
@@ -228,15 +227,14 @@ def current_ranges(thread_ident: Optional[int] = None) -> tuple[str, ...]:
 
 
 def ranges_at_failure(exc: Optional[BaseException] = None) -> tuple[str, ...]:
-    """The ranges that were open where `exc` was raised (or, without it, at this thread's last
-    failure); falls back to what is open now."""
-    if exc is not None:
-        tagged = getattr(exc, _FAILURE_ATTR, None)
-        if tagged is not None:
-            return tuple(tagged)
-    last = getattr(_local, "last_failure", None)
-    if exc is None and last is not None:
-        return tuple(last)
+    """The ranges that were open where `exc` (default: the exception being handled) was raised,
+    as recorded when it left a `range`; otherwise the ranges open on this thread now (hook
+    ranges that the failure left open)."""
+    if exc is None:
+        exc = sys.exc_info()[1]
+    tagged = getattr(exc, _FAILURE_ATTR, None) if exc is not None else None
+    if tagged is not None:
+        return tuple(tagged)
     return tuple(o.message for o in _stack())
 
 
@@ -287,8 +285,9 @@ def instrument(
     wrap each DDP bucket's all-reduce in `comm.all_reduce bucket=<i> bytes=<n>`.
 
     `fwd` spans the model's forward (pre-hook to hook). `bwd` opens when the gradient of the
-    model's output arrives (a tensor hook on the outputs) and closes when autograd finishes the whole backward pass (a
-    callback queued on the autograd engine, as DDP does). `optim` spans optimizer.step().
+    model's output arrives (a tensor hook on the outputs) and closes when autograd finishes the
+    whole backward pass (a callback queued on the autograd engine, as DDP does). `optim` spans
+    optimizer.step(). A hook range that a failure left open is closed when the next one opens.
     With `overlap=False` the comm hook waits for each all-reduce inside its range, so the range
     measures the time spent waiting for the slowest rank (at the cost of DDP's overlap).
     """
@@ -318,15 +317,29 @@ def instrument(
                     if t.requires_grad:
                         t.register_hook(bwd_start)
 
-        handles.add(model.register_forward_pre_hook(lambda mod, args: push("fwd")))
+        def fwd_start(mod: Any, args: Any) -> None:
+            if in_bwd[0] and torch._C._current_graph_task_id() == -1:
+                in_bwd[0] = False  # the last backward raised before its end callback ran
+                pop("bwd")
+            _reopen("fwd")
+
+        handles.add(model.register_forward_pre_hook(fwd_start))
         handles.add(model.register_forward_hook(fwd_end))
         if comm_hook and isinstance(model, torch.nn.parallel.DistributedDataParallel):
             model.register_comm_hook(model.process_group, ddp_comm_hook(overlap=overlap))
             handles.comm_hook = True
     if optimizer is not None:
-        handles.add(optimizer.register_step_pre_hook(lambda opt, args, kwargs: push("optim")))
+        handles.add(optimizer.register_step_pre_hook(lambda opt, args, kwargs: _reopen("optim")))
         handles.add(optimizer.register_step_post_hook(lambda opt, args, kwargs: pop("optim")))
     return handles
+
+
+def _reopen(name: str) -> None:
+    """Open a hook range, first closing one of that name that a failure left open (its closing
+    hook never ran), so a script that catches the error and goes on gets a clean stack."""
+    if any(o.name == name for o in _stack()):
+        pop(name)
+    push(name)
 
 
 def _tensors(out: Any) -> list[Any]:

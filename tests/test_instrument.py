@@ -189,3 +189,50 @@ def test_ddp_comm_hook_averages_and_traces_launch_and_completion(tmp_path) -> No
     # more: a range per bucket on the main thread, its completion span on the comm track.
     assert got["main"] >= 2 and got["main"] == got["async"]
     assert got["bytes"] == 2 * 340 * 4
+
+
+def test_hook_ranges_left_open_by_a_failure_do_not_leak_into_the_next_step(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+
+    class Flaky(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.fail_in = ""
+
+        def forward(self, x):  # type: ignore[no-untyped-def]
+            if self.fail_in == "fwd":
+                raise RuntimeError("forward failed")
+            y = self.lin(x)
+            if self.fail_in == "bwd":
+                y = _FailBackward.apply(y)
+            return y
+
+    class _FailBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, y):  # type: ignore[no-untyped-def]
+            return y.clone()
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            raise RuntimeError("backward failed")
+
+    model = Flaky()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    pgdoctor.instrument(model, opt)
+    for where in ("fwd", "bwd"):
+        model.fail_in = where
+        with pytest.raises(RuntimeError):
+            model(torch.randn(2, 4)).sum().backward()
+        assert ins.current_ranges(threading.get_ident())[-1] == where  # left open by the failure
+        assert ins.phase_of(ins.ranges_at_failure()) == {"fwd": "forward", "bwd": "backward"}[where]
+    model.fail_in = ""
+    trace.enable(str(tmp_path), 0)
+    with pgdoctor.step(0):
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    trace.flush()
+    names = [e["name"] for e in sorted(trace.read_events(tmp_path / "rank0.events.jsonl"), key=lambda e: e["ts"])]
+    # step 0 holds exactly one fwd, bwd, optim; the stale ranges were closed before it.
+    assert names[-4:] == ["step", "fwd", "bwd", "optim"]
+    assert ins.current_ranges(threading.get_ident()) == ()
