@@ -140,3 +140,27 @@ def test_schedules() -> None:
             ops = schedule(kind, 4, s, 6)
             assert sorted(ops) == sorted([("F", i) for i in range(6)] + [("B", i) for i in range(6)])
             assert all(ops.index(("F", i)) < ops.index(("B", i)) for i in range(6))
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not _cuda(), reason="needs an NVIDIA GPU with a CUDA build of torch")
+def test_oom_on_gpu_goes_through_the_cuda_caching_allocator(no_leftover_children) -> None:
+    res = _repro("oom", "--parallel", "ddp", "--nproc", "2", "--device", "cuda", "--json", timeout=180)
+    assert res.returncode == 1, res.stderr[-3000:]
+    report = json.loads(res.stdout)
+    assert report["incomplete"] == [], report["incomplete"]
+    oom = [f for f in report["findings"] if f["category"] == "cuda_oom"]
+    assert oom and oom[0]["scope"]["rank"] == 1
+    facts = oom[0]["facts"]
+    assert facts["lab_phase"] in PHASES
+    assert facts["lab_cap_gpu_memory_fraction"] < 1
+    assert facts["lab_memory_gpu_total_bytes"] > facts["lab_memory_gpu_reserved_bytes"] > 0
