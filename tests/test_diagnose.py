@@ -215,3 +215,22 @@ def test_harmless_nccl_warning_at_exit_is_not_a_failure() -> None:
             "node-a:1:9 [0] init.cc:1990 NCCL WARN Cuda failure 'driver shutting down'\n"
             "node-a:1:9 [0] proxy.cc:1510 NCCL WARN [Service thread] Accept failed Resource temporarily unavailable\n")
     assert diagnose_sources([("exit.log", text)]) == []
+
+
+def test_parallel_file_scan_gives_the_sequential_windows(tmp_path: Path) -> None:
+    from pgdoctor.logdiag.parallel import scan_file
+
+    lines = []
+    for i in range(60000):
+        if i % 1009 == 0:
+            lines.append(b"[rank%d]: RuntimeError: CUDA error: boom %d" % (i % 8, i))
+        elif i % 3001 == 0:
+            lines.append(b"")
+        else:
+            lines.append(b"node:1:2 [0] NCCL INFO Channel %02d/32 : 0 1 2 3" % (i % 32))
+    data = b"\n".join(lines)
+    p = tmp_path / "big.log"
+    p.write_bytes(data)
+    seq = list(scan_chunks(data[i:i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
+    for workers in (2, 5):
+        assert list(scan_file(str(p), workers)) == seq

@@ -3,6 +3,8 @@ category modules read them (first module that recognises a hit wins; pyexc runs 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pgdoctor.logdiag import (
@@ -20,8 +22,9 @@ from pgdoctor.logdiag import (
 )
 from pgdoctor.logdiag.event import Event, Hit
 from pgdoctor.logdiag.normalize import logical_lines
-from pgdoctor.logdiag.reader import Source
-from pgdoctor.logdiag.scan import ScanStats, scan_chunks
+from pgdoctor.logdiag.parallel import default_workers, scan_file
+from pgdoctor.logdiag.reader import Source, is_gzip
+from pgdoctor.logdiag.scan import ScanStats, Window, scan_chunks
 
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, collective_mismatch, rendezvous,
@@ -48,7 +51,13 @@ def hit_events(hit: Hit) -> list[Event]:
 def source_events(source: Source, index: int) -> tuple[list[Event], SourceStats]:
     scan = ScanStats()
     events: list[Event] = []
-    for win in scan_chunks(source.chunks(), scan):
+    windows: Iterator[Window]
+    workers = default_workers(os.path.getsize(source.path)) if source.path and os.path.isfile(source.path) else 1
+    if source.path and workers > 1 and not is_gzip(source.path):
+        windows = scan_file(source.path, workers, scan)
+    else:
+        windows = scan_chunks(source.chunks(), scan)
+    for win in windows:
         lines = logical_lines(win.lines, win.first_line)
         target = win.hit_line
         idxs = [i for i, ln in enumerate(lines) if ln.no == target]

@@ -190,9 +190,9 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
         ranks = sorted(by_rank)
         if len(ranks) < 2 and not no_dump:
             continue
-        seqs = [s for s in by_rank.values() if s]
-        lo = max(min(s) for s in seqs)
-        hi = max(max(s) for s in seqs)
+        entered = [s for s in by_rank.values() if s]
+        lo = max(min(s) for s in entered)
+        hi = max(max(s) for s in entered)
         found = False
         for seq in range(lo, hi + 1):
             present = {r: by_rank[r][seq] for r in ranks if seq in by_rank[r]}
@@ -259,7 +259,9 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
                 events.append(_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
                 found = True
                 break
-        if not found and no_dump:
+        # A few members without a dump most likely died; most of them missing means the user
+        # gave only some ranks' dumps, which says nothing.
+        if not found and no_dump and len(no_dump) <= max(1, len(members) // 2):
             events.append(_no_dump_event(rep, key, desc.get(key, ""), by_rank, hi, no_dump, label))
     return events
 
@@ -279,8 +281,8 @@ def _members(rep: FlightReport, key: str) -> set[int]:
             raw = entry.get("ranks")
             try:
                 ranks = json.loads(raw) if isinstance(raw, str) else raw
-                out.update(int(r) for r in ranks)
-            except (TypeError, ValueError):
+                out.update(int(r) for r in ranks or ())
+            except (TypeError, ValueError, json.JSONDecodeError):
                 continue
     return out
 

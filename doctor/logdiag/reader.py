@@ -10,7 +10,7 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Optional
 
 CHUNK_BYTES = 8 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -24,6 +24,7 @@ class SourceError(ValueError):
 class Source:
     name: str
     chunks: Callable[[], Iterator[bytes]]
+    path: Optional[str] = None  # a regular file that may be scanned in parallel
 
 
 def _file_chunks(path: str, chunk_bytes: int) -> Iterator[bytes]:
@@ -79,6 +80,11 @@ def _gunzip_chunks(head: bytes, raw: BinaryIO, chunk_bytes: int) -> Iterator[byt
         yield tail
 
 
+def is_gzip(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
 def _walk(path: str) -> list[str]:
     out: list[str] = []
     for root, dirs, files in os.walk(path):
@@ -103,7 +109,7 @@ def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES) -> list[S
         for f in files:
             if not os.access(f, os.R_OK):
                 raise SourceError(f"cannot read {f}: permission denied")
-            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes)))
+            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes), f))
     return sources
 
 
