@@ -15,6 +15,7 @@ import click
 from pgdoctor.cli import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
 from pgdoctor.model import Report, Severity, exit_code
+from pgdoctor.render import FORMATS
 
 NSYS_TRACES = "cuda,nvtx,osrt"
 
@@ -75,12 +76,13 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
               help="Keep per-rank event files and the merged trace.json (Perfetto) here.")
 @click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report here instead of stdout.")
 def repro(
     fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
     microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
-    nsys: bool, as_json: bool, output: Optional[str],
+    nsys: bool, as_json: bool, fmt: Optional[str], output: Optional[str],
 ) -> None:
     """Reproduce FAULT (oom, timeout, imbalance) in a small instrumented run and diagnose it.
 
@@ -108,8 +110,9 @@ def repro(
         except ValueError as exc:
             raise UserError(str(exc)) from None
         report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None)
-        write_report(report, "json" if as_json else "console", output)
-        if not as_json and not output:
+        fmt = "json" if as_json else (fmt or "console")
+        write_report(report, fmt, output)
+        if fmt == "console" and not output:
             _print_ranks(report)
             if trace_dir:
                 click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
