@@ -164,3 +164,20 @@ def test_oom_on_gpu_goes_through_the_cuda_caching_allocator(no_leftover_children
     assert facts["lab_phase"] in PHASES
     assert facts["lab_cap_gpu_memory_fraction"] < 1
     assert facts["lab_memory_gpu_total_bytes"] > facts["lab_memory_gpu_reserved_bytes"] > 0
+
+
+def test_nsys_on_path_is_run_with_the_capture_command(tmp_path) -> None:
+    stub = tmp_path / "nsys"
+    record = tmp_path / "args.txt"
+    stub.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {record}\necho profiled\n")
+    stub.chmod(0o755)
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ.get('PATH', '')}")
+    res = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "oom", "--parallel", "pp", "--nproc", "3", "--nsys",
+                          "--trace-dir", str(tmp_path / "t")], capture_output=True, text=True, timeout=60, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "profiled" in res.stdout
+    args = record.read_text().split("\n")
+    assert args[:4] == ["profile", "-t", "cuda,nvtx,osrt", "--trace-fork-before-exec=true"]
+    assert args[args.index("-o") + 1] == str(tmp_path / "t" / "pgdoctor-repro-oom-pp")
+    assert "--nsys" not in args and args[-9:-1] == ["repro", "oom", "--parallel", "pp", "--nproc", "3", "--trace-dir",
+                                                    str(tmp_path / "t")]
