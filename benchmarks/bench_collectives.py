@@ -2,9 +2,10 @@
 
 Runs `pgdoctor bench collectives --backend gloo --nproc N --json` (wall time printed: the bar
 is under 60 s on a 2-core host), then times the same ops at the same sizes with a loop written
-here from scratch (no pgdoctor code: back-to-back calls between two barriers, mean per call on
-each rank, averaged over ranks, nccl-tests' busbw factors), and prints both side by side with
-their ratio. The bar: busbw within 15% of the plain loop.
+here from scratch (no pgdoctor code: back-to-back calls, each timed; per rank the median call and
+the mean call (total / iters), averaged over ranks; nccl-tests' busbw factors), alternating the
+two for --rounds rounds, and prints the best busbw per size of each side by side with their
+ratio. The bar: busbw within 15% of the plain loop.
 
     python benchmarks/bench_collectives.py [--nproc 2] [--max-bytes 64M] [--ops all_reduce,...]
 
@@ -100,22 +101,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nproc", type=int, default=2)
-    ap.add_argument("--max-bytes", default="64M")
-    ap.add_argument("--ops", default=None)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--plain-rank", type=int, default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
-    ap.add_argument("--plan", default="", help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.plain_rank is not None:
-        plain_rank(a.plain_rank, a.nproc, a.port, a.plan, a.iters, a.warmup)
-        return
-
-    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), GLOO_SOCKET_IFNAME="lo")
+def _pgdoctor(a: argparse.Namespace, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
     cmd = [sys.executable, "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo", "--nproc", str(a.nproc),
            "--json", "--max-bytes", a.max_bytes, "--iters", str(a.iters), "--warmup", str(a.warmup)]
     if a.ops:
@@ -125,45 +111,84 @@ def main() -> None:
     wall = time.monotonic() - t0
     if out.returncode not in (0, 1):
         sys.exit(f"pgdoctor bench failed ({out.returncode}): {out.stderr[-2000:]}")
-    report = json.loads(out.stdout)
-    rows = [m["value"] for m in report["measurements"] if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]]
-    correct = all(r["correct"] for r in rows)
-    print(f"pgdoctor bench collectives --backend gloo --nproc {a.nproc} --json: {wall:.1f} s wall, "
-          f"{len(rows)} sizes, correct everywhere: {correct}, findings: "
-          f"{[f['code'] for f in report['findings']] or 'none'}")
+    return wall, json.loads(out.stdout)
 
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump([[r["op"], r["bytes"]] for r in rows], fh)
-        plan = fh.name
+
+def _plain(a: argparse.Namespace, env: dict[str, str], plan: str) -> tuple[float, dict[str, Any]]:
     port = _free_port()
+    t0 = time.monotonic()
+    procs = [subprocess.Popen([sys.executable, __file__, "--plain-rank", str(r), "--nproc", str(a.nproc),
+                               "--port", str(port), "--plan", plan, "--iters", str(a.iters),
+                               "--warmup", str(a.warmup)], env=env, stdout=subprocess.PIPE, text=True)
+             for r in range(a.nproc)]
     try:
-        t0 = time.monotonic()
-        procs = [subprocess.Popen([sys.executable, __file__, "--plain-rank", str(r), "--nproc", str(a.nproc),
-                                   "--port", str(port), "--plan", plan, "--iters", str(a.iters),
-                                   "--warmup", str(a.warmup)], env=env, stdout=subprocess.PIPE, text=True)
-                 for r in range(a.nproc)]
-        try:
-            outs = [p.communicate(timeout=900)[0] for p in procs]
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        plain_wall = time.monotonic() - t0
+        outs = [p.communicate(timeout=900)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return time.monotonic() - t0, json.loads(outs[0].strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nproc", type=int, default=2)
+    ap.add_argument("--max-bytes", default="64M")
+    ap.add_argument("--ops", default=None)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="Alternate pgdoctor and the plain loop this many times; best busbw per size of each.")
+    ap.add_argument("--plain-rank", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--plan", default="", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.plain_rank is not None:
+        plain_rank(a.plain_rank, a.nproc, a.port, a.plan, a.iters, a.warmup)
+        return
+
+    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"), GLOO_SOCKET_IFNAME="lo")
+    # Rounds alternate the two so both see the same background load; a shared host only ever
+    # lowers bandwidth, so the best of the rounds is the least disturbed figure of each.
+    best: dict[tuple[str, int], float] = {}
+    plain_best: dict[str, dict[tuple[str, int], float]] = {"median": {}, "mean": {}}
+    rows: list[dict[str, Any]] = []
+    fd, plan = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        for round_no in range(1, a.rounds + 1):
+            wall, report = _pgdoctor(a, env)
+            rows = [m["value"] for m in report["measurements"]
+                    if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]]
+            print(f"round {round_no}: pgdoctor bench collectives --backend gloo --nproc {a.nproc} --json: "
+                  f"{wall:.1f} s wall, {len(rows)} sizes, correct everywhere: {all(r['correct'] for r in rows)}, "
+                  f"findings: {[f['code'] for f in report['findings']] or 'none'}")
+            for r in rows:
+                key = (r["op"], r["bytes"])
+                best[key] = max(best.get(key, 0.0), r["busbw_gbps"])
+            with open(plan, "w") as out:
+                json.dump([[r["op"], r["bytes"]] for r in rows], out)
+            plain_wall, plain = _plain(a, env, plan)
+            print(f"round {round_no}: plain torch.distributed loop: {plain_wall:.1f} s wall")
+            for stat in ("median", "mean"):
+                for op, by_size in plain[stat].items():
+                    for nbytes, bw in by_size.items():
+                        key = (op, int(nbytes))
+                        plain_best[stat][key] = max(plain_best[stat].get(key, 0.0), bw)
     finally:
         os.unlink(plan)
-    plain = json.loads(outs[0].strip().splitlines()[-1])
-    print(f"plain torch.distributed loop: {plain_wall:.1f} s wall\n")
-    print(f"{'op':<15}{'size':>10}{'pgdoctor':>11}{'plain med':>11}{'ratio':>7}{'plain mean':>12}{'ratio':>7}"
-          "   (busbw GB/s)")
+
+    print(f"\nbest of {a.rounds} round(s), busbw GB/s")
+    print(f"{'op':<15}{'size':>10}{'pgdoctor':>11}{'plain med':>11}{'ratio':>7}{'plain mean':>12}{'ratio':>7}")
     ratios: dict[str, list[tuple[str, int, float]]] = {"median": [], "mean": []}
-    for r in rows:
-        line = f"{r['op']:<15}{r['bytes']:>10}{r['busbw_gbps']:>11.4f}"
+    for (op, nbytes), bw in best.items():
+        line = f"{op:<15}{nbytes:>10}{bw:>11.4f}"
         for stat in ("median", "mean"):
-            p = plain[stat][r["op"]][str(r["bytes"])]
-            ratio = r["busbw_gbps"] / p if p > 0 else float("nan")
-            if r["busbw_gbps"] > 0:
-                ratios[stat].append((r["op"], r["bytes"], ratio))
+            p = plain_best[stat][(op, nbytes)]
+            ratio = bw / p if p > 0 else float("nan")
+            if bw > 0:
+                ratios[stat].append((op, nbytes, ratio))
             line += f"{p:>11.4f}{ratio:>7.2f}" if stat == "median" else f"{p:>12.4f}{ratio:>7.2f}"
         print(line)
     print()
