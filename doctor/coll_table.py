@@ -30,15 +30,17 @@ def _by_op(rows: Sequence[Row]) -> dict[str, list[Row]]:
 def tables(rows: Sequence[Row]) -> list[Table]:
     out = []
     for op, mine in _by_op(rows).items():
-        t = Table(title=f"{op} ({mine[0].world_size} ranks)", title_justify="left", box=None, pad_edge=False)
-        for col in ("size", "time us", "min us", "max us", "algbw GB/s", "busbw GB/s", "correct", "slowest rank"):
+        n = mine[0].world_size
+        t = Table(title=f"{op} ({n} rank{'s' if n != 1 else ''})", title_justify="left", box=None, pad_edge=False)
+        for col in ("size", "time us", "min us", "max us", "algbw GB/s", "busbw GB/s", "correct", "iters",
+                    "slowest rank"):
             t.add_column(col, justify="left" if col in ("size", "correct") else "right")
         for r in mine:
             slow = max(range(len(r.rank_time_us)), key=lambda i: r.rank_time_us[i]) if r.rank_time_us else None
             slowest = f"{slow} ({r.rank_time_us[slow]:.1f} us)" if slow is not None and len(r.rank_time_us) > 1 else "-"
             ok = "yes" if r.correct else "NO: rank " + ",".join(str(w["rank"]) for w in r.wrong)
             t.add_row(human_bytes(r.bytes), f"{r.time_us:.1f}", f"{r.time_min_us:.1f}", f"{r.time_max_us:.1f}",
-                      f"{r.algbw_gbps:.3f}", f"{r.busbw_gbps:.3f}", ok, slowest)
+                      f"{r.algbw_gbps:.3f}", f"{r.busbw_gbps:.3f}", ok, str(r.iters or "-"), slowest)
         out.append(t)
     return out
 
