@@ -234,11 +234,46 @@ def _exchange(pg: Any, clock: _Clock, send: Any, recv: Any, nbytes: int, dst: in
     return dt
 
 
+def suspects(got: Sequence[Sequence[float]], ratio: float, limit: int) -> list[tuple[int, int]]:
+    """(src, dst) of measured pairs below ratio x the median, slowest first, at most `limit`.
+    `got[dst][src]` is what dst received from src; NaN where nothing was measured."""
+    pairs = [(v, src, dst) for dst, row in enumerate(got) for src, v in enumerate(row) if v == v]
+    if len(pairs) < 3:
+        return []
+    med = statistics.median(v for v, _, _ in pairs)
+    return [(src, dst) for v, src, dst in sorted(pairs) if v < ratio * med][:limit]
+
+
+def _confirm(pg: Any, clock: _Clock, torch: Any, send: Any, recv: Any, rank: int, size: int,
+             shifts: Sequence[int], reps: int, ratio: float, result: dict[str, Any]) -> None:
+    """Measure the suspiciously slow pairs again, one pair at a time with the rest idle, and keep
+    the better value: a stall from other traffic or CPU contention during a round then does not
+    become a slow link or node, while a really slow path stays slow."""
+    row = torch.tensor([float("nan") if v is None else v for v in result["got"]], dtype=torch.float64)
+    rows = [torch.zeros(size, dtype=torch.float64) for _ in range(size)]
+    clock.wait(pg.allgather([rows], [row]))
+    # A margin above the reporting ratio, so that pairs near the line get their second chance too.
+    todo = suspects([r.tolist() for r in rows], min(1.0, ratio * 1.5), limit=2 * size)
+    sizes = dict(zip(shifts, result["round_bytes"]))
+    for tag, (src, dst) in enumerate(todo, start=1000):
+        n = sizes.get((dst - src) % size, PROBE_BYTES)
+        for _ in range(reps):
+            clock.wait(pg.barrier())
+            if rank == src:
+                clock.wait(pg.send([send[:n]], dst, tag))
+            elif rank == dst:
+                t0 = time.perf_counter()
+                clock.wait(pg.recv([recv[:n]], src, tag))
+                result["got"][src] = max(result["got"][src] or 0.0, n / (time.perf_counter() - t0) / 1e9)
+    result["confirmed"] = [[src, dst] for src, dst in todo]
+
+
 def _measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, shifts: Sequence[int],
-             reps: int, deadline: float) -> dict[str, Any]:
+             reps: int, deadline: float, slow_ratio: float = 0.5) -> dict[str, Any]:
     """This rank's side of the rounds: GB/s received from each source (best of `reps` exchanges at
-    the round's size), the bytes per exchange of each round, and what stopped it early. Never waits past `deadline`; after a timeout the group is unusable, so
-    the rank stops and reports what it has (a cut-off receive as an upper bound)."""
+    the round's size, suspiciously slow pairs measured again alone), the bytes per exchange of
+    each round, and what stopped it early. Never waits past `deadline`; after a timeout the group
+    is unusable, so the rank stops and reports what it has (a cut-off receive as an upper bound)."""
     import datetime
 
     import torch
@@ -278,6 +313,7 @@ def _measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, sh
                 best = max(best, *(n / _exchange(pg, clock, send, recv, n, dst, src, k, result) / 1e9
                                    for _ in range(reps)))
             result["got"][src] = best
+        _confirm(pg, clock, torch, send, recv, rank, size, shifts, reps, slow_ratio, result)
     except (RuntimeError, TimeoutError) as exc:  # a peer died, or the deadline came
         result["error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return result
@@ -359,7 +395,8 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
     else:
         nbytes = int(config["net.bandwidth_bytes"])
         t0 = time.monotonic()
-        mine = _measure(rdv.store, rank, size, device_addr, nbytes, shifts, reps=3, deadline=bandwidth_by)
+        mine = _measure(rdv.store, rank, size, device_addr, nbytes, shifts, reps=3, deadline=bandwidth_by,
+                        slow_ratio=float(config["net.slow_ratio"]))
         mine["seconds"] = round(time.monotonic() - t0, 3)
         rdv.set(f"bw/{rank}", mine)
         bw = {"schedule": "all-pairs" if all_pairs else "neighbours", "shifts": shifts, "bytes": nbytes}
@@ -413,8 +450,10 @@ def _bandwidth_summary(bw: dict[str, Any], pairs: list[dict[str, Any]], size: in
     ranks = bw.get("ranks", {})
     errors = {r: v["error"] for r, v in ranks.items() if v.get("error")}
     sizes: list[int] = next((v["round_bytes"] for v in ranks.values() if v.get("round_bytes")), [])
+    confirmed: list[list[int]] = next((v["confirmed"] for v in ranks.values() if v.get("confirmed")), [])
     return {
         "schedule": bw["schedule"], "shifts": bw["shifts"], "bytes": bw["bytes"], "round_bytes": sizes,
+        "remeasured": confirmed,
         "seconds": max((v.get("seconds", 0.0) for v in ranks.values()), default=0.0),
         "pairs": pairs, "median_gbytes_per_s": statistics.median(p["gbytes_per_s"] for p in pairs) if pairs else None,
         "expected_pairs": size * len(bw["shifts"]), "silent_ranks": sorted(set(range(size)) - set(ranks)),

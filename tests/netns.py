@@ -155,6 +155,19 @@ class NetnsLab:
         _in(self.host_ns(i), "tc", "qdisc", "replace", "dev", "eth0", *spec)
         _in(self.switch, "tc", "qdisc", "replace", "dev", f"v{i}", *spec)
 
+    def slow_link(self, i: int, j: int, mbit: float, burst_kb: int = 256) -> None:
+        """Only the traffic between hosts i and j gets slow: a direct veth pair between them,
+        host routes (/32) for each other's address over it, tbf on both ends. Every other pair
+        still goes over the bridge. (Per-destination classes with prio/u32 would be simpler,
+        but these kernels lack those qdiscs; tbf is enough this way.)"""
+        a, b = f"l{i}to{j}", f"l{j}to{i}"
+        _ip("link", "add", a, "netns", self.host_ns(i), "type", "veth", "peer", "name", b, "netns", self.host_ns(j))
+        spec = ["root", "tbf", "rate", f"{mbit}mbit", "burst", f"{burst_kb}kb", "latency", "100ms"]
+        for ns, dev, peer in ((self.host_ns(i), a, j), (self.host_ns(j), b, i)):
+            _in(ns, "ip", "link", "set", dev, "up")
+            _in(ns, "ip", "route", "add", f"{self.address(peer)}/32", "dev", dev)
+            _in(ns, "tc", "qdisc", "replace", "dev", dev, *spec)
+
     def argv_on(self, i: int, argv: Sequence[str]) -> list[str]:
         """argv run in host i's namespace with hostname self.hostnames[i]."""
         return ["ip", "netns", "exec", self.host_ns(i), "unshare", "--uts", "sh", "-c",

@@ -142,3 +142,14 @@ def test_distributed_only_with_several_ranks_and_net_requested() -> None:
     assert not wanted(many, Selection(only=("gpu",)))
     assert not wanted({"RANK": "0", "WORLD_SIZE": "1"}, Selection(only=("net",)))
     assert not wanted({}, Selection(only=("net",)))
+
+
+def test_suspects_are_the_pairs_well_below_the_median() -> None:
+    from pgdoctor.multinode import suspects
+
+    nan = float("nan")
+    got = [[nan, 1.0, 1.0], [1.0, nan, 0.1], [0.6, 1.0, nan]]  # got[dst][src]
+    assert suspects(got, 0.5, limit=10) == [(2, 1)]  # 2 -> 1 at 0.1 against a median of 1.0
+    assert suspects(got, 0.75, limit=10) == [(2, 1), (0, 2)]
+    assert suspects(got, 0.75, limit=1) == [(2, 1)]
+    assert suspects([[nan, 0.1], [1.0, nan]], 0.5, limit=4) == []  # too few pairs to judge

@@ -92,6 +92,24 @@ def test_very_slow_host_is_named_within_the_timeout() -> None:
     assert [f["scope"]["host"] for f in rep["findings"] if f["code"] == "NET115"] == ["nshost1"]
 
 
+def test_slow_link_between_two_healthy_hosts_is_named_as_a_link() -> None:
+    """Only nshost1 <-> nshost2 is slow (a direct throttled veth with host routes); both hosts
+    are fast with everyone else. --all-pairs measures both directions: NET116 names the pair,
+    NET115 names no node."""
+    with NetnsLab(4) as lab:
+        for i in range(4):
+            lab.throttle(i, FAST_MBIT)
+        lab.slow_link(1, 2, SLOW_MBIT)
+        outs = run_pgdoctor_check(lab, ["--only", "net", "--json", "--all-pairs", "--timeout", "50"], 60)
+    assert not any(o.timed_out for o in outs)
+    rep = json.loads(outs[0].stdout)
+    links = sorted(f["scope"]["link"] for f in rep["findings"] if f["code"] == "NET116")
+    assert links == ["nshost1->nshost2", "nshost2->nshost1"]
+    assert not [f for f in rep["findings"] if f["code"] == "NET115"]
+    bw = next(m["value"] for m in rep["measurements"] if m["key"] == "cluster.bandwidth")
+    assert bw["schedule"] == "all-pairs" and len(bw["pairs"]) == 12
+
+
 def test_lab_left_nothing_behind(run: Any) -> None:
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert run["prefix"] not in listed
