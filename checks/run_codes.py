@@ -47,7 +47,7 @@ NCCL_REMOTE_ERROR = register_code("RUN172", "nccl-remote-error", "fail", "nccl_n
 NCCL_IB_ERROR = register_code("RUN173", "nccl-ib-error", "fail", "nccl_network",
                               "InfiniBand/RoCE transport error in NCCL (NET/IB, ibv_*)", AREA)
 NCCL_SOCKET_ERROR = register_code("RUN174", "nccl-socket-error", "fail", "nccl_network",
-                                  "NCCL socket transport error: connection refused, reset or closed", AREA)
+                                  "Connection between ranks refused, reset or closed (NCCL sockets, gloo)", AREA)
 
 NCCL_INVALID_USAGE = register_code("RUN191", "nccl-invalid-usage", "fail", "nccl_usage",
                                    "NCCL invalid usage: the program called NCCL in a way it rejects", AREA)

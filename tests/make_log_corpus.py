@@ -295,6 +295,12 @@ crlf = F["sigkill_rank5_no_dmesg.log"].replace("\n", "\r\n")
 with open(os.path.join(D, "sigkill_rank5_crlf.log"), "w", encoding="utf-8", newline="") as fh:
     fh.write(crlf)
 E["sigkill_rank5_crlf.log"] = E["sigkill_rank5_no_dmesg.log"]
+# Recorded under real torchrun by tests/make_real_torchrun_logs.py (not written here).
+E["torchrun_real_exception.log"] = {"root": "RUN132", "rank": 1, "facts": {"exception": "ValueError", "exitcode": 1},
+                                    "cascade": ["RUN174"]}
+E["torchrun_real_sigkill.log"] = {"root": "RUN121", "rank": 1, "facts": {"exitcode": -9, "signal": "SIGKILL"}}
+E["torchrun_real_segfault.log"] = {"root": "RUN131", "rank": 1, "facts": {"exitcode": -11, "signal": "SIGSEGV"}}
+E["torchrun_real_hang.log"] = {"root": "RUN153", "rank": 0, "facts": {"timeout_ms": 3000}}
 E["gloo_skip_3ranks_real.log"] = {"root": "RUN153", "facts": {"timeout_ms": 3000, "backend": "gloo"}}
 E["gloo_mismatch_3ranks_real.log"] = {"root": "RUN153"}
 # A directory of per-rank files (torchrun --log-dir layout).
