@@ -234,3 +234,10 @@ def test_parallel_file_scan_gives_the_sequential_windows(tmp_path: Path) -> None
     seq = list(scan_chunks(data[i:i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
     for workers in (2, 5):
         assert list(scan_file(str(p), workers)) == seq
+
+
+def test_equal_length_prefixed_lines_are_not_taken_for_wraps() -> None:
+    body = [b"[rank0]: step %03d | loss 2.7713 | lr 3.0e-04 | tokens/s 41234 | mem 61.3" % i for i in range(5)]
+    body.append(b"[rank0]: ValueError: bad batch of %d samples, want more now really" % 7)
+    lines = logical_lines(body, 1)
+    assert [ln.text[:10] for ln in lines][-1] == "ValueError" and len(lines) == 6

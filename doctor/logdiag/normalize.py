@@ -149,21 +149,22 @@ def _physical_to_logical(raw: str) -> list[str]:
     return out or [""]
 
 
-def _join_wraps(lines: list[Line], raw_len: dict[int, int]) -> list[Line]:
-    """Join lines a terminal hard-wrapped: a line exactly as long as a common terminal width, or
-    as long as several other lines of the window, continued by a line that is not a new record."""
+def _join_wraps(lines: list[Line], raw_len: dict[int, int], bare: set[int]) -> list[Line]:
+    """Join lines a terminal hard-wrapped. A wrapped line is exactly as long as a common terminal
+    width, or as long as the longest lines of the window when several share that length; its
+    continuation carries no prefix of its own (no rank, host or timestamp: the terminal cut the
+    text, not the logger) and does not start a new record."""
     lengths = [raw_len.get(id(ln), 0) for ln in lines]
-    counts: dict[int, int] = {}
-    for n in lengths:
-        if n >= 60:
-            counts[n] = counts.get(n, 0) + 1
-    widths = {n for n, c in counts.items() if c >= 2} | _WRAP_WIDTHS
+    longest = max((n for n in lengths if n >= 60), default=0)
+    widths = set(_WRAP_WIDTHS)
+    if longest and lengths.count(longest) >= 2:
+        widths.add(longest)
     out: list[Line] = []
     i = 0
     while i < len(lines):
         cur = lines[i]
         text = cur.text
-        while (i + 1 < len(lines) and lengths[i] in widths and lines[i + 1].text
+        while (i + 1 < len(lines) and lengths[i] in widths and lines[i + 1].text and id(lines[i + 1]) in bare
                and not _RECORD_START.match(lines[i + 1].text) and len(text) < 1 << 16):
             i += 1
             text += lines[i].text
@@ -176,6 +177,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     """Clean logical lines of a window; `no` is the physical line number each came from."""
     out: list[Line] = []
     raw_len: dict[int, int] = {}
+    bare: set[int] = set()
     for k, raw in enumerate(raw_lines):
         no = first_line + k
         pieces = _physical_to_logical(decode(raw))
@@ -185,8 +187,10 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
                       info.get("host"), info.get("ts"))  # type: ignore[arg-type]
             if len(pieces) == 1:
                 raw_len[id(ln)] = len(piece.rstrip("\r\n"))
+                if len(text) == len(piece) and not info:
+                    bare.add(id(ln))
             out.append(ln)
-    return _join_wraps(out, raw_len)
+    return _join_wraps(out, raw_len, bare)
 
 
 _TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\brank[ =:](\d+)\b|\[Rank (\d+)\]")
