@@ -149,3 +149,23 @@ def test_under_torchrun_each_rank_runs_in_process_and_rank0_reports(no_leftover_
     report = json.loads(out.stdout)  # one report on stdout: rank 1 only writes a line on stderr
     assert report["meta"]["launcher"] == "torchrun" and report["meta"]["world_size"] == 2
     assert "rank 1" in out.stderr
+
+
+def test_under_srun_master_addr_comes_from_the_node_list(no_leftover_children: None) -> None:
+    from pgdoctor.procs import free_port, run_children
+
+    port = free_port()
+    envs = []
+    for r in range(2):
+        env = {k: v for k, v in _env().items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+        env.update({"SLURM_PROCID": str(r), "SLURM_NTASKS": "2", "SLURM_LOCALID": str(r), "SLURM_NTASKS_PER_NODE": "2",
+                    "SLURM_JOB_NODELIST": "localhost", "SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "0",
+                    "MASTER_PORT": str(port), "GLOO_SOCKET_IFNAME": "lo"})
+        envs.append(env)
+    argv = [sys.executable, "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo", "--json", "--max-bytes", "64",
+            "--iters", "2", "--ops", "all_reduce"]
+    outs = run_children([argv, argv], envs, timeout_s=120)
+    assert all(o.ok for o in outs), [o.stderr[-1000:] for o in outs]
+    report = json.loads(outs[0].stdout)
+    assert report["meta"]["launcher"] == "slurm" and report["meta"]["world_size"] == 2
+    assert outs[1].stdout == ""  # rank 1 reports on stderr only
