@@ -35,7 +35,7 @@ SLOW_RATIO = config_key("net.slow_ratio", float, 0.5,
                         "A node or link below this fraction of the median bandwidth is slow (NET115/NET116).")
 
 BANDWIDTH_BYTES = config_key("net.bandwidth_bytes", int, 4 << 20,
-                             "Bytes per send/recv in the multi-node bandwidth rounds (what is measured, not a limit).")
+                             "Largest bytes per send/recv in the multi-node bandwidth rounds (sizes ramp up from 64 KiB).")
 
 SOFTWARE_FACTS = ("driver_version", "cuda_runtime", "torch_version", "nccl_version")
 HARDWARE_FACTS = ("gpu_count", "gpu_models", "rdma_rates")
