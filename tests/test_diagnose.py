@@ -241,3 +241,11 @@ def test_equal_length_prefixed_lines_are_not_taken_for_wraps() -> None:
     body.append(b"[rank0]: ValueError: bad batch of %d samples, want more now really" % 7)
     lines = logical_lines(body, 1)
     assert [ln.text[:10] for ln in lines][-1] == "ValueError" and len(lines) == 6
+
+
+def test_a_metric_named_like_an_anchor_on_every_line_does_not_hide_the_failure() -> None:
+    text = "".join(f"[rank0]: step {i} | train_error 0.{i % 97:02d} | val_error 0.31\n" for i in range(150_000))
+    text += "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    src = [("metrics.log", text)]
+    findings = diagnose_sources(src)
+    assert [f.code for f in findings] == ["RUN244"] and findings[0].evidence[0].line == 150_001

@@ -22,6 +22,8 @@ from pgdoctor.logdiag.scan import (
     HISTORY,
     LOOKAHEAD,
     MAX_HITS_PER_SOURCE,
+    MAX_LINE,
+    WORTH,
     ScanStats,
     Window,
     _window,
@@ -64,8 +66,15 @@ def _scan_range(path: str, start: int, end: int) -> tuple[list[tuple[int, int]],
                 for m in rx.finditer(block):
                     if m.start() < limit:
                         found.add(m.start())
-            counted, at = newlines, 0
+            counted, at, line_end = newlines, 0, -1
             for off in sorted(found):
+                if off < line_end:
+                    continue  # one hit per line
+                le = block.find(b"\n", off)
+                line_end = le if le >= 0 else len(block)
+                ls = block.rfind(b"\n", max(0, off - MAX_LINE), off) + 1
+                if le >= 0 and not WORTH.search(block, max(ls, off - MAX_LINE // 4), min(le, off + MAX_LINE)):
+                    continue  # the parent would drop it too; a line cut by the block end is kept
                 if len(hits) >= MAX_HITS_PER_SOURCE:
                     break
                 counted += count_newlines(block, at, off)
@@ -116,5 +125,7 @@ def scan_file(path: str, workers: int, stats: Optional[ScanStats] = None) -> Ite
             buf = buf[cut:]
             win, free = _window(buf, off - lo - cut, nl_before + 1, 0)
             next_free = lo + cut + free
+            if win is None:
+                continue
             stats.hits += 1
             yield win

@@ -44,7 +44,12 @@ BYTES_AFTER = 32 << 10
 MAX_LINE = 64 << 10
 LOOKAHEAD = BYTES_AFTER + MAX_LINE
 HISTORY = BYTES_BEFORE + MAX_LINE
-MAX_HITS_PER_SOURCE = 20000
+MAX_HITS_PER_SOURCE = 100_000
+# A hit line must also show one of these before a window is cut around it: the anchors are
+# deliberately loose ("rror" is in "val_error"), and a log that prints a metric named like that on
+# every step must not spend its window budget on it. Every category pattern passes this filter.
+WORTH = re.compile(rb"Error\b|Exception\b|Interrupt\b|\berror\b|\bexception\b|NCCL WARN|[Tt]imed out|\btimeout\b|"
+                   rb"Timeout|out of memory|SIG[A-Z]{3,4}|Kill|NVRM|exitcode|Segmentation fault|core dumped")
 
 
 try:  # numpy counts newlines ~4x faster than bytes.count; optional
@@ -86,9 +91,10 @@ def _hit_positions(buf: bytes, start: int, end: int) -> list[int]:
     return sorted(found)
 
 
-def _window(buf: bytes, pos: int, line_no: int, floor: int) -> tuple[Window, int]:
-    """The window around the hit at `pos` on line `line_no`; and the position where the next
-    hit may start (the end of the hit line, so one line gives one window)."""
+def _window(buf: bytes, pos: int, line_no: int, floor: int) -> tuple[Optional[Window], int]:
+    """The window around the hit at `pos` on line `line_no` (None when the hit line is not worth
+    one); and the position where the next hit may start (the end of the hit line, so one line
+    gives one window)."""
     ls = buf.rfind(b"\n", floor, pos) + 1 if pos > floor else floor
     if ls < floor:
         ls = floor
@@ -99,6 +105,8 @@ def _window(buf: bytes, pos: int, line_no: int, floor: int) -> tuple[Window, int
     if he - hs > MAX_LINE:  # a giant line: keep a slice around the hit only
         hs = max(ls, pos - MAX_LINE // 4)
         he = min(le, pos + 3 * MAX_LINE // 4)
+    if not WORTH.search(buf, hs, he):
+        return None, le + 1
     lines: list[bytes] = [buf[hs:he]]
     # lines before, bounded in count and bytes
     before: list[bytes] = []
@@ -164,6 +172,8 @@ def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None) -> I
                 counted_line += count_newlines(buf, counted_pos, pos)
                 counted_pos = pos
                 win, next_free = _window(buf, pos, counted_line, 0)
+                if win is None:
+                    continue
                 hits += 1
                 stats.hits = hits
                 yield win
