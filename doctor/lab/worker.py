@@ -23,7 +23,8 @@ from typing import Any
 
 DUMP_REQUEST = "dump.request"
 FR_SUBDIR = "flight_recorder"
-FR_PREFIX = "nccl_trace_rank_"  # torch's own dump file naming: <prefix><rank>
+FR_PREFIX = "nccl_trace_rank_"
+STARTUP_S = 60.0  # torch's own dump file naming: <prefix><rank>
 
 
 def result_path(run_dir: str, rank: int) -> Path:
@@ -137,8 +138,15 @@ def run(spec: Any, rank: int, world: int) -> int:
     fault = Fault(spec, rank, device)
     r.save(device=device)
     try:
+        # The store waits (up to STARTUP_S) until every rank has connected, so the short
+        # process-group timeout that the timeout fault relies on only starts counting once all
+        # ranks are up: on a busy host, importing torch alone can take longer than it.
+        store = dist.TCPStore(
+            os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
+            timeout=datetime.timedelta(seconds=STARTUP_S), wait_for_workers=True,
+        )
         dist.init_process_group(
-            _backend(spec, world), rank=rank, world_size=world,
+            _backend(spec, world), store=store, rank=rank, world_size=world,
             timeout=datetime.timedelta(seconds=spec.pg_timeout_s),
         )
         r.watch_for_dump_request()
