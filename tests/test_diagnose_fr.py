@@ -114,3 +114,12 @@ def test_a_group_member_without_a_dump_is_reported(tmp_path: Path) -> None:
     root = diagnose_paths([], [str(tmp_path)]).findings[0]
     assert root.code == "RUN281" and root.facts["no_dump_ranks"] == [2] and root.facts["missing_ranks"] == [2]
     assert root.facts["present_ranks"] == [0, 1]
+
+
+def test_dumps_inside_a_job_directory_are_found_without_the_option(tmp_path: Path) -> None:
+    with tarfile.open(FIXTURES / "codes" / "RUN281" / "bad.tar") as tf:
+        tf.extractall(tmp_path / "fr", filter="data")
+    shutil.copy(FIXTURES / "logs" / "gloo_skip_3ranks_real.log", tmp_path / "job.log")
+    rep = diagnose_paths([str(tmp_path)])
+    assert [f.code for f in rep.findings][:2] == ["RUN281", "RUN153"]
+    assert len(rep.meta["sources"]) == 1 and len(rep.meta["flight_recorder"]["dumps"]) == 3

@@ -30,7 +30,16 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
     lines: dict[str, int] = {}
     meta_sources = []
     t0 = time.perf_counter()
-    for i, src in enumerate(sources):
+    # Dumps found among the logs (a whole job directory was given) go to the flight recorder.
+    found_dumps = []
+    logs = []
+    for src in sources:
+        if src.path and flight.looks_like_dump(src.path):
+            found_dumps.append(src.path)
+        else:
+            logs.append(src)
+    flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
+    for i, src in enumerate(logs):
         evs, stats = source_events(src, i)
         events.extend(evs)
         lines[src.name] = stats.lines

@@ -47,6 +47,18 @@ class FlightReport:
     skipped: list[str] = field(default_factory=list)
 
 
+def looks_like_dump(path: str) -> bool:
+    """A pickle, or JSON whose head has the flight recorder's keys: not a log to scan."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    if head[:1] == b"\x80":
+        return True
+    return head.lstrip()[:1] == b"{" and b'"entries"' in head and (b'"pg_config"' in head or b'"comm_lib_version"' in head)
+
+
 def load_dump(path: str) -> dict[str, Any]:
     size = os.path.getsize(path)
     if size > MAX_DUMP_BYTES:
