@@ -108,6 +108,12 @@ def topology(snap: Snapshot, backend: str, world: int) -> Topology:
     ports = snap.value("net.ib.ports", {})
     active = [p for p in (ports.values() if isinstance(ports, dict) else [])
               if isinstance(p, dict) and p.get("state") == "ACTIVE" and isinstance(p.get("rate_gbps"), (int, float))]
+    # Where GPU 0's links end: at other GPUs' PCI addresses (direct NVLink) or elsewhere (NVSwitch).
+    buses = {str(m.value).lower() for m in snap.all("gpu.pci_bus_id") if isinstance(m.value, str)}
+    remotes = [str(m.value).lower() for m in snap.all("gpu.nvlink.remote_bus_id")
+               if m.scope.gpu_index == 0 and isinstance(m.value, str)]
+    nvswitch = any(r not in buses for r in remotes) if remotes and buses else None
+    peers = len({r for r in remotes if r in buses}) if remotes and buses else None
     memcpy = snap.value("collectives.host_memcpy_gbps")
     nodes = snap.value("collectives.nodes", 1)
     return Topology(
@@ -115,6 +121,7 @@ def topology(snap: Snapshot, backend: str, world: int) -> Topology:
         gpu_name=names[0] if names else None, nvlink_links=links or None,
         nvlink_version=min(versions) if versions else None,
         pcie_gen=min(gen) if gen else None, pcie_width=min(width) if width else None,
+        nvswitch=nvswitch, nvlink_peers=peers,
         nic_ports=len(active), nic_gbps=sum(float(p["rate_gbps"]) for p in active) / 8.0,
         host_memcpy_gbps=float(memcpy) if isinstance(memcpy, (int, float)) else None,
     )

@@ -33,6 +33,8 @@ class Topology:
     nvlink_version: Optional[int] = None
     pcie_gen: Optional[int] = None  # max generation of the GPU's link (idle links downclock)
     pcie_width: Optional[int] = None
+    nvswitch: Optional[bool] = None  # GPU 0's links end at a switch (True) or at GPUs (False)
+    nvlink_peers: Optional[int] = None  # distinct GPUs GPU 0's links reach directly
     nic_ports: int = 0  # active InfiniBand/RoCE ports on this node
     nic_gbps: float = 0.0  # their summed rate, GB/s per direction
     host_memcpy_gbps: Optional[float] = None
@@ -45,19 +47,32 @@ class Expectation:
     latency_us: Optional[float] = None
 
 
-def _intra_node(t: Topology, cfg: Mapping[str, Any]) -> tuple[Optional[float], str]:
-    if t.nvlink_links and t.nvlink_version in NVLINK_GBPS_PER_LINK:
-        per = NVLINK_GBPS_PER_LINK[t.nvlink_version]  # type: ignore[index]
-        line = t.nvlink_links * per
-        eff = float(cfg["collectives.nvlink_efficiency"])
-        return line * eff, (f"{t.nvlink_links} NVLink{t.nvlink_version} links x {per:g} GB/s = {line:g} GB/s per GPU "
-                            f"per direction x {eff:g} ring efficiency")
+def _pcie(t: Topology, cfg: Mapping[str, Any]) -> tuple[Optional[float], str]:
     if t.pcie_gen in PCIE_GBPS_PER_LANE and t.pcie_width:
-        lane = PCIE_GBPS_PER_LANE[t.pcie_gen]
+        lane = PCIE_GBPS_PER_LANE[t.pcie_gen]  # type: ignore[index]
         line = lane * t.pcie_width
         eff = float(cfg["collectives.pcie_efficiency"])
         return line * eff, f"PCIe Gen{t.pcie_gen} x{t.pcie_width} = {line:.1f} GB/s per direction x {eff:g} efficiency"
     return None, "no NVLink or PCIe link facts measured (GPU probe)"
+
+
+def _intra_node(t: Topology, cfg: Mapping[str, Any]) -> tuple[Optional[float], str]:
+    local = max(1, t.world_size // max(1, t.nodes))
+    if (t.nvlink_links and t.nvswitch is False and t.nvlink_peers is not None
+            and t.nvlink_peers + 1 < local):
+        # Direct NVLink (bridges, meshes) that does not reach every GPU of the job: the ring
+        # has hops over PCIe, which set its pace.
+        value, why = _pcie(t, cfg)
+        return value, (f"NVLink joins GPU 0 to {t.nvlink_peers} of the other {local - 1} GPUs (no NVSwitch), "
+                       f"so the ring crosses PCIe: {why}")
+    if t.nvlink_links and t.nvlink_version in NVLINK_GBPS_PER_LINK:
+        per = NVLINK_GBPS_PER_LINK[t.nvlink_version]  # type: ignore[index]
+        line = t.nvlink_links * per
+        eff = float(cfg["collectives.nvlink_efficiency"])
+        via = " via NVSwitch" if t.nvswitch else ""
+        return line * eff, (f"{t.nvlink_links} NVLink{t.nvlink_version} links{via} x {per:g} GB/s = {line:g} GB/s "
+                            f"per GPU per direction x {eff:g} ring efficiency")
+    return _pcie(t, cfg)
 
 
 def expected(t: Topology, cfg: Mapping[str, Any]) -> Expectation:

@@ -106,6 +106,19 @@ def test_expectation_nvlink4_h100_is_360() -> None:
     assert "18 NVLink4 links x 25 GB/s = 450 GB/s" in e.why and "0.8" in e.why
 
 
+def test_expectation_direct_nvlink_that_misses_gpus_falls_back_to_pcie() -> None:
+    bridged = Topology(backend="nccl", world_size=4, nvlink_links=12, nvlink_version=4, nvswitch=False,
+                       nvlink_peers=1, pcie_gen=5, pcie_width=16)
+    e = expected(bridged, CFG)
+    assert e.busbw_gbps == pytest.approx(3.938 * 16 * 0.6) and "crosses PCIe" in e.why
+    pair = expected(Topology(backend="nccl", world_size=2, nvlink_links=12, nvlink_version=4, nvswitch=False,
+                             nvlink_peers=1, pcie_gen=5, pcie_width=16), CFG)
+    assert pair.busbw_gbps == pytest.approx(12 * 25 * 0.8)
+    switched = expected(Topology(backend="nccl", world_size=8, nvlink_links=18, nvlink_version=4, nvswitch=True,
+                                 nvlink_peers=0), CFG)
+    assert switched.busbw_gbps == pytest.approx(360.0) and "via NVSwitch" in switched.why
+
+
 def test_expectation_pcie_network_gloo_and_override() -> None:
     pcie = expected(Topology(backend="nccl", world_size=4, pcie_gen=4, pcie_width=16), CFG)
     assert pcie.busbw_gbps == pytest.approx(1.969 * 16 * 0.6)
@@ -249,3 +262,28 @@ def test_hang_finding_names_ranks_and_all_entered_case() -> None:
     stuck = dict(p, ranks=[0, 1], all_entered=True)
     (g,) = hang(_snap([], [stuck]), CFG)
     assert "every rank (0, 1) entered" in g.message
+
+
+def test_topology_reads_the_gpu_and_ib_probes() -> None:
+    from pgdoctor.checks.collectives import topology
+    from pgdoctor.model import Scope
+
+    gpu = [Measurement("gpu.name", "NVIDIA H100 PCIe", scope=Scope(gpu_index=0)),
+           Measurement("gpu.pci_bus_id", "00000000:3B:00.0", scope=Scope(gpu_index=0)),
+           Measurement("gpu.pci_bus_id", "00000000:AF:00.0", scope=Scope(gpu_index=1)),
+           Measurement("gpu.pcie.link_gen_max", 5, scope=Scope(gpu_index=0)),
+           Measurement("gpu.pcie.link_width_max", 16, scope=Scope(gpu_index=0))]
+    for link in range(12):
+        s = Scope(gpu_index=0, link=str(link))
+        gpu += [Measurement("gpu.nvlink.active", True, scope=s), Measurement("gpu.nvlink.version", 4, scope=s),
+                Measurement("gpu.nvlink.remote_bus_id", "00000000:af:00.0", scope=s)]
+    ib = [Measurement("net.ib.ports", {"mlx5_0:1": {"state": "ACTIVE", "rate_gbps": 400.0},
+                                       "mlx5_1:1": {"state": "DOWN", "rate_gbps": 400.0}})]
+    snap = Snapshot("h", 0.0, "0", "standard", (
+        ProbeResult("gpu", "gpu", Status.PASSED, "", 0.1, tuple(gpu)),
+        ProbeResult("ib", "net", Status.PASSED, "", 0.1, tuple(ib)),
+    ))
+    t = topology(snap, "nccl", 2)
+    assert (t.gpu_name, t.nvlink_links, t.nvlink_version, t.nvswitch, t.nvlink_peers) == (
+        "NVIDIA H100 PCIe", 12, 4, False, 1)
+    assert (t.pcie_gen, t.pcie_width, t.nic_ports, t.nic_gbps) == (5, 16, 1, 50.0)
