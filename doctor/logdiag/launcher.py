@@ -23,6 +23,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.logdiag.event import Event, Hit, event
+from pgdoctor.logdiag.normalize import Line
 
 EXIT = "exit"
 MARKER = "marker"
@@ -54,13 +55,19 @@ def _table(hit: Hit) -> list[Event]:
     section = "failures"
     cur: dict[str, Any] = {}
 
+    used: list[Line] = []
+
     def flush() -> None:
         if "exitcode" in cur:
             f = dict(cur)
             f["root"] = section == "root"
             f["reporter"] = "torchrun"
-            out.append(_exit(hit, f, f.get("rank")))
+            ev = _exit(hit, f, f.get("rank"))
+            # The table's own lines (rank, exitcode, traceback) are the evidence, after its header.
+            ev.evidence = hit.evidence([hit.line, *used])
+            out.append(ev)
         cur.clear()
+        used.clear()
 
     for ln in hit.after(46, same_rank=False):
         s = ln.text
@@ -77,6 +84,8 @@ def _table(hit: Hit) -> list[Event]:
                 break
             continue
         key, val = m.group(1), m.group(2).strip()
+        if key in ("host", "rank", "exitcode", "traceback"):
+            used.append(ln)
         if key == "rank":
             r = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", val)
             if r:
