@@ -221,16 +221,21 @@ def run_checks(
     return sorted_findings(findings), results
 
 
+# Unavailable reasons that are answers, not failures to measure: "this host has no InfiniBand"
+# is a complete result of the InfiniBand probe.
+ANSWERED = (Reason.NOT_PRESENT.value, Reason.NOT_REQUESTED.value)
+
+
 def incomplete_reasons(snapshot: Snapshot, checks: Sequence[CheckResult], selection: Selection) -> list[str]:
     """Why a run is incomplete (exit 3): a crashed or timed-out probe, a crashed check, or an
-    area the user asked for by name that could not be measured."""
+    area the user asked for by name that could not be measured (absent hardware is an answer)."""
     reasons = []
     requested = set(selection.requested_areas)
     for p in snapshot.probes:
         timed_out = p.reason.startswith((Reason.TIMEOUT.value, Reason.INTERRUPTED.value))
         if p.status is Status.CRASHED or timed_out:
             reasons.append(f"probe {p.name} {p.status.value}: {p.reason}")
-        elif p.status is Status.UNAVAILABLE and p.area in requested:
+        elif p.status is Status.UNAVAILABLE and p.area in requested and not p.reason.startswith(ANSWERED):
             reasons.append(f"probe {p.name} unavailable: {p.reason}")
     for c in checks:
         if c.status is Status.CRASHED:

@@ -100,3 +100,11 @@ def test_check_reading_a_probe_that_did_not_run_is_skipped(monkeypatch: pytest.M
     monkeypatch.setitem(CHECKS, "t.needs", CheckSpec("t.needs", "host", lambda s, c: [], (), ("absent",)))
     report = build_report("check", collect(_ctx()), Config())
     assert [c.status for c in report.checks if c.name == "t.needs"] == [Status.SKIPPED]
+
+
+def test_absent_hardware_is_an_answer_not_an_incomplete_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_ib(ctx: ProbeContext) -> list[Measurement]:
+        raise ProbeUnavailable(Reason.NOT_PRESENT, "no InfiniBand devices")
+
+    _only(monkeypatch, ProbeSpec("ib_x", "net", "quick", 5, no_ib))
+    assert not build_report("check", collect(_ctx()), Config(), Selection(only=("net",))).incomplete
