@@ -249,3 +249,11 @@ def test_a_metric_named_like_an_anchor_on_every_line_does_not_hide_the_failure()
     src = [("metrics.log", text)]
     findings = diagnose_sources(src)
     assert [f.code for f in findings] == ["RUN244"] and findings[0].evidence[0].line == 150_001
+
+
+def test_binary_files_in_a_job_directory_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "ckpt.pt").write_bytes(b"PK\x03\x04\x00\x00RuntimeError: not a log\x00" * 100)
+    (tmp_path / "train.log").write_text("[rank0]: RuntimeError: CUDA error: invalid device ordinal\n")
+    rep = diagnose_paths([str(tmp_path)])
+    assert [f.code for f in rep.findings] == ["RUN264"]
+    assert rep.meta["skipped_binary_files"] == [str(tmp_path / "ckpt.pt")]

@@ -19,7 +19,7 @@ from pgdoctor.logdiag import flight
 from pgdoctor.logdiag.analyze import source_events
 from pgdoctor.logdiag.causality import assemble
 from pgdoctor.logdiag.event import Event
-from pgdoctor.logdiag.reader import Source, open_sources, text_sources
+from pgdoctor.logdiag.reader import Source, is_binary, open_sources, text_sources
 from pgdoctor.model import Finding, Report
 
 FlightError = flight.DumpError
@@ -33,9 +33,12 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
     # Dumps found among the logs (a whole job directory was given) go to the flight recorder.
     found_dumps = []
     logs = []
+    skipped_binary = []
     for src in sources:
         if src.path and flight.looks_like_dump(src.path):
             found_dumps.append(src.path)
+        elif src.listed and src.path and is_binary(src.path):
+            skipped_binary.append(src.path)  # checkpoints, cores, images in a job directory
         else:
             logs.append(src)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
@@ -45,6 +48,8 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
         lines[src.name] = stats.lines
         meta_sources.append({"name": src.name, "bytes": stats.bytes, "lines": stats.lines, "hits": stats.hits})
     meta: dict[str, Any] = {"sources": meta_sources}
+    if skipped_binary:
+        meta["skipped_binary_files"] = skipped_binary
     if flight_recorder_dirs:
         rep = flight.read_dumps(flight_recorder_dirs)
         events.extend(flight.analyze(rep, ",".join(flight_recorder_dirs)))

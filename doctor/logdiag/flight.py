@@ -25,7 +25,7 @@ from pgdoctor.checks import run_codes as C
 from pgdoctor.logdiag.event import Event
 from pgdoctor.model import Evidence
 
-MAX_DUMP_BYTES = 512 << 20
+MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
 _TORCH_FRAME = re.compile(r"[/\\]torch[/\\](?:distributed|nn[/\\]parallel|_dynamo|utils)[/\\]")
 

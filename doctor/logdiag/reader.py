@@ -25,6 +25,7 @@ class Source:
     name: str
     chunks: Callable[[], Iterator[bytes]]
     path: Optional[str] = None  # a regular file that may be scanned in parallel
+    listed: bool = False  # found by expanding a directory, not named by the user
 
 
 def _file_chunks(path: str, chunk_bytes: int) -> Iterator[bytes]:
@@ -85,6 +86,13 @@ def is_gzip(path: str) -> bool:
         return fh.read(2) == GZIP_MAGIC
 
 
+def is_binary(path: str) -> bool:
+    """NUL bytes in the first 8 KiB of a file that is not gzip: a checkpoint, an image, a core."""
+    with open(path, "rb") as fh:
+        head = fh.read(8192)
+    return not head.startswith(GZIP_MAGIC) and b"\x00" in head
+
+
 def _walk(path: str) -> list[str]:
     out: list[str] = []
     for root, dirs, files in os.walk(path):
@@ -100,7 +108,8 @@ def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES) -> list[S
         if path == "-":
             sources.append(Source("<stdin>", lambda: stream_chunks(sys.stdin.buffer, chunk_bytes)))
             continue
-        if os.path.isdir(path):
+        listed = os.path.isdir(path)
+        if listed:
             files = _walk(path)
         elif os.path.exists(path):
             files = [path]
@@ -109,7 +118,7 @@ def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES) -> list[S
         for f in files:
             if not os.access(f, os.R_OK):
                 raise SourceError(f"cannot read {f}: permission denied")
-            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes), f))
+            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes), f, listed))
     return sources
 
 
