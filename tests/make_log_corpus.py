@@ -202,7 +202,7 @@ node-a:41234:41234 [0] NCCL INFO init.cc:1681 -> 3
 [rank0]: Last error:
 [rank0]: Bootstrap : no socket interface found
 """
-E["nccl_no_socket_interface.log"] = {"root": "RUN192", "cascade": ["RUN174"]}
+E["nccl_no_socket_interface.log"] = {"root": "RUN174", "facts": {"interface_problem": True}}
 
 # 14. Rendezvous: torchrun c10d rendezvous timed out on a node whose peers never came.
 F["torchrun_rendezvous_timeout.log"] = """[W1003 09:00:00.000000000 socket.cpp:752] [c10d] The client socket has failed to connect to [node-a]:29400 (errno: 111 - Connection refused).

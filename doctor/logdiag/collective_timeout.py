@@ -97,7 +97,7 @@ def parse(hit: Hit) -> list[Event]:
         if r is not None:
             facts["rank"] = r
         op = facts.get("op", "collective")
-        msg = (f"rank {r if r is not None else '?'}: {op} SeqNum={facts.get('seq', '?')} "
+        msg = (f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
                f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
                f"({facts.get('timeout_ms', '?')} ms)")
         return [event(hit, C.WATCHDOG_TIMEOUT.code, msg, facts, tier=1, rank=r,
@@ -108,7 +108,7 @@ def parse(hit: Hit) -> list[Event]:
                  "seq": int(m.group("at"))}
         r = _rank(hit, facts)
         return [event(hit, C.WATCHDOG_TIMEOUT.code,
-                      f"rank {r}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "
+                      f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "
                       f"last completed {facts['last_completed_seq']})", facts, tier=1, rank=r,
                       dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), facts["seq"]))]
     m = _DUMP_SIGNAL.search(t)
@@ -117,7 +117,7 @@ def parse(hit: Hit) -> list[Event]:
                  "dump_signal_from": m.group("src").strip()}
         r = _rank(hit, facts)
         return [event(hit, C.WATCHDOG_TIMEOUT.code,
-                      f"rank {r}: told to dump by {facts['dump_signal_from']} (last enqueued {facts['last_enqueued_seq']},"
+                      f"{hit.who(r)}: told to dump by {facts['dump_signal_from']} (last enqueued {facts['last_enqueued_seq']},"
                       f" last completed {facts['last_completed_seq']})", facts, tier=2, rank=r,
                       dedupe=(C.WATCHDOG_TIMEOUT.code, r, "dump"))]
     m = _HEARTBEAT.search(t)
@@ -134,7 +134,7 @@ def parse(hit: Hit) -> list[Event]:
             facts["heartbeat_timeout_s"] = int(stuck)
         r = _rank(hit, facts)
         return [event(hit, C.HEARTBEAT_TIMEOUT.code,
-                      f"rank {r}: the NCCL watchdog made no progress"
+                      f"{hit.who(r)}: the NCCL watchdog made no progress"
                       + (f" for {stuck} s" if stuck else "") + "; the heartbeat monitor terminated the process",
                       facts, tier=1, rank=r, dedupe=(C.HEARTBEAT_TIMEOUT.code, r))]
     m = _GLOO.search(t)
@@ -145,7 +145,7 @@ def parse(hit: Hit) -> list[Event]:
             facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
         r = hit.rank
         return [event(hit, C.GLOO_TIMEOUT.code,
-                      f"rank {r if r is not None else '?'}: gloo {m.group(2)} timed out after {m.group(1)} ms "
+                      f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms "
                       "waiting for a peer", facts, tier=1, rank=r, dedupe=(C.GLOO_TIMEOUT.code, r))]
     m = _MONITORED.search(t)
     if m:
@@ -156,6 +156,6 @@ def parse(hit: Hit) -> list[Event]:
                       dedupe=(C.GLOO_TIMEOUT.code, "monitored", tuple(missing)))]
     if _CONSEQUENCE.search(t):
         r = hit.rank
-        return [event(hit, C.WATCHDOG_TIMEOUT.code, f"rank {r}: NCCL operations failed or timed out; process taken down",
+        return [event(hit, C.WATCHDOG_TIMEOUT.code, f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
                       {**_pg_facts(t)}, tier=2, rank=r, dedupe=(C.WATCHDOG_TIMEOUT.code, r, "teardown"))]
     return []

@@ -49,7 +49,7 @@ def parse(hit: Hit) -> list[Event]:
     m = _ORDINAL.search(t)
     if m and ("rror" in t or "ERROR" in t):
         return [event(hit, C.DEVICE_MISMATCH.code,
-                      f"rank {hit.rank if hit.rank is not None else '?'} asked for a GPU index that is not visible "
+                      f"{hit.who()} asked for a GPU index that is not visible "
                       "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
                       {"cuda_error": m.group(0)}, dedupe=(C.DEVICE_MISMATCH.code,))]
     return []

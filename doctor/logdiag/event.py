@@ -14,6 +14,8 @@ from pgdoctor.model import Evidence
 _NEW_RECORD = re.compile(r"^(?:Traceback|\s*File |\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[\w.-]+:\d+:\d+ \[\d+\]|"
                          r"[A-Z]{4,}:|[\w.]*(?:Error|Exception|Warning):|terminate called)")
 EVIDENCE_CHARS = 600
+# NCCL's own prefix "host:pid:tid [cudaDev] " (src/debug.cc), optionally after "[%F %T] ".
+_NCCL_PREFIX = re.compile(r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[(\d+)\]")
 
 
 @dataclass
@@ -36,6 +38,18 @@ class Hit:
         if self.line.rank is not None:
             return self.line.rank
         return text_rank(self.text)
+
+    def who(self, rank: Optional[int] = None) -> str:
+        """How a message names the process: global rank, else local rank, else NCCL's host/pid/GPU."""
+        r = rank if rank is not None else self.rank
+        if r is not None:
+            return f"rank {r}"
+        if self.line.local_rank is not None:
+            return f"local rank {self.line.local_rank}"
+        m = _NCCL_PREFIX.match(self.text)
+        if m:
+            return f"{m.group(1)} pid {m.group(2)} (GPU {m.group(3)})"
+        return "a rank"
 
     def after(self, n: int, same_rank: bool = True) -> list[Line]:
         """Up to n following lines (of the same rank when ranks are known)."""
@@ -107,6 +121,13 @@ def event(hit: Hit, code: str, message: str, facts: Optional[dict[str, Any]] = N
         f.setdefault("rank", r)
     if hit.line.host:
         f.setdefault("host", hit.line.host)
+    if r is None and hit.line.local_rank is not None:
+        f.setdefault("local_rank", hit.line.local_rank)
+    m = _NCCL_PREFIX.match(hit.text)
+    if m:
+        f.setdefault("host", m.group(1))
+        f.setdefault("pid", int(m.group(2)))
+        f.setdefault("cuda_dev", int(m.group(3)))
     return Event(code=code, source=hit.source, line=hit.line.no, source_index=hit.source_index,
                  message=message, rank=r, facts=f, evidence=hit.evidence(lines), ts=hit.line.ts,
                  cause_tier=tier, dedupe=dedupe or (code, r))

@@ -59,7 +59,7 @@ _ERRNAMES = {
 
 def _last_error(hit: Hit) -> str:
     """The `Last error:` NCCL appends to torch's exception (its last WARN), when present."""
-    lines = hit.after(6)
+    lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
         if ln.text.strip().startswith("Last error:"):
             rest = ln.text.split("Last error:", 1)[1].strip()
@@ -106,7 +106,9 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
         if "driver version is insufficient" in what:
             return [event(hit, C.DRIVER_TOO_OLD.code, f"NCCL: {what}", {**base, "cuda_error": what}, used,
                           dedupe=(C.DRIVER_TOO_OLD.code, r))]
-    if kind_code in (C.NCCL_SYSTEM_ERROR, C.NCCL_REMOTE_ERROR) or kind_code is None:
+    if _IFACE.search(detail):
+        kind_code = C.NCCL_SOCKET_ERROR  # whatever NCCL called it, no usable interface is the cause
+    elif kind_code in (C.NCCL_SYSTEM_ERROR, C.NCCL_REMOTE_ERROR) or kind_code is None:
         if _IB.search(detail) and kind_code is not C.NCCL_REMOTE_ERROR:
             kind_code = C.NCCL_IB_ERROR
         elif _SOCKET.search(detail) and kind_code is None:
@@ -118,11 +120,12 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
         facts["nccl_last_error"] = detail[:300]
     # A remote error, a dropped connection or a refused one is most often the echo of a peer
     # that died first: a symptom (tier 1) unless nothing better is found.
-    if kind_code in (C.NCCL_REMOTE_ERROR, C.NCCL_SOCKET_ERROR):
+    if facts.get("interface_problem"):
+        tier = 0  # a configuration error, not the echo of a dead peer
+    elif kind_code in (C.NCCL_REMOTE_ERROR, C.NCCL_SOCKET_ERROR):
         tier = max(tier, 1)
-    msg = f"rank {r if r is not None else '?'}: NCCL {base.get('nccl_error', kind_code.title.split(':')[0])}"
-    if detail:
-        msg += f": {detail[:160]}"
+    what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
+    msg = f"{hit.who()}: {what}" + (f": {detail[:200]}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
 
 
@@ -132,7 +135,8 @@ def parse(hit: Hit) -> list[Event]:
     if m:
         err = m.group("err").strip().lower()
         code = next((c for k, c in _KIND.items() if err.startswith(k)), None)
-        base: dict[str, Any] = {"nccl_error": err, "nccl_version": m.group("ver"), "where": m.group("where")}
+        base: dict[str, Any] = {"nccl_error": err, "nccl_version": m.group("ver"), "where": m.group("where"),
+                                "nccl_error_text": m.group("err").strip()}
         detail = _last_error(hit)
         if code is None and not detail:
             return []
@@ -143,7 +147,7 @@ def parse(hit: Hit) -> list[Event]:
             prev = " ".join(ln.text for ln in hit.before(2))
             if "NCCL error in:" in prev:
                 return []
-            return _from_detail(hit, _last_error(hit), {"nccl_error": err}, None, 0, _KIND[err])
+            return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
     m = _DUP.search(t)
     if m:
         a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
@@ -172,7 +176,7 @@ def parse(hit: Hit) -> list[Event]:
         return []
     if ("gloo" in t or "Connection" in t) and _SOCKET.search(t) and re.search(r"Error|error", t):
         # gloo / c10d socket errors outside NCCL: the peer went away.
-        return [event(hit, C.NCCL_SOCKET_ERROR.code, f"rank {hit.rank}: connection to a peer failed: {t.strip()[:160]}",
+        return [event(hit, C.NCCL_SOCKET_ERROR.code, f"{hit.who()}: connection to a peer failed: {t.strip()[:160]}",
                       {"backend": "gloo" if "gloo" in t else "unknown", **_network_facts(t)}, tier=1,
                       dedupe=(C.NCCL_SOCKET_ERROR.code, hit.rank))]
     return []

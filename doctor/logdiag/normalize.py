@@ -35,7 +35,8 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=\S)")),
 )
 _GLOG_TS = re.compile(r"\[(?:rank\d+\]:\[)?[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)\b")
-_SPLIT_RANKS = re.compile(r"(?<=\S)(?=\[(?:rank|default)\d+\]:)")
+# Another rank's output glued onto this line; not a rank prefix stacked on a launcher's "...:".
+_SPLIT_RANKS = re.compile(r"(?<=[^\s:\]])(?=\[(?:rank|default)\d+\]:)")
 _ESCAPED_NL = re.compile(r"(?:\\r)?\\n")
 _RECORD_START = re.compile(
     r"^(?:\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"

@@ -36,7 +36,7 @@ def parse(hit: Hit) -> list[Event]:
                 facts["frame"] = f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
                 break
         where = f" in {facts['frame']}" if "frame" in facts else ""
-        return [event(hit, C.FATAL_SIGNAL.code, f"rank {hit.rank if hit.rank is not None else '?'} died on {sig}{where}",
+        return [event(hit, C.FATAL_SIGNAL.code, f"{hit.who()} died on {sig}{where}",
                       facts, dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig))]
     m = _SHELL.search(t)
     if m and (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):

@@ -42,6 +42,6 @@ def parse(hit: Hit) -> list[Event]:
         facts["frame"] = frames[-1]
     r = hit.rank
     return [event(hit, C.PYTHON_EXCEPTION.code,
-                  f"rank {r if r is not None else '?'} raised {m.group('short')}: {msg[:160]}"
+                  f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}"
                   + (f" at {frames[-1]}" if frames else ""), facts,
                   dedupe=(C.PYTHON_EXCEPTION.code, r, m.group("type"), msg[:100]))]

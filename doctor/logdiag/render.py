@@ -72,6 +72,9 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
                 e = f.evidence[0]
                 where = f"{e.file}:{e.line}: " if e.file and e.line else ""
                 console.print(f"      [dim]{escape(where + e.text[:200])}[/]")
+    binaries = report.meta.get("skipped_binary_files") or []
+    if binaries:
+        console.print(f"[dim]skipped {len(binaries)} binary file(s): {escape(', '.join(binaries[:3]))}[/]")
     skipped = (fr or {}).get("skipped") or []
     for s in skipped:
         console.print(f"[yellow]skipped:[/] {escape(s)}")

@@ -77,6 +77,6 @@ def parse(hit: Hit) -> list[Event]:
             facts["store_key"] = m.group(1)
         # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
         # died or hung first; a symptom unless nothing else is found.
-        return [event(hit, C.STORE_UNREACHABLE.code, f"rank {hit.rank}: store request failed: {facts['store_error'][:120]}",
+        return [event(hit, C.STORE_UNREACHABLE.code, f"{hit.who()}: store request failed: {facts['store_error'][:120]}",
                       facts, tier=1, dedupe=(C.STORE_UNREACHABLE.code, "store_err"))]
     return []
