@@ -33,20 +33,20 @@ def _run(data: bytes, chunk: int) -> list[Finding]:
     return findings
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(st.binary(max_size=4096), st.integers(min_value=1, max_value=5000))
 def test_arbitrary_bytes_never_crash(data: bytes, chunk: int) -> None:
     _run(data, chunk)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(st.lists(st.one_of(st.sampled_from(VOCAB), st.sampled_from(CORPUS_LINES), st.binary(max_size=40)),
                 max_size=120), st.integers(min_value=1, max_value=300))
 def test_mangled_failure_text_never_crashes(parts: list[bytes], chunk: int) -> None:
     _run(b"".join(parts), chunk)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)
 @given(st.lists(st.sampled_from(CORPUS_LINES), max_size=60), st.randoms(use_true_random=False))
 def test_truncated_and_shuffled_real_lines(lines: list[bytes], rnd) -> None:  # type: ignore[no-untyped-def]
     data = b"\n".join(lines)
@@ -55,7 +55,7 @@ def test_truncated_and_shuffled_real_lines(lines: list[bytes], rnd) -> None:  # 
 
 
 @given(st.text(max_size=2000))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)
 def test_text_api_with_surrogates_and_odd_unicode(text: str) -> None:
     diagnose_sources([("t.log", text + "\ud800" + "RuntimeError: CUDA error: out of memory")])
 
