@@ -259,7 +259,13 @@ def hang(snap: Snapshot, config: Config) -> list[Finding]:
             msg += f" ({p['note']})"
         out.append(COL105.finding(
             msg, scope=Scope(rank=ranks[0]) if len(ranks) == 1 else Scope(),
-            evidence=[Evidence(f"collectives.problems: {p}", key=m.key if m else "collectives.problems")],
+            evidence=[Evidence(
+                f"collectives.problems: hang at {p.get('what') or p.get('phase')}; did not answer: "
+                f"{_ranks(ranks) or '-'}; waited: {_ranks(p.get('waiting_ranks', [])) or '-'}; "
+                f"stage timeout {p.get('timeout_s')} s" + "".join(
+                    f"; then rank {_ranks(c.get('ranks', []))}: {str(c.get('detail', ''))[:160]}"
+                    for c in p.get("consequences", [])[:2]),
+                key=m.key if m else "collectives.problems")],
             facts={"ranks": ranks, "phase": p.get("phase"), "what": p.get("what"), "timeout_s": p.get("timeout_s"),
                    "waiting_ranks": p.get("waiting_ranks", []), "all_entered": bool(p.get("all_entered"))},
         ))
