@@ -84,7 +84,7 @@ def parse_message(text: str) -> tuple[str, dict[str, str]]:
 
 _local = threading.local()
 _STACKS: dict[int, list[_Open]] = {}  # thread ident -> that thread's open ranges
-_STACKS_LOCK = threading.Lock()
+_STACKS_LOCK = threading.RLock()  # also taken from _Registration.__del__
 _state_lock = threading.Lock()
 _initialized = False
 _domain: Any = None  # an nvtx Domain when a tool is attached, else None
@@ -120,14 +120,30 @@ def nvtx_enabled() -> bool:
     return _domain is not None
 
 
+class _Registration:
+    """Lives in a thread's local storage, which Python drops when the thread ends: then the
+    thread's stack leaves the registry (thread idents are reused)."""
+
+    def __init__(self, ident: int, stack: list[_Open]):
+        self.ident = ident
+        self.stack = stack
+
+    def __del__(self) -> None:
+        with _STACKS_LOCK:
+            if _STACKS.get(self.ident) is self.stack:
+                del _STACKS[self.ident]
+
+
 def _stack() -> list[_Open]:
     try:
         return _local.stack  # type: ignore[no-any-return]
     except AttributeError:  # first range on this thread
         s: list[_Open] = []
+        ident = threading.get_ident()
         _local.stack = s
+        _local.registration = _Registration(ident, s)
         with _STACKS_LOCK:
-            _STACKS[threading.get_ident()] = s
+            _STACKS[ident] = s
         return s
 
 

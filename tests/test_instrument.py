@@ -236,3 +236,17 @@ def test_hook_ranges_left_open_by_a_failure_do_not_leak_into_the_next_step(tmp_p
     # step 0 holds exactly one fwd, bwd, optim; the stale ranges were closed before it.
     assert names[-4:] == ["step", "fwd", "bwd", "optim"]
     assert ins.current_ranges(threading.get_ident()) == ()
+
+
+def test_a_finished_thread_leaves_the_registry() -> None:
+    def work() -> None:
+        with pgdoctor.range("data"):
+            pass
+
+    before = len(ins._STACKS)
+    threads = [threading.Thread(target=work) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ins._STACKS) <= before
