@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -286,16 +286,6 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
         run.problems.append({"kind": "error", "ranks": [], "what": "no rank ran", "detail": ""})
 
 
-def describe_problem(p: Mapping[str, Any]) -> str:
-    ranks = ", ".join(str(r) for r in p.get("ranks", [])) or "?"
-    if p["kind"] == "hang":
-        if p.get("all_entered"):
-            return f"every rank entered {p.get('what')} and none completed within {p.get('timeout_s')} s"
-        return f"rank(s) {ranks} did not reach {p.get('what')} within {p.get('timeout_s')} s"
-    last = str(p.get("detail", "")).strip().splitlines()[-1:] or [""]
-    return f"rank(s) {ranks}: {p['kind']} ({p.get('what', '')}){': ' + last[0] if last[0] else ''}"
-
-
 def run_collectives(
     spec: SweepSpec, env: Mapping[str, str], nproc: Optional[int], deadline_s: Optional[float] = None,
     progress: Optional[ProgressFn] = None,
@@ -307,9 +297,3 @@ def run_collectives(
         return run_in_launcher(spec, env, progress)
     return run_spawned(spec, nproc, env, deadline_s, progress)
 
-
-def busbw_table(rows: Sequence[Row]) -> dict[str, list[Row]]:
-    out: dict[str, list[Row]] = {}
-    for r in rows:
-        out.setdefault(r.op, []).append(r)
-    return out
