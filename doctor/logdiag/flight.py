@@ -275,13 +275,15 @@ def analyze(rep: FlightReport, label: str) -> list[Event]:
         # gave only some ranks' dumps, which says nothing.
         if not found and no_dump and len(no_dump) <= max(1, len(members) // 2):
             events.append(_no_dump_event(rep, key, desc.get(key, ""), by_rank, hi, no_dump, label))
-    return events
+    from pgdoctor.logdiag.flight_p2p import analyze_p2p  # a module of its own; imports this one
+
+    return events + analyze_p2p(rep, label)
 
 
-def _members(rep: FlightReport, key: str) -> set[int]:
-    """Global ranks of a process group from pg_config ("ranks": "[0, 1, 2]"); torch 2.13's gloo
-    dumps key the default group by its empty name, so a single entry is taken as that group."""
-    out: set[int] = set()
+def member_list(rep: FlightReport, key: str) -> list[int]:
+    """Global ranks of a process group in group-rank order, from pg_config ("ranks": "[0, 2, 4]");
+    torch 2.13's gloo dumps key the default group by its empty name, so a single entry is taken
+    as that group."""
     for d in rep.dumps:
         cfg = d.data.get("pg_config")
         if not isinstance(cfg, Mapping):
@@ -293,10 +295,14 @@ def _members(rep: FlightReport, key: str) -> set[int]:
             raw = entry.get("ranks")
             try:
                 ranks = json.loads(raw) if isinstance(raw, str) else raw
-                out.update(int(r) for r in ranks or ())
+                return [int(r) for r in ranks or ()]
             except (TypeError, ValueError, json.JSONDecodeError):
                 continue
-    return out
+    return []
+
+
+def _members(rep: FlightReport, key: str) -> set[int]:
+    return set(member_list(rep, key))
 
 
 def _no_dump_event(rep: FlightReport, key: str, desc: str, by_rank: Mapping[int, Mapping[int, Mapping[str, Any]]],
