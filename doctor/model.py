@@ -370,6 +370,13 @@ class Report:
     meta: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Every renderer (console, html, junit, ...) reads the report, so redacting here keeps
+        # credentials out of all of them, whatever a probe measured or a log line contained.
+        object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
+        if self.snapshot is not None:
+            object.__setattr__(self, "snapshot", Snapshot.from_json(self.snapshot.to_json()))
+
     @property
     def incomplete(self) -> bool:
         return bool(self.incomplete_reasons)

@@ -64,3 +64,21 @@ def test_collect_never_writes_a_credential(tmp_path) -> None:  # type: ignore[no
     for secret in [*SECRETS.values(), "SECRET7"]:
         assert secret not in text
     assert '"NCCL_DEBUG": "INFO"' in text
+
+
+def test_every_output_format_is_redacted() -> None:
+    import io
+
+    from pgdoctor.render import FORMATS, get_renderer
+
+    m = Measurement("proc.cmdline", "python train.py --hub-url https://u:SECRETPW@h/x")
+    snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m,)),))
+    finding = Finding("ENV401", "socket-ifname-no-match", Severity.FAIL, "configuration", "t",
+                      "saw WANDB_API_KEY=k3y-SECRET2", "knobs",
+                      evidence=(Evidence("export HF_TOKEN=hf_abcdefSECRET1", file="log.txt", line=3),))
+    report = Report("check", snap, (finding,))
+    for fmt in FORMATS:
+        out = io.StringIO()
+        get_renderer(fmt)(report, out, False)
+        for secret in ("SECRETPW", "k3y-SECRET2", "hf_abcdefSECRET1"):
+            assert secret not in out.getvalue(), f"{fmt} leaks {secret}"
