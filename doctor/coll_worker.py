@@ -225,6 +225,25 @@ def _compare(torch: Any, got: Any, want: Any) -> Optional[dict[str, Any]]:
             "expected": float(want[first].item()), "got": float(got[first].item())}
 
 
+def gather_json(torch: Any, dist: Any, obj: Any, rank: int, world_size: int, group: Any) -> Optional[list[Any]]:
+    """Every rank's `obj` on rank 0 (None elsewhere), as JSON in uint8 tensors on the gloo group.
+
+    Not dist.gather_object: its unpickling runs whatever another rank sent, and it needs numpy,
+    which torch does not depend on (a fresh environment without numpy broke every sweep)."""
+    payload = json.dumps(obj).encode()
+    size = torch.tensor([len(payload)], dtype=torch.int64)
+    sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world_size)]
+    dist.all_gather(sizes, size, group=group)
+    lengths = [int(s.item()) for s in sizes]
+    buf = torch.zeros(max(lengths), dtype=torch.uint8)
+    buf[: len(payload)] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
+    bufs = [torch.zeros(max(lengths), dtype=torch.uint8) for _ in range(world_size)] if rank == 0 else None
+    dist.gather(buf, bufs, dst=0, group=group)
+    if bufs is None:
+        return None
+    return [json.loads(bytes(b[:length].tolist())) for b, length in zip(bufs, lengths)]
+
+
 def _memcpy_gbps(torch: Any, nbytes: int) -> float:
     """Host memory-copy bandwidth (read + write counted once, like a copy's payload)."""
     a = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
@@ -291,8 +310,7 @@ class _Sweep:
                 self._stage(2 * k + 1, f"{op} {nbytes} B")
                 mine = self._step(torch, dist, op, nbytes, device, gather_pg)
                 self._stage(2 * k + 2, f"gather of {op} {nbytes} B")
-                gathered: Optional[list[Any]] = [None] * n if r == 0 else None
-                dist.gather_object(mine, gathered, dst=0, group=gather_pg)
+                gathered = gather_json(torch, dist, mine, r, n, gather_pg)
                 if gathered is not None:
                     row = make_row(op, nbytes, gathered)
                     self.rows.append(row)
