@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-_LOADED = False
+from pgdoctor.discover import import_submodules
 
 
 def load_all() -> None:
     """Import every check module once, so CODES, CONFIG_KEYS and CHECKS are complete."""
-    global _LOADED
-    if _LOADED:
-        return
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-    _LOADED = True
+    import_submodules(__name__, __path__)

@@ -15,7 +15,7 @@ from pgdoctor.config import ConfigError, load_config
 from pgdoctor.model import Report, Severity, Snapshot, SnapshotFormatError, exit_code
 from pgdoctor.plugins import load_plugins
 from pgdoctor.probes.base import LEVELS, ProbeContext
-from pgdoctor.render import FORMATS, get_renderer
+from pgdoctor.render import FORMATS, Renderer, get_renderer
 from pgdoctor.runner import Selection, build_report, was_interrupted
 from pgdoctor.runner import collect as collect_snapshot
 
@@ -79,6 +79,19 @@ def with_cli_overrides(config: Config, expect_gpus: Optional[int]) -> Config:
     return Config({**config, "expect.gpus": expect_gpus})
 
 
+def prepare(only: Optional[str], skip: Optional[str], config_path: Optional[str], expect_gpus: Optional[int],
+            **options: Any) -> tuple[Selection, Config, dict[str, Any]]:
+    """What every probing command does first: plugins, --only/--skip, the config (with the CLI's
+    expectations folded in) and the options the probes read."""
+    load_plugins()
+    selection = parse_selection(only, skip)
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    return selection, with_cli_overrides(config, expect_gpus), {"expect_gpus": expect_gpus, **options}
+
+
 def _progress(msg: str) -> None:
     if sys.stderr.isatty():
         click.echo(f"\r\033[K{msg}", err=True, nl=False)
@@ -117,15 +130,9 @@ def check(
     fmt: Optional[str], output: Optional[str], fail_on: str, exit_zero: bool,
 ) -> None:
     """Pre-flight: probe this host (or read --from) and report findings."""
-    load_plugins()
-    selection = parse_selection(only, skip)
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        raise UserError(str(exc)) from None
-    config = with_cli_overrides(config, expect_gpus)
-    options = {"expect_gpus": expect_gpus, "force": force, "nproc": nproc, "backend": backend,
-               "collective_timeout_s": collective_timeout_s, "timeout_s": timeout_s}
+    selection, config, options = prepare(only, skip, config_path, expect_gpus, force=force, nproc=nproc,
+                                         backend=backend, collective_timeout_s=collective_timeout_s,
+                                         timeout_s=timeout_s)
     from pgdoctor import multinode
 
     if not from_path and multinode.wanted(os.environ, selection):
@@ -150,8 +157,10 @@ def check(
     raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
 
 
-def write_report(report: Report, fmt: str, output: Optional[str]) -> None:
-    render = get_renderer(fmt)
+def write_report(report: Report, fmt: str, output: Optional[str], render: Optional[Renderer] = None) -> None:
+    """Render to `output` (a file) or stdout; colour only for the console format on a terminal.
+    `render` replaces the format's renderer (diagnose has its own console layout)."""
+    render = render or get_renderer(fmt)
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -172,14 +181,9 @@ def collect(
     collective_timeout_s: float, output: str,
 ) -> None:
     """Write a snapshot of everything probed: the support bundle and the input of check --from."""
-    load_plugins()
-    selection = parse_selection(only, skip)
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        raise UserError(str(exc)) from None
-    options = {"expect_gpus": expect_gpus, "force": force, "nproc": nproc, "backend": backend,
-               "collective_timeout_s": collective_timeout_s, "timeout_s": timeout_s}
+    selection, config, options = prepare(only, skip, config_path, expect_gpus, force=force, nproc=nproc,
+                                         backend=backend, collective_timeout_s=collective_timeout_s,
+                                         timeout_s=timeout_s)
     snapshot = collect_snapshot(make_context(level, config, options), selection, timeout_s, _progress)
     text = snapshot.dumps()
     if output == "-":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Optional
 
@@ -25,10 +24,11 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
              output: Optional[str], exit_zero: bool) -> None:
     """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
+    from pgdoctor.cmd_check import write_report
     from pgdoctor.logdiag.api import diagnose_paths
     from pgdoctor.logdiag.flight import DumpError
     from pgdoctor.logdiag.reader import SourceError
-    from pgdoctor.render import FORMATS, get_renderer
+    from pgdoctor.render import FORMATS
 
     if not paths and not fr_dirs:
         if sys.stdin.isatty():
@@ -45,13 +45,5 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
         raise UserError(f"cannot read {exc.filename or 'input'}: {exc.strerror}") from None
     from pgdoctor.logdiag.render import render as console_render
 
-    render = console_render if fmt == "console" else get_renderer(fmt)
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                render(report, fh, False)
-        except OSError as exc:
-            raise UserError(f"cannot write {output}: {exc.strerror}") from None
-    else:
-        render(report, sys.stdout, fmt == "console" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    write_report(report, fmt, output, console_render if fmt == "console" else None)
     raise click.exceptions.Exit(exit_code(report, Severity.FAIL, exit_zero))

@@ -3,17 +3,8 @@ submodule imports torch or pynvml at import time."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-_LOADED = False
+from pgdoctor.discover import import_submodules
 
 
 def load_all() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-    _LOADED = True
+    import_submodules(__name__, __path__)
