@@ -109,8 +109,9 @@ def repro(
             )
         except ValueError as exc:
             raise UserError(str(exc)) from None
-        report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None)
         fmt = "json" if as_json else (fmt or "console")
+        # The HTML report draws the per-rank timeline; other formats point at trace.json instead.
+        report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None, with_events=fmt == "html")
         write_report(report, fmt, output)
         if fmt == "console" and not output:
             _print_ranks(report)
@@ -131,7 +132,7 @@ def _print_ranks(report: Report) -> None:
         click.echo(f"  rank {row['rank']}: {how}{err}; open ranges: {where}")
 
 
-def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False) -> Report:
+def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with_events: bool = False) -> Report:
     """Launch the ranks, merge their traces, diagnose; the Report of a repro."""
     from pgdoctor import trace
     from pgdoctor.lab.diagnosis import EXPECTED_CATEGORIES, DiagnoserUnavailable, diagnose_run
@@ -169,7 +170,8 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False) -> R
             "faulty_rank": spec.bad_rank, "factor": spec.factor, "wall_s": round(run.wall_s, 3),
             "expected_category": expected, "trace": trace_path,
         },
-        extra={"ranks": _rank_rows(run)},
+        extra={"ranks": _rank_rows(run)} | (
+            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {}),
     )
 
 

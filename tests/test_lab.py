@@ -183,3 +183,15 @@ def test_nsys_on_path_is_run_with_the_capture_command(tmp_path) -> None:
     assert args[args.index("-o") + 1] == str(tmp_path / "t" / "pgdoctor-repro-oom-pp")
     assert "--nsys" not in args and args[-9:-1] == ["repro", "oom", "--parallel", "pp", "--nproc", "3", "--trace-dir",
                                                     str(tmp_path / "t")]
+
+
+@pytest.mark.slow
+def test_repro_html_report_draws_the_per_rank_timeline(tmp_path: Path) -> None:
+    out = tmp_path / "repro.html"
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "imbalance", "--parallel", "tp", "--nproc", "2",
+                           "--format", "html", "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    html = out.read_text()
+    section = html[html.index('<section id="timeline">'):]
+    assert "rank 0" in section and "rank 1" in section and "<rect" in section
+    assert "RUN403" in html
