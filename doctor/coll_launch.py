@@ -150,6 +150,9 @@ def spawn_env(base: Mapping[str, str], spec: SweepSpec, rank: int, nproc: int, p
     })
     # Local ranks talk over loopback only; a user's choice of interface still wins.
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    # As torchrun does for several local ranks: one intra-op thread each, or N ranks x all cores
+    # threads fight over the cores and the timings measure the scheduler.
+    env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
 
