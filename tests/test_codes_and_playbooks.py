@@ -59,3 +59,23 @@ def _codes_found(path: Path) -> set[str]:
 def test_snapshot_fixture_fires_on_bad_and_not_on_good(code: str) -> None:
     assert code in _codes_found(CODE_DIR / code / "bad.json")
     assert code not in _codes_found(CODE_DIR / code / "good.json")
+
+
+def test_explain_renders_every_playbook() -> None:
+    import io
+
+    from click.testing import CliRunner
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from pgdoctor.cli import cli
+
+    runner = CliRunner()
+    for code, c in sorted(CODES.items()):
+        for name in (code, c.slug):
+            result = runner.invoke(cli, ["explain", name])
+            assert result.exit_code == 0, (name, result.output)
+            assert "## Fix" in result.output and c.slug in result.output
+        out = io.StringIO()
+        Console(file=out, width=100, force_terminal=True).print(Markdown(PLAYBOOKS[code].body))
+        assert "Fix" in out.getvalue()
