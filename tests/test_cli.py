@@ -158,3 +158,11 @@ def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_lef
     assert any(r.startswith("interrupted") for r in reasons.values()), reasons
     assert data["incomplete"], "an interrupted run is incomplete"
     assert "interrupted" in err and "Traceback" not in err
+
+
+def test_console_report_plots_busbw_versus_size_under_collectives() -> None:
+    snap = TESTS / "fixtures" / "codes" / "COL104" / "good.json"
+    proc = run("check", "--from", str(snap), "--only", "collectives")
+    assert "busbw vs size: all_reduce" in proc.stdout
+    plot = proc.stdout[proc.stdout.index("busbw vs size: all_reduce"):]
+    assert "|#" in plot and "GB/s" in plot

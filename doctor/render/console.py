@@ -40,6 +40,18 @@ def area_status(area: str, report: Report) -> tuple[str, str]:
     return ("info" if findings else "ok"), ""
 
 
+def area_details(area: str, report: Report) -> list[str]:
+    """Measurements worth seeing under an area's status line: the busbw-versus-size plot of a
+    collective sweep (the full tables are `pgdoctor bench collectives`)."""
+    if area != "collectives" or report.snapshot is None:
+        return []
+    from pgdoctor.checks.collectives import rows_of
+    from pgdoctor.coll_table import plot
+
+    rows = [row for row, _ in rows_of(report.snapshot)]
+    return plot(rows, width=40) if rows else []
+
+
 def _finding_lines(f: Finding, color: bool) -> list[str]:
     sev = {"fail": "red", "warn": "yellow", "info": "cyan"}[f.severity.value]
     scope = f" ({f.scope.label()})" if f.scope.label() else ""
@@ -69,6 +81,8 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         for f in by_area.get(area, []):
             for line in _finding_lines(f, color):
                 console.print(line)
+        for line in area_details(area, report):
+            console.print(f"    {line}", markup=False)
     counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
     summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) or "no findings"
     host = report.snapshot.host if report.snapshot else ""
