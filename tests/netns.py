@@ -178,9 +178,14 @@ class NetnsLab:
             return
         self._closed = True
         for ns in reversed(self.namespaces):
-            _kill_ns_pids(ns)
-            # Deleting a namespace destroys the veth ends and the bridge inside it.
-            _ip("netns", "del", ns, check=False)
+            # One namespace that resists (a slow `ip` under load) must not keep the others alive.
+            try:
+                _kill_ns_pids(ns)
+                # Deleting a namespace destroys the veth ends and the bridge inside it.
+                if _ip("netns", "del", ns, check=False).returncode != 0:
+                    _ip("netns", "del", ns, check=False)
+            except subprocess.TimeoutExpired:
+                _ip("netns", "del", ns, check=False, timeout=30)
         self.namespaces.clear()
         if self._old_term is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._old_term)
