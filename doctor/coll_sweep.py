@@ -21,6 +21,15 @@ ALL_OPS = (*DEFAULT_OPS, "reduce")
 
 DTYPE_BYTES = 4  # float32: sums of small integers stay exact, so results are checked to the bit
 
+def human_bytes(n: float) -> str:
+    """Power-of-two sizes as nccl-tests users read them in tables and on axes: 8 B, 1 KiB, 64 MiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:g} {unit}" if n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
 SIZE_CONVENTION = (
     "size = bytes of the full buffer as in nccl-tests: all_reduce/broadcast/reduce/send_recv the "
     "buffer; all_gather the gathered output (n x per-rank input); reduce_scatter the input "

@@ -9,15 +9,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from pgdoctor.coll_sweep import SIZE_CONVENTION, Row
-
-
-def human_bytes(n: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            v = n / scale
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n} B"
+from pgdoctor.coll_sweep import SIZE_CONVENTION, Row, human_bytes
 
 
 def _by_op(rows: Sequence[Row]) -> dict[str, list[Row]]:

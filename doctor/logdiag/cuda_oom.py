@@ -115,10 +115,6 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
     return f
 
 
-def _gib(n: int) -> str:
-    return fmt_bytes(n)
-
-
 def parse(hit: Hit) -> list[Event]:
     if "CUDA" not in hit.text and "Cuda" not in hit.text and "CUBLAS" not in hit.text:
         return []
@@ -134,13 +130,13 @@ def parse(hit: Hit) -> list[Event]:
                       dedupe=(C.CUDA_OOM.code, hit.rank, "cuda_error"))]
     cause = facts["likely_cause"]
     code = {"fragmentation": C.CUDA_OOM_FRAGMENTATION, "other_process": C.CUDA_OOM_OTHER_PROCESS}.get(cause, C.CUDA_OOM)
-    msg = (f"GPU {facts['gpu_index']}: tried to allocate {_gib(facts['requested_bytes'])} with "
-           f"{_gib(facts['free_bytes'])} free of {_gib(facts['total_bytes'])}")
+    msg = (f"GPU {facts['gpu_index']}: tried to allocate {fmt_bytes(facts['requested_bytes'])} with "
+           f"{fmt_bytes(facts['free_bytes'])} free of {fmt_bytes(facts['total_bytes'])}")
     if "allocated_bytes" in facts:
-        msg += (f"; PyTorch had {_gib(facts['allocated_bytes'])} allocated and "
-                f"{_gib(facts.get('reserved_unallocated_bytes', 0))} reserved but unallocated")
+        msg += (f"; PyTorch had {fmt_bytes(facts['allocated_bytes'])} allocated and "
+                f"{fmt_bytes(facts.get('reserved_unallocated_bytes', 0))} reserved but unallocated")
     if facts.get("other_process_bytes"):
-        msg += f"; other processes hold {_gib(facts['other_process_bytes'])}"
+        msg += f"; other processes hold {fmt_bytes(facts['other_process_bytes'])}"
     if facts.get("request_exceeds_gpu"):
         msg += "; the single request is larger than the whole GPU"
     msg += {"fragmentation": " (fragmentation: the reserved-but-unallocated memory alone exceeds the request)",

@@ -20,10 +20,11 @@ from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
 from pgdoctor.areas import AREAS, area_title
+from pgdoctor.coll_sweep import human_bytes
 from pgdoctor.model import Finding, Measurement, Report, Severity, Unavailable, sorted_findings
 from pgdoctor.render.console import area_status
 from pgdoctor.render.markdown import to_html
-from pgdoctor.render.svg import bandwidth_plot, human_bytes, timeline
+from pgdoctor.render.svg import bandwidth_plot, timeline
 
 # A repro trace can hold hundreds of thousands of ranges; past this the page gets slow to open,
 # and the full trace is in trace.json for Perfetto anyway.

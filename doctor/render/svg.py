@@ -12,17 +12,10 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from pgdoctor.coll_sweep import human_bytes
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
            "#7f7f7f", "#bcbd22")
-
-
-def human_bytes(n: float) -> str:
-    """Power-of-two sizes as nccl-tests users read them on an axis: 8 B, 1 KiB, 64 MiB."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:g} {unit}" if n == int(n) else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def nice_ticks(top: float, count: int = 5) -> list[float]:
