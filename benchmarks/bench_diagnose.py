@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from pgdoctor.logdiag.scan import ANCHORS
+from pgdoctor.diagnose.text.scan import ANCHORS
 
 INFO_LINES = (
     "node-{n}:{pid}:{tid} [{d}] NCCL INFO Channel {c:02d}/32 :    0   1   2   3   4   5   6   7",

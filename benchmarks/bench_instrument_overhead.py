@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import pgdoctor
-from pgdoctor import instrument as ins
-from pgdoctor import trace
+from pgdoctor.trace import events as trace
+from pgdoctor.trace import instrument as ins
 
 
 def make(width: int, layers: int) -> tuple[nn.Module, torch.optim.Optimizer]:

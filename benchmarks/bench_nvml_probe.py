@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pgdoctor.probes.base import ProbeContext
-from pgdoctor.probes.gpu import gpu_probe
-from pgdoctor.probes.nvml_backend import ReplayBackend
+from pgdoctor.probes.gpu.health import gpu_probe
+from pgdoctor.probes.gpu.nvml import ReplayBackend
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nvml" / "h100_sxm_8gpu.json"
 

@@ -3,7 +3,7 @@
 Each rank measures gloo's all-reduce bus bandwidth (a 64 MiB buffer, median over rounds that
 interleave it with the DDP steps) and per-message latency (a 4-byte all-reduce, divided by the
 2(n-1) ring steps).
-The planner's own DDP traffic model (pgdoctor.plan_comm.traffic, zero=0, 25 MiB buckets)
+The planner's own DDP traffic model (pgdoctor.plan.comm.traffic, zero=0, 25 MiB buckets)
 turns those two numbers and the model's gradient bytes into a predicted all-reduce time.
 
 Then real DDP steps run (MLP, fp32, DDP's default 25 MiB buckets) with a comm hook that
@@ -133,9 +133,9 @@ def main() -> None:
         worker(args)
         return
 
-    from pgdoctor.plan_comm import Fabric, TrafficInput, traffic
-    from pgdoctor.plan_presets import get, measured
-    from pgdoctor.procs import free_port, run_children
+    from pgdoctor.knowledge.interconnects import get, measured
+    from pgdoctor.plan.comm import Fabric, TrafficInput, traffic
+    from pgdoctor.probes.processes import free_port, run_children
 
     port = free_port()
     argv = [sys.executable, os.path.abspath(__file__), "--worker", "--width", str(args.width), "--layers",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pgdoctor.discover import import_submodules
+from pgdoctor.model.discover import import_submodules
 
 
 def load_all() -> None:

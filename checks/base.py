@@ -131,7 +131,10 @@ def check(area: str, codes: Sequence[Code], needs: Sequence[str]) -> Callable[[C
     skipped (probe not run) or unavailable (probe unavailable) instead of passing it silently."""
 
     def deco(fn: CheckFn) -> CheckFn:
-        name = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
+        # Check names are published (JSON results, --only/--skip); a module in a subpackage keeps
+        # its name by setting CHECK_GROUP, so moving a file never renames its checks.
+        group = fn.__globals__.get("CHECK_GROUP") or fn.__module__.rsplit(".", 1)[-1]
+        name = f"{group}.{fn.__name__}"
         if name in CHECKS:
             raise ValueError(f"check registered twice: {name}")
         CHECKS[name] = CheckSpec(name, area, fn, tuple(c.code for c in codes), tuple(needs))

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from pgdoctor.checks.base import Config, check, config_key, evidence_of, fmt_bytes, register_code
-from pgdoctor.coll_expect import Topology, expected
-from pgdoctor.coll_sweep import Row
+from pgdoctor.knowledge.collectives import Row
+from pgdoctor.knowledge.expectations import Topology, expected
 from pgdoctor.model import Evidence, Finding, Measurement, Scope, Snapshot
 
 AREA = "collectives"

@@ -7,7 +7,7 @@ from typing import Any
 from pgdoctor.checks.base import Config, check, evidence_of, register_code
 from pgdoctor.checks.software import gpu_count
 from pgdoctor.checks.visible_devices import visible_gpu_count
-from pgdoctor.launchenv import parse_launch
+from pgdoctor.knowledge.launchenv import parse_launch
 from pgdoctor.model import Evidence, Finding, Snapshot
 
 ENV201 = register_code("ENV201", "launch-env-incomplete", "fail", "rendezvous",

@@ -10,17 +10,17 @@ __version__ = "0.1.0"
 
 # The instrumentation library, loaded on first use so `import pgdoctor` stays cheap.
 _LAZY = {
-    "range": "pgdoctor.instrument",
-    "step": "pgdoctor.instrument",
-    "push": "pgdoctor.instrument",
-    "pop": "pgdoctor.instrument",
-    "instrument": "pgdoctor.instrument:",  # the module, which is callable: instrument(model, opt)
-    "ddp_comm_hook": "pgdoctor.instrument",
-    "current_ranges": "pgdoctor.instrument",
-    "ranges_at_failure": "pgdoctor.instrument",
-    "phase_of": "pgdoctor.instrument",
-    "enable_trace": "pgdoctor.trace:enable",
-    "merge_trace": "pgdoctor.trace:merge",
+    "range": "pgdoctor.trace.instrument",
+    "step": "pgdoctor.trace.instrument",
+    "push": "pgdoctor.trace.instrument",
+    "pop": "pgdoctor.trace.instrument",
+    "instrument": "pgdoctor.trace.instrument:",  # the module, which is callable: instrument(model, opt)
+    "ddp_comm_hook": "pgdoctor.trace.instrument",
+    "current_ranges": "pgdoctor.trace.instrument",
+    "ranges_at_failure": "pgdoctor.trace.instrument",
+    "phase_of": "pgdoctor.trace.instrument",
+    "enable_trace": "pgdoctor.trace.events:enable",
+    "merge_trace": "pgdoctor.trace.events:merge",
 }
 
 

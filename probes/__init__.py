@@ -3,7 +3,7 @@ submodule imports torch or pynvml at import time."""
 
 from __future__ import annotations
 
-from pgdoctor.discover import import_submodules
+from pgdoctor.model.discover import import_submodules
 
 
 def load_all() -> None:

@@ -6,10 +6,10 @@ values of names that look like credentials are redacted before they enter a snap
 
 from __future__ import annotations
 
-from pgdoctor.launchenv import OMPI_VARS, SLURM_VARS, TORCH_VARS
+from pgdoctor.knowledge.launchenv import OMPI_VARS, SLURM_VARS, TORCH_VARS
 from pgdoctor.model import Measurement
+from pgdoctor.model.redact import redact_env
 from pgdoctor.probes.base import ProbeContext, probe
-from pgdoctor.redact import redact_env
 
 PREFIXES = ("NCCL_", "TORCH_", "GLOO_", "CUDA_", "PYTORCH_", "NVIDIA_", "UCX_", "FI_", "TORCHELASTIC_")
 NAMES = (*TORCH_VARS, *SLURM_VARS, *OMPI_VARS, "GROUP_RANK", "ROLE_RANK", "OMP_NUM_THREADS",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from pgdoctor.launchenv import parse_launch
+from pgdoctor.knowledge.launchenv import parse_launch
 from pgdoctor.model import Measurement, Reason, Unavailable
 from pgdoctor.probes.base import ProbeContext, probe
 

@@ -12,7 +12,7 @@ import ipaddress
 import socket
 from typing import Any, Optional
 
-from pgdoctor.launchenv import parse_launch
+from pgdoctor.knowledge.launchenv import parse_launch
 from pgdoctor.model import Measurement, Reason, Unavailable
 from pgdoctor.probes.base import ProbeContext, probe
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
+from pgdoctor.engine.runner import Selection, collect
 from pgdoctor.model import Snapshot
 from pgdoctor.probes.base import ProbeContext
 from pgdoctor.probes.sysfs import FsReader
-from pgdoctor.runner import Selection, collect
 
 MEMINFO = "MemTotal:       263855104 kB\nMemFree:        200000000 kB\nMemAvailable:   250000000 kB\n"
 FOUNDATION_AREAS = ("software", "launch", "knobs", "host")

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from pgdoctor.procs import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
 
 WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fr_workload.py")
 

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from pgdoctor.procs import free_port, run_children
+from pgdoctor.probes.processes import free_port, run_children
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

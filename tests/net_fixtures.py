@@ -1,6 +1,6 @@
 """Snapshots for the net codes, made by running the real net probes on the sysfs fixture trees
 (tests/fixtures/sysfs/) with a given environment, plus, for the cross-node codes, a `multinode`
-result in the exact shape pgdoctor.multinode writes (values chosen to show one odd node).
+result in the exact shape pgdoctor.engine.multinode writes (values chosen to show one odd node).
 
 `python tests/net_fixtures.py` rewrites tests/fixtures/codes/NET*/{bad,good}.json.
 """
@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from pgdoctor.engine.runner import Selection, collect
 from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
 from pgdoctor.probes.base import ProbeContext
 from pgdoctor.probes.sysfs import FsReader
-from pgdoctor.runner import Selection, collect
 
 TESTS = Path(__file__).resolve().parent
 SYSFS = TESTS / "fixtures" / "sysfs"

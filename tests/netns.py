@@ -206,11 +206,11 @@ def run_pgdoctor_check(lab: NetnsLab, args: Sequence[str], timeout_s: float, por
                        env_per_host: Optional[Sequence[dict[str, str]]] = None,
                        hosts: Optional[Sequence[int]] = None) -> list[Any]:
     """`pgdoctor check ARGS` once per host (rank i on host i, MASTER_ADDR = host 0), started with
-    pgdoctor.procs.run_children; returns its ChildOutcome list. `hosts` starts only some ranks
+    pgdoctor.probes.processes.run_children; returns its ChildOutcome list. `hosts` starts only some ranks
     (the others never arrive)."""
     import sys
 
-    from pgdoctor.procs import run_children
+    from pgdoctor.probes.processes import run_children
 
     base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH") if k in os.environ}
     started = list(hosts) if hosts is not None else list(range(lab.n))

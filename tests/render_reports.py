@@ -4,7 +4,7 @@ The base report is a real `check --level quick` of this host with NCCL_SOCKET_IF
 at an interface that does not exist (a real ENV401 fail, plus whatever the host gives). This
 CPU machine has no GPU, so per-GPU measurements are written here with the keys, units, scopes
 and sources the gpu probe (probes/gpu.py) writes from NVML; collective rows are made by the
-sweep's own `make_row` from per-rank times, and trace events by pgdoctor.trace's own writer
+sweep's own `make_row` from per-rank times, and trace events by pgdoctor.trace.events's own writer
 and merge (the formats a real sweep and a real repro run produce).
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from pgdoctor.checks.base import Config
+from pgdoctor.engine.runner import build_report, collect
 from pgdoctor.model import Finding, Measurement, ProbeResult, Report, Scope, Severity, Status
 from pgdoctor.probes.base import ProbeContext
-from pgdoctor.runner import build_report, collect
 
 FAILING_ENV = {"NCCL_SOCKET_IFNAME": "nosuchif"}
 
@@ -59,7 +59,7 @@ def gpu_finding(index: int = 1) -> Finding:
 
 
 def sweep_rows(ops: Sequence[str] = ("all_reduce", "all_gather"), world: int = 2) -> list[dict[str, Any]]:
-    from pgdoctor.coll_sweep import make_row
+    from pgdoctor.knowledge.collectives import make_row
 
     rows = []
     for op in ops:
@@ -90,8 +90,8 @@ def with_measurements(report: Report, probe: str, area: str, measurements: Seque
 
 
 def trace(ranks: int = 2) -> dict[str, Any]:
-    """A merged trace as pgdoctor.trace writes it: per-rank event files, then merge."""
-    from pgdoctor.trace import EventWriter, merge
+    """A merged trace as pgdoctor.trace.events writes it: per-rank event files, then merge."""
+    from pgdoctor.trace.events import EventWriter, merge
 
     with tempfile.TemporaryDirectory(prefix="pgdoctor-trace-") as d:
         base = 1_000_000_000

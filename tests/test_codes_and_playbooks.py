@@ -10,10 +10,10 @@ from conftest import FIXTURES
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES
-from pgdoctor.config import load_config
+from pgdoctor.engine.config import load_config
+from pgdoctor.engine.runner import run_checks
 from pgdoctor.model import Snapshot
 from pgdoctor.playbooks import SECTIONS, all_playbooks
-from pgdoctor.runner import run_checks
 
 load_all()
 PLAYBOOKS = {pb.code: pb for pb in all_playbooks()}

@@ -8,9 +8,7 @@ import pytest
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import Config
 from pgdoctor.checks.collectives import busbw_below_expected, hang, latency_high, slow_rank, wrong_results
-from pgdoctor.coll_expect import Topology, expected
-from pgdoctor.coll_launch import CollRun, _absorb, _stderr_tail, node_count, spawn_env
-from pgdoctor.coll_sweep import (
+from pgdoctor.knowledge.collectives import (
     ALL_OPS,
     SIZE_CONVENTION,
     Row,
@@ -23,8 +21,10 @@ from pgdoctor.coll_sweep import (
     preset,
     sizes,
 )
-from pgdoctor.coll_worker import describe_stage, ident_from_env, parse_faults
+from pgdoctor.knowledge.expectations import Topology, expected
 from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
+from pgdoctor.probes.collectives.launch import CollRun, _absorb, _stderr_tail, node_count, spawn_env
+from pgdoctor.probes.collectives.worker import describe_stage, ident_from_env, parse_faults
 
 load_all()
 

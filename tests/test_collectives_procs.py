@@ -14,11 +14,11 @@ import pytest
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import Config
-from pgdoctor.coll_launch import CollRun, run_collectives
-from pgdoctor.coll_sweep import ALL_OPS, SweepSpec
+from pgdoctor.engine.runner import Selection, build_report
+from pgdoctor.knowledge.collectives import ALL_OPS, SweepSpec
 from pgdoctor.model import ProbeResult, Reason, Snapshot, Status
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
-from pgdoctor.runner import Selection, build_report
+from pgdoctor.probes.collectives.launch import CollRun, run_collectives
 
 pytestmark = pytest.mark.slow
 load_all()
@@ -101,7 +101,7 @@ def test_rank_that_dies_is_named(no_leftover_children: None) -> None:
 
 
 def test_probe_runs_only_when_asked_on_a_host_without_gpus() -> None:
-    from pgdoctor.probes.collectives import collectives
+    from pgdoctor.probes.collectives.probe import collectives
 
     with pytest.raises(ProbeUnavailable) as exc:
         collectives(ProbeContext(env=_env(), level="standard", options={}))
@@ -137,7 +137,7 @@ def test_check_runs_the_short_sweep_with_nproc(no_leftover_children: None) -> No
 
 
 def test_under_torchrun_each_rank_runs_in_process_and_rank0_reports(no_leftover_children: None) -> None:
-    from pgdoctor.procs import free_port
+    from pgdoctor.probes.processes import free_port
 
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
            "--master-port", str(free_port()), "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo",
@@ -152,7 +152,7 @@ def test_under_torchrun_each_rank_runs_in_process_and_rank0_reports(no_leftover_
 
 
 def test_under_srun_master_addr_comes_from_the_node_list(no_leftover_children: None) -> None:
-    from pgdoctor.procs import free_port, run_children
+    from pgdoctor.probes.processes import free_port, run_children
 
     port = free_port()
     envs = []

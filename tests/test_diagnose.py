@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from pgdoctor.logdiag.api import diagnose_paths, diagnose_sources
-from pgdoctor.logdiag.normalize import logical_lines, parse_prefixes, strip_ansi
-from pgdoctor.logdiag.reader import stream_chunks
-from pgdoctor.logdiag.scan import scan_chunks
+from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
+from pgdoctor.diagnose.text.normalize import logical_lines, parse_prefixes, strip_ansi
+from pgdoctor.diagnose.text.reader import stream_chunks
+from pgdoctor.diagnose.text.scan import scan_chunks
 
 LOGS = FIXTURES / "logs"
 EXPECTED = json.loads((LOGS / "EXPECTED.json").read_text())
@@ -218,7 +218,7 @@ def test_harmless_nccl_warning_at_exit_is_not_a_failure() -> None:
 
 
 def test_parallel_file_scan_gives_the_sequential_windows(tmp_path: Path) -> None:
-    from pgdoctor.logdiag.parallel import scan_file
+    from pgdoctor.diagnose.text.parallel import scan_file
 
     lines = []
     for i in range(60000):

@@ -12,7 +12,7 @@ from conftest import FIXTURES
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES
-from pgdoctor.logdiag.api import diagnose_paths
+from pgdoctor.diagnose.api import diagnose_paths
 
 load_all()
 CODE_DIR = FIXTURES / "codes"

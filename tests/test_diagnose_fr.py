@@ -14,9 +14,9 @@ import fr_lab
 import pytest
 from conftest import FIXTURES
 
-from pgdoctor import safe_pickle
-from pgdoctor.logdiag.api import diagnose_paths, diagnose_sources
-from pgdoctor.logdiag.flight import load_dump, read_dumps
+from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
+from pgdoctor.diagnose.flight import safe_pickle
+from pgdoctor.diagnose.flight.collectives import load_dump, read_dumps
 
 
 @pytest.fixture(scope="module")

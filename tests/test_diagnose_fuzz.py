@@ -9,10 +9,10 @@ from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pgdoctor.logdiag.analyze import source_events
-from pgdoctor.logdiag.api import diagnose_sources
-from pgdoctor.logdiag.causality import assemble
-from pgdoctor.logdiag.reader import Source
+from pgdoctor.diagnose.analyze import source_events
+from pgdoctor.diagnose.api import diagnose_sources
+from pgdoctor.diagnose.causality import assemble
+from pgdoctor.diagnose.text.reader import Source
 from pgdoctor.model import Finding
 
 CORPUS_LINES = [ln for p in sorted((FIXTURES / "logs").glob("*.log")) for ln in p.read_bytes().splitlines()

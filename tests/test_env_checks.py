@@ -10,8 +10,8 @@ import pytest
 from env_scenarios import SCENARIOS
 from envlab import snapshot_for
 
-from pgdoctor.config import config_from_mapping
-from pgdoctor.runner import run_checks
+from pgdoctor.engine.config import config_from_mapping
+from pgdoctor.engine.runner import run_checks
 
 LIVE = sorted(c for c, s in SCENARIOS.items() if not s.bad.override)
 

@@ -13,10 +13,10 @@ from conftest import FIXTURES
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import Config
-from pgdoctor.checks.gpu_compute import datasheet
-from pgdoctor.cmd_check import with_cli_overrides
+from pgdoctor.checks.gpu.compute import datasheet
+from pgdoctor.cli.check import with_cli_overrides
+from pgdoctor.engine.runner import run_checks
 from pgdoctor.model import Severity, Snapshot
-from pgdoctor.runner import run_checks
 
 sys.path.insert(0, str(FIXTURES / "nvml"))
 import gpu_codes
@@ -166,12 +166,12 @@ def test_runner_collects_the_gpu_area_through_the_replay_backend(tmp_path: Any) 
 
     from build import recording
 
-    from pgdoctor.config import load_config
+    from pgdoctor.engine.config import load_config
+    from pgdoctor.engine.runner import Selection, build_report, collect
     from pgdoctor.probes.base import ProbeContext
     from pgdoctor.probes.commands import ReplayRunner
-    from pgdoctor.probes.nvml_backend import ReplayBackend
+    from pgdoctor.probes.gpu.nvml import ReplayBackend
     from pgdoctor.probes.sysfs import FsReader
-    from pgdoctor.runner import Selection, build_report, collect
 
     v = Variant(_set(1, ecc={"volatile.uncorrected": 1}))
     root = Path(tmp_path)

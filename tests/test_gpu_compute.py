@@ -9,7 +9,7 @@ import pytest
 
 from pgdoctor.model import Measurement, Reason, Scope
 from pgdoctor.probes.base import PROBES, ProbeContext, ProbeUnavailable
-from pgdoctor.probes.gpu_compute import best_rate, busy_gpus, gpu_compute, nvml_index_by_uuid, torch_uuid
+from pgdoctor.probes.gpu.compute import best_rate, busy_gpus, gpu_compute, nvml_index_by_uuid, torch_uuid
 
 
 def _previous() -> list[Measurement]:

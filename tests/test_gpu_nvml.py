@@ -16,8 +16,8 @@ from conftest import FIXTURES
 
 from pgdoctor.model import Reason, Unavailable
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
-from pgdoctor.probes.gpu import cpu_list, gpu_probe, read_all, sysfs_bus_id
-from pgdoctor.probes.nvml_backend import (
+from pgdoctor.probes.gpu.health import cpu_list, gpu_probe, read_all, sysfs_bus_id
+from pgdoctor.probes.gpu.nvml import (
     ERROR_REASONS,
     FUNCTIONS,
     LiveBackend,
@@ -307,7 +307,7 @@ def _pci_device(root: Path, bdf: str, vendor: str, cls: str, driver: str | None)
 
 
 def test_pci_probe_counts_gpus_not_switches_or_passthrough(tmp_path: Path) -> None:
-    from pgdoctor.probes.gpu_pci import gpu_pci
+    from pgdoctor.probes.gpu.pci import gpu_pci
 
     _pci_device(tmp_path, "0000:18:00.0", "0x10de", "0x030200", "nvidia")
     _pci_device(tmp_path, "0000:2a:00.0", "0x10de", "0x030200", None)  # driver failed to bind: still a GPU here

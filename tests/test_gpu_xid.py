@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from pgdoctor.checks.base import Config
-from pgdoctor.checks.gpu_xid import bus_key, xid_events
+from pgdoctor.checks.gpu.xid import bus_key, xid_events
+from pgdoctor.knowledge.xid import ACTIONS, SEVERITIES, XID_TABLE, describe_xid, parse_xid_line
 from pgdoctor.model import Measurement, ProbeResult, Reason, Snapshot, Status, Unavailable
 from pgdoctor.probes.base import ProbeContext
 from pgdoctor.probes.commands import CommandNotFound, CommandOutput, ReplayRunner
+from pgdoctor.probes.gpu.xid import gpu_xid
 from pgdoctor.probes.sysfs import FsReader
-from pgdoctor.probes.xid import gpu_xid
-from pgdoctor.xid import ACTIONS, SEVERITIES, XID_TABLE, describe_xid, parse_xid_line
 
 # Lines in the formats the NVIDIA driver prints (open-gpu-kernel-modules, nvRmXid / the
 # `NVRM: Xid (PCI:<domain:bus:device>): <code>, pid=<pid>, name=<comm>, <text>` format; older

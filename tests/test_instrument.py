@@ -11,8 +11,8 @@ import threading
 import pytest
 
 import pgdoctor
-from pgdoctor import instrument as ins
-from pgdoctor import trace
+from pgdoctor.trace import events as trace
+from pgdoctor.trace import instrument as ins
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +25,7 @@ def _clean():
 
 def test_import_pgdoctor_loads_neither_torch_nor_nvtx() -> None:
     code = ("import sys, pgdoctor; assert pgdoctor.__version__; "
-            "print(sorted(m for m in ('torch', 'nvtx', 'pgdoctor.instrument') if m in sys.modules))")
+            "print(sorted(m for m in ('torch', 'nvtx', 'pgdoctor.trace.instrument') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -33,7 +33,7 @@ def test_import_pgdoctor_loads_neither_torch_nor_nvtx() -> None:
 def test_lazy_attributes() -> None:
     assert pgdoctor.range is ins.range
     assert pgdoctor.step(3).fields == {"n": 3}
-    assert callable(pgdoctor.instrument)
+    assert callable(pgdoctor.trace.instrument)
     assert pgdoctor.current_ranges is ins.current_ranges
     with pytest.raises(AttributeError):
         pgdoctor.no_such_thing  # noqa: B018
@@ -133,12 +133,12 @@ def test_merge_gives_one_process_track_per_rank(tmp_path) -> None:
 
 
 def test_trace_module_cli(tmp_path) -> None:
-    empty = subprocess.run([sys.executable, "-m", "pgdoctor.trace", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    empty = subprocess.run([sys.executable, "-m", "pgdoctor.trace.events", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert empty.returncode == 2 and "no rank" in empty.stderr and "Traceback" not in empty.stderr
     w = trace.EventWriter(str(tmp_path), 0)
     w.complete("step", {"n": 0}, 0, 10_000)
     w.flush()
-    ok = subprocess.run([sys.executable, "-m", "pgdoctor.trace", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    ok = subprocess.run([sys.executable, "-m", "pgdoctor.trace.events", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0
     assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
 
@@ -146,8 +146,8 @@ def test_trace_module_cli(tmp_path) -> None:
 DDP_SCRIPT = r"""
 import os, sys, json, torch, torch.distributed as dist
 import pgdoctor
-from pgdoctor import trace
-from pgdoctor.trace import COMM_TID
+from pgdoctor.trace import events as trace
+from pgdoctor.trace.events import COMM_TID
 dist.init_process_group("gloo", rank=0, world_size=1, init_method="tcp://127.0.0.1:%s" % sys.argv[2])
 torch.manual_seed(0)
 def make():
@@ -177,7 +177,7 @@ dist.destroy_process_group()
 
 @pytest.mark.slow
 def test_ddp_comm_hook_averages_and_traces_launch_and_completion(tmp_path) -> None:
-    from pgdoctor.procs import free_port
+    from pgdoctor.probes.processes import free_port
 
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)

@@ -11,7 +11,7 @@ from pgdoctor.lab.diagnosis import enrich, prefixed_sources, stalled_findings
 from pgdoctor.lab.launch import LabRun
 from pgdoctor.lab.spec import LabSpec
 from pgdoctor.model import Finding, Scope, Severity
-from pgdoctor.procs import ChildOutcome
+from pgdoctor.probes.processes import ChildOutcome
 
 D = FIXTURES / "codes" / "RUN404"
 

@@ -10,7 +10,7 @@ from conftest import FIXTURES
 
 from pgdoctor.lab.diagnosis import IMBALANCE_CODES, imbalance_finding
 from pgdoctor.lab.imbalance import analyse, ideal_bubble
-from pgdoctor.trace import COMM_TID, trace_events
+from pgdoctor.trace.events import COMM_TID, trace_events
 
 
 def _by_rank(path) -> dict[int, list[dict]]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pgdoctor.launchenv import expand_hostlist, parse_launch
+from pgdoctor.knowledge.launchenv import expand_hostlist, parse_launch
 
 
 @pytest.mark.parametrize(

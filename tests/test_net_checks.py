@@ -6,10 +6,10 @@ import pytest
 from net_fixtures import HOSTS4, facts, pairs, tree_snapshot, with_cluster
 
 from pgdoctor.checks.base import Config
-from pgdoctor.checks.net_cluster import odd_ones, slow_nodes
-from pgdoctor.checks.net_links import parse_hca, select_hca
+from pgdoctor.checks.net.cluster import odd_ones, slow_nodes
+from pgdoctor.checks.net.links import parse_hca, select_hca
+from pgdoctor.engine.runner import Selection, run_checks
 from pgdoctor.model import Severity
-from pgdoctor.runner import Selection, run_checks
 
 PORTS = {f"mlx5_{i}:1": {"device": f"mlx5_{i}", "port": 1} for i in (0, 1, 10)}
 PORTS["mlx5_1:2"] = {"device": "mlx5_1", "port": 2}

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from pgdoctor.cli import cli
-from pgdoctor.multinode import schedule
-from pgdoctor.procs import free_port, run_children
+from pgdoctor.engine.multinode import schedule
+from pgdoctor.probes.processes import free_port, run_children
 
 BASE = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH") if k in os.environ}
 
@@ -111,7 +111,7 @@ def test_incomplete_launch_env_is_a_usage_error() -> None:
 
 
 def test_pairs_from_rank_posts_keep_upper_bounds_and_gaps() -> None:
-    from pgdoctor.multinode import _bandwidth_summary, _pairs
+    from pgdoctor.engine.multinode import _bandwidth_summary, _pairs
 
     nodes = [{"rank": r, "host": f"h{r}"} for r in range(3)]
     bw = {"schedule": "neighbours", "shifts": [1], "bytes": 1 << 20, "ranks": {
@@ -130,8 +130,8 @@ def test_pairs_from_rank_posts_keep_upper_bounds_and_gaps() -> None:
 
 def test_distributed_only_with_several_ranks_and_net_requested() -> None:
     from pgdoctor.checks import load_all
-    from pgdoctor.multinode import wanted
-    from pgdoctor.runner import Selection
+    from pgdoctor.engine.multinode import wanted
+    from pgdoctor.engine.runner import Selection
 
     load_all()
     many = {"RANK": "0", "WORLD_SIZE": "4"}
@@ -145,7 +145,7 @@ def test_distributed_only_with_several_ranks_and_net_requested() -> None:
 
 
 def test_suspects_are_the_pairs_well_below_the_median() -> None:
-    from pgdoctor.multinode import suspects
+    from pgdoctor.engine.multinode import suspects
 
     nan = float("nan")
     got = [[nan, 1.0, 1.0], [1.0, nan, 0.1], [0.6, 1.0, nan]]  # got[dst][src]

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
+from pgdoctor.engine.runner import Selection, collect, run_checks
 from pgdoctor.model import Reason, Status
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
 from pgdoctor.probes.ib import ib
 from pgdoctor.probes.netifs import netifs, route_to, routes
 from pgdoctor.probes.sysfs import FsReader
 from pgdoctor.probes.topology import format_matrix, relation, topology
-from pgdoctor.runner import Selection, collect, run_checks
 
 SYSFS = FIXTURES / "sysfs"
 

@@ -14,14 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pgdoctor.cli import main
+from pgdoctor.knowledge.interconnects import PRESETS, get
+from pgdoctor.knowledge.units import GIB, parse_bytes, parse_count, parse_gbps
 from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
-from pgdoctor.plan_comm import Fabric, bubble_fraction, ring_all_reduce_s, ring_gather_s
-from pgdoctor.plan_layouts import PlanInput, evaluate, plan
-from pgdoctor.plan_measured import links_from_snapshot
-from pgdoctor.plan_memory import OPTIMIZERS, PRECISIONS, MemoryInput, activation_bytes_per_layer, state_bytes
-from pgdoctor.plan_model import load_hf_config, shape_from_hf_config, shape_from_params
-from pgdoctor.plan_presets import PRESETS, get
-from pgdoctor.plan_units import GIB, parse_bytes, parse_count, parse_gbps
+from pgdoctor.plan.comm import Fabric, bubble_fraction, ring_all_reduce_s, ring_gather_s
+from pgdoctor.plan.layouts import PlanInput, evaluate, plan
+from pgdoctor.plan.measured import links_from_snapshot
+from pgdoctor.plan.memory import OPTIMIZERS, PRECISIONS, MemoryInput, activation_bytes_per_layer, state_bytes
+from pgdoctor.plan.model import load_hf_config, shape_from_hf_config, shape_from_params
 
 CODE_DIR = FIXTURES / "codes"
 MIXED, ADAM = PRECISIONS["bf16-mixed"], OPTIMIZERS["adamw"]
@@ -380,7 +380,7 @@ def test_when_nothing_fits_the_finding_says_from_how_many_nodes_it_would(capsys:
     assert f"fits from {more['nodes']} nodes" in finding["message"]
     assert finding["facts"]["fits_from_gpus"] == 8 * more["nodes"]
     # One node fewer than that has nothing that fits with room to spare.
-    from pgdoctor.plan_layouts import smallest_fit
+    from pgdoctor.plan.layouts import smallest_fit
 
     inp = PlanInput(MemoryInput(shape_from_params(70 * 10**9), MIXED, ADAM, seq_len=4096, micro_batch=1),
                     Fabric(8, more["nodes"] - 1, get("nvlink4"), get("ib-ndr")), 80 * GIB)

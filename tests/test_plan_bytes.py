@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pgdoctor.plan_memory import OPTIMIZERS, PRECISIONS, MemoryInput, StateBytes, stage_memory, state_bytes
-from pgdoctor.plan_model import (
+from pgdoctor.plan.memory import OPTIMIZERS, PRECISIONS, MemoryInput, StateBytes, stage_memory, state_bytes
+from pgdoctor.plan.model import (
     ModelShape,
     linear_stack_tensors,
     rank_tensors,
@@ -342,7 +342,7 @@ def test_lab_models_match_torch_to_the_byte(tmp_path: Any) -> None:
     import subprocess
     import sys
 
-    from pgdoctor.plan_memory import ddp_bucket_bytes
+    from pgdoctor.plan.memory import ddp_bucket_bytes
 
     proc = subprocess.run([sys.executable, "-c", LAB_COUNTS, str(tmp_path)], capture_output=True, text=True,
                           timeout=120)
@@ -409,7 +409,7 @@ def _saved_for_backward(layer: Gpt2Layer, x: torch.Tensor, eager: bool) -> int:
 
 @pytest.mark.parametrize("s, b, h, a", [(256, 2, 256, 4), (512, 1, 512, 8), (128, 4, 384, 6)])
 def test_activation_formula_is_within_15_percent_of_what_autograd_saves(s: int, b: int, h: int, a: int) -> None:
-    from pgdoctor.plan_memory import activation_bytes_per_layer
+    from pgdoctor.plan.memory import activation_bytes_per_layer
 
     torch.manual_seed(0)
     for dtype, scale in ((torch.bfloat16, 1.0), (torch.float32, 2.0)):
@@ -465,7 +465,7 @@ class LlamaLayer(nn.Module):
 @pytest.mark.parametrize("hidden, heads, kv, ffn", [(256, 4, 4, 688), (512, 8, 2, 1376)])
 def test_activation_count_of_a_llama_layer_matches_what_autograd_saves(hidden: int, heads: int, kv: int,
                                                                        ffn: int) -> None:
-    from pgdoctor.plan_memory import activation_bytes_per_layer, activation_coeff
+    from pgdoctor.plan.memory import activation_bytes_per_layer, activation_coeff
 
     shape = shape_from_hf_config({"model_type": "llama", "hidden_size": hidden, "num_hidden_layers": 1,
                                   "num_attention_heads": heads, "num_key_value_heads": kv,
@@ -488,7 +488,7 @@ def test_activation_count_of_a_llama_layer_matches_what_autograd_saves(hidden: i
 
 
 def test_gpt2_shape_recounts_to_korthikantis_34_and_5() -> None:
-    from pgdoctor.plan_memory import activation_coeff
+    from pgdoctor.plan.memory import activation_coeff
 
     assert activation_coeff(SHAPES["gpt2"]) == (34.0, 5.0)
 
@@ -538,8 +538,8 @@ def test_zero3_states_match_pytorch_fsdp_full_shard_to_the_byte(no_leftover_chil
     import sys
     from pathlib import Path
 
-    from pgdoctor.plan_model import shard_units
-    from pgdoctor.procs import free_port, run_children
+    from pgdoctor.plan.model import shard_units
+    from pgdoctor.probes.processes import free_port, run_children
 
     tests = str(Path(__file__).resolve().parent)
     port = free_port()

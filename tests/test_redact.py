@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pgdoctor.model import Evidence, Finding, Measurement, ProbeResult, Report, Severity, Snapshot, Status
-from pgdoctor.redact import REDACTED, redact_env, redact_text
+from pgdoctor.model.redact import REDACTED, redact_env, redact_text
 
 SECRETS = {"HF_TOKEN": "hf_abcdefSECRET1", "WANDB_API_KEY": "k3y-SECRET2", "DB_PASSWORD": "pw-SECRET3",
            "NCCL_AUTH_SECRET": "SECRET4", "AWS_SESSION_TOKEN": "SECRET5", "MY_CREDENTIALS": "SECRET6"}

@@ -189,8 +189,8 @@ def test_a_real_gloo_sweep_is_plotted(no_leftover_children: None) -> None:
     """The reader and the plot against what the collectives probe really writes (2 gloo ranks)."""
     import os
 
-    from pgdoctor.coll_launch import run_collectives
-    from pgdoctor.coll_sweep import SweepSpec
+    from pgdoctor.knowledge.collectives import SweepSpec
+    from pgdoctor.probes.collectives.launch import run_collectives
 
     spec = SweepSpec(ops=("all_reduce", "broadcast"), min_bytes=8, max_bytes=1 << 16, factor=16, iters=2, warmup=1,
                      memcpy_probe=False)

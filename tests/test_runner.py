@@ -7,9 +7,9 @@ import time
 import pytest
 
 from pgdoctor.checks.base import CHECKS, CheckSpec, Config
+from pgdoctor.engine.runner import Selection, build_report, collect
 from pgdoctor.model import Measurement, Reason, Status
 from pgdoctor.probes.base import ProbeContext, ProbeSpec, ProbeUnavailable
-from pgdoctor.runner import Selection, build_report, collect
 
 
 def _ctx(level: str = "quick") -> ProbeContext:
@@ -20,7 +20,7 @@ def _only(monkeypatch: pytest.MonkeyPatch, *specs: ProbeSpec) -> None:
     import pgdoctor.probes as probes_pkg
 
     probes_pkg.load_all()
-    monkeypatch.setattr("pgdoctor.runner.PROBES", {s.name: s for s in specs})
+    monkeypatch.setattr("pgdoctor.engine.runner.PROBES", {s.name: s for s in specs})
 
 
 def test_hanging_probe_is_reported_as_timed_out_within_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:

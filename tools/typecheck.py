@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MAPPING = {"pgdoctor": "doctor", "pgdoctor/checks": "checks", "pgdoctor/probes": "probes",
-           "pgdoctor/playbooks": "playbooks"}
+MAPPING = {"pgdoctor": "doctor", "pgdoctor/model": "model", "pgdoctor/knowledge": "knowledge",
+           "pgdoctor/checks": "checks", "pgdoctor/probes": "probes", "pgdoctor/playbooks": "playbooks"}
 
 
 def build(tree: Path) -> None:

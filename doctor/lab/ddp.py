@@ -10,9 +10,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pgdoctor import instrument as ins
 from pgdoctor.lab.faults import Fault
 from pgdoctor.lab.spec import LabSpec
+from pgdoctor.trace import instrument as ins
 
 LAYERS = 4
 BUCKET_CAP_MB = 0.5  # small, so a 4-layer MLP spans several buckets

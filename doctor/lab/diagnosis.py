@@ -30,7 +30,7 @@ IMBALANCE_CODES = {"ddp": "RUN401", "pp": "RUN402", "tp": "RUN403"}
 
 
 class DiagnoserUnavailable(RuntimeError):
-    """The log diagnoser (pgdoctor.logdiag) is not installed in this build."""
+    """The log diagnoser (pgdoctor.diagnose) is not installed in this build."""
 
 
 def prefixed_sources(run: LabRun) -> list[tuple[str, str]]:
@@ -44,9 +44,9 @@ def prefixed_sources(run: LabRun) -> list[tuple[str, str]]:
 
 def _logdiag_findings(run: LabRun) -> list[Finding]:
     try:
-        from pgdoctor.logdiag.api import diagnose_sources
+        from pgdoctor.diagnose.api import diagnose_sources
     except ImportError as exc:
-        raise DiagnoserUnavailable(f"pgdoctor.logdiag.api is not available: {exc}") from None
+        raise DiagnoserUnavailable(f"pgdoctor.diagnose.api is not available: {exc}") from None
     dirs = [run.fr_dir] if run.fr_dir else []
     try:
         result: Any = diagnose_sources(prefixed_sources(run), flight_recorder_dirs=dirs)

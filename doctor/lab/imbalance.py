@@ -2,7 +2,7 @@
 longer than the others, how much of their step the others spend waiting in collectives, and
 for pipelines the measured bubble against the ideal (p-1)/(m+p-1).
 
-Stateless over per-rank event lists (as pgdoctor.trace reads them), in the manner of
+Stateless over per-rank event lists (as pgdoctor.trace.events reads them), in the manner of
 Holistic Trace Analysis. Per rank and step, on the rank's main thread:
   comm    = time in communication ranges (comm.all_reduce, tp.all_reduce, pp.send, pp.recv;
             each of these waits inside its range in the lab);
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from pgdoctor.trace import COMM_TID
+from pgdoctor.trace.events import COMM_TID
 
 COMM_RANGES = frozenset({"comm.all_reduce", "tp.all_reduce", "pp.send", "pp.recv"})
 WARMUP_STEPS = 2

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pgdoctor.lab.spec import LabSpec
 from pgdoctor.lab.worker import fr_dir, result_path
-from pgdoctor.procs import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
 
 FR_BUFFER_ENTRIES = 2000
 # After the first rank fails, how long the others get to fail on their own and write what

@@ -18,10 +18,10 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from pgdoctor import instrument as ins
 from pgdoctor.lab.faults import Fault
 from pgdoctor.lab.imbalance import ideal_bubble
 from pgdoctor.lab.spec import LabSpec
+from pgdoctor.trace import instrument as ins
 
 BASE_LAYERS = 2  # layers per stage; the slow stage of the imbalance fault has factor times more
 

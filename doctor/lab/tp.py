@@ -19,10 +19,10 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from pgdoctor import instrument as ins
 from pgdoctor.lab.ddp import WithLoss
 from pgdoctor.lab.faults import Fault
 from pgdoctor.lab.spec import LabSpec
+from pgdoctor.trace import instrument as ins
 
 BLOCKS = 2
 

@@ -79,8 +79,8 @@ class Rank:
         request = Path(self.spec.run_dir) / DUMP_REQUEST
 
         def loop() -> None:
-            from pgdoctor import instrument as ins
             from pgdoctor.lab.faults import memory_facts
+            from pgdoctor.trace import instrument as ins
 
             while not self.finished:
                 if request.exists():
@@ -119,9 +119,9 @@ def run(spec: Any, rank: int, world: int) -> int:
     import torch
     import torch.distributed as dist
 
-    from pgdoctor import instrument as ins
-    from pgdoctor import trace
     from pgdoctor.lab.faults import Fault, memory_facts
+    from pgdoctor.trace import events as trace
+    from pgdoctor.trace import instrument as ins
 
     torch.set_num_threads(1)
     if spec.fault == "oom" and spec.device == "cpu":

@@ -8,7 +8,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from pgdoctor.areas import AREAS, area_title
+from pgdoctor.knowledge.areas import AREAS, area_title
 from pgdoctor.model import Finding, Report, Severity, Status
 
 _MARK = {
@@ -46,7 +46,7 @@ def area_details(area: str, report: Report) -> list[str]:
     if area != "collectives" or report.snapshot is None:
         return []
     from pgdoctor.checks.collectives import rows_of
-    from pgdoctor.coll_table import plot
+    from pgdoctor.render.collectives import plot
 
     rows = [row for row, _ in rows_of(report.snapshot)]
     return plot(rows, width=40) if rows else []

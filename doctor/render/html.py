@@ -19,8 +19,8 @@ from html import escape
 from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
-from pgdoctor.areas import AREAS, area_title
-from pgdoctor.coll_sweep import human_bytes
+from pgdoctor.knowledge.areas import AREAS, area_title
+from pgdoctor.knowledge.collectives import human_bytes
 from pgdoctor.model import Finding, Measurement, Report, Severity, Unavailable, sorted_findings
 from pgdoctor.render.console import area_status
 from pgdoctor.render.markdown import to_html

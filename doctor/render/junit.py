@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import TextIO
 
-from pgdoctor.areas import AREAS
+from pgdoctor.knowledge.areas import AREAS
 from pgdoctor.model import CheckResult, Finding, Reason, Report, Severity, Status
 
 # XML 1.0 forbids most control characters even as character references; log lines have them.

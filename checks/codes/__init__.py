@@ -1,0 +1,9 @@
+"""Codes whose findings come from analyses outside checks/ (diagnose, the lab, the planner).
+
+They are registered here, with the rest, so that `pgdoctor list` and the playbook tests see every
+code without importing those analyses.
+"""
+
+from __future__ import annotations
+
+from pgdoctor.checks.codes import lab, plan, run  # noqa: F401  (register the codes)

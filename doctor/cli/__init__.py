@@ -1,0 +1,118 @@
+"""The pgdoctor command line. Thin: parse options, call the runner, render, exit.
+
+Commands other than the core ones live in their own modules and are imported only when
+invoked (LAZY_COMMANDS), so `pgdoctor --help` and `pgdoctor explain` stay fast and never
+import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+from typing import Any, NoReturn, Optional
+
+import click
+
+from pgdoctor import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130
+
+# name -> "module:attribute" of a click command; one line per command.
+LAZY_COMMANDS: dict[str, str] = {
+    "check": "pgdoctor.cli.check:check",
+    "collect": "pgdoctor.cli.check:collect",
+    "list": "pgdoctor.cli.info:list_codes",
+    "explain": "pgdoctor.cli.info:explain",
+    "diagnose": "pgdoctor.cli.diagnose:diagnose",
+    "repro": "pgdoctor.cli.repro:repro",
+    "plan": "pgdoctor.cli.plan:plan_cmd",
+    "bench": "pgdoctor.cli.bench:bench",
+    "topo": "pgdoctor.cli.topo:topo",
+}
+
+# Short help per lazy command, so `pgdoctor --help` lists them without importing them.
+COMMAND_HELP: dict[str, str] = {
+    "check": "Pre-flight: probe this host and report findings (exit 0/1/2/3).",
+    "collect": "Write a snapshot of everything probed (support bundle; input of check --from).",
+    "list": "List every finding code with slug, severity and title.",
+    "explain": "Show the playbook of a finding code or slug.",
+    "diagnose": "Find the root cause of a failed run in its logs and flight-recorder dumps (exit 1 when found).",
+    "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP run, and diagnose it.",
+    "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
+    "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings).",
+    "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo -m).",
+}
+
+
+class UserError(click.ClickException):
+    """A usage or configuration problem: one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(LAZY_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        cmd = getattr(importlib.import_module(module), attr)
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMAND_HELP.get(name, "")) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pgdoctor")
+def cli() -> None:
+    """pgdoctor: diagnose and troubleshoot multi-GPU distributed PyTorch training.
+
+    \b
+    Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it;
+    2 usage or configuration error; 3 incomplete (a requested probe could not
+    run or a check crashed); 130 interrupted. 1 wins over 3.
+    """
+
+
+def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+def main(argv: Optional[list[str]] = None) -> NoReturn:
+    # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        rc = cli.main(args=argv, prog_name="pgdoctor", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        rc = exc.exit_code
+    except click.ClickException as exc:
+        # Usage errors and UserError: one line, no traceback, no usage dump.
+        click.echo(f"pgdoctor: error: {exc.format_message()}", err=True)
+        rc = EXIT_USAGE
+    except click.exceptions.Abort:
+        click.echo("pgdoctor: interrupted", err=True)
+        rc = EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        click.echo("pgdoctor: interrupted", err=True)
+        rc = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `pgdoctor list | head`: the reader left; not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        rc = EXIT_OK
+    sys.exit(rc if isinstance(rc, int) else EXIT_OK)
+
+
+def emit_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=1, default=str))

@@ -1,0 +1,180 @@
+"""`pgdoctor bench collectives`: the collective sweep on its own, nccl-tests style, judged by
+the same checks as `pgdoctor check`."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from typing import Any, Optional
+
+import click
+
+from pgdoctor.cli import UserError
+
+
+@click.group()
+def bench() -> None:
+    """Measurements on their own: tables, plots and every number in --json."""
+
+
+def _bytes(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[int]:
+    if value is None:
+        return None
+    from pgdoctor.knowledge.collectives import parse_bytes
+
+    try:
+        return parse_bytes(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+class _Bar:
+    """A progress bar on stderr while the sweep runs (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self.progress: Any = None
+        self.task: Any = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.progress = Progress(TextColumn("collectives"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("{task.description}"), console=Console(file=sys.stderr),
+                                     transient=True)
+
+    def __enter__(self) -> _Bar:
+        if self.progress is not None:
+            self.progress.start()
+            self.task = self.progress.add_task("starting ranks", total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def update(self, done: int, total: int, what: str) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, total=total, description=what)
+
+
+@bench.command("collectives")
+@click.option("--ops", default=None, metavar="OP,...",
+              help="all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv, reduce, or all.")
+@click.option("--min-bytes", callback=_bytes, default="8", show_default=True, help="Smallest size (8, 64K, 1M...).")
+@click.option("--max-bytes", callback=_bytes, default=None, help="Largest size [default: 256M on GPU, 64M on CPU].")
+@click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True, help="Timed iterations per size.")
+@click.option("--warmup", type=click.IntRange(min=0), default=5, show_default=True, help="Untimed iterations per size.")
+@click.option("--nproc", type=click.IntRange(min=1), default=None,
+              help="Spawn N local ranks [default: one per GPU; required without GPUs or a launcher].")
+@click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.5), default=30.0, show_default=True,
+              help="A stage (init, one op at one size) longer than this is a hang naming the missing ranks.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="TOML file of thresholds and expectations.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--fail-on", type=click.Choice(["warn", "fail"]), default="fail", show_default=True)
+def collectives(
+    ops: Optional[str], min_bytes: int, max_bytes: Optional[int], iters: int, warmup: int, nproc: Optional[int],
+    backend: str, timeout_s: float, config_path: Optional[str], as_json: bool, fail_on: str,
+) -> None:
+    """Bandwidth, latency and correctness of collectives through this torch.distributed.
+
+    \b
+    Inside torchrun/srun every rank runs it and rank 0 reports; otherwise
+    --nproc N spawns N local ranks. Sizes and busbw follow nccl-tests.
+    """
+    from pgdoctor.engine.config import ConfigError, load_config
+    from pgdoctor.knowledge.collectives import DEFAULT_OPS, SweepSpec, parse_ops
+    from pgdoctor.probes.collectives.launch import choose_backend, gpu_count, launched, run_collectives
+
+    env = dict(os.environ)
+    try:
+        config = load_config(config_path)
+        op_list = parse_ops(ops) if ops else DEFAULT_OPS
+    except (ConfigError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    in_launcher = nproc is None and launched(env)
+    try:
+        gpus = gpu_count()
+    except ImportError as exc:
+        raise UserError(f"torch is not importable: {exc}") from None
+    if nproc is None and not in_launcher:
+        if gpus == 0:
+            raise UserError("no GPU visible and no torchrun/srun launch: pass --nproc N to run N local gloo ranks")
+        nproc = gpus
+    chosen = choose_backend(backend, gpus)
+    if chosen == "nccl" and gpus == 0:
+        raise UserError("--backend nccl needs a visible GPU")
+    top = max_bytes if max_bytes is not None else ((256 << 20) if chosen == "nccl" else (64 << 20))
+    try:
+        spec = SweepSpec(ops=op_list, min_bytes=min_bytes, max_bytes=top, iters=iters, warmup=warmup,
+                         backend=chosen, op_timeout_s=timeout_s, init_timeout_s=max(timeout_s, 60.0))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    start = time.time()
+    with _Bar() as bar:
+        try:
+            run = run_collectives(spec, env, nproc, progress=bar.update)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    report = _report(run, env, config, start, chosen == "nccl")
+    _emit(run, report, as_json)
+    from pgdoctor.model import Severity, exit_code
+
+    code = exit_code(report, Severity(fail_on))
+    if run.launcher != "spawn" and any(p["kind"] == "hang" for p in run.problems):
+        # This process is a rank whose sweep thread is still stuck in a collective with a peer
+        # that never came; tearing the process group down at exit would wait for that peer.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise click.exceptions.Exit(code)
+
+
+def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool) -> Any:
+    from pgdoctor.engine.runner import Selection, build_report, collect
+    from pgdoctor.model import ProbeResult, Snapshot, Status
+
+    probes = [ProbeResult("collectives", "collectives", Status.PASSED, "", run.duration_s,
+                          tuple(run.to_measurements()))]
+    if gpu:
+        # The expectation rests on NVLink/PCIe/NIC facts: the quick GPU and network probes give them.
+        from pgdoctor.probes.base import ProbeContext
+
+        facts = collect(ProbeContext(env=env, level="quick"), Selection(only=("gpu", "net")), timeout_s=20.0)
+        probes.extend(p for p in facts.probes if p.name in ("gpu", "ib"))
+    from pgdoctor import __version__
+
+    snap = Snapshot(host=socket.gethostname(), time_unix=start, pgdoctor_version=__version__, level="bench",
+                    probes=tuple(probes))
+    return build_report("bench collectives", snap, config, Selection(only=("collectives",)),
+                        meta={"launcher": run.launcher, "backend": run.backend, "world_size": run.world_size,
+                              "rank": run.rank, "duration_s": round(run.duration_s, 3)})
+
+
+def _emit(run: Any, report: Any, as_json: bool) -> None:
+    from pgdoctor.cli import emit_json
+    from pgdoctor.render import get_renderer
+    from pgdoctor.render.collectives import render
+
+    if run.rank != 0:
+        # Under a launcher every rank runs this; rank 0 holds the gathered results and reports
+        # (also when it is the rank that hung: its own watch names it), so stdout stays one report.
+        seen = "; ".join(f"{f.code} {f.message}" for f in report.findings) or "no findings"
+        click.echo(f"pgdoctor: rank {run.rank}: {seen} (results are reported by rank 0)", err=True)
+        return
+    if as_json:
+        emit_json(report.to_json())
+        return
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    info = run.info
+    where = ", ".join(str(x) for x in (info.get("device_name"), f"torch {info['torch']}" if "torch" in info else None,
+                                       f"NCCL {info['nccl_version']}" if "nccl_version" in info else None) if x)
+    header = (f"pgdoctor bench collectives: {run.world_size} rank(s), {run.backend}, {run.launcher}"
+              f"{' (' + where + ')' if where else ''}; iters {run.spec.iters}, warmup {run.spec.warmup}; "
+              f"{run.duration_s:.1f} s")
+    render(run.rows, header, sys.stdout, color)
+    click.echo()
+    get_renderer("console")(report, sys.stdout, color)

@@ -1,0 +1,49 @@
+"""`pgdoctor diagnose`: logs and flight-recorder dumps of a failed job -> root cause, facts, playbook."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import click
+
+from pgdoctor.cli import UserError
+from pgdoctor.model import Severity, exit_code
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--flight-recorder", "fr_dirs", multiple=True, metavar="DIR",
+              help="Directory (or file) of per-rank flight-recorder dumps, pickle or JSON. Repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--format", "fmt", default=None, help="Output format (console, json, ...).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report here instead of stdout.")
+@click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
+def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fmt: Optional[str],
+             output: Optional[str], exit_zero: bool) -> None:
+    """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
+    and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
+    from pgdoctor.cli.check import write_report
+    from pgdoctor.diagnose.api import diagnose_paths
+    from pgdoctor.diagnose.flight.collectives import DumpError
+    from pgdoctor.diagnose.text.reader import SourceError
+    from pgdoctor.render import FORMATS
+
+    if not paths and not fr_dirs:
+        if sys.stdin.isatty():
+            raise UserError("give log files or directories, '-' for stdin, or --flight-recorder DIR")
+        paths = ("-",)
+    fmt = "json" if as_json else (fmt or "console")
+    if fmt != "console" and fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")
+    try:
+        report = diagnose_paths(list(paths), list(fr_dirs))
+    except (SourceError, DumpError) as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot read {exc.filename or 'input'}: {exc.strerror}") from None
+    from pgdoctor.diagnose.render import render as console_render
+
+    write_report(report, fmt, output, console_render if fmt == "console" else None)
+    raise click.exceptions.Exit(exit_code(report, Severity.FAIL, exit_zero))

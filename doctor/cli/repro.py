@@ -1,0 +1,194 @@
+"""`pgdoctor repro FAULT --parallel ddp|pp|tp`: run a small real distributed job that fails
+(oom, timeout) or degrades (imbalance) in exactly that way, trace it, and diagnose it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from typing import Any, Optional
+
+import click
+
+from pgdoctor.cli import UserError
+from pgdoctor.lab import FAULTS, STRATEGIES
+from pgdoctor.model import Report, Severity, exit_code
+from pgdoctor.render import FORMATS
+
+NSYS_TRACES = "cuda,nvtx,osrt"
+
+
+def nsys_command(argv: list[str], output: str) -> list[str]:
+    """The Nsight Systems command that captures this repro's NVTX ranges in every rank."""
+    return ["nsys", "profile", "-t", NSYS_TRACES, "--trace-fork-before-exec=true", "-o", output,
+            "--force-overwrite=true", *argv]
+
+
+def _device(choice: str) -> str:
+    try:
+        import torch
+    except ImportError:
+        raise UserError("pgdoctor repro needs torch (pip install 'pgdoctor[torch]')") from None
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda: torch sees no CUDA device here")
+    if choice != "auto":
+        return choice
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _progress(msg: str) -> None:
+    click.echo(f"pgdoctor: {msg}", err=True)
+
+
+def _rank_rows(run: Any) -> list[dict[str, Any]]:
+    rows = []
+    for o, res in zip(run.outcomes, run.results):
+        row = {"rank": o.index, "returncode": o.returncode, "killed": o.timed_out,
+               "duration_s": round(o.duration_s, 3), "status": res.get("status", "no report")}
+        for k in ("phase", "ranges", "error_type", "step", "batch", "memory", "cap", "setup", "backend", "fr_dump"):
+            if res.get(k) not in (None, "", [], {}):
+                row[k] = res[k]
+        rows.append(row)
+    return rows
+
+
+@click.command()
+@click.argument("fault", type=click.Choice(FAULTS))
+@click.option("--parallel", "strategy", type=click.Choice(STRATEGIES), default="ddp", show_default=True,
+              help="ddp: DistributedDataParallel; pp: pipeline stages; tp: Megatron-style tensor parallel.")
+@click.option("--nproc", type=click.IntRange(2, 16), default=2, show_default=True, help="Ranks on this host.")
+@click.option("--factor", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
+              help="imbalance: work of the slow rank/stage/shard against the others.")
+@click.option("--rank", "faulty_rank", type=click.IntRange(min=0), default=None,
+              help="The rank that misbehaves (default: the last).")
+@click.option("--schedule", type=click.Choice(["1f1b", "gpipe"]), default="1f1b", show_default=True,
+              help="pp: micro-batch schedule.")
+@click.option("--microbatches", type=click.IntRange(1, 64), default=4, show_default=True, help="pp: micro-batches per step.")
+@click.option("--steps", type=click.IntRange(min=0), default=0, help="Training steps (0: the fault's default).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=5.0), default=60.0, show_default=True,
+              help="Bound on the whole run, in seconds.")
+@click.option("--pg-timeout", "pg_timeout_s", type=click.FloatRange(min=1.0, max=600.0), default=5.0, show_default=True,
+              help="Process-group timeout of the ranks (the timeout fault fires after it).")
+@click.option("--trace-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep per-rank event files and the merged trace.json (Perfetto) here.")
+@click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report here instead of stdout.")
+def repro(
+    fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
+    microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
+    nsys: bool, as_json: bool, fmt: Optional[str], output: Optional[str],
+) -> None:
+    """Reproduce FAULT (oom, timeout, imbalance) in a small instrumented run and diagnose it.
+
+    Exit 1 when the injected fault was found (the expected outcome), 3 when the run did not
+    show it or could not be diagnosed.
+    """
+    if faulty_rank is not None and faulty_rank >= nproc:
+        raise UserError(f"--rank {faulty_rank} is not a rank of --nproc {nproc}")
+    if nsys:
+        _nsys(fault, strategy, nproc, trace_dir)
+        return
+    from pgdoctor.cli.check import write_report
+    from pgdoctor.lab.spec import LabSpec
+
+    dev = _device(device)
+    run_dir = tempfile.mkdtemp(prefix="pgdoctor-repro-")
+    try:
+        tdir = os.path.abspath(trace_dir) if trace_dir else os.path.join(run_dir, "trace")
+        try:
+            spec = LabSpec(
+                fault=fault, strategy=strategy, nproc=nproc, run_dir=run_dir, trace_dir=tdir, factor=factor,
+                faulty_rank=-1 if faulty_rank is None else faulty_rank, steps=steps, device=dev,
+                schedule=schedule, microbatches=microbatches, pg_timeout_s=pg_timeout_s,
+            )
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        fmt = "json" if as_json else (fmt or "console")
+        # The HTML report draws the per-rank timeline; other formats point at trace.json instead.
+        report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None, with_events=fmt == "html")
+        write_report(report, fmt, output)
+        if fmt == "console" and not output:
+            _print_ranks(report)
+            if trace_dir:
+                click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    raise click.exceptions.Exit(exit_code(report, Severity.WARN))
+
+
+def _print_ranks(report: Report) -> None:
+    """One line per rank under the findings: how it ended and where it was."""
+    click.echo("\nranks:")
+    for row in report.extra.get("ranks", []):
+        where = " > ".join(row.get("ranges", [])) or "-"
+        how = row["status"] + (" (killed by pgdoctor)" if row.get("killed") else "")
+        err = f" {row['error_type']}" if row.get("error_type") else ""
+        click.echo(f"  rank {row['rank']}: {how}{err}; open ranges: {where}")
+
+
+def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with_events: bool = False) -> Report:
+    """Launch the ranks, merge their traces, diagnose; the Report of a repro."""
+    from pgdoctor.lab.diagnosis import EXPECTED_CATEGORIES, DiagnoserUnavailable, diagnose_run
+    from pgdoctor.lab.launch import launch
+    from pgdoctor.trace import events as trace
+
+    _progress(f"{spec.fault} x {spec.strategy} on {spec.nproc} ranks ({spec.device}), "
+              f"rank {spec.bad_rank} misbehaves; at most {timeout_s:.0f} s")
+    run = launch(spec, timeout_s)
+    by_rank = trace.events_by_rank(spec.trace_dir) if os.path.isdir(spec.trace_dir) else {}
+    trace_path = ""
+    if by_rank and keep_trace:
+        trace_path = os.path.join(spec.trace_dir, "trace.json")
+        trace.merge(spec.trace_dir, trace_path)
+    incomplete: list[str] = []
+    try:
+        findings = diagnose_run(run, by_rank)
+    except DiagnoserUnavailable as exc:
+        findings = []
+        incomplete.append(str(exc))
+    expected = EXPECTED_CATEGORIES[(spec.fault, "cuda" if spec.device == "cuda" else "cpu")]
+    if not incomplete and not any(f.category == expected for f in findings):
+        incomplete.append(f"the injected {spec.fault} did not show as a {expected} finding")
+    if any(o.timed_out for o in run.outcomes) and run.wall_s >= timeout_s - 0.5:
+        incomplete.append(f"the run reached --timeout {timeout_s:.0f} s")
+    from pgdoctor.model import sorted_findings
+
+    return Report(
+        command="repro",
+        snapshot=None,
+        findings=tuple(sorted_findings(findings)),
+        incomplete_reasons=tuple(incomplete),
+        meta={
+            "host": os.uname().nodename,
+            "fault": spec.fault, "strategy": spec.strategy, "nproc": spec.nproc, "device": spec.device,
+            "faulty_rank": spec.bad_rank, "factor": spec.factor, "wall_s": round(run.wall_s, 3),
+            "expected_category": expected, "trace": trace_path,
+        },
+        extra={"ranks": _rank_rows(run)} | (
+            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {}),
+    )
+
+
+def _nsys(fault: str, strategy: str, nproc: int, trace_dir: Optional[str]) -> None:
+    args = [a for a in sys.argv[1:] if a != "--nsys"]
+    if not args or args[0] != "repro":
+        args = ["repro", fault, "--parallel", strategy, "--nproc", str(nproc)]
+    out = os.path.join(trace_dir or ".", f"pgdoctor-repro-{fault}-{strategy}")
+    cmd = nsys_command(["pgdoctor", *args], out)
+    if shutil.which("nsys") is None:
+        click.echo(shlex.join(cmd))
+        click.echo("pgdoctor: nsys is not on PATH; run the command above where Nsight Systems is installed", err=True)
+        return
+    from pgdoctor.probes.processes import run_children
+
+    _progress("running " + shlex.join(cmd))
+    (res,) = run_children([cmd], [dict(os.environ)], timeout_s=600.0)
+    sys.stdout.write(res.stdout)
+    sys.stderr.write(res.stderr)
+    raise click.exceptions.Exit(res.returncode if res.returncode is not None else 3)

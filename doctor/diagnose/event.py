@@ -1,0 +1,133 @@
+"""What the category modules see (a Hit: clean lines around one trigger) and what they
+return (Events: one observed failure with its facts and the log lines that show it)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pgdoctor.diagnose.text.normalize import Line, text_rank
+from pgdoctor.model import Evidence
+
+# A line that starts a new log record rather than continuing a message split over lines.
+_NEW_RECORD = re.compile(r"^(?:Traceback|\s*File |\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[\w.-]+:\d+:\d+ \[\d+\]|"
+                         r"[A-Z]{4,}:|[\w.]*(?:Error|Exception|Warning):|terminate called)")
+EVIDENCE_CHARS = 600
+# NCCL's own prefix "host:pid:tid [cudaDev] " (src/debug.cc), optionally after "[%F %T] ".
+_NCCL_PREFIX = re.compile(r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[(\d+)\]")
+
+
+@dataclass
+class Hit:
+    source: str
+    lines: list[Line]
+    idx: int
+    source_index: int = 0
+
+    @property
+    def line(self) -> Line:
+        return self.lines[self.idx]
+
+    @property
+    def text(self) -> str:
+        return self.line.text
+
+    @property
+    def rank(self) -> Optional[int]:
+        if self.line.rank is not None:
+            return self.line.rank
+        return text_rank(self.text)
+
+    def who(self, rank: Optional[int] = None) -> str:
+        """How a message names the process: global rank, else local rank, else NCCL's host/pid/GPU."""
+        r = rank if rank is not None else self.rank
+        if r is not None:
+            return f"rank {r}"
+        if self.line.local_rank is not None:
+            return f"local rank {self.line.local_rank}"
+        m = _NCCL_PREFIX.match(self.text)
+        if m:
+            return f"{m.group(1)} pid {m.group(2)} (GPU {m.group(3)})"
+        return "a rank"
+
+    def after(self, n: int, same_rank: bool = True) -> list[Line]:
+        """Up to n following lines (of the same rank when ranks are known)."""
+        out: list[Line] = []
+        me = self.line.rank
+        for ln in self.lines[self.idx + 1:]:
+            if len(out) >= n:
+                break
+            if same_rank and me is not None and ln.rank is not None and ln.rank != me:
+                continue
+            out.append(ln)
+        return out
+
+    def before(self, n: int, same_rank: bool = True) -> list[Line]:
+        out: list[Line] = []
+        me = self.line.rank
+        for ln in reversed(self.lines[:self.idx]):
+            if len(out) >= n:
+                break
+            if same_rank and me is not None and ln.rank is not None and ln.rank != me:
+                continue
+            out.append(ln)
+        out.reverse()
+        return out
+
+    def block(self, n: int = 8) -> tuple[str, list[Line]]:
+        """The hit line and its continuation lines (a message split over lines by a paste or a
+        logger), joined with spaces; stops at a blank line or the start of a new record."""
+        used = [self.line]
+        for ln in self.after(n):
+            if not ln.text.strip() or _NEW_RECORD.match(ln.text) or ln.rank != self.line.rank:
+                break
+            used.append(ln)
+        return " ".join(ln.text.strip() for ln in used), used
+
+    def evidence(self, lines: Optional[list[Line]] = None) -> list[Evidence]:
+        return [Evidence(ln.text.strip()[:EVIDENCE_CHARS], file=self.source, line=ln.no)
+                for ln in (lines or [self.line])]
+
+
+@dataclass
+class Event:
+    """One observed failure. `cause_tier`: 0 a primary cause (OOM, crash, hardware, config),
+    1 a failure that is usually a symptom (timeouts, remote errors), 2 a pure consequence."""
+
+    code: str
+    source: str
+    line: int
+    source_index: int
+    message: str
+    rank: Optional[int] = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    evidence: list[Evidence] = field(default_factory=list)
+    ts: Optional[tuple[str, float]] = None
+    cause_tier: int = 0
+    dedupe: tuple[Any, ...] = ()
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return (self.source_index, self.line)
+
+
+def event(hit: Hit, code: str, message: str, facts: Optional[dict[str, Any]] = None,
+          lines: Optional[list[Line]] = None, tier: int = 0, rank: Optional[int] = None,
+          dedupe: tuple[Any, ...] = ()) -> Event:
+    r = rank if rank is not None else hit.rank
+    f = dict(facts or {})
+    if r is not None:
+        f.setdefault("rank", r)
+    if hit.line.host:
+        f.setdefault("host", hit.line.host)
+    if r is None and hit.line.local_rank is not None:
+        f.setdefault("local_rank", hit.line.local_rank)
+    m = _NCCL_PREFIX.match(hit.text)
+    if m:
+        f.setdefault("host", m.group(1))
+        f.setdefault("pid", int(m.group(2)))
+        f.setdefault("cuda_dev", int(m.group(3)))
+    return Event(code=code, source=hit.source, line=hit.line.no, source_index=hit.source_index,
+                 message=message, rank=r, facts=f, evidence=hit.evidence(lines), ts=hit.line.ts,
+                 cause_tier=tier, dedupe=dedupe or (code, r))

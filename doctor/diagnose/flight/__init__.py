@@ -1,0 +1,1 @@
+"""Flight-recorder dumps: loading them safely, and matching collectives and p2p ops across ranks."""

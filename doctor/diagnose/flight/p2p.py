@@ -1,0 +1,96 @@
+"""Point-to-point operations in NCCL flight-recorder dumps: a send or recv that its peer never
+posted, which is how pipeline-parallel jobs hang.
+
+NCCL's recorder names p2p entries "nccl:send 1->0" / "nccl:recv 0<-1" (group ranks: this rank,
+then the peer), keeps collective_seq_id at 0 and counts p2p_seq_id instead, and tracks
+"scheduled" / "started" / "completed" (torch/csrc/distributed/c10d/FlightRecorder*.cpp,
+test/distributed/test_c10d_nccl.py). Ring buffers drop old entries, so counts cannot be compared
+across ranks; only the operations still pending are: a pending send from a to b with no pending
+recv on b from a means b never posted it, and the other way round. gloo records no p2p entries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event
+from pgdoctor.diagnose.flight.collectives import (
+    FlightReport,
+    _describe,
+    _dump_path,
+    _event,
+    _frames,
+    _pg_key,
+    member_list,
+)
+from pgdoctor.model import Evidence
+
+_P2P = re.compile(r":(send|recv) (\d+)(->|<-)(\d+)")
+
+
+def _pending(rep: FlightReport) -> dict[str, dict[tuple[str, int, int], list[tuple[int, Mapping[str, Any]]]]]:
+    """pg -> (kind, from global rank, to global rank) -> [(rank holding it, entry)] of p2p ops not completed."""
+    out: dict[str, dict[tuple[str, int, int], list[tuple[int, Mapping[str, Any]]]]] = {}
+    for d in rep.dumps:
+        for e in d.data["entries"]:
+            if not isinstance(e, Mapping) or not e.get("is_p2p") or e.get("state") == "completed":
+                continue
+            if e.get("state") not in ("scheduled", "started"):
+                continue
+            m = _P2P.search(str(e.get("profiling_name", "")))
+            if not m:
+                continue
+            key = _pg_key(e)
+            members = member_list(rep, key)
+            me, peer = int(m.group(2)), int(m.group(4))
+            if members:
+                if peer >= len(members) or me >= len(members):
+                    continue
+                me, peer = members[me], members[peer]
+            src, dst = (me, peer) if m.group(1) == "send" else (peer, me)
+            out.setdefault(key, {}).setdefault((m.group(1), src, dst), []).append((d.rank, e))
+    return out
+
+
+def analyze_p2p(rep: FlightReport, label: str) -> list[Event]:
+    if not any(isinstance(e, Mapping) and e.get("is_p2p") for d in rep.dumps for e in d.data["entries"]):
+        return []
+    dumped = {d.rank for d in rep.dumps}
+    events: list[Event] = []
+    for key, ops in sorted(_pending(rep).items()):
+        for (kind, src, dst), held in sorted(ops.items()):
+            if kind == "recv" and ("send", src, dst) in ops:
+                continue  # reported from the send side
+            other = ("recv" if kind == "send" else "send", src, dst)
+            holder, e = held[0]
+            peer = dst if kind == "send" else src
+            if peer not in dumped:
+                continue  # no dump of the peer: nothing to compare with
+            base: dict[str, Any] = {"pg": key, "op": e.get("profiling_name"), "input_sizes": e.get("input_sizes"),
+                                    "input_dtypes": e.get("input_dtypes"), "src": src, "dst": dst,
+                                    "frames": _frames(e), "p2p_seq": e.get("p2p_seq_id")}
+            ev = [Evidence(f"rank {holder}: {_describe(e)} state={e.get('state')}", file=_dump_path(rep, holder))]
+            if other not in ops:
+                facts = {**base, "missing_ranks": [peer], "present_ranks": [holder]}
+                verb = "receive" if kind == "send" else "send"
+                msg = (f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
+                       f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
+                       + (f"; called at {facts['frames'][0]}" if facts["frames"] else ""))
+                events.append(_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1))
+                continue
+            oh, oe = ops[other][0]
+            ev.append(Evidence(f"rank {oh}: {_describe(oe)} state={oe.get('state')}", file=_dump_path(rep, oh)))
+            if (e.get("input_sizes"), e.get("input_dtypes")) != (oe.get("input_sizes"), oe.get("input_dtypes")):
+                facts = {**base, "odd_ranks": [peer], "per_rank": {str(holder): _describe(e), str(oh): _describe(oe)}}
+                msg = (f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
+                       f"rank {holder} {_describe(e)}; rank {oh} {_describe(oe)}")
+                events.append(_event(C.FR_OP_MISMATCH.code, label, msg, facts, ev, 0))
+            else:
+                facts = {**base, "not_completed_ranks": sorted({holder, oh})}
+                msg = (f"process group {key}: send {src}->{dst} and its recv were both posted "
+                       f"({_describe(e)}) but neither completed")
+                events.append(_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
+    return events

@@ -1,0 +1,146 @@
+"""cuda_oom: every CUDA out-of-memory format of PyTorch's caching allocator, old and new.
+
+Formats (c10/cuda/CUDACachingAllocator.cpp):
+- <= 2.0: "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity;
+  14.24 GiB already allocated; 8.75 MiB free; [1.00 GiB allowed; ]14.69 GiB reserved in total
+  by PyTorch)"; before 1.4 the last field was "... cached)".
+- 2.1: "Tried to allocate 1.95 GiB. GPU 0 has a total capacty of 14.75 GiB of which 1.66 GiB is
+  free. Process 414660 has 13.09 GiB memory in use. Of the allocated memory 10.09 GiB is
+  allocated by PyTorch, and 1.92 GiB is reserved by PyTorch but unallocated." (sic "capacty")
+- >= 2.2: "capacity", and the allocator's own process is named "Including non-PyTorch memory,
+  this process has X memory in use." while other processes are "Process N has X memory in use."
+- CUDA runtime / NCCL without allocator numbers: "CUDA error: out of memory",
+  NCCL "Cuda failure 'out of memory'".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.base import fmt_bytes
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.text.units import SIZE, to_bytes
+
+S = SIZE
+_W = r"\s*"
+_NEW = re.compile(
+    rf"Tried{_W}to{_W}allocate{_W}{S}\.?{_W}GPU{_W}(\d+){_W}has{_W}a{_W}total{_W}capac(?:i)?ty{_W}of{_W}{S}"
+    rf"{_W}of{_W}which{_W}{S}{_W}is{_W}free")
+_OLD = re.compile(
+    rf"Tried{_W}to{_W}allocate{_W}{S}{_W}\(GPU{_W}(\d+);{_W}{S}{_W}total{_W}capacity;{_W}{S}{_W}already{_W}allocated;"
+    rf"{_W}{S}{_W}free;(?:{_W}{S}{_W}allowed;)?{_W}{S}{_W}(reserved{_W}in{_W}total|cached)")
+_PROC = re.compile(rf"Process{_W}(\d+){_W}has{_W}{S}{_W}memory{_W}in{_W}use")
+_SELF = re.compile(rf"this{_W}process{_W}has{_W}{S}{_W}memory{_W}in{_W}use")
+_ALLOWED = re.compile(rf"{S}{_W}allowed;")
+_SPLIT = re.compile(
+    rf"Of{_W}the{_W}allocated{_W}memory{_W}{S}{_W}is{_W}allocated{_W}by{_W}PyTorch,{_W}and{_W}{S}{_W}is{_W}reserved")
+_ANY = re.compile(r"CUDA out of memory|CUDA error: out of memory|Cuda failure '?out of memory|cudaErrorMemoryAllocation"
+                  r"|CUBLAS_STATUS_ALLOC_FAILED")
+
+
+def _b(m: re.Match[str], i: int) -> int:
+    return to_bytes(m.group(i), m.group(i + 1))
+
+
+def _judge(f: dict[str, Any]) -> str:
+    """fragmentation: the allocator holds at least the request in reserved-but-unallocated blocks
+    it could not hand out (all wholly free blocks were already released before the error);
+    other_process: other processes hold at least the request; otherwise the job needs more."""
+    req = f.get("requested_bytes", 0)
+    frag = f.get("reserved_unallocated_bytes", 0)
+    other = f.get("other_process_bytes", 0)
+    total = f.get("total_bytes", 0) or 1
+    if other >= max(req, total // 20) and other >= frag:
+        return "other_process"
+    if req and frag >= req:
+        return "fragmentation"
+    return "insufficient_memory"
+
+
+def _facts(text: str) -> Optional[dict[str, Any]]:
+    f: dict[str, Any] = {}
+    m = _NEW.search(text)
+    if m:
+        f.update(format="torch>=2.1", requested_bytes=_b(m, 1), gpu_index=int(m.group(3)),
+                 total_bytes=_b(m, 4), free_bytes=_b(m, 6))
+        sp = _SPLIT.search(text)
+        if sp:
+            f["allocated_bytes"] = _b(sp, 1)
+            f["reserved_unallocated_bytes"] = _b(sp, 3)
+            f["reserved_bytes"] = f["allocated_bytes"] + f["reserved_unallocated_bytes"]
+        al = _ALLOWED.search(text)
+        if al:
+            f["allowed_bytes"] = _b(al, 1)
+        procs = [{"pid": int(p.group(1)), "bytes": to_bytes(p.group(2), p.group(3))} for p in _PROC.finditer(text)]
+        me = _SELF.search(text)
+        if me:
+            f["this_process_bytes"] = _b(me, 1)
+        elif procs and "reserved_bytes" in f:
+            # In a container the allocator cannot find its own pid in NVML's list, so it names
+            # itself "Process N": the entry holding at least what PyTorch reserved is us.
+            mine = max(procs, key=lambda p: p["bytes"])
+            if mine["bytes"] >= f["reserved_bytes"]:
+                f["this_process_bytes"] = mine["bytes"]
+                procs = [p for p in procs if p is not mine]
+        if procs:
+            f["other_processes"] = procs
+        f["other_process_bytes"] = sum(p["bytes"] for p in procs)
+    else:
+        m = _OLD.search(text)
+        if not m:
+            return None
+        f.update(format="torch<=2.0", requested_bytes=_b(m, 1), gpu_index=int(m.group(3)),
+                 total_bytes=_b(m, 4), allocated_bytes=_b(m, 6), free_bytes=_b(m, 8))
+        if m.group(10):
+            f["allowed_bytes"] = _b(m, 10)
+        last = _b(m, 12)
+        if "cached" in m.group(14):
+            f["reserved_unallocated_bytes"] = last
+            f["reserved_bytes"] = f["allocated_bytes"] + last
+        else:
+            f["reserved_bytes"] = last
+            f["reserved_unallocated_bytes"] = max(0, last - f["allocated_bytes"])
+        # Memory neither free nor reserved by this PyTorch: CUDA context, other libraries, other
+        # processes. Only a large share of the GPU points at another process.
+        rest = f["total_bytes"] - f["free_bytes"] - f["reserved_bytes"]
+        f["non_pytorch_bytes"] = max(0, rest)
+        if rest > max(2 << 30, f["total_bytes"] // 5):
+            f["other_process_bytes"] = rest
+    f["bytes"] = f["requested_bytes"]
+    if f["requested_bytes"] > f["total_bytes"]:
+        f["request_exceeds_gpu"] = True
+    f["likely_cause"] = _judge(f)
+    return f
+
+
+def parse(hit: Hit) -> list[Event]:
+    if "CUDA" not in hit.text and "Cuda" not in hit.text and "CUBLAS" not in hit.text:
+        return []
+    if not _ANY.search(hit.text):
+        return []
+    text, used = hit.block(8)
+    facts = _facts(text)
+    if facts is None:
+        what = "CUDA runtime" if "CUDA error" in text else "NCCL" if "Cuda failure" in text else "cuBLAS" \
+            if "CUBLAS" in text else "PyTorch"
+        return [event(hit, C.CUDA_OOM.code, f"{what} reported CUDA out of memory (no allocator figures in the message)",
+                      {"format": "cuda_error", "likely_cause": "insufficient_memory"}, used,
+                      dedupe=(C.CUDA_OOM.code, hit.rank, "cuda_error"))]
+    cause = facts["likely_cause"]
+    code = {"fragmentation": C.CUDA_OOM_FRAGMENTATION, "other_process": C.CUDA_OOM_OTHER_PROCESS}.get(cause, C.CUDA_OOM)
+    msg = (f"GPU {facts['gpu_index']}: tried to allocate {fmt_bytes(facts['requested_bytes'])} with "
+           f"{fmt_bytes(facts['free_bytes'])} free of {fmt_bytes(facts['total_bytes'])}")
+    if "allocated_bytes" in facts:
+        msg += (f"; PyTorch had {fmt_bytes(facts['allocated_bytes'])} allocated and "
+                f"{fmt_bytes(facts.get('reserved_unallocated_bytes', 0))} reserved but unallocated")
+    if facts.get("other_process_bytes"):
+        msg += f"; other processes hold {fmt_bytes(facts['other_process_bytes'])}"
+    if facts.get("request_exceeds_gpu"):
+        msg += "; the single request is larger than the whole GPU"
+    msg += {"fragmentation": " (fragmentation: the reserved-but-unallocated memory alone exceeds the request)",
+            "other_process": " (another process holds the memory)",
+            "insufficient_memory": " (the job needs more memory than the GPU has)"}[cause]
+    return [event(hit, code.code, msg, facts, used,
+                  dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]))]

@@ -1,0 +1,79 @@
+"""collective_mismatch: ranks that disagree on which collective comes next, and DDP's reducer
+errors (torch/csrc/distributed/c10d/reducer.cpp, ProcessGroupWrapper.cpp).
+
+Formats: TORCH_DISTRIBUTED_DEBUG=DETAIL "Detected mismatch between collectives on ranks. Rank 0
+is running collective: CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE,
+TensorShape=[10], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(...)), but Rank 1 is
+running collective: CollectiveFingerPrint(SequenceNumber=7, OpType=BROADCAST, ...)." (older:
+"Rank 0 is running inconsistent collective: CollectiveFingerPrint(OpType=ALLREDUCE, ...)";
+newer add "Collectives differ in the following aspects: \t Op type: ALLREDUCEvs BROADCAST");
+reducer: "Expected to have finished reduction in the prior iteration before starting a new one.
+... Parameter indices which did not receive grad for rank 1: 3 4" and "Parameters which did not
+receive grad for rank 1: fc2.weight, fc2.bias"; "Expected to mark a variable ready only once.
+... Parameter at index 5 with name fc.weight has been marked as ready twice."
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit, event
+
+_MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
+_FP = re.compile(r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)")
+_KV = re.compile(r"(\w+)=(\[[^\]]*\]|[^,\s)]+)")
+_UNFINISHED = re.compile(r"Expected to have finished reduction in the prior iteration")
+_UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
+_UNUSED_NAMES = re.compile(r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)")
+_TWICE = re.compile(r"Expected to mark a variable ready only once")
+_TWICE_NAME = re.compile(r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice")
+
+
+def parse(hit: Hit) -> list[Event]:
+    t = hit.text
+    if _MISMATCH.search(t):
+        text, used = hit.block(6)
+        ranks: dict[int, dict[str, Any]] = {}
+        for m in _FP.finditer(text):
+            kv = dict(_KV.findall(m.group(2)))
+            ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
+                                      kv.get("SequenceNumber", "").isdigit() else None,
+                                      "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
+        facts: dict[str, Any] = {"fingerprints": {str(k): v for k, v in ranks.items()}}
+        if ranks:
+            facts["ranks"] = sorted(ranks)
+            ops = {v["op"] for v in ranks.values()}
+            seqs = {v["seq"] for v in ranks.values() if v["seq"] is not None}
+            if seqs:
+                facts["seq"] = min(seqs)
+            desc = "; ".join(f"rank {k}: {v['op']} {v['shape'] or ''}".strip() for k, v in sorted(ranks.items()))
+            msg = f"ranks ran different collectives{' (ops differ)' if len(ops) > 1 else ' (shapes or dtypes differ)'}: {desc}"
+        else:
+            msg = "TORCH_DISTRIBUTED_DEBUG=DETAIL detected a collective mismatch between ranks"
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, msg, facts, used, dedupe=(C.COLLECTIVE_MISMATCH.code,))]
+    if _UNFINISHED.search(t):
+        text = " ".join([t] + [ln.text for ln in hit.after(20)])
+        facts = {}
+        mi = _UNUSED_IDX.search(text)
+        mn = _UNUSED_NAMES.search(text)
+        if mi:
+            facts["unused_param_indices"] = [int(x) for x in mi.group(2).split()]
+            facts["rank"] = int(mi.group(1))
+        if mn:
+            facts["unused_params"] = [p.strip() for p in mn.group(2).split(",") if p.strip()][:50]
+            facts["rank"] = int(mn.group(1))
+        names = facts.get("unused_params") or facts.get("unused_param_indices")
+        msg = "DDP: parameters did not receive gradients in the previous iteration" + (f": {names}" if names else "")
+        return [event(hit, C.DDP_UNFINISHED_REDUCTION.code, msg, facts, rank=facts.get("rank"),
+                      dedupe=(C.DDP_UNFINISHED_REDUCTION.code,))]
+    if _TWICE.search(t):
+        text = " ".join([t] + [ln.text for ln in hit.after(20)])
+        tw = _TWICE_NAME.search(text)
+        facts = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
+        name = (facts.get("param") or f"index {facts['param_index']}") if facts else "a parameter"
+        return [event(hit, C.DDP_READY_TWICE.code, f"DDP: {name} was marked ready twice in one iteration "
+                      "(reentrant checkpointing, a shared parameter, or a module used twice)", facts,
+                      dedupe=(C.DDP_READY_TWICE.code,))]
+    return []

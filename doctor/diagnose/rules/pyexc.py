@@ -1,0 +1,47 @@
+"""A Python exception at the end of a traceback, when no category explains it.
+
+It becomes a finding (RUN132) only if it killed its rank; `causality` decides that from the
+exit records. Exceptions that are themselves consequences of a distributed failure elsewhere
+(the launcher's ChildFailedError, c10d's DistBackendError after an abort, signals) are left to
+their own modules.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit, event
+
+_EXC = re.compile(r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
+                  r"(?::\s?(?P<msg>.*))?$")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_NOT_ROOT = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit",
+                       "RendezvousClosedError", "CalledProcessError", "DistBackendError", "DistNetworkError",
+                       "DistStoreError", "BrokenPipeError", "GeneratorExit"})
+
+
+def parse(hit: Hit) -> list[Event]:
+    m = _EXC.match(hit.text)
+    if not m or m.group("short") in _NOT_ROOT:
+        return []
+    frames = []
+    seen_traceback = False
+    for ln in hit.before(40):
+        f = _FRAME.match(ln.text)
+        if f:
+            frames.append(f"{f.group('file')}:{f.group('line')} in {f.group('func')}")
+        if "Traceback (most recent call last)" in ln.text:
+            seen_traceback = True
+            frames = []
+    if not (seen_traceback or frames):
+        return []
+    msg = (m.group("msg") or "").strip()
+    facts = {"exception": m.group("type"), "exception_message": msg[:300]}
+    if frames:
+        facts["frame"] = frames[-1]
+    r = hit.rank
+    return [event(hit, C.PYTHON_EXCEPTION.code,
+                  f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}"
+                  + (f" at {frames[-1]}" if frames else ""), facts,
+                  dedupe=(C.PYTHON_EXCEPTION.code, r, m.group("type"), msg[:100]))]

@@ -1,0 +1,161 @@
+"""collective_timeout: a collective that did not finish in time, in every format.
+
+Formats (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp across versions):
+- watchdog, 1.x-2.1: "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation
+  timeout: WorkNCCL(SeqNum=668, OpType=ALLREDUCE, [NumelIn=52, NumelOut=52, ]Timeout(ms)=600000)
+  ran for 600097 milliseconds before timing out."
+- watchdog, 2.2+: the same after "[rank1]:[E1001 12:00:00.123456789 ProcessGroupNCCL.cpp:616]
+  [PG 0 Rank 1] " or "[PG ID 0 PG GUID 0(default_pg) Rank 1] ".
+- "Timeout at NCCL work: 5, last enqueued NCCL work: 6, last completed NCCL work: 4." and
+  "Exception (either an error or timeout) detected by watchdog at work: 32, last enqueued NCCL
+  work: 32, last completed NCCL work: 31." (per rank: shows which ranks are behind)
+- blocking wait: "[Rank 0] Caught collective operation timeout: WorkNCCL(...) ran for N
+  milliseconds before timing out." (old) and "Work WorkNCCL(...) timed out in blocking wait
+  (TORCH_NCCL_BLOCKING_WAIT=1)." (new)
+- heartbeat monitor: "Heartbeat monitor timed out! Process will be terminated after dumping
+  debug info. workMetaList_.size()=2", "ProcessGroupNCCL's watchdog got stuck for 600 seconds
+  ...", older "[Rank 0] NCCL monitor thread timeout."
+- gloo (third_party/gloo/gloo/transport/tcp/unbound_buffer.cc): "Timed out waiting 5000ms for
+  recv operation to complete"; gloo monitored barrier: "Rank 1 failed to pass monitoredBarrier
+  in 5000 ms".
+- consequences (tier 2, no finding of their own): "Some NCCL operations have failed or timed
+  out.", "Received a dump signal due to a collective timeout from rank 7 ... Last enqueued NCCL
+  work: N, last completed NCCL work: M."
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit, event
+
+_WATCHDOG = re.compile(r"[Cc]aught\s+collective\s+operation\s+timeout:\s*WorkNCCL\((?P<work>.*?)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds")
+_BLOCKING = re.compile(r"Work\s+WorkNCCL\((?P<work>.*?)\)\s*timed out in blocking wait")
+_KV = re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
+_PG = re.compile(r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank (?P<rank>\d+)\]")
+_SEQ = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work):\s*(?P<at>-?\d+),\s*last enqueued NCCL work:\s*"
+                  r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)")
+_DUMP_SIGNAL = re.compile(r"dump signal due to a collective timeout from\s+(?P<src>.*?) and .*?Last enqueued NCCL work:\s*"
+                          r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)")
+_HEARTBEAT = re.compile(r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout")
+_GLOO = re.compile(r"Timed out waiting (\d+)\s*ms for (recv|send) operation to complete")
+_MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
+_CONSEQUENCE = re.compile(r"Some NCCL operations have failed or timed out|taking the entire process down")
+
+_INT_KEYS = {"SeqNum": "seq", "NumelIn": "numel_in", "NumelOut": "numel_out", "Timeout(ms)": "timeout_ms"}
+
+
+def _pg_facts(text: str) -> dict[str, Any]:
+    m = _PG.search(text)
+    if not m:
+        return {}
+    f: dict[str, Any] = {"pg_id": int(m.group("pg")), "rank": int(m.group("rank"))}
+    if m.group("name"):
+        f["pg_name"] = m.group("name")
+    if m.group("guid"):
+        f["pg_guid"] = m.group("guid")
+    return f
+
+
+def _work_facts(work: str) -> dict[str, Any]:
+    f: dict[str, Any] = {}
+    for k, v in _KV.findall(work):
+        if k in _INT_KEYS:
+            try:
+                f[_INT_KEYS[k]] = int(v)
+            except ValueError:
+                pass
+        elif k == "OpType":
+            f["op"] = v
+    return f
+
+
+def _rank(hit: Hit, facts: dict[str, Any]) -> Optional[int]:
+    r = hit.line.rank
+    return r if r is not None else facts.get("rank", hit.rank)
+
+
+def parse(hit: Hit) -> list[Event]:
+    t = hit.text
+    m = _WATCHDOG.search(t) or _BLOCKING.search(t)
+    if m:
+        facts = {**_pg_facts(t), **_work_facts(m.group("work"))}
+        if "ran" in m.groupdict() and m.group("ran"):
+            facts["ran_for_ms"] = int(m.group("ran"))
+        facts["mode"] = "blocking_wait" if ("blocking wait" in t or (t.lstrip().startswith(("[Rank", "RuntimeError"))
+                                            and "Watchdog" not in t)) else "watchdog"
+        # The seq line ("Timeout at NCCL work ...") follows on the same rank.
+        for ln in hit.after(4):
+            s = _SEQ.search(ln.text)
+            if s:
+                facts["last_enqueued_seq"] = int(s.group("enq"))
+                facts["last_completed_seq"] = int(s.group("done"))
+                break
+        r = _rank(hit, facts)
+        if r is not None:
+            facts["rank"] = r
+        op = facts.get("op", "collective")
+        msg = (f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
+               f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
+               f"({facts.get('timeout_ms', '?')} ms)")
+        return [event(hit, C.WATCHDOG_TIMEOUT.code, msg, facts, tier=1, rank=r,
+                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), facts.get("seq")))]
+    m = _SEQ.search(t)
+    if m:
+        facts = {**_pg_facts(t), "last_enqueued_seq": int(m.group("enq")), "last_completed_seq": int(m.group("done")),
+                 "seq": int(m.group("at"))}
+        r = _rank(hit, facts)
+        return [event(hit, C.WATCHDOG_TIMEOUT.code,
+                      f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "
+                      f"last completed {facts['last_completed_seq']})", facts, tier=1, rank=r,
+                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), facts["seq"]))]
+    m = _DUMP_SIGNAL.search(t)
+    if m:
+        facts = {**_pg_facts(t), "last_enqueued_seq": int(m.group("enq")), "last_completed_seq": int(m.group("done")),
+                 "dump_signal_from": m.group("src").strip()}
+        r = _rank(hit, facts)
+        return [event(hit, C.WATCHDOG_TIMEOUT.code,
+                      f"{hit.who(r)}: told to dump by {facts['dump_signal_from']} (last enqueued {facts['last_enqueued_seq']},"
+                      f" last completed {facts['last_completed_seq']})", facts, tier=2, rank=r,
+                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, "dump"))]
+    m = _HEARTBEAT.search(t)
+    if m:
+        facts = _pg_facts(t)
+        stuck = m.group(1)
+        if stuck is None:
+            for ln in hit.after(3):
+                s = re.search(r"watchdog got stuck for (\d+) seconds", ln.text)
+                if s:
+                    stuck = s.group(1)
+                    break
+        if stuck:
+            facts["heartbeat_timeout_s"] = int(stuck)
+        r = _rank(hit, facts)
+        return [event(hit, C.HEARTBEAT_TIMEOUT.code,
+                      f"{hit.who(r)}: the NCCL watchdog made no progress"
+                      + (f" for {stuck} s" if stuck else "") + "; the heartbeat monitor terminated the process",
+                      facts, tier=1, rank=r, dedupe=(C.HEARTBEAT_TIMEOUT.code, r))]
+    m = _GLOO.search(t)
+    if m:
+        facts = {"timeout_ms": int(m.group(1)), "direction": m.group(2), "backend": "gloo"}
+        src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", t)
+        if src:
+            facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
+        r = hit.rank
+        return [event(hit, C.GLOO_TIMEOUT.code,
+                      f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms "
+                      "waiting for a peer", facts, tier=1, rank=r, dedupe=(C.GLOO_TIMEOUT.code, r))]
+    m = _MONITORED.search(t)
+    if m:
+        missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
+        return [event(hit, C.GLOO_TIMEOUT.code,
+                      f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
+                      {"missing_ranks": missing, "timeout_ms": int(m.group(2)), "backend": "gloo"}, tier=1,
+                      dedupe=(C.GLOO_TIMEOUT.code, "monitored", tuple(missing)))]
+    if _CONSEQUENCE.search(t):
+        r = hit.rank
+        return [event(hit, C.WATCHDOG_TIMEOUT.code, f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
+                      {**_pg_facts(t)}, tier=2, rank=r, dedupe=(C.WATCHDOG_TIMEOUT.code, r, "teardown"))]
+    return []

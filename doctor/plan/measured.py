@@ -1,0 +1,112 @@
+"""Measured links from a pgdoctor snapshot: the collective probe's bus bandwidth and latency.
+
+The collective probe writes `collectives.<op>.busbw_peak_gbps` (the plateau of its sweep, GB/s),
+`collectives.<op>.latency_us` (the time of its smallest message, the whole collective),
+`collectives.world_size` and `collectives.nodes`. Read defensively: any `collectives.*`
+measurement whose key says busbw and whose unit is a bandwidth counts, all-reduce preferred,
+highest value taken (small messages never reach the plateau); unavailable values are skipped,
+never read as 0. A run that spanned several nodes measured the inter-node path (a key or scope
+naming "inter"/"nic" does too); one inside a node the intra-node link.
+
+The α of the α-β model is a per-hop latency, so a whole collective's small-message time is
+divided by its ring steps: 2(n-1) for all-reduce, n-1 for all-gather, reduce-scatter and
+broadcast, 1 for send/recv.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from pgdoctor.knowledge.interconnects import Link, measured
+from pgdoctor.model import Measurement, Snapshot, Unavailable
+
+_TO_GBPS = {"gb/s": 1.0, "gbps": 1.0, "mb/s": 1e-3, "b/s": 1e-9, "gbit/s": 1 / 8}
+_TO_US = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6, "ns": 1e-3}
+_INTER_WORDS = ("inter", "cross_node", "multinode", "multi_node", "nic")
+
+
+@dataclass(frozen=True)
+class MeasuredLinks:
+    intra: Optional[Link]
+    inter: Optional[Link]
+    notes: tuple[str, ...]
+    nodes: int = 1
+
+
+def _number(v: object) -> Optional[float]:
+    if isinstance(v, (Unavailable, bool)) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if v > 0 else None
+
+
+def _op(key: str) -> str:
+    parts = key.split(".")
+    return parts[1] if len(parts) > 2 else ""
+
+
+def _is_inter(m: Measurement, nodes: int) -> bool:
+    if m.scope.nic or any(w in m.key.lower().replace("intra", "") for w in _INTER_WORDS):
+        return True
+    if m.scope.link and any(w in m.scope.link.lower() for w in ("inter", "net", "nic")):
+        return True
+    return nodes > 1
+
+
+def _bandwidth_gbps(m: Measurement) -> Optional[float]:
+    value = _number(m.value)
+    key, unit = m.key.lower(), m.unit.strip().lower()
+    if value is None or ("busbw" not in key and "bus_bandwidth" not in key):
+        return None
+    if unit in _TO_GBPS:
+        return value * _TO_GBPS[unit]
+    return value if not unit and "gbps" in key else None
+
+
+def _hop_latency_us(m: Measurement, world: int) -> Optional[float]:
+    value = _number(m.value)
+    key, unit = m.key.lower(), m.unit.strip().lower()
+    if value is None or "latency" not in key:
+        return None
+    if unit in _TO_US:
+        value *= _TO_US[unit]
+    elif unit or not key.endswith("_us"):
+        return None
+    op = _op(key)
+    steps = {"all_reduce": 2 * (world - 1), "send_recv": 1}.get(op, world - 1)
+    return value / max(1, steps)
+
+
+def links_from_snapshot(snapshot: Snapshot) -> MeasuredLinks:
+    found = [m for m in snapshot.with_prefix("collectives.") if m.scope.rank in (None, 0)]
+    world = int(_number(snapshot.value("collectives.world_size")) or 2)
+    nodes = int(_number(snapshot.value("collectives.nodes")) or 1)
+    bw: dict[str, list[tuple[bool, float, str]]] = {"intra": [], "inter": []}
+    lat: dict[str, list[tuple[bool, float]]] = {"intra": [], "inter": []}
+    for m in found:
+        where = "inter" if _is_inter(m, nodes) else "intra"
+        is_ar = _op(m.key) == "all_reduce"
+        b = _bandwidth_gbps(m)
+        if b is not None:
+            bw[where].append((is_ar, b, m.key))
+        t = _hop_latency_us(m, world)
+        if t is not None:
+            lat[where].append((not is_ar, t))
+    notes = []
+    links: dict[str, Optional[Link]] = {}
+    for where in ("intra", "inter"):
+        if not bw[where]:
+            links[where] = None
+            continue
+        # All-reduce first (the planner's DP and TP traffic is all-reduce shaped), then the highest.
+        _, best, key = max(bw[where])
+        latency = min(lat[where])[1] if lat[where] else 0.0
+        links[where] = measured(f"measured-{where}", best, latency, where,
+                                f"{key} on {snapshot.host} ({world} ranks, {nodes} node(s))")
+        notes.append(f"{where}-node busbw {best:.3g} GB/s, latency {latency:.3g} us per hop, from {key} "
+                     f"on {snapshot.host} ({world} ranks, {nodes} node(s))")
+    if not found:
+        notes.append(f"snapshot from {snapshot.host} has no collectives.* measurements: presets used")
+    elif links["intra"] is None and links["inter"] is None:
+        notes.append(f"snapshot from {snapshot.host} has collectives.* measurements but no bus bandwidth: presets used")
+    return MeasuredLinks(links["intra"], links["inter"], tuple(notes), nodes)

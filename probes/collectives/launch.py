@@ -1,0 +1,302 @@
+"""Where the ranks of a collective sweep come from, and how their outcomes become one result.
+
+Two ways: inside torchrun/srun (the launcher already started every rank) this process is one
+rank and runs in-process; otherwise pgdoctor spawns `--nproc` local ranks of
+`python -m pgdoctor.probes.collectives.worker` through pgdoctor.probes.processes (own session, killed at the deadline
+and at exit), with the store on 127.0.0.1 and gloo on the loopback interface.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row, SweepSpec, latency, plateau
+from pgdoctor.knowledge.launchenv import parse_launch
+from pgdoctor.model import Measurement, Reason, Unavailable
+from pgdoctor.probes.collectives.worker import (
+    EXIT_FAULT,
+    FAULT_ENV,
+    RESULT_MARK,
+    SPAWNED_ENV,
+    SPEC_ENV,
+    ident_from_env,
+    parse_faults,
+    run_rank,
+)
+
+ProgressFn = Callable[[int, int, str], None]  # (steps done, steps total, what)
+
+# Variables of an outer launcher that must not leak into ranks pgdoctor spawns itself.
+_LAUNCHER_VARS = (
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE",
+    "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE",
+    "TORCHELASTIC_RESTART_COUNT", "SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK",
+)
+
+
+@dataclass
+class CollRun:
+    """Everything one sweep produced, on the rank that reports it."""
+
+    launcher: str
+    backend: str
+    world_size: int
+    rank: int
+    spec: SweepSpec
+    rows: list[Row] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    # Each: kind hang|crash|error, ranks (the ones that did not answer or failed), what, detail...
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    duration_s: float = 0.0
+    nodes: int = 1
+
+    def to_measurements(self) -> list[Measurement]:
+        src = f"probe:collectives:{self.launcher}"
+        out = [
+            Measurement("collectives.backend", self.backend, source=src),
+            Measurement("collectives.world_size", self.world_size, source=src),
+            Measurement("collectives.rank", self.rank, source=src),
+            Measurement("collectives.launcher", self.launcher, source=src),
+            Measurement("collectives.nodes", self.nodes, source=src),
+            Measurement("collectives.size_convention", SIZE_CONVENTION, source="nccl-tests PERFORMANCE.md"),
+            Measurement("collectives.sweep", {"ops": list(self.spec.ops), "min_bytes": self.spec.min_bytes,
+                                              "max_bytes": self.spec.max_bytes, "factor": self.spec.factor,
+                                              "iters": self.spec.iters, "warmup": self.spec.warmup,
+                                              "op_timeout_s": self.spec.op_timeout_s}, source=src),
+            Measurement("collectives.problems", list(self.problems), source=src),
+        ]
+        for key in ("device_name", "nccl_version", "torch"):
+            if key in self.info:
+                out.append(Measurement(f"collectives.{key}", self.info[key], source=src))
+        if "host_memcpy_gbps" in self.info:
+            out.append(Measurement("collectives.host_memcpy_gbps", round(float(self.info["host_memcpy_gbps"]), 3),
+                                   unit="GB/s", source="probe:torch.Tensor.copy_"))
+        for row in self.rows:
+            out.append(Measurement(f"collectives.{row.op}.{row.bytes}", row.to_json(), source=f"probe:{row.op}"))
+        for op in dict.fromkeys(r.op for r in self.rows):
+            best, small = plateau(self.rows, op), latency(self.rows, op)
+            if best is not None:
+                out.append(Measurement(f"collectives.{op}.busbw_peak_gbps", round(best.busbw_gbps, 6), unit="GB/s",
+                                       source=f"probe:{op}"))
+            if small is not None:
+                out.append(Measurement(f"collectives.{op}.latency_us", round(small.time_us, 3), unit="us",
+                                       source=f"probe:{op}"))
+        if self.rank != 0 and not self.rows:
+            out.append(Measurement("collectives.rows", Unavailable(Reason.NOT_REQUESTED, "results are gathered on rank 0"),
+                                   source=src))
+        return out
+
+
+def gpu_count() -> int:
+    import torch
+
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+def choose_backend(requested: str, gpus: int) -> str:
+    """auto: NCCL where there are GPUs and a torch built with it, gloo otherwise."""
+    if requested != "auto":
+        return requested
+    if gpus <= 0:
+        return "gloo"
+    import torch.distributed as dist
+
+    return "nccl" if dist.is_nccl_available() else "gloo"
+
+
+def launched(env: Mapping[str, str]) -> bool:
+    """True inside torchrun/srun/an env:// launch with a world of its own."""
+    info = parse_launch(env)
+    return info.distributed and info.rank is not None and info.world_size is not None
+
+
+def node_count(env: Mapping[str, str]) -> int:
+    """Nodes of a launched world: Slurm's node list, else world size / local world size."""
+    info = parse_launch(env)
+    if info.nodes:
+        return len(info.nodes)
+    if info.world_size and info.local_world_size:
+        return max(1, -(-info.world_size // info.local_world_size))
+    return 1
+
+
+def run_in_launcher(spec: SweepSpec, env: Mapping[str, str], progress: Optional[ProgressFn] = None) -> CollRun:
+    """This process is one rank of the launcher's world; rank 0 gets the gathered rows."""
+    ident = ident_from_env(env)
+    faults = parse_faults(env.get(FAULT_ENV, ""))
+    start = time.monotonic()
+    on_row = (lambda row, done, total: progress(done, total, f"{row.op} {row.bytes} B")) if progress else None
+    outcome = run_rank(spec, ident, faults, on_row)
+    run = CollRun(ident.launcher, spec.backend, ident.world_size, ident.rank, spec, nodes=node_count(env))
+    _absorb(run, {ident.rank: outcome}, {})
+    run.duration_s = time.monotonic() - start
+    return run
+
+
+def spawn_env(base: Mapping[str, str], spec: SweepSpec, rank: int, nproc: int, port: int) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k not in _LAUNCHER_VARS}
+    env.update({
+        "RANK": str(rank), "WORLD_SIZE": str(nproc), "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": str(nproc),
+        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), SPEC_ENV: spec.to_json(), SPAWNED_ENV: "1",
+        "PYTHONUNBUFFERED": "1",
+    })
+    # Local ranks talk over loopback only; a user's choice of interface still wins.
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    # As torchrun does for several local ranks: one intra-op thread each, or N ranks x all cores
+    # threads fight over the cores and the timings measure the scheduler.
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return env
+
+
+def _tail_progress(path: str, stop: threading.Event, progress: ProgressFn) -> None:
+    seen = 0
+    while not stop.wait(0.2):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        for line in lines[seen:]:
+            parts = line.split()
+            if len(parts) == 4:
+                progress(int(parts[0]), int(parts[1]), f"{parts[2]} {parts[3]} B")
+        seen = len(lines)
+
+
+def backstop_s(spec: SweepSpec, world_size: int) -> float:
+    """How long the parent lets ranks run before killing them: only reached when the ranks'
+    own watch (op_timeout_s per stage) failed, so generous, but always finite."""
+    stages = 2 * len(spec.steps(world_size)) + 2
+    return spec.init_timeout_s + stages * spec.op_timeout_s + 30.0
+
+
+def run_spawned(
+    spec: SweepSpec, nproc: int, env: Mapping[str, str], deadline_s: Optional[float] = None,
+    progress: Optional[ProgressFn] = None,
+) -> CollRun:
+    """Start `nproc` local ranks, wait (bounded), merge what each said."""
+    from pgdoctor.probes.processes import free_port, run_children
+
+    if nproc < 1:
+        raise ValueError("--nproc must be at least 1")
+    port = free_port("127.0.0.1")
+    fd, path = tempfile.mkstemp(prefix="pgdoctor-coll-", suffix=".progress")
+    os.close(fd)
+    stop = threading.Event()
+    tail = None
+    start = time.monotonic()
+    try:
+        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path}) if progress else spec
+        if progress:
+            tail = threading.Thread(target=_tail_progress, args=(path, stop, progress), daemon=True)
+            tail.start()
+        argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
+        envs = [spawn_env(env, spec_p, r, nproc, port) for r in range(nproc)]
+        limit = backstop_s(spec, nproc)
+        if deadline_s is not None:
+            limit = min(limit, deadline_s)
+        # grace: once a rank has reported a hang (or died), the others get a moment to report too.
+        outcomes = run_children([argv] * nproc, envs, timeout_s=limit, grace_s=3.0)
+    finally:
+        stop.set()
+        if tail is not None:
+            tail.join(1.0)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    run = CollRun("spawn", spec.backend, nproc, 0, spec)
+    results: dict[int, dict[str, Any]] = {}
+    exits: dict[int, dict[str, Any]] = {}
+    for o in outcomes:
+        for line in o.stdout.splitlines():
+            if line.startswith(RESULT_MARK):
+                try:
+                    results[o.index] = json.loads(line[len(RESULT_MARK):])
+                except json.JSONDecodeError:
+                    pass
+        exits[o.index] = {"returncode": o.returncode, "timed_out": o.timed_out, "stderr": _stderr_tail(o.stderr),
+                          "duration_s": round(o.duration_s, 3)}
+    _absorb(run, results, exits, limit)
+    run.duration_s = time.monotonic() - start
+    return run
+
+
+def _stderr_tail(text: str, lines: int = 6) -> str:
+    """The last lines a rank wrote that are not C++ stack frames."""
+    keep = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("frame #", "<omitting"))]
+    return "\n".join(keep[-lines:])
+
+
+def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mapping[int, Mapping[str, Any]],
+            limit_s: Optional[float] = None) -> None:
+    """Merge per-rank outcomes: rows from rank 0, problems from everyone."""
+    for r in sorted(results):
+        res = results[r]
+        if res.get("rows") and not run.rows:
+            run.rows = [Row.from_json(d) for d in res["rows"]]
+        if res.get("info"):
+            run.info.update(res["info"])
+    hangs = [res for res in results.values() if res.get("status") == "hang"]
+    if hangs:
+        # The rank that got furthest waits for the others; the union of what every waiting rank
+        # saw missing names the ones that never arrived.
+        top = max(hangs, key=lambda h: h.get("stage", -1))
+        at_top = [h for h in hangs if h.get("stage") == top.get("stage")]
+        named = sorted({m for h in at_top for m in h.get("missing_ranks", [])})
+        entered = sorted(set(range(run.world_size)) - set(named))
+        waiting = sorted({m for h in at_top for m in h.get("present_ranks", [])} - set(named))
+        run.problems.append({
+            "kind": "hang", "phase": "init" if top.get("stage", -1) < 0 else "collective", "what": top.get("what", ""),
+            "ranks": named or entered, "all_entered": not named, "waiting_ranks": waiting,
+            "timeout_s": top.get("timeout_s"), "note": top.get("note", ""),
+        })
+    for r, res in sorted(results.items()):
+        if res.get("status") != "error":
+            continue
+        err = {"kind": "error", "ranks": [r], "what": res.get("what", ""), "detail": res.get("error", "")}
+        if hangs:
+            # A rank that reported the hang exits; its peers then fail with "connection closed":
+            # a consequence, kept with the hang.
+            run.problems[0].setdefault("consequences", []).append(err)
+        else:
+            run.problems.append(err)
+    named_any = {m for p in run.problems for m in p["ranks"]}
+    # What the surviving ranks were doing when a peer vanished: the dead rank's last stage.
+    peers_what = next((str(res.get("what", "")) for res in results.values() if res.get("status") != "ok"), "")
+    silent_killed = [r for r, e in sorted(exits.items()) if e["timed_out"] and r not in results]
+    if silent_killed and not hangs:
+        run.problems.append({"kind": "hang", "phase": "unknown", "what": "no report from these ranks",
+                             "ranks": silent_killed, "all_entered": False, "waiting_ranks": [],
+                             "timeout_s": limit_s, "note": "killed at the deadline without a report"})
+    for r, e in sorted(exits.items()):
+        if r in results or e["timed_out"] or r in named_any:
+            continue
+        code = e["returncode"]
+        why = "fault injection" if code == EXIT_FAULT else (f"signal {-code}" if code is not None and code < 0 else "")
+        run.problems.append({"kind": "crash", "ranks": [r], "what": peers_what,
+                             "exit": f"status {code}" + (f" ({why})" if why else ""),
+                             "detail": e["stderr"], "returncode": code})
+    if not results and not exits:
+        run.problems.append({"kind": "error", "ranks": [], "what": "no rank ran", "detail": ""})
+
+
+def run_collectives(
+    spec: SweepSpec, env: Mapping[str, str], nproc: Optional[int], deadline_s: Optional[float] = None,
+    progress: Optional[ProgressFn] = None,
+) -> CollRun:
+    """--nproc spawns local ranks (even inside a launcher); otherwise a launcher must be present."""
+    if nproc is None:
+        if not launched(env):
+            raise ValueError("no launcher (torchrun/srun) detected and no --nproc given")
+        return run_in_launcher(spec, env, progress)
+    return run_spawned(spec, nproc, env, deadline_s, progress)
+
