@@ -22,7 +22,6 @@ import torch.nn.functional as F
 from torch import nn
 
 import pgdoctor
-from pgdoctor.trace import events as trace
 from pgdoctor.trace import instrument as ins
 
 
@@ -89,9 +88,9 @@ def main() -> int:
             base = b * args.block
             pb = timed(plain_step, plain_m, plain_o, x, y, args.block, base)
             ib = timed(instrumented_step, inst_m, inst_o, x, y, args.block, base)
-            trace.enable(d, 0)
+            ins.enable_trace(d, 0)
             tb = timed(instrumented_step, inst_m, inst_o, x, y, args.block, base)
-            trace.disable()
+            ins.disable_trace()
             plain += pb
             inst += ib
             traced += tb

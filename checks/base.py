@@ -151,13 +151,3 @@ def evidence_of(m: Optional[Measurement]) -> list[Evidence]:
     unit = f" {m.unit}" if m.unit else ""
     src = f" ({m.source})" if m.source else ""
     return [Evidence(f"{m.key} = {value}{unit}{src}", key=m.key)]
-
-
-def fmt_bytes(n: float) -> str:
-    """Binary units, as people read /dev/shm and memory sizes."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")

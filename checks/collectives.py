@@ -7,9 +7,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from pgdoctor.checks.base import Config, check, config_key, evidence_of, fmt_bytes, register_code
-from pgdoctor.knowledge.collectives import Row
+from pgdoctor.checks.base import Config, check, config_key, evidence_of, register_code
+from pgdoctor.knowledge.collectives import Row, rows_of
 from pgdoctor.knowledge.expectations import Topology, expected
+from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Evidence, Finding, Measurement, Scope, Snapshot
 
 AREA = "collectives"
@@ -60,15 +61,6 @@ SLOW_MIN_US = config_key("collectives.slow_rank_min_us", float, 200.0,
                          "Ignore per-rank differences smaller than this (scheduler noise).")
 SLOW_SHARE = config_key("collectives.slow_rank_share", float, 0.5,
                         "Share of the measured sizes where a rank must be slow to be reported.")
-
-
-def rows_of(snap: Snapshot) -> list[tuple[Row, Measurement]]:
-    """Every (op, size) row the probe recorded, with its measurement for evidence."""
-    out = []
-    for m in snap.with_prefix("collectives."):
-        if isinstance(m.value, dict) and "busbw_gbps" in m.value and "op" in m.value:
-            out.append((Row.from_json(m.value), m))
-    return out
 
 
 def _ranks(ranks: Sequence[int]) -> str:

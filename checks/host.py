@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pgdoctor.checks.base import Config, check, config_key, evidence_of, fmt_bytes, register_code
+from pgdoctor.checks.base import Config, check, config_key, evidence_of, register_code
 from pgdoctor.checks.launch import env_vars
 from pgdoctor.knowledge.launchenv import parse_launch
+from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Snapshot
 
 ENV501 = register_code("ENV501", "dev-shm-too-small", "fail", "capacity", "/dev/shm is too small", "host")

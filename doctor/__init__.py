@@ -19,9 +19,17 @@ _LAZY = {
     "current_ranges": "pgdoctor.trace.instrument",
     "ranges_at_failure": "pgdoctor.trace.instrument",
     "phase_of": "pgdoctor.trace.instrument",
-    "enable_trace": "pgdoctor.trace.events:enable",
+    "enable_trace": "pgdoctor.trace.instrument:enable_trace",
     "merge_trace": "pgdoctor.trace.events:merge",
 }
+
+
+# What `import pgdoctor` offers; everything else is reached through its subpackages.
+__all__ = ["__version__", *_LAZY]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]

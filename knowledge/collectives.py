@@ -14,21 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pgdoctor.model import Measurement, Snapshot
+
 # Default order of a sweep; `reduce` is measured only when asked for (--ops), as in nccl-tests
 # it says little that all_reduce does not.
 DEFAULT_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv")
 ALL_OPS = (*DEFAULT_OPS, "reduce")
 
 DTYPE_BYTES = 4  # float32: sums of small integers stay exact, so results are checked to the bit
-
-def human_bytes(n: float) -> str:
-    """Power-of-two sizes as nccl-tests users read them in tables and on axes: 8 B, 1 KiB, 64 MiB."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:g} {unit}" if n == int(n) else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
-
 
 SIZE_CONVENTION = (
     "size = bytes of the full buffer as in nccl-tests: all_reduce/broadcast/reduce/send_recv the "
@@ -64,24 +57,6 @@ def parse_ops(text: str) -> tuple[str, ...]:
     if unknown or not names:
         raise ValueError(f"unknown collective {', '.join(unknown) or '(none)'} (known: {', '.join(ALL_OPS)}, all)")
     return tuple(dict.fromkeys(names))
-
-
-_SUFFIX = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
-           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
-
-
-def parse_bytes(text: str) -> int:
-    """`8`, `64K`, `256M`, `1G` (binary multiples, as nccl-tests' -b/-e read them)."""
-    raw = text.strip().upper().replace(" ", "")
-    digits = raw.rstrip("KMGIB")
-    suffix = raw[len(digits):]
-    try:
-        value = float(digits)
-    except ValueError:
-        raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)") from None
-    if suffix not in _SUFFIX or value <= 0:
-        raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)")
-    return int(value * _SUFFIX[suffix])
 
 
 def sizes(min_bytes: int, max_bytes: int, factor: int = 2) -> list[int]:
@@ -236,3 +211,12 @@ def latency(rows: Sequence[Row], op: str) -> Row | None:
     """The smallest size measured for an op: its time is the op's latency."""
     mine = [r for r in rows if r.op == op]
     return min(mine, key=lambda r: r.bytes, default=None)
+
+
+def rows_of(snap: Snapshot) -> list[tuple[Row, Measurement]]:
+    """Every (op, size) row the probe recorded, with its measurement for evidence."""
+    out = []
+    for m in snap.with_prefix("collectives."):
+        if isinstance(m.value, dict) and "busbw_gbps" in m.value and "op" in m.value:
+            out.append((Row.from_json(m.value), m))
+    return out

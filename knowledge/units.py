@@ -1,4 +1,6 @@
-"""Sizes as people type them: `7B` parameters, `80GiB` of memory, `25` GB/s of bandwidth.
+"""Sizes and durations: as people type them (`7B` parameters, `80GiB` of memory, `25` GB/s), as
+nccl-tests reads them (`64K` = 65536), as PyTorch, NCCL and the kernel print them, and as
+pgdoctor prints them back.
 
 Counts use decimal suffixes (K=1e3, M=1e6, B=G=1e9, T=1e12), as model cards do. Byte sizes
 distinguish GB (1e9) from GiB (2**30), because GPU datasheets say "80 GB" for 80 GiB-ish cards
@@ -8,6 +10,7 @@ and the difference is 7%: enough to turn a fit into an OOM.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 _COUNT = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _BYTES = {
@@ -28,26 +31,24 @@ def _split(text: str, what: str) -> tuple[float, str]:
     return float(m.group(1)), m.group(2).upper()
 
 
+def _scaled(text: str, what: str, table: dict[str, int], known: str) -> int:
+    value, suffix = _split(text, what)
+    if suffix not in table:
+        raise ValueError(f"{what} {text!r}: unknown {'suffix' if what == 'count' else 'unit'} {suffix!r} (use {known})")
+    n = round(value * table[suffix])
+    if n <= 0:
+        raise ValueError(f"{what} {text!r} must be positive")
+    return n
+
+
 def parse_count(text: str) -> int:
     """`7B` -> 7_000_000_000; `1.3B`, `125M`, `350K`, `1e9`, `1000` accepted."""
-    value, suffix = _split(text, "count")
-    if suffix not in _COUNT:
-        raise ValueError(f"count {text!r}: unknown suffix {suffix!r} (use K, M, B or T)")
-    n = round(value * _COUNT[suffix])
-    if n <= 0:
-        raise ValueError(f"count {text!r} must be positive")
-    return n
+    return _scaled(text, "count", _COUNT, "K, M, B or T")
 
 
 def parse_bytes(text: str) -> int:
     """`80GiB` -> 85899345920; `80GB` -> 80e9; a bare number is bytes."""
-    value, suffix = _split(text, "size")
-    if suffix not in _BYTES:
-        raise ValueError(f"size {text!r}: unknown unit {suffix!r} (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    n = round(value * _BYTES[suffix])
-    if n <= 0:
-        raise ValueError(f"size {text!r} must be positive")
-    return n
+    return _scaled(text, "size", _BYTES, "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
 
 
 def parse_gbps(text: str) -> float:
@@ -90,3 +91,64 @@ def fmt_seconds(s: float) -> str:
     if s >= 1e-3:
         return f"{s * 1e3:.1f} ms"
     return f"{s * 1e6:.0f} us"
+
+
+# --- as nccl-tests' -b/-e read them: binary multiples ------------------------------------------
+
+_BINARY = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_binary_bytes(text: str) -> int:
+    """`8`, `64K`, `256M`, `1G` (binary multiples, as nccl-tests' -b/-e read them)."""
+    raw = text.strip().upper().replace(" ", "")
+    digits = raw.rstrip("KMGIB")
+    suffix = raw[len(digits):]
+    try:
+        value = float(digits)
+    except ValueError:
+        raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)") from None
+    if suffix not in _BINARY or value <= 0:
+        raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)")
+    return int(value * _BINARY[suffix])
+
+
+# --- as PyTorch, NCCL and the kernel print them ---------------------------------------------------
+
+_MULT = {
+    "b": 1, "bytes": 1, "byte": 1,
+    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+    "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "tb": 1000 ** 4,
+}
+SIZE = r"(\d+(?:\.\d+)?)\s*(TiB|GiB|MiB|KiB|TB|GB|MB|KB|kB|bytes|B)\b"
+_SIZE_RE = re.compile(SIZE)
+
+
+def to_bytes(number: str, unit: str) -> int:
+    return round(float(number) * _MULT[unit.lower()])
+
+
+def parse_size(text: str) -> Optional[int]:
+    m = _SIZE_RE.search(text)
+    return to_bytes(m.group(1), m.group(2)) if m else None
+
+
+# --- as pgdoctor prints them ----------------------------------------------------------------------
+
+def fmt_bytes(n: float) -> str:
+    """Binary units, as people read /dev/shm and memory sizes."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def human_bytes(n: float) -> str:
+    """Power-of-two sizes as nccl-tests users read them in tables and on axes: 8 B, 1 KiB, 64 MiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:g} {unit}" if n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")

@@ -3,7 +3,7 @@ read from the files the kernel's ib_core exports, so no rdma-core tools are need
 
 Per port: state (`4: ACTIVE`), phys_state (`5: LinkUp`), rate (`200 Gb/sec (4X HDR)`),
 link_layer (InfiniBand | Ethernet, the latter is RoCE) and every counter under
-ports/N/counters/ (checks/net_links.py lists the error counters it judges). A host
+ports/N/counters/ (checks/net/links.py lists the error counters it judges). A host
 without the directory has no RDMA devices: the probe is unavailable with Reason.NOT_PRESENT,
 which the report shows as "no InfiniBand devices", not as a failure.
 """

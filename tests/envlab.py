@@ -54,8 +54,11 @@ def snapshot_in_process(env: Mapping[str, str], root: Path, level: str = "quick"
 
 SHADOW_CODE = """
 import os, site, sys, sysconfig, tempfile
-# A site directory with every installed distribution but torch: this Python has no torch.
-real = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+# A site directory with every installed distribution but torch: this Python has no torch. The
+# child runs with its site already set up (no -S: in a venv, -S would leave the base prefix and
+# lose the venv's packages, pgdoctor among them), so the real site directories come off sys.path.
+real = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages()})
+real = [d for d in real if os.path.isdir(d)]
 shadow = tempfile.mkdtemp(prefix="pgdoctor-notorch-")
 import atexit, shutil
 atexit.register(shutil.rmtree, shadow, True)
@@ -122,7 +125,7 @@ def _child(env: Mapping[str, str], root: Path, rlimits: dict[str, int], cpus: Op
         snap = snapshot_in_process(json.loads(sys.argv[1]), Path(sys.argv[2]), {level!r})
         print(snap.dumps())
     """)
-    argv = [sys.executable, *(["-S"] if hide_torch else []), "-c", code, json.dumps(dict(env)), str(root)]
+    argv = [sys.executable, "-c", code, json.dumps(dict(env)), str(root)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={**os.environ})
     if proc.returncode != 0:
         raise RuntimeError(f"probe child failed: {proc.stderr[-2000:]}")

@@ -3,7 +3,7 @@
 The base report is a real `check --level quick` of this host with NCCL_SOCKET_IFNAME pointing
 at an interface that does not exist (a real ENV401 fail, plus whatever the host gives). This
 CPU machine has no GPU, so per-GPU measurements are written here with the keys, units, scopes
-and sources the gpu probe (probes/gpu.py) writes from NVML; collective rows are made by the
+and sources the gpu probe (probes/gpu/health.py) writes from NVML; collective rows are made by the
 sweep's own `make_row` from per-rank times, and trace events by pgdoctor.trace.events's own writer
 and merge (the formats a real sweep and a real repro run produce).
 """

@@ -1,4 +1,4 @@
-"""Layering rules that keep checks pure and the CLI fast."""
+"""The house's rules (tests/architecture.py holds the table) and the CLI paths that must stay cheap."""
 
 from __future__ import annotations
 
@@ -7,37 +7,100 @@ import subprocess
 import sys
 from pathlib import Path
 
+import architecture as arch
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FORBIDDEN_IN_CHECKS = {"os", "subprocess", "torch", "pynvml", "pgdoctor.probes", "socket", "shutil"}
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
+def test_every_import_follows_an_arrow_of_the_table() -> None:
+    bad = arch.arrow_violations(arch.graph(ROOT))
+    assert not bad, "imports outside tests/architecture.py's ARROWS:\n" + "\n".join(bad)
 
 
-def forbidden_imports(path: Path) -> set[str]:
-    return {n for n in _imports(path) for f in FORBIDDEN_IN_CHECKS if n == f or n.startswith(f + ".")}
+def test_the_table_has_no_room_cycle() -> None:
+    assert arch.cycles({a: set(b) for a, b in arch.ARROWS.items()}) == []
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "checks").glob("*.py")), ids=lambda p: p.name)
-def test_checks_import_nothing_that_touches_the_system(path: Path) -> None:
-    bad = forbidden_imports(path)
-    assert not bad, f"checks/{path.name} imports {sorted(bad)}: checks must be pure functions of the snapshot"
+def test_no_room_cycle_and_no_file_cycle() -> None:
+    edges = arch.graph(ROOT)
+    assert arch.cycles(arch.room_edges(edges)) == []
+    assert arch.cycles(edges) == []
 
 
-def test_checks_can_be_caught_importing(tmp_path: Path) -> None:
-    """The rule above is live: a module importing os is reported."""
-    bad = tmp_path / "bad.py"
-    bad.write_text("import os\nimport json\nfrom pgdoctor.probes.sysfs import FsReader\nimport torch.distributed\n")
-    assert forbidden_imports(bad) == {"os", "pgdoctor.probes.sysfs", "torch.distributed"}
+def test_every_module_is_in_a_room() -> None:
+    names = arch.modules(ROOT)
+    assert all(arch.room_of(n) for n in names), [n for n in names if not arch.room_of(n)]
+    # Each folder has a purpose line.
+    for folder in ["model", "knowledge", "probes", "checks", "playbooks", "doctor"]:
+        for init in (ROOT / folder).rglob("__init__.py"):
+            doc = ast.get_docstring(ast.parse(init.read_text()))
+            assert doc, f"{init.relative_to(ROOT)} has no docstring saying what the folder holds"
+
+
+def test_pure_rooms_touch_nothing_of_the_system() -> None:
+    bad = arch.impure_imports(ROOT)
+    assert not bad, "model/knowledge/checks must be pure:\n" + "\n".join(bad)
+
+
+def test_no_module_is_longer_than_the_limit() -> None:
+    assert arch.long_modules(ROOT) == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_the_rules_are_live(tmp_path: Path) -> None:
+    """Each rule reports a tree that breaks it: an upward import, a file cycle, a room cycle, an
+    impure check, a long module."""
+    root = _tree(tmp_path, {
+        "model/__init__.py": '"""m"""\n',
+        "knowledge/__init__.py": '"""k"""\n',
+        "knowledge/a.py": "from pgdoctor.knowledge import b\n",
+        "knowledge/b.py": "from pgdoctor.knowledge.a import x\n",
+        "checks/__init__.py": '"""c"""\n',
+        "checks/rule.py": "import os\nfrom pgdoctor.engine.runner import run\nfrom . import other\n",
+        "checks/other.py": "x = 1\n" * 601,
+        "doctor/__init__.py": '"""d"""\n',
+        "doctor/engine/__init__.py": '"""e"""\n',
+        "doctor/engine/runner.py": "from pgdoctor.checks import rule\n",
+    })
+    edges = arch.graph(root)
+    assert edges["pgdoctor.checks.rule"] == {"pgdoctor.engine.runner", "pgdoctor.checks.other"}
+    assert arch.arrow_violations(edges) == [
+        "pgdoctor.checks.rule imports pgdoctor.engine.runner: pgdoctor.checks may not import pgdoctor.engine"]
+    assert arch.cycles(edges) == [["pgdoctor.checks.rule", "pgdoctor.engine.runner"],
+                                  ["pgdoctor.knowledge.a", "pgdoctor.knowledge.b"]]
+    assert arch.cycles(arch.room_edges(edges)) == [["pgdoctor.checks", "pgdoctor.engine"]]
+    assert arch.impure_imports(root) == ["pgdoctor.checks.rule imports ['os']"]
+    assert arch.long_modules(root) == ["checks/other.py: 601 lines"]
+    # A lazy import inside a function is an arrow too.
+    (root / "knowledge/lazy.py").write_text("def f():\n    from pgdoctor.probes import base\n")
+    assert any("pgdoctor.knowledge.lazy" in v for v in arch.arrow_violations(arch.graph(root)))
+
+
+def test_pgdoctor_lists_its_public_api() -> None:
+    import pgdoctor
+
+    assert set(dir(pgdoctor)) == set(pgdoctor.__all__)
+    for name in ("range", "step", "instrument", "enable_trace", "merge_trace"):
+        assert name in pgdoctor.__all__
+        assert getattr(pgdoctor, name) is not None
+    assert callable(pgdoctor.instrument) and callable(pgdoctor.instrument.parse_message)
+
+
+@pytest.mark.parametrize("argv", [["-m", "pgdoctor", "--help"], ["-m", "pgdoctor.trace", "--help"],
+                                  ["-m", "pgdoctor.probes.gpu_record"]])
+def test_documented_module_entry_points_still_run(argv: list[str]) -> None:
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    assert "usage" in out.lower(), out
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["explain", "ENV501"], ["list"], ["check", "--help"]])

@@ -16,12 +16,12 @@ from pgdoctor.knowledge.collectives import (
     aligned_bytes,
     bus_factor,
     make_row,
-    parse_bytes,
     parse_ops,
     preset,
     sizes,
 )
 from pgdoctor.knowledge.expectations import Topology, expected
+from pgdoctor.knowledge.units import parse_binary_bytes
 from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
 from pgdoctor.probes.collectives.launch import CollRun, _absorb, _stderr_tail, node_count, spawn_env
 from pgdoctor.probes.collectives.worker import describe_stage, ident_from_env, parse_faults
@@ -57,10 +57,10 @@ def test_parse_ops_and_bytes() -> None:
     assert parse_ops("all") == ALL_OPS
     with pytest.raises(ValueError, match="allreduce"):
         parse_ops("allreduce")
-    assert parse_bytes("8") == 8 and parse_bytes("64K") == 65536 and parse_bytes("256M") == 256 << 20
+    assert parse_binary_bytes("8") == 8 and parse_binary_bytes("64K") == 65536 and parse_binary_bytes("256M") == 256 << 20
     for bad in ("", "-1", "12X", "M"):
         with pytest.raises(ValueError):
-            parse_bytes(bad)
+            parse_binary_bytes(bad)
 
 
 def test_spec_round_trips_and_rejects_nonsense() -> None:

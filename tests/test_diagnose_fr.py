@@ -16,7 +16,7 @@ from conftest import FIXTURES
 
 from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
 from pgdoctor.diagnose.flight import safe_pickle
-from pgdoctor.diagnose.flight.collectives import load_dump, read_dumps
+from pgdoctor.diagnose.flight.dump import load_dump, read_dumps
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ def _clean():
     ins.reset_thread()
     yield
     ins.reset_thread()
-    trace.disable()
+    ins.disable_trace()
 
 
 def test_import_pgdoctor_loads_neither_torch_nor_nvtx() -> None:
@@ -90,7 +90,7 @@ def test_instrument_hooks_give_fwd_bwd_optim_per_step(tmp_path) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     handles = pgdoctor.instrument(model, opt)
-    trace.enable(str(tmp_path), rank=3)
+    ins.enable_trace(str(tmp_path), rank=3)
     for n in range(2):
         with pgdoctor.step(n):
             with pgdoctor.range("data"):
@@ -103,7 +103,7 @@ def test_instrument_hooks_give_fwd_bwd_optim_per_step(tmp_path) -> None:
         model(torch.randn(4, 8))
     handles.remove()
     model(torch.randn(1, 8)).sum().backward()  # detached: no more ranges
-    trace.flush()
+    ins.flush_trace()
     events = trace.read_events(tmp_path / "rank3.events.jsonl")
     names = [e["name"] for e in sorted(events, key=lambda e: e["ts"])]
     assert names == ["step", "data", "fwd", "bwd", "optim"] * 2 + ["fwd"]
@@ -148,6 +148,7 @@ import os, sys, json, torch, torch.distributed as dist
 import pgdoctor
 from pgdoctor.trace import events as trace
 from pgdoctor.trace.events import COMM_TID
+from pgdoctor.trace import instrument as ins
 dist.init_process_group("gloo", rank=0, world_size=1, init_method="tcp://127.0.0.1:%s" % sys.argv[2])
 torch.manual_seed(0)
 def make():
@@ -157,7 +158,7 @@ def make():
 ref, inst = make(), make()
 handles = pgdoctor.instrument(inst, None)          # default: overlap=True
 assert handles.comm_hook
-trace.enable(sys.argv[1], 0)
+ins.enable_trace(sys.argv[1], 0)
 x = torch.randn(8, 16)
 for m in (ref, inst):
     for n in range(2):  # DDP rebuilds its buckets after the first step
@@ -165,7 +166,7 @@ for m in (ref, inst):
             m(x).square().mean().backward()
 for a, b in zip(ref.parameters(), inst.parameters()):
     assert torch.allclose(a.grad, b.grad), "the hook must average like DDP's default"
-trace.flush()
+ins.flush_trace()
 evs = trace.read_events(trace.Path(sys.argv[1]) / "rank0.events.jsonl")
 comm_main = [e for e in evs if e["name"] == "comm.all_reduce" and e["tid"] != COMM_TID]
 comm_async = [e for e in evs if e["name"] == "comm.all_reduce" and e["tid"] == COMM_TID]
@@ -227,11 +228,11 @@ def test_hook_ranges_left_open_by_a_failure_do_not_leak_into_the_next_step(tmp_p
         assert ins.current_ranges(threading.get_ident())[-1] == where  # left open by the failure
         assert ins.phase_of(ins.ranges_at_failure()) == {"fwd": "forward", "bwd": "backward"}[where]
     model.fail_in = ""
-    trace.enable(str(tmp_path), 0)
+    ins.enable_trace(str(tmp_path), 0)
     with pgdoctor.step(0):
         model(torch.randn(2, 4)).sum().backward()
         opt.step()
-    trace.flush()
+    ins.flush_trace()
     names = [e["name"] for e in sorted(trace.read_events(tmp_path / "rank0.events.jsonl"), key=lambda e: e["ts"])]
     # step 0 holds exactly one fwd, bwd, optim; the stale ranges were closed before it.
     assert names[-4:] == ["step", "fwd", "bwd", "optim"]

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from pgdoctor.cli import cli
-from pgdoctor.engine.multinode import schedule
+from pgdoctor.probes.multinode import schedule
 from pgdoctor.probes.processes import free_port, run_children
 
 BASE = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH") if k in os.environ}
@@ -145,7 +145,7 @@ def test_distributed_only_with_several_ranks_and_net_requested() -> None:
 
 
 def test_suspects_are_the_pairs_well_below_the_median() -> None:
-    from pgdoctor.engine.multinode import suspects
+    from pgdoctor.probes.multinode import suspects
 
     nan = float("nan")
     got = [[nan, 1.0, 1.0], [1.0, nan, 0.1], [0.6, 1.0, nan]]  # got[dst][src]

@@ -186,7 +186,7 @@ def _snapshot(measurements: list[Measurement]) -> Snapshot:
 def test_snapshot_busbw_becomes_the_link_and_unreadable_values_are_skipped() -> None:
     from pgdoctor.model import Reason, Unavailable
 
-    # Keys as the collective probe writes them (doctor/coll_launch.py), plus noise.
+    # Keys as the collective probe writes them (probes/collectives/launch.py), plus noise.
     snap = _snapshot([
         Measurement("collectives.world_size", 4),
         Measurement("collectives.nodes", 1),

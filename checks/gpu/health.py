@@ -10,9 +10,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from pgdoctor.checks.base import Code, Config, check, config_key, evidence_of, fmt_bytes, register_code
+from pgdoctor.checks.base import Code, Config, check, config_key, evidence_of, register_code
 from pgdoctor.checks.launch import env_vars
 from pgdoctor.knowledge.launchenv import parse_launch
+from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Evidence, Finding, Measurement, Scope, Severity, Snapshot, Status, Unavailable
 
 CHECK_GROUP = "gpu"  # the published prefix of this module's check names

@@ -17,9 +17,7 @@ from typing import Any, NoReturn, Optional
 import click
 
 from pgdoctor import __version__
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-EXIT_INTERRUPTED = 130
+from pgdoctor.engine.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 # name -> "module:attribute" of a click command; one line per command.
 LAZY_COMMANDS: dict[str, str] = {
@@ -46,12 +44,6 @@ COMMAND_HELP: dict[str, str] = {
     "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings).",
     "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo -m).",
 }
-
-
-class UserError(click.ClickException):
-    """A usage or configuration problem: one line on stderr, exit 2."""
-
-    exit_code = EXIT_USAGE
 
 
 class LazyGroup(click.Group):

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import UserError
+from pgdoctor.engine.errors import UserError
 
 
 @click.group()
@@ -22,7 +22,7 @@ def bench() -> None:
 def _bytes(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[int]:
     if value is None:
         return None
-    from pgdoctor.knowledge.collectives import parse_bytes
+    from pgdoctor.knowledge.units import parse_binary_bytes as parse_bytes
 
     try:
         return parse_bytes(value)

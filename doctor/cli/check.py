@@ -10,8 +10,8 @@ from typing import Any, Callable, Optional
 import click
 
 from pgdoctor.checks.base import Config
-from pgdoctor.cli import UserError
 from pgdoctor.engine.config import ConfigError, load_config
+from pgdoctor.engine.errors import UserError
 from pgdoctor.engine.plugins import load_plugins
 from pgdoctor.engine.runner import Selection, build_report, was_interrupted
 from pgdoctor.engine.runner import collect as collect_snapshot

@@ -7,7 +7,7 @@ from typing import Optional
 
 import click
 
-from pgdoctor.cli import UserError
+from pgdoctor.engine.errors import UserError
 from pgdoctor.model import Severity, exit_code
 
 
@@ -26,7 +26,7 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
     from pgdoctor.cli.check import write_report
     from pgdoctor.diagnose.api import diagnose_paths
-    from pgdoctor.diagnose.flight.collectives import DumpError
+    from pgdoctor.diagnose.flight.dump import DumpError
     from pgdoctor.diagnose.text.reader import SourceError
     from pgdoctor.render import FORMATS
 

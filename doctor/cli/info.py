@@ -8,7 +8,8 @@ import click
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES, CONFIG_KEYS
-from pgdoctor.cli import UserError, emit_json
+from pgdoctor.cli import emit_json
+from pgdoctor.engine.errors import UserError
 from pgdoctor.playbooks import find
 
 

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import UserError
+from pgdoctor.engine.errors import UserError
 from pgdoctor.knowledge.interconnects import DEFAULT_INTER, DEFAULT_INTRA, PRESETS, Link, measured
 from pgdoctor.knowledge.interconnects import get as get_preset
 from pgdoctor.knowledge.units import parse_bytes, parse_count, parse_gbps
@@ -206,7 +206,7 @@ def plan_cmd(
 ) -> None:
     """Predict memory and communication time per GPU for dp x tp x pp x ZeRO layouts."""
     from pgdoctor.checks import load_all
-    from pgdoctor.checks.codes.plan import plan_findings
+    from pgdoctor.plan.findings import plan_findings
 
     shape = _shape(params, model_path, {"layers": layers, "hidden": hidden, "heads": heads, "vocab": vocab})
     problem = shape_problem(shape)

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import UserError
+from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
 from pgdoctor.model import Report, Severity, exit_code
 from pgdoctor.render import FORMATS

@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import UserError, emit_json
+from pgdoctor.cli import emit_json
+from pgdoctor.engine.errors import UserError
 from pgdoctor.model import Measurement, Snapshot, SnapshotFormatError
 
 LEGEND = ("X = self, NV = NVLink peer access, PIX = at most one PCIe bridge, PXB = several PCIe bridges, "

@@ -18,11 +18,11 @@ from typing import Any
 from pgdoctor.diagnose.analyze import source_events
 from pgdoctor.diagnose.causality import assemble
 from pgdoctor.diagnose.event import Event
-from pgdoctor.diagnose.flight import collectives as flight
+from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.text.reader import Source, is_binary, open_sources, text_sources
 from pgdoctor.model import Finding, Report
 
-FlightError = flight.DumpError
+FlightError = dump.DumpError
 
 
 def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) -> tuple[list[Finding], dict[str, Any]]:
@@ -35,7 +35,7 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
     logs = []
     skipped_binary = []
     for src in sources:
-        if src.path and flight.looks_like_dump(src.path):
+        if src.path and dump.looks_like_dump(src.path):
             found_dumps.append(src.path)
         elif src.listed and src.path and is_binary(src.path):
             skipped_binary.append(src.path)  # checkpoints, cores, images in a job directory
@@ -51,8 +51,8 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
     if skipped_binary:
         meta["skipped_binary_files"] = skipped_binary
     if flight_recorder_dirs:
-        rep = flight.read_dumps(flight_recorder_dirs)
-        events.extend(flight.analyze(rep, ",".join(flight_recorder_dirs)))
+        rep = dump.read_dumps(flight_recorder_dirs)
+        events.extend(collectives.analyze(rep, ",".join(flight_recorder_dirs)))
         meta["flight_recorder"] = {"dumps": [{"path": d.path, "rank": d.rank} for d in rep.dumps],
                                    "skipped": rep.skipped}
     findings = assemble(events, lines)

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from pgdoctor.checks.base import fmt_bytes
+from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Report
 
 # Facts worth a line under the root cause, in this order; the rest is in --json.

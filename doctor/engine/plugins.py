@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from pgdoctor.cli import UserError
+from pgdoctor.engine.errors import UserError
 
 _LOADED: set[str] = set()
 

@@ -42,7 +42,7 @@ def prefixed_sources(run: LabRun) -> list[tuple[str, str]]:
     return out
 
 
-def _logdiag_findings(run: LabRun) -> list[Finding]:
+def _log_findings(run: LabRun) -> list[Finding]:
     try:
         from pgdoctor.diagnose.api import diagnose_sources
     except ImportError as exc:
@@ -189,4 +189,4 @@ def diagnose_run(run: LabRun, by_rank_events: dict[int, list[dict[str, Any]]]) -
             return []
         f = imbalance_finding(spec.strategy, imb)
         return [f] if f else []
-    return enrich(run, _logdiag_findings(run)) + stalled_findings(run.results)
+    return enrich(run, _log_findings(run)) + stalled_findings(run.results)

@@ -120,7 +120,6 @@ def run(spec: Any, rank: int, world: int) -> int:
     import torch.distributed as dist
 
     from pgdoctor.lab.faults import Fault, memory_facts
-    from pgdoctor.trace import events as trace
     from pgdoctor.trace import instrument as ins
 
     torch.set_num_threads(1)
@@ -134,7 +133,7 @@ def run(spec: Any, rank: int, world: int) -> int:
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device))
     if spec.trace_dir:
-        trace.enable(spec.trace_dir, rank)
+        ins.enable_trace(spec.trace_dir, rank)
     fault = Fault(spec, rank, device)
     r.save(device=device)
     try:
@@ -161,7 +160,7 @@ def run(spec: Any, rank: int, world: int) -> int:
             fault.after_step(n)
             if fault.cap:
                 r.save(cap=fault.cap)
-        trace.flush()
+        ins.flush_trace()
         r.finished = True
         r.save(status="ok")
         dist.destroy_process_group()
@@ -182,7 +181,7 @@ def run(spec: Any, rank: int, world: int) -> int:
             (Path(spec.run_dir) / DUMP_REQUEST).touch()
         except OSError:
             pass
-        trace.flush()
+        ins.flush_trace()
         r.finished = True
         return 1
 

@@ -9,7 +9,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row, human_bytes
+from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row
+from pgdoctor.knowledge.units import human_bytes
 
 
 def _by_op(rows: Sequence[Row]) -> dict[str, list[Row]]:

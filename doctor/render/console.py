@@ -45,7 +45,7 @@ def area_details(area: str, report: Report) -> list[str]:
     collective sweep (the full tables are `pgdoctor bench collectives`)."""
     if area != "collectives" or report.snapshot is None:
         return []
-    from pgdoctor.checks.collectives import rows_of
+    from pgdoctor.knowledge.collectives import rows_of
     from pgdoctor.render.collectives import plot
 
     rows = [row for row, _ in rows_of(report.snapshot)]

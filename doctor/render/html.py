@@ -20,7 +20,7 @@ from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
 from pgdoctor.knowledge.areas import AREAS, area_title
-from pgdoctor.knowledge.collectives import human_bytes
+from pgdoctor.knowledge.units import human_bytes
 from pgdoctor.model import Finding, Measurement, Report, Severity, Unavailable, sorted_findings
 from pgdoctor.render.console import area_status
 from pgdoctor.render.markdown import to_html

@@ -15,7 +15,6 @@ clock), so ranks on one host line up; across hosts they are as good as the hosts
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
 import sys
@@ -85,39 +84,6 @@ class EventWriter:
             text = "\n".join(_ENCODER.encode(e) for e in events) + "\n"
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(text)
-
-
-_writer: Optional[EventWriter] = None
-
-
-def enable(directory: str, rank: int) -> EventWriter:
-    """Turn on tracing for this process: every closed pgdoctor range becomes an event."""
-    global _writer
-    from pgdoctor.trace import instrument
-
-    if _writer is not None:
-        _writer.flush()
-    _writer = EventWriter(directory, rank)
-    instrument._SINK = _writer
-    return _writer
-
-
-def disable() -> None:
-    global _writer
-    from pgdoctor.trace import instrument
-
-    if _writer is not None:
-        _writer.flush()
-    instrument._SINK = None
-    _writer = None
-
-
-def flush() -> None:
-    if _writer is not None:
-        _writer.flush()
-
-
-atexit.register(flush)
 
 
 # --- reading and merging ------------------------------------------------------------------

@@ -21,6 +21,7 @@ torch is imported only by `instrument` and `ddp_comm_hook`, never at import time
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import sys
@@ -28,10 +29,9 @@ import threading
 import time
 import types
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
-if TYPE_CHECKING:
-    from pgdoctor.trace.events import EventWriter
+from pgdoctor.trace.events import EventWriter
 
 DOMAIN = "pgdoctor"
 # Training phases by range name; the innermost open phase range is "the phase".
@@ -108,9 +108,35 @@ def _init() -> None:
         _initialized = True
     trace_dir = os.environ.get("PGDOCTOR_TRACE_DIR")
     if trace_dir and _SINK is None:
-        from pgdoctor.trace import events as trace
+        enable_trace(trace_dir, int(os.environ.get("RANK", "0") or 0))
 
-        trace.enable(trace_dir, int(os.environ.get("RANK", "0") or 0))
+
+def enable_trace(directory: str, rank: int) -> EventWriter:
+    """Turn on tracing for this process: every closed pgdoctor range becomes an event in
+    `<directory>/rank<rank>.events.jsonl` (merge them with `python -m pgdoctor.trace DIR`)."""
+    global _SINK
+    with _state_lock:
+        if _SINK is not None:
+            _SINK.flush()
+        _SINK = EventWriter(directory, rank)
+        return _SINK
+
+
+def disable_trace() -> None:
+    global _SINK
+    with _state_lock:
+        if _SINK is not None:
+            _SINK.flush()
+        _SINK = None
+
+
+def flush_trace() -> None:
+    sink = _SINK
+    if sink is not None:
+        sink.flush()
+
+
+atexit.register(flush_trace)
 
 
 def nvtx_enabled() -> bool:
@@ -404,8 +430,8 @@ def ddp_comm_hook(*, overlap: bool = True) -> Callable[[Any, Any], Any]:
 
 
 class _CallableModule(types.ModuleType):
-    """`pgdoctor.trace.instrument` is this module (importing a submodule binds its name on the package),
-    so calling the module instruments: `pgdoctor.instrument(model, optimizer)`."""
+    """`pgdoctor.instrument` is this module (pgdoctor's lazy attribute hands it out), so calling
+    the module instruments: `pgdoctor.instrument(model, optimizer)`."""
 
     def __call__(self, model: Any = None, optimizer: Any = None, **kwargs: Any) -> Handles:
         return instrument(model, optimizer, **kwargs)

@@ -17,14 +17,14 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event
-from pgdoctor.diagnose.flight.collectives import (
+from pgdoctor.diagnose.flight.dump import (
     FlightReport,
-    _describe,
-    _dump_path,
-    _event,
-    _frames,
-    _pg_key,
+    describe,
+    dump_path,
+    frames_of,
+    make_event,
     member_list,
+    pg_key,
 )
 from pgdoctor.model import Evidence
 
@@ -43,7 +43,7 @@ def _pending(rep: FlightReport) -> dict[str, dict[tuple[str, int, int], list[tup
             m = _P2P.search(str(e.get("profiling_name", "")))
             if not m:
                 continue
-            key = _pg_key(e)
+            key = pg_key(e)
             members = member_list(rep, key)
             me, peer = int(m.group(2)), int(m.group(4))
             if members:
@@ -71,26 +71,26 @@ def analyze_p2p(rep: FlightReport, label: str) -> list[Event]:
                 continue  # no dump of the peer: nothing to compare with
             base: dict[str, Any] = {"pg": key, "op": e.get("profiling_name"), "input_sizes": e.get("input_sizes"),
                                     "input_dtypes": e.get("input_dtypes"), "src": src, "dst": dst,
-                                    "frames": _frames(e), "p2p_seq": e.get("p2p_seq_id")}
-            ev = [Evidence(f"rank {holder}: {_describe(e)} state={e.get('state')}", file=_dump_path(rep, holder))]
+                                    "frames": frames_of(e), "p2p_seq": e.get("p2p_seq_id")}
+            ev = [Evidence(f"rank {holder}: {describe(e)} state={e.get('state')}", file=dump_path(rep, holder))]
             if other not in ops:
                 facts = {**base, "missing_ranks": [peer], "present_ranks": [holder]}
                 verb = "receive" if kind == "send" else "send"
                 msg = (f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
                        f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
                        + (f"; called at {facts['frames'][0]}" if facts["frames"] else ""))
-                events.append(_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1))
+                events.append(make_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1))
                 continue
             oh, oe = ops[other][0]
-            ev.append(Evidence(f"rank {oh}: {_describe(oe)} state={oe.get('state')}", file=_dump_path(rep, oh)))
+            ev.append(Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh)))
             if (e.get("input_sizes"), e.get("input_dtypes")) != (oe.get("input_sizes"), oe.get("input_dtypes")):
-                facts = {**base, "odd_ranks": [peer], "per_rank": {str(holder): _describe(e), str(oh): _describe(oe)}}
+                facts = {**base, "odd_ranks": [peer], "per_rank": {str(holder): describe(e), str(oh): describe(oe)}}
                 msg = (f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
-                       f"rank {holder} {_describe(e)}; rank {oh} {_describe(oe)}")
-                events.append(_event(C.FR_OP_MISMATCH.code, label, msg, facts, ev, 0))
+                       f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}")
+                events.append(make_event(C.FR_OP_MISMATCH.code, label, msg, facts, ev, 0))
             else:
                 facts = {**base, "not_completed_ranks": sorted({holder, oh})}
                 msg = (f"process group {key}: send {src}->{dst} and its recv were both posted "
-                       f"({_describe(e)}) but neither completed")
-                events.append(_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
+                       f"({describe(e)}) but neither completed")
+                events.append(make_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
     return events

@@ -18,10 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from pgdoctor.checks.base import fmt_bytes
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.text.units import SIZE, to_bytes
+from pgdoctor.knowledge.units import SIZE, fmt_bytes, to_bytes
 
 S = SIZE
 _W = r"\s*"

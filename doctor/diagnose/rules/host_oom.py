@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pgdoctor.checks.base import fmt_bytes
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.knowledge.units import fmt_bytes
 
 _KERNEL = re.compile(
     r"(?P<cg>Memory cgroup )?[Oo]ut of memory:? Kill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"

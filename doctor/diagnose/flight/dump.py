@@ -1,0 +1,190 @@
+"""Flight-recorder dumps: finding, loading and reading them (entry fields, process groups).
+
+A dump is what ProcessGroupNCCL/gloo's FlightRecorder writes per rank (pickle via
+`torch._C._distributed_c10d._dump_fr_trace()`, or JSON via `_dump_fr_trace_json()`; on a
+watchdog timeout the files TORCH_FR_DUMP_TEMP_FILE<rank>): {"version", "pg_config": {name:
+{"name","desc","ranks"}}, "pg_status": {pg_id: {"last_enqueued_collective", ...}}, "entries":
+[{"record_id", "pg_id", "process_group": (id, desc), "collective_seq_id", "p2p_seq_id",
+"profiling_name": "nccl:all_reduce", "input_sizes", "input_dtypes", "output_sizes",
+"output_dtypes", "state": "scheduled"|"started"|"completed", "timeout_ms", "is_p2p", "frames":
+[{"name","filename","line"}]}]}. The rank is not in the dump: it comes from the file name's
+trailing number, as torch names them. Pickles go through pgdoctor.diagnose.flight.safe_pickle only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pgdoctor.diagnose.event import Event
+from pgdoctor.diagnose.flight import safe_pickle
+from pgdoctor.model import Evidence
+
+MAX_DUMP_BYTES = 256 << 20
+_RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
+_TORCH_FRAME = re.compile(r"[/\\]torch[/\\](?:distributed|nn[/\\]parallel|_dynamo|utils)[/\\]")
+
+
+class DumpError(ValueError):
+    pass
+
+
+@dataclass
+class Dump:
+    path: str
+    rank: int
+    data: dict[str, Any]
+
+
+@dataclass
+class FlightReport:
+    dumps: list[Dump] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def looks_like_dump(path: str) -> bool:
+    """A pickle, or JSON whose head has the flight recorder's keys: not a log to scan."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    if head[:1] == b"\x80":
+        return True
+    return head.lstrip()[:1] == b"{" and b'"entries"' in head and (b'"pg_config"' in head or b'"comm_lib_version"' in head)
+
+
+def load_dump(path: str) -> dict[str, Any]:
+    size = os.path.getsize(path)
+    if size > MAX_DUMP_BYTES:
+        raise DumpError(f"{path}: {size} bytes is too large for a flight-recorder dump")
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:1] == b"\x80":
+        try:
+            data = safe_pickle.loads(raw)
+        except Exception as exc:  # a user's file: any failure to read is a skip, never a crash
+            raise DumpError(f"{path}: {exc}") from None
+    else:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DumpError(f"{path}: neither a pickle nor JSON ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        raise DumpError(f"{path}: not a flight-recorder dump (no entries list)")
+    return data
+
+
+def read_dumps(paths: Sequence[str]) -> FlightReport:
+    """Every dump under these directories (or files); unreadable files are listed, not fatal."""
+    files: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, names in os.walk(p):
+                dirs.sort()
+                files.extend(os.path.join(root, n) for n in sorted(names))
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise DumpError(f"no such flight-recorder directory or file: {p}")
+    rep = FlightReport()
+    used_ranks: set[int] = set()
+    for i, f in enumerate(files):
+        try:
+            data = load_dump(f)
+        except (DumpError, OSError) as exc:
+            rep.skipped.append(str(exc))
+            continue
+        m = _RANK_IN_NAME.search(os.path.basename(f))
+        rank = int(m.group(1)) if m else i
+        if rank in used_ranks:
+            # torch writes the same trace as pickle and JSON; the JSON form has no Python
+            # frames, so keep whichever of the two carries them.
+            prev = next(d for d in rep.dumps if d.rank == rank)
+            if _has_frames(data) and not _has_frames(prev.data):
+                prev.path, prev.data = f, data
+            continue
+        used_ranks.add(rank)
+        rep.dumps.append(Dump(f, rank, data))
+    rep.dumps.sort(key=lambda d: d.rank)
+    return rep
+
+
+def _has_frames(data: Mapping[str, Any]) -> bool:
+    return any(isinstance(e, Mapping) and e.get("frames") for e in data.get("entries", []))
+
+
+def int_of(v: Any, default: int = -1) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def frames_of(entry: Mapping[str, Any], n: int = 4) -> list[str]:
+    out = []
+    for fr in entry.get("frames") or []:
+        if not isinstance(fr, Mapping):
+            continue
+        fn = str(fr.get("filename", ""))
+        if _TORCH_FRAME.search(fn):
+            continue
+        out.append(f"{fn}:{fr.get('line', '?')} in {fr.get('name', '?')}")
+        if len(out) >= n:
+            break
+    return out
+
+
+def pg_key(e: Mapping[str, Any]) -> str:
+    pg = e.get("process_group")
+    if isinstance(pg, (list, tuple)) and pg:
+        return str(pg[0])
+    return str(e.get("pg_id", "0"))
+
+
+def pg_desc(e: Mapping[str, Any]) -> str:
+    pg = e.get("process_group")
+    if isinstance(pg, (list, tuple)) and len(pg) > 1:
+        return str(pg[1])
+    return ""
+
+
+def describe(e: Mapping[str, Any]) -> str:
+    return f"{e.get('profiling_name')} sizes={e.get('input_sizes')} dtypes={e.get('input_dtypes')}"
+
+
+def member_list(rep: FlightReport, key: str) -> list[int]:
+    """Global ranks of a process group in group-rank order, from pg_config ("ranks": "[0, 2, 4]");
+    torch 2.13's gloo dumps key the default group by its empty name, so a single entry is taken
+    as that group."""
+    for d in rep.dumps:
+        cfg = d.data.get("pg_config")
+        if not isinstance(cfg, Mapping):
+            continue
+        entry = cfg.get(key)
+        if entry is None and len(cfg) == 1 and key == "0":
+            entry = next(iter(cfg.values()))
+        if isinstance(entry, Mapping):
+            raw = entry.get("ranks")
+            try:
+                ranks = json.loads(raw) if isinstance(raw, str) else raw
+                return [int(r) for r in ranks or ()]
+            except (TypeError, ValueError, json.JSONDecodeError):
+                continue
+    return []
+
+
+def dump_path(rep: FlightReport, rank: int) -> str:
+    return next((d.path for d in rep.dumps if d.rank == rank), "")
+
+
+def make_event(code: str, label: str, msg: str, facts: dict[str, Any], evidence: list[Evidence], tier: int) -> Event:
+    missing = facts.get("missing_ranks") or facts.get("odd_ranks") or facts.get("not_completed_ranks") or []
+    rank: Optional[int] = missing[0] if missing else None
+    if rank is not None:
+        facts["rank"] = rank
+    return Event(code, label, 0, -1, msg, rank, facts, evidence, None, tier, (code, facts.get("pg"), facts.get("seq")))

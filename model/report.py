@@ -1,0 +1,155 @@
+"""Findings, check results and the report that renderers and the exit code read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pgdoctor.model.measurement import HOST, SCHEMA_VERSION, Scope, Severity, Status, result_json
+from pgdoctor.model.redact import scrub
+from pgdoctor.model.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A fact that justifies a finding: a measurement, or a log line with its place."""
+
+    text: str
+    key: str = ""
+    file: str = ""
+    line: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in ("", 0)} | {"text": self.text}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Evidence:
+        return cls(data["text"], data.get("key", ""), data.get("file", ""), int(data.get("line", 0)))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found: stable code, severity, what was observed, why we think so, where."""
+
+    code: str
+    slug: str
+    severity: Severity
+    category: str
+    title: str
+    message: str
+    area: str
+    scope: Scope = HOST
+    evidence: tuple[Evidence, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def playbook(self) -> str:
+        return f"pgdoctor explain {self.code}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "slug": self.slug,
+            "severity": self.severity.value,
+            "category": self.category,
+            "area": self.area,
+            "title": self.title,
+            "message": self.message,
+            "scope": self.scope.to_json(),
+            "evidence": [e.to_json() for e in self.evidence],
+            "facts": dict(self.facts),
+            "playbook": self.playbook,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Finding:
+        return cls(
+            code=data["code"],
+            slug=data["slug"],
+            severity=Severity(data["severity"]),
+            category=data.get("category", ""),
+            title=data["title"],
+            message=data["message"],
+            area=data.get("area", ""),
+            scope=Scope.from_json(data.get("scope", {})),
+            evidence=tuple(Evidence.from_json(e) for e in data.get("evidence", [])),
+            facts=dict(data.get("facts", {})),
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    area: str
+    status: Status
+    reason: str = ""
+    duration_s: float = 0.0
+    codes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {**result_json(self), "codes": list(self.codes)}
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything renderers and the exit code read."""
+
+    command: str
+    snapshot: Optional[Snapshot]
+    findings: tuple[Finding, ...]
+    checks: tuple[CheckResult, ...] = ()
+    requested_areas: tuple[str, ...] = ()
+    incomplete_reasons: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Every renderer (console, html, junit, ...) reads the report, so redacting here keeps
+        # credentials out of all of them, whatever a probe measured or a log line contained.
+        object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
+        if self.snapshot is not None:
+            object.__setattr__(self, "snapshot", Snapshot.from_json(self.snapshot.to_json()))
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.incomplete_reasons)
+
+    def worst(self) -> Optional[Severity]:
+        return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)
+
+    def results_json(self) -> list[dict[str, Any]]:
+        probes = [dict(p.to_json(), kind="probe") for p in (self.snapshot.probes if self.snapshot else ())]
+        for p in probes:
+            p.pop("measurements", None)
+        return probes + [dict(c.to_json(), kind="check") for c in self.checks]
+
+    def to_json(self) -> dict[str, Any]:
+        measurements = [m.to_json() for m in self.snapshot.measurements()] if self.snapshot else []
+        out: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "command": self.command,
+            "host": self.snapshot.host if self.snapshot else self.meta.get("host", ""),
+            "findings": [f.to_json() for f in self.findings],
+            "results": self.results_json(),
+            "measurements": measurements,
+            "incomplete": list(self.incomplete_reasons),
+            "meta": dict(self.meta),
+        }
+        out.update(self.extra)
+        return scrub(out)  # type: ignore[no-any-return]
+
+
+def exit_code(report: Report, fail_on: Severity = Severity.FAIL, exit_zero: bool = False) -> int:
+    """0 clean; 1 a finding at or above fail_on (wins); 3 incomplete."""
+    if exit_zero:
+        return 0
+    if any(f.severity.rank >= fail_on.rank for f in report.findings):
+        return 1
+    if report.incomplete:
+        return 3
+    return 0
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (-f.severity.rank, f.code, f.scope.label()))
