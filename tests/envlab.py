@@ -80,7 +80,6 @@ def snapshot_for(case, level: str, workdir: Path) -> Snapshot:  # type: ignore[n
     from contextlib import ExitStack
 
     from env_scenarios import listening
-
     from pgdoctor.model import Measurement, ProbeResult
 
     root = make_tree(workdir / "root", gpus=case.gpus, rdma=case.rdma, ifaces=case.ifaces,

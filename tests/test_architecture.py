@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import architecture as arch
 import pytest
+
+import architecture as arch
 
 ROOT = Path(__file__).resolve().parents[1]
 

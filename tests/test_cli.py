@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import TESTS
 
 BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_", "RANK", "WORLD_SIZE",

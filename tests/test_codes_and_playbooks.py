@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES
 from pgdoctor.engine.config import load_config

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
 from pgdoctor.diagnose.text.normalize import logical_lines, parse_prefixes, strip_ansi
 from pgdoctor.diagnose.text.reader import stream_chunks

@@ -8,8 +8,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES
 from pgdoctor.diagnose.api import diagnose_paths

@@ -10,10 +10,10 @@ import shutil
 import tarfile
 from pathlib import Path
 
-import fr_lab
 import pytest
-from conftest import FIXTURES
 
+import fr_lab
+from conftest import FIXTURES
 from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
 from pgdoctor.diagnose.flight import safe_pickle
 from pgdoctor.diagnose.flight.dump import load_dump, read_dumps

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import FIXTURES
 from pgdoctor.diagnose.analyze import source_events
 from pgdoctor.diagnose.api import diagnose_sources
 from pgdoctor.diagnose.causality import assemble

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+
 from env_scenarios import SCENARIOS
 from envlab import snapshot_for
-
 from pgdoctor.engine.config import config_from_mapping
 from pgdoctor.engine.runner import run_checks
 

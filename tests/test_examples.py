@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TESTS
 
+from conftest import TESTS
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES
 

@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import Config
 from pgdoctor.checks.gpu.compute import datasheet
@@ -164,8 +164,7 @@ def test_runner_collects_the_gpu_area_through_the_replay_backend(tmp_path: Any) 
     """The whole path a live `check --only gpu` takes, with NVML, sysfs and the kernel log faked."""
     from pathlib import Path
 
-    from build import recording
-
+    from make_nvml_fixtures import recording
     from pgdoctor.engine.config import load_config
     from pgdoctor.engine.runner import Selection, build_report, collect
     from pgdoctor.probes.base import ProbeContext

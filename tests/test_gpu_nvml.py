@@ -12,8 +12,8 @@ from typing import Any
 
 import pynvml
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.model import Reason, Unavailable
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
 from pgdoctor.probes.gpu.health import cpu_list, gpu_probe, read_all, sysfs_bus_id
@@ -31,7 +31,7 @@ from pgdoctor.probes.sysfs import FsReader
 
 NVML_DIR = FIXTURES / "nvml"
 sys.path.insert(0, str(NVML_DIR))
-import build  # noqa: E402
+import make_nvml_fixtures as fixtures  # noqa: E402
 
 # Every NVML error class pgdoctor distinguishes, by its return code in nvml.h.
 CLASS_CASES = [
@@ -240,7 +240,7 @@ def test_unsupported_and_forbidden_fields_are_unavailable_not_zero(node8: dict[s
 
 
 def test_nvlink_absent_and_unreadable(node8: dict[str, Any]) -> None:
-    calls = build.calls_for([build.GpuSpec(nvlink_links=0), build.GpuSpec(bus="00000000:2A:00.0")])
+    calls = fixtures.calls_for([fixtures.GpuSpec(nvlink_links=0), fixtures.GpuSpec(bus="00000000:2A:00.0")])
     replay = ReplayBackend(calls)
     replay.inject("nvmlDeviceGetNvLinkState", 1, 0, error="NoPermission")
     ms = _probe(replay)
@@ -249,7 +249,7 @@ def test_nvlink_absent_and_unreadable(node8: dict[str, Any]) -> None:
 
 
 def test_numa_node_falls_back_to_sysfs_on_old_drivers(tmp_path: Path) -> None:
-    calls = build.calls_for([build.GpuSpec(bus="00000000:3B:00.0")])
+    calls = fixtures.calls_for([fixtures.GpuSpec(bus="00000000:3B:00.0")])
     (tmp_path / "sys/bus/pci/devices/0000:3b:00.0").mkdir(parents=True)
     (tmp_path / "sys/bus/pci/devices/0000:3b:00.0/numa_node").write_text("1\n")
     replay = ReplayBackend(calls)
@@ -279,10 +279,10 @@ def test_helpers() -> None:
 
 
 def test_committed_nvml_recordings_and_code_fixtures_are_current() -> None:
-    """The fixtures are generated: regenerate with `python tests/fixtures/nvml/build.py`."""
-    for name, gpus in (("h100_sxm_8gpu.json", build.h100_sxm_node(8)), ("h100_pcie_2gpu.json", build.h100_pcie_pair())):
+    """The fixtures are generated: regenerate with `python tests/fixtures/nvml/make_nvml_fixtures.py`."""
+    for name, gpus in (("h100_sxm_8gpu.json", fixtures.h100_sxm_node(8)), ("h100_pcie_2gpu.json", fixtures.h100_pcie_pair())):
         committed = json.loads((NVML_DIR / name).read_text())
-        assert committed["calls"] == build.calls_for(gpus), name
+        assert committed["calls"] == fixtures.calls_for(gpus), name
     import gpu_codes
 
     assert gpu_codes.main(check_only=True) == []

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from conftest import FIXTURES
-
 from pgdoctor.lab.diagnosis import enrich, prefixed_sources, stalled_findings
 from pgdoctor.lab.launch import LabRun
 from pgdoctor.lab.spec import LabSpec

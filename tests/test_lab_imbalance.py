@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.lab.diagnosis import IMBALANCE_CODES, imbalance_finding
 from pgdoctor.lab.imbalance import analyse, ideal_bubble
 from pgdoctor.trace.events import COMM_TID, trace_events

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from net_fixtures import HOSTS4, facts, pairs, tree_snapshot, with_cluster
 
+from net_fixtures import HOSTS4, facts, pairs, tree_snapshot, with_cluster
 from pgdoctor.checks.base import Config
 from pgdoctor.checks.net.cluster import odd_ones, slow_nodes
 from pgdoctor.checks.net.links import parse_hca, select_hca

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from netns import NetnsLab, remove_stale, run_pgdoctor_check, unavailable_reason
 
 REASON = unavailable_reason()

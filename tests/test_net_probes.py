@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from pgdoctor.engine.runner import Selection, collect, run_checks
 from pgdoctor.model import Reason, Status
 from pgdoctor.probes.base import ProbeContext, ProbeUnavailable

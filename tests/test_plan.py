@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FIXTURES
 from pgdoctor.cli import main
 from pgdoctor.knowledge.interconnects import PRESETS, get
 from pgdoctor.knowledge.units import GIB, parse_bytes, parse_count, parse_gbps

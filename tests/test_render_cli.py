@@ -11,10 +11,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from render_reports import gpu_finding, trace
 
 from pgdoctor.model import Report
 from pgdoctor.render import FORMATS, get_renderer
+from render_reports import gpu_finding, trace
 
 BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_", "PGDOCTOR_"))}
 ENV = {**BASE_ENV, "NCCL_SOCKET_IFNAME": "nosuchif"}

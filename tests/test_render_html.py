@@ -8,11 +8,11 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from render_reports import collective_measurements, live_report, rich_report, sweep_rows, with_measurements
 
 from pgdoctor.model import Evidence, Finding, Measurement, Report, Scope, Severity
 from pgdoctor.render import get_renderer
 from pgdoctor.render.html import MAX_TIMELINE_EVENTS, collective_rows, trace_events
+from render_reports import collective_measurements, live_report, rich_report, sweep_rows, with_measurements
 
 
 def render(report: Report) -> str:

@@ -18,11 +18,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-from render_reports import collective_measurements, gpu_finding, rich_report, sweep_rows
 
 from pgdoctor.model import ProbeResult, Report, Snapshot, Status
 from pgdoctor.render import get_renderer
 from pgdoctor.render.svg import PALETTE
+from render_reports import collective_measurements, gpu_finding, rich_report, sweep_rows
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

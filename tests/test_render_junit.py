@@ -7,10 +7,10 @@ import io
 import xml.etree.ElementTree as ET
 
 import pytest
-from render_reports import gpu_finding, live_report
 
 from pgdoctor.model import CheckResult, Evidence, ProbeResult, Report, Severity, Status
 from pgdoctor.render import get_renderer
+from render_reports import gpu_finding, live_report
 
 
 def render(report: Report) -> ET.Element:

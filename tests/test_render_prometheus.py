@@ -10,10 +10,10 @@ import re
 from collections import Counter
 
 import pytest
-from render_reports import gpu_finding, gpu_measurements, live_report, with_measurements
 
 from pgdoctor.model import Measurement, Reason, Report, Scope, Severity, Status, Unavailable
 from pgdoctor.render import get_renderer
+from render_reports import gpu_finding, gpu_measurements, live_report, with_measurements
 
 parser = pytest.importorskip("prometheus_client.parser", reason="prometheus-client is in the test extra")
 
