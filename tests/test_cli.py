@@ -167,3 +167,13 @@ def test_console_report_plots_busbw_versus_size_under_collectives() -> None:
     assert "busbw vs size: all_reduce" in proc.stdout
     plot = proc.stdout[proc.stdout.index("busbw vs size: all_reduce"):]
     assert "|#" in plot and "GB/s" in plot
+
+
+@pytest.mark.parametrize("argv", [["check", "--level", "quick"], ["collect", "--level", "quick"], ["diagnose", "-"]])
+def test_an_output_path_in_a_missing_directory_fails_before_any_work(argv: list[str], tmp_path: Path) -> None:
+    """`-o /no/such/dir/report.html` is a usage error found before probing, not after it."""
+    target = tmp_path / "missing" / "report.out"
+    p = run(*argv, "-o", str(target))
+    assert p.returncode == 2, p.stderr
+    assert "does not exist" in p.stderr and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+    assert "probe" not in p.stderr and not target.parent.exists()

@@ -257,3 +257,13 @@ def test_binary_files_in_a_job_directory_are_skipped(tmp_path: Path) -> None:
     rep = diagnose_paths([str(tmp_path)])
     assert [f.code for f in rep.findings] == ["RUN264"]
     assert rep.meta["skipped_binary_files"] == [str(tmp_path / "ckpt.pt")]
+
+
+def test_no_input_at_all_is_a_usage_error_not_a_clean_bill() -> None:
+    """An empty $LOGS in a job script (`pgdoctor diagnose $LOGS`) or an empty pipe must not say
+    "no failure found": exit 2 with one line naming the problem."""
+    for args, stdin in (((), b"log lines on a pipe nobody asked to read"), (("-",), b"")):
+        p = _cli(*args, stdin=stdin)
+        err = p.stderr.decode()
+        assert p.returncode == 2, (args, p.stdout, err)
+        assert "no input" in err and "Traceback" not in err and err.count("\n") == 1, err

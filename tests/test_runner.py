@@ -108,3 +108,38 @@ def test_absent_hardware_is_an_answer_not_an_incomplete_run(monkeypatch: pytest.
 
     _only(monkeypatch, ProbeSpec("ib_x", "net", "quick", 5, no_ib))
     assert not build_report("check", collect(_ctx()), Config(), Selection(only=("net",))).incomplete
+
+
+def _cli(*args: str, env_drop: tuple[str, ...] = ()) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in env_drop and not k.startswith("NCCL_")}
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout
+
+
+def test_a_check_that_found_only_info_findings_passed_in_every_format() -> None:
+    """ENV404 (NCCL_DEBUG unset) is info: its check passes in JSON results and in Prometheus, as
+    the console's [ok] and the exit code already said; the info code is the result's reason."""
+    import json
+
+    rep = json.loads(_cli("check", "--level", "quick", "--only", "knobs", "--json", "--exit-zero"))
+    assert "ENV404" in {f["code"] for f in rep["findings"] if f["severity"] == "info"}
+    knobs = next(r for r in rep["results"] if r["name"] == "knobs.nccl_knobs")
+    assert knobs["status"] == "passed" and "ENV404" in knobs["reason"]
+    prom = _cli("check", "--level", "quick", "--only", "knobs", "--format", "prometheus", "--exit-zero")
+    line = 'check="knobs.nccl_knobs",status="passed"} 1'
+    assert line in prom, prom
+    assert 'check="knobs.nccl_knobs",status="failed"} 0' in prom
+
+
+def test_a_check_skipped_by_the_level_says_which_level_runs_its_probe() -> None:
+    import json
+
+    rep = json.loads(_cli("check", "--level", "quick", "--only", "collectives", "--json", "--exit-zero"))
+    reasons = {r["reason"] for r in rep["results"] if r["area"] == "collectives"}
+    assert reasons == {"probe collectives runs at --level standard and above (this run: quick)"}

@@ -113,13 +113,26 @@ def _load_snapshot(path: str) -> Snapshot:
         raise UserError(f"{path}: {exc}") from None
 
 
+def checked_output(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """-o is checked before any probe runs: a typo in the directory fails in milliseconds, not
+    after the whole pre-flight."""
+    if value in (None, "-"):
+        return value
+    parent = os.path.dirname(os.path.abspath(value))
+    if not os.path.isdir(parent):
+        raise click.BadParameter(f"directory {parent} does not exist", ctx, param)
+    if not os.access(parent, os.W_OK):
+        raise click.BadParameter(f"directory {parent} is not writable", ctx, param)
+    return value
+
+
 @click.command()
 @probe_options
 @click.option("--from", "from_path", type=click.Path(dir_okay=False), default=None,
               help="Check a saved snapshot instead of probing this host.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
               help="Write the report here instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["warn", "fail"]), default="fail", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
@@ -173,7 +186,7 @@ def write_report(report: Report, fmt: str, output: Optional[str], render: Option
 
 @click.command()
 @probe_options
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True,
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True, callback=checked_output,
               help="Snapshot file to write (JSON); '-' for stdout.")
 def collect(
     only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],

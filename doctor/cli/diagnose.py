@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
+from pgdoctor.cli.check import checked_output
 from pgdoctor.engine.errors import UserError
 from pgdoctor.model import Severity, exit_code
 
@@ -17,7 +18,7 @@ from pgdoctor.model import Severity, exit_code
               help="Directory (or file) of per-rank flight-recorder dumps, pickle or JSON. Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", default=None, help="Output format (console, json, ...).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
               help="Write the report here instead of stdout.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fmt: Optional[str],
@@ -30,10 +31,13 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
     from pgdoctor.diagnose.text.reader import SourceError
     from pgdoctor.render import FORMATS
 
+    # No input is a usage error even with stdin a pipe: in a job script an empty $LOGS must not
+    # read as "no failure found". Stdin is read only when asked for with '-'.
     if not paths and not fr_dirs:
-        if sys.stdin.isatty():
-            raise UserError("give log files or directories, '-' for stdin, or --flight-recorder DIR")
-        paths = ("-",)
+        raise UserError("no input: give log files or directories, '-' for stdin, or --flight-recorder DIR")
+    stdin: Any = sys.stdin.buffer  # a BufferedReader: peek waits for the first byte or EOF
+    if set(paths) == {"-"} and not fr_dirs and not stdin.peek(1)[:1]:
+        raise UserError("no input: '-' read an empty stdin")
     fmt = "json" if as_json else (fmt or "console")
     if fmt != "console" and fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")

@@ -25,6 +25,7 @@ from pgdoctor.model import (
     ProbeResult,
     Reason,
     Report,
+    Severity,
     Snapshot,
     Status,
     sorted_findings,
@@ -182,12 +183,20 @@ def _run_waves(ctx: ProbeContext, ordered: list[ProbeSpec], results: dict[str, P
             )
 
 
+def _not_run(probe: str, level: str) -> str:
+    load_probes()  # a replayed snapshot (check --from) ran no probe here
+    spec = PROBES.get(probe)
+    if spec is not None and level_rank(spec.level) > level_rank(level):
+        return f"probe {probe} runs at --level {spec.level} and above (this run: {level})"
+    return f"probe {probe} did not run (its area was not selected)"
+
+
 def _check_status(spec: CheckSpec, snapshot: Snapshot) -> Optional[CheckResult]:
     """skipped/unavailable when a probe the check reads did not run or could not measure."""
     for need in spec.needs:
         p = snapshot.probe(need)
         if p is None:
-            return CheckResult(spec.name, spec.area, Status.SKIPPED, f"probe {need} did not run", 0.0, spec.codes)
+            return CheckResult(spec.name, spec.area, Status.SKIPPED, _not_run(need, snapshot.level), 0.0, spec.codes)
         if p.status is not Status.PASSED:
             return CheckResult(spec.name, spec.area, Status.UNAVAILABLE, f"probe {need}: {p.reason}", 0.0, spec.codes)
     return None
@@ -216,8 +225,12 @@ def run_checks(
             )
             continue
         findings.extend(found)
-        status = Status.FAILED if found else Status.PASSED
-        results.append(CheckResult(spec.name, spec.area, status, "", time.monotonic() - start, spec.codes))
+        # A check's status follows the severities it found: info findings are notes on a pass
+        # (the console's [ok], the exit code and every renderer's status agree).
+        serious = [f for f in found if f.severity is not Severity.INFO]
+        status = Status.FAILED if serious else Status.PASSED
+        reason = "" if serious or not found else "info: " + ", ".join(sorted({f.code for f in found}))
+        results.append(CheckResult(spec.name, spec.area, status, reason, time.monotonic() - start, spec.codes))
     return sorted_findings(findings), results
 
 
