@@ -40,6 +40,10 @@ class Playbook:
     def body(self) -> str:
         return self.text.split("\n---\n", 1)[1].lstrip("\n") if "\n---\n" in self.text else self.text
 
+    def source(self) -> bytes:
+        # Bytes, not self.text: text mode folds CRLF into LF, and `explain --raw` promises the file.
+        return resources.files(__name__).joinpath(self.filename).read_bytes()
+
 
 def parse(filename: str, text: str) -> Playbook:
     if not text.startswith("---\n") or "\n---\n" not in text[4:]:

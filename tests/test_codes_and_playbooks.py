@@ -66,16 +66,21 @@ def test_explain_renders_every_playbook() -> None:
 
     from click.testing import CliRunner
     from rich.console import Console
-    from rich.markdown import Markdown
 
     from pgdoctor.cli import cli
+    from pgdoctor.cli.info import render_playbook
 
     runner = CliRunner()
     for code, c in sorted(CODES.items()):
+        pb = PLAYBOOKS[code]
         for name in (code, c.slug):
             result = runner.invoke(cli, ["explain", name])
             assert result.exit_code == 0, (name, result.output)
             assert "## Fix" in result.output and c.slug in result.output
+            # Not a terminal: the header line replaces the YAML front matter.
+            assert result.output.startswith(f"{code} {c.slug} ") and "\n---\n" not in result.output
+        raw = runner.invoke(cli, ["explain", code, "--raw"])
+        assert raw.exit_code == 0 and raw.stdout_bytes == pb.source()
         out = io.StringIO()
-        Console(file=out, width=100, force_terminal=True).print(Markdown(PLAYBOOKS[code].body))
-        assert "Fix" in out.getvalue()
+        render_playbook(pb, Console(file=out, width=100, force_terminal=True))
+        assert "Fix" in out.getvalue() and f"code: {code}" not in out.getvalue()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,7 +12,10 @@ from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES, CONFIG_KEYS
 from pgdoctor.cli import emit_json
 from pgdoctor.engine.errors import UserError
-from pgdoctor.playbooks import find
+from pgdoctor.playbooks import Playbook, find
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @click.command("list")
@@ -41,16 +46,51 @@ def list_codes(as_json: bool, show_config: bool, area: str | None) -> None:
 
 @click.command()
 @click.argument("code")
-@click.option("--raw", is_flag=True, help="Print the Markdown source.")
+@click.option("--raw", is_flag=True, help="Print the playbook file exactly as on disk, front matter included.")
 def explain(code: str, raw: bool) -> None:
     """Show the playbook of CODE (a code such as ENV401 or its slug)."""
     pb = find(code)
     if pb is None:
         raise UserError(f"no finding code or slug {code!r} (pgdoctor list shows them)")
-    if raw or not sys.stdout.isatty():
-        click.echo(pb.text)
-        return
-    from rich.console import Console
-    from rich.markdown import Markdown
+    if raw:
+        click.echo(pb.source(), nl=False)
+    elif _wants_styling():
+        from rich.console import Console
 
-    Console().print(Markdown(f"# {pb.code} {pb.slug}: {pb.meta['title']}\n\n{pb.body}"))
+        render_playbook(pb, Console())
+    else:
+        click.echo(plain_playbook(pb), nl=False)
+
+
+# Same colours as the console report, so a code looks the same in `check` and in `explain`.
+_SEVERITY_STYLE = {"fail": "bold red", "warn": "bold yellow", "info": "bold cyan"}
+
+
+def _wants_styling() -> bool:
+    # NO_COLOR counts only when non-empty (no-color.org), as rich itself reads it.
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def playbook_header(pb: Playbook) -> str:
+    return f"{pb.code} {pb.slug} [{pb.meta['severity']}, {pb.meta['category']}]: {pb.meta['title']}"
+
+
+def plain_playbook(pb: Playbook) -> str:
+    """The header and the Markdown body: for pipes, logs and `less`, where ANSI codes are noise."""
+    return f"{playbook_header(pb)}\n\n{pb.body.rstrip()}\n"
+
+
+def render_playbook(pb: Playbook, console: Console) -> None:
+    """The header in colour, then the body through rich's Markdown, on CONSOLE."""
+    from rich.markdown import Markdown
+    from rich.text import Text
+
+    # Text pieces, not markup: titles and slugs may hold brackets that rich would parse as tags.
+    header = Text.assemble(
+        (pb.code, "bold"), " ", (pb.slug, "dim"), " ",
+        (f"[{pb.meta['severity']}", _SEVERITY_STYLE.get(pb.meta["severity"], "bold")),
+        (f", {pb.meta['category']}]", "dim"), ": ", (pb.meta["title"], "bold"),
+    )
+    console.print(header)
+    console.print()
+    console.print(Markdown(pb.body))
