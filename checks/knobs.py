@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pgdoctor.checks.base import Config, check, evidence_of, register_code
-from pgdoctor.checks.software import version_tuple
+from pgdoctor.checks.software import gpu_count, version_tuple
 from pgdoctor.model import Evidence, Finding, Snapshot
 
 ENV401 = register_code("ENV401", "socket-ifname-no-match", "fail", "nccl_network",
@@ -89,7 +89,7 @@ def _is_int(raw: str) -> bool:
     return raw.strip().lstrip("-").isdigit()
 
 
-@check("knobs", [ENV403, ENV404, ENV405, ENV406, ENV407, ENV408], needs=["environment", "software"])
+@check("knobs", [ENV403, ENV404, ENV405, ENV406, ENV407, ENV408], needs=["environment", "software", "host"])
 def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
     env: dict[str, str] = snap.value("env.vars", {}) or {}
 
@@ -122,7 +122,8 @@ def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
     if disabled:
         out.append(ENV403.finding(f"{', '.join(disabled)} set: NCCL will use slower paths", evidence=ev(*disabled),
                                   facts={"variables": disabled}))
-    if not env.get("NCCL_DEBUG", "").strip():
+    # Only a GPU host runs NCCL; on a login or CPU node the unset variable is not a finding.
+    if not env.get("NCCL_DEBUG", "").strip() and gpu_count(snap) > 0:
         out.append(ENV404.finding("NCCL_DEBUG is unset: a failure will not log NCCL's transport choices or errors"))
 
     handling = env.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", env.get("NCCL_ASYNC_ERROR_HANDLING", "")).strip()

@@ -39,8 +39,10 @@ def torch_build(snap: Snapshot, config: Config) -> list[Finding]:
     out = []
     version = snap.get("software.torch.version")
     if version is not None and not version.ok:
-        return [ENV101.finding(f"no torch distribution in {snap.value('software.python.executable', 'this Python')}",
-                               evidence=evidence_of(version))]
+        python = snap.value("software.python.executable", "this Python")
+        return [ENV101.finding(f"no torch distribution in {python}, the Python pgdoctor runs in; the pre-flight "
+                               "judges this environment, so run it in the job's own environment",
+                               evidence=evidence_of(version), facts={"python": python})]
     torch_version = snap.value("software.torch.version")
     cuda = snap.get("software.torch.cuda_runtime")
     gpus = gpu_count(snap)

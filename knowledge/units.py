@@ -9,7 +9,9 @@ and the difference is 7%: enough to turn a fit into an OOM.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from typing import Optional
 
 _COUNT = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
@@ -86,11 +88,34 @@ def fmt_gib(n: float) -> str:
 
 
 def fmt_seconds(s: float) -> str:
+    """One duration in prose, in whichever unit reads best; a table column of them wants
+    seconds_decimals and fmt_seconds_fixed instead, since units switching inside a column mislead."""
     if s >= 1:
         return f"{s:.2f} s"
     if s >= 1e-3:
         return f"{s * 1e3:.1f} ms"
     return f"{s * 1e6:.0f} us"
+
+
+def seconds_decimals(values: Sequence[float], digits: int = 2, least: int = 3, most: int = 6) -> int:
+    """Decimal places that show the smallest nonzero duration with `digits` significant digits,
+    between `least` and `most`. A table picks one count for all its time columns: cells with
+    different units or precisions in one column cannot be compared by eye."""
+    small = min((abs(v) for v in values if v), default=0.0)
+    if small == 0.0:
+        return least
+    return max(least, min(most, math.ceil(-math.log10(small)) + digits - 1))
+
+
+def fmt_seconds_fixed(s: float, decimals: int, zero: str = "-") -> str:
+    """A duration in seconds with a fixed number of decimals and no unit (the header names it);
+    `zero` for exactly nothing, `<0.0001` for something too small to show, never a false 0."""
+    if s == 0:
+        return zero
+    floor = 10.0 ** -decimals
+    if abs(s) < floor / 2:
+        return f"<{floor:.{decimals}f}"
+    return f"{s:.{decimals}f}"
 
 
 # --- as nccl-tests' -b/-e read them: binary multiples ------------------------------------------

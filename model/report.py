@@ -27,6 +27,15 @@ class Evidence:
     def from_json(cls, data: Mapping[str, Any]) -> Evidence:
         return cls(data["text"], data.get("key", ""), data.get("file", ""), int(data.get("line", 0)))
 
+    def located(self) -> str:
+        """The text with where it comes from (`file:line: `, else `key: `), once: a measurement's
+        text usually starts with its own key already."""
+        if self.file:
+            return f"{self.file}:{self.line}: {self.text}"
+        if self.key and not self.text.startswith(self.key):
+            return f"{self.key}: {self.text}"
+        return self.text
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -61,6 +61,18 @@ class ChildOutcome:
         return self.returncode == 0 and not self.timed_out
 
 
+# Third-party warnings that say nothing about the job: torch's CPU wheels warn at import that
+# NumPy is missing (torch works without it). Kept out of the user's output, in pgdoctor's own
+# process (pgdoctor.cli) and in every child it starts.
+QUIET_WARNINGS = ("Failed to initialize NumPy",)
+
+
+def quiet_env(env: Mapping[str, str]) -> dict[str, str]:
+    extra = ",".join(f"ignore:{m}:UserWarning" for m in QUIET_WARNINGS)
+    mine = env.get("PYTHONWARNINGS", "")
+    return {**env, "PYTHONWARNINGS": f"{mine},{extra}" if mine else extra}
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on `host` right now (the caller binds it soon after)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -97,7 +109,7 @@ def run_children(
             err = tempfile.TemporaryFile()  # noqa: SIM115
             files.append((out, err))
             p = subprocess.Popen(
-                list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                list(argv), env=quiet_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True,
             )
             with _LOCK:

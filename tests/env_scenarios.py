@@ -85,7 +85,7 @@ SCENARIOS: dict[str, Scenario] = {
     "ENV401": Scenario(Case(env={"NCCL_SOCKET_IFNAME": "ib0"}), Case(env={"NCCL_SOCKET_IFNAME": "eth"})),
     "ENV402": Scenario(Case(env={"NCCL_SOCKET_IFNAME": "eth"}, ifaces=DOWN), Case(env={"NCCL_SOCKET_IFNAME": "eth"})),
     "ENV403": Scenario(Case(env={"NCCL_IB_DISABLE": "1"}), Case(env={"NCCL_IB_DISABLE": "0"})),
-    "ENV404": Scenario(Case(unset=("NCCL_DEBUG",)), Case()),
+    "ENV404": Scenario(Case(unset=("NCCL_DEBUG",), gpus=2), Case(gpus=2)),
     "ENV405": Scenario(Case(env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"}),
                        Case(env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"})),
     "ENV406": Scenario(Case(env={"TORCH_NCCL_BLOCKING_WAIT": "maybe"}), Case(env={"TORCH_NCCL_BLOCKING_WAIT": "0"})),

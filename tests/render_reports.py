@@ -21,7 +21,8 @@ from pgdoctor.engine.runner import build_report, collect
 from pgdoctor.model import Finding, Measurement, ProbeResult, Report, Scope, Severity, Status
 from pgdoctor.probes.base import ProbeContext
 
-FAILING_ENV = {"NCCL_SOCKET_IFNAME": "nosuchif"}
+# A failing knob (ENV401) and an info one (ENV408), so every renderer meets both severities.
+FAILING_ENV = {"NCCL_SOCKET_IFNAME": "nosuchif", "TORCH_NCCL_BLOCKING_WAIT": "1"}
 
 
 def live_report(extra_env: dict[str, str] | None = None) -> Report:

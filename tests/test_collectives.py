@@ -287,3 +287,38 @@ def test_topology_reads_the_gpu_and_ib_probes() -> None:
     assert (t.gpu_name, t.nvlink_links, t.nvlink_version, t.nvswitch, t.nvlink_peers) == (
         "NVIDIA H100 PCIe", 12, 4, False, 1)
     assert (t.pcie_gen, t.pcie_width, t.nic_ports, t.nic_gbps) == (5, 16, 1, 50.0)
+
+
+def test_summary_gives_peak_latency_and_names_wrong_ranks_and_missing_ops() -> None:
+    from rich.console import Console
+
+    from pgdoctor.render.collectives import summary
+
+    w = {"wrong_elements": 1, "elements": 2, "first_index": 1, "expected": 29.0, "got": 1029.0}
+    rows = [_row("all_reduce", 8, [50.0, 50.0]), _row("all_reduce", 1 << 20, [1000.0, 1000.0]),
+            _row("all_reduce", 2 << 20, [4000.0, 4000.0]),
+            _row("broadcast", 8, [40.0, 40.0], w), _row("broadcast", 64, [40.0, 40.0])]
+    console = Console(width=120)
+    with console.capture() as captured:
+        console.print(summary(rows, {"all_reduce": 3, "broadcast": 3, "all_gather": 3}))
+    text = captured.get()
+    by_op = {line.split()[0]: line for line in text.splitlines()[2:] if line.strip()}
+    # all_reduce peaks at 1 MiB (1.049 GB/s); its latency is the 8 B time
+    assert by_op["all_reduce"].split()[1:6] == ["1.049", "1", "MiB", "50.0", "8"] and "ok (3 sizes)" in text
+    assert "WRONG on rank 1 (1 of 2 sizes); 1 of 3 sizes never ran" in by_op["broadcast"]
+    assert "no result" in by_op["all_gather"]
+
+
+def test_console_report_draws_the_sweep_plot_unless_the_caller_has_drawn_it() -> None:
+    import io
+
+    from pgdoctor.engine.runner import Selection, build_report
+    from pgdoctor.render.console import render
+
+    report = build_report("check", _snap([_row("all_reduce", 8 << i, [100.0, 100.0]) for i in range(3)]), CFG,
+                          Selection(only=("collectives",)))
+    shown, bare = io.StringIO(), io.StringIO()
+    render(report, shown)
+    render(report, bare, details=False)
+    assert shown.getvalue().count("busbw vs size: all_reduce") == 1  # pgdoctor check: the plot under the area
+    assert "busbw vs size" not in bare.getvalue() and bare.getvalue().rstrip().endswith("no findings on h.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -125,6 +126,34 @@ def test_bench_cli_json_and_usage_errors(no_leftover_children: None) -> None:
     assert bad.returncode == 2 and "--nproc" in bad.stderr and "Traceback" not in bad.stderr
     bad = _pgdoctor(["bench", "collectives", "--nproc", "2", "--ops", "allreduce"], _env())
     assert bad.returncode == 2 and "allreduce" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_bench_console_prints_each_view_once_and_ends_with_the_summary(no_leftover_children: None) -> None:
+    ops = ("all_reduce", "broadcast")
+    out = _pgdoctor(["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--min-bytes", "64",
+                     "--max-bytes", "4K", "--iters", "3", "--warmup", "0", "--ops", ",".join(ops)], _env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line.rstrip() for line in out.stdout.splitlines()]
+    heads = ["size = bytes of the full buffer", "summary (every element of every rank's result checked)",
+             *(f"{op} (2 ranks)" for op in ops), *(f"busbw vs size: {op} " for op in ops)]
+    for head in heads:
+        assert sum(line.lstrip().startswith(head) for line in lines) == 1, (head, out.stdout)
+
+    def table_rows(op: str) -> int:
+        first = lines.index(f"{op} (2 ranks)") + 2  # past the title and the column names
+        return next(i for i, line in enumerate([*lines[first:], ""]) if not line)
+
+    start = next(i for i, line in enumerate(lines) if line.startswith("summary ("))
+    tail = [line for line in lines[start + 1:] if line]
+    assert tail[0].split() == ["op", "peak", "busbw", "GB/s", "at", "size", "latency", "us", "at", "size", "correct"]
+    for op, line in zip(ops, tail[1:3]):
+        name, peak, _, unit, lat, _, _, *verdict = line.split()  # the sizes are a value and a unit
+        assert name == op and float(peak) > 0 and unit in ("B", "KiB") and float(lat) > 0, line
+        assert " ".join(verdict) == f"ok ({table_rows(op)} sizes)", line
+    # after the summary only the report: the area's status line, its findings (indented), the count
+    assert tail[3].endswith("Collective bandwidth, latency and correctness"), tail
+    assert all(line.startswith("    ") for line in tail[4:-1]), tail
+    assert re.fullmatch(r"(no findings|\d+ (warn|info)(, \d+ info)?) on \S+\.", tail[-1]), tail[-1]
 
 
 def test_check_runs_the_short_sweep_with_nproc(no_leftover_children: None) -> None:

@@ -86,3 +86,25 @@ def test_torch_boolean_spellings_are_valid(value: str) -> None:
                         measurements=(Measurement("env.vars", {"TORCH_NCCL_BLOCKING_WAIT": value}),))
     snap = Snapshot("h", 0.0, "0", "quick", (probe,))
     assert "ENV406" not in {f.code for f in nccl_knobs(snap, config_from_mapping({}))}
+
+
+def test_nccl_debug_unset_is_quiet_on_a_host_without_gpus(tmp_path: Path) -> None:
+    """ENV404 only matters where NCCL runs: the same unset NCCL_DEBUG on a CPU/login node is no
+    finding, and the check passes."""
+    from env_scenarios import Case
+
+    snap = snapshot_for(Case(unset=("NCCL_DEBUG",), gpus=0), "quick", tmp_path)
+    findings, results = run_checks(snap, config_from_mapping({}))
+    assert "ENV404" not in {f.code for f in findings}
+    assert next(r for r in results if r.name == "knobs.nccl_knobs").status.value == "passed"
+
+
+def test_torch_missing_says_which_python_was_checked(tmp_path: Path) -> None:
+    """A first run from a fresh venv without torch must say that pgdoctor judged the Python it
+    runs in, so the user reruns it in the job's environment."""
+    from env_scenarios import Case
+
+    snap = snapshot_for(Case(hide_torch=True), "quick", tmp_path)
+    findings, _ = run_checks(snap, config_from_mapping({}))
+    msg = next(f.message for f in findings if f.code == "ENV101")
+    assert "the Python pgdoctor runs in" in msg and "job's own environment" in msg

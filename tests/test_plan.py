@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,14 @@ from hypothesis import strategies as st
 from conftest import FIXTURES
 from pgdoctor.cli import main
 from pgdoctor.knowledge.interconnects import PRESETS, get
-from pgdoctor.knowledge.units import GIB, parse_bytes, parse_count, parse_gbps
+from pgdoctor.knowledge.units import (
+    GIB,
+    fmt_seconds_fixed,
+    parse_bytes,
+    parse_count,
+    parse_gbps,
+    seconds_decimals,
+)
 from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
 from pgdoctor.plan.comm import Fabric, bubble_fraction, ring_all_reduce_s, ring_gather_s
 from pgdoctor.plan.layouts import PlanInput, evaluate, plan
@@ -53,6 +61,14 @@ def test_counts_and_sizes_parse_with_decimal_and_binary_units() -> None:
             parse_count(bad)
     with pytest.raises(ValueError):
         parse_bytes("80 GiX")
+
+
+def test_a_column_of_seconds_has_one_precision_set_by_its_smallest_value() -> None:
+    places = seconds_decimals([0.0737, 0.0097, 0.232, 0.0])
+    assert places == 4  # 0.0097 keeps two significant digits
+    assert [fmt_seconds_fixed(t, places) for t in (0.0737, 0.0097, 0.232, 0.0)] == ["0.0737", "0.0097", "0.2320", "-"]
+    assert seconds_decimals([0.01, 0.2]) == 3 and seconds_decimals([]) == 3 and seconds_decimals([1e-12]) == 6
+    assert fmt_seconds_fixed(1e-9, 6) == "<0.000001"  # too small to show is not shown as a 0
 
 
 # --- textbook cases ----------------------------------------------------------------------
@@ -247,6 +263,37 @@ def test_console_output_shows_the_table_and_findings(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert exc.value.code == 1
     assert "do not fit" in out and "PLAN101" in out and "pgdoctor explain PLAN101" in out
+
+
+def _layout_table(out: str) -> tuple[str, list[str], list[list[str]]]:
+    """(title, column names, rows of cells) of the 'Layouts that fit' table in console output."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Layouts that fit"))
+    # Column names contain single spaces ("dp comm"); rich separates columns by two or more.
+    header = re.split(r"\s{2,}", lines[start + 1].strip())
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.strip() or line.startswith("..."):
+            break
+        rows.append(line.split())
+    return lines[start].strip(), header, rows
+
+
+def test_layout_table_prints_every_time_in_seconds_with_one_precision() -> None:
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "plan", "--params", "7B", "--gpus-per-node", "8",
+                           "--gpu-memory", "80GiB", "--nodes", "1"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    title, header, rows = _layout_table(proc.stdout)
+    assert "times per step in seconds" in title
+    cols = [header.index(name) for name in ("dp comm", "tp comm", "pp comm", "step")]
+    assert rows and all(len(r) == len(header) for r in rows), (header, rows)
+    cells = [r[c] for r in rows for c in cols]
+    assert not [c for c in cells if re.search(r"(ms|us|s)$", c)], cells
+    numbers = [c for c in cells if c != "-"]
+    assert numbers and all(re.fullmatch(r"<?\d+\.\d+", c) for c in numbers), cells
+    assert len({len(c.split(".")[1]) for c in numbers}) == 1, cells  # one precision across the columns
+    # the layout whose dp comm is 10 ms (the cell that used to read "10ms") reads as seconds now
+    assert any(float(r[header.index("dp comm")]) == pytest.approx(0.010, abs=5e-4) for r in rows), rows
 
 
 def _fixture_pairs() -> list[str]:

@@ -203,3 +203,21 @@ def test_a_real_gloo_sweep_is_plotted(no_leftover_children: None) -> None:
     section = page.split('<section id="collectives">', 1)[1].split("</section>", 1)[0]
     assert section.count("<polyline") == 2 and section.count("<circle") == 8
     assert "backend gloo, world_size 2" in section
+
+
+def test_evidence_of_a_measurement_names_its_key_once() -> None:
+    """evidence_of() writes `key = value (source)` with the key already in the text; HTML and
+    JUnit used to prefix the key again (`software.torch.version: software.torch.version = ...`)."""
+    from pgdoctor.checks.base import evidence_of
+    from pgdoctor.render.junit import render as junit_render
+
+    ev = evidence_of(Measurement("software.torch.version", "2.13.0", source="importlib.metadata"))[0]
+    assert ev.located() == "software.torch.version = 2.13.0 (importlib.metadata)"
+    assert Evidence("NCCL_P2P_DISABLE=1", key="env.vars").located() == "env.vars: NCCL_P2P_DISABLE=1"
+    assert Evidence("boom", key="k", file="rank0.log", line=7).located() == "rank0.log:7: boom"
+    rep = live_report()
+    html, junit = render(rep), io.StringIO()
+    junit_render(rep, junit, False)
+    for text in (html, junit.getvalue()):
+        for key in {e.key for f in rep.findings for e in f.evidence if e.key}:
+            assert f"{key}: {key}" not in text

@@ -110,12 +110,12 @@ def test_absent_hardware_is_an_answer_not_an_incomplete_run(monkeypatch: pytest.
     assert not build_report("check", collect(_ctx()), Config(), Selection(only=("net",))).incomplete
 
 
-def _cli(*args: str, env_drop: tuple[str, ...] = ()) -> str:
+def _cli(*args: str, extra: dict[str, str] | None = None) -> str:
     import os
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in env_drop and not k.startswith("NCCL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_"))} | (extra or {})
     proc = subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=120,
                           env=env)
     assert proc.returncode in (0, 1), proc.stderr
@@ -123,15 +123,16 @@ def _cli(*args: str, env_drop: tuple[str, ...] = ()) -> str:
 
 
 def test_a_check_that_found_only_info_findings_passed_in_every_format() -> None:
-    """ENV404 (NCCL_DEBUG unset) is info: its check passes in JSON results and in Prometheus, as
+    """ENV408 (blocking wait on) is info: its check passes in JSON results and in Prometheus, as
     the console's [ok] and the exit code already said; the info code is the result's reason."""
     import json
 
-    rep = json.loads(_cli("check", "--level", "quick", "--only", "knobs", "--json", "--exit-zero"))
-    assert "ENV404" in {f["code"] for f in rep["findings"] if f["severity"] == "info"}
+    on = {"TORCH_NCCL_BLOCKING_WAIT": "1"}
+    rep = json.loads(_cli("check", "--level", "quick", "--only", "knobs", "--json", "--exit-zero", extra=on))
+    assert "ENV408" in {f["code"] for f in rep["findings"] if f["severity"] == "info"}
     knobs = next(r for r in rep["results"] if r["name"] == "knobs.nccl_knobs")
-    assert knobs["status"] == "passed" and "ENV404" in knobs["reason"]
-    prom = _cli("check", "--level", "quick", "--only", "knobs", "--format", "prometheus", "--exit-zero")
+    assert knobs["status"] == "passed" and "ENV408" in knobs["reason"]
+    prom = _cli("check", "--level", "quick", "--only", "knobs", "--format", "prometheus", "--exit-zero", extra=on)
     line = 'check="knobs.nccl_knobs",status="passed"} 1'
     assert line in prom, prom
     assert 'check="knobs.nccl_knobs",status="failed"} 0' in prom

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from typing import Any, NoReturn, Optional
 
 import click
@@ -84,6 +85,10 @@ def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
 def main(argv: Optional[list[str]] = None) -> NoReturn:
     # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run.
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    from pgdoctor.probes.processes import QUIET_WARNINGS
+
+    for message in QUIET_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, category=UserWarning)
     try:
         rc = cli.main(args=argv, prog_name="pgdoctor", standalone_mode=False)
     except click.exceptions.Exit as exc:

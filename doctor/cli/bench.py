@@ -156,8 +156,8 @@ def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool)
 
 def _emit(run: Any, report: Any, as_json: bool) -> None:
     from pgdoctor.cli import emit_json
-    from pgdoctor.render import get_renderer
     from pgdoctor.render.collectives import render
+    from pgdoctor.render.console import render as render_report
 
     if run.rank != 0:
         # Under a launcher every rank runs this; rank 0 holds the gathered results and reports
@@ -175,6 +175,11 @@ def _emit(run: Any, report: Any, as_json: bool) -> None:
     header = (f"pgdoctor bench collectives: {run.world_size} rank(s), {run.backend}, {run.launcher}"
               f"{' (' + where + ')' if where else ''}; iters {run.spec.iters}, warmup {run.spec.warmup}; "
               f"{run.duration_s:.1f} s")
-    render(run.rows, header, sys.stdout, color)
+    planned: dict[str, int] = {}
+    for op, _ in run.spec.steps(run.world_size):
+        planned[op] = planned.get(op, 0) + 1
+    render(run.rows, header, sys.stdout, color, planned)
     click.echo()
-    get_renderer("console")(report, sys.stdout, color)
+    # The tables and plot above are the full view of the sweep; the report's own plot under the
+    # collectives area (what `pgdoctor check` shows instead of tables) would repeat it.
+    render_report(report, sys.stdout, color, details=False)

@@ -11,7 +11,7 @@ import click
 from pgdoctor.engine.errors import UserError
 from pgdoctor.knowledge.interconnects import DEFAULT_INTER, DEFAULT_INTRA, PRESETS, Link, measured
 from pgdoctor.knowledge.interconnects import get as get_preset
-from pgdoctor.knowledge.units import parse_bytes, parse_count, parse_gbps
+from pgdoctor.knowledge.units import fmt_seconds_fixed, parse_bytes, parse_count, parse_gbps, seconds_decimals
 from pgdoctor.model import Report, Severity, exit_code
 from pgdoctor.plan.comm import Fabric
 from pgdoctor.plan.layouts import DEFAULT_TFLOPS, Layout, PlanInput, plan
@@ -91,12 +91,6 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f}"
 
 
-def _secs(s: float) -> str:
-    if s == 0:
-        return "-"
-    return f"{s:.3g}" if s >= 0.01 else f"{s * 1e3:.2g}ms"
-
-
 def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -104,6 +98,14 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
     console = Console(file=out, force_terminal=False, no_color=True, highlight=False, width=160)
     fitting = [lay for lay in layouts if lay.fits]
     shown = fitting[:top]
+    # One precision for every time cell, set by the smallest one shown, so a column never mixes
+    # units (0.0737 over 10ms) and values line up digit for digit.
+    places = seconds_decimals([t for lay in shown
+                               for t in (lay.traffic.dp_s, lay.traffic.tp_s, lay.traffic.pp_s, lay.step_s)])
+
+    def secs(t: float) -> str:
+        return fmt_seconds_fixed(t, places)
+
     table = Table(title="Layouts that fit (best first); memory per GPU in GiB, times per step in seconds",
                   title_justify="left", box=None, pad_edge=False)
     for col in ("#", "dp", "tp", "pp", "zero", "m", "params", "grads", "optim", "acts", "buffers",
@@ -118,7 +120,7 @@ def _render_table(layouts: list[Layout], top: int, out: Any) -> None:
             _gib(mem.states.params), _gib(mem.states.grads), _gib(mem.states.master + mem.states.optimizer),
             _gib(mem.activations), _gib(mem.buffers + mem.overhead), _gib(mem.total),
             _gib(lay.headroom_bytes) + ("!" if lay.tight else ""),
-            _secs(tr.dp_s), _secs(tr.tp_s), _secs(tr.pp_s), f"{lay.bubble:.0%}", _secs(lay.step_s),
+            secs(tr.dp_s), secs(tr.tp_s), secs(tr.pp_s), f"{lay.bubble:.0%}", secs(lay.step_s),
             f"{lay.compute_fraction:.0%}",
         )
     if shown:

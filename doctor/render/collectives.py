@@ -1,15 +1,16 @@
-"""Console views of a collective sweep: one table per op and a busbw-versus-size bar plot."""
+"""Console views of a collective sweep: one table per op, a busbw-versus-size bar plot, and a
+summary of each op's peak busbw, latency and correctness."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
 
-from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row
+from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row, latency, plateau
 from pgdoctor.knowledge.units import human_bytes
 
 
@@ -55,7 +56,46 @@ def plot(rows: Sequence[Row], width: int = 50) -> list[str]:
     return lines
 
 
-def render(rows: Sequence[Row], header: str, out: TextIO, color: bool) -> None:
+def _ranks(ranks: Sequence[int]) -> str:
+    return f"rank{'s' if len(ranks) > 1 else ''} {','.join(str(r) for r in ranks)}"
+
+
+def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Table:
+    """One line per op: the highest busbw and the size it was reached at, the time at the smallest
+    size (the op's latency, as `collectives.<op>.latency_us`), and whether every element of every
+    rank's result was right. `planned` (op -> sizes the sweep meant to run) makes an op that
+    stopped early, or never ran, say so instead of looking complete."""
+    by_op = _by_op(rows)
+    ops = list(dict.fromkeys([*(planned or {}), *by_op]))
+    t = Table(title="summary (every element of every rank's result checked)", title_justify="left", box=None,
+              pad_edge=False)
+    for col in ("op", "peak busbw GB/s", "at size", "latency us", "at size", "correct"):
+        t.add_column(col, justify="right" if col.endswith(("GB/s", "us")) else "left")
+    for op in ops:
+        mine = by_op.get(op, [])
+        want = (planned or {}).get(op, len(mine))
+        peak, first = plateau(mine, op), latency(mine, op)
+        if peak is None or first is None:
+            t.add_row(op, "-", "-", "-", "-", "no result (see the findings)")
+            continue
+        wrong_ranks = sorted({int(w["rank"]) for r in mine for w in r.wrong})
+        bad = sum(1 for r in mine if not r.correct)
+        if wrong_ranks:
+            verdict = f"WRONG on {_ranks(wrong_ranks)} ({bad} of {len(mine)} sizes)"
+        else:
+            verdict = f"ok ({len(mine)} size{'s' if len(mine) != 1 else ''})"
+        if len(mine) < want:
+            verdict += f"; {want - len(mine)} of {want} sizes never ran"
+        top = f"{peak.busbw_gbps:.3f}" if peak.busbw_gbps > 0 else "0 (1 rank)"
+        t.add_row(op, top, human_bytes(peak.bytes) if peak.busbw_gbps > 0 else "-", f"{first.time_us:.1f}",
+                  human_bytes(first.bytes), verdict)
+    return t
+
+
+def render(rows: Sequence[Row], header: str, out: TextIO, color: bool,
+           planned: Mapping[str, int] | None = None) -> None:
+    """Header, size convention, per-op tables, the plot, then the summary last: it is what a
+    reader looks for, so it sits right above the findings that the caller prints next."""
     console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
     console.print(header)
     console.print(SIZE_CONVENTION, style="dim")
@@ -65,3 +105,5 @@ def render(rows: Sequence[Row], header: str, out: TextIO, color: bool) -> None:
     console.print()
     for line in plot(rows):
         console.print(line, markup=False)
+    console.print()
+    console.print(summary(rows, planned))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections import defaultdict
 from typing import TextIO
 
@@ -37,7 +38,23 @@ def area_status(area: str, report: Report) -> tuple[str, str]:
     if not ran:
         reasons = [p.reason for p in probes if p.reason] + [c.reason for c in checks if c.reason]
         return "none", reasons[0] if reasons else "not run"
-    return ("info" if findings else "ok"), ""
+    return ("info" if findings else "ok"), _found(area, report)
+
+
+def _found(area: str, report: Report) -> str:
+    """What an area that passed found, where a user wants it at a glance: the torch that the
+    pre-flight judged, its build and Python (a CPU wheel in a GPU job is the classic surprise)."""
+    snap = report.snapshot
+    if area != "software" or snap is None or not snap.value("software.torch.version"):
+        return ""
+    cuda, hip = snap.value("software.torch.cuda_runtime"), snap.value("software.torch.hip_runtime")
+    build = f"CUDA {cuda} build" if cuda else f"ROCm {hip} build" if hip else "CPU build"
+    nccl = snap.value("software.torch.nccl_version")
+    parts = [f"torch {snap.value('software.torch.version')} ({build})"]
+    if isinstance(nccl, str) and nccl:
+        parts.append(f"NCCL {nccl}")
+    parts.append(f"Python {snap.value('software.python.version', '?')}")
+    return ", ".join(parts)
 
 
 def area_details(area: str, report: Report) -> list[str]:
@@ -63,7 +80,20 @@ def _finding_lines(f: Finding, color: bool) -> list[str]:
     return lines
 
 
-def render(report: Report, out: TextIO, color: bool = False) -> None:
+def replay_line(report: Report) -> str:
+    """`check --from` judges a snapshot taken elsewhere: say so first, with its host and time, so
+    a pasted report is never mistaken for a live run of this machine."""
+    source, snap = report.meta.get("from"), report.snapshot
+    if not source or snap is None:
+        return ""
+    when = datetime.datetime.fromtimestamp(snap.time_unix, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"replay of {source}: snapshot of {snap.host or 'an unnamed host'} probed {when} at level {snap.level}; nothing was probed now"
+
+
+def render(report: Report, out: TextIO, color: bool = False, details: bool = True) -> None:
+    """`details=False` leaves out the measurements drawn under an area (area_details): for a
+    caller that has already printed fuller views of them, such as `bench collectives`'s tables
+    and plot, which would otherwise appear twice."""
     console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
     areas = [a for a in AREAS if any(f.area == a for f in report.findings)
              or any(c.area == a for c in report.checks)
@@ -73,6 +103,9 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         by_area[f.area].append(f)
     for extra in sorted(set(by_area) - set(areas)):
         areas.append(extra)
+    replay = replay_line(report)
+    if replay:
+        console.print(f"[bold]{escape(replay)}[/]\n")
     for area in areas:
         key, detail = area_status(area, report)
         mark, style = _MARK[key]
@@ -81,7 +114,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         for f in by_area.get(area, []):
             for line in _finding_lines(f, color):
                 console.print(line)
-        for line in area_details(area, report):
+        for line in area_details(area, report) if details else ():
             console.print(f"    {line}", markup=False)
     counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
     summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) or "no findings"

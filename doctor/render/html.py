@@ -115,11 +115,7 @@ def _instance(f: Finding) -> str:
     scope = f' <span class="meta">({escape(f.scope.label())})</span>' if f.scope.label() else ""
     parts = [f"<li>{escape(f.message)}{scope}"]
     if f.evidence:
-        lines = []
-        for e in f.evidence:
-            where = f"{e.file}:{e.line}: " if e.file else (f"{e.key}: " if e.key else "")
-            lines.append(where + e.text)
-        parts.append("<pre>" + escape("\n".join(lines)) + "</pre>")
+        parts.append("<pre>" + escape("\n".join(e.located() for e in f.evidence)) + "</pre>")
     if f.facts:
         parts.append("<pre>" + escape(json.dumps(dict(f.facts), indent=1, default=str, sort_keys=True)) + "</pre>")
     parts.append("</li>")
@@ -300,7 +296,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     title = f"pgdoctor {report.command}" + (f" on {host}" if host else "")
     facts = [f"pgdoctor {__version__}"] + ([f"probed {when}", f"level {snap.level}"] if snap else [])
     if report.meta.get("from"):
-        facts.append(f"from {report.meta['from']}")
+        facts.append(f"replay of {report.meta['from']} (nothing probed now)")
     body = [f"<h1>{escape(title)}</h1>", f'<p class="meta">{" &middot; ".join(escape(f) for f in facts)}</p>']
     parts = [("summary", "Summary", _summary(report)), ("findings", "Findings", _findings(report)),
              ("gpus", "GPUs", _gpu_table(measurements, report.findings)),

@@ -39,9 +39,7 @@ def _finding_text(f: Finding) -> str:
     if f.scope.label():
         lines.append(f"  scope: {f.scope.label()}")
     lines.append(f"  {f.message}")
-    for e in f.evidence:
-        where = f"{e.file}:{e.line}: " if e.file else (f"{e.key}: " if e.key else "")
-        lines.append(f"  evidence: {where}{e.text}")
+    lines.extend(f"  evidence: {e.located()}" for e in f.evidence)
     lines.append(f"  playbook: {f.playbook}")
     return "\n".join(lines)
 
