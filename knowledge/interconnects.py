@@ -35,6 +35,9 @@ PRESETS: dict[str, Link] = {
     "nvlink3": Link("nvlink3", 300.0, 230.0, 2.0, "intra", "A100: 12 links x 25 GB/s; nccl-tests ~230 GB/s busbw"),
     "nvlink4": Link("nvlink4", 450.0, 370.0, 2.0, "intra", "H100/H200: 18 links x 25 GB/s; nccl-tests ~370 GB/s busbw"),
     "nvlink5": Link("nvlink5", 900.0, 740.0, 2.0, "intra", "B200: 18 links x 50 GB/s; busbw assumed 82% as NVLink4"),
+    # AMD Infinity Fabric (MI300X): 7 links x 64 GB/s per direction to the 7 peers; RCCL's ring
+    # all-reduce on 8 GPUs reaches ~70% of it (assumed, as NVLink's measured share).
+    "xgmi3": Link("xgmi3", 448.0, 315.0, 3.0, "intra", "MI300X: 7 x 64 GB/s Infinity Fabric; busbw assumed 70%"),
     # PCIe x16: 16 GT/s (Gen4) or 32 GT/s (Gen5) x 16 lanes x 128/130 encoding; GPU-to-GPU through
     # a PCIe switch or the CPU root complex reaches ~75-80% of it in nccl-tests (p2p or SHM).
     "pcie4": Link("pcie4", 31.5, 24.0, 5.0, "intra", "Gen4 x16 16 GT/s x 16 x 128/130; ~24 GB/s measured"),

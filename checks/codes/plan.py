@@ -26,3 +26,7 @@ PLAN105 = register_code(
     "PLAN105", "plan-global-batch-not-divisible", "fail", "configuration",
     "Global batch is not divisible by data-parallel size x micro-batch", AREA,
 )
+PLAN106 = register_code(
+    "PLAN106", "plan-host-memory-exceeded", "fail", "capacity",
+    "Offloaded states do not fit in the nodes' host memory", AREA,
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional
 
-from pgdoctor.checks.codes.plan import PLAN101, PLAN102, PLAN103, PLAN104, PLAN105
+from pgdoctor.checks.codes.plan import PLAN101, PLAN102, PLAN103, PLAN104, PLAN105, PLAN106
 from pgdoctor.knowledge.units import fmt_bytes, fmt_seconds
 from pgdoctor.model import Evidence, Finding
 from pgdoctor.plan.layouts import Layout
@@ -29,11 +29,20 @@ def plan_findings(
     facts = {"dp": lay.dp, "tp": lay.tp, "pp": lay.pp, "zero": lay.zero}
     out: list[Finding] = []
     mem = lay.memory
-    if not lay.fits:
-        gpus = lay.dp * lay.tp * lay.pp
+    if not lay.host_fits:
+        host = lay.host_memory_bytes or 0
+        out.append(PLAN106.finding(
+            f"{lay.label} offloads {fmt_bytes(lay.host_node_bytes)} of states per node (with DeepSpeed's 1.5x "
+            f"buffers) to {fmt_bytes(host)} of host memory ({fmt_bytes(lay.host_node_bytes - host)} over)",
+            evidence=[Evidence(f"host states {fmt_bytes(mem.host_bytes)} per rank: fp32 master, optimizer state and "
+                               "fp32 gradients (and 16-bit parameters with parameter offload)")],
+            facts={**facts, "host_node_bytes": lay.host_node_bytes, "host_memory_bytes": host},
+        ))
+    if lay.headroom_bytes < 0:
+        gpus = lay.gpus
         hint = ""
         if fits_from is not None:
-            n = fits_from.dp * fits_from.tp * fits_from.pp
+            n = fits_from.gpus
             hint = (f"; fits from {n // gpus_per_node} nodes ({n} GPUs) as {fits_from.label}, "
                     f"{fmt_bytes(fits_from.memory.total)} per GPU")
         out.append(PLAN101.finding(
@@ -46,7 +55,7 @@ def plan_findings(
                 f"{fmt_bytes(mem.buffers)}, overhead {fmt_bytes(mem.overhead)}")],
             facts={**facts, "needed_bytes": mem.total, "gpu_memory_bytes": lay.gpu_memory_bytes,
                    "over_bytes": -lay.headroom_bytes,
-                   "fits_from_gpus": (fits_from.dp * fits_from.tp * fits_from.pp) if fits_from else None},
+                   "fits_from_gpus": (fits_from.gpus) if fits_from else None},
         ))
     tr = lay.traffic
     if tr.total_s > lay.compute_s > 0:
@@ -67,7 +76,7 @@ def plan_findings(
         ))
     if lay.bubble > BUBBLE_LIMIT:
         out.append(PLAN104.finding(
-            f"pp={lay.pp} with {lay.micro_batches} micro-batches: the bubble (p-1)/(m+p-1) is "
+            f"pp={lay.pp} with {lay.micro_batches} micro-batches: the pipeline bubble is "
             f"{lay.bubble:.0%} of each step",
             facts={**facts, "micro_batches": lay.micro_batches, "bubble": lay.bubble},
         ))

@@ -110,3 +110,82 @@ def links_from_snapshot(snapshot: Snapshot) -> MeasuredLinks:
     elif links["intra"] is None and links["inter"] is None:
         notes.append(f"snapshot from {snapshot.host} has collectives.* measurements but no bus bandwidth: presets used")
     return MeasuredLinks(links["intra"], links["inter"], tuple(notes), nodes)
+
+
+# --- `pgdoctor bench scaling --json`: measured link and compute rate -------------------------
+# The report's `scaling` object (pgdoctor.verify.scaling, docs/verify.md): `rows[]`, one per
+# world size, each with `nproc`, `step_s`, `fwd_s`, `bwd_s`, `optim_s`, `comm_s`, `samples` (per
+# step, all ranks), `busbw_gbps` and `latency_us` (the ranks' own all-reduce of the gradients'
+# size: bus bandwidth and per-hop latency); `grad_bytes` (fp32 gradients of the trained
+# parameters). The FLOPs of one step are 6 x parameters x samples (2 forward, 4 backward per
+# parameter and sample: the entry's inputs are one vector per sample, as the examples' MLPs),
+# unless the file gives `flops_per_step` or `tokens_per_sample`.
+
+
+@dataclass(frozen=True)
+class Calibration:
+    intra: Optional[Link]
+    inter: Optional[Link]
+    tflops: Optional[float]  # achieved per GPU
+    notes: tuple[str, ...]
+
+
+def is_scaling_report(data: object) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("scaling"), dict) and isinstance(
+        data["scaling"].get("rows"), list)
+
+
+def calibration_from_scaling(data: dict[str, object]) -> Calibration:
+    """Measured intra-node link and achieved TFLOP/s per rank from a bench scaling report: the
+    largest world size's row (the bench runs its ranks on one host)."""
+    scaling = data["scaling"]
+    assert isinstance(scaling, dict)
+    rows = [r for r in scaling["rows"] if isinstance(r, dict) and isinstance(r.get("nproc"), int)]
+    if not rows:
+        raise ValueError("bench scaling result has no rows")
+    row = max(rows, key=lambda r: r["nproc"])
+    host = str(data.get("host") or "?")
+    where = f"bench scaling at {row['nproc']} rank(s) on {host}"
+    notes: list[str] = []
+    intra = None
+    bw, lat = _number(row.get("busbw_gbps")), _number(row.get("latency_us")) or 0.0
+    if bw is not None:
+        intra = measured("measured-intra", bw, lat, "intra", where)
+        notes.append(f"measured: intra-node busbw {bw:.3g} GB/s, latency {lat:.3g} us per hop, from {where}")
+    tflops = None
+    compute = (_number(row.get("fwd_s")) or 0.0) + (_number(row.get("bwd_s")) or 0.0)
+    samples = _number(row.get("samples"))
+    flops = _number(scaling.get("flops_per_step"))
+    params = (_number(scaling.get("grad_bytes")) or 0.0) / 4
+    if compute > 0 and samples and (flops or params):
+        per_rank = samples / row["nproc"]
+        tokens = per_rank * (_number(scaling.get("tokens_per_sample")) or 1.0)
+        flops = flops / row["nproc"] if flops else 6.0 * params * tokens
+        tflops = flops / compute / 1e12
+        notes.append(f"measured: {tflops:.3g} TFLOP/s per GPU, {flops:.3g} FLOPs per rank and step (6 x "
+                     f"{params:.4g} parameters x {tokens:.4g} samples) in forward+backward {compute * 1e3:.3g} ms, "
+                     f"from {where}")
+    if intra is None and tflops is None:
+        notes.append(f"bench scaling result from {host} has no bandwidth or compute time: presets used")
+    return Calibration(intra, None, tflops, tuple(notes))
+
+
+def calibrate(text: str, path: str, nics_per_node: int) -> Calibration:
+    """`--from FILE`: a bench scaling report, else a pgdoctor snapshot (collective probes)."""
+    from dataclasses import replace
+
+    from pgdoctor.model import jsontext
+    from pgdoctor.model.snapshot import Snapshot
+
+    data = jsontext.loads(text)
+    if is_scaling_report(data):
+        assert isinstance(data, dict)
+        return calibration_from_scaling(data)
+    got = links_from_snapshot(Snapshot.loads(text))
+    inter, notes = got.inter, list(got.notes)
+    if inter is not None and nics_per_node > 1:
+        # A run across nodes measured all of a node's NICs together; the planner multiplies
+        # the per-NIC figure by --nics-per-node, so it is divided here.
+        inter = replace(inter, busbw_gbps=inter.busbw_gbps / nics_per_node, line_gbps=inter.line_gbps / nics_per_node)
+        notes.append(f"inter-node busbw divided over {nics_per_node} NICs per node")
+    return Calibration(got.intra, inter, None, tuple(notes))

@@ -1,5 +1,6 @@
-"""The model the planner reasons about: a decoder-only transformer's shape, and the parameter
-tensors one rank holds under tensor and pipeline parallelism.
+"""The model the planner reasons about: a transformer's shape (decoder-only, or an
+encoder-decoder whose decoder layers add cross-attention), and the parameter tensors one rank
+holds under tensor and pipeline parallelism.
 
 Sharding follows Megatron-LM, because that is what TP/PP layouts mean in practice:
 QKV and the first MLP matrix are column-parallel (weight and bias split over t), the attention
@@ -13,11 +14,12 @@ Layers are split evenly over stages; the first L mod p stages get one extra laye
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Optional
+
+from pgdoctor.model import jsontext
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,12 @@ class ModelShape:
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2), 0 for rotary
     dropout: bool = False  # dropout layers keep 1-byte masks for backward
     max_seq_len: Optional[int] = None
+    # Encoder-decoder (T5, BART; pgdoctor.plan.encdec): the last `decoder_layers` of `layers`
+    # are decoder layers with cross-attention (0: decoder-only).
+    decoder_layers: int = 0
+    relative_buckets: int = 0  # T5's relative position bias: buckets x heads in each stack's first layer
+    embed_norm: bool = False  # BART's layernorm_embedding (one per stack)
+    final_norm: bool = True  # a norm after the last layer (of each stack)
     # --params: the count the user gave; the shape only distributes it over tensors.
     params_given: Optional[int] = None
     shape_note: str = ""
@@ -70,8 +78,9 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def layer_tensors(m: ModelShape, tp: int) -> list[tuple[str, int]]:
-    """(name, numel) of one transformer layer's tensors on one tensor-parallel rank."""
+def layer_tensors(m: ModelShape, tp: int, decoder: bool = False) -> list[tuple[str, int]]:
+    """(name, numel) of one transformer layer's tensors on one tensor-parallel rank; `decoder`:
+    an encoder-decoder's decoder layer, with cross-attention (pgdoctor.plan.encdec)."""
     h = m.hidden
     out: list[tuple[str, int]] = [("norm1.weight", h)]
     if m.norm_bias:
@@ -95,6 +104,56 @@ def layer_tensors(m: ModelShape, tp: int) -> list[tuple[str, int]]:
     out.append(("mlp.down.weight", h * f))
     if m.mlp_bias:
         out.append(("mlp.down.bias", h))
+    if decoder:
+        out.extend(cross_attention_tensors(m, tp))
+    return out
+
+
+def is_decoder_layer(m: ModelShape, index: int) -> bool:
+    """Whether layer `index` (0-based over the whole stack) is a decoder layer with cross-attention."""
+    return m.decoder_layers > 0 and index >= m.layers - m.decoder_layers
+
+
+# --- encoder-decoder (T5, BART; read by pgdoctor.plan.encdec) --------------------------------
+
+def cross_attention_tensors(m: ModelShape, tp: int) -> list[tuple[str, int]]:
+    """A decoder layer's cross-attention tensors on one tensor-parallel rank."""
+    h = m.hidden
+    attn = m.heads * m.head_dim // tp
+    kv = 2 * m.kv_heads * m.head_dim // tp
+    out = [("cross.norm.weight", h)] + ([("cross.norm.bias", h)] if m.norm_bias else [])
+    out.append(("cross.q.weight", attn * h))
+    if m.qkv_bias:
+        out.append(("cross.q.bias", attn))
+    out.append(("cross.kv.weight", kv * h))
+    if m.qkv_bias:
+        out.append(("cross.kv.bias", kv))
+    out.append(("cross.out.weight", h * attn))
+    if m.out_bias:
+        out.append(("cross.out.bias", h))
+    return out
+
+
+def stack_tensors(m: ModelShape, tp: int, index: int, stage: int, before: bool) -> list[tuple[str, int]]:
+    """The per-stack tensors next to layer `index`: before it, the decoder's embedding extras
+    (first decoder layer) and T5's relative position bias (each stack's first layer); after it,
+    the encoder's final norm (last encoder layer)."""
+    enc = m.layers - m.decoder_layers
+    out: list[tuple[str, int]] = []
+    if before:
+        if index == enc:
+            if stage != 0:
+                out.append(("decoder.embed.word", _ceil_div(m.vocab, tp) * m.hidden))
+            if m.learned_positions:
+                out.append(("decoder.embed.position", m.learned_positions * m.hidden))
+            if m.embed_norm:
+                out += [("decoder.embed.norm.weight", m.hidden)] + (
+                    [("decoder.embed.norm.bias", m.hidden)] if m.norm_bias else [])
+        if m.relative_buckets and index in (0, enc):
+            out.append((f"stack{int(index == enc)}.relative_bias", m.relative_buckets * m.heads // tp))
+    elif index == enc - 1 and m.final_norm:
+        out += [("encoder.final_norm.weight", m.hidden)] + (
+            [("encoder.final_norm.bias", m.hidden)] if m.norm_bias else [])
     return out
 
 
@@ -112,12 +171,20 @@ def rank_tensors(m: ModelShape, tp: int, pp: int, stage: int) -> list[tuple[str,
         out.append(("embed.word", vocab_shard * m.hidden))
         if m.learned_positions:
             out.append(("embed.position", m.learned_positions * m.hidden))
+        if m.embed_norm:
+            out += [("embed.norm.weight", m.hidden)] + ([("embed.norm.bias", m.hidden)] if m.norm_bias else [])
+    first = sum(stage_layers(m.layers, pp)[:stage])
     for i in range(stage_layers(m.layers, pp)[stage]):
-        out.extend((f"layers.{i}.{name}", n) for name, n in layer_tensors(m, tp))
+        if m.decoder_layers:
+            out.extend(stack_tensors(m, tp, first + i, stage, before=True))
+        out.extend((f"layers.{i}.{name}", n) for name, n in layer_tensors(m, tp, is_decoder_layer(m, first + i)))
+        if m.decoder_layers:
+            out.extend(stack_tensors(m, tp, first + i, stage, before=False))
     if stage == pp - 1:
-        out.append(("final_norm.weight", m.hidden))
-        if m.norm_bias:
-            out.append(("final_norm.bias", m.hidden))
+        if m.final_norm:
+            out.append(("final_norm.weight", m.hidden))
+            if m.norm_bias:
+                out.append(("final_norm.bias", m.hidden))
         if not m.tied_embeddings or pp > 1:
             out.append(("output.weight", vocab_shard * m.hidden))
     return out
@@ -127,10 +194,11 @@ def shard_units(m: ModelShape, tp: int, pp: int, stage: int) -> list[int]:
     """Numels of the units ZeRO/FSDP flatten and shard on one (tp, pp) rank: one per layer (the
     usual wrapping policy: FSDP's transformer auto-wrap) and one for everything else
     (embeddings, final norm, output layer), as the root unit holds them."""
-    per_layer = sum(n for _, n in layer_tensors(m, tp))
-    layers = stage_layers(m.layers, pp)[stage]
-    rest = sum(n for _, n in rank_tensors(m, tp, pp, stage)) - layers * per_layer
-    return ([rest] if rest else []) + [per_layer] * layers
+    first = sum(stage_layers(m.layers, pp)[:stage])
+    layers = [sum(n for _, n in layer_tensors(m, tp, is_decoder_layer(m, first + i)))
+              for i in range(stage_layers(m.layers, pp)[stage])]
+    rest = sum(n for _, n in rank_tensors(m, tp, pp, stage)) - sum(layers)
+    return ([rest] if rest else []) + layers
 
 
 def linear_stack_tensors(width: int, layers: int) -> list[tuple[str, int]]:
@@ -227,6 +295,8 @@ def override_shape(
     vocab: Optional[int] = None,
 ) -> ModelShape:
     """The shape with the user's --layers/--hidden/--heads/--vocab; head size follows."""
+    if layers and shape.decoder_layers:
+        raise ValueError("--layers on an encoder-decoder: set num_layers / num_decoder_layers in its config.json")
     new_heads = heads or shape.heads
     new_hidden = hidden or shape.hidden
     if (new_hidden, new_heads) != (shape.hidden, shape.heads) and new_hidden % new_heads:
@@ -264,6 +334,9 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
     if not isinstance(cfg, Mapping):
         raise ConfigFormatError("config.json is not a JSON object")
     mtype = str(cfg.get("model_type", ""))
+    if mtype in ("t5", "mt5", "bart", "mbart"):
+        raise ConfigFormatError(f"model_type {mtype!r} is an encoder-decoder: read it with "
+                                "pgdoctor.plan.encdec.shape_from_config")
     experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts")
     if isinstance(experts, int) and experts > 1:
         raise ConfigFormatError(
@@ -314,12 +387,9 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
     return shape
 
 
-def load_hf_config(path: str) -> ModelShape:
+def hf_config_from_text(text: str, path: str) -> ModelShape:
     try:
-        with open(path, encoding="utf-8") as fh:
-            cfg = json.load(fh)
-    except OSError as exc:
-        raise ConfigFormatError(f"cannot read {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        cfg = jsontext.loads(text)
+    except jsontext.JsonInputError as exc:
         raise ConfigFormatError(f"{path} is not JSON: {exc}") from None
     return shape_from_hf_config(cfg, name=path)

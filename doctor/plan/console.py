@@ -1,0 +1,114 @@
+"""The planner's console tables: one row per dp x tp x pp x ZeRO layout (its best searched
+setting), memory in GiB, every time in seconds with one precision for all time cells."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pgdoctor.knowledge.units import fmt_seconds_fixed, seconds_decimals
+from pgdoctor.plan.layouts import Layout, best_per_layout
+from pgdoctor.plan.memory import MemoryInput
+from pgdoctor.plan.optim import bytes_per_param_line
+
+RC = {"none": "-", "selective": "sel", "full": "full"}
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f}"
+
+
+def _tokens(n: float) -> str:
+    if n < 1e3:
+        return f"{n:.3g}"
+    return f"{n / 1e3:.1f}K" if n < 1e6 else f"{n / 1e6:.2f}M"
+
+
+def bytes_per_param(mi: MemoryInput) -> str:
+    """The B/param convention of these options, as the console prints it."""
+    p, o = mi.precision, mi.optimizer
+    state = o.state_bytes * p.state_scale if o.kind == "dense" else o.state_bytes
+    if o.kind == "8bit":
+        state = o.state_bytes + 8 / 256
+    note = {"dense": "", "8bit": " (bitsandbytes: 2 x uint8 + fp32 absmax per 256)",
+            "factored": " per vector element; a matrix keeps rows + columns"}[o.kind]
+    line = bytes_per_param_line(p.param_bytes, p.grad_bytes, p.master_bytes, state, o.name) + note
+    conv = ("ZeRO paper's 2+2+12 = 16; 18 with fp32 gradients (--precision bf16-mixed-fp32-grads, Megatron)"
+            if p.name in ("bf16-mixed", "fp16-mixed") and o.name in ("adam", "adamw") else "")
+    return line + (f"; {conv}" if conv else "")
+
+
+def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool = False, moe: bool = False) -> None:
+    cp = any(lay.cp > 1 for lay in layouts)
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, force_terminal=False, no_color=True, highlight=False, width=220)
+    rows_all = best_per_layout(layouts)
+    fitting = [lay for lay in rows_all if lay.fits]
+    shown = fitting[:top]
+    places = seconds_decimals([t for lay in shown for t in (lay.traffic.dp_s, lay.traffic.tp_s, lay.traffic.pp_s,
+                                                            lay.offload_s, lay.a2a_s, lay.cp_s, lay.step_s)])
+
+    def secs(t: float) -> str:
+        return fmt_seconds_fixed(t, places)
+
+    table = Table(title="Layouts that fit (best first); memory per GPU in GiB, times per step in seconds",
+                  title_justify="left", box=None, pad_edge=False)
+    cols = ["#", "dp", "tp", "pp", "zero"] + (["ep"] if moe else []) + (["cp"] if cp else []) + ["mb", "m", "rc", "params", "grads", "optim", "acts", "buffers", "total",
+            "free"] + (["host/node", "offload"] if offload else []) + \
+        ["dp comm", "tp comm", "pp comm"] + (["a2a"] if moe else []) + (["cp comm"] if cp else []) + \
+        ["bubble", "step", "tok/s", "compute%"]
+    for col in cols:
+        table.add_column(col, justify="right" if col != "#" else "left")
+    for i, lay in enumerate(shown, 1):
+        mem, tr = lay.memory, lay.traffic
+        cells = ["*" if i == 1 else str(i), str(lay.dp), str(lay.tp), str(lay.pp), lay.zero_label] + \
+            ([str(lay.ep)] if moe else []) + ([str(lay.cp)] if cp else []) + [str(lay.micro_batch),
+                 str(lay.micro_batches) + ("?" if lay.micro_batches_assumed else ""), RC[lay.recompute],
+                 _gib(mem.states.params), _gib(mem.states.grads), _gib(mem.states.master + mem.states.optimizer),
+                 _gib(mem.activations), _gib(mem.buffers + mem.overhead), _gib(mem.total),
+                 _gib(lay.headroom_bytes) + ("!" if lay.tight else "")]
+        if offload:
+            cells += [_gib(lay.host_node_bytes), secs(lay.offload_s)]
+        cells += [secs(tr.dp_s), secs(tr.tp_s), secs(tr.pp_s)] + ([secs(lay.a2a_s)] if moe else []) + \
+            ([secs(lay.cp_s)] if cp else []) + \
+            [f"{lay.bubble:.0%}", secs(lay.step_s),
+                  _tokens(lay.tokens_per_s), f"{lay.compute_fraction:.0%}"]
+        table.add_row(*cells)
+    if shown:
+        console.print(table)
+        if len(fitting) > top:
+            console.print(f"... and {len(fitting) - top} more that fit (--top N, --json for all)")
+        console.print("mb: micro-batch; m: micro-batches per step (? = assumed); rc: recomputation (- none, sel, full); "
+                      "optim: fp32 master + optimizer state; free!: under the headroom; zero 3h: hybrid sharding")
+        console.print("buffers: DDP buckets or ZeRO-3's gathered layer, plus the fixed overhead; "
+                      "dp comm may overlap backward, tp/pp comm does not"
+                      + ("; host/node: offloaded states x 1.5 (DeepSpeed's buffers)" if offload else ""))
+    misfits = [lay for lay in rows_all if not lay.fits]
+    if not misfits:
+        return
+    rows = misfits[: max(3, top - len(shown))] if shown else misfits[:top]
+    bad = Table(title=f"Layouts that do not fit ({len(misfits)}, closest first); GiB per GPU",
+                title_justify="left", box=None, pad_edge=False)
+    bcols = ["dp", "tp", "pp", "zero"] + (["ep"] if moe else []) + (["cp"] if cp else []) + ["mb", "rc", "params", "grads", "optim", "acts", "buffers", "total", "over by"]
+    if offload:
+        bcols.append("host/node")
+    for col in bcols:
+        bad.add_column(col, justify="right")
+    for lay in rows:
+        mem = lay.memory
+        cells = [str(lay.dp), str(lay.tp), str(lay.pp), lay.zero_label] + ([str(lay.ep)] if moe else []) + \
+            ([str(lay.cp)] if cp else []) + \
+            [str(lay.micro_batch), RC[lay.recompute],
+                 _gib(mem.states.params), _gib(mem.states.grads), _gib(mem.states.master + mem.states.optimizer),
+                 _gib(mem.activations), _gib(mem.buffers + mem.overhead), _gib(mem.total),
+                 _gib(max(0, -lay.headroom_bytes))]
+        if offload:
+            cells.append(_gib(lay.host_node_bytes) + ("!" if not lay.host_fits else ""))
+        bad.add_row(*cells)
+    if shown:
+        console.print("")
+    console.print(bad)
+    if len(misfits) > len(rows):
+        console.print(f"... and {len(misfits) - len(rows)} more that do not fit")
