@@ -21,6 +21,8 @@ _LAZY = {
     "phase_of": "pgdoctor.trace.instrument",
     "enable_trace": "pgdoctor.trace.instrument:enable_trace",
     "merge_trace": "pgdoctor.trace.events:merge",
+    # The distributed-equivalence check; the package is callable: pgdoctor.verify(build, nproc=2).
+    "verify": "pgdoctor.verify:",
 }
 
 

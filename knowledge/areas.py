@@ -13,6 +13,7 @@ AREAS: dict[str, str] = {
     "collectives": "Collective bandwidth, latency and correctness",
     "run": "Failures seen in a run (logs, flight recorder)",
     "plan": "Memory and communication plan",
+    "verify": "Distributed equivalence and scaling of your model (verify, bench scaling)",
 }
 
 

@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -45,6 +45,37 @@ def kill_all_children() -> None:
 
 atexit.register(kill_all_children)
 
+# Temporary files of work that runs in probe threads: on Ctrl-C the main thread exits and takes
+# the daemon threads with it before their `finally` blocks run, so the process removes them.
+_TEMP: set[str] = set()
+
+
+def temp_file(prefix: str, suffix: str) -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=suffix)
+    os.close(fd)
+    with _LOCK:
+        _TEMP.add(path)
+    return path
+
+
+def remove_temp(path: str) -> None:
+    with _LOCK:
+        _TEMP.discard(path)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+@atexit.register
+def _remove_all_temp() -> None:
+    with _LOCK:
+        paths = list(_TEMP)
+    for path in paths:
+        remove_temp(path)
+
 
 @dataclass(frozen=True)
 class ChildOutcome:
@@ -73,6 +104,29 @@ def quiet_env(env: Mapping[str, str]) -> dict[str, str]:
     return {**env, "PYTHONWARNINGS": f"{mine},{extra}" if mine else extra}
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> Optional[Callable[[], None]]:
+    """A preexec function that makes the kernel SIGKILL the child when pgdoctor dies, however it
+    dies (the OOM killer, Slurm after its grace period): no rank outlives its parent. prctl is
+    looked up here, before the fork, so the child only calls into libc."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: the atexit and signal cleanup still apply
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died between fork and prctl
+            os._exit(1)
+
+    return arm
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on `host` right now (the caller binds it soon after)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -87,13 +141,19 @@ def run_children(
     cwd: Optional[str] = None,
     output_limit: int = 4 << 20,
     grace_s: float = 0.0,
+    progress: Optional[Callable[[], int]] = None,
+    stop_on: Collection[int] = (),
 ) -> list[ChildOutcome]:
     """Start one process per argv (with its env), wait for all until `timeout_s`, kill the rest.
 
     Output goes to temp files (not pipes, which deadlock when a child writes more than the pipe
     holds while we wait on another child); the files are removed before returning. With
     `grace_s` > 0, once any child has failed the others get that long before being killed:
-    they are usually blocked in a collective with the dead one.
+    they are usually blocked in a collective with the dead one. With `progress` (polled about
+    every 0.2 s: how many units of work the children have finished, e.g. the runs of a batch),
+    the deadline restarts, `timeout_s` from then, each time it grows: `timeout_s` per unit.
+    A child that exits with a status in `stop_on` ends the wait at once (no grace): the others
+    are killed.
     """
     assert len(argvs) == len(envs)
     procs: list[subprocess.Popen[bytes]] = []
@@ -102,6 +162,7 @@ def run_children(
     deadline = start + timeout_s
     ends: dict[int, float] = {}
     timed_out: set[int] = set()
+    done, polled, stopped = 0, start, False
     try:
         for argv, env in zip(argvs, envs):
             # Closed after the children are reaped, below; a with-block would close them too early.
@@ -110,7 +171,7 @@ def run_children(
             files.append((out, err))
             p = subprocess.Popen(
                 list(argv), env=quiet_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=die_with_parent(),
             )
             with _LOCK:
                 _LIVE.add(p)
@@ -118,12 +179,21 @@ def run_children(
         first_failure: Optional[float] = None
         while len(ends) < len(procs):
             now = time.monotonic()
+            if progress is not None and now - polled >= 0.2:
+                polled = now
+                units = progress()
+                if units > done:
+                    done, deadline = units, now + timeout_s
             for i, p in enumerate(procs):
                 if i not in ends and p.poll() is not None:
                     ends[i] = now
                     if p.returncode != 0 and first_failure is None:
                         first_failure = now
+                    if p.returncode in stop_on:
+                        stopped = True
             limit = deadline if first_failure is None or grace_s <= 0 else min(deadline, first_failure + grace_s)
+            if stopped:
+                limit = now
             if now >= limit:
                 for i, p in enumerate(procs):
                     if i not in ends:

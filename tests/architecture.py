@@ -39,10 +39,15 @@ ARROWS: dict[str, frozenset[str]] = {
     "pgdoctor.plan": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.checks"}),
     "pgdoctor.lab": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
                                "pgdoctor.diagnose", "pgdoctor.trace"}),
+    # verify/bench scaling: the ranks are child processes (probes.processes), the scaling run is
+    # timed with the instrumentation ranges (trace) and predicted with the planner's formulas (plan).
+    "pgdoctor.verify": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
+                                  "pgdoctor.plan", "pgdoctor.trace"}),
     "pgdoctor.render": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.playbooks"}),
     "pgdoctor.cli": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes",
                                "pgdoctor.checks", "pgdoctor.playbooks", "pgdoctor.engine", "pgdoctor.diagnose",
-                               "pgdoctor.plan", "pgdoctor.lab", "pgdoctor.render", "pgdoctor.trace"}),
+                               "pgdoctor.plan", "pgdoctor.lab", "pgdoctor.render", "pgdoctor.trace",
+                               "pgdoctor.verify"}),
     "pgdoctor": frozenset(),
     "pgdoctor.__main__": frozenset({"pgdoctor.cli"}),
 }

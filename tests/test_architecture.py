@@ -125,3 +125,13 @@ def test_quick_level_check_does_not_import_torch() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "NO-TORCH" in proc.stderr, proc.stderr
+
+
+def test_every_package_of_the_tree_is_in_the_distribution() -> None:
+    """A subpackage missing from pyproject's list works in an editable install and is absent from
+    a real one (`pip install .`)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {name for name, mod in arch.modules(ROOT).items() if mod.is_package}
+    assert found == listed, (sorted(found - listed), sorted(listed - found))

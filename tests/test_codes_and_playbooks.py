@@ -61,6 +61,38 @@ def test_snapshot_fixture_fires_on_bad_and_not_on_good(code: str) -> None:
     assert code not in _codes_found(CODE_DIR / code / "good.json")
 
 
+def _verify_pairs() -> list[str]:
+    return sorted(p.parent.name for p in CODE_DIR.glob("VER1*/bad.py"))
+
+
+@pytest.mark.parametrize("code", _verify_pairs())
+def test_verify_fixture_entries_keep_the_entry_contract(code: str) -> None:
+    """VER1xx fixtures are entries (file.py:build) that tests/test_verify.py runs on real ranks:
+    bad must produce the code, good must be equivalent. Here: both load and honour the contract."""
+    pytest.importorskip("torch")
+    from pgdoctor.verify.entry import call, load
+
+    for name in ("bad", "good"):
+        entry = f"{CODE_DIR / code / name}.py:build"
+        spec = call(load(entry), entry)
+        assert {"model", "loss", "data"} <= set(spec)
+
+
+@pytest.mark.parametrize("code", sorted(p.parent.name for p in CODE_DIR.glob("VER2*/bad.scaling.json")))
+def test_scaling_fixture_fires_on_bad_and_not_on_good(code: str) -> None:
+    import json
+
+    from pgdoctor.verify.scaling import Row, analyse, findings
+
+    def found(name: str) -> set[str]:
+        doc = json.loads((CODE_DIR / code / f"{name}.scaling.json").read_text())
+        rows = analyse([Row(**{**r, "exposed_s": 0.0}) for r in doc["rows"]], doc["grad_bytes"], doc["strong"])
+        return {f.code for f in findings(rows)}
+
+    assert code in found("bad")
+    assert code not in found("good")
+
+
 def test_explain_renders_every_playbook() -> None:
     import io
 

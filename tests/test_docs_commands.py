@@ -80,6 +80,11 @@ LAUNCHER_REASONS = {
 SLOW_RUN = {
     "pgdoctor bench collectives --backend gloo --nproc 2 --json": "2 gloo ranks, the default sweep: 26-40 s",
     "pgdoctor repro oom --parallel ddp --nproc 2": "2 DDP ranks until one runs out of memory: 6-16 s",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --nproc 2": "the reference and 2 gloo ranks: 5-10 s",
+    "pgdoctor verify pgdoctor.verify.examples:mlp_sum_loss --nproc 2 --json": "the reference and 2 gloo ranks: 5-10 s",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy pp --nproc 2": "the reference and 2 pipeline stages: 5-10 s",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy tp --nproc 2 --steps 2": "the reference and 2 shards: 5-10 s",
+    "pgdoctor bench scaling pgdoctor.verify.examples:small_mlp --nproc 1,2 --steps 3": "1 then 2 gloo ranks: 8-15 s",
 }
 
 # What each subcommand may exit with when it runs as documented here (2, a usage error, never).
@@ -91,6 +96,8 @@ EXIT_CODES = {
     ("topo",): {0},
     ("repro",): {1},  # the injected fault was found: a repro's expected outcome (--nsys: 0)
     ("bench", "collectives"): {0, 1, 3},
+    ("bench", "scaling"): {0},  # its findings (VER201, VER202) are warnings
+    ("verify",): {0, 1},  # 1: the documented example with a sum loss is not equivalent
     ("list",): {0},
     ("explain",): {0},
     ("python -m pgdoctor.trace",): {0},
@@ -556,6 +563,9 @@ STAGE: dict[str, Callable[[Path], None]] = {
     "logs/*.log.gz": _gzip_beside(LOGS / "gloo_skip_3ranks_real.log"),  # the same run as the RUN281 dumps
     "logs/": _copy(LOGS / "torchrun_real_sigkill.log", LOGS / "slurm_oom_kill.log"),
     "/tmp/job": _rank_event_files,
+    "mixtral-8x7b/config.json": _copy(FIXTURES / "configs" / "mixtral-8x7b.json"),
+    "t5-large/config.json": _copy(FIXTURES / "configs" / "t5-large.json"),
+    "bench-scaling.json": _copy(FIXTURES / "configs" / "bench-scaling.json"),  # `bench scaling --json` output
 }
 # What the docs pipe into a command, by the command before the pipe.
 STDIN = {"kubectl logs trainer-0": LOGS / "k8s_json_escaped_oom.log"}
@@ -731,6 +741,8 @@ def _check_report(run: Run) -> None:
             assert {"schema_version", "findings", "results", "measurements"} <= set(obj), sorted(obj)
         elif run.path == ("diagnose",):
             assert obj["findings"], obj
+        elif run.path == ("verify",):
+            assert {"schema_version", "findings", "verify"} <= set(obj) and obj["verify"]["world_size"], obj
         elif run.path == ("python -m pgdoctor.trace",):
             assert obj["traceEvents"], obj
         elif run.path == ("bench", "collectives"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import signal
 import sys
@@ -18,7 +19,7 @@ from typing import Any, NoReturn, Optional
 import click
 
 from pgdoctor import __version__
-from pgdoctor.engine.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from pgdoctor.engine.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
 
 # name -> "module:attribute" of a click command; one line per command.
 LAZY_COMMANDS: dict[str, str] = {
@@ -31,6 +32,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "plan": "pgdoctor.cli.plan:plan_cmd",
     "bench": "pgdoctor.cli.bench:bench",
     "topo": "pgdoctor.cli.topo:topo",
+    "verify": "pgdoctor.cli.verify:verify",
 }
 
 # Short help per lazy command, so `pgdoctor --help` lists them without importing them.
@@ -42,9 +44,33 @@ COMMAND_HELP: dict[str, str] = {
     "diagnose": "Find the root cause of a failed run in its logs and flight-recorder dumps (exit 1 when found).",
     "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP run, and diagnose it.",
     "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
-    "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings).",
+    "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings), `bench scaling` (speedup per added rank).",
     "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo -m).",
+    "verify": "Check that N ranks train your model exactly as one process does, and name the bug if not (exit 0/1/2).",
 }
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses nan and inf (NaN passes every comparison as false, so a
+    `--timeout nan` bounded nothing) and, by default, anything over a week of seconds."""
+
+    name = "finite float"
+
+    def __init__(self, min: Optional[float] = None, max: Optional[float] = 7 * 24 * 3600.0) -> None:
+        super().__init__(min=min, max=max)
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, str) and not math.isfinite(float(value) if _is_number(value) else 0.0):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class LazyGroup(click.Group):
@@ -83,8 +109,11 @@ def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
 
 
 def main(argv: Optional[list[str]] = None) -> NoReturn:
-    # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run.
+    # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run. SIGINT gets its
+    # default handler back: started with it ignored (nohup, `cmd &` in a script), pgdoctor would
+    # otherwise never end on Ctrl-C or an orchestrator's SIGINT.
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from pgdoctor.probes.processes import QUIET_WARNINGS
 
     for message in QUIET_WARNINGS:
@@ -108,7 +137,49 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         rc = EXIT_OK
+    except OSError as exc:
+        # The environment refused (stdout on a full disk, a file that vanished): one line.
+        _quiet_stdout()
+        click.echo(f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", err=True)
+        rc = EXIT_USAGE
+    except Exception as exc:  # a bug of ours: one line naming it, never exit 1 ("findings")
+        _quiet_stdout()
+        rc = _internal_error(exc)
     sys.exit(rc if isinstance(rc, int) else EXIT_OK)
+
+
+def require_torch_importable() -> None:
+    """Commands that import torch refuse first an environment in which the import itself fails
+    (and a retry would abort the interpreter): one line naming the variable, exit 2."""
+    from pgdoctor.knowledge.torch_env import torch_import_problem
+
+    problem = torch_import_problem(os.environ)
+    if problem:
+        raise UserError(f"{problem}; pgdoctor explain ENV406")
+
+
+def _quiet_stdout() -> None:
+    """Flush what the report printed so far; if stdout itself is what failed, drop it."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+
+
+def _internal_error(exc: BaseException) -> int:
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    message = str(exc).splitlines()[0][:300] if str(exc) else ""
+    click.echo(f"pgdoctor: internal error: {type(exc).__name__}: {message}{where} "
+               f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)", err=True)
+    if os.environ.get("PGDOCTOR_TRACEBACK"):
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def emit_json(obj: Any) -> None:

@@ -1,5 +1,6 @@
 """`pgdoctor bench collectives`: the collective sweep on its own, nccl-tests style, judged by
-the same checks as `pgdoctor check`."""
+the same checks as `pgdoctor check`; `pgdoctor bench scaling ENTRY`: the user's model at each
+world size against one process (the work is in pgdoctor.verify.scaling)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, Optional
 
 import click
 
+from pgdoctor.cli import FiniteFloat, require_torch_importable
 from pgdoctor.engine.errors import UserError
 
 
@@ -69,7 +71,7 @@ class _Bar:
 @click.option("--nproc", type=click.IntRange(min=1), default=None,
               help="Spawn N local ranks [default: one per GPU; required without GPUs or a launcher].")
 @click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True)
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.5), default=30.0, show_default=True,
+@click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5), default=30.0, show_default=True,
               help="A stage (init, one op at one size) longer than this is a hang naming the missing ranks.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="TOML file of thresholds and expectations.")
@@ -96,6 +98,7 @@ def collectives(
     except (ConfigError, ValueError) as exc:
         raise UserError(str(exc)) from None
     in_launcher = nproc is None and launched(env)
+    require_torch_importable()
     try:
         gpus = gpu_count()
     except ImportError as exc:
@@ -183,3 +186,72 @@ def _emit(run: Any, report: Any, as_json: bool) -> None:
     # The tables and plot above are the full view of the sweep; the report's own plot under the
     # collectives area (what `pgdoctor check` shows instead of tables) would repeat it.
     render_report(report, sys.stdout, color, details=False)
+
+
+def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    try:
+        sizes = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of rank counts (1,2,4)") from None
+    if not sizes or sizes[0] < 1 or sizes[-1] > 64:
+        raise click.BadParameter("rank counts must be between 1 and 64")
+    return sizes
+
+
+@bench.command("scaling")
+@click.argument("entry")
+@click.option("--nproc", "nprocs", callback=_sizes, default="1,2", show_default=True, metavar="N,...",
+              help="World sizes to measure (1, the baseline, is always measured).")
+@click.option("--steps", type=click.IntRange(1, 1000), default=5, show_default=True, help="Timed steps per size.")
+@click.option("--backend", type=click.Choice(["gloo", "nccl"]), default="gloo", show_default=True)
+@click.option("--strong", is_flag=True, help="Keep the global batch (rank r trains data(r, N, step)); default: weak scaling.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=5.0), default=180.0, show_default=True,
+              help="Bound on each size's run in seconds.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["console", "json", "html"]), default="console", show_default=True,
+              help="html: the report with the speedup plot (SVG).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report here instead of stdout.")
+def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: bool, timeout_s: float, as_json: bool,
+            fmt: str, output: Optional[str]) -> None:
+    """Speedup and efficiency of ENTRY at each world size against one process, where the time
+    goes (compute, communication, exposed), and the planner's prediction beside it."""
+    from pgdoctor.model import Report, Severity, exit_code, sorted_findings
+    from pgdoctor.verify.entry import EntryError, check
+    from pgdoctor.verify.scaling import findings, prediction_note, run_scaling, table
+
+    try:
+        entry = check(entry)
+        rows, grad_bytes = run_scaling(entry, nprocs, steps, backend, strong, timeout_s,
+                                       progress=lambda m: click.echo(f"pgdoctor: {m}", err=True))
+    except EntryError as exc:
+        raise UserError(exc.text()) from None
+    except RuntimeError as exc:
+        raise UserError(str(exc)) from None
+    found = findings(rows)
+    report = Report(command="bench scaling", snapshot=None, findings=tuple(sorted_findings(found)),
+                    meta={"host": socket.gethostname(), "entry": entry, "backend": backend,
+                          "mode": "strong" if strong else "weak", "steps": steps},
+                    extra={"scaling": {"rows": [r.to_json() for r in rows], "grad_bytes": grad_bytes,
+                                       "mode": "strong" if strong else "weak"}})
+    fmt = "json" if as_json else fmt
+    if fmt == "json" and not output:
+        from pgdoctor.cli import emit_json
+
+        emit_json(report.to_json())
+    elif fmt != "console" or output:
+        from pgdoctor.cli.check import write_report
+
+        write_report(report, fmt, output)
+    else:
+        from pgdoctor.render.console import render as render_report
+
+        click.echo(f"pgdoctor bench scaling {entry}: {'strong' if strong else 'weak'} scaling, {backend}, "
+                   f"gradients {grad_bytes / 2**20:.2f} MiB; times in ms (medians; a step is the slowest rank's)")
+        click.echo(table(rows))
+        for line in prediction_note(rows):
+            click.echo(line)
+        if found:
+            click.echo()
+            render_report(report, sys.stdout, sys.stdout.isatty() and "NO_COLOR" not in os.environ, details=False)
+    raise click.exceptions.Exit(exit_code(report, Severity.FAIL))

@@ -19,11 +19,13 @@ from html import escape
 from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
-from pgdoctor.knowledge.areas import AREAS, area_title
+from pgdoctor.knowledge.areas import area_title
 from pgdoctor.knowledge.units import human_bytes
 from pgdoctor.model import Finding, Measurement, Report, Severity, Unavailable, sorted_findings
+from pgdoctor.render import report_areas
 from pgdoctor.render.console import area_status
 from pgdoctor.render.markdown import to_html
+from pgdoctor.render.scaling import section as scaling_section
 from pgdoctor.render.svg import bandwidth_plot, timeline
 
 # A repro trace can hold hundreds of thousands of ranges; past this the page gets slow to open,
@@ -82,10 +84,7 @@ def _summary(report: Report) -> list[str]:
     if report.incomplete_reasons:
         out.append("<p>Incomplete:</p><ul>" + "".join(f"<li>{escape(r)}</li>" for r in report.incomplete_reasons)
                    + "</ul>")
-    snap = report.snapshot
-    areas = [a for a in AREAS if any(f.area == a for f in report.findings) or any(c.area == a for c in report.checks)
-             or any(p.area == a for p in (snap.probes if snap else ()))]
-    areas += sorted({f.area for f in report.findings} - set(areas))
+    areas = report_areas(report)
     if areas:
         out.append("<table><tr><th>area</th><th>status</th><th>findings</th><th>detail</th></tr>")
         for area in areas:
@@ -301,6 +300,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     parts = [("summary", "Summary", _summary(report)), ("findings", "Findings", _findings(report)),
              ("gpus", "GPUs", _gpu_table(measurements, report.findings)),
              ("collectives", "Collectives", _collectives(measurements)), ("timeline", "Timeline", _timeline(report)),
+             ("scaling", "Scaling", scaling_section(report.extra)),
              ("results", "Checks", _results(report)), ("measurements", "Measurements", _measurements(measurements))]
     body.append("<nav>" + "".join(f'<a href="#{sid}">{label}</a>' for sid, label, lines in parts if lines) + "</nav>")
     sections = [line for _, _, lines in parts for line in lines]

@@ -1,0 +1,91 @@
+"""Start the N ranks of one verify or scaling run, each a `python -m pgdoctor.verify.worker`
+child under a deadline (rank 0 first runs the one-process reference, before it joins the process
+group), and read back their JSON results.
+Every child runs in its own session and is killed on every exit path (probes.processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
+from pgdoctor.verify.entry import EntryError
+
+# After the first rank fails, how long the others get to fail on their own and say so.
+GRACE_S = 5.0
+EXIT_ENTRY_ERROR = 3  # worker.EXIT_ENTRY_ERROR: the user's entry raised or broke the contract
+
+
+@dataclass(frozen=True)
+class Run:
+    reference: Optional[dict[str, Any]]
+    ranks: tuple[dict[str, Any], ...]  # {} for a rank that wrote nothing
+    outcomes: tuple[ChildOutcome, ...]  # one per rank; rank 0's process also ran the reference
+    wall_s: float
+
+    def rank_outcome(self, rank: int) -> ChildOutcome:
+        return self.outcomes[rank]
+
+
+def rank_env(base: Mapping[str, str], rank: int, world: int, port: int) -> dict[str, str]:
+    env = dict(base)
+    env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    env.pop("PGDOCTOR_TRACE_DIR", None)
+    return env
+
+
+def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s: float,
+           reference: bool = True) -> Run:
+    """Run the reference (when asked) and `nproc` ranks of `role` at once; raise EntryError when
+    the user's entry raised or broke the contract in any of them."""
+    out_dir = tempfile.mkdtemp(prefix="pgdoctor-verify-")
+    try:
+        # Rank 0 runs the reference first, before it joins the process group (worker.main).
+        base = {"entry": entry, "out_dir": out_dir, **cfg, "reference_first": reference}
+        paths = []
+        for name, who in (("reference", "reference"), ("ranks", role)):
+            p = Path(out_dir) / f"{name}.config.json"
+            p.write_text(json.dumps({**base, "role": who}), encoding="utf-8")
+            paths.append(str(p))
+        env = dict(os.environ)
+        port = free_port()
+        argvs: list[list[str]] = []
+        envs: list[dict[str, str]] = []
+        for r in range(nproc):
+            argvs.append([sys.executable, "-m", "pgdoctor.verify.worker", paths[1]])
+            envs.append(rank_env(env, r, nproc, port))
+        t0 = time.monotonic()
+        # A rank whose entry raised (worker.EXIT_ENTRY_ERROR) ends the run: the EntryError is all
+        # there is to report, and its peers wait for it in the process group's rendezvous.
+        outcomes = run_children(argvs, envs, timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR,))
+        wall = time.monotonic() - t0
+        ref = _read(Path(out_dir) / "reference.json") if reference else None
+        ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    for res in ([ref] if ref is not None else []) + list(ranks):
+        if res and "entry_error" in res:
+            err = res["entry_error"]
+            raise EntryError(err["message"], err.get("traceback", ""))
+    return Run(ref, ranks, tuple(outcomes), wall)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def tail(text: str, lines: int = 8) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
