@@ -7,6 +7,7 @@ from typing import Any
 
 from pgdoctor.checks.base import Config, check, evidence_of, register_code
 from pgdoctor.checks.software import gpu_count, version_tuple
+from pgdoctor.knowledge.torch_env import torch_import_problem
 from pgdoctor.model import Evidence, Finding, Snapshot
 
 ENV401 = register_code("ENV401", "socket-ifname-no-match", "fail", "nccl_network",
@@ -112,6 +113,8 @@ def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
             invalid.append(name)
     if "NCCL_DEBUG" in env and env["NCCL_DEBUG"].strip().upper() not in NCCL_DEBUG_LEVELS:
         invalid.append("NCCL_DEBUG")
+    if torch_import_problem(env):  # judged at --level quick too, where torch is never imported
+        invalid.append("TORCH_DISTRIBUTED_DEBUG")
     for name in invalid:
         out.append(ENV406.finding(f"{name}={env[name]!r} is not a value it accepts", evidence=ev(name),
                                   facts={"variable": name, "value": env[name]}))

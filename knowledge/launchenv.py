@@ -125,26 +125,39 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _expand_one(pattern: str) -> list[str]:
+# The largest machines have tens of thousands of nodes; a hostlist past this is a typo or an
+# attack (`n[0-999999999]` once took a whole host's memory), refused before anything is built.
+MAX_HOSTS = 1 << 17
+_MAX_DIGITS = 9
+
+
+def _items(group: str) -> list[tuple[int, int, int]]:
+    """(lo, hi, width) of each item of one bracket group, validated and bounded."""
+    out = []
+    for item in group.split(","):
+        item = item.strip()
+        lo, _, hi = item.partition("-") if "-" in item else (item, "", item)
+        if not (lo.isdigit() and hi.isdigit()) or max(len(lo), len(hi)) > _MAX_DIGITS or int(hi) < int(lo):
+            raise ValueError(f"bad item {item!r} in hostlist")
+        out.append((int(lo), int(hi), len(lo)))
+    return out
+
+
+def _expand_one(pattern: str, budget: int) -> list[str]:
     m = re.search(r"\[([^\[\]]*)\]", pattern)
     if not m:
         return [pattern]
     head, tail = pattern[: m.start()], pattern[m.end():]
-    out = []
-    for item in m.group(1).split(","):
-        item = item.strip()
-        if "-" in item:
-            lo, hi = item.split("-", 1)
-            if not (lo.isdigit() and hi.isdigit()) or int(hi) < int(lo):
-                raise ValueError(f"bad range {item!r} in hostlist")
-            width = len(lo)
-            values = [str(i).zfill(width) for i in range(int(lo), int(hi) + 1)]
-        elif item.isdigit():
-            values = [item]
-        else:
-            raise ValueError(f"bad item {item!r} in hostlist")
-        for v in values:
-            out.extend(_expand_one(head + v + tail))
+    items = _items(m.group(1))
+    count = 1
+    for g in re.findall(r"\[([^\[\]]*)\]", pattern):  # every group multiplies the host count
+        count *= sum(hi - lo + 1 for lo, hi, _ in _items(g))
+        if count > budget:
+            raise ValueError(f"hostlist expands to more than {MAX_HOSTS} hosts")
+    out: list[str] = []
+    for lo, hi, width in items:
+        for i in range(lo, hi + 1):
+            out.extend(_expand_one(head + str(i).zfill(width) + tail, budget - len(out)))
     return out
 
 
@@ -153,5 +166,5 @@ def expand_hostlist(text: str) -> list[str]:
     Zero padding follows the lower bound, as scontrol does."""
     hosts: list[str] = []
     for part in _split_top(text):
-        hosts.extend(_expand_one(part))
+        hosts.extend(_expand_one(part, MAX_HOSTS - len(hosts)))
     return hosts

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from pgdoctor.model import jsontext
 from pgdoctor.model.measurement import SCHEMA_VERSION, Measurement, ProbeResult, Scope, Unavailable
 from pgdoctor.model.redact import scrub
 
@@ -95,7 +96,7 @@ class Snapshot:
     @classmethod
     def loads(cls, text: str) -> Snapshot:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = jsontext.loads(text)
+        except jsontext.JsonInputError as exc:
             raise SnapshotFormatError(f"snapshot is not JSON: {exc}") from None
         return cls.from_json(data)

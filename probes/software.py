@@ -70,8 +70,9 @@ def software(ctx: ProbeContext) -> list[Measurement]:
 def torch_runtime(ctx: ProbeContext) -> list[Measurement]:
     if importlib.util.find_spec("torch") is None:
         raise ProbeUnavailable(Reason.NOT_PRESENT, "torch is not installed")
-    import torch
-    import torch.distributed as dist
+    from pgdoctor.probes.torch_import import import_distributed
+
+    torch, dist = import_distributed(ctx.env)
 
     src = "torch"
     out = [

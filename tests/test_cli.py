@@ -157,6 +157,9 @@ def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_lef
     data = json.loads(out)
     reasons = {r["name"]: r["reason"] for r in data["results"] if r["kind"] == "probe"}
     assert any(r.startswith("interrupted") for r in reasons.values()), reasons
+    # The probes that finished in the interrupted wave (everything but the hanging one) are kept.
+    statuses = {r["name"]: r["status"] for r in data["results"] if r["kind"] == "probe"}
+    assert statuses["environment"] == "passed" and statuses["software"] == "passed", statuses
     assert data["incomplete"], "an interrupted run is incomplete"
     assert "interrupted" in err and "Traceback" not in err
 
@@ -209,3 +212,80 @@ def test_children_inherit_the_warning_filters() -> None:
 
     assert quiet_env({})["PYTHONWARNINGS"] == "ignore:Failed to initialize NumPy:UserWarning"
     assert quiet_env({"PYTHONWARNINGS": "error"})["PYTHONWARNINGS"].startswith("error,ignore:")
+
+
+def test_a_bug_of_pgdoctor_is_one_line_and_exit_4_never_1(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 means "findings": a job script must be able to tell a crash of the tool from it."""
+    from pgdoctor.cli import info, main
+
+    def broken(code: str) -> None:
+        raise RuntimeError("a bug\nwith a second line")
+
+    monkeypatch.setattr(info, "find", broken)
+    monkeypatch.delenv("PGDOCTOR_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["explain", "ENV101"])
+    assert exit_info.value.code == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("pgdoctor: internal error: RuntimeError: a bug at ") and "info.py" not in err.split(" at ")[0]
+    monkeypatch.setenv("PGDOCTOR_TRACEBACK", "1")
+    with pytest.raises(SystemExit):
+        main(["explain", "ENV101"])
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_stdout_on_a_full_disk_is_a_one_line_error() -> None:
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "pgdoctor", "list"], stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    assert p.returncode == 2 and "No space left on device" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_an_interrupted_collect_says_partial_and_its_replay_is_incomplete_not_interrupted(
+        tmp_path: Path, no_leftover_children: None) -> None:
+    """collect used to exit 0 on SIGINT, writing a snapshot whose replay then exited 130. And a
+    pgdoctor started with SIGINT ignored (nohup, `cmd &` in a script) never ended on SIGINT."""
+    import signal
+
+    env = {**BASE_ENV, "PGDOCTOR_PLUGINS": "faulty_probes", "PGDOCTOR_TEST_FAULTS": "hang",
+           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "plugins")}
+    snap = tmp_path / "partial.json"
+    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "collect", "--level", "standard", "--timeout", "60",
+                             "-o", str(snap)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted: partial" in err and "Traceback" not in err
+    replay = run("check", "--from", str(snap), "--json")
+    assert replay.returncode == 3, replay.stderr
+    assert json.loads(replay.stdout)["incomplete"]
+
+
+@pytest.mark.slow
+def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(no_leftover_children: None) -> None:
+    import glob
+    import signal
+    import tempfile
+
+    pattern = os.path.join(tempfile.gettempdir(), "pgdoctor-coll-*.progress")
+    before = set(glob.glob(pattern))
+    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "check", "--only", "collectives", "--nproc", "2",
+                             "--backend", "gloo", "--timeout", "120"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=BASE_ENV)
+    try:
+        for _ in range(400):
+            if set(glob.glob(pattern)) - before:
+                break
+            time.sleep(0.05)
+        assert set(glob.glob(pattern)) - before, "the sweep never started"
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert set(glob.glob(pattern)) - before == set()

@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pgdoctor.model import Evidence, Finding, Measurement, ProbeResult, Report, Severity, Snapshot, Status
 from pgdoctor.model.redact import REDACTED, redact_env, redact_text
@@ -82,3 +84,48 @@ def test_every_output_format_is_redacted() -> None:
         get_renderer(fmt)(report, out, False)
         for secret in ("SECRETPW", "k3y-SECRET2", "hf_abcdefSECRET1"):
             assert secret not in out.getvalue(), f"{fmt} leaks {secret}"
+
+
+# Every shape of credential the hostile-input campaign leaked, with SECRET standing for the value.
+SHAPES = [
+    "Authorization: Bearer {s}",
+    "curl -H 'Proxy-Authorization: Basic {s}' https://x",
+    "python train.py --token {s} --lr 1e-4",
+    "accelerate launch run.py --hf_token {s}",
+    "deepspeed --api-key={s} train.py",
+    "git clone https://ghp_{s}@github.com/org/repo.git",
+    '{{"HF_TOKEN": "{s}", "NCCL_DEBUG": "INFO"}}',
+    "WANDB_API_KEY='{s} with spaces' python x.py",
+    "pip install --index-url https://alice:p@ss/w{s}@pypi.example.com/simple torch",
+    "rsync -a alice:{s}@backup.example.com:/ckpt .",
+    "export HF_TOKEN={s}",
+]
+TOKEN_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(SHAPES), st.text(alphabet=TOKEN_CHARS, min_size=12, max_size=40))
+def test_every_secret_shape_is_masked_in_free_text(shape: str, value: str) -> None:
+    secret = "SECRET" + value
+    out = redact_text(shape.format(s=secret))
+    assert secret not in out and value not in out, out
+    assert REDACTED in out
+
+
+@pytest.mark.parametrize("fmt", ["console", "json", "junit", "prometheus", "html"])
+def test_no_secret_shape_reaches_any_output_format_or_the_snapshot(fmt: str) -> None:
+    import io
+
+    from pgdoctor.render import get_renderer
+
+    lines = [shape.format(s=f"SECRET{i}xyzzy{i}abcdefgh") for i, shape in enumerate(SHAPES)]
+    m = Measurement("proc.cmdline", "\n".join(lines))
+    snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m,)),))
+    findings = tuple(Finding("ENV401", "x", Severity.FAIL, "configuration", "t", line, "knobs",
+                             evidence=(Evidence(line, file="log.txt", line=i),), facts={"line": line})
+                     for i, line in enumerate(lines))
+    out = io.StringIO()
+    get_renderer(fmt)(Report("check", snap, findings), out, False)
+    text = out.getvalue() + snap.dumps()
+    for i in range(len(SHAPES)):
+        assert f"SECRET{i}xyzzy" not in text, (fmt, SHAPES[i])

@@ -161,6 +161,27 @@ def count(snap: Snapshot, config: Config) -> list[Finding]:
                            facts={"found": found, "expected": expected, "source": source})]
 
 
+@check(AREA, [GPU110], needs=["host"])
+def expected_but_absent(snap: Snapshot, config: Config) -> list[Finding]:
+    """An explicit expectation (--expect-gpus, expect.gpus) on a host where NVML sees nothing:
+    `count` cannot judge without NVML, and a prolog asked for 4 GPUs must not pass on none."""
+    p = snap.probe("gpu")
+    expected, exact, source = expected_gpus(snap, config)
+    if (p is not None and p.status is Status.PASSED) or not exact or not expected:
+        return []
+    # The PCI probe is unavailable on a host without NVIDIA devices; the host probe always counts.
+    counts = [(m, m.value) for m in (snap.get("gpu.pci.count"), snap.get("host.nvidia.gpu_count"))
+              if m is not None and isinstance(m.value, int)]
+    on_bus = max((n for _, n in counts), default=0)
+    if on_bus >= expected:  # the GPUs are there; driver_unusable (GPU112) says why NVML is not
+        return []
+    nvml = f"; NVML is {p.status.value}: {p.reason}" if p is not None else ""
+    return [GPU110.finding(f"{source} expects {expected} GPU(s); this host has {on_bus} NVIDIA GPU(s){nvml}",
+                           evidence=[e for m, _ in counts for e in evidence_of(m)]
+                           + [Evidence(f"expected {expected} from {source}")],
+                           facts={"found": on_bus, "expected": expected, "source": source})]
+
+
 @check(AREA, [GPU112], needs=["gpu_pci"])
 def driver_unusable(snap: Snapshot, config: Config) -> list[Finding]:
     p = snap.probe("gpu")

@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 import click
 
 from pgdoctor.checks.base import Config
+from pgdoctor.cli import FiniteFloat
 from pgdoctor.engine.config import ConfigError, load_config
 from pgdoctor.engine.errors import UserError
 from pgdoctor.engine.plugins import load_plugins
@@ -52,7 +53,7 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--skip", metavar="AREA|CODE,...", help="Skip these areas or codes."),
         click.option("--level", type=click.Choice(LEVELS), default="standard", show_default=True,
                      help="quick: no torch import, no processes; full: load tests."),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+        click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.1), default=120.0, show_default=True,
                      help="Bound on the whole run, in seconds."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
                      help="TOML file of thresholds and expectations."),
@@ -65,7 +66,7 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Collective probe: spawn N local ranks (default: one per GPU; none without GPUs)."),
         click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True,
                      help="Collective probe backend: NCCL on GPUs, gloo on CPU."),
-        click.option("--collective-timeout", "collective_timeout_s", type=click.FloatRange(min=0.5), default=30.0,
+        click.option("--collective-timeout", "collective_timeout_s", type=FiniteFloat(min=0.5), default=30.0,
                      show_default=True, help="A collective (or init) stuck longer than this names the missing ranks."),
     ]
     return functools.reduce(lambda f, opt: opt(f), reversed(opts), fn)
@@ -102,15 +103,17 @@ def make_context(level: str, config: Any, options: dict[str, Any]) -> ProbeConte
 
 
 def _load_snapshot(path: str) -> Snapshot:
+    from pgdoctor.probes.files import InputError, read_input
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return Snapshot.loads(fh.read())
-    except OSError as exc:
-        raise UserError(f"cannot read snapshot {path}: {exc.strerror}") from None
+        text = read_input(path, "snapshot").decode("utf-8")
+        return Snapshot.loads(text)
+    except InputError as exc:
+        raise UserError(str(exc)) from None
     except UnicodeDecodeError:
         raise UserError(f"{path} is not a text file (a snapshot is JSON from `pgdoctor collect`)") from None
-    except SnapshotFormatError as exc:
-        raise UserError(f"{path}: {exc}") from None
+    except (SnapshotFormatError, RecursionError) as exc:
+        raise UserError(f"{path}: {exc if isinstance(exc, SnapshotFormatError) else 'nested too deep'}") from None
 
 
 def checked_output(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
@@ -165,8 +168,10 @@ def check(
     report = build_report("check", snapshot, config, selection, meta={"options": options, "from": from_path,
                                                                     "fail_on": fail_on})
     write_report(report, "json" if as_json else (fmt or "console"), output)
-    if was_interrupted(snapshot):
-        raise KeyboardInterrupt  # the partial report is out; exit 130 like any interruption
+    if not from_path and was_interrupted(snapshot):
+        # The partial report is out; exit 130 like any interruption. A replayed snapshot was not
+        # interrupted now: its interrupted probes make it incomplete (exit 3) instead.
+        raise KeyboardInterrupt
     raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
 
 
@@ -201,10 +206,16 @@ def collect(
     text = snapshot.dumps()
     if output == "-":
         click.echo(text)
+        if was_interrupted(snapshot):
+            raise KeyboardInterrupt
         return
     try:
         with open(output, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
     except OSError as exc:
         raise UserError(f"cannot write {output}: {exc.strerror}") from None
+    if was_interrupted(snapshot):
+        # A partial bundle is still worth having; the exit status says it is partial.
+        click.echo(f"wrote {output} ({len(snapshot.probes)} probes, interrupted: partial)", err=True)
+        raise KeyboardInterrupt
     click.echo(f"wrote {output} ({len(snapshot.probes)} probes)", err=True)

@@ -7,8 +7,10 @@ from typing import Any, Optional
 
 import click
 
+from pgdoctor.cli import FiniteFloat
 from pgdoctor.cli.check import checked_output
-from pgdoctor.engine.errors import UserError
+from pgdoctor.engine.deadline import DeadlineExceeded, deadline
+from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.model import Severity, exit_code
 
 
@@ -21,8 +23,10 @@ from pgdoctor.model import Severity, exit_code
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
               help="Write the report here instead of stdout.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
+@click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.1), default=600.0, show_default=True,
+              help="Bound the whole diagnosis (a pipe that never ends, a huge directory): exit 3 past it.")
 def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fmt: Optional[str],
-             output: Optional[str], exit_zero: bool) -> None:
+             output: Optional[str], exit_zero: bool, timeout_s: float) -> None:
     """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
     from pgdoctor.cli.check import write_report
@@ -42,7 +46,11 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
     if fmt != "console" and fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")
     try:
-        report = diagnose_paths(list(paths), list(fr_dirs))
+        with deadline(timeout_s):
+            report = diagnose_paths(list(paths), list(fr_dirs))
+    except DeadlineExceeded:
+        click.echo(f"pgdoctor: incomplete: diagnose did not finish within --timeout {timeout_s:g} s", err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE) from None
     except (SourceError, DumpError) as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:

@@ -34,6 +34,9 @@ def list_codes(as_json: bool, show_config: bool, area: str | None) -> None:
         for k in keys:
             click.echo(f"{k.name:<40} {k.type.__name__:<6} {k.default!r:<14} {k.doc}")
         return
+    areas = sorted({c.area for c in CODES.values()})
+    if area is not None and area not in areas:
+        raise UserError(f"unknown area {area!r} (known: {', '.join(areas)})")
     codes = sorted((c for c in CODES.values() if area in (None, c.area)), key=lambda c: c.code)
     if as_json:
         emit_json({"codes": [

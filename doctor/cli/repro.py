@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import click
 
+from pgdoctor.cli import FiniteFloat, require_torch_importable
 from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
 from pgdoctor.model import Report, Severity, exit_code
@@ -27,6 +28,7 @@ def nsys_command(argv: list[str], output: str) -> list[str]:
 
 
 def _device(choice: str) -> str:
+    require_torch_importable()
     try:
         import torch
     except ImportError:
@@ -59,7 +61,7 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option("--parallel", "strategy", type=click.Choice(STRATEGIES), default="ddp", show_default=True,
               help="ddp: DistributedDataParallel; pp: pipeline stages; tp: Megatron-style tensor parallel.")
 @click.option("--nproc", type=click.IntRange(2, 16), default=2, show_default=True, help="Ranks on this host.")
-@click.option("--factor", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
+@click.option("--factor", type=FiniteFloat(min=1.0), default=2.0, show_default=True,
               help="imbalance: work of the slow rank/stage/shard against the others.")
 @click.option("--rank", "faulty_rank", type=click.IntRange(min=0), default=None,
               help="The rank that misbehaves (default: the last).")
@@ -68,9 +70,9 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option("--microbatches", type=click.IntRange(1, 64), default=4, show_default=True, help="pp: micro-batches per step.")
 @click.option("--steps", type=click.IntRange(min=0), default=0, help="Training steps (0: the fault's default).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=5.0), default=60.0, show_default=True,
+@click.option("--timeout", "timeout_s", type=FiniteFloat(min=5.0), default=60.0, show_default=True,
               help="Bound on the whole run, in seconds.")
-@click.option("--pg-timeout", "pg_timeout_s", type=click.FloatRange(min=1.0, max=600.0), default=5.0, show_default=True,
+@click.option("--pg-timeout", "pg_timeout_s", type=FiniteFloat(min=1.0, max=600.0), default=5.0, show_default=True,
               help="Process-group timeout of the ranks (the timeout fault fires after it).")
 @click.option("--trace-dir", type=click.Path(file_okay=False), default=None,
               help="Keep per-rank event files and the merged trace.json (Perfetto) here.")

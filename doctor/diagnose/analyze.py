@@ -23,7 +23,7 @@ from pgdoctor.diagnose.rules import (
 )
 from pgdoctor.diagnose.text.normalize import logical_lines
 from pgdoctor.diagnose.text.parallel import default_workers, scan_file
-from pgdoctor.diagnose.text.reader import Source, is_gzip
+from pgdoctor.diagnose.text.reader import Source, needs_decoding
 from pgdoctor.diagnose.text.scan import ScanStats, Window, scan_chunks
 
 # Order matters where two modules could read the same line: specific before generic.
@@ -53,7 +53,7 @@ def source_events(source: Source, index: int) -> tuple[list[Event], SourceStats]
     events: list[Event] = []
     windows: Iterator[Window]
     workers = default_workers(os.path.getsize(source.path)) if source.path and os.path.isfile(source.path) else 1
-    if source.path and workers > 1 and not is_gzip(source.path):
+    if source.path and workers > 1 and not needs_decoding(source.path):
         windows = scan_file(source.path, workers, scan)
     else:
         windows = scan_chunks(source.chunks(), scan)

@@ -19,7 +19,7 @@ from pgdoctor.diagnose.analyze import source_events
 from pgdoctor.diagnose.causality import assemble
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
-from pgdoctor.diagnose.text.reader import Source, is_binary, open_sources, text_sources
+from pgdoctor.diagnose.text.reader import Source, is_binary, is_pgdoctor_report, open_sources, text_sources
 from pgdoctor.model import Finding, Report
 
 FlightError = dump.DumpError
@@ -34,11 +34,14 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
     found_dumps = []
     logs = []
     skipped_binary = []
+    skipped_reports: list[str] = []
     for src in sources:
         if src.path and dump.looks_like_dump(src.path):
             found_dumps.append(src.path)
         elif src.listed and src.path and is_binary(src.path):
             skipped_binary.append(src.path)  # checkpoints, cores, images in a job directory
+        elif src.listed and src.path and is_pgdoctor_report(src.path):
+            skipped_reports.append(src.path)
         else:
             logs.append(src)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
@@ -50,6 +53,8 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
     meta: dict[str, Any] = {"sources": meta_sources}
     if skipped_binary:
         meta["skipped_binary_files"] = skipped_binary
+    if skipped_reports:
+        meta["skipped_pgdoctor_reports"] = skipped_reports
     if flight_recorder_dirs:
         rep = dump.read_dumps(flight_recorder_dirs)
         events.extend(collectives.analyze(rep, ",".join(flight_recorder_dirs)))
@@ -69,7 +74,10 @@ def diagnose_sources(sources: Iterable[tuple[str, str]], flight_recorder_dirs: S
 def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = ()) -> Report:
     """A Report (command "diagnose", no snapshot) for log files, directories, '-' or gzip files.
     Raises reader.SourceError / flight.DumpError for a path that does not exist."""
-    findings, meta = _diagnose(open_sources(paths), flight_recorder_dirs)
+    unreadable: list[str] = []
+    findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs)
+    if unreadable:
+        meta["skipped_unreadable_files"] = unreadable
     meta["host"] = socket.gethostname()
     meta["paths"] = list(paths)
     meta["flight_recorder_dirs"] = list(flight_recorder_dirs)

@@ -75,6 +75,11 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     binaries = report.meta.get("skipped_binary_files") or []
     if binaries:
         console.print(f"[dim]skipped {len(binaries)} binary file(s): {escape(', '.join(binaries[:3]))}[/]")
+    reports = report.meta.get("skipped_pgdoctor_reports") or []
+    if reports:
+        console.print(f"[dim]skipped {len(reports)} earlier pgdoctor report(s): {escape(', '.join(reports[:3]))}[/]")
+    for s in report.meta.get("skipped_unreadable_files") or []:
+        console.print(f"[yellow]skipped:[/] {escape(s)}")
     skipped = (fr or {}).get("skipped") or []
     for s in skipped:
         console.print(f"[yellow]skipped:[/] {escape(s)}")

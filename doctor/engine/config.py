@@ -60,13 +60,14 @@ def load_config(path: str | None) -> Config:
     if path is None:
         load_all()
         return Config()
+    from pgdoctor.probes.files import InputError, read_text_input
+
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+        data = tomllib.loads(read_text_input(path, "config", max_bytes=1 << 20))
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path} is not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"config {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise ConfigError(f"config {path} is nested too deep") from None
     return config_from_mapping(data)

@@ -174,9 +174,13 @@ def _run_waves(ctx: ProbeContext, ordered: list[ProbeSpec], results: dict[str, P
             )
             t.start()
             threads.append(t)
-        for t in threads:
-            # _run_one bounds itself; the extra second only covers thread start-up.
-            t.join(max(0.0, deadline - time.monotonic()) + 1.0)
+        try:
+            for t in threads:
+                # _run_one bounds itself; the extra second only covers thread start-up.
+                t.join(max(0.0, deadline - time.monotonic()) + 1.0)
+        except KeyboardInterrupt:
+            results.update(box)  # the probes of this wave that finished before Ctrl-C count
+            raise
         for s in wave:
             results[s.name] = box.get(s.name) or ProbeResult(
                 s.name, s.area, Status.UNAVAILABLE, f"{Reason.TIMEOUT.value}: the run's --timeout was reached"

@@ -120,6 +120,7 @@ def run(spec: Any, rank: int, world: int) -> int:
     import torch.distributed as dist
 
     from pgdoctor.lab.faults import Fault, memory_facts
+    from pgdoctor.probes.store import tcp_store
     from pgdoctor.trace import instrument as ins
 
     torch.set_num_threads(1)
@@ -140,10 +141,8 @@ def run(spec: Any, rank: int, world: int) -> int:
         # The store waits (up to STARTUP_S) until every rank has connected, so the short
         # process-group timeout that the timeout fault relies on only starts counting once all
         # ranks are up: on a busy host, importing torch alone can take longer than it.
-        store = dist.TCPStore(
-            os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
-            timeout=datetime.timedelta(seconds=STARTUP_S), wait_for_workers=True,
-        )
+        store = tcp_store(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
+                          STARTUP_S, wait_for_workers=True)
         dist.init_process_group(
             _backend(spec, world), store=store, rank=rank, world_size=world,
             timeout=datetime.timedelta(seconds=spec.pg_timeout_s),

@@ -9,8 +9,9 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from pgdoctor.knowledge.areas import AREAS, area_title
+from pgdoctor.knowledge.areas import area_title
 from pgdoctor.model import Finding, Report, Severity, Status
+from pgdoctor.render import report_areas
 
 _MARK = {
     "ok": ("[ok]", "green"),
@@ -35,6 +36,11 @@ def area_status(area: str, report: Report) -> tuple[str, str]:
     if crashed:
         return "fail", f"{crashed[0].name} crashed: {crashed[0].reason}"
     ran = [c for c in checks if c.status in (Status.PASSED, Status.FAILED)]
+    # The probe named like its area (gpu, host, software) is what the area is about: when it
+    # could not measure and nothing was found, a side check that passed does not make it [ok].
+    primary = next((p for p in probes if p.name == area), None)
+    if not findings and primary is not None and primary.status in (Status.UNAVAILABLE, Status.SKIPPED):
+        return "none", primary.reason
     if not ran:
         reasons = [p.reason for p in probes if p.reason] + [c.reason for c in checks if c.reason]
         return "none", reasons[0] if reasons else "not run"
@@ -95,14 +101,10 @@ def render(report: Report, out: TextIO, color: bool = False, details: bool = Tru
     caller that has already printed fuller views of them, such as `bench collectives`'s tables
     and plot, which would otherwise appear twice."""
     console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
-    areas = [a for a in AREAS if any(f.area == a for f in report.findings)
-             or any(c.area == a for c in report.checks)
-             or any(p.area == a for p in (report.snapshot.probes if report.snapshot else ()))]
+    areas = report_areas(report)
     by_area: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         by_area[f.area].append(f)
-    for extra in sorted(set(by_area) - set(areas)):
-        areas.append(extra)
     replay = replay_line(report)
     if replay:
         console.print(f"[bold]{escape(replay)}[/]\n")

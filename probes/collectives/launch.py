@@ -9,9 +9,7 @@ and at exit), with the store on 127.0.0.1 and gloo on the loopback interface.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -183,13 +181,12 @@ def run_spawned(
     progress: Optional[ProgressFn] = None,
 ) -> CollRun:
     """Start `nproc` local ranks, wait (bounded), merge what each said."""
-    from pgdoctor.probes.processes import free_port, run_children
+    from pgdoctor.probes.processes import free_port, remove_temp, run_children, temp_file
 
     if nproc < 1:
         raise ValueError("--nproc must be at least 1")
     port = free_port("127.0.0.1")
-    fd, path = tempfile.mkstemp(prefix="pgdoctor-coll-", suffix=".progress")
-    os.close(fd)
+    path = temp_file("pgdoctor-coll-", ".progress")
     stop = threading.Event()
     tail = None
     start = time.monotonic()
@@ -209,10 +206,7 @@ def run_spawned(
         stop.set()
         if tail is not None:
             tail.join(1.0)
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+        remove_temp(path)
     run = CollRun("spawn", spec.backend, nproc, 0, spec)
     results: dict[int, dict[str, Any]] = {}
     exits: dict[int, dict[str, Any]] = {}

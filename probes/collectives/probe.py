@@ -24,10 +24,10 @@ def collectives(ctx: ProbeContext) -> list[Measurement]:
     nproc = ctx.options.get("nproc")
     requested = str(ctx.options.get("backend") or "auto")
     in_launcher = nproc is None and launched(ctx.env)
-    try:
-        gpus = gpu_count()
-    except ImportError as exc:
-        raise ProbeUnavailable(Reason.LIBRARY_NOT_FOUND, f"torch is not importable: {exc}") from None
+    from pgdoctor.probes.torch_import import import_distributed
+
+    import_distributed(ctx.env)  # ProbeUnavailable with the reason when torch cannot be imported
+    gpus = gpu_count()
     if nproc is None and not in_launcher:
         if gpus == 0:
             raise ProbeUnavailable(Reason.NOT_REQUESTED,

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -108,22 +107,10 @@ def _open_store(ident: RankIdent, timeout_s: float, client_only: bool = False) -
     address, which TCPStore would use) and hands the listening socket over."""
     import torch.distributed as dist
 
-    timeout = timedelta(seconds=timeout_s)
-    if ident.rank == 0 and not ident.agent_store and not client_only:
-        family, _, _, _, sockaddr = socket.getaddrinfo(ident.master_addr, ident.master_port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(sockaddr)
-        except OSError as exc:
-            sock.close()
-            raise RuntimeError(f"rank 0 cannot listen on {ident.master_addr}:{ident.master_port}: {exc.strerror}") from None
-        sock.listen(max(128, ident.world_size))
-        # The store's server takes the descriptor over; detach so Python never closes it under it.
-        store = dist.TCPStore(ident.master_addr, ident.master_port, ident.world_size, True, timeout=timeout,
-                              wait_for_workers=False, master_listen_fd=sock.detach())
-    else:
-        store = dist.TCPStore(ident.master_addr, ident.master_port, ident.world_size, False, timeout=timeout)
+    from pgdoctor.probes.store import tcp_store
+
+    server = ident.rank == 0 and not ident.agent_store and not client_only
+    store = tcp_store(ident.master_addr, ident.master_port, ident.world_size, server, timeout_s)
     return dist.PrefixStore(ident.prefix, store)
 
 

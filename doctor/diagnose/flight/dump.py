@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import safe_pickle
-from pgdoctor.model import Evidence
+from pgdoctor.model import Evidence, jsontext
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
@@ -38,6 +39,26 @@ class Dump:
     path: str
     rank: int
     data: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        # One place gives every entry the field types the analysis relies on: dumps come from
+        # other torch versions, other tools and broken jobs.
+        raw = self.data.get("entries")
+        self.data = {**self.data, "entries": [clean_entry(e) for e in raw if isinstance(e, Mapping)]
+                     if isinstance(raw, list) else []}
+
+
+_STR_FIELDS = ("profiling_name", "state")
+
+
+def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(e)
+    frames = out.get("frames")
+    out["frames"] = [f for f in frames if isinstance(f, Mapping)] if isinstance(frames, list) else []
+    for name in _STR_FIELDS:
+        if name in out and not isinstance(out[name], str):
+            out[name] = "" if out[name] is None else str(out[name])
+    return out
 
 
 @dataclass
@@ -59,11 +80,13 @@ def looks_like_dump(path: str) -> bool:
 
 
 def load_dump(path: str) -> dict[str, Any]:
-    size = os.path.getsize(path)
-    if size > MAX_DUMP_BYTES:
-        raise DumpError(f"{path}: {size} bytes is too large for a flight-recorder dump")
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
+        raise DumpError(f"{path}: not a regular file")
+    if st.st_size > MAX_DUMP_BYTES:
+        raise DumpError(f"{path}: {st.st_size} bytes is too large for a flight-recorder dump")
     with open(path, "rb") as fh:
-        raw = fh.read()
+        raw = fh.read(MAX_DUMP_BYTES + 1)
     if raw[:1] == b"\x80":
         try:
             data = safe_pickle.loads(raw)
@@ -71,9 +94,11 @@ def load_dump(path: str) -> dict[str, Any]:
             raise DumpError(f"{path}: {exc}") from None
     else:
         try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = jsontext.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
             raise DumpError(f"{path}: neither a pickle nor JSON ({type(exc).__name__})") from None
+        except jsontext.JsonInputError as exc:
+            raise DumpError(f"{path}: not a readable JSON dump ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         raise DumpError(f"{path}: not a flight-recorder dump (no entries list)")
     return data

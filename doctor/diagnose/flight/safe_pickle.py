@@ -56,17 +56,48 @@ def _checked(ctor: Any) -> Any:
     return call
 
 
+# A few hundred bytes of pickle can describe a structure of fan^depth nodes by sharing one list
+# many times; everything downstream (json.dumps of sizes, the analysis) walks it as a tree. So the
+# check measures the tree that sharing implies, in time linear in the distinct objects, and
+# refuses past this many nodes (a real 2,000-entry dump is well under a million) or any cycle.
+MAX_TREE_NODES = 20_000_000
+
+
+def _children(o: Any) -> list[Any]:
+    if isinstance(o, dict):
+        return [*o.keys(), *o.values()]
+    if isinstance(o, (list, tuple, set, frozenset)):
+        return list(o)
+    return []
+
+
 def _check(obj: Any) -> None:
-    stack = [obj]
+    size: dict[int, int] = {}  # id -> nodes of the tree under it; ids stay valid while obj lives
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(obj, False)]
     while stack:
-        o = stack.pop()
+        o, done = stack.pop()
+        key = id(o)
+        if done:
+            open_.discard(key)
+            total = 1 + sum(size[id(c)] for c in _children(o))
+            if total > MAX_TREE_NODES:
+                raise UnsafePickleError(f"refused: the pickle expands to more than {MAX_TREE_NODES} objects")
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise UnsafePickleError("refused: the pickle refers to itself (a cycle)")
         if type(o) not in _PLAIN:
             raise UnsafePickleError(f"refused: the pickle produced a {type(o).__name__}")
-        if isinstance(o, dict):
-            stack.extend(o.keys())
-            stack.extend(o.values())
-        elif isinstance(o, (list, tuple, set, frozenset)):
-            stack.extend(o)
+        kids = _children(o)
+        if not kids:
+            size[key] = 1
+            continue
+        open_.add(key)
+        stack.append((o, True))
+        stack.extend((c, False) for c in kids)
 
 
 def loads(data: bytes) -> Any:

@@ -57,8 +57,16 @@ class Line:
     ts: Optional[tuple[str, float]] = None  # (clock kind, seconds): compare only same kinds
 
 
+# No number a log prints (ranks, pids, sequence numbers, byte counts, Xids) has this many digits;
+# a longer run is noise or an attack (Python refuses int() past 4300 digits), and it becomes a
+# marker here, once, so no parser downstream ever sees it.
+MAX_DIGITS = 40
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
+
+
 def decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace")
+    return _LONG_NUMBER.sub(lambda m: f"<{len(m.group())}-digit number>", text) if len(text) > MAX_DIGITS else text
 
 
 def strip_ansi(text: str) -> str:

@@ -4,8 +4,11 @@ on a multi-GB log."""
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
+import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,11 +37,17 @@ def _file_chunks(path: str, chunk_bytes: int) -> Iterator[bytes]:
 
 
 def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Chunks of a binary stream, gunzipped when it starts with the gzip magic. A truncated or
-    corrupt gzip ends the stream where the damage starts (a cut-off paste is still read)."""
-    head = raw.read(2)
-    if head == GZIP_MAGIC:
-        yield from _gunzip_chunks(head, raw, chunk_bytes)
+    """Chunks of a binary stream as UTF-8-ish text: gunzipped when it is gzip, transcoded when
+    it is UTF-16 (PowerShell's `>` writes that). A truncated or corrupt gzip ends the stream where
+    the damage starts (a cut-off paste is still read); a text that merely starts with the gzip
+    magic is read as text."""
+    head = raw.read(4)
+    if head[:2] == GZIP_MAGIC:
+        yield from _gunzip_or_text(head, raw, chunk_bytes)
+        return
+    encoding = utf16_encoding(head)
+    if encoding:
+        yield from _transcode(head, raw, chunk_bytes, encoding)
         return
     if head:
         yield head
@@ -47,6 +56,44 @@ def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byt
         if not block:
             return
         yield block
+
+
+def utf16_encoding(head: bytes) -> Optional[str]:
+    """'utf-16' (with a BOM), 'utf-16-le'/'-be' (NULs at every other byte of ASCII), or None."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    if len(head) >= 4 and head[1] == 0 and head[3] == 0 and head[0] and head[2]:
+        return "utf-16-le"
+    if len(head) >= 4 and head[0] == 0 and head[2] == 0 and head[1] and head[3]:
+        return "utf-16-be"
+    return None
+
+
+def _transcode(head: bytes, raw: BinaryIO, chunk_bytes: int, encoding: str) -> Iterator[bytes]:
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    block = head
+    while True:
+        more = raw.read(chunk_bytes)
+        text = decoder.decode(block, final=not more)
+        if text:
+            yield text.encode("utf-8", "replace")
+        if not more:
+            return
+        block = more
+
+
+def _gunzip_or_text(head: bytes, raw: BinaryIO, chunk_bytes: int) -> Iterator[bytes]:
+    first = raw.read(chunk_bytes)
+    try:
+        zlib.decompressobj(47).decompress(head + first, 1)
+    except zlib.error:  # not gzip after all: text that starts with the same two bytes
+        yield head + first
+        while True:
+            block = raw.read(chunk_bytes)
+            if not block:
+                return
+            yield block
+    yield from _gunzip_chunks(head + first, raw, chunk_bytes)
 
 
 def _gunzip_chunks(head: bytes, raw: BinaryIO, chunk_bytes: int) -> Iterator[bytes]:
@@ -81,16 +128,40 @@ def _gunzip_chunks(head: bytes, raw: BinaryIO, chunk_bytes: int) -> Iterator[byt
         yield tail
 
 
-def is_gzip(path: str) -> bool:
+def needs_decoding(path: str) -> bool:
+    """gzip or UTF-16: read through stream_chunks, not scanned in place by byte offsets."""
     with open(path, "rb") as fh:
-        return fh.read(2) == GZIP_MAGIC
+        head = fh.read(4)
+    return head[:2] == GZIP_MAGIC or utf16_encoding(head) is not None
 
 
 def is_binary(path: str) -> bool:
-    """NUL bytes in the first 8 KiB of a file that is not gzip: a checkpoint, an image, a core."""
+    """A checkpoint, an image, a core: NUL bytes in the first 8 KiB of a file that is neither gzip
+    nor UTF-16, and what is not NUL is not mostly text. A log with a hole (logrotate's
+    copytruncate leaves a run of NULs) is still a log."""
     with open(path, "rb") as fh:
         head = fh.read(8192)
-    return not head.startswith(GZIP_MAGIC) and b"\x00" in head
+    if head.startswith(GZIP_MAGIC) or utf16_encoding(head[:4]) or b"\x00" not in head:
+        return False
+    rest = head.replace(b"\x00", b"")
+    if not rest:
+        return True
+    texty = sum(1 for b in rest if b in (9, 10, 13) or 32 <= b < 127 or b >= 0x80)
+    return texty < 0.95 * len(rest)
+
+
+_OWN_REPORT = re.compile(
+    rb'\A\s*\{\s*"schema_version":\s*\d+,\s*"command":\s*"(?:diagnose|check|repro|bench|plan|verify)"'
+    rb"|<title>pgdoctor |<testsuites name=\"pgdoctor |\A# HELP pgdoctor_"
+    rb"|\A\[(?:x|!|ok)\] (?:Root cause: [A-Z]+\d{3} |no failure found in )")
+
+
+def is_pgdoctor_report(path: str) -> bool:
+    """A report pgdoctor wrote earlier (diagnose -o job/report.json): read again, it would cite
+    its own quotes of the logs as new evidence."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    return bool(_OWN_REPORT.search(head))
 
 
 def _walk(path: str) -> list[str]:
@@ -101,8 +172,10 @@ def _walk(path: str) -> list[str]:
     return out
 
 
-def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES) -> list[Source]:
-    """One Source per file ('-' is stdin); directories expand recursively in name order."""
+def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES,
+                 skipped: Optional[list[str]] = None) -> list[Source]:
+    """One Source per file ('-' is stdin); directories expand recursively in name order. Files of
+    a directory that cannot be read go to `skipped` ("path: reason"); a named one is an error."""
     sources: list[Source] = []
     for path in paths:
         if path == "-":
@@ -116,10 +189,34 @@ def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES) -> list[S
         else:
             raise SourceError(f"no such file or directory: {path}")
         for f in files:
-            if not os.access(f, os.R_OK):
-                raise SourceError(f"cannot read {f}: permission denied")
-            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes), f, listed))
+            reason = _unreadable(f, listed)
+            if reason and not listed:
+                raise SourceError(f"cannot read {f}: {reason}")
+            if reason:  # one bad entry of a job directory must not hide the other logs
+                if skipped is not None:
+                    skipped.append(f"{f}: {reason}")
+                continue
+            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes),
+                                  f if os.path.isfile(f) else None, listed))
     return sources
+
+
+def _unreadable(path: str, listed: bool) -> Optional[str]:
+    """Why a file cannot be scanned, or None. A pipe the user names (`<(kubectl logs ...)`) is
+    read; one found in a directory is skipped, since nothing may ever write to it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "a dangling symbolic link" if os.path.islink(path) else "no such file"
+    except OSError as exc:
+        return exc.strerror or "cannot stat"
+    if listed and not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, socket or device)"
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if not os.access(path, os.R_OK):
+        return "permission denied"
+    return None
 
 
 def text_sources(pairs: Iterable[tuple[str, str]], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Source]:

@@ -1,0 +1,171 @@
+"""Hostile and unlucky inputs, each run as a user would, under an address-space cap and a wall
+bound. Prints attempts, crashes (a traceback, an internal error, a signal), hangs (past the
+bound), leaks (a planted secret in any output), orphans (a process of the attempt alive after
+it), wrong answers (the expected code or exit status missing), and the slowest bounded case
+against its bound. Every count should be 0.
+
+    python benchmarks/bench_hostile.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CAP = 3 << 30
+SECRET = "hf_SECRETbenchmark0123456789"
+
+
+@dataclass
+class Case:
+    name: str
+    argv: list[str]
+    bound_s: float = 30.0
+    env: dict[str, str] = field(default_factory=dict)
+    stdin: bytes = b""
+    exit_codes: tuple[int, ...] = (2,)
+    expect_in_output: str = ""
+
+
+def _cases(tmp: Path) -> list[Case]:
+    fifo = tmp / "fifo"
+    os.mkfifo(fifo)
+    deep = tmp / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    nan = tmp / "nan.json"
+    nan.write_text('{"schema_version": 1, "time_unix": NaN, "probes": []}')
+    x: object = [1]
+    for _ in range(30):
+        x = [x] * 10
+    fr = tmp / "fr"
+    fr.mkdir()
+    (fr / "rank0.pkl").write_bytes(pickle.dumps({"entries": x, "pg_config": {}}))
+    toml = tmp / "deep.toml"
+    toml.write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    job = tmp / "job"
+    job.mkdir()
+    (job / "rank0.log").write_text("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+                                   "GPU 0 has a total capacity of 79.1 GiB of which 1.0 GiB is free.\n")
+    (job / "dangling.log").symlink_to(tmp / "gone")
+    os.mkfifo(job / "pipe.log")
+    (job / "report.json").write_text('{\n "schema_version": 1,\n "command": "diagnose",\n "findings": []}\n')
+    u16 = tmp / "ps.log"
+    u16.write_bytes((job / "rank0.log").read_text().encode("utf-16"))
+    secret_log = tmp / "secret.log"
+    secret_log.write_text(f"python train.py --hf_token {SECRET}\nAuthorization: Bearer {SECRET}\n"
+                          "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n")
+    quick = ["check", "--level", "quick"]
+    return [
+        Case("hostlist of a billion nodes", [*quick, "--only", "launch"], env={"SLURM_JOB_NODELIST": "n[0-999999999]"},
+             exit_codes=(1,), expect_in_output="ENV202"),
+        Case("check --from /dev/zero", ["check", "--from", "/dev/zero"]),
+        Case("check --config /dev/zero", [*quick, "--config", "/dev/zero"]),
+        Case("plan --model /dev/zero", ["plan", "--model", "/dev/zero", "--gpus-per-node", "8", "--gpu-memory", "80GiB"]),
+        Case("check --from a FIFO", ["check", "--from", str(fifo)]),
+        Case("check --config a FIFO", [*quick, "--config", str(fifo)]),
+        Case("snapshot nested 100,000 deep", ["check", "--from", str(deep)]),
+        Case("snapshot with NaN", ["check", "--from", str(nan)]),
+        Case("TOML nested 50,000 deep", [*quick, "--config", str(toml)]),
+        Case("--timeout nan", [*quick, "--timeout", "nan"]),
+        Case("--timeout inf", [*quick, "--timeout", "inf"]),
+        Case("list --area bogus", ["list", "--area", "bogus"]),
+        Case("TORCH_DISTRIBUTED_DEBUG=bogus", ["check", "--json"], bound_s=120,
+             env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, exit_codes=(1,), expect_in_output="ENV406"),
+        Case("690-byte pickle of 10^30 nodes", ["diagnose", "--flight-recorder", str(fr)], exit_codes=(0, 1, 2)),
+        Case("diagnose of a FIFO that never ends", ["diagnose", "--timeout", "2", str(fifo)], exit_codes=(3,)),
+        Case("diagnose with no input", ["diagnose"], stdin=b"lines nobody asked to read"),
+        Case("diagnose of an empty stdin", ["diagnose", "-"]),
+        Case("job dir with a dangling link and a FIFO", ["diagnose", str(job)], exit_codes=(1,),
+             expect_in_output="RUN101"),
+        Case("UTF-16 log", ["diagnose", str(u16)], exit_codes=(1,), expect_in_output="RUN101"),
+        Case("5000-digit rank in a log line", ["diagnose", "-"], exit_codes=(0, 1),
+             stdin=b"[rank" + b"7" * 5000 + b"]: RuntimeError: CUDA error: an illegal memory access was encountered\n"),
+        Case("secrets in a log", ["diagnose", "--json", str(secret_log)], exit_codes=(0, 1)),
+        Case("--expect-gpus 4 on a host without GPUs", [*quick, "--expect-gpus", "4", "--only", "gpu"],
+             exit_codes=(1, 3), expect_in_output="GPU110"),
+        Case("plan --layers 10^20", ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GiB",
+                                      "--layers", "99999999999999999999"]),
+        Case("-o into a missing directory", [*quick, "-o", str(tmp / "no" / "such" / "r.html")]),
+        Case("bench with TORCH_DISTRIBUTED_DEBUG=bogus", ["bench", "collectives", "--nproc", "2", "--backend", "gloo"],
+             env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, expect_in_output="ENV406"),
+        Case("repro with TORCH_DISTRIBUTED_DEBUG=bogus", ["repro", "oom", "--parallel", "ddp", "--nproc", "2"],
+             env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, expect_in_output="ENV406"),
+        Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
+             expect_in_output="skipped_pgdoctor_reports"),
+    ]
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+    os.setsid()  # the attempt's own process group: whatever it leaves behind is findable
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
+
+
+def main() -> None:
+    counts = {"attempts": 0, "crashes": 0, "hangs": 0, "leaks": 0, "orphans": 0, "wrong answers": 0}
+    slowest = (0.0, 1.0, "")
+    with tempfile.TemporaryDirectory(prefix="pgdoctor-hostile-") as d:
+        for case in _cases(Path(d)):
+            counts["attempts"] += 1
+            t0 = time.monotonic()
+            p = subprocess.Popen([sys.executable, "-m", "pgdoctor", *case.argv], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_capped,
+                                 env={**os.environ, **case.env})
+            try:
+                out, err = p.communicate(case.stdin, timeout=case.bound_s)
+                hung = False
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                out, err = p.communicate()
+                hung = True
+            took = time.monotonic() - t0
+            text = out.decode(errors="replace") + err.decode(errors="replace")
+            verdict = "ok"
+            if hung:
+                counts["hangs"] += 1
+                verdict = "HANG"
+            elif p.returncode < 0 or p.returncode >= 4 or "Traceback" in text:
+                counts["crashes"] += 1
+                verdict = f"CRASH rc={p.returncode}"
+            elif p.returncode not in case.exit_codes or (case.expect_in_output and case.expect_in_output not in text):
+                counts["wrong answers"] += 1
+                verdict = f"WRONG rc={p.returncode}"
+            if SECRET in text or SECRET in json.dumps(text):
+                counts["leaks"] += 1
+                verdict += " LEAK"
+            left = _alive_in_group(p.pid)
+            if left:
+                counts["orphans"] += 1
+                verdict += f" ORPHANS {left}"
+                for pid in left:
+                    os.kill(pid, 9)
+            if took / case.bound_s > slowest[0] / slowest[1]:
+                slowest = (took, case.bound_s, case.name)
+            print(f"{case.name:<44} {took:6.2f} s (bound {case.bound_s:g} s)  {verdict}")
+    print("; ".join(f"{k}: {v}" for k, v in counts.items()))
+    print(f"slowest bounded case: {slowest[2]}: {slowest[0]:.2f} s of its {slowest[1]:g} s bound")
+
+
+if __name__ == "__main__":
+    main()
