@@ -61,8 +61,19 @@ NOT_SHELL = {
 }
 
 # Commands that are only parsed, by their text (`DocCommand.text`), with the reason.
+# The whole suite has 10 minutes on 2 cores: multi-process commands that another test already
+# runs the same way are parsed here, not run twice.
 NOT_RUN = {
     "pgdoctor bench collectives": "one rank per visible GPU: on a host without GPUs it is a usage error by design",
+    "pgdoctor bench collectives --backend gloo --nproc 2 --json":
+        "the default sweep, 26-40 s (tests/test_collectives_procs.py runs bench --json with smaller sizes)",
+    "pgdoctor repro oom --parallel ddp --nproc 2": "2 DDP ranks, 6-16 s (tests/test_lab.py runs oom x ddp)",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy pp --nproc 2":
+        "5-10 s (tests/test_verify.py checks pp splits, right and wrong)",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy tp --nproc 2 --steps 2":
+        "5-10 s (tests/test_verify.py checks tp splits, right and wrong)",
+    "pgdoctor bench scaling pgdoctor.verify.examples:small_mlp --nproc 1,2 --steps 3":
+        "8-15 s (tests/test_verify.py runs bench scaling and its prediction)",
     "pgdoctor repro timeout --parallel pp --nproc 3 --json":
         "3 ranks until the 5 s process-group timeout: 10-18 s on 2 cores (tests/test_lab.py runs the lab)",
     "pgdoctor repro imbalance --parallel tp --nproc 4 --factor 3 --trace-dir /tmp/tp":
@@ -78,13 +89,8 @@ LAUNCHER_REASONS = {
 }
 # Commands that run on a CPU host but spawn torch ranks for many seconds: a slow test runs them.
 SLOW_RUN = {
-    "pgdoctor bench collectives --backend gloo --nproc 2 --json": "2 gloo ranks, the default sweep: 26-40 s",
-    "pgdoctor repro oom --parallel ddp --nproc 2": "2 DDP ranks until one runs out of memory: 6-16 s",
     "pgdoctor verify pgdoctor.verify.examples:mlp --nproc 2": "the reference and 2 gloo ranks: 5-10 s",
     "pgdoctor verify pgdoctor.verify.examples:mlp_sum_loss --nproc 2 --json": "the reference and 2 gloo ranks: 5-10 s",
-    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy pp --nproc 2": "the reference and 2 pipeline stages: 5-10 s",
-    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy tp --nproc 2 --steps 2": "the reference and 2 shards: 5-10 s",
-    "pgdoctor bench scaling pgdoctor.verify.examples:small_mlp --nproc 1,2 --steps 3": "1 then 2 gloo ranks: 8-15 s",
 }
 
 # What each subcommand may exit with when it runs as documented here (2, a usage error, never).
