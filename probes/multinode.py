@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from pgdoctor.knowledge.launchenv import LaunchInfo
+from pgdoctor.probes.store import listen_on
 
 
 class SetupError(ValueError):
@@ -85,16 +86,11 @@ class Rendezvous:
         self._base = base
 
     def _bind(self) -> socket.socket:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind((self.addr, self.port))
-            s.listen(512)
+            return listen_on(self.addr, self.port, 512)
         except OSError as exc:
-            s.close()
             raise SetupError(f"rank 0 cannot listen on MASTER_ADDR {self.addr}:{self.port}: {exc.strerror} "
                             "(is MASTER_ADDR an address of the rank-0 host, is the port free?)") from None
-        return s
 
     def set(self, key: str, value: Any) -> None:
         self.store.set(key, json.dumps(value))

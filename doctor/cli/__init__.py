@@ -60,17 +60,13 @@ class FiniteFloat(click.FloatRange):
         super().__init__(min=min, max=max)
 
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
-        if isinstance(value, str) and not math.isfinite(float(value) if _is_number(value) else 0.0):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return super().convert(value, param, ctx)  # click's own "is not a valid float"
+        if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return super().convert(value, param, ctx)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 class LazyGroup(click.Group):

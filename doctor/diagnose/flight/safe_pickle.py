@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import io
 import pickle
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Optional
 
 MAX_PICKLE_BYTES = 1 << 30
 _PLAIN = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, bool, type(None))
@@ -74,13 +74,14 @@ def _children(o: Any) -> list[Any]:
 def _check(obj: Any) -> None:
     size: dict[int, int] = {}  # id -> nodes of the tree under it; ids stay valid while obj lives
     open_: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(obj, False)]
+    # (object, its children once expanded): the second visit sums what the first one pushed.
+    stack: list[tuple[Any, Optional[list[Any]]]] = [(obj, None)]
     while stack:
-        o, done = stack.pop()
+        o, kids = stack.pop()
         key = id(o)
-        if done:
+        if kids is not None:
             open_.discard(key)
-            total = 1 + sum(size[id(c)] for c in _children(o))
+            total = 1 + sum(size[id(c)] for c in kids)
             if total > MAX_TREE_NODES:
                 raise UnsafePickleError(f"refused: the pickle expands to more than {MAX_TREE_NODES} objects")
             size[key] = total
@@ -91,13 +92,13 @@ def _check(obj: Any) -> None:
             raise UnsafePickleError("refused: the pickle refers to itself (a cycle)")
         if type(o) not in _PLAIN:
             raise UnsafePickleError(f"refused: the pickle produced a {type(o).__name__}")
-        kids = _children(o)
-        if not kids:
+        children = _children(o)
+        if not children:
             size[key] = 1
             continue
         open_.add(key)
-        stack.append((o, True))
-        stack.extend((c, False) for c in kids)
+        stack.append((o, children))
+        stack.extend((c, None) for c in children)
 
 
 def loads(data: bytes) -> Any:
