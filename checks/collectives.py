@@ -241,7 +241,11 @@ def hang(snap: Snapshot, config: Config) -> list[Finding]:
             continue
         ranks = [int(r) for r in p.get("ranks", [])]
         phase = "process-group init" if p.get("phase") == "init" else str(p.get("what") or "the collective")
-        if p.get("all_entered"):
+        if p.get("phase") == "unknown":
+            msg = f"rank(s) {_ranks(ranks)} sent no report within {p.get('timeout_s')} s"
+            if p.get("waiting_ranks"):
+                msg += f"; rank(s) {_ranks(p['waiting_ranks'])} waited for them"
+        elif p.get("all_entered"):
             msg = f"every rank ({_ranks(ranks)}) entered {phase} and none completed within {p.get('timeout_s')} s"
         else:
             msg = f"rank(s) {_ranks(ranks)} never reached {phase} within {p.get('timeout_s')} s"
@@ -283,10 +287,13 @@ def rank_failed(snap: Snapshot, config: Config) -> list[Finding]:
                 evidence.append(Evidence(f"rank {_ranks(q.get('ranks', []))} {q.get('kind')}: "
                                          f"{str(q.get('detail', '')).strip()[:300]}"))
         how = f"exited with {p.get('exit')}" if p.get("kind") == "crash" else "raised"
+        waiting = [int(r) for r in p.get("waiting_ranks", [])]
         out.append(COL106.finding(
             f"rank(s) {_ranks(ranks) or '?'} {how} during {p.get('what') or 'the collective probe'}"
-            + (f": {last[:300]}" if last else ""),
+            + (f": {last[:300]}" if last else "")
+            + (f"; rank(s) {_ranks(waiting)} waited for it until pgdoctor stopped them" if waiting else ""),
             scope=Scope(rank=ranks[0]) if len(ranks) == 1 else Scope(), evidence=evidence,
-            facts={"ranks": ranks, "kind": p.get("kind"), "what": p.get("what"), "returncode": p.get("returncode")},
+            facts={"ranks": ranks, "kind": p.get("kind"), "what": p.get("what"), "returncode": p.get("returncode"),
+                   "waiting_ranks": waiting},
         ))
     return out

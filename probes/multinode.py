@@ -98,6 +98,10 @@ class Rendezvous:
     def get(self, key: str) -> Any:
         return json.loads(self.store.get(key).decode())
 
+    def add(self, key: str, amount: int) -> int:
+        """The store's atomic counter: add `amount` (0 reads it) and return the new value."""
+        return int(self.store.add(key, amount))
+
     def has(self, key: str) -> bool:
         return bool(self.store.check([key]))
 

@@ -6,6 +6,7 @@ pgdoctor is interrupted, or when it exits. Nothing pgdoctor starts outlives it.
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import signal
 import socket
@@ -86,6 +87,9 @@ class ChildOutcome:
     duration_s: float
     stdout: str
     stderr: str
+    # The kernel's state letter when we killed it (/proc/PID/stat): T stopped, D in
+    # uninterruptible sleep (a driver or file-system call), S sleeping, R running; "" not killed.
+    state_at_kill: str = ""
 
     @property
     def ok(self) -> bool:
@@ -107,24 +111,69 @@ def quiet_env(env: Mapping[str, str]) -> dict[str, str]:
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> Optional[Callable[[], None]]:
+# A child killed by its own deadline ends with this signal (returncode -14).
+OWN_DEADLINE_SIGNAL = signal.SIGALRM
+# The child's own deadline comes this long after the parent's, so that normally the parent,
+# which reports what it saw, is the one that kills.
+OWN_DEADLINE_MARGIN_S = 5.0
+
+
+def die_with_parent(own_deadline_s: Optional[float] = None) -> Optional[Callable[[], None]]:
     """A preexec function that makes the kernel SIGKILL the child when pgdoctor dies, however it
     dies (the OOM killer, Slurm after its grace period): no rank outlives its parent. prctl is
-    looked up here, before the fork, so the child only calls into libc."""
+    looked up here, before the fork, so the child only calls into libc.
+
+    With `own_deadline_s`, the child also carries its own deadline: an alarm, which survives
+    exec and whose default action ends the process in the kernel, even while the child's
+    Python is stuck in a C call holding the GIL. It covers what the death signal cannot: a
+    parent that is alive but stuck, or stopped."""
     try:
         import ctypes
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):  # not Linux: the atexit and signal cleanup still apply
-        return None
+        prctl = None
     parent = os.getpid()
+    alarm_s = max(1, math.ceil(own_deadline_s + OWN_DEADLINE_MARGIN_S)) if own_deadline_s is not None else 0
 
     def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died between fork and prctl
             os._exit(1)
+        if alarm_s:  # exec resets a handler the parent may have to the default action
+            signal.alarm(alarm_s)
 
-    return arm
+    return arm if prctl is not None or alarm_s else None
+
+
+def describe_exit(returncode: Optional[int]) -> str:
+    """'status 1', 'status -9 (signal 9, SIGKILL: ...)', 'status -14 (own deadline passed)'."""
+    if returncode is None:
+        return "killed at the deadline"
+    if returncode == -OWN_DEADLINE_SIGNAL:
+        return f"status {returncode} (own deadline passed)"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            return f"status {returncode} (signal {-returncode})"
+        if name == "SIGKILL":  # nothing in the process sends it: look outside (dmesg, the scheduler)
+            name += ": usually the kernel's OOM killer or the scheduler"
+        return f"status {returncode} (signal {-returncode}, {name})"
+    return f"status {returncode}"
+
+
+def process_state(pid: int) -> str:
+    """The state letter of a live process ("" when it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except OSError:
+        return ""
+    # The command name in parentheses may hold spaces and parentheses: the state follows the last ')'.
+    rest = stat[stat.rfind(")") + 1:].split()
+    return rest[0] if rest else ""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -143,6 +192,7 @@ def run_children(
     grace_s: float = 0.0,
     progress: Optional[Callable[[], int]] = None,
     stop_on: Collection[int] = (),
+    hard_timeout_s: Optional[float] = None,
 ) -> list[ChildOutcome]:
     """Start one process per argv (with its env), wait for all until `timeout_s`, kill the rest.
 
@@ -153,15 +203,23 @@ def run_children(
     every 0.2 s: how many units of work the children have finished, e.g. the runs of a batch),
     the deadline restarts, `timeout_s` from then, each time it grows: `timeout_s` per unit.
     A child that exits with a status in `stop_on` ends the wait at once (no grace): the others
-    are killed.
+    are killed. `hard_timeout_s` bounds the whole wait however the progress goes (default:
+    `timeout_s` without `progress`, unbounded with it).
+
+    Every child dies with this process (PR_SET_PDEATHSIG) and, where the whole wait is bounded,
+    also at its own deadline a few seconds after ours (see die_with_parent).
     """
     assert len(argvs) == len(envs)
     procs: list[subprocess.Popen[bytes]] = []
     files = []
     start = time.monotonic()
     deadline = start + timeout_s
+    hard = hard_timeout_s if hard_timeout_s is not None else (timeout_s if progress is None else None)
+    hard_end = start + hard if hard is not None else math.inf
+    preexec = die_with_parent(hard)
     ends: dict[int, float] = {}
     timed_out: set[int] = set()
+    states: dict[int, str] = {}
     done, polled, stopped = 0, start, False
     try:
         for argv, env in zip(argvs, envs):
@@ -171,7 +229,7 @@ def run_children(
             files.append((out, err))
             p = subprocess.Popen(
                 list(argv), env=quiet_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True, preexec_fn=die_with_parent(),
+                start_new_session=True, preexec_fn=preexec,
             )
             with _LOCK:
                 _LIVE.add(p)
@@ -191,12 +249,15 @@ def run_children(
                         first_failure = now
                     if p.returncode in stop_on:
                         stopped = True
-            limit = deadline if first_failure is None or grace_s <= 0 else min(deadline, first_failure + grace_s)
+            limit = min(deadline, hard_end)
+            if first_failure is not None and grace_s > 0:
+                limit = min(limit, first_failure + grace_s)
             if stopped:
                 limit = now
             if now >= limit:
                 for i, p in enumerate(procs):
                     if i not in ends:
+                        states[i] = process_state(p.pid)
                         _kill(p)
                         p.wait()
                         ends[i] = now
@@ -221,7 +282,7 @@ def run_children(
             ChildOutcome(
                 index=i, argv=tuple(p.args), returncode=None if i in timed_out else p.returncode,  # type: ignore[arg-type]
                 timed_out=i in timed_out, duration_s=ends.get(i, time.monotonic()) - start,
-                stdout=texts[0], stderr=texts[1],
+                stdout=texts[0], stderr=texts[1], state_at_kill=states.get(i, ""),
             )
         )
     return outcomes

@@ -7,7 +7,14 @@ import pytest
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import Config
-from pgdoctor.checks.collectives import busbw_below_expected, hang, latency_high, slow_rank, wrong_results
+from pgdoctor.checks.collectives import (
+    busbw_below_expected,
+    hang,
+    latency_high,
+    rank_failed,
+    slow_rank,
+    wrong_results,
+)
 from pgdoctor.knowledge.collectives import (
     ALL_OPS,
     SIZE_CONVENTION,
@@ -200,6 +207,32 @@ def test_absorb_reports_dead_and_silent_ranks() -> None:
     assert kinds["crash"]["ranks"] == [1] and "signal 9" in kinds["crash"]["exit"]
     assert _stderr_tail("frame #0: x\n<omitting python frames>\nKilled\n") == "Killed"  # C++ frames dropped
     assert kinds["hang"]["ranks"] == [2] and kinds["error"]["ranks"] == [0]
+
+
+def test_ranks_stopped_after_a_peer_was_sigkilled_are_not_a_hang() -> None:
+    """One rank SIGKILLed (the OOM killer): its peers wait in the collective until pgdoctor stops
+    them, a grace period after the death. They are the dead rank's consequence; no hang with
+    the whole sweep's backstop as an invented timeout."""
+    run = _run()
+    exits = {0: {"returncode": None, "timed_out": True, "stderr": "", "duration_s": 4.1},
+             1: {"returncode": -9, "timed_out": False, "stderr": "", "duration_s": 1.0},
+             2: {"returncode": None, "timed_out": True, "stderr": "", "duration_s": 4.1}}
+    _absorb(run, {}, exits, 8610.0)
+    (p,) = run.problems
+    assert p["kind"] == "crash" and p["ranks"] == [1] and p["waiting_ranks"] == [0, 2]
+    assert "SIGKILL" in p["exit"]
+    snap = _snap([], run.problems, world=3)
+    assert hang(snap, CFG) == []
+    (f,) = rank_failed(snap, CFG)
+    assert f.scope.rank == 1 and "8610" not in f.message and "rank(s) 0, 2 waited" in f.message
+
+
+def test_ranks_killed_at_the_deadline_report_the_time_they_ran() -> None:
+    run = _run()
+    exits = {r: {"returncode": None, "timed_out": True, "stderr": "", "duration_s": 16.0} for r in range(3)}
+    _absorb(run, {}, exits, 16.0)
+    (p,) = run.problems
+    assert p["kind"] == "hang" and p["ranks"] == [0, 1, 2] and p["timeout_s"] == 16.0
 
 
 def _snap(rows: list[Row], problems: list[dict] | None = None, backend: str = "gloo", world: int = 2,

@@ -86,19 +86,49 @@ def test_rank_that_never_enters_is_named_within_the_timeout(no_leftover_children
     assert [r.op for r in run.rows] == ["all_reduce", "all_reduce"]  # what finished before the hang is kept
 
 
-def test_rank_that_never_joins_init_is_named(no_leftover_children: None) -> None:
-    spec = SweepSpec(ops=("all_reduce",), min_bytes=8, max_bytes=8, iters=1, warmup=0, op_timeout_s=5.0,
-                     init_timeout_s=6.0)
-    run = run_collectives(spec, _env("hang:1:init"), 2, deadline_s=60.0)
-    (f,) = [f for f in _findings(run) if f.code == "COL105"]
-    assert f.facts["ranks"] == [1] and f.facts["phase"] == "init" and "process-group init" in f.message
-
-
 def test_rank_that_dies_is_named(no_leftover_children: None) -> None:
     spec = SweepSpec(ops=("broadcast",), min_bytes=8, max_bytes=8, iters=1, warmup=0, op_timeout_s=10.0)
     run = run_collectives(spec, _env("exit:1:broadcast"), 2)
     (f,) = [f for f in _findings(run) if f.code == "COL106"]
     assert f.facts["ranks"] == [1] and f.facts["returncode"] == 17
+
+
+def test_a_sigkilled_rank_is_the_root_cause_not_its_waiting_peers(no_leftover_children: None) -> None:
+    """The OOM killer's SIGKILL mid-sweep: the dead rank is named with the signal; the peers are
+    the ones that waited (no hang of their own, no timeout that nobody set)."""
+    spec = SweepSpec(ops=("all_reduce",), min_bytes=8, max_bytes=1024, factor=8, iters=1, warmup=0, op_timeout_s=20.0,
+                     init_timeout_s=20.0)
+    run = run_collectives(spec, _env("kill:1:all_reduce"), 3, deadline_s=60.0)
+    found = _findings(run)
+    assert not [f for f in found if f.code == "COL105"], [f.message for f in found]
+    (f,) = [f for f in found if f.code == "COL106"]
+    assert f.facts["ranks"] == [1] and f.facts["returncode"] == -9 and "SIGKILL" in f.message
+
+
+def test_a_stopped_rank_is_named_and_the_stall_bound_ends_the_run(no_leftover_children: None) -> None:
+    """A rank that neither runs nor dies (SIGSTOP): its peer cannot report either (the store lives
+    in rank 0), so only the parent's stall bound (init + 2 stage timeouts + a margin) ends the
+    run, far below the whole sweep's backstop, and the stopped rank is the one named."""
+    from pgdoctor.probes.collectives.launch import backstop_s, stall_s
+
+    spec = SweepSpec(ops=("all_reduce", "all_gather"), min_bytes=8, max_bytes=1 << 20, factor=2, iters=1, warmup=0,
+                     op_timeout_s=1.0, init_timeout_s=3.0)
+    assert stall_s(spec) < backstop_s(spec, 2) / 3
+    start = time.monotonic()
+    run = run_collectives(spec, _env("stop:0:all_reduce"), 2)
+    assert time.monotonic() - start < backstop_s(spec, 2)
+    (f,) = [f for f in _findings(run) if f.code == "COL105"]
+    assert f.facts["ranks"] == [0] and f.facts["waiting_ranks"] == [1] and "state T" in f.message
+
+
+def test_bench_init_is_bounded_by_timeout_for_spawned_ranks(no_leftover_children: None) -> None:
+    """A rank that never joins the rendezvous is named, within --timeout (it once waited 60 s)."""
+    out = _pgdoctor(["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--json", "--max-bytes", "8",
+                     "--ops", "all_reduce", "--timeout", "1.5"], _env("hang:1:init"))
+    assert out.returncode == 1, out.stderr[-2000:]
+    (f,) = [f for f in json.loads(out.stdout)["findings"] if f["code"] == "COL105"]
+    assert f["facts"]["phase"] == "init" and f["facts"]["ranks"] == [1] and f["facts"]["timeout_s"] == 1.5
+    assert "process-group init" in f["message"]
 
 
 def test_probe_runs_only_when_asked_on_a_host_without_gpus() -> None:

@@ -231,6 +231,56 @@ def test_no_child_outlives_a_sigkilled_pgdoctor(tmp_path: Path) -> None:
             parent.kill()
 
 
+def test_a_child_whose_parent_is_stuck_ends_at_its_own_deadline(tmp_path: Path) -> None:
+    """The death signal needs the parent to die; a parent that is alive but stopped (SIGSTOP, a
+    hung NFS read) would keep its ranks forever. Each child carries its own deadline: the
+    parent's bound plus a margin, as an alarm that ends it in the kernel (status -14)."""
+    import signal
+    import time
+
+    from pgdoctor.probes.processes import OWN_DEADLINE_MARGIN_S
+
+    pidfile = tmp_path / "child.pid"
+    parent_code = (
+        "import sys\n"
+        "from pgdoctor.probes.processes import run_children\n"
+        "child = [sys.executable, '-c', 'import os, sys, time; open(sys.argv[1], \"w\").write(str(os.getpid())); "
+        "time.sleep(120)', sys.argv[1]]\n"
+        "run_children([child], [{}], timeout_s=1.0)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code, str(pidfile)])
+    try:
+        for _ in range(300):
+            if pidfile.exists() and pidfile.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pidfile.read_text())
+        parent.send_signal(signal.SIGSTOP)  # the parent can no longer kill at its deadline
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 1.0 + OWN_DEADLINE_MARGIN_S + 10:
+            status = Path(f"/proc/{child}/status")
+            if not status.exists() or "State:\tZ" in status.read_text():
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the child outlived its own deadline while its parent was stopped")
+    finally:
+        parent.send_signal(signal.SIGCONT)
+        parent.kill()
+        parent.wait(timeout=10)
+
+
+def test_exit_descriptions_name_the_own_deadline() -> None:
+    from pgdoctor.probes.processes import describe_exit
+
+    assert describe_exit(-14) == "status -14 (own deadline passed)"
+    assert describe_exit(-9).startswith("status -9 (signal 9, SIGKILL: usually the kernel's OOM killer")
+    assert describe_exit(-11) == "status -11 (signal 11, SIGSEGV)"
+    assert describe_exit(3) == "status 3"
+    assert describe_exit(None) == "killed at the deadline"
+
+
 @pytest.mark.parametrize("level", ["quick", "standard"])
 def test_a_knob_that_breaks_import_torch_distributed_is_a_finding_not_an_abort(level: str) -> None:
     """TORCH_DISTRIBUTED_DEBUG=bogus made `import torch.distributed` raise and a second import

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pgdoctor.checks.base import Config, check, config_key, register_code
+from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.model import Evidence, Finding, Scope, Snapshot, Unavailable
 
 CHECK_GROUP = "net_cluster"  # the published prefix of this module's check names
@@ -177,20 +178,39 @@ def env_consistency(snap: Snapshot, config: Config) -> list[Finding]:
     return out
 
 
+# Up to this many missing ranks get a finding each (with the host each was expected on); more
+# are one finding with rank ranges: a job of 100,000 ranks must not print 100,000 findings.
+MISSING_ONE_BY_ONE = 8
+
+
 @check("net", [NET114], needs=["multinode"])
 def missing_ranks(snap: Snapshot, config: Config) -> list[Finding]:
-    missing = snap.value("cluster.missing", []) or []
+    missing = [m for m in snap.value("cluster.missing", []) or [] if isinstance(m, dict)]
+    if not missing:
+        return []
     arrived = _nodes(snap)
+    total = len(arrived) + len(missing)
+    shown = ", ".join(_label(n) for n in arrived[:MISSING_ONE_BY_ONE])
+    if len(arrived) > MISSING_ONE_BY_ONE:
+        shown += f" and {len(arrived) - MISSING_ONE_BY_ONE} more"
+    waited = missing[0].get("waited_s")
+    if len(missing) > MISSING_ONE_BY_ONE:
+        ranks = [int(m.get("rank")) for m in missing]
+        hosts = [str(m["host"]) for m in missing if m.get("host")]
+        return [NET114.finding(
+            f"{count_label(ranks)} of {total} did not report within {waited} s; {len(arrived)} arrived ({shown})",
+            evidence=[Evidence(f"no report from {count_label(ranks)}", key="cluster.missing")],
+            facts={"ranks": rank_ranges(ranks, max_runs=64), "count": len(ranks),
+                   "hosts": hosts[:MISSING_ONE_BY_ONE * 4], "arrived": len(arrived)})]
     out = []
     for item in missing:
         rank = int(item.get("rank"))
         host = item.get("host")
         where = f"rank {rank}" + (f" (expected on {host})" if host else "")
         out.append(NET114.finding(
-            f"{where} did not report within {item.get('waited_s')} s; {len(arrived)} of "
-            f"{len(arrived) + len(missing)} ranks arrived ({', '.join(_label(n) for n in arrived)})",
+            f"{where} did not report within {item.get('waited_s')} s; {len(arrived)} of {total} ranks arrived ({shown})",
             scope=Scope(host=host, rank=rank), evidence=[Evidence(f"rank {rank}: no report", key="cluster.missing")],
-            facts={"rank": rank, "host": host, "arrived": [n.get("host") for n in arrived]}))
+            facts={"rank": rank, "host": host, "arrived": [n.get("host") for n in arrived[:MISSING_ONE_BY_ONE * 4]]}))
     return out
 
 

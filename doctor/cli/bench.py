@@ -73,13 +73,17 @@ class _Bar:
 @click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True)
 @click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5), default=30.0, show_default=True,
               help="A stage (init, one op at one size) longer than this is a hang naming the missing ranks.")
+@click.option("--init-timeout", "init_timeout_s", type=FiniteFloat(min=0.5), default=None,
+              help="Bound on the process-group init [default: --timeout for --nproc ranks, which start "
+                   "together; at least 60 s inside a launcher, whose ranks may start minutes apart].")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="TOML file of thresholds and expectations.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--fail-on", type=click.Choice(["warn", "fail"]), default="fail", show_default=True)
 def collectives(
     ops: Optional[str], min_bytes: int, max_bytes: Optional[int], iters: int, warmup: int, nproc: Optional[int],
-    backend: str, timeout_s: float, config_path: Optional[str], as_json: bool, fail_on: str,
+    backend: str, timeout_s: float, init_timeout_s: Optional[float], config_path: Optional[str], as_json: bool,
+    fail_on: str,
 ) -> None:
     """Bandwidth, latency and correctness of collectives through this torch.distributed.
 
@@ -113,7 +117,8 @@ def collectives(
     top = max_bytes if max_bytes is not None else ((256 << 20) if chosen == "nccl" else (64 << 20))
     try:
         spec = SweepSpec(ops=op_list, min_bytes=min_bytes, max_bytes=top, iters=iters, warmup=warmup,
-                         backend=chosen, op_timeout_s=timeout_s, init_timeout_s=max(timeout_s, 60.0))
+                         backend=chosen, op_timeout_s=timeout_s,
+                         init_timeout_s=init_timeout_s or (max(timeout_s, 60.0) if in_launcher else timeout_s))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     start = time.time()

@@ -102,7 +102,15 @@ def _test_overrides(facts: dict[str, Any], env: Mapping[str, str]) -> dict[str, 
     return {**facts, "torch_version": fake} if fake else facts
 
 
+def _cluster_codes() -> set[str]:
+    return {code for c in CHECKS.values() if "multinode" in c.needs for code in c.codes}
+
+
 def _with_host(f: Finding, host: str, rank: int) -> Finding:
+    """A finding of this node's own checks, scoped to this node. Findings about the cluster
+    (a missing rank, a slow pair) keep their own scope: rank 0 only computed them."""
+    if f.code in _cluster_codes():
+        return f
     scope = f.scope
     if scope.host is None:
         scope = dataclasses.replace(scope, host=host)
@@ -170,9 +178,13 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         }
     rdv.set(f"node/{rank}", payload)
 
+    rdv.add("arrived", 1)
     if rank == 0:
-        arrived = [r for r in range(size) if rdv.wait_for(f"node/{r}", arrive_by)]
-        missing = [r for r in range(size) if r not in arrived]
+        # One counter to wait on, not one key per rank: at 100,000 ranks a poll of every key
+        # would outlast the deadline. Only when someone is missing are the keys read, once each.
+        while rdv.add("arrived", 0) < size and time.monotonic() < arrive_by:
+            time.sleep(0.05)
+        missing = [] if rdv.add("arrived", 0) >= size else [r for r in range(size) if not rdv.has(f"node/{r}")]
         rdv.set("roster", {"missing": missing})
     else:
         if not rdv.wait_for("roster", arrive_by + 2.0):
@@ -202,7 +214,8 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         print(f"pgdoctor: rank {rank} on {host}: the report is printed by rank 0 (exit {code})", file=sys.stderr)
         return Outcome(None, code, rank)
 
-    nodes = [rdv.get(f"node/{r}") for r in range(size) if r not in missing]
+    gone = set(missing)
+    nodes = [rdv.get(f"node/{r}") for r in range(size) if r not in gone]
     if isinstance(bw, dict):
         # Each rank posts what it received, also after a failure; a rank that posts nothing
         # (killed, stuck) leaves its incoming pairs unmeasured.
@@ -213,7 +226,7 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
     report = _merge(snap, nodes, missing, expected, bw, size, config, selection, budget, meta)
     code = exit_code(report, fail_on, exit_zero)
     rdv.set("exit", code)
-    others = [r for r in range(size) if r != 0 and r not in missing]
+    others = [r for r in range(size) if r != 0 and r not in gone]
     for r in others:  # keep the store up until every rank has read its exit code
         rdv.wait_for(f"done/{r}", end_by)
     return Outcome(report, code, 0)

@@ -93,8 +93,9 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
                 finished.append(time.monotonic())
             return len(finished)
 
+        # timeout_s per run, restarted as each finishes; the whole batch at most one run's worth more.
         outcomes = run_children(argvs, envs, timeout_s, grace_s=GRACE_S, progress=progress,
-                                stop_on=(EXIT_ENTRY_ERROR,))
+                                stop_on=(EXIT_ENTRY_ERROR,), hard_timeout_s=timeout_s * (len(items) + 1))
         progress()  # the runs that finished after the last poll
         got: list[Outcome] = []
         start = t0

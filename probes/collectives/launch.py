@@ -29,6 +29,7 @@ from pgdoctor.probes.collectives.worker import (
     parse_faults,
     run_rank,
 )
+from pgdoctor.probes.processes import describe_exit
 
 ProgressFn = Callable[[int, int, str], None]  # (steps done, steps total, what)
 
@@ -170,10 +171,22 @@ def _tail_progress(path: str, stop: threading.Event, progress: ProgressFn) -> No
 
 
 def backstop_s(spec: SweepSpec, world_size: int) -> float:
-    """How long the parent lets ranks run before killing them: only reached when the ranks'
-    own watch (op_timeout_s per stage) failed, so generous, but always finite."""
+    """How long the parent lets ranks run in all before killing them: only reached when the
+    ranks' own watch (op_timeout_s per stage) failed, so generous, but always finite."""
     stages = 2 * len(spec.steps(world_size)) + 2
     return spec.init_timeout_s + stages * spec.op_timeout_s + 30.0
+
+
+# Beyond the ranks' own stage timeouts: time for them to write their report and exit.
+STALL_MARGIN_S = 5.0
+
+
+def stall_s(spec: SweepSpec) -> float:
+    """How long the parent waits for the next finished row before it kills the ranks: the
+    first row includes the init; a row is a warm-up and a timed stage, each under the ranks'
+    own op_timeout_s. Stopped or wedged ranks (SIGSTOP, a stuck driver call that the ranks'
+    watch cannot see) are killed after this, not after the whole sweep's backstop."""
+    return spec.init_timeout_s + 2 * spec.op_timeout_s + STALL_MARGIN_S
 
 
 def run_spawned(
@@ -191,7 +204,8 @@ def run_spawned(
     tail = None
     start = time.monotonic()
     try:
-        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path}) if progress else spec
+        # Rank 0 always writes its finished rows: the parent's stall bound counts them.
+        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path})
         if progress:
             tail = threading.Thread(target=_tail_progress, args=(path, stop, progress), daemon=True)
             tail.start()
@@ -201,7 +215,8 @@ def run_spawned(
         if deadline_s is not None:
             limit = min(limit, deadline_s)
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
-        outcomes = run_children([argv] * nproc, envs, timeout_s=limit, grace_s=3.0)
+        outcomes = run_children([argv] * nproc, envs, timeout_s=min(stall_s(spec), limit), grace_s=3.0,
+                                progress=lambda: _rows_done(path), hard_timeout_s=limit)
     finally:
         stop.set()
         if tail is not None:
@@ -218,10 +233,18 @@ def run_spawned(
                 except json.JSONDecodeError:
                     pass
         exits[o.index] = {"returncode": o.returncode, "timed_out": o.timed_out, "stderr": _stderr_tail(o.stderr),
-                          "duration_s": round(o.duration_s, 3)}
+                          "duration_s": round(o.duration_s, 3), "state": o.state_at_kill}
     _absorb(run, results, exits, limit)
     run.duration_s = time.monotonic() - start
     return run
+
+
+def _rows_done(path: str) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().count(b"\n")
+    except OSError:
+        return 0
 
 
 def _stderr_tail(text: str, lines: int = 6) -> str:
@@ -267,18 +290,31 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
     # What the surviving ranks were doing when a peer vanished: the dead rank's last stage.
     peers_what = next((str(res.get("what", "")) for res in results.values() if res.get("status") != "ok"), "")
     silent_killed = [r for r, e in sorted(exits.items()) if e["timed_out"] and r not in results]
-    if silent_killed and not hangs:
+    dead = [r for r, e in sorted(exits.items()) if r not in results and not e["timed_out"] and r not in named_any]
+    # Ranks stopped by pgdoctor before the deadline were stopped because a peer died (the grace
+    # after a failure): they waited for the dead rank, a consequence of it, not a hang of their own.
+    after_death = [r for r in silent_killed if dead and (limit_s is None or exits[r]["duration_s"] < limit_s - 0.5)]
+    at_deadline = [r for r in silent_killed if r not in after_death]
+    if at_deadline and not hangs:
+        ran = max(float(exits[r]["duration_s"]) for r in at_deadline)
+        # A rank the kernel held stopped (SIGSTOP, job control, a debugger) is the cause; the
+        # others waited for it, and could not report because the store lives in a rank too.
+        frozen = [r for r in at_deadline if exits[r].get("state") in ("T", "t")]
         run.problems.append({"kind": "hang", "phase": "unknown", "what": "no report from these ranks",
-                             "ranks": silent_killed, "all_entered": False, "waiting_ranks": [],
-                             "timeout_s": limit_s, "note": "killed at the deadline without a report"})
-    for r, e in sorted(exits.items()):
-        if r in results or e["timed_out"] or r in named_any:
-            continue
+                             "ranks": frozen or at_deadline, "all_entered": False,
+                             "waiting_ranks": [r for r in at_deadline if r not in frozen] if frozen else [],
+                             "timeout_s": round(ran, 1),
+                             "note": ("stopped by the kernel (state T: SIGSTOP, job control or a debugger)" if frozen
+                                      else "killed by pgdoctor at its deadline without a report")})
+    for r in dead:
+        e = exits[r]
         code = e["returncode"]
-        why = "fault injection" if code == EXIT_FAULT else (f"signal {-code}" if code is not None and code < 0 else "")
-        run.problems.append({"kind": "crash", "ranks": [r], "what": peers_what,
-                             "exit": f"status {code}" + (f" ({why})" if why else ""),
-                             "detail": e["stderr"], "returncode": code})
+        crash: dict[str, Any] = {"kind": "crash", "ranks": [r], "what": peers_what,
+                                 "exit": f"status {code} (fault injection)" if code == EXIT_FAULT else describe_exit(code),
+                                 "detail": e["stderr"], "returncode": code}
+        if after_death:
+            crash["waiting_ranks"] = after_death
+        run.problems.append(crash)
     if not results and not exits:
         run.problems.append({"kind": "error", "ranks": [], "what": "no rank ran", "detail": ""})
 

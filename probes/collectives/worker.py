@@ -12,14 +12,17 @@ instead of waiting forever with them.
 Fault injection (tests and drills only): PGDOCTOR_COLL_FAULT="kind:rank:arg[,...]" with kind
 `corrupt` (arg: op; adds 1000 to one element of that rank's result), `hang` (arg: op, or `init`;
 the rank never enters that op, or never joins the rendezvous), `slow` (arg: milliseconds added
-to each timed iteration of that rank) or `exit` (arg: op or `init`; the rank exits with status 17
-before it).
+to each timed iteration of that rank), `exit` (arg: op or `init`; the rank exits with status 17
+before it), `kill` (arg: op or `init`; the rank SIGKILLs itself before it, as the kernel's OOM
+killer would) or `stop` (the rank SIGSTOPs itself before it: a process that neither runs nor
+dies, which only the parent's stall bound ends).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -53,8 +56,8 @@ def parse_faults(text: str) -> list[Fault]:
         if not item:
             continue
         parts = item.split(":")
-        if len(parts) != 3 or parts[0] not in ("corrupt", "hang", "slow", "exit") or not parts[1].isdigit():
-            raise ValueError(f"bad {FAULT_ENV} entry {item!r} (kind:rank:arg, kind corrupt|hang|slow|exit)")
+        if len(parts) != 3 or parts[0] not in ("corrupt", "hang", "slow", "exit", "kill", "stop") or not parts[1].isdigit():
+            raise ValueError(f"bad {FAULT_ENV} entry {item!r} (kind:rank:arg, kind corrupt|hang|slow|exit|kill|stop)")
         out.append(Fault(parts[0], int(parts[1]), parts[2]))
     return out
 
@@ -263,6 +266,10 @@ class _Sweep:
         """Injected faults that act before the rank announces the stage, as a real straggler would."""
         if self._fault("exit", op):
             os._exit(EXIT_FAULT)
+        if self._fault("kill", op):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self._fault("stop", op):
+            os.kill(os.getpid(), signal.SIGSTOP)
         if self._fault("hang", op):
             while True:  # this rank never enters the collective
                 time.sleep(3600)
