@@ -28,6 +28,11 @@ AUTH_HEADER = re.compile(
     r"(?P<name>\b(?:proxy-)?authorization|\bx-[\w-]*(?:token|key)\b)(?P<sep>\s*[:=]\s*)"
     r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<value>\S+)", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# Every shape above needs one of these: '@' (URLs, user:pw@host), '=' (assignments, --flag=x),
+# ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
+# of them (most measurement keys, numbers, names) skips the seven substitutions.
+_MAY_HOLD_SECRET = re.compile(r"[@=:]")
+_WHITESPACE = re.compile(r"\s")
 REDACTED = "<redacted>"
 
 
@@ -38,7 +43,7 @@ def is_secret_name(name: str) -> bool:
 def redact_text(text: str) -> str:
     """Mask every shape of credential pgdoctor knows in free text: URL userinfo, user:pw@host,
     NAME=value and "NAME": "value" with a secret-looking NAME, secret flags and auth headers."""
-    if not text:
+    if not text or not (_MAY_HOLD_SECRET.search(text) or ("-" in text and _WHITESPACE.search(text))):
         return text
     text = URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@{m['host']}", text)
     text = URL_TOKEN_USER.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
@@ -65,6 +70,8 @@ _NEUTRAL = str.maketrans({**_CONTROLS, **_SURROGATES})
 
 
 def neutral(text: str) -> str:
+    if text.isascii() and text.isprintable():  # the common case: nothing to translate
+        return text
     return text.translate(_NEUTRAL)
 
 

@@ -118,7 +118,7 @@ class Report:
         # credentials out of all of them, whatever a probe measured or a log line contained.
         object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
         if self.snapshot is not None:
-            object.__setattr__(self, "snapshot", Snapshot.from_json(self.snapshot.to_json()))
+            object.__setattr__(self, "snapshot", self.snapshot.redacted())
 
     @property
     def incomplete(self) -> bool:

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pgdoctor.model import jsontext
 from pgdoctor.model.measurement import SCHEMA_VERSION, Measurement, ProbeResult, Scope, Unavailable
 from pgdoctor.model.redact import scrub
+
+
+def _mark_scrubbed(snap: Snapshot) -> Snapshot:
+    object.__setattr__(snap, "scrubbed", True)
+    return snap
 
 
 class SnapshotFormatError(ValueError):
@@ -27,6 +32,15 @@ class Snapshot:
     level: str
     probes: tuple[ProbeResult, ...]
     schema_version: int = SCHEMA_VERSION
+    # True once every string in it went through scrub(): a report need not redact it again
+    # (a 66 MB snapshot paid for three passes and a rebuild).
+    # Not an init field: dataclasses.replace() (a probe added to a scrubbed snapshot) starts
+    # over as not scrubbed.
+    scrubbed: bool = field(default=False, init=False, compare=False, repr=False)
+
+    def redacted(self) -> Snapshot:
+        """This snapshot with every secret and control character neutralised."""
+        return self if self.scrubbed else _mark_scrubbed(Snapshot.from_json(self.to_json()))
 
     def measurements(self) -> Iterator[Measurement]:
         for p in self.probes:
@@ -99,4 +113,4 @@ class Snapshot:
             data = jsontext.loads(text)
         except jsontext.JsonInputError as exc:
             raise SnapshotFormatError(f"snapshot is not JSON: {exc}") from None
-        return cls.from_json(data)
+        return _mark_scrubbed(cls.from_json(scrub(data)))

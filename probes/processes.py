@@ -20,6 +20,16 @@ from typing import Optional
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
 _LOCK = threading.Lock()
+_TERMINATION = threading.Event()
+
+
+def note_termination() -> None:
+    """Called by the SIGTERM handler: every wait loop of pgdoctor stops at its next poll."""
+    _TERMINATION.set()
+
+
+def termination_requested() -> bool:
+    return _TERMINATION.is_set()
 
 
 def _kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
@@ -236,6 +246,8 @@ def run_children(
             procs.append(p)
         first_failure: Optional[float] = None
         while len(ends) < len(procs):
+            if _TERMINATION.is_set() and threading.current_thread() is threading.main_thread():
+                raise KeyboardInterrupt  # the handler's own exception was lost (see note_termination)
             now = time.monotonic()
             if progress is not None and now - polled >= 0.2:
                 polled = now

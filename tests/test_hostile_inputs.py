@@ -456,3 +456,82 @@ def test_plan_counts_past_any_real_cluster_are_usage_errors_not_a_spin(option: s
     """`plan --layers 99999999999999999999` used to spin for ever."""
     _one_line_error(run("plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GiB",
                         option, "99999999999999999999"), "range")
+
+
+def test_check_from_a_huge_snapshot_is_bounded_by_timeout(tmp_path: Path) -> None:
+    """--timeout bounds the whole run, also when no probe runs: a snapshot too big to check in
+    time is an incomplete run (exit 3) with one line, not minutes past the bound."""
+    import json
+
+    from pgdoctor.model import Snapshot
+
+    base = Snapshot("h", 0.0, "0", "quick", ()).to_json()
+    base["probes"] = [{"name": "gpu", "area": "gpu", "status": "passed", "reason": "", "duration_s": 0.1,
+                       "measurements": [{"key": f"gpu.{i}.temperature_c", "value": 40, "unit": "C", "source": "nvml"}
+                                        for i in range(200_000)]}]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(base))
+    p = run("check", "--from", str(path), "--timeout", "0.2", timeout=60)
+    assert p.returncode == 3, p.stderr[-1000:]
+    assert p.stderr.strip().splitlines() == [f"pgdoctor: incomplete: checking {path} did not finish within --timeout 0.2 s"]
+
+
+def test_a_scrubbed_snapshot_is_not_redacted_twice_but_a_changed_one_is() -> None:
+    import dataclasses
+
+    from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
+
+    leak = ProbeResult("env", "env", Status.PASSED, "", 0.0, (Measurement("env.x", "HF_TOKEN=hf_abcdefghijkl"),))
+    loaded = Snapshot.loads(json.dumps(Snapshot("h", 0.0, "0", "quick", (leak,)).to_json()))
+    assert loaded.scrubbed and loaded.redacted() is loaded
+    grown = dataclasses.replace(loaded, probes=(*loaded.probes, leak))  # a probe added after the load
+    assert not grown.scrubbed
+    assert "hf_abcdefghijkl" not in json.dumps(grown.redacted().to_json())
+    assert all("hf_abc" not in str(m.value) for m in grown.redacted().measurements())
+
+
+def test_a_sigterm_whose_exception_was_swallowed_still_ends_the_run_as_interrupted() -> None:
+    """A KeyboardInterrupt raised in a __del__ (the collector runs them anywhere, often during
+    `import torch`) is printed as 'Exception ignored' and lost. The handler also records the
+    request: the command still exits 130, not as if it had finished."""
+    code = (
+        "import signal\n"
+        "import pgdoctor.cli as cli\n"
+        "class Collected:\n"
+        "    def __del__(self):\n"
+        "        cli._raise_interrupt(signal.SIGTERM, None)\n"
+        "Collected()\n"
+        "cli.main(['list'])\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "Exception ignored" in p.stderr  # the exception really was lost
+    assert p.returncode == 130 and p.stderr.rstrip().endswith("pgdoctor: interrupted"), p.stderr[-500:]
+
+
+@pytest.mark.slow
+def test_an_interrupted_bench_prints_what_it_measured(tmp_path: Path) -> None:
+    """SIGTERM mid-sweep: the sizes finished so far are printed, the exit is 130, the progress
+    file is gone."""
+    import signal
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "pgdoctor", "bench", "collectives", "--nproc", "2", "--backend",
+                          "gloo", "--ops", "all_reduce", "--max-bytes", "64M", "--iters", "2", "--warmup", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 60:  # until rank 0 has finished a few sizes
+            done = [f for f in tmp_path.glob("pgdoctor-coll-*.progress") if f.read_text().count("\n") >= 3]
+            if done:
+                break
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err[-1000:]
+    assert "all_reduce (2 ranks)" in out and "8 B" in out
+    assert "pgdoctor: interrupted after" in err and "incomplete" in out
+    assert not list(tmp_path.glob("pgdoctor-coll-*"))

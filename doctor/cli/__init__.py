@@ -101,6 +101,12 @@ def cli() -> None:
 
 
 def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
+    # Remembered as well as raised: a KeyboardInterrupt raised inside a __del__ or a weakref
+    # callback (the garbage collector runs them at any bytecode, often during `import torch`) is
+    # printed as "Exception ignored" and lost. The wait loops and main() look at the flag.
+    from pgdoctor.probes.processes import note_termination
+
+    note_termination()
     raise KeyboardInterrupt
 
 
@@ -141,6 +147,13 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
     except Exception as exc:  # a bug of ours: one line naming it, never exit 1 ("findings")
         _quiet_stdout()
         rc = _internal_error(exc)
+    from pgdoctor.probes.processes import termination_requested
+
+    if termination_requested() and rc != EXIT_INTERRUPTED:
+        # The SIGTERM's exception was swallowed somewhere and the run went on: the caller asked
+        # it to stop, so it did not finish as asked.
+        click.echo("pgdoctor: interrupted", err=True)
+        rc = EXIT_INTERRUPTED
     sys.exit(rc if isinstance(rc, int) else EXIT_OK)
 
 

@@ -13,7 +13,7 @@ from typing import Any, Optional
 import click
 
 from pgdoctor.cli import FiniteFloat, require_torch_importable
-from pgdoctor.engine.errors import UserError
+from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
 
 
 @click.group()
@@ -121,14 +121,28 @@ def collectives(
                          init_timeout_s=init_timeout_s or (max(timeout_s, 60.0) if in_launcher else timeout_s))
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    from pgdoctor.probes.collectives.launch import SweepInterrupted
+
     start = time.time()
+    interrupted = False
     with _Bar() as bar:
         try:
             run = run_collectives(spec, env, nproc, progress=bar.update)
         except ValueError as exc:
             raise UserError(str(exc)) from None
+        except SweepInterrupted as stop:
+            run, interrupted = stop.run, True
     report = _report(run, env, config, start, chosen == "nccl")
+    if interrupted:
+        import dataclasses
+
+        why = f"interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes"
+        report = dataclasses.replace(report, incomplete_reasons=(*report.incomplete_reasons, why))
     _emit(run, report, as_json)
+    if interrupted:
+        # What finished is printed above; the exit says the sweep did not (130, like any Ctrl-C).
+        click.echo(f"pgdoctor: interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes", err=True)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED)
     from pgdoctor.model import Severity, exit_code
 
     code = exit_code(report, Severity(fail_on))

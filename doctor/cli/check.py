@@ -12,7 +12,7 @@ import click
 from pgdoctor.checks.base import Config
 from pgdoctor.cli import FiniteFloat
 from pgdoctor.engine.config import ConfigError, load_config
-from pgdoctor.engine.errors import UserError
+from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.engine.plugins import load_plugins
 from pgdoctor.engine.runner import Selection, build_report, was_interrupted
 from pgdoctor.engine.runner import collect as collect_snapshot
@@ -159,20 +159,34 @@ def check(
         if result.report is not None:
             write_report(result.report, "json" if as_json else (fmt or "console"), output)
         raise click.exceptions.Exit(result.code)
+    meta = {"options": options, "from": from_path, "fail_on": fail_on}
+    snapshot: Optional[Snapshot] = None
     if from_path:
-        snapshot = _load_snapshot(from_path)
+        report = _check_saved(from_path, config, selection, meta, timeout_s)
     else:
         snapshot = collect_snapshot(make_context(level, config, options), selection, timeout_s, _progress)
         if sys.stderr.isatty():
             click.echo("\r\033[K", err=True, nl=False)
-    report = build_report("check", snapshot, config, selection, meta={"options": options, "from": from_path,
-                                                                    "fail_on": fail_on})
+        report = build_report("check", snapshot, config, selection, meta=meta)
     write_report(report, "json" if as_json else (fmt or "console"), output)
-    if not from_path and was_interrupted(snapshot):
+    if snapshot is not None and was_interrupted(snapshot):
         # The partial report is out; exit 130 like any interruption. A replayed snapshot was not
         # interrupted now: its interrupted probes make it incomplete (exit 3) instead.
         raise KeyboardInterrupt
     raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
+
+
+def _check_saved(path: str, config: Any, selection: Selection, meta: dict[str, Any], timeout_s: float) -> Report:
+    """`check --from`: no probe runs, but --timeout still bounds the run (a 66 MB snapshot once
+    took 38 s under --timeout 1)."""
+    from pgdoctor.engine.deadline import DeadlineExceeded, deadline
+
+    try:
+        with deadline(timeout_s):
+            return build_report("check", _load_snapshot(path), config, selection, meta=meta)
+    except DeadlineExceeded:
+        click.echo(f"pgdoctor: incomplete: checking {path} did not finish within --timeout {timeout_s:g} s", err=True)
+        raise click.exceptions.Exit(EXIT_INCOMPLETE) from None
 
 
 def write_report(report: Report, fmt: str, output: Optional[str], render: Optional[Renderer] = None) -> None:

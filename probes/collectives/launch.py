@@ -164,8 +164,8 @@ def _tail_progress(path: str, stop: threading.Event, progress: ProgressFn) -> No
         except OSError:
             continue
         for line in lines[seen:]:
-            parts = line.split()
-            if len(parts) == 4:
+            parts = line.split(maxsplit=4)
+            if len(parts) >= 4 and parts[0].isdigit() and parts[1].isdigit():
                 progress(int(parts[0]), int(parts[1]), f"{parts[2]} {parts[3]} B")
         seen = len(lines)
 
@@ -215,8 +215,14 @@ def run_spawned(
         if deadline_s is not None:
             limit = min(limit, deadline_s)
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
-        outcomes = run_children([argv] * nproc, envs, timeout_s=min(stall_s(spec), limit), grace_s=3.0,
-                                progress=lambda: _rows_done(path), hard_timeout_s=limit)
+        try:
+            outcomes = run_children([argv] * nproc, envs, timeout_s=min(stall_s(spec), limit), grace_s=3.0,
+                                    progress=lambda: _rows_done(path), hard_timeout_s=limit)
+        except KeyboardInterrupt:
+            # run_children killed the ranks; what rank 0 finished is in the progress file.
+            partial = CollRun("spawn", spec.backend, nproc, 0, spec, rows=_rows_written(path))
+            partial.duration_s = time.monotonic() - start
+            raise SweepInterrupted(partial) from None
     finally:
         stop.set()
         if tail is not None:
@@ -237,6 +243,30 @@ def run_spawned(
     _absorb(run, results, exits, limit)
     run.duration_s = time.monotonic() - start
     return run
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a spawned sweep; `run` holds the rows finished before it."""
+
+    def __init__(self, run: CollRun):
+        super().__init__()
+        self.run = run
+
+
+def _rows_written(path: str) -> list[Row]:
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split(maxsplit=4)
+                if len(parts) == 5:
+                    try:
+                        rows.append(Row.from_json(json.loads(parts[4])))
+                    except (ValueError, KeyError, TypeError):
+                        continue  # the line the interrupt cut short
+    except OSError:
+        pass
+    return rows
 
 
 def _rows_done(path: str) -> int:

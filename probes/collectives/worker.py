@@ -514,9 +514,11 @@ def run_rank(
 
 
 def _append_progress(path: str) -> Callable[[Row, int, int], None]:
+    """One line per finished row: `done total op bytes {row json}`. The parent counts them for
+    its stall bound, shows them as progress, and reports them if the sweep is interrupted."""
     def write(row: Row, done: int, total: int) -> None:
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{done} {total} {row.op} {row.bytes}\n")
+            fh.write(f"{done} {total} {row.op} {row.bytes} {json.dumps(row.to_json())}\n")
     return write
 
 
