@@ -195,7 +195,7 @@ def missing_ranks(snap: Snapshot, config: Config) -> list[Finding]:
         shown += f" and {len(arrived) - MISSING_ONE_BY_ONE} more"
     waited = missing[0].get("waited_s")
     if len(missing) > MISSING_ONE_BY_ONE:
-        ranks = [int(m.get("rank")) for m in missing]
+        ranks = [int(m["rank"]) for m in missing]
         hosts = [str(m["host"]) for m in missing if m.get("host")]
         return [NET114.finding(
             f"{count_label(ranks)} of {total} did not report within {waited} s; {len(arrived)} arrived ({shown})",
@@ -204,7 +204,7 @@ def missing_ranks(snap: Snapshot, config: Config) -> list[Finding]:
                    "hosts": hosts[:MISSING_ONE_BY_ONE * 4], "arrived": len(arrived)})]
     out = []
     for item in missing:
-        rank = int(item.get("rank"))
+        rank = int(item["rank"])
         host = item.get("host")
         where = f"rank {rank}" + (f" (expected on {host})" if host else "")
         out.append(NET114.finding(
