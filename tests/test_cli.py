@@ -266,16 +266,16 @@ def test_an_interrupted_collect_says_partial_and_its_replay_is_incomplete_not_in
 
 
 @pytest.mark.slow
-def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(no_leftover_children: None) -> None:
+def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(no_leftover_children: None, tmp_path: Path) -> None:
     import glob
     import signal
-    import tempfile
 
-    pattern = os.path.join(tempfile.gettempdir(), "pgdoctor-coll-*.progress")
+    # A temp directory of its own: tests running beside it make progress files too.
+    pattern = os.path.join(str(tmp_path), "pgdoctor-coll-*.progress")
     before = set(glob.glob(pattern))
     proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "check", "--only", "collectives", "--nproc", "2",
                              "--backend", "gloo", "--timeout", "120"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=BASE_ENV)
+                            stderr=subprocess.PIPE, text=True, env={**BASE_ENV, "TMPDIR": str(tmp_path)})
     try:
         for _ in range(400):
             if set(glob.glob(pattern)) - before:
