@@ -33,6 +33,7 @@ class Case:
     stdin: bytes = b""
     exit_codes: tuple[int, ...] = (2,)
     expect_in_output: str = ""
+    reject_in_output: str = ""  # a wrong answer when it appears (the blame put on the wrong rank)
 
 
 def _cases(tmp: Path) -> list[Case]:
@@ -62,8 +63,41 @@ def _cases(tmp: Path) -> list[Case]:
     secret_log = tmp / "secret.log"
     secret_log.write_text(f"python train.py --hf_token {SECRET}\nAuthorization: Bearer {SECRET}\n"
                           "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n")
+    big = Path(tmp / "big.json")
+    snap = {"schema_version": 1, "kind": "pgdoctor.snapshot", "pgdoctor_version": "0", "host": "h", "time_unix": 0.0,
+            "level": "quick", "probes": [{"name": "gpu", "area": "gpu", "status": "passed", "reason": "",
+                                          "duration_s": 0.1, "measurements": [
+                                              {"key": f"gpu.{i}.temperature_c", "value": 40, "unit": "C",
+                                               "source": "nvml"} for i in range(600_000)]}]}
+    big.write_text(json.dumps(snap))
+    dense = tmp / "dense.log"
+    with open(dense, "w") as fh:
+        for i in range(100_500):
+            fh.write(f"host-1:{1000 + i % 7}:{2000 + i % 7} [0] NCCL WARN NET/Socket : peer 10.0.0.{i % 250} "
+                     "message truncated\n")
+        fh.write("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                 "capacity of 79.1 GiB of which 1.0 GiB is free.\n")
+    port = str(_free_port())
+    world = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
+    bench = ["bench", "collectives", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce", "--max-bytes", "1K"]
     quick = ["check", "--level", "quick"]
     return [
+        Case("WORLD_SIZE=100000, only rank 0 there", [*quick, "--only", "net", "--timeout", "10"], bound_s=12,
+             env={**world, "WORLD_SIZE": "100000", "RANK": "0"}, exit_codes=(1,),
+             expect_in_output="ranks 1-99999 (99999) of 100000"),
+        Case("multi-node rank 1 whose rank 0 never answers", [*quick, "--only", "net", "--timeout", "10"], bound_s=11,
+             env={**world, "WORLD_SIZE": "2", "RANK": "1"}, exit_codes=(3,)),
+        Case("bench --timeout 2, a rank never joins", [*bench, "--timeout", "2"], bound_s=25,
+             env={"PGDOCTOR_COLL_FAULT": "hang:1:init"}, exit_codes=(1,), expect_in_output="within 15.0 s"),
+        Case("bench, one rank SIGKILLed", [*bench, "--nproc", "3"], bound_s=30,
+             env={"PGDOCTOR_COLL_FAULT": "kill:1:all_reduce"}, exit_codes=(1,), expect_in_output="SIGKILL",
+             reject_in_output="COL105"),
+        Case("bench, one rank stopped (SIGSTOP)", [*bench, "--timeout", "2"], bound_s=40,
+             env={"PGDOCTOR_COLL_FAULT": "stop:0:all_reduce"}, exit_codes=(1,), expect_in_output="state T"),
+        Case("check --from a 48 MB snapshot, --timeout 1", ["check", "--from", str(big), "--timeout", "1"],
+             bound_s=5, exit_codes=(3,)),
+        Case("100,500 NCCL WARN lines, then a CUDA OOM", ["diagnose", str(dense)], bound_s=60, exit_codes=(1,),
+             expect_in_output="RUN101"),
         Case("hostlist of a billion nodes", [*quick, "--only", "launch"], env={"SLURM_JOB_NODELIST": "n[0-999999999]"},
              exit_codes=(1,), expect_in_output="ENV202"),
         Case("check --from /dev/zero", ["check", "--from", "/dev/zero"]),
@@ -101,6 +135,14 @@ def _cases(tmp: Path) -> list[Case]:
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _capped() -> None:
@@ -148,7 +190,8 @@ def main() -> None:
             elif p.returncode < 0 or p.returncode >= 4 or "Traceback" in text:
                 counts["crashes"] += 1
                 verdict = f"CRASH rc={p.returncode}"
-            elif p.returncode not in case.exit_codes or (case.expect_in_output and case.expect_in_output not in text):
+            elif p.returncode not in case.exit_codes or (case.expect_in_output and case.expect_in_output not in text) \
+                    or (case.reject_in_output and case.reject_in_output in text):
                 counts["wrong answers"] += 1
                 verdict = f"WRONG rc={p.returncode}"
             if SECRET in text or SECRET in json.dumps(text):

@@ -56,6 +56,22 @@ def local_address_towards(addr: str, port: int) -> str:
         return str(s.getsockname()[0])
 
 
+def _wait_until_listening(addr: str, port: int, timeout_s: float) -> None:
+    """Return once a TCP connect to addr:port succeeds; ConnectionError after timeout_s."""
+    end = time.monotonic() + timeout_s
+    last = "no answer"
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise ConnectionError(f"{addr}:{port}: nothing accepted a connection within {timeout_s:.1f} s ({last})")
+        try:
+            with socket.create_connection((addr, port), timeout=min(left, 2.0)):
+                return
+        except OSError as exc:
+            last = exc.strerror or type(exc).__name__
+            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+
+
 class Rendezvous:
     """The c10d store all ranks share, with pgdoctor's keys under one prefix."""
 
@@ -78,6 +94,9 @@ class Rendezvous:
                 base = TCPStore(self.addr, self.port, self.size, True, td, wait_for_workers=False,
                                 master_listen_fd=self._listener.fileno(), use_libuv=True)
             else:
+                # TCPStore's client retries a failed connect once more, with the same timeout
+                # (2x --timeout's share). Reach the port first within our own bound.
+                _wait_until_listening(self.addr, self.port, timeout_s)
                 base = TCPStore(info.master_addr, self.port, self.size, False, td)
         except (RuntimeError, ValueError) as exc:
             self.close()
@@ -97,6 +116,15 @@ class Rendezvous:
 
     def get(self, key: str) -> Any:
         return json.loads(self.store.get(key).decode())
+
+    def announce(self, key: str, rank: int) -> None:
+        """Add `rank` to the list under `key` (one key however many ranks arrive)."""
+        self.store.append(key, f"{rank},")
+
+    def announced(self, key: str) -> set[int]:
+        if not self.has(key):
+            return set()
+        return {int(r) for r in self.store.get(key).decode().split(",") if r.strip().isdigit()}
 
     def add(self, key: str, amount: int) -> int:
         """The store's atomic counter: add `amount` (0 reads it) and return the new value."""

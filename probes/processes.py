@@ -174,6 +174,21 @@ def describe_exit(returncode: Optional[int]) -> str:
     return f"status {returncode}"
 
 
+def process_started() -> float:
+    """When this process started, on the time.monotonic() clock (both count from boot on
+    Linux); now when /proc cannot say."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return now - age if 0 <= age < 3600 else now
+
+
 def process_state(pid: int) -> str:
     """The state letter of a live process ("" when it cannot be read)."""
     try:
@@ -203,6 +218,7 @@ def run_children(
     progress: Optional[Callable[[], int]] = None,
     stop_on: Collection[int] = (),
     hard_timeout_s: Optional[float] = None,
+    unit_timeout_s: Optional[float] = None,
 ) -> list[ChildOutcome]:
     """Start one process per argv (with its env), wait for all until `timeout_s`, kill the rest.
 
@@ -211,7 +227,8 @@ def run_children(
     `grace_s` > 0, once any child has failed the others get that long before being killed:
     they are usually blocked in a collective with the dead one. With `progress` (polled about
     every 0.2 s: how many units of work the children have finished, e.g. the runs of a batch),
-    the deadline restarts, `timeout_s` from then, each time it grows: `timeout_s` per unit.
+    the deadline restarts, `timeout_s` (or `unit_timeout_s`, when the first unit costs more
+    than the others, e.g. it includes the start-up) from then, each time it grows.
     A child that exits with a status in `stop_on` ends the wait at once (no grace): the others
     are killed. `hard_timeout_s` bounds the whole wait however the progress goes (default:
     `timeout_s` without `progress`, unbounded with it).
@@ -253,7 +270,7 @@ def run_children(
                 polled = now
                 units = progress()
                 if units > done:
-                    done, deadline = units, now + timeout_s
+                    done, deadline = units, now + (unit_timeout_s if unit_timeout_s is not None else timeout_s)
             for i, p in enumerate(procs):
                 if i not in ends and p.poll() is not None:
                     ends[i] = now

@@ -15,6 +15,10 @@ import click
 from pgdoctor.cli import FiniteFloat, require_torch_importable
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
 
+# Spawned ranks import torch before they join the rendezvous: on a loaded 2-core host that alone
+# took 3-5 s, so an init bound of --timeout 2 named healthy ranks as missing.
+SPAWNED_INIT_S = 15.0
+
 
 @click.group()
 def bench() -> None:
@@ -74,8 +78,9 @@ class _Bar:
 @click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5), default=30.0, show_default=True,
               help="A stage (init, one op at one size) longer than this is a hang naming the missing ranks.")
 @click.option("--init-timeout", "init_timeout_s", type=FiniteFloat(min=0.5), default=None,
-              help="Bound on the process-group init [default: --timeout for --nproc ranks, which start "
-                   "together; at least 60 s inside a launcher, whose ranks may start minutes apart].")
+              help="Bound on the process-group init [default: --timeout, at least 15 s for --nproc ranks, "
+                   "which import torch before they join; at least 60 s inside a launcher, whose ranks may "
+                   "start minutes apart].")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="TOML file of thresholds and expectations.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
@@ -118,7 +123,7 @@ def collectives(
     try:
         spec = SweepSpec(ops=op_list, min_bytes=min_bytes, max_bytes=top, iters=iters, warmup=warmup,
                          backend=chosen, op_timeout_s=timeout_s,
-                         init_timeout_s=init_timeout_s or (max(timeout_s, 60.0) if in_launcher else timeout_s))
+                         init_timeout_s=init_timeout_s or max(timeout_s, 60.0 if in_launcher else SPAWNED_INIT_S))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     from pgdoctor.probes.collectives.launch import SweepInterrupted

@@ -63,6 +63,7 @@ from pgdoctor.probes.multinode import (
     schedule,
     seconds_left,
 )
+from pgdoctor.probes.processes import process_started
 
 TEST_TORCH_VERSION_VAR = "PGDOCTOR_TEST_TORCH_VERSION"
 
@@ -146,7 +147,8 @@ def run_check(ctx: ProbeContext, selection: Selection, config: Config, timeout_s
     if not 0 <= rank < size:
         raise UserError(f"rank {rank} is outside the world size {size}")
     host = socket.gethostname()
-    budget = Budget(time.monotonic(), timeout_s)
+    # --timeout bounds the whole run: the budget starts when the process did, not after its imports.
+    budget = Budget(min(time.monotonic(), process_started()), timeout_s)
     arrive_by, bandwidth_by, end_by = budget.at(0.55), budget.at(0.85), budget.at(0.97)
     try:
         rdv = Rendezvous(info, ctx.env, seconds_left(arrive_by))
@@ -178,13 +180,15 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         }
     rdv.set(f"node/{rank}", payload)
 
+    rdv.announce("arrived_ranks", rank)
     rdv.add("arrived", 1)
     if rank == 0:
-        # One counter to wait on, not one key per rank: at 100,000 ranks a poll of every key
-        # would outlast the deadline. Only when someone is missing are the keys read, once each.
+        # One counter to wait on and one list to read, not one key per rank: at 100,000 ranks a
+        # poll of every key takes seconds of its own.
         while rdv.add("arrived", 0) < size and time.monotonic() < arrive_by:
             time.sleep(0.05)
-        missing = [] if rdv.add("arrived", 0) >= size else [r for r in range(size) if not rdv.has(f"node/{r}")]
+        here = rdv.announced("arrived_ranks")
+        missing = [r for r in range(size) if r not in here]
         rdv.set("roster", {"missing": missing})
     else:
         if not rdv.wait_for("roster", arrive_by + 2.0):

@@ -181,12 +181,12 @@ def backstop_s(spec: SweepSpec, world_size: int) -> float:
 STALL_MARGIN_S = 5.0
 
 
-def stall_s(spec: SweepSpec) -> float:
+def stall_s(spec: SweepSpec, first: bool = True) -> float:
     """How long the parent waits for the next finished row before it kills the ranks: the
     first row includes the init; a row is a warm-up and a timed stage, each under the ranks'
     own op_timeout_s. Stopped or wedged ranks (SIGSTOP, a stuck driver call that the ranks'
     watch cannot see) are killed after this, not after the whole sweep's backstop."""
-    return spec.init_timeout_s + 2 * spec.op_timeout_s + STALL_MARGIN_S
+    return (spec.init_timeout_s if first else 0.0) + 2 * spec.op_timeout_s + STALL_MARGIN_S
 
 
 def run_spawned(
@@ -217,7 +217,8 @@ def run_spawned(
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
         try:
             outcomes = run_children([argv] * nproc, envs, timeout_s=min(stall_s(spec), limit), grace_s=3.0,
-                                    progress=lambda: _rows_done(path), hard_timeout_s=limit)
+                                    progress=lambda: _rows_done(path), hard_timeout_s=limit,
+                                    unit_timeout_s=stall_s(spec, first=False))
         except KeyboardInterrupt:
             # run_children killed the ranks; what rank 0 finished is in the progress file.
             partial = CollRun("spawn", spec.backend, nproc, 0, spec, rows=_rows_written(path))
