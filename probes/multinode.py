@@ -121,10 +121,10 @@ class Rendezvous:
         """Add `rank` to the list under `key` (one key however many ranks arrive)."""
         self.store.append(key, f"{rank},")
 
-    def announced(self, key: str) -> set[int]:
+    def announced(self, key: str) -> frozenset[int]:
         if not self.has(key):
-            return set()
-        return {int(r) for r in self.store.get(key).decode().split(",") if r.strip().isdigit()}
+            return frozenset()
+        return frozenset(int(r) for r in self.store.get(key).decode().split(",") if r.strip().isdigit())
 
     def add(self, key: str, amount: int) -> int:
         """The store's atomic counter: add `amount` (0 reads it) and return the new value."""
