@@ -188,6 +188,8 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         while rdv.add("arrived", 0) < size and time.monotonic() < arrive_by:
             time.sleep(0.05)
         here = rdv.announced("arrived_ranks")
+        if len(here) < rdv.add("arrived", 0):  # some rank's torch could not append: ask key by key
+            here = frozenset(r for r in range(size) if rdv.has(f"node/{r}"))
         missing = [r for r in range(size) if r not in here]
         rdv.set("roster", {"missing": missing})
     else:
