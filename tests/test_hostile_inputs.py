@@ -195,9 +195,8 @@ def test_the_stores_of_ranks_pgdoctor_starts_listen_on_their_address_only() -> N
     del raw
 
 
-def test_no_child_outlives_a_sigkilled_pgdoctor(tmp_path: Path) -> None:
-    """SIGKILL runs no cleanup handler; the kernel ends the children (PR_SET_PDEATHSIG) instead."""
-    import signal
+def _parent_of_a_sleeping_child(tmp_path: Path, timeout_s: float) -> tuple[subprocess.Popen[bytes], int]:
+    """A Python parent running one sleeping child through run_children, and the child's pid."""
     import time
 
     pidfile = tmp_path / "child.pid"
@@ -206,26 +205,39 @@ def test_no_child_outlives_a_sigkilled_pgdoctor(tmp_path: Path) -> None:
         "from pgdoctor.probes.processes import run_children\n"
         "child = [sys.executable, '-c', 'import os, sys, time; open(sys.argv[1], \"w\").write(str(os.getpid())); "
         "time.sleep(120)', sys.argv[1]]\n"
-        "run_children([child], [{}], timeout_s=120)\n"
+        f"run_children([child], [{{}}], timeout_s={timeout_s})\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", parent_code, str(pidfile)])
+    for _ in range(300):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        time.sleep(0.05)
+    return parent, int(pidfile.read_text())
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    import time
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        status = Path(f"/proc/{pid}/status")
+        if not status.exists() or "State:\tZ" in status.read_text():
+            return True
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    return False
+
+
+def test_no_child_outlives_a_sigkilled_pgdoctor(tmp_path: Path) -> None:
+    """SIGKILL runs no cleanup handler; the kernel ends the children (PR_SET_PDEATHSIG) instead."""
+    import signal
+
+    parent, child = _parent_of_a_sleeping_child(tmp_path, 120)
     try:
-        for _ in range(300):
-            if pidfile.exists() and pidfile.read_text():
-                break
-            time.sleep(0.05)
-        child = int(pidfile.read_text())
         assert Path(f"/proc/{child}").exists()
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
-        for _ in range(100):
-            status = Path(f"/proc/{child}/status")
-            if not status.exists() or "State:\tZ" in status.read_text():
-                break
-            time.sleep(0.05)
-        else:
-            os.kill(child, signal.SIGKILL)
-            pytest.fail("the child was still running 5 s after its parent was SIGKILLed")
+        assert _ends_within(child, 5.0), "the child was still running 5 s after its parent was SIGKILLed"
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -236,35 +248,13 @@ def test_a_child_whose_parent_is_stuck_ends_at_its_own_deadline(tmp_path: Path) 
     hung NFS read) would keep its ranks forever. Each child carries its own deadline: the
     parent's bound plus a margin, as an alarm that ends it in the kernel (status -14)."""
     import signal
-    import time
 
     from pgdoctor.probes.processes import OWN_DEADLINE_MARGIN_S
 
-    pidfile = tmp_path / "child.pid"
-    parent_code = (
-        "import sys\n"
-        "from pgdoctor.probes.processes import run_children\n"
-        "child = [sys.executable, '-c', 'import os, sys, time; open(sys.argv[1], \"w\").write(str(os.getpid())); "
-        "time.sleep(120)', sys.argv[1]]\n"
-        "run_children([child], [{}], timeout_s=1.0)\n"
-    )
-    parent = subprocess.Popen([sys.executable, "-c", parent_code, str(pidfile)])
+    parent, child = _parent_of_a_sleeping_child(tmp_path, 1.0)
     try:
-        for _ in range(300):
-            if pidfile.exists() and pidfile.read_text():
-                break
-            time.sleep(0.05)
-        child = int(pidfile.read_text())
         parent.send_signal(signal.SIGSTOP)  # the parent can no longer kill at its deadline
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 1.0 + OWN_DEADLINE_MARGIN_S + 10:
-            status = Path(f"/proc/{child}/status")
-            if not status.exists() or "State:\tZ" in status.read_text():
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(child, signal.SIGKILL)
-            pytest.fail("the child outlived its own deadline while its parent was stopped")
+        assert _ends_within(child, 1.0 + OWN_DEADLINE_MARGIN_S + 10), "the child outlived its own deadline"
     finally:
         parent.send_signal(signal.SIGCONT)
         parent.kill()
