@@ -4,9 +4,9 @@ Generates a log of --size-mb (default 1024) in /tmp: 8 ranks' NCCL INFO init/cha
 lines, training progress lines with torchrun prefixes, and a few failures buried at 70-90 % (a
 CUDA OOM on rank 3, the other ranks' watchdog timeouts, torchrun's ChildFailedError table).
 Runs `pgdoctor diagnose --json` on it in a child process, once with one process and once with the
-default scan workers, and prints wall and CPU throughput and the peak RSS, then `grep -c -F` with
-the same literal anchors on the same file for comparison. The file is
-deleted afterwards.
+default scan workers, and prints wall and CPU throughput and the peak RSS; then the scanner alone
+with each search engine (Hyperscan, CPython's re; RE2 when installed) beside `grep -c -E` with the
+same patterns, and `grep -c -F` with the same literal anchors. The file is deleted afterwards.
 
     python benchmarks/bench_diagnose.py [--size-mb 1024] [--keep]
 """
@@ -17,12 +17,14 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 from pgdoctor.diagnose.text.scan import ANCHORS
 
@@ -111,6 +113,66 @@ def run_diagnose(path: str, workers: str) -> tuple[float, float, int, dict]:
     return dt, cpu, after.ru_maxrss, json.loads(p.stdout)
 
 
+def ere(anchors: tuple[bytes, ...]) -> str:
+    """The anchors as one POSIX extended regular expression (`[c10d]` is a literal, not a class)."""
+    return "|".join(re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", a.decode()) for a in anchors)
+
+
+def _scan_only(path: str, engine: str) -> tuple[float, int]:
+    """Seconds and windows of the scanner alone (no rules) over the file, in a child process."""
+    code = ("import sys,time\nfrom pgdoctor.diagnose.text.reader import _file_chunks\n"
+            "from pgdoctor.diagnose.text.scan import scan_chunks, engine_name\n"
+            "t=time.perf_counter(); n=sum(1 for _ in scan_chunks(_file_chunks(sys.argv[1], 8 << 20)))\n"
+            "print(time.perf_counter()-t, n, engine_name())")
+    env = dict(os.environ, PGDOCTOR_SCAN_ENGINE=engine)
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, env=env, check=True)
+    dt, n, name = out.stdout.split()
+    if name != engine and engine != "auto":
+        raise SystemExit(f"engine {engine} asked, {name} used")
+    return float(dt), int(n)
+
+
+def _re2_alternation(path: str) -> Optional[float]:
+    """RE2 with the anchors as one alternation (measured when google-re2 is installed)."""
+    try:
+        import re2  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    rx = re2.compile(b"|".join(re.escape(a) for a in ANCHORS))
+    t = time.perf_counter()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(8 << 20), b""):
+            for _ in rx.finditer(block):
+                pass
+    return time.perf_counter() - t
+
+
+def scan_vs_grep(path: str, size: int) -> None:
+    """The scan engine chosen by measurement: each engine beside `grep -c -E` with the same
+    patterns (the anchors as one alternation) on the same file."""
+    grep = shutil.which("grep")
+    if not grep:
+        return
+    t = time.perf_counter()
+    g = subprocess.run([grep, "-c", "-E", ere(ANCHORS), path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if g.returncode > 1:
+        raise SystemExit(f"grep failed: {g.stderr.strip()}")
+    gdt = time.perf_counter() - t
+    mib = size / 2**20
+    print(f"grep -c -E (the {len(ANCHORS)} anchors as one alternation): {gdt:.2f} s, {mib / gdt:.0f} MiB/s")
+    for engine in ("hyperscan", "re"):
+        try:
+            dt, n = _scan_only(path, engine)
+        except (subprocess.CalledProcessError, SystemExit) as exc:
+            print(f"scan engine {engine}: not available ({str(exc)[:80]})")
+            continue
+        print(f"scan engine {engine} (windows {n}): {dt:.2f} s, {mib / dt:.0f} MiB/s = {gdt / dt:.2f}x grep -E")
+    r2 = _re2_alternation(path)
+    print(f"RE2 alternation, search only: {mib / r2:.0f} MiB/s = {gdt / r2:.2f}x grep -E" if r2 else
+          "RE2: google-re2 not installed (pip install google-re2 to compare)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mb", type=int, default=1024)
@@ -131,6 +193,7 @@ def main() -> None:
             print(f"pgdoctor diagnose ({label}): {dt:.2f} s wall, {size / 2**20 / dt:.0f} MiB/s; {cpu:.2f} s CPU, "
                   f"{size / 2**20 / cpu:.0f} MiB/s per CPU-second; peak RSS {rss_kb / 1024:.0f} MiB "
                   f"(largest process); findings {codes} (root cause {codes[0] if codes else None})")
+        scan_vs_grep(path, size)
         grep = shutil.which("grep")
         if grep:
             argv = [grep, "-c", "-F"] + [a for kw in ANCHORS for a in ("-e", kw.decode())] + [path]

@@ -3,9 +3,11 @@ category modules read them (first module that recognises a hit wins; pyexc runs 
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules import (
@@ -20,15 +22,16 @@ from pgdoctor.diagnose.rules import (
     pyexc,
     rendezvous,
     timeouts,
+    workers,
 )
-from pgdoctor.diagnose.text.normalize import logical_lines
-from pgdoctor.diagnose.text.parallel import default_workers, scan_file
+from pgdoctor.diagnose.text.normalize import Line, logical_lines
+from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers, map_in_workers, scan_file
 from pgdoctor.diagnose.text.reader import Source, needs_decoding
 from pgdoctor.diagnose.text.scan import ScanStats, Window, scan_chunks
 
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, mismatch, rendezvous,
-           timeouts, process_crash, launcher, pyexc)
+           timeouts, workers, process_crash, launcher, pyexc)
 
 
 @dataclass
@@ -38,6 +41,7 @@ class SourceStats:
     bytes: int = 0
     lines: int = 0
     hits: int = 0
+    counted: dict[str, int] = field(default_factory=dict)  # hits counted, not read (budget.py)
 
 
 def hit_events(hit: Hit) -> list[Event]:
@@ -48,22 +52,134 @@ def hit_events(hit: Hit) -> list[Event]:
     return []
 
 
-def source_events(source: Source, index: int) -> tuple[list[Event], SourceStats]:
+# Windows of hits a few lines apart overlap: a run of them is normalised once, as one block of
+# lines, instead of every line once per window (a log with a hit on every line cost 73 times the
+# work). Only runs of short lines are merged, where every window holds the same bytes of a line.
+RUN_MAX_LINES = 2048
+RUN_MAX_LINE_BYTES = 4096
+
+
+def _runs(windows: Iterator[Window]) -> Iterator[list[Window]]:
+    run: list[Window] = []
+    end = -1
+    for w in windows:
+        last = w.first_line + len(w.lines) - 1
+        if run and (w.first_line > end + 1 or last - run[0].first_line >= RUN_MAX_LINES):
+            yield run
+            run, end = [], -1
+        run.append(w)
+        end = max(end, last)
+    if run:
+        yield run
+
+
+def _normalised(run: list[Window]) -> Iterator[tuple[Window, list[Line], list[int]]]:
+    """Each window of the run with its logical lines and their line numbers."""
+    first = run[0].first_line
+    raw = list(run[0].lines)
+    merged = len(run) > 1 and all(len(line) <= RUN_MAX_LINE_BYTES for line in raw)
+    for w in run[1:] if merged else ():
+        end = first + len(raw)  # first line number not yet in the block
+        tail = w.lines[end - w.first_line:] if first <= w.first_line <= end else None
+        if tail is None or any(len(line) > RUN_MAX_LINE_BYTES for line in tail):
+            merged = False  # not one contiguous block of short lines: the windows one by one
+            break
+        raw.extend(tail)
+    if not merged:
+        for w in run:
+            lines = logical_lines(w.lines, w.first_line)
+            yield w, lines, [ln.no for ln in lines]
+        return
+    lines = logical_lines(raw, first)
+    nos = [ln.no for ln in lines]
+    for w in run:
+        lo = bisect.bisect_left(nos, w.first_line)
+        hi = bisect.bisect_right(nos, w.first_line + len(w.lines) - 1)
+        yield w, lines[lo:hi], nos[lo:hi]
+
+
+def sources_events(sources: Sequence[Source]) -> Iterator[tuple[list[Event], SourceStats]]:
+    """source_events of every source, in order; many files are shared among worker processes
+    (a thousand ranks' logs on a many-core login node), a few are read here."""
+    workers = files_workers(sources)
+    if workers <= 1:
+        for i, src in enumerate(sources):
+            yield source_events(src, i)
+        return
+    batches = [[(i, sources[i]) for i in range(k, min(len(sources), k + FILES_PER_TASK))]
+               for k in range(0, len(sources), FILES_PER_TASK)]
+    for batch in map_in_workers(_batch_events, batches, workers):
+        yield from batch
+
+
+FILES_PER_TASK = 16
+
+
+def files_workers(sources: Sequence[Source]) -> int:
+    """Worker processes for a set of files: one unless there are many files (or much data) to read."""
+    on_disk = [s for s in sources if s.path]
+    if len(on_disk) < 2 * FILES_PER_TASK:
+        return 1
+    size = 0
+    for s in on_disk:
+        try:
+            size += os.path.getsize(s.path or "")
+        except OSError:
+            pass
+    return default_workers(max(size, MIN_PARALLEL_BYTES) if len(on_disk) >= 256 else size, files=True)
+
+
+def _batch_events(batch: list[tuple[int, Source]]) -> list[tuple[list[Event], SourceStats]]:
+    return [source_events(src, i, nested=False) for i, src in batch]
+
+
+def source_events(source: Source, index: int, nested: bool = True) -> tuple[list[Event], SourceStats]:
+    """Events of one source; `nested=False` in a worker process, which may not start its own."""
     scan = ScanStats()
     events: list[Event] = []
+    by_line: dict[int, list[Event]] = {}
     windows: Iterator[Window]
-    workers = default_workers(os.path.getsize(source.path)) if source.path and os.path.isfile(source.path) else 1
+    size = os.path.getsize(source.path) if nested and source.path and os.path.isfile(source.path) else 0
+    workers = default_workers(size) if size >= MIN_PARALLEL_BYTES else 1
     if source.path and workers > 1 and not needs_decoding(source.path):
         windows = scan_file(source.path, workers, scan)
     else:
         windows = scan_chunks(source.chunks(), scan)
-    for win in windows:
-        lines = logical_lines(win.lines, win.first_line)
-        target = win.hit_line
-        idxs = [i for i, ln in enumerate(lines) if ln.no == target]
-        if not idxs:  # the hit line was joined to a wrapped line before it
-            before = [i for i, ln in enumerate(lines) if ln.no < target]
-            idxs = before[-1:]
-        for i in idxs:
-            events.extend(hit_events(Hit(source.name, lines, i, index)))
-    return events, SourceStats(source.name, index, scan.bytes, scan.lines, scan.hits)
+    for run in _runs(windows):
+        for win, lines, nos in _normalised(run):
+            target = win.hit_line
+            lo, hi = bisect.bisect_left(nos, target), bisect.bisect_right(nos, target)
+            # the hit line's logical lines; none when it was joined to a wrapped line before it
+            idxs = list(range(lo, hi)) if hi > lo else ([lo - 1] if lo > 0 else [])
+            for i in idxs:
+                evs = hit_events(Hit(source.name, lines, i, index))
+                events.extend(evs)
+                if evs:
+                    by_line.setdefault(target, []).extend(evs)
+    # Copies of a line that were counted instead of read are occurrences of what it said; they go
+    # to the first event of the source with the same identity, which deduplication keeps.
+    if scan.budget.repeats_of:
+        first: dict[tuple[object, ...], Event] = {}
+        for ev in events:
+            first.setdefault(ev.dedupe, ev)
+        for line_no, extra in scan.budget.repeats_of.items():
+            for ev in by_line.get(line_no, ()):
+                rep = first[ev.dedupe]
+                rep.facts["occurrences"] = rep.facts.get("occurrences", 1) + extra
+    counted = {k: v for k, v in scan.budget.summary().items() if v}
+    return events, SourceStats(source.name, index, scan.bytes, scan.lines, scan.hits, counted)
+
+
+def cap_notes(sources: list[dict[str, Any]]) -> list[str]:
+    """Info notes for the report: where a source reached the cap of windows read, and what was
+    counted instead of read after it. A cap never changes the answer silently."""
+    notes = []
+    for s in sources:
+        if "cap_reads" not in s:
+            continue
+        notes.append(f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s['cap_line']}; after it "
+                     f"{s['past_cap_read']} line(s) of a kind not seen before were read and {s['past_cap_counted']} "
+                     "repeating a kind already read were counted"
+                     + (f", {s['past_cap_unsorted']} counted without sorting (too many kinds)"
+                        if s.get("past_cap_unsorted") else ""))
+    return notes

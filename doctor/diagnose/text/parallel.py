@@ -1,57 +1,87 @@
 """Scanning one big plain file with several processes.
 
-The anchor search is the only per-byte work and CPython cannot run it on two threads at once
-(the literal search holds the GIL), so a large regular file is cut into byte ranges that worker
-processes search independently. Each worker returns only the offsets of its hits and newline
-counts; the parent then reads a bounded slice around each hit and cuts the same windows as the
-sequential scanner, with exact line numbers. Memory stays flat in every process (8 MiB reads).
-Gzip files and stdin are read sequentially.
+With CPython's `re` as the engine the anchor search is the only per-byte work and it holds the
+GIL, so a large regular file is cut into byte ranges that worker processes search
+independently. Each worker returns the offset of the first anchor of every line that may be
+worth reading; the parent then runs the sequential scanner over the file with those offsets
+instead of searching, so the windows, line numbers and counts are the sequential scanner's by
+construction (a test compares them). Memory stays flat in every process (8 MiB reads).
+Hyperscan searches faster than a worker could hand its results back, so with it the default is
+one process. Gzip files and stdin are read sequentially.
 """
 
 from __future__ import annotations
 
+import bisect
+import ctypes
 import multiprocessing
 import os
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from typing import Optional
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from typing import Optional, TypeVar
 
 from pgdoctor.diagnose.text.scan import (
-    _ANCHOR_RES,
     ANCHORS,
-    HISTORY,
-    LOOKAHEAD,
-    MAX_HITS_PER_SOURCE,
     MAX_LINE,
     WORTH,
     ScanStats,
     Window,
-    _window,
-    count_newlines,
+    anchor_positions,
+    engine_name,
+    scan_chunks,
 )
 
 MIN_PARALLEL_BYTES = 64 << 20
 READ_BYTES = 8 << 20
 _OVERLAP = max(len(a) for a in ANCHORS) - 1
+T = TypeVar("T")
+R = TypeVar("R")
 
 
-def default_workers(size: int) -> int:
+def default_workers(size: int, files: bool = False) -> int:
+    """Processes for `size` bytes: PGDOCTOR_SCAN_WORKERS when set; else one below 64 MiB, and one
+    for a single file that Hyperscan searches faster than workers could return their results;
+    else up to 4, one per CPU. `files`: many files, shared out whole."""
     env = os.environ.get("PGDOCTOR_SCAN_WORKERS")
     if env is not None:
         try:
             return max(1, int(env))
         except ValueError:
             return 1
-    if size < MIN_PARALLEL_BYTES or "fork" not in multiprocessing.get_all_start_methods():
+    if size < MIN_PARALLEL_BYTES or (engine_name() != "re" and not files) or (
+            "fork" not in multiprocessing.get_all_start_methods()):
         return 1
-    return max(1, min(4, os.cpu_count() or 1))
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-def _scan_range(path: str, start: int, end: int) -> tuple[list[tuple[int, int]], int]:
-    """Hits (absolute offset, newlines in [start, offset)) whose match starts in [start, end), and
-    the newlines in [start, end)."""
-    hits: list[tuple[int, int]] = []
-    newlines = 0
+def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
+    """fn over items in `workers` forked processes, results in order. The workers end with the
+    call: when it finishes, raises (a deadline) or is abandoned, they are terminated."""
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(min(workers, len(items)) or 1, initializer=_worker_init,
+                  initargs=(os.getpid(),)) as pool:  # __exit__ terminates them
+        yield from pool.imap(fn, items)
+
+
+def _worker_init(parent: int) -> None:
+    # The parent's handlers turn SIGTERM into an exception; a worker that the pool terminates
+    # must just end, quietly. And it dies with its parent (a SIGKILLed pgdoctor leaves no worker).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+    except (OSError, AttributeError):  # not Linux: the pool's pipes still end the worker
+        pass
+
+
+def _scan_range(path: str, start: int, end: int) -> list[int]:
+    """File offsets of the first anchor of each line, for anchors that start in [start, end).
+    A line is left out only when it is whole in the block and shows no failure word: the parent
+    would skip it too. A line cut by a block edge, or longer than MAX_LINE, is the parent's call."""
+    hits: list[int] = []
     with open(path, "rb") as fh:
         fh.seek(start)
         pos = start
@@ -61,71 +91,39 @@ def _scan_range(path: str, start: int, end: int) -> tuple[list[tuple[int, int]],
             if not block:
                 break
             limit = min(want, len(block))
-            found: set[int] = set()
-            for rx in _ANCHOR_RES:
-                for m in rx.finditer(block):
-                    if m.start() < limit:
-                        found.add(m.start())
-            counted, at, line_end = newlines, 0, -1
-            for off in sorted(found):
+            line_end = -1
+            for off in anchor_positions(block, 0, len(block)):
+                if off >= limit:
+                    break
                 if off < line_end:
                     continue  # one hit per line
                 le = block.find(b"\n", off)
+                ls = block.rfind(b"\n", 0, off) + 1
                 line_end = le if le >= 0 else len(block)
-                ls = block.rfind(b"\n", max(0, off - MAX_LINE), off) + 1
-                if le >= 0 and not WORTH.search(block, max(ls, off - MAX_LINE // 4), min(le, off + MAX_LINE)):
-                    continue  # the parent would drop it too; a line cut by the block end is kept
-                if len(hits) >= MAX_HITS_PER_SOURCE:
-                    break
-                counted += count_newlines(block, at, off)
-                at = off
-                hits.append((pos + off, counted))
-            newlines += count_newlines(block, 0, limit)
+                whole = le >= 0 and (ls > 0 or pos == 0) and le - ls < MAX_LINE - 1
+                if whole and not WORTH.search(block, ls, le):
+                    continue
+                hits.append(pos + off)
             pos += limit
             fh.seek(pos)
-    return hits, newlines
+    return hits
+
+
+def _scan_range_of(job: tuple[str, int, int]) -> list[int]:
+    return _scan_range(*job)
 
 
 def scan_file(path: str, workers: int, stats: Optional[ScanStats] = None) -> Iterator[Window]:
     """Windows around every hit of a regular file, in file order, as scan.scan_chunks yields them."""
-    stats = stats if stats is not None else ScanStats()
     size = os.path.getsize(path)
-    step = -(-size // workers)
+    step = -(-size // workers) if size else 1
     ranges = [(i, min(size, i + step)) for i in range(0, size, step)] or [(0, 0)]
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=len(ranges), mp_context=ctx) as pool:
-        results = list(pool.map(_scan_range, [path] * len(ranges), [r[0] for r in ranges], [r[1] for r in ranges]))
-    stats.bytes = size
-    base = 0
-    located: list[tuple[int, int]] = []
-    for hits, newlines in results:
-        located.extend((off, base + n) for off, n in hits)
-        base += newlines
-    total_newlines = base
+    found: list[int] = []
+    for part in map_in_workers(_scan_range_of, [(path, a, b) for a, b in ranges], len(ranges)):
+        found.extend(part)
+
+    def positions(start: int, end: int) -> list[int]:
+        return found[bisect.bisect_left(found, start):bisect.bisect_left(found, end)]
+
     with open(path, "rb") as fh:
-        if size:
-            fh.seek(size - 1)
-            last = fh.read(1)
-        else:
-            last = b"\n"
-        stats.lines = total_newlines + (0 if last == b"\n" else 1)
-        next_free = -1
-        for off, nl_before in located:
-            if off < next_free:
-                continue
-            if stats.hits >= MAX_HITS_PER_SOURCE:
-                break
-            lo = max(0, off - HISTORY)
-            fh.seek(lo)
-            buf = fh.read(off - lo + LOOKAHEAD)
-            cut = 0
-            if lo > 0:  # start the slice at a line start, as the sequential scanner's buffer does
-                nl = buf.find(b"\n", 0, off - lo)
-                cut = nl + 1 if nl >= 0 else 0
-            buf = buf[cut:]
-            win, free = _window(buf, off - lo - cut, nl_before + 1, 0)
-            next_free = lo + cut + free
-            if win is None:
-                continue
-            stats.hits += 1
-            yield win
+        yield from scan_chunks(iter(lambda: fh.read(READ_BYTES), b""), stats, positions)

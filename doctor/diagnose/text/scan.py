@@ -1,18 +1,22 @@
 """Find the few lines worth reading in a stream of byte chunks.
 
-This is the only code that touches every byte, so it never runs a per-line regex: it searches
-each big chunk for a short list of literal anchors (CPython's fast substring search, several
-GB/s each) and cuts a bounded window of raw lines around each hit. Everything after this works
-on windows only. Anchors are deliberately loose (`rror` matches Error and error); the category
-modules decide what a hit means.
+This is the only code that touches every byte, so it never runs a per-line regex: one search
+for a short list of literal anchors over each big chunk (`engine.py`: Hyperscan when installed,
+else CPython's literal search) finds the hit lines, and a bounded window of raw lines is cut
+around each hit worth reading (`budget.py` decides which repeats are only counted). Everything
+after this works on windows only. Anchors are deliberately loose (`rror` matches Error and
+error); the category modules decide what a hit means.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
+from pgdoctor.diagnose.text.engine import finder
 
 # Literal anchors and the formats that need them. A format not containing one of these is
 # invisible to diagnose, so every category module's patterns must contain an anchor.
@@ -29,11 +33,26 @@ ANCHORS: tuple[bytes, ...] = (
     b"xitcode",  # torchrun "failed (exitcode: -9)" and its failure table
     b"ation fault",  # "Segmentation fault" (shell, mpirun, faulthandler)
     b"core dumped",  # shell "Illegal instruction (core dumped)", "Aborted (core dumped)"
+    # Failure families whose lines carry none of the anchors above (diagnose rules/*):
+    b"ERROR",  # log levels of vLLM, DeepSpeed, logging ("ERROR 04-23 ... Failed to load NCCL library", "[ERROR]")
+    b"atchdog",  # ProcessGroupNCCL watchdog records cut before "timeout"
+    b"eady twice",  # DDP "Parameter at index 5 has been marked as ready twice"
+    b"receive grad",  # DDP "Parameter indices which did not receive grad for rank 0"
+    b"shared object",  # the loader's "libnccl.so.2: cannot open shared object file" (vLLM logs it at INFO)
+    b"memory allocation of",  # Rust/C allocators "memory allocation of 2097152 bytes failed"
+    b"GPU is lost",  # nvidia-smi / NVML "Unable to determine the device handle ...: GPU is lost"
+    b"driver on your system",  # torch "The NVIDIA driver on your system is too old (found version N)"
+    b"NCCL built in",  # "Distributed package doesn't have NCCL built in", quoted in prose
+    b"return code",  # DeepSpeed "exits with return code = -9" quoted without its [ERROR] record
+    b"Duplicate GPU",  # NCCL "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"
+    b"Virtual Memory:",  # DeepSpeed's memory report "CPU Virtual Memory:  used = 120.4 GB, percent = 97.9%"
+    b".cc:",  # NCCL's error return chain at INFO: "NCCL INFO transport/net.cc:515 -> 2" (a WARN cut off)
+    b"low on resource",  # kubelet eviction "The node was low on resource: memory."
+    b"version mismatch",  # NVML "Driver/library version mismatch", "NCCL version mismatch"
+    b"xit code",  # Open MPI's first-failure summary "Exit code:    137", srun "Exited with exit code 1"
+    b"[c10d]",  # c10d's logger (socket.cpp): "[c10d] The server socket has failed to bind to [::]:29500 (errno: 98
+    #            - Address already in use).", "... failed to connect to any network address of (h, p)."
 )
-# Each anchor is one pass of CPython's literal search over the chunk (1.5-3 GB/s); an alternation
-# of all of them in one regex is several times slower, because sre then tries a match at almost
-# every byte. So: few anchors, one pass each, and the category modules decide what a hit means.
-_ANCHOR_RES = tuple(re.compile(re.escape(a)) for a in ANCHORS)
 
 LINES_BEFORE = 24
 LINES_AFTER = 48
@@ -42,31 +61,39 @@ BYTES_AFTER = 32 << 10
 # A line longer than this is cut into pieces around each hit: a 100 MB line costs no more
 # than a short one.
 MAX_LINE = 64 << 10
-LOOKAHEAD = BYTES_AFTER + MAX_LINE
-HISTORY = BYTES_BEFORE + MAX_LINE
-MAX_HITS_PER_SOURCE = 100_000
+LOOKAHEAD = BYTES_AFTER + MAX_LINE + 1
+HISTORY = BYTES_BEFORE + MAX_LINE + 1
+_PEEK = 8 << 10
+# Windows read in full per source; past it only new kinds of line are read (budget.py), and the
+# report says how many were counted instead.
+MAX_HITS_PER_SOURCE = MAX_READS
+_OVERLAP = max(len(a) for a in ANCHORS) - 1
 # A hit line must also show one of these before a window is cut around it: the anchors are
 # deliberately loose ("rror" is in "val_error"), and a log that prints a metric named like that on
 # every step must not spend its window budget on it. Every category pattern passes this filter.
 WORTH = re.compile(rb"Error\b|Exception\b|Interrupt\b|\berror\b|\bexception\b|NCCL WARN|[Tt]imed out|\btimeout\b|"
-                   rb"Timeout|out of memory|SIG[A-Z]{3,4}|Kill|NVRM|exitcode|Segmentation fault|core dumped")
+                   rb"Timeout|out of memory|SIG[A-Z]{3,4}|Kill|NVRM|exitcode|Segmentation fault|core dumped|"
+                   rb"errno: ?\d|already in use|\bERROR\b|shared object|atchdog|eady twice|receive grad|"
+                   rb"memory allocation of|GPU is lost|ompletion from peer|xit code|driver on your system|"
+                   rb"mismatch between collectives|NCCL built in|not compiled|return code|Duplicate GPU|"
+                   rb"Virtual Memory:|version mismatch|low on resource|\.(?:cc|cu|h):\d+ -> [1-7]\b|"
+                   rb"\[c10d\][^\n]*(?:failed|timed out|cannot)")
+
+# (start, end) stream offsets -> sorted stream offsets of the anchors that start in [start, end)
+Positions = Callable[[int, int], list[int]]
 
 
-try:  # numpy counts newlines ~4x faster than bytes.count; optional
-    import numpy as _np
-except ImportError:  # pragma: no cover - numpy is not a dependency
-    _np = None  # type: ignore[assignment]
+def anchor_positions(buf: bytes, start: int = 0, end: int = -1) -> list[int]:
+    """Sorted start offsets of the anchors in buf[start:end], by the chosen engine."""
+    return finder(ANCHORS)[1](buf, start, len(buf) if end < 0 else end)
+
+
+def engine_name() -> str:
+    return finder(ANCHORS)[0]
 
 
 def count_newlines(buf: bytes, start: int = 0, end: int = -1) -> int:
-    end = len(buf) if end < 0 else end
-    if _np is None or end - start < (1 << 20):
-        return buf.count(b"\n", start, end)
-    a = _np.frombuffer(buf, dtype=_np.uint8, count=end - start, offset=start)
-    total = 0
-    for i in range(0, len(a), 1 << 22):
-        total += int(_np.count_nonzero(a[i:i + (1 << 22)] == 10))
-    return total
+    return buf.count(b"\n", start, len(buf) if end < 0 else end)
 
 
 @dataclass(frozen=True)
@@ -83,70 +110,70 @@ class Window:
         return self.first_line + self.hit
 
 
-def _hit_positions(buf: bytes, start: int, end: int) -> list[int]:
-    found: set[int] = set()
-    for rx in _ANCHOR_RES:
-        for m in rx.finditer(buf, start, end):
-            found.add(m.start())
-    return sorted(found)
-
-
-def _window(buf: bytes, pos: int, line_no: int, floor: int) -> tuple[Optional[Window], int]:
-    """The window around the hit at `pos` on line `line_no` (None when the hit line is not worth
-    one); and the position where the next hit may start (the end of the hit line, so one line
-    gives one window)."""
-    ls = buf.rfind(b"\n", floor, pos) + 1 if pos > floor else floor
-    if ls < floor:
-        ls = floor
-    le = buf.find(b"\n", pos)
-    if le < 0:
+def hit_line_bounds(buf: bytes, pos: int, at_start: bool, eof: bool) -> tuple[int, int, int, int]:
+    """(line start, line end, slice start, slice end) of the line holding `pos`. The line's ends
+    are looked for within MAX_LINE of the hit only, so the answer never depends on how much of
+    the stream is in the buffer: -1 for an end further away (a giant line). The slice is the
+    whole line, or a piece of MAX_LINE bytes around the hit of a giant line."""
+    lo = max(0, pos - MAX_LINE)
+    nl = buf.rfind(b"\n", lo, pos)
+    ls = nl + 1 if nl >= 0 else (0 if lo == 0 and at_start else -1)
+    le = buf.find(b"\n", pos, pos + MAX_LINE)
+    if le < 0 and eof and len(buf) <= pos + MAX_LINE:
         le = len(buf)
-    hs, he = ls, le
-    if he - hs > MAX_LINE:  # a giant line: keep a slice around the hit only
-        hs = max(ls, pos - MAX_LINE // 4)
-        he = min(le, pos + 3 * MAX_LINE // 4)
-    if not WORTH.search(buf, hs, he):
-        return None, le + 1
-    lines: list[bytes] = [buf[hs:he]]
-    # lines before, bounded in count and bytes
+    if ls >= 0 and le >= 0 and le - ls <= MAX_LINE:
+        return ls, le, ls, le
+    hs = max(ls, pos - MAX_LINE // 4)
+    he = min(le if le >= 0 else len(buf), pos + 3 * MAX_LINE // 4)
+    return ls, le, hs, he
+
+
+def _cut(buf: bytes, ls: int, le: int, hs: int, he: int, line_no: int, at_start: bool) -> Window:
+    """The window of lines around the hit line [hs, he): up to LINES_BEFORE whole lines within
+    BYTES_BEFORE before its start `ls` (a line cut by that bound is left out, unless it starts the
+    stream), up to LINES_AFTER lines within BYTES_AFTER after its end `le`. A giant line whose
+    start or end is unknown (-1) has no lines on that side."""
+    # A small slice first: when it already holds all the lines wanted, whole, the result is the
+    # same as from the full byte bound, without copying 32 KiB per hit of a hit-dense log.
     before: list[bytes] = []
-    cur = ls
-    lo = max(floor, ls - BYTES_BEFORE)
-    while len(before) < LINES_BEFORE and cur > lo:
-        prev = buf.rfind(b"\n", lo, cur - 1) + 1
-        if prev <= 0 and lo > 0:
-            break
-        before.append(buf[max(prev, lo):cur - 1])
-        cur = prev
-    before.reverse()
+    if ls > 0:
+        lo = max(0, ls - BYTES_BEFORE)
+        parts = buf[max(lo, ls - 1 - _PEEK):ls - 1].rsplit(b"\n", LINES_BEFORE)
+        if len(parts) <= LINES_BEFORE and ls - 1 - _PEEK > lo:
+            parts = buf[lo:ls - 1].rsplit(b"\n", LINES_BEFORE)
+        before = parts if len(parts) <= LINES_BEFORE and lo == 0 and at_start else parts[1:]
     after: list[bytes] = []
-    cur = le + 1
-    hi = min(len(buf), le + 1 + BYTES_AFTER)
-    while len(after) < LINES_AFTER and cur < hi:
-        nxt = buf.find(b"\n", cur, hi)
-        if nxt < 0:
-            after.append(buf[cur:hi])
-            break
-        after.append(buf[cur:nxt])
-        cur = nxt + 1
-    return Window(line_no - len(before), (*before, *lines, *after), len(before)), le + 1
+    if le >= 0:
+        hi = min(len(buf), le + 1 + BYTES_AFTER)
+        after = buf[le + 1:min(hi, le + 1 + _PEEK)].split(b"\n", LINES_AFTER)
+        if len(after) <= LINES_AFTER and le + 1 + _PEEK < hi:
+            after = buf[le + 1:hi].split(b"\n", LINES_AFTER)
+        if len(after) > LINES_AFTER or not after[-1]:
+            after.pop()
+    return Window(line_no - len(before), (*before, buf[hs:he], *after), len(before))
 
 
 @dataclass
 class ScanStats:
     bytes: int = 0
     lines: int = 0
-    hits: int = 0
+    hits: int = 0  # windows read
+    budget: HitBudget = field(default_factory=lambda: HitBudget(MAX_HITS_PER_SOURCE))
 
 
-def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None) -> Iterator[Window]:
+def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None,
+                positions: Optional[Positions] = None) -> Iterator[Window]:
     """Windows around every hit, in stream order, with exact line numbers. `stats` gets the
-    byte and line counts of the whole stream when it ends."""
+    byte and line counts of the whole stream when it ends. `positions(start, end)` gives the
+    anchor offsets in [start, end) of the stream (default: search the buffer); the parallel
+    scanner passes the offsets its workers found, so both cut the same windows."""
     stats = stats if stats is not None else ScanStats()
+    budget = stats.budget
     buf = b""
     base_line = 1  # line number of buf[0]
+    base_off = 0  # stream offset of buf[0]
     scan_from = 0
-    hits = 0
+    skip_line = False
     it = iter(chunks)
     eof = False
     while not eof:
@@ -162,30 +189,43 @@ def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None) -> I
                 continue
         limit = len(buf) if eof else len(buf) - LOOKAHEAD
         if limit > scan_from:
+            if positions is None:  # an anchor that starts before limit may end after it
+                found = anchor_positions(buf, scan_from, min(len(buf), limit + _OVERLAP))
+                while found and found[-1] >= limit:
+                    found.pop()
+            else:
+                found = [p - base_off for p in positions(scan_from + base_off, limit + base_off)]
             counted_pos, counted_line = 0, base_line
             next_free = scan_from
-            for pos in _hit_positions(buf, scan_from, limit):
+            if skip_line:  # the giant line of the last hit goes on: no second window for it
+                nl = buf.find(b"\n", scan_from, limit)
+                skip_line = nl < 0
+                next_free = limit if skip_line else nl + 1
+            at_start = base_off == 0
+            for pos in found:
                 if pos < next_free:
-                    continue
-                if hits >= MAX_HITS_PER_SOURCE:
-                    break
-                counted_line += count_newlines(buf, counted_pos, pos)
+                    continue  # one window per line: its first anchor
+                counted_line += buf.count(b"\n", counted_pos, pos)
                 counted_pos = pos
-                win, next_free = _window(buf, pos, counted_line, 0)
-                if win is None:
-                    continue
-                hits += 1
-                stats.hits = hits
-                yield win
+                ls, le, hs, he = hit_line_bounds(buf, pos, at_start, eof)
+                if le >= 0:
+                    next_free = le + 1
+                else:
+                    nl = buf.find(b"\n", pos, limit)
+                    skip_line = nl < 0
+                    next_free = limit if skip_line else nl + 1
+                if WORTH.search(buf, hs, he) and budget.admit(buf[hs:he], counted_line):
+                    stats.hits += 1
+                    yield _cut(buf, ls, le, hs, he, counted_line, at_start)
             scan_from = max(limit, next_free)
         if eof:
             stats.lines = base_line - 1 + count_newlines(buf) + (1 if buf and not buf.endswith(b"\n") else 0)
             return
-        # Keep a line-aligned history before scan_from for the next windows' context.
+        # Keep the history the next windows' context may need (hit_line_bounds looks MAX_LINE
+        # back, _cut BYTES_BEFORE further).
         keep = max(0, scan_from - HISTORY)
         if keep:
-            nl = buf.find(b"\n", keep, scan_from)
-            keep = nl + 1 if nl >= 0 else keep
             base_line += count_newlines(buf, 0, keep)
             buf = buf[keep:]
+            base_off += keep
             scan_from -= keep
