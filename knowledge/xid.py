@@ -67,6 +67,25 @@ XID_TABLE: dict[int, XidInfo] = dict(
         _t(140, "Unrecovered ECC error: uncorrectable memory error the driver could not contain", "fail", "reset"),
         _t(143, "GPU initialization failure", "fail", "reboot"),
         _t(154, "GPU recovery action changed: the driver asks for a reset or a reboot", "fail", "reboot"),
+        # Newer catalogue entries (Hopper/Blackwell drivers): NVLink units, repair and retirement.
+        _t(46, "GPU stopped processing (engine hang)", "fail", "reset"),
+        _t(122, "SPI PMU RPC read failure", "warn", "reset"),
+        _t(123, "SPI PMU RPC write failure", "warn", "reset"),
+        _t(124, "SPI PMU RPC erase failure", "warn", "reset"),
+        _t(137, "NVLink error: a link reported an access (privilege or fabric address) fault", "fail", "reset"),
+        _t(144, "NVLink error in the SAW unit of a link", "fail", "reset"),
+        _t(145, "NVLink error in the RLW unit of a link", "fail", "reset"),
+        _t(146, "NVLink error in the TLW unit of a link", "fail", "reset"),
+        _t(147, "NVLink error in the TREX unit of a link", "fail", "reset"),
+        _t(148, "NVLink error in the NVLPW unit of a link", "fail", "reset"),
+        _t(149, "NVLink error in the NETIR unit of a link (fabric)", "fail", "reset"),
+        _t(150, "NVLink error in the MSE unit of a link", "fail", "reset"),
+        _t(156, "Resource retirement event: part of the GPU was retired", "warn", "reset"),
+        _t(157, "Resource retirement failure", "fail", "drain"),
+        _t(158, "GPU fatal timeout", "fail", "reset"),
+        _t(160, "GPU memory marked for repair; the repair takes effect after a reset", "warn", "reset"),
+        _t(171, "Uncorrectable ECC error in GPU DRAM", "fail", "reset"),
+        _t(172, "Uncorrectable ECC error in on-chip SRAM", "fail", "reset"),
     ]
 )
 
@@ -93,8 +112,10 @@ class XidEvent:
 
 # The driver prints `NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, <text>`; older drivers
 # omit name= or pid=, and a kernel-context event prints pid='<unknown>', name=<unknown>.
+# MIG adds the GPU instance ("(PCI:0000:01:00 GPU-I:05)"); a paste may redact the bus ("(PCI:...)").
 _XID_RE = re.compile(
-    r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): "
+    r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?|[^)\s]*)"
+    r"(?: GPU-I:\d+)?\): "
     r"(?P<code>\d+)"
     r"(?:, pid=(?P<pid>'[^']*'|[^,\s]*))?"
     r"(?:, name=(?P<name>[^,]*))?"
@@ -109,6 +130,8 @@ def parse_xid_line(line: str) -> Optional[XidEvent]:
         return None
     pid_text = (m.group("pid") or "").strip("'")
     name = (m.group("name") or "").strip()
+    if len(m.group("code")) > 6:
+        return None
     return XidEvent(
         code=int(m.group("code")),
         pci_bus_id=m.group("bus").lower(),
@@ -116,3 +139,12 @@ def parse_xid_line(line: str) -> Optional[XidEvent]:
         process_name="" if name == "<unknown>" else name,
         message=(m.group("msg") or "").strip(),
     )
+
+
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d{1,6})")
+
+
+def caused_by(event: XidEvent) -> Optional[int]:
+    """The earlier Xid that a cleanup Xid (43, 45) names as its cause ("... caused by previous Xid 149")."""
+    m = _CAUSED_BY.search(event.message)
+    return int(m.group(1)) if m else None

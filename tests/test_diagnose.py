@@ -28,7 +28,9 @@ def test_corpus_root_cause_facts_and_cascade(name: str) -> None:
     findings = diagnose_paths([str(LOGS / name)]).findings
     codes = [f.code for f in findings]
     if exp["root"] is None:
-        assert codes == [], f"{name}: expected no finding, got {codes}"
+        # A decoy: nothing at warn or fail (an info note about an error line is allowed).
+        real = [f.code for f in findings if f.severity.value != "info"]
+        assert real == [], f"{name}: expected no failure, got {codes}"
         return
     assert codes and codes[0] == exp["root"], f"{name}: root {codes}"
     root = findings[0]
@@ -97,7 +99,10 @@ def test_diagnose_sources_api_matches_paths() -> None:
 def test_exception_that_did_not_kill_a_rank_is_no_finding() -> None:
     text = ("Traceback (most recent call last):\n  File \"a.py\", line 3, in f\nValueError: handled and logged\n"
             + "".join(f"step {i} loss 1.0\n" for i in range(200)))
-    assert diagnose_sources([("a.log", text)]) == []
+    # Only an info note that quotes the error: no warn or fail finding.
+    note = diagnose_sources([("a.log", text)])
+    assert [(f.code, f.severity.value) for f in note] == [("RUN134", "info")]
+    assert note[0].facts["exception"] == "ValueError" and "handled and logged" in note[0].message
     killed = text + "E1003 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed " \
                     "(exitcode: 1) local_rank: 0 (pid: 7) of binary: /usr/bin/python3\n"
     assert [f.code for f in diagnose_sources([("a.log", killed)])] == ["RUN132"]

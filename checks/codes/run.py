@@ -4,7 +4,7 @@ vocabulary shared with the lab (cuda_oom, host_oom, process_crash, collective_ti
 nccl_network, nccl_usage, collective_mismatch, rendezvous, gpu_hardware, driver_env).
 
 Ranges: 101-119 cuda_oom, 121-129 host_oom, 131-149 process_crash, 151-169 collective_timeout,
-171-189 nccl_network, 191-199 nccl_usage, 201-219 collective_mismatch, 221-239 rendezvous,
+171-189 nccl_network, 191-199 nccl_usage (RUN195: driver_env), 201-219 collective_mismatch, 221-239 rendezvous,
 241-259 gpu_hardware, 261-279 driver_env, 281-299 flight recorder.
 """
 
@@ -32,6 +32,8 @@ PYTHON_EXCEPTION = register_code("RUN132", "rank-python-exception", "fail", "pro
                                  "A Python exception in one rank took the job down", AREA)
 RANK_EXITED = register_code("RUN133", "rank-exited-nonzero", "fail", "process_crash",
                             "A rank exited with a non-zero code and the logs do not say why", AREA)
+UNRECOGNISED_ERROR = register_code("RUN134", "unrecognised-error", "info", "process_crash",
+                                   "The logs hold an error that no diagnosis rule recognises", AREA)
 
 WATCHDOG_TIMEOUT = register_code("RUN151", "collective-watchdog-timeout", "fail", "collective_timeout",
                                  "A collective did not finish within the process group timeout", AREA)
@@ -57,7 +59,8 @@ NCCL_DUPLICATE_GPU = register_code("RUN193", "nccl-duplicate-gpu", "fail", "nccl
                                    "Two ranks of one communicator use the same GPU", AREA)
 NCCL_CUDA_ERROR = register_code("RUN194", "nccl-unhandled-cuda-error", "fail", "nccl_usage",
                                 "A CUDA call inside NCCL failed (unhandled cuda error)", AREA)
-NCCL_VERSION = register_code("RUN195", "nccl-version-problem", "fail", "nccl_usage",
+# Category driver_env: a loaded libnccl that lacks what torch needs is an environment fault.
+NCCL_VERSION = register_code("RUN195", "nccl-version-problem", "fail", "driver_env",
                              "NCCL version mismatch or a NCCL too old for the requested feature", AREA)
 
 COLLECTIVE_MISMATCH = register_code("RUN201", "collective-mismatch", "fail", "collective_mismatch",
@@ -73,6 +76,8 @@ STORE_UNREACHABLE = register_code("RUN222", "store-unreachable", "fail", "rendez
                                   "Ranks could not connect to the rendezvous store (MASTER_ADDR:MASTER_PORT)", AREA)
 ADDRESS_IN_USE = register_code("RUN223", "store-address-in-use", "fail", "rendezvous",
                                "The rendezvous store could not bind its port: address already in use", AREA)
+RENDEZVOUS_CONFIG = register_code("RUN224", "rendezvous-config-missing", "fail", "rendezvous",
+                                  "init_process_group could not start: its rendezvous settings are missing", AREA)
 
 GPU_XID = register_code("RUN241", "gpu-xid-error", "fail", "gpu_hardware",
                         "The NVIDIA driver reported an Xid error", AREA)
@@ -89,6 +94,8 @@ NO_CUDA_DEVICE = register_code("RUN262", "no-cuda-device", "fail", "driver_env",
                                "No CUDA-capable device is visible to the process", AREA)
 LIBRARY_MISSING = register_code("RUN263", "cuda-library-missing", "fail", "driver_env",
                                 "A CUDA or NCCL shared library could not be loaded", AREA)
+ARCH_UNSUPPORTED = register_code("RUN265", "cuda-arch-unsupported", "fail", "driver_env",
+                                 "This PyTorch or extension has no GPU code for this GPU's architecture", AREA)
 DEVICE_MISMATCH = register_code("RUN264", "device-count-mismatch", "fail", "driver_env",
                                 "A rank asked for a GPU that is not visible (CUDA_VISIBLE_DEVICES / nproc-per-node)", AREA)
 

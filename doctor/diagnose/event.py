@@ -75,19 +75,33 @@ class Hit:
         out.reverse()
         return out
 
-    def block(self, n: int = 8) -> tuple[str, list[Line]]:
+    def block(self, n: int = 8, sep: str = " ") -> tuple[str, list[Line]]:
         """The hit line and its continuation lines (a message split over lines by a paste or a
-        logger), joined with spaces; stops at a blank line or the start of a new record."""
+        logger), joined with `sep` ("" to undo a terminal's hard wrap); stops at a blank line,
+        the start of a new record or another rank's line (a line without any prefix continues)."""
         used = [self.line]
         for ln in self.after(n):
-            if not ln.text.strip() or _NEW_RECORD.match(ln.text) or ln.rank != self.line.rank:
+            if not ln.text.strip() or _NEW_RECORD.match(ln.text) or (ln.rank is not None and ln.rank != self.line.rank):
                 break
             used.append(ln)
-        return " ".join(ln.text.strip() for ln in used), used
+        return sep.join(ln.text.strip() for ln in used), used
 
     def evidence(self, lines: Optional[list[Line]] = None) -> list[Evidence]:
         return [Evidence(ln.text.strip()[:EVIDENCE_CHARS], file=self.source, line=ln.no)
                 for ln in (lines or [self.line])]
+
+
+def _window_host(hit: Hit) -> Optional[str]:
+    """The host of the NCCL records around a hit, when they all name the same one."""
+    hosts = set()
+    for ln in hit.lines:
+        if "NCCL" in ln.text:
+            m = _NCCL_PREFIX.match(ln.text)
+            if m:
+                hosts.add(m.group(1))
+                if len(hosts) > 1:
+                    return None
+    return next(iter(hosts)) if hosts else None
 
 
 @dataclass
@@ -128,6 +142,11 @@ def event(hit: Hit, code: str, message: str, facts: Optional[dict[str, Any]] = N
         f.setdefault("host", m.group(1))
         f.setdefault("pid", int(m.group(2)))
         f.setdefault("cuda_dev", int(m.group(3)))
+    elif "host" not in f:
+        host = _window_host(hit)
+        if host:
+            f["host"] = host
+            f["host_from"] = "NCCL lines around it"
     return Event(code=code, source=hit.source, line=hit.line.no, source_index=hit.source_index,
                  message=message, rank=r, facts=f, evidence=hit.evidence(lines), ts=hit.line.ts,
                  cause_tier=tier, dedupe=dedupe or (code, r))

@@ -35,7 +35,9 @@ _SELF = re.compile(rf"this{_W}process{_W}has{_W}{S}{_W}memory{_W}in{_W}use")
 _ALLOWED = re.compile(rf"{S}{_W}allowed;")
 _SPLIT = re.compile(
     rf"Of{_W}the{_W}allocated{_W}memory{_W}{S}{_W}is{_W}allocated{_W}by{_W}PyTorch,{_W}and{_W}{S}{_W}is{_W}reserved")
-_ANY = re.compile(r"CUDA out of memory|CUDA error: out of memory|Cuda failure '?out of memory|cudaErrorMemoryAllocation"
+# ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
+_ANY = re.compile(r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|Cuda failure '?out of memory|"
+                  r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
                   r"|CUBLAS_STATUS_ALLOC_FAILED")
 
 
@@ -115,7 +117,8 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
 
 
 def parse(hit: Hit) -> list[Event]:
-    if "CUDA" not in hit.text and "Cuda" not in hit.text and "CUBLAS" not in hit.text:
+    if "CUDA" not in hit.text and "Cuda" not in hit.text and "CUBLAS" not in hit.text and "HIP" not in hit.text \
+            and "hipError" not in hit.text:
         return []
     if not _ANY.search(hit.text):
         return []

@@ -7,6 +7,13 @@ fallen off the bus and is not responding to commands."; CUDA runtime error strin
 (cudaGetErrorString): "uncorrectable ECC error encountered", "an illegal memory access was
 encountered", "unspecified launch failure", "an illegal instruction was encountered",
 "misaligned address", also inside NCCL's "Cuda failure '...'".
+
+Also: an NVRM record wrapped over indented "NVRM:" continuation lines; Xid lines with a MIG
+instance ("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)"); cleanup Xids
+43/45 that name their cause ("caused by previous Xid 149": the finding is Xid 149) and are
+otherwise consequences; NVML / nvidia-smi "Unable to determine the device handle for GPU...:
+Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" without its Xid
+119; cudaErrorNvlinkUncorrectable "uncorrectable NVLink error detected during the execution".
 """
 
 from __future__ import annotations
@@ -15,22 +22,66 @@ import re
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.knowledge.xid import parse_xid_line
+from pgdoctor.diagnose.text.normalize import Line
+from pgdoctor.knowledge.xid import caused_by, describe_xid, parse_xid_line
 
 _OFF_BUS = re.compile(r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus")
 _ECC = re.compile(r"uncorrectable ECC error", re.I)
+# cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
+_NVLINK = re.compile(r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE")
 _ILLEGAL = re.compile(r"an illegal memory access was encountered|unspecified launch failure|"
                       r"an illegal instruction was encountered|misaligned address|cudaErrorIllegalAddress|"
                       r"cudaErrorLaunchFailure")
-# Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC)
-_ECC_XIDS = frozenset({48, 63, 64, 94, 95})
+# Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
+# 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
+_ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
+# Xids that only clean up after another error (43 a killed context, 45 preemptive teardown).
+_CLEANUP_XIDS = frozenset({43, 45})
+# nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
+# GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
+_NO_HANDLE = re.compile(r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)")
+_LOST = re.compile(r"\bGPU is lost\b")
+# A kernel record that the driver wrote over several lines: continuations are indented and carry
+# "NVRM:" again but no timestamp of their own.
+_NVRM_CONT = re.compile(r"^\s+NVRM: ")
+# GSP firmware that stopped answering, printed without its Xid 119 by some drivers:
+# "NVRM: ... Timeout waiting for RPC from GSP!" / "Timeout after 45s of waiting for RPC response from GPU4 GSP!"
+_GSP = re.compile(r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP")
+
+
+def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
+    used = [hit.line]
+    for ln in hit.after(6):
+        if not _NVRM_CONT.match(ln.text):
+            break
+        used.append(ln)
+    return " ".join(ln.text.strip().removeprefix("NVRM: ") if k else ln.text.strip()
+                    for k, ln in enumerate(used)), used
 
 
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
+    used: list[Line] = [hit.line]
+    if "NVRM" in t and not _NVRM_CONT.match(t):
+        t, used = _nvrm_record(hit)
+    elif _NVRM_CONT.match(t):
+        return []  # read with the record's first line
     if "Xid" in t:
         x = parse_xid_line(t)
         if x is not None:
+            root_xid = caused_by(x) if x.code in _CLEANUP_XIDS else None
+            if root_xid is not None:
+                # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.
+                info = describe_xid(root_xid)
+                facts = {"xid": root_xid, "pci_bus_id": x.pci_bus_id, "reported_by_xid": x.code,
+                         "xid_meaning": info.meaning if info else "unknown Xid",
+                         "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
+                if x.pid is not None:
+                    facts["pid"] = x.pid
+                code = C.GPU_OFF_BUS if root_xid == 79 else C.GPU_ECC if root_xid in _ECC_XIDS else C.GPU_XID
+                return [event(hit, code.code, f"Xid {root_xid} on GPU {x.pci_bus_id}: {facts['xid_meaning']} (named by the "
+                              f"Xid {x.code} cleanup that followed it)", facts, used,
+                              dedupe=(code.code, x.pci_bus_id, root_xid))]
             info = x.info
             facts = {"xid": x.code, "pci_bus_id": x.pci_bus_id, "xid_meaning": info.meaning if info else "unknown Xid",
                      "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
@@ -42,12 +93,30 @@ def parse(hit: Hit) -> list[Event]:
             msg = f"Xid {x.code} on GPU {x.pci_bus_id}: {facts['xid_meaning']}"
             if info and info.action == "application":
                 msg += " (usually caused by the application, e.g. a kernel bug or bad memory access)"
-            return [event(hit, code.code, msg, facts, dedupe=(code.code, x.pci_bus_id, x.code))]
+            # A cleanup Xid only follows another error: a consequence unless nothing else shows.
+            tier = 2 if x.code in _CLEANUP_XIDS else 0
+            return [event(hit, code.code, msg, facts, used, tier=tier, dedupe=(code.code, x.pci_bus_id, x.code))]
     m = _OFF_BUS.search(t)
     if m:
         bus = (m.group("a") or m.group("b") or "").lower()
         return [event(hit, C.GPU_OFF_BUS.code, f"GPU {bus} has fallen off the bus (no longer answers on PCIe)",
-                      {"pci_bus_id": bus}, dedupe=(C.GPU_OFF_BUS.code, bus))]
+                      {"pci_bus_id": bus}, used, dedupe=(C.GPU_OFF_BUS.code, bus))]
+    if _GSP.search(t):
+        info = describe_xid(119)
+        facts = {"xid": 119, "xid_meaning": info.meaning if info else "GSP RPC timeout", "xid_from": "NVRM GSP record"}
+        return [event(hit, C.GPU_XID.code, f"the GPU's GSP firmware stopped answering the driver (as Xid 119): "
+                      f"{facts['xid_meaning']}", facts, used, dedupe=(C.GPU_XID.code, "gsp"))]
+    m = _NO_HANDLE.search(t)
+    if m or (_LOST.search(t) and ("nvidia-smi" in t or "NVML" in t or "Unable to determine" in t)):
+        bus = m.group(1).lower() if m else ""
+        facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
+        return [event(hit, C.GPU_OFF_BUS.code, f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
+                      "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors", facts,
+                      dedupe=(C.GPU_OFF_BUS.code, bus))]
+    if _NVLINK.search(t):
+        return [event(hit, C.GPU_XID.code, "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
+                      ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
+                      {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220}, dedupe=(C.GPU_XID.code, "nvlink"))]
     if _ECC.search(t):
         return [event(hit, C.GPU_ECC.code, "the CUDA runtime reports an uncorrectable ECC error",
                       {"cuda_error": "uncorrectable ECC error encountered"}, dedupe=(C.GPU_ECC.code, hit.rank))]

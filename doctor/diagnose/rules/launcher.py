@@ -13,7 +13,14 @@ torchrun agent (multiprocessing/api.py) "failed (exitcode: -9) local_rank: 0 (pi
 binary: /usr/bin/python" and "Sending process 1235 closing signal SIGTERM"; DeepSpeed launcher
 (deepspeed/launcher/launch.py) "Killing subprocess 1234" and "[...] exits with return code =
 -9"; Open MPI "mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9
-(Killed)."; Slurm "srun: error: node-3: task 5: Killed" / "task 5: Exited with exit code 1".
+(Killed)." and its first-failure summary "Process name: [[1234,1],3]" / "Exit code: 137" (128 + 9);
+Slurm "srun: error: node-3: task 5: Killed" / "task 5: Exited with exit code 1" / "Out Of
+Memory"; torch.multiprocessing.spawn "process 1 terminated with signal SIGKILL" / "with exit code
+1"; subprocess's "returned non-zero exit status -9" (older DeepSpeed, Accelerate). torchrun's
+table is also read when only one entry of it was pasted ("exitcode : -11 (pid: 6421)").
+
+A teardown alone (`teardown`) still says a worker died: torchrun SIGTERMs only the workers still
+alive (the dead one is the pid missing from the list), DeepSpeed's sigkill_handler kills all.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import datetime as _dt
 import re
 from typing import Any, Optional
 
+from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.text.normalize import Line
 
@@ -35,8 +43,20 @@ _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+
 _DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
 _MPI = re.compile(r"process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)")
-_SRUN = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted)")
+# torch.multiprocessing.spawn: "process 1 terminated with signal SIGKILL" / "... with exit code 1"
+# (ProcessExitedException; a plain Exception before 1.7).
+_SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
+_SIGNUMS = {v: k for k, v in SIGNAL_NAMES.items()}
+_CALLED = re.compile(r"returned non-zero exit status (-?\d+)")
+_SRUN = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
+                   r"Out Of Memory|Bus error)")
+# Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137".
+_MPI_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
+_MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
+_SIGNALLED = re.compile(r"Received (\d+) death signal|got signal: (\d+)")
+_TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess) (\d+)")
 _MARKERS = re.compile(r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
+                      r"Received \d+ death signal|"
                       r"terminate called after throwing|NCCL communicator was aborted|SignalException|"
                       r"RendezvousClosedError|CalledProcessError")
 
@@ -123,14 +143,100 @@ def _deepspeed_exit(hit: Hit, text: str) -> list[Event]:
     return [_exit(hit, facts, None)]
 
 
+def _fragment(hit: Hit) -> list[Event]:
+    """An entry of torchrun's table pasted without its header: "  rank : 0 (local_rank: 0)",
+    "  exitcode : -11 (pid: 6421)", "  traceback : Signal 11 (SIGSEGV) received by PID 6421"."""
+    if any("ChildFailedError" in ln.text or "Root Cause" in ln.text for ln in hit.before(12, same_rank=False)):
+        return []  # the header's own hit reads the whole table
+    start = hit.idx
+    for k in range(hit.idx - 1, max(-1, hit.idx - 6), -1):
+        if not _TABLE_KEY.match(hit.lines[k].text):
+            break
+        start = k
+    sub = Hit(hit.source, hit.lines, start, hit.source_index)
+    head = Hit(hit.source, [Line("ChildFailedError:", hit.lines[start].no), *hit.lines[start:]], 0, hit.source_index)
+    evs = _table(head)
+    for ev in evs:
+        ev.line = sub.line.no
+        ev.facts["root"] = True
+        ev.facts["table_fragment"] = True
+    return evs
+
+
+def teardown(markers: list[Event]) -> Optional[Event]:
+    """An excerpt that holds only the launcher's teardown (torchrun's "Sending process N closing
+    signal SIGTERM", DeepSpeed's "Killing subprocess N"): a worker died first, and it is the one
+    the launcher did not have to stop. Named when the stopped pids leave exactly one gap."""
+    pids: list[int] = []
+    first: Optional[Event] = None
+    for mk in sorted(markers, key=lambda e: e.position):
+        m = _TEARDOWN_PID.search(mk.facts.get("marker", ""))
+        if m:
+            first = first or mk
+            pids.append(int(m.group(1)))
+    if first is None:
+        return None
+    nums = [mk.facts["signalled"] for mk in markers if "signalled" in mk.facts]
+    stopped = sorted(set(pids))
+    if nums:
+        num = nums[0]
+        name = SIGNAL_NAMES.get(num, f"signal {num}")
+        return Event(C.RANK_EXITED.code, first.source, first.line, first.source_index,
+                     f"the launcher itself received {name} and stopped its {len(stopped)} worker(s): the job was ended "
+                     "from outside (a scheduler's cancel or time limit, preemption, Ctrl-C), no worker failed first",
+                     first.rank, {"launcher_signal": name, "stopped_pids": stopped, "teardown_only": True},
+                     list(first.evidence), first.ts, 2, (C.RANK_EXITED.code, "teardown"))
+    pid_list = f"{', '.join(map(str, stopped[:8]))}{', ...' if len(stopped) > 8 else ''}"
+    if "Killing" in first.facts["marker"]:
+        # DeepSpeed's sigkill_handler kills every worker, the failed one included, then prints
+        # "<cmd> exits with return code = N" for the one that failed (not in this excerpt).
+        facts: dict[str, Any] = {"killed_pids": stopped, "reporter": "deepspeed", "teardown_only": True}
+        msg = (f"DeepSpeed's launcher killed its {len(stopped)} worker(s) (pids {pid_list}) because one of them "
+               "exited with an error; its 'exits with return code' line is not in the excerpt (-9: most often the "
+               "kernel's OOM killer, see dmesg)")
+    else:
+        # torchrun sends SIGTERM only to the workers still alive: the dead one is not in the list.
+        gaps = [p for p in range(stopped[0], stopped[-1] + 1) if p not in stopped] if len(stopped) > 1 else []
+        facts = {"stopped_pids": stopped, "reporter": "torchrun", "teardown_only": True}
+        msg = (f"torchrun stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker died; "
+               "the excerpt holds only this teardown")
+        if len(gaps) == 1:
+            facts["pid"] = gaps[0]
+            facts["suspect_pid"] = gaps[0]
+            msg += f": pid {gaps[0]} is the one that got no SIGTERM, so it died first"
+        else:
+            msg += ": the worker that died is the pid missing from that list (its own log; dmesg for the OOM killer)"
+    return Event(C.RANK_EXITED.code, first.source, first.line, first.source_index, msg, first.rank, facts,
+                 list(first.evidence), first.ts, 0, (C.RANK_EXITED.code, "teardown"))
+
+
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
     if "ChildFailedError" in t and "rror:" in t:
-        return _table(hit)
+        evs = _table(hit)
+        if evs:
+            return evs
+    if _TABLE_KEY.match(t) and t.lstrip().startswith("exitcode"):
+        return _fragment(hit)
     m = _AGENT.search(t)
     if m:
         return [_exit(hit, {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3)),
                             "reporter": "torchrun", "first": True}, None)]
+    m = _CALLED.search(t)
+    if m:  # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
+        facts: dict[str, Any] = {"exitcode": int(m.group(1)), "reporter": "launcher", "first": True}
+        lr = _DS_LOCAL.search(t)
+        if lr:
+            facts["local_rank"] = int(lr.group(1) or lr.group(2))
+        return [_exit(hit, facts, None)]
+    m = _SPAWN.search(t)
+    if m:
+        code = -_SIGNUMS.get(m.group(2), 0) if m.group(2) else int(m.group(3))
+        facts = {"exitcode": code, "local_rank": int(m.group(1)), "reporter": "torch.multiprocessing.spawn",
+                 "first": True}
+        if m.group(2):
+            facts["signal"] = m.group(2)
+        return [_exit(hit, facts, None)]
     m = _MPI.search(t)
     if m:
         return [_exit(hit, {"exitcode": -int(m.group(4)), "pid": int(m.group(2)), "host": m.group(3),
@@ -140,9 +246,21 @@ def parse(hit: Hit) -> list[Event]:
         tasks = m.group(2)
         first = int(re.split(r"[,\-]", tasks)[0])
         what = m.group(3)
-        code = int(m.group(4)) if m.group(4) else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6}[what]
-        return [_exit(hit, {"exitcode": code, "host": m.group(1), "reporter": "srun", "rank": first, "tasks": tasks},
-                      first)]
+        code = int(m.group(4)) if m.group(4) else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6,
+                                                   "Out Of Memory": -9, "Bus error": -7}[what]
+        facts = {"exitcode": code, "host": m.group(1), "reporter": "srun", "rank": first, "tasks": tasks}
+        if what == "Out Of Memory":
+            facts["killer"] = "slurm_cgroup"  # Slurm's task/cgroup plugin saw the OOM kill
+        return [_exit(hit, facts, first)]
+    m = _MPI_EXIT.match(t)
+    if m:
+        name = next((n for n in (_MPI_NAME.search(ln.text) for ln in hit.before(3, same_rank=False)) if n), None)
+        if name is not None:
+            status = int(m.group(1))
+            # a shell-style status: 128 + N is "killed by signal N"
+            code = -(status - 128) if 128 < status < 160 else status
+            return [_exit(hit, {"exitcode": code, "exit_status": status, "reporter": "mpirun", "rank": int(name.group(1)),
+                                "first": True}, int(name.group(1)))]
     if "exits with return code" in t:
         return _deepspeed_exit(hit, t)
     if "Killing subprocess" in t:
@@ -151,7 +269,15 @@ def parse(hit: Hit) -> list[Event]:
         for ln in hit.after(12, same_rank=False):
             if "exits with return code" in ln.text:
                 return _deepspeed_exit(hit, ln.text)
-    if _MARKERS.search(t):
-        return [event(hit, MARKER, t.strip()[:200], {"marker": _MARKERS.search(t).group(0)}, tier=3,  # type: ignore[union-attr]
-                      dedupe=(MARKER, hit.line.no, hit.source))]
+    m = _MARKERS.search(t)
+    if m:
+        facts = {"marker": m.group(0)}
+        # torchrun's agent logs "Received 15 death signal, shutting down workers" around its SIGTERMs
+        # when it was itself told to stop: then no worker failed first.
+        for ln in [hit.line, *hit.before(6, same_rank=False), *hit.after(6, same_rank=False)]:
+            s = _SIGNALLED.search(ln.text)
+            if s:
+                facts["signalled"] = int(s.group(1) or s.group(2))
+                break
+        return [event(hit, MARKER, t.strip()[:200], facts, tier=3, dedupe=(MARKER, hit.line.no, hit.source))]
     return []

@@ -29,10 +29,34 @@ _UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank
 _UNUSED_NAMES = re.compile(r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)")
 _TWICE = re.compile(r"Expected to mark a variable ready only once")
 _TWICE_NAME = re.compile(r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice")
+# DDP's construction-time check that every rank holds the same model (distributed/utils.py,
+# reducer.cpp): "DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1
+# has inconsistent 0 params." and 1.x's "params[0] in this process with sizes [...] appears not to
+# match sizes of the same param in process 0."
+_DDP_MODEL = re.compile(r"DDP expects same model across all ranks, but Rank (\d+) has (\d+) params, while rank (\d+) "
+                        r"has inconsistent (\d+) params|appears not to match (?:sizes|strides) of the same param in process (\d+)")
+# gloo's pair.cc when two ranks' buffers of one collective differ in size: "op.preamble.length <=
+# op.nbytes. 8 vs 4"
+_GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
 
 
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
+    m = _DDP_MODEL.search(t)
+    if m:
+        facts: dict[str, Any] = {"kind": "ddp_model_mismatch"}
+        if m.group(1):
+            facts.update(params_by_rank={m.group(1): int(m.group(2)), m.group(3): int(m.group(4))},
+                         ranks=sorted({int(m.group(1)), int(m.group(3))}))
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, "DDP found different models on the ranks (parameter count, "
+                      "sizes or strides differ): the ranks built or loaded different models", facts,
+                      dedupe=(C.COLLECTIVE_MISMATCH.code, "ddp_model"))]
+    m = _GLOO_SIZE.search(t)
+    if m:
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"gloo: a peer sent {m.group(1)} bytes where {m.group(2)} were "
+                      "expected: the ranks called the collective with different tensor sizes",
+                      {"bytes": int(m.group(1)), "expected_bytes": int(m.group(2)), "backend": "gloo"},
+                      dedupe=(C.COLLECTIVE_MISMATCH.code, "gloo_size"))]
     if _MISMATCH.search(t):
         text, used = hit.block(6)
         ranks: dict[int, dict[str, Any]] = {}
@@ -41,7 +65,7 @@ def parse(hit: Hit) -> list[Event]:
             ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
                                       kv.get("SequenceNumber", "").isdigit() else None,
                                       "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
-        facts: dict[str, Any] = {"fingerprints": {str(k): v for k, v in ranks.items()}}
+        facts = {"fingerprints": {str(k): v for k, v in ranks.items()}}
         if ranks:
             facts["ranks"] = sorted(ranks)
             ops = {v["op"] for v in ranks.values()}
@@ -53,7 +77,8 @@ def parse(hit: Hit) -> list[Event]:
         else:
             msg = "TORCH_DISTRIBUTED_DEBUG=DETAIL detected a collective mismatch between ranks"
         return [event(hit, C.COLLECTIVE_MISMATCH.code, msg, facts, used, dedupe=(C.COLLECTIVE_MISMATCH.code,))]
-    if _UNFINISHED.search(t):
+    # The reducer's detail lines stand for the whole error when a paste cut its first sentence.
+    if _UNFINISHED.search(t) or _UNUSED_IDX.search(t) or _UNUSED_NAMES.search(t):
         text = " ".join([t] + [ln.text for ln in hit.after(20)])
         facts = {}
         mi = _UNUSED_IDX.search(text)
@@ -68,7 +93,7 @@ def parse(hit: Hit) -> list[Event]:
         msg = "DDP: parameters did not receive gradients in the previous iteration" + (f": {names}" if names else "")
         return [event(hit, C.DDP_UNFINISHED_REDUCTION.code, msg, facts, rank=facts.get("rank"),
                       dedupe=(C.DDP_UNFINISHED_REDUCTION.code,))]
-    if _TWICE.search(t):
+    if _TWICE.search(t) or _TWICE_NAME.search(t):
         text = " ".join([t] + [ln.text for ln in hit.after(20)])
         tw = _TWICE_NAME.search(text)
         facts = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}

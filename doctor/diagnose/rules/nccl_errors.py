@@ -16,6 +16,17 @@ interface found", "Duplicate GPU detected : rank 1 and rank 0 both on CUDA devic
 "Cuda failure 'out of memory'". Loader: "undefined symbol: ncclCommRegister" (torch built for a
 newer NCCL than the one loaded). gloo (pair.cc): "Connection closed by peer [10.0.0.2]:5678",
 "Connection reset by peer".
+
+Across versions torch also wrote "NCCL error: <text>, NCCL version X" (the 1.1x watchdog) and
+"NCCL Error 2: unhandled system error" (1.0); NCCL <= 2.3 printed "host:pid:tid [dev] file:line
+WARN msg" without the word NCCL. WARNs are read by the source that prints them: the socket layer
+("Call to connect failed : Connection timed out", "socketProgress: Connection closed by remote
+peer", "Socket recv failed while polling"), NET/IB completions (also quoted in prose), argument
+checks (RUN191), the topology search of graph/*.cc (RUN192), "Mismatched collective detected"
+(RUN201) and the proxy's "Failed to execute operation Connect from rank 2, retcode 3" (by its
+ncclResult_t). A socket failure that NCCL calls an internal error ("ncclSocketInit: ... neither
+AF_INET nor AF_INET6") is network; a CUDA failure of the environment inside NCCL ("Cuda failure
+802 'system not yet initialized'") is driver_env.
 """
 
 from __future__ import annotations
@@ -25,20 +36,42 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.rules.driver_env import cuda_error_events
+from pgdoctor.diagnose.rules.timeouts import work_facts
 
-_TORCH = re.compile(r"NCCL error in: (?P<where>\S+?),?\s+(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
-                    r",?\s*NCCL version (?P<ver>[\w.+-]+)")
-_WARN = re.compile(r"NCCL WARN (?P<msg>.*)$")
+# torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
+# "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
+_TORCH = re.compile(r"NCCL error(?: in: (?P<where>\S+?),?|:)\s+(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
+                    r"(?:,?\s*NCCL version (?P<ver>[\w.+-]+)|[`'\"]?\s*$)")
+# ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error").
+_NCCL_TEXT = re.compile(r"unhandled system error|unhandled cuda error|remote process exited or there was a network error")
+_OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d): (?P<err>[a-z][a-z ,-]+[a-z])")
+# NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
+# without the word NCCL.
+_WARN = re.compile(r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN) (?P<msg>.*)$")
+_WORK = re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+_INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
+# ncclResult_t names as torch's exceptions and users' prose quote them.
+_NAME_ANYWHERE = re.compile(r"\b(ncclSystemError|ncclRemoteError|ncclInvalidUsage|ncclInvalidArgument|ncclInternalError|"
+                            r"ncclUnhandledCudaError)\b")
 _NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+")
 _IB_STATUS = re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
 _PEER = re.compile(r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]+)\]?(?:<(\d+)>|:(\d+))?")
-_SOCKET = re.compile(r"Connection (?:closed by (?:remote )?peer|reset by peer|refused)|Software caused connection abort|"
-                     r"NET/Socket|No route to host|Broken pipe")
+# NCCL's socket layer (socket.cc, include/socket.h of <= 2.3, net_socket.cc, bootstrap.cc).
+_SOCKET = re.compile(r"Connection (?:closed by (?:remote )?peer|reset by peer|refused|timed out)|Software caused connection abort|"
+                     r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
+                     r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
+                     r"Socket (?:recv|send) failed")
 _IFACE = re.compile(r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
-                    r"NCCL_SOCKET_IFNAME", re.I)
+                    r"NCCL_SOCKET_IFNAME|neither AF_INET", re.I)
+# Where a dropped connection is the job's own (not a dataset download's "ConnectionError").
+_DIST_CONTEXT = re.compile(r"gloo|pair\.cc|ProcessGroup|c10d|torch[./]distributed|NCCL|all_?reduce|broadcast|barrier", re.I)
+# gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
+_GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
+_IB_COMPLETION = re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
 _DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)")
-_CUDA_FAIL = re.compile(r"Cuda failure '?([^'\n]+)'?")
+_CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
 _UNDEF = re.compile(r"undefined symbol: (nccl\w+)")
 _VERSION = re.compile(r"NCCL version mismatch|requires NCCL (?:version )?[\d.]+|NCCL [\d.]+ or (?:newer|later) is required")
 
@@ -59,14 +92,17 @@ _ERRNAMES = {
 
 def _last_error(hit: Hit) -> str:
     """The `Last error:` NCCL appends to torch's exception (its last WARN), when present."""
+    inline = _INLINE_LAST.search(hit.text)
+    if inline:
+        return inline.group(1).strip()
     lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
         if ln.text.strip().startswith("Last error:"):
             rest = ln.text.split("Last error:", 1)[1].strip()
             if rest:
                 return rest
-            if i + 1 < len(lines):
-                return lines[i + 1].text.strip()
+            if i + 1 < len(lines) and not lines[i + 1].text.lstrip().startswith(("Exception raised from", "frame #")):
+                return lines[i + 1].text.strip()  # (an empty "Last error:" is followed by the C++ stack)
     return ""
 
 
@@ -95,7 +131,13 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
     r = hit.rank
     cf = _CUDA_FAIL.search(detail)
     if cf:
-        what = cf.group(1).strip().rstrip("'")
+        what = cf.group(2).strip().rstrip("'")
+        env = cuda_error_events(hit, what)
+        if env:  # the driver stack is not ready (Fabric Manager, old driver): not NCCL's fault
+            for ev in env:
+                ev.facts.update(base)
+                ev.evidence = hit.evidence(used) if used else ev.evidence
+            return env
         if "out of memory" in what:
             return [event(hit, C.CUDA_OOM.code, f"NCCL could not allocate GPU memory (Cuda failure '{what}')",
                           {**base, "format": "nccl", "likely_cause": "insufficient_memory"}, used,
@@ -106,8 +148,19 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
         if "driver version is insufficient" in what:
             return [event(hit, C.DRIVER_TOO_OLD.code, f"NCCL: {what}", {**base, "cuda_error": what}, used,
                           dedupe=(C.DRIVER_TOO_OLD.code, r))]
+        if kind_code is None or kind_code is C.NCCL_CUDA_ERROR:
+            facts = {**base, "cuda_error": what}
+            if cf.group(1):
+                facts["cuda_error_code"] = int(cf.group(1))
+            return [event(hit, C.NCCL_CUDA_ERROR.code, f"{hit.who()}: a CUDA call inside NCCL failed: '{what}'", facts,
+                          used, tier=1, dedupe=(C.NCCL_CUDA_ERROR.code, r))]
+    special = _special_detail(hit, detail, base, used)
+    if special:
+        return special
     if _IFACE.search(detail):
         kind_code = C.NCCL_SOCKET_ERROR  # whatever NCCL called it, no usable interface is the cause
+    elif kind_code is C.NCCL_INTERNAL_ERROR and _SOCKET.search(detail):
+        kind_code = C.NCCL_SOCKET_ERROR  # NCCL reports some socket failures as internal errors
     elif kind_code in (C.NCCL_SYSTEM_ERROR, C.NCCL_REMOTE_ERROR) or kind_code is None:
         if _IB.search(detail) and kind_code is not C.NCCL_REMOTE_ERROR:
             kind_code = C.NCCL_IB_ERROR
@@ -115,6 +168,8 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
             kind_code = C.NCCL_SOCKET_ERROR
     if kind_code is None:
         return []
+    if kind_code is C.NCCL_CUDA_ERROR:
+        tier = max(tier, 1)  # a CUDA call failed under NCCL: the CUDA error itself is the cause when shown
     facts = {**base, **_network_facts(detail)}
     if detail:
         facts["nccl_last_error"] = detail[:300]
@@ -129,14 +184,101 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
 
 
+# WARN records by the NCCL source that prints them: argument checks (misc/argcheck.cc: "Reduce :
+# invalid root 0", "invalid type 9", "invalid operation") are invalid usage; the topology and graph
+# search (graph/*.cc: "Error : ring 0 does not loop back to start", "Could not find a path")
+# are internal errors; "Mismatched collective detected ... around rank 39" is a mismatch.
+_WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
+_WARN_USAGE = re.compile(r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b",
+                         re.I)
+_WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
+# The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
+# "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
+# "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
+_PROXY = re.compile(r"Failed to execute operation (\w+) from rank (\d+), retcode (\d+)|"
+                    r"Error encountered progressing operation=(\w+), res=(\d+)")
+# NCCL_DEBUG=INFO prints every frame an error returns through: "NCCL INFO transport/net.cc:515 -> 2";
+# the number is the ncclResult_t. Alone (its WARN cut off) it still names the kind of failure.
+_CHAIN = re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
+_RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERROR, 4: C.NCCL_INVALID_USAGE,
+           5: C.NCCL_INVALID_USAGE, 6: C.NCCL_REMOTE_ERROR}
+
+
+# "Message truncated : received 2048 bytes instead of 1024": ranks posted the same collective with
+# different sizes (or different collectives): a mismatch, whatever error NCCL returned for it.
+_TRUNCATED = re.compile(r"Message truncated\s*:\s*received (\d+) bytes instead of (\d+)")
+# /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
+# memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
+_SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
+
+
+def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+    """Details whose meaning does not depend on which error code NCCL wrapped them in."""
+    m = _TRUNCATED.search(detail)
+    if m:
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {m.group(1)} bytes where {m.group(2)} "
+                      "were expected: ranks called the collective with different sizes (or different collectives)",
+                      {**base, "nccl_last_error": detail[:300], "bytes": int(m.group(1)), "expected_bytes": int(m.group(2))},
+                      used, dedupe=(C.COLLECTIVE_MISMATCH.code, "truncated"))]
+    m = _DUP.search(detail)
+    if m:
+        a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
+        return [event(hit, C.NCCL_DUPLICATE_GPU.code, f"ranks {b} and {a} both use the GPU at bus id {dev}",
+                      {**base, "ranks": sorted({a, b}), "bus_id": dev}, used, dedupe=(C.NCCL_DUPLICATE_GPU.code, dev))]
+    if _SHM.search(detail):
+        return [event(hit, C.NCCL_SYSTEM_ERROR.code, f"{hit.who()}: NCCL could not create its shared memory segment "
+                      "(/dev/shm too small: a container without --shm-size or --ipc=host)",
+                      {**base, "nccl_last_error": detail[:300], "likely_cause": "shared_memory"}, used,
+                      dedupe=(C.NCCL_SYSTEM_ERROR.code, "shm"))]
+    return []
+
+
+def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
+    special = _special_detail(hit, msg, {"nccl_warn": msg[:300]}, None)
+    if special:
+        return special
+    m = _WARN_MISMATCH.search(msg)
+    if m:
+        r = int(m.group(1))
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"NCCL detected mismatched collectives around rank {r}",
+                      {"nccl_warn": msg[:300], "suspect_rank": r}, dedupe=(C.COLLECTIVE_MISMATCH.code,))]
+    m = _PROXY.search(msg)
+    if m:
+        res = int(m.group(3) or m.group(5))
+        kind = _RESULT.get(res)
+        if kind is None:
+            return []
+        facts: dict[str, Any] = {"nccl_warn": msg[:300], "nccl_result": res, "proxy_op": m.group(1) or m.group(4)}
+        if m.group(2):
+            facts["rank"] = int(m.group(2))
+        # the proxy reports an error that a WARN before it usually explains: a symptom of it
+        return [event(hit, kind.code, f"{hit.who()}: NCCL's proxy failed operation {facts['proxy_op']} (ncclResult {res})",
+                      facts, tier=1, dedupe=(kind.code, hit.rank, "proxy"))]
+    src = _WARN_SOURCE.search(t)
+    if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
+        return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL rejected a call: {msg[:160]}",
+                      {"nccl_warn": msg[:300]}, dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank))]
+    if src and src.group(1).startswith("graph/") and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg):
+        return [event(hit, C.NCCL_INTERNAL_ERROR.code, f"{hit.who()}: NCCL's topology search failed: {msg[:160]}",
+                      {"nccl_warn": msg[:300], "nccl_source": src.group(0)}, dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank))]
+    return []
+
+
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
-    m = _TORCH.search(t)
+    m = _TORCH.search(t) or _OLD_TORCH.search(t)
     if m:
         err = m.group("err").strip().lower()
         code = next((c for k, c in _KIND.items() if err.startswith(k)), None)
-        base: dict[str, Any] = {"nccl_error": err, "nccl_version": m.group("ver"), "where": m.group("where"),
-                                "nccl_error_text": m.group("err").strip()}
+        gd = m.groupdict()
+        base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err").strip()}
+        if gd.get("ver"):
+            base["nccl_version"] = gd["ver"]
+        if gd.get("where"):
+            base["where"] = gd["where"]
+        w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
+        if w:
+            base.update(work_facts(w.group(1)))
         detail = _last_error(hit)
         if code is None and not detail:
             return []
@@ -156,25 +298,56 @@ def parse(hit: Hit) -> list[Event]:
     m = _UNDEF.search(t)
     if m:
         return [event(hit, C.NCCL_VERSION.code,
-                      f"the loaded libnccl lacks {m.group(1)}: PyTorch was built against a newer NCCL",
+                      f"the loaded libnccl lacks {m.group(1)}: PyTorch was built against a newer NCCL than the one "
+                      "the loader found (another libnccl earlier on the library path, or two nvidia-nccl wheels)",
                       {"missing_symbol": m.group(1)}, dedupe=(C.NCCL_VERSION.code, m.group(1)))]
     if _VERSION.search(t):
         v = _NCCL_VER.search(t)
         return [event(hit, C.NCCL_VERSION.code, f"NCCL version problem: {t.strip()[:160]}",
                       {"nccl_version": v.group(1)} if v else {}, dedupe=(C.NCCL_VERSION.code,))]
+    m = _CHAIN.search(t)
+    if m:
+        res = int(m.group(3))
+        kind = _RESULT.get(res)
+        if kind is None:
+            return []
+        return [event(hit, kind.code, f"{hit.who()}: an NCCL call failed with ncclResult {res} (return chain from "
+                      f"{m.group(1)}:{m.group(2)}; the WARN that said why is not in the excerpt)",
+                      {"nccl_result": res, "nccl_source": f"{m.group(1)}:{m.group(2)}"}, tier=1,
+                      dedupe=(kind.code, hit.rank, "chain"))]
     m = _WARN.search(t)
     if m:
         msg = m.group("msg")
         cf = _CUDA_FAIL.search(msg)
         if cf:
-            return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None) if \
-                any(k in cf.group(1) for k in ("out of memory", "illegal", "launch failure", "insufficient")) else []
-        if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)", msg):
+            # "driver shutting down" at exit is NCCL noticing the process end, not a failure.
+            return [] if "shutting down" in cf.group(2) else _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
+        if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable", msg):
             return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
         if _SOCKET.search(msg) or _IFACE.search(msg):
             return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 1, C.NCCL_SOCKET_ERROR)
-        return []
-    if ("gloo" in t or "Connection" in t) and _SOCKET.search(t) and re.search(r"Error|error", t):
+        return _warn_kind(hit, t, msg)
+    m = _IB_COMPLETION.search(t)
+    if m and not any("Last error" in ln.text for ln in hit.before(3)):  # quoted without its WARN prefix (prose)
+        return _from_detail(hit, t[m.start():], {"nccl_warn": t[m.start():][:300]}, None, 0, C.NCCL_IB_ERROR)
+    m = _NAME_ANYWHERE.search(t)
+    if m and not t.lstrip().startswith(m.group(1)):
+        err = _ERRNAMES[m.group(1)]
+        return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+    m = _NCCL_TEXT.search(t)
+    if m and "NCCL" in " ".join([t] + [ln.text for ln in hit.before(3)]):
+        err = m.group(0)
+        return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+    m = _GLOO_IFACE.search(t)
+    if m:
+        return [event(hit, C.NCCL_SOCKET_ERROR.code, f"gloo cannot use interface {m.group(1)}: it has no address "
+                      "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
+                      {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
+                      dedupe=(C.NCCL_SOCKET_ERROR.code, "gloo_iface"))]
+    if ("gloo" in t or "Connection" in t) and _SOCKET.search(t) and re.search(r"Error|error", t) \
+            and "store->" not in t and "DistNetworkError" not in t and "DistStoreError" not in t \
+            and _DIST_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(4)])):
+        # a store client that lost its server is the rendezvous module's
         # gloo / c10d socket errors outside NCCL: the peer went away.
         return [event(hit, C.NCCL_SOCKET_ERROR.code, f"{hit.who()}: connection to a peer failed: {t.strip()[:160]}",
                       {"backend": "gloo" if "gloo" in t else "unknown", **_network_facts(t)}, tier=1,

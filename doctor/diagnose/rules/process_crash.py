@@ -5,6 +5,7 @@ Formats: bash/sh job-control messages from strsignal(): "<script>: line 12: 4567
 fault      (core dumped) python train.py", "Illegal instruction (core dumped)", "Aborted (core
 dumped)", "Bus error (core dumped)"; faulthandler: "Fatal Python error: Segmentation fault",
 "Fatal Python error: Aborted", followed by frames "  File "x.py", line 12 in forward".
+SIGABRT is a consequence (tier 2) of the error the process aborted on; see `_tier`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Ab
            "Bus error": "SIGBUS", "Floating point exception": "SIGFPE"}
 
 
+def _tier(sig: str) -> int:
+    """SIGABRT is how a process ends after an uncaught C++ exception: the NCCL watchdog's own
+    abort after a timeout or a CUDA error ("terminate called after throwing ..."). The error
+    it ends on is the cause; the abort is a consequence, the root only when nothing else shows."""
+    return 2 if sig == "SIGABRT" else 0
+
+
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
     m = _FAULTHANDLER.search(t)
@@ -37,7 +45,7 @@ def parse(hit: Hit) -> list[Event]:
                 break
         where = f" in {facts['frame']}" if "frame" in facts else ""
         return [event(hit, C.FATAL_SIGNAL.code, f"{hit.who()} died on {sig}{where}",
-                      facts, dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig))]
+                      facts, tier=_tier(sig), dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig))]
     m = _SHELL.search(t)
     if m and (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
         sig = SIGNALS[m.group("sig")]
@@ -47,5 +55,5 @@ def parse(hit: Hit) -> list[Event]:
         if m.group("cmd"):
             facts["command"] = m.group("cmd").replace("(core dumped)", "").strip()[:200]
         return [event(hit, C.FATAL_SIGNAL.code, f"a process died on {sig} ({m.group('sig')})", facts,
-                      dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig, facts.get("pid")))]
+                      tier=_tier(sig), dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig, facts.get("pid")))]
     return []

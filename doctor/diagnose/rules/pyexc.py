@@ -18,13 +18,15 @@ _EXC = re.compile(r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Err
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NOT_ROOT = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit",
                        "RendezvousClosedError", "CalledProcessError", "DistBackendError", "DistNetworkError",
-                       "DistStoreError", "BrokenPipeError", "GeneratorExit"})
+                       "DistStoreError", "BrokenPipeError", "GeneratorExit",
+                       # torch.multiprocessing.spawn's wrappers around a child's own failure
+                       "ProcessRaisedException", "ProcessExitedException"})
 
 
 def parse(hit: Hit) -> list[Event]:
     m = _EXC.match(hit.text)
-    if not m or m.group("short") in _NOT_ROOT:
-        return []
+    if not m or m.group("short") in _NOT_ROOT or m.group("short").startswith("nccl"):
+        return []  # ncclRemoteError: ... is the second line of torch's NCCL error (nccl_errors)
     frames = []
     seen_traceback = False
     for ln in hit.before(40):
@@ -34,9 +36,13 @@ def parse(hit: Hit) -> list[Event]:
         if "Traceback (most recent call last)" in ln.text:
             seen_traceback = True
             frames = []
-    if not (seen_traceback or frames):
-        return []
     msg = (m.group("msg") or "").strip()
+    if not (seen_traceback or frames):
+        # An exception line without its traceback: not a failure by itself, but the note of last
+        # resort when nothing else explains the log (causality turns it into an info finding).
+        return [event(hit, C.UNRECOGNISED_ERROR.code, f"{m.group('type')}: {msg[:160]}",
+                      {"exception": m.group("type"), "exception_message": msg[:300]}, tier=3,
+                      dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, m.group("type"), msg[:100]))]
     facts = {"exception": m.group("type"), "exception_message": msg[:300]}
     if frames:
         facts["frame"] = frames[-1]

@@ -11,6 +11,15 @@ has failed to listen on any local network address. ... (errno: 98 - Address alre
 and "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use"; store errors
 "store->get('0') got error: Socket Timeout" while setting up a NCCL communicator; name
 resolution "Name or service not known" / "Temporary failure in name resolution".
+
+socket.cpp prints one record per address it tried ("failed to bind to [::]:29500 (errno: 98 -
+...)", "failed to connect to [h]:p (errno: 110 - ...)", on Windows "(system error: 10049 - ...)")
+and then its summary ("failed to listen on any local network address", "failed to connect to any
+network address of (h, p)", "timed out after ..."); a refused connect (errno 111) is retried by
+design and is no failure. Before 1.11 TCPStore said "connect() timed out. Original timeout was
+60000 ms." and "Socket Timeout"; 2.x "wait timeout after 300000ms, keys: ...". rendezvous.py:
+"Error initializing torch.distributed using env:// rendezvous: environment variable RANK
+expected, but not set" (RUN224).
 """
 
 from __future__ import annotations
@@ -24,13 +33,65 @@ from pgdoctor.diagnose.event import Event, Hit, event
 _RDZV_TIMEOUT = re.compile(r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
                            r"|Timed out initializing process group in store based barrier")
 _BARRIER = re.compile(r"world_size=(\d+), worker_count=(\d+)")
-_CLIENT_TIMEOUT = re.compile(r"client socket has timed out after (\d+)(ms|s) while trying to connect to \(([^,]+), (\d+)\)")
-_CONNECT_FAIL = re.compile(r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) \(errno: (\d+) - ([^)]*)\)")
-_IN_USE = re.compile(r"[Aa]ddress already in use|EADDRINUSE")
-_PORT = re.compile(r"(?:\]:|port: |:)(\d{2,5})\b")
+# Logged every few seconds while the store-based barrier waits (distributed_c10d.py, 1.x-2.x).
+_BARRIER_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
+# socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or "host:port".
+_CLIENT_TIMEOUT = re.compile(r"client socket has timed out after (\d+)\s*(ms|s)\b while trying to connect to "
+                             r"\(?\[?([^,\s\]()]+)\]?(?:, |:)(\d+)\)?")
+_CONNECT_ANY = re.compile(r"client socket has failed to connect to any network address of \(([^,]+), (\d+)\)")
+# errno on POSIX; Windows prints "(system error: 10049 - unknown error)".
+_CONNECT_FAIL = re.compile(r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) "
+                           r"\((?:errno|system error): (\d+) - ([^)]*)\)")
+# torch 1.x TCPStore reads: "RuntimeError: Socket Timeout" (c10d/Utils.hpp), raised while a
+# process group waits for its peers' store keys.
+# ECONNREFUSED / ECONNRESET (and Winsock's 10061 / 10054): the store is not up yet; retried.
+_RETRIED = frozenset({111, 104, 10061, 10054})
+# EADDRNOTAVAIL (and Winsock's 10049) for the IPv6 loopback that localhost also resolves to.
+_NO_ADDR = frozenset({99, 10049})
+_LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "localhost.localdomain"})
+_SOCKET_TIMEOUT = re.compile(r"^(?:\w+\.)*\w*Error: Socket Timeout\b")
+# torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
+# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
+_CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
+_CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
+# torch 1.9-1.11 TCPStore (c10d/Utils.cpp): "connect() timed out. Original timeout was 60000 ms."
+_OLD_CONNECT = re.compile(r"connect\(\) timed out\. Original timeout was (\d+) ms")
+_RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
+# Server side: bind/listen per address (errno text), the summary, libuv's EADDRINUSE record,
+# and torch 1.x's bare "Address already in use".
+_SERVER = re.compile(r"server socket has failed to (?:bind to|listen on) (\S+?)(?:\.)? \(errno: (\d+) - ([^)]*)\)")
+_SERVER_ANY = re.compile(r"server socket has failed to listen on any local network address|"
+                         r"server could not be initialized on any address for port=(\d+)")
+_IN_USE = re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
+_PORT = re.compile(r"(?:\]:|port: |port=|:)(\d{2,5})\b")
 _STORE_ERR = re.compile(r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)")
-_DNS = re.compile(r"Name or service not known|Temporary failure in name resolution|nodename nor servname")
-_STORE_CONTEXT = re.compile(r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group", re.I)
+_DNS = re.compile(r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+                  r"No address associated with hostname")
+_STORE_CONTEXT = re.compile(r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error",
+                            re.I)
+
+
+def _server(hit: Hit, t: str) -> list[Event]:
+    """The store's server socket could not listen: a port clash (EADDRINUSE) or another bind error."""
+    m = _SERVER.search(t)
+    facts: dict[str, Any] = {}
+    if m:
+        facts["address"] = m.group(1)
+        facts["errno"] = int(m.group(2))
+        facts["error"] = m.group(3).strip()
+    p = _PORT.search(m.group(1)) if m else _PORT.search(t)
+    if p:
+        facts["port"] = int(p.group(1))
+    if _IN_USE.search(t) or facts.get("errno") == 98:
+        return [event(hit, C.ADDRESS_IN_USE.code,
+                      f"the store could not bind port {facts.get('port', '?')}: address already in use "
+                      "(another job or a leftover process holds MASTER_PORT, or two ranks both host the store)", facts,
+                      dedupe=(C.ADDRESS_IN_USE.code,))]
+    if m or _SERVER_ANY.search(t):
+        why = facts.get("error", "no address could be bound")
+        return [event(hit, C.STORE_UNREACHABLE.code, f"the store's server socket could not listen: {why}", facts,
+                      dedupe=(C.STORE_UNREACHABLE.code, "listen"))]
+    return []
 
 
 def parse(hit: Hit) -> list[Event]:
@@ -43,9 +104,19 @@ def parse(hit: Hit) -> list[Event]:
         b = _BARRIER.search(t)
         if b:
             facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}
+        on = re.search(r"barrier on rank: (\d+)", t)
         who = f" ({facts['joined']}/{facts['expected']} joined)" if "joined" in facts else ""
         return [event(hit, C.RENDEZVOUS_TIMEOUT.code, f"rendezvous timed out waiting for the other ranks{who}", facts,
-                      dedupe=(C.RENDEZVOUS_TIMEOUT.code,))]
+                      rank=int(on.group(1)) if on else None, dedupe=(C.RENDEZVOUS_TIMEOUT.code,))]
+    m = _BARRIER_WAIT.search(t)
+    if m:
+        if any("Completed store-based barrier" in ln.text for ln in hit.after(48, same_rank=False)):
+            return []  # a healthy start prints the wait once or twice, then the completion
+        b = _BARRIER.search(t)
+        facts = {"expected": int(b.group(1)), "joined": int(b.group(2))} if b else {}
+        who = f" ({facts['joined']}/{facts['expected']} ranks arrived)" if facts else ""
+        return [event(hit, C.RENDEZVOUS_TIMEOUT.code, f"ranks wait in the store-based barrier for the others{who}",
+                      facts, tier=1, rank=int(m.group(1)), dedupe=(C.RENDEZVOUS_TIMEOUT.code,))]
     m = _CLIENT_TIMEOUT.search(t)
     if m:
         ms = int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
@@ -53,25 +124,58 @@ def parse(hit: Hit) -> list[Event]:
         return [event(hit, C.STORE_UNREACHABLE.code,
                       f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} "
                       f"within {ms} ms", facts, dedupe=(C.STORE_UNREACHABLE.code,))]
-    if _IN_USE.search(t) and ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t):
-        p = _PORT.search(t)
-        facts = {"port": int(p.group(1))} if p else {}
-        return [event(hit, C.ADDRESS_IN_USE.code,
-                      f"the store could not bind port {facts.get('port', '?')}: address already in use "
-                      "(another job or a leftover process holds MASTER_PORT)", facts,
-                      dedupe=(C.ADDRESS_IN_USE.code,))]
+    m = _OLD_CONNECT.search(t)
+    if m:
+        return [event(hit, C.STORE_UNREACHABLE.code, f"could not connect to the store within {m.group(1)} ms "
+                      "(TCPStore connect() timed out)", {"timeout_ms": int(m.group(1))},
+                      dedupe=(C.STORE_UNREACHABLE.code,))]
+    if "server" in t and ("socket" in t or "initialized" in t):
+        evs = _server(hit, t)
+        if evs:
+            return evs
+    if _IN_USE.search(t) and ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t or "EADDRINUSE" in t):
+        return _server(hit, t)
     m = _CONNECT_FAIL.search(t)
-    if m and ("Error" in t or "rror" in t):
-        facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": int(m.group(3)),
-                 "error": m.group(4)}
+    if m:
+        errno = int(m.group(3))
+        if errno in _RETRIED:
+            return []  # the server is not listening yet: socket.cpp retries until its timeout
+        if errno in _NO_ADDR and m.group(1).lower() in _LOOPBACK_NAMES:
+            return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
+        facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
+        # One address failed; the client tries the others and retries until its timeout, whose
+        # own record ("failed to connect to any network address", "timed out") is the failure.
         return [event(hit, C.STORE_UNREACHABLE.code,
-                      f"could not connect to the store at {m.group(1)}:{m.group(2)}: {m.group(4)}", facts,
+                      f"could not connect to the store at {m.group(1)}:{m.group(2)}: {m.group(4)}", facts, tier=1,
+                      dedupe=(C.STORE_UNREACHABLE.code,))]
+    m = _CONNECT_ANY.search(t)
+    if m:
+        facts = {"master_addr": m.group(1), "master_port": int(m.group(2))}
+        return [event(hit, C.STORE_UNREACHABLE.code,
+                      f"could not connect to the store at {m.group(1)}:{m.group(2)} on any of its addresses", facts,
+                      dedupe=(C.STORE_UNREACHABLE.code,))]
+    m = _CONFIG.search(t)
+    if m:
+        v = _CONFIG_VAR.search(m.group(2))
+        facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
+        if v:
+            facts["missing_variable"] = v.group(1)
+        what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
+        return [event(hit, C.RENDEZVOUS_CONFIG.code, f"init_process_group could not start the {m.group(1)} rendezvous: "
+                      f"{what}", facts, dedupe=(C.RENDEZVOUS_CONFIG.code,))]
+    if _SOCKET_TIMEOUT.search(t):
+        return [event(hit, C.STORE_UNREACHABLE.code, f"{hit.who()}: a store read timed out (Socket Timeout) while the "
+                      "process group waited for its peers", {"store_error": "Socket Timeout"}, tier=1,
+                      dedupe=(C.STORE_UNREACHABLE.code, "store_err"))]
+    if _RDZV_CONN.search(t):
+        return [event(hit, C.STORE_UNREACHABLE.code, "the connection to the rendezvous (c10d) store failed", {},
                       dedupe=(C.STORE_UNREACHABLE.code,))]
     if _DNS.search(t) and _STORE_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(6)])):
         return [event(hit, C.STORE_UNREACHABLE.code, "the store host name does not resolve (MASTER_ADDR)",
                       {"error": "name resolution"}, dedupe=(C.STORE_UNREACHABLE.code, "dns"))]
     m = _STORE_ERR.search(t)
-    if m and re.search(r"Socket Timeout|timed out|Connection reset|Connection refused|Broken pipe", t):
+    # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
+    if m and re.search(r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe", t):
         facts = {"store_error": (m.group(2) or m.group(3) or "").strip()[:200]}
         if m.group(1) is not None:
             facts["store_key"] = m.group(1)

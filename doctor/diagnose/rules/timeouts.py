@@ -18,6 +18,11 @@ Formats (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp across versions):
 - gloo (third_party/gloo/gloo/transport/tcp/unbound_buffer.cc): "Timed out waiting 5000ms for
   recv operation to complete"; gloo monitored barrier: "Rank 1 failed to pass monitoredBarrier
   in 5000 ms".
+- 2.5+: "failure detected by watchdog at work sequence id: 120049 PG status: last enqueued
+  work: 120051, last completed work: 120048".
+- pasted records: "ran for ..." cut off, the record hard-wrapped anywhere (even inside a number:
+  the continuation is joined without a space), or cut before its WorkNCCL(...) (then only the
+  rank is known); a sentence about a timeout in prose is no record.
 - consequences (tier 2, no finding of their own): "Some NCCL operations have failed or timed
   out.", "Received a dump signal due to a collective timeout from rank 7 ... Last enqueued NCCL
   work: N, last completed NCCL work: M."
@@ -30,13 +35,23 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.text.normalize import Line
 
-_WATCHDOG = re.compile(r"[Cc]aught\s+collective\s+operation\s+timeout:\s*WorkNCCL\((?P<work>.*?)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds")
+# "ran for N milliseconds" may be cut off by a paste; the WorkNCCL(...) record alone is enough.
+_WATCHDOG = re.compile(r"[Cc]aught\s+collective\s+operation\s+timeout:\s*WorkNCCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
+                       r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?")
+_WHOLE_RECORD = re.compile(r"WorkNCCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
+# The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
+_WATCHDOG_CUT = re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:WorkNCCL\(.*)?$")
 _BLOCKING = re.compile(r"Work\s+WorkNCCL\((?P<work>.*?)\)\s*timed out in blocking wait")
 _KV = re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
 _PG = re.compile(r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank (?P<rank>\d+)\]")
 _SEQ = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work):\s*(?P<at>-?\d+),\s*last enqueued NCCL work:\s*"
-                  r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)")
+                  r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)|"
+                  # 2.5+: "failure detected by watchdog at work sequence id: 120049 PG status: last
+                  # enqueued work: 120051, last completed work: 120048"
+                  r"failure detected by watchdog at work sequence id:\s*(?P<at2>-?\d+)\s*PG status:\s*last enqueued work:\s*"
+                  r"(?P<enq2>-?\d+),\s*last completed work:\s*(?P<done2>-?\d+)")
 _DUMP_SIGNAL = re.compile(r"dump signal due to a collective timeout from\s+(?P<src>.*?) and .*?Last enqueued NCCL work:\s*"
                           r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)")
 _HEARTBEAT = re.compile(r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout")
@@ -59,7 +74,7 @@ def _pg_facts(text: str) -> dict[str, Any]:
     return f
 
 
-def _work_facts(work: str) -> dict[str, Any]:
+def work_facts(work: str) -> dict[str, Any]:
     f: dict[str, Any] = {}
     for k, v in _KV.findall(work):
         if k in _INT_KEYS:
@@ -79,9 +94,14 @@ def _rank(hit: Hit, facts: dict[str, Any]) -> Optional[int]:
 
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
+    record: Optional[list[Line]] = None
+    if _WATCHDOG_CUT.search(t) and not _WHOLE_RECORD.search(t):
+        joined, used = hit.block(4, sep="")  # a hard wrap cut the record: the rest is on the next lines
+        if "WorkNCCL(" in joined:
+            t, record = joined, used
     m = _WATCHDOG.search(t) or _BLOCKING.search(t)
     if m:
-        facts = {**_pg_facts(t), **_work_facts(m.group("work"))}
+        facts = {**_pg_facts(t), **work_facts(m.group("work"))}
         if "ran" in m.groupdict() and m.group("ran"):
             facts["ran_for_ms"] = int(m.group("ran"))
         facts["mode"] = "blocking_wait" if ("blocking wait" in t or (t.lstrip().startswith(("[Rank", "RuntimeError"))
@@ -90,8 +110,8 @@ def parse(hit: Hit) -> list[Event]:
         for ln in hit.after(4):
             s = _SEQ.search(ln.text)
             if s:
-                facts["last_enqueued_seq"] = int(s.group("enq"))
-                facts["last_completed_seq"] = int(s.group("done"))
+                facts["last_enqueued_seq"] = int(s.group("enq") or s.group("enq2"))
+                facts["last_completed_seq"] = int(s.group("done") or s.group("done2"))
                 break
         r = _rank(hit, facts)
         if r is not None:
@@ -100,12 +120,18 @@ def parse(hit: Hit) -> list[Event]:
         msg = (f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
                f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
                f"({facts.get('timeout_ms', '?')} ms)")
-        return [event(hit, C.WATCHDOG_TIMEOUT.code, msg, facts, tier=1, rank=r,
+        return [event(hit, C.WATCHDOG_TIMEOUT.code, msg, facts, record, tier=1, rank=r,
                       dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), facts.get("seq")))]
+    if _WATCHDOG_CUT.search(t):
+        facts = _pg_facts(t)
+        r = _rank(hit, facts)
+        return [event(hit, C.WATCHDOG_TIMEOUT.code, f"{hit.who(r)}: the NCCL watchdog caught a collective timeout "
+                      "(the record is cut off: no op or sequence number)", facts, tier=1, rank=r,
+                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), None))]
     m = _SEQ.search(t)
     if m:
-        facts = {**_pg_facts(t), "last_enqueued_seq": int(m.group("enq")), "last_completed_seq": int(m.group("done")),
-                 "seq": int(m.group("at"))}
+        facts = {**_pg_facts(t), "last_enqueued_seq": int(m.group("enq") or m.group("enq2")),
+                 "last_completed_seq": int(m.group("done") or m.group("done2")), "seq": int(m.group("at") or m.group("at2"))}
         r = _rank(hit, facts)
         return [event(hit, C.WATCHDOG_TIMEOUT.code,
                       f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "

@@ -22,22 +22,44 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 _LOST_ESC = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
 
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("viewer", re.compile(r"^\s*\d{1,7}(?:\t|\s+\|\s?)")),
+    # Markdown around a paste: "> " quotes (nested too), table cells "| ts | msg |", bold or
+    # inline-code markers opening the line ("**RuntimeError: ...**", "`ERROR: ...`").
+    ("quote", re.compile(r"^(?:>[ \t]?)+")),
+    ("table", re.compile(r"^\|[ \t]?(?=\S)")),
+    ("markdown", re.compile(r"^(?:\*\*|__|`{1,3})(?=[^\s`*])")),
+    ("viewer", re.compile(r"^\s*\[?\d{1,7}(?:\t|\s+\|\s?|\] )")),
     ("iso", re.compile(
         r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*(?:[-|:,]\s*)?")),
-    ("dmesg", re.compile(r"^\[\s*\d+\.\d+\]\s*")),
+    ("dmesg", re.compile(r"^\[\s*\+?\d+\.\d+\]\s*")),  # also dmesg -d's "[  +0.000316]"
+    ("dmesg_T", re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*")),  # dmesg -T
+    # kubectl logs --prefix "[pod/trainer-0/pytorch] ", docker compose "trainer-1  | "
+    ("kubectl", re.compile(r"^\[pod/[^\]\s]+\]\s?")),
+    ("compose", re.compile(r"^[a-z][\w.-]*-\d+\s+\|\s")),
+    # ctime(3), as mpirun --timestamp-output prints it: "Fri Aug 11 12:31:45 2023"
+    ("ctime", re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s?")),
     ("syslog", re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.-]+) (?:kernel: )?")),
     ("rank", re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")),
+    ("lightning", re.compile(r"^\[rank: (?P<rank>\d+)\]\s?")),
     ("mpi", re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")),
-    ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)\]:\s?")),
+    ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
+    # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ".
+    ("pylog", re.compile(r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [\w.-]+:\d+\] ")),
+    # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
+    ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
+    ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
     ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*")),
     ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
     ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=\S)")),
 )
+_MARK_END = re.compile(r"(?:\*\*|__|`{1,3}|\s\|)\s*$")
 _GLOG_TS = re.compile(r"\[(?:rank\d+\]:\[)?[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)\b")
 # Another rank's output glued onto this line; not a rank prefix stacked on a launcher's "...:".
 _SPLIT_RANKS = re.compile(r"(?<=[^\s:\]])(?=\[(?:rank|default)\d+\]:)")
 _ESCAPED_NL = re.compile(r"(?:\\r)?\\n")
+# A traceback flattened onto one line by a paste (newlines lost): it is cut again before
+# "Traceback (most recent call last):", before each "File ..." frame and before the exception.
+_FLAT_TB = re.compile(r"\s*(?=Traceback \(most recent call last\):)|(?<=\S)\s+(?=File [\"/\w])|"
+                      r"(?<=\S)\s+(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s)")
 _RECORD_START = re.compile(
     r"^(?:\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
     r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|\s*$)")
@@ -99,11 +121,14 @@ def _glog_seconds(m: re.Match[str]) -> Optional[float]:
 def parse_prefixes(text: str) -> tuple[str, dict[str, object]]:
     """Strip stacked prefixes from the start of a line; return the rest and what they said."""
     info: dict[str, object] = {}
+    marked = False
     for _ in range(8):
-        for _kind, rx in _PREFIXES:
+        for kind, rx in _PREFIXES:
             m = rx.match(text)
             if not m or m.end() == 0:
                 continue
+            if kind in ("table", "markdown"):
+                marked = True
             groups = m.groupdict()
             # The innermost prefix is the most precise ([rank3]: inside a launcher's "0: ").
             if groups.get("rank") is not None:
@@ -120,6 +145,8 @@ def parse_prefixes(text: str) -> tuple[str, dict[str, object]]:
             break
         else:
             break
+    if marked:  # the closing half of "**...**", "`...`" or a table row's last "|"
+        text = _MARK_END.sub("", text)
     if "ts" not in info and "[" in text[:40]:
         g = _GLOG_TS.search(text, 0, 80)
         if g:
@@ -148,6 +175,9 @@ def _physical_to_logical(raw: str) -> list[str]:
             pieces.extend(_unescape_json(seg))
         else:
             pieces.append(seg)
+    tb = pieces[0].find("Traceback (most recent call last):") if len(pieces) == 1 else -1
+    if tb >= 0 and " File " in pieces[0][tb:]:
+        pieces = [p for p in _FLAT_TB.split(pieces[0]) if p.strip()]
     out: list[str] = []
     for p in pieces:
         p = strip_ansi(p)
@@ -170,10 +200,20 @@ def _join_wraps(lines: list[Line], raw_len: dict[int, int], bare: set[int]) -> l
         widths.add(longest)
     out: list[Line] = []
     i = 0
+
+    def wrapped(k: int) -> bool:
+        """Line k was cut by the terminal: it has a common width, or it is one of the window's
+        longest lines and the next one goes on mid-word ("CUDA erro" + "r: unspecified ...")."""
+        if lengths[k] in widths:
+            return True
+        nxt = lines[k + 1].text
+        return (lengths[k] >= 100 and lengths[k] * 10 >= longest * 9 and bool(nxt)
+                and (nxt[0].islower() or nxt[0] in ".,;:)]}") and lines[k].text[-1:].isalnum())
+
     while i < len(lines):
         cur = lines[i]
         text = cur.text
-        while (i + 1 < len(lines) and lengths[i] in widths and lines[i + 1].text and id(lines[i + 1]) in bare
+        while (i + 1 < len(lines) and lines[i + 1].text and id(lines[i + 1]) in bare and wrapped(i)
                and not _RECORD_START.match(lines[i + 1].text) and len(text) < 1 << 16):
             i += 1
             text += lines[i].text

@@ -1,0 +1,81 @@
+"""CUDA runtime and driver errors that say the software stack or the machine is not ready,
+by number, enum name and cudaGetErrorString text, and which kind of problem each one is.
+
+Read from the CUDA runtime's cudaError_t and the driver's CUresult (driver_types.h, cuda.h):
+the same number has a runtime name (cudaErrorSystemNotReady), a driver name
+(CUDA_ERROR_SYSTEM_NOT_READY) and one message; PyTorch prints "CUDA error: <message>" or, when
+device discovery fails, "Error <number>: <message>". Kinds (closed set) route the finding:
+  driver_too_old   the driver is older than the CUDA runtime (or forward compatibility refused)
+  no_device        no usable GPU is visible or the devices are held elsewhere
+  not_ready        the system is not initialised (NVSwitch systems: Fabric Manager not running)
+  init_failed      the driver could not initialise the device (wedged GPU, driver state)
+  arch_unsupported this PyTorch (or extension) was built without code for this GPU's architecture
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+Kind = Literal["driver_too_old", "no_device", "not_ready", "init_failed", "arch_unsupported"]
+
+
+@dataclass(frozen=True)
+class CudaError:
+    number: int
+    runtime_name: str
+    driver_name: str
+    message: str
+    kind: Kind
+
+
+def _e(number: int, runtime: str, driver: str, message: str, kind: Kind) -> CudaError:
+    return CudaError(number, runtime, driver, message, kind)
+
+
+CUDA_ERRORS: tuple[CudaError, ...] = (
+    _e(3, "cudaErrorInitializationError", "CUDA_ERROR_NOT_INITIALIZED", "initialization error", "init_failed"),
+    _e(35, "cudaErrorInsufficientDriver", "CUDA_ERROR_INSUFFICIENT_DRIVER",
+       "CUDA driver version is insufficient for CUDA runtime version", "driver_too_old"),
+    _e(46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE",
+       "all CUDA-capable devices are busy or unavailable", "no_device"),
+    # the same error's text in CUDA 11+ (exclusive-process compute mode, or another job holds it)
+    _e(46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE",
+       "CUDA-capable device(s) is/are busy or unavailable", "no_device"),
+    _e(209, "cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+       "no kernel image is available for execution on the device", "arch_unsupported"),
+    # 999 at initialisation, in torch's words (c10/cuda/CUDAFunctions.cpp); a bare "unknown error"
+    # says too little to be classified.
+    _e(999, "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN",
+       "CUDA unknown error - this may be due to an incorrectly set up environment", "init_failed"),
+    _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
+    _e(802, "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized", "not_ready"),
+    _e(803, "cudaErrorSystemDriverMismatch", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+       "system has unsupported display driver / cuda driver combination", "driver_too_old"),
+    _e(804, "cudaErrorCompatNotSupportedOnDevice", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+       "forward compatibility was attempted on non supported HW", "driver_too_old"),
+)
+
+_BY_NAME = {n: e for e in CUDA_ERRORS for n in (e.runtime_name, e.driver_name) if e.number != 999}
+_BY_TEXT = {e.message.lower(): e for e in CUDA_ERRORS}
+_NAME_RE = re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True)) + r")\b")
+# Every message but the generic "initialization error" is distinctive wherever it stands: "CUDA
+# error: system not yet initialized", "Error 802: ...", torch 0.4-1.x "cuda runtime error (35) :
+# CUDA driver version is insufficient ..." (numbers changed in CUDA 10.1: 38 was no device then).
+_DISTINCT_RE = re.compile("|".join(re.escape(e.message) for e in CUDA_ERRORS if e.message != "initialization error"),
+                          re.I)
+_GENERIC_RE = re.compile(r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error")
+
+
+def find_cuda_error(text: str) -> Optional[CudaError]:
+    """The environment-kind CUDA error named in a line, by enum name or by message."""
+    m = _NAME_RE.search(text)
+    if m:
+        return _BY_NAME[m.group(1)]
+    m = _DISTINCT_RE.search(text)
+    if m:
+        return _BY_TEXT.get(m.group(0).lower())
+    if _GENERIC_RE.search(text):
+        return _BY_TEXT["initialization error"]
+    return None
