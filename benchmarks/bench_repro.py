@@ -1,5 +1,6 @@
 """Wall time of every `pgdoctor repro FAULT --parallel STRATEGY` combination on this host, and
-what each diagnosis named (the goal: each under 60 s on 2-4 ranks of a 2-core CPU machine).
+what each diagnosis named (the goal: each under 60 s on 2-4 ranks of a 2-core CPU machine),
+with whether the root cause (findings[0]) is the injected rank and the rest its cascade.
 
     python benchmarks/bench_repro.py [--nproc N] [--pg-timeout S]
 """
@@ -21,8 +22,9 @@ def main() -> int:
     ap.add_argument("--nproc", type=int, default=2)
     ap.add_argument("--pg-timeout", default="5")
     args = ap.parse_args()
-    print(f"{'fault':10} {'strategy':8} {'ranks':>5} {'run s':>6} {'cli s':>6}  rc  named")
+    print(f"{'fault':10} {'strategy':8} {'ranks':>5} {'run s':>6} {'cli s':>6}  rc  root  named")
     worst = 0.0
+    right = 0
     for fault in FAULTS:
         for strategy in STRATEGIES:
             t0 = time.monotonic()
@@ -49,8 +51,15 @@ def main() -> int:
             )
             if report["incomplete"]:
                 named += f"  INCOMPLETE: {report['incomplete']}"
-            print(f"{fault:10} {strategy:8} {args.nproc:5} {report['meta']['wall_s']:6.1f} {cli_s:6.1f}  {res.returncode:2}  {named}")
-    print(f"slowest: {worst:.1f} s (goal: under 60 s)")
+            fs = report["findings"]
+            ok = bool(fs) and fs[0]["facts"].get("root_cause") is True and \
+                fs[0]["scope"].get("rank") == report["meta"]["faulty_rank"] and \
+                all(f["facts"].get("cascade_of") == fs[0]["code"] for f in fs[1:])
+            right += ok
+            print(f"{fault:10} {strategy:8} {args.nproc:5} {report['meta']['wall_s']:6.1f} {cli_s:6.1f}  {res.returncode:2}  "
+                  f"{'ok' if ok else 'NO':4}  {named}")
+    print(f"slowest: {worst:.1f} s (goal: under 60 s); root cause = the injected rank in {right}/"
+          f"{len(FAULTS) * len(STRATEGIES)}")
     return 0
 
 

@@ -112,8 +112,8 @@ def test_a_group_member_without_a_dump_is_reported(tmp_path: Path) -> None:
         tf.extractall(tmp_path, filter="data")
     (tmp_path / "nccl_trace_rank2").unlink()  # rank 2 died before dumping
     root = diagnose_paths([], [str(tmp_path)]).findings[0]
-    assert root.code == "RUN281" and root.facts["no_dump_ranks"] == [2] and root.facts["missing_ranks"] == [2]
-    assert root.facts["present_ranks"] == [0, 1]
+    assert root.code == "RUN290" and root.facts["no_dump_ranks"] == [2] and root.facts["missing_ranks"] == [2]
+    assert root.facts["present_ranks"] == [0, 1] and root.facts["culprit_ranks"] == [2]
 
 
 def test_dumps_inside_a_job_directory_are_found_without_the_option(tmp_path: Path) -> None:
@@ -142,8 +142,8 @@ def _nccl_p2p_dump(rank: int, ops: list[tuple[str, int, str, list[int]]]) -> byt
 
 
 @pytest.mark.parametrize(("rank1_ops", "code"), [
-    ([("recv", 0, "completed", [4, 8])], "RUN281"),                                   # rank 1 never posted the recv
-    ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 16])], "RUN282"),  # sizes disagree
+    ([("recv", 0, "completed", [4, 8])], "RUN287"),                                   # rank 1 never posted the recv
+    ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 16])], "RUN288"),  # sizes disagree
     ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 8])], "RUN283"),   # both posted, stuck
 ])
 def test_nccl_send_recv_pairs(tmp_path: Path, rank1_ops: list, code: str) -> None:  # type: ignore[type-arg]
@@ -152,5 +152,5 @@ def test_nccl_send_recv_pairs(tmp_path: Path, rank1_ops: list, code: str) -> Non
     (tmp_path / "nccl_trace_rank_1").write_bytes(_nccl_p2p_dump(1, rank1_ops))
     root = diagnose_paths([], [str(tmp_path)]).findings[0]
     assert root.code == code and root.facts["src"] == 0 and root.facts["dst"] == 1
-    if code == "RUN281":
+    if code == "RUN287":
         assert root.facts["missing_ranks"] == [1] and "never posted the matching receive" in root.message

@@ -43,6 +43,16 @@ def test_repro_names_the_injected_cause(fault: str, strategy: str, no_leftover_c
     assert report["meta"]["wall_s"] < 60
     findings = report["findings"]
     assert len(report["ranks"]) == n
+    # The same split as `pgdoctor diagnose`: one root cause, the injected rank, and its cascade.
+    root = findings[0]
+    assert root["facts"].get("root_cause") is True and root["scope"]["rank"] == bad, findings
+    assert root["category"] == {"oom": "host_oom", "timeout": "collective_timeout", "imbalance": "imbalance"}[fault]
+    assert all(f["facts"].get("cascade_of") == root["code"] and not f["facts"].get("root_cause") for f in findings[1:])
+    if (fault, strategy) == ("timeout", "pp"):
+        assert root["code"] == "RUN404"  # the waiting peers' gloo timeouts are its consequences
+        assert any(f["code"] == "RUN153" and f["scope"]["rank"] != bad for f in findings[1:]), findings
+    if fault == "oom":  # the peers' "Connection closed by peer" is a consequence, not a second failure
+        assert root["code"] in ("RUN121", "RUN122")
     if fault == "oom":
         oom = [f for f in findings if f["category"] == "host_oom"]
         assert oom, findings

@@ -91,3 +91,56 @@ def test_ideal_bubble() -> None:
 def test_too_few_ranks_or_steps_gives_no_answer() -> None:
     assert analyse("ddp", {0: _ddp_rank(0, 1, 1)}) is None
     assert analyse("ddp", {0: _ddp_rank(0, 1, 1, steps=2), 1: _ddp_rank(1, 1, 1, steps=2)}) is None
+
+
+def _pp_rank(rank: int, compute: float, wait: float, steps: int = 5) -> list[dict]:
+    """A stage's steps: pp.fwd and pp.bwd whose self time is the compute, waiting nested inside."""
+    evs, t = [], 0.0
+    for n in range(steps):
+        step = compute + wait
+        evs.append(_ev("step", t, step, rank, n=n))
+        evs.append(_ev("pp.fwd", t, compute / 2 + wait, rank, stage=rank, mb=0))
+        evs.append(_ev("pp.recv", t, wait, rank, peer=rank - 1, mb=0))
+        evs.append(_ev("pp.bwd", t + compute / 2 + wait, compute / 2, rank, stage=rank, mb=0))
+        t += step + 10
+    return evs
+
+
+def _tp_rank(rank: int, compute: float, wait: float, steps: int = 5) -> list[dict]:
+    evs, t = [], 0.0
+    for n in range(steps):
+        step = compute + wait
+        evs.append(_ev("step", t, step, rank, n=n))
+        evs.append(_ev("fwd", t, step, rank))
+        evs.append(_ev("tp.all_reduce", t + compute, wait, rank, layer=0))
+        t += step + 10
+    return evs
+
+
+BUILD = {"ddp": _ddp_rank, "pp": _pp_rank, "tp": _tp_rank}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("strategy", ["ddp", "pp", "tp"])
+def test_imbalance_figures_add_up(strategy: str, n: int) -> None:
+    """The finding gives the slow rank's time, the median of the OTHER ranks (the slow one left
+    out), their ratio, and every rank's compute and wait: a reader can redo the arithmetic."""
+    compute = {r: 1000.0 + 150 * r for r in range(n - 1)} | {n - 1: 4200.0}  # us; the last rank is slow
+    wait = {r: 4200.0 + 500 - compute[r] for r in range(n)}  # the others wait for the slow one
+    imb = analyse(strategy, {r: BUILD[strategy](r, compute[r], wait[r]) for r in range(n)}, microbatches=4)
+    assert imb is not None
+    f = imbalance_finding(strategy, imb)
+    assert f is not None and f.scope.rank == n - 1
+    others = sorted(compute[r] / 1000 for r in range(n - 1))
+    med = others[len(others) // 2] if len(others) % 2 else (others[len(others) // 2 - 1] + others[len(others) // 2]) / 2
+    assert f.facts["compute_ms"] == pytest.approx(4.2)
+    assert f.facts["others_median_compute_ms"] == pytest.approx(med)
+    assert f.facts["others_ranks"] == list(range(n - 1))
+    assert f.facts["ratio"] == pytest.approx(4.2 / med, abs=1e-3)
+    for r in range(n):
+        assert f.facts["per_rank"][str(r)]["compute_ms"] == pytest.approx(compute[r] / 1000)
+        assert f.facts["per_rank"][str(r)]["wait_ms"] == pytest.approx(wait[r] / 1000)
+    assert f"computes 4.2 ms per step; the median of the other {n - 1}" in f.message
+    assert f"is {med:.1f} ms; 4.2 / {med:.1f} = {4.2 / med:.2f}x" in f.message
+    assert len(f.evidence) == n and all(f"rank {r}: compute {compute[r] / 1000:.1f} ms, waiting in communication "
+                                        f"{wait[r] / 1000:.1f} ms" in f.evidence[r].text for r in range(n))

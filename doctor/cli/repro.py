@@ -114,8 +114,13 @@ def repro(
         fmt = "json" if as_json else (fmt or "console")
         # The HTML report draws the per-rank timeline; other formats point at trace.json instead.
         report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None, with_events=fmt == "html")
-        write_report(report, fmt, output)
+        from pgdoctor.diagnose.render import render as console_render
+
+        # The same root cause / cascade layout as `pgdoctor diagnose`.
+        write_report(report, fmt, output, console_render if fmt == "console" else None)
         if fmt == "console" and not output:
+            for reason in report.incomplete_reasons:
+                click.echo(f"incomplete: {reason}")
             _print_ranks(report)
             if trace_dir:
                 click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
@@ -159,18 +164,17 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with
         incomplete.append(f"the injected {spec.fault} did not show as a {expected} finding")
     if any(o.timed_out for o in run.outcomes) and run.wall_s >= timeout_s - 0.5:
         incomplete.append(f"the run reached --timeout {timeout_s:.0f} s")
-    from pgdoctor.model import sorted_findings
-
     return Report(
         command="repro",
         snapshot=None,
-        findings=tuple(sorted_findings(findings)),
+        findings=tuple(findings),  # root cause first, as diagnose_run orders them
         incomplete_reasons=tuple(incomplete),
         meta={
             "host": os.uname().nodename,
             "fault": spec.fault, "strategy": spec.strategy, "nproc": spec.nproc, "device": spec.device,
             "faulty_rank": spec.bad_rank, "factor": spec.factor, "wall_s": round(run.wall_s, 3),
             "expected_category": expected, "trace": trace_path,
+            "sources": [{"name": n, "lines": t.count("\n")} for n, t in run.sources()],
         },
         extra={"ranks": _rank_rows(run)} | (
             {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {}),

@@ -149,7 +149,7 @@ def stalled_findings(results: Sequence[dict[str, Any]]) -> list[Finding]:
         facts = {
             "rank": h["rank"], "phase": h.get("phase", ""), "ranges": ranges, "step": h.get("step"),
             "waiting_ranks": sorted(waiting), "waiting_in": {str(r): w for r, w in sorted(waiting.items())},
-            "first_error": first_error,
+            "first_error": first_error, "culprit_ranks": [int(h["rank"])],
         }
         out.append(code.finding(msg, scope=Scope(rank=int(h["rank"])), evidence=evidence, facts=facts))
     return out
@@ -164,29 +164,60 @@ def imbalance_finding(strategy: str, imb: Imbalance, ratio_threshold: float = DE
     load_all()
     code = CODES[IMBALANCE_CODES[strategy]]
     who = {"ddp": "rank", "pp": "stage", "tp": "shard"}[strategy]
+    what = "pp.fwd + pp.bwd self time" if strategy == "pp" else "compute (step - communication - data)"
     msg = (
-        f"{who} {imb.slowest} computes {imb.slowest_compute_ms:.1f} ms per step against a median of "
-        f"{imb.median_compute_ms:.1f} ms ({imb.ratio:.2f}x the others); the other ranks spend "
-        f"{imb.others_wait_share:.0%} of their step waiting in communication"
+        f"{who} {imb.slowest} computes {imb.slowest_compute_ms:.1f} ms per step; the median of the other "
+        f"{len(imb.ranks) - 1} {who}{'s' if len(imb.ranks) > 2 else ''} is {imb.others_median_compute_ms:.1f} ms; "
+        f"{imb.slowest_compute_ms:.1f} / {imb.others_median_compute_ms:.1f} = {imb.ratio:.2f}x ({what}, median over "
+        f"steps); the other ranks spend {imb.others_wait_share:.0%} of their step waiting in communication"
     )
     if imb.bubble is not None and imb.ideal_bubble is not None:
         msg += f"; pipeline bubble {imb.bubble:.0%} against an ideal {imb.ideal_bubble:.0%}"
     evidence = [
-        Evidence(f"rank {r.rank}: compute {r.compute_ms:.1f} ms, communication {r.comm_ms:.1f} ms, "
-                 f"step {r.step_ms:.1f} ms (median of {r.steps} steps)")
+        Evidence(f"rank {r.rank}: compute {imb.compute_of(r):.1f} ms, waiting in communication {r.comm_ms:.1f} ms, "
+                 f"step {r.step_ms:.1f} ms (median of {r.steps} steps)" + (" <- slowest" if r.rank == imb.slowest else ""))
         for r in imb.ranks
     ]
     return code.finding(msg, scope=Scope(rank=imb.slowest), evidence=evidence, facts=imb.facts())
 
 
+# Log findings of these categories say why a rank failed; a stalled rank beside them is their consequence.
+_CAUSES = {"cuda_oom", "host_oom", "process_crash", "gpu_hardware", "driver_env", "nccl_usage", "collective_mismatch"}
+
+
+def root_first(logs: Sequence[Finding], stalled: Sequence[Finding]) -> list[Finding]:
+    """One root cause and its cascade, as `pgdoctor diagnose` orders them. The log diagnoser's
+    root leads when it is a cause (an OOM, a crash) or when it is a flight-recorder finding that
+    blames the stalled rank (it adds the group, op and sequence number); otherwise the rank that
+    was still inside its step while its peers failed (RUN404) is the root, and the peers'
+    timeouts waiting for it are its consequences."""
+    logs, stalled = list(logs), list(stalled)
+    if not logs and not stalled:
+        return []
+    lead: Finding
+    if logs and (logs[0].category in _CAUSES or not stalled or (
+            logs[0].code.startswith("RUN2") and stalled[0].scope.rank in (logs[0].facts.get("culprit_ranks") or []))):
+        lead, rest = logs[0], logs[1:] + stalled
+    else:
+        lead, rest = stalled[0], logs + stalled[1:]
+    head = dataclasses.replace(lead, facts={**{k: v for k, v in lead.facts.items() if k != "cascade_of"},
+                                            "root_cause": True})
+    out = [head]
+    for f in rest:
+        facts = {k: v for k, v in f.facts.items() if k != "root_cause"}
+        facts["cascade_of"] = head.code
+        out.append(dataclasses.replace(f, facts=facts))
+    return out
+
+
 def diagnose_run(run: LabRun, by_rank_events: dict[int, list[dict[str, Any]]]) -> list[Finding]:
-    """The findings of a finished lab run (raises DiagnoserUnavailable for oom/timeout runs
-    when the log diagnoser is missing)."""
+    """The findings of a finished lab run, root cause first (raises DiagnoserUnavailable for
+    oom/timeout runs when the log diagnoser is missing)."""
     spec = run.spec
     if spec.fault == "imbalance" or spec.fault == "none":
         imb = analyse(spec.strategy, by_rank_events, spec.microbatches)
         if imb is None:
             return []
         f = imbalance_finding(spec.strategy, imb)
-        return [f] if f else []
-    return enrich(run, _log_findings(run)) + stalled_findings(run.results)
+        return root_first([f], []) if f else []
+    return root_first(enrich(run, _log_findings(run)), stalled_findings(run.results))

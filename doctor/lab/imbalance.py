@@ -50,17 +50,24 @@ class Imbalance:
     bubble: Optional[float] = None  # pipelines: measured idle fraction
     ideal_bubble: Optional[float] = None
 
+    def compute_of(self, r: RankStats) -> float:
+        """The time compared across ranks: a stage's pp.fwd + pp.bwd self time for pipelines,
+        step - communication - data otherwise."""
+        return r.pp_compute_ms if self.strategy == "pp" else r.compute_ms
+
     def facts(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "rank": self.slowest,
             "compute_ms": round(self.slowest_compute_ms, 3),
             "median_compute_ms": round(self.median_compute_ms, 3),
             "others_median_compute_ms": round(self.others_median_compute_ms, 3),
+            "others_ranks": [r.rank for r in self.ranks if r.rank != self.slowest],
             "ratio": round(self.ratio, 3),
             "others_wait_share": round(self.others_wait_share, 4),
             "per_rank": {
-                str(r.rank): {"compute_ms": round(r.compute_ms, 3), "comm_ms": round(r.comm_ms, 3),
-                              "step_ms": round(r.step_ms, 3), "wait_share": round(r.wait_share, 4)}
+                str(r.rank): {"compute_ms": round(self.compute_of(r), 3), "wait_ms": round(r.comm_ms, 3),
+                              "comm_ms": round(r.comm_ms, 3), "step_ms": round(r.step_ms, 3),
+                              "wait_share": round(r.wait_share, 4)}
                 for r in self.ranks
             },
         }

@@ -1,167 +1,213 @@
-"""Flight-recorder dumps: which collective did not every rank enter or complete (p2p ops are
-matched in pgdoctor.diagnose.flight.p2p; the dump format is described in
-pgdoctor.diagnose.flight.dump)."""
+"""Flight-recorder dumps -> faults: per process group, the first collective (by sequence number,
+never by record id or by the order dumps were read) that not every member entered, that members
+entered differently, or that did not start or complete; send/recv pairs (pgdoctor.diagnose.flight.p2p);
+members that left no dump. Every independent fault is kept, and they are ordered by which one
+explains the others (pgdoctor.diagnose.flight.order).
+
+Sequence numbers are compared from the latest first record of any rank in that group: a ring
+buffer that wrapped lost the earlier ones. Gaps are normal (`monitored_barrier` consumes
+sequence numbers that no rank records).
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
+from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event
-from pgdoctor.diagnose.flight.dump import (
-    FlightReport,
-    describe,
-    dump_path,
-    frames_of,
-    int_of,
-    make_event,
-    member_list,
-    pg_desc,
-    pg_key,
-)
-from pgdoctor.diagnose.flight.p2p import analyze_p2p
-from pgdoctor.model import Evidence
+from pgdoctor.diagnose.flight.compare import Problem, compare_coalesced, compare_one, state_problem
+from pgdoctor.diagnose.flight.dump import FlightReport, dump_path, frames_of, int_of
+from pgdoctor.diagnose.flight.entries import Entry, Table, table_of
+from pgdoctor.diagnose.flight.groups import Groups, build
+from pgdoctor.diagnose.flight.order import Fault, findings, ranks_text
+from pgdoctor.diagnose.flight.p2p import p2p_faults
+from pgdoctor.model import Evidence, Finding
+
+KIND_CODE = {
+    "missing": C.FR_RANKS_MISSING.code, "op_type": C.FR_OP_MISMATCH.code, "not_completed": C.FR_NOT_COMPLETED.code,
+    "input_size": F.FR_SIZE_MISMATCH.code, "output_size": F.FR_SIZE_MISMATCH.code,
+    "total_numel": F.FR_SIZE_MISMATCH.code, "input_dtype": F.FR_DTYPE_MISMATCH.code,
+    "output_dtype": F.FR_DTYPE_MISMATCH.code, "state": F.FR_NOT_STARTED.code, "no_dump": F.FR_DUMP_MISSING.code,
+}
+KIND_TEXT = {
+    "op_type": "entered a different collective than the other ranks", "input_size": "disagree on input sizes",
+    "output_size": "disagree on output sizes", "total_numel": "disagree on total numel",
+    "input_dtype": "disagree on input dtypes", "output_dtype": "disagree on output dtypes",
+}
 
 
-def _sig(e: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (e.get("profiling_name"), json.dumps(e.get("input_sizes"), default=str),
-            json.dumps(e.get("input_dtypes"), default=str))
-
-
-def _completed(e: Mapping[str, Any], last_completed: int) -> bool:
-    return e.get("state") == "completed" or int_of(e.get("collective_seq_id")) <= last_completed
-
-
-def analyze(rep: FlightReport, label: str) -> list[Event]:
-    """One event per process group: the first collective (by sequence number) that not every
-    rank entered (RUN281), that ranks entered with different ops or sizes (RUN282), or that all
-    entered but not all completed (RUN283)."""
-    per_pg: dict[str, dict[int, dict[int, Mapping[str, Any]]]] = {}
-    last_done: dict[tuple[str, int], int] = {}
-    desc: dict[str, str] = {}
-    tracks_state: dict[int, bool] = {}
+def _last_completed(rep: FlightReport) -> dict[tuple[int, str], int]:
+    out: dict[tuple[int, str], int] = {}
     for d in rep.dumps:
-        tracks_state[d.rank] = any(isinstance(e, Mapping) and e.get("state") in ("started", "completed")
-                                   for e in d.data["entries"])
-        status = d.data.get("pg_status") or {}
-        for e in d.data["entries"]:
-            if not isinstance(e, Mapping) or e.get("is_p2p"):
-                continue
-            seq = int_of(e.get("collective_seq_id"))
-            if seq < 0:
-                continue
-            key = pg_key(e)
-            desc.setdefault(key, pg_desc(e))
-            per_pg.setdefault(key, {}).setdefault(d.rank, {})[seq] = e
-        for key in per_pg:
-            st = status.get(key) if isinstance(status, Mapping) else None
-            if isinstance(st, Mapping):
-                last_done[(key, d.rank)] = int_of(st.get("last_completed_collective"))
-    events: list[Event] = []
-    dumped = {d.rank for d in rep.dumps}
-    for key, by_rank in sorted(per_pg.items()):
-        members = _members(rep, key)
-        for r in members & dumped:
-            by_rank.setdefault(r, {})  # dumped, but never entered a collective of this group
-        no_dump = sorted(members - dumped)
-        ranks = sorted(by_rank)
-        if len(ranks) < 2 and not no_dump:
+        st = d.data.get("pg_status")
+        if isinstance(st, Mapping):
+            for pg_id, v in st.items():
+                if isinstance(v, Mapping):
+                    out[(d.rank, str(pg_id))] = int_of(v.get("last_completed_collective"))
+    return out
+
+
+def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any]:
+    facts: dict[str, Any] = {"pg": pg, "pg_desc": t.desc.get(pg, ""), "seq": seq}
+    if sample is not None:
+        facts.update(op=sample.name, input_sizes=sample.in_sizes, input_dtypes=sample.in_dtypes,
+                     output_sizes=sample.out_sizes, output_dtypes=sample.out_dtypes, frames=frames_of(sample.raw),
+                     timeout_ms=sample.raw.get("timeout_ms"))
+    return facts
+
+
+def _where(facts: Mapping[str, Any]) -> str:
+    desc = f" ({facts['pg_desc']})" if facts.get("pg_desc") not in (None, "", "undefined") else ""
+    return f"process group {facts['pg']}{desc} seq {facts['seq']} {facts.get('op') or ''}".rstrip()
+
+
+def _missing_fault(rep: FlightReport, pg: str, t: Table, g: Groups, seq: int, present: Mapping[int, list[Entry]],
+                   missing: list[int]) -> Fault:
+    sample = next(e for r in sorted(present) for e in present[r] if not e.marker) if any(
+        not e.marker for es in present.values() for e in es) else None
+    facts = _base(pg, t, seq, sample)
+    no_dump = [r for r in missing if r not in g.dumped]
+    coalesced = any(len([e for e in es if not e.marker]) > 1 for es in present.values())
+    kind = "no_dump" if no_dump and len(no_dump) == len(missing) else "missing"
+    code = F.FR_COALESCED_MISMATCH.code if coalesced and kind == "missing" else KIND_CODE[kind]
+    last: dict[str, Any] = {}
+    by_rank = t.by_pg.get(pg, {})
+    for r in missing[:16]:  # enough to see what they did; a thousand would drown the facts
+        seqs = [s for s in by_rank.get(r, {}) if s < seq]
+        if seqs:
+            le = by_rank[r][max(seqs)][0]
+            last[str(r)] = {"seq": max(seqs), "op": le.name, "frames": frames_of(le.raw, 2)}
+    facts.update(kind="coalesced_missing" if code == F.FR_COALESCED_MISMATCH.code else kind, missing_ranks=missing,
+                 present_ranks=sorted(present), missing_ranks_last_collective=last)
+    if no_dump:
+        facts["no_dump_ranks"] = no_dump
+    where = f" at {facts['frames'][0]}" if facts.get("frames") else ""
+    if kind == "no_dump":
+        msg = (f"{ranks_text(missing)} left no flight-recorder dump (died or aborted before dumping); in "
+               f"{_where(facts)} the last collective of the group, {ranks_text(sorted(present))} entered it{where}")
+    else:
+        msg = (f"{_where(facts)}: {ranks_text(missing)} never entered it"
+               + (" (a coalesced group)" if code == F.FR_COALESCED_MISMATCH.code else "")
+               + f"; {_wait(sorted(present))} in it{where}"
+               + (f"; {ranks_text(no_dump)} left no dump" if no_dump else ""))
+    ev = [Evidence(f"rank {r}: seq {seq} {_desc(present[r][0])}", file=dump_path(rep, r)) for r in sorted(present)[:3]]
+    ev += [Evidence(f"rank {r}: no entry for seq {seq} (last: {last.get(str(r), {}).get('op', 'none')} "
+                    f"seq {last.get(str(r), {}).get('seq', '-')})", file=dump_path(rep, r)) for r in missing[:3]]
+    return Fault(code, facts, missing, sorted(present), msg, ev, 1)
+
+
+def _wait(ranks: list[int]) -> str:
+    return f"{ranks_text(ranks)} {'waits' if len(ranks) == 1 else 'wait'}"
+
+
+def _desc(e: Entry) -> str:
+    return f"{e.name} in={e.in_sizes} out={e.out_sizes} dtypes={e.in_dtypes}->{e.out_dtypes} state={e.state}"
+
+
+def _problem_fault(rep: FlightReport, pg: str, t: Table, seq: int, present: Mapping[int, list[Entry]],
+                   p: Problem) -> Fault:
+    firsts = {r: es[0] for r, es in present.items()}
+    ok = [r for r in sorted(present) if r not in p.culprits]
+    facts = _base(pg, t, seq, firsts[ok[0]] if ok else firsts[min(firsts)])
+    coalesced = p.kind.startswith("coalesced_")
+    code = F.FR_COALESCED_MISMATCH.code if coalesced else KIND_CODE[p.kind]
+    facts.update(kind=p.kind, per_rank=p.per_rank, present_ranks=sorted(present), detail=p.detail)
+    tier = 0
+    if p.kind in ("state", "not_completed"):
+        facts["not_completed_ranks" if p.kind == "not_completed" else "not_started_ranks"] = p.culprits
+        tier = 1
+    else:
+        facts["odd_ranks"] = p.culprits
+    if p.kind == "not_completed":
+        msg = f"{_where(facts)}: every rank entered it but {ranks_text(p.culprits)} never completed it"
+    elif p.kind == "state":
+        started = [r for r in sorted(present) if r not in p.culprits]
+        msg = (f"{_where(facts)}: {ranks_text(p.culprits)} scheduled it but never started it, while "
+               f"{_wait(started)} in it, started")
+    else:
+        who = ranks_text(p.culprits) if p.culprits else "the ranks"
+        verb = KIND_TEXT.get(p.kind.removeprefix("coalesced_"), "disagree")
+        if len(p.culprits) == 1:
+            verb = verb.replace("disagree", "disagrees")
+        msg = f"{_where(facts)}: {who} {verb}" + (f" ({p.detail})" if p.kind != "op_type" else "")
+        shown = sorted(p.culprits)[:2] + ok[:1]
+        msg += ": " + "; ".join(f"rank {r} {_desc(firsts[r])}" for r in shown)
+    ev = [Evidence(f"rank {r}: seq {seq} {_desc(firsts[r])}", file=dump_path(rep, r))
+          for r in (sorted(p.culprits)[:3] + ok[:2])]
+    return Fault(code, facts, p.culprits or sorted(present), ok, msg, ev, tier)
+
+
+def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
+    """The rank's ring buffer wrapped and begins after the collective was issued: it cannot show
+    it either way (busy in other groups since), so it is not counted as missing."""
+    if not t.wrapped.get(rank) or rank not in t.first_ns:
+        return False
+    issued = [int_of(e.raw.get("time_created_ns"), 0) for es in present.values() for e in es]
+    issued = [x for x in issued if x > 0]
+    return bool(issued) and t.first_ns[rank] > max(issued)
+
+
+def _group_fault(rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool,
+                 done: Mapping[tuple[int, str], int]) -> Optional[Fault]:
+    by_rank = t.by_pg[pg]
+    members = g.of(pg)
+    if len(members) < 2:
+        return None
+    size = len(members)
+    start = max(min(s) for s in by_rank.values() if s)
+    seqs = sorted({s for by_seq in by_rank.values() for s in by_seq if s >= start})
+    for seq in seqs:
+        present = {r: by_rank[r][seq] for r in sorted(by_rank) if seq in by_rank[r]}
+        # A rank with no dump can only be missed at the end: its own earlier entries are unknown.
+        missing = sorted(m for m in members & g.dumped if m not in present and not _lost(t, m, present))
+        if missing:
+            return _missing_fault(rep, pg, t, g, seq, present, missing)
+        ops = {r: [e for e in es if not e.marker] for r, es in present.items()}
+        if not any(ops.values()):
             continue
-        entered = [s for s in by_rank.values() if s]
-        lo = max(min(s) for s in entered)
-        hi = max(max(s) for s in entered)
-        found = False
-        for seq in range(lo, hi + 1):
-            present = {r: by_rank[r][seq] for r in ranks if seq in by_rank[r]}
-            missing = [r for r in ranks if seq not in by_rank[r]]
-            base = {"pg": key, "pg_desc": desc.get(key, ""), "seq": seq, "dump_ranks": ranks}
-            if missing:
-                sample = present[min(present)]
-                frames = frames_of(sample)
-                facts: dict[str, Any] = {
-                         **base, "op": sample.get("profiling_name"), "input_sizes": sample.get("input_sizes"),
-                         "input_dtypes": sample.get("input_dtypes"), "output_sizes": sample.get("output_sizes"),
-                         "missing_ranks": missing, "present_ranks": sorted(present), "frames": frames,
-                         "timeout_ms": sample.get("timeout_ms")}
-                last: dict[str, Any] = {}
-                for r in missing:
-                    seqs = [s for s in by_rank[r] if s < seq]
-                    if seqs:
-                        le = by_rank[r][max(seqs)]
-                        last[str(r)] = {"seq": max(seqs), "op": le.get("profiling_name"), "frames": frames_of(le, 2)}
-                facts["missing_ranks_last_collective"] = last
-                ev = [Evidence(f"rank {r}: seq {seq} {describe(present[r])} at {'; '.join(frames_of(present[r], 2))}",
-                               file=dump_path(rep, r)) for r in sorted(present)[:3]]
-                ev += [Evidence(f"rank {r}: no entry for seq {seq} (last: {last.get(str(r), {}).get('op', 'none')} "
-                                f"seq {last.get(str(r), {}).get('seq', '-')})", file=dump_path(rep, r)) for r in missing[:3]]
-                where = f" at {frames[0]}" if frames else ""
-                msg = (f"process group {key} ({desc.get(key, '')}): ranks {missing} never entered {facts['op']} "
-                       f"seq {seq} (sizes {facts['input_sizes']}, {facts['input_dtypes']}) that ranks "
-                       f"{sorted(present)} wait in{where}")
-                events.append(make_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1))
-                found = True
-                break
-            sigs = {r: _sig(e) for r, e in present.items()}
-            if len(set(sigs.values())) > 1:
-                per_rank = {str(r): {"op": e.get("profiling_name"), "input_sizes": e.get("input_sizes"),
-                                     "input_dtypes": e.get("input_dtypes"), "frames": frames_of(e, 2)}
-                            for r, e in sorted(present.items())}
-                groups: dict[tuple[Any, ...], list[int]] = {}
-                for r, s in sigs.items():
-                    groups.setdefault(s, []).append(r)
-                majority = max(groups.values(), key=len)
-                odd = sorted(r for r in ranks if r not in majority)
-                facts = {**base, "per_rank": per_rank, "odd_ranks": odd,
-                         "op": present[majority[0]].get("profiling_name")}
-                ev = [Evidence(f"rank {r}: seq {seq} {describe(e)} at {'; '.join(frames_of(e, 2))}",
-                               file=dump_path(rep, r)) for r, e in sorted(present.items())[:6]]
-                msg = (f"process group {key} ({desc.get(key, '')}): at seq {seq} ranks entered different collectives: "
-                       + "; ".join(f"rank {r} {v['op']} {v['input_sizes']}" for r, v in per_rank.items()))
-                events.append(make_event(C.FR_OP_MISMATCH.code, label, msg, facts, ev, 0))
-                found = True
-                break
-            # gloo leaves every entry "scheduled" and updates last_completed lazily: completion
-            # is only judged for ranks whose recorder tracks state (NCCL).
-            pending = [r for r, e in present.items() if tracks_state.get(r) and
-                       not _completed(e, last_done.get((key, r), -1))]
-            if pending:
-                sample = present[pending[0]]
-                facts = {**base, "op": sample.get("profiling_name"), "input_sizes": sample.get("input_sizes"),
-                         "input_dtypes": sample.get("input_dtypes"), "not_completed_ranks": sorted(pending),
-                         "frames": frames_of(sample)}
-                ev = [Evidence(f"rank {r}: seq {seq} {describe(present[r])} state={present[r].get('state')}",
-                               file=dump_path(rep, r)) for r in sorted(pending)[:4]]
-                msg = (f"process group {key}: every rank entered {facts['op']} seq {seq} but ranks {sorted(pending)} "
-                       "never completed it")
-                events.append(make_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
-                found = True
-                break
-        # A few members without a dump most likely died; most of them missing means the user
-        # gave only some ranks' dumps, which says nothing.
-        if not found and no_dump and len(no_dump) <= max(1, len(members) // 2):
-            events.append(_no_dump_event(rep, key, desc.get(key, ""), by_rank, hi, no_dump, label))
-    return events + analyze_p2p(rep, label)
+        coalesced = any(len(es) > 1 or len(es) != len(present[r]) for r, es in ops.items())
+        p = compare_coalesced(ops, size) if coalesced else compare_one({r: es[0] for r, es in ops.items()}, size)
+        if p:
+            return _problem_fault(rep, pg, t, seq, present, p)
+        if any(t.tracks_state.get(r) for r in present):
+            def completed(e: Entry) -> bool:
+                pg_id = str(e.raw.get("pg_id", e.pg))
+                return e.state == "completed" or e.seq <= done.get((e.rank, pg_id), -1)
+            firsts = {r: es[-1] for r, es in present.items()}
+            sp = state_problem(firsts, completed)
+            if sp:
+                return _problem_fault(rep, pg, t, seq, present, sp)
+    no_dump = sorted(members - g.dumped)
+    if no_dump and seqs and not partial:
+        last = seqs[-1]
+        return _missing_fault(rep, pg, t, g, last, {r: by_rank[r][last] for r in sorted(by_rank) if last in by_rank[r]},
+                              no_dump)
+    return None
 
 
-def _members(rep: FlightReport, key: str) -> set[int]:
-    return set(member_list(rep, key))
+def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
+    nd = g.no_dump
+    facts: dict[str, Any] = {"kind": "no_dump", "no_dump_ranks": nd, "missing_ranks": nd,
+                             "dump_ranks": sorted(g.dumped), "world_size": len(g.world)}
+    msg = (f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted before "
+           f"dumping); the {len(g.dumped)} dumps that exist agree with each other")
+    return Fault(F.FR_DUMP_MISSING.code, facts, nd, [], msg, [], 2)
 
 
-def _no_dump_event(rep: FlightReport, key: str, desc: str, by_rank: Mapping[int, Mapping[int, Mapping[str, Any]]],
-                   hi: int, no_dump: list[int], label: str) -> Event:
-    """Members of the group with no dump at all: most often ranks that died before dumping."""
-    present = {r: s[hi] for r, s in by_rank.items() if hi in s}
-    sample = present[min(present)] if present else {}
-    frames = frames_of(sample)
-    facts: dict[str, Any] = {"pg": key, "pg_desc": desc, "seq": hi, "dump_ranks": sorted(by_rank),
-                             "op": sample.get("profiling_name"), "input_sizes": sample.get("input_sizes"),
-                             "input_dtypes": sample.get("input_dtypes"), "missing_ranks": no_dump,
-                             "present_ranks": sorted(present), "no_dump_ranks": no_dump, "frames": frames}
-    ev = [Evidence(f"rank {r}: last entered seq {hi} {describe(e)}", file=dump_path(rep, r))
-          for r, e in sorted(present.items())[:3]]
-    msg = (f"process group {key} ({desc}): ranks {no_dump} left no flight-recorder dump (they died before "
-           f"dumping, or their dumps were not given); the others last entered {facts['op']} seq {hi}"
-           + (f" at {frames[0]}" if frames else ""))
-    return make_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1)
+def faults(rep: FlightReport) -> list[Fault]:
+    t = table_of(rep)
+    g = build(rep, t)
+    # Most of the world without a dump: the user gave some ranks' dumps, which says nothing about the rest.
+    partial = len(g.no_dump) > len(g.world) // 2
+    done = _last_completed(rep)
+    out = [f for pg in sorted(t.by_pg) if (f := _group_fault(rep, pg, t, g, partial, done))]
+    out += p2p_faults(rep, g)
+    if g.no_dump and not partial and not any(set(g.no_dump) <= set(f.culprits) for f in out):
+        out.append(_dump_missing_fault(rep, g))
+    return out
+
+
+def analyze(rep: FlightReport, label: str = "") -> list[Finding]:
+    """The findings of these dumps, root cause first (label: where they came from, for messages)."""
+    return findings(faults(rep))

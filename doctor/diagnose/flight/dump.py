@@ -13,17 +13,15 @@ trailing number, as torch names them. Pickles go through pgdoctor.diagnose.fligh
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
-from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import safe_pickle
-from pgdoctor.model import Evidence, jsontext
+from pgdoctor.model import jsontext
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
@@ -182,34 +180,5 @@ def describe(e: Mapping[str, Any]) -> str:
     return f"{e.get('profiling_name')} sizes={e.get('input_sizes')} dtypes={e.get('input_dtypes')}"
 
 
-def member_list(rep: FlightReport, key: str) -> list[int]:
-    """Global ranks of a process group in group-rank order, from pg_config ("ranks": "[0, 2, 4]");
-    torch 2.13's gloo dumps key the default group by its empty name, so a single entry is taken
-    as that group."""
-    for d in rep.dumps:
-        cfg = d.data.get("pg_config")
-        if not isinstance(cfg, Mapping):
-            continue
-        entry = cfg.get(key)
-        if entry is None and len(cfg) == 1 and key == "0":
-            entry = next(iter(cfg.values()))
-        if isinstance(entry, Mapping):
-            raw = entry.get("ranks")
-            try:
-                ranks = json.loads(raw) if isinstance(raw, str) else raw
-                return [int(r) for r in ranks or ()]
-            except (TypeError, ValueError, json.JSONDecodeError):
-                continue
-    return []
-
-
 def dump_path(rep: FlightReport, rank: int) -> str:
     return next((d.path for d in rep.dumps if d.rank == rank), "")
-
-
-def make_event(code: str, label: str, msg: str, facts: dict[str, Any], evidence: list[Evidence], tier: int) -> Event:
-    missing = facts.get("missing_ranks") or facts.get("odd_ranks") or facts.get("not_completed_ranks") or []
-    rank: Optional[int] = missing[0] if missing else None
-    if rank is not None:
-        facts["rank"] = rank
-    return Event(code, label, 0, -1, msg, rank, facts, evidence, None, tier, (code, facts.get("pg"), facts.get("seq")))

@@ -15,38 +15,31 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event
-from pgdoctor.diagnose.flight.dump import (
-    FlightReport,
-    describe,
-    dump_path,
-    frames_of,
-    make_event,
-    member_list,
-    pg_key,
-)
+from pgdoctor.diagnose.flight.dump import FlightReport, describe, dump_path, frames_of, pg_key
+from pgdoctor.diagnose.flight.groups import Groups
+from pgdoctor.diagnose.flight.order import Fault, ranks_text
 from pgdoctor.model import Evidence
 
 _P2P = re.compile(r":(send|recv) (\d+)(->|<-)(\d+)")
+Held = list[tuple[int, Mapping[str, Any]]]
 
 
-def _pending(rep: FlightReport) -> dict[str, dict[tuple[str, int, int], list[tuple[int, Mapping[str, Any]]]]]:
+def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int], Held]]:
     """pg -> (kind, from global rank, to global rank) -> [(rank holding it, entry)] of p2p ops not completed."""
-    out: dict[str, dict[tuple[str, int, int], list[tuple[int, Mapping[str, Any]]]]] = {}
+    out: dict[str, dict[tuple[str, int, int], Held]] = {}
     for d in rep.dumps:
         for e in d.data["entries"]:
-            if not isinstance(e, Mapping) or not e.get("is_p2p") or e.get("state") == "completed":
-                continue
-            if e.get("state") not in ("scheduled", "started"):
+            if not isinstance(e, Mapping) or not e.get("is_p2p") or e.get("state") not in ("scheduled", "started"):
                 continue
             m = _P2P.search(str(e.get("profiling_name", "")))
             if not m:
                 continue
             key = pg_key(e)
-            members = member_list(rep, key)
+            members = sorted(g.of(key))
             me, peer = int(m.group(2)), int(m.group(4))
-            if members:
+            if members and key != g.world_pg:
                 if peer >= len(members) or me >= len(members):
                     continue
                 me, peer = members[me], members[peer]
@@ -55,42 +48,42 @@ def _pending(rep: FlightReport) -> dict[str, dict[tuple[str, int, int], list[tup
     return out
 
 
-def analyze_p2p(rep: FlightReport, label: str) -> list[Event]:
+def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
     if not any(isinstance(e, Mapping) and e.get("is_p2p") for d in rep.dumps for e in d.data["entries"]):
         return []
-    dumped = {d.rank for d in rep.dumps}
-    events: list[Event] = []
-    for key, ops in sorted(_pending(rep).items()):
+    out: list[Fault] = []
+    for key, ops in sorted(_pending(rep, g).items()):
         for (kind, src, dst), held in sorted(ops.items()):
             if kind == "recv" and ("send", src, dst) in ops:
                 continue  # reported from the send side
             other = ("recv" if kind == "send" else "send", src, dst)
             holder, e = held[0]
             peer = dst if kind == "send" else src
-            if peer not in dumped:
-                continue  # no dump of the peer: nothing to compare with
-            base: dict[str, Any] = {"pg": key, "op": e.get("profiling_name"), "input_sizes": e.get("input_sizes"),
-                                    "input_dtypes": e.get("input_dtypes"), "src": src, "dst": dst,
-                                    "frames": frames_of(e), "p2p_seq": e.get("p2p_seq_id")}
+            if peer not in g.dumped:
+                continue  # no dump of the peer: nothing to compare with (its missing dump is reported)
+            base: dict[str, Any] = {"pg": key, "seq": e.get("p2p_seq_id"), "op": e.get("profiling_name"),
+                                    "input_sizes": e.get("input_sizes"), "input_dtypes": e.get("input_dtypes"),
+                                    "src": src, "dst": dst, "frames": frames_of(e), "p2p_seq": e.get("p2p_seq_id")}
             ev = [Evidence(f"rank {holder}: {describe(e)} state={e.get('state')}", file=dump_path(rep, holder))]
             if other not in ops:
-                facts = {**base, "missing_ranks": [peer], "present_ranks": [holder]}
                 verb = "receive" if kind == "send" else "send"
+                facts = {**base, "kind": "p2p_unmatched", "missing_ranks": [peer], "present_ranks": [holder]}
                 msg = (f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
                        f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
                        + (f"; called at {facts['frames'][0]}" if facts["frames"] else ""))
-                events.append(make_event(C.FR_RANKS_MISSING.code, label, msg, facts, ev, 1))
+                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, [peer], [holder], msg, ev, 1))
                 continue
             oh, oe = ops[other][0]
             ev.append(Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh)))
             if (e.get("input_sizes"), e.get("input_dtypes")) != (oe.get("input_sizes"), oe.get("input_dtypes")):
-                facts = {**base, "odd_ranks": [peer], "per_rank": {str(holder): describe(e), str(oh): describe(oe)}}
+                facts = {**base, "kind": "p2p_size", "odd_ranks": sorted({src, dst}),
+                         "per_rank": {str(holder): describe(e), str(oh): describe(oe)}}
                 msg = (f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
                        f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}")
-                events.append(make_event(C.FR_OP_MISMATCH.code, label, msg, facts, ev, 0))
+                out.append(Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0))
             else:
-                facts = {**base, "not_completed_ranks": sorted({holder, oh})}
+                facts = {**base, "kind": "p2p_stuck", "not_completed_ranks": sorted({holder, oh})}
                 msg = (f"process group {key}: send {src}->{dst} and its recv were both posted "
-                       f"({describe(e)}) but neither completed")
-                events.append(make_event(C.FR_NOT_COMPLETED.code, label, msg, facts, ev, 1))
-    return events
+                       f"({describe(e)}) but neither completed ({ranks_text(sorted({holder, oh}))})")
+                out.append(Fault(C.FR_NOT_COMPLETED.code, facts, sorted({holder, oh}), [], msg, ev, 1))
+    return out

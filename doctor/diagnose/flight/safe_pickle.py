@@ -16,7 +16,6 @@ import pickle
 from typing import Any, NoReturn, Optional
 
 MAX_PICKLE_BYTES = 1 << 30
-_PLAIN = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, bool, type(None))
 
 
 class UnsafePickleError(pickle.UnpicklingError):
@@ -63,25 +62,34 @@ def _checked(ctor: Any) -> Any:
 MAX_TREE_NODES = 20_000_000
 
 
+_SCALARS = (str, bytes, bytearray, int, float, bool, type(None))
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
 def _children(o: Any) -> list[Any]:
     if isinstance(o, dict):
         return [*o.keys(), *o.values()]
-    if isinstance(o, (list, tuple, set, frozenset)):
-        return list(o)
-    return []
+    return list(o)
 
 
 def _check(obj: Any) -> None:
+    # Only containers are pushed (scalars, most of a dump, count one node each on the spot).
     size: dict[int, int] = {}  # id -> nodes of the tree under it; ids stay valid while obj lives
     open_: set[int] = set()
-    # (object, its children once expanded): the second visit sums what the first one pushed.
+    if type(obj) in _SCALARS:
+        return
+    if type(obj) not in _CONTAINERS:
+        raise UnsafePickleError(f"refused: the pickle produced a {type(obj).__name__}")
+    # (container, its children once expanded): the second visit sums what the first one pushed.
     stack: list[tuple[Any, Optional[list[Any]]]] = [(obj, None)]
     while stack:
         o, kids = stack.pop()
         key = id(o)
         if kids is not None:
             open_.discard(key)
-            total = 1 + sum(size[id(c)] for c in kids)
+            total = 1
+            for c in kids:
+                total += size[id(c)] if type(c) in _CONTAINERS else 1
             if total > MAX_TREE_NODES:
                 raise UnsafePickleError(f"refused: the pickle expands to more than {MAX_TREE_NODES} objects")
             size[key] = total
@@ -90,15 +98,15 @@ def _check(obj: Any) -> None:
             continue
         if key in open_:
             raise UnsafePickleError("refused: the pickle refers to itself (a cycle)")
-        if type(o) not in _PLAIN:
-            raise UnsafePickleError(f"refused: the pickle produced a {type(o).__name__}")
         children = _children(o)
-        if not children:
-            size[key] = 1
-            continue
         open_.add(key)
         stack.append((o, children))
-        stack.extend((c, None) for c in children)
+        for c in children:
+            tc = type(c)
+            if tc in _CONTAINERS:
+                stack.append((c, None))
+            elif tc not in _SCALARS:
+                raise UnsafePickleError(f"refused: the pickle produced a {tc.__name__}")
 
 
 def loads(data: bytes) -> Any:

@@ -1,0 +1,162 @@
+"""What must agree across the ranks of one collective, and who disagrees.
+
+Raw input shapes differ legally from rank to rank, so each op is compared on what it needs to
+agree on (as torch's analyzer, torch/distributed/flight_recorder/components/types.py, does):
+all_gather output numel = input numel x group size and reduce_scatter the reverse, on every rank;
+scatter compares outputs (only the source has an input), gather inputs (only the destination has
+an output); all_to_all compares only the job-wide totals (uneven splits are legal); everything
+else compares input and output sizes. Dtypes: inputs across ranks (where a rank has an input),
+outputs across ranks (where it has an output), and each rank's output against its own input for
+ops that do not change the dtype. The ranks whose value differs from the most common one are the
+culprits; a tie blames the side without the lowest rank, so the answer never depends on the order
+in which dumps were read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pgdoctor.diagnose.flight.entries import Entry, numel
+from pgdoctor.diagnose.flight.order import by_rank_groups
+
+GATHER_LIKE = {"all_gather", "_all_gather_base", "all_gather_into_tensor", "all_gather_into_tensor_coalesced",
+               "all_gather_single"}
+SCATTER_LIKE = {"reduce_scatter", "_reduce_scatter_base", "reduce_scatter_tensor", "reduce_scatter_tensor_coalesced",
+                "reduce_scatter_single"}
+ALL_TO_ALL = {"all_to_all", "all_to_all_single", "all_to_all_v_single", "alltoall", "alltoall_base"}
+UNEVEN = {"all_gather_v", "reduce_scatter_v"}
+KEEPS_DTYPE_EXEMPT = {"scatter", "gather", "broadcast", "_broadcast_oop"}
+
+
+@dataclass
+class Problem:
+    kind: str                 # op_type, input_size, output_size, total_numel, input_dtype, output_dtype, state, ...
+    culprits: list[int]
+    detail: str
+    per_rank: dict[str, Any] = field(default_factory=dict)
+
+
+def _key(v: Any) -> Hashable:
+    if isinstance(v, (list, tuple)):
+        return tuple(_key(x) for x in v)
+    return v if isinstance(v, (str, int, float, bool, type(None))) else json.dumps(v, sort_keys=True, default=str)
+
+
+def minority(values: Mapping[int, Any]) -> list[int]:
+    """Ranks whose value is not the most common one (ties: the group holding the lowest rank wins)."""
+    groups: dict[Hashable, list[int]] = {}
+    for r in sorted(values):
+        groups.setdefault(_key(values[r]), []).append(r)
+    if len(groups) < 2:
+        return []
+    best = max(groups.values(), key=lambda rs: (len(rs), -rs[0]))
+    return sorted(r for rs in groups.values() if rs is not best for r in rs)
+
+
+def _describe(e: Entry) -> dict[str, Any]:
+    return {"op": e.name, "input_sizes": e.in_sizes, "output_sizes": e.out_sizes, "input_dtypes": e.in_dtypes,
+            "output_dtypes": e.out_dtypes, "state": e.state}
+
+
+def _by(present: Mapping[int, Entry], f: Callable[[Entry], Any], when: Callable[[Entry], bool] = lambda e: True
+        ) -> dict[int, Any]:
+    return {r: f(e) for r, e in present.items() if when(e)}
+
+
+def _sizes(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
+    op = next(iter(present.values())).op
+    if op in UNEVEN:
+        return None
+    if op in ALL_TO_ALL:
+        tin = sum(numel(e.in_sizes) for e in present.values())
+        tout = sum(numel(e.out_sizes) for e in present.values())
+        if len(present) == size and tin != tout:
+            return Problem("total_numel", [], f"{op}: total input numel {tin} != total output numel {tout}")
+        return None
+    bad: list[int] = []
+    odd_kind, bad_kind, bad_detail = "input_size", "", ""
+    if op in GATHER_LIKE:
+        bad = [r for r, e in present.items() if numel(e.out_sizes) != numel(e.in_sizes) * size]
+        bad_kind, bad_detail = "output_size", f"output numel != input numel x group size {size}"
+        odd = minority(_by(present, lambda e: e.in_sizes))
+    elif op in SCATTER_LIKE:
+        bad = [r for r, e in present.items() if numel(e.in_sizes) != numel(e.out_sizes) * size]
+        bad_kind, bad_detail = "input_size", f"input numel != output numel x group size {size}"
+        odd_kind, odd = "output_size", minority(_by(present, lambda e: e.out_sizes))
+    elif op == "scatter":
+        odd_kind, odd = "output_size", minority(_by(present, lambda e: e.out_sizes))
+    elif op == "gather":
+        odd = minority(_by(present, lambda e: e.in_sizes))
+    else:
+        odd = minority(_by(present, lambda e: e.in_sizes))
+        if not odd:
+            odd_kind, odd = "output_size", minority(_by(present, lambda e: e.out_sizes))
+    if odd:
+        return Problem(odd_kind, odd, f"{op}: {odd_kind.replace('_', ' ')}s differ across ranks")
+    if bad and len(bad) < len(present):
+        return Problem(bad_kind, sorted(bad), f"{op}: {bad_detail}")
+    return None
+
+
+def _dtypes(present: Mapping[int, Entry]) -> Optional[Problem]:
+    op = next(iter(present.values())).op
+    odd = minority(_by(present, lambda e: sorted(set(e.in_dtypes)), lambda e: bool(e.in_sizes and e.in_dtypes)))
+    if odd:
+        return Problem("input_dtype", odd, f"{op}: input dtypes differ across ranks")
+    odd = minority(_by(present, lambda e: sorted(set(e.out_dtypes)), lambda e: bool(e.out_sizes and e.out_dtypes)))
+    if odd:
+        return Problem("output_dtype", odd, f"{op}: output dtypes differ across ranks")
+    if op not in KEEPS_DTYPE_EXEMPT:
+        own = sorted(r for r, e in present.items() if e.in_dtypes and e.out_dtypes and e.in_sizes and e.out_sizes
+                     and set(e.in_dtypes) != set(e.out_dtypes))
+        if own and len(own) < len(present):
+            return Problem("output_dtype", own, f"{op}: output dtype differs from the input dtype on these ranks")
+    return None
+
+
+def compare_one(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
+    """The first disagreement among the entries ranks recorded for one collective, or None."""
+    per_rank = by_rank_groups({r: _describe(e) for r, e in present.items()})
+    odd = minority(_by(present, lambda e: e.op))
+    if odd:
+        return Problem("op_type", odd, "ranks entered different collectives", per_rank)
+    for check in (lambda: _sizes(present, size), lambda: _dtypes(present)):
+        p = check()
+        if p:
+            p.per_rank = per_rank
+            return p
+    return None
+
+
+def compare_coalesced(present: Mapping[int, list[Entry]], size: int) -> Optional[Problem]:
+    """Ranks' entries of one coalesced group: the same number of ops, each agreeing."""
+    odd = minority({r: len(es) for r, es in present.items()})
+    per_rank = by_rank_groups({r: [_describe(e) for e in es] for r, es in present.items()})
+    if odd:
+        return Problem("coalesced_count", odd, "ranks put different numbers of ops into the coalesced group", per_rank)
+    n = len(next(iter(present.values())))
+    for i in range(n):
+        p = compare_one({r: es[i] for r, es in present.items()}, size)
+        if p:
+            return Problem(f"coalesced_{p.kind}", p.culprits, f"op {i + 1} of {n} in the coalesced group: {p.detail}",
+                           per_rank)
+    return None
+
+
+def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], bool]) -> Optional[Problem]:
+    """NCCL only (gloo leaves every entry scheduled): a rank still `scheduled` while its peers
+    started or completed never launched the collective; all entered and not all completed is a
+    stall inside the collective."""
+    per_rank = by_rank_groups({r: {"op": e.name, "state": e.state} for r, e in present.items()})
+    done = {r for r, e in present.items() if completed(e)}
+    if len(done) == len(present):
+        return None
+    states = {r: ("completed" if r in done else e.state) for r, e in present.items()}
+    sched = sorted(r for r, s in states.items() if s == "scheduled")
+    if sched and len(sched) < len(present):
+        return Problem("state", sched, "scheduled on these ranks while their peers started it", per_rank)
+    return Problem("not_completed", sorted(r for r in present if r not in done), "entered by all, not completed",
+                   per_rank)
