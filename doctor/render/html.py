@@ -27,6 +27,7 @@ from pgdoctor.render.console import area_status
 from pgdoctor.render.markdown import to_html
 from pgdoctor.render.scaling import section as scaling_section
 from pgdoctor.render.svg import bandwidth_plot, timeline
+from pgdoctor.render.trace_svg import section as traces_section
 
 # A repro trace can hold hundreds of thousands of ranges; past this the page gets slow to open,
 # and the full trace is in trace.json for Perfetto anyway.
@@ -300,7 +301,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     parts = [("summary", "Summary", _summary(report)), ("findings", "Findings", _findings(report)),
              ("gpus", "GPUs", _gpu_table(measurements, report.findings)),
              ("collectives", "Collectives", _collectives(measurements)), ("timeline", "Timeline", _timeline(report)),
-             ("scaling", "Scaling", scaling_section(report.extra)),
+             ("scaling", "Scaling", scaling_section(report.extra)), ("traces", "Traces", traces_section(report.extra)),
              ("results", "Checks", _results(report)), ("measurements", "Measurements", _measurements(measurements))]
     body.append("<nav>" + "".join(f'<a href="#{sid}">{label}</a>' for sid, label, lines in parts if lines) + "</nav>")
     sections = [line for _, _, lines in parts for line in lines]

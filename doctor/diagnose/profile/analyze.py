@@ -1,0 +1,58 @@
+"""Trace files of one job -> {"ranks": {...}, "straggler": ... or None, "notes": [...]} and findings.
+
+    analyze_traces(paths, all_steps=False) -> (traces, findings)
+
+Rank by rank: each file is streamed once and reduced to its summary before the next is opened,
+so memory is one rank's kernel intervals at a time, whatever the number of ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pgdoctor.diagnose.profile import findings as trace_findings
+from pgdoctor.diagnose.profile import straggler
+from pgdoctor.diagnose.profile.rank import MergedTrace, summarize
+from pgdoctor.diagnose.profile.reader import TraceError
+from pgdoctor.model import Finding
+
+
+def analyze_traces(paths: Sequence[str], all_steps: bool = False) -> tuple[dict[str, Any], list[Finding]]:
+    ranks: dict[int, dict[str, Any]] = {}
+    notes: list[str] = []
+    skipped: list[str] = []
+    merged: list[str] = []  # beside the rank files they were merged from: not an error
+    for i, path in enumerate(sorted(paths)):
+        try:
+            s = summarize(path, i, all_steps=all_steps)
+        except MergedTrace as exc:
+            merged.append(f"{path}: {exc}")
+            continue
+        except (TraceError, OSError, EOFError, UnicodeDecodeError) as exc:
+            skipped.append(f"{path}: {exc}")
+            continue
+        except Exception as exc:  # a gzip member cut short raises its own types; one bad rank must not end the run
+            skipped.append(f"{path}: {type(exc).__name__}: {exc}")
+            continue
+        rank = s["rank"]
+        if rank in ranks:
+            skipped.append(f"{path}: rank {rank} again (first in {ranks[rank]['file']}); kept the first")
+            continue
+        ranks[rank] = s
+    dropped = sum(1 for s in ranks.values() if s.get("last_step_left_out"))
+    if dropped:
+        notes.append(f"the last ProfilerStep of {dropped} trace(s) is left out, as Holistic Trace Analysis does "
+                     f"(it is often cut short by the profiler's stop); --all-steps keeps it")
+    if any(s.get("steps_in_trace") == 0 for s in ranks.values()):
+        notes.append("some traces have no ProfilerStep: their whole GPU window is one step")
+    found = straggler.find(ranks)
+    out: dict[str, Any] = {"ranks": {str(r): ranks[r] for r in sorted(ranks)}, "straggler": found,
+                           "all_steps": all_steps}
+    if merged:
+        notes.append(f"left out {len(merged)} merged multi-rank trace(s): {merged[0]}")
+    if notes:
+        out["notes"] = notes
+    if skipped:
+        out["skipped"] = skipped
+    return out, trace_findings.findings(ranks, found)

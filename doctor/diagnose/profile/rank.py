@@ -1,0 +1,271 @@
+"""One rank's trace -> its time breakdown, in one streaming pass; only the summary is kept.
+
+GPU traces (any kernel, memcpy or memset event) follow Holistic Trace Analysis: the analysed
+window runs from the first to the last kept GPU event; compute = union of compute kernels,
+non-compute = union of all GPU events minus compute (communication, memory, other), idle =
+window minus the union of all GPU events; overlap = share of the communication union during
+which compute kernels run. With two or more ProfilerSteps the kernels launched from the last
+step on are left out (`all_steps` keeps them), as HTA does.
+
+CPU traces use the thread that runs the steps: compute = its ranges other than collectives
+and data loading, data = its DataLoader ranges, communication = collectives on any thread (the
+backend's own threads run gloo's all-reduces) not hidden behind that thread's compute, idle =
+the rest of the analysed steps.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pgdoctor.diagnose.profile import intervals as iv
+from pgdoctor.diagnose.profile.names import (
+    COMM,
+    COMPUTE,
+    GPU_CATEGORIES,
+    MEMORY,
+    cpu_kind,
+    is_launch,
+    is_step,
+    kernel_kind,
+)
+from pgdoctor.diagnose.profile.reader import TraceError, open_text, scan
+
+MAX_STEP_SPANS = 64  # steps kept for the report's timeline
+
+
+class MergedTrace(TraceError):
+    """One file holds several ranks (pgdoctor's merged Perfetto trace): not one rank's trace."""
+
+
+@dataclass
+class _Collect:
+    """What one pass keeps: GPU event intervals, steps, launch calls, CPU ranges."""
+
+    gpu: list[tuple[float, float, int, int]] = field(default_factory=list)  # ts, end, kind, correlation
+    steps: list[tuple[float, float, Any]] = field(default_factory=list)  # ts, end, tid
+    corr_ts: dict[int, float] = field(default_factory=dict)
+    launch_dur: dict[int, float] = field(default_factory=dict)
+    cpu: dict[Any, list[tuple[float, float, int]]] = field(default_factory=lambda: defaultdict(list))
+    meta: dict[str, Any] = field(default_factory=dict)
+    pids: Counter[Any] = field(default_factory=Counter)
+    rank_tracks: int = 0  # process tracks named "rank N": a trace merged from several ranks
+    events: int = 0
+
+
+def _collect(path: str, gpu_trace: bool = False) -> _Collect:
+    c = _Collect()
+    kinds: dict[str, int] = {}
+    # name -> (is a step, CPU kind); a trace repeats a few thousand names a million times.
+    cpu_names: dict[str, tuple[bool, int]] = {}
+    gpu, corr_ts, launch_dur, cpu, pids, steps = c.gpu, c.corr_ts, c.launch_dur, c.cpu, c.pids, c.steps
+    cpu_cats = (None, "cpu_op", "user_annotation", "python_function")
+    for what, item in scan(path, gpu_only=gpu_trace):
+        if what == "meta":
+            c.meta[item[0]] = item[1]
+            continue
+        c.events += 1
+        if item.get("ph") != "X":
+            if item.get("ph") == "M" and item.get("name") == "process_name":
+                args = item.get("args")
+                if isinstance(args, dict) and str(args.get("name", "")).startswith("rank "):
+                    c.rank_tracks += 1
+            continue
+        try:
+            ts = float(item["ts"])
+            end = ts + float(item.get("dur", 0.0))
+        except (KeyError, TypeError, ValueError):
+            continue
+        name = item.get("name", "")
+        if type(name) is not str:
+            name = str(name)
+        cat = item.get("cat")
+        args = item.get("args")
+        corr = args.get("correlation") if type(args) is dict else None
+        if cat in GPU_CATEGORIES:
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = kernel_kind(name)
+            gpu.append((ts, end, kind, corr if type(corr) is int else -1))
+            continue
+        if cat == "gpu_user_annotation":
+            continue
+        pids[item.get("pid")] += 1
+        if type(corr) is int:
+            corr_ts[corr] = ts
+            if cat == "cuda_runtime" or cat == "cuda_driver":
+                if is_launch(name):
+                    launch_dur[corr] = end - ts
+                continue
+        known = cpu_names.get(name)
+        if known is None:
+            known = cpu_names[name] = (is_step(name), cpu_kind(name))
+        if known[0]:
+            steps.append((ts, end, item.get("tid")))
+        elif cat in cpu_cats and not name.startswith("PyTorch Profiler"):
+            cpu[item.get("tid")].append((ts, end, known[1]))
+    return c
+
+
+def _rank_of(c: _Collect, position: int, path: str) -> tuple[int, str]:
+    info = c.meta.get("distributedInfo")
+    if isinstance(info, dict) and isinstance(info.get("rank"), int):
+        return info["rank"], "distributedInfo"
+    base = path.rsplit("/", 1)[-1]
+    if base.startswith("rank") and base.endswith(".events.jsonl"):
+        num = base[4:-len(".events.jsonl")]
+        if num.isdigit():
+            return int(num), "file name"
+    if len(c.pids) == 1:
+        pid = next(iter(c.pids))
+        if isinstance(pid, int) and base.endswith(".events.jsonl"):
+            return pid, "pid"
+    return position, "position"
+
+
+def _pct(part: float, whole: float) -> float:
+    return round(100.0 * part / whole, 2) if whole > 0 else 0.0
+
+
+def _analysed_steps(c: _Collect, all_steps: bool) -> tuple[list[tuple[float, float, Any]], Optional[float], bool]:
+    """The steps analysed, the cut (launches at or after it are left out), whether one was dropped."""
+    steps = sorted(set(c.steps))
+    if len(steps) >= 2 and not all_steps:
+        return steps[:-1], steps[-1][0], True
+    return steps, None, False
+
+
+def _has_gpu(path: str) -> bool:
+    """Kineto lists the devices in the header; a CPU-only profile has `"deviceProperties": []`."""
+    with open_text(path) as f:
+        head = f.read(16384)
+    at = head.find('"deviceProperties"')
+    return at >= 0 and head[head.find("[", at) + 1:].lstrip()[:1] == "{"
+
+
+def summarize(path: str, position: int, all_steps: bool = False) -> dict[str, Any]:
+    # On a GPU host most CPU ops are not read at all; a trace that turns out to hold no GPU event
+    # (a CPU-only profile on a GPU host) is read again in full.
+    gpu_host = not path.endswith(".jsonl") and _has_gpu(path)
+    c = _collect(path, gpu_trace=gpu_host)
+    if gpu_host and not c.gpu:
+        c = _collect(path)
+    rank, rank_from = _rank_of(c, position, path)
+    steps, cut, dropped = _analysed_steps(c, all_steps)
+    if not c.gpu and not c.steps and not any(c.cpu.values()):
+        raise TraceError("no complete (ph X) events: nothing to analyse")
+    if c.rank_tracks >= 2:
+        raise MergedTrace(f"holds {c.rank_tracks} ranks merged into one trace (python -m pgdoctor.trace); "
+                          "give the per-rank rank<N>.events.jsonl files instead")
+    out: dict[str, Any] = {"file": path, "rank_from": rank_from, "events": c.events,
+                           "steps_in_trace": len(set(c.steps)), "last_step_left_out": dropped}
+    info = c.meta.get("distributedInfo")
+    if isinstance(info, dict):
+        out["world_size"] = info.get("world_size")
+        out["backend"] = info.get("backend")
+    out.update(_gpu(c, steps, cut, all_steps) if c.gpu else _cpu(c, steps))
+    out["steps"] = len(steps)
+    return {"rank": rank, **out}
+
+
+def _step_stats(steps: list[tuple[float, float, Any]], window: tuple[float, float]) -> dict[str, Any]:
+    if steps:
+        durs = [e - s for s, e, _ in steps]
+        step_ms = sum(durs) / len(durs) / 1000.0
+    else:
+        step_ms = (window[1] - window[0]) / 1000.0
+    spans = [[round(s / 1000.0, 3), round((e - s) / 1000.0, 3)] for s, e, _ in steps[:MAX_STEP_SPANS]]
+    return {"step_ms": round(step_ms, 3), "step_spans_ms": spans, "window_start_ms": round(window[0] / 1000.0, 3)}
+
+
+def _gpu(c: _Collect, steps: list[tuple[float, float, Any]], cut: Optional[float], all_steps: bool) -> dict[str, Any]:
+    kept = c.gpu
+    if cut is not None:
+        kept = [g for g in c.gpu if c.corr_ts.get(g[3], cut) < cut]
+    elif all_steps and steps:
+        last_end = max(e for _, e, _ in steps)
+        kept = [g for g in c.gpu if g[3] in c.corr_ts and c.corr_ts[g[3]] <= last_end]
+    if not kept:
+        kept = c.gpu
+    busy = iv.union((s, e) for s, e, _, _ in kept)
+    compute = iv.union((s, e) for s, e, k, _ in kept if k == COMPUTE)
+    comm = iv.union((s, e) for s, e, k, _ in kept if k == COMM)
+    memory = iv.union((s, e) for s, e, k, _ in kept if k == MEMORY)
+    # Only zero-length GPU events leave the union empty: their own span is the window.
+    window = (busy[0][0], busy[-1][1]) if busy else (min(g[0] for g in kept), max(g[1] for g in kept))
+    span = window[1] - window[0]
+    busy_t, compute_t, comm_t = iv.total(busy), iv.total(compute), iv.total(comm)
+    overlap_t = iv.total(iv.intersect(comm, compute))
+    idle_t = span - busy_t
+    n = max(len(steps), 1)
+    # Kernels shorter on the GPU than their launch call on the CPU: the CPU cannot keep the GPU fed.
+    launched = [(e - s, c.launch_dur[k]) for s, e, kind, k in kept if kind == COMPUTE and k in c.launch_dur]
+    short = sum(1 for gpu_us, cpu_us in launched if gpu_us < cpu_us)
+    data = _cpu_data_ms(c, window)
+    return {
+        "kind": "gpu",
+        "compute_pct": _pct(compute_t, span), "non_compute_pct": _pct(busy_t - compute_t, span),
+        "idle_pct": _pct(idle_t, span),
+        "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
+        "comm_pct": _pct(comm_t, span), "memory_pct": _pct(iv.total(memory), span),
+        "exposed_comm_pct": _pct(comm_t - overlap_t, span),
+        "compute_ms": round(compute_t / n / 1000.0, 3), "comm_ms": round(comm_t / n / 1000.0, 3),
+        "exposed_comm_ms": round((comm_t - overlap_t) / n / 1000.0, 3), "idle_ms": round(idle_t / n / 1000.0, 3),
+        "data_ms": round(data / n / 1000.0, 3), "window_ms": round(span / 1000.0, 3),
+        "kernels": len(kept), "short_kernel_pct": _pct(short, len(launched)) if launched else None,
+        "wait_ms": round(comm_t / n / 1000.0, 3),
+        **_step_stats(steps, window),
+    }
+
+
+def _cpu_data_ms(c: _Collect, window: tuple[float, float]) -> float:
+    spans = [(s, e) for ranges in c.cpu.values() for s, e, k in ranges if k == MEMORY]
+    return iv.total(iv.clip(iv.union(spans), *window))
+
+
+def _main_thread(c: _Collect) -> Any:
+    if c.steps:
+        return Counter(t for _, _, t in c.steps).most_common(1)[0][0]
+    busy = {tid: sum(e - s for s, e, _ in r) for tid, r in c.cpu.items()}
+    return max(busy, key=lambda t: busy[t]) if busy else None
+
+
+def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
+    tid = _main_thread(c)
+    main = c.cpu.get(tid, [])
+    if steps:
+        window_spans = iv.union((s, e) for s, e, _ in steps)
+    elif main:
+        window_spans = [(min(s for s, _, _ in main), max(e for _, e, _ in main))]
+    else:
+        return {"kind": "cpu", "compute_pct": 0.0, "non_compute_pct": 0.0, "idle_pct": 0.0,
+                "comm_comp_overlap_pct": None, "step_ms": 0.0, "wait_ms": 0.0, "compute_ms": 0.0,
+                "data_ms": 0.0, "comm_ms": 0.0, "idle_ms": 0.0, "note": "no CPU ranges"}
+    window = (window_spans[0][0], window_spans[-1][1])
+    span = iv.total(window_spans)
+    comm_main = iv.union((s, e) for s, e, k in main if k == COMM)
+    data = iv.subtract(iv.union((s, e) for s, e, k in main if k == MEMORY), comm_main)
+    compute = iv.subtract(iv.subtract(iv.union((s, e) for s, e, k in main if k == COMPUTE), comm_main), data)
+    compute = iv.intersect(compute, window_spans)
+    data = iv.intersect(data, window_spans)
+    comm_any = iv.union([*comm_main, *((s, e) for t, r in c.cpu.items() if t != tid for s, e, k in r if k == COMM)])
+    comm_any = iv.intersect(comm_any, window_spans)
+    comm_exposed = iv.subtract(iv.subtract(comm_any, compute), data)
+    compute_t, data_t, comm_t, exposed_t = iv.total(compute), iv.total(data), iv.total(comm_any), iv.total(comm_exposed)
+    idle_t = max(span - compute_t - data_t - exposed_t, 0.0)
+    n = max(len(steps), 1)
+    overlap_t = iv.total(iv.intersect(comm_any, compute))
+    return {
+        "kind": "cpu",
+        "compute_pct": _pct(compute_t, span), "non_compute_pct": _pct(data_t + exposed_t, span),
+        "idle_pct": _pct(idle_t, span),
+        "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
+        "comm_pct": _pct(exposed_t, span), "data_pct": _pct(data_t, span), "exposed_comm_pct": _pct(exposed_t, span),
+        "compute_ms": round(compute_t / n / 1000.0, 3), "data_ms": round(data_t / n / 1000.0, 3),
+        "comm_ms": round(comm_t / n / 1000.0, 3), "exposed_comm_ms": round(exposed_t / n / 1000.0, 3),
+        "idle_ms": round(idle_t / n / 1000.0, 3), "window_ms": round(span / 1000.0, 3),
+        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the others.
+        "wait_ms": round((span - compute_t - data_t) / n / 1000.0, 3),
+        **_step_stats(steps, window),
+    }
