@@ -566,6 +566,8 @@ STAGE: dict[str, Callable[[Path], None]] = {
     "slurm-4242.out": _copy(LOGS / "torch20_oom_rank3_then_timeouts.log"),
     "/shared/torchrun-logs/": _copy(LOGS / "per_rank_dir"),
     "/shared/fr/": _untar(FIXTURES / "codes" / "RUN281" / "bad.tar"),
+    # a job directory: torch.profiler traces of 4 gloo ranks and a log with a gloo timeout
+    "/shared/job/": _copy(FIXTURES / "traces" / "cpu_compute_rank2_4rank", LOGS / "gloo_skip_3ranks_real.log"),
     "logs/*.log.gz": _gzip_beside(LOGS / "gloo_skip_3ranks_real.log"),  # the same run as the RUN281 dumps
     "logs/": _copy(LOGS / "torchrun_real_sigkill.log", LOGS / "slurm_oom_kill.log"),
     "/tmp/job": _rank_event_files,

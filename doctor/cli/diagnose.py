@@ -23,10 +23,12 @@ from pgdoctor.model import Severity, exit_code
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
               help="Write the report here instead of stdout.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
+@click.option("--all-steps", is_flag=True,
+              help="Profiler traces: analyse the last ProfilerStep too (left out by default, as HTA does).")
 @click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.1), default=600.0, show_default=True,
               help="Bound the whole diagnosis (a pipe that never ends, a huge directory): exit 3 past it.")
 def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fmt: Optional[str],
-             output: Optional[str], exit_zero: bool, timeout_s: float) -> None:
+             output: Optional[str], exit_zero: bool, all_steps: bool, timeout_s: float) -> None:
     """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
     from pgdoctor.cli.check import write_report
@@ -47,7 +49,7 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
         raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")
     try:
         with deadline(timeout_s):
-            report = diagnose_paths(list(paths), list(fr_dirs))
+            report = diagnose_paths(list(paths), list(fr_dirs), all_steps=all_steps)
     except DeadlineExceeded:
         click.echo(f"pgdoctor: incomplete: diagnose did not finish within --timeout {timeout_s:g} s", err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE) from None

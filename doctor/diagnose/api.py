@@ -1,7 +1,10 @@
 """Stable entry points of log diagnosis (used by `pgdoctor diagnose` and by the failure lab).
 
     diagnose_sources([(name, text), ...], flight_recorder_dirs=()) -> list[Finding]
-    diagnose_paths([path, ...], flight_recorder_dirs=()) -> Report
+    diagnose_paths([path, ...], flight_recorder_dirs=(), all_steps=False) -> Report
+
+Per-rank profiler traces among the paths (recognised by content) add Report.extra["traces"]
+(breakdown per rank, the straggler) and RUN405-RUN409 findings after the logs' and dumps'.
 
 Findings come root cause first; every later finding has facts["cascade_of"] = the root's code.
 Facts are structured (rank, op, seq, bytes, requested_bytes, free_bytes, ...) and evidence
@@ -15,29 +18,37 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pgdoctor.diagnose.analyze import source_events
-from pgdoctor.diagnose.causality import assemble
+from pgdoctor.diagnose.analyze import cap_notes, sources_events
+from pgdoctor.diagnose.causality import assemble, join_flight
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
+from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
+from pgdoctor.diagnose.profile.analyze import analyze_traces
+from pgdoctor.diagnose.profile.reader import TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.text.reader import Source, is_binary, is_pgdoctor_report, open_sources, text_sources
+from pgdoctor.diagnose.text.scan import engine_name
 from pgdoctor.model import Finding, Report
 
 FlightError = dump.DumpError
 
 
-def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) -> tuple[list[Finding], dict[str, Any]]:
+def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
+              all_steps: bool = False) -> tuple[list[Finding], dict[str, Any]]:
     events: list[Event] = []
     lines: dict[str, int] = {}
     meta_sources = []
     t0 = time.perf_counter()
     # Dumps found among the logs (a whole job directory was given) go to the flight recorder.
     found_dumps = []
+    found_traces: list[str] = []  # per-rank profiler traces, recognised by content
     logs = []
     skipped_binary = []
     skipped_reports: list[str] = []
     for src in sources:
         if src.path and dump.looks_like_dump(src.path):
             found_dumps.append(src.path)
+        elif src.path and src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
+            found_traces.append(src.path)
         elif src.listed and src.path and is_binary(src.path):
             skipped_binary.append(src.path)  # checkpoints, cores, images in a job directory
         elif src.listed and src.path and is_pgdoctor_report(src.path):
@@ -45,23 +56,37 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str]) ->
         else:
             logs.append(src)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
-    for i, src in enumerate(logs):
-        evs, stats = source_events(src, i)
+    for src, (evs, stats) in zip(logs, sources_events(logs)):
         events.extend(evs)
         lines[src.name] = stats.lines
-        meta_sources.append({"name": src.name, "bytes": stats.bytes, "lines": stats.lines, "hits": stats.hits})
-    meta: dict[str, Any] = {"sources": meta_sources}
+        meta_sources.append({"name": src.name, "bytes": stats.bytes, "lines": stats.lines, "hits": stats.hits,
+                             **stats.counted})
+    meta: dict[str, Any] = {"sources": meta_sources, "scan_engine": engine_name()}
+    notes = cap_notes(meta_sources)
+    if notes:
+        meta["notes"] = notes
+    assign_file_ranks(events, [src.name for src in logs])
+    job = triage(events, [src.name for src in logs])
+    if job:
+        meta["jobwide"] = job
     if skipped_binary:
         meta["skipped_binary_files"] = skipped_binary
     if skipped_reports:
         meta["skipped_pgdoctor_reports"] = skipped_reports
+    fr_findings: list[Finding] = []
     if flight_recorder_dirs:
         rep = dump.read_dumps(flight_recorder_dirs)
-        events.extend(collectives.analyze(rep, ",".join(flight_recorder_dirs)))
+        fr_findings = collectives.analyze(rep, ",".join(flight_recorder_dirs))
         meta["flight_recorder"] = {"dumps": [{"path": d.path, "rank": d.rank} for d in rep.dumps],
                                    "skipped": rep.skipped}
-    findings = assemble(events, lines)
+    # Dumps and logs of the same job are read together: the dump says which collective, the
+    # logs say why a rank was late.
+    findings = join_flight(assemble(events, lines), fr_findings)
     meta["duration_s"] = round(time.perf_counter() - t0, 3)
+    if found_traces:
+        traces, trace_findings = analyze_traces(found_traces, all_steps=all_steps)
+        meta["traces"] = traces
+        findings = [*findings, *trace_findings]
     return findings, meta
 
 
@@ -71,14 +96,16 @@ def diagnose_sources(sources: Iterable[tuple[str, str]], flight_recorder_dirs: S
     return findings
 
 
-def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = ()) -> Report:
+def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = (), all_steps: bool = False) -> Report:
     """A Report (command "diagnose", no snapshot) for log files, directories, '-' or gzip files.
     Raises reader.SourceError / flight.DumpError for a path that does not exist."""
     unreadable: list[str] = []
-    findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs)
+    findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps)
+    # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
+    extra = {"traces": meta.pop("traces")} if "traces" in meta else {}
     if unreadable:
         meta["skipped_unreadable_files"] = unreadable
     meta["host"] = socket.gethostname()
     meta["paths"] = list(paths)
     meta["flight_recorder_dirs"] = list(flight_recorder_dirs)
-    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta)
+    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta, extra=extra)

@@ -5,8 +5,14 @@ dropped connections echo a peer that died; "Some NCCL operations have failed", S
 "Killing subprocess" and ChildFailedError are consequences. Each event has a cause tier
 (0 cause, 1 usually a symptom, 2 consequence, 3 exit records and markers). The root is the best
 tier; within it the earliest by timestamp when the events carry comparable clocks, then the rank
-torchrun names as the first failure, then position in the logs. Every other finding is listed
-after it with facts["cascade_of"].
+torchrun names as the first failure, then position in the logs; a bare Python exception yields to
+a recognised failure of its tier. Every other finding is listed after it with facts["cascade_of"].
+
+A Python exception counts only when it ended its rank, and never explains an exit by a signal (an
+exception exits with code 1): training that went on after it and was then SIGKILLed has the
+SIGKILL as its root. Ranks missing from a watchdog-timeout list are named as suspects. A log that
+holds only the launcher's teardown still says a worker died. When nothing is a failure but an
+error line is there, an info note (RUN134) quotes the last one.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from typing import Any, Optional
 from pgdoctor.checks.base import CODES
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event
-from pgdoctor.diagnose.rules.launcher import EXIT, MARKER
+from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
+from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.model import Evidence, Finding, Scope, Severity
 
 # How close to the end of its log a traceback must be to count as the rank's last words when no
@@ -71,6 +78,44 @@ def _exit_finding_event(ex: Event) -> Event:
                  (code, ex.rank, "exit"))
 
 
+def _by_signal(ex: Event) -> bool:
+    code = ex.facts.get("exitcode")
+    return isinstance(code, int) and code < 0
+
+
+def _exception_fatal(e: Event, exits: list[Event], exits_by_rank: Mapping[int, Event], died: bool,
+                     source_lines: Mapping[str, int]) -> bool:
+    """Did this Python exception end its rank? Yes when an exit record with an exit code (not a
+    signal) is there for its rank (or for some rank, when ranks are unknown), or when it is the
+    end of its log. No when the process it could belong to was later killed by a signal: training
+    went on after the exception, and a signal (-9 SIGKILL, the OOM killer) is what ended it."""
+    later_signal = any(_by_signal(ex) and ex.source == e.source and ex.line > e.line
+                       and (ex.rank is None or e.rank is None or ex.rank == e.rank) for ex in exits)
+    if e.rank is not None and e.rank in exits_by_rank:
+        return not _by_signal(exits_by_rank[e.rank])
+    coded = [ex for ex in exits if isinstance(ex.facts.get("exitcode"), int) and ex.facts["exitcode"] > 0]
+    if coded and (e.rank is None or not exits_by_rank):
+        return True
+    if later_signal:
+        return False
+    near_end = e.line >= source_lines.get(e.source, 0) - TAIL_LINES
+    return near_end or (died and not exits and (e.rank is None or not exits_by_rank))
+
+
+def _note(notes: list[Event]) -> list[Finding]:
+    """No failure explains the logs, but they hold an error no rule knows: say which (info)."""
+    if not notes:
+        return []
+    last = max(notes, key=lambda e: e.position)
+    what = last.facts.get("exception") or "error"
+    text = f"{what}: {last.facts.get('exception_message', '')}".strip().rstrip(":")
+    ev = Event(C.UNRECOGNISED_ERROR.code, last.source, last.line, last.source_index,
+               f"no failure rule matches, but the logs end on an error: {text[:200]}", last.rank,
+               {k: v for k, v in last.facts.items() if k in ("exception", "exception_message", "frame", "rank")},
+               list(last.evidence), last.ts, 3, (C.UNRECOGNISED_ERROR.code,))
+    return [_finding(C.UNRECOGNISED_ERROR.code, [ev], None, {})]
+
+
 def _ts_key(events: Sequence[Event]) -> Optional[str]:
     kinds = {e.ts[0] for e in events if e.ts}
     if len(kinds) == 1 and all(e.ts for e in events):
@@ -108,7 +153,21 @@ def _seq_facts(events: list[Event]) -> dict[str, Any]:
     return out
 
 
-def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_rank: Mapping[int, Event]) -> Finding:
+def _silent_ranks(ranks: list[int]) -> list[int]:
+    """Ranks inside the span of those that report a watchdog timeout but absent from it. Every
+    healthy rank waiting in the collective times out; the one that never entered it does not."""
+    if len(ranks) < 2:
+        return []
+    present = set(ranks)  # a list here made 10,000 ranks cost 0.75 s
+    gaps = [r for r in range(ranks[0], ranks[-1] + 1) if r not in present]
+    return gaps if 0 < len(gaps) <= max(1, len(ranks) // 2) else []
+
+
+_WORK_KEYS = ("op", "seq", "timeout_ms", "numel_in", "numel_out", "ran_for_ms", "pg_id", "pg_name")
+
+
+def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_rank: Mapping[int, Event],
+             root_exit: Optional[Event] = None) -> Finding:
     c = CODES[code]
     first = events[0]
     facts: dict[str, Any] = {k: v for k, v in first.facts.items() if not k.startswith("_")}
@@ -118,6 +177,14 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
     facts["occurrences"] = sum(e.facts.get("occurrences", 1) for e in events)
     msg = first.message
     if code in (C.WATCHDOG_TIMEOUT.code, C.HEARTBEAT_TIMEOUT.code, C.GLOO_TIMEOUT.code):
+        # One timeout is printed in several records (the work, the seq line, the watchdog's exit):
+        # the first may lack the op or the timeout that a later record of the same work carries.
+        for e in events[1:]:
+            if (first.rank is None or e.rank == first.rank) and \
+                    e.facts.get("seq", facts.get("seq")) == facts.get("seq", e.facts.get("seq")):
+                for k in _WORK_KEYS:
+                    if k in e.facts:
+                        facts.setdefault(k, e.facts[k])
         sf = _seq_facts(events)
         facts.update(sf)
         if len(ranks) > 1:
@@ -125,12 +192,25 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
         if "lagging_ranks" in sf:
             msg += (f"; ranks report different sequence numbers ({sf['min_seq']} vs {sf['max_seq']}): "
                     f"rank(s) {','.join(map(str, sf['lagging_ranks']))} are behind")
+        silent = _silent_ranks(ranks)
+        if silent:
+            facts["suspect_ranks"] = silent
+            msg += (f"; rank(s) {rank_ranges(silent)} reported no timeout: the suspect (never reached the "
+                    "collective, hung or died first)")
     elif len(ranks) > 1:
-        msg += f" (seen on ranks {','.join(map(str, ranks))})"
+        msg += f" (seen on {count_label(ranks)})"
     if first.rank is not None and first.rank in exits_by_rank and "exitcode" not in facts:
         ex = exits_by_rank[first.rank]
         facts["exitcode"] = ex.facts.get("exitcode")
         msg += f"; rank {first.rank} exited with {ex.facts.get('exitcode')}"
+    elif root_code is None and root_exit is not None and "exitcode" not in facts and (
+            first.rank is None or root_exit.rank is None or first.rank == root_exit.rank):
+        # The launcher's first failure, when ranks cannot tell it apart from the root cause's process.
+        facts["exitcode"] = root_exit.facts.get("exitcode")
+        for k in ("pid", "local_rank", "host"):
+            if k in root_exit.facts:
+                facts.setdefault(k, root_exit.facts[k])
+        msg += f"; the launcher reports exit code {facts['exitcode']}"
     if root_code is None:
         facts["root_cause"] = True
     else:
@@ -160,14 +240,13 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
             exits_by_rank.setdefault(ex.rank, ex)
     died = bool(exits_by_rank) or any(e.facts.get("exitcode") not in (0, None) for e in exits) or bool(markers)
 
+    notes = [e for e in failures if e.code == C.UNRECOGNISED_ERROR.code]
+    failures = [e for e in failures if e.code != C.UNRECOGNISED_ERROR.code]
     kept: list[Event] = []
     for e in failures:
-        if e.code == C.PYTHON_EXCEPTION.code:
-            near_end = e.line >= source_lines.get(e.source, 0) - TAIL_LINES
-            fatal = (e.rank is not None and e.rank in exits_by_rank) or (died and (
-                e.rank is None or not exits_by_rank)) or near_end
-            if not fatal:
-                continue
+        if e.code == C.PYTHON_EXCEPTION.code and not _exception_fatal(e, exits, exits_by_rank, died, source_lines):
+            notes.append(e)  # handled, or the run went on after it: not why the job died
+            continue
         kept.append(e)
     # The kernel names the pid it killed; torchrun's table maps pids to ranks.
     pid_rank = {ex.facts["pid"]: ex.rank for ex in exits if ex.rank is not None and "pid" in ex.facts}
@@ -177,12 +256,20 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
             e.facts["rank"] = e.rank
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
-        explained = any(e.cause_tier == 0 and (e.rank is None or e.rank == root_exit.rank) for e in kept) or any(
-            e.cause_tier <= 1 and e.rank is not None and e.rank == root_exit.rank for e in kept)
+        # A Python exception ends its process with exit code 1, never with a signal.
+        by_signal = _by_signal(root_exit)
+        explains = [e for e in kept if not (by_signal and e.code == C.PYTHON_EXCEPTION.code)]
+        # An exit record without a global rank (torchrun's "local_rank: 2") is explained by any cause.
+        explained = any(e.cause_tier == 0 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
+                        for e in explains) or any(
+            e.cause_tier <= 1 and e.rank is not None and e.rank == root_exit.rank for e in explains)
         if not explained:
             kept.append(_exit_finding_event(root_exit))
     if not kept:
-        return []
+        td = teardown(markers)  # only the launcher's teardown was pasted: a worker died first
+        if td is None:
+            return _note(notes)
+        kept.append(td)
 
     best = min(e.cause_tier for e in kept)
     group = [e for e in kept if e.cause_tier == best]
@@ -190,7 +277,10 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
 
     def rank_key(e: Event) -> tuple[Any, ...]:
         pref = 0 if root_rank is not None and e.rank == root_rank else 1
-        return ((e.ts[1] if kind and e.ts else 0.0), pref, e.position)
+        # A bare Python exception says less than a recognised failure of the same tier (often it
+        # is that failure's own traceback, or its echo): it leads only when nothing else does.
+        generic = 1 if e.code == C.PYTHON_EXCEPTION.code else 0
+        return ((e.ts[1] if kind and e.ts else 0.0), generic, pref, e.position)
 
     root = min(group, key=rank_key)
     if root.rank is None and root_exit is not None and root_exit.rank is not None and root.cause_tier == 0:
@@ -202,7 +292,44 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     for e in sorted(kept, key=lambda e: (e is not root, e.cause_tier, e.position)):
         by_code[e.code].append(e)
     order = [root.code, *sorted((c for c in by_code if c != root.code), key=lambda c: (min(e.cause_tier for e in by_code[c]), min(e.position for e in by_code[c])))]
-    findings = [_finding(root.code, by_code[root.code], None, exits_by_rank)]
+    findings = [_finding(root.code, by_code[root.code], None, exits_by_rank, root_exit)]
     for code in order[1:]:
         findings.append(_finding(code, by_code[code], root.code, exits_by_rank))
     return findings
+
+
+# A log failure of these categories is a reason for a rank to be late, not a symptom of waiting.
+_CAUSE_CATEGORIES = {"cuda_oom", "host_oom", "process_crash", "gpu_hardware", "driver_env", "nccl_usage",
+                     "rendezvous", "collective_mismatch"}
+
+
+def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
+    """Log findings and flight-recorder findings of one job as one root-cause list. The dump's
+    root (which group, collective, sequence number, which ranks) leads, unless the logs show why
+    its culprit rank was late (an OOM, a crash, an exception on that rank): then that reason
+    leads and carries the dump's where (fr_pg, fr_seq, fr_op). Everything else is its cascade."""
+    from dataclasses import replace
+    if not flight or not logs:
+        return logs or flight
+    fr_root, log_root = flight[0], logs[0]
+    culprits = set(fr_root.facts.get("culprit_ranks") or [])
+    why = [f for f in logs if f.category in _CAUSE_CATEGORIES and f.scope.rank is not None
+           and f.scope.rank in culprits]
+    if log_root.category in _CAUSE_CATEGORIES and (log_root.scope.rank is None or log_root.scope.rank in culprits):
+        why = [log_root]
+    if why:
+        lead = why[0]
+        facts = {**lead.facts, "fr_code": fr_root.code, "fr_pg": fr_root.facts.get("pg"),
+                 "fr_seq": fr_root.facts.get("seq"), "fr_op": fr_root.facts.get("op"), "root_cause": True}
+        facts.pop("cascade_of", None)
+        rest = [f for f in [*flight, *logs] if f is not lead]
+        head = replace(lead, facts=facts)
+    else:
+        head = replace(fr_root, facts={**fr_root.facts, "root_cause": True})
+        rest = [*flight[1:], *logs]
+    out = [head]
+    for f in rest:
+        facts = {k: v for k, v in f.facts.items() if k != "root_cause"}
+        facts["cascade_of"] = head.code
+        out.append(replace(f, facts=facts))
+    return out

@@ -3,7 +3,8 @@ cascade under it. Machine formats use the shared renderers."""
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import Any, Optional, TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,7 +14,7 @@ from pgdoctor.model import Finding, Report
 
 # Facts worth a line under the root cause, in this order; the rest is in --json.
 _KEY_FACTS = ("rank", "ranks", "host", "gpu_index", "requested_bytes", "free_bytes", "total_bytes", "allocated_bytes",
-              "reserved_unallocated_bytes", "other_process_bytes", "likely_cause", "pg_id", "pg", "op", "seq",
+              "reserved_unallocated_bytes", "other_process_bytes", "likely_cause", "pg_id", "pg", "op", "seq", "kind",
               "numel_in", "timeout_ms", "ran_for_ms", "seq_by_rank", "lagging_ranks", "missing_ranks",
               "input_sizes", "input_dtypes", "frames", "exception", "exception_message", "frame", "signal",
               "exitcode", "xid", "xid_meaning", "pci_bus_id", "peer", "ib_status", "nccl_last_error", "library",
@@ -40,17 +41,83 @@ def _where(f: Finding) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _ranks(group: dict[str, Any], width: int = 100) -> str:
+    """`ranks 0-516,518-1023 (1023)`; a scattered set is shortened, never a thousand numbers."""
+    text = group["ranks"]
+    if len(text) > width:
+        cut = text[:width].rsplit(",", 1)[0]
+        text = f"{cut},... (+{text.count(',') - cut.count(',')} more ranges)"
+    return f"{'rank' if group['count'] == 1 else 'ranks'} {text} ({group['count']})"
+
+
+def _jobwide(console: Console, job: Optional[dict[str, Any]]) -> None:
+    """One line per failure signature across the job's ranks, and what stands out among them."""
+    if not job:
+        return
+    console.print(f"\n  Job-wide: {job['ranks']} ranks ({escape(job['rank_span'][:80])})")
+    for g in job["groups"]:
+        extra = f" [dim](+{g['unranked']} without a rank)[/]" if g.get("unranked") else ""
+        console.print(f"    {escape(_ranks(g))}: {escape(g['signature'])}{extra}")
+    if job.get("groups_left_out"):
+        console.print(f"    [dim]... {job['groups_left_out']} more signature(s) in --json[/]")
+    for a in job.get("absent", []):
+        more = f" (and {len(a['signatures']) - 1} more)" if len(a["signatures"]) > 1 else ""
+        console.print(f"    [yellow]absent:[/] {escape(_ranks(a))} lack what up to {a['shared_by']} ranks share: "
+                      f"{escape(a['signatures'][0])}{more}")
+    b = job.get("behind")
+    if b:
+        what = "last completed" if b["what"] == "last_completed_seq" else "timed out at"
+        console.print(f"    [yellow]behind:[/] {escape(_ranks(b))} {what} SeqNum={b['seq']} (others {b['others']})")
+    e = job.get("earliest")
+    if e:
+        console.print(f"    earliest failure: rank {e['rank']} at {escape(e['time'])}: {escape(e['signature'])} "
+                      f"[dim]({escape(e['where'])})[/]")
+    for h in job.get("suspect_hosts", []):
+        console.print(f"    [red]suspect host {escape(h['host'])}:[/] all of its {escape(_ranks(h))} share "
+                      f"{escape(h['signature'])}, which no other host has: the node, not one rank")
+
+
+def _notes(console: Console, meta: Mapping[str, Any]) -> None:
+    for note in meta.get("notes") or []:
+        console.print(f"[blue]note:[/] {escape(note)}")
+
+
 def render(report: Report, out: TextIO, color: bool = False) -> None:
+    # Profiler traces (RUN405-RUN409) are performance, not failure: they get their own section after
+    # the root cause and cascade of the logs and dumps of the same job.
+    from dataclasses import replace
+
+    from pgdoctor.diagnose.profile.console import section
+
+    perf = [f for f in report.findings if f.facts.get("source") == "traces"]
     console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    if perf:
+        report = replace(report, findings=tuple(f for f in report.findings if f not in perf))
+    _render(report, console)
+    section(console, report.extra.get("traces"), perf)
+
+
+def _render(report: Report, console: Console) -> None:
     sources = report.meta.get("sources", [])
     scanned = f"{len(sources)} file(s), {sum(s.get('lines', 0) for s in sources)} lines"
     fr = report.meta.get("flight_recorder")
     if fr:
         scanned += f", {len(fr.get('dumps', []))} flight-recorder dump(s)"
+    if report.extra.get("traces"):
+        scanned += f", {len(report.extra['traces'].get('ranks', {}))} profiler trace(s)"
     if not report.findings:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
+        _notes(console, report.meta)
         return
     root, cascade = report.findings[0], report.findings[1:]
+    if root.severity.value == "info" and not cascade:  # a note (RUN134), not a failure
+        console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}; "
+                      f"note {root.code}: {escape(root.message)}")
+        for e in root.evidence[:2]:
+            console.print(f"    [dim]{escape((f'{e.file}:{e.line}: ' if e.file and e.line else '') + e.text[:300])}[/]")
+        console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
+        _notes(console, report.meta)
+        return
     scope = _where(root)
     console.print(f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} [dim]\\[{root.category}][/]"
                   f"{escape(scope)}")
@@ -72,6 +139,8 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
                 e = f.evidence[0]
                 where = f"{e.file}:{e.line}: " if e.file and e.line else ""
                 console.print(f"      [dim]{escape(where + e.text[:200])}[/]")
+    _jobwide(console, report.meta.get("jobwide"))
+    _notes(console, report.meta)
     binaries = report.meta.get("skipped_binary_files") or []
     if binaries:
         console.print(f"[dim]skipped {len(binaries)} binary file(s): {escape(', '.join(binaries[:3]))}[/]")
