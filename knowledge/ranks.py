@@ -17,10 +17,19 @@ def rank_runs(ranks: Iterable[int]) -> list[tuple[int, int]]:
     return runs
 
 
+def _word(first: int, last: int) -> str:
+    return f"{first}-{last}" if last > first else str(first)
+
+
+def run_words(ranks: Iterable[int]) -> list[str]:
+    """['0-3', '5', '7-9']: each run of consecutive ranks as one word."""
+    return [_word(a, b) for a, b in rank_runs(ranks)]
+
+
 def rank_ranges(ranks: Iterable[int], max_runs: int = 12) -> str:
     """'0-3, 5, 7-99999': at most `max_runs` runs, then how many ranks are left unnamed."""
     runs = rank_runs(ranks)
-    shown = [f"{a}-{b}" if b > a else str(a) for a, b in runs[:max_runs]]
+    shown = [_word(a, b) for a, b in runs[:max_runs]]
     rest = sum(b - a + 1 for a, b in runs[max_runs:])
     return ", ".join(shown) + (f" and {rest} more" if rest else "")
 

@@ -24,6 +24,7 @@ from typing import Any, Optional
 from pgdoctor.checks.base import CODES
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER
+from pgdoctor.knowledge.ranks import run_words
 
 # A signature that at least this share of the known ranks have is "shared": the ranks without
 # it are named.
@@ -37,19 +38,8 @@ _LABELS = {"RUN151": "watchdog timeout", "RUN152": "heartbeat monitor timeout", 
 
 
 def rank_ranges(ranks: Iterable[int]) -> str:
-    """`0-3,7,9-12`: consecutive ranks as ranges."""
-    out: list[str] = []
-    run: list[int] = []
-    for r in sorted(set(ranks)):
-        if run and r == run[-1] + 1:
-            run.append(r)
-            continue
-        if run:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [r]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(out)
+    """`0-3,7,9-12`: consecutive ranks as ranges, all of them (the JSON's compact form)."""
+    return ",".join(run_words(ranks))
 
 
 def file_ranks(names: Sequence[str]) -> dict[str, int]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgdoctor.checks.base import CODES
+from pgdoctor.knowledge.ranks import run_words
 from pgdoctor.model import Evidence, Finding, Scope
 
 
@@ -32,18 +33,7 @@ class Fault:
 
 def rank_ranges(ranks: Sequence[int], limit: int = 12) -> str:
     """'0,2-5': ranges, so a thousand ranks stay one short word."""
-    rs = sorted(set(ranks))
-    if not rs:
-        return ""
-    parts: list[str] = []
-    lo = prev = rs[0]
-    for r in [*rs[1:], None]:
-        if r is not None and r == prev + 1:
-            prev = r
-            continue
-        parts.append(str(lo) if lo == prev else f"{lo}-{prev}")
-        if r is not None:
-            lo = prev = r
+    parts = run_words(ranks)
     return ",".join(parts[:limit]) + (",..." if len(parts) > limit else "")
 
 
