@@ -97,20 +97,25 @@ def generate(path: str, size: int) -> None:
         fh.write(TAIL.encode())
 
 
-def run_diagnose(path: str, workers: str) -> tuple[float, float, int, dict]:
+def measured_diagnose(args: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float, int, dict]:
+    """`pgdoctor diagnose --json ARGS` in a child: wall s, CPU s, peak RSS (KiB), the report."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    env = dict(os.environ)
-    if workers:
-        env["PGDOCTOR_SCAN_WORKERS"] = workers
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", path], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", *args], capture_output=True, text=True,
                        env=env)
     dt = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode not in (0, 1):
-        raise SystemExit(f"diagnose failed: {p.stderr[-2000:]}")
+        raise SystemExit(f"diagnose failed ({p.returncode}): {p.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return dt, cpu, after.ru_maxrss, json.loads(p.stdout)
+
+
+def run_diagnose(path: str, workers: str) -> tuple[float, float, int, dict]:
+    env = dict(os.environ)
+    if workers:
+        env["PGDOCTOR_SCAN_WORKERS"] = workers
+    return measured_diagnose([path], env)
 
 
 def ere(anchors: tuple[bytes, ...]) -> str:

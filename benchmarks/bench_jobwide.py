@@ -16,16 +16,15 @@ Memory is flat when the peak RSS does not grow with the number of files (try --r
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import re
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
+
+from bench_diagnose import ere, measured_diagnose  # this folder is on sys.path when a benchmark runs
 
 from pgdoctor.diagnose.text.scan import ANCHORS
 
@@ -37,11 +36,6 @@ INFO = (
     "{h}:{pid}:{tid} [{d}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.{d}<0>",
     "[rank{r}]: step {s} | loss {l:.4f} | lr 2.9e-04 | grad_norm 0.{c:03d} | tokens/s 412345 | mem 61.3 GiB",
 )
-
-
-def ere(anchors: tuple[bytes, ...]) -> str:
-    """The anchors as one POSIX extended regular expression (`[c10d]` is a literal, not a class)."""
-    return "|".join(re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", a.decode()) for a in anchors)
 
 
 def rank_log(r: int, n: int, culprit: int, size: int, rnd: random.Random) -> bytes:
@@ -99,16 +93,7 @@ def generate_small(root: str, n: int, culprit: int) -> None:
 
 
 def run(paths: list[str]) -> tuple[float, float, int, dict]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", "--timeout", "3600", *paths],
-                       capture_output=True, text=True)
-    dt = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode not in (0, 1):
-        raise SystemExit(f"diagnose failed ({p.returncode}): {p.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return dt, cpu, after.ru_maxrss, json.loads(p.stdout)
+    return measured_diagnose(["--timeout", "3600", *paths])
 
 
 def grep(paths: list[str]) -> tuple[float, float]:
