@@ -3,6 +3,8 @@ without starting processes (the multi-process behaviour is in test_collectives_p
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pgdoctor.checks import load_all
@@ -355,3 +357,21 @@ def test_console_report_draws_the_sweep_plot_unless_the_caller_has_drawn_it() ->
     render(report, bare, details=False)
     assert shown.getvalue().count("busbw vs size: all_reduce") == 1  # pgdoctor check: the plot under the area
     assert "busbw vs size" not in bare.getvalue() and bare.getvalue().rstrip().endswith("no findings on h.")
+
+
+def test_the_row_log_counts_finished_rows_and_waits_for_a_torn_line(tmp_path) -> None:
+    """Rank 0 appends a line per finished row; the parent reads only what is new, counts a line
+    once it is whole, and keeps the rows for an interrupted sweep's report."""
+    from pgdoctor.probes.collectives.launch import _RowLog
+
+    path = tmp_path / "p.progress"
+    path.write_text("")
+    seen: list[tuple[int, int, str]] = []
+    log = _RowLog(str(path), lambda d, t, w: seen.append((d, t, w)))
+    row = json.dumps(_row("all_reduce", 8, [10, 10]).to_json())
+    with open(path, "a") as fh:
+        fh.write(f"1 4 all_reduce 8 {row}\n1 4 all_red")
+    assert log.poll() == 1 and seen == [(1, 4, "all_reduce 8 B")]
+    with open(path, "a") as fh:
+        fh.write(f"uce 16 {row}\n")
+    assert log.poll() == 2 and len(log.rows) == 2 and log.rows[0].op == "all_reduce"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -155,19 +154,38 @@ def spawn_env(base: Mapping[str, str], spec: SweepSpec, rank: int, nproc: int, p
     return env
 
 
-def _tail_progress(path: str, stop: threading.Event, progress: ProgressFn) -> None:
-    seen = 0
-    while not stop.wait(0.2):
+class _RowLog:
+    """Rank 0's progress file (`done total op bytes {row json}` a line), read incrementally by
+    the parent's wait loop: the count of finished rows for the stall bound, each new row for the
+    progress bar, and the rows themselves for the report of an interrupted sweep."""
+
+    def __init__(self, path: str, progress: Optional[ProgressFn]):
+        self.path, self.progress = path, progress
+        self.rows: list[Row] = []
+        self._offset = 0
+        self._torn = b""  # a line rank 0 has not finished writing
+
+    def poll(self) -> int:
         try:
-            with open(path, encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
+            with open(self.path, "rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read()
         except OSError:
-            continue
-        for line in lines[seen:]:
-            parts = line.split(maxsplit=4)
-            if len(parts) >= 4 and parts[0].isdigit() and parts[1].isdigit():
-                progress(int(parts[0]), int(parts[1]), f"{parts[2]} {parts[3]} B")
-        seen = len(lines)
+            return len(self.rows)
+        self._offset += len(data)
+        *lines, self._torn = (self._torn + data).split(b"\n")
+        for raw in lines:
+            parts = raw.decode("utf-8", "replace").split(maxsplit=4)
+            if len(parts) < 5 or not (parts[0].isdigit() and parts[1].isdigit()):
+                continue
+            try:
+                row = Row.from_json(json.loads(parts[4]))
+            except (ValueError, KeyError, TypeError):
+                continue
+            self.rows.append(row)
+            if self.progress:
+                self.progress(int(parts[0]), int(parts[1]), f"{parts[2]} {parts[3]} B")
+        return len(self.rows)
 
 
 def backstop_s(spec: SweepSpec, world_size: int) -> float:
@@ -200,15 +218,11 @@ def run_spawned(
         raise ValueError("--nproc must be at least 1")
     port = free_port("127.0.0.1")
     path = temp_file("pgdoctor-coll-", ".progress")
-    stop = threading.Event()
-    tail = None
+    log = _RowLog(path, progress)
     start = time.monotonic()
     try:
         # Rank 0 always writes its finished rows: the parent's stall bound counts them.
         spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path})
-        if progress:
-            tail = threading.Thread(target=_tail_progress, args=(path, stop, progress), daemon=True)
-            tail.start()
         argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
         envs = [spawn_env(env, spec_p, r, nproc, port) for r in range(nproc)]
         limit = backstop_s(spec, nproc)
@@ -217,17 +231,15 @@ def run_spawned(
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
         try:
             outcomes = run_children([argv] * nproc, envs, timeout_s=min(stall_s(spec), limit), grace_s=3.0,
-                                    progress=lambda: _rows_done(path), hard_timeout_s=limit,
+                                    progress=log.poll, hard_timeout_s=limit,
                                     unit_timeout_s=stall_s(spec, first=False))
         except KeyboardInterrupt:
             # run_children killed the ranks; what rank 0 finished is in the progress file.
-            partial = CollRun("spawn", spec.backend, nproc, 0, spec, rows=_rows_written(path))
+            log.poll()
+            partial = CollRun("spawn", spec.backend, nproc, 0, spec, rows=log.rows)
             partial.duration_s = time.monotonic() - start
             raise SweepInterrupted(partial) from None
     finally:
-        stop.set()
-        if tail is not None:
-            tail.join(1.0)
         remove_temp(path)
     run = CollRun("spawn", spec.backend, nproc, 0, spec)
     results: dict[int, dict[str, Any]] = {}
@@ -252,30 +264,6 @@ class SweepInterrupted(KeyboardInterrupt):
     def __init__(self, run: CollRun):
         super().__init__()
         self.run = run
-
-
-def _rows_written(path: str) -> list[Row]:
-    rows = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.split(maxsplit=4)
-                if len(parts) == 5:
-                    try:
-                        rows.append(Row.from_json(json.loads(parts[4])))
-                    except (ValueError, KeyError, TypeError):
-                        continue  # the line the interrupt cut short
-    except OSError:
-        pass
-    return rows
-
-
-def _rows_done(path: str) -> int:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read().count(b"\n")
-    except OSError:
-        return 0
 
 
 def _stderr_tail(text: str, lines: int = 6) -> str:
