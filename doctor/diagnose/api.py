@@ -65,8 +65,9 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
     notes = cap_notes(meta_sources)
     if notes:
         meta["notes"] = notes
-    assign_file_ranks(events, [src.name for src in logs])
-    job = triage(events, [src.name for src in logs])
+    names = [src.name for src in logs]
+    assign_file_ranks(events, names)
+    job = triage(events, names)
     if job:
         meta["jobwide"] = job
     if skipped_binary:
@@ -82,11 +83,11 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
     # Dumps and logs of the same job are read together: the dump says which collective, the
     # logs say why a rank was late.
     findings = join_flight(assemble(events, lines), fr_findings)
-    meta["duration_s"] = round(time.perf_counter() - t0, 3)
     if found_traces:
         traces, trace_findings = analyze_traces(found_traces, all_steps=all_steps)
         meta["traces"] = traces
         findings = [*findings, *trace_findings]
+    meta["duration_s"] = round(time.perf_counter() - t0, 3)  # the traces' analysis included
     return findings, meta
 
 
