@@ -23,7 +23,6 @@ from pgdoctor.diagnose.causality import assemble, join_flight
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
-from pgdoctor.diagnose.profile.analyze import analyze_traces
 from pgdoctor.diagnose.profile.reader import TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.text.reader import Source, is_binary, is_pgdoctor_report, open_sources, text_sources
 from pgdoctor.diagnose.text.scan import engine_name
@@ -84,6 +83,9 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
     # logs say why a rank was late.
     findings = join_flight(assemble(events, lines), fr_findings)
     if found_traces:
+        # Imported here: most diagnoses hold no trace, and the analysis costs 20 ms of start-up.
+        from pgdoctor.diagnose.profile.analyze import analyze_traces
+
         traces, trace_findings = analyze_traces(found_traces, all_steps=all_steps)
         meta["traces"] = traces
         findings = [*findings, *trace_findings]
