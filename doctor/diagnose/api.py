@@ -24,7 +24,14 @@ from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
 from pgdoctor.diagnose.profile.reader import TRACE_SUFFIXES, looks_like_trace
-from pgdoctor.diagnose.text.reader import Source, is_binary, is_pgdoctor_report, open_sources, text_sources
+from pgdoctor.diagnose.text.reader import (
+    Source,
+    is_binary,
+    is_pgdoctor_report,
+    open_sources,
+    read_head,
+    text_sources,
+)
 from pgdoctor.diagnose.text.scan import engine_name
 from pgdoctor.model import Finding, Report
 
@@ -44,13 +51,14 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
     skipped_binary = []
     skipped_reports: list[str] = []
     for src in sources:
-        if src.path and dump.looks_like_dump(src.path):
+        head = read_head(src.path) if src.path else b""
+        if src.path and dump.looks_like_dump(head):
             found_dumps.append(src.path)
         elif src.path and src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
             found_traces.append(src.path)
-        elif src.listed and src.path and is_binary(src.path):
+        elif src.listed and src.path and is_binary(head):
             skipped_binary.append(src.path)  # checkpoints, cores, images in a job directory
-        elif src.listed and src.path and is_pgdoctor_report(src.path):
+        elif src.listed and src.path and is_pgdoctor_report(head):
             skipped_reports.append(src.path)
         else:
             logs.append(src)

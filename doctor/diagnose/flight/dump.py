@@ -65,15 +65,12 @@ class FlightReport:
     skipped: list[str] = field(default_factory=list)
 
 
-def looks_like_dump(path: str) -> bool:
-    """A pickle, or JSON whose head has the flight recorder's keys: not a log to scan."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
+def looks_like_dump(head: bytes) -> bool:
+    """A pickle, or JSON whose head (the file's first KiBs) has the flight recorder's keys: not a
+    log to scan."""
     if head[:1] == b"\x80":
         return True
+    head = head[:4096]
     return head.lstrip()[:1] == b"{" and b'"entries"' in head and (b'"pg_config"' in head or b'"comm_lib_version"' in head)
 
 

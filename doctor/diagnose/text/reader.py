@@ -135,12 +135,23 @@ def needs_decoding(path: str) -> bool:
     return head[:2] == GZIP_MAGIC or utf16_encoding(head) is not None
 
 
-def is_binary(path: str) -> bool:
-    """A checkpoint, an image, a core: NUL bytes in the first 8 KiB of a file that is neither gzip
-    nor UTF-16, and what is not NUL is not mostly text. A log with a hole (logrotate's
+HEAD_BYTES = 8192
+
+
+def read_head(path: str) -> bytes:
+    """The first HEAD_BYTES of a file, read once for every test of what the file is (a dump, a
+    trace, a binary, an earlier report); b"" when it cannot be read (the scan then says why)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def is_binary(head: bytes) -> bool:
+    """A checkpoint, an image, a core: NUL bytes in the head (read_head) of a file that is neither
+    gzip nor UTF-16, and what is not NUL is not mostly text. A log with a hole (logrotate's
     copytruncate leaves a run of NULs) is still a log."""
-    with open(path, "rb") as fh:
-        head = fh.read(8192)
     if head.startswith(GZIP_MAGIC) or utf16_encoding(head[:4]) or b"\x00" not in head:
         return False
     rest = head.replace(b"\x00", b"")
@@ -150,22 +161,20 @@ def is_binary(path: str) -> bool:
     return texty < 0.95 * len(rest)
 
 
-_OWN_REPORT = re.compile(
-    rb'\A\s*\{\s*"schema_version":\s*\d+,\s*"command":\s*"(?:diagnose|check|repro|bench|plan|verify)"'
-    rb"|<title>pgdoctor |<testsuites name=\"pgdoctor |\A# HELP pgdoctor_"
-    rb"|\A\[(?:x|!|ok)\] (?:Root cause: [A-Z]+\d{3} |no failure found in )")
+# Every report shape pgdoctor writes, by how it starts: JSON, or the console's first line.
+_OWN_REPORT_START = re.compile(
+    rb'\s*\{\s*"schema_version":\s*\d+,\s*"command":\s*"(?:diagnose|check|repro|bench|plan|verify)"'
+    rb"|\[(?:x|!|ok)\] (?:Root cause: [A-Z]+\d{3} |no failure found in )|# HELP pgdoctor_")
+# ... and the shapes that name it further in: HTML and JUnit XML.
+_OWN_REPORT_NAMED = re.compile(rb"<title>pgdoctor |<testsuites name=\"pgdoctor ")
 
 
-def is_pgdoctor_report(path: str) -> bool:
-    """A report pgdoctor wrote earlier (diagnose -o job/report.json): read again, it would cite
-    its own quotes of the logs as new evidence."""
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
-    # Every report shape names pgdoctor or starts with `{` or `[`: a log rarely does, and the
-    # regular expression is then not run (a thousand rank logs cost a thousand searches).
-    if b"pgdoctor" not in head and head.lstrip()[:1] not in (b"{", b"["):
-        return False
-    return bool(_OWN_REPORT.search(head))
+def is_pgdoctor_report(head: bytes) -> bool:
+    """A report pgdoctor wrote earlier (diagnose -o job/report.json), from the head of the file
+    (read_head): read again, it would cite its own quotes of the logs as new evidence."""
+    # Anchored at the start, where a log's first line ("[rank0]: ...") fails in a few bytes; the
+    # search through the head only runs when "pgdoctor" is in it.
+    return bool(_OWN_REPORT_START.match(head) or (b"pgdoctor" in head and _OWN_REPORT_NAMED.search(head[:4096])))
 
 
 def _walk(path: str) -> list[str]:
