@@ -39,6 +39,16 @@ class Hit:
             return self.line.rank
         return text_rank(self.text)
 
+    def may_hold(self, words: tuple[str, ...]) -> bool:
+        """Whether the hit line may contain one of `words` (lower case), case-insensitively: the
+        cheap gate of a rule module whose every finding needs one of them in the line. Text
+        outside ASCII always passes: case folding there is wider than str.lower()."""
+        t = self.text
+        if not t.isascii():
+            return True
+        low = t.lower()
+        return any(w in low for w in words)
+
     def who(self, rank: Optional[int] = None) -> str:
         """How a message names the process: global rank, else local rank, else NCCL's host/pid/GPU."""
         r = rank if rank is not None else self.rank

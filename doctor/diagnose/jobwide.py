@@ -45,24 +45,29 @@ def rank_ranges(ranks: Iterable[int]) -> str:
 def file_ranks(names: Sequence[str]) -> dict[str, int]:
     """The rank each per-rank file stands for: among files whose names are the same but for their
     numbers, the one number that differs between them (a constant job id is not a rank)."""
-    groups: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
+    groups: dict[str, list[tuple[str, list[re.Match[str]]]]] = defaultdict(list)
     for name in names:
-        groups[_NUM.sub("#", name)].append((name, _NUM.findall(name)))
+        groups[_NUM.sub("#", name)].append((name, list(_NUM.finditer(name))))
     out: dict[str, int] = {}
+    hostlike: dict[str, bool] = {}
     for members in groups.values():
         if len(members) < 2:
             continue
         fields = len(members[0][1])
-        varying = [i for i in range(fields) if len({m[1][i] for m in members}) > 1]
+        varying = [i for i in range(fields) if len({m[1][i].group() for m in members}) > 1]
         if len(varying) != 1:
             continue
         i = varying[0]
-        if len({m[1][i] for m in members}) != len(members):
+        if len({m[1][i].group() for m in members}) != len(members):
             continue  # a number shared by two files is not one per rank
         for name, nums in members:
-            word = re.split(r"[/\\]", name[:_nth_number_start(name, i)])[-1]  # before it, in its part of the path
-            if len(nums[i]) <= 7 and not _HOSTLIKE.search(word):
-                out[name] = int(nums[i])
+            num = nums[i]
+            start = num.start()
+            word = name[max(name.rfind("/", 0, start), name.rfind("\\", 0, start)) + 1:start]  # in its part of the path
+            if word not in hostlike:
+                hostlike[word] = bool(_HOSTLIKE.search(word))
+            if len(num.group()) <= 7 and not hostlike[word]:
+                out[name] = int(num.group())
     return out
 
 
@@ -70,20 +75,14 @@ def file_ranks(names: Sequence[str]) -> dict[str, int]:
 _HOSTLIKE = re.compile(r"(?:node|host|nid|gpu|compute|dgx|hgx|server|machine)[-_]?$", re.I)
 
 
-def _nth_number_start(name: str, i: int) -> int:
-    for k, m in enumerate(_NUM.finditer(name)):
-        if k == i:
-            return m.start()
-    return len(name)
-
-
-def assign_file_ranks(events: Sequence[Event], sources: Sequence[str]) -> None:
+def assign_file_ranks(events: Sequence[Event], sources: Sequence[str]) -> dict[str, int]:
     """Give events without a rank the rank of their per-rank file (facts["rank_from"] says so),
     and make it part of their identity: a thousand ranks' identical timeout lines stay a
-    thousand ranks, not one event seen a thousand times."""
+    thousand ranks, not one event seen a thousand times. Returns the ranks of the files, for
+    triage (the events that now carry them leave it unchanged)."""
     by_file = _single_rank_files(events, sources)
     if not by_file:
-        return
+        return by_file
     for e in events:
         if e.rank is not None or e.code == MARKER:
             continue
@@ -98,6 +97,7 @@ def assign_file_ranks(events: Sequence[Event], sources: Sequence[str]) -> None:
             e.dedupe = (e.dedupe[0], rank, *e.dedupe[2:])
         else:
             e.dedupe = (*e.dedupe, "file rank", rank)
+    return by_file
 
 
 def _single_rank_files(events: Sequence[Event], sources: Sequence[str]) -> dict[str, int]:
@@ -157,9 +157,11 @@ def _when(ts: tuple[str, float]) -> str:
     return t.strftime("%m-%d %H:%M:%S.%f")[:-3] if kind != "iso" else t.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def triage(events: Sequence[Event], sources: Sequence[str]) -> Optional[dict[str, Any]]:
-    """Groups of ranks by failure signature, for a job of two or more ranks; None otherwise."""
-    by_file = _single_rank_files(events, sources)
+def triage(events: Sequence[Event], sources: Sequence[str],
+           by_file: Optional[Mapping[str, int]] = None) -> Optional[dict[str, Any]]:
+    """Groups of ranks by failure signature, for a job of two or more ranks; None otherwise.
+    `by_file`: what assign_file_ranks returned for the same events, else found again."""
+    by_file = _single_rank_files(events, sources) if by_file is None else by_file
     known: set[int] = set(by_file.values())
     ranks_of: dict[str, set[int]] = defaultdict(set)
     first: dict[str, Event] = {}

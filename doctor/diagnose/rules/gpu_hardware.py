@@ -59,7 +59,15 @@ def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
                     for k, ln in enumerate(used)), used
 
 
+# Every finding below needs one of these in the hit line (lower case; NVRM records first).
+_WORDS = ("nvrm", "xid", "fallen off the bus", "device handle", "gpu is lost", "nvlink", "ecc error", "illegal memory access",
+          "unspecified launch failure", "illegal instruction", "misaligned address", "cudaerrorillegaladdress",
+          "cudaerrorlaunchfailure")
+
+
 def parse(hit: Hit) -> list[Event]:
+    if not hit.may_hold(_WORDS):
+        return []
     t = hit.text
     used: list[Line] = [hit.line]
     if "NVRM" in t and not _NVRM_CONT.match(t):

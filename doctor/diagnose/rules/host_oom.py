@@ -48,7 +48,14 @@ _DS_MEMORY = re.compile(r"CPU Virtual Memory:\s*used = ([\d.]+) GB, percent = ([
 HOST_MEMORY_LIMIT_PERCENT = 95.0
 
 
+# Every pattern above needs one of these in the line (lower case; checked before any of them).
+_WORDS = ("out of memory", "oom", "exceeded", "low on resource", "defaultcpuallocator", "virtual memory",
+          "memory allocation of", "cannot allocate memory", "memoryerror", "killed")
+
+
 def parse(hit: Hit) -> list[Event]:
+    if not hit.may_hold(_WORDS):
+        return []
     t = hit.text
     m = _KERNEL.search(t)
     if m:

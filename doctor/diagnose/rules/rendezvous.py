@@ -94,7 +94,16 @@ def _server(hit: Hit, t: str) -> list[Event]:
     return []
 
 
+# Every pattern of parse() needs one of these in the line (lower case; checked before any of them).
+_WORDS = ("rendezvous", "timed out after", "store based barrier", "client socket", "connect() timed out", "server",
+          "address already in use", "eaddrinuse", "errno: 98", "error initializing torch.distributed", "socket timeout",
+          "c10d store", "name or service not known", "name resolution", "nodename nor servname",
+          "no address associated", "store->get", "diststoreerror", "distnetworkerror")
+
+
 def parse(hit: Hit) -> list[Event]:
+    if not hit.may_hold(_WORDS):
+        return []
     t = hit.text
     m = _RDZV_TIMEOUT.search(t)
     if m:

@@ -237,7 +237,8 @@ def _physical_to_logical(raw: str) -> list[str]:
     out: list[str] = []
     for p in pieces:
         p = strip_ansi(p)
-        if "]:" in p and ("[rank" in p or "[default" in p):
+        # A split point is a rank prefix with a character before it: one at the start is not.
+        if "]:" in p and (p.find("[rank", 1) > 0 or p.find("[default", 1) > 0):
             out.extend(_SPLIT_RANKS.split(p))
         else:
             out.append(p)
