@@ -69,6 +69,8 @@ _GENERIC_RE = re.compile(r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4
 
 
 _DISTINCT_LOWER = tuple(e.message.lower() for e in CUDA_ERRORS if e.message != "initialization error")
+# What a line needs (lower case) for find_cuda_error to find anything in it.
+CUDA_ERROR_WORDS = ("cudaerror", "cuda_error_", "initialization error", *_DISTINCT_LOWER)
 
 
 def find_cuda_error(text: str) -> Optional[CudaError]:

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.base import CODES
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event
+from pgdoctor.diagnose.event import POSITION, Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.model import Evidence, Finding, Scope, Severity
@@ -36,7 +36,7 @@ MAX_EVIDENCE = 6
 
 def _dedupe(events: list[Event]) -> list[Event]:
     seen: dict[tuple[Any, ...], Event] = {}
-    for e in sorted(events, key=lambda e: e.position):
+    for e in sorted(events, key=POSITION):
         first = seen.get(e.dedupe)
         if first is None:
             e.facts.setdefault("occurrences", 1)
@@ -235,7 +235,7 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     root_exit = _root_exit(exits)
     root_rank = root_exit.rank if root_exit is not None else None
     exits_by_rank: dict[int, Event] = {}
-    for ex in sorted(exits, key=lambda e: e.position):
+    for ex in sorted(exits, key=POSITION):
         if ex.rank is not None and ex.facts.get("exitcode") not in (0, None):
             exits_by_rank.setdefault(ex.rank, ex)
     died = bool(exits_by_rank) or any(e.facts.get("exitcode") not in (0, None) for e in exits) or bool(markers)
@@ -289,9 +289,9 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         root.facts["rank"] = root.rank
         root.facts["rank_from"] = "launcher first failure"
     by_code: dict[str, list[Event]] = defaultdict(list)
-    for e in sorted(kept, key=lambda e: (e is not root, e.cause_tier, e.position)):
+    for e in sorted(kept, key=lambda e: (e is not root, e.cause_tier, e.source_index, e.line)):
         by_code[e.code].append(e)
-    order = [root.code, *sorted((c for c in by_code if c != root.code), key=lambda c: (min(e.cause_tier for e in by_code[c]), min(e.position for e in by_code[c])))]
+    order = [root.code, *sorted((c for c in by_code if c != root.code), key=lambda c: (min(e.cause_tier for e in by_code[c]), min(map(POSITION, by_code[c]))))]
     findings = [_finding(root.code, by_code[root.code], None, exits_by_rank, root_exit)]
     for code in order[1:]:
         findings.append(_finding(code, by_code[code], root.code, exits_by_rank))

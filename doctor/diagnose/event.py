@@ -3,6 +3,7 @@ return (Events: one observed failure with its facts and the log lines that show 
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -47,7 +48,10 @@ class Hit:
         if not t.isascii():
             return True
         low = t.lower()
-        return any(w in low for w in words)
+        for w in words:  # noqa: SIM110 (a loop: any() over a generator costs twice as much here)
+            if w in low:
+                return True
+        return False
 
     def who(self, rank: Optional[int] = None) -> str:
         """How a message names the process: global rank, else local rank, else NCCL's host/pid/GPU."""
@@ -103,15 +107,20 @@ class Hit:
 
 def _window_host(hit: Hit) -> Optional[str]:
     """The host of the NCCL records around a hit, when they all name the same one."""
-    hosts = set()
+    host: Optional[str] = None
     for ln in hit.lines:
-        if "NCCL" in ln.text:
-            m = _NCCL_PREFIX.match(ln.text)
-            if m:
-                hosts.add(m.group(1))
-                if len(hosts) > 1:
-                    return None
-    return next(iter(hosts)) if hosts else None
+        t = ln.text
+        if "NCCL" not in t:
+            continue
+        # A line that starts with the host already found names that host or no host at all.
+        if host is not None and t.startswith(host) and t[len(host):len(host) + 1] == ":":
+            continue
+        m = _NCCL_PREFIX.match(t)
+        if m:
+            if host is not None and m.group(1) != host:
+                return None
+            host = m.group(1)
+    return host
 
 
 @dataclass
@@ -134,6 +143,11 @@ class Event:
     @property
     def position(self) -> tuple[int, int]:
         return (self.source_index, self.line)
+
+
+# Event.position as a sort key without a Python call per event (sorting 30,000 events of a
+# 10,000-file job spent most of its time in the property).
+POSITION = operator.attrgetter("source_index", "line")
 
 
 def event(hit: Hit, code: str, message: str, facts: Optional[dict[str, Any]] = None,

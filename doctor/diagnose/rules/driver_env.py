@@ -20,7 +20,7 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.knowledge.cuda_errors import find_cuda_error
+from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, find_cuda_error
 
 _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
 _NO_DEVICE = re.compile(r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
@@ -61,9 +61,16 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                   facts, dedupe=(C.NO_CUDA_DEVICE.code, facts["reason"]))]
 
 
+# Every pattern of parse() needs one of these in the line (lower case; checked before any of them).
+_WORDS = ("too old", *CUDA_ERROR_WORDS, "driver/library version mismatch", "no cuda gpus are available",
+          "found no nvidia driver", "torch not compiled with cuda", "cannot open shared object file",
+          "failed to load nccl library", "nccl built in", "processgroupnccl is only supported", "nccl support is not compiled",
+          "invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus")
+
+
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
-    if "NCCL INFO" in t:
+    if "NCCL INFO" in t or not hit.may_hold(_WORDS):
         return []
     m = _TOO_OLD.search(t)
     if m:

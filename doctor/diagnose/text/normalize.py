@@ -70,11 +70,12 @@ def _one_alternation(prefixes: tuple[tuple[str, re.Pattern[str]], ...]) -> re.Pa
 
 
 _ALTERNATIONS: dict[tuple[bool, ...], re.Pattern[str]] = {}
+assert [lit for _, lit in _NEEDS] == ["[rank", " [std", "|", ": "]  # spelled out in _alternation_for
 
 
 def _alternation_for(text: str) -> re.Pattern[str]:
     """The alternation of the prefixes `text` may start with (at most 16, each built once)."""
-    key = tuple(lit in text for _, lit in _NEEDS)
+    key = ("[rank" in text, " [std" in text, "|" in text, ": " in text)  # _NEEDS's literals, in order
     rx = _ALTERNATIONS.get(key)
     if rx is None:
         absent = {kind for (kind, _), present in zip(_NEEDS, key) if not present}
@@ -245,12 +246,12 @@ def _physical_to_logical(raw: str) -> list[str]:
     return out or [""]
 
 
-def _join_wraps(lines: list[Line], raw_len: dict[int, int], bare: set[int]) -> list[Line]:
+def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool]) -> list[Line]:
     """Join lines a terminal hard-wrapped. A wrapped line is exactly as long as a common terminal
     width, or as long as the longest lines of the window when several share that length; its
     continuation carries no prefix of its own (no rank, host or timestamp: the terminal cut the
-    text, not the logger) and does not start a new record."""
-    lengths = [raw_len.get(id(ln), 0) for ln in lines]
+    text, not the logger) and does not start a new record. `lengths[k]`: the raw length of line
+    k (0 when its physical line held several); `bare[k]`: it had no prefix at all."""
     longest = max((n for n in lengths if n >= 60), default=0)
     widths = set(_WRAP_WIDTHS)
     if longest and lengths.count(longest) >= 2:
@@ -270,7 +271,7 @@ def _join_wraps(lines: list[Line], raw_len: dict[int, int], bare: set[int]) -> l
     while i < len(lines):
         cur = lines[i]
         text = cur.text
-        while (i + 1 < len(lines) and lines[i + 1].text and id(lines[i + 1]) in bare and wrapped(i)
+        while (i + 1 < len(lines) and lines[i + 1].text and bare[i + 1] and wrapped(i)
                and not _RECORD_START.match(lines[i + 1].text) and len(text) < 1 << 16):
             i += 1
             text += lines[i].text
@@ -282,21 +283,22 @@ def _join_wraps(lines: list[Line], raw_len: dict[int, int], bare: set[int]) -> l
 def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     """Clean logical lines of a window; `no` is the physical line number each came from."""
     out: list[Line] = []
-    raw_len: dict[int, int] = {}
-    bare: set[int] = set()
+    lengths: list[int] = []
+    bare: list[bool] = []
     for k, raw in enumerate(_decode_lines(raw_lines)):
         no = first_line + k
         pieces = _physical_to_logical(raw)
+        whole = len(pieces) == 1
         for piece in pieces:
             text, info = parse_prefixes(piece)
-            ln = Line(text.rstrip(), no, info.get("rank"), info.get("local_rank"),  # type: ignore[arg-type]
-                      info.get("host"), info.get("ts"))  # type: ignore[arg-type]
-            if len(pieces) == 1:
-                raw_len[id(ln)] = len(piece.rstrip("\r\n"))
-                if len(text) == len(piece) and not info:
-                    bare.add(id(ln))
-            out.append(ln)
-    return _join_wraps(out, raw_len, bare)
+            if info:
+                out.append(Line(text.rstrip(), no, info.get("rank"), info.get("local_rank"),  # type: ignore[arg-type]
+                                info.get("host"), info.get("ts")))  # type: ignore[arg-type]
+            else:
+                out.append(Line(text.rstrip(), no))
+            lengths.append(len(piece.rstrip("\r\n")) if whole else 0)
+            bare.append(whole and not info and len(text) == len(piece))
+    return _join_wraps(out, lengths, bare)
 
 
 _TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\brank[ =:](\d+)\b|\[Rank (\d+)\]")
