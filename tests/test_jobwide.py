@@ -162,6 +162,26 @@ def test_1024_rank_directory_and_merged_log_print_ranges_never_a_thousand_ranks(
         text = _console(rep)
         assert "ranks 0-516,518-1023 (1023): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
         assert max(len(line) for line in text.splitlines()) < 400  # ranges, not lists
+        timeout = next(f for f in rep.findings if f.code == "RUN151")
+        assert "(timed out on ranks 0-516, 518-1023 (1023))" in timeout.message
+        assert max(len(f.message) for f in rep.findings) < 400
+
+
+def test_1024_ranks_that_all_time_out_but_one_print_the_root_facts_as_ranges(tmp_path: Path) -> None:
+    """No rank says why: rank 517 is silent, 1023 ranks time out, rank 9 one collective earlier.
+    The root is the timeout, and its facts line (per-rank sequence numbers) stays short."""
+    for r in range(1024):
+        if r != 517:
+            _write(tmp_path / f"rank_{r}.log", _cascade(r, seq=2069 if r == 9 else 2070))
+    _write(tmp_path / "rank_517.log", _info(517))
+    rep = diagnose_paths([str(tmp_path)])
+    root = rep.findings[0]
+    assert root.code == "RUN151" and root.facts["suspect_ranks"] == [517]
+    assert "(2069 vs 2070): rank 9 is behind" in root.message
+    assert "(timed out on ranks 0-516, 518-1023 (1023))" in root.message
+    text = _console(rep)
+    assert "seq_by_rank={2070: ranks 0-8, 10-516, 518-1023 (1022), 2069: rank 9}, lagging_ranks=[9]" in text
+    assert max(len(line) for line in text.splitlines()) < 400
 
 
 def test_a_single_rank_log_has_no_job_wide_section(tmp_path: Path) -> None:

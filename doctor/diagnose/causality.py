@@ -188,10 +188,11 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
         sf = _seq_facts(events)
         facts.update(sf)
         if len(ranks) > 1:
-            msg += f" (timed out on ranks {','.join(map(str, ranks))})"
+            msg += f" (timed out on {count_label(ranks)})"  # ranges: a thousand ranks stay one short line
         if "lagging_ranks" in sf:
+            lagging = sf["lagging_ranks"]
             msg += (f"; ranks report different sequence numbers ({sf['min_seq']} vs {sf['max_seq']}): "
-                    f"rank(s) {','.join(map(str, sf['lagging_ranks']))} are behind")
+                    f"{count_label(lagging)} {'is' if len(lagging) == 1 else 'are'} behind")
         silent = _silent_ranks(ranks)
         if silent:
             facts["suspect_ranks"] = silent

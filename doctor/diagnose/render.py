@@ -9,6 +9,7 @@ from typing import Any, Optional, TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Report
 
@@ -25,7 +26,16 @@ def _fmt(key: str, value: Any) -> str:
     if key.endswith("_bytes") and isinstance(value, int):
         return fmt_bytes(value)
     if isinstance(value, list) and len(value) > 8:
+        if all(isinstance(v, int) for v in value):
+            return f"[{rank_ranges(value)}] ({len(value)})"
         return f"{value[:8]} (+{len(value) - 8})"
+    if isinstance(value, dict) and len(value) > 8 and all(str(k).isdigit() for k in value):
+        # per-rank values ({"0": 2070, "1": 2070, ...}): each value once, with its ranks as ranges
+        by_value: dict[str, list[int]] = {}
+        for k, v in value.items():
+            by_value.setdefault(str(v), []).append(int(k))
+        return "{" + ", ".join(f"{v}: {count_label(ranks, 4)}" for v, ranks in list(by_value.items())[:4]) + (
+            f", ... {len(by_value) - 4} more values" if len(by_value) > 4 else "") + "}"
     return str(value)
 
 
