@@ -3,6 +3,7 @@ return (Events: one observed failure with its facts and the log lines that show 
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from dataclasses import dataclass, field
@@ -40,14 +41,19 @@ class Hit:
             return self.line.rank
         return text_rank(self.text)
 
+    @functools.cached_property
+    def _lower(self) -> Optional[str]:
+        """The hit line in lower case, once for all the modules that test it; None outside ASCII."""
+        t = self.text
+        return t.lower() if t.isascii() else None
+
     def may_hold(self, words: tuple[str, ...]) -> bool:
         """Whether the hit line may contain one of `words` (lower case), case-insensitively: the
         cheap gate of a rule module whose every finding needs one of them in the line. Text
         outside ASCII always passes: case folding there is wider than str.lower()."""
-        t = self.text
-        if not t.isascii():
+        low = self._lower
+        if low is None:
             return True
-        low = t.lower()
         for w in words:  # noqa: SIM110 (a loop: any() over a generator costs twice as much here)
             if w in low:
                 return True

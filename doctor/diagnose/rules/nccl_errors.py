@@ -264,7 +264,17 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
     return []
 
 
+# Every finding of parse() needs one of these in the hit line (lower case; checked before any
+# pattern): the watchdog's own lines ("WorkNCCL(...)") name NCCL but are the timeouts module's.
+_WORDS = ("nccl error", *(name.lower() for name in _ERRNAMES), "duplicate gpu detected", "undefined symbol: nccl",
+          "nccl version mismatch", "requires nccl", "or newer is required", "or later is required", "nccl info",
+          "warn ", "got completion from peer", "unhandled system error", "unhandled cuda error",
+          "remote process exited or there was a network error", "unable to find address for", "gloo", "connection")
+
+
 def parse(hit: Hit) -> list[Event]:
+    if not hit.may_hold(_WORDS):
+        return []
     t = hit.text
     m = _TORCH.search(t) or _OLD_TORCH.search(t)
     if m:
