@@ -188,3 +188,28 @@ def test_a_single_rank_log_has_no_job_wide_section(tmp_path: Path) -> None:
     _write(tmp_path / "one.log", _oom(3))
     rep = diagnose_paths([str(tmp_path / "one.log")])
     assert "jobwide" not in rep.meta and "Job-wide" not in _console(rep)
+
+
+def test_a_job_directory_shared_among_workers_tells_dumps_binaries_and_reports_from_logs(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """300 rank logs (rank 2 out of memory) beside flight-recorder dumps of ranks 0, 1 and 3 (rank
+    2 left none), a checkpoint and an earlier report: the workers that read the files also say
+    what each one is, and the logs keep their own numbering for the ranks of their names."""
+    import tarfile
+
+    monkeypatch.setenv("PGDOCTOR_SCAN_WORKERS", "2")
+    for r in range(300):
+        _write(tmp_path / "logs" / f"rank_{r}.log", _oom(r, prefix=False) if r == 2 else _cascade(r, prefix=False))
+    with tarfile.open(Path(__file__).parent / "fixtures" / "fr" / "died.tar") as tf:
+        tf.extractall(tmp_path / "fr", filter="data")
+    (tmp_path / "model.pt").write_bytes(b"PK\x03\x04" + b"\x00\x17\x93" * 4000)  # a zip, as torch.save writes
+    earlier = diagnose_paths([str(tmp_path / "logs" / "rank_2.log")])
+    (tmp_path / "report.json").write_text(json.dumps(earlier.to_json()))
+    rep = diagnose_paths([str(tmp_path)])
+    assert rep.meta["skipped_binary_files"] == [str(tmp_path / "model.pt")]
+    assert rep.meta["skipped_pgdoctor_reports"] == [str(tmp_path / "report.json")]
+    assert sorted(d["rank"] for d in rep.meta["flight_recorder"]["dumps"]) == [0, 1, 3]
+    root = rep.findings[0]
+    assert (root.code, root.scope.rank, root.facts.get("fr_seq") is not None) == ("RUN101", 2, True)
+    assert root.evidence[0].file == str(tmp_path / "logs" / "rank_2.log")
+    assert len(rep.meta["sources"]) == 300 and rep.meta["jobwide"]["ranks"] == 300

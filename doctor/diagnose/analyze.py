@@ -4,10 +4,11 @@ category modules read them (first module that recognises a hit wins; pyexc runs 
 from __future__ import annotations
 
 import bisect
+import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules import (
@@ -98,21 +99,29 @@ def _normalised(run: list[Window]) -> Iterator[tuple[Window, list[Line], list[in
         yield w, lines[lo:hi], nos[lo:hi]
 
 
-def sources_events(sources: Sequence[Source]) -> Iterator[tuple[list[Event], SourceStats]]:
-    """source_events of every source, in order; many files are shared among worker processes
-    (a thousand ranks' logs on a many-core login node), a few are read here."""
+LOG = "log"
+
+
+def sources_events(sources: Sequence[Source], kind_of: Optional[Callable[[Source], str]] = None,
+                   ) -> Iterator[tuple[str, list[Event], SourceStats]]:
+    """(kind, events, stats) of every source, in order. `kind_of(source)` says what a file is
+    (LOG when not given; it runs where the file is read, so a job directory's files are told
+    apart by the workers too); only logs are read, the others come back without events. Many
+    files are shared among worker processes (a thousand ranks' logs on a many-core login node),
+    a few are read here. Events carry the source's index in `sources`."""
     workers = files_workers(sources)
     if workers <= 1:
         for i, src in enumerate(sources):
-            yield source_events(src, i)
+            yield from _batch_events([(i, src)], kind_of, nested=True)
         return
+    job = functools.partial(_batch_events, kind_of=kind_of)
     # Sixteen tasks per worker: few enough that handing out tasks and taking back results costs
     # the parent little (a task per 16 of 10,000 files cost it a second of CPU that the workers
     # needed), enough that no worker idles long at the end.
     per_task = max(FILES_PER_TASK, -(-len(sources) // (16 * workers)))
     batches = [[(i, sources[i]) for i in range(k, min(len(sources), k + per_task))]
                for k in range(0, len(sources), per_task)]
-    for batch in map_in_workers(_batch_events, batches, workers):
+    for batch in map_in_workers(job, batches, workers):
         yield from batch
 
 
@@ -133,8 +142,17 @@ def files_workers(sources: Sequence[Source]) -> int:
     return default_workers(max(size, MIN_PARALLEL_BYTES) if len(on_disk) >= 256 else size, files=True)
 
 
-def _batch_events(batch: list[tuple[int, Source]]) -> list[tuple[list[Event], SourceStats]]:
-    return [source_events(src, i, nested=False) for i, src in batch]
+def _batch_events(batch: list[tuple[int, Source]], kind_of: Optional[Callable[[Source], str]],
+                  nested: bool = False) -> list[tuple[str, list[Event], SourceStats]]:
+    """`nested`: in the parent, where a big file may be scanned by workers of its own."""
+    out: list[tuple[str, list[Event], SourceStats]] = []
+    for i, src in batch:
+        kind = kind_of(src) if kind_of is not None else LOG
+        if kind != LOG:
+            out.append((kind, [], SourceStats(src.name, i)))
+        else:
+            out.append((kind, *source_events(src, i, nested=nested)))
+    return out
 
 
 def source_events(source: Source, index: int, nested: bool = True) -> tuple[list[Event], SourceStats]:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pgdoctor.diagnose.analyze import cap_notes, sources_events
+from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
 from pgdoctor.diagnose.causality import assemble, join_flight
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
@@ -57,8 +57,29 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
+DUMP, TRACE, BINARY, REPORT = "flight-recorder dump", "profiler trace", "binary", "pgdoctor report"
+
+
+def kind_of(src: Source) -> str:
+    """What a file is, from its head (read once): a flight-recorder dump, a profiler trace, or,
+    in a job directory, a binary (checkpoint, core) or a report pgdoctor wrote; else a log."""
+    if not src.path:
+        return LOG
+    head = read_head(src.path)
+    if dump.looks_like_dump(head):
+        return DUMP
+    if src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
+        return TRACE
+    if src.listed and is_binary(head):
+        return BINARY
+    if src.listed and is_pgdoctor_report(head):
+        return REPORT
+    return LOG
+
+
 def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
               all_steps: bool = False) -> tuple[list[Finding], dict[str, Any]]:
+    files = list(sources)
     events: list[Event] = []
     lines: dict[str, int] = {}
     meta_sources = []
@@ -66,27 +87,27 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
     # Dumps found among the logs (a whole job directory was given) go to the flight recorder.
     found_dumps = []
     found_traces: list[str] = []  # per-rank profiler traces, recognised by content
-    logs = []
+    logs: list[Source] = []
     skipped_binary = []
     skipped_reports: list[str] = []
-    for src in sources:
-        head = read_head(src.path) if src.path else b""
-        if src.path and dump.looks_like_dump(head):
-            found_dumps.append(src.path)
-        elif src.path and src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
-            found_traces.append(src.path)
-        elif src.listed and src.path and is_binary(head):
-            skipped_binary.append(src.path)  # checkpoints, cores, images in a job directory
-        elif src.listed and src.path and is_pgdoctor_report(head):
-            skipped_reports.append(src.path)
+    for src, (kind, evs, stats) in zip(files, sources_events(files, kind_of)):
+        if kind == DUMP:
+            found_dumps.append(src.path or src.name)
+        elif kind == TRACE:
+            found_traces.append(src.path or src.name)
+        elif kind == BINARY:
+            skipped_binary.append(src.path or src.name)  # checkpoints, cores, images in a job directory
+        elif kind == REPORT:
+            skipped_reports.append(src.path or src.name)
         else:
+            for e in evs:  # from its index among all files to its index among the logs
+                e.source_index = len(logs)
             logs.append(src)
+            events.extend(evs)
+            lines[src.name] = stats.lines
+            meta_sources.append({"name": src.name, "bytes": stats.bytes, "lines": stats.lines, "hits": stats.hits,
+                                 **stats.counted})
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
-    for src, (evs, stats) in zip(logs, sources_events(logs)):
-        events.extend(evs)
-        lines[src.name] = stats.lines
-        meta_sources.append({"name": src.name, "bytes": stats.bytes, "lines": stats.lines, "hits": stats.hits,
-                             **stats.counted})
     meta: dict[str, Any] = {"sources": meta_sources, "scan_engine": engine_name()}
     notes = cap_notes(meta_sources)
     if notes:
