@@ -218,6 +218,8 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
         facts["cascade_of"] = root_code
     evidence: list[Evidence] = []
     for e in events:
+        if len(evidence) >= MAX_EVIDENCE:
+            break
         for ev in e.evidence:
             if len(evidence) < MAX_EVIDENCE and ev not in evidence:
                 evidence.append(ev)

@@ -16,6 +16,7 @@ of its own, from its file name: in a set of files whose names differ in one numb
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -115,14 +116,18 @@ def signature(e: Event) -> str:
     return " ".join(_parts(e))
 
 
+@functools.cache
+def _label(code: str) -> str:
+    return _LABELS.get(code) or (CODES[code].slug.replace("-", " ") if code in CODES else code)
+
+
 def _parts(e: Event) -> tuple[str, ...]:
     f = e.facts
     if e.code == EXIT:
         sig = f.get("signal")
         code = f.get("exitcode")
         return ("exit", f"{sig} (exit code {code})" if sig else f"code {code}")
-    label = _LABELS.get(e.code) or (CODES[e.code].slug.replace("-", " ") if e.code in CODES else e.code)
-    parts = [e.code, label]
+    parts = [e.code, _label(e.code)]
     if f.get("pg_id") not in (None, "", 0, "0"):
         parts.append(f"PG {f['pg_id']}")
     if f.get("op"):
