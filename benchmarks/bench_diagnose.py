@@ -118,6 +118,20 @@ def run_diagnose(path: str, workers: str) -> tuple[float, float, int, dict]:
     return measured_diagnose([path], env)
 
 
+def reference_loop() -> float:
+    """Seconds of a fixed pure-Python loop (20 million additions, best of 3): how fast this machine
+    runs Python right now. On a shared machine it changes by a quarter from one minute to the
+    next; printed beside a figure, it lets two runs be compared."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        x = 0
+        for i in range(20_000_000):
+            x += i
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
 def ere(anchors: tuple[bytes, ...]) -> str:
     """The anchors as one POSIX extended regular expression (`[c10d]` is a literal, not a class)."""
     return "|".join(re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", a.decode()) for a in anchors)
