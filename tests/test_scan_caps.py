@@ -123,3 +123,22 @@ def test_hyperscan_and_re_find_the_same_first_anchor_of_every_line() -> None:
             return out
 
         assert firsts(hs(buf, start, len(buf))) == firsts(slow(buf, start, len(buf)))
+
+
+def test_hyperscan_and_re_agree_whether_a_whole_line_is_worth_a_window() -> None:
+    """WORTH on whole lines by both engines: its words at line edges (\\b against the newline),
+    inside words ("val_error"), glued ("ErrorError"), the c10d record and the NCCL return chain."""
+    hs = engine._hyperscan_line_test(scan.WORTH.pattern)
+    if hs is None:
+        pytest.skip("hyperscan is not installed: the re engine is the only one")
+    rnd = random.Random(5)
+    words = ["Error", "error", "val_error", "xerror", "Exception", "exception", "Interrupt", "NCCL WARN", "Timed out",
+             "timed out", "timeout", "timeouts", "Timeout", "SIGKILL", "SIGAB", "Kill", "NVRM", "errno: 9", "errno:x",
+             "ERROR", "ERRORS", "[c10d]", " failed", "transport/net.cc:515 -> 2", ".h:9 -> 8", "_", "x", " ", ":",
+             "Virtual Memory:", "atchdog", "GPU is lost", "version mismatch"]
+    for _ in range(3000):
+        lines = ["".join(rnd.choice(words) for _ in range(rnd.randrange(0, 6))) for _ in range(3)]
+        buf = "\n".join(lines).encode()
+        start = len(lines[0]) + 1
+        end = start + len(lines[1])
+        assert hs(buf, start, end) == (scan.WORTH.search(buf, start, end) is not None), lines[1]

@@ -290,6 +290,14 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
         pieces = _physical_to_logical(raw)
         whole = len(pieces) == 1
         for piece in pieces:
+            # Most lines carry no prefix and no glog time: answered here without parse_prefixes's
+            # loop and dictionary (what it would return for them: the line, no information).
+            if _alternation_for(piece).match(piece) is None and not (
+                    "[" in piece[:40] and _GLOG_TS.search(piece, 0, 80)):
+                out.append(Line(piece.rstrip(), no))
+                lengths.append(len(piece.rstrip("\r\n")) if whole else 0)
+                bare.append(whole)
+                continue
             text, info = parse_prefixes(piece)
             if info:
                 out.append(Line(text.rstrip(), no, info.get("rank"), info.get("local_rank"),  # type: ignore[arg-type]

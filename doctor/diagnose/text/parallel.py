@@ -23,12 +23,12 @@ from typing import Optional, TypeVar
 from pgdoctor.diagnose.text.scan import (
     ANCHORS,
     MAX_LINE,
-    WORTH,
     ScanStats,
     Window,
     anchor_positions,
     engine_name,
     scan_chunks,
+    worth,
 )
 
 MIN_PARALLEL_BYTES = 64 << 20
@@ -101,7 +101,7 @@ def _scan_range(path: str, start: int, end: int) -> list[int]:
                 ls = block.rfind(b"\n", 0, off) + 1
                 line_end = le if le >= 0 else len(block)
                 whole = le >= 0 and (ls > 0 or pos == 0) and le - ls < MAX_LINE - 1
-                if whole and not WORTH.search(block, ls, le):
+                if whole and not worth(block, ls, le, True):
                     continue
                 hits.append(pos + off)
             pos += limit

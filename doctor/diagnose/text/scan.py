@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
-from pgdoctor.diagnose.text.engine import finder
+from pgdoctor.diagnose.text.engine import finder, line_test
 
 # Literal anchors and the formats that need them. A format not containing one of these is
 # invisible to diagnose, so every category module's patterns must contain an anchor.
@@ -86,6 +86,13 @@ Positions = Callable[[int, int], list[int]]
 def anchor_positions(buf: bytes, start: int = 0, end: int = -1) -> list[int]:
     """Sorted start offsets of the anchors in buf[start:end], by the chosen engine."""
     return finder(ANCHORS)[1](buf, start, len(buf) if end < 0 else end)
+
+
+def worth(buf: bytes, start: int, end: int, whole: bool) -> bool:
+    """Whether WORTH matches in buf[start:end]; `whole`: that is a whole line (the fast engine)."""
+    if whole:
+        return line_test(WORTH)[1](buf, start, end)
+    return WORTH.search(buf, start, end) is not None
 
 
 def engine_name() -> str:
@@ -214,7 +221,7 @@ def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None,
                     nl = buf.find(b"\n", pos, limit)
                     skip_line = nl < 0
                     next_free = limit if skip_line else nl + 1
-                if WORTH.search(buf, hs, he) and budget.admit(buf[hs:he], counted_line):
+                if worth(buf, hs, he, hs == ls and he == le) and budget.admit(buf[hs:he], counted_line):
                     stats.hits += 1
                     yield _cut(buf, ls, le, hs, he, counted_line, at_start)
             scan_from = max(limit, next_free)
