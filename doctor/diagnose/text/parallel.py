@@ -13,6 +13,7 @@ one process. Gzip files and stdin are read sequentially.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -61,6 +62,50 @@ def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> It
     with ctx.Pool(min(workers, len(items)) or 1, initializer=_worker_init,
                   initargs=(os.getpid(),)) as pool:  # __exit__ terminates them
         yield from pool.imap(fn, items)
+
+
+@contextlib.contextmanager
+def beside(fn: Callable[[], R], enabled: bool = True) -> Iterator[Callable[[], R]]:
+    """fn() computed in a forked process while the caller goes on with other work; the context
+    gives a function that returns its result (waiting for it). The child sees the caller's memory
+    as it was at the fork: nothing is pickled on the way in, only the result on the way back. It
+    is killed when the context ends, and dies with its parent. When the child cannot give a
+    result (it failed, or fork is missing), fn() runs here instead, so errors are the caller's.
+    Not `enabled`: fn() runs here, when asked."""
+    if not enabled or "fork" not in multiprocessing.get_all_start_methods():
+        yield fn
+        return
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    parent = os.getpid()
+
+    def child() -> None:
+        _worker_init(parent)
+        code = 1  # no result: the parent computes it again and sees the error
+        try:
+            send.send(fn())
+            code = 0
+        finally:
+            # Ended here, not by returning: multiprocessing would flush the stdio buffers this
+            # process inherited, and the parent's unwritten output would appear twice.
+            os._exit(code)
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+
+    def result() -> R:
+        try:
+            return recv.recv()  # type: ignore[no-any-return]
+        except (EOFError, OSError):  # the child ended without a result
+            return fn()
+
+    try:
+        yield result
+    finally:
+        proc.kill()
+        proc.join()
+        recv.close()
 
 
 def _worker_init(parent: int) -> None:
