@@ -218,3 +218,19 @@ def test_pgdoctor_rank_event_files_from_a_real_lab_run(tmp_path: Path) -> None:
     assert set(traces["ranks"]) == {"0", "1"} and traces["ranks"]["1"]["rank_from"] == "file name"
     assert (traces["straggler"]["rank"], traces["straggler"]["cause"]) == (1, "compute")
     assert any("merged" in n for n in traces["notes"])  # trace.json is the same ranks again, left out
+
+
+def test_diagnose_config_sets_the_trace_thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rank 1 waits for its DataLoader more than half of each step: RUN407 at the default 10 %,
+    not with traces.data_stall_pct = 90; a wrong type is a usage error (exit 2)."""
+    d = str(TRACES / "cpu_data_rank1_4rank")
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[traces]\ndata_stall_pct = 90.0\n")
+    assert "RUN407" in {f["code"] for f in json.loads(_run(capsys, d, "--json"))["findings"]}
+    assert "RUN407" not in {f["code"] for f in json.loads(_run(capsys, d, "--json", "--config", str(strict)))["findings"]}
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[traces]\ndata_stall_pct = "high"\n')
+    with pytest.raises(SystemExit) as exc:
+        cli(["diagnose", d, "--config", str(bad)])
+    assert exc.value.code == 2
+    assert "data_stall_pct" in capsys.readouterr().err

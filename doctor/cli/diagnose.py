@@ -27,8 +27,11 @@ from pgdoctor.model import Severity, exit_code
               help="Profiler traces: analyse the last ProfilerStep too (left out by default, as HTA does).")
 @click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.1), default=600.0, show_default=True,
               help="Bound the whole diagnosis (a pipe that never ends, a huge directory): exit 3 past it.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="TOML config (as for check): the traces.* thresholds of the profiler-trace findings.")
 def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fmt: Optional[str],
-             output: Optional[str], exit_zero: bool, all_steps: bool, timeout_s: float) -> None:
+             output: Optional[str], exit_zero: bool, all_steps: bool, timeout_s: float,
+             config_path: Optional[str]) -> None:
     """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
     from pgdoctor.cli.check import write_report
@@ -44,12 +47,20 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
     stdin: Any = sys.stdin.buffer  # a BufferedReader: peek waits for the first byte or EOF
     if set(paths) == {"-"} and not fr_dirs and not stdin.peek(1)[:1]:
         raise UserError("no input: '-' read an empty stdin")
+    config = None
+    if config_path is not None:
+        from pgdoctor.engine.config import ConfigError, load_config
+
+        try:
+            config = load_config(config_path)
+        except ConfigError as exc:
+            raise UserError(str(exc)) from None
     fmt = "json" if as_json else (fmt or "console")
     if fmt != "console" and fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")
     try:
         with deadline(timeout_s):
-            report = diagnose_paths(list(paths), list(fr_dirs), all_steps=all_steps)
+            report = diagnose_paths(list(paths), list(fr_dirs), all_steps=all_steps, config=config)
     except DeadlineExceeded:
         click.echo(f"pgdoctor: incomplete: diagnose did not finish within --timeout {timeout_s:g} s", err=True)
         raise click.exceptions.Exit(EXIT_INCOMPLETE) from None

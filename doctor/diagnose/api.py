@@ -17,8 +17,8 @@ import contextlib
 import gc
 import socket
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Optional
 
 from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
 from pgdoctor.diagnose.causality import assemble, join_flight
@@ -80,8 +80,8 @@ def kind_of(src: Source) -> str:
     return LOG
 
 
-def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
-              all_steps: bool = False) -> tuple[list[Finding], dict[str, Any]]:
+def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], all_steps: bool = False,
+              config: Optional[Mapping[str, Any]] = None) -> tuple[list[Finding], dict[str, Any]]:
     files = list(sources)
     events: list[Event] = []
     lines: dict[str, int] = {}
@@ -144,7 +144,7 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str],
         # Imported here: most diagnoses hold no trace, and the analysis costs 20 ms of start-up.
         from pgdoctor.diagnose.profile.analyze import analyze_traces
 
-        traces, trace_findings = analyze_traces(found_traces, all_steps=all_steps)
+        traces, trace_findings = analyze_traces(found_traces, all_steps=all_steps, config=config)
         meta["traces"] = traces
         findings = [*findings, *trace_findings]
     meta["duration_s"] = round(time.perf_counter() - t0, 3)  # the traces' analysis included
@@ -158,16 +158,19 @@ def diagnose_sources(sources: Iterable[tuple[str, str]], flight_recorder_dirs: S
     return findings
 
 
-def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = (), all_steps: bool = False) -> Report:
+def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = (), all_steps: bool = False,
+                   config: Optional[Mapping[str, Any]] = None) -> Report:
     """A Report (command "diagnose", no snapshot) for log files, directories, '-' or gzip files.
-    Raises reader.SourceError / flight.DumpError for a path that does not exist."""
+    `config`: thresholds by config key (the `traces.*` ones of RUN406-RUN409), defaults when not
+    given. Raises reader.SourceError / flight.DumpError for a path that does not exist."""
     with _fewer_collections():
-        return _report(paths, flight_recorder_dirs, all_steps)
+        return _report(paths, flight_recorder_dirs, all_steps, config)
 
 
-def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps: bool) -> Report:
+def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps: bool,
+            config: Optional[Mapping[str, Any]]) -> Report:
     unreadable: list[str] = []
-    findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps)
+    findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps, config)
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
     extra = {"traces": meta.pop("traces")} if "traces" in meta else {}
     if unreadable:

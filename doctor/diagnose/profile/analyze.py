@@ -1,6 +1,6 @@
 """Trace files of one job -> {"ranks": {...}, "straggler": ... or None, "notes": [...]} and findings.
 
-    analyze_traces(paths, all_steps=False) -> (traces, findings)
+    analyze_traces(paths, all_steps=False, config=None) -> (traces, findings)
 
 Rank by rank: each file is streamed once and reduced to its summary before the next is opened,
 so memory is one rank's kernel intervals at a time, whatever the number of ranks.
@@ -8,8 +8,8 @@ so memory is one rank's kernel intervals at a time, whatever the number of ranks
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
 
 from pgdoctor.diagnose.profile import findings as trace_findings
 from pgdoctor.diagnose.profile import straggler
@@ -18,7 +18,8 @@ from pgdoctor.diagnose.profile.reader import TraceError
 from pgdoctor.model import Finding
 
 
-def analyze_traces(paths: Sequence[str], all_steps: bool = False) -> tuple[dict[str, Any], list[Finding]]:
+def analyze_traces(paths: Sequence[str], all_steps: bool = False,
+                   config: Optional[Mapping[str, Any]] = None) -> tuple[dict[str, Any], list[Finding]]:
     ranks: dict[int, dict[str, Any]] = {}
     notes: list[str] = []
     skipped: list[str] = []
@@ -55,4 +56,4 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False) -> tuple[dict[
         out["notes"] = notes
     if skipped:
         out["skipped"] = skipped
-    return out, trace_findings.findings(ranks, found)
+    return out, trace_findings.findings(ranks, found, config)
