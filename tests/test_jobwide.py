@@ -213,3 +213,22 @@ def test_a_job_directory_shared_among_workers_tells_dumps_binaries_and_reports_f
     assert (root.code, root.scope.rank, root.facts.get("fr_seq") is not None) == ("RUN101", 2, True)
     assert root.evidence[0].file == str(tmp_path / "logs" / "rank_2.log")
     assert len(rep.meta["sources"]) == 300 and rep.meta["jobwide"]["ranks"] == 300
+
+
+def test_the_one_rank_whose_ib_link_failed_leads_the_ranks_whose_peer_hung_up(tmp_path: Path) -> None:
+    """64 ranks raise NCCL's "unhandled system error" with Last error "Connection reset by peer"
+    (rank 0's file comes first); rank 37's own NET/IB completion failed. The peers hanging up are
+    the echo: rank 37 is the root cause."""
+    for r in range(64):
+        lines = [f"[rank{r}]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                 "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL "
+                 "version 2.19.3",
+                 f"[rank{r}]: Last error:",
+                 f"[rank{r}]: socketProgress: Connection reset by peer node-0<{40000 + r}>"]
+        if r == 37:
+            lines.insert(0, f"node-4:{50000 + r}:{50003 + r} [5] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+                            "completion from peer 10.0.0.9<43000> with error 12, opcode 0, len 0, vendor err 129 (Recv)")
+        _write(tmp_path / f"rank_{r}.log", lines)
+    rep = diagnose_paths([str(tmp_path)])
+    assert (rep.findings[0].code, rep.findings[0].scope.rank) == ("RUN173", 37)
+    assert rep.findings[1].code == "RUN171" and rep.findings[1].facts["cascade_of"] == "RUN173"

@@ -63,6 +63,8 @@ _SOCKET = re.compile(r"Connection (?:closed by (?:remote )?peer|reset by peer|re
                      r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
                      r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
                      r"Socket (?:recv|send) failed")
+# The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
+_PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
 _IFACE = re.compile(r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
                     r"NCCL_SOCKET_IFNAME|neither AF_INET", re.I)
 # Where a dropped connection is the job's own (not a dataset download's "ConnectionError").
@@ -177,8 +179,9 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
     # that died first: a symptom (tier 1) unless nothing better is found.
     if facts.get("interface_problem"):
         tier = 0  # a configuration error, not the echo of a dead peer
-    elif kind_code in (C.NCCL_REMOTE_ERROR, C.NCCL_SOCKET_ERROR):
-        tier = max(tier, 1)
+    elif kind_code in (C.NCCL_REMOTE_ERROR, C.NCCL_SOCKET_ERROR) or (
+            kind_code is C.NCCL_SYSTEM_ERROR and _PEER_GONE.search(detail)):
+        tier = max(tier, 1)  # also "unhandled system error" whose Last error is the peer hanging up
     what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
     msg = f"{hit.who()}: {what}" + (f": {detail[:200]}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
