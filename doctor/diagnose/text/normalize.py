@@ -170,13 +170,23 @@ def _glog_seconds(m: re.Match[str]) -> Optional[float]:
 
 def parse_prefixes(text: str) -> tuple[str, dict[str, object]]:
     """Strip stacked prefixes from the start of a line; return the rest and what they said."""
-    info: dict[str, object] = {}
-    marked = False
+    return _strip_prefixes(text) or (text, {})
+
+
+def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
+    """parse_prefixes, or None for a line with no prefix and no glog time (most lines: they are
+    answered after one match, without the loop and its dictionary)."""
     # Chosen once: stripping prefixes only removes text, so the literals absent from the whole
     # line are absent from every rest of it.
     rx = _alternation_for(text)
-    for _ in range(8):
-        m = rx.match(text)
+    m = rx.match(text)
+    if m is None and not ("[" in text[:40] and _GLOG_TS.search(text, 0, 80)):
+        return None
+    info: dict[str, object] = {}
+    marked = False
+    for i in range(8):
+        if i:
+            m = rx.match(text)
         if not m:
             break
         kind = m.lastgroup or ""
@@ -280,6 +290,9 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool]) -> list
     return out
 
 
+_NO_INFO: dict[str, object] = {}  # what a line without prefixes said (read, never written)
+
+
 def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     """Clean logical lines of a window; `no` is the physical line number each came from."""
     out: list[Line] = []
@@ -290,15 +303,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
         pieces = _physical_to_logical(raw)
         whole = len(pieces) == 1
         for piece in pieces:
-            # Most lines carry no prefix and no glog time: answered here without parse_prefixes's
-            # loop and dictionary (what it would return for them: the line, no information).
-            if _alternation_for(piece).match(piece) is None and not (
-                    "[" in piece[:40] and _GLOG_TS.search(piece, 0, 80)):
-                out.append(Line(piece.rstrip(), no))
-                lengths.append(len(piece.rstrip("\r\n")) if whole else 0)
-                bare.append(whole)
-                continue
-            text, info = parse_prefixes(piece)
+            text, info = _strip_prefixes(piece) or (piece, _NO_INFO)
             if info:
                 out.append(Line(text.rstrip(), no, info.get("rank"), info.get("local_rank"),  # type: ignore[arg-type]
                                 info.get("host"), info.get("ts")))  # type: ignore[arg-type]
