@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 Finder = Callable[[bytes, int, int], list[int]]
 
@@ -93,7 +93,20 @@ def _hyperscan_line_test(pattern: bytes) -> Optional[LineTest]:
     return test
 
 
-_LINE_TESTS: dict[tuple[str, bytes], tuple[str, LineTest]] = {}
+_CHOSEN: dict[tuple[str, str, object], tuple[str, Any]] = {}
+F = TypeVar("F")
+
+
+def _chosen(what: str, key: object, fast: Callable[[], Optional[F]], slow: Callable[[], F]) -> tuple[str, F]:
+    """("hyperscan", fast()) unless PGDOCTOR_SCAN_ENGINE=re or fast() gives None, else ("re",
+    slow()); built once per engine setting, `what` and `key`."""
+    want = os.environ.get("PGDOCTOR_SCAN_ENGINE", "auto")
+    cache_key = (want, what, key)
+    hit = _CHOSEN.get(cache_key)
+    if hit is None:
+        hs = fast() if want != "re" else None
+        hit = _CHOSEN[cache_key] = ("hyperscan", hs) if hs is not None else ("re", slow())
+    return hit
 
 
 def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
@@ -102,26 +115,10 @@ def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
     newline or its end, where searching the slice and `rx.search(buf, start, end)` agree (\\b
     looks at the byte before `start`, a newline either way). Hyperscan answers in 2.6 us where
     `re` takes 11 for the scanner's 40-way WORTH alternation on a 250-byte line."""
-    want = os.environ.get("PGDOCTOR_SCAN_ENGINE", "auto")
-    key = (want, rx.pattern)
-    hit = _LINE_TESTS.get(key)
-    if hit is None:
-        hs = _hyperscan_line_test(rx.pattern) if want != "re" else None
-        hit = ("hyperscan", hs) if hs is not None else ("re", lambda buf, start, end: rx.search(buf, start, end) is not None)
-        _LINE_TESTS[key] = hit
-    return hit
-
-
-_CACHE: dict[tuple[str, tuple[bytes, ...]], tuple[str, Finder]] = {}
+    return _chosen("line test", rx.pattern, lambda: _hyperscan_line_test(rx.pattern),
+                   lambda: lambda buf, start, end: rx.search(buf, start, end) is not None)
 
 
 def finder(anchors: Sequence[bytes]) -> tuple[str, Finder]:
     """(engine name, find(buf, start, end) -> sorted start offsets of every anchor found)."""
-    want = os.environ.get("PGDOCTOR_SCAN_ENGINE", "auto")
-    key = (want, tuple(anchors))
-    hit = _CACHE.get(key)
-    if hit is None:
-        hs = _hyperscan_finder(anchors) if want != "re" else None
-        hit = ("hyperscan", hs) if hs is not None else ("re", _re_finder(anchors))
-        _CACHE[key] = hit
-    return hit
+    return _chosen("finder", tuple(anchors), lambda: _hyperscan_finder(anchors), lambda: _re_finder(anchors))
