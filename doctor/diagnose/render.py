@@ -26,7 +26,7 @@ def _fmt(key: str, value: Any) -> str:
     if key.endswith("_bytes") and isinstance(value, int):
         return fmt_bytes(value)
     if isinstance(value, list) and len(value) > 8:
-        if all(isinstance(v, int) for v in value):
+        if key.endswith("ranks") and all(isinstance(v, int) for v in value):  # a set of ranks: ranges
             return f"[{rank_ranges(value)}] ({len(value)})"
         return f"{value[:8]} (+{len(value) - 8})"
     if isinstance(value, dict) and len(value) > 8 and all(str(k).isdigit() for k in value):
