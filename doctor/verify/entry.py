@@ -105,6 +105,8 @@ def call(fn: Callable[[], Any], entry: str) -> dict[str, Any]:
 
     if not isinstance(spec["model"], torch.nn.Module):
         raise EntryError(f"{entry}()['model'] is {type(spec['model']).__name__}, not a torch.nn.Module")
+    if next(iter(spec["model"].parameters()), None) is None:
+        raise EntryError(f"{entry}()['model'] has no parameters: there is nothing to train or compare")
     for k in ("loss", "data"):
         if not callable(spec[k]):
             raise EntryError(f"{entry}()['{k}'] is not callable")
