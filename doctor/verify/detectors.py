@@ -66,9 +66,18 @@ class Context:
     def dtype(self) -> str:
         return self.setup.get("dtype", "float32")
 
-    @property
+    @cached_property
     def order(self) -> list[str]:
-        return self.setup.get("params", []) + self.setup.get("buffers", [])
+        """Model order: the reference's parameters and buffers, then any that only some ranks
+        have, in their order."""
+        out = self.setup.get("params", []) + self.setup.get("buffers", [])
+        seen = set(out)
+        for res in self.ranks:
+            for n in res.get("setup", {}).get("params", []) + res.get("setup", {}).get("buffers", []):
+                if n not in seen:
+                    seen.add(n)
+                    out.append(n)
+        return out
 
     @property
     def tolerance(self) -> str:
