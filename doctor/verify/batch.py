@@ -24,13 +24,14 @@ from typing import Any, Union
 from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
 from pgdoctor.verify.entry import EntryError, check, entry_of
 from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env
+from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
 from pgdoctor.verify.rundir import run_dir
 
 Outcome = Union[Run, EntryError]
 
 
-def _clean(res: dict[str, Any]) -> bool:
+def _clean(res: RankRecord) -> bool:
     return bool(res) and "error" not in res and "entry_error" not in res
 
 

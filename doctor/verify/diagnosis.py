@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from pgdoctor.model import Finding
 from pgdoctor.verify.compare import Comparison
+from pgdoctor.verify.records import RankRecord
 
 
 @dataclass
@@ -24,7 +25,7 @@ class Diagnosis:
     peak_rss_mib: dict[str, float] = field(default_factory=dict)  # per rank, from the records
 
 
-def losses(ref: dict[str, Any], ranks: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
+def losses(ref: RankRecord, ranks: Sequence[RankRecord]) -> dict[str, list[float]]:
     dist = [[rec["loss"] for rec in r.get("steps", []) if "loss" in rec] for r in ranks]
     dist = [d for d in dist if d]
     per_step = [sum(v) / len(v) for v in zip(*dist)] if dist else []

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
 from pgdoctor.verify.entry import EntryError
+from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.rundir import run_dir
 
 # After the first rank fails, how long the others get to fail on their own and say so.
@@ -25,8 +26,8 @@ EXIT_ENTRY_ERROR = 3  # worker.EXIT_ENTRY_ERROR: the user's entry raised or brok
 
 @dataclass(frozen=True)
 class Run:
-    reference: Optional[dict[str, Any]]
-    ranks: tuple[dict[str, Any], ...]  # {} for a rank that wrote nothing
+    reference: Optional[RankRecord]
+    ranks: tuple[RankRecord, ...]  # {} for a rank that wrote nothing
     outcomes: tuple[ChildOutcome, ...]  # one per rank; rank 0's process also ran the reference
     wall_s: float
 
@@ -79,12 +80,13 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
     return Run(ref, ranks, tuple(outcomes), wall)
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> RankRecord:
+    """A process's record (records.RankRecord), {} when it wrote none."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}  # type: ignore[return-value]
 
 
 def tail(text: str, lines: int = 8) -> str:

@@ -89,6 +89,7 @@ class RankRecord(TypedDict, total=False):
     stages: list[list[str]]
     tp_plan: dict[str, str]
     shards: dict[str, int]
+    shapes: dict[str, list[int]]  # tp: the full parameters' shapes
     # bench scaling
     grad_bytes: int
     busbw_gbps: float
