@@ -156,14 +156,14 @@ def run_data_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: RankRec
             if ref is not None:
                 ref.compare(step, "buffers", iter(buffers.items()), rec)
             if world > 1:
-                rec["peer_diffs"] = peer_diffs(buffers, rank, world)
+                rec["peer_diffs"] = peer_diffs(buffers, rank, world, device)
             del buffers
         except Exception as exc:
             result["error"] = error_record(exc, step, phase)
             return
 
 
-def peer_diffs(tensors: dict[str, Any], rank: int, world: int) -> dict[str, TensorDiff]:
+def peer_diffs(tensors: dict[str, Any], rank: int, world: int, device: str = "cpu") -> dict[str, TensorDiff]:
     """This rank's tensors against rank 0's, for those whose digest differs. Digests travel as
     int64 tensors (all_gather_object needs NumPy); first a digest of the names and shapes, so
     that ranks whose buffers are not the same set never pair up mismatched broadcasts."""
@@ -173,10 +173,10 @@ def peer_diffs(tensors: dict[str, Any], rank: int, world: int) -> dict[str, Tens
     names = sorted(tensors)
 
     def gather(values: list[int]) -> list[list[int]]:
-        mine = torch.tensor(values, dtype=torch.int64)
+        mine = torch.tensor(values, dtype=torch.int64, device=device)  # NCCL gathers device tensors only
         got = [torch.empty_like(mine) for _ in range(world)]
         dist.all_gather(got, mine)
-        return [g.tolist() for g in got]
+        return [g.cpu().tolist() for g in got]
 
     layout = _as_int(digest([torch.tensor(list(t.shape) or [0]) for t in (tensors[n] for n in names)]
                             + [torch.tensor(list(",".join(names).encode()) or [0], dtype=torch.uint8)]))
