@@ -1,7 +1,7 @@
 """What every kind of rank of `pgdoctor verify` / `bench scaling` shares: seeding, the entry's
-micro-batches, the forward call, the contract checks of the user's optimizer and loss, and the
-records (records.py): setup facts, float lists for the small split runs of pp / tp, and (in
-`run_reference` / `run_data_parallel`) tensors saved by the reference and compared in rank 0."""
+micro-batches, the forward call, the contract checks of the user's optimizer and loss, the
+setup facts of the records (records.py), and the one-process reference, which saves its tensors
+for the ranks to compare against (`run_reference`)."""
 
 from __future__ import annotations
 
@@ -161,12 +161,6 @@ def probe(model: Any, spec: dict[str, Any], world: int, device: str = "cpu") -> 
         return output_values(forward(twin, x))
 
 
-def after_step(model: Any) -> dict[str, Any]:
-    """Parameters and floating buffers as float lists (pp / tp records)."""
-    return {"params": {n: flat(p) for n, p in model.named_parameters()},
-            "buffers": {n: flat(b) for n, b in model.named_buffers() if b.is_floating_point()}}
-
-
 def error_record(exc: BaseException, step: int, phase: str) -> ErrorRecord:
     return {"type": type(exc).__name__, "message": str(exc)[:4000], "step": step, "phase": phase,
             "traceback": traceback.format_exc()[-6000:]}
@@ -181,15 +175,14 @@ def buffers_of(model: Any) -> dict[str, Any]:
 
 
 def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord) -> None:
-    """One process on the concatenation of every rank's micro-batch. Data-parallel runs: each
-    step's tensors go to torch.save files that rank 0 compares against (records.tensor_file);
-    pp / tp: float lists in the record, put together with the shards' in the parent."""
+    """One process on the concatenation of every rank's micro-batch (pp / tp: on data(0, 1,
+    step)). Each step's gradients, parameters and buffers go to torch.save files that the ranks
+    compare against (records.tensor_file); the record keeps their names and scales."""
     import torch
 
     model, loss_fn = spec["model"], spec["loss"]
     world, steps = cfg["data_world"], cfg["steps"]
     device = device_of(cfg, 0)
-    as_files = cfg.get("strategy") in ("ddp", "fsdp")
     result["setup"] = setup_facts(model, loss_fn)
     model.to(device)
     result["probe"] = probe(model, spec, world, device)
@@ -209,17 +202,11 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         grads = grads_of(model)
         rec["names"] = {"grads": list(grads), "params": [n for n, _ in model.named_parameters()],
                         "buffers": list(buffers_of(model))}
-        if as_files:
-            rec["scale"] = {"grads": save_kind(cfg, step, "grads", grads)}
-        else:
-            rec["grads"] = {n: flat(g) for n, g in grads.items()}
+        rec["scale"] = {"grads": save_kind(cfg, step, "grads", grads)}
         del grads
         opt.step()
-        if as_files:
-            rec["scale"]["params"] = save_kind(cfg, step, "params", dict(model.named_parameters()))
-            rec["scale"]["buffers"] = save_kind(cfg, step, "buffers", buffers_of(model))
-        else:
-            rec.update(after_step(model))  # type: ignore[typeddict-item]
+        rec["scale"]["params"] = save_kind(cfg, step, "params", dict(model.named_parameters()))
+        rec["scale"]["buffers"] = save_kind(cfg, step, "buffers", buffers_of(model))
         result["steps"].append(rec)
 
 

@@ -13,10 +13,8 @@ training state, one reference file and one full tensor at a time; no step is kep
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import Any
 
 from pgdoctor.verify.common import (
     SEED,
@@ -32,46 +30,9 @@ from pgdoctor.verify.common import (
     scalar,
     setup_facts,
 )
-from pgdoctor.verify.compare import rtol
-from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff, tensor_file
-from pgdoctor.verify.tensors import diff, digest, dot, full, load
-
-
-class Reference:
-    """Rank 0's view of the reference this process saved: its scales per step and kind, and its
-    tensor files, each read once and deleted."""
-
-    def __init__(self, out_dir: str):
-        with open(os.path.join(out_dir, "reference.json"), encoding="utf-8") as fh:
-            rec = json.load(fh)
-        self.out_dir = out_dir
-        self.dtype = rec.get("setup", {}).get("dtype", "float32")
-        self.scales = [s.get("scale", {}) for s in rec.get("steps", [])]
-
-    def compare(self, step: int, kind: str, tensors: Iterator[tuple[str, Any]], rec: StepRecord) -> None:
-        path = tensor_file(self.out_dir, step, kind)
-        ref = load(path) if os.path.exists(path) else {}
-        scale = self.scales[step].get(kind, 0.0) if step < len(self.scales) else 0.0
-        tol = rtol(self.dtype, step) * scale
-        out: dict[str, TensorDiff] = {}
-        num = den = 0.0
-        for name, t in tensors:
-            r = ref.get(name)
-            if r is None:
-                out[name] = {"abs": float("inf"), "ref_max": 0.0}
-                continue
-            out[name] = diff(t, r, tol)
-            if kind == "grads":
-                n, d = dot(r, t)
-                num, den = num + n, den + d
-        rec.setdefault("diffs", {})[kind] = out
-        if kind == "grads":
-            rec["grad_dot"] = [num, den]
-        del ref
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
+from pgdoctor.verify.reference import Reference
+from pgdoctor.verify.tensors import diff, digest, full
 
 
 def _each(named: Iterator[tuple[str, Any]], gather: bool) -> Iterator[tuple[str, Any]]:
@@ -94,9 +55,7 @@ def run_data_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: RankRec
     result["setup"] = setup_facts(model, loss_fn)
     model.to(device)
     result["probe"] = probe(model, spec, world, device)
-    ref: Optional[Reference] = None
-    if rank == 0 and cfg.get("reference_first") and os.path.exists(os.path.join(cfg["out_dir"], "reference.json")):
-        ref = Reference(cfg["out_dir"])
+    ref = Reference.of(cfg) if rank == 0 else None
     try:
         if fsdp:
             from torch.distributed.fsdp import fully_shard

@@ -7,8 +7,9 @@ Tensors never travel as JSON. The reference saves each step's gradients, paramet
 buffers with torch.save in the run directory (`tensor_file`); rank 0 of a data-parallel run
 compares its own tensors against those files as it trains and records per tensor only a
 summary (`TensorDiff`); the ranks compare their buffers with rank 0's over the process group
-(`peer_diffs`). pp and tp ranks still record their shards as float lists (`grads`, `params`,
-`buffers`): their models are split by hand and small.
+(`peer_diffs`). pp and tp ranks compare their own stage's tensors, or their shards against the
+same slices of the reference's, the same way. Only bounded fingerprints are float lists: the
+first PROBE_VALUES values of an output.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class TensorDiff(TypedDict, total=False):
     abs: float  # max |dist - ref| (inf: the shapes differ)
     ref_max: float  # max |ref| of that tensor
     over: int  # elements over the tolerance (data-parallel ranks: tolerance known in the rank)
-    at: list[int]  # index of the largest difference
+    at: list[int]  # index of the largest difference (tp: within the rank's shard)
     ref: float  # the reference's value there
     dist: float  # the distributed run's value there
 
@@ -64,12 +65,9 @@ class StepRecord(TypedDict, total=False):
     names: dict[str, list[str]]  # the reference: kind -> the tensors it saved (grads: those that got one)
     no_grad: list[str]  # parameters that require grad and got none
     scale: dict[str, float]  # the reference's max |value| over the model, per kind
-    diffs: dict[str, dict[str, TensorDiff]]  # rank 0: kind -> name -> against the reference
+    diffs: dict[str, dict[str, TensorDiff]]  # kind -> name -> against the reference (ddp/fsdp: rank 0)
     grad_dot: list[float]  # rank 0: [sum ref x dist, sum dist x dist] over the gradients
     peer_diffs: dict[str, TensorDiff]  # buffers of this rank against rank 0's that are not identical
-    grads: dict[str, list[float]]  # pp / tp shards
-    params: dict[str, list[float]]
-    buffers: dict[str, list[float]]
 
 
 class RankRecord(TypedDict, total=False):
