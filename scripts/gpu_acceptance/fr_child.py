@@ -116,10 +116,7 @@ def _through_pipe(work: str, log: dict[str, Any]) -> None:
 
 def reference() -> dict[str, Any]:
     """The suite's NCCL-format writer, asked for what this child did."""
-    try:
-        from tests.helpers.fr_scenarios import Writer
-    except ImportError:
-        from tests.fr_scenarios import Writer  # type: ignore[no-redef]
+    from tests.helpers.fr_scenarios import Writer
     w = Writer(0)
     for _ in range(3):
         w.add("all_reduce", [[1024]], [[1024]])
@@ -143,6 +140,7 @@ def main(argv: list[str]) -> int:
     import torch
     import torch._C._distributed_c10d as c10d
     import torch.distributed as dist
+
     from scripts.gpu_acceptance.fr_format import compare, summary
 
     log: dict[str, Any] = {"backend": backend, "torch": torch.__version__}

@@ -29,11 +29,10 @@ def main(argv: list[str]) -> int:
         print("usage: python -m scripts.gpu_acceptance.nvml_step WORK [--from FIXTURE]", file=sys.stderr)
         return 2
     work = argv[0]
-    from scripts.gpu_acceptance.versions import node, source_line
-
     from pgdoctor.probes.base import ProbeContext
     from pgdoctor.probes.gpu.health import read_all
     from pgdoctor.probes.gpu.nvml import LiveBackend, NvmlError, RecordingBackend, ReplayBackend
+    from scripts.gpu_acceptance.versions import node, source_line
 
     info = node()
     inner = ReplayBackend.from_fixture(argv[2]) if len(argv) == 3 else LiveBackend()

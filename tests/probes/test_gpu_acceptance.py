@@ -15,12 +15,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from scripts.gpu_acceptance import fr_format, tree, wheels
 from scripts.gpu_acceptance.parse_check import parse
 from scripts.gpu_acceptance.steps import BUDGET_S, STEPS, total_s
-
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures"
+from tests.helpers.paths import FIXTURES, ROOT
 
 
 def _dry(wheel_dir: Path | str) -> subprocess.CompletedProcess[str]:
