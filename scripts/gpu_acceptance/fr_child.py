@@ -121,7 +121,7 @@ def reference() -> dict[str, Any]:
     for _ in range(3):
         w.add("all_reduce", [[1024]], [[1024]])
     w.add("broadcast", [[1024]], [[1024]])
-    w.add("_allgather_base", [[1024]], [[1024]])
+    w.add("_all_gather_base", [[1024]], [[1024]])
     w.add("_reduce_scatter_base", [[1024]], [[1024]])
     w.add("all_to_all", [[1024]], [[1024]])
     # What the coalescing manager issues for reduce_scatters alone: one entry of the whole group
