@@ -61,10 +61,20 @@ def _collectives(torch: Any, dist: Any, device: str, log: dict[str, Any]) -> Non
             for _ in range(2):
                 dist.reduce_scatter_tensor(torch.empty(512, device=device), torch.ones(512, device=device))
         cm.wait()
+    def mixed() -> None:
+        # Ops of two kinds in one manager take the slow path: each op recorded under the group's
+        # sequence number, then endCoalescing's "nccl:coalesced" marker.
+        with dist._coalescing_manager(device=torch.device(device), async_ops=True) as cm:
+            dist.reduce_scatter_tensor(torch.empty(512, device=device), torch.ones(512, device=device))
+            dist.all_gather_into_tensor(torch.empty(512, device=device), torch.ones(512, device=device))
+        cm.wait()
     if device != "cpu":
         # Gloo has no startCoalescing, and a failed coalescing manager would leave the group in
         # coalescing mode (every later collective queued, none issued).
         _try(log, "reduce_scatter_coalesced", coalesced)
+        _try(log, "mixed_coalesced", mixed)
+        _try(log, "all_to_all_list", lambda: dist.all_to_all([torch.empty(256, device=device)],
+                                                             [torch.ones(256, device=device)]))
     sub = _try(log, "new_group", lambda: dist.new_group([0]))
     if sub is not None:
         _try(log, "subgroup_all_reduce", lambda: dist.all_reduce(x, group=sub))
@@ -127,6 +137,10 @@ def reference() -> dict[str, Any]:
     # What the coalescing manager issues for reduce_scatters alone: one entry of the whole group
     # (ProcessGroupNCCL::reduce_scatter_tensor_coalesced).
     w.add("reduce_scatter_tensor_coalesced", [[512], [512]], [[512], [512]])
+    w.add("_reduce_scatter_base", [[512]], [[512]], state="scheduled")
+    w.add("_all_gather_base", [[512]], [[512]], state="scheduled", same_seq=True)
+    w.add("coalesced", [], [], same_seq=True, marker=True)
+    w.add("all_to_all", [[256]], [[256]])
     w.add("all_reduce", [[1024]], [[1024]], state="scheduled")
     return pickle.loads(w.dump({"0": ("default_pg", [0])}))
 
