@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from tests.helpers.fr_scenarios import (
     TP,
+    W4,
     Scenario,
     Truth,
     Writer,
@@ -38,6 +39,25 @@ def _alltoall_list(bad: Optional[int], sends: Callable[[int], int], state: str =
             mine = sends(w.rank) + (1 if w.rank == bad else 0)
             w.add("all_to_all", [[mine]] * n, [[sends(r)] for r in range(n)], state=state)
     return build
+
+
+def _alltoall_list_count(ws: list[Writer]) -> None:
+    """all_to_all over tensor lists where rank 1 passes three tensors to a group of four."""
+    _warm(ws)
+    n = len(ws)
+    for w in ws:
+        k = n - 1 if w.rank == 1 else n
+        w.add("all_to_all", [[2]] * k, [[2]] * k, state="started")
+
+
+def _alltoall_expert_groups(ws: list[Writer]) -> None:
+    """Expert-parallel groups [0,2] and [1,3] (strided): in [0,2], rank 2 sends 3 elements to each
+    peer where they expect 2; [1,3] exchanges cleanly."""
+    _warm(ws)
+    for w in ws:
+        pg = "1" if w.rank % 2 == 0 else "2"
+        mine = 3 if w.rank == 2 else 2
+        w.add("all_to_all", [[mine]] * 2, [[2]] * 2, pg=pg, desc="ep", state="completed" if pg == "2" else "started")
 
 
 def _alltoall_single(ws: list[Writer]) -> None:
@@ -160,6 +180,9 @@ def unseen_scenarios() -> list[Scenario]:
                  _nccl(_alltoall_list(2, lambda r: r + 1))),
         Scenario("nccl_alltoall_list_uneven_clean", "nccl-format", Truth(None),
                  _nccl(_alltoall_list(None, lambda r: r + 1, state="completed"))),
+        Scenario("nccl_alltoall_list_count", "nccl-format", Truth("RUN284", (1,), "0", 6), _nccl(_alltoall_list_count)),
+        Scenario("nccl_alltoall_expert_groups", "nccl-format", Truth("RUN284", (2,), "1", 1),
+                 _nccl(_alltoall_expert_groups, groups={**W4, "1": ("ep", [0, 2]), "2": ("ep", [1, 3])})),
         Scenario("nccl_alltoall_single_splits", "nccl-format", Truth("RUN284", (3,), "0", 6), _nccl(_alltoall_single)),
         Scenario("nccl_rs_coalesced_missing", "nccl-format", Truth("RUN289", (2,), "0", 6), _nccl(_rs_fast(2))),
         Scenario("nccl_rs_coalesced_clean", "nccl-format", Truth(None), _nccl(_rs_fast(None, "completed"))),

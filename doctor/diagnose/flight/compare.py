@@ -105,6 +105,10 @@ def _all_to_all(present: Mapping[int, Entry], size: int, op: str) -> Optional[Pr
     peers). The single-tensor form records only each rank's total; when the job-wide totals differ,
     the culprits are the ranks off a clear majority (even splits), else no rank can be named."""
     ranks = sorted(present)  # group rank i is the i-th member (new_group sorts its ranks)
+    lists = {r: (len(present[r].in_sizes), len(present[r].out_sizes)) for r in ranks}
+    odd = minority(lists)
+    if odd and all(lists[r] == (size, size) for r in ranks if r not in odd):
+        return Problem("input_size", odd, f"{op}: one tensor per peer on the other ranks ({size}), not on these")
     if all(len(present[r].in_sizes) == size and len(present[r].out_sizes) == size for r in ranks):
         sent = {(i, j): math.prod(present[ranks[i]].in_sizes[j]) for i in range(size) for j in range(size)}
         got = {(i, j): math.prod(present[ranks[j]].out_sizes[i]) for i in range(size) for j in range(size)}
