@@ -39,7 +39,16 @@ _SPLIT = re.compile(
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
 _ANY = re.compile(r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|Cuda failure '?out of memory|"
                   r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
-                  r"|CUBLAS_STATUS_ALLOC_FAILED")
+                  r"|CUBLAS_STATUS_ALLOC_FAILED"
+                  # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
+                  # (Triton, CuPy), NCCL's own allocations (include/alloc.h: "Failed to CUDA calloc
+                  # 6291456 bytes", "Failed to CUDA calloc async 2432 bytes", "Failed to CUDA malloc ...",
+                  # "Failed to CUDA host alloc ...")
+                  r"|CUDNN_STATUS_ALLOC_FAILED|CUDA_ERROR_OUT_OF_MEMORY|Failed to CUDA (?:calloc|malloc|host alloc)")
+# torch.cuda.memory_summary()'s table: "|  CUDA OOMs: 1   |  cudaMalloc retries: 3  |" counts the
+# allocator's failed allocations of this process; a table with OOMs > 0 is printed after one.
+_SUMMARY_OOMS = re.compile(r"CUDA OOMs:\s*([1-9]\d*)")
+_LAYER_BYTES = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
 
 
 def _b(m: re.Match[str], i: int) -> int:
@@ -121,10 +130,15 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     text, used = hit.block(8)
     facts = _facts(text)
     if facts is None:
-        what = "CUDA runtime" if "CUDA error" in text else "NCCL" if "Cuda failure" in text else "cuBLAS" \
-            if "CUBLAS" in text else "PyTorch"
-        return [row.event(hit, f"{what} reported CUDA out of memory (no allocator figures in the message)",
-                          {"format": "cuda_error", "likely_cause": "insufficient_memory"}, used,
+        what = "NCCL" if "Failed to CUDA" in text else "CUDA runtime" if "CUDA error" in text else "NCCL" \
+            if "Cuda failure" in text else "cuBLAS" if "CUBLAS" in text else "cuDNN" if "CUDNN" in text else \
+            "the CUDA driver" if "CUDA_ERROR_" in text else "PyTorch"
+        f: dict[str, Any] = {"format": "cuda_error", "likely_cause": "insufficient_memory", "reported_by": what}
+        lb = _LAYER_BYTES.search(text)
+        if lb:
+            f["requested_bytes"] = f["bytes"] = int(lb.group(1))
+        return [row.event(hit, f"{what} reported CUDA out of memory (no allocator figures in the message)"
+                          + (f": {fmt_bytes(f['bytes'])} could not be allocated" if "bytes" in f else ""), f, used,
                           dedupe=(row.code, hit.rank, "cuda_error"))]
     cause = facts["likely_cause"]
     code = {"fragmentation": C.CUDA_OOM_FRAGMENTATION, "other_process": C.CUDA_OOM_OTHER_PROCESS}.get(cause, C.CUDA_OOM)
@@ -144,19 +158,34 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
                       dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]))]
 
 
+def _summary_ooms(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group(1))
+    return [row.event(hit, f"the allocator's memory summary counts {n} CUDA out-of-memory error(s) in this process",
+                      {"format": "memory_summary", "num_ooms": n, "likely_cause": "insufficient_memory"},
+                      dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
 SIGNATURES = (
+    Signature("memory summary ooms", _SUMMARY_OOMS, _summary_ooms, C.CUDA_OOM.code, anchors=(b"CUDA OOMs",),
+              worth=(rb"CUDA OOMs",)),
     Signature("cuda out of memory", _ANY, _oom, C.CUDA_OOM.code, anchors=(b"ut of memory", b"rror", b"ERROR"),
               worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b"),
-              anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory and the 'RuntimeError: ' "
-                          "or 'CUBLAS_STATUS_ALLOC_FAILED' of cuBLAS's message",
+              anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
+                          "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
+                          "'Failed to CUDA calloc', the exception type before CUDA_ERROR_OUT_OF_MEMORY",
               examples=("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
                         "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
-                        "RuntimeError: hipErrorOutOfMemory")),
+                        "RuntimeError: hipErrorOutOfMemory",
+                        "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+                        "node-1:1234:1290 [3] include/alloc.h:48 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+                        "ncclUnhandledCudaError: Failed to CUDA calloc async 2432 bytes",
+                        "RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY")),
 )
 
 
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
-    if "CUDA" not in t and "Cuda" not in t and "CUBLAS" not in t and "HIP" not in t and "hipError" not in t:
+    if "CUDA" not in t and "Cuda" not in t and "CUBLAS" not in t and "HIP" not in t and "hipError" not in t \
+            and "CUDNN" not in t:
         return []
     return read(hit, SIGNATURES)

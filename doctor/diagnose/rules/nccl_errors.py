@@ -37,6 +37,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
+from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
 
@@ -56,7 +57,9 @@ _INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
 _NAME_ANYWHERE = re.compile(r"\b(ncclSystemError|ncclRemoteError|ncclInvalidUsage|ncclInvalidArgument|ncclInternalError|"
                             r"ncclUnhandledCudaError)\b")
 _NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
-_IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+")
+# RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
+# over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
+_IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI")
 _IB_STATUS = re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
 _PEER = re.compile(r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]+)\]?(?:<(\d+)>|:(\d+))?")
 # NCCL's socket layer (socket.cc, include/socket.h of <= 2.3, net_socket.cc, bootstrap.cc).
@@ -75,6 +78,7 @@ _GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
 _IB_COMPLETION = re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
 _DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)")
 _CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
+_NCCL_ALLOC = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
 _UNDEF = re.compile(r"undefined symbol: (nccl\w+)")
 _VERSION = re.compile(r"NCCL version mismatch|requires NCCL (?:version )?[\d.]+|NCCL [\d.]+ or (?:newer|later) is required")
 
@@ -132,6 +136,12 @@ def _network_facts(text: str) -> dict[str, Any]:
 def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: int, kind_code: Any) -> list[Event]:
     """Route by NCCL's own detail text: an OOM or illegal access inside NCCL is that, not NCCL."""
     r = hit.rank
+    oom = _NCCL_ALLOC.search(detail)
+    if oom:  # NCCL's own GPU allocation failed: the GPU is full (include/alloc.h)
+        return [event(hit, C.CUDA_OOM.code, f"NCCL could not allocate GPU memory ({oom.group(0)})",
+                      {**base, "format": "nccl", "likely_cause": "insufficient_memory",
+                       **({"requested_bytes": int(oom.group(1)), "bytes": int(oom.group(1))} if oom.group(1) else {})},
+                      used, dedupe=(C.CUDA_OOM.code, r, "nccl"))]
     cf = _CUDA_FAIL.search(detail)
     if cf:
         what = cf.group(2).strip().rstrip("'")
@@ -333,7 +343,7 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if cf:
         # "driver shutting down" at exit is NCCL noticing the process end, not a failure.
         return [] if "shutting down" in cf.group(2) else _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
-    if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable", msg):
+    if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not", msg):
         return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
     if _SOCKET.search(msg) or _IFACE.search(msg):
         return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 1, C.NCCL_SOCKET_ERROR)
@@ -361,6 +371,27 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
 
 
+# ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
+# "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
+# the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
+# that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
+_FULL_MESH = re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
+
+
+def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = m.group("why").strip()
+    facts: dict[str, Any] = {"backend": "gloo", "phase": "connect_full_mesh", "gloo_error": why[:200],
+                             **_network_facts(why)}
+    src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", why)
+    if src:
+        facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
+    if re.search(r"remote=\[?127\.", why):
+        facts["likely_cause"] = "host_name_resolves_to_loopback"
+    return [row.event(hit, f"{hit.who()}: gloo could not connect to every peer at process-group setup "
+                      f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
+                      "firewall, or a host name that resolves to loopback)", facts, dedupe=(row.code, "full_mesh"))]
+
+
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"gloo cannot use interface {m.group(1)}: it has no address "
                       "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
@@ -370,6 +401,8 @@ def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
+    if _STORE_OP.search(" ".join(ln.text for ln in hit.before(16))):
+        return None  # a store operation (the store-based barrier, the rendezvous): the rendezvous module's
     if not (("gloo" in t or "Connection" in t) and re.search(r"Error|error", t)
             and "store->" not in t and "DistNetworkError" not in t and "DistStoreError" not in t
             and _DIST_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(4)]))):
@@ -419,6 +452,8 @@ SIGNATURES = (
     Signature("ncclGetErrorString text", _NCCL_TEXT, _nccl_text, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",),
               worth=(rb"\berror\b",), words=("unhandled system error", "unhandled cuda error",
                                              "remote process exited or there was a network error")),
+    Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"connectFullMesh",),
+              worth=(rb"connectFullMesh failed",), words=("connectfullmesh",)),
     Signature("gloo interface", _GLOO_IFACE, _gloo_iface, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("unable to find address for",), anchor_from=_EXC,
               examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "

@@ -1,0 +1,295 @@
+"""Message families read at their source, in every shape their source prints them (not the one
+sentence a paste showed): each case is written from the format string of the code that prints it
+(torch's launch.py / elastic agent / ProcessGroupGloo.cpp / ProcessGroupNCCL.cpp / socket.cpp,
+NCCL's include/alloc.h and the aws-ofi-nccl plugin, the kernel's mm/oom_kill.c, Ray's
+node_manager.cc and memory monitor, the CUDA allocator's memory_summary, Python's
+subprocess.CalledProcessError), with the prefixes and wrappings real logs add."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pgdoctor.diagnose.api import diagnose_sources
+
+
+def _root(log: str) -> Any:
+    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
+    return findings[0] if findings else None
+
+
+# -- launcher exit records: subprocess.CalledProcessError of torch 1.x's torch.distributed.launch ---------------
+
+_LAUNCH_TB = ("Traceback (most recent call last):\n"
+              '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/launch.py", line 253, in main\n'
+              "    raise subprocess.CalledProcessError(returncode=process.returncode,\n")
+
+
+@pytest.mark.parametrize(("tail", "code", "signal", "exitcode"), [
+    ("died with <Signals.SIGKILL: 9>.", "RUN121", "SIGKILL", -9),
+    ("died with <Signals.SIGSEGV: 11>.", "RUN131", "SIGSEGV", -11),
+    ("died with unknown signal 77.", "RUN133", None, -77),
+    ("returned non-zero exit status 1.", "RUN133", None, 1),
+])
+def test_torch_launch_called_process_error_in_every_form(tail: str, code: str, signal: Any, exitcode: int) -> None:
+    log = (_LAUNCH_TB + "subprocess.CalledProcessError: Command '['/opt/conda/bin/python', '-u', 'train.py', "
+           f"'--local_rank=1']' {tail}\n")
+    root = _root(log)
+    assert root is not None and root.code == code
+    assert root.facts["exitcode"] == exitcode and root.facts.get("local_rank") == 1
+    if signal:
+        assert root.facts["signal"] == signal
+
+
+@pytest.mark.parametrize("prefix", ["", "[2024-05-01 10:00:00,123] torch.distributed.elastic.multiprocessing.api: [ERROR] ",
+                                    "node-7: E0501 10:00:00.123000 140 torch/distributed/elastic/multiprocessing/api.py:826] "])
+def test_elastic_agent_exit_line_behind_host_and_timestamp_prefixes(prefix: str) -> None:
+    root = _root(f"{prefix}failed (exitcode: -9) local_rank: 2 (pid: 4242) of binary: /usr/bin/python3\n")
+    assert root.code == "RUN121" and root.facts["exitcode"] == -9 and root.facts["pid"] == 4242
+    assert root.facts["local_rank"] == 2 and root.facts["signal"] == "SIGKILL"
+
+
+def test_childfailederror_table_flattened_onto_one_line() -> None:
+    log = ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ==================== train.py FAILED "
+           "-------------------- Failures: <NO_OTHER_FAILURES> -------------------- Root Cause (first observed failure): "
+           "[0]: time : 2024-01-01_12:00:00 host : node-1 rank : 3 (local_rank: 3) exitcode : -11 (pid: 1234) "
+           "error_file: <N/A> traceback : Signal 11 (SIGSEGV) received by PID 1234 ====================\n")
+    root = _root(log)
+    assert root.code == "RUN131"
+    assert (root.facts["rank"], root.facts["exitcode"], root.facts["pid"], root.facts["host"]) == (3, -11, 1234, "node-1")
+    assert root.facts["signal"] == "SIGSEGV"
+
+
+# -- causality: the watchdog's own abort is the timeout's consequence -------------------------------------------
+
+@pytest.mark.parametrize("record", [
+    "[Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=806, OpType=BROADCAST, "
+    "Timeout(ms)=1800000) ran for 1801027 milliseconds before timing out.",
+    "[PG ID 0 PG GUID 0(default_pg) Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=806, "
+    "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1801027 milliseconds before timing out.",
+])
+def test_watchdog_abort_exit_minus_6_is_a_consequence_of_the_timeout(record: str) -> None:
+    log = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+           f"  what():  {record}\n"
+           + "".join(f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process {p} closing signal SIGTERM\n"
+                     for p in range(561635, 561642))
+           + "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 7 (pid: 561642) "
+             "of binary: /usr/bin/python\n")
+    root = _root(log)
+    assert root.code == "RUN151" and root.facts["seq"] == 806 and root.facts["op"] == "BROADCAST"
+
+
+def test_an_abort_without_any_timeout_or_error_stays_a_fatal_signal() -> None:
+    root = _root("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 9) "
+                 "of binary: /usr/bin/python\n")
+    assert root.code == "RUN131" and root.facts["signal"] == "SIGABRT"
+
+
+# -- monitored barrier: the rank that reports is not the suspect ------------------------------------------------
+
+@pytest.mark.parametrize("sentence_end", ["Please check rank 0 logs for faulty rank.",
+                                          "Please check rank 0 logs for the faulty rank."])
+def test_monitored_barrier_on_a_non_zero_rank_points_at_rank_0(sentence_end: str) -> None:
+    log = (f"[rank3]: RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "
+           f"for send/recv from rank 0. {sentence_end}\n"
+           "[rank3]:  Original exception: \n"
+           "[rank3]: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 600000ms for "
+           "send operation to complete\n")
+    root = _root(log)
+    assert root.category == "collective_timeout"
+    assert root.facts["suspect_ranks"] == [0] and root.facts["reporter_rank"] == 3
+
+
+def test_monitored_barrier_on_rank_0_names_the_missing_ranks_as_suspects() -> None:
+    root = _root("RuntimeError: Ranks 1, 3 failed to pass monitoredBarrier in 30000 ms\n")
+    assert root.code == "RUN153" and root.facts["suspect_ranks"] == [1, 3]
+
+
+# -- stack-only pastes --------------------------------------------------------------------------------------------
+
+_FRAMES = ("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in /x/libc10.so)\n"
+           "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+           "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f in /x/libtorch_cuda.so)\n"
+           "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f in /x/libtorch_cuda.so)\n"
+           "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x7f in /x/libtorch_cuda.so)\n")
+
+
+def test_a_watchdog_stack_without_its_message_is_a_collective_timeout() -> None:
+    root = _root(_FRAMES + "\nException raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/"
+                           "ProcessGroupNCCL.cpp:1521 (most recent call first):\n")
+    assert root.code == "RUN151" and root.facts["from_stack"] is True
+
+
+def test_the_stack_yields_to_the_message_line_of_the_same_timeout() -> None:
+    log = ("[rank1]:[E1001 12:00:00.1 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
+           "WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600100 "
+           "milliseconds before timing out.\n" + _FRAMES)
+    findings = diagnose_sources([("job.log", log)])
+    assert findings[0].code == "RUN151" and findings[0].facts["seq"] == 12
+    assert not any(f.facts.get("from_stack") for f in findings)
+
+
+def test_an_nccl_error_stack_through_the_watchdog_is_not_a_timeout() -> None:
+    log = ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkAndSetException() + 0x80 (0x7f in /x/libtorch_cuda.so)\n"
+           "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f in /x/libtorch_cuda.so)\n")
+    assert _root(log) is None
+
+
+# -- desync seen in the watchdog records of several ranks ------------------------------------------------------
+
+def _wd(rank: int, op: str, numel: int, seq: int = 4084) -> str:
+    return (f"[rank{rank}]:[E ProcessGroupNCCL.cpp:563] [Rank {rank}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={numel}, NumelOut={numel}, Timeout(ms)=600000) ran for "
+            f"60007{rank} milliseconds before timing out.\n")
+
+
+@pytest.mark.parametrize(("odd", "why"), [(("BROADCAST", 56623104), "op"), (("ALLREDUCE", 1024), "size")])
+def test_ranks_timing_out_in_different_collectives_at_one_seqnum_are_a_desync(odd: tuple[str, int], why: str) -> None:
+    log = _wd(1, "ALLREDUCE", 4821568) + _wd(2, "ALLREDUCE", 4821568) + _wd(3, *odd)
+    root = _root(log)
+    assert root.category == "collective_mismatch", why
+    assert root.facts["suspect_ranks"] == [3] and root.facts["seq"] == 4084
+    assert root.facts["ops_by_rank"]["3"] == odd[0]
+
+
+def test_agreeing_watchdog_records_and_a_tie_stay_timeouts() -> None:
+    assert _root(_wd(1, "ALLREDUCE", 8) + _wd(2, "ALLREDUCE", 8)).code == "RUN151"
+    assert _root(_wd(1, "ALLREDUCE", 8) + _wd(2, "BROADCAST", 8)).code == "RUN151"  # no odd one out
+    assert _root(_wd(1, "SEND", 8, 3) + _wd(2, "RECV", 8, 3) + _wd(3, "RECV", 8, 3)).code == "RUN151"  # p2p pairs
+
+
+# -- kernel and platform OOM records -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("log", "pid", "cgroup"), [
+    ("[2612362.231458] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, "
+     "oom_score_adj=829\n[2612362.231465] CPU: 6 PID: 208253 Comm: python Tainted: P O 4.15.15 #1\n"
+     "[2612362.231467] Call Trace:\n[2612362.231483]  oom_kill_process+0x21c/0x430\n"
+     "[2612362.231487]  mem_cgroup_out_of_memory+0x4b/0x80\n", 208253, True),
+    ("Oct 02 14:21:07 node kernel: python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), "
+     "order=0, oom_score_adj=0\n", None, False),
+    ("[137771.992800] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=abc,mems_allowed=0-1,"
+     "oom_memcg=/kubepods/pod1,task_memcg=/kubepods/pod1/c1,task=python,pid=4410,uid=0\n", 4410, True),
+    ("[  101.1]  dump_stack+0x63/0x88\n[  101.2]  dump_header+0x78/0x294\n[  101.3]  oom_kill_process.cold+0x8/0x8a\n"
+     "[  101.4]  out_of_memory+0x114/0x4a0\n", None, False),
+    ("[  102.0] oom_reaper: reaped process 4410 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n", 4410, False),
+])
+def test_every_part_of_the_oom_killers_report_is_a_host_oom(log: str, pid: Any, cgroup: bool) -> None:
+    root = _root(log)
+    assert root.code == "RUN121" and root.facts["killer"] == "kernel_oom_killer"
+    assert root.facts.get("pid") == pid and bool(root.facts.get("cgroup")) is cgroup
+
+
+def test_the_killed_process_line_is_the_finding_when_it_is_there() -> None:
+    log = ("[1880957.563150] perl invoked oom-killer: gfp_mask=0x280da, order=0, oom_score_adj=0\n"
+           "[1880957.563400] Out of memory: Kill process 18694 (perl) score 246 or sacrifice child\n"
+           "[1880957.563408] Killed process 18694 (perl) total-vm:1972392kB, anon-rss:1953348kB, file-rss:0kB\n")
+    findings = diagnose_sources([("dmesg", log)])
+    assert [f.code for f in findings] == ["RUN121"] and findings[0].facts["pid"] == 18694
+
+
+@pytest.mark.parametrize("log", [
+    "(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / actors) killed due "
+    "to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: e5d9, IP: 10.0.62.231) over the last "
+    "time period.\n",
+    "node_manager.cc:3040: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to "
+    "other reasons at node (ID: 2c82, IP: 172.31.183.172) over the last time period.\n",
+    "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\nMemory on the node (IP: "
+    "10.0.0.1, ID: ab12) where the task (task ID: ff, name=train) was running was 29.30GB / 30.84GB (0.950027), which "
+    "exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 12) because it was the most recently "
+    "scheduled task.\n",
+])
+def test_rays_memory_monitor_in_its_shapes_is_a_host_oom(log: str) -> None:
+    root = _root(log)
+    assert root.category == "host_oom" and root.facts["killer"] == "ray_memory_monitor"
+
+
+# -- GPU memory exhaustion reported by another layer ----------------------------------------------------------
+
+@pytest.mark.parametrize(("log", "nbytes"), [
+    ("node-1:1234:1290 [3] include/alloc.h:48 NCCL WARN Failed to CUDA calloc 6291456 bytes\n", 6291456),
+    ("[2025-01-01 10:00:00] node-1:1234:1290 [3] NCCL WARN Failed to CUDA calloc async 2432 bytes\n", 2432),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+     "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+     "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nFailed to CUDA calloc 536870912 bytes\n", 536870912),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED\n", None),
+    ("RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY\n", None),
+    ("|===========================================================================|\n"
+     "|                  PyTorch CUDA memory summary, device ID 0                 |\n"
+     "|---------------------------------------------------------------------------|\n"
+     "|            CUDA OOMs: 1            |        cudaMalloc retries: 3         |\n", None),
+])
+def test_gpu_memory_exhaustion_reported_by_another_layer_is_cuda_oom(log: str, nbytes: Any) -> None:
+    root = _root(log)
+    assert root.category == "cuda_oom", root.message
+    assert root.facts.get("requested_bytes") == nbytes
+
+
+def test_a_memory_summary_without_ooms_says_nothing() -> None:
+    assert _root("|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |\n") is None
+
+
+# -- gloo and NCCL-plugin transports failing at connect: network -----------------------------------------------
+
+@pytest.mark.parametrize("why", ["[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+                                 "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] Connection refused, "
+                                 "remote=[127.0.1.1]:17308",
+                                 "[../third_party/gloo/gloo/transport/tcp/pair.cc:799] Connect timeout [none]"])
+@pytest.mark.parametrize("prefix", ["[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] ", "RuntimeError: ",
+                                    "[E ProcessGroupGloo.cpp:138] "])
+def test_gloo_connect_full_mesh_failure_is_network(prefix: str, why: str) -> None:
+    root = _root(f"{prefix}Gloo connectFullMesh failed with {why}\n")
+    assert root.category == "nccl_network" and root.facts["phase"] == "connect_full_mesh"
+    assert (root.facts.get("likely_cause") == "host_name_resolves_to_loopback") is ("127.0.1.1" in why)
+
+
+@pytest.mark.parametrize("msg", ["NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument",
+                                 "NET/OFI OFI fi_getinfo() call failed: No data available",
+                                 "NET/OFI Unable to find a protocol that worked"])
+def test_ofi_plugin_failures_are_network_not_usage(msg: str) -> None:
+    root = _root(f"ip-10-0-0-1:1234:1300 [0] NCCL WARN {msg}\n")
+    assert root.category == "nccl_network"
+
+
+# -- rendezvous of every era ---------------------------------------------------------------------------------------
+
+def test_a_store_operation_reset_during_the_store_based_barrier_is_rendezvous() -> None:
+    log = ("Traceback (most recent call last):\n"
+           '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 3145, in '
+           "_store_based_barrier\n    store.add(store_key, 1)\nRuntimeError: Connection reset by peer\n")
+    assert _root(log).category == "rendezvous"
+
+
+def test_a_gloo_peer_reset_outside_the_store_stays_network() -> None:
+    log = ("Traceback (most recent call last):\n"
+           '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 1206, in '
+           "all_reduce\n    work = group.allreduce([tensor], opts)\n"
+           "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:5678\n")
+    assert _root(log).category == "nccl_network"
+
+
+def test_the_agents_exit_barrier_timeout_is_a_consequence() -> None:
+    log = ("INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (FAILED). Waiting 300 seconds "
+           "for other agents to finish\n"
+           "ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 300.05 seconds\n"
+           "torch.distributed.DistStoreError: Timed out after 301 seconds waiting for clients. 1/2 clients joined.\n"
+           "[rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+           "[10.0.0.2]:5678\n")
+    findings = diagnose_sources([("job.log", log)])
+    barrier = next(f for f in findings if f.code == "RUN221")
+    assert barrier.facts["exit_barrier"] is True and findings[0].code != "RUN221"
+
+
+@pytest.mark.parametrize("line", ["socket.gaierror: [Errno -2] Name or service not known",
+                                  "[W socket.cpp:663] [c10d] The IPv6 network addresses of (node-1, 29500) cannot be "
+                                  "retrieved (gai error: -2 - Name or service not known)."])
+def test_the_store_host_name_that_does_not_resolve(line: str) -> None:
+    log = '  File "/x/torch/distributed/rendezvous.py", line 176, in _create_c10d_store\n    return TCPStore(\n' + line + "\n"
+    root = _root(log)
+    assert root.code == "RUN222" and root.facts["error"] == "name resolution"
+
+
+def test_a_per_address_einval_warning_of_socket_cpp_stays_silent() -> None:
+    line = ("[W socket.cpp:601] [c10d] The client socket has failed to connect to [ip-26-0-146-37]:22456 (errno: 22 - "
+            "Invalid argument).\n")
+    assert _root(line * 5) is None
