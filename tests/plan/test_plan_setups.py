@@ -94,9 +94,9 @@ def test_lora_and_frozen_base_match_torch_to_the_byte() -> None:
     """A real frozen transformer (the bytes test's Stage) with trained LoRA A/B tensors: torch's
     parameters, gradients, fp32 master and Adam state equal the planner's."""
     import torch
-    from tests.plan.test_plan_bytes import Stage, _nbytes
 
     from pgdoctor.plan.finetune import lora_layer_tensors
+    from tests.plan.test_plan_bytes import Stage, _nbytes
 
     torch.manual_seed(0)
     shape = shape_from_hf_config({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 3,
