@@ -293,3 +293,30 @@ def test_a_per_address_einval_warning_of_socket_cpp_stays_silent() -> None:
     line = ("[W socket.cpp:601] [c10d] The client socket has failed to connect to [ip-26-0-146-37]:22456 (errno: 22 - "
             "Invalid argument).\n")
     assert _root(line * 5) is None
+
+
+# -- environment and platform --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("log", [
+    "RuntimeError: CUDA error: peer access is not supported between these two devices\n",
+    "node-1:1234:1290 [1] NCCL WARN Cuda failure 'peer access is not supported between these two devices'\n",
+    "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with "
+    "NCCL_DEBUG=INFO for details), NCCL version 2.19.3\nncclUnhandledCudaError: Call to CUDA function failed.\n"
+    "Last error:\nCuda failure 'peer access is not supported between these two devices'\n",
+    "RuntimeError: CUDA driver error: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED\n",
+])
+def test_peer_access_unsupported_in_every_layer(log: str) -> None:
+    root = _root(log)
+    assert root.code == "RUN291" and root.facts["cuda_error_number"] == 217
+
+
+@pytest.mark.parametrize("msg", ["CUDA error: all CUDA-capable devices are busy or unavailable",
+                                 "CUDA error: CUDA-capable device(s) is/are busy or unavailable",
+                                 "CUDA error: system not yet initialized"])
+def test_busy_devices_and_fabric_manager_not_ready_are_the_environment(msg: str) -> None:
+    assert _root(f"RuntimeError: {msg}\n").category == "driver_env"
+
+
+def test_the_nccl_backend_without_a_visible_gpu() -> None:
+    root = _root("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n")
+    assert root.category == "driver_env"

@@ -52,6 +52,12 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
         return [event(hit, C.ARCH_UNSUPPORTED.code, f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): this PyTorch "
                       "(or a compiled extension) carries no code for this GPU's compute capability", facts,
                       dedupe=(C.ARCH_UNSUPPORTED.code,))]
+    if ce.kind == "peer_access":
+        facts["reason"] = "peer_access_unsupported"
+        return [event(hit, C.PEER_ACCESS_UNSUPPORTED.code, f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
+                      "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, or the platform disables "
+                      "P2P); NCCL_P2P_DISABLE=1 routes around it through host memory", facts,
+                      dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,))]
     if ce.kind == "not_ready":
         facts["reason"] = "system_not_ready"
         return [event(hit, C.NO_CUDA_DEVICE.code, f"CUDA reports '{ce.message}' ({ce.runtime_name}, {ce.number}): on "
