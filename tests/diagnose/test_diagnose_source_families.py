@@ -2,7 +2,7 @@
 sentence a paste showed): each case is written from the format string of the code that prints it
 (torch's launch.py / elastic agent / ProcessGroupGloo.cpp / ProcessGroupNCCL.cpp / socket.cpp,
 NCCL's include/alloc.h and the aws-ofi-nccl plugin, the kernel's mm/oom_kill.c, Ray's
-node_manager.cc and memory monitor, the CUDA allocator's memory_summary, Python's
+node_manager.cc and memory monitor, Python's
 subprocess.CalledProcessError), with the prefixes and wrappings real logs add."""
 
 from __future__ import annotations
@@ -172,7 +172,6 @@ def test_agreeing_watchdog_records_and_a_tie_stay_timeouts() -> None:
      "oom_memcg=/kubepods/pod1,task_memcg=/kubepods/pod1/c1,task=python,pid=4410,uid=0\n", 4410, True),
     ("[  101.1]  dump_stack+0x63/0x88\n[  101.2]  dump_header+0x78/0x294\n[  101.3]  oom_kill_process.cold+0x8/0x8a\n"
      "[  101.4]  out_of_memory+0x114/0x4a0\n", None, False),
-    ("[  102.0] oom_reaper: reaped process 4410 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n", 4410, False),
 ])
 def test_every_part_of_the_oom_killers_report_is_a_host_oom(log: str, pid: Any, cgroup: bool) -> None:
     root = _root(log)
@@ -214,19 +213,11 @@ def test_rays_memory_monitor_in_its_shapes_is_a_host_oom(log: str) -> None:
      "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nFailed to CUDA calloc 536870912 bytes\n", 536870912),
     ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED\n", None),
     ("RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY\n", None),
-    ("|===========================================================================|\n"
-     "|                  PyTorch CUDA memory summary, device ID 0                 |\n"
-     "|---------------------------------------------------------------------------|\n"
-     "|            CUDA OOMs: 1            |        cudaMalloc retries: 3         |\n", None),
 ])
 def test_gpu_memory_exhaustion_reported_by_another_layer_is_cuda_oom(log: str, nbytes: Any) -> None:
     root = _root(log)
     assert root.category == "cuda_oom", root.message
     assert root.facts.get("requested_bytes") == nbytes
-
-
-def test_a_memory_summary_without_ooms_says_nothing() -> None:
-    assert _root("|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |\n") is None
 
 
 # -- gloo and NCCL-plugin transports failing at connect: network -----------------------------------------------
@@ -235,10 +226,12 @@ def test_a_memory_summary_without_ooms_says_nothing() -> None:
                                  "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] Connection refused, "
                                  "remote=[127.0.1.1]:17308",
                                  "[../third_party/gloo/gloo/transport/tcp/pair.cc:799] Connect timeout [none]"])
-@pytest.mark.parametrize("prefix", ["[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] ", "RuntimeError: ",
+@pytest.mark.parametrize("prefix", ["[rank4]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] ",
                                     "[E ProcessGroupGloo.cpp:138] "])
 def test_gloo_connect_full_mesh_failure_is_network(prefix: str, why: str) -> None:
-    root = _root(f"{prefix}Gloo connectFullMesh failed with {why}\n")
+    # logAndThrow: the message is logged, then raised as the RuntimeError
+    root = _root(f"{prefix}Gloo connectFullMesh failed with {why}\n"
+                 f"RuntimeError: Gloo connectFullMesh failed with {why}\n")
     assert root.category == "nccl_network" and root.facts["phase"] == "connect_full_mesh"
     assert (root.facts.get("likely_cause") == "host_name_resolves_to_loopback") is ("127.0.1.1" in why)
 
@@ -320,3 +313,48 @@ def test_busy_devices_and_fabric_manager_not_ready_are_the_environment(msg: str)
 def test_the_nccl_backend_without_a_visible_gpu() -> None:
     root = _root("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!\n")
     assert root.category == "driver_env"
+
+
+def test_accelerates_batch_size_search_that_gave_up_is_cuda_oom() -> None:
+    log = ('  File "/x/accelerate/utils/memory.py", line 142, in decorator\n'
+           '    raise RuntimeError("No executable batch size found, reached zero.")\n'
+           "RuntimeError: No executable batch size found, reached zero.\n")
+    assert _root(log).category == "cuda_oom"
+
+
+# -- desync: the fingerprints in every printed shape -----------------------------------------------------------
+
+@pytest.mark.parametrize("fp0,fp1", [
+    ("CollectiveFingerPrint(SequenceNumber=1649OpType=BARRIER)", "CollectiveFingerPrint(SequenceNumber=0OpType=GATHER)"),
+    ("CollectiveFingerPrint(SequenceNumber=1649, OpType=BARRIER, TensorShape=[1], TensorDtypes=Float, "
+     "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda:0))",
+     "CollectiveFingerPrint(SequenceNumber=0, OpType=GATHER, TensorShape=[1], TensorDtypes=Float, "
+     "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda:1))"),
+])
+def test_detail_fingerprints_with_and_without_separators(fp0: str, fp1: str) -> None:
+    log = (f"RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: {fp0}, but "
+           f"Rank 1 is running collective: {fp1}.Collectives differ in the following aspects: \t Sequence number: "
+           "1649vs 0  Op type: BARRIERvs GATHER\n")
+    root = _root(log)
+    assert root.code == "RUN201"
+    fps = root.facts["fingerprints"]
+    assert (fps["0"]["op"], fps["0"]["seq"], fps["1"]["op"], fps["1"]["seq"]) == ("BARRIER", 1649, "GATHER", 0)
+    assert root.facts["differ"]["Op type"] == ["BARRIER", "GATHER"]
+
+
+# -- stack-only pastes: a traceback cut before its exception line -------------------------------------------------
+
+def test_a_traceback_cut_before_its_exception_line_is_an_info_note_naming_its_last_frame() -> None:
+    log = ("step 10 loss 1.2\nTraceback (most recent call last):\n"
+           '  File "/workspace/train.py", line 211, in <module>\n    main()\n'
+           '  File "/workspace/train.py", line 180, in main\n    loss = model(batch)\n')
+    findings = diagnose_sources([("job.log", log)])
+    assert [(f.code, f.severity.value) for f in findings] == [("RUN134", "info")]
+    assert findings[0].facts["frame"] == "/workspace/train.py:180 in main"
+
+
+def test_a_whole_traceback_is_not_called_cut() -> None:
+    log = ('Traceback (most recent call last):\n  File "/workspace/train.py", line 211, in <module>\n    main()\n'
+           "ValueError: bad config\n")
+    assert all(f.facts.get("exception") != "traceback cut before its exception line"
+               for f in diagnose_sources([("job.log", log)]))

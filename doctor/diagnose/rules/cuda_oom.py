@@ -45,9 +45,6 @@ _ANY = re.compile(r"CUDA out of memory|HIP out of memory|CUDA error: out of memo
                   # 6291456 bytes", "Failed to CUDA calloc async 2432 bytes", "Failed to CUDA malloc ...",
                   # "Failed to CUDA host alloc ...")
                   r"|CUDNN_STATUS_ALLOC_FAILED|CUDA_ERROR_OUT_OF_MEMORY|Failed to CUDA (?:calloc|malloc|host alloc)")
-# torch.cuda.memory_summary()'s table: "|  CUDA OOMs: 1   |  cudaMalloc retries: 3  |" counts the
-# allocator's failed allocations of this process; a table with OOMs > 0 is printed after one.
-_SUMMARY_OOMS = re.compile(r"CUDA OOMs:\s*([1-9]\d*)")
 _LAYER_BYTES = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
 
 
@@ -158,16 +155,7 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
                       dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]))]
 
 
-def _summary_ooms(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    n = int(m.group(1))
-    return [row.event(hit, f"the allocator's memory summary counts {n} CUDA out-of-memory error(s) in this process",
-                      {"format": "memory_summary", "num_ooms": n, "likely_cause": "insufficient_memory"},
-                      dedupe=(row.code, hit.rank, "cuda_error"))]
-
-
-SIGNATURES = (
-    Signature("memory summary ooms", _SUMMARY_OOMS, _summary_ooms, C.CUDA_OOM.code, anchors=(b"CUDA OOMs",),
-              worth=(rb"CUDA OOMs",)),
+_CUDA_ROWS = (
     Signature("cuda out of memory", _ANY, _oom, C.CUDA_OOM.code, anchors=(b"ut of memory", b"rror", b"ERROR"),
               worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b"),
               anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
@@ -183,9 +171,29 @@ SIGNATURES = (
 )
 
 
+# Wrappers that retry on a CUDA OOM and give up in their own words: Accelerate's
+# find_executable_batch_size (accelerate/utils/memory.py) halves the batch after each OOM and
+# raises "No executable batch size found, reached zero." when none fits.
+_ACCELERATE = re.compile(r"No executable batch size found, reached zero")
+
+
+def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "Accelerate's find_executable_batch_size ran out of memory at every batch size down to 1",
+                      {"format": "accelerate", "likely_cause": "insufficient_memory", "reported_by": "accelerate"},
+                      dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
+_WRAPPERS = (
+    Signature("accelerate batch size search", _ACCELERATE, _accelerate, C.CUDA_OOM.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' Accelerate raises it as",
+              examples=("RuntimeError: No executable batch size found, reached zero.",)),
+)
+SIGNATURES = (*_CUDA_ROWS, *_WRAPPERS)
+
+
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
     if "CUDA" not in t and "Cuda" not in t and "CUBLAS" not in t and "HIP" not in t and "hipError" not in t \
             and "CUDNN" not in t:
-        return []
+        return read(hit, _WRAPPERS)  # the allocator's and the libraries' own words all name CUDA
     return read(hit, SIGNATURES)

@@ -31,11 +31,10 @@ _KERNEL = re.compile(
 # oom_score_adj=0" with "CPU: 6 PID: 208253 Comm: python" and the call trace after it (the trace
 # alone: "oom_kill_process+0x21c/0x430", "out_of_memory+0x114/0x4a0", "mem_cgroup_out_of_memory+..."
 # for a cgroup limit); 4.19+'s summary "oom-kill:constraint=CONSTRAINT_MEMCG,...,task=python,pid=1234,
-# uid=0"; the reaper's "oom_reaper: reaped process 1234 (python), now anon-rss:0kB".
+# uid=0". (The reaper's "oom_reaper: reaped process N" only follows a "Killed process" line.)
 _INVOKED = re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
 _SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)")
 _TRACE = re.compile(r"\boom_kill_process(?:\.cold(?:\.\d+)?)?\+0x")
-_REAPED = re.compile(r"oom_reaper: reaped process (?P<pid>\d+) \((?P<name>[^)]*)\)")
 _COMM = re.compile(r"\bPID: (\d+) Comm: (\S+)")
 _SLURM = re.compile(r"Detected (\d+) oom[-_]kill event")
 # Slurm's accounting (jobacct_gather) killing a step over its memory limit, older and newer words.
@@ -181,7 +180,6 @@ SIGNATURES = (
     Signature("oom killer summary", _SUMMARY, _oom_report, K, anchors=(b"oom-kill",), worth=(rb"oom-kill",), words=("oom",)),
     Signature("oom killer call trace", _TRACE, _oom_report, K, anchors=(b"oom_kill_process",), worth=(rb"oom_kill_process",),
               words=("oom",)),
-    Signature("oom reaper", _REAPED, _oom_report, K, anchors=(b"oom_reaper",), worth=(rb"oom_reaper",), words=("oom",)),
     Signature("slurm oom event", _SLURM, _slurm, K, anchors=(b"rror",), worth=(rb"\berror\b",), words=("oom",),
               anchor_from="slurmstepd's 'error:' prefix",
               examples=("slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of your processes may have "

@@ -24,7 +24,11 @@ from pgdoctor.diagnose.signature import Signature, read
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
 _FP = re.compile(r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)")
-_KV = re.compile(r"(\w+)=(\[[^\]]*\]|[^,\s)]+)")
+_FIELDS = {"SequenceNumber": re.compile(r"SequenceNumber=(\d+)"), "OpType": re.compile(r"OpType=([A-Z_]+)"),
+           "TensorShape": re.compile(r"TensorShape=(\[[^\]]*\])"), "TensorDtypes": re.compile(r"TensorDtypes=([^,\s)]+)")}
+# ProcessGroupWrapper's compute_collective_diff: "Collectives differ in the following aspects: \t
+# Sequence number: 1649vs 0  Op type: BARRIERvs GATHER  Tensor Tensor shapes: [2]vs [3]"
+_DIFF = re.compile(r"(Sequence number|Op type|Tensor [\w ]+?): (\S+?) ?vs (\S+)")
 _UNFINISHED = re.compile(r"Expected to have finished reduction in the prior iteration")
 _UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
 _UNUSED_NAMES = re.compile(r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)")
@@ -62,11 +66,19 @@ def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[
     text, used = hit.block(6)
     ranks: dict[int, dict[str, Any]] = {}
     for m in _FP.finditer(text):
-        kv = dict(_KV.findall(m.group(2)))
+        fp = m.group(2)
+        # Each field by its own name: some versions print them without a separator
+        # ("CollectiveFingerPrint(SequenceNumber=1649OpType=BARRIER)").
+        kv = {k: f.group(1) for k, f in ((k, rx.search(fp)) for k, rx in _FIELDS.items()) if f}
         ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
                                   kv.get("SequenceNumber", "").isdigit() else None,
                                   "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
     facts: dict[str, Any] = {"fingerprints": {str(k): v for k, v in ranks.items()}}
+    aspects = text.split("Collectives differ in the following aspects:", 1)
+    if len(aspects) == 2:
+        diff = {d.group(1).strip(): [d.group(2), d.group(3)] for d in _DIFF.finditer(aspects[1])}
+        if diff:
+            facts["differ"] = diff
     if ranks:
         facts["ranks"] = sorted(ranks)
         ops = {v["op"] for v in ranks.values()}

@@ -452,8 +452,14 @@ SIGNATURES = (
     Signature("ncclGetErrorString text", _NCCL_TEXT, _nccl_text, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",),
               worth=(rb"\berror\b",), words=("unhandled system error", "unhandled cuda error",
                                              "remote process exited or there was a network error")),
-    Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"connectFullMesh",),
-              worth=(rb"connectFullMesh failed",), words=("connectfullmesh",)),
+    Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",),
+              worth=(rb"Error\b", rb"\berror\b"), words=("connectfullmesh",),
+              anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line before it "
+                          "is read when gloo's own text holds an error word: 'no error')",
+              examples=("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
+                        "Connection refused, remote=[127.0.1.1]:17308",
+                        "[E ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
+                        "tcp/pair.cc:144] no error")),
     Signature("gloo interface", _GLOO_IFACE, _gloo_iface, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("unable to find address for",), anchor_from=_EXC,
               examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "

@@ -152,9 +152,10 @@ SIGNATURES = (
               worth=(rb"Error\b", rb"Kill"),
               anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
               examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",)),
-    Signature("ray memory pressure", _RAY_PRESSURE, _ray_pressure, C.HOST_OOM_KILLED.code, anchors=(b"memory pressure", b"rror"),
+    Signature("ray memory pressure", _RAY_PRESSURE, _ray_pressure, C.HOST_OOM_KILLED.code, anchors=(b".cc:", b"rror"),
               worth=(rb"memory pressure", rb"Error\b"),
-              anchor_from="'memory pressure' of the raylet's summary, or the task error's exception type",
+              anchor_from="the raylet's 'node_manager.cc:NNNN:' source location before its summary, or the task "
+                          "error's exception type",
               examples=("(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / "
                         "actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node "
                         "(ID: e5d9, IP: 10.0.62.231) over the last time period.",
