@@ -358,3 +358,138 @@ def test_a_whole_traceback_is_not_called_cut() -> None:
            "ValueError: bad config\n")
     assert all(f.facts.get("exception") != "traceback cut before its exception line"
                for f in diagnose_sources([("job.log", log)]))
+
+
+# -- transports reporting a size mismatch between ranks: a desync, not the network ----------------------------
+
+@pytest.mark.parametrize(("warn", "got", "want"), [
+    ("transport/net_socket.cc:200 NCCL WARN NET/Socket : message truncated : receiving 696320 bytes instead of 32768",
+     696320, 32768),
+    ("transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> collective mismatch error, "
+     "local size 496640 remote size 65536", 65536, 496640),
+    ("misc/socket.cc:540 NCCL WARN Message truncated : received 2048 bytes instead of 1024", 2048, 1024),
+])
+def test_transports_reporting_truncated_or_mismatched_sizes_are_a_desync(warn: str, got: int, want: int) -> None:
+    root = _root(f"node-1:2918:3333 [0] {warn}\n")
+    assert root.code == "RUN201" and (root.facts["bytes"], root.facts["expected_bytes"]) == (got, want)
+
+
+# -- NCCL's and c10d's argument and configuration checks --------------------------------------------------------
+
+@pytest.mark.parametrize("line", ["E       ValueError: Tensors must be contiguous",
+                                  "RuntimeError: Tensors must be CUDA and dense",
+                                  "RuntimeError: Only CUDA dense tensor is supported for NCCL collective operations"])
+def test_c10d_tensor_checks_are_nccl_usage(line: str) -> None:
+    assert _root(line + "\n").code == "RUN191"
+
+
+def test_no_algorithm_or_protocol_available_is_usage() -> None:
+    root = _root("201: :41367:41367 [1] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available\n")
+    assert root.code == "RUN191" and root.facts["likely_cause"] == "nccl_algo_or_proto_setting"
+
+
+@pytest.mark.parametrize("log", [
+    "dsw-1:71868:71868 [0] init.cc:1270 NCCL WARN Invalid config blocking attribute value -2147483648\n",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, invalid "
+    "argument, NCCL version 2.14.3\nncclInvalidArgument: Invalid value for an argument.\nLast error:\n"
+    "Invalid config blocking attribute value -2147483648\n",
+])
+def test_a_config_struct_from_another_nccl_version_is_a_version_mismatch(log: str) -> None:
+    root = _root(log)
+    assert root.code == "RUN195" and root.facts["config_attribute"] == "blocking"
+
+
+@pytest.mark.parametrize("log", [
+    "ncclCommInitRank failed: unhandled system error at /usr/lib/python3/dist-packages/x.cc:120\n"
+    "tensorflow.python.framework.errors_impl.UnknownError: ncclCommInitRank failed: unhandled system error\n",
+    "fail to new train...e= NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:272, unhanled system error\n",
+])
+def test_nccls_system_error_in_other_wrappers_and_spellings(log: str) -> None:
+    assert _root(log).category == "nccl_network"
+
+
+def test_an_unhandled_cuda_error_explained_by_the_driver_line_below_it() -> None:
+    log = ("Failed, NCCL error /lmdeploy/src/turbomind/utils/nccl_utils.cc:296 'unhandled cuda error (run with "
+           "NCCL_DEBUG=INFO for details)\ndetail: CUDA driver version is insufficient for CUDA runtime version\n")
+    assert _root(log).code == "RUN261"
+
+
+def test_an_nccl_internal_error_whose_warns_say_out_of_memory_is_cuda_oom() -> None:
+    log = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1296, "
+           "internal error - please report this issue to the NCCL developers, NCCL version 2.18.1\n"
+           "node:2134736:2285781 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n"
+           "node:2134736:2285781 [0] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes\n")
+    assert _root(log).category == "cuda_oom"
+
+
+# -- platform features and GPUs the driver cannot bring up -----------------------------------------------------
+
+@pytest.mark.parametrize(("warn", "feature"), [
+    ("misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported", "dmabuf"),
+    ("transport/nvls.cc:120 NCCL WARN NVLS multicast support is not available on dev 0 (Fabric Manager)", "nvls"),
+])
+def test_platform_features_nccl_could_not_use(warn: str, feature: str) -> None:
+    root = _root(f"node-3:4121:4188 [0] {warn}\n")
+    assert root.code == "RUN292" and root.facts["feature"] == feature
+
+
+def test_a_bare_invalid_argument_from_nvls_stays_a_cuda_failure_inside_nccl() -> None:
+    assert _root("devgpu263:589012:591652 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'\n"
+                 ).code == "RUN194"
+
+
+@pytest.mark.parametrize(("line", "minor"), [
+    ("[   38.773115] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)\n"
+     "[   38.773764] NVRM: rm_init_adapter failed for device bearing minor number 0\n", 0),
+    ("[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] "
+     "(0x00000062) returned from pRmApi->AllocWithHandle\n", None),
+])
+def test_a_gpu_the_driver_cannot_initialise(line: str, minor: Any) -> None:
+    root = _root(line)
+    assert root.code == "RUN293" and root.facts.get("minor_number") == minor
+
+
+# -- crashes as UCX's signal handler prints them -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "signal"), [
+    ("[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x10)",
+     "SIGSEGV"),
+    ("[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)", "SIGBUS"),
+])
+def test_ucx_signal_handler_records(line: str, signal: str) -> None:
+    root = _root(line + "\n==== backtrace (tid:   5704) ====\n 0 0x0000000000043090 killpg()  ???:0\n"
+                 " 1 0x000000000008170d ncclGroupEnd()  ???:0\n")
+    assert root.code == "RUN131" and root.facts["signal"] == signal and root.facts["frame"] == "ncclGroupEnd"
+
+
+# -- rendezvous: more shapes ---------------------------------------------------------------------------------------
+
+def test_a_collective_before_init_process_group() -> None:
+    root = _root("RuntimeError: Default process group has not been initialized, please make sure to call "
+                 "init_process_group.\n")
+    assert root.code == "RUN224"
+
+
+def test_the_store_barrier_timeout_in_lower_case_and_the_sequence_number_store_op() -> None:
+    assert _root("RuntimeError: timed out initializing process group in store based barrier on rank: 0\n").code == "RUN221"
+    log = ('  File "/x/torch/distributed/distributed_c10d.py", line 611, in init_process_group\n'
+           "    default_pg._set_sequence_number_for_group()\nRuntimeError: Connection reset by peer\n")
+    assert _root(log).category == "rendezvous"
+
+
+def test_an_ipv6_lookup_warning_for_localhost_stays_silent_and_one_for_another_host_does_not() -> None:
+    warn = "[W socket.cpp:601] [c10d] The IPv6 network addresses of ({}, 51595) cannot be retrieved (gai error: -2 - " \
+           "Name or service not known).\n"
+    assert _root(warn.format("localhost") * 3) is None
+    assert _root(warn.format("user")).code == "RUN222"
+
+
+# -- GPU memory exhaustion in vLLM's words ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("log", [
+    "ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is\nless than desired GPU memory "
+    "utilization (0.91, 110.74 GiB)\n",
+    "(ActorModelRayActor pid=348952) RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n",
+])
+def test_vllm_memory_failures_are_cuda_oom(log: str) -> None:
+    assert _root(log).category == "cuda_oom"

@@ -37,7 +37,7 @@ _ALLOWED = re.compile(rf"{S}{_W}allowed;")
 _SPLIT = re.compile(
     rf"Of{_W}the{_W}allocated{_W}memory{_W}{S}{_W}is{_W}allocated{_W}by{_W}PyTorch,{_W}and{_W}{S}{_W}is{_W}reserved")
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
-_ANY = re.compile(r"CUDA out of memory|HIP out of memory|CUDA error: out of memory|Cuda failure '?out of memory|"
+_ANY = re.compile(r"CUDA out of memory|HIP out of memory|CUDA [Ee]rror: out of memory|Cuda failure '?out of memory|"
                   r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
                   r"|CUBLAS_STATUS_ALLOC_FAILED"
                   # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
@@ -183,7 +183,25 @@ def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
                       dedupe=(row.code, hit.rank, "cuda_error"))]
 
 
+# vLLM's start-up check (worker/gpu_worker.py): "ValueError: Free memory on device cuda:0 (109.53/121.69
+# GiB) on startup is less than desired GPU memory utilization (0.91, 110.74 GiB)." (a terminal may wrap it)
+_VLLM_STARTUP = re.compile(r"Free memory on device (\S+) \(([\d.]+)/([\d.]+) GiB\) on startup is")
+
+
+def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    free, total = float(m.group(2)), float(m.group(3))
+    return [row.event(hit, f"vLLM found {free:.2f} of {total:.2f} GiB free on {m.group(1)} at start-up, less than its "
+                      "gpu_memory_utilization asks for (another process, or another engine on the same GPU, holds the rest)",
+                      {"format": "vllm_startup", "likely_cause": "other_process", "device": m.group(1),
+                       "free_bytes": int(free * (1 << 30)), "total_bytes": int(total * (1 << 30))},
+                      dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
 _WRAPPERS = (
+    Signature("vllm start-up memory check", _VLLM_STARTUP, _vllm_startup, C.CUDA_OOM.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), anchor_from="the 'ValueError: ' vLLM raises it as",
+              examples=("ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is less than desired "
+                        "GPU memory utilization (0.91, 110.74 GiB).",)),
     Signature("accelerate batch size search", _ACCELERATE, _accelerate, C.CUDA_OOM.code, anchors=(b"rror",),
               worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' Accelerate raises it as",
               examples=("RuntimeError: No executable batch size found, reached zero.",)),

@@ -40,6 +40,7 @@ from pgdoctor.diagnose.rules.driver_env import cuda_error_events
 from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.cuda_errors import find_cuda_error
 
 # torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
 # "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
@@ -84,6 +85,7 @@ _VERSION = re.compile(r"NCCL version mismatch|requires NCCL (?:version )?[\d.]+|
 
 _KIND = {
     "unhandled system error": C.NCCL_SYSTEM_ERROR,
+    "unhanled system error": C.NCCL_SYSTEM_ERROR,  # (sic) as some NCCL 2.x builds spelled it
     "remote process exited or there was a network error": C.NCCL_REMOTE_ERROR,
     "invalid usage": C.NCCL_INVALID_USAGE,
     "invalid argument": C.NCCL_INVALID_USAGE,
@@ -206,6 +208,11 @@ _WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
 _WARN_USAGE = re.compile(r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b",
                          re.I)
 _WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
+# init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
+# struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
+_CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value")
+# enqueue.cc: "Error : no algorithm/protocol available" (NCCL_ALGO / NCCL_PROTO exclude every choice).
+_NO_ALGO = re.compile(r"no algorithm/protocol available")
 # The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
 # "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
 # "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
@@ -220,25 +227,63 @@ _RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERRO
 
 # "Message truncated : received 2048 bytes instead of 1024": ranks posted the same collective with
 # different sizes (or different collectives): a mismatch, whatever error NCCL returned for it.
-_TRUNCATED = re.compile(r"Message truncated\s*:\s*received (\d+) bytes instead of (\d+)")
+# NCCL <= 2.4's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
+# NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
+# size 65536".
+_TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
+                        r"collective mismatch error, local size (\d+) remote size (\d+)")
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
 
 
+# Platform features NCCL turns on by itself when the hardware claims them, that the rest of the stack
+# cannot deliver: NVLink SHARP multicast (transport/nvls.cc: "Cuda failure 1 'invalid argument'" from
+# cuMulticast* when the Fabric Manager / IMEX does not provide it) and DMA-BUF memory registration
+# (misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error Operation not supported": the kernel or the
+# IB driver lacks it). NCCL_NVLS_ENABLE=0 / NCCL_DMABUF_ENABLE=0 turn them off.
+_NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
+_DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
+
+
+def _platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+    # NVLS: only what names the fabric's side; a bare "Cuda failure 1 'invalid argument'" from nvls.cc
+    # was also an NCCL bug (fixed in 2.26.5) and stays a CUDA failure inside NCCL (RUN194).
+    feature = "dmabuf" if _DMABUF.search(detail) else "nvls" if (
+        _NVLS_SOURCE.search(where) and re.search(r"not supported|not available|[Ff]abric|IMEX", detail)) else ""
+    if not feature:
+        return []
+    what = {"nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
+                    "NCCL_NVLS_ENABLE=0 turns it off",
+            "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
+                      "support it; NCCL_DMABUF_ENABLE=0 turns it off"}[feature]
+    return [event(hit, C.NCCL_PLATFORM_FEATURE.code, f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
+                  {**base, "feature": feature}, used, dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature))]
+
+
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """Details whose meaning does not depend on which error code NCCL wrapped them in."""
+    feature = _platform_feature(hit, detail, detail, base, used)
+    if feature:
+        return feature
     m = _TRUNCATED.search(detail)
     if m:
-        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {m.group(1)} bytes where {m.group(2)} "
+        got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {got} bytes where {want} "
                       "were expected: ranks called the collective with different sizes (or different collectives)",
-                      {**base, "nccl_last_error": detail[:300], "bytes": int(m.group(1)), "expected_bytes": int(m.group(2))},
+                      {**base, "nccl_last_error": detail[:300], "bytes": int(got), "expected_bytes": int(want)},
                       used, dedupe=(C.COLLECTIVE_MISMATCH.code, "truncated"))]
     m = _DUP.search(detail)
     if m:
         a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
         return [event(hit, C.NCCL_DUPLICATE_GPU.code, f"ranks {b} and {a} both use the GPU at bus id {dev}",
                       {**base, "ranks": sorted({a, b}), "bus_id": dev}, used, dedupe=(C.NCCL_DUPLICATE_GPU.code, dev))]
+    m = _CONFIG_ATTR.search(detail)
+    if m:
+        return [event(hit, C.NCCL_VERSION.code, f"{hit.who()}: NCCL rejected its communicator config ({detail[:120]}): "
+                      "the ncclConfig_t came from another NCCL version's header than the library loaded",
+                      {**base, "nccl_last_error": detail[:300], "config_attribute": m.group(1)},
+                      used, dedupe=(C.NCCL_VERSION.code, "config"))]
     if _SHM.search(detail):
         return [event(hit, C.NCCL_SYSTEM_ERROR.code, f"{hit.who()}: NCCL could not create its shared memory segment "
                       "(/dev/shm too small: a container without --shm-size or --ipc=host)",
@@ -268,6 +313,11 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         # the proxy reports an error that a WARN before it usually explains: a symptom of it
         return [event(hit, kind.code, f"{hit.who()}: NCCL's proxy failed operation {facts['proxy_op']} (ncclResult {res})",
                       facts, tier=1, dedupe=(kind.code, hit.rank, "proxy"))]
+    if _NO_ALGO.search(msg):
+        return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL found no algorithm/protocol for a collective "
+                      "(NCCL_ALGO / NCCL_PROTO restrict it to ones this collective or topology cannot use)",
+                      {"nccl_warn": msg[:300], "likely_cause": "nccl_algo_or_proto_setting"},
+                      dedupe=(C.NCCL_INVALID_USAGE.code, "no_algo"))]
     src = _WARN_SOURCE.search(t)
     if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
         return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL rejected a call: {msg[:160]}",
@@ -291,10 +341,25 @@ def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
     if w:
         base.update(work_facts(w.group(1)))
-    detail = _last_error(hit)
+    detail = _last_error(hit) or _explaining_line(hit, code)
     if code is None and not detail:
         return []
     return _from_detail(hit, detail, base, None, 0, code)
+
+
+def _explaining_line(hit: Hit, code: Any) -> str:
+    """For torch's NCCL error without "Last error:": a line below it that names the CUDA failure
+    behind it (NCCL's "Cuda failure 'out of memory'" / "Failed to CUDA calloc", or a CUDA error of the
+    environment quoted in prose: "CUDA driver version is insufficient for CUDA runtime version")."""
+    if code not in (C.NCCL_CUDA_ERROR, C.NCCL_INTERNAL_ERROR, C.NCCL_SYSTEM_ERROR, None):
+        return ""
+    for ln in hit.after(48, same_rank=False):
+        t = ln.text
+        if _NCCL_ALLOC.search(t) or re.search(r"Cuda failure (?:\d+ )?'?out of memory", t):
+            return t.strip()
+        if code is C.NCCL_CUDA_ERROR and find_cuda_error(t) is not None:
+            return f"Cuda failure '{find_cuda_error(t).message}'"  # type: ignore[union-attr]
+    return ""
 
 
 def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -303,7 +368,8 @@ def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     if "NCCL error in:" in prev:
         return []
     err = _ERRNAMES[m.group(1)]
-    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+    return _from_detail(hit, _last_error(hit) or _explaining_line(hit, _KIND[err]),
+                        {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
 
 
 def _duplicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -339,6 +405,9 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
+    feature = _platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
+    if feature:
+        return feature
     cf = _CUDA_FAIL.search(msg)
     if cf:
         # "driver shutting down" at exit is NCCL noticing the process end, not a failure.
@@ -365,10 +434,11 @@ def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 
 def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "NCCL" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]):
-        return None
+    if "nccl" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower():
+        return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
     err = m.group(0)
-    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+    return _from_detail(hit, _last_error(hit) or _explaining_line(hit, _KIND[err]),
+                        {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
 
 
 # ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
@@ -390,6 +460,20 @@ def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, f"{hit.who()}: gloo could not connect to every peer at process-group setup "
                       f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
                       "firewall, or a host name that resolves to loopback)", facts, dedupe=(row.code, "full_mesh"))]
+
+
+# ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
+# "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is
+# supported for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the
+# same device" - the program's call, whichever backend error type wraps it.
+_C10D_ARGS = re.compile(r"Tensors must be contiguous|Tensors must be CUDA and dense|"
+                        r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
+                        r"Tensors must be on the same device|Tensor list input and output must have the same size")
+
+
+def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"{hit.who()}: the collective was called with tensors the NCCL backend rejects: {m.group(0)}",
+                      {"c10d_check": m.group(0)}, dedupe=(row.code, hit.rank, "args"))]
 
 
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -452,6 +536,11 @@ SIGNATURES = (
     Signature("ncclGetErrorString text", _NCCL_TEXT, _nccl_text, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",),
               worth=(rb"\berror\b",), words=("unhandled system error", "unhandled cuda error",
                                              "remote process exited or there was a network error")),
+    Signature("c10d argument check", _C10D_ARGS, _c10d_args, C.NCCL_INVALID_USAGE.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=("tensors must be", "only cuda dense tensor", "tensor list"),
+              anchor_from="the exception type ('ValueError: ', 'RuntimeError: ') before torch's check",
+              examples=("ValueError: Tensors must be contiguous",
+                        "RuntimeError: Only CUDA dense tensor is supported for NCCL collective operations")),
     Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",),
               worth=(rb"Error\b", rb"\berror\b"), words=("connectfullmesh",),
               anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line before it "
