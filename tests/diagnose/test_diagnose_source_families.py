@@ -493,3 +493,43 @@ def test_an_ipv6_lookup_warning_for_localhost_stays_silent_and_one_for_another_h
 ])
 def test_vllm_memory_failures_are_cuda_oom(log: str) -> None:
     assert _root(log).category == "cuda_oom"
+
+
+# -- more launch and rendezvous shapes ------------------------------------------------------------------------------
+
+def test_two_processes_with_one_rank_at_nccls_bootstrap() -> None:
+    root = _root("hpc-25-14:18569:18835 [0] bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already "
+                 "checked in\n")
+    assert root.code == "RUN224" and root.facts["duplicate_rank"] == 1 and root.facts["nranks"] == 8
+
+
+def test_a_closed_elastic_rendezvous_that_ends_the_agent_is_rendezvous() -> None:
+    log = ('  File "/x/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 635, in run\n'
+           "    raise RendezvousClosedError()\ntorch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
+           "srun: error: cdr2596: task 1: Exited with exit code 1\n")
+    assert _root(log).category == "rendezvous"
+
+
+def test_nccl_ras_report_of_different_operation_counts_names_the_odd_ranks() -> None:
+    log = ("#0-0 (fa93daea854b060b) MISMATCH\n  Communicator ranks have different AllGather operation counts\n"
+           "  30 ranks have launched up to operation 640\n  2 ranks have launched up to operation 641\n"
+           "  Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124\n"
+           "  Rank 13 -- GPU 5 managed by process 323033 on node 10.137.190.124\n")
+    root = _root(log)
+    assert root.code == "RUN201" and root.facts["suspect_ranks"] == [12, 13] and root.facts["op"] == "AllGather"
+
+
+def test_rays_dead_worker_after_a_watchdog_timeout_is_its_echo() -> None:
+    log = ("(WorkerDict pid=97397, ip=33.97.231.144) [rank3]:[E1023 02:44:30.94 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog "
+           "caught collective operation timeout: WorkNCCL(SeqNum=26, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+           "Timeout(ms)=1200000) ran for 1200007 milliseconds before timing out.\n"
+           "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
+           "the problem, check the logs for the dead worker. Worker IP address: 33.97.254.40\n")
+    assert _root(log).code == "RUN151"
+
+
+def test_framework_cuda_code_reporting_out_of_memory() -> None:
+    log = ("terminate called after throwing an instance of 'caffe2::EnforceNotMet'\n  what():  [enforce fail at "
+           "context_gpu.cu:343] error == cudaSuccess. 2 vs 0. Error at: /caffe2/core/context_gpu.cu:343: out of memory "
+           "Error from operator:\n")
+    assert _root(log).category == "cuda_oom"

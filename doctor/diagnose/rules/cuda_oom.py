@@ -197,11 +197,23 @@ def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
                       dedupe=(row.code, hit.rank, "cuda_error"))]
 
 
+# CUDA code that reports cudaGetErrorString itself: caffe2's "[enforce fail at context_gpu.cu:343] error ==
+# cudaSuccess. 2 vs 0. Error at: /caffe2/core/context_gpu.cu:343: out of memory".
+_CU_OOM = re.compile(r"Error at: \S+\.cu:\d+: out of memory")
+
+
+def _cu_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "a CUDA allocation failed: out of memory (reported by the framework's own CUDA code)",
+                      {"format": "cuda_error", "likely_cause": "insufficient_memory"}, dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
 _WRAPPERS = (
     Signature("vllm start-up memory check", _VLLM_STARTUP, _vllm_startup, C.CUDA_OOM.code, anchors=(b"rror",),
               worth=(rb"Error\b",), anchor_from="the 'ValueError: ' vLLM raises it as",
               examples=("ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is less than desired "
                         "GPU memory utilization (0.91, 110.74 GiB).",)),
+    Signature("cuda source oom", _CU_OOM, _cu_oom, C.CUDA_OOM.code, anchors=(b"rror", b"ut of memory"),
+              worth=(rb"out of memory",)),
     Signature("accelerate batch size search", _ACCELERATE, _accelerate, C.CUDA_OOM.code, anchors=(b"rror",),
               worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' Accelerate raises it as",
               examples=("RuntimeError: No executable batch size found, reached zero.",)),

@@ -119,12 +119,44 @@ def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]
                       dedupe=(row.code,))]
 
 
+# NCCL's RAS report (2.24+, `ncclras`): "Communicator ranks have different AllGather operation counts",
+# then "30 ranks have launched up to operation 640", "2 ranks have launched up to operation 641" and the
+# ranks of the smaller group ("Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124").
+_RAS_COUNTS = re.compile(r"Communicator ranks have different (\w+) operation counts")
+_RAS_GROUP = re.compile(r"(\d+) ranks? (?:have|has) launched up to operation (\d+)")
+_RAS_RANK = re.compile(r"\bRank (\d+) -- GPU")
+
+
+def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    groups: list[tuple[int, int]] = []
+    listed: list[int] = []
+    for ln in hit.after(16, same_rank=False):
+        g = _RAS_GROUP.search(ln.text)
+        if g:
+            groups.append((int(g.group(1)), int(g.group(2))))
+            continue
+        found = [int(r.group(1)) for r in _RAS_RANK.finditer(ln.text)]  # a paste may join them on one line
+        if found:
+            listed.extend(found)
+        elif listed:
+            break
+    facts: dict[str, Any] = {"kind": "nccl_ras_operation_counts", "op": m.group(1),
+                             "ranks_by_operation": {str(op): n for n, op in groups}}
+    if listed:
+        facts["suspect_ranks"] = sorted(listed)
+    return [row.event(hit, f"NCCL's RAS: the ranks of a communicator launched different numbers of {m.group(1)} "
+                      "operations" + (f"; rank(s) {sorted(listed)} are the odd ones out" if listed else ""), facts,
+                      rank=listed[0] if len(listed) == 1 else None, dedupe=(row.code, "ras"))]
+
+
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
 
 
 _RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"
 SIGNATURES = (
+    Signature("nccl ras operation counts", _RAS_COUNTS, _ras_counts, C.COLLECTIVE_MISMATCH.code,
+              anchors=(b"operation counts",), worth=(rb"operation counts",)),
     Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
               worth=(rb"Error\b",), anchor_from=_RUNTIME,
               examples=("RuntimeError: DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 "

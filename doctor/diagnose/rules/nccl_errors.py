@@ -211,6 +211,8 @@ _WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)
 # init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
 _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value")
+# bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one rank).
+_BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
 # enqueue.cc: "Error : no algorithm/protocol available" (NCCL_ALGO / NCCL_PROTO exclude every choice).
 _NO_ALGO = re.compile(r"no algorithm/protocol available")
 # The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
@@ -313,6 +315,12 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         # the proxy reports an error that a WARN before it usually explains: a symptom of it
         return [event(hit, kind.code, f"{hit.who()}: NCCL's proxy failed operation {facts['proxy_op']} (ncclResult {res})",
                       facts, tier=1, dedupe=(kind.code, hit.rank, "proxy"))]
+    m = _BOOTSTRAP_DUP.search(msg)
+    if m:
+        return [event(hit, C.RENDEZVOUS_CONFIG.code, f"NCCL's bootstrap root saw rank {m.group(1)} of {m.group(2)} check in "
+                      "twice: two processes were given the same rank (RANK / node rank of the launch)",
+                      {"nccl_warn": msg[:300], "duplicate_rank": int(m.group(1)), "nranks": int(m.group(2)),
+                       "problem": "duplicate_rank"}, dedupe=(C.RENDEZVOUS_CONFIG.code, "duplicate_rank"))]
     if _NO_ALGO.search(msg):
         return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL found no algorithm/protocol for a collective "
                       "(NCCL_ALGO / NCCL_PROTO restrict it to ones this collective or topology cannot use)",

@@ -203,6 +203,12 @@ def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
                       {"problem": "default process group not initialized"}, dedupe=(row.code, "not_initialized"))]
 
 
+def _closed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the elastic rendezvous was closed: an agent shut it (a failed or stopped node, or the "
+                      "restarts ran out), so this agent cannot join; the agent that closed it says why",
+                      {"problem": "rendezvous_closed"}, dedupe=(row.code, "closed"))]
+
+
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"{hit.who()}: a store read timed out (Socket Timeout) while the "
                       "process group waited for its peers", {"store_error": "Socket Timeout"},
@@ -283,6 +289,8 @@ SIGNATURES = (
               examples=("[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",)),
     Signature("env:// configuration", _CONFIG, _config, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("error initializing torch.distributed",)),
+    Signature("rendezvous closed", re.compile(r"^\s*(?:\w+\.)*RendezvousClosedError\b"), _closed, R, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=("rendezvous",)),
     Signature("default group not initialized", _NOT_INIT, _not_initialized, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",),
               worth=(rb"Error\b",), words=("has not been initialized", "is not initialized"),
               anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before the message",

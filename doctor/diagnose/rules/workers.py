@@ -166,7 +166,7 @@ SIGNATURES = (
               anchor_from="Ray's 'RayActorError:' and vLLM's 'ERROR' log level",
               examples=("ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
                         "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly")),
-    Signature("ray worker died", _RAY_DIED, _ray_died, C.RANK_EXITED.code, anchors=(b"rror",), worth=(rb"Error\b",),
+    Signature("ray worker died", _RAY_DIED, _ray_died, C.RANK_EXITED.code, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
               anchor_from="Ray's 'WorkerCrashedError:' / 'RaySystemError:' and the '(1) ... SIGKILL' of its explanation",
               examples=("ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. "
                         "A worker died or was killed while executing a task by an unexpected system error.",)),
