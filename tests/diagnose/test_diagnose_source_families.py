@@ -533,3 +533,21 @@ def test_framework_cuda_code_reporting_out_of_memory() -> None:
            "context_gpu.cu:343] error == cudaSuccess. 2 vs 0. Error at: /caffe2/core/context_gpu.cu:343: out of memory "
            "Error from operator:\n")
     assert _root(log).category == "cuda_oom"
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    ("Cuda failure 217 'peer access is not supported between these two devices'", "RUN291"),
+    ("node05-ccn:44741:44741 [0] Test CUDA failure common.cu:1045 'CUDA driver version is insufficient for CUDA runtime "
+     "version'", "RUN261"),
+    (" Test CUDA failure common.cu:1007\n'CUDA-capable device(s) is/are busy or unavailable'", "RUN262"),
+])
+def test_bare_cuda_failure_records_of_nccl_and_nccl_tests(line: str, code: str) -> None:
+    assert _root(line + "\n").code == code
+
+
+def test_a_busy_device_with_the_drivers_reset_record_is_the_gpu() -> None:
+    log = ("Test CUDA failure common.cu:1007 'CUDA-capable device(s) is/are busy or unavailable'\n"
+           "[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+           "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from pRmApi->AllocWithHandle\n")
+    assert _root(log).code == "RUN293"
+    assert _root("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n").code == "RUN262"
