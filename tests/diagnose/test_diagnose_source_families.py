@@ -551,3 +551,36 @@ def test_a_busy_device_with_the_drivers_reset_record_is_the_gpu() -> None:
            "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from pRmApi->AllocWithHandle\n")
     assert _root(log).code == "RUN293"
     assert _root("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n").code == "RUN262"
+
+
+# -- exit records and wrapped exceptions in their other containers -----------------------------------------------
+
+def test_an_elastic_json_error_file_with_an_escaped_py_callstack() -> None:
+    import json
+    tb = ('Traceback (most recent call last):\n  File "/x/torch/distributed/elastic/multiprocessing/errors/__init__.py", '
+          'line 346, in wrapper\n    return f(*args, **kwargs)\n  File "train.py", line 10, in main\n'
+          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.15 GiB "
+          "of which 1.21 GiB is free.")
+    error_file = {"message": {"message": "OutOfMemoryError: CUDA out of memory.",
+                              "extraInfo": {"py_callstack": tb, "timestamp": "1700000000"}}}
+    root = _root(json.dumps(error_file, indent=2) + "\n")
+    assert root.category == "cuda_oom" and root.facts["gpu_index"] == 0
+
+
+def test_a_childfailederror_header_glued_to_its_rule() -> None:
+    log = ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:=====================================\n"
+           "train.py FAILED\n-------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n"
+           "-------------------------------------\nRoot Cause (first observed failure):\n[0]:\n"
+           "  time      : 2024-01-01_12:00:00\n  host      : node-2\n  rank      : 5 (local_rank: 1)\n"
+           "  exitcode  : -9 (pid: 777)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 777\n")
+    root = _root(log)
+    assert root.code == "RUN121" and (root.facts["rank"], root.facts["pid"], root.facts["host"]) == (5, 777, "node-2")
+
+
+def test_a_cuda_oom_inside_rays_task_error() -> None:
+    log = ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::TrainWorker.train() (pid=1234, ip=10.0.0.1)\n"
+           '  File "/x/train.py", line 40, in train\n'
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 "
+           "GiB of which 512.00 MiB is free. Including non-PyTorch memory, this process has 78.60 GiB memory in use.\n")
+    root = _root(log)
+    assert root.category == "cuda_oom" and root.facts["gpu_index"] == 3

@@ -126,6 +126,8 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
 def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     text, used = hit.block(8)
     facts = _facts(text)
+    if facts is None and any("Tried to allocate" in ln.text and _facts(ln.text) for ln in hit.after(24)):
+        return []  # a short mention (an error file's "message", a summary) before the record with the figures
     if facts is None:
         what = "NCCL" if "Failed to CUDA" in text else "CUDA runtime" if "CUDA error" in text else "NCCL" \
             if "Cuda failure" in text else "cuBLAS" if "CUBLAS" in text else "cuDNN" if "CUDNN" in text else \
