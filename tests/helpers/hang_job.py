@@ -82,9 +82,10 @@ elif scenario == "healthy":
     ready()
     n = 0
     while True:  # rank 0 says when to stop, so every rank leaves after the same step
-        x = torch.randn(64, 64)
-        for _ in range(20):
-            x = x @ x.T / 64
+        x = torch.randn(256, 256)
+        for _ in range(10):  # a few ms of compute: the CPU time grows
+            x = x @ x.T / 256
+        time.sleep(0.005)  # the data wait of a step: the frame moves between these lines
         stop = torch.tensor([1.0 if rank == 0 and time.monotonic() > end else 0.0])
         dist.all_reduce(stop)
         n += 1
