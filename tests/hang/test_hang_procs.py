@@ -168,3 +168,30 @@ def test_unprivileged_user_against_a_root_job(no_leftover_children) -> None:
             assert {f["code"] for f in report["findings"]} == {"HNG103"}
     finally:
         subprocess.run(["userdel", name], check=False)
+
+
+def test_two_nodes_on_loopback_merge_into_one_verdict(tmp_path, no_leftover_children) -> None:
+    from pgdoctor.probes.processes import free_port
+
+    endpoint = f"127.0.0.1:{free_port()}"
+    with torchrun_job("sleep", [3], nproc=2, node=(0, 2, endpoint)) as n0, \
+            torchrun_job("sleep", [3], nproc=2, node=(1, 2, endpoint)) as n1:
+        ready0, ready1 = n0.wait_ready(2, timeout_s=90), n1.wait_ready(2, timeout_s=90)
+        for node, job in (("node0", n0), ("node1", n1)):
+            rc, _, err = hang_cli(str(job.pid), "--save", str(tmp_path / node))
+            assert rc == 1, err  # each node alone: its ranks wait for ranks it cannot see, or it holds the culprit
+        culprit_node = "node0" if 3 in ready0 else "node1"
+        other = "node1" if culprit_node == "node0" else "node0"
+        assert 3 in (ready0 if culprit_node == "node0" else ready1)
+    alone = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / other), "--json"],
+                           capture_output=True, text=True, timeout=60)
+    first = json.loads(alone.stdout)["findings"][0]
+    assert first["code"] == "HNG102" and 3 in first["facts"]["missing_ranks"]
+    merged = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / "node0"),
+                             str(tmp_path / "node1"), "--json"], capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 1, merged.stderr
+    out = json.loads(merged.stdout)
+    assert out["findings"][0]["code"] == "HNG101" and out["findings"][0]["facts"]["ranks"] == [3]
+    assert out["findings"][0]["facts"]["frame"] == "hang_culprit.py:7"
+    (job,) = out["hang"]["jobs"]
+    assert job["job"] == "hangtest" and [r["rank"] for r in job["ranks"]] == [0, 1, 2, 3]
