@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
-from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker
+from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_seq
 from pgdoctor.probes import live
 from pgdoctor.probes.processes import kill_all_children
 from pgdoctor.probes.ranks import ProcFs, Rank
@@ -85,6 +85,7 @@ class Collector:
                 ev.ranges = [str(r) for r in answer.get("ranges", ())]
                 if answer.get("flight_recorder") is not None:
                     self.flight[ev.rank] = answer["flight_recorder"]
+                    ev.seq = pending_seq(answer["flight_recorder"])
                     ev.tiers["flight_recorder"] = "ok (socket)"
                 return
             ev.tiers["socket"] = "no answer (the rank holds the GIL in C code, or exited)"

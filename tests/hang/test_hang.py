@@ -3,8 +3,13 @@ refusal causes and the cooperative socket, without a job (fast); real jobs: test
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -189,3 +194,74 @@ def test_live_socket_answers_with_this_process_stack(tmp_path: Path, monkeypatch
     assert got["pid"] == os.getpid()
     assert any(f["function"] == "test_live_socket_answers_with_this_process_stack" for f in got["stack"])
     assert "flight_recorder" not in got  # no process group in this process
+
+
+def test_pending_seq_reads_gloo_and_nccl_recorders() -> None:
+    from pgdoctor.diagnose.stacks.evidence import pending_seq
+
+    gloo = {"entries": [{"collective_seq_id": 1, "pg_id": 0, "state": "scheduled", "retired": True},
+                        {"collective_seq_id": 2, "pg_id": 0, "state": "scheduled", "retired": False}]}
+    nccl = {"entries": [{"collective_seq_id": 7, "pg_id": 0, "state": "completed"},
+                        {"collective_seq_id": 8, "pg_id": 0, "state": "started"}]}
+    assert pending_seq(gloo) == 2 and pending_seq(nccl) == 8
+    assert pending_seq({"entries": gloo["entries"][:1]}) is None and pending_seq(None) is None
+
+
+def _fake_ranks(n: int) -> list[subprocess.Popen[bytes]]:
+    """Small Python processes with one job's rank environment (no torch): discovery and tiers."""
+    procs = []
+    for r in range(n):
+        env = {**os.environ, "RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": str(n), "MASTER_ADDR": "127.0.0.1",
+               "MASTER_PORT": "29998", "TORCHELASTIC_RUN_ID": f"fake-{os.getpid()}"}
+        procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env))
+    return procs
+
+
+def test_interrupt_ends_hang_with_130_and_kills_its_stack_tools(tmp_path: Path, no_leftover_children) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for tool in ("py-spy", "pystack"):
+        (fake / tool).write_text(f"#!/bin/sh\necho $$ >> {tmp_path}/started\nexec sleep 600\n")
+        (fake / tool).chmod(0o755)
+    ranks = _fake_ranks(2)
+    try:
+        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+        p = subprocess.Popen([sys.executable, "-m", "pgdoctor", "hang", "--json", *(str(r.pid) for r in ranks)],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        assert p.returncode == 130 and "interrupted" in err and out == ""
+        for pid in map(int, (tmp_path / "started").read_text().split()):
+            assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    finally:
+        for r in ranks:
+            r.kill()
+            r.wait()
+
+
+def test_timeout_bounds_hang_when_the_stack_tool_never_answers(tmp_path: Path, no_leftover_children) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for tool in ("py-spy", "pystack"):
+        (fake / tool).write_text(f"#!/bin/sh\necho $$ >> {tmp_path}/started\nexec sleep 600\n")
+        (fake / tool).chmod(0o755)
+    ranks = _fake_ranks(2)
+    try:
+        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-m", "pgdoctor", "hang", "--json", "--timeout", "2",
+                            *(str(r.pid) for r in ranks)], env=env, capture_output=True, text=True, timeout=60)
+        assert time.monotonic() - t0 < 12
+        assert p.returncode == 3, p.stderr
+        report = json.loads(p.stdout)
+        assert [r["tiers"]["py-spy"] for r in report["hang"]["jobs"][0]["ranks"]] == ["timed out", "timed out"]
+        assert {f["code"] for f in report["findings"]} == {"HNG103"}
+        for pid in map(int, (tmp_path / "started").read_text().split()):
+            assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    finally:
+        for r in ranks:
+            r.kill()
+            r.wait()

@@ -9,7 +9,6 @@ import pwd
 import subprocess
 import sys
 import sysconfig
-import time
 import uuid
 from pathlib import Path
 
@@ -51,7 +50,7 @@ def culprit(report: dict) -> dict:
 
 
 def test_sleeping_rank_named_via_launcher_pid_and_saved_for_diagnose(tmp_path, no_leftover_children) -> None:
-    with torchrun_job("sleep", [2], env={"PGDOCTOR_TEST_LIVE": "1"}) as job:
+    with torchrun_job("sleep", [2], env={"PGDOCTOR_TEST_LIVE": "1", "TORCH_FR_BUFFER_SIZE": "100"}) as job:
         pids = job.wait_ready(4)
         rc, report, err = hang_cli(str(job.pid), "--tiers", "proc,py-spy", "--save", str(tmp_path / "snap"))
         assert rc == 1, err
@@ -70,8 +69,15 @@ def test_sleeping_rank_named_via_launcher_pid_and_saved_for_diagnose(tmp_path, n
         assert rc2 == 1, err2
         assert culprit(report2)["facts"]["ranks"] == [2]
         assert culprit(report2)["facts"]["frame"] == "hang_culprit.py:7"
-        r0 = job_of(report2, set(pids.values()))["ranks"][0]
+        j2 = job_of(report2, set(pids.values()))
+        r0 = j2["ranks"][0]
         assert r0["tiers"]["socket"] == "ok" and "py-spy" not in r0["tiers"]
+        assert r0["tiers"]["flight_recorder"] == "ok (socket)"
+        # The recorders say which collective: the waiting ranks' all_reduce is SeqNum 2 (the first
+        # was everyone's start-up all_reduce), and diagnose's flight analysis agrees on rank 2.
+        assert any(g["where"].startswith("wait in all_reduce (SeqNum 2) at") for g in j2["groups"])
+        fr = next(f for f in report2["findings"] if f["code"] == "RUN281")
+        assert fr["facts"]["missing_ranks"] == [2] or 2 in fr["facts"].get("ranks", [fr["scope"].get("rank")])
     # The saved snapshot, read after the job is gone, gives the same answer.
     d = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / "snap"), "--json"],
                        capture_output=True, text=True, timeout=60)
@@ -116,27 +122,6 @@ def test_two_jobs_one_hung_in_another_collective_one_healthy(no_leftover_childre
         rc, report, err = hang_cli(str(healthy.pid), "--samples", "4")
         assert rc == 0, err
         assert not [f for f in report["findings"] if f["severity"] == "fail"]
-
-
-def test_timeout_kills_a_stack_tool_that_never_answers(tmp_path, no_leftover_children) -> None:
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    for tool in ("py-spy", "pystack"):
-        script = fake / tool
-        script.write_text(f"#!/bin/sh\necho $$ >> {tmp_path}/started\nexec sleep 600\n")
-        script.chmod(0o755)
-    with torchrun_job("sleep", [1], nproc=2) as job:
-        job.wait_ready(2)
-        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
-        t0 = time.monotonic()
-        rc, report, err = hang_cli(str(job.pid), "--timeout", "3", "--tiers", "proc,py-spy", env=env)
-        wall = time.monotonic() - t0
-        assert rc == 3, err
-        assert wall < 15
-        ranks = report["hang"]["jobs"][0]["ranks"]
-        assert all(r["tiers"]["py-spy"] == "timed out" for r in ranks)
-        for pid in map(int, (tmp_path / "started").read_text().split()):
-            assert not os.path.exists(f"/proc/{pid}") or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
 
 
 def test_not_a_rank_is_a_usage_error() -> None:

@@ -40,9 +40,11 @@ def test_output_and_exit_code_pass_through(tmp_path: Path, no_leftover_children)
     assert p.returncode == 7 and p.stdout == "hello 2000\n"
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["command"] == "run" and report["meta"]["exit_code"] == 7
-    ok = subprocess.run([*PGDOCTOR, "--", sys.executable, "-c", "print('fine')"], capture_output=True, text=True,
-                        timeout=60)
+    ok = subprocess.run([*PGDOCTOR, "--preflight", "--report", str(tmp_path / "ok.json"), "--", sys.executable, "-c",
+                         "print('fine')"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and ok.stdout == "fine\n" and "pgdoctor run: ok (exit 0)" in ok.stderr
+    assert "pgdoctor run: preflight exit" in ok.stderr
+    assert isinstance(json.loads((tmp_path / "ok.json").read_text())["meta"]["preflight"]["exit_code"], int)
 
 
 def test_sigterm_is_forwarded_and_the_childs_code_returned(no_leftover_children) -> None:

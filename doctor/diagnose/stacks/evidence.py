@@ -72,6 +72,7 @@ class RankEvidence:
     problems: list[dict[str, str]] = field(default_factory=list)  # {"tier", "cause", "fix"}
     workers: list[Worker] = field(default_factory=list)
     ranges: list[str] = field(default_factory=list)           # open pgdoctor.range ranges (socket tier)
+    seq: Optional[int] = None       # SeqNum of the collective it has not completed (its flight recorder)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,7 +82,7 @@ class RankEvidence:
             "samples": [[f.to_json() for f in s] for s in self.samples],
             "sample_times_s": self.sample_times_s, "cpu_s": self.cpu_s, "state": self.state,
             "wchan": self.wchan, "threads": self.threads, "tiers": dict(self.tiers), "problems": list(self.problems),
-            "workers": [w.to_json() for w in self.workers], "ranges": list(self.ranges),
+            "workers": [w.to_json() for w in self.workers], "ranges": list(self.ranges), "seq": self.seq,
         }
 
     @classmethod
@@ -100,11 +101,24 @@ class RankEvidence:
             tiers={str(k): str(v) for k, v in dict(d.get("tiers", {})).items()},
             problems=[{str(k): str(v) for k, v in p.items()} for p in d.get("problems", ())],
             workers=[Worker.from_json(w) for w in d.get("workers", ())],
-            ranges=[str(r) for r in d.get("ranges", ())],
+            ranges=[str(r) for r in d.get("ranges", ())], seq=opt_int(d.get("seq")),
         )
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1)
+
+
+def pending_seq(flight_recorder: Any) -> Optional[int]:
+    """The SeqNum of the first collective of the default group this rank has not finished, from
+    its flight-recorder JSON (None when it holds none)."""
+    entries = flight_recorder.get("entries") if isinstance(flight_recorder, Mapping) else None
+    # gloo leaves every entry "scheduled" and marks finished ones retired; NCCL says completed.
+    for e in entries if isinstance(entries, list) else ():
+        if isinstance(e, Mapping) and not e.get("is_p2p") and e.get("state") != "completed" \
+                and not e.get("retired") and isinstance(e.get("collective_seq_id"), int) \
+                and str(e.get("pg_id", 0)) == "0":
+            return int(e["collective_seq_id"])
+    return None
 
 
 def looks_like_evidence(head: bytes) -> bool:

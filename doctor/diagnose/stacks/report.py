@@ -32,7 +32,7 @@ def hang_json(verdicts: Sequence[Verdict], evidence: Sequence[RankEvidence]) -> 
             "culprits": v.culprits,
             "progressing_ranks": v.progressing,
             "groups": [{"ranks": g.ranks, "where": g.place.label(), "collective": g.place.collective,
-                        "frame": g.place.frame.where() if g.place.frame else "",
+                        "frame": g.place.frame.where() if g.place.frame else "", "seq": g.place.seq,
                         "function": g.place.frame.function if g.place.frame else ""} for g in v.groups],
             "ranks": [rank_json(e) for e in ranks],
         })

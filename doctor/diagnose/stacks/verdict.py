@@ -36,13 +36,15 @@ class Place:
     frame: Optional[Frame]     # innermost user frame (None: only library frames, or no stack)
     collective: str            # the torch.distributed call it waits in, '' when none
     innermost: Optional[Frame]  # the innermost frame of all, for the message
+    seq: Optional[int] = None   # the collective's SeqNum, where the flight recorder says it
 
     def label(self) -> str:
         if self.frame is None and self.innermost is None:
             return "stack unknown"
         where = self.frame or self.innermost
         assert where is not None
-        head = f"wait in {self.collective} at" if self.collective else "are at"
+        seq = f" (SeqNum {self.seq})" if self.seq is not None and self.collective else ""
+        head = f"wait in {self.collective}{seq} at" if self.collective else "are at"
         tail = "" if self.collective or where.function in ("<module>", "") else f" in {where.function}"
         if not self.collective and self.innermost is not None and self.innermost != where:
             tail += f" (innermost {short_path(self.innermost.file)}:{self.innermost.line} {self.innermost.function})"
@@ -78,14 +80,15 @@ def place_of(ev: RankEvidence) -> Place:
     if not ev.samples:
         return Place(None, "", None)
     stack = ev.samples[-1]
-    return Place(user_frame(stack), collective_of(stack), stack[0] if stack else None)
+    return Place(user_frame(stack), collective_of(stack), stack[0] if stack else None, ev.seq)
 
 
 def groups(ranks: Sequence[RankEvidence]) -> list[Group]:
     by: dict[tuple[Any, ...], Group] = {}
     for ev in sorted(ranks, key=lambda e: e.rank):
         p = place_of(ev)
-        key = (_key(p.frame), p.collective, _key(p.innermost) if p.frame is None else None)
+        key = (_key(p.frame), p.collective, p.seq if p.collective else None,
+               _key(p.innermost) if p.frame is None else None)
         by.setdefault(key, Group(p)).ranks.append(ev.rank)
     return list(by.values())
 
