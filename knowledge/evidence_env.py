@@ -23,8 +23,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("TORCH_FR_DUMP_TEMP_FILE", "{dir}/fr-rank",
          "where those dumps go (torch appends the rank): into the run's evidence"),
     Knob("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "{dir}/fr-rank", "the same for torch < 2.5"),
-    Knob("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "{live}/nccl-pipe-",
-         "NCCL's debug-info pipe per rank in a private directory: writing to it makes the rank dump its recorder"),
+    Knob("TORCH_FR_DEBUG_INFO_PIPE_FILE", "{live}/nccl-pipe-",
+         "the debug-info pipe per rank in a private directory: writing to it makes the rank dump its recorder "
+         "(pgdoctor hang does)"),
+    Knob("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "{live}/nccl-pipe-", "the same for torch < 2.8"),
     Knob("PGDOCTOR_LIVE_DIR", "{live}",
          "the private (0700) directory of the ranks' pgdoctor sockets (pgdoctor.live() / instrument())"),
     Knob("PYTHONFAULTHANDLER", "1", "a rank killed by SIGSEGV/SIGABRT prints its Python stack in the log"),

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
+from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_seq
 from pgdoctor.probes import live
+from pgdoctor.probes.flight_pipe import request_dump
 from pgdoctor.probes.processes import kill_all_children
 from pgdoctor.probes.ranks import ProcFs, Rank
 from pgdoctor.probes.stacks import TOOLS, StackRead, read_stack
@@ -53,6 +55,7 @@ class Collector:
                 if n + 1 < samples:
                     time.sleep(max(0.0, min(interval_s - (time.monotonic() - start), deadline - time.monotonic())))
             self._workers(deadline)
+            self._nccl_pipes(deadline)
         except BaseException:
             kill_all_children()  # the stack tools of this round; the ranks are never ours to kill
             raise
@@ -112,6 +115,26 @@ class Collector:
         futures = [self.pool.submit(self._stack, i, deadline) for i in live_ix if i not in self._done]
         for f in futures:
             f.result(timeout=max(0.1, deadline - time.monotonic() + PER_CALL_S))
+
+    def _nccl_pipes(self, deadline: float) -> None:
+        """The flight recorder of NCCL ranks that opened the debug-info pipe (and gave none by socket)."""
+        for i, r in enumerate(self.ranks):
+            ev = self.evidence[i]
+            left = min(2.0, deadline - time.monotonic())
+            if ev.rank in self.flight or left <= 0.1 or r.proc.environ is None:
+                continue
+            path, why = request_dump(r.proc.pid, ev.rank, r.proc.environ, left)
+            if not path:
+                if not why.startswith("absent"):
+                    ev.tiers["flight_recorder"] = f"nccl pipe: {why}"
+                continue
+            try:
+                self.flight[ev.rank] = dump.load_dump(path)
+            except (dump.DumpError, OSError, ValueError) as exc:
+                ev.tiers["flight_recorder"] = f"nccl pipe: unreadable dump: {exc}"
+                continue
+            ev.tiers["flight_recorder"] = "ok (nccl pipe)"
+            ev.seq = pending_seq(self.flight[ev.rank])
 
     def _workers(self, deadline: float) -> None:
         """One stack of each DataLoader worker: where a rank that waits for its data is stuck."""

@@ -265,3 +265,51 @@ def test_timeout_bounds_hang_when_the_stack_tool_never_answers(tmp_path: Path, n
         for r in ranks:
             r.kill()
             r.wait()
+
+
+# torch's side of the debug-info pipe, played by a small process: the FIFO <stem><rank>.pipe held
+# open for reading (O_NONBLOCK, as ProcessGroupNCCL does), and on a byte the recorder written to
+# <TORCH_NCCL_DEBUG_INFO_TEMP_FILE><rank>.
+PIPE_RANK = """
+import json, os, time
+stem, dump = os.environ["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"], os.environ["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"]
+os.mkfifo(stem + "0.pipe")
+fd = os.open(stem + "0.pipe", os.O_RDONLY | os.O_NONBLOCK)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    try:
+        got = os.read(fd, 16)
+    except BlockingIOError:
+        got = b""
+    if got:
+        entry = {"record_id": 0, "pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": 5,
+                 "p2p_seq_id": 0, "profiling_name": "nccl:all_reduce", "input_sizes": [[8]], "input_dtypes": ["Float"],
+                 "output_sizes": [[8]], "output_dtypes": ["Float"], "state": "started", "timeout_ms": 600000,
+                 "is_p2p": False, "frames": []}
+        with open(dump + "0", "w") as fh:
+            json.dump({"version": "2.4", "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0]"}},
+                       "entries": [entry]}, fh)
+    time.sleep(0.02)
+"""
+
+
+def test_nccl_debug_pipe_is_asked_for_the_recorder(tmp_path: Path, no_leftover_children) -> None:
+    env = {**os.environ, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+           "MASTER_PORT": "29997", "TORCHELASTIC_RUN_ID": f"pipe-{os.getpid()}",
+           "TORCH_NCCL_DEBUG_INFO_PIPE_FILE": str(tmp_path / "pipe-"),
+           "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": str(tmp_path / "dump-")}
+    rank = subprocess.Popen([sys.executable, "-c", PIPE_RANK], env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "pipe-0.pipe").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        p = subprocess.run([sys.executable, "-m", "pgdoctor", "hang", "--json", "--tiers", "proc", "--samples", "1",
+                            "--save", str(tmp_path / "snap"), str(rank.pid)], capture_output=True, text=True, timeout=60)
+        report = json.loads(p.stdout)
+        (r,) = report["hang"]["jobs"][0]["ranks"]
+        assert r["tiers"]["flight_recorder"] == "ok (nccl pipe)"
+        saved = json.loads((tmp_path / "snap" / "fr-rank0.json").read_text())
+        assert saved["entries"][0]["collective_seq_id"] == 5
+    finally:
+        rank.kill()
+        rank.wait()
