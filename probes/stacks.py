@@ -17,11 +17,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from pgdoctor.probes.processes import track, untrack
+from pgdoctor.probes.processes import kill_all_children, track, untrack
 
 CAP_SYS_PTRACE = 19
 
@@ -44,13 +45,27 @@ def find_tool(name: str) -> Optional[str]:
     return here if os.access(here, os.X_OK) else None
 
 
+_STOP = threading.Event()
+
+
+def stop_all() -> None:
+    """pgdoctor is being interrupted: kill the running tools and start no new one (the worker
+    threads would otherwise go on to the next tool while the process exits)."""
+    _STOP.set()
+    kill_all_children()
+
+
 def run_tool(argv: Sequence[str], timeout_s: float) -> tuple[Optional[int], str, str]:
-    """(returncode, stdout, stderr); returncode None when killed at the timeout."""
+    """(returncode, stdout, stderr); returncode None when killed at the timeout or on interruption."""
+    if _STOP.is_set():
+        return None, "", ""
     proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     track(proc)
     try:
         out, err = proc.communicate(timeout=max(0.05, timeout_s))
+        if _STOP.is_set():
+            return None, "", ""
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
         return None, "", ""

@@ -15,9 +15,8 @@ from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_seq
 from pgdoctor.probes import live
 from pgdoctor.probes.flight_pipe import request_dump
-from pgdoctor.probes.processes import kill_all_children
 from pgdoctor.probes.ranks import ProcFs, Rank
-from pgdoctor.probes.stacks import TOOLS, StackRead, read_stack
+from pgdoctor.probes.stacks import TOOLS, StackRead, read_stack, stop_all
 
 # The evidence tiers beyond /proc, in the order they are tried.
 TIERS = ("socket", *TOOLS)
@@ -57,7 +56,7 @@ class Collector:
             self._workers(deadline)
             self._nccl_pipes(deadline)
         except BaseException:
-            kill_all_children()  # the stack tools of this round; the ranks are never ours to kill
+            stop_all()  # the stack tools of this round, and no new one; the ranks are never ours to kill
             raise
         finally:
             self.pool.shutdown(wait=False, cancel_futures=True)
