@@ -60,7 +60,12 @@ def torchrun_argv(scenario: str, args: Sequence[int] = (), nproc: int = 4,
 def job_env(ready_dir: Path, life_s: float, extra: Optional[Mapping[str, str]] = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
                                                           "MASTER_PORT", "TORCHELASTIC_RUN_ID")}
+    # The ranks' live sockets (PGDOCTOR_TEST_LIVE=1) go beside the ready files, so a rank killed by
+    # the test leaves no socket file behind in /tmp/pgdoctor-live-<uid>.
+    live_dir = ready_dir.parent / "live"
+    live_dir.mkdir(mode=0o700, exist_ok=True)
     env.update({"HANG_READY_DIR": str(ready_dir), "HANG_LIFE_S": str(life_s), "OMP_NUM_THREADS": "1",
+                "PGDOCTOR_LIVE_DIR": str(live_dir),
                 "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"})
     env.update(extra or {})
     return env
