@@ -313,3 +313,13 @@ def test_nccl_debug_pipe_is_asked_for_the_recorder(tmp_path: Path, no_leftover_c
     finally:
         rank.kill()
         rank.wait()
+
+
+def test_console_table_puts_the_culprit_first() -> None:
+    from pgdoctor.diagnose.stacks.report import console_lines
+
+    report = diagnose_paths([str(FIXTURES / "codes" / "HNG101" / "bad")])
+    lines = console_lines(report.extra["hang"])
+    assert lines[0].startswith("job ") and "4 rank(s)" in lines[0]
+    assert lines[1].split()[:3] == ["CULPRIT", "2", "is"] and "hang_culprit.py:7 in nap" in lines[1]
+    assert lines[2].split()[0] == "waiting" and "wait in all_reduce at" in lines[2]
