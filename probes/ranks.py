@@ -1,7 +1,8 @@
 """The rank processes of the torch.distributed jobs on this node, found through /proc.
 
 A rank carries RANK / LOCAL_RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT / TORCHELASTIC_RUN_ID
-in /proc/PID/environ (torchrun, srun with the job's exports, mpirun with the env mapped). The
+in /proc/PID/environ (torchrun, or a script that exports them); a Python task that srun or mpirun
+started directly is a rank by SLURM_PROCID / OMPI_COMM_WORLD_RANK (its job: the Slurm step). The
 environ of another uid's process is unreadable: then the command line decides (`--local-rank N`
 of the old launcher, or a Python child of a torchrun launcher, numbered by start order). A
 process whose parent (or an ancestor) is a rank of the same job with the same RANK is that
@@ -130,6 +131,15 @@ def job_key(env: Mapping[str, str]) -> str:
     return f"{env.get('MASTER_ADDR', '')}:{env.get('MASTER_PORT', '')}"
 
 
+# (rank, world size, local rank, the job's key) of a task started by a scheduler, not torchrun.
+SCHEDULER_RANKS = (
+    ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+     lambda env: f"slurm-{env.get('SLURM_JOB_ID', '?')}.{env.get('SLURM_STEP_ID', '?')}"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     lambda env: f"mpi-{env.get('OMPI_MCA_ess_base_jobid') or env.get('OMPI_MCA_orte_hnp_uri', '?').split(';')[0]}"),
+)
+
+
 def is_launcher(p: Proc) -> bool:
     return bool(_LAUNCHER.search(p.command))
 
@@ -164,11 +174,21 @@ class Table:
 
     def _env_rank(self, p: Proc) -> Optional[tuple[int, str, Optional[int], Optional[int]]]:
         env = p.environ
-        if env is None or _int(env.get("RANK")) is None:
+        if env is None:
             return None
-        if not any(k in env for k in ("WORLD_SIZE", "MASTER_ADDR", "TORCHELASTIC_RUN_ID", "LOCAL_RANK")):
+        if _int(env.get("RANK")) is not None and any(
+                k in env for k in ("WORLD_SIZE", "MASTER_ADDR", "TORCHELASTIC_RUN_ID", "LOCAL_RANK")):
+            return int(env["RANK"]), job_key(env), _int(env.get("WORLD_SIZE")), _int(env.get("LOCAL_RANK"))
+        # srun or mpirun starting Python directly: the task's Python process is the rank (the job
+        # maps SLURM_PROCID / OMPI_COMM_WORLD_RANK itself). A shell or a launcher of the task
+        # carries the same variables and is not a rank.
+        if not _is_python(p) or is_launcher(p):
             return None
-        return int(env["RANK"]), job_key(env), _int(env.get("WORLD_SIZE")), _int(env.get("LOCAL_RANK"))
+        for rank_var, size_var, local_var, key in SCHEDULER_RANKS:
+            rank = _int(env.get(rank_var))
+            if rank is not None:
+                return rank, key(env), _int(env.get(size_var)), _int(env.get(local_var))
+        return None
 
     def _cmdline_rank(self, p: Proc) -> Optional[tuple[int, str, Optional[int], Optional[int]]]:
         """The environment is unreadable: the command line and the launcher say what they can."""

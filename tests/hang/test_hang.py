@@ -323,3 +323,18 @@ def test_console_table_puts_the_culprit_first() -> None:
     assert lines[0].startswith("job ") and "4 rank(s)" in lines[0]
     assert lines[1].split()[:3] == ["CULPRIT", "2", "is"] and "hang_culprit.py:7 in nap" in lines[1]
     assert lines[2].split()[0] == "waiting" and "wait in all_reduce at" in lines[2]
+
+
+def test_srun_tasks_are_ranks_but_their_shells_and_launchers_are_not(tmp_path: Path) -> None:
+    py = "/usr/bin/python3"
+    slurm = {"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_NTASKS": "2"}
+    _proc(tmp_path, 10, 1, ["/usr/sbin/slurmstepd", "[77.0]"], {})
+    _proc(tmp_path, 11, 10, ["/bin/bash", "-c", "python train.py"], {**slurm, "SLURM_PROCID": "1", "SLURM_LOCALID": "1"})
+    _proc(tmp_path, 12, 11, [py, "train.py"], {**slurm, "SLURM_PROCID": "1", "SLURM_LOCALID": "1"})
+    _proc(tmp_path, 13, 12, [py, "train.py"], {**slurm, "SLURM_PROCID": "1", "SLURM_LOCALID": "1"})  # its worker
+    # torchrun under srun: the agent carries SLURM_PROCID, its children RANK; only they are ranks.
+    _proc(tmp_path, 20, 10, [py, "-m", "torch.distributed.run", "train.py"], {**slurm, "SLURM_PROCID": "0"})
+    _proc(tmp_path, 21, 20, [py, "train.py"], {**slurm, "SLURM_PROCID": "0", **_rank_env(0, "t")})
+    ranks = Table.read(ProcFs(str(tmp_path))).ranks()
+    assert [(r.job, r.rank, r.proc.pid, r.world_size) for r in ranks] == [("slurm-77.0", 1, 12, 2), ("t", 0, 21, 2)]
+    assert [w.pid for w in ranks[0].workers] == [13]
