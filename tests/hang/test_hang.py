@@ -254,7 +254,7 @@ def test_timeout_bounds_hang_when_the_stack_tool_never_answers(tmp_path: Path, n
         t0 = time.monotonic()
         p = subprocess.run([sys.executable, "-m", "pgdoctor", "hang", "--json", "--timeout", "2",
                             *(str(r.pid) for r in ranks)], env=env, capture_output=True, text=True, timeout=60)
-        assert time.monotonic() - t0 < 12
+        assert time.monotonic() - t0 < 12  # the bound held: the fake tools would sleep 600 s
         assert p.returncode == 3, p.stderr
         report = json.loads(p.stdout)
         assert [r["tiers"]["py-spy"] for r in report["hang"]["jobs"][0]["ranks"]] == ["timed out", "timed out"]
