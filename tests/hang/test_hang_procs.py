@@ -64,6 +64,11 @@ def test_sleeping_rank_named_via_launcher_pid_and_saved_for_diagnose(tmp_path, n
         assert by_rank[2]["stack"][0] == {"file": str(HELPERS / "hang_culprit.py"), "line": 7, "function": "nap"}
         assert by_rank[0]["tiers"]["py-spy"] == "ok" and "socket" not in by_rank[0]["tiers"]
         assert not any(r["progressing"] for r in j["ranks"])
+        # pystack, the fallback where py-spy cannot read the interpreter, gives the same verdict.
+        rc3, report3, err3 = hang_cli(str(job.pid), "--tiers", "proc,pystack", "--samples", "2")
+        assert rc3 == 1, err3
+        assert culprit(report3)["facts"]["ranks"] == [2] and culprit(report3)["facts"]["frame"] == "hang_culprit.py:7"
+        assert job_of(report3, set(pids.values()))["ranks"][0]["tiers"]["pystack"] == "ok"
         # The cooperative socket alone (no ptrace) gives the same verdict, with the ranks' recorders.
         rc2, report2, err2 = hang_cli(str(job.pid), "--tiers", "proc,socket")
         assert rc2 == 1, err2
