@@ -43,7 +43,10 @@ _ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
 _DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
-_MPI = re.compile(r"process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)")
+# Open MPI 1.2's "mpirun noticed that job rank 0 with PID 1234 on node n1 exited on signal 15 (Terminated).",
+# 1.3+ "process rank", PRRTE (Open MPI 5) "prterun noticed that process rank ..."; a pasted log often has the
+# PID blanked ("with PID xxxxxx").
+_MPI = re.compile(r"(?:process|job) rank (\d+) with PID (\w+) on node (\S+) exited on signal (\d+)")
 # torch.multiprocessing.spawn: "process 1 terminated with signal SIGKILL" / "... with exit code 1"
 # (ProcessExitedException; a plain Exception before 1.7).
 _SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
@@ -277,8 +280,11 @@ def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [_exit(hit, {"exitcode": -int(m.group(4)), "pid": int(m.group(2)), "host": m.group(3),
-                        "reporter": "mpirun", "rank": int(m.group(1))}, int(m.group(1)))]
+    facts: dict[str, Any] = {"exitcode": -int(m.group(4)), "host": m.group(3), "reporter": "mpirun",
+                             "rank": int(m.group(1))}
+    if m.group(2).isdigit():
+        facts["pid"] = int(m.group(2))
+    return [_exit(hit, facts, int(m.group(1)))]
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
