@@ -33,3 +33,46 @@ def test_open_mpi_signal_record_in_every_form(line: str, code: str, pid: Any) ->
     root = _root(log)
     assert root is not None and root.code == code
     assert root.facts["rank"] == 1 and root.facts["host"] == "gpu-3" and root.facts.get("pid") == pid
+
+
+# -- NVLS: the driver's answers at transport/nvls.cc's cuMulticast* calls that name the fabric's side ------------
+
+@pytest.mark.parametrize("prefix", ["", "[2025-07-21 19:05:29] node004:27907:27907 [1] ", "node004:27907:27907 [1] "])
+@pytest.mark.parametrize("failure", ["Cuda failure 401 'the operation cannot be performed in the present state'",
+                                     "Cuda failure 800 'operation not permitted'",
+                                     "Cuda failure 'operation not supported'"])
+def test_nvls_multicast_refused_by_the_fabric_is_driver_env(prefix: str, failure: str) -> None:
+    log = (f"{prefix}transport/nvls.cc:254 NCCL WARN {failure}\n"
+           "node004:27907:27907 [1] NCCL INFO transport/nvls.cc:409 -> 1\n")
+    root = _root(log)
+    assert root is not None and root.code == "RUN292" and root.category == "driver_env"
+    assert root.facts["feature"] == "nvls"
+
+
+def test_a_cuda_failure_elsewhere_in_nccl_is_not_nvls() -> None:
+    root = _root("node004:27907:27907 [1] enqueue.cc:1100 NCCL WARN Cuda failure 401 "
+                 "'the operation cannot be performed in the present state'\n")
+    assert root is not None and root.code != "RUN292"
+
+
+# -- aws-ofi-nccl: find_ofi_provider's WARN when libfabric has no provider (fi_getinfo -FI_ENODATA) -------------
+
+@pytest.mark.parametrize("line", [
+    "10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider",
+    "WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider",
+    "gpu-7:4711:4790 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
+    "[2024-03-01 10:00:00] gpu-7:4711:4790 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
+])
+def test_libfabric_plugin_without_a_provider_is_driver_env(line: str) -> None:
+    log = ("gpu-7:4711:4711 [0] NCCL INFO NET/OFI Setting RDMAV_FORK_SAFE environment variable to 1.\n"
+           f"{line}\n")
+    root = _root(log)
+    assert root is not None and root.code == "RUN294" and root.category == "driver_env"
+    assert root.facts["reason"] == "no_libfabric_provider"
+
+
+def test_libfabric_plugin_that_found_its_provider_is_silent() -> None:
+    # the TRACE before the fallback search and a provider found: nothing wrong
+    log = ("gpu-7:4711:4711 [0] NCCL INFO NET/OFI Could not find any optimal provider supporting GPUDirect RDMA\n"
+           "gpu-7:4711:4711 [0] NCCL INFO NET/OFI Selected Provider is efa\n")
+    assert _root(log) is None

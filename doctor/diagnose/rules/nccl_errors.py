@@ -37,6 +37,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
+from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
@@ -239,33 +240,9 @@ _TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) byte
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
 
 
-# Platform features NCCL turns on by itself when the hardware claims them, that the rest of the stack
-# cannot deliver: NVLink SHARP multicast (transport/nvls.cc: "Cuda failure 1 'invalid argument'" from
-# cuMulticast* when the Fabric Manager / IMEX does not provide it) and DMA-BUF memory registration
-# (misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error Operation not supported": the kernel or the
-# IB driver lacks it). NCCL_NVLS_ENABLE=0 / NCCL_DMABUF_ENABLE=0 turn them off.
-_NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
-_DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
-
-
-def _platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
-    # NVLS: only what names the fabric's side; a bare "Cuda failure 1 'invalid argument'" from nvls.cc
-    # was also an NCCL bug (fixed in 2.26.5) and stays a CUDA failure inside NCCL (RUN194).
-    feature = "dmabuf" if _DMABUF.search(detail) else "nvls" if (
-        _NVLS_SOURCE.search(where) and re.search(r"not supported|not available|[Ff]abric|IMEX", detail)) else ""
-    if not feature:
-        return []
-    what = {"nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
-                    "NCCL_NVLS_ENABLE=0 turns it off",
-            "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
-                      "support it; NCCL_DMABUF_ENABLE=0 turns it off"}[feature]
-    return [event(hit, C.NCCL_PLATFORM_FEATURE.code, f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
-                  {**base, "feature": feature}, used, dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature))]
-
-
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """Details whose meaning does not depend on which error code NCCL wrapped them in."""
-    feature = _platform_feature(hit, detail, detail, base, used)
+    feature = platform_feature(hit, detail, detail, base, used)
     if feature:
         return feature
     m = _TRUNCATED.search(detail)
@@ -413,7 +390,7 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
-    feature = _platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
+    feature = platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
     if feature:
         return feature
     cf = _CUDA_FAIL.search(msg)
