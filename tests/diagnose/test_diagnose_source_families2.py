@@ -76,3 +76,67 @@ def test_libfabric_plugin_that_found_its_provider_is_silent() -> None:
     log = ("gpu-7:4711:4711 [0] NCCL INFO NET/OFI Could not find any optimal provider supporting GPUDirect RDMA\n"
            "gpu-7:4711:4711 [0] NCCL INFO NET/OFI Selected Provider is efa\n")
     assert _root(log) is None
+
+
+# -- NCCL's socket layer: misc/socket.cc / net_socket.cc frames return ncclInternalError (3) for socket failures --
+
+@pytest.mark.parametrize("frame", ["misc/socket.cc:47", "transport/net_socket.cc:426", "misc/socket.cc:550"])
+def test_return_chain_from_the_socket_layer_is_network(frame: str) -> None:
+    log = (f"kasago:1001461:1009778 [1] NCCL INFO {frame} -> 3\n"
+           "kasago:1001461:1009778 [1] NCCL INFO bootstrap.cc:180 -> 3\n")
+    root = _root(log)
+    assert root is not None and root.code == "RUN174" and root.category == "nccl_network"
+
+
+def test_return_chain_elsewhere_keeps_its_ncclresult() -> None:
+    root = _root("kasago:1001461:1009778 [1] NCCL INFO graph/search.cc:1100 -> 3\n")
+    assert root is not None and root.code == "RUN192"
+
+
+@pytest.mark.parametrize("prefix", ["", "[2024-02-01 10:00:00] "])
+def test_proxy_service_accept_failure_is_network(prefix: str) -> None:
+    root = _root(f"{prefix}kasago:1001461:1003249 [1] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Success\n")
+    assert root is not None and root.category == "nccl_network"
+
+
+# -- graph/*.cc WARNs: the ncclResult of the chain below says whether a system call failed -----------------------
+
+def test_topology_warn_that_returned_a_system_error_is_network() -> None:
+    log = ("bfclient02:14681:14750 [0] graph/xml.cc:332 NCCL WARN Could not find real path of "
+           "/sys/class/pci_bus/0000:0d/../../0000:0d:00.0\n"
+           "bfclient02:14681:14750 [0] NCCL INFO graph/xml.cc:648 -> 2\n"
+           "bfclient02:14681:14750 [0] NCCL INFO graph/topo.cc:523 -> 2\n")
+    root = _root(log)
+    assert root is not None and root.code == "RUN171" and root.facts["nccl_result"] == 2
+
+
+def test_topology_warn_that_returned_an_internal_error_stays_internal() -> None:
+    log = ("worker-0:75:95 [2] graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found\n"
+           "worker-0:75:95 [2] NCCL INFO graph/topo.cc:493 -> 3\n")
+    root = _root(log)
+    assert root is not None and root.code == "RUN192"
+
+
+# -- gloo's TCP transport: GLOO_ERROR_MSG's "[<path>/gloo/transport/tcp/pair.cc:N] " before the text ------------
+
+@pytest.mark.parametrize(("text", "tier0"), [
+    ("connect [127.0.1.1]:60817: Connection refused", True),
+    ("connect [172.31.71.170]:13195: Connection refused", False),
+    ("Connection closed by peer [10.0.0.2]:5678", False),
+    ("Read error [10.0.0.2]:5678: Connection reset by peer", False),
+    ("writev [10.0.0.2]:5678: Broken pipe", False),
+    ("Connect timeout [10.0.0.2]:5678", False),
+])
+@pytest.mark.parametrize("path", ["<some path>/gloo/gloo/transport/tcp/pair.cc:761",
+                                  "../third_party/gloo/gloo/transport/tcp/pair.cc:598"])
+def test_gloo_pair_socket_failure_in_every_form(text: str, tier0: bool, path: str) -> None:
+    root = _root(f"[{path}] {text}\n")
+    assert root is not None and root.code == "RUN174" and root.facts["backend"] == "gloo"
+    assert root.facts["peer_port"] == int(text.split("]:")[1].split(":")[0])
+    assert (root.facts.get("likely_cause") == "host_name_resolves_to_loopback") == tier0
+
+
+def test_gloo_recv_timeout_is_not_a_socket_failure() -> None:
+    root = _root("[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv "
+                 "operation to complete\n")
+    assert root is None or root.code != "RUN174"

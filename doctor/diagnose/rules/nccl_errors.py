@@ -68,7 +68,7 @@ _PEER = re.compile(r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]
 _SOCKET = re.compile(r"Connection (?:closed by (?:remote )?peer|reset by peer|refused|timed out)|Software caused connection abort|"
                      r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
                      r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
-                     r"Socket (?:recv|send) failed")
+                     r"Socket (?:recv|send) failed|\[Service thread\] Accept failed")
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
 _IFACE = re.compile(r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
@@ -224,6 +224,8 @@ _PROXY = re.compile(r"Failed to execute operation (\w+) from rank (\d+), retcode
 # NCCL_DEBUG=INFO prints every frame an error returns through: "NCCL INFO transport/net.cc:515 -> 2";
 # the number is the ncclResult_t. Alone (its WARN cut off) it still names the kind of failure.
 _CHAIN = re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
+# Frames of NCCL's socket layer (misc/socket.cc since 2.12, transport/net_socket.cc, bootstrap.cc's sockets).
+_SOCKET_FRAME = re.compile(r"(?:^|/)(?:socket|net_socket)\.cc$")
 _RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERROR, 4: C.NCCL_INVALID_USAGE,
            5: C.NCCL_INVALID_USAGE, 6: C.NCCL_REMOTE_ERROR}
 
@@ -308,9 +310,24 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL rejected a call: {msg[:160]}",
                       {"nccl_warn": msg[:300]}, dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank))]
     if src and src.group(1).startswith("graph/") and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg):
+        if _returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
+            return [event(hit, C.NCCL_SYSTEM_ERROR.code, f"{hit.who()}: a system call of NCCL's topology detection "
+                          f"failed: {msg[:160]} (a PCI path missing from /sys: VMs, containers)",
+                          {"nccl_warn": msg[:300], "nccl_source": src.group(0), "nccl_result": 2},
+                          dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"))]
         return [event(hit, C.NCCL_INTERNAL_ERROR.code, f"{hit.who()}: NCCL's topology search failed: {msg[:160]}",
                       {"nccl_warn": msg[:300], "nccl_source": src.group(0)}, dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank))]
     return []
+
+
+def _returned(hit: Hit) -> int:
+    """The ncclResult_t of the return chain right below a WARN (0 when none follows): it says which
+    kind of failure the WARN's function returned."""
+    for ln in hit.after(3):
+        m = _CHAIN.search(ln.text)
+        if m:
+            return int(m.group(3))
+    return 0
 
 
 def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -381,6 +398,8 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     kind = _RESULT.get(res)
     if kind is None:
         return []
+    if _SOCKET_FRAME.search(m.group(1)):
+        kind = C.NCCL_SOCKET_ERROR  # the socket layer returns ncclInternalError for many socket failures
     return [row.event(hit, f"{hit.who()}: an NCCL call failed with ncclResult {res} (return chain from "
                       f"{m.group(1)}:{m.group(2)}; the WARN that said why is not in the excerpt)",
                       {"nccl_result": res, "nccl_source": f"{m.group(1)}:{m.group(2)}"}, code=kind.code,
