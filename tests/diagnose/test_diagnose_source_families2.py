@@ -140,3 +140,27 @@ def test_gloo_recv_timeout_is_not_a_socket_failure() -> None:
     root = _root("[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv "
                  "operation to complete\n")
     assert root is None or root.code != "RUN174"
+
+
+# -- os.environ['RANK'] in a script started without a launcher: os.py's __getitem__ raises KeyError ------------
+
+@pytest.mark.parametrize("var", ["RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"])
+@pytest.mark.parametrize("quote", ["'", '"'])
+def test_launcher_variable_missing_from_the_environment_is_rendezvous(var: str, quote: str) -> None:
+    log = ("Traceback (most recent call last):\n"
+           '  File "train.py", line 48, in init_dist\n'
+           f"    rank = int(os.environ[{quote}{var}{quote}])\n"
+           '  File "/usr/lib/python3.8/os.py", line 675, in __getitem__\n'
+           "    raise KeyError(key) from None\n"
+           f"KeyError: {quote}{var}{quote}\n")
+    root = _root(log)
+    assert root is not None and root.code == "RUN224" and root.facts["missing_variable"] == var
+
+
+def test_another_key_error_stays_a_python_crash() -> None:
+    log = ("Traceback (most recent call last):\n"
+           '  File "train.py", line 12, in <module>\n'
+           "    lr = cfg['RANKS']\n"
+           "KeyError: 'RANKS'\n")
+    root = _root(log)
+    assert root is None or root.code != "RUN224"
