@@ -164,3 +164,31 @@ def test_another_key_error_stays_a_python_crash() -> None:
            "KeyError: 'RANKS'\n")
     root = _root(log)
     assert root is None or root.code != "RUN224"
+
+
+# -- NET/IB's size check, 2.8-2.11 wording (no comma, "remote N") and 2.12+ ("remote size N") ------------------
+
+@pytest.mark.parametrize("msg", [
+    "NET/IB : collective mismatch error local size 131072 remote 0 addr 7f083e630000 rkey 83000 seq 2/2",
+    "NET/IB : req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 131072 remote size 0",
+])
+@pytest.mark.parametrize("prefix", ["", "node-2:3011:3090 [1] "])
+def test_net_ib_collective_size_mismatch_in_every_form(msg: str, prefix: str) -> None:
+    root = _root(f"{prefix}NCCL WARN {msg}\n")
+    assert root is not None and root.code == "RUN201" and root.category == "collective_mismatch"
+    assert (root.facts["bytes"], root.facts["expected_bytes"]) in ((0, 131072), (131072, 0))
+
+
+# -- a collective the backend does not have: torch 1.x's ProcessGroupNCCL, the base class, 2.x's Backend --------
+
+@pytest.mark.parametrize("text", [
+    "ProcessGroupNCCL does not support gather",
+    "ProcessGroupNCCL does not support recvAnysource",
+    "ProcessGroup nccl does not support alltoall",
+    "Backend nccl does not support allgather_into_tensor_coalesced",
+    "allreduce_coalesced is currently not supported with NCCL",
+])
+@pytest.mark.parametrize("prefix", ["RuntimeError: ", "[rank1]: RuntimeError: "])
+def test_collective_the_backend_lacks_is_invalid_usage(text: str, prefix: str) -> None:
+    root = _root(f"{prefix}{text}\n")
+    assert root is not None and root.code == "RUN191" and root.category == "nccl_usage"
