@@ -192,3 +192,33 @@ def test_net_ib_collective_size_mismatch_in_every_form(msg: str, prefix: str) ->
 def test_collective_the_backend_lacks_is_invalid_usage(text: str, prefix: str) -> None:
     root = _root(f"{prefix}{text}\n")
     assert root is not None and root.code == "RUN191" and root.category == "nccl_usage"
+
+
+# -- Horovod's stall inspector: the old "[missing ranks: N]" per tensor and 0.20+'s "Missing ranks:" table ------
+
+_HVD = ("[2021-03-01 10:00:00.000000: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more tensors "
+        "were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
+        "ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different "
+        "tensors or that only subset of ranks is submitting tensors, which will cause deadlock.\n")
+
+
+@pytest.mark.parametrize(("table", "missing"), [
+    ("Stalled ops:\nHorovodBroadcast_conv1_weights_0 [missing ranks: 0]\nHorovodBroadcast_fc_bias_0 [missing ranks: 0]\n",
+     [0]),
+    ("Missing ranks:\n1: [HorovodAllreduce_grads_0, HorovodAllreduce_grads_1]\n3: [HorovodAllreduce_grads_0]\n", [1, 3]),
+    ("", None),
+])
+def test_horovod_stall_inspector_is_a_desync(table: str, missing: Any) -> None:
+    root = _root(_HVD + table)
+    assert root is not None and root.code == "RUN201" and root.facts["framework"] == "horovod"
+    assert root.facts.get("suspect_ranks") == missing
+
+
+def test_horovod_stall_after_a_rank_crashed_names_the_crash() -> None:
+    log = ("[1]<stderr>:Traceback (most recent call last):\n"
+           '[1]<stderr>:  File "train.py", line 9, in <module>\n'
+           "[1]<stderr>:RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 15.78 GiB total capacity; "
+           "13.20 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)\n" + _HVD +
+           "Stalled ops:\nHorovodAllreduce_grads_0 [missing ranks: 1]\n")
+    root = _root(log)
+    assert root is not None and root.category == "cuda_oom"

@@ -149,12 +149,51 @@ def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
                       rank=listed[0] if len(listed) == 1 else None, dedupe=(row.code, "ras"))]
 
 
+# Horovod's stall inspector (horovod/common/stall_inspector.cc): "One or more tensors were submitted to be
+# reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than
+# 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only
+# subset of ranks is submitting tensors, which will cause deadlock." then, up to 0.19, "Stalled ops:" and
+# "<tensor> [missing ranks: 0, 3]" per tensor; from 0.20 "Missing ranks:" and "<rank>: [<tensor>, ...]".
+_HVD_STALL = re.compile(r"submitted to be reduced, gathered or broadcasted by subset of ranks")
+# (the line normaliser takes "[m" for the remnant of a terminal colour code: "issing" is what is left)
+_HVD_OLD = re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
+_HVD_NEW = re.compile(r"^\s*(\d+): \[")
+
+
+def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    missing: set[int] = set()
+    tensors = 0
+    table = False
+    for ln in hit.after(64, same_rank=False):
+        old, new = _HVD_OLD.search(ln.text), _HVD_NEW.match(ln.text)
+        if old:
+            missing.update(int(x) for x in re.findall(r"\d+", old.group(1)))
+            tensors += 1
+        elif new:
+            missing.add(int(new.group(1)))
+        elif table and ln.rank is not None and ln.text.lstrip().startswith("["):
+            missing.add(ln.rank)  # "1: [...]" read as a rank prefix by the line normaliser
+        table = table or ln.text.strip() == "Missing ranks:"
+    facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
+    if missing:
+        facts["suspect_ranks"] = facts["missing_ranks"] = sorted(missing)
+    if tensors:
+        facts["stalled_tensors"] = tensors
+    who = f"; rank(s) {sorted(missing)} never submitted them" if missing else ""
+    return [row.event(hit, "Horovod's stall inspector: some ranks submitted collectives that the others did not "
+                      f"(different tensors, or a subset of ranks reached the collective){who}", facts,
+                      rank=min(missing) if len(missing) == 1 else None, dedupe=(row.code, "horovod_stall"))]
+
+
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
 
 
 _RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"
 SIGNATURES = (
+    # tier 1: a rank that died first also leaves the others waiting; its own error, when shown, is the cause
+    Signature("horovod stall inspector", _HVD_STALL, _hvd_stall, C.COLLECTIVE_MISMATCH.code, tier=1,
+              anchors=(b"subset of ranks",), worth=(rb"subset of ranks",)),
     Signature("nccl ras operation counts", _RAS_COUNTS, _ras_counts, C.COLLECTIVE_MISMATCH.code,
               anchors=(b"operation counts",), worth=(rb"operation counts",)),
     Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
