@@ -105,6 +105,8 @@ NCCL_PLATFORM_FEATURE = register_code("RUN292", "nccl-platform-feature-unsupport
 # Category driver_env: the network plugin NCCL loaded finds no fabric provider under it (no EFA here).
 NCCL_NET_PROVIDER_MISSING = register_code("RUN294", "nccl-net-provider-missing", "fail", "driver_env",
                                           "NCCL's network plugin found no usable fabric provider (libfabric / EFA)", AREA)
+GPU_HW_EXCEPTION = register_code("RUN295", "gpu-hw-exception", "fail", "gpu_hardware",
+                                 "The GPU runtime reported a hardware exception (ROCm: GPU hang)", AREA)
 GPU_INIT_FAILED = register_code("RUN293", "gpu-init-failed", "fail", "gpu_hardware",
                                 "The driver could not initialise a GPU, or the GPU needs a reset", AREA)
 

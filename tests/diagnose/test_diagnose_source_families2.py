@@ -222,3 +222,24 @@ def test_horovod_stall_after_a_rank_crashed_names_the_crash() -> None:
            "Stalled ops:\nHorovodAllreduce_grads_0 [missing ranks: 1]\n")
     root = _root(log)
     assert root is not None and root.category == "cuda_oom"
+
+
+# -- ROCm's runtime: the hardware-exception and memory-fault handlers -----------------------------------------
+
+@pytest.mark.parametrize("lead", ["", " 41%|████▌     | 366/903 [5:15:39<6:53:09, 46.16s/it]", "Error: "])
+def test_rocm_gpu_hang_is_gpu_hardware(lead: str) -> None:
+    root = _root(f"{lead}HW Exception by GPU node-9 (Agent handle: 0x64ff272d8ab0) reason :GPU Hang\n"
+                 "Aborted (core dumped)\n")
+    assert root is not None and root.code == "RUN295" and root.category == "gpu_hardware"
+    assert root.facts["hsa_node"] == 9 and root.facts["reason"] == "GPU Hang"
+
+
+def test_rocm_ecc_exception_is_an_ecc_error() -> None:
+    root = _root("HW Exception by GPU node-2 (Agent handle: 0x55cf74a379c0) reason :ECC error\n")
+    assert root is not None and root.code == "RUN242"
+
+
+def test_rocm_memory_access_fault_is_the_illegal_access_finding() -> None:
+    root = _root("Memory access fault by GPU node-1 (Agent handle: 0x55d4f1e0) on address 0x7f1c2a000000. Reason: Page "
+                 "not present or supervisor privilege.\n")
+    assert root is not None and root.code == "RUN244" and root.facts["address"] == "0x7f1c2a000000"
