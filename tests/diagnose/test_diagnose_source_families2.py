@@ -243,3 +243,16 @@ def test_rocm_memory_access_fault_is_the_illegal_access_finding() -> None:
     root = _root("Memory access fault by GPU node-1 (Agent handle: 0x55d4f1e0) on address 0x7f1c2a000000. Reason: Page "
                  "not present or supervisor privilege.\n")
     assert root is not None and root.code == "RUN244" and root.facts["address"] == "0x7f1c2a000000"
+
+
+# -- NCCL's size check quoted outside a WARN (a summary, a note): still the mismatch it names --------------------
+
+@pytest.mark.parametrize(("line", "got", "want"), [
+    ('1. env1 failed with "Message truncated : received 1024 bytes instead of 256"', 1024, 256),
+    ("rank 13: message truncated : receiving 696320 bytes instead of 32768", 696320, 32768),
+    ("the job died: collective mismatch error, local size 496640 remote size 65536", 65536, 496640),
+])
+def test_nccl_size_check_quoted_in_prose_is_a_mismatch(line: str, got: int, want: int) -> None:
+    root = _root(line + "\n")
+    assert root is not None and root.code == "RUN201"
+    assert (root.facts["bytes"], root.facts["expected_bytes"]) == (got, want)

@@ -10,7 +10,8 @@ newer add "Collectives differ in the following aspects: \t Op type: ALLREDUCEvs 
 reducer: "Expected to have finished reduction in the prior iteration before starting a new one.
 ... Parameter indices which did not receive grad for rank 1: 3 4" and "Parameters which did not
 receive grad for rank 1: fc2.weight, fc2.bias"; "Expected to mark a variable ready only once.
-... Parameter at index 5 with name fc.weight has been marked as ready twice."
+... Parameter at index 5 with name fc.weight has been marked as ready twice."; NCCL's size check
+("Message truncated : received 1024 bytes instead of 256", nccl_errors.TRUNCATED) quoted outside a WARN.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.nccl_errors import TRUNCATED
 from pgdoctor.diagnose.signature import Signature, read
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
@@ -185,6 +187,14 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
                       rank=min(missing) if len(missing) == 1 else None, dedupe=(row.code, "horovod_stall"))]
 
 
+def _truncated(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # NCCL's size check quoted outside a WARN or torch's "Last error:" (prose, a summary line): the same fact.
+    got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return [row.event(hit, f"NCCL received {got} bytes where {want} were expected: ranks called the collective with "
+                      "different sizes (or different collectives)", {"bytes": int(got), "expected_bytes": int(want)},
+                      dedupe=(row.code, "truncated"))]
+
+
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
 
@@ -194,6 +204,8 @@ SIGNATURES = (
     # tier 1: a rank that died first also leaves the others waiting; its own error, when shown, is the cause
     Signature("horovod stall inspector", _HVD_STALL, _hvd_stall, C.COLLECTIVE_MISMATCH.code, tier=1,
               anchors=(b"subset of ranks",), worth=(rb"subset of ranks",)),
+    Signature("nccl size check quoted", TRUNCATED, _truncated, C.COLLECTIVE_MISMATCH.code,
+              anchors=(b"essage truncated", b"mismatch error"), worth=(rb"essage truncated", rb"mismatch error")),
     Signature("nccl ras operation counts", _RAS_COUNTS, _ras_counts, C.COLLECTIVE_MISMATCH.code,
               anchors=(b"operation counts",), worth=(rb"operation counts",)),
     Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),

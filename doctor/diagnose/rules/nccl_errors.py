@@ -233,7 +233,7 @@ _RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERRO
 # NCCL <= 2.4's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
 # NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
 # size 65536" (2.8-2.11: "collective mismatch error local size 131072 remote 0 addr 7f08... rkey 83000 seq 2/2").
-_TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
+TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
                         r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)")
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
@@ -245,7 +245,7 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
     feature = platform_feature(hit, detail, detail, base, used)
     if feature:
         return feature
-    m = _TRUNCATED.search(detail)
+    m = TRUNCATED.search(detail)
     if m:
         got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {got} bytes where {want} "
