@@ -18,6 +18,9 @@ from pgdoctor.checks.base import Config, check, register_code
 from pgdoctor.checks.knobs import ENV406
 from pgdoctor.model import Evidence, Finding, Snapshot
 
+# Published as knobs.allocator_conf, beside the other environment knobs.
+CHECK_GROUP = "knobs"
+
 ENV420 = register_code("ENV420", "alloc-conf-options-ignored", "warn", "configuration",
                        "Allocator options that the cudaMallocAsync backend ignores", "knobs")
 
