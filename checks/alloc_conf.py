@@ -45,7 +45,7 @@ class AllocConf:
     """What one variable says: the keys in order, and the problems torch would raise on."""
 
     keys: dict[str, str] = field(default_factory=dict)
-    problems: list[tuple[str, str]] = field(default_factory=list)  # (key or "", why)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (key or key=value, why)
 
 
 def _tokens(text: str) -> list[str]:
@@ -137,7 +137,7 @@ def parse(text: str) -> AllocConf:
             conf.keys[key] = tokens[i + 2]
             why = _value_problem(key, tokens[i + 2])
             if why:
-                conf.problems.append((key, f"={tokens[i + 2]} {why}"))
+                conf.problems.append((f"{key}={tokens[i + 2]}", why))
         i = _next_pair(tokens, i + 3)
     return conf
 
@@ -160,7 +160,8 @@ def allocator_conf(snap: Snapshot, config: Config) -> list[Finding]:
         ev = [Evidence(f"{name}={raw}", key="env.vars")]
         for key, why in conf.problems:
             out.append(ENV406.finding(f"{name}: {key} {why}; torch raises at the first CUDA allocation",
-                                      evidence=ev, facts={"variable": name, "value": raw, "key": key, "why": why}))
+                                      evidence=ev, facts={"variable": name, "value": raw,
+                                                          "key": key.partition("=")[0], "why": why}))
         ignored = [k for k in conf.keys if k in NATIVE_ONLY]
         if conf.keys.get("backend") in ("cudaMallocAsync", "hipMallocAsync") and ignored:
             out.append(ENV420.finding(
