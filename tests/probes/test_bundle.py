@@ -154,3 +154,15 @@ def test_check_json_carries_the_bundle_version_and_time() -> None:
     assert {"host.os.name", "host.kernel.release", "host.cpu.model", "host.glibc.version", "host.cgroup",
             "host.container", "software.python.packages", "software.native_libraries",
             "software.ld_library_path"} <= keys
+
+
+def test_torch_runtime_names_the_cudnn_torch_loaded() -> None:
+    """At standard level torch is imported and says which cuDNN it loaded; the CPU build of the
+    tests has none, which is an answer (null), not an unavailable measurement."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from pgdoctor.probes.software import torch_runtime
+
+    m = next(m for m in torch_runtime(ProbeContext(env={}, level="standard")) if m.key == "software.torch.cudnn_version")
+    assert m.ok and m.value == torch.backends.cudnn.version()
