@@ -54,7 +54,7 @@ def _from(path: str) -> list[Measurement]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def topo(from_path: Optional[str], as_json: bool) -> None:
     """Print the GPU/NIC topology matrix (PCIe paths, CPU and NUMA affinity)."""
-    show(_from(from_path) if from_path else _live(), as_json, "this snapshot" if from_path else "this node")
+    show(_from(from_path) if from_path else _live(), as_json, "in this snapshot" if from_path else "on this node")
 
 
 def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
@@ -76,7 +76,7 @@ def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
     if not any(str(name).startswith("GPU") for name in matrix["devices"]):
         nics = [f"{n} (NUMA {numa})" if isinstance(numa, int) and numa >= 0 else str(n)
                 for n, numa in zip(matrix["devices"], matrix["numa_nodes"])]
-        click.echo(f"no NVIDIA GPU on {where}" + (f"; PCI NICs: {', '.join(nics)}" if nics else ""))
+        click.echo(f"no NVIDIA GPU {where}" + (f"; PCI NICs: {', '.join(nics)}" if nics else ""))
         return
     click.echo(format_matrix(matrix))
     click.echo(f"\n{LEGEND}")

@@ -172,7 +172,7 @@ def _topo_output(tree: str, replay: object = None, *args: str) -> str:
     ctx = ProbeContext(env={}, fs=FsReader(SYSFS / tree), options={"nvml_backend": replay} if replay else {})
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        show(_live(ctx), "--json" in args, "this node")
+        show(_live(ctx), "--json" in args, "on this node")
     return out.getvalue()
 
 
