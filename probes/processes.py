@@ -71,6 +71,17 @@ def kill_all_children() -> None:
 
 atexit.register(kill_all_children)
 
+
+def track(proc: subprocess.Popen[bytes]) -> None:
+    """A child started elsewhere (in its own session) that must die with pgdoctor too."""
+    with _LOCK:
+        _LIVE.add(proc)
+
+
+def untrack(proc: subprocess.Popen[bytes]) -> None:
+    with _LOCK:
+        _LIVE.discard(proc)
+
 # Temporary files of work that runs in probe threads: on Ctrl-C the main thread exits and takes
 # the daemon threads with it before their `finally` blocks run, so the process removes them.
 _TEMP: set[str] = set()
