@@ -15,7 +15,7 @@ import click
 from pgdoctor.cli import FiniteFloat, require_torch_importable
 from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
-from pgdoctor.model import Report, Severity, exit_code
+from pgdoctor.model import Report, ReportExtra, Severity, exit_code
 from pgdoctor.render import FORMATS
 
 NSYS_TRACES = "cuda,nvtx,osrt"
@@ -176,8 +176,8 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with
             "expected_category": expected, "trace": trace_path,
             "sources": [{"name": n, "lines": t.count("\n")} for n, t in run.sources()],
         },
-        extra={"ranks": _rank_rows(run)} | (
-            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {}),
+        extra=ReportExtra(ranks=_rank_rows(run), **(
+            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {})),
     )
 
 
