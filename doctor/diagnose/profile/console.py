@@ -19,7 +19,11 @@ def _cell(v: Any, width: int = 7) -> str:
 
 
 def section(console: Console, traces: Optional[dict[str, Any]], found: list[Finding]) -> None:
-    if not traces or not traces.get("ranks"):
+    if not traces:
+        return
+    if not traces.get("ranks"):  # every trace given was unreadable: say why, one line each
+        for s in traces.get("skipped") or []:
+            console.print(f"  [yellow]skipped:[/] {escape(s)}")
         return
     ranks = traces["ranks"]
     kind = {s.get("kind") for s in ranks.values()}
