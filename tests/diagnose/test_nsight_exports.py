@@ -38,6 +38,26 @@ def test_cpu_export_names_the_slow_rank_and_its_cause() -> None:
     assert r1["compute_ms"] > 1.5 * r0["compute_ms"]  # rank 1 does twice the work
     assert r0["wait_ms"] > 2 * r1["wait_ms"]  # and rank 0 waits for it
     assert "RUN406" in {f["code"] for f in out["findings"]}
+    # Arrival of each comm.all_reduce, step by step: rank 1 comes last at most of them.
+    late = tr["arrival"]
+    assert late["last_rank"] == 1 and late["collectives"] == 9 and late["last_count"] >= 7
+    assert late["median_skew_ms"] > 1.0
+
+
+def test_per_rank_exports_are_aligned_by_their_session_start(tmp_path: Path) -> None:
+    """Two files, one process each, with the same relative times: rank 1's session started
+    5 ms later on the wall clock, so it arrives last at every collective."""
+    for rank, start_ns in ((0, 1_000_000_000_000), (1, 1_000_005_000_000)):
+        db = tmp_path / f"job_rank{rank}.sqlite"
+        _inline_text_export(db, pids=(100 + rank,))
+        con = sqlite3.connect(db)
+        con.execute("CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT)")
+        con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')", (start_ns,))
+        con.commit()
+        con.close()
+    tr = _diagnose(tmp_path)["traces"]
+    assert {r: s["rank_from"] for r, s in tr["ranks"].items()} == {"0": "file name", "1": "file name"}
+    assert tr["arrival"]["last_by_rank"] == {"1": 3} and tr["arrival"]["median_skew_ms"] == pytest.approx(5.0)
 
 
 @pytest.mark.parametrize("name", ["h100_2gpu_1s", "mfu_2gpu_before"])
@@ -65,7 +85,8 @@ def test_export_without_processes_is_one_rank_and_combines_with_a_log(tmp_path: 
     assert any(f["code"].startswith("RUN") and "memory" in f["title"].lower() for f in out["findings"])
 
 
-def _inline_text_export(path: Path, major: int = 3, meta_table: str = "EXPORT_META_DATA") -> None:
+def _inline_text_export(path: Path, major: int = 3, meta_table: str = "EXPORT_META_DATA",
+                        pids: tuple[int, ...] = (100, 200)) -> None:
     """A CPU-only export as older nsys versions wrote it: NVTX text inline, no textId column."""
     con = sqlite3.connect(path)
     con.execute(f"CREATE TABLE {meta_table} (name TEXT, value TEXT)")
@@ -75,7 +96,7 @@ def _inline_text_export(path: Path, major: int = 3, meta_table: str = "EXPORT_ME
     con.execute("CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, "
                 "globalTid INTEGER)")
     rows = []
-    for pid, slow in ((100, 1), (200, 3)):  # process 200 computes three times longer
+    for pid, slow in zip(pids, (1, 3)):  # the second process computes three times longer
         gtid = (pid << 24) | pid
         for n in range(4):
             t = n * 100_000_000

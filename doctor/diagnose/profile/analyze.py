@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from pgdoctor.diagnose.profile import arrival, straggler
 from pgdoctor.diagnose.profile import findings as trace_findings
-from pgdoctor.diagnose.profile import straggler
 from pgdoctor.diagnose.profile.nsight import is_sqlite
 from pgdoctor.diagnose.profile.rank import MergedTrace, summarize, summarize_nsight
 from pgdoctor.diagnose.profile.reader import TraceError
@@ -64,8 +64,12 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False,
     if any(s.get("steps_in_trace") == 0 for s in ranks.values()):
         notes.append("some traces have no ProfilerStep: their whole GPU window is one step")
     found = straggler.find(ranks)
+    # Arrival times stay out of the report: only their skew across ranks is kept.
+    late = arrival.skew({r: s.pop("_arrivals") for r, s in ranks.items() if "_arrivals" in s})
     out: dict[str, Any] = {"ranks": {str(r): ranks[r] for r in sorted(ranks)}, "straggler": found,
                            "all_steps": all_steps}
+    if late:
+        out["arrival"] = late
     if merged:
         notes.append(f"left out {len(merged)} merged multi-rank trace(s): {merged[0]}")
     if notes:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.diagnose.profile.arrival import story as arrival_story
 from pgdoctor.diagnose.profile.findings import story
 from pgdoctor.model import Finding
 
@@ -49,6 +50,8 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
         console.print(f"             {escape(second)}")
     else:
         console.print("  no straggler: the ranks wait for each other within noise")
+    if traces.get("arrival"):
+        console.print(f"  [yellow]arrival:[/] {escape(arrival_story(traces['arrival']))}")
     for f in found:
         if f.code != "RUN405":
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}")

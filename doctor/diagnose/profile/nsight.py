@@ -20,7 +20,7 @@ import re
 import sqlite3
 from typing import Any, Callable, Optional
 
-from pgdoctor.diagnose.profile.names import MEMORY, cpu_kind, is_launch, is_step, kernel_kind
+from pgdoctor.diagnose.profile.names import COMM, MEMORY, cpu_kind, is_launch, is_step, kernel_kind
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TraceError
 
 META_TABLES = ("EXPORT_META_DATA", "META_DATA_EXPORT")
@@ -82,6 +82,10 @@ def collect(path: str, new: Callable[[], Any]) -> list[tuple[int, Any]]:
         raise TraceError(f"cannot read as SQLite: {exc}") from None
     try:
         meta = check_export(con)
+        t0_us = 0.0  # the session's start on the wall clock: aligns exports of different ranks
+        if "TARGET_INFO_SESSION_START_TIME" in tables:
+            row = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+            t0_us = row[0] / 1000.0 if row and row[0] else 0.0
         by_pid: dict[int, Any] = {}
 
         def of(pid: int) -> Any:
@@ -89,6 +93,8 @@ def collect(path: str, new: Callable[[], Any]) -> list[tuple[int, Any]]:
             if c is None:
                 c = by_pid[pid] = new()
                 c.meta["nsys"] = meta
+                c.meta["t0_us"] = t0_us
+                c.meta["comm_gpu"], c.meta["comm_cpu"] = [], []
             return c
 
         names: dict[int, str] = {}
@@ -122,6 +128,8 @@ def collect(path: str, new: Callable[[], Any]) -> list[tuple[int, Any]]:
                 c = of(pid)
                 c.events += 1
                 c.gpu.append((start / 1000.0, end / 1000.0, kind, cid if cid is not None else -1))
+                if kind == COMM:
+                    c.meta["comm_gpu"].append(start / 1000.0)
         if RUNTIME in tables:
             cols = _columns(con, RUNTIME)
             pid_expr = _pid_of_tid("globalTid") if "globalTid" in cols else "0"
@@ -173,6 +181,21 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], name: Callable[[Any
             c.steps.append((ts, te, tid))
         else:
             c.cpu[tid].append((ts, te, known[1]))
+            if known[1] == COMM:
+                c.meta["comm_cpu"].append((ts, tid))
+
+
+def arrivals(c: Any, steps: list[tuple[float, float, Any]]) -> list[list[float]]:
+    """Per analysed step, the wall-clock starts (us) of its collectives in order: the step
+    thread's communication NVTX ranges, else the NCCL kernels."""
+    tids = {t for _, _, t in steps}
+    cpu = sorted(ts for ts, tid in c.meta.get("comm_cpu", ()) if tid in tids)
+    starts = cpu or sorted(c.meta.get("comm_gpu", ()))
+    t0 = c.meta.get("t0_us", 0.0)
+    out = []
+    for lo, hi, _ in steps:
+        out.append([t0 + ts for ts in starts if lo <= ts < hi])
+    return out
 
 
 def rank_in_name(path: str) -> Optional[int]:

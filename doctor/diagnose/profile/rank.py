@@ -165,10 +165,18 @@ def summarize_nsight(path: str, position: int, all_steps: bool = False) -> list[
     if not procs:
         raise TraceError("an Nsight export without kernels or NVTX ranges: nothing to analyse")
     named = nsight.rank_in_name(path)
-    if len(procs) == 1:
-        rank, rank_from = (named, "file name") if named is not None else (position, "position")
-        return [summary_of(procs[0][1], path, rank, rank_from, all_steps)]
-    return [{**summary_of(c, path, i, "process order", all_steps), "pid": pid} for i, (pid, c) in enumerate(procs)]
+    out = []
+    for i, (pid, c) in enumerate(procs):
+        if len(procs) == 1:
+            rank, rank_from = (named, "file name") if named is not None else (position, "position")
+            s = summary_of(c, path, rank, rank_from, all_steps)
+        else:
+            s = {**summary_of(c, path, i, "process order", all_steps), "pid": pid}
+        steps = _analysed_steps(c, all_steps)[0]
+        if steps and c.meta.get("t0_us"):  # wall-clock times: comparable across ranks and files
+            s["_arrivals"] = nsight.arrivals(c, steps)
+        out.append(s)
+    return out
 
 
 def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: bool) -> dict[str, Any]:
