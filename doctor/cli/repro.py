@@ -199,7 +199,7 @@ def _nsys(fault: str, strategy: str, nproc: int, trace_dir: Optional[str]) -> No
     from pgdoctor.probes.processes import run_children
 
     _progress("running " + shlex.join(cmd))
-    (res,) = run_children([cmd], [dict(os.environ)], timeout_s=600.0)
+    (res,) = run_children([cmd], [dict(os.environ)], 600.0)
     sys.stdout.write(res.stdout)
     sys.stderr.write(res.stderr)
     raise click.exceptions.Exit(res.returncode if res.returncode is not None else 3)

@@ -115,6 +115,13 @@ def _render(report: Report, console: Console) -> None:
         scanned += f", {len(fr.get('dumps', []))} flight-recorder dump(s)"
     if report.extra.get("traces"):
         scanned += f", {len(report.extra['traces'].get('ranks', {}))} profiler trace(s)"
+    hang = report.extra.get("hang")
+    if hang:
+        from pgdoctor.diagnose.stacks.report import console_lines
+
+        scanned += f", {sum(len(j['ranks']) for j in hang.get('jobs', ()))} rank(s) of hang evidence"
+        for line in console_lines(hang):
+            console.print(escape(line))
     if not report.findings:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pgdoctor.lab.spec import LabSpec
 from pgdoctor.lab.worker import fr_dir, result_path
-from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 
 FR_BUFFER_ENTRIES = 2000
 # After the first rank fails, how long the others get to fail on their own and write what
@@ -59,6 +59,9 @@ def rank_env(base: Mapping[str, str], rank: int, world: int, port: int, spec: La
     # reserve 64 MiB of address space in whatever thread touched malloc first.
     env.setdefault("MALLOC_ARENA_MAX", "2")
     env.pop("PGDOCTOR_TRACE_DIR", None)  # the worker enables tracing from the spec
+    # No live socket for `pgdoctor hang` in lab ranks (instrument() would start one): the lab
+    # kills its failing ranks, and a SIGKILLed rank leaves its socket file behind.
+    env["PGDOCTOR_LIVE"] = "0"
     return env
 
 
@@ -74,7 +77,7 @@ def launch(spec: LabSpec, timeout_s: float = 60.0, extra_env: Optional[Mapping[s
     import time
 
     t0 = time.monotonic()
-    outcomes = run_children([argv] * spec.nproc, envs, timeout_s, grace_s=GRACE_S)
+    outcomes = run_children([argv] * spec.nproc, envs, WaitPolicy(timeout_s, grace_s=GRACE_S))
     wall = time.monotonic() - t0
     results = []
     for r in range(spec.nproc):
