@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def timed(argv: list[str], cwd: str) -> float:
     t0 = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, timeout=600, cwd=cwd)
+    # TMPDIR: nsys's lock files (TMPDIR/nvidia) go with the temporary directory.
+    subprocess.run(argv, check=True, capture_output=True, timeout=600, cwd=cwd, env=dict(os.environ, TMPDIR=cwd))
     return time.perf_counter() - t0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pgdoctor.diagnose.profile.nsight import totals
+from tests.helpers.nsys import env_with_nsys, nsys_or_skip
 from tests.helpers.paths import FIXTURES
 
 NSYS = FIXTURES / "nsys"
@@ -141,7 +142,8 @@ def test_a_file_that_is_no_readable_export_is_one_line(tmp_path: Path, case: str
 
 def _stats(nsys: Path, db: Path, report: str, out: Path) -> dict[str, tuple[int, int]]:
     subprocess.run([str(nsys), "stats", "--report", report, "--format", "csv", "--force-export=false",
-                    "-o", str(out / db.stem), str(db)], check=True, capture_output=True, timeout=120)
+                    "-o", str(out / db.stem), str(db)], check=True, capture_output=True, timeout=120,
+                   env=env_with_nsys(nsys, out))
     got: dict[str, list[int]] = {}
     with open(out / f"{db.stem}_{report}.csv", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -154,7 +156,6 @@ def _stats(nsys: Path, db: Path, report: str, out: Path) -> dict[str, tuple[int,
 @pytest.mark.slow
 @pytest.mark.parametrize("db", EXPORTS, ids=[p.stem for p in EXPORTS])
 def test_totals_agree_with_nsys_stats(db: Path, tmp_path: Path) -> None:
-    from tests.helpers.nsys import nsys_or_skip
 
     nsys = nsys_or_skip()
     copy = tmp_path / db.name  # nsys stats may write beside its input

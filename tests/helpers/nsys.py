@@ -33,14 +33,16 @@ def nsys_or_skip() -> Path:
     pytest.skip(f"Nsight Systems (Debian non-free nsight-systems 2022.4) cannot be had here: {reason}")
 
 
-def env_with_nsys(nsys: Path) -> dict[str, str]:
-    return dict(os.environ, PATH=f"{nsys.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+def env_with_nsys(nsys: Path, tmp: Path) -> dict[str, str]:
+    """nsys on PATH, and TMPDIR in the test's directory: nsys keeps its lock files (TMPDIR/nvidia)
+    and, when a run is cut short, its .qdstrm there."""
+    return dict(os.environ, PATH=f"{nsys.parent}{os.pathsep}{os.environ.get('PATH', '')}", TMPDIR=str(tmp))
 
 
 def export_sqlite(nsys: Path, report: Path) -> Path:
     out = report.with_suffix(".sqlite")
     subprocess.run([str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)],
-                   check=True, capture_output=True, timeout=120)
+                   check=True, capture_output=True, timeout=120, env=env_with_nsys(nsys, report.parent))
     return out
 
 

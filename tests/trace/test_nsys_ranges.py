@@ -87,7 +87,7 @@ def test_repro_ddp_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     trace = tmp_path / "trace"
     res = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "imbalance", "--nproc", "2", "--steps", "3",
                           "--trace-dir", str(trace), "--nsys"], capture_output=True, text=True, timeout=240,
-                         env=env_with_nsys(nsys), cwd=tmp_path)
+                         env=env_with_nsys(nsys, tmp_path), cwd=tmp_path)
     report = trace / "pgdoctor-repro-imbalance-ddp.nsys-rep"
     assert report.exists(), res.stderr[-2000:]
     assert res.returncode == 1, res.stdout[-2000:]  # the imbalance was found
@@ -99,7 +99,7 @@ def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     nested user range, profiled with the nsys line docs/lab.md gives."""
     nsys = nsys_or_skip()
     trace = tmp_path / "trace"
-    env = dict(env_with_nsys(nsys), PGDOCTOR_TRACE_DIR=str(trace), PYTHONPATH=str(ROOT))
+    env = dict(env_with_nsys(nsys, tmp_path), PGDOCTOR_TRACE_DIR=str(trace), PYTHONPATH=str(ROOT))
     out = tmp_path / "train"
     cmd = [str(nsys), "profile", "-t", "cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--trace-fork-before-exec=true",
            "-o", str(out), "--force-overwrite=true",
