@@ -25,7 +25,7 @@ from pgdoctor.diagnose.causality import assemble, join_flight
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
-from pgdoctor.diagnose.profile.reader import TRACE_SUFFIXES, looks_like_trace
+from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text.parallel import beside
 from pgdoctor.diagnose.text.reader import (
@@ -76,6 +76,8 @@ def kind_of(src: Source) -> str:
     if dump.looks_like_dump(head):
         return DUMP
     if src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
+        return TRACE
+    if head.startswith(SQLITE_MAGIC):  # an Nsight Systems export (or a clear line saying it is not one)
         return TRACE
     if src.listed and is_binary(head):
         return BINARY

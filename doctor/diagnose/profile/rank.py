@@ -152,6 +152,34 @@ def summarize(path: str, position: int, all_steps: bool = False) -> dict[str, An
     if gpu_host and not c.gpu:
         c = _collect(path)
     rank, rank_from = _rank_of(c, position, path)
+    return summary_of(c, path, rank, rank_from, all_steps)
+
+
+def summarize_nsight(path: str, position: int, all_steps: bool = False) -> list[dict[str, Any]]:
+    """One summary per process of an Nsight Systems export that has kernels or NVTX ranges. A
+    file with one such process takes its rank from its name (`rank3`, `..._rank_3`) or its
+    position; several processes in one report are ranks in pid order."""
+    from pgdoctor.diagnose.profile import nsight
+
+    procs = nsight.collect(path, _Collect)
+    if not procs:
+        raise TraceError("an Nsight export without kernels or NVTX ranges: nothing to analyse")
+    named = nsight.rank_in_name(path)
+    out = []
+    for i, (pid, c) in enumerate(procs):
+        if len(procs) == 1:
+            rank, rank_from = (named, "file name") if named is not None else (position, "position")
+            s = summary_of(c, path, rank, rank_from, all_steps)
+        else:
+            s = {**summary_of(c, path, i, "process order", all_steps), "pid": pid}
+        steps = _analysed_steps(c, all_steps)[0]
+        if steps and c.meta.get("t0_us"):  # wall-clock times: comparable across ranks and files
+            s["_arrivals"] = nsight.arrivals(c, steps)
+        out.append(s)
+    return out
+
+
+def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: bool) -> dict[str, Any]:
     steps, cut, dropped = _analysed_steps(c, all_steps)
     if not c.gpu and not c.steps and not any(c.cpu.values()):
         raise TraceError("no complete (ph X) events: nothing to analyse")

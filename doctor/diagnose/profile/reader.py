@@ -251,3 +251,5 @@ def looks_like_trace(path: str, head_bytes: int = 65536) -> bool:
 # File names a trace can have: torch.profiler's `*.pt.trace.json(.gz)`, export_chrome_trace's
 # `*.json`, pgdoctor's rank event files. Only these are opened to look at their content.
 TRACE_SUFFIXES = (".json", ".json.gz", ".events.jsonl")
+# Nsight Systems exports are SQLite databases, recognised by this header whatever their name.
+SQLITE_MAGIC = b"SQLite format 3\x00"
