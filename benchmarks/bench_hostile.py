@@ -77,6 +77,24 @@ def _cases(tmp: Path) -> list[Case]:
                      "message truncated\n")
         fh.write("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                  "capacity of 79.1 GiB of which 1.0 GiB is free.\n")
+    # Class 1: numbers read from inputs that would drive work (a range over a timestamp's span).
+    frn = tmp / "fr_named"
+    frn.mkdir()
+    entry = {"record_id": 0, "pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": 1,
+             "profiling_name": "nccl:all_gather", "input_sizes": [[1]], "input_dtypes": ["Float"],
+             "output_sizes": [[10**30]], "output_dtypes": ["Float"], "state": "started", "timeout_ms": 1000,
+             "is_p2p": False, "frames": []}
+    for name, ranks in (("nccl_trace_20240101123456.json", "[0, 1]"), ("nccl_trace_0.json", f"[0, 1, {10**30}]")):
+        (frn / name).write_text(json.dumps({"pg_config": {"0": {"desc": "default_pg", "ranks": ranks}},
+                                            "entries": [entry]}))
+    wd = ("[rank{r}]:[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout: "
+          "WorkNCCL(SeqNum=4013, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600009 "
+          "milliseconds before timing out.\n")
+    far_ranks = tmp / "far_ranks.log"
+    far_ranks.write_text(wd.format(r=0) + wd.format(r=10**29))
+    far_pids = tmp / "far_pids.log"
+    far_pids.write_text("".join(f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process {p} closing "
+                                "signal SIGTERM\n" for p in (1, 10**30)))
     port = str(_free_port())
     world = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
     bench = ["bench", "collectives", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce", "--max-bytes", "1K"]
@@ -132,6 +150,12 @@ def _cases(tmp: Path) -> list[Case]:
              env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, expect_in_output="ENV406"),
         Case("repro with TORCH_DISTRIBUTED_DEBUG=bogus", ["repro", "oom", "--parallel", "ddp", "--nproc", "2"],
              env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, expect_in_output="ENV406"),
+        Case("dump named by a timestamp, world of 10^30", ["diagnose", "--timeout", "20", "--flight-recorder",
+                                                            str(frn)], exit_codes=(1,), expect_in_output="not a rank"),
+        Case("watchdog ranks 0 and 10^29", ["diagnose", "--timeout", "20", str(far_ranks)], exit_codes=(1,),
+             expect_in_output="RUN151"),
+        Case("teardown pids 1 and 10^30", ["diagnose", "--timeout", "20", str(far_pids)], exit_codes=(1,),
+             expect_in_output="RUN133"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]

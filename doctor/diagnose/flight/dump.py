@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgdoctor.diagnose.flight import safe_pickle
+from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 from pgdoctor.model import jsontext
 
 MAX_DUMP_BYTES = 256 << 20
@@ -120,7 +121,11 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
             rep.skipped.append(str(exc))
             continue
         m = _RANK_IN_NAME.search(os.path.basename(f))
-        rank = int(m.group(1)) if m else i
+        rank = bounded(m.group(1)) if m else i
+        if rank is None:  # nccl_trace_20240101123456.json: a timestamp, not a rank
+            rep.skipped.append(f"{f}: the number {m.group(1)[:24] if m else ''} that ends its name is not a rank "
+                               f"(ranks go up to {MAX_RANK}); name dumps by their rank, as torch does")
+            continue
         if rank in used_ranks:
             # torch writes the same trace as pickle and JSON; the JSON form has no Python
             # frames, so keep whichever of the two carries them.

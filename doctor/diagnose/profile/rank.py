@@ -31,6 +31,7 @@ from pgdoctor.diagnose.profile.names import (
     kernel_kind,
 )
 from pgdoctor.diagnose.profile.reader import TraceError, open_text, scan
+from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 
 MAX_STEP_SPANS = 64  # steps kept for the report's timeline
 
@@ -110,16 +111,17 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
 
 def _rank_of(c: _Collect, position: int, path: str) -> tuple[int, str]:
     info = c.meta.get("distributedInfo")
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        return info["rank"], "distributedInfo"
+    # Every source of a rank is bounded (knowledge.ranks.bounded): true, 1e400 or 10**30 is no rank.
+    if isinstance(info, dict) and (r := bounded(info.get("rank"))) is not None:
+        return r, "distributedInfo"
     base = path.rsplit("/", 1)[-1]
     if base.startswith("rank") and base.endswith(".events.jsonl"):
-        num = base[4:-len(".events.jsonl")]
-        if num.isdigit():
-            return int(num), "file name"
+        r = bounded(base[4:-len(".events.jsonl")])
+        if r is not None:
+            return r, "file name"
     if len(c.pids) == 1:
-        pid = next(iter(c.pids))
-        if isinstance(pid, int) and base.endswith(".events.jsonl"):
+        pid = bounded(next(iter(c.pids)))
+        if pid is not None and base.endswith(".events.jsonl"):
             return pid, "pid"
     return position, "position"
 
@@ -162,8 +164,8 @@ def summarize(path: str, position: int, all_steps: bool = False) -> dict[str, An
                            "steps_in_trace": len(set(c.steps)), "last_step_left_out": dropped}
     info = c.meta.get("distributedInfo")
     if isinstance(info, dict):
-        out["world_size"] = info.get("world_size")
-        out["backend"] = info.get("backend")
+        out["world_size"] = bounded(info.get("world_size"), MAX_RANK + 1)
+        out["backend"] = str(info.get("backend"))[:64] if info.get("backend") is not None else None
     out.update(_gpu(c, steps, cut, all_steps) if c.gpu else _cpu(c, steps))
     out["steps"] = len(steps)
     return {"rank": rank, **out}
