@@ -34,6 +34,7 @@ class Case:
     exit_codes: tuple[int, ...] = (2,)
     expect_in_output: str = ""
     reject_in_output: str = ""  # a wrong answer when it appears (the blame put on the wrong rank)
+    close_stdout: bool = False  # started with fd 1 closed (`cmd >&-`)
 
 
 def _cases(tmp: Path) -> list[Case]:
@@ -95,6 +96,21 @@ def _cases(tmp: Path) -> list[Case]:
     far_pids = tmp / "far_pids.log"
     far_pids.write_text("".join(f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process {p} closing "
                                 "signal SIGTERM\n" for p in (1, 10**30)))
+    # Class 2: non-finite, huge and wrongly typed numbers, in every format.
+    t308 = tmp / "t308.json"
+    t308.write_text(json.dumps({**{k: v for k, v in snap.items() if k != "probes"}, "time_unix": 1e308, "probes": []}))
+    nan_cfg = tmp / "nan.toml"
+    nan_cfg.write_text("[traces]\nexposed_comm_pct = nan\n")
+    sc0 = tmp / "scaling0.json"
+    sc0.write_text(json.dumps({"scaling": {"rows": [{"nproc": 0, "fwd_s": 0.1, "samples": 8}]}}))
+    inf_tr = tmp / "inf_traces"
+    inf_tr.mkdir()
+    for rank in (0, 1):
+        ev = [{"ph": "X", "cat": "cpu_op", "name": f"ProfilerStep#{i}", "ts": i * 1000, "dur": 900, "pid": rank,
+               "tid": 1} for i in range(5)]
+        (inf_tr / f"rank{rank}.pt.trace.json").write_text(
+            json.dumps({"traceEvents": ev}).replace('"ts": 1000,', '"ts": 1e400,').replace('"dur": 900}', '"dur": NaN}'))
+    plan = ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory"]
     port = str(_free_port())
     world = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
     bench = ["bench", "collectives", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce", "--max-bytes", "1K"]
@@ -156,6 +172,15 @@ def _cases(tmp: Path) -> list[Case]:
              expect_in_output="RUN151"),
         Case("teardown pids 1 and 10^30", ["diagnose", "--timeout", "20", str(far_pids)], exit_codes=(1,),
              expect_in_output="RUN133"),
+        Case("snapshot time 1e308 to JUnit", ["check", "--from", str(t308), "--format", "junit"],
+             expect_in_output="time_unix"),
+        Case("plan --gpu-memory 1e400", [*plan, "1e400"], expect_in_output="finite"),
+        Case("NaN config threshold", ["diagnose", "--config", str(nan_cfg), str(far_ranks)], expect_in_output="nan"),
+        Case("bench result with nproc 0", [*plan, "80GiB", "--from", str(sc0)], expect_in_output="world size"),
+        Case("traces with 1e400 and NaN times, --json", ["diagnose", "--json", str(inf_tr)], exit_codes=(0, 1),
+             reject_in_output="NaN"),
+        Case("check with stdout closed", [*quick, "--only", "launch"], close_stdout=True,
+             expect_in_output="stdout is closed"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]
@@ -172,6 +197,11 @@ def _free_port() -> int:
 def _capped() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
     os.setsid()  # the attempt's own process group: whatever it leaves behind is findable
+
+
+def _capped_closed() -> None:
+    _capped()
+    os.close(1)
 
 
 def _alive_in_group(pgid: int) -> list[int]:
@@ -196,7 +226,8 @@ def main() -> None:
             counts["attempts"] += 1
             t0 = time.monotonic()
             p = subprocess.Popen([sys.executable, "-m", "pgdoctor", *case.argv], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_capped,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 preexec_fn=_capped_closed if case.close_stdout else _capped,
                                  env={**os.environ, **case.env})
             try:
                 out, err = p.communicate(case.stdin, timeout=case.bound_s)

@@ -7,8 +7,9 @@ import torch.
 
 from __future__ import annotations
 
+import errno
 import importlib
-import json
+import io
 import math
 import os
 import signal
@@ -110,7 +111,44 @@ def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
     raise KeyboardInterrupt
 
 
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout when pgdoctor was started with it closed (`cmd >&-`): a report written to it is
+    the one-line OSError below (exit 2), and `-o FILE` still works."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return 1
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed (pgdoctor was started with >&-); give -o FILE")
+
+    def flush(self) -> None:
+        pass
+
+
+def _std_streams() -> None:
+    """Started with fd 0, 1 or 2 closed, the next file pgdoctor opens would get that number, and
+    a child or a print would write into it: /dev/null holds each one instead."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
+            elif fd == 2:
+                sys.stderr = open(fd, "w", closefd=False)  # noqa: SIM115 (lives as long as the process)
+            else:
+                sys.stdin = open(fd, closefd=False)  # noqa: SIM115
+
+
 def main(argv: Optional[list[str]] = None) -> NoReturn:
+    _std_streams()
     # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run. SIGINT gets its
     # default handler back: started with it ignored (nohup, `cmd &` in a script), pgdoctor would
     # otherwise never end on Ctrl-C or an orchestrator's SIGINT.
@@ -192,4 +230,6 @@ def _internal_error(exc: BaseException) -> int:
 
 
 def emit_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=1, default=str))
+    from pgdoctor.model import numbers
+
+    click.echo(numbers.dumps(obj, indent=1, default=str))  # never NaN or Infinity

@@ -378,14 +378,13 @@ def plan_cmd(
 
 
 def _print_largest(inp: PlanInput, overrides: dict[str, Optional[int]], top: int, as_json: bool) -> None:
-    import json
-
+    from pgdoctor.model import numbers
     from pgdoctor.plan.largest import largest_models
     from pgdoctor.plan.layouts import candidates
 
     rows = largest_models(inp, candidates(inp), {k: v for k, v in overrides.items() if v})
     if as_json:
-        click.echo(json.dumps({"largest_model": [r.to_json() for r in rows]}, indent=1))
+        click.echo(numbers.dumps({"largest_model": [r.to_json() for r in rows]}, indent=1))
         return
     click.echo(f"Largest LLaMA-style model per layout on {inp.fabric.gpus} GPUs of {inp.gpu_memory_bytes / 2**30:.1f} "
                f"GiB (seq {inp.memory.seq_len}, micro-batch {inp.memory.micro_batch}, recompute "

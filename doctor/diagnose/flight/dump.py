@@ -22,7 +22,7 @@ from typing import Any
 
 from pgdoctor.diagnose.flight import safe_pickle
 from pgdoctor.knowledge.ranks import MAX_RANK, bounded
-from pgdoctor.model import jsontext
+from pgdoctor.model import jsontext, numbers
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
@@ -144,10 +144,10 @@ def _has_frames(data: Mapping[str, Any]) -> bool:
 
 
 def int_of(v: Any, default: int = -1) -> int:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return default
+    """Every integer field of a dump, typed in one place: true, 1e400 (a pickle's inf), NaN, 2.5
+    and numbers past 64 bits are absent (`default`); a decimal string is its number."""
+    got = numbers.maybe(v, integer=True, lo=-(1 << 63), hi=1 << 63, strings=True)
+    return default if got is None else int(got)
 
 
 def frames_of(entry: Mapping[str, Any], n: int = 4) -> list[str]:

@@ -34,6 +34,7 @@ from pgdoctor.diagnose.profile.reader import TraceError, open_text, scan
 from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 
 MAX_STEP_SPANS = 64  # steps kept for the report's timeline
+_MAX_US = 1e18  # microseconds: a trace's times are finite and within 30,000 years
 
 
 class MergedTrace(TraceError):
@@ -74,9 +75,14 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
                     c.rank_tracks += 1
             continue
         try:
-            ts = float(item["ts"])
+            raw = item["ts"]
+            ts = float(raw)
             end = ts + float(item.get("dur", 0.0))
         except (KeyError, TypeError, ValueError):
+            continue
+        # One comparison drops NaN and infinity (1e400 in the JSON), a negative duration and
+        # times past 30,000 years; `true` is no time. Every sum and share below stays finite.
+        if not -_MAX_US <= ts <= end <= _MAX_US or type(raw) is bool:
             continue
         name = item.get("name", "")
         if type(name) is not str:

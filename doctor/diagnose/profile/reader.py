@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 CHUNK = 1 << 20
-_WS = " \t\n\r"
+_BLANKS = re.compile(r"[ \t\n\r]*")  # matches the empty string too: never None
 _SEP = re.compile(r"[ \t\n\r,]*")  # matches the empty string too: never None
 # Events no analysis here reads, which Kineto writes with "ph" first: flows (s, f: a third of a
 # GPU trace), instants (i) and counters (C). They are stepped over without decoding when they
@@ -71,9 +71,10 @@ class _Buffer:
     def peek(self) -> str:
         """The next non-blank character ('' at the end of the file)."""
         while True:
+            # One C regex match per buffer: a Python loop per blank took a minute for the
+            # gigabyte of blanks that 1 MB of gzip holds.
             n = len(self.text)
-            while self.pos < n and self.text[self.pos] in _WS:
-                self.pos += 1
+            self.pos = _BLANKS.match(self.text, self.pos).end()  # type: ignore[union-attr]
             if self.pos < n:
                 return self.text[self.pos]
             if not self.more():
@@ -92,6 +93,9 @@ class _Buffer:
                 obj, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
                 # A value cut by the buffer's end decodes after more text; at EOF it is an error.
+                # Each refill decodes again from its start: past _MAX_EVENT that is no trace.
+                if len(self.text) - self.pos > _MAX_EVENT:
+                    raise TraceError(f"a value larger than {_MAX_EVENT >> 20} MiB") from None
                 if self.more():
                     continue
                 raise TraceError(f"not JSON: {exc.msg}") from None
@@ -162,6 +166,8 @@ def _events(buf: _Buffer) -> Iterator[tuple[str, Any]]:
             ev, end = decode(text, pos)
         except (StopIteration, json.JSONDecodeError):
             buf.pos = pos
+            if len(text) - pos > _MAX_EVENT:  # decoded again at each refill: bounded
+                raise TraceError(f"traceEvents: an event larger than {_MAX_EVENT >> 20} MiB") from None
             if buf.more():
                 text, pos = buf.text, buf.pos
                 continue
