@@ -111,6 +111,13 @@ def _cases(tmp: Path) -> list[Case]:
         (inf_tr / f"rank{rank}.pt.trace.json").write_text(
             json.dumps({"traceEvents": ev}).replace('"ts": 1000,', '"ts": 1e400,').replace('"dur": 900}', '"dur": NaN}'))
     plan = ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory"]
+    # Class 3: a deadline that an `except Exception` turned into "skipped", and a reader that
+    # stepped over blanks one character at a time: 1 MB of gzip holding 1 GB of blanks.
+    import gzip
+
+    blanks = tmp / "blanks.pt.trace.json.gz"
+    blanks.write_bytes(gzip.compress(b'{"traceEvents": [') + gzip.compress(b" " * (1 << 20)) * 1000
+                       + gzip.compress(b"]}"))
     port = str(_free_port())
     world = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
     bench = ["bench", "collectives", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce", "--max-bytes", "1K"]
@@ -181,6 +188,10 @@ def _cases(tmp: Path) -> list[Case]:
              reject_in_output="NaN"),
         Case("check with stdout closed", [*quick, "--only", "launch"], close_stdout=True,
              expect_in_output="stdout is closed"),
+        Case("1 GB of blanks in a trace, --timeout 1", ["diagnose", "--timeout", "1", str(blanks)], bound_s=5,
+             exit_codes=(3,), reject_in_output="no failure found"),
+        Case("1 GB of blanks in a trace, read to its end", ["diagnose", str(blanks)], bound_s=60, exit_codes=(0,),
+             expect_in_output="skipped"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]
