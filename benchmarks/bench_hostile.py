@@ -22,6 +22,7 @@ from pathlib import Path
 
 CAP = 3 << 30
 SECRET = "hf_SECRETbenchmark0123456789"
+PLAIN_SECRET = "pw0SECRETbench9876543210"  # no token prefix: only the name or shape around it can mask it
 
 
 @dataclass
@@ -111,6 +112,17 @@ def _cases(tmp: Path) -> list[Case]:
         (inf_tr / f"rank{rank}.pt.trace.json").write_text(
             json.dumps({"traceEvents": ev}).replace('"ts": 1000,', '"ts": 1e400,').replace('"dur": 900}', '"dur": NaN}'))
     plan = ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory"]
+    # Class 4: secrets in every shape and terminal control in file names, through every output.
+    secret_shapes = tmp / "shapes.log"
+    secret_shapes.write_text(f"HF_TOKEN: {PLAIN_SECRET}\naws_secret_access_key = {PLAIN_SECRET}\n"
+                             f'os.environ["WANDB_API_KEY"] = "{PLAIN_SECRET}"\nredis://:{PLAIN_SECRET}@host:6379\n'
+                             "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n")
+    esc = tmp / "esc"
+    esc.mkdir()
+    (esc / "r\x1b]0;PWNED\x07\x1b[2J.log").write_text((job / "rank0.log").read_text())
+    os.mkfifo(esc / "p\x1b[2J.log")
+    leaky_env = {"TORCHELASTIC_RDZV_ENDPOINT": f"root:{PLAIN_SECRET}@10.0.0.5:2379", "MASTER_ADDR": f"admin:{PLAIN_SECRET}@node1",
+                 "NCCL_DEBUG_FILE": f"/tmp/nccl?token={PLAIN_SECRET}"}
     # Class 3: a deadline that an `except Exception` turned into "skipped", and a reader that
     # stepped over blanks one character at a time: 1 MB of gzip holding 1 GB of blanks.
     import gzip
@@ -192,6 +204,13 @@ def _cases(tmp: Path) -> list[Case]:
              exit_codes=(3,), reject_in_output="no failure found"),
         Case("1 GB of blanks in a trace, read to its end", ["diagnose", str(blanks)], bound_s=60, exit_codes=(0,),
              expect_in_output="skipped"),
+        Case("secrets in four new shapes, --json", ["diagnose", "--json", str(secret_shapes)], exit_codes=(0, 1)),
+        Case("secrets in endpoints and knobs, collect", ["collect", "--level", "quick", "--only", "launch,knobs", "-o",
+                                                         "-"], env=leaky_env, exit_codes=(0,)),
+        Case("secrets in endpoints and knobs, check --json", [*quick, "--only", "launch,knobs", "--json"],
+             env=leaky_env, exit_codes=(0, 1)),
+        Case("file names that clear the screen", ["diagnose", str(esc)], exit_codes=(1,), expect_in_output="RUN101",
+             reject_in_output="\x1b[2J"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]
@@ -260,7 +279,7 @@ def main() -> None:
                     or (case.reject_in_output and case.reject_in_output in text):
                 counts["wrong answers"] += 1
                 verdict = f"WRONG rc={p.returncode}"
-            if SECRET in text or SECRET in json.dumps(text):
+            if any(x in text or x in json.dumps(text) for x in (SECRET, PLAIN_SECRET)):
                 counts["leaks"] += 1
                 verdict += " LEAK"
             left = _alive_in_group(p.pid)

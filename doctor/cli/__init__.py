@@ -149,6 +149,9 @@ def _std_streams() -> None:
 
 def main(argv: Optional[list[str]] = None) -> NoReturn:
     _std_streams()
+    from pgdoctor.cli.sink import install
+
+    install()  # every console line, whoever prints it, through one neutralising writer
     # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run. SIGINT gets its
     # default handler back: started with it ignored (nohup, `cmd &` in a script), pgdoctor would
     # otherwise never end on Ctrl-C or an orchestrator's SIGINT.
