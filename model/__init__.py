@@ -24,6 +24,7 @@ from pgdoctor.model.report import (
     Evidence,
     Finding,
     Report,
+    ReportExtra,
     exit_code,
     sorted_findings,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "ProbeResult",
     "Reason",
     "Report",
+    "ReportExtra",
     "Scope",
     "Severity",
     "Snapshot",
