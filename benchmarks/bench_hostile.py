@@ -121,6 +121,10 @@ def _cases(tmp: Path) -> list[Case]:
     esc.mkdir()
     (esc / "r\x1b]0;PWNED\x07\x1b[2J.log").write_text((job / "rank0.log").read_text())
     os.mkfifo(esc / "p\x1b[2J.log")
+    # Class 5: -o through a planted link, and -o checked before a long run.
+    precious = tmp / "precious.txt"
+    precious.write_text("keep me")
+    (tmp / "link.json").symlink_to(precious)
     leaky_env = {"TORCHELASTIC_RDZV_ENDPOINT": f"root:{PLAIN_SECRET}@10.0.0.5:2379", "MASTER_ADDR": f"admin:{PLAIN_SECRET}@node1",
                  "NCCL_DEBUG_FILE": f"/tmp/nccl?token={PLAIN_SECRET}"}
     # Class 3: a deadline that an `except Exception` turned into "skipped", and a reader that
@@ -211,6 +215,10 @@ def _cases(tmp: Path) -> list[Case]:
              env=leaky_env, exit_codes=(0, 1)),
         Case("file names that clear the screen", ["diagnose", str(esc)], exit_codes=(1,), expect_in_output="RUN101",
              reject_in_output="\x1b[2J"),
+        Case("-o through a symbolic link", [*quick, "--only", "launch", "-o", str(tmp / "link.json")],
+             expect_in_output="symbolic link"),
+        Case("bench scaling -o into a missing directory", ["bench", "scaling", "x:y", "-o", str(tmp / "no" / "r.json")],
+             bound_s=10, expect_in_output="does not exist"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import click
 
 from pgdoctor.cli import FiniteFloat, require_torch_importable
+from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
 
 # Spawned ranks import torch before they join the rendezvous: on a loaded 2-core host that alone
@@ -234,8 +235,7 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(["console", "json", "html"]), default="console", show_default=True,
               help="html: the report with the speedup plot (SVG).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report here instead of stdout.")
+@output_options()
 def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: bool, timeout_s: float, as_json: bool,
             fmt: str, output: Optional[str]) -> None:
     """Speedup and efficiency of ENTRY at each world size against one process, where the time

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import click
 
 from pgdoctor.cli import FiniteFloat, require_torch_importable
+from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
 from pgdoctor.model import Report, ReportExtra, Severity, exit_code
@@ -79,8 +80,7 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report here instead of stdout.")
+@output_options()
 def repro(
     fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
     microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
