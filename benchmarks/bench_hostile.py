@@ -9,6 +9,7 @@ against its bound. Every count should be 0.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pickle
@@ -36,6 +37,7 @@ class Case:
     expect_in_output: str = ""
     reject_in_output: str = ""  # a wrong answer when it appears (the blame put on the wrong rank)
     close_stdout: bool = False  # started with fd 1 closed (`cmd >&-`)
+    cap: int = CAP  # address-space limit of the attempt
 
 
 def _cases(tmp: Path) -> list[Case]:
@@ -219,6 +221,10 @@ def _cases(tmp: Path) -> list[Case]:
              expect_in_output="symbolic link"),
         Case("bench scaling -o into a missing directory", ["bench", "scaling", "x:y", "-o", str(tmp / "no" / "r.json")],
              bound_s=10, expect_in_output="does not exist"),
+        Case("check under a 120 MiB address-space limit", [*quick], cap=120 << 20, exit_codes=(0, 1, 3),
+             reject_in_output="internal error"),
+        Case("check under a 200 MiB address-space limit", [*quick], cap=200 << 20, exit_codes=(0, 1, 3),
+             reject_in_output="internal error"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]
@@ -232,14 +238,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _capped() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+def _capped(cap: int = CAP, close_stdout: bool = False) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     os.setsid()  # the attempt's own process group: whatever it leaves behind is findable
-
-
-def _capped_closed() -> None:
-    _capped()
-    os.close(1)
+    if close_stdout:
+        os.close(1)
 
 
 def _alive_in_group(pgid: int) -> list[int]:
@@ -265,7 +268,7 @@ def main() -> None:
             t0 = time.monotonic()
             p = subprocess.Popen([sys.executable, "-m", "pgdoctor", *case.argv], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 preexec_fn=_capped_closed if case.close_stdout else _capped,
+                                 preexec_fn=functools.partial(_capped, case.cap, case.close_stdout),
                                  env={**os.environ, **case.env})
             try:
                 out, err = p.communicate(case.stdin, timeout=case.bound_s)

@@ -20,7 +20,15 @@ from typing import Any, NoReturn, Optional
 import click
 
 from pgdoctor import __version__
-from pgdoctor.engine.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
+from pgdoctor.engine.errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UserError,
+    resource_exhaustion,
+)
 
 # name -> "module:attribute" of a click command; one line per command.
 LAZY_COMMANDS: dict[str, str] = {
@@ -147,8 +155,24 @@ def _std_streams() -> None:
                 sys.stdin = open(fd, closefd=False)  # noqa: SIM115
 
 
+def _preload_unwinder() -> None:
+    """Under an address-space limit, glibc loads libgcc_s when a thread exits, fails, and aborts
+    the process ("libgcc_s.so.1 must be installed for pthread_exit to work"): loaded up front."""
+    import resource
+
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libgcc_s.so.1")
+    except OSError:
+        pass
+
+
 def main(argv: Optional[list[str]] = None) -> NoReturn:
     _std_streams()
+    _preload_unwinder()
     from pgdoctor.cli.sink import install
 
     install()  # every console line, whoever prints it, through one neutralising writer
@@ -180,11 +204,19 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         rc = EXIT_OK
-    except OSError as exc:
-        # The environment refused (stdout on a full disk, a file that vanished): one line.
+    except (MemoryError, RuntimeError, OSError) as exc:
         _quiet_stdout()
-        click.echo(f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", err=True)
-        rc = EXIT_USAGE
+        limit = resource_exhaustion(exc)
+        if limit is not None:
+            click.echo(f"pgdoctor: incomplete: {limit}", err=True)
+            rc = EXIT_INCOMPLETE
+        elif isinstance(exc, OSError):
+            # The environment refused (stdout on a full disk, a file that vanished): one line.
+            click.echo(f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
+                       err=True)
+            rc = EXIT_USAGE
+        else:
+            rc = _internal_error(exc)
     except Exception as exc:  # a bug of ours: one line naming it, never exit 1 ("findings")
         _quiet_stdout()
         rc = _internal_error(exc)
