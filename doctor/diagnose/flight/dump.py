@@ -48,6 +48,12 @@ class Dump:
 
 
 _STR_FIELDS = ("profiling_name", "state")
+# Numbers that JSON writers and edited dumps sometimes carry as strings ("12", "12.0").
+_INT_FIELDS = ("record_id", "pg_id", "collective_seq_id", "p2p_seq_id", "op_id", "time_created_ns", "timeout_ms",
+               "time_discovered_started_ns", "time_discovered_completed_ns")
+_BOOL_FIELDS = ("is_p2p", "retired")
+_LIST_FIELDS = ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "process_group")
+_TRUE, _FALSE = {"true", "1", "yes", "t", "y"}, {"false", "0", "no", "f", "n", "", "none", "null"}
 
 
 def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,7 +63,44 @@ def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
     for name in _STR_FIELDS:
         if name in out and not isinstance(out[name], str):
             out[name] = "" if out[name] is None else str(out[name])
+    for name in _INT_FIELDS:
+        if name in out and out[name] is not None and not (isinstance(out[name], int) and not isinstance(out[name], bool)):
+            out[name] = number(out[name])
+    for name in _BOOL_FIELDS:
+        if name in out and not isinstance(out[name], bool):
+            out[name] = flag(out[name])
+    for name in _LIST_FIELDS:
+        if isinstance(out.get(name), str):
+            out[name] = _literal(out[name])
     return out
+
+
+def number(v: Any) -> Any:
+    """An int from an int, an integral float, or a decimal string of one ("12", "12.0"), through
+    the one typed reader (model/numbers.py); anything else unchanged (true, 1e400, NaN, 2.5),
+    which int_of then reads as absent."""
+    got = numbers.maybe(v, integer=True, lo=-(1 << 63), hi=1 << 63, strings=True)
+    return v if got is None else int(got)
+
+
+def flag(v: Any) -> bool:
+    """A bool from "true"/"false", "1"/"0", numbers; a string "false" must not read as true."""
+    if isinstance(v, str):
+        t = v.strip().lower()
+        return t in _TRUE if t in _TRUE | _FALSE else bool(t)
+    return bool(v)
+
+
+def _literal(text: str) -> Any:
+    """A list or tuple written as text ("[[4, 4]]", "('0', 'default_pg')", '["Float"]'); a plain
+    string (a dtype "float32", a group name) stays as it is."""
+    t = text.strip()
+    if not t or t[0] not in "[(":
+        return text
+    try:
+        return jsontext.loads(t.replace("(", "[").replace(")", "]").replace("'", '"'))
+    except (jsontext.JsonInputError, ValueError):
+        return text
 
 
 @dataclass
