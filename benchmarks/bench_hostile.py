@@ -10,6 +10,7 @@ against its bound. Every count should be 0.
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import os
 import pickle
@@ -127,12 +128,18 @@ def _cases(tmp: Path) -> list[Case]:
     precious = tmp / "precious.txt"
     precious.write_text("keep me")
     (tmp / "link.json").symlink_to(precious)
+    # Class 7: inputs that were dropped without a word.
+    bare = tmp / "bare.pt.trace.json"
+    bare.write_text(json.dumps([{"ph": "X", "cat": "cpu_op", "name": f"ProfilerStep#{i}", "ts": i * 1000,
+                                 "dur": 900, "pid": 1, "tid": 1} for i in range(5)]))
+    cut = tmp / "cut.pt.trace.json.gz"
+    whole = gzip.compress(json.dumps({"traceEvents": [{"ph": "X", "name": f"op{i}", "ts": i, "dur": 1}
+                                                      for i in range(5000)]}).encode())
+    cut.write_bytes(whole[:len(whole) // 2])  # under 64 KiB
     leaky_env = {"TORCHELASTIC_RDZV_ENDPOINT": f"root:{PLAIN_SECRET}@10.0.0.5:2379", "MASTER_ADDR": f"admin:{PLAIN_SECRET}@node1",
                  "NCCL_DEBUG_FILE": f"/tmp/nccl?token={PLAIN_SECRET}"}
     # Class 3: a deadline that an `except Exception` turned into "skipped", and a reader that
     # stepped over blanks one character at a time: 1 MB of gzip holding 1 GB of blanks.
-    import gzip
-
     blanks = tmp / "blanks.pt.trace.json.gz"
     blanks.write_bytes(gzip.compress(b'{"traceEvents": [') + gzip.compress(b" " * (1 << 20)) * 1000
                        + gzip.compress(b"]}"))
@@ -172,7 +179,8 @@ def _cases(tmp: Path) -> list[Case]:
         Case("list --area bogus", ["list", "--area", "bogus"]),
         Case("TORCH_DISTRIBUTED_DEBUG=bogus", ["check", "--json"], bound_s=120,
              env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, exit_codes=(1,), expect_in_output="ENV406"),
-        Case("690-byte pickle of 10^30 nodes", ["diagnose", "--flight-recorder", str(fr)], exit_codes=(0, 1, 2)),
+        Case("690-byte pickle of 10^30 nodes", ["diagnose", "--flight-recorder", str(fr)], exit_codes=(3,),
+             expect_in_output="skipped"),
         Case("diagnose of a FIFO that never ends", ["diagnose", "--timeout", "2", str(fifo)], exit_codes=(3,)),
         Case("diagnose with no input", ["diagnose"], stdin=b"lines nobody asked to read"),
         Case("diagnose of an empty stdin", ["diagnose", "-"]),
@@ -208,7 +216,7 @@ def _cases(tmp: Path) -> list[Case]:
              expect_in_output="stdout is closed"),
         Case("1 GB of blanks in a trace, --timeout 1", ["diagnose", "--timeout", "1", str(blanks)], bound_s=5,
              exit_codes=(3,), reject_in_output="no failure found"),
-        Case("1 GB of blanks in a trace, read to its end", ["diagnose", str(blanks)], bound_s=60, exit_codes=(0,),
+        Case("1 GB of blanks in a trace, read to its end", ["diagnose", str(blanks)], bound_s=60, exit_codes=(3,),
              expect_in_output="skipped"),
         Case("secrets in four new shapes, --json", ["diagnose", "--json", str(secret_shapes)], exit_codes=(0, 1)),
         Case("secrets in endpoints and knobs, collect", ["collect", "--level", "quick", "--only", "launch,knobs", "-o",
@@ -225,6 +233,8 @@ def _cases(tmp: Path) -> list[Case]:
              reject_in_output="internal error"),
         Case("check under a 200 MiB address-space limit", [*quick], cap=200 << 20, exit_codes=(0, 1, 3),
              reject_in_output="internal error"),
+        Case("a bare-array trace", ["diagnose", str(bare)], exit_codes=(0,), expect_in_output="1 profiler trace"),
+        Case("a .json.gz trace cut in half", ["diagnose", str(cut)], exit_codes=(3,), expect_in_output="skipped: "),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]

@@ -115,6 +115,13 @@ def _render(report: Report, console: Console) -> None:
         scanned += f", {len(fr.get('dumps', []))} flight-recorder dump(s)"
     if report.extra.get("traces"):
         scanned += f", {len(report.extra['traces'].get('ranks', {}))} profiler trace(s)"
+    if not report.findings and report.incomplete_reasons:  # every input skipped: not an all-clear
+        for reason in report.incomplete_reasons:
+            console.print(f"[yellow]incomplete:[/] {escape(reason)} ({escape(scanned)} read).")
+        _notes(console, report.meta)
+        for s in report.meta.get("skipped_unreadable_files") or []:
+            console.print(f"[yellow]skipped:[/] {escape(s)}")
+        return
     if not report.findings:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)

@@ -19,6 +19,9 @@ def _cell(v: Any, width: int = 7) -> str:
 
 
 def section(console: Console, traces: Optional[dict[str, Any]], found: list[Finding]) -> None:
+    if traces and not traces.get("ranks"):  # no trace could be read: each one is named with its reason
+        for s in traces.get("skipped") or []:
+            console.print(f"  [yellow]skipped:[/] {escape(s)}")
     if not traces or not traces.get("ranks"):
         return
     ranks = traces["ranks"]

@@ -19,6 +19,7 @@ import io
 import json
 import json.scanner
 import re
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -243,15 +244,31 @@ def looks_like_trace(path: str, head_bytes: int = 65536) -> bool:
     or a pgdoctor rank event file. Cheap: reads the first 64 KiB only."""
     if path.endswith(".events.jsonl"):
         return True
-    try:
-        with open_text(path) as f:
-            head = f.read(head_bytes)
-    except (OSError, EOFError, gzip.BadGzipFile):
-        return False
+    head = _head_text(path, head_bytes)
     text = head.lstrip()
+    if text.startswith("["):  # the bare-array form of the Chrome trace format: events from the start
+        first = text[1:].lstrip()
+        return first.startswith("{") and '"ph"' in head and '"ts"' in head
     if not text.startswith("{"):
         return False
     return '"traceEvents"' in head or ('"schemaVersion"' in head and '"deviceProperties"' in head)
+
+
+def _head_text(path: str, head_bytes: int) -> str:
+    """The first `head_bytes` characters, gunzipped when gzip. A gzip cut short gives what it
+    holds (GzipFile raises EOFError instead, and a truncated trace was then read as an empty
+    log): the trace reader names it as skipped with its reason."""
+    try:
+        with open(path, "rb") as raw:
+            data = raw.read(1 << 20)
+    except OSError:
+        return ""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = zlib.decompressobj(47).decompress(data, head_bytes)
+        except zlib.error:
+            return ""
+    return data[:head_bytes].decode("utf-8", "replace")
 
 
 # File names a trace can have: torch.profiler's `*.pt.trace.json(.gz)`, export_chrome_trace's
