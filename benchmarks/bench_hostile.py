@@ -105,6 +105,8 @@ def _cases(tmp: Path) -> list[Case]:
     t308.write_text(json.dumps({**{k: v for k, v in snap.items() if k != "probes"}, "time_unix": 1e308, "probes": []}))
     nan_cfg = tmp / "nan.toml"
     nan_cfg.write_text("[traces]\nexposed_comm_pct = nan\n")
+    inf_cfg = tmp / "inf.toml"
+    inf_cfg.write_text("[traces]\ngpu_idle_pct = inf\n")
     sc0 = tmp / "scaling0.json"
     sc0.write_text(json.dumps({"scaling": {"rows": [{"nproc": 0, "fwd_s": 0.1, "samples": 8}]}}))
     inf_tr = tmp / "inf_traces"
@@ -235,6 +237,10 @@ def _cases(tmp: Path) -> list[Case]:
              reject_in_output="internal error"),
         Case("a bare-array trace", ["diagnose", str(bare)], exit_codes=(0,), expect_in_output="1 profiler trace"),
         Case("a .json.gz trace cut in half", ["diagnose", str(cut)], exit_codes=(3,), expect_in_output="skipped: "),
+        Case("traces.* = inf", ["diagnose", "--config", str(inf_cfg), str(far_ranks)], expect_in_output="finite"),
+        Case("plan --ep 4 on a dense model", [*plan, "80GiB", "--ep", "4"], expect_in_output="dense"),
+        Case("bench collectives --nproc 100000", ["bench", "collectives", "--nproc", "100000", "--backend", "gloo"],
+             expect_in_output="1<=x<=256"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]

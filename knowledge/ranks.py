@@ -47,6 +47,9 @@ def count_label(ranks: Iterable[int], max_runs: int = 12) -> str:
 # analysis builds a range, a set or a loop over an input's span.
 MAX_RANK = (1 << 20) - 1  # 1,048,575: ten times the largest jobs run today
 MAX_PID = 1 << 22  # Linux's PID_MAX_LIMIT (pid_max can be set no higher)
+# Ranks spawned on one host (--nproc), each a Python process with torch (~300 MB): more is a typo
+# that would fork the host to its knees, not a measurement. A larger world runs under a launcher.
+MAX_LOCAL_RANKS = 256
 
 
 def bounded(value: object, limit: int = MAX_RANK) -> int | None:

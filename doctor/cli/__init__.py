@@ -181,7 +181,9 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
     # otherwise never end on Ctrl-C or an orchestrator's SIGINT.
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from pgdoctor.probes.processes import QUIET_WARNINGS
+    from pgdoctor.probes.processes import QUIET_WARNINGS, clean_stale_temp
+
+    clean_stale_temp()  # what a SIGKILLed pgdoctor left in the temp directory
 
     for message in QUIET_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=UserWarning)

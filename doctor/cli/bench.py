@@ -15,6 +15,7 @@ import click
 from pgdoctor.cli import FiniteFloat, require_torch_importable
 from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
+from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 
 # Spawned ranks import torch before they join the rendezvous: on a loaded 2-core host that alone
 # took 3-5 s, so an init bound of --timeout 2 named healthy ranks as missing.
@@ -73,7 +74,7 @@ class _Bar:
 @click.option("--max-bytes", callback=_bytes, default=None, help="Largest size [default: 256M on GPU, 64M on CPU].")
 @click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True, help="Timed iterations per size.")
 @click.option("--warmup", type=click.IntRange(min=0), default=5, show_default=True, help="Untimed iterations per size.")
-@click.option("--nproc", type=click.IntRange(min=1), default=None,
+@click.option("--nproc", type=click.IntRange(min=1, max=MAX_LOCAL_RANKS), default=None,
               help="Spawn N local ranks [default: one per GPU; required without GPUs or a launcher].")
 @click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True)
 @click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5), default=30.0, show_default=True,

@@ -17,6 +17,7 @@ from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.engine.plugins import load_plugins
 from pgdoctor.engine.runner import Selection, build_report, was_interrupted
 from pgdoctor.engine.runner import collect as collect_snapshot
+from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 from pgdoctor.model import Report, Severity, Snapshot, SnapshotFormatError, exit_code
 from pgdoctor.probes.base import LEVELS, ProbeContext
 from pgdoctor.render import FORMATS, Renderer, get_renderer
@@ -63,7 +64,7 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--force", is_flag=True, help="Run heavy probes even on GPUs other processes use."),
         click.option("--all-pairs", is_flag=True,
                      help="Multi-node net check: measure every node pair, not only neighbours."),
-        click.option("--nproc", type=click.IntRange(min=1), default=None,
+        click.option("--nproc", type=click.IntRange(min=1, max=MAX_LOCAL_RANKS), default=None,
                      help="Collective probe: spawn N local ranks (default: one per GPU; none without GPUs)."),
         click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True,
                      help="Collective probe backend: NCCL on GPUs, gloo on CPU."),

@@ -7,7 +7,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 from typing import Any, Optional
 
 import click
@@ -100,7 +99,9 @@ def repro(
     from pgdoctor.lab.spec import LabSpec
 
     dev = _device(device)
-    run_dir = tempfile.mkdtemp(prefix="pgdoctor-repro-")
+    from pgdoctor.probes.processes import temp_dir
+
+    run_dir = temp_dir("repro")  # by pid: removed by the next run if this one is SIGKILLed
     try:
         tdir = os.path.abspath(trace_dir) if trace_dir else os.path.join(run_dir, "trace")
         try:

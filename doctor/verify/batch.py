@@ -17,13 +17,12 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children, temp_dir
 from pgdoctor.verify.entry import EntryError, check, entry_of
 from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
@@ -71,7 +70,7 @@ def launch_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) 
 
 def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) -> list[Outcome]:
     """The runs of one spawn up to the first that failed, that one included (at least one)."""
-    out_dir = Path(tempfile.mkdtemp(prefix="pgdoctor-verify-batch-"))
+    out_dir = Path(temp_dir("verify-batch"))  # by pid: removed by the next run if this one is SIGKILLed
     try:
         batch = []
         for i, item in enumerate(items):

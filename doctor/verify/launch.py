@@ -9,14 +9,13 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children, temp_dir
 from pgdoctor.verify.entry import EntryError
 
 # After the first rank fails, how long the others get to fail on their own and say so.
@@ -47,7 +46,7 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
            reference: bool = True) -> Run:
     """Run the reference (when asked) and `nproc` ranks of `role` at once; raise EntryError when
     the user's entry raised or broke the contract in any of them."""
-    out_dir = tempfile.mkdtemp(prefix="pgdoctor-verify-")
+    out_dir = temp_dir("verify")  # by pid: removed by the next run if this one is SIGKILLed
     try:
         # Rank 0 runs the reference first, before it joins the process group (worker.main).
         base = {"entry": entry, "out_dir": out_dir, **cfg, "reference_first": reference}
