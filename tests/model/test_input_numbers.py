@@ -134,3 +134,15 @@ def test_check_with_stdout_closed_is_one_line_and_exit_2(tmp_path: Path) -> None
     out = tmp_path / "r.json"
     p = _cli("check", "--level", "quick", "--only", "launch", "--json", "-o", str(out), closed_stdout=True)
     assert p.returncode in (0, 1) and json.loads(out.read_text())["command"] == "check", p.stderr
+
+
+@pytest.mark.parametrize("change", [{"world_size": 0}, {"world_size": -3}, {"bytes": "1e400"}, {"correct": "false"},
+                                    {"time_us": True}, {"world_size": 10**30}, {"busbw_gbps": math.nan}])
+def test_a_collective_row_from_a_snapshot_is_typed(change: dict[str, object]) -> None:
+    from pgdoctor.knowledge.collectives import Row
+
+    good = {"op": "all_reduce", "bytes": 1024, "world_size": 2, "time_us": 10.0, "time_min_us": 9.0,
+            "time_max_us": 11.0, "algbw_gbps": 0.1, "busbw_gbps": 0.1, "correct": True, "rank_time_us": [10.0, 10.0]}
+    assert Row.from_json(good).world_size == 2
+    with pytest.raises(ValueError):
+        Row.from_json({**good, **change})
