@@ -11,7 +11,7 @@ import click
 
 from pgdoctor.checks.base import Config
 from pgdoctor.cli import FiniteFloat
-from pgdoctor.cli.output import output_options, write_output
+from pgdoctor.cli.output import checked_output, output_options, write_output  # noqa: F401 (checked_output: older importers)
 from pgdoctor.engine.config import ConfigError, load_config
 from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.engine.plugins import load_plugins

@@ -115,6 +115,13 @@ def _render(report: Report, console: Console) -> None:
         scanned += f", {len(fr.get('dumps', []))} flight-recorder dump(s)"
     if report.extra.get("traces"):
         scanned += f", {len(report.extra['traces'].get('ranks', {}))} profiler trace(s)"
+    hang = report.extra.get("hang")
+    if hang:
+        from pgdoctor.diagnose.stacks.report import console_lines
+
+        scanned += f", {sum(len(j['ranks']) for j in hang.get('jobs', ()))} rank(s) of hang evidence"
+        for line in console_lines(hang):
+            console.print(escape(line))
     if not report.findings and report.incomplete_reasons:  # every input skipped: not an all-clear
         for reason in report.incomplete_reasons:
             console.print(f"[yellow]incomplete:[/] {escape(reason)} ({escape(scanned)} read).")
