@@ -143,6 +143,11 @@ class Report:
         # Every renderer (console, html, junit, ...) reads the report, so redacting here keeps
         # credentials out of all of them, whatever a probe measured or a log line contained.
         object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
+        # The metadata too (skipped-file notes, file names, the job-wide lines, traces): the
+        # console reads it directly, not through to_json.
+        object.__setattr__(self, "meta", scrub(dict(self.meta)))
+        object.__setattr__(self, "extra", scrub(dict(self.extra)))
+        object.__setattr__(self, "incomplete_reasons", tuple(scrub(list(self.incomplete_reasons))))
         if self.snapshot is not None:
             object.__setattr__(self, "snapshot", self.snapshot.redacted())
 

@@ -195,4 +195,15 @@ def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps
     meta["host"] = socket.gethostname()
     meta["paths"] = list(paths)
     meta["flight_recorder_dirs"] = list(flight_recorder_dirs)
-    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta, extra=extra)
+    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta, extra=extra,
+                  incomplete_reasons=_nothing_read(meta, extra))
+
+
+def _nothing_read(meta: Mapping[str, Any], extra: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every input skipped, none read: not "no failure found" (exit 0) but incomplete (exit 3)."""
+    traces = extra.get("traces") or {}
+    fr = meta.get("flight_recorder") or {}
+    if meta.get("sources") or traces.get("ranks") or fr.get("dumps") or extra.get("hang"):
+        return ()
+    skipped = [*meta.get("skipped_unreadable_files", []), *traces.get("skipped", []), *fr.get("skipped", [])]
+    return (f"no input could be read: {len(skipped)} skipped",) if skipped else ()

@@ -164,7 +164,7 @@ def run(spec: Any, rank: int, world: int) -> int:
         r.save(status="ok")
         dist.destroy_process_group()
         return 0
-    except BaseException as exc:
+    except BaseException as exc:  # catches-interrupts: a lab rank records every way it ended, then exits
         ranges = ins.ranges_at_failure(exc)
         ins.reset_thread()
         traceback.print_exc()
