@@ -122,6 +122,13 @@ def _render(report: Report, console: Console) -> None:
         scanned += f", {sum(len(j['ranks']) for j in hang.get('jobs', ()))} rank(s) of hang evidence"
         for line in console_lines(hang):
             console.print(escape(line))
+    if not report.findings and report.incomplete_reasons:  # every input skipped: not an all-clear
+        for reason in report.incomplete_reasons:
+            console.print(f"[yellow]incomplete:[/] {escape(reason)} ({escape(scanned)} read).")
+        _notes(console, report.meta)
+        for s in report.meta.get("skipped_unreadable_files") or []:
+            console.print(f"[yellow]skipped:[/] {escape(s)}")
+        return
     if not report.findings:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)
