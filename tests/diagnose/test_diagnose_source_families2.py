@@ -256,3 +256,27 @@ def test_nccl_size_check_quoted_in_prose_is_a_mismatch(line: str, got: int, want
     root = _root(line + "\n")
     assert root is not None and root.code == "RUN201"
     assert (root.facts["bytes"], root.facts["expected_bytes"]) == (got, want)
+
+
+# -- Open MPI's TCP transport: "peer process has unexpectedly disconnected" (help-mpi-btl-tcp.txt) ------------
+
+_PEER_GONE = ("--------------------------------------------------------------------------\n"
+              "An MPI communication peer process has unexpectedly disconnected.  This\n"
+              "usually indicates a failure in the peer process (e.g., a crash or\n"
+              "otherwise exiting without calling MPI_FINALIZE first).\n\n"
+              "  Local host: reco-313\n  Local PID:  7720\n  Peer host:  reco-316\n"
+              "--------------------------------------------------------------------------\n")
+
+
+@pytest.mark.parametrize("prefix", ["", "[1,0]<stderr>:"])
+def test_open_mpi_peer_hung_up_alone_says_a_rank_died(prefix: str) -> None:
+    log = "".join(prefix + ln + "\n" for ln in _PEER_GONE.splitlines())
+    root = _root(log)
+    assert root is not None and root.code == "RUN133" and root.category == "process_crash"
+    assert root.facts["peer_host"] == "reco-316"
+
+
+def test_open_mpi_peer_hung_up_after_an_oom_kill_names_the_kill() -> None:
+    log = _PEER_GONE + "mpirun noticed that process rank 1 with PID 4242 on node reco-316 exited on signal 9 (Killed).\n"
+    root = _root(log)
+    assert root is not None and root.code == "RUN121"
