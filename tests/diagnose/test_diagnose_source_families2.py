@@ -280,3 +280,19 @@ def test_open_mpi_peer_hung_up_after_an_oom_kill_names_the_kill() -> None:
     log = _PEER_GONE + "mpirun noticed that process rank 1 with PID 4242 on node reco-316 exited on signal 9 (Killed).\n"
     root = _root(log)
     assert root is not None and root.code == "RUN121"
+
+
+# -- detectron2's launcher: "Process group URL: <dist_url>" at ERROR when init_process_group raised -------------
+
+@pytest.mark.parametrize("line", ["ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",
+                                  "[01/24 21:11:46] d2.engine.launch ERROR: Process group URL: None",
+                                  "2024-01-24 21:11:46 | ERROR | yolox.core.launch:120 - Process group URL: None"])
+def test_detectron2_launch_without_a_dist_url_is_rendezvous_config(line: str) -> None:
+    root = _root(line + "\nTraceback (most recent call last):\nException: \n")
+    assert root is not None and root.code == "RUN224" and root.facts["init_method"] is None
+    assert root.facts["launcher"] == ("detectron2" if "d2." in line else "a copy of detectron2's launch.py")
+
+
+def test_detectron2_url_line_with_a_url_is_left_to_the_error_after_it() -> None:
+    root = _root("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: tcp://127.0.0.1:50152\n")
+    assert root is None or root.code != "RUN224"
