@@ -102,6 +102,11 @@ PEER_ACCESS_UNSUPPORTED = register_code("RUN291", "gpu-peer-access-unsupported",
                                         "Two GPUs cannot reach each other's memory (peer access not supported)", AREA)
 NCCL_PLATFORM_FEATURE = register_code("RUN292", "nccl-platform-feature-unsupported", "fail", "driver_env",
                                       "NCCL could not use a platform feature it turned on (NVLS multicast, DMA-BUF)", AREA)
+# Category driver_env: the network plugin NCCL loaded finds no fabric provider under it (no EFA here).
+NCCL_NET_PROVIDER_MISSING = register_code("RUN294", "nccl-net-provider-missing", "fail", "driver_env",
+                                          "NCCL's network plugin found no usable fabric provider (libfabric / EFA)", AREA)
+GPU_HW_EXCEPTION = register_code("RUN295", "gpu-hw-exception", "fail", "gpu_hardware",
+                                 "The GPU runtime reported a hardware exception (ROCm: GPU hang)", AREA)
 GPU_INIT_FAILED = register_code("RUN293", "gpu-init-failed", "fail", "gpu_hardware",
                                 "The driver could not initialise a GPU, or the GPU needs a reset", AREA)
 

@@ -233,6 +233,10 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
 
 # Point-to-point work has its own sequence numbers and sizes per pair: only collectives are compared.
 _P2P = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
+# Collectives whose input has one size on every rank: two ranks at one SeqNum with different NumelIn
+# were in different calls even without a majority (scatter, gather and all_to_all may differ by rank).
+_SAME_SIZE = frozenset({"ALLREDUCE", "BROADCAST", "ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_INTO_TENSOR_COALESCED",
+                        "REDUCE", "REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "ALLREDUCE_COALESCED", "BARRIER"})
 
 
 def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
@@ -257,10 +261,15 @@ def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
         if len(kinds) < 2:
             continue
         ordered = sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[1]))
-        majority = len(ordered[0][1])
-        if majority <= len(ordered[1][1]):
-            continue  # no majority (two ranks, one each): no odd one out to name; the timeouts stand
-        suspects = sorted(r for kind, rs in ordered[1:] for r in rs)
+        majority = len(ordered[0][1]) > len(ordered[1][1])
+        ops = {op for op, _n in kinds}
+        if not majority and (len(ops) > 1 or not ops <= _SAME_SIZE):
+            # A tie: only one collective called with different sizes where sizes must agree is proof. A tie
+            # on sizes of scatter / all_to_all is not; a tie on OpType (two ranks, two ops) stays the timeout
+            # it is reported as (an end-of-epoch hang where ranks left the loop at different points: the
+            # real-log corpus labels it so), and a majority still names the odd one out.
+            continue
+        suspects = sorted(r for kind, rs in ordered[1:] for r in rs) if majority else []
         desc = "; ".join(f"{count_label(rs)}: {op}" + (f" NumelIn={n}" if n is not None else "") for (op, n), rs in ordered)
         first = where[key]
         facts: dict[str, Any] = {"kind": "watchdog_disagreement", "seq": key[1],
@@ -268,9 +277,13 @@ def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
                                  "numel_in_by_rank": {str(r): k[1] for r, k in sorted(ranks.items()) if k[1] is not None}}
         if key[0] is not None:
             facts["pg_id"] = key[0]
-        facts["suspect_ranks"] = suspects
         msg = (f"ranks timed out in different collectives at SeqNum {key[1]} ({desc}): they were not in the same "
-               f"collective (a desync); rank(s) {rank_ranges(suspects)} are the odd ones out")
+               "collective (a desync)")
+        if suspects:
+            facts["suspect_ranks"] = suspects
+            msg += f"; rank(s) {rank_ranges(suspects)} are the odd ones out"
+        else:
+            msg += "; no majority names the odd one out (compare the code paths of these ranks)"
         rank = suspects[0] if len(suspects) == 1 else None
         out.append(Event(C.COLLECTIVE_MISMATCH.code, first.source, first.line, first.source_index, msg, rank, facts,
                          list(first.evidence), first.ts, 0, (C.COLLECTIVE_MISMATCH.code, "watchdog", key)))

@@ -111,7 +111,7 @@ def test_corpus_v3_dev_top1() -> None:
 
 # The last measured figures, as regression bars (the bars are 98 % on v1/v2, 98 % on a dev
 # half and 95 % on a held-out half).
-BARS = {"v3_dev": 0.85}
+BARS = {"v3_dev": 0.92}
 
 
 def test_every_decoy_gets_no_wrong_failure() -> None:

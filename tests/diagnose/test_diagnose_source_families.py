@@ -153,10 +153,21 @@ def test_ranks_timing_out_in_different_collectives_at_one_seqnum_are_a_desync(od
     assert root.facts["ops_by_rank"]["3"] == odd[0]
 
 
-def test_agreeing_watchdog_records_and_a_tie_stay_timeouts() -> None:
+def test_agreeing_watchdog_records_and_a_tie_on_sizes_that_may_differ_stay_timeouts() -> None:
     assert _root(_wd(1, "ALLREDUCE", 8) + _wd(2, "ALLREDUCE", 8)).code == "RUN151"
-    assert _root(_wd(1, "ALLREDUCE", 8) + _wd(2, "BROADCAST", 8)).code == "RUN151"  # no odd one out
     assert _root(_wd(1, "SEND", 8, 3) + _wd(2, "RECV", 8, 3) + _wd(3, "RECV", 8, 3)).code == "RUN151"  # p2p pairs
+    assert _root(_wd(1, "ALLREDUCE", 8) + _wd(2, "BROADCAST", 8)).code == "RUN151"  # a tie on OpType
+    # all_to_all_single with uneven splits and scatter's root hold other sizes than their peers
+    assert _root(_wd(1, "ALLTOALL_BASE", 8) + _wd(2, "ALLTOALL_BASE", 64)).code == "RUN151"
+    assert _root(_wd(1, "SCATTER", 8) + _wd(2, "SCATTER", 64)).code == "RUN151"
+
+
+@pytest.mark.parametrize(("one", "two"), [(("BROADCAST", 64), ("BROADCAST", 24084544)),
+                                          (("ALLREDUCE", 4821568), ("ALLREDUCE", 1024))])
+def test_two_ranks_in_different_collectives_at_one_seqnum_are_a_desync_without_a_suspect(one: Any, two: Any) -> None:
+    root = _root(_wd(3, *one, seq=7219) + _wd(2, *two, seq=7219))
+    assert root.code == "RUN201" and root.facts["seq"] == 7219 and "suspect_ranks" not in root.facts
+    assert root.facts["numel_in_by_rank"] == {"2": two[1], "3": one[1]}
 
 
 # -- kernel and platform OOM records -----------------------------------------------------------------------------

@@ -13,11 +13,13 @@ import re
 from pgdoctor.diagnose.rules import (
     cuda_oom,
     driver_env,
+    gloo_errors,
     gpu_hardware,
     host_oom,
     launcher,
     mismatch,
     nccl_errors,
+    nccl_platform,
     process_crash,
     pyexc,
     rendezvous,
@@ -27,7 +29,7 @@ from pgdoctor.diagnose.rules import (
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 
 # Order matters where two modules could read the same line: specific before generic.
-MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, mismatch, rendezvous,
+MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_platform, gloo_errors, nccl_errors, driver_env, mismatch, rendezvous,
            timeouts, workers, process_crash, launcher, pyexc)
 SIGNATURES: tuple[Signature, ...] = tuple(row for mod in MODULES for row in mod.SIGNATURES)
 

@@ -13,7 +13,9 @@ instance ("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)
 43/45 that name their cause ("caused by previous Xid 149": the finding is Xid 149) and are
 otherwise consequences; NVML / nvidia-smi "Unable to determine the device handle for GPU...:
 Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" without its Xid
-119; cudaErrorNvlinkUncorrectable "uncorrectable NVLink error detected during the execution".
+119; cudaErrorNvlinkUncorrectable "uncorrectable NVLink error detected during the execution"; ROCm's
+runtime "HW Exception by GPU node-N (Agent handle: ...) reason :GPU Hang" and "Memory access fault by
+GPU node-N ... on address ...".
 """
 
 from __future__ import annotations
@@ -179,6 +181,33 @@ def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
                       {"cuda_error": m.group(0)}, used, dedupe=(row.code, hit.rank))]
 
 
+# ROCm's runtime (ROCR, HSA): its hardware-exception handler "HW Exception by GPU node-9 (Agent handle:
+# 0x64ff272d8ab0) reason :GPU Hang" (the queue stopped answering and the kernel driver reset the GPU;
+# "reason :ECC error" for memory), and its memory-fault handler "Memory access fault by GPU node-1 (Agent
+# handle: 0x55d...) on address 0x7f00.... Reason: Page not present or supervisor privilege." (ROCm's
+# illegal memory access: a kernel or library bug far more often than the hardware).
+_HSA_HW = re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
+_HSA_FAULT = re.compile(r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)")
+
+
+def _hsa_hw(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    node, reason = int(m.group(1)), m.group(2)
+    facts = {"runtime": "rocm", "hsa_node": node, "reason": reason}
+    if "ECC" in reason:
+        return [row.event(hit, f"ROCm reports an ECC error on GPU node {node}", facts, code=C.GPU_ECC.code,
+                          dedupe=(C.GPU_ECC.code, node))]
+    return [row.event(hit, f"ROCm reports a hardware exception on GPU node {node}: {reason} (the GPU stopped "
+                      "answering and was reset; see dmesg for amdgpu ring timeouts and resets)", facts,
+                      dedupe=(row.code, node))]
+
+
+def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"ROCm: memory access fault by GPU node {m.group(1)} at {m.group(2)} (its illegal memory "
+                      "access: most often a kernel or library bug)", {"runtime": "rocm", "hsa_node": int(m.group(1)),
+                                                                     "address": m.group(2)},
+                      dedupe=(row.code, hit.rank, "rocm"))]
+
+
 _CUDA = "'CUDA error: ' (or the exception type) before the runtime's message"
 SIGNATURES = (
     Signature("xid", _XidLine(), _xid, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm", "xid"),
@@ -205,6 +234,10 @@ SIGNATURES = (
     Signature("ecc uncorrectable", _ECC, _ecc, C.GPU_ECC.code, anchors=(b"rror",), worth=(rb"\berror\b",),
               words=("ecc error",), anchor_from="the message's own 'error' (matched ignoring case)",
               examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",)),
+    Signature("rocm hardware exception", _HSA_HW, _hsa_hw, C.GPU_HW_EXCEPTION.code, anchors=(b"HW Exception",),
+              worth=(rb"HW Exception",), words=("hw exception by gpu",)),
+    Signature("rocm memory access fault", _HSA_FAULT, _hsa_fault, C.CUDA_ILLEGAL_ACCESS.code,
+              anchors=(b"Memory access fault",), worth=(rb"Memory access fault",), words=("memory access fault by gpu",)),
     Signature("illegal access", _ILLEGAL, _illegal, C.CUDA_ILLEGAL_ACCESS.code, anchors=(b"rror",), worth=(rb"\berror\b",),
               words=("illegal memory access", "unspecified launch failure", "illegal instruction", "misaligned address",
                      "cudaerrorillegaladdress", "cudaerrorlaunchfailure"), anchor_from=_CUDA,

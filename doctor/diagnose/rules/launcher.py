@@ -44,7 +44,10 @@ _ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
 _DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
-_MPI = re.compile(r"process rank (\d+) with PID (\d+) on node (\S+) exited on signal (\d+)")
+# Open MPI 1.2's "mpirun noticed that job rank 0 with PID 1234 on node n1 exited on signal 15 (Terminated).",
+# 1.3+ "process rank", PRRTE (Open MPI 5) "prterun noticed that process rank ..."; a pasted log often has the
+# PID blanked ("with PID xxxxxx").
+_MPI = re.compile(r"(?:process|job) rank (\d+) with PID (\w+) on node (\S+) exited on signal (\d+)")
 # torch.multiprocessing.spawn: "process 1 terminated with signal SIGKILL" / "... with exit code 1"
 # (ProcessExitedException; a plain Exception before 1.7).
 _SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
@@ -183,7 +186,7 @@ def teardown(markers: list[Event]) -> Optional[Event]:
             first = first or mk
             pids.append(pid)
     if first is None:
-        return None
+        return _peer_hung_up(markers)
     nums = [mk.facts["signalled"] for mk in markers if "signalled" in mk.facts]
     stopped = sorted(set(pids))
     if nums:
@@ -279,8 +282,11 @@ def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [_exit(hit, {"exitcode": -int(m.group(4)), "pid": int(m.group(2)), "host": m.group(3),
-                        "reporter": "mpirun", "rank": int(m.group(1))}, int(m.group(1)))]
+    facts: dict[str, Any] = {"exitcode": -int(m.group(4)), "host": m.group(3), "reporter": "mpirun",
+                             "rank": int(m.group(1))}
+    if m.group(2).isdigit():
+        facts["pid"] = int(m.group(2))
+    return [_exit(hit, facts, int(m.group(1)))]
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -332,7 +338,44 @@ def _marker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, t.strip()[:200], facts, dedupe=(MARKER, hit.line.no, hit.source))]
 
 
+def _peer_hung_up(markers: list[Event]) -> Optional[Event]:
+    """Open MPI's "peer process has unexpectedly disconnected" with nothing else: a rank on the peer
+    host died first, without its own error in the excerpt."""
+    peer = next((mk for mk in sorted(markers, key=lambda e: e.position) if _MPI_PEER.search(mk.facts.get("marker", ""))),
+                None)
+    if peer is None:
+        return None
+    host = peer.facts.get("peer_host")
+    facts: dict[str, Any] = {"reporter": "mpirun", "teardown_only": True}
+    if host:
+        facts["peer_host"] = facts["host"] = host
+    msg = (f"Open MPI saw a peer process{' on ' + host if host else ''} disconnect without finishing (it crashed or "
+           "was killed): that rank died first; its own log (and dmesg for the OOM killer) says why")
+    return Event(C.RANK_EXITED.code, peer.source, peer.line, peer.source_index, msg, peer.rank, facts,
+                 list(peer.evidence), peer.ts, 0, (C.RANK_EXITED.code, "mpi_peer"))
+
+
+# Open MPI's TCP transport (help-mpi-btl-tcp.txt, "peer hung up"): "An MPI communication peer process has
+# unexpectedly disconnected.  This usually indicates a failure in the peer process (e.g., a crash or
+# otherwise exiting without calling MPI_FINALIZE first)." then "Peer host: <host>": a rank elsewhere died.
+_MPI_PEER = re.compile(r"MPI communication peer process has unexpectedly disconnected")
+_PEER_HOST = re.compile(r"^\s*Peer host:\s*(\S+)")
+
+
+def _mpi_peer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    evs = _marker(row, hit, m) or []
+    for ln in hit.after(16, same_rank=False):
+        h = _PEER_HOST.match(ln.text)
+        if h:
+            for ev in evs:
+                ev.facts["peer_host"] = h.group(1)
+            break
+    return evs
+
+
 SIGNATURES = (
+    Signature("mpi peer disconnected", _MPI_PEER, _mpi_peer, MARKER, tier=3, anchors=(b"unexpectedly disconnected",),
+              worth=(rb"unexpectedly disconnected",)),
     Signature("torchrun failure table", re.compile(r"ChildFailedError"), _child_failed, EXIT, tier=3, anchors=(b"rror",),
               worth=(rb"Error\b",)),
     Signature("torchrun table entry", re.compile(r"^\s*exitcode\s*:\s*(.*)$"), _table_entry, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),

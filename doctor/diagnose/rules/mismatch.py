@@ -10,7 +10,8 @@ newer add "Collectives differ in the following aspects: \t Op type: ALLREDUCEvs 
 reducer: "Expected to have finished reduction in the prior iteration before starting a new one.
 ... Parameter indices which did not receive grad for rank 1: 3 4" and "Parameters which did not
 receive grad for rank 1: fc2.weight, fc2.bias"; "Expected to mark a variable ready only once.
-... Parameter at index 5 with name fc.weight has been marked as ready twice."
+... Parameter at index 5 with name fc.weight has been marked as ready twice."; NCCL's size check
+("Message truncated : received 1024 bytes instead of 256", nccl_errors.TRUNCATED) quoted outside a WARN.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.nccl_errors import TRUNCATED
 from pgdoctor.diagnose.signature import Signature, read
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
@@ -149,12 +151,61 @@ def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
                       rank=listed[0] if len(listed) == 1 else None, dedupe=(row.code, "ras"))]
 
 
+# Horovod's stall inspector (horovod/common/stall_inspector.cc): "One or more tensors were submitted to be
+# reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than
+# 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only
+# subset of ranks is submitting tensors, which will cause deadlock." then, up to 0.19, "Stalled ops:" and
+# "<tensor> [missing ranks: 0, 3]" per tensor; from 0.20 "Missing ranks:" and "<rank>: [<tensor>, ...]".
+_HVD_STALL = re.compile(r"submitted to be reduced, gathered or broadcasted by subset of ranks")
+# (the line normaliser takes "[m" for the remnant of a terminal colour code: "issing" is what is left)
+_HVD_OLD = re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
+_HVD_NEW = re.compile(r"^\s*(\d+): \[")
+
+
+def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    missing: set[int] = set()
+    tensors = 0
+    table = False
+    for ln in hit.after(64, same_rank=False):
+        old, new = _HVD_OLD.search(ln.text), _HVD_NEW.match(ln.text)
+        if old:
+            missing.update(int(x) for x in re.findall(r"\d+", old.group(1)))
+            tensors += 1
+        elif new:
+            missing.add(int(new.group(1)))
+        elif table and ln.rank is not None and ln.text.lstrip().startswith("["):
+            missing.add(ln.rank)  # "1: [...]" read as a rank prefix by the line normaliser
+        table = table or ln.text.strip() == "Missing ranks:"
+    facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
+    if missing:
+        facts["suspect_ranks"] = facts["missing_ranks"] = sorted(missing)
+    if tensors:
+        facts["stalled_tensors"] = tensors
+    who = f"; rank(s) {sorted(missing)} never submitted them" if missing else ""
+    return [row.event(hit, "Horovod's stall inspector: some ranks submitted collectives that the others did not "
+                      f"(different tensors, or a subset of ranks reached the collective){who}", facts,
+                      rank=min(missing) if len(missing) == 1 else None, dedupe=(row.code, "horovod_stall"))]
+
+
+def _truncated(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # NCCL's size check quoted outside a WARN or torch's "Last error:" (prose, a summary line): the same fact.
+    got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return [row.event(hit, f"NCCL received {got} bytes where {want} were expected: ranks called the collective with "
+                      "different sizes (or different collectives)", {"bytes": int(got), "expected_bytes": int(want)},
+                      dedupe=(row.code, "truncated"))]
+
+
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
 
 
 _RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"
 SIGNATURES = (
+    # tier 1: a rank that died first also leaves the others waiting; its own error, when shown, is the cause
+    Signature("horovod stall inspector", _HVD_STALL, _hvd_stall, C.COLLECTIVE_MISMATCH.code, tier=1,
+              anchors=(b"subset of ranks",), worth=(rb"subset of ranks",)),
+    Signature("nccl size check quoted", TRUNCATED, _truncated, C.COLLECTIVE_MISMATCH.code,
+              anchors=(b"essage truncated", b"mismatch error"), worth=(rb"essage truncated", rb"mismatch error")),
     Signature("nccl ras operation counts", _RAS_COUNTS, _ras_counts, C.COLLECTIVE_MISMATCH.code,
               anchors=(b"operation counts",), worth=(rb"operation counts",)),
     Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),

@@ -37,6 +37,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
+from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
@@ -67,15 +68,13 @@ _PEER = re.compile(r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]
 _SOCKET = re.compile(r"Connection (?:closed by (?:remote )?peer|reset by peer|refused|timed out)|Software caused connection abort|"
                      r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
                      r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
-                     r"Socket (?:recv|send) failed")
+                     r"Socket (?:recv|send) failed|\[Service thread\] Accept failed")
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
 _IFACE = re.compile(r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
                     r"NCCL_SOCKET_IFNAME|neither AF_INET", re.I)
 # Where a dropped connection is the job's own (not a dataset download's "ConnectionError").
 _DIST_CONTEXT = re.compile(r"gloo|pair\.cc|ProcessGroup|c10d|torch[./]distributed|NCCL|all_?reduce|broadcast|barrier", re.I)
-# gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
-_GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
 _IB_COMPLETION = re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
 _DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)")
 _CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
@@ -115,7 +114,7 @@ def _last_error(hit: Hit) -> str:
     return ""
 
 
-def _network_facts(text: str) -> dict[str, Any]:
+def network_facts(text: str) -> dict[str, Any]:
     f: dict[str, Any] = {}
     p = _PEER.search(text)
     if p:
@@ -185,7 +184,7 @@ def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: i
         return []
     if kind_code is C.NCCL_CUDA_ERROR:
         tier = max(tier, 1)  # a CUDA call failed under NCCL: the CUDA error itself is the cause when shown
-    facts = {**base, **_network_facts(detail)}
+    facts = {**base, **network_facts(detail)}
     if detail:
         facts["nccl_last_error"] = detail[:300]
     # A remote error, a dropped connection or a refused one is most often the echo of a peer
@@ -223,6 +222,8 @@ _PROXY = re.compile(r"Failed to execute operation (\w+) from rank (\d+), retcode
 # NCCL_DEBUG=INFO prints every frame an error returns through: "NCCL INFO transport/net.cc:515 -> 2";
 # the number is the ncclResult_t. Alone (its WARN cut off) it still names the kind of failure.
 _CHAIN = re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
+# Frames of NCCL's socket layer (misc/socket.cc since 2.12, transport/net_socket.cc, bootstrap.cc's sockets).
+_SOCKET_FRAME = re.compile(r"(?:^|/)(?:socket|net_socket)\.cc$")
 _RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERROR, 4: C.NCCL_INVALID_USAGE,
            5: C.NCCL_INVALID_USAGE, 6: C.NCCL_REMOTE_ERROR}
 
@@ -231,44 +232,20 @@ _RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERRO
 # different sizes (or different collectives): a mismatch, whatever error NCCL returned for it.
 # NCCL <= 2.4's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
 # NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
-# size 65536".
-_TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
-                        r"collective mismatch error, local size (\d+) remote size (\d+)")
+# size 65536" (2.8-2.11: "collective mismatch error local size 131072 remote 0 addr 7f08... rkey 83000 seq 2/2").
+TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
+                        r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)")
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
 
 
-# Platform features NCCL turns on by itself when the hardware claims them, that the rest of the stack
-# cannot deliver: NVLink SHARP multicast (transport/nvls.cc: "Cuda failure 1 'invalid argument'" from
-# cuMulticast* when the Fabric Manager / IMEX does not provide it) and DMA-BUF memory registration
-# (misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error Operation not supported": the kernel or the
-# IB driver lacks it). NCCL_NVLS_ENABLE=0 / NCCL_DMABUF_ENABLE=0 turn them off.
-_NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
-_DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
-
-
-def _platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
-    # NVLS: only what names the fabric's side; a bare "Cuda failure 1 'invalid argument'" from nvls.cc
-    # was also an NCCL bug (fixed in 2.26.5) and stays a CUDA failure inside NCCL (RUN194).
-    feature = "dmabuf" if _DMABUF.search(detail) else "nvls" if (
-        _NVLS_SOURCE.search(where) and re.search(r"not supported|not available|[Ff]abric|IMEX", detail)) else ""
-    if not feature:
-        return []
-    what = {"nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
-                    "NCCL_NVLS_ENABLE=0 turns it off",
-            "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
-                      "support it; NCCL_DMABUF_ENABLE=0 turns it off"}[feature]
-    return [event(hit, C.NCCL_PLATFORM_FEATURE.code, f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
-                  {**base, "feature": feature}, used, dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature))]
-
-
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """Details whose meaning does not depend on which error code NCCL wrapped them in."""
-    feature = _platform_feature(hit, detail, detail, base, used)
+    feature = platform_feature(hit, detail, detail, base, used)
     if feature:
         return feature
-    m = _TRUNCATED.search(detail)
+    m = TRUNCATED.search(detail)
     if m:
         got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {got} bytes where {want} "
@@ -331,9 +308,24 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL rejected a call: {msg[:160]}",
                       {"nccl_warn": msg[:300]}, dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank))]
     if src and src.group(1).startswith("graph/") and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg):
+        if _returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
+            return [event(hit, C.NCCL_SYSTEM_ERROR.code, f"{hit.who()}: a system call of NCCL's topology detection "
+                          f"failed: {msg[:160]} (a PCI path missing from /sys: VMs, containers)",
+                          {"nccl_warn": msg[:300], "nccl_source": src.group(0), "nccl_result": 2},
+                          dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"))]
         return [event(hit, C.NCCL_INTERNAL_ERROR.code, f"{hit.who()}: NCCL's topology search failed: {msg[:160]}",
                       {"nccl_warn": msg[:300], "nccl_source": src.group(0)}, dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank))]
     return []
+
+
+def _returned(hit: Hit) -> int:
+    """The ncclResult_t of the return chain right below a WARN (0 when none follows): it says which
+    kind of failure the WARN's function returned."""
+    for ln in hit.after(3):
+        m = _CHAIN.search(ln.text)
+        if m:
+            return int(m.group(3))
+    return 0
 
 
 def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -404,6 +396,8 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     kind = _RESULT.get(res)
     if kind is None:
         return []
+    if _SOCKET_FRAME.search(m.group(1)):
+        kind = C.NCCL_SOCKET_ERROR  # the socket layer returns ncclInternalError for many socket failures
     return [row.event(hit, f"{hit.who()}: an NCCL call failed with ncclResult {res} (return chain from "
                       f"{m.group(1)}:{m.group(2)}; the WARN that said why is not in the excerpt)",
                       {"nccl_result": res, "nccl_source": f"{m.group(1)}:{m.group(2)}"}, code=kind.code,
@@ -413,7 +407,7 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
-    feature = _platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
+    feature = platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
     if feature:
         return feature
     cf = _CUDA_FAIL.search(msg)
@@ -449,46 +443,23 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
                         {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
 
 
-# ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
-# "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
-# the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
-# that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
-_FULL_MESH = re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
-
-
-def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    why = m.group("why").strip()
-    facts: dict[str, Any] = {"backend": "gloo", "phase": "connect_full_mesh", "gloo_error": why[:200],
-                             **_network_facts(why)}
-    src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", why)
-    if src:
-        facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
-    if re.search(r"remote=\[?127\.", why):
-        facts["likely_cause"] = "host_name_resolves_to_loopback"
-    return [row.event(hit, f"{hit.who()}: gloo could not connect to every peer at process-group setup "
-                      f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
-                      "firewall, or a host name that resolves to loopback)", facts, dedupe=(row.code, "full_mesh"))]
-
-
 # ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
 # "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is
 # supported for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the
-# same device" - the program's call, whichever backend error type wraps it.
+# same device" - the program's call, whichever backend error type wraps it; and a collective the backend
+# does not have: 1.x "ProcessGroupNCCL does not support gather" / "... recvAnysource", the base class's
+# "ProcessGroup nccl does not support alltoall", 2.x Backend.hpp "Backend nccl does not support allgather_into_tensor_coalesced",
+# "allreduce_coalesced is currently not supported with NCCL".
 _C10D_ARGS = re.compile(r"Tensors must be contiguous|Tensors must be CUDA and dense|"
                         r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
-                        r"Tensors must be on the same device|Tensor list input and output must have the same size")
+                        r"Tensors must be on the same device|Tensor list input and output must have the same size|"
+                        r"ProcessGroup(?:NCCL|Gloo|MPI|UCC)? \w* ?does not support \w+|Backend \w+ does not (?:support|implement) \w+|"
+                        r"\w+ is currently not supported with NCCL")
 
 
 def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"{hit.who()}: the collective was called with tensors the NCCL backend rejects: {m.group(0)}",
                       {"c10d_check": m.group(0)}, dedupe=(row.code, hit.rank, "args"))]
-
-
-def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"gloo cannot use interface {m.group(1)}: it has no address "
-                      "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
-                      {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
-                      dedupe=(row.code, "gloo_iface"))]
 
 
 def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -501,7 +472,7 @@ def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
         return None  # a store client that lost its server is the rendezvous module's
     # gloo / c10d socket errors outside NCCL: the peer went away.
     return [row.event(hit, f"{hit.who()}: connection to a peer failed: {t.strip()[:160]}",
-                      {"backend": "gloo" if "gloo" in t else "unknown", **_network_facts(t)},
+                      {"backend": "gloo" if "gloo" in t else "unknown", **network_facts(t)},
                       dedupe=(row.code, hit.rank))]
 
 
@@ -545,22 +516,14 @@ SIGNATURES = (
               worth=(rb"\berror\b",), words=("unhandled system error", "unhandled cuda error",
                                              "remote process exited or there was a network error")),
     Signature("c10d argument check", _C10D_ARGS, _c10d_args, C.NCCL_INVALID_USAGE.code, anchors=(b"rror",),
-              worth=(rb"Error\b",), words=("tensors must be", "only cuda dense tensor", "tensor list"),
+              worth=(rb"Error\b",), words=("tensors must be", "only cuda dense tensor", "tensor list", "does not support",
+                                           "does not implement", "currently not supported with nccl"),
               anchor_from="the exception type ('ValueError: ', 'RuntimeError: ') before torch's check",
               examples=("ValueError: Tensors must be contiguous",
-                        "RuntimeError: Only CUDA dense tensor is supported for NCCL collective operations")),
-    Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",),
-              worth=(rb"Error\b", rb"\berror\b"), words=("connectfullmesh",),
-              anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line before it "
-                          "is read when gloo's own text holds an error word: 'no error')",
-              examples=("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
-                        "Connection refused, remote=[127.0.1.1]:17308",
-                        "[E ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
-                        "tcp/pair.cc:144] no error")),
-    Signature("gloo interface", _GLOO_IFACE, _gloo_iface, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("unable to find address for",), anchor_from=_EXC,
-              examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "
-                        "nullptr. Unable to find address for: eth0",)),
+                        "RuntimeError: Only CUDA dense tensor is supported for NCCL collective operations",
+                        "RuntimeError: ProcessGroupNCCL does not support gather",
+                        "RuntimeError: Backend nccl does not support allgather_into_tensor_coalesced",
+                        "RuntimeError: allreduce_coalesced is currently not supported with NCCL")),
     Signature("peer connection", _SOCKET, _peer_socket, C.NCCL_SOCKET_ERROR.code, tier=1, anchors=(b"rror",),
               worth=(rb"Error\b", rb"\berror\b"), words=("gloo", "connection"),
               anchor_from="an 'Error' / 'error' in the line (required by the row)",

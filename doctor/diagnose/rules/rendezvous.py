@@ -62,6 +62,13 @@ _SOCKET_TIMEOUT = re.compile(r"^(?:\w+\.)*\w*Error: Socket Timeout\b")
 # environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
 _CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
 _CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
+# A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
+# started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
+# "KeyError: 'RANK'" ("raise KeyError(key) from None" above it).
+_ENV_KEY = re.compile(r"^\s*KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\"]\s*$")
+# detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
+# <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
+_D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
 # torch 1.9-1.11 TCPStore (c10d/Utils.cpp): "connect() timed out. Original timeout was 60000 ms."
 _OLD_CONNECT = re.compile(r"connect\(\) timed out\. Original timeout was (\d+) ms")
 _RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
@@ -197,6 +204,24 @@ def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
                       dedupe=(row.code,))]
 
 
+def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    var = m.group(1)
+    return [row.event(hit, f"{var} is not in the environment: the script reads the launcher's variables and was "
+                      "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with "
+                      "the job's own export)", {"init_method": "env://", "missing_variable": var,
+                                                "problem": f"environment variable {var} not set"},
+                      dedupe=(row.code,))]
+
+
+def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "ERROR" not in hit.text and "rror" not in hit.text:
+        return None
+    return [row.event(hit, "init_process_group failed with no init_method: the launcher's dist_url is None (not "
+                      "set in the config or the command line)", {"init_method": None, "problem": "dist_url is None",
+                                                                 "launcher": "detectron2" if "d2." in hit.text else "a copy of detectron2's launch.py"},
+                      dedupe=(row.code, "d2_url"))]
+
+
 def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, "a collective ran before init_process_group: the default process group was never created "
                       "(started without a launcher, or a code path that skips the initialisation)",
@@ -289,6 +314,12 @@ SIGNATURES = (
               examples=("[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",)),
     Signature("env:// configuration", _CONFIG, _config, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("error initializing torch.distributed",)),
+    Signature("detectron2 url none", _D2_URL, _d2_url, C.RENDEZVOUS_CONFIG.code, anchors=(b"ERROR",), worth=(rb"\bERROR\b",),
+              words=("process group url",), anchor_from="the logger's 'ERROR' level before the message (required by the row)",
+              examples=("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",)),
+    Signature("launcher variable missing", _ENV_KEY, _env_key, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=("keyerror",), anchor_from="the 'Error' of 'KeyError: '",
+              examples=("KeyError: 'RANK'", 'KeyError: "LOCAL_RANK"')),
     Signature("rendezvous closed", re.compile(r"^\s*(?:\w+\.)*RendezvousClosedError\b"), _closed, R, anchors=(b"rror",),
               worth=(rb"Error\b",), words=("rendezvous",)),
     Signature("default group not initialized", _NOT_INIT, _not_initialized, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",),
