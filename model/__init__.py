@@ -24,6 +24,7 @@ from pgdoctor.model.report import (
     Evidence,
     Finding,
     Report,
+    Verdict,
     exit_code,
     sorted_findings,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SnapshotFormatError",
     "Status",
     "Unavailable",
+    "Verdict",
     "exit_code",
     "sorted_findings",
 ]

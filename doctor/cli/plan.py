@@ -364,7 +364,7 @@ def plan_cmd(
         "notes": notes,
     }
     report = Report(command="plan", snapshot=None, findings=tuple(findings),
-                    meta={"host": "", "from": from_path}, extra={"plan": plan_json})
+                    meta={"host": "", "from": from_path}, extra={"plan": plan_json}, fail_on=Severity(fail_on))
     if as_json:
         from pgdoctor.render import get_renderer
 
@@ -374,7 +374,7 @@ def plan_cmd(
                  "{:.3g}B parameters ({:.3g}B active)".format(*(n / 1e9 for n in _moe_totals(shape, moe))))
         _print_console(report, shape, seq, fabric, layouts, top, notes, convention, why, offload != "none", count,
                        moe is not None)
-    raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
+    raise click.exceptions.Exit(exit_code(report, exit_zero))
 
 
 def _print_largest(inp: PlanInput, overrides: dict[str, Optional[int]], top: int, as_json: bool) -> None:

@@ -126,7 +126,7 @@ def repro(
                 click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
-    raise click.exceptions.Exit(exit_code(report, Severity.WARN))
+    raise click.exceptions.Exit(exit_code(report))
 
 
 def _print_ranks(report: Report) -> None:
@@ -176,6 +176,7 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with
             "expected_category": expected, "trace": trace_path,
             "sources": [{"name": n, "lines": t.count("\n")} for n, t in run.sources()],
         },
+        fail_on=Severity.WARN,  # the injected fault's finding is the expected outcome: exit 1
         extra={"ranks": _rank_rows(run)} | (
             {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {}),
     )

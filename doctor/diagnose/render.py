@@ -4,11 +4,12 @@ cascade under it. Machine formats use the shared renderers."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional, TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.knowledge.jobwide_words import header, lines
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Report
@@ -51,40 +52,24 @@ def _where(f: Finding) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _ranks(group: dict[str, Any], width: int = 100) -> str:
-    """`ranks 0-516,518-1023 (1023)`; a scattered set is shortened, never a thousand numbers."""
-    text = group["ranks"]
-    if len(text) > width:
-        cut = text[:width].rsplit(",", 1)[0]
-        text = f"{cut},... (+{text.count(',') - cut.count(',')} more ranges)"
-    return f"{'rank' if group['count'] == 1 else 'ranks'} {text} ({group['count']})"
-
-
-def _jobwide(console: Console, job: Optional[dict[str, Any]]) -> None:
-    """One line per failure signature across the job's ranks, and what stands out among them."""
+def _jobwide(console: Console, report: Report) -> None:
+    """One line per failure signature across the job's ranks, and what stands out among them
+    (the words are knowledge/jobwide_words.py's, which the HTML report prints too)."""
+    job = report.meta.get("jobwide")
     if not job:
         return
-    console.print(f"\n  Job-wide: {job['ranks']} ranks ({escape(job['rank_span'][:80])})")
-    for g in job["groups"]:
-        extra = f" [dim](+{g['unranked']} without a rank)[/]" if g.get("unranked") else ""
-        console.print(f"    {escape(_ranks(g))}: {escape(g['signature'])}{extra}")
-    if job.get("groups_left_out"):
-        console.print(f"    [dim]... {job['groups_left_out']} more signature(s) in --json[/]")
-    for a in job.get("absent", []):
-        more = f" (and {len(a['signatures']) - 1} more)" if len(a["signatures"]) > 1 else ""
-        console.print(f"    [yellow]absent:[/] {escape(_ranks(a))} lack what up to {a['shared_by']} ranks share: "
-                      f"{escape(a['signatures'][0])}{more}")
-    b = job.get("behind")
-    if b:
-        what = "last completed" if b["what"] == "last_completed_seq" else "timed out at"
-        console.print(f"    [yellow]behind:[/] {escape(_ranks(b))} {what} SeqNum={b['seq']} (others {b['others']})")
-    e = job.get("earliest")
-    if e:
-        console.print(f"    earliest failure: rank {e['rank']} at {escape(e['time'])}: {escape(e['signature'])} "
-                      f"[dim]({escape(e['where'])})[/]")
-    for h in job.get("suspect_hosts", []):
-        console.print(f"    [red]suspect host {escape(h['host'])}:[/] all of its {escape(_ranks(h))} share "
-                      f"{escape(h['signature'])}, which no other host has: the node, not one rank")
+    root = report.verdict.root
+    console.print(f"\n  {escape(header(job, _dump_ranks(report.meta)))}")
+    for style, text in lines(job, root.scope.rank if root is not None else None):
+        console.print(f"    [{_STYLE[style]}]{escape(text)}[/]" if style else f"    {escape(text)}")
+
+
+_STYLE = {"warn": "yellow", "fail": "red", "dim": "dim"}
+
+
+def _dump_ranks(meta: Mapping[str, Any]) -> int:
+    dumps = (meta.get("flight_recorder") or {}).get("dumps") or []
+    return len({d.get("rank") for d in dumps if isinstance(d, Mapping)})
 
 
 def _notes(console: Console, meta: Mapping[str, Any]) -> None:
@@ -101,13 +86,15 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
 
     perf = [f for f in report.findings if f.facts.get("source") == "traces"]
     console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    verdict = report.verdict  # of the whole report, performance findings included
     if perf:
         report = replace(report, findings=tuple(f for f in report.findings if f not in perf))
-    _render(report, console)
+    _render(report, console, perf)
     section(console, report.extra.get("traces"), perf)
+    console.print(f"\n[bold]{escape(verdict.summary())}[/]")
 
 
-def _render(report: Report, console: Console) -> None:
+def _render(report: Report, console: Console, perf: list[Finding]) -> None:
     sources = report.meta.get("sources", [])
     scanned = f"{len(sources)} file(s), {sum(s.get('lines', 0) for s in sources)} lines"
     fr = report.meta.get("flight_recorder")
@@ -116,7 +103,12 @@ def _render(report: Report, console: Console) -> None:
     if report.extra.get("traces"):
         scanned += f", {len(report.extra['traces'].get('ranks', {}))} profiler trace(s)"
     if not report.findings:
-        console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
+        if perf:  # no failure, but the traces show where the time goes: not [ok]
+            worst = max(perf, key=lambda f: f.severity.rank).severity.value
+            console.print(f"[yellow]{escape('[!]')}[/] no failure found in {escape(scanned)}; {len(perf)} performance "
+                          f"finding(s) ({worst}) in the traces below")
+        else:
+            console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)
         return
     root, cascade = report.findings[0], report.findings[1:]
@@ -149,7 +141,7 @@ def _render(report: Report, console: Console) -> None:
                 e = f.evidence[0]
                 where = f"{e.file}:{e.line}: " if e.file and e.line else ""
                 console.print(f"      [dim]{escape(where + e.text[:200])}[/]")
-    _jobwide(console, report.meta.get("jobwide"))
+    _jobwide(console, report)
     _notes(console, report.meta)
     binaries = report.meta.get("skipped_binary_files") or []
     if binaries:

@@ -76,7 +76,7 @@ def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Ta
         want = (planned or {}).get(op, len(mine))
         peak, first = plateau(mine, op), latency(mine, op)
         if peak is None or first is None:
-            t.add_row(op, "-", "-", "-", "-", "no result (see the findings)")
+            t.add_row(op, "-", "-", "-", "-", f"not measured: 0 of {want} sizes ran" if want else "not measured")
             continue
         wrong_ranks = sorted({int(w["rank"]) for r in mine for w in r.wrong})
         bad = sum(1 for r in mine if not r.correct)

@@ -124,3 +124,5 @@ def render(report: Report, out: TextIO, color: bool = False, details: bool = Tru
     console.print(f"\n{summary}{' on ' + host if host else ''}.")
     for reason in report.incomplete_reasons:
         console.print(f"[yellow]incomplete:[/] {escape(reason)}")
+    style = {"failed": "red", "incomplete": "yellow", "passed": "green"}[report.verdict.status]
+    console.print(f"[bold {style}]{escape(report.verdict.summary())}[/]")
