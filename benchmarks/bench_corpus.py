@@ -1,6 +1,6 @@
 """Speed and top-1 of `pgdoctor diagnose` on the real-log corpora (tests/fixtures/corpus/).
 
-For every case: the diagnosis in-process (diagnose_sources, as tests/test_corpus.py runs it) and,
+For every case: the diagnosis in-process (diagnose_sources, as tests/diagnose/test_corpus.py runs it) and,
 for --cli N cases per corpus (default all), `pgdoctor diagnose --json -` as a child process, as
 a user or the project's scorer runs it (interpreter start-up and imports included). Prints, per
 corpus and per class: cases, top-1 right (the scorer's label -> category rules), mean and worst
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 from pgdoctor.diagnose.api import diagnose_sources  # noqa: E402
-from test_corpus import accepted  # noqa: E402  (the scorer's rules, one copy)
+from tests.diagnose.test_corpus import accepted  # noqa: E402  (the scorer's rules, one copy)
 
 CLI_BUDGET_S = 0.3
 

@@ -3,7 +3,7 @@ torch.distributed.flight_recorder.fr_trace from the installed torch) on the same
 
     python benchmarks/bench_frtrace.py [-v]
 
-Scenarios and their ground truth are tests/fr_scenarios.py: real 4-rank gloo dumps
+Scenarios and their ground truth are tests/helpers/fr_scenarios.py: real 4-rank gloo dumps
 (tests/fixtures/fr/*.tar) and dumps written in NCCL's recorder format (states, send/recv,
 coalesced groups), 3 to 1024 ranks. Each is written as torch names the files
 (nccl_trace_rank_<N>, pickles) and given to both. Prints scenario -> truth -> pgdoctor ->
@@ -31,10 +31,10 @@ import time
 from collections.abc import Sequence
 from typing import Any, Optional
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import fr_scenarios as S
 from pgdoctor.diagnose.api import diagnose_paths
+from tests.helpers import fr_scenarios as S
 
 # torchfrtrace's kinds -> the pgdoctor codes that name the same fault.
 FAMILY = {"missing": {"RUN281", "RUN287", "RUN289"}, "COLLECTIVE_TYPE_MISMATCH": {"RUN282"},

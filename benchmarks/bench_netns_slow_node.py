@@ -1,6 +1,6 @@
 """Slow-node isolation on 4 namespace hosts: one host's link throttled to about a tenth.
 
-Each run makes 4 network namespaces on a private bridge (tests/netns.py), rate-limits every host
+Each run makes 4 network namespaces on a private bridge (tests/helpers/netns.py), rate-limits every host
 with tc tbf (host S at a tenth of the others' rate; S changes from run to run), starts
 `pgdoctor check --only net --json` once per host and reads which host rank 0's report names in
 NET115. Prints one line per run (throttled host, named hosts, measured ratio, seconds including
@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the test helpers are the package tests.helpers
 
-from netns import NetnsLab, run_pgdoctor_check, unavailable_reason
+from tests.helpers.netns import NetnsLab, run_pgdoctor_check, unavailable_reason
 
 BAR_S = 60.0
 

@@ -1,6 +1,6 @@
 """The planner's figures next to the published ones they are checked against, with the error.
 
-No bar of its own: each row is asserted in tests/test_plan_setups.py (or test_plan.py, test_plan_encdec.py);
+No bar of its own: each row is asserted in tests/plan/test_plan_setups.py (or test_plan.py, test_plan_encdec.py);
 this prints them side by side for the docs and for a reviewer.
 
 Usage: python benchmarks/bench_plan_published.py [--json]

@@ -16,12 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test helpers are the package tests.helpers
 
 from pgdoctor.knowledge.collectives import make_row
 from pgdoctor.model import Measurement, Report, Scope
 from pgdoctor.render import FORMATS, get_renderer
-from render_reports import collective_measurements, gpu_finding, live_report, with_measurements
+from tests.helpers.render_reports import collective_measurements, gpu_finding, live_report, with_measurements
 
 
 def big_report() -> Report:

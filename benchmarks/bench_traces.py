@@ -10,7 +10,7 @@ HTA needs pandas and torch, so it runs in its own venv, created on first use:
 (HTA_VENV=... chooses another place). Each analysis runs in a fresh child process that reports
 its own wall time (imports included) and peak RSS. Trace sets are ../shared/traces/gpu_* (read
 in place, never copied). --record writes HTA's per-rank figures to
-tests/fixtures/traces/hta_0.5.0_figures.json, which tests/test_profile_traces_hta.py compares with.
+tests/fixtures/traces/hta_0.5.0_figures.json, which tests/diagnose/test_profile_traces_hta.py compares with.
 """
 
 from __future__ import annotations
@@ -115,8 +115,8 @@ def parsers(hta_py: Path) -> None:
 
 
 def synthetic(hta_py: Path, ranks: int, mb: float) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
-    import kineto_synth
+    sys.path.insert(0, str(ROOT))
+    from tests.helpers import kineto_synth
 
     # A padding kernel and its launch call are ~350 bytes of JSON; four steps per rank.
     pad = max(int(mb * 1e6 / 4 / 350), 0)

@@ -2,7 +2,7 @@
 
 A check is a pure function `(snapshot, config) -> list[Finding]`. It reads measurements, never
 the system: modules in this package must not import os, subprocess, torch, pynvml or
-pgdoctor.probes (tests/test_architecture.py enforces it).
+pgdoctor.probes (tests/architecture/test_architecture.py enforces it).
 """
 
 from __future__ import annotations

@@ -86,10 +86,6 @@ def socket_ifname(snap: Snapshot, config: Config) -> list[Finding]:
     return out
 
 
-def _is_int(raw: str) -> bool:
-    return raw.strip().lstrip("-").isdigit()
-
-
 @check("knobs", [ENV403, ENV404, ENV405, ENV406, ENV407, ENV408], needs=["environment", "software", "host"])
 def nccl_knobs(snap: Snapshot, config: Config) -> list[Finding]:
     env: dict[str, str] = snap.value("env.vars", {}) or {}

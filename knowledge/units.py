@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Optional
 
 _COUNT = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _BYTES = {
@@ -71,20 +70,10 @@ def parse_gbps(text: str) -> float:
     return value * scale
 
 
-def fmt_count(n: float) -> str:
-    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g}{suffix}"
-    return f"{n:.0f}"
 
 
-def fmt_gb(n: float) -> str:
-    """Decimal GB, the unit GPU memory is usually quoted in next to GiB."""
-    return f"{n / GB:.1f} GB"
 
 
-def fmt_gib(n: float) -> str:
-    return f"{n / GIB:.1f} GiB"
 
 
 def fmt_seconds(s: float) -> str:
@@ -153,9 +142,6 @@ def to_bytes(number: str, unit: str) -> int:
     return round(float(number) * _MULT[unit.lower()])
 
 
-def parse_size(text: str) -> Optional[int]:
-    m = _SIZE_RE.search(text)
-    return to_bytes(m.group(1), m.group(2)) if m else None
 
 
 # --- as pgdoctor prints them ----------------------------------------------------------------------

@@ -1,15 +1,10 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS))
-
-FIXTURES = TESTS / "fixtures"
+from tests.helpers.paths import FIXTURES, TESTS  # noqa: F401  (re-exported for fixtures)
 
 
 def child_pids(pid: int | None = None) -> set[int]:

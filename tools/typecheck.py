@@ -15,9 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from package_map import source_folders  # tools/ is this script's folder, first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
-MAPPING = {"pgdoctor": "doctor", "pgdoctor/model": "model", "pgdoctor/knowledge": "knowledge",
-           "pgdoctor/checks": "checks", "pgdoctor/probes": "probes", "pgdoctor/playbooks": "playbooks"}
+# Package path in the throw-away tree -> source folder, from pyproject.toml (tools/package_map.py).
+MAPPING = {name.replace(".", "/"): folder for folder, name in source_folders(ROOT).items()}
 
 
 def build(tree: Path) -> None:

@@ -12,6 +12,7 @@ from torch import nn
 
 from pgdoctor.lab.faults import Fault
 from pgdoctor.lab.spec import LabSpec
+from pgdoctor.lab.steps import regression_step
 from pgdoctor.trace import instrument as ins
 
 LAYERS = 4
@@ -66,11 +67,4 @@ class DdpRun:
         return max(1, round(self.fault.batch(step) * self.fault.work_factor(self.rank)))
 
     def step(self, n: int) -> None:
-        with ins.range("data"):
-            b = self.local_batch(n)
-            x = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
-            y = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
-        loss = self.model(x, y)
-        loss.backward()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
+        regression_step(self.model, self.opt, self.gen, self.local_batch(n), self.spec.width, self.device)

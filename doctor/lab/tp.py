@@ -22,6 +22,7 @@ from torch import nn
 from pgdoctor.lab.ddp import WithLoss
 from pgdoctor.lab.faults import Fault
 from pgdoctor.lab.spec import LabSpec
+from pgdoctor.lab.steps import regression_step
 from pgdoctor.trace import instrument as ins
 
 BLOCKS = 2
@@ -101,11 +102,4 @@ class TpRun:
         return {"blocks": BLOCKS, "shard_widths": self.shards, "width": self.spec.width}
 
     def step(self, n: int) -> None:
-        with ins.range("data"):
-            b = self.fault.batch(n)
-            x = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
-            y = torch.randn(b, self.spec.width, generator=self.gen).to(self.device)
-        loss = self.model(x, y)
-        loss.backward()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
+        regression_step(self.model, self.opt, self.gen, self.fault.batch(n), self.spec.width, self.device)

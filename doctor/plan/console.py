@@ -112,3 +112,44 @@ def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool =
     console.print(bad)
     if len(misfits) > len(rows):
         console.print(f"... and {len(misfits) - len(rows)} more that do not fit")
+
+
+def print_plan(result: Any, top: int, out: Any) -> None:
+    """The console view of a PlanResult (pgdoctor.plan.run): header, tables, why; the findings
+    follow from the report renderer."""
+    shape, fabric = result.shape, result.fabric
+
+    def say(line: str = "") -> None:
+        out.write(line + "\n")
+
+    say(f"model ({shape.name}): {result.count_label()}, {shape.layers} layers, hidden "
+        f"{shape.hidden}, {shape.heads} heads, seq {result.seq_len}")
+    say(f"GPUs: {fabric.nodes} node(s) x {fabric.gpus_per_node}; inside nodes {fabric.intra.name} "
+        f"{fabric.intra.busbw_gbps:.3g} GB/s busbw, between nodes {fabric.inter.name} "
+        f"{fabric.inter.busbw_gbps:.3g} GB/s x {fabric.nics_per_node} NIC(s)")
+    say(f"B/param: {result.bytes_per_param}")
+    for note in result.notes:
+        say(f"note: {note}")
+    say()
+    out.flush()
+    render_tables(result.layouts, top, out, result.options.offload != "none", result.moe is not None)
+    if result.why:
+        say()
+        say(result.why)
+
+
+def print_largest(result: Any, top: int, out: Any) -> None:
+    """The console view of a LargestResult (pgdoctor.plan.run): one row per layout."""
+    inp, rows = result.inp, result.rows
+
+    def say(line: str) -> None:
+        out.write(line + "\n")
+
+    say(f"Largest LLaMA-style model per layout on {inp.fabric.gpus} GPUs of {inp.gpu_memory_bytes / 2**30:.1f} "
+        f"GiB (seq {inp.memory.seq_len}, micro-batch {inp.memory.micro_batch}, recompute "
+        f"{inp.memory.recompute}; fits: total <= GPU memory)")
+    say(f"{'dp':>4} {'tp':>3} {'pp':>3} {'zero':>4} {'params':>10}")
+    for r in rows[:top]:
+        say(f"{r.dp:>4} {r.tp:>3} {r.pp:>3} {r.zero:>4} {r.params / 1e9:>9.3g}B")
+    if len(rows) > top:
+        say(f"... and {len(rows) - top} more layouts (--top N, --json for all)")

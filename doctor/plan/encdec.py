@@ -8,7 +8,7 @@ of the first decoder layer the decoder's own embedding extras (and a copy of the
 embedding when it is not stage 0), the last stage the output layer.
 
 The tensors (cross-attention, the per-stack extras) are listed by pgdoctor.plan.model.
-Parameter counts equal transformers' `num_parameters()` (tests/test_plan_encdec.py):
+Parameter counts equal transformers' `num_parameters()` (tests/plan/test_plan_encdec.py):
   T5 (model_type t5, mt5): shared embedding vocab x d_model (tied to the output in T5 v1.0,
     untied in v1.1 and mT5), per layer q, k, v, o of d_model x (num_heads x d_kv) without bias,
     RMS-style norms without bias, a ReLU (wi, wo) or gated-GeLU (wi_0, wi_1, wo) MLP of width
