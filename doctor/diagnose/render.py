@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.knowledge import terminal
 from pgdoctor.knowledge.jobwide_words import header, lines
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.knowledge.units import fmt_bytes
@@ -85,7 +86,8 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     from pgdoctor.diagnose.profile.console import section
 
     perf = [f for f in report.findings if f.facts.get("source") == "traces"]
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
+                      soft_wrap=not terminal.fit())
     verdict = report.verdict  # of the whole report, performance findings included
     if perf:
         report = replace(report, findings=tuple(f for f in report.findings if f not in perf))

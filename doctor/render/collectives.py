@@ -10,6 +10,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
+from pgdoctor.knowledge import terminal
 from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row, latency, plateau
 from pgdoctor.knowledge.units import human_bytes
 
@@ -96,7 +97,8 @@ def render(rows: Sequence[Row], header: str, out: TextIO, color: bool,
            planned: Mapping[str, int] | None = None) -> None:
     """Header, size convention, per-op tables, the plot, then the summary last: it is what a
     reader looks for, so it sits right above the findings that the caller prints next."""
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
+                      soft_wrap=not terminal.fit())
     console.print(header)
     console.print(SIZE_CONVENTION, style="dim")
     for t in tables(rows):

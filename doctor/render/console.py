@@ -9,6 +9,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.knowledge import terminal
 from pgdoctor.knowledge.areas import area_title
 from pgdoctor.model import Finding, Report, Severity, Status
 from pgdoctor.render import report_areas
@@ -100,7 +101,8 @@ def render(report: Report, out: TextIO, color: bool = False, details: bool = Tru
     """`details=False` leaves out the measurements drawn under an area (area_details): for a
     caller that has already printed fuller views of them, such as `bench collectives`'s tables
     and plot, which would otherwise appear twice."""
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
+                      soft_wrap=not terminal.fit())
     areas = report_areas(report)
     by_area: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
