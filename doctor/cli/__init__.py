@@ -207,10 +207,11 @@ def _quiet_stdout() -> None:
 def _internal_error(exc: BaseException) -> int:
     import traceback
 
+    from pgdoctor.knowledge.clip import clip
 
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    message = str(exc).splitlines()[0][:300] if str(exc) else ""
+    message = clip(str(exc).splitlines()[0], 300) if str(exc) else ""
     click.echo(f"pgdoctor: internal error: {type(exc).__name__}: {message}{where} "
                f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)", err=True)
     if os.environ.get("PGDOCTOR_TRACEBACK"):

@@ -31,6 +31,7 @@ from pgdoctor.checks.base import CODES
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import POSITION, Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.model import Evidence, Finding, Scope, Severity
 
@@ -138,7 +139,7 @@ def _note(notes: list[Event]) -> list[Finding]:
     what = last.facts.get("exception") or "error"
     text = f"{what}: {last.facts.get('exception_message', '')}".strip().rstrip(":")
     ev = Event(C.UNRECOGNISED_ERROR.code, last.source, last.line, last.source_index,
-               f"no failure rule matches, but the logs end on an error: {text[:200]}", last.rank,
+               f"no failure rule matches, but the logs end on an error: {clip(text, 200)}", last.rank,
                {k: v for k, v in last.facts.items() if k in ("exception", "exception_message", "frame", "rank")},
                list(last.evidence), last.ts, 3, (C.UNRECOGNISED_ERROR.code,))
     return [_finding(C.UNRECOGNISED_ERROR.code, [ev], None, {})]

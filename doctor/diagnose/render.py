@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from pgdoctor.knowledge import terminal
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.jobwide_words import header, lines
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
 from pgdoctor.knowledge.units import fmt_bytes
@@ -118,7 +119,7 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}; "
                       f"note {root.code}: {escape(root.message)}")
         for e in root.evidence[:2]:
-            console.print(f"    [dim]{escape((f'{e.file}:{e.line}: ' if e.file and e.line else '') + e.text[:300])}[/]")
+            console.print(f"    [dim]{escape((f'{e.file}:{e.line}: ' if e.file and e.line else '') + clip(e.text, 300))}[/]")
         console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
         _notes(console, report.meta)
         return
@@ -131,18 +132,18 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         console.print(f"    [dim]facts:[/] {escape(facts)}")
     for e in root.evidence[:4]:
         where = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
-        console.print(f"    [dim]{escape(where + e.text[:300])}[/]")
+        console.print(f"    [dim]{escape(where + clip(e.text, 300))}[/]")
     console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
     if cascade:
         console.print(f"\n  Cascade ({len(cascade)}): consequences of {root.code}")
         for f in cascade:
             sc = _where(f)
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}{escape(sc)}")
-            console.print(f"      {escape(f.message[:300])}")
+            console.print(f"      {escape(clip(f.message, 300))}")
             if f.evidence:
                 e = f.evidence[0]
                 where = f"{e.file}:{e.line}: " if e.file and e.line else ""
-                console.print(f"      [dim]{escape(where + e.text[:200])}[/]")
+                console.print(f"      [dim]{escape(where + clip(e.text, 200))}[/]")
     _jobwide(console, report)
     _notes(console, report.meta)
     binaries = report.meta.get("skipped_binary_files") or []

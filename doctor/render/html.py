@@ -21,6 +21,7 @@ from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
 from pgdoctor.knowledge.areas import area_title
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.jobwide_words import header as jobwide_header
 from pgdoctor.knowledge.jobwide_words import lines as jobwide_lines
 from pgdoctor.knowledge.units import human_bytes
@@ -65,7 +66,7 @@ def _fmt(value: Any, unit: str = "") -> str:
         text = f"{value:.4g}" if math.isfinite(value) else str(value)
     elif isinstance(value, (dict, list)):
         text = json.dumps(value, default=str)
-        text = text if len(text) <= 160 else text[:157] + "..."
+        text = clip(text, 160)
     else:
         text = str(value)
     return escape(text + (f" {unit}" if unit and not isinstance(value, (dict, list, bool)) else ""))

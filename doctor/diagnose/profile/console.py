@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from pgdoctor.diagnose.profile.findings import story
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import Finding
 
 MAX_ROWS = 16
@@ -50,7 +51,7 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
     for f in found:
         if f.code != "RUN405":
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}")
-            console.print(f"      {escape(f.message[:300])}")
+            console.print(f"      {escape(clip(f.message, 300))}")
             console.print(f"      [dim]-> pgdoctor explain {f.code}[/]")
     for note in traces.get("notes") or []:
         console.print(f"  [blue]note:[/] {escape(note)}")
