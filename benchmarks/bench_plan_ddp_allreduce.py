@@ -135,7 +135,7 @@ def main() -> None:
 
     from pgdoctor.knowledge.interconnects import get, measured
     from pgdoctor.plan.comm import Fabric, TrafficInput, traffic
-    from pgdoctor.probes.processes import free_port, run_children
+    from pgdoctor.probes.processes import WaitPolicy, free_port, run_children
 
     port = free_port()
     argv = [sys.executable, os.path.abspath(__file__), "--worker", "--width", str(args.width), "--layers",
@@ -143,7 +143,7 @@ def main() -> None:
             str(args.probe_mib)]
     envs = [dict(os.environ, RANK=str(r), WORLD_SIZE="2", LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
                  MASTER_PORT=str(port)) for r in range(2)]
-    outcomes = run_children([argv, argv], envs, timeout_s=args.timeout, grace_s=10.0)
+    outcomes = run_children([argv, argv], envs, WaitPolicy(args.timeout, grace_s=10.0))
     results = []
     for o in outcomes:
         if not o.ok:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict
 
 from pgdoctor.model.measurement import HOST, SCHEMA_VERSION, Scope, Severity, Status, result_json
 from pgdoctor.model.redact import scrub
@@ -101,6 +101,28 @@ class CheckResult:
         return {**result_json(self), "codes": list(self.codes)}
 
 
+class ReportExtra(TypedDict, total=False):
+    """The sections a command adds to its report beside findings and measurements. Each is
+    printed as a top-level key of `--json` (docs/output-formats.md) and read by the renderers of
+    render/ (HTML sections) and by the command's own console view; a new section is declared here
+    first, with what it holds, so renderers and readers never guess at an untyped dict."""
+
+    nodes: list[dict[str, Any]]
+    """check across nodes: per node, its host, rank and what it measured (engine/multinode.py)."""
+    traces: dict[str, Any]
+    """diagnose on profiler traces: per-rank time breakdown and the straggler (diagnose/profile/)."""
+    ranks: list[dict[str, Any]]
+    """repro: one row per rank (exit, stderr tail, dumps, the fault it played) (cli/repro.py)."""
+    trace_events: list[dict[str, Any]]
+    """repro with tracing: the merged Chrome/Perfetto events of every rank (trace/events.py)."""
+    scaling: dict[str, Any]
+    """bench scaling: rows per world size, gradient bytes, strong or weak (verify/scaling.py)."""
+    verify: dict[str, Any]
+    """verify: the VerifyResult as JSON: verdict, first divergent tensor, cause (verify/result.py)."""
+    plan: dict[str, Any]
+    """plan: PlanResult.to_json(): model, inputs, layouts best first, notes (plan/run.py)."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The one judgement of a report, made once (Report.verdict): every renderer prints it and
@@ -173,7 +195,7 @@ class Report:
     requested_areas: tuple[str, ...] = ()
     incomplete_reasons: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: ReportExtra = field(default_factory=lambda: ReportExtra())
     fail_on: Severity = Severity.FAIL
 
     def __post_init__(self) -> None:

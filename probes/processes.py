@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
 _LOCK = threading.Lock()
@@ -208,19 +208,33 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class WaitPolicy:
+    """How long run_children waits for its children, and what ends the wait early."""
+
+    timeout_s: float
+    """The deadline from the start (restarted by progress, see `progress`)."""
+    grace_s: float = 0.0
+    """Once any child has failed, the others get this long (0: until the deadline)."""
+    progress: Optional[Callable[[], int]] = None
+    """Polled about every 0.2 s: units of work finished; each increase restarts the deadline."""
+    stop_on: Collection[int] = ()
+    """Exit statuses that end the wait at once (no grace): the others are killed."""
+    hard_timeout_s: Optional[float] = None
+    """Bounds the whole wait however the progress goes (default: timeout_s without progress)."""
+    unit_timeout_s: Optional[float] = None
+    """The deadline after a unit of progress when the first unit costs more (start-up)."""
+
+
 def run_children(
     argvs: Sequence[Sequence[str]],
     envs: Sequence[Mapping[str, str]],
-    timeout_s: float,
+    wait: Union[WaitPolicy, float],
     cwd: Optional[str] = None,
     output_limit: int = 4 << 20,
-    grace_s: float = 0.0,
-    progress: Optional[Callable[[], int]] = None,
-    stop_on: Collection[int] = (),
-    hard_timeout_s: Optional[float] = None,
-    unit_timeout_s: Optional[float] = None,
 ) -> list[ChildOutcome]:
-    """Start one process per argv (with its env), wait for all until `timeout_s`, kill the rest.
+    """Start one process per argv (with its env), wait for all as `wait` says (a WaitPolicy, or
+    a plain timeout in seconds), kill the rest.
 
     Output goes to temp files (not pipes, which deadlock when a child writes more than the pipe
     holds while we wait on another child); the files are removed before returning. With
@@ -237,6 +251,9 @@ def run_children(
     also at its own deadline a few seconds after ours (see die_with_parent).
     """
     assert len(argvs) == len(envs)
+    w = wait if isinstance(wait, WaitPolicy) else WaitPolicy(float(wait))
+    timeout_s, grace_s, progress, stop_on = w.timeout_s, w.grace_s, w.progress, w.stop_on
+    hard_timeout_s, unit_timeout_s = w.hard_timeout_s, w.unit_timeout_s
     procs: list[subprocess.Popen[bytes]] = []
     files = []
     start = time.monotonic()

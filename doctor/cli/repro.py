@@ -15,7 +15,7 @@ import click
 from pgdoctor.cli import FiniteFloat, require_torch_importable
 from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
-from pgdoctor.model import Report, Severity, exit_code
+from pgdoctor.model import Report, ReportExtra, Severity, exit_code
 from pgdoctor.render import FORMATS
 
 NSYS_TRACES = "cuda,nvtx,osrt"
@@ -177,8 +177,8 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with
             "sources": [{"name": n, "lines": t.count("\n")} for n, t in run.sources()],
         },
         fail_on=Severity.WARN,  # the injected fault's finding is the expected outcome: exit 1
-        extra={"ranks": _rank_rows(run)} | (
-            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {}),
+        extra=ReportExtra(ranks=_rank_rows(run), **(
+            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {})),
     )
 
 
@@ -195,7 +195,7 @@ def _nsys(fault: str, strategy: str, nproc: int, trace_dir: Optional[str]) -> No
     from pgdoctor.probes.processes import run_children
 
     _progress("running " + shlex.join(cmd))
-    (res,) = run_children([cmd], [dict(os.environ)], timeout_s=600.0)
+    (res,) = run_children([cmd], [dict(os.environ)], 600.0)
     sys.stdout.write(res.stdout)
     sys.stderr.write(res.stderr)
     raise click.exceptions.Exit(res.returncode if res.returncode is not None else 3)

@@ -11,28 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules import (
-    cuda_oom,
-    driver_env,
-    gpu_hardware,
-    host_oom,
-    launcher,
-    mismatch,
-    nccl_errors,
-    process_crash,
-    pyexc,
-    rendezvous,
-    timeouts,
-    workers,
-)
+from pgdoctor.diagnose.rules import MODULES
 from pgdoctor.diagnose.text.normalize import Line, logical_lines
 from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers, map_in_workers, scan_file
 from pgdoctor.diagnose.text.reader import Source, needs_decoding
 from pgdoctor.diagnose.text.scan import ScanStats, Window, scan_chunks
 
-# Order matters where two modules could read the same line: specific before generic.
-MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, mismatch, rendezvous,
-           timeouts, workers, process_crash, launcher, pyexc)
+__all__ = ["MODULES", "hit_events", "source_events", "sources_events"]
 
 
 @dataclass

@@ -36,7 +36,7 @@ from pgdoctor.diagnose.text.reader import (
     text_sources,
 )
 from pgdoctor.diagnose.text.scan import engine_name
-from pgdoctor.model import Finding, Report
+from pgdoctor.model import Finding, Report, ReportExtra
 
 FlightError = dump.DumpError
 
@@ -172,7 +172,7 @@ def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps
     unreadable: list[str] = []
     findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps, config)
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
-    extra = {"traces": meta.pop("traces")} if "traces" in meta else {}
+    extra = ReportExtra(traces=meta.pop("traces")) if "traces" in meta else ReportExtra()
     if unreadable:
         meta["skipped_unreadable_files"] = unreadable
     meta["host"] = socket.gethostname()

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pgdoctor.lab.spec import LabSpec
 from pgdoctor.lab.worker import fr_dir, result_path
-from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 
 FR_BUFFER_ENTRIES = 2000
 # After the first rank fails, how long the others get to fail on their own and write what
@@ -74,7 +74,7 @@ def launch(spec: LabSpec, timeout_s: float = 60.0, extra_env: Optional[Mapping[s
     import time
 
     t0 = time.monotonic()
-    outcomes = run_children([argv] * spec.nproc, envs, timeout_s, grace_s=GRACE_S)
+    outcomes = run_children([argv] * spec.nproc, envs, WaitPolicy(timeout_s, grace_s=GRACE_S))
     wall = time.monotonic() - t0
     results = []
     for r in range(spec.nproc):

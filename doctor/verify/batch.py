@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError, check, entry_of
 from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
@@ -94,8 +94,9 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
             return len(finished)
 
         # timeout_s per run, restarted as each finishes; the whole batch at most one run's worth more.
-        outcomes = run_children(argvs, envs, timeout_s, grace_s=GRACE_S, progress=progress,
-                                stop_on=(EXIT_ENTRY_ERROR,), hard_timeout_s=timeout_s * (len(items) + 1))
+        outcomes = run_children(argvs, envs, WaitPolicy(
+            timeout_s, grace_s=GRACE_S, progress=progress, stop_on=(EXIT_ENTRY_ERROR,),
+            hard_timeout_s=timeout_s * (len(items) + 1)))
         progress()  # the runs that finished after the last poll
         got: list[Outcome] = []
         start = t0

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError
 
 # After the first rank fails, how long the others get to fail on their own and say so.
@@ -66,7 +66,7 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
         t0 = time.monotonic()
         # A rank whose entry raised (worker.EXIT_ENTRY_ERROR) ends the run: the EntryError is all
         # there is to report, and its peers wait for it in the process group's rendezvous.
-        outcomes = run_children(argvs, envs, timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR,))
+        outcomes = run_children(argvs, envs, WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR,)))
         wall = time.monotonic() - t0
         ref = _read(Path(out_dir) / "reference.json") if reference else None
         ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))

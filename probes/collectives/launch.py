@@ -212,7 +212,7 @@ def run_spawned(
     progress: Optional[ProgressFn] = None,
 ) -> CollRun:
     """Start `nproc` local ranks, wait (bounded), merge what each said."""
-    from pgdoctor.probes.processes import free_port, remove_temp, run_children, temp_file
+    from pgdoctor.probes.processes import WaitPolicy, free_port, remove_temp, run_children, temp_file
 
     if nproc < 1:
         raise ValueError("--nproc must be at least 1")
@@ -230,9 +230,9 @@ def run_spawned(
             limit = min(limit, deadline_s)
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
         try:
-            outcomes = run_children([argv] * nproc, envs, timeout_s=min(stall_s(spec), limit), grace_s=3.0,
-                                    progress=log.poll, hard_timeout_s=limit,
-                                    unit_timeout_s=stall_s(spec, first=False))
+            outcomes = run_children([argv] * nproc, envs, WaitPolicy(
+                min(stall_s(spec), limit), grace_s=3.0, progress=log.poll, hard_timeout_s=limit,
+                unit_timeout_s=stall_s(spec, first=False)))
         except KeyboardInterrupt:
             # run_children killed the ranks; what rank 0 finished is in the progress file.
             log.poll()

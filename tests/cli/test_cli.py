@@ -142,15 +142,32 @@ def test_help_lists_the_commands() -> None:
         assert cmd in proc.stdout
 
 
+def _wait_for_hang(proc: subprocess.Popen[str], marks: Path) -> None:
+    """Until the faulty plugin's hanging probe runs (and the probes before it and one beside it
+    are done): see tests/helpers/plugins/faulty_probes.py."""
+    deadline = time.monotonic() + 60
+    while not (marks / "hang").exists():
+        assert proc.poll() is None, "pgdoctor ended before its hanging probe started"
+        assert time.monotonic() < deadline, "the hanging probe never started"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_leftover_children: None) -> None:
+def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_leftover_children: None,
+                                                                 tmp_path: Path) -> None:
     import signal
 
     env = {**BASE_ENV, "PGDOCTOR_PLUGINS": "faulty_probes", "PGDOCTOR_TEST_FAULTS": "hang",
-           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "helpers" / "plugins")}
+           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "helpers" / "plugins"),
+           "PGDOCTOR_TEST_MARKS": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "check", "--json", "--level", "standard",
                              "--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(4)  # start-up and the fast probes are done; the hanging one is still running
+    try:
+        _wait_for_hang(proc, tmp_path)
+    except AssertionError:
+        proc.kill()
+        proc.communicate()
+        raise
     proc.send_signal(getattr(signal, sig))
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -160,6 +177,7 @@ def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_lef
     # The probes that finished in the interrupted wave (everything but the hanging one) are kept.
     statuses = {r["name"]: r["status"] for r in data["results"] if r["kind"] == "probe"}
     assert statuses["environment"] == "passed" and statuses["software"] == "passed", statuses
+    assert statuses["test_quick"] == "passed", "a probe that finished in the interrupted wave is kept"
     assert data["incomplete"], "an interrupted run is incomplete"
     assert "interrupted" in err and "Traceback" not in err
 
@@ -249,13 +267,21 @@ def test_an_interrupted_collect_says_partial_and_its_replay_is_incomplete_not_in
     pgdoctor started with SIGINT ignored (nohup, `cmd &` in a script) never ended on SIGINT."""
     import signal
 
+    marks = tmp_path / "marks"
+    marks.mkdir()
     env = {**BASE_ENV, "PGDOCTOR_PLUGINS": "faulty_probes", "PGDOCTOR_TEST_FAULTS": "hang",
-           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "helpers" / "plugins")}
+           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "helpers" / "plugins"),
+           "PGDOCTOR_TEST_MARKS": str(marks)}
     snap = tmp_path / "partial.json"
     proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "collect", "--level", "standard", "--timeout", "60",
                              "-o", str(snap)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    time.sleep(4)
+    try:
+        _wait_for_hang(proc, marks)
+    except AssertionError:
+        proc.kill()
+        proc.communicate()
+        raise
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

@@ -205,7 +205,7 @@ def _parent_of_a_sleeping_child(tmp_path: Path, timeout_s: float) -> tuple[subpr
         "from pgdoctor.probes.processes import run_children\n"
         "child = [sys.executable, '-c', 'import os, sys, time; open(sys.argv[1], \"w\").write(str(os.getpid())); "
         "time.sleep(120)', sys.argv[1]]\n"
-        f"run_children([child], [{{}}], timeout_s={timeout_s})\n"
+        f"run_children([child], [{{}}], {timeout_s})\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", parent_code, str(pidfile)])
     for _ in range(300):

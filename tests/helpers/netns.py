@@ -220,4 +220,4 @@ def run_pgdoctor_check(lab: NetnsLab, args: Sequence[str], timeout_s: float, por
                "MASTER_ADDR": lab.address(0), "MASTER_PORT": str(port), **((env_per_host or [{}] * lab.n)[i])}
         argvs.append(lab.argv_on(i, [sys.executable, "-m", "pgdoctor", "check", *args]))
         envs.append(env)
-    return run_children(argvs, envs, timeout_s=timeout_s)
+    return run_children(argvs, envs, timeout_s)

@@ -537,14 +537,14 @@ def test_zero3_states_match_pytorch_fsdp_full_shard_to_the_byte(no_leftover_chil
     import sys
 
     from pgdoctor.plan.model import shard_units
-    from pgdoctor.probes.processes import free_port, run_children
+    from pgdoctor.probes.processes import WaitPolicy, free_port, run_children
     from tests.helpers.paths import ROOT
 
     port = free_port()
     envs = [dict(os.environ, PYTHONPATH=str(ROOT), RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
             for r in range(2)]
     argv = [sys.executable, "-c", FSDP_COUNTS]
-    outcomes = run_children([argv, argv], envs, timeout_s=180, grace_s=10)
+    outcomes = run_children([argv, argv], envs, WaitPolicy(180, grace_s=10))
     for o in outcomes:
         assert o.ok, o.stderr[-3000:]
     rows = [row for o in outcomes for row in json.loads(o.stdout.strip().splitlines()[-1])]

@@ -227,7 +227,7 @@ def test_under_srun_master_addr_comes_from_the_node_list(no_leftover_children: N
         envs.append(env)
     argv = [sys.executable, "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo", "--json", "--max-bytes", "64",
             "--iters", "2", "--ops", "all_reduce"]
-    outs = run_children([argv, argv], envs, timeout_s=120)
+    outs = run_children([argv, argv], envs, 120)
     assert all(o.ok for o in outs), [o.stderr[-1000:] for o in outs]
     report = json.loads(outs[0].stdout)
     assert report["meta"]["launcher"] == "slurm" and report["meta"]["world_size"] == 2

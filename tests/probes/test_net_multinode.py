@@ -24,7 +24,7 @@ def launch(ranks: list[int], world: int, args: list[str], timeout_s: float, port
     argv = [sys.executable, "-m", "pgdoctor", "check", "--only", "net", *args]
     envs = [{**BASE, "RANK": str(r), "WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
              **(extra or {}).get(r, {})} for r in ranks]
-    return run_children([argv] * len(ranks), envs, timeout_s=timeout_s)
+    return run_children([argv] * len(ranks), envs, timeout_s)
 
 
 def test_schedule() -> None:

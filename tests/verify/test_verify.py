@@ -238,24 +238,24 @@ def test_a_batch_deadline_is_per_run_and_an_entry_error_stops_the_ranks(tmp_path
     """What verify_many's ranks are watched with (no torch: plain children): the deadline
     restarts with each finished run, so a batch gets timeout_s per run and a run that hangs is
     killed timeout_s after the last one finished; a rank whose entry raised ends the others."""
-    from pgdoctor.probes.processes import run_children
+    from pgdoctor.probes.processes import WaitPolicy, run_children
     from pgdoctor.verify.launch import EXIT_ENTRY_ERROR
 
     done = tmp_path / "done"
     work = ("import sys, time\nfor _ in range(4):\n    time.sleep(0.35)\n    open(sys.argv[1], 'a').write('x')\n"
             "time.sleep(float(sys.argv[2]))\n")
     env = dict(os.environ)
-    ok, = run_children([[sys.executable, "-c", work, str(done), "0"]], [env], 1.0,
-                       progress=lambda: len(done.read_text()) if done.exists() else 0)
+    ok, = run_children([[sys.executable, "-c", work, str(done), "0"]], [env], WaitPolicy(
+        1.0, progress=lambda: len(done.read_text()) if done.exists() else 0))
     assert ok.ok and len(done.read_text()) == 4  # 1.4 s of work under a 1 s deadline per run
     done.unlink()
-    hung, = run_children([[sys.executable, "-c", work, str(done), "60"]], [env], 1.0,
-                         progress=lambda: len(done.read_text()) if done.exists() else 0)
+    hung, = run_children([[sys.executable, "-c", work, str(done), "60"]], [env], WaitPolicy(
+        1.0, progress=lambda: len(done.read_text()) if done.exists() else 0))
     assert hung.timed_out and 2.0 < hung.duration_s < 6
     t0 = time.monotonic()
     raised, peer = run_children([[sys.executable, "-c", f"raise SystemExit({EXIT_ENTRY_ERROR})"],
-                                 [sys.executable, "-c", "import time; time.sleep(60)"]], [env, env], 60.0,
-                                grace_s=30.0, stop_on=(EXIT_ENTRY_ERROR,))
+                                 [sys.executable, "-c", "import time; time.sleep(60)"]], [env, env],
+                                WaitPolicy(60.0, grace_s=30.0, stop_on=(EXIT_ENTRY_ERROR,)))
     assert raised.returncode == EXIT_ENTRY_ERROR and peer.timed_out and time.monotonic() - t0 < 10
 
 

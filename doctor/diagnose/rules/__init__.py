@@ -1,1 +1,40 @@
-"""One module per failure family: turns the lines around a trigger into events with facts."""
+"""One module per failure family: turns the lines around a trigger into events with facts.
+
+Each module exports SIGNATURES, its rows (`pgdoctor.diagnose.signature`), and `parse(hit)`.
+This package is the catalogue: MODULES in the order a hit is offered to them (specific before
+generic; the first module that answers wins, pyexc last), and the scanner's literal ANCHORS and
+line test WORTH, built from every row, so that a line a row reads is never skipped by the scanner.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pgdoctor.diagnose.rules import (
+    cuda_oom,
+    driver_env,
+    gpu_hardware,
+    host_oom,
+    launcher,
+    mismatch,
+    nccl_errors,
+    process_crash,
+    pyexc,
+    rendezvous,
+    timeouts,
+    workers,
+)
+from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
+
+# Order matters where two modules could read the same line: specific before generic.
+MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_errors, driver_env, mismatch, rendezvous,
+           timeouts, workers, process_crash, launcher, pyexc)
+SIGNATURES: tuple[Signature, ...] = tuple(row for mod in MODULES for row in mod.SIGNATURES)
+
+# Literal anchors (scan.py): a line holding none of them is invisible to diagnose. They are loose on
+# purpose ("rror" is in Error and error) so that one search over the bytes finds every candidate.
+ANCHORS: tuple[bytes, ...] = anchors_of(SIGNATURES)
+# A hit line must also match this before a window is cut around it: the anchors are loose
+# ("rror" is in "val_error"), and a log that prints a metric named like that on every step must
+# not spend its window budget on it. Every row's lines match its own fragments.
+WORTH: re.Pattern[bytes] = re.compile(b"|".join(worth_of(SIGNATURES)))

@@ -19,7 +19,8 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.knowledge.units import SIZE, fmt_bytes, to_bytes
 
 S = SIZE
@@ -116,20 +117,15 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
     return f
 
 
-def parse(hit: Hit) -> list[Event]:
-    if "CUDA" not in hit.text and "Cuda" not in hit.text and "CUBLAS" not in hit.text and "HIP" not in hit.text \
-            and "hipError" not in hit.text:
-        return []
-    if not _ANY.search(hit.text):
-        return []
+def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     text, used = hit.block(8)
     facts = _facts(text)
     if facts is None:
         what = "CUDA runtime" if "CUDA error" in text else "NCCL" if "Cuda failure" in text else "cuBLAS" \
             if "CUBLAS" in text else "PyTorch"
-        return [event(hit, C.CUDA_OOM.code, f"{what} reported CUDA out of memory (no allocator figures in the message)",
-                      {"format": "cuda_error", "likely_cause": "insufficient_memory"}, used,
-                      dedupe=(C.CUDA_OOM.code, hit.rank, "cuda_error"))]
+        return [row.event(hit, f"{what} reported CUDA out of memory (no allocator figures in the message)",
+                          {"format": "cuda_error", "likely_cause": "insufficient_memory"}, used,
+                          dedupe=(row.code, hit.rank, "cuda_error"))]
     cause = facts["likely_cause"]
     code = {"fragmentation": C.CUDA_OOM_FRAGMENTATION, "other_process": C.CUDA_OOM_OTHER_PROCESS}.get(cause, C.CUDA_OOM)
     msg = (f"GPU {facts['gpu_index']}: tried to allocate {fmt_bytes(facts['requested_bytes'])} with "
@@ -144,5 +140,23 @@ def parse(hit: Hit) -> list[Event]:
     msg += {"fragmentation": " (fragmentation: the reserved-but-unallocated memory alone exceeds the request)",
             "other_process": " (another process holds the memory)",
             "insufficient_memory": " (the job needs more memory than the GPU has)"}[cause]
-    return [event(hit, code.code, msg, facts, used,
-                  dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]))]
+    return [row.event(hit, msg, facts, used, code=code.code,
+                      dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]))]
+
+
+SIGNATURES = (
+    Signature("cuda out of memory", _ANY, _oom, C.CUDA_OOM.code, anchors=(b"ut of memory", b"rror", b"ERROR"),
+              worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b"),
+              anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory and the 'RuntimeError: ' "
+                          "or 'CUBLAS_STATUS_ALLOC_FAILED' of cuBLAS's message",
+              examples=("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+                        "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
+                        "RuntimeError: hipErrorOutOfMemory")),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    t = hit.text
+    if "CUDA" not in t and "Cuda" not in t and "CUBLAS" not in t and "HIP" not in t and "hipError" not in t:
+        return []
+    return read(hit, SIGNATURES)

@@ -16,11 +16,12 @@ matched).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, find_cuda_error
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
 
 _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
 _NO_DEVICE = re.compile(r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
@@ -61,47 +62,96 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                   facts, dedupe=(C.NO_CUDA_DEVICE.code, facts["reason"]))]
 
 
-# Every pattern of parse() needs one of these in the line (lower case; checked before any of them).
-_WORDS = ("too old", *CUDA_ERROR_WORDS, "driver/library version mismatch", "no cuda gpus are available",
-          "found no nvidia driver", "torch not compiled with cuda", "cannot open shared object file",
-          "failed to load nccl library", "nccl built in", "processgroupnccl is only supported", "nccl support is not compiled",
-          "invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus")
+def _too_old(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    found = int(m.group(1))
+    return [row.event(hit, "the NVIDIA driver is older than the CUDA runtime PyTorch needs"
+                      f" (driver reports CUDA {found // 1000}.{found % 1000 // 10})", {"driver_version_found": found},
+                      dedupe=(row.code,))]
+
+
+class _CudaErrors:
+    """The environment-kind CUDA errors of knowledge/cuda_errors as a row's finder."""
+
+    pattern = "CUDA runtime and driver errors by message, number or enum name (knowledge/cuda_errors.py)"
+
+    @staticmethod
+    def search(text: str) -> Optional[CudaError]:
+        return find_cuda_error(text)
+
+
+def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
+    return cuda_error_events(hit, hit.text) or None
+
+
+def _nvml_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the NVIDIA kernel module and its user-space libraries are different "
+                      "versions (Driver/library version mismatch: the driver was upgraded without a reboot)",
+                      {"reason": "driver_library_mismatch"}, dedupe=(row.code, "nvml"))]
+
+
+def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = _WHY.get(m.group(0), "no_visible_device")
+    return [row.event(hit, f"no usable CUDA device: {m.group(0)}", {"reason": why}, dedupe=(row.code, why))]
+
+
+def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"{m.group(1)} could not be loaded (not installed or not on the "
+                      "library path)", {"library": m.group(1)}, dedupe=(row.code, m.group(1)))]
+
+
+def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/"
+                      "macOS build, or no GPU visible)", {"library": "NCCL"}, dedupe=(row.code, "nccl"))]
+
+
+def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    if not ("rror" in t or "ERROR" in t):
+        return None
+    return [row.event(hit, f"{hit.who()} asked for a GPU index that is not visible "
+                      "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
+                      {"cuda_error": m.group(0)}, dedupe=(row.code,))]
+
+
+_EXC = "the exception type ('RuntimeError: ', 'AssertionError: ') before torch's message"
+SIGNATURES = (
+    Signature("driver too old", _TOO_OLD, _too_old, C.DRIVER_TOO_OLD.code, anchors=(b"driver on your system",),
+              worth=(rb"driver on your system",), words=("too old",)),
+    Signature("cuda error of the environment", _CudaErrors(), _cuda_error, C.NO_CUDA_DEVICE.code, anchors=(b"rror", b"ERROR"),
+              worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b"), words=CUDA_ERROR_WORDS,
+              anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message",
+              examples=("RuntimeError: CUDA error: no CUDA-capable device is detected",
+                        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
+                        "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY")),
+    Signature("nvml version mismatch", _NVML_MISMATCH, _nvml_mismatch, C.DRIVER_TOO_OLD.code, anchors=(b"version mismatch",),
+              worth=(rb"version mismatch",), words=("driver/library version mismatch",)),
+    Signature("no device", _NO_DEVICE, _no_device, C.NO_CUDA_DEVICE.code, anchors=(b"rror", b"driver on your system"),
+              worth=(rb"Error\b", rb"driver on your system"),
+              words=("no cuda gpus are available", "found no nvidia driver", "torch not compiled with cuda"),
+              anchor_from=_EXC, examples=("RuntimeError: No CUDA GPUs are available",
+                                          "AssertionError: Torch not compiled with CUDA enabled")),
+    Signature("library missing", _LIB, _library, C.LIBRARY_MISSING.code, anchors=(b"shared object",),
+              worth=(rb"shared object",), words=("cannot open shared object file",)),
+    Signature("nccl library not loaded", _LOAD_FAILED, _library, C.LIBRARY_MISSING.code, anchors=(b"ERROR",),
+              worth=(rb"\bERROR\b",), words=("failed to load nccl library",),
+              anchor_from="vLLM's 'ERROR' log level",
+              examples=("ERROR 04-23 10:00:00 pynccl_wrapper.py:196] Failed to load NCCL library from libnccl.so.2 .",)),
+    Signature("no nccl in torch", _NO_NCCL, _no_nccl, C.LIBRARY_MISSING.code, anchors=(b"NCCL built in", b"rror"),
+              worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
+              words=("nccl built in", "processgroupnccl is only supported", "nccl support is not compiled"),
+              anchor_from=_EXC, examples=("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+                                          "RuntimeError: NCCL support is not compiled")),
+    Signature("device ordinal", _ORDINAL, _ordinal, C.DEVICE_MISMATCH.code, anchors=(b"rror", b"ERROR"),
+              worth=(rb"Error\b", rb"\berror\b"),
+              words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
+              anchor_from="'CUDA error: ' before the runtime's message (required by the row)",
+              examples=("RuntimeError: CUDA error: invalid device ordinal",)),
+)
+# Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
+_WORDS = gate(SIGNATURES)
 
 
 def parse(hit: Hit) -> list[Event]:
-    t = hit.text
-    if "NCCL INFO" in t or not hit.may_hold(_WORDS):
+    if "NCCL INFO" in hit.text or (_WORDS is not None and not hit.may_hold(_WORDS)):
         return []
-    m = _TOO_OLD.search(t)
-    if m:
-        found = int(m.group(1))
-        return [event(hit, C.DRIVER_TOO_OLD.code, "the NVIDIA driver is older than the CUDA runtime PyTorch needs"
-                      f" (driver reports CUDA {found // 1000}.{found % 1000 // 10})", {"driver_version_found": found},
-                      dedupe=(C.DRIVER_TOO_OLD.code,))]
-    evs = cuda_error_events(hit, t)
-    if evs:
-        return evs
-    if _NVML_MISMATCH.search(t):
-        return [event(hit, C.DRIVER_TOO_OLD.code, "the NVIDIA kernel module and its user-space libraries are different "
-                      "versions (Driver/library version mismatch: the driver was upgraded without a reboot)",
-                      {"reason": "driver_library_mismatch"}, dedupe=(C.DRIVER_TOO_OLD.code, "nvml"))]
-    m = _NO_DEVICE.search(t)
-    if m:
-        why = _WHY.get(m.group(0), "no_visible_device")
-        return [event(hit, C.NO_CUDA_DEVICE.code, f"no usable CUDA device: {m.group(0)}", {"reason": why},
-                      dedupe=(C.NO_CUDA_DEVICE.code, why))]
-    m = _LIB.search(t) or _LOAD_FAILED.search(t)
-    if m:
-        return [event(hit, C.LIBRARY_MISSING.code, f"{m.group(1)} could not be loaded (not installed or not on the "
-                      "library path)", {"library": m.group(1)}, dedupe=(C.LIBRARY_MISSING.code, m.group(1)))]
-    m = _NO_NCCL.search(t)
-    if m:
-        return [event(hit, C.LIBRARY_MISSING.code, f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/"
-                      "macOS build, or no GPU visible)", {"library": "NCCL"}, dedupe=(C.LIBRARY_MISSING.code, "nccl"))]
-    m = _ORDINAL.search(t)
-    if m and ("rror" in t or "ERROR" in t):
-        return [event(hit, C.DEVICE_MISMATCH.code,
-                      f"{hit.who()} asked for a GPU index that is not visible "
-                      "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
-                      {"cuda_error": m.group(0)}, dedupe=(C.DEVICE_MISMATCH.code,))]
-    return []
+    return read(hit, SIGNATURES)

@@ -19,11 +19,13 @@ Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" wi
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
-from pgdoctor.knowledge.xid import caused_by, describe_xid, parse_xid_line
+from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_line
 
 _OFF_BUS = re.compile(r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus")
 _ECC = re.compile(r"uncorrectable ECC error", re.I)
@@ -59,80 +61,133 @@ def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
                     for k, ln in enumerate(used)), used
 
 
-# Every finding below needs one of these in the hit line (lower case; NVRM records first).
-_WORDS = ("nvrm", "xid", "fallen off the bus", "device handle", "gpu is lost", "nvlink", "ecc error", "illegal memory access",
-          "unspecified launch failure", "illegal instruction", "misaligned address", "cudaerrorillegaladdress",
-          "cudaerrorlaunchfailure")
+def _record(hit: Hit) -> tuple[str, list[Line]]:
+    """The hit line, or the whole NVRM record it starts (continuation lines joined)."""
+    if "NVRM" in hit.text and not _NVRM_CONT.match(hit.text):
+        return _nvrm_record(hit)
+    return hit.text, [hit.line]
+
+
+class _XidLine:
+    """An Xid record, read by knowledge/xid's parser."""
+
+    pattern = "NVRM: Xid (PCI:...): N, ... (knowledge/xid.py parse_xid_line)"
+
+    @staticmethod
+    def search(text: str) -> Optional[XidEvent]:
+        return parse_xid_line(text) if "Xid" in text else None
+
+
+def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
+    _t, used = _record(hit)
+    root_xid = caused_by(x) if x.code in _CLEANUP_XIDS else None
+    if root_xid is not None:
+        # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.
+        info = describe_xid(root_xid)
+        facts = {"xid": root_xid, "pci_bus_id": x.pci_bus_id, "reported_by_xid": x.code,
+                 "xid_meaning": info.meaning if info else "unknown Xid",
+                 "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
+        if x.pid is not None:
+            facts["pid"] = x.pid
+        code = C.GPU_OFF_BUS if root_xid == 79 else C.GPU_ECC if root_xid in _ECC_XIDS else C.GPU_XID
+        return [row.event(hit, f"Xid {root_xid} on GPU {x.pci_bus_id}: {facts['xid_meaning']} (named by the "
+                          f"Xid {x.code} cleanup that followed it)", facts, used, code=code.code,
+                          dedupe=(code.code, x.pci_bus_id, root_xid))]
+    info = x.info
+    facts = {"xid": x.code, "pci_bus_id": x.pci_bus_id, "xid_meaning": info.meaning if info else "unknown Xid",
+             "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
+    if x.pid is not None:
+        facts["pid"] = x.pid
+    if x.process_name:
+        facts["process"] = x.process_name
+    code = C.GPU_OFF_BUS if x.code == 79 else C.GPU_ECC if x.code in _ECC_XIDS else C.GPU_XID
+    msg = f"Xid {x.code} on GPU {x.pci_bus_id}: {facts['xid_meaning']}"
+    if info and info.action == "application":
+        msg += " (usually caused by the application, e.g. a kernel bug or bad memory access)"
+    # A cleanup Xid only follows another error: a consequence unless nothing else shows.
+    tier = 2 if x.code in _CLEANUP_XIDS else 0
+    return [row.event(hit, msg, facts, used, tier=tier, code=code.code, dedupe=(code.code, x.pci_bus_id, x.code))]
+
+
+def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    bus = (m.group("a") or m.group("b") or "").lower()
+    return [row.event(hit, f"GPU {bus} has fallen off the bus (no longer answers on PCIe)",
+                      {"pci_bus_id": bus}, _record(hit)[1], dedupe=(row.code, bus))]
+
+
+def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    info = describe_xid(119)
+    facts = {"xid": 119, "xid_meaning": info.meaning if info else "GSP RPC timeout", "xid_from": "NVRM GSP record"}
+    return [row.event(hit, f"the GPU's GSP firmware stopped answering the driver (as Xid 119): "
+                      f"{facts['xid_meaning']}", facts, _record(hit)[1], dedupe=(row.code, "gsp"))]
+
+
+def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
+    bus = m.group(1).lower() if m else ""
+    facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
+    return [row.event(hit, f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
+                      "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors", facts,
+                      dedupe=(row.code, bus))]
+
+
+def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    t = _record(hit)[0]
+    if not ("nvidia-smi" in t or "NVML" in t or "Unable to determine" in t):
+        return None
+    return _no_handle(row, hit, None)
+
+
+def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
+                      ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
+                      {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220}, dedupe=(row.code, "nvlink"))]
+
+
+def _ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the CUDA runtime reports an uncorrectable ECC error",
+                      {"cuda_error": "uncorrectable ECC error encountered"}, dedupe=(row.code, hit.rank))]
+
+
+def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    _text, used = hit.block(3)
+    return [row.event(hit, f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
+                      "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
+                      {"cuda_error": m.group(0)}, used, dedupe=(row.code, hit.rank))]
+
+
+_CUDA = "'CUDA error: ' (or the exception type) before the runtime's message"
+SIGNATURES = (
+    Signature("xid", _XidLine(), _xid, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm", "xid"),
+              anchor_from="the kernel's 'NVRM: ' before every Xid record",
+              examples=("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",)),
+    Signature("fallen off the bus", _OFF_BUS, _off_bus, C.GPU_OFF_BUS.code, anchors=(b"VRM",), worth=(rb"NVRM",),
+              words=("fallen off the bus",), anchor_from="the kernel's 'NVRM: ' before the record",
+              examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",)),
+    Signature("gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)),
+    Signature("no device handle", _NO_HANDLE, _no_handle, C.GPU_OFF_BUS.code, anchors=(b"rror", b"GPU is lost"),
+              worth=(rb"Error\b", rb"GPU is lost"), words=("device handle",)),
+    Signature("gpu is lost", _LOST, _lost, C.GPU_OFF_BUS.code, anchors=(b"GPU is lost",), worth=(rb"GPU is lost",),
+              words=("gpu is lost",)),
+    Signature("nvlink uncorrectable", _NVLINK, _nvlink, C.GPU_XID.code, anchors=(b"rror", b"ERROR"),
+              worth=(rb"Error\b", rb"\berror\b"), words=("nvlink",), anchor_from=_CUDA,
+              examples=("RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+                        "RuntimeError: CUDA driver error: CUDA_ERROR_NVLINK_UNCORRECTABLE")),
+    Signature("ecc uncorrectable", _ECC, _ecc, C.GPU_ECC.code, anchors=(b"rror",), worth=(rb"\berror\b",),
+              words=("ecc error",), anchor_from="the message's own 'error' (matched ignoring case)",
+              examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",)),
+    Signature("illegal access", _ILLEGAL, _illegal, C.CUDA_ILLEGAL_ACCESS.code, anchors=(b"rror",), worth=(rb"\berror\b",),
+              words=("illegal memory access", "unspecified launch failure", "illegal instruction", "misaligned address",
+                     "cudaerrorillegaladdress", "cudaerrorlaunchfailure"), anchor_from=_CUDA,
+              examples=("RuntimeError: CUDA error: an illegal memory access was encountered",
+                        "RuntimeError: CUDA error: unspecified launch failure")),
+)
+# Every finding below needs one of its row's words in the hit line (lower case; NVRM records first).
+_WORDS = gate(SIGNATURES)
 
 
 def parse(hit: Hit) -> list[Event]:
-    if not hit.may_hold(_WORDS):
+    if _WORDS is not None and not hit.may_hold(_WORDS):
         return []
-    t = hit.text
-    used: list[Line] = [hit.line]
-    if "NVRM" in t and not _NVRM_CONT.match(t):
-        t, used = _nvrm_record(hit)
-    elif _NVRM_CONT.match(t):
+    if _NVRM_CONT.match(hit.text):
         return []  # read with the record's first line
-    if "Xid" in t:
-        x = parse_xid_line(t)
-        if x is not None:
-            root_xid = caused_by(x) if x.code in _CLEANUP_XIDS else None
-            if root_xid is not None:
-                # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.
-                info = describe_xid(root_xid)
-                facts = {"xid": root_xid, "pci_bus_id": x.pci_bus_id, "reported_by_xid": x.code,
-                         "xid_meaning": info.meaning if info else "unknown Xid",
-                         "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
-                if x.pid is not None:
-                    facts["pid"] = x.pid
-                code = C.GPU_OFF_BUS if root_xid == 79 else C.GPU_ECC if root_xid in _ECC_XIDS else C.GPU_XID
-                return [event(hit, code.code, f"Xid {root_xid} on GPU {x.pci_bus_id}: {facts['xid_meaning']} (named by the "
-                              f"Xid {x.code} cleanup that followed it)", facts, used,
-                              dedupe=(code.code, x.pci_bus_id, root_xid))]
-            info = x.info
-            facts = {"xid": x.code, "pci_bus_id": x.pci_bus_id, "xid_meaning": info.meaning if info else "unknown Xid",
-                     "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
-            if x.pid is not None:
-                facts["pid"] = x.pid
-            if x.process_name:
-                facts["process"] = x.process_name
-            code = C.GPU_OFF_BUS if x.code == 79 else C.GPU_ECC if x.code in _ECC_XIDS else C.GPU_XID
-            msg = f"Xid {x.code} on GPU {x.pci_bus_id}: {facts['xid_meaning']}"
-            if info and info.action == "application":
-                msg += " (usually caused by the application, e.g. a kernel bug or bad memory access)"
-            # A cleanup Xid only follows another error: a consequence unless nothing else shows.
-            tier = 2 if x.code in _CLEANUP_XIDS else 0
-            return [event(hit, code.code, msg, facts, used, tier=tier, dedupe=(code.code, x.pci_bus_id, x.code))]
-    m = _OFF_BUS.search(t)
-    if m:
-        bus = (m.group("a") or m.group("b") or "").lower()
-        return [event(hit, C.GPU_OFF_BUS.code, f"GPU {bus} has fallen off the bus (no longer answers on PCIe)",
-                      {"pci_bus_id": bus}, used, dedupe=(C.GPU_OFF_BUS.code, bus))]
-    if _GSP.search(t):
-        info = describe_xid(119)
-        facts = {"xid": 119, "xid_meaning": info.meaning if info else "GSP RPC timeout", "xid_from": "NVRM GSP record"}
-        return [event(hit, C.GPU_XID.code, f"the GPU's GSP firmware stopped answering the driver (as Xid 119): "
-                      f"{facts['xid_meaning']}", facts, used, dedupe=(C.GPU_XID.code, "gsp"))]
-    m = _NO_HANDLE.search(t)
-    if m or (_LOST.search(t) and ("nvidia-smi" in t or "NVML" in t or "Unable to determine" in t)):
-        bus = m.group(1).lower() if m else ""
-        facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
-        return [event(hit, C.GPU_OFF_BUS.code, f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
-                      "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors", facts,
-                      dedupe=(C.GPU_OFF_BUS.code, bus))]
-    if _NVLINK.search(t):
-        return [event(hit, C.GPU_XID.code, "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
-                      ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
-                      {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220}, dedupe=(C.GPU_XID.code, "nvlink"))]
-    if _ECC.search(t):
-        return [event(hit, C.GPU_ECC.code, "the CUDA runtime reports an uncorrectable ECC error",
-                      {"cuda_error": "uncorrectable ECC error encountered"}, dedupe=(C.GPU_ECC.code, hit.rank))]
-    m = _ILLEGAL.search(t)
-    if m:
-        _text, used = hit.block(3)
-        return [event(hit, C.CUDA_ILLEGAL_ACCESS.code,
-                      f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
-                      "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
-                      {"cuda_error": m.group(0)}, used, dedupe=(C.CUDA_ILLEGAL_ACCESS.code, hit.rank))]
-    return []
+    return read(hit, SIGNATURES, _record(hit)[0])

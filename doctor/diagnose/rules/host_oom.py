@@ -16,10 +16,11 @@ copies are glued mid-line; "[Errno 12] Cannot allocate memory"; DeepSpeed's memo
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.knowledge.units import fmt_bytes
 
 _KERNEL = re.compile(
@@ -48,83 +49,124 @@ _DS_MEMORY = re.compile(r"CPU Virtual Memory:\s*used = ([\d.]+) GB, percent = ([
 HOST_MEMORY_LIMIT_PERCENT = 95.0
 
 
-# Every pattern above needs one of these in the line (lower case; checked before any of them).
-_WORDS = ("out of memory", "oom", "exceeded", "low on resource", "defaultcpuallocator", "virtual memory",
-          "memory allocation of", "cannot allocate memory", "memoryerror", "killed")
+def _kernel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"pid": int(m.group("pid")), "process": m.group("name"), "killer": "kernel_oom_killer"}
+    if m.group("anon"):
+        facts["anon_rss_bytes"] = int(m.group("anon")) * 1024
+    if m.group("cg"):
+        facts["cgroup"] = True
+    msg = (f"the kernel's OOM killer killed pid {facts['pid']} ({facts['process']})"
+           + (f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory" if "anon_rss_bytes" in facts else "")
+           + (" (memory cgroup limit)" if m.group("cg") else ""))
+    return [row.event(hit, msg, facts, dedupe=(row.code, facts["pid"]))]
+
+
+def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"Slurm detected {m.group(1)} OOM-kill event(s) in the job step",
+                      {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))}, dedupe=(row.code, "slurm"))]
+
+
+def _slurm_limit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"killer": "slurm_memory_limit"}
+    if m.group(1):
+        facts.update(used_kib=int(m.group(1)), limit_kib=int(m.group(2)))
+    return [row.event(hit, "Slurm killed the step for exceeding its memory limit (--mem)", facts,
+                      dedupe=(row.code, "slurm"))]
+
+
+def _evicted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "Kubernetes evicted the pod: the node ran low on memory",
+                      {"killer": "kubelet_eviction"}, dedupe=(row.code, "k8s"))]
+
+
+def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the container was OOMKilled (memory limit)", {"killer": "container_limit"},
+                      dedupe=(row.code, "k8s"))]
+
+
+def _cpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group(1))
+    return [row.event(hit, f"PyTorch's CPU allocator could not allocate {fmt_bytes(n)} of host memory",
+                      {"requested_bytes": n, "bytes": n}, dedupe=(row.code, hit.rank, n))]
+
+
+def _ds_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    used, pct = float(m.group(1)), float(m.group(2))
+    later = [ln for ln in hit.after(48, same_rank=False) if _DS_MEMORY.search(ln.text)]
+    if pct < HOST_MEMORY_LIMIT_PERCENT or later:
+        return []  # below the limit, or not the last report: the last one decides
+    return [row.event(hit, f"host memory reached {pct:.1f}% ({used:.1f} GB used) in the last "
+                      "memory report: the host ran out of memory (the kernel's OOM killer ends such a process)",
+                      {"host_memory_percent": pct, "host_memory_used_bytes": int(used * (1 << 30)), "killer": "host_memory_full"},
+                      dedupe=(row.code, "memory_report"))]
+
+
+def _native(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    m = _NATIVE.search(t)
+    if t.count("memory allocation of") > 1:  # two processes' copies glued: read a clean one nearby
+        m = next((c for c in (_NATIVE.search(ln.text) for ln in hit.after(4, same_rank=False)
+                              if ln.text.count("memory allocation of") == 1) if c), None)
+    facts: dict[str, Any] = {"requested_bytes": int(m.group(1)), "bytes": int(m.group(1))} if m and len(m.group(1)) < 16 else {}
+    facts["allocator"] = "native"
+    return [row.event(hit, "a native allocator could not allocate "
+                      + (fmt_bytes(facts["bytes"]) if "bytes" in facts else "host memory") + " and aborted the process",
+                      facts, dedupe=(row.code, hit.rank, "native"))]
+
+
+def _oserr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the kernel refused a host allocation (ENOMEM: Cannot allocate memory)",
+                      {"errno": 12}, dedupe=(row.code, hit.rank, "enomem"))]
+
+
+def _memerr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "Python raised MemoryError (host allocation failed)",
+                      {"exception": "MemoryError"}, dedupe=(row.code, hit.rank))]
+
+
+def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "Killing" in hit.text:
+        return None
+    facts: dict[str, Any] = {"killer": "sigkill", "command": (m.group("cmd") or "").strip()[:200]}
+    if m.group("pid"):
+        facts["pid"] = int(m.group("pid"))
+    return [row.event(hit, f"the shell reports the command was Killed (SIGKILL): {facts['command'][:80]}",
+                      facts, dedupe=(row.code, "shell", facts.get("pid")))]
+
+
+K, A = C.HOST_OOM_KILLED.code, C.HOST_ALLOC_FAILED.code
+SIGNATURES = (
+    Signature("kernel oom killer", _KERNEL, _kernel, K, anchors=(b"ut of memory", b"Kill"), worth=(rb"out of memory", rb"Kill"),
+              words=("out of memory",)),
+    Signature("slurm oom event", _SLURM, _slurm, K, anchors=(b"rror",), worth=(rb"\berror\b",), words=("oom",),
+              anchor_from="slurmstepd's 'error:' prefix",
+              examples=("slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of your processes may have "
+                        "been killed by the cgroup out-of-memory handler.",)),
+    Signature("slurm memory limit", _SLURM_LIMIT, _slurm_limit, K, anchors=(b"rror",), worth=(rb"\berror\b",),
+              words=("exceeded",), anchor_from="slurmstepd's 'error:' prefix",
+              examples=("slurmstepd: error: Exceeded step memory limit at some point.",)),
+    Signature("kubelet eviction", _EVICTED, _evicted, K, anchors=(b"low on resource",), worth=(rb"low on resource",),
+              words=("low on resource",)),
+    Signature("container oomkilled", _K8S, _k8s, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("oom",)),
+    Signature("cpu allocator", _CPU, _cpu, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("defaultcpuallocator",),
+              anchor_from="the 'RuntimeError: [enforce fail at alloc_cpu.cpp:...]' before it and its 'Error code 12'",
+              examples=("RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate "
+                        "memory: you tried to allocate 1073741824 bytes. Error code 12 (Cannot allocate memory)",)),
+    Signature("deepspeed memory report", _DS_MEMORY, _ds_memory, K, anchors=(b"Virtual Memory:",),
+              worth=(rb"Virtual Memory:",), words=("virtual memory",)),
+    Signature("native allocator", _NATIVE_ANY, _native, A, anchors=(b"memory allocation of",),
+              worth=(rb"memory allocation of",), words=("memory allocation of",)),
+    Signature("enomem", _OSERR, _oserr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("cannot allocate memory",),
+              anchor_from="the 'OSError: ' before Python's errno text",
+              examples=("OSError: [Errno 12] Cannot allocate memory",)),
+    Signature("memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)),
+    Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("killed",)),
+)
+# Every pattern above needs one of its row's words in the line (lower case; checked before any of them).
+_WORDS = gate(SIGNATURES)
 
 
 def parse(hit: Hit) -> list[Event]:
-    if not hit.may_hold(_WORDS):
+    if _WORDS is not None and not hit.may_hold(_WORDS):
         return []
-    t = hit.text
-    m = _KERNEL.search(t)
-    if m:
-        facts: dict[str, Any] = {"pid": int(m.group("pid")), "process": m.group("name"), "killer": "kernel_oom_killer"}
-        if m.group("anon"):
-            facts["anon_rss_bytes"] = int(m.group("anon")) * 1024
-        if m.group("cg"):
-            facts["cgroup"] = True
-        msg = (f"the kernel's OOM killer killed pid {facts['pid']} ({facts['process']})"
-               + (f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory" if "anon_rss_bytes" in facts else "")
-               + (" (memory cgroup limit)" if m.group("cg") else ""))
-        return [event(hit, C.HOST_OOM_KILLED.code, msg, facts, tier=0,
-                      dedupe=(C.HOST_OOM_KILLED.code, facts["pid"]))]
-    m = _SLURM.search(t)
-    if m:
-        return [event(hit, C.HOST_OOM_KILLED.code, f"Slurm detected {m.group(1)} OOM-kill event(s) in the job step",
-                      {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))},
-                      dedupe=(C.HOST_OOM_KILLED.code, "slurm"))]
-    m = _SLURM_LIMIT.search(t)
-    if m:
-        facts = {"killer": "slurm_memory_limit"}
-        if m.group(1):
-            facts.update(used_kib=int(m.group(1)), limit_kib=int(m.group(2)))
-        return [event(hit, C.HOST_OOM_KILLED.code, "Slurm killed the step for exceeding its memory limit (--mem)", facts,
-                      dedupe=(C.HOST_OOM_KILLED.code, "slurm"))]
-    if _EVICTED.search(t):
-        return [event(hit, C.HOST_OOM_KILLED.code, "Kubernetes evicted the pod: the node ran low on memory",
-                      {"killer": "kubelet_eviction"}, dedupe=(C.HOST_OOM_KILLED.code, "k8s"))]
-    if _K8S.search(t):
-        return [event(hit, C.HOST_OOM_KILLED.code, "the container was OOMKilled (memory limit)",
-                      {"killer": "container_limit"}, dedupe=(C.HOST_OOM_KILLED.code, "k8s"))]
-    m = _CPU.search(t)
-    if m:
-        n = int(m.group(1))
-        return [event(hit, C.HOST_ALLOC_FAILED.code,
-                      f"PyTorch's CPU allocator could not allocate {fmt_bytes(n)} of host memory",
-                      {"requested_bytes": n, "bytes": n}, dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank, n))]
-    m = _DS_MEMORY.search(t)
-    if m:
-        used, pct = float(m.group(1)), float(m.group(2))
-        later = [ln for ln in hit.after(48, same_rank=False) if _DS_MEMORY.search(ln.text)]
-        if pct < HOST_MEMORY_LIMIT_PERCENT or later:
-            return []  # below the limit, or not the last report: the last one decides
-        return [event(hit, C.HOST_OOM_KILLED.code, f"host memory reached {pct:.1f}% ({used:.1f} GB used) in the last "
-                      "memory report: the host ran out of memory (the kernel's OOM killer ends such a process)",
-                      {"host_memory_percent": pct, "host_memory_used_bytes": int(used * (1 << 30)), "killer": "host_memory_full"},
-                      dedupe=(C.HOST_OOM_KILLED.code, "memory_report"))]
-    m = _NATIVE.search(t)
-    if m or _NATIVE_ANY.search(t):
-        if t.count("memory allocation of") > 1:  # two processes' copies glued: read a clean one nearby
-            m = next((c for c in (_NATIVE.search(ln.text) for ln in hit.after(4, same_rank=False)
-                                  if ln.text.count("memory allocation of") == 1) if c), None)
-        facts = {"requested_bytes": int(m.group(1)), "bytes": int(m.group(1))} if m and len(m.group(1)) < 16 else {}
-        facts["allocator"] = "native"
-        return [event(hit, C.HOST_ALLOC_FAILED.code, "a native allocator could not allocate "
-                      + (fmt_bytes(facts["bytes"]) if "bytes" in facts else "host memory") + " and aborted the process",
-                      facts, dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank, "native"))]
-    if _OSERR.search(t):
-        return [event(hit, C.HOST_ALLOC_FAILED.code, "the kernel refused a host allocation (ENOMEM: Cannot allocate memory)",
-                      {"errno": 12}, dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank, "enomem"))]
-    if _MEMERR.search(t):
-        return [event(hit, C.HOST_ALLOC_FAILED.code, "Python raised MemoryError (host allocation failed)",
-                      {"exception": "MemoryError"}, dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank))]
-    m = _SHELL.search(t)
-    if m and "Killing" not in t:
-        facts = {"killer": "sigkill", "command": (m.group("cmd") or "").strip()[:200]}
-        if m.group("pid"):
-            facts["pid"] = int(m.group("pid"))
-        return [event(hit, C.HOST_OOM_KILLED.code,
-                      f"the shell reports the command was Killed (SIGKILL): {facts['command'][:80]}",
-                      facts, dedupe=(C.HOST_OOM_KILLED.code, "shell", facts.get("pid")))]
-    return []
+    return read(hit, SIGNATURES)

@@ -31,6 +31,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.diagnose.text.normalize import Line
 
 EXIT = "exit"
@@ -210,74 +211,121 @@ def teardown(markers: list[Event]) -> Optional[Event]:
                  list(first.evidence), first.ts, 0, (C.RANK_EXITED.code, "teardown"))
 
 
-def parse(hit: Hit) -> list[Event]:
+def _child_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "rror:" not in hit.text:
+        return None
+    return _table(hit) or None
+
+
+def _table_entry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _fragment(hit)
+
+
+def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [_exit(hit, {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3)),
+                        "reporter": "torchrun", "first": True}, None)]
+
+
+def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
+    facts: dict[str, Any] = {"exitcode": int(m.group(1)), "reporter": "launcher", "first": True}
+    lr = _DS_LOCAL.search(hit.text)
+    if lr:
+        facts["local_rank"] = int(lr.group(1) or lr.group(2))
+    return [_exit(hit, facts, None)]
+
+
+def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    code = -_SIGNUMS.get(m.group(2), 0) if m.group(2) else int(m.group(3))
+    facts: dict[str, Any] = {"exitcode": code, "local_rank": int(m.group(1)), "reporter": "torch.multiprocessing.spawn",
+                             "first": True}
+    if m.group(2):
+        facts["signal"] = m.group(2)
+    return [_exit(hit, facts, None)]
+
+
+def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [_exit(hit, {"exitcode": -int(m.group(4)), "pid": int(m.group(2)), "host": m.group(3),
+                        "reporter": "mpirun", "rank": int(m.group(1))}, int(m.group(1)))]
+
+
+def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    tasks = m.group(2)
+    first = int(re.split(r"[,\-]", tasks)[0])
+    what = m.group(3)
+    code = int(m.group(4)) if m.group(4) else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6,
+                                               "Out Of Memory": -9, "Bus error": -7}[what]
+    facts: dict[str, Any] = {"exitcode": code, "host": m.group(1), "reporter": "srun", "rank": first, "tasks": tasks}
+    if what == "Out Of Memory":
+        facts["killer"] = "slurm_cgroup"  # Slurm's task/cgroup plugin saw the OOM kill
+    return [_exit(hit, facts, first)]
+
+
+def _mpi_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = next((n for n in (_MPI_NAME.search(ln.text) for ln in hit.before(3, same_rank=False)) if n), None)
+    if name is None:
+        return None
+    status = int(m.group(1))
+    # a shell-style status: 128 + N is "killed by signal N"
+    code = -(status - 128) if 128 < status < 160 else status
+    return [_exit(hit, {"exitcode": code, "exit_status": status, "reporter": "mpirun", "rank": int(name.group(1)),
+                        "first": True}, int(name.group(1)))]
+
+
+def _ds_exits(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _deepspeed_exit(hit, hit.text)
+
+
+def _ds_killing(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # DeepSpeed's launcher logs the exit code on the next lines ("[ERROR] ... exits with
+    # return code = -9"), which carry no anchor of their own.
+    for ln in hit.after(12, same_rank=False):
+        if "exits with return code" in ln.text:
+            return _deepspeed_exit(hit, ln.text)
+    return None
+
+
+def _marker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    if "ChildFailedError" in t and "rror:" in t:
-        evs = _table(hit)
-        if evs:
-            return evs
-    if _TABLE_KEY.match(t) and t.lstrip().startswith("exitcode"):
-        return _fragment(hit)
-    m = _AGENT.search(t)
-    if m:
-        return [_exit(hit, {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3)),
-                            "reporter": "torchrun", "first": True}, None)]
-    m = _CALLED.search(t)
-    if m:  # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
-        facts: dict[str, Any] = {"exitcode": int(m.group(1)), "reporter": "launcher", "first": True}
-        lr = _DS_LOCAL.search(t)
-        if lr:
-            facts["local_rank"] = int(lr.group(1) or lr.group(2))
-        return [_exit(hit, facts, None)]
-    m = _SPAWN.search(t)
-    if m:
-        code = -_SIGNUMS.get(m.group(2), 0) if m.group(2) else int(m.group(3))
-        facts = {"exitcode": code, "local_rank": int(m.group(1)), "reporter": "torch.multiprocessing.spawn",
-                 "first": True}
-        if m.group(2):
-            facts["signal"] = m.group(2)
-        return [_exit(hit, facts, None)]
-    m = _MPI.search(t)
-    if m:
-        return [_exit(hit, {"exitcode": -int(m.group(4)), "pid": int(m.group(2)), "host": m.group(3),
-                            "reporter": "mpirun", "rank": int(m.group(1))}, int(m.group(1)))]
-    m = _SRUN.search(t)
-    if m:
-        tasks = m.group(2)
-        first = int(re.split(r"[,\-]", tasks)[0])
-        what = m.group(3)
-        code = int(m.group(4)) if m.group(4) else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6,
-                                                   "Out Of Memory": -9, "Bus error": -7}[what]
-        facts = {"exitcode": code, "host": m.group(1), "reporter": "srun", "rank": first, "tasks": tasks}
-        if what == "Out Of Memory":
-            facts["killer"] = "slurm_cgroup"  # Slurm's task/cgroup plugin saw the OOM kill
-        return [_exit(hit, facts, first)]
-    m = _MPI_EXIT.match(t)
-    if m:
-        name = next((n for n in (_MPI_NAME.search(ln.text) for ln in hit.before(3, same_rank=False)) if n), None)
-        if name is not None:
-            status = int(m.group(1))
-            # a shell-style status: 128 + N is "killed by signal N"
-            code = -(status - 128) if 128 < status < 160 else status
-            return [_exit(hit, {"exitcode": code, "exit_status": status, "reporter": "mpirun", "rank": int(name.group(1)),
-                                "first": True}, int(name.group(1)))]
-    if "exits with return code" in t:
-        return _deepspeed_exit(hit, t)
-    if "Killing subprocess" in t:
-        # DeepSpeed's launcher logs the exit code on the next lines ("[ERROR] ... exits with
-        # return code = -9"), which carry no anchor of their own.
-        for ln in hit.after(12, same_rank=False):
-            if "exits with return code" in ln.text:
-                return _deepspeed_exit(hit, ln.text)
-    m = _MARKERS.search(t)
-    if m:
-        facts = {"marker": m.group(0)}
-        # torchrun's agent logs "Received 15 death signal, shutting down workers" around its SIGTERMs
-        # when it was itself told to stop: then no worker failed first.
-        for ln in [hit.line, *hit.before(6, same_rank=False), *hit.after(6, same_rank=False)]:
-            s = _SIGNALLED.search(ln.text)
-            if s:
-                facts["signalled"] = int(s.group(1) or s.group(2))
-                break
-        return [event(hit, MARKER, t.strip()[:200], facts, tier=3, dedupe=(MARKER, hit.line.no, hit.source))]
-    return []
+    facts: dict[str, Any] = {"marker": m.group(0)}
+    # torchrun's agent logs "Received 15 death signal, shutting down workers" around its SIGTERMs
+    # when it was itself told to stop: then no worker failed first.
+    for ln in [hit.line, *hit.before(6, same_rank=False), *hit.after(6, same_rank=False)]:
+        s = _SIGNALLED.search(ln.text)
+        if s:
+            facts["signalled"] = int(s.group(1) or s.group(2))
+            break
+    return [row.event(hit, t.strip()[:200], facts, dedupe=(MARKER, hit.line.no, hit.source))]
+
+
+SIGNATURES = (
+    Signature("torchrun failure table", re.compile(r"ChildFailedError"), _child_failed, EXIT, tier=3, anchors=(b"rror",),
+              worth=(rb"Error\b",)),
+    Signature("torchrun table entry", re.compile(r"^\s*exitcode\s*:\s*(.*)$"), _table_entry, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),
+    Signature("torchrun agent", _AGENT, _agent, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),
+    Signature("called process", _CALLED, _called, EXIT, tier=3, anchors=(b"rror",), worth=(rb"Error\b",),
+              anchor_from="the 'subprocess.CalledProcessError: ' before the message",
+              examples=("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', "
+                        "'--local_rank=1']' returned non-zero exit status -9.",)),
+    Signature("multiprocessing spawn", _SPAWN, _spawn, EXIT, tier=3, anchors=(b"SIG", b"xit code"),
+              worth=(rb"SIG[A-Z]{3,4}", rb"xit code")),
+    Signature("mpirun signal", _MPI, _mpi, EXIT, tier=3, anchors=(b"Kill", b"SIG"), worth=(rb"Kill", rb"SIG[A-Z]{3,4}"),
+              anchor_from="the signal's name after the number ('exited on signal 9 (Killed)')",
+              examples=("mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9 (Killed).",)),
+    Signature("srun task", _SRUN, _srun, EXIT, tier=3, anchors=(b"rror",), worth=(rb"\berror\b",)),
+    Signature("mpirun exit code", _MPI_EXIT, _mpi_exit, EXIT, tier=3, anchors=(b"xit code",), worth=(rb"xit code",)),
+    Signature("deepspeed exit", re.compile(r"exits with return code"), _ds_exits, EXIT, tier=3, anchors=(b"return code",),
+              worth=(rb"return code",)),
+    Signature("deepspeed teardown", re.compile(r"Killing subprocess"), _ds_killing, EXIT, tier=3, anchors=(b"Kill",),
+              worth=(rb"Kill",)),
+    Signature("cascade marker", _MARKERS, _marker, MARKER, tier=3, anchors=(b"SIG", b"Kill", b"xception", b"rror"),
+              worth=(rb"SIG[A-Z]{3,4}", rb"Kill", rb"Exception\b", rb"Error\b"),
+              anchor_from="'SIGTERM' or an exception type in the same line ('what():  ...Error', 'SignalException')",
+              examples=("Sending process 1235 closing signal SIGTERM",
+                        "terminate called after throwing an instance of 'c10::DistBackendError'",
+                        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 12 got signal: 15")),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    return read(hit, SIGNATURES)

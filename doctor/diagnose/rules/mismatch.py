@@ -16,10 +16,11 @@ receive grad for rank 1: fc2.weight, fc2.bias"; "Expected to mark a variable rea
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, read
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
 _FP = re.compile(r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)")
@@ -40,65 +41,101 @@ _DDP_MODEL = re.compile(r"DDP expects same model across all ranks, but Rank (\d+
 _GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
 
 
-def parse(hit: Hit) -> list[Event]:
-    t = hit.text
-    m = _DDP_MODEL.search(t)
-    if m:
-        facts: dict[str, Any] = {"kind": "ddp_model_mismatch"}
-        if m.group(1):
-            facts.update(params_by_rank={m.group(1): int(m.group(2)), m.group(3): int(m.group(4))},
-                         ranks=sorted({int(m.group(1)), int(m.group(3))}))
-        return [event(hit, C.COLLECTIVE_MISMATCH.code, "DDP found different models on the ranks (parameter count, "
+def _ddp_model(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "ddp_model_mismatch"}
+    if m.group(1):
+        facts.update(params_by_rank={m.group(1): int(m.group(2)), m.group(3): int(m.group(4))},
+                     ranks=sorted({int(m.group(1)), int(m.group(3))}))
+    return [row.event(hit, "DDP found different models on the ranks (parameter count, "
                       "sizes or strides differ): the ranks built or loaded different models", facts,
-                      dedupe=(C.COLLECTIVE_MISMATCH.code, "ddp_model"))]
-    m = _GLOO_SIZE.search(t)
-    if m:
-        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"gloo: a peer sent {m.group(1)} bytes where {m.group(2)} were "
+                      dedupe=(row.code, "ddp_model"))]
+
+
+def _gloo_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"gloo: a peer sent {m.group(1)} bytes where {m.group(2)} were "
                       "expected: the ranks called the collective with different tensor sizes",
                       {"bytes": int(m.group(1)), "expected_bytes": int(m.group(2)), "backend": "gloo"},
-                      dedupe=(C.COLLECTIVE_MISMATCH.code, "gloo_size"))]
-    if _MISMATCH.search(t):
-        text, used = hit.block(6)
-        ranks: dict[int, dict[str, Any]] = {}
-        for m in _FP.finditer(text):
-            kv = dict(_KV.findall(m.group(2)))
-            ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
-                                      kv.get("SequenceNumber", "").isdigit() else None,
-                                      "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
-        facts = {"fingerprints": {str(k): v for k, v in ranks.items()}}
-        if ranks:
-            facts["ranks"] = sorted(ranks)
-            ops = {v["op"] for v in ranks.values()}
-            seqs = {v["seq"] for v in ranks.values() if v["seq"] is not None}
-            if seqs:
-                facts["seq"] = min(seqs)
-            desc = "; ".join(f"rank {k}: {v['op']} {v['shape'] or ''}".strip() for k, v in sorted(ranks.items()))
-            msg = f"ranks ran different collectives{' (ops differ)' if len(ops) > 1 else ' (shapes or dtypes differ)'}: {desc}"
-        else:
-            msg = "TORCH_DISTRIBUTED_DEBUG=DETAIL detected a collective mismatch between ranks"
-        return [event(hit, C.COLLECTIVE_MISMATCH.code, msg, facts, used, dedupe=(C.COLLECTIVE_MISMATCH.code,))]
+                      dedupe=(row.code, "gloo_size"))]
+
+
+def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    text, used = hit.block(6)
+    ranks: dict[int, dict[str, Any]] = {}
+    for m in _FP.finditer(text):
+        kv = dict(_KV.findall(m.group(2)))
+        ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
+                                  kv.get("SequenceNumber", "").isdigit() else None,
+                                  "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
+    facts: dict[str, Any] = {"fingerprints": {str(k): v for k, v in ranks.items()}}
+    if ranks:
+        facts["ranks"] = sorted(ranks)
+        ops = {v["op"] for v in ranks.values()}
+        seqs = {v["seq"] for v in ranks.values() if v["seq"] is not None}
+        if seqs:
+            facts["seq"] = min(seqs)
+        desc = "; ".join(f"rank {k}: {v['op']} {v['shape'] or ''}".strip() for k, v in sorted(ranks.items()))
+        msg = f"ranks ran different collectives{' (ops differ)' if len(ops) > 1 else ' (shapes or dtypes differ)'}: {desc}"
+    else:
+        msg = "TORCH_DISTRIBUTED_DEBUG=DETAIL detected a collective mismatch between ranks"
+    return [row.event(hit, msg, facts, used, dedupe=(row.code,))]
+
+
+def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     # The reducer's detail lines stand for the whole error when a paste cut its first sentence.
-    if _UNFINISHED.search(t) or _UNUSED_IDX.search(t) or _UNUSED_NAMES.search(t):
-        text = " ".join([t] + [ln.text for ln in hit.after(20)])
-        facts = {}
-        mi = _UNUSED_IDX.search(text)
-        mn = _UNUSED_NAMES.search(text)
-        if mi:
-            facts["unused_param_indices"] = [int(x) for x in mi.group(2).split()]
-            facts["rank"] = int(mi.group(1))
-        if mn:
-            facts["unused_params"] = [p.strip() for p in mn.group(2).split(",") if p.strip()][:50]
-            facts["rank"] = int(mn.group(1))
-        names = facts.get("unused_params") or facts.get("unused_param_indices")
-        msg = "DDP: parameters did not receive gradients in the previous iteration" + (f": {names}" if names else "")
-        return [event(hit, C.DDP_UNFINISHED_REDUCTION.code, msg, facts, rank=facts.get("rank"),
-                      dedupe=(C.DDP_UNFINISHED_REDUCTION.code,))]
-    if _TWICE.search(t) or _TWICE_NAME.search(t):
-        text = " ".join([t] + [ln.text for ln in hit.after(20)])
-        tw = _TWICE_NAME.search(text)
-        facts = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
-        name = (facts.get("param") or f"index {facts['param_index']}") if facts else "a parameter"
-        return [event(hit, C.DDP_READY_TWICE.code, f"DDP: {name} was marked ready twice in one iteration "
+    text = " ".join([hit.text] + [ln.text for ln in hit.after(20)])
+    facts: dict[str, Any] = {}
+    mi = _UNUSED_IDX.search(text)
+    mn = _UNUSED_NAMES.search(text)
+    if mi:
+        facts["unused_param_indices"] = [int(x) for x in mi.group(2).split()]
+        facts["rank"] = int(mi.group(1))
+    if mn:
+        facts["unused_params"] = [p.strip() for p in mn.group(2).split(",") if p.strip()][:50]
+        facts["rank"] = int(mn.group(1))
+    names = facts.get("unused_params") or facts.get("unused_param_indices")
+    msg = "DDP: parameters did not receive gradients in the previous iteration" + (f": {names}" if names else "")
+    return [row.event(hit, msg, facts, rank=facts.get("rank"), dedupe=(row.code,))]
+
+
+def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    text = " ".join([hit.text] + [ln.text for ln in hit.after(20)])
+    tw = _TWICE_NAME.search(text)
+    facts = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
+    name = (facts.get("param") or f"index {facts['param_index']}") if facts else "a parameter"
+    return [row.event(hit, f"DDP: {name} was marked ready twice in one iteration "
                       "(reentrant checkpointing, a shared parameter, or a module used twice)", facts,
-                      dedupe=(C.DDP_READY_TWICE.code,))]
-    return []
+                      dedupe=(row.code,))]
+
+
+def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
+
+
+_RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"
+SIGNATURES = (
+    Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), anchor_from=_RUNTIME,
+              examples=("RuntimeError: DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 "
+                        "has inconsistent 0 params.",)),
+    Signature("gloo size", _GLOO_SIZE, _gloo_size, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              anchor_from=_RUNTIME,
+              examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] "
+                        "op.preamble.length <= op.nbytes. 8 vs 4",)),
+    Signature("fingerprints", _MISMATCH, _fingerprints, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
+              worth=(rb"mismatch between collectives",), anchor_from=_RUNTIME,
+              examples=("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+                        "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE)",)),
+    Signature("unfinished reduction", _either(_UNFINISHED, _UNUSED_IDX, _UNUSED_NAMES), _unfinished,
+              C.DDP_UNFINISHED_REDUCTION.code, anchors=(b"rror", b"receive grad"), worth=(rb"receive grad",),
+              anchor_from=_RUNTIME + " for the first sentence",
+              examples=("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
+                        "Parameter indices which did not receive grad for rank 1: 3 4")),
+    Signature("ready twice", _either(_TWICE, _TWICE_NAME), _twice, C.DDP_READY_TWICE.code, anchors=(b"rror", b"eady twice"),
+              worth=(rb"eady twice",), anchor_from=_RUNTIME + " for the first sentence",
+              examples=("RuntimeError: Expected to mark a variable ready only once.",
+                        "Parameter at index 5 with name fc.weight has been marked as ready twice.")),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    return read(hit, SIGNATURES)

@@ -32,12 +32,13 @@ AF_INET nor AF_INET6") is network; a CUDA failure of the environment inside NCCL
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
 from pgdoctor.diagnose.rules.timeouts import work_facts
+from pgdoctor.diagnose.signature import Signature, gate, read
 
 # torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
 # "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
@@ -267,102 +268,173 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
     return []
 
 
-# Every finding of parse() needs one of these in the hit line (lower case; checked before any
-# pattern): the watchdog's own lines ("WorkNCCL(...)") name NCCL but are the timeouts module's.
-_WORDS = ("nccl error", *(name.lower() for name in _ERRNAMES), "duplicate gpu detected", "undefined symbol: nccl",
-          "nccl version mismatch", "requires nccl", "or newer is required", "or later is required", "nccl info",
-          "warn ", "got completion from peer", "unhandled system error", "unhandled cuda error",
-          "remote process exited or there was a network error", "unable to find address for", "gloo", "connection")
+def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    err = m.group("err").strip().lower()
+    code = next((c for k, c in _KIND.items() if err.startswith(k)), None)
+    gd = m.groupdict()
+    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err").strip()}
+    if gd.get("ver"):
+        base["nccl_version"] = gd["ver"]
+    if gd.get("where"):
+        base["where"] = gd["where"]
+    w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
+    if w:
+        base.update(work_facts(w.group(1)))
+    detail = _last_error(hit)
+    if code is None and not detail:
+        return []
+    return _from_detail(hit, detail, base, None, 0, code)
+
+
+def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # The second line of torch's message; the first one ("NCCL error in:") is the finding.
+    prev = " ".join(ln.text for ln in hit.before(2))
+    if "NCCL error in:" in prev:
+        return []
+    err = _ERRNAMES[m.group(1)]
+    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+
+
+def _duplicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
+    return [row.event(hit, f"ranks {b} and {a} both use the GPU at bus id {dev}",
+                      {"ranks": sorted({a, b}), "bus_id": dev}, dedupe=(row.code, dev))]
+
+
+def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"the loaded libnccl lacks {m.group(1)}: PyTorch was built against a newer NCCL than the one "
+                      "the loader found (another libnccl earlier on the library path, or two nvidia-nccl wheels)",
+                      {"missing_symbol": m.group(1)}, dedupe=(row.code, m.group(1)))]
+
+
+def _version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    v = _NCCL_VER.search(t)
+    return [row.event(hit, f"NCCL version problem: {t.strip()[:160]}",
+                      {"nccl_version": v.group(1)} if v else {}, dedupe=(row.code,))]
+
+
+def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    res = int(m.group(3))
+    kind = _RESULT.get(res)
+    if kind is None:
+        return []
+    return [row.event(hit, f"{hit.who()}: an NCCL call failed with ncclResult {res} (return chain from "
+                      f"{m.group(1)}:{m.group(2)}; the WARN that said why is not in the excerpt)",
+                      {"nccl_result": res, "nccl_source": f"{m.group(1)}:{m.group(2)}"}, code=kind.code,
+                      dedupe=(kind.code, hit.rank, "chain"))]
+
+
+def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    msg = m.group("msg")
+    cf = _CUDA_FAIL.search(msg)
+    if cf:
+        # "driver shutting down" at exit is NCCL noticing the process end, not a failure.
+        return [] if "shutting down" in cf.group(2) else _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
+    if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable", msg):
+        return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
+    if _SOCKET.search(msg) or _IFACE.search(msg):
+        return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 1, C.NCCL_SOCKET_ERROR)
+    return _warn_kind(hit, t, msg)
+
+
+def _ib_completion(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any("Last error" in ln.text for ln in hit.before(3)):
+        return None
+    t = hit.text  # quoted without its WARN prefix (prose)
+    return _from_detail(hit, t[m.start():], {"nccl_warn": t[m.start():][:300]}, None, 0, C.NCCL_IB_ERROR)
+
+
+def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if hit.text.lstrip().startswith(m.group(1)):
+        return None
+    err = _ERRNAMES[m.group(1)]
+    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+
+
+def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]):
+        return None
+    err = m.group(0)
+    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+
+
+def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"gloo cannot use interface {m.group(1)}: it has no address "
+                      "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
+                      {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
+                      dedupe=(row.code, "gloo_iface"))]
+
+
+def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    if not (("gloo" in t or "Connection" in t) and re.search(r"Error|error", t)
+            and "store->" not in t and "DistNetworkError" not in t and "DistStoreError" not in t
+            and _DIST_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(4)]))):
+        return None  # a store client that lost its server is the rendezvous module's
+    # gloo / c10d socket errors outside NCCL: the peer went away.
+    return [row.event(hit, f"{hit.who()}: connection to a peer failed: {t.strip()[:160]}",
+                      {"backend": "gloo" if "gloo" in t else "unknown", **_network_facts(t)},
+                      dedupe=(row.code, hit.rank))]
+
+
+_NAMES = tuple(name.lower() for name in _ERRNAMES)
+_EXC = "the exception type ('RuntimeError: ', 'ImportError: ') before the message"
+SIGNATURES = (
+    Signature("torch nccl error", _TORCH, _torch, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",), worth=(rb"\berror\b",),
+              words=("nccl error",)),
+    Signature("torch 1.0 nccl error", _OLD_TORCH, _torch, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("nccl error",)),
+    Signature("ncclResult line", re.compile(r"^\s*(" + "|".join(_ERRNAMES) + r"):"), _second_line,
+              C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",), words=_NAMES,
+              anchor_from="the 'Error' of the ncclResult name; ncclInvalidUsage / ncclInvalidArgument lines only when "
+                          "an error word is in them (the first line, 'NCCL error in:', is the finding)",
+              examples=("ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
+                        "error.", "ncclInvalidUsage: This usually reflects invalid usage of NCCL library (error 5).")),
+    Signature("duplicate gpu", _DUP, _duplicate, C.NCCL_DUPLICATE_GPU.code, anchors=(b"Duplicate GPU",),
+              worth=(rb"Duplicate GPU",), words=("duplicate gpu detected",)),
+    Signature("undefined nccl symbol", _UNDEF, _undefined, C.NCCL_VERSION.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("undefined symbol: nccl",), anchor_from=_EXC,
+              examples=("ImportError: /usr/lib/python3/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+                        "ncclCommRegister",)),
+    Signature("nccl version", _VERSION, _version, C.NCCL_VERSION.code, anchors=(b"version mismatch", b"rror"),
+              worth=(rb"version mismatch", rb"Error\b"),
+              words=("nccl version mismatch", "requires nccl", "or newer is required", "or later is required"),
+              anchor_from=_EXC, examples=("RuntimeError: this build requires NCCL 2.19.3 or newer",)),
+    Signature("nccl return chain", _CHAIN, _chain, C.NCCL_SYSTEM_ERROR.code, tier=1, anchors=(b".cc:",),
+              worth=(rb"\.(?:cc|cu|h):\d+ -> [1-7]\b",), words=("nccl info",),
+              anchor_from="the '.cc:' of the source file (a '.cu:' or '.h:' frame is read when a '.cc:' one is in the line)",
+              examples=("node-1:1234:1250 [0] NCCL INFO transport/net.cc:515 -> 2",)),
+    Signature("nccl warn", _WARN, _warn, C.NCCL_SYSTEM_ERROR.code, anchors=(b"WARN",), worth=(rb"NCCL WARN",),
+              words=("warn ",)),
+    Signature("ib completion in prose", _IB_COMPLETION, _ib_completion, C.NCCL_IB_ERROR.code, anchors=(b"rror",),
+              worth=(rb"ompletion from peer",), words=("got completion from peer",),
+              anchor_from="the completion's own 'with error 12' / 'status=IBV_WC_...' (an 'error' word)",
+              examples=("NET/IB : Got completion from peer 10.0.0.2<57926> with error 12, opcode 0, len 0, vendor err 129",)),
+    Signature("ncclResult name in a line", _NAME_ANYWHERE, _name_anywhere, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=_NAMES, anchor_from="the 'Error' of the name or the exception type before it",
+              examples=("RuntimeError: ncclInternalError: Internal check failed.",)),
+    Signature("ncclGetErrorString text", _NCCL_TEXT, _nccl_text, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",),
+              worth=(rb"\berror\b",), words=("unhandled system error", "unhandled cuda error",
+                                             "remote process exited or there was a network error")),
+    Signature("gloo interface", _GLOO_IFACE, _gloo_iface, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("unable to find address for",), anchor_from=_EXC,
+              examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "
+                        "nullptr. Unable to find address for: eth0",)),
+    Signature("peer connection", _SOCKET, _peer_socket, C.NCCL_SOCKET_ERROR.code, tier=1, anchors=(b"rror",),
+              worth=(rb"Error\b", rb"\berror\b"), words=("gloo", "connection"),
+              anchor_from="an 'Error' / 'error' in the line (required by the row)",
+              examples=("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+                        "[10.0.0.2]:5678",)),
+)
+# Every finding of parse() needs one of its row's words in the hit line (lower case; checked
+# before any pattern): the watchdog's own lines ("WorkNCCL(...)") name NCCL but are the timeouts module's.
+_WORDS = gate(SIGNATURES)
 
 
 def parse(hit: Hit) -> list[Event]:
-    if not hit.may_hold(_WORDS):
+    if _WORDS is not None and not hit.may_hold(_WORDS):
         return []
-    t = hit.text
-    m = _TORCH.search(t) or _OLD_TORCH.search(t)
-    if m:
-        err = m.group("err").strip().lower()
-        code = next((c for k, c in _KIND.items() if err.startswith(k)), None)
-        gd = m.groupdict()
-        base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err").strip()}
-        if gd.get("ver"):
-            base["nccl_version"] = gd["ver"]
-        if gd.get("where"):
-            base["where"] = gd["where"]
-        w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
-        if w:
-            base.update(work_facts(w.group(1)))
-        detail = _last_error(hit)
-        if code is None and not detail:
-            return []
-        return _from_detail(hit, detail, base, None, 0, code)
-    for name, err in _ERRNAMES.items():
-        if t.lstrip().startswith(name + ":"):
-            # The second line of torch's message; the first one ("NCCL error in:") is the finding.
-            prev = " ".join(ln.text for ln in hit.before(2))
-            if "NCCL error in:" in prev:
-                return []
-            return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
-    m = _DUP.search(t)
-    if m:
-        a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
-        return [event(hit, C.NCCL_DUPLICATE_GPU.code, f"ranks {b} and {a} both use the GPU at bus id {dev}",
-                      {"ranks": sorted({a, b}), "bus_id": dev}, dedupe=(C.NCCL_DUPLICATE_GPU.code, dev))]
-    m = _UNDEF.search(t)
-    if m:
-        return [event(hit, C.NCCL_VERSION.code,
-                      f"the loaded libnccl lacks {m.group(1)}: PyTorch was built against a newer NCCL than the one "
-                      "the loader found (another libnccl earlier on the library path, or two nvidia-nccl wheels)",
-                      {"missing_symbol": m.group(1)}, dedupe=(C.NCCL_VERSION.code, m.group(1)))]
-    if _VERSION.search(t):
-        v = _NCCL_VER.search(t)
-        return [event(hit, C.NCCL_VERSION.code, f"NCCL version problem: {t.strip()[:160]}",
-                      {"nccl_version": v.group(1)} if v else {}, dedupe=(C.NCCL_VERSION.code,))]
-    m = _CHAIN.search(t)
-    if m:
-        res = int(m.group(3))
-        kind = _RESULT.get(res)
-        if kind is None:
-            return []
-        return [event(hit, kind.code, f"{hit.who()}: an NCCL call failed with ncclResult {res} (return chain from "
-                      f"{m.group(1)}:{m.group(2)}; the WARN that said why is not in the excerpt)",
-                      {"nccl_result": res, "nccl_source": f"{m.group(1)}:{m.group(2)}"}, tier=1,
-                      dedupe=(kind.code, hit.rank, "chain"))]
-    m = _WARN.search(t)
-    if m:
-        msg = m.group("msg")
-        cf = _CUDA_FAIL.search(msg)
-        if cf:
-            # "driver shutting down" at exit is NCCL noticing the process end, not a failure.
-            return [] if "shutting down" in cf.group(2) else _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
-        if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable", msg):
-            return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
-        if _SOCKET.search(msg) or _IFACE.search(msg):
-            return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 1, C.NCCL_SOCKET_ERROR)
-        return _warn_kind(hit, t, msg)
-    m = _IB_COMPLETION.search(t)
-    if m and not any("Last error" in ln.text for ln in hit.before(3)):  # quoted without its WARN prefix (prose)
-        return _from_detail(hit, t[m.start():], {"nccl_warn": t[m.start():][:300]}, None, 0, C.NCCL_IB_ERROR)
-    m = _NAME_ANYWHERE.search(t)
-    if m and not t.lstrip().startswith(m.group(1)):
-        err = _ERRNAMES[m.group(1)]
-        return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
-    m = _NCCL_TEXT.search(t)
-    if m and "NCCL" in " ".join([t] + [ln.text for ln in hit.before(3)]):
-        err = m.group(0)
-        return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
-    m = _GLOO_IFACE.search(t)
-    if m:
-        return [event(hit, C.NCCL_SOCKET_ERROR.code, f"gloo cannot use interface {m.group(1)}: it has no address "
-                      "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
-                      {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
-                      dedupe=(C.NCCL_SOCKET_ERROR.code, "gloo_iface"))]
-    if ("gloo" in t or "Connection" in t) and _SOCKET.search(t) and re.search(r"Error|error", t) \
-            and "store->" not in t and "DistNetworkError" not in t and "DistStoreError" not in t \
-            and _DIST_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(4)])):
-        # a store client that lost its server is the rendezvous module's
-        # gloo / c10d socket errors outside NCCL: the peer went away.
-        return [event(hit, C.NCCL_SOCKET_ERROR.code, f"{hit.who()}: connection to a peer failed: {t.strip()[:160]}",
-                      {"backend": "gloo" if "gloo" in t else "unknown", **_network_facts(t)}, tier=1,
-                      dedupe=(C.NCCL_SOCKET_ERROR.code, hit.rank))]
-    return []
+    return read(hit, SIGNATURES)

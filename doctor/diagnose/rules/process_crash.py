@@ -11,10 +11,11 @@ SIGABRT is a consequence (tier 2) of the error the process aborted on; see `_tie
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, read
 
 _SHELL = re.compile(r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
                     r"(?:\s+\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$")
@@ -32,28 +33,42 @@ def _tier(sig: str) -> int:
     return 2 if sig == "SIGABRT" else 0
 
 
-def parse(hit: Hit) -> list[Event]:
+def _faulthandler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = SIGNALS[m.group("sig")]
+    facts: dict[str, Any] = {"signal": sig, "reporter": "faulthandler"}
+    for ln in hit.after(12):
+        f = _FH_FRAME.search(ln.text)
+        if f:
+            facts["frame"] = f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
+            break
+    where = f" in {facts['frame']}" if "frame" in facts else ""
+    return [row.event(hit, f"{hit.who()} died on {sig}{where}", facts, tier=_tier(sig),
+                      dedupe=(row.code, hit.rank, sig))]
+
+
+def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    m = _FAULTHANDLER.search(t)
-    if m:
-        sig = SIGNALS[m.group("sig")]
-        facts: dict[str, Any] = {"signal": sig, "reporter": "faulthandler"}
-        for ln in hit.after(12):
-            f = _FH_FRAME.search(ln.text)
-            if f:
-                facts["frame"] = f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
-                break
-        where = f" in {facts['frame']}" if "frame" in facts else ""
-        return [event(hit, C.FATAL_SIGNAL.code, f"{hit.who()} died on {sig}{where}",
-                      facts, tier=_tier(sig), dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig))]
-    m = _SHELL.search(t)
-    if m and (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
-        sig = SIGNALS[m.group("sig")]
-        facts = {"signal": sig, "reporter": "shell"}
-        if m.group("pid"):
-            facts["pid"] = int(m.group("pid"))
-        if m.group("cmd"):
-            facts["command"] = m.group("cmd").replace("(core dumped)", "").strip()[:200]
-        return [event(hit, C.FATAL_SIGNAL.code, f"a process died on {sig} ({m.group('sig')})", facts,
-                      tier=_tier(sig), dedupe=(C.FATAL_SIGNAL.code, hit.rank, sig, facts.get("pid")))]
-    return []
+    if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
+        return None
+    sig = SIGNALS[m.group("sig")]
+    facts: dict[str, Any] = {"signal": sig, "reporter": "shell"}
+    if m.group("pid"):
+        facts["pid"] = int(m.group("pid"))
+    if m.group("cmd"):
+        facts["command"] = m.group("cmd").replace("(core dumped)", "").strip()[:200]
+    return [row.event(hit, f"a process died on {sig} ({m.group('sig')})", facts,
+                      tier=_tier(sig), dedupe=(row.code, hit.rank, sig, facts.get("pid")))]
+
+
+SIGNATURES = (
+    Signature("faulthandler", _FAULTHANDLER, _faulthandler, C.FATAL_SIGNAL.code, anchors=(b"rror",), worth=(rb"Error\b",)),
+    Signature("shell signal", _SHELL, _shell, C.FATAL_SIGNAL.code, anchors=(b"ation fault", b"core dumped"),
+              worth=(rb"Segmentation fault", rb"core dumped"),
+              anchor_from="'(core dumped)' after the signal's name (a line without it and without a pid is not read)",
+              examples=("train.sh: line 12: 4567 Segmentation fault      (core dumped) python train.py",
+                        "Illegal instruction (core dumped)", "Aborted (core dumped)", "Bus error (core dumped)")),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    return read(hit, SIGNATURES)

@@ -9,9 +9,11 @@ their own modules.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, read
 
 _EXC = re.compile(r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
                   r"(?::\s?(?P<msg>.*))?$")
@@ -23,9 +25,8 @@ _NOT_ROOT = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt
                        "ProcessRaisedException", "ProcessExitedException"})
 
 
-def parse(hit: Hit) -> list[Event]:
-    m = _EXC.match(hit.text)
-    if not m or m.group("short") in _NOT_ROOT or m.group("short").startswith("nccl"):
+def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("short") in _NOT_ROOT or m.group("short").startswith("nccl"):
         return []  # ncclRemoteError: ... is the second line of torch's NCCL error (nccl_errors)
     frames = []
     seen_traceback = False
@@ -40,14 +41,29 @@ def parse(hit: Hit) -> list[Event]:
     if not (seen_traceback or frames):
         # An exception line without its traceback: not a failure by itself, but the note of last
         # resort when nothing else explains the log (causality turns it into an info finding).
-        return [event(hit, C.UNRECOGNISED_ERROR.code, f"{m.group('type')}: {msg[:160]}",
-                      {"exception": m.group("type"), "exception_message": msg[:300]}, tier=3,
-                      dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, m.group("type"), msg[:100]))]
+        return [row.event(hit, f"{m.group('type')}: {msg[:160]}",
+                          {"exception": m.group("type"), "exception_message": msg[:300]}, tier=3,
+                          code=C.UNRECOGNISED_ERROR.code,
+                          dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, m.group("type"), msg[:100]))]
     facts = {"exception": m.group("type"), "exception_message": msg[:300]}
     if frames:
         facts["frame"] = frames[-1]
     r = hit.rank
-    return [event(hit, C.PYTHON_EXCEPTION.code,
-                  f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}"
-                  + (f" at {frames[-1]}" if frames else ""), facts,
-                  dedupe=(C.PYTHON_EXCEPTION.code, r, m.group("type"), msg[:100]))]
+    return [row.event(hit, f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}"
+                      + (f" at {frames[-1]}" if frames else ""), facts,
+                      dedupe=(row.code, r, m.group("type"), msg[:100]))]
+
+
+# The generic anchors and line tests: every exception line, whatever module reads it.
+SIGNATURES = (
+    Signature("python exception", _EXC, _exception, C.PYTHON_EXCEPTION.code, anchors=(b"rror", b"xception"),
+              worth=(rb"Error\b", rb"Exception\b", rb"Interrupt\b", rb"\berror\b", rb"\bexception\b"),
+              anchor_from="the exception's type name (...Error, ...Exception); an Interrupt or Exit line is read "
+                          "when another anchor is in it",
+              examples=("RuntimeError: boom", "torch.distributed.DistBackendError: NCCL error", "ValueError",
+                        "SomeException: x")),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    return read(hit, SIGNATURES)

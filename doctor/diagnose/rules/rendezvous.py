@@ -25,10 +25,11 @@ expected, but not set" (RUN224).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.signature import Signature, gate, read
 
 _RDZV_TIMEOUT = re.compile(r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
                            r"|Timed out initializing process group in store based barrier")
@@ -94,102 +95,170 @@ def _server(hit: Hit, t: str) -> list[Event]:
     return []
 
 
-# Every pattern of parse() needs one of these in the line (lower case; checked before any of them).
-_WORDS = ("rendezvous", "timed out after", "store based barrier", "client socket", "connect() timed out", "server",
-          "address already in use", "eaddrinuse", "errno: 98", "error initializing torch.distributed", "socket timeout",
-          "c10d store", "name or service not known", "name resolution", "nodename nor servname",
-          "no address associated", "store->get", "diststoreerror", "distnetworkerror")
+def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    facts: dict[str, Any] = {}
+    if m.group(1):
+        facts = {"timeout_s": int(m.group(1)), "joined": int(m.group(2)), "expected": int(m.group(3))}
+    b = _BARRIER.search(t)
+    if b:
+        facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}
+    on = re.search(r"barrier on rank: (\d+)", t)
+    who = f" ({facts['joined']}/{facts['expected']} joined)" if "joined" in facts else ""
+    return [row.event(hit, f"rendezvous timed out waiting for the other ranks{who}", facts,
+                      rank=int(on.group(1)) if on else None, dedupe=(row.code,))]
+
+
+def _barrier_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any("Completed store-based barrier" in ln.text for ln in hit.after(48, same_rank=False)):
+        return []  # a healthy start prints the wait once or twice, then the completion
+    b = _BARRIER.search(hit.text)
+    facts = {"expected": int(b.group(1)), "joined": int(b.group(2))} if b else {}
+    who = f" ({facts['joined']}/{facts['expected']} ranks arrived)" if facts else ""
+    return [row.event(hit, f"ranks wait in the store-based barrier for the others{who}",
+                      facts, rank=int(m.group(1)), dedupe=(row.code,))]
+
+
+def _client_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ms = int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
+    facts = {"master_addr": m.group(3).strip(), "master_port": int(m.group(4)), "timeout_ms": ms}
+    return [row.event(hit, f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} "
+                      f"within {ms} ms", facts, dedupe=(row.code,))]
+
+
+def _old_connect(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"could not connect to the store within {m.group(1)} ms "
+                      "(TCPStore connect() timed out)", {"timeout_ms": int(m.group(1))}, dedupe=(row.code,))]
+
+
+def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    if not ("socket" in t or "initialized" in t):
+        return None
+    return _server(hit, t) or None
+
+
+def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    if not ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t or "EADDRINUSE" in t):
+        return None
+    return _server(hit, t)
+
+
+def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    errno = int(m.group(3))
+    if errno in _RETRIED:
+        return []  # the server is not listening yet: socket.cpp retries until its timeout
+    if errno in _NO_ADDR and m.group(1).lower() in _LOOPBACK_NAMES:
+        return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
+    facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
+    # One address failed; the client tries the others and retries until its timeout, whose
+    # own record ("failed to connect to any network address", "timed out") is the failure.
+    return [row.event(hit, f"could not connect to the store at {m.group(1)}:{m.group(2)}: {m.group(4)}", facts,
+                      dedupe=(row.code,))]
+
+
+def _connect_any(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {"master_addr": m.group(1), "master_port": int(m.group(2))}
+    return [row.event(hit, f"could not connect to the store at {m.group(1)}:{m.group(2)} on any of its addresses", facts,
+                      dedupe=(row.code,))]
+
+
+def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    v = _CONFIG_VAR.search(m.group(2))
+    facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
+    if v:
+        facts["missing_variable"] = v.group(1)
+    what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
+    return [row.event(hit, f"init_process_group could not start the {m.group(1)} rendezvous: {what}", facts,
+                      dedupe=(row.code,))]
+
+
+def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"{hit.who()}: a store read timed out (Socket Timeout) while the "
+                      "process group waited for its peers", {"store_error": "Socket Timeout"},
+                      dedupe=(row.code, "store_err"))]
+
+
+def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the connection to the rendezvous (c10d) store failed", {}, dedupe=(row.code,))]
+
+
+def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
+        return None
+    return [row.event(hit, "the store host name does not resolve (MASTER_ADDR)",
+                      {"error": "name resolution"}, dedupe=(row.code, "dns"))]
+
+
+def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
+    if not re.search(r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe", hit.text):
+        return None
+    facts = {"store_error": (m.group(2) or m.group(3) or "").strip()[:200]}
+    if m.group(1) is not None:
+        facts["store_key"] = m.group(1)
+    # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
+    # died or hung first; a symptom unless nothing else is found.
+    return [row.event(hit, f"{hit.who()}: store request failed: {facts['store_error'][:120]}",
+                      facts, dedupe=(row.code, "store_err"))]
+
+
+R, S = C.RENDEZVOUS_TIMEOUT.code, C.STORE_UNREACHABLE.code
+_EXC = "the exception type ('...Error: ') before torch's message"
+SIGNATURES = (
+    Signature("rendezvous timeout", _RDZV_TIMEOUT, _rdzv_timeout, R, anchors=(b"rror", b"imed out"),
+              worth=(rb"Error\b", rb"[Tt]imed out"), words=("rendezvous", "timed out after", "store based barrier")),
+    Signature("store barrier wait", _BARRIER_WAIT, _barrier_wait, R, tier=1, anchors=(b"imeout",), worth=(rb"\btimeout\b",),
+              words=("store based barrier",), anchor_from="the '(world_size=2, worker_count=1, timeout=0:30:00)' at its end",
+              examples=("INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process "
+                        "group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",)),
+    Signature("client socket timeout", _CLIENT_TIMEOUT, _client_timeout, S, anchors=(b"imed out",), worth=(rb"[Tt]imed out",),
+              words=("client socket",)),
+    Signature("tcpstore connect timeout (1.x)", _OLD_CONNECT, _old_connect, S, anchors=(b"imed out",),
+              worth=(rb"[Tt]imed out",), words=("connect() timed out",)),
+    Signature("server socket", re.compile(r"server"), _server_socket, C.ADDRESS_IN_USE.code,
+              anchors=(b"[c10d]", b"rror"), worth=(rb"errno: ?\d", rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+              words=("server",), anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+              examples=("[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - "
+                        "Address already in use).",
+                        "RuntimeError: The server socket has failed to listen on any local network address.")),
+    Signature("address in use", _IN_USE, _in_use, C.ADDRESS_IN_USE.code, anchors=(b"rror",), worth=(rb"already in use",),
+              words=("address already in use", "eaddrinuse", "errno: 98"),
+              anchor_from="the exception type or 'errno' text around the socket's message",
+              examples=("RuntimeError: Address already in use", "useIpv6: 0, code: -98, name: EADDRINUSE, message: "
+                        "address already in use [Error]")),
+    Signature("client connect failed", _CONNECT_FAIL, _connect_fail, S, tier=1, anchors=(b"[c10d]",),
+              worth=(rb"errno: ?\d",), words=("client socket",), anchor_from="c10d's '[c10d] ' logger prefix",
+              examples=("[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
+                        "(errno: 110 - Connection timed out).",)),
+    Signature("client connect failed on every address", _CONNECT_ANY, _connect_any, S, anchors=(b"[c10d]", b"rror"),
+              worth=(rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"), words=("client socket",),
+              anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+              examples=("[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",)),
+    Signature("env:// configuration", _CONFIG, _config, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("error initializing torch.distributed",)),
+    Signature("socket timeout (1.x)", _SOCKET_TIMEOUT, _socket_timeout, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("socket timeout",)),
+    Signature("rendezvous connection", _RDZV_CONN, _rdzv_conn, S, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("rendezvous", "c10d store"), anchor_from=_EXC,
+              examples=("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
+                        "C10d store has failed. See inner exception for details.",)),
+    Signature("store host name", _DNS, _dns, S, anchors=(b"rror", b"[c10d]"), worth=(rb"Error\b", rb"\berror\b"),
+              words=("name or service not known", "name resolution", "nodename nor servname", "no address associated"),
+              anchor_from=_EXC + " or c10d's '[c10d] ' logger prefix",
+              examples=("[W socket.cpp:663] [c10d] The IPv6 network addresses of (node-1, 29500) cannot be retrieved "
+                        "(gai error: -2 - Name or service not known).",)),
+    Signature("store request", _STORE_ERR, _store_err, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("store->get", "diststoreerror", "distnetworkerror"), anchor_from=_EXC,
+              examples=("RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
+                        "Socket Timeout",)),
+)
+# Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
+_WORDS = gate(SIGNATURES)
 
 
 def parse(hit: Hit) -> list[Event]:
-    if not hit.may_hold(_WORDS):
+    if _WORDS is not None and not hit.may_hold(_WORDS):
         return []
-    t = hit.text
-    m = _RDZV_TIMEOUT.search(t)
-    if m:
-        facts: dict[str, Any] = {}
-        if m.group(1):
-            facts = {"timeout_s": int(m.group(1)), "joined": int(m.group(2)), "expected": int(m.group(3))}
-        b = _BARRIER.search(t)
-        if b:
-            facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}
-        on = re.search(r"barrier on rank: (\d+)", t)
-        who = f" ({facts['joined']}/{facts['expected']} joined)" if "joined" in facts else ""
-        return [event(hit, C.RENDEZVOUS_TIMEOUT.code, f"rendezvous timed out waiting for the other ranks{who}", facts,
-                      rank=int(on.group(1)) if on else None, dedupe=(C.RENDEZVOUS_TIMEOUT.code,))]
-    m = _BARRIER_WAIT.search(t)
-    if m:
-        if any("Completed store-based barrier" in ln.text for ln in hit.after(48, same_rank=False)):
-            return []  # a healthy start prints the wait once or twice, then the completion
-        b = _BARRIER.search(t)
-        facts = {"expected": int(b.group(1)), "joined": int(b.group(2))} if b else {}
-        who = f" ({facts['joined']}/{facts['expected']} ranks arrived)" if facts else ""
-        return [event(hit, C.RENDEZVOUS_TIMEOUT.code, f"ranks wait in the store-based barrier for the others{who}",
-                      facts, tier=1, rank=int(m.group(1)), dedupe=(C.RENDEZVOUS_TIMEOUT.code,))]
-    m = _CLIENT_TIMEOUT.search(t)
-    if m:
-        ms = int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
-        facts = {"master_addr": m.group(3).strip(), "master_port": int(m.group(4)), "timeout_ms": ms}
-        return [event(hit, C.STORE_UNREACHABLE.code,
-                      f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} "
-                      f"within {ms} ms", facts, dedupe=(C.STORE_UNREACHABLE.code,))]
-    m = _OLD_CONNECT.search(t)
-    if m:
-        return [event(hit, C.STORE_UNREACHABLE.code, f"could not connect to the store within {m.group(1)} ms "
-                      "(TCPStore connect() timed out)", {"timeout_ms": int(m.group(1))},
-                      dedupe=(C.STORE_UNREACHABLE.code,))]
-    if "server" in t and ("socket" in t or "initialized" in t):
-        evs = _server(hit, t)
-        if evs:
-            return evs
-    if _IN_USE.search(t) and ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t or "EADDRINUSE" in t):
-        return _server(hit, t)
-    m = _CONNECT_FAIL.search(t)
-    if m:
-        errno = int(m.group(3))
-        if errno in _RETRIED:
-            return []  # the server is not listening yet: socket.cpp retries until its timeout
-        if errno in _NO_ADDR and m.group(1).lower() in _LOOPBACK_NAMES:
-            return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
-        facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
-        # One address failed; the client tries the others and retries until its timeout, whose
-        # own record ("failed to connect to any network address", "timed out") is the failure.
-        return [event(hit, C.STORE_UNREACHABLE.code,
-                      f"could not connect to the store at {m.group(1)}:{m.group(2)}: {m.group(4)}", facts, tier=1,
-                      dedupe=(C.STORE_UNREACHABLE.code,))]
-    m = _CONNECT_ANY.search(t)
-    if m:
-        facts = {"master_addr": m.group(1), "master_port": int(m.group(2))}
-        return [event(hit, C.STORE_UNREACHABLE.code,
-                      f"could not connect to the store at {m.group(1)}:{m.group(2)} on any of its addresses", facts,
-                      dedupe=(C.STORE_UNREACHABLE.code,))]
-    m = _CONFIG.search(t)
-    if m:
-        v = _CONFIG_VAR.search(m.group(2))
-        facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
-        if v:
-            facts["missing_variable"] = v.group(1)
-        what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
-        return [event(hit, C.RENDEZVOUS_CONFIG.code, f"init_process_group could not start the {m.group(1)} rendezvous: "
-                      f"{what}", facts, dedupe=(C.RENDEZVOUS_CONFIG.code,))]
-    if _SOCKET_TIMEOUT.search(t):
-        return [event(hit, C.STORE_UNREACHABLE.code, f"{hit.who()}: a store read timed out (Socket Timeout) while the "
-                      "process group waited for its peers", {"store_error": "Socket Timeout"}, tier=1,
-                      dedupe=(C.STORE_UNREACHABLE.code, "store_err"))]
-    if _RDZV_CONN.search(t):
-        return [event(hit, C.STORE_UNREACHABLE.code, "the connection to the rendezvous (c10d) store failed", {},
-                      dedupe=(C.STORE_UNREACHABLE.code,))]
-    if _DNS.search(t) and _STORE_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(6)])):
-        return [event(hit, C.STORE_UNREACHABLE.code, "the store host name does not resolve (MASTER_ADDR)",
-                      {"error": "name resolution"}, dedupe=(C.STORE_UNREACHABLE.code, "dns"))]
-    m = _STORE_ERR.search(t)
-    # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
-    if m and re.search(r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe", t):
-        facts = {"store_error": (m.group(2) or m.group(3) or "").strip()[:200]}
-        if m.group(1) is not None:
-            facts["store_key"] = m.group(1)
-        # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
-        # died or hung first; a symptom unless nothing else is found.
-        return [event(hit, C.STORE_UNREACHABLE.code, f"{hit.who()}: store request failed: {facts['store_error'][:120]}",
-                      facts, tier=1, dedupe=(C.STORE_UNREACHABLE.code, "store_err"))]
-    return []
+    return read(hit, SIGNATURES)

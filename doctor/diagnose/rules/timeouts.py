@@ -34,7 +34,8 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.diagnose.text.normalize import Line
 
 # "ran for N milliseconds" may be cut off by a paste; the WorkNCCL(...) record alone is enough.
@@ -92,96 +93,126 @@ def _rank(hit: Hit, facts: dict[str, Any]) -> Optional[int]:
     return r if r is not None else facts.get("rank", hit.rank)
 
 
-def parse(hit: Hit) -> list[Event]:
+def _joined(hit: Hit) -> tuple[str, Optional[list[Line]]]:
+    """The hit line, or the watchdog record a hard wrap cut, joined again (and its lines)."""
     t = hit.text
-    record: Optional[list[Line]] = None
     if _WATCHDOG_CUT.search(t) and not _WHOLE_RECORD.search(t):
         joined, used = hit.block(4, sep="")  # a hard wrap cut the record: the rest is on the next lines
         if "WorkNCCL(" in joined:
-            t, record = joined, used
-    m = _WATCHDOG.search(t) or _BLOCKING.search(t)
-    if m:
-        facts = {**_pg_facts(t), **work_facts(m.group("work"))}
-        if "ran" in m.groupdict() and m.group("ran"):
-            facts["ran_for_ms"] = int(m.group("ran"))
-        facts["mode"] = "blocking_wait" if ("blocking wait" in t or (t.lstrip().startswith(("[Rank", "RuntimeError"))
-                                            and "Watchdog" not in t)) else "watchdog"
-        # The seq line ("Timeout at NCCL work ...") follows on the same rank.
-        for ln in hit.after(4):
-            s = _SEQ.search(ln.text)
+            return joined, used
+    return t, None
+
+
+def _work(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t, record = _joined(hit)
+    facts = {**_pg_facts(t), **work_facts(m.group("work"))}
+    if "ran" in m.groupdict() and m.group("ran"):
+        facts["ran_for_ms"] = int(m.group("ran"))
+    facts["mode"] = "blocking_wait" if ("blocking wait" in t or (t.lstrip().startswith(("[Rank", "RuntimeError"))
+                                        and "Watchdog" not in t)) else "watchdog"
+    # The seq line ("Timeout at NCCL work ...") follows on the same rank.
+    for ln in hit.after(4):
+        s = _SEQ.search(ln.text)
+        if s:
+            facts["last_enqueued_seq"] = int(s.group("enq") or s.group("enq2"))
+            facts["last_completed_seq"] = int(s.group("done") or s.group("done2"))
+            break
+    r = _rank(hit, facts)
+    if r is not None:
+        facts["rank"] = r
+    op = facts.get("op", "collective")
+    msg = (f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
+           f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
+           f"({facts.get('timeout_ms', '?')} ms)")
+    return [row.event(hit, msg, facts, record, rank=r, dedupe=(row.code, r, facts.get("pg_id"), facts.get("seq")))]
+
+
+def _cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = _pg_facts(_joined(hit)[0])
+    r = _rank(hit, facts)
+    return [row.event(hit, f"{hit.who(r)}: the NCCL watchdog caught a collective timeout "
+                      "(the record is cut off: no op or sequence number)", facts, rank=r,
+                      dedupe=(row.code, r, facts.get("pg_id"), None))]
+
+
+def _seq(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {**_pg_facts(_joined(hit)[0]), "last_enqueued_seq": int(m.group("enq") or m.group("enq2")),
+             "last_completed_seq": int(m.group("done") or m.group("done2")), "seq": int(m.group("at") or m.group("at2"))}
+    r = _rank(hit, facts)
+    return [row.event(hit, f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "
+                      f"last completed {facts['last_completed_seq']})", facts, rank=r,
+                      dedupe=(row.code, r, facts.get("pg_id"), facts["seq"]))]
+
+
+def _dump_signal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {**_pg_facts(_joined(hit)[0]), "last_enqueued_seq": int(m.group("enq")), "last_completed_seq": int(m.group("done")),
+             "dump_signal_from": m.group("src").strip()}
+    r = _rank(hit, facts)
+    return [row.event(hit, f"{hit.who(r)}: told to dump by {facts['dump_signal_from']} (last enqueued {facts['last_enqueued_seq']},"
+                      f" last completed {facts['last_completed_seq']})", facts, rank=r, dedupe=(row.code, r, "dump"))]
+
+
+def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = _pg_facts(_joined(hit)[0])
+    stuck = m.group(1)
+    if stuck is None:
+        for ln in hit.after(3):
+            s = re.search(r"watchdog got stuck for (\d+) seconds", ln.text)
             if s:
-                facts["last_enqueued_seq"] = int(s.group("enq") or s.group("enq2"))
-                facts["last_completed_seq"] = int(s.group("done") or s.group("done2"))
+                stuck = s.group(1)
                 break
-        r = _rank(hit, facts)
-        if r is not None:
-            facts["rank"] = r
-        op = facts.get("op", "collective")
-        msg = (f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
-               f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
-               f"({facts.get('timeout_ms', '?')} ms)")
-        return [event(hit, C.WATCHDOG_TIMEOUT.code, msg, facts, record, tier=1, rank=r,
-                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), facts.get("seq")))]
-    if _WATCHDOG_CUT.search(t):
-        facts = _pg_facts(t)
-        r = _rank(hit, facts)
-        return [event(hit, C.WATCHDOG_TIMEOUT.code, f"{hit.who(r)}: the NCCL watchdog caught a collective timeout "
-                      "(the record is cut off: no op or sequence number)", facts, tier=1, rank=r,
-                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), None))]
-    m = _SEQ.search(t)
-    if m:
-        facts = {**_pg_facts(t), "last_enqueued_seq": int(m.group("enq") or m.group("enq2")),
-                 "last_completed_seq": int(m.group("done") or m.group("done2")), "seq": int(m.group("at") or m.group("at2"))}
-        r = _rank(hit, facts)
-        return [event(hit, C.WATCHDOG_TIMEOUT.code,
-                      f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "
-                      f"last completed {facts['last_completed_seq']})", facts, tier=1, rank=r,
-                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, facts.get("pg_id"), facts["seq"]))]
-    m = _DUMP_SIGNAL.search(t)
-    if m:
-        facts = {**_pg_facts(t), "last_enqueued_seq": int(m.group("enq")), "last_completed_seq": int(m.group("done")),
-                 "dump_signal_from": m.group("src").strip()}
-        r = _rank(hit, facts)
-        return [event(hit, C.WATCHDOG_TIMEOUT.code,
-                      f"{hit.who(r)}: told to dump by {facts['dump_signal_from']} (last enqueued {facts['last_enqueued_seq']},"
-                      f" last completed {facts['last_completed_seq']})", facts, tier=2, rank=r,
-                      dedupe=(C.WATCHDOG_TIMEOUT.code, r, "dump"))]
-    m = _HEARTBEAT.search(t)
-    if m:
-        facts = _pg_facts(t)
-        stuck = m.group(1)
-        if stuck is None:
-            for ln in hit.after(3):
-                s = re.search(r"watchdog got stuck for (\d+) seconds", ln.text)
-                if s:
-                    stuck = s.group(1)
-                    break
-        if stuck:
-            facts["heartbeat_timeout_s"] = int(stuck)
-        r = _rank(hit, facts)
-        return [event(hit, C.HEARTBEAT_TIMEOUT.code,
-                      f"{hit.who(r)}: the NCCL watchdog made no progress"
+    if stuck:
+        facts["heartbeat_timeout_s"] = int(stuck)
+    r = _rank(hit, facts)
+    return [row.event(hit, f"{hit.who(r)}: the NCCL watchdog made no progress"
                       + (f" for {stuck} s" if stuck else "") + "; the heartbeat monitor terminated the process",
-                      facts, tier=1, rank=r, dedupe=(C.HEARTBEAT_TIMEOUT.code, r))]
-    m = _GLOO.search(t)
-    if m:
-        facts = {"timeout_ms": int(m.group(1)), "direction": m.group(2), "backend": "gloo"}
-        src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", t)
-        if src:
-            facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
-        r = hit.rank
-        return [event(hit, C.GLOO_TIMEOUT.code,
-                      f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms "
-                      "waiting for a peer", facts, tier=1, rank=r, dedupe=(C.GLOO_TIMEOUT.code, r))]
-    m = _MONITORED.search(t)
-    if m:
-        missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
-        return [event(hit, C.GLOO_TIMEOUT.code,
-                      f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
-                      {"missing_ranks": missing, "timeout_ms": int(m.group(2)), "backend": "gloo"}, tier=1,
-                      dedupe=(C.GLOO_TIMEOUT.code, "monitored", tuple(missing)))]
-    if _CONSEQUENCE.search(t):
-        r = hit.rank
-        return [event(hit, C.WATCHDOG_TIMEOUT.code, f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
-                      {**_pg_facts(t)}, tier=2, rank=r, dedupe=(C.WATCHDOG_TIMEOUT.code, r, "teardown"))]
-    return []
+                      facts, rank=r, dedupe=(row.code, r))]
+
+
+def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {"timeout_ms": int(m.group(1)), "direction": m.group(2), "backend": "gloo"}
+    src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", _joined(hit)[0])
+    if src:
+        facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
+    r = hit.rank
+    return [row.event(hit, f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms "
+                      "waiting for a peer", facts, rank=r, dedupe=(row.code, r))]
+
+
+def _monitored(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    return [row.event(hit, f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
+                      {"missing_ranks": missing, "timeout_ms": int(m.group(2)), "backend": "gloo"},
+                      dedupe=(row.code, "monitored", tuple(missing)))]
+
+
+def _consequence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    r = hit.rank
+    return [row.event(hit, f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
+                      {**_pg_facts(_joined(hit)[0])}, rank=r, dedupe=(row.code, r, "teardown"))]
+
+
+W = C.WATCHDOG_TIMEOUT.code
+SIGNATURES = (
+    Signature("watchdog record", _WATCHDOG, _work, W, tier=1, anchors=(b"imeout", b"atchdog"),
+              worth=(rb"\btimeout\b", rb"Timeout", rb"atchdog")),
+    Signature("blocking wait", _BLOCKING, _work, W, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)),
+    Signature("watchdog record cut", _WATCHDOG_CUT, _cut, W, tier=1, anchors=(b"atchdog",), worth=(rb"atchdog",)),
+    Signature("watchdog sequence numbers", _SEQ, _seq, W, tier=1, anchors=(b"imeout", b"atchdog"),
+              worth=(rb"Timeout", rb"atchdog")),
+    Signature("dump signal", _DUMP_SIGNAL, _dump_signal, W, tier=2, anchors=(b"imeout",), worth=(rb"\btimeout\b",)),
+    Signature("heartbeat monitor", _HEARTBEAT, _heartbeat, C.HEARTBEAT_TIMEOUT.code, tier=1,
+              anchors=(b"imed out", b"atchdog", b"imeout"), worth=(rb"[Tt]imed out", rb"atchdog", rb"\btimeout\b")),
+    Signature("gloo timeout", _GLOO, _gloo, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)),
+    Signature("monitored barrier", _MONITORED, _monitored, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"rror",),
+              worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' before the barrier's message",
+              examples=("RuntimeError: Rank 1 failed to pass monitoredBarrier in 5000 ms",)),
+    Signature("process taken down", _CONSEQUENCE, _consequence, W, tier=2, anchors=(b"imed out",),
+              worth=(rb"[Tt]imed out",), anchor_from="the record's own 'failed or timed out' sentence",
+              examples=("what():  [Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous "
+                        "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",)),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    return read(hit, SIGNATURES, _joined(hit)[0])

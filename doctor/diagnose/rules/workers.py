@@ -19,10 +19,11 @@ LIMIT ***", "... DUE TO PREEMPTION ***", "... DUE TO NODE FAILURE ***").
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.signature import Signature, read
 
 _DL_HANDLER = re.compile(r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker")
 # The signal's strsignal() text: "Bus error", "Killed", "Segmentation fault", "Aborted", ...
@@ -56,47 +57,89 @@ def _dataloader(hit: Hit, sig: str, facts: dict[str, Any]) -> list[Event]:
 _SLURM_CANCEL = re.compile(r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*")
 
 
-def parse(hit: Hit) -> list[Event]:
+def _slurm_cancel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = (m.group(4) or "a user's scancel").strip().lower()
+    facts: dict[str, Any] = {"slurm_id": m.group(1), "host": m.group(2), "cancelled_at": m.group(3), "reason": why, "reporter": "slurm"}
+    return [row.event(hit, f"Slurm cancelled {m.group(1)} on {m.group(2)} ({why}): the scheduler "
+                      "ended the ranks", facts, dedupe=(row.code, "slurm_cancel"))]  # often after a hang
+
+
+def _dl_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _dataloader(hit, _SIG[m.group(1)], {"reporter": "dataloader_worker"})
+
+
+def _dl_killed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _dataloader(hit, _SIG.get(m.group(2).strip(), m.group(2).strip()),
+                       {"worker_pid": int(m.group(1)), "reporter": "dataloader"})
+
+
+def _dl_exited(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    pids = [int(p) for p in re.findall(r"\d+", m.group(1))]
+    return [row.event(hit, f"DataLoader worker(s) {pids} exited unexpectedly (killed: often the "
+                      "OOM killer or a crash in a dataset transform)", {"worker_pids": pids, "process": "dataloader_worker"},
+                      dedupe=(row.code, "dataloader"))]
+
+
+def _ray_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    m = _SLURM_CANCEL.search(t)
-    if m:
-        why = (m.group(4) or "a user's scancel").strip().lower()
-        facts: dict[str, Any] = {"slurm_id": m.group(1), "host": m.group(2), "cancelled_at": m.group(3), "reason": why, "reporter": "slurm"}
-        return [event(hit, C.RANK_EXITED.code, f"Slurm cancelled {m.group(1)} on {m.group(2)} ({why}): the scheduler "
-                      "ended the ranks", facts, tier=2, dedupe=(C.RANK_EXITED.code, "slurm_cancel"))]  # often after a hang
-    if "worker" in t:
-        m = _DL_HANDLER.search(t)
-        if m:
-            return _dataloader(hit, _SIG[m.group(1)], {"reporter": "dataloader_worker"})
-        m = _DL_KILLED.search(t)
-        if m:
-            return _dataloader(hit, _SIG.get(m.group(2).strip(), m.group(2).strip()),
-                               {"worker_pid": int(m.group(1)), "reporter": "dataloader"})
-        m = _DL_EXITED.search(t)
-        if m:
-            pids = [int(p) for p in re.findall(r"\d+", m.group(1))]
-            return [event(hit, C.RANK_EXITED.code, f"DataLoader worker(s) {pids} exited unexpectedly (killed: often the "
-                          "OOM killer or a crash in a dataset transform)", {"worker_pids": pids, "process": "dataloader_worker"},
-                          dedupe=(C.RANK_EXITED.code, "dataloader"))]
-    if _RAY_MEMORY.search(t) and ("Ray" in t or "ray" in t or "Task" in t):
-        return [event(hit, C.HOST_OOM_KILLED.code, "Ray's memory monitor killed a worker: the node ran out of host memory",
-                      {"killer": "ray_memory_monitor"}, dedupe=(C.HOST_OOM_KILLED.code, "ray"))]
-    m = _ACTOR_DIED.search(t)
-    if m and not _RAY_DIED.search(t):
-        facts = {"reporter": "vllm" if m.group(1) else "ray"}
-        if m.group(1):
-            facts["worker"] = m.group(1)
-        return [event(hit, C.RANK_EXITED.code, f"a worker process died unexpectedly ({t.strip()[:120]}); its own log or "
-                      "dmesg (OOM killer) says why", facts, tier=1, dedupe=(C.RANK_EXITED.code, "ray"))]
-    m = _RAY_DIED.search(t)
-    if m:
-        facts = {"reporter": "ray"}
-        if m.group(1):
-            facts["connection_error_code"] = int(m.group(1))
-        ip = re.search(r"Worker IP address: ([\d.]+)", t)
-        if ip:
-            facts["host"] = ip.group(1)
-        return [event(hit, C.RANK_EXITED.code, "a Ray worker process died unexpectedly (Ray names the OOM killer's "
+    if not ("Ray" in t or "ray" in t or "Task" in t):
+        return None
+    return [row.event(hit, "Ray's memory monitor killed a worker: the node ran out of host memory",
+                      {"killer": "ray_memory_monitor"}, dedupe=(row.code, "ray"))]
+
+
+def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    if _RAY_DIED.search(t):
+        return None
+    facts = {"reporter": "vllm" if m.group(1) else "ray"}
+    if m.group(1):
+        facts["worker"] = m.group(1)
+    return [row.event(hit, f"a worker process died unexpectedly ({t.strip()[:120]}); its own log or "
+                      "dmesg (OOM killer) says why", facts, dedupe=(row.code, "ray"))]
+
+
+def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "ray"}
+    if m.group(1):
+        facts["connection_error_code"] = int(m.group(1))
+    ip = re.search(r"Worker IP address: ([\d.]+)", hit.text)
+    if ip:
+        facts["host"] = ip.group(1)
+    return [row.event(hit, "a Ray worker process died unexpectedly (Ray names the OOM killer's "
                       "SIGKILL as the first suspect; check dmesg and the raylet's memory reports on that node)", facts,
-                      dedupe=(C.RANK_EXITED.code, "ray"))]
-    return []
+                      dedupe=(row.code, "ray"))]
+
+
+_PREFIX = "the 'error:' / 'ERROR:' / '...Error:' its reporter puts before the message"
+SIGNATURES = (
+    Signature("slurm cancel", _SLURM_CANCEL, _slurm_cancel, C.RANK_EXITED.code, tier=2, anchors=(b"rror",),
+              worth=(rb"\berror\b",), anchor_from="slurmstepd's 'error:' prefix",
+              examples=("slurmstepd: error: *** STEP 12.0 ON node-3 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",)),
+    Signature("dataloader handler", _DL_HANDLER, _dl_handler, C.FATAL_SIGNAL.code, anchors=(b"ERROR", b"rror"),
+              worth=(rb"\bERROR\b",), anchor_from=_PREFIX,
+              examples=("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+                        "memory (shm).",)),
+    Signature("dataloader killed", _DL_KILLED, _dl_killed, C.FATAL_SIGNAL.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              anchor_from=_PREFIX,
+              examples=("RuntimeError: DataLoader worker (pid 3855) is killed by signal: Bus error.",)),
+    Signature("dataloader exited", _DL_EXITED, _dl_exited, C.RANK_EXITED.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              anchor_from=_PREFIX,
+              examples=("RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",)),
+    Signature("ray memory monitor", _RAY_MEMORY, _ray_memory, C.HOST_OOM_KILLED.code, anchors=(b"rror", b"Kill"),
+              worth=(rb"Error\b", rb"Kill"),
+              anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
+              examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",)),
+    Signature("actor died", _ACTOR_DIED, _actor_died, C.RANK_EXITED.code, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
+              anchor_from="Ray's 'RayActorError:' and vLLM's 'ERROR' log level",
+              examples=("ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
+                        "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly")),
+    Signature("ray worker died", _RAY_DIED, _ray_died, C.RANK_EXITED.code, anchors=(b"rror",), worth=(rb"Error\b",),
+              anchor_from="Ray's 'WorkerCrashedError:' / 'RaySystemError:' and the '(1) ... SIGKILL' of its explanation",
+              examples=("ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. "
+                        "A worker died or was killed while executing a task by an unexpected system error.",)),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    return read(hit, SIGNATURES)

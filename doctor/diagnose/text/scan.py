@@ -10,49 +10,16 @@ error); the category modules decide what a hit means.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from pgdoctor.diagnose.rules import ANCHORS, WORTH
 from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
 from pgdoctor.diagnose.text.engine import finder, line_test
 
-# Literal anchors and the formats that need them. A format not containing one of these is
-# invisible to diagnose, so every category module's patterns must contain an anchor.
-ANCHORS: tuple[bytes, ...] = (
-    b"rror",  # exceptions (...Error:), "CUDA error", "unhandled system error", ChildFailedError, "Bus error"
-    b"WARN",  # NCCL WARN lines (NCCL prints every failure it sees at WARN)
-    b"imeout",  # watchdog "collective operation timeout", "Timeout(ms)=", "monitor thread timeout"
-    b"imed out",  # gloo "Timed out waiting", heartbeat monitor, store and socket timeouts
-    b"ut of memory",  # CUDA OOM; kernel "Out of memory: Killed process"
-    b"xception",  # exceptions whose type does not end in Error; "terminated with exception"
-    b"SIG",  # launcher messages naming SIGKILL, SIGSEGV, SIGABRT, SIGTERM
-    b"Kill",  # kernel "Killed process", shell "Killed", launcher "Killing subprocess", OOMKilled
-    b"VRM",  # NVRM: Xid ..., NVRM: GPU ... has fallen off the bus (kernel log)
-    b"xitcode",  # torchrun "failed (exitcode: -9)" and its failure table
-    b"ation fault",  # "Segmentation fault" (shell, mpirun, faulthandler)
-    b"core dumped",  # shell "Illegal instruction (core dumped)", "Aborted (core dumped)"
-    # Failure families whose lines carry none of the anchors above (diagnose rules/*):
-    b"ERROR",  # log levels of vLLM, DeepSpeed, logging ("ERROR 04-23 ... Failed to load NCCL library", "[ERROR]")
-    b"atchdog",  # ProcessGroupNCCL watchdog records cut before "timeout"
-    b"eady twice",  # DDP "Parameter at index 5 has been marked as ready twice"
-    b"receive grad",  # DDP "Parameter indices which did not receive grad for rank 0"
-    b"shared object",  # the loader's "libnccl.so.2: cannot open shared object file" (vLLM logs it at INFO)
-    b"memory allocation of",  # Rust/C allocators "memory allocation of 2097152 bytes failed"
-    b"GPU is lost",  # nvidia-smi / NVML "Unable to determine the device handle ...: GPU is lost"
-    b"driver on your system",  # torch "The NVIDIA driver on your system is too old (found version N)"
-    b"NCCL built in",  # "Distributed package doesn't have NCCL built in", quoted in prose
-    b"return code",  # DeepSpeed "exits with return code = -9" quoted without its [ERROR] record
-    b"Duplicate GPU",  # NCCL "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"
-    b"Virtual Memory:",  # DeepSpeed's memory report "CPU Virtual Memory:  used = 120.4 GB, percent = 97.9%"
-    b".cc:",  # NCCL's error return chain at INFO: "NCCL INFO transport/net.cc:515 -> 2" (a WARN cut off)
-    b"low on resource",  # kubelet eviction "The node was low on resource: memory."
-    b"version mismatch",  # NVML "Driver/library version mismatch", "NCCL version mismatch"
-    b"xit code",  # Open MPI's first-failure summary "Exit code:    137", srun "Exited with exit code 1"
-    b"[c10d]",  # c10d's logger (socket.cpp): "[c10d] The server socket has failed to bind to [::]:29500 (errno: 98
-    #            - Address already in use).", "... failed to connect to any network address of (h, p)."
-)
+# The literal anchors and the line test come from the rule modules' signature rows (rules/__init__.py):
+# a format no row declares is invisible to diagnose.
 
 LINES_BEFORE = 24
 LINES_AFTER = 48
@@ -68,17 +35,6 @@ _PEEK = 8 << 10
 # report says how many were counted instead.
 MAX_HITS_PER_SOURCE = MAX_READS
 _OVERLAP = max(len(a) for a in ANCHORS) - 1
-# A hit line must also show one of these before a window is cut around it: the anchors are
-# deliberately loose ("rror" is in "val_error"), and a log that prints a metric named like that on
-# every step must not spend its window budget on it. Every category pattern passes this filter.
-WORTH = re.compile(rb"Error\b|Exception\b|Interrupt\b|\berror\b|\bexception\b|NCCL WARN|[Tt]imed out|\btimeout\b|"
-                   rb"Timeout|out of memory|SIG[A-Z]{3,4}|Kill|NVRM|exitcode|Segmentation fault|core dumped|"
-                   rb"errno: ?\d|already in use|\bERROR\b|shared object|atchdog|eady twice|receive grad|"
-                   rb"memory allocation of|GPU is lost|ompletion from peer|xit code|driver on your system|"
-                   rb"mismatch between collectives|NCCL built in|not compiled|return code|Duplicate GPU|"
-                   rb"Virtual Memory:|version mismatch|low on resource|\.(?:cc|cu|h):\d+ -> [1-7]\b|"
-                   rb"\[c10d\][^\n]*(?:failed|timed out|cannot)")
-
 # (start, end) stream offsets -> sorted stream offsets of the anchors that start in [start, end)
 Positions = Callable[[int, int], list[int]]
 
