@@ -11,6 +11,7 @@ imbalance runs are diagnosed from the trace events (pgdoctor.lab.imbalance).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -37,7 +38,7 @@ class DiagnoserUnavailable(RuntimeError):
 def prefixed_sources(run: LabRun) -> list[tuple[str, str]]:
     out = []
     for name, text in run.sources():
-        rank = name.split(".", 1)[0].removeprefix("rank")
+        rank = os.path.basename(name).split(".", 1)[0].removeprefix("rank")
         lines = text.splitlines()
         out.append((name, "".join(f"[rank{rank}]:{line}\n" for line in lines)))
     return out
