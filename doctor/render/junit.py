@@ -18,7 +18,7 @@ from collections import defaultdict
 from typing import TextIO
 
 from pgdoctor.knowledge.areas import AREAS
-from pgdoctor.model import CheckResult, Finding, Reason, Report, Severity, Status
+from pgdoctor.model import CheckResult, Finding, Report, Severity, Status
 
 # XML 1.0 forbids most control characters even as character references; log lines have them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -111,12 +111,11 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         else:
             orphans[(h.area or "unknown", h.code)].append(f)
 
-    # The probes that make a run incomplete (exit 3): crashed, timed out, or unavailable in an
-    # area the user asked for by name.
-    requested = set(report.requested_areas)
+    # The probes that make the run incomplete (exit 3), as the engine named them in the report's
+    # incomplete reasons (crashed, timed out, or unmeasurable in an area asked for by name; absent
+    # hardware, such as no InfiniBand under --only net, is an answer and not among them).
     broken_probes = [p for p in (snapshot.probes if snapshot else ())
-                     if p.status is Status.CRASHED or p.reason.startswith(Reason.TIMEOUT.value)
-                     or (p.status is Status.UNAVAILABLE and p.area in requested)]
+                     if any(r.startswith(f"probe {p.name} ") for r in report.incomplete_reasons)]
     areas = {c.area for c in report.checks} | {a for a, _ in orphans} | {p.area for p in broken_probes}
 
     root = ET.Element("testsuites", name=_clean(f"pgdoctor {report.command}"))

@@ -98,6 +98,8 @@ def _xid_job(tmp: Path) -> Path:
 
 COMMANDS = {
     "check": (["check", "--level", "quick", "--only", "software,host"], ["console", *sorted(FORMATS)]),
+    # no InfiniBand here: the ib probe is unavailable (not_present), an answer, not incomplete
+    "check net": (["check", "--level", "quick", "--only", "net"], ["console", *sorted(FORMATS)]),
     "diagnose failed": (["diagnose", "{xid}"], ["console", *sorted(FORMATS)]),
     "diagnose traces": (["diagnose", str(FIX / "traces" / "cpu_compute_rank2_4rank")], ["console", *sorted(FORMATS)]),
     "diagnose clean": (["diagnose", str(FIX / "logs" / "decoys_clean_run.log")], ["console", *sorted(FORMATS)]),
