@@ -12,6 +12,7 @@ from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CODES, CONFIG_KEYS
 from pgdoctor.cli import emit_json
 from pgdoctor.engine.errors import UserError
+from pgdoctor.engine.plugins import load_plugins
 from pgdoctor.playbooks import Playbook, find
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 def list_codes(as_json: bool, show_config: bool, area: str | None) -> None:
     """List every finding code with slug, severity and title (or the config keys)."""
     load_all()
+    load_plugins()  # a site plugin's codes (PGDOCTOR_PLUGINS) are codes its reports show
     if show_config:
         keys = sorted(CONFIG_KEYS.values(), key=lambda k: k.name)
         if as_json:
@@ -84,6 +86,12 @@ def explain(code: str, raw: bool) -> None:
     """Show the playbook of CODE (a code such as ENV401 or its slug)."""
     pb = find(code)
     if pb is None:
+        load_all()
+        load_plugins()
+        known = CODES.get(code.strip().upper()) or next((c for c in CODES.values() if c.slug == code.strip()), None)
+        if known is not None:  # a site plugin's code: registered, but pgdoctor ships no playbook for it
+            raise UserError(f"{known.code} ({known.title}) comes from a site plugin (PGDOCTOR_PLUGINS) and has no "
+                            "playbook here; ask whoever maintains that plugin")
         raise UserError(f"no finding code or slug {code!r} (pgdoctor list shows them)")
     if raw:
         click.echo(pb.source(), nl=False)

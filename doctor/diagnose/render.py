@@ -13,6 +13,7 @@ from pgdoctor.knowledge import terminal
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.jobwide_words import header, lines
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
+from pgdoctor.knowledge.readable import readable
 from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Report
 
@@ -39,7 +40,7 @@ def _fmt(key: str, value: Any) -> str:
             by_value.setdefault(str(v), []).append(int(k))
         return "{" + ", ".join(f"{v}: {count_label(ranks, 4)}" for v, ranks in list(by_value.items())[:4]) + (
             f", ... {len(by_value) - 4} more values" if len(by_value) > 4 else "") + "}"
-    return str(value)
+    return readable(value, 200)  # lists and dicts as words, not Python reprs
 
 
 def _facts_line(f: Finding) -> str:

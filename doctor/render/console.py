@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 from collections import defaultdict
 from typing import TextIO
 
@@ -83,8 +84,16 @@ def _finding_lines(f: Finding, color: bool) -> list[str]:
     for e in f.evidence[:3]:
         where = f"{e.file}:{e.line}: " if e.file else ""
         lines.append(f"      [dim]{escape(where + e.text)}[/]")
-    lines.append(f"      [dim]-> pgdoctor explain {f.code}[/]")
+    if f.code in _playbook_codes():  # a site plugin's code has no playbook to point at
+        lines.append(f"      [dim]-> pgdoctor explain {f.code}[/]")
     return lines
+
+
+@functools.lru_cache(maxsize=1)
+def _playbook_codes() -> frozenset[str]:
+    from pgdoctor.playbooks import all_playbooks
+
+    return frozenset(pb.code for pb in all_playbooks())
 
 
 def replay_line(report: Report) -> str:

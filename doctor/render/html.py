@@ -12,7 +12,6 @@ probe and measurement.
 from __future__ import annotations
 
 import datetime
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -21,9 +20,9 @@ from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
 from pgdoctor.knowledge.areas import area_title
-from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.jobwide_words import header as jobwide_header
 from pgdoctor.knowledge.jobwide_words import lines as jobwide_lines
+from pgdoctor.knowledge.readable import readable
 from pgdoctor.knowledge.units import human_bytes
 from pgdoctor.model import Finding, Measurement, Report, Severity, Unavailable, sorted_findings
 from pgdoctor.render import report_areas
@@ -65,8 +64,7 @@ def _fmt(value: Any, unit: str = "") -> str:
     elif isinstance(value, float):
         text = f"{value:.4g}" if math.isfinite(value) else str(value)
     elif isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        text = clip(text, 160)
+        text = readable(value, 160)
     else:
         text = str(value)
     return escape(text + (f" {unit}" if unit and not isinstance(value, (dict, list, bool)) else ""))

@@ -96,7 +96,7 @@ def test_findings_with_their_playbooks(rich: Report, page: str) -> None:
     assert "<pre><code>" in card  # the confirm commands stay commands
     # The live finding's message and evidence are on the card.
     env401 = next(f for f in rich.findings if f.code == "ENV401")
-    assert env401.message.split(";")[0].replace('"', "&quot;") in card
+    assert env401.message.split(";")[0].replace('"', "&quot;").replace("'", "&#x27;") in card
 
 
 def test_summary_verdict_and_areas(rich: Report, page: str) -> None:
