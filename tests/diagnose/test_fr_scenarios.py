@@ -20,6 +20,7 @@ from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
 from pgdoctor.diagnose.flight import collectives
 from pgdoctor.diagnose.flight.dump import FlightReport, read_dumps
 from tests.helpers import fr_scenarios as S
+from tests.helpers import fr_unseen as U
 
 SCENARIOS = {s.name: s for s in S.all_scenarios()}
 GLOO = sorted(S.GLOO)  # the 4-rank jobs kept with both formats
@@ -146,3 +147,48 @@ def test_fixture_tars_hold_both_dump_formats_of_every_rank() -> None:
             names = tf.getnames()
         ranks = {n.split(".")[0] for n in names}
         assert {f"{r}.pkl" for r in ranks} | {f"{r}.json" for r in ranks} == set(names), name
+
+
+def _answer(findings: list) -> list[tuple]:
+    return [(f.code, f.facts.get("culprit_ranks"), f.facts.get("pg"), f.facts.get("seq")) for f in findings
+            if f.severity.value == "fail"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in SCENARIOS.items() if s.source != "scale" and not n.startswith("strings_")))
+def test_numbers_written_as_strings_give_the_same_answer(name: str, tmp_path: Path) -> None:
+    """Every scenario again with record ids, sequence ids, pg ids, times and pg_status counters as
+    strings and is_p2p/retired as "true"/"false", as JSON: the same findings, never a crash."""
+    sc = SCENARIOS[name]
+    want = _answer(diagnose_paths([], [str(_write(sc, tmp_path / "as-written"))]).findings)
+    d = tmp_path / "strings"
+    d.mkdir()
+    U.retyped(sc.write, bools=True)(str(d), False)
+    assert _answer(diagnose_paths([], [str(d)]).findings) == want
+
+
+def test_fields_of_any_wrong_type_are_read_or_ignored_never_a_crash(tmp_path: Path) -> None:
+    """Values no writer should produce, in every field the analysis reads: one clear answer."""
+    import pickle
+
+    src = _write(SCENARIOS["nccl_coalesced_absent"], tmp_path / "src")
+    weird: list[object] = ["", "abc", "1e400", "nan", None, [], {}, -1, 1.5, "12.0", True, "[[4, 4]]", "('0',", 10 ** 400]
+    for i, value in enumerate(weird):
+        d = tmp_path / f"w{i}"
+        d.mkdir()
+        for f in sorted(src.iterdir()):
+            data = pickle.loads(f.read_bytes())  # the test's own files
+            for e in data["entries"][-4:]:
+                for k in ("record_id", "collective_seq_id", "p2p_seq_id", "pg_id", "is_p2p", "state", "input_sizes",
+                          "output_dtypes", "process_group", "time_created_ns", "profiling_name"):
+                    e[k] = value
+            data["pg_status"] = {"0": {"last_completed_collective": value}}
+            data["pg_config"] = {"0": {"ranks": value}}
+            (d / f.name).write_bytes(pickle.dumps(data, protocol=2))
+        report = diagnose_paths([], [str(d)])
+        assert report.findings is not None
+
+
+def test_alltoall_splits_name_the_rank_whose_splits_disagree(tmp_path: Path) -> None:
+    root = diagnose_paths([], [str(_write(SCENARIOS["nccl_alltoall_list_uneven_splits"], tmp_path))]).findings[0]
+    assert (root.code, root.facts["kind"], root.facts["odd_ranks"]) == ("RUN284", "input_size", [2])
+    assert "rank 2 sends 4 elements to rank 0, which expects 3" in root.message

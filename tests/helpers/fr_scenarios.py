@@ -8,7 +8,10 @@ writes, are written here in the recorder's exact formats: `style="2.13"` gives e
 types of a real torch 2.13 dump (int sequence ids, dtype lists such as ["Float"], process_group a
 tuple, pg_config/pg_status as torch writes them); `style="test"` the entry dicts of torch's own
 analyzer tests (test/distributed/flight_recorder/test_fr_analysis.py: sequence ids as strings,
-dtypes as one string "float32"). Scale scenarios are generated at 8 to 1024 ranks.
+dtypes as one string "float32"). Scale scenarios are generated at 8 to 1024 ranks. Scenarios of shapes
+the first set did not hold (all_to_all splits, a subgroup's first collective, coalesced groups in
+the recorder's exact format, numbers as strings, a missing dump that explains the rest) are
+written by tests/helpers/fr_unseen.py.
 """
 
 from __future__ import annotations
@@ -63,6 +66,10 @@ GLOO: dict[str, tuple[Truth, int]] = {
     "cross_group_deadlock": (Truth("RUN281", (1,), "1", 1, (("RUN281", (0, 2, 3)),)), 200),
     "two_faults": (Truth("RUN282", (3,), "2", 1, (("RUN281", (1,)),)), 200),
     "ring_wrap": (Truth("RUN281", (2,), "0", 1001), 64),
+    # Unseen shapes of known faults (issue: the flight recorder on scenarios not seen before).
+    "alltoall_splits": (Truth("RUN284", (2,), "0", 5), 200),
+    "subgroup3_never_issued": (Truth("RUN281", (3,), "1", 1), 200),
+    "strided_never_issued": (Truth("RUN281", (2,), "1", 1), 200),
 }
 # The 3-rank real dumps of the RUN28x code fixtures.
 CODE_TARS = {"ok_3ranks": ("RUN281/good.tar", Truth(None)), "skip_3ranks": ("RUN281/bad.tar", Truth("RUN281", (1,), "0", 5)),
@@ -374,6 +381,10 @@ def nccl_scenarios() -> list[Scenario]:
         Scenario("nccl_wrap_out_of_step", "nccl-format", Truth("RUN281", (2,), "0", 1001),
                  _nccl(_wrap_out_of_step, ring=50, groups=TP)),
     ]
+    # Unseen shapes of known faults (tests/helpers/fr_unseen.py, which builds on this module).
+    from tests.helpers.fr_unseen import unseen_scenarios
+
+    out += unseen_scenarios()
     for n in (8, 64, 1024):
         g = {"0": ("default_pg", list(range(n)))}
         out.append(Scenario(f"scale_{n}_missing", "scale", Truth("RUN281", (n * 3 // 4 + 1,), "0", 21),

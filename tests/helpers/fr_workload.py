@@ -212,6 +212,41 @@ def sc_ring_wrap(rank: int, world: int, dist: Any, torch: Any, timeout: float) -
         dist.all_reduce(t)
 
 
+def sc_alltoall_splits(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """all_to_all_single with even splits of 2 elements per peer, except that rank 2 believes it
+    sends 3 to each: splits that cannot agree (gloo aborts rank 2 on its own check, the others
+    time out; every rank recorded the collective first)."""
+    _warmup(dist, torch)
+    mine = 3 if rank == 2 else 2
+    dist.all_to_all_single(torch.zeros(2 * world), torch.ones(world * mine),
+                           output_split_sizes=[2] * world, input_split_sizes=[mine] * world)
+    dist.barrier()
+
+
+def sc_subgroup3_never_issued(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """One subgroup of three ranks [1,2,3]; rank 3 never issues its first collective."""
+    t = _warmup(dist, torch)
+    g = dist.new_group([1, 2, 3], timeout=datetime.timedelta(seconds=timeout))
+    if rank == 3:
+        time.sleep(timeout + 1.5)
+        return
+    if rank in (1, 2):
+        dist.all_reduce(t, group=g)
+    dist.barrier()
+
+
+def sc_strided_never_issued(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """Strided subgroups [0,2] and [1,3] (data-parallel groups across tensor-parallel pairs); rank 2
+    never issues the first collective of [0,2] while [1,3] runs its own."""
+    t = _warmup(dist, torch)
+    groups = [dist.new_group([0, 2], timeout=datetime.timedelta(seconds=timeout)),
+              dist.new_group([1, 3], timeout=datetime.timedelta(seconds=timeout))]
+    if rank == 2:
+        time.sleep(timeout + 1.5)
+        return
+    dist.all_reduce(t, group=groups[rank % 2])
+
+
 def main() -> None:
     scenario, out = sys.argv[1], sys.argv[2]
     import torch

@@ -68,7 +68,7 @@ def _missing_fault(rep: FlightReport, pg: str, t: Table, g: Groups, seq: int, pr
         not e.marker for es in present.values() for e in es) else None
     facts = _base(pg, t, seq, sample)
     no_dump = [r for r in missing if r not in g.dumped]
-    coalesced = any(len([e for e in es if not e.marker]) > 1 for es in present.values())
+    coalesced = any(len([e for e in es if not e.marker]) > 1 or any(e.coalesced for e in es) for es in present.values())
     kind = "no_dump" if no_dump and len(no_dump) == len(missing) else "missing"
     code = F.FR_COALESCED_MISMATCH.code if coalesced and kind == "missing" else KIND_CODE[kind]
     last: dict[str, Any] = {}
@@ -176,6 +176,11 @@ def _group_fault(rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool,
                 return e.state == "completed" or e.seq <= done.get((e.rank, pg_id), -1)
             firsts = {r: es[-1] for r, es in present.items()}
             sp = state_problem(firsts, completed)
+            absent = sorted(members - g.dumped)
+            if sp and sp.kind == "not_completed" and absent and not partial:
+                # Every rank that dumped is in it and none completed it: the members that left no
+                # dump (died, aborted) are the ones they wait for.
+                return _missing_fault(rep, pg, t, g, seq, present, absent)
             if sp:
                 return _problem_fault(rep, pg, t, seq, present, sp)
     no_dump = sorted(members - g.dumped)

@@ -15,6 +15,7 @@ in which dumps were read.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -71,11 +72,7 @@ def _sizes(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
     if op in UNEVEN:
         return None
     if op in ALL_TO_ALL:
-        tin = sum(numel(e.in_sizes) for e in present.values())
-        tout = sum(numel(e.out_sizes) for e in present.values())
-        if len(present) == size and tin != tout:
-            return Problem("total_numel", [], f"{op}: total input numel {tin} != total output numel {tout}")
-        return None
+        return _all_to_all(present, size, op) if len(present) == size else None
     bad: list[int] = []
     odd_kind, bad_kind, bad_detail = "input_size", "", ""
     if op in GATHER_LIKE:
@@ -99,6 +96,53 @@ def _sizes(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
     if bad and len(bad) < len(present):
         return Problem(bad_kind, sorted(bad), f"{op}: {bad_detail}")
     return None
+
+
+def _all_to_all(present: Mapping[int, Entry], size: int, op: str) -> Optional[Problem]:
+    """Uneven splits are legal; splits that cannot agree are not. The tensor-list form records one
+    shape per peer, so what rank i sends to j must be what j receives from i: the ranks that cover
+    every pair that disagrees are the culprits (a rank with wrong splits disagrees with all its
+    peers). The single-tensor form records only each rank's total; when the job-wide totals differ,
+    the culprits are the ranks off a clear majority (even splits), else no rank can be named."""
+    ranks = sorted(present)  # group rank i is the i-th member (new_group sorts its ranks)
+    lists = {r: (len(present[r].in_sizes), len(present[r].out_sizes)) for r in ranks}
+    odd = minority(lists)
+    if odd and all(lists[r] == (size, size) for r in ranks if r not in odd):
+        return Problem("input_size", odd, f"{op}: one tensor per peer on the other ranks ({size}), not on these")
+    if all(len(present[r].in_sizes) == size and len(present[r].out_sizes) == size for r in ranks):
+        sent = {(i, j): math.prod(present[ranks[i]].in_sizes[j]) for i in range(size) for j in range(size)}
+        got = {(i, j): math.prod(present[ranks[j]].out_sizes[i]) for i in range(size) for j in range(size)}
+        bad = sorted(p for p in sent if sent[p] != got[p])
+        if not bad:
+            return None
+        culprits = sorted(ranks[i] for i in _cover(bad))
+        i, j = bad[0]
+        return Problem("input_size", culprits, f"{op}: splits that cannot agree (rank {ranks[i]} sends {sent[(i, j)]} "
+                       f"elements to rank {ranks[j]}, which expects {got[(i, j)]}; {len(bad)} of {size * size} pairs)")
+    tin = sum(numel(e.in_sizes) for e in present.values())
+    tout = sum(numel(e.out_sizes) for e in present.values())
+    if tin == tout:
+        return None
+    totals = {r: (numel(e.in_sizes), numel(e.out_sizes)) for r, e in present.items()}
+    odd = minority(totals)
+    if len(odd) * 2 >= len(totals):
+        odd = []  # no majority to stand against: uneven splits, any rank could be the one
+    return Problem("total_numel", odd, f"{op}: total input numel {tin} != total output numel {tout}")
+
+
+def _cover(pairs: list[tuple[int, int]]) -> list[int]:
+    """Fewest group ranks touching every disagreeing (sender, receiver) pair, greedily: the rank in
+    most of them first (ties: the lower rank)."""
+    left, out = set(pairs), []
+    while left:
+        count: dict[int, int] = {}
+        for i, j in left:
+            for r in {i, j}:
+                count[r] = count.get(r, 0) + 1
+        best = min(count, key=lambda r: (-count[r], r))
+        out.append(best)
+        left = {p for p in left if best not in p}
+    return out
 
 
 def _dtypes(present: Mapping[int, Entry]) -> Optional[Problem]:

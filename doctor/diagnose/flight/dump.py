@@ -47,6 +47,12 @@ class Dump:
 
 
 _STR_FIELDS = ("profiling_name", "state")
+# Numbers that JSON writers and edited dumps sometimes carry as strings ("12", "12.0").
+_INT_FIELDS = ("record_id", "pg_id", "collective_seq_id", "p2p_seq_id", "op_id", "time_created_ns", "timeout_ms",
+               "time_discovered_started_ns", "time_discovered_completed_ns")
+_BOOL_FIELDS = ("is_p2p", "retired")
+_LIST_FIELDS = ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "process_group")
+_TRUE, _FALSE = {"true", "1", "yes", "t", "y"}, {"false", "0", "no", "f", "n", "", "none", "null"}
 
 
 def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,7 +62,56 @@ def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
     for name in _STR_FIELDS:
         if name in out and not isinstance(out[name], str):
             out[name] = "" if out[name] is None else str(out[name])
+    for name in _INT_FIELDS:
+        if name in out and out[name] is not None and not (isinstance(out[name], int) and not isinstance(out[name], bool)):
+            out[name] = number(out[name])
+    for name in _BOOL_FIELDS:
+        if name in out and not isinstance(out[name], bool):
+            out[name] = flag(out[name])
+    for name in _LIST_FIELDS:
+        if isinstance(out.get(name), str):
+            out[name] = _literal(out[name])
     return out
+
+
+def number(v: Any) -> Any:
+    """An int from an int, an integral float, or a string of one; anything else unchanged (the
+    readers' int_of then treats it as absent)."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        t = v.strip()
+        try:
+            return int(t)
+        except ValueError:
+            try:
+                f = float(t)
+            except ValueError:
+                return v
+            return int(f) if f.is_integer() else v
+    return v
+
+
+def flag(v: Any) -> bool:
+    """A bool from "true"/"false", "1"/"0", numbers; a string "false" must not read as true."""
+    if isinstance(v, str):
+        t = v.strip().lower()
+        return t in _TRUE if t in _TRUE | _FALSE else bool(t)
+    return bool(v)
+
+
+def _literal(text: str) -> Any:
+    """A list or tuple written as text ("[[4, 4]]", "('0', 'default_pg')", '["Float"]'); a plain
+    string (a dtype "float32", a group name) stays as it is."""
+    t = text.strip()
+    if not t or t[0] not in "[(":
+        return text
+    try:
+        return jsontext.loads(t.replace("(", "[").replace(")", "]").replace("'", '"'))
+    except (jsontext.JsonInputError, ValueError):
+        return text
 
 
 @dataclass
@@ -139,9 +194,10 @@ def _has_frames(data: Mapping[str, Any]) -> bool:
 
 
 def int_of(v: Any, default: int = -1) -> int:
+    v = number(v)
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
 
 

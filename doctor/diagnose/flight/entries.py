@@ -62,6 +62,13 @@ class Entry:
     def marker(self) -> bool:
         return self.op in COALESCED_MARKERS
 
+    @property
+    def coalesced(self) -> bool:
+        """Part of a coalesced group: its closing marker, or one entry standing for the whole group
+        (ProcessGroupNCCL's *_coalesced collectives: allreduce_coalesced,
+        reduce_scatter_tensor_coalesced, allgather_into_tensor_coalesced)."""
+        return self.marker or self.op.endswith("_coalesced")
+
 
 def entry_of(rank: int, e: Mapping[str, Any]) -> Entry:
     name = str(e.get("profiling_name") or "")

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pgdoctor.diagnose.flight.dump import FlightReport
+from pgdoctor.diagnose.flight.dump import FlightReport, int_of
 from pgdoctor.diagnose.flight.entries import Table, numel
 
 
@@ -72,7 +72,7 @@ def build(rep: FlightReport, t: Table) -> Groups:
     world = g.members.setdefault(g.world_pg, set())
     world.update(g.dumped)
     world.update(range(_world_size_from_gathers(t, g.world_pg)))
-    _complete_subgroups(g, in_subgroup, t)
+    _complete_subgroups(g, in_subgroup, t, _completed(rep))
     for pg, m in g.members.items():
         if pg != g.world_pg:
             world.update(m)
@@ -93,7 +93,20 @@ def _world_size_from_gathers(t: Table, world_pg: str) -> int:
     return 0
 
 
-def _complete_subgroups(g: Groups, in_subgroup: set[int], t: Table) -> None:
+def _completed(rep: FlightReport) -> dict[tuple[int, str], int]:
+    """(rank, pg_id) -> last_completed_collective of the rank's pg_status."""
+    out: dict[tuple[int, str], int] = {}
+    for d in rep.dumps:
+        st = d.data.get("pg_status")
+        if isinstance(st, Mapping):
+            for pg_id, v in st.items():
+                if isinstance(v, Mapping):
+                    out[(d.rank, str(pg_id))] = int_of(v.get("last_completed_collective"))
+    return out
+
+
+def _complete_subgroups(g: Groups, in_subgroup: set[int], t: Table,
+                        done: Mapping[tuple[int, str], int] | None = None) -> None:
     subs = {pg: m for pg, m in g.members.items() if pg != g.world_pg}
     if not subs:
         return
@@ -127,6 +140,33 @@ def _complete_subgroups(g: Groups, in_subgroup: set[int], t: Table) -> None:
         subs[pg].update(take)
         if take:
             g.inferred.setdefault(pg, []).extend(take)
+        free = [r for r in free if r not in take]
+    blocked = [pg for pg in subs if _blocked(t, subs[pg], pg, done or {})]
+    if free and len(blocked) == 1:
+        # Every known member of one subgroup is stuck in it (its last entry, not completed), and
+        # the subgroup ranks of no known group went on elsewhere: one of them is the member that
+        # never issued the group's first collective (a group of another size than its siblings,
+        # or the only one). With two such groups it cannot be told which.
+        pg = blocked[0]
+        take = [r for r in free if t.last.get(r) is None or t.last[r].pg != pg]
+        subs[pg].update(take)
+        if take:
+            g.inferred.setdefault(pg, []).extend(take)
+
+
+def _blocked(t: Table, members: set[int], pg: str, done: Mapping[tuple[int, str], int]) -> bool:
+    """Every known member's last collective is in pg and, where the recorder tracks completion
+    (NCCL: state and pg_status), was not completed. Gloo leaves every entry scheduled and counts a
+    collective that timed out as completed, so there the last entry alone says it: a gloo job that
+    ended cleanly on a subgroup collective, beside an unused subgroup, would look the same."""
+    for m in members:
+        last = t.last.get(m)
+        if last is None or last.pg != pg:
+            return False
+        if t.tracks_state.get(m) and (last.state == "completed"
+                                      or last.seq <= done.get((m, str(last.raw.get("pg_id", pg))), -1)):
+            return False
+    return bool(members)
 
 
 def _ahead_of(t: Table, rank: int, others: set[int]) -> bool:
