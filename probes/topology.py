@@ -76,7 +76,9 @@ def gpus(ctx: ProbeContext) -> list[dict[str, Any]]:
         if vendor != NVIDIA_VENDOR or not cls.startswith(GPU_CLASSES):
             continue
         out.append({"name": f"GPU{len(out)}", "pci": pci, "device_id": _read(ctx, f"{base}/device"),
-                    "numa_node": numa_node(ctx, pci), "chain": pci_chain(ctx, pci)})
+                    "numa_node": numa_node(ctx, pci), "chain": pci_chain(ctx, pci),
+                    # the CPUs next to the GPU, as nvidia-smi topo -m's CPU Affinity column
+                    "cpu_affinity": _read(ctx, f"{base}/local_cpulist")})
     return out
 
 
@@ -104,7 +106,7 @@ def nics(ctx: ProbeContext) -> list[dict[str, Any]]:
 
 def matrix(devs: list[dict[str, Any]], nvml_pairs: Any = None) -> dict[str, Any]:
     m = {"devices": [d["name"] for d in devs], "cells": [[relation(a, b) for b in devs] for a in devs],
-         "numa_nodes": [d.get("numa_node") for d in devs]}
+         "numa_nodes": [d.get("numa_node") for d in devs], "cpu_affinity": [d.get("cpu_affinity") for d in devs]}
     return with_nvml(m, nvml_pairs)
 
 
@@ -126,12 +128,19 @@ def with_nvml(m: dict[str, Any], nvml_pairs: Any) -> dict[str, Any]:
 
 
 def format_matrix(m: dict[str, Any]) -> str:
-    """Text matrix like `nvidia-smi topo -m`, with a NUMA column."""
+    """Text matrix like `nvidia-smi topo -m`, with its CPU Affinity (GPUs) and NUMA Affinity
+    columns; a device without a NUMA node (sysfs -1, one-node machines) reads N/A, as there."""
     names = m["devices"]
     width = max([len(n) for n in names] + [4]) + 2
-    lines = ["".ljust(width) + "".join(n.ljust(width) for n in names) + "NUMA"]
-    for name, row, numa in zip(names, m["cells"], m["numa_nodes"]):
-        lines.append(name.ljust(width) + "".join(c.ljust(width) for c in row) + ("N/A" if numa is None else str(numa)))
+    cpus = m.get("cpu_affinity") or [None] * len(names)
+    show_cpus = any(cpus)
+    cpu_w = max([len(c) for c in cpus if c] + [len("CPU Affinity")]) + 2
+    head = "".ljust(width) + "".join(n.ljust(width) for n in names)
+    lines = [head + ("CPU Affinity".ljust(cpu_w) if show_cpus else "") + "NUMA Affinity"]
+    for name, row, numa, cpu in zip(names, m["cells"], m["numa_nodes"], cpus):
+        numa_text = "N/A" if numa is None or numa < 0 else str(numa)
+        lines.append(name.ljust(width) + "".join(c.ljust(width) for c in row)
+                     + ((cpu or "N/A").ljust(cpu_w) if show_cpus else "") + numa_text)
     return "\n".join(lines)
 
 

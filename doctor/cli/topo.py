@@ -60,7 +60,11 @@ def topo(from_path: Optional[str], as_json: bool) -> None:
         emit_json({"matrix": matrix, "gpus": found.get("topo.gpus", []), "nics": found.get("topo.nics", [])})
         return
     if not matrix["devices"]:
-        click.echo("no GPUs or PCI NICs found")
+        click.echo("no NVIDIA GPU and no PCI NIC on this node (nothing of vendor 0x10de or a network class in "
+                   "/sys/bus/pci/devices)")
         return
+    if not found.get("topo.gpus"):
+        click.echo("no NVIDIA GPU on this node (no PCI device of vendor 0x10de in /sys/bus/pci/devices): "
+                   "the matrix below has the NICs only\n")
     click.echo(format_matrix(matrix))
     click.echo(f"\n{LEGEND}")

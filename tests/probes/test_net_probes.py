@@ -76,9 +76,11 @@ def test_topology_matrix_from_pci_paths_and_numa() -> None:
     assert cell["GPU0", "eth0"] == "PHB"  # same root complex, no shared bridge
     assert [g["numa_node"] for g in v["topo.gpus"]] == [0, 1]
     assert v["topo.nvidia_driver_version"] == "550.54.15"
+    assert [g["cpu_affinity"] for g in v["topo.gpus"]] == ["0-31,64-95", "32-63,96-127"]
     text = format_matrix(m)
-    assert text.splitlines()[0].split() == [*names, "NUMA"]
+    assert text.splitlines()[0].split() == [*names, "CPU", "Affinity", "NUMA", "Affinity"]
     assert text.splitlines()[1].split()[:3] == ["GPU0", "X", "SYS"]
+    assert text.splitlines()[1].split()[-2:] == ["0-31,64-95", "0"]  # as nvidia-smi topo -m prints it
 
 
 def test_relation_levels() -> None:
@@ -139,11 +141,28 @@ def test_topo_command_prints_matrix_from_snapshot() -> None:
     res = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET106" / "bad.json")])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0].split() == ["GPU0", "GPU1", "mlx5_0", "mlx5_1", "mlx5_2", "eth0", "NUMA"]
+    assert lines[0].split() == ["GPU0", "GPU1", "mlx5_0", "mlx5_1", "mlx5_2", "eth0", "NUMA", "Affinity"]
     assert lines[2].split() == ["GPU1", "SYS", "X", "SYS", "SYS", "SYS", "SYS", "1"]
     assert "SYS = across NUMA nodes" in res.output
     bad = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET114" / "missing.json")])
     assert bad.exit_code == 2 and "cannot read snapshot" in bad.output
+
+
+def test_topo_says_plainly_when_there_is_no_gpu() -> None:
+    from click.testing import CliRunner
+
+    from pgdoctor.cli import cli
+
+    res = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET106" / "bad.json")])
+    assert "no NVIDIA GPU" not in res.output
+    live = CliRunner().invoke(cli, ["topo"])
+    assert live.exit_code == 0
+    if not any(line.startswith("GPU0") for line in live.output.splitlines()):  # this machine: no GPU
+        assert live.output.startswith("no NVIDIA GPU")
+    from pgdoctor.probes.topology import format_matrix
+
+    text = format_matrix({"devices": ["eth0"], "cells": [["X"]], "numa_nodes": [-1]})
+    assert text.splitlines()[1].split() == ["eth0", "X", "N/A"]  # sysfs -1: no NUMA node, as nvidia-smi says
 
 
 def test_nvml_pairs_override_gpu_cells() -> None:
