@@ -238,6 +238,9 @@ class Report:
             "verdict": self.verdict.to_json(),
             "meta": dict(self.meta),
         }
+        if self.snapshot is not None:  # which pgdoctor probed, and when, as the snapshot says
+            out["pgdoctor_version"] = self.snapshot.pgdoctor_version
+            out["time_unix"] = self.snapshot.time_unix
         out.update(self.extra)
         return scrub(out)  # type: ignore[no-any-return]
 
