@@ -344,15 +344,18 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     if report.meta.get("from"):
         facts.append(f"replay of {report.meta['from']} (nothing probed now)")
     body = [f"<h1>{escape(title)}</h1>", f'<p class="meta">{" &middot; ".join(escape(f) for f in facts)}</p>']
-    found = _findings(report)
-    first = "root-cause" if report.verdict.root is not None else "findings"
-    parts = [("summary", "Summary", _summary(report)), (first, "Findings", found),
+    parts = [("summary", "Summary", _summary(report)), ("findings", "Findings", _findings(report)),
              ("gpus", "GPUs", _gpu_table(measurements, report.findings)),
              ("collectives", "Collectives", _collectives(measurements)), ("timeline", "Timeline", _timeline(report)),
              ("scaling", "Scaling", scaling_section(report.extra)), ("traces", "Traces", traces_section(report.extra)),
              ("results", "Checks", _results(report)), ("measurements", "Measurements", _measurements(measurements))]
-    body.append("<nav>" + "".join(f'<a href="#{sid}">{label}</a>' for sid, label, lines in parts if lines) + "</nav>")
     sections = [line for _, _, lines in parts for line in lines]
+    # One link per section the page has, the diagnosis's own (root cause, cascade, job-wide) included.
+    labels = {"summary": "Summary", "root-cause": "Root cause", "cascade": "Cascade", "jobwide": "Job-wide",
+              "findings": "Other findings" if report.verdict.root is not None else "Findings"}
+    labels.update({sid: label for sid, label, _ in parts if sid not in labels})
+    present = [sid for sid in labels if any(f'id="{sid}"' in line for line in sections)]
+    body.append("<nav>" + "".join(f'<a href="#{sid}">{labels[sid]}</a>' for sid in present) + "</nav>")
     out.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
     out.write(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n')
     out.write(f"<title>{escape(title)}</title>\n<style>{CSS}</style></head>\n<body>\n")
