@@ -20,6 +20,8 @@ _LAZY = {
     "ranges_at_failure": "pgdoctor.trace.instrument",
     "phase_of": "pgdoctor.trace.instrument",
     "enable_trace": "pgdoctor.trace.instrument:enable_trace",
+    # The private per-rank socket `pgdoctor hang` reads without ptrace: pgdoctor.live().
+    "live": "pgdoctor.trace.live:start",
     "merge_trace": "pgdoctor.trace.events:merge",
     # The distributed-equivalence check; the package is callable: pgdoctor.verify(build, nproc=2).
     "verify": "pgdoctor.verify:",

@@ -12,6 +12,7 @@ AREAS: dict[str, str] = {
     "net": "Interconnect and network",
     "collectives": "Collective bandwidth, latency and correctness",
     "run": "Failures seen in a run (logs, flight recorder)",
+    "hang": "A job that hangs now: where every live rank is (hang, run)",
     "plan": "Memory and communication plan",
     "verify": "Distributed equivalence and scaling of your model (verify, bench scaling)",
 }

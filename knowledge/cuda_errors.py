@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-Kind = Literal["driver_too_old", "no_device", "not_ready", "init_failed", "arch_unsupported"]
+Kind = Literal["driver_too_old", "no_device", "not_ready", "init_failed", "arch_unsupported", "peer_access"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,11 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
     # says too little to be classified.
     _e(999, "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN",
        "CUDA unknown error - this may be due to an incorrectly set up environment", "init_failed"),
+    # cudaDeviceEnablePeerAccess / cudaMemcpyPeer between two GPUs that have no P2P path (PCIe ACS or
+    # an IOMMU in the way, a VM without P2P, a platform that disables it); NCCL's P2P transport
+    # quotes it as "Cuda failure 'peer access is not supported between these two devices'".
+    _e(217, "cudaErrorPeerAccessUnsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+       "peer access is not supported between these two devices", "peer_access"),
     _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
     _e(802, "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized", "not_ready"),
     _e(803, "cudaErrorSystemDriverMismatch", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",

@@ -121,6 +121,10 @@ class ReportExtra(TypedDict, total=False):
     """verify: the VerifyResult as JSON: verdict, first divergent tensor, cause (verify/result.py)."""
     plan: dict[str, Any]
     """plan: PlanResult.to_json(): model, inputs, layouts best first, notes (plan/run.py)."""
+    hang: dict[str, Any]
+    """hang, run, and diagnose of a saved hang snapshot: {"jobs": [{"job", "world_size", "hosts",
+    "culprits", "progressing_ranks", "groups", "ranks": [{"rank", "pid", "host", "stack",
+    "progressing", "tiers", "workers", ...}]}]} (diagnose/stacks/report.py)."""
 
 
 @dataclass(frozen=True)

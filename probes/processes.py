@@ -39,6 +39,21 @@ def _kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
         pass
 
 
+def _reap(proc: subprocess.Popen[bytes]) -> Optional[int]:
+    """Popen.poll(), but a child that has exited takes its process group with it first: helpers
+    it started (a data loader's workers, a server the user's code spawned) share its group and
+    would outlive it. The group is killed while the child is still a zombie (waitid WNOWAIT), so
+    its id cannot have been reused by then."""
+    if proc.returncode is None:
+        try:
+            exited = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            exited = None
+        if exited is not None:
+            _kill(proc)
+    return proc.poll()
+
+
 def kill_all_children() -> None:
     """SIGKILL every process group this process started and has not reaped yet."""
     with _LOCK:
@@ -55,6 +70,17 @@ def kill_all_children() -> None:
 
 
 atexit.register(kill_all_children)
+
+
+def track(proc: subprocess.Popen[bytes]) -> None:
+    """A child started elsewhere (in its own session) that must die with pgdoctor too."""
+    with _LOCK:
+        _LIVE.add(proc)
+
+
+def untrack(proc: subprocess.Popen[bytes]) -> None:
+    with _LOCK:
+        _LIVE.discard(proc)
 
 # Temporary files of work that runs in probe threads: on Ctrl-C the main thread exits and takes
 # the daemon threads with it before their `finally` blocks run, so the process removes them.
@@ -289,7 +315,7 @@ def run_children(
                 if units > done:
                     done, deadline = units, now + (unit_timeout_s if unit_timeout_s is not None else timeout_s)
             for i, p in enumerate(procs):
-                if i not in ends and p.poll() is not None:
+                if i not in ends and _reap(p) is not None:
                     ends[i] = now
                     if p.returncode != 0 and first_failure is None:
                         first_failure = now

@@ -98,6 +98,12 @@ ARCH_UNSUPPORTED = register_code("RUN265", "cuda-arch-unsupported", "fail", "dri
                                  "This PyTorch or extension has no GPU code for this GPU's architecture", AREA)
 DEVICE_MISMATCH = register_code("RUN264", "device-count-mismatch", "fail", "driver_env",
                                 "A rank asked for a GPU that is not visible (CUDA_VISIBLE_DEVICES / nproc-per-node)", AREA)
+PEER_ACCESS_UNSUPPORTED = register_code("RUN291", "gpu-peer-access-unsupported", "fail", "driver_env",
+                                        "Two GPUs cannot reach each other's memory (peer access not supported)", AREA)
+NCCL_PLATFORM_FEATURE = register_code("RUN292", "nccl-platform-feature-unsupported", "fail", "driver_env",
+                                      "NCCL could not use a platform feature it turned on (NVLS multicast, DMA-BUF)", AREA)
+GPU_INIT_FAILED = register_code("RUN293", "gpu-init-failed", "fail", "gpu_hardware",
+                                "The driver could not initialise a GPU, or the GPU needs a reset", AREA)
 
 FR_RANKS_MISSING = register_code("RUN281", "fr-collective-ranks-missing", "fail", "collective_timeout",
                                  "Flight recorder: some ranks never entered a collective the others wait in", AREA)

@@ -53,6 +53,18 @@ TENSOR_PARALLEL_MISMATCH = register_code(
     "VER112", "verify-tensor-parallel-mismatch", "fail", "equivalence",
     "The tensor-parallel layers do not compute what the dense layers compute", "verify",
 )
+EMPTY_MICRO_BATCH = register_code(
+    "VER113", "verify-empty-micro-batch", "fail", "data",
+    "A rank gets an empty micro-batch: it trains on nothing at that step", "verify",
+)
+MODELS_DIFFER = register_code(
+    "VER114", "verify-models-differ-across-ranks", "fail", "equivalence",
+    "The ranks build different models: parameters exist or have other shapes on some ranks only", "verify",
+)
+LOSS_NOT_FINITE = register_code(
+    "VER115", "verify-loss-not-finite", "fail", "equivalence",
+    "The loss is NaN or infinite", "verify",
+)
 SCALING_SLOWER = register_code(
     "VER201", "scaling-step-slower-with-more-ranks", "warn", "scaling",
     "Adding ranks makes training slower: less throughput than the one-process baseline", "verify",

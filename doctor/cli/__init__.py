@@ -33,6 +33,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "bench": "pgdoctor.cli.bench:bench",
     "topo": "pgdoctor.cli.topo:topo",
     "verify": "pgdoctor.cli.verify:verify",
+    "hang": "pgdoctor.cli.hang:hang",
+    "run": "pgdoctor.cli.run:run",
 }
 
 # Short help per lazy command, so `pgdoctor --help` lists them without importing them.
@@ -47,6 +49,8 @@ COMMAND_HELP: dict[str, str] = {
     "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings), `bench scaling` (speedup per added rank).",
     "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo -m).",
     "verify": "Check that N ranks train your model exactly as one process does, and name the bug if not (exit 0/1/2).",
+    "hang": "What every live rank of a job is doing now, and the rank the others wait for (exit 0/1/2/3).",
+    "run": "Run a job script's launcher under watch: snapshot a hang before the job is killed, diagnose at the end.",
 }
 
 

@@ -224,6 +224,14 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
     return sizes
 
 
+def _output(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """-o is checked before any rank starts: a typo in the directory fails at once, not after
+    every world size has trained."""
+    from pgdoctor.cli.check import checked_output
+
+    return checked_output(ctx, param, value)
+
+
 @bench.command("scaling")
 @click.argument("entry")
 @click.option("--nproc", "nprocs", callback=_sizes, default="1,2", show_default=True, metavar="N,...",
@@ -237,7 +245,7 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
 @click.option("--format", "fmt", type=click.Choice(["console", "json", "html"]), default="console", show_default=True,
               help="html: the report with the speedup plot (SVG).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report here instead of stdout.")
+              callback=_output, help="Write the report here instead of stdout (checked before the run).")
 def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: bool, timeout_s: float, as_json: bool,
             fmt: str, output: Optional[str]) -> None:
     """Speedup and efficiency of ENTRY at each world size against one process, where the time

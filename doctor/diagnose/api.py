@@ -26,6 +26,7 @@ from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
 from pgdoctor.diagnose.profile.reader import TRACE_SUFFIXES, looks_like_trace
+from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text.parallel import beside
 from pgdoctor.diagnose.text.reader import (
     Source,
@@ -61,6 +62,7 @@ def _fewer_collections() -> Iterator[None]:
 # From this many events on, triage runs beside the root-cause analysis (a fork costs ~10 ms).
 BESIDE_EVENTS = 5000
 DUMP, TRACE, BINARY, REPORT = "flight-recorder dump", "profiler trace", "binary", "pgdoctor report"
+HANG = "hang evidence"  # a rank's stacks that `pgdoctor hang --save` wrote
 
 
 def kind_of(src: Source) -> str:
@@ -69,6 +71,8 @@ def kind_of(src: Source) -> str:
     if not src.path:
         return LOG
     head = read_head(src.path)
+    if looks_like_evidence(head):
+        return HANG
     if dump.looks_like_dump(head):
         return DUMP
     if src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
@@ -93,8 +97,11 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], al
     logs: list[Source] = []
     skipped_binary = []
     skipped_reports: list[str] = []
+    found_hang: list[str] = []
     for src, (kind, evs, stats) in zip(files, sources_events(files, kind_of)):
-        if kind == DUMP:
+        if kind == HANG:
+            found_hang.append(src.path or src.name)
+        elif kind == DUMP:
             found_dumps.append(src.path or src.name)
         elif kind == TRACE:
             found_traces.append(src.path or src.name)
@@ -147,6 +154,12 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], al
         traces, trace_findings = analyze_traces(found_traces, all_steps=all_steps, config=config)
         meta["traces"] = traces
         findings = [*findings, *trace_findings]
+    if found_hang:
+        # A hang snapshot (of one node or several): its culprit is the root cause of the job.
+        from pgdoctor.diagnose.stacks.api import diagnose_evidence
+
+        hang_findings, meta["hang"] = diagnose_evidence(found_hang)
+        findings = [*hang_findings, *findings]
     meta["duration_s"] = round(time.perf_counter() - t0, 3)  # the traces' analysis included
     return findings, meta
 
@@ -173,6 +186,8 @@ def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps
     findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps, config)
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
     extra = ReportExtra(traces=meta.pop("traces")) if "traces" in meta else ReportExtra()
+    if "hang" in meta:  # the roll-call of a saved hang snapshot: the `hang` section, as `pgdoctor hang` gives it
+        extra["hang"] = meta.pop("hang")
     if unreadable:
         meta["skipped_unreadable_files"] = unreadable
     meta["host"] = socket.gethostname()

@@ -260,6 +260,52 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
     return c.finding(msg, scope=scope, evidence=evidence, facts=facts, severity=severity)
 
 
+# Point-to-point work has its own sequence numbers and sizes per pair: only collectives are compared.
+_P2P = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
+
+
+def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
+    """Watchdog records of several ranks at one SeqNum of one process group that name different
+    collectives (OpType) or sizes (NumelIn): the ranks were not in the same collective, a desync.
+    The rank(s) in the minority are the suspects; the timeouts are its symptom. One mismatch event
+    per disagreeing (group, SeqNum) that has a majority, or none."""
+    by_work: dict[tuple[Any, int], dict[int, tuple[Any, Any]]] = defaultdict(dict)
+    where: dict[tuple[Any, int], Event] = {}
+    for e in events:
+        f = e.facts
+        if e.code != C.WATCHDOG_TIMEOUT.code or e.rank is None or "seq" not in f or "op" not in f or f["op"] in _P2P:
+            continue
+        key = (f.get("pg_id"), f["seq"])
+        by_work[key].setdefault(e.rank, (f["op"], f.get("numel_in")))
+        where.setdefault(key, e)
+    out: list[Event] = []
+    for key, ranks in by_work.items():
+        kinds: dict[tuple[Any, Any], list[int]] = defaultdict(list)
+        for r, kind in sorted(ranks.items()):
+            kinds[kind].append(r)
+        if len(kinds) < 2:
+            continue
+        ordered = sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[1]))
+        majority = len(ordered[0][1])
+        if majority <= len(ordered[1][1]):
+            continue  # no majority (two ranks, one each): no odd one out to name; the timeouts stand
+        suspects = sorted(r for kind, rs in ordered[1:] for r in rs)
+        desc = "; ".join(f"{count_label(rs)}: {op}" + (f" NumelIn={n}" if n is not None else "") for (op, n), rs in ordered)
+        first = where[key]
+        facts: dict[str, Any] = {"kind": "watchdog_disagreement", "seq": key[1],
+                                 "ops_by_rank": {str(r): k[0] for r, k in sorted(ranks.items())},
+                                 "numel_in_by_rank": {str(r): k[1] for r, k in sorted(ranks.items()) if k[1] is not None}}
+        if key[0] is not None:
+            facts["pg_id"] = key[0]
+        facts["suspect_ranks"] = suspects
+        msg = (f"ranks timed out in different collectives at SeqNum {key[1]} ({desc}): they were not in the same "
+               f"collective (a desync); rank(s) {rank_ranges(suspects)} are the odd ones out")
+        rank = suspects[0] if len(suspects) == 1 else None
+        out.append(Event(C.COLLECTIVE_MISMATCH.code, first.source, first.line, first.source_index, msg, rank, facts,
+                         list(first.evidence), first.ts, 0, (C.COLLECTIVE_MISMATCH.code, "watchdog", key)))
+    return out
+
+
 def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Finding]:
     exits = _dedupe([e for e in events if e.code == EXIT])
     markers = [e for e in events if e.code == MARKER]
@@ -286,6 +332,7 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         if e.rank is None and e.facts.get("pid") in pid_rank:
             e.rank = pid_rank[e.facts["pid"]]
             e.facts["rank"] = e.rank
+    kept.extend(_disagreeing_timeouts(kept))
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
         # A Python exception ends its process with exit code 1, never with a signal.
@@ -295,6 +342,12 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         explained = any(e.cause_tier == 0 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
                         for e in explains) or any(
             e.cause_tier <= 1 and e.rank is not None and e.rank == root_exit.rank for e in explains)
+        # SIGABRT (-6) is how the NCCL watchdog ends its process after a timeout or an NCCL error
+        # ("terminate called after throwing ... Watchdog caught collective operation timeout"): the
+        # abort is that failure's consequence whenever the rank it names could be the one that exited.
+        if not explained and root_exit.facts.get("exitcode") == -6:
+            explained = any(e.cause_tier <= 1 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
+                            for e in explains)
         if not explained:
             kept.append(_exit_finding_event(root_exit))
     if not kept:

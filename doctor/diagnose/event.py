@@ -17,6 +17,11 @@ from pgdoctor.model import Evidence
 _NEW_RECORD = re.compile(r"^(?:Traceback|\s*File |\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[\w.-]+:\d+:\d+ \[\d+\]|"
                          r"[A-Z]{4,}:|[\w.]*(?:Error|Exception|Warning):|terminate called)")
 EVIDENCE_CHARS = 600
+# The window of raw lines the scanner cuts around a hit (text/scan.py), so a Hit holds at most
+# this many lines before and after its trigger: a rule can tell a window that ended early (the
+# log ended) from one that ran out.
+LINES_BEFORE = 24
+LINES_AFTER = 48
 # NCCL's own prefix "host:pid:tid [cudaDev] " (src/debug.cc), optionally after "[%F %T] ".
 _NCCL_PREFIX = re.compile(r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[(\d+)\]")
 

@@ -106,6 +106,13 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         scanned += f", {len(fr.get('dumps', []))} flight-recorder dump(s)"
     if report.extra.get("traces"):
         scanned += f", {len(report.extra['traces'].get('ranks', {}))} profiler trace(s)"
+    hang = report.extra.get("hang")
+    if hang:
+        from pgdoctor.diagnose.stacks.report import console_lines
+
+        scanned += f", {sum(len(j['ranks']) for j in hang.get('jobs', ()))} rank(s) of hang evidence"
+        for line in console_lines(hang):
+            console.print(escape(line))
     if not report.findings:
         if perf:  # no failure, but the traces show where the time goes: not [ok]
             worst = max(perf, key=lambda f: f.severity.rank).severity.value

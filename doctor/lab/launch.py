@@ -60,6 +60,9 @@ def rank_env(base: Mapping[str, str], rank: int, world: int, port: int, spec: La
     # reserve 64 MiB of address space in whatever thread touched malloc first.
     env.setdefault("MALLOC_ARENA_MAX", "2")
     env.pop("PGDOCTOR_TRACE_DIR", None)  # the worker enables tracing from the spec
+    # No live socket for `pgdoctor hang` in lab ranks (instrument() would start one): the lab
+    # kills its failing ranks, and a SIGKILLed rank leaves its socket file behind.
+    env["PGDOCTOR_LIVE"] = "0"
     return env
 
 

@@ -31,6 +31,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Optional, TypeVar
 
+from pgdoctor.trace import live
 from pgdoctor.trace.events import EventWriter
 
 DOMAIN = "pgdoctor"
@@ -254,6 +255,7 @@ class range:
 
 def step(n: int) -> range:
     """The range of one training step: `step n=<n>`."""
+    live.note_step(n)  # the live socket's step counter: progress that `pgdoctor run` can see
     return range("step", n=n)
 
 
@@ -266,6 +268,9 @@ def current_ranges(thread_ident: Optional[int] = None) -> tuple[str, ...]:
     with _STACKS_LOCK:
         stack = list(_STACKS.get(ident or 0, ()))
     return tuple(o.message for o in stack)
+
+
+live.set_ranges_reader(current_ranges)
 
 
 def ranges_at_failure(exc: Optional[BaseException] = None) -> tuple[str, ...]:
@@ -321,7 +326,7 @@ class Handles:
 
 
 def instrument(
-    model: Any = None, optimizer: Any = None, *, comm_hook: bool = True, overlap: bool = True
+    model: Any = None, optimizer: Any = None, *, comm_hook: bool = True, overlap: bool = True, live_socket: bool = True
 ) -> Handles:
     """Add `fwd`, `bwd` and `optim` ranges to a model and an optimizer through hooks, and
     wrap each DDP bucket's all-reduce in `comm.all_reduce bucket=<i> bytes=<n>`.
@@ -332,8 +337,16 @@ def instrument(
     optimizer.step(). A hook range that a failure left open is closed when the next one opens.
     With `overlap=False` the comm hook waits for each all-reduce inside its range, so the range
     measures the time spent waiting for the slowest rank (at the cost of DDP's overlap).
+    With `live_socket` (the default; PGDOCTOR_LIVE=0 also turns it off) the rank's private socket for
+    `pgdoctor hang` starts (pgdoctor.trace.live), so a hang can be read without ptrace.
     """
     import torch
+
+    if live_socket:
+        try:
+            live.start()
+        except OSError as exc:  # a foreign /tmp/pgdoctor-live-<uid>: the job runs on, without the tier
+            print(f"pgdoctor: live socket not started: {exc}", file=sys.stderr)
 
     handles = Handles()
     if model is not None:

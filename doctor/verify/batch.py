@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,12 +24,14 @@ from typing import Any, Union
 from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError, check, entry_of
 from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env
+from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
+from pgdoctor.verify.rundir import run_dir
 
 Outcome = Union[Run, EntryError]
 
 
-def _clean(res: dict[str, Any]) -> bool:
+def _clean(res: RankRecord) -> bool:
     return bool(res) and "error" not in res and "entry_error" not in res
 
 
@@ -71,8 +71,7 @@ def launch_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) 
 
 def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) -> list[Outcome]:
     """The runs of one spawn up to the first that failed, that one included (at least one)."""
-    out_dir = Path(tempfile.mkdtemp(prefix="pgdoctor-verify-batch-"))
-    try:
+    with run_dir("batch") as out_dir:
         batch = []
         for i, item in enumerate(items):
             (out_dir / str(i)).mkdir()
@@ -110,8 +109,6 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
             got.append(_run_of(d, nproc, outcomes, end - start))
             start = end
         return got
-    finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
 
 
 def verify_many(builds: Sequence[Any], nproc: int = 2, steps: int = 3, strategy: str = "ddp",

@@ -1,11 +1,11 @@
 """What every kind of rank of `pgdoctor verify` / `bench scaling` shares: seeding, the entry's
-micro-batches, the forward call, and the records (flat float lists, JSON-ready) of gradients,
-parameters, buffers and setup facts."""
+micro-batches, the forward call, the contract checks of the user's optimizer and loss, the
+setup facts of the records (records.py), and the one-process reference, which saves its tensors
+for the ranks to compare against (`run_reference`)."""
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import traceback
@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from pgdoctor.verify.entry import EntryError
+from pgdoctor.verify.records import ErrorRecord, RankRecord, Setup, StepRecord, tensor_file
+from pgdoctor.verify.tensors import digest
 
 SEED = 1234
 PROBE_SEED = 4321
 PROBE_VALUES = 4096
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     os.replace(tmp, path)
@@ -89,12 +91,7 @@ def batch_size(x: Any) -> int:
 
 
 def sample_hash(x: Any, y: Any) -> str:
-    import torch
-
-    h = hashlib.sha1()
-    for t in [*tensors_of(x), *tensors_of(y)]:
-        h.update(bytes(t.detach().cpu().contiguous().flatten().view(torch.uint8).tolist()))
-    return h.hexdigest()[:16]
+    return digest([*tensors_of(x), *tensors_of(y)])
 
 
 def flat(t: Any) -> list[float]:
@@ -102,11 +99,12 @@ def flat(t: Any) -> list[float]:
 
 
 def output_values(out: Any) -> list[float]:
+    """The first PROBE_VALUES values of the output: a fingerprint, never the whole of a model's logits."""
     t = out[0] if isinstance(out, (tuple, list)) else out
-    return flat(t)[:PROBE_VALUES]
+    return flat(t.detach().reshape(-1)[:PROBE_VALUES])
 
 
-def setup_facts(model: Any, loss: Any) -> dict[str, Any]:
+def setup_facts(model: Any, loss: Any) -> Setup:
     import torch
 
     bn = [n for n, m in model.named_modules()
@@ -117,6 +115,7 @@ def setup_facts(model: Any, loss: Any) -> dict[str, Any]:
     return {
         "params": [n for n, _ in params],
         "requires_grad": {n: bool(p.requires_grad) for n, p in params},
+        "shapes": {n: list(p.shape) for n, p in params},
         "dtype": str(params[0][1].dtype).replace("torch.", "") if params else "float32",
         "numel": sum(p.numel() for _, p in params),
         "buffers": [n for n, _ in model.named_buffers()],
@@ -130,9 +129,24 @@ def make_optimizer(spec: dict[str, Any], params: Any) -> Any:
     import torch
 
     params = [p for p in params if p.requires_grad]
-    if spec.get("optimizer") is not None:
-        return spec["optimizer"](params)
-    return torch.optim.SGD(params, lr=0.1)
+    if spec.get("optimizer") is None:
+        return torch.optim.SGD(params, lr=0.1)
+    opt = spec["optimizer"](params)
+    if not isinstance(opt, torch.optim.Optimizer):
+        raise EntryError(f"optimizer(params) returned {type(opt).__name__}, not a torch.optim.Optimizer")
+    return opt
+
+
+def scalar(loss: Any) -> Any:
+    """The user's loss, which must be one number to call backward() on."""
+    import torch
+
+    if not isinstance(loss, torch.Tensor):
+        raise EntryError(f"loss(output, target) returned {type(loss).__name__}, not a tensor")
+    if loss.numel() != 1:
+        raise EntryError(f"loss(output, target) returned a tensor of shape {list(loss.shape)}, not a scalar "
+                         "(a loss with reduction='none'?)")
+    return loss
 
 
 def probe(model: Any, spec: dict[str, Any], world: int, device: str = "cpu") -> list[float]:
@@ -147,25 +161,23 @@ def probe(model: Any, spec: dict[str, Any], world: int, device: str = "cpu") -> 
         return output_values(forward(twin, x))
 
 
-def record_step(model: Any, grads: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if grads:
-        out["grads"] = {n: flat(p.grad) for n, p in model.named_parameters() if p.grad is not None}
-        out["no_grad"] = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
-    return out
-
-
-def after_step(model: Any) -> dict[str, Any]:
-    return {"params": {n: flat(p) for n, p in model.named_parameters()},
-            "buffers": {n: flat(b) for n, b in model.named_buffers() if b.is_floating_point()}}
-
-
-def error_record(exc: BaseException, step: int, phase: str) -> dict[str, Any]:
+def error_record(exc: BaseException, step: int, phase: str) -> ErrorRecord:
     return {"type": type(exc).__name__, "message": str(exc)[:4000], "step": step, "phase": phase,
             "traceback": traceback.format_exc()[-6000:]}
 
 
-def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any]) -> None:
+def grads_of(model: Any) -> dict[str, Any]:
+    return {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+
+
+def buffers_of(model: Any) -> dict[str, Any]:
+    return {n: b for n, b in model.named_buffers() if b.is_floating_point()}
+
+
+def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord) -> None:
+    """One process on the concatenation of every rank's micro-batch (pp / tp: on data(0, 1,
+    step)). Each step's gradients, parameters and buffers go to torch.save files that the ranks
+    compare against (records.tensor_file); the record keeps their names and scales."""
     import torch
 
     model, loss_fn = spec["model"], spec["loss"]
@@ -179,77 +191,26 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, A
     for step in range(steps):
         batches = [fetch(spec, r, world, step, device) for r in range(world)]
         x, y = concat([b[0] for b in batches]), concat([b[1] for b in batches])
+        del batches
         opt.zero_grad(set_to_none=True)
         torch.manual_seed(SEED + 17 * step)
         out = forward(model, x)
-        loss = loss_fn(out, y)
+        loss = scalar(loss_fn(out, y))
         loss.backward()
-        rec: dict[str, Any] = {"step": step, "loss": float(loss.detach()), "output": output_values(out),
-                               **record_step(model)}
+        rec: StepRecord = {"step": step, "loss": float(loss.detach()), "output": output_values(out)}
+        del out, loss, x, y
+        grads = grads_of(model)
+        rec["names"] = {"grads": list(grads), "params": [n for n, _ in model.named_parameters()],
+                        "buffers": list(buffers_of(model))}
+        rec["scale"] = {"grads": save_kind(cfg, step, "grads", grads)}
+        del grads
         opt.step()
-        rec.update(after_step(model))
+        rec["scale"]["params"] = save_kind(cfg, step, "params", dict(model.named_parameters()))
+        rec["scale"]["buffers"] = save_kind(cfg, step, "buffers", buffers_of(model))
         result["steps"].append(rec)
 
 
-def run_data_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int) -> None:
-    import torch
+def save_kind(cfg: dict[str, Any], step: int, kind: str, tensors: dict[str, Any]) -> float:
+    from pgdoctor.verify.tensors import save
 
-    model, loss_fn = spec["model"], spec["loss"]
-    device = device_of(cfg, rank)
-    result["setup"] = setup_facts(model, loss_fn)
-    model.to(device)
-    result["probe"] = probe(model, spec, world, device)
-    phase = "wrap"
-    try:
-        if cfg["strategy"] == "fsdp":
-            from torch.distributed.fsdp import fully_shard
-
-            fully_shard(model)
-            wrapped, inner = model, model
-        else:
-            from torch.nn.parallel import DistributedDataParallel as DDP
-
-            wrapped = DDP(model, device_ids=[rank] if device != "cpu" else None)
-            inner = model
-    except Exception as exc:
-        result["error"] = error_record(exc, -1, phase)
-        return
-    opt = make_optimizer(spec, inner.parameters())
-    wrapped.train(not cfg.get("eval"))
-    for step in range(cfg["steps"]):
-        phase = "data"
-        try:
-            x, y = fetch(spec, rank, world, step, device)
-            rec: dict[str, Any] = {"step": step, "batch": batch_size(x), "hash": sample_hash(x, y)}
-            opt.zero_grad(set_to_none=True)
-            torch.manual_seed(SEED + 17 * step)
-            phase = "forward"
-            out = forward(wrapped, x)
-            loss = loss_fn(out, y)
-            phase = "backward"
-            loss.backward()
-            rec["loss"] = float(loss.detach())
-            rec.update(full_record(inner) if cfg["strategy"] == "fsdp" else record_step(inner))
-            phase = "optimizer"
-            opt.step()
-            rec.update(full_after(inner) if cfg["strategy"] == "fsdp" else after_step(inner))
-            result["steps"].append(rec)
-        except Exception as exc:
-            result["error"] = error_record(exc, step, phase)
-            return
-
-
-def _full(t: Any) -> Any:
-    return t.full_tensor() if hasattr(t, "full_tensor") else t
-
-
-def full_record(model: Any) -> dict[str, Any]:
-    grads = {n: flat(_full(p.grad)) for n, p in model.named_parameters() if p.grad is not None}
-    return {"grads": grads, "no_grad": [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]}
-
-
-def full_after(model: Any) -> dict[str, Any]:
-    return {"params": {n: flat(_full(p)) for n, p in model.named_parameters()},
-            "buffers": {n: flat(_full(b)) for n, b in model.named_buffers() if b.is_floating_point()}}
-
-
+    return save(tensors, tensor_file(cfg["out_dir"], step, kind))

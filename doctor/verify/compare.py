@@ -43,6 +43,7 @@ class Divergence:
     name: str
     abs_diff: float
     rel_diff: float
+    detail: Optional[Mapping[str, Any]] = None  # where the largest difference is, both values there
 
 
 @dataclass
@@ -97,6 +98,38 @@ def compare(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping
                 out.max_abs, out.max_rel = max(out.max_abs, a), max(out.max_rel, rel)
                 dv = Divergence(step, kind, name, a, rel)
                 if rel > tol:
+                    if out.first is None:
+                        out.first = dv
+                    w = out.worst.get((step, kind))
+                    if w is None or rel > w.rel_diff:
+                        out.worst[(step, kind)] = dv
+    return out
+
+
+def compare_recorded(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping[str, Any]],
+                     order: Iterable[str], dtype: str) -> Comparison:
+    """`compare` over what a data-parallel rank 0 recorded: per step, kind and tensor the largest
+    difference from the reference's (records.TensorDiff), against the reference's scale of that
+    kind; the same walk, the same tolerance, no values in this process."""
+    order = list(order)
+    out = Comparison()
+    for step, (ref, dist) in enumerate(zip(ref_steps, dist_steps)):
+        tol = rtol(dtype, step)
+        for kind in KINDS:
+            names_ref = set(ref.get("names", {}).get(kind, []))
+            d = dist.get("diffs", {}).get(kind, {})
+            scale = ref.get("scale", {}).get(kind, 0.0)
+            for name in [n for n in order if n in names_ref or n in d] + sorted((names_ref | set(d)) - set(order)):
+                td = d.get(name)
+                a = float(td["abs"]) if td is not None and name in names_ref else float("inf")
+                if a == float("inf"):
+                    out.missing.append((step, kind, name))
+                    rel = float("inf")
+                else:
+                    rel = a / scale if scale > 0 else (0.0 if a == 0 else float("inf"))
+                out.max_abs, out.max_rel = max(out.max_abs, a), max(out.max_rel, rel)
+                if rel > tol:
+                    dv = Divergence(step, kind, name, a, rel, td)
                     if out.first is None:
                         out.first = dv
                     w = out.worst.get((step, kind))

@@ -25,8 +25,11 @@ class EntryError(Exception):
     (`user_traceback` then holds the user's frames)."""
 
     def __init__(self, message: str, user_traceback: str = ""):
-        super().__init__(message)
-        self.user_traceback = user_traceback
+        # The user's text is shown as it is: secrets masked, terminal control made visible.
+        from pgdoctor.model.redact import neutral, redact_text
+
+        super().__init__(neutral(redact_text(message)))
+        self.user_traceback = neutral(redact_text(user_traceback))
 
     def text(self) -> str:
         return str(self) + (f"\n{self.user_traceback.rstrip()}" if self.user_traceback else "")
@@ -102,6 +105,8 @@ def call(fn: Callable[[], Any], entry: str) -> dict[str, Any]:
 
     if not isinstance(spec["model"], torch.nn.Module):
         raise EntryError(f"{entry}()['model'] is {type(spec['model']).__name__}, not a torch.nn.Module")
+    if next(iter(spec["model"].parameters()), None) is None:
+        raise EntryError(f"{entry}()['model'] has no parameters: there is nothing to train or compare")
     for k in ("loss", "data"):
         if not callable(spec[k]):
             raise EntryError(f"{entry}()['{k}'] is not callable")

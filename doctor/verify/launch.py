@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +16,8 @@ from typing import Any, Optional
 
 from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError
+from pgdoctor.verify.records import RankRecord
+from pgdoctor.verify.rundir import run_dir
 
 # After the first rank fails, how long the others get to fail on their own and say so.
 GRACE_S = 5.0
@@ -26,8 +26,8 @@ EXIT_ENTRY_ERROR = 3  # worker.EXIT_ENTRY_ERROR: the user's entry raised or brok
 
 @dataclass(frozen=True)
 class Run:
-    reference: Optional[dict[str, Any]]
-    ranks: tuple[dict[str, Any], ...]  # {} for a rank that wrote nothing
+    reference: Optional[RankRecord]
+    ranks: tuple[RankRecord, ...]  # {} for a rank that wrote nothing
     outcomes: tuple[ChildOutcome, ...]  # one per rank; rank 0's process also ran the reference
     wall_s: float
 
@@ -39,6 +39,9 @@ def rank_env(base: Mapping[str, str], rank: int, world: int, port: int) -> dict[
     env = dict(base)
     env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
                MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    # Local ranks talk over loopback only (gloo's pairs bind the interface's address); a user's
+    # choice of interface still wins.
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
     env.pop("PGDOCTOR_TRACE_DIR", None)
     return env
 
@@ -47,8 +50,8 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
            reference: bool = True) -> Run:
     """Run the reference (when asked) and `nproc` ranks of `role` at once; raise EntryError when
     the user's entry raised or broke the contract in any of them."""
-    out_dir = tempfile.mkdtemp(prefix="pgdoctor-verify-")
-    try:
+    with run_dir() as out_path:
+        out_dir = str(out_path)
         # Rank 0 runs the reference first, before it joins the process group (worker.main).
         base = {"entry": entry, "out_dir": out_dir, **cfg, "reference_first": reference}
         paths = []
@@ -70,8 +73,6 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
         wall = time.monotonic() - t0
         ref = _read(Path(out_dir) / "reference.json") if reference else None
         ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))
-    finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
     for res in ([ref] if ref is not None else []) + list(ranks):
         if res and "entry_error" in res:
             err = res["entry_error"]
@@ -79,12 +80,13 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
     return Run(ref, ranks, tuple(outcomes), wall)
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> RankRecord:
+    """A process's record (records.RankRecord), {} when it wrote none."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}  # type: ignore[return-value]
 
 
 def tail(text: str, lines: int = 8) -> str:

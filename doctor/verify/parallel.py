@@ -10,15 +10,16 @@ from typing import Any
 
 from pgdoctor.verify.common import (
     SEED,
-    after_step,
+    buffers_of,
     error_record,
     fetch,
-    flat,
     make_optimizer,
     output_values,
     setup_facts,
 )
 from pgdoctor.verify.entry import EntryError
+from pgdoctor.verify.records import StepRecord
+from pgdoctor.verify.reference import Reference
 
 DTYPES = ("float32", "float64", "float16", "bfloat16")
 
@@ -90,6 +91,7 @@ def run_pipeline(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, An
     modules = [model._modules[n] for n in mine]
     prefixes = tuple(f"{n}." for n in mine)
     params = [(n, p) for n, p in model.named_parameters() if n.startswith(prefixes)]
+    ref = Reference.of(cfg)
     opt = make_optimizer(spec, [p for _, p in params])
     for m in modules:
         m.train(not cfg.get("eval"))
@@ -103,23 +105,27 @@ def run_pipeline(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, An
             out = act
             for m in modules:
                 out = m(out)
-            rec: dict[str, Any] = {"step": step}
+            rec: StepRecord = {"step": step}
             phase = "backward"
             if rank == world - 1:
                 loss = loss_fn(out, y)
                 loss.backward()
-                rec.update(loss=float(loss.detach()), output=output_values(out))
+                rec["loss"], rec["output"] = float(loss.detach()), output_values(out)
             else:
                 _send(out, rank + 1)
                 out.backward(_recv(rank + 1))
             if rank > 0:
                 _send(act.grad, rank - 1)
-            rec["grads"] = {n: flat(p.grad) for n, p in params if p.grad is not None}
+            phase = "compare"
+            if ref is not None:  # this stage's tensors against the reference's
+                ref.compare(step, "grads", ((n, p.grad) for n, p in params if p.grad is not None), rec, delete=False)
             phase = "optimizer"
             opt.step()
-            full = after_step(model)
-            rec["params"] = {n: v for n, v in full["params"].items() if n.startswith(prefixes)}
-            rec["buffers"] = {n: v for n, v in full["buffers"].items() if n.startswith(prefixes)}
+            phase = "compare"
+            if ref is not None:
+                ref.compare(step, "params", ((n, p.detach()) for n, p in params), rec, delete=False)
+                ref.compare(step, "buffers", ((n, b) for n, b in buffers_of(model).items() if n.startswith(prefixes)),
+                            rec, delete=False)
             result["steps"].append(rec)
         except EntryError:
             raise
@@ -233,6 +239,12 @@ def run_tensor_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: dict[
     result["tp_plan"] = plan
     result["shards"] = shard_model(model, plan, rank, world)
     result["shapes"] = full_shapes
+    shards = result["shards"]
+    ref = Reference.of(cfg)
+
+    def part(name: str, t: Any) -> Any:
+        dim = shards.get(name)
+        return t if dim is None else t.chunk(world, dim)[rank]
     opt = make_optimizer(spec, model.parameters())
     model.train(not cfg.get("eval"))
     for step in range(cfg["steps"]):
@@ -245,11 +257,18 @@ def run_tensor_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: dict[
             loss = loss_fn(out, y)
             phase = "backward"
             loss.backward()
-            rec: dict[str, Any] = {"step": step, "loss": float(loss.detach()), "output": output_values(out),
-                                   "grads": {n: flat(p.grad) for n, p in model.named_parameters() if p.grad is not None}}
+            rec: StepRecord = {"step": step, "loss": float(loss.detach()), "output": output_values(out)}
+            phase = "compare"
+            if ref is not None:  # this rank's shards against the same slices of the reference's tensors
+                ref.compare(step, "grads", ((n, p.grad) for n, p in model.named_parameters() if p.grad is not None),
+                            rec, delete=False, part=part)
             phase = "optimizer"
             opt.step()
-            rec.update(after_step(model))
+            phase = "compare"
+            if ref is not None:
+                ref.compare(step, "params", ((n, p.detach()) for n, p in model.named_parameters()), rec,
+                            delete=False, part=part)
+                ref.compare(step, "buffers", iter(buffers_of(model).items()), rec, delete=False)
             result["steps"].append(rec)
         except EntryError:
             raise

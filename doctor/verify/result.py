@@ -23,13 +23,15 @@ class VerifyResult:
     eval_mode_rerun: bool = False
     wall_s: float = 0.0
     loss: dict[str, list[float]] = field(default_factory=dict)  # per step: reference, distributed
+    peak_rss_mib: dict[str, float] = field(default_factory=dict)  # per rank (rank 0's includes the reference)
 
     def to_json(self) -> dict[str, Any]:
         return {"equivalent": self.equivalent, "world_size": self.world_size, "steps": self.steps,
                 "max_abs_diff": self.max_abs_diff, "max_rel_diff": self.max_rel_diff,
                 "first_divergent": self.first_divergent, "cause": self.cause,
                 "strategy": self.strategy, "tolerance": self.tolerance,
-                "eval_mode_rerun": self.eval_mode_rerun, "loss": self.loss, "wall_s": round(self.wall_s, 3)}
+                "eval_mode_rerun": self.eval_mode_rerun, "loss": self.loss, "wall_s": round(self.wall_s, 3),
+                "peak_rss_mib": self.peak_rss_mib}
 
     def __bool__(self) -> bool:
         return self.equivalent
@@ -60,10 +62,19 @@ def diagnose(run: Any, nproc: int, steps: int, strategy: str, eval_mode: bool = 
     if strategy in ("pp", "tp"):
         from pgdoctor.verify.split import diagnose_split
 
-        return diagnose_split(run, nproc, steps, strategy)
-    from pgdoctor.verify.diagnosis import diagnose_data_parallel
+        dg = diagnose_split(run, nproc, steps, strategy)
+        dg.peak_rss_mib = peak_rss(run)
+        return dg
+    from pgdoctor.verify.detectors import diagnose_data_parallel
 
-    return diagnose_data_parallel(run, nproc, steps, strategy, eval_mode=eval_mode)
+    dg = diagnose_data_parallel(run, nproc, steps, strategy, eval_mode=eval_mode)
+    dg.peak_rss_mib = peak_rss(run)
+    return dg
+
+
+def peak_rss(run: Any) -> dict[str, float]:
+    return {f"rank{r}": round(float(res["peak_rss_mib"]), 1) for r, res in enumerate(run.ranks)
+            if res and "peak_rss_mib" in res}
 
 
 def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_s: float) -> VerifyResult:
@@ -71,6 +82,9 @@ def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_
     from pgdoctor.model import Severity
 
     rerun = eval_dg is not None
+    rss = dict(dg.peak_rss_mib)
+    if eval_dg is not None:
+        rss = {k: max(v, eval_dg.peak_rss_mib.get(k, 0.0)) for k, v in rss.items()}
     if eval_dg is not None:
         from pgdoctor.checks.codes import verify as codes
         from pgdoctor.verify.diagnosis import where
@@ -94,5 +108,5 @@ def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_
         equivalent=not failed, world_size=nproc, steps=steps, strategy=strategy,
         max_abs_diff=_num(cmp.max_abs) if cmp else 0.0, max_rel_diff=_num(cmp.max_rel) if cmp else 0.0,
         first_divergent=first if failed else None, cause=dg.cause, tolerance=dg.tolerance,
-        findings=list(dg.findings), eval_mode_rerun=rerun, wall_s=wall_s, loss=dg.losses,
+        findings=list(dg.findings), eval_mode_rerun=rerun, wall_s=wall_s, loss=dg.losses, peak_rss_mib=rss,
     )

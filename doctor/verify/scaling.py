@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional
 from pgdoctor.checks.codes import verify as codes
 from pgdoctor.model import Finding
 from pgdoctor.plan.comm import ring_all_reduce_s
+from pgdoctor.verify.records import RankRecord
 
 EFFICIENCY_THRESHOLD = 0.7
 COMM_BOUND_SHARE = 0.4
@@ -53,7 +54,7 @@ class Row:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
-def row_of(nproc: int, ranks: Sequence[dict[str, Any]]) -> Row:
+def row_of(nproc: int, ranks: Sequence[RankRecord]) -> Row:
     per_step = list(zip(*(r["steps"] for r in ranks)))
     if not per_step:
         raise ValueError(f"no timed step at {nproc} rank(s)")

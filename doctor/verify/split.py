@@ -1,49 +1,36 @@
-"""`--strategy pp` and `--strategy tp`: the stages' (or shards') outputs, gradients and
-parameters put back together and compared with the unsplit model's."""
+"""`--strategy pp` and `--strategy tp`: the stages' (or shards') comparisons with the unsplit
+model's tensors put together (each rank compared its own pieces in the worker), and the last
+stage's output compared with the model's."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pgdoctor.checks.codes import verify as codes
-from pgdoctor.verify.compare import compare, tolerance_text
+from pgdoctor.verify.compare import compare, compare_recorded, tolerance_text
 from pgdoctor.verify.diagnosis import Diagnosis, _short, losses, where
 from pgdoctor.verify.launch import Run, tail
+from pgdoctor.verify.records import KINDS, StepRecord, TensorDiff
 
 
-def _unshard(parts: list[list[float]], dim: int, shape: list[int]) -> list[float]:
-    if dim == 0 or len(shape) == 1:
-        return [v for p in parts for v in p]
-    rows = shape[0]
-    cols = [len(p) // rows for p in parts]
-    out: list[float] = []
-    for i in range(rows):
-        for p, c in zip(parts, cols):
-            out.extend(p[i * c:(i + 1) * c])
-    return out
-
-
-def merged_steps(run: Run, strategy: str) -> list[dict[str, Any]]:
-    """One record per step with every parameter of the full model."""
-    ranks = list(run.ranks)
-    steps = []
-    for recs in zip(*(r["steps"] for r in ranks)):
-        rec: dict[str, Any] = {"grads": {}, "params": {}, "buffers": {}}
-        if strategy == "pp":
-            for r in recs:
-                for kind in ("grads", "params", "buffers"):
-                    rec[kind].update(r.get(kind, {}))
-            rec["output"] = recs[-1].get("output", [])
-        else:
-            shards, shapes = ranks[0].get("shards", {}), ranks[0].get("shapes", {})
-            for kind in ("grads", "params", "buffers"):
-                for n, v in recs[0].get(kind, {}).items():
-                    if n in shards:
-                        rec[kind][n] = _unshard([r.get(kind, {}).get(n, []) for r in recs], shards[n], shapes.get(n, []))
+def merged_steps(run: Run, strategy: str) -> list[StepRecord]:
+    """One record per step with every tensor of the full model: each rank compared its stage's
+    tensors (pp) or its shards (tp, against the same slices of the reference's) in the worker;
+    a tensor's difference is the largest over the ranks that hold a piece of it."""
+    steps: list[StepRecord] = []
+    for recs in zip(*(r["steps"] for r in run.ranks)):
+        diffs: dict[str, dict[str, TensorDiff]] = {k: {} for k in KINDS}
+        for rec in recs:
+            for kind, named in rec.get("diffs", {}).items():
+                for name, td in named.items():
+                    have = diffs[kind].get(name)
+                    ref_max = max(td.get("ref_max", 0.0), have.get("ref_max", 0.0) if have else 0.0)
+                    if have is None or td["abs"] > have["abs"]:
+                        diffs[kind][name] = {**td, "ref_max": ref_max}
                     else:
-                        rec[kind][n] = v
-            rec["output"] = recs[0].get("output", [])
-        steps.append(rec)
+                        have["ref_max"] = ref_max
+        out = recs[-1] if strategy == "pp" else recs[0]
+        steps.append({"diffs": diffs, "output": out.get("output", [])})
     return steps
 
 
@@ -78,7 +65,7 @@ def diagnose_split(run: Run, world: int, steps: int, strategy: str) -> Diagnosis
     mine = merged_steps(run, strategy)
     dg.losses = losses(ref, [run.ranks[-1]] if strategy == "pp" else [run.ranks[0]])
     order = setup.get("params", []) + setup.get("buffers", [])
-    cmp = compare(ref["steps"], mine, order, dtype, kinds=("grads", "params", "buffers"))
+    cmp = compare_recorded(ref["steps"], mine, order, dtype)
     out_cmp = compare([{"output": {"<output>": s.get("output", [])}} for s in ref["steps"]],
                       [{"output": {"<output>": s.get("output", [])}} for s in mine], ["<output>"], dtype,
                       kinds=("output",))

@@ -18,22 +18,53 @@ ends that process, exactly as a single run does; the parent runs the rest again.
 
 from __future__ import annotations
 
-import datetime
-import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-from pgdoctor.verify.common import SEED, error_record, run_data_parallel, run_reference, write_json
-from pgdoctor.verify.entry import EntryError, call, load
+from typing import Any, Optional
 
 EXIT_TRAINING_ERROR = 1
 EXIT_ENTRY_ERROR = 3
+SENTINEL = ("import os, signal, sys\nfd = int(sys.argv[1])\nwhile os.read(fd, 1):\n    pass\n"
+            "os.killpg(os.getpgrp(), signal.SIGKILL)\n")
+# How often a rank looks for the reference's record while rank 0 computes it.
+REFERENCE_POLL_S = 0.2
+
+
+def guard_group() -> None:
+    """Fork a sentinel that kills this process's whole group once this process is gone, however
+    it goes (SIGKILL included): helpers the user's build() started share the group and would
+    otherwise outlive the rank. It waits on a pipe only this process holds (closed in forked
+    children, so a forked data-loader worker does not keep the sentinel waiting)."""
+    if os.getpgrp() != os.getpid():  # not the leader of a group of our own (pgdoctor starts us in one)
+        return
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        # A bare interpreter of its own (not a fork of this one, which holds torch and the
+        # user's state): reads to end of file, then kills the group, itself included.
+        try:
+            os.close(w)
+            os.set_inheritable(r, True)
+            os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", SENTINEL, str(r)])
+        finally:
+            os._exit(1)  # exec failed: a rank without its sentinel still runs
+    os.close(r)
+    os.register_at_fork(after_in_child=lambda: _close(w))
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def main(argv: list[str]) -> int:
+    import json
+
+    guard_group()
     cfg = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -49,7 +80,11 @@ def main(argv: list[str]) -> int:
         rc = run_role(cfg, "reference", 0, 1)
         if rc == EXIT_ENTRY_ERROR:
             return rc
-    rc = max(rc, run_role(cfg, cfg["role"], rank, world))
+    store = None
+    if cfg["role"] != "reference":
+        _wait_for_reference(cfg, rank)  # the store's server (rank 0) listens once the reference is done
+        store = _store(rank, world, float(cfg.get("pg_timeout_s", 30)))
+    rc = max(rc, run_role(cfg, cfg["role"], rank, world, store))
     if rc:
         # A peer may still wait in a collective with us: leave without tearing the group down.
         sys.stdout.flush()
@@ -58,14 +93,21 @@ def main(argv: list[str]) -> int:
     return rc
 
 
+def _store(rank: int, world: int, timeout_s: float) -> Any:
+    """The ranks' key-value store, listening on MASTER_ADDR only (loopback for the local ranks
+    pgdoctor starts), never on every interface as TCPStore's own server does."""
+    from pgdoctor.probes.store import tcp_store
+
+    return tcp_store(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0, timeout_s)
+
+
 def run_batch(items: list[dict[str, Any]], rank: int, world: int, pg_timeout_s: float) -> int:
     import gc
 
     import torch
     import torch.distributed as dist
 
-    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
-                          timeout=datetime.timedelta(seconds=pg_timeout_s))
+    store = _store(rank, world, pg_timeout_s)
     dtype = torch.get_default_dtype()
     for i, cfg in enumerate(items):
         print(f"pgdoctor-batch: run {i}: {cfg['entry']}", file=sys.stderr, flush=True)
@@ -102,55 +144,76 @@ def _of_entry(name: str, file: Any, entry: str) -> bool:
     return os.path.abspath(file).startswith(os.path.dirname(os.path.abspath(target)) + os.sep)
 
 
+def _wait_for_reference(cfg: dict[str, Any], rank: int) -> None:
+    """Ranks other than 0 wait for rank 0's reference to be written before they rendezvous:
+    for a large model it takes longer than the process group's timeout. The parent's deadline
+    bounds the wait (and rank 0's death ends it: the parent kills the peers after its grace)."""
+    if rank == 0 or not cfg.get("reference_first"):
+        return
+    done = Path(cfg["out_dir"]) / "reference.json"
+    while not done.exists():
+        time.sleep(REFERENCE_POLL_S)
+
+
+def _peak_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any = None) -> int:
+    import datetime
+
+    from pgdoctor.verify.common import error_record, write_json
+    from pgdoctor.verify.entry import EntryError, call, load, user_traceback
+    from pgdoctor.verify.records import new_record
+
     out_dir = Path(cfg["out_dir"])
     name = "reference" if role == "reference" else f"rank{rank}"
-    result: dict[str, Any] = {"role": role, "rank": rank, "world": world, "pid": os.getpid(), "steps": []}
+    result = new_record(role, rank, world)
     path = out_dir / f"{name}.json"
     import torch
 
     if role != "reference":
         import torch.distributed as dist
 
+        _wait_for_reference(cfg, rank)
         dist.init_process_group(cfg.get("backend", "gloo"), rank=rank, world_size=world, store=store,
                                 timeout=datetime.timedelta(seconds=float(cfg.get("pg_timeout_s", 30))))
     rc = 0
+    entry_error: Optional[EntryError] = None
     try:
         try:
             fn = load(cfg["entry"])
+            from pgdoctor.verify.common import SEED
+
             torch.manual_seed(SEED)
             spec = call(fn, cfg["entry"])
         except EntryError as exc:
-            result["entry_error"] = {"message": str(exc), "traceback": exc.user_traceback}
-            write_json(path, result)
-            return EXIT_ENTRY_ERROR
+            entry_error = exc
+            spec = {}
         t0 = time.perf_counter()
-        try:
-            if role == "reference":
-                run_reference(cfg, spec, result)
-            elif role in ("ddp", "fsdp"):
-                run_data_parallel(cfg, spec, result, rank, world)
-            elif role == "pp":
-                from pgdoctor.verify.parallel import run_pipeline
-
-                run_pipeline(cfg, spec, result, rank, world)
-            elif role == "tp":
-                from pgdoctor.verify.parallel import run_tensor_parallel
-
-                run_tensor_parallel(cfg, spec, result, rank, world)
-            elif role == "scaling":
-                from pgdoctor.verify.scaling_worker import run_scaling
-
-                run_scaling(cfg, spec, result, rank, world)
-            else:
-                raise ValueError(f"unknown role {role!r}")
-        except EntryError as exc:
-            result["entry_error"] = {"message": str(exc), "traceback": exc.user_traceback}
+        if entry_error is None:
+            try:
+                _train(cfg, role, spec, result, rank, world)
+            except EntryError as exc:
+                entry_error = exc
+            except (Exception, SystemExit) as exc:
+                if role == "reference":
+                    # One process, no distribution: whatever fails here is the entry's own code
+                    # (an optimizer factory that raises, a data() that calls sys.exit).
+                    step = len(result["steps"])
+                    entry_error = EntryError(
+                        f"the one-process reference failed at step {step}: {type(exc).__name__}: "
+                        f"{_first_line(exc)}", user_traceback(exc))
+                else:
+                    result["error"] = error_record(exc, len(result["steps"]), "run")
+        if entry_error is not None:
+            result["entry_error"] = {"message": str(entry_error), "traceback": entry_error.user_traceback}
             write_json(path, result)
             return EXIT_ENTRY_ERROR
-        except Exception as exc:
-            result["error"] = error_record(exc, len(result["steps"]), "run")
         result["wall_s"] = time.perf_counter() - t0
+        result["peak_rss_mib"] = _peak_rss_mib()
         if "error" in result:
             print(result["error"]["traceback"], file=sys.stderr)
             rc = EXIT_TRAINING_ERROR
@@ -165,6 +228,36 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
                 except Exception:
                     pass
     return rc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else "(no message)"
+
+
+def _train(cfg: dict[str, Any], role: str, spec: dict[str, Any], result: Any, rank: int, world: int) -> None:
+    if role == "reference":
+        from pgdoctor.verify.common import run_reference
+
+        run_reference(cfg, spec, result)
+    elif role in ("ddp", "fsdp"):
+        from pgdoctor.verify.dataparallel import run_data_parallel
+
+        run_data_parallel(cfg, spec, result, rank, world)
+    elif role == "pp":
+        from pgdoctor.verify.parallel import run_pipeline
+
+        run_pipeline(cfg, spec, result, rank, world)
+    elif role == "tp":
+        from pgdoctor.verify.parallel import run_tensor_parallel
+
+        run_tensor_parallel(cfg, spec, result, rank, world)
+    elif role == "scaling":
+        from pgdoctor.verify.scaling_worker import run_scaling
+
+        run_scaling(cfg, spec, result, rank, world)
+    else:
+        raise ValueError(f"unknown role {role!r}")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,15 @@ SLOW_TIMEOUT_S = 240.0
 # The whole suite has 10 minutes on 2 cores: multi-process commands that another test already
 # runs the same way are parsed here, not run twice.
 NOT_RUN = {
+    "pgdoctor hang": "examines the live jobs of this node (tests/hang/test_hang_procs.py runs it on real torchrun jobs)",
+    "pgdoctor hang 4242 --json": "needs the PID of a live job (tests/hang/test_hang_procs.py: launcher PIDs, --json)",
+    "pgdoctor hang 4242 --samples 10 --interval 2": "needs the PID of a live job",
+    "pgdoctor hang --save /shared/hang/node0": "examines the live jobs of this node (tests/hang/test_hang_procs.py saves and merges)",
+    "pgdoctor diagnose /shared/hang/node0 /shared/hang/node1":
+        "the snapshots of two live nodes (tests/hang/test_hang_procs.py merges two torchrun nodes' snapshots)",
+    "pgdoctor diagnose /shared/hang/": "the snapshots of a live Slurm job's nodes",
+    "pgdoctor run --stall-after 300 --report run.json --save evidence/ -- python train.py":
+        "needs the user's train.py (tests/hang/test_run.py runs pgdoctor run on real torchrun jobs)",
     "pgdoctor bench collectives": "one rank per visible GPU: on a host without GPUs it is a usage error by design",
     "pgdoctor bench collectives --backend gloo --nproc 2 --json":
         "the default sweep, 26-40 s (tests/probes/test_collectives_procs.py runs bench --json with smaller sizes)",

@@ -38,11 +38,15 @@ ARROWS: dict[str, frozenset[str]] = {
     # timed with the instrumentation ranges (trace) and predicted with the planner's formulas (plan).
     "pgdoctor.verify": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
                                   "pgdoctor.plan", "pgdoctor.trace"}),
+    # hang/run: ranks and stacks are read by probes (ranks, stacks, live), judged by the pure
+    # roll-call in diagnose.stacks, their flight recorders by diagnose.flight.
+    "pgdoctor.hang": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
+                                "pgdoctor.diagnose"}),
     "pgdoctor.render": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.playbooks"}),
     "pgdoctor.cli": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes",
                                "pgdoctor.checks", "pgdoctor.playbooks", "pgdoctor.engine", "pgdoctor.diagnose",
                                "pgdoctor.plan", "pgdoctor.lab", "pgdoctor.render", "pgdoctor.trace",
-                               "pgdoctor.verify"}),
+                               "pgdoctor.verify", "pgdoctor.hang"}),
     "pgdoctor": frozenset(),
     "pgdoctor.__main__": frozenset({"pgdoctor.cli"}),
 }

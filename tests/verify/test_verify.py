@@ -40,6 +40,9 @@ BAD = {
     "VER110": ("ddp", "nondeterminism"),
     "VER111": ("pp", "pipeline_split"),
     "VER112": ("tp", "tensor_parallel_split"),
+    "VER113": ("ddp", "empty_micro_batch"),
+    "VER114": ("ddp", "models_differ"),
+    "VER115": ("ddp", "loss_not_finite"),
 }
 GOOD = [(code, "build") for code in BAD] + [("VER103", "build_adam")]
 
@@ -107,8 +110,16 @@ def test_each_bug_is_caught_with_its_cause(code: str, matrix: dict) -> None:
         assert res.equivalent and res.eval_mode_rerun
         return
     assert not res.equivalent
-    if code != "VER104":  # identical samples: numerically equivalent, wasteful
+    if code not in ("VER104", "VER113"):  # identical samples: equivalent, wasteful; an empty batch: no tensor
         assert res.first_divergent and res.first_divergent["param"] and res.first_divergent["step"] >= 0
+    message = " ".join(f.message for f in res.findings)
+    if code == "VER113":  # the rank and the step, not "identical samples" (the empty batches' hashes match)
+        assert "rank(s) 1" in message and "step(s) 1" in message
+    if code == "VER114":  # the parameters and the ranks, not "frozen"
+        assert "aux.weight on rank(s) 1, missing on rank(s) 0" in message
+        assert res.first_divergent["param"] == "aux.weight"
+    if code == "VER115":
+        assert "reference's loss is inf at step 0" in message
 
 
 @pytest.mark.slow

@@ -52,14 +52,24 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
         return [event(hit, C.ARCH_UNSUPPORTED.code, f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): this PyTorch "
                       "(or a compiled extension) carries no code for this GPU's compute capability", facts,
                       dedupe=(C.ARCH_UNSUPPORTED.code,))]
+    if ce.kind == "peer_access":
+        facts["reason"] = "peer_access_unsupported"
+        return [event(hit, C.PEER_ACCESS_UNSUPPORTED.code, f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
+                      "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, or the platform disables "
+                      "P2P); NCCL_P2P_DISABLE=1 routes around it through host memory", facts,
+                      dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,))]
     if ce.kind == "not_ready":
         facts["reason"] = "system_not_ready"
         return [event(hit, C.NO_CUDA_DEVICE.code, f"CUDA reports '{ce.message}' ({ce.runtime_name}, {ce.number}): on "
                       "NVSwitch systems the NVIDIA Fabric Manager is not running or does not match the driver",
                       facts, dedupe=(C.NO_CUDA_DEVICE.code, "not_ready"))]
     facts["reason"] = "no_visible_device" if ce.kind == "no_device" else "device_init_failed"
+    # 46 "busy or unavailable" says the device refused the context, not why: exclusive compute mode or
+    # another process (the cause when nothing else shows), or a GPU the driver lost or must reset (then
+    # that record, an Xid or NVRM's, is the cause).
+    tier = 1 if ce.number == 46 else 0
     return [event(hit, C.NO_CUDA_DEVICE.code, f"no usable CUDA device: {ce.message} ({ce.runtime_name}, {ce.number})",
-                  facts, dedupe=(C.NO_CUDA_DEVICE.code, facts["reason"]))]
+                  facts, tier=tier, dedupe=(C.NO_CUDA_DEVICE.code, facts["reason"]))]
 
 
 def _too_old(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -81,6 +91,16 @@ class _CudaErrors:
 
 def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
     return cuda_error_events(hit, hit.text) or None
+
+
+# nccl-tests' CUDACHECK: "Test CUDA failure common.cu:1007 '<message>'", the message sometimes wrapped
+# onto the next line by a paste.
+_TEST_FAILURE_CUT = re.compile(r"CUDA failure \S+:\d+\s*$")
+
+
+def _test_failure_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text, _used = hit.block(2)
+    return cuda_error_events(hit, text) or None
 
 
 def _nvml_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -117,12 +137,19 @@ _EXC = "the exception type ('RuntimeError: ', 'AssertionError: ') before torch's
 SIGNATURES = (
     Signature("driver too old", _TOO_OLD, _too_old, C.DRIVER_TOO_OLD.code, anchors=(b"driver on your system",),
               worth=(rb"driver on your system",), words=("too old",)),
-    Signature("cuda error of the environment", _CudaErrors(), _cuda_error, C.NO_CUDA_DEVICE.code, anchors=(b"rror", b"ERROR"),
-              worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b"), words=CUDA_ERROR_WORDS,
-              anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message",
-              examples=("RuntimeError: CUDA error: no CUDA-capable device is detected",
+    Signature("cuda error of the environment", _CudaErrors(), _cuda_error, C.NO_CUDA_DEVICE.code,
+              anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure"),
+              worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b", rb"[Cc]uda failure|CUDA failure"), words=CUDA_ERROR_WORDS,
+              anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
+                          "'Cuda failure N' and nccl-tests' 'Test CUDA failure file:line' before it",
+              examples=("Cuda failure 217 'peer access is not supported between these two devices'",
+                        "node05: Test CUDA failure common.cu:1045 'CUDA driver version is insufficient for CUDA runtime "
+                        "version'",
+                        "RuntimeError: CUDA error: no CUDA-capable device is detected",
                         "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
                         "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY")),
+    Signature("nccl-tests cuda failure, message wrapped", _TEST_FAILURE_CUT, _test_failure_cut, C.NO_CUDA_DEVICE.code,
+              anchors=(b"UDA failure",), worth=(rb"[Cc]uda failure|CUDA failure",), words=("cuda failure",)),
     Signature("nvml version mismatch", _NVML_MISMATCH, _nvml_mismatch, C.DRIVER_TOO_OLD.code, anchors=(b"version mismatch",),
               worth=(rb"version mismatch",), words=("driver/library version mismatch",)),
     Signature("no device", _NO_DEVICE, _no_device, C.NO_CUDA_DEVICE.code, anchors=(b"rror", b"driver on your system"),

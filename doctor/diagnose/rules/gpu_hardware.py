@@ -19,7 +19,7 @@ Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" wi
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -49,6 +49,13 @@ _NVRM_CONT = re.compile(r"^\s+NVRM: ")
 # GSP firmware that stopped answering, printed without its Xid 119 by some drivers:
 # "NVRM: ... Timeout waiting for RPC from GSP!" / "Timeout after 45s of waiting for RPC response from GPU4 GSP!"
 _GSP = re.compile(r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP")
+
+
+# The driver could not bring a GPU up (nv.c / RM): "NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
+# "NVRM: rm_init_adapter failed for device bearing minor number 0", or says it must be reset first
+# ("... [NV_ERR_RESET_REQUIRED]"). Hardware, or firmware state only a reset or a power cycle clears.
+_INIT_FAILED = re.compile(r"RmInitAdapter failed!?(?: \(([0-9a-fx:]+)\))?|rm_init_adapter failed for device bearing "
+                          r"minor number (\d+)|NV_ERR_RESET_REQUIRED", re.I)
 
 
 def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
@@ -122,6 +129,23 @@ def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
                       f"{facts['xid_meaning']}", facts, _record(hit)[1], dedupe=(row.code, "gsp"))]
 
 
+def _init_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"nvrm": m.group(0)}
+    if m.group(1):
+        facts["rm_status"] = m.group(1)
+    minor = m.group(2) or next((g.group(2) for g in (_INIT_FAILED.search(ln.text) for ln in hit.after(4)) if g and g.group(2)),
+                               None)
+    if minor is not None:
+        facts["minor_number"] = int(minor)
+    reset = "RESET_REQUIRED" in m.group(0).upper()
+    return [row.event(hit, ("the driver says a GPU needs a reset before it can be used (NV_ERR_RESET_REQUIRED)" if reset else
+                            "the driver could not initialise a GPU (RmInitAdapter failed"
+                            + (f" {facts['rm_status']}" if "rm_status" in facts else "") + ")")
+                      + (f"; /dev/nvidia{facts['minor_number']}" if "minor_number" in facts else "")
+                      + ": it is missing from the job until it is reset or serviced", facts,
+                      dedupe=(row.code, facts.get("minor_number")))]
+
+
 def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
     bus = m.group(1).lower() if m else ""
     facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
@@ -164,6 +188,12 @@ SIGNATURES = (
               words=("fallen off the bus",), anchor_from="the kernel's 'NVRM: ' before the record",
               examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",)),
     Signature("gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)),
+    Signature("gpu init failed", _INIT_FAILED, _init_failed, C.GPU_INIT_FAILED.code, anchors=(b"VRM",), worth=(rb"NVRM",),
+              words=("rminitadapter", "rm_init_adapter", "nv_err_reset_required"),
+              anchor_from="the kernel's 'NVRM: ' before the record",
+              examples=("[   38.773115] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
+                        "[   38.773764] NVRM: rm_init_adapter failed for device bearing minor number 0",
+                        "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)")),
     Signature("no device handle", _NO_HANDLE, _no_handle, C.GPU_OFF_BUS.code, anchors=(b"rror", b"GPU is lost"),
               worth=(rb"Error\b", rb"GPU is lost"), words=("device handle",)),
     Signature("gpu is lost", _LOST, _lost, C.GPU_OFF_BUS.code, anchors=(b"GPU is lost",), worth=(rb"GPU is lost",),

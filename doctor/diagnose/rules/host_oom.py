@@ -26,6 +26,16 @@ from pgdoctor.knowledge.units import fmt_bytes
 _KERNEL = re.compile(
     r"(?P<cg>Memory cgroup )?[Oo]ut of memory:? Kill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
     r"(?:.*?anon-rss:(?P<anon>\d+)kB)?")
+# The rest of the OOM killer's report (mm/oom_kill.c), for a paste that lacks the "Killed process"
+# line: dump_header's "python invoked oom-killer: gfp_mask=0x...(GFP_KERNEL), order=0,
+# oom_score_adj=0" with "CPU: 6 PID: 208253 Comm: python" and the call trace after it (the trace
+# alone: "oom_kill_process+0x21c/0x430", "out_of_memory+0x114/0x4a0", "mem_cgroup_out_of_memory+..."
+# for a cgroup limit); 4.19+'s summary "oom-kill:constraint=CONSTRAINT_MEMCG,...,task=python,pid=1234,
+# uid=0". (The reaper's "oom_reaper: reaped process N" only follows a "Killed process" line.)
+_INVOKED = re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
+_SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)")
+_TRACE = re.compile(r"\boom_kill_process(?:\.cold(?:\.\d+)?)?\+0x")
+_COMM = re.compile(r"\bPID: (\d+) Comm: (\S+)")
 _SLURM = re.compile(r"Detected (\d+) oom[-_]kill event")
 # Slurm's accounting (jobacct_gather) killing a step over its memory limit, older and newer words.
 _SLURM_LIMIT = re.compile(r"Exceeded (?:job|step) memory limit|exceeded memory limit \((\d+) > (\d+)\), being killed")
@@ -59,6 +69,34 @@ def _kernel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
            + (f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory" if "anon_rss_bytes" in facts else "")
            + (" (memory cgroup limit)" if m.group("cg") else ""))
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["pid"]))]
+
+
+def _has_killed_line(hit: Hit) -> bool:
+    """The record's own "Killed process N (name)" line is in the window: that line is the finding."""
+    return any(_KERNEL.search(ln.text) for ln in [*hit.before(24, same_rank=False), *hit.after(48, same_rank=False)])
+
+
+def _oom_report(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _has_killed_line(hit):
+        return []
+    gd = m.groupdict()
+    facts: dict[str, Any] = {"killer": "kernel_oom_killer", "oom_record": row.name}
+    if gd.get("pid"):
+        facts["pid"] = int(gd["pid"])
+    if gd.get("name") or gd.get("comm"):
+        facts["process"] = gd.get("name") or gd.get("comm")
+    around = [ln.text for ln in [*hit.before(24, same_rank=False), hit.line, *hit.after(24, same_rank=False)]]
+    for t in around:
+        c = _COMM.search(t)
+        if c and "pid" not in facts:
+            facts["pid"], facts["process"] = int(c.group(1)), facts.get("process", c.group(2))
+        if "mem_cgroup_out_of_memory" in t or "CONSTRAINT_MEMCG" in t or "oom_memcg=/" in t:
+            facts["cgroup"] = True
+    who = (f"pid {facts['pid']} ({facts.get('process', '?')})" if "pid" in facts else
+           f"a process ({facts['process']})" if "process" in facts else "a process")
+    msg = (f"the kernel's OOM killer ran for {who}" + (" (memory cgroup limit)" if facts.get("cgroup") else "")
+           + f": its {row.name} is in the log, the 'Killed process' line is not")
+    return [row.event(hit, msg, facts, dedupe=(row.code, facts.get("pid", "record")))]
 
 
 def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -138,6 +176,10 @@ K, A = C.HOST_OOM_KILLED.code, C.HOST_ALLOC_FAILED.code
 SIGNATURES = (
     Signature("kernel oom killer", _KERNEL, _kernel, K, anchors=(b"ut of memory", b"Kill"), worth=(rb"out of memory", rb"Kill"),
               words=("out of memory",)),
+    Signature("oom killer header", _INVOKED, _oom_report, K, anchors=(b"oom-kill",), worth=(rb"oom-kill",), words=("oom",)),
+    Signature("oom killer summary", _SUMMARY, _oom_report, K, anchors=(b"oom-kill",), worth=(rb"oom-kill",), words=("oom",)),
+    Signature("oom killer call trace", _TRACE, _oom_report, K, anchors=(b"oom_kill_process",), worth=(rb"oom_kill_process",),
+              words=("oom",)),
     Signature("slurm oom event", _SLURM, _slurm, K, anchors=(b"rror",), worth=(rb"\berror\b",), words=("oom",),
               anchor_from="slurmstepd's 'error:' prefix",
               examples=("slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of your processes may have "

@@ -48,7 +48,12 @@ _MPI = re.compile(r"process rank (\d+) with PID (\d+) on node (\S+) exited on si
 # (ProcessExitedException; a plain Exception before 1.7).
 _SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
 _SIGNUMS = {v: k for k, v in SIGNAL_NAMES.items()}
-_CALLED = re.compile(r"returned non-zero exit status (-?\d+)")
+# subprocess.CalledProcessError.__str__ (torch 1.x torch.distributed.launch raises it for the
+# first worker that failed; DeepSpeed < 0.5 and Accelerate too): "Command '[...]' returned non-zero
+# exit status 1.", for a signal "Command '[...]' died with <Signals.SIGKILL: 9>." and, for a
+# number Python has no name for, "died with unknown signal 77.".
+_CALLED = re.compile(r"returned non-zero exit status (-?\d+)|died with <Signals\.(SIG[A-Z0-9]+): (\d+)>|"
+                     r"died with unknown signal (\d+)")
 _SRUN = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
                    r"Out Of Memory|Bus error)")
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137".
@@ -211,10 +216,34 @@ def teardown(markers: list[Event]) -> Optional[Event]:
                  list(first.evidence), first.ts, 0, (C.RANK_EXITED.code, "teardown"))
 
 
+# torchrun's table flattened onto one line by a paste or a log collector: "... Root Cause (first
+# observed failure): [0]: time : 2024-01-01_12:00:00 host : node-1 rank : 3 (local_rank: 3) exitcode :
+# -9 (pid: 1234) error_file: <N/A> traceback : Signal 9 (SIGKILL) received by PID 1234".
+_FLAT = re.compile(r"(?:host\s*:\s*(?P<host>\S+)\s+)?rank\s*:\s*(?P<rank>\d+)(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s+"
+                   r"exitcode\s*:\s*(?P<code>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?")
+
+
+def _flat_table(hit: Hit) -> list[Event]:
+    text = " ".join([hit.text] + [ln.text for ln in hit.after(4, same_rank=False) if "exitcode" in ln.text])
+    root_at = text.find("Root Cause")
+    out = []
+    for m in _FLAT.finditer(text):
+        facts: dict[str, Any] = {"exitcode": int(m.group("code")), "rank": int(m.group("rank")), "reporter": "torchrun",
+                                 "root": root_at >= 0 and m.start() > root_at, "table_flattened": True}
+        if m.group("lr"):
+            facts["local_rank"] = int(m.group("lr"))
+        if m.group("pid"):
+            facts["pid"] = int(m.group("pid"))
+        if m.group("host"):
+            facts["host"] = m.group("host")
+        out.append(_exit(hit, facts, facts["rank"]))
+    return out
+
+
 def _child_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "rror:" not in hit.text:
         return None
-    return _table(hit) or None
+    return _table(hit) or _flat_table(hit) or None
 
 
 def _table_entry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -228,7 +257,10 @@ def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
-    facts: dict[str, Any] = {"exitcode": int(m.group(1)), "reporter": "launcher", "first": True}
+    code = int(m.group(1)) if m.group(1) else -int(m.group(3) or m.group(4))
+    facts: dict[str, Any] = {"exitcode": code, "reporter": "launcher", "first": True}
+    if m.group(2):
+        facts["signal"] = m.group(2)
     lr = _DS_LOCAL.search(hit.text)
     if lr:
         facts["local_rank"] = int(lr.group(1) or lr.group(2))
@@ -303,7 +335,8 @@ SIGNATURES = (
               worth=(rb"Error\b",)),
     Signature("torchrun table entry", re.compile(r"^\s*exitcode\s*:\s*(.*)$"), _table_entry, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),
     Signature("torchrun agent", _AGENT, _agent, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),
-    Signature("called process", _CALLED, _called, EXIT, tier=3, anchors=(b"rror",), worth=(rb"Error\b",),
+    Signature("called process", _CALLED, _called, EXIT, tier=3, anchors=(b"rror", b"SIG"),
+              worth=(rb"Error\b", rb"SIG[A-Z]{3,4}"),
               anchor_from="the 'subprocess.CalledProcessError: ' before the message",
               examples=("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', "
                         "'--local_rank=1']' returned non-zero exit status -9.",)),

@@ -24,7 +24,11 @@ from pgdoctor.diagnose.signature import Signature, read
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
 _FP = re.compile(r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)")
-_KV = re.compile(r"(\w+)=(\[[^\]]*\]|[^,\s)]+)")
+_FIELDS = {"SequenceNumber": re.compile(r"SequenceNumber=(\d+)"), "OpType": re.compile(r"OpType=([A-Z_]+)"),
+           "TensorShape": re.compile(r"TensorShape=(\[[^\]]*\])"), "TensorDtypes": re.compile(r"TensorDtypes=([^,\s)]+)")}
+# ProcessGroupWrapper's compute_collective_diff: "Collectives differ in the following aspects: \t
+# Sequence number: 1649vs 0  Op type: BARRIERvs GATHER  Tensor Tensor shapes: [2]vs [3]"
+_DIFF = re.compile(r"(Sequence number|Op type|Tensor [\w ]+?): (\S+?) ?vs (\S+)")
 _UNFINISHED = re.compile(r"Expected to have finished reduction in the prior iteration")
 _UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
 _UNUSED_NAMES = re.compile(r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)")
@@ -62,11 +66,19 @@ def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[
     text, used = hit.block(6)
     ranks: dict[int, dict[str, Any]] = {}
     for m in _FP.finditer(text):
-        kv = dict(_KV.findall(m.group(2)))
+        fp = m.group(2)
+        # Each field by its own name: some versions print them without a separator
+        # ("CollectiveFingerPrint(SequenceNumber=1649OpType=BARRIER)").
+        kv = {k: f.group(1) for k, f in ((k, rx.search(fp)) for k, rx in _FIELDS.items()) if f}
         ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
                                   kv.get("SequenceNumber", "").isdigit() else None,
                                   "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
     facts: dict[str, Any] = {"fingerprints": {str(k): v for k, v in ranks.items()}}
+    aspects = text.split("Collectives differ in the following aspects:", 1)
+    if len(aspects) == 2:
+        diff = {d.group(1).strip(): [d.group(2), d.group(3)] for d in _DIFF.finditer(aspects[1])}
+        if diff:
+            facts["differ"] = diff
     if ranks:
         facts["ranks"] = sorted(ranks)
         ops = {v["op"] for v in ranks.values()}
@@ -107,12 +119,44 @@ def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]
                       dedupe=(row.code,))]
 
 
+# NCCL's RAS report (2.24+, `ncclras`): "Communicator ranks have different AllGather operation counts",
+# then "30 ranks have launched up to operation 640", "2 ranks have launched up to operation 641" and the
+# ranks of the smaller group ("Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124").
+_RAS_COUNTS = re.compile(r"Communicator ranks have different (\w+) operation counts")
+_RAS_GROUP = re.compile(r"(\d+) ranks? (?:have|has) launched up to operation (\d+)")
+_RAS_RANK = re.compile(r"\bRank (\d+) -- GPU")
+
+
+def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    groups: list[tuple[int, int]] = []
+    listed: list[int] = []
+    for ln in hit.after(16, same_rank=False):
+        g = _RAS_GROUP.search(ln.text)
+        if g:
+            groups.append((int(g.group(1)), int(g.group(2))))
+            continue
+        found = [int(r.group(1)) for r in _RAS_RANK.finditer(ln.text)]  # a paste may join them on one line
+        if found:
+            listed.extend(found)
+        elif listed:
+            break
+    facts: dict[str, Any] = {"kind": "nccl_ras_operation_counts", "op": m.group(1),
+                             "ranks_by_operation": {str(op): n for n, op in groups}}
+    if listed:
+        facts["suspect_ranks"] = sorted(listed)
+    return [row.event(hit, f"NCCL's RAS: the ranks of a communicator launched different numbers of {m.group(1)} "
+                      "operations" + (f"; rank(s) {sorted(listed)} are the odd ones out" if listed else ""), facts,
+                      rank=listed[0] if len(listed) == 1 else None, dedupe=(row.code, "ras"))]
+
+
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
 
 
 _RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"
 SIGNATURES = (
+    Signature("nccl ras operation counts", _RAS_COUNTS, _ras_counts, C.COLLECTIVE_MISMATCH.code,
+              anchors=(b"operation counts",), worth=(rb"operation counts",)),
     Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
               worth=(rb"Error\b",), anchor_from=_RUNTIME,
               examples=("RuntimeError: DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 "

@@ -37,8 +37,10 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
+from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.cuda_errors import find_cuda_error
 
 # torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
 # "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
@@ -56,7 +58,9 @@ _INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
 _NAME_ANYWHERE = re.compile(r"\b(ncclSystemError|ncclRemoteError|ncclInvalidUsage|ncclInvalidArgument|ncclInternalError|"
                             r"ncclUnhandledCudaError)\b")
 _NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
-_IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+")
+# RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
+# over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
+_IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI")
 _IB_STATUS = re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
 _PEER = re.compile(r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]+)\]?(?:<(\d+)>|:(\d+))?")
 # NCCL's socket layer (socket.cc, include/socket.h of <= 2.3, net_socket.cc, bootstrap.cc).
@@ -75,11 +79,13 @@ _GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
 _IB_COMPLETION = re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
 _DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)")
 _CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
+_NCCL_ALLOC = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
 _UNDEF = re.compile(r"undefined symbol: (nccl\w+)")
 _VERSION = re.compile(r"NCCL version mismatch|requires NCCL (?:version )?[\d.]+|NCCL [\d.]+ or (?:newer|later) is required")
 
 _KIND = {
     "unhandled system error": C.NCCL_SYSTEM_ERROR,
+    "unhanled system error": C.NCCL_SYSTEM_ERROR,  # (sic) as some NCCL 2.x builds spelled it
     "remote process exited or there was a network error": C.NCCL_REMOTE_ERROR,
     "invalid usage": C.NCCL_INVALID_USAGE,
     "invalid argument": C.NCCL_INVALID_USAGE,
@@ -132,6 +138,12 @@ def _network_facts(text: str) -> dict[str, Any]:
 def _from_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any, tier: int, kind_code: Any) -> list[Event]:
     """Route by NCCL's own detail text: an OOM or illegal access inside NCCL is that, not NCCL."""
     r = hit.rank
+    oom = _NCCL_ALLOC.search(detail)
+    if oom:  # NCCL's own GPU allocation failed: the GPU is full (include/alloc.h)
+        return [event(hit, C.CUDA_OOM.code, f"NCCL could not allocate GPU memory ({oom.group(0)})",
+                      {**base, "format": "nccl", "likely_cause": "insufficient_memory",
+                       **({"requested_bytes": int(oom.group(1)), "bytes": int(oom.group(1))} if oom.group(1) else {})},
+                      used, dedupe=(C.CUDA_OOM.code, r, "nccl"))]
     cf = _CUDA_FAIL.search(detail)
     if cf:
         what = cf.group(2).strip().rstrip("'")
@@ -196,6 +208,13 @@ _WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
 _WARN_USAGE = re.compile(r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b",
                          re.I)
 _WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
+# init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
+# struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
+_CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value")
+# bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one rank).
+_BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
+# enqueue.cc: "Error : no algorithm/protocol available" (NCCL_ALGO / NCCL_PROTO exclude every choice).
+_NO_ALGO = re.compile(r"no algorithm/protocol available")
 # The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
 # "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
 # "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
@@ -210,25 +229,63 @@ _RESULT = {1: C.NCCL_CUDA_ERROR, 2: C.NCCL_SYSTEM_ERROR, 3: C.NCCL_INTERNAL_ERRO
 
 # "Message truncated : received 2048 bytes instead of 1024": ranks posted the same collective with
 # different sizes (or different collectives): a mismatch, whatever error NCCL returned for it.
-_TRUNCATED = re.compile(r"Message truncated\s*:\s*received (\d+) bytes instead of (\d+)")
+# NCCL <= 2.4's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
+# NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
+# size 65536".
+_TRUNCATED = re.compile(r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
+                        r"collective mismatch error, local size (\d+) remote size (\d+)")
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
 
 
+# Platform features NCCL turns on by itself when the hardware claims them, that the rest of the stack
+# cannot deliver: NVLink SHARP multicast (transport/nvls.cc: "Cuda failure 1 'invalid argument'" from
+# cuMulticast* when the Fabric Manager / IMEX does not provide it) and DMA-BUF memory registration
+# (misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error Operation not supported": the kernel or the
+# IB driver lacks it). NCCL_NVLS_ENABLE=0 / NCCL_DMABUF_ENABLE=0 turn them off.
+_NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
+_DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
+
+
+def _platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+    # NVLS: only what names the fabric's side; a bare "Cuda failure 1 'invalid argument'" from nvls.cc
+    # was also an NCCL bug (fixed in 2.26.5) and stays a CUDA failure inside NCCL (RUN194).
+    feature = "dmabuf" if _DMABUF.search(detail) else "nvls" if (
+        _NVLS_SOURCE.search(where) and re.search(r"not supported|not available|[Ff]abric|IMEX", detail)) else ""
+    if not feature:
+        return []
+    what = {"nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
+                    "NCCL_NVLS_ENABLE=0 turns it off",
+            "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
+                      "support it; NCCL_DMABUF_ENABLE=0 turns it off"}[feature]
+    return [event(hit, C.NCCL_PLATFORM_FEATURE.code, f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
+                  {**base, "feature": feature}, used, dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature))]
+
+
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """Details whose meaning does not depend on which error code NCCL wrapped them in."""
+    feature = _platform_feature(hit, detail, detail, base, used)
+    if feature:
+        return feature
     m = _TRUNCATED.search(detail)
     if m:
-        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {m.group(1)} bytes where {m.group(2)} "
+        got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        return [event(hit, C.COLLECTIVE_MISMATCH.code, f"{hit.who()}: NCCL received {got} bytes where {want} "
                       "were expected: ranks called the collective with different sizes (or different collectives)",
-                      {**base, "nccl_last_error": detail[:300], "bytes": int(m.group(1)), "expected_bytes": int(m.group(2))},
+                      {**base, "nccl_last_error": detail[:300], "bytes": int(got), "expected_bytes": int(want)},
                       used, dedupe=(C.COLLECTIVE_MISMATCH.code, "truncated"))]
     m = _DUP.search(detail)
     if m:
         a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
         return [event(hit, C.NCCL_DUPLICATE_GPU.code, f"ranks {b} and {a} both use the GPU at bus id {dev}",
                       {**base, "ranks": sorted({a, b}), "bus_id": dev}, used, dedupe=(C.NCCL_DUPLICATE_GPU.code, dev))]
+    m = _CONFIG_ATTR.search(detail)
+    if m:
+        return [event(hit, C.NCCL_VERSION.code, f"{hit.who()}: NCCL rejected its communicator config ({detail[:120]}): "
+                      "the ncclConfig_t came from another NCCL version's header than the library loaded",
+                      {**base, "nccl_last_error": detail[:300], "config_attribute": m.group(1)},
+                      used, dedupe=(C.NCCL_VERSION.code, "config"))]
     if _SHM.search(detail):
         return [event(hit, C.NCCL_SYSTEM_ERROR.code, f"{hit.who()}: NCCL could not create its shared memory segment "
                       "(/dev/shm too small: a container without --shm-size or --ipc=host)",
@@ -258,6 +315,17 @@ def _warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         # the proxy reports an error that a WARN before it usually explains: a symptom of it
         return [event(hit, kind.code, f"{hit.who()}: NCCL's proxy failed operation {facts['proxy_op']} (ncclResult {res})",
                       facts, tier=1, dedupe=(kind.code, hit.rank, "proxy"))]
+    m = _BOOTSTRAP_DUP.search(msg)
+    if m:
+        return [event(hit, C.RENDEZVOUS_CONFIG.code, f"NCCL's bootstrap root saw rank {m.group(1)} of {m.group(2)} check in "
+                      "twice: two processes were given the same rank (RANK / node rank of the launch)",
+                      {"nccl_warn": msg[:300], "duplicate_rank": int(m.group(1)), "nranks": int(m.group(2)),
+                       "problem": "duplicate_rank"}, dedupe=(C.RENDEZVOUS_CONFIG.code, "duplicate_rank"))]
+    if _NO_ALGO.search(msg):
+        return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL found no algorithm/protocol for a collective "
+                      "(NCCL_ALGO / NCCL_PROTO restrict it to ones this collective or topology cannot use)",
+                      {"nccl_warn": msg[:300], "likely_cause": "nccl_algo_or_proto_setting"},
+                      dedupe=(C.NCCL_INVALID_USAGE.code, "no_algo"))]
     src = _WARN_SOURCE.search(t)
     if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
         return [event(hit, C.NCCL_INVALID_USAGE.code, f"{hit.who()}: NCCL rejected a call: {msg[:160]}",
@@ -281,10 +349,25 @@ def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
     if w:
         base.update(work_facts(w.group(1)))
-    detail = _last_error(hit)
+    detail = _last_error(hit) or _explaining_line(hit, code)
     if code is None and not detail:
         return []
     return _from_detail(hit, detail, base, None, 0, code)
+
+
+def _explaining_line(hit: Hit, code: Any) -> str:
+    """For torch's NCCL error without "Last error:": a line below it that names the CUDA failure
+    behind it (NCCL's "Cuda failure 'out of memory'" / "Failed to CUDA calloc", or a CUDA error of the
+    environment quoted in prose: "CUDA driver version is insufficient for CUDA runtime version")."""
+    if code not in (C.NCCL_CUDA_ERROR, C.NCCL_INTERNAL_ERROR, C.NCCL_SYSTEM_ERROR, None):
+        return ""
+    for ln in hit.after(48, same_rank=False):
+        t = ln.text
+        if _NCCL_ALLOC.search(t) or re.search(r"Cuda failure (?:\d+ )?'?out of memory", t):
+            return t.strip()
+        if code is C.NCCL_CUDA_ERROR and find_cuda_error(t) is not None:
+            return f"Cuda failure '{find_cuda_error(t).message}'"  # type: ignore[union-attr]
+    return ""
 
 
 def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -293,7 +376,8 @@ def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     if "NCCL error in:" in prev:
         return []
     err = _ERRNAMES[m.group(1)]
-    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+    return _from_detail(hit, _last_error(hit) or _explaining_line(hit, _KIND[err]),
+                        {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
 
 
 def _duplicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -329,11 +413,14 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
+    feature = _platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
+    if feature:
+        return feature
     cf = _CUDA_FAIL.search(msg)
     if cf:
         # "driver shutting down" at exit is NCCL noticing the process end, not a failure.
         return [] if "shutting down" in cf.group(2) else _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
-    if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable", msg):
+    if _IB.search(msg) and re.search(r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not", msg):
         return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
     if _SOCKET.search(msg) or _IFACE.search(msg):
         return _from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 1, C.NCCL_SOCKET_ERROR)
@@ -355,10 +442,46 @@ def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 
 def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "NCCL" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]):
-        return None
+    if "nccl" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower():
+        return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
     err = m.group(0)
-    return _from_detail(hit, _last_error(hit), {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+    return _from_detail(hit, _last_error(hit) or _explaining_line(hit, _KIND[err]),
+                        {"nccl_error": err, "nccl_error_text": err}, None, 0, _KIND[err])
+
+
+# ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
+# "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
+# the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
+# that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
+_FULL_MESH = re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
+
+
+def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = m.group("why").strip()
+    facts: dict[str, Any] = {"backend": "gloo", "phase": "connect_full_mesh", "gloo_error": why[:200],
+                             **_network_facts(why)}
+    src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", why)
+    if src:
+        facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
+    if re.search(r"remote=\[?127\.", why):
+        facts["likely_cause"] = "host_name_resolves_to_loopback"
+    return [row.event(hit, f"{hit.who()}: gloo could not connect to every peer at process-group setup "
+                      f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
+                      "firewall, or a host name that resolves to loopback)", facts, dedupe=(row.code, "full_mesh"))]
+
+
+# ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
+# "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is
+# supported for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the
+# same device" - the program's call, whichever backend error type wraps it.
+_C10D_ARGS = re.compile(r"Tensors must be contiguous|Tensors must be CUDA and dense|"
+                        r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
+                        r"Tensors must be on the same device|Tensor list input and output must have the same size")
+
+
+def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, f"{hit.who()}: the collective was called with tensors the NCCL backend rejects: {m.group(0)}",
+                      {"c10d_check": m.group(0)}, dedupe=(row.code, hit.rank, "args"))]
 
 
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -370,6 +493,8 @@ def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
+    if _STORE_OP.search(" ".join(ln.text for ln in hit.before(16))):
+        return None  # a store operation (the store-based barrier, the rendezvous): the rendezvous module's
     if not (("gloo" in t or "Connection" in t) and re.search(r"Error|error", t)
             and "store->" not in t and "DistNetworkError" not in t and "DistStoreError" not in t
             and _DIST_CONTEXT.search(" ".join([t] + [ln.text for ln in hit.before(4)]))):
@@ -419,6 +544,19 @@ SIGNATURES = (
     Signature("ncclGetErrorString text", _NCCL_TEXT, _nccl_text, C.NCCL_SYSTEM_ERROR.code, anchors=(b"rror",),
               worth=(rb"\berror\b",), words=("unhandled system error", "unhandled cuda error",
                                              "remote process exited or there was a network error")),
+    Signature("c10d argument check", _C10D_ARGS, _c10d_args, C.NCCL_INVALID_USAGE.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=("tensors must be", "only cuda dense tensor", "tensor list"),
+              anchor_from="the exception type ('ValueError: ', 'RuntimeError: ') before torch's check",
+              examples=("ValueError: Tensors must be contiguous",
+                        "RuntimeError: Only CUDA dense tensor is supported for NCCL collective operations")),
+    Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",),
+              worth=(rb"Error\b", rb"\berror\b"), words=("connectfullmesh",),
+              anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line before it "
+                          "is read when gloo's own text holds an error word: 'no error')",
+              examples=("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
+                        "Connection refused, remote=[127.0.1.1]:17308",
+                        "[E ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
+                        "tcp/pair.cc:144] no error")),
     Signature("gloo interface", _GLOO_IFACE, _gloo_iface, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("unable to find address for",), anchor_from=_EXC,
               examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "

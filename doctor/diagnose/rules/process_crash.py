@@ -22,6 +22,11 @@ _SHELL = re.compile(r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Ill
 _FAULTHANDLER = re.compile(r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|"
                            r"Floating point exception)")
 _FH_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+# UCX's signal handler (ucs/debug), which Open MPI / HPC-X and NCCL's UCX plugin install: "[node:332629:0:332629]
+# Caught signal 11 (Segmentation fault: address not mapped to object at address 0x10)", "Caught signal 7 (Bus
+# error: nonexistent physical address)", then "==== backtrace (tid: 5704) ====".
+_UCX = re.compile(r"Caught signal (?P<num>\d+) \((?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
+                  r"Floating point exception)\b[^)]*\)")
 SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Aborted": "SIGABRT",
            "Bus error": "SIGBUS", "Floating point exception": "SIGFPE"}
 
@@ -46,6 +51,22 @@ def _faulthandler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
                       dedupe=(row.code, hit.rank, sig))]
 
 
+def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = SIGNALS[m.group("sig")]
+    facts: dict[str, Any] = {"signal": sig, "signal_number": int(m.group("num")), "reporter": "ucx"}
+    where = re.match(r"\s*\[([\w.-]+):(\d+)", hit.text)
+    if where:
+        facts["host"], facts["pid"] = where.group(1), int(where.group(2))
+    for ln in hit.after(8, same_rank=False):
+        fr = re.search(r"0x[0-9a-f]+ (\w+)\(\)", ln.text)
+        if fr and fr.group(1) not in ("killpg", "raise", "abort"):
+            facts["frame"] = fr.group(1)
+            break
+    return [row.event(hit, f"a process died on {sig} (UCX's signal handler)"
+                      + (f" in {facts['frame']}" if "frame" in facts else ""), facts, tier=_tier(sig),
+                      dedupe=(row.code, hit.rank, sig, facts.get("pid")))]
+
+
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
@@ -62,6 +83,13 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 SIGNATURES = (
     Signature("faulthandler", _FAULTHANDLER, _faulthandler, C.FATAL_SIGNAL.code, anchors=(b"rror",), worth=(rb"Error\b",)),
+    Signature("ucx signal handler", _UCX, _ucx, C.FATAL_SIGNAL.code, anchors=(b"ation fault", b"rror"),
+              worth=(rb"Segmentation fault", rb"\berror\b"),
+              anchor_from="the signal's own name: 'Segmentation fault', 'Bus error' (others when the line has another "
+                          "anchor)", examples=("[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation fault: "
+                                               "address not mapped to object at address 0x10)",
+                                               "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent "
+                                               "physical address)")),
     Signature("shell signal", _SHELL, _shell, C.FATAL_SIGNAL.code, anchors=(b"ation fault", b"core dumped"),
               worth=(rb"Segmentation fault", rb"core dumped"),
               anchor_from="'(core dumped)' after the signal's name (a line without it and without a pid is not read)",

@@ -12,7 +12,7 @@ import re
 from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, read
 
 _EXC = re.compile(r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
@@ -54,6 +54,27 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
                       dedupe=(row.code, r, m.group("type"), msg[:100]))]
 
 
+_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+
+
+def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """A traceback whose exception line never comes: the paste (or the log) ends inside its frames.
+    Not a failure, but not "nothing found" either: an info note that names its last frames."""
+    after = hit.after(LINES_AFTER)
+    if len(after) >= LINES_AFTER:
+        return []  # the window ends before the traceback may: its end is not known
+    rest = [ln.text for ln in after if ln.text.strip()]
+    if not rest or any(_EXC.match(t) or not (_FRAME.match(t) or t[:1].isspace()) for t in rest):
+        return []  # its exception line (or other output) follows: not cut
+    frames = [f"{f.group('file')}:{f.group('line')} in {f.group('func')}" for f in map(_FRAME.match, rest) if f]
+    if not frames:
+        return []
+    return [row.event(hit, f"a traceback ends before its exception line; last frame {frames[-1]}",
+                      {"exception": "traceback cut before its exception line",
+                       "exception_message": "last frames: " + "; ".join(frames[-3:]), "frame": frames[-1]},
+                      tier=3, code=C.UNRECOGNISED_ERROR.code, dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, "cut"))]
+
+
 # The generic anchors and line tests: every exception line, whatever module reads it.
 SIGNATURES = (
     Signature("python exception", _EXC, _exception, C.PYTHON_EXCEPTION.code, anchors=(b"rror", b"xception"),
@@ -62,6 +83,8 @@ SIGNATURES = (
                           "when another anchor is in it",
               examples=("RuntimeError: boom", "torch.distributed.DistBackendError: NCCL error", "ValueError",
                         "SomeException: x")),
+    Signature("traceback cut", _TRACEBACK, _cut_traceback, C.UNRECOGNISED_ERROR.code, tier=3,
+              anchors=(b"Traceback (most recent call last)",), worth=(rb"Traceback \(most recent call last\)",)),
 )
 
 

@@ -32,7 +32,7 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gate, read
 
 _RDZV_TIMEOUT = re.compile(r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
-                           r"|Timed out initializing process group in store based barrier")
+                           r"|[Tt]imed out initializing process group in store based barrier")
 _BARRIER = re.compile(r"world_size=(\d+), worker_count=(\d+)")
 # Logged every few seconds while the store-based barrier waits (distributed_c10d.py, 1.x-2.x).
 _BARRIER_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
@@ -49,7 +49,14 @@ _CONNECT_FAIL = re.compile(r"client socket has failed to connect to \[?([^\]\s]+
 _RETRIED = frozenset({111, 104, 10061, 10054})
 # EADDRNOTAVAIL (and Winsock's 10049) for the IPv6 loopback that localhost also resolves to.
 _NO_ADDR = frozenset({99, 10049})
+# EINVAL (and Winsock's 10022) from connect(): an address of the other family (an IPv6 record of a
+# host name on a node without IPv6 routing); socket.cpp logs it at [W] and goes on to the next address.
+_WRONG_FAMILY = frozenset({22, 10022})
+_FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), \d+\) cannot be retrieved")
 _LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "localhost.localdomain"})
+# distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
+# make sure to call init_process_group." (1.x: "Default process group is not initialized").
+_NOT_INIT = re.compile(r"Default process group (?:has not been|is not) initialized")
 _SOCKET_TIMEOUT = re.compile(r"^(?:\w+\.)*\w*Error: Socket Timeout\b")
 # torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
 # environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
@@ -68,6 +75,14 @@ _PORT = re.compile(r"(?:\]:|port: |port=|:)(\d{2,5})\b")
 _STORE_ERR = re.compile(r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)")
 _DNS = re.compile(r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
                   r"No address associated with hostname")
+# torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
+# seconds for other agents to finish" / "Error waiting on exit barrier. Elapsed: 300.05 seconds".
+_EXIT_BARRIER = re.compile(r"Waiting \d+ seconds for other agents to finish|Error waiting on exit barrier|_exit_barrier")
+# A store operation of the store-based barrier (distributed_c10d._store_based_barrier: store.add /
+# store.wait / store.get) or of the rendezvous that lost its server: the traceback's frames name it.
+STORE_OP = re.compile(r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|TCPStore|"
+                       r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store")
+_PEER_DROPPED = re.compile(r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused")
 _STORE_CONTEXT = re.compile(r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error",
                             re.I)
 
@@ -105,6 +120,12 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}
     on = re.search(r"barrier on rank: (\d+)", t)
     who = f" ({facts['joined']}/{facts['expected']} joined)" if "joined" in facts else ""
+    if any(_EXIT_BARRIER.search(ln.text) for ln in [*hit.before(24, same_rank=False), hit.line]):
+        # elastic/agent/server/api.py _exit_barrier: this agent's workers finished (or failed) and it
+        # waited for the other agents, which had died or hung: a consequence of their failure.
+        facts["exit_barrier"] = True
+        return [row.event(hit, f"the agent's exit barrier timed out waiting for the other agents{who} (they "
+                          "failed or hung first)", facts, tier=2, dedupe=(row.code, "exit_barrier"))]
     return [row.event(hit, f"rendezvous timed out waiting for the other ranks{who}", facts,
                       rank=int(on.group(1)) if on else None, dedupe=(row.code,))]
 
@@ -151,6 +172,8 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         return []  # the server is not listening yet: socket.cpp retries until its timeout
     if errno in _NO_ADDR and m.group(1).lower() in _LOOPBACK_NAMES:
         return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
+    if errno in _WRONG_FAMILY:
+        return []  # one resolved address of a family the host cannot use; socket.cpp tries the next one
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
     # One address failed; the client tries the others and retries until its timeout, whose
     # own record ("failed to connect to any network address", "timed out") is the failure.
@@ -174,6 +197,18 @@ def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
                       dedupe=(row.code,))]
 
 
+def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "a collective ran before init_process_group: the default process group was never created "
+                      "(started without a launcher, or a code path that skips the initialisation)",
+                      {"problem": "default process group not initialized"}, dedupe=(row.code, "not_initialized"))]
+
+
+def _closed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the elastic rendezvous was closed: an agent shut it (a failed or stopped node, or the "
+                      "restarts ran out), so this agent cannot join; the agent that closed it says why",
+                      {"problem": "rendezvous_closed"}, dedupe=(row.code, "closed"))]
+
+
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"{hit.who()}: a store read timed out (Socket Timeout) while the "
                       "process group waited for its peers", {"store_error": "Socket Timeout"},
@@ -185,10 +220,26 @@ def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    fam = _FAMILY_LOOKUP.search(hit.text)
+    if fam and fam.group(1).strip("[]").lower() in _LOOPBACK_NAMES:
+        # socket.cpp's per-family record for a loopback name ("The IPv6 network addresses of (localhost,
+        # 51595) cannot be retrieved (gai error: -2 ...)") on a host without IPv6 for it: it goes on
+        # with IPv4, which resolves. For any other name the store's host does not resolve.
+        return []
     if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
         return None
     return [row.event(hit, "the store host name does not resolve (MASTER_ADDR)",
                       {"error": "name resolution"}, dedupe=(row.code, "dns"))]
+
+
+def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
+    if op is None or not re.search(r"Error|error", hit.text):
+        return None
+    return [row.event(hit, f"{hit.who()}: a store operation lost its connection ({m.group(0)}) in "
+                      f"{op.group(0).rstrip('(')}: the store's host (rank 0's agent or process) went away or "
+                      "dropped the client", {"store_error": m.group(0), "store_op": op.group(0).rstrip("(")},
+                      dedupe=(row.code, "store_err"))]
 
 
 def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -238,17 +289,29 @@ SIGNATURES = (
               examples=("[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",)),
     Signature("env:// configuration", _CONFIG, _config, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("error initializing torch.distributed",)),
+    Signature("rendezvous closed", re.compile(r"^\s*(?:\w+\.)*RendezvousClosedError\b"), _closed, R, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=("rendezvous",)),
+    Signature("default group not initialized", _NOT_INIT, _not_initialized, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",),
+              worth=(rb"Error\b",), words=("has not been initialized", "is not initialized"),
+              anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before the message",
+              examples=("RuntimeError: Default process group has not been initialized, please make sure to call "
+                        "init_process_group.",)),
     Signature("socket timeout (1.x)", _SOCKET_TIMEOUT, _socket_timeout, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("socket timeout",)),
     Signature("rendezvous connection", _RDZV_CONN, _rdzv_conn, S, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("rendezvous", "c10d store"), anchor_from=_EXC,
               examples=("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
                         "C10d store has failed. See inner exception for details.",)),
-    Signature("store host name", _DNS, _dns, S, anchors=(b"rror", b"[c10d]"), worth=(rb"Error\b", rb"\berror\b"),
+    Signature("store host name", _DNS, _dns, S, anchors=(b"rror", b"[c10d]"), worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
               words=("name or service not known", "name resolution", "nodename nor servname", "no address associated"),
               anchor_from=_EXC + " or c10d's '[c10d] ' logger prefix",
-              examples=("[W socket.cpp:663] [c10d] The IPv6 network addresses of (node-1, 29500) cannot be retrieved "
-                        "(gai error: -2 - Name or service not known).",)),
+              examples=("socket.gaierror: [Errno -2] Name or service not known",
+                        "ValueError: Error initializing torch.distributed: socket.gaierror: Temporary failure in name "
+                        "resolution")),
+    Signature("store connection dropped", _PEER_DROPPED, _store_dropped, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
+              words=("connection reset by peer", "broken pipe", "connection closed by peer", "connection refused"),
+              anchor_from="the exception type ('RuntimeError: ', 'ConnectionResetError: ') before the socket's text",
+              examples=("RuntimeError: Connection reset by peer",)),
     Signature("store request", _STORE_ERR, _store_err, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
               words=("store->get", "diststoreerror", "distnetworkerror"), anchor_from=_EXC,
               examples=("RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "

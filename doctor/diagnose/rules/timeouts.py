@@ -58,6 +58,16 @@ _DUMP_SIGNAL = re.compile(r"dump signal due to a collective timeout from\s+(?P<s
 _HEARTBEAT = re.compile(r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout")
 _GLOO = re.compile(r"Timed out waiting (\d+)\s*ms for (recv|send) operation to complete")
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
+# ProcessGroupGloo::monitoredBarrier on a rank other than 0 (1.10-2.x): "Rank 3 successfully reached
+# monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0
+# logs for [the ]faulty rank." Rank 0 names the late ranks ("Ranks 2 failed to pass"); this rank
+# only knows that rank 0 gave up on someone: rank 0's log says who.
+_REACHED = re.compile(r"Rank (\d+) successfully reached monitoredBarrier, but received errors while waiting for send/recv "
+                      r"from rank (\d+)")
+# The watchdog's C++ stack without its message line (the paste began below it): the frame
+# WorkNCCL::checkTimeout is only on the stack of a collective that ran past its timeout (2.x;
+# an NCCL error goes through checkAndSetException instead).
+_STACK = re.compile(r"ProcessGroupNCCL::WorkNCCL::checkTimeout\b")
 _CONSEQUENCE = re.compile(r"Some NCCL operations have failed or timed out|taking the entire process down")
 
 _INT_KEYS = {"SeqNum": "seq", "NumelIn": "numel_in", "NumelOut": "numel_out", "Timeout(ms)": "timeout_ms"}
@@ -182,8 +192,27 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _monitored(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
     return [row.event(hit, f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
-                      {"missing_ranks": missing, "timeout_ms": int(m.group(2)), "backend": "gloo"},
+                      {"missing_ranks": missing, "suspect_ranks": missing, "timeout_ms": int(m.group(2)), "backend": "gloo"},
                       dedupe=(row.code, "monitored", tuple(missing)))]
+
+
+def _reached(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    me, coord = int(m.group(1)), int(m.group(2))
+    facts: dict[str, Any] = {"backend": "gloo", "monitored_barrier": True, "reporter_rank": me, "coordinator_rank": coord,
+                             "suspect_ranks": [coord]}
+    return [row.event(hit, f"rank {me} reached the monitored barrier, but rank {coord} (its coordinator) gave up on a "
+                      f"late rank; rank {coord}'s log names it", facts, rank=me,
+                      dedupe=(row.code, "monitored_reached", me))]
+
+
+def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # The message line, when it is in the excerpt, is the better record of the same timeout.
+    if any("caught collective operation timeout" in ln.text for ln in [*hit.before(24), *hit.after(24)]):
+        return []
+    r = hit.rank
+    return [row.event(hit, f"{hit.who(r)}: the NCCL watchdog's stack shows a collective that ran past its timeout "
+                      "(WorkNCCL::checkTimeout; the message line with the op and SeqNum is not in the excerpt)",
+                      {"from_stack": True}, rank=r, dedupe=(row.code, r, "stack"))]
 
 
 def _consequence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -207,6 +236,11 @@ SIGNATURES = (
     Signature("monitored barrier", _MONITORED, _monitored, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"rror",),
               worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' before the barrier's message",
               examples=("RuntimeError: Rank 1 failed to pass monitoredBarrier in 5000 ms",)),
+    Signature("monitored barrier reached", _REACHED, _reached, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"rror",),
+              worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' before the barrier's message",
+              examples=("RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "
+                        "for send/recv from rank 0. Please check rank 0 logs for faulty rank.",)),
+    Signature("watchdog stack", _STACK, _stack, W, tier=1, anchors=(b"imeout",), worth=(rb"Timeout",)),
     Signature("process taken down", _CONSEQUENCE, _consequence, W, tier=2, anchors=(b"imed out",),
               worth=(rb"[Tt]imed out",), anchor_from="the record's own 'failed or timed out' sentence",
               examples=("what():  [Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous "

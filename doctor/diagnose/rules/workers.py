@@ -31,6 +31,13 @@ _DL_KILLED = re.compile(r"DataLoader worker \(pid (\d+)\) is killed by signal: (
                         r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)")
 _DL_EXITED = re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
 _RAY_MEMORY = re.compile(r"node running low on memory|Ray killed this worker|OOM Killed|ray\.exceptions\.OutOfMemoryError")
+# The raylet's summary of its memory monitor (node_manager.cc, Ray 2.x): "(raylet) node_manager.cc:3049:
+# 10 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
+# reasons at node (ID: ..., IP: 10.0.62.231) ..."; and the task's own error "Memory on the node (IP:
+# 10.0.0.1, ID: ...) where the task (...) was running was 29.30GB / 30.84GB (0.950027), which exceeds
+# the memory usage threshold of 0.95. Ray killed this worker ...". A terminal may hard-wrap them.
+_RAY_PRESSURE = re.compile(r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
+                           r"which exceeds the memory usage threshold of ([\d.]+)")
 _RAY_DIED = re.compile(r"A worker died or was killed while executing a task by an unexpected system error|"
                        r"Worker unexpectedly exits with a connection error code (\d+)")
 # Ray's actor-level report and vLLM's executor: "The actor died unexpectedly before finishing this
@@ -88,6 +95,21 @@ def _ray_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
                       {"killer": "ray_memory_monitor"}, dedupe=(row.code, "ray"))]
 
 
+def _ray_pressure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text, used = hit.block(3, sep="")
+    facts: dict[str, Any] = {"killer": "ray_memory_monitor"}
+    if m.group(1):
+        facts["workers_killed"] = int(m.group(1))
+    if m.group(2):
+        facts["memory_usage_threshold"] = float(m.group(2))
+    ip = re.search(r"IP: ?(\d{1,3}(?:\.\d{1,3}){3})", text)
+    if ip:
+        facts["host"] = ip.group(1)
+    return [row.event(hit, "Ray's memory monitor killed worker(s): the node ran out of host memory"
+                      + (f" ({facts['workers_killed']} killed)" if "workers_killed" in facts else ""), facts, used,
+                      dedupe=(row.code, "ray"))]
+
+
 def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if _RAY_DIED.search(t):
@@ -130,11 +152,21 @@ SIGNATURES = (
               worth=(rb"Error\b", rb"Kill"),
               anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
               examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",)),
+    Signature("ray memory pressure", _RAY_PRESSURE, _ray_pressure, C.HOST_OOM_KILLED.code, anchors=(b".cc:", b"rror"),
+              worth=(rb"memory pressure", rb"Error\b"),
+              anchor_from="the raylet's 'node_manager.cc:NNNN:' source location before its summary, or the task "
+                          "error's exception type",
+              examples=("(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / "
+                        "actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node "
+                        "(ID: e5d9, IP: 10.0.62.231) over the last time period.",
+                        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. Memory "
+                        "on the node (IP: 10.0.0.1, ID: ab12) where the task (task ID: ff, name=train) was running was "
+                        "29.30GB / 30.84GB (0.950027), which exceeds the memory usage threshold of 0.95.")),
     Signature("actor died", _ACTOR_DIED, _actor_died, C.RANK_EXITED.code, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
               anchor_from="Ray's 'RayActorError:' and vLLM's 'ERROR' log level",
               examples=("ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
                         "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly")),
-    Signature("ray worker died", _RAY_DIED, _ray_died, C.RANK_EXITED.code, anchors=(b"rror",), worth=(rb"Error\b",),
+    Signature("ray worker died", _RAY_DIED, _ray_died, C.RANK_EXITED.code, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
               anchor_from="Ray's 'WorkerCrashedError:' / 'RaySystemError:' and the '(1) ... SIGKILL' of its explanation",
               examples=("ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. "
                         "A worker died or was killed while executing a task by an unexpected system error.",)),

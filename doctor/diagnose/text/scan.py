@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from pgdoctor.diagnose.event import LINES_AFTER, LINES_BEFORE
 from pgdoctor.diagnose.rules import ANCHORS, WORTH
 from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
 from pgdoctor.diagnose.text.engine import finder, line_test
@@ -21,8 +22,6 @@ from pgdoctor.diagnose.text.engine import finder, line_test
 # The literal anchors and the line test come from the rule modules' signature rows (rules/__init__.py):
 # a format no row declares is invisible to diagnose.
 
-LINES_BEFORE = 24
-LINES_AFTER = 48
 BYTES_BEFORE = 16 << 10
 BYTES_AFTER = 32 << 10
 # A line longer than this is cut into pieces around each hit: a 100 MB line costs no more

@@ -1,0 +1,206 @@
+"""The roll-call: a job's ranks grouped by where they are, and the rank(s) the others wait for.
+
+A rank's place is its innermost stable user frame (the job's own code, not torch or the
+standard library) plus the torch.distributed call it waits in, if any. The culprit is the rank
+that is somewhere else: with ranks waiting in a collective, every rank that is not waiting in
+one is a culprit (a rank that waits is never the culprit: it waits for someone); with every rank
+waiting but at different places, the ranks outside the largest group. A rank whose frame moves
+between samples or whose CPU time grows makes progress: a job with any rank progressing is not
+hung (a long checkpoint or evaluation on one rank, a straggler), and gets no fail finding.
+Pure: evidence in, findings out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pgdoctor.checks.codes.hang import (
+    HANG_ALL_WAITING,
+    HANG_CULPRIT,
+    HANG_PROGRESSING,
+    HANG_STACKS_UNAVAILABLE,
+)
+from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, collective_of, short_path, user_frame
+from pgdoctor.knowledge.ranks import rank_ranges
+from pgdoctor.model import Evidence, Finding, Scope
+
+# CPU time per wall second above which a rank is working, not waiting (a gloo or NCCL wait, a
+# sleep, a lock or a queue read costs a few ms per second of background threads).
+BUSY_CPU_FRACTION = 0.2
+
+
+@dataclass(frozen=True)
+class Place:
+    frame: Optional[Frame]     # innermost user frame (None: only library frames, or no stack)
+    collective: str            # the torch.distributed call it waits in, '' when none
+    innermost: Optional[Frame]  # the innermost frame of all, for the message
+    seq: Optional[int] = None   # the collective's SeqNum, where the flight recorder says it
+
+    def label(self) -> str:
+        if self.frame is None and self.innermost is None:
+            return "stack unknown"
+        where = self.frame or self.innermost
+        assert where is not None
+        seq = f" (SeqNum {self.seq})" if self.seq is not None and self.collective else ""
+        head = f"wait in {self.collective}{seq} at" if self.collective else "are at"
+        tail = "" if self.collective or where.function in ("<module>", "") else f" in {where.function}"
+        if not self.collective and self.innermost is not None and self.innermost != where:
+            tail += f" (innermost {short_path(self.innermost.file)}:{self.innermost.line} {self.innermost.function})"
+        return f"{head} {where.where()}{tail}"
+
+
+@dataclass
+class Group:
+    place: Place
+    ranks: list[int] = field(default_factory=list)
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self.place.collective)
+
+
+def progressing(ev: RankEvidence) -> bool:
+    """The rank moved: its innermost user frame differs between samples, or it burns CPU."""
+    places = {_key(user_frame(s) or (s[0] if s else None)) for s in ev.samples}
+    if len(places) > 1:
+        return True
+    if len(ev.cpu_s) >= 2 and len(ev.sample_times_s) >= 2:
+        wall = ev.sample_times_s[-1] - ev.sample_times_s[0]
+        return wall > 0 and (ev.cpu_s[-1] - ev.cpu_s[0]) / wall >= BUSY_CPU_FRACTION
+    return False
+
+
+def _key(f: Optional[Frame]) -> tuple[str, int, str]:
+    return (f.file, f.line, f.function) if f else ("", 0, "")
+
+
+def place_of(ev: RankEvidence) -> Place:
+    if not ev.samples:
+        return Place(None, "", None)
+    stack = ev.samples[-1]
+    return Place(user_frame(stack), collective_of(stack), stack[0] if stack else None, ev.seq)
+
+
+def groups(ranks: Sequence[RankEvidence]) -> list[Group]:
+    by: dict[tuple[Any, ...], Group] = {}
+    for ev in sorted(ranks, key=lambda e: e.rank):
+        p = place_of(ev)
+        key = (_key(p.frame), p.collective, p.seq if p.collective else None,
+               _key(p.innermost) if p.frame is None else None)
+        by.setdefault(key, Group(p)).ranks.append(ev.rank)
+    return list(by.values())
+
+
+@dataclass
+class Verdict:
+    job: str
+    groups: list[Group]
+    culprits: list[int]
+    progressing: list[int]
+    unknown: list[int]          # ranks without a stack
+    findings: list[Finding]
+
+
+def _frames(stack: Sequence[Frame], n: int = 6) -> list[str]:
+    return [f"{short_path(f.file)}:{f.line} {f.function}" for f in stack[:n]]
+
+
+def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
+    ranks = sorted(ranks, key=lambda e: e.rank)
+    known = [e for e in ranks if e.samples]
+    unknown = [e.rank for e in ranks if not e.samples]
+    moving = [e.rank for e in ranks if progressing(e)]
+    all_groups = groups(known)
+    findings: list[Finding] = []
+    culprits: list[int] = []
+    line = roll_call_line(all_groups)
+    facts_base: dict[str, Any] = {"job": job, "groups": [{"ranks": g.ranks, "where": g.place.label(),
+                                                          "frame": g.place.frame.where() if g.place.frame else "",
+                                                          "collective": g.place.collective} for g in all_groups]}
+    if moving:
+        findings.append(HANG_PROGRESSING.finding(
+            f"ranks {rank_ranges(moving)} make progress: {line}", scope=Scope(),
+            facts={**facts_base, "progressing_ranks": moving}))
+    elif known:
+        waiting = [g for g in all_groups if g.waiting]
+        elsewhere = [g for g in all_groups if not g.waiting]
+        if waiting and elsewhere:
+            culprit_groups = elsewhere
+        elif len(all_groups) > 1:
+            biggest = max(all_groups, key=lambda g: (len(g.ranks), -g.ranks[0]))
+            culprit_groups = [g for g in all_groups if g is not biggest]
+        else:
+            culprit_groups = []
+        culprits = sorted(r for g in culprit_groups for r in g.ranks)
+        by_rank = {e.rank: e for e in ranks}
+        if culprits:
+            first = culprit_groups[0]
+            ev = by_rank[first.ranks[0]]
+            frame = first.place.frame or first.place.innermost
+            facts = {**facts_base, "ranks": culprits, "frame": frame.where() if frame else "",
+                     "function": frame.function if frame else "", "frames": _frames(ev.samples[-1]),
+                     "waiting_ranks": sorted(r for g in all_groups if g not in culprit_groups for r in g.ranks)}
+            workers = [w for r in culprits for w in by_rank[r].workers if w.stack]
+            if workers:
+                facts["workers"] = [{"rank": r, "pid": w.pid, "frame": (user_frame(w.stack) or w.stack[0]).where(),
+                                     "frames": _frames(w.stack)} for r in culprits for w in by_rank[r].workers if w.stack]
+            if ev.ranges:
+                facts["ranges"] = list(ev.ranges)
+            evidence = [Evidence(f"rank {r}: {'; '.join(_frames(by_rank[r].samples[-1], 3))}", key=f"rank{r}")
+                        for r in culprits[:8]]
+            findings.append(HANG_CULPRIT.finding(
+                f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
+                f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}",
+                scope=Scope(rank=culprits[0]) if len(culprits) == 1 else Scope(), evidence=evidence, facts=facts))
+        elif all_groups and all_groups[0].waiting:
+            ws = next((e.world_size for e in ranks if e.world_size), None)
+            seen = {e.rank for e in ranks}
+            missing = sorted(set(range(ws)) - seen) if ws else []
+            facts = {**facts_base, "waiting_ranks": [e.rank for e in known], "missing_ranks": missing,
+                     "frame": all_groups[0].place.frame.where() if all_groups[0].place.frame else ""}
+            where = (f"; ranks {rank_ranges(missing)} of the world of {ws} were not seen here (another node, "
+                     "or they died): look there") if missing else ""
+            findings.append(HANG_ALL_WAITING.finding(f"{line}{where}", scope=Scope(), facts=facts))
+    for ev in ranks:
+        if ev.problems and not ev.samples:
+            p = ev.problems[0]
+            findings.append(HANG_STACKS_UNAVAILABLE.finding(
+                f"rank {ev.rank} (pid {ev.pid}): stacks unavailable: {p.get('cause', '')}; fix: {p.get('fix', '')}",
+                scope=Scope(rank=ev.rank),
+                facts={"rank": ev.rank, "pid": ev.pid, "cause": p.get("cause", ""), "fix": p.get("fix", ""),
+                       "tiers": dict(ev.tiers)}))
+    return Verdict(job, all_groups, culprits, moving, unknown, findings)
+
+
+def roll_call_line(gs: Sequence[Group]) -> str:
+    """'ranks 0,1,3 wait in all_reduce at train.py:15; rank 2 is at data.py:6 in load_batch'"""
+    parts = []
+    for g in sorted(gs, key=lambda g: (g.waiting, g.ranks[0])):
+        who = f"rank {g.ranks[0]}" if len(g.ranks) == 1 else f"ranks {rank_ranges(g.ranks)}"
+        label = g.place.label()
+        if len(g.ranks) == 1 and label.startswith("are "):
+            label = "is " + label[4:]
+        elif len(g.ranks) == 1 and label.startswith("wait "):
+            label = "waits " + label[5:]
+        parts.append(f"{who} {label}")
+    return "; ".join(parts)
+
+
+def jobs_of(ranks: Sequence[RankEvidence]) -> dict[str, list[RankEvidence]]:
+    """The ranks per job; within a job one entry per rank (the last read wins: a node read twice)."""
+    out: dict[str, dict[int, RankEvidence]] = {}
+    for ev in ranks:
+        out.setdefault(ev.job, {})[ev.rank] = ev
+    return {job: sorted(by.values(), key=lambda e: e.rank) for job, by in sorted(out.items())}
+
+
+def analyze(ranks: Sequence[RankEvidence]) -> list[Verdict]:
+    return [roll_call(job, rs) for job, rs in jobs_of(ranks).items()]
+
+
+def findings_of(verdicts: Sequence[Verdict]) -> list[Finding]:
+    """Fail findings first (the culprit of each job), then warnings, then info."""
+    out = [f for v in verdicts for f in v.findings]
+    return sorted(out, key=lambda f: -f.severity.rank)

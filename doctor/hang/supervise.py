@@ -1,0 +1,197 @@
+"""`pgdoctor run -- COMMAND`: the job-script wrapper. COMMAND runs as a child with the evidence
+environment (knowledge/evidence_env.py; the user's values win), its output passes through
+unchanged and is kept, SIGINT/SIGTERM go to it, and pgdoctor exits with its code. While it runs,
+progress is watched: output, the ranks' CPU time, the step counter of their sockets. When
+nothing moves for `stall_after_s`, the `hang` snapshot of the job's ranks is taken and saved,
+before a watchdog or the launcher kills them. When COMMAND ends, everything kept is diagnosed
+with `diagnose` and one report says the root cause."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Optional
+
+from pgdoctor.diagnose.api import diagnose_paths
+from pgdoctor.hang.api import examine
+from pgdoctor.knowledge.evidence_env import prepared
+from pgdoctor.model import Report
+from pgdoctor.probes import live
+from pgdoctor.probes.processes import die_with_parent, track, untrack
+from pgdoctor.probes.ranks import ProcFs, Rank, Table
+
+POLL_S = 0.25
+RANKS_EVERY_S = 1.0
+# Any rank's CPU time growing by this much (seconds per second) between two looks is progress.
+CPU_PROGRESS = 0.1
+
+
+@dataclass
+class Watch:
+    """What the watcher saw; the stall snapshots it took."""
+
+    last_progress: float
+    last_output: float
+    cpu: dict[int, float] = field(default_factory=dict)
+    steps: dict[int, Any] = field(default_factory=dict)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    hang_report: Optional[Report] = None
+    armed: bool = True  # a stall takes one snapshot; progress re-arms it
+    quiet_but_moving: int = 0  # snapshots that found progress (discarded)
+
+
+def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: threading.Lock) -> None:
+    """The child's output, passed through unchanged and kept for the diagnosis."""
+    for chunk in iter(lambda: src.read1(1 << 16), b""):  # type: ignore[attr-defined]
+        with lock:
+            keep.write(chunk)
+        try:
+            dest.write(chunk)
+            dest.flush()
+        except (OSError, ValueError):
+            pass  # our own stdout went away: the job goes on, its output is still kept
+        now = time.monotonic()
+        watch.last_output = watch.last_progress = now
+        watch.armed = True
+
+
+class Supervisor:
+    def __init__(self, command: Sequence[str], stall_after_s: float, evidence_dir: str, hang_timeout_s: float = 30.0,
+                 env: Optional[Mapping[str, str]] = None):
+        self.command = list(command)
+        self.stall_after_s = stall_after_s
+        self.evidence_dir = evidence_dir
+        self.hang_timeout_s = hang_timeout_s
+        self.live_dir = tempfile.mkdtemp(prefix="pgdoctor-live-")  # 0700: the ranks' sockets and pipes
+        self.env, self.applied = prepared(env if env is not None else os.environ, evidence_dir, self.live_dir)
+        self.fs = ProcFs()
+        now = time.monotonic()
+        self.watch = Watch(last_progress=now, last_output=now)
+        self.child: Optional[subprocess.Popen[bytes]] = None
+        self.signals: list[str] = []
+
+    def run(self) -> int:
+        os.makedirs(self.evidence_dir, exist_ok=True)
+        log_path = os.path.join(self.evidence_dir, "launcher.log")
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        lock = threading.Lock()
+        try:
+            with open(log_path, "wb") as keep:
+                # Own session: a Ctrl-C at the terminal reaches pgdoctor only, which forwards it once.
+                self.child = subprocess.Popen(self.command, env=self.env, stdin=None, stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE, start_new_session=True,
+                                              preexec_fn=die_with_parent())
+                track(self.child)
+                for s in old:
+                    signal.signal(s, self._forward)
+                pumps = [threading.Thread(target=_pump, args=(src, dest, keep, self.watch, lock), daemon=True)
+                         for src, dest in ((self.child.stdout, sys.stdout.buffer), (self.child.stderr, sys.stderr.buffer))]
+                for t in pumps:
+                    t.start()
+                self._watch_until_exit()
+                for t in pumps:
+                    t.join(timeout=5)
+            return self.child.returncode
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            if self.child is not None:
+                if self.child.poll() is None:  # pgdoctor itself failed: the job must not outlive it
+                    self.child.kill()
+                    self.child.wait()
+                untrack(self.child)
+            shutil.rmtree(self.live_dir, ignore_errors=True)
+
+    def _forward(self, signum: int, frame: Any) -> None:
+        self.signals.append(signal.Signals(signum).name)
+        if self.child is not None and self.child.poll() is None:
+            try:
+                os.kill(self.child.pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def _ranks(self) -> list[Rank]:
+        assert self.child is not None
+        return Table.read(self.fs, skip=[os.getpid()]).resolve(self.child.pid)
+
+    def _watch_until_exit(self) -> None:
+        assert self.child is not None
+        ranks: list[Rank] = []
+        looked = 0.0
+        while self.child.poll() is None:
+            time.sleep(POLL_S)
+            now = time.monotonic()
+            if now - looked >= RANKS_EVERY_S:
+                looked = now
+                ranks = self._ranks()
+                if self._moved(ranks, now):
+                    self.watch.last_progress = now
+                    self.watch.armed = True
+            if ranks and self.watch.armed and now - self.watch.last_progress >= self.stall_after_s:
+                self.watch.armed = False
+                self._snapshot(ranks, now)
+
+    def _moved(self, ranks: Sequence[Rank], now: float) -> bool:
+        moved = False
+        for r in ranks:
+            got = self.fs.read_stat(r.proc.pid)
+            if got is not None:
+                before = self.watch.cpu.get(r.proc.pid)
+                if before is not None and got[0] - before >= CPU_PROGRESS * RANKS_EVERY_S:
+                    moved = True
+                self.watch.cpu[r.proc.pid] = got[0]
+            path = live.socket_path(r.proc.pid, r.proc.uid, r.proc.environ)
+            if path is not None:
+                answer = live.ask(path, 0.5)
+                step = answer.get("step") if answer else None
+                if step is not None and self.watch.steps.get(r.proc.pid, step) != step:
+                    moved = True
+                self.watch.steps[r.proc.pid] = step
+        return moved
+
+    def _snapshot(self, ranks: Sequence[Rank], now: float) -> None:
+        where = os.path.join(self.evidence_dir, f"hang-{len(self.watch.snapshots) + 1}")
+        report = examine(ranks=ranks, samples=3, interval_s=0.3, timeout_s=self.hang_timeout_s, save_dir=where)
+        culprit = next((f for f in report.findings if f.severity.value == "fail"), None)
+        if culprit is None and all(f.severity.value == "info" for f in report.findings):
+            # The ranks moved after all (a slow start on a loaded node, a long evaluation): no
+            # hang, and its files must not outvote a later snapshot in the final diagnosis. The
+            # watch starts again from now.
+            shutil.rmtree(where, ignore_errors=True)
+            self.watch.quiet_but_moving += 1
+            self.watch.last_progress, self.watch.armed = time.monotonic(), True
+            return
+        self.watch.hang_report = report
+        self.watch.snapshots.append({"dir": where, "after_quiet_s": round(now - self.watch.last_progress, 1),
+                                     "ranks": len(ranks), "culprit": culprit.message if culprit else None})
+        print(f"pgdoctor run: no progress for {now - self.watch.last_progress:.0f} s; hang snapshot saved to {where}"
+              + (f": {culprit.message}" if culprit else ""), file=sys.stderr, flush=True)
+
+
+def exit_status(returncode: int) -> int:
+    """A child killed by signal N exits the way a shell reports it: 128 + N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def final_report(sup: Supervisor, returncode: int, duration_s: float,
+                 preflight: Optional[Mapping[str, Any]] = None) -> Report:
+    """Everything the run kept, diagnosed as `pgdoctor diagnose DIR` would."""
+    diag = diagnose_paths([sup.evidence_dir])
+    findings = diag.findings
+    if returncode == 0 and not sup.watch.snapshots:
+        findings = tuple(f for f in findings if f.severity.value != "fail")  # old errors a job recovered from
+    meta = {**diag.meta, "command": sup.command, "exit_code": exit_status(returncode), "duration_s": round(duration_s, 3),
+            "stall_after_s": sup.stall_after_s, "stall_snapshots": sup.watch.snapshots,
+            "quiet_snapshots_without_hang": sup.watch.quiet_but_moving, "env_applied": sup.applied,
+            "signals_forwarded": sup.signals, "evidence_dir": sup.evidence_dir}
+    if preflight is not None:
+        meta["preflight"] = dict(preflight)
+    return Report(command="run", snapshot=None, findings=findings, meta=meta, extra=diag.extra)

@@ -1,0 +1,159 @@
+"""The cooperative tier of `pgdoctor hang`: a private per-rank Unix socket that answers, to a
+process of the same uid, with this rank's Python stacks, its open `pgdoctor.range` ranges and
+torch's flight recorder. `hang` reads it without ptrace (Yama, containers without
+CAP_SYS_PTRACE, gVisor). Opt in with one line in the training script:
+
+    pgdoctor.live()          # or pgdoctor.instrument(model, optimizer), which starts it too
+
+The socket is `<dir>/<pid>.sock` in a directory of mode 0700 owned by this uid: PGDOCTOR_LIVE_DIR
+(set by `pgdoctor run`), else /tmp/pgdoctor-live-<uid>. Never TCP. PGDOCTOR_LIVE=0 turns it off.
+A daemon thread answers each connection with one JSON object and closes it; it costs nothing
+until asked, and the file is removed at exit. Imports nothing of pgdoctor's outside trace/.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+import stat
+import sys
+import threading
+import time
+from typing import Any, Callable, Optional
+
+_started: Optional[str] = None
+_lock = threading.Lock()
+_steps = [0, 0.0]  # the last pgdoctor.step number seen, and when
+
+
+def default_dir(uid: Optional[int] = None) -> str:
+    return f"/tmp/pgdoctor-live-{os.getuid() if uid is None else uid}"
+
+
+def private_dir(path: str) -> str:
+    """Create `path` 0700, or accept it only when it is ours and nobody else's to read."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise PermissionError(f"{path}: not a private directory of uid {os.getuid()} (mode {oct(st.st_mode & 0o777)})")
+    return path
+
+
+def _frames(frame: Any) -> list[dict[str, Any]]:
+    out = []
+    while frame is not None:
+        out.append({"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name})
+        frame = frame.f_back
+    return out  # innermost first
+
+
+def _flight_recorder() -> Optional[Any]:
+    """torch's flight-recorder JSON when torch.distributed is up in this process (else None)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        import torch.distributed as dist
+
+        if not dist.is_available() or not dist.is_initialized():
+            return None
+        raw = torch._C._distributed_c10d._dump_fr_trace_json()
+        return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+    except Exception:  # an older torch, a backend without a recorder: the tier is absent
+        return None
+
+
+# The open ranges of a thread: pgdoctor.trace.instrument registers its reader when imported (it
+# imports this module, never the reverse); a job that never opens a range has none.
+_RANGES: list[Callable[[Optional[int]], tuple[str, ...]]] = []
+
+
+def set_ranges_reader(reader: Callable[[Optional[int]], tuple[str, ...]]) -> None:
+    _RANGES[:] = [reader]
+
+
+def answer() -> dict[str, Any]:
+    main = threading.main_thread()
+    frames = sys._current_frames()
+    me = threading.get_ident()
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out: dict[str, Any] = {
+        "pid": os.getpid(), "rank": os.environ.get("RANK"),
+        "stack": _frames(frames.get(main.ident or 0)),
+        "threads": {f"{names.get(i, i)}": _frames(f)[:30] for i, f in frames.items() if i not in (me, main.ident)},
+        "ranges": list(_RANGES[0](main.ident)) if _RANGES else [],
+        "step": _steps[0], "step_age_s": round(time.monotonic() - _steps[1], 3) if _steps[1] else None,
+    }
+    fr = _flight_recorder()
+    if fr is not None:
+        out["flight_recorder"] = fr
+    return out
+
+
+def note_step(n: int) -> None:
+    _steps[0], _steps[1] = n, time.monotonic()
+
+
+def _serve(server: socket.socket) -> None:
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        with conn:
+            try:
+                conn.settimeout(5)
+                conn.sendall(json.dumps(answer(), default=str).encode() + b"\n")
+            except Exception:  # a reader that left, or a frame that vanished: the next one is served
+                pass
+
+
+def _remove_stale(base: str) -> None:
+    """Sockets of ranks that were killed (SIGKILL skips atexit) do not pile up."""
+    for name in os.listdir(base):
+        pid = name[:-5]
+        if name.endswith(".sock") and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                os.unlink(os.path.join(base, name))
+            except OSError:
+                pass
+
+
+def start(directory: Optional[str] = None) -> Optional[str]:
+    """Start the socket (once per process); its path, or None when turned off."""
+    global _started
+    if os.environ.get("PGDOCTOR_LIVE", "1") == "0":
+        return None
+    with _lock:
+        if _started is not None and os.path.exists(_started):
+            return _started
+        base = private_dir(directory or os.environ.get("PGDOCTOR_LIVE_DIR") or default_dir())
+        _remove_stale(base)
+        path = os.path.join(base, f"{os.getpid()}.sock")
+        try:
+            os.unlink(path)  # a dead process of the same pid left it
+        except FileNotFoundError:
+            pass
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        os.chmod(path, 0o600)
+        server.listen(4)
+        threading.Thread(target=_serve, args=(server,), name="pgdoctor-live", daemon=True).start()
+        _started = path
+        pid = os.getpid()
+
+        def remove() -> None:
+            if os.getpid() == pid:  # a forked DataLoader worker must not remove its rank's socket
+                server.close()
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+        atexit.register(remove)
+        return path

@@ -1,0 +1,44 @@
+"""The client of a rank's cooperative socket (pgdoctor.trace.live): one connect, one JSON answer
+with its stacks, open ranges and flight recorder. No ptrace: it works where py-spy is refused,
+for a process of the same uid (the directory is 0700). Paths go through /proc/PID/root, so a rank
+in a container of this node is reached at its own /tmp."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Mapping
+from typing import Any, Optional
+
+MAX_ANSWER = 64 << 20
+
+
+def socket_path(pid: int, uid: int, environ: Optional[Mapping[str, str]]) -> Optional[str]:
+    base = (environ or {}).get("PGDOCTOR_LIVE_DIR") or f"/tmp/pgdoctor-live-{uid}"
+    for candidate in (f"{base}/{pid}.sock", f"/proc/{pid}/root{base}/{pid}.sock"):
+        if len(candidate) < 104 and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def ask(path: str, timeout_s: float) -> Optional[dict[str, Any]]:
+    """The rank's answer, or None (no answer within the timeout: it holds the GIL, or it is gone)."""
+    end = time.monotonic() + max(0.05, timeout_s)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(max(0.05, timeout_s))
+            s.connect(path)
+            chunks, size = [], 0
+            while size < MAX_ANSWER:
+                s.settimeout(max(0.01, end - time.monotonic()))
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        data = json.loads(b"".join(chunks))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
