@@ -75,6 +75,13 @@ def _dump_ranks(meta: Mapping[str, Any]) -> int:
     return len({d.get("rank") for d in dumps if isinstance(d, Mapping)})
 
 
+def _say(console: Console, indent: str, text: str, style: str = "") -> None:
+    """One line of the report, indented; on a terminal too narrow for it, wrapped between words
+    under its own indent (knowledge.terminal), not back at column 0."""
+    for line in terminal.wrap(text, indent=indent + "  ", first=indent):
+        console.print(line, style=style or None, markup=False, highlight=False)
+
+
 def _notes(console: Console, meta: Mapping[str, Any]) -> None:
     for note in meta.get("notes") or []:
         console.print(f"[blue]note:[/] {escape(note)}")
@@ -127,31 +134,31 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}; "
                       f"note {root.code}: {escape(root.message)}")
         for e in root.evidence[:2]:
-            console.print(f"    [dim]{escape((f'{e.file}:{e.line}: ' if e.file and e.line else '') + clip(e.text, 300))}[/]")
+            _say(console, "    ", (f'{e.file}:{e.line}: ' if e.file and e.line else '') + clip(e.text, 300), "dim")
         console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
         _notes(console, report.meta)
         return
     scope = _where(root)
     console.print(f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} [dim]\\[{root.category}][/]"
                   f"{escape(scope)}")
-    console.print(f"    {escape(root.message)}")
+    _say(console, "    ", root.message)
     facts = _facts_line(root)
     if facts:
-        console.print(f"    [dim]facts:[/] {escape(facts)}")
+        _say(console, "    ", f"facts: {facts}", "dim")
     for e in root.evidence[:4]:
         where = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
-        console.print(f"    [dim]{escape(where + clip(e.text, 300))}[/]")
+        _say(console, "    ", where + clip(e.text, 300), "dim")
     console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
     if cascade:
         console.print(f"\n  Cascade ({len(cascade)}): consequences of {root.code}")
         for f in cascade:
             sc = _where(f)
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}{escape(sc)}")
-            console.print(f"      {escape(clip(f.message, 300))}")
+            _say(console, "      ", clip(f.message, 300))
             if f.evidence:
                 e = f.evidence[0]
                 where = f"{e.file}:{e.line}: " if e.file and e.line else ""
-                console.print(f"      [dim]{escape(where + clip(e.text, 200))}[/]")
+                _say(console, "      ", where + clip(e.text, 200), "dim")
     _jobwide(console, report)
     _notes(console, report.meta)
     binaries = report.meta.get("skipped_binary_files") or []

@@ -6,6 +6,7 @@ pipe without COLUMNS nothing is folded (grep keeps whole lines)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -65,3 +66,11 @@ def test_list_config_keeps_every_key_whole_and_a_pipe_keeps_rows_whole() -> None
     rows = [line for line in piped.splitlines()[1:] if line.strip()]
     assert len(rows) == len(CONFIG_KEYS)  # one line each: nothing folded into a pipe
     assert all(line == line.rstrip() for line in piped.splitlines())
+
+
+def test_a_wrapped_report_line_stays_under_its_indent() -> None:
+    text = _run("diagnose", str(FIXTURES / "logs" / "host_oom_dmesg_and_torchrun.log"))
+    for line in text.splitlines():
+        if line.strip():
+            assert line.startswith((" ", "[x]", "[!]", "[ok]", "FAILED", "PASSED", "INCOMPLETE")) or \
+                re.match(r"\d+ finding", line), line
