@@ -29,10 +29,11 @@ _KEY_FACTS = ("rank", "ranks", "host", "gpu_index", "requested_bytes", "free_byt
 def _fmt(key: str, value: Any) -> str:
     if key.endswith("_bytes") and isinstance(value, int):
         return fmt_bytes(value)
+    if isinstance(value, list) and key.endswith("ranks") and value and all(isinstance(v, int) for v in value):
+        # a set of ranks: ranges in brackets, with the count when it is long
+        return f"[{rank_ranges(value)}]" + (f" ({len(value)})" if len(value) > 8 else "")
     if isinstance(value, list) and len(value) > 8:
-        if key.endswith("ranks") and all(isinstance(v, int) for v in value):  # a set of ranks: ranges
-            return f"[{rank_ranges(value)}] ({len(value)})"
-        return f"{value[:8]} (+{len(value) - 8})"
+        return f"{readable(value[:8], 160)} (+{len(value) - 8})"
     if isinstance(value, dict) and len(value) > 8 and all(str(k).isdigit() for k in value):
         # per-rank values ({"0": 2070, "1": 2070, ...}): each value once, with its ranks as ranges
         by_value: dict[str, list[int]] = {}
