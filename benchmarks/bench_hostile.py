@@ -9,6 +9,8 @@ against its bound. Every count should be 0.
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import os
 import pickle
@@ -22,6 +24,7 @@ from pathlib import Path
 
 CAP = 3 << 30
 SECRET = "hf_SECRETbenchmark0123456789"
+PLAIN_SECRET = "pw0SECRETbench9876543210"  # no token prefix: only the name or shape around it can mask it
 
 
 @dataclass
@@ -34,6 +37,8 @@ class Case:
     exit_codes: tuple[int, ...] = (2,)
     expect_in_output: str = ""
     reject_in_output: str = ""  # a wrong answer when it appears (the blame put on the wrong rank)
+    close_stdout: bool = False  # started with fd 1 closed (`cmd >&-`)
+    cap: int = CAP  # address-space limit of the attempt
 
 
 def _cases(tmp: Path) -> list[Case]:
@@ -77,6 +82,69 @@ def _cases(tmp: Path) -> list[Case]:
                      "message truncated\n")
         fh.write("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
                  "capacity of 79.1 GiB of which 1.0 GiB is free.\n")
+    # Class 1: numbers read from inputs that would drive work (a range over a timestamp's span).
+    frn = tmp / "fr_named"
+    frn.mkdir()
+    entry = {"record_id": 0, "pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": 1,
+             "profiling_name": "nccl:all_gather", "input_sizes": [[1]], "input_dtypes": ["Float"],
+             "output_sizes": [[10**30]], "output_dtypes": ["Float"], "state": "started", "timeout_ms": 1000,
+             "is_p2p": False, "frames": []}
+    for name, ranks in (("nccl_trace_20240101123456.json", "[0, 1]"), ("nccl_trace_0.json", f"[0, 1, {10**30}]")):
+        (frn / name).write_text(json.dumps({"pg_config": {"0": {"desc": "default_pg", "ranks": ranks}},
+                                            "entries": [entry]}))
+    wd = ("[rank{r}]:[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout: "
+          "WorkNCCL(SeqNum=4013, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600009 "
+          "milliseconds before timing out.\n")
+    far_ranks = tmp / "far_ranks.log"
+    far_ranks.write_text(wd.format(r=0) + wd.format(r=10**29))
+    far_pids = tmp / "far_pids.log"
+    far_pids.write_text("".join(f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process {p} closing "
+                                "signal SIGTERM\n" for p in (1, 10**30)))
+    # Class 2: non-finite, huge and wrongly typed numbers, in every format.
+    t308 = tmp / "t308.json"
+    t308.write_text(json.dumps({**{k: v for k, v in snap.items() if k != "probes"}, "time_unix": 1e308, "probes": []}))
+    nan_cfg = tmp / "nan.toml"
+    nan_cfg.write_text("[traces]\nexposed_comm_pct = nan\n")
+    inf_cfg = tmp / "inf.toml"
+    inf_cfg.write_text("[traces]\ngpu_idle_pct = inf\n")
+    sc0 = tmp / "scaling0.json"
+    sc0.write_text(json.dumps({"scaling": {"rows": [{"nproc": 0, "fwd_s": 0.1, "samples": 8}]}}))
+    inf_tr = tmp / "inf_traces"
+    inf_tr.mkdir()
+    for rank in (0, 1):
+        ev = [{"ph": "X", "cat": "cpu_op", "name": f"ProfilerStep#{i}", "ts": i * 1000, "dur": 900, "pid": rank,
+               "tid": 1} for i in range(5)]
+        (inf_tr / f"rank{rank}.pt.trace.json").write_text(
+            json.dumps({"traceEvents": ev}).replace('"ts": 1000,', '"ts": 1e400,').replace('"dur": 900}', '"dur": NaN}'))
+    plan = ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory"]
+    # Class 4: secrets in every shape and terminal control in file names, through every output.
+    secret_shapes = tmp / "shapes.log"
+    secret_shapes.write_text(f"HF_TOKEN: {PLAIN_SECRET}\naws_secret_access_key = {PLAIN_SECRET}\n"
+                             f'os.environ["WANDB_API_KEY"] = "{PLAIN_SECRET}"\nredis://:{PLAIN_SECRET}@host:6379\n'
+                             "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n")
+    esc = tmp / "esc"
+    esc.mkdir()
+    (esc / "r\x1b]0;PWNED\x07\x1b[2J.log").write_text((job / "rank0.log").read_text())
+    os.mkfifo(esc / "p\x1b[2J.log")
+    # Class 5: -o through a planted link, and -o checked before a long run.
+    precious = tmp / "precious.txt"
+    precious.write_text("keep me")
+    (tmp / "link.json").symlink_to(precious)
+    # Class 7: inputs that were dropped without a word.
+    bare = tmp / "bare.pt.trace.json"
+    bare.write_text(json.dumps([{"ph": "X", "cat": "cpu_op", "name": f"ProfilerStep#{i}", "ts": i * 1000,
+                                 "dur": 900, "pid": 1, "tid": 1} for i in range(5)]))
+    cut = tmp / "cut.pt.trace.json.gz"
+    whole = gzip.compress(json.dumps({"traceEvents": [{"ph": "X", "name": f"op{i}", "ts": i, "dur": 1}
+                                                      for i in range(5000)]}).encode())
+    cut.write_bytes(whole[:len(whole) // 2])  # under 64 KiB
+    leaky_env = {"TORCHELASTIC_RDZV_ENDPOINT": f"root:{PLAIN_SECRET}@10.0.0.5:2379", "MASTER_ADDR": f"admin:{PLAIN_SECRET}@node1",
+                 "NCCL_DEBUG_FILE": f"/tmp/nccl?token={PLAIN_SECRET}"}
+    # Class 3: a deadline that an `except Exception` turned into "skipped", and a reader that
+    # stepped over blanks one character at a time: 1 MB of gzip holding 1 GB of blanks.
+    blanks = tmp / "blanks.pt.trace.json.gz"
+    blanks.write_bytes(gzip.compress(b'{"traceEvents": [') + gzip.compress(b" " * (1 << 20)) * 1000
+                       + gzip.compress(b"]}"))
     port = str(_free_port())
     world = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
     bench = ["bench", "collectives", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce", "--max-bytes", "1K"]
@@ -113,7 +181,8 @@ def _cases(tmp: Path) -> list[Case]:
         Case("list --area bogus", ["list", "--area", "bogus"]),
         Case("TORCH_DISTRIBUTED_DEBUG=bogus", ["check", "--json"], bound_s=120,
              env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, exit_codes=(1,), expect_in_output="ENV406"),
-        Case("690-byte pickle of 10^30 nodes", ["diagnose", "--flight-recorder", str(fr)], exit_codes=(0, 1, 2)),
+        Case("690-byte pickle of 10^30 nodes", ["diagnose", "--flight-recorder", str(fr)], exit_codes=(3,),
+             expect_in_output="skipped"),
         Case("diagnose of a FIFO that never ends", ["diagnose", "--timeout", "2", str(fifo)], exit_codes=(3,)),
         Case("diagnose with no input", ["diagnose"], stdin=b"lines nobody asked to read"),
         Case("diagnose of an empty stdin", ["diagnose", "-"]),
@@ -132,6 +201,46 @@ def _cases(tmp: Path) -> list[Case]:
              env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, expect_in_output="ENV406"),
         Case("repro with TORCH_DISTRIBUTED_DEBUG=bogus", ["repro", "oom", "--parallel", "ddp", "--nproc", "2"],
              env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}, expect_in_output="ENV406"),
+        Case("dump named by a timestamp, world of 10^30", ["diagnose", "--timeout", "20", "--flight-recorder",
+                                                            str(frn)], exit_codes=(1,), expect_in_output="not a rank"),
+        Case("watchdog ranks 0 and 10^29", ["diagnose", "--timeout", "20", str(far_ranks)], exit_codes=(1,),
+             expect_in_output="RUN151"),
+        Case("teardown pids 1 and 10^30", ["diagnose", "--timeout", "20", str(far_pids)], exit_codes=(1,),
+             expect_in_output="RUN133"),
+        Case("snapshot time 1e308 to JUnit", ["check", "--from", str(t308), "--format", "junit"],
+             expect_in_output="time_unix"),
+        Case("plan --gpu-memory 1e400", [*plan, "1e400"], expect_in_output="finite"),
+        Case("NaN config threshold", ["diagnose", "--config", str(nan_cfg), str(far_ranks)], expect_in_output="nan"),
+        Case("bench result with nproc 0", [*plan, "80GiB", "--from", str(sc0)], expect_in_output="world size"),
+        Case("traces with 1e400 and NaN times, --json", ["diagnose", "--json", str(inf_tr)], exit_codes=(0, 1),
+             reject_in_output="NaN"),
+        Case("check with stdout closed", [*quick, "--only", "launch"], close_stdout=True,
+             expect_in_output="stdout is closed"),
+        Case("1 GB of blanks in a trace, --timeout 1", ["diagnose", "--timeout", "1", str(blanks)], bound_s=5,
+             exit_codes=(3,), reject_in_output="no failure found"),
+        Case("1 GB of blanks in a trace, read to its end", ["diagnose", str(blanks)], bound_s=60, exit_codes=(3,),
+             expect_in_output="skipped"),
+        Case("secrets in four new shapes, --json", ["diagnose", "--json", str(secret_shapes)], exit_codes=(0, 1)),
+        Case("secrets in endpoints and knobs, collect", ["collect", "--level", "quick", "--only", "launch,knobs", "-o",
+                                                         "-"], env=leaky_env, exit_codes=(0,)),
+        Case("secrets in endpoints and knobs, check --json", [*quick, "--only", "launch,knobs", "--json"],
+             env=leaky_env, exit_codes=(0, 1)),
+        Case("file names that clear the screen", ["diagnose", str(esc)], exit_codes=(1,), expect_in_output="RUN101",
+             reject_in_output="\x1b[2J"),
+        Case("-o through a symbolic link", [*quick, "--only", "launch", "-o", str(tmp / "link.json")],
+             expect_in_output="symbolic link"),
+        Case("bench scaling -o into a missing directory", ["bench", "scaling", "x:y", "-o", str(tmp / "no" / "r.json")],
+             bound_s=10, expect_in_output="does not exist"),
+        Case("check under a 120 MiB address-space limit", [*quick], cap=120 << 20, exit_codes=(0, 1, 3),
+             reject_in_output="internal error"),
+        Case("check under a 200 MiB address-space limit", [*quick], cap=200 << 20, exit_codes=(0, 1, 3),
+             reject_in_output="internal error"),
+        Case("a bare-array trace", ["diagnose", str(bare)], exit_codes=(0,), expect_in_output="1 profiler trace"),
+        Case("a .json.gz trace cut in half", ["diagnose", str(cut)], exit_codes=(3,), expect_in_output="skipped: "),
+        Case("traces.* = inf", ["diagnose", "--config", str(inf_cfg), str(far_ranks)], expect_in_output="finite"),
+        Case("plan --ep 4 on a dense model", [*plan, "80GiB", "--ep", "4"], expect_in_output="dense"),
+        Case("bench collectives --nproc 100000", ["bench", "collectives", "--nproc", "100000", "--backend", "gloo"],
+             expect_in_output="1<=x<=256"),
         Case("job dir holding an earlier report", ["diagnose", "--json", str(job)], exit_codes=(1,),
              expect_in_output="skipped_pgdoctor_reports"),
     ]
@@ -145,9 +254,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _capped() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
+def _capped(cap: int = CAP, close_stdout: bool = False) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     os.setsid()  # the attempt's own process group: whatever it leaves behind is findable
+    if close_stdout:
+        os.close(1)
 
 
 def _alive_in_group(pgid: int) -> list[int]:
@@ -172,7 +283,8 @@ def main() -> None:
             counts["attempts"] += 1
             t0 = time.monotonic()
             p = subprocess.Popen([sys.executable, "-m", "pgdoctor", *case.argv], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_capped,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 preexec_fn=functools.partial(_capped, case.cap, case.close_stdout),
                                  env={**os.environ, **case.env})
             try:
                 out, err = p.communicate(case.stdin, timeout=case.bound_s)
@@ -194,7 +306,7 @@ def main() -> None:
                     or (case.reject_in_output and case.reject_in_output in text):
                 counts["wrong answers"] += 1
                 verdict = f"WRONG rc={p.returncode}"
-            if SECRET in text or SECRET in json.dumps(text):
+            if any(x in text or x in json.dumps(text) for x in (SECRET, PLAIN_SECRET)):
                 counts["leaks"] += 1
                 verdict += " LEAK"
             left = _alive_in_group(p.pid)

@@ -80,15 +80,20 @@ class ConfigKey:
     type: type
     default: Any
     doc: str
+    # A number the config gives must be finite and inside [lo, hi]: thresholds are never
+    # negative unless a key says so, and a percentage is at most 100.
+    lo: Optional[float] = 0.0
+    hi: Optional[float] = None
 
 
 CONFIG_KEYS: dict[str, ConfigKey] = {}
 
 
-def config_key(name: str, type_: type, default: Any, doc: str) -> ConfigKey:
+def config_key(name: str, type_: type, default: Any, doc: str, lo: Optional[float] = 0.0,
+               hi: Optional[float] = None) -> ConfigKey:
     if name in CONFIG_KEYS:
         raise ValueError(f"config key registered twice: {name}")
-    k = ConfigKey(name, type_, default, doc)
+    k = ConfigKey(name, type_, default, doc, lo, hi)
     CONFIG_KEYS[name] = k
     return k
 

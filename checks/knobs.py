@@ -7,8 +7,6 @@ from typing import Any
 
 from pgdoctor.checks.base import Config, check, evidence_of, register_code
 from pgdoctor.checks.software import gpu_count, version_tuple
-from pgdoctor.knowledge.alloc_conf import VARIABLES as ALLOC_VARIABLES
-from pgdoctor.knowledge.alloc_conf import problems as alloc_problems
 from pgdoctor.knowledge.torch_env import torch_import_problem
 from pgdoctor.model import Evidence, Finding, Snapshot
 
@@ -28,8 +26,6 @@ ENV407 = register_code("ENV407", "flight-recorder-off", "info", "configuration",
                        "The flight recorder is off", "knobs")
 ENV408 = register_code("ENV408", "nccl-blocking-wait-enabled", "info", "performance",
                        "TORCH_NCCL_BLOCKING_WAIT is on", "knobs")
-ENV409 = register_code("ENV409", "cuda-alloc-conf-invalid", "fail", "configuration",
-                       "PYTORCH_CUDA_ALLOC_CONF holds an option torch rejects", "knobs")
 
 TORCH_BOOLEAN_KNOBS = ("TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT", "TORCH_NCCL_DUMP_ON_TIMEOUT",
                        "TORCH_NCCL_ENABLE_MONITORING")
@@ -160,19 +156,3 @@ def flight_recorder_off(env: Mapping[str, str], torch_version: str | None) -> st
     if version_tuple(torch_version) >= FR_DEFAULT_ON_SINCE:
         return ""
     return f"TORCH_FR_BUFFER_SIZE is unset and torch {torch_version} records nothing by default"
-
-
-@check("knobs", [ENV409], needs=["environment"])
-def alloc_conf(snap: Snapshot, config: Config) -> list[Finding]:
-    """The caching allocator's options as torch parses them: a typo there raises at every rank's
-    first CUDA allocation, after the job started (judged at --level quick, no torch import)."""
-    env: dict[str, str] = snap.value("env.vars", {}) or {}
-    out = []
-    for name in ALLOC_VARIABLES:
-        if name in env and env[name].strip():
-            wrong = alloc_problems(env[name])
-            if wrong:
-                out.append(ENV409.finding(f"{name}={env[name]}: {'; '.join(wrong)}",
-                                          evidence=[Evidence(f"{name}={env[name]}", key="env.vars")],
-                                          facts={"variable": name, "value": env[name], "problems": wrong}))
-    return out

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pgdoctor.model import Measurement, Snapshot
+from pgdoctor.knowledge.ranks import MAX_RANK
+from pgdoctor.model import Measurement, Snapshot, numbers
 
 # Default order of a sweep; `reduce` is measured only when asked for (--ops), as in nccl-tests
 # it says little that all_reduce does not.
@@ -175,12 +176,22 @@ class Row:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Row:
+        """A row as the sweep wrote it; a snapshot from elsewhere with a world of 0, a size of
+        "1e400", `"false"` for correct or a boolean time is a ValueError (numbers.NumberError)."""
+        def t(key: str) -> float:
+            return float(numbers.number(d[key], key, lo=0))
+
+        correct = d["correct"]
+        if not isinstance(correct, bool):
+            raise numbers.NumberError(f"correct: {correct!r} is not true or false")
         return cls(
-            op=str(d["op"]), bytes=int(d["bytes"]), world_size=int(d["world_size"]),
-            time_us=float(d["time_us"]), time_min_us=float(d["time_min_us"]), time_max_us=float(d["time_max_us"]),
-            algbw_gbps=float(d["algbw_gbps"]), busbw_gbps=float(d["busbw_gbps"]), correct=bool(d["correct"]),
-            rank_time_us=tuple(float(t) for t in d["rank_time_us"]),
-            wrong=tuple(dict(w) for w in d.get("wrong", ())), iters=int(d.get("iters", 0)),
+            op=str(d["op"]), bytes=int(numbers.number(d["bytes"], "bytes", integer=True, lo=0)),
+            world_size=int(numbers.number(d["world_size"], "world_size", integer=True, lo=1, hi=MAX_RANK + 1)),
+            time_us=t("time_us"), time_min_us=t("time_min_us"), time_max_us=t("time_max_us"),
+            algbw_gbps=t("algbw_gbps"), busbw_gbps=t("busbw_gbps"), correct=correct,
+            rank_time_us=tuple(float(numbers.number(x, "rank_time_us", lo=0)) for x in d["rank_time_us"]),
+            wrong=tuple(dict(w) for w in d.get("wrong", ())),
+            iters=int(numbers.number(d.get("iters", 0), "iters", integer=True, lo=0)),
         )
 
 
@@ -236,5 +247,8 @@ def rows_of(snap: Snapshot) -> list[tuple[Row, Measurement]]:
     out = []
     for m in snap.with_prefix("collectives."):
         if isinstance(m.value, dict) and "busbw_gbps" in m.value and "op" in m.value:
-            out.append((Row.from_json(m.value), m))
+            try:
+                out.append((Row.from_json(m.value), m))
+            except (KeyError, TypeError, ValueError):
+                continue  # not a row the sweep could have written (a world of 0, "1e400"): no measurement
     return out

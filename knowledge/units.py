@@ -13,6 +13,8 @@ import math
 import re
 from collections.abc import Sequence
 
+from pgdoctor.model import numbers
+
 _COUNT = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _BYTES = {
     "": 1, "B": 1,
@@ -23,20 +25,30 @@ _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s
 
 GB = 10**9
 GIB = 2**30
+# A count or size typed or read past this is no size (10^18 parameters, an exabyte): refused
+# before it meets round() or an int conversion (1e400 is infinity).
+MAX_SCALED = 10**18
 
 
 def _split(text: str, what: str) -> tuple[float, str]:
     m = _NUMBER.match(str(text))
     if not m:
         raise ValueError(f"{what} {text!r} is not a number with an optional unit")
-    return float(m.group(1)), m.group(2).upper()
+    try:
+        value = float(numbers.number(m.group(1), what, strings=True))
+    except numbers.NumberError:
+        raise ValueError(f"{what} {text!r} is not a finite number") from None
+    return value, m.group(2).upper()
 
 
 def _scaled(text: str, what: str, table: dict[str, int], known: str) -> int:
     value, suffix = _split(text, what)
     if suffix not in table:
         raise ValueError(f"{what} {text!r}: unknown {'suffix' if what == 'count' else 'unit'} {suffix!r} (use {known})")
-    n = round(value * table[suffix])
+    scaled = value * table[suffix]
+    if not scaled <= MAX_SCALED:
+        raise ValueError(f"{what} {text!r} is larger than {MAX_SCALED:.0e}")
+    n = round(scaled)
     if n <= 0:
         raise ValueError(f"{what} {text!r} must be positive")
     return n
@@ -59,6 +71,8 @@ def parse_gbps(text: str) -> float:
     if not m:
         raise ValueError(f"bandwidth {text!r} is not a number in GB/s")
     value = float(m.group(1))
+    if not value <= MAX_SCALED:  # also inf (1e400)
+        raise ValueError(f"bandwidth {text!r} is larger than {MAX_SCALED:.0e} GB/s")
     scale = {
         "": 1.0, "gb/s": 1.0, "gbs": 1.0, "mb/s": 1e-3,
         "gbit/s": 1 / 8, "gbit": 1 / 8, "gbps": 1 / 8, "mbit/s": 1e-3 / 8, "mbit": 1e-3 / 8, "mbps": 1e-3 / 8,

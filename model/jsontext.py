@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from pgdoctor.model import numbers
+
 MAX_DEPTH = 200
 
 
@@ -42,8 +44,10 @@ def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
     if nesting_depth(text, max_depth) > max_depth:
         raise JsonInputError(f"nested deeper than {max_depth} levels")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        # 1e400 (infinity) and 5,000-digit integers are refused by model.numbers' hooks, like NaN.
+        return json.loads(text, parse_constant=_no_constant, parse_float=numbers.json_float,
+                          parse_int=numbers.json_int)
     except json.JSONDecodeError as exc:
         raise JsonInputError(str(exc)) from None
-    except ValueError as exc:  # int('9' * 5000): Python's digit limit for int parsing
+    except ValueError as exc:  # numbers.NumberError, or Python's own digit limit for int parsing
         raise JsonInputError(str(exc).splitlines()[0]) from None

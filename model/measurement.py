@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
+from pgdoctor.model import numbers
+
 # Bump when the meaning or shape of the snapshot or of --json output changes.
 SCHEMA_VERSION = 1
 
@@ -169,6 +171,6 @@ class ProbeResult:
             area=data["area"],
             status=Status(data["status"]),
             reason=data.get("reason", ""),
-            duration_s=float(data.get("duration_s", 0.0)),
+            duration_s=float(numbers.number(data.get("duration_s", 0.0), "duration_s", lo=0, hi=7 * 86400)),
             measurements=tuple(Measurement.from_json(m) for m in data.get("measurements", [])),
         )

@@ -6,19 +6,36 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|SIGNATURE|^SIG$",
+                         re.IGNORECASE)
 _SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[-_]?key|access[-_]?key|key|auth|credentials?|cookie)"
 # scheme://user:password@host. The password may hold '@' and '/': it runs to the last '@' before
 # a host, which itself holds neither.
 URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]+):(?P<pw>\S*)@(?P<host>[^\s@/]+)")
+    r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]*):(?P<pw>\S*)@(?P<host>[^\s@/]+)")  # redis://:pw@host
 # scheme://TOKEN@host: a token as the URL's user (https://ghp_...@github.com); short user names
 # (git@, alice@) stay.
 URL_TOKEN_USER = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[A-Za-z0-9_.~-]{16,})@")
-# user:password@host without a scheme (rsync, pip, redis targets); the host needs a dot or a port.
-BARE_CREDENTIALS = re.compile(r"(?<![\w/:@])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)+|[\w-]+:\d+)")
-# NAME=value, NAME="a value", NAME='a value'
-ASSIGNMENT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
+# user:password@host without a scheme (rsync, pip, redis targets, a MASTER_ADDR quoted in an
+# error): any host name, dotted or not, with an optional port.
+BARE_CREDENTIALS = re.compile(r"(?<![\w/:@])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)")
+# NAME=value, NAME="a value", NAME='a value'; a URL's query value ends at '&'.
+ASSIGNMENT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s&]+)")
+# A name made of words one of which says secret (HF_TOKEN, aws_secret_access_key, client-secret,
+# api_key), never a longer word that merely holds one (Tokenizer, KeyError, passwords_checked).
+_SECRET_NAME_WORDS = (r"(?:[A-Za-z0-9]+[_.-])*(?:token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key|"
+                      r"private[_-]?key|credentials?|auth)(?:[_.-][A-Za-z0-9]+)*")
+# HF_TOKEN: x, aws_secret_access_key = x, password : 'x' (YAML, INI, Python, logs), and
+# os.environ["WANDB_API_KEY"] = "x": a secret name, ':' or '=' with blanks, then the value.
+SPACED_PAIR = re.compile(rf"(?<![\w.-])(?P<name>{_SECRET_NAME_WORDS})(?P<close>[\"']\])?(?P<sep>\s*[:=]\s*|\s+[:=]?\s*)"
+                         r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&}\]]+)", re.IGNORECASE)
+# Tokens recognisable by their own shape wherever they stand: Hugging Face, GitHub, Slack, AWS
+# access key ids, OpenAI-style and GitLab keys.
+TOKEN_SHAPE = re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
+                         r"xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})")
+BEARER = re.compile(r"\b(?P<scheme>Bearer)\s+(?P<value>[\w.~+/=-]{8,})", re.IGNORECASE)
+# A whole value that is user:password@host (MASTER_ADDR, TORCHELASTIC_RDZV_ENDPOINT), whatever the host.
+WHOLE_CREDENTIALS = re.compile(r"(?P<user>[^\s:@/]+):(?P<pw>[^\s@]+)@(?P<host>[^\s@]+)")
 # "HF_TOKEN": "value" (JSON, YAML and Python dict reprs)
 QUOTED_PAIR = re.compile(r"(?P<q>[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)\s*:\s*(?P<vq>[\"'])(?P<value>[^\"']*)(?P=vq)")
 # --token X, --hf_token X, --api-key=X: a flag whose name says secret takes the next word.
@@ -31,7 +48,8 @@ ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Every shape above needs one of these: '@' (URLs, user:pw@host), '=' (assignments, --flag=x),
 # ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
 # of them (most measurement keys, numbers, names) skips the seven substitutions.
-_MAY_HOLD_SECRET = re.compile(r"[@=:]")
+_MAY_HOLD_SECRET = re.compile(r"[@=:]|hf_|gh[pousr]_|github_pat|xox|AKIA|sk-|glpat|[Bb]earer|[Tt]oken|"
+                               r"[Ss]ecret|[Pp]ass|[Kk]ey")
 _WHITESPACE = re.compile(r"\s")
 REDACTED = "<redacted>"
 
@@ -45,6 +63,10 @@ def redact_text(text: str) -> str:
     NAME=value and "NAME": "value" with a secret-looking NAME, secret flags and auth headers."""
     if not text or not (_MAY_HOLD_SECRET.search(text) or ("-" in text and _WHITESPACE.search(text))):
         return text
+    whole = WHOLE_CREDENTIALS.fullmatch(text) if "://" not in text else None
+    if whole:
+        return f"{whole['user']}:{REDACTED}@{whole['host']}"
+    text = TOKEN_SHAPE.sub(REDACTED, text)
     text = URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@{m['host']}", text)
     text = URL_TOKEN_USER.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
     text = BARE_CREDENTIALS.sub(lambda m: f"{m['user']}:{REDACTED}@{m['host']}", text)
@@ -52,9 +74,33 @@ def redact_text(text: str) -> str:
     text = SECRET_FLAG.sub(lambda m: f"{m['flag']}{m['sep']}{REDACTED}" if m["value"] != REDACTED else m.group(0), text)
     text = QUOTED_PAIR.sub(lambda m: f"{m['q']}{m['name']}{m['q']}: {m['vq']}{REDACTED}{m['vq']}"
                            if is_secret_name(m["name"]) else m.group(0), text)
-    return ASSIGNMENT.sub(
-        lambda m: f"{m['name']}={REDACTED}" if is_secret_name(m["name"]) else m.group(0), text
-    )
+    text = SPACED_PAIR.sub(_spaced, text)
+    text = BEARER.sub(lambda m: f"{m['scheme']} {REDACTED}", text)
+    return ASSIGNMENT.sub(_assignment, text)
+
+
+def _assignment(m: re.Match[str]) -> str:
+    if is_secret_name(m["name"]):
+        return f"{m['name']}={REDACTED}"
+    # MASTER_ADDR=admin:pw@node1: a value that is user:password@host, whatever the host's form.
+    whole = WHOLE_CREDENTIALS.fullmatch(m["value"]) if "://" not in m["value"] else None
+    if whole:
+        return f"{m['name']}={whole['user']}:{REDACTED}@{whole['host']}"
+    return m.group(0)
+
+
+_NOT_SECRETS = frozenset({"", "true", "false", "none", "null", "yes", "no", "on", "off", "<redacted>"})
+
+
+def _spaced(m: re.Match[str]) -> str:
+    value = m["value"]
+    if REDACTED in value or (not m["close"] and ":" not in m["sep"] and "=" not in m["sep"]):
+        return m.group(0)  # already masked, or "token 512" (a name and a word, no separator)
+    bare = value.strip("\"'")
+    if bare.lower() in _NOT_SECRETS or (bare.isdigit() and len(bare) < 8):
+        return m.group(0)  # "password_checked: true", "max token: 512": no credential
+    q = value[0] if value[:1] in "\"'" and len(value) > 1 else ""
+    return f"{m['name']}{m['close'] or ''}{m['sep']}{q}{REDACTED}{q}"
 
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:
@@ -73,6 +119,26 @@ def neutral(text: str) -> str:
     if text.isascii() and text.isprintable():  # the common case: nothing to translate
         return text
     return text.translate(_NEUTRAL)
+
+
+# What a console line may hold besides printable text: newlines, tabs, pgdoctor's own colours
+# (SGR: ESC [ digits m) and its progress line's "carriage return, erase line". Every other control
+# (OSC retitling, CSI clearing the screen or moving the cursor, BEL, a lone CR, C1) becomes text.
+_CONSOLE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONSOLE_KEEP = re.compile(r"\x1b\[[0-9;]*m|\r\x1b\[K")
+
+
+def console_safe(text: str) -> str:
+    """`text` as a terminal may show it: the one rule of the console sink (cli/sink.py)."""
+    if not _CONSOLE_CONTROL.search(text):
+        return text
+    out, last = [], 0
+    for m in _CONSOLE_KEEP.finditer(text):
+        out.append(text[last:m.start()].translate(_NEUTRAL))
+        out.append(m.group())
+        last = m.end()
+    out.append(text[last:].translate(_NEUTRAL))
+    return "".join(out)
 
 
 def scrub(obj: Any) -> Any:

@@ -209,6 +209,11 @@ class Report:
         # Every renderer (console, html, junit, ...) reads the report, so redacting here keeps
         # credentials out of all of them, whatever a probe measured or a log line contained.
         object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
+        # The metadata too (skipped-file notes, file names, the job-wide lines, traces): the
+        # console reads it directly, not through to_json.
+        object.__setattr__(self, "meta", scrub(dict(self.meta)))
+        object.__setattr__(self, "extra", scrub(dict(self.extra)))
+        object.__setattr__(self, "incomplete_reasons", tuple(scrub(list(self.incomplete_reasons))))
         if self.snapshot is not None:
             object.__setattr__(self, "snapshot", self.snapshot.redacted())
 
@@ -235,6 +240,9 @@ class Report:
             "schema_version": SCHEMA_VERSION,
             "command": self.command,
             "host": self.snapshot.host if self.snapshot else self.meta.get("host", ""),
+            # Which pgdoctor measured, and when: the snapshot's own, so `check --from` keeps them.
+            **({"pgdoctor_version": self.snapshot.pgdoctor_version, "time_unix": self.snapshot.time_unix,
+                "time": _iso(self.snapshot.time_unix)} if self.snapshot else {}),
             "findings": [f.to_json() for f in self.findings],
             "results": self.results_json(),
             "measurements": measurements,
@@ -242,11 +250,17 @@ class Report:
             "verdict": self.verdict.to_json(),
             "meta": dict(self.meta),
         }
-        if self.snapshot is not None:  # which pgdoctor probed, and when, as the snapshot says
-            out["pgdoctor_version"] = self.snapshot.pgdoctor_version
-            out["time_unix"] = self.snapshot.time_unix
         out.update(self.extra)
         return scrub(out)  # type: ignore[no-any-return]
+
+
+def _iso(t: float) -> str:
+    import datetime
+
+    try:
+        return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):  # a hand-edited snapshot's time beyond year 9999
+        return ""
 
 
 def exit_code(report: Report, exit_zero: bool = False) -> int:

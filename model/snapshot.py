@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from pgdoctor.model import jsontext
+from pgdoctor.model import jsontext, numbers
 from pgdoctor.model.measurement import SCHEMA_VERSION, Measurement, ProbeResult, Scope, Unavailable
 from pgdoctor.model.redact import scrub
 
@@ -84,7 +83,7 @@ class Snapshot:
         })
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=1, sort_keys=False)
+        return numbers.dumps(self.to_json(), indent=1, sort_keys=False)
 
     @classmethod
     def from_json(cls, data: Any) -> Snapshot:
@@ -98,12 +97,14 @@ class Snapshot:
         try:
             return cls(
                 host=str(data["host"]),
-                time_unix=float(data["time_unix"]),
+                time_unix=float(numbers.number(data["time_unix"], "time_unix", lo=0, hi=numbers.MAX_TIME_UNIX)),
                 pgdoctor_version=str(data["pgdoctor_version"]),
                 level=str(data.get("level", "standard")),
                 probes=tuple(ProbeResult.from_json(p) for p in data["probes"]),
                 schema_version=version,
             )
+        except numbers.NumberError as exc:
+            raise SnapshotFormatError(f"malformed snapshot: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise SnapshotFormatError(f"malformed snapshot: {type(exc).__name__}: {exc}") from None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -90,7 +91,7 @@ _TEMP: set[str] = set()
 def temp_file(prefix: str, suffix: str) -> str:
     import tempfile
 
-    fd, path = tempfile.mkstemp(prefix=prefix, suffix=suffix)
+    fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=suffix)
     os.close(fd)
     with _LOCK:
         _TEMP.add(path)
@@ -104,6 +105,54 @@ def remove_temp(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def temp_dir(kind: str) -> str:
+    """A temporary directory named `pgdoctor-KIND-PID-...`: the owner removes it, and when the owner
+    was SIGKILLed (no cleanup runs), the next pgdoctor's clean_stale_temp does."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
+
+
+_OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
+
+
+def clean_stale_temp(root: Optional[str] = None) -> list[str]:
+    """Remove pgdoctor's temporary files and directories whose owning process is gone (SIGKILL,
+    OOM kill, a node's reboot): ours by name, by user and by a dead pid. Returns what it removed."""
+    import shutil
+    import tempfile
+
+    root = root or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        entries = os.scandir(root)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            m = _OWNED.match(entry.name)
+            if not m:
+                continue
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or entry.is_symlink():
+                    continue
+                os.kill(int(m.group(1)), 0)
+                continue  # its owner still runs
+            except ProcessLookupError:
+                pass
+            except (OSError, ValueError, OverflowError):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    continue
+            removed.append(entry.path)
+    return removed
 
 
 @atexit.register

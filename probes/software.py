@@ -93,4 +93,12 @@ def torch_runtime(ctx: ProbeContext) -> list[Measurement]:
         nccl = Unavailable(Reason.NOT_SUPPORTED, f"{type(exc).__name__}: {exc}".strip())
     out.append(Measurement("software.torch.nccl_version", nccl, source="torch.cuda.nccl.version"))
     out.append(Measurement("software.torch.cuda_compiled", torch.version.cuda is not None, source=src))
+    # The cuDNN torch loads (a wheel's or the system's): only a live import knows which; None on
+    # a CPU build, where torch has no cuDNN.
+    cudnn: int | Unavailable | None
+    try:
+        cudnn = torch.backends.cudnn.version()
+    except Exception as exc:
+        cudnn = Unavailable(Reason.ERROR, f"{type(exc).__name__}: {exc}".strip())
+    out.append(Measurement("software.torch.cudnn_version", cudnn, source="torch.backends.cudnn.version"))
     return out

@@ -18,6 +18,7 @@ NVML's answer and show NV for pairs that NVLink peer access connects. Without NV
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any, Optional
 
 from pgdoctor.model import Measurement, Reason, Unavailable
@@ -75,10 +76,11 @@ def gpus(ctx: ProbeContext) -> list[dict[str, Any]]:
         vendor, cls = _read(ctx, f"{base}/vendor"), _read(ctx, f"{base}/class") or ""
         if vendor != NVIDIA_VENDOR or not cls.startswith(GPU_CLASSES):
             continue
+        # local_cpulist: the CPUs the kernel counts as close to the device (its NUMA node's),
+        # what nvidia-smi topo -m prints as CPU Affinity.
         out.append({"name": f"GPU{len(out)}", "pci": pci, "device_id": _read(ctx, f"{base}/device"),
-                    "numa_node": numa_node(ctx, pci), "chain": pci_chain(ctx, pci),
-                    # the CPUs next to the GPU, as nvidia-smi topo -m's CPU Affinity column
-                    "cpu_affinity": _read(ctx, f"{base}/local_cpulist")})
+                    "numa_node": numa_node(ctx, pci), "cpu_affinity": _read(ctx, f"{base}/local_cpulist"),
+                    "chain": pci_chain(ctx, pci)})
     return out
 
 
@@ -91,6 +93,7 @@ def nics(ctx: ProbeContext) -> list[dict[str, Any]]:
         pci = pci_address(ctx, f"/sys/class/infiniband/{dev}/device")
         if pci:
             out.append({"name": dev, "kind": "rdma", "pci": pci, "numa_node": numa_node(ctx, pci),
+                        "cpu_affinity": _read(ctx, f"/sys/bus/pci/devices/{pci}/local_cpulist"),
                         "chain": pci_chain(ctx, pci)})
             seen.add(pci)
     for dev in ctx.fs.listdir("/sys/class/net"):
@@ -99,6 +102,7 @@ def nics(ctx: ProbeContext) -> list[dict[str, Any]]:
         pci = pci_address(ctx, f"/sys/class/net/{dev}/device")
         if pci and pci not in seen:
             out.append({"name": dev, "kind": "ethernet", "pci": pci, "numa_node": numa_node(ctx, pci),
+                        "cpu_affinity": _read(ctx, f"/sys/bus/pci/devices/{pci}/local_cpulist"),
                         "chain": pci_chain(ctx, pci)})
             seen.add(pci)
     return out
@@ -108,6 +112,23 @@ def matrix(devs: list[dict[str, Any]], nvml_pairs: Any = None) -> dict[str, Any]
     m = {"devices": [d["name"] for d in devs], "cells": [[relation(a, b) for b in devs] for a in devs],
          "numa_nodes": [d.get("numa_node") for d in devs], "cpu_affinity": [d.get("cpu_affinity") for d in devs]}
     return with_nvml(m, nvml_pairs)
+
+
+def with_nvml_affinity(m: dict[str, Any], cpus: Mapping[int, Any], numa: Mapping[int, Any]) -> dict[str, Any]:
+    """The matrix with each GPU's CPU and NUMA affinity as NVML answered it (the gpu probe's
+    gpu.cpu_affinity and gpu.numa_node, by GPU index), where it answered; sysfs's elsewhere."""
+    names = m["devices"]
+    affinity = list(m.get("cpu_affinity") or [None] * len(names))
+    nodes = list(m.get("numa_nodes") or [None] * len(names))
+    for i, name in enumerate(names):
+        index = int(name[3:]) if name.startswith("GPU") and name[3:].isdigit() else None
+        if index is None:
+            continue
+        if isinstance(cpus.get(index), str) and cpus[index]:
+            affinity[i] = cpus[index]
+        if isinstance(numa.get(index), int) and not isinstance(numa.get(index), bool):
+            nodes[i] = numa[index]
+    return {**m, "cpu_affinity": affinity, "numa_nodes": nodes}
 
 
 def with_nvml(m: dict[str, Any], nvml_pairs: Any) -> dict[str, Any]:
@@ -128,19 +149,17 @@ def with_nvml(m: dict[str, Any], nvml_pairs: Any) -> dict[str, Any]:
 
 
 def format_matrix(m: dict[str, Any]) -> str:
-    """Text matrix like `nvidia-smi topo -m`, with its CPU Affinity (GPUs) and NUMA Affinity
-    columns; a device without a NUMA node (sysfs -1, one-node machines) reads N/A, as there."""
+    """Text matrix like `nvidia-smi topo -m`, with its CPU Affinity and NUMA Affinity columns
+    (N/A where unknown: a snapshot from before the column, a NUMA node of -1)."""
     names = m["devices"]
     width = max([len(n) for n in names] + [4]) + 2
-    cpus = m.get("cpu_affinity") or [None] * len(names)
-    show_cpus = any(cpus)
-    cpu_w = max([len(c) for c in cpus if c] + [len("CPU Affinity")]) + 2
-    head = "".ljust(width) + "".join(n.ljust(width) for n in names)
-    lines = [head + ("CPU Affinity".ljust(cpu_w) if show_cpus else "") + "NUMA Affinity"]
-    for name, row, numa, cpu in zip(names, m["cells"], m["numa_nodes"], cpus):
-        numa_text = "N/A" if numa is None or numa < 0 else str(numa)
-        lines.append(name.ljust(width) + "".join(c.ljust(width) for c in row)
-                     + ((cpu or "N/A").ljust(cpu_w) if show_cpus else "") + numa_text)
+    cpus = [c if isinstance(c, str) and c else "N/A" for c in m.get("cpu_affinity") or [None] * len(names)]
+    cpu_width = max([len(c) for c in cpus] + [len("CPU Affinity")]) + 2
+    lines = ["".ljust(width) + "".join(n.ljust(width) for n in names) + "CPU Affinity".ljust(cpu_width)
+             + "NUMA Affinity"]
+    for name, row, cpu, numa in zip(names, m["cells"], cpus, m["numa_nodes"]):
+        node = "N/A" if numa is None or numa < 0 else str(numa)
+        lines.append(name.ljust(width) + "".join(c.ljust(width) for c in row) + cpu.ljust(cpu_width) + node)
     return "\n".join(lines)
 
 

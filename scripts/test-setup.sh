@@ -54,3 +54,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       || echo "test-setup: chromium could not be installed; the HTML browser test will skip" >&2
   fi
 fi
+# A real Nsight Systems (Debian non-free 2022.4, unpacked into ~/.cache/pgdoctor/nsys, not
+# installed) for the tests that profile pgdoctor runs; they skip with the reason it gives.
+bash scripts/nsys-setup.sh >/dev/null \
+  || echo "test-setup: Nsight Systems could not be set up; the nsys tests will skip" >&2

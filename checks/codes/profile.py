@@ -32,10 +32,10 @@ TRACE_LAUNCH_BOUND = register_code(
 )
 
 EXPOSED_COMM_PCT = config_key("traces.exposed_comm_pct", float, 25.0,
-                              "RUN406: exposed communication (not overlapped by compute), % of the window")
-DATA_STALL_PCT = config_key("traces.data_stall_pct", float, 10.0, "RUN407: DataLoader time, % of the step")
-GPU_IDLE_PCT = config_key("traces.gpu_idle_pct", float, 40.0, "RUN408: GPU idle, % of the analysed window")
+                              "RUN406: exposed communication (not overlapped by compute), % of the window", hi=100.0)
+DATA_STALL_PCT = config_key("traces.data_stall_pct", float, 10.0, "RUN407: DataLoader time, % of the step", hi=100.0)
+GPU_IDLE_PCT = config_key("traces.gpu_idle_pct", float, 40.0, "RUN408: GPU idle, % of the analysed window", hi=100.0)
 SHORT_KERNEL_PCT = config_key("traces.short_kernel_pct", float, 50.0,
-                              "RUN409: kernels shorter than their launch call, % of compute kernels")
+                              "RUN409: kernels shorter than their launch call, % of compute kernels", hi=100.0)
 LAUNCH_IDLE_PCT = config_key("traces.launch_bound_idle_pct", float, 30.0,
-                             "RUN409: GPU idle, % of the window, above which short kernels mean launch-bound")
+                             "RUN409: GPU idle, % of the window, above which short kernels mean launch-bound", hi=100.0)

@@ -57,7 +57,7 @@ GPU180 = _code("GPU180", "gpu-driver-too-old-for-torch", "fail", "driver_env",
                "torch's CUDA runtime is newer than the driver supports")
 
 EXPECT_GPUS = config_key("expect.gpus", int, -1,
-                         "GPUs this node must have (-1: not set; --expect-gpus overrides).")
+                         "GPUs this node must have (-1: not set; --expect-gpus overrides).", lo=-1)
 TEMP_MARGIN = config_key("gpu.temp_margin_c", float, 5.0,
                          "Warn when a GPU is within this many degrees C of its slowdown temperature.")
 NVLINK_ERR_MAX = config_key("gpu.nvlink_error_max", int, 0,

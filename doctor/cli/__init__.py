@@ -7,8 +7,9 @@ import torch.
 
 from __future__ import annotations
 
+import errno
 import importlib
-import json
+import io
 import math
 import os
 import signal
@@ -19,7 +20,15 @@ from typing import Any, NoReturn, Optional
 import click
 
 from pgdoctor import __version__
-from pgdoctor.engine.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
+from pgdoctor.engine.errors import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UserError,
+    resource_exhaustion,
+)
 
 # name -> "module:attribute" of a click command; one line per command.
 LAZY_COMMANDS: dict[str, str] = {
@@ -139,13 +148,71 @@ def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
     raise KeyboardInterrupt
 
 
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout when pgdoctor was started with it closed (`cmd >&-`): a report written to it is
+    the one-line OSError below (exit 2), and `-o FILE` still works."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return 1
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed (pgdoctor was started with >&-); give -o FILE")
+
+    def flush(self) -> None:
+        pass
+
+
+def _std_streams() -> None:
+    """Started with fd 0, 1 or 2 closed, the next file pgdoctor opens would get that number, and
+    a child or a print would write into it: /dev/null holds each one instead."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 1:
+                sys.stdout = _ClosedStdout()
+            elif fd == 2:
+                sys.stderr = open(fd, "w", closefd=False)  # noqa: SIM115 (lives as long as the process)
+            else:
+                sys.stdin = open(fd, closefd=False)  # noqa: SIM115
+
+
+def _preload_unwinder() -> None:
+    """Under an address-space limit, glibc loads libgcc_s when a thread exits, fails, and aborts
+    the process ("libgcc_s.so.1 must be installed for pthread_exit to work"): loaded up front."""
+    import resource
+
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libgcc_s.so.1")
+    except OSError:
+        pass
+
+
 def main(argv: Optional[list[str]] = None) -> NoReturn:
+    _std_streams()
+    _preload_unwinder()
+    from pgdoctor.cli.sink import install
+
+    install()  # every console line, whoever prints it, through one neutralising writer
     # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run. SIGINT gets its
     # default handler back: started with it ignored (nohup, `cmd &` in a script), pgdoctor would
     # otherwise never end on Ctrl-C or an orchestrator's SIGINT.
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from pgdoctor.probes.processes import QUIET_WARNINGS
+    from pgdoctor.probes.processes import QUIET_WARNINGS, clean_stale_temp
+
+    clean_stale_temp()  # what a SIGKILLed pgdoctor left in the temp directory
 
     for message in QUIET_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=UserWarning)
@@ -169,11 +236,19 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         rc = EXIT_OK
-    except OSError as exc:
-        # The environment refused (stdout on a full disk, a file that vanished): one line.
+    except (MemoryError, RuntimeError, OSError) as exc:
         _quiet_stdout()
-        click.echo(f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", err=True)
-        rc = EXIT_USAGE
+        limit = resource_exhaustion(exc)
+        if limit is not None:
+            click.echo(f"pgdoctor: incomplete: {limit}", err=True)
+            rc = EXIT_INCOMPLETE
+        elif isinstance(exc, OSError):
+            # The environment refused (stdout on a full disk, a file that vanished): one line.
+            click.echo(f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
+                       err=True)
+            rc = EXIT_USAGE
+        else:
+            rc = _internal_error(exc)
     except Exception as exc:  # a bug of ours: one line naming it, never exit 1 ("findings")
         _quiet_stdout()
         rc = _internal_error(exc)
@@ -224,4 +299,6 @@ def _internal_error(exc: BaseException) -> int:
 
 
 def emit_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=1, default=str))
+    from pgdoctor.model import numbers
+
+    click.echo(numbers.dumps(obj, indent=1, default=str))  # never NaN or Infinity

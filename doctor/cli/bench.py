@@ -13,7 +13,9 @@ from typing import Any, Optional
 import click
 
 from pgdoctor.cli import FiniteFloat, require_torch_importable
+from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
+from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 
 # Spawned ranks import torch before they join the rendezvous: on a loaded 2-core host that alone
 # took 3-5 s, so an init bound of --timeout 2 named healthy ranks as missing.
@@ -72,7 +74,7 @@ class _Bar:
 @click.option("--max-bytes", callback=_bytes, default=None, help="Largest size [default: 256M on GPU, 64M on CPU].")
 @click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True, help="Timed iterations per size.")
 @click.option("--warmup", type=click.IntRange(min=0), default=5, show_default=True, help="Untimed iterations per size.")
-@click.option("--nproc", type=click.IntRange(min=1), default=None,
+@click.option("--nproc", type=click.IntRange(min=1, max=MAX_LOCAL_RANKS), default=None,
               help="Spawn N local ranks [default: one per GPU; required without GPUs or a launcher].")
 @click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True)
 @click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5), default=30.0, show_default=True,
@@ -224,14 +226,6 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
     return sizes
 
 
-def _output(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
-    """-o is checked before any rank starts: a typo in the directory fails at once, not after
-    every world size has trained."""
-    from pgdoctor.cli.check import checked_output
-
-    return checked_output(ctx, param, value)
-
-
 @bench.command("scaling")
 @click.argument("entry")
 @click.option("--nproc", "nprocs", callback=_sizes, default="1,2", show_default=True, metavar="N,...",
@@ -244,8 +238,7 @@ def _output(ctx: click.Context, param: click.Parameter, value: Optional[str]) ->
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(["console", "json", "html"]), default="console", show_default=True,
               help="html: the report with the speedup plot (SVG).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              callback=_output, help="Write the report here instead of stdout (checked before the run).")
+@output_options()
 def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: bool, timeout_s: float, as_json: bool,
             fmt: str, output: Optional[str]) -> None:
     """Speedup and efficiency of ENTRY at each world size against one process, where the time

@@ -11,11 +11,13 @@ import click
 
 from pgdoctor.checks.base import Config
 from pgdoctor.cli import FiniteFloat
+from pgdoctor.cli.output import checked_output, output_options, write_output  # noqa: F401 (checked_output: older importers)
 from pgdoctor.engine.config import ConfigError, load_config
 from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.engine.plugins import load_plugins
 from pgdoctor.engine.runner import Selection, build_report, was_interrupted
 from pgdoctor.engine.runner import collect as collect_snapshot
+from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 from pgdoctor.model import Report, Severity, Snapshot, SnapshotFormatError, exit_code
 from pgdoctor.probes.base import LEVELS, ProbeContext
 from pgdoctor.render import FORMATS, Renderer, get_renderer
@@ -62,7 +64,7 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--force", is_flag=True, help="Run heavy probes even on GPUs other processes use."),
         click.option("--all-pairs", is_flag=True,
                      help="Multi-node net check: measure every node pair, not only neighbours."),
-        click.option("--nproc", type=click.IntRange(min=1), default=None,
+        click.option("--nproc", type=click.IntRange(min=1, max=MAX_LOCAL_RANKS), default=None,
                      help="Collective probe: spawn N local ranks (default: one per GPU; none without GPUs)."),
         click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True,
                      help="Collective probe backend: NCCL on GPUs, gloo on CPU."),
@@ -116,27 +118,13 @@ def _load_snapshot(path: str) -> Snapshot:
         raise UserError(f"{path}: {exc if isinstance(exc, SnapshotFormatError) else 'nested too deep'}") from None
 
 
-def checked_output(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
-    """-o is checked before any probe runs: a typo in the directory fails in milliseconds, not
-    after the whole pre-flight."""
-    if value in (None, "-"):
-        return value
-    parent = os.path.dirname(os.path.abspath(value))
-    if not os.path.isdir(parent):
-        raise click.BadParameter(f"directory {parent} does not exist", ctx, param)
-    if not os.access(parent, os.W_OK):
-        raise click.BadParameter(f"directory {parent} is not writable", ctx, param)
-    return value
-
-
 @click.command()
 @probe_options
 @click.option("--from", "from_path", type=click.Path(dir_okay=False), default=None,
               help="Check a saved snapshot instead of probing this host.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
-              help="Write the report here instead of stdout.")
+@output_options()
 @click.option("--fail-on", type=click.Choice(["warn", "fail"]), default="fail", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 def check(
@@ -194,19 +182,14 @@ def write_report(report: Report, fmt: str, output: Optional[str], render: Option
     `render` replaces the format's renderer (diagnose has its own console layout)."""
     render = render or get_renderer(fmt)
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                render(report, fh, False)
-        except OSError as exc:
-            raise UserError(f"cannot write {output}: {exc.strerror}") from None
+        write_output(output, lambda fh: render(report, fh, False))
     else:
         render(report, sys.stdout, fmt == "console" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
 
 
 @click.command()
 @probe_options
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True, callback=checked_output,
-              help="Snapshot file to write (JSON); '-' for stdout.")
+@output_options("Snapshot file to write (JSON); '-' for stdout.", required=True)
 def collect(
     only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
     expect_gpus: Optional[int], force: bool, all_pairs: bool, nproc: Optional[int], backend: str,
@@ -223,11 +206,7 @@ def collect(
         if was_interrupted(snapshot):
             raise KeyboardInterrupt
         return
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-    except OSError as exc:
-        raise UserError(f"cannot write {output}: {exc.strerror}") from None
+    write_output(output, lambda fh: fh.write(text + "\n"))
     if was_interrupted(snapshot):
         # A partial bundle is still worth having; the exit status says it is partial.
         click.echo(f"wrote {output} ({len(snapshot.probes)} probes, interrupted: partial)", err=True)

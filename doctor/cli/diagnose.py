@@ -8,7 +8,7 @@ from typing import Any, Optional
 import click
 
 from pgdoctor.cli import FiniteFloat
-from pgdoctor.cli.check import checked_output
+from pgdoctor.cli.output import output_options
 from pgdoctor.engine.deadline import DeadlineExceeded, deadline
 from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.model import exit_code
@@ -20,8 +20,7 @@ from pgdoctor.model import exit_code
               help="Directory (or file) of per-rank flight-recorder dumps, pickle or JSON. Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", default=None, help="Output format (console, json, ...).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
-              help="Write the report here instead of stdout.")
+@output_options()
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 @click.option("--all-steps", is_flag=True,
               help="Profiler traces: analyse the last ProfilerStep too (left out by default, as HTA does).")

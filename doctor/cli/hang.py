@@ -7,7 +7,7 @@ from typing import Optional, TextIO
 import click
 
 from pgdoctor.cli import FiniteFloat
-from pgdoctor.cli.check import checked_output
+from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import UserError
 from pgdoctor.model import Report, exit_code
 
@@ -43,8 +43,7 @@ def render_console(report: Report, out: TextIO, color: bool = False) -> None:
               help="Bound the whole command; a stack tool that does not answer is killed and its rank reported.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout (the report with a `hang` section).")
 @click.option("--format", "fmt", default=None, help="Output format (console, json, junit, ...).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, callback=checked_output,
-              help="Write the report here instead of stdout.")
+@output_options()
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write the evidence (per-rank stacks, flight recorders) for `pgdoctor diagnose DIR`.")
 @click.option("--tiers", "tiers", default="proc,socket,py-spy,pystack", show_default=True,

@@ -170,9 +170,9 @@ def plan_cmd(
         if largest_model:
             found = largest(options)
             if as_json:
-                import json
+                from pgdoctor.model import numbers
 
-                click.echo(json.dumps(found.to_json(), indent=1))
+                click.echo(numbers.dumps(found.to_json(), indent=1))  # never NaN or Infinity
             else:
                 from pgdoctor.plan.console import print_largest
 

@@ -9,12 +9,12 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 from typing import Any, Optional
 
 import click
 
 from pgdoctor.cli import FiniteFloat, require_torch_importable
+from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
 from pgdoctor.model import Report, ReportExtra, Severity, exit_code
@@ -24,9 +24,14 @@ NSYS_TRACES = "cuda,nvtx,osrt"
 
 
 def nsys_command(argv: list[str], output: str) -> list[str]:
-    """The Nsight Systems command that captures this repro's NVTX ranges in every rank."""
-    return ["nsys", "profile", "-t", NSYS_TRACES, "--trace-fork-before-exec=true", "-o", output,
-            "--force-overwrite=true", *argv]
+    """The Nsight Systems command that captures this repro's NVTX ranges in every rank.
+
+    CPU sampling and context-switch tracing are off: under Nsight Systems 2022.4 in a container
+    or VM, with either on, the agent often kept spinning after a multi-process job ended and wrote
+    no report (measured: 15 minutes; a 2-rank run without them takes 12-35 s), and the ranges do
+    not need them."""
+    return ["nsys", "profile", "-t", NSYS_TRACES, "--sample=none", "--cpuctxsw=none",
+            "--trace-fork-before-exec=true", "-o", output, "--force-overwrite=true", *argv]
 
 
 def _device(choice: str) -> str:
@@ -86,8 +91,7 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report here instead of stdout.")
+@output_options()
 def repro(
     fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
     microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
@@ -108,7 +112,12 @@ def repro(
 
     dev = _device(device)
     keep = keep_dir or trace_dir
-    run_dir = _kept_dir(keep) if keep else tempfile.mkdtemp(prefix="pgdoctor-repro-")
+    if keep:
+        run_dir = _kept_dir(keep)
+    else:
+        from pgdoctor.probes.processes import temp_dir
+
+        run_dir = temp_dir("repro")  # by pid: removed by the next run if this one is SIGKILLed
     try:
         tdir = os.path.abspath(trace_dir) if trace_dir else os.path.join(run_dir, "trace")
         try:

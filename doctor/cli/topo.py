@@ -18,17 +18,22 @@ LEGEND = ("X = self, NV = NVLink peer access, PIX = at most one PCIe bridge, PXB
           "SYS = across NUMA nodes")
 
 
-def _live() -> list[Measurement]:
+KEYS = ("topo.matrix", "topo.gpus", "topo.nics", "gpu.topology", "gpu.cpu_affinity", "gpu.numa_node")
+
+
+def _live(ctx: Any = None) -> list[Measurement]:
+    """This node's topology (sysfs), with NVML's GPU-GPU levels and CPU/NUMA affinity where the
+    gpu probe answers. `ctx` is a ProbeContext (tests give fixture trees and NVML replays)."""
     from pgdoctor.probes.base import ProbeContext, ProbeUnavailable
     from pgdoctor.probes.gpu.health import gpu_probe
     from pgdoctor.probes.topology import topology
 
-    ctx = ProbeContext(env=dict(os.environ), level="quick")
+    ctx = ctx or ProbeContext(env=dict(os.environ), level="quick")
     out = topology(ctx)
     try:
-        out += [m for m in gpu_probe(ctx) if m.key == "gpu.topology"]
+        out += [m for m in gpu_probe(ctx) if m.key in KEYS]
     except ProbeUnavailable:
-        pass  # no NVML: GPU-GPU cells stay as sysfs sees them
+        pass  # no NVML: cells and affinity stay as sysfs sees them
     return out
 
 
@@ -40,7 +45,7 @@ def _from(path: str) -> list[Measurement]:
         raise UserError(f"cannot read snapshot {path}: {exc.strerror}") from None
     except SnapshotFormatError as exc:
         raise UserError(f"{path}: {exc}") from None
-    return [m for m in snap.measurements() if m.key in ("topo.matrix", "topo.gpus", "topo.nics", "gpu.topology")]
+    return [m for m in snap.measurements() if m.key in KEYS]
 
 
 @click.command()
@@ -48,23 +53,30 @@ def _from(path: str) -> list[Measurement]:
               help="Print the topology recorded in a snapshot instead of this node's.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def topo(from_path: Optional[str], as_json: bool) -> None:
-    """Print the GPU/NIC topology matrix (PCIe paths and NUMA nodes)."""
-    from pgdoctor.probes.topology import format_matrix, with_nvml
+    """Print the GPU/NIC topology matrix (PCIe paths, CPU and NUMA affinity)."""
+    show(_from(from_path) if from_path else _live(), as_json, "in this snapshot" if from_path else "on this node")
 
-    found = {m.key: m.value for m in (_from(from_path) if from_path else _live())}
+
+def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
+    from pgdoctor.probes.topology import format_matrix, with_nvml, with_nvml_affinity
+
+    found = {m.key: m.value for m in measurements if m.key in ("topo.matrix", "topo.gpus", "topo.nics", "gpu.topology")}
     matrix: Any = found.get("topo.matrix")
     if not isinstance(matrix, dict):
         raise UserError("no topology in this snapshot (it was collected without the net area)")
-    matrix = with_nvml(matrix, found.get("gpu.topology"))
+    per_gpu: dict[str, dict[int, Any]] = {"gpu.cpu_affinity": {}, "gpu.numa_node": {}}
+    for m in measurements:
+        if m.key in per_gpu and m.scope.gpu_index is not None and m.ok:
+            per_gpu[m.key][m.scope.gpu_index] = m.value
+    matrix = with_nvml_affinity(with_nvml(matrix, found.get("gpu.topology")), per_gpu["gpu.cpu_affinity"],
+                                per_gpu["gpu.numa_node"])
     if as_json:
         emit_json({"matrix": matrix, "gpus": found.get("topo.gpus", []), "nics": found.get("topo.nics", [])})
         return
-    if not matrix["devices"]:
-        click.echo("no NVIDIA GPU and no PCI NIC on this node (nothing of vendor 0x10de or a network class in "
-                   "/sys/bus/pci/devices)")
+    if not any(str(name).startswith("GPU") for name in matrix["devices"]):
+        nics = [f"{n} (NUMA {numa})" if isinstance(numa, int) and numa >= 0 else str(n)
+                for n, numa in zip(matrix["devices"], matrix["numa_nodes"])]
+        click.echo(f"no NVIDIA GPU {where}" + (f"; PCI NICs: {', '.join(nics)}" if nics else ""))
         return
-    if not found.get("topo.gpus"):
-        click.echo("no NVIDIA GPU on this node (no PCI device of vendor 0x10de in /sys/bus/pci/devices): "
-                   "the matrix below has the NICs only\n")
     click.echo(format_matrix(matrix))
     click.echo(f"\n{LEGEND}")

@@ -25,7 +25,7 @@ from pgdoctor.diagnose.causality import assemble, join_flight
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
-from pgdoctor.diagnose.profile.reader import TRACE_SUFFIXES, looks_like_trace
+from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text.parallel import beside
 from pgdoctor.diagnose.text.reader import (
@@ -76,6 +76,8 @@ def kind_of(src: Source) -> str:
     if dump.looks_like_dump(head):
         return DUMP
     if src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
+        return TRACE
+    if head.startswith(SQLITE_MAGIC):  # an Nsight Systems export (or a clear line saying it is not one)
         return TRACE
     if src.listed and is_binary(head):
         return BINARY
@@ -193,4 +195,15 @@ def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps
     meta["host"] = socket.gethostname()
     meta["paths"] = list(paths)
     meta["flight_recorder_dirs"] = list(flight_recorder_dirs)
-    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta, extra=extra)
+    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta, extra=extra,
+                  incomplete_reasons=_nothing_read(meta, extra))
+
+
+def _nothing_read(meta: Mapping[str, Any], extra: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every input skipped, none read: not "no failure found" (exit 0) but incomplete (exit 3)."""
+    traces = extra.get("traces") or {}
+    fr = meta.get("flight_recorder") or {}
+    if meta.get("sources") or traces.get("ranks") or fr.get("dumps") or extra.get("hang"):
+        return ()
+    skipped = [*meta.get("skipped_unreadable_files", []), *traces.get("skipped", []), *fr.get("skipped", [])]
+    return (f"no input could be read: {len(skipped)} skipped",) if skipped else ()

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from pgdoctor.diagnose.text.normalize import Line, text_rank
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.ranks import bounded
 from pgdoctor.model import Evidence
 
 # A line that starts a new log record rather than continuing a message split over lines.
@@ -151,6 +152,12 @@ class Event:
     ts: Optional[tuple[str, float]] = None
     cause_tier: int = 0
     dedupe: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        # The one gate for every rule's rank: a number past MAX_RANK read from a log is no rank.
+        if self.rank is not None and bounded(self.rank) is None:
+            self.rank = None
+            self.facts.pop("rank", None)
 
     @property
     def position(self) -> tuple[int, int]:

@@ -121,6 +121,13 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         scanned += f", {sum(len(j['ranks']) for j in hang.get('jobs', ()))} rank(s) of hang evidence"
         for line in console_lines(hang):
             console.print(escape(line))
+    if not report.findings and report.incomplete_reasons:  # every input skipped: not an all-clear
+        for reason in report.incomplete_reasons:
+            console.print(f"[yellow]incomplete:[/] {escape(reason)} ({escape(scanned)} read).")
+        _notes(console, report.meta)
+        for s in report.meta.get("skipped_unreadable_files") or []:
+            console.print(f"[yellow]skipped:[/] {escape(s)}")
+        return
     if not report.findings:
         if perf:  # no failure, but the traces show where the time goes: not [ok]
             worst = max(perf, key=lambda f: f.severity.rank).severity.value

@@ -13,6 +13,7 @@ from typing import Any
 
 from pgdoctor.checks import load_all
 from pgdoctor.checks.base import CONFIG_KEYS, Config
+from pgdoctor.model import numbers
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,9 +37,15 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _typed(name: str, value: Any) -> Any:
-    expected = CONFIG_KEYS[name].type
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+    key = CONFIG_KEYS[name]
+    expected = key.type
+    if (expected is float and isinstance(value, (int, float))) or (expected is int and isinstance(value, int)):
+        # TOML has inf and nan; a threshold of either silently disables its check.
+        try:
+            v = numbers.number(value, f"config key {name}", integer=expected is int, lo=key.lo, hi=key.hi)
+        except numbers.NumberError as exc:
+            raise ConfigError(str(exc)) from None
+        return float(v) if expected is float else v
     if expected is not bool and isinstance(value, bool):
         raise ConfigError(f"config key {name}: expected {expected.__name__}, got bool")
     if not isinstance(value, expected):

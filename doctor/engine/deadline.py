@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from typing import Any
 
 
-class DeadlineExceeded(Exception):
-    pass
+class DeadlineExceeded(BaseException):
+    """Like KeyboardInterrupt, not an Exception: a reader's `except Exception` (one bad file is
+    a skip) must never turn the deadline into "skipped" and a clean exit 0."""
 
 
 def _raise(signum: int, frame: Any) -> None:

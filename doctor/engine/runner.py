@@ -64,6 +64,17 @@ class Selection:
         return tuple(sorted({self._area_of(n) for n in self.only}))
 
 
+def _started(t: threading.Thread) -> bool:
+    """Start `t`; False when the process may start no more threads (a process or memory limit)."""
+    try:
+        t.start()
+        return True
+    except RuntimeError as exc:
+        if "can't start new thread" not in str(exc):
+            raise
+        return False
+
+
 def _run_one(spec: ProbeSpec, ctx: ProbeContext, deadline: float) -> ProbeResult:
     box: dict[str, object] = {}
 
@@ -76,8 +87,10 @@ def _run_one(spec: ProbeSpec, ctx: ProbeContext, deadline: float) -> ProbeResult
     start = time.monotonic()
     timeout = max(0.0, min(spec.timeout_s, deadline - start))
     t = threading.Thread(target=target, name=f"probe:{spec.name}", daemon=True)
-    t.start()
-    t.join(timeout)
+    if _started(t):
+        t.join(timeout)
+    else:  # no thread to be had (ulimit -u, -v): the probe runs here, bounded by its own calls
+        target()
     duration = time.monotonic() - start
     if t.is_alive():
         return ProbeResult(
@@ -172,8 +185,10 @@ def _run_waves(ctx: ProbeContext, ordered: list[ProbeSpec], results: dict[str, P
             t = threading.Thread(
                 target=lambda s=s, box=box, c=wave_ctx: box.__setitem__(s.name, _run_one(s, c, deadline)), daemon=True
             )
-            t.start()
-            threads.append(t)
+            if _started(t):
+                threads.append(t)
+            else:  # the single-threaded path: this probe in this thread
+                box[s.name] = _run_one(s, wave_ctx, deadline)
         try:
             for t in threads:
                 # _run_one bounds itself; the extra second only covers thread start-up.

@@ -164,7 +164,7 @@ def run(spec: Any, rank: int, world: int) -> int:
         r.save(status="ok")
         dist.destroy_process_group()
         return 0
-    except BaseException as exc:
+    except BaseException as exc:  # catches-interrupts: a lab rank records every way it ended, then exits
         ranges = ins.ranges_at_failure(exc)
         ins.reset_thread()
         traceback.print_exc()
@@ -215,5 +215,11 @@ if __name__ == "__main__":
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: a failed rank's process group can block in its destructor
-    # while peers are gone or stuck.
+    # while peers are gone or stuck. A rank that finished cleanly under an NVTX tool exits
+    # normally instead: the tool writes the ranges it still buffers at exit, and os._exit lost
+    # the last step's ranges from the Nsight Systems report.
+    from pgdoctor.trace.instrument import tool_attached
+
+    if rc == 0 and tool_attached():
+        sys.exit(0)
     os._exit(rc)

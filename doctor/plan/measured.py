@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from pgdoctor.knowledge.interconnects import Link, measured
-from pgdoctor.model import Measurement, Snapshot, Unavailable
+from pgdoctor.knowledge.ranks import MAX_RANK
+from pgdoctor.model import Measurement, Snapshot, Unavailable, numbers
 
 _TO_GBPS = {"gb/s": 1.0, "gbps": 1.0, "mb/s": 1e-3, "b/s": 1e-9, "gbit/s": 1 / 8}
 _TO_US = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6, "ns": 1e-3}
@@ -35,9 +36,10 @@ class MeasuredLinks:
 
 
 def _number(v: object) -> Optional[float]:
-    if isinstance(v, (Unavailable, bool)) or not isinstance(v, (int, float)):
+    if isinstance(v, Unavailable):
         return None
-    return float(v) if v > 0 else None
+    got = numbers.maybe(v, lo=0)  # a boolean, a string, NaN or infinity is no measurement
+    return float(got) if got else None
 
 
 def _op(key: str) -> str:
@@ -140,9 +142,11 @@ def calibration_from_scaling(data: dict[str, object]) -> Calibration:
     largest world size's row (the bench runs its ranks on one host)."""
     scaling = data["scaling"]
     assert isinstance(scaling, dict)
-    rows = [r for r in scaling["rows"] if isinstance(r, dict) and isinstance(r.get("nproc"), int)]
+    # nproc divides below: 0, -2, true and "4" are no world size.
+    rows = [r for r in scaling["rows"]
+            if isinstance(r, dict) and numbers.maybe(r.get("nproc"), integer=True, lo=1, hi=MAX_RANK + 1)]
     if not rows:
-        raise ValueError("bench scaling result has no rows")
+        raise ValueError("bench scaling result has no rows with a world size (nproc) of 1 or more")
     row = max(rows, key=lambda r: r["nproc"])
     host = str(data.get("host") or "?")
     where = f"bench scaling at {row['nproc']} rank(s) on {host}"

@@ -230,6 +230,9 @@ def planner_input(o: PlanOptions) -> tuple[PlanInput, ModelShape, Optional[MoeSp
     shape, moe = model_shape(o.model)
     if moe is not None:
         moe = dataclasses.replace(moe, capacity_factor=o.capacity_factor)
+    elif o.ep is not None and o.ep > 1:  # it was silently ignored: a plan the user did not ask for
+        raise PlanError(f"--ep {o.ep} splits experts, and this model is dense (no mixture of experts): drop --ep, "
+                        "or give a MoE config with --model")
     preset: Optional[Gpu] = get_gpu(o.gpu) if o.gpu else None
     if o.gpu_memory is None and preset is None:
         raise PlanError("give --gpu-memory (e.g. 80GiB) or a --gpu preset")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TextIO
 
 from pgdoctor import __version__
-from pgdoctor.model import Report
+from pgdoctor.model import Report, numbers
 
 
 def render(report: Report, out: TextIO, color: bool = False) -> None:
@@ -17,4 +16,4 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     doc.setdefault("time_unix", round(time.time(), 3))
     # One write: json.dump writes every token on its own (340,000 writes, 0.4 s, for a job
     # directory of 10,000 logs).
-    out.write(json.dumps(doc, indent=1, default=str) + "\n")
+    out.write(numbers.dumps(doc, indent=1, default=str) + "\n")

@@ -10,7 +10,8 @@ A range's message is its name followed by `key=value` fields, e.g. `step n=3`,
 `comm.all_reduce bucket=0 bytes=1048576`, `pp.fwd stage=1 mb=0`: short and parseable in
 Nsight Systems. Ranges go to NVTX through the `nvtx` package (torch.cuda.nvtx fails on CPU
 builds), which hands out a do-nothing domain when no tool is attached, so an uninstrumented
-run pays only for a Python context manager. When tracing is on (pgdoctor.trace.events.enable, or
+run pays only for a Python context manager (see `_nvtx_domain` for tools that the package
+wrongly takes for absent). When tracing is on (pgdoctor.trace.events.enable, or
 PGDOCTOR_TRACE_DIR), every closed range also becomes an event in this rank's event file.
 
 Each thread keeps a stack of its open ranges, readable from other threads, so a rank that
@@ -99,17 +100,59 @@ def _init() -> None:
     with _state_lock:
         if _initialized:
             return
-        try:
-            import nvtx
-
-            d = nvtx.get_domain(DOMAIN)
-            _domain = None if d is nvtx._lib.dummy_domain else d
-        except ImportError:
-            _domain = None
+        _domain = _nvtx_domain()
         _initialized = True
     trace_dir = os.environ.get("PGDOCTOR_TRACE_DIR")
     if trace_dir and _SINK is None:
         enable_trace(trace_dir, int(os.environ.get("RANK", "0") or 0))
+
+
+# Set in a process that a tool profiles: the NVTX injection variables (Nsight Systems, Nsight
+# Compute and any NVTX tool set one of the first two) and Nsight Systems' own session marker.
+TOOL_ENV = ("NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH", "NSYS_PROFILING_SESSION_ID")
+
+
+def tool_attached() -> bool:
+    """Whether the environment names an NVTX tool for this process."""
+    return any(os.environ.get(k) for k in TOOL_ENV)
+
+
+def _nvtx_domain() -> Any:
+    """The object that pushes and pops pgdoctor's ranges, or None when nothing receives them.
+
+    `nvtx.get_domain` hands out a do-nothing DummyDomain unless `nvtxDomainIsEnabled` says yes,
+    and that check is an NVTX extension a tool may not implement: Nsight Systems 2022.4 does not,
+    so under it every range of the `nvtx` package vanished (only the domain's creation was
+    recorded). When a tool is named in the environment we therefore build the domain ourselves
+    and push to it directly (nvtxDomainRangePushEx, which every NVTX tool implements), or, if this
+    nvtx version's classes do not allow that, to the global domain. Without a tool the check is
+    skipped entirely, so an uninstrumented run keeps the dummy's zero cost."""
+    try:
+        import nvtx
+    except ImportError:
+        return None
+    d = nvtx.get_domain(DOMAIN)
+    if d is not nvtx._lib.dummy_domain:
+        return d
+    if not tool_attached():
+        return None
+    for name in (DOMAIN, None):  # the pgdoctor domain, else the global domain
+        try:
+            return _forced_domain(nvtx, name)
+        except Exception:  # an nvtx version whose internals differ: try the next, else give up
+            continue
+    return None
+
+
+def _forced_domain(nvtx: Any, name: Optional[str]) -> Any:
+    """An nvtx Domain built without its enabled check (None: the global domain)."""
+    lib = nvtx._lib.lib
+    d = object.__new__(lib.Domain)
+    d.handle = lib.DomainHandle(name)
+    d.__init__(name)
+    # Fails here rather than in the training loop (registering a string records no event).
+    d.get_event_attributes(message="step")
+    return d
 
 
 def enable_trace(directory: str, rank: int) -> EventWriter:
@@ -180,12 +223,14 @@ def push(name: str, fields: Optional[Mapping[str, Any]] = None) -> None:
     if not _initialized:
         _init()
     f = fields or {}
+    if _domain is not None:
+        # Before the clock read: the first push of a message registers it with the tool, which
+        # took ~10 ms under Nsight Systems, and the trace's range should start where NVTX's does.
+        _domain.push_range(message=message(name, f))
     if _SINK is not None:
         _stack().append(_Open(name, f, time.perf_counter_ns(), time.thread_time_ns()))
     else:
         _stack().append(_Open(name, f, 0))
-    if _domain is not None:
-        _domain.push_range(message=message(name, f))
 
 
 def pop(name: Optional[str] = None) -> None:

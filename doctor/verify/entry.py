@@ -82,7 +82,7 @@ def load(entry: str) -> Callable[[], Any]:
             mod = importlib.import_module(target)
     except EntryError:
         raise
-    except BaseException as exc:
+    except BaseException as exc:  # catches-interrupts: the user's module may sys.exit(); it is reported
         raise EntryError(f"importing {target} raised {type(exc).__name__}", user_traceback(exc)) from None
     fn = getattr(mod, name, None)
     if not callable(fn):
@@ -94,7 +94,7 @@ def call(fn: Callable[[], Any], entry: str) -> dict[str, Any]:
     """NAME() checked against the contract."""
     try:
         spec = fn()
-    except BaseException as exc:
+    except BaseException as exc:  # catches-interrupts: the user's function may sys.exit(); it is reported
         raise EntryError(f"{entry}() raised {type(exc).__name__}", user_traceback(exc)) from None
     if not isinstance(spec, Mapping):
         raise EntryError(f"{entry}() returned {type(spec).__name__}, not a mapping with model, loss, data")

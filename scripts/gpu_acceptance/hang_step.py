@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable, Optional
 
 NOBODY = 65534
-HANG_ARGV = ("pgdoctor", "hang", "--pid", "{pid}", "--json")
+HANG_ARGV = ("pgdoctor", "hang", "{pid}", "--json", "--timeout", "7")
 TOOLS: dict[str, tuple[tuple[str, ...], float]] = {
     "pgdoctor-hang": (HANG_ARGV, 8.0),
     "py-spy": (("py-spy", "dump", "--json", "--pid", "{pid}"), 5.0),

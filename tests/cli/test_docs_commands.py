@@ -183,6 +183,7 @@ STAGE: dict[str, Callable[[Path], None]] = {
     "mixtral-8x7b/config.json": _copy(FIXTURES / "configs" / "mixtral-8x7b.json"),
     "t5-large/config.json": _copy(FIXTURES / "configs" / "t5-large.json"),
     "bench-scaling.json": _copy(FIXTURES / "configs" / "bench-scaling.json"),  # `bench scaling --json` output
+    "job.sqlite": _copy(FIXTURES / "nsys" / "cpu_ddp_imbalance_2ranks.sqlite"),  # an Nsight Systems export
 }
 # What the docs pipe into a command, by the command before the pipe.
 STDIN = {"kubectl logs trainer-0": LOGS / "k8s_json_escaped_oom.log"}

@@ -91,6 +91,8 @@ SCENARIOS: dict[str, Scenario] = {
     "ENV406": Scenario(Case(env={"TORCH_NCCL_BLOCKING_WAIT": "maybe"}), Case(env={"TORCH_NCCL_BLOCKING_WAIT": "0"})),
     "ENV407": Scenario(Case(env={"TORCH_FR_BUFFER_SIZE": "0"}), Case(unset=("TORCH_FR_BUFFER_SIZE",))),
     "ENV408": Scenario(Case(env={"TORCH_NCCL_BLOCKING_WAIT": "1"}), Case()),
+    "ENV420": Scenario(Case(env={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync,max_split_size_mb:512"}),
+                       Case(env={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"})),
     "ENV501": Scenario(Case(shm_bytes=64 << 20), Case(shm_bytes=8 << 30)),
     # Raising a hard limit needs CAP_SYS_RESOURCE, which containers often drop: the good case
     # states "unlimited" in the probe's own format instead of setting it.

@@ -137,7 +137,7 @@ def test_nsys_prints_the_capture_command_without_nsight(tmp_path) -> None:
                          capture_output=True, text=True, timeout=60, env=env)
     assert res.returncode == 0, res.stderr
     cmd = res.stdout.strip()
-    assert cmd.startswith("nsys profile -t cuda,nvtx,osrt --trace-fork-before-exec=true")
+    assert cmd.startswith("nsys profile -t cuda,nvtx,osrt --sample=none --cpuctxsw=none --trace-fork-before-exec=true")
     assert cmd.endswith("pgdoctor repro timeout --parallel tp --nproc 2")
 
 
@@ -189,7 +189,8 @@ def test_nsys_on_path_is_run_with_the_capture_command(tmp_path) -> None:
     assert res.returncode == 0, res.stderr
     assert "profiled" in res.stdout
     args = record.read_text().split("\n")
-    assert args[:4] == ["profile", "-t", "cuda,nvtx,osrt", "--trace-fork-before-exec=true"]
+    assert args[:6] == ["profile", "-t", "cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none",
+                        "--trace-fork-before-exec=true"]
     assert args[args.index("-o") + 1] == str(tmp_path / "t" / "pgdoctor-repro-oom-pp")
     assert "--nsys" not in args and args[-9:-1] == ["repro", "oom", "--parallel", "pp", "--nproc", "3", "--trace-dir",
                                                     str(tmp_path / "t")]

@@ -76,11 +76,11 @@ def test_topology_matrix_from_pci_paths_and_numa() -> None:
     assert cell["GPU0", "eth0"] == "PHB"  # same root complex, no shared bridge
     assert [g["numa_node"] for g in v["topo.gpus"]] == [0, 1]
     assert v["topo.nvidia_driver_version"] == "550.54.15"
-    assert [g["cpu_affinity"] for g in v["topo.gpus"]] == ["0-31,64-95", "32-63,96-127"]
+    assert m["cpu_affinity"][:2] == ["0-31,64-95", "32-63,96-127"]  # local_cpulist of each GPU
     text = format_matrix(m)
     assert text.splitlines()[0].split() == [*names, "CPU", "Affinity", "NUMA", "Affinity"]
+    assert text.splitlines()[2].split()[-2:] == ["32-63,96-127", "1"]
     assert text.splitlines()[1].split()[:3] == ["GPU0", "X", "SYS"]
-    assert text.splitlines()[1].split()[-2:] == ["0-31,64-95", "0"]  # as nvidia-smi topo -m prints it
 
 
 def test_relation_levels() -> None:
@@ -141,28 +141,13 @@ def test_topo_command_prints_matrix_from_snapshot() -> None:
     res = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET106" / "bad.json")])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0].split() == ["GPU0", "GPU1", "mlx5_0", "mlx5_1", "mlx5_2", "eth0", "NUMA", "Affinity"]
-    assert lines[2].split() == ["GPU1", "SYS", "X", "SYS", "SYS", "SYS", "SYS", "1"]
+    assert lines[0].split() == ["GPU0", "GPU1", "mlx5_0", "mlx5_1", "mlx5_2", "eth0", "CPU", "Affinity", "NUMA",
+                                "Affinity"]
+    # A snapshot from before the CPU Affinity column says N/A there rather than guessing.
+    assert lines[2].split() == ["GPU1", "SYS", "X", "SYS", "SYS", "SYS", "SYS", "N/A", "1"]
     assert "SYS = across NUMA nodes" in res.output
     bad = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET114" / "missing.json")])
     assert bad.exit_code == 2 and "cannot read snapshot" in bad.output
-
-
-def test_topo_says_plainly_when_there_is_no_gpu() -> None:
-    from click.testing import CliRunner
-
-    from pgdoctor.cli import cli
-
-    res = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET106" / "bad.json")])
-    assert "no NVIDIA GPU" not in res.output
-    live = CliRunner().invoke(cli, ["topo"])
-    assert live.exit_code == 0
-    if not any(line.startswith("GPU0") for line in live.output.splitlines()):  # this machine: no GPU
-        assert live.output.startswith("no NVIDIA GPU")
-    from pgdoctor.probes.topology import format_matrix
-
-    text = format_matrix({"devices": ["eth0"], "cells": [["X"]], "numa_nodes": [-1]})
-    assert text.splitlines()[1].split() == ["eth0", "X", "N/A"]  # sysfs -1: no NUMA node, as nvidia-smi says
 
 
 def test_nvml_pairs_override_gpu_cells() -> None:
@@ -176,3 +161,55 @@ def test_nvml_pairs_override_gpu_cells() -> None:
     no_link = with_nvml(m, [{"a": 0, "b": 1, "ancestor": "node", "p2p_read": "ok", "p2p_nvlink": "not_supported"}])
     assert no_link["cells"][0][1] == "NODE"
     assert with_nvml(m, {"unavailable": "library_not_found", "detail": ""}) is m
+
+
+def _topo_output(tree: str, replay: object = None, *args: str) -> str:
+    import contextlib
+    import io
+
+    from pgdoctor.cli.topo import _live, show
+
+    ctx = ProbeContext(env={}, fs=FsReader(SYSFS / tree), options={"nvml_backend": replay} if replay else {})
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        show(_live(ctx), "--json" in args, "on this node")
+    return out.getvalue()
+
+
+def test_topo_affinity_columns_from_sysfs_without_nvml() -> None:
+    from pgdoctor.probes.gpu.nvml import ReplayBackend
+
+    text = _topo_output("two_numa_good", ReplayBackend({}, init_error="DriverNotLoaded"))
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[1:] if line.strip() and " = " not in line}
+    assert rows["GPU0"][-2:] == ["0-31,64-95", "0"]
+    assert rows["GPU1"][-2:] == ["32-63,96-127", "1"]
+    assert rows["mlx5_1"][-2:] == ["32-63,96-127", "1"]  # NICs carry theirs too, for GPU-NIC pairing
+
+
+def test_topo_affinity_columns_take_nvml_where_it_answers() -> None:
+    import json
+
+    from pgdoctor.probes.gpu.nvml import ReplayBackend
+
+    calls = json.loads((FIXTURES / "nvml" / "h100_pcie_2gpu.json").read_text())["calls"]
+    calls = {**calls, "nvmlDeviceGetCpuAffinity(1,16)": {"nvml_error": "NotSupported"}}
+    text = _topo_output("two_numa_good", ReplayBackend(calls))
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[1:] if line.strip() and " = " not in line}
+    assert rows["GPU0"][-2:] == ["0-31", "0"]  # NVML's mask, not the node's local_cpulist
+    assert rows["GPU1"][-2:] == ["32-63,96-127", "1"]  # NVML did not answer: sysfs
+    assert rows["GPU0"][2] == "NV"  # the NVLink bridge, from NVML
+    js = _topo_output("two_numa_good", ReplayBackend(calls), "--json")
+    matrix = json.loads(js)["matrix"]
+    assert matrix["cpu_affinity"][:2] == ["0-31", "32-63,96-127"] and matrix["numa_nodes"][:2] == [0, 1]
+
+
+def test_topo_without_gpus_says_so_in_one_line() -> None:
+    from click.testing import CliRunner
+
+    from pgdoctor.cli import cli
+    from pgdoctor.probes.gpu.nvml import ReplayBackend
+
+    text = _topo_output("no_ib", ReplayBackend({}, init_error="DriverNotLoaded"))
+    assert text == "no NVIDIA GPU on this node; PCI NICs: eth0\n"
+    res = CliRunner().invoke(cli, ["topo"])  # this machine: whatever it has, never a traceback
+    assert res.exit_code == 0 and res.output.strip()

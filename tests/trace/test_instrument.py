@@ -251,3 +251,24 @@ def test_a_finished_thread_leaves_the_registry() -> None:
     for t in threads:
         t.join()
     assert len(ins._STACKS) <= before
+
+
+@pytest.mark.parametrize("tool_env", [None, "NSYS_PROFILING_SESSION_ID", "NVTX_INJECTION64_PATH"])
+def test_a_named_tool_gets_a_real_domain_where_nvtx_hands_out_its_dummy(monkeypatch, tool_env) -> None:
+    """Nsight Systems 2022.4 fails nvtx's nvtxDomainIsEnabled check, so get_domain gives the
+    dummy; with a tool named in the environment pgdoctor builds the domain itself, without one
+    it keeps the do-nothing path. (tests/trace/test_nsys_ranges.py proves it under that nsys.)"""
+    nvtx = pytest.importorskip("nvtx")
+    for k in ins.TOOL_ENV:
+        monkeypatch.delenv(k, raising=False)
+    if tool_env:
+        # A name NVTX cannot load: the domain is built and pushing to it does nothing.
+        monkeypatch.setenv(tool_env, "1" if tool_env.startswith("NSYS") else "/nonexistent/libtool.so")
+    monkeypatch.setattr(nvtx, "get_domain", lambda name=None: nvtx._lib.dummy_domain)
+    d = ins._nvtx_domain()
+    if tool_env is None:
+        assert d is None
+    else:
+        assert isinstance(d, nvtx._lib.lib.Domain) and d.name == ins.DOMAIN
+        d.push_range(message="step n=0")
+        d.pop_range()

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgdoctor.diagnose.flight import safe_pickle
-from pgdoctor.model import jsontext
+from pgdoctor.knowledge.ranks import MAX_RANK, bounded
+from pgdoctor.model import jsontext, numbers
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
@@ -75,23 +76,11 @@ def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def number(v: Any) -> Any:
-    """An int from an int, an integral float, or a string of one; anything else unchanged (the
-    readers' int_of then treats it as absent)."""
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str):
-        t = v.strip()
-        try:
-            return int(t)
-        except ValueError:
-            try:
-                f = float(t)
-            except ValueError:
-                return v
-            return int(f) if f.is_integer() else v
-    return v
+    """An int from an int, an integral float, or a decimal string of one ("12", "12.0"), through
+    the one typed reader (model/numbers.py); anything else unchanged (true, 1e400, NaN, 2.5),
+    which int_of then reads as absent."""
+    got = numbers.maybe(v, integer=True, lo=-(1 << 63), hi=1 << 63, strings=True)
+    return v if got is None else int(got)
 
 
 def flag(v: Any) -> bool:
@@ -175,7 +164,11 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
             rep.skipped.append(str(exc))
             continue
         m = _RANK_IN_NAME.search(os.path.basename(f))
-        rank = int(m.group(1)) if m else i
+        rank = bounded(m.group(1)) if m else i
+        if rank is None:  # nccl_trace_20240101123456.json: a timestamp, not a rank
+            rep.skipped.append(f"{f}: the number {m.group(1)[:24] if m else ''} that ends its name is not a rank "
+                               f"(ranks go up to {MAX_RANK}); name dumps by their rank, as torch does")
+            continue
         if rank in used_ranks:
             # torch writes the same trace as pickle and JSON; the JSON form has no Python
             # frames, so keep whichever of the two carries them.
@@ -194,11 +187,10 @@ def _has_frames(data: Mapping[str, Any]) -> bool:
 
 
 def int_of(v: Any, default: int = -1) -> int:
-    v = number(v)
-    try:
-        return int(v)
-    except (TypeError, ValueError, OverflowError):
-        return default
+    """Every integer field of a dump, typed in one place: true, 1e400 (a pickle's inf), NaN, 2.5
+    and numbers past 64 bits are absent (`default`); a decimal string is its number."""
+    got = numbers.maybe(v, integer=True, lo=-(1 << 63), hi=1 << 63, strings=True)
+    return default if got is None else int(got)
 
 
 def frames_of(entry: Mapping[str, Any], n: int = 4) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from pgdoctor.diagnose.flight.dump import FlightReport, int_of
 from pgdoctor.diagnose.flight.entries import Table, numel
+from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 
 
 @dataclass
@@ -43,8 +44,10 @@ class Groups:
 def _ranks(raw: object) -> list[int]:
     try:
         v = json.loads(raw) if isinstance(raw, str) else raw
-        return [int(r) for r in v or ()] if isinstance(v, (list, tuple)) else []
-    except (TypeError, ValueError, json.JSONDecodeError):
+        # A rank past MAX_RANK (or not a number) is dropped here: the world is built as a range
+        # below, and an input never decides how long that range is.
+        return [r for x in v or () if (r := bounded(x)) is not None] if isinstance(v, (list, tuple)) else []
+    except (TypeError, ValueError, RecursionError):
         return []
 
 
@@ -88,7 +91,7 @@ def _world_size_from_gathers(t: Table, world_pg: str) -> int:
             for e in entries:
                 if e.op in ("all_gather", "_all_gather_base", "all_gather_into_tensor") and numel(e.in_sizes) > 0:
                     n, r = divmod(numel(e.out_sizes), numel(e.in_sizes))
-                    if r == 0 and n > 0:
+                    if r == 0 and 0 < n <= MAX_RANK + 1:
                         return n
     return 0
 

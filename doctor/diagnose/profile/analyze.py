@@ -11,11 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from pgdoctor.diagnose.profile import arrival, straggler
 from pgdoctor.diagnose.profile import findings as trace_findings
-from pgdoctor.diagnose.profile import straggler
-from pgdoctor.diagnose.profile.rank import MergedTrace, summarize
+from pgdoctor.diagnose.profile.nsight import is_sqlite
+from pgdoctor.diagnose.profile.rank import MergedTrace, summarize, summarize_nsight
 from pgdoctor.diagnose.profile.reader import TraceError
 from pgdoctor.model import Finding
+
+
+def is_sqlite_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return is_sqlite(fh.read(16))
+    except OSError:
+        return False
 
 
 def analyze_traces(paths: Sequence[str], all_steps: bool = False,
@@ -24,9 +33,15 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False,
     notes: list[str] = []
     skipped: list[str] = []
     merged: list[str] = []  # beside the rank files they were merged from: not an error
-    for i, path in enumerate(sorted(paths)):
+    summaries: list[dict[str, Any]] = []
+    position = 0
+    for path in sorted(paths):
         try:
-            s = summarize(path, i, all_steps=all_steps)
+            if is_sqlite_file(path):
+                summaries = summarize_nsight(path, position, all_steps=all_steps)
+            else:
+                summaries = [summarize(path, position, all_steps=all_steps)]
+            position += len(summaries)
         except MergedTrace as exc:
             merged.append(f"{path}: {exc}")
             continue
@@ -36,11 +51,12 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False,
         except Exception as exc:  # a gzip member cut short raises its own types; one bad rank must not end the run
             skipped.append(f"{path}: {type(exc).__name__}: {exc}")
             continue
-        rank = s["rank"]
-        if rank in ranks:
-            skipped.append(f"{path}: rank {rank} again (first in {ranks[rank]['file']}); kept the first")
-            continue
-        ranks[rank] = s
+        for s in summaries:
+            rank = s["rank"]
+            if rank in ranks:
+                skipped.append(f"{path}: rank {rank} again (first in {ranks[rank]['file']}); kept the first")
+                continue
+            ranks[rank] = s
     dropped = sum(1 for s in ranks.values() if s.get("last_step_left_out"))
     if dropped:
         notes.append(f"the last ProfilerStep of {dropped} trace(s) is left out, as Holistic Trace Analysis does "
@@ -48,8 +64,12 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False,
     if any(s.get("steps_in_trace") == 0 for s in ranks.values()):
         notes.append("some traces have no ProfilerStep: their whole GPU window is one step")
     found = straggler.find(ranks)
+    # Arrival times stay out of the report: only their skew across ranks is kept.
+    late = arrival.skew({r: s.pop("_arrivals") for r, s in ranks.items() if "_arrivals" in s})
     out: dict[str, Any] = {"ranks": {str(r): ranks[r] for r in sorted(ranks)}, "straggler": found,
                            "all_steps": all_steps}
+    if late:
+        out["arrival"] = late
     if merged:
         notes.append(f"left out {len(merged)} merged multi-rank trace(s): {merged[0]}")
     if notes:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.diagnose.profile.arrival import story as arrival_story
 from pgdoctor.diagnose.profile.findings import story
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import Finding
@@ -20,7 +21,11 @@ def _cell(v: Any, width: int = 7) -> str:
 
 
 def section(console: Console, traces: Optional[dict[str, Any]], found: list[Finding]) -> None:
-    if not traces or not traces.get("ranks"):
+    if not traces:
+        return
+    if not traces.get("ranks"):  # every trace given was unreadable: say why, one line each
+        for s in traces.get("skipped") or []:
+            console.print(f"  [yellow]skipped:[/] {escape(s)}")
         return
     ranks = traces["ranks"]
     kind = {s.get("kind") for s in ranks.values()}
@@ -48,6 +53,8 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
             console.print("             [dim]-> pgdoctor explain RUN405[/]")
     else:
         console.print("  no straggler: the ranks wait for each other within noise")
+    if traces.get("arrival"):
+        console.print(f"  [yellow]arrival:[/] {escape(arrival_story(traces['arrival']))}")
     for f in found:
         if f.code != "RUN405":
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}")

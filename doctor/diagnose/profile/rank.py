@@ -31,8 +31,10 @@ from pgdoctor.diagnose.profile.names import (
     kernel_kind,
 )
 from pgdoctor.diagnose.profile.reader import TraceError, open_text, scan
+from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 
 MAX_STEP_SPANS = 64  # steps kept for the report's timeline
+_MAX_US = 1e18  # microseconds: a trace's times are finite and within 30,000 years
 
 
 class MergedTrace(TraceError):
@@ -73,9 +75,14 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
                     c.rank_tracks += 1
             continue
         try:
-            ts = float(item["ts"])
+            raw = item["ts"]
+            ts = float(raw)
             end = ts + float(item.get("dur", 0.0))
         except (KeyError, TypeError, ValueError):
+            continue
+        # One comparison drops NaN and infinity (1e400 in the JSON), a negative duration and
+        # times past 30,000 years; `true` is no time. Every sum and share below stays finite.
+        if not -_MAX_US <= ts <= end <= _MAX_US or type(raw) is bool:
             continue
         name = item.get("name", "")
         if type(name) is not str:
@@ -110,16 +117,17 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
 
 def _rank_of(c: _Collect, position: int, path: str) -> tuple[int, str]:
     info = c.meta.get("distributedInfo")
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        return info["rank"], "distributedInfo"
+    # Every source of a rank is bounded (knowledge.ranks.bounded): true, 1e400 or 10**30 is no rank.
+    if isinstance(info, dict) and (r := bounded(info.get("rank"))) is not None:
+        return r, "distributedInfo"
     base = path.rsplit("/", 1)[-1]
     if base.startswith("rank") and base.endswith(".events.jsonl"):
-        num = base[4:-len(".events.jsonl")]
-        if num.isdigit():
-            return int(num), "file name"
+        r = bounded(base[4:-len(".events.jsonl")])
+        if r is not None:
+            return r, "file name"
     if len(c.pids) == 1:
-        pid = next(iter(c.pids))
-        if isinstance(pid, int) and base.endswith(".events.jsonl"):
+        pid = bounded(next(iter(c.pids)))
+        if pid is not None and base.endswith(".events.jsonl"):
             return pid, "pid"
     return position, "position"
 
@@ -152,6 +160,34 @@ def summarize(path: str, position: int, all_steps: bool = False) -> dict[str, An
     if gpu_host and not c.gpu:
         c = _collect(path)
     rank, rank_from = _rank_of(c, position, path)
+    return summary_of(c, path, rank, rank_from, all_steps)
+
+
+def summarize_nsight(path: str, position: int, all_steps: bool = False) -> list[dict[str, Any]]:
+    """One summary per process of an Nsight Systems export that has kernels or NVTX ranges. A
+    file with one such process takes its rank from its name (`rank3`, `..._rank_3`) or its
+    position; several processes in one report are ranks in pid order."""
+    from pgdoctor.diagnose.profile import nsight
+
+    procs = nsight.collect(path, _Collect)
+    if not procs:
+        raise TraceError("an Nsight export without kernels or NVTX ranges: nothing to analyse")
+    named = nsight.rank_in_name(path)
+    out = []
+    for i, (pid, c) in enumerate(procs):
+        if len(procs) == 1:
+            rank, rank_from = (named, "file name") if named is not None else (position, "position")
+            s = summary_of(c, path, rank, rank_from, all_steps)
+        else:
+            s = {**summary_of(c, path, i, "process order", all_steps), "pid": pid}
+        steps = _analysed_steps(c, all_steps)[0]
+        if steps and c.meta.get("t0_us"):  # wall-clock times: comparable across ranks and files
+            s["_arrivals"] = nsight.arrivals(c, steps)
+        out.append(s)
+    return out
+
+
+def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: bool) -> dict[str, Any]:
     steps, cut, dropped = _analysed_steps(c, all_steps)
     if not c.gpu and not c.steps and not any(c.cpu.values()):
         raise TraceError("no complete (ph X) events: nothing to analyse")
@@ -162,8 +198,8 @@ def summarize(path: str, position: int, all_steps: bool = False) -> dict[str, An
                            "steps_in_trace": len(set(c.steps)), "last_step_left_out": dropped}
     info = c.meta.get("distributedInfo")
     if isinstance(info, dict):
-        out["world_size"] = info.get("world_size")
-        out["backend"] = info.get("backend")
+        out["world_size"] = bounded(info.get("world_size"), MAX_RANK + 1)
+        out["backend"] = str(info.get("backend"))[:64] if info.get("backend") is not None else None
     out.update(_gpu(c, steps, cut, all_steps) if c.gpu else _cpu(c, steps))
     out["steps"] = len(steps)
     return {"rank": rank, **out}

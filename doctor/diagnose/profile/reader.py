@@ -19,11 +19,12 @@ import io
 import json
 import json.scanner
 import re
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
 CHUNK = 1 << 20
-_WS = " \t\n\r"
+_BLANKS = re.compile(r"[ \t\n\r]*")  # matches the empty string too: never None
 _SEP = re.compile(r"[ \t\n\r,]*")  # matches the empty string too: never None
 # Events no analysis here reads, which Kineto writes with "ph" first: flows (s, f: a third of a
 # GPU trace), instants (i) and counters (C). They are stepped over without decoding when they
@@ -71,9 +72,10 @@ class _Buffer:
     def peek(self) -> str:
         """The next non-blank character ('' at the end of the file)."""
         while True:
+            # One C regex match per buffer: a Python loop per blank took a minute for the
+            # gigabyte of blanks that 1 MB of gzip holds.
             n = len(self.text)
-            while self.pos < n and self.text[self.pos] in _WS:
-                self.pos += 1
+            self.pos = _BLANKS.match(self.text, self.pos).end()  # type: ignore[union-attr]
             if self.pos < n:
                 return self.text[self.pos]
             if not self.more():
@@ -92,6 +94,9 @@ class _Buffer:
                 obj, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
                 # A value cut by the buffer's end decodes after more text; at EOF it is an error.
+                # Each refill decodes again from its start: past _MAX_EVENT that is no trace.
+                if len(self.text) - self.pos > _MAX_EVENT:
+                    raise TraceError(f"a value larger than {_MAX_EVENT >> 20} MiB") from None
                 if self.more():
                     continue
                 raise TraceError(f"not JSON: {exc.msg}") from None
@@ -162,6 +167,8 @@ def _events(buf: _Buffer) -> Iterator[tuple[str, Any]]:
             ev, end = decode(text, pos)
         except (StopIteration, json.JSONDecodeError):
             buf.pos = pos
+            if len(text) - pos > _MAX_EVENT:  # decoded again at each refill: bounded
+                raise TraceError(f"traceEvents: an event larger than {_MAX_EVENT >> 20} MiB") from None
             if buf.more():
                 text, pos = buf.text, buf.pos
                 continue
@@ -237,17 +244,35 @@ def looks_like_trace(path: str, head_bytes: int = 65536) -> bool:
     or a pgdoctor rank event file. Cheap: reads the first 64 KiB only."""
     if path.endswith(".events.jsonl"):
         return True
-    try:
-        with open_text(path) as f:
-            head = f.read(head_bytes)
-    except (OSError, EOFError, gzip.BadGzipFile):
-        return False
+    head = _head_text(path, head_bytes)
     text = head.lstrip()
+    if text.startswith("["):  # the bare-array form of the Chrome trace format: events from the start
+        first = text[1:].lstrip()
+        return first.startswith("{") and '"ph"' in head and '"ts"' in head
     if not text.startswith("{"):
         return False
     return '"traceEvents"' in head or ('"schemaVersion"' in head and '"deviceProperties"' in head)
 
 
+def _head_text(path: str, head_bytes: int) -> str:
+    """The first `head_bytes` characters, gunzipped when gzip. A gzip cut short gives what it
+    holds (GzipFile raises EOFError instead, and a truncated trace was then read as an empty
+    log): the trace reader names it as skipped with its reason."""
+    try:
+        with open(path, "rb") as raw:
+            data = raw.read(1 << 20)
+    except OSError:
+        return ""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = zlib.decompressobj(47).decompress(data, head_bytes)
+        except zlib.error:
+            return ""
+    return data[:head_bytes].decode("utf-8", "replace")
+
+
 # File names a trace can have: torch.profiler's `*.pt.trace.json(.gz)`, export_chrome_trace's
 # `*.json`, pgdoctor's rank event files. Only these are opened to look at their content.
 TRACE_SUFFIXES = (".json", ".json.gz", ".events.jsonl")
+# Nsight Systems exports are SQLite databases, recognised by this header whatever their name.
+SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -15,6 +15,7 @@ memory (copies).
 
 from __future__ import annotations
 
+from math import isfinite
 from statistics import median
 from typing import Any, Optional
 
@@ -24,9 +25,15 @@ _COMPONENTS = {"gpu": (("compute", "compute_ms"), ("host", "idle_ms"), ("data", 
                "cpu": (("compute", "compute_ms"), ("data", "data_ms"))}
 
 
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and isfinite(v)
+
+
 def find(ranks: dict[int, dict[str, Any]], noise_share: float = NOISE_SHARE) -> Optional[dict[str, Any]]:
     """{"rank", "cause", "wait_ms", "others_wait_ms", "gap_ms", "excess_ms", "runner_up", ...} or None."""
-    usable = {r: s for r, s in ranks.items() if s.get("wait_ms") is not None and s.get("step_ms")}
+    # Only finite figures: "nan% of an inf ms step" never names a straggler.
+    usable = {r: s for r, s in ranks.items() if _finite(s.get("wait_ms")) and _finite(s.get("step_ms"))
+              and s["step_ms"] > 0}
     kinds = {s.get("kind") for s in usable.values()}
     if len(usable) < 2 or len(kinds) != 1:
         return None

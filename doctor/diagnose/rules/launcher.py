@@ -33,6 +33,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.diagnose.text.normalize import Line
+from pgdoctor.knowledge.ranks import MAX_PID, bounded, span_gaps
 
 EXIT = "exit"
 MARKER = "marker"
@@ -177,9 +178,10 @@ def teardown(markers: list[Event]) -> Optional[Event]:
     first: Optional[Event] = None
     for mk in sorted(markers, key=lambda e: e.position):
         m = _TEARDOWN_PID.search(mk.facts.get("marker", ""))
-        if m:
+        pid = bounded(m.group(1), MAX_PID) if m else None
+        if pid is not None:  # a "pid" past Linux's limit is not one: never a span to walk
             first = first or mk
-            pids.append(int(m.group(1)))
+            pids.append(pid)
     if first is None:
         return None
     nums = [mk.facts["signalled"] for mk in markers if "signalled" in mk.facts]
@@ -202,7 +204,7 @@ def teardown(markers: list[Event]) -> Optional[Event]:
                "kernel's OOM killer, see dmesg)")
     else:
         # torchrun sends SIGTERM only to the workers still alive: the dead one is not in the list.
-        gaps = [p for p in range(stopped[0], stopped[-1] + 1) if p not in stopped] if len(stopped) > 1 else []
+        gaps = span_gaps(stopped, 1) or []  # pair by pair: a log's pids may be 10**30 apart
         facts = {"stopped_pids": stopped, "reporter": "torchrun", "teardown_only": True}
         msg = (f"torchrun stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker died; "
                "the excerpt holds only this teardown")

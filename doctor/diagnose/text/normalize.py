@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
+from pgdoctor.knowledge.ranks import bounded
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 # The same SGR codes after a copy-paste lost the ESC byte: "[31mERROR[0m". Only colour codes
 # (digits and semicolons ending in m) are removed, so "[0]" or "[rank1]" stay.
@@ -198,9 +200,10 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
                 continue
             # The innermost prefix is the most precise ([rank3]: inside a launcher's "0: ").
             if key == "rank":
-                info["rank"] = int(value)
+                # past MAX_RANK it is no rank: analyses group and span by ranks
+                info["rank"] = bounded(value)
             elif key == "lrank":
-                info["local_rank"] = int(value)
+                info["local_rank"] = bounded(value)
             elif key == "host":
                 info.setdefault("host", value)
             elif key == "ts" and "ts" not in info:
@@ -322,4 +325,4 @@ def text_rank(text: str) -> Optional[int]:
     m = _TEXT_RANK.search(text)
     if not m:
         return None
-    return int(next(g for g in m.groups() if g is not None))
+    return bounded(next(g for g in m.groups() if g is not None))

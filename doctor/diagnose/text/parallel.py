@@ -59,8 +59,12 @@ def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> It
     """fn over items in `workers` forked processes, results in order. The workers end with the
     call: when it finishes, raises (a deadline) or is abandoned, they are terminated."""
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(min(workers, len(items)) or 1, initializer=_worker_init,
-                  initargs=(os.getpid(),)) as pool:  # __exit__ terminates them
+    try:
+        pool = ctx.Pool(min(workers, len(items)) or 1, initializer=_worker_init, initargs=(os.getpid(),))
+    except (OSError, RuntimeError):  # no process or thread to be had (ulimit -u, -v): in this process
+        yield from map(fn, items)
+        return
+    with pool:  # __exit__ terminates them
         yield from pool.imap(fn, items)
 
 
@@ -91,7 +95,13 @@ def beside(fn: Callable[[], R], enabled: bool = True) -> Iterator[Callable[[], R
             os._exit(code)
 
     proc = ctx.Process(target=child, daemon=True)
-    proc.start()
+    try:
+        proc.start()
+    except OSError:  # no process to be had (ulimit -u, -v): here, when asked
+        send.close()
+        recv.close()
+        yield fn
+        return
     send.close()
 
     def result() -> R:

@@ -1,0 +1,120 @@
+"""The real Nsight Systems of scripts/nsys-setup.sh (Debian non-free 2022.4, unpacked into the
+cache) for tests: find it or skip with the setup's reason, export a report to SQLite, and read
+the NVTX ranges of an export with plain SQL (an oracle independent of pgdoctor's reader)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import ROOT
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("PGDOCTOR_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pgdoctor")
+    return Path(base) / "nsys"
+
+
+def nsys_or_skip() -> Path:
+    """The nsys binary; runs the (cached, idempotent) setup once if the tree is not there."""
+    nsys = cache_dir() / "tree" / "usr" / "bin" / "nsys"
+    if not (cache_dir() / "tree" / ".complete").exists():
+        subprocess.run(["bash", str(ROOT / "scripts" / "nsys-setup.sh")], capture_output=True, timeout=600)
+    if (cache_dir() / "tree" / ".complete").exists() and nsys.exists():
+        return nsys
+    why = cache_dir() / "unavailable.txt"
+    reason = why.read_text().strip() if why.exists() else "scripts/nsys-setup.sh did not produce it"
+    pytest.skip(f"Nsight Systems (Debian non-free nsight-systems 2022.4) cannot be had here: {reason}")
+
+
+def env_with_nsys(nsys: Path, tmp: Path) -> dict[str, str]:
+    """nsys on PATH, and TMPDIR in the test's directory: nsys keeps its lock files (TMPDIR/nvidia)
+    and, when a run is cut short, its .qdstrm there."""
+    return dict(os.environ, PATH=f"{nsys.parent}{os.pathsep}{os.environ.get('PATH', '')}", TMPDIR=str(tmp))
+
+
+def export_sqlite(nsys: Path, report: Path) -> Path:
+    out = report.with_suffix(".sqlite")
+    subprocess.run([str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)],
+                   check=True, capture_output=True, timeout=120, env=env_with_nsys(nsys, report.parent))
+    return out
+
+
+@dataclass(frozen=True)
+class NvtxRange:
+    pid: int
+    tid: int
+    domain: str  # "" for the global domain
+    message: str
+    start_ns: int  # wall clock (the session's UTC start + the event's offset)
+    end_ns: int
+
+
+PUSH_POP = 59  # ENUM_NSYS_EVENT_TYPE NvtxPushPopRange
+DOMAIN_CREATE = 75  # NvtxDomainCreate: its text is the domain's name, its domainId the id
+
+
+def nvtx_ranges(db: Path) -> list[NvtxRange]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        t0 = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+        # Domain ids are per process: (pid, domainId) -> name.
+        domains = {((g >> 24) & 0xFFFFFF, d): text for g, d, text in con.execute(
+            "SELECT globalTid, domainId, text FROM NVTX_EVENTS WHERE eventType = ?", (DOMAIN_CREATE,))}
+        rows = con.execute(
+            "SELECT e.start, e.end, e.globalTid, e.domainId, coalesce(e.text, s.value) FROM NVTX_EVENTS e "
+            "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.eventType = ? ORDER BY e.start", (PUSH_POP,))
+        out = []
+        for start, end, gtid, dom, text in rows:
+            pid, tid = (gtid >> 24) & 0xFFFFFF, gtid & 0xFFFFFF
+            out.append(NvtxRange(pid, tid, domains.get((pid, dom), "") if dom else "", text or "",
+                                 t0 + start, t0 + (end if end is not None else start)))
+        return out
+    finally:
+        con.close()
+
+
+def parents(ranges: list[tuple[int, int, str]]) -> list[tuple[str, str]]:
+    """(message, message of the innermost range enclosing it on the same thread) per range,
+    from (start, end, message) triples of one thread."""
+    out = []
+    stack: list[tuple[int, int, str]] = []
+    for start, end, msg in sorted(ranges, key=lambda r: (r[0], -r[1])):
+        while stack and stack[-1][1] <= start:  # it ended before this one began
+            stack.pop()
+        out.append((msg, stack[-1][2] if stack else ""))
+        stack.append((start, end, msg))
+    return out
+
+
+def kill_orphan_agents() -> list[int]:
+    """Kill the nsys agents (`nsys --start-agent --session-name=profile-<name>-<pid>`, run from
+    this cache's tree) whose `nsys profile` process <pid> is gone: the agent daemonizes, so a
+    profile that timed out leaves it spinning."""
+    tree = str(cache_dir() / "tree")
+    killed = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) < 3 or not argv[0].decode(errors="replace").startswith(tree) or b"--start-agent" not in argv:
+            continue
+        session = next((a for a in argv if a.startswith(b"--session-name=")), b"")
+        owner = session.rsplit(b"-", 1)[-1]
+        if owner.isdigit() and Path(f"/proc/{owner.decode()}").exists():
+            continue
+        try:
+            os.kill(int(proc.name), 9)
+            killed.append(int(proc.name))
+        except OSError:
+            pass
+    return killed
