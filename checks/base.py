@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from pgdoctor.knowledge.readable import readable
 from pgdoctor.model import HOST, Evidence, Finding, Measurement, Scope, Severity, Snapshot, Unavailable
 
 CODE_RE = re.compile(r"^[A-Z]{2,4}\d{3}$")
@@ -152,7 +153,8 @@ def evidence_of(m: Optional[Measurement]) -> list[Evidence]:
     """The evidence line for a measurement: `key = value unit (source)`."""
     if m is None:
         return []
-    value = m.value if not isinstance(m.value, Unavailable) else str(m.value)
+    # structured values read as words (eth0 (operstate up, mtu 1400)), never as a Python repr
+    value = str(m.value) if isinstance(m.value, Unavailable) else readable(m.value, 400)
     unit = f" {m.unit}" if m.unit else ""
     src = f" ({m.source})" if m.source else ""
     return [Evidence(f"{m.key} = {value}{unit}{src}", key=m.key)]

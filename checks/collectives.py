@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from pgdoctor.checks.base import Config, check, config_key, evidence_of, register_code
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.collectives import Row, rows_of
 from pgdoctor.knowledge.expectations import Topology, expected
 from pgdoctor.knowledge.units import fmt_bytes
@@ -259,7 +260,7 @@ def hang(snap: Snapshot, config: Config) -> list[Finding]:
                 f"collectives.problems: hang at {p.get('what') or p.get('phase')}; did not answer: "
                 f"{_ranks(ranks) or '-'}; waited: {_ranks(p.get('waiting_ranks', [])) or '-'}; "
                 f"stage timeout {p.get('timeout_s')} s" + "".join(
-                    f"; then rank {_ranks(c.get('ranks', []))}: {str(c.get('detail', ''))[:160]}"
+                    f"; then rank {_ranks(c.get('ranks', []))}: {clip(str(c.get('detail', '')), 160)}"
                     for c in p.get("consequences", [])[:2]),
                 key=m.key if m else "collectives.problems")],
             facts={"ranks": ranks, "phase": p.get("phase"), "what": p.get("what"), "timeout_s": p.get("timeout_s"),
@@ -285,12 +286,12 @@ def rank_failed(snap: Snapshot, config: Config) -> list[Finding]:
         for q in failed:
             if q is not p:
                 evidence.append(Evidence(f"rank {_ranks(q.get('ranks', []))} {q.get('kind')}: "
-                                         f"{str(q.get('detail', '')).strip()[:300]}"))
+                                         f"{clip(str(q.get('detail', '')).strip(), 300)}"))
         how = f"exited with {p.get('exit')}" if p.get("kind") == "crash" else "raised"
         waiting = [int(r) for r in p.get("waiting_ranks", [])]
         out.append(COL106.finding(
             f"rank(s) {_ranks(ranks) or '?'} {how} during {p.get('what') or 'the collective probe'}"
-            + (f": {last[:300]}" if last else "")
+            + (f": {clip(last, 300)}" if last else "")
             + (f"; rank(s) {_ranks(waiting)} waited for it until pgdoctor stopped them" if waiting else ""),
             scope=Scope(rank=ranks[0]) if len(ranks) == 1 else Scope(), evidence=evidence,
             facts={"ranks": ranks, "kind": p.get("kind"), "what": p.get("what"), "returncode": p.get("returncode"),

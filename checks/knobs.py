@@ -57,9 +57,10 @@ def _iface_findings(var: str, spec: str, selected: list[str], missing: list[str]
                     ifaces: Mapping[str, Any], ev: list[Evidence]) -> list[Finding]:
     facts = {"variable": var, "value": spec, "interfaces": sorted(ifaces)}
     if not selected or missing:
-        what = f"names {', '.join(missing)}, which" if missing else "selects no interface; it"
-        return [ENV401.finding(f"{var}={spec} {what} this host does not have (it has {', '.join(sorted(ifaces))})",
-                               evidence=ev, facts=facts)]
+        have = ", ".join(sorted(ifaces)) or "none"
+        message = (f"{var}={spec} names {', '.join(missing)}, which this host does not have (it has {have})" if missing
+                   else f"{var}={spec} selects none of this host's interfaces (it has {have})")
+        return [ENV401.finding(message, evidence=ev, facts=facts)]
     if not any(ifaces[n].get("up") for n in selected):
         states = ", ".join(f"{n} {ifaces[n].get('operstate')}" for n in selected)
         return [ENV402.finding(f"{var}={spec} selects only interfaces that are down ({states})",

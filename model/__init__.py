@@ -25,6 +25,7 @@ from pgdoctor.model.report import (
     Finding,
     Report,
     ReportExtra,
+    Verdict,
     exit_code,
     sorted_findings,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "SnapshotFormatError",
     "Status",
     "Unavailable",
+    "Verdict",
     "exit_code",
     "sorted_findings",
 ]

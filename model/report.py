@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypedDict
@@ -127,8 +128,69 @@ class ReportExtra(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """The one judgement of a report, made once (Report.verdict): every renderer prints it and
+    the exit code is derived from it, so a page can never say PASSED while the command exits 1.
+
+    failed: a finding at or above the report's fail_on (exit 1, which wins); incomplete: something
+    asked for could not run (exit 3); passed: neither (exit 0; findings below fail_on are still
+    shown). root and cascade: the root cause and its consequences (facts root_cause / cascade_of)
+    where an analysis ordered them; a cascade finding is part of its root's failure, not another."""
+
+    status: str
+    fail_on: Severity
+    failing: tuple[Finding, ...]
+    below: tuple[Finding, ...]
+    root: Optional[Finding]
+    cascade: tuple[Finding, ...]
+    incomplete: tuple[str, ...]
+
+    @property
+    def word(self) -> str:
+        return self.status.upper()
+
+    @property
+    def exit_code(self) -> int:
+        return {"failed": 1, "incomplete": 3, "passed": 0}[self.status]
+
+    def summary(self) -> str:
+        """One line a person reads: the verdict and why."""
+        if self.status == "failed":
+            lead = self.root if self.root is not None and self.root in self.failing else self.failing[0]
+            more = len([f for f in self.failing if f is not lead and f not in self.cascade])
+            why = f"{lead.code} {lead.title}"
+            if self.cascade:
+                why += f" (+{len(self.cascade)} consequence{'s' if len(self.cascade) != 1 else ''})"
+            if more:
+                why += f" and {more} more finding{'s' if more != 1 else ''} of severity {self.fail_on.value} or worse"
+            return f"FAILED: {why}"
+        sev = {s: sum(1 for f in self.below if f.severity is s) for s in (Severity.WARN, Severity.INFO)}
+        shown = ", ".join(f"{n} {s.value}" for s, n in sev.items() if n)
+        below = f"; reported below that: {shown}" if shown else ""
+        if self.status == "incomplete":
+            return f"INCOMPLETE: {self.incomplete[0]}" + (
+                f" (+{len(self.incomplete) - 1} more)" if len(self.incomplete) > 1 else "") + below
+        return f"PASSED: no finding of severity {self.fail_on.value} or worse{below}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "fail_on": self.fail_on.value, "exit_code": self.exit_code,
+                "failing": len(self.failing), "root_cause": self.root.code if self.root else None,
+                "cascade": len(self.cascade)}
+
+
+def judge(findings: tuple[Finding, ...], incomplete: tuple[str, ...], fail_on: Severity) -> Verdict:
+    failing = tuple(f for f in findings if f.severity.rank >= fail_on.rank)
+    below = tuple(f for f in findings if f.severity.rank < fail_on.rank)
+    root = next((f for f in findings if f.facts.get("root_cause") is True), None)
+    cascade = tuple(f for f in findings if root is not None and f is not root and f.facts.get("cascade_of"))
+    status = "failed" if failing else "incomplete" if incomplete else "passed"
+    return Verdict(status, fail_on, failing, below, root, cascade, incomplete)
+
+
+@dataclass(frozen=True)
 class Report:
-    """Everything renderers and the exit code read."""
+    """Everything renderers and the exit code read. fail_on: the severity at which the command
+    fails (repro fails on warn); read through `verdict`, never again by a renderer."""
 
     command: str
     snapshot: Optional[Snapshot]
@@ -138,8 +200,12 @@ class Report:
     incomplete_reasons: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
     extra: ReportExtra = field(default_factory=lambda: ReportExtra())
+    fail_on: Severity = Severity.FAIL
 
     def __post_init__(self) -> None:
+        # `check` records its --fail-on in meta (the JSON has carried it there): that sets it.
+        chosen = self.meta.get("fail_on", self.fail_on)
+        object.__setattr__(self, "fail_on", Severity(chosen.value if isinstance(chosen, Severity) else str(chosen)))
         # Every renderer (console, html, junit, ...) reads the report, so redacting here keeps
         # credentials out of all of them, whatever a probe measured or a log line contained.
         object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
@@ -154,6 +220,10 @@ class Report:
     @property
     def incomplete(self) -> bool:
         return bool(self.incomplete_reasons)
+
+    @functools.cached_property
+    def verdict(self) -> Verdict:
+        return judge(self.findings, self.incomplete_reasons, self.fail_on)
 
     def worst(self) -> Optional[Severity]:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)
@@ -177,6 +247,7 @@ class Report:
             "results": self.results_json(),
             "measurements": measurements,
             "incomplete": list(self.incomplete_reasons),
+            "verdict": self.verdict.to_json(),
             "meta": dict(self.meta),
         }
         out.update(self.extra)
@@ -192,15 +263,10 @@ def _iso(t: float) -> str:
         return ""
 
 
-def exit_code(report: Report, fail_on: Severity = Severity.FAIL, exit_zero: bool = False) -> int:
-    """0 clean; 1 a finding at or above fail_on (wins); 3 incomplete."""
-    if exit_zero:
-        return 0
-    if any(f.severity.rank >= fail_on.rank for f in report.findings):
-        return 1
-    if report.incomplete:
-        return 3
-    return 0
+def exit_code(report: Report, exit_zero: bool = False) -> int:
+    """The report's verdict as an exit code: 0 clean; 1 a finding at or above its fail_on (wins);
+    3 incomplete; 0 whatever it found with exit_zero (report-only use)."""
+    return 0 if exit_zero else report.verdict.exit_code
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:

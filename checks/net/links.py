@@ -106,9 +106,10 @@ def ib_hca(snap: Snapshot, config: Config) -> list[Finding]:
     ev = [Evidence(f"NCCL_IB_HCA={spec}", key="env.vars"), Evidence(f"ports: {states}", key="net.ib.ports")]
     facts = {"value": spec, "ports": sorted(ports), "selected": selected}
     if missing or not selected:
-        what = f"names {', '.join(missing)}, which" if missing else "selects no port; it"
-        return [NET101.finding(f"NCCL_IB_HCA={spec} {what} this host does not have (it has {', '.join(sorted(ports)) or 'none'})",
-                               scope=Scope(host=snap.host), evidence=ev, facts=facts | {"missing": missing})]
+        have = ", ".join(sorted(ports)) or "none"
+        message = (f"NCCL_IB_HCA={spec} names {', '.join(missing)}, which this host does not have (it has {have})"
+                   if missing else f"NCCL_IB_HCA={spec} selects none of this host's ports (it has {have})")
+        return [NET101.finding(message, scope=Scope(host=snap.host), evidence=ev, facts=facts | {"missing": missing})]
     down = [k for k in selected if not port_active(ports[k])]
     if not down:
         return []

@@ -103,14 +103,39 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pgdoctor")
+@click.option("--wide", is_flag=True, expose_value=False,
+              help="Console tables at their full width, lines never wrapped (anywhere on the command line).")
 def cli() -> None:
     """pgdoctor: diagnose and troubleshoot multi-GPU distributed PyTorch training.
 
     \b
     Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it;
     2 usage or configuration error; 3 incomplete (a requested probe could not
-    run or a check crashed); 130 interrupted. 1 wins over 3.
+    run or a check crashed); 4 internal error (a bug in pgdoctor: one line,
+    PGDOCTOR_TRACEBACK=1 for the traceback); 130 interrupted. 1 wins over 3.
+
+    \b
+    On a terminal, console output fits its width (COLUMNS wins); --wide
+    prints tables whole. Into a pipe or a file nothing is folded.
     """
+
+
+def _console_width(args: list[str]) -> list[str]:
+    """Takes --wide out of the arguments (every command accepts it) and decides the console width
+    once for every renderer (pgdoctor.knowledge.terminal)."""
+    from pgdoctor.knowledge import terminal
+
+    head, sep, tail = (args[:args.index("--")], ["--"], args[args.index("--") + 1:]) if "--" in args else (args, [], [])
+    wide = "--wide" in head
+    if sys.stdout.isatty():
+        # COLUMNS, when set, wins over the terminal's own size (shutil's rule). Into a pipe it does
+        # not count: shells and readline export it to children that then write to files.
+        import shutil
+
+        terminal.configure(shutil.get_terminal_size().columns, wide)
+    else:
+        terminal.configure(None, wide)
+    return [a for a in head if a != "--wide"] + sep + tail
 
 
 def _raise_interrupt(signum: int, frame: Any) -> NoReturn:
@@ -191,8 +216,9 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
 
     for message in QUIET_WARNINGS:
         warnings.filterwarnings("ignore", message=message, category=UserWarning)
+    args = _console_width(list(sys.argv[1:] if argv is None else argv))
     try:
-        rc = cli.main(args=argv, prog_name="pgdoctor", standalone_mode=False)
+        rc = cli.main(args=args, prog_name="pgdoctor", standalone_mode=False)
     except click.exceptions.Exit as exc:
         rc = exc.exit_code
     except click.ClickException as exc:
@@ -260,9 +286,11 @@ def _quiet_stdout() -> None:
 def _internal_error(exc: BaseException) -> int:
     import traceback
 
+    from pgdoctor.knowledge.clip import clip
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    message = str(exc).splitlines()[0][:300] if str(exc) else ""
+    message = clip(str(exc).splitlines()[0], 300) if str(exc) else ""
     click.echo(f"pgdoctor: internal error: {type(exc).__name__}: {message}{where} "
                f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)", err=True)
     if os.environ.get("PGDOCTOR_TRACEBACK"):

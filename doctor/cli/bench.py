@@ -128,6 +128,7 @@ def collectives(
                          init_timeout_s=init_timeout_s or max(timeout_s, 60.0 if in_launcher else SPAWNED_INIT_S))
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    from pgdoctor.model import Severity, exit_code
     from pgdoctor.probes.collectives.launch import SweepInterrupted
 
     start = time.time()
@@ -139,20 +140,18 @@ def collectives(
             raise UserError(str(exc)) from None
         except SweepInterrupted as stop:
             run, interrupted = stop.run, True
-    report = _report(run, env, config, start, chosen == "nccl")
+    why = f"interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes" if interrupted else ""
+    report = _report(run, env, config, start, chosen == "nccl", Severity(fail_on), why)
     if interrupted:
         import dataclasses
 
-        why = f"interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes"
         report = dataclasses.replace(report, incomplete_reasons=(*report.incomplete_reasons, why))
     _emit(run, report, as_json)
     if interrupted:
         # What finished is printed above; the exit says the sweep did not (130, like any Ctrl-C).
         click.echo(f"pgdoctor: interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes", err=True)
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
-    from pgdoctor.model import Severity, exit_code
-
-    code = exit_code(report, Severity(fail_on))
+    code = exit_code(report)
     if run.launcher != "spawn" and any(p["kind"] == "hang" for p in run.problems):
         # This process is a rank whose sweep thread is still stuck in a collective with a peer
         # that never came; tearing the process group down at exit would wait for that peer.
@@ -162,12 +161,14 @@ def collectives(
     raise click.exceptions.Exit(code)
 
 
-def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool) -> Any:
+def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool, fail_on: Any,
+            interrupted: str = "") -> Any:
     from pgdoctor.engine.runner import Selection, build_report, collect
     from pgdoctor.model import ProbeResult, Snapshot, Status
 
-    probes = [ProbeResult("collectives", "collectives", Status.PASSED, "", run.duration_s,
-                          tuple(run.to_measurements()))]
+    # An interrupted sweep did not measure the area: its probe says so (the area is [-], not [ok]).
+    probes = [ProbeResult("collectives", "collectives", Status.UNAVAILABLE if interrupted else Status.PASSED,
+                          interrupted, run.duration_s, tuple(run.to_measurements()))]
     if gpu:
         # The expectation rests on NVLink/PCIe/NIC facts: the quick GPU and network probes give them.
         from pgdoctor.probes.base import ProbeContext
@@ -180,7 +181,8 @@ def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool)
                     probes=tuple(probes))
     return build_report("bench collectives", snap, config, Selection(only=("collectives",)),
                         meta={"launcher": run.launcher, "backend": run.backend, "world_size": run.world_size,
-                              "rank": run.rank, "duration_s": round(run.duration_s, 3)})
+                              "rank": run.rank, "duration_s": round(run.duration_s, 3),
+                              "fail_on": fail_on.value})
 
 
 def _emit(run: Any, report: Any, as_json: bool) -> None:
@@ -241,7 +243,7 @@ def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: boo
             fmt: str, output: Optional[str]) -> None:
     """Speedup and efficiency of ENTRY at each world size against one process, where the time
     goes (compute, communication, exposed), and the planner's prediction beside it."""
-    from pgdoctor.model import Report, Severity, exit_code, sorted_findings
+    from pgdoctor.model import Report, exit_code, sorted_findings
     from pgdoctor.verify.entry import EntryError, check
     from pgdoctor.verify.scaling import findings, prediction_note, run_scaling, table
 
@@ -279,4 +281,6 @@ def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: boo
         if found:
             click.echo()
             render_report(report, sys.stdout, sys.stdout.isatty() and "NO_COLOR" not in os.environ, details=False)
-    raise click.exceptions.Exit(exit_code(report, Severity.FAIL))
+        else:
+            click.echo(report.verdict.summary())
+    raise click.exceptions.Exit(exit_code(report))

@@ -161,7 +161,7 @@ def check(
         # The partial report is out; exit 130 like any interruption. A replayed snapshot was not
         # interrupted now: its interrupted probes make it incomplete (exit 3) instead.
         raise KeyboardInterrupt
-    raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
+    raise click.exceptions.Exit(exit_code(report, exit_zero))
 
 
 def _check_saved(path: str, config: Any, selection: Selection, meta: dict[str, Any], timeout_s: float) -> Report:

@@ -11,7 +11,7 @@ from pgdoctor.cli import FiniteFloat
 from pgdoctor.cli.output import output_options
 from pgdoctor.engine.deadline import DeadlineExceeded, deadline
 from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
-from pgdoctor.model import Severity, exit_code
+from pgdoctor.model import exit_code
 
 
 @click.command()
@@ -70,4 +70,4 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
     from pgdoctor.diagnose.render import render as console_render
 
     write_report(report, fmt, output, console_render if fmt == "console" else None)
-    raise click.exceptions.Exit(exit_code(report, Severity.FAIL, exit_zero))
+    raise click.exceptions.Exit(exit_code(report, exit_zero))

@@ -9,7 +9,7 @@ import click
 from pgdoctor.cli import FiniteFloat
 from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import UserError
-from pgdoctor.model import Report, Severity, exit_code
+from pgdoctor.model import Report, exit_code
 
 
 def render_console(report: Report, out: TextIO, color: bool = False) -> None:
@@ -75,4 +75,4 @@ def hang(pids: tuple[int, ...], samples: int, interval_s: float, timeout_s: floa
     except OSError as exc:
         raise UserError(f"cannot write {exc.filename or save_dir}: {exc.strerror}") from None
     write_report(report, fmt, output, render_console if fmt == "console" else None)
-    raise click.exceptions.Exit(exit_code(report, Severity.FAIL, exit_zero))
+    raise click.exceptions.Exit(exit_code(report, exit_zero))

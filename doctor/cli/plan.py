@@ -182,7 +182,7 @@ def plan_cmd(
     except PlanError as exc:
         raise UserError(str(exc)) from None
     report = Report(command="plan", snapshot=None, findings=tuple(result.findings),
-                    meta={"host": "", "from": from_path}, extra={"plan": result.to_json()})
+                    meta={"host": "", "from": from_path}, extra={"plan": result.to_json()}, fail_on=Severity(fail_on))
     from pgdoctor.render import get_renderer
 
     if as_json:
@@ -193,4 +193,4 @@ def plan_cmd(
         print_plan(result, top, sys.stdout)
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
         get_renderer("console")(report, sys.stdout, color)
-    raise click.exceptions.Exit(exit_code(report, Severity(fail_on), exit_zero))
+    raise click.exceptions.Exit(exit_code(report, exit_zero))

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -80,7 +82,12 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option("--pg-timeout", "pg_timeout_s", type=FiniteFloat(min=1.0, max=600.0), default=5.0, show_default=True,
               help="Process-group timeout of the ranks (the timeout fault fires after it).")
 @click.option("--trace-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep per-rank event files and the merged trace.json (Perfetto) here.")
+              help="Keep per-rank event files and the merged trace.json (Perfetto) here, and, without --keep, "
+                   "everything else the run leaves too.")
+@click.option("--keep", "keep_dir", type=click.Path(file_okay=False), default=None,
+              help="Keep everything the run leaves in DIR (rank logs, flight-recorder dumps, results) and cite it "
+                   "there: `pgdoctor diagnose DIR` reads it again. Without --keep or --trace-dir the run's files are "
+                   "removed and nothing cites them by path.")
 @click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
@@ -88,7 +95,7 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 def repro(
     fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
     microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
-    nsys: bool, as_json: bool, fmt: Optional[str], output: Optional[str],
+    keep_dir: Optional[str], nsys: bool, as_json: bool, fmt: Optional[str], output: Optional[str],
 ) -> None:
     """Reproduce FAULT (oom, timeout, imbalance) in a small instrumented run and diagnose it.
 
@@ -104,22 +111,28 @@ def repro(
     from pgdoctor.lab.spec import LabSpec
 
     dev = _device(device)
-    from pgdoctor.probes.processes import temp_dir
+    keep = keep_dir or trace_dir
+    if keep:
+        run_dir = _kept_dir(keep)
+    else:
+        from pgdoctor.probes.processes import temp_dir
 
-    run_dir = temp_dir("repro")  # by pid: removed by the next run if this one is SIGKILLed
+        run_dir = temp_dir("repro")  # by pid: removed by the next run if this one is SIGKILLed
     try:
         tdir = os.path.abspath(trace_dir) if trace_dir else os.path.join(run_dir, "trace")
         try:
             spec = LabSpec(
                 fault=fault, strategy=strategy, nproc=nproc, run_dir=run_dir, trace_dir=tdir, factor=factor,
                 faulty_rank=-1 if faulty_rank is None else faulty_rank, steps=steps, device=dev,
-                schedule=schedule, microbatches=microbatches, pg_timeout_s=pg_timeout_s,
+                schedule=schedule, microbatches=microbatches, pg_timeout_s=pg_timeout_s, keep=bool(keep),
             )
         except ValueError as exc:
             raise UserError(str(exc)) from None
         fmt = "json" if as_json else (fmt or "console")
         # The HTML report draws the per-rank timeline; other formats point at trace.json instead.
-        report = run_and_diagnose(spec, timeout_s, keep_trace=trace_dir is not None, with_events=fmt == "html")
+        report = run_and_diagnose(spec, timeout_s, keep_trace=bool(keep), with_events=fmt == "html")
+        if not keep:
+            report = _uncited(report, run_dir)
         from pgdoctor.diagnose.render import render as console_render
 
         # The same root cause / cascade layout as `pgdoctor diagnose`.
@@ -130,9 +143,61 @@ def repro(
             _print_ranks(report)
             if trace_dir:
                 click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
+            if keep:
+                click.echo(f"kept: {run_dir} (rank logs, flight-recorder dumps, results; pgdoctor diagnose {run_dir})")
+            else:
+                click.echo("the run's files were removed; --keep DIR keeps them for pgdoctor diagnose DIR")
     finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
-    raise click.exceptions.Exit(exit_code(report, Severity.WARN))
+        if not keep:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        else:
+            from pgdoctor.lab.worker import DUMP_REQUEST
+
+            with contextlib.suppress(OSError):  # the ranks' signal to dump, not a result
+                os.remove(os.path.join(run_dir, DUMP_REQUEST))
+    raise click.exceptions.Exit(exit_code(report))
+
+
+# What an earlier run left in a kept directory that this run would read as its own.
+_EARLIER = re.compile(r"rank\d+\.(?:stderr|stdout|json)$")
+
+
+def _kept_dir(path: str) -> str:
+    """The directory a kept run writes into, with what an earlier run of pgdoctor left there
+    removed (its rank logs, results and flight-recorder dumps would be diagnosed as this run's);
+    nothing else in it is touched."""
+    from pgdoctor.lab.worker import fr_dir
+
+    run_dir = os.path.abspath(path)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+        for name in os.listdir(run_dir):
+            if _EARLIER.match(name):
+                os.remove(os.path.join(run_dir, name))
+        shutil.rmtree(fr_dir(run_dir), ignore_errors=True)
+    except OSError as exc:
+        raise UserError(f"cannot keep the run in {path}: {exc.strerror or exc}") from None
+    return run_dir
+
+
+def _uncited(report: Report, run_dir: str) -> Report:
+    """A report whose run directory is about to be removed: evidence in it is cited by its name
+    inside the run (fr/nccl_trace_rank_0), never by a path that will not exist."""
+    import dataclasses
+
+    prefix = run_dir.rstrip(os.sep) + os.sep
+
+    def rel(path: str) -> str:
+        return path[len(prefix):] if path.startswith(prefix) else path
+
+    findings = tuple(dataclasses.replace(
+        f, evidence=tuple(dataclasses.replace(e, file=rel(e.file), text=e.text.replace(prefix, "")) for e in f.evidence),
+        message=f.message.replace(prefix, ""),
+        facts={k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in f.facts.items()})
+        for f in report.findings)
+    meta = {k: v for k, v in report.meta.items()}
+    meta["run_files"] = "removed (--keep DIR keeps them)"
+    return dataclasses.replace(report, findings=findings, meta=meta)
 
 
 def _print_ranks(report: Report) -> None:
@@ -182,6 +247,7 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with
             "expected_category": expected, "trace": trace_path,
             "sources": [{"name": n, "lines": t.count("\n")} for n, t in run.sources()],
         },
+        fail_on=Severity.WARN,  # the injected fault's finding is the expected outcome: exit 1
         extra=ReportExtra(ranks=_rank_rows(run), **(
             {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {})),
     )

@@ -70,7 +70,7 @@ def verify(entry: str, nproc: int, steps: int, strategy: str, backend: str, time
     except EntryError as exc:
         raise UserError(exc.text()) from None
     report = verify_report(result, entry)
-    from pgdoctor.model import Severity, exit_code
+    from pgdoctor.model import exit_code
 
     if as_json:
         from pgdoctor.cli import emit_json
@@ -83,6 +83,8 @@ def verify(entry: str, nproc: int, steps: int, strategy: str, backend: str, time
         if result.findings:
             click.echo()
             render(report, sys.stdout, sys.stdout.isatty() and "NO_COLOR" not in os.environ, details=False)
-    raise click.exceptions.Exit(exit_code(report, Severity.FAIL))
+        else:
+            click.echo(report.verdict.summary())
+    raise click.exceptions.Exit(exit_code(report))
 
 

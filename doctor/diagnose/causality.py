@@ -8,6 +8,12 @@ tier; within it the earliest by timestamp when the events carry comparable clock
 torchrun names as the first failure, then position in the logs; a bare Python exception yields to
 a recognised failure of its tier. Every other finding is listed after it with facts["cascade_of"].
 
+A hardware event (a GPU fallen off the bus, an uncorrectable ECC error, an Xid whose remedy is a
+reset, reboot or drain) outranks the software errors it causes (CUDA errors, crashes, NCCL
+errors, exits), whatever the file order and whether or not the files share a clock: the kernel
+logs an Xid when the driver notices, which may be after the rank saw its CUDA error. With
+comparable clocks a software error leads only when it came more than HARDWARE_SLACK_S before.
+
 A Python exception counts only when it ended its rank, and never explains an exit by a signal (an
 exception exits with code 1): training that went on after it and was then SIGKILLed has the
 SIGKILL as its root. Ranks missing from a watchdog-timeout list are named as suspects. A log that
@@ -25,6 +31,7 @@ from pgdoctor.checks.base import CODES
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import POSITION, Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import count_label, rank_ranges, span_gaps
 from pgdoctor.model import Evidence, Finding, Scope, Severity
 
@@ -32,6 +39,28 @@ from pgdoctor.model import Evidence, Finding, Scope, Severity
 # launcher recorded the exit.
 TAIL_LINES = 40
 MAX_EVIDENCE = 6
+# How much earlier than a hardware event a software error may be stamped and still be its
+# consequence (the driver reports an Xid after the fault that the rank's CUDA call returned).
+HARDWARE_SLACK_S = 60.0
+_HW_XID_ACTIONS = ("reset", "reboot", "drain")
+# What a failing GPU makes a process say; an OOM, a rendezvous or a driver-version problem has
+# causes of its own and keeps its place.
+_CAUSED_BY_HARDWARE = {"process_crash", "nccl_network", "nccl_usage", "collective_timeout"}
+
+
+def is_hardware(e: Event) -> bool:
+    """A fault of the GPU itself. Xids of the "application" kind (13, 31, 43) are the driver's
+    view of a software fault, not its cause."""
+    if e.code in (C.GPU_OFF_BUS.code, C.GPU_ECC.code):
+        return True
+    return e.code == C.GPU_XID.code and e.facts.get("xid_action") in _HW_XID_ACTIONS
+
+
+def caused_by_hardware(e: Event) -> bool:
+    """A software error that a hardware fault of its node produces (RUN244 names Xids and ECC as
+    the hardware cause of an illegal memory access)."""
+    return e.code == C.CUDA_ILLEGAL_ACCESS.code or (
+        e.code in CODES and CODES[e.code].category in _CAUSED_BY_HARDWARE)
 
 
 def _dedupe(events: list[Event]) -> list[Event]:
@@ -110,7 +139,7 @@ def _note(notes: list[Event]) -> list[Finding]:
     what = last.facts.get("exception") or "error"
     text = f"{what}: {last.facts.get('exception_message', '')}".strip().rstrip(":")
     ev = Event(C.UNRECOGNISED_ERROR.code, last.source, last.line, last.source_index,
-               f"no failure rule matches, but the logs end on an error: {text[:200]}", last.rank,
+               f"no failure rule matches, but the logs end on an error: {clip(text, 200)}", last.rank,
                {k: v for k, v in last.facts.items() if k in ("exception", "exception_message", "frame", "rank")},
                list(last.evidence), last.ts, 3, (C.UNRECOGNISED_ERROR.code,))
     return [_finding(C.UNRECOGNISED_ERROR.code, [ev], None, {})]
@@ -344,12 +373,16 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     group = [e for e in kept if e.cause_tier == best]
     kind = _ts_key(group)
 
+    hardware = any(is_hardware(e) for e in group)
+
     def rank_key(e: Event) -> tuple[Any, ...]:
         pref = 0 if root_rank is not None and e.rank == root_rank else 1
         # A bare Python exception says less than a recognised failure of the same tier (often it
         # is that failure's own traceback, or its echo): it leads only when nothing else does.
         generic = 1 if e.code == C.PYTHON_EXCEPTION.code else 0
-        return ((e.ts[1] if kind and e.ts else 0.0), generic, pref, e.position)
+        consequence = 1 if hardware and caused_by_hardware(e) else 0
+        ts = (e.ts[1] + (HARDWARE_SLACK_S if consequence else 0.0)) if kind and e.ts else 0.0
+        return (ts, consequence, generic, pref, e.position)
 
     root = min(group, key=rank_key)
     if root.rank is None and root_exit is not None and root_exit.rank is not None and root.cause_tier == 0:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pgdoctor.diagnose.text.normalize import Line, text_rank
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import bounded
 from pgdoctor.model import Evidence
 
@@ -113,7 +114,7 @@ class Hit:
         return sep.join(ln.text.strip() for ln in used), used
 
     def evidence(self, lines: Optional[list[Line]] = None) -> list[Evidence]:
-        return [Evidence(ln.text.strip()[:EVIDENCE_CHARS], file=self.source, line=ln.no)
+        return [Evidence(clip(ln.text.strip(), EVIDENCE_CHARS), file=self.source, line=ln.no)
                 for ln in (lines or [self.line])]
 
 

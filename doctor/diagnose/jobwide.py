@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional
 
 from pgdoctor.checks.base import CODES
+from pgdoctor.diagnose.causality import is_hardware
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER
 from pgdoctor.knowledge.ranks import run_words
@@ -206,7 +207,8 @@ def triage(events: Sequence[Event], sources: Sequence[str],
                 dated.append((e.ts, e, rank, sig))
     if len(known) < 2:
         return None
-    order = sorted(ranks_of, key=lambda s: (tier[s], first[s].position))
+    # A GPU's own fault leads its tier: the errors of the ranks on it are its consequences.
+    order = sorted(ranks_of, key=lambda s: (tier[s], not is_hardware(first[s]), first[s].position))
     groups = [{"signature": s, "ranks": rank_ranges(ranks_of[s]), "count": len(ranks_of[s]),
                "first": f"{first[s].source}:{first[s].line}", **({"unranked": unranked[s]} if unranked[s] else {})}
               for s in order[:MAX_GROUPS]]

@@ -4,12 +4,16 @@ cascade under it. Machine formats use the shared renderers."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional, TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.knowledge import terminal
+from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.jobwide_words import header, lines
 from pgdoctor.knowledge.ranks import count_label, rank_ranges
+from pgdoctor.knowledge.readable import readable
 from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Report
 
@@ -25,10 +29,11 @@ _KEY_FACTS = ("rank", "ranks", "host", "gpu_index", "requested_bytes", "free_byt
 def _fmt(key: str, value: Any) -> str:
     if key.endswith("_bytes") and isinstance(value, int):
         return fmt_bytes(value)
+    if isinstance(value, list) and key.endswith("ranks") and value and all(isinstance(v, int) for v in value):
+        # a set of ranks: ranges in brackets, with the count when it is long
+        return f"[{rank_ranges(value)}]" + (f" ({len(value)})" if len(value) > 8 else "")
     if isinstance(value, list) and len(value) > 8:
-        if key.endswith("ranks") and all(isinstance(v, int) for v in value):  # a set of ranks: ranges
-            return f"[{rank_ranges(value)}] ({len(value)})"
-        return f"{value[:8]} (+{len(value) - 8})"
+        return f"{readable(value[:8], 160)} (+{len(value) - 8})"
     if isinstance(value, dict) and len(value) > 8 and all(str(k).isdigit() for k in value):
         # per-rank values ({"0": 2070, "1": 2070, ...}): each value once, with its ranks as ranges
         by_value: dict[str, list[int]] = {}
@@ -36,7 +41,7 @@ def _fmt(key: str, value: Any) -> str:
             by_value.setdefault(str(v), []).append(int(k))
         return "{" + ", ".join(f"{v}: {count_label(ranks, 4)}" for v, ranks in list(by_value.items())[:4]) + (
             f", ... {len(by_value) - 4} more values" if len(by_value) > 4 else "") + "}"
-    return str(value)
+    return readable(value, 200)  # lists and dicts as words, not Python reprs
 
 
 def _facts_line(f: Finding) -> str:
@@ -51,40 +56,31 @@ def _where(f: Finding) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _ranks(group: dict[str, Any], width: int = 100) -> str:
-    """`ranks 0-516,518-1023 (1023)`; a scattered set is shortened, never a thousand numbers."""
-    text = group["ranks"]
-    if len(text) > width:
-        cut = text[:width].rsplit(",", 1)[0]
-        text = f"{cut},... (+{text.count(',') - cut.count(',')} more ranges)"
-    return f"{'rank' if group['count'] == 1 else 'ranks'} {text} ({group['count']})"
-
-
-def _jobwide(console: Console, job: Optional[dict[str, Any]]) -> None:
-    """One line per failure signature across the job's ranks, and what stands out among them."""
+def _jobwide(console: Console, report: Report) -> None:
+    """One line per failure signature across the job's ranks, and what stands out among them
+    (the words are knowledge/jobwide_words.py's, which the HTML report prints too)."""
+    job = report.meta.get("jobwide")
     if not job:
         return
-    console.print(f"\n  Job-wide: {job['ranks']} ranks ({escape(job['rank_span'][:80])})")
-    for g in job["groups"]:
-        extra = f" [dim](+{g['unranked']} without a rank)[/]" if g.get("unranked") else ""
-        console.print(f"    {escape(_ranks(g))}: {escape(g['signature'])}{extra}")
-    if job.get("groups_left_out"):
-        console.print(f"    [dim]... {job['groups_left_out']} more signature(s) in --json[/]")
-    for a in job.get("absent", []):
-        more = f" (and {len(a['signatures']) - 1} more)" if len(a["signatures"]) > 1 else ""
-        console.print(f"    [yellow]absent:[/] {escape(_ranks(a))} lack what up to {a['shared_by']} ranks share: "
-                      f"{escape(a['signatures'][0])}{more}")
-    b = job.get("behind")
-    if b:
-        what = "last completed" if b["what"] == "last_completed_seq" else "timed out at"
-        console.print(f"    [yellow]behind:[/] {escape(_ranks(b))} {what} SeqNum={b['seq']} (others {b['others']})")
-    e = job.get("earliest")
-    if e:
-        console.print(f"    earliest failure: rank {e['rank']} at {escape(e['time'])}: {escape(e['signature'])} "
-                      f"[dim]({escape(e['where'])})[/]")
-    for h in job.get("suspect_hosts", []):
-        console.print(f"    [red]suspect host {escape(h['host'])}:[/] all of its {escape(_ranks(h))} share "
-                      f"{escape(h['signature'])}, which no other host has: the node, not one rank")
+    root = report.verdict.root
+    console.print(f"\n  {escape(header(job, _dump_ranks(report.meta)))}")
+    for style, text in lines(job, root.scope.rank if root is not None else None):
+        console.print(f"    [{_STYLE[style]}]{escape(text)}[/]" if style else f"    {escape(text)}")
+
+
+_STYLE = {"warn": "yellow", "fail": "red", "dim": "dim"}
+
+
+def _dump_ranks(meta: Mapping[str, Any]) -> int:
+    dumps = (meta.get("flight_recorder") or {}).get("dumps") or []
+    return len({d.get("rank") for d in dumps if isinstance(d, Mapping)})
+
+
+def _say(console: Console, indent: str, text: str, style: str = "") -> None:
+    """One line of the report, indented; on a terminal too narrow for it, wrapped between words
+    under its own indent (knowledge.terminal), not back at column 0."""
+    for line in terminal.wrap(text, indent=indent + "  ", first=indent):
+        console.print(line, style=style or None, markup=False, highlight=False)
 
 
 def _notes(console: Console, meta: Mapping[str, Any]) -> None:
@@ -100,14 +96,17 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     from pgdoctor.diagnose.profile.console import section
 
     perf = [f for f in report.findings if f.facts.get("source") == "traces"]
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
+                      soft_wrap=not terminal.fit())
+    verdict = report.verdict  # of the whole report, performance findings included
     if perf:
         report = replace(report, findings=tuple(f for f in report.findings if f not in perf))
-    _render(report, console)
+    _render(report, console, perf)
     section(console, report.extra.get("traces"), perf)
+    console.print(f"\n[bold]{escape(verdict.summary())}[/]")
 
 
-def _render(report: Report, console: Console) -> None:
+def _render(report: Report, console: Console, perf: list[Finding]) -> None:
     sources = report.meta.get("sources", [])
     scanned = f"{len(sources)} file(s), {sum(s.get('lines', 0) for s in sources)} lines"
     fr = report.meta.get("flight_recorder")
@@ -130,7 +129,12 @@ def _render(report: Report, console: Console) -> None:
             console.print(f"[yellow]skipped:[/] {escape(s)}")
         return
     if not report.findings:
-        console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
+        if perf:  # no failure, but the traces show where the time goes: not [ok]
+            worst = max(perf, key=lambda f: f.severity.rank).severity.value
+            console.print(f"[yellow]{escape('[!]')}[/] no failure found in {escape(scanned)}; {len(perf)} performance "
+                          f"finding(s) ({worst}) in the traces below")
+        else:
+            console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)
         return
     root, cascade = report.findings[0], report.findings[1:]
@@ -138,32 +142,32 @@ def _render(report: Report, console: Console) -> None:
         console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}; "
                       f"note {root.code}: {escape(root.message)}")
         for e in root.evidence[:2]:
-            console.print(f"    [dim]{escape((f'{e.file}:{e.line}: ' if e.file and e.line else '') + e.text[:300])}[/]")
+            _say(console, "    ", (f'{e.file}:{e.line}: ' if e.file and e.line else '') + clip(e.text, 300), "dim")
         console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
         _notes(console, report.meta)
         return
     scope = _where(root)
     console.print(f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} [dim]\\[{root.category}][/]"
                   f"{escape(scope)}")
-    console.print(f"    {escape(root.message)}")
+    _say(console, "    ", root.message)
     facts = _facts_line(root)
     if facts:
-        console.print(f"    [dim]facts:[/] {escape(facts)}")
+        _say(console, "    ", f"facts: {facts}", "dim")
     for e in root.evidence[:4]:
         where = f"{e.file}:{e.line}: " if e.file and e.line else (f"{e.file}: " if e.file else "")
-        console.print(f"    [dim]{escape(where + e.text[:300])}[/]")
+        _say(console, "    ", where + clip(e.text, 300), "dim")
     console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
     if cascade:
         console.print(f"\n  Cascade ({len(cascade)}): consequences of {root.code}")
         for f in cascade:
             sc = _where(f)
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}{escape(sc)}")
-            console.print(f"      {escape(f.message[:300])}")
+            _say(console, "      ", clip(f.message, 300))
             if f.evidence:
                 e = f.evidence[0]
                 where = f"{e.file}:{e.line}: " if e.file and e.line else ""
-                console.print(f"      [dim]{escape(where + e.text[:200])}[/]")
-    _jobwide(console, report.meta.get("jobwide"))
+                _say(console, "      ", where + clip(e.text, 200), "dim")
+    _jobwide(console, report)
     _notes(console, report.meta)
     binaries = report.meta.get("skipped_binary_files") or []
     if binaries:

@@ -230,7 +230,7 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
     job_nodes = parse_launch(ctx.env).nodes
     expected = {r: job_nodes[r] for r in missing if len(job_nodes) == size}
     report = _merge(snap, nodes, missing, expected, bw, size, config, selection, budget, meta)
-    code = exit_code(report, fail_on, exit_zero)
+    code = exit_code(dataclasses.replace(report, fail_on=fail_on), exit_zero)
     rdv.set("exit", code)
     others = [r for r in range(size) if r != 0 and r not in gone]
     for r in others:  # keep the store up until every rank has read its exit code

@@ -11,9 +11,11 @@ imbalance runs are diagnosed from the trace events (pgdoctor.lab.imbalance).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from typing import Any, Optional
 
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.lab.imbalance import DEFAULT_RATIO, Imbalance, analyse
 from pgdoctor.lab.launch import LabRun
 from pgdoctor.model import Evidence, Finding, Scope
@@ -36,7 +38,7 @@ class DiagnoserUnavailable(RuntimeError):
 def prefixed_sources(run: LabRun) -> list[tuple[str, str]]:
     out = []
     for name, text in run.sources():
-        rank = name.split(".", 1)[0].removeprefix("rank")
+        rank = os.path.basename(name).split(".", 1)[0].removeprefix("rank")
         lines = text.splitlines()
         out.append((name, "".join(f"[rank{rank}]:{line}\n" for line in lines)))
     return out
@@ -134,7 +136,7 @@ def stalled_findings(results: Sequence[dict[str, Any]]) -> list[Finding]:
     load_all()
     code = CODES["RUN404"]
     waiting = {int(r["rank"]): _innermost(r.get("ranges") or []) for r in failed}
-    first_error = str(failed[0].get("error", "")).splitlines()[0][:300] if failed[0].get("error") else ""
+    first_error = clip(str(failed[0].get("error", "")).splitlines()[0], 300) if failed[0].get("error") else ""
     out = []
     for h in hung:
         ranges = list(h.get("ranges") or [])
@@ -143,7 +145,7 @@ def stalled_findings(results: Sequence[dict[str, Any]]) -> list[Finding]:
         msg = (f"rank {h['rank']} was still in {where} ({h.get('phase') or 'no phase'}) at step {h.get('step')} "
                f"when its peers failed waiting for it: {waits}")
         evidence = [Evidence(f"rank {h['rank']} open ranges: {where}")]
-        evidence += [Evidence(f"rank {r['rank']} {r.get('error_type', 'error')}: {str(r.get('error', '')).splitlines()[0][:300]}"
+        evidence += [Evidence(f"rank {r['rank']} {r.get('error_type', 'error')}: {clip(str(r.get('error', '')).splitlines()[0], 300)}"
                               if r.get("error") else f"rank {r['rank']} failed")
                      for r in failed]
         facts = {

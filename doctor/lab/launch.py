@@ -34,13 +34,14 @@ class LabRun:
         return str(d) if d.is_dir() and any(d.iterdir()) else None
 
     def sources(self) -> list[tuple[str, str]]:
-        """Each rank's output as a (name, text) log source, stderr first."""
+        """Each rank's output as a (name, text) log source, stderr first. A kept run names the
+        files launch() wrote (what a finding cites exists); otherwise a bare name."""
         out = []
         for o in self.outcomes:
-            if o.stderr:
-                out.append((f"rank{o.index}.stderr", o.stderr))
-            if o.stdout:
-                out.append((f"rank{o.index}.stdout", o.stdout))
+            for kind, text in (("stderr", o.stderr), ("stdout", o.stdout)):
+                if text:
+                    name = f"rank{o.index}.{kind}"
+                    out.append((os.path.join(self.spec.run_dir, name) if self.spec.keep else name, text))
         return out
 
 
@@ -85,4 +86,8 @@ def launch(spec: LabSpec, timeout_s: float = 60.0, extra_env: Optional[Mapping[s
             results.append(json.loads(result_path(spec.run_dir, r).read_text(encoding="utf-8")))
         except (OSError, ValueError):
             results.append({})
-    return LabRun(spec, tuple(outcomes), tuple(results), wall)
+    run = LabRun(spec, tuple(outcomes), tuple(results), wall)
+    if spec.keep:
+        for name, text in run.sources():
+            Path(name).write_text(text, encoding="utf-8")
+    return run

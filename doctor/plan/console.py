@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pgdoctor.knowledge import terminal
 from pgdoctor.knowledge.units import fmt_seconds_fixed, seconds_decimals
 from pgdoctor.plan.layouts import Layout, best_per_layout
 from pgdoctor.plan.memory import MemoryInput
@@ -38,12 +39,39 @@ def bytes_per_param(mi: MemoryInput) -> str:
     return line + (f"; {conv}" if conv else "")
 
 
+# The memory breakdown is what a narrow terminal drops first: total and free say whether a layout
+# fits; --wide and --json keep the parts.
+BREAKDOWN = ("params", "grads", "optim", "acts", "buffers")
+
+
+def _table(title: str, cols: list[str], rows: list[list[str]], console: Any, left: str = "") -> tuple[Any, bool]:
+    """A borderless table of `cols`; on a terminal too narrow for it, without the breakdown
+    columns (returns whether they were dropped)."""
+    from rich.table import Table
+
+    def build(drop: tuple[str, ...]) -> Any:
+        t = Table(title=title, title_justify="left", box=None, pad_edge=False)
+        keep = [i for i, c in enumerate(cols) if c not in drop]
+        for i in keep:
+            # fold, never an ellipsis: a cut number ("0.31…") reads as another number
+            t.add_column(cols[i], justify="left" if cols[i] == left else "right", overflow="fold")
+        for r in rows:
+            t.add_row(*(r[i] for i in keep))
+        return t
+
+    table = build(())
+    if terminal.fit() and console.measure(table, options=console.options.update_width(terminal.WIDE)).maximum \
+            > console.width:
+        return build(BREAKDOWN), True
+    return table, False
+
+
 def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool = False, moe: bool = False) -> None:
     cp = any(lay.cp > 1 for lay in layouts)
     from rich.console import Console
-    from rich.table import Table
 
-    console = Console(file=out, force_terminal=False, no_color=True, highlight=False, width=220)
+    console = Console(file=out, force_terminal=False, no_color=True, highlight=False, width=terminal.width(220),
+                      soft_wrap=not terminal.fit())
     rows_all = best_per_layout(layouts)
     fitting = [lay for lay in rows_all if lay.fits]
     shown = fitting[:top]
@@ -53,14 +81,11 @@ def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool =
     def secs(t: float) -> str:
         return fmt_seconds_fixed(t, places)
 
-    table = Table(title="Layouts that fit (best first); memory per GPU in GiB, times per step in seconds",
-                  title_justify="left", box=None, pad_edge=False)
     cols = ["#", "dp", "tp", "pp", "zero"] + (["ep"] if moe else []) + (["cp"] if cp else []) + ["mb", "m", "rc", "params", "grads", "optim", "acts", "buffers", "total",
             "free"] + (["host/node", "offload"] if offload else []) + \
         ["dp comm", "tp comm", "pp comm"] + (["a2a"] if moe else []) + (["cp comm"] if cp else []) + \
         ["bubble", "step", "tok/s", "compute%"]
-    for col in cols:
-        table.add_column(col, justify="right" if col != "#" else "left")
+    good_rows: list[list[str]] = []
     for i, lay in enumerate(shown, 1):
         mem, tr = lay.memory, lay.traffic
         cells = ["*" if i == 1 else str(i), str(lay.dp), str(lay.tp), str(lay.pp), lay.zero_label] + \
@@ -75,7 +100,9 @@ def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool =
             ([secs(lay.cp_s)] if cp else []) + \
             [f"{lay.bubble:.0%}", secs(lay.step_s),
                   _tokens(lay.tokens_per_s), f"{lay.compute_fraction:.0%}"]
-        table.add_row(*cells)
+        good_rows.append(cells)
+    table, folded = _table("Layouts that fit (best first); memory per GPU in GiB, times per step in seconds", cols,
+                           good_rows, console, left="#")
     if shown:
         console.print(table)
         if len(fitting) > top:
@@ -87,15 +114,13 @@ def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool =
                       + ("; host/node: offloaded states x 1.5 (DeepSpeed's buffers)" if offload else ""))
     misfits = [lay for lay in rows_all if not lay.fits]
     if not misfits:
+        _say_folded(console, folded)
         return
     rows = misfits[: max(3, top - len(shown))] if shown else misfits[:top]
-    bad = Table(title=f"Layouts that do not fit ({len(misfits)}, closest first); GiB per GPU",
-                title_justify="left", box=None, pad_edge=False)
     bcols = ["dp", "tp", "pp", "zero"] + (["ep"] if moe else []) + (["cp"] if cp else []) + ["mb", "rc", "params", "grads", "optim", "acts", "buffers", "total", "over by"]
     if offload:
         bcols.append("host/node")
-    for col in bcols:
-        bad.add_column(col, justify="right")
+    bad_rows: list[list[str]] = []
     for lay in rows:
         mem = lay.memory
         cells = [str(lay.dp), str(lay.tp), str(lay.pp), lay.zero_label] + ([str(lay.ep)] if moe else []) + \
@@ -106,12 +131,22 @@ def render_tables(layouts: Sequence[Layout], top: int, out: Any, offload: bool =
                  _gib(max(0, -lay.headroom_bytes))]
         if offload:
             cells.append(_gib(lay.host_node_bytes) + ("!" if not lay.host_fits else ""))
-        bad.add_row(*cells)
+        bad_rows.append(cells)
+    bad, bad_folded = _table(f"Layouts that do not fit ({len(misfits)}, closest first); GiB per GPU", bcols, bad_rows,
+                             console)
+    folded = folded or bad_folded
     if shown:
         console.print("")
     console.print(bad)
     if len(misfits) > len(rows):
         console.print(f"... and {len(misfits) - len(rows)} more that do not fit")
+    _say_folded(console, folded)
+
+
+def _say_folded(console: Any, folded: bool) -> None:
+    if folded:
+        console.print(f"(this terminal is {console.width} columns: the memory breakdown ({', '.join(BREAKDOWN)}) "
+                      "is left out; --wide or --json shows it)")
 
 
 def print_plan(result: Any, top: int, out: Any) -> None:
@@ -120,7 +155,8 @@ def print_plan(result: Any, top: int, out: Any) -> None:
     shape, fabric = result.shape, result.fabric
 
     def say(line: str = "") -> None:
-        out.write(line + "\n")
+        for part in terminal.wrap(line) if line else [line]:  # between words on a terminal
+            out.write(part + "\n")
 
     say(f"model ({shape.name}): {result.count_label()}, {shape.layers} layers, hidden "
         f"{shape.hidden}, {shape.heads} heads, seq {result.seq_len}")

@@ -10,7 +10,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.table import Table
 
-from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row, latency, plateau
+from pgdoctor.knowledge import terminal
+from pgdoctor.knowledge.collectives import SIZE_CONVENTION, Row, latency, plateau, small_rows
 from pgdoctor.knowledge.units import human_bytes
 
 
@@ -61,22 +62,23 @@ def _ranks(ranks: Sequence[int]) -> str:
 
 
 def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Table:
-    """One line per op: the highest busbw and the size it was reached at, the time at the smallest
-    size (the op's latency, as `collectives.<op>.latency_us`), and whether every element of every
+    """One line per op: the highest busbw and the size it was reached at, the op's latency (the
+    small-message plateau, as `collectives.<op>.latency_us`, with the sizes it was taken over),
+    and whether every element of every
     rank's result was right. `planned` (op -> sizes the sweep meant to run) makes an op that
     stopped early, or never ran, say so instead of looking complete."""
     by_op = _by_op(rows)
     ops = list(dict.fromkeys([*(planned or {}), *by_op]))
     t = Table(title="summary (every element of every rank's result checked)", title_justify="left", box=None,
               pad_edge=False)
-    for col in ("op", "peak busbw GB/s", "at size", "latency us", "at size", "correct"):
+    for col in ("op", "peak busbw GB/s", "at size", "latency us", "over sizes", "correct"):
         t.add_column(col, justify="right" if col.endswith(("GB/s", "us")) else "left")
     for op in ops:
         mine = by_op.get(op, [])
         want = (planned or {}).get(op, len(mine))
         peak, first = plateau(mine, op), latency(mine, op)
         if peak is None or first is None:
-            t.add_row(op, "-", "-", "-", "-", "no result (see the findings)")
+            t.add_row(op, "-", "-", "-", "-", f"not measured: 0 of {want} sizes ran" if want else "not measured")
             continue
         wrong_ranks = sorted({int(w["rank"]) for r in mine for w in r.wrong})
         bad = sum(1 for r in mine if not r.correct)
@@ -87,8 +89,10 @@ def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Ta
         if len(mine) < want:
             verdict += f"; {want - len(mine)} of {want} sizes never ran"
         top = f"{peak.busbw_gbps:.3f}" if peak.busbw_gbps > 0 else "0 (1 rank)"
+        small = small_rows(mine, op)
+        span = human_bytes(small[0].bytes) + (f"-{human_bytes(small[-1].bytes)}" if len(small) > 1 else "")
         t.add_row(op, top, human_bytes(peak.bytes) if peak.busbw_gbps > 0 else "-", f"{first.time_us:.1f}",
-                  human_bytes(first.bytes), verdict)
+                  span, verdict)
     return t
 
 
@@ -96,7 +100,8 @@ def render(rows: Sequence[Row], header: str, out: TextIO, color: bool,
            planned: Mapping[str, int] | None = None) -> None:
     """Header, size convention, per-op tables, the plot, then the summary last: it is what a
     reader looks for, so it sits right above the findings that the caller prints next."""
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
+                      soft_wrap=not terminal.fit())
     console.print(header)
     console.print(SIZE_CONVENTION, style="dim")
     for t in tables(rows):

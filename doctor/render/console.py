@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import functools
 from collections import defaultdict
 from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
+from pgdoctor.knowledge import terminal
 from pgdoctor.knowledge.areas import area_title
 from pgdoctor.model import Finding, Report, Severity, Status
 from pgdoctor.render import report_areas
@@ -82,8 +84,16 @@ def _finding_lines(f: Finding, color: bool) -> list[str]:
     for e in f.evidence[:3]:
         where = f"{e.file}:{e.line}: " if e.file else ""
         lines.append(f"      [dim]{escape(where + e.text)}[/]")
-    lines.append(f"      [dim]-> pgdoctor explain {f.code}[/]")
+    if f.code in _playbook_codes():  # a site plugin's code has no playbook to point at
+        lines.append(f"      [dim]-> pgdoctor explain {f.code}[/]")
     return lines
+
+
+@functools.lru_cache(maxsize=1)
+def _playbook_codes() -> frozenset[str]:
+    from pgdoctor.playbooks import all_playbooks
+
+    return frozenset(pb.code for pb in all_playbooks())
 
 
 def replay_line(report: Report) -> str:
@@ -100,7 +110,8 @@ def render(report: Report, out: TextIO, color: bool = False, details: bool = Tru
     """`details=False` leaves out the measurements drawn under an area (area_details): for a
     caller that has already printed fuller views of them, such as `bench collectives`'s tables
     and plot, which would otherwise appear twice."""
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=120, soft_wrap=True)
+    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
+                      soft_wrap=not terminal.fit())
     areas = report_areas(report)
     by_area: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
@@ -124,3 +135,5 @@ def render(report: Report, out: TextIO, color: bool = False, details: bool = Tru
     console.print(f"\n{summary}{' on ' + host if host else ''}.")
     for reason in report.incomplete_reasons:
         console.print(f"[yellow]incomplete:[/] {escape(reason)}")
+    style = {"failed": "red", "incomplete": "yellow", "passed": "green"}[report.verdict.status]
+    console.print(f"[bold {style}]{escape(report.verdict.summary())}[/]")

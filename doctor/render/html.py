@@ -2,8 +2,9 @@
 
 No script, no external stylesheet, font or image: styles are inline, charts are inline SVG,
 and a Content-Security-Policy forbids loading anything else, so the page looks the same
-wherever it is opened. Sections: summary (verdict and one line per area), findings with their
-playbooks, a per-GPU table, bus bandwidth versus message size from the collective sweep, and,
+wherever it is opened. Sections: summary (the report's verdict, which is the exit code's, and one
+line per area), the root cause with its playbook and its cascade grouped under it, the job-wide
+triage of a diagnosis, other findings with their playbooks, a per-GPU table, bus bandwidth versus message size from the collective sweep, and,
 for repro runs, the per-rank timeline of `report.extra["trace_events"]`; then every check,
 probe and measurement.
 """
@@ -11,7 +12,6 @@ probe and measurement.
 from __future__ import annotations
 
 import datetime
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -20,6 +20,9 @@ from typing import Any, Optional, TextIO
 
 from pgdoctor import __version__
 from pgdoctor.knowledge.areas import area_title
+from pgdoctor.knowledge.jobwide_words import header as jobwide_header
+from pgdoctor.knowledge.jobwide_words import lines as jobwide_lines
+from pgdoctor.knowledge.readable import readable
 from pgdoctor.knowledge.units import human_bytes
 from pgdoctor.model import Finding, Measurement, Report, Severity, Unavailable, sorted_findings
 from pgdoctor.render import report_areas
@@ -46,7 +49,7 @@ pre{background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap}
 margin:12px 0}.finding.sev-fail{border-left-color:#c62828}.finding.sev-warn{border-left-color:#ef8f00}
 .finding.sev-info{border-left-color:#1565c0}.finding h3{font-size:15px;margin:4px 0}
 .unavailable{color:#999;font-style:italic}.bad{background:#fdecea}.playbook{background:#fcfcfd;border-top:1px dashed #ccc;
-margin-top:8px}.playbook h4{font-size:14px;margin:10px 0 2px}.url{color:#555}nav a{margin-right:12px}
+margin-top:8px}.cascade{margin-left:24px}.facts th{font-weight:600}.playbook h4{font-size:14px;margin:10px 0 2px}.url{color:#555}nav a{margin-right:12px}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -61,27 +64,21 @@ def _fmt(value: Any, unit: str = "") -> str:
     elif isinstance(value, float):
         text = f"{value:.4g}" if math.isfinite(value) else str(value)
     elif isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        text = text if len(text) <= 160 else text[:157] + "..."
+        text = readable(value, 160)
     else:
         text = str(value)
     return escape(text + (f" {unit}" if unit and not isinstance(value, (dict, list, bool)) else ""))
 
 
-def _threshold(report: Report) -> Severity:
-    try:
-        return Severity(str(report.meta.get("fail_on", "fail")))
-    except ValueError:
-        return Severity.FAIL
-
-
 def _summary(report: Report) -> list[str]:
     counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
-    failing = sum(n for s, n in counts.items() if s.rank >= _threshold(report).rank)
-    verdict, cls = (("FAILED", "fail") if failing else ("INCOMPLETE", "warn") if report.incomplete else ("PASSED", "ok"))
+    verdict = report.verdict  # the exit code's own verdict: the page cannot say otherwise
+    cls = {"failed": "fail", "incomplete": "warn", "passed": "ok"}[verdict.status]
     parts = ", ".join(f"{n} {s.value}" for s, n in sorted(counts.items(), key=lambda kv: -kv[0].rank))
     out = ['<section id="summary"><h2>Summary</h2>',
-           f'<p class="verdict"><span class="badge {cls}">{verdict}</span> {escape(parts)}</p>']
+           f'<p class="verdict" data-verdict="{verdict.status}"><span class="badge {cls}">{verdict.word}</span> '
+           f'{escape(verdict.summary().split(": ", 1)[-1])}</p>',
+           f'<p class="meta">findings: {escape(parts)}; exit code {verdict.exit_code}</p>']
     if report.incomplete_reasons:
         out.append("<p>Incomplete:</p><ul>" + "".join(f"<li>{escape(r)}</li>" for r in report.incomplete_reasons)
                    + "</ul>")
@@ -111,25 +108,34 @@ def _playbook(code: str) -> str:
     return to_html(pb.body)
 
 
+# Structure, shown by the page's layout (Root cause, Cascade), not repeated as a fact.
+_STRUCTURE_FACTS = ("root_cause", "cascade_of")
+
+
+def _facts(f: Finding) -> str:
+    rows = [(k, v) for k, v in sorted(f.facts.items()) if k not in _STRUCTURE_FACTS and v not in (None, "", [])]
+    if not rows:
+        return ""
+    return '<table class="facts">' + "".join(
+        f"<tr><th>{escape(k)}</th><td>{_fmt(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
 def _instance(f: Finding) -> str:
     scope = f' <span class="meta">({escape(f.scope.label())})</span>' if f.scope.label() else ""
     parts = [f"<li>{escape(f.message)}{scope}"]
     if f.evidence:
         parts.append("<pre>" + escape("\n".join(e.located() for e in f.evidence)) + "</pre>")
-    if f.facts:
-        parts.append("<pre>" + escape(json.dumps(dict(f.facts), indent=1, default=str, sort_keys=True)) + "</pre>")
+    parts.append(_facts(f))
     parts.append("</li>")
     return "".join(parts)
 
 
-def _findings(report: Report) -> list[str]:
-    out = ['<section id="findings"><h2>Findings</h2>']
-    if not report.findings:
-        out.append("<p>No findings.</p>")
+def _cards(findings: Sequence[Finding], playbook_open: bool = True, sort: bool = True) -> list[str]:
+    """One card per code with every place it was seen, and its playbook once."""
     by_code: dict[str, list[Finding]] = defaultdict(list)
-    for f in sorted_findings(report.findings):
+    for f in (sorted_findings(findings) if sort else findings):
         by_code[f.code].append(f)
-    # One card per code with every place it was seen, and its playbook once.
+    out = []
     for code, group in by_code.items():
         f = group[0]
         sev = f.severity.value
@@ -139,11 +145,49 @@ def _findings(report: Report) -> list[str]:
         out.append(f'<p class="meta">{escape(f.slug)} &middot; {escape(f.category)} &middot; '
                    f'{escape(area_title(f.area))}{where}</p>')
         out.append("<ul>" + "".join(_instance(g) for g in group) + "</ul>")
-        is_open = " open" if f.severity is not Severity.INFO else ""
+        is_open = " open" if playbook_open and f.severity is not Severity.INFO else ""
         out.append(f'<details class="playbook"{is_open}><summary>Playbook: <code>pgdoctor explain {escape(code)}'
                    f"</code></summary>{_playbook(code)}</details>")
         out.append("</article>")
-    out.append("</section>")
+    return out
+
+
+def _findings(report: Report) -> list[str]:
+    """Root cause first with its playbook open, its cascade grouped under it (as the console
+    prints them), the job-wide triage, then any other finding."""
+    verdict = report.verdict
+    out: list[str] = []
+    rest = [f for f in report.findings if f is not verdict.root and f not in verdict.cascade]
+    if verdict.root is not None:
+        root = verdict.root
+        out += ['<section id="root-cause"><h2>Root cause</h2>', *_cards([root])]
+        if verdict.cascade:
+            out.append(f'<section id="cascade" class="cascade"><h3>Cascade ({len(verdict.cascade)}): consequences of '
+                       f"<code>{escape(root.code)}</code></h3>")
+            out += _cards(verdict.cascade, playbook_open=False, sort=False)
+            out.append("</section>")
+        out.append("</section>")
+    out += _jobwide(report)
+    if rest or verdict.root is None:
+        title = "Other findings" if verdict.root is not None else "Findings"
+        out.append(f'<section id="findings"><h2>{title}</h2>')
+        out += _cards(rest) if rest else ["<p>No findings.</p>"]
+        out.append("</section>")
+    return out
+
+
+def _jobwide(report: Report) -> list[str]:
+    job = report.meta.get("jobwide")
+    if not isinstance(job, Mapping) or not job.get("groups"):
+        return []
+    dumps = (report.meta.get("flight_recorder") or {}).get("dumps") or []
+    dump_ranks = len({d.get("rank") for d in dumps if isinstance(d, Mapping)})
+    root = report.verdict.root
+    cls = {"warn": ' class="bad"', "fail": ' class="bad"', "dim": ' class="meta"'}
+    out = ['<section id="jobwide"><h2>Job-wide</h2>', f"<p>{escape(jobwide_header(job, dump_ranks))}</p><ul>"]
+    out += [f"<li{cls.get(style, '')}>{escape(text)}</li>"
+            for style, text in jobwide_lines(job, root.scope.rank if root is not None else None)]
+    out.append("</ul></section>")
     return out
 
 
@@ -265,6 +309,8 @@ def _timeline(report: Report) -> list[str]:
 
 
 def _results(report: Report) -> list[str]:
+    if not report.results_json():  # repro, bench scaling, diagnose: no checks or probes ran
+        return []
     out = ['<section id="results"><h2>Checks and probes</h2><table><tr><th>kind</th><th>name</th><th>area</th>'
            "<th>status</th><th>reason</th><th>time (s)</th></tr>"]
     for r in report.results_json():
@@ -303,8 +349,13 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
              ("collectives", "Collectives", _collectives(measurements)), ("timeline", "Timeline", _timeline(report)),
              ("scaling", "Scaling", scaling_section(report.extra)), ("traces", "Traces", traces_section(report.extra)),
              ("results", "Checks", _results(report)), ("measurements", "Measurements", _measurements(measurements))]
-    body.append("<nav>" + "".join(f'<a href="#{sid}">{label}</a>' for sid, label, lines in parts if lines) + "</nav>")
     sections = [line for _, _, lines in parts for line in lines]
+    # One link per section the page has, the diagnosis's own (root cause, cascade, job-wide) included.
+    labels = {"summary": "Summary", "root-cause": "Root cause", "cascade": "Cascade", "jobwide": "Job-wide",
+              "findings": "Other findings" if report.verdict.root is not None else "Findings"}
+    labels.update({sid: label for sid, label, _ in parts if sid not in labels})
+    present = [sid for sid in labels if any(f'id="{sid}"' in line for line in sections)]
+    body.append("<nav>" + "".join(f'<a href="#{sid}">{labels[sid]}</a>' for sid in present) + "</nav>")
     out.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
     out.write(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n')
     out.write(f"<title>{escape(title)}</title>\n<style>{CSS}</style></head>\n<body>\n")

@@ -9,6 +9,9 @@ must never read half a file). Series:
 - `pgdoctor_findings{host,severity}`: number of findings per severity (always all three).
 - `pgdoctor_finding{host,area,code,severity}`: number of findings per code.
 - `pgdoctor_incomplete{host}`: 1 when the run was incomplete (exit code 3 without findings).
+- `pgdoctor_verdict{host,status}`: the report's verdict (failed, incomplete, passed), 1 for the
+  one it had and 0 for the others; the same verdict as the exit code (1, 3, 0).
+- `pgdoctor_build_info{host,version,python}`: always 1; which pgdoctor and Python wrote the file.
 - `pgdoctor_last_run_timestamp_seconds{host}`: when the host was probed.
 - `pgdoctor_<measurement key>{host,gpu,gpu_uuid,...}`: one gauge per numeric measurement key,
   labelled by host and by the measurement's scope (gpu index and uuid, and rank, nic, link where
@@ -19,15 +22,17 @@ must never read half a file). Series:
 from __future__ import annotations
 
 import math
+import platform
 import re
 import time
 from collections import defaultdict
 from typing import Optional, TextIO
 
+from pgdoctor import __version__
 from pgdoctor.model import Measurement, Report, Severity, Status
 
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9_]")
-_FIXED = ("check_status", "findings", "finding", "incomplete", "last_run_timestamp_seconds")
+_FIXED = ("check_status", "findings", "finding", "incomplete", "verdict", "build_info", "last_run_timestamp_seconds")
 # Scope fields that become labels, in this order, under these names.
 _SCOPE_LABELS = (("gpu_index", "gpu"), ("gpu_uuid", "gpu_uuid"), ("rank", "rank"), ("nic", "nic"), ("link", "link"))
 
@@ -125,6 +130,10 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
                  [([*h, ("area", a), ("code", c), ("severity", s)], n) for (a, c, s), n in sorted(per_code.items())])
     w.family("pgdoctor_incomplete", "1 when a probe or check could not run (exit code 3).",
              [(h, 1 if report.incomplete else 0)])
+    w.family("pgdoctor_verdict", "The report's verdict, as the exit code says it: 1 for the one it had.",
+             [([*h, ("status", s)], 1 if report.verdict.status == s else 0) for s in ("failed", "incomplete", "passed")])
+    w.family("pgdoctor_build_info", "The pgdoctor and Python versions that wrote this file (always 1).",
+             [([*h, ("version", __version__), ("python", platform.python_version())], 1)])
     when = snapshot.time_unix if snapshot else time.time()
     w.family("pgdoctor_last_run_timestamp_seconds", "Unix time at which pgdoctor probed this host.",
              [(h, round(float(when), 3))])

@@ -156,7 +156,9 @@ def prediction_note(rows: Sequence[Row]) -> list[str]:
     out = []
     for r in rows[1:]:
         if r.predicted_step_s:
+            # 3 significant digits: a loopback gloo link of 0.004 GB/s printed as "0.00 GB/s"
+            link = (f"link measured {r.busbw_gbps:.3g} GB/s busbw, {r.latency_us:.0f} us per message"
+                    if (r.busbw_gbps or 0.0) > 0 else "the link could not be measured")
             out.append(f"{r.nproc} ranks: measured step {r.step_s * 1e3:.2f} ms, planner {r.predicted_step_s * 1e3:.2f} ms "
-                       f"({r.step_s / r.predicted_step_s:.2f}x the prediction; link measured {r.busbw_gbps:.2f} GB/s busbw, "
-                       f"{r.latency_us:.0f} us per message)")
+                       f"({r.step_s / r.predicted_step_s:.2f}x the prediction; {link})")
     return out

@@ -61,30 +61,44 @@ rc=$?
 set -e
 
 # The verdict per node from the reports themselves: srun's exit code is only the worst one.
+# FAIL lines: failing findings; INCOMPLETE lines: why a node's run was incomplete (exit 3), from
+# the report's "incomplete" list (pgdoctor's stderr holds only progress there).
 summary="$(python3 - "$DIR" <<'EOF'
 import json, pathlib, sys
-bad = []
+bad, incomplete = [], []
 for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
     try:
-        findings = json.loads(path.read_text()).get("findings", [])
+        report = json.loads(path.read_text())
     except (OSError, ValueError):
+        incomplete.append("INCOMPLETE %s: no readable report (see %s.stderr)" % (path.stem, path.stem))
         continue
-    for f in findings:
+    for f in report.get("findings", []):
         if f.get("severity") == "fail":
-            bad.append("%s: %s %s: %s" % (path.stem, f.get("code"), f.get("title"), f.get("message")))
-print("\n".join(bad))
+            bad.append("FAIL %s: %s %s: %s" % (path.stem, f.get("code"), f.get("title"), f.get("message")))
+    for reason in report.get("incomplete", []):
+        incomplete.append("INCOMPLETE %s: %s" % (path.stem, reason))
+print("\n".join(bad + incomplete))
 EOF
 )"
+failed="$(printf '%s\n' "$summary" | sed -n 's/^FAIL //p')"
+incomplete="$(printf '%s\n' "$summary" | sed -n 's/^INCOMPLETE //p')"
 
-if [ -n "$summary" ]; then
+if [ -n "$failed" ]; then
   echo "pre-flight FAILED; not starting training. Findings (pgdoctor explain CODE for the fix):" >&2
-  echo "$summary" >&2
+  echo "$failed" >&2
   echo "reports: $DIR" >&2
   exit 1
 fi
 if [ "$rc" -ne 0 ]; then
-  echo "pre-flight: pgdoctor exited $rc (2 usage, 3 incomplete, 124 timeout) without a failing finding;" \
-    "see $DIR/*.stderr" >&2
+  # Exit 3 (incomplete) means pgdoctor could not check something, not that the node is bad: the
+  # job goes on (a pre-flight that cannot run must not keep training from starting) unless
+  # PREFLIGHT_STRICT=1. The reasons are in each node's report.
+  echo "pre-flight: pgdoctor exited $rc (2 usage, 3 incomplete, 124 timeout) without a failing finding" >&2
+  if [ -n "$incomplete" ]; then
+    echo "$incomplete" >&2
+  else
+    echo "see $DIR/*.stderr" >&2
+  fi
   [ "$STRICT" = 1 ] && exit "$rc"
 fi
 echo "pre-flight: no failing finding on $NODES node(s); reports in $DIR" >&2

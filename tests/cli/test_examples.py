@@ -328,3 +328,59 @@ def test_k8s_init_container_runs_a_real_pgdoctor_command_line() -> None:
     # 1 (this machine has no 8 GPUs) or 3 (NVML unavailable); 2 would be a bad command line.
     assert proc.returncode in (0, 1, 3), proc.stderr
     assert "GPU health" in proc.stdout and "Traceback" not in proc.stderr
+
+
+# --- what the examples and their docs say about exit codes ------------------------------------
+
+INCOMPLETE_STUB = f"""#!{sys.executable}
+import json, sys
+print(json.dumps({{"findings": [], "incomplete": ["probe gpu unavailable: driver_not_loaded: no NVIDIA driver"]}}))
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("strict", ["0", "1"])
+def test_torchrun_script_on_exit_3_prints_the_reports_incomplete_reasons(
+    tmp_path: Path, bin_dir: Path, torchrun_stub: Path, strict: str
+) -> None:
+    write_exe(bin_dir / "pgdoctor", INCOMPLETE_STUB)
+    env = {"PREFLIGHT_DIR": str(tmp_path / "pf"), "PREFLIGHT_STRICT": strict}
+    proc = run_script(TRAIN, tmp_path, bin_dir, env, ("train.py",))
+    assert "pgdoctor exited 3" in proc.stderr
+    assert "probe gpu unavailable: driver_not_loaded" in proc.stderr and ".stderr" not in proc.stderr
+    started = any(c[0] == "torchrun" for c in calls(tmp_path))
+    assert (proc.returncode, started) == ((3, False) if strict == "1" else (0, True)), proc.stderr
+
+
+def test_the_examples_doc_explains_each_examples_exit_3() -> None:
+    doc = (ROOT / "docs" / "examples.md").read_text()
+    section = doc.split("### Exit 3 (incomplete) in the examples", 1)[1].split("\n## ", 1)[0]
+    for name in ("Slurm prolog/epilog", "torchrun script", "Kubernetes init container"):
+        assert name in section
+    yaml_text = (EXAMPLES / "k8s" / "initcontainer.yaml").read_text()
+    assert "Exit 3" in yaml_text and "pip install pgdoctor`" not in yaml_text
+    assert "pgdoctor is not\n  on PyPI" in doc and "pip wheel --no-deps -w dist ." in doc
+
+
+@pytest.mark.skipif(os.path.isdir("/sys/class/infiniband"), reason="this host has InfiniBand")
+def test_net_doc_says_what_check_only_net_exits_without_infiniband() -> None:
+    doc = " ".join((ROOT / "docs" / "net.md").read_text().split())
+    assert "`check --only net` exits 0 on a node without InfiniBand" in doc
+    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--only", "net", "--level", "quick", "--json"],
+                          capture_output=True, text=True, timeout=120, env=BASE_ENV)
+    report = json.loads(proc.stdout)
+    ib = next(r for r in report["results"] if r["name"] == "ib")
+    assert ib["status"] == "unavailable" and ib["reason"].startswith("not_present")
+    assert proc.returncode == (1 if any(f["severity"] == "fail" for f in report["findings"]) else 0)
+    assert not report["incomplete"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_wheel_the_k8s_example_installs_builds_from_the_repository(tmp_path: Path) -> None:
+    yaml_text = (EXAMPLES / "k8s" / "initcontainer.yaml").read_text()
+    assert "python3 -m pip wheel --no-deps -w dist /path/to/pgdoctor" in yaml_text
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                           str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert list(tmp_path.glob("pgdoctor-*-py3-none-any.whl"))

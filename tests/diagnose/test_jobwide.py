@@ -99,8 +99,8 @@ def test_8_per_rank_logs_group_the_cascade_and_name_the_rank_without_it(tmp_path
     assert job["absent"][0]["ranks"] == "3" and job["absent"][0]["shared_by"] == 7
     assert job["behind"] == {"what": "last_completed_seq", "ranks": "6", "count": 1, "seq": 2068, "others": 2069}
     text = _console(rep)
-    assert "ranks 0-2,4-7 (7): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
-    assert "behind: rank 6 (1) last completed SeqNum=2068 (others 2069)" in text
+    assert "ranks 0-2,4-7 (7 ranks): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
+    assert "behind: rank 6 last completed SeqNum=2068 (the others 2069)" in text
     json.dumps(rep.meta["jobwide"])  # plain data
 
 
@@ -133,7 +133,7 @@ def test_64_ranks_whose_one_node_fails_together_name_the_node(tmp_path: Path) ->
     assert [(h["host"], h["ranks"], h["count"]) for h in hosts] == [("node-3", "24-31", 8)]
     assert job["absent"][0]["ranks"] == "24-31"
     text = _console(rep)
-    assert "suspect host node-3: all of its ranks 24-31 (8) share" in text
+    assert "suspect host node-3: all of its ranks 24-31 (8 ranks) share" in text
 
 
 def test_1024_rank_directory_and_merged_log_print_ranges_never_a_thousand_ranks(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_1024_rank_directory_and_merged_log_print_ranges_never_a_thousand_ranks(
         assert (job["behind"]["ranks"], job["behind"]["seq"], job["behind"]["others"]) == ("1023", 2068, 2069)
         assert job["earliest"]["rank"] == 1000 and job["earliest"]["time"].endswith("10:40:59.000")
         text = _console(rep)
-        assert "ranks 0-516,518-1023 (1023): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
+        assert "ranks 0-516,518-1023 (1023 ranks): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
         assert max(len(line) for line in text.splitlines()) < 400  # ranges, not lists
         timeout = next(f for f in rep.findings if f.code == "RUN151")
         assert "(timed out on ranks 0-516, 518-1023 (1023))" in timeout.message

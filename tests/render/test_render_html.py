@@ -6,6 +6,7 @@ import dataclasses
 import io
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -96,7 +97,7 @@ def test_findings_with_their_playbooks(rich: Report, page: str) -> None:
     assert "<pre><code>" in card  # the confirm commands stay commands
     # The live finding's message and evidence are on the card.
     env401 = next(f for f in rich.findings if f.code == "ENV401")
-    assert env401.message.split(";")[0].replace('"', "&quot;") in card
+    assert env401.message.split(";")[0].replace('"', "&quot;").replace("'", "&#x27;") in card
 
 
 def test_summary_verdict_and_areas(rich: Report, page: str) -> None:
@@ -227,3 +228,31 @@ def test_evidence_of_a_measurement_names_its_key_once() -> None:
     for text in (html, junit.getvalue()):
         for key in {e.key for f in rep.findings for e in f.evidence if e.key}:
             assert f"{key}: {key}" not in text
+
+
+def test_a_diagnosis_page_reads_like_the_console_root_cause_cascade_job_wide(tmp_path: Path) -> None:
+    """The page attached to a ticket: Root cause first with its playbook open, the cascade grouped
+    under it with theirs folded, the job-wide triage, each linked from the nav; no facts block
+    saying root_cause: true."""
+
+    from pgdoctor.diagnose.api import diagnose_paths
+    from pgdoctor.render.html import render as render_html
+
+    (tmp_path / "rank_0.log").write_text("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+                                         "unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n")
+    (tmp_path / "rank_1.log").write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                                         "NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, GPU has fallen off "
+                                         "the bus.\n")
+    out = io.StringIO()
+    render_html(diagnose_paths([str(tmp_path)]), out)
+    page = out.getvalue()
+    root, cascade, jobwide = page.index('id="root-cause"'), page.index('id="cascade"'), page.index('id="jobwide"')
+    assert root < cascade < jobwide
+    assert page.index('data-code="RUN243"') < cascade < page.index('data-code="RUN244"') < jobwide
+    assert "Cascade (2): consequences of <code>RUN243</code>" in page
+    assert '<details class="playbook" open><summary>Playbook: <code>pgdoctor explain RUN243' in page
+    assert '<details class="playbook"><summary>Playbook: <code>pgdoctor explain RUN244' in page
+    assert "root_cause" not in page and "cascade_of" not in page
+    nav = page[page.index("<nav>"):page.index("</nav>")]
+    assert all(f'href="#{sid}"' in nav for sid in ("summary", "root-cause", "cascade", "jobwide"))
+    assert 'id="results"' not in page  # no empty Checks and probes table

@@ -88,7 +88,10 @@ def test_crashed_check_and_crashed_probe_are_errors(report: Report) -> None:
     crashed = CheckResult("host.boom", "host", Status.CRASHED, "ZeroDivisionError: division by zero", 0.001, ())
     probe = ProbeResult("test_raise", "host", Status.CRASHED, "RuntimeError: probe exploded")
     snap = dataclasses.replace(report.snapshot, probes=(*report.snapshot.probes, probe))
-    root = render(dataclasses.replace(report, snapshot=snap, checks=(*report.checks, crashed)))
+    # as the engine reports them (runner.incomplete_reasons): the probe that makes the run incomplete
+    reasons = ("probe test_raise crashed: RuntimeError: probe exploded", "check host.boom crashed: ZeroDivisionError")
+    root = render(dataclasses.replace(report, snapshot=snap, checks=(*report.checks, crashed),
+                                      incomplete_reasons=reasons))
     err = cases(root)["host.boom"].find("error")
     assert err is not None and "ZeroDivisionError" in err.get("message", "")
     perr = cases(root)["probe:test_raise"].find("error")

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from pgdoctor.diagnose.profile.arrival import story as arrival_story
 from pgdoctor.diagnose.profile.findings import story
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import Finding
 
 MAX_ROWS = 16
@@ -48,6 +49,8 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
         first, second = story(straggler)
         console.print(f"  [yellow]straggler:[/] {escape(first)}")
         console.print(f"             {escape(second)}")
+        if any(f.code == "RUN405" for f in found):
+            console.print("             [dim]-> pgdoctor explain RUN405[/]")
     else:
         console.print("  no straggler: the ranks wait for each other within noise")
     if traces.get("arrival"):
@@ -55,7 +58,8 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
     for f in found:
         if f.code != "RUN405":
             console.print(f"    [yellow]-[/] {f.code} {escape(f.title)}")
-            console.print(f"      {escape(f.message[:300])}")
+            console.print(f"      {escape(clip(f.message, 300))}")
+            console.print(f"      [dim]-> pgdoctor explain {f.code}[/]")
     for note in traces.get("notes") or []:
         console.print(f"  [blue]note:[/] {escape(note)}")
     for s in traces.get("skipped") or []:

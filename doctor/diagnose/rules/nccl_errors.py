@@ -399,7 +399,7 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _SOCKET_FRAME.search(m.group(1)):
         kind = C.NCCL_SOCKET_ERROR  # the socket layer returns ncclInternalError for many socket failures
     return [row.event(hit, f"{hit.who()}: an NCCL call failed with ncclResult {res} (return chain from "
-                      f"{m.group(1)}:{m.group(2)}; the WARN that said why is not in the excerpt)",
+                      f"{m.group(1)}:{m.group(2)}; NCCL says why on its WARN line for this call, logged with NCCL_DEBUG=WARN)",
                       {"nccl_result": res, "nccl_source": f"{m.group(1)}:{m.group(2)}"}, code=kind.code,
                       dedupe=(kind.code, hit.rank, "chain"))]
 
