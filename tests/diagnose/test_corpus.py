@@ -109,9 +109,16 @@ def test_corpus_v3_dev_top1() -> None:
     assert right >= BARS["v3_dev"] * total, f"v3 dev top-1 {right}/{total}; misses:\n" + "\n".join(misses)
 
 
+def test_corpus_v3_heldout_top1() -> None:
+    """Scored once, at the end of the session that wrote the rules, never read while writing them:
+    105/132 (80 %). The bar guards that figure; the next rules are written from other logs."""
+    right, total, _, _ = _score([V3_HELDOUT])
+    assert total == 132 and right >= BARS["v3_heldout"] * total, f"v3 held-out top-1 {right}/{total}"
+
+
 # The last measured figures, as regression bars (the issue's bars are 98 % on v1/v2, 98 % on a dev
 # half and 95 % on a held-out half).
-BARS = {"v3_dev": 0.92}
+BARS = {"v3_dev": 0.92, "v3_heldout": 0.79}
 
 
 def test_every_decoy_gets_no_wrong_failure() -> None:
