@@ -49,10 +49,19 @@ class Watch:
 
 
 def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: threading.Lock) -> None:
-    """The child's output, passed through unchanged and kept for the diagnosis."""
+    """The child's output, passed through unchanged and kept for the diagnosis.
+
+    stdout and stderr share one kept file, so only whole lines go into it: a read returns
+    whatever the pipe holds, often half a line under load, and two pumps writing halves would
+    splice a traceback's exception line with the other stream's output."""
+    partial = b""
     for chunk in iter(lambda: src.read1(1 << 16), b""):  # type: ignore[attr-defined]
-        with lock:
-            keep.write(chunk)
+        partial += chunk
+        cut = partial.rfind(b"\n") + 1
+        if cut or len(partial) > (1 << 20):  # a line longer than 1 MiB is kept in pieces
+            whole, partial = (partial[:cut], partial[cut:]) if cut else (partial, b"")
+            with lock:
+                keep.write(whole)
         try:
             dest.write(chunk)
             dest.flush()
@@ -61,6 +70,9 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
         now = time.monotonic()
         watch.last_output = watch.last_progress = now
         watch.armed = True
+    if partial:  # the last line had no newline
+        with lock:
+            keep.write(partial)
 
 
 class Supervisor:

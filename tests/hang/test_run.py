@@ -102,7 +102,25 @@ def test_rank_that_raises_is_the_root_cause(tmp_path: Path, no_leftover_children
     p, report = _run_job(tmp_path, "raise", [1], nproc=2, life_s=20, stall_after=30)
     assert p.returncode == 1
     root = report["findings"][0]
-    assert root["code"] == "RUN132" and root["facts"]["rank"] == 1
+    shown = [(f["code"], f["message"][:160]) for f in report["findings"]]
+    assert root["code"] == "RUN132" and root["facts"]["rank"] == 1, shown
     assert "sample 17 has 0 tokens" in root["message"]
     assert report["meta"]["stall_snapshots"] == []
     assert os.path.exists(tmp_path / "ev" / "launcher.log")
+
+
+def test_kept_output_holds_whole_lines_of_both_streams(tmp_path: Path) -> None:
+    """stdout and stderr share the kept launcher.log: a half line of one stream must not be
+    spliced with the other's line (under load a pipe read returns half lines, and the exception
+    line of a traceback was cut in two, so the diagnosis lost the rank's error)."""
+    code = ("import sys, time\n"
+            "sys.stdout.write('first half of a stdout line'); sys.stdout.flush(); time.sleep(0.3)\n"
+            "sys.stderr.write('RuntimeError: a whole stderr line\\n'); sys.stderr.flush(); time.sleep(0.3)\n"
+            "sys.stdout.write(' and its end\\n'); sys.stdout.write('no newline at the end'); sys.stdout.flush()\n")
+    p = subprocess.run([sys.executable, "-m", "pgdoctor", "run", "--save", str(tmp_path / "ev"), "--",
+                        sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    kept = (tmp_path / "ev" / "launcher.log").read_text().splitlines()
+    assert "first half of a stdout line and its end" in kept, kept
+    assert "RuntimeError: a whole stderr line" in kept, kept
+    assert kept[-1] == "no newline at the end", kept

@@ -19,7 +19,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.flight.compare import Problem, compare_coalesced, compare_one, state_problem
 from pgdoctor.diagnose.flight.dump import FlightReport, dump_path, frames_of, int_of
 from pgdoctor.diagnose.flight.entries import Entry, Table, table_of
-from pgdoctor.diagnose.flight.groups import Groups, build
+from pgdoctor.diagnose.flight.groups import Groups, build, last_completed
 from pgdoctor.diagnose.flight.order import Fault, findings, ranks_text
 from pgdoctor.diagnose.flight.p2p import p2p_faults
 from pgdoctor.model import Evidence, Finding
@@ -36,16 +36,6 @@ KIND_TEXT = {
     "input_dtype": "disagree on input dtypes", "output_dtype": "disagree on output dtypes",
 }
 
-
-def _last_completed(rep: FlightReport) -> dict[tuple[int, str], int]:
-    out: dict[tuple[int, str], int] = {}
-    for d in rep.dumps:
-        st = d.data.get("pg_status")
-        if isinstance(st, Mapping):
-            for pg_id, v in st.items():
-                if isinstance(v, Mapping):
-                    out[(d.rank, str(pg_id))] = int_of(v.get("last_completed_collective"))
-    return out
 
 
 def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any]:
@@ -205,7 +195,7 @@ def faults(rep: FlightReport) -> list[Fault]:
     g = build(rep, t)
     # Most of the world without a dump: the user gave some ranks' dumps, which says nothing about the rest.
     partial = len(g.no_dump) > len(g.world) // 2
-    done = _last_completed(rep)
+    done = last_completed(rep)
     out = [f for pg in sorted(t.by_pg) if (f := _group_fault(rep, pg, t, g, partial, done))]
     out += p2p_faults(rep, g)
     if g.no_dump and not partial and not any(set(g.no_dump) <= set(f.culprits) for f in out):

@@ -75,7 +75,7 @@ def build(rep: FlightReport, t: Table) -> Groups:
     world = g.members.setdefault(g.world_pg, set())
     world.update(g.dumped)
     world.update(range(_world_size_from_gathers(t, g.world_pg)))
-    _complete_subgroups(g, in_subgroup, t, _completed(rep))
+    _complete_subgroups(g, in_subgroup, t, last_completed(rep))
     for pg, m in g.members.items():
         if pg != g.world_pg:
             world.update(m)
@@ -96,7 +96,7 @@ def _world_size_from_gathers(t: Table, world_pg: str) -> int:
     return 0
 
 
-def _completed(rep: FlightReport) -> dict[tuple[int, str], int]:
+def last_completed(rep: FlightReport) -> dict[tuple[int, str], int]:
     """(rank, pg_id) -> last_completed_collective of the rank's pg_status."""
     out: dict[tuple[int, str], int] = {}
     for d in rep.dumps:

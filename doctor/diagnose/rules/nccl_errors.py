@@ -68,7 +68,8 @@ _PEER = re.compile(r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]
 _SOCKET = re.compile(r"Connection (?:closed by (?:remote )?peer|reset by peer|refused|timed out)|Software caused connection abort|"
                      r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
                      r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
-                     r"Socket (?:recv|send) failed|\[Service thread\] Accept failed")
+                     # EAGAIN from the proxy's accept is NCCL's teardown at process exit, not a failure.
+                     r"Socket (?:recv|send) failed|\[Service thread\] Accept failed(?!:? Resource temporarily unavailable)")
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
 _IFACE = re.compile(r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
