@@ -39,8 +39,13 @@ def _no_leftover_agent():
 
 # Start and length of one range, NVTX against the Perfetto file: both read the clock in the same
 # push/pop (measured: within 0.25 ms), but each process anchors its wall clock once (the events
-# file) and nsys maps its clock to UTC once; the rest is room for a loaded 2-core host.
-TOLERANCE_NS = 5_000_000
+# file) and nsys maps its clock to UTC once: that offset is taken per rank (the median over its
+# ranges, at most OFFSET_NS), and each range must then agree within TOLERANCE_NS. On a loaded
+# 2-core host a rank can be preempted between the NVTX push and its clock read for several ms
+# (15 ms seen in a CI run), so the tolerance leaves room for that; the counts, names and nesting
+# above are exact.
+TOLERANCE_NS = 40_000_000
+OFFSET_NS = 100_000_000
 
 
 def _perfetto(trace_dir: Path) -> dict[int, list[dict]]:
@@ -72,13 +77,18 @@ def _check_same_ranges(db: Path, trace_dir: Path, expect_names: set[str]) -> Non
             p_got = parents([(r.start_ns, r.end_ns, r.message) for r in nv if r.tid == tid])
             assert Counter(p_got) == Counter(p_want), f"rank {rank} tid {tid}: nesting differs"
         # Start and length of the step, phase and communication ranges line up in time.
+        pairs: list[tuple[str, int, int, int, int]] = []
         for name in ("step", "fwd", "bwd", "optim", "comm.all_reduce"):
             pe = sorted((int(e["ts"] * 1000), int(e["dur"] * 1000)) for e in evs if e["name"] == name)
             nr = sorted((r.start_ns, r.end_ns - r.start_ns) for r in nv if r.message.split(" ")[0] == name)
             assert len(pe) == len(nr), name
-            for (t_p, d_p), (t_n, d_n) in zip(pe, nr):
-                assert abs(t_p - t_n) < TOLERANCE_NS, f"rank {rank} {name}: starts {t_p} vs {t_n}"
-                assert abs(d_p - d_n) < TOLERANCE_NS + d_p // 100, f"rank {rank} {name}: lengths {d_p} vs {d_n}"
+            pairs += [(name, t_p, d_p, t_n, d_n) for (t_p, d_p), (t_n, d_n) in zip(pe, nr)]
+        offsets = sorted(t_p - t_n for _, t_p, _, t_n, _ in pairs)
+        offset = offsets[len(offsets) // 2]
+        assert abs(offset) < OFFSET_NS, f"rank {rank}: the two clocks differ by {offset} ns"
+        for name, t_p, d_p, t_n, d_n in pairs:
+            assert abs(t_p - t_n - offset) < TOLERANCE_NS, f"rank {rank} {name}: starts {t_p} vs {t_n}"
+            assert abs(d_p - d_n) < TOLERANCE_NS + d_p // 100, f"rank {rank} {name}: lengths {d_p} vs {d_n}"
 
 
 def test_repro_ddp_ranges_arrive_in_nsys(tmp_path: Path) -> None:
