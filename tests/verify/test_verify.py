@@ -212,7 +212,9 @@ def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
         deadline = time.monotonic() + 60
         while len(_workers()) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert len(_workers()) == 2  # the ranks; rank 0 runs the reference first
+        # The two ranks (rank 0 runs the reference first); a rank's sentinel shows the rank's command
+        # line for the moment between its fork and its exec, so a third may be seen.
+        assert len(_workers()) >= 2
         time.sleep(1.0)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
