@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import io
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from rich.console import Console
 import pgdoctor.playbooks
 from pgdoctor.cli.info import plain_playbook, render_playbook
 from pgdoctor.playbooks import FRONT_MATTER_KEYS, Playbook, find
+from tests.helpers.tty import terminal_output
 
 # Colour switches from the caller's shell would decide the test instead of the code under test.
 ENV = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS")}
@@ -37,34 +35,11 @@ def _explain(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comple
 
 def _explain_on_a_terminal(*argv: str, env: dict[str, str] | None = None) -> str:
     """Run explain with stdout on a pseudo-terminal, so isatty() is true as in a real shell."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "explain", *argv], stdout=slave,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env={**ENV, "TERM": "xterm-256color", "COLUMNS": "100", **(env or {})})
-    os.close(slave)
-    chunks, deadline = [], time.monotonic() + 60
-    try:
-        # Read while it runs: a pty buffers only a few KiB, and a full one would block the child.
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1.0)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-        proc.wait(timeout=60)
-    assert proc.stderr is not None
-    assert proc.returncode == 0, proc.stderr.read()
+    rc, raw, err = terminal_output(["explain", *argv], {**ENV, "TERM": "xterm-256color", "COLUMNS": "100",
+                                                        **(env or {})}, timeout=60)
+    assert rc == 0, err
     # The tty turns each \n into \r\n on the way out.
-    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    return raw.decode("utf-8").replace("\r\n", "\n")
 
 
 def _has_front_matter(out: str) -> bool:
