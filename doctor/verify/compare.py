@@ -58,6 +58,23 @@ class Comparison:
     def equivalent(self) -> bool:
         return self.first is None
 
+    def add(self, dv: Divergence, tol: float) -> None:
+        """One compared tensor: the maxima grow; over the tolerance it may be the first divergence
+        and the worst of its step and kind."""
+        self.max_abs, self.max_rel = max(self.max_abs, dv.abs_diff), max(self.max_rel, dv.rel_diff)
+        if dv.rel_diff > tol:
+            if self.first is None:
+                self.first = dv
+            w = self.worst.get((dv.step, dv.kind))
+            if w is None or dv.rel_diff > w.rel_diff:
+                self.worst[(dv.step, dv.kind)] = dv
+
+
+def in_model_order(order: Sequence[str], *present: Iterable[str]) -> list[str]:
+    """The names present on either side: model order first, then the others sorted."""
+    names = set().union(*present)
+    return [n for n in order if n in names] + sorted(names - set(order))
+
 
 def diff(a: Sequence[float], b: Sequence[float], scale: float = 0.0) -> tuple[float, float]:
     """(max abs difference, that over max(scale, max|b|))."""
@@ -85,8 +102,7 @@ def compare(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping
         for kind in kinds:
             r, d = ref.get(kind) or {}, dist.get(kind) or {}
             scale = magnitude(r)
-            names = [n for n in order if n in r or n in d] + sorted((set(r) | set(d)) - set(order))
-            for name in names:
+            for name in in_model_order(order, r, d):
                 if name not in r or name not in d:
                     out.missing.append((step, kind, name))
                     if out.first is None:
@@ -95,14 +111,7 @@ def compare(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping
                 a, rel = diff(d[name], r[name], scale)
                 if a == float("inf"):
                     out.missing.append((step, kind, name))
-                out.max_abs, out.max_rel = max(out.max_abs, a), max(out.max_rel, rel)
-                dv = Divergence(step, kind, name, a, rel)
-                if rel > tol:
-                    if out.first is None:
-                        out.first = dv
-                    w = out.worst.get((step, kind))
-                    if w is None or rel > w.rel_diff:
-                        out.worst[(step, kind)] = dv
+                out.add(Divergence(step, kind, name, a, rel), tol)
     return out
 
 
@@ -119,7 +128,7 @@ def compare_recorded(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequenc
             names_ref = set(ref.get("names", {}).get(kind, []))
             d = dist.get("diffs", {}).get(kind, {})
             scale = ref.get("scale", {}).get(kind, 0.0)
-            for name in [n for n in order if n in names_ref or n in d] + sorted((names_ref | set(d)) - set(order)):
+            for name in in_model_order(order, names_ref, d):
                 td = d.get(name)
                 a = float(td["abs"]) if td is not None and name in names_ref else float("inf")
                 if a == float("inf"):
@@ -127,14 +136,7 @@ def compare_recorded(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequenc
                     rel = float("inf")
                 else:
                     rel = a / scale if scale > 0 else (0.0 if a == 0 else float("inf"))
-                out.max_abs, out.max_rel = max(out.max_abs, a), max(out.max_rel, rel)
-                if rel > tol:
-                    dv = Divergence(step, kind, name, a, rel, td)
-                    if out.first is None:
-                        out.first = dv
-                    w = out.worst.get((step, kind))
-                    if w is None or rel > w.rel_diff:
-                        out.worst[(step, kind)] = dv
+                out.add(Divergence(step, kind, name, a, rel, td), tol)
     return out
 
 
