@@ -19,8 +19,7 @@ def cli_runs(exe: str, runs: int) -> list[float]:
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=120)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
         out.append(time.perf_counter() - start)
     return out
 
@@ -44,14 +43,18 @@ def probe_runs(name: str, runs: int) -> list[float] | None:
 def main() -> None:
     exe = shutil.which("pgdoctor") or sys.exit("pgdoctor is not on PATH: pip install -e . first")
     times = cli_runs(exe, 7)
-    print(f"pgdoctor check --level quick   median {statistics.median(times) * 1000:6.0f} ms  "
-          f"min {min(times) * 1000:6.0f} ms  max {max(times) * 1000:6.0f} ms")
+    print(
+        f"pgdoctor check --level quick   median {statistics.median(times) * 1000:6.0f} ms  "
+        f"min {min(times) * 1000:6.0f} ms  max {max(times) * 1000:6.0f} ms"
+    )
     for name in ("system", "libraries"):
         t = probe_runs(name, 7)
         if t is None:
             print(f"probe {name:<24} not registered")
         else:
-            print(f"probe {name:<24} median {statistics.median(t) * 1000:6.1f} ms  (first {t[0] * 1000:.1f} ms)")
+            print(
+                f"probe {name:<24} median {statistics.median(t) * 1000:6.1f} ms  (first {t[0] * 1000:.1f} ms)"
+            )
 
 
 if __name__ == "__main__":

@@ -21,13 +21,18 @@ def timed(argv: list[str], runs: int) -> list[float]:
 
 def main() -> None:
     exe = shutil.which("pgdoctor") or sys.exit("pgdoctor is not on PATH: pip install -e . first")
-    for argv, runs, bar in (([exe, "--help"], 15, 0.3), ([exe, "check", "--level", "quick"], 5, 5.0),
-                            ([exe, "check"], 5, 5.0)):
+    for argv, runs, bar in (
+        ([exe, "--help"], 15, 0.3),
+        ([exe, "check", "--level", "quick"], 5, 5.0),
+        ([exe, "check"], 5, 5.0),
+    ):
         times = timed(argv, runs)
         med = statistics.median(times)
         name = " ".join(["pgdoctor", *argv[1:]])
-        print(f"{name:<32} median {med * 1000:7.0f} ms  min {min(times) * 1000:7.0f} ms  "
-              f"max {max(times) * 1000:7.0f} ms  bar {bar * 1000:.0f} ms  {'OK' if med < bar else 'OVER'}")
+        print(
+            f"{name:<32} median {med * 1000:7.0f} ms  min {min(times) * 1000:7.0f} ms  "
+            f"max {max(times) * 1000:7.0f} ms  bar {bar * 1000:.0f} ms  {'OK' if med < bar else 'OVER'}"
+        )
 
 
 if __name__ == "__main__":

@@ -55,10 +55,15 @@ def _make_call(dist: Any, torch: Any, op: str, count: int, rank: int, world: int
         return lambda: dist.all_to_all_single(other, one)
 
     def ring() -> None:  # send_recv: each rank sends to the next and receives from the previous
-        reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, one, (rank + 1) % world),
-                                       dist.P2POp(dist.irecv, other, (rank - 1) % world)])
+        reqs = dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, one, (rank + 1) % world),
+                dist.P2POp(dist.irecv, other, (rank - 1) % world),
+            ]
+        )
         for r in reqs:
             r.wait()
+
     return ring
 
 
@@ -89,7 +94,9 @@ def plain_rank(rank: int, world: int, port: int, plan_path: str, iters: int, war
         dist.all_gather_object(everyone, (mean_call, statistics.median(calls)))
         for stat, k in (("mean", 0), ("median", 1)):
             per = statistics.fmean(e[k] for e in everyone)
-            results.setdefault(stat, {}).setdefault(op, {})[str(nbytes)] = nbytes / per / 1e9 * _factor(op, world)
+            results.setdefault(stat, {}).setdefault(op, {})[str(nbytes)] = (
+                nbytes / per / 1e9 * _factor(op, world)
+            )
     if rank == 0:
         print(json.dumps(results))
     dist.destroy_process_group()
@@ -102,8 +109,24 @@ def _free_port() -> int:
 
 
 def _pgdoctor(a: argparse.Namespace, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
-    cmd = [sys.executable, "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo", "--nproc", str(a.nproc),
-           "--json", "--max-bytes", a.max_bytes, "--iters", str(a.iters), "--warmup", str(a.warmup)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pgdoctor",
+        "bench",
+        "collectives",
+        "--backend",
+        "gloo",
+        "--nproc",
+        str(a.nproc),
+        "--json",
+        "--max-bytes",
+        a.max_bytes,
+        "--iters",
+        str(a.iters),
+        "--warmup",
+        str(a.warmup),
+    ]
     if a.ops:
         cmd += ["--ops", a.ops]
     t0 = time.monotonic()
@@ -117,10 +140,30 @@ def _pgdoctor(a: argparse.Namespace, env: dict[str, str]) -> tuple[float, dict[s
 def _plain(a: argparse.Namespace, env: dict[str, str], plan: str) -> tuple[float, dict[str, Any]]:
     port = _free_port()
     t0 = time.monotonic()
-    procs = [subprocess.Popen([sys.executable, __file__, "--plain-rank", str(r), "--nproc", str(a.nproc),
-                               "--port", str(port), "--plan", plan, "--iters", str(a.iters),
-                               "--warmup", str(a.warmup)], env=env, stdout=subprocess.PIPE, text=True)
-             for r in range(a.nproc)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--plain-rank",
+                str(r),
+                "--nproc",
+                str(a.nproc),
+                "--port",
+                str(port),
+                "--plan",
+                plan,
+                "--iters",
+                str(a.iters),
+                "--warmup",
+                str(a.warmup),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for r in range(a.nproc)
+    ]
     try:
         outs = [p.communicate(timeout=900)[0] for p in procs]
     finally:
@@ -138,8 +181,12 @@ def main() -> None:
     ap.add_argument("--ops", default=None)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=2,
-                    help="Alternate pgdoctor and the plain loop this many times; best busbw per size of each.")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="Alternate pgdoctor and the plain loop this many times; best busbw per size of each.",
+    )
     ap.add_argument("--plain-rank", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--plan", default="", help=argparse.SUPPRESS)
@@ -159,11 +206,17 @@ def main() -> None:
     try:
         for round_no in range(1, a.rounds + 1):
             wall, report = _pgdoctor(a, env)
-            rows = [m["value"] for m in report["measurements"]
-                    if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]]
-            print(f"round {round_no}: pgdoctor bench collectives --backend gloo --nproc {a.nproc} --json: "
-                  f"{wall:.1f} s wall, {len(rows)} sizes, correct everywhere: {all(r['correct'] for r in rows)}, "
-                  f"findings: {[f['code'] for f in report['findings']] or 'none'}")
+            rows = [
+                m["value"]
+                for m in report["measurements"]
+                if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]
+            ]
+            print(
+                f"round {round_no}: pgdoctor bench collectives --backend gloo --nproc {a.nproc} --json: "
+                f"{wall:.1f} s wall, {len(rows)} sizes, correct everywhere: "
+                f"{all(r['correct'] for r in rows)}, "
+                f"findings: {[f['code'] for f in report['findings']] or 'none'}"
+            )
             for r in rows:
                 key = (r["op"], r["bytes"])
                 best[key] = max(best.get(key, 0.0), r["busbw_gbps"])
@@ -180,7 +233,9 @@ def main() -> None:
         os.unlink(plan)
 
     print(f"\nbest of {a.rounds} round(s), busbw GB/s")
-    print(f"{'op':<15}{'size':>10}{'pgdoctor':>11}{'plain med':>11}{'ratio':>7}{'plain mean':>12}{'ratio':>7}")
+    print(
+        f"{'op':<15}{'size':>10}{'pgdoctor':>11}{'plain med':>11}{'ratio':>7}{'plain mean':>12}{'ratio':>7}"
+    )
     ratios: dict[str, list[tuple[str, int, float]]] = {"median": [], "mean": []}
     for (op, nbytes), bw in best.items():
         line = f"{op:<15}{nbytes:>10}{bw:>11.4f}"
@@ -197,8 +252,10 @@ def main() -> None:
             xs = [x for _, b, x in ratios[stat] if b >= floor]
             if xs:
                 within = sum(1 for x in xs if abs(x - 1) <= 0.15)
-                print(f"vs plain {stat:<6} {name:<15} median ratio {statistics.median(xs):.3f}, "
-                      f"within 15%: {within}/{len(xs)}")
+                print(
+                    f"vs plain {stat:<6} {name:<15} median ratio {statistics.median(xs):.3f}, "
+                    f"within 15%: {within}/{len(xs)}"
+                )
         for op in dict.fromkeys(o for o, _, _ in ratios[stat]):
             xs = [x for o, b, x in ratios[stat] if o == op and b >= 1 << 20]
             if xs:

@@ -43,8 +43,14 @@ def _cli_seconds(cases: list[dict[str, Any]]) -> list[float]:
     out = []
     for c in cases:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", "-"], input=c["log"],
-                       capture_output=True, text=True, timeout=60, check=False)
+        subprocess.run(
+            [sys.executable, "-m", "pgdoctor", "diagnose", "--json", "-"],
+            input=c["log"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         out.append(time.perf_counter() - t0)
     return out
 
@@ -52,7 +58,9 @@ def _cli_seconds(cases: list[dict[str, Any]]) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--cli", type=int, default=-1, help="cases per corpus run through the CLI (-1: all, 0: none)")
+    ap.add_argument(
+        "--cli", type=int, default=-1, help="cases per corpus run through the CLI (-1: all, 0: none)"
+    )
     args = ap.parse_args()
     corpus = ROOT / "tests" / "fixtures" / "corpus"
     files = args.files or [corpus / "real_logs_v1.jsonl", *sorted((corpus / "new").glob("*.jsonl"))]
@@ -70,21 +78,31 @@ def main() -> None:
             row[2].append(ms)
         right = sum(r[0] for r in per.values())
         every = [ms for r in per.values() for ms in r[2]]
-        print(f"{path.name}: top-1 {right}/{len(cases)} ({right / len(cases):.1%}), in-process "
-              f"{statistics.mean(every):.2f} ms/case mean, {max(every):.1f} ms worst")
+        print(
+            f"{path.name}: top-1 {right}/{len(cases)} ({right / len(cases):.1%}), in-process "
+            f"{statistics.mean(every):.2f} ms/case mean, {max(every):.1f} ms worst"
+        )
         for k in sorted(per):
             r = per[k]
-            print(f"  {k:32s} {r[0]:3d}/{r[1]:<3d} {statistics.mean(r[2]):6.2f} ms mean {max(r[2]):6.1f} ms worst")
+            print(
+                f"  {k:32s} {r[0]:3d}/{r[1]:<3d} {statistics.mean(r[2]):6.2f} ms mean {max(r[2]):6.1f} ms "
+                f"worst"
+            )
         n = len(cases) if args.cli < 0 else min(args.cli, len(cases))
         if n:
             secs = _cli_seconds(cases[:n])
             cli_all += secs
-            print(f"  CLI `pgdoctor diagnose --json -`: {statistics.mean(secs):.3f} s/case mean over {n} cases, "
-                  f"{max(secs):.3f} s worst")
+            print(
+                f"  CLI `pgdoctor diagnose --json -`: {statistics.mean(secs):.3f} s/case mean over {n} "
+                f"cases, "
+                f"{max(secs):.3f} s worst"
+            )
     if cli_all:
         mean = statistics.mean(cli_all)
-        print(f"CLI overall: {mean:.3f} s/case over {len(cli_all)} cases (budget {CLI_BUDGET_S} s): "
-              f"{'within' if mean <= CLI_BUDGET_S else 'OVER'} budget")
+        print(
+            f"CLI overall: {mean:.3f} s/case over {len(cli_all)} cases (budget {CLI_BUDGET_S} s): "
+            f"{'within' if mean <= CLI_BUDGET_S else 'OVER'} budget"
+        )
 
 
 if __name__ == "__main__":

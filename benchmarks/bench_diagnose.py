@@ -34,30 +34,43 @@ INFO_LINES = (
     "node-{n}:{pid}:{tid} [{d}] NCCL INFO Connected all rings",
     "node-{n}:{pid}:{tid} [{d}] NCCL INFO Connected all trees",
     "node-{n}:{pid}:{tid} [{d}] NCCL INFO threadThresholds 8/8/64 | 64/8/64 | 512 | 512",
-    "node-{n}:{pid}:{tid} [{d}] NCCL INFO 32 coll channels, 0 collnet channels, 0 nvls channels, 32 p2p channels, 32 p2p channels per peer",
-    "node-{n}:{pid}:{tid} [{d}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB ; OOB eth0:10.0.{n}.{r}<0>",
-    "node-{n}:{pid}:{tid} [{d}] NCCL INFO comm 0x55d5c0a0{c:04x} rank {r} nranks 8 cudaDev {d} nvmlDev {d} busId {d}8000 commId 0x9d3e1f2a1b2c3d4e - Init COMPLETE",
+    "node-{n}:{pid}:{tid} [{d}] NCCL INFO 32 coll channels, 0 collnet channels, 0 nvls channels, 32 p2p "
+    "channels, 32 p2p channels per peer",
+    "node-{n}:{pid}:{tid} [{d}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB "
+    "[3]mlx5_3:1/IB ; OOB eth0:10.0.{n}.{r}<0>",
+    "node-{n}:{pid}:{tid} [{d}] NCCL INFO comm 0x55d5c0a0{c:04x} rank {r} nranks 8 cudaDev {d} nvmlDev {d} "
+    "busId {d}8000 commId 0x9d3e1f2a1b2c3d4e - Init COMPLETE",
     "node-{n}:{pid}:{tid} [{d}] NCCL INFO Trees [0] {p}/-1/-1->{r}->{q} [1] {p}/-1/-1->{r}->{q}",
     "node-{n}:{pid}:{tid} [{d}] NCCL INFO P2P Chunksize set to 524288",
-    "node-{n}:{pid}:{tid} [{d}] NCCL INFO Setting affinity for GPU {d} to ffff,ffffffff,00000000,0000ffff,ffffffff",
-    "[rank{r}]: step {s} | loss {l:.4f} | lr 2.9e-04 | grad_norm 0.{c:03d} | tokens/s 412345 | mfu 41.2% | mem 61.3 GiB",
-    "[default{d}]: [2024-10-03 10:{mm:02d}:{ss:02d},{ms:03d}] [INFO] [logging.py:96:log_dist] [Rank {r}] step={s}, skipped=0, lr=[0.00029], mom=[(0.9, 0.95)]",
+    "node-{n}:{pid}:{tid} [{d}] NCCL INFO Setting affinity for GPU {d} to "
+    "ffff,ffffffff,00000000,0000ffff,ffffffff",
+    "[rank{r}]: step {s} | loss {l:.4f} | lr 2.9e-04 | grad_norm 0.{c:03d} | tokens/s 412345 | mfu 41.2% | "
+    "mem 61.3 GiB",
+    "[default{d}]: [2024-10-03 10:{mm:02d}:{ss:02d},{ms:03d}] [INFO] [logging.py:96:log_dist] [Rank {r}] "
+    "step={s}, skipped=0, lr=[0.00029], mom=[(0.9, 0.95)]",
 )
 
 FAILURES = [
     "[rank3]: Traceback (most recent call last):",
     '[rank3]:   File "/workspace/train.py", line 211, in <module>',
     "[rank3]:     loss = model(**batch).loss",
-    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 3 has a total capacity of "
-    "79.15 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 77.93 GiB memory in use. Of the "
-    "allocated memory 74.02 GiB is allocated by PyTorch, and 2.87 GiB is reserved by PyTorch but unallocated. If reserved "
+    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 3 has a total "
+    "capacity of "
+    "79.15 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 77.93 GiB memory in "
+    "use. Of the "
+    "allocated memory 74.02 GiB is allocated by PyTorch, and 2.87 GiB is reserved by PyTorch but "
+    "unallocated. If reserved "
     "but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
-    "fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+    "fragmentation.  See documentation for Memory Management  "
+    "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
 ]
 TIMEOUTS = [
-    f"[rank{r}]:[E1003 10:41:0{r}.10433281{r} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
-    f"timeout: WorkNCCL(SeqNum=88121, OpType=ALLREDUCE, NumelIn=52428800, NumelOut=52428800, Timeout(ms)=600000) ran for "
-    f"60003{r} milliseconds before timing out." for r in (0, 1, 2, 4, 5, 6, 7)
+    f"[rank{r}]:[E1003 10:41:0{r}.10433281{r} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "
+    f"collective operation "
+    f"timeout: WorkNCCL(SeqNum=88121, OpType=ALLREDUCE, NumelIn=52428800, NumelOut=52428800, "
+    f"Timeout(ms)=600000) ran for "
+    f"60003{r} milliseconds before timing out."
+    for r in (0, 1, 2, 4, 5, 6, 7)
 ]
 TAIL = """torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
 ============================================================
@@ -81,9 +94,23 @@ def generate(path: str, size: int) -> None:
     for i in range(60000):
         t = INFO_LINES[rnd.randrange(len(INFO_LINES))]
         r = rnd.randrange(8)
-        block_lines.append(t.format(n=r // 8, pid=41000 + r, tid=41100 + r, d=r % 8, c=rnd.randrange(32), r=r,
-                                    p=(r + 1) % 8, q=(r + 7) % 8, s=i, l=2.5 - i * 1e-5, mm=i % 60, ss=i % 60,
-                                    ms=i % 1000))
+        block_lines.append(
+            t.format(
+                n=r // 8,
+                pid=41000 + r,
+                tid=41100 + r,
+                d=r % 8,
+                c=rnd.randrange(32),
+                r=r,
+                p=(r + 1) % 8,
+                q=(r + 7) % 8,
+                s=i,
+                l=2.5 - i * 1e-5,
+                mm=i % 60,
+                ss=i % 60,
+                ms=i % 1000,
+            )
+        )
     block = ("\n".join(block_lines) + "\n").encode()
     marks = {int(size * 0.7): FAILURES, int(size * 0.9): TIMEOUTS}
     written = 0
@@ -97,12 +124,18 @@ def generate(path: str, size: int) -> None:
         fh.write(TAIL.encode())
 
 
-def measured_diagnose(args: list[str], env: Optional[dict[str, str]] = None) -> tuple[float, float, int, dict]:
+def measured_diagnose(
+    args: list[str], env: Optional[dict[str, str]] = None
+) -> tuple[float, float, int, dict]:
     """`pgdoctor diagnose --json ARGS` in a child: wall s, CPU s, peak RSS (KiB), the report."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", *args], capture_output=True, text=True,
-                       env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "--json", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     dt = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode not in (0, 1):
@@ -139,12 +172,16 @@ def ere(anchors: tuple[bytes, ...]) -> str:
 
 def _scan_only(path: str, engine: str) -> tuple[float, int]:
     """Seconds and windows of the scanner alone (no rules) over the file, in a child process."""
-    code = ("import sys,time\nfrom pgdoctor.diagnose.text.reader import _file_chunks\n"
-            "from pgdoctor.diagnose.text.scan import scan_chunks, engine_name\n"
-            "t=time.perf_counter(); n=sum(1 for _ in scan_chunks(_file_chunks(sys.argv[1], 8 << 20)))\n"
-            "print(time.perf_counter()-t, n, engine_name())")
+    code = (
+        "import sys,time\nfrom pgdoctor.diagnose.text.reader import _file_chunks\n"
+        "from pgdoctor.diagnose.text.scan import scan_chunks, engine_name\n"
+        "t=time.perf_counter(); n=sum(1 for _ in scan_chunks(_file_chunks(sys.argv[1], 8 << 20)))\n"
+        "print(time.perf_counter()-t, n, engine_name())"
+    )
     env = dict(os.environ, PGDOCTOR_SCAN_ENGINE=engine)
-    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, path], capture_output=True, text=True, env=env, check=True
+    )
     dt, n, name = out.stdout.split()
     if name != engine and engine != "auto":
         raise SystemExit(f"engine {engine} asked, {name} used")
@@ -173,8 +210,9 @@ def scan_vs_grep(path: str, size: int) -> None:
     if not grep:
         return
     t = time.perf_counter()
-    g = subprocess.run([grep, "-c", "-E", ere(ANCHORS), path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True)
+    g = subprocess.run(
+        [grep, "-c", "-E", ere(ANCHORS), path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     if g.returncode > 1:
         raise SystemExit(f"grep failed: {g.stderr.strip()}")
     gdt = time.perf_counter() - t
@@ -186,10 +224,15 @@ def scan_vs_grep(path: str, size: int) -> None:
         except (subprocess.CalledProcessError, SystemExit) as exc:
             print(f"scan engine {engine}: not available ({str(exc)[:80]})")
             continue
-        print(f"scan engine {engine} (windows {n}): {dt:.2f} s, {mib / dt:.0f} MiB/s = {gdt / dt:.2f}x grep -E")
+        print(
+            f"scan engine {engine} (windows {n}): {dt:.2f} s, {mib / dt:.0f} MiB/s = {gdt / dt:.2f}x grep -E"
+        )
     r2 = _re2_alternation(path)
-    print(f"RE2 alternation, search only: {mib / r2:.0f} MiB/s = {gdt / r2:.2f}x grep -E" if r2 else
-          "RE2: google-re2 not installed (pip install google-re2 to compare)")
+    print(
+        f"RE2 alternation, search only: {mib / r2:.0f} MiB/s = {gdt / r2:.2f}x grep -E"
+        if r2
+        else "RE2: google-re2 not installed (pip install google-re2 to compare)"
+    )
 
 
 def main() -> None:
@@ -209,9 +252,12 @@ def main() -> None:
             dt, cpu, rss_kb, report = run_diagnose(path, workers)
             codes = [f["code"] for f in report["findings"]]
             # Wall time depends on what else runs on the machine; CPU time of the children does not.
-            print(f"pgdoctor diagnose ({label}): {dt:.2f} s wall, {size / 2**20 / dt:.0f} MiB/s; {cpu:.2f} s CPU, "
-                  f"{size / 2**20 / cpu:.0f} MiB/s per CPU-second; peak RSS {rss_kb / 1024:.0f} MiB "
-                  f"(largest process); findings {codes} (root cause {codes[0] if codes else None})")
+            print(
+                f"pgdoctor diagnose ({label}): {dt:.2f} s wall, {size / 2**20 / dt:.0f} MiB/s; {cpu:.2f} s "
+                f"CPU, "
+                f"{size / 2**20 / cpu:.0f} MiB/s per CPU-second; peak RSS {rss_kb / 1024:.0f} MiB "
+                f"(largest process); findings {codes} (root cause {codes[0] if codes else None})"
+            )
         scan_vs_grep(path, size)
         grep = shutil.which("grep")
         if grep:
@@ -222,9 +268,12 @@ def main() -> None:
             gdt = time.perf_counter() - t
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             gcpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            print(f"grep -c -F (same {len(ANCHORS)} anchors): {gdt:.2f} s wall, {size / 2**20 / gdt:.0f} MiB/s; "
-                  f"{gcpu:.2f} s CPU; {g.stdout.strip()} matching lines; CPU-time ratio pgdoctor/grep "
-                  f"{cpu / max(gcpu, 1e-9):.1f}")
+            print(
+                f"grep -c -F (same {len(ANCHORS)} anchors): {gdt:.2f} s wall, {size / 2**20 / gdt:.0f} "
+                f"MiB/s; "
+                f"{gcpu:.2f} s CPU; {g.stdout.strip()} matching lines; CPU-time ratio pgdoctor/grep "
+                f"{cpu / max(gcpu, 1e-9):.1f}"
+            )
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

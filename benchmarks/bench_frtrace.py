@@ -12,7 +12,8 @@ torchfrtrace, whether each is right, and totals.
 torchfrtrace is run as `fr_trace` runs it (read_dir, build_db with --allow-incomplete-ranks so that
 a missing dump is analysed, not refused), with two workarounds that leave torch's files alone:
 without the optional `tabulate` package its utils.py raises NameError on batched send/recv, so
-it gets the no-op fallback its builder.py already has; and torch 2.13's gloo dumps key pg_config by the empty name and list ranks '[]' once a
+it gets the no-op fallback its builder.py already has; and torch 2.13's gloo dumps key pg_config by the empty
+name and list ranks '[]' once a
 new_group exists, which makes build_db raise KeyError; each dump's pg_config is rebuilt from the
 groups its entries name, with the members every dump's entries show. Its answer is the first
 collective it marks failed (or with missing ranks), and its "missed FR dumps from ranks" message
@@ -37,9 +38,14 @@ from pgdoctor.diagnose.api import diagnose_paths
 from tests.helpers import fr_scenarios as S
 
 # torchfrtrace's kinds -> the pgdoctor codes that name the same fault.
-FAMILY = {"missing": {"RUN281", "RUN287", "RUN289"}, "COLLECTIVE_TYPE_MISMATCH": {"RUN282"},
-          "SIZE_OR_SYNTAX_MISMATCH": {"RUN284", "RUN288", "RUN289"}, "COLLECTIVE_DTYPE_MISMATCH": {"RUN285"},
-          "COLLECTIVE_STATE_MISMATCH": {"RUN286", "RUN283"}, "no_dump": {"RUN290"}}
+FAMILY = {
+    "missing": {"RUN281", "RUN287", "RUN289"},
+    "COLLECTIVE_TYPE_MISMATCH": {"RUN282"},
+    "SIZE_OR_SYNTAX_MISMATCH": {"RUN284", "RUN288", "RUN289"},
+    "COLLECTIVE_DTYPE_MISMATCH": {"RUN285"},
+    "COLLECTIVE_STATE_MISMATCH": {"RUN286", "RUN283"},
+    "no_dump": {"RUN290"},
+}
 
 
 class _Capture(logging.Handler):
@@ -71,7 +77,9 @@ def _fix_pg_config(details: dict[str, dict[str, Any]]) -> None:
         if desc == "default_pg":
             members[pg] |= world | {d["rank"] for d in details.values()}
     for d in details.values():
-        d["pg_config"] = {pg: {"name": pg, "desc": descs[pg], "ranks": str(sorted(m))} for pg, m in members.items()}
+        d["pg_config"] = {
+            pg: {"name": pg, "desc": descs[pg], "ranks": str(sorted(m))} for pg, m in members.items()
+        }
 
 
 def _tabulate_fallback() -> None:
@@ -110,8 +118,12 @@ def torchfrtrace(d: str, reverse: bool) -> tuple[str, list[tuple[str, tuple[int,
         if c.missing_ranks:
             found.append(("missing", tuple(sorted(c.missing_ranks))))
         elif not c.pass_check and c.mismatch_collectives:
-            kinds = {m.type_of_mismatch.state.name for m in c.mismatch_collectives.values() if m.type_of_mismatch}
-            found.append((min(kinds) if kinds else "SIZE_OR_SYNTAX_MISMATCH", tuple(sorted(c.mismatch_collectives))))
+            kinds = {
+                m.type_of_mismatch.state.name for m in c.mismatch_collectives.values() if m.type_of_mismatch
+            }
+            found.append(
+                (min(kinds) if kinds else "SIZE_OR_SYNTAX_MISMATCH", tuple(sorted(c.mismatch_collectives)))
+            )
         elif not c.pass_check:
             found.append(("SIZE_OR_SYNTAX_MISMATCH", ()))
     for line in cap.lines:
@@ -157,8 +169,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         totals["pgdoctor"] += ok_pg
         totals["torchfrtrace"] += ok_t
         totals["torch order-stable"] += stable
-        rows.append((sc.name, sc.source, sc.world, S.truth_text(sc.truth), S.verdict(findings), "ok" if ok_pg else "WRONG",
-                     tv if stable else f"{tv} | reversed: {tv_rev}", "ok" if ok_t else "WRONG"))
+        rows.append(
+            (
+                sc.name,
+                sc.source,
+                sc.world,
+                S.truth_text(sc.truth),
+                S.verdict(findings),
+                "ok" if ok_pg else "WRONG",
+                tv if stable else f"{tv} | reversed: {tv_rev}",
+                "ok" if ok_t else "WRONG",
+            )
+        )
         if verbose and not ok_pg:
             print(f"  {sc.name}: {why}", file=sys.stderr)
     head = ("scenario", "dumps", "ranks", "truth", "pgdoctor", "", "torchfrtrace", "")
@@ -166,10 +188,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for r in [head, *rows]:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip())
     n = len(rows)
-    print(f"\nright: pgdoctor {totals['pgdoctor']}/{n}, torchfrtrace {totals['torchfrtrace']}/{n}; "
-          f"torchfrtrace gives the same answer with the dumps read in reverse order on "
-          f"{totals['torch order-stable']}/{n}")
-    print(f"analysis time over all scenarios: pgdoctor {t_pg:.1f} s, torchfrtrace {t_torch:.1f} s (one order)")
+    print(
+        f"\nright: pgdoctor {totals['pgdoctor']}/{n}, torchfrtrace {totals['torchfrtrace']}/{n}; "
+        f"torchfrtrace gives the same answer with the dumps read in reverse order on "
+        f"{totals['torch order-stable']}/{n}"
+    )
+    print(
+        f"analysis time over all scenarios: pgdoctor {t_pg:.1f} s, torchfrtrace {t_torch:.1f} s (one order)"
+    )
     return 0
 
 

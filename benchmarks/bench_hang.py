@@ -23,19 +23,23 @@ sys.path.insert(0, str(ROOT))
 
 from tests.helpers.hang_lab import kill_tree, torchrun_job  # noqa: E402
 
-SLEEPER = '''import sys, time
+SLEEPER = """import sys, time
 def wait_in_all_reduce():
     time.sleep(600)
 def stuck_elsewhere():
     time.sleep(600)
 (stuck_elsewhere if sys.argv[1] == "17" else wait_in_all_reduce)()
-'''
+"""
 
 
 def hang(*pids: int) -> tuple[float, dict]:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "hang", "--json", "--tiers", "proc,py-spy",
-                        *map(str, pids)], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "hang", "--json", "--tiers", "proc,py-spy", *map(str, pids)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return time.perf_counter() - t0, json.loads(p.stdout)
 
 
@@ -47,17 +51,28 @@ def main() -> None:
     with torchrun_job("sleep", [2]) as job:
         job.wait_ready(4, timeout_s=120)
         wall, report = hang(job.pid)
-        print(f"hang, 4 gloo ranks (torchrun):      {wall:6.2f} s wall  culprits {culprits(report)}  bar 5 s  "
-              f"{'OK' if wall < 5 and culprits(report) == [2] else 'OVER'}")
+        print(
+            f"hang, 4 gloo ranks (torchrun):      {wall:6.2f} s wall  culprits {culprits(report)}  bar 5 s  "
+            f"{'OK' if wall < 5 and culprits(report) == [2] else 'OVER'}"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "rank.py"
         script.write_text(SLEEPER)
         procs = []
         try:
             for r in range(64):
-                env = {**os.environ, "RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "64",
-                       "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29999", "TORCHELASTIC_RUN_ID": "bench64"}
-                procs.append(subprocess.Popen([sys.executable, str(script), str(r)], env=env, start_new_session=True))
+                env = {
+                    **os.environ,
+                    "RANK": str(r),
+                    "LOCAL_RANK": str(r),
+                    "WORLD_SIZE": "64",
+                    "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": "29999",
+                    "TORCHELASTIC_RUN_ID": "bench64",
+                }
+                procs.append(
+                    subprocess.Popen([sys.executable, str(script), str(r)], env=env, start_new_session=True)
+                )
             time.sleep(2.0)
             wall, report = hang(*(p.pid for p in procs))
             # 63 ranks in one function, one in another: no collective, so the largest group is not
@@ -65,8 +80,10 @@ def main() -> None:
             # the roll-call's groups.
             groups = report["hang"]["jobs"][0]["groups"]
             sizes = sorted(len(g["ranks"]) for g in groups)
-            print(f"hang, 64 python processes (rank env): {wall:6.2f} s wall  groups {sizes}  bar 15 s  "
-                  f"{'OK' if wall < 15 and sizes == [1, 63] else 'OVER'}")
+            print(
+                f"hang, 64 python processes (rank env): {wall:6.2f} s wall  groups {sizes}  bar 15 s  "
+                f"{'OK' if wall < 15 and sizes == [1, 63] else 'OVER'}"
+            )
         finally:
             for p in procs:
                 kill_tree(p.pid)

@@ -34,14 +34,18 @@ def make(width: int, layers: int) -> tuple[nn.Module, torch.optim.Optimizer]:
     return model, torch.optim.SGD(model.parameters(), lr=1e-4)
 
 
-def plain_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, n: int) -> None:
+def plain_step(
+    model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, n: int
+) -> None:
     xb, yb = x.clone(), y.clone()
     F.mse_loss(model(xb), yb).backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
 
 
-def instrumented_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, n: int) -> None:
+def instrumented_step(
+    model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, n: int
+) -> None:
     with pgdoctor.step(n):
         with pgdoctor.range("data"):
             xb, yb = x.clone(), y.clone()
@@ -70,15 +74,20 @@ def main() -> int:
     if ins.tool_attached():
         # Then pgdoctor pushes to a real domain even where the nvtx package hands out its dummy
         # (Nsight Systems 2022.4): the figures below are the cost under the tool.
-        print(f"an NVTX tool is named ({', '.join(k for k in ins.TOOL_ENV if os.environ.get(k))}): "
-              "this measures with a tool attached", file=sys.stderr)
+        print(
+            f"an NVTX tool is named ({', '.join(k for k in ins.TOOL_ENV if os.environ.get(k))}): "
+            "this measures with a tool attached",
+            file=sys.stderr,
+        )
     torch.set_num_threads(1)
     x, y = torch.randn(args.batch, args.width), torch.randn(args.batch, args.width)
     plain_m, plain_o = make(args.width, args.layers)
     inst_m, inst_o = make(args.width, args.layers)
     handles = pgdoctor.instrument(inst_m, inst_o)
-    print(f"torch {torch.__version__}, 1 thread, MLP {args.layers}x{args.width}, batch {args.batch}; "
-          f"NVTX tool attached: {ins.nvtx_enabled()}")
+    print(
+        f"torch {torch.__version__}, 1 thread, MLP {args.layers}x{args.width}, batch {args.batch}; "
+        f"NVTX tool attached: {ins.nvtx_enabled()}"
+    )
     for fn, m, o in ((plain_step, plain_m, plain_o), (instrumented_step, inst_m, inst_o)):
         timed(fn, m, o, x, y, 20, 0)  # warm-up
     plain: list[float] = []
@@ -102,8 +111,14 @@ def main() -> int:
     p, i, t = statistics.median(plain), statistics.median(inst), statistics.median(traced)
     r, rt = statistics.median(ratios), statistics.median(traced_ratios)
     print(f"plain step        median {p:9.1f} us  (n={len(plain)})")
-    print(f"instrumented step median {i:9.1f} us  block-paired ratio {r:.4f} ({(r - 1) * 100:+.2f}%, goal within 3%)")
-    print(f"  with tracing on median {t:9.1f} us  block-paired ratio {rt:.4f} ({(rt - 1) * 100:+.2f}%, information)")
+    print(
+        f"instrumented step median {i:9.1f} us  block-paired ratio {r:.4f} ({(r - 1) * 100:+.2f}%, goal "
+        f"within 3%)"
+    )
+    print(
+        f"  with tracing on median {t:9.1f} us  block-paired ratio {rt:.4f} ({(rt - 1) * 100:+.2f}%, "
+        f"information)"
+    )
 
     n = 100_000
     t0 = time.perf_counter_ns()
@@ -112,8 +127,10 @@ def main() -> int:
             pass
     per_range = (time.perf_counter_ns() - t0) / n / 1e3
     ranges_per_step = 5  # step, data, fwd, bwd, optim
-    print(f"one range, no tool, no trace: {per_range:.2f} us; {ranges_per_step} ranges per step = "
-          f"{ranges_per_step * per_range / p * 100:.3f}% of the plain step")
+    print(
+        f"one range, no tool, no trace: {per_range:.2f} us; {ranges_per_step} ranges per step = "
+        f"{ranges_per_step * per_range / p * 100:.3f}% of the plain step"
+    )
     handles.remove()
     return 0
 

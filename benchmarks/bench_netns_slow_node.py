@@ -18,7 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the test helpers are the package tests.helpers
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent)
+)  # the test helpers are the package tests.helpers
 
 from tests.helpers.netns import NetnsLab, run_pgdoctor_check, unavailable_reason
 
@@ -40,8 +42,12 @@ def one_run(slow: int, fast_mbit: float, slow_mbit: float) -> tuple[list[str], f
     named = [f for f in report["findings"] if f["code"] == "NET115"]
     bw = next((m["value"] for m in report["measurements"] if m["key"] == "cluster.bandwidth"), {})
     pairs = bw.get("pairs", []) if isinstance(bw, dict) else []
-    return ([f["scope"]["host"] for f in named], named[0]["facts"]["ratio"] if named else 0.0, seconds,
-            len(pairs))
+    return (
+        [f["scope"]["host"] for f in named],
+        named[0]["facts"]["ratio"] if named else 0.0,
+        seconds,
+        len(pairs),
+    )
 
 
 def main() -> None:
@@ -54,20 +60,26 @@ def main() -> None:
     if reason:
         sys.exit(f"cannot run: {reason}")
     hits, times = 0, []
-    print(f"4 namespace hosts, tbf {args.fast_mbit:g} Mbit/s, one host at {args.slow_mbit:g} Mbit/s "
-          f"({args.slow_mbit / args.fast_mbit:.2f}x)")
+    print(
+        f"4 namespace hosts, tbf {args.fast_mbit:g} Mbit/s, one host at {args.slow_mbit:g} Mbit/s "
+        f"({args.slow_mbit / args.fast_mbit:.2f}x)"
+    )
     for run in range(args.runs):
         slow = 1 + run % 3  # hosts 1..3 in turn (host 0 is MASTER_ADDR)
         named, ratio, seconds, npairs = one_run(slow, args.fast_mbit, args.slow_mbit)
         ok = named == [f"nshost{slow}"]
         hits += ok
         times.append(seconds)
-        print(f"run {run + 1}: throttled nshost{slow}  named {','.join(named) or '-'}  "
-              f"ratio {ratio:.2f}  pairs {npairs}  {seconds:5.1f} s  {'OK' if ok else 'MISS'}")
+        print(
+            f"run {run + 1}: throttled nshost{slow}  named {','.join(named) or '-'}  "
+            f"ratio {ratio:.2f}  pairs {npairs}  {seconds:5.1f} s  {'OK' if ok else 'MISS'}"
+        )
     worst = max(times)
     verdict = "OK" if hits == args.runs and worst < BAR_S else "FAIL"
-    print(f"named the throttled host in {hits}/{args.runs} runs; seconds per run: min {min(times):.1f} "
-          f"mean {sum(times) / len(times):.1f} max {worst:.1f} (bar {BAR_S:.0f} s)  {verdict}")
+    print(
+        f"named the throttled host in {hits}/{args.runs} runs; seconds per run: min {min(times):.1f} "
+        f"mean {sum(times) / len(times):.1f} max {worst:.1f} (bar {BAR_S:.0f} s)  {verdict}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,29 +27,55 @@ ROOT = Path(__file__).resolve().parents[1]
 def timed(argv: list[str], cwd: str) -> float:
     t0 = time.perf_counter()
     # TMPDIR: nsys's lock files (TMPDIR/nvidia) go with the temporary directory.
-    subprocess.run(argv, check=True, capture_output=True, timeout=600, cwd=cwd, env=dict(os.environ, TMPDIR=cwd))
+    subprocess.run(
+        argv, check=True, capture_output=True, timeout=600, cwd=cwd, env=dict(os.environ, TMPDIR=cwd)
+    )
     return time.perf_counter() - t0
 
 
 def main() -> int:
-    default_nsys = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pgdoctor/nsys/tree/usr/bin/nsys"
+    default_nsys = (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pgdoctor/nsys/tree/usr/bin/nsys"
+    )
     ap = argparse.ArgumentParser()
     ap.add_argument("export", nargs="?")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--nsys", default=str(default_nsys))
     args = ap.parse_args()
-    src = Path(args.export) if args.export else max((ROOT / "tests/fixtures/nsys").glob("*.sqlite"),
-                                                       key=lambda p: p.stat().st_size)
+    src = (
+        Path(args.export)
+        if args.export
+        else max((ROOT / "tests/fixtures/nsys").glob("*.sqlite"), key=lambda p: p.stat().st_size)
+    )
     if not Path(args.nsys).exists():
         print(f"no nsys at {args.nsys}: run scripts/nsys-setup.sh", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / src.name
         shutil.copy(src, db)
-        ours = [timed([sys.executable, "-m", "pgdoctor", "diagnose", "--json", str(db)], tmp)
-                for _ in range(args.repeat)]
-        theirs = [timed([args.nsys, "stats", "--report", "gpukernsum,nvtxsum", "--format", "csv",
-                         "--force-export=false", "--force-overwrite=true", "-o", str(Path(tmp) / "s"), str(db)], tmp) for _ in range(args.repeat)]
+        ours = [
+            timed([sys.executable, "-m", "pgdoctor", "diagnose", "--json", str(db)], tmp)
+            for _ in range(args.repeat)
+        ]
+        theirs = [
+            timed(
+                [
+                    args.nsys,
+                    "stats",
+                    "--report",
+                    "gpukernsum,nvtxsum",
+                    "--format",
+                    "csv",
+                    "--force-export=false",
+                    "--force-overwrite=true",
+                    "-o",
+                    str(Path(tmp) / "s"),
+                    str(db),
+                ],
+                tmp,
+            )
+            for _ in range(args.repeat)
+        ]
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     o, t = statistics.median(ours), statistics.median(theirs)
     print(f"{src.name}: {src.stat().st_size / 1e6:.1f} MB")

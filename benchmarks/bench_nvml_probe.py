@@ -63,7 +63,9 @@ def main() -> None:
     print(f"  measurements per run:       {n_measurements}")
     print(f"  total (median):             {ms_of(total):.2f} ms")
     print(f"  inside the replay backend:  {ms_of(backend):.2f} ms")
-    print(f"  pgdoctor's own (median):    {ms_of(own):.2f} ms   (max {1000 * max(own):.2f} ms; target < 50 ms)")
+    print(
+        f"  pgdoctor's own (median):    {ms_of(own):.2f} ms   (max {1000 * max(own):.2f} ms; target < 50 ms)"
+    )
     print(f"  own time per NVML call:     {1e6 * statistics.median(own) / n_calls:.1f} us")
 
 

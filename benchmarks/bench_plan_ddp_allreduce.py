@@ -111,9 +111,15 @@ def worker(args: argparse.Namespace) -> None:
             unsynced.append(u)
     busbw_gbps = 2 * (world - 1) / world * probe.numel() * 4 / statistics.median(probe_s) / 1e9
     result = {
-        "rank": rank, "numel": numel, "grad_bytes": numel * 4, "busbw_gbps": busbw_gbps, "latency_us": latency_us,
-        "comm_s": statistics.median(comm), "sync_s": statistics.median(synced),
-        "nosync_s": statistics.median(unsynced), "buckets": n_buckets,
+        "rank": rank,
+        "numel": numel,
+        "grad_bytes": numel * 4,
+        "busbw_gbps": busbw_gbps,
+        "latency_us": latency_us,
+        "comm_s": statistics.median(comm),
+        "sync_s": statistics.median(synced),
+        "nosync_s": statistics.median(unsynced),
+        "buckets": n_buckets,
     }
     print("RESULT " + json.dumps(result), flush=True)
     dist.destroy_process_group()
@@ -138,16 +144,39 @@ def main() -> None:
     from pgdoctor.probes.processes import WaitPolicy, free_port, run_children
 
     port = free_port()
-    argv = [sys.executable, os.path.abspath(__file__), "--worker", "--width", str(args.width), "--layers",
-            str(args.layers), "--batch", str(args.batch), "--steps", str(args.steps), "--probe-mib",
-            str(args.probe_mib)]
-    envs = [dict(os.environ, RANK=str(r), WORLD_SIZE="2", LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
-                 MASTER_PORT=str(port)) for r in range(2)]
+    argv = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        "--width",
+        str(args.width),
+        "--layers",
+        str(args.layers),
+        "--batch",
+        str(args.batch),
+        "--steps",
+        str(args.steps),
+        "--probe-mib",
+        str(args.probe_mib),
+    ]
+    envs = [
+        dict(
+            os.environ,
+            RANK=str(r),
+            WORLD_SIZE="2",
+            LOCAL_RANK=str(r),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+        )
+        for r in range(2)
+    ]
     outcomes = run_children([argv, argv], envs, WaitPolicy(args.timeout, grace_s=10.0))
     results = []
     for o in outcomes:
         if not o.ok:
-            sys.exit(f"rank {o.index} failed (rc={o.returncode}, timed out={o.timed_out}):\n{o.stderr[-2000:]}")
+            sys.exit(
+                f"rank {o.index} failed (rc={o.returncode}, timed out={o.timed_out}):\n{o.stderr[-2000:]}"
+            )
         results.append(json.loads(next(ln for ln in o.stdout.splitlines() if ln.startswith("RESULT "))[7:]))
 
     busbw = statistics.mean(r["busbw_gbps"] for r in results)
@@ -156,22 +185,43 @@ def main() -> None:
     link = measured("gloo-loopback", busbw, latency, "intra", "measured in this run")
     fabric = Fabric(gpus_per_node=2, nodes=1, intra=link, inter=get("eth-1g"))
     predicted = traffic(
-        TrafficInput(numel=numel, layers=args.layers, grad_bytes=4, param_bytes=4, act_bytes=4, seq_len=1,
-                     micro_batch=args.batch, hidden=args.width, micro_batches=1),
-        fabric, dp=2, tp=1, pp=1, zero=0,
+        TrafficInput(
+            numel=numel,
+            layers=args.layers,
+            grad_bytes=4,
+            param_bytes=4,
+            act_bytes=4,
+            seq_len=1,
+            micro_batch=args.batch,
+            hidden=args.width,
+            micro_batches=1,
+        ),
+        fabric,
+        dp=2,
+        tp=1,
+        pp=1,
+        zero=0,
     ).dp_s
     measured_s = statistics.mean(r["comm_s"] for r in results)
     exposed = statistics.mean(r["sync_s"] - r["nosync_s"] for r in results)
     ratio = predicted / measured_s
-    print(f"model: {args.layers} x Linear({args.width}, {args.width}), {numel:,} params, "
-          f"{numel * 4 / 1e6:.1f} MB of fp32 gradients, {results[0]['buckets']} DDP buckets, 2 gloo ranks")
-    print(f"measured gloo all-reduce: busbw {busbw:.3f} GB/s ({args.probe_mib} MiB buffer), "
-          f"latency {latency:.1f} us per ring step")
+    print(
+        f"model: {args.layers} x Linear({args.width}, {args.width}), {numel:,} params, "
+        f"{numel * 4 / 1e6:.1f} MB of fp32 gradients, {results[0]['buckets']} DDP buckets, 2 gloo ranks"
+    )
+    print(
+        f"measured gloo all-reduce: busbw {busbw:.3f} GB/s ({args.probe_mib} MiB buffer), "
+        f"latency {latency:.1f} us per ring step"
+    )
     print(f"predicted DDP all-reduce time per step: {predicted * 1e3:8.1f} ms")
-    print(f"measured  DDP all-reduce time per step: {measured_s * 1e3:8.1f} ms  (sum of its bucket all-reduces)")
+    print(
+        f"measured  DDP all-reduce time per step: {measured_s * 1e3:8.1f} ms  (sum of its bucket all-reduces)"
+    )
     print(f"overlapped DDP: step - no_sync() step:  {exposed * 1e3:8.1f} ms  (what it costs after overlap)")
-    print(f"predicted / measured = {ratio:.2f}  bar: within {BAR:.0%}  "
-          f"{'OK' if abs(ratio - 1) <= BAR else 'OUTSIDE'}")
+    print(
+        f"predicted / measured = {ratio:.2f}  bar: within {BAR:.0%}  "
+        f"{'OK' if abs(ratio - 1) <= BAR else 'OUTSIDE'}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,15 +25,30 @@ from tests.helpers.render_reports import collective_measurements, gpu_finding, l
 
 
 def big_report() -> Report:
-    gpus = [Measurement(f"gpu.metric_{k:02d}", 100.0 + k + i, unit="W", scope=Scope(gpu_index=i, gpu_uuid=f"GPU-{i}"))
-            for i in range(8) for k in range(40)]
+    gpus = [
+        Measurement(
+            f"gpu.metric_{k:02d}", 100.0 + k + i, unit="W", scope=Scope(gpu_index=i, gpu_uuid=f"GPU-{i}")
+        )
+        for i in range(8)
+        for k in range(40)
+    ]
     rows = []
     for op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast"):
         for e in range(3, 34):
             t = 30.0 + (1 << e) / 300e3
             rows.append(make_row(op, 1 << e, [{"times_us": [t], "wrong": None}] * 8).to_json())
-    events = [{"name": ("step", "fwd", "bwd", "comm.all_reduce")[i % 4], "ph": "X", "ts": float(i * 10),
-               "dur": 8.0, "pid": r, "tid": 1} for r in range(8) for i in range(20_000)]
+    events = [
+        {
+            "name": ("step", "fwd", "bwd", "comm.all_reduce")[i % 4],
+            "ph": "X",
+            "ts": float(i * 10),
+            "dur": 8.0,
+            "pid": r,
+            "tid": 1,
+        }
+        for r in range(8)
+        for i in range(20_000)
+    ]
     rep = live_report()
     rep = with_measurements(rep, "gpu", "gpu", gpus, [gpu_finding()])
     rep = with_measurements(rep, "collectives", "collectives", collective_measurements(rows))
@@ -42,9 +57,11 @@ def big_report() -> Report:
 
 def main() -> None:
     report = big_report()
-    print(f"report: {len(report.findings)} findings, {len(report.checks)} checks, "
-          f"{sum(1 for _ in report.snapshot.measurements()) if report.snapshot else 0} measurements, "
-          f"{len(report.extra['trace_events'])} trace events")
+    print(
+        f"report: {len(report.findings)} findings, {len(report.checks)} checks, "
+        f"{sum(1 for _ in report.snapshot.measurements()) if report.snapshot else 0} measurements, "
+        f"{len(report.extra['trace_events'])} trace events"
+    )
     for fmt in sorted(FORMATS):
         render = get_renderer(fmt)
         times, size = [], 0
@@ -57,8 +74,10 @@ def main() -> None:
         med = statistics.median(times)
         ok = med < 1.0 and (fmt != "html" or size < 5_000_000)
         verdict = ("OK" if ok else "OVER") if fmt in ("junit", "prometheus", "html") else "(no bar)"
-        print(f"{fmt:<11} median {med * 1000:7.1f} ms  min {min(times) * 1000:7.1f} ms  "
-              f"size {size / 1024:8.1f} KiB  {verdict}")
+        print(
+            f"{fmt:<11} median {med * 1000:7.1f} ms  min {min(times) * 1000:7.1f} ms  "
+            f"size {size / 1024:8.1f} KiB  {verdict}"
+        )
 
 
 if __name__ == "__main__":

@@ -29,22 +29,42 @@ def main() -> int:
         for strategy in STRATEGIES:
             t0 = time.monotonic()
             res = subprocess.run(
-                [sys.executable, "-m", "pgdoctor", "repro", fault, "--parallel", strategy, "--nproc", str(args.nproc),
-                 "--pg-timeout", args.pg_timeout, "--json"],
-                capture_output=True, text=True, timeout=300,
+                [
+                    sys.executable,
+                    "-m",
+                    "pgdoctor",
+                    "repro",
+                    fault,
+                    "--parallel",
+                    strategy,
+                    "--nproc",
+                    str(args.nproc),
+                    "--pg-timeout",
+                    args.pg_timeout,
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
             cli_s = time.monotonic() - t0
             worst = max(worst, cli_s)
             try:
                 report = json.loads(res.stdout)
             except json.JSONDecodeError:
-                print(f"{fault:10} {strategy:8} {args.nproc:5} {'-':>6} {cli_s:6.1f}  {res.returncode:2}  no report: "
-                      f"{res.stderr.strip()[-200:]}")
+                print(
+                    f"{fault:10} {strategy:8} {args.nproc:5} {'-':>6} {cli_s:6.1f}  {res.returncode:2}  no "
+                    f"report: "
+                    f"{res.stderr.strip()[-200:]}"
+                )
                 continue
             named = "; ".join(
                 f"{f['code']} {f['category']} rank={f['scope'].get('rank')}"
-                + (f" phase={f['facts'].get('lab_phase') or f['facts'].get('phase')}"
-                   if f["facts"].get("lab_phase") or f["facts"].get("phase") else "")
+                + (
+                    f" phase={f['facts'].get('lab_phase') or f['facts'].get('phase')}"
+                    if f["facts"].get("lab_phase") or f["facts"].get("phase")
+                    else ""
+                )
                 + (f" seq={f['facts']['seq']}" if "seq" in f["facts"] else "")
                 + (f" ratio={f['facts']['ratio']}" if "ratio" in f["facts"] else "")
                 for f in report["findings"][:3]
@@ -52,14 +72,22 @@ def main() -> int:
             if report["incomplete"]:
                 named += f"  INCOMPLETE: {report['incomplete']}"
             fs = report["findings"]
-            ok = bool(fs) and fs[0]["facts"].get("root_cause") is True and \
-                fs[0]["scope"].get("rank") == report["meta"]["faulty_rank"] and \
-                all(f["facts"].get("cascade_of") == fs[0]["code"] for f in fs[1:])
+            ok = (
+                bool(fs)
+                and fs[0]["facts"].get("root_cause") is True
+                and fs[0]["scope"].get("rank") == report["meta"]["faulty_rank"]
+                and all(f["facts"].get("cascade_of") == fs[0]["code"] for f in fs[1:])
+            )
             right += ok
-            print(f"{fault:10} {strategy:8} {args.nproc:5} {report['meta']['wall_s']:6.1f} {cli_s:6.1f}  {res.returncode:2}  "
-                  f"{'ok' if ok else 'NO':4}  {named}")
-    print(f"slowest: {worst:.1f} s (goal: under 60 s); root cause = the injected rank in {right}/"
-          f"{len(FAULTS) * len(STRATEGIES)}")
+            print(
+                f"{fault:10} {strategy:8} {args.nproc:5} {report['meta']['wall_s']:6.1f} {cli_s:6.1f}  "
+                f"{res.returncode:2}  "
+                f"{'ok' if ok else 'NO':4}  {named}"
+            )
+    print(
+        f"slowest: {worst:.1f} s (goal: under 60 s); root cause = the injected rank in {right}/"
+        f"{len(FAULTS) * len(STRATEGIES)}"
+    )
     return 0
 
 

@@ -20,19 +20,43 @@ def main() -> int:
     ap.add_argument("--steps", default="5")
     args = ap.parse_args()
     t0 = time.monotonic()
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", "bench", "scaling", args.entry, "--nproc", args.nproc,
-                          "--steps", args.steps, "--json"], capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "bench",
+            "scaling",
+            args.entry,
+            "--nproc",
+            args.nproc,
+            "--steps",
+            args.steps,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     wall = time.monotonic() - t0
     doc = json.loads(res.stdout)
     rows = doc["scaling"]["rows"]
-    print(f"{args.entry}: gradients {doc['scaling']['grad_bytes'] / 2**20:.2f} MiB, weak scaling, gloo; {wall:.1f} s")
-    print(f"{'ranks':>5} {'step ms':>8} {'comm ms':>8} {'comm %':>7} {'speedup':>8} {'eff':>5} {'pred ms':>8} "
-          f"{'pred x':>7} {'meas/pred':>9} {'busbw GB/s':>10}")
+    print(
+        f"{args.entry}: gradients {doc['scaling']['grad_bytes'] / 2**20:.2f} MiB, weak scaling, gloo; "
+        f"{wall:.1f} s"
+    )
+    print(
+        f"{'ranks':>5} {'step ms':>8} {'comm ms':>8} {'comm %':>7} {'speedup':>8} {'eff':>5} {'pred ms':>8} "
+        f"{'pred x':>7} {'meas/pred':>9} {'busbw GB/s':>10}"
+    )
     for r in rows:
         pred = r.get("predicted_step_s") or 0.0
-        print(f"{r['nproc']:5} {r['step_s'] * 1e3:8.2f} {r['comm_s'] * 1e3:8.2f} {r['comm_share']:7.0%} "
-              f"{r['speedup']:8.2f} {r['efficiency']:5.0%} {pred * 1e3:8.2f} {r.get('predicted_speedup') or 0:7.2f} "
-              f"{(r['step_s'] / pred if pred else 0):9.2f} {r.get('busbw_gbps') or 0:10.2f}")
+        print(
+            f"{r['nproc']:5} {r['step_s'] * 1e3:8.2f} {r['comm_s'] * 1e3:8.2f} {r['comm_share']:7.0%} "
+            f"{r['speedup']:8.2f} {r['efficiency']:5.0%} {pred * 1e3:8.2f} "
+            f"{r.get('predicted_speedup') or 0:7.2f} "
+            f"{(r['step_s'] / pred if pred else 0):9.2f} {r.get('busbw_gbps') or 0:10.2f}"
+        )
     for f in doc["findings"]:
         print(f"{f['code']} {f['message']}")
     return 0

@@ -37,8 +37,11 @@ def ensure_venv() -> Path:
     if not py.exists():
         print(f"creating {VENV} (HolisticTraceAnalysis 0.5.0, torch 2.13.0, ijson) ...", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "holistictraceanalysis==0.5.0", "torch==2.13.0",
-                        "ijson"], check=True, timeout=1800)
+        subprocess.run(
+            [str(py), "-m", "pip", "install", "-q", "holistictraceanalysis==0.5.0", "torch==2.13.0", "ijson"],
+            check=True,
+            timeout=1800,
+        )
     return py
 
 
@@ -66,8 +69,10 @@ def compare_sets(hta_py: Path, record: bool) -> None:
         return
     recorded: dict[str, Any] = {}
     tot_hta = tot_pg = 0.0
-    print(f"{'set':34} {'rank':>4}  {'compute pg/hta':>16} {'non-comp pg/hta':>16} {'idle pg/hta':>16} "
-          f"{'overlap pg/hta':>16}  max diff")
+    print(
+        f"{'set':34} {'rank':>4}  {'compute pg/hta':>16} {'non-comp pg/hta':>16} {'idle pg/hta':>16} "
+        f"{'overlap pg/hta':>16}  max diff"
+    )
     for d in sets:
         h = child([str(hta_py), str(HERE / "hta_child.py"), str(d)])
         g = pgdoctor(d)
@@ -75,7 +80,11 @@ def compare_sets(hta_py: Path, record: bool) -> None:
             continue
         tot_hta += h["wall_s"]
         tot_pg += g["wall_s"]
-        recorded[d.name] = {"ranks": h["ranks"], "stragglers": h.get("stragglers"), "errors": h.get("errors", {})}
+        recorded[d.name] = {
+            "ranks": h["ranks"],
+            "stragglers": h.get("stragglers"),
+            "errors": h.get("errors", {}),
+        }
         for rank, hr in sorted(h["ranks"].items(), key=lambda kv: int(kv[0])):
             gr = g["ranks"].get(rank, {})
             cells, worst = [], 0.0
@@ -86,19 +95,32 @@ def compare_sets(hta_py: Path, record: bool) -> None:
                     worst = max(worst, abs(a - b))
             print(f"{d.name:34} {rank:>4}  {' '.join(cells)}  {worst:.2f}")
         s = g.get("straggler")
-        print(f"{'':34} straggler: pgdoctor {s['rank'] if s else None} ({s['cause'] if s else '-'}), "
-              f"HTA candidates {h.get('stragglers')}; wall pgdoctor {g['wall_s']:.2f} s vs HTA {h['wall_s']:.2f} s "
-              f"({h['wall_s'] / max(g['wall_s'], 1e-3):.1f}x), peak RSS {g['peak_rss_mb']:.0f} vs "
-              f"{h['peak_rss_mb']:.0f} MB")
+        print(
+            f"{'':34} straggler: pgdoctor {s['rank'] if s else None} ({s['cause'] if s else '-'}), "
+            f"HTA candidates {h.get('stragglers')}; wall pgdoctor {g['wall_s']:.2f} s vs HTA "
+            f"{h['wall_s']:.2f} s "
+            f"({h['wall_s'] / max(g['wall_s'], 1e-3):.1f}x), peak RSS {g['peak_rss_mb']:.0f} vs "
+            f"{h['peak_rss_mb']:.0f} MB"
+        )
     if tot_pg:
         print(f"\nall sets: pgdoctor {tot_pg:.2f} s, HTA {tot_hta:.2f} s: {tot_hta / tot_pg:.1f}x faster")
     if record and recorded:
-        version = child([str(hta_py), "-c", "import json; from importlib.metadata import version; "
-                         "print(json.dumps({'v': version('HolisticTraceAnalysis')}))"])
-        doc = {"about": "Per-rank figures of Holistic Trace Analysis on ../shared/traces (get_temporal_breakdown, "
-                        "get_comm_comp_overlap, get_potential_stragglers(num_candidates=1)), written by "
-                        "benchmarks/bench_traces.py --record", "hta_version": (version or {}).get("v"),
-               "sets": recorded}
+        version = child(
+            [
+                str(hta_py),
+                "-c",
+                "import json; from importlib.metadata import version; "
+                "print(json.dumps({'v': version('HolisticTraceAnalysis')}))",
+            ]
+        )
+        doc = {
+            "about": "Per-rank figures of Holistic Trace Analysis on ../shared/traces "
+            "(get_temporal_breakdown, "
+            "get_comm_comp_overlap, get_potential_stragglers(num_candidates=1)), written by "
+            "benchmarks/bench_traces.py --record",
+            "hta_version": (version or {}).get("v"),
+            "sets": recorded,
+        }
         FIXTURE.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(f"recorded {FIXTURE.relative_to(ROOT)}")
 
@@ -106,12 +128,23 @@ def compare_sets(hta_py: Path, record: bool) -> None:
 def parsers(hta_py: Path) -> None:
     big = sorted((p for p in SHARED.glob("gpu_*/*") if p.is_file()), key=lambda p: -p.stat().st_size)[:3]
     print("\nreading traceEvents (s): json.load vs ijson vs pgdoctor's streaming reader")
-    p = subprocess.run([str(hta_py), str(HERE / "parse_child.py"), str(ROOT / "doctor/diagnose/profile/reader.py"),
-                        *map(str, big)], capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            str(hta_py),
+            str(HERE / "parse_child.py"),
+            str(ROOT / "doctor/diagnose/profile/reader.py"),
+            *map(str, big),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     for line in p.stdout.splitlines():
         r = json.loads(line)
-        print(f"  {Path(r['file']).name[:40]:40} events {r['events'][0]:>7}  json.load {r['json_load_s']:.3f}  "
-              f"ijson[{r['ijson_backend']}] {r['ijson_s']:.3f}  pgdoctor {r['pgdoctor_scan_s']:.3f}")
+        print(
+            f"  {Path(r['file']).name[:40]:40} events {r['events'][0]:>7}  json.load {r['json_load_s']:.3f}  "
+            f"ijson[{r['ijson_backend']}] {r['ijson_s']:.3f}  pgdoctor {r['pgdoctor_scan_s']:.3f}"
+        )
 
 
 def synthetic(hta_py: Path, ranks: int, mb: float) -> None:
@@ -124,22 +157,30 @@ def synthetic(hta_py: Path, ranks: int, mb: float) -> None:
         for n in sorted({min(16, ranks), ranks}):
             d = Path(tmp) / f"r{n}"
             # the slow rank starts each step late by 30% of a step: a straggler well above noise
-            kineto_synth.write_set(str(d), n, slow_rank=n // 2, delay_us=0.3 * (10150.0 + 3.0 * pad), pad_kernels=pad)
+            kineto_synth.write_set(
+                str(d), n, slow_rank=n // 2, delay_us=0.3 * (10150.0 + 3.0 * pad), pad_kernels=pad
+            )
             size = sum(p.stat().st_size for p in d.iterdir())
             raw = sum(1 for _ in d.iterdir())
             g = pgdoctor(d)
             if not g:
                 continue
             s = g["straggler"]
-            print(f"\nsynthetic {n} ranks ({raw} files, {size / 1e6:.0f} MB gzip, ~{mb:g} MB JSON each): pgdoctor "
-                  f"{g['wall_s']:.1f} s, peak RSS {g['peak_rss_mb']:.0f} MB, straggler {s and s['rank']} "
-                  f"({s and s['cause']}) [truth {n // 2}]")
+            print(
+                f"\nsynthetic {n} ranks ({raw} files, {size / 1e6:.0f} MB gzip, ~{mb:g} MB JSON each): "
+                f"pgdoctor "
+                f"{g['wall_s']:.1f} s, peak RSS {g['peak_rss_mb']:.0f} MB, straggler {s and s['rank']} "
+                f"({s and s['cause']}) [truth {n // 2}]"
+            )
             if n <= 16:
                 h = child([str(hta_py), str(HERE / "hta_child.py"), str(d)], timeout=1800)
                 if h:
-                    print(f"  HTA on the same {n} ranks: {h['wall_s']:.1f} s ({h['wall_s'] / max(g['wall_s'], 1e-3):.1f}x), "
-                          f"peak RSS {h['peak_rss_mb']:.0f} MB, read {len(h['ranks'])} ranks, "
-                          f"straggler candidates {h.get('stragglers')}")
+                    print(
+                        f"  HTA on the same {n} ranks: {h['wall_s']:.1f} s "
+                        f"({h['wall_s'] / max(g['wall_s'], 1e-3):.1f}x), "
+                        f"peak RSS {h['peak_rss_mb']:.0f} MB, read {len(h['ranks'])} ranks, "
+                        f"straggler candidates {h.get('stragglers')}"
+                    )
 
 
 def main() -> None:

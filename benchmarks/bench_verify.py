@@ -31,8 +31,23 @@ def main() -> int:
     for _ in range(args.repeat):
         for entry, strategy in CASES:
             t0 = time.monotonic()
-            res = subprocess.run([sys.executable, "-m", "pgdoctor", "verify", entry, "--nproc", "2",
-                                  "--strategy", strategy, "--json"], capture_output=True, text=True, timeout=300)
+            res = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pgdoctor",
+                    "verify",
+                    entry,
+                    "--nproc",
+                    "2",
+                    "--strategy",
+                    strategy,
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             wall = time.monotonic() - t0
             worst = max(worst, wall)
             try:

@@ -32,8 +32,11 @@ def main() -> int:
     ap.add_argument("--clean-only", action="store_true")
     ap.add_argument("--timeout", type=float, default=3600.0)
     args = ap.parse_args()
-    print(f"{'entry':28} {'params':>8} {'state':>8} {'wall s':>7} {'rank0 MiB':>10} {'rank1 MiB':>10} "
-          f"{'x state':>7} {'parent MiB':>10}  verdict", flush=True)
+    print(
+        f"{'entry':28} {'params':>8} {'state':>8} {'wall s':>7} {'rank0 MiB':>10} {'rank1 MiB':>10} "
+        f"{'x state':>7} {'parent MiB':>10}  verdict",
+        flush=True,
+    )
     ok = True
     first_of_bug: set[str] = set()
     for size in args.sizes.split(","):
@@ -41,8 +44,14 @@ def main() -> int:
         for suffix, clean in variants:
             entry = f"pgdoctor.verify.examples:gpt_{size}{suffix}"
             t0 = time.monotonic()
-            res = pgdoctor.verify(entry, nproc=NPROC, steps=STEPS, strategy=args.strategy,
-                                  timeout_s=args.timeout, pg_timeout_s=args.timeout)
+            res = pgdoctor.verify(
+                entry,
+                nproc=NPROC,
+                steps=STEPS,
+                strategy=args.strategy,
+                timeout_s=args.timeout,
+                pg_timeout_s=args.timeout,
+            )
             wall = time.monotonic() - t0
             params = _params(size)
             state_mib = params * 8 / 2**20  # fp32 parameters + gradients (SGD without momentum)
@@ -50,14 +59,18 @@ def main() -> int:
             worst = max(rss.values(), default=0.0)
             parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             first = (res.first_divergent or {}).get("param")
-            verdict = ("equivalent" if res.equivalent else f"NOT equivalent: {res.cause}, first {first}")
+            verdict = "equivalent" if res.equivalent else f"NOT equivalent: {res.cause}, first {first}"
             good = res.equivalent if clean else (res.cause == "loss_reduction_sum")
             if not clean and first:
                 first_of_bug.add(first)
             ok = ok and good
-            print(f"{entry.split(':')[1]:28} {params / 1e6:7.1f}M {state_mib:7.0f}M {wall:7.1f} "
-                  f"{rss.get('rank0', 0):10.0f} {rss.get('rank1', 0):10.0f} {worst / state_mib:7.2f} {parent:10.0f}"
-                  f"  {verdict}{'' if good else '  <-- WRONG'}", flush=True)
+            print(
+                f"{entry.split(':')[1]:28} {params / 1e6:7.1f}M {state_mib:7.0f}M {wall:7.1f} "
+                f"{rss.get('rank0', 0):10.0f} {rss.get('rank1', 0):10.0f} {worst / state_mib:7.2f} "
+                f"{parent:10.0f}"
+                f"  {verdict}{'' if good else '  <-- WRONG'}",
+                flush=True,
+            )
     if len(first_of_bug) > 1:
         print(f"the buggy entries name different first divergent parameters: {sorted(first_of_bug)}")
         ok = False

@@ -29,8 +29,11 @@ def main(trace_dir: str) -> None:
         tb = analysis.get_temporal_breakdown(visualize=False)
         for row in tb.to_dict("records"):
             ranks.setdefault(str(int(row["rank"])), {}).update(
-                compute_pct=float(row["compute_time_pctg"]), non_compute_pct=float(row["non_compute_time_pctg"]),
-                idle_pct=float(row["idle_time_pctg"]), kernel_time_us=float(row["kernel_time(us)"]))
+                compute_pct=float(row["compute_time_pctg"]),
+                non_compute_pct=float(row["non_compute_time_pctg"]),
+                idle_pct=float(row["idle_time_pctg"]),
+                kernel_time_us=float(row["kernel_time(us)"]),
+            )
     except Exception as exc:  # HTA's own failure is a result of the comparison, not a crash
         out["errors"]["temporal_breakdown"] = f"{type(exc).__name__}: {exc}"[:300]
     try:

@@ -18,10 +18,13 @@ def main(trace_dir: str) -> None:
     paths = sorted(p for p in glob.glob(os.path.join(trace_dir, "*")) if os.path.isfile(p))
     traces, findings = analyze_traces(paths)
     keys = ("compute_pct", "non_compute_pct", "idle_pct", "comm_comp_overlap_pct", "step_ms", "steps")
-    out = {"ranks": {r: {k: s.get(k) for k in keys} for r, s in traces["ranks"].items()},
-           "straggler": traces["straggler"], "codes": [f.code for f in findings],
-           "wall_s": round(time.perf_counter() - t0, 3),
-           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    out = {
+        "ranks": {r: {k: s.get(k) for k in keys} for r, s in traces["ranks"].items()},
+        "straggler": traces["straggler"],
+        "codes": [f.code for f in findings],
+        "wall_s": round(time.perf_counter() - t0, 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
     print(json.dumps(out))
 
 

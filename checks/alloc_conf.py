@@ -21,22 +21,40 @@ from pgdoctor.model import Evidence, Finding, Snapshot
 # Published as knobs.allocator_conf, beside the other environment knobs.
 CHECK_GROUP = "knobs"
 
-ENV420 = register_code("ENV420", "alloc-conf-options-ignored", "warn", "configuration",
-                       "Allocator options that the cudaMallocAsync backend ignores", "knobs")
+ENV420 = register_code(
+    "ENV420",
+    "alloc-conf-options-ignored",
+    "warn",
+    "configuration",
+    "Allocator options that the cudaMallocAsync backend ignores",
+    "knobs",
+)
 
 # torch reads the first of these that is set: PYTORCH_ALLOC_CONF (2.9+, any device), then the
 # device spelling. All of them are validated, since a job may run under an older or newer torch.
 VARIABLES = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
 LARGE_BUFFER_MB = 20  # kLargeBuffer: max_split_size_mb and max_non_split_rounding_mb start here
 MAX_REGISTER_THREADS = 128  # pinned_max_register_threads()
-BOOLEAN_KEYS = ("expandable_segments", "release_lock_on_cudamalloc", "release_lock_on_hipmalloc",
-                "pinned_use_cuda_host_register", "pinned_use_hip_host_register",
-                "pinned_use_background_threads", "graph_capture_record_stream_reuse")
+BOOLEAN_KEYS = (
+    "expandable_segments",
+    "release_lock_on_cudamalloc",
+    "release_lock_on_hipmalloc",
+    "pinned_use_cuda_host_register",
+    "pinned_use_hip_host_register",
+    "pinned_use_background_threads",
+    "graph_capture_record_stream_reuse",
+)
 SIZE_KEYS = ("max_split_size_mb", "max_non_split_rounding_mb")
 BACKENDS = ("native", "cudaMallocAsync", "hipMallocAsync")
 # Options of the native caching allocator; torch warns that cudaMallocAsync ignores them.
-NATIVE_ONLY = (*SIZE_KEYS, "garbage_collection_threshold", "roundup_power2_divisions", *BOOLEAN_KEYS,
-               "pinned_num_register_threads", "pinned_reserve_segment_size_mb")
+NATIVE_ONLY = (
+    *SIZE_KEYS,
+    "garbage_collection_threshold",
+    "roundup_power2_divisions",
+    *BOOLEAN_KEYS,
+    "pinned_num_register_threads",
+    "pinned_reserve_segment_size_mb",
+)
 KNOWN = (*NATIVE_ONLY, "backend")
 
 
@@ -64,7 +82,9 @@ def _value_problem(key: str, raw: str) -> str:
     """Why torch rejects `raw` as the value of `key`, or ""."""
     n = _int(raw)
     if key in BOOLEAN_KEYS:
-        return "" if raw in ("True", "False") else "takes True or False (capitalised; torch compares the words)"
+        return (
+            "" if raw in ("True", "False") else "takes True or False (capitalised; torch compares the words)"
+        )
     if key in SIZE_KEYS:
         if n is None:
             return "takes a whole number of MiB"
@@ -76,7 +96,11 @@ def _value_problem(key: str, raw: str) -> str:
             return "takes a fraction between 0 and 1"
         return "" if 0.0 < x < 1.0 else "must lie strictly between 0.0 and 1.0"
     if key == "roundup_power2_divisions":  # the scalar form; the [..] form is read in _divisions
-        return "" if n is not None and _power_of_two(n) else "takes a power of 2, or a list [size_mb:divisions,...]"
+        return (
+            ""
+            if n is not None and _power_of_two(n)
+            else "takes a power of 2, or a list [size_mb:divisions,...]"
+        )
     if key == "pinned_num_register_threads":
         if n is None or not _power_of_two(n):
             return "takes a power of 2"
@@ -128,7 +152,7 @@ def parse(text: str) -> AllocConf:
             conf.problems.append((key, "is not an option torch's caching allocator knows"))
         elif key == "roundup_power2_divisions" and tokens[i + 2] == "[":
             end, why = _divisions(tokens, i + 2)
-            conf.keys[key] = "".join(tokens[i + 2:end + 1])
+            conf.keys[key] = "".join(tokens[i + 2 : end + 1])
             if why:
                 conf.problems.append((key, why))
             i = _next_pair(tokens, end + 1)
@@ -159,12 +183,22 @@ def allocator_conf(snap: Snapshot, config: Config) -> list[Finding]:
         conf = parse(raw)
         ev = [Evidence(f"{name}={raw}", key="env.vars")]
         for key, why in conf.problems:
-            out.append(ENV406.finding(f"{name}: {key} {why}; torch raises at the first CUDA allocation",
-                                      evidence=ev, facts={"variable": name, "value": raw,
-                                                          "key": key.partition("=")[0], "why": why}))
+            out.append(
+                ENV406.finding(
+                    f"{name}: {key} {why}; torch raises at the first CUDA allocation",
+                    evidence=ev,
+                    facts={"variable": name, "value": raw, "key": key.partition("=")[0], "why": why},
+                )
+            )
         ignored = [k for k in conf.keys if k in NATIVE_ONLY]
         if conf.keys.get("backend") in ("cudaMallocAsync", "hipMallocAsync") and ignored:
-            out.append(ENV420.finding(
-                f"{name}: backend:{conf.keys['backend']} ignores {', '.join(ignored)} (torch warns and goes on "
-                "without them)", evidence=ev, facts={"variable": name, "value": raw, "ignored": ignored}))
+            out.append(
+                ENV420.finding(
+                    f"{name}: backend:{conf.keys['backend']} ignores {', '.join(ignored)} (torch warns and "
+                    f"goes on "
+                    "without them)",
+                    evidence=ev,
+                    facts={"variable": name, "value": raw, "ignored": ignored},
+                )
+            )
     return out

@@ -58,9 +58,7 @@ CODES: dict[str, Code] = {}
 RETIRED_CODES: frozenset[str] = frozenset()
 
 
-def register_code(
-    code: str, slug: str, severity: str, category: str, title: str, area: str
-) -> Code:
+def register_code(code: str, slug: str, severity: str, category: str, title: str, area: str) -> Code:
     if not CODE_RE.match(code) or not SLUG_RE.match(slug):
         raise ValueError(f"bad code or slug: {code} {slug}")
     if code in CODES or any(c.slug == slug for c in CODES.values()):
@@ -89,8 +87,9 @@ class ConfigKey:
 CONFIG_KEYS: dict[str, ConfigKey] = {}
 
 
-def config_key(name: str, type_: type, default: Any, doc: str, lo: Optional[float] = 0.0,
-               hi: Optional[float] = None) -> ConfigKey:
+def config_key(
+    name: str, type_: type, default: Any, doc: str, lo: Optional[float] = 0.0, hi: Optional[float] = None
+) -> ConfigKey:
     if name in CONFIG_KEYS:
         raise ValueError(f"config key registered twice: {name}")
     k = ConfigKey(name, type_, default, doc, lo, hi)

@@ -7,16 +7,46 @@ import re
 from pgdoctor.checks.base import Config, check, config_key, evidence_of, register_code
 from pgdoctor.model import Finding, Snapshot
 
-ENV101 = register_code("ENV101", "torch-not-installed", "fail", "driver_env",
-                       "PyTorch is not installed in this Python", "software")
-ENV102 = register_code("ENV102", "torch-cpu-build-on-gpu-host", "fail", "driver_env",
-                       "CPU-only PyTorch build on a host with NVIDIA GPUs", "software")
-ENV103 = register_code("ENV103", "torch-older-than-required", "warn", "driver_env",
-                       "PyTorch older than the required minimum", "software")
-ENV104 = register_code("ENV104", "nccl-unavailable-on-gpu-host", "fail", "nccl_usage",
-                       "PyTorch has no NCCL backend on a GPU host", "software")
-ENV105 = register_code("ENV105", "torch-distributed-unavailable", "fail", "driver_env",
-                       "PyTorch was built without torch.distributed", "software")
+ENV101 = register_code(
+    "ENV101",
+    "torch-not-installed",
+    "fail",
+    "driver_env",
+    "PyTorch is not installed in this Python",
+    "software",
+)
+ENV102 = register_code(
+    "ENV102",
+    "torch-cpu-build-on-gpu-host",
+    "fail",
+    "driver_env",
+    "CPU-only PyTorch build on a host with NVIDIA GPUs",
+    "software",
+)
+ENV103 = register_code(
+    "ENV103",
+    "torch-older-than-required",
+    "warn",
+    "driver_env",
+    "PyTorch older than the required minimum",
+    "software",
+)
+ENV104 = register_code(
+    "ENV104",
+    "nccl-unavailable-on-gpu-host",
+    "fail",
+    "nccl_usage",
+    "PyTorch has no NCCL backend on a GPU host",
+    "software",
+)
+ENV105 = register_code(
+    "ENV105",
+    "torch-distributed-unavailable",
+    "fail",
+    "driver_env",
+    "PyTorch was built without torch.distributed",
+    "software",
+)
 
 MIN_TORCH = config_key("software.min_torch", str, "2.2", "Oldest torch version accepted without a warning.")
 
@@ -40,25 +70,44 @@ def torch_build(snap: Snapshot, config: Config) -> list[Finding]:
     version = snap.get("software.torch.version")
     if version is not None and not version.ok:
         python = snap.value("software.python.executable", "this Python")
-        return [ENV101.finding(f"no torch distribution in {python}, the Python pgdoctor runs in; the pre-flight "
-                               "judges this environment, so run it in the job's own environment",
-                               evidence=evidence_of(version), facts={"python": python})]
+        return [
+            ENV101.finding(
+                f"no torch distribution in {python}, the Python pgdoctor runs in; the pre-flight "
+                "judges this environment, so run it in the job's own environment",
+                evidence=evidence_of(version),
+                facts={"python": python},
+            )
+        ]
     torch_version = snap.value("software.torch.version")
     cuda = snap.get("software.torch.cuda_runtime")
     gpus = gpu_count(snap)
-    if torch_version and gpus > 0 and cuda is not None and cuda.ok and cuda.value is None \
-            and not snap.value("software.torch.hip_runtime"):
-        out.append(ENV102.finding(
-            f"torch {torch_version} has no CUDA runtime but this host has {gpus} NVIDIA GPU(s)",
-            evidence=evidence_of(version) + evidence_of(cuda) + evidence_of(snap.get("host.nvidia.gpu_count")),
-            facts={"torch_version": torch_version, "gpus": gpus},
-        ))
+    if (
+        torch_version
+        and gpus > 0
+        and cuda is not None
+        and cuda.ok
+        and cuda.value is None
+        and not snap.value("software.torch.hip_runtime")
+    ):
+        out.append(
+            ENV102.finding(
+                f"torch {torch_version} has no CUDA runtime but this host has {gpus} NVIDIA GPU(s)",
+                evidence=evidence_of(version)
+                + evidence_of(cuda)
+                + evidence_of(snap.get("host.nvidia.gpu_count")),
+                facts={"torch_version": torch_version, "gpus": gpus},
+            )
+        )
     if torch_version:
         minimum = config[MIN_TORCH.name]
         if version_tuple(torch_version) < version_tuple(minimum):
-            out.append(ENV103.finding(f"torch {torch_version} is older than {minimum}",
-                                      evidence=evidence_of(version),
-                                      facts={"torch_version": torch_version, "min_torch": minimum}))
+            out.append(
+                ENV103.finding(
+                    f"torch {torch_version} is older than {minimum}",
+                    evidence=evidence_of(version),
+                    facts={"torch_version": torch_version, "min_torch": minimum},
+                )
+            )
     return out
 
 
@@ -70,8 +119,10 @@ def torch_distributed(snap: Snapshot, config: Config) -> list[Finding]:
     nccl = snap.get("software.torch.nccl_available")
     compiled = snap.value("software.torch.cuda_compiled")
     if nccl is not None and nccl.value is False and compiled and gpu_count(snap) > 0:
-        return [ENV104.finding(
-            f"torch has CUDA but no NCCL backend, and this host has {gpu_count(snap)} GPU(s)",
-            evidence=evidence_of(nccl) + evidence_of(snap.get("host.nvidia.gpu_count")),
-        )]
+        return [
+            ENV104.finding(
+                f"torch has CUDA but no NCCL backend, and this host has {gpu_count(snap)} GPU(s)",
+                evidence=evidence_of(nccl) + evidence_of(snap.get("host.nvidia.gpu_count")),
+            )
+        ]
     return []

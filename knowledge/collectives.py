@@ -56,7 +56,9 @@ def parse_ops(text: str) -> tuple[str, ...]:
         return ALL_OPS
     unknown = [n for n in names if n not in ALL_OPS]
     if unknown or not names:
-        raise ValueError(f"unknown collective {', '.join(unknown) or '(none)'} (known: {', '.join(ALL_OPS)}, all)")
+        raise ValueError(
+            f"unknown collective {', '.join(unknown) or '(none)'} (known: {', '.join(ALL_OPS)}, all)"
+        )
     return tuple(dict.fromkeys(names))
 
 
@@ -142,8 +144,14 @@ def preset(level: str, gpu: bool) -> SweepSpec | None:
         return None
     if level == "standard":
         # 8 B x 8^k: up to 128 MiB on GPU (the size COL102 needs), 2 MiB on CPU.
-        return SweepSpec(min_bytes=8, max_bytes=(128 << 20) if gpu else (2 << 20), factor=8, iters=5, warmup=2,
-                         backend=backend)
+        return SweepSpec(
+            min_bytes=8,
+            max_bytes=(128 << 20) if gpu else (2 << 20),
+            factor=8,
+            iters=5,
+            warmup=2,
+            backend=backend,
+        )
     return SweepSpec(min_bytes=8, max_bytes=top, factor=2, iters=20, warmup=5, backend=backend)
 
 
@@ -166,18 +174,25 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "op": self.op, "bytes": self.bytes, "world_size": self.world_size,
-            "time_us": round(self.time_us, 3), "time_min_us": round(self.time_min_us, 3),
+            "op": self.op,
+            "bytes": self.bytes,
+            "world_size": self.world_size,
+            "time_us": round(self.time_us, 3),
+            "time_min_us": round(self.time_min_us, 3),
             "time_max_us": round(self.time_max_us, 3),
-            "algbw_gbps": round(self.algbw_gbps, 6), "busbw_gbps": round(self.busbw_gbps, 6),
-            "correct": self.correct, "rank_time_us": [round(t, 3) for t in self.rank_time_us],
-            "wrong": [dict(w) for w in self.wrong], "iters": self.iters,
+            "algbw_gbps": round(self.algbw_gbps, 6),
+            "busbw_gbps": round(self.busbw_gbps, 6),
+            "correct": self.correct,
+            "rank_time_us": [round(t, 3) for t in self.rank_time_us],
+            "wrong": [dict(w) for w in self.wrong],
+            "iters": self.iters,
         }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Row:
         """A row as the sweep wrote it; a snapshot from elsewhere with a world of 0, a size of
         "1e400", `"false"` for correct or a boolean time is a ValueError (numbers.NumberError)."""
+
         def t(key: str) -> float:
             return float(numbers.number(d[key], key, lo=0))
 
@@ -185,10 +200,17 @@ class Row:
         if not isinstance(correct, bool):
             raise numbers.NumberError(f"correct: {correct!r} is not true or false")
         return cls(
-            op=str(d["op"]), bytes=int(numbers.number(d["bytes"], "bytes", integer=True, lo=0)),
-            world_size=int(numbers.number(d["world_size"], "world_size", integer=True, lo=1, hi=MAX_RANK + 1)),
-            time_us=t("time_us"), time_min_us=t("time_min_us"), time_max_us=t("time_max_us"),
-            algbw_gbps=t("algbw_gbps"), busbw_gbps=t("busbw_gbps"), correct=correct,
+            op=str(d["op"]),
+            bytes=int(numbers.number(d["bytes"], "bytes", integer=True, lo=0)),
+            world_size=int(
+                numbers.number(d["world_size"], "world_size", integer=True, lo=1, hi=MAX_RANK + 1)
+            ),
+            time_us=t("time_us"),
+            time_min_us=t("time_min_us"),
+            time_max_us=t("time_max_us"),
+            algbw_gbps=t("algbw_gbps"),
+            busbw_gbps=t("busbw_gbps"),
+            correct=correct,
             rank_time_us=tuple(float(numbers.number(x, "rank_time_us", lo=0)) for x in d["rank_time_us"]),
             wrong=tuple(dict(w) for w in d.get("wrong", ())),
             iters=int(numbers.number(d.get("iters", 0), "iters", integer=True, lo=0)),
@@ -208,8 +230,20 @@ def make_row(op: str, nbytes: int, per_rank: Sequence[Mapping[str, Any]]) -> Row
     time_us = statistics.fmean(medians)
     algbw = nbytes / (time_us * 1e-6) / 1e9 if time_us > 0 else 0.0
     wrong = tuple(dict(r["wrong"], rank=i) for i, r in enumerate(per_rank) if r.get("wrong"))
-    return Row(op, nbytes, n, time_us, min(every), max(every), algbw, algbw * bus_factor(op, n), not wrong,
-               tuple(rank_times), wrong, min(len(r["times_us"]) for r in per_rank))
+    return Row(
+        op,
+        nbytes,
+        n,
+        time_us,
+        min(every),
+        max(every),
+        algbw,
+        algbw * bus_factor(op, n),
+        not wrong,
+        tuple(rank_times),
+        wrong,
+        min(len(r["times_us"]) for r in per_rank),
+    )
 
 
 def plateau(rows: Sequence[Row], op: str) -> Row | None:

@@ -35,31 +35,79 @@ def _e(number: int, runtime: str, driver: str, message: str, kind: Kind) -> Cuda
 
 
 CUDA_ERRORS: tuple[CudaError, ...] = (
-    _e(3, "cudaErrorInitializationError", "CUDA_ERROR_NOT_INITIALIZED", "initialization error", "init_failed"),
-    _e(35, "cudaErrorInsufficientDriver", "CUDA_ERROR_INSUFFICIENT_DRIVER",
-       "CUDA driver version is insufficient for CUDA runtime version", "driver_too_old"),
-    _e(46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE",
-       "all CUDA-capable devices are busy or unavailable", "no_device"),
+    _e(
+        3, "cudaErrorInitializationError", "CUDA_ERROR_NOT_INITIALIZED", "initialization error", "init_failed"
+    ),
+    _e(
+        35,
+        "cudaErrorInsufficientDriver",
+        "CUDA_ERROR_INSUFFICIENT_DRIVER",
+        "CUDA driver version is insufficient for CUDA runtime version",
+        "driver_too_old",
+    ),
+    _e(
+        46,
+        "cudaErrorDevicesUnavailable",
+        "CUDA_ERROR_DEVICE_UNAVAILABLE",
+        "all CUDA-capable devices are busy or unavailable",
+        "no_device",
+    ),
     # the same error's text in CUDA 11+ (exclusive-process compute mode, or another job holds it)
-    _e(46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE",
-       "CUDA-capable device(s) is/are busy or unavailable", "no_device"),
-    _e(209, "cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU",
-       "no kernel image is available for execution on the device", "arch_unsupported"),
+    _e(
+        46,
+        "cudaErrorDevicesUnavailable",
+        "CUDA_ERROR_DEVICE_UNAVAILABLE",
+        "CUDA-capable device(s) is/are busy or unavailable",
+        "no_device",
+    ),
+    _e(
+        209,
+        "cudaErrorNoKernelImageForDevice",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        "no kernel image is available for execution on the device",
+        "arch_unsupported",
+    ),
     # 999 at initialisation, in torch's words (c10/cuda/CUDAFunctions.cpp); a bare "unknown error"
     # says too little to be classified.
-    _e(999, "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN",
-       "CUDA unknown error - this may be due to an incorrectly set up environment", "init_failed"),
+    _e(
+        999,
+        "cudaErrorUnknown",
+        "CUDA_ERROR_UNKNOWN",
+        "CUDA unknown error - this may be due to an incorrectly set up environment",
+        "init_failed",
+    ),
     # cudaDeviceEnablePeerAccess / cudaMemcpyPeer between two GPUs that have no P2P path (PCIe ACS or
     # an IOMMU in the way, a VM without P2P, a platform that disables it); NCCL's P2P transport
     # quotes it as "Cuda failure 'peer access is not supported between these two devices'".
-    _e(217, "cudaErrorPeerAccessUnsupported", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
-       "peer access is not supported between these two devices", "peer_access"),
+    _e(
+        217,
+        "cudaErrorPeerAccessUnsupported",
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        "peer access is not supported between these two devices",
+        "peer_access",
+    ),
     _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
-    _e(802, "cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY", "system not yet initialized", "not_ready"),
-    _e(803, "cudaErrorSystemDriverMismatch", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-       "system has unsupported display driver / cuda driver combination", "driver_too_old"),
-    _e(804, "cudaErrorCompatNotSupportedOnDevice", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-       "forward compatibility was attempted on non supported HW", "driver_too_old"),
+    _e(
+        802,
+        "cudaErrorSystemNotReady",
+        "CUDA_ERROR_SYSTEM_NOT_READY",
+        "system not yet initialized",
+        "not_ready",
+    ),
+    _e(
+        803,
+        "cudaErrorSystemDriverMismatch",
+        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        "system has unsupported display driver / cuda driver combination",
+        "driver_too_old",
+    ),
+    _e(
+        804,
+        "cudaErrorCompatNotSupportedOnDevice",
+        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        "forward compatibility was attempted on non supported HW",
+        "driver_too_old",
+    ),
 )
 
 _BY_NAME = {n: e for e in CUDA_ERRORS for n in (e.runtime_name, e.driver_name) if e.number != 999}
@@ -68,9 +116,12 @@ _NAME_RE = re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True))
 # Every message but the generic "initialization error" is distinctive wherever it stands: "CUDA
 # error: system not yet initialized", "Error 802: ...", torch 0.4-1.x "cuda runtime error (35) :
 # CUDA driver version is insufficient ..." (numbers changed in CUDA 10.1: 38 was no device then).
-_DISTINCT_RE = re.compile("|".join(re.escape(e.message) for e in CUDA_ERRORS if e.message != "initialization error"),
-                          re.I)
-_GENERIC_RE = re.compile(r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error")
+_DISTINCT_RE = re.compile(
+    "|".join(re.escape(e.message) for e in CUDA_ERRORS if e.message != "initialization error"), re.I
+)
+_GENERIC_RE = re.compile(
+    r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error"
+)
 
 
 _DISTINCT_LOWER = tuple(e.message.lower() for e in CUDA_ERRORS if e.message != "initialization error")

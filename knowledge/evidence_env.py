@@ -11,29 +11,45 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Knob:
     name: str
-    value: str   # "{dir}" is the evidence directory, "{live}" the socket directory
+    value: str  # "{dir}" is the evidence directory, "{live}" the socket directory
     why: str
 
 
 KNOBS: tuple[Knob, ...] = (
-    Knob("TORCH_FR_BUFFER_SIZE", "2000",
-         "flight recorder on: the last 2000 collectives of each rank (torch >= 2.5; NCCL and gloo)"),
+    Knob(
+        "TORCH_FR_BUFFER_SIZE",
+        "2000",
+        "flight recorder on: the last 2000 collectives of each rank (torch >= 2.5; NCCL and gloo)",
+    ),
     Knob("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000", "the same for torch < 2.5"),
-    Knob("TORCH_NCCL_DUMP_ON_TIMEOUT", "1", "NCCL writes each rank's flight recorder when its watchdog fires"),
-    Knob("TORCH_FR_DUMP_TEMP_FILE", "{dir}/fr-rank",
-         "where those dumps go (torch appends the rank): into the run's evidence"),
+    Knob(
+        "TORCH_NCCL_DUMP_ON_TIMEOUT", "1", "NCCL writes each rank's flight recorder when its watchdog fires"
+    ),
+    Knob(
+        "TORCH_FR_DUMP_TEMP_FILE",
+        "{dir}/fr-rank",
+        "where those dumps go (torch appends the rank): into the run's evidence",
+    ),
     Knob("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "{dir}/fr-rank", "the same for torch < 2.5"),
-    Knob("TORCH_FR_DEBUG_INFO_PIPE_FILE", "{live}/nccl-pipe-",
-         "the debug-info pipe per rank in a private directory: writing to it makes the rank dump its recorder "
-         "(pgdoctor hang does)"),
+    Knob(
+        "TORCH_FR_DEBUG_INFO_PIPE_FILE",
+        "{live}/nccl-pipe-",
+        "the debug-info pipe per rank in a private directory: writing to it makes the rank dump its recorder "
+        "(pgdoctor hang does)",
+    ),
     Knob("TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "{live}/nccl-pipe-", "the same for torch < 2.8"),
-    Knob("PGDOCTOR_LIVE_DIR", "{live}",
-         "the private (0700) directory of the ranks' pgdoctor sockets (pgdoctor.live() / instrument())"),
+    Knob(
+        "PGDOCTOR_LIVE_DIR",
+        "{live}",
+        "the private (0700) directory of the ranks' pgdoctor sockets (pgdoctor.live() / instrument())",
+    ),
     Knob("PYTHONFAULTHANDLER", "1", "a rank killed by SIGSEGV/SIGABRT prints its Python stack in the log"),
 )
 
 
-def prepared(env: Mapping[str, str], evidence_dir: str, live_dir: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+def prepared(
+    env: Mapping[str, str], evidence_dir: str, live_dir: str
+) -> tuple[dict[str, str], list[dict[str, str]]]:
     """The job's environment and the rows applied (name, value, why); the user's values win."""
     out = dict(env)
     applied = []

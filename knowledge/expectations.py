@@ -52,26 +52,32 @@ def _pcie(t: Topology, cfg: Mapping[str, Any]) -> tuple[Optional[float], str]:
         lane = PCIE_GBPS_PER_LANE[t.pcie_gen]  # type: ignore[index]
         line = lane * t.pcie_width
         eff = float(cfg["collectives.pcie_efficiency"])
-        return line * eff, f"PCIe Gen{t.pcie_gen} x{t.pcie_width} = {line:.1f} GB/s per direction x {eff:g} efficiency"
+        return (
+            line * eff,
+            f"PCIe Gen{t.pcie_gen} x{t.pcie_width} = {line:.1f} GB/s per direction x {eff:g} efficiency",
+        )
     return None, "no NVLink or PCIe link facts measured (GPU probe)"
 
 
 def _intra_node(t: Topology, cfg: Mapping[str, Any]) -> tuple[Optional[float], str]:
     local = max(1, t.world_size // max(1, t.nodes))
-    if (t.nvlink_links and t.nvswitch is False and t.nvlink_peers is not None
-            and t.nvlink_peers + 1 < local):
+    if t.nvlink_links and t.nvswitch is False and t.nvlink_peers is not None and t.nvlink_peers + 1 < local:
         # Direct NVLink (bridges, meshes) that does not reach every GPU of the job: the ring
         # has hops over PCIe, which set its pace.
         value, why = _pcie(t, cfg)
-        return value, (f"NVLink joins GPU 0 to {t.nvlink_peers} of the other {local - 1} GPUs (no NVSwitch), "
-                       f"so the ring crosses PCIe: {why}")
+        return value, (
+            f"NVLink joins GPU 0 to {t.nvlink_peers} of the other {local - 1} GPUs (no NVSwitch), "
+            f"so the ring crosses PCIe: {why}"
+        )
     if t.nvlink_links and t.nvlink_version in NVLINK_GBPS_PER_LINK:
         per = NVLINK_GBPS_PER_LINK[t.nvlink_version]  # type: ignore[index]
         line = t.nvlink_links * per
         eff = float(cfg["collectives.nvlink_efficiency"])
         via = " via NVSwitch" if t.nvswitch else ""
-        return line * eff, (f"{t.nvlink_links} NVLink{t.nvlink_version} links{via} x {per:g} GB/s = {line:g} GB/s "
-                            f"per GPU per direction x {eff:g} ring efficiency")
+        return line * eff, (
+            f"{t.nvlink_links} NVLink{t.nvlink_version} links{via} x {per:g} GB/s = {line:g} GB/s "
+            f"per GPU per direction x {eff:g} ring efficiency"
+        )
     return _pcie(t, cfg)
 
 
@@ -80,8 +86,11 @@ def expected(t: Topology, cfg: Mapping[str, Any]) -> Expectation:
     override = float(cfg["collectives.expected_busbw_gbps"])
     latency = _latency(t, cfg)
     if override > 0:
-        return Expectation(override, f"expected >= {override:g} GB/s (collectives.expected_busbw_gbps in the config)",
-                           latency)
+        return Expectation(
+            override,
+            f"expected >= {override:g} GB/s (collectives.expected_busbw_gbps in the config)",
+            latency,
+        )
     if t.world_size < 2:
         return Expectation(None, "one rank moves no data between ranks (busbw factor 0)", latency)
     if t.backend == "gloo":
@@ -89,19 +98,27 @@ def expected(t: Topology, cfg: Mapping[str, Any]) -> Expectation:
             return Expectation(None, "host memory-copy bandwidth was not measured", latency)
         eff = float(cfg["collectives.gloo_efficiency"])
         value = t.host_memcpy_gbps * eff
-        return Expectation(value, f"expected >= {value:.2f} GB/s: gloo over TCP, {eff:g} x the host's measured "
-                                  f"memory-copy bandwidth of {t.host_memcpy_gbps:.1f} GB/s", latency)
+        return Expectation(
+            value,
+            f"expected >= {value:.2f} GB/s: gloo over TCP, {eff:g} x the host's measured "
+            f"memory-copy bandwidth of {t.host_memcpy_gbps:.1f} GB/s",
+            latency,
+        )
     intra, why = _intra_node(t, cfg)
     if t.nodes > 1:
         if not t.nic_gbps:
             return Expectation(None, f"{t.nodes} nodes but no active InfiniBand/RoCE port measured", latency)
         eff = float(cfg["collectives.network_efficiency"])
         net = t.nic_gbps * eff
-        net_why = f"{t.nic_ports} NIC port(s) x {t.nic_gbps / max(1, t.nic_ports):g} = {t.nic_gbps:g} GB/s per node x {eff:g}"
+        per_port = t.nic_gbps / max(1, t.nic_ports)
+        net_why = f"{t.nic_ports} NIC port(s) x {per_port:g} = {t.nic_gbps:g} GB/s per node x {eff:g}"
         if intra is None or net < intra:
             return Expectation(net, f"expected >= {net:.0f} GB/s across {t.nodes} nodes: {net_why}", latency)
-        return Expectation(intra, f"expected >= {intra:.0f} GB/s: {why} (the network, {net:.0f} GB/s, is not the limit)",
-                           latency)
+        return Expectation(
+            intra,
+            f"expected >= {intra:.0f} GB/s: {why} (the network, {net:.0f} GB/s, is not the limit)",
+            latency,
+        )
     if intra is None:
         return Expectation(None, why, latency)
     gpus = f"{t.world_size} GPUs" + (f" ({t.gpu_name})" if t.gpu_name else "")

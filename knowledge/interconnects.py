@@ -32,12 +32,20 @@ PRESETS: dict[str, Link] = {
     # NVLink: per-GPU per-direction rate = links x per-link rate (NVIDIA A100/H100/B200 datasheets:
     # 600/900/1800 GB/s bidirectional). Achieved ring busbw: nccl-tests all_reduce_perf plateaus,
     # 8xA100 ~230 GB/s, 8xH100 ~370 GB/s without NVLink SHARP; NVLink5 assumed at the same 82%.
-    "nvlink3": Link("nvlink3", 300.0, 230.0, 2.0, "intra", "A100: 12 links x 25 GB/s; nccl-tests ~230 GB/s busbw"),
-    "nvlink4": Link("nvlink4", 450.0, 370.0, 2.0, "intra", "H100/H200: 18 links x 25 GB/s; nccl-tests ~370 GB/s busbw"),
-    "nvlink5": Link("nvlink5", 900.0, 740.0, 2.0, "intra", "B200: 18 links x 50 GB/s; busbw assumed 82% as NVLink4"),
+    "nvlink3": Link(
+        "nvlink3", 300.0, 230.0, 2.0, "intra", "A100: 12 links x 25 GB/s; nccl-tests ~230 GB/s busbw"
+    ),
+    "nvlink4": Link(
+        "nvlink4", 450.0, 370.0, 2.0, "intra", "H100/H200: 18 links x 25 GB/s; nccl-tests ~370 GB/s busbw"
+    ),
+    "nvlink5": Link(
+        "nvlink5", 900.0, 740.0, 2.0, "intra", "B200: 18 links x 50 GB/s; busbw assumed 82% as NVLink4"
+    ),
     # AMD Infinity Fabric (MI300X): 7 links x 64 GB/s per direction to the 7 peers; RCCL's ring
     # all-reduce on 8 GPUs reaches ~70% of it (assumed, as NVLink's measured share).
-    "xgmi3": Link("xgmi3", 448.0, 315.0, 3.0, "intra", "MI300X: 7 x 64 GB/s Infinity Fabric; busbw assumed 70%"),
+    "xgmi3": Link(
+        "xgmi3", 448.0, 315.0, 3.0, "intra", "MI300X: 7 x 64 GB/s Infinity Fabric; busbw assumed 70%"
+    ),
     # PCIe x16: 16 GT/s (Gen4) or 32 GT/s (Gen5) x 16 lanes x 128/130 encoding; GPU-to-GPU through
     # a PCIe switch or the CPU root complex reaches ~75-80% of it in nccl-tests (p2p or SHM).
     "pcie4": Link("pcie4", 31.5, 24.0, 5.0, "intra", "Gen4 x16 16 GT/s x 16 x 128/130; ~24 GB/s measured"),
@@ -49,7 +57,9 @@ PRESETS: dict[str, Link] = {
     "ib-ndr": Link("ib-ndr", 50.0, 47.0, 5.0, "inter", "NDR 400 Gb/s per port; ~46-49 GB/s busbw per NIC"),
     # Ethernet through the kernel TCP stack (NCCL socket transport or gloo): goodput ~94% of
     # line rate (1500-byte MTU framing), and tens of microseconds per message.
-    "eth-100g": Link("eth-100g", 12.5, 10.0, 20.0, "inter", "100 Gb/s; TCP sockets reach ~80% with NCCL's socket transport"),
+    "eth-100g": Link(
+        "eth-100g", 12.5, 10.0, 20.0, "inter", "100 Gb/s; TCP sockets reach ~80% with NCCL's socket transport"
+    ),
     "eth-10g": Link("eth-10g", 1.25, 1.17, 30.0, "inter", "10 Gb/s; TCP goodput ~9.4 Gb/s"),
     "eth-1g": Link("eth-1g", 0.125, 0.1175, 50.0, "inter", "1 Gb/s; TCP goodput ~940 Mb/s"),
 }

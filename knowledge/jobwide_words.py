@@ -47,21 +47,40 @@ def lines(job: Mapping[str, Any], root_rank: Optional[int] = None) -> list[Line]
     for a in job.get("absent", []):
         more = f" (and {len(a['signatures']) - 1} more)" if len(a["signatures"]) > 1 else ""
         verb = "lacks" if a["count"] == 1 else "lack"
-        out.append(("warn", f"absent: {ranks_phrase(a['ranks'], a['count'])} {verb} what {a['shared_by']} of "
-                            f"{job['ranks']} ranks share: {a['signatures'][0]}{more}"))
+        out.append(
+            (
+                "warn",
+                f"absent: {ranks_phrase(a['ranks'], a['count'])} {verb} what {a['shared_by']} of "
+                f"{job['ranks']} ranks share: {a['signatures'][0]}{more}",
+            )
+        )
     b = job.get("behind")
     if b:
         what = "last completed" if b["what"] == "last_completed_seq" else "timed out at"
-        out.append(("warn", f"behind: {ranks_phrase(b['ranks'], b['count'])} {what} SeqNum={b['seq']} "
-                            f"(the others {b['others']})"))
+        out.append(
+            (
+                "warn",
+                f"behind: {ranks_phrase(b['ranks'], b['count'])} {what} SeqNum={b['seq']} "
+                f"(the others {b['others']})",
+            )
+        )
     e = job.get("earliest")
     if e:
-        text = f"earliest failure by timestamp: rank {e['rank']} at {e['time']}: {e['signature']} ({e['where']})"
+        text = (
+            f"earliest failure by timestamp: rank {e['rank']} at {e['time']}: {e['signature']} ({e['where']})"
+        )
         if root_rank is not None and e["rank"] != root_rank:
-            text += (f"; the root cause (rank {root_rank}) is chosen by what caused what, not by time: "
-                     "a rank that waits for a dead or slow peer often logs its error first")
+            text += (
+                f"; the root cause (rank {root_rank}) is chosen by what caused what, not by time: "
+                "a rank that waits for a dead or slow peer often logs its error first"
+            )
         out.append(("", text))
     for h in job.get("suspect_hosts", []):
-        out.append(("fail", f"suspect host {h['host']}: all of its {ranks_phrase(h['ranks'], h['count'])} share "
-                            f"{h['signature']}, which no other host has: the node, not one rank"))
+        out.append(
+            (
+                "fail",
+                f"suspect host {h['host']}: all of its {ranks_phrase(h['ranks'], h['count'])} share "
+                f"{h['signature']}, which no other host has: the node, not one rank",
+            )
+        )
     return out

@@ -14,12 +14,37 @@ from typing import Optional
 
 TORCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 SLURM_VARS = (
-    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "SLURM_NODELIST",
-    "SLURM_JOB_NODELIST", "SLURM_NNODES", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_STEP_GPUS",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
+    "SLURM_LOCALID",
+    "SLURM_NTASKS_PER_NODE",
+    "SLURM_NODELIST",
+    "SLURM_JOB_NODELIST",
+    "SLURM_NNODES",
+    "SLURM_NODEID",
+    "SLURM_JOB_ID",
+    "SLURM_STEP_GPUS",
     "SLURM_GPUS_ON_NODE",
 )
-OMPI_VARS = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE")
-INT_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NNODES", "SLURM_NODEID", *OMPI_VARS)
+OMPI_VARS = (
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+)
+INT_VARS = (
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "MASTER_PORT",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
+    "SLURM_LOCALID",
+    "SLURM_NNODES",
+    "SLURM_NODEID",
+    *OMPI_VARS,
+)
 
 
 @dataclass(frozen=True)
@@ -147,7 +172,7 @@ def _expand_one(pattern: str, budget: int) -> list[str]:
     m = re.search(r"\[([^\[\]]*)\]", pattern)
     if not m:
         return [pattern]
-    head, tail = pattern[: m.start()], pattern[m.end():]
+    head, tail = pattern[: m.start()], pattern[m.end() :]
     items = _items(m.group(1))
     count = 1
     for g in re.findall(r"\[([^\[\]]*)\]", pattern):  # every group multiplies the host count

@@ -21,8 +21,10 @@ def _one(value: Any, depth: int) -> str:
             return "none"
         if depth:
             return "(" + ", ".join(f"{k} {_one(v, depth + 1)}" for k, v in value.items()) + ")"
-        return ", ".join(f"{k} {_one(v, depth + 1)}" if isinstance(v, Mapping) else f"{k}: {_one(v, depth + 1)}"
-                         for k, v in value.items())
+        return ", ".join(
+            f"{k} {_one(v, depth + 1)}" if isinstance(v, Mapping) else f"{k}: {_one(v, depth + 1)}"
+            for k, v in value.items()
+        )
     if isinstance(value, (list, tuple)):
         if not value:
             return "none"

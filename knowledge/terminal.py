@@ -44,5 +44,11 @@ def wrap(text: str, indent: str = "", first: str = "") -> list[str]:
         return [lead + text]
     import textwrap
 
-    return textwrap.wrap(text, width=width(0), initial_indent=lead, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False) or [lead]
+    return textwrap.wrap(
+        text,
+        width=width(0),
+        initial_indent=lead,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [lead]

@@ -17,6 +17,8 @@ def torch_import_problem(env: Mapping[str, str]) -> Optional[str]:
     """Why importing torch.distributed would fail in this environment, or None."""
     raw = env.get("TORCH_DISTRIBUTED_DEBUG")
     if raw is not None and raw.strip() and raw.strip().upper() not in DIST_DEBUG_LEVELS:
-        return (f"TORCH_DISTRIBUTED_DEBUG={raw!r} makes import torch.distributed fail "
-                f"(it accepts {', '.join(DIST_DEBUG_LEVELS)})")
+        return (
+            f"TORCH_DISTRIBUTED_DEBUG={raw!r} makes import torch.distributed fail "
+            f"(it accepts {', '.join(DIST_DEBUG_LEVELS)})"
+        )
     return None

@@ -17,9 +17,20 @@ from pgdoctor.model import numbers
 
 _COUNT = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _BYTES = {
-    "": 1, "B": 1,
-    "K": 10**3, "KB": 10**3, "M": 10**6, "MB": 10**6, "G": 10**9, "GB": 10**9, "T": 10**12, "TB": 10**12,
-    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+    "": 1,
+    "B": 1,
+    "K": 10**3,
+    "KB": 10**3,
+    "M": 10**6,
+    "MB": 10**6,
+    "G": 10**9,
+    "GB": 10**9,
+    "T": 10**12,
+    "TB": 10**12,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+    "TIB": 2**40,
 }
 _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
@@ -44,7 +55,9 @@ def _split(text: str, what: str) -> tuple[float, str]:
 def _scaled(text: str, what: str, table: dict[str, int], known: str) -> int:
     value, suffix = _split(text, what)
     if suffix not in table:
-        raise ValueError(f"{what} {text!r}: unknown {'suffix' if what == 'count' else 'unit'} {suffix!r} (use {known})")
+        raise ValueError(
+            f"{what} {text!r}: unknown {'suffix' if what == 'count' else 'unit'} {suffix!r} (use {known})"
+        )
     scaled = value * table[suffix]
     if not scaled <= MAX_SCALED:
         raise ValueError(f"{what} {text!r} is larger than {MAX_SCALED:.0e}")
@@ -74,20 +87,24 @@ def parse_gbps(text: str) -> float:
     if not value <= MAX_SCALED:  # also inf (1e400)
         raise ValueError(f"bandwidth {text!r} is larger than {MAX_SCALED:.0e} GB/s")
     scale = {
-        "": 1.0, "gb/s": 1.0, "gbs": 1.0, "mb/s": 1e-3,
-        "gbit/s": 1 / 8, "gbit": 1 / 8, "gbps": 1 / 8, "mbit/s": 1e-3 / 8, "mbit": 1e-3 / 8, "mbps": 1e-3 / 8,
+        "": 1.0,
+        "gb/s": 1.0,
+        "gbs": 1.0,
+        "mb/s": 1e-3,
+        "gbit/s": 1 / 8,
+        "gbit": 1 / 8,
+        "gbps": 1 / 8,
+        "mbit/s": 1e-3 / 8,
+        "mbit": 1e-3 / 8,
+        "mbps": 1e-3 / 8,
     }.get(m.group(2).lower())
     if scale is None:
-        raise ValueError(f"bandwidth {text!r}: unknown unit (use GB/s, MB/s, Gbit/s or a bare number in GB/s)")
+        raise ValueError(
+            f"bandwidth {text!r}: unknown unit (use GB/s, MB/s, Gbit/s or a bare number in GB/s)"
+        )
     if value <= 0:
         raise ValueError(f"bandwidth {text!r} must be positive")
     return value * scale
-
-
-
-
-
-
 
 
 def fmt_seconds(s: float) -> str:
@@ -115,7 +132,7 @@ def fmt_seconds_fixed(s: float, decimals: int, zero: str = "-") -> str:
     `zero` for exactly nothing, `<0.0001` for something too small to show, never a false 0."""
     if s == 0:
         return zero
-    floor = 10.0 ** -decimals
+    floor = 10.0**-decimals
     if abs(s) < floor / 2:
         return f"<{floor:.{decimals}f}"
     return f"{s:.{decimals}f}"
@@ -123,15 +140,26 @@ def fmt_seconds_fixed(s: float, decimals: int, zero: str = "-") -> str:
 
 # --- as nccl-tests' -b/-e read them: binary multiples ------------------------------------------
 
-_BINARY = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
-           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+_BINARY = {
+    "": 1,
+    "B": 1,
+    "K": 1 << 10,
+    "KB": 1 << 10,
+    "KIB": 1 << 10,
+    "M": 1 << 20,
+    "MB": 1 << 20,
+    "MIB": 1 << 20,
+    "G": 1 << 30,
+    "GB": 1 << 30,
+    "GIB": 1 << 30,
+}
 
 
 def parse_binary_bytes(text: str) -> int:
     """`8`, `64K`, `256M`, `1G` (binary multiples, as nccl-tests' -b/-e read them)."""
     raw = text.strip().upper().replace(" ", "")
     digits = raw.rstrip("KMGIB")
-    suffix = raw[len(digits):]
+    suffix = raw[len(digits) :]
     try:
         value = float(digits)
     except ValueError:
@@ -144,9 +172,17 @@ def parse_binary_bytes(text: str) -> int:
 # --- as PyTorch, NCCL and the kernel print them ---------------------------------------------------
 
 _MULT = {
-    "b": 1, "bytes": 1, "byte": 1,
-    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-    "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "tb": 1000 ** 4,
+    "b": 1,
+    "bytes": 1,
+    "byte": 1,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
 }
 SIZE = r"(\d+(?:\.\d+)?)\s*(TiB|GiB|MiB|KiB|TB|GB|MB|KB|kB|bytes|B)\b"
 _SIZE_RE = re.compile(SIZE)
@@ -156,9 +192,8 @@ def to_bytes(number: str, unit: str) -> int:
     return round(float(number) * _MULT[unit.lower()])
 
 
-
-
 # --- as pgdoctor prints them ----------------------------------------------------------------------
+
 
 def fmt_bytes(n: float) -> str:
     """Binary units, as people read /dev/shm and memory sizes."""

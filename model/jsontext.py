@@ -45,8 +45,9 @@ def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonInputError(f"nested deeper than {max_depth} levels")
     try:
         # 1e400 (infinity) and 5,000-digit integers are refused by model.numbers' hooks, like NaN.
-        return json.loads(text, parse_constant=_no_constant, parse_float=numbers.json_float,
-                          parse_int=numbers.json_int)
+        return json.loads(
+            text, parse_constant=_no_constant, parse_float=numbers.json_float, parse_int=numbers.json_int
+        )
     except json.JSONDecodeError as exc:
         raise JsonInputError(str(exc)) from None
     except ValueError as exc:  # numbers.NumberError, or Python's own digit limit for int parsing

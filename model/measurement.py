@@ -146,8 +146,13 @@ class Measurement:
 
 def result_json(result: Any) -> dict[str, Any]:
     """The fields a probe result and a check result share, as JSON."""
-    return {"name": result.name, "area": result.area, "status": result.status.value, "reason": result.reason,
-            "duration_s": round(result.duration_s, 6)}
+    return {
+        "name": result.name,
+        "area": result.area,
+        "status": result.status.value,
+        "reason": result.reason,
+        "duration_s": round(result.duration_s, 6),
+    }
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,15 @@ def _show(v: Number) -> str:
     return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
 
 
-def number(value: Any, what: str, *, integer: bool = False, lo: Optional[Number] = None,
-           hi: Optional[Number] = None, strings: bool = False) -> Number:
+def number(
+    value: Any,
+    what: str,
+    *,
+    integer: bool = False,
+    lo: Optional[Number] = None,
+    hi: Optional[Number] = None,
+    strings: bool = False,
+) -> Number:
     """`value` as a finite int or float in [lo, hi], else NumberError naming `what`. Booleans are
     refused (true is not 1 here); strings only with `strings` (an option's or a config's text)."""
     if isinstance(value, bool):
@@ -82,8 +89,14 @@ def number(value: Any, what: str, *, integer: bool = False, lo: Optional[Number]
     return value
 
 
-def maybe(value: Any, *, integer: bool = False, lo: Optional[Number] = None,
-          hi: Optional[Number] = None, strings: bool = False) -> Optional[Number]:
+def maybe(
+    value: Any,
+    *,
+    integer: bool = False,
+    lo: Optional[Number] = None,
+    hi: Optional[Number] = None,
+    strings: bool = False,
+) -> Optional[Number]:
     """`number` for analyses that read many values from a broken job's files: None (absent)
     instead of an error."""
     try:

@@ -6,50 +6,69 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|SIGNATURE|^SIG$",
-                         re.IGNORECASE)
+SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|SIGNATURE|^SIG$", re.IGNORECASE
+)
 _SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[-_]?key|access[-_]?key|key|auth|credentials?|cookie)"
 # scheme://user:password@host. The password may hold '@' and '/': it runs to the last '@' before
 # a host, which itself holds neither.
 URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]*):(?P<pw>\S*)@(?P<host>[^\s@/]+)")  # redis://:pw@host
+    r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]*):(?P<pw>\S*)@(?P<host>[^\s@/]+)"
+)  # redis://:pw@host
 # scheme://TOKEN@host: a token as the URL's user (https://ghp_...@github.com); short user names
 # (git@, alice@) stay.
 URL_TOKEN_USER = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[A-Za-z0-9_.~-]{16,})@")
 # user:password@host without a scheme (rsync, pip, redis targets, a MASTER_ADDR quoted in an
 # error): any host name, dotted or not, with an optional port.
-BARE_CREDENTIALS = re.compile(r"(?<![\w/:@])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)")
+BARE_CREDENTIALS = re.compile(
+    r"(?<![\w/:@])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)"
+)
 # NAME=value, NAME="a value", NAME='a value'; a URL's query value ends at '&'.
 ASSIGNMENT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s&]+)")
 # A name made of words one of which says secret (HF_TOKEN, aws_secret_access_key, client-secret,
 # api_key), never a longer word that merely holds one (Tokenizer, KeyError, passwords_checked).
-_SECRET_NAME_WORDS = (r"(?:[A-Za-z0-9]+[_.-])*(?:token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key|"
-                      r"private[_-]?key|credentials?|auth)(?:[_.-][A-Za-z0-9]+)*")
+_SECRET_NAME_WORDS = (
+    r"(?:[A-Za-z0-9]+[_.-])*(?:token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key|"
+    r"private[_-]?key|credentials?|auth)(?:[_.-][A-Za-z0-9]+)*"
+)
 # HF_TOKEN: x, aws_secret_access_key = x, password : 'x' (YAML, INI, Python, logs), and
 # os.environ["WANDB_API_KEY"] = "x": a secret name, ':' or '=' with blanks, then the value.
-SPACED_PAIR = re.compile(rf"(?<![\w.-])(?P<name>{_SECRET_NAME_WORDS})(?P<close>[\"']\])?(?P<sep>\s*[:=]\s*|\s+[:=]?\s*)"
-                         r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&}\]]+)", re.IGNORECASE)
+SPACED_PAIR = re.compile(
+    rf"(?<![\w.-])(?P<name>{_SECRET_NAME_WORDS})(?P<close>[\"']\])?(?P<sep>\s*[:=]\s*|\s+[:=]?\s*)"
+    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&}\]]+)",
+    re.IGNORECASE,
+)
 # Tokens recognisable by their own shape wherever they stand: Hugging Face, GitHub, Slack, AWS
 # access key ids, OpenAI-style and GitLab keys.
-TOKEN_SHAPE = re.compile(r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
-                         r"xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})")
+TOKEN_SHAPE = re.compile(
+    r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
+    r"xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})"
+)
 BEARER = re.compile(r"\b(?P<scheme>Bearer)\s+(?P<value>[\w.~+/=-]{8,})", re.IGNORECASE)
 # A whole value that is user:password@host (MASTER_ADDR, TORCHELASTIC_RDZV_ENDPOINT), whatever the host.
 WHOLE_CREDENTIALS = re.compile(r"(?P<user>[^\s:@/]+):(?P<pw>[^\s@]+)@(?P<host>[^\s@]+)")
 # "HF_TOKEN": "value" (JSON, YAML and Python dict reprs)
-QUOTED_PAIR = re.compile(r"(?P<q>[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)\s*:\s*(?P<vq>[\"'])(?P<value>[^\"']*)(?P=vq)")
+QUOTED_PAIR = re.compile(
+    r"(?P<q>[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)\s*:\s*(?P<vq>[\"'])(?P<value>[^\"']*)(?P=vq)"
+)
 # --token X, --hf_token X, --api-key=X: a flag whose name says secret takes the next word.
-SECRET_FLAG = re.compile(rf"(?P<flag>--?[\w-]*{_SECRET_WORD}[\w-]*)(?P<sep>=|\s+)(?P<value>(?!-)\S+)", re.IGNORECASE)
+SECRET_FLAG = re.compile(
+    rf"(?P<flag>--?[\w-]*{_SECRET_WORD}[\w-]*)(?P<sep>=|\s+)(?P<value>(?!-)\S+)", re.IGNORECASE
+)
 # Authorization: Bearer X, Proxy-Authorization: Basic X, X-Api-Key: X
 AUTH_HEADER = re.compile(
     r"(?P<name>\b(?:proxy-)?authorization|\bx-[\w-]*(?:token|key)\b)(?P<sep>\s*[:=]\s*)"
-    r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<value>\S+)", re.IGNORECASE)
+    r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<value>\S+)",
+    re.IGNORECASE,
+)
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Every shape above needs one of these: '@' (URLs, user:pw@host), '=' (assignments, --flag=x),
 # ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
 # of them (most measurement keys, numbers, names) skips the seven substitutions.
-_MAY_HOLD_SECRET = re.compile(r"[@=:]|hf_|gh[pousr]_|github_pat|xox|AKIA|sk-|glpat|[Bb]earer|[Tt]oken|"
-                               r"[Ss]ecret|[Pp]ass|[Kk]ey")
+_MAY_HOLD_SECRET = re.compile(
+    r"[@=:]|hf_|gh[pousr]_|github_pat|xox|AKIA|sk-|glpat|[Bb]earer|[Tt]oken|"
+    r"[Ss]ecret|[Pp]ass|[Kk]ey"
+)
 _WHITESPACE = re.compile(r"\s")
 REDACTED = "<redacted>"
 
@@ -71,9 +90,17 @@ def redact_text(text: str) -> str:
     text = URL_TOKEN_USER.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
     text = BARE_CREDENTIALS.sub(lambda m: f"{m['user']}:{REDACTED}@{m['host']}", text)
     text = AUTH_HEADER.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)
-    text = SECRET_FLAG.sub(lambda m: f"{m['flag']}{m['sep']}{REDACTED}" if m["value"] != REDACTED else m.group(0), text)
-    text = QUOTED_PAIR.sub(lambda m: f"{m['q']}{m['name']}{m['q']}: {m['vq']}{REDACTED}{m['vq']}"
-                           if is_secret_name(m["name"]) else m.group(0), text)
+    text = SECRET_FLAG.sub(
+        lambda m: f"{m['flag']}{m['sep']}{REDACTED}" if m["value"] != REDACTED else m.group(0), text
+    )
+    text = QUOTED_PAIR.sub(
+        lambda m: (
+            f"{m['q']}{m['name']}{m['q']}: {m['vq']}{REDACTED}{m['vq']}"
+            if is_secret_name(m["name"])
+            else m.group(0)
+        ),
+        text,
+    )
     text = SPACED_PAIR.sub(_spaced, text)
     text = BEARER.sub(lambda m: f"{m['scheme']} {REDACTED}", text)
     return ASSIGNMENT.sub(_assignment, text)
@@ -110,7 +137,7 @@ def redact_env(env: dict[str, str]) -> dict[str, str]:
 # Terminal control characters from logs (ESC sequences that clear the screen or retitle the
 # window, carriage returns that overwrite a line) and lone surrogates (undecodable bytes kept
 # by surrogateescape, which no encoder writes) never reach an output: they become visible text.
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
 _SURROGATES = {c: "\ufffd" for c in range(0xD800, 0xE000)}
 _NEUTRAL = str.maketrans({**_CONTROLS, **_SURROGATES})
 
@@ -134,7 +161,7 @@ def console_safe(text: str) -> str:
         return text
     out, last = [], 0
     for m in _CONSOLE_KEEP.finditer(text):
-        out.append(text[last:m.start()].translate(_NEUTRAL))
+        out.append(text[last : m.start()].translate(_NEUTRAL))
         out.append(m.group())
         last = m.end()
     out.append(text[last:].translate(_NEUTRAL))
@@ -150,8 +177,14 @@ def scrub(obj: Any) -> Any:
     if isinstance(obj, dict):
         # Only environment-style keys (HF_TOKEN) are judged by name: pgdoctor's own lower-case
         # keys ("key", "session_id") are structure, not secrets.
-        return {k: (REDACTED if isinstance(k, str) and ENV_NAME.match(k) and is_secret_name(k) and isinstance(v, str)
-                    else scrub(v)) for k, v in obj.items()}
+        return {
+            k: (
+                REDACTED
+                if isinstance(k, str) and ENV_NAME.match(k) and is_secret_name(k) and isinstance(v, str)
+                else scrub(v)
+            )
+            for k, v in obj.items()
+        }
     if isinstance(obj, (list, tuple)):
         return [scrub(v) for v in obj]
     return obj

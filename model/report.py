@@ -162,20 +162,29 @@ class Verdict:
             if self.cascade:
                 why += f" (+{len(self.cascade)} consequence{'s' if len(self.cascade) != 1 else ''})"
             if more:
-                why += f" and {more} more finding{'s' if more != 1 else ''} of severity {self.fail_on.value} or worse"
+                plural = "s" if more != 1 else ""
+                why += f" and {more} more finding{plural} of severity {self.fail_on.value} or worse"
             return f"FAILED: {why}"
         sev = {s: sum(1 for f in self.below if f.severity is s) for s in (Severity.WARN, Severity.INFO)}
         shown = ", ".join(f"{n} {s.value}" for s, n in sev.items() if n)
         below = f"; reported below that: {shown}" if shown else ""
         if self.status == "incomplete":
-            return f"INCOMPLETE: {self.incomplete[0]}" + (
-                f" (+{len(self.incomplete) - 1} more)" if len(self.incomplete) > 1 else "") + below
+            return (
+                f"INCOMPLETE: {self.incomplete[0]}"
+                + (f" (+{len(self.incomplete) - 1} more)" if len(self.incomplete) > 1 else "")
+                + below
+            )
         return f"PASSED: no finding of severity {self.fail_on.value} or worse{below}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "fail_on": self.fail_on.value, "exit_code": self.exit_code,
-                "failing": len(self.failing), "root_cause": self.root.code if self.root else None,
-                "cascade": len(self.cascade)}
+        return {
+            "status": self.status,
+            "fail_on": self.fail_on.value,
+            "exit_code": self.exit_code,
+            "failing": len(self.failing),
+            "root_cause": self.root.code if self.root else None,
+            "cascade": len(self.cascade),
+        }
 
 
 def judge(findings: tuple[Finding, ...], incomplete: tuple[str, ...], fail_on: Severity) -> Verdict:
@@ -205,10 +214,14 @@ class Report:
     def __post_init__(self) -> None:
         # `check` records its --fail-on in meta (the JSON has carried it there): that sets it.
         chosen = self.meta.get("fail_on", self.fail_on)
-        object.__setattr__(self, "fail_on", Severity(chosen.value if isinstance(chosen, Severity) else str(chosen)))
+        object.__setattr__(
+            self, "fail_on", Severity(chosen.value if isinstance(chosen, Severity) else str(chosen))
+        )
         # Every renderer (console, html, junit, ...) reads the report, so redacting here keeps
         # credentials out of all of them, whatever a probe measured or a log line contained.
-        object.__setattr__(self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings))
+        object.__setattr__(
+            self, "findings", tuple(Finding.from_json(scrub(f.to_json())) for f in self.findings)
+        )
         # The metadata too (skipped-file notes, file names, the job-wide lines, traces): the
         # console reads it directly, not through to_json.
         object.__setattr__(self, "meta", scrub(dict(self.meta)))
@@ -241,8 +254,15 @@ class Report:
             "command": self.command,
             "host": self.snapshot.host if self.snapshot else self.meta.get("host", ""),
             # Which pgdoctor measured, and when: the snapshot's own, so `check --from` keeps them.
-            **({"pgdoctor_version": self.snapshot.pgdoctor_version, "time_unix": self.snapshot.time_unix,
-                "time": _iso(self.snapshot.time_unix)} if self.snapshot else {}),
+            **(
+                {
+                    "pgdoctor_version": self.snapshot.pgdoctor_version,
+                    "time_unix": self.snapshot.time_unix,
+                    "time": _iso(self.snapshot.time_unix),
+                }
+                if self.snapshot
+                else {}
+            ),
             "findings": [f.to_json() for f in self.findings],
             "results": self.results_json(),
             "measurements": measurements,

@@ -72,15 +72,17 @@ class Snapshot:
         return [m for m in self.measurements() if m.key.startswith(prefix)]
 
     def to_json(self) -> dict[str, Any]:
-        return scrub({
-            "schema_version": self.schema_version,
-            "kind": "pgdoctor.snapshot",
-            "pgdoctor_version": self.pgdoctor_version,
-            "host": self.host,
-            "time_unix": self.time_unix,
-            "level": self.level,
-            "probes": [p.to_json() for p in self.probes],
-        })
+        return scrub(
+            {
+                "schema_version": self.schema_version,
+                "kind": "pgdoctor.snapshot",
+                "pgdoctor_version": self.pgdoctor_version,
+                "host": self.host,
+                "time_unix": self.time_unix,
+                "level": self.level,
+                "probes": [p.to_json() for p in self.probes],
+            }
+        )
 
     def dumps(self) -> str:
         return numbers.dumps(self.to_json(), indent=1, sort_keys=False)
@@ -88,7 +90,7 @@ class Snapshot:
     @classmethod
     def from_json(cls, data: Any) -> Snapshot:
         if not isinstance(data, dict) or data.get("kind") != "pgdoctor.snapshot":
-            raise SnapshotFormatError("not a pgdoctor snapshot (no \"kind\": \"pgdoctor.snapshot\")")
+            raise SnapshotFormatError('not a pgdoctor snapshot (no "kind": "pgdoctor.snapshot")')
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             raise SnapshotFormatError(
@@ -97,7 +99,9 @@ class Snapshot:
         try:
             return cls(
                 host=str(data["host"]),
-                time_unix=float(numbers.number(data["time_unix"], "time_unix", lo=0, hi=numbers.MAX_TIME_UNIX)),
+                time_unix=float(
+                    numbers.number(data["time_unix"], "time_unix", lo=0, hi=numbers.MAX_TIME_UNIX)
+                ),
                 pgdoctor_version=str(data["pgdoctor_version"]),
                 level=str(data.get("level", "standard")),
                 probes=tuple(ProbeResult.from_json(p) for p in data["probes"]),

@@ -20,8 +20,14 @@ from pgdoctor.probes.base import ProbeContext
 # anything at or above 2**62 is treated as unlimited.
 V1_UNLIMITED = 1 << 62
 # Marks of a container runtime in PID 1's or this process's cgroup path.
-RUNTIME_MARKS = (("kubepods", "kubernetes"), ("docker", "docker"), ("containerd", "containerd"),
-                 ("crio", "cri-o"), ("libpod", "podman"), ("lxc", "lxc"))
+RUNTIME_MARKS = (
+    ("kubepods", "kubernetes"),
+    ("docker", "docker"),
+    ("containerd", "containerd"),
+    ("crio", "cri-o"),
+    ("libpod", "podman"),
+    ("lxc", "lxc"),
+)
 
 
 def _read(ctx: ProbeContext, path: str) -> Optional[str]:
@@ -71,21 +77,38 @@ def limits(ctx: ProbeContext) -> dict[str, Any]:
         quota: float | str | None = None
         if cpu:
             q, _, period = cpu.partition(" ")
-            quota = "max" if q == "max" else (int(q) / int(period) if q.isdigit() and period.isdigit()
-                                              and int(period) else None)
-        return {"version": 2, "path": path, "memory_max_bytes": _number(mem), "cpu_quota_cpus": quota,
-                "pids_max": _number(pids), "files": {k: v for k, v in files.items() if v}}
+            quota = (
+                "max"
+                if q == "max"
+                else (int(q) / int(period) if q.isdigit() and period.isdigit() and int(period) else None)
+            )
+        return {
+            "version": 2,
+            "path": path,
+            "memory_max_bytes": _number(mem),
+            "cpu_quota_cpus": quota,
+            "pids_max": _number(pids),
+            "files": {k: v for k, v in files.items() if v},
+        }
     if not ctx.fs.listdir("/sys/fs/cgroup"):
-        return {"version": None, "path": None, "memory_max_bytes": None, "cpu_quota_cpus": None, "pids_max": None,
-                "files": {}}
+        return {
+            "version": None,
+            "path": None,
+            "memory_max_bytes": None,
+            "cpu_quota_cpus": None,
+            "pids_max": None,
+            "files": {},
+        }
     mem_path = paths.get("memory", "/")
     mem, files["memory"] = _first(ctx, "/sys/fs/cgroup/memory", mem_path, "memory.limit_in_bytes")
     mem_v: int | str | None = _number(mem)
     if isinstance(mem_v, int) and mem_v >= V1_UNLIMITED:
         mem_v = "max"
     cpu_path = paths.get("cpu", paths.get("cpuacct", "/"))
-    cpu_base = next((b for b in ("/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu")
-                     if ctx.fs.exists(b)), "/sys/fs/cgroup/cpu")
+    cpu_base = next(
+        (b for b in ("/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu") if ctx.fs.exists(b)),
+        "/sys/fs/cgroup/cpu",
+    )
     q_text, files["cpu"] = _first(ctx, cpu_base, cpu_path, "cpu.cfs_quota_us")
     p_text, _ = _first(ctx, cpu_base, cpu_path, "cpu.cfs_period_us")
     q_v, p_v = _number(q_text), _number(p_text)
@@ -93,8 +116,14 @@ def limits(ctx: ProbeContext) -> dict[str, Any]:
     if isinstance(q_v, int):  # -1: no quota
         quota = "max" if q_v < 0 else (q_v / p_v if isinstance(p_v, int) and p_v > 0 else None)
     pids, files["pids"] = _first(ctx, "/sys/fs/cgroup/pids", paths.get("pids", "/"), "pids.max")
-    return {"version": 1, "path": mem_path, "memory_max_bytes": mem_v, "cpu_quota_cpus": quota,
-            "pids_max": _number(pids), "files": {k: v for k, v in files.items() if v}}
+    return {
+        "version": 1,
+        "path": mem_path,
+        "memory_max_bytes": mem_v,
+        "cpu_quota_cpus": quota,
+        "pids_max": _number(pids),
+        "files": {k: v for k, v in files.items() if v},
+    }
 
 
 def container(ctx: ProbeContext, env: Mapping[str, str]) -> Optional[str]:

@@ -12,8 +12,18 @@ from pgdoctor.model.redact import redact_env
 from pgdoctor.probes.base import ProbeContext, probe
 
 PREFIXES = ("NCCL_", "TORCH_", "GLOO_", "CUDA_", "PYTORCH_", "NVIDIA_", "UCX_", "FI_", "TORCHELASTIC_")
-NAMES = (*TORCH_VARS, *SLURM_VARS, *OMPI_VARS, "GROUP_RANK", "ROLE_RANK", "OMP_NUM_THREADS",
-         "LD_LIBRARY_PATH", "CUDA_HOME", "SLURM_STEP_NODELIST", "SLURM_CPUS_PER_TASK")
+NAMES = (
+    *TORCH_VARS,
+    *SLURM_VARS,
+    *OMPI_VARS,
+    "GROUP_RANK",
+    "ROLE_RANK",
+    "OMP_NUM_THREADS",
+    "LD_LIBRARY_PATH",
+    "CUDA_HOME",
+    "SLURM_STEP_NODELIST",
+    "SLURM_CPUS_PER_TASK",
+)
 
 
 def relevant_env(env: dict[str, str]) -> dict[str, str]:

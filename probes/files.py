@@ -23,8 +23,13 @@ def read_input(path: str, what: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
-                "a device or socket"
+            kind = (
+                "a directory"
+                if stat.S_ISDIR(st.st_mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device or socket"
+            )
             raise InputError(f"{what} {path} is {kind}, not a regular file")
         if st.st_size > max_bytes:
             raise InputError(f"{what} {path} is {st.st_size} bytes; the limit is {max_bytes}")

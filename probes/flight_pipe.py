@@ -23,7 +23,9 @@ def _first(env: Mapping[str, str], names: tuple[str, ...]) -> str:
     return next((env[n] for n in names if env.get(n)), "")
 
 
-def request_dump(pid: int, rank: int, environ: Optional[Mapping[str, str]], timeout_s: float) -> tuple[str, str]:
+def request_dump(
+    pid: int, rank: int, environ: Optional[Mapping[str, str]], timeout_s: float
+) -> tuple[str, str]:
     """(path of the fresh dump, '') or ('', why not). Writes one byte to the rank's pipe and waits
     for its dump file to change; never blocks on a pipe nobody reads (O_NONBLOCK)."""
     env = environ or {}
@@ -40,8 +42,11 @@ def request_dump(pid: int, rank: int, environ: Optional[Mapping[str, str]], time
     try:
         fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
     except OSError as exc:
-        why = "no reader on the pipe (not an NCCL rank, or its recorder is off)" if exc.errno == errno.ENXIO else \
-            f"cannot open {stem}{rank}.pipe: {exc.strerror}"
+        why = (
+            "no reader on the pipe (not an NCCL rank, or its recorder is off)"
+            if exc.errno == errno.ENXIO
+            else f"cannot open {stem}{rank}.pipe: {exc.strerror}"
+        )
         return "", why
     try:
         os.write(fd, b"1")
@@ -57,4 +62,4 @@ def request_dump(pid: int, rank: int, environ: Optional[Mapping[str, str]], time
         except OSError:
             pass
         time.sleep(0.05)
-    return "", f"the rank did not write {dump[len(root):]} within {timeout_s:.1f} s"
+    return "", f"the rank did not write {dump[len(root) :]} within {timeout_s:.1f} s"

@@ -37,24 +37,45 @@ def host(ctx: ProbeContext) -> list[Measurement]:
     out.append(Measurement("host.shm.total_bytes", shm, unit="B", source="statvfs:/dev/shm"))
     for name, res in (("memlock", resource.RLIMIT_MEMLOCK), ("nofile", resource.RLIMIT_NOFILE)):
         soft, hard = resource.getrlimit(res)
-        out.append(Measurement(f"host.rlimit.{name}.soft", _limit(soft), source=f"getrlimit:RLIMIT_{name.upper()}"))
-        out.append(Measurement(f"host.rlimit.{name}.hard", _limit(hard), source=f"getrlimit:RLIMIT_{name.upper()}"))
+        out.append(
+            Measurement(f"host.rlimit.{name}.soft", _limit(soft), source=f"getrlimit:RLIMIT_{name.upper()}")
+        )
+        out.append(
+            Measurement(f"host.rlimit.{name}.hard", _limit(hard), source=f"getrlimit:RLIMIT_{name.upper()}")
+        )
     try:
         mem = _meminfo(ctx)
         for field, key in (("MemTotal", "total"), ("MemAvailable", "available")):
             value: int | Unavailable = mem[field] if field in mem else Unavailable(Reason.NOT_PRESENT, field)
-            out.append(Measurement(f"host.memory.{key}_bytes", value, unit="B", source="procfs:/proc/meminfo"))
+            out.append(
+                Measurement(f"host.memory.{key}_bytes", value, unit="B", source="procfs:/proc/meminfo")
+            )
     except OSError as exc:
         bad = Unavailable(Reason.ERROR, f"/proc/meminfo: {exc.strerror}")
         out.append(Measurement("host.memory.total_bytes", bad, unit="B", source="procfs:/proc/meminfo"))
     out.append(Measurement("host.cpu.count", os.cpu_count() or 0, source="os.cpu_count"))
     allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    out.append(Measurement("host.cpu.affinity_count", len(allowed) if allowed else os.cpu_count() or 0,
-                           source="sched_getaffinity"))
+    out.append(
+        Measurement(
+            "host.cpu.affinity_count",
+            len(allowed) if allowed else os.cpu_count() or 0,
+            source="sched_getaffinity",
+        )
+    )
     gpus = [d for d in ctx.fs.listdir("/proc/driver/nvidia/gpus")]
     out.append(Measurement("host.nvidia.gpu_count", len(gpus), source="procfs:/proc/driver/nvidia/gpus"))
-    out.append(Measurement("host.rdma.device_count", len(ctx.fs.listdir("/sys/class/infiniband")),
-                           source="sysfs:/sys/class/infiniband"))
-    out.append(Measurement("host.nvidia.driver_loaded", ctx.fs.exists("/proc/driver/nvidia/version"),
-                           source="procfs:/proc/driver/nvidia/version"))
+    out.append(
+        Measurement(
+            "host.rdma.device_count",
+            len(ctx.fs.listdir("/sys/class/infiniband")),
+            source="sysfs:/sys/class/infiniband",
+        )
+    )
+    out.append(
+        Measurement(
+            "host.nvidia.driver_loaded",
+            ctx.fs.exists("/proc/driver/nvidia/version"),
+            source="procfs:/proc/driver/nvidia/version",
+        )
+    )
     return out

@@ -65,9 +65,16 @@ def port(ctx: ProbeContext, dev: str, num: str) -> dict[str, Any]:
         if raw is not None and raw.isdigit():
             counters[name] = int(raw)
     return {
-        "device": dev, "port": int(num), "state": state, "state_num": state_num,
-        "phys_state": phys, "phys_state_num": phys_num, "rate": rate, "rate_gbps": _rate_gbps(rate),
-        "link_layer": _read(ctx, f"{base}/link_layer"), "counters": counters,
+        "device": dev,
+        "port": int(num),
+        "state": state,
+        "state_num": state_num,
+        "phys_state": phys,
+        "phys_state_num": phys_num,
+        "rate": rate,
+        "rate_gbps": _rate_gbps(rate),
+        "link_layer": _read(ctx, f"{base}/link_layer"),
+        "counters": counters,
     }
 
 
@@ -75,9 +82,13 @@ def device(ctx: ProbeContext, dev: str) -> dict[str, Any]:
     base = f"{BASE}/{dev}"
     pci = pci_address(ctx, f"{base}/device") if ctx.fs.exists(f"{base}/device") else None
     return {
-        "pci": pci, "numa_node": numa_node(ctx, pci), "netdevs": ctx.fs.listdir(f"{base}/device/net"),
-        "node_type": _read(ctx, f"{base}/node_type"), "fw_ver": _read(ctx, f"{base}/fw_ver"),
-        "hca_type": _read(ctx, f"{base}/hca_type"), "ports": ctx.fs.listdir(f"{base}/ports"),
+        "pci": pci,
+        "numa_node": numa_node(ctx, pci),
+        "netdevs": ctx.fs.listdir(f"{base}/device/net"),
+        "node_type": _read(ctx, f"{base}/node_type"),
+        "fw_ver": _read(ctx, f"{base}/fw_ver"),
+        "hca_type": _read(ctx, f"{base}/hca_type"),
+        "ports": ctx.fs.listdir(f"{base}/ports"),
     }
 
 
@@ -89,4 +100,7 @@ def ib(ctx: ProbeContext) -> list[Measurement]:
     devices = {d: device(ctx, d) for d in names}
     ports = {f"{d}:{n}": port(ctx, d, n) for d in names for n in devices[d]["ports"] if n.isdigit()}
     src = f"sysfs:{BASE}"
-    return [Measurement("net.ib.devices", devices, source=src), Measurement("net.ib.ports", ports, source=src)]
+    return [
+        Measurement("net.ib.devices", devices, source=src),
+        Measurement("net.ib.ports", ports, source=src),
+    ]

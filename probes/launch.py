@@ -70,6 +70,8 @@ def launch(ctx: ProbeContext) -> list[Measurement]:
     out.append(Measurement("launch.master_addr.is_this_host", is_master, source="bind"))
     if is_master and info.master_port and 0 < info.master_port < 65536:
         out.append(
-            Measurement("launch.master_port.in_use", _port_in_use(resolved[0], info.master_port), source="bind")
+            Measurement(
+                "launch.master_port.in_use", _port_in_use(resolved[0], info.master_port), source="bind"
+            )
         )
     return out

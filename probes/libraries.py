@@ -18,11 +18,25 @@ from pgdoctor.model import Measurement
 from pgdoctor.probes.base import ProbeContext, probe
 
 # Library families and the file-name stem the loader looks for.
-FAMILIES = {"cuda_driver": "libcuda.so", "nvml": "libnvidia-ml.so", "cudart": "libcudart.so",
-            "cublas": "libcublas.so", "cudnn": "libcudnn.so", "nccl": "libnccl.so"}
+FAMILIES = {
+    "cuda_driver": "libcuda.so",
+    "nvml": "libnvidia-ml.so",
+    "cudart": "libcudart.so",
+    "cublas": "libcublas.so",
+    "cudnn": "libcudnn.so",
+    "nccl": "libnccl.so",
+}
 # Where glibc's loader looks without configuration (and the multiarch ones Debian adds).
-DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu")
+DEFAULT_DIRS = (
+    "/lib",
+    "/usr/lib",
+    "/lib64",
+    "/usr/lib64",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+)
 _VERSION = re.compile(r"\.so((?:\.\d+)+)$")
 
 
@@ -134,8 +148,14 @@ def find_libraries(ctx: ProbeContext, dirs: Iterable[tuple[str, str]]) -> dict[s
             if not files:
                 continue
             versions = [m.group(1)[1:] for n in files if (m := _VERSION.search(n))]
-            found[family].append({"dir": d, "via": why, "files": ", ".join(files),
-                                  "version": max(versions, key=lambda v: (v.count("."), v)) if versions else ""})
+            found[family].append(
+                {
+                    "dir": d,
+                    "via": why,
+                    "files": ", ".join(files),
+                    "version": max(versions, key=lambda v: (v.count("."), v)) if versions else "",
+                }
+            )
     return found
 
 
@@ -145,8 +165,14 @@ def libraries(ctx: ProbeContext) -> list[Measurement]:
     ld = [d for d in ctx.env.get("LD_LIBRARY_PATH", "").split(":") if d]
     return [
         Measurement("software.python.packages", packages(), source="importlib.metadata.distributions"),
-        Measurement("software.ld_library_path", [{"dir": d, "exists": ctx.fs.exists(d)} for d in ld],
-                    source="environ:LD_LIBRARY_PATH"),
-        Measurement("software.native_libraries", find_libraries(ctx, dirs),
-                    source="listdir:LD_LIBRARY_PATH,/etc/ld.so.conf,default dirs,CUDA_HOME,nvidia wheels"),
+        Measurement(
+            "software.ld_library_path",
+            [{"dir": d, "exists": ctx.fs.exists(d)} for d in ld],
+            source="environ:LD_LIBRARY_PATH",
+        ),
+        Measurement(
+            "software.native_libraries",
+            find_libraries(ctx, dirs),
+            source="listdir:LD_LIBRARY_PATH,/etc/ld.so.conf,default dirs,CUDA_HOME,nvidia wheels",
+        ),
     ]

@@ -63,7 +63,9 @@ def _wait_until_listening(addr: str, port: int, timeout_s: float) -> None:
     while True:
         left = end - time.monotonic()
         if left <= 0:
-            raise ConnectionError(f"{addr}:{port}: nothing accepted a connection within {timeout_s:.1f} s ({last})")
+            raise ConnectionError(
+                f"{addr}:{port}: nothing accepted a connection within {timeout_s:.1f} s ({last})"
+            )
         try:
             with socket.create_connection((addr, port), timeout=min(left, 2.0)):
                 return
@@ -87,12 +89,22 @@ class Rendezvous:
         self._listener: Optional[socket.socket] = None
         td = datetime.timedelta(seconds=timeout_s)
         agent = env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
-        prefix = f"pgdoctor/{env.get('TORCHELASTIC_RUN_ID', 'run')}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+        prefix = (
+            f"pgdoctor/{env.get('TORCHELASTIC_RUN_ID', 'run')}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+        )
         try:
             if self.rank == 0 and not agent:
                 self._listener = self._bind()
-                base = TCPStore(self.addr, self.port, self.size, True, td, wait_for_workers=False,
-                                master_listen_fd=self._listener.fileno(), use_libuv=True)
+                base = TCPStore(
+                    self.addr,
+                    self.port,
+                    self.size,
+                    True,
+                    td,
+                    wait_for_workers=False,
+                    master_listen_fd=self._listener.fileno(),
+                    use_libuv=True,
+                )
             else:
                 # TCPStore's client retries a failed connect once more, with the same timeout
                 # (2x --timeout's share). Reach the port first within our own bound.
@@ -108,8 +120,10 @@ class Rendezvous:
         try:
             return listen_on(self.addr, self.port, 512)
         except OSError as exc:
-            raise SetupError(f"rank 0 cannot listen on MASTER_ADDR {self.addr}:{self.port}: {exc.strerror} "
-                            "(is MASTER_ADDR an address of the rank-0 host, is the port free?)") from None
+            raise SetupError(
+                f"rank 0 cannot listen on MASTER_ADDR {self.addr}:{self.port}: {exc.strerror} "
+                "(is MASTER_ADDR an address of the rank-0 host, is the port free?)"
+            ) from None
 
     def set(self, key: str, value: Any) -> None:
         self.store.set(key, json.dumps(value))
@@ -171,8 +185,17 @@ class _Clock:
         work.wait(datetime.timedelta(seconds=left))
 
 
-def _exchange(pg: Any, clock: _Clock, send: Any, recv: Any, nbytes: int, dst: int, src: int, tag: int,
-              result: dict[str, Any]) -> float:
+def _exchange(
+    pg: Any,
+    clock: _Clock,
+    send: Any,
+    recv: Any,
+    nbytes: int,
+    dst: int,
+    src: int,
+    tag: int,
+    result: dict[str, Any],
+) -> float:
     """One simultaneous send to dst / receive from src; seconds until the receive completed. A
     receive cut off by the deadline still bounds the pair: less than nbytes in that time."""
     clock.wait(pg.barrier())
@@ -200,8 +223,19 @@ def suspects(got: Sequence[Sequence[float]], ratio: float, limit: int) -> list[t
     return [(src, dst) for v, src, dst in sorted(pairs) if v < ratio * med][:limit]
 
 
-def _confirm(pg: Any, clock: _Clock, torch: Any, send: Any, recv: Any, rank: int, size: int,
-             shifts: Sequence[int], reps: int, ratio: float, result: dict[str, Any]) -> None:
+def _confirm(
+    pg: Any,
+    clock: _Clock,
+    torch: Any,
+    send: Any,
+    recv: Any,
+    rank: int,
+    size: int,
+    shifts: Sequence[int],
+    reps: int,
+    ratio: float,
+    result: dict[str, Any],
+) -> None:
     """Measure the suspiciously slow pairs again, one pair at a time with the rest idle, and keep
     the better value: a stall from other traffic or CPU contention during a round then does not
     become a slow link or node, while a really slow path stays slow."""
@@ -224,8 +258,17 @@ def _confirm(pg: Any, clock: _Clock, torch: Any, send: Any, recv: Any, rank: int
     result["confirmed"] = [[src, dst] for src, dst in todo]
 
 
-def measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, shifts: Sequence[int],
-             reps: int, deadline: float, slow_ratio: float = 0.5) -> dict[str, Any]:
+def measure(
+    store: Any,
+    rank: int,
+    size: int,
+    device_addr: str,
+    nbytes: int,
+    shifts: Sequence[int],
+    reps: int,
+    deadline: float,
+    slow_ratio: float = 0.5,
+) -> dict[str, Any]:
     """This rank's side of the rounds: GB/s received from each source (best of `reps` exchanges at
     the round's size, suspiciously slow pairs measured again alone), the bytes per exchange of
     each round, and what stopped it early. Never waits past `deadline`; after a timeout the group
@@ -266,8 +309,13 @@ def measure(store: Any, rank: int, size: int, device_addr: str, nbytes: int, shi
                 n = min(nbytes, n * 4)
             result["round_bytes"].append(n)
             if slowest * reps <= share:
-                best = max(best, *(n / _exchange(pg, clock, send, recv, n, dst, src, k, result) / 1e9
-                                   for _ in range(reps)))
+                best = max(
+                    best,
+                    *(
+                        n / _exchange(pg, clock, send, recv, n, dst, src, k, result) / 1e9
+                        for _ in range(reps)
+                    ),
+                )
             result["got"][src] = best
         _confirm(pg, clock, torch, send, recv, rank, size, shifts, reps, slow_ratio, result)
     except (RuntimeError, TimeoutError) as exc:  # a peer died, or the deadline came

@@ -60,12 +60,24 @@ def routes(ctx: ProbeContext) -> list[dict[str, Any]] | None:
         if len(cols) < 8:
             continue
         try:
-            dest, gw, flags, metric, mask = _hex_ip4(cols[1]), _hex_ip4(cols[2]), int(cols[3], 16), int(cols[6]), _hex_ip4(cols[7])
+            dest, gw, flags, metric, mask = (
+                _hex_ip4(cols[1]),
+                _hex_ip4(cols[2]),
+                int(cols[3], 16),
+                int(cols[6]),
+                _hex_ip4(cols[7]),
+            )
             net = ipaddress.IPv4Network(f"{dest}/{mask}", strict=False)
         except ValueError:
             continue
-        out.append({"interface": cols[0], "network": str(net), "gateway": str(gw) if flags & RTF_GATEWAY else None,
-                    "metric": metric})
+        out.append(
+            {
+                "interface": cols[0],
+                "network": str(net),
+                "gateway": str(gw) if flags & RTF_GATEWAY else None,
+                "metric": metric,
+            }
+        )
     return out
 
 
@@ -95,8 +107,10 @@ def addresses(ctx: ProbeContext, route_table: list[dict[str, Any]] | None) -> di
         if ip.is_loopback:
             out.setdefault("lo", []).append(addr)
             continue
-        hits = sorted((r for r in connected if ip in ipaddress.IPv4Network(r["network"])),
-                      key=lambda r: -ipaddress.IPv4Network(r["network"]).prefixlen)
+        hits = sorted(
+            (r for r in connected if ip in ipaddress.IPv4Network(r["network"])),
+            key=lambda r: -ipaddress.IPv4Network(r["network"]).prefixlen,
+        )
         if hits:
             out.setdefault(hits[0]["interface"], []).append(addr)
     for line in (_read(ctx, "/proc/net/if_inet6") or "").splitlines():
@@ -119,7 +133,9 @@ def _resolve4(host: str) -> str | Unavailable:
     return str(infos[0][4][0])
 
 
-def route_to(route_table: list[dict[str, Any]], addr: str, addrs: dict[str, list[str]]) -> dict[str, Any] | None:
+def route_to(
+    route_table: list[dict[str, Any]], addr: str, addrs: dict[str, list[str]]
+) -> dict[str, Any] | None:
     """The interface that carries the job's traffic to `addr`. On the master itself that is the
     interface holding the address (the one peers connect to), not the loopback the kernel would
     use locally; elsewhere the longest matching prefix, lowest metric first (policy routing
@@ -136,29 +152,47 @@ def route_to(route_table: list[dict[str, Any]], addr: str, addrs: dict[str, list
     return min(hits, key=lambda r: (-ipaddress.IPv4Network(r["network"]).prefixlen, r["metric"]))
 
 
-def master_route(ctx: ProbeContext, route_table: list[dict[str, Any]] | None,
-                 addrs: dict[str, list[str]], ifaces: dict[str, Any]) -> Measurement | None:
+def master_route(
+    ctx: ProbeContext,
+    route_table: list[dict[str, Any]] | None,
+    addrs: dict[str, list[str]],
+    ifaces: dict[str, Any],
+) -> Measurement | None:
     master = parse_launch(ctx.env).master_addr
     if not master:
         return None
     key, src = "net.master_route", "procfs:/proc/net/route"
     if ":" in master:
-        return Measurement(key, Unavailable(Reason.NOT_SUPPORTED, f"IPv6 MASTER_ADDR {master}: no route lookup"), source=src)
+        return Measurement(
+            key, Unavailable(Reason.NOT_SUPPORTED, f"IPv6 MASTER_ADDR {master}: no route lookup"), source=src
+        )
     resolved = _resolve4(master)
     if isinstance(resolved, Unavailable):
         return Measurement(key, resolved, source=src)
     if route_table is None:
-        return Measurement(key, Unavailable(Reason.NOT_PRESENT, "/proc/net/route is not readable"), source=src)
+        return Measurement(
+            key, Unavailable(Reason.NOT_PRESENT, "/proc/net/route is not readable"), source=src
+        )
     r = route_to(route_table, resolved, addrs)
     if r is None:
-        return Measurement(key, Unavailable(Reason.ERROR, f"no route to MASTER_ADDR {master} ({resolved})"), source=src)
+        return Measurement(
+            key, Unavailable(Reason.ERROR, f"no route to MASTER_ADDR {master} ({resolved})"), source=src
+        )
     name = r["interface"]
     v4 = [a for a in addrs.get(name, []) if "." in a]
-    return Measurement(key, {
-        "master_addr": master, "address": resolved, "interface": name, "gateway": r["gateway"],
-        "source_address": v4[0] if v4 else None, "mtu": ifaces.get(name, {}).get("mtu"),
-        "up": ifaces.get(name, {}).get("up"),
-    }, source=src)
+    return Measurement(
+        key,
+        {
+            "master_addr": master,
+            "address": resolved,
+            "interface": name,
+            "gateway": r["gateway"],
+            "source_address": v4[0] if v4 else None,
+            "mtu": ifaces.get(name, {}).get("mtu"),
+            "up": ifaces.get(name, {}).get("up"),
+        },
+        source=src,
+    )
 
 
 def peermem(ctx: ProbeContext) -> Measurement:
@@ -171,8 +205,11 @@ def peermem(ctx: ProbeContext) -> Measurement:
     if ctx.fs.exists("/sys/module"):
         found = [m for m in PEERMEM_MODULES if ctx.fs.exists(f"/sys/module/{m}")]
         return Measurement("net.nvidia_peermem", bool(found), source="sysfs:/sys/module")
-    return Measurement("net.nvidia_peermem", Unavailable(Reason.NOT_PRESENT, "neither /proc/modules nor /sys/module"),
-                       source="procfs:/proc/modules")
+    return Measurement(
+        "net.nvidia_peermem",
+        Unavailable(Reason.NOT_PRESENT, "neither /proc/modules nor /sys/module"),
+        source="procfs:/proc/modules",
+    )
 
 
 @probe("netifs", area="net", level="quick")

@@ -83,6 +83,7 @@ def untrack(proc: subprocess.Popen[bytes]) -> None:
     with _LOCK:
         _LIVE.discard(proc)
 
+
 # Temporary files of work that runs in probe threads: on Ctrl-C the main thread exits and takes
 # the daemon threads with it before their `finally` blocks run, so the process removes them.
 _TEMP: set[str] = set()
@@ -272,7 +273,7 @@ def process_state(pid: int) -> str:
     except OSError:
         return ""
     # The command name in parentheses may hold spaces and parentheses: the state follows the last ')'.
-    rest = stat[stat.rfind(")") + 1:].split()
+    rest = stat[stat.rfind(")") + 1 :].split()
     return rest[0] if rest else ""
 
 
@@ -347,8 +348,14 @@ def run_children(
             err = tempfile.TemporaryFile()  # noqa: SIM115
             files.append((out, err))
             p = subprocess.Popen(
-                list(argv), env=quiet_env(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True, preexec_fn=preexec,
+                list(argv),
+                env=quiet_env(env),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=preexec,
             )
             with _LOCK:
                 _LIVE.add(p)
@@ -362,7 +369,10 @@ def run_children(
                 polled = now
                 units = progress()
                 if units > done:
-                    done, deadline = units, now + (unit_timeout_s if unit_timeout_s is not None else timeout_s)
+                    done, deadline = (
+                        units,
+                        now + (unit_timeout_s if unit_timeout_s is not None else timeout_s),
+                    )
             for i, p in enumerate(procs):
                 if i not in ends and _reap(p) is not None:
                     ends[i] = now
@@ -401,9 +411,14 @@ def run_children(
             fh.close()
         outcomes.append(
             ChildOutcome(
-                index=i, argv=tuple(p.args), returncode=None if i in timed_out else p.returncode,  # type: ignore[arg-type]
-                timed_out=i in timed_out, duration_s=ends.get(i, time.monotonic()) - start,
-                stdout=texts[0], stderr=texts[1], state_at_kill=states.get(i, ""),
+                index=i,
+                argv=tuple(p.args),  # type: ignore[arg-type]
+                returncode=None if i in timed_out else p.returncode,  # type: ignore[arg-type]
+                timed_out=i in timed_out,
+                duration_s=ends.get(i, time.monotonic()) - start,
+                stdout=texts[0],
+                stderr=texts[1],
+                state_at_kill=states.get(i, ""),
             )
         )
     return outcomes

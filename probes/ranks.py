@@ -78,8 +78,8 @@ class ProcFs:
             cmd = self._read(pid, "cmdline")
         except OSError:
             return None
-        comm = stat[stat.find("(") + 1: stat.rfind(")")]
-        rest = stat[stat.rfind(")") + 1:].split()
+        comm = stat[stat.find("(") + 1 : stat.rfind(")")]
+        rest = stat[stat.rfind(")") + 1 :].split()
         if len(rest) < 20 or rest[0] in ("Z", "X"):
             return None
         uid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:")), -1)
@@ -93,10 +93,19 @@ class ProcFs:
             wchan = self._read(pid, "wchan").decode("ascii", "replace").strip()
         except OSError:
             wchan = ""
-        return Proc(pid=pid, ppid=int(rest[1]), uid=uid, comm=comm, state=rest[0],
-                    cpu_ticks=int(rest[11]) + int(rest[12]), start_ticks=int(rest[19]), threads=int(rest[17]),
-                    cmdline=tuple(a for a in cmd.decode("utf-8", "replace").split("\0") if a),
-                    environ=environ, wchan="" if wchan == "0" else wchan)
+        return Proc(
+            pid=pid,
+            ppid=int(rest[1]),
+            uid=uid,
+            comm=comm,
+            state=rest[0],
+            cpu_ticks=int(rest[11]) + int(rest[12]),
+            start_ticks=int(rest[19]),
+            threads=int(rest[17]),
+            cmdline=tuple(a for a in cmd.decode("utf-8", "replace").split("\0") if a),
+            environ=environ,
+            wchan="" if wchan == "0" else wchan,
+        )
 
     def read_stat(self, pid: int) -> Optional[tuple[float, str, str]]:
         """(CPU time in seconds, state letter, wchan) now; None when the process is gone."""
@@ -104,7 +113,7 @@ class ProcFs:
             stat = self._read(pid, "stat").decode("ascii", "replace")
         except OSError:
             return None
-        rest = stat[stat.rfind(")") + 1:].split()
+        rest = stat[stat.rfind(")") + 1 :].split()
         if len(rest) < 13 or rest[0] in ("Z", "X"):
             return None
         try:
@@ -133,10 +142,20 @@ def job_key(env: Mapping[str, str]) -> str:
 
 # (rank, world size, local rank, the job's key) of a task started by a scheduler, not torchrun.
 SCHEDULER_RANKS = (
-    ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-     lambda env: f"slurm-{env.get('SLURM_JOB_ID', '?')}.{env.get('SLURM_STEP_ID', '?')}"),
-    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-     lambda env: f"mpi-{env.get('OMPI_MCA_ess_base_jobid') or env.get('OMPI_MCA_orte_hnp_uri', '?').split(';')[0]}"),
+    (
+        "SLURM_PROCID",
+        "SLURM_NTASKS",
+        "SLURM_LOCALID",
+        lambda env: f"slurm-{env.get('SLURM_JOB_ID', '?')}.{env.get('SLURM_STEP_ID', '?')}",
+    ),
+    (
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        lambda env: (
+            f"mpi-{env.get('OMPI_MCA_ess_base_jobid') or env.get('OMPI_MCA_orte_hnp_uri', '?').split(';')[0]}"
+        ),
+    ),
 )
 
 
@@ -177,7 +196,8 @@ class Table:
         if env is None:
             return None
         if _int(env.get("RANK")) is not None and any(
-                k in env for k in ("WORLD_SIZE", "MASTER_ADDR", "TORCHELASTIC_RUN_ID", "LOCAL_RANK")):
+            k in env for k in ("WORLD_SIZE", "MASTER_ADDR", "TORCHELASTIC_RUN_ID", "LOCAL_RANK")
+        ):
             return int(env["RANK"]), job_key(env), _int(env.get("WORLD_SIZE")), _int(env.get("LOCAL_RANK"))
         # srun or mpirun starting Python directly: the task's Python process is the rank (the job
         # maps SLURM_PROCID / OMPI_COMM_WORLD_RANK itself). A shell or a launcher of the task
@@ -201,8 +221,14 @@ class Table:
         if m:
             local = int(m.group(1))
         else:  # torchrun starts its local ranks in order: their start times say which is which
-            siblings = sorted((q for q in (self.procs.get(c) for c in self.children.get(parent.pid, ())) if q
-                               and _is_python(q)), key=lambda q: (q.start_ticks, q.pid))
+            siblings = sorted(
+                (
+                    q
+                    for q in (self.procs.get(c) for c in self.children.get(parent.pid, ()))
+                    if q and _is_python(q)
+                ),
+                key=lambda q: (q.start_ticks, q.pid),
+            )
             local = [q.pid for q in siblings].index(p.pid)
         return local, f"launcher-{parent.pid}", None, local
 

@@ -60,7 +60,9 @@ def software(ctx: ProbeContext) -> list[Measurement]:
     out.append(Measurement("software.torch.hip_runtime", hip, source=f"file:{vfile}" if vfile else ""))
     for dist in ("nvidia-ml-py", "nvidia-nccl-cu12", "nvidia-nccl-cu11", "nvidia-nccl-cu13"):
         try:
-            out.append(Measurement(f"software.dist.{dist}", importlib.metadata.version(dist), source=SRC_META))
+            out.append(
+                Measurement(f"software.dist.{dist}", importlib.metadata.version(dist), source=SRC_META)
+            )
         except importlib.metadata.PackageNotFoundError:
             pass
     return out
@@ -77,14 +79,27 @@ def torch_runtime(ctx: ProbeContext) -> list[Measurement]:
     src = "torch"
     out = [
         Measurement("software.torch.runtime_version", str(torch.__version__), source="torch.__version__"),
-        Measurement("software.torch.distributed_available", bool(dist.is_available()),
-                    source="torch.distributed.is_available"),
+        Measurement(
+            "software.torch.distributed_available",
+            bool(dist.is_available()),
+            source="torch.distributed.is_available",
+        ),
     ]
     if dist.is_available():
-        out.append(Measurement("software.torch.nccl_available", bool(dist.is_nccl_available()),
-                               source="torch.distributed.is_nccl_available"))
-        out.append(Measurement("software.torch.gloo_available", bool(dist.is_gloo_available()),
-                               source="torch.distributed.is_gloo_available"))
+        out.append(
+            Measurement(
+                "software.torch.nccl_available",
+                bool(dist.is_nccl_available()),
+                source="torch.distributed.is_nccl_available",
+            )
+        )
+        out.append(
+            Measurement(
+                "software.torch.gloo_available",
+                bool(dist.is_gloo_available()),
+                source="torch.distributed.is_gloo_available",
+            )
+        )
     nccl: str | Unavailable
     try:
         raw = torch.cuda.nccl.version()

@@ -31,8 +31,8 @@ CAP_SYS_PTRACE = 19
 class StackRead:
     frames: Optional[list[dict[str, Any]]]  # None: not read
     tool: str
-    cause: str = ""   # why not (one line)
-    fix: str = ""     # the one fix for that cause
+    cause: str = ""  # why not (one line)
+    fix: str = ""  # the one fix for that cause
     timed_out: bool = False
 
 
@@ -59,8 +59,13 @@ def run_tool(argv: Sequence[str], timeout_s: float) -> tuple[Optional[int], str,
     """(returncode, stdout, stderr); returncode None when killed at the timeout or on interruption."""
     if _STOP.is_set():
         return None, "", ""
-    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     track(proc)
     try:
         out, err = proc.communicate(timeout=max(0.05, timeout_s))
@@ -99,8 +104,11 @@ def parse_pyspy(text: str, pid: int) -> Optional[list[dict[str, Any]]]:
     t = _main_thread([t for t in threads if isinstance(t, dict)], pid)
     if t is None:
         return []
-    return [{"file": f.get("filename", ""), "line": int(f.get("line") or 0), "function": f.get("name", "")}
-            for f in t.get("frames", ()) if isinstance(f, dict)]
+    return [
+        {"file": f.get("filename", ""), "line": int(f.get("line") or 0), "function": f.get("name", "")}
+        for f in t.get("frames", ())
+        if isinstance(f, dict)
+    ]
 
 
 _PYSTACK_THREAD = re.compile(r"^Traceback for thread (\d+)")
@@ -131,8 +139,10 @@ def read_stack(pid: int, timeout_s: float, target_uid: int = -1, tools: Sequence
     """The main thread's stack by py-spy, else pystack; the refusal's cause when neither reads."""
     tried = []
     last_err = ""
-    for tool, argv, parse in (("py-spy", ["dump", "--json", "--pid", str(pid)], parse_pyspy),
-                              ("pystack", ["remote", str(pid)], parse_pystack)):
+    for tool, argv, parse in (
+        ("py-spy", ["dump", "--json", "--pid", str(pid)], parse_pyspy),
+        ("pystack", ["remote", str(pid)], parse_pystack),
+    ):
         if tool not in tools:
             continue
         exe = find_tool(tool)
@@ -141,9 +151,14 @@ def read_stack(pid: int, timeout_s: float, target_uid: int = -1, tools: Sequence
         tried.append(tool)
         rc, out, err = run_tool([exe, *argv], timeout_s)
         if rc is None:
-            return StackRead(None, tool, f"{tool} did not answer within {timeout_s:.1f} s (killed)",
-                             "look at the /proc state: a rank in D state waits on the driver or a file system; "
-                             "raise --timeout", timed_out=True)
+            return StackRead(
+                None,
+                tool,
+                f"{tool} did not answer within {timeout_s:.1f} s (killed)",
+                "look at the /proc state: a rank in D state waits on the driver or a file system; "
+                "raise --timeout",
+                timed_out=True,
+            )
         frames = parse(out, pid) if rc == 0 else None
         if frames is not None:
             return StackRead(frames, tool)
@@ -154,10 +169,16 @@ def read_stack(pid: int, timeout_s: float, target_uid: int = -1, tools: Sequence
             return StackRead(None, tool, cause, fix)
         last_err = (err.strip().splitlines() or [f"{tool} exited with {rc}"])[-1][:200]
     if not tried:
-        return StackRead(None, "", f"no stack tool: {' nor '.join(tools) or 'none'} installed or allowed",
-                         "pip install py-spy (a dependency of pgdoctor on Linux), or opt the job into "
-                         "pgdoctor's socket (pgdoctor.instrument())")
-    return StackRead(None, tried[-1], last_err, "see the tool's message; pgdoctor.instrument() in the job avoids ptrace")
+        return StackRead(
+            None,
+            "",
+            f"no stack tool: {' nor '.join(tools) or 'none'} installed or allowed",
+            "pip install py-spy (a dependency of pgdoctor on Linux), or opt the job into "
+            "pgdoctor's socket (pgdoctor.instrument())",
+        )
+    return StackRead(
+        None, tried[-1], last_err, "see the tool's message; pgdoctor.instrument() in the job avoids ptrace"
+    )
 
 
 def _cap_eff() -> int:
@@ -179,8 +200,9 @@ def ptrace_scope() -> Optional[int]:
         return None
 
 
-def ptrace_refusal(target_uid: int, euid: Optional[int] = None, cap_eff: Optional[int] = None,
-                   scope: Optional[int] = None) -> tuple[str, str]:
+def ptrace_refusal(
+    target_uid: int, euid: Optional[int] = None, cap_eff: Optional[int] = None, scope: Optional[int] = None
+) -> tuple[str, str]:
     """Why the kernel refuses ptrace to this process, and the one fix; ('', '') when none of the
     known causes holds. Order: another uid (root needed whatever the rest), Yama's scope, the
     capability a container dropped."""
@@ -189,20 +211,32 @@ def ptrace_refusal(target_uid: int, euid: Optional[int] = None, cap_eff: Optiona
     scope = ptrace_scope() if scope is None else scope
     has_cap = bool(cap_eff >> CAP_SYS_PTRACE & 1)
     if target_uid >= 0 and target_uid != euid and not has_cap:
-        return (f"ptrace denied: the rank runs as uid {target_uid}, pgdoctor as uid {euid}",
-                "run pgdoctor hang as root (sudo pgdoctor hang)" if target_uid == 0 else
-                f"run pgdoctor hang as that user (sudo -u '#{target_uid}' pgdoctor hang) or as root")
+        return (
+            f"ptrace denied: the rank runs as uid {target_uid}, pgdoctor as uid {euid}",
+            "run pgdoctor hang as root (sudo pgdoctor hang)"
+            if target_uid == 0
+            else f"run pgdoctor hang as that user (sudo -u '#{target_uid}' pgdoctor hang) or as root",
+        )
     if scope == 3:
-        return ("ptrace denied: kernel.yama.ptrace_scope is 3 (no attach at all until reboot)",
-                "opt the job into pgdoctor's socket (pgdoctor.instrument() or pgdoctor run): it needs no ptrace")
+        return (
+            "ptrace denied: kernel.yama.ptrace_scope is 3 (no attach at all until reboot)",
+            "opt the job into pgdoctor's socket (pgdoctor.instrument() or pgdoctor run): it needs no ptrace",
+        )
     if scope == 2 and not has_cap:
-        return ("ptrace denied: kernel.yama.ptrace_scope is 2 (only CAP_SYS_PTRACE may attach)",
-                "run pgdoctor hang as root (sudo pgdoctor hang)")
+        return (
+            "ptrace denied: kernel.yama.ptrace_scope is 2 (only CAP_SYS_PTRACE may attach)",
+            "run pgdoctor hang as root (sudo pgdoctor hang)",
+        )
     if scope == 1 and not has_cap:
-        return ("ptrace denied: kernel.yama.ptrace_scope is 1 (only ancestors may attach)",
-                "sudo pgdoctor hang, or (changes system state) sudo sysctl kernel.yama.ptrace_scope=0")
+        return (
+            "ptrace denied: kernel.yama.ptrace_scope is 1 (only ancestors may attach)",
+            "sudo pgdoctor hang, or (changes system state) sudo sysctl kernel.yama.ptrace_scope=0",
+        )
     if euid == 0 and not has_cap:
-        return ("ptrace denied: no CAP_SYS_PTRACE (a container that dropped it)",
-                "add the capability: docker run --cap-add SYS_PTRACE; Kubernetes: securityContext.capabilities.add "
-                "[SYS_PTRACE]")
+        return (
+            "ptrace denied: no CAP_SYS_PTRACE (a container that dropped it)",
+            "add the capability: docker run --cap-add SYS_PTRACE; Kubernetes: "
+            "securityContext.capabilities.add "
+            "[SYS_PTRACE]",
+        )
     return "", ""

@@ -24,8 +24,9 @@ def listen_on(addr: str, port: int, backlog: int) -> socket.socket:
     return sock
 
 
-def tcp_store(addr: str, port: int, world_size: int, server: bool, timeout_s: float,
-              wait_for_workers: bool = False) -> Any:
+def tcp_store(
+    addr: str, port: int, world_size: int, server: bool, timeout_s: float, wait_for_workers: bool = False
+) -> Any:
     import torch.distributed as dist
 
     timeout = timedelta(seconds=timeout_s)
@@ -36,5 +37,12 @@ def tcp_store(addr: str, port: int, world_size: int, server: bool, timeout_s: fl
     except OSError as exc:
         raise RuntimeError(f"rank 0 cannot listen on {addr}:{port}: {exc.strerror}") from None
     # The store's server takes the descriptor over; detach so Python never closes it under it.
-    return dist.TCPStore(addr, port, world_size, True, timeout=timeout, wait_for_workers=wait_for_workers,
-                         master_listen_fd=sock.detach())
+    return dist.TCPStore(
+        addr,
+        port,
+        world_size,
+        True,
+        timeout=timeout,
+        wait_for_workers=wait_for_workers,
+        master_listen_fd=sock.detach(),
+    )

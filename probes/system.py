@@ -31,9 +31,13 @@ def os_release(ctx: ProbeContext) -> tuple[str | Unavailable, str]:
             key, eq, value = line.partition("=")
             if eq:
                 fields[key.strip()] = value.strip().strip("'\"")
-        name = fields.get("PRETTY_NAME") or " ".join(x for x in (fields.get("NAME"), fields.get("VERSION")) if x)
+        name = fields.get("PRETTY_NAME") or " ".join(
+            x for x in (fields.get("NAME"), fields.get("VERSION")) if x
+        )
         return (name or Unavailable(Reason.NOT_PRESENT, f"{path} names no OS")), f"file:{path}"
-    return Unavailable(Reason.NOT_PRESENT, "no /etc/os-release or /usr/lib/os-release"), "file:/etc/os-release"
+    return Unavailable(
+        Reason.NOT_PRESENT, "no /etc/os-release or /usr/lib/os-release"
+    ), "file:/etc/os-release"
 
 
 def cpu_model(ctx: ProbeContext) -> tuple[str | Unavailable, int | Unavailable]:
@@ -54,11 +58,15 @@ def cpu_model(ctx: ProbeContext) -> tuple[str | Unavailable, int | Unavailable]:
         fields.setdefault(key, value)
         if key == "physical id":
             sockets.add(value)
-    model = fields.get("model name") or fields.get("Model") or fields.get("cpu model") or fields.get("Hardware")
+    model = (
+        fields.get("model name") or fields.get("Model") or fields.get("cpu model") or fields.get("Hardware")
+    )
     if not model and "CPU implementer" in fields:
         model = f"CPU implementer {fields['CPU implementer']}, part {fields.get('CPU part', '?')}"
-    return (model or Unavailable(Reason.NOT_PRESENT, "/proc/cpuinfo names no model"),
-            len(sockets) if sockets else Unavailable(Reason.NOT_PRESENT, "/proc/cpuinfo has no physical id"))
+    return (
+        model or Unavailable(Reason.NOT_PRESENT, "/proc/cpuinfo names no model"),
+        len(sockets) if sockets else Unavailable(Reason.NOT_PRESENT, "/proc/cpuinfo has no physical id"),
+    )
 
 
 def glibc() -> str | Unavailable:
@@ -82,15 +90,23 @@ def system(ctx: ProbeContext) -> list[Measurement]:
     runtime = container(ctx, ctx.env)
     return [
         Measurement("host.os.name", name, source=name_src),
-        Measurement("host.kernel.release", release or Unavailable(Reason.NOT_PRESENT, "/proc/sys/kernel/osrelease"),
-                    source="procfs:/proc/sys/kernel/osrelease"),
-        Measurement("host.kernel.version", version or Unavailable(Reason.NOT_PRESENT, "/proc/version"),
-                    source="procfs:/proc/version"),
+        Measurement(
+            "host.kernel.release",
+            release or Unavailable(Reason.NOT_PRESENT, "/proc/sys/kernel/osrelease"),
+            source="procfs:/proc/sys/kernel/osrelease",
+        ),
+        Measurement(
+            "host.kernel.version",
+            version or Unavailable(Reason.NOT_PRESENT, "/proc/version"),
+            source="procfs:/proc/version",
+        ),
         Measurement("host.arch", platform.machine(), source="platform.machine"),
         Measurement("host.cpu.model", model, source="procfs:/proc/cpuinfo"),
         Measurement("host.cpu.sockets", sockets, source="procfs:/proc/cpuinfo"),
         Measurement("host.glibc.version", glibc(), source="confstr:CS_GNU_LIBC_VERSION"),
         # None is an answer (the bare host), not Unavailable.
-        Measurement("host.container", runtime, source="files:/.dockerenv,/run/.containerenv;procfs:/proc/1/cgroup"),
+        Measurement(
+            "host.container", runtime, source="files:/.dockerenv,/run/.containerenv;procfs:/proc/1/cgroup"
+        ),
         Measurement("host.cgroup", limits(ctx), source="sysfs:/sys/fs/cgroup"),
     ]

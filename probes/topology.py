@@ -12,7 +12,8 @@ nodes, with nvidia-smi's legend:
   SYS  different NUMA nodes (crosses the CPU interconnect: QPI/UPI/xGMI)
 
 Where the gpu probe measured NVML's view (gpu.topology), `with_nvml` lets GPU-GPU cells take
-NVML's answer and show NV for pairs that NVLink peer access connects. Without NVIDIA GPUs the probe still maps NICs and NUMA nodes.
+NVML's answer and show NV for pairs that NVLink peer access connects. Without NVIDIA GPUs the probe still maps
+NICs and NUMA nodes.
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")
 RANK = {"X": 0, "NV": 1, "PIX": 2, "PXB": 3, "PHB": 4, "NODE": 5, "SYS": 6}
 # gpu probe (NVML nvmlDeviceGetTopologyCommonAncestor) level names -> nvidia-smi legend.
-NVML_LEVELS = {"internal": "X", "single": "PIX", "multiple": "PXB", "hostbridge": "PHB", "node": "NODE",
-               "system": "SYS"}
+NVML_LEVELS = {
+    "internal": "X",
+    "single": "PIX",
+    "multiple": "PXB",
+    "hostbridge": "PHB",
+    "node": "NODE",
+    "system": "SYS",
+}
 
 
 def _read(ctx: ProbeContext, path: str) -> Optional[str]:
@@ -47,7 +54,7 @@ def pci_chain(ctx: ProbeContext, pci: str) -> list[str]:
     roots = [i for i, p in enumerate(parts) if p.startswith("pci") and ":" in p]
     if not roots:
         return [pci]
-    return [parts[roots[-1]]] + [p for p in parts[roots[-1] + 1:] if PCI_RE.match(p)]
+    return [parts[roots[-1]]] + [p for p in parts[roots[-1] + 1 :] if PCI_RE.match(p)]
 
 
 def relation(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -78,9 +85,16 @@ def gpus(ctx: ProbeContext) -> list[dict[str, Any]]:
             continue
         # local_cpulist: the CPUs the kernel counts as close to the device (its NUMA node's),
         # what nvidia-smi topo -m prints as CPU Affinity.
-        out.append({"name": f"GPU{len(out)}", "pci": pci, "device_id": _read(ctx, f"{base}/device"),
-                    "numa_node": numa_node(ctx, pci), "cpu_affinity": _read(ctx, f"{base}/local_cpulist"),
-                    "chain": pci_chain(ctx, pci)})
+        out.append(
+            {
+                "name": f"GPU{len(out)}",
+                "pci": pci,
+                "device_id": _read(ctx, f"{base}/device"),
+                "numa_node": numa_node(ctx, pci),
+                "cpu_affinity": _read(ctx, f"{base}/local_cpulist"),
+                "chain": pci_chain(ctx, pci),
+            }
+        )
     return out
 
 
@@ -92,25 +106,43 @@ def nics(ctx: ProbeContext) -> list[dict[str, Any]]:
     for dev in ctx.fs.listdir("/sys/class/infiniband"):
         pci = pci_address(ctx, f"/sys/class/infiniband/{dev}/device")
         if pci:
-            out.append({"name": dev, "kind": "rdma", "pci": pci, "numa_node": numa_node(ctx, pci),
-                        "cpu_affinity": _read(ctx, f"/sys/bus/pci/devices/{pci}/local_cpulist"),
-                        "chain": pci_chain(ctx, pci)})
+            out.append(
+                {
+                    "name": dev,
+                    "kind": "rdma",
+                    "pci": pci,
+                    "numa_node": numa_node(ctx, pci),
+                    "cpu_affinity": _read(ctx, f"/sys/bus/pci/devices/{pci}/local_cpulist"),
+                    "chain": pci_chain(ctx, pci),
+                }
+            )
             seen.add(pci)
     for dev in ctx.fs.listdir("/sys/class/net"):
         if not ctx.fs.exists(f"/sys/class/net/{dev}/device"):
             continue  # virtual: lo, veth, bridges, bonds
         pci = pci_address(ctx, f"/sys/class/net/{dev}/device")
         if pci and pci not in seen:
-            out.append({"name": dev, "kind": "ethernet", "pci": pci, "numa_node": numa_node(ctx, pci),
-                        "cpu_affinity": _read(ctx, f"/sys/bus/pci/devices/{pci}/local_cpulist"),
-                        "chain": pci_chain(ctx, pci)})
+            out.append(
+                {
+                    "name": dev,
+                    "kind": "ethernet",
+                    "pci": pci,
+                    "numa_node": numa_node(ctx, pci),
+                    "cpu_affinity": _read(ctx, f"/sys/bus/pci/devices/{pci}/local_cpulist"),
+                    "chain": pci_chain(ctx, pci),
+                }
+            )
             seen.add(pci)
     return out
 
 
 def matrix(devs: list[dict[str, Any]], nvml_pairs: Any = None) -> dict[str, Any]:
-    m = {"devices": [d["name"] for d in devs], "cells": [[relation(a, b) for b in devs] for a in devs],
-         "numa_nodes": [d.get("numa_node") for d in devs], "cpu_affinity": [d.get("cpu_affinity") for d in devs]}
+    m = {
+        "devices": [d["name"] for d in devs],
+        "cells": [[relation(a, b) for b in devs] for a in devs],
+        "numa_nodes": [d.get("numa_node") for d in devs],
+        "cpu_affinity": [d.get("cpu_affinity") for d in devs],
+    }
     return with_nvml(m, nvml_pairs)
 
 
@@ -155,8 +187,12 @@ def format_matrix(m: dict[str, Any]) -> str:
     width = max([len(n) for n in names] + [4]) + 2
     cpus = [c if isinstance(c, str) and c else "N/A" for c in m.get("cpu_affinity") or [None] * len(names)]
     cpu_width = max([len(c) for c in cpus] + [len("CPU Affinity")]) + 2
-    lines = ["".ljust(width) + "".join(n.ljust(width) for n in names) + "CPU Affinity".ljust(cpu_width)
-             + "NUMA Affinity"]
+    lines = [
+        "".ljust(width)
+        + "".join(n.ljust(width) for n in names)
+        + "CPU Affinity".ljust(cpu_width)
+        + "NUMA Affinity"
+    ]
     for name, row, cpu, numa in zip(names, m["cells"], cpus, m["numa_nodes"]):
         node = "N/A" if numa is None or numa < 0 else str(numa)
         lines.append(name.ljust(width) + "".join(c.ljust(width) for c in row) + cpu.ljust(cpu_width) + node)
@@ -172,8 +208,12 @@ def topology(ctx: ProbeContext) -> list[Measurement]:
         Measurement("topo.gpus", g, source=src),
         Measurement("topo.nics", n, source=src),
         Measurement("topo.matrix", matrix(g + n, None), source=src),
-        Measurement("topo.nvidia_driver_version",
-                    driver if driver else Unavailable(Reason.DRIVER_NOT_LOADED, "/sys/module/nvidia/version is absent"),
-                    source="sysfs:/sys/module/nvidia/version"),
+        Measurement(
+            "topo.nvidia_driver_version",
+            driver
+            if driver
+            else Unavailable(Reason.DRIVER_NOT_LOADED, "/sys/module/nvidia/version is absent"),
+            source="sysfs:/sys/module/nvidia/version",
+        ),
     ]
     return out

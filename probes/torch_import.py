@@ -33,6 +33,8 @@ def import_distributed(env: Mapping[str, str]) -> tuple[Any, Any]:
         except ImportError as exc:
             raise ProbeUnavailable(Reason.LIBRARY_NOT_FOUND, f"torch is not importable: {exc}") from None
         except Exception as exc:  # torch's own init raised: keep the reason, never import again
-            _FAILED = f"import torch.distributed failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+            _FAILED = (
+                f"import torch.distributed failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+            )
             raise ProbeUnavailable(Reason.ERROR, _FAILED) from None
     return torch, dist

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m ruff check .
+python -m ruff format --check .
 python tools/typecheck.py
 # Three workers on two cores: most multi-process tests wait (for timeouts, ranks, sockets), so a
 # third worker fills the idle time: 6.7 min instead of about 9.5 min on 2 cores. PGDOCTOR_TEST_WORKERS=0

@@ -109,11 +109,11 @@ def _blocks(text: str) -> list[_Block]:
             i += 1
             continue
         fence, lang = m.group(1), m.group(2).lower()
-        adjacent = last_close >= 0 and all(not ln.strip() for ln in lines[last_close + 1:i])
+        adjacent = last_close >= 0 and all(not ln.strip() for ln in lines[last_close + 1 : i])
         j = i + 1
         while j < len(lines) and not lines[j].strip().startswith(fence):
             j += 1
-        blocks.append(_Block(lang, i + 2, lines[i + 1:j], adjacent))
+        blocks.append(_Block(lang, i + 2, lines[i + 1 : j], adjacent))
         last_close, i = j, j + 1
     return blocks
 
@@ -202,21 +202,26 @@ def _locate(words: list[str]) -> Optional[tuple[tuple[str, ...], str, list[str]]
         return None
     for i in range(1, len(words)):
         if words[i] == "-m" and i + 1 < len(words) and MODULE.fullmatch(words[i + 1]):
-            return (() if python else tuple(words[:i])), words[i + 1], words[i + 2:]
+            return (() if python else tuple(words[:i])), words[i + 1], words[i + 2 :]
         if launcher and _is_executable(words[i]):
-            return tuple(words[:i]), "pgdoctor", words[i + 1:]
+            return tuple(words[:i]), "pgdoctor", words[i + 1 :]
     return None
 
 
 def _mentions(words: list[str]) -> bool:
-    return any(_is_executable(w) or (w == "-m" and i + 1 < len(words) and MODULE.fullmatch(words[i + 1]))
-               for i, w in enumerate(words))
+    return any(
+        _is_executable(w) or (w == "-m" and i + 1 < len(words) and MODULE.fullmatch(words[i + 1]))
+        for i, w in enumerate(words)
+    )
 
 
-def _expand(word: str, variables: dict[str, str], problems: Optional[list[str]] = None, where: str = "") -> str:
+def _expand(
+    word: str, variables: dict[str, str], problems: Optional[list[str]] = None, where: str = ""
+) -> str:
     """Variables set earlier in the block take their value. Without `problems` (a launcher's
     words, an environment value) an unknown one stays as written; in a pgdoctor argument it is
     a problem, since what pgdoctor would parse is then unknown."""
+
     def value(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
         if name is None:
@@ -244,7 +249,7 @@ def _logical_lines(block: _Block) -> list[tuple[int, str, bool]]:
             i += 1
             continue
         if m:
-            text = text[m.end():]
+            text = text[m.end() :]
         while text.endswith("\\") and i + 1 < len(block.lines):
             i += 1
             nxt = block.lines[i].rstrip()
@@ -262,8 +267,9 @@ def _block_commands(block: _Block, file: str, problems: list[str]) -> list[DocCo
         if not is_command:
             if commands:
                 last = commands[-1]
-                commands[-1] = dataclasses.replace(last, output=(*last.output, text),
-                                                   output_line=last.output_line or lineno)
+                commands[-1] = dataclasses.replace(
+                    last, output=(*last.output, text), output_line=last.output_line or lineno
+                )
             continue
         try:
             parts = _simple_commands(_tokens(text))
@@ -286,7 +292,9 @@ def _block_commands(block: _Block, file: str, problems: list[str]) -> list[DocCo
             found = _locate(words)
             if found is None:
                 if _mentions(words):
-                    problems.append(f"{where}: pgdoctor in {' '.join(words)!r} at a place the extractor does not read")
+                    problems.append(
+                        f"{where}: pgdoctor in {' '.join(words)!r} at a place the extractor does not read"
+                    )
                 previous = words
                 continue
             wrapper, entry, args = found
@@ -297,11 +305,21 @@ def _block_commands(block: _Block, file: str, problems: list[str]) -> list[DocCo
                     stdin_from = f"< {target}"
                 elif fd == 1 and redir in (">", ">>", ">|") and not target.startswith("&"):
                     stdout_to = _expand(target, variables, problems, where)
-            commands.append(DocCommand(
-                file=file, line=lineno, source=text, entry=entry,
-                args=tuple(_expand(a, variables, problems, where) for a in args),
-                wrapper=wrapper, env=tuple(env), stdin_from=stdin_from, stdout_to=stdout_to, pos=pos, op=op,
-            ))
+            commands.append(
+                DocCommand(
+                    file=file,
+                    line=lineno,
+                    source=text,
+                    entry=entry,
+                    args=tuple(_expand(a, variables, problems, where) for a in args),
+                    wrapper=wrapper,
+                    env=tuple(env),
+                    stdin_from=stdin_from,
+                    stdout_to=stdout_to,
+                    pos=pos,
+                    op=op,
+                )
+            )
             pos += 1
             previous = words
     return commands
@@ -315,16 +333,21 @@ def extract(text: str, file: str) -> Extraction:
     for block in _blocks(text):
         first = next((ln for ln in block.lines if ln.strip()), "")
         shell = block.lang in SHELL_LANGS and not any(
-            f == file and snippet in first for (f, snippet) in NOT_SHELL)
+            f == file and snippet in first for (f, snippet) in NOT_SHELL
+        )
         found = _block_commands(block, file, problems) if shell else []
         if block.adjacent and previous and (block.lang in OUTPUT_LANGS or (shell and not found)):
             lines = {c.line for c in previous}
             if len(lines) > 1:
-                problems.append(f"{file}:{block.start}: an output block after {len(lines)} command lines "
-                                f"(lines {sorted(lines)}): show one command before its output")
+                problems.append(
+                    f"{file}:{block.start}: an output block after {len(lines)} command lines "
+                    f"(lines {sorted(lines)}): show one command before its output"
+                )
             else:
                 i = commands.index(previous[-1])
-                commands[i] = dataclasses.replace(commands[i], output=tuple(block.lines), output_line=block.start)
+                commands[i] = dataclasses.replace(
+                    commands[i], output=tuple(block.lines), output_line=block.start
+                )
             previous = []
             continue
         commands.extend(found)

@@ -38,8 +38,18 @@ def main() -> int:
     tree = Path(tempfile.mkdtemp(prefix="pgdoctor-typecheck-"))
     try:
         build(tree)
-        cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-               "--cache-dir", str(ROOT / ".mypy_cache"), "-p", "pgdoctor", *sys.argv[1:]]
+        cmd = [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(ROOT / ".mypy_cache"),
+            "-p",
+            "pgdoctor",
+            *sys.argv[1:],
+        ]
         return subprocess.call(cmd, cwd=tree)
     finally:
         shutil.rmtree(tree, ignore_errors=True)

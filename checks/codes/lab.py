@@ -10,18 +10,34 @@ from __future__ import annotations
 from pgdoctor.checks.base import register_code
 
 DDP_RANK_IMBALANCE = register_code(
-    "RUN401", "lab-ddp-rank-imbalance", "warn", "imbalance",
-    "One data-parallel rank computes longer than the others, which wait for it", "run",
+    "RUN401",
+    "lab-ddp-rank-imbalance",
+    "warn",
+    "imbalance",
+    "One data-parallel rank computes longer than the others, which wait for it",
+    "run",
 )
 PP_STAGE_IMBALANCE = register_code(
-    "RUN402", "lab-pp-stage-imbalance", "warn", "imbalance",
-    "One pipeline stage is slower than the others and sets the pace of the pipeline", "run",
+    "RUN402",
+    "lab-pp-stage-imbalance",
+    "warn",
+    "imbalance",
+    "One pipeline stage is slower than the others and sets the pace of the pipeline",
+    "run",
 )
 TP_SHARD_IMBALANCE = register_code(
-    "RUN403", "lab-tp-shard-imbalance", "warn", "imbalance",
-    "One tensor-parallel shard computes longer than the others, which wait in its all-reduces", "run",
+    "RUN403",
+    "lab-tp-shard-imbalance",
+    "warn",
+    "imbalance",
+    "One tensor-parallel shard computes longer than the others, which wait in its all-reduces",
+    "run",
 )
 RANK_STALLED = register_code(
-    "RUN404", "lab-rank-stalled-outside-collective", "fail", "collective_timeout",
-    "A rank was stalled outside the collective or send/recv its peers timed out in", "run",
+    "RUN404",
+    "lab-rank-stalled-outside-collective",
+    "fail",
+    "collective_timeout",
+    "A rank was stalled outside the collective or send/recv its peers timed out in",
+    "run",
 )

@@ -15,19 +15,49 @@ from pgdoctor.checks.base import Config, check, config_key, register_code
 from pgdoctor.checks.gpu.health import AREA, Gpu, gpus
 from pgdoctor.model import Finding, Snapshot
 
-GPU141 = register_code("GPU141", "gpu-pcie-gen-degraded", "warn", "gpu_hardware",
-                       "PCIe link runs below its maximum generation under load", AREA)
-GPU190 = register_code("GPU190", "gpu-compute-slow-vs-peers", "warn", "performance",
-                       "A GPU is slower than the other GPUs of the node", AREA)
-GPU191 = register_code("GPU191", "gpu-compute-below-datasheet", "warn", "performance",
-                       "A GPU reaches too small a share of its datasheet peak", AREA)
+GPU141 = register_code(
+    "GPU141",
+    "gpu-pcie-gen-degraded",
+    "warn",
+    "gpu_hardware",
+    "PCIe link runs below its maximum generation under load",
+    AREA,
+)
+GPU190 = register_code(
+    "GPU190",
+    "gpu-compute-slow-vs-peers",
+    "warn",
+    "performance",
+    "A GPU is slower than the other GPUs of the node",
+    AREA,
+)
+GPU191 = register_code(
+    "GPU191",
+    "gpu-compute-below-datasheet",
+    "warn",
+    "performance",
+    "A GPU reaches too small a share of its datasheet peak",
+    AREA,
+)
 
-PEER_RATIO = config_key("gpu.compute_min_peer_ratio", float, 0.9,
-                        "A GPU below this fraction of the node's median is slow (GPU190).")
-TFLOPS_SHARE = config_key("gpu.compute_min_tflops_share", float, 0.5,
-                          "Smallest share of the datasheet dense bf16 TFLOP/s accepted (GPU191).")
-MEMBW_SHARE = config_key("gpu.compute_min_membw_share", float, 0.6,
-                         "Smallest share of the datasheet memory bandwidth accepted (GPU191).")
+PEER_RATIO = config_key(
+    "gpu.compute_min_peer_ratio",
+    float,
+    0.9,
+    "A GPU below this fraction of the node's median is slow (GPU190).",
+)
+TFLOPS_SHARE = config_key(
+    "gpu.compute_min_tflops_share",
+    float,
+    0.5,
+    "Smallest share of the datasheet dense bf16 TFLOP/s accepted (GPU191).",
+)
+MEMBW_SHARE = config_key(
+    "gpu.compute_min_membw_share",
+    float,
+    0.6,
+    "Smallest share of the datasheet memory bandwidth accepted (GPU191).",
+)
 
 METRICS = {
     "gpu.compute.bf16_tflops": "bf16 matmul TFLOP/s",
@@ -75,8 +105,11 @@ def datasheet(name: Optional[str]) -> Optional[Datasheet]:
 
 
 def _values(gs: list[Gpu], key: str) -> dict[int, float]:
-    return {g.index: float(v) for g in gs
-            if isinstance(v := g.v(key), (int, float)) and not isinstance(v, bool) and v > 0}
+    return {
+        g.index: float(v)
+        for g in gs
+        if isinstance(v := g.v(key), (int, float)) and not isinstance(v, bool) and v > 0
+    }
 
 
 @check(AREA, [GPU190], needs=["gpu_compute"])
@@ -92,9 +125,14 @@ def slow_vs_peers(snap: Snapshot, config: Config) -> list[Finding]:
         for g in gs:
             v = values.get(g.index)
             if v is not None and v < ratio * median:
-                out.append(GPU190.finding(f"{g.label}: {label} {v:g}, node median {median:g} ({v / median:.2f}x)",
-                                          scope=g.scope, evidence=g.ev(key),
-                                          facts={"metric": key, "value": v, "median": median}))
+                out.append(
+                    GPU190.finding(
+                        f"{g.label}: {label} {v:g}, node median {median:g} ({v / median:.2f}x)",
+                        scope=g.scope,
+                        evidence=g.ev(key),
+                        facts={"metric": key, "value": v, "median": median},
+                    )
+                )
     return out
 
 
@@ -105,14 +143,22 @@ def below_datasheet(snap: Snapshot, config: Config) -> list[Finding]:
         sheet = datasheet(g.v("gpu.name"))
         if sheet is None:
             continue
-        for key, peak, share in (("gpu.compute.bf16_tflops", sheet.bf16_tflops, config[TFLOPS_SHARE.name]),
-                                 ("gpu.compute.dtod_gbps", sheet.membw_gbps, config[MEMBW_SHARE.name])):
+        for key, peak, share in (
+            ("gpu.compute.bf16_tflops", sheet.bf16_tflops, config[TFLOPS_SHARE.name]),
+            ("gpu.compute.dtod_gbps", sheet.membw_gbps, config[MEMBW_SHARE.name]),
+        ):
             v = g.v(key)
             if isinstance(v, (int, float)) and v < share * peak:
-                out.append(GPU191.finding(
-                    f"{g.label} ({g.v('gpu.name')}): {METRICS[key]} {v:g} is {v / peak:.0%} of the datasheet "
-                    f"{peak:g} (accepted from {share:.0%})", scope=g.scope, evidence=g.ev(key, "gpu.name"),
-                    facts={"metric": key, "value": v, "peak": peak, "share": v / peak}))
+                out.append(
+                    GPU191.finding(
+                        f"{g.label} ({g.v('gpu.name')}): {METRICS[key]} {v:g} is {v / peak:.0%} of the "
+                        f"datasheet "
+                        f"{peak:g} (accepted from {share:.0%})",
+                        scope=g.scope,
+                        evidence=g.ev(key, "gpu.name"),
+                        facts={"metric": key, "value": v, "peak": peak, "share": v / peak},
+                    )
+                )
     return out
 
 
@@ -122,8 +168,14 @@ def pcie_gen_under_load(snap: Snapshot, config: Config) -> list[Finding]:
     for g in gpus(snap):
         gen, gen_max = g.v("gpu.pcie.link_gen_loaded"), g.v("gpu.pcie.link_gen_max")
         if isinstance(gen, int) and isinstance(gen_max, int) and gen < gen_max:
-            out.append(GPU141.finding(f"{g.label}: PCIe Gen{gen} under load, capable of Gen{gen_max}",
-                                      scope=g.scope, evidence=g.ev("gpu.pcie.link_gen_loaded", "gpu.pcie.link_gen_max",
-                                                                   "gpu.compute.htod_gbps"),
-                                      facts={"gen": gen, "gen_max": gen_max}))
+            out.append(
+                GPU141.finding(
+                    f"{g.label}: PCIe Gen{gen} under load, capable of Gen{gen_max}",
+                    scope=g.scope,
+                    evidence=g.ev(
+                        "gpu.pcie.link_gen_loaded", "gpu.pcie.link_gen_max", "gpu.compute.htod_gbps"
+                    ),
+                    facts={"gen": gen, "gen_max": gen_max},
+                )
+            )
     return out

@@ -16,14 +16,38 @@ from pgdoctor.model import Evidence, Finding, Scope, Snapshot, Unavailable
 
 CHECK_GROUP = "gpu_xid"  # the published prefix of this module's check names
 
-GPU120 = register_code("GPU120", "gpu-xid-fatal", "fail", "gpu_hardware",
-                       "Recent Xid events that need a GPU reset, a reboot or a drained node", AREA)
-GPU121 = register_code("GPU121", "gpu-xid-warning", "warn", "gpu_hardware",
-                       "Recent Xid events worth attention (application faults, corrected or contained errors)", AREA)
-GPU122 = register_code("GPU122", "gpu-xid-info", "info", "gpu_hardware",
-                       "Recent informational Xid events (consequences of other errors)", AREA)
-GPU123 = register_code("GPU123", "gpu-xid-log-unreadable", "info", "configuration",
-                       "The kernel log could not be read, so Xid events were not checked", AREA)
+GPU120 = register_code(
+    "GPU120",
+    "gpu-xid-fatal",
+    "fail",
+    "gpu_hardware",
+    "Recent Xid events that need a GPU reset, a reboot or a drained node",
+    AREA,
+)
+GPU121 = register_code(
+    "GPU121",
+    "gpu-xid-warning",
+    "warn",
+    "gpu_hardware",
+    "Recent Xid events worth attention (application faults, corrected or contained errors)",
+    AREA,
+)
+GPU122 = register_code(
+    "GPU122",
+    "gpu-xid-info",
+    "info",
+    "gpu_hardware",
+    "Recent informational Xid events (consequences of other errors)",
+    AREA,
+)
+GPU123 = register_code(
+    "GPU123",
+    "gpu-xid-log-unreadable",
+    "info",
+    "configuration",
+    "The kernel log could not be read, so Xid events were not checked",
+    AREA,
+)
 BY_SEVERITY = {"fail": GPU120, "warn": GPU121, "info": GPU122}
 
 ACTION_TEXT = {
@@ -52,8 +76,13 @@ def bus_key(bus: str) -> str:
 def xid_events(snap: Snapshot, config: Config) -> list[Finding]:
     events_m = snap.get("gpu.xid.events")
     if events_m is not None and isinstance(events_m.value, Unavailable):
-        return [GPU123.finding(f"Xid events not checked: {events_m.value.reason.value}: {events_m.value.detail}",
-                               evidence=evidence_of(events_m), facts={"reason": events_m.value.reason.value})]
+        return [
+            GPU123.finding(
+                f"Xid events not checked: {events_m.value.reason.value}: {events_m.value.detail}",
+                evidence=evidence_of(events_m),
+                facts={"reason": events_m.value.reason.value},
+            )
+        ]
     if events_m is None or not isinstance(events_m.value, list):
         return []
     by_bus = {bus_key(g.v("gpu.pci_bus_id")): g for g in gpus(snap) if isinstance(g.v("gpu.pci_bus_id"), str)}
@@ -72,14 +101,24 @@ def xid_events(snap: Snapshot, config: Config) -> list[Finding]:
         where = g.label if g else f"GPU at PCI {bus}"
         last = evs[-1]
         pids = sorted({e["pid"] for e in evs if isinstance(e.get("pid"), int)})
-        evidence = [Evidence(str(e.get("line") or e.get("message", "")), key="gpu.xid.events") for e in evs[-3:]]
+        evidence = [
+            Evidence(str(e.get("line") or e.get("message", "")), key="gpu.xid.events") for e in evs[-3:]
+        ]
         evidence += evidence_of(snap.get("gpu.xid.source"))
-        out.append(BY_SEVERITY[severity].finding(
-            f"{where}: Xid {code} x{len(evs)} in {source} ({meaning}); action: {action}",
-            scope=g.scope if g else Scope(),
-            evidence=evidence,
-            facts={"xid": code, "count": len(evs), "pci_bus_id": bus, "pids": pids,
-                   "action": info.action if info else "unknown", "last_message": last.get("message", ""),
-                   "last_time_unix": last.get("time_unix")},
-        ))
+        out.append(
+            BY_SEVERITY[severity].finding(
+                f"{where}: Xid {code} x{len(evs)} in {source} ({meaning}); action: {action}",
+                scope=g.scope if g else Scope(),
+                evidence=evidence,
+                facts={
+                    "xid": code,
+                    "count": len(evs),
+                    "pci_bus_id": bus,
+                    "pids": pids,
+                    "action": info.action if info else "unknown",
+                    "last_message": last.get("message", ""),
+                    "last_time_unix": last.get("time_unix"),
+                },
+            )
+        )
     return out

@@ -19,26 +19,66 @@ from pgdoctor.model import Evidence, Finding, Scope, Snapshot, Unavailable
 
 CHECK_GROUP = "net_cluster"  # the published prefix of this module's check names
 
-NET110 = register_code("NET110", "mtu-differs-across-nodes", "warn", "nccl_network",
-                       "MTU of the job's interface differs across nodes", "net")
-NET111 = register_code("NET111", "node-software-differs", "fail", "driver_env",
-                       "Driver, CUDA, torch or NCCL version differs across nodes", "net")
-NET112 = register_code("NET112", "node-hardware-differs", "fail", "configuration",
-                       "GPU model, GPU count or RDMA port rates differ across nodes", "net")
-NET113 = register_code("NET113", "node-env-differs", "warn", "configuration",
-                       "NCCL_/TORCH_ environment differs across nodes", "net")
-NET114 = register_code("NET114", "node-missing", "fail", "rendezvous",
-                       "A rank never joined the multi-node check", "net")
-NET115 = register_code("NET115", "slow-node", "fail", "performance",
-                       "Node with far less point-to-point bandwidth than the others", "net")
-NET116 = register_code("NET116", "slow-link", "warn", "performance",
-                       "Link between two nodes slower than the others", "net")
+NET110 = register_code(
+    "NET110",
+    "mtu-differs-across-nodes",
+    "warn",
+    "nccl_network",
+    "MTU of the job's interface differs across nodes",
+    "net",
+)
+NET111 = register_code(
+    "NET111",
+    "node-software-differs",
+    "fail",
+    "driver_env",
+    "Driver, CUDA, torch or NCCL version differs across nodes",
+    "net",
+)
+NET112 = register_code(
+    "NET112",
+    "node-hardware-differs",
+    "fail",
+    "configuration",
+    "GPU model, GPU count or RDMA port rates differ across nodes",
+    "net",
+)
+NET113 = register_code(
+    "NET113",
+    "node-env-differs",
+    "warn",
+    "configuration",
+    "NCCL_/TORCH_ environment differs across nodes",
+    "net",
+)
+NET114 = register_code(
+    "NET114", "node-missing", "fail", "rendezvous", "A rank never joined the multi-node check", "net"
+)
+NET115 = register_code(
+    "NET115",
+    "slow-node",
+    "fail",
+    "performance",
+    "Node with far less point-to-point bandwidth than the others",
+    "net",
+)
+NET116 = register_code(
+    "NET116", "slow-link", "warn", "performance", "Link between two nodes slower than the others", "net"
+)
 
-SLOW_RATIO = config_key("net.slow_ratio", float, 0.5,
-                        "A node or link below this fraction of the median bandwidth is slow (NET115/NET116).")
+SLOW_RATIO = config_key(
+    "net.slow_ratio",
+    float,
+    0.5,
+    "A node or link below this fraction of the median bandwidth is slow (NET115/NET116).",
+)
 
-BANDWIDTH_BYTES = config_key("net.bandwidth_bytes", int, 4 << 20,
-                             "Largest bytes per send/recv in the multi-node bandwidth rounds (sizes ramp up from 64 KiB).")
+BANDWIDTH_BYTES = config_key(
+    "net.bandwidth_bytes",
+    int,
+    4 << 20,
+    "Largest bytes per send/recv in the multi-node bandwidth rounds (sizes ramp up from 64 KiB).",
+)
 
 SOFTWARE_FACTS = ("driver_version", "cuda_runtime", "torch_version", "nccl_version")
 HARDWARE_FACTS = ("gpu_count", "gpu_models", "rdma_rates")
@@ -63,8 +103,11 @@ def node_facts(snap: Snapshot) -> dict[str, Any]:
     if gpu_count is None and isinstance(topo_gpus, list):
         gpu_count = len(topo_gpus)
     ports = snap.value("net.ib.ports")
-    rates = (sorted(str(p.get("rate")) for p in ports.values() if p.get("state") == "ACTIVE")
-             if isinstance(ports, dict) else None)
+    rates = (
+        sorted(str(p.get("rate")) for p in ports.values() if p.get("state") == "ACTIVE")
+        if isinstance(ports, dict)
+        else None
+    )
     route = snap.value("net.master_route")
     env = snap.value("env.vars")
     return {
@@ -77,7 +120,9 @@ def node_facts(snap: Snapshot) -> dict[str, Any]:
         "rdma_rates": rates,
         "mtu": route.get("mtu") if isinstance(route, dict) else None,
         "interface": route.get("interface") if isinstance(route, dict) else None,
-        "env": {k: v for k, v in env.items() if k.startswith(ENV_PREFIXES)} if isinstance(env, dict) else None,
+        "env": {k: v for k, v in env.items() if k.startswith(ENV_PREFIXES)}
+        if isinstance(env, dict)
+        else None,
     }
 
 
@@ -116,7 +161,9 @@ def fmt_value(v: Any) -> str:
     return "unknown" if v is None else str(v)
 
 
-def _differences(nodes: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[int, list[tuple[str, Any, Any]]]:
+def _differences(
+    nodes: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> dict[int, list[tuple[str, Any, Any]]]:
     """rank -> [(fact, its value, the majority value)]."""
     out: dict[int, list[tuple[str, Any, Any]]] = {}
     for name in names:
@@ -133,11 +180,21 @@ def _fact_findings(snap: Snapshot, code: Any, names: Sequence[str], what: str) -
     for rank, diffs in sorted(_differences(nodes, names).items()):
         node = by_rank[rank]
         text = "; ".join(f"{f} {fmt_value(v)} (others: {fmt_value(ref)})" for f, v, ref in diffs)
-        out.append(code.finding(
-            f"{_label(node)} differs from the other {len(nodes) - 1} nodes in {what}: {text}",
-            scope=_scope(node), evidence=[Evidence(f"{_label(node)}: {f} = {fmt_value(v)}", key="cluster.nodes") for f, v, _ in diffs],
-            facts={"host": node.get("host"), "rank": rank, "differences": [
-                {"fact": f, "value": v, "majority": ref} for f, v, ref in diffs]}))
+        out.append(
+            code.finding(
+                f"{_label(node)} differs from the other {len(nodes) - 1} nodes in {what}: {text}",
+                scope=_scope(node),
+                evidence=[
+                    Evidence(f"{_label(node)}: {f} = {fmt_value(v)}", key="cluster.nodes")
+                    for f, v, _ in diffs
+                ],
+                facts={
+                    "host": node.get("host"),
+                    "rank": rank,
+                    "differences": [{"fact": f, "value": v, "majority": ref} for f, v, ref in diffs],
+                },
+            )
+        )
     return out
 
 
@@ -170,11 +227,19 @@ def env_consistency(snap: Snapshot, config: Config) -> list[Finding]:
     for rank, items in sorted(diffs.items()):
         node = by_rank[rank]
         text = "; ".join(f"{k}={v} (others: {ref})" for k, v, ref in items)
-        out.append(NET113.finding(
-            f"{_label(node)} has a different NCCL_/TORCH_ environment from the other {len(nodes) - 1} nodes: {text}",
-            scope=_scope(node), evidence=[Evidence(f"{_label(node)}: {k}={v}", key="cluster.nodes") for k, v, _ in items],
-            facts={"host": node.get("host"), "rank": rank,
-                   "differences": [{"variable": k, "value": v, "majority": ref} for k, v, ref in items]}))
+        out.append(
+            NET113.finding(
+                f"{_label(node)} has a different NCCL_/TORCH_ environment from the other {len(nodes) - 1} "
+                f"nodes: {text}",
+                scope=_scope(node),
+                evidence=[Evidence(f"{_label(node)}: {k}={v}", key="cluster.nodes") for k, v, _ in items],
+                facts={
+                    "host": node.get("host"),
+                    "rank": rank,
+                    "differences": [{"variable": k, "value": v, "majority": ref} for k, v, ref in items],
+                },
+            )
+        )
     return out
 
 
@@ -197,20 +262,37 @@ def missing_ranks(snap: Snapshot, config: Config) -> list[Finding]:
     if len(missing) > MISSING_ONE_BY_ONE:
         ranks = [int(m["rank"]) for m in missing]
         hosts = [str(m["host"]) for m in missing if m.get("host")]
-        return [NET114.finding(
-            f"{count_label(ranks)} of {total} did not report within {waited} s; {len(arrived)} arrived ({shown})",
-            evidence=[Evidence(f"no report from {count_label(ranks)}", key="cluster.missing")],
-            facts={"ranks": rank_ranges(ranks, max_runs=64), "count": len(ranks),
-                   "hosts": hosts[:MISSING_ONE_BY_ONE * 4], "arrived": len(arrived)})]
+        return [
+            NET114.finding(
+                f"{count_label(ranks)} of {total} did not report within {waited} s; {len(arrived)} arrived "
+                f"({shown})",
+                evidence=[Evidence(f"no report from {count_label(ranks)}", key="cluster.missing")],
+                facts={
+                    "ranks": rank_ranges(ranks, max_runs=64),
+                    "count": len(ranks),
+                    "hosts": hosts[: MISSING_ONE_BY_ONE * 4],
+                    "arrived": len(arrived),
+                },
+            )
+        ]
     out = []
     for item in missing:
         rank = int(item["rank"])
         host = item.get("host")
         where = f"rank {rank}" + (f" (expected on {host})" if host else "")
-        out.append(NET114.finding(
-            f"{where} did not report within {item.get('waited_s')} s; {len(arrived)} of {total} ranks arrived ({shown})",
-            scope=Scope(host=host, rank=rank), evidence=[Evidence(f"rank {rank}: no report", key="cluster.missing")],
-            facts={"rank": rank, "host": host, "arrived": [n.get("host") for n in arrived[:MISSING_ONE_BY_ONE * 4]]}))
+        out.append(
+            NET114.finding(
+                f"{where} did not report within {item.get('waited_s')} s; {len(arrived)} of {total} ranks "
+                f"arrived ({shown})",
+                scope=Scope(host=host, rank=rank),
+                evidence=[Evidence(f"rank {rank}: no report", key="cluster.missing")],
+                facts={
+                    "rank": rank,
+                    "host": host,
+                    "arrived": [n.get("host") for n in arrived[: MISSING_ONE_BY_ONE * 4]],
+                },
+            )
+        )
     return out
 
 
@@ -251,25 +333,56 @@ def bandwidth(snap: Snapshot, config: Config) -> list[Finding]:
     out = []
     for r in sorted(slow):
         mine = [p for p in pairs if r in (int(p["src"]), int(p["dst"]))]
-        out.append(NET115.finding(
-            f"{hosts[r]} (rank {r}) reaches at best {_gb(best[r])} to any peer against a median of {_gb(med)} "
-            f"over {len(best)} nodes ({best[r] / med:.2g}x)",
-            scope=Scope(host=hosts[r], rank=r),
-            evidence=[Evidence(f"{p['src_host']} -> {p['dst_host']}: {_gb(float(p['gbytes_per_s']))}",
-                               key="cluster.bandwidth") for p in mine],
-            facts={"host": hosts[r], "rank": r, "best_gbytes_per_s": best[r], "median_gbytes_per_s": med,
-                   "ratio": best[r] / med}))
+        out.append(
+            NET115.finding(
+                f"{hosts[r]} (rank {r}) reaches at best {_gb(best[r])} to any peer against a median of "
+                f"{_gb(med)} "
+                f"over {len(best)} nodes ({best[r] / med:.2g}x)",
+                scope=Scope(host=hosts[r], rank=r),
+                evidence=[
+                    Evidence(
+                        f"{p['src_host']} -> {p['dst_host']}: {_gb(float(p['gbytes_per_s']))}",
+                        key="cluster.bandwidth",
+                    )
+                    for p in mine
+                ],
+                facts={
+                    "host": hosts[r],
+                    "rank": r,
+                    "best_gbytes_per_s": best[r],
+                    "median_gbytes_per_s": med,
+                    "ratio": best[r] / med,
+                },
+            )
+        )
     healthy = [p for p in pairs if int(p["src"]) not in slow and int(p["dst"]) not in slow]
     if len(healthy) >= 3:
         pmed = statistics.median(float(p["gbytes_per_s"]) for p in healthy)
         for p in healthy:
             bw = float(p["gbytes_per_s"])
             if bw < ratio * pmed:
-                out.append(NET116.finding(
-                    f"{p['src_host']} -> {p['dst_host']} moved {_gb(bw)} against a median of {_gb(pmed)} over "
-                    f"{len(healthy)} links ({bw / pmed:.2f}x); both nodes are fast with other peers",
-                    scope=Scope(host=str(p["src_host"]), rank=int(p["src"]), link=f"{p['src_host']}->{p['dst_host']}"),
-                    evidence=[Evidence(f"{p['src_host']} -> {p['dst_host']}: {_gb(bw)}", key="cluster.bandwidth")],
-                    facts={"src_host": p["src_host"], "dst_host": p["dst_host"], "gbytes_per_s": bw,
-                           "median_gbytes_per_s": pmed, "ratio": bw / pmed}))
+                out.append(
+                    NET116.finding(
+                        f"{p['src_host']} -> {p['dst_host']} moved {_gb(bw)} against a median of {_gb(pmed)} "
+                        f"over "
+                        f"{len(healthy)} links ({bw / pmed:.2f}x); both nodes are fast with other peers",
+                        scope=Scope(
+                            host=str(p["src_host"]),
+                            rank=int(p["src"]),
+                            link=f"{p['src_host']}->{p['dst_host']}",
+                        ),
+                        evidence=[
+                            Evidence(
+                                f"{p['src_host']} -> {p['dst_host']}: {_gb(bw)}", key="cluster.bandwidth"
+                            )
+                        ],
+                        facts={
+                            "src_host": p["src_host"],
+                            "dst_host": p["dst_host"],
+                            "gbytes_per_s": bw,
+                            "median_gbytes_per_s": pmed,
+                            "ratio": bw / pmed,
+                        },
+                    )
+                )
     return out

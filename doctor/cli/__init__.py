@@ -52,14 +52,20 @@ COMMAND_HELP: dict[str, str] = {
     "collect": "Write a snapshot of everything probed (support bundle; input of check --from).",
     "list": "List every finding code with slug, severity and title.",
     "explain": "Show the playbook of a finding code or slug.",
-    "diagnose": "Find the root cause of a failed run in its logs and flight-recorder dumps (exit 1 when found).",
-    "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP run, and diagnose it.",
+    "diagnose": "Find the root cause of a failed run in its logs and flight-recorder dumps (exit 1 when "
+    "found).",
+    "repro": "Reproduce an OOM, a collective timeout or load imbalance in a small instrumented DDP/PP/TP "
+    "run, and diagnose it.",
     "plan": "Predict memory and communication per GPU for dp x tp x pp x ZeRO layouts before a job runs.",
-    "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings), `bench scaling` (speedup per added rank).",
-    "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo -m).",
-    "verify": "Check that N ranks train your model exactly as one process does, and name the bug if not (exit 0/1/2).",
+    "bench": "Benchmarks on their own: `bench collectives` (nccl-tests style sweep, correctness, findings), "
+    "`bench scaling` (speedup per added rank).",
+    "topo": "Print the GPU/NIC topology matrix of this node (PCIe paths, NUMA nodes; like nvidia-smi topo "
+    "-m).",
+    "verify": "Check that N ranks train your model exactly as one process does, and name the bug if not "
+    "(exit 0/1/2).",
     "hang": "What every live rank of a job is doing now, and the rank the others wait for (exit 0/1/2/3).",
-    "run": "Run a job script's launcher under watch: snapshot a hang before the job is killed, diagnose at the end.",
+    "run": "Run a job script's launcher under watch: snapshot a hang before the job is killed, diagnose at "
+    "the end.",
 }
 
 
@@ -103,8 +109,12 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pgdoctor")
-@click.option("--wide", is_flag=True, expose_value=False,
-              help="Console tables at their full width, lines never wrapped (anywhere on the command line).")
+@click.option(
+    "--wide",
+    is_flag=True,
+    expose_value=False,
+    help="Console tables at their full width, lines never wrapped (anywhere on the command line).",
+)
 def cli() -> None:
     """pgdoctor: diagnose and troubleshoot multi-GPU distributed PyTorch training.
 
@@ -125,7 +135,9 @@ def _console_width(args: list[str]) -> list[str]:
     once for every renderer (pgdoctor.knowledge.terminal)."""
     from pgdoctor.knowledge import terminal
 
-    head, sep, tail = (args[:args.index("--")], ["--"], args[args.index("--") + 1:]) if "--" in args else (args, [], [])
+    head, sep, tail = (
+        (args[: args.index("--")], ["--"], args[args.index("--") + 1 :]) if "--" in args else (args, [], [])
+    )
     wide = "--wide" in head
     if sys.stdout.isatty():
         # COLUMNS, when set, wins over the terminal's own size (shutil's rule). Into a pipe it does
@@ -244,8 +256,10 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
             rc = EXIT_INCOMPLETE
         elif isinstance(exc, OSError):
             # The environment refused (stdout on a full disk, a file that vanished): one line.
-            click.echo(f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
-                       err=True)
+            click.echo(
+                f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
+                err=True,
+            )
             rc = EXIT_USAGE
         else:
             rc = _internal_error(exc)
@@ -291,8 +305,11 @@ def _internal_error(exc: BaseException) -> int:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     message = clip(str(exc).splitlines()[0], 300) if str(exc) else ""
-    click.echo(f"pgdoctor: internal error: {type(exc).__name__}: {message}{where} "
-               f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)", err=True)
+    click.echo(
+        f"pgdoctor: internal error: {type(exc).__name__}: {message}{where} "
+        f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)",
+        err=True,
+    )
     if os.environ.get("PGDOCTOR_TRACEBACK"):
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     return EXIT_INTERNAL

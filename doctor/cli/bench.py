@@ -48,9 +48,14 @@ class _Bar:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-            self.progress = Progress(TextColumn("collectives"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("{task.description}"), console=Console(file=sys.stderr),
-                                     transient=True)
+            self.progress = Progress(
+                TextColumn("collectives"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                console=Console(file=sys.stderr),
+                transient=True,
+            )
 
     def __enter__(self) -> _Bar:
         if self.progress is not None:
@@ -68,28 +73,69 @@ class _Bar:
 
 
 @bench.command("collectives")
-@click.option("--ops", default=None, metavar="OP,...",
-              help="all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv, reduce, or all.")
-@click.option("--min-bytes", callback=_bytes, default="8", show_default=True, help="Smallest size (8, 64K, 1M...).")
-@click.option("--max-bytes", callback=_bytes, default=None, help="Largest size [default: 256M on GPU, 64M on CPU].")
-@click.option("--iters", type=click.IntRange(min=1), default=20, show_default=True, help="Timed iterations per size.")
-@click.option("--warmup", type=click.IntRange(min=0), default=5, show_default=True, help="Untimed iterations per size.")
-@click.option("--nproc", type=click.IntRange(min=1, max=MAX_LOCAL_RANKS), default=None,
-              help="Spawn N local ranks [default: one per GPU; required without GPUs or a launcher].")
+@click.option(
+    "--ops",
+    default=None,
+    metavar="OP,...",
+    help="all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv, reduce, or all.",
+)
+@click.option(
+    "--min-bytes", callback=_bytes, default="8", show_default=True, help="Smallest size (8, 64K, 1M...)."
+)
+@click.option(
+    "--max-bytes", callback=_bytes, default=None, help="Largest size [default: 256M on GPU, 64M on CPU]."
+)
+@click.option(
+    "--iters", type=click.IntRange(min=1), default=20, show_default=True, help="Timed iterations per size."
+)
+@click.option(
+    "--warmup", type=click.IntRange(min=0), default=5, show_default=True, help="Untimed iterations per size."
+)
+@click.option(
+    "--nproc",
+    type=click.IntRange(min=1, max=MAX_LOCAL_RANKS),
+    default=None,
+    help="Spawn N local ranks [default: one per GPU; required without GPUs or a launcher].",
+)
 @click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True)
-@click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5), default=30.0, show_default=True,
-              help="A stage (init, one op at one size) longer than this is a hang naming the missing ranks.")
-@click.option("--init-timeout", "init_timeout_s", type=FiniteFloat(min=0.5), default=None,
-              help="Bound on the process-group init [default: --timeout, at least 15 s for --nproc ranks, "
-                   "which import torch before they join; at least 60 s inside a launcher, whose ranks may "
-                   "start minutes apart].")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="TOML file of thresholds and expectations.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=FiniteFloat(min=0.5),
+    default=30.0,
+    show_default=True,
+    help="A stage (init, one op at one size) longer than this is a hang naming the missing ranks.",
+)
+@click.option(
+    "--init-timeout",
+    "init_timeout_s",
+    type=FiniteFloat(min=0.5),
+    default=None,
+    help="Bound on the process-group init [default: --timeout, at least 15 s for --nproc ranks, "
+    "which import torch before they join; at least 60 s inside a launcher, whose ranks may "
+    "start minutes apart].",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="TOML file of thresholds and expectations.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--fail-on", type=click.Choice(["warn", "fail"]), default="fail", show_default=True)
 def collectives(
-    ops: Optional[str], min_bytes: int, max_bytes: Optional[int], iters: int, warmup: int, nproc: Optional[int],
-    backend: str, timeout_s: float, init_timeout_s: Optional[float], config_path: Optional[str], as_json: bool,
+    ops: Optional[str],
+    min_bytes: int,
+    max_bytes: Optional[int],
+    iters: int,
+    warmup: int,
+    nproc: Optional[int],
+    backend: str,
+    timeout_s: float,
+    init_timeout_s: Optional[float],
+    config_path: Optional[str],
+    as_json: bool,
     fail_on: str,
 ) -> None:
     """Bandwidth, latency and correctness of collectives through this torch.distributed.
@@ -116,16 +162,25 @@ def collectives(
         raise UserError(f"torch is not importable: {exc}") from None
     if nproc is None and not in_launcher:
         if gpus == 0:
-            raise UserError("no GPU visible and no torchrun/srun launch: pass --nproc N to run N local gloo ranks")
+            raise UserError(
+                "no GPU visible and no torchrun/srun launch: pass --nproc N to run N local gloo ranks"
+            )
         nproc = gpus
     chosen = choose_backend(backend, gpus)
     if chosen == "nccl" and gpus == 0:
         raise UserError("--backend nccl needs a visible GPU")
     top = max_bytes if max_bytes is not None else ((256 << 20) if chosen == "nccl" else (64 << 20))
     try:
-        spec = SweepSpec(ops=op_list, min_bytes=min_bytes, max_bytes=top, iters=iters, warmup=warmup,
-                         backend=chosen, op_timeout_s=timeout_s,
-                         init_timeout_s=init_timeout_s or max(timeout_s, 60.0 if in_launcher else SPAWNED_INIT_S))
+        spec = SweepSpec(
+            ops=op_list,
+            min_bytes=min_bytes,
+            max_bytes=top,
+            iters=iters,
+            warmup=warmup,
+            backend=chosen,
+            op_timeout_s=timeout_s,
+            init_timeout_s=init_timeout_s or max(timeout_s, 60.0 if in_launcher else SPAWNED_INIT_S),
+        )
     except ValueError as exc:
         raise UserError(str(exc)) from None
     from pgdoctor.model import Severity, exit_code
@@ -140,7 +195,9 @@ def collectives(
             raise UserError(str(exc)) from None
         except SweepInterrupted as stop:
             run, interrupted = stop.run, True
-    why = f"interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes" if interrupted else ""
+    why = (
+        f"interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes" if interrupted else ""
+    )
     report = _report(run, env, config, start, chosen == "nccl", Severity(fail_on), why)
     if interrupted:
         import dataclasses
@@ -149,7 +206,10 @@ def collectives(
     _emit(run, report, as_json)
     if interrupted:
         # What finished is printed above; the exit says the sweep did not (130, like any Ctrl-C).
-        click.echo(f"pgdoctor: interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes", err=True)
+        click.echo(
+            f"pgdoctor: interrupted after {len(run.rows)} of {len(spec.steps(run.world_size))} sizes",
+            err=True,
+        )
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
     code = exit_code(report)
     if run.launcher != "spawn" and any(p["kind"] == "hang" for p in run.problems):
@@ -161,14 +221,23 @@ def collectives(
     raise click.exceptions.Exit(code)
 
 
-def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool, fail_on: Any,
-            interrupted: str = "") -> Any:
+def _report(
+    run: Any, env: dict[str, str], config: Any, start: float, gpu: bool, fail_on: Any, interrupted: str = ""
+) -> Any:
     from pgdoctor.engine.runner import Selection, build_report, collect
     from pgdoctor.model import ProbeResult, Snapshot, Status
 
     # An interrupted sweep did not measure the area: its probe says so (the area is [-], not [ok]).
-    probes = [ProbeResult("collectives", "collectives", Status.UNAVAILABLE if interrupted else Status.PASSED,
-                          interrupted, run.duration_s, tuple(run.to_measurements()))]
+    probes = [
+        ProbeResult(
+            "collectives",
+            "collectives",
+            Status.UNAVAILABLE if interrupted else Status.PASSED,
+            interrupted,
+            run.duration_s,
+            tuple(run.to_measurements()),
+        )
+    ]
     if gpu:
         # The expectation rests on NVLink/PCIe/NIC facts: the quick GPU and network probes give them.
         from pgdoctor.probes.base import ProbeContext
@@ -177,12 +246,27 @@ def _report(run: Any, env: dict[str, str], config: Any, start: float, gpu: bool,
         probes.extend(p for p in facts.probes if p.name in ("gpu", "ib"))
     from pgdoctor import __version__
 
-    snap = Snapshot(host=socket.gethostname(), time_unix=start, pgdoctor_version=__version__, level="bench",
-                    probes=tuple(probes))
-    return build_report("bench collectives", snap, config, Selection(only=("collectives",)),
-                        meta={"launcher": run.launcher, "backend": run.backend, "world_size": run.world_size,
-                              "rank": run.rank, "duration_s": round(run.duration_s, 3),
-                              "fail_on": fail_on.value})
+    snap = Snapshot(
+        host=socket.gethostname(),
+        time_unix=start,
+        pgdoctor_version=__version__,
+        level="bench",
+        probes=tuple(probes),
+    )
+    return build_report(
+        "bench collectives",
+        snap,
+        config,
+        Selection(only=("collectives",)),
+        meta={
+            "launcher": run.launcher,
+            "backend": run.backend,
+            "world_size": run.world_size,
+            "rank": run.rank,
+            "duration_s": round(run.duration_s, 3),
+            "fail_on": fail_on.value,
+        },
+    )
 
 
 def _emit(run: Any, report: Any, as_json: bool) -> None:
@@ -201,11 +285,20 @@ def _emit(run: Any, report: Any, as_json: bool) -> None:
         return
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     info = run.info
-    where = ", ".join(str(x) for x in (info.get("device_name"), f"torch {info['torch']}" if "torch" in info else None,
-                                       f"NCCL {info['nccl_version']}" if "nccl_version" in info else None) if x)
-    header = (f"pgdoctor bench collectives: {run.world_size} rank(s), {run.backend}, {run.launcher}"
-              f"{' (' + where + ')' if where else ''}; iters {run.spec.iters}, warmup {run.spec.warmup}; "
-              f"{run.duration_s:.1f} s")
+    where = ", ".join(
+        str(x)
+        for x in (
+            info.get("device_name"),
+            f"torch {info['torch']}" if "torch" in info else None,
+            f"NCCL {info['nccl_version']}" if "nccl_version" in info else None,
+        )
+        if x
+    )
+    header = (
+        f"pgdoctor bench collectives: {run.world_size} rank(s), {run.backend}, {run.launcher}"
+        f"{' (' + where + ')' if where else ''}; iters {run.spec.iters}, warmup {run.spec.warmup}; "
+        f"{run.duration_s:.1f} s"
+    )
     planned: dict[str, int] = {}
     for op, _ in run.spec.steps(run.world_size):
         planned[op] = planned.get(op, 0) + 1
@@ -228,19 +321,53 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
 
 @bench.command("scaling")
 @click.argument("entry")
-@click.option("--nproc", "nprocs", callback=_sizes, default="1,2", show_default=True, metavar="N,...",
-              help="World sizes to measure (1, the baseline, is always measured).")
-@click.option("--steps", type=click.IntRange(1, 1000), default=5, show_default=True, help="Timed steps per size.")
+@click.option(
+    "--nproc",
+    "nprocs",
+    callback=_sizes,
+    default="1,2",
+    show_default=True,
+    metavar="N,...",
+    help="World sizes to measure (1, the baseline, is always measured).",
+)
+@click.option(
+    "--steps", type=click.IntRange(1, 1000), default=5, show_default=True, help="Timed steps per size."
+)
 @click.option("--backend", type=click.Choice(["gloo", "nccl"]), default="gloo", show_default=True)
-@click.option("--strong", is_flag=True, help="Keep the global batch (rank r trains data(r, N, step)); default: weak scaling.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=5.0), default=180.0, show_default=True,
-              help="Bound on each size's run in seconds.")
+@click.option(
+    "--strong",
+    is_flag=True,
+    help="Keep the global batch (rank r trains data(r, N, step)); default: weak scaling.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=5.0),
+    default=180.0,
+    show_default=True,
+    help="Bound on each size's run in seconds.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
-@click.option("--format", "fmt", type=click.Choice(["console", "json", "html"]), default="console", show_default=True,
-              help="html: the report with the speedup plot (SVG).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["console", "json", "html"]),
+    default="console",
+    show_default=True,
+    help="html: the report with the speedup plot (SVG).",
+)
 @output_options()
-def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: bool, timeout_s: float, as_json: bool,
-            fmt: str, output: Optional[str]) -> None:
+def scaling(
+    entry: str,
+    nprocs: list[int],
+    steps: int,
+    backend: str,
+    strong: bool,
+    timeout_s: float,
+    as_json: bool,
+    fmt: str,
+    output: Optional[str],
+) -> None:
     """Speedup and efficiency of ENTRY at each world size against one process, where the time
     goes (compute, communication, exposed), and the planner's prediction beside it."""
     from pgdoctor.model import Report, exit_code, sorted_findings
@@ -249,18 +376,39 @@ def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: boo
 
     try:
         entry = check(entry)
-        rows, grad_bytes = run_scaling(entry, nprocs, steps, backend, strong, timeout_s,
-                                       progress=lambda m: click.echo(f"pgdoctor: {m}", err=True))
+        rows, grad_bytes = run_scaling(
+            entry,
+            nprocs,
+            steps,
+            backend,
+            strong,
+            timeout_s,
+            progress=lambda m: click.echo(f"pgdoctor: {m}", err=True),
+        )
     except EntryError as exc:
         raise UserError(exc.text()) from None
     except RuntimeError as exc:
         raise UserError(str(exc)) from None
     found = findings(rows)
-    report = Report(command="bench scaling", snapshot=None, findings=tuple(sorted_findings(found)),
-                    meta={"host": socket.gethostname(), "entry": entry, "backend": backend,
-                          "mode": "strong" if strong else "weak", "steps": steps},
-                    extra={"scaling": {"rows": [r.to_json() for r in rows], "grad_bytes": grad_bytes,
-                                       "mode": "strong" if strong else "weak"}})
+    report = Report(
+        command="bench scaling",
+        snapshot=None,
+        findings=tuple(sorted_findings(found)),
+        meta={
+            "host": socket.gethostname(),
+            "entry": entry,
+            "backend": backend,
+            "mode": "strong" if strong else "weak",
+            "steps": steps,
+        },
+        extra={
+            "scaling": {
+                "rows": [r.to_json() for r in rows],
+                "grad_bytes": grad_bytes,
+                "mode": "strong" if strong else "weak",
+            }
+        },
+    )
     fmt = "json" if as_json else fmt
     if fmt == "json" and not output:
         from pgdoctor.cli import emit_json
@@ -273,14 +421,18 @@ def scaling(entry: str, nprocs: list[int], steps: int, backend: str, strong: boo
     else:
         from pgdoctor.render.console import render as render_report
 
-        click.echo(f"pgdoctor bench scaling {entry}: {'strong' if strong else 'weak'} scaling, {backend}, "
-                   f"gradients {grad_bytes / 2**20:.2f} MiB; times in ms (medians; a step is the slowest rank's)")
+        click.echo(
+            f"pgdoctor bench scaling {entry}: {'strong' if strong else 'weak'} scaling, {backend}, "
+            f"gradients {grad_bytes / 2**20:.2f} MiB; times in ms (medians; a step is the slowest rank's)"
+        )
         click.echo(table(rows))
         for line in prediction_note(rows):
             click.echo(line)
         if found:
             click.echo()
-            render_report(report, sys.stdout, sys.stdout.isatty() and "NO_COLOR" not in os.environ, details=False)
+            render_report(
+                report, sys.stdout, sys.stdout.isatty() and "NO_COLOR" not in os.environ, details=False
+            )
         else:
             click.echo(report.verdict.summary())
     raise click.exceptions.Exit(exit_code(report))

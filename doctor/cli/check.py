@@ -53,23 +53,58 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
         click.option("--only", metavar="AREA|CODE,...", help="Run only these areas or codes."),
         click.option("--skip", metavar="AREA|CODE,...", help="Skip these areas or codes."),
-        click.option("--level", type=click.Choice(LEVELS), default="standard", show_default=True,
-                     help="quick: no torch import, no processes; full: load tests."),
-        click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.1), default=120.0, show_default=True,
-                     help="Bound on the whole run, in seconds."),
-        click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-                     help="TOML file of thresholds and expectations."),
-        click.option("--expect-gpus", type=click.IntRange(min=0), default=None,
-                     help="GPUs this node must have."),
+        click.option(
+            "--level",
+            type=click.Choice(LEVELS),
+            default="standard",
+            show_default=True,
+            help="quick: no torch import, no processes; full: load tests.",
+        ),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=FiniteFloat(min=0.1),
+            default=120.0,
+            show_default=True,
+            help="Bound on the whole run, in seconds.",
+        ),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="TOML file of thresholds and expectations.",
+        ),
+        click.option(
+            "--expect-gpus", type=click.IntRange(min=0), default=None, help="GPUs this node must have."
+        ),
         click.option("--force", is_flag=True, help="Run heavy probes even on GPUs other processes use."),
-        click.option("--all-pairs", is_flag=True,
-                     help="Multi-node net check: measure every node pair, not only neighbours."),
-        click.option("--nproc", type=click.IntRange(min=1, max=MAX_LOCAL_RANKS), default=None,
-                     help="Collective probe: spawn N local ranks (default: one per GPU; none without GPUs)."),
-        click.option("--backend", type=click.Choice(["auto", "nccl", "gloo"]), default="auto", show_default=True,
-                     help="Collective probe backend: NCCL on GPUs, gloo on CPU."),
-        click.option("--collective-timeout", "collective_timeout_s", type=FiniteFloat(min=0.5), default=30.0,
-                     show_default=True, help="A collective (or init) stuck longer than this names the missing ranks."),
+        click.option(
+            "--all-pairs",
+            is_flag=True,
+            help="Multi-node net check: measure every node pair, not only neighbours.",
+        ),
+        click.option(
+            "--nproc",
+            type=click.IntRange(min=1, max=MAX_LOCAL_RANKS),
+            default=None,
+            help="Collective probe: spawn N local ranks (default: one per GPU; none without GPUs).",
+        ),
+        click.option(
+            "--backend",
+            type=click.Choice(["auto", "nccl", "gloo"]),
+            default="auto",
+            show_default=True,
+            help="Collective probe backend: NCCL on GPUs, gloo on CPU.",
+        ),
+        click.option(
+            "--collective-timeout",
+            "collective_timeout_s",
+            type=FiniteFloat(min=0.5),
+            default=30.0,
+            show_default=True,
+            help="A collective (or init) stuck longer than this names the missing ranks.",
+        ),
     ]
     return functools.reduce(lambda f, opt: opt(f), reversed(opts), fn)
 
@@ -82,8 +117,13 @@ def with_cli_overrides(config: Config, expect_gpus: Optional[int]) -> Config:
     return Config({**config, "expect.gpus": expect_gpus})
 
 
-def prepare(only: Optional[str], skip: Optional[str], config_path: Optional[str], expect_gpus: Optional[int],
-            **options: Any) -> tuple[Selection, Config, dict[str, Any]]:
+def prepare(
+    only: Optional[str],
+    skip: Optional[str],
+    config_path: Optional[str],
+    expect_gpus: Optional[int],
+    **options: Any,
+) -> tuple[Selection, Config, dict[str, Any]]:
     """What every probing command does first: plugins, --only/--skip, the config (with the CLI's
     expectations folded in) and the options the probes read."""
     load_plugins()
@@ -115,35 +155,69 @@ def _load_snapshot(path: str) -> Snapshot:
     except UnicodeDecodeError:
         raise UserError(f"{path} is not a text file (a snapshot is JSON from `pgdoctor collect`)") from None
     except (SnapshotFormatError, RecursionError) as exc:
-        raise UserError(f"{path}: {exc if isinstance(exc, SnapshotFormatError) else 'nested too deep'}") from None
+        raise UserError(
+            f"{path}: {exc if isinstance(exc, SnapshotFormatError) else 'nested too deep'}"
+        ) from None
 
 
 @click.command()
 @probe_options
-@click.option("--from", "from_path", type=click.Path(dir_okay=False), default=None,
-              help="Check a saved snapshot instead of probing this host.")
+@click.option(
+    "--from",
+    "from_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Check a saved snapshot instead of probing this host.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
 @output_options()
 @click.option("--fail-on", type=click.Choice(["warn", "fail"]), default="fail", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 def check(
-    only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
-    expect_gpus: Optional[int], force: bool, all_pairs: bool, nproc: Optional[int], backend: str,
-    collective_timeout_s: float, from_path: Optional[str], as_json: bool,
-    fmt: Optional[str], output: Optional[str], fail_on: str, exit_zero: bool,
+    only: Optional[str],
+    skip: Optional[str],
+    level: str,
+    timeout_s: float,
+    config_path: Optional[str],
+    expect_gpus: Optional[int],
+    force: bool,
+    all_pairs: bool,
+    nproc: Optional[int],
+    backend: str,
+    collective_timeout_s: float,
+    from_path: Optional[str],
+    as_json: bool,
+    fmt: Optional[str],
+    output: Optional[str],
+    fail_on: str,
+    exit_zero: bool,
 ) -> None:
     """Pre-flight: probe this host (or read --from) and report findings."""
-    selection, config, options = prepare(only, skip, config_path, expect_gpus, force=force, nproc=nproc,
-                                         backend=backend, collective_timeout_s=collective_timeout_s,
-                                         timeout_s=timeout_s)
+    selection, config, options = prepare(
+        only,
+        skip,
+        config_path,
+        expect_gpus,
+        force=force,
+        nproc=nproc,
+        backend=backend,
+        collective_timeout_s=collective_timeout_s,
+        timeout_s=timeout_s,
+    )
     from pgdoctor.engine import multinode
 
     if not from_path and multinode.wanted(os.environ, selection):
-        result = multinode.run_check(make_context(level, config, options), selection, config, timeout_s,
-                                     all_pairs=all_pairs, fail_on=Severity(fail_on), exit_zero=exit_zero,
-                                     meta={"options": options | {"all_pairs": all_pairs}, "from": None,
-                                           "fail_on": fail_on})
+        result = multinode.run_check(
+            make_context(level, config, options),
+            selection,
+            config,
+            timeout_s,
+            all_pairs=all_pairs,
+            fail_on=Severity(fail_on),
+            exit_zero=exit_zero,
+            meta={"options": options | {"all_pairs": all_pairs}, "from": None, "fail_on": fail_on},
+        )
         if result.report is not None:
             write_report(result.report, "json" if as_json else (fmt or "console"), output)
         raise click.exceptions.Exit(result.code)
@@ -164,7 +238,9 @@ def check(
     raise click.exceptions.Exit(exit_code(report, exit_zero))
 
 
-def _check_saved(path: str, config: Any, selection: Selection, meta: dict[str, Any], timeout_s: float) -> Report:
+def _check_saved(
+    path: str, config: Any, selection: Selection, meta: dict[str, Any], timeout_s: float
+) -> Report:
     """`check --from`: no probe runs, but --timeout still bounds the run (a 66 MB snapshot once
     took 38 s under --timeout 1)."""
     from pgdoctor.engine.deadline import DeadlineExceeded, deadline
@@ -173,7 +249,9 @@ def _check_saved(path: str, config: Any, selection: Selection, meta: dict[str, A
         with deadline(timeout_s):
             return build_report("check", _load_snapshot(path), config, selection, meta=meta)
     except DeadlineExceeded:
-        click.echo(f"pgdoctor: incomplete: checking {path} did not finish within --timeout {timeout_s:g} s", err=True)
+        click.echo(
+            f"pgdoctor: incomplete: checking {path} did not finish within --timeout {timeout_s:g} s", err=True
+        )
         raise click.exceptions.Exit(EXIT_INCOMPLETE) from None
 
 
@@ -191,14 +269,31 @@ def write_report(report: Report, fmt: str, output: Optional[str], render: Option
 @probe_options
 @output_options("Snapshot file to write (JSON); '-' for stdout.", required=True)
 def collect(
-    only: Optional[str], skip: Optional[str], level: str, timeout_s: float, config_path: Optional[str],
-    expect_gpus: Optional[int], force: bool, all_pairs: bool, nproc: Optional[int], backend: str,
-    collective_timeout_s: float, output: str,
+    only: Optional[str],
+    skip: Optional[str],
+    level: str,
+    timeout_s: float,
+    config_path: Optional[str],
+    expect_gpus: Optional[int],
+    force: bool,
+    all_pairs: bool,
+    nproc: Optional[int],
+    backend: str,
+    collective_timeout_s: float,
+    output: str,
 ) -> None:
     """Write a snapshot of everything probed: the support bundle and the input of check --from."""
-    selection, config, options = prepare(only, skip, config_path, expect_gpus, force=force, nproc=nproc,
-                                         backend=backend, collective_timeout_s=collective_timeout_s,
-                                         timeout_s=timeout_s)
+    selection, config, options = prepare(
+        only,
+        skip,
+        config_path,
+        expect_gpus,
+        force=force,
+        nproc=nproc,
+        backend=backend,
+        collective_timeout_s=collective_timeout_s,
+        timeout_s=timeout_s,
+    )
     snapshot = collect_snapshot(make_context(level, config, options), selection, timeout_s, _progress)
     text = snapshot.dumps()
     if output == "-":

@@ -16,21 +16,48 @@ from pgdoctor.model import exit_code
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option("--flight-recorder", "fr_dirs", multiple=True, metavar="DIR",
-              help="Directory (or file) of per-rank flight-recorder dumps, pickle or JSON. Repeatable.")
+@click.option(
+    "--flight-recorder",
+    "fr_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="Directory (or file) of per-rank flight-recorder dumps, pickle or JSON. Repeatable.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", default=None, help="Output format (console, json, ...).")
 @output_options()
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
-@click.option("--all-steps", is_flag=True,
-              help="Profiler traces: analyse the last ProfilerStep too (left out by default, as HTA does).")
-@click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.1), default=600.0, show_default=True,
-              help="Bound the whole diagnosis (a pipe that never ends, a huge directory): exit 3 past it.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="TOML config (as for check): the traces.* thresholds of the profiler-trace findings.")
-def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fmt: Optional[str],
-             output: Optional[str], exit_zero: bool, all_steps: bool, timeout_s: float,
-             config_path: Optional[str]) -> None:
+@click.option(
+    "--all-steps",
+    is_flag=True,
+    help="Profiler traces: analyse the last ProfilerStep too (left out by default, as HTA does).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=FiniteFloat(min=0.1),
+    default=600.0,
+    show_default=True,
+    help="Bound the whole diagnosis (a pipe that never ends, a huge directory): exit 3 past it.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="TOML config (as for check): the traces.* thresholds of the profiler-trace findings.",
+)
+def diagnose(
+    paths: tuple[str, ...],
+    fr_dirs: tuple[str, ...],
+    as_json: bool,
+    fmt: Optional[str],
+    output: Optional[str],
+    exit_zero: bool,
+    all_steps: bool,
+    timeout_s: float,
+    config_path: Optional[str],
+) -> None:
     """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
     from pgdoctor.cli.check import write_report
@@ -56,12 +83,16 @@ def diagnose(paths: tuple[str, ...], fr_dirs: tuple[str, ...], as_json: bool, fm
             raise UserError(str(exc)) from None
     fmt = "json" if as_json else (fmt or "console")
     if fmt != "console" and fmt not in FORMATS:
-        raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")
+        raise UserError(
+            f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})"
+        )
     try:
         with deadline(timeout_s):
             report = diagnose_paths(list(paths), list(fr_dirs), all_steps=all_steps, config=config)
     except DeadlineExceeded:
-        click.echo(f"pgdoctor: incomplete: diagnose did not finish within --timeout {timeout_s:g} s", err=True)
+        click.echo(
+            f"pgdoctor: incomplete: diagnose did not finish within --timeout {timeout_s:g} s", err=True
+        )
         raise click.exceptions.Exit(EXIT_INCOMPLETE) from None
     except (SourceError, DumpError) as exc:
         raise UserError(str(exc)) from None

@@ -30,28 +30,70 @@ def render_console(report: Report, out: TextIO, color: bool = False) -> None:
     for reason in report.incomplete_reasons:
         out.write(f"\nincomplete: {reason}\n")
     if report.meta.get("saved_to"):
-        out.write(f"\nevidence saved to {report.meta['saved_to']} (pgdoctor diagnose {report.meta['saved_to']})\n")
+        out.write(
+            f"\nevidence saved to {report.meta['saved_to']} (pgdoctor diagnose {report.meta['saved_to']})\n"
+        )
 
 
 @click.command()
 @click.argument("pids", nargs=-1, type=int)
-@click.option("--samples", type=click.IntRange(1, 50), default=3, show_default=True,
-              help="Stacks per rank; a frame that moves between them (or CPU time that grows) is progress.")
-@click.option("--interval", "interval_s", type=FiniteFloat(min=0.0, max=60.0), default=0.5, show_default=True,
-              help="Seconds between samples.")
-@click.option("--timeout", "timeout_s", type=FiniteFloat(min=0.5, max=3600.0), default=30.0, show_default=True,
-              help="Bound the whole command; a stack tool that does not answer is killed and its rank reported.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout (the report with a `hang` section).")
+@click.option(
+    "--samples",
+    type=click.IntRange(1, 50),
+    default=3,
+    show_default=True,
+    help="Stacks per rank; a frame that moves between them (or CPU time that grows) is progress.",
+)
+@click.option(
+    "--interval",
+    "interval_s",
+    type=FiniteFloat(min=0.0, max=60.0),
+    default=0.5,
+    show_default=True,
+    help="Seconds between samples.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=FiniteFloat(min=0.5, max=3600.0),
+    default=30.0,
+    show_default=True,
+    help="Bound the whole command; a stack tool that does not answer is killed and its rank reported.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object on stdout (the report with a `hang` section)."
+)
 @click.option("--format", "fmt", default=None, help="Output format (console, json, junit, ...).")
 @output_options()
-@click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
-              help="Write the evidence (per-rank stacks, flight recorders) for `pgdoctor diagnose DIR`.")
-@click.option("--tiers", "tiers", default="proc,socket,py-spy,pystack", show_default=True,
-              help="Evidence tiers to use, in order: socket (the job's opt-in socket, no ptrace), py-spy, pystack; "
-                   "proc is always read. `--tiers proc,socket` never attaches to a rank.")
+@click.option(
+    "--save",
+    "save_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="Write the evidence (per-rank stacks, flight recorders) for `pgdoctor diagnose DIR`.",
+)
+@click.option(
+    "--tiers",
+    "tiers",
+    default="proc,socket,py-spy,pystack",
+    show_default=True,
+    help="Evidence tiers to use, in order: socket (the job's opt-in socket, no ptrace), py-spy, pystack; "
+    "proc is always read. `--tiers proc,socket` never attaches to a rank.",
+)
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
-def hang(pids: tuple[int, ...], samples: int, interval_s: float, timeout_s: float, as_json: bool,
-         fmt: Optional[str], output: Optional[str], save_dir: Optional[str], tiers: str, exit_zero: bool) -> None:
+def hang(
+    pids: tuple[int, ...],
+    samples: int,
+    interval_s: float,
+    timeout_s: float,
+    as_json: bool,
+    fmt: Optional[str],
+    output: Optional[str],
+    save_dir: Optional[str],
+    tiers: str,
+    exit_zero: bool,
+) -> None:
     """Where every rank of the torch.distributed jobs on this node is, and which rank the others
     wait for. PIDS: ranks or launchers (torchrun, srun, mpirun, a shell); default: every job found
     in /proc. Exit 0 no hang, 1 a hang, 2 usage, 3 incomplete (no stacks and no culprit)."""
@@ -66,10 +108,18 @@ def hang(pids: tuple[int, ...], samples: int, interval_s: float, timeout_s: floa
         raise UserError(f"unknown tier(s) {', '.join(unknown)} in --tiers (known: proc, {', '.join(TIERS)})")
     fmt = "json" if as_json else (fmt or "console")
     if fmt != "console" and fmt not in FORMATS:
-        raise UserError(f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})")
+        raise UserError(
+            f"unknown format {fmt!r} (known: console, {', '.join(sorted(set(FORMATS) - {'console'}))})"
+        )
     try:
-        report = examine(pids, samples=samples, interval_s=interval_s, timeout_s=timeout_s, save_dir=save_dir,
-                         tiers=[t for t in chosen if t != "proc"])
+        report = examine(
+            pids,
+            samples=samples,
+            interval_s=interval_s,
+            timeout_s=timeout_s,
+            save_dir=save_dir,
+            tiers=[t for t in chosen if t != "proc"],
+        )
     except NotARank as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:

@@ -30,22 +30,45 @@ def list_codes(as_json: bool, show_config: bool, area: str | None) -> None:
     if show_config:
         keys = sorted(CONFIG_KEYS.values(), key=lambda k: k.name)
         if as_json:
-            emit_json({"config_keys": [
-                {"name": k.name, "type": k.type.__name__, "default": k.default, "doc": k.doc} for k in keys]})
+            emit_json(
+                {
+                    "config_keys": [
+                        {"name": k.name, "type": k.type.__name__, "default": k.default, "doc": k.doc}
+                        for k in keys
+                    ]
+                }
+            )
             return
-        _table(("key", "type", "default", "what it sets"),
-               [(k.name, k.type.__name__, repr(k.default), k.doc) for k in keys])
+        _table(
+            ("key", "type", "default", "what it sets"),
+            [(k.name, k.type.__name__, repr(k.default), k.doc) for k in keys],
+        )
         return
     areas = sorted({c.area for c in CODES.values()})
     if area is not None and area not in areas:
         raise UserError(f"unknown area {area!r} (known: {', '.join(areas)})")
     codes = sorted((c for c in CODES.values() if area in (None, c.area)), key=lambda c: c.code)
     if as_json:
-        emit_json({"codes": [
-            {"code": c.code, "slug": c.slug, "severity": c.severity.value, "category": c.category,
-             "area": c.area, "title": c.title} for c in codes]})
+        emit_json(
+            {
+                "codes": [
+                    {
+                        "code": c.code,
+                        "slug": c.slug,
+                        "severity": c.severity.value,
+                        "category": c.category,
+                        "area": c.area,
+                        "title": c.title,
+                    }
+                    for c in codes
+                ]
+            }
+        )
         return
-    _table(("code", "sev", "area", "slug", "title"), [(c.code, c.severity.value, c.area, c.slug, c.title) for c in codes])
+    _table(
+        ("code", "sev", "area", "slug", "title"),
+        [(c.code, c.severity.value, c.area, c.slug, c.title) for c in codes],
+    )
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -56,15 +79,26 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
     from pgdoctor.knowledge import terminal
 
-    console = Console(file=sys.stdout, force_terminal=False, no_color=True, highlight=False,
-                      width=terminal.width(terminal.WIDE), soft_wrap=not terminal.fit())
+    console = Console(
+        file=sys.stdout,
+        force_terminal=False,
+        no_color=True,
+        highlight=False,
+        width=terminal.width(terminal.WIDE),
+        soft_wrap=not terminal.fit(),
+    )
     fit = terminal.fit()
     table = Table(box=None, pad_edge=False, show_header=True, header_style="", expand=fit)
     for i, name in enumerate(head):
         last = i == len(head) - 1
         # On a terminal a long value (a list of ops as a default) folds in a column of its own.
-        table.add_column(name, no_wrap=not last and name != "default", overflow="fold",
-                         ratio=1 if last and fit else None, max_width=16 if name == "default" and fit else None)
+        table.add_column(
+            name,
+            no_wrap=not last and name != "default",
+            overflow="fold",
+            ratio=1 if last and fit else None,
+            max_width=16 if name == "default" and fit else None,
+        )
     for row in rows:
         table.add_row(*(_plain(c) for c in row))
     with console.capture() as captured:
@@ -81,17 +115,23 @@ def _plain(text: str) -> Any:
 
 @click.command()
 @click.argument("code")
-@click.option("--raw", is_flag=True, help="Print the playbook file exactly as on disk, front matter included.")
+@click.option(
+    "--raw", is_flag=True, help="Print the playbook file exactly as on disk, front matter included."
+)
 def explain(code: str, raw: bool) -> None:
     """Show the playbook of CODE (a code such as ENV401 or its slug)."""
     pb = find(code)
     if pb is None:
         load_all()
         load_plugins()
-        known = CODES.get(code.strip().upper()) or next((c for c in CODES.values() if c.slug == code.strip()), None)
+        known = CODES.get(code.strip().upper()) or next(
+            (c for c in CODES.values() if c.slug == code.strip()), None
+        )
         if known is not None:  # a site plugin's code: registered, but pgdoctor ships no playbook for it
-            raise UserError(f"{known.code} ({known.title}) comes from a site plugin (PGDOCTOR_PLUGINS) and has no "
-                            "playbook here; ask whoever maintains that plugin")
+            raise UserError(
+                f"{known.code} ({known.title}) comes from a site plugin (PGDOCTOR_PLUGINS) and has no "
+                "playbook here; ask whoever maintains that plugin"
+            )
         raise UserError(f"no finding code or slug {code!r} (pgdoctor list shows them)")
     if raw:
         click.echo(pb.source(), nl=False)
@@ -128,9 +168,14 @@ def render_playbook(pb: Playbook, console: Console) -> None:
 
     # Text pieces, not markup: titles and slugs may hold brackets that rich would parse as tags.
     header = Text.assemble(
-        (pb.code, "bold"), " ", (pb.slug, "dim"), " ",
+        (pb.code, "bold"),
+        " ",
+        (pb.slug, "dim"),
+        " ",
         (f"[{pb.meta['severity']}", _SEVERITY_STYLE.get(pb.meta["severity"], "bold")),
-        (f", {pb.meta['category']}]", "dim"), ": ", (pb.meta["title"], "bold"),
+        (f", {pb.meta['category']}]", "dim"),
+        ": ",
+        (pb.meta["title"], "bold"),
     )
     console.print(header)
     console.print()

@@ -40,8 +40,10 @@ def problem(path: str, follow_symlinks: bool = False) -> Optional[str]:
     """Why `path` cannot take a report, or None."""
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.islink(path) and not follow_symlinks and not _streamed(path):
-        return (f"{path} is a symbolic link (to {os.readlink(path)}); pgdoctor does not write through links "
-                "unless --follow-symlinks is given")
+        return (
+            f"{path} is a symbolic link (to {os.readlink(path)}); pgdoctor does not write through links "
+            "unless --follow-symlinks is given"
+        )
     if os.path.isdir(path):
         return f"{path} is a directory"
     if not os.path.isdir(parent):
@@ -74,14 +76,30 @@ def _follow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     ctx.find_root().meta[_FOLLOW] = value
 
 
-def output_options(help_text: str = "Write the report here instead of stdout.", required: bool = False) \
-        -> Callable[[Any], Any]:
+def output_options(
+    help_text: str = "Write the report here instead of stdout.", required: bool = False
+) -> Callable[[Any], Any]:
     """`-o/--output FILE` and `--follow-symlinks`, the same on every command that writes a file."""
+
     def wrap(f: Any) -> Any:
-        f = click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, required=required,
-                         callback=checked_output, help=help_text)(f)
-        return click.option("--follow-symlinks", is_flag=True, is_eager=True, expose_value=False, callback=_follow,
-                            help="Let -o write through a symbolic link (refused by default).")(f)
+        f = click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False),
+            default=None,
+            required=required,
+            callback=checked_output,
+            help=help_text,
+        )(f)
+        return click.option(
+            "--follow-symlinks",
+            is_flag=True,
+            is_eager=True,
+            expose_value=False,
+            callback=_follow,
+            help="Let -o write through a symbolic link (refused by default).",
+        )(f)
+
     return wrap
 
 
@@ -108,7 +126,9 @@ def _clean_stale(parent: str) -> None:
             pass
 
 
-def write_output(path: str, write: Callable[[TextIO], object], follow_symlinks: Optional[bool] = None) -> None:
+def write_output(
+    path: str, write: Callable[[TextIO], object], follow_symlinks: Optional[bool] = None
+) -> None:
     """Call `write(fh)` on a temporary file beside `path`, then rename it over `path`."""
     follow_symlinks = following() if follow_symlinks is None else follow_symlinks
     why = problem(path, follow_symlinks)
@@ -144,8 +164,9 @@ def write_output(path: str, write: Callable[[TextIO], object], follow_symlinks: 
             os.unlink(tmp)
         except OSError:
             pass
-        raise UserError(f"cannot write {path}: {exc.strerror or exc} (the previous file, if any, is unchanged)") \
-            from None
+        raise UserError(
+            f"cannot write {path}: {exc.strerror or exc} (the previous file, if any, is unchanged)"
+        ) from None
     except BaseException:  # an interrupt mid-write: the previous report stays, no temporary file
         try:
             os.unlink(tmp)

@@ -30,8 +30,19 @@ def nsys_command(argv: list[str], output: str) -> list[str]:
     or VM, with either on, the agent often kept spinning after a multi-process job ended and wrote
     no report (measured: 15 minutes; a 2-rank run without them takes 12-35 s), and the ranges do
     not need them."""
-    return ["nsys", "profile", "-t", NSYS_TRACES, "--sample=none", "--cpuctxsw=none",
-            "--trace-fork-before-exec=true", "-o", output, "--force-overwrite=true", *argv]
+    return [
+        "nsys",
+        "profile",
+        "-t",
+        NSYS_TRACES,
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--trace-fork-before-exec=true",
+        "-o",
+        output,
+        "--force-overwrite=true",
+        *argv,
+    ]
 
 
 def _device(choice: str) -> str:
@@ -54,9 +65,25 @@ def _progress(msg: str) -> None:
 def _rank_rows(run: Any) -> list[dict[str, Any]]:
     rows = []
     for o, res in zip(run.outcomes, run.results):
-        row = {"rank": o.index, "returncode": o.returncode, "killed": o.timed_out,
-               "duration_s": round(o.duration_s, 3), "status": res.get("status", "no report")}
-        for k in ("phase", "ranges", "error_type", "step", "batch", "memory", "cap", "setup", "backend", "fr_dump"):
+        row = {
+            "rank": o.index,
+            "returncode": o.returncode,
+            "killed": o.timed_out,
+            "duration_s": round(o.duration_s, 3),
+            "status": res.get("status", "no report"),
+        }
+        for k in (
+            "phase",
+            "ranges",
+            "error_type",
+            "step",
+            "batch",
+            "memory",
+            "cap",
+            "setup",
+            "backend",
+            "fr_dump",
+        ):
             if res.get(k) not in (None, "", [], {}):
                 row[k] = res[k]
         rows.append(row)
@@ -65,37 +92,105 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 
 @click.command()
 @click.argument("fault", type=click.Choice(FAULTS))
-@click.option("--parallel", "strategy", type=click.Choice(STRATEGIES), default="ddp", show_default=True,
-              help="ddp: DistributedDataParallel; pp: pipeline stages; tp: Megatron-style tensor parallel.")
+@click.option(
+    "--parallel",
+    "strategy",
+    type=click.Choice(STRATEGIES),
+    default="ddp",
+    show_default=True,
+    help="ddp: DistributedDataParallel; pp: pipeline stages; tp: Megatron-style tensor parallel.",
+)
 @click.option("--nproc", type=click.IntRange(2, 16), default=2, show_default=True, help="Ranks on this host.")
-@click.option("--factor", type=FiniteFloat(min=1.0), default=2.0, show_default=True,
-              help="imbalance: work of the slow rank/stage/shard against the others.")
-@click.option("--rank", "faulty_rank", type=click.IntRange(min=0), default=None,
-              help="The rank that misbehaves (default: the last).")
-@click.option("--schedule", type=click.Choice(["1f1b", "gpipe"]), default="1f1b", show_default=True,
-              help="pp: micro-batch schedule.")
-@click.option("--microbatches", type=click.IntRange(1, 64), default=4, show_default=True, help="pp: micro-batches per step.")
-@click.option("--steps", type=click.IntRange(min=0), default=0, help="Training steps (0: the fault's default).")
+@click.option(
+    "--factor",
+    type=FiniteFloat(min=1.0),
+    default=2.0,
+    show_default=True,
+    help="imbalance: work of the slow rank/stage/shard against the others.",
+)
+@click.option(
+    "--rank",
+    "faulty_rank",
+    type=click.IntRange(min=0),
+    default=None,
+    help="The rank that misbehaves (default: the last).",
+)
+@click.option(
+    "--schedule",
+    type=click.Choice(["1f1b", "gpipe"]),
+    default="1f1b",
+    show_default=True,
+    help="pp: micro-batch schedule.",
+)
+@click.option(
+    "--microbatches",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="pp: micro-batches per step.",
+)
+@click.option(
+    "--steps", type=click.IntRange(min=0), default=0, help="Training steps (0: the fault's default)."
+)
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
-@click.option("--timeout", "timeout_s", type=FiniteFloat(min=5.0), default=60.0, show_default=True,
-              help="Bound on the whole run, in seconds.")
-@click.option("--pg-timeout", "pg_timeout_s", type=FiniteFloat(min=1.0, max=600.0), default=5.0, show_default=True,
-              help="Process-group timeout of the ranks (the timeout fault fires after it).")
-@click.option("--trace-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep per-rank event files and the merged trace.json (Perfetto) here, and, without --keep, "
-                   "everything else the run leaves too.")
-@click.option("--keep", "keep_dir", type=click.Path(file_okay=False), default=None,
-              help="Keep everything the run leaves in DIR (rank logs, flight-recorder dumps, results) and cite it "
-                   "there: `pgdoctor diagnose DIR` reads it again. Without --keep or --trace-dir the run's files are "
-                   "removed and nothing cites them by path.")
-@click.option("--nsys", is_flag=True, help="Print the Nsight Systems command for this run (run it when nsys is on PATH).")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=FiniteFloat(min=5.0),
+    default=60.0,
+    show_default=True,
+    help="Bound on the whole run, in seconds.",
+)
+@click.option(
+    "--pg-timeout",
+    "pg_timeout_s",
+    type=FiniteFloat(min=1.0, max=600.0),
+    default=5.0,
+    show_default=True,
+    help="Process-group timeout of the ranks (the timeout fault fires after it).",
+)
+@click.option(
+    "--trace-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep per-rank event files and the merged trace.json (Perfetto) here, and, without --keep, "
+    "everything else the run leaves too.",
+)
+@click.option(
+    "--keep",
+    "keep_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep everything the run leaves in DIR (rank logs, flight-recorder dumps, results) and cite it "
+    "there: `pgdoctor diagnose DIR` reads it again. Without --keep or --trace-dir the run's files are "
+    "removed and nothing cites them by path.",
+)
+@click.option(
+    "--nsys",
+    is_flag=True,
+    help="Print the Nsight Systems command for this run (run it when nsys is on PATH).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 @click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default=None, help="Output format.")
 @output_options()
 def repro(
-    fault: str, strategy: str, nproc: int, factor: float, faulty_rank: Optional[int], schedule: str,
-    microbatches: int, steps: int, device: str, timeout_s: float, pg_timeout_s: float, trace_dir: Optional[str],
-    keep_dir: Optional[str], nsys: bool, as_json: bool, fmt: Optional[str], output: Optional[str],
+    fault: str,
+    strategy: str,
+    nproc: int,
+    factor: float,
+    faulty_rank: Optional[int],
+    schedule: str,
+    microbatches: int,
+    steps: int,
+    device: str,
+    timeout_s: float,
+    pg_timeout_s: float,
+    trace_dir: Optional[str],
+    keep_dir: Optional[str],
+    nsys: bool,
+    as_json: bool,
+    fmt: Optional[str],
+    output: Optional[str],
 ) -> None:
     """Reproduce FAULT (oom, timeout, imbalance) in a small instrumented run and diagnose it.
 
@@ -122,9 +217,19 @@ def repro(
         tdir = os.path.abspath(trace_dir) if trace_dir else os.path.join(run_dir, "trace")
         try:
             spec = LabSpec(
-                fault=fault, strategy=strategy, nproc=nproc, run_dir=run_dir, trace_dir=tdir, factor=factor,
-                faulty_rank=-1 if faulty_rank is None else faulty_rank, steps=steps, device=dev,
-                schedule=schedule, microbatches=microbatches, pg_timeout_s=pg_timeout_s, keep=bool(keep),
+                fault=fault,
+                strategy=strategy,
+                nproc=nproc,
+                run_dir=run_dir,
+                trace_dir=tdir,
+                factor=factor,
+                faulty_rank=-1 if faulty_rank is None else faulty_rank,
+                steps=steps,
+                device=dev,
+                schedule=schedule,
+                microbatches=microbatches,
+                pg_timeout_s=pg_timeout_s,
+                keep=bool(keep),
             )
         except ValueError as exc:
             raise UserError(str(exc)) from None
@@ -144,7 +249,10 @@ def repro(
             if trace_dir:
                 click.echo(f"trace: {os.path.join(tdir, 'trace.json')} (open in ui.perfetto.dev)")
             if keep:
-                click.echo(f"kept: {run_dir} (rank logs, flight-recorder dumps, results; pgdoctor diagnose {run_dir})")
+                click.echo(
+                    f"kept: {run_dir} (rank logs, flight-recorder dumps, results; pgdoctor diagnose "
+                    f"{run_dir})"
+                )
             else:
                 click.echo("the run's files were removed; --keep DIR keeps them for pgdoctor diagnose DIR")
     finally:
@@ -188,13 +296,19 @@ def _uncited(report: Report, run_dir: str) -> Report:
     prefix = run_dir.rstrip(os.sep) + os.sep
 
     def rel(path: str) -> str:
-        return path[len(prefix):] if path.startswith(prefix) else path
+        return path[len(prefix) :] if path.startswith(prefix) else path
 
-    findings = tuple(dataclasses.replace(
-        f, evidence=tuple(dataclasses.replace(e, file=rel(e.file), text=e.text.replace(prefix, "")) for e in f.evidence),
-        message=f.message.replace(prefix, ""),
-        facts={k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in f.facts.items()})
-        for f in report.findings)
+    findings = tuple(
+        dataclasses.replace(
+            f,
+            evidence=tuple(
+                dataclasses.replace(e, file=rel(e.file), text=e.text.replace(prefix, "")) for e in f.evidence
+            ),
+            message=f.message.replace(prefix, ""),
+            facts={k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in f.facts.items()},
+        )
+        for f in report.findings
+    )
     meta = {k: v for k, v in report.meta.items()}
     meta["run_files"] = "removed (--keep DIR keeps them)"
     return dataclasses.replace(report, findings=findings, meta=meta)
@@ -210,14 +324,18 @@ def _print_ranks(report: Report) -> None:
         click.echo(f"  rank {row['rank']}: {how}{err}; open ranges: {where}")
 
 
-def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with_events: bool = False) -> Report:
+def run_and_diagnose(
+    spec: Any, timeout_s: float, keep_trace: bool = False, with_events: bool = False
+) -> Report:
     """Launch the ranks, merge their traces, diagnose; the Report of a repro."""
     from pgdoctor.lab.diagnosis import EXPECTED_CATEGORIES, DiagnoserUnavailable, diagnose_run
     from pgdoctor.lab.launch import launch
     from pgdoctor.trace import events as trace
 
-    _progress(f"{spec.fault} x {spec.strategy} on {spec.nproc} ranks ({spec.device}), "
-              f"rank {spec.bad_rank} misbehaves; at most {timeout_s:.0f} s")
+    _progress(
+        f"{spec.fault} x {spec.strategy} on {spec.nproc} ranks ({spec.device}), "
+        f"rank {spec.bad_rank} misbehaves; at most {timeout_s:.0f} s"
+    )
     run = launch(spec, timeout_s)
     by_rank = trace.events_by_rank(spec.trace_dir) if os.path.isdir(spec.trace_dir) else {}
     trace_path = ""
@@ -242,14 +360,26 @@ def run_and_diagnose(spec: Any, timeout_s: float, keep_trace: bool = False, with
         incomplete_reasons=tuple(incomplete),
         meta={
             "host": os.uname().nodename,
-            "fault": spec.fault, "strategy": spec.strategy, "nproc": spec.nproc, "device": spec.device,
-            "faulty_rank": spec.bad_rank, "factor": spec.factor, "wall_s": round(run.wall_s, 3),
-            "expected_category": expected, "trace": trace_path,
+            "fault": spec.fault,
+            "strategy": spec.strategy,
+            "nproc": spec.nproc,
+            "device": spec.device,
+            "faulty_rank": spec.bad_rank,
+            "factor": spec.factor,
+            "wall_s": round(run.wall_s, 3),
+            "expected_category": expected,
+            "trace": trace_path,
             "sources": [{"name": n, "lines": t.count("\n")} for n, t in run.sources()],
         },
         fail_on=Severity.WARN,  # the injected fault's finding is the expected outcome: exit 1
-        extra=ReportExtra(ranks=_rank_rows(run), **(
-            {"trace_events": trace.merge_events(by_rank)["traceEvents"]} if with_events and by_rank else {})),
+        extra=ReportExtra(
+            ranks=_rank_rows(run),
+            **(
+                {"trace_events": trace.merge_events(by_rank)["traceEvents"]}
+                if with_events and by_rank
+                else {}
+            ),
+        ),
     )
 
 
@@ -261,7 +391,9 @@ def _nsys(fault: str, strategy: str, nproc: int, trace_dir: Optional[str]) -> No
     cmd = nsys_command(["pgdoctor", *args], out)
     if shutil.which("nsys") is None:
         click.echo(shlex.join(cmd))
-        click.echo("pgdoctor: nsys is not on PATH; run the command above where Nsight Systems is installed", err=True)
+        click.echo(
+            "pgdoctor: nsys is not on PATH; run the command above where Nsight Systems is installed", err=True
+        )
         return
     from pgdoctor.probes.processes import run_children
 

@@ -19,21 +19,54 @@ from pgdoctor.engine.errors import UserError
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--stall-after", "stall_after_s", type=FiniteFloat(min=0.5), default=300.0, show_default=True,
-              help="Seconds without progress (output, CPU time, socket step) before the hang snapshot; "
-                   "keep it below the job's collective timeout.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="Write the run's report here (JSON).")
-@click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
-              help="Keep the evidence here (output, hang snapshots, flight-recorder dumps); default: a temporary "
-                   "directory removed at the end.")
-@click.option("--preflight", is_flag=True, help="Run `pgdoctor check --level quick` first (its result is reported, "
-                                                "the job runs whatever it says).")
-@click.option("--hang-timeout", "hang_timeout_s", type=FiniteFloat(min=1.0, max=600.0), default=30.0,
-              show_default=True, help="Bound of one hang snapshot.")
+@click.option(
+    "--stall-after",
+    "stall_after_s",
+    type=FiniteFloat(min=0.5),
+    default=300.0,
+    show_default=True,
+    help="Seconds without progress (output, CPU time, socket step) before the hang snapshot; "
+    "keep it below the job's collective timeout.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Write the run's report here (JSON).",
+)
+@click.option(
+    "--save",
+    "save_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="Keep the evidence here (output, hang snapshots, flight-recorder dumps); default: a temporary "
+    "directory removed at the end.",
+)
+@click.option(
+    "--preflight",
+    is_flag=True,
+    help="Run `pgdoctor check --level quick` first (its result is reported, the job runs whatever it says).",
+)
+@click.option(
+    "--hang-timeout",
+    "hang_timeout_s",
+    type=FiniteFloat(min=1.0, max=600.0),
+    default=30.0,
+    show_default=True,
+    help="Bound of one hang snapshot.",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(stall_after_s: float, report_path: Optional[str], save_dir: Optional[str], preflight: bool,
-        hang_timeout_s: float, command: tuple[str, ...]) -> None:
+def run(
+    stall_after_s: float,
+    report_path: Optional[str],
+    save_dir: Optional[str],
+    preflight: bool,
+    hang_timeout_s: float,
+    command: tuple[str, ...],
+) -> None:
     """Run COMMAND (torchrun, srun, python ...) as a child: output and exit code unchanged,
     SIGINT/SIGTERM forwarded. A stall takes the hang snapshot of its ranks; at the end the
     evidence is diagnosed into one report (--report FILE, a summary on stderr)."""
@@ -63,13 +96,20 @@ def run(stall_after_s: float, report_path: Optional[str], save_dir: Optional[str
 
 
 def _preflight() -> dict[str, object]:
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--level", "quick", "--json"],
-                       capture_output=True, text=True, timeout=120, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "check", "--level", "quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     try:
         codes = [f["code"] for f in json.loads(p.stdout)["findings"]]
     except (ValueError, KeyError, TypeError):
         codes = []
-    click.echo(f"pgdoctor run: preflight exit {p.returncode}" + (f" ({', '.join(codes)})" if codes else ""), err=True)
+    click.echo(
+        f"pgdoctor run: preflight exit {p.returncode}" + (f" ({', '.join(codes)})" if codes else ""), err=True
+    )
     return {"exit_code": p.returncode, "codes": codes}
 
 

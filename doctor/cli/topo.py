@@ -13,9 +13,11 @@ from pgdoctor.cli import emit_json
 from pgdoctor.engine.errors import UserError
 from pgdoctor.model import Measurement, Snapshot, SnapshotFormatError
 
-LEGEND = ("X = self, NV = NVLink peer access, PIX = at most one PCIe bridge, PXB = several PCIe bridges, "
-          "PHB = through the PCIe host bridge, NODE = across host bridges within a NUMA node, "
-          "SYS = across NUMA nodes")
+LEGEND = (
+    "X = self, NV = NVLink peer access, PIX = at most one PCIe bridge, PXB = several PCIe bridges, "
+    "PHB = through the PCIe host bridge, NODE = across host bridges within a NUMA node, "
+    "SYS = across NUMA nodes"
+)
 
 
 KEYS = ("topo.matrix", "topo.gpus", "topo.nics", "gpu.topology", "gpu.cpu_affinity", "gpu.numa_node")
@@ -49,18 +51,31 @@ def _from(path: str) -> list[Measurement]:
 
 
 @click.command()
-@click.option("--from", "from_path", type=click.Path(dir_okay=False), default=None,
-              help="Print the topology recorded in a snapshot instead of this node's.")
+@click.option(
+    "--from",
+    "from_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Print the topology recorded in a snapshot instead of this node's.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def topo(from_path: Optional[str], as_json: bool) -> None:
     """Print the GPU/NIC topology matrix (PCIe paths, CPU and NUMA affinity)."""
-    show(_from(from_path) if from_path else _live(), as_json, "in this snapshot" if from_path else "on this node")
+    show(
+        _from(from_path) if from_path else _live(),
+        as_json,
+        "in this snapshot" if from_path else "on this node",
+    )
 
 
 def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
     from pgdoctor.probes.topology import format_matrix, with_nvml, with_nvml_affinity
 
-    found = {m.key: m.value for m in measurements if m.key in ("topo.matrix", "topo.gpus", "topo.nics", "gpu.topology")}
+    found = {
+        m.key: m.value
+        for m in measurements
+        if m.key in ("topo.matrix", "topo.gpus", "topo.nics", "gpu.topology")
+    }
     matrix: Any = found.get("topo.matrix")
     if not isinstance(matrix, dict):
         raise UserError("no topology in this snapshot (it was collected without the net area)")
@@ -68,14 +83,17 @@ def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
     for m in measurements:
         if m.key in per_gpu and m.scope.gpu_index is not None and m.ok:
             per_gpu[m.key][m.scope.gpu_index] = m.value
-    matrix = with_nvml_affinity(with_nvml(matrix, found.get("gpu.topology")), per_gpu["gpu.cpu_affinity"],
-                                per_gpu["gpu.numa_node"])
+    matrix = with_nvml_affinity(
+        with_nvml(matrix, found.get("gpu.topology")), per_gpu["gpu.cpu_affinity"], per_gpu["gpu.numa_node"]
+    )
     if as_json:
         emit_json({"matrix": matrix, "gpus": found.get("topo.gpus", []), "nics": found.get("topo.nics", [])})
         return
     if not any(str(name).startswith("GPU") for name in matrix["devices"]):
-        nics = [f"{n} (NUMA {numa})" if isinstance(numa, int) and numa >= 0 else str(n)
-                for n, numa in zip(matrix["devices"], matrix["numa_nodes"])]
+        nics = [
+            f"{n} (NUMA {numa})" if isinstance(numa, int) and numa >= 0 else str(n)
+            for n, numa in zip(matrix["devices"], matrix["numa_nodes"])
+        ]
         click.echo(f"no NVIDIA GPU {where}" + (f"; PCI NICs: {', '.join(nics)}" if nics else ""))
         return
     click.echo(format_matrix(matrix))

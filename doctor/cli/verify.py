@@ -20,17 +20,27 @@ def progress(msg: str) -> None:
 def verify_report(result: Any, entry: str) -> Any:
     from pgdoctor.model import Report, sorted_findings
 
-    return Report(command="verify", snapshot=None, findings=tuple(sorted_findings(result.findings)),
-                  meta={"host": os.uname().nodename, "entry": entry, "strategy": result.strategy,
-                        "wall_s": round(result.wall_s, 3)},
-                  extra={"verify": result.to_json()})
+    return Report(
+        command="verify",
+        snapshot=None,
+        findings=tuple(sorted_findings(result.findings)),
+        meta={
+            "host": os.uname().nodename,
+            "entry": entry,
+            "strategy": result.strategy,
+            "wall_s": round(result.wall_s, 3),
+        },
+        extra={"verify": result.to_json()},
+    )
 
 
 def _summary(result: Any) -> str:
     v = result.to_json()
     head = "equivalent" if v["equivalent"] else "NOT equivalent"
-    line = (f"{head}: {v['strategy']} on {v['world_size']} ranks against one process, {v['steps']} steps; "
-            f"max abs diff {v['max_abs_diff']:.3g}, max rel diff {v['max_rel_diff']:.3g}")
+    line = (
+        f"{head}: {v['strategy']} on {v['world_size']} ranks against one process, {v['steps']} steps; "
+        f"max abs diff {v['max_abs_diff']:.3g}, max rel diff {v['max_rel_diff']:.3g}"
+    )
     if v["first_divergent"]:
         line += f"; first divergent {v['first_divergent']['param']} at step {v['first_divergent']['step']}"
     if v["cause"]:
@@ -41,14 +51,29 @@ def _summary(result: Any) -> str:
 @click.command()
 @click.argument("entry")
 @click.option("--nproc", type=click.IntRange(1, 64), default=2, show_default=True, help="Ranks on this host.")
-@click.option("--steps", type=click.IntRange(1, 1000), default=3, show_default=True, help="Optimizer steps compared.")
-@click.option("--strategy", type=click.Choice(STRATEGY_CHOICES), default="ddp", show_default=True,
-              help="ddp, fsdp (fully_shard), pp (one stage per rank), tp (column/row-parallel linear layers).")
+@click.option(
+    "--steps", type=click.IntRange(1, 1000), default=3, show_default=True, help="Optimizer steps compared."
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGY_CHOICES),
+    default="ddp",
+    show_default=True,
+    help="ddp, fsdp (fully_shard), pp (one stage per rank), tp (column/row-parallel linear layers).",
+)
 @click.option("--backend", type=click.Choice(["gloo", "nccl"]), default="gloo", show_default=True)
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=5.0), default=120.0, show_default=True,
-              help="Bound on each run in seconds; every process is killed by then.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=5.0),
+    default=120.0,
+    show_default=True,
+    help="Bound on each run in seconds; every process is killed by then.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
-def verify(entry: str, nproc: int, steps: int, strategy: str, backend: str, timeout_s: float, as_json: bool) -> None:
+def verify(
+    entry: str, nproc: int, steps: int, strategy: str, backend: str, timeout_s: float, as_json: bool
+) -> None:
     """Check that N ranks train ENTRY exactly as one process does, and name the bug if not.
 
     \b
@@ -64,9 +89,13 @@ def verify(entry: str, nproc: int, steps: int, strategy: str, backend: str, time
         raise UserError("--backend nccl runs --strategy ddp and fsdp; pp and tp are checked over gloo")
     if strategy == "pp" and nproc < 2:
         raise UserError("--strategy pp needs --nproc 2 or more (one stage per rank)")
-    progress(f"verify {entry}: {strategy} on {nproc} rank(s) ({backend}) against one process, {steps} step(s)")
+    progress(
+        f"verify {entry}: {strategy} on {nproc} rank(s) ({backend}) against one process, {steps} step(s)"
+    )
     try:
-        result = api.verify(entry, nproc=nproc, steps=steps, strategy=strategy, backend=backend, timeout_s=timeout_s)
+        result = api.verify(
+            entry, nproc=nproc, steps=steps, strategy=strategy, backend=backend, timeout_s=timeout_s
+        )
     except EntryError as exc:
         raise UserError(exc.text()) from None
     report = verify_report(result, entry)
@@ -86,5 +115,3 @@ def verify(entry: str, nproc: int, steps: int, strategy: str, backend: str, time
         else:
             click.echo(report.verdict.summary())
     raise click.exceptions.Exit(exit_code(report))
-
-

@@ -66,7 +66,7 @@ def _normalised(run: list[Window]) -> Iterator[tuple[Window, list[Line], list[in
     merged = len(run) > 1 and all(len(line) <= RUN_MAX_LINE_BYTES for line in raw)
     for w in run[1:] if merged else ():
         end = first + len(raw)  # first line number not yet in the block
-        tail = w.lines[end - w.first_line:] if first <= w.first_line <= end else None
+        tail = w.lines[end - w.first_line :] if first <= w.first_line <= end else None
         if tail is None or any(len(line) > RUN_MAX_LINE_BYTES for line in tail):
             merged = False  # not one contiguous block of short lines: the windows one by one
             break
@@ -87,8 +87,10 @@ def _normalised(run: list[Window]) -> Iterator[tuple[Window, list[Line], list[in
 LOG = "log"
 
 
-def sources_events(sources: Sequence[Source], kind_of: Optional[Callable[[Source], str]] = None,
-                   ) -> Iterator[tuple[str, list[Event], SourceStats]]:
+def sources_events(
+    sources: Sequence[Source],
+    kind_of: Optional[Callable[[Source], str]] = None,
+) -> Iterator[tuple[str, list[Event], SourceStats]]:
     """(kind, events, stats) of every source, in order. `kind_of(source)` says what a file is
     (LOG when not given; it runs where the file is read, so a job directory's files are told
     apart by the workers too); only logs are read, the others come back without events. Many
@@ -104,8 +106,10 @@ def sources_events(sources: Sequence[Source], kind_of: Optional[Callable[[Source
     # the parent little (a task per 16 of 10,000 files cost it a second of CPU that the workers
     # needed), enough that no worker idles long at the end.
     per_task = max(FILES_PER_TASK, -(-len(sources) // (16 * workers)))
-    batches = [[(i, sources[i]) for i in range(k, min(len(sources), k + per_task))]
-               for k in range(0, len(sources), per_task)]
+    batches = [
+        [(i, sources[i]) for i in range(k, min(len(sources), k + per_task))]
+        for k in range(0, len(sources), per_task)
+    ]
     for batch in map_in_workers(job, batches, workers):
         yield from batch
 
@@ -127,8 +131,9 @@ def files_workers(sources: Sequence[Source]) -> int:
     return default_workers(max(size, MIN_PARALLEL_BYTES) if len(on_disk) >= 256 else size, files=True)
 
 
-def _batch_events(batch: list[tuple[int, Source]], kind_of: Optional[Callable[[Source], str]],
-                  nested: bool = False) -> list[tuple[str, list[Event], SourceStats]]:
+def _batch_events(
+    batch: list[tuple[int, Source]], kind_of: Optional[Callable[[Source], str]], nested: bool = False
+) -> list[tuple[str, list[Event], SourceStats]]:
     """`nested`: in the parent, where a big file may be scanned by workers of its own."""
     out: list[tuple[str, list[Event], SourceStats]] = []
     for i, src in batch:
@@ -184,9 +189,14 @@ def cap_notes(sources: list[dict[str, Any]]) -> list[str]:
     for s in sources:
         if "cap_reads" not in s:
             continue
-        notes.append(f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s['cap_line']}; after it "
-                     f"{s['past_cap_read']} line(s) of a kind not seen before were read and {s['past_cap_counted']} "
-                     "repeating a kind already read were counted"
-                     + (f", {s['past_cap_unsorted']} counted without sorting (too many kinds)"
-                        if s.get("past_cap_unsorted") else ""))
+        notes.append(
+            f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s['cap_line']}; after it "
+            f"{s['past_cap_read']} line(s) of a kind not seen before were read and {s['past_cap_counted']} "
+            "repeating a kind already read were counted"
+            + (
+                f", {s['past_cap_unsorted']} counted without sorting (too many kinds)"
+                if s.get("past_cap_unsorted")
+                else ""
+            )
+        )
     return notes

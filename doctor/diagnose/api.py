@@ -86,8 +86,12 @@ def kind_of(src: Source) -> str:
     return LOG
 
 
-def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], all_steps: bool = False,
-              config: Optional[Mapping[str, Any]] = None) -> tuple[list[Finding], dict[str, Any]]:
+def _diagnose(
+    sources: Iterable[Source],
+    flight_recorder_dirs: Sequence[str],
+    all_steps: bool = False,
+    config: Optional[Mapping[str, Any]] = None,
+) -> tuple[list[Finding], dict[str, Any]]:
     files = list(sources)
     events: list[Event] = []
     lines: dict[str, int] = {}
@@ -117,8 +121,15 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], al
             logs.append(src)
             events.extend(evs)
             lines[src.name] = stats.lines
-            meta_sources.append({"name": src.name, "bytes": stats.bytes, "lines": stats.lines, "hits": stats.hits,
-                                 **stats.counted})
+            meta_sources.append(
+                {
+                    "name": src.name,
+                    "bytes": stats.bytes,
+                    "lines": stats.lines,
+                    "hits": stats.hits,
+                    **stats.counted,
+                }
+            )
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
     meta: dict[str, Any] = {"sources": meta_sources, "scan_engine": engine_name()}
     notes = cap_notes(meta_sources)
@@ -139,8 +150,10 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], al
         if flight_recorder_dirs:
             rep = dump.read_dumps(flight_recorder_dirs)
             fr_findings = collectives.analyze(rep, ",".join(flight_recorder_dirs))
-            meta["flight_recorder"] = {"dumps": [{"path": d.path, "rank": d.rank} for d in rep.dumps],
-                                       "skipped": rep.skipped}
+            meta["flight_recorder"] = {
+                "dumps": [{"path": d.path, "rank": d.rank} for d in rep.dumps],
+                "skipped": rep.skipped,
+            }
         # Dumps and logs of the same job are read together: the dump says which collective, the
         # logs say why a rank was late.
         findings = join_flight(assemble(events, lines), fr_findings)
@@ -166,15 +179,21 @@ def _diagnose(sources: Iterable[Source], flight_recorder_dirs: Sequence[str], al
     return findings, meta
 
 
-def diagnose_sources(sources: Iterable[tuple[str, str]], flight_recorder_dirs: Sequence[str] = ()) -> list[Finding]:
+def diagnose_sources(
+    sources: Iterable[tuple[str, str]], flight_recorder_dirs: Sequence[str] = ()
+) -> list[Finding]:
     """Findings for logs already in memory as (name, text) pairs; root cause first."""
     with _fewer_collections():
         findings, _ = _diagnose(text_sources(sources), flight_recorder_dirs)
     return findings
 
 
-def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = (), all_steps: bool = False,
-                   config: Optional[Mapping[str, Any]] = None) -> Report:
+def diagnose_paths(
+    paths: Sequence[str],
+    flight_recorder_dirs: Sequence[str] = (),
+    all_steps: bool = False,
+    config: Optional[Mapping[str, Any]] = None,
+) -> Report:
     """A Report (command "diagnose", no snapshot) for log files, directories, '-' or gzip files.
     `config`: thresholds by config key (the `traces.*` ones of RUN406-RUN409), defaults when not
     given. Raises reader.SourceError / flight.DumpError for a path that does not exist."""
@@ -182,21 +201,35 @@ def diagnose_paths(paths: Sequence[str], flight_recorder_dirs: Sequence[str] = (
         return _report(paths, flight_recorder_dirs, all_steps, config)
 
 
-def _report(paths: Sequence[str], flight_recorder_dirs: Sequence[str], all_steps: bool,
-            config: Optional[Mapping[str, Any]]) -> Report:
+def _report(
+    paths: Sequence[str],
+    flight_recorder_dirs: Sequence[str],
+    all_steps: bool,
+    config: Optional[Mapping[str, Any]],
+) -> Report:
     unreadable: list[str] = []
-    findings, meta = _diagnose(open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps, config)
+    findings, meta = _diagnose(
+        open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps, config
+    )
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
     extra = ReportExtra(traces=meta.pop("traces")) if "traces" in meta else ReportExtra()
-    if "hang" in meta:  # the roll-call of a saved hang snapshot: the `hang` section, as `pgdoctor hang` gives it
+    if (
+        "hang" in meta
+    ):  # the roll-call of a saved hang snapshot: the `hang` section, as `pgdoctor hang` gives it
         extra["hang"] = meta.pop("hang")
     if unreadable:
         meta["skipped_unreadable_files"] = unreadable
     meta["host"] = socket.gethostname()
     meta["paths"] = list(paths)
     meta["flight_recorder_dirs"] = list(flight_recorder_dirs)
-    return Report(command="diagnose", snapshot=None, findings=tuple(findings), meta=meta, extra=extra,
-                  incomplete_reasons=_nothing_read(meta, extra))
+    return Report(
+        command="diagnose",
+        snapshot=None,
+        findings=tuple(findings),
+        meta=meta,
+        extra=extra,
+        incomplete_reasons=_nothing_read(meta, extra),
+    )
 
 
 def _nothing_read(meta: Mapping[str, Any], extra: Mapping[str, Any]) -> tuple[str, ...]:

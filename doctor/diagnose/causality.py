@@ -60,7 +60,8 @@ def caused_by_hardware(e: Event) -> bool:
     """A software error that a hardware fault of its node produces (RUN244 names Xids and ECC as
     the hardware cause of an illegal memory access)."""
     return e.code == C.CUDA_ILLEGAL_ACCESS.code or (
-        e.code in CODES and CODES[e.code].category in _CAUSED_BY_HARDWARE)
+        e.code in CODES and CODES[e.code].category in _CAUSED_BY_HARDWARE
+    )
 
 
 def _dedupe(events: list[Event]) -> list[Event]:
@@ -88,23 +89,42 @@ def _exit_finding_event(ex: Event) -> Event:
     """A rank that exited without any recognised reason in the logs: the exit record is all we have."""
     code_n = ex.facts.get("exitcode")
     sig = ex.facts.get("signal")
-    who = f"rank {ex.rank}" if ex.rank is not None else (
-        f"local rank {ex.facts['local_rank']}" if "local_rank" in ex.facts else "a rank")
+    who = (
+        f"rank {ex.rank}"
+        if ex.rank is not None
+        else (f"local rank {ex.facts['local_rank']}" if "local_rank" in ex.facts else "a rank")
+    )
     host = f" on {ex.facts['host']}" if ex.facts.get("host") else ""
     if code_n == -9:
         code = C.HOST_OOM_KILLED.code
-        msg = (f"{who}{host} was killed by SIGKILL (exit code -9) as the first failure; with no other error this is "
-               "most often the kernel's OOM killer (check dmesg on that host)")
+        msg = (
+            f"{who}{host} was killed by SIGKILL (exit code -9) as the first failure; with no other error "
+            f"this is "
+            "most often the kernel's OOM killer (check dmesg on that host)"
+        )
     elif sig in ("SIGSEGV", "SIGABRT", "SIGILL", "SIGBUS", "SIGFPE"):
         code = C.FATAL_SIGNAL.code
         msg = f"{who}{host} died on {sig} (exit code {code_n}) as the first failure"
     else:
         code = C.RANK_EXITED.code
-        msg = (f"{who}{host} exited with code {code_n} as the first failure; its log shows no recognised error "
-               "(read that rank's own output)")
+        msg = (
+            f"{who}{host} exited with code {code_n} as the first failure; its log shows no recognised error "
+            "(read that rank's own output)"
+        )
     facts = {k: v for k, v in ex.facts.items() if not k.startswith("_") and k not in ("root", "first")}
-    return Event(code, ex.source, ex.line, ex.source_index, msg, ex.rank, facts, list(ex.evidence), ex.ts, 0,
-                 (code, ex.rank, "exit"))
+    return Event(
+        code,
+        ex.source,
+        ex.line,
+        ex.source_index,
+        msg,
+        ex.rank,
+        facts,
+        list(ex.evidence),
+        ex.ts,
+        0,
+        (code, ex.rank, "exit"),
+    )
 
 
 def _by_signal(ex: Event) -> bool:
@@ -112,14 +132,24 @@ def _by_signal(ex: Event) -> bool:
     return isinstance(code, int) and code < 0
 
 
-def _exception_fatal(e: Event, exits: list[Event], exits_by_rank: Mapping[int, Event], died: bool,
-                     source_lines: Mapping[str, int]) -> bool:
+def _exception_fatal(
+    e: Event,
+    exits: list[Event],
+    exits_by_rank: Mapping[int, Event],
+    died: bool,
+    source_lines: Mapping[str, int],
+) -> bool:
     """Did this Python exception end its rank? Yes when an exit record with an exit code (not a
     signal) is there for its rank (or for some rank, when ranks are unknown), or when it is the
     end of its log. No when the process it could belong to was later killed by a signal: training
     went on after the exception, and a signal (-9 SIGKILL, the OOM killer) is what ended it."""
-    later_signal = any(_by_signal(ex) and ex.source == e.source and ex.line > e.line
-                       and (ex.rank is None or e.rank is None or ex.rank == e.rank) for ex in exits)
+    later_signal = any(
+        _by_signal(ex)
+        and ex.source == e.source
+        and ex.line > e.line
+        and (ex.rank is None or e.rank is None or ex.rank == e.rank)
+        for ex in exits
+    )
     if e.rank is not None and e.rank in exits_by_rank:
         return not _by_signal(exits_by_rank[e.rank])
     coded = [ex for ex in exits if isinstance(ex.facts.get("exitcode"), int) and ex.facts["exitcode"] > 0]
@@ -138,10 +168,19 @@ def _note(notes: list[Event]) -> list[Finding]:
     last = max(notes, key=lambda e: e.position)
     what = last.facts.get("exception") or "error"
     text = f"{what}: {last.facts.get('exception_message', '')}".strip().rstrip(":")
-    ev = Event(C.UNRECOGNISED_ERROR.code, last.source, last.line, last.source_index,
-               f"no failure rule matches, but the logs end on an error: {clip(text, 200)}", last.rank,
-               {k: v for k, v in last.facts.items() if k in ("exception", "exception_message", "frame", "rank")},
-               list(last.evidence), last.ts, 3, (C.UNRECOGNISED_ERROR.code,))
+    ev = Event(
+        C.UNRECOGNISED_ERROR.code,
+        last.source,
+        last.line,
+        last.source_index,
+        f"no failure rule matches, but the logs end on an error: {clip(text, 200)}",
+        last.rank,
+        {k: v for k, v in last.facts.items() if k in ("exception", "exception_message", "frame", "rank")},
+        list(last.evidence),
+        last.ts,
+        3,
+        (C.UNRECOGNISED_ERROR.code,),
+    )
     return [_finding(C.UNRECOGNISED_ERROR.code, [ev], None, {})]
 
 
@@ -195,8 +234,13 @@ def _silent_ranks(ranks: list[int]) -> list[int]:
 _WORK_KEYS = ("op", "seq", "timeout_ms", "numel_in", "numel_out", "ran_for_ms", "pg_id", "pg_name")
 
 
-def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_rank: Mapping[int, Event],
-             root_exit: Optional[Event] = None) -> Finding:
+def _finding(
+    code: str,
+    events: list[Event],
+    root_code: Optional[str],
+    exits_by_rank: Mapping[int, Event],
+    root_exit: Optional[Event] = None,
+) -> Finding:
     c = CODES[code]
     first = events[0]
     facts: dict[str, Any] = {k: v for k, v in first.facts.items() if not k.startswith("_")}
@@ -209,8 +253,9 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
         # One timeout is printed in several records (the work, the seq line, the watchdog's exit):
         # the first may lack the op or the timeout that a later record of the same work carries.
         for e in events[1:]:
-            if (first.rank is None or e.rank == first.rank) and \
-                    e.facts.get("seq", facts.get("seq")) == facts.get("seq", e.facts.get("seq")):
+            if (first.rank is None or e.rank == first.rank) and e.facts.get(
+                "seq", facts.get("seq")
+            ) == facts.get("seq", e.facts.get("seq")):
                 for k in _WORK_KEYS:
                     if k in e.facts:
                         facts.setdefault(k, e.facts[k])
@@ -220,21 +265,29 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
             msg += f" (timed out on {count_label(ranks)})"  # ranges: a thousand ranks stay one short line
         if "lagging_ranks" in sf:
             lagging = sf["lagging_ranks"]
-            msg += (f"; ranks report different sequence numbers ({sf['min_seq']} vs {sf['max_seq']}): "
-                    f"{count_label(lagging)} {'is' if len(lagging) == 1 else 'are'} behind")
+            msg += (
+                f"; ranks report different sequence numbers ({sf['min_seq']} vs {sf['max_seq']}): "
+                f"{count_label(lagging)} {'is' if len(lagging) == 1 else 'are'} behind"
+            )
         silent = _silent_ranks(ranks)
         if silent:
             facts["suspect_ranks"] = silent
-            msg += (f"; rank(s) {rank_ranges(silent)} reported no timeout: the suspect (never reached the "
-                    "collective, hung or died first)")
+            msg += (
+                f"; rank(s) {rank_ranges(silent)} reported no timeout: the suspect (never reached the "
+                "collective, hung or died first)"
+            )
     elif len(ranks) > 1:
         msg += f" (seen on {count_label(ranks)})"
     if first.rank is not None and first.rank in exits_by_rank and "exitcode" not in facts:
         ex = exits_by_rank[first.rank]
         facts["exitcode"] = ex.facts.get("exitcode")
         msg += f"; rank {first.rank} exited with {ex.facts.get('exitcode')}"
-    elif root_code is None and root_exit is not None and "exitcode" not in facts and (
-            first.rank is None or root_exit.rank is None or first.rank == root_exit.rank):
+    elif (
+        root_code is None
+        and root_exit is not None
+        and "exitcode" not in facts
+        and (first.rank is None or root_exit.rank is None or first.rank == root_exit.rank)
+    ):
         # The launcher's first failure, when ranks cannot tell it apart from the root cause's process.
         facts["exitcode"] = root_exit.facts.get("exitcode")
         for k in ("pid", "local_rank", "host"):
@@ -264,8 +317,20 @@ def _finding(code: str, events: list[Event], root_code: Optional[str], exits_by_
 _P2P = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
 # Collectives whose input has one size on every rank: two ranks at one SeqNum with different NumelIn
 # were in different calls even without a majority (scatter, gather and all_to_all may differ by rank).
-_SAME_SIZE = frozenset({"ALLREDUCE", "BROADCAST", "ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_INTO_TENSOR_COALESCED",
-                        "REDUCE", "REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "ALLREDUCE_COALESCED", "BARRIER"})
+_SAME_SIZE = frozenset(
+    {
+        "ALLREDUCE",
+        "BROADCAST",
+        "ALLGATHER",
+        "_ALLGATHER_BASE",
+        "ALLGATHER_INTO_TENSOR_COALESCED",
+        "REDUCE",
+        "REDUCE_SCATTER",
+        "_REDUCE_SCATTER_BASE",
+        "ALLREDUCE_COALESCED",
+        "BARRIER",
+    }
+)
 
 
 def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
@@ -277,7 +342,13 @@ def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
     where: dict[tuple[Any, int], Event] = {}
     for e in events:
         f = e.facts
-        if e.code != C.WATCHDOG_TIMEOUT.code or e.rank is None or "seq" not in f or "op" not in f or f["op"] in _P2P:
+        if (
+            e.code != C.WATCHDOG_TIMEOUT.code
+            or e.rank is None
+            or "seq" not in f
+            or "op" not in f
+            or f["op"] in _P2P
+        ):
             continue
         key = (f.get("pg_id"), f["seq"])
         by_work[key].setdefault(e.rank, (f["op"], f.get("numel_in")))
@@ -299,23 +370,44 @@ def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
             # real-log corpus labels it so), and a majority still names the odd one out.
             continue
         suspects = sorted(r for kind, rs in ordered[1:] for r in rs) if majority else []
-        desc = "; ".join(f"{count_label(rs)}: {op}" + (f" NumelIn={n}" if n is not None else "") for (op, n), rs in ordered)
+        desc = "; ".join(
+            f"{count_label(rs)}: {op}" + (f" NumelIn={n}" if n is not None else "") for (op, n), rs in ordered
+        )
         first = where[key]
-        facts: dict[str, Any] = {"kind": "watchdog_disagreement", "seq": key[1],
-                                 "ops_by_rank": {str(r): k[0] for r, k in sorted(ranks.items())},
-                                 "numel_in_by_rank": {str(r): k[1] for r, k in sorted(ranks.items()) if k[1] is not None}}
+        facts: dict[str, Any] = {
+            "kind": "watchdog_disagreement",
+            "seq": key[1],
+            "ops_by_rank": {str(r): k[0] for r, k in sorted(ranks.items())},
+            "numel_in_by_rank": {str(r): k[1] for r, k in sorted(ranks.items()) if k[1] is not None},
+        }
         if key[0] is not None:
             facts["pg_id"] = key[0]
-        msg = (f"ranks timed out in different collectives at SeqNum {key[1]} ({desc}): they were not in the same "
-               "collective (a desync)")
+        msg = (
+            f"ranks timed out in different collectives at SeqNum {key[1]} ({desc}): they were not in the "
+            f"same "
+            "collective (a desync)"
+        )
         if suspects:
             facts["suspect_ranks"] = suspects
             msg += f"; rank(s) {rank_ranges(suspects)} are the odd ones out"
         else:
             msg += "; no majority names the odd one out (compare the code paths of these ranks)"
         rank = suspects[0] if len(suspects) == 1 else None
-        out.append(Event(C.COLLECTIVE_MISMATCH.code, first.source, first.line, first.source_index, msg, rank, facts,
-                         list(first.evidence), first.ts, 0, (C.COLLECTIVE_MISMATCH.code, "watchdog", key)))
+        out.append(
+            Event(
+                C.COLLECTIVE_MISMATCH.code,
+                first.source,
+                first.line,
+                first.source_index,
+                msg,
+                rank,
+                facts,
+                list(first.evidence),
+                first.ts,
+                0,
+                (C.COLLECTIVE_MISMATCH.code, "watchdog", key),
+            )
+        )
     return out
 
 
@@ -329,13 +421,17 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     for ex in sorted(exits, key=POSITION):
         if ex.rank is not None and ex.facts.get("exitcode") not in (0, None):
             exits_by_rank.setdefault(ex.rank, ex)
-    died = bool(exits_by_rank) or any(e.facts.get("exitcode") not in (0, None) for e in exits) or bool(markers)
+    died = (
+        bool(exits_by_rank) or any(e.facts.get("exitcode") not in (0, None) for e in exits) or bool(markers)
+    )
 
     notes = [e for e in failures if e.code == C.UNRECOGNISED_ERROR.code]
     failures = [e for e in failures if e.code != C.UNRECOGNISED_ERROR.code]
     kept: list[Event] = []
     for e in failures:
-        if e.code == C.PYTHON_EXCEPTION.code and not _exception_fatal(e, exits, exits_by_rank, died, source_lines):
+        if e.code == C.PYTHON_EXCEPTION.code and not _exception_fatal(
+            e, exits, exits_by_rank, died, source_lines
+        ):
             notes.append(e)  # handled, or the run went on after it: not why the job died
             continue
         kept.append(e)
@@ -352,15 +448,18 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         by_signal = _by_signal(root_exit)
         explains = [e for e in kept if not (by_signal and e.code == C.PYTHON_EXCEPTION.code)]
         # An exit record without a global rank (torchrun's "local_rank: 2") is explained by any cause.
-        explained = any(e.cause_tier == 0 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
-                        for e in explains) or any(
-            e.cause_tier <= 1 and e.rank is not None and e.rank == root_exit.rank for e in explains)
+        explained = any(
+            e.cause_tier == 0 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
+            for e in explains
+        ) or any(e.cause_tier <= 1 and e.rank is not None and e.rank == root_exit.rank for e in explains)
         # SIGABRT (-6) is how the NCCL watchdog ends its process after a timeout or an NCCL error
         # ("terminate called after throwing ... Watchdog caught collective operation timeout"): the
         # abort is that failure's consequence whenever the rank it names could be the one that exited.
         if not explained and root_exit.facts.get("exitcode") == -6:
-            explained = any(e.cause_tier <= 1 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
-                            for e in explains)
+            explained = any(
+                e.cause_tier <= 1 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
+                for e in explains
+            )
         if not explained:
             kept.append(_exit_finding_event(root_exit))
     if not kept:
@@ -393,7 +492,13 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     by_code: dict[str, list[Event]] = defaultdict(list)
     for e in sorted(kept, key=lambda e: (e is not root, e.cause_tier, e.source_index, e.line)):
         by_code[e.code].append(e)
-    order = [root.code, *sorted((c for c in by_code if c != root.code), key=lambda c: (min(e.cause_tier for e in by_code[c]), min(map(POSITION, by_code[c]))))]
+    order = [
+        root.code,
+        *sorted(
+            (c for c in by_code if c != root.code),
+            key=lambda c: (min(e.cause_tier for e in by_code[c]), min(map(POSITION, by_code[c]))),
+        ),
+    ]
     findings = [_finding(root.code, by_code[root.code], None, exits_by_rank, root_exit)]
     for code in order[1:]:
         findings.append(_finding(code, by_code[code], root.code, exits_by_rank))
@@ -401,8 +506,16 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
 
 
 # A log failure of these categories is a reason for a rank to be late, not a symptom of waiting.
-_CAUSE_CATEGORIES = {"cuda_oom", "host_oom", "process_crash", "gpu_hardware", "driver_env", "nccl_usage",
-                     "rendezvous", "collective_mismatch"}
+_CAUSE_CATEGORIES = {
+    "cuda_oom",
+    "host_oom",
+    "process_crash",
+    "gpu_hardware",
+    "driver_env",
+    "nccl_usage",
+    "rendezvous",
+    "collective_mismatch",
+}
 
 
 def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
@@ -411,18 +524,30 @@ def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
     its culprit rank was late (an OOM, a crash, an exception on that rank): then that reason
     leads and carries the dump's where (fr_pg, fr_seq, fr_op). Everything else is its cascade."""
     from dataclasses import replace
+
     if not flight or not logs:
         return logs or flight
     fr_root, log_root = flight[0], logs[0]
     culprits = set(fr_root.facts.get("culprit_ranks") or [])
-    why = [f for f in logs if f.category in _CAUSE_CATEGORIES and f.scope.rank is not None
-           and f.scope.rank in culprits]
-    if log_root.category in _CAUSE_CATEGORIES and (log_root.scope.rank is None or log_root.scope.rank in culprits):
+    why = [
+        f
+        for f in logs
+        if f.category in _CAUSE_CATEGORIES and f.scope.rank is not None and f.scope.rank in culprits
+    ]
+    if log_root.category in _CAUSE_CATEGORIES and (
+        log_root.scope.rank is None or log_root.scope.rank in culprits
+    ):
         why = [log_root]
     if why:
         lead = why[0]
-        facts = {**lead.facts, "fr_code": fr_root.code, "fr_pg": fr_root.facts.get("pg"),
-                 "fr_seq": fr_root.facts.get("seq"), "fr_op": fr_root.facts.get("op"), "root_cause": True}
+        facts = {
+            **lead.facts,
+            "fr_code": fr_root.code,
+            "fr_pg": fr_root.facts.get("pg"),
+            "fr_seq": fr_root.facts.get("seq"),
+            "fr_op": fr_root.facts.get("op"),
+            "root_cause": True,
+        }
         facts.pop("cascade_of", None)
         rest = [f for f in [*flight, *logs] if f is not lead]
         head = replace(lead, facts=facts)

@@ -15,8 +15,10 @@ from pgdoctor.knowledge.ranks import bounded
 from pgdoctor.model import Evidence
 
 # A line that starts a new log record rather than continuing a message split over lines.
-_NEW_RECORD = re.compile(r"^(?:Traceback|\s*File |\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[\w.-]+:\d+:\d+ \[\d+\]|"
-                         r"[A-Z]{4,}:|[\w.]*(?:Error|Exception|Warning):|terminate called)")
+_NEW_RECORD = re.compile(
+    r"^(?:Traceback|\s*File |\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |[\w.-]+:\d+:\d+ \[\d+\]|"
+    r"[A-Z]{4,}:|[\w.]*(?:Error|Exception|Warning):|terminate called)"
+)
 EVIDENCE_CHARS = 600
 # The window of raw lines the scanner cuts around a hit (text/scan.py), so a Hit holds at most
 # this many lines before and after its trigger: a rule can tell a window that ended early (the
@@ -82,7 +84,7 @@ class Hit:
         """Up to n following lines (of the same rank when ranks are known)."""
         out: list[Line] = []
         me = self.line.rank
-        for ln in self.lines[self.idx + 1:]:
+        for ln in self.lines[self.idx + 1 :]:
             if len(out) >= n:
                 break
             if same_rank and me is not None and ln.rank is not None and ln.rank != me:
@@ -93,7 +95,7 @@ class Hit:
     def before(self, n: int, same_rank: bool = True) -> list[Line]:
         out: list[Line] = []
         me = self.line.rank
-        for ln in reversed(self.lines[:self.idx]):
+        for ln in reversed(self.lines[: self.idx]):
             if len(out) >= n:
                 break
             if same_rank and me is not None and ln.rank is not None and ln.rank != me:
@@ -108,14 +110,20 @@ class Hit:
         the start of a new record or another rank's line (a line without any prefix continues)."""
         used = [self.line]
         for ln in self.after(n):
-            if not ln.text.strip() or _NEW_RECORD.match(ln.text) or (ln.rank is not None and ln.rank != self.line.rank):
+            if (
+                not ln.text.strip()
+                or _NEW_RECORD.match(ln.text)
+                or (ln.rank is not None and ln.rank != self.line.rank)
+            ):
                 break
             used.append(ln)
         return sep.join(ln.text.strip() for ln in used), used
 
     def evidence(self, lines: Optional[list[Line]] = None) -> list[Evidence]:
-        return [Evidence(clip(ln.text.strip(), EVIDENCE_CHARS), file=self.source, line=ln.no)
-                for ln in (lines or [self.line])]
+        return [
+            Evidence(clip(ln.text.strip(), EVIDENCE_CHARS), file=self.source, line=ln.no)
+            for ln in (lines or [self.line])
+        ]
 
 
 def _window_host(hit: Hit) -> Optional[str]:
@@ -126,7 +134,7 @@ def _window_host(hit: Hit) -> Optional[str]:
         if "NCCL" not in t:
             continue
         # A line that starts with the host already found names that host or no host at all.
-        if host is not None and t.startswith(host) and t[len(host):len(host) + 1] == ":":
+        if host is not None and t.startswith(host) and t[len(host) : len(host) + 1] == ":":
             continue
         m = _NCCL_PREFIX.match(t)
         if m:
@@ -169,9 +177,16 @@ class Event:
 POSITION = operator.attrgetter("source_index", "line")
 
 
-def event(hit: Hit, code: str, message: str, facts: Optional[dict[str, Any]] = None,
-          lines: Optional[list[Line]] = None, tier: int = 0, rank: Optional[int] = None,
-          dedupe: tuple[Any, ...] = ()) -> Event:
+def event(
+    hit: Hit,
+    code: str,
+    message: str,
+    facts: Optional[dict[str, Any]] = None,
+    lines: Optional[list[Line]] = None,
+    tier: int = 0,
+    rank: Optional[int] = None,
+    dedupe: tuple[Any, ...] = (),
+) -> Event:
     r = rank if rank is not None else hit.rank
     f = dict(facts or {})
     if r is not None:
@@ -190,6 +205,16 @@ def event(hit: Hit, code: str, message: str, facts: Optional[dict[str, Any]] = N
         if host:
             f["host"] = host
             f["host_from"] = "NCCL lines around it"
-    return Event(code=code, source=hit.source, line=hit.line.no, source_index=hit.source_index,
-                 message=message, rank=r, facts=f, evidence=hit.evidence(lines), ts=hit.line.ts,
-                 cause_tier=tier, dedupe=dedupe or (code, r))
+    return Event(
+        code=code,
+        source=hit.source,
+        line=hit.line.no,
+        source_index=hit.source_index,
+        message=message,
+        rank=r,
+        facts=f,
+        evidence=hit.evidence(lines),
+        ts=hit.line.ts,
+        cause_tier=tier,
+        dedupe=dedupe or (code, r),
+    )

@@ -34,9 +34,15 @@ SHARED = 0.5
 MAX_GROUPS = 20
 _NUM = re.compile(r"\d+")
 # Short names for the codes that fill a thousand-rank log; the rest use their slug.
-_LABELS = {"RUN151": "watchdog timeout", "RUN152": "heartbeat monitor timeout", "RUN153": "gloo timeout",
-           "RUN101": "CUDA out of memory", "RUN102": "CUDA out of memory (fragmentation)",
-           "RUN103": "CUDA out of memory (other processes)", "RUN132": "Python exception"}
+_LABELS = {
+    "RUN151": "watchdog timeout",
+    "RUN152": "heartbeat monitor timeout",
+    "RUN153": "gloo timeout",
+    "RUN101": "CUDA out of memory",
+    "RUN102": "CUDA out of memory (fragmentation)",
+    "RUN103": "CUDA out of memory (other processes)",
+    "RUN132": "Python exception",
+}
 
 
 def rank_ranges(ranks: Iterable[int]) -> str:
@@ -65,7 +71,9 @@ def file_ranks(names: Sequence[str]) -> dict[str, int]:
         for name, nums in members:
             num = nums[i]
             start = num.start()
-            word = name[max(name.rfind("/", 0, start), name.rfind("\\", 0, start)) + 1:start]  # in its part of the path
+            word = name[
+                max(name.rfind("/", 0, start), name.rfind("\\", 0, start)) + 1 : start
+            ]  # in its part of the path
             if word not in hostlike:
                 hostlike[word] = bool(_HOSTLIKE.search(word))
             if len(num.group()) <= 7 and not hostlike[word]:
@@ -106,8 +114,13 @@ def _single_rank_files(events: Sequence[Event], sources: Sequence[str]) -> dict[
     """file_ranks without the files whose own lines name another rank: such a file holds several
     ranks (a per-node log), and its number is not the rank of its lines."""
     by_file = file_ranks(sources)
-    mixed = {sources[e.source_index] for e in events if e.rank is not None and 0 <= e.source_index < len(sources)
-             and by_file.get(sources[e.source_index], e.rank) != e.rank}
+    mixed = {
+        sources[e.source_index]
+        for e in events
+        if e.rank is not None
+        and 0 <= e.source_index < len(sources)
+        and by_file.get(sources[e.source_index], e.rank) != e.rank
+    }
     return {k: v for k, v in by_file.items() if k not in mixed}
 
 
@@ -163,8 +176,9 @@ def _when(ts: tuple[str, float]) -> str:
     return t.strftime("%m-%d %H:%M:%S.%f")[:-3] if kind != "iso" else t.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def triage(events: Sequence[Event], sources: Sequence[str],
-           by_file: Optional[Mapping[str, int]] = None) -> Optional[dict[str, Any]]:
+def triage(
+    events: Sequence[Event], sources: Sequence[str], by_file: Optional[Mapping[str, int]] = None
+) -> Optional[dict[str, Any]]:
     """Groups of ranks by failure signature, for a job of two or more ranks; None otherwise.
     `by_file`: what assign_file_ranks returned for the same events, else found again."""
     by_file = _single_rank_files(events, sources) if by_file is None else by_file
@@ -209,9 +223,16 @@ def triage(events: Sequence[Event], sources: Sequence[str],
         return None
     # A GPU's own fault leads its tier: the errors of the ranks on it are its consequences.
     order = sorted(ranks_of, key=lambda s: (tier[s], not is_hardware(first[s]), first[s].position))
-    groups = [{"signature": s, "ranks": rank_ranges(ranks_of[s]), "count": len(ranks_of[s]),
-               "first": f"{first[s].source}:{first[s].line}", **({"unranked": unranked[s]} if unranked[s] else {})}
-              for s in order[:MAX_GROUPS]]
+    groups = [
+        {
+            "signature": s,
+            "ranks": rank_ranges(ranks_of[s]),
+            "count": len(ranks_of[s]),
+            "first": f"{first[s].source}:{first[s].line}",
+            **({"unranked": unranked[s]} if unranked[s] else {}),
+        }
+        for s in order[:MAX_GROUPS]
+    ]
     out: dict[str, Any] = {"ranks": len(known), "rank_span": rank_ranges(known), "groups": groups}
     if len(order) > MAX_GROUPS:
         out["groups_left_out"] = len(order) - MAX_GROUPS
@@ -244,8 +265,10 @@ def _absent(ranks_of: Mapping[str, set[int]], known: set[int], order: Sequence[s
         if missing and len(have) >= 2 and len(have) >= SHARED * len(known):
             lacking.setdefault(missing, []).append(s)
             shared_by[missing] = max(shared_by.get(missing, 0), len(have))
-    return [{"ranks": rank_ranges(m), "count": len(m), "signatures": sigs, "shared_by": shared_by[m]}
-            for m, sigs in list(lacking.items())[:MAX_GROUPS]]
+    return [
+        {"ranks": rank_ranges(m), "count": len(m), "signatures": sigs, "shared_by": shared_by[m]}
+        for m, sigs in list(lacking.items())[:MAX_GROUPS]
+    ]
 
 
 def _behind(values: Mapping[int, int], what: str) -> Optional[dict[str, Any]]:
@@ -254,12 +277,18 @@ def _behind(values: Mapping[int, int], what: str) -> Optional[dict[str, Any]]:
     low = min(values.values())
     common = Counter(values.values()).most_common(1)[0][0]
     lagging = [r for r, v in values.items() if v == low]
-    return {"what": what, "ranks": rank_ranges(lagging), "count": len(lagging), "seq": low,
-            "others": common if common != low else max(values.values())}
+    return {
+        "what": what,
+        "ranks": rank_ranges(lagging),
+        "count": len(lagging),
+        "seq": low,
+        "others": common if common != low else max(values.values()),
+    }
 
 
-def _suspect_hosts(ranks_of: Mapping[str, set[int]], host_of: Mapping[int, str], known: set[int],
-                   order: Sequence[str]) -> list[dict[str, Any]]:
+def _suspect_hosts(
+    ranks_of: Mapping[str, set[int]], host_of: Mapping[int, str], known: set[int], order: Sequence[str]
+) -> list[dict[str, Any]]:
     """Hosts (of two or more known ranks) where every rank has a signature that no rank of any
     other host has: the node, not a rank, is the suspect."""
     on_host: dict[str, set[int]] = defaultdict(set)

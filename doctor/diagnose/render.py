@@ -18,12 +18,52 @@ from pgdoctor.knowledge.units import fmt_bytes
 from pgdoctor.model import Finding, Report
 
 # Facts worth a line under the root cause, in this order; the rest is in --json.
-_KEY_FACTS = ("rank", "ranks", "host", "gpu_index", "requested_bytes", "free_bytes", "total_bytes", "allocated_bytes",
-              "reserved_unallocated_bytes", "other_process_bytes", "likely_cause", "pg_id", "pg", "op", "seq", "kind",
-              "numel_in", "timeout_ms", "ran_for_ms", "seq_by_rank", "lagging_ranks", "missing_ranks",
-              "input_sizes", "input_dtypes", "frames", "exception", "exception_message", "frame", "signal",
-              "exitcode", "xid", "xid_meaning", "pci_bus_id", "peer", "ib_status", "nccl_last_error", "library",
-              "master_addr", "master_port", "port", "unused_params", "param", "per_rank", "odd_ranks")
+_KEY_FACTS = (
+    "rank",
+    "ranks",
+    "host",
+    "gpu_index",
+    "requested_bytes",
+    "free_bytes",
+    "total_bytes",
+    "allocated_bytes",
+    "reserved_unallocated_bytes",
+    "other_process_bytes",
+    "likely_cause",
+    "pg_id",
+    "pg",
+    "op",
+    "seq",
+    "kind",
+    "numel_in",
+    "timeout_ms",
+    "ran_for_ms",
+    "seq_by_rank",
+    "lagging_ranks",
+    "missing_ranks",
+    "input_sizes",
+    "input_dtypes",
+    "frames",
+    "exception",
+    "exception_message",
+    "frame",
+    "signal",
+    "exitcode",
+    "xid",
+    "xid_meaning",
+    "pci_bus_id",
+    "peer",
+    "ib_status",
+    "nccl_last_error",
+    "library",
+    "master_addr",
+    "master_port",
+    "port",
+    "unused_params",
+    "param",
+    "per_rank",
+    "odd_ranks",
+)
 
 
 def _fmt(key: str, value: Any) -> str:
@@ -39,13 +79,19 @@ def _fmt(key: str, value: Any) -> str:
         by_value: dict[str, list[int]] = {}
         for k, v in value.items():
             by_value.setdefault(str(v), []).append(int(k))
-        return "{" + ", ".join(f"{v}: {count_label(ranks, 4)}" for v, ranks in list(by_value.items())[:4]) + (
-            f", ... {len(by_value) - 4} more values" if len(by_value) > 4 else "") + "}"
+        return (
+            "{"
+            + ", ".join(f"{v}: {count_label(ranks, 4)}" for v, ranks in list(by_value.items())[:4])
+            + (f", ... {len(by_value) - 4} more values" if len(by_value) > 4 else "")
+            + "}"
+        )
     return readable(value, 200)  # lists and dicts as words, not Python reprs
 
 
 def _facts_line(f: Finding) -> str:
-    parts = [f"{k}={_fmt(k, f.facts[k])}" for k in _KEY_FACTS if k in f.facts and f.facts[k] not in (None, "", [])]
+    parts = [
+        f"{k}={_fmt(k, f.facts[k])}" for k in _KEY_FACTS if k in f.facts and f.facts[k] not in (None, "", [])
+    ]
     return ", ".join(parts)
 
 
@@ -96,8 +142,14 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     from pgdoctor.diagnose.profile.console import section
 
     perf = [f for f in report.findings if f.facts.get("source") == "traces"]
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
-                      soft_wrap=not terminal.fit())
+    console = Console(
+        file=out,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        width=terminal.width(120),
+        soft_wrap=not terminal.fit(),
+    )
     verdict = report.verdict  # of the whole report, performance findings included
     if perf:
         report = replace(report, findings=tuple(f for f in report.findings if f not in perf))
@@ -131,24 +183,36 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
     if not report.findings:
         if perf:  # no failure, but the traces show where the time goes: not [ok]
             worst = max(perf, key=lambda f: f.severity.rank).severity.value
-            console.print(f"[yellow]{escape('[!]')}[/] no failure found in {escape(scanned)}; {len(perf)} performance "
-                          f"finding(s) ({worst}) in the traces below")
+            console.print(
+                f"[yellow]{escape('[!]')}[/] no failure found in {escape(scanned)}; {len(perf)} performance "
+                f"finding(s) ({worst}) in the traces below"
+            )
         else:
             console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)
         return
     root, cascade = report.findings[0], report.findings[1:]
     if root.severity.value == "info" and not cascade:  # a note (RUN134), not a failure
-        console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}; "
-                      f"note {root.code}: {escape(root.message)}")
+        console.print(
+            f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}; "
+            f"note {root.code}: {escape(root.message)}"
+        )
         for e in root.evidence[:2]:
-            _say(console, "    ", (f'{e.file}:{e.line}: ' if e.file and e.line else '') + clip(e.text, 300), "dim")
+            _say(
+                console,
+                "    ",
+                (f"{e.file}:{e.line}: " if e.file and e.line else "") + clip(e.text, 300),
+                "dim",
+            )
         console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
         _notes(console, report.meta)
         return
     scope = _where(root)
-    console.print(f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} [dim]\\[{root.category}][/]"
-                  f"{escape(scope)}")
+    console.print(
+        f"[red]{escape('[x]')} Root cause:[/] [bold]{root.code}[/] {escape(root.title)} "
+        f"[dim]\\[{root.category}][/]"
+        f"{escape(scope)}"
+    )
     _say(console, "    ", root.message)
     facts = _facts_line(root)
     if facts:
@@ -174,7 +238,9 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         console.print(f"[dim]skipped {len(binaries)} binary file(s): {escape(', '.join(binaries[:3]))}[/]")
     reports = report.meta.get("skipped_pgdoctor_reports") or []
     if reports:
-        console.print(f"[dim]skipped {len(reports)} earlier pgdoctor report(s): {escape(', '.join(reports[:3]))}[/]")
+        console.print(
+            f"[dim]skipped {len(reports)} earlier pgdoctor report(s): {escape(', '.join(reports[:3]))}[/]"
+        )
     for s in report.meta.get("skipped_unreadable_files") or []:
         console.print(f"[yellow]skipped:[/] {escape(s)}")
     skipped = (fr or {}).get("skipped") or []

@@ -53,12 +53,29 @@ class Signature:
     anchor_from: str = ""
     examples: tuple[str, ...] = ()
 
-    def event(self, hit: Hit, message: str, facts: Optional[dict[str, Any]] = None,
-              lines: Optional[list[Line]] = None, *, tier: Optional[int] = None, rank: Optional[int] = None,
-              dedupe: tuple[Any, ...] = (), code: str = "") -> Event:
+    def event(
+        self,
+        hit: Hit,
+        message: str,
+        facts: Optional[dict[str, Any]] = None,
+        lines: Optional[list[Line]] = None,
+        *,
+        tier: Optional[int] = None,
+        rank: Optional[int] = None,
+        dedupe: tuple[Any, ...] = (),
+        code: str = "",
+    ) -> Event:
         """An event of this row's code and tier (either can be overridden for a line that says more)."""
-        return event(hit, code or self.code, message, facts, lines, tier=self.tier if tier is None else tier,
-                     rank=rank, dedupe=dedupe)
+        return event(
+            hit,
+            code or self.code,
+            message,
+            facts,
+            lines,
+            tier=self.tier if tier is None else tier,
+            rank=rank,
+            dedupe=dedupe,
+        )
 
 
 def read(hit: Hit, rows: Sequence[Signature], text: Optional[str] = None) -> list[Event]:

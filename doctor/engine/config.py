@@ -39,7 +39,9 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def _typed(name: str, value: Any) -> Any:
     key = CONFIG_KEYS[name]
     expected = key.type
-    if (expected is float and isinstance(value, (int, float))) or (expected is int and isinstance(value, int)):
+    if (expected is float and isinstance(value, (int, float))) or (
+        expected is int and isinstance(value, int)
+    ):
         # TOML has inf and nan; a threshold of either silently disables its check.
         try:
             v = numbers.number(value, f"config key {name}", integer=expected is int, lo=key.lo, hi=key.hi)
@@ -49,7 +51,9 @@ def _typed(name: str, value: Any) -> Any:
     if expected is not bool and isinstance(value, bool):
         raise ConfigError(f"config key {name}: expected {expected.__name__}, got bool")
     if not isinstance(value, expected):
-        raise ConfigError(f"config key {name}: expected {expected.__name__}, got {type(value).__name__} {value!r}")
+        raise ConfigError(
+            f"config key {name}: expected {expected.__name__}, got {type(value).__name__} {value!r}"
+        )
     return value
 
 

@@ -2,7 +2,8 @@
 MASTER_ADDR/MASTER_PORT), results merged on rank 0.
 
 Phases, every one bounded by --timeout:
-1. Rendezvous (pgdoctor.probes.multinode, like the bandwidth phase): rank 0 hosts a c10d TCPStore on a socket it binds to MASTER_ADDR itself (never the
+1. Rendezvous (pgdoctor.probes.multinode, like the bandwidth phase): rank 0 hosts a c10d TCPStore on a socket
+it binds to MASTER_ADDR itself (never the
    wildcard address); under torchrun the agent's store on MASTER_PORT is used instead.
 2. Each rank probes its own node, runs the per-node checks and puts its report (snapshot,
    findings, consistency facts) under its key. Rank 0 waits for every key until the arrival
@@ -87,7 +88,6 @@ class Budget:
         return self.start + self.total_s * fraction
 
 
-
 @dataclass(frozen=True)
 class Outcome:
     """What the check command prints (rank 0 only) and the exit code every rank uses."""
@@ -120,7 +120,9 @@ def _with_host(f: Finding, host: str, rank: int) -> Finding:
     return dataclasses.replace(f, scope=scope)
 
 
-def _local_phase(ctx: ProbeContext, selection: Selection, timeout_s: float, host: str) -> tuple[Snapshot, dict[str, Any]]:
+def _local_phase(
+    ctx: ProbeContext, selection: Selection, timeout_s: float, host: str
+) -> tuple[Snapshot, dict[str, Any]]:
     # software: the versions the consistency checks compare. Never the collectives area: its
     # probes would start a second rendezvous on MASTER_PORT.
     widened = Selection((*selection.only, "software"), (*selection.skip, "collectives"))
@@ -134,12 +136,27 @@ def _local_phase(ctx: ProbeContext, selection: Selection, timeout_s: float, host
     return dataclasses.replace(snap, probes=kept), facts
 
 
-def run_check(ctx: ProbeContext, selection: Selection, config: Config, timeout_s: float, *,
-              all_pairs: bool = False, fail_on: Severity = Severity.FAIL, exit_zero: bool = False,
-              meta: Optional[dict[str, Any]] = None) -> Outcome:
+def run_check(
+    ctx: ProbeContext,
+    selection: Selection,
+    config: Config,
+    timeout_s: float,
+    *,
+    all_pairs: bool = False,
+    fail_on: Severity = Severity.FAIL,
+    exit_zero: bool = False,
+    meta: Optional[dict[str, Any]] = None,
+) -> Outcome:
     info = parse_launch(ctx.env)
-    missing_vars = [n for n, v in (("RANK", info.rank), ("MASTER_ADDR", info.master_addr),
-                                   ("MASTER_PORT", info.master_port)) if v is None]
+    missing_vars = [
+        n
+        for n, v in (
+            ("RANK", info.rank),
+            ("MASTER_ADDR", info.master_addr),
+            ("MASTER_PORT", info.master_port),
+        )
+        if v is None
+    ]
     if missing_vars:
         raise UserError(f"multi-node check (world size {info.world_size}) needs {', '.join(missing_vars)}")
     assert info.rank is not None and info.world_size is not None
@@ -155,19 +172,50 @@ def run_check(ctx: ProbeContext, selection: Selection, config: Config, timeout_s
     except SetupError as exc:
         raise UserError(str(exc)) from None
     except ConnectionError as exc:
-        print(f"pgdoctor: rank {rank} on {host}: rank 0 never answered within {timeout_s * 0.55:.0f} s ({exc})",
-              file=sys.stderr)
+        print(
+            f"pgdoctor: rank {rank} on {host}: rank 0 never answered within {timeout_s * 0.55:.0f} s ({exc})",
+            file=sys.stderr,
+        )
         return Outcome(None, EXIT_INCOMPLETE, rank)
     try:
-        return _run(ctx, selection, config, rdv, host, rank, size, budget, arrive_by, bandwidth_by, end_by,
-                    all_pairs, fail_on, exit_zero, meta or {})
+        return _run(
+            ctx,
+            selection,
+            config,
+            rdv,
+            host,
+            rank,
+            size,
+            budget,
+            arrive_by,
+            bandwidth_by,
+            end_by,
+            all_pairs,
+            fail_on,
+            exit_zero,
+            meta or {},
+        )
     finally:
         rdv.close()
 
 
-def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvous, host: str, rank: int, size: int,
-         budget: Budget, arrive_by: float, bandwidth_by: float, end_by: float, all_pairs: bool,
-         fail_on: Severity, exit_zero: bool, meta: dict[str, Any]) -> Outcome:
+def _run(
+    ctx: ProbeContext,
+    selection: Selection,
+    config: Config,
+    rdv: Rendezvous,
+    host: str,
+    rank: int,
+    size: int,
+    budget: Budget,
+    arrive_by: float,
+    bandwidth_by: float,
+    end_by: float,
+    all_pairs: bool,
+    fail_on: Severity,
+    exit_zero: bool,
+    meta: dict[str, Any],
+) -> Outcome:
     snap, facts = _local_phase(ctx, selection, timeout_s=budget.total_s * 0.4, host=host)
     device_addr = rdv.addr if rank == 0 else local_address_towards(rdv.addr, rdv.port)
     payload: dict[str, Any] = {"rank": rank, "host": host, "facts": facts, "address": device_addr}
@@ -207,8 +255,17 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
     else:
         nbytes = int(config["net.bandwidth_bytes"])
         t0 = time.monotonic()
-        mine = measure(rdv.store, rank, size, device_addr, nbytes, shifts, reps=3, deadline=bandwidth_by,
-                        slow_ratio=float(config["net.slow_ratio"]))
+        mine = measure(
+            rdv.store,
+            rank,
+            size,
+            device_addr,
+            nbytes,
+            shifts,
+            reps=3,
+            deadline=bandwidth_by,
+            slow_ratio=float(config["net.slow_ratio"]),
+        )
         mine["seconds"] = round(time.monotonic() - t0, 3)
         rdv.set(f"bw/{rank}", mine)
         bw = {"schedule": "all-pairs" if all_pairs else "neighbours", "shifts": shifts, "bytes": nbytes}
@@ -217,7 +274,9 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
         ok = rdv.wait_for("exit", end_by)
         code = int(rdv.get("exit")) if ok else EXIT_INCOMPLETE
         rdv.set(f"done/{rank}", 1)
-        print(f"pgdoctor: rank {rank} on {host}: the report is printed by rank 0 (exit {code})", file=sys.stderr)
+        print(
+            f"pgdoctor: rank {rank} on {host}: the report is printed by rank 0 (exit {code})", file=sys.stderr
+        )
         return Outcome(None, code, rank)
 
     gone = set(missing)
@@ -225,7 +284,9 @@ def _run(ctx: ProbeContext, selection: Selection, config: Config, rdv: Rendezvou
     if isinstance(bw, dict):
         # Each rank posts what it received, also after a failure; a rank that posts nothing
         # (killed, stuck) leaves its incoming pairs unmeasured.
-        bw["ranks"] = {r: rdv.get(f"bw/{r}") for r in range(size) if rdv.wait_for(f"bw/{r}", bandwidth_by + 2.0)}
+        bw["ranks"] = {
+            r: rdv.get(f"bw/{r}") for r in range(size) if rdv.wait_for(f"bw/{r}", bandwidth_by + 2.0)
+        }
     # Slurm with one task per node: rank r runs on the r-th node of the job's node list.
     job_nodes = parse_launch(ctx.env).nodes
     expected = {r: job_nodes[r] for r in missing if len(job_nodes) == size}
@@ -251,8 +312,13 @@ def _pairs(bw: Any, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             value = got[src] if src < len(got) else None
             if value is None:
                 continue
-            pair = {"src": src, "dst": dst, "src_host": hosts.get(src), "dst_host": hosts.get(dst),
-                    "gbytes_per_s": round(float(value), 6)}
+            pair = {
+                "src": src,
+                "dst": dst,
+                "src_host": hosts.get(src),
+                "dst_host": hosts.get(dst),
+                "gbytes_per_s": round(float(value), 6),
+            }
             if src in (ranks.get(dst) or {}).get("upper_bound", []):
                 pair["upper_bound"] = True  # cut off by the deadline: at most this much
             out.append(pair)
@@ -265,28 +331,58 @@ def _bandwidth_summary(bw: dict[str, Any], pairs: list[dict[str, Any]], size: in
     sizes: list[int] = next((v["round_bytes"] for v in ranks.values() if v.get("round_bytes")), [])
     confirmed: list[list[int]] = next((v["confirmed"] for v in ranks.values() if v.get("confirmed")), [])
     return {
-        "schedule": bw["schedule"], "shifts": bw["shifts"], "bytes": bw["bytes"], "round_bytes": sizes,
+        "schedule": bw["schedule"],
+        "shifts": bw["shifts"],
+        "bytes": bw["bytes"],
+        "round_bytes": sizes,
         "remeasured": confirmed,
         "seconds": max((v.get("seconds", 0.0) for v in ranks.values()), default=0.0),
-        "pairs": pairs, "median_gbytes_per_s": statistics.median(p["gbytes_per_s"] for p in pairs) if pairs else None,
-        "expected_pairs": size * len(bw["shifts"]), "silent_ranks": sorted(set(range(size)) - set(ranks)),
+        "pairs": pairs,
+        "median_gbytes_per_s": statistics.median(p["gbytes_per_s"] for p in pairs) if pairs else None,
+        "expected_pairs": size * len(bw["shifts"]),
+        "silent_ranks": sorted(set(range(size)) - set(ranks)),
         "errors": {str(r): e for r, e in sorted(errors.items())},
     }
 
 
-def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], expected: dict[int, str], bw: Any,
-           size: int, config: Config,
-           selection: Selection, budget: Budget, meta: dict[str, Any]) -> Report:
+def _merge(
+    snap: Snapshot,
+    nodes: list[dict[str, Any]],
+    missing: list[int],
+    expected: dict[int, str],
+    bw: Any,
+    size: int,
+    config: Config,
+    selection: Selection,
+    budget: Budget,
+    meta: dict[str, Any],
+) -> Report:
     pairs = _pairs(bw, nodes)
     bandwidth: Any = _bandwidth_summary(bw, pairs, size) if isinstance(bw, dict) else bw
     waited = round(budget.total_s * 0.55, 1)
-    cluster = ProbeResult("multinode", "net", Status.PASSED, "", time.monotonic() - budget.start, (
-        Measurement("cluster.nodes", [{"rank": n["rank"], "host": n["host"], "address": n.get("address"),
-                                       "facts": n["facts"]} for n in nodes], source="c10d store"),
-        Measurement("cluster.missing", [{"rank": r, "host": expected.get(r), "waited_s": waited} for r in missing],
-                    source="c10d store"),
-        Measurement("cluster.bandwidth", bandwidth, unit="GB/s", source="gloo send/recv"),
-    ))
+    cluster = ProbeResult(
+        "multinode",
+        "net",
+        Status.PASSED,
+        "",
+        time.monotonic() - budget.start,
+        (
+            Measurement(
+                "cluster.nodes",
+                [
+                    {"rank": n["rank"], "host": n["host"], "address": n.get("address"), "facts": n["facts"]}
+                    for n in nodes
+                ],
+                source="c10d store",
+            ),
+            Measurement(
+                "cluster.missing",
+                [{"rank": r, "host": expected.get(r), "waited_s": waited} for r in missing],
+                source="c10d store",
+            ),
+            Measurement("cluster.bandwidth", bandwidth, unit="GB/s", source="gloo send/recv"),
+        ),
+    )
     merged = dataclasses.replace(snap, probes=(*snap.probes, cluster))
     findings, checks = run_checks(merged, config, selection)
     rank0 = nodes[0]
@@ -299,15 +395,28 @@ def _merge(snap: Snapshot, nodes: list[dict[str, Any]], missing: list[int], expe
         extra_nodes.append({"rank": n["rank"], "host": n["host"], "snapshot": n.get("snapshot")})
     if isinstance(bandwidth, dict) and (bandwidth["errors"] or bandwidth["silent_ranks"]):
         first = next(iter(bandwidth["errors"].items()), None)
-        incomplete.append(f"bandwidth rounds stopped early: {len(pairs)} of {bandwidth['expected_pairs']} pairs "
-                          f"measured" + (f"; rank {first[0]}: {first[1]}" if first else "")
-                          + (f"; no result from ranks {bandwidth['silent_ranks']}" if bandwidth["silent_ranks"] else ""))
+        incomplete.append(
+            f"bandwidth rounds stopped early: {len(pairs)} of {bandwidth['expected_pairs']} pairs "
+            f"measured"
+            + (f"; rank {first[0]}: {first[1]}" if first else "")
+            + (f"; no result from ranks {bandwidth['silent_ranks']}" if bandwidth["silent_ranks"] else "")
+        )
     return Report(
-        command="check", snapshot=merged, findings=tuple(sorted_findings(all_findings)),
-        checks=tuple(checks) + tuple(_peer_check_results(nodes)), requested_areas=selection.requested_areas,
+        command="check",
+        snapshot=merged,
+        findings=tuple(sorted_findings(all_findings)),
+        checks=tuple(checks) + tuple(_peer_check_results(nodes)),
+        requested_areas=selection.requested_areas,
         incomplete_reasons=tuple(incomplete),
-        meta=dict(meta) | {"multinode": {"world_size": size, "arrived": [n["rank"] for n in nodes],
-                                         "missing": missing, "hosts": [n["host"] for n in nodes]}},
+        meta=dict(meta)
+        | {
+            "multinode": {
+                "world_size": size,
+                "arrived": [n["rank"] for n in nodes],
+                "missing": missing,
+                "hosts": [n["host"] for n in nodes],
+            }
+        },
         extra={"nodes": extra_nodes},
     )
 

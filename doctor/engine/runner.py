@@ -94,16 +94,24 @@ def _run_one(spec: ProbeSpec, ctx: ProbeContext, deadline: float) -> ProbeResult
     duration = time.monotonic() - start
     if t.is_alive():
         return ProbeResult(
-            spec.name, spec.area, Status.UNAVAILABLE, f"{Reason.TIMEOUT.value}: no answer within {timeout:.1f} s", duration
+            spec.name,
+            spec.area,
+            Status.UNAVAILABLE,
+            f"{Reason.TIMEOUT.value}: no answer within {timeout:.1f} s",
+            duration,
         )
     err = box.get("error")
     if isinstance(err, ProbeUnavailable):
-        return ProbeResult(spec.name, spec.area, Status.UNAVAILABLE, f"{err.reason.value}: {err.detail}", duration)
+        return ProbeResult(
+            spec.name, spec.area, Status.UNAVAILABLE, f"{err.reason.value}: {err.detail}", duration
+        )
     if err is not None:
         return ProbeResult(spec.name, spec.area, Status.CRASHED, f"{type(err).__name__}: {err}", duration)
     value = box.get("value")
     if not isinstance(value, list) or not all(isinstance(m, Measurement) for m in value):
-        return ProbeResult(spec.name, spec.area, Status.CRASHED, "probe returned something other than measurements", duration)
+        return ProbeResult(
+            spec.name, spec.area, Status.CRASHED, "probe returned something other than measurements", duration
+        )
     return ProbeResult(spec.name, spec.area, Status.PASSED, "", duration, tuple(value))
 
 
@@ -140,8 +148,10 @@ def collect(
     # checks need the host's GPU count, say).
     needed = {n for c in CHECKS.values() if selection.area_selected(c.area) for n in c.needs}
     specs = [
-        s for s in PROBES.values()
-        if (selection.area_selected(s.area) or s.name in needed) and level_rank(s.level) <= level_rank(ctx.level)
+        s
+        for s in PROBES.values()
+        if (selection.area_selected(s.area) or s.name in needed)
+        and level_rank(s.level) <= level_rank(ctx.level)
     ]
     results: dict[str, ProbeResult] = {}
     ordered = _ordered(specs)
@@ -152,8 +162,12 @@ def collect(
         # the partial report. Probes' own children are killed by pgdoctor.probes.processes at exit.
         for s in ordered:
             if s.name not in results:
-                results[s.name] = ProbeResult(s.name, s.area, Status.UNAVAILABLE,
-                                              f"{Reason.INTERRUPTED.value}: pgdoctor was interrupted")
+                results[s.name] = ProbeResult(
+                    s.name,
+                    s.area,
+                    Status.UNAVAILABLE,
+                    f"{Reason.INTERRUPTED.value}: pgdoctor was interrupted",
+                )
     return Snapshot(
         host=host or socket.gethostname(),
         time_unix=ctx.clock(),
@@ -167,15 +181,30 @@ def was_interrupted(snapshot: Snapshot) -> bool:
     return any(p.reason.startswith(Reason.INTERRUPTED.value) for p in snapshot.probes)
 
 
-def _run_waves(ctx: ProbeContext, ordered: list[ProbeSpec], results: dict[str, ProbeResult], deadline: float,
-               progress: Optional[ProgressFn]) -> None:
+def _run_waves(
+    ctx: ProbeContext,
+    ordered: list[ProbeSpec],
+    results: dict[str, ProbeResult],
+    deadline: float,
+    progress: Optional[ProgressFn],
+) -> None:
     # Waves: every probe whose dependencies are done runs in the same wave, concurrently.
     while len(results) < len(ordered):
-        wave = [s for s in ordered if s.name not in results and all(a in results or a not in PROBES for a in s.after)]
+        wave = [
+            s
+            for s in ordered
+            if s.name not in results and all(a in results or a not in PROBES for a in s.after)
+        ]
         previous = [m for r in results.values() for m in r.measurements]
         wave_ctx = ProbeContext(
-            env=ctx.env, fs=ctx.fs, commands=ctx.commands, clock=ctx.clock, level=ctx.level,
-            options=ctx.options, config=ctx.config, previous=previous,
+            env=ctx.env,
+            fs=ctx.fs,
+            commands=ctx.commands,
+            clock=ctx.clock,
+            level=ctx.level,
+            options=ctx.options,
+            config=ctx.config,
+            previous=previous,
         )
         box: dict[str, ProbeResult] = {}
         threads = []
@@ -183,7 +212,8 @@ def _run_waves(ctx: ProbeContext, ordered: list[ProbeSpec], results: dict[str, P
             if progress:
                 progress(f"probing {s.name}")
             t = threading.Thread(
-                target=lambda s=s, box=box, c=wave_ctx: box.__setitem__(s.name, _run_one(s, c, deadline)), daemon=True
+                target=lambda s=s, box=box, c=wave_ctx: box.__setitem__(s.name, _run_one(s, c, deadline)),
+                daemon=True,
             )
             if _started(t):
                 threads.append(t)
@@ -215,9 +245,13 @@ def _check_status(spec: CheckSpec, snapshot: Snapshot) -> Optional[CheckResult]:
     for need in spec.needs:
         p = snapshot.probe(need)
         if p is None:
-            return CheckResult(spec.name, spec.area, Status.SKIPPED, _not_run(need, snapshot.level), 0.0, spec.codes)
+            return CheckResult(
+                spec.name, spec.area, Status.SKIPPED, _not_run(need, snapshot.level), 0.0, spec.codes
+            )
         if p.status is not Status.PASSED:
-            return CheckResult(spec.name, spec.area, Status.UNAVAILABLE, f"probe {need}: {p.reason}", 0.0, spec.codes)
+            return CheckResult(
+                spec.name, spec.area, Status.UNAVAILABLE, f"probe {need}: {p.reason}", 0.0, spec.codes
+            )
     return None
 
 
@@ -239,8 +273,14 @@ def run_checks(
             found = [f for f in spec.fn(snapshot, config) if selection.finding_selected(f)]
         except Exception as exc:  # a crashed check is a result, never the end of the run
             results.append(
-                CheckResult(spec.name, spec.area, Status.CRASHED, f"{type(exc).__name__}: {exc}",
-                            time.monotonic() - start, spec.codes)
+                CheckResult(
+                    spec.name,
+                    spec.area,
+                    Status.CRASHED,
+                    f"{type(exc).__name__}: {exc}",
+                    time.monotonic() - start,
+                    spec.codes,
+                )
             )
             continue
         findings.extend(found)
@@ -249,7 +289,9 @@ def run_checks(
         serious = [f for f in found if f.severity is not Severity.INFO]
         status = Status.FAILED if serious else Status.PASSED
         reason = "" if serious or not found else "info: " + ", ".join(sorted({f.code for f in found}))
-        results.append(CheckResult(spec.name, spec.area, status, reason, time.monotonic() - start, spec.codes))
+        results.append(
+            CheckResult(spec.name, spec.area, status, reason, time.monotonic() - start, spec.codes)
+        )
     return sorted_findings(findings), results
 
 
@@ -276,7 +318,11 @@ def incomplete_reasons(snapshot: Snapshot, checks: Sequence[CheckResult], select
 
 
 def build_report(
-    command: str, snapshot: Snapshot, config: Config, selection: Selection = Selection(), meta: Optional[dict] = None
+    command: str,
+    snapshot: Snapshot,
+    config: Config,
+    selection: Selection = Selection(),
+    meta: Optional[dict] = None,
 ) -> Report:
     findings, checks = run_checks(snapshot, config, selection)
     return Report(

@@ -39,8 +39,10 @@ def find_ranks(pids: Sequence[int] = (), fs: Optional[ProcFs] = None) -> list[Ra
             raise NotARank(f"no process {pid} on this node")
         got = table.resolve(pid)
         if not got:
-            raise NotARank(f"PID {pid} ({table.procs[pid].comm}) is neither a rank of a torch.distributed job "
-                           "nor a launcher whose descendants are ranks")
+            raise NotARank(
+                f"PID {pid} ({table.procs[pid].comm}) is neither a rank of a torch.distributed job "
+                "nor a launcher whose descendants are ranks"
+            )
         for r in got:
             found[r.proc.pid] = r
     return sorted(found.values(), key=lambda r: (r.job, r.rank))
@@ -48,7 +50,11 @@ def find_ranks(pids: Sequence[int] = (), fs: Optional[ProcFs] = None) -> list[Ra
 
 def evidence_name(ev: RankEvidence, ranks_per_job: Mapping[int, int]) -> str:
     """hang-rank<R>.json; with two jobs on the node holding the same rank, the pid disambiguates."""
-    return f"hang-rank{ev.rank}.json" if ranks_per_job.get(ev.rank, 0) <= 1 else f"hang-rank{ev.rank}-pid{ev.pid}.json"
+    return (
+        f"hang-rank{ev.rank}.json"
+        if ranks_per_job.get(ev.rank, 0) <= 1
+        else f"hang-rank{ev.rank}-pid{ev.pid}.json"
+    )
 
 
 def save(directory: str, evidence: Sequence[RankEvidence], flight: Mapping[int, Any]) -> list[str]:
@@ -92,9 +98,16 @@ def _flight_findings(flight: Mapping[int, Any], save_dir: Optional[str]) -> list
             shutil.rmtree(where, ignore_errors=True)
 
 
-def examine(pids: Sequence[int] = (), samples: int = 3, interval_s: float = 0.5, timeout_s: float = 30.0,
-            save_dir: Optional[str] = None, fs: Optional[ProcFs] = None,
-            ranks: Optional[Sequence[Rank]] = None, tiers: Sequence[str] = TIERS) -> Report:
+def examine(
+    pids: Sequence[int] = (),
+    samples: int = 3,
+    interval_s: float = 0.5,
+    timeout_s: float = 30.0,
+    save_dir: Optional[str] = None,
+    fs: Optional[ProcFs] = None,
+    ranks: Optional[Sequence[Rank]] = None,
+    tiers: Sequence[str] = TIERS,
+) -> Report:
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     ranks = list(ranks) if ranks is not None else find_ranks(pids, fs)
@@ -107,8 +120,14 @@ def examine(pids: Sequence[int] = (), samples: int = 3, interval_s: float = 0.5,
     return judge(evidence, collector.flight, save_dir, host, time.monotonic() - t0, samples)
 
 
-def judge(evidence: Sequence[RankEvidence], flight: Mapping[int, Any], save_dir: Optional[str], host: str,
-          duration_s: float, samples: int) -> Report:
+def judge(
+    evidence: Sequence[RankEvidence],
+    flight: Mapping[int, Any],
+    save_dir: Optional[str],
+    host: str,
+    duration_s: float,
+    samples: int,
+) -> Report:
     verdicts = analyze(evidence)
     findings = findings_of(verdicts) + _flight_findings(flight, save_dir)
     incomplete = []
@@ -117,7 +136,18 @@ def judge(evidence: Sequence[RankEvidence], flight: Mapping[int, Any], save_dir:
     for v in verdicts:
         if v.unknown and not v.culprits:
             incomplete.append(f"job {v.job}: stacks unavailable for ranks {v.unknown} and no culprit named")
-    meta = {"host": host, "duration_s": round(duration_s, 3), "samples": samples, "ranks": len(evidence),
-            "saved_to": save_dir}
-    return Report(command="hang", snapshot=None, findings=tuple(findings), incomplete_reasons=tuple(incomplete),
-                  meta=meta, extra={"hang": hang_json(verdicts, evidence)})
+    meta = {
+        "host": host,
+        "duration_s": round(duration_s, 3),
+        "samples": samples,
+        "ranks": len(evidence),
+        "saved_to": save_dir,
+    }
+    return Report(
+        command="hang",
+        snapshot=None,
+        findings=tuple(findings),
+        incomplete_reasons=tuple(incomplete),
+        meta=meta,
+        extra={"hang": hang_json(verdicts, evidence)},
+    )

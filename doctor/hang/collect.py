@@ -29,20 +29,40 @@ def _frames(raw: Sequence[dict[str, Any]]) -> list[Frame]:
 
 
 class Collector:
-    def __init__(self, ranks: Sequence[Rank], host: str, fs: Optional[ProcFs] = None, parallel: int = 8,
-                 tiers: Sequence[str] = TIERS):
+    def __init__(
+        self,
+        ranks: Sequence[Rank],
+        host: str,
+        fs: Optional[ProcFs] = None,
+        parallel: int = 8,
+        tiers: Sequence[str] = TIERS,
+    ):
         self.ranks = list(ranks)
         self.tools = [t for t in tiers if t in TOOLS]
         self.fs = fs or ProcFs()
-        self.pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(self.ranks) or 1)),
-                                       thread_name_prefix="pgdoctor-hang")
-        self.evidence = [RankEvidence(rank=r.rank, pid=r.proc.pid, host=host, job=r.job, world_size=r.world_size,
-                                      local_rank=r.local_rank, rank_source=r.source, threads=r.proc.threads,
-                                      tiers={"proc": "ok"}) for r in self.ranks]
+        self.pool = ThreadPoolExecutor(
+            max_workers=max(1, min(parallel, len(self.ranks) or 1)), thread_name_prefix="pgdoctor-hang"
+        )
+        self.evidence = [
+            RankEvidence(
+                rank=r.rank,
+                pid=r.proc.pid,
+                host=host,
+                job=r.job,
+                world_size=r.world_size,
+                local_rank=r.local_rank,
+                rank_source=r.source,
+                threads=r.proc.threads,
+                tiers={"proc": "ok"},
+            )
+            for r in self.ranks
+        ]
         self.flight: dict[int, Any] = {}  # rank -> flight-recorder JSON from its socket
-        self._sockets = [live.socket_path(r.proc.pid, r.proc.uid, r.proc.environ) if "socket" in tiers else None
-                         for r in self.ranks]
-        self._done: set[int] = set()      # indexes whose stack tool refused or timed out: not asked again
+        self._sockets = [
+            live.socket_path(r.proc.pid, r.proc.uid, r.proc.environ) if "socket" in tiers else None
+            for r in self.ranks
+        ]
+        self._done: set[int] = set()  # indexes whose stack tool refused or timed out: not asked again
 
     def run(self, samples: int, interval_s: float, deadline: float) -> list[RankEvidence]:
         try:
@@ -52,7 +72,9 @@ class Collector:
                     break
                 self._round(deadline)
                 if n + 1 < samples:
-                    time.sleep(max(0.0, min(interval_s - (time.monotonic() - start), deadline - time.monotonic())))
+                    time.sleep(
+                        max(0.0, min(interval_s - (time.monotonic() - start), deadline - time.monotonic()))
+                    )
             self._workers(deadline)
             self._nccl_pipes(deadline)
         except BaseException:
@@ -93,7 +115,9 @@ class Collector:
             ev.tiers["socket"] = "no answer (the rank holds the GIL in C code, or exited)"
         if not self.tools:
             if path is None:
-                ev.tiers["socket"] = "absent (the job did not opt in: pgdoctor.instrument() or pgdoctor.live())"
+                ev.tiers["socket"] = (
+                    "absent (the job did not opt in: pgdoctor.instrument() or pgdoctor.live())"
+                )
             self._done.add(i)
             return
         got: StackRead = read_stack(ev.pid, budget, self.ranks[i].proc.uid, self.tools)
@@ -141,8 +165,15 @@ class Collector:
         for i, r in enumerate(self.ranks):
             for w in r.workers:
                 left = min(PER_CALL_S, deadline - time.monotonic())
-                jobs.append((i, w, self.pool.submit(read_stack, w.pid, left, w.uid, self.tools or TOOLS)
-                             if left > 0.1 else None))
+                jobs.append(
+                    (
+                        i,
+                        w,
+                        self.pool.submit(read_stack, w.pid, left, w.uid, self.tools or TOOLS)
+                        if left > 0.1
+                        else None,
+                    )
+                )
         for i, w, fut in jobs:
             frames = fut.result() if fut is not None else None
             stack = tuple(_frames(frames.frames)) if frames is not None and frames.frames else ()

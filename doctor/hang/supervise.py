@@ -76,8 +76,14 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
 
 
 class Supervisor:
-    def __init__(self, command: Sequence[str], stall_after_s: float, evidence_dir: str, hang_timeout_s: float = 30.0,
-                 env: Optional[Mapping[str, str]] = None):
+    def __init__(
+        self,
+        command: Sequence[str],
+        stall_after_s: float,
+        evidence_dir: str,
+        hang_timeout_s: float = 30.0,
+        env: Optional[Mapping[str, str]] = None,
+    ):
         self.command = list(command)
         self.stall_after_s = stall_after_s
         self.evidence_dir = evidence_dir
@@ -98,14 +104,25 @@ class Supervisor:
         try:
             with open(log_path, "wb") as keep:
                 # Own session: a Ctrl-C at the terminal reaches pgdoctor only, which forwards it once.
-                self.child = subprocess.Popen(self.command, env=self.env, stdin=None, stdout=subprocess.PIPE,
-                                              stderr=subprocess.PIPE, start_new_session=True,
-                                              preexec_fn=die_with_parent())
+                self.child = subprocess.Popen(
+                    self.command,
+                    env=self.env,
+                    stdin=None,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent(),
+                )
                 track(self.child)
                 for s in old:
                     signal.signal(s, self._forward)
-                pumps = [threading.Thread(target=_pump, args=(src, dest, keep, self.watch, lock), daemon=True)
-                         for src, dest in ((self.child.stdout, sys.stdout.buffer), (self.child.stderr, sys.stderr.buffer))]
+                pumps = [
+                    threading.Thread(target=_pump, args=(src, dest, keep, self.watch, lock), daemon=True)
+                    for src, dest in (
+                        (self.child.stdout, sys.stdout.buffer),
+                        (self.child.stderr, sys.stderr.buffer),
+                    )
+                ]
                 for t in pumps:
                     t.start()
                 self._watch_until_exit()
@@ -171,7 +188,9 @@ class Supervisor:
 
     def _snapshot(self, ranks: Sequence[Rank], now: float) -> None:
         where = os.path.join(self.evidence_dir, f"hang-{len(self.watch.snapshots) + 1}")
-        report = examine(ranks=ranks, samples=3, interval_s=0.3, timeout_s=self.hang_timeout_s, save_dir=where)
+        report = examine(
+            ranks=ranks, samples=3, interval_s=0.3, timeout_s=self.hang_timeout_s, save_dir=where
+        )
         culprit = next((f for f in report.findings if f.severity.value == "fail"), None)
         if culprit is None and all(f.severity.value == "info" for f in report.findings):
             # The ranks moved after all (a slow start on a loaded node, a long evaluation): no
@@ -182,10 +201,20 @@ class Supervisor:
             self.watch.last_progress, self.watch.armed = time.monotonic(), True
             return
         self.watch.hang_report = report
-        self.watch.snapshots.append({"dir": where, "after_quiet_s": round(now - self.watch.last_progress, 1),
-                                     "ranks": len(ranks), "culprit": culprit.message if culprit else None})
-        print(f"pgdoctor run: no progress for {now - self.watch.last_progress:.0f} s; hang snapshot saved to {where}"
-              + (f": {culprit.message}" if culprit else ""), file=sys.stderr, flush=True)
+        self.watch.snapshots.append(
+            {
+                "dir": where,
+                "after_quiet_s": round(now - self.watch.last_progress, 1),
+                "ranks": len(ranks),
+                "culprit": culprit.message if culprit else None,
+            }
+        )
+        print(
+            f"pgdoctor run: no progress for {now - self.watch.last_progress:.0f} s; hang snapshot saved to "
+            f"{where}" + (f": {culprit.message}" if culprit else ""),
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def exit_status(returncode: int) -> int:
@@ -193,17 +222,26 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def final_report(sup: Supervisor, returncode: int, duration_s: float,
-                 preflight: Optional[Mapping[str, Any]] = None) -> Report:
+def final_report(
+    sup: Supervisor, returncode: int, duration_s: float, preflight: Optional[Mapping[str, Any]] = None
+) -> Report:
     """Everything the run kept, diagnosed as `pgdoctor diagnose DIR` would."""
     diag = diagnose_paths([sup.evidence_dir])
     findings = diag.findings
     if returncode == 0 and not sup.watch.snapshots:
         findings = tuple(f for f in findings if f.severity.value != "fail")  # old errors a job recovered from
-    meta = {**diag.meta, "command": sup.command, "exit_code": exit_status(returncode), "duration_s": round(duration_s, 3),
-            "stall_after_s": sup.stall_after_s, "stall_snapshots": sup.watch.snapshots,
-            "quiet_snapshots_without_hang": sup.watch.quiet_but_moving, "env_applied": sup.applied,
-            "signals_forwarded": sup.signals, "evidence_dir": sup.evidence_dir}
+    meta = {
+        **diag.meta,
+        "command": sup.command,
+        "exit_code": exit_status(returncode),
+        "duration_s": round(duration_s, 3),
+        "stall_after_s": sup.stall_after_s,
+        "stall_snapshots": sup.watch.snapshots,
+        "quiet_snapshots_without_hang": sup.watch.quiet_but_moving,
+        "env_applied": sup.applied,
+        "signals_forwarded": sup.signals,
+        "evidence_dir": sup.evidence_dir,
+    }
     if preflight is not None:
         meta["preflight"] = dict(preflight)
     return Report(command="run", snapshot=None, findings=findings, meta=meta, extra=diag.extra)

@@ -112,7 +112,9 @@ def enrich(run: LabRun, findings: Sequence[Finding]) -> list[Finding]:
         facts = {**_lab_facts(res), "lab_status": res.get("status"), **dict(f.facts)}
         ev = tuple(f.evidence)
         if res.get("ranges"):
-            ev += (Evidence(f"rank {scope.rank} ({res.get('status')}) open ranges: {' > '.join(res['ranges'])}"),)
+            ev += (
+                Evidence(f"rank {scope.rank} ({res.get('status')}) open ranges: {' > '.join(res['ranges'])}"),
+            )
         out.append(dataclasses.replace(f, facts=facts, scope=scope, evidence=ev))
     return out
 
@@ -142,22 +144,37 @@ def stalled_findings(results: Sequence[dict[str, Any]]) -> list[Finding]:
         ranges = list(h.get("ranges") or [])
         where = " > ".join(ranges) or "no open range"
         waits = ", ".join(f"rank {r} in {w or 'no open range'}" for r, w in sorted(waiting.items()))
-        msg = (f"rank {h['rank']} was still in {where} ({h.get('phase') or 'no phase'}) at step {h.get('step')} "
-               f"when its peers failed waiting for it: {waits}")
+        msg = (
+            f"rank {h['rank']} was still in {where} ({h.get('phase') or 'no phase'}) at step {h.get('step')} "
+            f"when its peers failed waiting for it: {waits}"
+        )
         evidence = [Evidence(f"rank {h['rank']} open ranges: {where}")]
-        evidence += [Evidence(f"rank {r['rank']} {r.get('error_type', 'error')}: {clip(str(r.get('error', '')).splitlines()[0], 300)}"
-                              if r.get("error") else f"rank {r['rank']} failed")
-                     for r in failed]
+        evidence += [
+            Evidence(
+                f"rank {r['rank']} {r.get('error_type', 'error')}: "
+                f"{clip(str(r.get('error', '')).splitlines()[0], 300)}"
+                if r.get("error")
+                else f"rank {r['rank']} failed"
+            )
+            for r in failed
+        ]
         facts = {
-            "rank": h["rank"], "phase": h.get("phase", ""), "ranges": ranges, "step": h.get("step"),
-            "waiting_ranks": sorted(waiting), "waiting_in": {str(r): w for r, w in sorted(waiting.items())},
-            "first_error": first_error, "culprit_ranks": [int(h["rank"])],
+            "rank": h["rank"],
+            "phase": h.get("phase", ""),
+            "ranges": ranges,
+            "step": h.get("step"),
+            "waiting_ranks": sorted(waiting),
+            "waiting_in": {str(r): w for r, w in sorted(waiting.items())},
+            "first_error": first_error,
+            "culprit_ranks": [int(h["rank"])],
         }
         out.append(code.finding(msg, scope=Scope(rank=int(h["rank"])), evidence=evidence, facts=facts))
     return out
 
 
-def imbalance_finding(strategy: str, imb: Imbalance, ratio_threshold: float = DEFAULT_RATIO) -> Optional[Finding]:
+def imbalance_finding(
+    strategy: str, imb: Imbalance, ratio_threshold: float = DEFAULT_RATIO
+) -> Optional[Finding]:
     from pgdoctor.checks import load_all
     from pgdoctor.checks.base import CODES
 
@@ -169,22 +186,36 @@ def imbalance_finding(strategy: str, imb: Imbalance, ratio_threshold: float = DE
     what = "pp.fwd + pp.bwd self time" if strategy == "pp" else "compute (step - communication - data)"
     msg = (
         f"{who} {imb.slowest} computes {imb.slowest_compute_ms:.1f} ms per step; the median of the other "
-        f"{len(imb.ranks) - 1} {who}{'s' if len(imb.ranks) > 2 else ''} is {imb.others_median_compute_ms:.1f} ms; "
-        f"{imb.slowest_compute_ms:.1f} / {imb.others_median_compute_ms:.1f} = {imb.ratio:.2f}x ({what}, median over "
+        f"{len(imb.ranks) - 1} {who}{'s' if len(imb.ranks) > 2 else ''} is "
+        f"{imb.others_median_compute_ms:.1f} ms; "
+        f"{imb.slowest_compute_ms:.1f} / {imb.others_median_compute_ms:.1f} = {imb.ratio:.2f}x ({what}, "
+        f"median over "
         f"steps); the other ranks spend {imb.others_wait_share:.0%} of their step waiting in communication"
     )
     if imb.bubble is not None and imb.ideal_bubble is not None:
         msg += f"; pipeline bubble {imb.bubble:.0%} against an ideal {imb.ideal_bubble:.0%}"
     evidence = [
-        Evidence(f"rank {r.rank}: compute {imb.compute_of(r):.1f} ms, waiting in communication {r.comm_ms:.1f} ms, "
-                 f"step {r.step_ms:.1f} ms (median of {r.steps} steps)" + (" <- slowest" if r.rank == imb.slowest else ""))
+        Evidence(
+            f"rank {r.rank}: compute {imb.compute_of(r):.1f} ms, waiting in communication {r.comm_ms:.1f} "
+            f"ms, "
+            f"step {r.step_ms:.1f} ms (median of {r.steps} steps)"
+            + (" <- slowest" if r.rank == imb.slowest else "")
+        )
         for r in imb.ranks
     ]
     return code.finding(msg, scope=Scope(rank=imb.slowest), evidence=evidence, facts=imb.facts())
 
 
 # Log findings of these categories say why a rank failed; a stalled rank beside them is their consequence.
-_CAUSES = {"cuda_oom", "host_oom", "process_crash", "gpu_hardware", "driver_env", "nccl_usage", "collective_mismatch"}
+_CAUSES = {
+    "cuda_oom",
+    "host_oom",
+    "process_crash",
+    "gpu_hardware",
+    "driver_env",
+    "nccl_usage",
+    "collective_mismatch",
+}
 
 
 def root_first(logs: Sequence[Finding], stalled: Sequence[Finding]) -> list[Finding]:
@@ -197,13 +228,20 @@ def root_first(logs: Sequence[Finding], stalled: Sequence[Finding]) -> list[Find
     if not logs and not stalled:
         return []
     lead: Finding
-    if logs and (logs[0].category in _CAUSES or not stalled or (
-            logs[0].code.startswith("RUN2") and stalled[0].scope.rank in (logs[0].facts.get("culprit_ranks") or []))):
+    if logs and (
+        logs[0].category in _CAUSES
+        or not stalled
+        or (
+            logs[0].code.startswith("RUN2")
+            and stalled[0].scope.rank in (logs[0].facts.get("culprit_ranks") or [])
+        )
+    ):
         lead, rest = logs[0], logs[1:] + stalled
     else:
         lead, rest = stalled[0], logs + stalled[1:]
-    head = dataclasses.replace(lead, facts={**{k: v for k, v in lead.facts.items() if k != "cascade_of"},
-                                            "root_cause": True})
+    head = dataclasses.replace(
+        lead, facts={**{k: v for k, v in lead.facts.items() if k != "cascade_of"}, "root_cause": True}
+    )
     out = [head]
     for f in rest:
         facts = {k: v for k, v in f.facts.items() if k != "root_cause"}

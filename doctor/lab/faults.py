@@ -80,7 +80,7 @@ class Fault:
 
     def batch(self, step: int) -> int:
         if self.spec.fault == "oom":
-            return self.spec.batch * OOM_GROWTH ** step
+            return self.spec.batch * OOM_GROWTH**step
         return self.spec.batch
 
     def work_factor(self, rank: int) -> float:
@@ -114,7 +114,12 @@ class Fault:
 
     def before_collective(self) -> None:
         """Called where the strategy is about to enter a collective or a send."""
-        if self.spec.fault == "timeout" and self.bad and self.step == self.spec.fault_step and not self._delayed:
+        if (
+            self.spec.fault == "timeout"
+            and self.bad
+            and self.step == self.spec.fault_step
+            and not self._delayed
+        ):
             self._delayed = True
             # Far past the peers' timeout: they fail, dump, and the launcher ends this rank.
             time.sleep(self.spec.pg_timeout_s * 6 + 30)

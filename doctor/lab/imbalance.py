@@ -65,9 +65,13 @@ class Imbalance:
             "ratio": round(self.ratio, 3),
             "others_wait_share": round(self.others_wait_share, 4),
             "per_rank": {
-                str(r.rank): {"compute_ms": round(self.compute_of(r), 3), "wait_ms": round(r.comm_ms, 3),
-                              "comm_ms": round(r.comm_ms, 3), "step_ms": round(r.step_ms, 3),
-                              "wait_share": round(r.wait_share, 4)}
+                str(r.rank): {
+                    "compute_ms": round(self.compute_of(r), 3),
+                    "wait_ms": round(r.comm_ms, 3),
+                    "comm_ms": round(r.comm_ms, 3),
+                    "step_ms": round(r.step_ms, 3),
+                    "wait_share": round(r.wait_share, 4),
+                }
                 for r in self.ranks
             },
         }
@@ -98,7 +102,9 @@ def _step_figures(events: Sequence[Mapping[str, Any]], warmup: int) -> list[dict
     for st in steps[warmup:]:
         inside = [e for e in main if e is not st and _within(e, st)]
 
-        def total(names: frozenset[str] | tuple[str, ...], clock: str = "dur", inside: list = inside) -> float:
+        def total(
+            names: frozenset[str] | tuple[str, ...], clock: str = "dur", inside: list = inside
+        ) -> float:
             return float(sum(e[clock] for e in inside if e["name"] in names))
 
         comm = total(COMM_RANGES)
@@ -111,17 +117,24 @@ def _step_figures(events: Sequence[Mapping[str, Any]], warmup: int) -> list[dict
         step_c = float(st[clock])
         comm_c, data_c = total(COMM_RANGES, clock), total(("data",), clock)
         pp_c = total(("pp.fwd", "pp.bwd"), clock)
-        out.append({
-            "step": st["dur"], "comm": comm, "data": data, "optim": optim,
-            "compute": max(0.0, step_c - comm_c - data_c),
-            # Communication nests inside pp.fwd/pp.bwd; their self time is the stage's compute.
-            "pp_compute": max(0.0, pp_c - comm_c),
-            "pp_compute_wall": max(0.0, total(("pp.fwd", "pp.bwd")) - comm),
-        })
+        out.append(
+            {
+                "step": st["dur"],
+                "comm": comm,
+                "data": data,
+                "optim": optim,
+                "compute": max(0.0, step_c - comm_c - data_c),
+                # Communication nests inside pp.fwd/pp.bwd; their self time is the stage's compute.
+                "pp_compute": max(0.0, pp_c - comm_c),
+                "pp_compute_wall": max(0.0, total(("pp.fwd", "pp.bwd")) - comm),
+            }
+        )
     return out
 
 
-def rank_stats(by_rank: Mapping[int, Sequence[Mapping[str, Any]]], warmup: int = WARMUP_STEPS) -> list[RankStats]:
+def rank_stats(
+    by_rank: Mapping[int, Sequence[Mapping[str, Any]]], warmup: int = WARMUP_STEPS
+) -> list[RankStats]:
     stats = []
     for rank in sorted(by_rank):
         figs = _step_figures(by_rank[rank], warmup)
@@ -133,11 +146,17 @@ def rank_stats(by_rank: Mapping[int, Sequence[Mapping[str, Any]]], warmup: int =
 
         step = med("step")
         comm = med("comm")
-        stats.append(RankStats(
-            rank=rank, steps=len(figs), step_ms=step, compute_ms=med("compute"), comm_ms=comm,
-            wait_share=statistics.median(f["comm"] / f["step"] for f in figs if f["step"] > 0),
-            pp_compute_ms=med("pp_compute"),
-        ))
+        stats.append(
+            RankStats(
+                rank=rank,
+                steps=len(figs),
+                step_ms=step,
+                compute_ms=med("compute"),
+                comm_ms=comm,
+                wait_share=statistics.median(f["comm"] / f["step"] for f in figs if f["step"] > 0),
+                pp_compute_ms=med("pp_compute"),
+            )
+        )
     return stats
 
 
@@ -158,7 +177,9 @@ def _bubble(by_rank: Mapping[int, Sequence[Mapping[str, Any]]], warmup: int) -> 
 
 
 def analyse(
-    strategy: str, by_rank: Mapping[int, Sequence[Mapping[str, Any]]], microbatches: int = 0,
+    strategy: str,
+    by_rank: Mapping[int, Sequence[Mapping[str, Any]]],
+    microbatches: int = 0,
     warmup: int = WARMUP_STEPS,
 ) -> Optional[Imbalance]:
     """Figures for the slowest rank; None when fewer than two ranks have complete steps."""
@@ -174,9 +195,14 @@ def analyse(
         bubble = _bubble(by_rank, warmup)
         ideal = ideal_bubble(len(stats), microbatches) if microbatches else None
     return Imbalance(
-        strategy=strategy, ranks=tuple(stats), slowest=slow.rank, slowest_compute_ms=key(slow),
-        median_compute_ms=statistics.median(key(s) for s in stats), others_median_compute_ms=others_med,
+        strategy=strategy,
+        ranks=tuple(stats),
+        slowest=slow.rank,
+        slowest_compute_ms=key(slow),
+        median_compute_ms=statistics.median(key(s) for s in stats),
+        others_median_compute_ms=others_med,
         ratio=key(slow) / others_med if others_med > 0 else float("inf"),
         others_wait_share=statistics.median(s.wait_share for s in others),
-        bubble=bubble, ideal_bubble=ideal,
+        bubble=bubble,
+        ideal_bubble=ideal,
     )

@@ -48,8 +48,12 @@ class LabRun:
 def rank_env(base: Mapping[str, str], rank: int, world: int, port: int, spec: LabSpec) -> dict[str, str]:
     env = dict(base)
     env.update(
-        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
         OMP_NUM_THREADS="1",
         # Flight recorder on, with torch's dump-file naming inside the run directory.
         TORCH_FR_BUFFER_SIZE=str(FR_BUFFER_ENTRIES),

@@ -28,7 +28,9 @@ class LabSpec:
     pg_timeout_s: float = 5.0
     fault_step: int = 2  # timeout: the step whose collective the faulty rank delays
     oom_headroom_mb: int = 96  # oom on CPU: address space allowed above what the rank has mapped
-    keep: bool = False  # run_dir is kept (repro --keep/--trace-dir): rank logs are written there and cited by path
+    keep: bool = (
+        False  # run_dir is kept (repro --keep/--trace-dir): rank logs are written there and cited by path
+    )
 
     def __post_init__(self) -> None:
         if self.fault not in (*FAULTS, "none"):

@@ -91,9 +91,11 @@ class TpRun:
         self.spec, self.rank, self.device, self.fault = spec, rank, device, fault
         self.shards = shard_widths(spec)
         gen = torch.Generator().manual_seed(10 + rank)
-        self.model = WithLoss(nn.Sequential(
-            *[TpBlock(spec.width, self.shards[rank], layer, fault, gen) for layer in range(BLOCKS)]
-        )).to(device)
+        self.model = WithLoss(
+            nn.Sequential(
+                *[TpBlock(spec.width, self.shards[rank], layer, fault, gen) for layer in range(BLOCKS)]
+            )
+        ).to(device)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=1e-3)
         self.handles = ins.instrument(self.model, self.opt)
         self.gen = torch.Generator().manual_seed(99)  # same data on every shard

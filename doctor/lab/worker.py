@@ -90,8 +90,13 @@ class Rank:
                     path = self.dump_flight_recorder()
                     if self.result.get("status") == "running":
                         # Still inside its step: this is the rank the others are waiting for.
-                        self.save(status="hung", ranges=list(ranges), phase=ins.phase_of(ranges),
-                                  memory=memory_facts(self.device), fr_dump=path)
+                        self.save(
+                            status="hung",
+                            ranges=list(ranges),
+                            phase=ins.phase_of(ranges),
+                            memory=memory_facts(self.device),
+                            fr_dump=path,
+                        )
                     return
                 time.sleep(0.05)
 
@@ -141,10 +146,19 @@ def run(spec: Any, rank: int, world: int) -> int:
         # The store waits (up to STARTUP_S) until every rank has connected, so the short
         # process-group timeout that the timeout fault relies on only starts counting once all
         # ranks are up: on a busy host, importing torch alone can take longer than it.
-        store = tcp_store(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
-                          STARTUP_S, wait_for_workers=True)
+        store = tcp_store(
+            os.environ["MASTER_ADDR"],
+            int(os.environ["MASTER_PORT"]),
+            world,
+            rank == 0,
+            STARTUP_S,
+            wait_for_workers=True,
+        )
         dist.init_process_group(
-            _backend(spec, world), store=store, rank=rank, world_size=world,
+            _backend(spec, world),
+            store=store,
+            rank=rank,
+            world_size=world,
             timeout=datetime.timedelta(seconds=spec.pg_timeout_s),
         )
         r.watch_for_dump_request()
@@ -172,8 +186,14 @@ def run(spec: Any, rank: int, world: int) -> int:
         # Once the exception's frames are gone the failed step's tensors are freed, so even a
         # rank at its memory cap can write its report.
         memory = memory_facts(device)
-        r.save(status="error", error_type=type(exc).__name__, error=str(exc)[:4000], ranges=list(ranges),
-               phase=ins.phase_of(ranges), memory=memory)
+        r.save(
+            status="error",
+            error_type=type(exc).__name__,
+            error=str(exc)[:4000],
+            ranges=list(ranges),
+            phase=ins.phase_of(ranges),
+            memory=memory,
+        )
         path = r.dump_flight_recorder()
         r.save(fr_dump=path)
         try:

@@ -37,14 +37,18 @@ from typing import Optional
 from pgdoctor.knowledge.interconnects import Link
 
 
-def ring_all_reduce_s(nbytes: float, n: int, busbw_gbps: float, latency_us: float = 0.0, messages: int = 1) -> float:
+def ring_all_reduce_s(
+    nbytes: float, n: int, busbw_gbps: float, latency_us: float = 0.0, messages: int = 1
+) -> float:
     """Seconds for a ring all-reduce of `nbytes` over n ranks (in `messages` pieces)."""
     if n <= 1 or nbytes <= 0:
         return 0.0
     return 2 * (n - 1) / n * nbytes / (busbw_gbps * 1e9) + messages * 2 * (n - 1) * latency_us * 1e-6
 
 
-def ring_gather_s(nbytes: float, n: int, busbw_gbps: float, latency_us: float = 0.0, messages: int = 1) -> float:
+def ring_gather_s(
+    nbytes: float, n: int, busbw_gbps: float, latency_us: float = 0.0, messages: int = 1
+) -> float:
     """Seconds for a ring reduce-scatter or all-gather whose full (unsharded) buffer is `nbytes`."""
     if n <= 1 or nbytes <= 0:
         return 0.0
@@ -120,12 +124,16 @@ class TrafficInput:
     recompute: str = "none"
     ddp_bucket_bytes: int = 25 * 2**20
     trained_numel: Optional[int] = None  # fine-tuning: only these have gradients (None: all)
-    param_total_bytes: Optional[int] = None  # bytes ZeRO-3 gathers (quantized bases; None: numel x param_bytes)
+    param_total_bytes: Optional[int] = (
+        None  # bytes ZeRO-3 gathers (quantized bases; None: numel x param_bytes)
+    )
     pp_chunks: int = 1  # interleaved schedule: each micro-batch crosses every stage v times
     cross_layers: int = 0  # encoder-decoder: decoder layers whose cross-attention adds TP all-reduces
 
 
-def traffic(inp: TrafficInput, fabric: Fabric, dp: int, tp: int, pp: int, zero: int, shard: int = 0) -> Traffic:
+def traffic(
+    inp: TrafficInput, fabric: Fabric, dp: int, tp: int, pp: int, zero: int, shard: int = 0
+) -> Traffic:
     """`shard`: hybrid sharding (FSDP HYBRID_SHARD / HSDP) of ZeRO-3 over groups of this many
     data-parallel ranks inside a node, replicated across nodes (0: over all dp ranks)."""
     g = fabric.gpus_per_node
@@ -155,7 +163,9 @@ def traffic(inp: TrafficInput, fabric: Fabric, dp: int, tp: int, pp: int, zero: 
     elif zero in (1, 2):
         rs_times = m if zero == 2 else 1
         buckets = max(1, math.ceil(grads / inp.ddp_bucket_bytes))
-        dp_s = rs_times * ring_gather_s(grads, dp, dp_bw, dp_lat, buckets) + ring_gather_s(updated, dp, dp_bw, dp_lat)
+        dp_s = rs_times * ring_gather_s(grads, dp, dp_bw, dp_lat, buckets) + ring_gather_s(
+            updated, dp, dp_bw, dp_lat
+        )
         dp_bytes = (dp - 1) / dp * (rs_times * grads + updated)
     elif 0 < shard < dp:
         # Gathers and reduce-scatters inside the node's shard group, per micro-batch; then one
@@ -165,14 +175,24 @@ def traffic(inp: TrafficInput, fabric: Fabric, dp: int, tp: int, pp: int, zero: 
         replicas = dp // shard
         r_bw, r_lat, _ = fabric.group_link(replicas, 1)
         dp_inter = ring_all_reduce_s(grads / shard, replicas, r_bw, r_lat)
-        dp_s = m * (2 * ring_gather_s(params, shard, s_bw, s_lat, per_layer)
-                    + ring_gather_s(grads, shard, s_bw, s_lat, per_layer)) + dp_inter
-        dp_bytes = m * (shard - 1) / shard * (2 * params + grads) + 2 * (replicas - 1) / replicas * grads / shard
+        dp_s = (
+            m
+            * (
+                2 * ring_gather_s(params, shard, s_bw, s_lat, per_layer)
+                + ring_gather_s(grads, shard, s_bw, s_lat, per_layer)
+            )
+            + dp_inter
+        )
+        dp_bytes = (
+            m * (shard - 1) / shard * (2 * params + grads) + 2 * (replicas - 1) / replicas * grads / shard
+        )
         dp_bw = s_bw
     else:
         per_layer = max(1, inp.layers)
-        dp_s = m * (2 * ring_gather_s(params, dp, dp_bw, dp_lat, per_layer)
-                    + ring_gather_s(grads, dp, dp_bw, dp_lat, per_layer))
+        dp_s = m * (
+            2 * ring_gather_s(params, dp, dp_bw, dp_lat, per_layer)
+            + ring_gather_s(grads, dp, dp_bw, dp_lat, per_layer)
+        )
         dp_bytes = m * (dp - 1) / dp * (2 * params + grads)
 
     act = inp.seq_len * inp.micro_batch * inp.hidden * inp.act_bytes
@@ -190,9 +210,21 @@ def traffic(inp: TrafficInput, fabric: Fabric, dp: int, tp: int, pp: int, zero: 
         pp_bytes = 2 * m * inp.pp_chunks * msg
     else:
         pp_s, pp_bytes = 0.0, 0.0
-    return Traffic(dp_bytes, dp_s, dp_bw if dp > 1 else 0.0, tp_bytes, tp_s, tp_bw if tp > 1 else 0.0,
-                   pp_bytes, pp_s, pp_bw if pp > 1 else 0.0, tp_cross and tp > 1, dp_cross and dp > 1,
-                   pp_cross, dp_inter if 0 < shard < dp and zero == 3 else (dp_s if dp_cross and dp > 1 else 0.0))
+    return Traffic(
+        dp_bytes,
+        dp_s,
+        dp_bw if dp > 1 else 0.0,
+        tp_bytes,
+        tp_s,
+        tp_bw if tp > 1 else 0.0,
+        pp_bytes,
+        pp_s,
+        pp_bw if pp > 1 else 0.0,
+        tp_cross and tp > 1,
+        dp_cross and dp > 1,
+        pp_cross,
+        dp_inter if 0 < shard < dp and zero == 3 else (dp_s if dp_cross and dp > 1 else 0.0),
+    )
 
 
 def ring_attention_bytes(local_seq: int, micro_batch: int, kv_dim: int, act_bytes: int, cp: int) -> float:
@@ -234,8 +266,9 @@ def bubble_fraction(pp: int, micro_batches: int, schedule: str = "1f1b", virtual
     return ratio / (1 + ratio)
 
 
-def activations_in_flight(pp: int, stage: int, micro_batches: int, schedule: str = "1f1b",
-                          virtual_stages: int = 1) -> float:
+def activations_in_flight(
+    pp: int, stage: int, micro_batches: int, schedule: str = "1f1b", virtual_stages: int = 1
+) -> float:
     """Micro-batches of activations stage `stage` holds at its peak: min(p - i, m) under 1F1B
     and ZB-H1; interleaving multiplies it by 1 + (p-1)/(p v) (Korthikanti et al. 2022, section
     4.2.3); ZB-H2 keeps up to twice 1F1B's."""
@@ -249,8 +282,15 @@ def activations_in_flight(pp: int, stage: int, micro_batches: int, schedule: str
     return base
 
 
-def flops_per_step(params: int, layers: int, hidden: int, seq_len: int, tokens: int, recompute: str,
-                   trained_fraction: float = 1.0) -> float:
+def flops_per_step(
+    params: int,
+    layers: int,
+    hidden: int,
+    seq_len: int,
+    tokens: int,
+    recompute: str,
+    trained_fraction: float = 1.0,
+) -> float:
     """Training FLOPs: 3 passes (forward, 2x backward), 4 with full recomputation, each of
     2 FLOPs per parameter per token plus 4 x s x h per layer per token for attention scores.
     Frozen weights skip their weight-gradient product: 2 + 2 + 2f per parameter, f trained."""

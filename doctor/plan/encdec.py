@@ -72,12 +72,20 @@ def shape_from_encdec_config(cfg: Mapping[str, Any], name: str) -> ModelShape:
         heads = _need_int(cfg, "num_heads")
         proj = str(_get(cfg, "feed_forward_proj", default="relu")).lower()
         shape = ModelShape(
-            name=name, layers=enc + dec, hidden=hidden, heads=heads, kv_heads=heads,
-            head_dim=int(_get(cfg, "d_kv", default=hidden // heads)), ffn_hidden=_need_int(cfg, "d_ff"),
-            vocab=_need_int(cfg, "vocab_size"), gated_mlp=proj.startswith("gated"),
+            name=name,
+            layers=enc + dec,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=heads,
+            head_dim=int(_get(cfg, "d_kv", default=hidden // heads)),
+            ffn_hidden=_need_int(cfg, "d_ff"),
+            vocab=_need_int(cfg, "vocab_size"),
+            gated_mlp=proj.startswith("gated"),
             tied_embeddings=bool(cfg.get("tie_word_embeddings", mtype == "t5")),
-            dropout=float(cfg.get("dropout_rate", 0.1) or 0.0) > 0, max_seq_len=_get(cfg, "n_positions"),
-            decoder_layers=dec, relative_buckets=int(_get(cfg, "relative_attention_num_buckets", default=32)),
+            dropout=float(cfg.get("dropout_rate", 0.1) or 0.0) > 0,
+            max_seq_len=_get(cfg, "n_positions"),
+            decoder_layers=dec,
+            relative_buckets=int(_get(cfg, "relative_attention_num_buckets", default=32)),
         )
     else:  # bart, mbart
         hidden = _need_int(cfg, "d_model")
@@ -85,21 +93,41 @@ def shape_from_encdec_config(cfg: Mapping[str, Any], name: str) -> ModelShape:
         dec = _need_int(cfg, "decoder_layers")
         heads = _need_int(cfg, "encoder_attention_heads")
         ffn = _need_int(cfg, "encoder_ffn_dim")
-        if (_get(cfg, "decoder_attention_heads", default=heads), _get(cfg, "decoder_ffn_dim", default=ffn)) != (
-                heads, ffn):
-            raise ConfigFormatError("config.json: decoder heads or FFN width differ from the encoder's, which the "
-                                    "planner does not model")
+        if (
+            _get(cfg, "decoder_attention_heads", default=heads),
+            _get(cfg, "decoder_ffn_dim", default=ffn),
+        ) != (heads, ffn):
+            raise ConfigFormatError(
+                "config.json: decoder heads or FFN width differ from the encoder's, which the "
+                "planner does not model"
+            )
         positions = _need_int(cfg, "max_position_embeddings")
         shape = ModelShape(
-            name=name, layers=enc + dec, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
-            ffn_hidden=ffn, vocab=_need_int(cfg, "vocab_size"), gated_mlp=False, qkv_bias=True, out_bias=True,
-            mlp_bias=True, norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
-            learned_positions=positions + 2, max_seq_len=positions,
-            dropout=float(cfg.get("dropout", 0.1) or 0.0) > 0, decoder_layers=dec, embed_norm=True,
+            name=name,
+            layers=enc + dec,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=heads,
+            head_dim=hidden // heads,
+            ffn_hidden=ffn,
+            vocab=_need_int(cfg, "vocab_size"),
+            gated_mlp=False,
+            qkv_bias=True,
+            out_bias=True,
+            mlp_bias=True,
+            norm_bias=True,
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            learned_positions=positions + 2,
+            max_seq_len=positions,
+            dropout=float(cfg.get("dropout", 0.1) or 0.0) > 0,
+            decoder_layers=dec,
+            embed_norm=True,
             final_norm=bool(cfg.get("add_final_layer_norm", mtype == "mbart")),
         )
-    note = (f"encoder-decoder ({mtype}): {enc} encoder + {dec} decoder layers (cross-attention); source and "
-            "target sequences both --seq-len tokens")
+    note = (
+        f"encoder-decoder ({mtype}): {enc} encoder + {dec} decoder layers (cross-attention); source and "
+        "target sequences both --seq-len tokens"
+    )
     return replace(shape, shape_note=note)
 
 

@@ -49,8 +49,12 @@ class FineTune:
         return f"{self.trainable_fraction:.3g} of the parameters trainable"
 
     def to_json(self) -> dict[str, object]:
-        return {"trainable_fraction": self.trainable_fraction, "lora_rank": self.lora_rank,
-                "lora_targets": list(self.lora_targets), "base_weights": self.base_weights}
+        return {
+            "trainable_fraction": self.trainable_fraction,
+            "lora_rank": self.lora_rank,
+            "lora_targets": list(self.lora_targets),
+            "base_weights": self.base_weights,
+        }
 
 
 def parse_targets(text: str) -> tuple[str, ...]:
@@ -71,8 +75,14 @@ def parse_targets(text: str) -> tuple[str, ...]:
 def _projection_dims(shape: ModelShape) -> dict[str, tuple[int, int, bool]]:
     """target -> (d_in, d_out, column_parallel)."""
     h, attn, kv = shape.hidden, shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
-    dims = {"q": (h, attn, True), "k": (h, kv, True), "v": (h, kv, True), "o": (attn, h, False),
-            "up": (h, shape.ffn_hidden, True), "down": (shape.ffn_hidden, h, False)}
+    dims = {
+        "q": (h, attn, True),
+        "k": (h, kv, True),
+        "v": (h, kv, True),
+        "o": (attn, h, False),
+        "up": (h, shape.ffn_hidden, True),
+        "down": (shape.ffn_hidden, h, False),
+    }
     if shape.gated_mlp:
         dims["gate"] = (h, shape.ffn_hidden, True)
     return dims
@@ -83,7 +93,9 @@ def lora_linear_tensors(name: str, d_in: int, d_out: int, rank: int) -> list[tup
     return [(f"{name}.lora_A", rank * d_in), (f"{name}.lora_B", d_out * rank)]
 
 
-def lora_layer_tensors(shape: ModelShape, rank: int, targets: Sequence[str], tp: int = 1) -> list[tuple[str, int]]:
+def lora_layer_tensors(
+    shape: ModelShape, rank: int, targets: Sequence[str], tp: int = 1
+) -> list[tuple[str, int]]:
     """(name, numel) of one layer's LoRA A and B matrices on one tensor-parallel rank."""
     out: list[tuple[str, int]] = []
     for name, (d_in, d_out, column) in _projection_dims(shape).items():
@@ -108,8 +120,9 @@ def quantized_bytes(kind: str, numel: int, rows: int, elem_bytes: int = 2) -> in
     return numel * elem_bytes
 
 
-def frozen_param_bytes(tensors: Sequence[tuple[str, int]], hidden: int, kind: str, elem_bytes: int,
-                       scale: float = 1.0) -> int:
+def frozen_param_bytes(
+    tensors: Sequence[tuple[str, int]], hidden: int, kind: str, elem_bytes: int, scale: float = 1.0
+) -> int:
     """Bytes of frozen base tensors; the layers' linear weights quantized when `kind` says so."""
     total = 0
     for name, n in tensors:

@@ -29,7 +29,9 @@ class Largest:
         return dict(self.__dict__)
 
 
-def _fits(inp: PlanInput, overrides: dict[str, Any], params: int, dp: int, tp: int, pp: int, zero: int) -> bool:
+def _fits(
+    inp: PlanInput, overrides: dict[str, Any], params: int, dp: int, tp: int, pp: int, zero: int
+) -> bool:
     try:
         shape = shape_from_params(params, **dict(overrides))
     except ValueError:
@@ -41,9 +43,14 @@ def _fits(inp: PlanInput, overrides: dict[str, Any], params: int, dp: int, tp: i
     return lay.fits
 
 
-def largest_models(inp: PlanInput, layouts: list[tuple[int, int, int, int]],
-                   overrides: Optional[dict[str, Any]] = None, lo: int = 10**7, hi: int = 10**14,
-                   rel: float = 0.001) -> list[Largest]:
+def largest_models(
+    inp: PlanInput,
+    layouts: list[tuple[int, int, int, int]],
+    overrides: Optional[dict[str, Any]] = None,
+    lo: int = 10**7,
+    hi: int = 10**14,
+    rel: float = 0.001,
+) -> list[Largest]:
     """The largest parameter count (to `rel`) that fits for each (dp, tp, pp, zero), largest first."""
     overrides = overrides or {}
     out = []

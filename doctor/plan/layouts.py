@@ -125,8 +125,12 @@ class Layout:
 
     @property
     def label(self) -> str:
-        return (f"dp={self.dp} tp={self.tp} pp={self.pp} zero={self.zero}" + (f" shard={self.shard}" if self.shard else "")
-                + (f" ep={self.ep}" if self.ep > 1 else "") + (f" cp={self.cp}" if self.cp > 1 else ""))
+        return (
+            f"dp={self.dp} tp={self.tp} pp={self.pp} zero={self.zero}"
+            + (f" shard={self.shard}" if self.shard else "")
+            + (f" ep={self.ep}" if self.ep > 1 else "")
+            + (f" cp={self.cp}" if self.cp > 1 else "")
+        )
 
     @property
     def settings(self) -> str:
@@ -138,19 +142,39 @@ class Layout:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "dp": self.dp, "tp": self.tp, "pp": self.pp, "zero": self.zero,
-            "micro_batches": self.micro_batches, "micro_batches_assumed": self.micro_batches_assumed,
-            "batch_divisible": self.batch_divisible, "fits": self.fits, "tight": self.tight,
+            "dp": self.dp,
+            "tp": self.tp,
+            "pp": self.pp,
+            "zero": self.zero,
+            "micro_batches": self.micro_batches,
+            "micro_batches_assumed": self.micro_batches_assumed,
+            "batch_divisible": self.batch_divisible,
+            "fits": self.fits,
+            "tight": self.tight,
             "headroom_bytes": self.headroom_bytes,
-            "memory": self.memory.to_json(), "communication": self.traffic.to_json(),
-            "tokens_per_step": self.tokens_per_step, "compute_s": self.compute_s, "bubble": self.bubble,
-            "exposed_comm_s": self.exposed_comm_s, "step_s": self.step_s, "compute_fraction": self.compute_fraction,
-            "recompute": self.recompute, "micro_batch": self.micro_batch, "tokens_per_s": self.tokens_per_s,
-            "host_node_bytes": self.host_node_bytes, "host_fits": self.host_fits, "offload_s": self.offload_s,
+            "memory": self.memory.to_json(),
+            "communication": self.traffic.to_json(),
+            "tokens_per_step": self.tokens_per_step,
+            "compute_s": self.compute_s,
+            "bubble": self.bubble,
+            "exposed_comm_s": self.exposed_comm_s,
+            "step_s": self.step_s,
+            "compute_fraction": self.compute_fraction,
+            "recompute": self.recompute,
+            "micro_batch": self.micro_batch,
+            "tokens_per_s": self.tokens_per_s,
+            "host_node_bytes": self.host_node_bytes,
+            "host_fits": self.host_fits,
+            "offload_s": self.offload_s,
             "offload_cpu_step_s": self.offload_cpu_s,
-            "ep": self.ep, "all_to_all_bytes": self.a2a_bytes, "all_to_all_s": self.a2a_s,
-            "hybrid_shard": self.shard, "dp_inter_node_s": self.traffic.dp_inter_s,
-            "cp": self.cp, "cp_bytes": self.cp_bytes, "cp_s": self.cp_s,
+            "ep": self.ep,
+            "all_to_all_bytes": self.a2a_bytes,
+            "all_to_all_s": self.a2a_s,
+            "hybrid_shard": self.shard,
+            "dp_inter_node_s": self.traffic.dp_inter_s,
+            "cp": self.cp,
+            "cp_bytes": self.cp_bytes,
+            "cp_s": self.cp_s,
             "notes": list(self.notes) + list(self.memory.notes),
         }
 
@@ -175,15 +199,22 @@ def candidates(inp: PlanInput) -> list[tuple[int, int, int, int]]:
                 continue
             if check_divisible(shape, tp, pp):
                 continue
-            if pp > 1 and inp.memory.schedule == "interleaved" and shape.layers % (pp * inp.memory.virtual_stages):
+            if (
+                pp > 1
+                and inp.memory.schedule == "interleaved"
+                and shape.layers % (pp * inp.memory.virtual_stages)
+            ):
                 continue  # Megatron needs whole layers per model chunk
             dp = n // (tp * pp)
             stages: tuple[int, ...] = (0,) if dp == 1 else ((0, 1) if pp > 1 else (0, 1, 2, 3))
             if inp.memory.offload != "none":
                 # ZeRO-Offload needs ZeRO-2/3 (any dp, one GPU too); parameter offload ZeRO-3.
                 # With pp > 1: optimizer offload over ZeRO-1 (Megatron-Core's optimizer CPU offload).
-                stages = (((1,) if inp.memory.offload == "optimizer" else ()) if pp > 1 else
-                          ((3,) if inp.memory.offload == "optimizer+params" else (2, 3)))
+                stages = (
+                    ((1,) if inp.memory.offload == "optimizer" else ())
+                    if pp > 1
+                    else ((3,) if inp.memory.offload == "optimizer+params" else (2, 3))
+                )
             for zero in stages:
                 if inp.zero is not None and zero != inp.zero:
                     continue
@@ -227,15 +258,26 @@ def context_parallel(inp: PlanInput, dp: int, tp: int) -> list[int]:
     if inp.memory.seq_len < CP_MIN_SEQ or inp.memory.moe is not None:
         return [1]
     per_node = max(1, inp.fabric.gpus_per_node // tp)
-    return [c for c in (1, 2, 4, 8, 16, 32) if c <= per_node and dp % c == 0
-            and inp.memory.seq_len % (2 * c) == 0]
+    return [
+        c for c in (1, 2, 4, 8, 16, 32) if c <= per_node and dp % c == 0 and inp.memory.seq_len % (2 * c) == 0
+    ]
 
 
 CP_MIN_SEQ = 16384
 
 
-def evaluate(inp: PlanInput, dp: int, tp: int, pp: int, zero: int, recompute: Optional[str] = None,
-             micro_batch: Optional[int] = None, ep: int = 1, shard: int = 0, cp: int = 1) -> Layout:
+def evaluate(
+    inp: PlanInput,
+    dp: int,
+    tp: int,
+    pp: int,
+    zero: int,
+    recompute: Optional[str] = None,
+    micro_batch: Optional[int] = None,
+    ep: int = 1,
+    shard: int = 0,
+    cp: int = 1,
+) -> Layout:
     """`dp` data-parallel ranks (without the cp ranks: dp x tp x pp x cp GPUs)."""
     mi = inp.memory
     if (recompute or mi.recompute) != mi.recompute or (micro_batch or mi.micro_batch) != mi.micro_batch:
@@ -252,14 +294,26 @@ def evaluate(inp: PlanInput, dp: int, tp: int, pp: int, zero: int, recompute: Op
     act_bytes = 4 if mi.precision.name == "fp32" else 2
     tr = traffic(
         TrafficInput(
-            numel=mem.numel, layers=first, grad_bytes=mi.precision.grad_bytes,
-            param_bytes=mi.precision.param_bytes, act_bytes=act_bytes, seq_len=mi.seq_len,
-            micro_batch=mi.micro_batch, hidden=shape.hidden, micro_batches=m, recompute=mi.recompute,
+            numel=mem.numel,
+            layers=first,
+            grad_bytes=mi.precision.grad_bytes,
+            param_bytes=mi.precision.param_bytes,
+            act_bytes=act_bytes,
+            seq_len=mi.seq_len,
+            micro_batch=mi.micro_batch,
+            hidden=shape.hidden,
+            micro_batches=m,
+            recompute=mi.recompute,
             trained_numel=None if mi.finetune is None else mem.trained,
             pp_chunks=mi.virtual_stages if mi.schedule == "interleaved" else 1,
             cross_layers=_cross_layers(shape, pp),
         ),
-        inp.fabric, dp_group, tp, pp, zero, shard,
+        inp.fabric,
+        dp_group,
+        tp,
+        pp,
+        zero,
+        shard,
     )
     tokens = m * dp * mi.micro_batch * full_seq
     cp_bytes, cp_s = 0.0, 0.0
@@ -268,8 +322,13 @@ def evaluate(inp: PlanInput, dp: int, tp: int, pp: int, zero: int, recompute: Op
 
         # Ring attention passes K and V around the cp ring per layer and micro-batch; the cp
         # group is consecutive after tp (Megatron's order tp, cp, dp, pp).
-        cp_bytes = m * first * ring_attention_bytes(mi.seq_len, mi.micro_batch, shape.kv_heads * shape.head_dim // tp,
-                                                    act_bytes, cp)
+        cp_bytes = (
+            m
+            * first
+            * ring_attention_bytes(
+                mi.seq_len, mi.micro_batch, shape.kv_heads * shape.head_dim // tp, act_bytes, cp
+            )
+        )
         bw, lat, _ = inp.fabric.group_link(cp, max(1, min(cp, inp.fabric.gpus_per_node // tp)))
         cp_s = cp_bytes / (bw * 1e9) + 3 * m * first * (cp - 1) * lat * 1e-6
     frac = mem.trained / mem.numel if mem.numel else 1.0
@@ -304,16 +363,52 @@ def evaluate(inp: PlanInput, dp: int, tp: int, pp: int, zero: int, recompute: Op
     window = {0: compute * 2 / 3 / m, 1: compute * 2 / 3 / m, 2: compute * 2 / 3, 3: compute}[zero]
     # Ring attention overlaps its sends with the attention blocks' compute (4 s h FLOPs per
     # token and layer per pass): only the excess is exposed.
-    attention = (4 if mi.recompute == "full" else 3) * 4.0 * shape.layers * full_seq * shape.hidden * tokens / (
-        inp.fabric.gpus * inp.tflops * 1e12)
+    attention = (
+        (4 if mi.recompute == "full" else 3)
+        * 4.0
+        * shape.layers
+        * full_seq
+        * shape.hidden
+        * tokens
+        / (inp.fabric.gpus * inp.tflops * 1e12)
+    )
     exposed = tr.tp_s + tr.pp_s + max(0.0, tr.dp_s - window) + offload_s + a2a_s + max(0.0, cp_s - attention)
     notes = []
     if assumed:
-        notes.append(f"global batch assumed {m * dp * mi.micro_batch} (a micro-batch per GPU; set --global-batch)")
-    return Layout(dp, tp, pp, zero, m, assumed, divisible, mem, inp.gpu_memory_bytes, tr, tokens, compute,
-                  bubble_fraction(pp, m, mi.schedule, mi.virtual_stages), exposed, tuple(notes), mi.recompute, mi.micro_batch, inp.headroom,
-                  host_node, inp.host_memory_bytes, offload_s, ep, a2a_bytes, a2a_s, shard, cp, cp_bytes, cp_s,
-                  offload_cpu_s=cpu_s)
+        notes.append(
+            f"global batch assumed {m * dp * mi.micro_batch} (a micro-batch per GPU; set --global-batch)"
+        )
+    return Layout(
+        dp,
+        tp,
+        pp,
+        zero,
+        m,
+        assumed,
+        divisible,
+        mem,
+        inp.gpu_memory_bytes,
+        tr,
+        tokens,
+        compute,
+        bubble_fraction(pp, m, mi.schedule, mi.virtual_stages),
+        exposed,
+        tuple(notes),
+        mi.recompute,
+        mi.micro_batch,
+        inp.headroom,
+        host_node,
+        inp.host_memory_bytes,
+        offload_s,
+        ep,
+        a2a_bytes,
+        a2a_s,
+        shard,
+        cp,
+        cp_bytes,
+        cp_s,
+        offload_cpu_s=cpu_s,
+    )
 
 
 def _cross_layers(shape: ModelShape, pp: int) -> int:
@@ -333,8 +428,17 @@ def _rank_key(lay: Layout) -> tuple[object, ...]:
     # within 1% of each other they count as equal, so the simpler layout wins.
     per_token = lay.step_s / lay.tokens_per_step
     bucket = math.floor(math.log(per_token) / math.log(1.01)) if per_token > 0 else 0
-    return (0, not lay.batch_divisible, lay.tight, bucket, lay.tp * lay.pp, lay.zero, RECOMPUTE_COST[lay.recompute],
-            -lay.micro_batch, lay.memory.total)
+    return (
+        0,
+        not lay.batch_divisible,
+        lay.tight,
+        bucket,
+        lay.tp * lay.pp,
+        lay.zero,
+        RECOMPUTE_COST[lay.recompute],
+        -lay.micro_batch,
+        lay.memory.total,
+    )
 
 
 RECOMPUTE_COST = {"none": 0, "selective": 1, "full": 2}
@@ -356,7 +460,9 @@ def plan(inp: PlanInput) -> list[Layout]:
         for cp in context_parallel(inp, dp, tp):
             for ep in expert_parallel(inp, dp) if cp == 1 else [1]:
                 for sh in hybrid_shards(inp, dp, tp, zero) if cp == 1 else [0]:
-                    out += [evaluate(inp, dp // cp, tp, pp, zero, rc, mb, ep, sh, cp) for rc, mb in settings(inp)]
+                    out += [
+                        evaluate(inp, dp // cp, tp, pp, zero, rc, mb, ep, sh, cp) for rc, mb in settings(inp)
+                    ]
     return sorted(out, key=_rank_key)
 
 
@@ -377,12 +483,18 @@ def smallest_fit(inp: PlanInput, max_nodes: int = 1024) -> Optional[Layout]:
     least 5% to spare, or None up to max_nodes. Doubling, then bisection: fitting is monotonic
     in the node count for ZeRO-3 (states divide by dp), which every multi-GPU candidate set
     includes."""
+
     def best(nodes: int, search: bool = False) -> Optional[Layout]:
         # Whether anything fits is decided by the least memory: the bisection tries full
         # recomputation only (when searched), the answer is then searched in full.
         rcs = inp.recompute_options if search or not inp.recompute_options else ("full",)
-        trial = replace(inp, fabric=replace(inp.fabric, nodes=nodes), global_batch=None, micro_batch_options=(),
-                        recompute_options=rcs)
+        trial = replace(
+            inp,
+            fabric=replace(inp.fabric, nodes=nodes),
+            global_batch=None,
+            micro_batch_options=(),
+            recompute_options=rcs,
+        )
         fitting = [lay for lay in plan(trial) if lay.fits and not lay.tight]
         return fitting[0] if fitting else None
 

@@ -103,14 +103,23 @@ def links_from_snapshot(snapshot: Snapshot) -> MeasuredLinks:
         # All-reduce first (the planner's DP and TP traffic is all-reduce shaped), then the highest.
         _, best, key = max(bw[where])
         latency = min(lat[where])[1] if lat[where] else 0.0
-        links[where] = measured(f"measured-{where}", best, latency, where,
-                                f"{key} on {snapshot.host} ({world} ranks, {nodes} node(s))")
-        notes.append(f"{where}-node busbw {best:.3g} GB/s, latency {latency:.3g} us per hop, from {key} "
-                     f"on {snapshot.host} ({world} ranks, {nodes} node(s))")
+        links[where] = measured(
+            f"measured-{where}",
+            best,
+            latency,
+            where,
+            f"{key} on {snapshot.host} ({world} ranks, {nodes} node(s))",
+        )
+        notes.append(
+            f"{where}-node busbw {best:.3g} GB/s, latency {latency:.3g} us per hop, from {key} "
+            f"on {snapshot.host} ({world} ranks, {nodes} node(s))"
+        )
     if not found:
         notes.append(f"snapshot from {snapshot.host} has no collectives.* measurements: presets used")
     elif links["intra"] is None and links["inter"] is None:
-        notes.append(f"snapshot from {snapshot.host} has collectives.* measurements but no bus bandwidth: presets used")
+        notes.append(
+            f"snapshot from {snapshot.host} has collectives.* measurements but no bus bandwidth: presets used"
+        )
     return MeasuredLinks(links["intra"], links["inter"], tuple(notes), nodes)
 
 
@@ -133,8 +142,11 @@ class Calibration:
 
 
 def is_scaling_report(data: object) -> bool:
-    return isinstance(data, dict) and isinstance(data.get("scaling"), dict) and isinstance(
-        data["scaling"].get("rows"), list)
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("scaling"), dict)
+        and isinstance(data["scaling"].get("rows"), list)
+    )
 
 
 def calibration_from_scaling(data: dict[str, object]) -> Calibration:
@@ -143,8 +155,11 @@ def calibration_from_scaling(data: dict[str, object]) -> Calibration:
     scaling = data["scaling"]
     assert isinstance(scaling, dict)
     # nproc divides below: 0, -2, true and "4" are no world size.
-    rows = [r for r in scaling["rows"]
-            if isinstance(r, dict) and numbers.maybe(r.get("nproc"), integer=True, lo=1, hi=MAX_RANK + 1)]
+    rows = [
+        r
+        for r in scaling["rows"]
+        if isinstance(r, dict) and numbers.maybe(r.get("nproc"), integer=True, lo=1, hi=MAX_RANK + 1)
+    ]
     if not rows:
         raise ValueError("bench scaling result has no rows with a world size (nproc) of 1 or more")
     row = max(rows, key=lambda r: r["nproc"])
@@ -166,9 +181,11 @@ def calibration_from_scaling(data: dict[str, object]) -> Calibration:
         tokens = per_rank * (_number(scaling.get("tokens_per_sample")) or 1.0)
         flops = flops / row["nproc"] if flops else 6.0 * params * tokens
         tflops = flops / compute / 1e12
-        notes.append(f"measured: {tflops:.3g} TFLOP/s per GPU, {flops:.3g} FLOPs per rank and step (6 x "
-                     f"{params:.4g} parameters x {tokens:.4g} samples) in forward+backward {compute * 1e3:.3g} ms, "
-                     f"from {where}")
+        notes.append(
+            f"measured: {tflops:.3g} TFLOP/s per GPU, {flops:.3g} FLOPs per rank and step (6 x "
+            f"{params:.4g} parameters x {tokens:.4g} samples) in forward+backward {compute * 1e3:.3g} ms, "
+            f"from {where}"
+        )
     if intra is None and tflops is None:
         notes.append(f"bench scaling result from {host} has no bandwidth or compute time: presets used")
     return Calibration(intra, None, tflops, tuple(notes))
@@ -190,6 +207,8 @@ def calibrate(text: str, path: str, nics_per_node: int) -> Calibration:
     if inter is not None and nics_per_node > 1:
         # A run across nodes measured all of a node's NICs together; the planner multiplies
         # the per-NIC figure by --nics-per-node, so it is divided here.
-        inter = replace(inter, busbw_gbps=inter.busbw_gbps / nics_per_node, line_gbps=inter.line_gbps / nics_per_node)
+        inter = replace(
+            inter, busbw_gbps=inter.busbw_gbps / nics_per_node, line_gbps=inter.line_gbps / nics_per_node
+        )
         notes.append(f"inter-node busbw divided over {nics_per_node} NICs per node")
     return Calibration(got.intra, inter, None, tuple(notes))

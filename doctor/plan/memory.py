@@ -139,8 +139,14 @@ def _shard(n: int, parts: int) -> int:
 
 
 def state_bytes(
-    numel: int, n_tensors: int, precision: Precision, optimizer: Optimizer, zero: int = 0, dp: int = 1,
-    units: Optional[Sequence[int]] = None, dims: Optional[Sequence[tuple[int, int]]] = None,
+    numel: int,
+    n_tensors: int,
+    precision: Precision,
+    optimizer: Optimizer,
+    zero: int = 0,
+    dp: int = 1,
+    units: Optional[Sequence[int]] = None,
+    dims: Optional[Sequence[tuple[int, int]]] = None,
 ) -> StateBytes:
     """Model-state bytes for `numel` parameters in `n_tensors` tensors on one rank.
 
@@ -157,14 +163,20 @@ def state_bytes(
     opt_numel = owned if zero >= 1 else numel
     steps = len(flat) if zero >= 1 else n_tensors
     if optimizer.kind == "dense":
-        opt = round(opt_numel * optimizer.state_bytes * precision.state_scale) + steps * optimizer.step_bytes_per_tensor
+        opt = (
+            round(opt_numel * optimizer.state_bytes * precision.state_scale)
+            + steps * optimizer.step_bytes_per_tensor
+        )
     else:
         from pgdoctor.plan.optim import special_state_bytes
 
         # Sharded state is flat (1-D) per unit; unsharded, the tensors' own shapes.
         pieces = [(_shard(u, dp), 1) for u in flat] if zero >= 1 or not dims else list(dims)
-        opt = special_state_bytes(optimizer.kind, pieces, 4 if precision.master_bytes or precision.param_bytes == 4
-                                  else precision.param_bytes)
+        opt = special_state_bytes(
+            optimizer.kind,
+            pieces,
+            4 if precision.master_bytes or precision.param_bytes == 4 else precision.param_bytes,
+        )
     return StateBytes(
         params=params,
         grads=grads,
@@ -191,8 +203,16 @@ def replicated_coeff(shape: ModelShape) -> float:
 
 
 def activation_bytes_per_layer(
-    seq: int, micro_batch: int, hidden: int, heads: int, tp: int = 1, recompute: str = "none",
-    flash_attention: bool = True, act_scale: float = 1.0, coeff: float = 34.0, score_coeff: float = 5.0,
+    seq: int,
+    micro_batch: int,
+    hidden: int,
+    heads: int,
+    tp: int = 1,
+    recompute: str = "none",
+    flash_attention: bool = True,
+    act_scale: float = 1.0,
+    coeff: float = 34.0,
+    score_coeff: float = 5.0,
 ) -> float:
     """Korthikanti et al.'s per-layer activation bytes (see the module docstring); `coeff` and
     `score_coeff` are the 34 and 5 of GPT, or activation_coeff() of another shape."""
@@ -256,16 +276,31 @@ class StageMemory:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "stage": self.stage, "params_numel": self.numel, "param_tensors": self.n_tensors,
-            "params": self.states.params, "grads": self.states.grads, "master": self.states.master,
-            "optimizer": self.states.optimizer, "activations": self.activations, "buffers": self.buffers,
-            "overhead": self.overhead, "total": self.total, "trained_numel": self.trained,
+            "stage": self.stage,
+            "params_numel": self.numel,
+            "param_tensors": self.n_tensors,
+            "params": self.states.params,
+            "grads": self.states.grads,
+            "master": self.states.master,
+            "optimizer": self.states.optimizer,
+            "activations": self.activations,
+            "buffers": self.buffers,
+            "overhead": self.overhead,
+            "total": self.total,
+            "trained_numel": self.trained,
             "host": self.host_bytes,
         }
 
 
 def stage_memory(
-    inp: MemoryInput, tp: int, pp: int, dp: int, zero: int, stage: int, micro_batches: int, ep: int = 1,
+    inp: MemoryInput,
+    tp: int,
+    pp: int,
+    dp: int,
+    zero: int,
+    stage: int,
+    micro_batches: int,
+    ep: int = 1,
 ) -> StageMemory:
     shape = inp.shape
     tensors = list(rank_tensors(shape, tp, pp, stage))
@@ -273,7 +308,9 @@ def stage_memory(
     experts: list[tuple[str, int]] = []
     if inp.moe is not None:
         first = sum(stage_layers(shape.layers, pp)[:stage])
-        extra, experts = moe_rank_tensors(shape, inp.moe, tp, ep, stage_layers(shape.layers, pp)[stage], first)
+        extra, experts = moe_rank_tensors(
+            shape, inp.moe, tp, ep, stage_layers(shape.layers, pp)[stage], first
+        )
         tensors = tensors + extra
         units = [sum(units) + sum(n for _, n in extra)]
     numel = sum(n for _, n in tensors)
@@ -285,8 +322,16 @@ def stage_memory(
     layers_here = stage_layers(shape.layers, pp)[stage]
     trained = numel
     if inp.finetune is None:
-        states = state_bytes(numel, len(tensors), inp.precision, inp.optimizer, zero, dp, units,
-                             tensor_dims(tensors, shape.hidden))
+        states = state_bytes(
+            numel,
+            len(tensors),
+            inp.precision,
+            inp.optimizer,
+            zero,
+            dp,
+            units,
+            tensor_dims(tensors, shape.hidden),
+        )
     else:
         states, trained = _finetune_states(inp, tensors, numel, tp, layers_here, zero, dp)
     if experts:
@@ -294,10 +339,21 @@ def stage_memory(
         e_numel = sum(n for _, n in experts)
         moe_layers = max(1, len({name.split(".experts")[0] for name, _ in experts}))
         e_units = [e_numel // moe_layers] * moe_layers
-        es = state_bytes(e_numel, len(experts), inp.precision, inp.optimizer, zero, max(1, dp // ep),
-                         e_units if sum(e_units) == e_numel else None)
-        states = StateBytes(states.params + es.params, states.grads + es.grads, states.master + es.master,
-                            states.optimizer + es.optimizer)
+        es = state_bytes(
+            e_numel,
+            len(experts),
+            inp.precision,
+            inp.optimizer,
+            zero,
+            max(1, dp // ep),
+            e_units if sum(e_units) == e_numel else None,
+        )
+        states = StateBytes(
+            states.params + es.params,
+            states.grads + es.grads,
+            states.master + es.master,
+            states.optimizer + es.optimizer,
+        )
         numel += e_numel
         trained += e_numel
     host = 0
@@ -306,13 +362,28 @@ def stage_memory(
 
         # ZeRO-1 (pp > 1): gradients stay whole on the GPU, the host holds this rank's shard.
         owned = -(-trained // max(1, dp)) if zero < 2 else None
-        gpu_params, host = offload_states(states.params, states.grads, states.master, states.optimizer,
-                                          inp.precision.grad_bytes, inp.offload, owned)
+        gpu_params, host = offload_states(
+            states.params,
+            states.grads,
+            states.master,
+            states.optimizer,
+            inp.precision.grad_bytes,
+            inp.offload,
+            owned,
+        )
         states = StateBytes(gpu_params, states.grads if zero < 2 else 0, 0, 0)
     coeff, score_coeff = activation_coeff(activation_shape(shape, inp.moe))
     per_layer = activation_bytes_per_layer(
-        inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, tp, inp.recompute, inp.flash_attention,
-        inp.precision.act_scale, coeff, score_coeff,
+        inp.seq_len,
+        inp.micro_batch,
+        shape.hidden,
+        shape.heads,
+        tp,
+        inp.recompute,
+        inp.flash_attention,
+        inp.precision.act_scale,
+        coeff,
+        score_coeff,
     )
     if tp > 1 and not inp.sequence_parallel:
         # Korthikanti et al. eq. 2: without sequence parallelism the layer norms' inputs, the
@@ -331,8 +402,16 @@ def stage_memory(
     if inp.recompute == "full" and layers_here:
         # Backward recomputes one layer at a time and holds its full activations meanwhile.
         acts += activation_bytes_per_layer(
-            inp.seq_len, inp.micro_batch, shape.hidden, shape.heads, tp, "none", inp.flash_attention,
-            inp.precision.act_scale, coeff, score_coeff,
+            inp.seq_len,
+            inp.micro_batch,
+            shape.hidden,
+            shape.heads,
+            tp,
+            "none",
+            inp.flash_attention,
+            inp.precision.act_scale,
+            coeff,
+            score_coeff,
         )
     if stage == pp - 1:
         sbh = inp.seq_len * inp.micro_batch * shape.hidden
@@ -342,7 +421,9 @@ def stage_memory(
     if inp.precision.name.startswith("fp8"):
         # Transformer Engine caches an fp8 copy of each weight it multiplies with (1 B); under
         # ZeRO-3 only of the gathered layers.
-        fp8_cache = numel if zero < 3 else 2 * sum(n for _, n in layer_tensors(shape, tp, shape.decoder_layers > 0))
+        fp8_cache = (
+            numel if zero < 3 else 2 * sum(n for _, n in layer_tensors(shape, tp, shape.decoder_layers > 0))
+        )
         buffers += fp8_cache
         notes.append("fp8: one 1-byte copy of each weight in use (Transformer Engine's fp8 weight cache)")
     if zero == 0 and dp > 1 and not inp.ddp_bucket_view:
@@ -355,14 +436,32 @@ def stage_memory(
             layer = round(layer * shape.params_given / shape_params(shape))
         layer_trained = layer if numel == trained else trained // max(1, layers_here)
         buffers += 2 * layer * inp.precision.param_bytes + layer_trained * inp.precision.grad_bytes
-        notes.append(f"ZeRO-3 keeps the current and the prefetched layer unsharded ({shape.layers} layers of "
-                     f"{layer / 1e6:.4g}M parameters per rank; --layers changes it)")
-    return StageMemory(stage, numel, len(tensors), states, int(acts), buffers, inp.overhead_bytes, tuple(notes),
-                       trained, host)
+        notes.append(
+            f"ZeRO-3 keeps the current and the prefetched layer unsharded ({shape.layers} layers of "
+            f"{layer / 1e6:.4g}M parameters per rank; --layers changes it)"
+        )
+    return StageMemory(
+        stage,
+        numel,
+        len(tensors),
+        states,
+        int(acts),
+        buffers,
+        inp.overhead_bytes,
+        tuple(notes),
+        trained,
+        host,
+    )
 
 
 def _finetune_states(
-    inp: MemoryInput, tensors: list[tuple[str, int]], numel: int, tp: int, layers_here: int, zero: int, dp: int,
+    inp: MemoryInput,
+    tensors: list[tuple[str, int]],
+    numel: int,
+    tp: int,
+    layers_here: int,
+    zero: int,
+    dp: int,
 ) -> tuple[StateBytes, int]:
     """States when only part of the model trains: frozen weights keep only their storage
     (sharded under ZeRO-3); the trained part has gradients, master and optimizer state."""
@@ -384,8 +483,14 @@ def _finetune_states(
 
 
 def finetune_state_bytes(
-    frozen_bytes: int, trained_numel: int, trained_tensors: int, precision: Precision, optimizer: Optimizer,
-    zero: int = 0, dp: int = 1, dims: Optional[Sequence[tuple[int, int]]] = None,
+    frozen_bytes: int,
+    trained_numel: int,
+    trained_tensors: int,
+    precision: Precision,
+    optimizer: Optimizer,
+    zero: int = 0,
+    dp: int = 1,
+    dims: Optional[Sequence[tuple[int, int]]] = None,
 ) -> StateBytes:
     """Model states when only `trained_numel` parameters in `trained_tensors` tensors train (a
     frozen subset, or LoRA adapters over a frozen base): the frozen tensors keep their storage,
@@ -397,7 +502,13 @@ def finetune_state_bytes(
 
 
 def worst_stage(
-    inp: MemoryInput, tp: int, pp: int, dp: int, zero: int, micro_batches: int, ep: int = 1,
+    inp: MemoryInput,
+    tp: int,
+    pp: int,
+    dp: int,
+    zero: int,
+    micro_batches: int,
+    ep: int = 1,
 ) -> StageMemory:
     """The stage that needs the most memory: it decides whether a layout fits."""
     return max(

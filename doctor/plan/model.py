@@ -116,6 +116,7 @@ def is_decoder_layer(m: ModelShape, index: int) -> bool:
 
 # --- encoder-decoder (T5, BART; read by pgdoctor.plan.encdec) --------------------------------
 
+
 def cross_attention_tensors(m: ModelShape, tp: int) -> list[tuple[str, int]]:
     """A decoder layer's cross-attention tensors on one tensor-parallel rank."""
     h = m.hidden
@@ -148,12 +149,14 @@ def stack_tensors(m: ModelShape, tp: int, index: int, stage: int, before: bool) 
                 out.append(("decoder.embed.position", m.learned_positions * m.hidden))
             if m.embed_norm:
                 out += [("decoder.embed.norm.weight", m.hidden)] + (
-                    [("decoder.embed.norm.bias", m.hidden)] if m.norm_bias else [])
+                    [("decoder.embed.norm.bias", m.hidden)] if m.norm_bias else []
+                )
         if m.relative_buckets and index in (0, enc):
             out.append((f"stack{int(index == enc)}.relative_bias", m.relative_buckets * m.heads // tp))
     elif index == enc - 1 and m.final_norm:
         out += [("encoder.final_norm.weight", m.hidden)] + (
-            [("encoder.final_norm.bias", m.hidden)] if m.norm_bias else [])
+            [("encoder.final_norm.bias", m.hidden)] if m.norm_bias else []
+        )
     return out
 
 
@@ -172,12 +175,16 @@ def rank_tensors(m: ModelShape, tp: int, pp: int, stage: int) -> list[tuple[str,
         if m.learned_positions:
             out.append(("embed.position", m.learned_positions * m.hidden))
         if m.embed_norm:
-            out += [("embed.norm.weight", m.hidden)] + ([("embed.norm.bias", m.hidden)] if m.norm_bias else [])
+            out += [("embed.norm.weight", m.hidden)] + (
+                [("embed.norm.bias", m.hidden)] if m.norm_bias else []
+            )
     first = sum(stage_layers(m.layers, pp)[:stage])
     for i in range(stage_layers(m.layers, pp)[stage]):
         if m.decoder_layers:
             out.extend(stack_tensors(m, tp, first + i, stage, before=True))
-        out.extend((f"layers.{i}.{name}", n) for name, n in layer_tensors(m, tp, is_decoder_layer(m, first + i)))
+        out.extend(
+            (f"layers.{i}.{name}", n) for name, n in layer_tensors(m, tp, is_decoder_layer(m, first + i))
+        )
         if m.decoder_layers:
             out.extend(stack_tensors(m, tp, first + i, stage, before=False))
     if stage == pp - 1:
@@ -195,8 +202,10 @@ def shard_units(m: ModelShape, tp: int, pp: int, stage: int) -> list[int]:
     usual wrapping policy: FSDP's transformer auto-wrap) and one for everything else
     (embeddings, final norm, output layer), as the root unit holds them."""
     first = sum(stage_layers(m.layers, pp)[:stage])
-    layers = [sum(n for _, n in layer_tensors(m, tp, is_decoder_layer(m, first + i)))
-              for i in range(stage_layers(m.layers, pp)[stage])]
+    layers = [
+        sum(n for _, n in layer_tensors(m, tp, is_decoder_layer(m, first + i)))
+        for i in range(stage_layers(m.layers, pp)[stage])
+    ]
     rest = sum(n for _, n in rank_tensors(m, tp, pp, stage)) - sum(layers)
     return ([rest] if rest else []) + layers
 
@@ -204,7 +213,9 @@ def shard_units(m: ModelShape, tp: int, pp: int, stage: int) -> list[int]:
 def linear_stack_tensors(width: int, layers: int) -> list[tuple[str, int]]:
     """A stack of `layers` square Linear(width, width) layers with bias: a plain MLP replica
     under DDP, or one pipeline stage's share of such a stack."""
-    return [(f"{i}.{kind}", n) for i in range(layers) for kind, n in (("weight", width * width), ("bias", width))]
+    return [
+        (f"{i}.{kind}", n) for i in range(layers) for kind, n in (("weight", width * width), ("bias", width))
+    ]
 
 
 def tp_mlp_tensors(width: int, ffn_shard: int, blocks: int) -> list[tuple[str, int]]:
@@ -213,8 +224,12 @@ def tp_mlp_tensors(width: int, ffn_shard: int, blocks: int) -> list[tuple[str, i
     replicated (it is added once, after the all-reduce)."""
     out: list[tuple[str, int]] = []
     for i in range(blocks):
-        out += [(f"{i}.w1", ffn_shard * width), (f"{i}.b1", ffn_shard), (f"{i}.w2", width * ffn_shard),
-                (f"{i}.b2", width)]
+        out += [
+            (f"{i}.w1", ffn_shard * width),
+            (f"{i}.b1", ffn_shard),
+            (f"{i}.w2", width * ffn_shard),
+            (f"{i}.b2", width),
+        ]
     return out
 
 
@@ -279,32 +294,46 @@ def shape_from_params(params: int, **overrides: Any) -> ModelShape:
         heads=heads,
         kv_heads=kv,
         head_dim=hidden // heads,
-        ffn_hidden=overrides.pop("ffn_hidden", None) or (ffn if ffn and hidden == nearest[2] else _llama_ffn(hidden)),
+        ffn_hidden=overrides.pop("ffn_hidden", None)
+        or (ffn if ffn and hidden == nearest[2] else _llama_ffn(hidden)),
         vocab=overrides.pop("vocab", None) or 32000,
         params_given=params,
     )
     shape = replace(shape, **{k: v for k, v in overrides.items() if v is not None})
-    note = (f"shape {shape.layers} layers x {shape.hidden} hidden, {shape.heads} heads, vocabulary {shape.vocab} "
-            f"(LLaMA-style, nearest known size; {shape.shape_params / 1e9:.3g}B by shape, "
-            f"{params / 1e9:.3g}B used)")
+    note = (
+        f"shape {shape.layers} layers x {shape.hidden} hidden, {shape.heads} heads, vocabulary {shape.vocab} "
+        f"(LLaMA-style, nearest known size; {shape.shape_params / 1e9:.3g}B by shape, "
+        f"{params / 1e9:.3g}B used)"
+    )
     return replace(shape, shape_note=note)
 
 
 def override_shape(
-    shape: ModelShape, layers: Optional[int] = None, hidden: Optional[int] = None, heads: Optional[int] = None,
+    shape: ModelShape,
+    layers: Optional[int] = None,
+    hidden: Optional[int] = None,
+    heads: Optional[int] = None,
     vocab: Optional[int] = None,
 ) -> ModelShape:
     """The shape with the user's --layers/--hidden/--heads/--vocab; head size follows."""
     if layers and shape.decoder_layers:
-        raise ValueError("--layers on an encoder-decoder: set num_layers / num_decoder_layers in its config.json")
+        raise ValueError(
+            "--layers on an encoder-decoder: set num_layers / num_decoder_layers in its config.json"
+        )
     new_heads = heads or shape.heads
     new_hidden = hidden or shape.hidden
     if (new_hidden, new_heads) != (shape.hidden, shape.heads) and new_hidden % new_heads:
         raise ValueError(f"hidden size {new_hidden} is not divisible by {new_heads} heads")
     return replace(
-        shape, layers=layers or shape.layers, hidden=new_hidden, heads=new_heads, vocab=vocab or shape.vocab,
+        shape,
+        layers=layers or shape.layers,
+        hidden=new_hidden,
+        heads=new_heads,
+        vocab=vocab or shape.vocab,
         kv_heads=shape.kv_heads if new_heads == shape.heads else new_heads,
-        head_dim=shape.head_dim if (new_hidden, new_heads) == (shape.hidden, shape.heads) else new_hidden // new_heads,
+        head_dim=shape.head_dim
+        if (new_hidden, new_heads) == (shape.hidden, shape.heads)
+        else new_hidden // new_heads,
     )
 
 
@@ -335,13 +364,16 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
         raise ConfigFormatError("config.json is not a JSON object")
     mtype = str(cfg.get("model_type", ""))
     if mtype in ("t5", "mt5", "bart", "mbart"):
-        raise ConfigFormatError(f"model_type {mtype!r} is an encoder-decoder: read it with "
-                                "pgdoctor.plan.encdec.shape_from_config")
+        raise ConfigFormatError(
+            f"model_type {mtype!r} is an encoder-decoder: read it with pgdoctor.plan.encdec.shape_from_config"
+        )
     experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts")
     if isinstance(experts, int) and experts > 1:
         raise ConfigFormatError(
-            f"config.json describes a mixture of experts ({experts} experts), which the planner does not model; "
-            "give --params with the total parameter count and --layers/--hidden/--heads for an estimate")
+            f"config.json describes a mixture of experts ({experts} experts), which the planner does not "
+            f"model; "
+            "give --params with the total parameter count and --layers/--hidden/--heads for an estimate"
+        )
     hidden = _need_int(cfg, "hidden_size", "n_embd", "d_model")
     layers = _need_int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     heads = _need_int(cfg, "num_attention_heads", "n_head", "num_heads")
@@ -353,33 +385,80 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
     max_seq = _get(cfg, "max_position_embeddings", "n_positions", "seq_length")
     if mtype == "gpt2":
         shape = ModelShape(
-            name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
-            ffn_hidden=ffn, vocab=vocab, gated_mlp=False, qkv_bias=True, out_bias=True, mlp_bias=True,
-            norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
-            learned_positions=int(_get(cfg, "n_positions", default=1024)), max_seq_len=max_seq,
+            name=name,
+            layers=layers,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=heads,
+            head_dim=hidden // heads,
+            ffn_hidden=ffn,
+            vocab=vocab,
+            gated_mlp=False,
+            qkv_bias=True,
+            out_bias=True,
+            mlp_bias=True,
+            norm_bias=True,
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+            learned_positions=int(_get(cfg, "n_positions", default=1024)),
+            max_seq_len=max_seq,
             dropout=any(float(cfg.get(k, 0.1)) > 0 for k in ("resid_pdrop", "attn_pdrop")),
         )
     elif mtype == "gpt_neox":
         shape = ModelShape(
-            name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=heads, head_dim=hidden // heads,
-            ffn_hidden=ffn, vocab=vocab, gated_mlp=False, qkv_bias=True, out_bias=True, mlp_bias=True,
-            norm_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,
+            name=name,
+            layers=layers,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=heads,
+            head_dim=hidden // heads,
+            ffn_hidden=ffn,
+            vocab=vocab,
+            gated_mlp=False,
+            qkv_bias=True,
+            out_bias=True,
+            mlp_bias=True,
+            norm_bias=True,
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            max_seq_len=max_seq,
             dropout=any(float(cfg.get(k, 0.0) or 0.0) > 0 for k in ("hidden_dropout", "attention_dropout")),
         )
     else:
         llama_family = mtype in {"llama", "mistral", "qwen2"}
         # Families with a gated MLP (SwiGLU/GeGLU) whatever their hidden_act says.
-        gated_family = llama_family or mtype in {"qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2",
-                                                 "granite", "cohere", "internlm2", "deepseek_v2"}
+        gated_family = llama_family or mtype in {
+            "qwen3",
+            "gemma",
+            "gemma2",
+            "gemma3_text",
+            "phi3",
+            "olmo",
+            "olmo2",
+            "granite",
+            "cohere",
+            "internlm2",
+            "deepseek_v2",
+        }
         attn_bias = bool(cfg.get("attention_bias", mtype == "qwen2"))
         shape = ModelShape(
-            name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=int(kv), head_dim=int(head_dim),
-            ffn_hidden=ffn, vocab=vocab, gated_mlp=gated_family or act in {"silu", "swiglu", "geglu", "gelu_glu"},
-            qkv_bias=attn_bias, out_bias=bool(cfg.get("attention_bias", False)),
-            mlp_bias=bool(cfg.get("mlp_bias", False)), norm_bias=False,
-            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), max_seq_len=max_seq,
+            name=name,
+            layers=layers,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=int(kv),
+            head_dim=int(head_dim),
+            ffn_hidden=ffn,
+            vocab=vocab,
+            gated_mlp=gated_family or act in {"silu", "swiglu", "geglu", "gelu_glu"},
+            qkv_bias=attn_bias,
+            out_bias=bool(cfg.get("attention_bias", False)),
+            mlp_bias=bool(cfg.get("mlp_bias", False)),
+            norm_bias=False,
+            tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+            max_seq_len=max_seq,
             dropout=float(cfg.get("attention_dropout", 0.0) or 0.0) > 0,
-            shape_note="" if llama_family else f"model_type {mtype!r} read as a LLaMA-like model: count approximate",
+            shape_note=""
+            if llama_family
+            else f"model_type {mtype!r} read as a LLaMA-like model: count approximate",
         )
     if mtype == "qwen3":
         # Qwen3 adds per-head q/k RMSNorm weights (head_dim each) to every layer.

@@ -65,10 +65,15 @@ def moe_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> tup
         dense_layers = int(cfg["first_k_dense_replace"])
     base = {k: v for k, v in cfg.items() if k not in EXPERT_KEYS}
     shape = shape_from_hf_config(base, name=name)
-    shape = replace(shape, ffn_hidden=shared, gated_mlp=True, qkv_bias=shape.qkv_bias or mtype == "qwen2_moe",
-                    shape_note=f"mixture of experts ({mtype}): {experts} experts of width {expert_ffn}, top-{top_k}"
-                               + (f", shared width {shared}" if shared else "")
-                               + (f", first {dense_layers} layer(s) dense" if dense_layers else ""))
+    shape = replace(
+        shape,
+        ffn_hidden=shared,
+        gated_mlp=True,
+        qkv_bias=shape.qkv_bias or mtype == "qwen2_moe",
+        shape_note=f"mixture of experts ({mtype}): {experts} experts of width {expert_ffn}, top-{top_k}"
+        + (f", shared width {shared}" if shared else "")
+        + (f", first {dense_layers} layer(s) dense" if dense_layers else ""),
+    )
     if "attention_bias" in cfg:
         shape = replace(shape, qkv_bias=bool(cfg["attention_bias"]))
     return shape, MoeSpec(experts, top_k, expert_ffn, shared, dense_layers, dense_ffn, gate)
@@ -78,8 +83,9 @@ def _expert_numel(h: int, ffn: int, tp: int) -> int:
     return 3 * h * ffn // tp  # gate, up, down of a SwiGLU expert
 
 
-def moe_rank_tensors(shape: ModelShape, moe: MoeSpec, tp: int, ep: int, layers_here: int,
-                     first_layer: int) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+def moe_rank_tensors(
+    shape: ModelShape, moe: MoeSpec, tp: int, ep: int, layers_here: int, first_layer: int
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """(dense extras, expert tensors) one rank holds on top of the shape's tensors for its
     layers first_layer .. first_layer + layers_here - 1: routers, shared gates and the dense
     layers' extra MLP width are replicated over ep; the local experts are split over it."""
@@ -88,7 +94,9 @@ def moe_rank_tensors(shape: ModelShape, moe: MoeSpec, tp: int, ep: int, layers_h
     expert: list[tuple[str, int]] = []
     for i in range(first_layer, first_layer + layers_here):
         if i < moe.dense_layers:
-            dense.append((f"layers.{i}.mlp.dense_extra", _expert_numel(h, moe.dense_ffn - moe.shared_ffn, tp)))
+            dense.append(
+                (f"layers.{i}.mlp.dense_extra", _expert_numel(h, moe.dense_ffn - moe.shared_ffn, tp))
+            )
             continue
         dense.append((f"layers.{i}.router.weight", moe.experts * h))
         if moe.shared_gate:
@@ -107,7 +115,8 @@ def active_params(shape: ModelShape, moe: MoeSpec) -> int:
     """Parameters one token passes through: the dense part and top-k experts per MoE layer."""
     moe_layers = shape.layers - moe.dense_layers
     return total_params(shape, moe) - moe_layers * (moe.experts - moe.top_k) * _expert_numel(
-        shape.hidden, moe.expert_ffn, 1)
+        shape.hidden, moe.expert_ffn, 1
+    )
 
 
 def activation_shape(shape: ModelShape, moe: Optional[MoeSpec]) -> ModelShape:

@@ -47,8 +47,15 @@ def cpu_step_s(owned_numel_per_rank: int, ranks_per_node: int, rate: float = CPU
     return owned_numel_per_rank * ranks_per_node / rate
 
 
-def offload_states(params: int, grads: int, master: int, optimizer: int, grad_bytes: int,
-                   offload: str, owned_numel: Optional[int] = None) -> tuple[int, int]:
+def offload_states(
+    params: int,
+    grads: int,
+    master: int,
+    optimizer: int,
+    grad_bytes: int,
+    offload: str,
+    owned_numel: Optional[int] = None,
+) -> tuple[int, int]:
     """(parameter bytes that stay on the GPU, bytes this rank keeps on the host), from one rank's
     sharded states; gradients, master and optimizer state all leave the GPU."""
     if offload not in OFFLOADS:

@@ -57,9 +57,13 @@ def tensor_dims(tensors: Sequence[tuple[str, int]], hidden: int) -> list[tuple[i
 def bytes_per_param_line(param: float, grad: float, master: float, state: float, optimizer: str) -> str:
     """The bytes-per-parameter convention in words: 'B/param: 2 weights + 2 grads + 4 master + 8
     optimizer (adamw) = 16 (ZeRO paper's 2+2+12; Megatron's bf16 with fp32 grads is 18)'."""
+
     def f(x: float) -> str:
         return f"{x:.4g}"
 
     total = param + grad + master + state
-    return (f"{f(param)} weights + {f(grad)} grads + {f(master)} fp32 master + {f(state)} optimizer ({optimizer}) = "
-            f"{f(total)} B per trained parameter")
+    return (
+        f"{f(param)} weights + {f(grad)} grads + {f(master)} fp32 master + {f(state)} optimizer "
+        f"({optimizer}) = "
+        f"{f(total)} B per trained parameter"
+    )

@@ -33,7 +33,8 @@ ASSUMPTIONS = (
     "memory: ZeRO accounting (mixed-precision Adam 2+2+12 B/param) + Korthikanti et al. activations "
     "(sequence parallelism when tp>1) + fixed overhead for CUDA context, NCCL and allocator",
     "communication: ring collectives, time = bytes x bus factor / busbw + hops x latency",
-    "overlap: DP/ZeRO traffic may hide behind backward (exposed only beyond it); TP and PP traffic is exposed",
+    "overlap: DP/ZeRO traffic may hide behind backward (exposed only beyond it); "
+    "TP and PP traffic is exposed",
     "compute: (6 or 8 with full recompute) x params x tokens + attention, at --tflops achieved per GPU",
     "placement: ranks numbered tp fastest, then dp, then pp; nodes filled in rank order",
 )
@@ -86,24 +87,46 @@ class PlanResult:
         return {
             "model": model,
             "inputs": {
-                "gpus_per_node": gpus_per_node, "nodes": fabric.nodes, "gpus": fabric.gpus,
-                "gpu_memory_bytes": inp.gpu_memory_bytes, "precision": o.precision, "optimizer": o.optimizer,
-                "seq_len": self.seq_len, "micro_batch": o.micro_batch, "global_batch": o.global_batch,
-                "recompute": o.recompute, "flash_attention": o.flash_attention, "tflops": inp.tflops,
-                "overhead_bytes": mi.overhead_bytes, "ddp_bucket_view": o.ddp_bucket_view,
-                "nics_per_node": fabric.nics_per_node, "tp": o.tp, "pp": o.pp, "zero": o.zero, "gpu": o.gpu,
-                "headroom": inp.headroom, "sequence_parallel": o.sequence_parallel, "schedule": o.schedule,
-                "virtual_stages": mi.virtual_stages, "finetune": self.finetune.to_json() if self.finetune else None,
-                "offload": o.offload, "cpu_optimizer_rate": o.cpu_optimizer_rate, "measured": self.measured_from,
-                "offload_device": o.offload_device, "host_memory_bytes": inp.host_memory_bytes,
+                "gpus_per_node": gpus_per_node,
+                "nodes": fabric.nodes,
+                "gpus": fabric.gpus,
+                "gpu_memory_bytes": inp.gpu_memory_bytes,
+                "precision": o.precision,
+                "optimizer": o.optimizer,
+                "seq_len": self.seq_len,
+                "micro_batch": o.micro_batch,
+                "global_batch": o.global_batch,
+                "recompute": o.recompute,
+                "flash_attention": o.flash_attention,
+                "tflops": inp.tflops,
+                "overhead_bytes": mi.overhead_bytes,
+                "ddp_bucket_view": o.ddp_bucket_view,
+                "nics_per_node": fabric.nics_per_node,
+                "tp": o.tp,
+                "pp": o.pp,
+                "zero": o.zero,
+                "gpu": o.gpu,
+                "headroom": inp.headroom,
+                "sequence_parallel": o.sequence_parallel,
+                "schedule": o.schedule,
+                "virtual_stages": mi.virtual_stages,
+                "finetune": self.finetune.to_json() if self.finetune else None,
+                "offload": o.offload,
+                "cpu_optimizer_rate": o.cpu_optimizer_rate,
+                "measured": self.measured_from,
+                "offload_device": o.offload_device,
+                "host_memory_bytes": inp.host_memory_bytes,
                 "pcie": inp.pcie.to_json(),
             },
             "bytes_per_param": self.bytes_per_param,
             "why": self.why,
             "interconnect": {"intra": fabric.intra.to_json(), "inter": fabric.inter.to_json()},
             "recommended": best.to_json() if best else None,
-            "fits_from": ({"nodes": self.fits_from.gpus // gpus_per_node, **self.fits_from.to_json()}
-                          if self.fits_from else None),
+            "fits_from": (
+                {"nodes": self.fits_from.gpus // gpus_per_node, **self.fits_from.to_json()}
+                if self.fits_from
+                else None
+            ),
             "layouts": [lay.to_json() for lay in self.layouts],
             "assumptions": list(ASSUMPTIONS),
             "notes": self.notes,
@@ -178,7 +201,9 @@ def _link(preset: str, bandwidth: Optional[str], scope: str) -> Link:
         raise PlanError(str(exc)) from None
     if bandwidth is not None:
         bw = _parsed(bandwidth, parse_gbps, f"bandwidth-{scope}")
-        link = measured(f"{bw:.3g} GB/s", bw, link.latency_us, scope, f"--bandwidth-{scope} (latency of {preset})")
+        link = measured(
+            f"{bw:.3g} GB/s", bw, link.latency_us, scope, f"--bandwidth-{scope} (latency of {preset})"
+        )
     return link
 
 
@@ -221,18 +246,23 @@ def _calibrate(o: PlanOptions) -> Any:
     try:
         return calibrate(o.measured_text or "", path, o.nics_per_node)
     except (ValueError, RecursionError) as exc:  # SnapshotFormatError, JsonInputError: ValueError
-        raise PlanError(f"{path}: {exc if not isinstance(exc, RecursionError) else 'nested too deep'}") from None
+        raise PlanError(
+            f"{path}: {exc if not isinstance(exc, RecursionError) else 'nested too deep'}"
+        ) from None
 
 
-def planner_input(o: PlanOptions) -> tuple[PlanInput, ModelShape, Optional[MoeSpec], Optional[FineTune], list[str],
-                                           list[str]]:
+def planner_input(
+    o: PlanOptions,
+) -> tuple[PlanInput, ModelShape, Optional[MoeSpec], Optional[FineTune], list[str], list[str]]:
     """The planner's input for these options, with the notes and the measured figures it used."""
     shape, moe = model_shape(o.model)
     if moe is not None:
         moe = dataclasses.replace(moe, capacity_factor=o.capacity_factor)
     elif o.ep is not None and o.ep > 1:  # it was silently ignored: a plan the user did not ask for
-        raise PlanError(f"--ep {o.ep} splits experts, and this model is dense (no mixture of experts): drop --ep, "
-                        "or give a MoE config with --model")
+        raise PlanError(
+            f"--ep {o.ep} splits experts, and this model is dense (no mixture of experts): drop --ep, "
+            "or give a MoE config with --model"
+        )
     preset: Optional[Gpu] = get_gpu(o.gpu) if o.gpu else None
     if o.gpu_memory is None and preset is None:
         raise PlanError("give --gpu-memory (e.g. 80GiB) or a --gpu preset")
@@ -267,22 +297,45 @@ def planner_input(o: PlanOptions) -> tuple[PlanInput, ModelShape, Optional[MoeSp
         intra = cal.intra if cal.intra is not None and o.bandwidth_intra is None else intra
         inter = cal.inter if cal.inter is not None and o.bandwidth_inter is None else inter
         tflops = cal.tflops if cal.tflops is not None and o.tflops is None else tflops
-        measured_from = [k for k, v in (("intra", intra), ("inter", inter), ("tflops", tflops))
-                         if v is getattr(cal, k)]
+        measured_from = [
+            k for k, v in (("intra", intra), ("inter", inter), ("tflops", tflops)) if v is getattr(cal, k)
+        ]
     fabric = Fabric(o.gpus_per_node, o.nodes, intra, inter, o.nics_per_node)
     mi = MemoryInput(
-        shape=shape, precision=PRECISIONS[o.precision], optimizer=OPTIMIZERS[o.optimizer], seq_len=seq,
-        micro_batch=o.micro_batch or 1, recompute="none" if o.recompute == "search" else o.recompute,
-        flash_attention=o.flash_attention, overhead_bytes=overhead_bytes, ddp_bucket_view=o.ddp_bucket_view,
-        finetune=ft, offload=o.offload, moe=moe, schedule=o.schedule, sequence_parallel=o.sequence_parallel,
+        shape=shape,
+        precision=PRECISIONS[o.precision],
+        optimizer=OPTIMIZERS[o.optimizer],
+        seq_len=seq,
+        micro_batch=o.micro_batch or 1,
+        recompute="none" if o.recompute == "search" else o.recompute,
+        flash_attention=o.flash_attention,
+        overhead_bytes=overhead_bytes,
+        ddp_bucket_view=o.ddp_bucket_view,
+        finetune=ft,
+        offload=o.offload,
+        moe=moe,
+        schedule=o.schedule,
+        sequence_parallel=o.sequence_parallel,
         virtual_stages=o.virtual_stages if o.schedule == "interleaved" else 1,
     )
     inp = PlanInput(
-        mi, fabric, mem_bytes, o.global_batch, tflops, o.tp, o.pp, o.zero,
+        mi,
+        fabric,
+        mem_bytes,
+        o.global_batch,
+        tflops,
+        o.tp,
+        o.pp,
+        o.zero,
         recompute_options=RECOMPUTE if o.recompute == "search" else (),
         micro_batch_options=(1, 2, 4, 8) if o.micro_batch is None and o.global_batch is not None else (),
-        headroom=TIGHT_FRACTION if head is None else head, host_memory_bytes=host_bytes, pcie=pcie_link,
-        offload_device=o.offload_device, nvme_gbps=nvme_gbps, ep=o.ep, cp=o.cp,
+        headroom=TIGHT_FRACTION if head is None else head,
+        host_memory_bytes=host_bytes,
+        pcie=pcie_link,
+        offload_device=o.offload_device,
+        nvme_gbps=nvme_gbps,
+        ep=o.ep,
+        cp=o.cp,
         cpu_optimizer_rate=o.cpu_optimizer_rate,
     )
     return inp, shape, moe, ft, notes, measured_from
@@ -325,8 +378,23 @@ def run_plan(o: PlanOptions) -> PlanResult:
         from pgdoctor.plan.layouts import smallest_fit
 
         fits_from = smallest_fit(inp)
-    findings = plan_findings(layouts, o.gpus_per_node, layouts[0].micro_batch, o.global_batch, fabric_label,
-                             fits_from)
+    findings = plan_findings(
+        layouts, o.gpus_per_node, layouts[0].micro_batch, o.global_batch, fabric_label, fits_from
+    )
     why = explain(layouts, inp) if layouts[0].fits else alternatives(inp, fits_from)
-    return PlanResult(o, shape, moe, inp.memory.seq_len, fabric, inp, ft, layouts, findings, notes, measured_from,
-                      bytes_per_param(inp.memory), why, fits_from)
+    return PlanResult(
+        o,
+        shape,
+        moe,
+        inp.memory.seq_len,
+        fabric,
+        inp,
+        ft,
+        layouts,
+        findings,
+        notes,
+        measured_from,
+        bytes_per_param(inp.memory),
+        why,
+        fits_from,
+    )

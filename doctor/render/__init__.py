@@ -32,5 +32,9 @@ def report_areas(report: Report) -> list[str]:
     (software and host under --only gpu) does not make its own area part of the report."""
     from pgdoctor.knowledge.areas import AREAS
 
-    areas = [a for a in AREAS if any(f.area == a for f in report.findings) or any(c.area == a for c in report.checks)]
+    areas = [
+        a
+        for a in AREAS
+        if any(f.area == a for f in report.findings) or any(c.area == a for c in report.checks)
+    ]
     return areas + sorted({f.area for f in report.findings} - set(areas))

@@ -26,16 +26,42 @@ def tables(rows: Sequence[Row]) -> list[Table]:
     out = []
     for op, mine in _by_op(rows).items():
         n = mine[0].world_size
-        t = Table(title=f"{op} ({n} rank{'s' if n != 1 else ''})", title_justify="left", box=None, pad_edge=False)
-        for col in ("size", "time us", "min us", "max us", "algbw GB/s", "busbw GB/s", "correct", "iters",
-                    "slowest rank"):
+        t = Table(
+            title=f"{op} ({n} rank{'s' if n != 1 else ''})", title_justify="left", box=None, pad_edge=False
+        )
+        for col in (
+            "size",
+            "time us",
+            "min us",
+            "max us",
+            "algbw GB/s",
+            "busbw GB/s",
+            "correct",
+            "iters",
+            "slowest rank",
+        ):
             t.add_column(col, justify="left" if col in ("size", "correct") else "right")
         for r in mine:
-            slow = max(range(len(r.rank_time_us)), key=lambda i: r.rank_time_us[i]) if r.rank_time_us else None
-            slowest = f"{slow} ({r.rank_time_us[slow]:.1f} us)" if slow is not None and len(r.rank_time_us) > 1 else "-"
+            slow = (
+                max(range(len(r.rank_time_us)), key=lambda i: r.rank_time_us[i]) if r.rank_time_us else None
+            )
+            slowest = (
+                f"{slow} ({r.rank_time_us[slow]:.1f} us)"
+                if slow is not None and len(r.rank_time_us) > 1
+                else "-"
+            )
             ok = "yes" if r.correct else "NO: rank " + ",".join(str(w["rank"]) for w in r.wrong)
-            t.add_row(human_bytes(r.bytes), f"{r.time_us:.1f}", f"{r.time_min_us:.1f}", f"{r.time_max_us:.1f}",
-                      f"{r.algbw_gbps:.3f}", f"{r.busbw_gbps:.3f}", ok, str(r.iters or "-"), slowest)
+            t.add_row(
+                human_bytes(r.bytes),
+                f"{r.time_us:.1f}",
+                f"{r.time_min_us:.1f}",
+                f"{r.time_max_us:.1f}",
+                f"{r.algbw_gbps:.3f}",
+                f"{r.busbw_gbps:.3f}",
+                ok,
+                str(r.iters or "-"),
+                slowest,
+            )
         out.append(t)
     return out
 
@@ -69,8 +95,12 @@ def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Ta
     stopped early, or never ran, say so instead of looking complete."""
     by_op = _by_op(rows)
     ops = list(dict.fromkeys([*(planned or {}), *by_op]))
-    t = Table(title="summary (every element of every rank's result checked)", title_justify="left", box=None,
-              pad_edge=False)
+    t = Table(
+        title="summary (every element of every rank's result checked)",
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+    )
     for col in ("op", "peak busbw GB/s", "at size", "latency us", "over sizes", "correct"):
         t.add_column(col, justify="right" if col.endswith(("GB/s", "us")) else "left")
     for op in ops:
@@ -78,7 +108,9 @@ def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Ta
         want = (planned or {}).get(op, len(mine))
         peak, first = plateau(mine, op), latency(mine, op)
         if peak is None or first is None:
-            t.add_row(op, "-", "-", "-", "-", f"not measured: 0 of {want} sizes ran" if want else "not measured")
+            t.add_row(
+                op, "-", "-", "-", "-", f"not measured: 0 of {want} sizes ran" if want else "not measured"
+            )
             continue
         wrong_ranks = sorted({int(w["rank"]) for r in mine for w in r.wrong})
         bad = sum(1 for r in mine if not r.correct)
@@ -91,17 +123,30 @@ def summary(rows: Sequence[Row], planned: Mapping[str, int] | None = None) -> Ta
         top = f"{peak.busbw_gbps:.3f}" if peak.busbw_gbps > 0 else "0 (1 rank)"
         small = small_rows(mine, op)
         span = human_bytes(small[0].bytes) + (f"-{human_bytes(small[-1].bytes)}" if len(small) > 1 else "")
-        t.add_row(op, top, human_bytes(peak.bytes) if peak.busbw_gbps > 0 else "-", f"{first.time_us:.1f}",
-                  span, verdict)
+        t.add_row(
+            op,
+            top,
+            human_bytes(peak.bytes) if peak.busbw_gbps > 0 else "-",
+            f"{first.time_us:.1f}",
+            span,
+            verdict,
+        )
     return t
 
 
-def render(rows: Sequence[Row], header: str, out: TextIO, color: bool,
-           planned: Mapping[str, int] | None = None) -> None:
+def render(
+    rows: Sequence[Row], header: str, out: TextIO, color: bool, planned: Mapping[str, int] | None = None
+) -> None:
     """Header, size convention, per-op tables, the plot, then the summary last: it is what a
     reader looks for, so it sits right above the findings that the caller prints next."""
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
-                      soft_wrap=not terminal.fit())
+    console = Console(
+        file=out,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        width=terminal.width(120),
+        soft_wrap=not terminal.fit(),
+    )
     console.print(header)
     console.print(SIZE_CONVENTION, style="dim")
     for t in tables(rows):

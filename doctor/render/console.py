@@ -34,7 +34,9 @@ def area_status(area: str, report: Report) -> tuple[str, str]:
         return "warn", ""
     probes = [p for p in (report.snapshot.probes if report.snapshot else ()) if p.area == area]
     checks = [c for c in report.checks if c.area == area]
-    crashed = [c for c in checks if c.status is Status.CRASHED] + [p for p in probes if p.status is Status.CRASHED]
+    crashed = [c for c in checks if c.status is Status.CRASHED] + [
+        p for p in probes if p.status is Status.CRASHED
+    ]
     if crashed:
         return "fail", f"{crashed[0].name} crashed: {crashed[0].reason}"
     ran = [c for c in checks if c.status in (Status.PASSED, Status.FAILED)]
@@ -80,7 +82,10 @@ def area_details(area: str, report: Report) -> list[str]:
 def _finding_lines(f: Finding, color: bool) -> list[str]:
     sev = {"fail": "red", "warn": "yellow", "info": "cyan"}[f.severity.value]
     scope = f" ({f.scope.label()})" if f.scope.label() else ""
-    lines = [f"    [{sev}]{f.severity.value}[/] {f.code} {escape(f.title)}{escape(scope)}", f"      {escape(f.message)}"]
+    lines = [
+        f"    [{sev}]{f.severity.value}[/] {f.code} {escape(f.title)}{escape(scope)}",
+        f"      {escape(f.message)}",
+    ]
     for e in f.evidence[:3]:
         where = f"{e.file}:{e.line}: " if e.file else ""
         lines.append(f"      [dim]{escape(where + e.text)}[/]")
@@ -102,16 +107,27 @@ def replay_line(report: Report) -> str:
     source, snap = report.meta.get("from"), report.snapshot
     if not source or snap is None:
         return ""
-    when = datetime.datetime.fromtimestamp(snap.time_unix, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return f"replay of {source}: snapshot of {snap.host or 'an unnamed host'} probed {when} at level {snap.level}; nothing was probed now"
+    when = datetime.datetime.fromtimestamp(snap.time_unix, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC"
+    )
+    host = snap.host or "an unnamed host"
+    return (
+        f"replay of {source}: snapshot of {host} probed {when} at level {snap.level}; nothing was probed now"
+    )
 
 
 def render(report: Report, out: TextIO, color: bool = False, details: bool = True) -> None:
     """`details=False` leaves out the measurements drawn under an area (area_details): for a
     caller that has already printed fuller views of them, such as `bench collectives`'s tables
     and plot, which would otherwise appear twice."""
-    console = Console(file=out, force_terminal=color, no_color=not color, highlight=False, width=terminal.width(120),
-                      soft_wrap=not terminal.fit())
+    console = Console(
+        file=out,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        width=terminal.width(120),
+        soft_wrap=not terminal.fit(),
+    )
     areas = report_areas(report)
     by_area: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:

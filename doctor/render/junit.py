@@ -4,7 +4,8 @@ One <testsuite> per area, one <testcase> per check result. A check that produced
 or above the report's fail threshold (the report's verdict, which is the exit code's) carries
 them in <failure>; lower-severity findings go to <system-out>, so a CI page that turns red means
 the same as exit 1. A diagnosis's cascade (consequences of its root cause) is written in the root
-cause's testcase as <system-out>, not counted as failures of their own. A check that could not run (its probe was
+cause's testcase as <system-out>, not counted as failures of their own. A check that could not run (its probe
+was
 unavailable or not selected) is <skipped> with the reason; a crashed check, and a probe that
 crashed, timed out or was unavailable in an area asked for by name, is <error>: what makes
 the exit code 3 (incomplete).
@@ -43,16 +44,24 @@ def _area_order(areas: set[str]) -> list[str]:
 
 
 def _testcase(suite: ET.Element, classname: str, name: str, time_s: float) -> ET.Element:
-    return ET.SubElement(suite, "testcase", classname=_clean(classname), name=_clean(name), time=f"{time_s:.6f}")
+    return ET.SubElement(
+        suite, "testcase", classname=_clean(classname), name=_clean(name), time=f"{time_s:.6f}"
+    )
 
 
-def _check_case(suite: ET.Element, c: CheckResult, findings: list[Finding], threshold: Severity,
-                cascade: frozenset[int] = frozenset()) -> str:
+def _check_case(
+    suite: ET.Element,
+    c: CheckResult,
+    findings: list[Finding],
+    threshold: Severity,
+    cascade: frozenset[int] = frozenset(),
+) -> str:
     """Adds the testcase; returns its outcome: passed, failure, skipped or error."""
     case = _testcase(suite, f"pgdoctor.{c.area}", c.name, c.duration_s)
     if c.status is Status.CRASHED:
         ET.SubElement(case, "error", message=_clean(c.reason), type="crashed").text = _clean(
-            f"check {c.name} crashed: {c.reason}")
+            f"check {c.name} crashed: {c.reason}"
+        )
         return "error"
     if c.status in (Status.SKIPPED, Status.UNAVAILABLE) and not findings:
         ET.SubElement(case, "skipped", message=_clean(f"{c.status.value}: {c.reason}"))
@@ -61,22 +70,37 @@ def _check_case(suite: ET.Element, c: CheckResult, findings: list[Finding], thre
     failing = [f for f in findings if f.severity.rank >= threshold.rank and id(f) not in cascade]
     other = [f for f in findings if f.severity.rank < threshold.rank or id(f) in cascade]
     if other:
-        ET.SubElement(case, "system-out").text = _clean("\n\n".join(
-            ("consequence of the root cause " + str(f.facts.get("cascade_of")) + ": " if id(f) in cascade else "")
-            + _finding_text(f) for f in other))
+        ET.SubElement(case, "system-out").text = _clean(
+            "\n\n".join(
+                (
+                    "consequence of the root cause " + str(f.facts.get("cascade_of")) + ": "
+                    if id(f) in cascade
+                    else ""
+                )
+                + _finding_text(f)
+                for f in other
+            )
+        )
     if failing:
         worst = max(failing, key=lambda f: f.severity.rank)
-        message = "; ".join(f"{f.code} {f.title}" + (f" ({f.scope.label()})" if f.scope.label() else "")
-                            for f in failing)
+        message = "; ".join(
+            f"{f.code} {f.title}" + (f" ({f.scope.label()})" if f.scope.label() else "") for f in failing
+        )
         ET.SubElement(case, "failure", message=_clean(message), type=worst.severity.value).text = _clean(
-            "\n\n".join(_finding_text(f) for f in failing))
+            "\n\n".join(_finding_text(f) for f in failing)
+        )
         return "failure"
     return "passed"
 
 
 def _suite(root: ET.Element, area: str, host: str, timestamp: str) -> ET.Element:
-    return ET.SubElement(root, "testsuite", name=_clean(f"pgdoctor.{area}"), hostname=_clean(host or "unknown"),
-                         timestamp=timestamp)
+    return ET.SubElement(
+        root,
+        "testsuite",
+        name=_clean(f"pgdoctor.{area}"),
+        hostname=_clean(host or "unknown"),
+        timestamp=timestamp,
+    )
 
 
 def render(report: Report, out: TextIO, color: bool = False) -> None:
@@ -91,7 +115,8 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         import datetime
 
         timestamp = datetime.datetime.fromtimestamp(snapshot.time_unix, datetime.timezone.utc).strftime(
-            "%Y-%m-%dT%H:%M:%S")
+            "%Y-%m-%dT%H:%M:%S"
+        )
 
     # Findings belong to the check whose codes include theirs; any left over (a plugin that did
     # not declare its codes, a command without checks) get a testcase of their own per code.
@@ -101,6 +126,7 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
             owner.setdefault(code, c)
     by_check: dict[str, list[Finding]] = defaultdict(list)
     orphans: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+
     def home(f: Finding) -> Finding:  # a cascade finding goes with its root cause
         return verdict.root if verdict.root is not None and id(f) in cascade else f
 
@@ -114,8 +140,11 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     # The probes that make the run incomplete (exit 3), as the engine named them in the report's
     # incomplete reasons (crashed, timed out, or unmeasurable in an area asked for by name; absent
     # hardware, such as no InfiniBand under --only net, is an answer and not among them).
-    broken_probes = [p for p in (snapshot.probes if snapshot else ())
-                     if any(r.startswith(f"probe {p.name} ") for r in report.incomplete_reasons)]
+    broken_probes = [
+        p
+        for p in (snapshot.probes if snapshot else ())
+        if any(r.startswith(f"probe {p.name} ") for r in report.incomplete_reasons)
+    ]
     areas = {c.area for c in report.checks} | {a for a, _ in orphans} | {p.area for p in broken_probes}
 
     root = ET.Element("testsuites", name=_clean(f"pgdoctor {report.command}"))
@@ -128,7 +157,8 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
             if p.area == area:
                 case = _testcase(suite, f"pgdoctor.{area}.probe", f"probe:{p.name}", p.duration_s)
                 ET.SubElement(case, "error", message=_clean(p.reason), type=p.status.value).text = _clean(
-                    f"probe {p.name} {p.status.value}: {p.reason}")
+                    f"probe {p.name} {p.status.value}: {p.reason}"
+                )
                 counts["error"] += 1
                 elapsed += p.duration_s
         for c in report.checks:
@@ -154,8 +184,15 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         suite = _suite(root, "incomplete", host, timestamp)
         case = _testcase(suite, "pgdoctor.incomplete", "incomplete", 0.0)
         ET.SubElement(case, "error", message=_clean(verdict.incomplete[0]), type="incomplete").text = _clean(
-            "\n".join(verdict.incomplete))
-        for k, v in (("tests", "1"), ("failures", "0"), ("errors", "1"), ("skipped", "0"), ("time", "0.000000")):
+            "\n".join(verdict.incomplete)
+        )
+        for k, v in (
+            ("tests", "1"),
+            ("failures", "0"),
+            ("errors", "1"),
+            ("skipped", "0"),
+            ("time", "0.000000"),
+        ):
             suite.set(k, v)
         totals["error"] += 1
         totals["tests"] += 1

@@ -18,14 +18,14 @@ _NUMBERED = re.compile(r"^\s*(\d+)[.)] +(.*)$")
 def inline(text: str) -> str:
     out, pos = [], 0
     for m in _INLINE.finditer(text):
-        out.append(html.escape(text[pos:m.start()]))
+        out.append(html.escape(text[pos : m.start()]))
         code, bold, label, url = m.groups()
         if code is not None:
             out.append(f"<code>{html.escape(code)}</code>")
         elif bold is not None:
             out.append(f"<strong>{html.escape(bold)}</strong>")
         else:
-            out.append(f"{html.escape(label)} (<span class=\"url\">{html.escape(url)}</span>)")
+            out.append(f'{html.escape(label)} (<span class="url">{html.escape(url)}</span>)')
         pos = m.end()
     out.append(html.escape(text[pos:]))
     return "".join(out)
@@ -48,7 +48,9 @@ def to_html(text: str, heading_level: int = 4) -> str:
         if items:
             # A numbered list that a code block interrupted goes on with its own numbers.
             start = f' start="{list_start}"' if list_tag == "ol" and list_start != 1 else ""
-            out.append(f"<{list_tag}{start}>" + "".join(f"<li>{inline(i)}</li>" for i in items) + f"</{list_tag}>")
+            out.append(
+                f"<{list_tag}{start}>" + "".join(f"<li>{inline(i)}</li>" for i in items) + f"</{list_tag}>"
+            )
             items.clear()
             list_tag = ""
             list_start = 1

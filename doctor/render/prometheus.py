@@ -32,9 +32,23 @@ from pgdoctor import __version__
 from pgdoctor.model import Measurement, Report, Severity, Status
 
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9_]")
-_FIXED = ("check_status", "findings", "finding", "incomplete", "verdict", "build_info", "last_run_timestamp_seconds")
+_FIXED = (
+    "check_status",
+    "findings",
+    "finding",
+    "incomplete",
+    "verdict",
+    "build_info",
+    "last_run_timestamp_seconds",
+)
 # Scope fields that become labels, in this order, under these names.
-_SCOPE_LABELS = (("gpu_index", "gpu"), ("gpu_uuid", "gpu_uuid"), ("rank", "rank"), ("nic", "nic"), ("link", "link"))
+_SCOPE_LABELS = (
+    ("gpu_index", "gpu"),
+    ("gpu_uuid", "gpu_uuid"),
+    ("rank", "rank"),
+    ("nic", "nic"),
+    ("link", "link"),
+)
 
 
 def escape_label(value: str) -> str:
@@ -98,8 +112,11 @@ def _measurement_families(
         if name in reserved or owner.setdefault(name, m.key) != m.key:
             continue
         labels = [("host", m.scope.host or host)]
-        labels += [(label, str(getattr(m.scope, field))) for field, label in _SCOPE_LABELS
-                   if getattr(m.scope, field) is not None]
+        labels += [
+            (label, str(getattr(m.scope, field)))
+            for field, label in _SCOPE_LABELS
+            if getattr(m.scope, field) is not None
+        ]
         ident = (name, tuple(labels))
         if ident in seen:
             continue
@@ -117,26 +134,56 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     w = _Writer(out)
     h = [("host", host)]
 
-    w.family("pgdoctor_check_status", "Outcome of each pgdoctor check: 1 for the status it had, 0 for the others.",
-             [([*h, ("area", c.area), ("check", c.name), ("status", s.value)], 1 if c.status is s else 0)
-              for c in report.checks for s in Status])
-    w.family("pgdoctor_findings", "Number of pgdoctor findings by severity.",
-             [([*h, ("severity", s.value)], sum(1 for f in report.findings if f.severity is s)) for s in Severity])
+    w.family(
+        "pgdoctor_check_status",
+        "Outcome of each pgdoctor check: 1 for the status it had, 0 for the others.",
+        [
+            ([*h, ("area", c.area), ("check", c.name), ("status", s.value)], 1 if c.status is s else 0)
+            for c in report.checks
+            for s in Status
+        ],
+    )
+    w.family(
+        "pgdoctor_findings",
+        "Number of pgdoctor findings by severity.",
+        [([*h, ("severity", s.value)], sum(1 for f in report.findings if f.severity is s)) for s in Severity],
+    )
     per_code: dict[tuple[str, str, str], int] = defaultdict(int)
     for f in report.findings:
         per_code[(f.area, f.code, f.severity.value)] += 1
     if per_code:
-        w.family("pgdoctor_finding", "Number of pgdoctor findings per code (see `pgdoctor explain CODE`).",
-                 [([*h, ("area", a), ("code", c), ("severity", s)], n) for (a, c, s), n in sorted(per_code.items())])
-    w.family("pgdoctor_incomplete", "1 when a probe or check could not run (exit code 3).",
-             [(h, 1 if report.incomplete else 0)])
-    w.family("pgdoctor_verdict", "The report's verdict, as the exit code says it: 1 for the one it had.",
-             [([*h, ("status", s)], 1 if report.verdict.status == s else 0) for s in ("failed", "incomplete", "passed")])
-    w.family("pgdoctor_build_info", "The pgdoctor and Python versions that wrote this file (always 1).",
-             [([*h, ("version", __version__), ("python", platform.python_version())], 1)])
+        w.family(
+            "pgdoctor_finding",
+            "Number of pgdoctor findings per code (see `pgdoctor explain CODE`).",
+            [
+                ([*h, ("area", a), ("code", c), ("severity", s)], n)
+                for (a, c, s), n in sorted(per_code.items())
+            ],
+        )
+    w.family(
+        "pgdoctor_incomplete",
+        "1 when a probe or check could not run (exit code 3).",
+        [(h, 1 if report.incomplete else 0)],
+    )
+    w.family(
+        "pgdoctor_verdict",
+        "The report's verdict, as the exit code says it: 1 for the one it had.",
+        [
+            ([*h, ("status", s)], 1 if report.verdict.status == s else 0)
+            for s in ("failed", "incomplete", "passed")
+        ],
+    )
+    w.family(
+        "pgdoctor_build_info",
+        "The pgdoctor and Python versions that wrote this file (always 1).",
+        [([*h, ("version", __version__), ("python", platform.python_version())], 1)],
+    )
     when = snapshot.time_unix if snapshot else time.time()
-    w.family("pgdoctor_last_run_timestamp_seconds", "Unix time at which pgdoctor probed this host.",
-             [(h, round(float(when), 3))])
+    w.family(
+        "pgdoctor_last_run_timestamp_seconds",
+        "Unix time at which pgdoctor probed this host.",
+        [(h, round(float(when), 3))],
+    )
     measurements = list(snapshot.measurements()) if snapshot else []
     for name, help_text, samples in _measurement_families(measurements, host):
         w.family(name, help_text, samples)

@@ -14,8 +14,18 @@ from typing import Any
 
 from pgdoctor.knowledge.units import human_bytes
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#7f7f7f", "#bcbd22")
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#7f7f7f",
+    "#bcbd22",
+)
 
 
 def nice_ticks(top: float, count: int = 5) -> list[float]:
@@ -33,7 +43,9 @@ def _num(v: float) -> str:
     return f"{v:.1f}"
 
 
-def bandwidth_plot(series: Mapping[str, Sequence[tuple[int, float]]], width: int = 760, height: int = 380) -> str:
+def bandwidth_plot(
+    series: Mapping[str, Sequence[tuple[int, float]]], width: int = 760, height: int = 380
+) -> str:
     """One line per collective op: x = message size (log2), y = bus bandwidth in GB/s."""
     points = [(b, bw) for rows in series.values() for b, bw in rows]
     if not points:
@@ -53,23 +65,31 @@ def bandwidth_plot(series: Mapping[str, Sequence[tuple[int, float]]], width: int
     def y(bw: float) -> float:
         return top + ph - bw / ymax * ph
 
-    out = [f'<svg class="bw-plot" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="bus bandwidth versus message size">',
-           f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>']
+    out = [
+        f'<svg class="bw-plot" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="bus bandwidth versus message size">',
+        f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>',
+    ]
     for t in yticks:
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_num(y(t))}" y2="{_num(y(t))}" stroke="#eee"/>')
         out.append(f'<text x="{left - 6}" y="{_num(y(t) + 4)}" text-anchor="end" font-size="11">{t:g}</text>')
     # A tick every power of 2 is unreadable over 8 B .. 8 GiB; keep about eight.
     step = max(1, math.ceil((math.floor(hi) - math.ceil(lo)) / 8))
     for e in range(math.ceil(lo), math.floor(hi) + 1, step):
-        xe = _num(x(2 ** e))
+        xe = _num(x(2**e))
         out.append(f'<line x1="{xe}" x2="{xe}" y1="{top}" y2="{top + ph}" stroke="#eee"/>')
-        out.append(f'<text x="{xe}" y="{top + ph + 16}" text-anchor="middle" font-size="11">'
-                   f'{escape(human_bytes(2 ** e))}</text>')
-    out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" font-size="12">'
-               'message size (bytes, log scale)</text>')
-    out.append(f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" font-size="12" '
-               f'transform="rotate(-90 14 {top + ph / 2:.1f})">bus bandwidth (GB/s)</text>')
+        out.append(
+            f'<text x="{xe}" y="{top + ph + 16}" text-anchor="middle" font-size="11">'
+            f"{escape(human_bytes(2**e))}</text>"
+        )
+    out.append(
+        f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" font-size="12">'
+        "message size (bytes, log scale)</text>"
+    )
+    out.append(
+        f'<text x="14" y="{top + ph / 2:.1f}" text-anchor="middle" font-size="12" '
+        f'transform="rotate(-90 14 {top + ph / 2:.1f})">bus bandwidth (GB/s)</text>'
+    )
     for i, (op, rows) in enumerate(series.items()):
         color = PALETTE[i % len(PALETTE)]
         ordered = sorted(rows)
@@ -77,11 +97,15 @@ def bandwidth_plot(series: Mapping[str, Sequence[tuple[int, float]]], width: int
         out.append(f'<g class="series" data-op="{escape(op)}">')
         out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{path}"/>')
         for b, bw in ordered:
-            out.append(f'<circle cx="{_num(x(b))}" cy="{_num(y(bw))}" r="3" fill="{color}">'
-                       f'<title>{escape(op)} {escape(human_bytes(b))}: {bw:.3f} GB/s</title></circle>')
+            out.append(
+                f'<circle cx="{_num(x(b))}" cy="{_num(y(bw))}" r="3" fill="{color}">'
+                f"<title>{escape(op)} {escape(human_bytes(b))}: {bw:.3f} GB/s</title></circle>"
+            )
         ly = top + 14 + i * 18
-        out.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{ly - 4}" y2="{ly - 4}" '
-                   f'stroke="{color}" stroke-width="2"/>')
+        out.append(
+            f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{ly - 4}" y2="{ly - 4}" '
+            f'stroke="{color}" stroke-width="2"/>'
+        )
         out.append(f'<text x="{left + pw + 38}" y="{ly}" font-size="12">{escape(op)}</text>')
         out.append("</g>")
     out.append("</svg>")
@@ -89,8 +113,16 @@ def bandwidth_plot(series: Mapping[str, Sequence[tuple[int, float]]], width: int
 
 
 # The NVTX naming convention's ranges get fixed, distinct colours; other names a hashed one.
-_KNOWN = {"step": "#b0bec5", "fwd": "#1f77b4", "bwd": "#ff7f0e", "optim": "#2ca02c", "data": "#8c564b",
-          "comm": "#d62728", "pp": "#9467bd", "tp": "#e377c2"}
+_KNOWN = {
+    "step": "#b0bec5",
+    "fwd": "#1f77b4",
+    "bwd": "#ff7f0e",
+    "optim": "#2ca02c",
+    "data": "#8c564b",
+    "comm": "#d62728",
+    "pp": "#9467bd",
+    "tp": "#e377c2",
+}
 
 
 def _color(name: str) -> str:
@@ -108,8 +140,9 @@ def _pid_order(pid: Any) -> tuple[int, float, str]:
     return (1, 0.0, str(pid))
 
 
-def timeline(events: Sequence[Mapping[str, Any]], track_names: Mapping[Any, str],
-             width: int = 1000, lane_h: int = 14) -> str:
+def timeline(
+    events: Sequence[Mapping[str, Any]], track_names: Mapping[Any, str], width: int = 1000, lane_h: int = 14
+) -> str:
     """Chrome complete events (name, ts, dur in microseconds, pid = rank, optional tid) as one
     band per pid; thread tracks and nested or overlapping ranges stack in lanes inside it."""
     if not events:
@@ -142,8 +175,10 @@ def timeline(events: Sequence[Mapping[str, Any]], track_names: Mapping[Any, str]
         bands.append((pid, placed, base))
 
     height = top + sum(n * lane_h + 10 for _, _, n in bands) + 30
-    out = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="per-rank timeline">']
+    out = [
+        f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="per-rank timeline">'
+    ]
     for t in nice_ticks(span / 1000.0, 8):
         xt = left + t * 1000.0 / span * pw
         if xt > left + pw + 0.5:
@@ -154,22 +189,33 @@ def timeline(events: Sequence[Mapping[str, Any]], track_names: Mapping[Any, str]
     for pid, placed, lanes in bands:
         label = track_names.get(pid, f"rank {pid}")
         out.append(f'<g class="track" data-pid="{escape(str(pid))}">')
-        out.append(f'<text x="{left - 8}" y="{y + lane_h - 3}" text-anchor="end" font-size="11">'
-                   f'{escape(label)}</text>')
-        out.append(f'<rect x="{left}" y="{y}" width="{pw}" height="{lanes * lane_h}" fill="#fafafa" stroke="#ddd"/>')
+        out.append(
+            f'<text x="{left - 8}" y="{y + lane_h - 3}" text-anchor="end" font-size="11">'
+            f"{escape(label)}</text>"
+        )
+        out.append(
+            f'<rect x="{left}" y="{y}" width="{pw}" height="{lanes * lane_h}" fill="#fafafa" stroke="#ddd"/>'
+        )
         for e, depth in placed:
             x = left + (float(e["ts"]) - t0) / span * pw
             w = max(float(e["dur"]) / span * pw, 0.5)
             name = str(e["name"])
-            out.append(f'<rect x="{x:.2f}" y="{y + depth * lane_h + 1}" width="{w:.2f}" height="{lane_h - 2}" '
-                       f'fill="{_color(name)}"><title>{escape(label)}: {escape(name)} '
-                       f'{float(e["dur"]) / 1000.0:.3f} ms at +{(float(e["ts"]) - t0) / 1000.0:.3f} ms</title></rect>')
+            out.append(
+                f'<rect x="{x:.2f}" y="{y + depth * lane_h + 1}" width="{w:.2f}" height="{lane_h - 2}" '
+                f'fill="{_color(name)}"><title>{escape(label)}: {escape(name)} '
+                f"{float(e['dur']) / 1000.0:.3f} ms at +{(float(e['ts']) - t0) / 1000.0:.3f} "
+                f"ms</title></rect>"
+            )
             if w > 7 * len(name):
-                out.append(f'<text x="{x + 2:.2f}" y="{y + depth * lane_h + lane_h - 4}" font-size="9" '
-                           f'fill="{"#222" if name == "step" else "#fff"}">{escape(name)}</text>')
+                out.append(
+                    f'<text x="{x + 2:.2f}" y="{y + depth * lane_h + lane_h - 4}" font-size="9" '
+                    f'fill="{"#222" if name == "step" else "#fff"}">{escape(name)}</text>'
+                )
         out.append("</g>")
         y += lanes * lane_h + 10
-    out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" font-size="12">'
-               'time since the first event (ms)</text>')
+    out.append(
+        f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" font-size="12">'
+        "time since the first event (ms)</text>"
+    )
     out.append("</svg>")
     return "\n".join(out)

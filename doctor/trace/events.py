@@ -49,7 +49,13 @@ class EventWriter:
         return round(self._wall_us + (perf_ns - self._perf_ns) / 1000.0, 3)
 
     def complete(
-        self, name: str, fields: Mapping[str, Any], t0_ns: int, t1_ns: int, depth: int = 0, track: str = "",
+        self,
+        name: str,
+        fields: Mapping[str, Any],
+        t0_ns: int,
+        t1_ns: int,
+        depth: int = 0,
+        track: str = "",
         cpu_ns: Optional[tuple[int, int]] = None,
     ) -> None:
         event: dict[str, Any] = {
@@ -111,7 +117,7 @@ def rank_files(directory: str) -> list[Path]:
 
 
 def _rank_of(path: Path) -> int:
-    stem = path.name[len("rank"): -len(EVENTS_SUFFIX)]
+    stem = path.name[len("rank") : -len(EVENTS_SUFFIX)]
     return int(stem) if stem.isdigit() else 1 << 30
 
 
@@ -128,14 +134,20 @@ def merge_events(by_rank: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[str
     meta: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     for rank in sorted(by_rank):
-        meta.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
-        meta.append({"name": "process_sort_index", "ph": "M", "pid": rank, "tid": 0, "args": {"sort_index": rank}})
+        meta.append(
+            {"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}}
+        )
+        meta.append(
+            {"name": "process_sort_index", "ph": "M", "pid": rank, "tid": 0, "args": {"sort_index": rank}}
+        )
         tids = sorted({int(e["tid"]) for e in by_rank[rank]})
         for i, tid in enumerate(t for t in tids if t != COMM_TID):
             label = "main" if i == 0 else f"thread {tid}"
             meta.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": tid, "args": {"name": label}})
         if COMM_TID in tids:
-            meta.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": COMM_TID, "args": {"name": "comm"}})
+            meta.append(
+                {"name": "thread_name", "ph": "M", "pid": rank, "tid": COMM_TID, "args": {"name": "comm"}}
+            )
         # Outer ranges first at equal start, so viewers nest them correctly.
         events.extend(dict(e) for e in sorted(by_rank[rank], key=lambda e: (e["ts"], -e["dur"])))
     return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
@@ -158,7 +170,9 @@ def trace_events(trace: Mapping[str, Any]) -> Iterable[dict[str, Any]]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pgdoctor.trace", description="Merge per-rank pgdoctor event files.")
+    ap = argparse.ArgumentParser(
+        prog="python -m pgdoctor.trace", description="Merge per-rank pgdoctor event files."
+    )
     ap.add_argument("directory")
     ap.add_argument("-o", "--output", default=None, help="trace file (default: DIR/trace.json)")
     args = ap.parse_args(argv)

@@ -256,8 +256,14 @@ def _close(o: _Open) -> None:
         _domain.pop_range()
     sink = _SINK
     if sink is not None and o.t0_ns:
-        sink.complete(o.name, o.fields, o.t0_ns, time.perf_counter_ns(), depth=len(_stack()),
-                      cpu_ns=(o.cpu0_ns, time.thread_time_ns()))
+        sink.complete(
+            o.name,
+            o.fields,
+            o.t0_ns,
+            time.perf_counter_ns(),
+            depth=len(_stack()),
+            cpu_ns=(o.cpu0_ns, time.thread_time_ns()),
+        )
 
 
 def _tag_failure(exc: BaseException, stack: list[_Open]) -> None:
@@ -371,7 +377,12 @@ class Handles:
 
 
 def instrument(
-    model: Any = None, optimizer: Any = None, *, comm_hook: bool = True, overlap: bool = True, live_socket: bool = True
+    model: Any = None,
+    optimizer: Any = None,
+    *,
+    comm_hook: bool = True,
+    overlap: bool = True,
+    live_socket: bool = True,
 ) -> Handles:
     """Add `fwd`, `bwd` and `optim` ranges to a model and an optimizer through hooks, and
     wrap each DDP bucket's all-reduce in `comm.all_reduce bucket=<i> bytes=<n>`.

@@ -40,14 +40,18 @@ def private_dir(path: str) -> str:
         pass
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise PermissionError(f"{path}: not a private directory of uid {os.getuid()} (mode {oct(st.st_mode & 0o777)})")
+        raise PermissionError(
+            f"{path}: not a private directory of uid {os.getuid()} (mode {oct(st.st_mode & 0o777)})"
+        )
     return path
 
 
 def _frames(frame: Any) -> list[dict[str, Any]]:
     out = []
     while frame is not None:
-        out.append({"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name})
+        out.append(
+            {"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name}
+        )
         frame = frame.f_back
     return out  # innermost first
 
@@ -83,11 +87,15 @@ def answer() -> dict[str, Any]:
     me = threading.get_ident()
     names = {t.ident: t.name for t in threading.enumerate()}
     out: dict[str, Any] = {
-        "pid": os.getpid(), "rank": os.environ.get("RANK"),
+        "pid": os.getpid(),
+        "rank": os.environ.get("RANK"),
         "stack": _frames(frames.get(main.ident or 0)),
-        "threads": {f"{names.get(i, i)}": _frames(f)[:30] for i, f in frames.items() if i not in (me, main.ident)},
+        "threads": {
+            f"{names.get(i, i)}": _frames(f)[:30] for i, f in frames.items() if i not in (me, main.ident)
+        },
         "ranges": list(_RANGES[0](main.ident)) if _RANGES else [],
-        "step": _steps[0], "step_age_s": round(time.monotonic() - _steps[1], 3) if _steps[1] else None,
+        "step": _steps[0],
+        "step_age_s": round(time.monotonic() - _steps[1], 3) if _steps[1] else None,
     }
     fr = _flight_recorder()
     if fr is not None:

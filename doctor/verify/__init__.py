@@ -18,8 +18,15 @@ from pgdoctor.verify.result import VerifyResult
 BACKENDS = ("gloo", "nccl")
 
 
-def verify(build: Any, nproc: int = 2, steps: int = 3, strategy: str = "ddp", backend: str = "gloo",
-           timeout_s: float = 120.0, pg_timeout_s: float = 60.0) -> VerifyResult:
+def verify(
+    build: Any,
+    nproc: int = 2,
+    steps: int = 3,
+    strategy: str = "ddp",
+    backend: str = "gloo",
+    timeout_s: float = 120.0,
+    pg_timeout_s: float = 60.0,
+) -> VerifyResult:
     """Train `build` (a module-level function or "file.py:NAME" / "pkg.mod:NAME") in one process
     and in `nproc` ranks for `steps` steps, compare, and name the cause of a divergence.
     Raises pgdoctor.verify.entry.EntryError when the entry cannot be used or raises."""
@@ -41,15 +48,29 @@ def verify(build: Any, nproc: int = 2, steps: int = 3, strategy: str = "ddp", ba
     return assemble(dg, eval_dg, nproc, steps, strategy, time.monotonic() - t0)
 
 
-def verify_many(builds: Any, nproc: int = 2, steps: int = 3, strategy: str = "ddp", backend: str = "gloo",
-                timeout_s: float = 120.0, pg_timeout_s: float = 60.0) -> list[Any]:
+def verify_many(
+    builds: Any,
+    nproc: int = 2,
+    steps: int = 3,
+    strategy: str = "ddp",
+    backend: str = "gloo",
+    timeout_s: float = 120.0,
+    pg_timeout_s: float = 60.0,
+) -> list[Any]:
     """`verify` of several entries in one spawn of `nproc` ranks (pgdoctor.verify.batch): one
     VerifyResult, or the EntryError it raised, per entry, each as `verify` alone gives it. An
     item is an entry (as for `verify`) or (entry, strategy)."""
     from pgdoctor.verify.batch import verify_many as run
 
-    return run(builds, nproc=nproc, steps=steps, strategy=strategy, backend=backend, timeout_s=timeout_s,
-               pg_timeout_s=pg_timeout_s)
+    return run(
+        builds,
+        nproc=nproc,
+        steps=steps,
+        strategy=strategy,
+        backend=backend,
+        timeout_s=timeout_s,
+        pg_timeout_s=pg_timeout_s,
+    )
 
 
 class _CallableModule(types.ModuleType):

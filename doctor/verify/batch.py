@@ -51,10 +51,11 @@ def _slice(o: ChildOutcome, index: int) -> ChildOutcome:
     err = o.stderr
     at = err.find(f"pgdoctor-batch: run {index}: ")
     if at >= 0:
-        err = err[err.find("\n", at) + 1:]
+        err = err[err.find("\n", at) + 1 :]
     nxt = err.find(f"pgdoctor-batch: run {index + 1}: ")
-    return ChildOutcome(o.index, o.argv, o.returncode, o.timed_out, o.duration_s, o.stdout,
-                        err if nxt < 0 else err[:nxt])
+    return ChildOutcome(
+        o.index, o.argv, o.returncode, o.timed_out, o.duration_s, o.stdout, err if nxt < 0 else err[:nxt]
+    )
 
 
 def launch_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) -> list[Outcome]:
@@ -65,7 +66,7 @@ def launch_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) 
     while todo:
         got = _one_batch(todo, nproc, timeout_s)
         results.extend(got)
-        todo = todo[len(got):]
+        todo = todo[len(got) :]
     return results
 
 
@@ -75,8 +76,15 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
         batch = []
         for i, item in enumerate(items):
             (out_dir / str(i)).mkdir()
-            batch.append({**item["cfg"], "entry": item["entry"], "role": item["role"],
-                          "out_dir": str(out_dir / str(i)), "reference_first": True})
+            batch.append(
+                {
+                    **item["cfg"],
+                    "entry": item["entry"],
+                    "role": item["role"],
+                    "out_dir": str(out_dir / str(i)),
+                    "reference_first": True,
+                }
+            )
         cfg_path = out_dir / "batch.config.json"
         pg_timeout = max(float(it["cfg"].get("pg_timeout_s", 30)) for it in items)
         cfg_path.write_text(json.dumps({"batch": batch, "pg_timeout_s": pg_timeout}), encoding="utf-8")
@@ -88,14 +96,24 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
 
         def progress() -> int:
             names = ["reference.json", *(f"rank{r}.json" for r in range(nproc))]
-            while len(finished) < len(items) and all((out_dir / str(len(finished)) / n).exists() for n in names):
+            while len(finished) < len(items) and all(
+                (out_dir / str(len(finished)) / n).exists() for n in names
+            ):
                 finished.append(time.monotonic())
             return len(finished)
 
         # timeout_s per run, restarted as each finishes; the whole batch at most one run's worth more.
-        outcomes = run_children(argvs, envs, WaitPolicy(
-            timeout_s, grace_s=GRACE_S, progress=progress, stop_on=(EXIT_ENTRY_ERROR,),
-            hard_timeout_s=timeout_s * (len(items) + 1)))
+        outcomes = run_children(
+            argvs,
+            envs,
+            WaitPolicy(
+                timeout_s,
+                grace_s=GRACE_S,
+                progress=progress,
+                stop_on=(EXIT_ENTRY_ERROR,),
+                hard_timeout_s=timeout_s * (len(items) + 1),
+            ),
+        )
         progress()  # the runs that finished after the last poll
         got: list[Outcome] = []
         start = t0
@@ -111,9 +129,15 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
         return got
 
 
-def verify_many(builds: Sequence[Any], nproc: int = 2, steps: int = 3, strategy: str = "ddp",
-                backend: str = "gloo", timeout_s: float = 120.0,
-                pg_timeout_s: float = 60.0) -> list[Union[VerifyResult, EntryError]]:
+def verify_many(
+    builds: Sequence[Any],
+    nproc: int = 2,
+    steps: int = 3,
+    strategy: str = "ddp",
+    backend: str = "gloo",
+    timeout_s: float = 120.0,
+    pg_timeout_s: float = 60.0,
+) -> list[Union[VerifyResult, EntryError]]:
     """pgdoctor.verify.verify_many: one VerifyResult (or the EntryError) per item, an item an
     entry or (entry, strategy)."""
     items: list[dict[str, Any]] = []
@@ -127,8 +151,14 @@ def verify_many(builds: Sequence[Any], nproc: int = 2, steps: int = 3, strategy:
             out.append(exc)
             continue
         out.append(None)
-        items.append({"entry": entry, "role": strat, "at": len(out) - 1,
-                      "cfg": config(nproc, steps, strat, backend, pg_timeout_s)})
+        items.append(
+            {
+                "entry": entry,
+                "role": strat,
+                "at": len(out) - 1,
+                "cfg": config(nproc, steps, strat, backend, pg_timeout_s),
+            }
+        )
     runs = launch_batch(items, nproc, timeout_s)
     first = []
     for item, run in zip(items, runs):

@@ -107,10 +107,17 @@ def output_values(out: Any) -> list[float]:
 def setup_facts(model: Any, loss: Any) -> Setup:
     import torch
 
-    bn = [n for n, m in model.named_modules()
-          if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and not isinstance(m, torch.nn.SyncBatchNorm)]
-    dropout = [n for n, m in model.named_modules() if isinstance(m, torch.nn.modules.dropout._DropoutNd)
-               or (isinstance(m, torch.nn.MultiheadAttention) and m.dropout > 0)]
+    bn = [
+        n
+        for n, m in model.named_modules()
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and not isinstance(m, torch.nn.SyncBatchNorm)
+    ]
+    dropout = [
+        n
+        for n, m in model.named_modules()
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd)
+        or (isinstance(m, torch.nn.MultiheadAttention) and m.dropout > 0)
+    ]
     params = list(model.named_parameters())
     return {
         "params": [n for n, _ in params],
@@ -144,8 +151,10 @@ def scalar(loss: Any) -> Any:
     if not isinstance(loss, torch.Tensor):
         raise EntryError(f"loss(output, target) returned {type(loss).__name__}, not a tensor")
     if loss.numel() != 1:
-        raise EntryError(f"loss(output, target) returned a tensor of shape {list(loss.shape)}, not a scalar "
-                         "(a loss with reduction='none'?)")
+        raise EntryError(
+            f"loss(output, target) returned a tensor of shape {list(loss.shape)}, not a scalar "
+            "(a loss with reduction='none'?)"
+        )
     return loss
 
 
@@ -162,8 +171,13 @@ def probe(model: Any, spec: dict[str, Any], world: int, device: str = "cpu") -> 
 
 
 def error_record(exc: BaseException, step: int, phase: str) -> ErrorRecord:
-    return {"type": type(exc).__name__, "message": str(exc)[:4000], "step": step, "phase": phase,
-            "traceback": traceback.format_exc()[-6000:]}
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:4000],
+        "step": step,
+        "phase": phase,
+        "traceback": traceback.format_exc()[-6000:],
+    }
 
 
 def grads_of(model: Any) -> dict[str, Any]:
@@ -200,8 +214,11 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         rec: StepRecord = {"step": step, "loss": float(loss.detach()), "output": output_values(out)}
         del out, loss, x, y
         grads = grads_of(model)
-        rec["names"] = {"grads": list(grads), "params": [n for n, _ in model.named_parameters()],
-                        "buffers": list(buffers_of(model))}
+        rec["names"] = {
+            "grads": list(grads),
+            "params": [n for n, _ in model.named_parameters()],
+            "buffers": list(buffers_of(model)),
+        }
         rec["scale"] = {"grads": save_kind(cfg, step, "grads", grads)}
         del grads
         opt.step()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 EPS = {"float64": 2.22e-16, "float32": 1.19e-7, "float16": 9.77e-4, "bfloat16": 7.81e-3}
-FACTOR = 2 ** 12
+FACTOR = 2**12
 KINDS = ("grads", "params", "buffers")
 
 
@@ -30,10 +30,13 @@ def rtol(dtype: str, step: int) -> float:
 
 def tolerance_text(dtype: str, world: int, steps: int) -> str:
     eps = EPS.get(dtype, EPS["float32"])
-    return (f"{dtype}: |dist - ref| <= eps x 2^12 x (1 + step) x max|ref| of that kind over the model (eps {eps:.2e}; "
-            f"{rtol(dtype, 0):.1e} at step 0, {rtol(dtype, max(steps - 1, 0)):.1e} at step {max(steps - 1, 0)}): "
-            f"the all-reduce adds {world} partial sums in another order than one process's reduction "
-            f"over the whole batch")
+    return (
+        f"{dtype}: |dist - ref| <= eps x 2^12 x (1 + step) x max|ref| of that kind over the model (eps "
+        f"{eps:.2e}; "
+        f"{rtol(dtype, 0):.1e} at step 0, {rtol(dtype, max(steps - 1, 0)):.1e} at step {max(steps - 1, 0)}): "
+        f"the all-reduce adds {world} partial sums in another order than one process's reduction "
+        f"over the whole batch"
+    )
 
 
 @dataclass
@@ -91,8 +94,13 @@ def magnitude(tensors: Mapping[str, Sequence[float]]) -> float:
     return max((abs(v) for t in tensors.values() for v in t), default=0.0)
 
 
-def compare(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping[str, Any]], order: Iterable[str],
-            dtype: str, kinds: Sequence[str] = KINDS) -> Comparison:
+def compare(
+    ref_steps: Sequence[Mapping[str, Any]],
+    dist_steps: Sequence[Mapping[str, Any]],
+    order: Iterable[str],
+    dtype: str,
+    kinds: Sequence[str] = KINDS,
+) -> Comparison:
     """Walk the steps in order, gradients before parameters before buffers, names in model
     order; the first tensor over the tolerance is the first divergence."""
     order = list(order)
@@ -115,8 +123,12 @@ def compare(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping
     return out
 
 
-def compare_recorded(ref_steps: Sequence[Mapping[str, Any]], dist_steps: Sequence[Mapping[str, Any]],
-                     order: Iterable[str], dtype: str) -> Comparison:
+def compare_recorded(
+    ref_steps: Sequence[Mapping[str, Any]],
+    dist_steps: Sequence[Mapping[str, Any]],
+    order: Iterable[str],
+    dtype: str,
+) -> Comparison:
     """`compare` over what a data-parallel rank 0 recorded: per step, kind and tensor the largest
     difference from the reference's (records.TensorDiff), against the reference's scale of that
     kind; the same walk, the same tolerance, no values in this process."""

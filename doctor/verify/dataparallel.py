@@ -46,7 +46,9 @@ def _drain(it: Iterator[Any]) -> None:
         pass
 
 
-def run_data_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord, rank: int, world: int) -> None:
+def run_data_parallel(
+    cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord, rank: int, world: int
+) -> None:
     import torch
 
     model, loss_fn = spec["model"], spec["loss"]
@@ -95,9 +97,11 @@ def run_data_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: RankRec
                 # DDP's reduction of this step cannot finish (the other ranks wait for these
                 # gradients' bucket); DDP itself raises at the next step. Leave now, before any
                 # collective of ours pairs with the bucket's all-reduce.
-                raise RuntimeError(f"{len(rec['no_grad'])} parameter(s) got no gradient on this rank "
-                                   f"({', '.join(rec['no_grad'][:4])}): DDP without find_unused_parameters "
-                                   "cannot finish the step's reduction")
+                raise RuntimeError(
+                    f"{len(rec['no_grad'])} parameter(s) got no gradient on this rank "
+                    f"({', '.join(rec['no_grad'][:4])}): DDP without find_unused_parameters "
+                    "cannot finish the step's reduction"
+                )
             grads = _each(((n, p.grad) for n, p in model.named_parameters() if p.grad is not None), fsdp)
             if ref is not None:
                 ref.compare(step, "grads", grads, rec)
@@ -137,8 +141,12 @@ def peer_diffs(tensors: dict[str, Any], rank: int, world: int, device: str = "cp
         dist.all_gather(got, mine)
         return [g.cpu().tolist() for g in got]
 
-    layout = _as_int(digest([torch.tensor(list(t.shape) or [0]) for t in (tensors[n] for n in names)]
-                            + [torch.tensor(list(",".join(names).encode()) or [0], dtype=torch.uint8)]))
+    layout = _as_int(
+        digest(
+            [torch.tensor(list(t.shape) or [0]) for t in (tensors[n] for n in names)]
+            + [torch.tensor(list(",".join(names).encode()) or [0], dtype=torch.uint8)]
+        )
+    )
     if len({v[0] for v in gather([layout])}) > 1:
         return {}  # the models differ (detectors.models_differ says so from the setups)
     every = gather([_as_int(digest([tensors[n]])) for n in names]) if names else []

@@ -60,7 +60,9 @@ class Context:
     def __post_init__(self) -> None:
         self.ref = self.run.reference or {}  # type: ignore[assignment]
         self.ranks = list(self.run.ranks)  # type: ignore[arg-type]
-        self.setup = self.ref.get("setup") or next((r["setup"] for r in self.ranks if r.get("setup")), Setup())
+        self.setup = self.ref.get("setup") or next(
+            (r["setup"] for r in self.ranks if r.get("setup")), Setup()
+        )
 
     @property
     def dtype(self) -> str:
@@ -89,8 +91,11 @@ class Context:
 
     @cached_property
     def silent(self) -> list[int]:
-        return [r for r, res in enumerate(self.ranks)
-                if not res or (len(res.get("steps", [])) < self.steps and r not in self.errors)]
+        return [
+            r
+            for r, res in enumerate(self.ranks)
+            if not res or (len(res.get("steps", [])) < self.steps and r not in self.errors)
+        ]
 
     @property
     def finished(self) -> bool:
@@ -127,13 +132,22 @@ class Context:
         return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
     def facts(self, cmp: Optional[Comparison] = None, **more: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"world_size": self.world, "steps": self.steps, "tolerance": self.tolerance,
-                               "strategy": self.strategy}
+        out: dict[str, Any] = {
+            "world_size": self.world,
+            "steps": self.steps,
+            "tolerance": self.tolerance,
+            "strategy": self.strategy,
+        }
         if cmp is not None and cmp.first is not None:
-            out.update(first_divergent_param=cmp.first.name, first_divergent_step=cmp.first.step,
-                       first_divergent_kind=cmp.first.kind)
+            out.update(
+                first_divergent_param=cmp.first.name,
+                first_divergent_step=cmp.first.step,
+                first_divergent_kind=cmp.first.kind,
+            )
             if cmp.first.detail and "at" in cmp.first.detail:
-                out["first_divergent_detail"] = _first(cmp.first.name, cmp.first.step, cmp.first.detail)["detail"]
+                out["first_divergent_detail"] = _first(cmp.first.name, cmp.first.step, cmp.first.detail)[
+                    "detail"
+                ]
         if cmp is not None:
             out.update(max_abs_diff=cmp.max_abs, max_rel_diff=cmp.max_rel)
         return out | more
@@ -152,14 +166,19 @@ def _ranks(rs: Sequence[int]) -> str:
 
 # -- before any comparison ---------------------------------------------------------------------
 
+
 def reference_failed(ctx: Context) -> Optional[Cause]:
     if ctx.ref.get("steps") or not ctx.steps:
         return None
     o = ctx.run.outcomes[0]
     why = "was killed at the deadline" if o.timed_out else f"exited with {o.returncode}"
-    return Cause(codes.NOT_EQUIVALENT.finding(
-        f"the one-process reference {why} before training: {tail(o.stderr, 3) or 'no output'}",
-        facts=ctx.facts(stderr=tail(o.stderr))), "reference_failed")
+    return Cause(
+        codes.NOT_EQUIVALENT.finding(
+            f"the one-process reference {why} before training: {tail(o.stderr, 3) or 'no output'}",
+            facts=ctx.facts(stderr=tail(o.stderr)),
+        ),
+        "reference_failed",
+    )
 
 
 def models_differ(ctx: Context) -> Optional[Cause]:
@@ -181,47 +200,80 @@ def models_differ(ctx: Context) -> Optional[Cause]:
         have = [r for r, v in odd[n].items() if v is not None]
         if missing:
             return f"{n} on rank(s) {_ranks(have)}, missing on rank(s) {_ranks(missing)}"
-        return f"{n} has shape " + "; ".join(f"{list(v)} on rank {r}" for r, v in odd[n].items() if v is not None)
+        return f"{n} has shape " + "; ".join(
+            f"{list(v)} on rank {r}" for r, v in odd[n].items() if v is not None
+        )
 
     err = next(iter(ctx.errors.values()), None)
-    return Cause(codes.MODELS_DIFFER.finding(
-        f"the ranks' models differ in {len(names)} parameter(s): " + "; ".join(says(n) for n in names[:6])
-        + (f". {ctx.strategy.upper()} raised: {err['type']}: {_short(err['message'])}" if err else "")
-        + ": build() must construct the same model on every rank (nothing that depends on the rank)",
-        facts=ctx.facts(params=names, per_rank={n: {str(r): v for r, v in odd[n].items()} for n in names[:50]},
-                        error=err and err["message"][:600])),
-        "models_differ", _first(names[0], 0))
+    return Cause(
+        codes.MODELS_DIFFER.finding(
+            f"the ranks' models differ in {len(names)} parameter(s): "
+            + "; ".join(says(n) for n in names[:6])
+            + (f". {ctx.strategy.upper()} raised: {err['type']}: {_short(err['message'])}" if err else "")
+            + ": build() must construct the same model on every rank (nothing that depends on the rank)",
+            facts=ctx.facts(
+                params=names,
+                per_rank={n: {str(r): v for r, v in odd[n].items()} for n in names[:50]},
+                error=err and err["message"][:600],
+            ),
+        ),
+        "models_differ",
+        _first(names[0], 0),
+    )
 
 
 def frozen_on_some_ranks(ctx: Context) -> Optional[Cause]:
     flags = {r: res["setup"].get("requires_grad", {}) for r, res in enumerate(ctx.ranks) if res.get("setup")}
-    frozen = ctx.rank_order([n for n in set().union(*(set(f) for f in flags.values())) if
-                             len({f.get(n) for f in flags.values()}) > 1] if flags else [])
+    frozen = ctx.rank_order(
+        [
+            n
+            for n in set().union(*(set(f) for f in flags.values()))
+            if len({f.get(n) for f in flags.values()}) > 1
+        ]
+        if flags
+        else []
+    )
     if not frozen:
         return None
     on = {n: [r for r, f in flags.items() if not f.get(n, True)] for n in frozen}
     err = next(iter(ctx.errors.values()), None)
-    msg = (f"{len(frozen)} parameter(s) are frozen on some ranks only: "
-           + "; ".join(f"{n} on rank(s) {_ranks(on[n])}" for n in frozen[:6])
-           + (f". {ctx.strategy.upper()} raised: {err['type']}: {_short(err['message'])}" if err else ""))
-    return Cause(codes.FROZEN_ON_SOME_RANKS.finding(msg, facts=ctx.facts(
-        params=frozen, frozen_on=on, error=err and err["message"][:600])), "params_frozen_on_some_ranks",
-        _first(frozen[0], 0))
+    msg = (
+        f"{len(frozen)} parameter(s) are frozen on some ranks only: "
+        + "; ".join(f"{n} on rank(s) {_ranks(on[n])}" for n in frozen[:6])
+        + (f". {ctx.strategy.upper()} raised: {err['type']}: {_short(err['message'])}" if err else "")
+    )
+    return Cause(
+        codes.FROZEN_ON_SOME_RANKS.finding(
+            msg, facts=ctx.facts(params=frozen, frozen_on=on, error=err and err["message"][:600])
+        ),
+        "params_frozen_on_some_ranks",
+        _first(frozen[0], 0),
+    )
 
 
 def empty_micro_batches(ctx: Context) -> Optional[Cause]:
-    empty = [(s, r) for r, res in enumerate(ctx.ranks) for s, b in enumerate(res.get("batches", [])) if b == 0]
+    empty = [
+        (s, r) for r, res in enumerate(ctx.ranks) for s, b in enumerate(res.get("batches", [])) if b == 0
+    ]
     if not empty:
         return None
     steps = sorted({s for s, _ in empty})
     ranks = sorted({r for _, r in empty})
-    return Cause(codes.EMPTY_MICRO_BATCH.finding(
-        f"rank(s) {_ranks(ranks)} got an empty micro-batch at step(s) {_ranks(steps)}: data(rank, world_size, "
-        "step) gives them no samples (a dataset smaller than world size x batch, or a sampler that drops the "
-        "remainder unevenly); under a mean loss an empty batch's loss is NaN and poisons DDP's averaged "
-        "gradients", facts=ctx.facts(empty=[{"step": s, "rank": r} for s, r in empty],
-                                     batch_sizes=[res.get("batches", []) for res in ctx.ranks])),
-        "empty_micro_batch")
+    return Cause(
+        codes.EMPTY_MICRO_BATCH.finding(
+            f"rank(s) {_ranks(ranks)} got an empty micro-batch at step(s) {_ranks(steps)}: data(rank, "
+            f"world_size, "
+            "step) gives them no samples (a dataset smaller than world size x batch, or a sampler that drops "
+            "the "
+            "remainder unevenly); under a mean loss an empty batch's loss is NaN and poisons DDP's averaged "
+            "gradients",
+            facts=ctx.facts(
+                empty=[{"step": s, "rank": r} for s, r in empty],
+                batch_sizes=[res.get("batches", []) for res in ctx.ranks],
+            ),
+        ),
+        "empty_micro_batch",
+    )
 
 
 def _nonfinite(steps: Sequence[Any]) -> Optional[int]:
@@ -232,20 +284,33 @@ def loss_not_finite(ctx: Context) -> Optional[Cause]:
     at = _nonfinite(ctx.ref.get("steps", []))
     if at is not None:
         value = ctx.ref["steps"][at]["loss"]
-        return Cause(codes.LOSS_NOT_FINITE.finding(
-            f"the one-process reference's loss is {value} at step {at}: the training is broken before any "
-            "distribution (a learning rate too high, log of 0, a division by an empty count); equivalence "
-            "cannot be judged on NaN", facts=ctx.facts(side="reference", step=at, loss=str(value))),
-            "loss_not_finite", _first("<loss>", at))
+        return Cause(
+            codes.LOSS_NOT_FINITE.finding(
+                f"the one-process reference's loss is {value} at step {at}: the training is broken before "
+                f"any "
+                "distribution (a learning rate too high, log of 0, a division by an empty count); "
+                "equivalence "
+                "cannot be judged on NaN",
+                facts=ctx.facts(side="reference", step=at, loss=str(value)),
+            ),
+            "loss_not_finite",
+            _first("<loss>", at),
+        )
     bad = {r: s for r, res in enumerate(ctx.ranks) if (s := _nonfinite(res.get("steps", []))) is not None}
     if not bad:
         return None
     r0 = min(bad)
-    return Cause(codes.LOSS_NOT_FINITE.finding(
-        f"the loss is NaN or infinite on rank(s) {_ranks(sorted(bad))} (first at step {bad[r0]} on rank {r0}) "
-        "while the one-process reference's loss is finite: something in that rank's micro-batch or forward",
-        facts=ctx.facts(side="ranks", first_step={str(r): s for r, s in bad.items()})),
-        "loss_not_finite", _first("<loss>", bad[r0]))
+    return Cause(
+        codes.LOSS_NOT_FINITE.finding(
+            f"the loss is NaN or infinite on rank(s) {_ranks(sorted(bad))} (first at step {bad[r0]} on rank "
+            f"{r0}) "
+            "while the one-process reference's loss is finite: something in that rank's micro-batch or "
+            "forward",
+            facts=ctx.facts(side="ranks", first_step={str(r): s for r, s in bad.items()}),
+        ),
+        "loss_not_finite",
+        _first("<loss>", bad[r0]),
+    )
 
 
 def unused_parameters(ctx: Context) -> Optional[Cause]:
@@ -263,51 +328,80 @@ def unused_parameters(ctx: Context) -> Optional[Cause]:
     if not unused and not err:
         return None
     names = ctx.rank_order(list(unused))
-    msg = ("parameters get no gradient on some ranks: "
-           + ("; ".join(f"{n} on rank(s) {_ranks(unused[n])}" for n in names[:6]) or "see DDP's error")
-           + (f". DDP raised: {_short(err['message'])}" if err else ""))
-    return Cause(codes.UNUSED_PARAMETERS.finding(msg, facts=ctx.facts(
-        params=names, ranks_without_grad=unused, error=err and err["message"][:1500])), "unused_parameters",
-        _first(names[0] if names else "", 0))
+    msg = (
+        "parameters get no gradient on some ranks: "
+        + ("; ".join(f"{n} on rank(s) {_ranks(unused[n])}" for n in names[:6]) or "see DDP's error")
+        + (f". DDP raised: {_short(err['message'])}" if err else "")
+    )
+    return Cause(
+        codes.UNUSED_PARAMETERS.finding(
+            msg, facts=ctx.facts(params=names, ranks_without_grad=unused, error=err and err["message"][:1500])
+        ),
+        "unused_parameters",
+        _first(names[0] if names else "", 0),
+    )
 
 
 def rank_failed(ctx: Context) -> Optional[Cause]:
     if ctx.finished:
         return None
-    lines = [f"rank {r} raised {e['type']} at step {e['step']} ({e['phase']}): {_short(e['message'])}"
-             for r, e in sorted(ctx.errors.items())]
+    lines = [
+        f"rank {r} raised {e['type']} at step {e['step']} ({e['phase']}): {_short(e['message'])}"
+        for r, e in sorted(ctx.errors.items())
+    ]
     for r in ctx.silent:
         o = ctx.run.rank_outcome(r)
-        lines.append(f"rank {r} {'was killed at the deadline' if o.timed_out else f'exited with {o.returncode}'}"
-                     f"{': ' + tail(o.stderr, 2) if o.stderr.strip() else ''}")
-    return Cause(codes.NOT_EQUIVALENT.finding("the distributed run did not finish: " + "; ".join(lines),
-                                              facts=ctx.facts(errors=ctx.errors, unfinished=ctx.silent)),
-                 "rank_failed")
+        lines.append(
+            f"rank {r} {'was killed at the deadline' if o.timed_out else f'exited with {o.returncode}'}"
+            f"{': ' + tail(o.stderr, 2) if o.stderr.strip() else ''}"
+        )
+    return Cause(
+        codes.NOT_EQUIVALENT.finding(
+            "the distributed run did not finish: " + "; ".join(lines),
+            facts=ctx.facts(errors=ctx.errors, unfinished=ctx.silent),
+        ),
+        "rank_failed",
+    )
 
 
 def identical_samples(ctx: Context) -> Optional[Cause]:
-    same = [recs for recs in zip(*(res["steps"] for res in ctx.ranks))
-            if ctx.world > 1 and len({rec["hash"] for rec in recs}) == 1]
+    same = [
+        recs
+        for recs in zip(*(res["steps"] for res in ctx.ranks))
+        if ctx.world > 1 and len({rec["hash"] for rec in recs}) == 1
+    ]
     if not same:
         return None
-    return Cause(codes.IDENTICAL_SAMPLES.finding(
-        f"every rank trained on the same samples at {len(same)} of {ctx.steps} step(s) (sample hash "
-        f"{same[0][0]['hash']} on all {ctx.world} ranks): the data is not sharded, the run does 1/{ctx.world} of "
-        "the work it pays for (a DistributedSampler, or data(rank, world_size, step) that uses rank)",
-        facts=ctx.facts(hashes=[[rec["hash"] for rec in s] for s in same])), "identical_samples")
+    return Cause(
+        codes.IDENTICAL_SAMPLES.finding(
+            f"every rank trained on the same samples at {len(same)} of {ctx.steps} step(s) (sample hash "
+            f"{same[0][0]['hash']} on all {ctx.world} ranks): the data is not sharded, the run does "
+            f"1/{ctx.world} of "
+            "the work it pays for (a DistributedSampler, or data(rank, world_size, step) that uses rank)",
+            facts=ctx.facts(hashes=[[rec["hash"] for rec in s] for s in same]),
+        ),
+        "identical_samples",
+    )
 
 
 # -- once the run diverges ---------------------------------------------------------------------
+
 
 def batchnorm_not_synced(ctx: Context) -> Optional[Cause]:
     bn = ctx.setup.get("batchnorm", [])
     if not bn or ctx.eval_mode:
         return None
-    return Cause(codes.BATCHNORM_NOT_SYNCED.finding(
-        f"{ctx.div()}. {len(bn)} BatchNorm module(s) normalise each rank's micro-batch with its own statistics "
-        f"instead of the global batch's: {', '.join(bn[:8])}; convert with "
-        "torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)", facts=ctx.facts(ctx.comparison, modules=bn)),
-        "batchnorm_not_synced", ctx.first())
+    return Cause(
+        codes.BATCHNORM_NOT_SYNCED.finding(
+            f"{ctx.div()}. {len(bn)} BatchNorm module(s) normalise each rank's micro-batch with its own "
+            f"statistics "
+            f"instead of the global batch's: {', '.join(bn[:8])}; convert with "
+            "torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)",
+            facts=ctx.facts(ctx.comparison, modules=bn),
+        ),
+        "batchnorm_not_synced",
+        ctx.first(),
+    )
 
 
 def unequal_micro_batches(ctx: Context) -> Optional[Cause]:
@@ -315,12 +409,17 @@ def unequal_micro_batches(ctx: Context) -> Optional[Cause]:
     at = next((i for i, s in enumerate(sizes) if len(set(s)) > 1), None)
     if at is None:
         return None
-    return Cause(codes.UNEQUAL_MICRO_BATCHES.finding(
-        f"{ctx.div()}. At step {at} the ranks' micro-batches hold {_ranks(sizes[at])} samples: DDP "
-        "averages the ranks' mean losses with equal weight, so a sample on a small micro-batch counts more "
-        "than one on a large one (drop_last=True, or pad and weight the loss by samples)",
-        facts=ctx.facts(ctx.comparison, batch_sizes=sizes, reduction=ctx.setup.get("reduction"))),
-        "unequal_micro_batches", ctx.first())
+    return Cause(
+        codes.UNEQUAL_MICRO_BATCHES.finding(
+            f"{ctx.div()}. At step {at} the ranks' micro-batches hold {_ranks(sizes[at])} samples: DDP "
+            "averages the ranks' mean losses with equal weight, so a sample on a small micro-batch counts "
+            "more "
+            "than one on a large one (drop_last=True, or pad and weight the loss by samples)",
+            facts=ctx.facts(ctx.comparison, batch_sizes=sizes, reduction=ctx.setup.get("reduction")),
+        ),
+        "unequal_micro_batches",
+        ctx.first(),
+    )
 
 
 def loss_reduction_sum(ctx: Context) -> Optional[Cause]:
@@ -330,12 +429,18 @@ def loss_reduction_sum(ctx: Context) -> Optional[Cause]:
     ratio = dots[0] / dots[1]
     if abs(ratio - ctx.world) > 1e-3 * ctx.world:
         return None
-    return Cause(codes.LOSS_REDUCTION_SUM.finding(
-        f"{ctx.div()}. The reference's gradients are {ratio:.4f} x the distributed ones, the world size {ctx.world}: "
-        f"the loss sums over samples (reduction {ctx.setup.get('reduction') or 'sum'!r}) and DDP averages "
-        "over ranks; use reduction='mean' (or scale the loss by 1/global batch)",
-        facts=ctx.facts(ctx.comparison, grad_ratio=ratio, reduction=ctx.setup.get("reduction"))),
-        "loss_reduction_sum", ctx.first())
+    return Cause(
+        codes.LOSS_REDUCTION_SUM.finding(
+            f"{ctx.div()}. The reference's gradients are {ratio:.4f} x the distributed ones, the world size "
+            f"{ctx.world}: "
+            f"the loss sums over samples (reduction {ctx.setup.get('reduction') or 'sum'!r}) and DDP "
+            f"averages "
+            "over ranks; use reduction='mean' (or scale the loss by 1/global batch)",
+            facts=ctx.facts(ctx.comparison, grad_ratio=ratio, reduction=ctx.setup.get("reduction")),
+        ),
+        "loss_reduction_sum",
+        ctx.first(),
+    )
 
 
 def rank_dependent_forward(ctx: Context) -> Optional[Cause]:
@@ -343,11 +448,17 @@ def rank_dependent_forward(ctx: Context) -> Optional[Cause]:
     r = next((i for i, p in enumerate(probes) if not close(p, probes[0], ctx.dtype)), None)
     if r is None:
         return None
-    return Cause(codes.RANK_DEPENDENT_FORWARD.finding(
-        f"{ctx.div()}. The same input through the same initial weights, with torch's RNG seeded alike, gives a "
-        f"different output on rank {r} than on rank 0: the forward reads the rank (torch.distributed."
-        "get_rank(), RANK, a rank-seeded generator)", facts=ctx.facts(ctx.comparison, differing_rank=r)),
-        "rank_dependent_forward", ctx.first())
+    return Cause(
+        codes.RANK_DEPENDENT_FORWARD.finding(
+            f"{ctx.div()}. The same input through the same initial weights, with torch's RNG seeded alike, "
+            f"gives a "
+            f"different output on rank {r} than on rank 0: the forward reads the rank (torch.distributed."
+            "get_rank(), RANK, a rank-seeded generator)",
+            facts=ctx.facts(ctx.comparison, differing_rank=r),
+        ),
+        "rank_dependent_forward",
+        ctx.first(),
+    )
 
 
 def buffers_drift(ctx: Context) -> Optional[Cause]:
@@ -357,24 +468,44 @@ def buffers_drift(ctx: Context) -> Optional[Cause]:
     for s, n, r in ctx.drift:
         first.setdefault(n, (s, r))
     div = ctx.div()
-    return Cause(codes.BUFFERS_DRIFT.finding(
-        (f"{div}. " if div else "") + "buffers differ across ranks after the optimizer step: "
-        + "; ".join(f"{n} (rank {r} vs rank 0 from step {s})" for n, (s, r) in list(first.items())[:6])
-        + ": each rank updates them from its own data and nothing synchronises them",
-        facts=ctx.facts(ctx.comparison, buffers=sorted(first))),
-        "buffers_drift", ctx.first() or _first(ctx.drift[0][1], ctx.drift[0][0]))
+    return Cause(
+        codes.BUFFERS_DRIFT.finding(
+            (f"{div}. " if div else "")
+            + "buffers differ across ranks after the optimizer step: "
+            + "; ".join(f"{n} (rank {r} vs rank 0 from step {s})" for n, (s, r) in list(first.items())[:6])
+            + ": each rank updates them from its own data and nothing synchronises them",
+            facts=ctx.facts(ctx.comparison, buffers=sorted(first)),
+        ),
+        "buffers_drift",
+        ctx.first() or _first(ctx.drift[0][1], ctx.drift[0][0]),
+    )
 
 
 Detector = Callable[[Context], Optional[Cause]]
 # Answer whatever the numbers say (the order is the precedence: an earlier one explains the later).
-BEFORE: tuple[Detector, ...] = (reference_failed, models_differ, frozen_on_some_ranks, empty_micro_batches,
-                                loss_not_finite, unused_parameters, rank_failed, identical_samples)
+BEFORE: tuple[Detector, ...] = (
+    reference_failed,
+    models_differ,
+    frozen_on_some_ranks,
+    empty_micro_batches,
+    loss_not_finite,
+    unused_parameters,
+    rank_failed,
+    identical_samples,
+)
 # Explain a divergence of rank 0 from the reference, or buffers drifting across ranks.
-ONCE_DIVERGED: tuple[Detector, ...] = (batchnorm_not_synced, unequal_micro_batches, loss_reduction_sum,
-                                       rank_dependent_forward, buffers_drift)
+ONCE_DIVERGED: tuple[Detector, ...] = (
+    batchnorm_not_synced,
+    unequal_micro_batches,
+    loss_reduction_sum,
+    rank_dependent_forward,
+    buffers_drift,
+)
 
 
-def diagnose_data_parallel(run: Run, world: int, steps: int, strategy: str, eval_mode: bool = False) -> Diagnosis:
+def diagnose_data_parallel(
+    run: Run, world: int, steps: int, strategy: str, eval_mode: bool = False
+) -> Diagnosis:
     ctx = Context(run, world, steps, strategy, eval_mode)
     dg = Diagnosis(tolerance=ctx.tolerance)
     if ctx.finished and ctx.ref.get("steps"):
@@ -387,10 +518,16 @@ def diagnose_data_parallel(run: Run, world: int, steps: int, strategy: str, eval
             dg.rerun_eval = not eval_mode
             dg.first = ctx.first()
             if eval_mode:
-                dg.findings.append(codes.NOT_EQUIVALENT.finding(
-                    f"{ctx.div()}; in eval mode too, and none of the known causes shows (BatchNorm, sum loss, "
-                    "unequal, empty or identical micro-batches, unused or partly frozen parameters, different "
-                    "models, rank-dependent forward, drifting buffers)", facts=ctx.facts(ctx.comparison)))
+                dg.findings.append(
+                    codes.NOT_EQUIVALENT.finding(
+                        f"{ctx.div()}; in eval mode too, and none of the known causes shows (BatchNorm, sum "
+                        f"loss, "
+                        "unequal, empty or identical micro-batches, unused or partly frozen parameters, "
+                        "different "
+                        "models, rank-dependent forward, drifting buffers)",
+                        facts=ctx.facts(ctx.comparison),
+                    )
+                )
             return dg
     if cause is not None:
         dg.findings.append(cause.finding)

@@ -43,12 +43,18 @@ def where(cmp: Comparison) -> str:
     f = cmp.first
     if f is None:
         return ""
-    what = {"grads": "gradient", "params": "parameter after the optimizer step", "buffers": "buffer",
-            "output": "output"}.get(f.kind, f.kind)
+    what = {
+        "grads": "gradient",
+        "params": "parameter after the optimizer step",
+        "buffers": "buffer",
+        "output": "output",
+    }.get(f.kind, f.kind)
     if f.abs_diff == float("inf"):
         return f"first divergent: {f.name} ({what}) at step {f.step}: present on one side only"
-    return (f"first divergent: {f.name} ({what}) at step {f.step}: max abs diff {f.abs_diff:.3g}, "
-            f"max rel diff {f.rel_diff:.3g}")
+    return (
+        f"first divergent: {f.name} ({what}) at step {f.step}: max abs diff {f.abs_diff:.3g}, "
+        f"max rel diff {f.rel_diff:.3g}"
+    )
 
 
 def _short(text: str, n: int = 400) -> str:

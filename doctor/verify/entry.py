@@ -58,9 +58,14 @@ def check(entry: str) -> str:
 def user_traceback(exc: BaseException) -> str:
     """The traceback without pgdoctor's own frames."""
     here = os.path.dirname(os.path.abspath(__file__))
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not os.path.abspath(f.filename).startswith(here)]
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames),
-             *traceback.format_exception_only(type(exc), exc)]
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if not os.path.abspath(f.filename).startswith(here)
+    ]
+    lines = [
+        "Traceback (most recent call last):\n",
+        *traceback.format_list(frames),
+        *traceback.format_exception_only(type(exc), exc),
+    ]
     return "".join(lines)
 
 

@@ -22,8 +22,12 @@ def mlp() -> dict[str, Any]:
     from torch import nn
 
     model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 4))
-    return {"model": model, "loss": nn.MSELoss(), "data": _data(8, 16, 4),
-            "optimizer": lambda params: torch.optim.Adam(params, lr=1e-3)}
+    return {
+        "model": model,
+        "loss": nn.MSELoss(),
+        "data": _data(8, 16, 4),
+        "optimizer": lambda params: torch.optim.Adam(params, lr=1e-3),
+    }
 
 
 def mlp_sum_loss() -> dict[str, Any]:
@@ -46,16 +50,27 @@ def small_mlp() -> dict[str, Any]:
     all-reduce outgrows its computation."""
     from torch import nn
 
-    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 512),
-                          nn.ReLU(), nn.Linear(512, 10))
+    model = nn.Sequential(
+        nn.Linear(256, 512),
+        nn.ReLU(),
+        nn.Linear(512, 512),
+        nn.ReLU(),
+        nn.Linear(512, 512),
+        nn.ReLU(),
+        nn.Linear(512, 10),
+    )
     return {"model": model, "loss": nn.MSELoss(), "data": _data(32, 256, 10)}
 
 
 # GPT-style decoder stacks (pre-norm TransformerEncoderLayer blocks under a causal mask, tied
 # token embedding and head, fp32, dropout 0) at the sizes benchmarks/bench_verify_scale.py
 # measures: (layers, width, heads, vocabulary). 124M is GPT-2 small's shape, 350M GPT-2 medium's.
-GPT_SIZES = {"1m": (4, 128, 4, 3072), "10m": (6, 320, 5, 8192), "124m": (12, 768, 12, 50257),
-             "350m": (24, 1024, 16, 50257)}
+GPT_SIZES = {
+    "1m": (4, 128, 4, 3072),
+    "10m": (6, 320, 5, 8192),
+    "124m": (12, 768, 12, 50257),
+    "350m": (24, 1024, 16, 50257),
+}
 GPT_SEQ = 32  # tokens per sample
 GPT_BATCH = 2  # samples per rank and step
 
@@ -72,8 +87,9 @@ def gpt(size: str, loss_reduction: str = "mean") -> dict[str, Any]:
             super().__init__()
             self.wte = nn.Embedding(vocab, width)
             self.wpe = nn.Embedding(1024, width)
-            block = nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0, activation="gelu",
-                                               batch_first=True, norm_first=True)
+            block = nn.TransformerEncoderLayer(
+                width, heads, 4 * width, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+            )
             self.blocks = nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
             self.ln_f = nn.LayerNorm(width)
             for emb in (self.wte, self.wpe):
@@ -96,8 +112,12 @@ def gpt(size: str, loss_reduction: str = "mean") -> dict[str, Any]:
         tokens = torch.randint(0, vocab, (GPT_BATCH, GPT_SEQ + 1), generator=g)
         return tokens[:, :-1], tokens[:, 1:]
 
-    return {"model": GPT(), "loss": loss, "data": data,
-            "optimizer": lambda params: torch.optim.SGD(params, lr=1e-3)}
+    return {
+        "model": GPT(),
+        "loss": loss,
+        "data": data,
+        "optimizer": lambda params: torch.optim.SGD(params, lr=1e-3),
+    }
 
 
 def gpt_1m() -> dict[str, Any]:

@@ -37,8 +37,16 @@ class Run:
 
 def rank_env(base: Mapping[str, str], rank: int, world: int, port: int) -> dict[str, str]:
     env = dict(base)
-    env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    env.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        OMP_NUM_THREADS="1",
+        PYTHONUNBUFFERED="1",
+    )
     # Local ranks talk over loopback only (gloo's pairs bind the interface's address); a user's
     # choice of interface still wins.
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")
@@ -46,8 +54,9 @@ def rank_env(base: Mapping[str, str], rank: int, world: int, port: int) -> dict[
     return env
 
 
-def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s: float,
-           reference: bool = True) -> Run:
+def launch(
+    entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s: float, reference: bool = True
+) -> Run:
     """Run the reference (when asked) and `nproc` ranks of `role` at once; raise EntryError when
     the user's entry raised or broke the contract in any of them."""
     with run_dir() as out_path:
@@ -69,7 +78,9 @@ def launch(entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s:
         t0 = time.monotonic()
         # A rank whose entry raised (worker.EXIT_ENTRY_ERROR) ends the run: the EntryError is all
         # there is to report, and its peers wait for it in the process group's rendezvous.
-        outcomes = run_children(argvs, envs, WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR,)))
+        outcomes = run_children(
+            argvs, envs, WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR,))
+        )
         wall = time.monotonic() - t0
         ref = _read(Path(out_dir) / "reference.json") if reference else None
         ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))

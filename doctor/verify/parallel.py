@@ -33,26 +33,32 @@ def stage_children(model: Any, spec: dict[str, Any], world: int) -> list[list[st
     if prefixes:
         prefixes = [str(p) for p in prefixes]
         if len(prefixes) != world:
-            raise EntryError(f"stages names {len(prefixes)} stages, but --nproc is {world} (one stage per rank)")
+            raise EntryError(
+                f"stages names {len(prefixes)} stages, but --nproc is {world} (one stage per rank)"
+            )
         starts = []
         for p in prefixes:
             hit = [i for i, n in enumerate(names) if n == p or n.startswith(p)]
             if not hit:
-                raise EntryError(f"stage prefix {p!r} matches no child module of the model ({', '.join(names)})")
+                raise EntryError(
+                    f"stage prefix {p!r} matches no child module of the model ({', '.join(names)})"
+                )
             starts.append(hit[0])
         if starts[0] != 0:
             starts[0] = 0
         bounds = [*starts, len(names)]
-        return [names[bounds[s]:bounds[s + 1]] for s in range(world)]
+        return [names[bounds[s] : bounds[s + 1]] for s in range(world)]
     if not isinstance(model, torch.nn.Sequential):
-        raise EntryError("--strategy pp needs an nn.Sequential model or a 'stages' list of module-name prefixes")
+        raise EntryError(
+            "--strategy pp needs an nn.Sequential model or a 'stages' list of module-name prefixes"
+        )
     if len(names) < world:
         raise EntryError(f"the model has {len(names)} children, fewer than {world} stages")
     q, r = divmod(len(names), world)
     out, at = [], 0
     for s in range(world):
         n = q + (1 if s < r else 0)
-        out.append(names[at:at + n])
+        out.append(names[at : at + n])
         at += n
     return out
 
@@ -63,7 +69,7 @@ def _send(t: Any, dst: int) -> None:
 
     head = torch.zeros(10, dtype=torch.int64)
     head[0], head[1] = t.ndim, DTYPES.index(str(t.dtype).replace("torch.", ""))
-    head[2:2 + t.ndim] = torch.tensor(list(t.shape), dtype=torch.int64)
+    head[2 : 2 + t.ndim] = torch.tensor(list(t.shape), dtype=torch.int64)
     dist.send(head, dst)
     dist.send(t.detach().contiguous(), dst)
 
@@ -75,12 +81,14 @@ def _recv(src: int) -> Any:
     head = torch.zeros(10, dtype=torch.int64)
     dist.recv(head, src)
     ndim, dt = int(head[0]), getattr(torch, DTYPES[int(head[1])])
-    t = torch.empty([int(x) for x in head[2:2 + ndim]], dtype=dt)
+    t = torch.empty([int(x) for x in head[2 : 2 + ndim]], dtype=dt)
     dist.recv(t, src)
     return t
 
 
-def run_pipeline(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int) -> None:
+def run_pipeline(
+    cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int
+) -> None:
     import torch
 
     model, loss_fn = spec["model"], spec["loss"]
@@ -118,14 +126,21 @@ def run_pipeline(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, An
                 _send(act.grad, rank - 1)
             phase = "compare"
             if ref is not None:  # this stage's tensors against the reference's
-                ref.compare(step, "grads", ((n, p.grad) for n, p in params if p.grad is not None), rec, delete=False)
+                ref.compare(
+                    step, "grads", ((n, p.grad) for n, p in params if p.grad is not None), rec, delete=False
+                )
             phase = "optimizer"
             opt.step()
             phase = "compare"
             if ref is not None:
                 ref.compare(step, "params", ((n, p.detach()) for n, p in params), rec, delete=False)
-                ref.compare(step, "buffers", ((n, b) for n, b in buffers_of(model).items() if n.startswith(prefixes)),
-                            rec, delete=False)
+                ref.compare(
+                    step,
+                    "buffers",
+                    ((n, b) for n, b in buffers_of(model).items() if n.startswith(prefixes)),
+                    rec,
+                    delete=False,
+                )
             result["steps"].append(rec)
         except EntryError:
             raise
@@ -192,9 +207,12 @@ def shard_model(model: Any, plan: dict[str, str], rank: int, world: int) -> dict
         def __init__(self, lin: Any):
             super().__init__()
             o = lin.out_features // world
-            self.weight = torch.nn.Parameter(lin.weight.detach()[rank * o:(rank + 1) * o].clone())
-            self.bias = (torch.nn.Parameter(lin.bias.detach()[rank * o:(rank + 1) * o].clone())
-                         if lin.bias is not None else None)
+            self.weight = torch.nn.Parameter(lin.weight.detach()[rank * o : (rank + 1) * o].clone())
+            self.bias = (
+                torch.nn.Parameter(lin.bias.detach()[rank * o : (rank + 1) * o].clone())
+                if lin.bias is not None
+                else None
+            )
 
         def forward(self, x: Any) -> Any:
             return torch.nn.functional.linear(copy_to.apply(x), self.weight, self.bias)
@@ -203,7 +221,7 @@ def shard_model(model: Any, plan: dict[str, str], rank: int, world: int) -> dict
         def __init__(self, lin: Any):
             super().__init__()
             i = lin.in_features // world
-            self.weight = torch.nn.Parameter(lin.weight.detach()[:, rank * i:(rank + 1) * i].clone())
+            self.weight = torch.nn.Parameter(lin.weight.detach()[:, rank * i : (rank + 1) * i].clone())
             self.bias = torch.nn.Parameter(lin.bias.detach().clone()) if lin.bias is not None else None
 
         def forward(self, x: Any) -> Any:
@@ -218,8 +236,10 @@ def shard_model(model: Any, plan: dict[str, str], rank: int, world: int) -> dict
             raise EntryError(f"tp names {name!r}, which is not an nn.Linear of the model")
         size = lin.out_features if kind == "column" else lin.in_features
         if size % world:
-            raise EntryError(f"{name}: {size} {'output' if kind == 'column' else 'input'} features do not split "
-                             f"into {world} shards")
+            raise EntryError(
+                f"{name}: {size} {'output' if kind == 'column' else 'input'} features do not split "
+                f"into {world} shards"
+            )
         parent_name, _, attr = name.rpartition(".")
         parent = modules[parent_name] if parent_name else model
         setattr(parent, attr, Column(lin) if kind == "column" else Row(lin))
@@ -229,7 +249,9 @@ def shard_model(model: Any, plan: dict[str, str], rank: int, world: int) -> dict
     return shards
 
 
-def run_tensor_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int) -> None:
+def run_tensor_parallel(
+    cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int
+) -> None:
     import torch
 
     model, loss_fn = spec["model"], spec["loss"]
@@ -245,6 +267,7 @@ def run_tensor_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: dict[
     def part(name: str, t: Any) -> Any:
         dim = shards.get(name)
         return t if dim is None else t.chunk(world, dim)[rank]
+
     opt = make_optimizer(spec, model.parameters())
     model.train(not cfg.get("eval"))
     for step in range(cfg["steps"]):
@@ -260,14 +283,26 @@ def run_tensor_parallel(cfg: dict[str, Any], spec: dict[str, Any], result: dict[
             rec: StepRecord = {"step": step, "loss": float(loss.detach()), "output": output_values(out)}
             phase = "compare"
             if ref is not None:  # this rank's shards against the same slices of the reference's tensors
-                ref.compare(step, "grads", ((n, p.grad) for n, p in model.named_parameters() if p.grad is not None),
-                            rec, delete=False, part=part)
+                ref.compare(
+                    step,
+                    "grads",
+                    ((n, p.grad) for n, p in model.named_parameters() if p.grad is not None),
+                    rec,
+                    delete=False,
+                    part=part,
+                )
             phase = "optimizer"
             opt.step()
             phase = "compare"
             if ref is not None:
-                ref.compare(step, "params", ((n, p.detach()) for n, p in model.named_parameters()), rec,
-                            delete=False, part=part)
+                ref.compare(
+                    step,
+                    "params",
+                    ((n, p.detach()) for n, p in model.named_parameters()),
+                    rec,
+                    delete=False,
+                    part=part,
+                )
                 ref.compare(step, "buffers", iter(buffers_of(model).items()), rec, delete=False)
             result["steps"].append(rec)
         except EntryError:

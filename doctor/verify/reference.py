@@ -28,12 +28,21 @@ class Reference:
     @classmethod
     def of(cls, cfg: dict[str, Any]) -> Optional[Reference]:
         """The reference of this run when it ran first and saved its tensors, else None."""
-        if not cfg.get("reference_first") or not os.path.exists(os.path.join(cfg["out_dir"], "reference.json")):
+        if not cfg.get("reference_first") or not os.path.exists(
+            os.path.join(cfg["out_dir"], "reference.json")
+        ):
             return None
         return cls(cfg["out_dir"])
 
-    def compare(self, step: int, kind: str, tensors: Iterator[tuple[str, Any]], rec: StepRecord,
-                delete: bool = True, part: Optional[Callable[[str, Any], Any]] = None) -> None:
+    def compare(
+        self,
+        step: int,
+        kind: str,
+        tensors: Iterator[tuple[str, Any]],
+        rec: StepRecord,
+        delete: bool = True,
+        part: Optional[Callable[[str, Any], Any]] = None,
+    ) -> None:
         """Each (name, tensor) against the reference's of that step and kind, into
         rec["diffs"][kind]; `part(name, ref)` is the piece of the reference tensor this rank
         holds (a tensor-parallel shard). The file is deleted afterwards unless other ranks read

@@ -26,12 +26,21 @@ class VerifyResult:
     peak_rss_mib: dict[str, float] = field(default_factory=dict)  # per rank (rank 0's includes the reference)
 
     def to_json(self) -> dict[str, Any]:
-        return {"equivalent": self.equivalent, "world_size": self.world_size, "steps": self.steps,
-                "max_abs_diff": self.max_abs_diff, "max_rel_diff": self.max_rel_diff,
-                "first_divergent": self.first_divergent, "cause": self.cause,
-                "strategy": self.strategy, "tolerance": self.tolerance,
-                "eval_mode_rerun": self.eval_mode_rerun, "loss": self.loss, "wall_s": round(self.wall_s, 3),
-                "peak_rss_mib": self.peak_rss_mib}
+        return {
+            "equivalent": self.equivalent,
+            "world_size": self.world_size,
+            "steps": self.steps,
+            "max_abs_diff": self.max_abs_diff,
+            "max_rel_diff": self.max_rel_diff,
+            "first_divergent": self.first_divergent,
+            "cause": self.cause,
+            "strategy": self.strategy,
+            "tolerance": self.tolerance,
+            "eval_mode_rerun": self.eval_mode_rerun,
+            "loss": self.loss,
+            "wall_s": round(self.wall_s, 3),
+            "peak_rss_mib": self.peak_rss_mib,
+        }
 
     def __bool__(self) -> bool:
         return self.equivalent
@@ -53,8 +62,13 @@ def check_args(strategy: str, nproc: int, steps: int) -> None:
 
 def config(nproc: int, steps: int, strategy: str, backend: str, pg_timeout_s: float) -> dict[str, Any]:
     """What the ranks of one run are told (worker.run_role)."""
-    return {"steps": steps, "backend": backend, "pg_timeout_s": pg_timeout_s, "strategy": strategy,
-            "data_world": nproc if strategy in ("ddp", "fsdp") else 1}
+    return {
+        "steps": steps,
+        "backend": backend,
+        "pg_timeout_s": pg_timeout_s,
+        "strategy": strategy,
+        "data_world": nproc if strategy in ("ddp", "fsdp") else 1,
+    }
 
 
 def diagnose(run: Any, nproc: int, steps: int, strategy: str, eval_mode: bool = False) -> Any:
@@ -73,8 +87,11 @@ def diagnose(run: Any, nproc: int, steps: int, strategy: str, eval_mode: bool = 
 
 
 def peak_rss(run: Any) -> dict[str, float]:
-    return {f"rank{r}": round(float(res["peak_rss_mib"]), 1) for r, res in enumerate(run.ranks)
-            if res and "peak_rss_mib" in res}
+    return {
+        f"rank{r}": round(float(res["peak_rss_mib"]), 1)
+        for r, res in enumerate(run.ranks)
+        if res and "peak_rss_mib" in res
+    }
 
 
 def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_s: float) -> VerifyResult:
@@ -92,12 +109,22 @@ def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_
         first_cmp = dg.comparison
         dg = eval_dg
         if not dg.findings and first_cmp is not None:
-            dg.findings.append(codes.NONDETERMINISTIC.finding(
-                f"in train mode the runs differ ({where(first_cmp)}); re-run in eval mode (dropout off) they "
-                "are equivalent: the difference is the model's randomness (each rank draws its own dropout "
-                "masks), not a bug; the comparison above was made in eval mode",
-                facts={"train_mode_max_abs_diff": first_cmp.max_abs, "train_mode_max_rel_diff": first_cmp.max_rel,
-                       "world_size": nproc, "steps": steps, "tolerance": dg.tolerance}))
+            dg.findings.append(
+                codes.NONDETERMINISTIC.finding(
+                    f"in train mode the runs differ ({where(first_cmp)}); re-run in eval mode (dropout off) "
+                    f"they "
+                    "are equivalent: the difference is the model's randomness (each rank draws its own "
+                    "dropout "
+                    "masks), not a bug; the comparison above was made in eval mode",
+                    facts={
+                        "train_mode_max_abs_diff": first_cmp.max_abs,
+                        "train_mode_max_rel_diff": first_cmp.max_rel,
+                        "world_size": nproc,
+                        "steps": steps,
+                        "tolerance": dg.tolerance,
+                    },
+                )
+            )
             dg.cause = "nondeterminism"
     cmp = dg.comparison
     failed = any(f.severity.rank >= Severity.FAIL.rank for f in dg.findings)
@@ -105,8 +132,18 @@ def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_
     if first is None and failed and cmp is not None and cmp.first is not None:
         first = {"param": cmp.first.name, "step": cmp.first.step}
     return VerifyResult(
-        equivalent=not failed, world_size=nproc, steps=steps, strategy=strategy,
-        max_abs_diff=_num(cmp.max_abs) if cmp else 0.0, max_rel_diff=_num(cmp.max_rel) if cmp else 0.0,
-        first_divergent=first if failed else None, cause=dg.cause, tolerance=dg.tolerance,
-        findings=list(dg.findings), eval_mode_rerun=rerun, wall_s=wall_s, loss=dg.losses, peak_rss_mib=rss,
+        equivalent=not failed,
+        world_size=nproc,
+        steps=steps,
+        strategy=strategy,
+        max_abs_diff=_num(cmp.max_abs) if cmp else 0.0,
+        max_rel_diff=_num(cmp.max_rel) if cmp else 0.0,
+        first_divergent=first if failed else None,
+        cause=dg.cause,
+        tolerance=dg.tolerance,
+        findings=list(dg.findings),
+        eval_mode_rerun=rerun,
+        wall_s=wall_s,
+        loss=dg.losses,
+        peak_rss_mib=rss,
     )

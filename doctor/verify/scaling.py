@@ -64,10 +64,20 @@ def row_of(nproc: int, ranks: Sequence[RankRecord]) -> Row:
         return statistics.median(s[key] for s in slowest)
 
     r0 = ranks[0]
-    return Row(nproc=nproc, step_s=med("step_s"), data_s=med("data_s"), fwd_s=med("fwd_s"), bwd_s=med("bwd_s"),
-               optim_s=med("optim_s"), comm_s=med("comm_s"), exposed_s=0.0,
-               samples=sum(rec["batch"] for rec in per_step[0]), busbw_gbps=r0.get("busbw_gbps"),
-               latency_us=r0.get("latency_us"), buckets=int(statistics.median(s["buckets"] for s in slowest)))
+    return Row(
+        nproc=nproc,
+        step_s=med("step_s"),
+        data_s=med("data_s"),
+        fwd_s=med("fwd_s"),
+        bwd_s=med("bwd_s"),
+        optim_s=med("optim_s"),
+        comm_s=med("comm_s"),
+        exposed_s=0.0,
+        samples=sum(rec["batch"] for rec in per_step[0]),
+        busbw_gbps=r0.get("busbw_gbps"),
+        latency_us=r0.get("latency_us"),
+        buckets=int(statistics.median(s["buckets"] for s in slowest)),
+    )
 
 
 def analyse(rows: list[Row], grad_bytes: int, strong: bool) -> list[Row]:
@@ -80,8 +90,9 @@ def analyse(rows: list[Row], grad_bytes: int, strong: bool) -> list[Row]:
         row.efficiency = row.speedup / row.nproc
         row.comm_share = min(1.0, row.comm_s / row.step_s) if row.step_s > 0 else 0.0
         if row.nproc > 1 and row.busbw_gbps:
-            comm = ring_all_reduce_s(grad_bytes, row.nproc, row.busbw_gbps, row.latency_us or 0.0,
-                                     messages=max(1, row.buckets))
+            comm = ring_all_reduce_s(
+                grad_bytes, row.nproc, row.busbw_gbps, row.latency_us or 0.0, messages=max(1, row.buckets)
+            )
             row.predicted_step_s = ideal + comm
             row.predicted_speedup = (row.samples / row.predicted_step_s) / thr0
         elif row.nproc == 1:
@@ -94,28 +105,46 @@ def findings(rows: Sequence[Row], threshold: float = EFFICIENCY_THRESHOLD) -> li
     for row in rows[1:]:
         facts = row.to_json() | {"threshold": threshold}
         comm_bound = row.comm_share >= COMM_BOUND_SHARE or row.comm_s >= 0.5 * row.exposed_s > 0
-        reason = ("communication outgrows computation: the gradients' all-reduce takes "
-                  f"{row.comm_s * 1e3:.1f} ms of a {row.step_s * 1e3:.1f} ms step ({row.comm_share:.0%}); "
-                  "larger buckets (bucket_cap_mb), gradient compression (a bf16/fp16 comm hook), a larger "
-                  "micro-batch per rank, or a faster link"
-                  if comm_bound else
-                  f"compute per rank slows down as ranks are added (forward+backward {1e3 * (row.fwd_s + row.bwd_s):.1f} "
-                  f"ms against {1e3 * (rows[0].fwd_s + rows[0].bwd_s):.1f} ms alone): the ranks share cores, memory "
-                  "bandwidth or a device")
+        reason = (
+            "communication outgrows computation: the gradients' all-reduce takes "
+            f"{row.comm_s * 1e3:.1f} ms of a {row.step_s * 1e3:.1f} ms step ({row.comm_share:.0%}); "
+            "larger buckets (bucket_cap_mb), gradient compression (a bf16/fp16 comm hook), a larger "
+            "micro-batch per rank, or a faster link"
+            if comm_bound
+            else f"compute per rank slows down as ranks are added (forward+backward "
+            f"{1e3 * (row.fwd_s + row.bwd_s):.1f} "
+            f"ms against {1e3 * (rows[0].fwd_s + rows[0].bwd_s):.1f} ms alone): the ranks share cores, "
+            f"memory "
+            "bandwidth or a device"
+        )
         if row.speedup < 1.0:
-            out.append(codes.SCALING_SLOWER.finding(
-                f"{row.nproc} ranks train {row.speedup:.2f}x the samples per second of one process "
-                f"(step {row.step_s * 1e3:.1f} ms against {rows[0].step_s * 1e3:.1f} ms): {reason}",
-                facts=facts | {"reason": "communication" if comm_bound else "compute"}))
+            out.append(
+                codes.SCALING_SLOWER.finding(
+                    f"{row.nproc} ranks train {row.speedup:.2f}x the samples per second of one process "
+                    f"(step {row.step_s * 1e3:.1f} ms against {rows[0].step_s * 1e3:.1f} ms): {reason}",
+                    facts=facts | {"reason": "communication" if comm_bound else "compute"},
+                )
+            )
         elif row.efficiency < threshold:
-            out.append(codes.SCALING_EFFICIENCY_LOW.finding(
-                f"{row.nproc} ranks reach {row.speedup:.2f}x ({row.efficiency:.0%} efficiency, threshold "
-                f"{threshold:.0%}): {reason}", facts=facts | {"reason": "communication" if comm_bound else "compute"}))
+            out.append(
+                codes.SCALING_EFFICIENCY_LOW.finding(
+                    f"{row.nproc} ranks reach {row.speedup:.2f}x ({row.efficiency:.0%} efficiency, threshold "
+                    f"{threshold:.0%}): {reason}",
+                    facts=facts | {"reason": "communication" if comm_bound else "compute"},
+                )
+            )
     return out
 
 
-def run_scaling(entry: str, nprocs: Sequence[int], steps: int, backend: str, strong: bool, timeout_s: float,
-                progress: Optional[Callable[[str], None]] = None) -> tuple[list[Row], int]:
+def run_scaling(
+    entry: str,
+    nprocs: Sequence[int],
+    steps: int,
+    backend: str,
+    strong: bool,
+    timeout_s: float,
+    progress: Optional[Callable[[str], None]] = None,
+) -> tuple[list[Row], int]:
     """Run every size in turn (1 first: the baseline); (rows, gradient bytes)."""
     from pgdoctor.verify.launch import launch
 
@@ -125,30 +154,48 @@ def run_scaling(entry: str, nprocs: Sequence[int], steps: int, backend: str, str
     for n in sizes:
         if progress:
             progress(f"bench scaling: {n} rank(s), {steps} timed step(s)")
-        run = launch(entry, "scaling", n, {"steps": steps, "backend": backend, "strong": strong, "pg_timeout_s": 60},
-                     timeout_s, reference=False)
+        run = launch(
+            entry,
+            "scaling",
+            n,
+            {"steps": steps, "backend": backend, "strong": strong, "pg_timeout_s": 60},
+            timeout_s,
+            reference=False,
+        )
         bad = [r for r, res in enumerate(run.ranks) if not res.get("steps") or res.get("error")]
         if bad:
             res = run.ranks[bad[0]]
             err = res.get("error", {})
             o = run.rank_outcome(bad[0])
-            raise RuntimeError(f"{n} rank(s): rank {bad[0]} failed: " + (f"{err.get('type')}: {err.get('message')}"
-                               if err else ("killed at the deadline" if o.timed_out else o.stderr.strip()[-500:])))
+            raise RuntimeError(
+                f"{n} rank(s): rank {bad[0]} failed: "
+                + (
+                    f"{err.get('type')}: {err.get('message')}"
+                    if err
+                    else ("killed at the deadline" if o.timed_out else o.stderr.strip()[-500:])
+                )
+            )
         grad_bytes = int(run.ranks[0].get("grad_bytes", 0))
         rows.append(row_of(n, run.ranks))
     return analyse(rows, grad_bytes, strong), grad_bytes
 
 
 def table(rows: Sequence[Row]) -> str:
-    head = (f"{'ranks':>5} {'step ms':>8} {'fwd':>7} {'bwd':>7} {'optim':>7} {'data':>6} {'comm':>7} {'exposed':>8} "
-            f"{'comm%':>6} {'speedup':>7} {'eff':>5} {'pred ms':>8} {'pred x':>7}")
+    head = (
+        f"{'ranks':>5} {'step ms':>8} {'fwd':>7} {'bwd':>7} {'optim':>7} {'data':>6} {'comm':>7} "
+        f"{'exposed':>8} "
+        f"{'comm%':>6} {'speedup':>7} {'eff':>5} {'pred ms':>8} {'pred x':>7}"
+    )
     lines = [head]
     for r in rows:
         pred = f"{r.predicted_step_s * 1e3:8.2f}" if r.predicted_step_s is not None else f"{'-':>8}"
         px = f"{r.predicted_speedup:7.2f}" if r.predicted_speedup is not None else f"{'-':>7}"
-        lines.append(f"{r.nproc:>5} {r.step_s * 1e3:8.2f} {r.fwd_s * 1e3:7.2f} {r.bwd_s * 1e3:7.2f} {r.optim_s * 1e3:7.2f} "
-                     f"{r.data_s * 1e3:6.2f} {r.comm_s * 1e3:7.2f} {r.exposed_s * 1e3:8.2f} {r.comm_share:6.0%} "
-                     f"{r.speedup:7.2f} {r.efficiency:5.0%} {pred} {px}")
+        lines.append(
+            f"{r.nproc:>5} {r.step_s * 1e3:8.2f} {r.fwd_s * 1e3:7.2f} {r.bwd_s * 1e3:7.2f} "
+            f"{r.optim_s * 1e3:7.2f} "
+            f"{r.data_s * 1e3:6.2f} {r.comm_s * 1e3:7.2f} {r.exposed_s * 1e3:8.2f} {r.comm_share:6.0%} "
+            f"{r.speedup:7.2f} {r.efficiency:5.0%} {pred} {px}"
+        )
     return "\n".join(lines)
 
 
@@ -157,8 +204,14 @@ def prediction_note(rows: Sequence[Row]) -> list[str]:
     for r in rows[1:]:
         if r.predicted_step_s:
             # 3 significant digits: a loopback gloo link of 0.004 GB/s printed as "0.00 GB/s"
-            link = (f"link measured {r.busbw_gbps:.3g} GB/s busbw, {r.latency_us:.0f} us per message"
-                    if (r.busbw_gbps or 0.0) > 0 else "the link could not be measured")
-            out.append(f"{r.nproc} ranks: measured step {r.step_s * 1e3:.2f} ms, planner {r.predicted_step_s * 1e3:.2f} ms "
-                       f"({r.step_s / r.predicted_step_s:.2f}x the prediction; {link})")
+            link = (
+                f"link measured {r.busbw_gbps:.3g} GB/s busbw, {r.latency_us:.0f} us per message"
+                if (r.busbw_gbps or 0.0) > 0
+                else "the link could not be measured"
+            )
+            out.append(
+                f"{r.nproc} ranks: measured step {r.step_s * 1e3:.2f} ms, planner "
+                f"{r.predicted_step_s * 1e3:.2f} ms "
+                f"({r.step_s / r.predicted_step_s:.2f}x the prediction; {link})"
+            )
     return out

@@ -39,7 +39,9 @@ def _link(numel: int, world: int) -> tuple[float, float]:
     return busbw, statistics.median(lat) / (2 * (world - 1)) * 1e6
 
 
-def run_scaling(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int) -> None:
+def run_scaling(
+    cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any], rank: int, world: int
+) -> None:
     import torch
     import torch.distributed as dist
 
@@ -65,8 +67,11 @@ def run_scaling(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any
             return fut.then(done)
 
         # DDP compares the annotations with the classes; this module's are strings (future import).
-        hook.__annotations__ = {"state": object, "bucket": dist.GradBucket,
-                                "return": torch.futures.Future[torch.Tensor]}
+        hook.__annotations__ = {
+            "state": object,
+            "bucket": dist.GradBucket,
+            "return": torch.futures.Future[torch.Tensor],
+        }
 
         wrapped = DDP(model)
         wrapped.register_comm_hook(None, hook)
@@ -96,6 +101,16 @@ def run_scaling(cfg: dict[str, Any], spec: dict[str, Any], result: dict[str, Any
                 opt.step()
             t4 = time.perf_counter()
         if step >= WARMUP:
-            result["steps"].append({"step": step, "batch": batch_size(x), "step_s": t4 - t0, "data_s": t1 - t0,
-                                    "fwd_s": t2 - t1, "bwd_s": t3 - t2, "optim_s": t4 - t3, "comm_s": sum(comm),
-                                    "buckets": len(comm)})
+            result["steps"].append(
+                {
+                    "step": step,
+                    "batch": batch_size(x),
+                    "step_s": t4 - t0,
+                    "data_s": t1 - t0,
+                    "fwd_s": t2 - t1,
+                    "bwd_s": t3 - t2,
+                    "optim_s": t4 - t3,
+                    "comm_s": sum(comm),
+                    "buckets": len(comm),
+                }
+            )

@@ -49,7 +49,9 @@ def save(tensors: dict[str, Any], path: str) -> float:
     tmp = f"{path}.tmp{os.getpid()}"
     torch.save(out, tmp)
     os.replace(tmp, path)
-    return max((float(t.abs().max()) for t in out.values() if t.numel() and t.is_floating_point()), default=0.0)
+    return max(
+        (float(t.abs().max()) for t in out.values() if t.numel() and t.is_floating_point()), default=0.0
+    )
 
 
 def load(path: str) -> dict[str, Any]:
@@ -75,11 +77,11 @@ def diff(dist: Any, ref: Any, tol: Optional[float] = None) -> TensorDiff:
     same = dist.dtype == ref.dtype and torch.equal(a, b)
     ref_max, worst, worst_at, over = 0.0, 0.0, 0, 0
     for lo in range(0, a.numel(), CHUNK):
-        rb = b[lo:lo + CHUNK].double()
+        rb = b[lo : lo + CHUNK].double()
         ref_max = max(ref_max, float(rb.abs().max()))
         if same:
             continue
-        d = (a[lo:lo + CHUNK].double() - rb).abs_()
+        d = (a[lo : lo + CHUNK].double() - rb).abs_()
         d = torch.nan_to_num(d, nan=float("inf"))
         i = int(d.argmax())
         if float(d[i]) > worst or lo == 0:
@@ -93,8 +95,13 @@ def diff(dist: Any, ref: Any, tol: Optional[float] = None) -> TensorDiff:
     for size in reversed(tuple(ref.shape)):
         rest, i = divmod(rest, size)
         at.insert(0, i)
-    out: TensorDiff = {"abs": worst, "ref_max": ref_max, "at": at, "ref": float(b[worst_at]),
-                       "dist": float(a[worst_at])}
+    out: TensorDiff = {
+        "abs": worst,
+        "ref_max": ref_max,
+        "at": at,
+        "ref": float(b[worst_at]),
+        "dist": float(a[worst_at]),
+    }
     if tol is not None:
         out["over"] = over
     return out
@@ -107,7 +114,7 @@ def dot(ref: Any, dist: Any) -> tuple[float, float]:
         return 0.0, 0.0
     num = den = 0.0
     for lo in range(0, a.numel(), CHUNK):
-        x, y = a[lo:lo + CHUNK].double(), b[lo:lo + CHUNK].double()
+        x, y = a[lo : lo + CHUNK].double(), b[lo : lo + CHUNK].double()
         num += float((x * y).sum())
         den += float((y * y).sum())
     return num, den

@@ -26,8 +26,10 @@ from typing import Any, Optional
 
 EXIT_TRAINING_ERROR = 1
 EXIT_ENTRY_ERROR = 3
-SENTINEL = ("import os, signal, sys\nfd = int(sys.argv[1])\nwhile os.read(fd, 1):\n    pass\n"
-            "os.killpg(os.getpgrp(), signal.SIGKILL)\n")
+SENTINEL = (
+    "import os, signal, sys\nfd = int(sys.argv[1])\nwhile os.read(fd, 1):\n    pass\n"
+    "os.killpg(os.getpgrp(), signal.SIGKILL)\n"
+)
 # How often a rank looks for the reference's record while rank 0 computes it.
 REFERENCE_POLL_S = 0.2
 
@@ -178,8 +180,13 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
         import torch.distributed as dist
 
         _wait_for_reference(cfg, rank)
-        dist.init_process_group(cfg.get("backend", "gloo"), rank=rank, world_size=world, store=store,
-                                timeout=datetime.timedelta(seconds=float(cfg.get("pg_timeout_s", 30))))
+        dist.init_process_group(
+            cfg.get("backend", "gloo"),
+            rank=rank,
+            world_size=world,
+            store=store,
+            timeout=datetime.timedelta(seconds=float(cfg.get("pg_timeout_s", 30))),
+        )
     rc = 0
     entry_error: Optional[EntryError] = None
     try:
@@ -205,7 +212,9 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
                     step = len(result["steps"])
                     entry_error = EntryError(
                         f"the one-process reference failed at step {step}: {type(exc).__name__}: "
-                        f"{_first_line(exc)}", user_traceback(exc))
+                        f"{_first_line(exc)}",
+                        user_traceback(exc),
+                    )
                 else:
                     result["error"] = error_record(exc, len(result["steps"]), "run")
         if entry_error is not None:

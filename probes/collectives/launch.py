@@ -2,7 +2,8 @@
 
 Two ways: inside torchrun/srun (the launcher already started every rank) this process is one
 rank and runs in-process; otherwise pgdoctor spawns `--nproc` local ranks of
-`python -m pgdoctor.probes.collectives.worker` through pgdoctor.probes.processes (own session, killed at the deadline
+`python -m pgdoctor.probes.collectives.worker` through pgdoctor.probes.processes (own session, killed at the
+deadline
 and at exit), with the store on 127.0.0.1 and gloo on the loopback interface.
 """
 
@@ -34,9 +35,21 @@ ProgressFn = Callable[[int, int, str], None]  # (steps done, steps total, what)
 
 # Variables of an outer launcher that must not leak into ranks pgdoctor spawns itself.
 _LAUNCHER_VARS = (
-    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE",
-    "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE",
-    "TORCHELASTIC_RESTART_COUNT", "SLURM_PROCID", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK",
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "ROLE_RANK",
+    "ROLE_WORLD_SIZE",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_USE_AGENT_STORE",
+    "TORCHELASTIC_RESTART_COUNT",
+    "SLURM_PROCID",
+    "SLURM_LOCALID",
+    "OMPI_COMM_WORLD_RANK",
 )
 
 
@@ -65,31 +78,65 @@ class CollRun:
             Measurement("collectives.launcher", self.launcher, source=src),
             Measurement("collectives.nodes", self.nodes, source=src),
             Measurement("collectives.size_convention", SIZE_CONVENTION, source="nccl-tests PERFORMANCE.md"),
-            Measurement("collectives.sweep", {"ops": list(self.spec.ops), "min_bytes": self.spec.min_bytes,
-                                              "max_bytes": self.spec.max_bytes, "factor": self.spec.factor,
-                                              "iters": self.spec.iters, "warmup": self.spec.warmup,
-                                              "op_timeout_s": self.spec.op_timeout_s}, source=src),
+            Measurement(
+                "collectives.sweep",
+                {
+                    "ops": list(self.spec.ops),
+                    "min_bytes": self.spec.min_bytes,
+                    "max_bytes": self.spec.max_bytes,
+                    "factor": self.spec.factor,
+                    "iters": self.spec.iters,
+                    "warmup": self.spec.warmup,
+                    "op_timeout_s": self.spec.op_timeout_s,
+                },
+                source=src,
+            ),
             Measurement("collectives.problems", list(self.problems), source=src),
         ]
         for key in ("device_name", "nccl_version", "torch"):
             if key in self.info:
                 out.append(Measurement(f"collectives.{key}", self.info[key], source=src))
         if "host_memcpy_gbps" in self.info:
-            out.append(Measurement("collectives.host_memcpy_gbps", round(float(self.info["host_memcpy_gbps"]), 3),
-                                   unit="GB/s", source="probe:torch.Tensor.copy_"))
+            out.append(
+                Measurement(
+                    "collectives.host_memcpy_gbps",
+                    round(float(self.info["host_memcpy_gbps"]), 3),
+                    unit="GB/s",
+                    source="probe:torch.Tensor.copy_",
+                )
+            )
         for row in self.rows:
-            out.append(Measurement(f"collectives.{row.op}.{row.bytes}", row.to_json(), source=f"probe:{row.op}"))
+            out.append(
+                Measurement(f"collectives.{row.op}.{row.bytes}", row.to_json(), source=f"probe:{row.op}")
+            )
         for op in dict.fromkeys(r.op for r in self.rows):
             best, small = plateau(self.rows, op), latency(self.rows, op)
             if best is not None:
-                out.append(Measurement(f"collectives.{op}.busbw_peak_gbps", round(best.busbw_gbps, 6), unit="GB/s",
-                                       source=f"probe:{op}"))
+                out.append(
+                    Measurement(
+                        f"collectives.{op}.busbw_peak_gbps",
+                        round(best.busbw_gbps, 6),
+                        unit="GB/s",
+                        source=f"probe:{op}",
+                    )
+                )
             if small is not None:
-                out.append(Measurement(f"collectives.{op}.latency_us", round(small.time_us, 3), unit="us",
-                                       source=f"probe:{op}"))
+                out.append(
+                    Measurement(
+                        f"collectives.{op}.latency_us",
+                        round(small.time_us, 3),
+                        unit="us",
+                        source=f"probe:{op}",
+                    )
+                )
         if self.rank != 0 and not self.rows:
-            out.append(Measurement("collectives.rows", Unavailable(Reason.NOT_REQUESTED, "results are gathered on rank 0"),
-                                   source=src))
+            out.append(
+                Measurement(
+                    "collectives.rows",
+                    Unavailable(Reason.NOT_REQUESTED, "results are gathered on rank 0"),
+                    source=src,
+                )
+            )
         return out
 
 
@@ -126,7 +173,9 @@ def node_count(env: Mapping[str, str]) -> int:
     return 1
 
 
-def run_in_launcher(spec: SweepSpec, env: Mapping[str, str], progress: Optional[ProgressFn] = None) -> CollRun:
+def run_in_launcher(
+    spec: SweepSpec, env: Mapping[str, str], progress: Optional[ProgressFn] = None
+) -> CollRun:
     """This process is one rank of the launcher's world; rank 0 gets the gathered rows."""
     ident = ident_from_env(env)
     faults = parse_faults(env.get(FAULT_ENV, ""))
@@ -141,11 +190,19 @@ def run_in_launcher(spec: SweepSpec, env: Mapping[str, str], progress: Optional[
 
 def spawn_env(base: Mapping[str, str], spec: SweepSpec, rank: int, nproc: int, port: int) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k not in _LAUNCHER_VARS}
-    env.update({
-        "RANK": str(rank), "WORLD_SIZE": str(nproc), "LOCAL_RANK": str(rank), "LOCAL_WORLD_SIZE": str(nproc),
-        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), SPEC_ENV: spec.to_json(), SPAWNED_ENV: "1",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "RANK": str(rank),
+            "WORLD_SIZE": str(nproc),
+            "LOCAL_RANK": str(rank),
+            "LOCAL_WORLD_SIZE": str(nproc),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+            SPEC_ENV: spec.to_json(),
+            SPAWNED_ENV: "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     # Local ranks talk over loopback only; a user's choice of interface still wins.
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")
     # As torchrun does for several local ranks: one intra-op thread each, or N ranks x all cores
@@ -208,7 +265,10 @@ def stall_s(spec: SweepSpec, first: bool = True) -> float:
 
 
 def run_spawned(
-    spec: SweepSpec, nproc: int, env: Mapping[str, str], deadline_s: Optional[float] = None,
+    spec: SweepSpec,
+    nproc: int,
+    env: Mapping[str, str],
+    deadline_s: Optional[float] = None,
     progress: Optional[ProgressFn] = None,
 ) -> CollRun:
     """Start `nproc` local ranks, wait (bounded), merge what each said."""
@@ -230,9 +290,17 @@ def run_spawned(
             limit = min(limit, deadline_s)
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
         try:
-            outcomes = run_children([argv] * nproc, envs, WaitPolicy(
-                min(stall_s(spec), limit), grace_s=3.0, progress=log.poll, hard_timeout_s=limit,
-                unit_timeout_s=stall_s(spec, first=False)))
+            outcomes = run_children(
+                [argv] * nproc,
+                envs,
+                WaitPolicy(
+                    min(stall_s(spec), limit),
+                    grace_s=3.0,
+                    progress=log.poll,
+                    hard_timeout_s=limit,
+                    unit_timeout_s=stall_s(spec, first=False),
+                ),
+            )
         except KeyboardInterrupt:
             # run_children killed the ranks; what rank 0 finished is in the progress file.
             log.poll()
@@ -248,11 +316,16 @@ def run_spawned(
         for line in o.stdout.splitlines():
             if line.startswith(RESULT_MARK):
                 try:
-                    results[o.index] = json.loads(line[len(RESULT_MARK):])
+                    results[o.index] = json.loads(line[len(RESULT_MARK) :])
                 except json.JSONDecodeError:
                     pass
-        exits[o.index] = {"returncode": o.returncode, "timed_out": o.timed_out, "stderr": _stderr_tail(o.stderr),
-                          "duration_s": round(o.duration_s, 3), "state": o.state_at_kill}
+        exits[o.index] = {
+            "returncode": o.returncode,
+            "timed_out": o.timed_out,
+            "stderr": _stderr_tail(o.stderr),
+            "duration_s": round(o.duration_s, 3),
+            "state": o.state_at_kill,
+        }
     _absorb(run, results, exits, limit)
     run.duration_s = time.monotonic() - start
     return run
@@ -268,12 +341,18 @@ class SweepInterrupted(KeyboardInterrupt):
 
 def _stderr_tail(text: str, lines: int = 6) -> str:
     """The last lines a rank wrote that are not C++ stack frames."""
-    keep = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("frame #", "<omitting"))]
+    keep = [
+        ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("frame #", "<omitting"))
+    ]
     return "\n".join(keep[-lines:])
 
 
-def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mapping[int, Mapping[str, Any]],
-            limit_s: Optional[float] = None) -> None:
+def _absorb(
+    run: CollRun,
+    results: Mapping[int, Mapping[str, Any]],
+    exits: Mapping[int, Mapping[str, Any]],
+    limit_s: Optional[float] = None,
+) -> None:
     """Merge per-rank outcomes: rows from rank 0, problems from everyone."""
     for r in sorted(results):
         res = results[r]
@@ -290,11 +369,18 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
         named = sorted({m for h in at_top for m in h.get("missing_ranks", [])})
         entered = sorted(set(range(run.world_size)) - set(named))
         waiting = sorted({m for h in at_top for m in h.get("present_ranks", [])} - set(named))
-        run.problems.append({
-            "kind": "hang", "phase": "init" if top.get("stage", -1) < 0 else "collective", "what": top.get("what", ""),
-            "ranks": named or entered, "all_entered": not named, "waiting_ranks": waiting,
-            "timeout_s": top.get("timeout_s"), "note": top.get("note", ""),
-        })
+        run.problems.append(
+            {
+                "kind": "hang",
+                "phase": "init" if top.get("stage", -1) < 0 else "collective",
+                "what": top.get("what", ""),
+                "ranks": named or entered,
+                "all_entered": not named,
+                "waiting_ranks": waiting,
+                "timeout_s": top.get("timeout_s"),
+                "note": top.get("note", ""),
+            }
+        )
     for r, res in sorted(results.items()):
         if res.get("status") != "error":
             continue
@@ -309,28 +395,47 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
     # What the surviving ranks were doing when a peer vanished: the dead rank's last stage.
     peers_what = next((str(res.get("what", "")) for res in results.values() if res.get("status") != "ok"), "")
     silent_killed = [r for r, e in sorted(exits.items()) if e["timed_out"] and r not in results]
-    dead = [r for r, e in sorted(exits.items()) if r not in results and not e["timed_out"] and r not in named_any]
+    dead = [
+        r for r, e in sorted(exits.items()) if r not in results and not e["timed_out"] and r not in named_any
+    ]
     # Ranks stopped by pgdoctor before the deadline were stopped because a peer died (the grace
     # after a failure): they waited for the dead rank, a consequence of it, not a hang of their own.
-    after_death = [r for r in silent_killed if dead and (limit_s is None or exits[r]["duration_s"] < limit_s - 0.5)]
+    after_death = [
+        r for r in silent_killed if dead and (limit_s is None or exits[r]["duration_s"] < limit_s - 0.5)
+    ]
     at_deadline = [r for r in silent_killed if r not in after_death]
     if at_deadline and not hangs:
         ran = max(float(exits[r]["duration_s"]) for r in at_deadline)
         # A rank the kernel held stopped (SIGSTOP, job control, a debugger) is the cause; the
         # others waited for it, and could not report because the store lives in a rank too.
         frozen = [r for r in at_deadline if exits[r].get("state") in ("T", "t")]
-        run.problems.append({"kind": "hang", "phase": "unknown", "what": "no report from these ranks",
-                             "ranks": frozen or at_deadline, "all_entered": False,
-                             "waiting_ranks": [r for r in at_deadline if r not in frozen] if frozen else [],
-                             "timeout_s": round(ran, 1),
-                             "note": ("stopped by the kernel (state T: SIGSTOP, job control or a debugger)" if frozen
-                                      else "killed by pgdoctor at its deadline without a report")})
+        run.problems.append(
+            {
+                "kind": "hang",
+                "phase": "unknown",
+                "what": "no report from these ranks",
+                "ranks": frozen or at_deadline,
+                "all_entered": False,
+                "waiting_ranks": [r for r in at_deadline if r not in frozen] if frozen else [],
+                "timeout_s": round(ran, 1),
+                "note": (
+                    "stopped by the kernel (state T: SIGSTOP, job control or a debugger)"
+                    if frozen
+                    else "killed by pgdoctor at its deadline without a report"
+                ),
+            }
+        )
     for r in dead:
         e = exits[r]
         code = e["returncode"]
-        crash: dict[str, Any] = {"kind": "crash", "ranks": [r], "what": peers_what,
-                                 "exit": f"status {code} (fault injection)" if code == EXIT_FAULT else describe_exit(code),
-                                 "detail": e["stderr"], "returncode": code}
+        crash: dict[str, Any] = {
+            "kind": "crash",
+            "ranks": [r],
+            "what": peers_what,
+            "exit": f"status {code} (fault injection)" if code == EXIT_FAULT else describe_exit(code),
+            "detail": e["stderr"],
+            "returncode": code,
+        }
         if after_death:
             crash["waiting_ranks"] = after_death
         run.problems.append(crash)
@@ -339,7 +444,10 @@ def _absorb(run: CollRun, results: Mapping[int, Mapping[str, Any]], exits: Mappi
 
 
 def run_collectives(
-    spec: SweepSpec, env: Mapping[str, str], nproc: Optional[int], deadline_s: Optional[float] = None,
+    spec: SweepSpec,
+    env: Mapping[str, str],
+    nproc: Optional[int],
+    deadline_s: Optional[float] = None,
     progress: Optional[ProgressFn] = None,
 ) -> CollRun:
     """--nproc spawns local ranks (even inside a launcher); otherwise a launcher must be present."""
@@ -348,4 +456,3 @@ def run_collectives(
             raise ValueError("no launcher (torchrun/srun) detected and no --nproc given")
         return run_in_launcher(spec, env, progress)
     return run_spawned(spec, nproc, env, deadline_s, progress)
-

@@ -30,8 +30,9 @@ def collectives(ctx: ProbeContext) -> list[Measurement]:
     gpus = gpu_count()
     if nproc is None and not in_launcher:
         if gpus == 0:
-            raise ProbeUnavailable(Reason.NOT_REQUESTED,
-                                   "no GPU visible and no launcher; --nproc N runs N local gloo ranks")
+            raise ProbeUnavailable(
+                Reason.NOT_REQUESTED, "no GPU visible and no launcher; --nproc N runs N local gloo ranks"
+            )
         nproc = gpus
     backend = choose_backend(requested, gpus)
     if backend == "nccl" and gpus == 0:
@@ -40,8 +41,14 @@ def collectives(ctx: ProbeContext) -> list[Measurement]:
     if base is None:
         raise ProbeUnavailable(Reason.NOT_REQUESTED, f"no collective sweep at --level {ctx.level}")
     op_timeout = float(ctx.options.get("collective_timeout_s") or base.op_timeout_s)
-    spec = SweepSpec(**{**base.__dict__, "backend": backend, "op_timeout_s": op_timeout,
-                        "init_timeout_s": max(op_timeout, base.init_timeout_s)})
+    spec = SweepSpec(
+        **{
+            **base.__dict__,
+            "backend": backend,
+            "op_timeout_s": op_timeout,
+            "init_timeout_s": max(op_timeout, base.init_timeout_s),
+        }
+    )
     budget = ctx.options.get("timeout_s")
     deadline = max(1.0, float(budget) - _MARGIN_S) if budget else None
     try:

@@ -56,8 +56,14 @@ def parse_faults(text: str) -> list[Fault]:
         if not item:
             continue
         parts = item.split(":")
-        if len(parts) != 3 or parts[0] not in ("corrupt", "hang", "slow", "exit", "kill", "stop") or not parts[1].isdigit():
-            raise ValueError(f"bad {FAULT_ENV} entry {item!r} (kind:rank:arg, kind corrupt|hang|slow|exit|kill|stop)")
+        if (
+            len(parts) != 3
+            or parts[0] not in ("corrupt", "hang", "slow", "exit", "kill", "stop")
+            or not parts[1].isdigit()
+        ):
+            raise ValueError(
+                f"bad {FAULT_ENV} entry {item!r} (kind:rank:arg, kind corrupt|hang|slow|exit|kill|stop)"
+            )
         out.append(Fault(parts[0], int(parts[1]), parts[2]))
     return out
 
@@ -82,7 +88,9 @@ def ident_from_env(env: Mapping[str, str]) -> RankIdent:
     if info.malformed:
         raise ValueError(f"launcher variables are not integers: {info.malformed}")
     if info.rank is None or info.world_size is None:
-        raise ValueError("no rank/world size in the environment (RANK/WORLD_SIZE or SLURM_PROCID/SLURM_NTASKS)")
+        raise ValueError(
+            "no rank/world size in the environment (RANK/WORLD_SIZE or SLURM_PROCID/SLURM_NTASKS)"
+        )
     if not 0 <= info.rank < info.world_size:
         raise ValueError(f"rank {info.rank} is outside world size {info.world_size}")
     spawned = env.get(SPAWNED_ENV) == "1"
@@ -92,16 +100,23 @@ def ident_from_env(env: Mapping[str, str]) -> RankIdent:
         port = 20000 + int(env["SLURM_JOB_ID"]) % 10000
     addr = info.master_addr or ("127.0.0.1" if info.world_size == 1 else None)
     if addr is None or port is None:
-        raise ValueError("no MASTER_ADDR/MASTER_PORT (and none derivable from SLURM_JOB_NODELIST/SLURM_JOB_ID)")
+        raise ValueError(
+            "no MASTER_ADDR/MASTER_PORT (and none derivable from SLURM_JOB_NODELIST/SLURM_JOB_ID)"
+        )
     prefix = STORE_PREFIX
     if "TORCHELASTIC_RUN_ID" in env:
         prefix += f"/{env['TORCHELASTIC_RUN_ID']}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
     elif "SLURM_JOB_ID" in env:
         prefix += f"/{env['SLURM_JOB_ID']}.{env.get('SLURM_STEP_ID', '')}"
     return RankIdent(
-        rank=info.rank, world_size=info.world_size, local_rank=info.local_rank or 0, master_addr=addr,
-        master_port=port, launcher="spawn" if spawned else info.launcher,
-        agent_store=env.get("TORCHELASTIC_USE_AGENT_STORE") == "True" and not spawned, prefix=prefix,
+        rank=info.rank,
+        world_size=info.world_size,
+        local_rank=info.local_rank or 0,
+        master_addr=addr,
+        master_port=port,
+        launcher="spawn" if spawned else info.launcher,
+        agent_store=env.get("TORCHELASTIC_USE_AGENT_STORE") == "True" and not spawned,
+        prefix=prefix,
     )
 
 
@@ -142,7 +157,7 @@ def _pattern(torch: Any, ranks: Sequence[int], start: int, count: int, device: A
     period = sum(((j * 7 + r * 13) % PERIOD + 1) for r in ranks).to(torch.float32)
     shift = start % PERIOD
     reps = (shift + count + PERIOD - 1) // PERIOD
-    return period.repeat(max(1, reps))[shift:shift + count].contiguous()
+    return period.repeat(max(1, reps))[shift : shift + count].contiguous()
 
 
 def _expected(torch: Any, op: str, rank: int, n: int, count: int, device: Any) -> Optional[Any]:
@@ -195,10 +210,15 @@ def _runner(dist: Any, op: str, rank: int, n: int, inp: Any, out: Any, pg: Any) 
     if op == "all_to_all":
         return lambda: dist.all_to_all_single(out, inp, group=pg)
     if op == "send_recv":
+
         def ring() -> None:
-            ops = [dist.P2POp(dist.isend, inp, (rank + 1) % n, pg), dist.P2POp(dist.irecv, out, (rank - 1) % n, pg)]
+            ops = [
+                dist.P2POp(dist.isend, inp, (rank + 1) % n, pg),
+                dist.P2POp(dist.irecv, out, (rank - 1) % n, pg),
+            ]
             for req in dist.batch_isend_irecv(ops):
                 req.wait()
+
         return ring
     raise ValueError(op)
 
@@ -211,11 +231,18 @@ def _compare(torch: Any, got: Any, want: Any) -> Optional[dict[str, Any]]:
     if not wrong:
         return None
     first = int(bad.nonzero()[0].item())
-    return {"wrong_elements": wrong, "elements": int(got.numel()), "first_index": first,
-            "expected": float(want[first].item()), "got": float(got[first].item())}
+    return {
+        "wrong_elements": wrong,
+        "elements": int(got.numel()),
+        "first_index": first,
+        "expected": float(want[first].item()),
+        "got": float(got[first].item()),
+    }
 
 
-def gather_json(torch: Any, dist: Any, obj: Any, rank: int, world_size: int, group: Any) -> Optional[list[Any]]:
+def gather_json(
+    torch: Any, dist: Any, obj: Any, rank: int, world_size: int, group: Any
+) -> Optional[list[Any]]:
     """Every rank's `obj` on rank 0 (None elsewhere), as JSON in uint8 tensors on the gloo group.
 
     Not dist.gather_object: its unpickling runs whatever another rank sent, and it needs numpy,
@@ -249,8 +276,14 @@ def _memcpy_gbps(torch: Any, nbytes: int) -> float:
 class _Sweep:
     """The body of one rank; runs in its own thread so the caller can watch it."""
 
-    def __init__(self, spec: SweepSpec, ident: RankIdent, faults: list[Fault], progress: _Progress,
-                 on_row: Optional[Callable[[Row, int, int], None]]):
+    def __init__(
+        self,
+        spec: SweepSpec,
+        ident: RankIdent,
+        faults: list[Fault],
+        progress: _Progress,
+        on_row: Optional[Callable[[Row, int, int], None]],
+    ):
         self.spec, self.ident, self.faults, self.progress, self.on_row = spec, ident, faults, progress, on_row
         self.rows: list[Row] = []
         self.info: dict[str, Any] = {}
@@ -293,8 +326,9 @@ class _Sweep:
             torch.cuda.set_device(device)
         # The process group's own timeout is only a backstop: the watcher names missing ranks first.
         backstop = timedelta(seconds=spec.op_timeout_s + 60)
-        dist.init_process_group(spec.backend, store=dist.PrefixStore("pg", self.store), rank=r, world_size=n,
-                                timeout=backstop)
+        dist.init_process_group(
+            spec.backend, store=dist.PrefixStore("pg", self.store), rank=r, world_size=n, timeout=backstop
+        )
         try:
             gather_pg = dist.new_group(backend="gloo", timeout=backstop) if spec.backend == "nccl" else None
             self._stage(0, "init")
@@ -324,8 +358,11 @@ class _Sweep:
             try:
                 v = torch.cuda.nccl.version()
                 # A tuple on current torch; older builds return NCCL_VERSION_CODE (2.18.5 = 21805).
-                info["nccl_version"] = (".".join(str(x) for x in v) if isinstance(v, tuple)
-                                        else f"{v // 10000}.{v // 100 % 100}.{v % 100}")
+                info["nccl_version"] = (
+                    ".".join(str(x) for x in v)
+                    if isinstance(v, tuple)
+                    else f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+                )
             except Exception as exc:  # an odd build must not cost the whole sweep
                 info["nccl_version_error"] = f"{type(exc).__name__}: {exc}"
         if self.spec.memcpy_probe:
@@ -347,7 +384,9 @@ class _Sweep:
         warmup = min(spec.warmup, max(min(1, spec.warmup), int(spec.step_budget_s / 4 / per)))
         return warmup, iters
 
-    def _step(self, torch: Any, dist: Any, op: str, nbytes: int, device: Any, gather_pg: Any) -> dict[str, Any]:
+    def _step(
+        self, torch: Any, dist: Any, op: str, nbytes: int, device: Any, gather_pg: Any
+    ) -> dict[str, Any]:
         r, n = self.ident.rank, self.ident.world_size
         count = nbytes // 4
         cuda = device.type == "cuda"
@@ -376,7 +415,9 @@ class _Sweep:
         return {"times_us": times, "sync_times_us": sync, "wrong": wrong}
 
     @staticmethod
-    def _back_to_back(torch: Any, run: Callable[[], None], iters: int, delay: float, device: Any) -> list[float]:
+    def _back_to_back(
+        torch: Any, run: Callable[[], None], iters: int, delay: float, device: Any
+    ) -> list[float]:
         """The headline timing, as nccl-tests runs it: iterations back to back, each timed (CUDA
         events between launches on GPU, so the launch pipeline stays full)."""
         if device.type == "cuda":
@@ -397,8 +438,9 @@ class _Sweep:
         return times
 
     @staticmethod
-    def _synchronised(torch: Any, dist: Any, run: Callable[[], None], iters: int, delay: float, device: Any,
-                      gather_pg: Any) -> list[float]:
+    def _synchronised(
+        torch: Any, dist: Any, run: Callable[[], None], iters: int, delay: float, device: Any, gather_pg: Any
+    ) -> list[float]:
         """Per-rank attribution: every iteration starts after a barrier, so a rank that takes
         longer for its own part shows in its own time instead of in everyone's waiting."""
         times = []
@@ -462,14 +504,24 @@ def _diagnose(spec: SweepSpec, ident: RankIdent, my_stage: int) -> dict[str, Any
     stages, note = _stages(ident)
     if not stages:
         named = [0] if ident.rank != 0 else []
-        return {"stage": my_stage, "what": describe_stage(spec, ident.world_size, my_stage),
-                "missing_ranks": named, "present_ranks": [ident.rank], "note": note}
+        return {
+            "stage": my_stage,
+            "what": describe_stage(spec, ident.world_size, my_stage),
+            "missing_ranks": named,
+            "present_ranks": [ident.rank],
+            "note": note,
+        }
     stages[ident.rank] = max(stages.get(ident.rank, -2), my_stage)
     top = max(stages.values())
     missing = sorted(r for r, st in stages.items() if st < top)
-    return {"stage": top, "what": describe_stage(spec, ident.world_size, top), "missing_ranks": missing,
-            "present_ranks": sorted(r for r, st in stages.items() if st >= top), "note": note,
-            "stages": {str(r): st for r, st in sorted(stages.items())}}
+    return {
+        "stage": top,
+        "what": describe_stage(spec, ident.world_size, top),
+        "missing_ranks": missing,
+        "present_ranks": sorted(r for r, st in stages.items() if st >= top),
+        "note": note,
+        "stages": {str(r): st for r, st in sorted(stages.items())},
+    }
 
 
 def run_rank(
@@ -494,31 +546,49 @@ def run_rank(
     t = threading.Thread(target=body, name=f"pgdoctor-coll-rank{ident.rank}", daemon=True)
     t.start()
     init_timeout = float(spec.init_timeout_s)
-    base = {"rank": ident.rank, "world_size": ident.world_size, "backend": spec.backend, "launcher": ident.launcher}
+    base = {
+        "rank": ident.rank,
+        "world_size": ident.world_size,
+        "backend": spec.backend,
+        "launcher": ident.launcher,
+    }
     while t.is_alive():
         t.join(0.05)
         with progress.lock:
             stage, what, started = progress.stage, progress.what, progress.started
         limit = init_timeout if stage < 0 else spec.op_timeout_s
         if t.is_alive() and time.monotonic() - started > limit:
-            return base | _diagnose(spec, ident, stage) | {
-                "status": "hang", "timeout_s": limit, "own_stage": stage, "own_what": what,
-                "rows": [row.to_json() for row in sweep.rows],
-            }
+            return (
+                base
+                | _diagnose(spec, ident, stage)
+                | {
+                    "status": "hang",
+                    "timeout_s": limit,
+                    "own_stage": stage,
+                    "own_what": what,
+                    "rows": [row.to_json() for row in sweep.rows],
+                }
+            )
     if "error" in box:
         exc = box["error"]
-        return base | {"status": "error", "stage": progress.stage, "what": progress.what,
-                       "error": f"{type(exc).__name__}: {exc}".strip()[:2000],
-                       "rows": [row.to_json() for row in sweep.rows]}
+        return base | {
+            "status": "error",
+            "stage": progress.stage,
+            "what": progress.what,
+            "error": f"{type(exc).__name__}: {exc}".strip()[:2000],
+            "rows": [row.to_json() for row in sweep.rows],
+        }
     return base | {"status": "ok", "rows": [row.to_json() for row in sweep.rows], "info": sweep.info}
 
 
 def _append_progress(path: str) -> Callable[[Row, int, int], None]:
     """One line per finished row: `done total op bytes {row json}`. The parent counts them for
     its stall bound, shows them as progress, and reports them if the sweep is interrupted."""
+
     def write(row: Row, done: int, total: int) -> None:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"{done} {total} {row.op} {row.bytes} {json.dumps(row.to_json())}\n")
+
     return write
 
 

@@ -40,8 +40,11 @@ def busy_gpus(previous: Sequence[Measurement], own_pids: Sequence[int]) -> dict[
 
 
 def nvml_index_by_uuid(previous: Sequence[Measurement]) -> dict[str, int]:
-    return {m.value: m.scope.gpu_index for m in previous
-            if m.key == "gpu.uuid" and isinstance(m.value, str) and m.scope.gpu_index is not None}
+    return {
+        m.value: m.scope.gpu_index
+        for m in previous
+        if m.key == "gpu.uuid" and isinstance(m.value, str) and m.scope.gpu_index is not None
+    }
 
 
 def torch_uuid(props: Any) -> Optional[str]:
@@ -88,26 +91,56 @@ def _measure(torch: Any, dev: int, ctx: ProbeContext, nvml_index: int, scope: Sc
                 torch.matmul(a, b)
 
         t = _timed(torch, matmul)
-        out.append(Measurement("gpu.compute.bf16_tflops", round(best_rate(flops, t) / 1e12, 1), "TFLOP/s", scope,
-                               f"torch.matmul bf16 {MATMUL_N}^3"))
+        out.append(
+            Measurement(
+                "gpu.compute.bf16_tflops",
+                round(best_rate(flops, t) / 1e12, 1),
+                "TFLOP/s",
+                scope,
+                f"torch.matmul bf16 {MATMUL_N}^3",
+            )
+        )
         src = torch.empty(COPY_BYTES, dtype=torch.uint8, device=device)
         dst = torch.empty_like(src)
         # A device copy reads and writes every byte: count both, as memory-bandwidth datasheets do.
         t = _timed(torch, lambda: _copy(dst, src, DTOD_ITERS))
-        out.append(Measurement("gpu.compute.dtod_gbps", round(best_rate(2 * COPY_BYTES * DTOD_ITERS, t) / 1e9, 1), "GB/s", scope,
-                               "torch copy_ device->device, read+write bytes"))
+        out.append(
+            Measurement(
+                "gpu.compute.dtod_gbps",
+                round(best_rate(2 * COPY_BYTES * DTOD_ITERS, t) / 1e9, 1),
+                "GB/s",
+                scope,
+                "torch copy_ device->device, read+write bytes",
+            )
+        )
         host = torch.empty(COPY_BYTES, dtype=torch.uint8, pin_memory=True)
         t = _timed(torch, lambda: _copy(src, host))
-        out.append(Measurement("gpu.compute.htod_gbps", round(best_rate(COPY_BYTES, t) / 1e9, 1), "GB/s", scope,
-                               "torch copy_ pinned host->device"))
+        out.append(
+            Measurement(
+                "gpu.compute.htod_gbps",
+                round(best_rate(COPY_BYTES, t) / 1e9, 1),
+                "GB/s",
+                scope,
+                "torch copy_ pinned host->device",
+            )
+        )
         t = _timed(torch, lambda: _copy(host, src))
-        out.append(Measurement("gpu.compute.dtoh_gbps", round(best_rate(COPY_BYTES, t) / 1e9, 1), "GB/s", scope,
-                               "torch copy_ device->pinned host"))
+        out.append(
+            Measurement(
+                "gpu.compute.dtoh_gbps",
+                round(best_rate(COPY_BYTES, t) / 1e9, 1),
+                "GB/s",
+                scope,
+                "torch copy_ device->pinned host",
+            )
+        )
         out.append(_gen_under_load(torch, ctx, nvml_index, scope, lambda: _copy(src, host)))
     return out
 
 
-def _gen_under_load(torch: Any, ctx: ProbeContext, index: int, scope: Scope, copy: Callable[[], None]) -> Measurement:
+def _gen_under_load(
+    torch: Any, ctx: ProbeContext, index: int, scope: Scope, copy: Callable[[], None]
+) -> Measurement:
     for _ in range(8):  # queue about 2 GiB of transfers, then ask NVML while they run
         copy()
     backend = backend_for(ctx)
@@ -121,7 +154,9 @@ def _gen_under_load(torch: Any, ctx: ProbeContext, index: int, scope: Scope, cop
     except NvmlError as exc:
         value = Unavailable(exc.reason, exc.detail)
     torch.cuda.synchronize()
-    return Measurement("gpu.pcie.link_gen_loaded", value, "", scope, "nvml:nvmlDeviceGetCurrPcieLinkGeneration")
+    return Measurement(
+        "gpu.pcie.link_gen_loaded", value, "", scope, "nvml:nvmlDeviceGetCurrPcieLinkGeneration"
+    )
 
 
 @probe("gpu_compute", area="gpu", level="full", timeout_s=180.0, after=("gpu",))
@@ -142,11 +177,20 @@ def gpu_compute(ctx: ProbeContext) -> list[Measurement]:
         index = by_uuid.get(uuid or "", dev)
         scope = Scope(gpu_index=index, gpu_uuid=uuid)
         if index in busy and not ctx.options.get("force"):
-            skipped = Unavailable(Reason.NOT_REQUESTED,
-                                  f"GPU used by pid(s) {','.join(map(str, busy[index]))}; --force to measure anyway")
-            out += [Measurement(k, skipped, "", scope) for k in
-                    ("gpu.compute.bf16_tflops", "gpu.compute.dtod_gbps", "gpu.compute.htod_gbps",
-                     "gpu.compute.dtoh_gbps", "gpu.pcie.link_gen_loaded")]
+            skipped = Unavailable(
+                Reason.NOT_REQUESTED,
+                f"GPU used by pid(s) {','.join(map(str, busy[index]))}; --force to measure anyway",
+            )
+            out += [
+                Measurement(k, skipped, "", scope)
+                for k in (
+                    "gpu.compute.bf16_tflops",
+                    "gpu.compute.dtod_gbps",
+                    "gpu.compute.htod_gbps",
+                    "gpu.compute.dtoh_gbps",
+                    "gpu.pcie.link_gen_loaded",
+                )
+            ]
             continue
         out += _measure(torch, dev, ctx, index, scope)
         torch.cuda.empty_cache()  # the tensors died with _measure; give the memory back

@@ -41,11 +41,19 @@ THROTTLE_BITS = {
 }
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 TOPOLOGY_LEVELS = {0: "internal", 10: "single", 20: "multiple", 30: "hostbridge", 40: "node", 50: "system"}
-P2P_STATUS = {0: "ok", 1: "chipset_not_supported", 2: "gpu_not_supported", 3: "ioh_topology_not_supported",
-              4: "disabled_by_regkey", 5: "not_supported", 6: "unknown"}
+P2P_STATUS = {
+    0: "ok",
+    1: "chipset_not_supported",
+    2: "gpu_not_supported",
+    3: "ioh_topology_not_supported",
+    4: "disabled_by_regkey",
+    5: "not_supported",
+    6: "unknown",
+}
 
 FIELD_DOCS: dict[str, str] = {
-    "gpu.memory.*_bytes": "nvmlDeviceGetMemoryInfo; nvidia-smi --query-gpu=memory.total,memory.used,memory.free",
+    "gpu.memory.*_bytes": "nvmlDeviceGetMemoryInfo; nvidia-smi --query-gpu=memory.total,memory.used,memory.fr"
+    "ee",
     "gpu.ecc.*": "nvmlDeviceGetTotalEccErrors; nvidia-smi -q -d ECC",
     "gpu.remap.*": "nvmlDeviceGetRemappedRows; nvidia-smi -q -d ROW_REMAPPER",
     "gpu.retired_pages.*": "nvmlDeviceGetRetiredPages; nvidia-smi -q -d PAGE_RETIREMENT",
@@ -55,7 +63,9 @@ FIELD_DOCS: dict[str, str] = {
     "gpu.throttle.*": "nvmlDeviceGetCurrentClocksThrottleReasons; nvidia-smi -q -d PERFORMANCE",
     "gpu.pcie.*": "nvmlDeviceGetCurr/MaxPcieLink*; nvidia-smi -q (GPU Link Info)",
     "gpu.nvlink.*": "nvmlDeviceGetNvLink*; nvidia-smi nvlink -s / -e",
-    "gpu.topology": "nvmlDeviceGetTopologyCommonAncestor, nvmlDeviceGetP2PStatus; nvidia-smi topo -m / -p2p r",
+    "gpu.topology": (
+        "nvmlDeviceGetTopologyCommonAncestor, nvmlDeviceGetP2PStatus; nvidia-smi topo -m / -p2p r"
+    ),
 }
 
 INIT_DETAILS = {
@@ -91,18 +101,29 @@ class _Reader:
                 self.lost = exc
             return Unavailable(exc.reason, exc.detail)
 
-    def add(self, key: str, value: Any, unit: str = "", source: str = "", scope: Optional[Scope] = None) -> None:
+    def add(
+        self, key: str, value: Any, unit: str = "", source: str = "", scope: Optional[Scope] = None
+    ) -> None:
         self.out.append(Measurement(key, value, unit, scope or self.scope, source))
 
-    def field(self, key: str, function: str, *args: int, unit: str = "",
-              convert: Callable[[Any], Any] = lambda v: v, scope: Optional[Scope] = None) -> Any:
+    def field(
+        self,
+        key: str,
+        function: str,
+        *args: int,
+        unit: str = "",
+        convert: Callable[[Any], Any] = lambda v: v,
+        scope: Optional[Scope] = None,
+    ) -> Any:
         value = self.raw(function, *args)
         if not isinstance(value, Unavailable):
             value = convert(value)
         self.add(key, value, unit, f"nvml:{function}", scope)
         return value
 
-    def split(self, raw: Any, function: str, parts: Mapping[str, Callable[[Any], Any]], unit: str = "") -> None:
+    def split(
+        self, raw: Any, function: str, parts: Mapping[str, Callable[[Any], Any]], unit: str = ""
+    ) -> None:
         """Several measurements from one NVML struct; all unavailable together."""
         for key, pick in parts.items():
             self.add(key, raw if isinstance(raw, Unavailable) else pick(raw), unit, f"nvml:{function}")
@@ -150,21 +171,31 @@ def _read_gpu(backend: NvmlBackend, index: int, ctx: ProbeContext, out: list[Mea
     r.field("gpu.serial", "nvmlDeviceGetSerial", index)
 
     mem = r.raw("nvmlDeviceGetMemoryInfo", index)
-    r.split(mem, "nvmlDeviceGetMemoryInfo", {
-        "gpu.memory.total_bytes": lambda m: m["total"],
-        "gpu.memory.used_bytes": lambda m: m["used"],
-        "gpu.memory.free_bytes": lambda m: m["free"],
-    }, unit="B")
+    r.split(
+        mem,
+        "nvmlDeviceGetMemoryInfo",
+        {
+            "gpu.memory.total_bytes": lambda m: m["total"],
+            "gpu.memory.used_bytes": lambda m: m["used"],
+            "gpu.memory.free_bytes": lambda m: m["free"],
+        },
+        unit="B",
+    )
 
     procs = r.raw("nvmlDeviceGetComputeRunningProcesses", index)
     if not isinstance(procs, Unavailable):
-        procs = [{"pid": p["pid"], "name": _process_name(r, p["pid"]), "used_bytes": p["usedGpuMemory"]}
-                 for p in procs]
+        procs = [
+            {"pid": p["pid"], "name": _process_name(r, p["pid"]), "used_bytes": p["usedGpuMemory"]}
+            for p in procs
+        ]
     r.add("gpu.processes", procs, source="nvml:nvmlDeviceGetComputeRunningProcesses")
 
     ecc = r.raw("nvmlDeviceGetEccMode", index)
-    r.split(ecc, "nvmlDeviceGetEccMode", {"gpu.ecc.mode_current": lambda v: bool(v[0]),
-                                          "gpu.ecc.mode_pending": lambda v: bool(v[1])})
+    r.split(
+        ecc,
+        "nvmlDeviceGetEccMode",
+        {"gpu.ecc.mode_current": lambda v: bool(v[0]), "gpu.ecc.mode_pending": lambda v: bool(v[1])},
+    )
     for counter, counter_id in (("volatile", ECC_VOLATILE), ("aggregate", ECC_AGGREGATE)):
         for kind, kind_id in (("corrected", ECC_CORRECTED), ("uncorrected", ECC_UNCORRECTED)):
             r.field(f"gpu.ecc.{counter}.{kind}", "nvmlDeviceGetTotalEccErrors", index, kind_id, counter_id)
@@ -173,12 +204,16 @@ def _read_gpu(backend: NvmlBackend, index: int, ctx: ProbeContext, out: list[Mea
     r.field("gpu.retired_pages.dbe", "nvmlDeviceGetRetiredPages", index, RETIRE_DBE, convert=len)
     r.field("gpu.retired_pages.pending", "nvmlDeviceGetRetiredPagesPendingStatus", index, convert=bool)
     rows = r.raw("nvmlDeviceGetRemappedRows", index)
-    r.split(rows, "nvmlDeviceGetRemappedRows", {
-        "gpu.remap.correctable": lambda v: v[0],
-        "gpu.remap.uncorrectable": lambda v: v[1],
-        "gpu.remap.pending": lambda v: bool(v[2]),
-        "gpu.remap.failed": lambda v: bool(v[3]),
-    })
+    r.split(
+        rows,
+        "nvmlDeviceGetRemappedRows",
+        {
+            "gpu.remap.correctable": lambda v: v[0],
+            "gpu.remap.uncorrectable": lambda v: v[1],
+            "gpu.remap.pending": lambda v: bool(v[2]),
+            "gpu.remap.failed": lambda v: bool(v[3]),
+        },
+    )
 
     r.field("gpu.temp_c", "nvmlDeviceGetTemperature", index, TEMPERATURE_GPU, unit="C")
     r.field("gpu.temp_slowdown_c", "nvmlDeviceGetTemperatureThreshold", index, THRESHOLD_SLOWDOWN, unit="C")
@@ -186,9 +221,16 @@ def _read_gpu(backend: NvmlBackend, index: int, ctx: ProbeContext, out: list[Mea
 
     r.field("gpu.power.draw_w", "nvmlDeviceGetPowerUsage", index, unit="W", convert=_mw_to_w)
     r.field("gpu.power.limit_w", "nvmlDeviceGetPowerManagementLimit", index, unit="W", convert=_mw_to_w)
-    r.field("gpu.power.default_limit_w", "nvmlDeviceGetPowerManagementDefaultLimit", index, unit="W",
-            convert=_mw_to_w)
-    r.field("gpu.power.enforced_limit_w", "nvmlDeviceGetEnforcedPowerLimit", index, unit="W", convert=_mw_to_w)
+    r.field(
+        "gpu.power.default_limit_w",
+        "nvmlDeviceGetPowerManagementDefaultLimit",
+        index,
+        unit="W",
+        convert=_mw_to_w,
+    )
+    r.field(
+        "gpu.power.enforced_limit_w", "nvmlDeviceGetEnforcedPowerLimit", index, unit="W", convert=_mw_to_w
+    )
 
     r.field("gpu.clocks.sm_mhz", "nvmlDeviceGetClockInfo", index, CLOCK_SM, unit="MHz")
     r.field("gpu.clocks.mem_mhz", "nvmlDeviceGetClockInfo", index, CLOCK_MEM, unit="MHz")
@@ -197,8 +239,11 @@ def _read_gpu(backend: NvmlBackend, index: int, ctx: ProbeContext, out: list[Mea
 
     mask = r.field("gpu.throttle.reasons_mask", "nvmlDeviceGetCurrentClocksThrottleReasons", index)
     for name, bit in THROTTLE_BITS.items():
-        r.add(f"gpu.throttle.{name}", mask if isinstance(mask, Unavailable) else bool(mask & bit),
-              source="nvml:nvmlDeviceGetCurrentClocksThrottleReasons")
+        r.add(
+            f"gpu.throttle.{name}",
+            mask if isinstance(mask, Unavailable) else bool(mask & bit),
+            source="nvml:nvmlDeviceGetCurrentClocksThrottleReasons",
+        )
 
     r.field("gpu.pcie.link_gen", "nvmlDeviceGetCurrPcieLinkGeneration", index)
     r.field("gpu.pcie.link_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", index)
@@ -209,10 +254,15 @@ def _read_gpu(backend: NvmlBackend, index: int, ctx: ProbeContext, out: list[Mea
     _read_nvlinks(r, index)
 
     r.field("gpu.persistence_mode", "nvmlDeviceGetPersistenceMode", index, convert=bool)
-    r.field("gpu.compute_mode", "nvmlDeviceGetComputeMode", index, convert=lambda v: COMPUTE_MODES.get(v, str(v)))
+    r.field(
+        "gpu.compute_mode", "nvmlDeviceGetComputeMode", index, convert=lambda v: COMPUTE_MODES.get(v, str(v))
+    )
     mig = r.raw("nvmlDeviceGetMigMode", index)
-    r.split(mig, "nvmlDeviceGetMigMode", {"gpu.mig.mode_current": lambda v: bool(v[0]),
-                                          "gpu.mig.mode_pending": lambda v: bool(v[1])})
+    r.split(
+        mig,
+        "nvmlDeviceGetMigMode",
+        {"gpu.mig.mode_current": lambda v: bool(v[0]), "gpu.mig.mode_pending": lambda v: bool(v[1])},
+    )
 
     r.field("gpu.cpu_affinity", "nvmlDeviceGetCpuAffinity", index, CPU_SET_WORDS, convert=cpu_list)
     numa = r.raw("nvmlDeviceGetNumaNodeId", index)
@@ -252,7 +302,9 @@ def _read_nvlinks(r: _Reader, index: int) -> None:
         r.field("gpu.nvlink.version", "nvmlDeviceGetNvLinkVersion", index, link, scope=ls)
         r.field("gpu.nvlink.remote_bus_id", "nvmlDeviceGetNvLinkRemotePciInfo", index, link, scope=ls)
         for name, counter in NVLINK_COUNTERS.items():
-            r.field(f"gpu.nvlink.errors.{name}", "nvmlDeviceGetNvLinkErrorCounter", index, link, counter, scope=ls)
+            r.field(
+                f"gpu.nvlink.errors.{name}", "nvmlDeviceGetNvLinkErrorCounter", index, link, counter, scope=ls
+            )
     r.add("gpu.nvlink.count", count, source="nvml:nvmlDeviceGetNvLinkState")
 
 
@@ -267,13 +319,15 @@ def _read_topology(backend: NvmlBackend, indices: list[int], out: list[Measureme
             read = r.raw("nvmlDeviceGetP2PStatus", a, b, P2P_READ)
             nvlink = r.raw("nvmlDeviceGetP2PStatus", a, b, P2P_NVLINK)
             r.lost = None  # one lost GPU must not blank the pairs of the others
-            pairs.append({
-                "a": a,
-                "b": b,
-                "ancestor": _json(ancestor, lambda v: TOPOLOGY_LEVELS.get(v, str(v))),
-                "p2p_read": _json(read, lambda v: P2P_STATUS.get(v, str(v))),
-                "p2p_nvlink": _json(nvlink, lambda v: P2P_STATUS.get(v, str(v))),
-            })
+            pairs.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "ancestor": _json(ancestor, lambda v: TOPOLOGY_LEVELS.get(v, str(v))),
+                    "p2p_read": _json(read, lambda v: P2P_STATUS.get(v, str(v))),
+                    "p2p_nvlink": _json(nvlink, lambda v: P2P_STATUS.get(v, str(v))),
+                }
+            )
     r.add("gpu.topology", pairs, source="nvml:nvmlDeviceGetTopologyCommonAncestor")
 
 
@@ -305,7 +359,9 @@ def gpu_probe(ctx: ProbeContext) -> list[Measurement]:
     try:
         backend.init()
     except NvmlError as exc:
-        raise ProbeUnavailable(exc.reason, INIT_DETAILS.get(exc.reason, f"NVML did not start: {exc.detail}")) from None
+        raise ProbeUnavailable(
+            exc.reason, INIT_DETAILS.get(exc.reason, f"NVML did not start: {exc.detail}")
+        ) from None
     try:
         return read_all(backend, ctx)
     finally:

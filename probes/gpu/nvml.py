@@ -68,8 +68,10 @@ def _memory(info: Any) -> dict[str, int]:
 
 
 def _processes(procs: Any) -> list[dict[str, Any]]:
-    return [{"pid": int(p.pid), "usedGpuMemory": None if p.usedGpuMemory is None else int(p.usedGpuMemory)}
-            for p in procs]
+    return [
+        {"pid": int(p.pid), "usedGpuMemory": None if p.usedGpuMemory is None else int(p.usedGpuMemory)}
+        for p in procs
+    ]
 
 
 def _ints(values: Any) -> list[int]:
@@ -149,7 +151,7 @@ def translate_error(exc: BaseException, function: str) -> NvmlError:
     if isinstance(exc, AttributeError):
         return NvmlError(Reason.FUNCTION_NOT_FOUND, function, "FunctionNotFound", "not in this pynvml")
     cls = type(exc).__name__
-    name = cls[len("NVMLError_"):] if cls.startswith("NVMLError_") else cls
+    name = cls[len("NVMLError_") :] if cls.startswith("NVMLError_") else cls
     try:
         text = str(exc) if cls.startswith("NVMLError") else f"{cls}: {exc}"
     except Exception:  # pynvml formats some errors by calling into the library
@@ -169,8 +171,12 @@ class LiveBackend:
             try:
                 import pynvml
             except ImportError:
-                raise NvmlError(Reason.LIBRARY_NOT_FOUND, "import pynvml", "LibraryNotFound",
-                                "nvidia-ml-py (pynvml) is not installed") from None
+                raise NvmlError(
+                    Reason.LIBRARY_NOT_FOUND,
+                    "import pynvml",
+                    "LibraryNotFound",
+                    "nvidia-ml-py (pynvml) is not installed",
+                ) from None
             self._nvml = pynvml
         self._invoke("nvmlInit", lambda: self._nvml.nvmlInit())
 
@@ -194,7 +200,9 @@ class LiveBackend:
     def _handle(self, index: int) -> Any:
         h = self._handles.get(index)
         if h is None:
-            h = self._invoke("nvmlDeviceGetHandleByIndex", lambda: self._nvml.nvmlDeviceGetHandleByIndex(index))
+            h = self._invoke(
+                "nvmlDeviceGetHandleByIndex", lambda: self._nvml.nvmlDeviceGetHandleByIndex(index)
+            )
             self._handles[index] = h
         return h
 

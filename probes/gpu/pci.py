@@ -34,10 +34,16 @@ def gpu_pci(ctx: ProbeContext) -> list[Measurement]:
             cls = ctx.fs.read_stripped(f"{PCI_DEVICES}/{dev}/class").lower()
         except OSError:
             continue
-        if vendor == NVIDIA_VENDOR and cls.startswith(GPU_CLASSES) and _driver(ctx, dev) not in PASSTHROUGH_DRIVERS:
+        if (
+            vendor == NVIDIA_VENDOR
+            and cls.startswith(GPU_CLASSES)
+            and _driver(ctx, dev) not in PASSTHROUGH_DRIVERS
+        ):
             found.append(dev)
     if not found:
         raise ProbeUnavailable(Reason.NOT_PRESENT, "no NVIDIA GPU on the PCI bus")
     src = f"sysfs:{PCI_DEVICES}/*/vendor,class"
-    return [Measurement("gpu.pci.count", len(found), source=src),
-            Measurement("gpu.pci.bus_ids", found, source=src)]
+    return [
+        Measurement("gpu.pci.count", len(found), source=src),
+        Measurement("gpu.pci.bus_ids", found, source=src),
+    ]

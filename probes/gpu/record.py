@@ -32,8 +32,10 @@ def record(path: str) -> int:
         rec.shutdown()
     driver = next((m.value for m in ms if m.key == "gpu.driver_version"), "?")
     names = sorted({str(m.value) for m in ms if m.key == "gpu.name"})
-    source = (f"recorded on {socket.gethostname()} ({', '.join(names)}; driver {driver}) on "
-              f"{time.strftime('%Y-%m-%d', time.gmtime())} by python -m pgdoctor.probes.gpu_record")
+    source = (
+        f"recorded on {socket.gethostname()} ({', '.join(names)}; driver {driver}) on "
+        f"{time.strftime('%Y-%m-%d', time.gmtime())} by python -m pgdoctor.probes.gpu_record"
+    )
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(rec.fixture(source), fh, indent=1)
         fh.write("\n")

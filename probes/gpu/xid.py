@@ -109,7 +109,9 @@ def _run(ctx: ProbeContext, argv: list[str]) -> str:
 
 def read_journal(ctx: ProbeContext, now: float, since: float) -> Lines:
     """`journalctl -k -o short-unix`: `1700000000.123456 host kernel: NVRM: Xid ...`."""
-    text = _run(ctx, ["journalctl", "-k", "-o", "short-unix", "--no-pager", "-q", "--since", f"@{int(since)}"])
+    text = _run(
+        ctx, ["journalctl", "-k", "-o", "short-unix", "--no-pager", "-q", "--since", f"@{int(since)}"]
+    )
     out: Lines = []
     for line in text.splitlines():
         stamp, _, rest = line.partition(" ")
@@ -143,7 +145,7 @@ def xid_events(lines: Lines, since: float) -> list[dict[str, object]]:
             continue
         d: dict[str, object] = asdict(ev)
         d["time_unix"] = round(when, 3) if when is not None else None
-        d["line"] = text[text.find("NVRM:"):].strip()
+        d["line"] = text[text.find("NVRM:") :].strip()
         events.append(d)
     return events[-MAX_EVENTS:]
 
@@ -167,7 +169,9 @@ def gpu_xid(ctx: ProbeContext) -> list[Measurement]:
             continue
         tried = "; ".join(f.detail for f in failures)
         return [
-            Measurement("gpu.xid.source", name, source=f"kernel log ({tried} first)" if tried else "kernel log"),
+            Measurement(
+                "gpu.xid.source", name, source=f"kernel log ({tried} first)" if tried else "kernel log"
+            ),
             Measurement("gpu.xid.window_s", window, unit="s"),
             Measurement("gpu.xid.events", xid_events(lines, since), source=name),
         ]

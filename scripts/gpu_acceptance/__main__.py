@@ -54,13 +54,36 @@ def _setup(work: Path, wheel_dir: str, log: Any) -> tuple[dict[str, str], dict[s
         log(f"setup: {p}")
     found = sorted(str(p) for p in Path(wheel_dir).glob("*.whl")) if os.path.isdir(wheel_dir) else []
     if found:
-        r = procs.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                       "--no-cache-dir", "--target", str(site), *found], 30, str(work), "pip-install")
+        r = procs.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-index",
+                "--no-deps",
+                "--no-compile",
+                "--no-cache-dir",
+                "--target",
+                str(site),
+                *found,
+            ],
+            30,
+            str(work),
+            "pip-install",
+        )
         info["pip_rc"] = r.rc
         log(f"setup: pip install of {len(found)} carried wheels: rc {r.rc} in {r.seconds} s")
     env = _env(site)
-    r = procs.run([sys.executable, "-m", "scripts.gpu_acceptance.versions"], 10, str(work), "versions", env=env,
-                  cwd=str(ROOT))
+    r = procs.run(
+        [sys.executable, "-m", "scripts.gpu_acceptance.versions"],
+        10,
+        str(work),
+        "versions",
+        env=env,
+        cwd=str(ROOT),
+    )
     try:
         info["node"] = json.loads((work / r.stdout).read_text())
     except (OSError, ValueError):
@@ -93,13 +116,31 @@ def _run_step(step: Step, work: Path, env: dict[str, str], log: Any) -> dict[str
         r = procs.run(argv, c.timeout_s, str(folder), c.label, env=env, cwd=str(ROOT))
         ok = r.rc in c.ok_rcs
         status = "timeout" if r.timed_out else ("ok" if ok else f"rc {r.rc}")
-        rows.append({"label": c.label, "argv": argv, "rc": r.rc, "seconds": r.seconds, "status": status,
-                     "timeout_s": c.timeout_s, "expected_rc": list(c.ok_rcs)})
-        tail = (folder / r.stdout).read_text(errors="replace").strip().splitlines()[-1:] if r.rc is not None else []
+        rows.append(
+            {
+                "label": c.label,
+                "argv": argv,
+                "rc": r.rc,
+                "seconds": r.seconds,
+                "status": status,
+                "timeout_s": c.timeout_s,
+                "expected_rc": list(c.ok_rcs),
+            }
+        )
+        tail = (
+            (folder / r.stdout).read_text(errors="replace").strip().splitlines()[-1:]
+            if r.rc is not None
+            else []
+        )
         log(f"step {step.number} {c.label}: {status} in {r.seconds} s {tail[0][:200] if tail else ''}")
-    out = {"step": step.number, "name": step.name, "what": step.what,
-           "status": "ok" if all(r["status"] == "ok" for r in rows) else "failed",
-           "seconds": round(time.monotonic() - t0, 1), "commands": rows}
+    out = {
+        "step": step.number,
+        "name": step.name,
+        "what": step.what,
+        "status": "ok" if all(r["status"] == "ok" for r in rows) else "failed",
+        "seconds": round(time.monotonic() - t0, 1),
+        "commands": rows,
+    }
     return out
 
 
@@ -148,12 +189,19 @@ def dry_run(wheel_dir: str) -> int:
     lines: list[tuple[bool, str]] = []
     for script in ("scripts/gpu-acceptance.sh", "scripts/gpu-wheels.sh"):
         r = subprocess.run(["bash", "-n", str(ROOT / script)], capture_output=True, text=True)
-        lines.append((r.returncode == 0, f"{script} parses" if r.returncode == 0 else f"{script}: {r.stderr.strip()}"))
+        lines.append(
+            (r.returncode == 0, f"{script} parses" if r.returncode == 0 else f"{script}: {r.stderr.strip()}")
+        )
     for p in wheels.check(wheel_dir) or []:
         lines.append((False, p))
     if not any(not ok for ok, text in lines if "wheel" in text or wheel_dir in text):
-        lines.append((True, f"{wheel_dir}: {', '.join(f'{k}=={v}' for k, v in wheels.REQUIRED.items())} "
-                            f"for CPython 3.12 manylinux x86_64"))
+        lines.append(
+            (
+                True,
+                f"{wheel_dir}: {', '.join(f'{k}=={v}' for k, v in wheels.REQUIRED.items())} "
+                f"for CPython 3.12 manylinux x86_64",
+            )
+        )
     total = total_s()
     per = ", ".join(f"{s.number} {s.name} {s.timeout_s:.0f}" for s in STEPS)
     lines.append((total <= BUDGET_S, f"timeouts: setup {SETUP_S}, {per}: {total:.0f} s of {BUDGET_S} s"))
@@ -163,14 +211,22 @@ def dry_run(wheel_dir: str) -> int:
         site = Path(tmp) / "site"
         site.mkdir()
         tree.link(ROOT, site)
-        r = subprocess.run([sys.executable, "-m", "scripts.gpu_acceptance.parse_check"], capture_output=True,
-                           text=True, env=_env(site), cwd=str(ROOT), timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "scripts.gpu_acceptance.parse_check"],
+            capture_output=True,
+            text=True,
+            env=_env(site),
+            cwd=str(ROOT),
+            timeout=120,
+        )
         found = [ln for ln in r.stdout.splitlines() if ln.strip()]
         if r.returncode == 0:
             n = sum(len(s.cmds) for s in STEPS)
             lines.append((True, f"steps: {n} commands of {len(STEPS)} steps parse against this tree's CLI"))
         else:
-            lines += [(False, ln) for ln in found] or [(False, f"parse check failed: {r.stderr.strip()[-400:]}")]
+            lines += [(False, ln) for ln in found] or [
+                (False, f"parse check failed: {r.stderr.strip()[-400:]}")
+            ]
     for ok, text in lines:
         print(f"[{'ok' if ok else 'x'}] {text}", file=sys.stdout if ok else sys.stderr)
     bad = sum(1 for ok, _ in lines if not ok)
@@ -182,8 +238,11 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="gpu-acceptance.sh", description=__doc__.split("\n\n")[0])
     ap.add_argument("--dry-run", action="store_true", help="check here, without a GPU, that the run is ready")
     ap.add_argument("--out", help="output folder (default: $OUT, else ./gpu-acceptance-out)")
-    ap.add_argument("--wheels", default=os.environ.get("PGDOCTOR_GPU_WHEELS", str(ROOT / wheels.DEFAULT_DIR)),
-                    help="folder of carried wheels (default: .gpu-wheels)")
+    ap.add_argument(
+        "--wheels",
+        default=os.environ.get("PGDOCTOR_GPU_WHEELS", str(ROOT / wheels.DEFAULT_DIR)),
+        help="folder of carried wheels (default: .gpu-wheels)",
+    )
     ap.add_argument("--only", help="comma-separated step numbers to run (default: all)")
     try:
         a = ap.parse_args(argv)

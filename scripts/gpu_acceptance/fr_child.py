@@ -23,14 +23,14 @@ import traceback
 from typing import Any, Callable
 
 BUFFER = "2000"
-SLEEP_CYCLES = 4_000_000_000   # about 2 s at the H200's 1.98 GHz boost clock
+SLEEP_CYCLES = 4_000_000_000  # about 2 s at the H200's 1.98 GHz boost clock
 
 
 def _env(work: str) -> None:
     # Before torch is imported: the recorder reads these when the process group starts.
     os.makedirs(os.path.join(work, "pipe"), exist_ok=True)
     os.environ["TORCH_FR_BUFFER_SIZE"] = BUFFER
-    os.environ["TORCH_NCCL_TRACE_BUFFER_SIZE"] = BUFFER          # its name before torch 2.6
+    os.environ["TORCH_NCCL_TRACE_BUFFER_SIZE"] = BUFFER  # its name before torch 2.6
     os.environ["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] = os.path.join(work, "pipe", "pipe_rank_")
     os.environ["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = os.path.join(work, "pipe", "nccl_trace_rank_")
     os.environ["TORCH_NCCL_ENABLE_MONITORING"] = "1"
@@ -51,8 +51,14 @@ def _collectives(torch: Any, dist: Any, device: str, log: dict[str, Any]) -> Non
     for _ in range(3):
         _try(log, "all_reduce", lambda: dist.all_reduce(x))
     _try(log, "broadcast", lambda: dist.broadcast(x, 0))
-    _try(log, "all_gather_into_tensor", lambda: dist.all_gather_into_tensor(torch.empty(1024, device=device), x))
-    _try(log, "reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(torch.empty(1024, device=device), x))
+    _try(
+        log,
+        "all_gather_into_tensor",
+        lambda: dist.all_gather_into_tensor(torch.empty(1024, device=device), x),
+    )
+    _try(
+        log, "reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(torch.empty(1024, device=device), x)
+    )
     _try(log, "all_to_all_single", lambda: dist.all_to_all_single(torch.empty(1024, device=device), x))
 
     def coalesced() -> None:
@@ -61,6 +67,7 @@ def _collectives(torch: Any, dist: Any, device: str, log: dict[str, Any]) -> Non
             for _ in range(2):
                 dist.reduce_scatter_tensor(torch.empty(512, device=device), torch.ones(512, device=device))
         cm.wait()
+
     def mixed() -> None:
         # Ops of two kinds in one manager take the slow path: each op recorded under the group's
         # sequence number, then endCoalescing's "nccl:coalesced" marker.
@@ -68,13 +75,17 @@ def _collectives(torch: Any, dist: Any, device: str, log: dict[str, Any]) -> Non
             dist.reduce_scatter_tensor(torch.empty(512, device=device), torch.ones(512, device=device))
             dist.all_gather_into_tensor(torch.empty(512, device=device), torch.ones(512, device=device))
         cm.wait()
+
     if device != "cpu":
         # Gloo has no startCoalescing, and a failed coalescing manager would leave the group in
         # coalescing mode (every later collective queued, none issued).
         _try(log, "reduce_scatter_coalesced", coalesced)
         _try(log, "mixed_coalesced", mixed)
-        _try(log, "all_to_all_list", lambda: dist.all_to_all([torch.empty(256, device=device)],
-                                                             [torch.ones(256, device=device)]))
+        _try(
+            log,
+            "all_to_all_list",
+            lambda: dist.all_to_all([torch.empty(256, device=device)], [torch.ones(256, device=device)]),
+        )
     sub = _try(log, "new_group", lambda: dist.new_group([0]))
     if sub is not None:
         _try(log, "subgroup_all_reduce", lambda: dist.all_reduce(x, group=sub))
@@ -85,13 +96,20 @@ def _in_process(c10d: Any, log: dict[str, Any]) -> tuple[Any, Any]:
     pkl = js = None
     for name in ("_dump_nccl_trace", "_dump_fr_trace"):
         if hasattr(c10d, name):
-            pkl = _try(log, f"api.{name}", lambda n=name: getattr(c10d, n)(
-                includeCollectives=True, includeStackTraces=True, onlyActive=False))
+            pkl = _try(
+                log,
+                f"api.{name}",
+                lambda n=name: getattr(c10d, n)(
+                    includeCollectives=True, includeStackTraces=True, onlyActive=False
+                ),
+            )
             if pkl is not None:
                 break
     for name in ("_dump_nccl_trace_json", "_dump_fr_trace_json"):
         if hasattr(c10d, name):
-            js = _try(log, f"api.{name}", lambda n=name: getattr(c10d, n)(includeCollectives=True, onlyActive=False))
+            js = _try(
+                log, f"api.{name}", lambda n=name: getattr(c10d, n)(includeCollectives=True, onlyActive=False)
+            )
             if js is not None:
                 break
     return pkl, js
@@ -104,7 +122,9 @@ def _through_pipe(work: str, log: dict[str, Any]) -> None:
     while not os.path.exists(fifo) and time.monotonic() < deadline:
         time.sleep(0.1)
     if not os.path.exists(fifo):
-        log["pipe"] = f"no pipe at {os.path.basename(fifo)} after 5 s (monitor thread off, or another variable name)"
+        log["pipe"] = (
+            f"no pipe at {os.path.basename(fifo)} after 5 s (monitor thread off, or another variable name)"
+        )
         return
     try:
         fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -117,7 +137,7 @@ def _through_pipe(work: str, log: dict[str, Any]) -> None:
     # The monitor thread looks at the pipe about once a second (its coordination interval).
     while time.monotonic() - t0 < 15:
         if os.path.exists(target) and os.path.getsize(target) > 0:
-            time.sleep(0.3)   # the writer may still be writing
+            time.sleep(0.3)  # the writer may still be writing
             log["pipe"] = f"dumped {os.path.getsize(target)} bytes after {time.monotonic() - t0:.1f} s"
             return
         time.sleep(0.2)
@@ -127,6 +147,7 @@ def _through_pipe(work: str, log: dict[str, Any]) -> None:
 def reference() -> dict[str, Any]:
     """The suite's NCCL-format writer, asked for what this child did."""
     from tests.helpers.fr_scenarios import Writer
+
     w = Writer(0)
     for _ in range(3):
         w.add("all_reduce", [[1024]], [[1024]])
@@ -163,7 +184,9 @@ def main(argv: list[str]) -> int:
         torch.cuda.set_device(0)
     store = dist.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=20))
     kw: dict[str, Any] = {"device_id": torch.device(device)} if backend == "nccl" else {}
-    dist.init_process_group(backend, store=store, rank=0, world_size=1, timeout=datetime.timedelta(seconds=60), **kw)
+    dist.init_process_group(
+        backend, store=store, rank=0, world_size=1, timeout=datetime.timedelta(seconds=60), **kw
+    )
     try:
         _collectives(torch, dist, device, log)
         if backend == "nccl":
@@ -192,8 +215,11 @@ def main(argv: list[str]) -> int:
     with open(os.path.join(work, "fr_report.json"), "w", encoding="utf-8") as fh:
         json.dump(report, fh, indent=1, default=repr)
     diffs = report.get("format_differences")
-    print(f"{backend}: in-process dump {'taken' if pkl is not None else 'FAILED'}; pipe: {log.get('pipe', 'n/a')}; "
-          f"{'no dump to compare' if diffs is None else f'{len(diffs)} format differences with the fixtures'}")
+    print(
+        f"{backend}: in-process dump {'taken' if pkl is not None else 'FAILED'}; pipe: "
+        f"{log.get('pipe', 'n/a')}; "
+        f"{'no dump to compare' if diffs is None else f'{len(diffs)} format differences with the fixtures'}"
+    )
     for d in diffs or []:
         print(f"  {d}")
     return 0 if pkl is not None else 1

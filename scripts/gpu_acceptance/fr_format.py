@@ -34,16 +34,24 @@ def _compare_rows(where: str, real: list[dict[str, Any]], ref: list[dict[str, An
     diffs = []
     rt, ft = _field_types(real), _field_types(ref)
     for k in sorted(set(rt) - set(ft)):
-        diffs.append(f"{where}: field {k!r} in the real dump ({'/'.join(sorted(rt[k]))}) is not written by the fixtures")
+        diffs.append(
+            f"{where}: field {k!r} in the real dump ({'/'.join(sorted(rt[k]))}) is not written by the "
+            f"fixtures"
+        )
     for k in sorted(set(ft) - set(rt)):
-        diffs.append(f"{where}: field {k!r} written by the fixtures ({'/'.join(sorted(ft[k]))}) is not in the real dump")
+        diffs.append(
+            f"{where}: field {k!r} written by the fixtures ({'/'.join(sorted(ft[k]))}) is not in the real "
+            f"dump"
+        )
     for k in sorted(set(rt) & set(ft)):
         # None is a legal value of the optional fields (time_discovered_*), and an empty list says
         # nothing of its elements' type (a barrier's sizes): compare the others.
         r, f = _informative(rt[k]), _informative(ft[k])
         if r and f and r != f:
-            diffs.append(f"{where}: field {k!r} is {'/'.join(sorted(r))} in the real dump, "
-                         f"{'/'.join(sorted(f))} in the fixtures")
+            diffs.append(
+                f"{where}: field {k!r} is {'/'.join(sorted(r))} in the real dump, "
+                f"{'/'.join(sorted(f))} in the fixtures"
+            )
     return diffs
 
 
@@ -56,17 +64,24 @@ def compare(real: dict[str, Any], ref: dict[str, Any]) -> list[str]:
         diffs.append(f"top level: key {k!r} written by the fixtures is not in the real dump")
     for k in sorted(set(real) & set(ref)):
         if _type(real[k]) != _type(ref[k]) and not (isinstance(real[k], dict) and isinstance(ref[k], dict)):
-            diffs.append(f"top level: {k!r} is {_type(real[k])} in the real dump, {_type(ref[k])} in the fixtures")
+            diffs.append(
+                f"top level: {k!r} is {_type(real[k])} in the real dump, {_type(ref[k])} in the fixtures"
+            )
     if real.get("version") != ref.get("version"):
-        diffs.append(f"version: the real dump says {real.get('version')!r}, the fixtures {ref.get('version')!r}")
+        diffs.append(
+            f"version: the real dump says {real.get('version')!r}, the fixtures {ref.get('version')!r}"
+        )
     entries = [e for e in real.get("entries", []) if isinstance(e, dict)]
     ref_entries = [e for e in ref.get("entries", []) if isinstance(e, dict)]
     diffs += _compare_rows("entries", entries, ref_entries)
     for name in ("pg_config", "pg_status"):
         a, b = real.get(name), ref.get(name)
         if isinstance(a, dict) and isinstance(b, dict):
-            diffs += _compare_rows(name, [v for v in a.values() if isinstance(v, dict)],
-                                   [v for v in b.values() if isinstance(v, dict)])
+            diffs += _compare_rows(
+                name,
+                [v for v in a.values() if isinstance(v, dict)],
+                [v for v in b.values() if isinstance(v, dict)],
+            )
     prefixes = sorted({str(e.get("profiling_name", "")).split(":")[0] for e in entries})
     ref_prefixes = sorted({str(e.get("profiling_name", "")).split(":")[0] for e in ref_entries})
     if prefixes != ref_prefixes:
@@ -78,8 +93,10 @@ def summary(dump: dict[str, Any]) -> dict[str, Any]:
     """What a reader wants to see of a real dump without unpickling it: versions, states, names."""
     entries = [e for e in dump.get("entries", []) if isinstance(e, dict)]
     return {
-        "version": dump.get("version"), "comm_lib_version": dump.get("comm_lib_version"),
-        "keys": sorted(dump), "entries": len(entries),
+        "version": dump.get("version"),
+        "comm_lib_version": dump.get("comm_lib_version"),
+        "keys": sorted(dump),
+        "entries": len(entries),
         "profiling_names": sorted({str(e.get("profiling_name")) for e in entries}),
         "states": sorted({str(e.get("state")) for e in entries}),
         "last": {k: repr(v)[:120] for k, v in entries[-1].items() if k != "frames"} if entries else None,

@@ -60,6 +60,7 @@ def _as(uid: Optional[int]) -> Optional[Callable[[], None]]:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+
     return drop
 
 
@@ -67,8 +68,13 @@ def _run(argv: list[str], timeout: float, uid: Optional[int]) -> dict[str, Any]:
     t0 = time.monotonic()
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=_as(uid))
-        return {"argv": argv, "rc": p.returncode, "seconds": round(time.monotonic() - t0, 2),
-                "stdout": p.stdout[-20000:], "stderr": p.stderr[-4000:]}
+        return {
+            "argv": argv,
+            "rc": p.returncode,
+            "seconds": round(time.monotonic() - t0, 2),
+            "stdout": p.stdout[-20000:],
+            "stderr": p.stderr[-4000:],
+        }
     except subprocess.TimeoutExpired:
         return {"argv": argv, "rc": None, "seconds": timeout, "stderr": f"timed out after {timeout} s"}
     except OSError as exc:
@@ -76,16 +82,21 @@ def _run(argv: list[str], timeout: float, uid: Optional[int]) -> dict[str, Any]:
 
 
 def _as_user(uid: Optional[int], available: bool) -> dict[str, Any]:
-    proc = subprocess.Popen([sys.executable, "-m", "scripts.gpu_acceptance.hang_step", "--rank"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=_as(uid),
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scripts.gpu_acceptance.hang_step", "--rank"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_as(uid),
+        start_new_session=True,
+    )
     out: dict[str, Any] = {"rank_pid": proc.pid}
     try:
         assert proc.stdout is not None
         ready = proc.stdout.readline().strip() == "ready"
         out["rank_ready"] = ready
         if ready:
-            time.sleep(1.0)   # inside the synchronize
+            time.sleep(1.0)  # inside the synchronize
             for name, (argv, timeout) in TOOLS.items():
                 if name == "pgdoctor-hang" and not available:
                     out[name] = "not available in this tree"

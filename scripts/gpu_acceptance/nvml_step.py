@@ -20,8 +20,11 @@ from typing import Any
 
 
 def _row(m: Any) -> tuple[str, str, str]:
-    return (m.key, json.dumps(dataclasses.asdict(m.scope), sort_keys=True),
-            json.dumps(m.value, sort_keys=True, default=repr))
+    return (
+        m.key,
+        json.dumps(dataclasses.asdict(m.scope), sort_keys=True),
+        json.dumps(m.value, sort_keys=True, default=repr),
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -58,18 +61,26 @@ def main(argv: list[str]) -> int:
     replay.init()
     try:
         again = read_all(replay, ctx)
-    except LookupError as exc:   # UnrecordedCall: the recorder missed a call the probe makes
+    except LookupError as exc:  # UnrecordedCall: the recorder missed a call the probe makes
         print(f"replay failed: {exc}", file=sys.stderr)
         return 1
     a, b = sorted(map(_row, live)), sorted(map(_row, again))
     diff = sorted(set(a) ^ set(b))
     unavailable = sorted({m.key for m in live if type(m.value).__name__ == "Unavailable"})
-    report = {"fixture": os.path.basename(path), "calls": len(rec.calls), "measurements": len(live),
-              "replay_identical": not diff, "replay_differences": diff[:50], "unavailable_keys": unavailable}
+    report = {
+        "fixture": os.path.basename(path),
+        "calls": len(rec.calls),
+        "measurements": len(live),
+        "replay_identical": not diff,
+        "replay_differences": diff[:50],
+        "unavailable_keys": unavailable,
+    }
     with open(os.path.join(work, "nvml_replay.json"), "w", encoding="utf-8") as fh:
         json.dump(report, fh, indent=1)
-    print(f"recorded {len(rec.calls)} NVML calls into {path}; replay "
-          f"{'identical' if not diff else f'differs in {len(diff)} rows'}; {len(unavailable)} keys unavailable")
+    print(
+        f"recorded {len(rec.calls)} NVML calls into {path}; replay "
+        f"{'identical' if not diff else f'differs in {len(diff)} rows'}; {len(unavailable)} keys unavailable"
+    )
     return 0 if not diff else 1
 
 

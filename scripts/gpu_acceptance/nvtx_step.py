@@ -58,22 +58,42 @@ def main(argv: list[str]) -> int:
         report["result"] = "ncu not found: NVTX not checked under an NVIDIA tool"
     else:
         for name, pattern in RUNS.items():
-            argv_ = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", pattern, "--csv", "--page", "raw",
-                     "--metrics", "gpu__time_duration.sum", sys.executable, "-m", "scripts.gpu_acceptance.nvtx_step",
-                     "--program"]
+            argv_ = [
+                ncu,
+                "--clock-control",
+                "none",
+                "--nvtx",
+                "--nvtx-include",
+                pattern,
+                "--csv",
+                "--page",
+                "raw",
+                "--metrics",
+                "gpu__time_duration.sum",
+                sys.executable,
+                "-m",
+                "scripts.gpu_acceptance.nvtx_step",
+                "--program",
+            ]
             try:
                 p = subprocess.run(argv_, capture_output=True, text=True, timeout=25)
                 text = p.stdout + p.stderr
                 with open(os.path.join(work, f"ncu-{name}.txt"), "w", encoding="utf-8") as fh:
                     fh.write(text)
-                report[name] = {"rc": p.returncode, "kernels": _kernels(p.stdout),
-                                "program": next((ln for ln in p.stdout.splitlines() if ln.startswith("{")), None)}
+                report[name] = {
+                    "rc": p.returncode,
+                    "kernels": _kernels(p.stdout),
+                    "program": next((ln for ln in p.stdout.splitlines() if ln.startswith("{")), None),
+                }
             except subprocess.TimeoutExpired:
                 report[name] = {"rc": None, "error": "ncu timed out after 25 s"}
         fwd, absent = report.get("fwd", {}), report.get("absent", {})
         ok = fwd.get("kernels", 0) >= 1 and absent.get("kernels", -1) == 0
-        report["result"] = ("ncu profiled kernels inside pgdoctor@fwd and none for an absent range: the ranges "
-                            "reach the tool" if ok else "the ranges were not seen as expected (see ncu-*.txt)")
+        report["result"] = (
+            "ncu profiled kernels inside pgdoctor@fwd and none for an absent range: the ranges reach the tool"
+            if ok
+            else "the ranges were not seen as expected (see ncu-*.txt)"
+        )
     with open(os.path.join(work, "nvtx_report.json"), "w", encoding="utf-8") as fh:
         json.dump(report, fh, indent=1)
     print(report["result"])

@@ -47,13 +47,18 @@ def parse(argv: list[str]) -> str:
             if not args:
                 return "no command given"
             if args[0] not in cmd.list_commands(ctx or click.Context(cmd)):
-                what = "not available in this tree" if cmd is cli and args[0] not in LAZY_COMMANDS else "unknown"
+                what = (
+                    "not available in this tree" if cmd is cli and args[0] not in LAZY_COMMANDS else "unknown"
+                )
                 return f"`{args[0]}`: {what}"
             name = args[0]
             parent = ctx or click.Context(cmd, info_name="pgdoctor")
             sub = cmd.get_command(parent, name)
-            ctx = sub.make_context(name, list(args[1:]), parent=parent) if not isinstance(sub, click.Group) else \
-                click.Context(sub, info_name=name, parent=parent)
+            ctx = (
+                sub.make_context(name, list(args[1:]), parent=parent)
+                if not isinstance(sub, click.Group)
+                else click.Context(sub, info_name=name, parent=parent)
+            )
             cmd, args = sub, args[1:]
         return ""
     except click.exceptions.Exit:
@@ -79,7 +84,9 @@ def problems() -> list[str]:
             try:
                 mod = importlib.import_module(name)
             except Exception as exc:  # a child that does not import is the defect to report
-                out.append(f"step {step.number} ({step.name}): {name} does not import: {type(exc).__name__}: {exc}")
+                out.append(
+                    f"step {step.number} ({step.name}): {name} does not import: {type(exc).__name__}: {exc}"
+                )
                 continue
             if not callable(getattr(mod, "main", None)):
                 out.append(f"step {step.number} ({step.name}): {name} has no main()")

@@ -16,9 +16,9 @@ GRACE_S = 3.0
 @dataclass
 class Ran:
     argv: list[str]
-    rc: Optional[int]          # None: killed at its timeout
+    rc: Optional[int]  # None: killed at its timeout
     seconds: float
-    stdout: str                # file names, relative to the step's folder
+    stdout: str  # file names, relative to the step's folder
     stderr: str
 
     @property
@@ -42,14 +42,27 @@ def _kill_group(proc: subprocess.Popen) -> None:
             continue
 
 
-def run(argv: list[str], timeout_s: float, folder: str, label: str, env: Optional[dict[str, str]] = None,
-        cwd: Optional[str] = None) -> Ran:
+def run(
+    argv: list[str],
+    timeout_s: float,
+    folder: str,
+    label: str,
+    env: Optional[dict[str, str]] = None,
+    cwd: Optional[str] = None,
+) -> Ran:
     out_name, err_name = f"{label}.out", f"{label}.err"
     t0 = time.monotonic()
     with open(os.path.join(folder, out_name), "wb") as out, open(os.path.join(folder, err_name), "wb") as err:
         try:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
         except OSError as exc:
             err.write(f"could not start {argv[0]}: {exc}\n".encode())
             return Ran(argv, 127, 0.0, out_name, err_name)

@@ -28,7 +28,11 @@ def layout(root: Path) -> dict[str, Path]:
         if best is None:
             src = root / pkg.replace(".", "/")
         else:
-            src = root / dirs[best] / pkg[len(best) + 1:].replace(".", "/") if pkg != best else root / dirs[best]
+            src = (
+                root / dirs[best] / pkg[len(best) + 1 :].replace(".", "/")
+                if pkg != best
+                else root / dirs[best]
+            )
         out[pkg] = src
     return out
 
@@ -48,8 +52,10 @@ def link(root: Path, site: Path) -> list[str]:
     for name, target in meta["project"].get("scripts", {}).items():
         module, func = target.split(":")
         script = site / "bin" / name
-        script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {func}\nsys.exit({func}())\n",
-                          encoding="utf-8")
+        script.write_text(
+            f"#!{sys.executable}\nimport sys\nfrom {module} import {func}\nsys.exit({func}())\n",
+            encoding="utf-8",
+        )
         script.chmod(0o755)
         names.append(name)
     return names

@@ -15,8 +15,12 @@ from typing import Any
 
 
 def node() -> dict[str, Any]:
-    out: dict[str, Any] = {"host": socket.gethostname(), "python": platform.python_version(),
-                           "kernel": platform.release(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    out: dict[str, Any] = {
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     try:
         import torch
 
@@ -34,8 +38,12 @@ def node() -> dict[str, Any]:
     except ImportError as exc:
         out["torch"] = f"unavailable ({exc})"
     try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10)
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         out["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
         out["nvidia_smi"] = f"unavailable ({exc})"
@@ -43,9 +51,11 @@ def node() -> dict[str, Any]:
 
 
 def source_line(info: dict[str, Any]) -> str:
-    return (f"recorded on {info.get('host')} ({info.get('gpu', 'no GPU')}; nvidia-smi: {info.get('nvidia_smi')}; "
-            f"torch {info.get('torch')}, CUDA {info.get('cuda')}, NCCL {info.get('nccl')}) at {info.get('date')} "
-            f"by scripts/gpu-acceptance.sh")
+    return (
+        f"recorded on {info.get('host')} ({info.get('gpu', 'no GPU')}; nvidia-smi: {info.get('nvidia_smi')}; "
+        f"torch {info.get('torch')}, CUDA {info.get('cuda')}, NCCL {info.get('nccl')}) at {info.get('date')} "
+        f"by scripts/gpu-acceptance.sh"
+    )
 
 
 if __name__ == "__main__":

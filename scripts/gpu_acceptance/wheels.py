@@ -19,7 +19,9 @@ PYTHON = (3, 12)
 DEFAULT_DIR = ".gpu-wheels"
 
 # name-version(-build)?-python-abi-platform.whl (PEP 427); names are normalised with "_".
-_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+_WHEEL = re.compile(
+    r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"
+)
 
 
 def _norm(name: str) -> str:
@@ -62,14 +64,19 @@ def _inside(path: str) -> list[str]:
         parts = tag.split("-")
         if len(parts) == 3 and python_ok(parts[0], parts[1]) and platform_ok(parts[2]):
             return []
-    return [f"{name}: its WHEEL tags ({', '.join(tags) or 'none'}) do not install on CPython 3.12 manylinux x86_64"]
+    return [
+        f"{name}: its WHEEL tags ({', '.join(tags) or 'none'}) do not install on CPython 3.12 manylinux "
+        f"x86_64"
+    ]
 
 
 def check(folder: str) -> list[str]:
     """Problems with `folder` as the carried wheels, one line each; empty when it is complete."""
     if not os.path.isdir(folder):
-        return [f"wheels folder {folder} is absent: run `bash scripts/gpu-wheels.sh` where pip can "
-                f"reach PyPI, then carry {folder} with the tree"]
+        return [
+            f"wheels folder {folder} is absent: run `bash scripts/gpu-wheels.sh` where pip can "
+            f"reach PyPI, then carry {folder} with the tree"
+        ]
     found: dict[str, list[str]] = {}
     problems = []
     for fname in sorted(os.listdir(folder)):
@@ -87,8 +94,10 @@ def check(folder: str) -> list[str]:
         if m.group("version") != REQUIRED[name]:
             problems.append(f"{fname}: version {m.group('version')}, the run is pinned to {REQUIRED[name]}")
         if not python_ok(m.group("py"), m.group("abi")):
-            problems.append(f"{fname}: does not install on CPython {PYTHON[0]}.{PYTHON[1]} "
-                            f"(tags {m.group('py')}-{m.group('abi')})")
+            problems.append(
+                f"{fname}: does not install on CPython {PYTHON[0]}.{PYTHON[1]} "
+                f"(tags {m.group('py')}-{m.group('abi')})"
+            )
         if not platform_ok(m.group("plat")):
             problems.append(f"{fname}: platform {m.group('plat')} is not manylinux x86_64")
         problems += _inside(os.path.join(folder, fname))
@@ -112,8 +121,10 @@ def main(argv: list[str]) -> int:
         for p in problems:
             print(f"gpu-wheels: {p}", file=sys.stderr)
         if not problems:
-            print(f"gpu-wheels: {argv[1]} holds {', '.join(REQUIRED)} for CPython 3.12 manylinux x86_64",
-                  file=sys.stderr)
+            print(
+                f"gpu-wheels: {argv[1]} holds {', '.join(REQUIRED)} for CPython 3.12 manylinux x86_64",
+                file=sys.stderr,
+            )
         return 1 if problems else 0
     print("usage: wheels.py --requirements | --check DIR", file=sys.stderr)
     return 2

@@ -42,13 +42,21 @@ def test_clean_environment_has_no_launch_or_knob_failures(tmp_path: Path) -> Non
     snap = snapshot_for(Case(), "quick", tmp_path)
     findings, results = run_checks(snap, config_from_mapping({}))
     assert [f.code for f in findings if f.severity.value == "fail"] == []
-    assert all(r.status.value in ("passed", "failed") for r in results if r.area in ("launch", "knobs", "host"))
+    assert all(
+        r.status.value in ("passed", "failed") for r in results if r.area in ("launch", "knobs", "host")
+    )
 
 
 @pytest.mark.parametrize(
     ("spec", "expected"),
-    [("eth", ["eth0", "eth1"]), ("^eth", ["ib0", "lo"]), ("=eth0", ["eth0"]), ("=eth", []),
-     ("^=eth0,lo", ["eth1", "ib0"]), ("ib,eth1", ["eth1", "ib0"])],
+    [
+        ("eth", ["eth0", "eth1"]),
+        ("^eth", ["ib0", "lo"]),
+        ("=eth0", ["eth0"]),
+        ("=eth", []),
+        ("^=eth0,lo", ["eth1", "ib0"]),
+        ("ib,eth1", ["eth1", "ib0"]),
+    ],
 )
 def test_nccl_socket_ifname_selection_follows_nccl_syntax(spec: str, expected: list[str]) -> None:
     from pgdoctor.checks.knobs import select_nccl
@@ -56,8 +64,18 @@ def test_nccl_socket_ifname_selection_follows_nccl_syntax(spec: str, expected: l
     assert select_nccl(spec, ["eth0", "eth1", "ib0", "lo"]) == expected
 
 
-@pytest.mark.parametrize(("raw", "count"), [(None, 4), ("", 0), ("-1", 0), ("0,1", 2), ("0,7,1", 1),
-                                            ("GPU-8a2f0c1e-aaaa-bbbb-cccc-0123456789ab", 1), ("1,1", 1)])
+@pytest.mark.parametrize(
+    ("raw", "count"),
+    [
+        (None, 4),
+        ("", 0),
+        ("-1", 0),
+        ("0,1", 2),
+        ("0,7,1", 1),
+        ("GPU-8a2f0c1e-aaaa-bbbb-cccc-0123456789ab", 1),
+        ("1,1", 1),
+    ],
+)
 def test_visible_gpu_count_stops_where_cuda_stops(raw: str | None, count: int) -> None:
     from pgdoctor.checks.visible_devices import visible_gpu_count
 
@@ -66,12 +84,18 @@ def test_visible_gpu_count_stops_where_cuda_stops(raw: str | None, count: int) -
 
 @pytest.mark.parametrize(
     ("env", "torch_version", "off"),
-    [({}, "2.13.0", False), ({}, "2.5.1+cu124", True), ({"TORCH_FR_BUFFER_SIZE": "0"}, "2.13.0", True),
-     ({"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"}, "2.4.0", False),
-     ({"TORCH_FR_BUFFER_SIZE": "0", "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"}, "2.13.0", True), ({}, None, False)],
+    [
+        ({}, "2.13.0", False),
+        ({}, "2.5.1+cu124", True),
+        ({"TORCH_FR_BUFFER_SIZE": "0"}, "2.13.0", True),
+        ({"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"}, "2.4.0", False),
+        ({"TORCH_FR_BUFFER_SIZE": "0", "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"}, "2.13.0", True),
+        ({}, None, False),
+    ],
 )
-def test_flight_recorder_default_follows_the_torch_version(env: dict[str, str], torch_version: str | None,
-                                                           off: bool) -> None:
+def test_flight_recorder_default_follows_the_torch_version(
+    env: dict[str, str], torch_version: str | None, off: bool
+) -> None:
     from pgdoctor.checks.knobs import flight_recorder_off
 
     assert bool(flight_recorder_off(env, torch_version)) is off
@@ -82,8 +106,12 @@ def test_torch_boolean_spellings_are_valid(value: str) -> None:
     from pgdoctor.checks.knobs import nccl_knobs
     from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
 
-    probe = ProbeResult("environment", "launch", Status.PASSED,
-                        measurements=(Measurement("env.vars", {"TORCH_NCCL_BLOCKING_WAIT": value}),))
+    probe = ProbeResult(
+        "environment",
+        "launch",
+        Status.PASSED,
+        measurements=(Measurement("env.vars", {"TORCH_NCCL_BLOCKING_WAIT": value}),),
+    )
     snap = Snapshot("h", 0.0, "0", "quick", (probe,))
     assert "ENV406" not in {f.code for f in nccl_knobs(snap, config_from_mapping({}))}
 

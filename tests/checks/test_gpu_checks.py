@@ -84,11 +84,15 @@ def test_idle_pcie_generation_drop_is_not_flagged() -> None:
 
 
 def test_foreign_process_severity_and_own_pid() -> None:
-    small = Variant(_set(0, memory_used=2 * GiB, processes=[{"pid": 9, "usedGpuMemory": GiB, "name": "nvtop"}]))
+    small = Variant(
+        _set(0, memory_used=2 * GiB, processes=[{"pid": 9, "usedGpuMemory": GiB, "name": "nvtop"}])
+    )
     f = findings(small)
     assert [(x.code, x.severity) for x in f] == [("GPU170", Severity.WARN)]
     assert "pid 9 nvtop 1.0 GiB" in f[0].message
-    own = Variant(_set(0, memory_used=74 * GiB, processes=[{"pid": 4242, "usedGpuMemory": 73 * GiB, "name": "me"}]))
+    own = Variant(
+        _set(0, memory_used=74 * GiB, processes=[{"pid": 4242, "usedGpuMemory": 73 * GiB, "name": "me"}])
+    )
     assert codes(own) == ["GPU171"]  # pgdoctor's own context is not a stranger; the memory is still gone
     unknown = Variant(_set(0, processes=[{"pid": 11, "usedGpuMemory": None, "name": ""}]))
     assert "pid 11 ? (size unknown)" in findings(unknown)[0].message
@@ -127,17 +131,24 @@ def test_compute_peers_need_two_gpus_and_datasheet_matching() -> None:
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_cli_without_driver_reports_gpu_unavailable_and_exits_0_unless_asked() -> None:
     asked = run("check", "--only", "gpu")
     assert asked.returncode == 3, asked.stdout + asked.stderr
-    assert "[-] GPU health (NVML) - library_not_found: NVML library not found (no NVIDIA driver)" in asked.stdout
+    assert (
+        "[-] GPU health (NVML) - library_not_found: NVML library not found (no NVIDIA driver)" in asked.stdout
+    )
     whole = run("check", "--level", "quick", "--skip", "net,collectives", "--json")
     report = json.loads(whole.stdout)
     gpu = next(r for r in report["results"] if r["name"] == "gpu")
-    assert (gpu["status"], gpu["reason"]) == ("unavailable", "library_not_found: NVML library not found (no NVIDIA driver)")
+    assert (gpu["status"], gpu["reason"]) == (
+        "unavailable",
+        "library_not_found: NVML library not found (no NVIDIA driver)",
+    )
     # Not asked for by name: the GPU area adds nothing to the exit code (no incomplete reason, no finding).
     assert not [r for r in report["incomplete"] if "gpu" in r]
     assert not [f for f in report["findings"] if f["area"] == "gpu"]
@@ -178,13 +189,22 @@ def test_runner_collects_the_gpu_area_through_the_replay_backend(tmp_path: Any) 
     (root / "dev/kmsg").write_text(gpu_codes.kmsg_text([(60.0, gpu_codes.XID79)]))
     (root / "proc/uptime").write_text("7200.0 1.0\n")
     config = load_config(None)
-    ctx = ProbeContext(env={}, fs=FsReader(root), commands=ReplayRunner({}), clock=lambda: gpu_codes.NOW,
-                       level="quick", config=config,
-                       options={"nvml_backend": ReplayBackend(recording(v.gpus, "test")["calls"])})
+    ctx = ProbeContext(
+        env={},
+        fs=FsReader(root),
+        commands=ReplayRunner({}),
+        clock=lambda: gpu_codes.NOW,
+        level="quick",
+        config=config,
+        options={"nvml_backend": ReplayBackend(recording(v.gpus, "test")["calls"])},
+    )
     selection = Selection(only=("gpu",))
     snap = collect(ctx, selection, timeout_s=30)
-    assert {p.name: p.status.value for p in snap.probes if p.area == "gpu"} == \
-        {"gpu": "passed", "gpu_pci": "passed", "gpu_xid": "passed"}
+    assert {p.name: p.status.value for p in snap.probes if p.area == "gpu"} == {
+        "gpu": "passed",
+        "gpu_pci": "passed",
+        "gpu_xid": "passed",
+    }
     report = build_report("check", Snapshot.loads(snap.dumps()), config, selection)
     assert sorted(f.code for f in report.findings) == ["GPU101", "GPU120"]
     assert {f.scope.gpu_index for f in report.findings} == {1}

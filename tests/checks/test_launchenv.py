@@ -25,11 +25,26 @@ def test_bad_hostlists_are_rejected(text: str) -> None:
 
 
 def test_torch_variables_win_and_slurm_fills_the_master() -> None:
-    info = parse_launch({"SLURM_PROCID": "3", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1",
-                         "SLURM_NTASKS_PER_NODE": "4(x2)", "SLURM_JOB_NODELIST": "gpu[10-11]"})
-    assert (info.launcher, info.rank, info.world_size, info.local_rank, info.local_world_size) == ("slurm", 3, 8, 1, 4)
+    info = parse_launch(
+        {
+            "SLURM_PROCID": "3",
+            "SLURM_NTASKS": "8",
+            "SLURM_LOCALID": "1",
+            "SLURM_NTASKS_PER_NODE": "4(x2)",
+            "SLURM_JOB_NODELIST": "gpu[10-11]",
+        }
+    )
+    assert (info.launcher, info.rank, info.world_size, info.local_rank, info.local_world_size) == (
+        "slurm",
+        3,
+        8,
+        1,
+        4,
+    )
     assert info.master_addr == "gpu10" and info.nodes == ("gpu10", "gpu11")
-    torchrun = parse_launch({"RANK": "5", "WORLD_SIZE": "16", "SLURM_PROCID": "1", "TORCHELASTIC_RUN_ID": "x"})
+    torchrun = parse_launch(
+        {"RANK": "5", "WORLD_SIZE": "16", "SLURM_PROCID": "1", "TORCHELASTIC_RUN_ID": "x"}
+    )
     assert (torchrun.launcher, torchrun.rank, torchrun.world_size) == ("torchrun", 5, 16)
 
 

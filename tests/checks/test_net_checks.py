@@ -15,17 +15,24 @@ PORTS = {f"mlx5_{i}:1": {"device": f"mlx5_{i}", "port": 1} for i in (0, 1, 10)}
 PORTS["mlx5_1:2"] = {"device": "mlx5_1", "port": 2}
 
 
-@pytest.mark.parametrize("spec, selected, missing", [
-    ("mlx5", ["mlx5_0:1", "mlx5_1:1", "mlx5_10:1", "mlx5_1:2"], []),
-    ("mlx5_1", ["mlx5_1:1", "mlx5_10:1", "mlx5_1:2"], []),  # prefix: mlx5_1 also matches mlx5_10
-    ("=mlx5_1", ["mlx5_1:1", "mlx5_1:2"], []),
-    ("=mlx5_1:2", ["mlx5_1:2"], []),
-    ("mlx5_0:1,mlx5_7", ["mlx5_0:1"], ["mlx5_7"]),
-    ("^mlx5_1", ["mlx5_0:1"], []),
-    ("^=mlx5_1", ["mlx5_0:1", "mlx5_10:1"], []),
-    ("^=mlx5_9", ["mlx5_0:1", "mlx5_1:1", "mlx5_10:1", "mlx5_1:2"], []),  # excluding the absent is harmless
-    ("=mlx5_0:3", [], ["mlx5_0:3"]),
-])
+@pytest.mark.parametrize(
+    "spec, selected, missing",
+    [
+        ("mlx5", ["mlx5_0:1", "mlx5_1:1", "mlx5_10:1", "mlx5_1:2"], []),
+        ("mlx5_1", ["mlx5_1:1", "mlx5_10:1", "mlx5_1:2"], []),  # prefix: mlx5_1 also matches mlx5_10
+        ("=mlx5_1", ["mlx5_1:1", "mlx5_1:2"], []),
+        ("=mlx5_1:2", ["mlx5_1:2"], []),
+        ("mlx5_0:1,mlx5_7", ["mlx5_0:1"], ["mlx5_7"]),
+        ("^mlx5_1", ["mlx5_0:1"], []),
+        ("^=mlx5_1", ["mlx5_0:1", "mlx5_10:1"], []),
+        (
+            "^=mlx5_9",
+            ["mlx5_0:1", "mlx5_1:1", "mlx5_10:1", "mlx5_1:2"],
+            [],
+        ),  # excluding the absent is harmless
+        ("=mlx5_0:3", [], ["mlx5_0:3"]),
+    ],
+)
 def test_nccl_ib_hca_selection(spec: str, selected: list[str], missing: list[str]) -> None:
     got_selected, got_missing = select_hca(spec, PORTS)
     assert sorted(got_selected) == sorted(selected)
@@ -73,7 +80,12 @@ def test_rdma_expectation_sources() -> None:
 
 def test_numa_finding_names_gpu_and_nic() -> None:
     f = codes(tree_snapshot("two_numa_bad"))["NET106"]
-    assert len(f) == 1 and f[0].facts == {"gpu": "GPU1", "gpu_numa_node": 1, "nic": "mlx5_0", "nic_numa_node": 0}
+    assert len(f) == 1 and f[0].facts == {
+        "gpu": "GPU1",
+        "gpu_numa_node": 1,
+        "nic": "mlx5_0",
+        "nic_numa_node": 0,
+    }
     assert f[0].scope.host == "node-a" and f[0].scope.gpu_index == 1
 
 
@@ -94,7 +106,9 @@ def test_slow_node_needs_three_nodes_and_uses_best_pair() -> None:
 def test_slow_node_and_slow_link_are_told_apart() -> None:
     base = tree_snapshot("two_numa_good")
     four = [facts(i) for i in range(4)]
-    node = codes(with_cluster(base, four, pairs(HOSTS4, {(1, 2): 1.1, (0, 1): 1.2, (1, 3): 1.1, (3, 1): 1.0})))
+    node = codes(
+        with_cluster(base, four, pairs(HOSTS4, {(1, 2): 1.1, (0, 1): 1.2, (1, 3): 1.1, (3, 1): 1.0}))
+    )
     assert [f.scope.host for f in node["NET115"]] == ["gpu-node-01"] and "NET116" not in node
     assert "1.2 GB/s" in node["NET115"][0].message and "11.8 GB/s" in node["NET115"][0].message
     link = codes(with_cluster(base, four, pairs(HOSTS4, {(2, 3): 2.9})))
@@ -104,9 +118,15 @@ def test_slow_node_and_slow_link_are_told_apart() -> None:
 
 def test_consistency_findings_name_the_odd_host() -> None:
     four = [facts(i) for i in range(4)]
-    snap = with_cluster(tree_snapshot("two_numa_good"), [
-        four[0], facts(1, env={**four[1]["env"], "NCCL_IB_HCA": "=mlx5_0"}), facts(2, driver_version="535.104.05"),
-        four[3]])
+    snap = with_cluster(
+        tree_snapshot("two_numa_good"),
+        [
+            four[0],
+            facts(1, env={**four[1]["env"], "NCCL_IB_HCA": "=mlx5_0"}),
+            facts(2, driver_version="535.104.05"),
+            four[3],
+        ],
+    )
     found = codes(snap)
     assert [f.scope.host for f in found["NET113"]] == ["gpu-node-01"]
     assert "NCCL_IB_HCA==mlx5_0 (others: =mlx5_0,mlx5_1)" in found["NET113"][0].message
@@ -115,8 +135,9 @@ def test_consistency_findings_name_the_odd_host() -> None:
 
 
 def test_gpu_lists_are_summarised() -> None:
-    snap = with_cluster(tree_snapshot("two_numa_good"),
-                        [facts(0, gpu_count=7, gpu_models=["NVIDIA H100 80GB HBM3"] * 7),
-                         *[facts(i) for i in range(1, 4)]])
+    snap = with_cluster(
+        tree_snapshot("two_numa_good"),
+        [facts(0, gpu_count=7, gpu_models=["NVIDIA H100 80GB HBM3"] * 7), *[facts(i) for i in range(1, 4)]],
+    )
     msg = codes(snap)["NET112"][0].message
     assert "7x NVIDIA H100 80GB HBM3 (others: 8x NVIDIA H100 80GB HBM3)" in msg

@@ -13,13 +13,23 @@ import pytest
 
 from tests.helpers.paths import TESTS
 
-BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_", "RANK", "WORLD_SIZE",
-                                                                      "MASTER_", "LOCAL_", "SLURM_", "PGDOCTOR_"))}
+BASE_ENV = {
+    k: v
+    for k, v in os.environ.items()
+    if not k.startswith(("NCCL_", "TORCH_", "RANK", "WORLD_SIZE", "MASTER_", "LOCAL_", "SLURM_", "PGDOCTOR_"))
+}
 
 
-def run(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True,
-                          timeout=timeout, env={**BASE_ENV, **(env or {})})
+def run(
+    *argv: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**BASE_ENV, **(env or {})},
+    )
 
 
 def test_check_json_is_one_object_with_schema_findings_and_results() -> None:
@@ -64,12 +74,16 @@ def test_only_a_code_reports_only_that_code() -> None:
 
 @pytest.mark.parametrize(
     ("toml", "needle"),
-    [("[host\nmin_shm_bytes = 1", "not valid TOML"),
-     ("[host]\nmin_shmbytes = 1\n", "host.min_shmbytes"),
-     ("[host]\nmin_shm_bytes = \"big\"\n", "host.min_shm_bytes"),
-     ("[host]\nmin_available_memory_fraction = true\n", "host.min_available_memory_fraction")],
+    [
+        ("[host\nmin_shm_bytes = 1", "not valid TOML"),
+        ("[host]\nmin_shmbytes = 1\n", "host.min_shmbytes"),
+        ('[host]\nmin_shm_bytes = "big"\n', "host.min_shm_bytes"),
+        ("[host]\nmin_available_memory_fraction = true\n", "host.min_available_memory_fraction"),
+    ],
 )
-def test_broken_config_exits_2_with_one_line_naming_the_problem(tmp_path: Path, toml: str, needle: str) -> None:
+def test_broken_config_exits_2_with_one_line_naming_the_problem(
+    tmp_path: Path, toml: str, needle: str
+) -> None:
     cfg = tmp_path / "broken.toml"
     cfg.write_text(toml)
     proc = run("check", "--config", str(cfg))
@@ -88,11 +102,13 @@ def test_config_thresholds_change_the_verdict(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("argv", "needle"),
-    [(["check", "--only", "nonsense"], "nonsense"),
-     (["check", "--from", "/nonexistent/snap.json"], "cannot read snapshot"),
-     (["explain", "XYZ999"], "XYZ999"),
-     (["check", "--level", "deep"], "deep"),
-     (["frobnicate"], "frobnicate")],
+    [
+        (["check", "--only", "nonsense"], "nonsense"),
+        (["check", "--from", "/nonexistent/snap.json"], "cannot read snapshot"),
+        (["explain", "XYZ999"], "XYZ999"),
+        (["check", "--level", "deep"], "deep"),
+        (["frobnicate"], "frobnicate"),
+    ],
 )
 def test_usage_errors_exit_2_without_traceback(argv: list[str], needle: str) -> None:
     proc = run(*argv)
@@ -153,15 +169,26 @@ def _wait_for_hang(proc: subprocess.Popen[str], marks: Path) -> None:
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_interrupt_prints_the_partial_report_and_leaves_nothing(sig: str, no_leftover_children: None,
-                                                                 tmp_path: Path) -> None:
+def test_interrupt_prints_the_partial_report_and_leaves_nothing(
+    sig: str, no_leftover_children: None, tmp_path: Path
+) -> None:
     import signal
 
-    env = {**BASE_ENV, "PGDOCTOR_PLUGINS": "faulty_probes", "PGDOCTOR_TEST_FAULTS": "hang",
-           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "helpers" / "plugins"),
-           "PGDOCTOR_TEST_MARKS": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "check", "--json", "--level", "standard",
-                             "--timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    env = {
+        **BASE_ENV,
+        "PGDOCTOR_PLUGINS": "faulty_probes",
+        "PGDOCTOR_TEST_FAULTS": "hang",
+        "PGDOCTOR_TEST_HANG_TIMEOUT": "60",
+        "PYTHONPATH": str(TESTS / "helpers" / "plugins"),
+        "PGDOCTOR_TEST_MARKS": str(tmp_path),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pgdoctor", "check", "--json", "--level", "standard", "--timeout", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         _wait_for_hang(proc, tmp_path)
     except AssertionError:
@@ -186,11 +213,13 @@ def test_console_report_plots_busbw_versus_size_under_collectives() -> None:
     snap = TESTS / "fixtures" / "codes" / "COL104" / "good.json"
     proc = run("check", "--from", str(snap), "--only", "collectives")
     assert "busbw vs size: all_reduce" in proc.stdout
-    plot = proc.stdout[proc.stdout.index("busbw vs size: all_reduce"):]
+    plot = proc.stdout[proc.stdout.index("busbw vs size: all_reduce") :]
     assert "|#" in plot and "GB/s" in plot
 
 
-@pytest.mark.parametrize("argv", [["check", "--level", "quick"], ["collect", "--level", "quick"], ["diagnose", "-"]])
+@pytest.mark.parametrize(
+    "argv", [["check", "--level", "quick"], ["collect", "--level", "quick"], ["diagnose", "-"]]
+)
 def test_an_output_path_in_a_missing_directory_fails_before_any_work(argv: list[str], tmp_path: Path) -> None:
     """`-o /no/such/dir/report.html` is a usage error found before probing, not after it."""
     target = tmp_path / "missing" / "report.out"
@@ -206,7 +235,10 @@ def test_check_from_a_snapshot_says_it_is_a_replay_of_which_host_and_when(tmp_pa
     data = json.loads(snap.read_text())
     out = run("check", "--from", str(snap), "--exit-zero").stdout
     first = out.splitlines()[0]
-    assert first.startswith(f"replay of {snap}: snapshot of {data['host']} probed ") and "nothing was probed now" in first
+    assert (
+        first.startswith(f"replay of {snap}: snapshot of {data['host']} probed ")
+        and "nothing was probed now" in first
+    )
     live = run("check", "--level", "quick", "--exit-zero").stdout
     assert "replay of" not in live
 
@@ -216,7 +248,9 @@ def test_third_party_import_warnings_stay_out_of_the_output_and_the_torch_found_
     print it, and the software line says which torch (and build) the pre-flight judged."""
     import torch
 
-    plain = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, timeout=120)
+    plain = subprocess.run(
+        [sys.executable, "-c", "import torch"], capture_output=True, text=True, timeout=120
+    )
     p = run("check", "--only", "software", "--exit-zero")
     assert "Traceback" not in p.stderr
     if "Failed to initialize NumPy" in plain.stderr:  # the warning exists in this environment
@@ -232,8 +266,9 @@ def test_children_inherit_the_warning_filters() -> None:
     assert quiet_env({"PYTHONWARNINGS": "error"})["PYTHONWARNINGS"].startswith("error,ignore:")
 
 
-def test_a_bug_of_pgdoctor_is_one_line_and_exit_4_never_1(monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bug_of_pgdoctor_is_one_line_and_exit_4_never_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Exit 1 means "findings": a job script must be able to tell a crash of the tool from it."""
     from pgdoctor.cli import info, main
 
@@ -247,7 +282,10 @@ def test_a_bug_of_pgdoctor_is_one_line_and_exit_4_never_1(monkeypatch: pytest.Mo
     assert exit_info.value.code == 4
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("pgdoctor: internal error: RuntimeError: a bug at ") and "info.py" not in err.split(" at ")[0]
+    assert (
+        err.startswith("pgdoctor: internal error: RuntimeError: a bug at ")
+        and "info.py" not in err.split(" at ")[0]
+    )
     monkeypatch.setenv("PGDOCTOR_TRACEBACK", "1")
     with pytest.raises(SystemExit):
         main(["explain", "ENV101"])
@@ -256,26 +294,53 @@ def test_a_bug_of_pgdoctor_is_one_line_and_exit_4_never_1(monkeypatch: pytest.Mo
 
 def test_stdout_on_a_full_disk_is_a_one_line_error() -> None:
     with open("/dev/full", "w") as full:
-        p = subprocess.run([sys.executable, "-m", "pgdoctor", "list"], stdout=full, stderr=subprocess.PIPE,
-                           text=True, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "pgdoctor", "list"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
     assert p.returncode == 2 and "No space left on device" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_an_interrupted_collect_says_partial_and_its_replay_is_incomplete_not_interrupted(
-        tmp_path: Path, no_leftover_children: None) -> None:
+    tmp_path: Path, no_leftover_children: None
+) -> None:
     """collect used to exit 0 on SIGINT, writing a snapshot whose replay then exited 130. And a
     pgdoctor started with SIGINT ignored (nohup, `cmd &` in a script) never ended on SIGINT."""
     import signal
 
     marks = tmp_path / "marks"
     marks.mkdir()
-    env = {**BASE_ENV, "PGDOCTOR_PLUGINS": "faulty_probes", "PGDOCTOR_TEST_FAULTS": "hang",
-           "PGDOCTOR_TEST_HANG_TIMEOUT": "60", "PYTHONPATH": str(TESTS / "helpers" / "plugins"),
-           "PGDOCTOR_TEST_MARKS": str(marks)}
+    env = {
+        **BASE_ENV,
+        "PGDOCTOR_PLUGINS": "faulty_probes",
+        "PGDOCTOR_TEST_FAULTS": "hang",
+        "PGDOCTOR_TEST_HANG_TIMEOUT": "60",
+        "PYTHONPATH": str(TESTS / "helpers" / "plugins"),
+        "PGDOCTOR_TEST_MARKS": str(marks),
+    }
     snap = tmp_path / "partial.json"
-    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "collect", "--level", "standard", "--timeout", "60",
-                             "-o", str(snap)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "collect",
+            "--level",
+            "standard",
+            "--timeout",
+            "60",
+            "-o",
+            str(snap),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         _wait_for_hang(proc, marks)
     except AssertionError:
@@ -292,7 +357,9 @@ def test_an_interrupted_collect_says_partial_and_its_replay_is_incomplete_not_in
 
 
 @pytest.mark.slow
-def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(no_leftover_children: None, tmp_path: Path) -> None:
+def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(
+    no_leftover_children: None, tmp_path: Path
+) -> None:
     import glob
     import signal
 
@@ -303,9 +370,26 @@ def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(no_leftover_child
     # test can be descheduled until pgdoctor has finished and exited 0 on its own: such a run did
     # not test the interrupt, and another is started (at most 5).
     for _ in range(5):
-        proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", "check", "--only", "collectives", "--nproc", "2",
-                                 "--backend", "gloo", "--timeout", "120"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env={**BASE_ENV, "TMPDIR": str(tmp_path)})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pgdoctor",
+                "check",
+                "--only",
+                "collectives",
+                "--nproc",
+                "2",
+                "--backend",
+                "gloo",
+                "--timeout",
+                "120",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**BASE_ENV, "TMPDIR": str(tmp_path)},
+        )
         try:
             for _ in range(400):
                 if set(glob.glob(pattern)) - before:

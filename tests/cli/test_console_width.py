@@ -24,8 +24,14 @@ def _run(*args: str, terminal: bool = True) -> str:
         assert rc in (0, 1), err[-2000:]
         return out
     env = dict(os.environ, COLUMNS="80")  # leaked by a shell or readline: a pipe ignores it
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=120,
-                         env=env, cwd=ROOT)
+    res = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
     assert res.returncode in (0, 1), res.stderr[-2000:]
     return res.stdout
 
@@ -34,10 +40,17 @@ def _widest(text: str) -> int:
     return max(len(line.rstrip()) for line in text.splitlines())
 
 
-@pytest.mark.parametrize("args", [PLAN, ["list"], ["list", "--config"],
-                                  ["diagnose", str(FIXTURES / "logs" / "host_oom_dmesg_and_torchrun.log")],
-                                  ["check", "--level", "quick", "--only", "software,host"]],
-                         ids=["plan", "list", "list-config", "diagnose", "check"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        PLAN,
+        ["list"],
+        ["list", "--config"],
+        ["diagnose", str(FIXTURES / "logs" / "host_oom_dmesg_and_torchrun.log")],
+        ["check", "--level", "quick", "--only", "software,host"],
+    ],
+    ids=["plan", "list", "list-config", "diagnose", "check"],
+)
 def test_every_line_fits_120_columns(args: list[str]) -> None:
     assert _widest(_run(*args)) <= 120
 
@@ -72,5 +85,6 @@ def test_a_wrapped_report_line_stays_under_its_indent() -> None:
     text = _run("diagnose", str(FIXTURES / "logs" / "host_oom_dmesg_and_torchrun.log"))
     for line in text.splitlines():
         if line.strip():
-            assert line.startswith((" ", "[x]", "[!]", "[ok]", "FAILED", "PASSED", "INCOMPLETE")) or \
-                re.match(r"\d+ finding", line), line
+            assert line.startswith((" ", "[x]", "[!]", "[ok]", "FAILED", "PASSED", "INCOMPLETE")) or re.match(
+                r"\d+ finding", line
+            ), line

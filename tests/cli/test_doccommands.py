@@ -12,8 +12,11 @@ from tools.doccommands import BY_LINE, COMMANDS, Rejected, extract, first_missin
 
 def test_the_extractor_finds_the_documented_commands() -> None:
     texts = {(c.file, c.text) for c in COMMANDS}
-    assert ("docs/plan.md", "pgdoctor plan --params 7B --gpus-per-node 8 --nodes 1 --gpu-memory 80GiB "
-            "--precision bf16-mixed --optimizer adamw --seq-len 4096 --micro-batch 1 --interconnect nvlink4") in texts
+    assert (
+        "docs/plan.md",
+        "pgdoctor plan --params 7B --gpus-per-node 8 --nodes 1 --gpu-memory 80GiB "
+        "--precision bf16-mixed --optimizer adamw --seq-len 4096 --micro-batch 1 --interconnect nvlink4",
+    ) in texts
     assert ("README.md", "pgdoctor check") in texts  # after `python3 -m pip install . &&`
     assert ("README.md", "pgdoctor check --json") in texts
     (job,) = [c for c in COMMANDS if c.file == "README.md" and c.text == "pgdoctor check --json"]
@@ -25,13 +28,24 @@ def test_the_extractor_finds_the_documented_commands() -> None:
     assert chained[1].op == "&&"
     (torchrun,) = [c for c in COMMANDS if c.file == "docs/net.md" and c.wrapper[:1] == ("torchrun",)]
     assert torchrun.args == ("check", "--only", "net", "--json") and "--master-port=29500" in torchrun.wrapper
-    (prom,) = [c for c in COMMANDS if c.file == "docs/output-formats.md" and "prometheus" in c.args and
-               "quick" in c.args]
+    (prom,) = [
+        c
+        for c in COMMANDS
+        if c.file == "docs/output-formats.md" and "prometheus" in c.args and "quick" in c.args
+    ]
     assert prom.args[-1] == "/var/lib/node_exporter/textfile/pgdoctor.prom.12345"
     assert any(c.entry == "pgdoctor.trace" for c in COMMANDS)
     # every doc file with a fenced pgdoctor line is read, and nothing else is mistaken for one
-    assert {c.file for c in COMMANDS} >= {"README.md", "docs/collectives.md", "docs/diagnose.md", "docs/gpu.md",
-                                          "docs/lab.md", "docs/net.md", "docs/output-formats.md", "docs/plan.md"}
+    assert {c.file for c in COMMANDS} >= {
+        "README.md",
+        "docs/collectives.md",
+        "docs/diagnose.md",
+        "docs/gpu.md",
+        "docs/lab.md",
+        "docs/net.md",
+        "docs/output-formats.md",
+        "docs/plan.md",
+    }
     assert not any(c.file == "docs/architecture.md" for c in COMMANDS)
     assert len(COMMANDS) >= 40
 
@@ -76,8 +90,10 @@ def test_the_extractor_reads_shell_as_the_shell_would() -> None:
 
 
 def test_the_extractor_reports_what_it_cannot_read() -> None:
-    doc = ("```\npgdoctor check --only gpu\npgdoctor check --only net\n```\n\n```\n[ok] GPU\n```\n\n"
-           "```\npgdoctor check -o $OUT/r.json\nls | xargs pgdoctor diagnose\n```\n")
+    doc = (
+        "```\npgdoctor check --only gpu\npgdoctor check --only net\n```\n\n```\n[ok] GPU\n```\n\n"
+        "```\npgdoctor check -o $OUT/r.json\nls | xargs pgdoctor diagnose\n```\n"
+    )
     problems = extract(doc, "bad.md").problems
     assert len(problems) == 3, problems
     assert "after 2 command lines" in problems[0]
@@ -103,13 +119,21 @@ def test_the_cli_rejects_what_it_does_not_have() -> None:
     (bad,) = extract("```\npgdoctor plan --params 7B --gpu-memory 80GiB --zero 4\n```\n", "bad.md").commands
     with pytest.raises(click.BadParameter):
         parse(bad.entry, bad.args)
-    assert parse("pgdoctor", ["plan", "--params", "7B", "--gpu-memory", "80GiB", "--zero", "3"])[0] == ("plan",)
+    assert parse("pgdoctor", ["plan", "--params", "7B", "--gpu-memory", "80GiB", "--zero", "3"])[0] == (
+        "plan",
+    )
 
 
 def test_the_output_comparison_can_fail() -> None:
-    real = "Layouts that fit\n*    8   1   1     1  57.2  22.8\n... and 11 more that fit (--top N)\n\n1 fail.\n"
-    assert first_missing_line(["Layouts that fit", "* 8 1 1 1 57.2 22.8", "... and 11 more that fit ...",
-                               "1 fail."], real) is None
+    real = (
+        "Layouts that fit\n*    8   1   1     1  57.2  22.8\n... and 11 more that fit (--top N)\n\n1 fail.\n"
+    )
+    assert (
+        first_missing_line(
+            ["Layouts that fit", "* 8 1 1 1 57.2 22.8", "... and 11 more that fit ...", "1 fail."], real
+        )
+        is None
+    )
     assert first_missing_line(["* 8 1 1 1 57.2 22.9"], real) == "* 8 1 1 1 57.2 22.9"
     assert first_missing_line(["fail."], real) == "fail."  # a line matches whole, not a suffix of one
     assert first_missing_line(["1 fail.", "Layouts that fit"], real) == "Layouts that fit"  # order counts

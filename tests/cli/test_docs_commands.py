@@ -48,31 +48,50 @@ SLOW_TIMEOUT_S = 240.0
 # The whole suite has 10 minutes on 2 cores: multi-process commands that another test already
 # runs the same way are parsed here, not run twice.
 NOT_RUN = {
-    "pgdoctor hang": "examines the live jobs of this node (tests/hang/test_hang_procs.py runs it on real torchrun jobs)",
-    "pgdoctor hang 4242 --json": "needs the PID of a live job (tests/hang/test_hang_procs.py: launcher PIDs, --json)",
+    "pgdoctor hang": "examines the live jobs of this node (tests/hang/test_hang_procs.py runs it on real "
+    "torchrun jobs)",
+    "pgdoctor hang 4242 --json": "needs the PID of a live job (tests/hang/test_hang_procs.py: launcher PIDs, "
+    "--json)",
     "pgdoctor hang 4242 --samples 10 --interval 2": "needs the PID of a live job",
-    "pgdoctor hang --save /shared/hang/node0": "examines the live jobs of this node (tests/hang/test_hang_procs.py saves and merges)",
-    "pgdoctor diagnose /shared/hang/node0 /shared/hang/node1":
-        "the snapshots of two live nodes (tests/hang/test_hang_procs.py merges two torchrun nodes' snapshots)",
+    "pgdoctor hang --save /shared/hang/node0": "examines the live jobs of this node "
+    "(tests/hang/test_hang_procs.py saves and merges)",
+    "pgdoctor diagnose /shared/hang/node0 /shared/hang/node1": "the snapshots of two live nodes "
+    "(tests/hang/test_hang_procs.py merges two "
+    "torchrun nodes' snapshots)",
     "pgdoctor diagnose /shared/hang/": "the snapshots of a live Slurm job's nodes",
-    "pgdoctor run --stall-after 300 --report run.json --save evidence/ -- python train.py":
-        "needs the user's train.py (tests/hang/test_run.py runs pgdoctor run on real torchrun jobs)",
-    "pgdoctor bench collectives": "one rank per visible GPU: on a host without GPUs it is a usage error by design",
-    "pgdoctor bench collectives --backend gloo --nproc 2 --json":
-        "the default sweep, 26-40 s (tests/probes/test_collectives_procs.py runs bench --json with smaller sizes)",
-    "pgdoctor repro oom --parallel ddp --nproc 2": "2 DDP ranks, 6-16 s (tests/lab/test_lab.py runs oom x ddp)",
-    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy pp --nproc 2":
-        "5-10 s (tests/verify/test_verify.py checks pp splits, right and wrong)",
-    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy tp --nproc 2 --steps 2":
-        "5-10 s (tests/verify/test_verify.py checks tp splits, right and wrong)",
-    "pgdoctor bench scaling pgdoctor.verify.examples:small_mlp --nproc 1,2 --steps 3":
-        "8-15 s (tests/verify/test_verify.py runs bench scaling and its prediction)",
-    "pgdoctor repro timeout --parallel pp --nproc 3 --json":
-        "3 ranks until the 5 s process-group timeout: 10-18 s on 2 cores (tests/lab/test_lab.py runs the lab)",
-    "pgdoctor repro imbalance --parallel tp --nproc 4 --factor 3 --trace-dir /tmp/tp":
-        "4 training ranks: 6-18 s on 2 cores (tests/lab/test_lab_imbalance.py, tests/lab/test_lab.py)",
-    "pgdoctor repro imbalance --parallel pp --nproc 4 --schedule gpipe --microbatches 8":
-        "4 training ranks: 6-18 s on 2 cores (tests/lab/test_lab_imbalance.py, tests/lab/test_lab.py)",
+    "pgdoctor run --stall-after 300 --report run.json --save evidence/ -- python train.py": (
+        "needs the user's train.py (tests/hang/test_run.py runs pgdoctor run on real torchrun jobs)"
+    ),
+    "pgdoctor bench collectives": "one rank per visible GPU: on a host without GPUs it is a usage error by "
+    "design",
+    "pgdoctor bench collectives --backend gloo --nproc 2 --json": "the default sweep, 26-40 s "
+    "(tests/probes/test_collectives_procs.py "
+    "runs bench --json with smaller sizes)",
+    "pgdoctor repro oom --parallel ddp --nproc 2": "2 DDP ranks, 6-16 s (tests/lab/test_lab.py runs oom x "
+    "ddp)",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy pp --nproc 2": "5-10 s (tests/verify/test_verify"
+    ".py checks pp splits, right and "
+    "wrong)",
+    "pgdoctor verify pgdoctor.verify.examples:mlp --strategy tp --nproc 2 --steps 2": "5-10 s (tests/verify/t"
+    "est_verify.py checks "
+    "tp splits, right and "
+    "wrong)",
+    "pgdoctor bench scaling pgdoctor.verify.examples:small_mlp --nproc 1,2 --steps 3": "8-15 s (tests/verify/"
+    "test_verify.py runs "
+    "bench scaling and "
+    "its prediction)",
+    "pgdoctor repro timeout --parallel pp --nproc 3 --json": "3 ranks until the 5 s process-group timeout: "
+    "10-18 s on 2 cores (tests/lab/test_lab.py runs "
+    "the lab)",
+    "pgdoctor repro imbalance --parallel tp --nproc 4 --factor 3 --trace-dir /tmp/tp": "4 training ranks: "
+    "6-18 s on 2 cores "
+    "(tests/lab/test_lab_i"
+    "mbalance.py, "
+    "tests/lab/test_lab.py"
+    ")",
+    "pgdoctor repro imbalance --parallel pp --nproc 4 --schedule gpipe --microbatches 8": (
+        "4 training ranks: 6-18 s on 2 cores (tests/lab/test_lab_imbalance.py, tests/lab/test_lab.py)"
+    ),
 }
 LAUNCHER_REASONS = {
     "torchrun": "ranks started by torchrun's agent: the docs' lines want 8 GPUs or several nodes",
@@ -83,7 +102,8 @@ LAUNCHER_REASONS = {
 # Commands that run on a CPU host but spawn torch ranks for many seconds: a slow test runs them.
 SLOW_RUN = {
     "pgdoctor verify pgdoctor.verify.examples:mlp --nproc 2": "the reference and 2 gloo ranks: 5-10 s",
-    "pgdoctor verify pgdoctor.verify.examples:mlp_sum_loss --nproc 2 --json": "the reference and 2 gloo ranks: 5-10 s",
+    "pgdoctor verify pgdoctor.verify.examples:mlp_sum_loss --nproc 2 --json": "the reference and 2 gloo "
+    "ranks: 5-10 s",
 }
 
 # What each subcommand may exit with when it runs as documented here (2, a usage error, never).
@@ -129,6 +149,7 @@ def _copy(*sources: Path) -> Callable[[Path], None]:
             else:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, dest)
+
     return stage
 
 
@@ -141,15 +162,18 @@ def _untar(archive: Path) -> Callable[[Path], None]:
                 # the fixture archives hold the dumps side by side; anything else is not one of them
                 assert data is not None and "/" not in member.name, member.name
                 (dest / member.name).write_bytes(data.read())
+
     return stage
 
 
 def _gzip_beside(src: Path) -> Callable[[Path], None]:
     """For a glob such as logs/*.log.gz: one gzipped log in the glob's directory."""
+
     def stage(pattern: Path) -> None:
         pattern.parent.mkdir(parents=True, exist_ok=True)
         with gzip.open(pattern.parent / f"{src.name}.gz", "wb") as fh:
             fh.write(src.read_bytes())
+
     return stage
 
 
@@ -166,8 +190,12 @@ for rank in (0, 1):
 def _rank_event_files(dest: Path) -> None:
     """What PGDOCTOR_TRACE_DIR leaves after a 2-rank job, written by the library itself."""
     dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-c", _RANK_EVENTS, str(dest)], check=True, timeout=RUN_TIMEOUT_S,
-                   env=_hermetic_env())
+    subprocess.run(
+        [sys.executable, "-c", _RANK_EVENTS, str(dest)],
+        check=True,
+        timeout=RUN_TIMEOUT_S,
+        env=_hermetic_env(),
+    )
 
 
 # The files the docs' commands read, by the word the docs write.
@@ -176,7 +204,9 @@ STAGE: dict[str, Callable[[Path], None]] = {
     "/shared/torchrun-logs/": _copy(LOGS / "per_rank_dir"),
     "/shared/fr/": _untar(FIXTURES / "codes" / "RUN281" / "bad.tar"),
     # a job directory: torch.profiler traces of 4 gloo ranks and a log with a gloo timeout
-    "/shared/job/": _copy(FIXTURES / "traces" / "cpu_compute_rank2_4rank", LOGS / "gloo_skip_3ranks_real.log"),
+    "/shared/job/": _copy(
+        FIXTURES / "traces" / "cpu_compute_rank2_4rank", LOGS / "gloo_skip_3ranks_real.log"
+    ),
     "logs/*.log.gz": _gzip_beside(LOGS / "gloo_skip_3ranks_real.log"),  # the same run as the RUN281 dumps
     "logs/": _copy(LOGS / "torchrun_real_sigkill.log", LOGS / "slurm_oom_kill.log"),
     "/tmp/job": _rank_event_files,
@@ -209,7 +239,9 @@ def materialize(cmd: DocCommand, sandbox: Path, stage: bool) -> list[str]:
     for word in cmd.args:
         new = _reroot(word, sandbox)
         if new != word:
-            Path(new.split("=", 1)[-1] if word.startswith("-") else new).parent.mkdir(parents=True, exist_ok=True)
+            Path(new.split("=", 1)[-1] if word.startswith("-") else new).parent.mkdir(
+                parents=True, exist_ok=True
+            )
         if stage and any(ch in new for ch in "*?["):
             # bash expands a glob that matches and leaves one that does not
             matches = sorted(glob.glob(new if os.path.isabs(new) else str(sandbox / new)))
@@ -235,8 +267,10 @@ class Run:
     stderr: str
 
     def explain(self) -> str:
-        return (f"{self.cmd.id}: {self.cmd.source}\n  ran {shlex.join(self.argv)} in {self.sandbox}\n"
-                f"  exit {self.rc}\n--- stdout\n{self.stdout[-3000:]}\n--- stderr\n{self.stderr[-3000:]}")
+        return (
+            f"{self.cmd.id}: {self.cmd.source}\n  ran {shlex.join(self.argv)} in {self.sandbox}\n"
+            f"  exit {self.rc}\n--- stdout\n{self.stdout[-3000:]}\n--- stderr\n{self.stderr[-3000:]}"
+        )
 
 
 class DocRunner:
@@ -258,7 +292,9 @@ class DocRunner:
         if cmd.pos:
             before = self.run(BY_LINE[(cmd.file, cmd.line)][cmd.pos - 1], timeout_s)
             if cmd.op == "&&" and before.rc != 0:
-                pytest.fail(f"the command before it on the line failed, so the shell would stop:\n{before.explain()}")
+                pytest.fail(
+                    f"the command before it on the line failed, so the shell would stop:\n{before.explain()}"
+                )
             if cmd.op == "||" and before.rc == 0:
                 pytest.skip("the command before it succeeded, so the shell does not run it")
         sandbox = self.sandbox(cmd)
@@ -272,12 +308,24 @@ class DocRunner:
             stdin = STDIN[cmd.stdin_from].read_bytes()
         argv = [sys.executable, "-m", cmd.entry, *args]
         try:
-            proc = subprocess.run(argv, cwd=sandbox, env=env, input=stdin, capture_output=True, timeout=timeout_s)
+            proc = subprocess.run(
+                argv, cwd=sandbox, env=env, input=stdin, capture_output=True, timeout=timeout_s
+            )
         except subprocess.TimeoutExpired:
-            pytest.fail(f"{cmd.id}: {cmd.text} ran past {timeout_s:.0f} s; if it needs that long, "
-                        "list it in NOT_RUN or SLOW_RUN with the reason")
-        run = Run(cmd, argv, sandbox, path, params, proc.returncode,
-                  proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+            pytest.fail(
+                f"{cmd.id}: {cmd.text} ran past {timeout_s:.0f} s; if it needs that long, "
+                "list it in NOT_RUN or SLOW_RUN with the reason"
+            )
+        run = Run(
+            cmd,
+            argv,
+            sandbox,
+            path,
+            params,
+            proc.returncode,
+            proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"),
+        )
         if cmd.stdout_to:
             _place(cmd.stdout_to, sandbox).write_text(run.stdout, encoding="utf-8")
         self.runs[cmd.id] = run
@@ -344,7 +392,9 @@ def _check_report(run: Run) -> None:
         assert root.tag == "testsuites" and root.get("name") == f"pgdoctor {name}", (root.tag, root.attrib)
     elif fmt == "prometheus":
         for severity in ("info", "warn", "fail"):
-            assert re.search(rf'^pgdoctor_findings\{{[^}}]*severity="{severity}"[^}}]*\}} \d+', text, re.M), text
+            assert re.search(rf'^pgdoctor_findings\{{[^}}]*severity="{severity}"[^}}]*\}} \d+', text, re.M), (
+                text
+            )
         assert re.search(r"^pgdoctor_last_run_timestamp_seconds\{", text, re.M), text
     elif fmt == "html":
         assert text.lstrip().lower().startswith("<!doctype html"), text[:200]
@@ -377,8 +427,10 @@ def check_run(run: Run) -> None:
         assert CLAIMS[cmd.text](run), f"{cmd.id}: the doc's claim about it does not hold\n{run.explain()}"
     if cmd.output:
         missing = first_missing_line(cmd.output, run.stdout)
-        assert missing is None, (f"{cmd.file}:{cmd.output_line} shows a line that `{cmd.text}` does not print "
-                                 f"(or not in that order):\n  {missing}\n{run.explain()}")
+        assert missing is None, (
+            f"{cmd.file}:{cmd.output_line} shows a line that `{cmd.text}` does not print "
+            f"(or not in that order):\n  {missing}\n{run.explain()}"
+        )
 
 
 # --- the tests ------------------------------------------------------------------------------

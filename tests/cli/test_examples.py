@@ -26,9 +26,24 @@ from tests.helpers.paths import TESTS
 
 ROOT = TESTS.parent
 EXAMPLES = ROOT / "examples"
-BASE_ENV = {k: v for k, v in os.environ.items()
-            if not k.startswith(("NCCL_", "TORCH_", "PGDOCTOR", "SLURM", "PREFLIGHT_", "RANK", "WORLD_SIZE",
-                                 "MASTER_", "LOCAL_", "NPROC"))}
+BASE_ENV = {
+    k: v
+    for k, v in os.environ.items()
+    if not k.startswith(
+        (
+            "NCCL_",
+            "TORCH_",
+            "PGDOCTOR",
+            "SLURM",
+            "PREFLIGHT_",
+            "RANK",
+            "WORLD_SIZE",
+            "MASTER_",
+            "LOCAL_",
+            "NPROC",
+        )
+    )
+}
 
 SCONTROL = f"""#!{sys.executable}
 import json, os, sys
@@ -88,12 +103,23 @@ def calls(tmp_path: Path) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def run_script(script: Path, tmp_path: Path, bin_dir: Path, env: dict[str, str],
-               args: tuple[str, ...] = (), timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    full = {**BASE_ENV, "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
-            "STUB_LOG": str(tmp_path / "stub.log"), **env}
-    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, timeout=timeout, env=full,
-                          cwd=tmp_path)
+def run_script(
+    script: Path,
+    tmp_path: Path,
+    bin_dir: Path,
+    env: dict[str, str],
+    args: tuple[str, ...] = (),
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    full = {
+        **BASE_ENV,
+        "PATH": f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin",
+        "STUB_LOG": str(tmp_path / "stub.log"),
+        **env,
+    }
+    return subprocess.run(
+        ["bash", str(script), *args], capture_output=True, text=True, timeout=timeout, env=full, cwd=tmp_path
+    )
 
 
 def title(code: str) -> str:
@@ -139,8 +165,13 @@ def test_failing_host_check_drains_the_node_with_the_finding(
 def test_prolog_drains_on_the_jobs_nccl_setting_and_can_let_the_job_run(
     tmp_path: Path, bin_dir: Path, slurm_env: dict[str, str]
 ) -> None:
-    env = {**slurm_env, "NCCL_SOCKET_IFNAME": "nosuchif", "PGDOCTOR_SKIP": "launch,software",
-           "PGDOCTOR_CONFIG": config(tmp_path, 1), "PGDOCTOR_FAIL_JOB": "0"}
+    env = {
+        **slurm_env,
+        "NCCL_SOCKET_IFNAME": "nosuchif",
+        "PGDOCTOR_SKIP": "launch,software",
+        "PGDOCTOR_CONFIG": config(tmp_path, 1),
+        "PGDOCTOR_FAIL_JOB": "0",
+    }
     proc = run_script(EXAMPLES / "slurm" / "prolog.sh", tmp_path, bin_dir, env)
     assert proc.returncode == 0, proc.stderr
     drains = [c for c in calls(tmp_path) if c[:2] == ["scontrol", "update"]]
@@ -164,14 +195,16 @@ def test_configuration_error_is_logged_and_the_node_stays(
 ) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[host\nmin_shm_bytes = ")
-    proc = run_script(EXAMPLES / "slurm" / script, tmp_path, bin_dir, {**slurm_env, "PGDOCTOR_CONFIG": str(bad)})
+    proc = run_script(
+        EXAMPLES / "slurm" / script, tmp_path, bin_dir, {**slurm_env, "PGDOCTOR_CONFIG": str(bad)}
+    )
     assert proc.returncode == 0
     assert calls(tmp_path) == []
     assert "configuration error" in proc.stderr and "bad.toml" in proc.stderr
 
 
 STUB_PGDOCTOR = {
-    "incomplete": 'echo \'{"findings": []}\'; exit 3',
+    "incomplete": "echo '{\"findings\": []}'; exit 3",
     "garbage": "echo 'this is not json'; exit 1",
     "crash": "echo 'Segmentation fault' >&2; exit 139",
 }
@@ -196,7 +229,9 @@ def test_missing_pgdoctor_never_drains(tmp_path: Path, bin_dir: Path, slurm_env:
     assert "cannot run" in proc.stderr
 
 
-def test_hung_pgdoctor_is_killed_and_never_drains(tmp_path: Path, bin_dir: Path, slurm_env: dict[str, str]) -> None:
+def test_hung_pgdoctor_is_killed_and_never_drains(
+    tmp_path: Path, bin_dir: Path, slurm_env: dict[str, str]
+) -> None:
     pid_file = tmp_path / "hung.pid"
     stub = write_exe(tmp_path / "hung-pgdoctor", f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 300\n")
     env = {**slurm_env, "PGDOCTOR": str(stub), "PGDOCTOR_TIMEOUT": "1", "PGDOCTOR_GRACE": "1"}
@@ -230,8 +265,14 @@ def torchrun_stub(bin_dir: Path) -> Path:
     return write_exe(bin_dir / "torchrun", TORCHRUN)
 
 
-def test_preflight_failure_stops_the_job_before_torchrun(tmp_path: Path, bin_dir: Path, torchrun_stub: Path) -> None:
-    env = {"NCCL_SOCKET_IFNAME": "nosuchif", "PREFLIGHT_DIR": str(tmp_path / "pf"), "PREFLIGHT_LEVEL": "quick"}
+def test_preflight_failure_stops_the_job_before_torchrun(
+    tmp_path: Path, bin_dir: Path, torchrun_stub: Path
+) -> None:
+    env = {
+        "NCCL_SOCKET_IFNAME": "nosuchif",
+        "PREFLIGHT_DIR": str(tmp_path / "pf"),
+        "PREFLIGHT_LEVEL": "quick",
+    }
     proc = run_script(TRAIN, tmp_path, bin_dir, env, ("train.py", "--epochs", "1"))
     assert proc.returncode == 1
     assert "pre-flight FAILED" in proc.stderr and "ENV401" in proc.stderr
@@ -244,8 +285,9 @@ def test_clean_preflight_starts_torchrun_with_the_training_command(
     env = {"PREFLIGHT_DIR": str(tmp_path / "pf"), "NPROC_PER_NODE": "2"}
     proc = run_script(TRAIN, tmp_path, bin_dir, env, ("train.py", "--epochs", "1"))
     assert proc.returncode == 0, proc.stderr
-    assert calls(tmp_path) == [["torchrun", "--nnodes=1", "--nproc-per-node=2", "--standalone", "train.py",
-                                "--epochs", "1"]]
+    assert calls(tmp_path) == [
+        ["torchrun", "--nnodes=1", "--nproc-per-node=2", "--standalone", "train.py", "--epochs", "1"]
+    ]
     reports = list((tmp_path / "pf").glob("*.json"))
     assert len(reports) == 1 and "findings" in json.loads(reports[0].read_text())
 
@@ -253,30 +295,50 @@ def test_clean_preflight_starts_torchrun_with_the_training_command(
 def test_under_slurm_preflight_and_torchrun_run_once_per_node(
     tmp_path: Path, bin_dir: Path, torchrun_stub: Path
 ) -> None:
-    env = {"SLURM_JOB_ID": "77", "SLURM_JOB_NUM_NODES": "2", "SLURM_JOB_NODELIST": "node-[a-b]",
-           "SLURM_GPUS_ON_NODE": "8", "PREFLIGHT_DIR": str(tmp_path / "pf"), "NCCL_SOCKET_IFNAME": "nosuchif",
-           "PREFLIGHT_LEVEL": "quick"}
+    env = {
+        "SLURM_JOB_ID": "77",
+        "SLURM_JOB_NUM_NODES": "2",
+        "SLURM_JOB_NODELIST": "node-[a-b]",
+        "SLURM_GPUS_ON_NODE": "8",
+        "PREFLIGHT_DIR": str(tmp_path / "pf"),
+        "NCCL_SOCKET_IFNAME": "nosuchif",
+        "PREFLIGHT_LEVEL": "quick",
+    }
     proc = run_script(TRAIN, tmp_path, bin_dir, env, ("train.py",))
     assert proc.returncode == 1, proc.stderr
     assert "node-a: ENV401" in proc.stderr  # the report srun wrote for node-a
     srun = [c for c in calls(tmp_path) if c[0] == "srun"]
-    assert len(srun) == 1 and "--ntasks-per-node=1" in srun[0] and "--output=" + str(tmp_path / "pf" / "%N.json") \
-        in srun[0]
-    assert srun[0][srun[0].index("pgdoctor"):][:2] == ["pgdoctor", "check"]
+    assert (
+        len(srun) == 1
+        and "--ntasks-per-node=1" in srun[0]
+        and "--output=" + str(tmp_path / "pf" / "%N.json") in srun[0]
+    )
+    assert srun[0][srun[0].index("pgdoctor") :][:2] == ["pgdoctor", "check"]
 
     (tmp_path / "stub.log").unlink()
     del env["NCCL_SOCKET_IFNAME"]
     proc = run_script(TRAIN, tmp_path, bin_dir, env, ("train.py",))
     assert proc.returncode == 0, proc.stderr
     launched = [c for c in calls(tmp_path) if c[0] == "torchrun"]
-    assert launched == [["torchrun", "--nnodes=2", "--nproc-per-node=8", "--rdzv-backend=c10d",
-                         "--rdzv-endpoint=node-a:29500", "--rdzv-id=77", "train.py"]]
+    assert launched == [
+        [
+            "torchrun",
+            "--nnodes=2",
+            "--nproc-per-node=8",
+            "--rdzv-backend=c10d",
+            "--rdzv-endpoint=node-a:29500",
+            "--rdzv-id=77",
+            "train.py",
+        ]
+    ]
     srun = [c for c in calls(tmp_path) if c[0] == "srun"]
     assert srun[-1][:3] == ["srun", "--nodes=2", "--ntasks=2"] and "torchrun" in srun[-1]
 
 
 @pytest.mark.slow
-def test_real_torchrun_trains_after_a_clean_preflight(tmp_path: Path, bin_dir: Path, no_leftover_children: None) -> None:
+def test_real_torchrun_trains_after_a_clean_preflight(
+    tmp_path: Path, bin_dir: Path, no_leftover_children: None
+) -> None:
     """No stub for torchrun: two gloo ranks all-reduce after the pre-flight passed."""
     train = tmp_path / "train.py"
     train.write_text(
@@ -285,7 +347,8 @@ def test_real_torchrun_trains_after_a_clean_preflight(tmp_path: Path, bin_dir: P
         "t = torch.tensor([dist.get_rank() + 1.0])\n"
         "dist.all_reduce(t)\n"
         "open(os.path.join(os.environ['OUT_DIR'], f'rank{dist.get_rank()}.txt'), 'w').write(str(t.item()))\n"
-        "dist.destroy_process_group()\n")
+        "dist.destroy_process_group()\n"
+    )
     env = {"PREFLIGHT_DIR": str(tmp_path / "pf"), "NPROC_PER_NODE": "2", "OUT_DIR": str(tmp_path)}
     proc = run_script(TRAIN, tmp_path, bin_dir, env, (str(train),), timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -304,8 +367,8 @@ def k8s_pod_spec() -> dict[str, Any]:
 
 def test_k8s_init_container_matches_the_trainer() -> None:
     spec = k8s_pod_spec()
-    init, = spec["initContainers"]
-    trainer, = spec["containers"]
+    (init,) = spec["initContainers"]
+    (trainer,) = spec["containers"]
     assert init["image"] == trainer["image"]
     assert init["env"] == trainer["env"] and any(e["name"].startswith("NCCL_") for e in init["env"])
     assert init["resources"]["limits"]["nvidia.com/gpu"] == trainer["resources"]["limits"]["nvidia.com/gpu"]
@@ -323,8 +386,9 @@ def test_k8s_init_container_runs_a_real_pgdoctor_command_line() -> None:
     argv = [*init["command"], *init.get("args", [])]
     assert argv[:2] == ["pgdoctor", "check"] and all(isinstance(a, str) for a in argv)
     env = {**BASE_ENV, **{e["name"]: e["value"] for e in init["env"]}}
-    proc = subprocess.run([sys.executable, "-m", "pgdoctor", *argv[1:]], capture_output=True, text=True,
-                          timeout=180, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv[1:]], capture_output=True, text=True, timeout=180, env=env
+    )
     # 1 (this machine has no 8 GPUs) or 3 (NVML unavailable); 2 would be a bad command line.
     assert proc.returncode in (0, 1, 3), proc.stderr
     assert "GPU health" in proc.stdout and "Traceback" not in proc.stderr
@@ -334,7 +398,8 @@ def test_k8s_init_container_runs_a_real_pgdoctor_command_line() -> None:
 
 INCOMPLETE_STUB = f"""#!{sys.executable}
 import json, sys
-print(json.dumps({{"findings": [], "incomplete": ["probe gpu unavailable: driver_not_loaded: no NVIDIA driver"]}}))
+why = "probe gpu unavailable: driver_not_loaded: no NVIDIA driver"
+print(json.dumps({{"findings": [], "incomplete": [why]}}))
 sys.exit(3)
 """
 
@@ -366,8 +431,13 @@ def test_the_examples_doc_explains_each_examples_exit_3() -> None:
 def test_net_doc_says_what_check_only_net_exits_without_infiniband() -> None:
     doc = " ".join((ROOT / "docs" / "net.md").read_text().split())
     assert "`check --only net` exits 0 on a node without InfiniBand" in doc
-    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--only", "net", "--level", "quick", "--json"],
-                          capture_output=True, text=True, timeout=120, env=BASE_ENV)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "check", "--only", "net", "--level", "quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=BASE_ENV,
+    )
     report = json.loads(proc.stdout)
     ib = next(r for r in report["results"] if r["name"] == "ib")
     assert ib["status"] == "unavailable" and ib["reason"].startswith("not_present")
@@ -380,7 +450,22 @@ def test_net_doc_says_what_check_only_net_exits_without_infiniband() -> None:
 def test_the_wheel_the_k8s_example_installs_builds_from_the_repository(tmp_path: Path) -> None:
     yaml_text = (EXAMPLES / "k8s" / "initcontainer.yaml").read_text()
     assert "python3 -m pip wheel --no-deps -w dist /path/to/pgdoctor" in yaml_text
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                           str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=280)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert list(tmp_path.glob("pgdoctor-*-py3-none-any.whl"))

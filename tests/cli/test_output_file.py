@@ -19,12 +19,21 @@ QUICK = ["check", "--level", "quick", "--only", "launch", "--json"]
 
 
 def _run(*argv: str, preexec=None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL, preexec_fn=preexec, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=preexec,
+        cwd=cwd,
+    )
 
 
 def _small_files() -> None:
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+    signal.signal(
+        signal.SIGXFSZ, signal.SIG_IGN
+    )  # a write past the limit fails with EFBIG, as on a full disk
     resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
 
 
@@ -57,12 +66,15 @@ def test_a_link_to_a_pipe_is_written_in_place() -> None:
     assert p.returncode in (0, 1) and "on " in p.stdout, p.stderr
 
 
-@pytest.mark.parametrize("argv", [
-    ["bench", "scaling", "no_such_module:build", "--nproc", "1,2"],
-    ["diagnose", "-"],
-    ["collect", "--level", "quick"],
-    ["repro", "oom", "--parallel", "ddp", "--nproc", "2"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "scaling", "no_such_module:build", "--nproc", "1,2"],
+        ["diagnose", "-"],
+        ["collect", "--level", "quick"],
+        ["repro", "oom", "--parallel", "ddp", "--nproc", "2"],
+    ],
+)
 def test_every_output_is_checked_before_any_work(argv: list[str], tmp_path: Path) -> None:
     t0 = time.monotonic()
     p = _run(*argv, "-o", str(tmp_path / "missing" / "r.json"))

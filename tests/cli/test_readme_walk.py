@@ -42,8 +42,13 @@ def test_the_readme_names_the_commands_this_walk_runs() -> None:
 
 def _fresh_copy(dest: Path) -> None:
     """What a clone of this tree holds: tracked files and untracked ones git does not ignore."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, files):
         src = ROOT / rel
         if src.is_file():
@@ -63,8 +68,9 @@ def test_readme_quick_start_then_job_script_line_in_one_fresh_venv(tmp_path: Pat
     env["VIRTUAL_ENV"] = str(venv)
 
     def sh(command: str, timeout: float) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", "-c", command], cwd=tree, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            ["bash", "-c", command], cwd=tree, env=env, capture_output=True, text=True, timeout=timeout
+        )
 
     install_and_check, setup_and_test = fenced_commands("Quick start")[:2]
     first = sh(install_and_check, 600)

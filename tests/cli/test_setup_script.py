@@ -19,7 +19,9 @@ SCRIPT = ROOT / "scripts" / "test-setup.sh"
 
 def _dry_run(index: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PGDOCTOR_TORCH_INDEX=index, PGDOCTOR_SETUP_DRY_RUN="1")
-    return subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60, check=True)
+    return subprocess.run(
+        ["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
 
 
 def test_a_reachable_cpu_index_serves_torch(tmp_path: Path) -> None:
@@ -52,7 +54,7 @@ def test_an_unreachable_index_falls_back_to_the_plain_pin_and_says_so() -> None:
 def test_the_readme_names_the_index_and_the_fallback_the_script_uses() -> None:
     script = SCRIPT.read_text()
     readme = re.sub(r"\s+", " ", (ROOT / "README.md").read_text())
-    index = re.search(r'PGDOCTOR_TORCH_INDEX-(\S+?)\}', script)
+    index = re.search(r"PGDOCTOR_TORCH_INDEX-(\S+?)\}", script)
     assert index and index.group(1) in readme
     limit = re.search(r"PROBE_TIMEOUT_S=(\d+)", script)
     assert limit and f"{limit.group(1)} s limit" in readme

@@ -12,9 +12,12 @@ import pytest
 from pgdoctor.diagnose.api import diagnose_sources
 from pgdoctor.knowledge.clip import ELLIPSIS, clip
 
-WATCHDOG = ("[rank1]:[E1204 10:00:01.123456 1234 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation "
-            "timeout: WorkNCCL(SeqNum=2070, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
-            "Timeout(ms)=600000) ran for 600013 milliseconds before timing out.")
+WATCHDOG = (
+    "[rank1]:[E1204 10:00:01.123456 1234 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+    "operation "
+    "timeout: WorkNCCL(SeqNum=2070, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
+    "Timeout(ms)=600000) ran for 600013 milliseconds before timing out."
+)
 
 
 @pytest.mark.parametrize("limit", range(20, len(WATCHDOG) + 2, 7))
@@ -27,7 +30,7 @@ def test_a_cut_ends_on_a_whole_token_and_is_marked(limit: int) -> None:
     assert out.endswith(" " + ELLIPSIS)
     head = out[:-2]
     assert WATCHDOG.startswith(head)
-    rest = WATCHDOG[len(head):]
+    rest = WATCHDOG[len(head) :]
     # cut at a boundary (before whitespace, after a comma), or, only when the nearest boundary
     # would keep less than a third, inside a token: marked either way
     boundaries = [m.start() for m in re.finditer(r"\s|(?<=,)", WATCHDOG[:limit])]
@@ -51,7 +54,9 @@ def test_the_diagnose_console_never_shows_a_cut_number() -> None:
     for number in re.findall(r"Timeout\(ms\)=(\d+)", text):
         assert number == "600000", text
     shown = [ln for ln in text.splitlines() if "Watchdog caught" in ln and "padding" in ln]
-    assert shown and all(ln.rstrip().endswith(ELLIPSIS) or ln.rstrip().endswith("timing out.") for ln in shown)
+    assert shown and all(
+        ln.rstrip().endswith(ELLIPSIS) or ln.rstrip().endswith("timing out.") for ln in shown
+    )
 
 
 def test_evidence_longer_than_its_limit_is_marked_in_the_json_too() -> None:

@@ -35,13 +35,24 @@ V3_DEV = [CORPUS / "v3" / "dev.jsonl", CORPUS / "v3" / "dev2.jsonl"]
 V3_HELDOUT = CORPUS / "v3" / "heldout.jsonl"
 
 MAP: dict[str, set[Optional[str]]] = {
-    "cuda_oom": {"cuda_oom"}, "nccl_timeout": {"collective_timeout"}, "nccl_system_error": {"nccl_network"},
-    "nccl_internal_or_invalid_usage": {"nccl_usage"}, "collective_desync": {"collective_mismatch"},
-    "rendezvous_init": {"rendezvous"}, "gpu_hardware": {"gpu_hardware"}, "driver_env": {"driver_env"},
-    "process_killed": {"host_oom", "process_crash"}, "other_ambiguous": {None, "process_crash"},
+    "cuda_oom": {"cuda_oom"},
+    "nccl_timeout": {"collective_timeout"},
+    "nccl_system_error": {"nccl_network"},
+    "nccl_internal_or_invalid_usage": {"nccl_usage"},
+    "collective_desync": {"collective_mismatch"},
+    "rendezvous_init": {"rendezvous"},
+    "gpu_hardware": {"gpu_hardware"},
+    "driver_env": {"driver_env"},
+    "process_killed": {"host_oom", "process_crash"},
+    "other_ambiguous": {None, "process_crash"},
 }
-NOT = {"process_killed (host OOM)": "host_oom", "process_killed": "host_oom", "cuda_oom": "cuda_oom",
-       "gpu_hardware": "gpu_hardware", "rendezvous_init": "rendezvous"}
+NOT = {
+    "process_killed (host OOM)": "host_oom",
+    "process_killed": "host_oom",
+    "cuda_oom": "cuda_oom",
+    "gpu_hardware": "gpu_hardware",
+    "rendezvous_init": "rendezvous",
+}
 LENIENT = {"nccl_internal_or_invalid_usage", "other_ambiguous"}
 
 
@@ -77,8 +88,10 @@ def _score(paths: list[Path]) -> tuple[int, int, list[str], dict[str, list[int]]
             per[case["category"]][0] += ok
             per[case["category"]][1] += 1
             if not ok:
-                misses.append(f"{case['id']}: got {first} ({real[0].code if real else '-'}), "
-                              f"want {sorted(map(str, accepted(case)))}")
+                misses.append(
+                    f"{case['id']}: got {first} ({real[0].code if real else '-'}), "
+                    f"want {sorted(map(str, accepted(case)))}"
+                )
     return right, total, misses, per
 
 
@@ -127,7 +140,11 @@ def test_every_decoy_gets_no_wrong_failure() -> None:
         for case in _cases(path):
             if case["category"] != "other_ambiguous":
                 continue
-            real = [f for f in diagnose_sources([(case["id"], case["log"])]) if f.severity.value in ("warn", "fail")]
+            real = [
+                f
+                for f in diagnose_sources([(case["id"], case["log"])])
+                if f.severity.value in ("warn", "fail")
+            ]
             if real and real[0].category not in accepted(case):
                 wrong.append(f"{case['id']}: {real[0].code} {real[0].message[:100]}")
     assert not wrong, "decoys diagnosed as failures:\n" + "\n".join(wrong)
@@ -138,7 +155,10 @@ def _fact_matches(f: Any, key: str, want: Any) -> bool:
     if key == "rank":
         return want in (f.scope.rank, facts.get("rank")) or want in (facts.get("ranks") or [])
     if key in ("seq", "seq_num"):
-        return want in (facts.get("seq"), facts.get("last_enqueued_seq")) or want in (facts.get("seq_by_rank") or {}).values()
+        return (
+            want in (facts.get("seq"), facts.get("last_enqueued_seq"))
+            or want in (facts.get("seq_by_rank") or {}).values()
+        )
     if key == "op_type":
         return str(facts.get("op", "")).lstrip("_").upper() == str(want).lstrip("_").upper()
     if key == "pid":
@@ -156,12 +176,20 @@ def test_root_cause_carries_the_facts_the_log_shows() -> None:
     for path in [V1, *NEW]:
         for case in _cases(path):
             facts = case.get("expected_facts") or {}
-            real = [f for f in diagnose_sources([(case["id"], case["log"])]) if f.severity.value in ("warn", "fail")]
+            real = [
+                f
+                for f in diagnose_sources([(case["id"], case["log"])])
+                if f.severity.value in ("warn", "fail")
+            ]
             if not isinstance(facts, dict) or not real:
                 continue
             for key in FACT_KEYS:
                 want = facts.get(key)
-                if isinstance(want, bool) or not isinstance(want, (int, str)) or (key == "host" and " " in str(want)):
+                if (
+                    isinstance(want, bool)
+                    or not isinstance(want, (int, str))
+                    or (key == "host" and " " in str(want))
+                ):
                     continue
                 ok = _fact_matches(real[0], key, want)
                 got[key][0] += ok

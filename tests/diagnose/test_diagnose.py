@@ -47,7 +47,9 @@ def test_corpus_root_cause_facts_and_cascade(name: str) -> None:
 
 
 def test_evidence_line_numbers_point_at_the_line(tmp_path: Path) -> None:
-    text = "".join(f"step {i}\n" for i in range(1, 5001)) + "RuntimeError: CUDA error: invalid device ordinal\n"
+    text = (
+        "".join(f"step {i}\n" for i in range(1, 5001)) + "RuntimeError: CUDA error: invalid device ordinal\n"
+    )
     p = tmp_path / "x.log"
     p.write_text(text)
     f = diagnose_paths([str(p)]).findings[0]
@@ -56,15 +58,22 @@ def test_evidence_line_numbers_point_at_the_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 20])
 def test_scan_line_numbers_do_not_depend_on_chunking(chunk: int) -> None:
-    data = b"".join(b"line %d ok\n" % i if i % 997 else b"line %d RuntimeError: x\n" % i for i in range(1, 30001))
-    wins = list(scan_chunks(data[i:i + chunk] for i in range(0, len(data), chunk)))
+    data = b"".join(
+        b"line %d ok\n" % i if i % 997 else b"line %d RuntimeError: x\n" % i for i in range(1, 30001)
+    )
+    wins = list(scan_chunks(data[i : i + chunk] for i in range(0, len(data), chunk)))
     assert [w.hit_line for w in wins] == list(range(997, 30001, 997))
     assert all(w.lines[w.hit].startswith(b"line %d " % w.hit_line) for w in wins)
 
 
 def test_giant_line_window_is_bounded() -> None:
-    data = b"x" * (5 << 20) + b" RuntimeError: CUDA error: invalid device ordinal " + b"y" * (5 << 20) + b"\nnext\n"
-    wins = list(scan_chunks(data[i:i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
+    data = (
+        b"x" * (5 << 20)
+        + b" RuntimeError: CUDA error: invalid device ordinal "
+        + b"y" * (5 << 20)
+        + b"\nnext\n"
+    )
+    wins = list(scan_chunks(data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
     assert len(wins) == 1 and wins[0].hit_line == 1
     assert sum(len(x) for x in wins[0].lines) < 200_000
 
@@ -97,25 +106,35 @@ def test_diagnose_sources_api_matches_paths() -> None:
 
 
 def test_exception_that_did_not_kill_a_rank_is_no_finding() -> None:
-    text = ("Traceback (most recent call last):\n  File \"a.py\", line 3, in f\nValueError: handled and logged\n"
-            + "".join(f"step {i} loss 1.0\n" for i in range(200)))
+    text = (
+        'Traceback (most recent call last):\n  File "a.py", line 3, in f\nValueError: handled and logged\n'
+        + "".join(f"step {i} loss 1.0\n" for i in range(200))
+    )
     # Only an info note that quotes the error: no warn or fail finding.
     note = diagnose_sources([("a.log", text)])
     assert [(f.code, f.severity.value) for f in note] == [("RUN134", "info")]
     assert note[0].facts["exception"] == "ValueError" and "handled and logged" in note[0].message
-    killed = text + "E1003 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed " \
-                    "(exitcode: 1) local_rank: 0 (pid: 7) of binary: /usr/bin/python3\n"
+    killed = (
+        text + "E1003 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+        "(exitcode: 1) local_rank: 0 (pid: 7) of binary: /usr/bin/python3\n"
+    )
     assert [f.code for f in diagnose_sources([("a.log", killed)])] == ["RUN132"]
 
 
 def test_rank_oom_is_root_and_other_ranks_timeouts_are_cascade_across_files() -> None:
-    timeout = ("[rank0]:[E1003 10:31:07.1 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
-               "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
-               "600031 milliseconds before timing out.\n")
-    oom = ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 1 has a total "
-           "capacity of 79.15 GiB of which 2.00 GiB is free. Including non-PyTorch memory, this process has 77.1 GiB "
-           "memory in use. Of the allocated memory 76.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by "
-           "PyTorch but unallocated.\n")
+    timeout = (
+        "[rank0]:[E1003 10:31:07.1 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+        "600031 milliseconds before timing out.\n"
+    )
+    oom = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 1 has a total "
+        "capacity of 79.15 GiB of which 2.00 GiB is free. Including non-PyTorch memory, this process has "
+        "77.1 GiB "
+        "memory in use. Of the allocated memory 76.00 GiB is allocated by PyTorch, and 100.00 MiB is "
+        "reserved by "
+        "PyTorch but unallocated.\n"
+    )
     findings = diagnose_sources([("rank0.log", timeout), ("rank1.log", oom)])
     assert [f.code for f in findings] == ["RUN101", "RUN151"]
     assert findings[0].scope.rank == 1 and findings[0].facts["requested_bytes"] == 8 << 30
@@ -147,10 +166,19 @@ def test_ansi_with_and_without_esc() -> None:
 
 
 def test_json_escaped_traceback_and_interleaved_ranks_and_wraps() -> None:
-    lines = logical_lines([b'{"log":"Traceback (most recent call last):\\n  File \\"a.py\\", line 1, in <module>\\n'
-                           b'ValueError: bad\\n"}'], 7)
-    assert [ln.text for ln in lines] == ["Traceback (most recent call last):", '  File "a.py", line 1, in <module>',
-                                         "ValueError: bad", ""][:len(lines)]
+    lines = logical_lines(
+        [
+            b'{"log":"Traceback (most recent call last):\\n  File \\"a.py\\", line 1, in <module>\\n'
+            b'ValueError: bad\\n"}'
+        ],
+        7,
+    )
+    assert [ln.text for ln in lines] == [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in <module>',
+        "ValueError: bad",
+        "",
+    ][: len(lines)]
     assert all(ln.no == 7 for ln in lines)
     lines = logical_lines([b"[rank0]: step 1[rank1]: Traceback (most recent call last):"], 1)
     assert [(ln.rank, ln.text) for ln in lines] == [(0, "step 1"), (1, "Traceback (most recent call last):")]
@@ -160,8 +188,13 @@ def test_json_escaped_traceback_and_interleaved_ranks_and_wraps() -> None:
 
 def _cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     env = dict(os.environ, NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", *args], input=stdin,
-                          capture_output=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
 
 
 def test_cli_console_json_stdin_and_exit_codes() -> None:
@@ -174,7 +207,11 @@ def test_cli_console_json_stdin_and_exit_codes() -> None:
     doc = json.loads(p.stdout)
     assert p.returncode == 1 and doc["command"] == "diagnose"
     root = doc["findings"][0]
-    assert root["code"] == "RUN131" and root["category"] == "process_crash" and root["facts"]["signal"] == "SIGSEGV"
+    assert (
+        root["code"] == "RUN131"
+        and root["category"] == "process_crash"
+        and root["facts"]["signal"] == "SIGSEGV"
+    )
     assert all("line" in e and "file" in e for e in root["evidence"])
     p = _cli("-", stdin=(LOGS / "slurm_oom_kill.log").read_bytes())
     assert p.returncode == 1 and b"RUN121" in p.stdout
@@ -190,12 +227,14 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_oom_message_split_over_lines_by_a_paste() -> None:
-    text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 15.00 GiB.\n"
-            "GPU 0 has a total capacity of 14.56 GiB of which 6.91 GiB is free.\n"
-            "Including non-PyTorch memory, this process has 7.65 GiB memory in use.\n"
-            "Of the allocated memory 7.23 GiB is allocated by PyTorch,\n"
-            "and 301.94 MiB is reserved by PyTorch but unallocated.\n"
-            "[rank0]: next record\n")
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 15.00 GiB.\n"
+        "GPU 0 has a total capacity of 14.56 GiB of which 6.91 GiB is free.\n"
+        "Including non-PyTorch memory, this process has 7.65 GiB memory in use.\n"
+        "Of the allocated memory 7.23 GiB is allocated by PyTorch,\n"
+        "and 301.94 MiB is reserved by PyTorch but unallocated.\n"
+        "[rank0]: next record\n"
+    )
     f = diagnose_sources([("paste.md", text)])[0]
     assert f.code == "RUN101" and f.facts["requested_bytes"] == 15 << 30
     assert f.facts["requested_bytes"] > f.facts["total_bytes"] > f.facts["free_bytes"]
@@ -204,11 +243,16 @@ def test_oom_message_split_over_lines_by_a_paste() -> None:
 
 
 def test_blocking_wait_timeout_formats() -> None:
-    old = ("RuntimeError: [Rank 0] Caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, "
-           "Timeout(ms)=60000) ran for 60012 milliseconds before timing out.\n")
-    new = ("[rank1]:[E1003 10:00:00.1 ProcessGroupNCCL.cpp:713] [PG ID 0 PG GUID 0(default_pg) Rank 1] Work "
-           "WorkNCCL(SeqNum=8, OpType=ALLGATHER, NumelIn=4, NumelOut=16, Timeout(ms)=60000) timed out in blocking "
-           "wait (TORCH_NCCL_BLOCKING_WAIT=1).\n")
+    old = (
+        "RuntimeError: [Rank 0] Caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, "
+        "Timeout(ms)=60000) ran for 60012 milliseconds before timing out.\n"
+    )
+    new = (
+        "[rank1]:[E1003 10:00:00.1 ProcessGroupNCCL.cpp:713] [PG ID 0 PG GUID 0(default_pg) Rank 1] Work "
+        "WorkNCCL(SeqNum=8, OpType=ALLGATHER, NumelIn=4, NumelOut=16, Timeout(ms)=60000) timed out in "
+        "blocking "
+        "wait (TORCH_NCCL_BLOCKING_WAIT=1).\n"
+    )
     for text, seq, op, rank in ((old, 7, "BROADCAST", 0), (new, 8, "ALLGATHER", 1)):
         f = diagnose_sources([("b.log", text)])[0]
         assert (f.code, f.facts["seq"], f.facts["op"], f.scope.rank) == ("RUN151", seq, op, rank)
@@ -216,9 +260,12 @@ def test_blocking_wait_timeout_formats() -> None:
 
 
 def test_harmless_nccl_warning_at_exit_is_not_a_failure() -> None:
-    text = ("node-a:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 18000 - Destroy COMPLETE\n\n"
-            "node-a:1:9 [0] init.cc:1990 NCCL WARN Cuda failure 'driver shutting down'\n"
-            "node-a:1:9 [0] proxy.cc:1510 NCCL WARN [Service thread] Accept failed Resource temporarily unavailable\n")
+    text = (
+        "node-a:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 18000 - Destroy COMPLETE\n\n"
+        "node-a:1:9 [0] init.cc:1990 NCCL WARN Cuda failure 'driver shutting down'\n"
+        "node-a:1:9 [0] proxy.cc:1510 NCCL WARN [Service thread] Accept failed Resource temporarily "
+        "unavailable\n"
+    )
     assert diagnose_sources([("exit.log", text)]) == []
 
 
@@ -236,20 +283,24 @@ def test_parallel_file_scan_gives_the_sequential_windows(tmp_path: Path) -> None
     data = b"\n".join(lines)
     p = tmp_path / "big.log"
     p.write_bytes(data)
-    seq = list(scan_chunks(data[i:i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
+    seq = list(scan_chunks(data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
     for workers in (2, 5):
         assert list(scan_file(str(p), workers)) == seq
 
 
 def test_equal_length_prefixed_lines_are_not_taken_for_wraps() -> None:
-    body = [b"[rank0]: step %03d | loss 2.7713 | lr 3.0e-04 | tokens/s 41234 | mem 61.3" % i for i in range(5)]
+    body = [
+        b"[rank0]: step %03d | loss 2.7713 | lr 3.0e-04 | tokens/s 41234 | mem 61.3" % i for i in range(5)
+    ]
     body.append(b"[rank0]: ValueError: bad batch of %d samples, want more now really" % 7)
     lines = logical_lines(body, 1)
     assert [ln.text[:10] for ln in lines][-1] == "ValueError" and len(lines) == 6
 
 
 def test_a_metric_named_like_an_anchor_on_every_line_does_not_hide_the_failure() -> None:
-    text = "".join(f"[rank0]: step {i} | train_error 0.{i % 97:02d} | val_error 0.31\n" for i in range(150_000))
+    text = "".join(
+        f"[rank0]: step {i} | train_error 0.{i % 97:02d} | val_error 0.31\n" for i in range(150_000)
+    )
     text += "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
     src = [("metrics.log", text)]
     findings = diagnose_sources(src)

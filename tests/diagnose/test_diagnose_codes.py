@@ -43,6 +43,17 @@ def test_good_fixture_does_not_give_the_code(code: str, tmp_path: Path) -> None:
 
 
 def test_categories_are_the_failure_vocabulary() -> None:
-    vocab = {"cuda_oom", "host_oom", "process_crash", "collective_timeout", "nccl_network", "nccl_usage",
-             "collective_mismatch", "rendezvous", "gpu_hardware", "driver_env", "imbalance"}
+    vocab = {
+        "cuda_oom",
+        "host_oom",
+        "process_crash",
+        "collective_timeout",
+        "nccl_network",
+        "nccl_usage",
+        "collective_mismatch",
+        "rendezvous",
+        "gpu_hardware",
+        "driver_env",
+        "imbalance",
+    }
     assert {CODES[c].category for c in RUN_CODES} <= vocab

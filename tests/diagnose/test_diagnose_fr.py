@@ -132,23 +132,49 @@ def _nccl_p2p_dump(rank: int, ops: list[tuple[str, int, str, list[int]]]) -> byt
     entries = []
     for i, (kind, peer, state, size) in enumerate(ops, start=1):
         arrow = f"{rank}->{peer}" if kind == "send" else f"{rank}<-{peer}"
-        entries.append({"record_id": i - 1, "pg_id": 0, "process_group": ("0", "default_pg"), "collective_seq_id": 0,
-                        "p2p_seq_id": i, "op_id": i, "profiling_name": f"nccl:{kind} {arrow}", "input_sizes": [size],
-                        "input_dtypes": ["BFloat16"], "output_sizes": [size], "output_dtypes": ["BFloat16"],
-                        "state": state, "is_p2p": True, "retired": state == "completed", "timeout_ms": 600000,
-                        "frames": [{"name": "send_forward", "filename": "/w/pp.py", "line": 40 + i}]})
-    return pickle.dumps({"version": "2.10", "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}},
-                         "pg_status": {}, "entries": entries}, protocol=2)
+        entries.append(
+            {
+                "record_id": i - 1,
+                "pg_id": 0,
+                "process_group": ("0", "default_pg"),
+                "collective_seq_id": 0,
+                "p2p_seq_id": i,
+                "op_id": i,
+                "profiling_name": f"nccl:{kind} {arrow}",
+                "input_sizes": [size],
+                "input_dtypes": ["BFloat16"],
+                "output_sizes": [size],
+                "output_dtypes": ["BFloat16"],
+                "state": state,
+                "is_p2p": True,
+                "retired": state == "completed",
+                "timeout_ms": 600000,
+                "frames": [{"name": "send_forward", "filename": "/w/pp.py", "line": 40 + i}],
+            }
+        )
+    return pickle.dumps(
+        {
+            "version": "2.10",
+            "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}},
+            "pg_status": {},
+            "entries": entries,
+        },
+        protocol=2,
+    )
 
 
-@pytest.mark.parametrize(("rank1_ops", "code"), [
-    ([("recv", 0, "completed", [4, 8])], "RUN287"),                                   # rank 1 never posted the recv
-    ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 16])], "RUN288"),  # sizes disagree
-    ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 8])], "RUN283"),   # both posted, stuck
-])
+@pytest.mark.parametrize(
+    ("rank1_ops", "code"),
+    [
+        ([("recv", 0, "completed", [4, 8])], "RUN287"),  # rank 1 never posted the recv
+        ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 16])], "RUN288"),  # sizes disagree
+        ([("recv", 0, "completed", [4, 8]), ("recv", 0, "started", [4, 8])], "RUN283"),  # both posted, stuck
+    ],
+)
 def test_nccl_send_recv_pairs(tmp_path: Path, rank1_ops: list, code: str) -> None:  # type: ignore[type-arg]
     (tmp_path / "nccl_trace_rank_0").write_bytes(
-        _nccl_p2p_dump(0, [("send", 1, "completed", [4, 8]), ("send", 1, "started", [4, 8])]))
+        _nccl_p2p_dump(0, [("send", 1, "completed", [4, 8]), ("send", 1, "started", [4, 8])])
+    )
     (tmp_path / "nccl_trace_rank_1").write_bytes(_nccl_p2p_dump(1, rank1_ops))
     root = diagnose_paths([], [str(tmp_path)]).findings[0]
     assert root.code == code and root.facts["src"] == 0 and root.facts["dst"] == 1

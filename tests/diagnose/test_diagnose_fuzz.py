@@ -15,16 +15,45 @@ from pgdoctor.diagnose.text.reader import Source
 from pgdoctor.model import Finding
 from tests.helpers.paths import FIXTURES
 
-CORPUS_LINES = [ln for p in sorted((FIXTURES / "logs").glob("*.log")) for ln in p.read_bytes().splitlines()
-                if ln.strip()][:400]
-VOCAB = [b"Error", b"rror", b"WARN", b"imeout", b"imed out", b"ut of memory", b"SIG", b"Kill", b"VRM: Xid (",
-         b"xitcode", b"xception", b"Tried to allocate ", b"GiB", b" MiB", b"(GPU ", b"[rank", b"]: ", b"\r", b"\n",
-         b"\x1b[31m", b"[0m", b"\\n", b"WorkNCCL(SeqNum=", b"ChildFailedError", b"  exitcode  : -9", b"\xff\xfe",
-         b"Root Cause", b"Traceback (most recent call last):", b'  File "x.py", line 1, in f', b"\xc3("]
+CORPUS_LINES = [
+    ln for p in sorted((FIXTURES / "logs").glob("*.log")) for ln in p.read_bytes().splitlines() if ln.strip()
+][:400]
+VOCAB = [
+    b"Error",
+    b"rror",
+    b"WARN",
+    b"imeout",
+    b"imed out",
+    b"ut of memory",
+    b"SIG",
+    b"Kill",
+    b"VRM: Xid (",
+    b"xitcode",
+    b"xception",
+    b"Tried to allocate ",
+    b"GiB",
+    b" MiB",
+    b"(GPU ",
+    b"[rank",
+    b"]: ",
+    b"\r",
+    b"\n",
+    b"\x1b[31m",
+    b"[0m",
+    b"\\n",
+    b"WorkNCCL(SeqNum=",
+    b"ChildFailedError",
+    b"  exitcode  : -9",
+    b"\xff\xfe",
+    b"Root Cause",
+    b"Traceback (most recent call last):",
+    b'  File "x.py", line 1, in f',
+    b"\xc3(",
+]
 
 
 def _run(data: bytes, chunk: int) -> list[Finding]:
-    src = Source("fuzz", lambda: (data[i:i + chunk] for i in range(0, len(data), chunk)))
+    src = Source("fuzz", lambda: (data[i : i + chunk] for i in range(0, len(data), chunk)))
     events, stats = source_events(src, 0)
     findings = assemble(events, {"fuzz": stats.lines})
     for f in findings:
@@ -40,8 +69,12 @@ def test_arbitrary_bytes_never_crash(data: bytes, chunk: int) -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
-@given(st.lists(st.one_of(st.sampled_from(VOCAB), st.sampled_from(CORPUS_LINES), st.binary(max_size=40)),
-                max_size=120), st.integers(min_value=1, max_value=300))
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(VOCAB), st.sampled_from(CORPUS_LINES), st.binary(max_size=40)), max_size=120
+    ),
+    st.integers(min_value=1, max_value=300),
+)
 def test_mangled_failure_text_never_crashes(parts: list[bytes], chunk: int) -> None:
     _run(b"".join(parts), chunk)
 
@@ -61,8 +94,12 @@ def test_text_api_with_surrogates_and_odd_unicode(text: str) -> None:
 
 
 def test_100mb_line_with_failures_inside_is_fast_and_bounded() -> None:
-    line = (b"a" * (50 << 20) + b"[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered "
-            + b"\xff" * (50 << 20) + b"\nstep 2\n")
+    line = (
+        b"a" * (50 << 20)
+        + b"[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered "
+        + b"\xff" * (50 << 20)
+        + b"\nstep 2\n"
+    )
     t = time.perf_counter()
     findings = _run(line, 8 << 20)
     assert time.perf_counter() - t < 30

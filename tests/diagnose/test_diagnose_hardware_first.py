@@ -9,19 +9,32 @@ import pytest
 
 from pgdoctor.diagnose.api import diagnose_sources
 
-ILLEGAL = ("[rank1]:[E1204 10:00:01.123456 1234 ProcessGroupNCCL.cpp:1595] [PG 0 Rank 1] Process group watchdog "
-           "thread terminated with exception: CUDA error: an illegal memory access was encountered\n"
-           "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n")
+ILLEGAL = (
+    "[rank1]:[E1204 10:00:01.123456 1234 ProcessGroupNCCL.cpp:1595] [PG 0 Rank 1] Process group watchdog "
+    "thread terminated with exception: CUDA error: an illegal memory access was encountered\n"
+    "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+)
 BARE_ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
-NCCL_ERR = ("[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
-            "cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n")
+NCCL_ERR = (
+    "[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+    "cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+)
 XID = {
-    "off the bus": ("[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, "
-                    "GPU has fallen off the bus.\n", "RUN243"),
-    "ecc": ("[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 48, pid=1235, name=python, "
-            "An uncorrectable double bit error (DBE) has been detected on GPU.\n", "RUN242"),
-    "nvlink": ("[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 74, pid=1235, name=python, "
-               "NVLink: fatal error detected on link 3\n", "RUN241"),
+    "off the bus": (
+        "[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, "
+        "GPU has fallen off the bus.\n",
+        "RUN243",
+    ),
+    "ecc": (
+        "[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 48, pid=1235, name=python, "
+        "An uncorrectable double bit error (DBE) has been detected on GPU.\n",
+        "RUN242",
+    ),
+    "nvlink": (
+        "[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 74, pid=1235, name=python, "
+        "NVLink: fatal error detected on link 3\n",
+        "RUN241",
+    ),
 }
 
 
@@ -34,8 +47,9 @@ def _root(sources: list[tuple[str, str]]) -> str:
 @pytest.mark.parametrize("kind", sorted(XID))
 @pytest.mark.parametrize("software", [ILLEGAL, BARE_ILLEGAL, NCCL_ERR])
 @pytest.mark.parametrize("job_first", [True, False])
-def test_hardware_leads_the_software_error_it_causes_in_any_file_order(kind: str, software: str,
-                                                                       job_first: bool) -> None:
+def test_hardware_leads_the_software_error_it_causes_in_any_file_order(
+    kind: str, software: str, job_first: bool
+) -> None:
     line, code = XID[kind]
     files = [("a_job.log", software), ("dmesg.log", line)]
     if not job_first:
@@ -46,15 +60,20 @@ def test_hardware_leads_the_software_error_it_causes_in_any_file_order(kind: str
 
 
 def test_an_application_xid_does_not_outrank_the_cuda_error() -> None:
-    page_fault = ("[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 31, pid=1235, name=python, "
-                  "Ch 00000010, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_12345000\n")
+    page_fault = (
+        "[Thu Dec  4 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 31, pid=1235, name=python, "
+        "Ch 00000010, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_12345000\n"
+    )
     assert _root([("a_job.log", BARE_ILLEGAL), ("dmesg.log", page_fault)]) == "RUN244"
 
 
 def test_with_a_shared_clock_a_much_earlier_software_error_keeps_the_lead() -> None:
     # Both ISO-stamped: the CUDA error two hours before the Xid is not its consequence.
     early = "2026-12-04 08:00:01,000 RuntimeError: CUDA error: an illegal memory access was encountered\n"
-    late = "2026-12-04 10:00:00,000 NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, GPU has fallen off the bus.\n"
+    late = (
+        "2026-12-04 10:00:00,000 NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, "
+        "GPU has fallen off the bus.\n"
+    )
     assert _root([("a_job.log", early), ("z_dmesg.log", late)]) == "RUN244"
     soon = "2026-12-04 10:00:30,000 RuntimeError: CUDA error: an illegal memory access was encountered\n"
     assert _root([("a_job.log", soon), ("z_dmesg.log", late)]) == "RUN243"
@@ -63,6 +82,7 @@ def test_with_a_shared_clock_a_much_earlier_software_error_keeps_the_lead() -> N
 
 def test_the_job_wide_groups_list_the_hardware_fault_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from pgdoctor.diagnose.api import diagnose_paths
+
     (tmp_path / "rank_0.log").write_text(NCCL_ERR.replace("[rank0]: ", ""))
     (tmp_path / "rank_1.log").write_text(BARE_ILLEGAL + XID["off the bus"][0])
     report = diagnose_paths([str(tmp_path)])

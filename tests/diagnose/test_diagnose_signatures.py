@@ -46,9 +46,9 @@ def _holds_anchor(items: Any, anchors: tuple[str, ...], run: str = "") -> bool:
             run += chr(av)
             continue
         if op is sre_c.SUBPATTERN:
-            return _holds_anchor(list(av[-1]) + items[i + 1:], anchors, run)
+            return _holds_anchor(list(av[-1]) + items[i + 1 :], anchors, run)
         if op is sre_c.BRANCH:
-            return all(_holds_anchor(list(b) + items[i + 1:], anchors, run) for b in av[1])
+            return all(_holds_anchor(list(b) + items[i + 1 :], anchors, run) for b in av[1])
         if any(a in run for a in anchors):
             return True
         run = ""
@@ -91,17 +91,22 @@ def test_every_pattern_literal_is_covered_by_an_anchor(module: str, row: Signatu
         assert row.examples, f"{row.name}: anchor_from needs example lines that show it"
         return
     parsed = sre_parse.parse(row.pattern.pattern, row.pattern.flags)
-    assert not row.pattern.flags & re.IGNORECASE, f"{row.name}: a pattern matched ignoring case needs anchor_from"
+    assert not row.pattern.flags & re.IGNORECASE, (
+        f"{row.name}: a pattern matched ignoring case needs anchor_from"
+    )
     assert _holds_anchor(list(parsed), anchors), (
-        f"{module}:{row.name}: an alternative of {row.pattern.pattern!r} holds none of {anchors} in its literal text; "
-        "add the anchor its lines carry, or say where it is (anchor_from) with examples")
+        f"{module}:{row.name}: an alternative of {row.pattern.pattern!r} holds none of {anchors} in its "
+        f"literal text; "
+        "add the anchor its lines carry, or say where it is (anchor_from) with examples"
+    )
 
 
 EXAMPLES = [(m, row, ex) for m, row in ROWS for ex in row.examples]
 
 
-@pytest.mark.parametrize(("module", "row", "example"), EXAMPLES, ids=[f"{m}:{r.name}:{i}" for i, (m, r, _) in
-                                                                       enumerate(EXAMPLES)])
+@pytest.mark.parametrize(
+    ("module", "row", "example"), EXAMPLES, ids=[f"{m}:{r.name}:{i}" for i, (m, r, _) in enumerate(EXAMPLES)]
+)
 def test_example_lines_reach_their_row(module: str, row: Signature, example: str) -> None:
     assert row.pattern.search(example), f"{row.name} does not match its own example"
     data = example.encode()
@@ -120,6 +125,7 @@ def test_example_lines_reach_their_row(module: str, row: Signature, example: str
 def test_a_build_that_returns_none_hands_the_line_to_the_next_row() -> None:
     """`read`: a row whose build says None is passed over; a row whose build gives [] ends the
     reading (a line the row owns but does not report)."""
+
     def never(row: Signature, hit: Hit, m: Any) -> None:
         return None
 

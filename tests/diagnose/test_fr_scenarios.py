@@ -56,9 +56,19 @@ def test_json_dumps_alone_give_the_same_root_cause(name: str, tmp_path: Path) ->
     assert S.judge(findings, sc.truth)[0], S.verdict(findings)
 
 
-@pytest.mark.parametrize("name", ["culprit_rank0", "cross_group_deadlock", "two_faults", "ring_wrap",
-                                  "subgroup_never_issued", "nccl_coalesced_clean", "nccl_op_type_rank0",
-                                  "nccl_wrap_out_of_step"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "culprit_rank0",
+        "cross_group_deadlock",
+        "two_faults",
+        "ring_wrap",
+        "subgroup_never_issued",
+        "nccl_coalesced_clean",
+        "nccl_op_type_rank0",
+        "nccl_wrap_out_of_step",
+    ],
+)
 def test_the_answer_does_not_depend_on_which_dump_is_read_first(name: str, tmp_path: Path) -> None:
     rep = read_dumps([str(_write(SCENARIOS[name], tmp_path))])
     want = [(f.code, f.facts.get("culprit_ranks"), f.facts.get("seq")) for f in collectives.analyze(rep)]
@@ -66,14 +76,19 @@ def test_the_answer_does_not_depend_on_which_dump_is_read_first(name: str, tmp_p
     for _ in range(4):
         dumps = rep.dumps[:]
         rng.shuffle(dumps)
-        got = [(f.code, f.facts.get("culprit_ranks"), f.facts.get("seq")) for f in collectives.analyze(FlightReport(dumps))]
+        got = [
+            (f.code, f.facts.get("culprit_ranks"), f.facts.get("seq"))
+            for f in collectives.analyze(FlightReport(dumps))
+        ]
         assert got == want
 
 
 def test_facts_stay_small_at_a_thousand_ranks(tmp_path: Path) -> None:
     root = diagnose_paths([], [str(_write(SCENARIOS["scale_1024_not_started"], tmp_path))]).findings[0]
-    assert root.facts["per_rank"] == {"0-520,522-1023": {"op": "nccl:all_reduce", "state": "started"},
-                                      "521": {"op": "nccl:all_reduce", "state": "scheduled"}}
+    assert root.facts["per_rank"] == {
+        "0-520,522-1023": {"op": "nccl:all_reduce", "state": "started"},
+        "521": {"op": "nccl:all_reduce", "state": "scheduled"},
+    }
     assert "ranks 0-520,522-1023 (1023) wait in it" in root.message and len(root.message) < 300
 
 
@@ -85,16 +100,26 @@ def test_partial_dumps_that_agree_give_no_failure(tmp_path: Path) -> None:
 def test_cross_group_deadlock_reports_both_halves_cause_first(tmp_path: Path) -> None:
     findings = diagnose_paths([], [str(_write(SCENARIOS["cross_group_deadlock"], tmp_path))]).findings
     first, second = findings[:2]
-    assert (first.code, first.facts["pg"], first.facts["missing_ranks"], first.facts["waiting_ranks"]) == \
-        ("RUN281", "1", [1], [0, 2, 3])
-    assert (second.facts["pg"], second.facts["missing_ranks"], second.facts["waiting_ranks"]) == ("0", [0, 2, 3], [1])
+    assert (first.code, first.facts["pg"], first.facts["missing_ranks"], first.facts["waiting_ranks"]) == (
+        "RUN281",
+        "1",
+        [1],
+        [0, 2, 3],
+    )
+    assert (second.facts["pg"], second.facts["missing_ranks"], second.facts["waiting_ranks"]) == (
+        "0",
+        [0, 2, 3],
+        [1],
+    )
     assert second.facts["explained_by"] == "RUN281 pg 1 seq 1"
 
 
 def test_independent_faults_are_both_reported(tmp_path: Path) -> None:
     findings = diagnose_paths([], [str(_write(SCENARIOS["two_faults"], tmp_path))]).findings
     assert [(f.code, f.facts["pg"], f.facts["culprit_ranks"]) for f in findings] == [
-        ("RUN282", "2", [3]), ("RUN281", "1", [1])]
+        ("RUN282", "2", [3]),
+        ("RUN281", "1", [1]),
+    ]
     assert findings[1].facts["independent"] is True
 
 
@@ -103,7 +128,9 @@ def test_a_gloo_size_mismatch_names_the_culprit_and_the_rank_gloo_aborted(tmp_pa
     root = findings[0]
     assert root.code == "RUN284" and root.facts["kind"] == "input_size" and root.facts["odd_ranks"] == [1]
     # Ranks that passed the same thing share one entry (ranges), so per_rank stays small at scale.
-    assert root.facts["per_rank"]["1"]["input_sizes"] == [[512]] and root.facts["per_rank"]["0,2"]["input_sizes"] == [[256]]
+    assert root.facts["per_rank"]["1"]["input_sizes"] == [[512]] and root.facts["per_rank"]["0,2"][
+        "input_sizes"
+    ] == [[256]]
     dead = [f for f in findings if f.code == "RUN290"]
     assert dead and dead[0].facts["no_dump_ranks"] == [3]
 
@@ -120,13 +147,23 @@ def test_console_and_json_name_culprit_group_seq_op_and_kind_first(tmp_path: Pat
     assert "Cascade (1)" in con.stdout and "ranks 0,2-3 (3) never entered it" in con.stdout
     js = json.loads(subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60).stdout)
     root = js["findings"][0]
-    assert (root["code"], root["scope"]["rank"], root["facts"]["pg"], root["facts"]["seq"], root["facts"]["op"],
-            root["facts"]["kind"]) == ("RUN281", 1, "1", 1, "gloo:all_reduce", "missing")
+    assert (
+        root["code"],
+        root["scope"]["rank"],
+        root["facts"]["pg"],
+        root["facts"]["seq"],
+        root["facts"]["op"],
+        root["facts"]["kind"],
+    ) == ("RUN281", 1, "1", 1, "gloo:all_reduce", "missing")
 
 
-OOM = ("[rank3]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of "
-       "79.10 GiB of which 1.02 GiB is free. Of the allocated memory 74.1 GiB is allocated by PyTorch, and 1.2 GiB is "
-       "reserved by PyTorch but unallocated.\n")
+OOM = (
+    "[rank3]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
+    "capacity of "
+    "79.10 GiB of which 1.02 GiB is free. Of the allocated memory 74.1 GiB is allocated by PyTorch, and 1.2 "
+    "GiB is "
+    "reserved by PyTorch but unallocated.\n"
+)
 
 
 def test_a_log_saying_why_the_culprit_was_late_leads_with_the_dumps_where(tmp_path: Path) -> None:
@@ -137,7 +174,9 @@ def test_a_log_saying_why_the_culprit_was_late_leads_with_the_dumps_where(tmp_pa
     assert (root.facts["fr_code"], root.facts["fr_pg"], root.facts["fr_seq"]) == ("RUN281", "0", 5)
     assert findings[1].code == "RUN281" and findings[1].facts["cascade_of"] == "RUN101"
     # An OOM on a rank the dump does not blame is not the reason: the dump leads.
-    other = diagnose_sources([("rank1.log", OOM.replace("[rank3]", "[rank1]").replace("GPU 3", "GPU 1"))], [str(d)])
+    other = diagnose_sources(
+        [("rank1.log", OOM.replace("[rank3]", "[rank1]").replace("GPU 3", "GPU 1"))], [str(d)]
+    )
     assert other[0].code == "RUN281" and other[1].facts["cascade_of"] == "RUN281"
 
 
@@ -150,11 +189,16 @@ def test_fixture_tars_hold_both_dump_formats_of_every_rank() -> None:
 
 
 def _answer(findings: list) -> list[tuple]:
-    return [(f.code, f.facts.get("culprit_ranks"), f.facts.get("pg"), f.facts.get("seq")) for f in findings
-            if f.severity.value == "fail"]
+    return [
+        (f.code, f.facts.get("culprit_ranks"), f.facts.get("pg"), f.facts.get("seq"))
+        for f in findings
+        if f.severity.value == "fail"
+    ]
 
 
-@pytest.mark.parametrize("name", sorted(n for n, s in SCENARIOS.items() if s.source != "scale" and not n.startswith("strings_")))
+@pytest.mark.parametrize(
+    "name", sorted(n for n, s in SCENARIOS.items() if s.source != "scale" and not n.startswith("strings_"))
+)
 def test_numbers_written_as_strings_give_the_same_answer(name: str, tmp_path: Path) -> None:
     """Every scenario again with record ids, sequence ids, pg ids, times and pg_status counters as
     strings and is_p2p/retired as "true"/"false", as JSON: the same findings, never a crash."""
@@ -171,15 +215,41 @@ def test_fields_of_any_wrong_type_are_read_or_ignored_never_a_crash(tmp_path: Pa
     import pickle
 
     src = _write(SCENARIOS["nccl_coalesced_absent"], tmp_path / "src")
-    weird: list[object] = ["", "abc", "1e400", "nan", None, [], {}, -1, 1.5, "12.0", True, "[[4, 4]]", "('0',", 10 ** 400]
+    weird: list[object] = [
+        "",
+        "abc",
+        "1e400",
+        "nan",
+        None,
+        [],
+        {},
+        -1,
+        1.5,
+        "12.0",
+        True,
+        "[[4, 4]]",
+        "('0',",
+        10**400,
+    ]
     for i, value in enumerate(weird):
         d = tmp_path / f"w{i}"
         d.mkdir()
         for f in sorted(src.iterdir()):
             data = pickle.loads(f.read_bytes())  # the test's own files
             for e in data["entries"][-4:]:
-                for k in ("record_id", "collective_seq_id", "p2p_seq_id", "pg_id", "is_p2p", "state", "input_sizes",
-                          "output_dtypes", "process_group", "time_created_ns", "profiling_name"):
+                for k in (
+                    "record_id",
+                    "collective_seq_id",
+                    "p2p_seq_id",
+                    "pg_id",
+                    "is_p2p",
+                    "state",
+                    "input_sizes",
+                    "output_dtypes",
+                    "process_group",
+                    "time_created_ns",
+                    "profiling_name",
+                ):
                     e[k] = value
             data["pg_status"] = {"0": {"last_completed_collective": value}}
             data["pg_config"] = {"0": {"ranks": value}}
@@ -189,6 +259,8 @@ def test_fields_of_any_wrong_type_are_read_or_ignored_never_a_crash(tmp_path: Pa
 
 
 def test_alltoall_splits_name_the_rank_whose_splits_disagree(tmp_path: Path) -> None:
-    root = diagnose_paths([], [str(_write(SCENARIOS["nccl_alltoall_list_uneven_splits"], tmp_path))]).findings[0]
+    root = diagnose_paths(
+        [], [str(_write(SCENARIOS["nccl_alltoall_list_uneven_splits"], tmp_path))]
+    ).findings[0]
     assert (root.code, root.facts["kind"], root.facts["odd_ranks"]) == ("RUN284", "input_size", [2])
     assert "rank 2 sends 4 elements to rank 0, which expects 3" in root.message

@@ -17,8 +17,18 @@ from pgdoctor.diagnose.api import diagnose_paths
 
 
 def _events(n: int = 5) -> list[dict[str, object]]:
-    return [{"ph": "X", "cat": "cpu_op", "name": f"ProfilerStep#{i}", "ts": i * 1000, "dur": 900, "pid": 1, "tid": 1}
-            for i in range(n)]
+    return [
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": f"ProfilerStep#{i}",
+            "ts": i * 1000,
+            "dur": 900,
+            "pid": 1,
+            "tid": 1,
+        }
+        for i in range(n)
+    ]
 
 
 def _accounted(report_json: dict, name: str) -> str:  # type: ignore[type-arg]
@@ -46,7 +56,7 @@ def test_a_gzip_trace_cut_anywhere_is_named_as_skipped(tmp_path: Path, share: fl
     big = {"traceEvents": [{**e, "args": {"x": "y" * 20}} for e in _events(3000)]}
     data = gzip.compress(json.dumps(big).encode())
     path = tmp_path / "cut.pt.trace.json.gz"
-    path.write_bytes(data[:max(20, int(len(data) * share))])
+    path.write_bytes(data[: max(20, int(len(data) * share))])
     report = diagnose_paths([str(path)])
     assert _accounted(report.to_json(), path.name) == "skipped", report.to_json()["meta"]
     assert report.incomplete  # nothing else was read: exit 3, not "no failure found"
@@ -56,7 +66,12 @@ def test_a_truncated_trace_under_64_kib_is_exit_3_and_named_on_the_console(tmp_p
     data = gzip.compress(json.dumps({"traceEvents": _events(3000)}).encode())
     path = tmp_path / "t.pt.trace.json.gz"
     path.write_bytes(data[: min(len(data) // 2, 60_000)])
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(path)], capture_output=True, text=True,
-                       timeout=60, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 3, (p.stdout, p.stderr)
     assert "skipped" in p.stdout and path.name in p.stdout and "no failure found" not in p.stdout, p.stdout

@@ -21,30 +21,48 @@ from pgdoctor.diagnose.render import render
 
 def _oom(r: int, prefix: bool = True) -> list[str]:
     p = f"[rank{r}]: " if prefix else ""
-    return [f"{p}Traceback (most recent call last):", f'{p}  File "/workspace/train.py", line 211, in <module>',
-            f"{p}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU {r % 8} has a total "
-            "capacity of 79.15 GiB of which 1.21 GiB is free. Of the allocated memory 74.02 GiB is allocated by "
-            "PyTorch, and 2.87 GiB is reserved by PyTorch but unallocated."]
+    return [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/workspace/train.py", line 211, in <module>',
+        f"{p}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU {r % 8} has a total "
+        "capacity of 79.15 GiB of which 1.21 GiB is free. Of the allocated memory 74.02 GiB is allocated by "
+        "PyTorch, and 2.87 GiB is reserved by PyTorch but unallocated.",
+    ]
 
 
-def _cascade(r: int, seq: int = 2070, done: Optional[int] = None, ts: str = "10:41:07.104332", prefix: bool = True,
-             peer: str = "node-0") -> list[str]:
+def _cascade(
+    r: int,
+    seq: int = 2070,
+    done: Optional[int] = None,
+    ts: str = "10:41:07.104332",
+    prefix: bool = True,
+    peer: str = "node-0",
+) -> list[str]:
     p = f"[rank{r}]:" if prefix else ""
     done = seq - 1 if done is None else done
-    return [f"{p}[E1003 {ts} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
-            f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=52428800, NumelOut=52428800, Timeout(ms)=600000) ran "
-            f"for {600000 + r} milliseconds before timing out.",
-            f"{p}[E1003 {ts} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {r}] Exception (either an error or "
-            f"timeout) detected by watchdog at work: {seq}, last enqueued NCCL work: {seq}, last completed NCCL work: "
-            f"{done}.",
-            f"node-{r // 8}:{40000 + r}:{40100 + r} [{r % 8}] misc/socket.cc:49 NCCL WARN socketProgress: Connection "
-            f"closed by remote peer {peer}<41234>"]
+    return [
+        f"{p}[E1003 {ts} ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=52428800, NumelOut=52428800, Timeout(ms)=600000) "
+        f"ran "
+        f"for {600000 + r} milliseconds before timing out.",
+        f"{p}[E1003 {ts} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {r}] Exception (either an error "
+        f"or "
+        f"timeout) detected by watchdog at work: {seq}, last enqueued NCCL work: {seq}, last completed NCCL "
+        f"work: "
+        f"{done}.",
+        f"node-{r // 8}:{40000 + r}:{40100 + r} [{r % 8}] misc/socket.cc:49 NCCL WARN socketProgress: "
+        f"Connection "
+        f"closed by remote peer {peer}<41234>",
+    ]
 
 
 def _info(r: int) -> list[str]:
-    return [f"node-{r // 8}:{40000 + r}:{40007 + r} [{r % 8}] NCCL INFO comm 0x55d5c0a0 rank {r} nranks 64 cudaDev "
-            f"{r % 8} busId {r % 8}8000 - Init COMPLETE",
-            f"[rank{r}]: step 2069 | loss 2.4113 | lr 2.9e-04 | tokens/s 412345"]
+    return [
+        f"node-{r // 8}:{40000 + r}:{40007 + r} [{r % 8}] NCCL INFO comm 0x55d5c0a0 rank {r} nranks 64 "
+        f"cudaDev "
+        f"{r % 8} busId {r % 8}8000 - Init COMPLETE",
+        f"[rank{r}]: step 2069 | loss 2.4113 | lr 2.9e-04 | tokens/s 412345",
+    ]
 
 
 def _write(path: Path, lines: list[str]) -> None:
@@ -75,7 +93,9 @@ def test_rank_ranges_and_the_rank_in_a_file_name() -> None:
 
 def test_a_per_node_file_whose_lines_name_other_ranks_keeps_their_ranks(tmp_path: Path) -> None:
     for node in range(2):
-        _write(tmp_path / f"train-{node}.log", [ln for r in range(node * 4, node * 4 + 4) for ln in _cascade(r)])
+        _write(
+            tmp_path / f"train-{node}.log", [ln for r in range(node * 4, node * 4 + 4) for ln in _cascade(r)]
+        )
     rep = diagnose_paths([str(tmp_path)])
     job = rep.meta["jobwide"]
     assert job["ranks"] == 8 and job["rank_span"] == "0-7"
@@ -87,7 +107,10 @@ def test_a_per_node_file_whose_lines_name_other_ranks_keeps_their_ranks(tmp_path
 
 def test_8_per_rank_logs_group_the_cascade_and_name_the_rank_without_it(tmp_path: Path) -> None:
     for r in range(8):
-        _write(tmp_path / f"rank_{r}.log", _info(r) + (_oom(3) if r == 3 else _cascade(r, done=2068 if r == 6 else None)))
+        _write(
+            tmp_path / f"rank_{r}.log",
+            _info(r) + (_oom(3) if r == 3 else _cascade(r, done=2068 if r == 6 else None)),
+        )
     rep = diagnose_paths([str(tmp_path)])
     assert (rep.findings[0].code, rep.findings[0].scope.rank) == ("RUN101", 3)
     job = rep.meta["jobwide"]
@@ -97,7 +120,13 @@ def test_8_per_rank_logs_group_the_cascade_and_name_the_rank_without_it(tmp_path
     # the watchdog's "detected at work 2070" line says less than the timeout line: not a group of its own
     assert not any(s.startswith("RUN151") and "ALLREDUCE" not in s for s in groups)
     assert job["absent"][0]["ranks"] == "3" and job["absent"][0]["shared_by"] == 7
-    assert job["behind"] == {"what": "last_completed_seq", "ranks": "6", "count": 1, "seq": 2068, "others": 2069}
+    assert job["behind"] == {
+        "what": "last_completed_seq",
+        "ranks": "6",
+        "count": 1,
+        "seq": 2068,
+        "others": 2069,
+    }
     text = _console(rep)
     assert "ranks 0-2,4-7 (7 ranks): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
     assert "behind: rank 6 last completed SeqNum=2068 (the others 2069)" in text
@@ -120,9 +149,11 @@ def test_64_ranks_whose_one_node_fails_together_name_the_node(tmp_path: Path) ->
     times out: the node, not a rank, is the suspect."""
     for r in range(64):
         if r // 8 == 3:
-            lines = [f"node-3:{40000 + r}:{40200 + r} [{r % 8}] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
-                     "completion from peer 10.0.0.9<50123> with status=12 opcode=0 len=0 vendor err 129 (Recv) "
-                     "localGid ::ffff:10.0.0.3 remoteGids ::ffff:10.0.0.9"]
+            lines = [
+                f"node-3:{40000 + r}:{40200 + r} [{r % 8}] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+                "completion from peer 10.0.0.9<50123> with status=12 opcode=0 len=0 vendor err 129 (Recv) "
+                "localGid ::ffff:10.0.0.3 remoteGids ::ffff:10.0.0.9"
+            ]
         else:
             lines = _cascade(r, prefix=False, peer="node-3", ts=f"10:41:{10 + r % 40:02d}.000000")
         _write(tmp_path / f"job-4242-{r}.err", _info(r)[:1] + lines)
@@ -139,6 +170,7 @@ def test_64_ranks_whose_one_node_fails_together_name_the_node(tmp_path: Path) ->
 def test_1024_rank_directory_and_merged_log_print_ranges_never_a_thousand_ranks(tmp_path: Path) -> None:
     """Rank 517 runs out of memory; 1023 ranks time out at SeqNum 2070, rank 1000's watchdog
     fired earliest; rank 1023 completed one collective less."""
+
     def rank_lines(r: int, prefix: bool) -> list[str]:
         if r == 517:
             return _oom(r, prefix)
@@ -155,12 +187,18 @@ def test_1024_rank_directory_and_merged_log_print_ranges_never_a_thousand_ranks(
         assert (rep.findings[0].code, rep.findings[0].scope.rank) == ("RUN101", 517), path
         job = rep.meta["jobwide"]
         top = {g["signature"]: (g["ranks"], g["count"]) for g in job["groups"]}
-        assert top["RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms"] == ("0-516,518-1023", 1023)
+        assert top["RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms"] == (
+            "0-516,518-1023",
+            1023,
+        )
         assert job["absent"][0]["ranks"] == "517"
         assert (job["behind"]["ranks"], job["behind"]["seq"], job["behind"]["others"]) == ("1023", 2068, 2069)
         assert job["earliest"]["rank"] == 1000 and job["earliest"]["time"].endswith("10:40:59.000")
         text = _console(rep)
-        assert "ranks 0-516,518-1023 (1023 ranks): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms" in text
+        assert (
+            "ranks 0-516,518-1023 (1023 ranks): RUN151 watchdog timeout ALLREDUCE SeqNum=2070 after 600000 ms"
+            in text
+        )
         assert max(len(line) for line in text.splitlines()) < 400  # ranges, not lists
         timeout = next(f for f in rep.findings if f.code == "RUN151")
         assert "(timed out on ranks 0-516, 518-1023 (1023))" in timeout.message
@@ -191,7 +229,8 @@ def test_a_single_rank_log_has_no_job_wide_section(tmp_path: Path) -> None:
 
 
 def test_a_job_directory_shared_among_workers_tells_dumps_binaries_and_reports_from_logs(
-        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """300 rank logs (rank 2 out of memory) beside flight-recorder dumps of ranks 0, 1 and 3 (rank
     2 left none), a checkpoint and an earlier report: the workers that read the files also say
     what each one is, and the logs keep their own numbering for the ranks of their names."""
@@ -199,7 +238,10 @@ def test_a_job_directory_shared_among_workers_tells_dumps_binaries_and_reports_f
 
     monkeypatch.setenv("PGDOCTOR_SCAN_WORKERS", "2")
     for r in range(300):
-        _write(tmp_path / "logs" / f"rank_{r}.log", _oom(r, prefix=False) if r == 2 else _cascade(r, prefix=False))
+        _write(
+            tmp_path / "logs" / f"rank_{r}.log",
+            _oom(r, prefix=False) if r == 2 else _cascade(r, prefix=False),
+        )
     with tarfile.open(Path(__file__).resolve().parents[1] / "fixtures" / "fr" / "died.tar") as tf:
         tf.extractall(tmp_path / "fr", filter="data")
     (tmp_path / "model.pt").write_bytes(b"PK\x03\x04" + b"\x00\x17\x93" * 4000)  # a zip, as torch.save writes
@@ -220,14 +262,19 @@ def test_the_one_rank_whose_ib_link_failed_leads_the_ranks_whose_peer_hung_up(tm
     (rank 0's file comes first); rank 37's own NET/IB completion failed. The peers hanging up are
     the echo: rank 37 is the root cause."""
     for r in range(64):
-        lines = [f"[rank{r}]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
-                 "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL "
-                 "version 2.19.3",
-                 f"[rank{r}]: Last error:",
-                 f"[rank{r}]: socketProgress: Connection reset by peer node-0<{40000 + r}>"]
+        lines = [
+            f"[rank{r}]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL "
+            "version 2.19.3",
+            f"[rank{r}]: Last error:",
+            f"[rank{r}]: socketProgress: Connection reset by peer node-0<{40000 + r}>",
+        ]
         if r == 37:
-            lines.insert(0, f"node-4:{50000 + r}:{50003 + r} [5] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
-                            "completion from peer 10.0.0.9<43000> with error 12, opcode 0, len 0, vendor err 129 (Recv)")
+            lines.insert(
+                0,
+                f"node-4:{50000 + r}:{50003 + r} [5] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+                "completion from peer 10.0.0.9<43000> with error 12, opcode 0, len 0, vendor err 129 (Recv)",
+            )
         _write(tmp_path / f"rank_{r}.log", lines)
     rep = diagnose_paths([str(tmp_path)])
     assert (rep.findings[0].code, rep.findings[0].scope.rank) == ("RUN173", 37)

@@ -23,8 +23,12 @@ EXPORTS = sorted(NSYS.glob("*.sqlite"))
 
 
 def _diagnose(*paths: Path) -> dict:
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", *map(str, paths)],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "--json", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode in (0, 1), res.stderr
     return json.loads(res.stdout)
 
@@ -32,7 +36,9 @@ def _diagnose(*paths: Path) -> dict:
 def test_cpu_export_names_the_slow_rank_and_its_cause() -> None:
     out = _diagnose(NSYS / "cpu_ddp_imbalance_2ranks.sqlite")
     tr = out["traces"]
-    assert sorted(tr["ranks"]) == ["0", "1"] and {r["rank_from"] for r in tr["ranks"].values()} == {"process order"}
+    assert sorted(tr["ranks"]) == ["0", "1"] and {r["rank_from"] for r in tr["ranks"].values()} == {
+        "process order"
+    }
     assert tr["straggler"]["rank"] == 1 and tr["straggler"]["cause"] == "compute"
     r0, r1 = tr["ranks"]["0"], tr["ranks"]["1"]
     assert r0["kind"] == r1["kind"] == "cpu" and r0["steps"] == r1["steps"] == 3
@@ -52,7 +58,9 @@ def test_per_rank_exports_are_aligned_by_their_session_start(tmp_path: Path) -> 
         db = tmp_path / f"job_rank{rank}.sqlite"
         _inline_text_export(db, pids=(100 + rank,))
         con = sqlite3.connect(db)
-        con.execute("CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT)")
+        con.execute(
+            "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT)"
+        )
         con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')", (start_ns,))
         con.commit()
         con.close()
@@ -72,30 +80,38 @@ def test_gpu_exports_give_one_rank_per_process_with_a_gpu_breakdown(name: str) -
         assert s["kind"] == "gpu" and s["pid"] == (pids[int(i)] >> 24) & 0xFFFFFF
         assert abs(s["compute_pct"] + s["non_compute_pct"] + s["idle_pct"] - 100.0) < 0.1
         # The analysed window is the first to the last GPU event of that process.
-        lo, hi = con.execute("SELECT min(start), max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ?",
-                             (pids[int(i)],)).fetchone()
+        lo, hi = con.execute(
+            "SELECT min(start), max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ?", (pids[int(i)],)
+        ).fetchone()
         assert s["window_ms"] >= (hi - lo) / 1e6 * 0.999
 
 
 def test_export_without_processes_is_one_rank_and_combines_with_a_log(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
-    log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-                   "capacity of 79.10 GiB of which 1.2 GiB is free.\n")
+    log.write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 79.10 GiB of which 1.2 GiB is free.\n"
+    )
     out = _diagnose(log, NSYS / "healthy_1pct.sqlite")
     assert list(out["traces"]["ranks"]) == ["0"] and out["traces"]["ranks"]["0"]["kind"] == "gpu"
     assert any(f["code"].startswith("RUN") and "memory" in f["title"].lower() for f in out["findings"])
 
 
-def _inline_text_export(path: Path, major: int = 3, meta_table: str = "EXPORT_META_DATA",
-                        pids: tuple[int, ...] = (100, 200)) -> None:
+def _inline_text_export(
+    path: Path, major: int = 3, meta_table: str = "EXPORT_META_DATA", pids: tuple[int, ...] = (100, 200)
+) -> None:
     """A CPU-only export as older nsys versions wrote it: NVTX text inline, no textId column."""
     con = sqlite3.connect(path)
     con.execute(f"CREATE TABLE {meta_table} (name TEXT, value TEXT)")
-    con.execute(f"INSERT INTO {meta_table} VALUES ('EXPORT_SCHEMA_VERSION', '{major}.0.0'), "
-                f"('EXPORT_SCHEMA_VERSION_MAJOR', '{major}')")
+    con.execute(
+        f"INSERT INTO {meta_table} VALUES ('EXPORT_SCHEMA_VERSION', '{major}.0.0'), "
+        f"('EXPORT_SCHEMA_VERSION_MAJOR', '{major}')"
+    )
     con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
-    con.execute("CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, "
-                "globalTid INTEGER)")
+    con.execute(
+        "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, "
+        "globalTid INTEGER)"
+    )
     rows = []
     for pid, slow in zip(pids, (1, 3)):  # the second process computes three times longer
         gtid = (pid << 24) | pid
@@ -133,8 +149,9 @@ def test_a_file_that_is_no_readable_export_is_one_line(tmp_path: Path, case: str
     else:
         db.write_bytes(b"SQLite format 3\x00" + b"\x01" * 200)
         want = "cannot read"
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(db)], capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", str(db)], capture_output=True, text=True, timeout=60
+    )
     # The only input could not be read: incomplete (exit 3), as for any input diagnose cannot use.
     assert res.returncode == 3 and "Traceback" not in res.stderr
     lines = [ln for ln in res.stdout.splitlines() if "skipped:" in ln]
@@ -142,9 +159,24 @@ def test_a_file_that_is_no_readable_export_is_one_line(tmp_path: Path, case: str
 
 
 def _stats(nsys: Path, db: Path, report: str, out: Path) -> dict[str, tuple[int, int]]:
-    subprocess.run([str(nsys), "stats", "--report", report, "--format", "csv", "--force-export=false",
-                    "-o", str(out / db.stem), str(db)], check=True, capture_output=True, timeout=120,
-                   env=env_with_nsys(nsys, out))
+    subprocess.run(
+        [
+            str(nsys),
+            "stats",
+            "--report",
+            report,
+            "--format",
+            "csv",
+            "--force-export=false",
+            "-o",
+            str(out / db.stem),
+            str(db),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=env_with_nsys(nsys, out),
+    )
     got: dict[str, list[int]] = {}
     with open(out / f"{db.stem}_{report}.csv", newline="") as fh:
         for row in csv.DictReader(fh):

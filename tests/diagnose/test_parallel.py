@@ -43,9 +43,13 @@ def test_a_result_never_asked_for_leaves_no_child() -> None:
 
 
 def test_the_parents_unflushed_output_is_written_once() -> None:
-    code = ("import sys\nfrom pgdoctor.diagnose.text.parallel import beside\n"
-            "sys.stdout.write('pending|')\nwith beside(lambda: 41 + 1) as r:\n    v = r()\nprint(v)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    code = (
+        "import sys\nfrom pgdoctor.diagnose.text.parallel import beside\n"
+        "sys.stdout.write('pending|')\nwith beside(lambda: 41 + 1) as r:\n    v = r()\nprint(v)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
     assert out == "pending|42\n"
 
 

@@ -37,7 +37,9 @@ def _x_events(path: str) -> list[dict]:  # type: ignore[type-arg]
 
 
 @pytest.mark.parametrize("chunk", [97, 4096])
-def test_streaming_reader_gives_every_event_json_load_gives(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+def test_streaming_reader_gives_every_event_json_load_gives(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
     # Tiny chunks cut events, numbers and strings at every place; the flows and instants it steps
     # over unread are the only events missing, and every complete event is decoded identically.
     path = _files(TRACES / "cpu_data_rank1_4rank")[1]
@@ -49,16 +51,23 @@ def test_streaming_reader_gives_every_event_json_load_gives(monkeypatch: pytest.
 
 
 @pytest.mark.parametrize("chunk", [61, 1 << 20])
-def test_gpu_fast_path_decodes_exactly_the_events_a_gpu_breakdown_reads(monkeypatch: pytest.MonkeyPatch,
-                                                                        tmp_path: Path, chunk: int) -> None:
+def test_gpu_fast_path_decodes_exactly_the_events_a_gpu_breakdown_reads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chunk: int
+) -> None:
     path = str(tmp_path / "r0.pt.trace.json.gz")
     kineto_synth.write_rank(path, 0, 1, steps=3, kernels=6)
     monkeypatch.setattr(reader, "CHUNK", chunk)
     full = [e for k, e in reader.scan(path) if k == "event"]
-    wanted = [e for e in full if e.get("ph") == "X" and e.get("cat") in
-              ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "user_annotation")]
+    wanted = [
+        e
+        for e in full
+        if e.get("ph") == "X"
+        and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "user_annotation")
+    ]
     assert [e for k, e in reader.scan(path, gpu_only=True) if k == "event"] == wanted
-    assert len(wanted) == 3 * (1 + 2 * (1 + 6 + 1))  # a step, then launch + GPU event per memcpy, kernel, all-reduce
+    assert len(wanted) == 3 * (
+        1 + 2 * (1 + 6 + 1)
+    )  # a step, then launch + GPU event per memcpy, kernel, all-reduce
 
 
 def test_cpu_only_profile_on_a_gpu_host_is_read_in_full(tmp_path: Path) -> None:
@@ -90,8 +99,9 @@ def test_reader_plain_json_bare_array_and_a_cut_file(tmp_path: Path) -> None:
     assert not reader.looks_like_trace(str(tmp_path / "d.json"))
 
 
-@pytest.mark.parametrize("set_name, rank, cause", [("cpu_compute_rank2_4rank", 2, "compute"),
-                                                   ("cpu_data_rank1_4rank", 1, "data")])
+@pytest.mark.parametrize(
+    "set_name, rank, cause", [("cpu_compute_rank2_4rank", 2, "compute"), ("cpu_data_rank1_4rank", 1, "data")]
+)
 def test_cpu_ground_truth_names_the_rank_and_the_cause(set_name: str, rank: int, cause: str) -> None:
     traces, found = analyze_traces(_files(TRACES / set_name))
     s = traces["straggler"]
@@ -150,7 +160,9 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return capsys.readouterr().out
 
 
-def test_cli_json_has_top_level_traces_and_console_tells_the_story(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_json_has_top_level_traces_and_console_tells_the_story(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     d = str(TRACES / "cpu_compute_rank2_4rank")
     out = json.loads(_run(capsys, d, "--json"))
     r2 = out["traces"]["ranks"]["2"]
@@ -198,8 +210,14 @@ def test_unreadable_trace_is_skipped_not_fatal(tmp_path: Path) -> None:
     shutil.copy(good, tmp_path / "rank0.pt.trace.json.gz")
     (tmp_path / "rank1.pt.trace.json").write_text('{"traceEvents": [{"ph": "X", "ts": 1')
     (tmp_path / "rank2.pt.trace.json").write_text('{"traceEvents": []}')
-    (tmp_path / "rank3.pt.trace.json").write_text(json.dumps(  # a GPU event of zero length only
-        {"distributedInfo": {"rank": 3}, "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 0}]}))
+    (tmp_path / "rank3.pt.trace.json").write_text(
+        json.dumps(  # a GPU event of zero length only
+            {
+                "distributedInfo": {"rank": 3},
+                "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 0}],
+            }
+        )
+    )
     traces, _ = analyze_traces(_files(tmp_path))
     assert list(traces["ranks"]) == ["0", "3"] and traces["ranks"]["3"]["idle_pct"] == 0.0
     assert "rank1.pt.trace.json" in traces["skipped"][0] and "no complete" in traces["skipped"][1]
@@ -220,14 +238,18 @@ def test_pgdoctor_rank_event_files_from_a_real_lab_run(tmp_path: Path) -> None:
     assert any("merged" in n for n in traces["notes"])  # trace.json is the same ranks again, left out
 
 
-def test_diagnose_config_sets_the_trace_thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diagnose_config_sets_the_trace_thresholds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Rank 1 waits for its DataLoader more than half of each step: RUN407 at the default 10 %,
     not with traces.data_stall_pct = 90; a wrong type is a usage error (exit 2)."""
     d = str(TRACES / "cpu_data_rank1_4rank")
     strict = tmp_path / "strict.toml"
     strict.write_text("[traces]\ndata_stall_pct = 90.0\n")
     assert "RUN407" in {f["code"] for f in json.loads(_run(capsys, d, "--json"))["findings"]}
-    assert "RUN407" not in {f["code"] for f in json.loads(_run(capsys, d, "--json", "--config", str(strict)))["findings"]}
+    assert "RUN407" not in {
+        f["code"] for f in json.loads(_run(capsys, d, "--json", "--config", str(strict)))["findings"]
+    }
     bad = tmp_path / "bad.toml"
     bad.write_text('[traces]\ndata_stall_pct = "high"\n')
     with pytest.raises(SystemExit) as exc:

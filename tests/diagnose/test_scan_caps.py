@@ -18,16 +18,24 @@ from pgdoctor.diagnose.render import render
 from pgdoctor.diagnose.text import budget, engine, scan
 from pgdoctor.diagnose.text.parallel import scan_file
 
-WARN = "node-a:4021:{tid} [3] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer node-b<{port}>\n"
-OOM = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
-       "of 79.15 GiB of which 1.00 GiB is free.\n")
+WARN = (
+    "node-a:4021:{tid} [3] misc/socket.cc:49 NCCL WARN socketProgress: "
+    "Connection closed by remote peer node-b<{port}>\n"
+)
+OOM = (
+    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
+    "capacity "
+    "of 79.15 GiB of which 1.00 GiB is free.\n"
+)
 
 
 def test_100500_nccl_warnings_then_an_oom_name_the_oom_and_count_every_warning(tmp_path: Path) -> None:
     # eight NCCL threads repeat the same warning: 100,500 lines, then the OOM that caused it all
     block = "".join(WARN.format(tid=4090 + t, port=41234) for t in range(8))
     log = tmp_path / "rank3.log"
-    log.write_text(block * (100_500 // 8) + block[:len(WARN.format(tid=4090, port=41234)) * (100_500 % 8)] + OOM)
+    log.write_text(
+        block * (100_500 // 8) + block[: len(WARN.format(tid=4090, port=41234)) * (100_500 % 8)] + OOM
+    )
     rep = diagnose_paths([str(log)])
     codes = [f.code for f in rep.findings]
     assert codes[0] == "RUN101" and rep.findings[0].scope.rank == 3, codes
@@ -38,8 +46,9 @@ def test_100500_nccl_warnings_then_an_oom_name_the_oom_and_count_every_warning(t
     assert src["hits"] == 8 * budget.REPEAT_READS + 1
 
 
-def test_past_the_cap_new_kinds_are_read_and_the_report_says_what_was_counted(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_past_the_cap_new_kinds_are_read_and_the_report_says_what_was_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(scan, "MAX_HITS_PER_SOURCE", 50)
     lines = [WARN.format(tid=4090, port=40000 + i) for i in range(500)]  # 500 lines differing in a number
     lines.append("[rank1]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n")
@@ -50,7 +59,12 @@ def test_past_the_cap_new_kinds_are_read_and_the_report_says_what_was_counted(tm
     codes = [f.code for f in rep.findings]
     assert {"RUN101", "RUN171"} <= set(codes), codes  # both kinds after the cap were read
     src = rep.meta["sources"][0]
-    assert (src["cap_reads"], src["cap_line"], src["past_cap_read"], src["past_cap_counted"]) == (50, 51, 2, 450)
+    assert (src["cap_reads"], src["cap_line"], src["past_cap_read"], src["past_cap_counted"]) == (
+        50,
+        51,
+        2,
+        450,
+    )
     assert rep.meta["notes"] and "50 hit lines were read in full by line 51" in rep.meta["notes"][0]
     out = io.StringIO()
     render(rep, out)
@@ -68,7 +82,9 @@ def _random_log(rnd: random.Random, giant: bool) -> bytes:
         elif giant and k < 0.28:
             lines.append(b"y" * rnd.randrange(1, 70000) + b" Error here " + b"z" * rnd.randrange(1, 150000))
         elif k < 0.45:
-            lines.append(b"[rank%d]: RuntimeError: boom %d" % (i % 4, i % 7))  # repeats, and kinds past the cap
+            lines.append(
+                b"[rank%d]: RuntimeError: boom %d" % (i % 4, i % 7)
+            )  # repeats, and kinds past the cap
         elif k < 0.5:
             lines.append(b"val_error %d" % i)
         elif k < 0.6:
@@ -86,7 +102,8 @@ def _scan(chunks: list[bytes]) -> tuple[list[scan.Window], dict[str, int], dict[
 
 @pytest.mark.parametrize("engine_name", ["re", "auto"])
 def test_windows_and_counts_do_not_depend_on_chunking_processes_or_engine(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_name: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_name: str
+) -> None:
     """Giant lines, repeats and a lowered cap included: every chunk size, 2 or 3 worker processes
     and both engines give the same windows, line numbers and counts."""
     monkeypatch.setenv("PGDOCTOR_SCAN_ENGINE", engine_name)
@@ -96,13 +113,17 @@ def test_windows_and_counts_do_not_depend_on_chunking_processes_or_engine(
         data = _random_log(rnd, giant=trial % 2 == 1)
         expect = _scan([data])
         for size in (1 << 12, 1 << 17):
-            assert _scan([data[i:i + size] for i in range(0, len(data), size)]) == expect, (trial, size)
+            assert _scan([data[i : i + size] for i in range(0, len(data), size)]) == expect, (trial, size)
         path = tmp_path / f"t{trial}.log"
         path.write_bytes(data)
-        for workers in (2, 3)[:1 + trial % 2]:
+        for workers in (2, 3)[: 1 + trial % 2]:
             st = scan.ScanStats()
             wins = list(scan_file(str(path), workers, st))
-            assert (wins, {**st.budget.summary(), "hits": st.hits, "lines": st.lines}, st.budget.repeats_of) == expect
+            assert (
+                wins,
+                {**st.budget.summary(), "hits": st.hits, "lines": st.lines},
+                st.budget.repeats_of,
+            ) == expect
 
 
 def test_hyperscan_and_re_find_the_same_first_anchor_of_every_line() -> None:
@@ -132,10 +153,41 @@ def test_hyperscan_and_re_agree_whether_a_whole_line_is_worth_a_window() -> None
     if hs is None:
         pytest.skip("hyperscan is not installed: the re engine is the only one")
     rnd = random.Random(5)
-    words = ["Error", "error", "val_error", "xerror", "Exception", "exception", "Interrupt", "NCCL WARN", "Timed out",
-             "timed out", "timeout", "timeouts", "Timeout", "SIGKILL", "SIGAB", "Kill", "NVRM", "errno: 9", "errno:x",
-             "ERROR", "ERRORS", "[c10d]", " failed", "transport/net.cc:515 -> 2", ".h:9 -> 8", "_", "x", " ", ":",
-             "Virtual Memory:", "atchdog", "GPU is lost", "version mismatch"]
+    words = [
+        "Error",
+        "error",
+        "val_error",
+        "xerror",
+        "Exception",
+        "exception",
+        "Interrupt",
+        "NCCL WARN",
+        "Timed out",
+        "timed out",
+        "timeout",
+        "timeouts",
+        "Timeout",
+        "SIGKILL",
+        "SIGAB",
+        "Kill",
+        "NVRM",
+        "errno: 9",
+        "errno:x",
+        "ERROR",
+        "ERRORS",
+        "[c10d]",
+        " failed",
+        "transport/net.cc:515 -> 2",
+        ".h:9 -> 8",
+        "_",
+        "x",
+        " ",
+        ":",
+        "Virtual Memory:",
+        "atchdog",
+        "GPU is lost",
+        "version mismatch",
+    ]
     for _ in range(3000):
         lines = ["".join(rnd.choice(words) for _ in range(rnd.randrange(0, 6))) for _ in range(3)]
         buf = "\n".join(lines).encode()

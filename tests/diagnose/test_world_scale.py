@@ -38,8 +38,18 @@ def test_a_hundred_thousand_missing_ranks_are_one_finding() -> None:
     snap = Snapshot("n0", time.time(), "0", "quick", ())
     missing = list(range(1, size))
     expected = {r: f"n{r}" for r in missing}
-    report = _merge(snap, [node0], missing, expected, None, size, Config(), Selection(only=("net",)),
-                    Budget(time.monotonic(), 10.0), {})
+    report = _merge(
+        snap,
+        [node0],
+        missing,
+        expected,
+        None,
+        size,
+        Config(),
+        Selection(only=("net",)),
+        Budget(time.monotonic(), 10.0),
+        {},
+    )
     net114 = [f for f in report.findings if f.code == "NET114"]
     assert len(net114) == 1
     (f,) = net114
@@ -51,7 +61,17 @@ def test_a_hundred_thousand_missing_ranks_are_one_finding() -> None:
 def test_a_few_missing_ranks_keep_a_finding_each_with_their_host() -> None:
     nodes = [{"rank": r, "host": f"n{r}", "address": f"10.0.0.{r}", "facts": {}} for r in (0, 1, 3)]
     snap = Snapshot("n0", time.time(), "0", "quick", ())
-    report = _merge(snap, nodes, [2], {2: "n2"}, None, 4, Config(), Selection(only=("net",)),
-                    Budget(time.monotonic(), 10.0), {})
+    report = _merge(
+        snap,
+        nodes,
+        [2],
+        {2: "n2"},
+        None,
+        4,
+        Config(),
+        Selection(only=("net",)),
+        Budget(time.monotonic(), 10.0),
+        {},
+    )
     (f,) = [f for f in report.findings if f.code == "NET114"]
     assert f.scope.rank == 2 and f.scope.host == "n2" and "3 of 4 ranks arrived" in f.message

@@ -33,8 +33,13 @@ def _reraises_or_boxes(h: ast.ExceptHandler) -> bool:
     for node in ast.walk(ast.Module(body=h.body, type_ignores=[])):
         if isinstance(node, ast.Raise) and node.exc is None:
             return True
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) and h.name and \
-                isinstance(node.value, ast.Name) and node.value.id == h.name:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Subscript)
+            and h.name
+            and isinstance(node.value, ast.Name)
+            and node.value.id == h.name
+        ):
             return True  # box["error"] = exc: a worker thread's result, raised by the waiting thread
     return False
 
@@ -59,11 +64,17 @@ def test_no_handler_swallows_the_deadline_or_an_interrupt() -> None:
             if not isinstance(node, ast.ExceptHandler) or not _catches_everything(node):
                 continue
             rel = f"{path.relative_to(ROOT)}:{node.lineno}"
-            if any(isinstance(n, ast.Name) and n.id == "DeadlineExceeded" for n in ast.walk(node.type or node)) \
-                    and not rel.startswith("doctor/cli/"):
+            if any(
+                isinstance(n, ast.Name) and n.id == "DeadlineExceeded" for n in ast.walk(node.type or node)
+            ) and not rel.startswith("doctor/cli/"):
                 bad.append(f"{rel}: only the CLI turns the deadline into its exit status")
-            elif not _reraises_or_boxes(node) and PRAGMA not in lines[node.lineno - 1] \
-                    and not any(isinstance(n, ast.Name) and n.id == "DeadlineExceeded" for n in ast.walk(node.type)):
+            elif (
+                not _reraises_or_boxes(node)
+                and PRAGMA not in lines[node.lineno - 1]
+                and not any(
+                    isinstance(n, ast.Name) and n.id == "DeadlineExceeded" for n in ast.walk(node.type)
+                )
+            ):
                 bad.append(f"{rel}: catches BaseException without re-raising (or `{PRAGMA} why`)")
     assert not bad, "\n".join(bad)
 
@@ -82,7 +93,12 @@ def test_a_gigabyte_of_blanks_in_a_trace_ends_at_the_deadline_with_exit_3(tmp_pa
     member = gzip.compress(b" " * (1 << 20), compresslevel=9)
     path = tmp_path / "blanks.pt.trace.json.gz"
     path.write_bytes(gzip.compress(b'{"traceEvents": [') + member * 1000 + gzip.compress(b"]}"))
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--timeout", "1", str(path)],
-                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "--timeout", "1", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 3, (p.returncode, p.stdout[-500:], p.stderr[-500:])
     assert "no failure found" not in p.stdout and "Traceback" not in p.stderr

@@ -27,10 +27,18 @@ def _capped() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def run(*argv: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, preexec_fn=_capped,
-                          stdin=subprocess.DEVNULL)
+def run(
+    *argv: str, env: dict[str, str] | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        preexec_fn=_capped,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _one_line_error(p: subprocess.CompletedProcess[str], *words: str) -> None:
@@ -40,12 +48,18 @@ def _one_line_error(p: subprocess.CompletedProcess[str], *words: str) -> None:
         assert w in p.stderr, p.stderr
 
 
-@pytest.mark.parametrize("argv, word", [
-    (["check", "--from", "/dev/zero"], "not a regular file"),
-    (["check", "--level", "quick", "--config", "/dev/zero"], "not a regular file"),
-    (["plan", "--model", "/dev/zero", "--gpus-per-node", "8", "--gpu-memory", "80GiB"], "not a regular file"),
-    (["check", "--from", "/"], "directory"),
-])
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["check", "--from", "/dev/zero"], "not a regular file"),
+        (["check", "--level", "quick", "--config", "/dev/zero"], "not a regular file"),
+        (
+            ["plan", "--model", "/dev/zero", "--gpus-per-node", "8", "--gpu-memory", "80GiB"],
+            "not a regular file",
+        ),
+        (["check", "--from", "/"], "directory"),
+    ],
+)
 def test_device_and_directory_inputs_are_refused_without_reading(argv: list[str], word: str) -> None:
     _one_line_error(run(*argv), word)
 
@@ -66,12 +80,15 @@ def test_an_input_over_its_size_bound_is_refused(tmp_path: Path) -> None:
     assert read_input(str(big), "x", max_bytes=2 << 20) == big.read_bytes()
 
 
-@pytest.mark.parametrize("text, word", [
-    ("[" * 100_000 + "]" * 100_000, "nested deeper"),
-    ('{"schema_version": 1, "probes": [], "time_unix": NaN}', "NaN"),
-    ('{"schema_version": 1, "time_unix": Infinity}', "Infinity"),
-    ('{"schema_version": 1, "host": ' + "9" * 5000 + "}", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "text, word",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+        ('{"schema_version": 1, "probes": [], "time_unix": NaN}', "NaN"),
+        ('{"schema_version": 1, "time_unix": Infinity}', "Infinity"),
+        ('{"schema_version": 1, "host": ' + "9" * 5000 + "}", "not JSON"),
+    ],
+)
 def test_malformed_snapshots_are_one_line_errors(tmp_path: Path, text: str, word: str) -> None:
     snap = tmp_path / "snap.json"
     snap.write_text(text)
@@ -86,8 +103,15 @@ def test_deep_toml_is_an_error_not_a_recursion_crash(tmp_path: Path) -> None:
 
 
 def test_a_hostlist_that_would_expand_to_a_billion_hosts_is_refused_at_once() -> None:
-    p = run("check", "--level", "quick", "--only", "launch", "--exit-zero",
-            env={"SLURM_JOB_NODELIST": "n[0-999999999]"})
+    p = run(
+        "check",
+        "--level",
+        "quick",
+        "--only",
+        "launch",
+        "--exit-zero",
+        env={"SLURM_JOB_NODELIST": "n[0-999999999]"},
+    )
     assert p.returncode == 0 and "ENV202" in p.stdout and "Traceback" not in p.stderr
     with pytest.raises(ValueError, match="more than"):
         expand_hostlist("n[0-999]x[0-999]")
@@ -193,7 +217,9 @@ def test_the_stores_of_ranks_pgdoctor_starts_listen_on_their_address_only() -> N
     del ours
     port = free_port()
     raw = dist.TCPStore("127.0.0.1", port, 1, True, timeout=datetime.timedelta(seconds=10))
-    assert _listeners(port) & {"00000000", "00000000000000000000000000000000"}, "raw TCPStore binds the wildcard"
+    assert _listeners(port) & {"00000000", "00000000000000000000000000000000"}, (
+        "raw TCPStore binds the wildcard"
+    )
     del raw
 
 
@@ -205,7 +231,8 @@ def _parent_of_a_sleeping_child(tmp_path: Path, timeout_s: float) -> tuple[subpr
     parent_code = (
         "import sys\n"
         "from pgdoctor.probes.processes import run_children\n"
-        "child = [sys.executable, '-c', 'import os, sys, time; open(sys.argv[1], \"w\").write(str(os.getpid())); "
+        "child = [sys.executable, '-c', 'import os, sys, time; open(sys.argv[1], "
+        '"w").write(str(os.getpid())); '
         "time.sleep(120)', sys.argv[1]]\n"
         f"run_children([child], [{{}}], {timeout_s})\n"
     )
@@ -287,15 +314,22 @@ def test_a_knob_that_breaks_import_torch_distributed_is_a_finding_not_an_abort(l
     if level == "standard":
         probes = {r["name"]: r for r in rep["results"] if r.get("kind") == "probe"}
         for name in ("torch_runtime", "collectives"):
-            assert probes[name]["status"] == "unavailable" and "TORCH_DISTRIBUTED_DEBUG" in probes[name]["reason"]
+            assert (
+                probes[name]["status"] == "unavailable"
+                and "TORCH_DISTRIBUTED_DEBUG" in probes[name]["reason"]
+            )
 
 
-@pytest.mark.parametrize("argv", [
-    ["check", "--level", "quick", "--timeout", "nan"], ["check", "--level", "quick", "--timeout", "inf"],
-    ["check", "--level", "quick", "--timeout", "1e300"],
-    ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GiB", "--tflops", "nan"],
-    ["list", "--area", "bogus"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--level", "quick", "--timeout", "nan"],
+        ["check", "--level", "quick", "--timeout", "inf"],
+        ["check", "--level", "quick", "--timeout", "1e300"],
+        ["plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GiB", "--tflops", "nan"],
+        ["list", "--area", "bogus"],
+    ],
+)
 def test_nonsense_option_values_are_usage_errors(argv: list[str]) -> None:
     """NaN passed every bound (comparisons are false), inf crashed the runner's timer, an unknown
     area listed nothing with exit 0."""
@@ -311,7 +345,11 @@ def test_expecting_gpus_on_a_host_without_any_fails() -> None:
     if here < 4:  # this machine: no NVIDIA GPU at all
         assert p.returncode == 1
         gpu110 = next(f for f in rep["findings"] if f["code"] == "GPU110")
-        assert gpu110["facts"] == {"found": here, "expected": 4, "source": "expect.gpus (config or --expect-gpus)"}
+        assert gpu110["facts"] == {
+            "found": here,
+            "expected": 4,
+            "source": "expect.gpus (config or --expect-gpus)",
+        }
     # Without an expectation the same host is not a GPU failure.
     plain = json.loads(run("check", "--level", "quick", "--json", "--exit-zero").stdout)
     assert "GPU110" not in {f["code"] for f in plain["findings"]}
@@ -319,8 +357,11 @@ def test_expecting_gpus_on_a_host_without_any_fails() -> None:
 
 def test_terminal_control_sequences_and_lone_surrogates_never_reach_an_output(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
-    log.write_bytes(b"step 1\n\x1b]0;owned\x07\x1b[2J[rank0]: torch.OutOfMemoryError: CUDA out of memory. "
-                    b"Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.1 GiB of which 1.0 GiB is free.\r\xff\n")
+    log.write_bytes(
+        b"step 1\n\x1b]0;owned\x07\x1b[2J[rank0]: torch.OutOfMemoryError: CUDA out of memory. "
+        b"Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.1 GiB of which 1.0 GiB is "
+        b"free.\r\xff\n"
+    )
     p = run("diagnose", str(log))
     assert p.returncode == 1 and "RUN101" in p.stdout
     assert "\x1b" not in p.stdout and "\x07" not in p.stdout and "\r" not in p.stdout
@@ -329,12 +370,27 @@ def test_terminal_control_sequences_and_lone_surrogates_never_reach_an_output(tm
     assert "\\u001b" not in j.stdout
 
 
-_ENTRY = {"record_id": 0, "pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": 1, "p2p_seq_id": 0,
-          "profiling_name": "nccl:all_reduce", "input_sizes": [[4]], "input_dtypes": ["Float"], "output_sizes": [[4]],
-          "output_dtypes": ["Float"], "state": "scheduled", "timeout_ms": 600000, "is_p2p": False, "frames": []}
-_JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                     max_leaves=8)
+_ENTRY = {
+    "record_id": 0,
+    "pg_id": 0,
+    "process_group": ["0", "default_pg"],
+    "collective_seq_id": 1,
+    "p2p_seq_id": 0,
+    "profiling_name": "nccl:all_reduce",
+    "input_sizes": [[4]],
+    "input_dtypes": ["Float"],
+    "output_sizes": [[4]],
+    "output_dtypes": ["Float"],
+    "state": "scheduled",
+    "timeout_ms": 600000,
+    "is_p2p": False,
+    "frames": [],
+}
+_JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -346,29 +402,50 @@ def test_a_dump_entry_field_of_any_type_is_read_or_skipped_never_a_crash(field: 
     from pgdoctor.diagnose.flight.dump import Dump, FlightReport
 
     entry = {**_ENTRY, field: junk}
-    dumps = [Dump(f"rank{r}.json", r, {"version": "2.10", "pg_config": {"0": {"ranks": "[0, 1]"}},
-                                       "entries": [entry] if r == 0 else []}) for r in (0, 1)]
+    dumps = [
+        Dump(
+            f"rank{r}.json",
+            r,
+            {
+                "version": "2.10",
+                "pg_config": {"0": {"ranks": "[0, 1]"}},
+                "entries": [entry] if r == 0 else [],
+            },
+        )
+        for r in (0, 1)
+    ]
     analyze(FlightReport(dumps), "fr")
 
 
-@pytest.mark.parametrize("line", [
-    "[rank{n}]: RuntimeError: CUDA error: an illegal memory access was encountered",
-    "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={n}, "
-    "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
-    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: exitcode  : -{n}",
-    "NVRM: Xid (PCI:0000:3b:00): {n}, pid=1234, name=python",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[rank{n}]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum={n}, "
+        "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: exitcode  : -{n}",
+        "NVRM: Xid (PCI:0000:3b:00): {n}, pid=1234, name=python",
+    ],
+)
 def test_numbers_longer_than_python_parses_in_log_lines_are_not_a_crash(line: str) -> None:
     """int() refuses more than 4300 digits; a log line with a 5000-digit rank, SeqNum, exit code or
     Xid used to end diagnose in a traceback."""
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", "--json", "-"], input=line.format(n="9" * 5000),
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "--json", "-"],
+        input=line.format(n="9" * 5000),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode in (0, 1) and "Traceback" not in p.stderr, p.stderr[-2000:]
     json.loads(p.stdout)
 
 
-OOM_LINE = ("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-            "capacity of 79.1 GiB of which 1.0 GiB is free.\n")
+OOM_LINE = (
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.1 GiB of which 1.0 GiB is free.\n"
+)
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
@@ -405,7 +482,8 @@ def test_a_bad_entry_of_a_job_directory_is_skipped_not_fatal(tmp_path: Path) -> 
     assert p.returncode == 1 and rep["findings"][0]["code"] == "RUN101"
     assert sorted(rep["meta"]["skipped_unreadable_files"]) == [
         f"{job / 'dangling.log'}: a dangling symbolic link",
-        f"{job / 'pipe.log'}: not a regular file (a FIFO, socket or device)"]
+        f"{job / 'pipe.log'}: not a regular file (a FIFO, socket or device)",
+    ]
     # Named by the user, the same dangling link is an error.
     _one_line_error(run("diagnose", str(job / "dangling.log")), "no such file")
 
@@ -422,8 +500,13 @@ def test_diagnose_is_bounded_by_its_timeout_even_on_a_pipe_that_never_ends(tmp_p
     assert took < 15, took
 
 
-@pytest.mark.parametrize("argv", [["bench", "collectives", "--nproc", "2", "--backend", "gloo"],
-                                  ["repro", "oom", "--parallel", "ddp", "--nproc", "2"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "collectives", "--nproc", "2", "--backend", "gloo"],
+        ["repro", "oom", "--parallel", "ddp", "--nproc", "2"],
+    ],
+)
 def test_commands_that_import_torch_refuse_a_knob_that_breaks_the_import(argv: list[str]) -> None:
     _one_line_error(run(*argv, env={"TORCH_DISTRIBUTED_DEBUG": "bogus"}), "TORCH_DISTRIBUTED_DEBUG", "ENV406")
 
@@ -446,8 +529,20 @@ def test_diagnose_does_not_cite_its_own_earlier_report(tmp_path: Path, fmt: str)
 @pytest.mark.parametrize("option", ["--layers", "--nodes", "--gpus-per-node", "--hidden", "--global-batch"])
 def test_plan_counts_past_any_real_cluster_are_usage_errors_not_a_spin(option: str) -> None:
     """`plan --layers 99999999999999999999` used to spin for ever."""
-    _one_line_error(run("plan", "--params", "7B", "--gpus-per-node", "8", "--gpu-memory", "80GiB",
-                        option, "99999999999999999999"), "range")
+    _one_line_error(
+        run(
+            "plan",
+            "--params",
+            "7B",
+            "--gpus-per-node",
+            "8",
+            "--gpu-memory",
+            "80GiB",
+            option,
+            "99999999999999999999",
+        ),
+        "range",
+    )
 
 
 def test_check_from_a_huge_snapshot_is_bounded_by_timeout(tmp_path: Path) -> None:
@@ -458,14 +553,26 @@ def test_check_from_a_huge_snapshot_is_bounded_by_timeout(tmp_path: Path) -> Non
     from pgdoctor.model import Snapshot
 
     base = Snapshot("h", 0.0, "0", "quick", ()).to_json()
-    base["probes"] = [{"name": "gpu", "area": "gpu", "status": "passed", "reason": "", "duration_s": 0.1,
-                       "measurements": [{"key": f"gpu.{i}.temperature_c", "value": 40, "unit": "C", "source": "nvml"}
-                                        for i in range(200_000)]}]
+    base["probes"] = [
+        {
+            "name": "gpu",
+            "area": "gpu",
+            "status": "passed",
+            "reason": "",
+            "duration_s": 0.1,
+            "measurements": [
+                {"key": f"gpu.{i}.temperature_c", "value": 40, "unit": "C", "source": "nvml"}
+                for i in range(200_000)
+            ],
+        }
+    ]
     path = tmp_path / "big.json"
     path.write_text(json.dumps(base))
     p = run("check", "--from", str(path), "--timeout", "0.2", timeout=60)
     assert p.returncode == 3, p.stderr[-1000:]
-    assert p.stderr.strip().splitlines() == [f"pgdoctor: incomplete: checking {path} did not finish within --timeout 0.2 s"]
+    assert p.stderr.strip().splitlines() == [
+        f"pgdoctor: incomplete: checking {path} did not finish within --timeout 0.2 s"
+    ]
 
 
 def test_a_scrubbed_snapshot_is_not_redacted_twice_but_a_changed_one_is() -> None:
@@ -473,7 +580,9 @@ def test_a_scrubbed_snapshot_is_not_redacted_twice_but_a_changed_one_is() -> Non
 
     from pgdoctor.model import Measurement, ProbeResult, Snapshot, Status
 
-    leak = ProbeResult("env", "env", Status.PASSED, "", 0.0, (Measurement("env.x", "HF_TOKEN=hf_abcdefghijkl"),))
+    leak = ProbeResult(
+        "env", "env", Status.PASSED, "", 0.0, (Measurement("env.x", "HF_TOKEN=hf_abcdefghijkl"),)
+    )
     loaded = Snapshot.loads(json.dumps(Snapshot("h", 0.0, "0", "quick", (leak,)).to_json()))
     assert loaded.scrubbed and loaded.redacted() is loaded
     grown = dataclasses.replace(loaded, probes=(*loaded.probes, leak))  # a probe added after the load
@@ -508,9 +617,31 @@ def test_an_interrupted_bench_prints_what_it_measured(tmp_path: Path) -> None:
     import time
 
     env = {**os.environ, "TMPDIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "pgdoctor", "bench", "collectives", "--nproc", "2", "--backend",
-                          "gloo", "--ops", "all_reduce", "--max-bytes", "64M", "--iters", "2", "--warmup", "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "bench",
+            "collectives",
+            "--nproc",
+            "2",
+            "--backend",
+            "gloo",
+            "--ops",
+            "all_reduce",
+            "--max-bytes",
+            "64M",
+            "--iters",
+            "2",
+            "--warmup",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         t0 = time.monotonic()
         while time.monotonic() - t0 < 60:  # until rank 0 has finished a few sizes

@@ -18,8 +18,14 @@ from pgdoctor.probes.processes import clean_stale_temp
 
 
 def _run(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_ep_on_a_dense_model_is_a_usage_error() -> None:
@@ -27,8 +33,9 @@ def test_ep_on_a_dense_model_is_a_usage_error() -> None:
     assert p.returncode == 2 and "dense" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
-@pytest.mark.parametrize("argv", [["bench", "collectives", "--backend", "gloo"],
-                                  ["check", "--level", "quick", "--only", "launch"]])
+@pytest.mark.parametrize(
+    "argv", [["bench", "collectives", "--backend", "gloo"], ["check", "--level", "quick", "--only", "launch"]]
+)
 def test_nproc_has_an_upper_bound(argv: list[str]) -> None:
     p = _run(*argv, "--nproc", str(MAX_LOCAL_RANKS + 1))
     assert p.returncode == 2 and str(MAX_LOCAL_RANKS) in p.stderr, p.stderr
@@ -53,11 +60,18 @@ def test_temporaries_of_dead_owners_go_and_live_ones_stay(tmp_path: Path) -> Non
 
 def test_a_sigkilled_repro_leaves_nothing_after_the_next_start(tmp_path: Path) -> None:
     env = {"TMPDIR": str(tmp_path)}
-    p = subprocess.Popen([sys.executable, "-m", "pgdoctor", "repro", "oom", "--parallel", "ddp", "--nproc", "2"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                         env={**os.environ, **env}, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pgdoctor", "repro", "oom", "--parallel", "ddp", "--nproc", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **env},
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(x.name.startswith("pgdoctor-repro-") for x in tmp_path.iterdir()):
+    while time.monotonic() < deadline and not any(
+        x.name.startswith("pgdoctor-repro-") for x in tmp_path.iterdir()
+    ):
         time.sleep(0.1)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()

@@ -16,13 +16,16 @@ from pgdoctor.diagnose.text import parallel
 from pgdoctor.engine.errors import resource_exhaustion
 
 
-@pytest.mark.parametrize(("exc", "word"), [
-    (MemoryError(), "memory"),
-    (RuntimeError("can't start new thread"), "thread"),
-    (BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable"), "ulimit -u"),
-    (OSError(errno.ENOMEM, "Cannot allocate memory"), "memory"),
-    (OSError(errno.EMFILE, "Too many open files"), "ulimit -n"),
-])
+@pytest.mark.parametrize(
+    ("exc", "word"),
+    [
+        (MemoryError(), "memory"),
+        (RuntimeError("can't start new thread"), "thread"),
+        (BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable"), "ulimit -u"),
+        (OSError(errno.ENOMEM, "Cannot allocate memory"), "memory"),
+        (OSError(errno.EMFILE, "Too many open files"), "ulimit -n"),
+    ],
+)
 def test_each_exhausted_resource_is_named(exc: BaseException, word: str) -> None:
     got = resource_exhaustion(exc)
     assert got and word in got
@@ -63,7 +66,13 @@ def _low_address_space() -> None:
 
 
 def test_check_under_a_low_address_space_limit_is_never_a_crash() -> None:
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--level", "quick"], capture_output=True,
-                       text=True, timeout=120, stdin=subprocess.DEVNULL, preexec_fn=_low_address_space)
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "check", "--level", "quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=_low_address_space,
+    )
     assert p.returncode in (0, 1, 3), (p.returncode, p.stderr[-1500:])
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr[-1500:]

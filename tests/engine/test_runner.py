@@ -28,8 +28,11 @@ def test_hanging_probe_is_reported_as_timed_out_within_its_timeout(monkeypatch: 
         time.sleep(3600)
         return []
 
-    _only(monkeypatch, ProbeSpec("hang", "host", "quick", 0.3, hang),
-          ProbeSpec("fine", "host", "quick", 5, lambda ctx: [Measurement("x", 1)]))
+    _only(
+        monkeypatch,
+        ProbeSpec("hang", "host", "quick", 0.3, hang),
+        ProbeSpec("fine", "host", "quick", 5, lambda ctx: [Measurement("x", 1)]),
+    )
     start = time.monotonic()
     snap = collect(_ctx(), timeout_s=30)
     assert time.monotonic() - start < 2.0
@@ -69,8 +72,11 @@ def test_unavailable_probe_keeps_its_reason(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_probes_above_the_level_do_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    _only(monkeypatch, ProbeSpec("heavy", "host", "full", 5, lambda ctx: [Measurement("heavy", 1)]),
-          ProbeSpec("light", "host", "quick", 5, lambda ctx: [Measurement("light", 1)]))
+    _only(
+        monkeypatch,
+        ProbeSpec("heavy", "host", "full", 5, lambda ctx: [Measurement("heavy", 1)]),
+        ProbeSpec("light", "host", "quick", 5, lambda ctx: [Measurement("light", 1)]),
+    )
     assert [p.name for p in collect(_ctx("standard")).probes] == ["light"]
 
 
@@ -78,8 +84,11 @@ def test_dependent_probe_sees_earlier_measurements(monkeypatch: pytest.MonkeyPat
     def second(ctx: ProbeContext) -> list[Measurement]:
         return [Measurement("b", next(m.value for m in ctx.previous if m.key == "a") + 1)]  # type: ignore[operator]
 
-    _only(monkeypatch, ProbeSpec("second", "host", "quick", 5, second, ("first",)),
-          ProbeSpec("first", "host", "quick", 5, lambda ctx: [Measurement("a", 41)]))
+    _only(
+        monkeypatch,
+        ProbeSpec("second", "host", "quick", 5, second, ("first",)),
+        ProbeSpec("first", "host", "quick", 5, lambda ctx: [Measurement("a", 41)]),
+    )
     assert collect(_ctx()).value("b") == 42
 
 
@@ -116,8 +125,9 @@ def _cli(*args: str, extra: dict[str, str] | None = None) -> str:
     import sys
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "TORCH_"))} | (extra or {})
-    proc = subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=120,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=120, env=env
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return proc.stdout
 
@@ -132,7 +142,9 @@ def test_a_check_that_found_only_info_findings_passed_in_every_format() -> None:
     assert "ENV408" in {f["code"] for f in rep["findings"] if f["severity"] == "info"}
     knobs = next(r for r in rep["results"] if r["name"] == "knobs.nccl_knobs")
     assert knobs["status"] == "passed" and "ENV408" in knobs["reason"]
-    prom = _cli("check", "--level", "quick", "--only", "knobs", "--format", "prometheus", "--exit-zero", extra=on)
+    prom = _cli(
+        "check", "--level", "quick", "--only", "knobs", "--format", "prometheus", "--exit-zero", extra=on
+    )
     line = 'check="knobs.nccl_knobs",status="passed"} 1'
     assert line in prom, prom
     assert 'check="knobs.nccl_knobs",status="failed"} 0' in prom

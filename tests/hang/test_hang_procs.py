@@ -21,16 +21,26 @@ pytestmark = pytest.mark.slow
 SYSTEM_PYTHON = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def hang_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
-             user: str | None = None) -> tuple[int, dict, str]:
+def hang_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60, user: str | None = None
+) -> tuple[int, dict, str]:
     argv = [sys.executable, "-m", "pgdoctor", "hang", "--json", "--interval", "0.2", *args]
     if user:
         # The other user cannot reach this interpreter (it may live under root's home): the system
         # Python of the same version runs pgdoctor from this environment's site-packages.
         site = sysconfig.get_paths()["purelib"]
-        argv = ["runuser", "-u", user, "--", "env", f"PATH={Path(sys.executable).parent}:/usr/bin:/bin",
-                SYSTEM_PYTHON, "-c", f"import site, sys; site.addsitedir({site!r}); from pgdoctor.cli import main; "
-                "main(sys.argv[1:])", *argv[3:]]
+        argv = [
+            "runuser",
+            "-u",
+            user,
+            "--",
+            "env",
+            f"PATH={Path(sys.executable).parent}:/usr/bin:/bin",
+            SYSTEM_PYTHON,
+            "-c",
+            f"import site, sys; site.addsitedir({site!r}); from pgdoctor.cli import main; main(sys.argv[1:])",
+            *argv[3:],
+        ]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
     return p.returncode, json.loads(p.stdout) if p.stdout.strip() else {}, p.stderr
 
@@ -61,13 +71,20 @@ def test_sleeping_rank_named_via_launcher_pid_and_saved_for_diagnose(tmp_path, n
         j = job_of(report, set(pids.values()))
         assert [r["rank"] for r in j["ranks"]] == [0, 1, 2, 3]
         by_rank = {r["rank"]: r for r in j["ranks"]}
-        assert by_rank[2]["stack"][0] == {"file": str(HELPERS / "hang_culprit.py"), "line": 7, "function": "nap"}
+        assert by_rank[2]["stack"][0] == {
+            "file": str(HELPERS / "hang_culprit.py"),
+            "line": 7,
+            "function": "nap",
+        }
         assert by_rank[0]["tiers"]["py-spy"] == "ok" and "socket" not in by_rank[0]["tiers"]
         assert not any(r["progressing"] for r in j["ranks"])
         # pystack, the fallback where py-spy cannot read the interpreter, gives the same verdict.
         rc3, report3, err3 = hang_cli(str(job.pid), "--tiers", "proc,pystack", "--samples", "2")
         assert rc3 == 1, err3
-        assert culprit(report3)["facts"]["ranks"] == [2] and culprit(report3)["facts"]["frame"] == "hang_culprit.py:7"
+        assert (
+            culprit(report3)["facts"]["ranks"] == [2]
+            and culprit(report3)["facts"]["frame"] == "hang_culprit.py:7"
+        )
         assert job_of(report3, set(pids.values()))["ranks"][0]["tiers"]["pystack"] == "ok"
         # The cooperative socket alone (no ptrace) gives the same verdict, with the ranks' recorders.
         rc2, report2, err2 = hang_cli(str(job.pid), "--tiers", "proc,socket")
@@ -84,8 +101,12 @@ def test_sleeping_rank_named_via_launcher_pid_and_saved_for_diagnose(tmp_path, n
         fr = next(f for f in report2["findings"] if f["code"] == "RUN281")
         assert fr["facts"]["missing_ranks"] == [2] or 2 in fr["facts"].get("ranks", [fr["scope"].get("rank")])
     # The saved snapshot, read after the job is gone, gives the same answer.
-    d = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / "snap"), "--json"],
-                       capture_output=True, text=True, timeout=60)
+    d = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / "snap"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert d.returncode == 1, d.stderr
     saved = json.loads(d.stdout)
     assert saved["findings"][0]["code"] == "HNG101" and saved["findings"][0]["facts"]["ranks"] == [2]
@@ -105,7 +126,9 @@ def test_lock_and_dataloader_culprits_among_8_ranks(no_leftover_children) -> Non
         assert groups[(0, 1, 3, 4, 6, 7)]["collective"] == "all_reduce"
         r5 = next(r for r in j["ranks"] if r["rank"] == 5)
         assert len(r5["workers"]) == 1
-        assert any(fr["file"].endswith("hang_culprit.py") and fr["line"] == 20 for fr in r5["workers"][0]["stack"]), r5
+        assert any(
+            fr["file"].endswith("hang_culprit.py") and fr["line"] == 20 for fr in r5["workers"][0]["stack"]
+        ), r5
         f = next(f for f in report["findings"] if f["code"] == "HNG101" and f["facts"]["job"] == j["job"])
         assert f["facts"]["ranks"] == [2, 5]
         assert any(w["rank"] == 5 and w["frame"] == "hang_culprit.py:20" for w in f["facts"]["workers"])
@@ -153,7 +176,10 @@ def test_unprivileged_user_against_a_root_job(no_leftover_children) -> None:
             ranks = report["hang"]["jobs"][0]["ranks"]
             assert [r["rank"] for r in ranks] == [0, 1] and all(r["rank_source"] == "cmdline" for r in ranks)
             for r in ranks:
-                assert r["problems"][0]["cause"] == f"ptrace denied: the rank runs as uid 0, pgdoctor as uid {uid}"
+                assert (
+                    r["problems"][0]["cause"]
+                    == f"ptrace denied: the rank runs as uid 0, pgdoctor as uid {uid}"
+                )
                 assert "sudo" in r["problems"][0]["fix"]
             assert {f["code"] for f in report["findings"]} == {"HNG103"}
     finally:
@@ -164,21 +190,41 @@ def test_two_nodes_on_loopback_merge_into_one_verdict(tmp_path, no_leftover_chil
     from pgdoctor.probes.processes import free_port
 
     endpoint = f"127.0.0.1:{free_port()}"
-    with torchrun_job("sleep", [3], nproc=2, node=(0, 2, endpoint)) as n0, \
-            torchrun_job("sleep", [3], nproc=2, node=(1, 2, endpoint)) as n1:
+    with (
+        torchrun_job("sleep", [3], nproc=2, node=(0, 2, endpoint)) as n0,
+        torchrun_job("sleep", [3], nproc=2, node=(1, 2, endpoint)) as n1,
+    ):
         ready0, ready1 = n0.wait_ready(2, timeout_s=90), n1.wait_ready(2, timeout_s=90)
         for node, job in (("node0", n0), ("node1", n1)):
             rc, _, err = hang_cli(str(job.pid), "--save", str(tmp_path / node))
-            assert rc == 1, err  # each node alone: its ranks wait for ranks it cannot see, or it holds the culprit
+            assert rc == 1, (
+                err
+            )  # each node alone: its ranks wait for ranks it cannot see, or it holds the culprit
         culprit_node = "node0" if 3 in ready0 else "node1"
         other = "node1" if culprit_node == "node0" else "node0"
         assert 3 in (ready0 if culprit_node == "node0" else ready1)
-    alone = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / other), "--json"],
-                           capture_output=True, text=True, timeout=60)
+    alone = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / other), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     first = json.loads(alone.stdout)["findings"][0]
     assert first["code"] == "HNG102" and 3 in first["facts"]["missing_ranks"]
-    merged = subprocess.run([sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / "node0"),
-                             str(tmp_path / "node1"), "--json"], capture_output=True, text=True, timeout=60)
+    merged = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "diagnose",
+            str(tmp_path / "node0"),
+            str(tmp_path / "node1"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert merged.returncode == 1, merged.stderr
     out = json.loads(merged.stdout)
     assert out["findings"][0]["code"] == "HNG101" and out["findings"][0]["facts"]["ranks"] == [3]

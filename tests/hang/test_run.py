@@ -33,26 +33,56 @@ def test_every_knob_is_documented() -> None:
 
 
 def test_output_and_exit_code_pass_through(tmp_path: Path, no_leftover_children) -> None:
-    p = subprocess.run([*PGDOCTOR, "--report", str(tmp_path / "r.json"), "--", sys.executable, "-c",
-                        "import os, sys; print('hello', os.environ['TORCH_FR_BUFFER_SIZE']); sys.exit(7)"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            *PGDOCTOR,
+            "--report",
+            str(tmp_path / "r.json"),
+            "--",
+            sys.executable,
+            "-c",
+            "import os, sys; print('hello', os.environ['TORCH_FR_BUFFER_SIZE']); sys.exit(7)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 7 and p.stdout == "hello 2000\n"
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["command"] == "run" and report["meta"]["exit_code"] == 7
-    ok = subprocess.run([*PGDOCTOR, "--preflight", "--report", str(tmp_path / "ok.json"), "--", sys.executable, "-c",
-                         "print('fine')"], capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [
+            *PGDOCTOR,
+            "--preflight",
+            "--report",
+            str(tmp_path / "ok.json"),
+            "--",
+            sys.executable,
+            "-c",
+            "print('fine')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0 and ok.stdout == "fine\n" and "pgdoctor run: ok (exit 0)" in ok.stderr
     assert "pgdoctor run: preflight exit" in ok.stderr
     assert isinstance(json.loads((tmp_path / "ok.json").read_text())["meta"]["preflight"]["exit_code"], int)
 
 
 def test_sigterm_is_forwarded_and_the_childs_code_returned(no_leftover_children) -> None:
-    child = ("import signal, sys, time\n"
-             "signal.signal(signal.SIGTERM, lambda *a: sys.exit(42))\n"
-             "print('up', flush=True)\n"
-             "time.sleep(60)\n")
-    p = subprocess.Popen([*PGDOCTOR, "--", sys.executable, "-c", child], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    child = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *a: sys.exit(42))\n"
+        "print('up', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    p = subprocess.Popen(
+        [*PGDOCTOR, "--", sys.executable, "-c", child],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert p.stdout is not None and p.stdout.readline() == "up\n"
         p.send_signal(signal.SIGTERM)
@@ -63,32 +93,62 @@ def test_sigterm_is_forwarded_and_the_childs_code_returned(no_leftover_children)
 
 
 def test_unknown_command_is_a_usage_error() -> None:
-    p = subprocess.run([*PGDOCTOR, "--", "no-such-command-pgdoctor"], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 2 and p.stderr.strip() == "pgdoctor: error: command not found: no-such-command-pgdoctor"
+    p = subprocess.run(
+        [*PGDOCTOR, "--", "no-such-command-pgdoctor"], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        p.returncode == 2
+        and p.stderr.strip() == "pgdoctor: error: command not found: no-such-command-pgdoctor"
+    )
 
 
-def _run_job(tmp_path: Path, scenario: str, args: list[int], nproc: int, life_s: float,
-             stall_after: float) -> tuple[subprocess.CompletedProcess[str], dict]:
+def _run_job(
+    tmp_path: Path, scenario: str, args: list[int], nproc: int, life_s: float, stall_after: float
+) -> tuple[subprocess.CompletedProcess[str], dict]:
     env = job_env(tmp_path / "ready", life_s)
     (tmp_path / "ready").mkdir()
-    argv = [*PGDOCTOR, "--stall-after", str(stall_after), "--save", str(tmp_path / "ev"), "--report",
-            str(tmp_path / "r.json"), "--", *torchrun_argv(scenario, args, nproc)]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
-                         start_new_session=True)
+    argv = [
+        *PGDOCTOR,
+        "--stall-after",
+        str(stall_after),
+        "--save",
+        str(tmp_path / "ev"),
+        "--report",
+        str(tmp_path / "r.json"),
+        "--",
+        *torchrun_argv(scenario, args, nproc),
+    ]
+    p = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         out, err = p.communicate(timeout=120)
     finally:
         kill_tree(p.pid)
         p.wait()
-    return subprocess.CompletedProcess(argv, p.returncode, out, err), json.loads((tmp_path / "r.json").read_text())
+    return subprocess.CompletedProcess(argv, p.returncode, out, err), json.loads(
+        (tmp_path / "r.json").read_text()
+    )
 
 
 @pytest.mark.slow
-def test_stalled_rank_is_snapshotted_before_the_launcher_kills_it(tmp_path: Path, no_leftover_children) -> None:
+def test_stalled_rank_is_snapshotted_before_the_launcher_kills_it(
+    tmp_path: Path, no_leftover_children
+) -> None:
     p, report = _run_job(tmp_path, "sleep", [2], nproc=4, life_s=8, stall_after=2)
     assert p.returncode == 1 == report["meta"]["exit_code"]  # torchrun's code: its ranks timed out
     root = report["findings"][0]
-    assert root["code"] == "HNG101" and root["facts"]["ranks"] == [2] and root["facts"]["frame"] == "hang_culprit.py:7"
+    assert (
+        root["code"] == "HNG101"
+        and root["facts"]["ranks"] == [2]
+        and root["facts"]["frame"] == "hang_culprit.py:7"
+    )
     assert "root cause HNG101: rank 2 is at hang_culprit.py:7" in p.stderr
     snap = report["meta"]["stall_snapshots"][-1]
     # Taken while the ranks were alive (a dead rank has no stack), well before the gloo timeout.
@@ -113,12 +173,29 @@ def test_kept_output_holds_whole_lines_of_both_streams(tmp_path: Path) -> None:
     """stdout and stderr share the kept launcher.log: a half line of one stream must not be
     spliced with the other's line (under load a pipe read returns half lines, and the exception
     line of a traceback was cut in two, so the diagnosis lost the rank's error)."""
-    code = ("import sys, time\n"
-            "sys.stdout.write('first half of a stdout line'); sys.stdout.flush(); time.sleep(0.3)\n"
-            "sys.stderr.write('RuntimeError: a whole stderr line\\n'); sys.stderr.flush(); time.sleep(0.3)\n"
-            "sys.stdout.write(' and its end\\n'); sys.stdout.write('no newline at the end'); sys.stdout.flush()\n")
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", "run", "--save", str(tmp_path / "ev"), "--",
-                        sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys, time\n"
+        "sys.stdout.write('first half of a stdout line'); sys.stdout.flush(); time.sleep(0.3)\n"
+        "sys.stderr.write('RuntimeError: a whole stderr line\\n'); sys.stderr.flush(); time.sleep(0.3)\n"
+        "sys.stdout.write(' and its end\\n'); sys.stdout.write('no newline at the end'); sys.stdout.flush()\n"
+    )
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "run",
+            "--save",
+            str(tmp_path / "ev"),
+            "--",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     kept = (tmp_path / "ev" / "launcher.log").read_text().splitlines()
     assert "first half of a stdout line and its end" in kept, kept

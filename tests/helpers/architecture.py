@@ -28,35 +28,71 @@ ARROWS: dict[str, frozenset[str]] = {
     "pgdoctor.checks": frozenset({"pgdoctor.model", "pgdoctor.knowledge"}),
     "pgdoctor.playbooks": frozenset(),
     "pgdoctor.trace": frozenset(),
-    "pgdoctor.engine": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes",
-                                  "pgdoctor.checks"}),
+    "pgdoctor.engine": frozenset(
+        {"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks"}
+    ),
     "pgdoctor.diagnose": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.checks"}),
     "pgdoctor.plan": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.checks"}),
-    "pgdoctor.lab": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
-                               "pgdoctor.diagnose", "pgdoctor.trace"}),
+    "pgdoctor.lab": frozenset(
+        {
+            "pgdoctor.model",
+            "pgdoctor.knowledge",
+            "pgdoctor.probes",
+            "pgdoctor.checks",
+            "pgdoctor.diagnose",
+            "pgdoctor.trace",
+        }
+    ),
     # verify/bench scaling: the ranks are child processes (probes.processes), the scaling run is
     # timed with the instrumentation ranges (trace) and predicted with the planner's formulas (plan).
-    "pgdoctor.verify": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
-                                  "pgdoctor.plan", "pgdoctor.trace"}),
+    "pgdoctor.verify": frozenset(
+        {
+            "pgdoctor.model",
+            "pgdoctor.knowledge",
+            "pgdoctor.probes",
+            "pgdoctor.checks",
+            "pgdoctor.plan",
+            "pgdoctor.trace",
+        }
+    ),
     # hang/run: ranks and stacks are read by probes (ranks, stacks, live), judged by the pure
     # roll-call in diagnose.stacks, their flight recorders by diagnose.flight.
-    "pgdoctor.hang": frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks",
-                                "pgdoctor.diagnose"}),
+    "pgdoctor.hang": frozenset(
+        {"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes", "pgdoctor.checks", "pgdoctor.diagnose"}
+    ),
     "pgdoctor.render": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.playbooks"}),
-    "pgdoctor.cli": frozenset({"pgdoctor", "pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.probes",
-                               "pgdoctor.checks", "pgdoctor.playbooks", "pgdoctor.engine", "pgdoctor.diagnose",
-                               "pgdoctor.plan", "pgdoctor.lab", "pgdoctor.render", "pgdoctor.trace",
-                               "pgdoctor.verify", "pgdoctor.hang"}),
+    "pgdoctor.cli": frozenset(
+        {
+            "pgdoctor",
+            "pgdoctor.model",
+            "pgdoctor.knowledge",
+            "pgdoctor.probes",
+            "pgdoctor.checks",
+            "pgdoctor.playbooks",
+            "pgdoctor.engine",
+            "pgdoctor.diagnose",
+            "pgdoctor.plan",
+            "pgdoctor.lab",
+            "pgdoctor.render",
+            "pgdoctor.trace",
+            "pgdoctor.verify",
+            "pgdoctor.hang",
+        }
+    ),
     "pgdoctor": frozenset(),
     "pgdoctor.__main__": frozenset({"pgdoctor.cli"}),
 }
 
 # What the pure rooms must never import, whatever the table says: they judge and know, and
 # touching the system (or importing torch/pynvml) is the probes' job.
-SYSTEM_MODULES = frozenset({"os", "subprocess", "socket", "shutil", "torch", "pynvml", "ctypes", "multiprocessing"})
+SYSTEM_MODULES = frozenset(
+    {"os", "subprocess", "socket", "shutil", "torch", "pynvml", "ctypes", "multiprocessing"}
+)
 PURE_ROOMS = frozenset({"pgdoctor.model", "pgdoctor.knowledge", "pgdoctor.checks"})
 
-MAX_LINES = 600
+# 600 lines in the old hand-packed style; the formatter (one argument per line once a call
+# passes 110 columns) grew the same code by a quarter, so the limit grew with it.
+MAX_LINES = 700
 
 
 @dataclass(frozen=True)
@@ -134,8 +170,9 @@ def graph(root: Path, sources: Mapping[str, str] = SOURCES) -> dict[str, set[str
     return {name: imports_of(mod, known) for name, mod in known.items()}
 
 
-def arrow_violations(edges: Mapping[str, Iterable[str]],
-                     arrows: Mapping[str, frozenset[str]] = ARROWS) -> list[str]:
+def arrow_violations(
+    edges: Mapping[str, Iterable[str]], arrows: Mapping[str, frozenset[str]] = ARROWS
+) -> list[str]:
     bad = []
     for src, targets in sorted(edges.items()):
         a = room_of(src, arrows)
@@ -186,7 +223,9 @@ def cycles(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
     return sorted(out)
 
 
-def room_edges(edges: Mapping[str, Iterable[str]], arrows: Mapping[str, frozenset[str]] = ARROWS) -> dict[str, set[str]]:
+def room_edges(
+    edges: Mapping[str, Iterable[str]], arrows: Mapping[str, frozenset[str]] = ARROWS
+) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {room: set() for room in arrows}
     for src, targets in edges.items():
         a = room_of(src, arrows)
@@ -208,6 +247,8 @@ def impure_imports(root: Path, sources: Mapping[str, str] = SOURCES) -> list[str
 
 
 def long_modules(root: Path, sources: Mapping[str, str] = SOURCES, limit: int = MAX_LINES) -> list[str]:
-    return [f"{mod.path.relative_to(root)}: {n} lines"
-            for mod in modules(root, sources).values()
-            if (n := len(mod.path.read_text().splitlines())) > limit]
+    return [
+        f"{mod.path.relative_to(root)}: {n} lines"
+        for mod in modules(root, sources).values()
+        if (n := len(mod.path.read_text().splitlines())) > limit
+    ]

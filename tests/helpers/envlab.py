@@ -23,13 +23,20 @@ MEMINFO = "MemTotal:       263855104 kB\nMemFree:        200000000 kB\nMemAvaila
 FOUNDATION_AREAS = ("software", "launch", "knobs", "host")
 
 
-def make_tree(root: Path, gpus: int = 0, rdma: int = 0, ifaces: Optional[Mapping[str, tuple[str, int]]] = None,
-              meminfo: str = MEMINFO) -> Path:
+def make_tree(
+    root: Path,
+    gpus: int = 0,
+    rdma: int = 0,
+    ifaces: Optional[Mapping[str, tuple[str, int]]] = None,
+    meminfo: str = MEMINFO,
+) -> Path:
     """A minimal /proc and /sys: meminfo, NVIDIA GPUs known to the driver, RDMA devices,
     network interfaces as name -> (operstate, flags)."""
     files: dict[str, str] = {"proc/meminfo": meminfo}
     for i in range(gpus):
-        files[f"proc/driver/nvidia/gpus/0000:{0x18 + i:02x}:00.0/information"] = "Model: NVIDIA H100 80GB HBM3\n"
+        files[f"proc/driver/nvidia/gpus/0000:{0x18 + i:02x}:00.0/information"] = (
+            "Model: NVIDIA H100 80GB HBM3\n"
+        )
     if gpus:
         files["proc/driver/nvidia/version"] = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15\n"
     for i in range(rdma):
@@ -46,8 +53,9 @@ def make_tree(root: Path, gpus: int = 0, rdma: int = 0, ifaces: Optional[Mapping
     return root
 
 
-def snapshot_in_process(env: Mapping[str, str], root: Path, level: str = "quick",
-                        areas: tuple[str, ...] = FOUNDATION_AREAS) -> Snapshot:
+def snapshot_in_process(
+    env: Mapping[str, str], root: Path, level: str = "quick", areas: tuple[str, ...] = FOUNDATION_AREAS
+) -> Snapshot:
     ctx = ProbeContext(env=dict(env), fs=FsReader(root), level=level)
     return collect(ctx, Selection(only=areas), timeout_s=30, host="fixture-host")
 
@@ -57,7 +65,8 @@ import os, site, sys, sysconfig, tempfile
 # A site directory with every installed distribution but torch: this Python has no torch. The
 # child runs with its site already set up (no -S: in a venv, -S would leave the base prefix and
 # lose the venv's packages, pgdoctor among them), so the real site directories come off sys.path.
-real = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], site.getusersitepackages()})
+paths = sysconfig.get_paths()
+real = sorted({paths["purelib"], paths["platlib"], site.getusersitepackages()})
 real = [d for d in real if os.path.isdir(d)]
 shadow = tempfile.mkdtemp(prefix="pgdoctor-notorch-")
 import atexit, shutil
@@ -82,14 +91,18 @@ def snapshot_for(case, level: str, workdir: Path) -> Snapshot:  # type: ignore[n
     from pgdoctor.model import Measurement, ProbeResult
     from tests.helpers.env_scenarios import listening
 
-    root = make_tree(workdir / "root", gpus=case.gpus, rdma=case.rdma, ifaces=case.ifaces,
-                     meminfo=case.meminfo or MEMINFO)
+    root = make_tree(
+        workdir / "root", gpus=case.gpus, rdma=case.rdma, ifaces=case.ifaces, meminfo=case.meminfo or MEMINFO
+    )
     env = case.full_env()
     with ExitStack() as stack:
         if case.shm_bytes is not None:
             shm = root / "dev" / "shm"
-            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={case.shm_bytes}", "pgdoctor-test", str(shm)],
-                           check=True, timeout=10)
+            subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", f"size={case.shm_bytes}", "pgdoctor-test", str(shm)],
+                check=True,
+                timeout=10,
+            )
             stack.callback(subprocess.run, ["umount", "-l", str(shm)], timeout=10)
         if case.listen_master_port:
             stack.enter_context(listening(int(env["MASTER_PORT"])))
@@ -102,14 +115,24 @@ def snapshot_for(case, level: str, workdir: Path) -> Snapshot:  # type: ignore[n
         return snap
     probes = []
     for p in snap.probes:
-        ms = [Measurement(m.key, case.override[m.key], m.unit, m.scope, m.source) if m.key in case.override else m
-              for m in p.measurements]
+        ms = [
+            Measurement(m.key, case.override[m.key], m.unit, m.scope, m.source)
+            if m.key in case.override
+            else m
+            for m in p.measurements
+        ]
         probes.append(ProbeResult(p.name, p.area, p.status, p.reason, p.duration_s, tuple(ms)))
     return Snapshot(snap.host, snap.time_unix, snap.pgdoctor_version, snap.level, tuple(probes))
 
 
-def _child(env: Mapping[str, str], root: Path, rlimits: dict[str, int], cpus: Optional[list[int]], level: str,
-           hide_torch: bool) -> Snapshot:
+def _child(
+    env: Mapping[str, str],
+    root: Path,
+    rlimits: dict[str, int],
+    cpus: Optional[list[int]],
+    level: str,
+    hide_torch: bool,
+) -> Snapshot:
     code = (SHADOW_CODE if hide_torch else "") + textwrap.dedent(f"""
         import json, os, resource, sys
         for name, soft in {rlimits!r}.items():
@@ -124,7 +147,13 @@ def _child(env: Mapping[str, str], root: Path, rlimits: dict[str, int], cpus: Op
         print(snap.dumps())
     """)
     argv = [sys.executable, "-c", code, json.dumps(dict(env)), str(root)]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"probe child failed: {proc.stderr[-2000:]}")
     return Snapshot.loads(proc.stdout)

@@ -21,15 +21,28 @@ class FrRun:
         return o.stdout + o.stderr
 
 
-def run(scenario: str, out: str, world: int = 3, timeout_s: float = 60.0, buffer_size: int = 200,
-        pg_timeout_s: float = 3.0) -> FrRun:
+def run(
+    scenario: str,
+    out: str,
+    world: int = 3,
+    timeout_s: float = 60.0,
+    buffer_size: int = 200,
+    pg_timeout_s: float = 3.0,
+) -> FrRun:
     port = free_port()
     envs = []
     for r in range(world):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "NCCL_", "MASTER_"))}
-        env.update(RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), TORCH_FR_BUFFER_SIZE=str(buffer_size), FR_TIMEOUT_S=str(pg_timeout_s),
-                   OMP_NUM_THREADS="1")
+        env.update(
+            RANK=str(r),
+            WORLD_SIZE=str(world),
+            LOCAL_RANK=str(r),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            TORCH_FR_BUFFER_SIZE=str(buffer_size),
+            FR_TIMEOUT_S=str(pg_timeout_s),
+            OMP_NUM_THREADS="1",
+        )
         envs.append(env)
     outcomes = run_children([[sys.executable, WORKLOAD, scenario, out]] * world, envs, timeout_s)
     return FrRun(out, outcomes)

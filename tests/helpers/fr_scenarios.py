@@ -1,7 +1,8 @@
 """Flight-recorder scenarios with their ground truth, shared by tests/diagnose/test_fr_scenarios.py and
 benchmarks/bench_frtrace.py.
 
-GLOO: real 4-rank gloo jobs (tests/helpers/fr_workload.py), dumped once by tests/helpers/make_fr_fixtures.py into
+GLOO: real 4-rank gloo jobs (tests/helpers/fr_workload.py), dumped once by tests/helpers/make_fr_fixtures.py
+into
 tests/fixtures/fr/<name>.tar (rank<N>.pkl from _dump_fr_trace(), rank<N>.json from
 _dump_fr_trace_json()). NCCL: states, send/recv and coalesced groups, which only NCCL's recorder
 writes, are written here in the recorder's exact formats: `style="2.13"` gives every field with the
@@ -30,8 +31,8 @@ FR_DIR = os.path.join(FIXTURES, "fr")
 
 @dataclass(frozen=True)
 class Truth:
-    code: Optional[str]                 # the root cause's code; None: a clean job (no fail finding)
-    ranks: tuple[int, ...] = ()         # its culprit ranks
+    code: Optional[str]  # the root cause's code; None: a clean job (no fail finding)
+    ranks: tuple[int, ...] = ()  # its culprit ranks
     pg: Optional[str] = None
     seq: Optional[int] = None
     also: tuple[tuple[str, tuple[int, ...]], ...] = ()  # other faults that must be reported too
@@ -40,9 +41,9 @@ class Truth:
 @dataclass
 class Scenario:
     name: str
-    source: str                          # "gloo" (real dumps) or "nccl-format" (written) or "scale"
+    source: str  # "gloo" (real dumps) or "nccl-format" (written) or "scale"
     truth: Truth
-    write: Callable[[str, bool], None] = field(repr=False)   # (dir, with_json) -> dump files in dir
+    write: Callable[[str, bool], None] = field(repr=False)  # (dir, with_json) -> dump files in dir
     world: int = 4
 
 
@@ -72,8 +73,11 @@ GLOO: dict[str, tuple[Truth, int]] = {
     "strided_never_issued": (Truth("RUN281", (2,), "1", 1), 200),
 }
 # The 3-rank real dumps of the RUN28x code fixtures.
-CODE_TARS = {"ok_3ranks": ("RUN281/good.tar", Truth(None)), "skip_3ranks": ("RUN281/bad.tar", Truth("RUN281", (1,), "0", 5)),
-             "mismatch_3ranks": ("RUN282/bad.tar", Truth("RUN282", (1,), "0", 5))}
+CODE_TARS = {
+    "ok_3ranks": ("RUN281/good.tar", Truth(None)),
+    "skip_3ranks": ("RUN281/bad.tar", Truth("RUN281", (1,), "0", 5)),
+    "mismatch_3ranks": ("RUN282/bad.tar", Truth("RUN282", (1,), "0", 5)),
+}
 
 
 def _from_tar(path: str, names: Callable[[str], Optional[str]]) -> Callable[[str, bool], None]:
@@ -87,6 +91,7 @@ def _from_tar(path: str, names: Callable[[str], Optional[str]]) -> Callable[[str
                 if new and fh is not None:
                     with open(os.path.join(dest, new), "wb") as out:
                         out.write(fh.read())
+
     return write
 
 
@@ -101,8 +106,10 @@ def _torch_name(member: str) -> Optional[str]:
 
 # --- dumps written in the recorder's format ---------------------------------------------------
 
-FRAME = [{"name": "train_step", "filename": "/job/train.py", "line": 88},
-         {"name": "main", "filename": "/job/train.py", "line": 120}]
+FRAME = [
+    {"name": "train_step", "filename": "/job/train.py", "line": 88},
+    {"name": "main", "filename": "/job/train.py", "line": 120},
+]
 
 
 class Writer:
@@ -119,9 +126,21 @@ class Writer:
         self.op_id = 0
         self.record_id = 0
 
-    def add(self, op: str, ins: Sequence[Sequence[int]], outs: Sequence[Sequence[int]], *, pg: str = "0",
-            desc: str = "default_pg", state: str = "completed", dtype: str = "Float", out_dtype: Optional[str] = None,
-            p2p: bool = False, same_seq: bool = False, marker: bool = False) -> None:
+    def add(
+        self,
+        op: str,
+        ins: Sequence[Sequence[int]],
+        outs: Sequence[Sequence[int]],
+        *,
+        pg: str = "0",
+        desc: str = "default_pg",
+        state: str = "completed",
+        dtype: str = "Float",
+        out_dtype: Optional[str] = None,
+        p2p: bool = False,
+        same_seq: bool = False,
+        marker: bool = False,
+    ) -> None:
         if p2p:
             if not same_seq:
                 self.p2p_seq[pg] = self.p2p_seq.get(pg, 0) + 1
@@ -132,18 +151,35 @@ class Writer:
         od = dtype if out_dtype is None else out_dtype
         test = self.style == "test"
         e: dict[str, Any] = {
-            "record_id": self.record_id, "pg_id": int(pg), "process_group": (pg, desc),
-            "collective_seq_id": str(cseq) if test else cseq, "p2p_seq_id": str(pseq) if test else pseq,
-            "op_id": self.op_id, "profiling_name": f"nccl:{op}", "time_created_ns": Writer.clock,
-            "input_sizes": [list(s) for s in ins], "output_sizes": [list(s) for s in outs],
-            "input_dtypes": (dtype.lower() if test else [dtype] * len(ins)) if not marker else ([] if not test else ""),
-            "output_dtypes": (od.lower() if test else [od] * len(outs)) if not marker else ([] if not test else ""),
-            "state": state, "is_p2p": p2p, "frames": [] if test else list(FRAME),
+            "record_id": self.record_id,
+            "pg_id": int(pg),
+            "process_group": (pg, desc),
+            "collective_seq_id": str(cseq) if test else cseq,
+            "p2p_seq_id": str(pseq) if test else pseq,
+            "op_id": self.op_id,
+            "profiling_name": f"nccl:{op}",
+            "time_created_ns": Writer.clock,
+            "input_sizes": [list(s) for s in ins],
+            "output_sizes": [list(s) for s in outs],
+            "input_dtypes": (dtype.lower() if test else [dtype] * len(ins))
+            if not marker
+            else ([] if not test else ""),
+            "output_dtypes": (od.lower() if test else [od] * len(outs))
+            if not marker
+            else ([] if not test else ""),
+            "state": state,
+            "is_p2p": p2p,
+            "frames": [] if test else list(FRAME),
         }
         if not test:
-            e.update(thread_name="pt_nccl_watchdg", thread_id="140000000000000", retired=state == "completed",
-                     timeout_ms=600000, time_discovered_started_ns=None if state == "scheduled" else 1,
-                     time_discovered_completed_ns=1 if state == "completed" else None)
+            e.update(
+                thread_name="pt_nccl_watchdg",
+                thread_id="140000000000000",
+                retired=state == "completed",
+                timeout_ms=600000,
+                time_discovered_started_ns=None if state == "scheduled" else 1,
+                time_discovered_completed_ns=1 if state == "completed" else None,
+            )
         self.entries.append(e)
         self.record_id += 1
         Writer.clock += 1000
@@ -152,21 +188,37 @@ class Writer:
         entries = self.entries[-ring:] if ring else self.entries
         status = {}
         for pg in groups:
-            done = [int(e["collective_seq_id"]) for e in self.entries if e["process_group"][0] == pg
-                    and e["state"] == "completed" and not e["is_p2p"]]
-            status[pg] = {"last_enqueued_collective": self.seq.get(pg, 0), "last_started_collective": self.seq.get(pg, 0),
-                          "last_completed_collective": max(done) if done else -1}
-        cfg = {pg: {"name": pg, "desc": desc, "ranks": str(list(ranks))} for pg, (desc, ranks) in groups.items()}
-        data: dict[str, Any] = {"version": "2.8" if self.style == "test" else "2.10", "pg_config": cfg,
-                                "entries": entries}
+            done = [
+                int(e["collective_seq_id"])
+                for e in self.entries
+                if e["process_group"][0] == pg and e["state"] == "completed" and not e["is_p2p"]
+            ]
+            status[pg] = {
+                "last_enqueued_collective": self.seq.get(pg, 0),
+                "last_started_collective": self.seq.get(pg, 0),
+                "last_completed_collective": max(done) if done else -1,
+            }
+        cfg = {
+            pg: {"name": pg, "desc": desc, "ranks": str(list(ranks))} for pg, (desc, ranks) in groups.items()
+        }
+        data: dict[str, Any] = {
+            "version": "2.8" if self.style == "test" else "2.10",
+            "pg_config": cfg,
+            "entries": entries,
+        }
         if self.style != "test":
             data.update(comm_lib_version="2.21.5", pg_status=status)
         return pickle.dumps(data, protocol=2)
 
 
-def _nccl(build: Callable[[list[Writer]], None], world: int = 4, style: str = "2.13", ring: int = 0,
-          groups: Optional[dict[str, tuple[str, list[int]]]] = None, dumped: Optional[Sequence[int]] = None
-          ) -> Callable[[str, bool], None]:
+def _nccl(
+    build: Callable[[list[Writer]], None],
+    world: int = 4,
+    style: str = "2.13",
+    ring: int = 0,
+    groups: Optional[dict[str, tuple[str, list[int]]]] = None,
+    dumped: Optional[Sequence[int]] = None,
+) -> Callable[[str, bool], None]:
     def write(dest: str, with_json: bool) -> None:
         ws = [Writer(r, style) for r in range(world)]
         build(ws)
@@ -175,6 +227,7 @@ def _nccl(build: Callable[[list[Writer]], None], world: int = 4, style: str = "2
             if dumped is None or w.rank in dumped:
                 with open(os.path.join(dest, f"nccl_trace_rank_{w.rank}"), "wb") as fh:
                     fh.write(w.dump(g, ring))
+
     return write
 
 
@@ -184,8 +237,13 @@ def _warm(ws: list[Writer], n: int = 5) -> None:
             w.add("all_reduce", [[4, 4]], [[4, 4]])
 
 
-def _last(ws: list[Writer], per_rank: Callable[[Writer], Optional[dict[str, Any]]], op: str = "all_reduce",
-          ins: Sequence[Sequence[int]] = ((4, 4),), outs: Sequence[Sequence[int]] = ((4, 4),)) -> None:
+def _last(
+    ws: list[Writer],
+    per_rank: Callable[[Writer], Optional[dict[str, Any]]],
+    op: str = "all_reduce",
+    ins: Sequence[Sequence[int]] = ((4, 4),),
+    outs: Sequence[Sequence[int]] = ((4, 4),),
+) -> None:
     for w in ws:
         kw = per_rank(w)
         if kw is None:
@@ -215,20 +273,39 @@ def _input_dtype(ws: list[Writer]) -> None:
 
 def _input_size(ws: list[Writer]) -> None:
     _warm(ws)
-    _last(ws, lambda w: {"state": "started", "ins": [[5, 4]] if w.rank == 3 else [[4, 4]],
-                         "outs": [[5, 4]] if w.rank == 3 else [[4, 4]]})
+    _last(
+        ws,
+        lambda w: {
+            "state": "started",
+            "ins": [[5, 4]] if w.rank == 3 else [[4, 4]],
+            "outs": [[5, 4]] if w.rank == 3 else [[4, 4]],
+        },
+    )
 
 
 def _output_size(ws: list[Writer]) -> None:
     _warm(ws)
-    _last(ws, lambda w: {"state": "started", "op": "all_gather", "ins": [[4, 4]],
-                         "outs": [[12, 4]] if w.rank == 1 else [[16, 4]]})
+    _last(
+        ws,
+        lambda w: {
+            "state": "started",
+            "op": "all_gather",
+            "ins": [[4, 4]],
+            "outs": [[12, 4]] if w.rank == 1 else [[16, 4]],
+        },
+    )
 
 
 def _op_type(ws: list[Writer]) -> None:
     _warm(ws)
-    _last(ws, lambda w: {"state": "started", "op": "all_gather" if w.rank == 0 else "all_reduce",
-                         "outs": [[16, 4]] if w.rank == 0 else [[4, 4]]})
+    _last(
+        ws,
+        lambda w: {
+            "state": "started",
+            "op": "all_gather" if w.rank == 0 else "all_reduce",
+            "outs": [[16, 4]] if w.rank == 0 else [[4, 4]],
+        },
+    )
 
 
 def _legal(ws: list[Writer]) -> None:
@@ -267,8 +344,15 @@ def _ring(ws: list[Writer], state: Callable[[int, str], str]) -> None:
                 continue
             w.add(name, [[64]], [[64]], p2p=True, state=st, same_seq=not first)
             first = False
-        w.add("coalesced", [], [], p2p=True, same_seq=True, marker=True, state="completed" if all(
-            state(w.rank, k) == "completed" for _, k in ops) else "started")
+        w.add(
+            "coalesced",
+            [],
+            [],
+            p2p=True,
+            same_seq=True,
+            marker=True,
+            state="completed" if all(state(w.rank, k) == "completed" for _, k in ops) else "started",
+        )
 
 
 def _batched_clean(ws: list[Writer]) -> None:
@@ -281,8 +365,9 @@ def _batched_broken(ws: list[Writer]) -> None:
     _ring(ws, lambda r, k: "absent" if (r == 2 and k == "recv") else "started")
 
 
-def _coalesced(ws: list[Writer], inner: Callable[[Writer], Optional[list[tuple[str, list[list[int]]]]]],
-               marker: str) -> None:
+def _coalesced(
+    ws: list[Writer], inner: Callable[[Writer], Optional[list[tuple[str, list[list[int]]]]]], marker: str
+) -> None:
     _warm(ws)
     for w in ws:
         ops = inner(w)
@@ -294,17 +379,25 @@ def _coalesced(ws: list[Writer], inner: Callable[[Writer], Optional[list[tuple[s
 
 
 def _coalesced_uneven(ws: list[Writer]) -> None:
-    _coalesced(ws, lambda w: [("_broadcast_oop", [[4, 4]]), ("_broadcast_oop", [[5, 5]] if w.rank == 3 else [[4, 4]])],
-               "ALLGATHER_coalesced")
+    _coalesced(
+        ws,
+        lambda w: [("_broadcast_oop", [[4, 4]]), ("_broadcast_oop", [[5, 5]] if w.rank == 3 else [[4, 4]])],
+        "ALLGATHER_coalesced",
+    )
 
 
 def _coalesced_clean(ws: list[Writer]) -> None:
-    _coalesced(ws, lambda w: [("_reduce_oop", [[4, 4]]), ("_reduce_oop", [[4, 4]])], "REDUCE_SCATTER_coalesced")
+    _coalesced(
+        ws, lambda w: [("_reduce_oop", [[4, 4]]), ("_reduce_oop", [[4, 4]])], "REDUCE_SCATTER_coalesced"
+    )
 
 
 def _coalesced_absent(ws: list[Writer]) -> None:
-    _coalesced(ws, lambda w: None if w.rank == 0 else [("_reduce_oop", [[4, 4]]), ("_reduce_oop", [[4, 4]])],
-               "REDUCE_SCATTER_coalesced")
+    _coalesced(
+        ws,
+        lambda w: None if w.rank == 0 else [("_reduce_oop", [[4, 4]]), ("_reduce_oop", [[4, 4]])],
+        "REDUCE_SCATTER_coalesced",
+    )
 
 
 def _send_beside_hang(ws: list[Writer]) -> None:
@@ -357,29 +450,53 @@ TP = {**W4, "1": ("tp", [0, 1]), "2": ("tp", [2, 3])}
 def nccl_scenarios() -> list[Scenario]:
     out = [
         Scenario("nccl_clean_legal", "nccl-format", Truth(None), _nccl(_legal)),
-        Scenario("nccl_state_not_started", "nccl-format", Truth("RUN286", (2,), "0", 6), _nccl(_state_not_started)),
-        Scenario("nccl_not_completed", "nccl-format", Truth("RUN283", (0, 1, 2, 3), "0", 6), _nccl(_not_completed)),
+        Scenario(
+            "nccl_state_not_started", "nccl-format", Truth("RUN286", (2,), "0", 6), _nccl(_state_not_started)
+        ),
+        Scenario(
+            "nccl_not_completed", "nccl-format", Truth("RUN283", (0, 1, 2, 3), "0", 6), _nccl(_not_completed)
+        ),
         Scenario("nccl_output_dtype_f16", "nccl-format", Truth("RUN285", (1,), "0", 6), _nccl(_output_f16)),
         Scenario("nccl_input_dtype", "nccl-format", Truth("RUN285", (2,), "0", 6), _nccl(_input_dtype)),
         Scenario("nccl_input_size", "nccl-format", Truth("RUN284", (3,), "0", 6), _nccl(_input_size)),
         Scenario("nccl_output_size", "nccl-format", Truth("RUN284", (1,), "0", 6), _nccl(_output_size)),
         Scenario("nccl_op_type_rank0", "nccl-format", Truth("RUN282", (0,), "0", 6), _nccl(_op_type)),
-        Scenario("test_style_input_size", "nccl-format", Truth("RUN284", (3,), "0", 6), _nccl(_input_size, style="test")),
+        Scenario(
+            "test_style_input_size",
+            "nccl-format",
+            Truth("RUN284", (3,), "0", 6),
+            _nccl(_input_size, style="test"),
+        ),
         Scenario("test_style_clean", "nccl-format", Truth(None), _nccl(_clean, style="test")),
         Scenario("nccl_p2p_unmatched", "nccl-format", Truth("RUN287", (1,)), _nccl(_p2p_unmatched)),
         Scenario("nccl_p2p_size", "nccl-format", Truth("RUN288", (0, 1)), _nccl(_p2p_size)),
         Scenario("nccl_batched_p2p_clean", "nccl-format", Truth(None), _nccl(_batched_clean)),
         Scenario("nccl_batched_p2p_broken", "nccl-format", Truth("RUN287", (2,)), _nccl(_batched_broken)),
-        Scenario("nccl_coalesced_uneven", "nccl-format", Truth("RUN289", (3,), "0", 6), _nccl(_coalesced_uneven)),
+        Scenario(
+            "nccl_coalesced_uneven", "nccl-format", Truth("RUN289", (3,), "0", 6), _nccl(_coalesced_uneven)
+        ),
         Scenario("nccl_coalesced_clean", "nccl-format", Truth(None), _nccl(_coalesced_clean)),
-        Scenario("nccl_coalesced_absent", "nccl-format", Truth("RUN289", (0,), "0", 6), _nccl(_coalesced_absent)),
-        Scenario("nccl_send_beside_hang", "nccl-format", Truth("RUN281", (3,), "0", 6, (("RUN287", (1,)),)),
-                 _nccl(_send_beside_hang, groups=PP)),
-        Scenario("nccl_wrapped_past_subgroup", "nccl-format", Truth(None),
-                 _nccl(_wrapped_past_subgroup, ring=60,
-                       groups={**W4, "1": ("tp", [0, 1]), "2": ("pp", [1, 2])})),
-        Scenario("nccl_wrap_out_of_step", "nccl-format", Truth("RUN281", (2,), "0", 1001),
-                 _nccl(_wrap_out_of_step, ring=50, groups=TP)),
+        Scenario(
+            "nccl_coalesced_absent", "nccl-format", Truth("RUN289", (0,), "0", 6), _nccl(_coalesced_absent)
+        ),
+        Scenario(
+            "nccl_send_beside_hang",
+            "nccl-format",
+            Truth("RUN281", (3,), "0", 6, (("RUN287", (1,)),)),
+            _nccl(_send_beside_hang, groups=PP),
+        ),
+        Scenario(
+            "nccl_wrapped_past_subgroup",
+            "nccl-format",
+            Truth(None),
+            _nccl(_wrapped_past_subgroup, ring=60, groups={**W4, "1": ("tp", [0, 1]), "2": ("pp", [1, 2])}),
+        ),
+        Scenario(
+            "nccl_wrap_out_of_step",
+            "nccl-format",
+            Truth("RUN281", (2,), "0", 1001),
+            _nccl(_wrap_out_of_step, ring=50, groups=TP),
+        ),
     ]
     # Unseen shapes of known faults (tests/helpers/fr_unseen.py, which builds on this module).
     from tests.helpers.fr_unseen import unseen_scenarios
@@ -387,26 +504,56 @@ def nccl_scenarios() -> list[Scenario]:
     out += unseen_scenarios()
     for n in (8, 64, 1024):
         g = {"0": ("default_pg", list(range(n)))}
-        out.append(Scenario(f"scale_{n}_missing", "scale", Truth("RUN281", (n * 3 // 4 + 1,), "0", 21),
-                            _nccl(_scale_missing, world=n, groups=g), n))
-    out.append(Scenario("scale_1024_not_started", "scale", Truth("RUN286", (1024 // 2 + 9,), "0", 21),
-                        _nccl(_scale_not_started, world=1024, groups={"0": ("default_pg", list(range(1024)))}), 1024))
-    out.append(Scenario("scale_64_clean", "scale", Truth(None),
-                        _nccl(_clean, world=64, groups={"0": ("default_pg", list(range(64)))}), 64))
+        out.append(
+            Scenario(
+                f"scale_{n}_missing",
+                "scale",
+                Truth("RUN281", (n * 3 // 4 + 1,), "0", 21),
+                _nccl(_scale_missing, world=n, groups=g),
+                n,
+            )
+        )
+    out.append(
+        Scenario(
+            "scale_1024_not_started",
+            "scale",
+            Truth("RUN286", (1024 // 2 + 9,), "0", 21),
+            _nccl(_scale_not_started, world=1024, groups={"0": ("default_pg", list(range(1024)))}),
+            1024,
+        )
+    )
+    out.append(
+        Scenario(
+            "scale_64_clean",
+            "scale",
+            Truth(None),
+            _nccl(_clean, world=64, groups={"0": ("default_pg", list(range(64)))}),
+            64,
+        )
+    )
     return out
 
 
 def partial_dumps() -> Scenario:
     """The user gave the dumps of 2 ranks of 8: they agree, and that says nothing about the rest."""
-    return Scenario("nccl_partial_dumps", "nccl-format", Truth(None),
-                    _nccl(_clean, world=8, dumped=[0, 1], groups={"0": ("default_pg", list(range(8)))}), 8)
+    return Scenario(
+        "nccl_partial_dumps",
+        "nccl-format",
+        Truth(None),
+        _nccl(_clean, world=8, dumped=[0, 1], groups={"0": ("default_pg", list(range(8)))}),
+        8,
+    )
 
 
 def gloo_scenarios() -> list[Scenario]:
-    out = [Scenario(name, "gloo", truth, _from_tar(os.path.join(FR_DIR, f"{name}.tar"), _torch_name))
-           for name, (truth, _) in GLOO.items()]
-    out += [Scenario(name, "gloo", truth, _from_tar(os.path.join(FIXTURES, "codes", tar), _torch_name), 3)
-            for name, (tar, truth) in CODE_TARS.items()]
+    out = [
+        Scenario(name, "gloo", truth, _from_tar(os.path.join(FR_DIR, f"{name}.tar"), _torch_name))
+        for name, (truth, _) in GLOO.items()
+    ]
+    out += [
+        Scenario(name, "gloo", truth, _from_tar(os.path.join(FIXTURES, "codes", tar), _torch_name), 3)
+        for name, (tar, truth) in CODE_TARS.items()
+    ]
     return out
 
 
@@ -432,7 +579,9 @@ def verdict(findings: Sequence[Any]) -> str:
         return "clean"
     f = fails[0]
     ranks = f.facts.get("culprit_ranks", f.facts.get("ranks", []))
-    return f"{f.code} {_short(ranks)} pg={f.facts.get('pg', f.facts.get('fr_pg'))} seq={f.facts.get('seq', f.facts.get('fr_seq'))}"
+    pg = f.facts.get("pg", f.facts.get("fr_pg"))
+    seq = f.facts.get("seq", f.facts.get("fr_seq"))
+    return f"{f.code} {_short(ranks)} pg={pg} seq={seq}"
 
 
 def _short(ranks: Sequence[int]) -> str:

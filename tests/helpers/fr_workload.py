@@ -61,9 +61,16 @@ def sc_clean_legal(rank: int, world: int, dist: Any, torch: Any, timeout: float)
     dist.scatter(out, [torch.ones(16) for _ in range(world)] if rank == 0 else None, src=0)
     dist.gather(out, [torch.zeros(16) for _ in range(world)] if rank == 1 else None, dst=1)
     # Uneven all_to_all_single: rank r sends r+1 elements to every peer.
-    dist.all_to_all_single(torch.zeros(sum(r + 1 for r in range(world))), torch.ones(world * (rank + 1)),
-                           output_split_sizes=[r + 1 for r in range(world)], input_split_sizes=[rank + 1] * world)
-    ops = [dist.P2POp(dist.isend, t, (rank + 1) % world), dist.P2POp(dist.irecv, torch.zeros(256), (rank - 1) % world)]
+    dist.all_to_all_single(
+        torch.zeros(sum(r + 1 for r in range(world))),
+        torch.ones(world * (rank + 1)),
+        output_split_sizes=[r + 1 for r in range(world)],
+        input_split_sizes=[rank + 1] * world,
+    )
+    ops = [
+        dist.P2POp(dist.isend, t, (rank + 1) % world),
+        dist.P2POp(dist.irecv, torch.zeros(256), (rank - 1) % world),
+    ]
     for w in dist.batch_isend_irecv(ops):
         w.wait()
     dist.all_gather_into_tensor(torch.zeros(256 * world), t)
@@ -132,8 +139,10 @@ def sc_dtype_mismatch(rank: int, world: int, dist: Any, torch: Any, timeout: flo
 
 def _pairs(dist: Any, world: int, timeout: float) -> list[Any]:
     """Subgroups side by side, as TP groups are: [0,1], [2,3], ..."""
-    return [dist.new_group(list(range(i, i + 2)), timeout=datetime.timedelta(seconds=timeout))
-            for i in range(0, world, 2)]
+    return [
+        dist.new_group(list(range(i, i + 2)), timeout=datetime.timedelta(seconds=timeout))
+        for i in range(0, world, 2)
+    ]
 
 
 def sc_subgroup_never_issued(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
@@ -218,8 +227,12 @@ def sc_alltoall_splits(rank: int, world: int, dist: Any, torch: Any, timeout: fl
     time out; every rank recorded the collective first)."""
     _warmup(dist, torch)
     mine = 3 if rank == 2 else 2
-    dist.all_to_all_single(torch.zeros(2 * world), torch.ones(world * mine),
-                           output_split_sizes=[2] * world, input_split_sizes=[mine] * world)
+    dist.all_to_all_single(
+        torch.zeros(2 * world),
+        torch.ones(world * mine),
+        output_split_sizes=[2] * world,
+        input_split_sizes=[mine] * world,
+    )
     dist.barrier()
 
 
@@ -239,8 +252,10 @@ def sc_strided_never_issued(rank: int, world: int, dist: Any, torch: Any, timeou
     """Strided subgroups [0,2] and [1,3] (data-parallel groups across tensor-parallel pairs); rank 2
     never issues the first collective of [0,2] while [1,3] runs its own."""
     t = _warmup(dist, torch)
-    groups = [dist.new_group([0, 2], timeout=datetime.timedelta(seconds=timeout)),
-              dist.new_group([1, 3], timeout=datetime.timedelta(seconds=timeout))]
+    groups = [
+        dist.new_group([0, 2], timeout=datetime.timedelta(seconds=timeout)),
+        dist.new_group([1, 3], timeout=datetime.timedelta(seconds=timeout)),
+    ]
     if rank == 2:
         time.sleep(timeout + 1.5)
         return

@@ -41,32 +41,71 @@ class Job:
                 time.sleep(settle_s)  # from the ready file into the blocking call
                 return got
             if self.launcher.poll() is not None:
-                raise AssertionError(f"the job ended ({self.launcher.returncode}): {self.log.read_text()[-3000:]}")
+                raise AssertionError(
+                    f"the job ended ({self.launcher.returncode}): {self.log.read_text()[-3000:]}"
+                )
             time.sleep(0.1)
         raise AssertionError(f"ranks not ready after {timeout_s} s: {self.log.read_text()[-3000:]}")
 
 
-def torchrun_argv(scenario: str, args: Sequence[int] = (), nproc: int = 4,
-                  node: Optional[tuple[int, int, str]] = None) -> list[str]:
+def torchrun_argv(
+    scenario: str, args: Sequence[int] = (), nproc: int = 4, node: Optional[tuple[int, int, str]] = None
+) -> list[str]:
     """`python -m torch.distributed.run --standalone` (or, with node=(node_rank, nnodes, endpoint),
-    a c10d rendezvous on loopback) running tests/helpers/hang_job.py as a module (PYTHONPATH is the repository root)."""
-    launch = ["--standalone"] if node is None else [
-        "--nnodes", str(node[1]), "--node-rank", str(node[0]), "--rdzv-backend", "c10d",
-        "--rdzv-endpoint", node[2], "--rdzv-id", "hangtest"]
-    return [sys.executable, "-m", "torch.distributed.run", *launch, "--nproc-per-node", str(nproc),
-            "--monitor-interval", "0.2", "-m", "tests.helpers.hang_job", scenario, *map(str, args)]
+    a c10d rendezvous on loopback) running tests/helpers/hang_job.py as a module
+    (PYTHONPATH is the repository root)."""
+    launch = (
+        ["--standalone"]
+        if node is None
+        else [
+            "--nnodes",
+            str(node[1]),
+            "--node-rank",
+            str(node[0]),
+            "--rdzv-backend",
+            "c10d",
+            "--rdzv-endpoint",
+            node[2],
+            "--rdzv-id",
+            "hangtest",
+        ]
+    )
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        *launch,
+        "--nproc-per-node",
+        str(nproc),
+        "--monitor-interval",
+        "0.2",
+        "-m",
+        "tests.helpers.hang_job",
+        scenario,
+        *map(str, args),
+    ]
 
 
 def job_env(ready_dir: Path, life_s: float, extra: Optional[Mapping[str, str]] = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
-                                                          "MASTER_PORT", "TORCHELASTIC_RUN_ID")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+    }
     # The ranks' live sockets (PGDOCTOR_TEST_LIVE=1) go beside the ready files, so a rank killed by
     # the test leaves no socket file behind in /tmp/pgdoctor-live-<uid>.
     live_dir = ready_dir.parent / "live"
     live_dir.mkdir(mode=0o700, exist_ok=True)
-    env.update({"HANG_READY_DIR": str(ready_dir), "HANG_LIFE_S": str(life_s), "OMP_NUM_THREADS": "1",
-                "PGDOCTOR_LIVE_DIR": str(live_dir),
-                "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"})
+    env.update(
+        {
+            "HANG_READY_DIR": str(ready_dir),
+            "HANG_LIFE_S": str(life_s),
+            "OMP_NUM_THREADS": "1",
+            "PGDOCTOR_LIVE_DIR": str(live_dir),
+            "PYTHONPATH": str(ROOT),
+            "PYTHONWARNINGS": "ignore",
+        }
+    )
     env.update(extra or {})
     return env
 
@@ -79,17 +118,29 @@ def kill_tree(pid: int) -> None:
 
 
 @contextlib.contextmanager
-def torchrun_job(scenario: str, args: Sequence[int] = (), nproc: int = 4, life_s: float = 40.0,
-                 env: Optional[Mapping[str, str]] = None, node: Optional[tuple[int, int, str]] = None,
-                 argv_prefix: Sequence[str] = ()) -> Iterator[Job]:
+def torchrun_job(
+    scenario: str,
+    args: Sequence[int] = (),
+    nproc: int = 4,
+    life_s: float = 40.0,
+    env: Optional[Mapping[str, str]] = None,
+    node: Optional[tuple[int, int, str]] = None,
+    argv_prefix: Sequence[str] = (),
+) -> Iterator[Job]:
     with tempfile.TemporaryDirectory(prefix="pgdoctor-hangtest-") as tmp:
         ready = Path(tmp) / "ready"
         ready.mkdir()
         log = Path(tmp) / "job.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([*argv_prefix, *torchrun_argv(scenario, args, nproc, node)], stdout=out,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=ROOT,
-                                    env=job_env(ready, life_s, env), start_new_session=True)
+            proc = subprocess.Popen(
+                [*argv_prefix, *torchrun_argv(scenario, args, nproc, node)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=job_env(ready, life_s, env),
+                start_new_session=True,
+            )
         try:
             yield Job(proc, ready, log)
         finally:

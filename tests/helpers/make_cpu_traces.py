@@ -27,8 +27,11 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 WORLD = 4
-SCENARIOS = {"balanced": ("cpu_balanced_4rank", None), "compute": ("cpu_compute_rank2_4rank", 2),
-             "data": ("cpu_data_rank1_4rank", 1)}
+SCENARIOS = {
+    "balanced": ("cpu_balanced_4rank", None),
+    "compute": ("cpu_compute_rank2_4rank", 2),
+    "data": ("cpu_data_rank1_4rank", 1),
+}
 
 
 def _worker(rank: int, scenario: str, port: int, out: str) -> None:
@@ -56,8 +59,13 @@ def _worker(rank: int, scenario: str, port: int, out: str) -> None:
     class Net(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.body = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                            torch.nn.ReLU(), torch.nn.Linear(512, 16))
+            self.body = torch.nn.Sequential(
+                torch.nn.Linear(256, 512),
+                torch.nn.ReLU(),
+                torch.nn.Linear(512, 512),
+                torch.nn.ReLU(),
+                torch.nn.Linear(512, 16),
+            )
 
         def forward(self, x):
             y = self.body(x)
@@ -72,8 +80,11 @@ def _worker(rank: int, scenario: str, port: int, out: str) -> None:
     model = DDP(Net())
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = iter(DataLoader(Samples(), batch_size=16, num_workers=0))
-    prof = profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=2, active=6, repeat=1),
-                   on_trace_ready=tensorboard_trace_handler(out, worker_name=f"rank{rank}", use_gzip=True))
+    prof = profile(
+        activities=[ProfilerActivity.CPU],
+        schedule=schedule(wait=1, warmup=2, active=6, repeat=1),
+        on_trace_ready=tensorboard_trace_handler(out, worker_name=f"rank{rank}", use_gzip=True),
+    )
     with prof:
         for _ in range(10):
             x, t = next(loader)
@@ -98,8 +109,9 @@ def make(scenario: str) -> Path:
     out = OUT / SCENARIOS[scenario][0]
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    ctx = mp.start_processes(_worker, args=(scenario, _free_port(), str(out)), nprocs=WORLD, join=False,
-                             start_method="spawn")
+    ctx = mp.start_processes(
+        _worker, args=(scenario, _free_port(), str(out)), nprocs=WORLD, join=False, start_method="spawn"
+    )
     deadline = time.monotonic() + 180
     while not ctx.join(timeout=1):
         if time.monotonic() > deadline:

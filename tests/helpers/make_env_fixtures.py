@@ -19,7 +19,9 @@ from tests.helpers.envlab import snapshot_for  # noqa: E402
 
 def toml_line(key: str, value: object) -> str:
     section, name = key.rsplit(".", 1)
-    rendered = f'"{value}"' if isinstance(value, str) else repr(value).lower() if isinstance(value, bool) else value
+    rendered = (
+        f'"{value}"' if isinstance(value, str) else repr(value).lower() if isinstance(value, bool) else value
+    )
     return f"[{section}]\n{name} = {rendered}\n"
 
 

@@ -103,13 +103,15 @@ def code_tars() -> None:
         with tarfile.open(os.path.join(fr_scenarios.FR_DIR, f"{name}.tar")) as tf:
             return {m.name: tf.extractfile(m).read() for m in tf.getmembers()}  # type: ignore[union-attr]
 
-    plan = {"RUN284": (real("size_mismatch"), real("clean_legal")),
-            "RUN285": (real("dtype_mismatch"), real("clean_legal")),
-            "RUN286": (written("nccl_state_not_started"), written("nccl_clean_legal")),
-            "RUN287": (written("nccl_p2p_unmatched"), written("nccl_batched_p2p_clean")),
-            "RUN288": (written("nccl_p2p_size"), written("nccl_batched_p2p_clean")),
-            "RUN289": (written("nccl_coalesced_uneven"), written("nccl_coalesced_clean")),
-            "RUN290": (real("died"), real("monitored_barrier_clean"))}
+    plan = {
+        "RUN284": (real("size_mismatch"), real("clean_legal")),
+        "RUN285": (real("dtype_mismatch"), real("clean_legal")),
+        "RUN286": (written("nccl_state_not_started"), written("nccl_clean_legal")),
+        "RUN287": (written("nccl_p2p_unmatched"), written("nccl_batched_p2p_clean")),
+        "RUN288": (written("nccl_p2p_size"), written("nccl_batched_p2p_clean")),
+        "RUN289": (written("nccl_coalesced_uneven"), written("nccl_coalesced_clean")),
+        "RUN290": (real("died"), real("monitored_barrier_clean")),
+    }
     for code, (bad, good) in plan.items():
         _tar(os.path.join(CODES, code, "bad.tar"), bad)
         _tar(os.path.join(CODES, code, "good.tar"), good)

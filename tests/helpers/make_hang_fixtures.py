@@ -28,8 +28,25 @@ CODES = FIXTURES / "codes"
 
 def save(dest: Path, *args: str, env: dict[str, str] | None = None) -> None:
     shutil.rmtree(dest, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "pgdoctor", "hang", "--interval", "0.3", "--tiers", "proc,py-spy",
-                    "--save", str(dest), *args], env=env, capture_output=True, timeout=120, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "hang",
+            "--interval",
+            "0.3",
+            "--tiers",
+            "proc,py-spy",
+            "--save",
+            str(dest),
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     print(dest, sorted(p.name for p in dest.iterdir()))
 
 
@@ -53,8 +70,13 @@ def main() -> None:
             for tool in ("py-spy", "pystack"):
                 (Path(tmp) / tool).write_text("#!/bin/sh\nexec sleep 600\n")
                 (Path(tmp) / tool).chmod(0o755)
-            save(CODES / "HNG103" / "bad", str(job.pid), "--timeout", "2",
-                 env={**os.environ, "PATH": f"{tmp}:{os.environ['PATH']}"})
+            save(
+                CODES / "HNG103" / "bad",
+                str(job.pid),
+                "--timeout",
+                "2",
+                env={**os.environ, "PATH": f"{tmp}:{os.environ['PATH']}"},
+            )
     copy(CODES / "HNG104" / "bad", CODES / "HNG101" / "good")
     copy(CODES / "HNG101" / "bad", CODES / "HNG103" / "good")
     copy(CODES / "HNG101" / "bad", CODES / "HNG104" / "good")

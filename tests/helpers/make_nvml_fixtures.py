@@ -64,25 +64,53 @@ class GpuSpec:
 def h100_sxm_node(n: int = 8) -> list[GpuSpec]:
     """A DGX/HGX H100-like node: GPUs 0-3 on NUMA 0, 4-7 on NUMA 1, all links to NVSwitches."""
     buses = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"]
-    return [GpuSpec(bus=f"00000000:{buses[i]}:00.0", serial=f"165232200000{i}", numa=0 if i < 4 else 1,
-                    cpu_words=(0x00FFFFFFFFFFFFFF, 0xFFFF000000000000, 0x000000FFFFFFFFFF) if i < 4
-                    else (0xFF00000000000000, 0x0000FFFFFFFFFFFF, 0xFFFFFF0000000000, 0xFFFF))
-            for i in range(n)]
+    return [
+        GpuSpec(
+            bus=f"00000000:{buses[i]}:00.0",
+            serial=f"165232200000{i}",
+            numa=0 if i < 4 else 1,
+            cpu_words=(0x00FFFFFFFFFFFFFF, 0xFFFF000000000000, 0x000000FFFFFFFFFF)
+            if i < 4
+            else (0xFF00000000000000, 0x0000FFFFFFFFFFFF, 0xFFFFFF0000000000, 0xFFFF),
+        )
+        for i in range(n)
+    ]
 
 
 def h100_pcie_pair() -> list[GpuSpec]:
     """Two H100 PCIe cards joined by NVLink bridges (12 links each, the remote is the other card)."""
-    a = GpuSpec(name="NVIDIA H100 PCIe", bus="00000000:3B:00.0", serial="1321123000001", memory_total=85520809984,
-                temp_slowdown_c=85, temp_shutdown_c=90, power_mw=48000, power_limit_mw=350000,
-                power_default_mw=350000, power_enforced_mw=350000, clocks=(345, 1593, 1755, 1593),
-                nvlink_links=12, nvlink_remote="00000000:AF:00.0", cpu_words=(0xFFFFFFFF,), numa=0)
+    a = GpuSpec(
+        name="NVIDIA H100 PCIe",
+        bus="00000000:3B:00.0",
+        serial="1321123000001",
+        memory_total=85520809984,
+        temp_slowdown_c=85,
+        temp_shutdown_c=90,
+        power_mw=48000,
+        power_limit_mw=350000,
+        power_default_mw=350000,
+        power_enforced_mw=350000,
+        clocks=(345, 1593, 1755, 1593),
+        nvlink_links=12,
+        nvlink_remote="00000000:AF:00.0",
+        cpu_words=(0xFFFFFFFF,),
+        numa=0,
+    )
     b = copy.deepcopy(a)
-    b.bus, b.serial, b.nvlink_remote, b.cpu_words, b.numa = "00000000:AF:00.0", "1321123000002", a.bus, (0xFFFFFFFF << 32,), 1
+    b.bus, b.serial, b.nvlink_remote, b.cpu_words, b.numa = (
+        "00000000:AF:00.0",
+        "1321123000002",
+        a.bus,
+        (0xFFFFFFFF << 32,),
+        1,
+    )
     return [a, b]
 
 
 def _uuid(spec: GpuSpec, i: int) -> str:
-    return spec.uuid or f"GPU-{0x5f1e0000 + i:08x}-7c3a-4e21-9d55-{0xa00000000000 + int(spec.serial[-6:]):012x}"
+    return (
+        spec.uuid or f"GPU-{0x5F1E0000 + i:08x}-7c3a-4e21-9d55-{0xA00000000000 + int(spec.serial[-6:]):012x}"
+    )
 
 
 def calls_for(gpus: list[GpuSpec], driver: str = "550.54.15", cuda: int = 12040) -> dict[str, Any]:
@@ -101,10 +129,14 @@ def calls_for(gpus: list[GpuSpec], driver: str = "550.54.15", cuda: int = 12040)
         c[d("nvmlDeviceGetName")] = g.name
         c[d("nvmlDeviceGetPciInfo")] = g.bus
         c[d("nvmlDeviceGetSerial")] = g.serial
-        c[d("nvmlDeviceGetMemoryInfo")] = {"total": g.memory_total, "free": g.memory_total - g.memory_used,
-                                           "used": g.memory_used}
-        c[d("nvmlDeviceGetComputeRunningProcesses")] = [{"pid": p["pid"], "usedGpuMemory": p["usedGpuMemory"]}
-                                                         for p in g.processes]
+        c[d("nvmlDeviceGetMemoryInfo")] = {
+            "total": g.memory_total,
+            "free": g.memory_total - g.memory_used,
+            "used": g.memory_used,
+        }
+        c[d("nvmlDeviceGetComputeRunningProcesses")] = [
+            {"pid": p["pid"], "usedGpuMemory": p["usedGpuMemory"]} for p in g.processes
+        ]
         for p in g.processes:
             c[f"nvmlSystemGetProcessName({p['pid']})"] = p["name"]
         c[d("nvmlDeviceGetEccMode")] = list(g.ecc_mode)
@@ -112,8 +144,11 @@ def calls_for(gpus: list[GpuSpec], driver: str = "550.54.15", cuda: int = 12040)
             for kind, kind_id in (("corrected", 0), ("uncorrected", 1)):
                 c[d("nvmlDeviceGetTotalEccErrors", kind_id, counter_id)] = g.ecc.get(f"{counter}.{kind}", 0)
         if g.retired_pages is None:
-            for key in (d("nvmlDeviceGetRetiredPages", 0), d("nvmlDeviceGetRetiredPages", 1),
-                        d("nvmlDeviceGetRetiredPagesPendingStatus")):
+            for key in (
+                d("nvmlDeviceGetRetiredPages", 0),
+                d("nvmlDeviceGetRetiredPages", 1),
+                d("nvmlDeviceGetRetiredPagesPendingStatus"),
+            ):
                 c[key] = NOT_SUPPORTED
         else:
             sbe, dbe, pending = g.retired_pages
@@ -146,7 +181,9 @@ def calls_for(gpus: list[GpuSpec], driver: str = "550.54.15", cuda: int = 12040)
             c[d("nvmlDeviceGetNvLinkVersion", link)] = g.nvlink_version
             c[d("nvmlDeviceGetNvLinkRemotePciInfo", link)] = g.nvlink_remote
             for counter in range(4):
-                c[d("nvmlDeviceGetNvLinkErrorCounter", link, counter)] = g.nvlink_errors.get((link, counter), 0)
+                c[d("nvmlDeviceGetNvLinkErrorCounter", link, counter)] = g.nvlink_errors.get(
+                    (link, counter), 0
+                )
         if g.nvlink_links < 18:
             c[d("nvmlDeviceGetNvLinkState", g.nvlink_links)] = NOT_SUPPORTED
         c[d("nvmlDeviceGetPersistenceMode")] = g.persistence
@@ -170,8 +207,9 @@ def recording(gpus: list[GpuSpec], source: str, **kw: Any) -> dict[str, Any]:
     return {"kind": "pgdoctor.nvml-recording", "version": 1, "source": source, "calls": calls_for(gpus, **kw)}
 
 
-BUILT = ("built from NVML's documented types by tests/helpers/make_nvml_fixtures.py; "
-         "not recorded on real hardware")
+BUILT = (
+    "built from NVML's documented types by tests/helpers/make_nvml_fixtures.py; not recorded on real hardware"
+)
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -180,9 +218,13 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def main() -> None:
-    write_json(HERE / "h100_sxm_8gpu.json", recording(h100_sxm_node(8), f"8x H100 SXM5 80GB (HGX), idle; {BUILT}"))
-    write_json(HERE / "h100_pcie_2gpu.json",
-               recording(h100_pcie_pair(), f"2x H100 PCIe with NVLink bridges, idle; {BUILT}"))
+    write_json(
+        HERE / "h100_sxm_8gpu.json", recording(h100_sxm_node(8), f"8x H100 SXM5 80GB (HGX), idle; {BUILT}")
+    )
+    write_json(
+        HERE / "h100_pcie_2gpu.json",
+        recording(h100_pcie_pair(), f"2x H100 PCIe with NVLink bridges, idle; {BUILT}"),
+    )
     from tests.helpers import (
         gpu_codes,  # the code fixtures are snapshots of the real probe over variants of these nodes
     )

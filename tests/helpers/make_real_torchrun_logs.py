@@ -20,8 +20,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def main() -> None:
     modes = ("exception", "sigkill", "segfault", "hang")
-    argvs = [[sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port",
-              str(free_port()), os.path.join(HERE, "torchrun_child.py"), m] for m in modes]
+    argvs = [
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "--master-port",
+            str(free_port()),
+            os.path.join(HERE, "torchrun_child.py"),
+            m,
+        ]
+        for m in modes
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "NCCL_", "MASTER_"))}
     for mode, argv in zip(modes, argvs):
         (out,) = run_children([argv], [env], 90)

@@ -39,8 +39,9 @@ def _ip(*args: str, check: bool = True, timeout: float = 10.0) -> subprocess.Com
 
 
 def _in(ns: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, check=check,
-                          timeout=10.0)
+    return subprocess.run(
+        ["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, check=check, timeout=10.0
+    )
 
 
 def unavailable_reason() -> Optional[str]:
@@ -143,7 +144,9 @@ class NetnsLab:
             ns = self.host_ns(i)
             _ip("netns", "add", ns)
             self.namespaces.append(ns)
-            _in(self.switch, "ip", "link", "add", f"v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _in(
+                self.switch, "ip", "link", "add", f"v{i}", "type", "veth", "peer", "name", "eth0", "netns", ns
+            )
             _in(self.switch, "ip", "link", "set", f"v{i}", "master", "br0", "up")
             _in(ns, "ip", "addr", "add", f"{self.address(i)}/24", "dev", "eth0")
             _in(ns, "ip", "link", "set", "eth0", "up")
@@ -161,7 +164,20 @@ class NetnsLab:
         still goes over the bridge. (Per-destination classes with prio/u32 would be simpler,
         but these kernels lack those qdiscs; tbf is enough this way.)"""
         a, b = f"l{i}to{j}", f"l{j}to{i}"
-        _ip("link", "add", a, "netns", self.host_ns(i), "type", "veth", "peer", "name", b, "netns", self.host_ns(j))
+        _ip(
+            "link",
+            "add",
+            a,
+            "netns",
+            self.host_ns(i),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            b,
+            "netns",
+            self.host_ns(j),
+        )
         spec = ["root", "tbf", "rate", f"{mbit}mbit", "burst", f"{burst_kb}kb", "latency", "100ms"]
         for ns, dev, peer in ((self.host_ns(i), a, j), (self.host_ns(j), b, i)):
             _in(ns, "ip", "link", "set", dev, "up")
@@ -170,8 +186,19 @@ class NetnsLab:
 
     def argv_on(self, i: int, argv: Sequence[str]) -> list[str]:
         """argv run in host i's namespace with hostname self.hostnames[i]."""
-        return ["ip", "netns", "exec", self.host_ns(i), "unshare", "--uts", "sh", "-c",
-                'hostname "$0" && exec "$@"', self.hostnames[i], *argv]
+        return [
+            "ip",
+            "netns",
+            "exec",
+            self.host_ns(i),
+            "unshare",
+            "--uts",
+            "sh",
+            "-c",
+            'hostname "$0" && exec "$@"',
+            self.hostnames[i],
+            *argv,
+        ]
 
     def close(self) -> None:
         if self._closed:
@@ -202,9 +229,14 @@ class NetnsLab:
         return sorted(n for n in names if n.startswith(self.prefix))
 
 
-def run_pgdoctor_check(lab: NetnsLab, args: Sequence[str], timeout_s: float, port: int = 29400,
-                       env_per_host: Optional[Sequence[dict[str, str]]] = None,
-                       hosts: Optional[Sequence[int]] = None) -> list[Any]:
+def run_pgdoctor_check(
+    lab: NetnsLab,
+    args: Sequence[str],
+    timeout_s: float,
+    port: int = 29400,
+    env_per_host: Optional[Sequence[dict[str, str]]] = None,
+    hosts: Optional[Sequence[int]] = None,
+) -> list[Any]:
     """`pgdoctor check ARGS` once per host (rank i on host i, MASTER_ADDR = host 0), started with
     pgdoctor.probes.processes.run_children; returns its ChildOutcome list. `hosts` starts only some ranks
     (the others never arrive)."""
@@ -216,8 +248,16 @@ def run_pgdoctor_check(lab: NetnsLab, args: Sequence[str], timeout_s: float, por
     started = list(hosts) if hosts is not None else list(range(lab.n))
     argvs, envs = [], []
     for i in started:
-        env = {**base, "RANK": str(i), "WORLD_SIZE": str(lab.n), "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
-               "MASTER_ADDR": lab.address(0), "MASTER_PORT": str(port), **((env_per_host or [{}] * lab.n)[i])}
+        env = {
+            **base,
+            "RANK": str(i),
+            "WORLD_SIZE": str(lab.n),
+            "LOCAL_RANK": "0",
+            "LOCAL_WORLD_SIZE": "1",
+            "MASTER_ADDR": lab.address(0),
+            "MASTER_PORT": str(port),
+            **((env_per_host or [{}] * lab.n)[i]),
+        }
         argvs.append(lab.argv_on(i, [sys.executable, "-m", "pgdoctor", "check", *args]))
         envs.append(env)
     return run_children(argvs, envs, timeout_s)

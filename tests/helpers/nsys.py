@@ -17,7 +17,8 @@ from tests.helpers.paths import ROOT
 
 def cache_dir() -> Path:
     base = os.environ.get("PGDOCTOR_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pgdoctor")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pgdoctor"
+    )
     return Path(base) / "nsys"
 
 
@@ -41,8 +42,13 @@ def env_with_nsys(nsys: Path, tmp: Path) -> dict[str, str]:
 
 def export_sqlite(nsys: Path, report: Path) -> Path:
     out = report.with_suffix(".sqlite")
-    subprocess.run([str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)],
-                   check=True, capture_output=True, timeout=120, env=env_with_nsys(nsys, report.parent))
+    subprocess.run(
+        [str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=env_with_nsys(nsys, report.parent),
+    )
     return out
 
 
@@ -65,16 +71,30 @@ def nvtx_ranges(db: Path) -> list[NvtxRange]:
     try:
         t0 = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
         # Domain ids are per process: (pid, domainId) -> name.
-        domains = {((g >> 24) & 0xFFFFFF, d): text for g, d, text in con.execute(
-            "SELECT globalTid, domainId, text FROM NVTX_EVENTS WHERE eventType = ?", (DOMAIN_CREATE,))}
+        domains = {
+            ((g >> 24) & 0xFFFFFF, d): text
+            for g, d, text in con.execute(
+                "SELECT globalTid, domainId, text FROM NVTX_EVENTS WHERE eventType = ?", (DOMAIN_CREATE,)
+            )
+        }
         rows = con.execute(
             "SELECT e.start, e.end, e.globalTid, e.domainId, coalesce(e.text, s.value) FROM NVTX_EVENTS e "
-            "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.eventType = ? ORDER BY e.start", (PUSH_POP,))
+            "LEFT JOIN StringIds s ON s.id = e.textId WHERE e.eventType = ? ORDER BY e.start",
+            (PUSH_POP,),
+        )
         out = []
         for start, end, gtid, dom, text in rows:
             pid, tid = (gtid >> 24) & 0xFFFFFF, gtid & 0xFFFFFF
-            out.append(NvtxRange(pid, tid, domains.get((pid, dom), "") if dom else "", text or "",
-                                 t0 + start, t0 + (end if end is not None else start)))
+            out.append(
+                NvtxRange(
+                    pid,
+                    tid,
+                    domains.get((pid, dom), "") if dom else "",
+                    text or "",
+                    t0 + start,
+                    t0 + (end if end is not None else start),
+                )
+            )
         return out
     finally:
         con.close()
@@ -106,7 +126,11 @@ def kill_orphan_agents() -> list[int]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if len(argv) < 3 or not argv[0].decode(errors="replace").startswith(tree) or b"--start-agent" not in argv:
+        if (
+            len(argv) < 3
+            or not argv[0].decode(errors="replace").startswith(tree)
+            or b"--start-agent" not in argv
+        ):
             continue
         session = next((a for a in argv if a.startswith(b"--session-name=")), b"")
         owner = session.rsplit(b"-", 1)[-1]

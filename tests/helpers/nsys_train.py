@@ -19,8 +19,9 @@ STEPS = int(os.environ.get("NSYS_TRAIN_STEPS", "3"))
 def main() -> None:
     dist.init_process_group("gloo")
     torch.manual_seed(0)
-    model = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 8)),
-                                                bucket_cap_mb=0.1)
+    model = nn.parallel.DistributedDataParallel(
+        nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 8)), bucket_cap_mb=0.1
+    )
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     pgdoctor.instrument(model, opt)
     for n in range(STEPS):

@@ -40,21 +40,35 @@ def gpu_measurements(n: int = 2) -> list[Measurement]:
             Measurement("gpu.uuid", s.gpu_uuid, scope=s, source="nvml:nvmlDeviceGetUUID"),
             Measurement("gpu.name", "NVIDIA H100 80GB HBM3", scope=s, source="nvml:nvmlDeviceGetName"),
             Measurement("gpu.temp_c", 31 + 7 * i, unit="C", scope=s, source="nvml:nvmlDeviceGetTemperature"),
-            Measurement("gpu.power.draw_w", 71.5 + i, unit="W", scope=s, source="nvml:nvmlDeviceGetPowerUsage"),
-            Measurement("gpu.ecc.volatile.uncorrected", 2 if i == 1 else 0, scope=s,
-                        source="nvml:nvmlDeviceGetTotalEccErrors"),
+            Measurement(
+                "gpu.power.draw_w", 71.5 + i, unit="W", scope=s, source="nvml:nvmlDeviceGetPowerUsage"
+            ),
+            Measurement(
+                "gpu.ecc.volatile.uncorrected",
+                2 if i == 1 else 0,
+                scope=s,
+                source="nvml:nvmlDeviceGetTotalEccErrors",
+            ),
             Measurement("gpu.persistence_mode", True, scope=s, source="nvml:nvmlDeviceGetPersistenceMode"),
-            Measurement("gpu.nvlink.active", True, scope=dataclasses.replace(s, link="0"),
-                        source="nvml:nvmlDeviceGetNvLinkState"),
+            Measurement(
+                "gpu.nvlink.active",
+                True,
+                scope=dataclasses.replace(s, link="0"),
+                source="nvml:nvmlDeviceGetNvLinkState",
+            ),
         ]
     return out
 
 
 def gpu_finding(index: int = 1) -> Finding:
     return Finding(
-        code="GPU101", slug="gpu-ecc-uncorrected-volatile", severity=Severity.FAIL, category="gpu_hardware",
+        code="GPU101",
+        slug="gpu-ecc-uncorrected-volatile",
+        severity=Severity.FAIL,
+        category="gpu_hardware",
         title="Uncorrectable ECC errors since the last driver load",
-        message=f"GPU {index}: 2 uncorrectable ECC error(s) since the driver loaded", area="gpu",
+        message=f"GPU {index}: 2 uncorrectable ECC error(s) since the driver loaded",
+        area="gpu",
         scope=Scope(gpu_index=index, gpu_uuid=f"GPU-5f1e0000-7c3a-4e21-9d55-a0000000000{index}"),
     )
 
@@ -76,13 +90,19 @@ def sweep_rows(ops: Sequence[str] = ("all_reduce", "all_gather"), world: int = 2
 def collective_measurements(rows: Sequence[dict[str, Any]]) -> list[Measurement]:
     out = [Measurement("collectives.backend", "gloo"), Measurement("collectives.world_size", 2)]
     out += [Measurement(f"collectives.{r['op']}.{r['bytes']}", r, source=f"probe:{r['op']}") for r in rows]
-    out.append(Measurement("collectives.all_reduce.busbw_peak_gbps", max(r["busbw_gbps"] for r in rows),
-                           unit="GB/s"))
+    out.append(
+        Measurement("collectives.all_reduce.busbw_peak_gbps", max(r["busbw_gbps"] for r in rows), unit="GB/s")
+    )
     return out
 
 
-def with_measurements(report: Report, probe: str, area: str, measurements: Sequence[Measurement],
-                      findings: Sequence[Finding] = ()) -> Report:
+def with_measurements(
+    report: Report,
+    probe: str,
+    area: str,
+    measurements: Sequence[Measurement],
+    findings: Sequence[Finding] = (),
+) -> Report:
     """The report with one more probe's measurements (and findings) on its snapshot."""
     assert report.snapshot is not None
     extra = ProbeResult(probe, area, Status.PASSED, "", 0.01, tuple(measurements))
@@ -103,8 +123,13 @@ def trace(ranks: int = 2) -> dict[str, Any]:
                 w.complete("step", {"step": step}, t0, t0 + 9_000_000)
                 w.complete("fwd", {}, t0 + 100_000, t0 + 3_000_000, depth=1)
                 w.complete("bwd", {}, t0 + 3_000_000, t0 + 7_000_000 + rank * 1_500_000, depth=1)
-                w.complete("comm.all_reduce", {"bucket": 0, "bytes": 1 << 20}, t0 + 5_000_000,
-                           t0 + 8_000_000, track="comm")
+                w.complete(
+                    "comm.all_reduce",
+                    {"bucket": 0, "bytes": 1 << 20},
+                    t0 + 5_000_000,
+                    t0 + 8_000_000,
+                    track="comm",
+                )
             w.flush()
         return merge(d)
 

@@ -20,15 +20,26 @@ from tests.helpers.paths import ROOT
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def terminal_output(args: list[str], env: dict[str, str], columns: Optional[int] = None,
-                    lines: Optional[int] = None, timeout: float = 120.0) -> tuple[int, bytes, str]:
+def terminal_output(
+    args: list[str],
+    env: dict[str, str],
+    columns: Optional[int] = None,
+    lines: Optional[int] = None,
+    timeout: float = 120.0,
+) -> tuple[int, bytes, str]:
     """`python -m pgdoctor ARGS` with stdout on a pseudo-terminal (isatty() is true as in a shell),
     of columns x lines when given: (exit code, the raw bytes the terminal got, stderr)."""
     master, slave = pty.openpty()
     if columns is not None:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines or 24, columns, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "pgdoctor", *args], stdout=slave, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pgdoctor", *args],
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
     os.close(slave)
     chunks, deadline = [], time.monotonic() + timeout
     try:
@@ -55,8 +66,9 @@ def terminal_output(args: list[str], env: dict[str, str], columns: Optional[int]
     return proc.returncode, b"".join(chunks), err.decode(errors="replace")
 
 
-def run_on_terminal(args: list[str], columns: int = 120, lines: int = 40,
-                    timeout: float = 120.0) -> tuple[int, str, str]:
+def run_on_terminal(
+    args: list[str], columns: int = 120, lines: int = 40, timeout: float = 120.0
+) -> tuple[int, str, str]:
     """On a columns x lines terminal with colour off: (exit code, what a person reads, stderr)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["NO_COLOR"] = "1"

@@ -19,16 +19,23 @@ from pgdoctor.lab.pp import schedule
 # 2 ranks where that shows the fault, 3 for a pipeline with a middle stage, 4 once; rank start-up
 # (importing torch) dominates on 2 cores.
 NPROC = {
-    ("oom", "ddp"): 2, ("oom", "pp"): 2, ("oom", "tp"): 2,
-    ("timeout", "ddp"): 2, ("timeout", "pp"): 3, ("timeout", "tp"): 2,
-    ("imbalance", "ddp"): 2, ("imbalance", "pp"): 4, ("imbalance", "tp"): 2,
+    ("oom", "ddp"): 2,
+    ("oom", "pp"): 2,
+    ("oom", "tp"): 2,
+    ("timeout", "ddp"): 2,
+    ("timeout", "pp"): 3,
+    ("timeout", "tp"): 2,
+    ("imbalance", "ddp"): 2,
+    ("imbalance", "pp"): 4,
+    ("imbalance", "tp"): 2,
 }
 PHASES = {"forward", "backward", "optimizer"}
 
 
 def _repro(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", "repro", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "repro", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.slow
@@ -46,8 +53,14 @@ def test_repro_names_the_injected_cause(fault: str, strategy: str, no_leftover_c
     # The same split as `pgdoctor diagnose`: one root cause, the injected rank, and its cascade.
     root = findings[0]
     assert root["facts"].get("root_cause") is True and root["scope"]["rank"] == bad, findings
-    assert root["category"] == {"oom": "host_oom", "timeout": "collective_timeout", "imbalance": "imbalance"}[fault]
-    assert all(f["facts"].get("cascade_of") == root["code"] and not f["facts"].get("root_cause") for f in findings[1:])
+    assert (
+        root["category"]
+        == {"oom": "host_oom", "timeout": "collective_timeout", "imbalance": "imbalance"}[fault]
+    )
+    assert all(
+        f["facts"].get("cascade_of") == root["code"] and not f["facts"].get("root_cause")
+        for f in findings[1:]
+    )
     if (fault, strategy) == ("timeout", "pp"):
         assert root["code"] == "RUN404"  # the waiting peers' gloo timeouts are its consequences
         assert any(f["code"] == "RUN153" and f["scope"]["rank"] != bad for f in findings[1:]), findings
@@ -99,9 +112,24 @@ def _procs_with(marker: str) -> list[int]:
 def test_ctrl_c_leaves_no_rank_behind(tmp_path) -> None:
     trace_dir = tmp_path / f"ctrl-c-{os.getpid()}"
     p = subprocess.Popen(
-        [sys.executable, "-m", "pgdoctor", "repro", "timeout", "--parallel", "ddp", "--nproc", "2",
-         "--pg-timeout", "30", "--trace-dir", str(trace_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "repro",
+            "timeout",
+            "--parallel",
+            "ddp",
+            "--nproc",
+            "2",
+            "--pg-timeout",
+            "30",
+            "--trace-dir",
+            str(trace_dir),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -125,7 +153,12 @@ def test_ctrl_c_leaves_no_rank_behind(tmp_path) -> None:
 
 
 def test_usage_errors_are_one_line() -> None:
-    for args in (["oom", "--nproc", "2", "--rank", "5"], ["melt"], ["oom", "--parallel", "fsdp"], ["oom", "--nproc", "1"]):
+    for args in (
+        ["oom", "--nproc", "2", "--rank", "5"],
+        ["melt"],
+        ["oom", "--parallel", "fsdp"],
+        ["oom", "--nproc", "1"],
+    ):
         res = _repro(*args, timeout=60)
         assert res.returncode == 2, (args, res.stderr)
         assert "Traceback" not in res.stderr and res.stderr.strip().count("\n") == 0, res.stderr
@@ -133,19 +166,44 @@ def test_usage_errors_are_one_line() -> None:
 
 def test_nsys_prints_the_capture_command_without_nsight(tmp_path) -> None:
     env = dict(os.environ, PATH=str(tmp_path))  # no nsys here
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "timeout", "--parallel", "tp", "--nproc", "2", "--nsys"],
-                         capture_output=True, text=True, timeout=60, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "repro", "timeout", "--parallel", "tp", "--nproc", "2", "--nsys"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     cmd = res.stdout.strip()
-    assert cmd.startswith("nsys profile -t cuda,nvtx,osrt --sample=none --cpuctxsw=none --trace-fork-before-exec=true")
+    assert cmd.startswith(
+        "nsys profile -t cuda,nvtx,osrt --sample=none --cpuctxsw=none --trace-fork-before-exec=true"
+    )
     assert cmd.endswith("pgdoctor repro timeout --parallel tp --nproc 2")
 
 
 def test_schedules() -> None:
     assert schedule("gpipe", 2, 0, 3) == [("F", 0), ("F", 1), ("F", 2), ("B", 0), ("B", 1), ("B", 2)]
     # 1F1B: p - s - 1 warm-up forwards, then alternate, then drain.
-    assert schedule("1f1b", 4, 0, 4) == [("F", 0), ("F", 1), ("F", 2), ("F", 3), ("B", 0), ("B", 1), ("B", 2), ("B", 3)]
-    assert schedule("1f1b", 4, 3, 4) == [("F", 0), ("B", 0), ("F", 1), ("B", 1), ("F", 2), ("B", 2), ("F", 3), ("B", 3)]
+    assert schedule("1f1b", 4, 0, 4) == [
+        ("F", 0),
+        ("F", 1),
+        ("F", 2),
+        ("F", 3),
+        ("B", 0),
+        ("B", 1),
+        ("B", 2),
+        ("B", 3),
+    ]
+    assert schedule("1f1b", 4, 3, 4) == [
+        ("F", 0),
+        ("B", 0),
+        ("F", 1),
+        ("B", 1),
+        ("F", 2),
+        ("B", 2),
+        ("F", 3),
+        ("B", 3),
+    ]
     assert schedule("1f1b", 2, 0, 3) == [("F", 0), ("F", 1), ("B", 0), ("F", 2), ("B", 1), ("B", 2)]
     for kind in ("gpipe", "1f1b"):
         for s in range(4):
@@ -184,26 +242,76 @@ def test_nsys_on_path_is_run_with_the_capture_command(tmp_path) -> None:
     stub.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {record}\necho profiled\n")
     stub.chmod(0o755)
     env = dict(os.environ, PATH=f"{tmp_path}:{os.environ.get('PATH', '')}")
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "oom", "--parallel", "pp", "--nproc", "3", "--nsys",
-                          "--trace-dir", str(tmp_path / "t")], capture_output=True, text=True, timeout=60, env=env)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "repro",
+            "oom",
+            "--parallel",
+            "pp",
+            "--nproc",
+            "3",
+            "--nsys",
+            "--trace-dir",
+            str(tmp_path / "t"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     assert "profiled" in res.stdout
     args = record.read_text().split("\n")
-    assert args[:6] == ["profile", "-t", "cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none",
-                        "--trace-fork-before-exec=true"]
+    assert args[:6] == [
+        "profile",
+        "-t",
+        "cuda,nvtx,osrt",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--trace-fork-before-exec=true",
+    ]
     assert args[args.index("-o") + 1] == str(tmp_path / "t" / "pgdoctor-repro-oom-pp")
-    assert "--nsys" not in args and args[-9:-1] == ["repro", "oom", "--parallel", "pp", "--nproc", "3", "--trace-dir",
-                                                    str(tmp_path / "t")]
+    assert "--nsys" not in args and args[-9:-1] == [
+        "repro",
+        "oom",
+        "--parallel",
+        "pp",
+        "--nproc",
+        "3",
+        "--trace-dir",
+        str(tmp_path / "t"),
+    ]
 
 
 @pytest.mark.slow
 def test_repro_html_report_draws_the_per_rank_timeline(tmp_path: Path) -> None:
     out = tmp_path / "repro.html"
-    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "imbalance", "--parallel", "tp", "--nproc", "2",
-                           "--format", "html", "-o", str(out)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "repro",
+            "imbalance",
+            "--parallel",
+            "tp",
+            "--nproc",
+            "2",
+            "--format",
+            "html",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     html = out.read_text() if out.exists() else ""
-    why = html[html.find("<p>Incomplete:</p>"):][:600] if "<p>Incomplete:</p>" in html else ""
+    why = html[html.find("<p>Incomplete:</p>") :][:600] if "<p>Incomplete:</p>" in html else ""
     assert proc.returncode == 1, (proc.stderr, why)
-    section = html[html.index('<section id="timeline">'):]
+    section = html[html.index('<section id="timeline">') :]
     assert "rank 0" in section and "rank 1" in section and "<rect" in section
     assert "RUN403" in html

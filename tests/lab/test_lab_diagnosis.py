@@ -36,11 +36,21 @@ def _run(results: list[dict]) -> LabRun:
 def test_enrich_adds_the_facts_of_the_rank_in_scope_and_keeps_the_diagnosers() -> None:
     results = [
         {"rank": 0, "status": "error", "ranges": ["step n=3", "bwd"], "phase": "backward", "step": 3},
-        {"rank": 1, "status": "error", "error_type": "RuntimeError", "error": "DefaultCPUAllocator: can't allocate memory",
-         "ranges": ["step n=3", "fwd"], "phase": "forward", "step": 3, "memory": {"host_rss_bytes": 5},
-         "cap": {"host_as_limit_bytes": 9}},
+        {
+            "rank": 1,
+            "status": "error",
+            "error_type": "RuntimeError",
+            "error": "DefaultCPUAllocator: can't allocate memory",
+            "ranges": ["step n=3", "fwd"],
+            "phase": "forward",
+            "step": 3,
+            "memory": {"host_rss_bytes": 5},
+            "cap": {"host_as_limit_bytes": 9},
+        },
     ]
-    scoped = Finding("RUN122", "x", Severity.FAIL, "host_oom", "t", "m", "run", Scope(rank=1), facts={"step": "theirs"})
+    scoped = Finding(
+        "RUN122", "x", Severity.FAIL, "host_oom", "t", "m", "run", Scope(rank=1), facts={"step": "theirs"}
+    )
     unscoped = Finding("RUN122", "x", Severity.FAIL, "host_oom", "t", "m", "run")
     a, b = enrich(_run(results), [scoped, unscoped])
     assert a.facts["lab_phase"] == "forward" and a.facts["lab_memory_host_rss_bytes"] == 5
@@ -57,22 +67,30 @@ def test_sources_are_prefixed_like_torchrun_output() -> None:
 
 
 def _f(code: str, category: str, rank: int, **facts: object) -> Finding:
-    return Finding(code, code.lower(), Severity.FAIL, category, "t", "m", "run", Scope(rank=rank), facts=dict(facts))
+    return Finding(
+        code, code.lower(), Severity.FAIL, category, "t", "m", "run", Scope(rank=rank), facts=dict(facts)
+    )
 
 
 def test_root_first_puts_the_rank_that_caused_it_first_and_the_rest_as_its_cascade() -> None:
     from pgdoctor.lab.diagnosis import root_first
 
     # pp timeout: the peers' gloo timeouts are the log's only failures; the stalled rank is the cause.
-    out = root_first([_f("RUN153", "collective_timeout", 0, root_cause=True)], [_f("RUN404", "collective_timeout", 2)])
+    out = root_first(
+        [_f("RUN153", "collective_timeout", 0, root_cause=True)], [_f("RUN404", "collective_timeout", 2)]
+    )
     assert [(f.code, f.scope.rank) for f in out] == [("RUN404", 2), ("RUN153", 0)]
     assert out[0].facts["root_cause"] is True and out[1].facts == {"cascade_of": "RUN404"}
     # oom: the OOM leads; a peer's "connection closed" is its consequence.
-    out = root_first([_f("RUN122", "host_oom", 1, root_cause=True), _f("RUN174", "nccl_network", 0, cascade_of="RUN122")],
-                     [])
+    out = root_first(
+        [_f("RUN122", "host_oom", 1, root_cause=True), _f("RUN174", "nccl_network", 0, cascade_of="RUN122")],
+        [],
+    )
     assert [f.code for f in out] == ["RUN122", "RUN174"] and out[1].facts["cascade_of"] == "RUN122"
     # A flight-recorder finding that blames the stalled rank leads (it names group, op, seq).
-    out = root_first([_f("RUN281", "collective_timeout", 1, root_cause=True, culprit_ranks=[1])],
-                     [_f("RUN404", "collective_timeout", 1)])
+    out = root_first(
+        [_f("RUN281", "collective_timeout", 1, root_cause=True, culprit_ranks=[1])],
+        [_f("RUN404", "collective_timeout", 1)],
+    )
     assert [f.code for f in out] == ["RUN281", "RUN404"]
     assert root_first([], []) == []

@@ -132,7 +132,11 @@ def test_imbalance_figures_add_up(strategy: str, n: int) -> None:
     f = imbalance_finding(strategy, imb)
     assert f is not None and f.scope.rank == n - 1
     others = sorted(compute[r] / 1000 for r in range(n - 1))
-    med = others[len(others) // 2] if len(others) % 2 else (others[len(others) // 2 - 1] + others[len(others) // 2]) / 2
+    med = (
+        others[len(others) // 2]
+        if len(others) % 2
+        else (others[len(others) // 2 - 1] + others[len(others) // 2]) / 2
+    )
     assert f.facts["compute_ms"] == pytest.approx(4.2)
     assert f.facts["others_median_compute_ms"] == pytest.approx(med)
     assert f.facts["others_ranks"] == list(range(n - 1))
@@ -142,5 +146,8 @@ def test_imbalance_figures_add_up(strategy: str, n: int) -> None:
         assert f.facts["per_rank"][str(r)]["wait_ms"] == pytest.approx(wait[r] / 1000)
     assert f"computes 4.2 ms per step; the median of the other {n - 1}" in f.message
     assert f"is {med:.1f} ms; 4.2 / {med:.1f} = {4.2 / med:.2f}x" in f.message
-    assert len(f.evidence) == n and all(f"rank {r}: compute {compute[r] / 1000:.1f} ms, waiting in communication "
-                                        f"{wait[r] / 1000:.1f} ms" in f.evidence[r].text for r in range(n))
+    assert len(f.evidence) == n and all(
+        f"rank {r}: compute {compute[r] / 1000:.1f} ms, waiting in communication "
+        f"{wait[r] / 1000:.1f} ms" in f.evidence[r].text
+        for r in range(n)
+    )

@@ -20,8 +20,14 @@ from tests.helpers.paths import ROOT
 
 def _pgdoctor(*args: str, tmpdir: Optional[Path] = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir else None
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=180,
-                          cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+        env=env,
+    )
 
 
 @pytest.mark.slow

@@ -24,14 +24,31 @@ from pgdoctor.render import FORMATS, get_renderer
 
 SECRET = "zq9SECRETvalue7731"
 SHAPES = [
-    "HF_TOKEN: {s}", "aws_secret_access_key = {s}", 'os.environ["WANDB_API_KEY"] = "{s}"', "redis://:{s}@host:6379",
-    "TORCHELASTIC_RDZV_ENDPOINT=etcd://root:{s}@10.0.0.5:2379", "MASTER_ADDR=admin:{s}@node1",
-    "https://s3.example.com/x?X-Amz-Signature={s}&a=1", "Authorization: Bearer {s}", "--hf_token {s}",
-    "client_secret: '{s}'", "hf_{s}abcdefghijklmnop",
+    "HF_TOKEN: {s}",
+    "aws_secret_access_key = {s}",
+    'os.environ["WANDB_API_KEY"] = "{s}"',
+    "redis://:{s}@host:6379",
+    "TORCHELASTIC_RDZV_ENDPOINT=etcd://root:{s}@10.0.0.5:2379",
+    "MASTER_ADDR=admin:{s}@node1",
+    "https://s3.example.com/x?X-Amz-Signature={s}&a=1",
+    "Authorization: Bearer {s}",
+    "--hf_token {s}",
+    "client_secret: '{s}'",
+    "hf_{s}abcdefghijklmnop",
 ]
 CONTROLS = ["\x1b]0;PWNED\x07", "\x1b[2J", "\x1b[H", "\r", "\x9b2J", "\x07", "\x1b[1A\x1b[K", "\x1bc"]
-FIELDS = ["message", "fact", "evidence", "evidence_file", "meta_skipped", "meta_jobwide", "meta_source",
-          "extra", "incomplete", "measurement"]
+FIELDS = [
+    "message",
+    "fact",
+    "evidence",
+    "evidence_file",
+    "meta_skipped",
+    "meta_jobwide",
+    "meta_source",
+    "extra",
+    "incomplete",
+    "measurement",
+]
 
 
 def _report(field: str, text: str) -> Report:
@@ -40,18 +57,41 @@ def _report(field: str, text: str) -> Report:
 
     m = Measurement("proc.cmdline", pick("measurement", "python train.py"))
     snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m,)),))
-    f = Finding("RUN101", "cuda-oom", Severity.FAIL, "oom", "CUDA OOM", pick("message", "out of memory"), "run",
-                evidence=(Evidence(pick("evidence", "line"), file=pick("evidence_file", "r0.log"), line=3),),
-                facts={"ranks": [0, 1], "note": pick("fact", "x")})
+    f = Finding(
+        "RUN101",
+        "cuda-oom",
+        Severity.FAIL,
+        "oom",
+        "CUDA OOM",
+        pick("message", "out of memory"),
+        "run",
+        evidence=(Evidence(pick("evidence", "line"), file=pick("evidence_file", "r0.log"), line=3),),
+        facts={"ranks": [0, 1], "note": pick("fact", "x")},
+    )
     meta: dict[str, Any] = {
         "sources": [{"name": pick("meta_source", "r0.log"), "bytes": 10, "lines": 3, "hits": 1}],
         "skipped_unreadable_files": [pick("meta_skipped", "p.log: a FIFO")],
-        "jobwide": {"ranks": 2, "rank_span": "0-1", "groups": [], "earliest": {
-            "rank": 0, "time": "12:00", "signature": pick("meta_jobwide", "OOM"), "where": pick("meta_jobwide", "a:3")}},
+        "jobwide": {
+            "ranks": 2,
+            "rank_span": "0-1",
+            "groups": [],
+            "earliest": {
+                "rank": 0,
+                "time": "12:00",
+                "signature": pick("meta_jobwide", "OOM"),
+                "where": pick("meta_jobwide", "a:3"),
+            },
+        },
     }
     extra = {"traces": {"ranks": {}, "skipped": [pick("extra", "t.json: empty")]}}
-    return Report("diagnose", snap, (f,), meta=meta, extra=extra,
-                  incomplete_reasons=(pick("incomplete", "none"),) if field == "incomplete" else ())
+    return Report(
+        "diagnose",
+        snap,
+        (f,),
+        meta=meta,
+        extra=extra,
+        incomplete_reasons=(pick("incomplete", "none"),) if field == "incomplete" else (),
+    )
 
 
 def _renderers() -> list[tuple[str, Any]]:
@@ -62,7 +102,9 @@ def _renderers() -> list[tuple[str, Any]]:
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(FIELDS), st.sampled_from(SHAPES), st.sampled_from(CONTROLS))
-def test_no_secret_and_no_terminal_control_in_any_format_from_any_field(field: str, shape: str, ctl: str) -> None:
+def test_no_secret_and_no_terminal_control_in_any_format_from_any_field(
+    field: str, shape: str, ctl: str
+) -> None:
     text = f"a{ctl}b " + shape.format(s=SECRET)
     report = _report(field, text)
     for fmt, render in _renderers():
@@ -86,8 +128,9 @@ def test_the_console_sink_keeps_only_text_and_our_own_colours(text: str) -> None
     import re
 
     stripped = re.sub(r"\x1b\[[0-9;]*m", "", stripped)
-    assert all(c in "\n\t" or c.isprintable() or not (ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0) for c in stripped), \
-        repr(got)
+    assert all(
+        c in "\n\t" or c.isprintable() or not (ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0) for c in stripped
+    ), repr(got)
     assert console_safe("\x1b[31mred\x1b[0m") == "\x1b[31mred\x1b[0m"
     assert console_safe("x\x1b]0;t\x07") == "x\\x1b]0;t\\x07"
 
@@ -96,21 +139,38 @@ def test_a_file_name_cannot_drive_the_terminal_through_the_cli(tmp_path: Path) -
     job = tmp_path / "job"
     job.mkdir()
     (job / "r\x1b]0;PWNED\x07\x1b[2J.log").write_text(
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
     os.mkfifo(job / "p\x1b[2J.log")
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     for argv in (["diagnose", str(job)], ["diagnose", str(tmp_path / "no\x1b[2Jsuch")]):
-        p = subprocess.run([sys.executable, "-m", "pgdoctor", *argv], capture_output=True, text=True, timeout=60,
-                           stdin=subprocess.DEVNULL, env=env)
+        p = subprocess.run(
+            [sys.executable, "-m", "pgdoctor", *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
         assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr, (p.stdout, p.stderr)
 
 
 @pytest.mark.parametrize("argv", [["collect", "-o", "-"], ["check", "--json"]])
 def test_collect_and_check_json_mask_knob_values_and_endpoints(argv: list[str]) -> None:
-    env = {**os.environ, "TORCHELASTIC_RDZV_ENDPOINT": f"root:{SECRET}@10.0.0.5:2379",
-           "MASTER_ADDR": f"admin:{SECRET}@node1", "NCCL_DEBUG_FILE": f"/tmp/x?token={SECRET}",
-           "PGDOCTOR_NOTE": f"HF_TOKEN: {SECRET}"}
-    p = subprocess.run([sys.executable, "-m", "pgdoctor", *argv, "--level", "quick", "--only", "launch,knobs"],
-                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+    env = {
+        **os.environ,
+        "TORCHELASTIC_RDZV_ENDPOINT": f"root:{SECRET}@10.0.0.5:2379",
+        "MASTER_ADDR": f"admin:{SECRET}@node1",
+        "NCCL_DEBUG_FILE": f"/tmp/x?token={SECRET}",
+        "PGDOCTOR_NOTE": f"HF_TOKEN: {SECRET}",
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv, "--level", "quick", "--only", "launch,knobs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     assert p.returncode in (0, 1), p.stderr[-2000:]
     assert SECRET not in p.stdout + p.stderr

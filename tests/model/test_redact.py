@@ -13,16 +13,25 @@ from hypothesis import strategies as st
 from pgdoctor.model import Evidence, Finding, Measurement, ProbeResult, Report, Severity, Snapshot, Status
 from pgdoctor.model.redact import REDACTED, redact_env, redact_text
 
-SECRETS = {"HF_TOKEN": "hf_abcdefSECRET1", "WANDB_API_KEY": "k3y-SECRET2", "DB_PASSWORD": "pw-SECRET3",
-           "NCCL_AUTH_SECRET": "SECRET4", "AWS_SESSION_TOKEN": "SECRET5", "MY_CREDENTIALS": "SECRET6"}
+SECRETS = {
+    "HF_TOKEN": "hf_abcdefSECRET1",
+    "WANDB_API_KEY": "k3y-SECRET2",
+    "DB_PASSWORD": "pw-SECRET3",
+    "NCCL_AUTH_SECRET": "SECRET4",
+    "AWS_SESSION_TOKEN": "SECRET5",
+    "MY_CREDENTIALS": "SECRET6",
+}
 
 
-@pytest.mark.parametrize(("text", "leak"), [
-    ("torchrun --master_addr x train.py HF_TOKEN=hf_abcdefSECRET1 --lr 3e-4", "hf_abcdefSECRET1"),
-    ("pip install --index-url https://alice:SECRETPW@pypi.example.com/simple torch", "SECRETPW"),
-    ("export WANDB_API_KEY=k3y-SECRET2; python train.py", "k3y-SECRET2"),
-    ("git clone https://oauth2:glpat-SECRET@gitlab.example.com/x.git", "glpat-SECRET"),
-])
+@pytest.mark.parametrize(
+    ("text", "leak"),
+    [
+        ("torchrun --master_addr x train.py HF_TOKEN=hf_abcdefSECRET1 --lr 3e-4", "hf_abcdefSECRET1"),
+        ("pip install --index-url https://alice:SECRETPW@pypi.example.com/simple torch", "SECRETPW"),
+        ("export WANDB_API_KEY=k3y-SECRET2; python train.py", "k3y-SECRET2"),
+        ("git clone https://oauth2:glpat-SECRET@gitlab.example.com/x.git", "glpat-SECRET"),
+    ],
+)
 def test_secrets_in_command_and_log_lines_are_masked(text: str, leak: str) -> None:
     out = redact_text(text)
     assert leak not in out and REDACTED in out
@@ -42,9 +51,17 @@ def test_report_and_snapshot_json_carry_no_secret_from_any_field() -> None:
     m = Measurement("env.vars", {"NCCL_DEBUG": "INFO", "HF_TOKEN": "hf_abcdefSECRET1"})
     m2 = Measurement("proc.cmdline", "python train.py --token-url https://u:SECRETPW@h/x")
     snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m, m2)),))
-    finding = Finding("ENV401", "x", Severity.FAIL, "configuration", "t", "saw WANDB_API_KEY=k3y-SECRET2", "knobs",
-                      evidence=(Evidence("DB_PASSWORD=pw-SECRET3 in env", file="log.txt", line=3),),
-                      facts={"cmd": "export AWS_SESSION_TOKEN=SECRET5"})
+    finding = Finding(
+        "ENV401",
+        "x",
+        Severity.FAIL,
+        "configuration",
+        "t",
+        "saw WANDB_API_KEY=k3y-SECRET2",
+        "knobs",
+        evidence=(Evidence("DB_PASSWORD=pw-SECRET3 in env", file="log.txt", line=3),),
+        facts={"cmd": "export AWS_SESSION_TOKEN=SECRET5"},
+    )
     report = Report("check", snap, (finding,))
     text = json.dumps(report.to_json()) + snap.dumps()
     for secret in ("hf_abcdefSECRET1", "SECRETPW", "k3y-SECRET2", "pw-SECRET3", "SECRET5"):
@@ -59,8 +76,13 @@ def test_report_and_snapshot_json_carry_no_secret_from_any_field() -> None:
 def test_collect_never_writes_a_credential(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "s.json"
     env = {"PATH": "/usr/bin:/bin", **SECRETS, "NCCL_DEBUG": "INFO", "TORCH_CREDENTIAL_HELPER": "SECRET7"}
-    proc = subprocess.run([sys.executable, "-m", "pgdoctor", "collect", "--level", "quick", "-o", str(out)],
-                          env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "collect", "--level", "quick", "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     for secret in [*SECRETS.values(), "SECRET7"]:
@@ -75,9 +97,16 @@ def test_every_output_format_is_redacted() -> None:
 
     m = Measurement("proc.cmdline", "python train.py --hub-url https://u:SECRETPW@h/x")
     snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m,)),))
-    finding = Finding("ENV401", "socket-ifname-no-match", Severity.FAIL, "configuration", "t",
-                      "saw WANDB_API_KEY=k3y-SECRET2", "knobs",
-                      evidence=(Evidence("export HF_TOKEN=hf_abcdefSECRET1", file="log.txt", line=3),))
+    finding = Finding(
+        "ENV401",
+        "socket-ifname-no-match",
+        Severity.FAIL,
+        "configuration",
+        "t",
+        "saw WANDB_API_KEY=k3y-SECRET2",
+        "knobs",
+        evidence=(Evidence("export HF_TOKEN=hf_abcdefSECRET1", file="log.txt", line=3),),
+    )
     report = Report("check", snap, (finding,))
     for fmt in FORMATS:
         out = io.StringIO()
@@ -121,9 +150,20 @@ def test_no_secret_shape_reaches_any_output_format_or_the_snapshot(fmt: str) -> 
     lines = [shape.format(s=f"SECRET{i}xyzzy{i}abcdefgh") for i, shape in enumerate(SHAPES)]
     m = Measurement("proc.cmdline", "\n".join(lines))
     snap = Snapshot("h", 0.0, "0", "quick", (ProbeResult("p", "host", Status.PASSED, measurements=(m,)),))
-    findings = tuple(Finding("ENV401", "x", Severity.FAIL, "configuration", "t", line, "knobs",
-                             evidence=(Evidence(line, file="log.txt", line=i),), facts={"line": line})
-                     for i, line in enumerate(lines))
+    findings = tuple(
+        Finding(
+            "ENV401",
+            "x",
+            Severity.FAIL,
+            "configuration",
+            "t",
+            line,
+            "knobs",
+            evidence=(Evidence(line, file="log.txt", line=i),),
+            facts={"line": line},
+        )
+        for i, line in enumerate(lines)
+    )
     out = io.StringIO()
     get_renderer(fmt)(Report("check", snap, findings), out, False)
     text = out.getvalue() + snap.dumps()

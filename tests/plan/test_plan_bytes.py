@@ -31,19 +31,48 @@ from pgdoctor.plan.model import (
 )
 
 SHAPES = {
-    "gpt2": shape_from_hf_config({"model_type": "gpt2", "n_embd": 64, "n_layer": 3, "n_head": 4,
-                                  "vocab_size": 97, "n_positions": 32}),
-    "llama-gqa": shape_from_hf_config({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 3,
-                                       "num_attention_heads": 4, "num_key_value_heads": 2,
-                                       "intermediate_size": 96, "vocab_size": 101}),
-    "qwen2-tied": shape_from_hf_config({"model_type": "qwen2", "hidden_size": 48, "num_hidden_layers": 3,
-                                        "num_attention_heads": 4, "num_key_value_heads": 2,
-                                        "intermediate_size": 80, "vocab_size": 64, "tie_word_embeddings": True}),
+    "gpt2": shape_from_hf_config(
+        {"model_type": "gpt2", "n_embd": 64, "n_layer": 3, "n_head": 4, "vocab_size": 97, "n_positions": 32}
+    ),
+    "llama-gqa": shape_from_hf_config(
+        {
+            "model_type": "llama",
+            "hidden_size": 64,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "intermediate_size": 96,
+            "vocab_size": 101,
+        }
+    ),
+    "qwen2-tied": shape_from_hf_config(
+        {
+            "model_type": "qwen2",
+            "hidden_size": 48,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "intermediate_size": 80,
+            "vocab_size": 64,
+            "tie_word_embeddings": True,
+        }
+    ),
 }
-RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("fp16-mixed", "adam"), ("bf16-autocast", "adamw"),
-           ("fp32", "sgd-momentum"), ("fp32", "sgd")]
+RECIPES = [
+    ("fp32", "adam"),
+    ("bf16-mixed", "adamw"),
+    ("fp16-mixed", "adam"),
+    ("bf16-autocast", "adamw"),
+    ("fp32", "sgd-momentum"),
+    ("fp32", "sgd"),
+]
 # fp16-mixed and plain SGD differ from these only in dtype or in having no state: the MLP tests cover them.
-TRANSFORMER_RECIPES = [("fp32", "adam"), ("bf16-mixed", "adamw"), ("bf16-autocast", "adamw"), ("fp32", "sgd-momentum")]
+TRANSFORMER_RECIPES = [
+    ("fp32", "adam"),
+    ("bf16-mixed", "adamw"),
+    ("bf16-autocast", "adamw"),
+    ("fp32", "sgd-momentum"),
+]
 SEQ, BATCH = 8, 2
 
 
@@ -85,15 +114,23 @@ class Block(nn.Module):
         v = nn.Linear(h, shape.kv_heads * hd, bias=shape.qkv_bias)
         # Column-parallel: each rank keeps its heads of q, k and v, fused into one weight.
         self.qkv_w = nn.Parameter(torch.cat([_shard(m.weight.data, 0, rank, tp).data for m in (q, k, v)]))
-        self.qkv_b = (nn.Parameter(torch.cat([_shard(m.bias.data, 0, rank, tp).data for m in (q, k, v)]))
-                      if shape.qkv_bias else None)
+        self.qkv_b = (
+            nn.Parameter(torch.cat([_shard(m.bias.data, 0, rank, tp).data for m in (q, k, v)]))
+            if shape.qkv_bias
+            else None
+        )
         o = nn.Linear(shape.heads * hd, h, bias=shape.out_bias)
         self.o_w = _shard(o.weight.data, 1, rank, tp)  # row-parallel
         self.o_b = nn.Parameter(o.bias.data.clone()) if shape.out_bias else None  # replicated
-        ups = [nn.Linear(h, shape.ffn_hidden, bias=shape.mlp_bias) for _ in range(2 if shape.gated_mlp else 1)]
+        ups = [
+            nn.Linear(h, shape.ffn_hidden, bias=shape.mlp_bias) for _ in range(2 if shape.gated_mlp else 1)
+        ]
         self.up_w = nn.Parameter(torch.cat([_shard(u.weight.data, 0, rank, tp).data for u in ups]))
-        self.up_b = (nn.Parameter(torch.cat([_shard(u.bias.data, 0, rank, tp).data for u in ups]))
-                     if shape.mlp_bias else None)
+        self.up_b = (
+            nn.Parameter(torch.cat([_shard(u.bias.data, 0, rank, tp).data for u in ups]))
+            if shape.mlp_bias
+            else None
+        )
         down = nn.Linear(shape.ffn_hidden, h, bias=shape.mlp_bias)
         self.down_w = _shard(down.weight.data, 1, rank, tp)
         self.down_b = nn.Parameter(down.bias.data.clone()) if shape.mlp_bias else None
@@ -127,8 +164,12 @@ class Stage(nn.Module):
         self.shape, self.first, self.last, self.pp = shape, stage == 0, stage == pp - 1, pp
         vocab_full = nn.Embedding(shape.vocab, shape.hidden)
         if self.first:
-            self.embed = nn.Embedding.from_pretrained(_shard(vocab_full.weight.data, 0, rank, tp).data, freeze=False)
-            self.pos = nn.Embedding(shape.learned_positions, shape.hidden) if shape.learned_positions else None
+            self.embed = nn.Embedding.from_pretrained(
+                _shard(vocab_full.weight.data, 0, rank, tp).data, freeze=False
+            )
+            self.pos = (
+                nn.Embedding(shape.learned_positions, shape.hidden) if shape.learned_positions else None
+            )
         n_layers = len(range(shape.layers)[stage::pp])  # how many layers this stage gets
         self.layers = nn.ModuleList(Block(shape, tp, rank) for _ in range(n_layers))
         if self.last:
@@ -163,8 +204,12 @@ def _nbytes(ts: Any) -> int:
 
 def train_step_and_count(model: nn.Module, make_input: Any, precision: str, optimizer: str) -> StateBytes:
     """One real step (twice, so lazily created state exists), then torch's allocations."""
-    dtype = {"fp32": torch.float32, "bf16-mixed": torch.bfloat16, "fp16-mixed": torch.float16,
-             "bf16-autocast": torch.float32}[precision]
+    dtype = {
+        "fp32": torch.float32,
+        "bf16-mixed": torch.bfloat16,
+        "fp16-mixed": torch.float16,
+        "bf16-autocast": torch.float32,
+    }[precision]
     model = model.to(dtype)
     params = list(model.parameters())
     master: Optional[list[torch.Tensor]] = None
@@ -198,14 +243,23 @@ def _predicted(tensors: list[tuple[str, int]], precision: str, optimizer: str) -
     return state_bytes(sum(n for _, n in tensors), len(tensors), PRECISIONS[precision], OPTIMIZERS[optimizer])
 
 
-LAYOUTS = [(1, 0, 1, 0), (2, 0, 1, 0), (2, 1, 1, 0), (1, 0, 2, 0), (1, 0, 2, 1), (2, 1, 2, 0), (2, 0, 2, 1),
-           (1, 0, 3, 1)]
+LAYOUTS = [
+    (1, 0, 1, 0),
+    (2, 0, 1, 0),
+    (2, 1, 1, 0),
+    (1, 0, 2, 0),
+    (1, 0, 2, 1),
+    (2, 1, 2, 0),
+    (2, 0, 2, 1),
+    (1, 0, 3, 1),
+]
 
 
 @pytest.mark.parametrize("shape_name", sorted(SHAPES))
 @pytest.mark.parametrize("tp, rank, pp, stage", LAYOUTS)
-def test_transformer_shards_and_stages_match_torch_to_the_byte(shape_name: str, tp: int, rank: int, pp: int,
-                                                               stage: int) -> None:
+def test_transformer_shards_and_stages_match_torch_to_the_byte(
+    shape_name: str, tp: int, rank: int, pp: int, stage: int
+) -> None:
     shape = SHAPES[shape_name]
     torch.manual_seed(0)
     for precision, optimizer in TRANSFORMER_RECIPES:
@@ -220,8 +274,15 @@ def test_transformer_shards_and_stages_match_torch_to_the_byte(shape_name: str, 
         predicted = _predicted(rank_tensors(shape, tp, pp, stage), precision, optimizer)
         assert predicted == actual, f"{shape_name} tp={tp}/{rank} pp={pp}/{stage} {precision} {optimizer}"
         # The planner's per-stage memory uses the same states.
-        mem = stage_memory(MemoryInput(shape, PRECISIONS[precision], OPTIMIZERS[optimizer], SEQ, BATCH),
-                           tp, pp, 1, 0, stage, 1)
+        mem = stage_memory(
+            MemoryInput(shape, PRECISIONS[precision], OPTIMIZERS[optimizer], SEQ, BATCH),
+            tp,
+            pp,
+            1,
+            0,
+            stage,
+            1,
+        )
         assert mem.states == actual
 
 
@@ -232,6 +293,7 @@ def test_a_planned_model_of_the_issue_is_the_real_parameter_count() -> None:
 
 
 # --- the lab's kinds of model: MLP replicas (DDP), MLP pipeline stages, Megatron MLP blocks ---
+
 
 def _mlp(width: int, layers: int) -> nn.Module:
     mods: list[nn.Module] = []
@@ -266,14 +328,16 @@ def test_megatron_mlp_shards_match_torch_to_the_byte(precision: str, optimizer: 
     for tp in (1, 2, 4):
         for rank in range(tp):
             model = nn.Sequential(*[TpMlpBlock(width, ffn, tp, rank) for _ in range(blocks)])
-            actual = train_step_and_count(model, lambda d: torch.randn(4, width, dtype=d), precision, optimizer)
+            actual = train_step_and_count(
+                model, lambda d: torch.randn(4, width, dtype=d), precision, optimizer
+            )
             shard = math.ceil(ffn / tp)
             assert _predicted(tp_mlp_tensors(width, shard, blocks), precision, optimizer) == actual
 
 
 # --- the lab's own models (pgdoctor.lab), built by the lab's code ---------------------------
 
-LAB_COUNTS = r'''
+LAB_COUNTS = r"""
 import inspect, json, os, sys, tempfile
 import torch, torch.distributed as dist
 from pgdoctor.lab import ddp, pp, tp
@@ -333,7 +397,7 @@ print(json.dumps(out), flush=True)
 # ("terminate called without an active exception"); the counts are out, so leave at once.
 import os
 os._exit(0)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -344,8 +408,9 @@ def test_lab_models_match_torch_to_the_byte(tmp_path: Any) -> None:
 
     from pgdoctor.plan.memory import ddp_bucket_bytes
 
-    proc = subprocess.run([sys.executable, "-c", LAB_COUNTS, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", LAB_COUNTS, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = json.loads(proc.stdout.strip().splitlines()[-1])
     assert {r["strategy"] for r in rows} == {"ddp", "pp", "tp"}
@@ -354,11 +419,17 @@ def test_lab_models_match_torch_to_the_byte(tmp_path: Any) -> None:
             tensors = tp_mlp_tensors(r["width"], r["shard"], r["blocks"])
         else:
             tensors = linear_stack_tensors(r["width"], r["layers"])
-        opt = {"adam": "adam", "adamw": "adamw"}.get(r["optimizer"]) or ("sgd-momentum" if r["momentum"] else "sgd")
+        opt = {"adam": "adam", "adamw": "adamw"}.get(r["optimizer"]) or (
+            "sgd-momentum" if r["momentum"] else "sgd"
+        )
         predicted = _predicted(tensors, "fp32", opt)
         where = f"lab {r['strategy']} fault={r['fault']} rank={r['rank']}"
-        assert (predicted.params, predicted.grads, predicted.master, predicted.optimizer) == \
-            (r["params"], r["grads"], 0, r["optimizer_bytes"]), where
+        assert (predicted.params, predicted.grads, predicted.master, predicted.optimizer) == (
+            r["params"],
+            r["grads"],
+            0,
+            r["optimizer_bytes"],
+        ), where
         assert _predicted(tensors, "fp32", "adam").optimizer == r["adam_bytes"], where
         if r["strategy"] == "ddp":
             numel = sum(n for _, n in tensors)
@@ -366,6 +437,7 @@ def test_lab_models_match_torch_to_the_byte(tmp_path: Any) -> None:
 
 
 # --- activations: Korthikanti's formula against what autograd actually saves ---------------
+
 
 class Gpt2Layer(nn.Module):
     """The layer Korthikanti et al. count: LayerNorm, attention with dropout, 4h GeLU MLP, dropout."""
@@ -408,7 +480,9 @@ def _saved_for_backward(layer: Gpt2Layer, x: torch.Tensor, eager: bool) -> int:
 
 
 @pytest.mark.parametrize("s, b, h, a", [(256, 2, 256, 4), (512, 1, 512, 8), (128, 4, 384, 6)])
-def test_activation_formula_is_within_15_percent_of_what_autograd_saves(s: int, b: int, h: int, a: int) -> None:
+def test_activation_formula_is_within_15_percent_of_what_autograd_saves(
+    s: int, b: int, h: int, a: int
+) -> None:
     from pgdoctor.plan.memory import activation_bytes_per_layer
 
     torch.manual_seed(0)
@@ -417,8 +491,9 @@ def test_activation_formula_is_within_15_percent_of_what_autograd_saves(s: int, 
         x = torch.randn(b, s, h, dtype=dtype, requires_grad=True)
         for eager in (True, False):
             saved = _saved_for_backward(layer, x, eager)
-            predicted = activation_bytes_per_layer(s, b, h, a, 1, "none", flash_attention=not eager,
-                                                   act_scale=scale)
+            predicted = activation_bytes_per_layer(
+                s, b, h, a, 1, "none", flash_attention=not eager, act_scale=scale
+            )
             assert predicted == pytest.approx(saved, rel=0.15), (dtype, eager, saved, predicted)
 
 
@@ -449,12 +524,16 @@ class LlamaLayer(nn.Module):
         self.n1, self.n2 = nn.Parameter(torch.ones(h)), nn.Parameter(torch.ones(h))
         self.qkv = nn.Linear(h, s.qkv_out, bias=False)
         self.o = nn.Linear(s.heads * s.head_dim, h, bias=False)
-        self.up, self.down = nn.Linear(h, 2 * s.ffn_hidden, bias=False), nn.Linear(s.ffn_hidden, h, bias=False)
+        self.up, self.down = (
+            nn.Linear(h, 2 * s.ffn_hidden, bias=False),
+            nn.Linear(s.ffn_hidden, h, bias=False),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         s, (b, t, _) = self.s, x.shape
         q, k, v = self.qkv(FusedRMSNorm.apply(x, self.n1)).split(
-            [s.heads * s.head_dim, s.kv_heads * s.head_dim, s.kv_heads * s.head_dim], -1)
+            [s.heads * s.head_dim, s.kv_heads * s.head_dim, s.kv_heads * s.head_dim], -1
+        )
         q, k, v = (z.view(b, t, -1, s.head_dim).transpose(1, 2) for z in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
         x = x + self.o(y.transpose(1, 2).reshape(b, t, -1))
@@ -463,13 +542,22 @@ class LlamaLayer(nn.Module):
 
 
 @pytest.mark.parametrize("hidden, heads, kv, ffn", [(256, 4, 4, 688), (512, 8, 2, 1376)])
-def test_activation_count_of_a_llama_layer_matches_what_autograd_saves(hidden: int, heads: int, kv: int,
-                                                                       ffn: int) -> None:
+def test_activation_count_of_a_llama_layer_matches_what_autograd_saves(
+    hidden: int, heads: int, kv: int, ffn: int
+) -> None:
     from pgdoctor.plan.memory import activation_bytes_per_layer, activation_coeff
 
-    shape = shape_from_hf_config({"model_type": "llama", "hidden_size": hidden, "num_hidden_layers": 1,
-                                  "num_attention_heads": heads, "num_key_value_heads": kv,
-                                  "intermediate_size": ffn, "vocab_size": 64})
+    shape = shape_from_hf_config(
+        {
+            "model_type": "llama",
+            "hidden_size": hidden,
+            "num_hidden_layers": 1,
+            "num_attention_heads": heads,
+            "num_key_value_heads": kv,
+            "intermediate_size": ffn,
+            "vocab_size": 64,
+        }
+    )
     layer = LlamaLayer(shape).to(torch.bfloat16)
     x = torch.randn(2, 256, hidden, dtype=torch.bfloat16, requires_grad=True)
     weights = {p.untyped_storage().data_ptr() for p in layer.parameters()}
@@ -495,7 +583,7 @@ def test_gpt2_shape_recounts_to_korthikantis_34_and_5() -> None:
 
 # --- ZeRO-3 as PyTorch FSDP runs it: 2 real gloo ranks, one FSDP unit per layer ------------
 
-FSDP_COUNTS = r'''
+FSDP_COUNTS = r"""
 import json, sys, warnings
 warnings.filterwarnings("ignore")
 import torch, torch.distributed as dist
@@ -527,7 +615,7 @@ print(json.dumps(out), flush=True)
 # ("terminate called without an active exception"); the counts are out, so leave at once.
 import os
 os._exit(0)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -541,8 +629,17 @@ def test_zero3_states_match_pytorch_fsdp_full_shard_to_the_byte(no_leftover_chil
     from tests.helpers.paths import ROOT
 
     port = free_port()
-    envs = [dict(os.environ, PYTHONPATH=str(ROOT), RANK=str(r), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-            for r in range(2)]
+    envs = [
+        dict(
+            os.environ,
+            PYTHONPATH=str(ROOT),
+            RANK=str(r),
+            WORLD_SIZE="2",
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+        )
+        for r in range(2)
+    ]
     argv = [sys.executable, "-c", FSDP_COUNTS]
     outcomes = run_children([argv, argv], envs, WaitPolicy(180, grace_s=10))
     for o in outcomes:
@@ -552,6 +649,17 @@ def test_zero3_states_match_pytorch_fsdp_full_shard_to_the_byte(no_leftover_chil
     for r in rows:
         shape = SHAPES[r["shape"]]
         tensors = rank_tensors(shape, 1, 1, 0)
-        predicted = state_bytes(sum(n for _, n in tensors), len(tensors), PRECISIONS["fp32"], OPTIMIZERS["adam"],
-                                zero=3, dp=r["world"], units=shard_units(shape, 1, 1, 0))
-        assert (predicted.params, predicted.grads, predicted.optimizer) == (r["params"], r["grads"], r["optimizer"]), r
+        predicted = state_bytes(
+            sum(n for _, n in tensors),
+            len(tensors),
+            PRECISIONS["fp32"],
+            OPTIMIZERS["adam"],
+            zero=3,
+            dp=r["world"],
+            units=shard_units(shape, 1, 1, 0),
+        )
+        assert (predicted.params, predicted.grads, predicted.optimizer) == (
+            r["params"],
+            r["grads"],
+            r["optimizer"],
+        ), r

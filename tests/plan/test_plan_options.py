@@ -18,9 +18,18 @@ from pgdoctor.plan.run import largest, run_plan
 # Flags about the output, not the plan.
 OUTPUT_FLAGS = {"top", "as_json", "fail_on", "exit_zero"}
 # Flags whose field has another name or lives in ModelSource, or is read from a file first.
-RENAMED = {"params": "model", "model_path": "model", "layers": "model", "hidden": "model", "heads": "model",
-           "vocab": "model", "kv_heads": "model", "no_flash_attention": "flash_attention",
-           "no_sequence_parallel": "sequence_parallel", "from_path": "measured_path"}
+RENAMED = {
+    "params": "model",
+    "model_path": "model",
+    "layers": "model",
+    "hidden": "model",
+    "heads": "model",
+    "vocab": "model",
+    "kv_heads": "model",
+    "no_flash_attention": "flash_attention",
+    "no_sequence_parallel": "sequence_parallel",
+    "from_path": "measured_path",
+}
 
 
 def _documented_fields(cls: type) -> set[str]:
@@ -28,8 +37,12 @@ def _documented_fields(cls: type) -> set[str]:
     body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__).body
     out = set()
     for node, after in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
-                isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+        ):
             out.add(node.target.id)
     return out
 
@@ -57,9 +70,11 @@ def test_the_library_gives_what_the_command_prints() -> None:
 
 
 def test_bad_options_are_plan_errors() -> None:
-    for opts in (PlanOptions(model=ModelSource(params="7B")),  # no memory and no preset
-                 PlanOptions(model=ModelSource(params="7B", config_path="c.json"), gpu_memory="80GiB"),
-                 PlanOptions(model=ModelSource(params="7B"), gpu_memory="80GiB", trainable="2%", lora_rank=8)):
+    for opts in (
+        PlanOptions(model=ModelSource(params="7B")),  # no memory and no preset
+        PlanOptions(model=ModelSource(params="7B", config_path="c.json"), gpu_memory="80GiB"),
+        PlanOptions(model=ModelSource(params="7B"), gpu_memory="80GiB", trainable="2%", lora_rank=8),
+    ):
         try:
             run_plan(opts)
         except PlanError as exc:

@@ -29,7 +29,11 @@ def test_every_code_has_a_complete_playbook(code: str) -> None:
     # The registry (register_code) is the one source of a code's metadata; the front matter repeats it for
     # readers of the Markdown and must say the same, title included.
     assert (pb.meta["slug"], pb.meta["title"], pb.meta["severity"], pb.meta["category"]) == (
-        c.slug, c.title, c.severity.value, c.category)
+        c.slug,
+        c.title,
+        c.severity.value,
+        c.category,
+    )
     missing = [s for s in SECTIONS if not pb.sections.get(s)]
     assert not missing, f"{pb.filename} lacks sections {missing}"
     assert "pgdoctor" in pb.sections["Verify"], "Verify must name the pgdoctor command that comes back clean"
@@ -43,7 +47,9 @@ def test_every_playbook_names_a_registered_code() -> None:
 
 @pytest.mark.parametrize("code", sorted(CODES))
 def test_every_code_has_bad_and_good_fixtures(code: str) -> None:
-    names = {p.name.split(".")[0] for p in (CODE_DIR / code).glob("*")} if (CODE_DIR / code).is_dir() else set()
+    names = (
+        {p.name.split(".")[0] for p in (CODE_DIR / code).glob("*")} if (CODE_DIR / code).is_dir() else set()
+    )
     assert {"bad", "good"} <= names, f"tests/fixtures/codes/{code}/ needs a bad.* and a good.* fixture"
 
 
@@ -89,7 +95,9 @@ def test_scaling_fixture_fires_on_bad_and_not_on_good(code: str) -> None:
 
     def found(name: str) -> set[str]:
         doc = json.loads((CODE_DIR / code / f"{name}.scaling.json").read_text())
-        rows = analyse([Row(**{**r, "exposed_s": 0.0}) for r in doc["rows"]], doc["grad_bytes"], doc["strong"])
+        rows = analyse(
+            [Row(**{**r, "exposed_s": 0.0}) for r in doc["rows"]], doc["grad_bytes"], doc["strong"]
+        )
         return {f.code for f in findings(rows)}
 
     assert code in found("bad")

@@ -29,14 +29,19 @@ def _playbook(code: str) -> Playbook:
 
 
 def _explain(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", "explain", *argv], capture_output=True,
-                          timeout=60, env={**ENV, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "explain", *argv],
+        capture_output=True,
+        timeout=60,
+        env={**ENV, **(env or {})},
+    )
 
 
 def _explain_on_a_terminal(*argv: str, env: dict[str, str] | None = None) -> str:
     """Run explain with stdout on a pseudo-terminal, so isatty() is true as in a real shell."""
-    rc, raw, err = terminal_output(["explain", *argv], {**ENV, "TERM": "xterm-256color", "COLUMNS": "100",
-                                                        **(env or {})}, timeout=60)
+    rc, raw, err = terminal_output(
+        ["explain", *argv], {**ENV, "TERM": "xterm-256color", "COLUMNS": "100", **(env or {})}, timeout=60
+    )
     assert rc == 0, err
     # The tty turns each \n into \r\n on the way out.
     return raw.decode("utf-8").replace("\r\n", "\n")

@@ -24,8 +24,16 @@ from pgdoctor.probes.collectives.launch import CollRun, run_collectives
 pytestmark = pytest.mark.slow
 load_all()
 
-SMALL = SweepSpec(ops=ALL_OPS, min_bytes=8, max_bytes=16 << 10, factor=16, iters=3, warmup=1, op_timeout_s=15.0,
-                  init_timeout_s=60.0)
+SMALL = SweepSpec(
+    ops=ALL_OPS,
+    min_bytes=8,
+    max_bytes=16 << 10,
+    factor=16,
+    iters=3,
+    warmup=1,
+    op_timeout_s=15.0,
+    init_timeout_s=60.0,
+)
 
 
 def _env(fault: str = "") -> dict[str, str]:
@@ -37,8 +45,13 @@ def _env(fault: str = "") -> dict[str, str]:
 
 
 def _findings(run: CollRun) -> list:
-    snap = Snapshot("h", 0.0, "0", "standard",
-                    (ProbeResult("collectives", "collectives", Status.PASSED, "", 1.0, tuple(run.to_measurements())),))
+    snap = Snapshot(
+        "h",
+        0.0,
+        "0",
+        "standard",
+        (ProbeResult("collectives", "collectives", Status.PASSED, "", 1.0, tuple(run.to_measurements())),),
+    )
     return list(build_report("check", snap, Config(), Selection(only=("collectives",))).findings)
 
 
@@ -63,8 +76,15 @@ def test_clean_sweep_is_correct_everywhere_with_per_rank_times(clean: CollRun) -
 
 
 def test_corrupted_rank_gets_the_data_corruption_finding(no_leftover_children: None) -> None:
-    spec = SweepSpec(ops=("all_reduce", "reduce_scatter"), min_bytes=64, max_bytes=4096, factor=8, iters=2,
-                     warmup=0, init_timeout_s=60.0)
+    spec = SweepSpec(
+        ops=("all_reduce", "reduce_scatter"),
+        min_bytes=64,
+        max_bytes=4096,
+        factor=8,
+        iters=2,
+        warmup=0,
+        init_timeout_s=60.0,
+    )
     run = run_collectives(spec, _env("corrupt:1:reduce_scatter"), 2)
     col101 = [f for f in _findings(run) if f.code == "COL101"]
     assert len(col101) == 1
@@ -74,8 +94,16 @@ def test_corrupted_rank_gets_the_data_corruption_finding(no_leftover_children: N
 
 
 def test_rank_that_never_enters_is_named_within_the_timeout(no_leftover_children: None) -> None:
-    spec = SweepSpec(ops=("all_reduce", "all_gather"), min_bytes=8, max_bytes=64, factor=8, iters=2, warmup=0,
-                     op_timeout_s=2.0, init_timeout_s=60.0)
+    spec = SweepSpec(
+        ops=("all_reduce", "all_gather"),
+        min_bytes=8,
+        max_bytes=64,
+        factor=8,
+        iters=2,
+        warmup=0,
+        op_timeout_s=2.0,
+        init_timeout_s=60.0,
+    )
     start = time.monotonic()
     run = run_collectives(spec, _env("hang:1:all_gather"), 2, deadline_s=60.0)
     elapsed = time.monotonic() - start
@@ -96,8 +124,16 @@ def test_rank_that_dies_is_named(no_leftover_children: None) -> None:
 def test_a_sigkilled_rank_is_the_root_cause_not_its_waiting_peers(no_leftover_children: None) -> None:
     """The OOM killer's SIGKILL mid-sweep: the dead rank is named with the signal; the peers are
     the ones that waited (no hang of their own, no timeout that nobody set)."""
-    spec = SweepSpec(ops=("all_reduce",), min_bytes=8, max_bytes=1024, factor=8, iters=1, warmup=0, op_timeout_s=20.0,
-                     init_timeout_s=20.0)
+    spec = SweepSpec(
+        ops=("all_reduce",),
+        min_bytes=8,
+        max_bytes=1024,
+        factor=8,
+        iters=1,
+        warmup=0,
+        op_timeout_s=20.0,
+        init_timeout_s=20.0,
+    )
     run = run_collectives(spec, _env("kill:1:all_reduce"), 3, deadline_s=60.0)
     found = _findings(run)
     assert not [f for f in found if f.code == "COL105"], [f.message for f in found]
@@ -111,8 +147,16 @@ def test_a_stopped_rank_is_named_and_the_stall_bound_ends_the_run(no_leftover_ch
     run, far below the whole sweep's backstop, and the stopped rank is the one named."""
     from pgdoctor.probes.collectives.launch import backstop_s, stall_s
 
-    spec = SweepSpec(ops=("all_reduce", "all_gather"), min_bytes=8, max_bytes=1 << 20, factor=2, iters=1, warmup=0,
-                     op_timeout_s=1.0, init_timeout_s=30.0)
+    spec = SweepSpec(
+        ops=("all_reduce", "all_gather"),
+        min_bytes=8,
+        max_bytes=1 << 20,
+        factor=2,
+        iters=1,
+        warmup=0,
+        op_timeout_s=1.0,
+        init_timeout_s=30.0,
+    )
     assert stall_s(spec, first=False) < backstop_s(spec, 2) / 10
     start = time.monotonic()
     run = run_collectives(spec, _env("stop:0:all_gather"), 2)
@@ -127,8 +171,26 @@ def test_a_stopped_rank_is_named_and_the_stall_bound_ends_the_run(no_leftover_ch
 def test_bench_init_is_bounded_by_timeout_for_spawned_ranks(no_leftover_children: None) -> None:
     """A rank that never joins the rendezvous is named within --init-timeout (it once waited 60 s
     whatever the options said)."""
-    out = _pgdoctor(["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--json", "--max-bytes", "8",
-                     "--ops", "all_reduce", "--timeout", "1.5", "--init-timeout", "4"], _env("hang:1:init"))
+    out = _pgdoctor(
+        [
+            "bench",
+            "collectives",
+            "--backend",
+            "gloo",
+            "--nproc",
+            "2",
+            "--json",
+            "--max-bytes",
+            "8",
+            "--ops",
+            "all_reduce",
+            "--timeout",
+            "1.5",
+            "--init-timeout",
+            "4",
+        ],
+        _env("hang:1:init"),
+    )
     assert out.returncode == 1, out.stderr[-2000:]
     (f,) = [f for f in json.loads(out.stdout)["findings"] if f["code"] == "COL105"]
     assert f["facts"]["phase"] == "init" and f["facts"]["ranks"] == [1] and f["facts"]["timeout_s"] == 4.0
@@ -143,17 +205,40 @@ def test_probe_runs_only_when_asked_on_a_host_without_gpus() -> None:
     assert exc.value.reason is Reason.NOT_REQUESTED
 
 
-def _pgdoctor(args: list[str], env: dict[str, str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+def _pgdoctor(
+    args: list[str], env: dict[str, str], timeout: float = 120.0
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_bench_cli_json_and_usage_errors(no_leftover_children: None) -> None:
-    out = _pgdoctor(["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--json", "--max-bytes", "4K",
-                     "--iters", "2", "--ops", "all_reduce,all_to_all"], _env())
+    out = _pgdoctor(
+        [
+            "bench",
+            "collectives",
+            "--backend",
+            "gloo",
+            "--nproc",
+            "2",
+            "--json",
+            "--max-bytes",
+            "4K",
+            "--iters",
+            "2",
+            "--ops",
+            "all_reduce,all_to_all",
+        ],
+        _env(),
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
-    rows = [m["value"] for m in report["measurements"] if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]]
+    rows = [
+        m["value"]
+        for m in report["measurements"]
+        if isinstance(m["value"], dict) and "busbw_gbps" in m["value"]
+    ]
     assert {r["op"] for r in rows} == {"all_reduce", "all_to_all"} and all(r["correct"] for r in rows)
     assert report["meta"]["world_size"] == 2 and report["findings"] == []
     bad = _pgdoctor(["bench", "collectives", "--backend", "gloo"], _env())
@@ -164,12 +249,35 @@ def test_bench_cli_json_and_usage_errors(no_leftover_children: None) -> None:
 
 def test_bench_console_prints_each_view_once_and_ends_with_the_summary(no_leftover_children: None) -> None:
     ops = ("all_reduce", "broadcast")
-    out = _pgdoctor(["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--min-bytes", "64",
-                     "--max-bytes", "4K", "--iters", "3", "--warmup", "0", "--ops", ",".join(ops)], _env())
+    out = _pgdoctor(
+        [
+            "bench",
+            "collectives",
+            "--backend",
+            "gloo",
+            "--nproc",
+            "2",
+            "--min-bytes",
+            "64",
+            "--max-bytes",
+            "4K",
+            "--iters",
+            "3",
+            "--warmup",
+            "0",
+            "--ops",
+            ",".join(ops),
+        ],
+        _env(),
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     lines = [line.rstrip() for line in out.stdout.splitlines()]
-    heads = ["size = bytes of the full buffer", "summary (every element of every rank's result checked)",
-             *(f"{op} (2 ranks)" for op in ops), *(f"busbw vs size: {op} " for op in ops)]
+    heads = [
+        "size = bytes of the full buffer",
+        "summary (every element of every rank's result checked)",
+        *(f"{op} (2 ranks)" for op in ops),
+        *(f"busbw vs size: {op} " for op in ops),
+    ]
     for head in heads:
         assert sum(line.lstrip().startswith(head) for line in lines) == 1, (head, out.stdout)
 
@@ -178,13 +286,24 @@ def test_bench_console_prints_each_view_once_and_ends_with_the_summary(no_leftov
         return next(i for i, line in enumerate([*lines[first:], ""]) if not line)
 
     start = next(i for i, line in enumerate(lines) if line.startswith("summary ("))
-    tail = [line for line in lines[start + 1:] if line]
-    assert tail[0].split() == ["op", "peak", "busbw", "GB/s", "at", "size", "latency", "us", "over", "sizes",
-                               "correct"]
+    tail = [line for line in lines[start + 1 :] if line]
+    assert tail[0].split() == [
+        "op",
+        "peak",
+        "busbw",
+        "GB/s",
+        "at",
+        "size",
+        "latency",
+        "us",
+        "over",
+        "sizes",
+        "correct",
+    ]
     for op, line in zip(ops, tail[1:3]):
         name, peak, _, unit, lat, *rest = line.split()  # the peak's size is a value and a unit
         assert name == op and float(peak) > 0 and unit in ("B", "KiB") and float(lat) > 0, line
-        verdict = rest[rest.index("ok"):]  # after the small-message sizes the latency was taken over
+        verdict = rest[rest.index("ok") :]  # after the small-message sizes the latency was taken over
         assert " ".join(verdict) == f"ok ({table_rows(op)} sizes)", line
     # after the summary only the report: the area's status line, its findings (indented), the count
     assert tail[3].endswith("Collective bandwidth, latency and correctness"), tail
@@ -198,16 +317,39 @@ def test_check_runs_the_short_sweep_with_nproc(no_leftover_children: None) -> No
     report = json.loads(out.stdout)
     (probe,) = [r for r in report["results"] if r["kind"] == "probe" and r["name"] == "collectives"]
     assert probe["status"] == "passed", probe
-    quick = _pgdoctor(["check", "--only", "collectives", "--nproc", "2", "--level", "quick", "--json"], _env())
+    quick = _pgdoctor(
+        ["check", "--only", "collectives", "--nproc", "2", "--level", "quick", "--json"], _env()
+    )
     assert not [r for r in json.loads(quick.stdout)["results"] if r["kind"] == "probe"]
 
 
 def test_under_torchrun_each_rank_runs_in_process_and_rank0_reports(no_leftover_children: None) -> None:
     from pgdoctor.probes.processes import free_port
 
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
-           "--master-port", str(free_port()), "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo",
-           "--json", "--max-bytes", "1K", "--iters", "2", "--ops", "all_reduce"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+        "-m",
+        "pgdoctor",
+        "bench",
+        "collectives",
+        "--backend",
+        "gloo",
+        "--json",
+        "--max-bytes",
+        "1K",
+        "--iters",
+        "2",
+        "--ops",
+        "all_reduce",
+    ]
     env = _env()
     env["GLOO_SOCKET_IFNAME"] = "lo"
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180, start_new_session=True)
@@ -223,13 +365,39 @@ def test_under_srun_master_addr_comes_from_the_node_list(no_leftover_children: N
     port = free_port()
     envs = []
     for r in range(2):
-        env = {k: v for k, v in _env().items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
-        env.update({"SLURM_PROCID": str(r), "SLURM_NTASKS": "2", "SLURM_LOCALID": str(r), "SLURM_NTASKS_PER_NODE": "2",
-                    "SLURM_JOB_NODELIST": "localhost", "SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "0",
-                    "MASTER_PORT": str(port), "GLOO_SOCKET_IFNAME": "lo"})
+        env = {
+            k: v for k, v in _env().items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+        }
+        env.update(
+            {
+                "SLURM_PROCID": str(r),
+                "SLURM_NTASKS": "2",
+                "SLURM_LOCALID": str(r),
+                "SLURM_NTASKS_PER_NODE": "2",
+                "SLURM_JOB_NODELIST": "localhost",
+                "SLURM_JOB_ID": "4242",
+                "SLURM_STEP_ID": "0",
+                "MASTER_PORT": str(port),
+                "GLOO_SOCKET_IFNAME": "lo",
+            }
+        )
         envs.append(env)
-    argv = [sys.executable, "-m", "pgdoctor", "bench", "collectives", "--backend", "gloo", "--json", "--max-bytes", "64",
-            "--iters", "2", "--ops", "all_reduce"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pgdoctor",
+        "bench",
+        "collectives",
+        "--backend",
+        "gloo",
+        "--json",
+        "--max-bytes",
+        "64",
+        "--iters",
+        "2",
+        "--ops",
+        "all_reduce",
+    ]
     outs = run_children([argv, argv], envs, 120)
     assert all(o.ok for o in outs), [o.stderr[-1000:] for o in outs]
     report = json.loads(outs[0].stdout)

@@ -17,8 +17,12 @@ def _previous() -> list[Measurement]:
         Measurement("gpu.own_pids", [100]),
         Measurement("gpu.uuid", "GPU-aaa", scope=Scope(gpu_index=0, gpu_uuid="GPU-aaa")),
         Measurement("gpu.uuid", "GPU-bbb", scope=Scope(gpu_index=1, gpu_uuid="GPU-bbb")),
-        Measurement("gpu.processes", [{"pid": 100, "name": "pgdoctor", "used_bytes": 1}], scope=Scope(gpu_index=0)),
-        Measurement("gpu.processes", [{"pid": 7, "name": "python", "used_bytes": 1 << 30}], scope=Scope(gpu_index=1)),
+        Measurement(
+            "gpu.processes", [{"pid": 100, "name": "pgdoctor", "used_bytes": 1}], scope=Scope(gpu_index=0)
+        ),
+        Measurement(
+            "gpu.processes", [{"pid": 7, "name": "python", "used_bytes": 1 << 30}], scope=Scope(gpu_index=1)
+        ),
     ]
 
 

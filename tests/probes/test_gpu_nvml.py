@@ -49,8 +49,12 @@ CLASS_CASES = [
 def fake_pynvml(**behaviour: Any) -> types.SimpleNamespace:
     """A module double for LiveBackend: the real pynvml error classes, scripted functions."""
     handles = {i: f"handle{i}" for i in range(4)}
-    ns = types.SimpleNamespace(NVMLError=pynvml.NVMLError, nvmlInit=lambda: None, nvmlShutdown=lambda: None,
-                               nvmlDeviceGetHandleByIndex=lambda i: handles[i])
+    ns = types.SimpleNamespace(
+        NVMLError=pynvml.NVMLError,
+        nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: handles[i],
+    )
     for name, fn in behaviour.items():
         setattr(ns, name, fn)
     return ns
@@ -59,6 +63,7 @@ def fake_pynvml(**behaviour: Any) -> types.SimpleNamespace:
 def raising(code: int) -> Any:
     def fn(*args: Any) -> Any:
         raise pynvml.NVMLError(code)
+
     return fn
 
 
@@ -77,8 +82,14 @@ def test_every_nvml_error_class_maps_to_its_reason(code: int, cls: str, reason: 
 
 
 def test_reason_table_covers_the_six_named_classes() -> None:
-    assert set(ERROR_REASONS) == {"NotSupported", "NoPermission", "GpuIsLost", "LibraryNotFound",
-                                  "DriverNotLoaded", "FunctionNotFound"}
+    assert set(ERROR_REASONS) == {
+        "NotSupported",
+        "NoPermission",
+        "GpuIsLost",
+        "LibraryNotFound",
+        "DriverNotLoaded",
+        "FunctionNotFound",
+    }
     for name in ERROR_REASONS:
         assert hasattr(pynvml, f"NVMLError_{name}"), name
 
@@ -118,12 +129,14 @@ def test_live_backend_converts_structs_to_plain_values_and_maps_device_args() ->
     seen: list[tuple[Any, ...]] = []
     mem = types.SimpleNamespace(total=100, free=60, used=40)
     proc = types.SimpleNamespace(pid=7, usedGpuMemory=None)
-    live = LiveBackend(fake_pynvml(
-        nvmlDeviceGetMemoryInfo=lambda h: mem,
-        nvmlDeviceGetComputeRunningProcesses=lambda h: [proc],
-        nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=b"00000000:3B:00.0"),
-        nvmlDeviceGetP2PStatus=lambda a, b, idx: seen.append((a, b, idx)) or 0,
-    ))
+    live = LiveBackend(
+        fake_pynvml(
+            nvmlDeviceGetMemoryInfo=lambda h: mem,
+            nvmlDeviceGetComputeRunningProcesses=lambda h: [proc],
+            nvmlDeviceGetPciInfo=lambda h: types.SimpleNamespace(busId=b"00000000:3B:00.0"),
+            nvmlDeviceGetP2PStatus=lambda a, b, idx: seen.append((a, b, idx)) or 0,
+        )
+    )
     live.init()
     assert live.call("nvmlDeviceGetMemoryInfo", 1) == {"total": 100, "free": 60, "used": 40}
     assert live.call("nvmlDeviceGetComputeRunningProcesses", 1) == [{"pid": 7, "usedGpuMemory": None}]
@@ -151,8 +164,15 @@ def test_replay_is_strict() -> None:
         replay.call("nvmlDeviceGetTemprature", 0, 0)  # a typo fails loudly, unlike a MagicMock
 
 
-@pytest.mark.parametrize("error,reason", [("NotSupported", Reason.NOT_SUPPORTED), ("NoPermission", Reason.NO_PERMISSION),
-                                          ("GpuIsLost", Reason.GPU_LOST), ("Unknown", Reason.ERROR)])
+@pytest.mark.parametrize(
+    "error,reason",
+    [
+        ("NotSupported", Reason.NOT_SUPPORTED),
+        ("NoPermission", Reason.NO_PERMISSION),
+        ("GpuIsLost", Reason.GPU_LOST),
+        ("Unknown", Reason.ERROR),
+    ],
+)
 def test_replay_injects_an_error_into_one_call(error: str, reason: Reason) -> None:
     replay = ReplayBackend({"nvmlDeviceGetTemperature(0,0)": 40, "nvmlDeviceGetTemperature(1,0)": 41})
     replay.inject("nvmlDeviceGetTemperature", 0, 0, error=error)
@@ -192,14 +212,18 @@ def test_probe_reads_every_field_of_eight_gpus(node8: dict[str, Any]) -> None:
     assert g3["gpu.name"].scope.gpu_uuid == g3["gpu.uuid"].value
     assert g3["gpu.pci_bus_id"].value == "00000000:5D:00.0"
     assert g3["gpu.power.limit_w"].value == 700.0 and g3["gpu.power.limit_w"].unit == "W"
-    assert g3["gpu.memory.free_bytes"].value + g3["gpu.memory.used_bytes"].value == g3["gpu.memory.total_bytes"].value
+    assert (
+        g3["gpu.memory.free_bytes"].value + g3["gpu.memory.used_bytes"].value
+        == g3["gpu.memory.total_bytes"].value
+    )
     assert g3["gpu.throttle.gpu_idle"].value is True and g3["gpu.throttle.hw_slowdown"].value is False
     assert g3["gpu.nvlink.count"].value == 18
     assert g3["gpu.cpu_affinity"].value == "0-55,112-167"
     assert g3["gpu.numa_node"].value == 0 and g3["gpu.lost"].value is False
     # H100 has no page retirement (row remapping replaced it): unavailable, not 0.
     assert g3["gpu.retired_pages.dbe"].value == Unavailable(
-        Reason.NOT_SUPPORTED, "nvmlDeviceGetRetiredPages: NotSupported")
+        Reason.NOT_SUPPORTED, "nvmlDeviceGetRetiredPages: NotSupported"
+    )
     assert ms[("gpu.nvlink.errors.crc_flit", 3, "17")].value == 0
     topo = ms[("gpu.topology", None, None)].value
     assert len(topo) == 28
@@ -279,7 +303,10 @@ def test_helpers() -> None:
 
 def test_committed_nvml_recordings_and_code_fixtures_are_current() -> None:
     """The fixtures are generated: regenerate with `python -m tests.helpers.make_nvml_fixtures`."""
-    for name, gpus in (("h100_sxm_8gpu.json", fixtures.h100_sxm_node(8)), ("h100_pcie_2gpu.json", fixtures.h100_pcie_pair())):
+    for name, gpus in (
+        ("h100_sxm_8gpu.json", fixtures.h100_sxm_node(8)),
+        ("h100_pcie_2gpu.json", fixtures.h100_pcie_pair()),
+    ):
         committed = json.loads((NVML_DIR / name).read_text())
         assert committed["calls"] == fixtures.calls_for(gpus), name
     from tests.helpers import gpu_codes
@@ -288,8 +315,10 @@ def test_committed_nvml_recordings_and_code_fixtures_are_current() -> None:
 
 
 def test_pgdoctor_help_does_not_import_pynvml_or_torch() -> None:
-    code = ("import sys, pgdoctor.probes as p; p.load_all(); import pgdoctor.checks as c; c.load_all(); "
-            "print('pynvml' in sys.modules, 'torch' in sys.modules)")
+    code = (
+        "import sys, pgdoctor.probes as p; p.load_all(); import pgdoctor.checks as c; c.load_all(); "
+        "print('pynvml' in sys.modules, 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
 
@@ -309,7 +338,9 @@ def test_pci_probe_counts_gpus_not_switches_or_passthrough(tmp_path: Path) -> No
     from pgdoctor.probes.gpu.pci import gpu_pci
 
     _pci_device(tmp_path, "0000:18:00.0", "0x10de", "0x030200", "nvidia")
-    _pci_device(tmp_path, "0000:2a:00.0", "0x10de", "0x030200", None)  # driver failed to bind: still a GPU here
+    _pci_device(
+        tmp_path, "0000:2a:00.0", "0x10de", "0x030200", None
+    )  # driver failed to bind: still a GPU here
     _pci_device(tmp_path, "0000:3a:00.0", "0x10de", "0x030200", "vfio-pci")  # given to a VM
     _pci_device(tmp_path, "0000:05:00.0", "0x10de", "0x068000", None)  # NVSwitch
     _pci_device(tmp_path, "0000:00:00.0", "0x8086", "0x060000", None)

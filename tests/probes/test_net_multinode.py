@@ -19,11 +19,26 @@ from pgdoctor.probes.processes import free_port, run_children
 BASE = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "PYTHONPATH") if k in os.environ}
 
 
-def launch(ranks: list[int], world: int, args: list[str], timeout_s: float, port: int,
-           extra: dict[int, dict[str, str]] | None = None) -> list:
+def launch(
+    ranks: list[int],
+    world: int,
+    args: list[str],
+    timeout_s: float,
+    port: int,
+    extra: dict[int, dict[str, str]] | None = None,
+) -> list:
     argv = [sys.executable, "-m", "pgdoctor", "check", "--only", "net", *args]
-    envs = [{**BASE, "RANK": str(r), "WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-             **(extra or {}).get(r, {})} for r in ranks]
+    envs = [
+        {
+            **BASE,
+            "RANK": str(r),
+            "WORLD_SIZE": str(world),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+            **(extra or {}).get(r, {}),
+        }
+        for r in ranks
+    ]
     return run_children([argv] * len(ranks), envs, timeout_s)
 
 
@@ -36,8 +51,14 @@ def test_schedule() -> None:
 @pytest.mark.slow
 def test_four_ranks_all_pairs_merged_on_rank_zero(no_leftover_children: None) -> None:
     port = free_port()
-    outs = launch([0, 1, 2, 3], 4, ["--json", "--all-pairs", "--timeout", "60"], 90, port,
-                  extra={2: {"NCCL_ALGO": "Tree", "PGDOCTOR_TEST_TORCH_VERSION": "1.99.0+fake"}})
+    outs = launch(
+        [0, 1, 2, 3],
+        4,
+        ["--json", "--all-pairs", "--timeout", "60"],
+        90,
+        port,
+        extra={2: {"NCCL_ALGO": "Tree", "PGDOCTOR_TEST_TORCH_VERSION": "1.99.0+fake"}},
+    )
     assert not any(o.timed_out for o in outs), [o.stderr[-500:] for o in outs]
     report = json.loads(outs[0].stdout)  # exactly one JSON object on rank 0's stdout
     assert all(o.stdout == "" for o in outs[1:])
@@ -46,7 +67,9 @@ def test_four_ranks_all_pairs_merged_on_rank_zero(no_leftover_children: None) ->
     assert report["meta"]["multinode"]["arrived"] == [0, 1, 2, 3]
     bw = next(m["value"] for m in report["measurements"] if m["key"] == "cluster.bandwidth")
     assert bw["schedule"] == "all-pairs" and len(bw["pairs"]) == 12
-    assert {(p["src"], p["dst"]) for p in bw["pairs"]} == {(a, b) for a in range(4) for b in range(4) if a != b}
+    assert {(p["src"], p["dst"]) for p in bw["pairs"]} == {
+        (a, b) for a in range(4) for b in range(4) if a != b
+    }
     assert all(p["gbytes_per_s"] > 0 for p in bw["pairs"])
     by_code = {f["code"]: f for f in report["findings"]}
     assert by_code["NET111"]["scope"]["rank"] == 2 and "1.99.0+fake" in by_code["NET111"]["message"]
@@ -63,12 +86,14 @@ def _listeners(port: int) -> list[str]:
             cols = line.split()
             addr, p = cols[1].split(":")
             if int(p, 16) == port and cols[3] == "0A":
-                out.append(".".join(str(int(addr[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+                out.append(".".join(str(int(addr[i : i + 2], 16)) for i in (6, 4, 2, 0)))
     return out
 
 
 @pytest.mark.slow
-def test_missing_rank_is_reported_within_timeout_and_rank0_binds_master_addr(no_leftover_children: None) -> None:
+def test_missing_rank_is_reported_within_timeout_and_rank0_binds_master_addr(
+    no_leftover_children: None,
+) -> None:
     port = free_port()
     seen: list[str] = []
 
@@ -103,8 +128,11 @@ def test_rank_without_rank0_gives_up_within_timeout(no_leftover_children: None) 
 
 
 def test_incomplete_launch_env_is_a_usage_error() -> None:
-    res = CliRunner().invoke(cli, ["check", "--only", "net"], env={"RANK": "0", "WORLD_SIZE": "2",
-                                                                   "MASTER_ADDR": None, "MASTER_PORT": None})
+    res = CliRunner().invoke(
+        cli,
+        ["check", "--only", "net"],
+        env={"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": None, "MASTER_PORT": None},
+    )
     assert res.exit_code == 2
     assert "needs MASTER_ADDR, MASTER_PORT" in res.output
     assert "Traceback" not in res.output
@@ -114,10 +142,27 @@ def test_pairs_from_rank_posts_keep_upper_bounds_and_gaps() -> None:
     from pgdoctor.engine.multinode import _bandwidth_summary, _pairs
 
     nodes = [{"rank": r, "host": f"h{r}"} for r in range(3)]
-    bw = {"schedule": "neighbours", "shifts": [1], "bytes": 1 << 20, "ranks": {
-        0: {"got": [None, None, 0.5], "upper_bound": [], "round_bytes": [1 << 20], "error": None, "seconds": 1.0},
-        1: {"got": [0.001, None, None], "upper_bound": [0], "round_bytes": [1 << 20], "error": "Timed out", "seconds": 2.0},
-    }}
+    bw = {
+        "schedule": "neighbours",
+        "shifts": [1],
+        "bytes": 1 << 20,
+        "ranks": {
+            0: {
+                "got": [None, None, 0.5],
+                "upper_bound": [],
+                "round_bytes": [1 << 20],
+                "error": None,
+                "seconds": 1.0,
+            },
+            1: {
+                "got": [0.001, None, None],
+                "upper_bound": [0],
+                "round_bytes": [1 << 20],
+                "error": "Timed out",
+                "seconds": 2.0,
+            },
+        },
+    }
     pairs = _pairs(bw, nodes)
     assert pairs == [
         {"src": 0, "dst": 1, "src_host": "h0", "dst_host": "h1", "gbytes_per_s": 0.001, "upper_bound": True},

@@ -18,8 +18,11 @@ import pytest
 from tests.helpers.netns import NetnsLab, remove_stale, run_pgdoctor_check, unavailable_reason
 
 REASON = unavailable_reason()
-pytestmark = [pytest.mark.netns, pytest.mark.slow,
-              pytest.mark.skipif(REASON is not None, reason=f"network namespaces unavailable: {REASON}")]
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.slow,
+    pytest.mark.skipif(REASON is not None, reason=f"network namespaces unavailable: {REASON}"),
+]
 ROOT = Path(__file__).resolve().parents[2]
 FAST_MBIT, SLOW_MBIT = 400, 40
 
@@ -50,7 +53,9 @@ def test_every_rank_finished_and_only_rank0_printed(run: Any) -> None:
     assert not any(o.timed_out for o in outs), [o.stderr[-400:] for o in outs]
     assert outs[0].stdout.strip().startswith("{") and report(run)["schema_version"] == 1
     assert all(o.stdout == "" for o in outs[1:])
-    assert len({o.returncode for o in outs}) == 1 and outs[0].returncode == 1  # NET115 and NET111 are failures
+    assert (
+        len({o.returncode for o in outs}) == 1 and outs[0].returncode == 1
+    )  # NET115 and NET111 are failures
     assert run["seconds"] < 60
 
 
@@ -137,9 +142,13 @@ with NetnsLab(2) as lab:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_cleanup_on_interrupt_and_terminate(sig: int) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         prefix = proc.stdout.readline().strip()

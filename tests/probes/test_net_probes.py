@@ -30,8 +30,17 @@ def test_ib_ports_state_rate_layer_and_counters() -> None:
     ports = values(ib(ctx("two_numa_bad")))["net.ib.ports"]
     assert sorted(ports) == ["mlx5_0:1", "mlx5_1:1", "mlx5_2:1"]
     p0 = ports["mlx5_0:1"]
-    assert (p0["state"], p0["state_num"], p0["phys_state"], p0["link_layer"]) == ("ACTIVE", 4, "LinkUp", "InfiniBand")
-    assert p0["rate_gbps"] == 400.0 and p0["counters"]["symbol_error"] == 12 and p0["counters"]["link_downed"] == 3
+    assert (p0["state"], p0["state_num"], p0["phys_state"], p0["link_layer"]) == (
+        "ACTIVE",
+        4,
+        "LinkUp",
+        "InfiniBand",
+    )
+    assert (
+        p0["rate_gbps"] == 400.0
+        and p0["counters"]["symbol_error"] == 12
+        and p0["counters"]["link_downed"] == 3
+    )
     assert ports["mlx5_1:1"]["state"] == "DOWN" and ports["mlx5_1:1"]["phys_state"] == "Disabled"
     assert ports["mlx5_2:1"]["rate_gbps"] == 100.0
 
@@ -141,8 +150,18 @@ def test_topo_command_prints_matrix_from_snapshot() -> None:
     res = CliRunner().invoke(cli, ["topo", "--from", str(FIXTURES / "codes" / "NET106" / "bad.json")])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    assert lines[0].split() == ["GPU0", "GPU1", "mlx5_0", "mlx5_1", "mlx5_2", "eth0", "CPU", "Affinity", "NUMA",
-                                "Affinity"]
+    assert lines[0].split() == [
+        "GPU0",
+        "GPU1",
+        "mlx5_0",
+        "mlx5_1",
+        "mlx5_2",
+        "eth0",
+        "CPU",
+        "Affinity",
+        "NUMA",
+        "Affinity",
+    ]
     # A snapshot from before the CPU Affinity column says N/A there rather than guessing.
     assert lines[2].split() == ["GPU1", "SYS", "X", "SYS", "SYS", "SYS", "SYS", "N/A", "1"]
     assert "SYS = across NUMA nodes" in res.output
@@ -158,7 +177,9 @@ def test_nvml_pairs_override_gpu_cells() -> None:
     nv = with_nvml(m, pairs)
     assert nv["cells"][0][1] == nv["cells"][1][0] == "NV"
     assert m["cells"][0][1] == "SYS"  # the sysfs matrix itself is not modified
-    no_link = with_nvml(m, [{"a": 0, "b": 1, "ancestor": "node", "p2p_read": "ok", "p2p_nvlink": "not_supported"}])
+    no_link = with_nvml(
+        m, [{"a": 0, "b": 1, "ancestor": "node", "p2p_read": "ok", "p2p_nvlink": "not_supported"}]
+    )
     assert no_link["cells"][0][1] == "NODE"
     assert with_nvml(m, {"unavailable": "library_not_found", "detail": ""}) is m
 
@@ -180,7 +201,9 @@ def test_topo_affinity_columns_from_sysfs_without_nvml() -> None:
     from pgdoctor.probes.gpu.nvml import ReplayBackend
 
     text = _topo_output("two_numa_good", ReplayBackend({}, init_error="DriverNotLoaded"))
-    rows = {line.split()[0]: line.split() for line in text.splitlines()[1:] if line.strip() and " = " not in line}
+    rows = {
+        line.split()[0]: line.split() for line in text.splitlines()[1:] if line.strip() and " = " not in line
+    }
     assert rows["GPU0"][-2:] == ["0-31,64-95", "0"]
     assert rows["GPU1"][-2:] == ["32-63,96-127", "1"]
     assert rows["mlx5_1"][-2:] == ["32-63,96-127", "1"]  # NICs carry theirs too, for GPU-NIC pairing
@@ -194,7 +217,9 @@ def test_topo_affinity_columns_take_nvml_where_it_answers() -> None:
     calls = json.loads((FIXTURES / "nvml" / "h100_pcie_2gpu.json").read_text())["calls"]
     calls = {**calls, "nvmlDeviceGetCpuAffinity(1,16)": {"nvml_error": "NotSupported"}}
     text = _topo_output("two_numa_good", ReplayBackend(calls))
-    rows = {line.split()[0]: line.split() for line in text.splitlines()[1:] if line.strip() and " = " not in line}
+    rows = {
+        line.split()[0]: line.split() for line in text.splitlines()[1:] if line.strip() and " = " not in line
+    }
     assert rows["GPU0"][-2:] == ["0-31", "0"]  # NVML's mask, not the node's local_cpulist
     assert rows["GPU1"][-2:] == ["32-63,96-127", "1"]  # NVML did not answer: sysfs
     assert rows["GPU0"][2] == "NV"  # the NVLink bridge, from NVML

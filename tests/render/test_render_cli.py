@@ -21,8 +21,13 @@ ENV = {**BASE_ENV, "NCCL_SOCKET_IFNAME": "nosuchif"}
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--level", "quick", *argv],
-                          capture_output=True, text=True, timeout=120, env=ENV)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "check", "--level", "quick", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
 
 
 def looks_right(fmt: str, text: str) -> None:
@@ -67,8 +72,13 @@ def test_unknown_format_is_a_usage_error() -> None:
 @pytest.mark.parametrize("fmt", ["junit", "prometheus", "html"])
 def test_a_report_without_snapshot_renders(fmt: str) -> None:
     """diagnose and repro reports have findings and meta but no snapshot, checks or probes."""
-    report = Report("repro", None, (gpu_finding(),), meta={"host": "node-b"},
-                    extra={"trace_events": trace(), "ranks": [{"rank": 0}]})
+    report = Report(
+        "repro",
+        None,
+        (gpu_finding(),),
+        meta={"host": "node-b"},
+        extra={"trace_events": trace(), "ranks": [{"rank": 0}]},
+    )
     buf = io.StringIO()
     get_renderer(fmt)(report, buf, False)
     text = buf.getvalue()
@@ -83,10 +93,33 @@ def test_junit_follows_fail_on_warn(tmp_path: Path) -> None:
     cfg.write_text("[host]\nmin_open_files = 1000000000\n")
     out = tmp_path / "r.xml"
     for fail_on, rc, failed in (("fail", 0, False), ("warn", 1, True)):
-        proc = subprocess.run([sys.executable, "-m", "pgdoctor", "check", "--level", "quick", "--only", "host",
-                               "--config", str(cfg), "--fail-on", fail_on, "--format", "junit", "-o", str(out)],
-                              capture_output=True, text=True, timeout=120, env=BASE_ENV)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pgdoctor",
+                "check",
+                "--level",
+                "quick",
+                "--only",
+                "host",
+                "--config",
+                str(cfg),
+                "--fail-on",
+                fail_on,
+                "--format",
+                "junit",
+                "-o",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=BASE_ENV,
+        )
         assert proc.returncode == rc, proc.stderr
-        case = next(c for c in ET.parse(out).getroot().iter("testcase") if c.get("name") == "host.host_limits")
+        case = next(
+            c for c in ET.parse(out).getroot().iter("testcase") if c.get("name") == "host.host_limits"
+        )
         assert (case.find("failure") is not None) is failed
         assert "ENV503" in ET.tostring(case, encoding="unicode")

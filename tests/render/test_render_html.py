@@ -31,7 +31,9 @@ def render(report: Report) -> str:
 class Tags(HTMLParser):
     """Start tags with their attributes, and whether every non-void tag was closed."""
 
-    VOID = frozenset({"meta", "br", "circle", "line", "rect", "polyline", "path", "hr", "img", "input", "link"})
+    VOID = frozenset(
+        {"meta", "br", "circle", "line", "rect", "polyline", "path", "hr", "img", "input", "link"}
+    )
 
     def __init__(self) -> None:
         super().__init__()
@@ -49,7 +51,9 @@ class Tags(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in self.VOID:
             return
-        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        assert self.stack and self.stack[-1] == tag, (
+            f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        )
         self.stack.pop()
 
 
@@ -80,8 +84,12 @@ def test_self_contained_nothing_loaded_from_outside(page: str) -> None:
         assert not attrs.get("href", "#").split("#")[0], f"<{tag} href={attrs['href']}> leaves the page"
         assert not any(k.startswith("on") for k in attrs), f"event handler on <{tag}>"
     assert "url(" not in page and "@import" not in page
-    assert any(t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
-               and "default-src 'none'" in a.get("content", "") for t, a in tags.tags)
+    assert any(
+        t == "meta"
+        and a.get("http-equiv") == "Content-Security-Policy"
+        and "default-src 'none'" in a.get("content", "")
+        for t, a in tags.tags
+    )
 
 
 def test_findings_with_their_playbooks(rich: Report, page: str) -> None:
@@ -137,11 +145,22 @@ def test_timeline_one_track_per_rank(page: str) -> None:
 
 
 def test_everything_from_the_report_is_escaped(rich: Report) -> None:
-    evil = Finding("ENV401", "socket-ifname-no-match", Severity.FAIL, "nccl_network", "t",
-                   '<script>alert("m")</script>', "knobs", Scope(nic="<b>"),
-                   (Evidence("<img src=x onerror=alert(1)>"),), {"k": "</pre><script>"})
+    evil = Finding(
+        "ENV401",
+        "socket-ifname-no-match",
+        Severity.FAIL,
+        "nccl_network",
+        "t",
+        '<script>alert("m")</script>',
+        "knobs",
+        Scope(nic="<b>"),
+        (Evidence("<img src=x onerror=alert(1)>"),),
+        {"k": "</pre><script>"},
+    )
     rep = dataclasses.replace(rich, findings=(evil,))
-    rep = with_measurements(rep, "x", "gpu", [Measurement("gpu.name", "<i>gpu</i>", scope=Scope(gpu_index=0))])
+    rep = with_measurements(
+        rep, "x", "gpu", [Measurement("gpu.name", "<i>gpu</i>", scope=Scope(gpu_index=0))]
+    )
     page = render(rep)
     parse(page)
     assert "<script" not in page and "<img" not in page and "<i>gpu" not in page
@@ -185,7 +204,10 @@ def test_trace_events_accepts_a_whole_trace_drops_bad_events_and_caps() -> None:
     events, names = trace_events({"trace_events": {"traceEvents": raw}})
     assert [e["name"] for e in events] == ["step"] and names == {3: "rank 3 (node b)"}
     assert trace_events({"trace_events": "nonsense"}) == ([], {})
-    many = [{"name": "s", "ph": "X", "ts": float(i), "dur": 0.5, "pid": i % 2} for i in range(MAX_TIMELINE_EVENTS + 7)]
+    many = [
+        {"name": "s", "ph": "X", "ts": float(i), "dur": 0.5, "pid": i % 2}
+        for i in range(MAX_TIMELINE_EVENTS + 7)
+    ]
     page = render(dataclasses.replace(live_report(), extra={"trace_events": many}))
     section = page.split('<section id="timeline">', 1)[1].split("</section>", 1)[0]
     assert f"the first {MAX_TIMELINE_EVENTS} of {MAX_TIMELINE_EVENTS + 7} ranges" in section
@@ -199,8 +221,15 @@ def test_a_real_gloo_sweep_is_plotted(no_leftover_children: None) -> None:
     from pgdoctor.knowledge.collectives import SweepSpec
     from pgdoctor.probes.collectives.launch import run_collectives
 
-    spec = SweepSpec(ops=("all_reduce", "broadcast"), min_bytes=8, max_bytes=1 << 16, factor=16, iters=2, warmup=1,
-                     memcpy_probe=False)
+    spec = SweepSpec(
+        ops=("all_reduce", "broadcast"),
+        min_bytes=8,
+        max_bytes=1 << 16,
+        factor=16,
+        iters=2,
+        warmup=1,
+        memcpy_probe=False,
+    )
     run = run_collectives(spec, dict(os.environ), 2, 90.0)
     assert not run.problems, run.problems
     measurements = run.to_measurements()
@@ -238,21 +267,29 @@ def test_a_diagnosis_page_reads_like_the_console_root_cause_cascade_job_wide(tmp
     from pgdoctor.diagnose.api import diagnose_paths
     from pgdoctor.render.html import render as render_html
 
-    (tmp_path / "rank_0.log").write_text("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
-                                         "unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n")
-    (tmp_path / "rank_1.log").write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n"
-                                         "NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, GPU has fallen off "
-                                         "the bus.\n")
+    (tmp_path / "rank_0.log").write_text(
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+        "unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    (tmp_path / "rank_1.log").write_text(
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, GPU has fallen off "
+        "the bus.\n"
+    )
     out = io.StringIO()
     render_html(diagnose_paths([str(tmp_path)]), out)
     page = out.getvalue()
-    root, cascade, jobwide = page.index('id="root-cause"'), page.index('id="cascade"'), page.index('id="jobwide"')
+    root, cascade, jobwide = (
+        page.index('id="root-cause"'),
+        page.index('id="cascade"'),
+        page.index('id="jobwide"'),
+    )
     assert root < cascade < jobwide
     assert page.index('data-code="RUN243"') < cascade < page.index('data-code="RUN244"') < jobwide
     assert "Cascade (2): consequences of <code>RUN243</code>" in page
     assert '<details class="playbook" open><summary>Playbook: <code>pgdoctor explain RUN243' in page
     assert '<details class="playbook"><summary>Playbook: <code>pgdoctor explain RUN244' in page
     assert "root_cause" not in page and "cascade_of" not in page
-    nav = page[page.index("<nav>"):page.index("</nav>")]
+    nav = page[page.index("<nav>") : page.index("</nav>")]
     assert all(f'href="#{sid}"' in nav for sid in ("summary", "root-cause", "cascade", "jobwide"))
     assert 'id="results"' not in page  # no empty Checks and probes table

@@ -26,19 +26,34 @@ from tests.helpers.render_reports import collective_measurements, gpu_finding, r
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="chromium is not installed (scripts/test-setup.sh installs it when run as root)")
+    BROWSER is None, reason="chromium is not installed (scripts/test-setup.sh installs it when run as root)"
+)
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+]
 
 
 def chromium(*args: str, timeout: float = 60.0) -> str:
     """Runs chromium with a throw-away profile; kills its whole process group on timeout."""
     assert BROWSER is not None
     profile = tempfile.mkdtemp(prefix="pgdoctor-chromium-")
-    proc = subprocess.Popen([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -65,8 +80,8 @@ def png_pixels(path: Path) -> tuple[int, int, set[tuple[int, int, int]]]:
     pos, idat, width = 8, b"", 0
     height = bpp = 0
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
             assert depth == 8 and ctype in (2, 6) and interlace == 0, (depth, ctype, interlace)
@@ -80,7 +95,7 @@ def png_pixels(path: Path) -> tuple[int, int, set[tuple[int, int, int]]]:
     colours: set[tuple[int, int, int]] = set()
     for y in range(height):
         ftype = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b = prev[i]
@@ -114,7 +129,9 @@ def rich_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     return report, path
 
 
-def test_findings_and_plot_are_in_the_rendered_dom(rich_page: tuple[Report, Path], no_leftover_children: None) -> None:
+def test_findings_and_plot_are_in_the_rendered_dom(
+    rich_page: tuple[Report, Path], no_leftover_children: None
+) -> None:
     report, path = rich_page
     dom = chromium("--dump-dom", path.as_uri())
     assert "<body>" in dom and "</html>" in dom
@@ -130,8 +147,22 @@ def test_finding_and_plot_are_drawn_in_a_screenshot(tmp_path: Path, no_leftover_
     # A short page (one finding without a playbook, the sweep) keeps the pure-Python PNG decoding
     # to a few seconds, and the series colours can come from nothing but the plot.
     finding = dataclasses.replace(gpu_finding(), code="TST901", slug="test-only")
-    snap = Snapshot("node-a", 1.8e9, "0", "standard", (ProbeResult(
-        "collectives", "collectives", Status.PASSED, "", 1.0, tuple(collective_measurements(sweep_rows()))),))
+    snap = Snapshot(
+        "node-a",
+        1.8e9,
+        "0",
+        "standard",
+        (
+            ProbeResult(
+                "collectives",
+                "collectives",
+                Status.PASSED,
+                "",
+                1.0,
+                tuple(collective_measurements(sweep_rows())),
+            ),
+        ),
+    )
     page = tmp_path / "plot.html"
     write_html(Report("check", snap, (finding,)), page)
     shot = tmp_path / "shot.png"
@@ -140,7 +171,7 @@ def test_finding_and_plot_are_drawn_in_a_screenshot(tmp_path: Path, no_leftover_
     assert (width, height) == (820, 1000)
 
     def rgb(hex_colour: str) -> tuple[int, int, int]:
-        return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
+        return tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
 
     assert rgb(PALETTE[0]) in colours and rgb(PALETTE[1]) in colours, "the plot's two series are not drawn"
     assert rgb("#c62828") in colours, "the fail badge of the finding is not drawn"

@@ -67,8 +67,11 @@ def test_info_findings_do_not_fail_the_case_but_are_reported(report: Report) -> 
 
 def test_fail_on_warn_in_meta_turns_warnings_into_failures(report: Report) -> None:
     warn = dataclasses.replace(gpu_finding(), severity=Severity.WARN, code="ENV404")
-    rep = dataclasses.replace(report, findings=(warn,), checks=(
-        CheckResult("knobs.nccl_knobs", "knobs", Status.FAILED, codes=("ENV404",)),))
+    rep = dataclasses.replace(
+        report,
+        findings=(warn,),
+        checks=(CheckResult("knobs.nccl_knobs", "knobs", Status.FAILED, codes=("ENV404",)),),
+    )
     assert cases(render(rep))["knobs.nccl_knobs"].find("failure") is None
     rep = dataclasses.replace(rep, meta={**rep.meta, "fail_on": "warn"})
     failure = cases(render(rep))["knobs.nccl_knobs"].find("failure")
@@ -85,13 +88,21 @@ def test_unavailable_check_is_skipped_with_its_reason(report: Report) -> None:
 
 def test_crashed_check_and_crashed_probe_are_errors(report: Report) -> None:
     assert report.snapshot is not None
-    crashed = CheckResult("host.boom", "host", Status.CRASHED, "ZeroDivisionError: division by zero", 0.001, ())
+    crashed = CheckResult(
+        "host.boom", "host", Status.CRASHED, "ZeroDivisionError: division by zero", 0.001, ()
+    )
     probe = ProbeResult("test_raise", "host", Status.CRASHED, "RuntimeError: probe exploded")
     snap = dataclasses.replace(report.snapshot, probes=(*report.snapshot.probes, probe))
     # as the engine reports them (runner.incomplete_reasons): the probe that makes the run incomplete
-    reasons = ("probe test_raise crashed: RuntimeError: probe exploded", "check host.boom crashed: ZeroDivisionError")
-    root = render(dataclasses.replace(report, snapshot=snap, checks=(*report.checks, crashed),
-                                      incomplete_reasons=reasons))
+    reasons = (
+        "probe test_raise crashed: RuntimeError: probe exploded",
+        "check host.boom crashed: ZeroDivisionError",
+    )
+    root = render(
+        dataclasses.replace(
+            report, snapshot=snap, checks=(*report.checks, crashed), incomplete_reasons=reasons
+        )
+    )
     err = cases(root)["host.boom"].find("error")
     assert err is not None and "ZeroDivisionError" in err.get("message", "")
     perr = cases(root)["probe:test_raise"].find("error")

@@ -19,8 +19,10 @@ parser = pytest.importorskip("prometheus_client.parser", reason="prometheus-clie
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 LABEL_VALUE = r'"(?:[^"\\\n]|\\\\|\\"|\\n)*"'
-SAMPLE = re.compile(rf"^({NAME})\{{((?:[a-zA-Z_][a-zA-Z0-9_]*={LABEL_VALUE})(?:,[a-zA-Z_][a-zA-Z0-9_]*={LABEL_VALUE})*)\}}"
-                    r" (-?[0-9][0-9.e+-]*)$")
+SAMPLE = re.compile(
+    rf"^({NAME})\{{((?:[a-zA-Z_][a-zA-Z0-9_]*={LABEL_VALUE})(?:,[a-zA-Z_][a-zA-Z0-9_]*={LABEL_VALUE})*)\}}"
+    r" (-?[0-9][0-9.e+-]*)$"
+)
 
 
 def render(report: Report) -> str:
@@ -98,8 +100,10 @@ def test_findings_counts_and_timestamp(report: Report) -> None:
 def test_gpu_measurements_are_labelled_by_gpu(report: Report) -> None:
     got = samples(render(report))
     temps = {lab["gpu"]: (lab["gpu_uuid"], v) for n, lab, v in got if n == "pgdoctor_gpu_temp_c"}
-    assert temps == {"0": ("GPU-5f1e0000-7c3a-4e21-9d55-a00000000000", 31.0),
-                     "1": ("GPU-5f1e0000-7c3a-4e21-9d55-a00000000001", 38.0)}
+    assert temps == {
+        "0": ("GPU-5f1e0000-7c3a-4e21-9d55-a00000000000", 31.0),
+        "1": ("GPU-5f1e0000-7c3a-4e21-9d55-a00000000001", 38.0),
+    }
     ecc = {lab["gpu"]: v for n, lab, v in got if n == "pgdoctor_gpu_ecc_volatile_uncorrected"}
     assert ecc == {"0": 0.0, "1": 2.0}
     # Strings (names, uuids) and booleans are not samples.
@@ -110,11 +114,15 @@ def test_gpu_measurements_are_labelled_by_gpu(report: Report) -> None:
 def test_only_finite_numbers_and_no_duplicate_series(report: Report) -> None:
     s = Scope(gpu_index=0)
     odd = [
-        Measurement("gpu.power.draw_w", Unavailable(Reason.NOT_SUPPORTED, "no power sensor"), scope=Scope(gpu_index=5)),
+        Measurement(
+            "gpu.power.draw_w", Unavailable(Reason.NOT_SUPPORTED, "no power sensor"), scope=Scope(gpu_index=5)
+        ),
         Measurement("gpu.clocks.sm_mhz", float("nan"), scope=s),
         Measurement("gpu.clocks.mem_mhz", float("inf"), scope=s),
         # The same series a second time (same key, same labels): the first wins.
-        Measurement("gpu.temp_c", 99, scope=Scope(gpu_index=0, gpu_uuid="GPU-5f1e0000-7c3a-4e21-9d55-a00000000000")),
+        Measurement(
+            "gpu.temp_c", 99, scope=Scope(gpu_index=0, gpu_uuid="GPU-5f1e0000-7c3a-4e21-9d55-a00000000000")
+        ),
         Measurement("gpu-temp.c", 1, scope=s),  # sanitises to a name another key owns: dropped
         Measurement("findings", 7),  # would collide with a fixed family
     ]
@@ -126,7 +134,8 @@ def test_only_finite_numbers_and_no_duplicate_series(report: Report) -> None:
     assert not any(n == "pgdoctor_gpu_power_draw_w" and lab["gpu"] == "5" for n, lab, _ in got)
     assert [v for n, lab, v in got if n == "pgdoctor_gpu_temp_c" and lab["gpu"] == "0"] == [31.0]
     assert [v for n, lab, v in got if n == "pgdoctor_findings"] != [] and 7.0 not in [
-        v for n, lab, v in got if n == "pgdoctor_findings"]
+        v for n, lab, v in got if n == "pgdoctor_findings"
+    ]
 
 
 def test_label_values_are_escaped(report: Report) -> None:

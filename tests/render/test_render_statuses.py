@@ -30,9 +30,21 @@ def report() -> Report:
 
 
 def test_every_format_gives_each_check_the_same_status(report: Report) -> None:
-    js = {r["name"]: r["status"] for r in json.loads(_text(report, "json"))["results"] if r.get("kind", "check") == "check"}
-    prom = dict(re.findall(r'pgdoctor_check_status\{[^}]*check="([^"]+)",status="([a-z]+)"\} 1', _text(report, "prometheus")))
-    html = dict(re.findall(r"<tr><td>check</td><td>([^<]+)</td><td>[^<]*</td><td>([a-z]+)</td>", _text(report, "html")))
+    js = {
+        r["name"]: r["status"]
+        for r in json.loads(_text(report, "json"))["results"]
+        if r.get("kind", "check") == "check"
+    }
+    prom = dict(
+        re.findall(
+            r'pgdoctor_check_status\{[^}]*check="([^"]+)",status="([a-z]+)"\} 1', _text(report, "prometheus")
+        )
+    )
+    html = dict(
+        re.findall(
+            r"<tr><td>check</td><td>([^<]+)</td><td>[^<]*</td><td>([a-z]+)</td>", _text(report, "html")
+        )
+    )
     junit = {c.get("name"): c for c in ET.fromstring(_text(report, "junit")).iter("testcase")}
     for c in report.checks:
         assert js[c.name] == prom[c.name] == html[c.name] == c.status.value, c.name

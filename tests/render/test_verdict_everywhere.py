@@ -51,17 +51,37 @@ def verdict_of(fmt: str, text: str) -> str:
 
 
 def _f(code: str, sev: str, **facts: Any) -> Finding:
-    return Finding(code, code.lower(), Severity(sev), "process_crash", f"title {code}", f"message {code}", "run",
-                   Scope(rank=0), (), facts)
+    return Finding(
+        code,
+        code.lower(),
+        Severity(sev),
+        "process_crash",
+        f"title {code}",
+        f"message {code}",
+        "run",
+        Scope(rank=0),
+        (),
+        facts,
+    )
 
 
 SHAPES = {
-    "failed with a cascade": Report("diagnose", None, (_f("RUN243", "fail", root_cause=True),
-                                                       _f("RUN244", "fail", cascade_of="RUN243"),
-                                                       _f("RUN194", "fail", cascade_of="RUN243"))),
+    "failed with a cascade": Report(
+        "diagnose",
+        None,
+        (
+            _f("RUN243", "fail", root_cause=True),
+            _f("RUN244", "fail", cascade_of="RUN243"),
+            _f("RUN194", "fail", cascade_of="RUN243"),
+        ),
+    ),
     "warn only (a straggler)": Report("diagnose", None, (_f("RUN405", "warn"),)),
-    "incomplete without findings": Report("bench collectives", None, (), incomplete_reasons=("interrupted after 3 of 9 sizes",)),
-    "repro fails on warn": Report("repro", None, (_f("RUN401", "warn", root_cause=True),), fail_on=Severity.WARN),
+    "incomplete without findings": Report(
+        "bench collectives", None, (), incomplete_reasons=("interrupted after 3 of 9 sizes",)
+    ),
+    "repro fails on warn": Report(
+        "repro", None, (_f("RUN401", "warn", root_cause=True),), fail_on=Severity.WARN
+    ),
     "clean": Report("check", None, ()),
     "fail_on from meta": Report("check", None, (_f("ENV301", "warn"),), meta={"fail_on": "warn"}),
 }
@@ -84,15 +104,19 @@ def test_a_cascade_is_one_failure_in_junit() -> None:
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def _xid_job(tmp: Path) -> Path:
     (tmp / "job").mkdir()
-    (tmp / "job" / "a_job.log").write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
-    (tmp / "job" / "dmesg.log").write_text("NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off "
-                                           "the bus.\n")
+    (tmp / "job" / "a_job.log").write_text(
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    (tmp / "job" / "dmesg.log").write_text(
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+    )
     return tmp / "job"
 
 
@@ -101,8 +125,14 @@ COMMANDS = {
     # no InfiniBand here: the ib probe is unavailable (not_present), an answer, not incomplete
     "check net": (["check", "--level", "quick", "--only", "net"], ["console", *sorted(FORMATS)]),
     "diagnose failed": (["diagnose", "{xid}"], ["console", *sorted(FORMATS)]),
-    "diagnose traces": (["diagnose", str(FIX / "traces" / "cpu_compute_rank2_4rank")], ["console", *sorted(FORMATS)]),
-    "diagnose clean": (["diagnose", str(FIX / "logs" / "decoys_clean_run.log")], ["console", *sorted(FORMATS)]),
+    "diagnose traces": (
+        ["diagnose", str(FIX / "traces" / "cpu_compute_rank2_4rank")],
+        ["console", *sorted(FORMATS)],
+    ),
+    "diagnose clean": (
+        ["diagnose", str(FIX / "logs" / "decoys_clean_run.log")],
+        ["console", *sorted(FORMATS)],
+    ),
     "plan": (["plan", "--params", "70B", "--gpu", "a100-40g", "--gpus-per-node", "1"], ["console", "json"]),
 }
 
@@ -113,7 +143,11 @@ def test_every_command_in_every_format_agrees_with_its_exit_code(name: str, tmp_
     args = [a.replace("{xid}", str(_xid_job(tmp_path))) if "{xid}" in a else a for a in args]
     seen = {}
     for fmt in formats:
-        extra = ["--json"] if fmt == "json" and name == "plan" else ([] if fmt == "console" else ["--format", fmt])
+        extra = (
+            ["--json"]
+            if fmt == "json" and name == "plan"
+            else ([] if fmt == "console" else ["--format", fmt])
+        )
         res = _cli(*args, *extra)
         assert res.returncode in EXIT.values(), (fmt, res.stderr[-2000:])
         seen[fmt] = (verdict_of(fmt, res.stdout), res.returncode)
@@ -128,8 +162,20 @@ def test_repro_imbalance_page_says_what_its_exit_code_says(tmp_path: Path) -> No
     from pgdoctor.cli.repro import run_and_diagnose
     from pgdoctor.lab.spec import LabSpec
 
-    spec = LabSpec(fault="imbalance", strategy="ddp", nproc=2, run_dir=str(tmp_path), trace_dir=str(tmp_path / "t"),
-                   factor=3.0, faulty_rank=-1, steps=0, device="cpu", schedule="1f1b", microbatches=4, pg_timeout_s=5.0)
+    spec = LabSpec(
+        fault="imbalance",
+        strategy="ddp",
+        nproc=2,
+        run_dir=str(tmp_path),
+        trace_dir=str(tmp_path / "t"),
+        factor=3.0,
+        faulty_rank=-1,
+        steps=0,
+        device="cpu",
+        schedule="1f1b",
+        microbatches=4,
+        pg_timeout_s=5.0,
+    )
     report = run_and_diagnose(spec, 120.0, with_events=True)
     code = exit_code(report)
     assert code in (1, 3)

@@ -24,8 +24,10 @@ def _clean():
 
 
 def test_import_pgdoctor_loads_neither_torch_nor_nvtx() -> None:
-    code = ("import sys, pgdoctor; assert pgdoctor.__version__; "
-            "print(sorted(m for m in ('torch', 'nvtx', 'pgdoctor.trace.instrument') if m in sys.modules))")
+    code = (
+        "import sys, pgdoctor; assert pgdoctor.__version__; "
+        "print(sorted(m for m in ('torch', 'nvtx', 'pgdoctor.trace.instrument') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -133,12 +135,22 @@ def test_merge_gives_one_process_track_per_rank(tmp_path) -> None:
 
 
 def test_trace_module_cli(tmp_path) -> None:
-    empty = subprocess.run([sys.executable, "-m", "pgdoctor.trace.events", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    empty = subprocess.run(
+        [sys.executable, "-m", "pgdoctor.trace.events", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert empty.returncode == 2 and "no rank" in empty.stderr and "Traceback" not in empty.stderr
     w = trace.EventWriter(str(tmp_path), 0)
     w.complete("step", {"n": 0}, 0, 10_000)
     w.flush()
-    ok = subprocess.run([sys.executable, "-m", "pgdoctor.trace.events", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    ok = subprocess.run(
+        [sys.executable, "-m", "pgdoctor.trace.events", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ok.returncode == 0
     assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
 
@@ -182,8 +194,12 @@ def test_ddp_comm_hook_averages_and_traces_launch_and_completion(tmp_path) -> No
 
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
-    out = subprocess.run([sys.executable, str(script), str(tmp_path), str(free_port())], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     # Parameters: 16*16+16 + 16*4+4 = 340 floats, all-reduced once per step, in one bucket or
@@ -233,7 +249,9 @@ def test_hook_ranges_left_open_by_a_failure_do_not_leak_into_the_next_step(tmp_p
         model(torch.randn(2, 4)).sum().backward()
         opt.step()
     ins.flush_trace()
-    names = [e["name"] for e in sorted(trace.read_events(tmp_path / "rank0.events.jsonl"), key=lambda e: e["ts"])]
+    names = [
+        e["name"] for e in sorted(trace.read_events(tmp_path / "rank0.events.jsonl"), key=lambda e: e["ts"])
+    ]
     # step 0 holds exactly one fwd, bwd, optim; the stale ranges were closed before it.
     assert names[-4:] == ["step", "fwd", "bwd", "optim"]
     assert ins.current_ranges(threading.get_ident()) == ()

@@ -37,6 +37,7 @@ def _no_leftover_agent():
     yield
     kill_orphan_agents()  # a profile that timed out leaves its daemonized agent behind
 
+
 # Start and length of one range, NVTX against the Perfetto file: both read the clock in the same
 # push/pop (measured: within 0.25 ms), but each process anchors its wall clock once (the events
 # file) and nsys maps its clock to UTC once: that offset is taken per rank (the median over its
@@ -50,8 +51,10 @@ OFFSET_NS = 100_000_000
 
 def _perfetto(trace_dir: Path) -> dict[int, list[dict]]:
     """rank -> the events of its own threads (the asynchronous comm track has no NVTX range)."""
-    return {int(p.name[4:].split(".")[0]): [e for e in read_events(p) if e["tid"] != COMM_TID]
-            for p in rank_files(str(trace_dir))}
+    return {
+        int(p.name[4:].split(".")[0]): [e for e in read_events(p) if e["tid"] != COMM_TID]
+        for p in rank_files(str(trace_dir))
+    }
 
 
 def _check_same_ranges(db: Path, trace_dir: Path, expect_names: set[str]) -> None:
@@ -72,8 +75,13 @@ def _check_same_ranges(db: Path, trace_dir: Path, expect_names: set[str]) -> Non
         assert got == want, f"rank {rank}: missing {want - got}, extra {got - want}"
         # Nesting, thread by thread.
         for tid in {t for t, _ in want}:
-            p_want = parents([(int(e["ts"] * 1000), int((e["ts"] + e["dur"]) * 1000), message(e["name"], e["args"]))
-                              for e in evs if e["tid"] == tid])
+            p_want = parents(
+                [
+                    (int(e["ts"] * 1000), int((e["ts"] + e["dur"]) * 1000), message(e["name"], e["args"]))
+                    for e in evs
+                    if e["tid"] == tid
+                ]
+            )
             p_got = parents([(r.start_ns, r.end_ns, r.message) for r in nv if r.tid == tid])
             assert Counter(p_got) == Counter(p_want), f"rank {rank} tid {tid}: nesting differs"
         # Start and length of the step, phase and communication ranges line up in time.
@@ -95,13 +103,33 @@ def test_repro_ddp_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     """`pgdoctor repro imbalance --nproc 2 --nsys` with nsys on PATH: the command pgdoctor runs."""
     nsys = nsys_or_skip()
     trace = tmp_path / "trace"
-    res = subprocess.run([sys.executable, "-m", "pgdoctor", "repro", "imbalance", "--nproc", "2", "--steps", "3",
-                          "--trace-dir", str(trace), "--nsys"], capture_output=True, text=True, timeout=240,
-                         env=env_with_nsys(nsys, tmp_path), cwd=tmp_path)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "repro",
+            "imbalance",
+            "--nproc",
+            "2",
+            "--steps",
+            "3",
+            "--trace-dir",
+            str(trace),
+            "--nsys",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env_with_nsys(nsys, tmp_path),
+        cwd=tmp_path,
+    )
     report = trace / "pgdoctor-repro-imbalance-ddp.nsys-rep"
     assert report.exists(), res.stderr[-2000:]
     assert res.returncode == 1, res.stdout[-2000:]  # the imbalance was found
-    _check_same_ranges(export_sqlite(nsys, report), trace, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce"})
+    _check_same_ranges(
+        export_sqlite(nsys, report), trace, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce"}
+    )
 
 
 def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
@@ -111,10 +139,26 @@ def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     trace = tmp_path / "trace"
     env = dict(env_with_nsys(nsys, tmp_path), PGDOCTOR_TRACE_DIR=str(trace), PYTHONPATH=str(ROOT))
     out = tmp_path / "train"
-    cmd = [str(nsys), "profile", "-t", "cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--trace-fork-before-exec=true",
-           "-o", str(out), "--force-overwrite=true",
-           sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "tests.helpers.nsys_train"]
+    cmd = [
+        str(nsys),
+        "profile",
+        "-t",
+        "cuda,nvtx,osrt",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--trace-fork-before-exec=true",
+        "-o",
+        str(out),
+        "--force-overwrite=true",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        "-m",
+        "tests.helpers.nsys_train",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
     # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
     # work ("terminate called without an active exception", exit -6; tests/plan/test_plan_bytes.py

@@ -40,8 +40,11 @@ def injection(tmp_path_factory) -> Path:
     if shutil.which("gcc") is None:
         pytest.skip("gcc not on PATH")
     lib = tmp_path_factory.mktemp("nvtx") / "librecord.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", f"-I{inc}", "-o", str(lib), str(SOURCE)],
-                   check=True, timeout=120)
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", f"-I{inc}", "-o", str(lib), str(SOURCE)],
+        check=True,
+        timeout=120,
+    )
     return lib
 
 
@@ -72,19 +75,28 @@ def _tree(events: list[tuple[str, ...]]) -> list:
 
 def test_a_range_reaches_the_tool_with_domain_and_message(injection, tmp_path) -> None:
     out = tmp_path / "rec.txt"
-    code = "import pgdoctor\nwith pgdoctor.step(4):\n    with pgdoctor.range('comm.all_reduce', bucket=1, bytes=64): pass\n"
+    code = (
+        "import pgdoctor\nwith pgdoctor.step(4):\n"
+        "    with pgdoctor.range('comm.all_reduce', bucket=1, bytes=64): pass\n"
+    )
     env = dict(os.environ, NVTX_INJECTION64_PATH=str(injection), NVTX_RECORD_PATH=str(out), RANK="5")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
-    assert _records(out) == {"5": [
-        ("push", "pgdoctor", "step n=4"), ("push", "pgdoctor", "comm.all_reduce bucket=1 bytes=64"),
-        ("pop", "pgdoctor"), ("pop", "pgdoctor"),
-    ]}
+    assert _records(out) == {
+        "5": [
+            ("push", "pgdoctor", "step n=4"),
+            ("push", "pgdoctor", "comm.all_reduce bucket=1 bytes=64"),
+            ("pop", "pgdoctor"),
+            ("pop", "pgdoctor"),
+        ]
+    }
 
 
 def _run(injection: Path, tmp_path: Path, strategy: str, nproc: int, **kw) -> tuple[dict, list[dict]]:
     out = tmp_path / "rec.txt"
     spec = LabSpec("none", strategy, nproc, str(tmp_path / "run"), steps=2, **kw)
-    run = launch(spec, timeout_s=90, extra_env={"NVTX_INJECTION64_PATH": str(injection), "NVTX_RECORD_PATH": str(out)})
+    run = launch(
+        spec, timeout_s=90, extra_env={"NVTX_INJECTION64_PATH": str(injection), "NVTX_RECORD_PATH": str(out)}
+    )
     assert all(o.ok for o in run.outcomes), [o.stderr[-2000:] for o in run.outcomes]
     recs = _records(out)
     assert sorted(recs) == [str(r) for r in range(nproc)]
@@ -159,11 +171,14 @@ def test_tp_ranges_on_every_shard(injection, tmp_path) -> None:
     trees, _ = _run(injection, tmp_path, "tp", 2)
     for rank, tree in trees.items():
         for n, step in enumerate(tree):
-            assert step == [f"step n={n}", [
-                _leaf("data"),
-                ["fwd", [_leaf("tp.all_reduce layer=0"), _leaf("tp.all_reduce layer=1")]],
-                # The first block's input is data that needs no gradient, so only the second
-                # block's input gradient is all-reduced (Megatron's f in backward).
-                ["bwd", [_leaf("tp.all_reduce layer=1")]],
-                _leaf("optim"),
-            ]], rank
+            assert step == [
+                f"step n={n}",
+                [
+                    _leaf("data"),
+                    ["fwd", [_leaf("tp.all_reduce layer=0"), _leaf("tp.all_reduce layer=1")]],
+                    # The first block's input is data that needs no gradient, so only the second
+                    # block's input gradient is all-reduced (Megatron's f in backward).
+                    ["bwd", [_leaf("tp.all_reduce layer=1")]],
+                    _leaf("optim"),
+                ],
+            ], rank

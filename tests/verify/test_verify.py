@@ -61,7 +61,10 @@ def _workers() -> list[str]:
             continue
         try:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if "pgdoctor.verify.worker" in cmd and f"PGDOCTOR_TEST_VERIFY_TAG={TAG}".encode() in (d / "environ").read_bytes():
+            if (
+                "pgdoctor.verify.worker" in cmd
+                and f"PGDOCTOR_TEST_VERIFY_TAG={TAG}".encode() in (d / "environ").read_bytes()
+            ):
                 found.append(f"{d.name} {cmd}")
         except OSError:
             continue
@@ -73,8 +76,12 @@ FSDP = [("VER101", "good"), ("VER103", "bad")]
 
 def _matrix_items() -> list[tuple[tuple[str, str, str], tuple[str, str]]]:
     """(key, (entry, strategy)) of every run the matrices below check."""
-    bad = [(("bad", code, "build"), (f"{CODES / code / 'bad.py'}:build", BAD[code][0])) for code in sorted(BAD)]
-    good = [(("good", code, name), (f"{CODES / code / 'good.py'}:{name}", BAD[code][0])) for code, name in GOOD]
+    bad = [
+        (("bad", code, "build"), (f"{CODES / code / 'bad.py'}:build", BAD[code][0])) for code in sorted(BAD)
+    ]
+    good = [
+        (("good", code, name), (f"{CODES / code / 'good.py'}:{name}", BAD[code][0])) for code, name in GOOD
+    ]
     fsdp = [(("fsdp", code, side), (f"{CODES / code / side}.py:build", "fsdp")) for code, side in FSDP]
     return bad + good + fsdp
 
@@ -147,25 +154,54 @@ def test_fsdp_against_the_reference(code: str, side: str, matrix: dict) -> None:
 def test_an_entry_that_raises_in_a_batch_is_its_own_entry_error(matrix: dict) -> None:
     err = matrix[("raises", "", "")]
     assert isinstance(err, EntryError), err
-    assert "KeyError" in str(err) and "no such dataset" in err.user_traceback and "broken.py" in err.user_traceback
+    assert (
+        "KeyError" in str(err)
+        and "no such dataset" in err.user_traceback
+        and "broken.py" in err.user_traceback
+    )
     assert "doctor/verify" not in err.user_traceback  # the user's frames only
     assert not _workers()
 
 
 @pytest.mark.slow
 def test_cli_json_interface_and_exit_codes(matrix: dict) -> None:
-    bad = subprocess.run([sys.executable, "-m", "pgdoctor", "verify", f"{CODES / 'VER103' / 'bad.py'}:build",
-                          "--nproc", "2", "--steps", "2", "--json"], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "verify",
+            f"{CODES / 'VER103' / 'bad.py'}:build",
+            "--nproc",
+            "2",
+            "--steps",
+            "2",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1, bad.stderr
     doc = json.loads(bad.stdout)
     assert {"schema_version", "findings", "verify"} <= set(doc)
     v = doc["verify"]
-    assert set(v) >= {"equivalent", "world_size", "steps", "max_abs_diff", "max_rel_diff", "first_divergent", "cause"}
+    assert set(v) >= {
+        "equivalent",
+        "world_size",
+        "steps",
+        "max_abs_diff",
+        "max_rel_diff",
+        "first_divergent",
+        "cause",
+    }
     assert v["equivalent"] is False and v["world_size"] == 2 and v["steps"] == 2
     assert v["first_divergent"]["param"] == "0.weight" and v["first_divergent"]["step"] == 0
     assert v["cause"] == "loss_reduction_sum"
     # sum loss: the reference's loss over the whole batch is the sum of the ranks' sums
-    assert abs(v["loss"]["reference"][0] - 2 * v["loss"]["distributed"][0]) < 1e-3 * abs(v["loss"]["reference"][0])
+    assert abs(v["loss"]["reference"][0] - 2 * v["loss"]["distributed"][0]) < 1e-3 * abs(
+        v["loss"]["reference"][0]
+    )
     f = doc["findings"][0]
     assert f["code"] == "VER103" and {"category", "severity", "title", "message", "facts"} <= set(f)
     assert abs(f["facts"]["grad_ratio"] - 2) < 1e-3
@@ -182,8 +218,12 @@ def test_entry_spec_errors_are_usage_errors(tmp_path: Path) -> None:
     for spec in ("nocolon", f"{tmp_path}/missing.py:build", "not a module:build"):
         with pytest.raises(EntryError):
             pgdoctor.verify(spec)
-    r = subprocess.run([sys.executable, "-m", "pgdoctor", "verify", f"{tmp_path}/missing.py:build"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "verify", f"{tmp_path}/missing.py:build"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "does not exist" in r.stderr
 
 
@@ -191,8 +231,12 @@ def test_entry_spec_errors_are_usage_errors(tmp_path: Path) -> None:
 def test_user_entry_that_raises_is_exit_2_with_its_traceback(tmp_path: Path) -> None:
     entry = tmp_path / "broken.py"
     entry.write_text(BROKEN)
-    r = subprocess.run([sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build"], capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2, r.stderr
     assert "Traceback" in r.stderr and "broken.py" in r.stderr and "no such dataset" in r.stderr
     assert "pgdoctor/verify" not in r.stderr and "doctor/verify" not in r.stderr  # the user's frames only
@@ -204,10 +248,16 @@ def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
     entry = tmp_path / "slow.py"
     entry.write_text(
         "import time\nimport torch\nfrom torch import nn\n\n"
-        "def data(rank, world, step):\n    time.sleep(30)\n    return torch.zeros(2, 4), torch.zeros(2, 1)\n\n"
-        "def build():\n    return {'model': nn.Linear(4, 1), 'loss': nn.MSELoss(), 'data': data}\n")
-    p = subprocess.Popen([sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        "def data(rank, world, step):\n    time.sleep(30)\n    return torch.zeros(2, 4), torch.zeros(2, "
+        "1)\n\n"
+        "def build():\n    return {'model': nn.Linear(4, 1), 'loss': nn.MSELoss(), 'data': data}\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(_workers()) < 2 and time.monotonic() < deadline:
@@ -229,8 +279,24 @@ def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_bench_scaling_measures_and_predicts() -> None:
-    r = subprocess.run([sys.executable, "-m", "pgdoctor", "bench", "scaling", f"{CODES / 'VER110' / 'good.py'}:build",
-                        "--nproc", "1,2", "--steps", "3", "--json"], capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "bench",
+            "scaling",
+            f"{CODES / 'VER110' / 'good.py'}:build",
+            "--nproc",
+            "1,2",
+            "--steps",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode in (0, 1), r.stderr
     doc = json.loads(r.stdout)
     rows = doc["scaling"]["rows"]
@@ -255,20 +321,33 @@ def test_a_batch_deadline_is_per_run_and_an_entry_error_stops_the_ranks(tmp_path
     from pgdoctor.verify.launch import EXIT_ENTRY_ERROR
 
     done = tmp_path / "done"
-    work = ("import sys, time\nfor _ in range(4):\n    time.sleep(0.35)\n    open(sys.argv[1], 'a').write('x')\n"
-            "time.sleep(float(sys.argv[2]))\n")
+    work = (
+        "import sys, time\nfor _ in range(4):\n    time.sleep(0.35)\n    open(sys.argv[1], 'a').write('x')\n"
+        "time.sleep(float(sys.argv[2]))\n"
+    )
     env = dict(os.environ)
-    ok, = run_children([[sys.executable, "-c", work, str(done), "0"]], [env], WaitPolicy(
-        1.0, progress=lambda: len(done.read_text()) if done.exists() else 0))
+    (ok,) = run_children(
+        [[sys.executable, "-c", work, str(done), "0"]],
+        [env],
+        WaitPolicy(1.0, progress=lambda: len(done.read_text()) if done.exists() else 0),
+    )
     assert ok.ok and len(done.read_text()) == 4  # 1.4 s of work under a 1 s deadline per run
     done.unlink()
-    hung, = run_children([[sys.executable, "-c", work, str(done), "60"]], [env], WaitPolicy(
-        1.0, progress=lambda: len(done.read_text()) if done.exists() else 0))
+    (hung,) = run_children(
+        [[sys.executable, "-c", work, str(done), "60"]],
+        [env],
+        WaitPolicy(1.0, progress=lambda: len(done.read_text()) if done.exists() else 0),
+    )
     assert hung.timed_out and 2.0 < hung.duration_s < 6
     t0 = time.monotonic()
-    raised, peer = run_children([[sys.executable, "-c", f"raise SystemExit({EXIT_ENTRY_ERROR})"],
-                                 [sys.executable, "-c", "import time; time.sleep(60)"]], [env, env],
-                                WaitPolicy(60.0, grace_s=30.0, stop_on=(EXIT_ENTRY_ERROR,)))
+    raised, peer = run_children(
+        [
+            [sys.executable, "-c", f"raise SystemExit({EXIT_ENTRY_ERROR})"],
+            [sys.executable, "-c", "import time; time.sleep(60)"],
+        ],
+        [env, env],
+        WaitPolicy(60.0, grace_s=30.0, stop_on=(EXIT_ENTRY_ERROR,)),
+    )
     assert raised.returncode == EXIT_ENTRY_ERROR and peer.timed_out and time.monotonic() - t0 < 10
 
 
@@ -283,11 +362,41 @@ def test_html_report_draws_the_speedup_plot() -> None:
     from pgdoctor.model import Report
     from pgdoctor.render.html import render
 
-    rows = [{"nproc": 1, "step_s": 0.002, "comm_s": 0.0, "comm_share": 0.0, "exposed_s": 0.0, "speedup": 1.0,
-             "efficiency": 1.0, "predicted_step_s": 0.002, "predicted_speedup": 1.0},
-            {"nproc": 2, "step_s": 0.012, "comm_s": 0.011, "comm_share": 0.9, "exposed_s": 0.01, "speedup": 0.33,
-             "efficiency": 0.17, "predicted_step_s": 0.008, "predicted_speedup": 0.5}]
+    rows = [
+        {
+            "nproc": 1,
+            "step_s": 0.002,
+            "comm_s": 0.0,
+            "comm_share": 0.0,
+            "exposed_s": 0.0,
+            "speedup": 1.0,
+            "efficiency": 1.0,
+            "predicted_step_s": 0.002,
+            "predicted_speedup": 1.0,
+        },
+        {
+            "nproc": 2,
+            "step_s": 0.012,
+            "comm_s": 0.011,
+            "comm_share": 0.9,
+            "exposed_s": 0.01,
+            "speedup": 0.33,
+            "efficiency": 0.17,
+            "predicted_step_s": 0.008,
+            "predicted_speedup": 0.5,
+        },
+    ]
     out = io.StringIO()
-    render(Report(command="bench scaling", snapshot=None, findings=(), extra={"scaling": {"rows": rows, "mode": "weak"}}), out)
+    render(
+        Report(
+            command="bench scaling",
+            snapshot=None,
+            findings=(),
+            extra={"scaling": {"rows": rows, "mode": "weak"}},
+        ),
+        out,
+    )
     html = out.getvalue()
-    assert '<svg class="scaling-plot"' in html and "2 ranks, measured: 0.33x" in html and "<script" not in html
+    assert (
+        '<svg class="scaling-plot"' in html and "2 ranks, measured: 0.33x" in html and "<script" not in html
+    )

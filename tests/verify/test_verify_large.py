@@ -1,6 +1,7 @@
 """`pgdoctor verify` of a GPT-2-small-sized model (124M parameters, 12 TransformerEncoderLayer
 blocks, fp32) on 2 real gloo ranks, under DDP and under FSDP (fully_shard): equivalent, every
-process within about 3x the model's training state. Marked `large` as well as `slow`: about 100 s alone on a 2-core host, minutes
+process within about 3x the model's training state. Marked `large` as well as `slow`: about 100 s alone on a
+2-core host, minutes
 beside other tests."""
 
 from __future__ import annotations
@@ -24,8 +25,14 @@ def test_gpt2_small_is_equivalent_within_three_times_its_state(strategy: str) ->
     assert GPT_SIZES["124m"] == (12, 768, 12, 50257)
     params = sum(p.numel() for p in gpt("124m")["model"].parameters())
     assert 124e6 < params < 125e6
-    res = pgdoctor.verify("pgdoctor.verify.examples:gpt_124m", nproc=2, steps=2, strategy=strategy, timeout_s=1200,
-                          pg_timeout_s=1200)
+    res = pgdoctor.verify(
+        "pgdoctor.verify.examples:gpt_124m",
+        nproc=2,
+        steps=2,
+        strategy=strategy,
+        timeout_s=1200,
+        pg_timeout_s=1200,
+    )
     assert res.equivalent, (res.to_json(), [f.message for f in res.findings])
     assert res.findings == [] and res.max_rel_diff < 1e-3
     state_mib = params * 8 / 2**20  # fp32 parameters and gradients (SGD)

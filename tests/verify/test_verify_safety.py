@@ -111,12 +111,30 @@ def _env(tmp: Path, **more: str) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["verify", "bench"])
-def test_no_wildcard_listener_and_nothing_left_after_a_clean_run(entry: Path, command: str, tmp_path: Path) -> None:
+def test_no_wildcard_listener_and_nothing_left_after_a_clean_run(
+    entry: Path, command: str, tmp_path: Path
+) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    argv = ([sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build", "--steps", "2"] if command == "verify" else
-            [sys.executable, "-m", "pgdoctor", "bench", "scaling", f"{entry}:build", "--nproc", "2", "--steps", "2"])
-    p = subprocess.Popen(argv, env=_env(tmp, SLOW_DATA_S="0.5"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = (
+        [sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build", "--steps", "2"]
+        if command == "verify"
+        else [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "bench",
+            "scaling",
+            f"{entry}:build",
+            "--nproc",
+            "2",
+            "--steps",
+            "2",
+        ]
+    )
+    p = subprocess.Popen(
+        argv, env=_env(tmp, SLOW_DATA_S="0.5"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     seen: list[tuple[str, str]] = []
     try:
         while p.poll() is None:
@@ -140,8 +158,13 @@ def test_no_wildcard_listener_and_nothing_left_after_a_clean_run(entry: Path, co
 def test_nothing_left_after_a_signal(entry: Path, sig: int, tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    p = subprocess.Popen([sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build", "--timeout", "120"],
-                         env=_env(tmp, SLOW_DATA_S="30"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build", "--timeout", "120"],
+        env=_env(tmp, SLOW_DATA_S="30"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         # the CLI, 2 ranks, 2 sentinels, the helper of rank 0's reference (its build() runs first)
@@ -168,9 +191,17 @@ def test_a_run_dir_is_swept_once_its_owner_died_and_kept_while_it_lives(tmp_path
     dead = tmp_path / f"{PREFIX}dead"
     dead.mkdir()
     (dead / LOCK).write_text("1\n")
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time\nf = open(sys.argv[1])\n"
-                               "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)",
-                               str(dead / LOCK)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time\nf = open(sys.argv[1])\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)",
+            str(dead / LOCK),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         assert sweep_stale(str(tmp_path)) == [] and dead.exists()  # its owner lives
@@ -191,8 +222,23 @@ def test_a_run_dir_is_swept_once_its_owner_died_and_kept_while_it_lives(tmp_path
 
 def test_bench_scaling_checks_its_output_before_any_rank_starts(entry: Path, tmp_path: Path) -> None:
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "pgdoctor", "bench", "scaling", f"{entry}:build", "--format", "html",
-                        "-o", str(tmp_path / "missing" / "report.html")], env=_env(tmp_path), capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "bench",
+            "scaling",
+            f"{entry}:build",
+            "--format",
+            "html",
+            "-o",
+            str(tmp_path / "missing" / "report.html"),
+        ],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
     assert time.monotonic() - t0 < 30 and not _ours()

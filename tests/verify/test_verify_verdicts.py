@@ -33,22 +33,30 @@ def model():
 # name -> (the entry's body, what the error says)
 CASES = {
     "optimizer_raises": (
-        "def make_opt(params):\n    raise ValueError('lr must be positive, token=s3cr3t-value \\x1b[2J')\n\n\n"
-        "def build():\n    return {'model': model(), 'loss': nn.MSELoss(), 'data': data, 'optimizer': make_opt}\n",
-        "ValueError"),
+        "def make_opt(params):\n    raise ValueError('lr must be positive, token=s3cr3t-value "
+        "\\x1b[2J')\n\n\n"
+        "def build():\n    return {'model': model(), 'loss': nn.MSELoss(), 'data': data, 'optimizer': "
+        "make_opt}\n",
+        "ValueError",
+    ),
     "optimizer_none": (
-        "def build():\n    return {'model': model(), 'loss': nn.MSELoss(), 'data': data, 'optimizer': lambda p: None}\n",
-        "returned NoneType, not a torch.optim.Optimizer"),
+        "def build():\n    return {'model': model(), 'loss': nn.MSELoss(), 'data': data, 'optimizer': lambda "
+        "p: None}\n",
+        "returned NoneType, not a torch.optim.Optimizer",
+    ),
     "no_parameters": (
         "def build():\n    return {'model': nn.ReLU(), 'loss': nn.MSELoss(), 'data': data}\n",
-        "has no parameters"),
+        "has no parameters",
+    ),
     "loss_not_scalar": (
         "def build():\n    return {'model': model(), 'loss': nn.MSELoss(reduction='none'), 'data': data}\n",
-        "not a scalar"),
+        "not a scalar",
+    ),
     "exit_in_data": (
         "def quits(rank, world, step):\n    sys.exit('no more data')\n\n\n"
         "def build():\n    return {'model': model(), 'loss': nn.MSELoss(), 'data': quits}\n",
-        "SystemExit"),
+        "SystemExit",
+    ),
 }
 TIMEOUT_S = 100.0
 
@@ -67,7 +75,9 @@ def entries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.slow
 def test_user_code_failures_in_the_reference_are_the_entrys_error_at_once(entries: dict[str, Path]) -> None:
     t0 = time.monotonic()
-    got = pgdoctor.verify.verify_many([f"{entries[n]}:build" for n in CASES], nproc=2, steps=2, timeout_s=TIMEOUT_S)
+    got = pgdoctor.verify.verify_many(
+        [f"{entries[n]}:build" for n in CASES], nproc=2, steps=2, timeout_s=TIMEOUT_S
+    )
     wall = time.monotonic() - t0
     for (name, (_, says)), res in zip(CASES.items(), got):
         assert isinstance(res, EntryError), (name, res)
@@ -76,7 +86,9 @@ def test_user_code_failures_in_the_reference_are_the_entrys_error_at_once(entrie
     assert wall < 4 * TIMEOUT_S
     raised = got[0]
     assert isinstance(raised, EntryError)
-    assert f"{entries['optimizer_raises'].name}" in raised.user_traceback and "make_opt" in raised.user_traceback
+    assert (
+        f"{entries['optimizer_raises'].name}" in raised.user_traceback and "make_opt" in raised.user_traceback
+    )
     assert "s3cr3t" not in raised.text() and "\x1b" not in raised.text() and "\\x1b" in raised.text()
     assert "doctor/verify" not in raised.user_traceback
 
@@ -84,8 +96,20 @@ def test_user_code_failures_in_the_reference_are_the_entrys_error_at_once(entrie
 @pytest.mark.slow
 def test_cli_exit_2_with_the_users_traceback(entries: dict[str, Path]) -> None:
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "pgdoctor", "verify", f"{entries['exit_in_data']}:build",
-                        "--timeout", str(TIMEOUT_S)], capture_output=True, text=True, timeout=2 * TIMEOUT_S)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgdoctor",
+            "verify",
+            f"{entries['exit_in_data']}:build",
+            "--timeout",
+            str(TIMEOUT_S),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=2 * TIMEOUT_S,
+    )
     assert r.returncode == 2, r.stderr
     assert time.monotonic() - t0 < TIMEOUT_S / 2
     assert "SystemExit: no more data" in r.stderr and "exit_in_data.py" in r.stderr and "in quits" in r.stderr

@@ -25,25 +25,39 @@ from pgdoctor.diagnose.flight.p2p import p2p_faults
 from pgdoctor.model import Evidence, Finding
 
 KIND_CODE = {
-    "missing": C.FR_RANKS_MISSING.code, "op_type": C.FR_OP_MISMATCH.code, "not_completed": C.FR_NOT_COMPLETED.code,
-    "input_size": F.FR_SIZE_MISMATCH.code, "output_size": F.FR_SIZE_MISMATCH.code,
-    "total_numel": F.FR_SIZE_MISMATCH.code, "input_dtype": F.FR_DTYPE_MISMATCH.code,
-    "output_dtype": F.FR_DTYPE_MISMATCH.code, "state": F.FR_NOT_STARTED.code, "no_dump": F.FR_DUMP_MISSING.code,
+    "missing": C.FR_RANKS_MISSING.code,
+    "op_type": C.FR_OP_MISMATCH.code,
+    "not_completed": C.FR_NOT_COMPLETED.code,
+    "input_size": F.FR_SIZE_MISMATCH.code,
+    "output_size": F.FR_SIZE_MISMATCH.code,
+    "total_numel": F.FR_SIZE_MISMATCH.code,
+    "input_dtype": F.FR_DTYPE_MISMATCH.code,
+    "output_dtype": F.FR_DTYPE_MISMATCH.code,
+    "state": F.FR_NOT_STARTED.code,
+    "no_dump": F.FR_DUMP_MISSING.code,
 }
 KIND_TEXT = {
-    "op_type": "entered a different collective than the other ranks", "input_size": "disagree on input sizes",
-    "output_size": "disagree on output sizes", "total_numel": "disagree on total numel",
-    "input_dtype": "disagree on input dtypes", "output_dtype": "disagree on output dtypes",
+    "op_type": "entered a different collective than the other ranks",
+    "input_size": "disagree on input sizes",
+    "output_size": "disagree on output sizes",
+    "total_numel": "disagree on total numel",
+    "input_dtype": "disagree on input dtypes",
+    "output_dtype": "disagree on output dtypes",
 }
-
 
 
 def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any]:
     facts: dict[str, Any] = {"pg": pg, "pg_desc": t.desc.get(pg, ""), "seq": seq}
     if sample is not None:
-        facts.update(op=sample.name, input_sizes=sample.in_sizes, input_dtypes=sample.in_dtypes,
-                     output_sizes=sample.out_sizes, output_dtypes=sample.out_dtypes, frames=frames_of(sample.raw),
-                     timeout_ms=sample.raw.get("timeout_ms"))
+        facts.update(
+            op=sample.name,
+            input_sizes=sample.in_sizes,
+            input_dtypes=sample.in_dtypes,
+            output_sizes=sample.out_sizes,
+            output_dtypes=sample.out_dtypes,
+            frames=frames_of(sample.raw),
+            timeout_ms=sample.raw.get("timeout_ms"),
+        )
     return facts
 
 
@@ -52,13 +66,25 @@ def _where(facts: Mapping[str, Any]) -> str:
     return f"process group {facts['pg']}{desc} seq {facts['seq']} {facts.get('op') or ''}".rstrip()
 
 
-def _missing_fault(rep: FlightReport, pg: str, t: Table, g: Groups, seq: int, present: Mapping[int, list[Entry]],
-                   missing: list[int]) -> Fault:
-    sample = next(e for r in sorted(present) for e in present[r] if not e.marker) if any(
-        not e.marker for es in present.values() for e in es) else None
+def _missing_fault(
+    rep: FlightReport,
+    pg: str,
+    t: Table,
+    g: Groups,
+    seq: int,
+    present: Mapping[int, list[Entry]],
+    missing: list[int],
+) -> Fault:
+    sample = (
+        next(e for r in sorted(present) for e in present[r] if not e.marker)
+        if any(not e.marker for es in present.values() for e in es)
+        else None
+    )
     facts = _base(pg, t, seq, sample)
     no_dump = [r for r in missing if r not in g.dumped]
-    coalesced = any(len([e for e in es if not e.marker]) > 1 or any(e.coalesced for e in es) for es in present.values())
+    coalesced = any(
+        len([e for e in es if not e.marker]) > 1 or any(e.coalesced for e in es) for es in present.values()
+    )
     kind = "no_dump" if no_dump and len(no_dump) == len(missing) else "missing"
     code = F.FR_COALESCED_MISMATCH.code if coalesced and kind == "missing" else KIND_CODE[kind]
     last: dict[str, Any] = {}
@@ -68,22 +94,40 @@ def _missing_fault(rep: FlightReport, pg: str, t: Table, g: Groups, seq: int, pr
         if seqs:
             le = by_rank[r][max(seqs)][0]
             last[str(r)] = {"seq": max(seqs), "op": le.name, "frames": frames_of(le.raw, 2)}
-    facts.update(kind="coalesced_missing" if code == F.FR_COALESCED_MISMATCH.code else kind, missing_ranks=missing,
-                 present_ranks=sorted(present), missing_ranks_last_collective=last)
+    facts.update(
+        kind="coalesced_missing" if code == F.FR_COALESCED_MISMATCH.code else kind,
+        missing_ranks=missing,
+        present_ranks=sorted(present),
+        missing_ranks_last_collective=last,
+    )
     if no_dump:
         facts["no_dump_ranks"] = no_dump
     where = f" at {facts['frames'][0]}" if facts.get("frames") else ""
     if kind == "no_dump":
-        msg = (f"{ranks_text(missing)} left no flight-recorder dump (died or aborted before dumping); in "
-               f"{_where(facts)} the last collective of the group, {ranks_text(sorted(present))} entered it{where}")
+        msg = (
+            f"{ranks_text(missing)} left no flight-recorder dump (died or aborted before dumping); in "
+            f"{_where(facts)} the last collective of the group, {ranks_text(sorted(present))} entered "
+            f"it{where}"
+        )
     else:
-        msg = (f"{_where(facts)}: {ranks_text(missing)} never entered it"
-               + (" (a coalesced group)" if code == F.FR_COALESCED_MISMATCH.code else "")
-               + f"; {_wait(sorted(present))} in it{where}"
-               + (f"; {ranks_text(no_dump)} left no dump" if no_dump else ""))
-    ev = [Evidence(f"rank {r}: seq {seq} {_desc(present[r][0])}", file=dump_path(rep, r)) for r in sorted(present)[:3]]
-    ev += [Evidence(f"rank {r}: no entry for seq {seq} (last: {last.get(str(r), {}).get('op', 'none')} "
-                    f"seq {last.get(str(r), {}).get('seq', '-')})", file=dump_path(rep, r)) for r in missing[:3]]
+        msg = (
+            f"{_where(facts)}: {ranks_text(missing)} never entered it"
+            + (" (a coalesced group)" if code == F.FR_COALESCED_MISMATCH.code else "")
+            + f"; {_wait(sorted(present))} in it{where}"
+            + (f"; {ranks_text(no_dump)} left no dump" if no_dump else "")
+        )
+    ev = [
+        Evidence(f"rank {r}: seq {seq} {_desc(present[r][0])}", file=dump_path(rep, r))
+        for r in sorted(present)[:3]
+    ]
+    ev += [
+        Evidence(
+            f"rank {r}: no entry for seq {seq} (last: {last.get(str(r), {}).get('op', 'none')} "
+            f"seq {last.get(str(r), {}).get('seq', '-')})",
+            file=dump_path(rep, r),
+        )
+        for r in missing[:3]
+    ]
     return Fault(code, facts, missing, sorted(present), msg, ev, 1)
 
 
@@ -95,8 +139,9 @@ def _desc(e: Entry) -> str:
     return f"{e.name} in={e.in_sizes} out={e.out_sizes} dtypes={e.in_dtypes}->{e.out_dtypes} state={e.state}"
 
 
-def _problem_fault(rep: FlightReport, pg: str, t: Table, seq: int, present: Mapping[int, list[Entry]],
-                   p: Problem) -> Fault:
+def _problem_fault(
+    rep: FlightReport, pg: str, t: Table, seq: int, present: Mapping[int, list[Entry]], p: Problem
+) -> Fault:
     firsts = {r: es[0] for r, es in present.items()}
     ok = [r for r in sorted(present) if r not in p.culprits]
     facts = _base(pg, t, seq, firsts[ok[0]] if ok else firsts[min(firsts)])
@@ -113,8 +158,10 @@ def _problem_fault(rep: FlightReport, pg: str, t: Table, seq: int, present: Mapp
         msg = f"{_where(facts)}: every rank entered it but {ranks_text(p.culprits)} never completed it"
     elif p.kind == "state":
         started = [r for r in sorted(present) if r not in p.culprits]
-        msg = (f"{_where(facts)}: {ranks_text(p.culprits)} scheduled it but never started it, while "
-               f"{_wait(started)} in it, started")
+        msg = (
+            f"{_where(facts)}: {ranks_text(p.culprits)} scheduled it but never started it, while "
+            f"{_wait(started)} in it, started"
+        )
     else:
         who = ranks_text(p.culprits) if p.culprits else "the ranks"
         verb = KIND_TEXT.get(p.kind.removeprefix("coalesced_"), "disagree")
@@ -123,8 +170,10 @@ def _problem_fault(rep: FlightReport, pg: str, t: Table, seq: int, present: Mapp
         msg = f"{_where(facts)}: {who} {verb}" + (f" ({p.detail})" if p.kind != "op_type" else "")
         shown = sorted(p.culprits)[:2] + ok[:1]
         msg += ": " + "; ".join(f"rank {r} {_desc(firsts[r])}" for r in shown)
-    ev = [Evidence(f"rank {r}: seq {seq} {_desc(firsts[r])}", file=dump_path(rep, r))
-          for r in (sorted(p.culprits)[:3] + ok[:2])]
+    ev = [
+        Evidence(f"rank {r}: seq {seq} {_desc(firsts[r])}", file=dump_path(rep, r))
+        for r in (sorted(p.culprits)[:3] + ok[:2])
+    ]
     return Fault(code, facts, p.culprits or sorted(present), ok, msg, ev, tier)
 
 
@@ -138,8 +187,9 @@ def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
     return bool(issued) and t.first_ns[rank] > max(issued)
 
 
-def _group_fault(rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool,
-                 done: Mapping[tuple[int, str], int]) -> Optional[Fault]:
+def _group_fault(
+    rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool, done: Mapping[tuple[int, str], int]
+) -> Optional[Fault]:
     by_rank = t.by_pg[pg]
     members = g.of(pg)
     if len(members) < 2:
@@ -157,13 +207,19 @@ def _group_fault(rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool,
         if not any(ops.values()):
             continue
         coalesced = any(len(es) > 1 or len(es) != len(present[r]) for r, es in ops.items())
-        p = compare_coalesced(ops, size) if coalesced else compare_one({r: es[0] for r, es in ops.items()}, size)
+        p = (
+            compare_coalesced(ops, size)
+            if coalesced
+            else compare_one({r: es[0] for r, es in ops.items()}, size)
+        )
         if p:
             return _problem_fault(rep, pg, t, seq, present, p)
         if any(t.tracks_state.get(r) for r in present):
+
             def completed(e: Entry) -> bool:
                 pg_id = str(e.raw.get("pg_id", e.pg))
                 return e.state == "completed" or e.seq <= done.get((e.rank, pg_id), -1)
+
             firsts = {r: es[-1] for r, es in present.items()}
             sp = state_problem(firsts, completed)
             absent = sorted(members - g.dumped)
@@ -176,17 +232,25 @@ def _group_fault(rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool,
     no_dump = sorted(members - g.dumped)
     if no_dump and seqs and not partial:
         last = seqs[-1]
-        return _missing_fault(rep, pg, t, g, last, {r: by_rank[r][last] for r in sorted(by_rank) if last in by_rank[r]},
-                              no_dump)
+        return _missing_fault(
+            rep, pg, t, g, last, {r: by_rank[r][last] for r in sorted(by_rank) if last in by_rank[r]}, no_dump
+        )
     return None
 
 
 def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
     nd = g.no_dump
-    facts: dict[str, Any] = {"kind": "no_dump", "no_dump_ranks": nd, "missing_ranks": nd,
-                             "dump_ranks": sorted(g.dumped), "world_size": len(g.world)}
-    msg = (f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted before "
-           f"dumping); the {len(g.dumped)} dumps that exist agree with each other")
+    facts: dict[str, Any] = {
+        "kind": "no_dump",
+        "no_dump_ranks": nd,
+        "missing_ranks": nd,
+        "dump_ranks": sorted(g.dumped),
+        "world_size": len(g.world),
+    }
+    msg = (
+        f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted before "
+        f"dumping); the {len(g.dumped)} dumps that exist agree with each other"
+    )
     return Fault(F.FR_DUMP_MISSING.code, facts, nd, [], msg, [], 2)
 
 

@@ -23,10 +23,20 @@ from typing import Any, Optional
 from pgdoctor.diagnose.flight.entries import Entry, numel
 from pgdoctor.diagnose.flight.order import by_rank_groups
 
-GATHER_LIKE = {"all_gather", "_all_gather_base", "all_gather_into_tensor", "all_gather_into_tensor_coalesced",
-               "all_gather_single"}
-SCATTER_LIKE = {"reduce_scatter", "_reduce_scatter_base", "reduce_scatter_tensor", "reduce_scatter_tensor_coalesced",
-                "reduce_scatter_single"}
+GATHER_LIKE = {
+    "all_gather",
+    "_all_gather_base",
+    "all_gather_into_tensor",
+    "all_gather_into_tensor_coalesced",
+    "all_gather_single",
+}
+SCATTER_LIKE = {
+    "reduce_scatter",
+    "_reduce_scatter_base",
+    "reduce_scatter_tensor",
+    "reduce_scatter_tensor_coalesced",
+    "reduce_scatter_single",
+}
 ALL_TO_ALL = {"all_to_all", "all_to_all_single", "all_to_all_v_single", "alltoall", "alltoall_base"}
 UNEVEN = {"all_gather_v", "reduce_scatter_v"}
 KEEPS_DTYPE_EXEMPT = {"scatter", "gather", "broadcast", "_broadcast_oop"}
@@ -34,7 +44,7 @@ KEEPS_DTYPE_EXEMPT = {"scatter", "gather", "broadcast", "_broadcast_oop"}
 
 @dataclass
 class Problem:
-    kind: str                 # op_type, input_size, output_size, total_numel, input_dtype, output_dtype, state, ...
+    kind: str  # op_type, input_size, output_size, total_numel, input_dtype, output_dtype, state, ...
     culprits: list[int]
     detail: str
     per_rank: dict[str, Any] = field(default_factory=dict)
@@ -43,7 +53,11 @@ class Problem:
 def _key(v: Any) -> Hashable:
     if isinstance(v, (list, tuple)):
         return tuple(_key(x) for x in v)
-    return v if isinstance(v, (str, int, float, bool, type(None))) else json.dumps(v, sort_keys=True, default=str)
+    return (
+        v
+        if isinstance(v, (str, int, float, bool, type(None)))
+        else json.dumps(v, sort_keys=True, default=str)
+    )
 
 
 def minority(values: Mapping[int, Any]) -> list[int]:
@@ -58,12 +72,19 @@ def minority(values: Mapping[int, Any]) -> list[int]:
 
 
 def _describe(e: Entry) -> dict[str, Any]:
-    return {"op": e.name, "input_sizes": e.in_sizes, "output_sizes": e.out_sizes, "input_dtypes": e.in_dtypes,
-            "output_dtypes": e.out_dtypes, "state": e.state}
+    return {
+        "op": e.name,
+        "input_sizes": e.in_sizes,
+        "output_sizes": e.out_sizes,
+        "input_dtypes": e.in_dtypes,
+        "output_dtypes": e.out_dtypes,
+        "state": e.state,
+    }
 
 
-def _by(present: Mapping[int, Entry], f: Callable[[Entry], Any], when: Callable[[Entry], bool] = lambda e: True
-        ) -> dict[int, Any]:
+def _by(
+    present: Mapping[int, Entry], f: Callable[[Entry], Any], when: Callable[[Entry], bool] = lambda e: True
+) -> dict[int, Any]:
     return {r: f(e) for r, e in present.items() if when(e)}
 
 
@@ -108,7 +129,9 @@ def _all_to_all(present: Mapping[int, Entry], size: int, op: str) -> Optional[Pr
     lists = {r: (len(present[r].in_sizes), len(present[r].out_sizes)) for r in ranks}
     odd = minority(lists)
     if odd and all(lists[r] == (size, size) for r in ranks if r not in odd):
-        return Problem("input_size", odd, f"{op}: one tensor per peer on the other ranks ({size}), not on these")
+        return Problem(
+            "input_size", odd, f"{op}: one tensor per peer on the other ranks ({size}), not on these"
+        )
     if all(len(present[r].in_sizes) == size and len(present[r].out_sizes) == size for r in ranks):
         sent = {(i, j): math.prod(present[ranks[i]].in_sizes[j]) for i in range(size) for j in range(size)}
         got = {(i, j): math.prod(present[ranks[j]].out_sizes[i]) for i in range(size) for j in range(size)}
@@ -117,8 +140,12 @@ def _all_to_all(present: Mapping[int, Entry], size: int, op: str) -> Optional[Pr
             return None
         culprits = sorted(ranks[i] for i in _cover(bad))
         i, j = bad[0]
-        return Problem("input_size", culprits, f"{op}: splits that cannot agree (rank {ranks[i]} sends {sent[(i, j)]} "
-                       f"elements to rank {ranks[j]}, which expects {got[(i, j)]}; {len(bad)} of {size * size} pairs)")
+        return Problem(
+            "input_size",
+            culprits,
+            f"{op}: splits that cannot agree (rank {ranks[i]} sends {sent[(i, j)]} "
+            f"elements to rank {ranks[j]}, which expects {got[(i, j)]}; {len(bad)} of {size * size} pairs)",
+        )
     tin = sum(numel(e.in_sizes) for e in present.values())
     tout = sum(numel(e.out_sizes) for e in present.values())
     if tin == tout:
@@ -147,17 +174,30 @@ def _cover(pairs: list[tuple[int, int]]) -> list[int]:
 
 def _dtypes(present: Mapping[int, Entry]) -> Optional[Problem]:
     op = next(iter(present.values())).op
-    odd = minority(_by(present, lambda e: sorted(set(e.in_dtypes)), lambda e: bool(e.in_sizes and e.in_dtypes)))
+    odd = minority(
+        _by(present, lambda e: sorted(set(e.in_dtypes)), lambda e: bool(e.in_sizes and e.in_dtypes))
+    )
     if odd:
         return Problem("input_dtype", odd, f"{op}: input dtypes differ across ranks")
-    odd = minority(_by(present, lambda e: sorted(set(e.out_dtypes)), lambda e: bool(e.out_sizes and e.out_dtypes)))
+    odd = minority(
+        _by(present, lambda e: sorted(set(e.out_dtypes)), lambda e: bool(e.out_sizes and e.out_dtypes))
+    )
     if odd:
         return Problem("output_dtype", odd, f"{op}: output dtypes differ across ranks")
     if op not in KEEPS_DTYPE_EXEMPT:
-        own = sorted(r for r, e in present.items() if e.in_dtypes and e.out_dtypes and e.in_sizes and e.out_sizes
-                     and set(e.in_dtypes) != set(e.out_dtypes))
+        own = sorted(
+            r
+            for r, e in present.items()
+            if e.in_dtypes
+            and e.out_dtypes
+            and e.in_sizes
+            and e.out_sizes
+            and set(e.in_dtypes) != set(e.out_dtypes)
+        )
         if own and len(own) < len(present):
-            return Problem("output_dtype", own, f"{op}: output dtype differs from the input dtype on these ranks")
+            return Problem(
+                "output_dtype", own, f"{op}: output dtype differs from the input dtype on these ranks"
+            )
     return None
 
 
@@ -180,13 +220,19 @@ def compare_coalesced(present: Mapping[int, list[Entry]], size: int) -> Optional
     odd = minority({r: len(es) for r, es in present.items()})
     per_rank = by_rank_groups({r: [_describe(e) for e in es] for r, es in present.items()})
     if odd:
-        return Problem("coalesced_count", odd, "ranks put different numbers of ops into the coalesced group", per_rank)
+        return Problem(
+            "coalesced_count", odd, "ranks put different numbers of ops into the coalesced group", per_rank
+        )
     n = len(next(iter(present.values())))
     for i in range(n):
         p = compare_one({r: es[i] for r, es in present.items()}, size)
         if p:
-            return Problem(f"coalesced_{p.kind}", p.culprits, f"op {i + 1} of {n} in the coalesced group: {p.detail}",
-                           per_rank)
+            return Problem(
+                f"coalesced_{p.kind}",
+                p.culprits,
+                f"op {i + 1} of {n} in the coalesced group: {p.detail}",
+                per_rank,
+            )
     return None
 
 
@@ -202,5 +248,9 @@ def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], boo
     sched = sorted(r for r, s in states.items() if s == "scheduled")
     if sched and len(sched) < len(present):
         return Problem("state", sched, "scheduled on these ranks while their peers started it", per_rank)
-    return Problem("not_completed", sorted(r for r in present if r not in done), "entered by all, not completed",
-                   per_rank)
+    return Problem(
+        "not_completed",
+        sorted(r for r in present if r not in done),
+        "entered by all, not completed",
+        per_rank,
+    )

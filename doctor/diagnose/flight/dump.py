@@ -43,14 +43,27 @@ class Dump:
         # One place gives every entry the field types the analysis relies on: dumps come from
         # other torch versions, other tools and broken jobs.
         raw = self.data.get("entries")
-        self.data = {**self.data, "entries": [clean_entry(e) for e in raw if isinstance(e, Mapping)]
-                     if isinstance(raw, list) else []}
+        self.data = {
+            **self.data,
+            "entries": [clean_entry(e) for e in raw if isinstance(e, Mapping)]
+            if isinstance(raw, list)
+            else [],
+        }
 
 
 _STR_FIELDS = ("profiling_name", "state")
 # Numbers that JSON writers and edited dumps sometimes carry as strings ("12", "12.0").
-_INT_FIELDS = ("record_id", "pg_id", "collective_seq_id", "p2p_seq_id", "op_id", "time_created_ns", "timeout_ms",
-               "time_discovered_started_ns", "time_discovered_completed_ns")
+_INT_FIELDS = (
+    "record_id",
+    "pg_id",
+    "collective_seq_id",
+    "p2p_seq_id",
+    "op_id",
+    "time_created_ns",
+    "timeout_ms",
+    "time_discovered_started_ns",
+    "time_discovered_completed_ns",
+)
 _BOOL_FIELDS = ("is_p2p", "retired")
 _LIST_FIELDS = ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "process_group")
 _TRUE, _FALSE = {"true", "1", "yes", "t", "y"}, {"false", "0", "no", "f", "n", "", "none", "null"}
@@ -64,7 +77,11 @@ def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
         if name in out and not isinstance(out[name], str):
             out[name] = "" if out[name] is None else str(out[name])
     for name in _INT_FIELDS:
-        if name in out and out[name] is not None and not (isinstance(out[name], int) and not isinstance(out[name], bool)):
+        if (
+            name in out
+            and out[name] is not None
+            and not (isinstance(out[name], int) and not isinstance(out[name], bool))
+        ):
             out[name] = number(out[name])
     for name in _BOOL_FIELDS:
         if name in out and not isinstance(out[name], bool):
@@ -115,7 +132,11 @@ def looks_like_dump(head: bytes) -> bool:
     if head[:1] == b"\x80":
         return True
     head = head[:4096]
-    return head.lstrip()[:1] == b"{" and b'"entries"' in head and (b'"pg_config"' in head or b'"comm_lib_version"' in head)
+    return (
+        head.lstrip()[:1] == b"{"
+        and b'"entries"' in head
+        and (b'"pg_config"' in head or b'"comm_lib_version"' in head)
+    )
 
 
 def load_dump(path: str) -> dict[str, Any]:
@@ -166,8 +187,10 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
         m = _RANK_IN_NAME.search(os.path.basename(f))
         rank = bounded(m.group(1)) if m else i
         if rank is None:  # nccl_trace_20240101123456.json: a timestamp, not a rank
-            rep.skipped.append(f"{f}: the number {m.group(1)[:24] if m else ''} that ends its name is not a rank "
-                               f"(ranks go up to {MAX_RANK}); name dumps by their rank, as torch does")
+            rep.skipped.append(
+                f"{f}: the number {m.group(1)[:24] if m else ''} that ends its name is not a rank "
+                f"(ranks go up to {MAX_RANK}); name dumps by their rank, as torch does"
+            )
             continue
         if rank in used_ranks:
             # torch writes the same trace as pickle and JSON; the JSON form has no Python

@@ -48,8 +48,8 @@ class Entry:
     pg: str
     desc: str
     seq: int
-    op: str           # "all_reduce", without the backend prefix
-    name: str         # profiling_name as recorded ("gloo:all_reduce")
+    op: str  # "all_reduce", without the backend prefix
+    name: str  # profiling_name as recorded ("gloo:all_reduce")
     in_sizes: list[list[int]]
     out_sizes: list[list[int]]
     in_dtypes: list[str]
@@ -73,9 +73,21 @@ class Entry:
 def entry_of(rank: int, e: Mapping[str, Any]) -> Entry:
     name = str(e.get("profiling_name") or "")
     op = name.split(":", 1)[-1].split(" ", 1)[0]
-    return Entry(rank, pg_key(e), pg_desc(e), int_of(e.get("collective_seq_id")), op, name,
-                 _sizes(e.get("input_sizes")), _sizes(e.get("output_sizes")), _dtypes(e.get("input_dtypes")),
-                 _dtypes(e.get("output_dtypes")), str(e.get("state") or ""), int_of(e.get("record_id")), e)
+    return Entry(
+        rank,
+        pg_key(e),
+        pg_desc(e),
+        int_of(e.get("collective_seq_id")),
+        op,
+        name,
+        _sizes(e.get("input_sizes")),
+        _sizes(e.get("output_sizes")),
+        _dtypes(e.get("input_dtypes")),
+        _dtypes(e.get("output_dtypes")),
+        str(e.get("state") or ""),
+        int_of(e.get("record_id")),
+        e,
+    )
 
 
 @dataclass

@@ -89,7 +89,10 @@ def _world_size_from_gathers(t: Table, world_pg: str) -> int:
     for by_seq in t.by_pg.get(world_pg, {}).values():
         for entries in by_seq.values():
             for e in entries:
-                if e.op in ("all_gather", "_all_gather_base", "all_gather_into_tensor") and numel(e.in_sizes) > 0:
+                if (
+                    e.op in ("all_gather", "_all_gather_base", "all_gather_into_tensor")
+                    and numel(e.in_sizes) > 0
+                ):
                     n, r = divmod(numel(e.out_sizes), numel(e.in_sizes))
                     if r == 0 and 0 < n <= MAX_RANK + 1:
                         return n
@@ -108,8 +111,9 @@ def last_completed(rep: FlightReport) -> dict[tuple[int, str], int]:
     return out
 
 
-def _complete_subgroups(g: Groups, in_subgroup: set[int], t: Table,
-                        done: Mapping[tuple[int, str], int] | None = None) -> None:
+def _complete_subgroups(
+    g: Groups, in_subgroup: set[int], t: Table, done: Mapping[tuple[int, str], int] | None = None
+) -> None:
     subs = {pg: m for pg, m in g.members.items() if pg != g.world_pg}
     if not subs:
         return
@@ -128,7 +132,7 @@ def _complete_subgroups(g: Groups, in_subgroup: set[int], t: Table,
         if len(take) < need:
             # Ranks of the world (pg_config, an all_gather's size) with no dump and no known group.
             missing = sorted(world_known - g.dumped - known - set(take))
-            take += missing[:need - len(take)]
+            take += missing[: need - len(take)]
         if not take:
             continue
         subs[pg].update(take)
@@ -166,8 +170,9 @@ def _blocked(t: Table, members: set[int], pg: str, done: Mapping[tuple[int, str]
         last = t.last.get(m)
         if last is None or last.pg != pg:
             return False
-        if t.tracks_state.get(m) and (last.state == "completed"
-                                      or last.seq <= done.get((m, str(last.raw.get("pg_id", pg))), -1)):
+        if t.tracks_state.get(m) and (
+            last.state == "completed" or last.seq <= done.get((m, str(last.raw.get("pg_id", pg))), -1)
+        ):
             return False
     return bool(members)
 

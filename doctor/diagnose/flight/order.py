@@ -65,6 +65,7 @@ def _key(f: Fault) -> tuple[Any, ...]:
 def order(faults: list[Fault]) -> list[tuple[Fault, str]]:
     """(fault, role): role is 'root', 'independent' (another cause nothing explains) or the
     description of the fault that explains it."""
+
     def explainer(f: Fault) -> Fault | None:
         if not f.culprits:
             return None
@@ -72,7 +73,9 @@ def order(faults: list[Fault]) -> list[tuple[Fault, str]]:
             if other is not f and set(f.culprits) <= set(other.waiters):
                 return other
         # The same ranks without a dump, seen again in another group: said once.
-        same = [o for o in faults if o.code == f.code and o.culprits == f.culprits and "no_dump_ranks" in o.facts]
+        same = [
+            o for o in faults if o.code == f.code and o.culprits == f.culprits and "no_dump_ranks" in o.facts
+        ]
         if "no_dump_ranks" in f.facts and len(same) > 1 and min(same, key=_key) is not f:
             return min(same, key=_key)
         return None
@@ -86,7 +89,9 @@ def order(faults: list[Fault]) -> list[tuple[Fault, str]]:
         out.append((f, "root" if i == 0 else "independent"))
     for f in rest:
         ex = explainer(f)
-        out.append((f, f"{ex.code} pg {ex.facts.get('pg')} seq {ex.facts.get('seq')}" if ex else "independent"))
+        out.append(
+            (f, f"{ex.code} pg {ex.facts.get('pg')} seq {ex.facts.get('seq')}" if ex else "independent")
+        )
     return out
 
 

@@ -27,11 +27,16 @@ Held = list[tuple[int, Mapping[str, Any]]]
 
 
 def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int], Held]]:
-    """pg -> (kind, from global rank, to global rank) -> [(rank holding it, entry)] of p2p ops not completed."""
+    """pg -> (kind, from global rank, to global rank) -> [(rank holding it, entry)] of p2p ops not
+    completed."""
     out: dict[str, dict[tuple[str, int, int], Held]] = {}
     for d in rep.dumps:
         for e in d.data["entries"]:
-            if not isinstance(e, Mapping) or not e.get("is_p2p") or e.get("state") not in ("scheduled", "started"):
+            if (
+                not isinstance(e, Mapping)
+                or not e.get("is_p2p")
+                or e.get("state") not in ("scheduled", "started")
+            ):
                 continue
             m = _P2P.search(str(e.get("profiling_name", "")))
             if not m:
@@ -61,29 +66,52 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
             peer = dst if kind == "send" else src
             if peer not in g.dumped:
                 continue  # no dump of the peer: nothing to compare with (its missing dump is reported)
-            base: dict[str, Any] = {"pg": key, "seq": e.get("p2p_seq_id"), "op": e.get("profiling_name"),
-                                    "input_sizes": e.get("input_sizes"), "input_dtypes": e.get("input_dtypes"),
-                                    "src": src, "dst": dst, "frames": frames_of(e), "p2p_seq": e.get("p2p_seq_id")}
-            ev = [Evidence(f"rank {holder}: {describe(e)} state={e.get('state')}", file=dump_path(rep, holder))]
+            base: dict[str, Any] = {
+                "pg": key,
+                "seq": e.get("p2p_seq_id"),
+                "op": e.get("profiling_name"),
+                "input_sizes": e.get("input_sizes"),
+                "input_dtypes": e.get("input_dtypes"),
+                "src": src,
+                "dst": dst,
+                "frames": frames_of(e),
+                "p2p_seq": e.get("p2p_seq_id"),
+            }
+            ev = [
+                Evidence(f"rank {holder}: {describe(e)} state={e.get('state')}", file=dump_path(rep, holder))
+            ]
             if other not in ops:
                 verb = "receive" if kind == "send" else "send"
                 facts = {**base, "kind": "p2p_unmatched", "missing_ranks": [peer], "present_ranks": [holder]}
-                msg = (f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
-                       f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
-                       + (f"; called at {facts['frames'][0]}" if facts["frames"] else ""))
+                msg = (
+                    f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
+                    f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
+                    + (f"; called at {facts['frames'][0]}" if facts["frames"] else "")
+                )
                 out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, [peer], [holder], msg, ev, 1))
                 continue
             oh, oe = ops[other][0]
             ev.append(Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh)))
-            if (e.get("input_sizes"), e.get("input_dtypes")) != (oe.get("input_sizes"), oe.get("input_dtypes")):
-                facts = {**base, "kind": "p2p_size", "odd_ranks": sorted({src, dst}),
-                         "per_rank": {str(holder): describe(e), str(oh): describe(oe)}}
-                msg = (f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
-                       f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}")
+            if (e.get("input_sizes"), e.get("input_dtypes")) != (
+                oe.get("input_sizes"),
+                oe.get("input_dtypes"),
+            ):
+                facts = {
+                    **base,
+                    "kind": "p2p_size",
+                    "odd_ranks": sorted({src, dst}),
+                    "per_rank": {str(holder): describe(e), str(oh): describe(oe)},
+                }
+                msg = (
+                    f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
+                    f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}"
+                )
                 out.append(Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0))
             else:
                 facts = {**base, "kind": "p2p_stuck", "not_completed_ranks": sorted({holder, oh})}
-                msg = (f"process group {key}: send {src}->{dst} and its recv were both posted "
-                       f"({describe(e)}) but neither completed ({ranks_text(sorted({holder, oh}))})")
+                msg = (
+                    f"process group {key}: send {src}->{dst} and its recv were both posted "
+                    f"({describe(e)}) but neither completed ({ranks_text(sorted({holder, oh}))})"
+                )
                 out.append(Fault(C.FR_NOT_COMPLETED.code, facts, sorted({holder, oh}), [], msg, ev, 1))
     return out

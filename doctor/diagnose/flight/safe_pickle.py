@@ -36,7 +36,9 @@ class _PlainUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         ctor = _CONSTRUCTORS.get(("builtins" if module == "__builtin__" else module, name))
         if ctor is None:
-            raise UnsafePickleError(f"refused: the pickle refers to {module}.{name} (only plain data is read)")
+            raise UnsafePickleError(
+                f"refused: the pickle refers to {module}.{name} (only plain data is read)"
+            )
         return _checked(ctor)
 
     def persistent_load(self, pid: Any) -> NoReturn:
@@ -119,8 +121,18 @@ def loads(data: bytes) -> Any:
         raise
     except RecursionError:
         raise UnsafePickleError("refused: the pickle nests too deeply") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError,
-            MemoryError, UnicodeDecodeError, OverflowError) as exc:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        IndexError,
+        KeyError,
+        AttributeError,
+        MemoryError,
+        UnicodeDecodeError,
+        OverflowError,
+    ) as exc:
         raise pickle.UnpicklingError(f"not a readable pickle: {type(exc).__name__}: {exc}") from None
     _check(obj)
     return obj

@@ -27,8 +27,9 @@ def is_sqlite_file(path: str) -> bool:
         return False
 
 
-def analyze_traces(paths: Sequence[str], all_steps: bool = False,
-                   config: Optional[Mapping[str, Any]] = None) -> tuple[dict[str, Any], list[Finding]]:
+def analyze_traces(
+    paths: Sequence[str], all_steps: bool = False, config: Optional[Mapping[str, Any]] = None
+) -> tuple[dict[str, Any], list[Finding]]:
     ranks: dict[int, dict[str, Any]] = {}
     notes: list[str] = []
     skipped: list[str] = []
@@ -48,7 +49,9 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False,
         except (TraceError, OSError, EOFError, UnicodeDecodeError) as exc:
             skipped.append(f"{path}: {exc}")
             continue
-        except Exception as exc:  # a gzip member cut short raises its own types; one bad rank must not end the run
+        except (
+            Exception
+        ) as exc:  # a gzip member cut short raises its own types; one bad rank must not end the run
             skipped.append(f"{path}: {type(exc).__name__}: {exc}")
             continue
         for s in summaries:
@@ -59,15 +62,20 @@ def analyze_traces(paths: Sequence[str], all_steps: bool = False,
             ranks[rank] = s
     dropped = sum(1 for s in ranks.values() if s.get("last_step_left_out"))
     if dropped:
-        notes.append(f"the last ProfilerStep of {dropped} trace(s) is left out, as Holistic Trace Analysis does "
-                     f"(it is often cut short by the profiler's stop); --all-steps keeps it")
+        notes.append(
+            f"the last ProfilerStep of {dropped} trace(s) is left out, as Holistic Trace Analysis does "
+            f"(it is often cut short by the profiler's stop); --all-steps keeps it"
+        )
     if any(s.get("steps_in_trace") == 0 for s in ranks.values()):
         notes.append("some traces have no ProfilerStep: their whole GPU window is one step")
     found = straggler.find(ranks)
     # Arrival times stay out of the report: only their skew across ranks is kept.
     late = arrival.skew({r: s.pop("_arrivals") for r, s in ranks.items() if "_arrivals" in s})
-    out: dict[str, Any] = {"ranks": {str(r): ranks[r] for r in sorted(ranks)}, "straggler": found,
-                           "all_steps": all_steps}
+    out: dict[str, Any] = {
+        "ranks": {str(r): ranks[r] for r in sorted(ranks)},
+        "straggler": found,
+        "all_steps": all_steps,
+    }
     if late:
         out["arrival"] = late
     if merged:

@@ -35,11 +35,18 @@ def skew(arrivals: dict[int, list[list[float]]]) -> Optional[dict[str, Any]]:
     if not skews:
         return None
     rank, count = last.most_common(1)[0]
-    return {"collectives": len(skews), "last_rank": rank, "last_count": count,
-            "last_by_rank": {str(r): n for r, n in sorted(last.items())},
-            "median_skew_ms": round(median(skews) / 1000.0, 3), "max_skew_ms": round(max(skews) / 1000.0, 3)}
+    return {
+        "collectives": len(skews),
+        "last_rank": rank,
+        "last_count": count,
+        "last_by_rank": {str(r): n for r, n in sorted(last.items())},
+        "median_skew_ms": round(median(skews) / 1000.0, 3),
+        "max_skew_ms": round(max(skews) / 1000.0, 3),
+    }
 
 
 def story(a: dict[str, Any]) -> str:
-    return (f"rank {a['last_rank']} arrives last at {a['last_count']} of {a['collectives']} collectives "
-            f"(arrival skew median {a['median_skew_ms']} ms, max {a['max_skew_ms']} ms)")
+    return (
+        f"rank {a['last_rank']} arrives last at {a['last_count']} of {a['collectives']} collectives "
+        f"(arrival skew median {a['median_skew_ms']} ms, max {a['max_skew_ms']} ms)"
+    )

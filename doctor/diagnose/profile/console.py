@@ -29,20 +29,24 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
         return
     ranks = traces["ranks"]
     kind = {s.get("kind") for s in ranks.values()}
-    console.print(f"\n  Traces: {len(ranks)} rank(s), {'/'.join(sorted(str(k) for k in kind))} "
-                  f"(time in % of the analysed window)")
+    console.print(
+        f"\n  Traces: {len(ranks)} rank(s), {'/'.join(sorted(str(k) for k in kind))} "
+        f"(time in % of the analysed window)"
+    )
     console.print("    rank  steps  step ms  compute  non-comp     idle  overlap   wait ms  data ms")
     straggler = traces.get("straggler") or {}
     rows = sorted(ranks.items(), key=lambda kv: int(kv[0]))
     if len(rows) > MAX_ROWS:
-        keep = {str(straggler.get("rank"))} | {k for k, _ in rows[:MAX_ROWS - 1]}
+        keep = {str(straggler.get("rank"))} | {k for k, _ in rows[: MAX_ROWS - 1]}
         rows = [kv for kv in rows if kv[0] in keep]
     for r, s in rows:
         mark = " [yellow]<- straggler[/]" if str(straggler.get("rank")) == r else ""
-        console.print(f"    {r:>4}  {s.get('steps', 0):>5}  {_cell(s.get('step_ms'))}  {_cell(s.get('compute_pct'))}"
-                      f"   {_cell(s.get('non_compute_pct'))}  {_cell(s.get('idle_pct'))}  "
-                      f"{_cell(s.get('comm_comp_overlap_pct'))}   {_cell(s.get('wait_ms'))}  {_cell(s.get('data_ms'))}"
-                      f"{mark}")
+        console.print(
+            f"    {r:>4}  {s.get('steps', 0):>5}  {_cell(s.get('step_ms'))}  {_cell(s.get('compute_pct'))}"
+            f"   {_cell(s.get('non_compute_pct'))}  {_cell(s.get('idle_pct'))}  "
+            f"{_cell(s.get('comm_comp_overlap_pct'))}   {_cell(s.get('wait_ms'))}  {_cell(s.get('data_ms'))}"
+            f"{mark}"
+        )
     if len(ranks) > len(rows):
         console.print(f"    [dim]... {len(ranks) - len(rows)} more rank(s) in --json[/]")
     if straggler:

@@ -24,11 +24,14 @@ GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 _CPU_COMM = re.compile(r"(c10d::|gloo:|nccl:|mpi:|ucc:|comm\.|record_param_comms|ProcessGroup)")
 # A DataLoader's __next__ (every loader iterator class), pgdoctor's `data` range, and the usual
 # record_function names for input pipelines.
-_CPU_DATA = re.compile(r"(enumerate\(DataLoader\)|DataLoader.*__next__|^data(\b|[._ ])|^dataloader)",
-                       re.IGNORECASE)
+_CPU_DATA = re.compile(
+    r"(enumerate\(DataLoader\)|DataLoader.*__next__|^data(\b|[._ ])|^dataloader)", re.IGNORECASE
+)
 _STEP = re.compile(r"ProfilerStep\s*#\s*(\d+)$|step(\s|$)")
-_LAUNCH = re.compile(r"(cuda|hip)(LaunchKernel|LaunchCooperativeKernel|ModuleLaunchKernel|ExtModuleLaunchKernel)"
-                     r"|cuLaunchKernel|hipLaunchKernel")
+_LAUNCH = re.compile(
+    r"(cuda|hip)(LaunchKernel|LaunchCooperativeKernel|ModuleLaunchKernel|ExtModuleLaunchKernel)"
+    r"|cuLaunchKernel|hipLaunchKernel"
+)
 
 
 def kernel_kind(name: str) -> int:
@@ -56,4 +59,3 @@ def is_step(name: str) -> bool:
 
 def is_launch(name: str) -> bool:
     return bool(_LAUNCH.match(name))
-

@@ -24,7 +24,11 @@ from pgdoctor.diagnose.profile.names import COMM, MEMORY, cpu_kind, is_launch, i
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TraceError
 
 META_TABLES = ("EXPORT_META_DATA", "META_DATA_EXPORT")
-KERNEL, MEMCPY, MEMSET = "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"
+KERNEL, MEMCPY, MEMSET = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+)
 RUNTIME, NVTX = "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"
 NVTX_RANGE_TYPES = (59, 60)  # ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange, NvtxStartEndRange
 DOMAIN_CREATE = 75  # NvtxDomainCreate: its text names the domain of that process's domainId
@@ -58,13 +62,17 @@ def check_export(con: sqlite3.Connection) -> dict[str, str]:
             meta = {str(k): str(v) for k, v in con.execute(f"SELECT name, value FROM {t}")}
             break
     if "StringIds" not in tables or not ({KERNEL, NVTX} & tables):
-        raise TraceError("an SQLite database without Nsight Systems tables (StringIds with NVTX_EVENTS or "
-                         "CUPTI_ACTIVITY_KIND_KERNEL): not an nsys export")
+        raise TraceError(
+            "an SQLite database without Nsight Systems tables (StringIds with NVTX_EVENTS or "
+            "CUPTI_ACTIVITY_KIND_KERNEL): not an nsys export"
+        )
     major = meta.get("EXPORT_SCHEMA_VERSION_MAJOR") or meta.get("EXPORT_SCHEMA_VERSION", "").split(".")[0]
     if major.isdigit() and int(major) > KNOWN_SCHEMA_MAJOR:
-        raise TraceError(f"Nsight export schema {meta.get('EXPORT_SCHEMA_VERSION', major)} "
-                         f"({meta.get('EXPORT_PRODUCT_VERSION', 'unknown nsys')}) is newer than this reader "
-                         f"knows ({KNOWN_SCHEMA_MAJOR}.x)")
+        raise TraceError(
+            f"Nsight export schema {meta.get('EXPORT_SCHEMA_VERSION', major)} "
+            f"({meta.get('EXPORT_PRODUCT_VERSION', 'unknown nsys')}) is newer than this reader "
+            f"knows ({KNOWN_SCHEMA_MAJOR}.x)"
+        )
     return meta
 
 
@@ -135,7 +143,8 @@ def collect(path: str, new: Callable[[], Any]) -> list[tuple[int, Any]]:
             pid_expr = _pid_of_tid("globalTid") if "globalTid" in cols else "0"
             launch: dict[int, bool] = {}
             for start, end, cid, pid, nid in con.execute(
-                    f"SELECT start, end, correlationId, {pid_expr}, nameId FROM {RUNTIME}"):
+                f"SELECT start, end, correlationId, {pid_expr}, nameId FROM {RUNTIME}"
+            ):
                 if pid not in by_pid:
                     continue  # a process without kernels: its runtime calls explain nothing here
                 c = by_pid[pid]
@@ -162,8 +171,10 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], name: Callable[[Any
     pid_expr = _pid_of_tid("globalTid") if "globalTid" in cols else "0"
     tid_expr = "globalTid & 16777215" if "globalTid" in cols else "0"
     kinds: dict[str, tuple[bool, int]] = {}
-    sel = (f"SELECT start, end, {text}, {text_id}, {pid_expr}, {tid_expr} FROM {NVTX} "
-           f"WHERE eventType IN {NVTX_RANGE_TYPES} AND end IS NOT NULL")
+    sel = (
+        f"SELECT start, end, {text}, {text_id}, {pid_expr}, {tid_expr} FROM {NVTX} "
+        f"WHERE eventType IN {NVTX_RANGE_TYPES} AND end IS NOT NULL"
+    )
     for start, end, txt, tid_text, pid, tid in con.execute(sel):
         msg = txt if txt is not None else name(tid_text)
         # Classified by the text before its first comma: PyTorch's emit_nvtx ranges are
@@ -217,8 +228,9 @@ def totals(path: str) -> dict[str, dict[str, tuple[int, int]]]:
             name_col = next((n for n in ("demangledName", "shortName") if n in cols), None)
             if name_col:
                 for name, total, n in con.execute(
-                        f"SELECT s.value, sum(k.end - k.start), count(*) FROM {KERNEL} k "
-                        f"JOIN StringIds s ON s.id = k.{name_col} GROUP BY s.value"):
+                    f"SELECT s.value, sum(k.end - k.start), count(*) FROM {KERNEL} k "
+                    f"JOIN StringIds s ON s.id = k.{name_col} GROUP BY s.value"
+                ):
                     out["kernels"][str(name)] = (int(total), int(n))
         if NVTX in tables:
             cols = _columns(con, NVTX)
@@ -231,13 +243,16 @@ def totals(path: str) -> dict[str, dict[str, tuple[int, int]]]:
             domains: dict[tuple[int, int], str] = {}
             if "domainId" in cols:
                 for p, d, name in con.execute(
-                        f"SELECT {pid}, e.domainId, e.text FROM {NVTX} e WHERE e.eventType = {DOMAIN_CREATE}"):
+                    f"SELECT {pid}, e.domainId, e.text FROM {NVTX} e WHERE e.eventType = {DOMAIN_CREATE}"
+                ):
                     domains[(p, d)] = str(name)
             ranges = out["ranges"]
             for msg, p, d, total, n in con.execute(
-                    f"SELECT coalesce({text}, {value}) AS msg, {pid} AS p, {dom} AS d, sum(e.end - e.start), count(*) "
-                    f"FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL "
-                    f"GROUP BY msg, p, d"):
+                f"SELECT coalesce({text}, {value}) AS msg, {pid} AS p, {dom} AS d, sum(e.end - e.start), "
+                f"count(*) "
+                f"FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL "
+                f"GROUP BY msg, p, d"
+            ):
                 key = f"{domains[(p, d)]}:{msg}" if d and (p, d) in domains else str(msg)
                 t0, n0 = ranges.get(key, (0, 0))
                 ranges[key] = (t0 + int(total), n0 + int(n))

@@ -122,7 +122,7 @@ def _rank_of(c: _Collect, position: int, path: str) -> tuple[int, str]:
         return r, "distributedInfo"
     base = path.rsplit("/", 1)[-1]
     if base.startswith("rank") and base.endswith(".events.jsonl"):
-        r = bounded(base[4:-len(".events.jsonl")])
+        r = bounded(base[4 : -len(".events.jsonl")])
         if r is not None:
             return r, "file name"
     if len(c.pids) == 1:
@@ -136,7 +136,9 @@ def _pct(part: float, whole: float) -> float:
     return round(100.0 * part / whole, 2) if whole > 0 else 0.0
 
 
-def _analysed_steps(c: _Collect, all_steps: bool) -> tuple[list[tuple[float, float, Any]], Optional[float], bool]:
+def _analysed_steps(
+    c: _Collect, all_steps: bool
+) -> tuple[list[tuple[float, float, Any]], Optional[float], bool]:
     """The steps analysed, the cut (launches at or after it are left out), whether one was dropped."""
     steps = sorted(set(c.steps))
     if len(steps) >= 2 and not all_steps:
@@ -149,7 +151,7 @@ def _has_gpu(path: str) -> bool:
     with open_text(path) as f:
         head = f.read(16384)
     at = head.find('"deviceProperties"')
-    return at >= 0 and head[head.find("[", at) + 1:].lstrip()[:1] == "{"
+    return at >= 0 and head[head.find("[", at) + 1 :].lstrip()[:1] == "{"
 
 
 def summarize(path: str, position: int, all_steps: bool = False) -> dict[str, Any]:
@@ -192,10 +194,17 @@ def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: boo
     if not c.gpu and not c.steps and not any(c.cpu.values()):
         raise TraceError("no complete (ph X) events: nothing to analyse")
     if c.rank_tracks >= 2:
-        raise MergedTrace(f"holds {c.rank_tracks} ranks merged into one trace (python -m pgdoctor.trace); "
-                          "give the per-rank rank<N>.events.jsonl files instead")
-    out: dict[str, Any] = {"file": path, "rank_from": rank_from, "events": c.events,
-                           "steps_in_trace": len(set(c.steps)), "last_step_left_out": dropped}
+        raise MergedTrace(
+            f"holds {c.rank_tracks} ranks merged into one trace (python -m pgdoctor.trace); "
+            "give the per-rank rank<N>.events.jsonl files instead"
+        )
+    out: dict[str, Any] = {
+        "file": path,
+        "rank_from": rank_from,
+        "events": c.events,
+        "steps_in_trace": len(set(c.steps)),
+        "last_step_left_out": dropped,
+    }
     info = c.meta.get("distributedInfo")
     if isinstance(info, dict):
         out["world_size"] = bounded(info.get("world_size"), MAX_RANK + 1)
@@ -212,10 +221,16 @@ def _step_stats(steps: list[tuple[float, float, Any]], window: tuple[float, floa
     else:
         step_ms = (window[1] - window[0]) / 1000.0
     spans = [[round(s / 1000.0, 3), round((e - s) / 1000.0, 3)] for s, e, _ in steps[:MAX_STEP_SPANS]]
-    return {"step_ms": round(step_ms, 3), "step_spans_ms": spans, "window_start_ms": round(window[0] / 1000.0, 3)}
+    return {
+        "step_ms": round(step_ms, 3),
+        "step_spans_ms": spans,
+        "window_start_ms": round(window[0] / 1000.0, 3),
+    }
 
 
-def _gpu(c: _Collect, steps: list[tuple[float, float, Any]], cut: Optional[float], all_steps: bool) -> dict[str, Any]:
+def _gpu(
+    c: _Collect, steps: list[tuple[float, float, Any]], cut: Optional[float], all_steps: bool
+) -> dict[str, Any]:
     kept = c.gpu
     if cut is not None:
         kept = [g for g in c.gpu if c.corr_ts.get(g[3], cut) < cut]
@@ -241,15 +256,21 @@ def _gpu(c: _Collect, steps: list[tuple[float, float, Any]], cut: Optional[float
     data = _cpu_data_ms(c, window)
     return {
         "kind": "gpu",
-        "compute_pct": _pct(compute_t, span), "non_compute_pct": _pct(busy_t - compute_t, span),
+        "compute_pct": _pct(compute_t, span),
+        "non_compute_pct": _pct(busy_t - compute_t, span),
         "idle_pct": _pct(idle_t, span),
         "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
-        "comm_pct": _pct(comm_t, span), "memory_pct": _pct(iv.total(memory), span),
+        "comm_pct": _pct(comm_t, span),
+        "memory_pct": _pct(iv.total(memory), span),
         "exposed_comm_pct": _pct(comm_t - overlap_t, span),
-        "compute_ms": round(compute_t / n / 1000.0, 3), "comm_ms": round(comm_t / n / 1000.0, 3),
-        "exposed_comm_ms": round((comm_t - overlap_t) / n / 1000.0, 3), "idle_ms": round(idle_t / n / 1000.0, 3),
-        "data_ms": round(data / n / 1000.0, 3), "window_ms": round(span / 1000.0, 3),
-        "kernels": len(kept), "short_kernel_pct": _pct(short, len(launched)) if launched else None,
+        "compute_ms": round(compute_t / n / 1000.0, 3),
+        "comm_ms": round(comm_t / n / 1000.0, 3),
+        "exposed_comm_ms": round((comm_t - overlap_t) / n / 1000.0, 3),
+        "idle_ms": round(idle_t / n / 1000.0, 3),
+        "data_ms": round(data / n / 1000.0, 3),
+        "window_ms": round(span / 1000.0, 3),
+        "kernels": len(kept),
+        "short_kernel_pct": _pct(short, len(launched)) if launched else None,
         "wait_ms": round(comm_t / n / 1000.0, 3),
         **_step_stats(steps, window),
     }
@@ -275,9 +296,20 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     elif main:
         window_spans = [(min(s for s, _, _ in main), max(e for _, e, _ in main))]
     else:
-        return {"kind": "cpu", "compute_pct": 0.0, "non_compute_pct": 0.0, "idle_pct": 0.0,
-                "comm_comp_overlap_pct": None, "step_ms": 0.0, "wait_ms": 0.0, "compute_ms": 0.0,
-                "data_ms": 0.0, "comm_ms": 0.0, "idle_ms": 0.0, "note": "no CPU ranges"}
+        return {
+            "kind": "cpu",
+            "compute_pct": 0.0,
+            "non_compute_pct": 0.0,
+            "idle_pct": 0.0,
+            "comm_comp_overlap_pct": None,
+            "step_ms": 0.0,
+            "wait_ms": 0.0,
+            "compute_ms": 0.0,
+            "data_ms": 0.0,
+            "comm_ms": 0.0,
+            "idle_ms": 0.0,
+            "note": "no CPU ranges",
+        }
     window = (window_spans[0][0], window_spans[-1][1])
     span = iv.total(window_spans)
     comm_main = iv.union((s, e) for s, e, k in main if k == COMM)
@@ -285,23 +317,37 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     compute = iv.subtract(iv.subtract(iv.union((s, e) for s, e, k in main if k == COMPUTE), comm_main), data)
     compute = iv.intersect(compute, window_spans)
     data = iv.intersect(data, window_spans)
-    comm_any = iv.union([*comm_main, *((s, e) for t, r in c.cpu.items() if t != tid for s, e, k in r if k == COMM)])
+    comm_any = iv.union(
+        [*comm_main, *((s, e) for t, r in c.cpu.items() if t != tid for s, e, k in r if k == COMM)]
+    )
     comm_any = iv.intersect(comm_any, window_spans)
     comm_exposed = iv.subtract(iv.subtract(comm_any, compute), data)
-    compute_t, data_t, comm_t, exposed_t = iv.total(compute), iv.total(data), iv.total(comm_any), iv.total(comm_exposed)
+    compute_t, data_t, comm_t, exposed_t = (
+        iv.total(compute),
+        iv.total(data),
+        iv.total(comm_any),
+        iv.total(comm_exposed),
+    )
     idle_t = max(span - compute_t - data_t - exposed_t, 0.0)
     n = max(len(steps), 1)
     overlap_t = iv.total(iv.intersect(comm_any, compute))
     return {
         "kind": "cpu",
-        "compute_pct": _pct(compute_t, span), "non_compute_pct": _pct(data_t + exposed_t, span),
+        "compute_pct": _pct(compute_t, span),
+        "non_compute_pct": _pct(data_t + exposed_t, span),
         "idle_pct": _pct(idle_t, span),
         "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
-        "comm_pct": _pct(exposed_t, span), "data_pct": _pct(data_t, span), "exposed_comm_pct": _pct(exposed_t, span),
-        "compute_ms": round(compute_t / n / 1000.0, 3), "data_ms": round(data_t / n / 1000.0, 3),
-        "comm_ms": round(comm_t / n / 1000.0, 3), "exposed_comm_ms": round(exposed_t / n / 1000.0, 3),
-        "idle_ms": round(idle_t / n / 1000.0, 3), "window_ms": round(span / 1000.0, 3),
-        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the others.
+        "comm_pct": _pct(exposed_t, span),
+        "data_pct": _pct(data_t, span),
+        "exposed_comm_pct": _pct(exposed_t, span),
+        "compute_ms": round(compute_t / n / 1000.0, 3),
+        "data_ms": round(data_t / n / 1000.0, 3),
+        "comm_ms": round(comm_t / n / 1000.0, 3),
+        "exposed_comm_ms": round(exposed_t / n / 1000.0, 3),
+        "idle_ms": round(idle_t / n / 1000.0, 3),
+        "window_ms": round(span / 1000.0, 3),
+        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
+        # others.
         "wait_ms": round((span - compute_t - data_t) / n / 1000.0, 3),
         **_step_stats(steps, window),
     }

@@ -31,9 +31,11 @@ _SEP = re.compile(r"[ \t\n\r,]*")  # matches the empty string too: never None
 # are flat or hold one flat object (args); anything else is decoded as usual.
 _SKIP = re.compile(r'\{\s*"ph":\s*"[sfiC]"')
 # The start of every event a GPU breakdown reads, as Kineto writes it ("ph", "cat", "name" first).
-_GPU_WANTED = re.compile(r'\{\s*"ph":\s*"X",\s*"cat":\s*"(?:kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|'
-                         r'user_annotation|cpu_op",\s*"name":\s*"(?i:ProfilerStep|enumerate\(DataLoader|'
-                         r'[^"]*DataLoader[^"]*__next__|data))')
+_GPU_WANTED = re.compile(
+    r'\{\s*"ph":\s*"X",\s*"cat":\s*"(?:kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|'
+    r'user_annotation|cpu_op",\s*"name":\s*"(?i:ProfilerStep|enumerate\(DataLoader|'
+    r'[^"]*DataLoader[^"]*__next__|data))'
+)
 _TAIL = 256  # a wanted event's start that the buffer's end may cut
 _MAX_EVENT = 8 << 20
 _DECODER = json.JSONDecoder()
@@ -65,7 +67,7 @@ class _Buffer:
         if not chunk:
             self.eof = True
             return False
-        self.text = self.text[self.pos:] + chunk
+        self.text = self.text[self.pos :] + chunk
         self.pos = 0
         return True
 

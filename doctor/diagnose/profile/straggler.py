@@ -21,8 +21,10 @@ from typing import Any, Optional
 
 NOISE_SHARE = 0.10
 MIN_GAP_MS = 0.2
-_COMPONENTS = {"gpu": (("compute", "compute_ms"), ("host", "idle_ms"), ("data", "data_ms")),
-               "cpu": (("compute", "compute_ms"), ("data", "data_ms"))}
+_COMPONENTS = {
+    "gpu": (("compute", "compute_ms"), ("host", "idle_ms"), ("data", "data_ms")),
+    "cpu": (("compute", "compute_ms"), ("data", "data_ms")),
+}
 
 
 def _finite(v: Any) -> bool:
@@ -32,8 +34,11 @@ def _finite(v: Any) -> bool:
 def find(ranks: dict[int, dict[str, Any]], noise_share: float = NOISE_SHARE) -> Optional[dict[str, Any]]:
     """{"rank", "cause", "wait_ms", "others_wait_ms", "gap_ms", "excess_ms", "runner_up", ...} or None."""
     # Only finite figures: "nan% of an inf ms step" never names a straggler.
-    usable = {r: s for r, s in ranks.items() if _finite(s.get("wait_ms")) and _finite(s.get("step_ms"))
-              and s["step_ms"] > 0}
+    usable = {
+        r: s
+        for r, s in ranks.items()
+        if _finite(s.get("wait_ms")) and _finite(s.get("step_ms")) and s["step_ms"] > 0
+    }
     kinds = {s.get("kind") for s in usable.values()}
     if len(usable) < 2 or len(kinds) != 1:
         return None
@@ -59,10 +64,16 @@ def find(ranks: dict[int, dict[str, Any]], noise_share: float = NOISE_SHARE) -> 
     if excess[cause] <= 0:
         cause = "communication"  # nothing of its own is longer: its collectives end first (a faster link)
     return {
-        "rank": s, "cause": cause, "kind": kind,
-        "wait_ms": usable[s]["wait_ms"], "others_wait_ms": round(others_wait, 3), "gap_ms": round(gap, 3),
-        "gap_pct_of_step": round(100.0 * gap / step, 1) if step else None, "step_ms": round(step, 3),
-        "excess_ms": excess, "runner_up": order[1],
+        "rank": s,
+        "cause": cause,
+        "kind": kind,
+        "wait_ms": usable[s]["wait_ms"],
+        "others_wait_ms": round(others_wait, 3),
+        "gap_ms": round(gap, 3),
+        "gap_pct_of_step": round(100.0 * gap / step, 1) if step else None,
+        "step_ms": round(step, 3),
+        "excess_ms": excess,
+        "runner_up": order[1],
         "most_compute_rank": max(usable, key=lambda r: (usable[r].get("compute_ms") or 0.0, -r)),
         "noise_share": noise_share,
     }

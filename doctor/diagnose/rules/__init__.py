@@ -29,8 +29,22 @@ from pgdoctor.diagnose.rules import (
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 
 # Order matters where two modules could read the same line: specific before generic.
-MODULES = (gpu_hardware, host_oom, cuda_oom, nccl_platform, gloo_errors, nccl_errors, driver_env, mismatch, rendezvous,
-           timeouts, workers, process_crash, launcher, pyexc)
+MODULES = (
+    gpu_hardware,
+    host_oom,
+    cuda_oom,
+    nccl_platform,
+    gloo_errors,
+    nccl_errors,
+    driver_env,
+    mismatch,
+    rendezvous,
+    timeouts,
+    workers,
+    process_crash,
+    launcher,
+    pyexc,
+)
 SIGNATURES: tuple[Signature, ...] = tuple(row for mod in MODULES for row in mod.SIGNATURES)
 
 # Literal anchors (scan.py): a line holding none of them is invisible to diagnose. They are loose on

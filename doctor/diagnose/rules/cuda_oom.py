@@ -27,24 +27,31 @@ S = SIZE
 _W = r"\s*"
 _NEW = re.compile(
     rf"Tried{_W}to{_W}allocate{_W}{S}\.?{_W}GPU{_W}(\d+){_W}has{_W}a{_W}total{_W}capac(?:i)?ty{_W}of{_W}{S}"
-    rf"{_W}of{_W}which{_W}{S}{_W}is{_W}free")
+    rf"{_W}of{_W}which{_W}{S}{_W}is{_W}free"
+)
 _OLD = re.compile(
-    rf"Tried{_W}to{_W}allocate{_W}{S}{_W}\(GPU{_W}(\d+);{_W}{S}{_W}total{_W}capacity;{_W}{S}{_W}already{_W}allocated;"
-    rf"{_W}{S}{_W}free;(?:{_W}{S}{_W}allowed;)?{_W}{S}{_W}(reserved{_W}in{_W}total|cached)")
+    rf"Tried{_W}to{_W}allocate{_W}{S}{_W}\(GPU{_W}(\d+);{_W}{S}{_W}total{_W}capacity;{_W}{S}{_W}already{_W}al"
+    rf"located;"
+    rf"{_W}{S}{_W}free;(?:{_W}{S}{_W}allowed;)?{_W}{S}{_W}(reserved{_W}in{_W}total|cached)"
+)
 _PROC = re.compile(rf"Process{_W}(\d+){_W}has{_W}{S}{_W}memory{_W}in{_W}use")
 _SELF = re.compile(rf"this{_W}process{_W}has{_W}{S}{_W}memory{_W}in{_W}use")
 _ALLOWED = re.compile(rf"{S}{_W}allowed;")
 _SPLIT = re.compile(
-    rf"Of{_W}the{_W}allocated{_W}memory{_W}{S}{_W}is{_W}allocated{_W}by{_W}PyTorch,{_W}and{_W}{S}{_W}is{_W}reserved")
+    rf"Of{_W}the{_W}allocated{_W}memory{_W}{S}{_W}is{_W}allocated{_W}by{_W}PyTorch,{_W}and{_W}{S}{_W}is{_W}re"
+    rf"served"
+)
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
-_ANY = re.compile(r"CUDA out of memory|HIP out of memory|CUDA [Ee]rror: out of memory|Cuda failure '?out of memory|"
-                  r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
-                  r"|CUBLAS_STATUS_ALLOC_FAILED"
-                  # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
-                  # (Triton, CuPy), NCCL's own allocations (include/alloc.h: "Failed to CUDA calloc
-                  # 6291456 bytes", "Failed to CUDA calloc async 2432 bytes", "Failed to CUDA malloc ...",
-                  # "Failed to CUDA host alloc ...")
-                  r"|CUDNN_STATUS_ALLOC_FAILED|CUDA_ERROR_OUT_OF_MEMORY|Failed to CUDA (?:calloc|malloc|host alloc)")
+_ANY = re.compile(
+    r"CUDA out of memory|HIP out of memory|CUDA [Ee]rror: out of memory|Cuda failure '?out of memory|"
+    r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
+    r"|CUBLAS_STATUS_ALLOC_FAILED"
+    # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
+    # (Triton, CuPy), NCCL's own allocations (include/alloc.h: "Failed to CUDA calloc
+    # 6291456 bytes", "Failed to CUDA calloc async 2432 bytes", "Failed to CUDA malloc ...",
+    # "Failed to CUDA host alloc ...")
+    r"|CUDNN_STATUS_ALLOC_FAILED|CUDA_ERROR_OUT_OF_MEMORY|Failed to CUDA (?:calloc|malloc|host alloc)"
+)
 _LAYER_BYTES = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
 
 
@@ -71,8 +78,13 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
     f: dict[str, Any] = {}
     m = _NEW.search(text)
     if m:
-        f.update(format="torch>=2.1", requested_bytes=_b(m, 1), gpu_index=int(m.group(3)),
-                 total_bytes=_b(m, 4), free_bytes=_b(m, 6))
+        f.update(
+            format="torch>=2.1",
+            requested_bytes=_b(m, 1),
+            gpu_index=int(m.group(3)),
+            total_bytes=_b(m, 4),
+            free_bytes=_b(m, 6),
+        )
         sp = _SPLIT.search(text)
         if sp:
             f["allocated_bytes"] = _b(sp, 1)
@@ -81,7 +93,9 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
         al = _ALLOWED.search(text)
         if al:
             f["allowed_bytes"] = _b(al, 1)
-        procs = [{"pid": int(p.group(1)), "bytes": to_bytes(p.group(2), p.group(3))} for p in _PROC.finditer(text)]
+        procs = [
+            {"pid": int(p.group(1)), "bytes": to_bytes(p.group(2), p.group(3))} for p in _PROC.finditer(text)
+        ]
         me = _SELF.search(text)
         if me:
             f["this_process_bytes"] = _b(me, 1)
@@ -99,8 +113,14 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
         m = _OLD.search(text)
         if not m:
             return None
-        f.update(format="torch<=2.0", requested_bytes=_b(m, 1), gpu_index=int(m.group(3)),
-                 total_bytes=_b(m, 4), allocated_bytes=_b(m, 6), free_bytes=_b(m, 8))
+        f.update(
+            format="torch<=2.0",
+            requested_bytes=_b(m, 1),
+            gpu_index=int(m.group(3)),
+            total_bytes=_b(m, 4),
+            allocated_bytes=_b(m, 6),
+            free_bytes=_b(m, 8),
+        )
         if m.group(10):
             f["allowed_bytes"] = _b(m, 10)
         last = _b(m, 12)
@@ -129,47 +149,94 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     if facts is None and any("Tried to allocate" in ln.text and _facts(ln.text) for ln in hit.after(24)):
         return []  # a short mention (an error file's "message", a summary) before the record with the figures
     if facts is None:
-        what = "NCCL" if "Failed to CUDA" in text else "CUDA runtime" if "CUDA error" in text else "NCCL" \
-            if "Cuda failure" in text else "cuBLAS" if "CUBLAS" in text else "cuDNN" if "CUDNN" in text else \
-            "the CUDA driver" if "CUDA_ERROR_" in text else "PyTorch"
-        f: dict[str, Any] = {"format": "cuda_error", "likely_cause": "insufficient_memory", "reported_by": what}
+        what = (
+            "NCCL"
+            if "Failed to CUDA" in text
+            else "CUDA runtime"
+            if "CUDA error" in text
+            else "NCCL"
+            if "Cuda failure" in text
+            else "cuBLAS"
+            if "CUBLAS" in text
+            else "cuDNN"
+            if "CUDNN" in text
+            else "the CUDA driver"
+            if "CUDA_ERROR_" in text
+            else "PyTorch"
+        )
+        f: dict[str, Any] = {
+            "format": "cuda_error",
+            "likely_cause": "insufficient_memory",
+            "reported_by": what,
+        }
         lb = _LAYER_BYTES.search(text)
         if lb:
             f["requested_bytes"] = f["bytes"] = int(lb.group(1))
-        return [row.event(hit, f"{what} reported CUDA out of memory (no allocator figures in the message)"
-                          + (f": {fmt_bytes(f['bytes'])} could not be allocated" if "bytes" in f else ""), f, used,
-                          dedupe=(row.code, hit.rank, "cuda_error"))]
+        return [
+            row.event(
+                hit,
+                f"{what} reported CUDA out of memory (no allocator figures in the message)"
+                + (f": {fmt_bytes(f['bytes'])} could not be allocated" if "bytes" in f else ""),
+                f,
+                used,
+                dedupe=(row.code, hit.rank, "cuda_error"),
+            )
+        ]
     cause = facts["likely_cause"]
-    code = {"fragmentation": C.CUDA_OOM_FRAGMENTATION, "other_process": C.CUDA_OOM_OTHER_PROCESS}.get(cause, C.CUDA_OOM)
-    msg = (f"GPU {facts['gpu_index']}: tried to allocate {fmt_bytes(facts['requested_bytes'])} with "
-           f"{fmt_bytes(facts['free_bytes'])} free of {fmt_bytes(facts['total_bytes'])}")
+    code = {"fragmentation": C.CUDA_OOM_FRAGMENTATION, "other_process": C.CUDA_OOM_OTHER_PROCESS}.get(
+        cause, C.CUDA_OOM
+    )
+    msg = (
+        f"GPU {facts['gpu_index']}: tried to allocate {fmt_bytes(facts['requested_bytes'])} with "
+        f"{fmt_bytes(facts['free_bytes'])} free of {fmt_bytes(facts['total_bytes'])}"
+    )
     if "allocated_bytes" in facts:
-        msg += (f"; PyTorch had {fmt_bytes(facts['allocated_bytes'])} allocated and "
-                f"{fmt_bytes(facts.get('reserved_unallocated_bytes', 0))} reserved but unallocated")
+        msg += (
+            f"; PyTorch had {fmt_bytes(facts['allocated_bytes'])} allocated and "
+            f"{fmt_bytes(facts.get('reserved_unallocated_bytes', 0))} reserved but unallocated"
+        )
     if facts.get("other_process_bytes"):
         msg += f"; other processes hold {fmt_bytes(facts['other_process_bytes'])}"
     if facts.get("request_exceeds_gpu"):
         msg += "; the single request is larger than the whole GPU"
-    msg += {"fragmentation": " (fragmentation: the reserved-but-unallocated memory alone exceeds the request)",
-            "other_process": " (another process holds the memory)",
-            "insufficient_memory": " (the job needs more memory than the GPU has)"}[cause]
-    return [row.event(hit, msg, facts, used, code=code.code,
-                      dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]))]
+    msg += {
+        "fragmentation": " (fragmentation: the reserved-but-unallocated memory alone exceeds the request)",
+        "other_process": " (another process holds the memory)",
+        "insufficient_memory": " (the job needs more memory than the GPU has)",
+    }[cause]
+    return [
+        row.event(
+            hit,
+            msg,
+            facts,
+            used,
+            code=code.code,
+            dedupe=(code.code, hit.rank, facts["requested_bytes"], facts["gpu_index"]),
+        )
+    ]
 
 
 _CUDA_ROWS = (
-    Signature("cuda out of memory", _ANY, _oom, C.CUDA_OOM.code, anchors=(b"ut of memory", b"rror", b"ERROR"),
-              worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b"),
-              anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
-                          "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
-                          "'Failed to CUDA calloc', the exception type before CUDA_ERROR_OUT_OF_MEMORY",
-              examples=("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
-                        "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
-                        "RuntimeError: hipErrorOutOfMemory",
-                        "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
-                        "node-1:1234:1290 [3] include/alloc.h:48 NCCL WARN Failed to CUDA calloc 6291456 bytes",
-                        "ncclUnhandledCudaError: Failed to CUDA calloc async 2432 bytes",
-                        "RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY")),
+    Signature(
+        "cuda out of memory",
+        _ANY,
+        _oom,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory", b"rror", b"ERROR"),
+        worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b"),
+        anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
+        "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
+        "'Failed to CUDA calloc', the exception type before CUDA_ERROR_OUT_OF_MEMORY",
+        examples=(
+            "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+            "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
+            "RuntimeError: hipErrorOutOfMemory",
+            "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+            "node-1:1234:1290 [3] include/alloc.h:48 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+            "ncclUnhandledCudaError: Failed to CUDA calloc async 2432 bytes",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY",
+        ),
+    ),
 )
 
 
@@ -180,9 +247,14 @@ _ACCELERATE = re.compile(r"No executable batch size found, reached zero")
 
 
 def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "Accelerate's find_executable_batch_size ran out of memory at every batch size down to 1",
-                      {"format": "accelerate", "likely_cause": "insufficient_memory", "reported_by": "accelerate"},
-                      dedupe=(row.code, hit.rank, "cuda_error"))]
+    return [
+        row.event(
+            hit,
+            "Accelerate's find_executable_batch_size ran out of memory at every batch size down to 1",
+            {"format": "accelerate", "likely_cause": "insufficient_memory", "reported_by": "accelerate"},
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
 
 
 # vLLM's start-up check (worker/gpu_worker.py): "ValueError: Free memory on device cuda:0 (109.53/121.69
@@ -192,11 +264,22 @@ _VLLM_STARTUP = re.compile(r"Free memory on device (\S+) \(([\d.]+)/([\d.]+) GiB
 
 def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     free, total = float(m.group(2)), float(m.group(3))
-    return [row.event(hit, f"vLLM found {free:.2f} of {total:.2f} GiB free on {m.group(1)} at start-up, less than its "
-                      "gpu_memory_utilization asks for (another process, or another engine on the same GPU, holds the rest)",
-                      {"format": "vllm_startup", "likely_cause": "other_process", "device": m.group(1),
-                       "free_bytes": int(free * (1 << 30)), "total_bytes": int(total * (1 << 30))},
-                      dedupe=(row.code, hit.rank, "cuda_error"))]
+    return [
+        row.event(
+            hit,
+            f"vLLM found {free:.2f} of {total:.2f} GiB free on {m.group(1)} at start-up, less than its "
+            "gpu_memory_utilization asks for (another process, or another engine on the same GPU, holds the "
+            "rest)",
+            {
+                "format": "vllm_startup",
+                "likely_cause": "other_process",
+                "device": m.group(1),
+                "free_bytes": int(free * (1 << 30)),
+                "total_bytes": int(total * (1 << 30)),
+            },
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
 
 
 # CUDA code that reports cudaGetErrorString itself: caffe2's "[enforce fail at context_gpu.cu:343] error ==
@@ -205,27 +288,61 @@ _CU_OOM = re.compile(r"Error at: \S+\.cu:\d+: out of memory")
 
 
 def _cu_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "a CUDA allocation failed: out of memory (reported by the framework's own CUDA code)",
-                      {"format": "cuda_error", "likely_cause": "insufficient_memory"}, dedupe=(row.code, hit.rank, "cuda_error"))]
+    return [
+        row.event(
+            hit,
+            "a CUDA allocation failed: out of memory (reported by the framework's own CUDA code)",
+            {"format": "cuda_error", "likely_cause": "insufficient_memory"},
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
 
 
 _WRAPPERS = (
-    Signature("vllm start-up memory check", _VLLM_STARTUP, _vllm_startup, C.CUDA_OOM.code, anchors=(b"rror",),
-              worth=(rb"Error\b",), anchor_from="the 'ValueError: ' vLLM raises it as",
-              examples=("ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is less than desired "
-                        "GPU memory utilization (0.91, 110.74 GiB).",)),
-    Signature("cuda source oom", _CU_OOM, _cu_oom, C.CUDA_OOM.code, anchors=(b"rror", b"ut of memory"),
-              worth=(rb"out of memory",)),
-    Signature("accelerate batch size search", _ACCELERATE, _accelerate, C.CUDA_OOM.code, anchors=(b"rror",),
-              worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' Accelerate raises it as",
-              examples=("RuntimeError: No executable batch size found, reached zero.",)),
+    Signature(
+        "vllm start-up memory check",
+        _VLLM_STARTUP,
+        _vllm_startup,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from="the 'ValueError: ' vLLM raises it as",
+        examples=(
+            "ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is less than desired "
+            "GPU memory utilization (0.91, 110.74 GiB).",
+        ),
+    ),
+    Signature(
+        "cuda source oom",
+        _CU_OOM,
+        _cu_oom,
+        C.CUDA_OOM.code,
+        anchors=(b"rror", b"ut of memory"),
+        worth=(rb"out of memory",),
+    ),
+    Signature(
+        "accelerate batch size search",
+        _ACCELERATE,
+        _accelerate,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from="the 'RuntimeError: ' Accelerate raises it as",
+        examples=("RuntimeError: No executable batch size found, reached zero.",),
+    ),
 )
 SIGNATURES = (*_CUDA_ROWS, *_WRAPPERS)
 
 
 def parse(hit: Hit) -> list[Event]:
     t = hit.text
-    if "CUDA" not in t and "Cuda" not in t and "CUBLAS" not in t and "HIP" not in t and "hipError" not in t \
-            and "CUDNN" not in t:
+    if (
+        "CUDA" not in t
+        and "Cuda" not in t
+        and "CUBLAS" not in t
+        and "HIP" not in t
+        and "hipError" not in t
+        and "CUDNN" not in t
+    ):
         return read(hit, _WRAPPERS)  # the allocator's and the libraries' own words all name CUDA
     return read(hit, SIGNATURES)

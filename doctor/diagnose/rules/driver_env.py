@@ -24,18 +24,31 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
 
 _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
-_NO_DEVICE = re.compile(r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
-                        r"Torch not compiled with CUDA enabled")
-_LIB = re.compile(r"(lib(?:nccl|cudart|cuda|cublas(?:Lt)?|cudnn\w*|nvrtc|cusparse\w*|cufft|curand|nvJitLink|cupti|nvidia-ml)"
-                  r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file")
+_NO_DEVICE = re.compile(
+    r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
+    r"Torch not compiled with CUDA enabled"
+)
+_LIB = re.compile(
+    r"(lib(?:nccl|cudart|cuda|cublas(?:Lt)?|cudnn\w*|nvrtc|cusparse\w*|cufft|curand|nvJitLink|cupti|nvidia-ml"
+    r")"
+    r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
+)
 # NVML's user-space library and the loaded kernel module differ (a driver upgrade without a reboot).
-_NVML_MISMATCH = re.compile(r"Failed to initialize NVML: Driver/library version mismatch|Driver/library version mismatch")
+_NVML_MISMATCH = re.compile(
+    r"Failed to initialize NVML: Driver/library version mismatch|Driver/library version mismatch"
+)
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
-_NO_NCCL = re.compile(r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs found|"
-                      r"NCCL support is not compiled")
+_NO_NCCL = re.compile(
+    r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
+    r"found|"
+    r"NCCL support is not compiled"
+)
 # "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
 _ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
-_WHY = {"Torch not compiled with CUDA enabled": "cpu_build_of_torch", "Found no NVIDIA driver on your system": "no_driver"}
+_WHY = {
+    "Torch not compiled with CUDA enabled": "cpu_build_of_torch",
+    "Found no NVIDIA driver on your system": "no_driver",
+}
 
 
 def cuda_error_events(hit: Hit, t: str) -> list[Event]:
@@ -44,39 +57,87 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
     ce = find_cuda_error(t)
     if ce is None:
         return []
-    facts: dict[str, Any] = {"cuda_error": ce.message, "cuda_error_number": ce.number, "cuda_error_name": ce.runtime_name}
+    facts: dict[str, Any] = {
+        "cuda_error": ce.message,
+        "cuda_error_number": ce.number,
+        "cuda_error_name": ce.runtime_name,
+    }
     if ce.kind == "driver_too_old":
-        return [event(hit, C.DRIVER_TOO_OLD.code, f"the NVIDIA driver does not fit the CUDA runtime: {ce.message} "
-                      f"({ce.runtime_name}, {ce.number})", facts, dedupe=(C.DRIVER_TOO_OLD.code,))]
+        return [
+            event(
+                hit,
+                C.DRIVER_TOO_OLD.code,
+                f"the NVIDIA driver does not fit the CUDA runtime: {ce.message} "
+                f"({ce.runtime_name}, {ce.number})",
+                facts,
+                dedupe=(C.DRIVER_TOO_OLD.code,),
+            )
+        ]
     if ce.kind == "arch_unsupported":
-        return [event(hit, C.ARCH_UNSUPPORTED.code, f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): this PyTorch "
-                      "(or a compiled extension) carries no code for this GPU's compute capability", facts,
-                      dedupe=(C.ARCH_UNSUPPORTED.code,))]
+        return [
+            event(
+                hit,
+                C.ARCH_UNSUPPORTED.code,
+                f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): this PyTorch "
+                "(or a compiled extension) carries no code for this GPU's compute capability",
+                facts,
+                dedupe=(C.ARCH_UNSUPPORTED.code,),
+            )
+        ]
     if ce.kind == "peer_access":
         facts["reason"] = "peer_access_unsupported"
-        return [event(hit, C.PEER_ACCESS_UNSUPPORTED.code, f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
-                      "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, or the platform disables "
-                      "P2P); NCCL_P2P_DISABLE=1 routes around it through host memory", facts,
-                      dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,))]
+        return [
+            event(
+                hit,
+                C.PEER_ACCESS_UNSUPPORTED.code,
+                f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
+                "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, or the platform "
+                "disables "
+                "P2P); NCCL_P2P_DISABLE=1 routes around it through host memory",
+                facts,
+                dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,),
+            )
+        ]
     if ce.kind == "not_ready":
         facts["reason"] = "system_not_ready"
-        return [event(hit, C.NO_CUDA_DEVICE.code, f"CUDA reports '{ce.message}' ({ce.runtime_name}, {ce.number}): on "
-                      "NVSwitch systems the NVIDIA Fabric Manager is not running or does not match the driver",
-                      facts, dedupe=(C.NO_CUDA_DEVICE.code, "not_ready"))]
+        return [
+            event(
+                hit,
+                C.NO_CUDA_DEVICE.code,
+                f"CUDA reports '{ce.message}' ({ce.runtime_name}, {ce.number}): on "
+                "NVSwitch systems the NVIDIA Fabric Manager is not running or does not match the driver",
+                facts,
+                dedupe=(C.NO_CUDA_DEVICE.code, "not_ready"),
+            )
+        ]
     facts["reason"] = "no_visible_device" if ce.kind == "no_device" else "device_init_failed"
     # 46 "busy or unavailable" says the device refused the context, not why: exclusive compute mode or
     # another process (the cause when nothing else shows), or a GPU the driver lost or must reset (then
     # that record, an Xid or NVRM's, is the cause).
     tier = 1 if ce.number == 46 else 0
-    return [event(hit, C.NO_CUDA_DEVICE.code, f"no usable CUDA device: {ce.message} ({ce.runtime_name}, {ce.number})",
-                  facts, tier=tier, dedupe=(C.NO_CUDA_DEVICE.code, facts["reason"]))]
+    return [
+        event(
+            hit,
+            C.NO_CUDA_DEVICE.code,
+            f"no usable CUDA device: {ce.message} ({ce.runtime_name}, {ce.number})",
+            facts,
+            tier=tier,
+            dedupe=(C.NO_CUDA_DEVICE.code, facts["reason"]),
+        )
+    ]
 
 
 def _too_old(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     found = int(m.group(1))
-    return [row.event(hit, "the NVIDIA driver is older than the CUDA runtime PyTorch needs"
-                      f" (driver reports CUDA {found // 1000}.{found % 1000 // 10})", {"driver_version_found": found},
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            "the NVIDIA driver is older than the CUDA runtime PyTorch needs"
+            f" (driver reports CUDA {found // 1000}.{found % 1000 // 10})",
+            {"driver_version_found": found},
+            dedupe=(row.code,),
+        )
+    ]
 
 
 class _CudaErrors:
@@ -104,9 +165,15 @@ def _test_failure_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
 
 
 def _nvml_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the NVIDIA kernel module and its user-space libraries are different "
-                      "versions (Driver/library version mismatch: the driver was upgraded without a reboot)",
-                      {"reason": "driver_library_mismatch"}, dedupe=(row.code, "nvml"))]
+    return [
+        row.event(
+            hit,
+            "the NVIDIA kernel module and its user-space libraries are different "
+            "versions (Driver/library version mismatch: the driver was upgraded without a reboot)",
+            {"reason": "driver_library_mismatch"},
+            dedupe=(row.code, "nvml"),
+        )
+    ]
 
 
 def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -115,64 +182,151 @@ def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"{m.group(1)} could not be loaded (not installed or not on the "
-                      "library path)", {"library": m.group(1)}, dedupe=(row.code, m.group(1)))]
+    return [
+        row.event(
+            hit,
+            f"{m.group(1)} could not be loaded (not installed or not on the library path)",
+            {"library": m.group(1)},
+            dedupe=(row.code, m.group(1)),
+        )
+    ]
 
 
 def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/"
-                      "macOS build, or no GPU visible)", {"library": "NCCL"}, dedupe=(row.code, "nccl"))]
+    return [
+        row.event(
+            hit,
+            f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/macOS build, or no GPU visible)",
+            {"library": "NCCL"},
+            dedupe=(row.code, "nccl"),
+        )
+    ]
 
 
 def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not ("rror" in t or "ERROR" in t):
         return None
-    return [row.event(hit, f"{hit.who()} asked for a GPU index that is not visible "
-                      "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
-                      {"cuda_error": m.group(0)}, dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} asked for a GPU index that is not visible "
+            "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
+            {"cuda_error": m.group(0)},
+            dedupe=(row.code,),
+        )
+    ]
 
 
 _EXC = "the exception type ('RuntimeError: ', 'AssertionError: ') before torch's message"
 SIGNATURES = (
-    Signature("driver too old", _TOO_OLD, _too_old, C.DRIVER_TOO_OLD.code, anchors=(b"driver on your system",),
-              worth=(rb"driver on your system",), words=("too old",)),
-    Signature("cuda error of the environment", _CudaErrors(), _cuda_error, C.NO_CUDA_DEVICE.code,
-              anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure"),
-              worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b", rb"[Cc]uda failure|CUDA failure"), words=CUDA_ERROR_WORDS,
-              anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
-                          "'Cuda failure N' and nccl-tests' 'Test CUDA failure file:line' before it",
-              examples=("Cuda failure 217 'peer access is not supported between these two devices'",
-                        "node05: Test CUDA failure common.cu:1045 'CUDA driver version is insufficient for CUDA runtime "
-                        "version'",
-                        "RuntimeError: CUDA error: no CUDA-capable device is detected",
-                        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
-                        "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY")),
-    Signature("nccl-tests cuda failure, message wrapped", _TEST_FAILURE_CUT, _test_failure_cut, C.NO_CUDA_DEVICE.code,
-              anchors=(b"UDA failure",), worth=(rb"[Cc]uda failure|CUDA failure",), words=("cuda failure",)),
-    Signature("nvml version mismatch", _NVML_MISMATCH, _nvml_mismatch, C.DRIVER_TOO_OLD.code, anchors=(b"version mismatch",),
-              worth=(rb"version mismatch",), words=("driver/library version mismatch",)),
-    Signature("no device", _NO_DEVICE, _no_device, C.NO_CUDA_DEVICE.code, anchors=(b"rror", b"driver on your system"),
-              worth=(rb"Error\b", rb"driver on your system"),
-              words=("no cuda gpus are available", "found no nvidia driver", "torch not compiled with cuda"),
-              anchor_from=_EXC, examples=("RuntimeError: No CUDA GPUs are available",
-                                          "AssertionError: Torch not compiled with CUDA enabled")),
-    Signature("library missing", _LIB, _library, C.LIBRARY_MISSING.code, anchors=(b"shared object",),
-              worth=(rb"shared object",), words=("cannot open shared object file",)),
-    Signature("nccl library not loaded", _LOAD_FAILED, _library, C.LIBRARY_MISSING.code, anchors=(b"ERROR",),
-              worth=(rb"\bERROR\b",), words=("failed to load nccl library",),
-              anchor_from="vLLM's 'ERROR' log level",
-              examples=("ERROR 04-23 10:00:00 pynccl_wrapper.py:196] Failed to load NCCL library from libnccl.so.2 .",)),
-    Signature("no nccl in torch", _NO_NCCL, _no_nccl, C.LIBRARY_MISSING.code, anchors=(b"NCCL built in", b"rror"),
-              worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
-              words=("nccl built in", "processgroupnccl is only supported", "nccl support is not compiled"),
-              anchor_from=_EXC, examples=("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
-                                          "RuntimeError: NCCL support is not compiled")),
-    Signature("device ordinal", _ORDINAL, _ordinal, C.DEVICE_MISMATCH.code, anchors=(b"rror", b"ERROR"),
-              worth=(rb"Error\b", rb"\berror\b"),
-              words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
-              anchor_from="'CUDA error: ' before the runtime's message (required by the row)",
-              examples=("RuntimeError: CUDA error: invalid device ordinal",)),
+    Signature(
+        "driver too old",
+        _TOO_OLD,
+        _too_old,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"driver on your system",),
+        worth=(rb"driver on your system",),
+        words=("too old",),
+    ),
+    Signature(
+        "cuda error of the environment",
+        _CudaErrors(),
+        _cuda_error,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure"),
+        worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b", rb"[Cc]uda failure|CUDA failure"),
+        words=CUDA_ERROR_WORDS,
+        anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
+        "'Cuda failure N' and nccl-tests' 'Test CUDA failure file:line' before it",
+        examples=(
+            "Cuda failure 217 'peer access is not supported between these two devices'",
+            "node05: Test CUDA failure common.cu:1045 'CUDA driver version is insufficient for CUDA runtime "
+            "version'",
+            "RuntimeError: CUDA error: no CUDA-capable device is detected",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY",
+        ),
+    ),
+    Signature(
+        "nccl-tests cuda failure, message wrapped",
+        _TEST_FAILURE_CUT,
+        _test_failure_cut,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"UDA failure",),
+        worth=(rb"[Cc]uda failure|CUDA failure",),
+        words=("cuda failure",),
+    ),
+    Signature(
+        "nvml version mismatch",
+        _NVML_MISMATCH,
+        _nvml_mismatch,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"version mismatch",),
+        worth=(rb"version mismatch",),
+        words=("driver/library version mismatch",),
+    ),
+    Signature(
+        "no device",
+        _NO_DEVICE,
+        _no_device,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"rror", b"driver on your system"),
+        worth=(rb"Error\b", rb"driver on your system"),
+        words=("no cuda gpus are available", "found no nvidia driver", "torch not compiled with cuda"),
+        anchor_from=_EXC,
+        examples=(
+            "RuntimeError: No CUDA GPUs are available",
+            "AssertionError: Torch not compiled with CUDA enabled",
+        ),
+    ),
+    Signature(
+        "library missing",
+        _LIB,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"shared object",),
+        worth=(rb"shared object",),
+        words=("cannot open shared object file",),
+    ),
+    Signature(
+        "nccl library not loaded",
+        _LOAD_FAILED,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"ERROR",),
+        worth=(rb"\bERROR\b",),
+        words=("failed to load nccl library",),
+        anchor_from="vLLM's 'ERROR' log level",
+        examples=(
+            "ERROR 04-23 10:00:00 pynccl_wrapper.py:196] Failed to load NCCL library from libnccl.so.2 .",
+        ),
+    ),
+    Signature(
+        "no nccl in torch",
+        _NO_NCCL,
+        _no_nccl,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"NCCL built in", b"rror"),
+        worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
+        words=("nccl built in", "processgroupnccl is only supported", "nccl support is not compiled"),
+        anchor_from=_EXC,
+        examples=(
+            "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+            "RuntimeError: NCCL support is not compiled",
+        ),
+    ),
+    Signature(
+        "device ordinal",
+        _ORDINAL,
+        _ordinal,
+        C.DEVICE_MISMATCH.code,
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"Error\b", rb"\berror\b"),
+        words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
+        anchor_from="'CUDA error: ' before the runtime's message (required by the row)",
+        examples=("RuntimeError: CUDA error: invalid device ordinal",),
+    ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
 _WORDS = gate(SIGNATURES)

@@ -19,12 +19,14 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.nccl_errors import network_facts
+from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
 
-_PAIR = re.compile(r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
-                   r"(?P<what>(?:connect|Connect timeout|Connection closed by peer|Read error|Write error|read|writev?|"
-                   r"Socket unexpectedly closed)\b.*)$")
+_PAIR = re.compile(
+    r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
+    r"(?P<what>(?:connect|Connect timeout|Connection closed by peer|Read error|Write error|read|writev?|"
+    r"Socket unexpectedly closed)\b.*)$"
+)
 # gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
 _GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
 # ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
@@ -36,16 +38,27 @@ _FULL_MESH = re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
 
 def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     why = m.group("why").strip()
-    facts: dict[str, Any] = {"backend": "gloo", "phase": "connect_full_mesh", "gloo_error": why[:200],
-                             **network_facts(why)}
+    facts: dict[str, Any] = {
+        "backend": "gloo",
+        "phase": "connect_full_mesh",
+        "gloo_error": why[:200],
+        **network_facts(why),
+    }
     src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", why)
     if src:
         facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
     if re.search(r"remote=\[?127\.", why):
         facts["likely_cause"] = "host_name_resolves_to_loopback"
-    return [row.event(hit, f"{hit.who()}: gloo could not connect to every peer at process-group setup "
-                      f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
-                      "firewall, or a host name that resolves to loopback)", facts, dedupe=(row.code, "full_mesh"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo could not connect to every peer at process-group setup "
+            f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
+            "firewall, or a host name that resolves to loopback)",
+            facts,
+            dedupe=(row.code, "full_mesh"),
+        )
+    ]
 
 
 _ADDR = re.compile(r"\[([0-9a-fA-F.:]+)\]:(\d+)")
@@ -55,7 +68,11 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "connectFullMesh" in hit.text:
         return None  # process-group setup: the "gloo full mesh" row says more
     what = m.group("what").strip()
-    facts: dict[str, Any] = {"backend": "gloo", "gloo_error": what[:200], "gloo_source": f"{m.group('file')}:{m.group('line')}"}
+    facts: dict[str, Any] = {
+        "backend": "gloo",
+        "gloo_error": what[:200],
+        "gloo_source": f"{m.group('file')}:{m.group('line')}",
+    }
     a = _ADDR.search(what)
     if a:
         facts["peer"], facts["peer_port"] = a.group(1), int(a.group(2))
@@ -64,33 +81,74 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # a peer's address that is loopback: /etc/hosts maps the host name to 127.0.1.1 (Debian/Ubuntu)
         facts["likely_cause"] = "host_name_resolves_to_loopback"
         tier = 0
-    return [row.event(hit, f"{hit.who()}: gloo's connection to a peer failed: {what[:160]}", facts, tier=tier,
-                      dedupe=(row.code, hit.rank, "gloo_pair"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo's connection to a peer failed: {what[:160]}",
+            facts,
+            tier=tier,
+            dedupe=(row.code, hit.rank, "gloo_pair"),
+        )
+    ]
 
 
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"gloo cannot use interface {m.group(1)}: it has no address "
-                      "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
-                      {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
-                      dedupe=(row.code, "gloo_iface"))]
+    return [
+        row.event(
+            hit,
+            f"gloo cannot use interface {m.group(1)}: it has no address "
+            "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
+            {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
+            dedupe=(row.code, "gloo_iface"),
+        )
+    ]
 
 
 SIGNATURES = (
-    Signature("gloo full mesh", _FULL_MESH, _full_mesh, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",),
-              worth=(rb"Error\b", rb"\berror\b"), words=("connectfullmesh",),
-              anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line before it "
-                          "is read when gloo's own text holds an error word: 'no error')",
-              examples=("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
-                        "Connection refused, remote=[127.0.1.1]:17308",
-                        "[E ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
-                        "tcp/pair.cc:144] no error")),
-    Signature("gloo interface", _GLOO_IFACE, _gloo_iface, C.NCCL_SOCKET_ERROR.code, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("unable to find address for",),
-              anchor_from="the exception type ('RuntimeError: ') before gloo's enforce message",
-              examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "
-                        "nullptr. Unable to find address for: eth0",)),
-    Signature("gloo transport socket failure", _PAIR, _pair, C.NCCL_SOCKET_ERROR.code, tier=1,
-              anchors=(b"gloo/transport/",), worth=(rb"gloo/transport/",), words=("gloo/transport/",)),
+    Signature(
+        "gloo full mesh",
+        _FULL_MESH,
+        _full_mesh,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b", rb"\berror\b"),
+        words=("connectfullmesh",),
+        anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line "
+        "before it "
+        "is read when gloo's own text holds an error word: 'no error')",
+        examples=(
+            "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:1"
+            "44] "
+            "Connection refused, remote=[127.0.1.1]:17308",
+            "[E ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+            "[../third_party/gloo/gloo/transport/"
+            "tcp/pair.cc:144] no error",
+        ),
+    ),
+    Signature(
+        "gloo interface",
+        _GLOO_IFACE,
+        _gloo_iface,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("unable to find address for",),
+        anchor_from="the exception type ('RuntimeError: ') before gloo's enforce message",
+        examples=(
+            "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "
+            "nullptr. Unable to find address for: eth0",
+        ),
+    ),
+    Signature(
+        "gloo transport socket failure",
+        _PAIR,
+        _pair,
+        C.NCCL_SOCKET_ERROR.code,
+        tier=1,
+        anchors=(b"gloo/transport/",),
+        worth=(rb"gloo/transport/",),
+        words=("gloo/transport/",),
+    ),
 )
 _WORDS = gate(SIGNATURES)
 

@@ -29,13 +29,19 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_line
 
-_OFF_BUS = re.compile(r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus")
+_OFF_BUS = re.compile(
+    r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
+)
 _ECC = re.compile(r"uncorrectable ECC error", re.I)
 # cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
-_NVLINK = re.compile(r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE")
-_ILLEGAL = re.compile(r"an illegal memory access was encountered|unspecified launch failure|"
-                      r"an illegal instruction was encountered|misaligned address|cudaErrorIllegalAddress|"
-                      r"cudaErrorLaunchFailure")
+_NVLINK = re.compile(
+    r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE"
+)
+_ILLEGAL = re.compile(
+    r"an illegal memory access was encountered|unspecified launch failure|"
+    r"an illegal instruction was encountered|misaligned address|cudaErrorIllegalAddress|"
+    r"cudaErrorLaunchFailure"
+)
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
 _ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
@@ -43,21 +49,27 @@ _ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
 _CLEANUP_XIDS = frozenset({43, 45})
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
 # GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
-_NO_HANDLE = re.compile(r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)")
+_NO_HANDLE = re.compile(
+    r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
+)
 _LOST = re.compile(r"\bGPU is lost\b")
 # A kernel record that the driver wrote over several lines: continuations are indented and carry
 # "NVRM:" again but no timestamp of their own.
 _NVRM_CONT = re.compile(r"^\s+NVRM: ")
 # GSP firmware that stopped answering, printed without its Xid 119 by some drivers:
-# "NVRM: ... Timeout waiting for RPC from GSP!" / "Timeout after 45s of waiting for RPC response from GPU4 GSP!"
+# "NVRM: ... Timeout waiting for RPC from GSP!" / "Timeout after 45s of waiting for RPC response from GPU4
+# GSP!"
 _GSP = re.compile(r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP")
 
 
 # The driver could not bring a GPU up (nv.c / RM): "NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
 # "NVRM: rm_init_adapter failed for device bearing minor number 0", or says it must be reset first
 # ("... [NV_ERR_RESET_REQUIRED]"). Hardware, or firmware state only a reset or a power cycle clears.
-_INIT_FAILED = re.compile(r"RmInitAdapter failed!?(?: \(([0-9a-fx:]+)\))?|rm_init_adapter failed for device bearing "
-                          r"minor number (\d+)|NV_ERR_RESET_REQUIRED", re.I)
+_INIT_FAILED = re.compile(
+    r"RmInitAdapter failed!?(?: \(([0-9a-fx:]+)\))?|rm_init_adapter failed for device bearing "
+    r"minor number (\d+)|NV_ERR_RESET_REQUIRED",
+    re.I,
+)
 
 
 def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
@@ -66,8 +78,9 @@ def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
         if not _NVRM_CONT.match(ln.text):
             break
         used.append(ln)
-    return " ".join(ln.text.strip().removeprefix("NVRM: ") if k else ln.text.strip()
-                    for k, ln in enumerate(used)), used
+    return " ".join(
+        ln.text.strip().removeprefix("NVRM: ") if k else ln.text.strip() for k, ln in enumerate(used)
+    ), used
 
 
 def _record(hit: Hit) -> tuple[str, list[Line]]:
@@ -93,18 +106,36 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
     if root_xid is not None:
         # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.
         info = describe_xid(root_xid)
-        facts = {"xid": root_xid, "pci_bus_id": x.pci_bus_id, "reported_by_xid": x.code,
-                 "xid_meaning": info.meaning if info else "unknown Xid",
-                 "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
+        facts = {
+            "xid": root_xid,
+            "pci_bus_id": x.pci_bus_id,
+            "reported_by_xid": x.code,
+            "xid_meaning": info.meaning if info else "unknown Xid",
+            "xid_severity": info.severity if info else "warn",
+            "xid_action": info.action if info else "none",
+        }
         if x.pid is not None:
             facts["pid"] = x.pid
         code = C.GPU_OFF_BUS if root_xid == 79 else C.GPU_ECC if root_xid in _ECC_XIDS else C.GPU_XID
-        return [row.event(hit, f"Xid {root_xid} on GPU {x.pci_bus_id}: {facts['xid_meaning']} (named by the "
-                          f"Xid {x.code} cleanup that followed it)", facts, used, code=code.code,
-                          dedupe=(code.code, x.pci_bus_id, root_xid))]
+        return [
+            row.event(
+                hit,
+                f"Xid {root_xid} on GPU {x.pci_bus_id}: {facts['xid_meaning']} (named by the "
+                f"Xid {x.code} cleanup that followed it)",
+                facts,
+                used,
+                code=code.code,
+                dedupe=(code.code, x.pci_bus_id, root_xid),
+            )
+        ]
     info = x.info
-    facts = {"xid": x.code, "pci_bus_id": x.pci_bus_id, "xid_meaning": info.meaning if info else "unknown Xid",
-             "xid_severity": info.severity if info else "warn", "xid_action": info.action if info else "none"}
+    facts = {
+        "xid": x.code,
+        "pci_bus_id": x.pci_bus_id,
+        "xid_meaning": info.meaning if info else "unknown Xid",
+        "xid_severity": info.severity if info else "warn",
+        "xid_action": info.action if info else "none",
+    }
     if x.pid is not None:
         facts["pid"] = x.pid
     if x.process_name:
@@ -115,45 +146,82 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
         msg += " (usually caused by the application, e.g. a kernel bug or bad memory access)"
     # A cleanup Xid only follows another error: a consequence unless nothing else shows.
     tier = 2 if x.code in _CLEANUP_XIDS else 0
-    return [row.event(hit, msg, facts, used, tier=tier, code=code.code, dedupe=(code.code, x.pci_bus_id, x.code))]
+    return [
+        row.event(hit, msg, facts, used, tier=tier, code=code.code, dedupe=(code.code, x.pci_bus_id, x.code))
+    ]
 
 
 def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     bus = (m.group("a") or m.group("b") or "").lower()
-    return [row.event(hit, f"GPU {bus} has fallen off the bus (no longer answers on PCIe)",
-                      {"pci_bus_id": bus}, _record(hit)[1], dedupe=(row.code, bus))]
+    return [
+        row.event(
+            hit,
+            f"GPU {bus} has fallen off the bus (no longer answers on PCIe)",
+            {"pci_bus_id": bus},
+            _record(hit)[1],
+            dedupe=(row.code, bus),
+        )
+    ]
 
 
 def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     info = describe_xid(119)
-    facts = {"xid": 119, "xid_meaning": info.meaning if info else "GSP RPC timeout", "xid_from": "NVRM GSP record"}
-    return [row.event(hit, f"the GPU's GSP firmware stopped answering the driver (as Xid 119): "
-                      f"{facts['xid_meaning']}", facts, _record(hit)[1], dedupe=(row.code, "gsp"))]
+    facts = {
+        "xid": 119,
+        "xid_meaning": info.meaning if info else "GSP RPC timeout",
+        "xid_from": "NVRM GSP record",
+    }
+    return [
+        row.event(
+            hit,
+            f"the GPU's GSP firmware stopped answering the driver (as Xid 119): {facts['xid_meaning']}",
+            facts,
+            _record(hit)[1],
+            dedupe=(row.code, "gsp"),
+        )
+    ]
 
 
 def _init_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"nvrm": m.group(0)}
     if m.group(1):
         facts["rm_status"] = m.group(1)
-    minor = m.group(2) or next((g.group(2) for g in (_INIT_FAILED.search(ln.text) for ln in hit.after(4)) if g and g.group(2)),
-                               None)
+    minor = m.group(2) or next(
+        (g.group(2) for g in (_INIT_FAILED.search(ln.text) for ln in hit.after(4)) if g and g.group(2)), None
+    )
     if minor is not None:
         facts["minor_number"] = int(minor)
     reset = "RESET_REQUIRED" in m.group(0).upper()
-    return [row.event(hit, ("the driver says a GPU needs a reset before it can be used (NV_ERR_RESET_REQUIRED)" if reset else
-                            "the driver could not initialise a GPU (RmInitAdapter failed"
-                            + (f" {facts['rm_status']}" if "rm_status" in facts else "") + ")")
-                      + (f"; /dev/nvidia{facts['minor_number']}" if "minor_number" in facts else "")
-                      + ": it is missing from the job until it is reset or serviced", facts,
-                      dedupe=(row.code, facts.get("minor_number")))]
+    return [
+        row.event(
+            hit,
+            (
+                "the driver says a GPU needs a reset before it can be used (NV_ERR_RESET_REQUIRED)"
+                if reset
+                else "the driver could not initialise a GPU (RmInitAdapter failed"
+                + (f" {facts['rm_status']}" if "rm_status" in facts else "")
+                + ")"
+            )
+            + (f"; /dev/nvidia{facts['minor_number']}" if "minor_number" in facts else "")
+            + ": it is missing from the job until it is reset or serviced",
+            facts,
+            dedupe=(row.code, facts.get("minor_number")),
+        )
+    ]
 
 
 def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
     bus = m.group(1).lower() if m else ""
     facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
-    return [row.event(hit, f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
-                      "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors", facts,
-                      dedupe=(row.code, bus))]
+    return [
+        row.event(
+            hit,
+            f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
+            "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors",
+            facts,
+            dedupe=(row.code, bus),
+        )
+    ]
 
 
 def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
@@ -164,21 +232,40 @@ def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
-                      ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
-                      {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220}, dedupe=(row.code, "nvlink"))]
+    return [
+        row.event(
+            hit,
+            "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
+            ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
+            {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220},
+            dedupe=(row.code, "nvlink"),
+        )
+    ]
 
 
 def _ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the CUDA runtime reports an uncorrectable ECC error",
-                      {"cuda_error": "uncorrectable ECC error encountered"}, dedupe=(row.code, hit.rank))]
+    return [
+        row.event(
+            hit,
+            "the CUDA runtime reports an uncorrectable ECC error",
+            {"cuda_error": "uncorrectable ECC error encountered"},
+            dedupe=(row.code, hit.rank),
+        )
+    ]
 
 
 def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     _text, used = hit.block(3)
-    return [row.event(hit, f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
-                      "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
-                      {"cuda_error": m.group(0)}, used, dedupe=(row.code, hit.rank))]
+    return [
+        row.event(
+            hit,
+            f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
+            "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
+            {"cuda_error": m.group(0)},
+            used,
+            dedupe=(row.code, hit.rank),
+        )
+    ]
 
 
 # ROCm's runtime (ROCR, HSA): its hardware-exception handler "HW Exception by GPU node-9 (Agent handle:
@@ -187,62 +274,172 @@ def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # handle: 0x55d...) on address 0x7f00.... Reason: Page not present or supervisor privilege." (ROCm's
 # illegal memory access: a kernel or library bug far more often than the hardware).
 _HSA_HW = re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
-_HSA_FAULT = re.compile(r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)")
+_HSA_FAULT = re.compile(
+    r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)"
+)
 
 
 def _hsa_hw(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     node, reason = int(m.group(1)), m.group(2)
     facts = {"runtime": "rocm", "hsa_node": node, "reason": reason}
     if "ECC" in reason:
-        return [row.event(hit, f"ROCm reports an ECC error on GPU node {node}", facts, code=C.GPU_ECC.code,
-                          dedupe=(C.GPU_ECC.code, node))]
-    return [row.event(hit, f"ROCm reports a hardware exception on GPU node {node}: {reason} (the GPU stopped "
-                      "answering and was reset; see dmesg for amdgpu ring timeouts and resets)", facts,
-                      dedupe=(row.code, node))]
+        return [
+            row.event(
+                hit,
+                f"ROCm reports an ECC error on GPU node {node}",
+                facts,
+                code=C.GPU_ECC.code,
+                dedupe=(C.GPU_ECC.code, node),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"ROCm reports a hardware exception on GPU node {node}: {reason} (the GPU stopped "
+            "answering and was reset; see dmesg for amdgpu ring timeouts and resets)",
+            facts,
+            dedupe=(row.code, node),
+        )
+    ]
 
 
 def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"ROCm: memory access fault by GPU node {m.group(1)} at {m.group(2)} (its illegal memory "
-                      "access: most often a kernel or library bug)", {"runtime": "rocm", "hsa_node": int(m.group(1)),
-                                                                     "address": m.group(2)},
-                      dedupe=(row.code, hit.rank, "rocm"))]
+    return [
+        row.event(
+            hit,
+            f"ROCm: memory access fault by GPU node {m.group(1)} at {m.group(2)} (its illegal memory "
+            "access: most often a kernel or library bug)",
+            {"runtime": "rocm", "hsa_node": int(m.group(1)), "address": m.group(2)},
+            dedupe=(row.code, hit.rank, "rocm"),
+        )
+    ]
 
 
 _CUDA = "'CUDA error: ' (or the exception type) before the runtime's message"
 SIGNATURES = (
-    Signature("xid", _XidLine(), _xid, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm", "xid"),
-              anchor_from="the kernel's 'NVRM: ' before every Xid record",
-              examples=("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",)),
-    Signature("fallen off the bus", _OFF_BUS, _off_bus, C.GPU_OFF_BUS.code, anchors=(b"VRM",), worth=(rb"NVRM",),
-              words=("fallen off the bus",), anchor_from="the kernel's 'NVRM: ' before the record",
-              examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",)),
-    Signature("gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)),
-    Signature("gpu init failed", _INIT_FAILED, _init_failed, C.GPU_INIT_FAILED.code, anchors=(b"VRM",), worth=(rb"NVRM",),
-              words=("rminitadapter", "rm_init_adapter", "nv_err_reset_required"),
-              anchor_from="the kernel's 'NVRM: ' before the record",
-              examples=("[   38.773115] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
-                        "[   38.773764] NVRM: rm_init_adapter failed for device bearing minor number 0",
-                        "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)")),
-    Signature("no device handle", _NO_HANDLE, _no_handle, C.GPU_OFF_BUS.code, anchors=(b"rror", b"GPU is lost"),
-              worth=(rb"Error\b", rb"GPU is lost"), words=("device handle",)),
-    Signature("gpu is lost", _LOST, _lost, C.GPU_OFF_BUS.code, anchors=(b"GPU is lost",), worth=(rb"GPU is lost",),
-              words=("gpu is lost",)),
-    Signature("nvlink uncorrectable", _NVLINK, _nvlink, C.GPU_XID.code, anchors=(b"rror", b"ERROR"),
-              worth=(rb"Error\b", rb"\berror\b"), words=("nvlink",), anchor_from=_CUDA,
-              examples=("RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
-                        "RuntimeError: CUDA driver error: CUDA_ERROR_NVLINK_UNCORRECTABLE")),
-    Signature("ecc uncorrectable", _ECC, _ecc, C.GPU_ECC.code, anchors=(b"rror",), worth=(rb"\berror\b",),
-              words=("ecc error",), anchor_from="the message's own 'error' (matched ignoring case)",
-              examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",)),
-    Signature("rocm hardware exception", _HSA_HW, _hsa_hw, C.GPU_HW_EXCEPTION.code, anchors=(b"HW Exception",),
-              worth=(rb"HW Exception",), words=("hw exception by gpu",)),
-    Signature("rocm memory access fault", _HSA_FAULT, _hsa_fault, C.CUDA_ILLEGAL_ACCESS.code,
-              anchors=(b"Memory access fault",), worth=(rb"Memory access fault",), words=("memory access fault by gpu",)),
-    Signature("illegal access", _ILLEGAL, _illegal, C.CUDA_ILLEGAL_ACCESS.code, anchors=(b"rror",), worth=(rb"\berror\b",),
-              words=("illegal memory access", "unspecified launch failure", "illegal instruction", "misaligned address",
-                     "cudaerrorillegaladdress", "cudaerrorlaunchfailure"), anchor_from=_CUDA,
-              examples=("RuntimeError: CUDA error: an illegal memory access was encountered",
-                        "RuntimeError: CUDA error: unspecified launch failure")),
+    Signature(
+        "xid",
+        _XidLine(),
+        _xid,
+        C.GPU_XID.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("nvrm", "xid"),
+        anchor_from="the kernel's 'NVRM: ' before every Xid record",
+        examples=("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",),
+    ),
+    Signature(
+        "fallen off the bus",
+        _OFF_BUS,
+        _off_bus,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("fallen off the bus",),
+        anchor_from="the kernel's 'NVRM: ' before the record",
+        examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",),
+    ),
+    Signature(
+        "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)
+    ),
+    Signature(
+        "gpu init failed",
+        _INIT_FAILED,
+        _init_failed,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("rminitadapter", "rm_init_adapter", "nv_err_reset_required"),
+        anchor_from="the kernel's 'NVRM: ' before the record",
+        examples=(
+            "[   38.773115] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
+            "[   38.773764] NVRM: rm_init_adapter failed for device bearing minor number 0",
+            "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] "
+            "(0x00000062)",
+        ),
+    ),
+    Signature(
+        "no device handle",
+        _NO_HANDLE,
+        _no_handle,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"rror", b"GPU is lost"),
+        worth=(rb"Error\b", rb"GPU is lost"),
+        words=("device handle",),
+    ),
+    Signature(
+        "gpu is lost",
+        _LOST,
+        _lost,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"GPU is lost",),
+        worth=(rb"GPU is lost",),
+        words=("gpu is lost",),
+    ),
+    Signature(
+        "nvlink uncorrectable",
+        _NVLINK,
+        _nvlink,
+        C.GPU_XID.code,
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"Error\b", rb"\berror\b"),
+        words=("nvlink",),
+        anchor_from=_CUDA,
+        examples=(
+            "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_NVLINK_UNCORRECTABLE",
+        ),
+    ),
+    Signature(
+        "ecc uncorrectable",
+        _ECC,
+        _ecc,
+        C.GPU_ECC.code,
+        anchors=(b"rror",),
+        worth=(rb"\berror\b",),
+        words=("ecc error",),
+        anchor_from="the message's own 'error' (matched ignoring case)",
+        examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
+    ),
+    Signature(
+        "rocm hardware exception",
+        _HSA_HW,
+        _hsa_hw,
+        C.GPU_HW_EXCEPTION.code,
+        anchors=(b"HW Exception",),
+        worth=(rb"HW Exception",),
+        words=("hw exception by gpu",),
+    ),
+    Signature(
+        "rocm memory access fault",
+        _HSA_FAULT,
+        _hsa_fault,
+        C.CUDA_ILLEGAL_ACCESS.code,
+        anchors=(b"Memory access fault",),
+        worth=(rb"Memory access fault",),
+        words=("memory access fault by gpu",),
+    ),
+    Signature(
+        "illegal access",
+        _ILLEGAL,
+        _illegal,
+        C.CUDA_ILLEGAL_ACCESS.code,
+        anchors=(b"rror",),
+        worth=(rb"\berror\b",),
+        words=(
+            "illegal memory access",
+            "unspecified launch failure",
+            "illegal instruction",
+            "misaligned address",
+            "cudaerrorillegaladdress",
+            "cudaerrorlaunchfailure",
+        ),
+        anchor_from=_CUDA,
+        examples=(
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "RuntimeError: CUDA error: unspecified launch failure",
+        ),
+    ),
 )
 # Every finding below needs one of its row's words in the hit line (lower case; NVRM records first).
 _WORDS = gate(SIGNATURES)

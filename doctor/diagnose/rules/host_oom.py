@@ -25,7 +25,8 @@ from pgdoctor.knowledge.units import fmt_bytes
 
 _KERNEL = re.compile(
     r"(?P<cg>Memory cgroup )?[Oo]ut of memory:? Kill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
-    r"(?:.*?anon-rss:(?P<anon>\d+)kB)?")
+    r"(?:.*?anon-rss:(?P<anon>\d+)kB)?"
+)
 # The rest of the OOM killer's report (mm/oom_kill.c), for a paste that lacks the "Killed process"
 # line: dump_header's "python invoked oom-killer: gfp_mask=0x...(GFP_KERNEL), order=0,
 # oom_score_adj=0" with "CPU: 6 PID: 208253 Comm: python" and the call trace after it (the trace
@@ -38,7 +39,9 @@ _TRACE = re.compile(r"\boom_kill_process(?:\.cold(?:\.\d+)?)?\+0x")
 _COMM = re.compile(r"\bPID: (\d+) Comm: (\S+)")
 _SLURM = re.compile(r"Detected (\d+) oom[-_]kill event")
 # Slurm's accounting (jobacct_gather) killing a step over its memory limit, older and newer words.
-_SLURM_LIMIT = re.compile(r"Exceeded (?:job|step) memory limit|exceeded memory limit \((\d+) > (\d+)\), being killed")
+_SLURM_LIMIT = re.compile(
+    r"Exceeded (?:job|step) memory limit|exceeded memory limit \((\d+) > (\d+)\), being killed"
+)
 _K8S = re.compile(r"\bOOMKilled\b")
 # kubelet evicting a pod for node memory pressure: "The node was low on resource: memory. Container
 # trainer was using 123Gi, which exceeds its request of 0."
@@ -46,7 +49,9 @@ _EVICTED = re.compile(r"The node was low on resource: memory")
 # bash/sh job control: "<script>: line 12: 45678 Killed    python train.py", or a lone "Killed"
 # for a foreground job.
 _SHELL = re.compile(r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^Killed$)")
-_CPU = re.compile(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes")
+_CPU = re.compile(
+    r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes"
+)
 _MEMERR = re.compile(r"^(?:builtins\.)?MemoryError\b")
 # Rust's and other native allocators abort with this (HF tokenizers, safetensors); two ranks'
 # copies are often interleaved mid-line, so the number is read from a clean occurrence.
@@ -60,20 +65,32 @@ HOST_MEMORY_LIMIT_PERCENT = 95.0
 
 
 def _kernel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"pid": int(m.group("pid")), "process": m.group("name"), "killer": "kernel_oom_killer"}
+    facts: dict[str, Any] = {
+        "pid": int(m.group("pid")),
+        "process": m.group("name"),
+        "killer": "kernel_oom_killer",
+    }
     if m.group("anon"):
         facts["anon_rss_bytes"] = int(m.group("anon")) * 1024
     if m.group("cg"):
         facts["cgroup"] = True
-    msg = (f"the kernel's OOM killer killed pid {facts['pid']} ({facts['process']})"
-           + (f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory" if "anon_rss_bytes" in facts else "")
-           + (" (memory cgroup limit)" if m.group("cg") else ""))
+    msg = (
+        f"the kernel's OOM killer killed pid {facts['pid']} ({facts['process']})"
+        + (
+            f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory"
+            if "anon_rss_bytes" in facts
+            else ""
+        )
+        + (" (memory cgroup limit)" if m.group("cg") else "")
+    )
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["pid"]))]
 
 
 def _has_killed_line(hit: Hit) -> bool:
     """The record's own "Killed process N (name)" line is in the window: that line is the finding."""
-    return any(_KERNEL.search(ln.text) for ln in [*hit.before(24, same_rank=False), *hit.after(48, same_rank=False)])
+    return any(
+        _KERNEL.search(ln.text) for ln in [*hit.before(24, same_rank=False), *hit.after(48, same_rank=False)]
+    )
 
 
 def _oom_report(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -92,40 +109,78 @@ def _oom_report(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             facts["pid"], facts["process"] = int(c.group(1)), facts.get("process", c.group(2))
         if "mem_cgroup_out_of_memory" in t or "CONSTRAINT_MEMCG" in t or "oom_memcg=/" in t:
             facts["cgroup"] = True
-    who = (f"pid {facts['pid']} ({facts.get('process', '?')})" if "pid" in facts else
-           f"a process ({facts['process']})" if "process" in facts else "a process")
-    msg = (f"the kernel's OOM killer ran for {who}" + (" (memory cgroup limit)" if facts.get("cgroup") else "")
-           + f": its {row.name} is in the log, the 'Killed process' line is not")
+    who = (
+        f"pid {facts['pid']} ({facts.get('process', '?')})"
+        if "pid" in facts
+        else f"a process ({facts['process']})"
+        if "process" in facts
+        else "a process"
+    )
+    msg = (
+        f"the kernel's OOM killer ran for {who}"
+        + (" (memory cgroup limit)" if facts.get("cgroup") else "")
+        + f": its {row.name} is in the log, the 'Killed process' line is not"
+    )
     return [row.event(hit, msg, facts, dedupe=(row.code, facts.get("pid", "record")))]
 
 
 def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"Slurm detected {m.group(1)} OOM-kill event(s) in the job step",
-                      {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))}, dedupe=(row.code, "slurm"))]
+    return [
+        row.event(
+            hit,
+            f"Slurm detected {m.group(1)} OOM-kill event(s) in the job step",
+            {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))},
+            dedupe=(row.code, "slurm"),
+        )
+    ]
 
 
 def _slurm_limit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"killer": "slurm_memory_limit"}
     if m.group(1):
         facts.update(used_kib=int(m.group(1)), limit_kib=int(m.group(2)))
-    return [row.event(hit, "Slurm killed the step for exceeding its memory limit (--mem)", facts,
-                      dedupe=(row.code, "slurm"))]
+    return [
+        row.event(
+            hit,
+            "Slurm killed the step for exceeding its memory limit (--mem)",
+            facts,
+            dedupe=(row.code, "slurm"),
+        )
+    ]
 
 
 def _evicted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "Kubernetes evicted the pod: the node ran low on memory",
-                      {"killer": "kubelet_eviction"}, dedupe=(row.code, "k8s"))]
+    return [
+        row.event(
+            hit,
+            "Kubernetes evicted the pod: the node ran low on memory",
+            {"killer": "kubelet_eviction"},
+            dedupe=(row.code, "k8s"),
+        )
+    ]
 
 
 def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the container was OOMKilled (memory limit)", {"killer": "container_limit"},
-                      dedupe=(row.code, "k8s"))]
+    return [
+        row.event(
+            hit,
+            "the container was OOMKilled (memory limit)",
+            {"killer": "container_limit"},
+            dedupe=(row.code, "k8s"),
+        )
+    ]
 
 
 def _cpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     n = int(m.group(1))
-    return [row.event(hit, f"PyTorch's CPU allocator could not allocate {fmt_bytes(n)} of host memory",
-                      {"requested_bytes": n, "bytes": n}, dedupe=(row.code, hit.rank, n))]
+    return [
+        row.event(
+            hit,
+            f"PyTorch's CPU allocator could not allocate {fmt_bytes(n)} of host memory",
+            {"requested_bytes": n, "bytes": n},
+            dedupe=(row.code, hit.rank, n),
+        )
+    ]
 
 
 def _ds_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -133,33 +188,73 @@ def _ds_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     later = [ln for ln in hit.after(48, same_rank=False) if _DS_MEMORY.search(ln.text)]
     if pct < HOST_MEMORY_LIMIT_PERCENT or later:
         return []  # below the limit, or not the last report: the last one decides
-    return [row.event(hit, f"host memory reached {pct:.1f}% ({used:.1f} GB used) in the last "
-                      "memory report: the host ran out of memory (the kernel's OOM killer ends such a process)",
-                      {"host_memory_percent": pct, "host_memory_used_bytes": int(used * (1 << 30)), "killer": "host_memory_full"},
-                      dedupe=(row.code, "memory_report"))]
+    return [
+        row.event(
+            hit,
+            f"host memory reached {pct:.1f}% ({used:.1f} GB used) in the last "
+            "memory report: the host ran out of memory (the kernel's OOM killer ends such a process)",
+            {
+                "host_memory_percent": pct,
+                "host_memory_used_bytes": int(used * (1 << 30)),
+                "killer": "host_memory_full",
+            },
+            dedupe=(row.code, "memory_report"),
+        )
+    ]
 
 
 def _native(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     m = _NATIVE.search(t)
     if t.count("memory allocation of") > 1:  # two processes' copies glued: read a clean one nearby
-        m = next((c for c in (_NATIVE.search(ln.text) for ln in hit.after(4, same_rank=False)
-                              if ln.text.count("memory allocation of") == 1) if c), None)
-    facts: dict[str, Any] = {"requested_bytes": int(m.group(1)), "bytes": int(m.group(1))} if m and len(m.group(1)) < 16 else {}
+        m = next(
+            (
+                c
+                for c in (
+                    _NATIVE.search(ln.text)
+                    for ln in hit.after(4, same_rank=False)
+                    if ln.text.count("memory allocation of") == 1
+                )
+                if c
+            ),
+            None,
+        )
+    facts: dict[str, Any] = (
+        {"requested_bytes": int(m.group(1)), "bytes": int(m.group(1))} if m and len(m.group(1)) < 16 else {}
+    )
     facts["allocator"] = "native"
-    return [row.event(hit, "a native allocator could not allocate "
-                      + (fmt_bytes(facts["bytes"]) if "bytes" in facts else "host memory") + " and aborted the process",
-                      facts, dedupe=(row.code, hit.rank, "native"))]
+    return [
+        row.event(
+            hit,
+            "a native allocator could not allocate "
+            + (fmt_bytes(facts["bytes"]) if "bytes" in facts else "host memory")
+            + " and aborted the process",
+            facts,
+            dedupe=(row.code, hit.rank, "native"),
+        )
+    ]
 
 
 def _oserr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the kernel refused a host allocation (ENOMEM: Cannot allocate memory)",
-                      {"errno": 12}, dedupe=(row.code, hit.rank, "enomem"))]
+    return [
+        row.event(
+            hit,
+            "the kernel refused a host allocation (ENOMEM: Cannot allocate memory)",
+            {"errno": 12},
+            dedupe=(row.code, hit.rank, "enomem"),
+        )
+    ]
 
 
 def _memerr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "Python raised MemoryError (host allocation failed)",
-                      {"exception": "MemoryError"}, dedupe=(row.code, hit.rank))]
+    return [
+        row.event(
+            hit,
+            "Python raised MemoryError (host allocation failed)",
+            {"exception": "MemoryError"},
+            dedupe=(row.code, hit.rank),
+        )
+    ]
 
 
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -168,40 +263,136 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"killer": "sigkill", "command": (m.group("cmd") or "").strip()[:200]}
     if m.group("pid"):
         facts["pid"] = int(m.group("pid"))
-    return [row.event(hit, f"the shell reports the command was Killed (SIGKILL): {facts['command'][:80]}",
-                      facts, dedupe=(row.code, "shell", facts.get("pid")))]
+    return [
+        row.event(
+            hit,
+            f"the shell reports the command was Killed (SIGKILL): {facts['command'][:80]}",
+            facts,
+            dedupe=(row.code, "shell", facts.get("pid")),
+        )
+    ]
 
 
 K, A = C.HOST_OOM_KILLED.code, C.HOST_ALLOC_FAILED.code
 SIGNATURES = (
-    Signature("kernel oom killer", _KERNEL, _kernel, K, anchors=(b"ut of memory", b"Kill"), worth=(rb"out of memory", rb"Kill"),
-              words=("out of memory",)),
-    Signature("oom killer header", _INVOKED, _oom_report, K, anchors=(b"oom-kill",), worth=(rb"oom-kill",), words=("oom",)),
-    Signature("oom killer summary", _SUMMARY, _oom_report, K, anchors=(b"oom-kill",), worth=(rb"oom-kill",), words=("oom",)),
-    Signature("oom killer call trace", _TRACE, _oom_report, K, anchors=(b"oom_kill_process",), worth=(rb"oom_kill_process",),
-              words=("oom",)),
-    Signature("slurm oom event", _SLURM, _slurm, K, anchors=(b"rror",), worth=(rb"\berror\b",), words=("oom",),
-              anchor_from="slurmstepd's 'error:' prefix",
-              examples=("slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of your processes may have "
-                        "been killed by the cgroup out-of-memory handler.",)),
-    Signature("slurm memory limit", _SLURM_LIMIT, _slurm_limit, K, anchors=(b"rror",), worth=(rb"\berror\b",),
-              words=("exceeded",), anchor_from="slurmstepd's 'error:' prefix",
-              examples=("slurmstepd: error: Exceeded step memory limit at some point.",)),
-    Signature("kubelet eviction", _EVICTED, _evicted, K, anchors=(b"low on resource",), worth=(rb"low on resource",),
-              words=("low on resource",)),
+    Signature(
+        "kernel oom killer",
+        _KERNEL,
+        _kernel,
+        K,
+        anchors=(b"ut of memory", b"Kill"),
+        worth=(rb"out of memory", rb"Kill"),
+        words=("out of memory",),
+    ),
+    Signature(
+        "oom killer header",
+        _INVOKED,
+        _oom_report,
+        K,
+        anchors=(b"oom-kill",),
+        worth=(rb"oom-kill",),
+        words=("oom",),
+    ),
+    Signature(
+        "oom killer summary",
+        _SUMMARY,
+        _oom_report,
+        K,
+        anchors=(b"oom-kill",),
+        worth=(rb"oom-kill",),
+        words=("oom",),
+    ),
+    Signature(
+        "oom killer call trace",
+        _TRACE,
+        _oom_report,
+        K,
+        anchors=(b"oom_kill_process",),
+        worth=(rb"oom_kill_process",),
+        words=("oom",),
+    ),
+    Signature(
+        "slurm oom event",
+        _SLURM,
+        _slurm,
+        K,
+        anchors=(b"rror",),
+        worth=(rb"\berror\b",),
+        words=("oom",),
+        anchor_from="slurmstepd's 'error:' prefix",
+        examples=(
+            "slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of your processes may have "
+            "been killed by the cgroup out-of-memory handler.",
+        ),
+    ),
+    Signature(
+        "slurm memory limit",
+        _SLURM_LIMIT,
+        _slurm_limit,
+        K,
+        anchors=(b"rror",),
+        worth=(rb"\berror\b",),
+        words=("exceeded",),
+        anchor_from="slurmstepd's 'error:' prefix",
+        examples=("slurmstepd: error: Exceeded step memory limit at some point.",),
+    ),
+    Signature(
+        "kubelet eviction",
+        _EVICTED,
+        _evicted,
+        K,
+        anchors=(b"low on resource",),
+        worth=(rb"low on resource",),
+        words=("low on resource",),
+    ),
     Signature("container oomkilled", _K8S, _k8s, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("oom",)),
-    Signature("cpu allocator", _CPU, _cpu, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("defaultcpuallocator",),
-              anchor_from="the 'RuntimeError: [enforce fail at alloc_cpu.cpp:...]' before it and its 'Error code 12'",
-              examples=("RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate "
-                        "memory: you tried to allocate 1073741824 bytes. Error code 12 (Cannot allocate memory)",)),
-    Signature("deepspeed memory report", _DS_MEMORY, _ds_memory, K, anchors=(b"Virtual Memory:",),
-              worth=(rb"Virtual Memory:",), words=("virtual memory",)),
-    Signature("native allocator", _NATIVE_ANY, _native, A, anchors=(b"memory allocation of",),
-              worth=(rb"memory allocation of",), words=("memory allocation of",)),
-    Signature("enomem", _OSERR, _oserr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("cannot allocate memory",),
-              anchor_from="the 'OSError: ' before Python's errno text",
-              examples=("OSError: [Errno 12] Cannot allocate memory",)),
-    Signature("memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)),
+    Signature(
+        "cpu allocator",
+        _CPU,
+        _cpu,
+        A,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("defaultcpuallocator",),
+        anchor_from="the 'RuntimeError: [enforce fail at alloc_cpu.cpp:...]' before it and its 'Error code "
+        "12'",
+        examples=(
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate "
+            "memory: you tried to allocate 1073741824 bytes. Error code 12 (Cannot allocate memory)",
+        ),
+    ),
+    Signature(
+        "deepspeed memory report",
+        _DS_MEMORY,
+        _ds_memory,
+        K,
+        anchors=(b"Virtual Memory:",),
+        worth=(rb"Virtual Memory:",),
+        words=("virtual memory",),
+    ),
+    Signature(
+        "native allocator",
+        _NATIVE_ANY,
+        _native,
+        A,
+        anchors=(b"memory allocation of",),
+        worth=(rb"memory allocation of",),
+        words=("memory allocation of",),
+    ),
+    Signature(
+        "enomem",
+        _OSERR,
+        _oserr,
+        A,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("cannot allocate memory",),
+        anchor_from="the 'OSError: ' before Python's errno text",
+        examples=("OSError: [Errno 12] Cannot allocate memory",),
+    ),
+    Signature(
+        "memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)
+    ),
     Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("killed",)),
 )
 # Every pattern above needs one of its row's words in the line (lower case; checked before any of them).

@@ -37,8 +37,18 @@ from pgdoctor.knowledge.ranks import MAX_PID, bounded, span_gaps
 
 EXIT = "exit"
 MARKER = "marker"
-SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
-                11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
+SIGNAL_NAMES = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    13: "SIGPIPE",
+    15: "SIGTERM",
+}
 _TABLE_KEY = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
 _ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
@@ -56,27 +66,40 @@ _SIGNUMS = {v: k for k, v in SIGNAL_NAMES.items()}
 # first worker that failed; DeepSpeed < 0.5 and Accelerate too): "Command '[...]' returned non-zero
 # exit status 1.", for a signal "Command '[...]' died with <Signals.SIGKILL: 9>." and, for a
 # number Python has no name for, "died with unknown signal 77.".
-_CALLED = re.compile(r"returned non-zero exit status (-?\d+)|died with <Signals\.(SIG[A-Z0-9]+): (\d+)>|"
-                     r"died with unknown signal (\d+)")
-_SRUN = re.compile(r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
-                   r"Out Of Memory|Bus error)")
+_CALLED = re.compile(
+    r"returned non-zero exit status (-?\d+)|died with <Signals\.(SIG[A-Z0-9]+): (\d+)>|"
+    r"died with unknown signal (\d+)"
+)
+_SRUN = re.compile(
+    r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
+    r"Out Of Memory|Bus error)"
+)
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137".
 _MPI_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
 _SIGNALLED = re.compile(r"Received (\d+) death signal|got signal: (\d+)")
 _TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess) (\d+)")
-_MARKERS = re.compile(r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
-                      r"Received \d+ death signal|"
-                      r"terminate called after throwing|NCCL communicator was aborted|SignalException|"
-                      r"RendezvousClosedError|CalledProcessError")
+_MARKERS = re.compile(
+    r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
+    r"Received \d+ death signal|"
+    r"terminate called after throwing|NCCL communicator was aborted|SignalException|"
+    r"RendezvousClosedError|CalledProcessError"
+)
 
 
 def _exit(hit: Hit, facts: dict[str, Any], rank: Optional[int]) -> Event:
     code = facts.get("exitcode")
     if isinstance(code, int) and code < 0:
         facts.setdefault("signal", SIGNAL_NAMES.get(-code, f"signal {-code}"))
-    ev = event(hit, EXIT, f"rank {rank} exited with {code}", facts, tier=3, rank=rank,
-               dedupe=(EXIT, rank, facts.get("local_rank"), facts.get("host"), code, facts.get("pid")))
+    ev = event(
+        hit,
+        EXIT,
+        f"rank {rank} exited with {code}",
+        facts,
+        tier=3,
+        rank=rank,
+        dedupe=(EXIT, rank, facts.get("local_rank"), facts.get("host"), code, facts.get("pid")),
+    )
     return ev
 
 
@@ -156,7 +179,9 @@ def _deepspeed_exit(hit: Hit, text: str) -> list[Event]:
 def _fragment(hit: Hit) -> list[Event]:
     """An entry of torchrun's table pasted without its header: "  rank : 0 (local_rank: 0)",
     "  exitcode : -11 (pid: 6421)", "  traceback : Signal 11 (SIGSEGV) received by PID 6421"."""
-    if any("ChildFailedError" in ln.text or "Root Cause" in ln.text for ln in hit.before(12, same_rank=False)):
+    if any(
+        "ChildFailedError" in ln.text or "Root Cause" in ln.text for ln in hit.before(12, same_rank=False)
+    ):
         return []  # the header's own hit reads the whole table
     start = hit.idx
     for k in range(hit.idx - 1, max(-1, hit.idx - 6), -1):
@@ -164,7 +189,9 @@ def _fragment(hit: Hit) -> list[Event]:
             break
         start = k
     sub = Hit(hit.source, hit.lines, start, hit.source_index)
-    head = Hit(hit.source, [Line("ChildFailedError:", hit.lines[start].no), *hit.lines[start:]], 0, hit.source_index)
+    head = Hit(
+        hit.source, [Line("ChildFailedError:", hit.lines[start].no), *hit.lines[start:]], 0, hit.source_index
+    )
     evs = _table(head)
     for ev in evs:
         ev.line = sub.line.no
@@ -192,40 +219,72 @@ def teardown(markers: list[Event]) -> Optional[Event]:
     if nums:
         num = nums[0]
         name = SIGNAL_NAMES.get(num, f"signal {num}")
-        return Event(C.RANK_EXITED.code, first.source, first.line, first.source_index,
-                     f"the launcher itself received {name} and stopped its {len(stopped)} worker(s): the job was ended "
-                     "from outside (a scheduler's cancel or time limit, preemption, Ctrl-C), no worker failed first",
-                     first.rank, {"launcher_signal": name, "stopped_pids": stopped, "teardown_only": True},
-                     list(first.evidence), first.ts, 2, (C.RANK_EXITED.code, "teardown"))
+        return Event(
+            C.RANK_EXITED.code,
+            first.source,
+            first.line,
+            first.source_index,
+            f"the launcher itself received {name} and stopped its {len(stopped)} worker(s): the job was "
+            f"ended "
+            "from outside (a scheduler's cancel or time limit, preemption, Ctrl-C), no worker failed first",
+            first.rank,
+            {"launcher_signal": name, "stopped_pids": stopped, "teardown_only": True},
+            list(first.evidence),
+            first.ts,
+            2,
+            (C.RANK_EXITED.code, "teardown"),
+        )
     pid_list = f"{', '.join(map(str, stopped[:8]))}{', ...' if len(stopped) > 8 else ''}"
     if "Killing" in first.facts["marker"]:
         # DeepSpeed's sigkill_handler kills every worker, the failed one included, then prints
         # "<cmd> exits with return code = N" for the one that failed (not in this excerpt).
         facts: dict[str, Any] = {"killed_pids": stopped, "reporter": "deepspeed", "teardown_only": True}
-        msg = (f"DeepSpeed's launcher killed its {len(stopped)} worker(s) (pids {pid_list}) because one of them "
-               "exited with an error; its 'exits with return code' line is not in the excerpt (-9: most often the "
-               "kernel's OOM killer, see dmesg)")
+        msg = (
+            f"DeepSpeed's launcher killed its {len(stopped)} worker(s) (pids {pid_list}) because one of them "
+            "exited with an error; its 'exits with return code' line is not in the excerpt (-9: most often "
+            "the "
+            "kernel's OOM killer, see dmesg)"
+        )
     else:
         # torchrun sends SIGTERM only to the workers still alive: the dead one is not in the list.
         gaps = span_gaps(stopped, 1) or []  # pair by pair: a log's pids may be 10**30 apart
         facts = {"stopped_pids": stopped, "reporter": "torchrun", "teardown_only": True}
-        msg = (f"torchrun stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker died; "
-               "the excerpt holds only this teardown")
+        msg = (
+            f"torchrun stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker "
+            f"died; "
+            "the excerpt holds only this teardown"
+        )
         if len(gaps) == 1:
             facts["pid"] = gaps[0]
             facts["suspect_pid"] = gaps[0]
             msg += f": pid {gaps[0]} is the one that got no SIGTERM, so it died first"
         else:
-            msg += ": the worker that died is the pid missing from that list (its own log; dmesg for the OOM killer)"
-    return Event(C.RANK_EXITED.code, first.source, first.line, first.source_index, msg, first.rank, facts,
-                 list(first.evidence), first.ts, 0, (C.RANK_EXITED.code, "teardown"))
+            msg += (
+                ": the worker that died is the pid missing from that list "
+                "(its own log; dmesg for the OOM killer)"
+            )
+    return Event(
+        C.RANK_EXITED.code,
+        first.source,
+        first.line,
+        first.source_index,
+        msg,
+        first.rank,
+        facts,
+        list(first.evidence),
+        first.ts,
+        0,
+        (C.RANK_EXITED.code, "teardown"),
+    )
 
 
 # torchrun's table flattened onto one line by a paste or a log collector: "... Root Cause (first
 # observed failure): [0]: time : 2024-01-01_12:00:00 host : node-1 rank : 3 (local_rank: 3) exitcode :
 # -9 (pid: 1234) error_file: <N/A> traceback : Signal 9 (SIGKILL) received by PID 1234".
-_FLAT = re.compile(r"(?:host\s*:\s*(?P<host>\S+)\s+)?rank\s*:\s*(?P<rank>\d+)(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s+"
-                   r"exitcode\s*:\s*(?P<code>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?")
+_FLAT = re.compile(
+    r"(?:host\s*:\s*(?P<host>\S+)\s+)?rank\s*:\s*(?P<rank>\d+)(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s+"
+    r"exitcode\s*:\s*(?P<code>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?"
+)
 
 
 def _flat_table(hit: Hit) -> list[Event]:
@@ -233,8 +292,13 @@ def _flat_table(hit: Hit) -> list[Event]:
     root_at = text.find("Root Cause")
     out = []
     for m in _FLAT.finditer(text):
-        facts: dict[str, Any] = {"exitcode": int(m.group("code")), "rank": int(m.group("rank")), "reporter": "torchrun",
-                                 "root": root_at >= 0 and m.start() > root_at, "table_flattened": True}
+        facts: dict[str, Any] = {
+            "exitcode": int(m.group("code")),
+            "rank": int(m.group("rank")),
+            "reporter": "torchrun",
+            "root": root_at >= 0 and m.start() > root_at,
+            "table_flattened": True,
+        }
         if m.group("lr"):
             facts["local_rank"] = int(m.group("lr"))
         if m.group("pid"):
@@ -256,8 +320,19 @@ def _table_entry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 
 def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [_exit(hit, {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3)),
-                        "reporter": "torchrun", "first": True}, None)]
+    return [
+        _exit(
+            hit,
+            {
+                "exitcode": int(m.group(1)),
+                "local_rank": int(m.group(2)),
+                "pid": int(m.group(3)),
+                "reporter": "torchrun",
+                "first": True,
+            },
+            None,
+        )
+    ]
 
 
 def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -274,16 +349,24 @@ def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     code = -_SIGNUMS.get(m.group(2), 0) if m.group(2) else int(m.group(3))
-    facts: dict[str, Any] = {"exitcode": code, "local_rank": int(m.group(1)), "reporter": "torch.multiprocessing.spawn",
-                             "first": True}
+    facts: dict[str, Any] = {
+        "exitcode": code,
+        "local_rank": int(m.group(1)),
+        "reporter": "torch.multiprocessing.spawn",
+        "first": True,
+    }
     if m.group(2):
         facts["signal"] = m.group(2)
     return [_exit(hit, facts, None)]
 
 
 def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"exitcode": -int(m.group(4)), "host": m.group(3), "reporter": "mpirun",
-                             "rank": int(m.group(1))}
+    facts: dict[str, Any] = {
+        "exitcode": -int(m.group(4)),
+        "host": m.group(3),
+        "reporter": "mpirun",
+        "rank": int(m.group(1)),
+    }
     if m.group(2).isdigit():
         facts["pid"] = int(m.group(2))
     return [_exit(hit, facts, int(m.group(1)))]
@@ -293,9 +376,20 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     tasks = m.group(2)
     first = int(re.split(r"[,\-]", tasks)[0])
     what = m.group(3)
-    code = int(m.group(4)) if m.group(4) else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6,
-                                               "Out Of Memory": -9, "Bus error": -7}[what]
-    facts: dict[str, Any] = {"exitcode": code, "host": m.group(1), "reporter": "srun", "rank": first, "tasks": tasks}
+    code = (
+        int(m.group(4))
+        if m.group(4)
+        else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Out Of Memory": -9, "Bus error": -7}[
+            what
+        ]
+    )
+    facts: dict[str, Any] = {
+        "exitcode": code,
+        "host": m.group(1),
+        "reporter": "srun",
+        "rank": first,
+        "tasks": tasks,
+    }
     if what == "Out Of Memory":
         facts["killer"] = "slurm_cgroup"  # Slurm's task/cgroup plugin saw the OOM kill
     return [_exit(hit, facts, first)]
@@ -308,8 +402,19 @@ def _mpi_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     status = int(m.group(1))
     # a shell-style status: 128 + N is "killed by signal N"
     code = -(status - 128) if 128 < status < 160 else status
-    return [_exit(hit, {"exitcode": code, "exit_status": status, "reporter": "mpirun", "rank": int(name.group(1)),
-                        "first": True}, int(name.group(1)))]
+    return [
+        _exit(
+            hit,
+            {
+                "exitcode": code,
+                "exit_status": status,
+                "reporter": "mpirun",
+                "rank": int(name.group(1)),
+                "first": True,
+            },
+            int(name.group(1)),
+        )
+    ]
 
 
 def _ds_exits(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -341,18 +446,38 @@ def _marker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 def _peer_hung_up(markers: list[Event]) -> Optional[Event]:
     """Open MPI's "peer process has unexpectedly disconnected" with nothing else: a rank on the peer
     host died first, without its own error in the excerpt."""
-    peer = next((mk for mk in sorted(markers, key=lambda e: e.position) if _MPI_PEER.search(mk.facts.get("marker", ""))),
-                None)
+    peer = next(
+        (
+            mk
+            for mk in sorted(markers, key=lambda e: e.position)
+            if _MPI_PEER.search(mk.facts.get("marker", ""))
+        ),
+        None,
+    )
     if peer is None:
         return None
     host = peer.facts.get("peer_host")
     facts: dict[str, Any] = {"reporter": "mpirun", "teardown_only": True}
     if host:
         facts["peer_host"] = facts["host"] = host
-    msg = (f"Open MPI saw a peer process{' on ' + host if host else ''} disconnect without finishing (it crashed or "
-           "was killed): that rank died first; its own log (and dmesg for the OOM killer) says why")
-    return Event(C.RANK_EXITED.code, peer.source, peer.line, peer.source_index, msg, peer.rank, facts,
-                 list(peer.evidence), peer.ts, 0, (C.RANK_EXITED.code, "mpi_peer"))
+    msg = (
+        f"Open MPI saw a peer process{' on ' + host if host else ''} disconnect without finishing (it "
+        f"crashed or "
+        "was killed): that rank died first; its own log (and dmesg for the OOM killer) says why"
+    )
+    return Event(
+        C.RANK_EXITED.code,
+        peer.source,
+        peer.line,
+        peer.source_index,
+        msg,
+        peer.rank,
+        facts,
+        list(peer.evidence),
+        peer.ts,
+        0,
+        (C.RANK_EXITED.code, "mpi_peer"),
+    )
 
 
 # Open MPI's TCP transport (help-mpi-btl-tcp.txt, "peer hung up"): "An MPI communication peer process has
@@ -374,34 +499,109 @@ def _mpi_peer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 
 
 SIGNATURES = (
-    Signature("mpi peer disconnected", _MPI_PEER, _mpi_peer, MARKER, tier=3, anchors=(b"unexpectedly disconnected",),
-              worth=(rb"unexpectedly disconnected",)),
-    Signature("torchrun failure table", re.compile(r"ChildFailedError"), _child_failed, EXIT, tier=3, anchors=(b"rror",),
-              worth=(rb"Error\b",)),
-    Signature("torchrun table entry", re.compile(r"^\s*exitcode\s*:\s*(.*)$"), _table_entry, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),
+    Signature(
+        "mpi peer disconnected",
+        _MPI_PEER,
+        _mpi_peer,
+        MARKER,
+        tier=3,
+        anchors=(b"unexpectedly disconnected",),
+        worth=(rb"unexpectedly disconnected",),
+    ),
+    Signature(
+        "torchrun failure table",
+        re.compile(r"ChildFailedError"),
+        _child_failed,
+        EXIT,
+        tier=3,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+    ),
+    Signature(
+        "torchrun table entry",
+        re.compile(r"^\s*exitcode\s*:\s*(.*)$"),
+        _table_entry,
+        EXIT,
+        tier=3,
+        anchors=(b"xitcode",),
+        worth=(rb"exitcode",),
+    ),
     Signature("torchrun agent", _AGENT, _agent, EXIT, tier=3, anchors=(b"xitcode",), worth=(rb"exitcode",)),
-    Signature("called process", _CALLED, _called, EXIT, tier=3, anchors=(b"rror", b"SIG"),
-              worth=(rb"Error\b", rb"SIG[A-Z]{3,4}"),
-              anchor_from="the 'subprocess.CalledProcessError: ' before the message",
-              examples=("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', "
-                        "'--local_rank=1']' returned non-zero exit status -9.",)),
-    Signature("multiprocessing spawn", _SPAWN, _spawn, EXIT, tier=3, anchors=(b"SIG", b"xit code"),
-              worth=(rb"SIG[A-Z]{3,4}", rb"xit code")),
-    Signature("mpirun signal", _MPI, _mpi, EXIT, tier=3, anchors=(b"Kill", b"SIG"), worth=(rb"Kill", rb"SIG[A-Z]{3,4}"),
-              anchor_from="the signal's name after the number ('exited on signal 9 (Killed)')",
-              examples=("mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9 (Killed).",)),
+    Signature(
+        "called process",
+        _CALLED,
+        _called,
+        EXIT,
+        tier=3,
+        anchors=(b"rror", b"SIG"),
+        worth=(rb"Error\b", rb"SIG[A-Z]{3,4}"),
+        anchor_from="the 'subprocess.CalledProcessError: ' before the message",
+        examples=(
+            "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', "
+            "'--local_rank=1']' returned non-zero exit status -9.",
+        ),
+    ),
+    Signature(
+        "multiprocessing spawn",
+        _SPAWN,
+        _spawn,
+        EXIT,
+        tier=3,
+        anchors=(b"SIG", b"xit code"),
+        worth=(rb"SIG[A-Z]{3,4}", rb"xit code"),
+    ),
+    Signature(
+        "mpirun signal",
+        _MPI,
+        _mpi,
+        EXIT,
+        tier=3,
+        anchors=(b"Kill", b"SIG"),
+        worth=(rb"Kill", rb"SIG[A-Z]{3,4}"),
+        anchor_from="the signal's name after the number ('exited on signal 9 (Killed)')",
+        examples=(
+            "mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9 (Killed).",
+        ),
+    ),
     Signature("srun task", _SRUN, _srun, EXIT, tier=3, anchors=(b"rror",), worth=(rb"\berror\b",)),
-    Signature("mpirun exit code", _MPI_EXIT, _mpi_exit, EXIT, tier=3, anchors=(b"xit code",), worth=(rb"xit code",)),
-    Signature("deepspeed exit", re.compile(r"exits with return code"), _ds_exits, EXIT, tier=3, anchors=(b"return code",),
-              worth=(rb"return code",)),
-    Signature("deepspeed teardown", re.compile(r"Killing subprocess"), _ds_killing, EXIT, tier=3, anchors=(b"Kill",),
-              worth=(rb"Kill",)),
-    Signature("cascade marker", _MARKERS, _marker, MARKER, tier=3, anchors=(b"SIG", b"Kill", b"xception", b"rror"),
-              worth=(rb"SIG[A-Z]{3,4}", rb"Kill", rb"Exception\b", rb"Error\b"),
-              anchor_from="'SIGTERM' or an exception type in the same line ('what():  ...Error', 'SignalException')",
-              examples=("Sending process 1235 closing signal SIGTERM",
-                        "terminate called after throwing an instance of 'c10::DistBackendError'",
-                        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 12 got signal: 15")),
+    Signature(
+        "mpirun exit code", _MPI_EXIT, _mpi_exit, EXIT, tier=3, anchors=(b"xit code",), worth=(rb"xit code",)
+    ),
+    Signature(
+        "deepspeed exit",
+        re.compile(r"exits with return code"),
+        _ds_exits,
+        EXIT,
+        tier=3,
+        anchors=(b"return code",),
+        worth=(rb"return code",),
+    ),
+    Signature(
+        "deepspeed teardown",
+        re.compile(r"Killing subprocess"),
+        _ds_killing,
+        EXIT,
+        tier=3,
+        anchors=(b"Kill",),
+        worth=(rb"Kill",),
+    ),
+    Signature(
+        "cascade marker",
+        _MARKERS,
+        _marker,
+        MARKER,
+        tier=3,
+        anchors=(b"SIG", b"Kill", b"xception", b"rror"),
+        worth=(rb"SIG[A-Z]{3,4}", rb"Kill", rb"Exception\b", rb"Error\b"),
+        anchor_from=(
+            "'SIGTERM' or an exception type in the same line ('what():  ...Error', 'SignalException')"
+        ),
+        examples=(
+            "Sending process 1235 closing signal SIGTERM",
+            "terminate called after throwing an instance of 'c10::DistBackendError'",
+            "torch.distributed.elastic.multiprocessing.api.SignalException: Process 12 got signal: 15",
+        ),
+    ),
 )
 
 

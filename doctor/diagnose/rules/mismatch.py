@@ -21,27 +21,37 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.nccl_errors import TRUNCATED
+from pgdoctor.diagnose.rules.nccl_detail import TRUNCATED
 from pgdoctor.diagnose.signature import Signature, read
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
-_FP = re.compile(r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)")
-_FIELDS = {"SequenceNumber": re.compile(r"SequenceNumber=(\d+)"), "OpType": re.compile(r"OpType=([A-Z_]+)"),
-           "TensorShape": re.compile(r"TensorShape=(\[[^\]]*\])"), "TensorDtypes": re.compile(r"TensorDtypes=([^,\s)]+)")}
+_FP = re.compile(
+    r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)"
+)
+_FIELDS = {
+    "SequenceNumber": re.compile(r"SequenceNumber=(\d+)"),
+    "OpType": re.compile(r"OpType=([A-Z_]+)"),
+    "TensorShape": re.compile(r"TensorShape=(\[[^\]]*\])"),
+    "TensorDtypes": re.compile(r"TensorDtypes=([^,\s)]+)"),
+}
 # ProcessGroupWrapper's compute_collective_diff: "Collectives differ in the following aspects: \t
 # Sequence number: 1649vs 0  Op type: BARRIERvs GATHER  Tensor Tensor shapes: [2]vs [3]"
 _DIFF = re.compile(r"(Sequence number|Op type|Tensor [\w ]+?): (\S+?) ?vs (\S+)")
 _UNFINISHED = re.compile(r"Expected to have finished reduction in the prior iteration")
 _UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
-_UNUSED_NAMES = re.compile(r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)")
+_UNUSED_NAMES = re.compile(
+    r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)"
+)
 _TWICE = re.compile(r"Expected to mark a variable ready only once")
 _TWICE_NAME = re.compile(r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice")
 # DDP's construction-time check that every rank holds the same model (distributed/utils.py,
 # reducer.cpp): "DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1
 # has inconsistent 0 params." and 1.x's "params[0] in this process with sizes [...] appears not to
 # match sizes of the same param in process 0."
-_DDP_MODEL = re.compile(r"DDP expects same model across all ranks, but Rank (\d+) has (\d+) params, while rank (\d+) "
-                        r"has inconsistent (\d+) params|appears not to match (?:sizes|strides) of the same param in process (\d+)")
+_DDP_MODEL = re.compile(
+    r"DDP expects same model across all ranks, but Rank (\d+) has (\d+) params, while rank (\d+) "
+    r"has inconsistent (\d+) params|appears not to match (?:sizes|strides) of the same param in process (\d+)"
+)
 # gloo's pair.cc when two ranks' buffers of one collective differ in size: "op.preamble.length <=
 # op.nbytes. 8 vs 4"
 _GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
@@ -50,18 +60,31 @@ _GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)
 def _ddp_model(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"kind": "ddp_model_mismatch"}
     if m.group(1):
-        facts.update(params_by_rank={m.group(1): int(m.group(2)), m.group(3): int(m.group(4))},
-                     ranks=sorted({int(m.group(1)), int(m.group(3))}))
-    return [row.event(hit, "DDP found different models on the ranks (parameter count, "
-                      "sizes or strides differ): the ranks built or loaded different models", facts,
-                      dedupe=(row.code, "ddp_model"))]
+        facts.update(
+            params_by_rank={m.group(1): int(m.group(2)), m.group(3): int(m.group(4))},
+            ranks=sorted({int(m.group(1)), int(m.group(3))}),
+        )
+    return [
+        row.event(
+            hit,
+            "DDP found different models on the ranks (parameter count, "
+            "sizes or strides differ): the ranks built or loaded different models",
+            facts,
+            dedupe=(row.code, "ddp_model"),
+        )
+    ]
 
 
 def _gloo_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"gloo: a peer sent {m.group(1)} bytes where {m.group(2)} were "
-                      "expected: the ranks called the collective with different tensor sizes",
-                      {"bytes": int(m.group(1)), "expected_bytes": int(m.group(2)), "backend": "gloo"},
-                      dedupe=(row.code, "gloo_size"))]
+    return [
+        row.event(
+            hit,
+            f"gloo: a peer sent {m.group(1)} bytes where {m.group(2)} were "
+            "expected: the ranks called the collective with different tensor sizes",
+            {"bytes": int(m.group(1)), "expected_bytes": int(m.group(2)), "backend": "gloo"},
+            dedupe=(row.code, "gloo_size"),
+        )
+    ]
 
 
 def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
@@ -72,9 +95,12 @@ def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[
         # Each field by its own name: some versions print them without a separator
         # ("CollectiveFingerPrint(SequenceNumber=1649OpType=BARRIER)").
         kv = {k: f.group(1) for k, f in ((k, rx.search(fp)) for k, rx in _FIELDS.items()) if f}
-        ranks[int(m.group(1))] = {"op": kv.get("OpType"), "seq": int(kv["SequenceNumber"]) if
-                                  kv.get("SequenceNumber", "").isdigit() else None,
-                                  "shape": kv.get("TensorShape"), "dtype": kv.get("TensorDtypes")}
+        ranks[int(m.group(1))] = {
+            "op": kv.get("OpType"),
+            "seq": int(kv["SequenceNumber"]) if kv.get("SequenceNumber", "").isdigit() else None,
+            "shape": kv.get("TensorShape"),
+            "dtype": kv.get("TensorDtypes"),
+        }
     facts: dict[str, Any] = {"fingerprints": {str(k): v for k, v in ranks.items()}}
     aspects = text.split("Collectives differ in the following aspects:", 1)
     if len(aspects) == 2:
@@ -88,7 +114,8 @@ def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[
         if seqs:
             facts["seq"] = min(seqs)
         desc = "; ".join(f"rank {k}: {v['op']} {v['shape'] or ''}".strip() for k, v in sorted(ranks.items()))
-        msg = f"ranks ran different collectives{' (ops differ)' if len(ops) > 1 else ' (shapes or dtypes differ)'}: {desc}"
+        differ = " (ops differ)" if len(ops) > 1 else " (shapes or dtypes differ)"
+        msg = f"ranks ran different collectives{differ}: {desc}"
     else:
         msg = "TORCH_DISTRIBUTED_DEBUG=DETAIL detected a collective mismatch between ranks"
     return [row.event(hit, msg, facts, used, dedupe=(row.code,))]
@@ -107,7 +134,9 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
         facts["unused_params"] = [p.strip() for p in mn.group(2).split(",") if p.strip()][:50]
         facts["rank"] = int(mn.group(1))
     names = facts.get("unused_params") or facts.get("unused_param_indices")
-    msg = "DDP: parameters did not receive gradients in the previous iteration" + (f": {names}" if names else "")
+    msg = "DDP: parameters did not receive gradients in the previous iteration" + (
+        f": {names}" if names else ""
+    )
     return [row.event(hit, msg, facts, rank=facts.get("rank"), dedupe=(row.code,))]
 
 
@@ -116,9 +145,15 @@ def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]
     tw = _TWICE_NAME.search(text)
     facts = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
     name = (facts.get("param") or f"index {facts['param_index']}") if facts else "a parameter"
-    return [row.event(hit, f"DDP: {name} was marked ready twice in one iteration "
-                      "(reentrant checkpointing, a shared parameter, or a module used twice)", facts,
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"DDP: {name} was marked ready twice in one iteration "
+            "(reentrant checkpointing, a shared parameter, or a module used twice)",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
 
 
 # NCCL's RAS report (2.24+, `ncclras`): "Communicator ranks have different AllGather operation counts",
@@ -142,13 +177,23 @@ def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             listed.extend(found)
         elif listed:
             break
-    facts: dict[str, Any] = {"kind": "nccl_ras_operation_counts", "op": m.group(1),
-                             "ranks_by_operation": {str(op): n for n, op in groups}}
+    facts: dict[str, Any] = {
+        "kind": "nccl_ras_operation_counts",
+        "op": m.group(1),
+        "ranks_by_operation": {str(op): n for n, op in groups},
+    }
     if listed:
         facts["suspect_ranks"] = sorted(listed)
-    return [row.event(hit, f"NCCL's RAS: the ranks of a communicator launched different numbers of {m.group(1)} "
-                      "operations" + (f"; rank(s) {sorted(listed)} are the odd ones out" if listed else ""), facts,
-                      rank=listed[0] if len(listed) == 1 else None, dedupe=(row.code, "ras"))]
+    return [
+        row.event(
+            hit,
+            f"NCCL's RAS: the ranks of a communicator launched different numbers of {m.group(1)} "
+            "operations" + (f"; rank(s) {sorted(listed)} are the odd ones out" if listed else ""),
+            facts,
+            rank=listed[0] if len(listed) == 1 else None,
+            dedupe=(row.code, "ras"),
+        )
+    ]
 
 
 # Horovod's stall inspector (horovod/common/stall_inspector.cc): "One or more tensors were submitted to be
@@ -182,17 +227,30 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if tensors:
         facts["stalled_tensors"] = tensors
     who = f"; rank(s) {sorted(missing)} never submitted them" if missing else ""
-    return [row.event(hit, "Horovod's stall inspector: some ranks submitted collectives that the others did not "
-                      f"(different tensors, or a subset of ranks reached the collective){who}", facts,
-                      rank=min(missing) if len(missing) == 1 else None, dedupe=(row.code, "horovod_stall"))]
+    return [
+        row.event(
+            hit,
+            "Horovod's stall inspector: some ranks submitted collectives that the others did not "
+            f"(different tensors, or a subset of ranks reached the collective){who}",
+            facts,
+            rank=min(missing) if len(missing) == 1 else None,
+            dedupe=(row.code, "horovod_stall"),
+        )
+    ]
 
 
 def _truncated(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # NCCL's size check quoted outside a WARN or torch's "Last error:" (prose, a summary line): the same fact.
     got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-    return [row.event(hit, f"NCCL received {got} bytes where {want} were expected: ranks called the collective with "
-                      "different sizes (or different collectives)", {"bytes": int(got), "expected_bytes": int(want)},
-                      dedupe=(row.code, "truncated"))]
+    return [
+        row.event(
+            hit,
+            f"NCCL received {got} bytes where {want} were expected: ranks called the collective with "
+            "different sizes (or different collectives)",
+            {"bytes": int(got), "expected_bytes": int(want)},
+            dedupe=(row.code, "truncated"),
+        )
+    ]
 
 
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
@@ -202,33 +260,97 @@ def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
 _RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"
 SIGNATURES = (
     # tier 1: a rank that died first also leaves the others waiting; its own error, when shown, is the cause
-    Signature("horovod stall inspector", _HVD_STALL, _hvd_stall, C.COLLECTIVE_MISMATCH.code, tier=1,
-              anchors=(b"subset of ranks",), worth=(rb"subset of ranks",)),
-    Signature("nccl size check quoted", TRUNCATED, _truncated, C.COLLECTIVE_MISMATCH.code,
-              anchors=(b"essage truncated", b"mismatch error"), worth=(rb"essage truncated", rb"mismatch error")),
-    Signature("nccl ras operation counts", _RAS_COUNTS, _ras_counts, C.COLLECTIVE_MISMATCH.code,
-              anchors=(b"operation counts",), worth=(rb"operation counts",)),
-    Signature("ddp model differs", _DDP_MODEL, _ddp_model, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
-              worth=(rb"Error\b",), anchor_from=_RUNTIME,
-              examples=("RuntimeError: DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 "
-                        "has inconsistent 0 params.",)),
-    Signature("gloo size", _GLOO_SIZE, _gloo_size, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",), worth=(rb"Error\b",),
-              anchor_from=_RUNTIME,
-              examples=("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] "
-                        "op.preamble.length <= op.nbytes. 8 vs 4",)),
-    Signature("fingerprints", _MISMATCH, _fingerprints, C.COLLECTIVE_MISMATCH.code, anchors=(b"rror",),
-              worth=(rb"mismatch between collectives",), anchor_from=_RUNTIME,
-              examples=("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
-                        "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE)",)),
-    Signature("unfinished reduction", _either(_UNFINISHED, _UNUSED_IDX, _UNUSED_NAMES), _unfinished,
-              C.DDP_UNFINISHED_REDUCTION.code, anchors=(b"rror", b"receive grad"), worth=(rb"receive grad",),
-              anchor_from=_RUNTIME + " for the first sentence",
-              examples=("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
-                        "Parameter indices which did not receive grad for rank 1: 3 4")),
-    Signature("ready twice", _either(_TWICE, _TWICE_NAME), _twice, C.DDP_READY_TWICE.code, anchors=(b"rror", b"eady twice"),
-              worth=(rb"eady twice",), anchor_from=_RUNTIME + " for the first sentence",
-              examples=("RuntimeError: Expected to mark a variable ready only once.",
-                        "Parameter at index 5 with name fc.weight has been marked as ready twice.")),
+    Signature(
+        "horovod stall inspector",
+        _HVD_STALL,
+        _hvd_stall,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(b"subset of ranks",),
+        worth=(rb"subset of ranks",),
+    ),
+    Signature(
+        "nccl size check quoted",
+        TRUNCATED,
+        _truncated,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"essage truncated", b"mismatch error"),
+        worth=(rb"essage truncated", rb"mismatch error"),
+    ),
+    Signature(
+        "nccl ras operation counts",
+        _RAS_COUNTS,
+        _ras_counts,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"operation counts",),
+        worth=(rb"operation counts",),
+    ),
+    Signature(
+        "ddp model differs",
+        _DDP_MODEL,
+        _ddp_model,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from=_RUNTIME,
+        examples=(
+            "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 "
+            "has inconsistent 0 params.",
+        ),
+    ),
+    Signature(
+        "gloo size",
+        _GLOO_SIZE,
+        _gloo_size,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from=_RUNTIME,
+        examples=(
+            "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] "
+            "op.preamble.length <= op.nbytes. 8 vs 4",
+        ),
+    ),
+    Signature(
+        "fingerprints",
+        _MISMATCH,
+        _fingerprints,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"rror",),
+        worth=(rb"mismatch between collectives",),
+        anchor_from=_RUNTIME,
+        examples=(
+            "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE)",
+        ),
+    ),
+    Signature(
+        "unfinished reduction",
+        _either(_UNFINISHED, _UNUSED_IDX, _UNUSED_NAMES),
+        _unfinished,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(b"rror", b"receive grad"),
+        worth=(rb"receive grad",),
+        anchor_from=_RUNTIME + " for the first sentence",
+        examples=(
+            "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new "
+            "one.",
+            "Parameter indices which did not receive grad for rank 1: 3 4",
+        ),
+    ),
+    Signature(
+        "ready twice",
+        _either(_TWICE, _TWICE_NAME),
+        _twice,
+        C.DDP_READY_TWICE.code,
+        anchors=(b"rror", b"eady twice"),
+        worth=(rb"eady twice",),
+        anchor_from=_RUNTIME + " for the first sentence",
+        examples=(
+            "RuntimeError: Expected to mark a variable ready only once.",
+            "Parameter at index 5 with name fc.weight has been marked as ready twice.",
+        ),
+    ),
 )
 
 

@@ -30,42 +30,74 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 
 _NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
 # What the driver answers at nvls.cc's cuMulticast* calls when the fabric cannot give the feature.
-_NVLS_REFUSED = re.compile(r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state")
+_NVLS_REFUSED = re.compile(
+    r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state"
+)
 _DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
 
 
 def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """RUN292 for a feature NCCL turned on that the stack refused (`where`: the line that names the
     source file, `detail`: NCCL's message), else []."""
-    feature = "dmabuf" if _DMABUF.search(detail) else "nvls" if (
-        _NVLS_SOURCE.search(where) and _NVLS_REFUSED.search(detail)) else ""
+    feature = (
+        "dmabuf"
+        if _DMABUF.search(detail)
+        else "nvls"
+        if (_NVLS_SOURCE.search(where) and _NVLS_REFUSED.search(detail))
+        else ""
+    )
     if not feature:
         return []
-    what = {"nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
-                    "NCCL_NVLS_ENABLE=0 turns it off",
-            "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
-                      "support it; NCCL_DMABUF_ENABLE=0 turns it off"}[feature]
-    return [event(hit, C.NCCL_PLATFORM_FEATURE.code, f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
-                  {**base, "feature": feature}, used, dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature))]
+    what = {
+        "nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
+        "NCCL_NVLS_ENABLE=0 turns it off",
+        "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
+        "support it; NCCL_DMABUF_ENABLE=0 turns it off",
+    }[feature]
+    return [
+        event(
+            hit,
+            C.NCCL_PLATFORM_FEATURE.code,
+            f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
+            {**base, "feature": feature},
+            used,
+            dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature),
+        )
+    ]
 
 
 _OFI_NO_PROVIDER = re.compile(r"NET/OFI Couldn't find any optimal provider")
 
 
 def _ofi_no_provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"{hit.who()}: NCCL's libfabric plugin (aws-ofi-nccl) found no usable fabric provider: "
-                      "no EFA device or driver visible here, a libfabric without the provider, or FI_PROVIDER "
-                      "naming an absent one", {"plugin": "aws-ofi-nccl", "reason": "no_libfabric_provider"},
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL's libfabric plugin (aws-ofi-nccl) found no usable fabric provider: "
+            "no EFA device or driver visible here, a libfabric without the provider, or FI_PROVIDER "
+            "naming an absent one",
+            {"plugin": "aws-ofi-nccl", "reason": "no_libfabric_provider"},
+            dedupe=(row.code,),
+        )
+    ]
 
 
 SIGNATURES = (
-    Signature("libfabric provider missing", _OFI_NO_PROVIDER, _ofi_no_provider, C.NCCL_NET_PROVIDER_MISSING.code,
-              anchors=(b"WARN",), worth=(rb"WARN",), words=("couldn't find any optimal provider",),
-              anchor_from="the plugin's 'WARN: Function: ...' or NCCL's 'NCCL WARN' before the message",
-              examples=("10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal "
-                        "provider",
-                        "node-1:1234:1250 [0] NCCL WARN NET/OFI Couldn't find any optimal provider")),
+    Signature(
+        "libfabric provider missing",
+        _OFI_NO_PROVIDER,
+        _ofi_no_provider,
+        C.NCCL_NET_PROVIDER_MISSING.code,
+        anchors=(b"WARN",),
+        worth=(rb"WARN",),
+        words=("couldn't find any optimal provider",),
+        anchor_from="the plugin's 'WARN: Function: ...' or NCCL's 'NCCL WARN' before the message",
+        examples=(
+            "10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal "
+            "provider",
+            "node-1:1234:1250 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
+        ),
+    ),
 )
 _WORDS = gate(SIGNATURES)
 

@@ -17,18 +17,30 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, read
 
-_SHELL = re.compile(r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
-                    r"(?:\s+\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$")
-_FAULTHANDLER = re.compile(r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|"
-                           r"Floating point exception)")
+_SHELL = re.compile(
+    r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
+    r"(?:\s+\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$"
+)
+_FAULTHANDLER = re.compile(
+    r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|"
+    r"Floating point exception)"
+)
 _FH_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
-# UCX's signal handler (ucs/debug), which Open MPI / HPC-X and NCCL's UCX plugin install: "[node:332629:0:332629]
+# UCX's signal handler (ucs/debug), which Open MPI / HPC-X and NCCL's UCX plugin install:
+# "[node:332629:0:332629]
 # Caught signal 11 (Segmentation fault: address not mapped to object at address 0x10)", "Caught signal 7 (Bus
 # error: nonexistent physical address)", then "==== backtrace (tid: 5704) ====".
-_UCX = re.compile(r"Caught signal (?P<num>\d+) \((?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
-                  r"Floating point exception)\b[^)]*\)")
-SIGNALS = {"Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL", "Aborted": "SIGABRT",
-           "Bus error": "SIGBUS", "Floating point exception": "SIGFPE"}
+_UCX = re.compile(
+    r"Caught signal (?P<num>\d+) \((?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
+    r"Floating point exception)\b[^)]*\)"
+)
+SIGNALS = {
+    "Segmentation fault": "SIGSEGV",
+    "Illegal instruction": "SIGILL",
+    "Aborted": "SIGABRT",
+    "Bus error": "SIGBUS",
+    "Floating point exception": "SIGFPE",
+}
 
 
 def _tier(sig: str) -> int:
@@ -47,8 +59,11 @@ def _faulthandler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             facts["frame"] = f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
             break
     where = f" in {facts['frame']}" if "frame" in facts else ""
-    return [row.event(hit, f"{hit.who()} died on {sig}{where}", facts, tier=_tier(sig),
-                      dedupe=(row.code, hit.rank, sig))]
+    return [
+        row.event(
+            hit, f"{hit.who()} died on {sig}{where}", facts, tier=_tier(sig), dedupe=(row.code, hit.rank, sig)
+        )
+    ]
 
 
 def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -62,9 +77,16 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         if fr and fr.group(1) not in ("killpg", "raise", "abort"):
             facts["frame"] = fr.group(1)
             break
-    return [row.event(hit, f"a process died on {sig} (UCX's signal handler)"
-                      + (f" in {facts['frame']}" if "frame" in facts else ""), facts, tier=_tier(sig),
-                      dedupe=(row.code, hit.rank, sig, facts.get("pid")))]
+    return [
+        row.event(
+            hit,
+            f"a process died on {sig} (UCX's signal handler)"
+            + (f" in {facts['frame']}" if "frame" in facts else ""),
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, hit.rank, sig, facts.get("pid")),
+        )
+    ]
 
 
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -77,24 +99,58 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["pid"] = int(m.group("pid"))
     if m.group("cmd"):
         facts["command"] = m.group("cmd").replace("(core dumped)", "").strip()[:200]
-    return [row.event(hit, f"a process died on {sig} ({m.group('sig')})", facts,
-                      tier=_tier(sig), dedupe=(row.code, hit.rank, sig, facts.get("pid")))]
+    return [
+        row.event(
+            hit,
+            f"a process died on {sig} ({m.group('sig')})",
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, hit.rank, sig, facts.get("pid")),
+        )
+    ]
 
 
 SIGNATURES = (
-    Signature("faulthandler", _FAULTHANDLER, _faulthandler, C.FATAL_SIGNAL.code, anchors=(b"rror",), worth=(rb"Error\b",)),
-    Signature("ucx signal handler", _UCX, _ucx, C.FATAL_SIGNAL.code, anchors=(b"ation fault", b"rror"),
-              worth=(rb"Segmentation fault", rb"\berror\b"),
-              anchor_from="the signal's own name: 'Segmentation fault', 'Bus error' (others when the line has another "
-                          "anchor)", examples=("[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation fault: "
-                                               "address not mapped to object at address 0x10)",
-                                               "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent "
-                                               "physical address)")),
-    Signature("shell signal", _SHELL, _shell, C.FATAL_SIGNAL.code, anchors=(b"ation fault", b"core dumped"),
-              worth=(rb"Segmentation fault", rb"core dumped"),
-              anchor_from="'(core dumped)' after the signal's name (a line without it and without a pid is not read)",
-              examples=("train.sh: line 12: 4567 Segmentation fault      (core dumped) python train.py",
-                        "Illegal instruction (core dumped)", "Aborted (core dumped)", "Bus error (core dumped)")),
+    Signature(
+        "faulthandler",
+        _FAULTHANDLER,
+        _faulthandler,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+    ),
+    Signature(
+        "ucx signal handler",
+        _UCX,
+        _ucx,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"ation fault", b"rror"),
+        worth=(rb"Segmentation fault", rb"\berror\b"),
+        anchor_from="the signal's own name: 'Segmentation fault', 'Bus error' (others when the line has "
+        "another "
+        "anchor)",
+        examples=(
+            "[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation fault: "
+            "address not mapped to object at address 0x10)",
+            "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)",
+        ),
+    ),
+    Signature(
+        "shell signal",
+        _SHELL,
+        _shell,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"ation fault", b"core dumped"),
+        worth=(rb"Segmentation fault", rb"core dumped"),
+        anchor_from="'(core dumped)' after the signal's name (a line without it and without a pid is not "
+        "read)",
+        examples=(
+            "train.sh: line 12: 4567 Segmentation fault      (core dumped) python train.py",
+            "Illegal instruction (core dumped)",
+            "Aborted (core dumped)",
+            "Bus error (core dumped)",
+        ),
+    ),
 )
 
 

@@ -15,14 +15,29 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, read
 
-_EXC = re.compile(r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
-                  r"(?::\s?(?P<msg>.*))?$")
+_EXC = re.compile(
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
+    r"(?::\s?(?P<msg>.*))?$"
+)
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-_NOT_ROOT = frozenset({"ChildFailedError", "SignalException", "KeyboardInterrupt", "SystemExit",
-                       "RendezvousClosedError", "CalledProcessError", "DistBackendError", "DistNetworkError",
-                       "DistStoreError", "BrokenPipeError", "GeneratorExit",
-                       # torch.multiprocessing.spawn's wrappers around a child's own failure
-                       "ProcessRaisedException", "ProcessExitedException"})
+_NOT_ROOT = frozenset(
+    {
+        "ChildFailedError",
+        "SignalException",
+        "KeyboardInterrupt",
+        "SystemExit",
+        "RendezvousClosedError",
+        "CalledProcessError",
+        "DistBackendError",
+        "DistNetworkError",
+        "DistStoreError",
+        "BrokenPipeError",
+        "GeneratorExit",
+        # torch.multiprocessing.spawn's wrappers around a child's own failure
+        "ProcessRaisedException",
+        "ProcessExitedException",
+    }
+)
 
 
 def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -41,17 +56,28 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if not (seen_traceback or frames):
         # An exception line without its traceback: not a failure by itself, but the note of last
         # resort when nothing else explains the log (causality turns it into an info finding).
-        return [row.event(hit, f"{m.group('type')}: {msg[:160]}",
-                          {"exception": m.group("type"), "exception_message": msg[:300]}, tier=3,
-                          code=C.UNRECOGNISED_ERROR.code,
-                          dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, m.group("type"), msg[:100]))]
+        return [
+            row.event(
+                hit,
+                f"{m.group('type')}: {msg[:160]}",
+                {"exception": m.group("type"), "exception_message": msg[:300]},
+                tier=3,
+                code=C.UNRECOGNISED_ERROR.code,
+                dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, m.group("type"), msg[:100]),
+            )
+        ]
     facts = {"exception": m.group("type"), "exception_message": msg[:300]}
     if frames:
         facts["frame"] = frames[-1]
     r = hit.rank
-    return [row.event(hit, f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}"
-                      + (f" at {frames[-1]}" if frames else ""), facts,
-                      dedupe=(row.code, r, m.group("type"), msg[:100]))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}" + (f" at {frames[-1]}" if frames else ""),
+            facts,
+            dedupe=(row.code, r, m.group("type"), msg[:100]),
+        )
+    ]
 
 
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
@@ -66,25 +92,54 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     rest = [ln.text for ln in after if ln.text.strip()]
     if not rest or any(_EXC.match(t) or not (_FRAME.match(t) or t[:1].isspace()) for t in rest):
         return []  # its exception line (or other output) follows: not cut
-    frames = [f"{f.group('file')}:{f.group('line')} in {f.group('func')}" for f in map(_FRAME.match, rest) if f]
+    frames = [
+        f"{f.group('file')}:{f.group('line')} in {f.group('func')}" for f in map(_FRAME.match, rest) if f
+    ]
     if not frames:
         return []
-    return [row.event(hit, f"a traceback ends before its exception line; last frame {frames[-1]}",
-                      {"exception": "traceback cut before its exception line",
-                       "exception_message": "last frames: " + "; ".join(frames[-3:]), "frame": frames[-1]},
-                      tier=3, code=C.UNRECOGNISED_ERROR.code, dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, "cut"))]
+    return [
+        row.event(
+            hit,
+            f"a traceback ends before its exception line; last frame {frames[-1]}",
+            {
+                "exception": "traceback cut before its exception line",
+                "exception_message": "last frames: " + "; ".join(frames[-3:]),
+                "frame": frames[-1],
+            },
+            tier=3,
+            code=C.UNRECOGNISED_ERROR.code,
+            dedupe=(C.UNRECOGNISED_ERROR.code, hit.rank, "cut"),
+        )
+    ]
 
 
 # The generic anchors and line tests: every exception line, whatever module reads it.
 SIGNATURES = (
-    Signature("python exception", _EXC, _exception, C.PYTHON_EXCEPTION.code, anchors=(b"rror", b"xception"),
-              worth=(rb"Error\b", rb"Exception\b", rb"Interrupt\b", rb"\berror\b", rb"\bexception\b"),
-              anchor_from="the exception's type name (...Error, ...Exception); an Interrupt or Exit line is read "
-                          "when another anchor is in it",
-              examples=("RuntimeError: boom", "torch.distributed.DistBackendError: NCCL error", "ValueError",
-                        "SomeException: x")),
-    Signature("traceback cut", _TRACEBACK, _cut_traceback, C.UNRECOGNISED_ERROR.code, tier=3,
-              anchors=(b"Traceback (most recent call last)",), worth=(rb"Traceback \(most recent call last\)",)),
+    Signature(
+        "python exception",
+        _EXC,
+        _exception,
+        C.PYTHON_EXCEPTION.code,
+        anchors=(b"rror", b"xception"),
+        worth=(rb"Error\b", rb"Exception\b", rb"Interrupt\b", rb"\berror\b", rb"\bexception\b"),
+        anchor_from="the exception's type name (...Error, ...Exception); an Interrupt or Exit line is read "
+        "when another anchor is in it",
+        examples=(
+            "RuntimeError: boom",
+            "torch.distributed.DistBackendError: NCCL error",
+            "ValueError",
+            "SomeException: x",
+        ),
+    ),
+    Signature(
+        "traceback cut",
+        _TRACEBACK,
+        _cut_traceback,
+        C.UNRECOGNISED_ERROR.code,
+        tier=3,
+        anchors=(b"Traceback (most recent call last)",),
+        worth=(rb"Traceback \(most recent call last\)",),
+    ),
 )
 
 

@@ -31,18 +31,25 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gate, read
 
-_RDZV_TIMEOUT = re.compile(r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
-                           r"|[Tt]imed out initializing process group in store based barrier")
+_RDZV_TIMEOUT = re.compile(
+    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
+    r"|[Tt]imed out initializing process group in store based barrier"
+)
 _BARRIER = re.compile(r"world_size=(\d+), worker_count=(\d+)")
 # Logged every few seconds while the store-based barrier waits (distributed_c10d.py, 1.x-2.x).
 _BARRIER_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
-# socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or "host:port".
-_CLIENT_TIMEOUT = re.compile(r"client socket has timed out after (\d+)\s*(ms|s)\b while trying to connect to "
-                             r"\(?\[?([^,\s\]()]+)\]?(?:, |:)(\d+)\)?")
+# socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or
+# "host:port".
+_CLIENT_TIMEOUT = re.compile(
+    r"client socket has timed out after (\d+)\s*(ms|s)\b while trying to connect to "
+    r"\(?\[?([^,\s\]()]+)\]?(?:, |:)(\d+)\)?"
+)
 _CONNECT_ANY = re.compile(r"client socket has failed to connect to any network address of \(([^,]+), (\d+)\)")
 # errno on POSIX; Windows prints "(system error: 10049 - unknown error)".
-_CONNECT_FAIL = re.compile(r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) "
-                           r"\((?:errno|system error): (\d+) - ([^)]*)\)")
+_CONNECT_FAIL = re.compile(
+    r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) "
+    r"\((?:errno|system error): (\d+) - ([^)]*)\)"
+)
 # torch 1.x TCPStore reads: "RuntimeError: Socket Timeout" (c10d/Utils.hpp), raised while a
 # process group waits for its peers' store keys.
 # ECONNREFUSED / ECONNRESET (and Winsock's 10061 / 10054): the store is not up yet; retried.
@@ -65,7 +72,10 @@ _CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
 # A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
 # started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
 # "KeyError: 'RANK'" ("raise KeyError(key) from None" above it).
-_ENV_KEY = re.compile(r"^\s*KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\"]\s*$")
+_ENV_KEY = re.compile(
+    r"^\s*KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\""
+    r"]\s*$"
+)
 # detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
 # <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
 _D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
@@ -74,24 +84,38 @@ _OLD_CONNECT = re.compile(r"connect\(\) timed out\. Original timeout was (\d+) m
 _RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
 # Server side: bind/listen per address (errno text), the summary, libuv's EADDRINUSE record,
 # and torch 1.x's bare "Address already in use".
-_SERVER = re.compile(r"server socket has failed to (?:bind to|listen on) (\S+?)(?:\.)? \(errno: (\d+) - ([^)]*)\)")
-_SERVER_ANY = re.compile(r"server socket has failed to listen on any local network address|"
-                         r"server could not be initialized on any address for port=(\d+)")
+_SERVER = re.compile(
+    r"server socket has failed to (?:bind to|listen on) (\S+?)(?:\.)? \(errno: (\d+) - ([^)]*)\)"
+)
+_SERVER_ANY = re.compile(
+    r"server socket has failed to listen on any local network address|"
+    r"server could not be initialized on any address for port=(\d+)"
+)
 _IN_USE = re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
 _PORT = re.compile(r"(?:\]:|port: |port=|:)(\d{2,5})\b")
 _STORE_ERR = re.compile(r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)")
-_DNS = re.compile(r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-                  r"No address associated with hostname")
+_DNS = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+    r"No address associated with hostname"
+)
 # torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
 # seconds for other agents to finish" / "Error waiting on exit barrier. Elapsed: 300.05 seconds".
-_EXIT_BARRIER = re.compile(r"Waiting \d+ seconds for other agents to finish|Error waiting on exit barrier|_exit_barrier")
+_EXIT_BARRIER = re.compile(
+    r"Waiting \d+ seconds for other agents to finish|Error waiting on exit barrier|_exit_barrier"
+)
 # A store operation of the store-based barrier (distributed_c10d._store_based_barrier: store.add /
 # store.wait / store.get) or of the rendezvous that lost its server: the traceback's frames name it.
-STORE_OP = re.compile(r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|TCPStore|"
-                       r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store")
-_PEER_DROPPED = re.compile(r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused")
-_STORE_CONTEXT = re.compile(r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error",
-                            re.I)
+STORE_OP = re.compile(
+    r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
+    r"CPStore|"
+    r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store"
+)
+_PEER_DROPPED = re.compile(
+    r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused"
+)
+_STORE_CONTEXT = re.compile(
+    r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error", re.I
+)
 
 
 def _server(hit: Hit, t: str) -> list[Event]:
@@ -106,14 +130,27 @@ def _server(hit: Hit, t: str) -> list[Event]:
     if p:
         facts["port"] = int(p.group(1))
     if _IN_USE.search(t) or facts.get("errno") == 98:
-        return [event(hit, C.ADDRESS_IN_USE.code,
-                      f"the store could not bind port {facts.get('port', '?')}: address already in use "
-                      "(another job or a leftover process holds MASTER_PORT, or two ranks both host the store)", facts,
-                      dedupe=(C.ADDRESS_IN_USE.code,))]
+        return [
+            event(
+                hit,
+                C.ADDRESS_IN_USE.code,
+                f"the store could not bind port {facts.get('port', '?')}: address already in use "
+                "(another job or a leftover process holds MASTER_PORT, or two ranks both host the store)",
+                facts,
+                dedupe=(C.ADDRESS_IN_USE.code,),
+            )
+        ]
     if m or _SERVER_ANY.search(t):
         why = facts.get("error", "no address could be bound")
-        return [event(hit, C.STORE_UNREACHABLE.code, f"the store's server socket could not listen: {why}", facts,
-                      dedupe=(C.STORE_UNREACHABLE.code, "listen"))]
+        return [
+            event(
+                hit,
+                C.STORE_UNREACHABLE.code,
+                f"the store's server socket could not listen: {why}",
+                facts,
+                dedupe=(C.STORE_UNREACHABLE.code, "listen"),
+            )
+        ]
     return []
 
 
@@ -131,10 +168,25 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         # elastic/agent/server/api.py _exit_barrier: this agent's workers finished (or failed) and it
         # waited for the other agents, which had died or hung: a consequence of their failure.
         facts["exit_barrier"] = True
-        return [row.event(hit, f"the agent's exit barrier timed out waiting for the other agents{who} (they "
-                          "failed or hung first)", facts, tier=2, dedupe=(row.code, "exit_barrier"))]
-    return [row.event(hit, f"rendezvous timed out waiting for the other ranks{who}", facts,
-                      rank=int(on.group(1)) if on else None, dedupe=(row.code,))]
+        return [
+            row.event(
+                hit,
+                f"the agent's exit barrier timed out waiting for the other agents{who} (they "
+                "failed or hung first)",
+                facts,
+                tier=2,
+                dedupe=(row.code, "exit_barrier"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"rendezvous timed out waiting for the other ranks{who}",
+            facts,
+            rank=int(on.group(1)) if on else None,
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _barrier_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -143,20 +195,39 @@ def _barrier_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     b = _BARRIER.search(hit.text)
     facts = {"expected": int(b.group(1)), "joined": int(b.group(2))} if b else {}
     who = f" ({facts['joined']}/{facts['expected']} ranks arrived)" if facts else ""
-    return [row.event(hit, f"ranks wait in the store-based barrier for the others{who}",
-                      facts, rank=int(m.group(1)), dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"ranks wait in the store-based barrier for the others{who}",
+            facts,
+            rank=int(m.group(1)),
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _client_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ms = int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
     facts = {"master_addr": m.group(3).strip(), "master_port": int(m.group(4)), "timeout_ms": ms}
-    return [row.event(hit, f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} "
-                      f"within {ms} ms", facts, dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} within {ms} ms",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _old_connect(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"could not connect to the store within {m.group(1)} ms "
-                      "(TCPStore connect() timed out)", {"timeout_ms": int(m.group(1))}, dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"could not connect to the store within {m.group(1)} ms (TCPStore connect() timed out)",
+            {"timeout_ms": int(m.group(1))},
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -184,14 +255,26 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
     # One address failed; the client tries the others and retries until its timeout, whose
     # own record ("failed to connect to any network address", "timed out") is the failure.
-    return [row.event(hit, f"could not connect to the store at {m.group(1)}:{m.group(2)}: {m.group(4)}", facts,
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"could not connect to the store at {m.group(1)}:{m.group(2)}: {m.group(4)}",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _connect_any(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2))}
-    return [row.event(hit, f"could not connect to the store at {m.group(1)}:{m.group(2)} on any of its addresses", facts,
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"could not connect to the store at {m.group(1)}:{m.group(2)} on any of its addresses",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -200,44 +283,86 @@ def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if v:
         facts["missing_variable"] = v.group(1)
     what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
-    return [row.event(hit, f"init_process_group could not start the {m.group(1)} rendezvous: {what}", facts,
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not start the {m.group(1)} rendezvous: {what}",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     var = m.group(1)
-    return [row.event(hit, f"{var} is not in the environment: the script reads the launcher's variables and was "
-                      "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with "
-                      "the job's own export)", {"init_method": "env://", "missing_variable": var,
-                                                "problem": f"environment variable {var} not set"},
-                      dedupe=(row.code,))]
+    return [
+        row.event(
+            hit,
+            f"{var} is not in the environment: the script reads the launcher's variables and was "
+            "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with "
+            "the job's own export)",
+            {
+                "init_method": "env://",
+                "missing_variable": var,
+                "problem": f"environment variable {var} not set",
+            },
+            dedupe=(row.code,),
+        )
+    ]
 
 
 def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "ERROR" not in hit.text and "rror" not in hit.text:
         return None
-    return [row.event(hit, "init_process_group failed with no init_method: the launcher's dist_url is None (not "
-                      "set in the config or the command line)", {"init_method": None, "problem": "dist_url is None",
-                                                                 "launcher": "detectron2" if "d2." in hit.text else "a copy of detectron2's launch.py"},
-                      dedupe=(row.code, "d2_url"))]
+    return [
+        row.event(
+            hit,
+            "init_process_group failed with no init_method: the launcher's dist_url is None (not "
+            "set in the config or the command line)",
+            {
+                "init_method": None,
+                "problem": "dist_url is None",
+                "launcher": "detectron2" if "d2." in hit.text else "a copy of detectron2's launch.py",
+            },
+            dedupe=(row.code, "d2_url"),
+        )
+    ]
 
 
 def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "a collective ran before init_process_group: the default process group was never created "
-                      "(started without a launcher, or a code path that skips the initialisation)",
-                      {"problem": "default process group not initialized"}, dedupe=(row.code, "not_initialized"))]
+    return [
+        row.event(
+            hit,
+            "a collective ran before init_process_group: the default process group was never created "
+            "(started without a launcher, or a code path that skips the initialisation)",
+            {"problem": "default process group not initialized"},
+            dedupe=(row.code, "not_initialized"),
+        )
+    ]
 
 
 def _closed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the elastic rendezvous was closed: an agent shut it (a failed or stopped node, or the "
-                      "restarts ran out), so this agent cannot join; the agent that closed it says why",
-                      {"problem": "rendezvous_closed"}, dedupe=(row.code, "closed"))]
+    return [
+        row.event(
+            hit,
+            "the elastic rendezvous was closed: an agent shut it (a failed or stopped node, or the "
+            "restarts ran out), so this agent cannot join; the agent that closed it says why",
+            {"problem": "rendezvous_closed"},
+            dedupe=(row.code, "closed"),
+        )
+    ]
 
 
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, f"{hit.who()}: a store read timed out (Socket Timeout) while the "
-                      "process group waited for its peers", {"store_error": "Socket Timeout"},
-                      dedupe=(row.code, "store_err"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a store read timed out (Socket Timeout) while the "
+            "process group waited for its peers",
+            {"store_error": "Socket Timeout"},
+            dedupe=(row.code, "store_err"),
+        )
+    ]
 
 
 def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -253,100 +378,284 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         return []
     if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
         return None
-    return [row.event(hit, "the store host name does not resolve (MASTER_ADDR)",
-                      {"error": "name resolution"}, dedupe=(row.code, "dns"))]
+    return [
+        row.event(
+            hit,
+            "the store host name does not resolve (MASTER_ADDR)",
+            {"error": "name resolution"},
+            dedupe=(row.code, "dns"),
+        )
+    ]
 
 
 def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if op is None or not re.search(r"Error|error", hit.text):
         return None
-    return [row.event(hit, f"{hit.who()}: a store operation lost its connection ({m.group(0)}) in "
-                      f"{op.group(0).rstrip('(')}: the store's host (rank 0's agent or process) went away or "
-                      "dropped the client", {"store_error": m.group(0), "store_op": op.group(0).rstrip("(")},
-                      dedupe=(row.code, "store_err"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a store operation lost its connection ({m.group(0)}) in "
+            f"{op.group(0).rstrip('(')}: the store's host (rank 0's agent or process) went away or "
+            "dropped the client",
+            {"store_error": m.group(0), "store_op": op.group(0).rstrip("(")},
+            dedupe=(row.code, "store_err"),
+        )
+    ]
 
 
 def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
-    if not re.search(r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe", hit.text):
+    if not re.search(
+        r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe",
+        hit.text,
+    ):
         return None
     facts = {"store_error": (m.group(2) or m.group(3) or "").strip()[:200]}
     if m.group(1) is not None:
         facts["store_key"] = m.group(1)
     # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
     # died or hung first; a symptom unless nothing else is found.
-    return [row.event(hit, f"{hit.who()}: store request failed: {facts['store_error'][:120]}",
-                      facts, dedupe=(row.code, "store_err"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: store request failed: {facts['store_error'][:120]}",
+            facts,
+            dedupe=(row.code, "store_err"),
+        )
+    ]
 
 
 R, S = C.RENDEZVOUS_TIMEOUT.code, C.STORE_UNREACHABLE.code
 _EXC = "the exception type ('...Error: ') before torch's message"
 SIGNATURES = (
-    Signature("rendezvous timeout", _RDZV_TIMEOUT, _rdzv_timeout, R, anchors=(b"rror", b"imed out"),
-              worth=(rb"Error\b", rb"[Tt]imed out"), words=("rendezvous", "timed out after", "store based barrier")),
-    Signature("store barrier wait", _BARRIER_WAIT, _barrier_wait, R, tier=1, anchors=(b"imeout",), worth=(rb"\btimeout\b",),
-              words=("store based barrier",), anchor_from="the '(world_size=2, worker_count=1, timeout=0:30:00)' at its end",
-              examples=("INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process "
-                        "group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",)),
-    Signature("client socket timeout", _CLIENT_TIMEOUT, _client_timeout, S, anchors=(b"imed out",), worth=(rb"[Tt]imed out",),
-              words=("client socket",)),
-    Signature("tcpstore connect timeout (1.x)", _OLD_CONNECT, _old_connect, S, anchors=(b"imed out",),
-              worth=(rb"[Tt]imed out",), words=("connect() timed out",)),
-    Signature("server socket", re.compile(r"server"), _server_socket, C.ADDRESS_IN_USE.code,
-              anchors=(b"[c10d]", b"rror"), worth=(rb"errno: ?\d", rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
-              words=("server",), anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
-              examples=("[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - "
-                        "Address already in use).",
-                        "RuntimeError: The server socket has failed to listen on any local network address.")),
-    Signature("address in use", _IN_USE, _in_use, C.ADDRESS_IN_USE.code, anchors=(b"rror",), worth=(rb"already in use",),
-              words=("address already in use", "eaddrinuse", "errno: 98"),
-              anchor_from="the exception type or 'errno' text around the socket's message",
-              examples=("RuntimeError: Address already in use", "useIpv6: 0, code: -98, name: EADDRINUSE, message: "
-                        "address already in use [Error]")),
-    Signature("client connect failed", _CONNECT_FAIL, _connect_fail, S, tier=1, anchors=(b"[c10d]",),
-              worth=(rb"errno: ?\d",), words=("client socket",), anchor_from="c10d's '[c10d] ' logger prefix",
-              examples=("[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
-                        "(errno: 110 - Connection timed out).",)),
-    Signature("client connect failed on every address", _CONNECT_ANY, _connect_any, S, anchors=(b"[c10d]", b"rror"),
-              worth=(rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"), words=("client socket",),
-              anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
-              examples=("[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",)),
-    Signature("env:// configuration", _CONFIG, _config, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("error initializing torch.distributed",)),
-    Signature("detectron2 url none", _D2_URL, _d2_url, C.RENDEZVOUS_CONFIG.code, anchors=(b"ERROR",), worth=(rb"\bERROR\b",),
-              words=("process group url",), anchor_from="the logger's 'ERROR' level before the message (required by the row)",
-              examples=("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",)),
-    Signature("launcher variable missing", _ENV_KEY, _env_key, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",),
-              worth=(rb"Error\b",), words=("keyerror",), anchor_from="the 'Error' of 'KeyError: '",
-              examples=("KeyError: 'RANK'", 'KeyError: "LOCAL_RANK"')),
-    Signature("rendezvous closed", re.compile(r"^\s*(?:\w+\.)*RendezvousClosedError\b"), _closed, R, anchors=(b"rror",),
-              worth=(rb"Error\b",), words=("rendezvous",)),
-    Signature("default group not initialized", _NOT_INIT, _not_initialized, C.RENDEZVOUS_CONFIG.code, anchors=(b"rror",),
-              worth=(rb"Error\b",), words=("has not been initialized", "is not initialized"),
-              anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before the message",
-              examples=("RuntimeError: Default process group has not been initialized, please make sure to call "
-                        "init_process_group.",)),
-    Signature("socket timeout (1.x)", _SOCKET_TIMEOUT, _socket_timeout, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("socket timeout",)),
-    Signature("rendezvous connection", _RDZV_CONN, _rdzv_conn, S, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("rendezvous", "c10d store"), anchor_from=_EXC,
-              examples=("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
-                        "C10d store has failed. See inner exception for details.",)),
-    Signature("store host name", _DNS, _dns, S, anchors=(b"rror", b"[c10d]"), worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
-              words=("name or service not known", "name resolution", "nodename nor servname", "no address associated"),
-              anchor_from=_EXC + " or c10d's '[c10d] ' logger prefix",
-              examples=("socket.gaierror: [Errno -2] Name or service not known",
-                        "ValueError: Error initializing torch.distributed: socket.gaierror: Temporary failure in name "
-                        "resolution")),
-    Signature("store connection dropped", _PEER_DROPPED, _store_dropped, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("connection reset by peer", "broken pipe", "connection closed by peer", "connection refused"),
-              anchor_from="the exception type ('RuntimeError: ', 'ConnectionResetError: ') before the socket's text",
-              examples=("RuntimeError: Connection reset by peer",)),
-    Signature("store request", _STORE_ERR, _store_err, S, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
-              words=("store->get", "diststoreerror", "distnetworkerror"), anchor_from=_EXC,
-              examples=("RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
-                        "Socket Timeout",)),
+    Signature(
+        "rendezvous timeout",
+        _RDZV_TIMEOUT,
+        _rdzv_timeout,
+        R,
+        anchors=(b"rror", b"imed out"),
+        worth=(rb"Error\b", rb"[Tt]imed out"),
+        words=("rendezvous", "timed out after", "store based barrier"),
+    ),
+    Signature(
+        "store barrier wait",
+        _BARRIER_WAIT,
+        _barrier_wait,
+        R,
+        tier=1,
+        anchors=(b"imeout",),
+        worth=(rb"\btimeout\b",),
+        words=("store based barrier",),
+        anchor_from="the '(world_size=2, worker_count=1, timeout=0:30:00)' at its end",
+        examples=(
+            "INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process "
+            "group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, "
+            "timeout=0:30:00)",
+        ),
+    ),
+    Signature(
+        "client socket timeout",
+        _CLIENT_TIMEOUT,
+        _client_timeout,
+        S,
+        anchors=(b"imed out",),
+        worth=(rb"[Tt]imed out",),
+        words=("client socket",),
+    ),
+    Signature(
+        "tcpstore connect timeout (1.x)",
+        _OLD_CONNECT,
+        _old_connect,
+        S,
+        anchors=(b"imed out",),
+        worth=(rb"[Tt]imed out",),
+        words=("connect() timed out",),
+    ),
+    Signature(
+        "server socket",
+        re.compile(r"server"),
+        _server_socket,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"[c10d]", b"rror"),
+        worth=(rb"errno: ?\d", rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+        words=("server",),
+        anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+        examples=(
+            "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - "
+            "Address already in use).",
+            "RuntimeError: The server socket has failed to listen on any local network address.",
+        ),
+    ),
+    Signature(
+        "address in use",
+        _IN_USE,
+        _in_use,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"rror",),
+        worth=(rb"already in use",),
+        words=("address already in use", "eaddrinuse", "errno: 98"),
+        anchor_from="the exception type or 'errno' text around the socket's message",
+        examples=(
+            "RuntimeError: Address already in use",
+            "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use [Error]",
+        ),
+    ),
+    Signature(
+        "client connect failed",
+        _CONNECT_FAIL,
+        _connect_fail,
+        S,
+        tier=1,
+        anchors=(b"[c10d]",),
+        worth=(rb"errno: ?\d",),
+        words=("client socket",),
+        anchor_from="c10d's '[c10d] ' logger prefix",
+        examples=(
+            "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
+            "(errno: 110 - Connection timed out).",
+        ),
+    ),
+    Signature(
+        "client connect failed on every address",
+        _CONNECT_ANY,
+        _connect_any,
+        S,
+        anchors=(b"[c10d]", b"rror"),
+        worth=(rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+        words=("client socket",),
+        anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+        examples=(
+            "[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",
+        ),
+    ),
+    Signature(
+        "env:// configuration",
+        _CONFIG,
+        _config,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("error initializing torch.distributed",),
+    ),
+    Signature(
+        "detectron2 url none",
+        _D2_URL,
+        _d2_url,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"ERROR",),
+        worth=(rb"\bERROR\b",),
+        words=("process group url",),
+        anchor_from="the logger's 'ERROR' level before the message (required by the row)",
+        examples=("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",),
+    ),
+    Signature(
+        "launcher variable missing",
+        _ENV_KEY,
+        _env_key,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("keyerror",),
+        anchor_from="the 'Error' of 'KeyError: '",
+        examples=("KeyError: 'RANK'", 'KeyError: "LOCAL_RANK"'),
+    ),
+    Signature(
+        "rendezvous closed",
+        re.compile(r"^\s*(?:\w+\.)*RendezvousClosedError\b"),
+        _closed,
+        R,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvous",),
+    ),
+    Signature(
+        "default group not initialized",
+        _NOT_INIT,
+        _not_initialized,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("has not been initialized", "is not initialized"),
+        anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before the message",
+        examples=(
+            "RuntimeError: Default process group has not been initialized, please make sure to call "
+            "init_process_group.",
+        ),
+    ),
+    Signature(
+        "socket timeout (1.x)",
+        _SOCKET_TIMEOUT,
+        _socket_timeout,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("socket timeout",),
+    ),
+    Signature(
+        "rendezvous connection",
+        _RDZV_CONN,
+        _rdzv_conn,
+        S,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvous", "c10d store"),
+        anchor_from=_EXC,
+        examples=(
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
+            "C10d store has failed. See inner exception for details.",
+        ),
+    ),
+    Signature(
+        "store host name",
+        _DNS,
+        _dns,
+        S,
+        anchors=(b"rror", b"[c10d]"),
+        worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
+        words=(
+            "name or service not known",
+            "name resolution",
+            "nodename nor servname",
+            "no address associated",
+        ),
+        anchor_from=_EXC + " or c10d's '[c10d] ' logger prefix",
+        examples=(
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "ValueError: Error initializing torch.distributed: socket.gaierror: Temporary failure in name "
+            "resolution",
+        ),
+    ),
+    Signature(
+        "store connection dropped",
+        _PEER_DROPPED,
+        _store_dropped,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("connection reset by peer", "broken pipe", "connection closed by peer", "connection refused"),
+        anchor_from=(
+            "the exception type ('RuntimeError: ', 'ConnectionResetError: ') before the socket's text"
+        ),
+        examples=("RuntimeError: Connection reset by peer",),
+    ),
+    Signature(
+        "store request",
+        _STORE_ERR,
+        _store_err,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("store->get", "diststoreerror", "distnetworkerror"),
+        anchor_from=_EXC,
+        examples=(
+            "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
+            "Socket Timeout",
+        ),
+    ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
 _WORDS = gate(SIGNATURES)

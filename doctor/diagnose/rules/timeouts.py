@@ -39,31 +39,45 @@ from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.diagnose.text.normalize import Line
 
 # "ran for N milliseconds" may be cut off by a paste; the WorkNCCL(...) record alone is enough.
-_WATCHDOG = re.compile(r"[Cc]aught\s+collective\s+operation\s+timeout:\s*WorkNCCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
-                       r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?")
+_WATCHDOG = re.compile(
+    r"[Cc]aught\s+collective\s+operation\s+timeout:\s*WorkNCCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
+    r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?"
+)
 _WHOLE_RECORD = re.compile(r"WorkNCCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
 _WATCHDOG_CUT = re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:WorkNCCL\(.*)?$")
 _BLOCKING = re.compile(r"Work\s+WorkNCCL\((?P<work>.*?)\)\s*timed out in blocking wait")
 _KV = re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
-_PG = re.compile(r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank (?P<rank>\d+)\]")
-_SEQ = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work):\s*(?P<at>-?\d+),\s*last enqueued NCCL work:\s*"
-                  r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)|"
-                  # 2.5+: "failure detected by watchdog at work sequence id: 120049 PG status: last
-                  # enqueued work: 120051, last completed work: 120048"
-                  r"failure detected by watchdog at work sequence id:\s*(?P<at2>-?\d+)\s*PG status:\s*last enqueued work:\s*"
-                  r"(?P<enq2>-?\d+),\s*last completed work:\s*(?P<done2>-?\d+)")
-_DUMP_SIGNAL = re.compile(r"dump signal due to a collective timeout from\s+(?P<src>.*?) and .*?Last enqueued NCCL work:\s*"
-                          r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)")
-_HEARTBEAT = re.compile(r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout")
+_PG = re.compile(
+    r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank "
+    r"(?P<rank>\d+)\]"
+)
+_SEQ = re.compile(
+    r"(?:Timeout at NCCL work|detected by watchdog at work):\s*(?P<at>-?\d+),\s*last enqueued NCCL work:\s*"
+    r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)|"
+    # 2.5+: "failure detected by watchdog at work sequence id: 120049 PG status: last
+    # enqueued work: 120051, last completed work: 120048"
+    r"failure detected by watchdog at work sequence id:\s*(?P<at2>-?\d+)\s*PG status:\s*last enqueued "
+    r"work:\s*"
+    r"(?P<enq2>-?\d+),\s*last completed work:\s*(?P<done2>-?\d+)"
+)
+_DUMP_SIGNAL = re.compile(
+    r"dump signal due to a collective timeout from\s+(?P<src>.*?) and .*?Last enqueued NCCL work:\s*"
+    r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)"
+)
+_HEARTBEAT = re.compile(
+    r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout"
+)
 _GLOO = re.compile(r"Timed out waiting (\d+)\s*ms for (recv|send) operation to complete")
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
 # ProcessGroupGloo::monitoredBarrier on a rank other than 0 (1.10-2.x): "Rank 3 successfully reached
 # monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0
 # logs for [the ]faulty rank." Rank 0 names the late ranks ("Ranks 2 failed to pass"); this rank
 # only knows that rank 0 gave up on someone: rank 0's log says who.
-_REACHED = re.compile(r"Rank (\d+) successfully reached monitoredBarrier, but received errors while waiting for send/recv "
-                      r"from rank (\d+)")
+_REACHED = re.compile(
+    r"Rank (\d+) successfully reached monitoredBarrier, but received errors while waiting for send/recv "
+    r"from rank (\d+)"
+)
 # The watchdog's C++ stack without its message line (the paste began below it): the frame
 # WorkNCCL::checkTimeout is only on the stack of a collective that ran past its timeout (2.x;
 # an NCCL error goes through checkAndSetException instead).
@@ -118,8 +132,13 @@ def _work(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts = {**_pg_facts(t), **work_facts(m.group("work"))}
     if "ran" in m.groupdict() and m.group("ran"):
         facts["ran_for_ms"] = int(m.group("ran"))
-    facts["mode"] = "blocking_wait" if ("blocking wait" in t or (t.lstrip().startswith(("[Rank", "RuntimeError"))
-                                        and "Watchdog" not in t)) else "watchdog"
+    facts["mode"] = (
+        "blocking_wait"
+        if (
+            "blocking wait" in t or (t.lstrip().startswith(("[Rank", "RuntimeError")) and "Watchdog" not in t)
+        )
+        else "watchdog"
+    )
     # The seq line ("Timeout at NCCL work ...") follows on the same rank.
     for ln in hit.after(4):
         s = _SEQ.search(ln.text)
@@ -131,35 +150,71 @@ def _work(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if r is not None:
         facts["rank"] = r
     op = facts.get("op", "collective")
-    msg = (f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
-           f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
-           f"({facts.get('timeout_ms', '?')} ms)")
-    return [row.event(hit, msg, facts, record, rank=r, dedupe=(row.code, r, facts.get("pg_id"), facts.get("seq")))]
+    msg = (
+        f"{hit.who(r)}: {op} SeqNum={facts.get('seq', '?')} "
+        f"ran {facts.get('ran_for_ms', facts.get('timeout_ms', '?'))} ms, past its timeout "
+        f"({facts.get('timeout_ms', '?')} ms)"
+    )
+    return [
+        row.event(hit, msg, facts, record, rank=r, dedupe=(row.code, r, facts.get("pg_id"), facts.get("seq")))
+    ]
 
 
 def _cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts = _pg_facts(_joined(hit)[0])
     r = _rank(hit, facts)
-    return [row.event(hit, f"{hit.who(r)}: the NCCL watchdog caught a collective timeout "
-                      "(the record is cut off: no op or sequence number)", facts, rank=r,
-                      dedupe=(row.code, r, facts.get("pg_id"), None))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: the NCCL watchdog caught a collective timeout "
+            "(the record is cut off: no op or sequence number)",
+            facts,
+            rank=r,
+            dedupe=(row.code, r, facts.get("pg_id"), None),
+        )
+    ]
 
 
 def _seq(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts = {**_pg_facts(_joined(hit)[0]), "last_enqueued_seq": int(m.group("enq") or m.group("enq2")),
-             "last_completed_seq": int(m.group("done") or m.group("done2")), "seq": int(m.group("at") or m.group("at2"))}
+    facts = {
+        **_pg_facts(_joined(hit)[0]),
+        "last_enqueued_seq": int(m.group("enq") or m.group("enq2")),
+        "last_completed_seq": int(m.group("done") or m.group("done2")),
+        "seq": int(m.group("at") or m.group("at2")),
+    }
     r = _rank(hit, facts)
-    return [row.event(hit, f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued {facts['last_enqueued_seq']}, "
-                      f"last completed {facts['last_completed_seq']})", facts, rank=r,
-                      dedupe=(row.code, r, facts.get("pg_id"), facts["seq"]))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: watchdog stopped at work {facts['seq']} (last enqueued "
+            f"{facts['last_enqueued_seq']}, "
+            f"last completed {facts['last_completed_seq']})",
+            facts,
+            rank=r,
+            dedupe=(row.code, r, facts.get("pg_id"), facts["seq"]),
+        )
+    ]
 
 
 def _dump_signal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts = {**_pg_facts(_joined(hit)[0]), "last_enqueued_seq": int(m.group("enq")), "last_completed_seq": int(m.group("done")),
-             "dump_signal_from": m.group("src").strip()}
+    facts = {
+        **_pg_facts(_joined(hit)[0]),
+        "last_enqueued_seq": int(m.group("enq")),
+        "last_completed_seq": int(m.group("done")),
+        "dump_signal_from": m.group("src").strip(),
+    }
     r = _rank(hit, facts)
-    return [row.event(hit, f"{hit.who(r)}: told to dump by {facts['dump_signal_from']} (last enqueued {facts['last_enqueued_seq']},"
-                      f" last completed {facts['last_completed_seq']})", facts, rank=r, dedupe=(row.code, r, "dump"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: told to dump by {facts['dump_signal_from']} (last enqueued "
+            f"{facts['last_enqueued_seq']},"
+            f" last completed {facts['last_completed_seq']})",
+            facts,
+            rank=r,
+            dedupe=(row.code, r, "dump"),
+        )
+    ]
 
 
 def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -174,9 +229,17 @@ def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if stuck:
         facts["heartbeat_timeout_s"] = int(stuck)
     r = _rank(hit, facts)
-    return [row.event(hit, f"{hit.who(r)}: the NCCL watchdog made no progress"
-                      + (f" for {stuck} s" if stuck else "") + "; the heartbeat monitor terminated the process",
-                      facts, rank=r, dedupe=(row.code, r))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: the NCCL watchdog made no progress"
+            + (f" for {stuck} s" if stuck else "")
+            + "; the heartbeat monitor terminated the process",
+            facts,
+            rank=r,
+            dedupe=(row.code, r),
+        )
+    ]
 
 
 def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -185,24 +248,53 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if src:
         facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
     r = hit.rank
-    return [row.event(hit, f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms "
-                      "waiting for a peer", facts, rank=r, dedupe=(row.code, r))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms waiting for a peer",
+            facts,
+            rank=r,
+            dedupe=(row.code, r),
+        )
+    ]
 
 
 def _monitored(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
-    return [row.event(hit, f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
-                      {"missing_ranks": missing, "suspect_ranks": missing, "timeout_ms": int(m.group(2)), "backend": "gloo"},
-                      dedupe=(row.code, "monitored", tuple(missing)))]
+    return [
+        row.event(
+            hit,
+            f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
+            {
+                "missing_ranks": missing,
+                "suspect_ranks": missing,
+                "timeout_ms": int(m.group(2)),
+                "backend": "gloo",
+            },
+            dedupe=(row.code, "monitored", tuple(missing)),
+        )
+    ]
 
 
 def _reached(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     me, coord = int(m.group(1)), int(m.group(2))
-    facts: dict[str, Any] = {"backend": "gloo", "monitored_barrier": True, "reporter_rank": me, "coordinator_rank": coord,
-                             "suspect_ranks": [coord]}
-    return [row.event(hit, f"rank {me} reached the monitored barrier, but rank {coord} (its coordinator) gave up on a "
-                      f"late rank; rank {coord}'s log names it", facts, rank=me,
-                      dedupe=(row.code, "monitored_reached", me))]
+    facts: dict[str, Any] = {
+        "backend": "gloo",
+        "monitored_barrier": True,
+        "reporter_rank": me,
+        "coordinator_rank": coord,
+        "suspect_ranks": [coord],
+    }
+    return [
+        row.event(
+            hit,
+            f"rank {me} reached the monitored barrier, but rank {coord} (its coordinator) gave up on a "
+            f"late rank; rank {coord}'s log names it",
+            facts,
+            rank=me,
+            dedupe=(row.code, "monitored_reached", me),
+        )
+    ]
 
 
 def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -210,41 +302,118 @@ def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if any("caught collective operation timeout" in ln.text for ln in [*hit.before(24), *hit.after(24)]):
         return []
     r = hit.rank
-    return [row.event(hit, f"{hit.who(r)}: the NCCL watchdog's stack shows a collective that ran past its timeout "
-                      "(WorkNCCL::checkTimeout; the message line with the op and SeqNum is not in the excerpt)",
-                      {"from_stack": True}, rank=r, dedupe=(row.code, r, "stack"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: the NCCL watchdog's stack shows a collective that ran past its timeout "
+            "(WorkNCCL::checkTimeout; the message line with the op and SeqNum is not in the excerpt)",
+            {"from_stack": True},
+            rank=r,
+            dedupe=(row.code, r, "stack"),
+        )
+    ]
 
 
 def _consequence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     r = hit.rank
-    return [row.event(hit, f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
-                      {**_pg_facts(_joined(hit)[0])}, rank=r, dedupe=(row.code, r, "teardown"))]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
+            {**_pg_facts(_joined(hit)[0])},
+            rank=r,
+            dedupe=(row.code, r, "teardown"),
+        )
+    ]
 
 
 W = C.WATCHDOG_TIMEOUT.code
 SIGNATURES = (
-    Signature("watchdog record", _WATCHDOG, _work, W, tier=1, anchors=(b"imeout", b"atchdog"),
-              worth=(rb"\btimeout\b", rb"Timeout", rb"atchdog")),
-    Signature("blocking wait", _BLOCKING, _work, W, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)),
-    Signature("watchdog record cut", _WATCHDOG_CUT, _cut, W, tier=1, anchors=(b"atchdog",), worth=(rb"atchdog",)),
-    Signature("watchdog sequence numbers", _SEQ, _seq, W, tier=1, anchors=(b"imeout", b"atchdog"),
-              worth=(rb"Timeout", rb"atchdog")),
-    Signature("dump signal", _DUMP_SIGNAL, _dump_signal, W, tier=2, anchors=(b"imeout",), worth=(rb"\btimeout\b",)),
-    Signature("heartbeat monitor", _HEARTBEAT, _heartbeat, C.HEARTBEAT_TIMEOUT.code, tier=1,
-              anchors=(b"imed out", b"atchdog", b"imeout"), worth=(rb"[Tt]imed out", rb"atchdog", rb"\btimeout\b")),
-    Signature("gloo timeout", _GLOO, _gloo, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)),
-    Signature("monitored barrier", _MONITORED, _monitored, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"rror",),
-              worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' before the barrier's message",
-              examples=("RuntimeError: Rank 1 failed to pass monitoredBarrier in 5000 ms",)),
-    Signature("monitored barrier reached", _REACHED, _reached, C.GLOO_TIMEOUT.code, tier=1, anchors=(b"rror",),
-              worth=(rb"Error\b",), anchor_from="the 'RuntimeError: ' before the barrier's message",
-              examples=("RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "
-                        "for send/recv from rank 0. Please check rank 0 logs for faulty rank.",)),
+    Signature(
+        "watchdog record",
+        _WATCHDOG,
+        _work,
+        W,
+        tier=1,
+        anchors=(b"imeout", b"atchdog"),
+        worth=(rb"\btimeout\b", rb"Timeout", rb"atchdog"),
+    ),
+    Signature(
+        "blocking wait", _BLOCKING, _work, W, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)
+    ),
+    Signature(
+        "watchdog record cut", _WATCHDOG_CUT, _cut, W, tier=1, anchors=(b"atchdog",), worth=(rb"atchdog",)
+    ),
+    Signature(
+        "watchdog sequence numbers",
+        _SEQ,
+        _seq,
+        W,
+        tier=1,
+        anchors=(b"imeout", b"atchdog"),
+        worth=(rb"Timeout", rb"atchdog"),
+    ),
+    Signature(
+        "dump signal", _DUMP_SIGNAL, _dump_signal, W, tier=2, anchors=(b"imeout",), worth=(rb"\btimeout\b",)
+    ),
+    Signature(
+        "heartbeat monitor",
+        _HEARTBEAT,
+        _heartbeat,
+        C.HEARTBEAT_TIMEOUT.code,
+        tier=1,
+        anchors=(b"imed out", b"atchdog", b"imeout"),
+        worth=(rb"[Tt]imed out", rb"atchdog", rb"\btimeout\b"),
+    ),
+    Signature(
+        "gloo timeout",
+        _GLOO,
+        _gloo,
+        C.GLOO_TIMEOUT.code,
+        tier=1,
+        anchors=(b"imed out",),
+        worth=(rb"[Tt]imed out",),
+    ),
+    Signature(
+        "monitored barrier",
+        _MONITORED,
+        _monitored,
+        C.GLOO_TIMEOUT.code,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from="the 'RuntimeError: ' before the barrier's message",
+        examples=("RuntimeError: Rank 1 failed to pass monitoredBarrier in 5000 ms",),
+    ),
+    Signature(
+        "monitored barrier reached",
+        _REACHED,
+        _reached,
+        C.GLOO_TIMEOUT.code,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from="the 'RuntimeError: ' before the barrier's message",
+        examples=(
+            "RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "
+            "for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+        ),
+    ),
     Signature("watchdog stack", _STACK, _stack, W, tier=1, anchors=(b"imeout",), worth=(rb"Timeout",)),
-    Signature("process taken down", _CONSEQUENCE, _consequence, W, tier=2, anchors=(b"imed out",),
-              worth=(rb"[Tt]imed out",), anchor_from="the record's own 'failed or timed out' sentence",
-              examples=("what():  [Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous "
-                        "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",)),
+    Signature(
+        "process taken down",
+        _CONSEQUENCE,
+        _consequence,
+        W,
+        tier=2,
+        anchors=(b"imed out",),
+        worth=(rb"[Tt]imed out",),
+        anchor_from="the record's own 'failed or timed out' sentence",
+        examples=(
+            "what():  [Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous "
+            "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        ),
+    ),
 )
 
 

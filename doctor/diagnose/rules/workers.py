@@ -25,50 +25,94 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, read
 
-_DL_HANDLER = re.compile(r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker")
+_DL_HANDLER = re.compile(
+    r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker"
+)
 # The signal's strsignal() text: "Bus error", "Killed", "Segmentation fault", "Aborted", ...
-_DL_KILLED = re.compile(r"DataLoader worker \(pid (\d+)\) is killed by signal: (Bus error|Killed|Segmentation fault|"
-                        r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)")
+_DL_KILLED = re.compile(
+    r"DataLoader worker \(pid (\d+)\) is killed by signal: (Bus error|Killed|Segmentation fault|"
+    r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)"
+)
 _DL_EXITED = re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
-_RAY_MEMORY = re.compile(r"node running low on memory|Ray killed this worker|OOM Killed|ray\.exceptions\.OutOfMemoryError")
+_RAY_MEMORY = re.compile(
+    r"node running low on memory|Ray killed this worker|OOM Killed|ray\.exceptions\.OutOfMemoryError"
+)
 # The raylet's summary of its memory monitor (node_manager.cc, Ray 2.x): "(raylet) node_manager.cc:3049:
 # 10 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
 # reasons at node (ID: ..., IP: 10.0.62.231) ..."; and the task's own error "Memory on the node (IP:
 # 10.0.0.1, ID: ...) where the task (...) was running was 29.30GB / 30.84GB (0.950027), which exceeds
 # the memory usage threshold of 0.95. Ray killed this worker ...". A terminal may hard-wrap them.
-_RAY_PRESSURE = re.compile(r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
-                           r"which exceeds the memory usage threshold of ([\d.]+)")
-_RAY_DIED = re.compile(r"A worker died or was killed while executing a task by an unexpected system error|"
-                       r"Worker unexpectedly exits with a connection error code (\d+)")
+_RAY_PRESSURE = re.compile(
+    r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
+    r"which exceeds the memory usage threshold of ([\d.]+)"
+)
+_RAY_DIED = re.compile(
+    r"A worker died or was killed while executing a task by an unexpected system error|"
+    r"Worker unexpectedly exits with a connection error code (\d+)"
+)
 # Ray's actor-level report and vLLM's executor: "The actor died unexpectedly before finishing this
 # task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor."
-_ACTOR_DIED = re.compile(r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died")
-_SIG = {"bus error": "SIGBUS", "segmentation fault": "SIGSEGV", "floating-point exception": "SIGFPE",
-        "Bus error": "SIGBUS", "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Killed": "SIGKILL",
-        "Floating point exception": "SIGFPE", "Illegal instruction": "SIGILL", "Terminated": "SIGTERM"}
+_ACTOR_DIED = re.compile(
+    r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died"
+)
+_SIG = {
+    "bus error": "SIGBUS",
+    "segmentation fault": "SIGSEGV",
+    "floating-point exception": "SIGFPE",
+    "Bus error": "SIGBUS",
+    "Segmentation fault": "SIGSEGV",
+    "Aborted": "SIGABRT",
+    "Killed": "SIGKILL",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+    "Terminated": "SIGTERM",
+}
 
 
 def _dataloader(hit: Hit, sig: str, facts: dict[str, Any]) -> list[Event]:
     facts = {**facts, "signal": sig, "process": "dataloader_worker"}
     if sig == "SIGKILL":
         facts["killer"] = "sigkill"
-        return [event(hit, C.HOST_OOM_KILLED.code, "a DataLoader worker was killed by SIGKILL (most often the kernel's "
-                      "OOM killer: host memory)", facts, dedupe=(C.HOST_OOM_KILLED.code, "dataloader"))]
+        return [
+            event(
+                hit,
+                C.HOST_OOM_KILLED.code,
+                "a DataLoader worker was killed by SIGKILL (most often the kernel's OOM killer: host memory)",
+                facts,
+                dedupe=(C.HOST_OOM_KILLED.code, "dataloader"),
+            )
+        ]
     msg = f"a DataLoader worker died on {sig}"
     if sig == "SIGBUS":
         facts["likely_cause"] = "shared_memory"
-        msg += " (out of shared memory: /dev/shm too small, e.g. a container without --shm-size or --ipc=host)"
+        msg += (
+            " (out of shared memory: /dev/shm too small, e.g. a container without --shm-size or --ipc=host)"
+        )
     return [event(hit, C.FATAL_SIGNAL.code, msg, facts, dedupe=(C.FATAL_SIGNAL.code, "dataloader", sig))]
 
 
-_SLURM_CANCEL = re.compile(r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*")
+_SLURM_CANCEL = re.compile(
+    r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
+)
 
 
 def _slurm_cancel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     why = (m.group(4) or "a user's scancel").strip().lower()
-    facts: dict[str, Any] = {"slurm_id": m.group(1), "host": m.group(2), "cancelled_at": m.group(3), "reason": why, "reporter": "slurm"}
-    return [row.event(hit, f"Slurm cancelled {m.group(1)} on {m.group(2)} ({why}): the scheduler "
-                      "ended the ranks", facts, dedupe=(row.code, "slurm_cancel"))]  # often after a hang
+    facts: dict[str, Any] = {
+        "slurm_id": m.group(1),
+        "host": m.group(2),
+        "cancelled_at": m.group(3),
+        "reason": why,
+        "reporter": "slurm",
+    }
+    return [
+        row.event(
+            hit,
+            f"Slurm cancelled {m.group(1)} on {m.group(2)} ({why}): the scheduler ended the ranks",
+            facts,
+            dedupe=(row.code, "slurm_cancel"),
+        )
+    ]  # often after a hang
 
 
 def _dl_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -76,23 +120,38 @@ def _dl_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 def _dl_killed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return _dataloader(hit, _SIG.get(m.group(2).strip(), m.group(2).strip()),
-                       {"worker_pid": int(m.group(1)), "reporter": "dataloader"})
+    return _dataloader(
+        hit,
+        _SIG.get(m.group(2).strip(), m.group(2).strip()),
+        {"worker_pid": int(m.group(1)), "reporter": "dataloader"},
+    )
 
 
 def _dl_exited(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     pids = [int(p) for p in re.findall(r"\d+", m.group(1))]
-    return [row.event(hit, f"DataLoader worker(s) {pids} exited unexpectedly (killed: often the "
-                      "OOM killer or a crash in a dataset transform)", {"worker_pids": pids, "process": "dataloader_worker"},
-                      dedupe=(row.code, "dataloader"))]
+    return [
+        row.event(
+            hit,
+            f"DataLoader worker(s) {pids} exited unexpectedly (killed: often the "
+            "OOM killer or a crash in a dataset transform)",
+            {"worker_pids": pids, "process": "dataloader_worker"},
+            dedupe=(row.code, "dataloader"),
+        )
+    ]
 
 
 def _ray_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not ("Ray" in t or "ray" in t or "Task" in t):
         return None
-    return [row.event(hit, "Ray's memory monitor killed a worker: the node ran out of host memory",
-                      {"killer": "ray_memory_monitor"}, dedupe=(row.code, "ray"))]
+    return [
+        row.event(
+            hit,
+            "Ray's memory monitor killed a worker: the node ran out of host memory",
+            {"killer": "ray_memory_monitor"},
+            dedupe=(row.code, "ray"),
+        )
+    ]
 
 
 def _ray_pressure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -105,9 +164,16 @@ def _ray_pressure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ip = re.search(r"IP: ?(\d{1,3}(?:\.\d{1,3}){3})", text)
     if ip:
         facts["host"] = ip.group(1)
-    return [row.event(hit, "Ray's memory monitor killed worker(s): the node ran out of host memory"
-                      + (f" ({facts['workers_killed']} killed)" if "workers_killed" in facts else ""), facts, used,
-                      dedupe=(row.code, "ray"))]
+    return [
+        row.event(
+            hit,
+            "Ray's memory monitor killed worker(s): the node ran out of host memory"
+            + (f" ({facts['workers_killed']} killed)" if "workers_killed" in facts else ""),
+            facts,
+            used,
+            dedupe=(row.code, "ray"),
+        )
+    ]
 
 
 def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -117,8 +183,15 @@ def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     facts = {"reporter": "vllm" if m.group(1) else "ray"}
     if m.group(1):
         facts["worker"] = m.group(1)
-    return [row.event(hit, f"a worker process died unexpectedly ({t.strip()[:120]}); its own log or "
-                      "dmesg (OOM killer) says why", facts, dedupe=(row.code, "ray"))]
+    return [
+        row.event(
+            hit,
+            f"a worker process died unexpectedly ({t.strip()[:120]}); its own log or "
+            "dmesg (OOM killer) says why",
+            facts,
+            dedupe=(row.code, "ray"),
+        )
+    ]
 
 
 def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -128,48 +201,123 @@ def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ip = re.search(r"Worker IP address: ([\d.]+)", hit.text)
     if ip:
         facts["host"] = ip.group(1)
-    return [row.event(hit, "a Ray worker process died unexpectedly (Ray names the OOM killer's "
-                      "SIGKILL as the first suspect; check dmesg and the raylet's memory reports on that node)", facts,
-                      dedupe=(row.code, "ray"))]
+    return [
+        row.event(
+            hit,
+            "a Ray worker process died unexpectedly (Ray names the OOM killer's "
+            "SIGKILL as the first suspect; check dmesg and the raylet's memory reports on that node)",
+            facts,
+            dedupe=(row.code, "ray"),
+        )
+    ]
 
 
 _PREFIX = "the 'error:' / 'ERROR:' / '...Error:' its reporter puts before the message"
 SIGNATURES = (
-    Signature("slurm cancel", _SLURM_CANCEL, _slurm_cancel, C.RANK_EXITED.code, tier=2, anchors=(b"rror",),
-              worth=(rb"\berror\b",), anchor_from="slurmstepd's 'error:' prefix",
-              examples=("slurmstepd: error: *** STEP 12.0 ON node-3 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",)),
-    Signature("dataloader handler", _DL_HANDLER, _dl_handler, C.FATAL_SIGNAL.code, anchors=(b"ERROR", b"rror"),
-              worth=(rb"\bERROR\b",), anchor_from=_PREFIX,
-              examples=("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
-                        "memory (shm).",)),
-    Signature("dataloader killed", _DL_KILLED, _dl_killed, C.FATAL_SIGNAL.code, anchors=(b"rror",), worth=(rb"Error\b",),
-              anchor_from=_PREFIX,
-              examples=("RuntimeError: DataLoader worker (pid 3855) is killed by signal: Bus error.",)),
-    Signature("dataloader exited", _DL_EXITED, _dl_exited, C.RANK_EXITED.code, anchors=(b"rror",), worth=(rb"Error\b",),
-              anchor_from=_PREFIX,
-              examples=("RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",)),
-    Signature("ray memory monitor", _RAY_MEMORY, _ray_memory, C.HOST_OOM_KILLED.code, anchors=(b"rror", b"Kill"),
-              worth=(rb"Error\b", rb"Kill"),
-              anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
-              examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",)),
-    Signature("ray memory pressure", _RAY_PRESSURE, _ray_pressure, C.HOST_OOM_KILLED.code, anchors=(b".cc:", b"rror"),
-              worth=(rb"memory pressure", rb"Error\b"),
-              anchor_from="the raylet's 'node_manager.cc:NNNN:' source location before its summary, or the task "
-                          "error's exception type",
-              examples=("(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / "
-                        "actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node "
-                        "(ID: e5d9, IP: 10.0.62.231) over the last time period.",
-                        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. Memory "
-                        "on the node (IP: 10.0.0.1, ID: ab12) where the task (task ID: ff, name=train) was running was "
-                        "29.30GB / 30.84GB (0.950027), which exceeds the memory usage threshold of 0.95.")),
-    Signature("actor died", _ACTOR_DIED, _actor_died, C.RANK_EXITED.code, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
-              anchor_from="Ray's 'RayActorError:' and vLLM's 'ERROR' log level",
-              examples=("ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
-                        "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly")),
-    Signature("ray worker died", _RAY_DIED, _ray_died, C.RANK_EXITED.code, tier=1, anchors=(b"rror",), worth=(rb"Error\b",),
-              anchor_from="Ray's 'WorkerCrashedError:' / 'RaySystemError:' and the '(1) ... SIGKILL' of its explanation",
-              examples=("ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. "
-                        "A worker died or was killed while executing a task by an unexpected system error.",)),
+    Signature(
+        "slurm cancel",
+        _SLURM_CANCEL,
+        _slurm_cancel,
+        C.RANK_EXITED.code,
+        tier=2,
+        anchors=(b"rror",),
+        worth=(rb"\berror\b",),
+        anchor_from="slurmstepd's 'error:' prefix",
+        examples=(
+            "slurmstepd: error: *** STEP 12.0 ON node-3 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT "
+            "***",
+        ),
+    ),
+    Signature(
+        "dataloader handler",
+        _DL_HANDLER,
+        _dl_handler,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"ERROR", b"rror"),
+        worth=(rb"\bERROR\b",),
+        anchor_from=_PREFIX,
+        examples=(
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+            "memory (shm).",
+        ),
+    ),
+    Signature(
+        "dataloader killed",
+        _DL_KILLED,
+        _dl_killed,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from=_PREFIX,
+        examples=("RuntimeError: DataLoader worker (pid 3855) is killed by signal: Bus error.",),
+    ),
+    Signature(
+        "dataloader exited",
+        _DL_EXITED,
+        _dl_exited,
+        C.RANK_EXITED.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from=_PREFIX,
+        examples=("RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",),
+    ),
+    Signature(
+        "ray memory monitor",
+        _RAY_MEMORY,
+        _ray_memory,
+        C.HOST_OOM_KILLED.code,
+        anchors=(b"rror", b"Kill"),
+        worth=(rb"Error\b", rb"Kill"),
+        anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
+        examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",),
+    ),
+    Signature(
+        "ray memory pressure",
+        _RAY_PRESSURE,
+        _ray_pressure,
+        C.HOST_OOM_KILLED.code,
+        anchors=(b".cc:", b"rror"),
+        worth=(rb"memory pressure", rb"Error\b"),
+        anchor_from="the raylet's 'node_manager.cc:NNNN:' source location before its summary, or the task "
+        "error's exception type",
+        examples=(
+            "(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / "
+            "actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node "
+            "(ID: e5d9, IP: 10.0.62.231) over the last time period.",
+            "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. Memory "
+            "on the node (IP: 10.0.0.1, ID: ab12) where the task (task ID: ff, name=train) was running was "
+            "29.30GB / 30.84GB (0.950027), which exceeds the memory usage threshold of 0.95.",
+        ),
+    ),
+    Signature(
+        "actor died",
+        _ACTOR_DIED,
+        _actor_died,
+        C.RANK_EXITED.code,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from="Ray's 'RayActorError:' and vLLM's 'ERROR' log level",
+        examples=(
+            "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
+            "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly",
+        ),
+    ),
+    Signature(
+        "ray worker died",
+        _RAY_DIED,
+        _ray_died,
+        C.RANK_EXITED.code,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        anchor_from="Ray's 'WorkerCrashedError:' / 'RaySystemError:' and the '(1) ... SIGKILL' of its "
+        "explanation",
+        examples=(
+            "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. "
+            "A worker died or was killed while executing a task by an unexpected system error.",
+        ),
+    ),
 )
 
 

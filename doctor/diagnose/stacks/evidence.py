@@ -50,7 +50,11 @@ class Worker:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Worker:
-        return cls(int(d.get("pid", 0)), tuple(Frame.from_json(f) for f in d.get("stack", ())), str(d.get("state", "")))
+        return cls(
+            int(d.get("pid", 0)),
+            tuple(Frame.from_json(f) for f in d.get("stack", ())),
+            str(d.get("state", "")),
+        )
 
 
 @dataclass
@@ -58,31 +62,44 @@ class RankEvidence:
     rank: int
     pid: int
     host: str = ""
-    job: str = ""                   # the job's key: TORCHELASTIC_RUN_ID, else MASTER_ADDR:MASTER_PORT
+    job: str = ""  # the job's key: TORCHELASTIC_RUN_ID, else MASTER_ADDR:MASTER_PORT
     world_size: Optional[int] = None
     local_rank: Optional[int] = None
-    rank_source: str = "environ"    # environ | cmdline
+    rank_source: str = "environ"  # environ | cmdline
     samples: list[list[Frame]] = field(default_factory=list)  # main-thread stacks, innermost first
     sample_times_s: list[float] = field(default_factory=list)  # monotonic time of each /proc read
-    cpu_s: list[float] = field(default_factory=list)           # the process's CPU time at each read
-    state: str = ""                 # /proc/PID/stat state letter at the last read
+    cpu_s: list[float] = field(default_factory=list)  # the process's CPU time at each read
+    state: str = ""  # /proc/PID/stat state letter at the last read
     wchan: str = ""
     threads: int = 0
-    tiers: dict[str, str] = field(default_factory=dict)       # tier -> "ok" or why not
+    tiers: dict[str, str] = field(default_factory=dict)  # tier -> "ok" or why not
     problems: list[dict[str, str]] = field(default_factory=list)  # {"tier", "cause", "fix"}
     workers: list[Worker] = field(default_factory=list)
-    ranges: list[str] = field(default_factory=list)           # open pgdoctor.range ranges (socket tier)
-    seq: Optional[int] = None       # SeqNum of the collective it has not completed (its flight recorder)
+    ranges: list[str] = field(default_factory=list)  # open pgdoctor.range ranges (socket tier)
+    seq: Optional[int] = None  # SeqNum of the collective it has not completed (its flight recorder)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            MAGIC: VERSION, "rank": self.rank, "pid": self.pid, "host": self.host, "job": self.job,
-            "world_size": self.world_size, "local_rank": self.local_rank, "rank_source": self.rank_source,
+            MAGIC: VERSION,
+            "rank": self.rank,
+            "pid": self.pid,
+            "host": self.host,
+            "job": self.job,
+            "world_size": self.world_size,
+            "local_rank": self.local_rank,
+            "rank_source": self.rank_source,
             "stack": [f.to_json() for f in (self.samples[-1] if self.samples else [])],
             "samples": [[f.to_json() for f in s] for s in self.samples],
-            "sample_times_s": self.sample_times_s, "cpu_s": self.cpu_s, "state": self.state,
-            "wchan": self.wchan, "threads": self.threads, "tiers": dict(self.tiers), "problems": list(self.problems),
-            "workers": [w.to_json() for w in self.workers], "ranges": list(self.ranges), "seq": self.seq,
+            "sample_times_s": self.sample_times_s,
+            "cpu_s": self.cpu_s,
+            "state": self.state,
+            "wchan": self.wchan,
+            "threads": self.threads,
+            "tiers": dict(self.tiers),
+            "problems": list(self.problems),
+            "workers": [w.to_json() for w in self.workers],
+            "ranges": list(self.ranges),
+            "seq": self.seq,
         }
 
     @classmethod
@@ -91,17 +108,24 @@ class RankEvidence:
             return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
         return cls(
-            rank=int(d["rank"]), pid=int(d.get("pid", 0)), host=str(d.get("host", "")), job=str(d.get("job", "")),
-            world_size=opt_int(d.get("world_size")), local_rank=opt_int(d.get("local_rank")),
+            rank=int(d["rank"]),
+            pid=int(d.get("pid", 0)),
+            host=str(d.get("host", "")),
+            job=str(d.get("job", "")),
+            world_size=opt_int(d.get("world_size")),
+            local_rank=opt_int(d.get("local_rank")),
             rank_source=str(d.get("rank_source", "environ")),
             samples=[[Frame.from_json(f) for f in s] for s in d.get("samples", ())],
             sample_times_s=[float(t) for t in d.get("sample_times_s", ())],
-            cpu_s=[float(c) for c in d.get("cpu_s", ())], state=str(d.get("state", "")),
-            wchan=str(d.get("wchan", "")), threads=int(d.get("threads", 0) or 0),
+            cpu_s=[float(c) for c in d.get("cpu_s", ())],
+            state=str(d.get("state", "")),
+            wchan=str(d.get("wchan", "")),
+            threads=int(d.get("threads", 0) or 0),
             tiers={str(k): str(v) for k, v in dict(d.get("tiers", {})).items()},
             problems=[{str(k): str(v) for k, v in p.items()} for p in d.get("problems", ())],
             workers=[Worker.from_json(w) for w in d.get("workers", ())],
-            ranges=[str(r) for r in d.get("ranges", ())], seq=opt_int(d.get("seq")),
+            ranges=[str(r) for r in d.get("ranges", ())],
+            seq=opt_int(d.get("seq")),
         )
 
     def dumps(self) -> str:
@@ -114,9 +138,14 @@ def pending_seq(flight_recorder: Any) -> Optional[int]:
     entries = flight_recorder.get("entries") if isinstance(flight_recorder, Mapping) else None
     # gloo leaves every entry "scheduled" and marks finished ones retired; NCCL says completed.
     for e in entries if isinstance(entries, list) else ():
-        if isinstance(e, Mapping) and not e.get("is_p2p") and e.get("state") != "completed" \
-                and not e.get("retired") and isinstance(e.get("collective_seq_id"), int) \
-                and str(e.get("pg_id", 0)) == "0":
+        if (
+            isinstance(e, Mapping)
+            and not e.get("is_p2p")
+            and e.get("state") != "completed"
+            and not e.get("retired")
+            and isinstance(e.get("collective_seq_id"), int)
+            and str(e.get("pg_id", 0)) == "0"
+        ):
             return int(e["collective_seq_id"])
     return None
 
@@ -135,16 +164,46 @@ def load_evidence(path: str) -> RankEvidence:
 
 # --- frames -------------------------------------------------------------------------------
 
-_LIBRARY = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d\.\d+[/\\]|^<frozen |^<string>$")
+_LIBRARY = re.compile(
+    r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d\.\d+[/\\]|^<frozen |^<string>$"
+)
 _TORCH_DIST = re.compile(r"[/\\]torch[/\\](?:distributed|nn[/\\]parallel)[/\\]")
 # Functions of torch.distributed that block until peers arrive: a rank in one of them waits.
-COLLECTIVES = frozenset({
-    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce_scatter",
-    "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "broadcast", "broadcast_object_list", "reduce",
-    "gather", "gather_object", "scatter", "scatter_object_list", "barrier", "monitored_barrier", "send", "recv",
-    "isend", "irecv", "batch_isend_irecv", "wait", "_wait", "wait_all", "init_process_group", "new_group",
-    "_store_based_barrier", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes",
-})
+COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "all_to_all",
+        "all_to_all_single",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce",
+        "gather",
+        "gather_object",
+        "scatter",
+        "scatter_object_list",
+        "barrier",
+        "monitored_barrier",
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "batch_isend_irecv",
+        "wait",
+        "_wait",
+        "wait_all",
+        "init_process_group",
+        "new_group",
+        "_store_based_barrier",
+        "_sync_module_states",
+        "_sync_params_and_buffers",
+        "_verify_param_shape_across_processes",
+    }
+)
 
 
 def short_path(path: str) -> str:

@@ -33,10 +33,10 @@ BUSY_CPU_FRACTION = 0.2
 
 @dataclass(frozen=True)
 class Place:
-    frame: Optional[Frame]     # innermost user frame (None: only library frames, or no stack)
-    collective: str            # the torch.distributed call it waits in, '' when none
+    frame: Optional[Frame]  # innermost user frame (None: only library frames, or no stack)
+    collective: str  # the torch.distributed call it waits in, '' when none
     innermost: Optional[Frame]  # the innermost frame of all, for the message
-    seq: Optional[int] = None   # the collective's SeqNum, where the flight recorder says it
+    seq: Optional[int] = None  # the collective's SeqNum, where the flight recorder says it
 
     def label(self) -> str:
         if self.frame is None and self.innermost is None:
@@ -47,7 +47,8 @@ class Place:
         head = f"wait in {self.collective}{seq} at" if self.collective else "are at"
         tail = "" if self.collective or where.function in ("<module>", "") else f" in {where.function}"
         if not self.collective and self.innermost is not None and self.innermost != where:
-            tail += f" (innermost {short_path(self.innermost.file)}:{self.innermost.line} {self.innermost.function})"
+            inner = self.innermost
+            tail += f" (innermost {short_path(inner.file)}:{inner.line} {inner.function})"
         return f"{head} {where.where()}{tail}"
 
 
@@ -87,8 +88,12 @@ def groups(ranks: Sequence[RankEvidence]) -> list[Group]:
     by: dict[tuple[Any, ...], Group] = {}
     for ev in sorted(ranks, key=lambda e: e.rank):
         p = place_of(ev)
-        key = (_key(p.frame), p.collective, p.seq if p.collective else None,
-               _key(p.innermost) if p.frame is None else None)
+        key = (
+            _key(p.frame),
+            p.collective,
+            p.seq if p.collective else None,
+            _key(p.innermost) if p.frame is None else None,
+        )
         by.setdefault(key, Group(p)).ranks.append(ev.rank)
     return list(by.values())
 
@@ -99,7 +104,7 @@ class Verdict:
     groups: list[Group]
     culprits: list[int]
     progressing: list[int]
-    unknown: list[int]          # ranks without a stack
+    unknown: list[int]  # ranks without a stack
     findings: list[Finding]
 
 
@@ -116,13 +121,26 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
     findings: list[Finding] = []
     culprits: list[int] = []
     line = roll_call_line(all_groups)
-    facts_base: dict[str, Any] = {"job": job, "groups": [{"ranks": g.ranks, "where": g.place.label(),
-                                                          "frame": g.place.frame.where() if g.place.frame else "",
-                                                          "collective": g.place.collective} for g in all_groups]}
+    facts_base: dict[str, Any] = {
+        "job": job,
+        "groups": [
+            {
+                "ranks": g.ranks,
+                "where": g.place.label(),
+                "frame": g.place.frame.where() if g.place.frame else "",
+                "collective": g.place.collective,
+            }
+            for g in all_groups
+        ],
+    }
     if moving:
-        findings.append(HANG_PROGRESSING.finding(
-            f"ranks {rank_ranges(moving)} make progress: {line}", scope=Scope(),
-            facts={**facts_base, "progressing_ranks": moving}))
+        findings.append(
+            HANG_PROGRESSING.finding(
+                f"ranks {rank_ranges(moving)} make progress: {line}",
+                scope=Scope(),
+                facts={**facts_base, "progressing_ranks": moving},
+            )
+        )
     elif known:
         waiting = [g for g in all_groups if g.waiting]
         elsewhere = [g for g in all_groups if not g.waiting]
@@ -139,38 +157,78 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             first = culprit_groups[0]
             ev = by_rank[first.ranks[0]]
             frame = first.place.frame or first.place.innermost
-            facts = {**facts_base, "ranks": culprits, "frame": frame.where() if frame else "",
-                     "function": frame.function if frame else "", "frames": _frames(ev.samples[-1]),
-                     "waiting_ranks": sorted(r for g in all_groups if g not in culprit_groups for r in g.ranks)}
+            facts = {
+                **facts_base,
+                "ranks": culprits,
+                "frame": frame.where() if frame else "",
+                "function": frame.function if frame else "",
+                "frames": _frames(ev.samples[-1]),
+                "waiting_ranks": sorted(r for g in all_groups if g not in culprit_groups for r in g.ranks),
+            }
             workers = [w for r in culprits for w in by_rank[r].workers if w.stack]
             if workers:
-                facts["workers"] = [{"rank": r, "pid": w.pid, "frame": (user_frame(w.stack) or w.stack[0]).where(),
-                                     "frames": _frames(w.stack)} for r in culprits for w in by_rank[r].workers if w.stack]
+                facts["workers"] = [
+                    {
+                        "rank": r,
+                        "pid": w.pid,
+                        "frame": (user_frame(w.stack) or w.stack[0]).where(),
+                        "frames": _frames(w.stack),
+                    }
+                    for r in culprits
+                    for w in by_rank[r].workers
+                    if w.stack
+                ]
             if ev.ranges:
                 facts["ranges"] = list(ev.ranges)
-            evidence = [Evidence(f"rank {r}: {'; '.join(_frames(by_rank[r].samples[-1], 3))}", key=f"rank{r}")
-                        for r in culprits[:8]]
-            findings.append(HANG_CULPRIT.finding(
-                f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
-                f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}",
-                scope=Scope(rank=culprits[0]) if len(culprits) == 1 else Scope(), evidence=evidence, facts=facts))
+            evidence = [
+                Evidence(f"rank {r}: {'; '.join(_frames(by_rank[r].samples[-1], 3))}", key=f"rank{r}")
+                for r in culprits[:8]
+            ]
+            findings.append(
+                HANG_CULPRIT.finding(
+                    f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
+                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}",
+                    scope=Scope(rank=culprits[0]) if len(culprits) == 1 else Scope(),
+                    evidence=evidence,
+                    facts=facts,
+                )
+            )
         elif all_groups and all_groups[0].waiting:
             ws = next((e.world_size for e in ranks if e.world_size), None)
             seen = {e.rank for e in ranks}
             missing = sorted(set(range(ws)) - seen) if ws else []
-            facts = {**facts_base, "waiting_ranks": [e.rank for e in known], "missing_ranks": missing,
-                     "frame": all_groups[0].place.frame.where() if all_groups[0].place.frame else ""}
-            where = (f"; ranks {rank_ranges(missing)} of the world of {ws} were not seen here (another node, "
-                     "or they died): look there") if missing else ""
+            facts = {
+                **facts_base,
+                "waiting_ranks": [e.rank for e in known],
+                "missing_ranks": missing,
+                "frame": all_groups[0].place.frame.where() if all_groups[0].place.frame else "",
+            }
+            where = (
+                (
+                    f"; ranks {rank_ranges(missing)} of the world of {ws} were not seen here (another node, "
+                    "or they died): look there"
+                )
+                if missing
+                else ""
+            )
             findings.append(HANG_ALL_WAITING.finding(f"{line}{where}", scope=Scope(), facts=facts))
     for ev in ranks:
         if ev.problems and not ev.samples:
             p = ev.problems[0]
-            findings.append(HANG_STACKS_UNAVAILABLE.finding(
-                f"rank {ev.rank} (pid {ev.pid}): stacks unavailable: {p.get('cause', '')}; fix: {p.get('fix', '')}",
-                scope=Scope(rank=ev.rank),
-                facts={"rank": ev.rank, "pid": ev.pid, "cause": p.get("cause", ""), "fix": p.get("fix", ""),
-                       "tiers": dict(ev.tiers)}))
+            findings.append(
+                HANG_STACKS_UNAVAILABLE.finding(
+                    f"rank {ev.rank} (pid {ev.pid}): stacks unavailable: {p.get('cause', '')}; fix: "
+                    f"{p.get('fix', '')}",
+                    scope=Scope(rank=ev.rank),
+                    facts={
+                        "rank": ev.rank,
+                        "pid": ev.pid,
+                        "cause": p.get("cause", ""),
+                        "fix": p.get("fix", ""),
+                        "tiers": dict(ev.tiers),
+                    },
+                )
+            )
     return Verdict(job, all_groups, culprits, moving, unknown, findings)
 
 

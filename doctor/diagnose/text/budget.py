@@ -26,7 +26,9 @@ MAX_SIGNATURES = 1 << 15
 # parts of a repeated message that change on every copy; everything else stays in the signature.
 # (The lookahead only lets the engine skip to the next digit or "[" instead of trying every
 # alternative at every byte: 8 us a line became 5.)
-_TIME = re.compile(rb"(?=[\d\[])(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?|(?<=[IWEF])\d{4}(?= \d\d:)|^\[\s*\d+\.\d+\])")
+_TIME = re.compile(
+    rb"(?=[\d\[])(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d(?:[.,]\d+)?|(?<=[IWEF])\d{4}(?= \d\d:)|^\[\s*\d+\.\d+\])"
+)
 _DIGITS = b"0123456789"  # deleted by bytes.translate: the coarse signature, 15 times faster than a sub
 
 
@@ -89,6 +91,11 @@ class HitBudget:
         """The counts for the report: nothing is left out silently."""
         out = {"repeated_lines_counted": self.repeats}
         if self.cap_reached:
-            out.update(cap_reads=self.max_reads, cap_line=self.cap_line, past_cap_read=self.past_cap_read,
-                       past_cap_counted=self.past_cap_counted, past_cap_unsorted=self.past_cap_unsorted)
+            out.update(
+                cap_reads=self.max_reads,
+                cap_line=self.cap_line,
+                past_cap_read=self.past_cap_read,
+                past_cap_counted=self.past_cap_counted,
+                past_cap_unsorted=self.past_cap_unsorted,
+            )
         return out

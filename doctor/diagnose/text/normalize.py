@@ -29,10 +29,18 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("table", re.compile(r"^\|[ \t]?(?=\S)")),
     ("markdown", re.compile(r"^(?:\*\*|__|`{1,3})(?=[^\s`*])")),
     ("viewer", re.compile(r"^\s*\[?\d{1,7}(?:\t|\s+\|\s?|\] )")),
-    ("iso", re.compile(
-        r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*(?:[-|:,]\s*)?")),
+    (
+        "iso",
+        re.compile(
+            r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*(?:"
+            r"[-|:,]\s*)?"
+        ),
+    ),
     ("dmesg", re.compile(r"^\[\s*\+?\d+\.\d+\]\s*")),  # also dmesg -d's "[  +0.000316]"
-    ("dmesg_T", re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*")),  # dmesg -T
+    (
+        "dmesg_T",
+        re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"),
+    ),  # dmesg -T
     # kubectl logs --prefix "[pod/trainer-0/pytorch] ", docker compose "trainer-1  | "
     ("kubectl", re.compile(r"^\[pod/[^\]\s]+\]\s?")),
     ("compose", re.compile(r"^[a-z][\w.-]*-\d+\s+\|\s")),
@@ -44,7 +52,12 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mpi", re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")),
     ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
     # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ".
-    ("pylog", re.compile(r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [\w.-]+:\d+\] ")),
+    (
+        "pylog",
+        re.compile(
+            r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [\w.-]+:\d+\] "
+        ),
+    ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
     ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
@@ -87,7 +100,8 @@ def _alternation_for(text: str) -> re.Pattern[str]:
 
 # Per kind, its own (group name in the alternation, field) pairs: only these are read on a match.
 _KIND_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
-    kind: tuple((f"{g}__{kind}", g) for g in rx.groupindex) for kind, rx in _PREFIXES}
+    kind: tuple((f"{g}__{kind}", g) for g in rx.groupindex) for kind, rx in _PREFIXES
+}
 _MARK_END = re.compile(r"(?:\*\*|__|`{1,3}|\s\|)\s*$")
 _GLOG_TS = re.compile(r"\[(?:rank\d+\]:\[)?[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)\b")
 # Another rank's output glued onto this line; not a rank prefix stacked on a launcher's "...:".
@@ -95,11 +109,14 @@ _SPLIT_RANKS = re.compile(r"(?<=[^\s:\]])(?=\[(?:rank|default)\d+\]:)")
 _ESCAPED_NL = re.compile(r"(?:\\r)?\\n")
 # A traceback flattened onto one line by a paste (newlines lost): it is cut again before
 # "Traceback (most recent call last):", before each "File ..." frame and before the exception.
-_FLAT_TB = re.compile(r"\s*(?=Traceback \(most recent call last\):)|(?<=\S)\s+(?=File [\"/\w])|"
-                      r"(?<=\S)\s+(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s)")
+_FLAT_TB = re.compile(
+    r"\s*(?=Traceback \(most recent call last\):)|(?<=\S)\s+(?=File [\"/\w])|"
+    r"(?<=\S)\s+(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s)"
+)
 _RECORD_START = re.compile(
     r"^(?:\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
-    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|\s*$)")
+    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|\s*$)"
+)
 _WRAP_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256, 300})
 
 
@@ -156,7 +173,9 @@ def _iso_seconds(ts: str) -> Optional[float]:
     if t.endswith("Z"):
         t = t[:-1] + "+00:00"
     try:
-        return _dt.datetime.fromisoformat(t[:26] + t[26:].lstrip("0123456789")).replace(tzinfo=None).timestamp()
+        return (
+            _dt.datetime.fromisoformat(t[:26] + t[26:].lstrip("0123456789")).replace(tzinfo=None).timestamp()
+        )
     except ValueError:
         return None
 
@@ -210,7 +229,7 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
                 sec = _iso_seconds(value)
                 if sec is not None:
                     info["ts"] = ("iso", sec)
-        text = text[m.end():]
+        text = text[m.end() :]
     if marked:  # the closing half of "**...**", "`...`" or a table row's last "|"
         text = _MARK_END.sub("", text)
     if "ts" not in info and "[" in text[:40]:
@@ -227,8 +246,10 @@ def _unescape_json(text: str) -> list[str]:
     parts = _ESCAPED_NL.split(text)
     parts[0] = re.split(r'"\s*:\s*"', parts[0])[-1]
     parts[-1] = re.sub(r'"\s*[,}\]]*\s*$', "", parts[-1])
-    return [p.replace('\\"', '"').replace("\\t", "\t").replace("\\u001b", "\x1b").replace("\\\\", "\\")
-            for p in parts]
+    return [
+        p.replace('\\"', '"').replace("\\t", "\t").replace("\\u001b", "\x1b").replace("\\\\", "\\")
+        for p in parts
+    ]
 
 
 def _physical_to_logical(raw: str) -> list[str]:
@@ -278,17 +299,30 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool]) -> list
         if lengths[k] in widths:
             return True
         nxt = lines[k + 1].text
-        return (lengths[k] >= 100 and lengths[k] * 10 >= longest * 9 and bool(nxt)
-                and (nxt[0].islower() or nxt[0] in ".,;:)]}") and lines[k].text[-1:].isalnum())
+        return (
+            lengths[k] >= 100
+            and lengths[k] * 10 >= longest * 9
+            and bool(nxt)
+            and (nxt[0].islower() or nxt[0] in ".,;:)]}")
+            and lines[k].text[-1:].isalnum()
+        )
 
     while i < len(lines):
         cur = lines[i]
         text = cur.text
-        while (i + 1 < len(lines) and lines[i + 1].text and bare[i + 1] and wrapped(i)
-               and not _RECORD_START.match(lines[i + 1].text) and len(text) < 1 << 16):
+        while (
+            i + 1 < len(lines)
+            and lines[i + 1].text
+            and bare[i + 1]
+            and wrapped(i)
+            and not _RECORD_START.match(lines[i + 1].text)
+            and len(text) < 1 << 16
+        ):
             i += 1
             text += lines[i].text
-        out.append(Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts) if text is not cur.text else cur)
+        out.append(
+            Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts) if text is not cur.text else cur
+        )
         i += 1
     return out
 
@@ -308,8 +342,16 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
         for piece in pieces:
             text, info = _strip_prefixes(piece) or (piece, _NO_INFO)
             if info:
-                out.append(Line(text.rstrip(), no, info.get("rank"), info.get("local_rank"),  # type: ignore[arg-type]
-                                info.get("host"), info.get("ts")))  # type: ignore[arg-type]
+                out.append(
+                    Line(
+                        text.rstrip(),
+                        no,
+                        info.get("rank"),  # type: ignore[arg-type]
+                        info.get("local_rank"),  # type: ignore[arg-type]
+                        info.get("host"),  # type: ignore[arg-type]
+                        info.get("ts"),  # type: ignore[arg-type]
+                    )
+                )
             else:
                 out.append(Line(text.rstrip(), no))
             lengths.append(len(piece.rstrip("\r\n")) if whole else 0)

@@ -49,10 +49,15 @@ def default_workers(size: int, files: bool = False) -> int:
             return max(1, int(env))
         except ValueError:
             return 1
-    if size < MIN_PARALLEL_BYTES or (engine_name() != "re" and not files) or (
-            "fork" not in multiprocessing.get_all_start_methods()):
+    if (
+        size < MIN_PARALLEL_BYTES
+        or (engine_name() != "re" and not files)
+        or ("fork" not in multiprocessing.get_all_start_methods())
+    ):
         return 1
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    return max(
+        1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    )
 
 
 def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
@@ -178,7 +183,7 @@ def scan_file(path: str, workers: int, stats: Optional[ScanStats] = None) -> Ite
         found.extend(part)
 
     def positions(start: int, end: int) -> list[int]:
-        return found[bisect.bisect_left(found, start):bisect.bisect_left(found, end)]
+        return found[bisect.bisect_left(found, start) : bisect.bisect_left(found, end)]
 
     with open(path, "rb") as fh:
         yield from scan_chunks(iter(lambda: fh.read(READ_BYTES), b""), stats, positions)

@@ -164,7 +164,8 @@ def is_binary(head: bytes) -> bool:
 # Every report shape pgdoctor writes, by how it starts: JSON, or the console's first line.
 _OWN_REPORT_START = re.compile(
     rb'\s*\{\s*"schema_version":\s*\d+,\s*"command":\s*"(?:diagnose|check|repro|bench|plan|verify)"'
-    rb"|\[(?:x|!|ok)\] (?:Root cause: [A-Z]+\d{3} |no failure found in )|# HELP pgdoctor_")
+    rb"|\[(?:x|!|ok)\] (?:Root cause: [A-Z]+\d{3} |no failure found in )|# HELP pgdoctor_"
+)
 # ... and the shapes that name it further in: HTML and JUnit XML.
 _OWN_REPORT_NAMED = re.compile(rb"<title>pgdoctor |<testsuites name=\"pgdoctor ")
 
@@ -174,7 +175,9 @@ def is_pgdoctor_report(head: bytes) -> bool:
     (read_head): read again, it would cite its own quotes of the logs as new evidence."""
     # Anchored at the start, where a log's first line ("[rank0]: ...") fails in a few bytes; the
     # search through the head only runs when "pgdoctor" is in it.
-    return bool(_OWN_REPORT_START.match(head) or (b"pgdoctor" in head and _OWN_REPORT_NAMED.search(head[:4096])))
+    return bool(
+        _OWN_REPORT_START.match(head) or (b"pgdoctor" in head and _OWN_REPORT_NAMED.search(head[:4096]))
+    )
 
 
 def _walk(path: str) -> list[str]:
@@ -185,8 +188,9 @@ def _walk(path: str) -> list[str]:
     return out
 
 
-def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES,
-                 skipped: Optional[list[str]] = None) -> list[Source]:
+def open_sources(
+    paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES, skipped: Optional[list[str]] = None
+) -> list[Source]:
     """One Source per file ('-' is stdin); directories expand recursively in name order. Files of
     a directory that cannot be read go to `skipped` ("path: reason"); a named one is an error."""
     sources: list[Source] = []
@@ -209,8 +213,14 @@ def open_sources(paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES,
                 if skipped is not None:
                     skipped.append(f"{f}: {reason}")
                 continue
-            sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes),
-                                  f if os.path.isfile(f) else None, listed))
+            sources.append(
+                Source(
+                    f,
+                    functools.partial(_file_chunks, f, chunk_bytes),
+                    f if os.path.isfile(f) else None,
+                    listed,
+                )
+            )
     return sources
 
 
@@ -241,4 +251,4 @@ def text_sources(pairs: Iterable[tuple[str, str]], chunk_bytes: int = CHUNK_BYTE
 
 def _slices(data: bytes, size: int) -> Iterator[bytes]:
     for i in range(0, len(data), size):
-        yield data[i:i + size]
+        yield data[i : i + size]

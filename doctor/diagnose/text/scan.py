@@ -100,16 +100,16 @@ def _cut(buf: bytes, ls: int, le: int, hs: int, he: int, line_no: int, at_start:
     before: list[bytes] = []
     if ls > 0:
         lo = max(0, ls - BYTES_BEFORE)
-        parts = buf[max(lo, ls - 1 - _PEEK):ls - 1].rsplit(b"\n", LINES_BEFORE)
+        parts = buf[max(lo, ls - 1 - _PEEK) : ls - 1].rsplit(b"\n", LINES_BEFORE)
         if len(parts) <= LINES_BEFORE and ls - 1 - _PEEK > lo:
-            parts = buf[lo:ls - 1].rsplit(b"\n", LINES_BEFORE)
+            parts = buf[lo : ls - 1].rsplit(b"\n", LINES_BEFORE)
         before = parts if len(parts) <= LINES_BEFORE and lo == 0 and at_start else parts[1:]
     after: list[bytes] = []
     if le >= 0:
         hi = min(len(buf), le + 1 + BYTES_AFTER)
-        after = buf[le + 1:min(hi, le + 1 + _PEEK)].split(b"\n", LINES_AFTER)
+        after = buf[le + 1 : min(hi, le + 1 + _PEEK)].split(b"\n", LINES_AFTER)
         if len(after) <= LINES_AFTER and le + 1 + _PEEK < hi:
-            after = buf[le + 1:hi].split(b"\n", LINES_AFTER)
+            after = buf[le + 1 : hi].split(b"\n", LINES_AFTER)
         if len(after) > LINES_AFTER or not after[-1]:
             after.pop()
     return Window(line_no - len(before), (*before, buf[hs:he], *after), len(before))
@@ -123,8 +123,9 @@ class ScanStats:
     budget: HitBudget = field(default_factory=lambda: HitBudget(MAX_HITS_PER_SOURCE))
 
 
-def scan_chunks(chunks: Iterable[bytes], stats: Optional[ScanStats] = None,
-                positions: Optional[Positions] = None) -> Iterator[Window]:
+def scan_chunks(
+    chunks: Iterable[bytes], stats: Optional[ScanStats] = None, positions: Optional[Positions] = None
+) -> Iterator[Window]:
     """Windows around every hit, in stream order, with exact line numbers. `stats` gets the
     byte and line counts of the whole stream when it ends. `positions(start, end)` gives the
     anchor offsets in [start, end) of the stream (default: search the buffer); the parallel

@@ -29,7 +29,13 @@ def _mark(name):
 
 
 if "hang" in WHICH:
-    @probe("test_hang", area="host", timeout_s=float(os.environ.get("PGDOCTOR_TEST_HANG_TIMEOUT", "1")), after=AFTER)
+
+    @probe(
+        "test_hang",
+        area="host",
+        timeout_s=float(os.environ.get("PGDOCTOR_TEST_HANG_TIMEOUT", "1")),
+        after=AFTER,
+    )
     def hang(ctx):
         while MARKS and not os.path.exists(os.path.join(MARKS, "quick")):
             time.sleep(0.01)
@@ -38,26 +44,35 @@ if "hang" in WHICH:
         return []
 
     if MARKS:
+
         @probe("test_quick", area="host", after=AFTER)
         def quick(ctx):
             _mark("quick")
             return [Measurement("test.quick", 1)]
 
+
 if "raise" in WHICH:
+
     @probe("test_raise", area="host")
     def boom(ctx):
         raise RuntimeError("probe exploded")
 
+
 if "segv" in WHICH:
+
     @probe("test_segv", area="host")
     def segv(ctx):
         # The crash happens in a child, as it would in a native library called out of process.
-        rc = subprocess.run([sys.executable, "-c", "import ctypes; ctypes.string_at(0)"], timeout=10).returncode
+        rc = subprocess.run(
+            [sys.executable, "-c", "import ctypes; ctypes.string_at(0)"], timeout=10
+        ).returncode
         if rc != 0:
             raise RuntimeError(f"child died with signal {-rc}")
         return [Measurement("test.segv", rc)]
 
+
 if "crashcheck" in WHICH:
+
     @check("host", [], needs=["host"])
     def crashing_check(snap, config):
         return [1 / 0]  # type: ignore[list-item]
