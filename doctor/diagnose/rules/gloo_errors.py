@@ -21,6 +21,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
 
 _PAIR = re.compile(
     r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
@@ -53,7 +54,7 @@ def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         row.event(
             hit,
             f"{hit.who()}: gloo could not connect to every peer at process-group setup "
-            f"(connectFullMesh: {why[:120]}): an address of a peer is unreachable (interface, "
+            f"(connectFullMesh: {clip(why, 120)}): an address of a peer is unreachable (interface, "
             "firewall, or a host name that resolves to loopback)",
             facts,
             dedupe=(row.code, "full_mesh"),
@@ -84,7 +85,7 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            f"{hit.who()}: gloo's connection to a peer failed: {what[:160]}",
+            f"{hit.who()}: gloo's connection to a peer failed: {clip(what, 160)}",
             facts,
             tier=tier,
             dedupe=(row.code, hit.rank, "gloo_pair"),

@@ -21,6 +21,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.units import fmt_bytes
 
 _KERNEL = re.compile(
@@ -266,7 +267,7 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            f"the shell reports the command was Killed (SIGKILL): {facts['command'][:80]}",
+            f"the shell reports the command was Killed (SIGKILL): {clip(facts['command'], 80)}",
             facts,
             dedupe=(row.code, "shell", facts.get("pid")),
         )

@@ -13,6 +13,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.knowledge.clip import clip
 
 _INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
 NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -220,7 +221,7 @@ def from_detail(
     ):
         tier = max(tier, 1)  # also "unhandled system error" whose Last error is the peer hanging up
     what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
-    msg = f"{hit.who()}: {what}" + (f": {detail[:200]}" if detail else "")
+    msg = f"{hit.who()}: {what}" + (f": {clip(detail, 200)}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
 
 
@@ -316,7 +317,7 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
             event(
                 hit,
                 C.NCCL_VERSION.code,
-                f"{hit.who()}: NCCL rejected its communicator config ({detail[:120]}): "
+                f"{hit.who()}: NCCL rejected its communicator config ({clip(detail, 120)}): "
                 "the ncclConfig_t came from another NCCL version's header than the library loaded",
                 {**base, "nccl_last_error": detail[:300], "config_attribute": m.group(1)},
                 used,
@@ -412,7 +413,7 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
             event(
                 hit,
                 C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL rejected a call: {msg[:160]}",
+                f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
                 {"nccl_warn": msg[:300]},
                 dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
             )
@@ -428,7 +429,7 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                     hit,
                     C.NCCL_SYSTEM_ERROR.code,
                     f"{hit.who()}: a system call of NCCL's topology detection "
-                    f"failed: {msg[:160]} (a PCI path missing from /sys: VMs, containers)",
+                    f"failed: {clip(msg, 160)} (a PCI path missing from /sys: VMs, containers)",
                     {"nccl_warn": msg[:300], "nccl_source": src.group(0), "nccl_result": 2},
                     dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"),
                 )
@@ -437,7 +438,7 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
             event(
                 hit,
                 C.NCCL_INTERNAL_ERROR.code,
-                f"{hit.who()}: NCCL's topology search failed: {msg[:160]}",
+                f"{hit.who()}: NCCL's topology search failed: {clip(msg, 160)}",
                 {"nccl_warn": msg[:300], "nccl_source": src.group(0)},
                 dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank),
             )

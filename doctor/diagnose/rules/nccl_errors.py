@@ -62,6 +62,7 @@ from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import find_cuda_error
 
 # torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
@@ -166,7 +167,7 @@ def _version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     return [
         row.event(
             hit,
-            f"NCCL version problem: {t.strip()[:160]}",
+            f"NCCL version problem: {clip(t.strip(), 160)}",
             {"nccl_version": v.group(1)} if v else {},
             dedupe=(row.code,),
         )
@@ -290,7 +291,7 @@ def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return [
         row.event(
             hit,
-            f"{hit.who()}: connection to a peer failed: {t.strip()[:160]}",
+            f"{hit.who()}: connection to a peer failed: {clip(t.strip(), 160)}",
             {"backend": "gloo" if "gloo" in t else "unknown", **network_facts(t)},
             dedupe=(row.code, hit.rank),
         )

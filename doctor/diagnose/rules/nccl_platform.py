@@ -27,6 +27,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
 
 _NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
 # What the driver answers at nvls.cc's cuMulticast* calls when the fabric cannot give the feature.
@@ -58,7 +59,7 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         event(
             hit,
             C.NCCL_PLATFORM_FEATURE.code,
-            f"{hit.who()}: NCCL could not use {what} ({detail[:120]})",
+            f"{hit.who()}: NCCL could not use {what} ({clip(detail, 120)})",
             {**base, "feature": feature},
             used,
             dedupe=(C.NCCL_PLATFORM_FEATURE.code, feature),

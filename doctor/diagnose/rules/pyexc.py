@@ -14,6 +14,7 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.knowledge.clip import clip
 
 _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
@@ -59,7 +60,7 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return [
             row.event(
                 hit,
-                f"{m.group('type')}: {msg[:160]}",
+                f"{m.group('type')}: {clip(msg, 160)}",
                 {"exception": m.group("type"), "exception_message": msg[:300]},
                 tier=3,
                 code=C.UNRECOGNISED_ERROR.code,
@@ -73,7 +74,8 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            f"{hit.who(r)} raised {m.group('short')}: {msg[:160]}" + (f" at {frames[-1]}" if frames else ""),
+            f"{hit.who(r)} raised {m.group('short')}: {clip(msg, 160)}"
+            + (f" at {frames[-1]}" if frames else ""),
             facts,
             dedupe=(row.code, r, m.group("type"), msg[:100]),
         )

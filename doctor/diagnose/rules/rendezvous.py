@@ -30,6 +30,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
 
 _RDZV_TIMEOUT = re.compile(
     r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
@@ -419,7 +420,7 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            f"{hit.who()}: store request failed: {facts['store_error'][:120]}",
+            f"{hit.who()}: store request failed: {clip(facts['store_error'], 120)}",
             facts,
             dedupe=(row.code, "store_err"),
         )

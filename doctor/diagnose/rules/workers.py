@@ -24,6 +24,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.knowledge.clip import clip
 
 _DL_HANDLER = re.compile(
     r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker"
@@ -186,7 +187,7 @@ def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     return [
         row.event(
             hit,
-            f"a worker process died unexpectedly ({t.strip()[:120]}); its own log or "
+            f"a worker process died unexpectedly ({clip(t.strip(), 120)}); its own log or "
             "dmesg (OOM killer) says why",
             facts,
             dedupe=(row.code, "ray"),
