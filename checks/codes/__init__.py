@@ -6,4 +6,4 @@ code without importing those analyses.
 
 from __future__ import annotations
 
-from pgdoctor.checks.codes import flight, hang, lab, plan, profile, run, verify  # noqa: F401  (register the codes)
+from pgdoctor.checks.codes import flight, hang, joblogs, lab, plan, profile, run, verify  # noqa: F401  (register the codes)

@@ -23,6 +23,7 @@ from pgdoctor.diagnose.rules import (
     process_crash,
     pyexc,
     rendezvous,
+    stalled_cancel,
     timeouts,
     workers,
 )
@@ -40,6 +41,7 @@ MODULES = (
     mismatch,
     rendezvous,
     timeouts,
+    stalled_cancel,
     workers,
     process_crash,
     launcher,

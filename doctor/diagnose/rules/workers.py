@@ -25,6 +25,8 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.slurm import CANCEL as SLURM_CANCEL
+from pgdoctor.knowledge.slurm import read_cancel
 
 _DL_HANDLER = re.compile(
     r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker"
@@ -92,28 +94,27 @@ def _dataloader(hit: Hit, sig: str, facts: dict[str, Any]) -> list[Event]:
     return [event(hit, C.FATAL_SIGNAL.code, msg, facts, dedupe=(C.FATAL_SIGNAL.code, "dataloader", sig))]
 
 
-_SLURM_CANCEL = re.compile(
-    r"\*\*\* (?:JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
-)
-
-
 def _slurm_cancel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    why = (m.group(4) or "a user's scancel").strip().lower()
+    c = read_cancel(m)  # every Slurm version's shape (knowledge/slurm.py)
+    why = "a user's scancel" if c.reason == "scancel" else c.reason
     facts: dict[str, Any] = {
-        "slurm_id": m.group(1),
-        "host": m.group(2),
-        "cancelled_at": m.group(3),
+        "slurm_id": c.slurm_id,
+        "cancelled_at": c.at,
         "reason": why,
         "reporter": "slurm",
     }
+    on = ""
+    if c.host:
+        facts["host"] = c.host
+        on = f" on {c.host}"
     return [
         row.event(
             hit,
-            f"Slurm cancelled {m.group(1)} on {m.group(2)} ({why}): the scheduler ended the ranks",
+            f"Slurm cancelled {c.slurm_id}{on} ({why}): the scheduler ended the ranks",
             facts,
             dedupe=(row.code, "slurm_cancel"),
         )
-    ]  # often after a hang
+    ]  # a long silence before it is a hang: stalled_cancel.py reads that first
 
 
 def _dl_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -217,7 +218,7 @@ _PREFIX = "the 'error:' / 'ERROR:' / '...Error:' its reporter puts before the me
 SIGNATURES = (
     Signature(
         "slurm cancel",
-        _SLURM_CANCEL,
+        SLURM_CANCEL,
         _slurm_cancel,
         C.RANK_EXITED.code,
         tier=2,
