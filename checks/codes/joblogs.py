@@ -16,3 +16,11 @@ STALLED_UNTIL_CANCEL = register_code(
     "The job made no progress for a long time before Slurm cancelled it: it was hung",
     "run",
 )
+NCCL_SOCKET_FALLBACK = register_code(
+    "NET117",
+    "nccl-socket-transport-multinode",
+    "warn",
+    "performance",
+    "NCCL carries a multi-node job's inter-node traffic over TCP sockets instead of InfiniBand/RoCE",
+    "net",
+)

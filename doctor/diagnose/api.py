@@ -37,6 +37,8 @@ from pgdoctor.diagnose.text.reader import (
     text_sources,
 )
 from pgdoctor.diagnose.text.scan import engine_name
+from pgdoctor.diagnose.transport import judge as judge_transport
+from pgdoctor.diagnose.transport import split as split_observations
 from pgdoctor.model import Finding, Report, ReportExtra
 
 FlightError = dump.DumpError
@@ -130,6 +132,8 @@ def _diagnose(
                     **stats.counted,
                 }
             )
+    # What NCCL said about its network is no failure: judged for the whole job, after the root cause.
+    events, observed = split_observations(events)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
     meta: dict[str, Any] = {"sources": meta_sources, "scan_engine": engine_name()}
     notes = cap_notes(meta_sources)
@@ -175,6 +179,7 @@ def _diagnose(
 
         hang_findings, meta["hang"] = diagnose_evidence(found_hang)
         findings = [*hang_findings, *findings]
+    findings = [*findings, *judge_transport(observed)]
     meta["duration_s"] = round(time.perf_counter() - t0, 3)  # the traces' analysis included
     return findings, meta
 

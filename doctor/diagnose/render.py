@@ -129,6 +129,21 @@ def _say(console: Console, indent: str, text: str, style: str = "") -> None:
         console.print(line, style=style or None, markup=False, highlight=False)
 
 
+def _network(console: Console, found: list[Finding]) -> None:
+    """Performance findings about the network NCCL chose (NET117), after the root cause."""
+    for f in found:
+        console.print(f"\n  [yellow]{escape('[!]')}[/] [bold]{f.code}[/] {escape(f.title)}")
+        _say(console, "    ", f.message)
+        for e in f.evidence[:4]:
+            _say(
+                console,
+                "    ",
+                (f"{e.file}:{e.line}: " if e.file and e.line else "") + clip(e.text, 300),
+                "dim",
+            )
+        console.print(f"    [dim]playbook:[/] {escape(f.title)} -> pgdoctor explain {f.code}")
+
+
 def _notes(console: Console, meta: Mapping[str, Any]) -> None:
     for note in meta.get("notes") or []:
         console.print(f"[blue]note:[/] {escape(note)}")
@@ -142,6 +157,8 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
     from pgdoctor.diagnose.profile.console import section
 
     perf = [f for f in report.findings if f.facts.get("source") == "traces"]
+    # NCCL's network choice read from the logs (NET117): performance too, in a section of its own.
+    net = [f for f in report.findings if f.facts.get("source") == "nccl_logs"]
     console = Console(
         file=out,
         force_terminal=color,
@@ -151,10 +168,11 @@ def render(report: Report, out: TextIO, color: bool = False) -> None:
         soft_wrap=not terminal.fit(),
     )
     verdict = report.verdict  # of the whole report, performance findings included
-    if perf:
-        report = replace(report, findings=tuple(f for f in report.findings if f not in perf))
-    _render(report, console, perf)
+    if perf or net:
+        report = replace(report, findings=tuple(f for f in report.findings if f not in perf and f not in net))
+    _render(report, console, [*perf, *net])
     section(console, report.extra.get("traces"), perf)
+    _network(console, net)
     console.print(f"\n[bold]{escape(verdict.summary())}[/]")
 
 
@@ -185,7 +203,7 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
             worst = max(perf, key=lambda f: f.severity.rank).severity.value
             console.print(
                 f"[yellow]{escape('[!]')}[/] no failure found in {escape(scanned)}; {len(perf)} performance "
-                f"finding(s) ({worst}) in the traces below"
+                f"finding(s) ({worst}) below"
             )
         else:
             console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")

@@ -1,0 +1,111 @@
+"""Which network NCCL chose, and how many nodes the job spans: observations, not failures.
+
+Read at the source, across releases (NVIDIA/nccl 2.4-2.29):
+- src/transport/net_socket.cc: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:..." (INFO, printed
+  when the socket transport is initialised: NCCL_NET=Socket, or IB found nothing usable);
+- src/init.cc (2.7+): "Using network Socket" / "Using network IB" / a plugin's name;
+- src/transport/net_ib.cc (net_ib/init.cc since 2.26): "NET/IB : No device found." and
+  "NET/IB : Using [0]mlx5_0:1/IB ... ; OOB ib0:..." when it did find one;
+- src/misc/ibvwrap.cc: "Failed to open libibverbs.so[.1]" (a WARN up to 2.11, an INFO since 2.12):
+  no verbs library in this host or container, so no IB at all;
+- src/net.cc / plugin loader: "NET/Plugin : No plugin found (libnccl-net.so), using internal
+  implementation" (2.7-2.18, 2.19 with "dlerror=... " before it), "NET/Plugin: No plugin found
+  (libnccl-net.so)" (2.20-2.22), "NET/Plugin: Could not find: libnccl-net.so. Using internal
+  network plugin." (2.23+);
+- src/misc/param.cc: "NCCL_IB_DISABLE set by environment to 1." / "NCCL_NET set by environment to
+  Socket." (the fallback was asked for);
+- src/init.cc (2.21+): "comm 0x... rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0".
+The job's node count also comes from its launcher: torchrun's "--nnodes=2" (also "2:4", the
+minimum counts) and its launch-config print "min_nodes : 2", srun's "--nodes=2" / "-N 2", and
+SLURM_NNODES / SLURM_JOB_NUM_NODES printed by a job script.
+
+Each line becomes an event of code OBSERVED with a `kind` fact; `pgdoctor.diagnose.transport`
+judges them together, for the whole job (a socket fallback matters only when the ranks span
+several hosts), and they never reach the root-cause analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import joblogs as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Build, Signature, gate, read
+
+OBSERVED = "observed"
+
+_SOCKET_IFS = re.compile(r"NET/Socket : Using((?: \[\d+\][\w.:-]+:[^\s<]+<\d+>)+)")
+_USING_NET = re.compile(r"NCCL INFO Using network (\S.*?)\.?\s*$")
+_IB_USING = re.compile(r"NET/IB : Using \[\d+\]")
+_IB_NONE = re.compile(r"NET/IB : No device found")
+_NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
+_NO_PLUGIN = re.compile(
+    r"NET/Plugin ?: (?:dlerror=.*)?No plugin found|NET/Plugin: Could not find: ?\S*libnccl-net"
+)
+_ENV_OFF = re.compile(r"\b(NCCL_IB_DISABLE set by environment to 1|NCCL_NET set by environment to Socket)\b")
+_NNODES_NCCL = re.compile(r"\bnRanks \d+ nNodes (\d+)\b")
+_NNODES_LAUNCH = re.compile(
+    r"--nnodes[= ](\d+)|\bmin_nodes\s*:\s*(\d+)|--nodes[= ](\d+)\b|"
+    r"\bSLURM_NNODES=(\d+)|\bSLURM_JOB_NUM_NODES=(\d+)"
+)
+
+
+def _observe(kind: str) -> Build:
+    """A build that records the line as an observation of `kind`, with the facts of its match."""
+
+    def build(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+        facts: dict[str, Any] = {"kind": kind}
+        if kind == "socket":
+            facts["interfaces"] = re.findall(r"\](\w[\w.-]*):", m.group(1))
+        elif kind == "network":
+            facts["network"] = m.group(1)
+        elif kind == "env_off":
+            facts["setting"] = m.group(1)
+        elif kind == "nodes":
+            facts["nodes"] = int(next(g for g in m.groups() if g is not None))
+            facts["nodes_from"] = "nccl" if m.re is _NNODES_NCCL else "launcher"
+        return [row.event(hit, hit.text.strip(), facts, code=OBSERVED, dedupe=(OBSERVED, kind, hit.line.no))]
+
+    return build
+
+
+def _row(
+    name: str, pattern: re.Pattern[str], kind: str, anchors: tuple[bytes, ...], worth: bytes
+) -> Signature:
+    return Signature(
+        name,
+        pattern,
+        _observe(kind),
+        C.NCCL_SOCKET_FALLBACK.code,
+        tier=3,
+        anchors=anchors,
+        worth=(worth,),
+        words=tuple(a.decode().lower() for a in anchors),
+    )
+
+
+SIGNATURES = (
+    _row("nccl socket transport", _SOCKET_IFS, "socket", (b"NET/Socket : Using",), rb"NET/Socket : Using"),
+    _row("nccl network chosen", _USING_NET, "network", (b"Using network ",), rb"NCCL INFO Using network "),
+    _row("nccl ib found", _IB_USING, "ib", (b"NET/IB : Using",), rb"NET/IB : Using"),
+    _row("nccl ib none", _IB_NONE, "no_ib_device", (b"NET/IB : No device",), rb"NET/IB : No device"),
+    _row("nccl no verbs", _NO_VERBS, "no_libibverbs", (b"libibverbs",), rb"open libibverbs"),
+    _row("nccl no net plugin", _NO_PLUGIN, "no_net_plugin", (b"NET/Plugin",), rb"NET/Plugin ?: "),
+    _row("nccl net off by env", _ENV_OFF, "env_off", (b"set by environment to",), rb"set by environment to"),
+    _row("nccl node count", _NNODES_NCCL, "nodes", (b"nNodes",), rb"nRanks \d+ nNodes \d"),
+    _row(
+        "launcher node count",
+        _NNODES_LAUNCH,
+        "nodes",
+        (b"--nnodes", b"min_nodes", b"--nodes", b"SLURM_NNODES=", b"SLURM_JOB_NUM_NODES="),
+        rb"--nnodes[= ]\d|min_nodes\s*:\s*\d|--nodes[= ]\d|SLURM_(?:NNODES|JOB_NUM_NODES)=\d",
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)
