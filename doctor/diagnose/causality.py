@@ -31,6 +31,7 @@ from pgdoctor.checks.base import CODES
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import POSITION, Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
+from pgdoctor.diagnose.rules.nccl_transport import OBSERVED
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import count_label, rank_ranges, span_gaps
 from pgdoctor.model import Evidence, Finding, Scope, Severity
@@ -412,6 +413,8 @@ def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
 
 
 def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Finding]:
+    # What NCCL said about its network is no failure: transport.py judges it for the whole job.
+    events = [e for e in events if e.code != OBSERVED]
     exits = _dedupe([e for e in events if e.code == EXIT])
     markers = [e for e in events if e.code == MARKER]
     failures = _dedupe([e for e in events if e.code not in (EXIT, MARKER)])
