@@ -276,3 +276,26 @@ def test_progress_shapes(line: str, step: float) -> None:
 )
 def test_lines_that_are_not_progress(line: str) -> None:
     assert not is_progress(line)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # torchtitan (train.py's log line under its "[titan] %(asctime)s - %(name)s - %(levelname)s" format)
+        "[titan] 2024-05-01 10:02:00,101 - root - INFO - step: 1200  loss:  2.3120  memory: 61.20GiB(77.31%)  tps: 3,214  mfu: 41.20%\n"
+        "[titan] 2024-05-01 10:03:00,101 - root - INFO - step: 1201  loss:  2.3110  memory: 61.20GiB(77.31%)  tps: 3,211  mfu: 41.17%\n",
+        # DeepSpeed's engine report under its logger's "[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s]"
+        "[2024-05-01 10:02:00,101] [INFO] [logging.py:96:log_dist] [Rank 0] step=1200, skipped=0, lr=[0.0003], mom=[(0.9, 0.95)]\n"
+        "[2024-05-01 10:03:00,101] [INFO] [logging.py:96:log_dist] [Rank 0] step=1201, skipped=0, lr=[0.0003], mom=[(0.9, 0.95)]\n",
+        # torchrun's per-rank prefix before a plain logger
+        "[default0]:2024-05-01 10:02:00,101 INFO step 1200 | loss 2.31 | lr 3.0e-04\n"
+        "[default0]:2024-05-01 10:03:00,101 INFO step 1201 | loss 2.31 | lr 3.0e-04\n",
+    ],
+)
+def test_progress_shapes_of_training_frameworks(steps: str) -> None:
+    cancel = "slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT 2024-05-01T12:03:00 DUE TO TIME LIMIT ***\n"
+    f = _findings(steps + cancel)[0]
+    assert f.code == HUNG and f.facts["idle_s"] == pytest.approx(7200, abs=1)
+    assert f.facts["step_s"] == pytest.approx(60, abs=1)
+    # the same lines a few steps before the limit: out of time
+    assert HUNG not in _codes(steps + cancel.replace("12:03:00", "10:05:00"))
