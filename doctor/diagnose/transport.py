@@ -6,8 +6,10 @@ is harmless (the socket transport carries nothing when every peer is reached ove
 shared memory). Across nodes it carries all inter-node traffic, at a fraction of the bandwidth
 of InfiniBand or RoCE (tens of Gb/s of kernel TCP against 200-400 Gb/s of RDMA per port).
 
-A host is on sockets when NCCL said so there ("Using network Socket", or "NET/Socket : Using"
-with no "NET/IB : Using" / other network chosen on that host). The job spans several nodes when
+A host is on sockets when NCCL said so there: "Using network Socket" (2.7+; a host whose lines
+say "Using network IB" or a plugin's name is not), or, where no "Using network" line was printed
+(before 2.7, or an excerpt), "NET/Socket : Using", which NCCL prints only when it initialises the
+socket transport, after IB and the plugin found nothing or NCCL_NET asked for it. The job spans several nodes when
 NCCL's nNodes, the launcher (--nnodes, min_nodes, --nodes, SLURM_NNODES) or the hosts in NCCL's
 own line prefixes say so.
 """
@@ -38,22 +40,27 @@ def split(events: Sequence[Event]) -> tuple[list[Event], list[Event]]:
     return failures, [e for e in events if e.code == OBSERVED]
 
 
-def _socket(e: Event) -> bool:
-    k = e.facts.get("kind")
-    return k == "socket" or (k == "network" and str(e.facts.get("network", "")).startswith("Socket"))
-
-
-def _other_net(e: Event) -> bool:
-    k = e.facts.get("kind")
-    return k == "ib" or (k == "network" and not str(e.facts.get("network", "")).startswith("Socket"))
+def _on_sockets(observed: Sequence[Event]) -> list[Event]:
+    """The lines that put a host on sockets, where "Using network" (when the host has one) decides."""
+    chosen: dict[Any, set[bool]] = {}
+    for e in observed:
+        if e.facts.get("kind") == "network":
+            chosen.setdefault(e.facts.get("host"), set()).add(str(e.facts["network"]).startswith("Socket"))
+    out = []
+    for e in observed:
+        k, host = e.facts.get("kind"), e.facts.get("host")
+        if k == "network" and str(e.facts["network"]).startswith("Socket"):
+            out.append(e)
+        elif k == "socket" and True in chosen.get(host, {True}):
+            out.append(e)
+    return out
 
 
 def judge(observed: Sequence[Event]) -> list[Finding]:
     """NET117 when a host of a multi-node job runs NCCL on the socket transport, else []."""
     if not observed:
         return []
-    on_other = {e.facts.get("host") for e in observed if _other_net(e)}
-    sockets = [e for e in observed if _socket(e) and e.facts.get("host") not in on_other]
+    sockets = _on_sockets(observed)
     if not sockets:
         return []
     hosts = sorted({str(e.facts["host"]) for e in observed if e.facts.get("host")})

@@ -195,3 +195,20 @@ def test_beside_a_failure_it_is_no_cascade() -> None:
     assert found[0].code == "RUN370"
     net = next(f for f in found if f.code == CODE)
     assert "cascade_of" not in net.facts and "root_cause" not in net.facts
+
+
+def test_using_network_decides_where_it_is_printed() -> None:
+    # NCCL_NET=Socket: since 2.19 IB is initialised (and says "NET/IB : Using") before the name check
+    # skips it (src/net.cc ncclNetInit), so the socket transport is chosen beside an IB line.
+    forced = "".join(
+        f"{h}:1:1 [0] NCCL INFO NCCL_NET set by environment to Socket.\n"
+        f"{h}:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.{i}<0>\n"
+        f"{h}:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.{i}<0>\n"
+        f"{h}:1:1 [0] NCCL INFO Using network Socket\n"
+        for i, h in enumerate(("n1", "n2"), 1)
+    )
+    (f,) = _net(forced)
+    assert f.facts["reasons"] == ["env_off"] and f.facts["settings"] == ["NCCL_NET set by environment to Socket"]
+    # A host that says "Using network IB" is on IB, whatever else it initialised.
+    on_ib = forced.replace("Using network Socket", "Using network IB")
+    assert _net(on_ib) == []

@@ -4,8 +4,9 @@ Read at the source, across releases (NVIDIA/nccl 2.4-2.29):
 - src/transport/net_socket.cc: "NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:..." (INFO, printed
   when the socket transport is initialised: NCCL_NET=Socket, or IB found nothing usable);
 - src/init.cc (2.7+): "Using network Socket" / "Using network IB" / a plugin's name;
-- src/transport/net_ib.cc (net_ib/init.cc since 2.26): "NET/IB : No device found." and
-  "NET/IB : Using [0]mlx5_0:1/IB ... ; OOB ib0:..." when it did find one;
+- src/transport/net_ib.cc (net_ib/init.cc since 2.26): "NET/IB : No device found." ("NET/IB :
+  Using [0]mlx5_0:1/IB ..." when it found one is not read: since 2.19 IB is initialised, and says
+  so, even when NCCL_NET=Socket then picks the socket transport, so only "Using network" decides);
 - src/misc/ibvwrap.cc: "Failed to open libibverbs.so[.1]" (a WARN up to 2.11, an INFO since 2.12):
   no verbs library in this host or container, so no IB at all;
 - src/net.cc / plugin loader: "NET/Plugin : No plugin found (libnccl-net.so), using internal
@@ -37,7 +38,6 @@ OBSERVED = "observed"
 
 _SOCKET_IFS = re.compile(r"NET/Socket : Using((?: \[\d+\][\w.:-]+:[^\s<]+<\d+>)+)")
 _USING_NET = re.compile(r"NCCL INFO Using network (\S.*?)\.?\s*$")
-_IB_USING = re.compile(r"NET/IB : Using \[\d+\]")
 _IB_NONE = re.compile(r"NET/IB : No device found")
 _NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
 _NO_PLUGIN = re.compile(
@@ -88,7 +88,6 @@ def _row(
 SIGNATURES = (
     _row("nccl socket transport", _SOCKET_IFS, "socket", (b"NET/Socket : Using",), rb"NET/Socket : Using"),
     _row("nccl network chosen", _USING_NET, "network", (b"Using network ",), rb"NCCL INFO Using network "),
-    _row("nccl ib found", _IB_USING, "ib", (b"NET/IB : Using",), rb"NET/IB : Using"),
     _row("nccl ib none", _IB_NONE, "no_ib_device", (b"NET/IB : No device",), rb"NET/IB : No device"),
     _row("nccl no verbs", _NO_VERBS, "no_libibverbs", (b"libibverbs",), rb"open libibverbs"),
     _row("nccl no net plugin", _NO_PLUGIN, "no_net_plugin", (b"NET/Plugin",), rb"NET/Plugin ?: "),
