@@ -9,9 +9,9 @@ of InfiniBand or RoCE (tens of Gb/s of kernel TCP against 200-400 Gb/s of RDMA p
 A host is on sockets when NCCL said so there: "Using network Socket" (2.7+; a host whose lines
 say "Using network IB" or a plugin's name is not), or, where no "Using network" line was printed
 (before 2.7, or an excerpt), "NET/Socket : Using", which NCCL prints only when it initialises the
-socket transport, after IB and the plugin found nothing or NCCL_NET asked for it. The job spans several nodes when
-NCCL's nNodes, the launcher (--nnodes, min_nodes, --nodes, SLURM_NNODES) or the hosts in NCCL's
-own line prefixes say so.
+socket transport, after IB and the plugin found nothing or NCCL_NET asked for it. The job spans
+several nodes when NCCL's nNodes, the launcher (--nnodes, min_nodes, --nodes, SLURM_NNODES) or the
+hosts in NCCL's own line prefixes say so.
 """
 
 from __future__ import annotations
@@ -49,9 +49,8 @@ def _on_sockets(observed: Sequence[Event]) -> list[Event]:
     out = []
     for e in observed:
         k, host = e.facts.get("kind"), e.facts.get("host")
-        if k == "network" and str(e.facts["network"]).startswith("Socket"):
-            out.append(e)
-        elif k == "socket" and True in chosen.get(host, {True}):
+        said = k == "network" and str(e.facts["network"]).startswith("Socket")
+        if said or (k == "socket" and True in chosen.get(host, {True})):
             out.append(e)
     return out
 

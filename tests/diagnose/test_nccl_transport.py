@@ -208,7 +208,9 @@ def test_using_network_decides_where_it_is_printed() -> None:
         for i, h in enumerate(("n1", "n2"), 1)
     )
     (f,) = _net(forced)
-    assert f.facts["reasons"] == ["env_off"] and f.facts["settings"] == ["NCCL_NET set by environment to Socket"]
+    assert f.facts["reasons"] == ["env_off"] and f.facts["settings"] == [
+        "NCCL_NET set by environment to Socket"
+    ]
     # A host that says "Using network IB" is on IB, whatever else it initialised.
     on_ib = forced.replace("Using network Socket", "Using network IB")
     assert _net(on_ib) == []
