@@ -25,6 +25,7 @@ from pgdoctor.diagnose.causality import assemble, join_flight
 from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
+from pgdoctor.diagnose.lookback import look_further
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text.parallel import beside
@@ -132,6 +133,8 @@ def _diagnose(
                     **stats.counted,
                 }
             )
+    # A Slurm cancel whose window held no progress line: its log is read further up (lookback.py).
+    events = look_further(events, logs)
     # What NCCL said about its network is no failure: judged for the whole job, after the root cause.
     events, observed = split_observations(events)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]

@@ -4,9 +4,14 @@ shape slurmstepd printed since 2.x (src/slurmd/slurmstepd/req.c, by release)."""
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from pgdoctor.diagnose.api import diagnose_paths, diagnose_sources
+from pgdoctor.diagnose.lookback import _lines_up_to
+from pgdoctor.diagnose.text.reader import Source
 from pgdoctor.knowledge.progress import is_progress, step_seconds
 from pgdoctor.knowledge.slurm import CANCEL, read_cancel
 from pgdoctor.model import Finding
@@ -299,3 +304,43 @@ def test_progress_shapes_of_training_frameworks(steps: str) -> None:
     assert f.facts["step_s"] == pytest.approx(60, abs=1)
     # the same lines a few steps before the limit: out of time
     assert HUNG not in _codes(steps + cancel.replace("12:03:00", "10:05:00"))
+
+
+# More than the rule's 24-line window between the last step and the cancel: lookback.py reads further up.
+FAR_STEPS = "".join(
+    f"2024-05-01 10:0{i}:00,101 - INFO - step {1200 + i} loss 2.31 lr 3.0e-04\n" for i in range(4)
+)
+FAR_NOISE = "".join(
+    f"[rank{r % 64}]: prefetching shard {r:05d} of /data/tokens (queue {r % 7})\n" for r in range(300)
+)
+FAR_CANCEL = "slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT {at} DUE TO TIME LIMIT ***\nsrun: error: n1: task 0: Terminated\n"
+
+
+def test_a_stall_further_up_than_the_window_is_found_in_the_file(tmp_path: Path) -> None:
+    log = tmp_path / "slurm-9.out"
+    log.write_text(FAR_STEPS + FAR_NOISE + FAR_CANCEL.format(at="2024-05-01T14:03:00"))
+    f = diagnose_paths([str(log)]).findings[0]
+    assert f.code == HUNG and f.facts["progress_found"] == "further up the log"
+    assert f.facts["idle_s"] == pytest.approx(4 * 3600, abs=1)
+    assert [e.line for e in f.evidence] == [4, 305]
+    # gzip, read again through the same reader
+    gz = tmp_path / "slurm-9.out.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes()))
+    assert diagnose_paths([str(gz)]).findings[0].code == HUNG
+    # out of time after steady steps far up: the plain cancel
+    log.write_text(FAR_STEPS + FAR_NOISE + FAR_CANCEL.format(at="2024-05-01T10:05:00"))
+    assert HUNG not in [f.code for f in diagnose_paths([str(log)]).findings]
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])
+def test_lookback_reads_the_same_lines_whatever_the_chunk_size(size: int) -> None:
+    data = (FAR_STEPS + FAR_NOISE + FAR_CANCEL.format(at="2024-05-01T14:03:00")).encode()
+    src = Source("x", lambda: iter([data[i : i + size] for i in range(0, len(data), size)]))
+    lines = _lines_up_to(src, 305)
+    assert lines is not None
+    assert [ln.no for ln in lines] == list(range(1, 306))
+    assert "CANCELLED AT" in lines[-1].text and "step 1200" in lines[0].text
+    assert _lines_up_to(src, 400) is None  # the log ends before it
+    # the last line without a newline
+    tail = Source("y", lambda: iter([data.rstrip(b"\n")]))
+    assert (_lines_up_to(tail, 306) or [])[-1].text.startswith("srun: error")

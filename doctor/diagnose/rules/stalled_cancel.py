@@ -14,7 +14,9 @@ the first timed line after it bounds it (the idle time is then "at least"). The 
 one the line states (Megatron, tqdm's rate) or the median between timed progress lines. Idle for
 at least IDLE_STEPS steps and MIN_IDLE_S is a hang; with no step time, NO_RATE_IDLE_S. Clocks
 are compared as printed (Slurm prints the node's local time, and a log prefix's time is read
-without its zone); a time inside the message that names its zone is not compared.
+without its zone); a time inside the message that names its zone is not compared. The row
+reads the scanner's window (24 lines before the cancel); when that holds no progress line,
+lookback.py reads the log file further up with the same `stalled` judgement.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import statistics
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import joblogs as C
@@ -30,7 +33,7 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import fmt_idle, inline_time, is_progress, last_step, step_seconds
-from pgdoctor.knowledge.slurm import CANCEL, cancel_seconds, read_cancel
+from pgdoctor.knowledge.slurm import CANCEL, Cancel, cancel_seconds, read_cancel
 
 IDLE_STEPS = 20
 MIN_IDLE_S = 300.0
@@ -63,17 +66,17 @@ def _step_s(progress: list[tuple[Line, Optional[float]]]) -> Optional[float]:
     return statistics.median(gaps) if gaps else None
 
 
-def _stalled(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    cancel = read_cancel(m)
+def stalled(cancel: Cancel, line: Line, before: Sequence[Line]) -> Optional[tuple[str, dict[str, Any], Line]]:
+    """(message, facts, last progress line) when the lines `before` the cancel `line` show a job
+    that stopped stepping long before it, else None."""
     if not (cancel.time_limit or cancel.by_user):
         return None
     at = cancel_seconds(cancel.at)
-    if at is None and hit.line.ts is not None and hit.line.ts[0] == "iso":
-        at = hit.line.ts[1]  # SLURM_TIME_FORMAT was not ISO; the line's own prefix time
+    if at is None and line.ts is not None and line.ts[0] == "iso":
+        at = line.ts[1]  # SLURM_TIME_FORMAT was not ISO; the line's own prefix time
     if at is None:
         return None
     year = _dt.datetime.fromtimestamp(at).year
-    before = hit.before(LINES_BEFORE, same_rank=False)
     last = max((i for i, ln in enumerate(before) if is_progress(ln.text)), default=None)
     if last is None:
         return None
@@ -124,8 +127,18 @@ def _stalled(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
         f"the job made no progress for {bound}{fmt_idle(idle)} before Slurm cancelled it {by}; "
         f"it was hung{after} (last progress: {clip(p.text.strip(), 120)})"
     )
-    return [row.event(hit, msg, facts, [p, hit.line], dedupe=(row.code, "stalled_cancel"))]
+    return msg, facts, p
 
+
+def _stalled(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    got = stalled(read_cancel(m), hit.line, hit.before(LINES_BEFORE, same_rank=False))
+    if got is None:
+        return None  # workers.py's plain cancel row reads it (lookback.py may look further up)
+    msg, facts, p = got
+    return [row.event(hit, msg, facts, [p, hit.line], dedupe=DEDUPE)]
+
+
+DEDUPE = (C.STALLED_UNTIL_CANCEL.code, "stalled_cancel")
 
 SIGNATURES = (
     Signature(
