@@ -139,6 +139,10 @@ def from_detail(
     cf = CUDA_FAIL.search(detail)
     if cf:
         what = cf.group(2).strip().rstrip("'")
+        # A driver call on a multicast object refused (nvls.cc): the platform, whatever CUDA said.
+        feature = platform_feature(hit, f"{hit.text} {detail}", detail, base, used)
+        if feature:
+            return feature
         env = cuda_error_events(hit, what)
         if env:  # the driver stack is not ready (Fabric Manager, old driver): not NCCL's fault
             for ev in env:
