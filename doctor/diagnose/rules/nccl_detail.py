@@ -143,7 +143,8 @@ def from_detail(
         feature = platform_feature(hit, f"{hit.text} {detail}", detail, base, used)
         if feature:
             return feature
-        env = cuda_error_events(hit, what)
+        # the generic "initialization error" is only known for CUDA's in NCCL's own words
+        env = cuda_error_events(hit, what) or cuda_error_events(hit, f"Cuda failure '{what}'")
         if env:  # the driver stack is not ready (Fabric Manager, old driver): not NCCL's fault
             for ev in env:
                 ev.facts.update(base)

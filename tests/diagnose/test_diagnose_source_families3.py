@@ -1,0 +1,193 @@
+"""Message families read at their source, round 3 (continues test_diagnose_source_families2.py).
+
+driver_env: every way torch, CUDA, NCCL, NVML, the dynamic loader and the kernel word a stack that
+does not fit - torch/cuda/__init__.py and c10/cuda's lazy init, cudaGetErrorString texts of the
+runtime and driver (34 stub library, 36 needs a newer driver, 222 unsupported PTX, NCCL's CUDACHECK
+"Cuda failure 3 'initialization error'"), the loader's dlerror texts (cannot open, undefined symbol,
+symbol version not found), torch/utils/cpp_extension.py's and its neighbours' toolkit checks,
+nvidia-smi/NVML/container-runtime words, NVRM's kernel records. Each case carries the prefixes real
+logs add. Loader errors quoted inside a warning (an optional part skipped, the run went on) are not
+failures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pgdoctor.diagnose.api import diagnose_sources
+
+PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
+
+
+def _root(log: str) -> Any:
+    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
+    return findings[0] if findings else None
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        # the dynamic loader, for every library of the GPU stack
+        (
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            "RUN263",
+        ),
+        ("OSError: libtorch_cuda.so: cannot open shared object file: No such file or directory", "RUN263"),
+        ("OSError: libcusolver.so.11: cannot open shared object file: No such file or directory", "RUN263"),
+        (
+            "ImportError: libnvToolsExt.so.1: cannot open shared object file: No such file or directory",
+            "RUN263",
+        ),
+        (
+            "OSError: /opt/conda/lib/python3.9/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+            "cudaGraphInstantiateWithFlags, version libcudart.so.11.0",
+            "RUN263",
+        ),
+        (
+            "ImportError: /usr/local/lib/python3.10/site-packages/"
+            "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so:"
+            " undefined symbol: _ZN3c104cuda9SetDeviceEi",
+            "RUN263",
+        ),
+        (
+            "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not "
+            "found (required by "
+            "/opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so)",
+            "RUN263",
+        ),
+        # the toolkit that compiles extensions, and companion packages
+        (
+            "RuntimeError: The detected CUDA version (12.1) mismatches the version that was used to compile "
+            "PyTorch (11.8). Please make sure to use the same CUDA versions.",
+            "RUN296",
+        ),
+        (
+            "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+            "RUN296",
+        ),
+        (
+            "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA "
+            "version 12.1 does not match the version torch was compiled with 11.8, unable to "
+            "compile cuda/cpp "
+            "extensions without a matching cuda version.",
+            "RUN296",
+        ),
+        (
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major "
+            "versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=12.1.",
+            "RUN296",
+        ),
+        # the driver absent or unreachable
+        (
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+            "sure that the "
+            "latest NVIDIA driver is installed and running.",
+            "RUN262",
+        ),
+        ("Failed to initialize NVML: Unknown Error", "RUN262"),
+        ("RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.", "RUN262"),
+        (
+            "RuntimeError: Attempting to deserialize object on a CUDA device but "
+            "torch.cuda.is_available() is "
+            "False. If you are running on a CPU-only machine, please use torch.load with map_location",
+            "RUN262",
+        ),
+        (
+            'docker: Error response from daemon: could not select device driver "" with '
+            "capabilities: [[gpu]].",
+            "RUN262",
+        ),
+        ("RuntimeError: CUDA error: CUDA driver is a stub library", "RUN262"),
+        (
+            "RuntimeError: cuda runtime error (30) : unknown error at "
+            "/pytorch/aten/src/THC/THCGeneral.cpp:51",
+            "RUN262",
+        ),
+        # a driver that does not fit the runtime, the library or the GPU
+        ("RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.", "RUN261"),
+        ("RuntimeError: CUDA error: API call is not supported in the installed CUDA driver", "RUN261"),
+        (
+            "nvidia-container-cli: initialization error: nvml error: driver/library version "
+            "mismatch: unknown",
+            "RUN261",
+        ),
+        (
+            "[ 12.3] NVRM: API mismatch: the client has the version 535.54.03, but this kernel "
+            "module has the "
+            "version 525.85.12.",
+            "RUN261",
+        ),
+        (
+            "[ 5.1] NVRM: The NVIDIA Tesla K80 GPU installed in this system is not supported by the NVIDIA "
+            "535.54 driver release.",
+            "RUN262",
+        ),
+        (
+            "NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible with the current PyTorch "
+            "installation.",
+            "RUN265",
+        ),
+        # NCCL's CUDACHECK of the generic initialisation error
+        ("node1:123:123 [0] init.cc:1400 NCCL WARN Cuda failure 3 'initialization error'", "RUN262"),
+        ("node1:123:123 [0] NCCL WARN Cuda failure 'initialization error'", "RUN262"),
+    ],
+)
+def test_driver_env_family_in_every_source_wording(prefix: str, line: str, code: str) -> None:
+    root = _root(prefix + line + "\n")
+    assert root is not None and root.code == code and root.category == "driver_env", (line, root)
+
+
+def test_unhandled_cuda_error_with_the_initialisation_error_as_last_error_is_driver_env() -> None:
+    root = _root(
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+        "unhandled cuda"
+        " error, NCCL version 2.14.3\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+        "Last error:\n"
+        "Cuda failure 'initialization error'\n"
+    )
+    assert root is not None and root.category == "driver_env"
+
+
+def test_toolkit_versions_are_facts() -> None:
+    root = _root(
+        "RuntimeError: The detected CUDA version (12.1) mismatches the version that was used to compile "
+        "PyTorch (11.8). Please make sure to use the same CUDA versions.\n"
+    )
+    assert root.facts["toolkit_cuda"] == "12.1" and root.facts["torch_cuda"] == "11.8"
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # torchvision's optional image extension: a warning, and the run goes on
+        "/usr/local/lib/python3.10/dist-packages/torchvision/io/image.py:13: UserWarning: "
+        "Failed to load image "
+        "Python extension: '/usr/local/lib/python3.10/dist-packages/torchvision/image.so: undefined symbol: "
+        "_ZN3c1017RegisterOperatorsD1Ev'If you don't plan on using image functionality from "
+        "`torchvision.io`, "
+        "you can ignore this warning.\n  warn(\nEpoch 1: 100%| 500/500 [01:02<00:00, loss=0.41]\n",
+        "UserWarning: Failed to load image Python extension: libc10_cuda.so: cannot open shared "
+        "object file: No "
+        'such file or directory\n  warn(f"Failed to load image Python extension: {e}")\nstep 100 loss 2.31\n',
+        # NCCL probing its optional network plugin
+        "node1:1234:1234 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared "
+        "object file: No "
+        "such file or directory No plugin found (libnccl-net.so), using internal implementation\n"
+        "node1:1234:1250 [0] NCCL INFO comm 0x8a0c1f0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n",
+        # xFormers and DeepSpeed say which optional ops they skip
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+        "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)\nstep 1 loss 5.4\n",
+        "[WARNING] cpu_adam cuda is missing or is incompatible with installed torch, only cpu ops can be "
+        "compiled!\n[WARNING]  async_io requires the dev libaio .so object and headers but "
+        "these were not found.\n",
+        "/usr/local/lib/python3.8/site-packages/torch/cuda/__init__.py:497: UserWarning: Can't "
+        "initialize NVML\n"
+        '  warnings.warn("Can\'t initialize NVML")\nEpoch 1 100% loss=0.2\n',
+    ],
+)
+def test_optional_parts_that_warn_are_silent(log: str) -> None:
+    assert _root(log) is None
