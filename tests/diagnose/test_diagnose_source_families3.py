@@ -191,3 +191,91 @@ def test_toolkit_versions_are_facts() -> None:
 )
 def test_optional_parts_that_warn_are_silent(log: str) -> None:
     assert _root(log) is None
+
+
+# -- desync: the flight recorder analyzer's text, TORCH_NCCL_DESYNC_DEBUG's snapshot, DDP's static graph --
+
+_FR_HEAD = "internal record id: 5\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\n"
+
+
+@pytest.mark.parametrize(
+    ("log", "code", "ranks"),
+    [
+        (
+            "Collective sequence number: 5 has errors\n" + _FR_HEAD + "input sizes: [[1024]]\n"
+            "output sizes: [[1024]]\nworld size: 4\nexpected ranks: {0, 1, 2, 3}\ncollective "
+            "state: scheduled\n"
+            "error msg: Culprit rank 2; Error type: COLLECTIVE_TYPE_MISMATCH, Expected collective type: "
+            "'all_reduce' does not match found collective type: 'broadcast'\n",
+            "RUN282",
+            [2],
+        ),
+        (
+            "Collective sequence number: 9 has errors\ncollective: nccl:all_gather\n"
+            "error msg: Culprit rank 3; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input "
+            "sizes: '[[1024]]' "
+            "does not match found input sizes: '[[2048]]', Culprit rank 1; Error type: "
+            "COLLECTIVE_DTYPE_MISMATCH,"
+            " Expected dtypes: '{'Float'}' does not match found dtype: '{'Half'}/{'Half'}/{'Half'}'\n",
+            "RUN282",
+            [1, 3],
+        ),
+        (
+            "Input/output mismatch in the collective sequence number: 7\ninternal record id: 7\n"
+            "collective: nccl:all_to_all\ntotal input numel: 4096\ntotal output numel: 2048\n",
+            "RUN282",
+            None,
+        ),
+        (
+            "Not all ranks joining collective, sequence number: 5\n" + _FR_HEAD + "missing ranks: {1, 3}\n",
+            "RUN281",
+            [1, 3],
+        ),
+    ],
+)
+def test_flight_recorder_analyzer_text_output(log: str, code: str, ranks: Any) -> None:
+    root = _root(log)
+    assert root is not None and root.code == code
+    assert root.facts.get("ranks") == ranks
+
+
+def test_analyzer_state_difference_alone_is_not_a_mismatch() -> None:
+    # COLLECTIVE_STATE_MISMATCH says who is slower, not that the calls differ
+    root = _root(
+        "Collective sequence number: 5 has errors\n" + _FR_HEAD + "error msg: Culprit rank 1; Error type: "
+        "COLLECTIVE_STATE_MISMATCH, Expected state: 'scheduled' does not match found state: 'completed'\n"
+    )
+    assert root is None or root.category != "collective_mismatch"
+
+
+_WATCHDOG = (
+    "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=100, "
+    "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800456 milliseconds before timing out.\n"
+    "\t - [0] Timeout at collective: ALLREDUCE, #100\n"
+    "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
+    "\t   - [1] joined but didn't finish collective #100 (count from 1)\n"
+    "\t - Snapshot of ranks' latest states:\n"
+    "\t   #100 started ranks:\n"
+)
+
+
+def test_desync_snapshot_with_two_collectives_at_one_sequence_number_is_a_mismatch() -> None:
+    root = _root(_WATCHDOG + "\t     [0, 2, 3] started ALLREDUCE\n\t     [1] started BROADCAST\n")
+    assert root is not None and root.code == "RUN201" and root.facts["seq"] == 100
+    assert root.facts["ops"] == ["ALLREDUCE", "BROADCAST"]
+
+
+def test_desync_snapshot_with_one_collective_stays_the_timeout() -> None:
+    root = _root(_WATCHDOG + "\t     [0, 2, 3] started ALLREDUCE\n\t     [1] started ALLREDUCE\n")
+    assert root is not None and root.category == "collective_timeout"
+
+
+def test_ddp_static_graph_changed_is_the_reducer_family() -> None:
+    root = _root(
+        "[rank1]: RuntimeError: Your training graph has changed in this iteration, e.g., one "
+        "parameter is used "
+        "in first iteration, but then got unused in the second iteration. this is not compatible with "
+        "static_graph set to True.\n"
+    )
+    assert root is not None and root.code == "RUN202" and root.category == "collective_mismatch"

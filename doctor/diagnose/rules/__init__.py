@@ -12,6 +12,7 @@ import re
 
 from pgdoctor.diagnose.rules import (
     cuda_oom,
+    desync_reports,
     driver_env,
     gloo_errors,
     gpu_hardware,
@@ -37,6 +38,7 @@ MODULES = (
     gloo_errors,
     nccl_errors,
     driver_env,
+    desync_reports,
     mismatch,
     rendezvous,
     timeouts,
