@@ -279,3 +279,80 @@ def test_ddp_static_graph_changed_is_the_reducer_family() -> None:
         "static_graph set to True.\n"
     )
     assert root is not None and root.code == "RUN202" and root.category == "collective_mismatch"
+
+
+# -- decoys: healthy runs whose logs hold the words of failures ---------------------------------------------
+
+_DECOYS = {
+    "store retry that connected": (
+        "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
+        "(errno: 113 - No route to host).\n"
+        "[I socket.cpp:787] [c10d] The client socket has connected to [node-1]:29500 on [node-2]:51234.\n"
+        "epoch 0 step 10 loss 3.21\n"
+    ),
+    "store retry on every address that connected": (
+        "[W socket.cpp:436] [c10d] The client socket has failed to connect to any network address of "
+        "(node-1, 29500).\n"
+        "[I socket.cpp:787] [c10d] The client socket has connected to [node-1]:29500 on [node-2]:51234.\n"
+    ),
+    "exception ignored at exit": (
+        "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py:2068: UserWarning: "
+        "barrier(): using the device under current context.\n"
+        "  warnings.warn(\n"
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f0c2a1b5ea0>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line '
+        "1478, in __del__\n"
+        "    self._shutdown_workers()\n"
+        "AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_workers_status'\n"
+    ),
+    "nccl init at INFO": (
+        "node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+        "node1:1234:1234 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v7 symbol.\n"
+        "node1:1234:1250 [0] NCCL INFO NET/IB : No device found.\n"
+        "node1:1234:1250 [0] NCCL INFO NVLS multicast support is not available on dev 0\n"
+        "node1:1234:1250 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"
+        "node1:1234:1250 [0] NCCL INFO comm 0x8a0c1f0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+    ),
+    "deprecations and DDP advice": (
+        "[W Utils.hpp:133] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarInt)\n"
+        "[rank0]:[W reducer.cpp:1389] Warning: find_unused_parameters=True was specified in DDP constructor, "
+        "but did not find any unused parameters in the forward pass.\n"
+        "[W CUDAAllocatorConfig.h:28] Warning: expandable_segments not supported on this platform (function "
+        "operator())\n"
+        "epoch 1 loss 0.4\n"
+    ),
+    "metrics named error": (
+        "Epoch 3: train_loss=0.21 val_loss=0.25 train_error=0.05 val_error=0.07 mean_abs_error=0.12\n"
+        "Epoch 4: train_loss=0.20 val_loss=0.24 train_error=0.04 val_error=0.06 mean_abs_error=0.11\n"
+    ),
+    "fp16 overflow skips": (
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0\n"
+        "[2024-01-01] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+        "Attempted loss scale: 65536, reducing to 32768\n"
+        "step 10 loss 3.1\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DECOYS))
+def test_healthy_logs_with_failure_words_are_silent(name: str) -> None:
+    assert _root(_DECOYS[name]) is None
+
+
+def test_a_store_failure_that_never_connected_is_still_reported() -> None:
+    root = _root(
+        "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
+        "(errno: 113 - No route to host).\nepoch 0 loss 1.0\n"
+    )
+    assert root is not None and root.category == "rendezvous"
+
+
+def test_an_uncaught_exception_after_an_ignored_one_is_still_reported() -> None:
+    root = _root(
+        _DECOYS["exception ignored at exit"] + "Traceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\n    main()\n'
+        "ValueError: labels out of range\n"
+    )
+    assert root is not None and root.code == "RUN132"
