@@ -331,6 +331,16 @@ CUDA_TOOLKIT_MISMATCH = register_code(
     "The CUDA toolkit or a companion package does not fit this PyTorch's CUDA",
     AREA,
 )
+# Category collective_timeout: a stack dump (gdb, pystack, py-spy, faulthandler) of a rank waiting in a
+# collective or a GPU synchronisation, pasted while the job hangs.
+STUCK_IN_COLLECTIVE = register_code(
+    "RUN297",
+    "rank-stack-stuck-in-collective",
+    "fail",
+    "collective_timeout",
+    "A stack dump shows a rank waiting in a collective (the job hangs there)",
+    AREA,
+)
 GPU_HW_EXCEPTION = register_code(
     "RUN295",
     "gpu-hw-exception",

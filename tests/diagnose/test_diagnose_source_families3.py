@@ -356,3 +356,114 @@ def test_an_uncaught_exception_after_an_ignored_one_is_still_reported() -> None:
         "ValueError: labels out of range\n"
     )
     assert root is not None and root.code == "RUN132"
+
+
+# -- evidence that stands alone: memory_summary(), the OOM killer's task table, stack dumps ----------------
+
+_SUMMARY = (
+    "|===========================================================================|\n"
+    "|                  PyTorch CUDA memory summary, device ID 3                 |\n"
+    "|---------------------------------------------------------------------------|\n"
+    "|            CUDA OOMs: {ooms}            |        cudaMalloc retries: 4         |\n"
+    "|===========================================================================|\n"
+    "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |\n"
+    "| Allocated memory      |  38.2 GiB  |  39.1 GiB  |   1.2 TiB  |   1.2 TiB  |\n"
+)
+
+
+def test_memory_summary_that_counts_ooms_is_a_cuda_oom() -> None:
+    root = _root(_SUMMARY.format(ooms=2))
+    assert root is not None and root.code == "RUN101"
+    assert root.facts["cuda_ooms"] == 2 and root.facts["device"] == 3
+
+
+def test_memory_summary_without_ooms_is_silent() -> None:
+    assert _root(_SUMMARY.format(ooms=0)) is None
+
+
+_TASKS = (
+    "[17798674.374062] [ 199244]  1000 199244     1907      677    49152        0          -998 bash\n"
+    "[17798674.374095] [ 199300]  1000 199300   101975    23897   307200      501          -998 jupyter-lab\n"
+    "[17798674.374495] [ 202779]  1000 202779 274650088 243385180 1957441536     7930          -998 python\n"
+    "[17798674.374519] [ 202780]  1000 202780 33475461  2529507 25161728     3314          -998 python\n"
+)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "",
+        "[17798674.374000] Tasks state (memory values in pages):\n"
+        "[17798674.374001] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents "
+        "oom_score_adj name\n",
+    ],
+)
+def test_the_oom_killers_task_table_alone_is_a_host_oom(head: str) -> None:
+    root = _root(head + _TASKS)
+    assert root is not None and root.category == "host_oom"
+    assert root.facts["pid"] == 202779 and root.facts["process"] == "python"
+
+
+def test_one_bracketed_row_of_numbers_is_not_the_table() -> None:
+    assert (
+        _root("[ 202779]  1000 202779 274650088 243385180 1957441536     7930          -998 python\n") is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        (
+            "(gdb) thread apply all bt\n"
+            'Thread 1 (Thread 0x7f3a2c1b7740 (LWP 12345) "python"):\n'
+            "#0  0x00007f3a2b8e1c3d in syscall () from /lib/x86_64-linux-gnu/libc.so.6\n"
+            "#1  0x00007f39e1c2a1b3 in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+            "#2  0x00007f3a1e2c33f1 in cudaStreamSynchronize () from /usr/lib/libcudart.so.12\n"
+            "#3  0x00007f3a1c2b1a2e in c10d::ProcessGroupNCCL::WorkNCCL::synchronizeStream() () from "
+            "/usr/lib/libtorch_cuda.so\n",
+            "RUN297",
+        ),
+        (
+            "Timeout (0:30:00)!\nThread 0x00007f9c6a7f8740 (most recent call first):\n"
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", '
+            "line 2050 in "
+            "all_reduce\n"
+            '  File "/workspace/train.py", line 88 in train_step\n',
+            "RUN297",
+        ),
+        (
+            "(gdb) bt\n#0  0x00007ffff7bc9ad3 in futex_wait_cancelable (private=0) at futex-internal.h:183\n"
+            "#1  0x00007fffe5a3c1a1 in c10d::TCPStore::doWait(c10::ArrayRef<std::string>) () "
+            "from libtorch_cpu.so\n",
+            "RUN221",
+        ),
+        (
+            'Thread 1 "python" received signal SIGSEGV, Segmentation fault.\n'
+            "0x00001554ff97c269 in ncclIbDeregMr (comm=0x0, mhandle=0x0) at transport/net_ib.cc:906\n",
+            "RUN131",
+        ),
+    ],
+)
+def test_stack_dumps_of_stuck_or_faulting_ranks(log: str, code: str) -> None:
+    root = _root(log)
+    assert root is not None and root.code == code
+
+
+def test_a_python_traceback_through_a_collective_is_not_a_dump() -> None:
+    root = _root(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", '
+        "line 2050, in "
+        "all_reduce\n    work = group.allreduce([tensor], opts)\n"
+        "ValueError: labels out of range\n"
+    )
+    assert root is not None and root.code == "RUN132"
+
+
+def test_an_error_line_outranks_the_stack_dump() -> None:
+    root = _root(
+        'Thread 4242 (idle): "MainThread"\n    all_reduce (torch/distributed/distributed_c10d.py:2050)\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+        "of 79.15 GiB of which 1.2 GiB is free.\n"
+    )
+    assert root is not None and root.category == "cuda_oom"

@@ -24,6 +24,7 @@ from pgdoctor.diagnose.rules import (
     process_crash,
     pyexc,
     rendezvous,
+    stuck_stacks,
     timeouts,
     workers,
 )
@@ -44,6 +45,7 @@ MODULES = (
     timeouts,
     workers,
     process_crash,
+    stuck_stacks,
     launcher,
     pyexc,
 )
