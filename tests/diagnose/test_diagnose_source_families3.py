@@ -130,6 +130,14 @@ def _root(log: str) -> Any:
             "installation.",
             "RUN265",
         ),
+        (
+            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, 2) but found "
+            "runtime version (8, 5, 0).",
+            "RUN296",
+        ),
+        # ROCm builds' words for the same families
+        ("RuntimeError: No HIP GPUs are available", "RUN262"),
+        ('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"', "RUN265"),
         # NCCL's CUDACHECK of the generic initialisation error
         ("node1:123:123 [0] init.cc:1400 NCCL WARN Cuda failure 3 'initialization error'", "RUN262"),
         ("node1:123:123 [0] NCCL WARN Cuda failure 'initialization error'", "RUN262"),
@@ -467,3 +475,23 @@ def test_an_error_line_outranks_the_stack_dump() -> None:
         "of 79.15 GiB of which 1.2 GiB is free.\n"
     )
     assert root is not None and root.category == "cuda_oom"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "horovod.common.exceptions.HorovodInternalError: Mismatched MPI operations: One rank "
+        "did an allreduce, "
+        "but another rank did an allgather.",
+        "tensorflow.python.framework.errors_impl.FailedPreconditionError: Mismatched data "
+        "types: One rank had "
+        "type float32, but another rank had type float64.",
+        "Mismatched allreduce tensor shapes: One or more rank sent tensors of different shapes "
+        "for tensor loss",
+        "Mismatched broadcast root ranks: One rank specified root rank 0, but another rank "
+        "specified root rank 1.",
+    ],
+)
+def test_horovod_coordinator_mismatches(line: str) -> None:
+    root = _root(line + "\n")
+    assert root is not None and root.category == "collective_mismatch"

@@ -25,9 +25,10 @@ from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
 
 _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
+# (ROCm builds word the first two "No HIP GPUs are available" and "no ROCm-capable device is detected")
 _NO_DEVICE = re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
-    r"Torch not compiled with CUDA enabled"
+    r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
 )
 # The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
 # libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
@@ -49,7 +50,8 @@ _TOOLKIT = re.compile(
     r"CUDA_HOME environment variable is not set|"
     r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
-    r"Cuda extensions are being compiled with a version of Cuda that does not match"
+    r"Cuda extensions are being compiled with a version of Cuda that does not match|"
+    r"cuDNN version incompatibility: PyTorch was compiled\s+against"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
@@ -66,7 +68,10 @@ _NO_DRIVER = re.compile(
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
 # with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
 # 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
-_ARCH = re.compile(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation")
+_ARCH = re.compile(
+    r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
+    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
+)
 _THC_INIT = re.compile(r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c")
 # NVML's user-space library and the loaded kernel module differ (a driver upgrade without a reboot).
 # nvidia-container-cli words it in lower case ("nvml error: driver/library version mismatch").
@@ -310,9 +315,10 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            f"this PyTorch carries no GPU code for this GPU ({m.group(1)}): install a build for its "
+            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'}): install a "
+            "build for its "
             "compute capability",
-            {"arch": m.group(1)},
+            {"arch": m.group(1) or "rocm"},
             dedupe=(row.code,),
         )
     ]
@@ -411,7 +417,13 @@ SIGNATURES = (
         C.NO_CUDA_DEVICE.code,
         anchors=(b"rror", b"driver on your system"),
         worth=(rb"Error\b", rb"driver on your system"),
-        words=("no cuda gpus are available", "found no nvidia driver", "torch not compiled with cuda"),
+        words=(
+            "no cuda gpus are available",
+            "found no nvidia driver",
+            "torch not compiled with cuda",
+            "no hip gpus",
+            "no rocm-capable device",
+        ),
         anchor_from=_EXC,
         examples=(
             "RuntimeError: No CUDA GPUs are available",
@@ -450,9 +462,9 @@ SIGNATURES = (
         _TOOLKIT,
         _toolkit,
         C.CUDA_TOOLKIT_MISMATCH.code,
-        anchors=(b"CUDA version", b"CUDA_HOME", b"different CUDA", b"version of Cuda"),
-        worth=(rb"CUDA version", rb"CUDA_HOME", rb"different CUDA", rb"version of Cuda"),
-        words=("cuda version", "cuda_home", "different cuda", "version of cuda"),
+        anchors=(b"CUDA version", b"CUDA_HOME", b"different CUDA", b"version of Cuda", b"cuDNN version"),
+        worth=(rb"CUDA version", rb"CUDA_HOME", rb"different CUDA", rb"version of Cuda", rb"cuDNN version"),
+        words=("cuda version", "cuda_home", "different cuda", "version of cuda", "cudnn version"),
     ),
     Signature(
         "no driver",
@@ -492,9 +504,9 @@ SIGNATURES = (
         _ARCH,
         _arch,
         C.ARCH_UNSUPPORTED.code,
-        anchors=(b"CUDA capability",),
-        worth=(rb"CUDA capability",),
-        words=("cuda capability",),
+        anchors=(b"CUDA capability", b"hipErrorNoBinaryForGpu"),
+        worth=(rb"CUDA capability", rb"hipErrorNoBinaryForGpu"),
+        words=("cuda capability", "hiperrornobinaryforgpu"),
     ),
     Signature(
         "torch 0.x device set-up unknown error",
