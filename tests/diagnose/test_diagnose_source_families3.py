@@ -495,3 +495,52 @@ def test_an_error_line_outranks_the_stack_dump() -> None:
 def test_horovod_coordinator_mismatches(line: str) -> None:
     root = _root(line + "\n")
     assert root is not None and root.category == "collective_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("log", "fact"),
+    [
+        (
+            "Feb 24 09:28:28 ip-172-31-92-157 nv-fabricmanager[1507]: fabric manager NVIDIA GPU "
+            "driver interface "
+            "version 535.183.01 don't match with driver version 535.216.01. Please update with "
+            "matching NVIDIA "
+            "driver package.\n",
+            "535.183.01",
+        ),
+        (
+            "Feb 24 09:28:28 host systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\n"
+            "Feb 24 09:28:28 host systemd[1]: Failed to start NVIDIA fabric manager service.\n",
+            None,
+        ),
+    ],
+)
+def test_fabric_manager_records_are_driver_env(log: str, fact: Any) -> None:
+    root = _root(log)
+    assert root is not None and root.code == "RUN262" and root.facts["reason"] == "fabric_manager"
+    assert root.facts.get("fabric_manager_version") == fact
+
+
+@pytest.mark.parametrize(
+    ("line", "ranks"),
+    [
+        (
+            "RuntimeError: Forward order differs across ranks: rank 0 is all-gathering 43 "
+            "parameters while rank "
+            "1228 is all-gathering 1 parameters",
+            [0, 1228],
+        ),
+        ("AssertionError: Rank 1 has different values for step: 8016.0. Other ranks: 7870.0", None),
+        # the pretty-printed fingerprint without its exception type on the line
+        (
+            "Detected mismatch between collectives on ranks. Rank 0 is running collective:\n"
+            "CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[20, 10], TensorDtypes=Float,",
+            None,
+        ),
+    ],
+)
+def test_fsdp_and_wrapper_mismatch_words(line: str, ranks: Any) -> None:
+    root = _root(line + "\n")
+    assert root is not None and root.category == "collective_mismatch"
+    if ranks:
+        assert root.facts["ranks_compared"] == ranks

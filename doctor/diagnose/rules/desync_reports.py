@@ -15,6 +15,9 @@ Formats, read at their source:
 - TORCH_NCCL_DESYNC_DEBUG (c10d TraceUtils.h retrieveDesyncReport, 1.11-2.x): "Snapshot of ranks'
   latest states:" then "#100 started ranks:" and one "[0, 2] started ALLREDUCE" line per collective
   name: two names at one sequence number are ranks in different collectives.
+- FSDP's first-iteration order check ("Forward order differs across ranks: rank 0 is all-gathering 43
+  parameters while rank 1228 is all-gathering 1 parameters") and its optimizer-state check ("Rank 1 has
+  different values for step: 8016.0. Other ranks: 7870.0").
 - reducer.cpp with static_graph=True: "Your training graph has changed in this iteration, e.g., one
   parameter is used in first iteration, but then got unused in the second iteration."
 """
@@ -42,6 +45,14 @@ _SNAPSHOT = re.compile(r"#(\d+) started ranks:")
 _STARTED = re.compile(r"\[([\d, ]+)\] started (\S+)")
 _STARTED_ONE = re.compile(r"started (\S+)$")
 _STATIC_GRAPH = re.compile(r"Your training graph has changed in this iteration")
+# FSDP's execution-order check on the first iteration (fsdp/_exec_order_utils.py, TORCH_DISTRIBUTED_DEBUG
+# INFO/DETAIL): "Forward order differs across ranks: rank 0 is all-gathering 43 parameters while rank 1228
+# is all-gathering 1 parameters"; and its optimizer-state check (fsdp/_optim_utils.py): "Rank 1 has
+# different values for step: 8016.0. Other ranks: 7870.0".
+_FSDP_ORDER = re.compile(
+    r"Forward order differs across ranks:?(?:.*?\brank (\d+) is .*?while rank (\d+) is)?"
+)
+_FSDP_STATE = re.compile(r"Rank (\d+) has different values for (\w+): (\S+?)\.? Other ranks: (\S+)")
 
 
 def _ranks(text: str) -> list[int]:
@@ -156,6 +167,37 @@ def _snapshot(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     return [row.event(hit, msg, facts, dedupe=(row.code, "desync_snapshot"))]
 
 
+def _fsdp_order(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "fsdp_exec_order"}
+    if m.group(1):
+        facts["ranks_compared"] = sorted({int(m.group(1)), int(m.group(2))})
+    return [
+        row.event(
+            hit,
+            "FSDP: the ranks all-gather different parameters in the forward pass (their modules run in a "
+            "different order or take different branches)"
+            + (f": ranks {facts['ranks_compared']}" if "ranks_compared" in facts else ""),
+            facts,
+            dedupe=(row.code, "fsdp_order"),
+        )
+    ]
+
+
+def _fsdp_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    r = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"FSDP: rank {r} holds a different {m.group(2)} ({m.group(3)}) than the other ranks "
+            f"({m.group(4)}): "
+            "the ranks' optimizer states diverged",
+            {"kind": "fsdp_state_differs", "rank": r, "key": m.group(2)},
+            rank=r,
+            dedupe=(row.code, "fsdp_state"),
+        )
+    ]
+
+
 def _static_graph(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -204,6 +246,24 @@ SIGNATURES = (
         anchors=(b"started ranks:",),
         worth=(rb"started ranks:",),
         words=("started ranks:",),
+    ),
+    Signature(
+        "fsdp forward order",
+        _FSDP_ORDER,
+        _fsdp_order,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"order differs across ranks",),
+        worth=(rb"order differs across ranks",),
+        words=("order differs across ranks",),
+    ),
+    Signature(
+        "fsdp state differs",
+        _FSDP_STATE,
+        _fsdp_state,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"has different values for",),
+        worth=(rb"has different values for",),
+        words=("has different values for",),
     ),
     Signature(
         "ddp static graph changed",

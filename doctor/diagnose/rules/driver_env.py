@@ -65,6 +65,13 @@ _NO_DRIVER = re.compile(
     r"on a CUDA device but torch\.cuda\.is_available\(\) is False|"
     r"not supported by the NVIDIA [\d.]+ driver release"
 )
+# The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
+# the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
+_FABRIC = re.compile(
+    r"fabric manager NVIDIA GPU driver interface version (\S+) don't match with driver version "
+    r"(\S+?)\.?(?:\s|$)|"
+    r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: Failed"
+)
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
 # with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
 # 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
@@ -311,6 +318,24 @@ def _no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "fabric_manager"}
+    if m.group(1):
+        facts.update(fabric_manager_version=m.group(1), driver_version=m.group(2))
+        what = f"its version {m.group(1)} does not match the driver's {m.group(2)}"
+    else:
+        what = "its service failed to start"
+    return [
+        row.event(
+            hit,
+            f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): CUDA cannot initialise "
+            "the GPUs (802 'system not yet initialized')",
+            facts,
+            dedupe=(row.code, "fabric_manager"),
+        )
+    ]
+
+
 def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -498,6 +523,15 @@ SIGNATURES = (
             "is_available()",
             "driver release",
         ),
+    ),
+    Signature(
+        "fabric manager down",
+        _FABRIC,
+        _fabric,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"fabric manager", b"fabricmanager"),
+        worth=(rb"fabric ?manager",),
+        words=("fabric manager", "fabricmanager"),
     ),
     Signature(
         "gpu architecture not in this build",

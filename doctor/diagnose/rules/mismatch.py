@@ -347,7 +347,7 @@ SIGNATURES = (
         _MISMATCH,
         _fingerprints,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"rror",),
+        anchors=(b"rror", b"mismatch between collectives"),
         worth=(rb"mismatch between collectives",),
         anchor_from=_RUNTIME,
         examples=(
