@@ -544,3 +544,29 @@ def test_fsdp_and_wrapper_mismatch_words(line: str, ranks: Any) -> None:
     assert root is not None and root.category == "collective_mismatch"
     if ranks:
         assert root.facts["ranks_compared"] == ranks
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        '  File "/usr/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 245, in '
+        "_env_rendezvous_handler\n    store = _cre",
+        '  File "/usr/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/'
+        'dynamic_rendezvous.py", '
+        "line 1100, in next_rendezvous\n",
+    ],
+)
+def test_a_traceback_cut_inside_the_rendezvous_is_a_rendezvous_failure(last: str) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 79, in main\n    dist.init_process_group("nccl")\n'
+        '  File "/usr/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 900, in '
+        "init_process_group\n    store, rank, world_size = next(rendezvous_iterator)\n" + last
+    )
+    root = _root(log)
+    assert root is not None and root.category == "rendezvous"
+
+
+def test_a_traceback_cut_elsewhere_stays_a_note() -> None:
+    root = _root('Traceback (most recent call last):\n  File "train.py", line 79, in main\n    step()\n')
+    assert root is None

@@ -90,6 +90,10 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+_RENDEZVOUS_FRAME = re.compile(
+    r"distributed/rendezvous\.py:\d+ in \w+|distributed/elastic/rendezvous/\S+:\d+ in \w+|"
+    r" in _create_c10d_store$|TCPStore"
+)
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 
 
@@ -107,6 +111,20 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
     if not frames:
         return []
+    if _RENDEZVOUS_FRAME.search(frames[-1]):
+        # cut inside init_process_group's rendezvous (distributed/rendezvous.py's handlers create or reach
+        # the TCPStore there; elastic's rendezvous backends): whatever was raised, the ranks did not meet
+        return [
+            row.event(
+                hit,
+                f"a traceback ends inside the rendezvous ({frames[-1]}) before its exception line: the "
+                "store could not be created or reached",
+                {"frame": frames[-1], "cut": True},
+                tier=2,
+                code=C.RENDEZVOUS_TIMEOUT.code,
+                dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "cut"),
+            )
+        ]
     return [
         row.event(
             hit,
