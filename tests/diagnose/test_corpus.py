@@ -138,7 +138,8 @@ def test_new_corpus_top1_at_least_95_percent() -> None:
 
 def test_real_logs_v2_top1() -> None:
     right, total, misses, _ = _score([V2])
-    assert total == 106 and right >= 103, f"v2 top-1 {right}/{total}; misses:\n" + "\n".join(misses)
+    # 104/106 under LABEL_DECISIONS (101 by the labels as filed: the three cases the decisions settle)
+    assert total == 106 and right >= 104, f"v2 top-1 {right}/{total}; misses:\n" + "\n".join(misses)
 
 
 def test_corpus_v3_dev_top1() -> None:
@@ -155,7 +156,7 @@ def test_corpus_v3_heldout_top1() -> None:
 
 # The last measured figures, as regression bars (the bars are 98 % on v1/v2, 98 % on a dev
 # half and 95 % on a held-out half).
-BARS = {"v3_dev": 0.92, "v3_heldout": 0.79}
+BARS = {"v3_dev": 0.95, "v3_heldout": 0.79}  # v3 dev + dev2: 231/241 (95.9 %)
 
 
 def test_every_decoy_gets_no_wrong_failure() -> None:
