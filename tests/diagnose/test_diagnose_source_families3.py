@@ -141,6 +141,7 @@ def _root(log: str) -> Any:
         # NCCL's CUDACHECK of the generic initialisation error
         ("node1:123:123 [0] init.cc:1400 NCCL WARN Cuda failure 3 'initialization error'", "RUN262"),
         ("node1:123:123 [0] NCCL WARN Cuda failure 'initialization error'", "RUN262"),
+        ("node1:123:123 [0] init.cc:1500 NCCL WARN Cuda failure 101 'invalid device ordinal'", "RUN264"),
     ],
 )
 def test_driver_env_family_in_every_source_wording(prefix: str, line: str, code: str) -> None:

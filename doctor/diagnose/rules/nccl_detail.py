@@ -150,6 +150,18 @@ def from_detail(
                 ev.facts.update(base)
                 ev.evidence = hit.evidence(used) if used else ev.evidence
             return env
+        if "invalid device ordinal" in what:  # cudaSetDevice on a GPU this process cannot see
+            return [
+                event(
+                    hit,
+                    C.DEVICE_MISMATCH.code,
+                    f"{hit.who()}: NCCL was asked for a GPU index that is not visible (Cuda failure "
+                    f"'{what}': more ranks per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
+                    {**base, "cuda_error": what},
+                    used,
+                    dedupe=(C.DEVICE_MISMATCH.code, r),
+                )
+            ]
         if "out of memory" in what:
             return [
                 event(
