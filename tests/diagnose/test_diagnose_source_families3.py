@@ -135,6 +135,16 @@ def _root(log: str) -> Any:
             "runtime version (8, 5, 0).",
             "RUN296",
         ),
+        (
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=47 error=30 : unknown error",
+            "RUN262",
+        ),
+        ("RuntimeError: Not compiled with GPU support", "RUN296"),
+        ("RuntimeError: nms is not compiled with GPU support", "RUN296"),
+        (
+            "RuntimeError: CUDA Setup failed despite GPU being available. Please run the following command",
+            "RUN263",
+        ),
         # ROCm builds' words for the same families
         ("RuntimeError: No HIP GPUs are available", "RUN262"),
         ('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"', "RUN265"),
@@ -188,6 +198,14 @@ def test_toolkit_versions_are_facts() -> None:
         "such file or directory No plugin found (libnccl-net.so), using internal implementation\n"
         "node1:1234:1250 [0] NCCL INFO comm 0x8a0c1f0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n",
         # xFormers and DeepSpeed say which optional ops they skip
+        # TensorFlow imported as a side dependency probes for its CUDA libraries at W level
+        "2021-05-01 10:00:00.123456: W "
+        "tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not "
+        "load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open "
+        "shared object file: "
+        "No such file or directory\n2021-05-01 10:00:00.123456: I "
+        "tensorflow/stream_executor/cuda/cudart_stub.cc:29]"
+        " Ignore above cudart dlerror if you do not have a GPU set up on your machine.\nepoch 1 loss 0.3\n",
         "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
         "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)\nstep 1 loss 5.4\n",
         "[WARNING] cpu_adam cuda is missing or is incompatible with installed torch, only cpu ops can be "

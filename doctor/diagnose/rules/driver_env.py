@@ -51,7 +51,8 @@ _TOOLKIT = re.compile(
     r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
-    r"cuDNN version incompatibility: PyTorch was compiled\s+against"
+    r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
+    r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
@@ -79,12 +80,17 @@ _ARCH = re.compile(
     r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
     r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
 )
-_THC_INIT = re.compile(r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c")
+_THC_INIT = re.compile(
+    r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c|"
+    r"THCudaCheck FAIL file=\S*THCGeneral\.c\w* line=\d+ error=(\d+) : unknown error"
+)
 # NVML's user-space library and the loaded kernel module differ (a driver upgrade without a reboot).
 # nvidia-container-cli words it in lower case ("nvml error: driver/library version mismatch").
 # The kernel's own record of it (dmesg): "NVRM: API mismatch: the client has the version 535.54.03, but
 # this kernel module has the version 525.85.12."
 _NVML_MISMATCH = re.compile(r"[Dd]river/library version mismatch|NVRM: API mismatch")
+# bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
+_BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 _NO_NCCL = re.compile(
     r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
@@ -233,8 +239,12 @@ def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # (torchvision's "UserWarning: Failed to load image Python extension: ... undefined symbol ...",
 # bitsandbytes' and xFormers' probes): not a failure. Raised, the same words are one ("ImportError:",
 # "OSError:", a bare line of a traceback).
+# TensorFlow's dso_loader probes at W level ("W tensorflow/.../dso_loader.cc:64] Could not load dynamic
+# library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
+# when it is imported as a side dependency.
 _WARNED = re.compile(
-    r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension"
+    r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
+    r"(?:^|\s)W tensorflow/|Could not load dynamic library '"
 )
 
 
@@ -350,13 +360,26 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    number = m.group(1) or m.group(2)
     return [
         row.event(
             hit,
-            f"CUDA could not be initialised (cuda runtime error ({m.group(1)}): unknown error at device "
-            "set-up): the driver or the device state is broken for this process",
-            {"reason": "device_init_failed", "cuda_error_number": int(m.group(1))},
+            f"CUDA could not be initialised (cuda runtime error ({number}): unknown error at device set-up): "
+            "the driver or the device state is broken for this process",
+            {"reason": "device_init_failed", "cuda_error_number": int(number)},
             dedupe=(row.code, "device_init_failed"),
+        )
+    ]
+
+
+def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "bitsandbytes found no CUDA library it can load for this GPU (its libbitsandbytes_cuda build or "
+            "libcudart does not match the installed CUDA)",
+            {"library": "bitsandbytes", "reason": "cuda_setup_failed"},
+            dedupe=(row.code, "bitsandbytes"),
         )
     ]
 
@@ -487,9 +510,30 @@ SIGNATURES = (
         _TOOLKIT,
         _toolkit,
         C.CUDA_TOOLKIT_MISMATCH.code,
-        anchors=(b"CUDA version", b"CUDA_HOME", b"different CUDA", b"version of Cuda", b"cuDNN version"),
-        worth=(rb"CUDA version", rb"CUDA_HOME", rb"different CUDA", rb"version of Cuda", rb"cuDNN version"),
-        words=("cuda version", "cuda_home", "different cuda", "version of cuda", "cudnn version"),
+        anchors=(
+            b"CUDA version",
+            b"CUDA_HOME",
+            b"different CUDA",
+            b"version of Cuda",
+            b"cuDNN version",
+            b"ot compiled with",
+        ),
+        worth=(
+            rb"CUDA version",
+            rb"CUDA_HOME",
+            rb"different CUDA",
+            rb"version of Cuda",
+            rb"cuDNN version",
+            rb"ot compiled with (?:GPU|CUDA)",
+        ),
+        words=(
+            "cuda version",
+            "cuda_home",
+            "different cuda",
+            "version of cuda",
+            "cudnn version",
+            "not compiled with",
+        ),
     ),
     Signature(
         "no driver",
@@ -547,9 +591,18 @@ SIGNATURES = (
         _THC_INIT,
         _thc_init,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"unknown error at",),
-        worth=(rb"unknown error at",),
-        words=("unknown error at",),
+        anchors=(b"unknown error at", b"unknown error"),
+        worth=(rb"unknown error at", rb"THCudaCheck FAIL"),
+        words=("unknown error at", "thcudacheck fail"),
+    ),
+    Signature(
+        "bitsandbytes cuda setup",
+        _BNB_SETUP,
+        _bnb_setup,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"CUDA Setup failed",),
+        worth=(rb"CUDA Setup failed",),
+        words=("cuda setup failed",),
     ),
     Signature(
         "nccl library not loaded",
