@@ -94,10 +94,9 @@ elif scenario == "healthy":
     print(f"rank {rank} did {n} steps", flush=True)
 elif scenario == "raise":
     if rank == args[0]:
-        # The group goes first: with it alive, torch 2.13 on gloo sometimes aborts in a static
-        # destructor after the uncaught exception (exit -6 instead of 1), and diagnose does not yet
-        # read that abort as the exception's consequence (RUN131 would lead instead of RUN132).
-        dist.destroy_process_group()
+        # The group stays alive: torch 2.13 on gloo then sometimes aborts in a static destructor
+        # after the uncaught exception (exit -6 instead of 1), and diagnose must still name the
+        # exception, not the abort.
         raise RuntimeError(f"rank {rank}: sample 17 has 0 tokens")
     wait_for_peers()
 dist.destroy_process_group()
