@@ -11,16 +11,21 @@ Schema variants: the export metadata table is EXPORT_META_DATA (2022.x) or META_
 (later); NVTX text is inline (`text`) or registered (`textId` into StringIds); kernel names are
 `demangledName`/`shortName` ids; the process is `globalPid` (kernels) or the top bits of
 `globalTid` (runtime, NVTX), and some exports have neither (one process). A CPU-only report has no
-CUPTI table at all. Rows are read through cursors, never fetched whole.
+CUPTI table at all. Rows are read through cursors, never fetched whole, and GPU events are
+folded into running totals in SQLite's sort order (see collect).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 import sqlite3
+from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
-from pgdoctor.diagnose.profile.names import COMM, MEMORY, cpu_kind, is_launch, is_step, kernel_kind
+from pgdoctor.diagnose.profile.intervals import GpuTotals, Running
+from pgdoctor.diagnose.profile.names import COMM, COMPUTE, MEMORY, cpu_kind, is_launch, is_step, kernel_kind
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TraceError
 
 META_TABLES = ("EXPORT_META_DATA", "META_DATA_EXPORT")
@@ -80,9 +85,13 @@ def _pid_of_tid(expr: str) -> str:
     return f"(({expr}) >> 24) & 16777215"
 
 
-def collect(path: str, new: Callable[[], Any]) -> list[tuple[int, Any]]:
+@contextlib.contextmanager
+def collect(path: str, new: Callable[[], Any]) -> Iterator[list[tuple[int, Any]]]:
     """One collection (made by `new`, filled like rank._collect fills it) per process that has
-    kernels or NVTX ranges, ordered by pid."""
+    kernels or NVTX ranges, ordered by pid, while the export is open. Memory stays flat as the
+    export grows: only NVTX steps, data-loading and collective ranges are held (and every range
+    of a process without GPU activity); a process's GPU events are counted here and streamed
+    sorted from SQLite when its breakdown is asked for (`gpu_source`, see _GpuStream)."""
     try:
         con = _connect(path)
         tables = _tables(con)
@@ -105,66 +114,160 @@ def collect(path: str, new: Callable[[], Any]) -> list[tuple[int, Any]]:
                 c.meta["comm_gpu"], c.meta["comm_cpu"] = [], []
             return c
 
-        names: dict[int, str] = {}
-
-        def name(sid: Any) -> str:
-            if sid is None:
-                return ""
-            got = names.get(sid)
-            if got is None:
-                row = con.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
-                got = names[sid] = str(row[0]) if row else ""
-            return got
-
-        kinds: dict[str, int] = {}
-        for table in (KERNEL, MEMCPY, MEMSET):
-            if table not in tables:
-                continue
-            cols = _columns(con, table)
-            pid_expr = "globalPid >> 24 & 16777215" if "globalPid" in cols else "0"
-            name_col = next((n for n in ("demangledName", "shortName") if n in cols), None)
-            corr = "correlationId" if "correlationId" in cols else "-1"
-            sel = f"SELECT start, end, {corr}, {pid_expr}, {name_col or 'NULL'} FROM {table}"
-            for start, end, cid, pid, nid in con.execute(sel):
-                if table == KERNEL:
-                    kname = name(nid)
-                    kind = kinds.get(kname)
-                    if kind is None:
-                        kind = kinds[kname] = kernel_kind(kname)
-                else:
-                    kind = MEMORY
-                c = of(pid)
-                c.events += 1
-                c.gpu.append((start / 1000.0, end / 1000.0, kind, cid if cid is not None else -1))
-                if kind == COMM:
-                    c.meta["comm_gpu"].append(start / 1000.0)
-        if RUNTIME in tables:
+        names = _Names(con)
+        stream = _GpuStream(con, tables, names)
+        for pid, rows in con.execute(f"SELECT pid, count(*) FROM ({stream.union}) GROUP BY pid"):
+            c = of(pid)
+            c.events += rows
+            c.gpu_rows = rows
+            c.gpu_source = functools.partial(stream.totals, pid, c)
+        if RUNTIME in tables and by_pid:
             cols = _columns(con, RUNTIME)
             pid_expr = _pid_of_tid("globalTid") if "globalTid" in cols else "0"
-            launch: dict[int, bool] = {}
-            for start, end, cid, pid, nid in con.execute(
-                f"SELECT start, end, correlationId, {pid_expr}, nameId FROM {RUNTIME}"
-            ):
-                if pid not in by_pid:
-                    continue  # a process without kernels: its runtime calls explain nothing here
-                c = by_pid[pid]
-                c.events += 1
-                c.corr_ts[cid] = start / 1000.0
-                is_l = launch.get(nid)
-                if is_l is None:
-                    is_l = launch[nid] = is_launch(name(nid))
-                if is_l:
-                    c.launch_dur[cid] = (end - start) / 1000.0
+            # A process without kernels: its runtime calls explain nothing here.
+            for pid, rows in con.execute(f"SELECT {pid_expr} AS p, count(*) FROM {RUNTIME} GROUP BY p"):
+                if pid in by_pid:
+                    by_pid[pid].events += rows
         if NVTX in tables:
-            _nvtx(con, of, name)
-        return sorted(by_pid.items())
+            _nvtx(con, of, names, set(by_pid))
+        yield sorted(by_pid.items())
     except sqlite3.Error as exc:
         raise TraceError(f"cannot read the Nsight export: {exc}") from None
     finally:
         con.close()
 
 
-def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], name: Callable[[Any], str]) -> None:
+class _Names:
+    """StringIds values by id, looked up once each."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self.cache: dict[Any, str] = {}
+
+    def __call__(self, sid: Any) -> str:
+        if sid is None:
+            return ""
+        got = self.cache.get(sid)
+        if got is None:
+            row = self.con.execute("SELECT value FROM StringIds WHERE id = ?", (sid,)).fetchone()
+            got = self.cache[sid] = str(row[0]) if row else ""
+        return got
+
+
+class _GpuStream:
+    """A process's kernels, memcpys and memsets, sorted by SQLite and folded into running
+    unions (intervals.Running): the totals of rank._gpu_totals without holding the events. Each
+    event comes with its launch call (the last runtime row of its correlation id in the same
+    process), which decides whether it belongs to the analysed steps and whether it is short."""
+
+    def __init__(self, con: sqlite3.Connection, tables: set[str], name: Callable[[Any], str]) -> None:
+        self.con, self.name = con, name
+        parts = []
+        for tag, table in enumerate((KERNEL, MEMCPY, MEMSET)):
+            if table not in tables:
+                continue
+            cols = _columns(con, table)
+            pid_expr = "globalPid >> 24 & 16777215" if "globalPid" in cols else "0"
+            name_col = next((n for n in ("demangledName", "shortName") if n in cols), None)
+            corr = "correlationId" if "correlationId" in cols else "-1"
+            nid = name_col if tag == 0 and name_col else "NULL"
+            parts.append(
+                f"SELECT start, end, {min(tag, 1)} AS mem, {nid} AS nid, {corr} AS cid, {pid_expr} AS pid "
+                f"FROM {table}"
+            )
+        self.union = " UNION ALL ".join(parts) or "SELECT 0 AS pid WHERE 0"
+        self.runtime = ""
+        self.launch_ids: set[Any] = set()
+        if RUNTIME in tables:
+            cols = _columns(con, RUNTIME)
+            pid_expr = _pid_of_tid("globalTid") if "globalTid" in cols else "0"
+            # The last row of a correlation id wins, as a dict filled in table order would keep it.
+            self.runtime = (
+                f"SELECT correlationId AS rcid, start AS rs, end AS re, nameId AS rn, max(rowid) "
+                f"FROM {RUNTIME} WHERE {pid_expr} = :pid GROUP BY correlationId"
+            )
+            self.launch_ids = {
+                nid
+                for (nid,) in con.execute(f"SELECT DISTINCT nameId FROM {RUNTIME}")
+                if is_launch(name(nid))
+            }
+        self.kinds: dict[Any, int] = {}
+
+    def totals(self, pid: int, c: Any, cut: Optional[float], last_end: Optional[float]) -> GpuTotals:
+        keep: Optional[Callable[[Optional[float]], bool]] = None
+        if cut is not None:
+            keep = lambda rs: rs is not None and rs < cut  # noqa: E731
+        elif last_end is not None:
+            keep = lambda rs: rs is not None and rs <= last_end  # noqa: E731
+        got = self._fold(pid, c, keep, arrivals=True)
+        if got.kernels == 0 and keep is not None:  # nothing launched in the analysed steps: all
+            got = self._fold(pid, c, None, arrivals=False)
+        return got
+
+    def _fold(
+        self, pid: int, c: Any, keep: Optional[Callable[[Optional[float]], bool]], arrivals: bool
+    ) -> GpuTotals:
+        busy, compute, comm, memory, either = (Running() for _ in range(5))
+        lo, hi = float("inf"), float("-inf")
+        kept = launched = short = 0
+        # NCCL kernels' starts only where arrivals are asked for (steps on a wall clock).
+        comm_gpu = c.meta["comm_gpu"] if arrivals and c.steps and c.meta.get("t0_us") else []
+        kinds, name, launch_ids = self.kinds, self.name, self.launch_ids
+        join = f"LEFT JOIN ({self.runtime}) r ON r.rcid = g.cid" if self.runtime else ""
+        rcols = "r.rs, r.re, r.rn" if self.runtime else "NULL, NULL, NULL"
+        sql = (
+            f"SELECT g.start, g.end, g.mem, g.nid, {rcols} FROM ({self.union}) g {join} "
+            f"WHERE g.pid = :pid ORDER BY g.start, g.end"
+        )
+        for start, end, mem, nid, rs, re_, rn in self.con.execute(sql, {"pid": pid}):
+            if mem:
+                kind = MEMORY
+            else:
+                kind = kinds.get(nid, -1)
+                if kind == -1:
+                    kind = kinds[nid] = kernel_kind(name(nid))
+            ts, te = start / 1000.0, end / 1000.0
+            if kind == COMM:
+                comm_gpu.append(ts)
+            if keep is not None and not keep(rs / 1000.0 if rs is not None else None):
+                continue
+            kept += 1
+            lo, hi = min(lo, ts), max(hi, te)
+            busy.add(ts, te)
+            if kind == COMPUTE:
+                compute.add(ts, te)
+                either.add(ts, te)
+                if rs is not None and rn in launch_ids:
+                    launched += 1
+                    if te - ts < (re_ - rs) / 1000.0:
+                        short += 1
+            elif kind == COMM:
+                comm.add(ts, te)
+                either.add(ts, te)
+            elif kind == MEMORY:
+                memory.add(ts, te)
+        busy.close()
+        # |comm and compute| = |comm| + |compute| - |comm or compute|: no list of either union.
+        compute_t, comm_t, either_t = compute.close().total, comm.close().total, either.close().total
+        return GpuTotals(
+            busy=busy.total,
+            compute=compute_t,
+            comm=comm_t,
+            memory=memory.close().total,
+            overlap=max(compute_t + comm_t - either_t, 0.0) if comm_t and compute_t else 0.0,
+            # Only zero-length GPU events leave the union empty: their own span is the window.
+            window=(busy.first, busy.last) if busy.first is not None and busy.last is not None else (lo, hi),
+            kernels=kept,
+            launched=launched,
+            short=short,
+        )
+
+
+def _nvtx(
+    con: sqlite3.Connection, of: Callable[[int], Any], name: Callable[[Any], str], gpu: set[int]
+) -> None:
+    """NVTX ranges: a process with GPU activity keeps its steps, data-loading and collective
+    ranges only (what its GPU breakdown and arrivals read); one without keeps them all."""
     cols = _columns(con, NVTX)
     text = "text" if "text" in cols else "NULL"
     text_id = "textId" if "textId" in cols else "NULL"
@@ -191,9 +294,10 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], name: Callable[[Any
         if known[0]:
             c.steps.append((ts, te, tid))
         else:
-            c.cpu[tid].append((ts, te, known[1]))
             if known[1] == COMM:
                 c.meta["comm_cpu"].append((ts, tid))
+            if pid not in gpu or known[1] == MEMORY:
+                c.cpu[tid].append((ts, te, known[1]))
 
 
 def arrivals(c: Any, steps: list[tuple[float, float, Any]]) -> list[list[float]]:
