@@ -129,7 +129,7 @@ def collect(path: str, new: Callable[[], Any]) -> Iterator[list[tuple[int, Any]]
                 if pid in by_pid:
                     by_pid[pid].events += rows
         if NVTX in tables:
-            _nvtx(con, of, names, set(by_pid))
+            _nvtx(con, of, set(by_pid))
         yield sorted(by_pid.items())
     except sqlite3.Error as exc:
         raise TraceError(f"cannot read the Nsight export: {exc}") from None
@@ -263,41 +263,62 @@ class _GpuStream:
         )
 
 
-def _nvtx(
-    con: sqlite3.Connection, of: Callable[[int], Any], name: Callable[[Any], str], gpu: set[int]
-) -> None:
+# Keys passed as SQL parameters at most (SQLite's limit is 32766); past it the ranges of
+# processes with GPU activity are filtered here instead of in SQLite.
+_MAX_KEY_PARAMS = 30000
+
+
+def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> None:
     """NVTX ranges: a process with GPU activity keeps its steps, data-loading and collective
-    ranges only (what its GPU breakdown and arrivals read); one without keeps them all."""
+    ranges only (what its GPU breakdown and arrivals read); one without keeps them all.
+
+    A range is classified by its text before the first comma: PyTorch's emit_nvtx ranges are
+    "aten::mul, op_id = 322567", one distinct message per op, and what a range is (a step, a
+    collective, data loading) is in its name. SQLite cuts and counts the keys (one pass of C),
+    Python classifies each distinct key once, and only the ranges kept come back as rows."""
     cols = _columns(con, NVTX)
-    text = "text" if "text" in cols else "NULL"
-    text_id = "textId" if "textId" in cols else "NULL"
-    pid_expr = _pid_of_tid("globalTid") if "globalTid" in cols else "0"
-    tid_expr = "globalTid & 16777215" if "globalTid" in cols else "0"
-    kinds: dict[str, tuple[bool, int]] = {}
-    sel = (
-        f"SELECT start, end, {text}, {text_id}, {pid_expr}, {tid_expr} FROM {NVTX} "
-        f"WHERE eventType IN {NVTX_RANGE_TYPES} AND end IS NOT NULL"
+    if "textId" in cols:
+        msg = f"coalesce({'e.text' if 'text' in cols else 'NULL'}, s.value, '')"
+        join = "LEFT JOIN StringIds s ON s.id = e.textId"
+    else:
+        msg, join = ("coalesce(e.text, '')" if "text" in cols else "''"), ""
+    key = f"CASE WHEN instr({msg}, ',') > 0 THEN substr({msg}, 1, instr({msg}, ',') - 1) ELSE {msg} END"
+    pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
+    tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
+    ranges = (
+        f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k "
+        f"FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
     )
-    for start, end, txt, tid_text, pid, tid in con.execute(sel):
-        msg = txt if txt is not None else name(tid_text)
-        # Classified by the text before its first comma: PyTorch's emit_nvtx ranges are
-        # "aten::mul, op_id = 322567", one distinct message per op, and what a range is (a
-        # step, a collective, data loading) is in its name.
-        key = msg.partition(",")[0]
-        known = kinds.get(key)
-        if known is None:
-            known = kinds[key] = (is_step(key), cpu_kind(key))
+    kinds: dict[str, tuple[bool, int]] = {}
+    for pid, k, n in con.execute(f"SELECT pid, k, count(*) FROM ({ranges}) GROUP BY pid, k"):
+        k = str(k)
+        if k not in kinds:
+            kinds[k] = (is_step(k), cpu_kind(k))
         c = of(pid)
-        c.events += 1
-        c.pids[pid] += 1
+        c.events += n
+        c.pids[pid] += n
+    wanted = sorted(k for k, (step, kind) in kinds.items() if step or kind in (COMM, MEMORY))
+    params: list[Any] = []
+    where = ""
+    if gpu and len(gpu) + len(wanted) <= _MAX_KEY_PARAMS:
+        params = [*sorted(gpu), *wanted]
+        where = (
+            f" WHERE pid IS NULL OR pid NOT IN ({', '.join('?' * len(gpu))})"
+            f" OR k IN ({', '.join('?' * len(wanted)) or 'NULL'})"
+        )
+    for start, end, pid, tid, k in con.execute(
+        f"SELECT start, end, pid, tid, k FROM ({ranges}){where}", params
+    ):
+        step, kind = kinds[str(k)]
+        c = of(pid)
         ts, te = start / 1000.0, end / 1000.0
-        if known[0]:
+        if step:
             c.steps.append((ts, te, tid))
         else:
-            if known[1] == COMM:
+            if kind == COMM:
                 c.meta["comm_cpu"].append((ts, tid))
-            if pid not in gpu or known[1] == MEMORY:
-                c.cpu[tid].append((ts, te, known[1]))
+            if pid not in gpu or kind == MEMORY:
+                c.cpu[tid].append((ts, te, kind))
 
 
 def arrivals(c: Any, steps: list[tuple[float, float, Any]]) -> list[list[float]]:
