@@ -1,8 +1,10 @@
-"""The Nsight reader streams a process's GPU events sorted from SQLite into running unions instead
+"""The Nsight reader streams a process's GPU events and CPU ranges sorted from SQLite instead
 of holding them: its breakdown must equal the one computed from the same events held whole (the
 Kineto path, rank._gpu_totals), for random exports with steps (the last one left out by launch
 time, or kept with --all-steps), overlapping NCCL and compute kernels, memcpys, zero-length
-events, kernels without a launch call and launch calls without a kernel."""
+events, kernels without a launch call and launch calls without a kernel; and the swept CPU
+breakdown of a CPU-only process (rank._cpu_totals) for ranges of every class on the step thread
+and on others, with and without steps."""
 
 from __future__ import annotations
 
@@ -142,3 +144,73 @@ def test_streamed_breakdown_equals_the_one_held_whole(tmp_path: Path, seed: int,
         same = {k for k in whole if k not in ("comm_comp_overlap_pct", "exposed_comm_pct", "exposed_comm_ms")}
         assert {k: s[k] for k in same if k != "events"} == {k: whole[k] for k in same if k != "events"}
         assert whole["steps_in_trace"] >= 0 and s["kernels"] > 0
+
+
+CPU_NAMES = ("fwd", "bwd", "data", "comm.all_reduce bucket=0", "gloo:all_reduce", "aten::mul, op_id = 7")
+
+
+def _cpu_export(path: Path, seed: int, steps: int) -> None:
+    """A CPU-only two-process export: ranges of every class on the step thread and on others,
+    overlapping, zero-length and reversed ones among them."""
+    rnd = random.Random(seed)
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT)")
+    con.execute("INSERT INTO EXPORT_META_DATA VALUES ('EXPORT_SCHEMA_VERSION', '3.0.0')")
+    con.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
+    con.execute("INSERT INTO StringIds VALUES (1, 'step n=0'), (2, 'fwd')")
+    con.execute(
+        "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, textId INTEGER, "
+        "text TEXT, globalTid INTEGER)"
+    )
+    for pid in (100, 200):
+        main, other = (pid << 24) | 1, (pid << 24) | 2
+        for n in range(steps):
+            t = n * 10_000_000
+            con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, 1, NULL, ?)", (t, t + 9_000_000, main))
+        for _ in range(rnd.randint(20, 200)):
+            start = rnd.randint(-1_000_000, max(steps, 1) * 10_000_000)
+            end = start + rnd.choice((0, -5_000, 10_000, 300_000, 2_000_000, 6_000_000))
+            name = rnd.choice(CPU_NAMES)
+            tid = main if rnd.random() < 0.7 else other
+            if name == "fwd" and rnd.random() < 0.5:  # registered text
+                con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, 2, NULL, ?)", (start, end, tid))
+            else:
+                con.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 60, NULL, ?, ?)", (start, end, name, tid))
+    con.commit()
+    con.close()
+
+
+def _cpu_held_whole(path: Path, pid: int) -> rank._Collect:
+    c = rank._Collect()
+    con = sqlite3.connect(path)
+    names = dict(con.execute("SELECT id, value FROM StringIds"))
+    for start, end, _, tid_text, text, gtid in con.execute("SELECT * FROM NVTX_EVENTS"):
+        if gtid >> 24 != pid:
+            continue
+        key = (text if text is not None else names[tid_text]).partition(",")[0]
+        if is_step(key):
+            c.steps.append((start / 1000.0, end / 1000.0, gtid & 16777215))
+        else:
+            c.cpu[gtid & 16777215].append((start / 1000.0, end / 1000.0, cpu_kind(key)))
+    con.close()
+    return c
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_swept_cpu_breakdown_equals_the_one_held_whole(tmp_path: Path, seed: int, steps: int) -> None:
+    db = tmp_path / "cpu.sqlite"
+    _cpu_export(db, seed, steps)
+    swept = rank.summarize_nsight(str(db), 0)
+    assert [s["pid"] for s in swept] == [100, 200]
+    for i, s in enumerate(swept):
+        whole = rank.summary_of(_cpu_held_whole(db, s["pid"]), str(db), i, "process order", False)
+        assert s["kind"] == whole["kind"] == "cpu"
+        assert s.keys() - {"pid", "_arrivals"} == whole.keys()
+        for key, want in whole.items():
+            if isinstance(want, float) and key != "window_start_ms":
+                # Summed stretch by stretch instead of span by span: equal up to float rounding.
+                assert s[key] == pytest.approx(want, abs=0.011), key
+            elif key != "events":
+                assert s[key] == want, key
+        assert s["compute_ms"] > 0 or s["data_ms"] > 0 or s["comm_ms"] > 0

@@ -110,3 +110,16 @@ class GpuTotals:
     kernels: int  # GPU events kept
     launched: int  # compute kernels whose launch call is known
     short: int  # of those, shorter on the GPU than their launch call
+
+
+@dataclass
+class CpuTotals:
+    """What a rank's CPU breakdown is computed from (microseconds inside the analysed window):
+    the step thread's compute and data loading, communication on any thread, the part of it not
+    hidden behind that compute or loading, and the part overlapping compute."""
+
+    compute: float
+    data: float
+    comm: float
+    exposed: float
+    overlap: float

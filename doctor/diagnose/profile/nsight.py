@@ -11,8 +11,10 @@ Schema variants: the export metadata table is EXPORT_META_DATA (2022.x) or META_
 (later); NVTX text is inline (`text`) or registered (`textId` into StringIds); kernel names are
 `demangledName`/`shortName` ids; the process is `globalPid` (kernels) or the top bits of
 `globalTid` (runtime, NVTX), and some exports have neither (one process). A CPU-only report has no
-CUPTI table at all. Rows are read through cursors, never fetched whole, and GPU events are
-folded into running totals in SQLite's sort order (see collect).
+CUPTI table at all. Rows are read through cursors, never fetched whole: GPU events are folded
+into running unions in SQLite's sort order (_GpuStream), CPU ranges swept in it (_CpuSweep), and
+only steps, collectives and data-loading ranges are held, so memory grows with the steps, not
+with the events (see collect).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
-from pgdoctor.diagnose.profile.intervals import GpuTotals, Running
+from pgdoctor.diagnose.profile.intervals import CpuTotals, GpuTotals, Running
 from pgdoctor.diagnose.profile.names import COMM, COMPUTE, MEMORY, cpu_kind, is_launch, is_step, kernel_kind
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TraceError
 
@@ -90,9 +92,9 @@ def _pid_of_tid(expr: str) -> str:
 def collect(path: str, new: Callable[[], Any]) -> Iterator[list[tuple[int, Any]]]:
     """One collection (made by `new`, filled like rank._collect fills it) per process that has
     kernels or NVTX ranges, ordered by pid, while the export is open. Memory stays flat as the
-    export grows: only NVTX steps, data-loading and collective ranges are held (and every range
-    of a process without GPU activity); a process's GPU events are counted here and streamed
-    sorted from SQLite when its breakdown is asked for (`gpu_source`, see _GpuStream)."""
+    export grows: only NVTX steps, data-loading and collective ranges are held; a process's GPU
+    events and CPU ranges are counted here and streamed sorted from SQLite when its breakdown is
+    asked for (`gpu_source`, `cpu_source`: _GpuStream, _CpuSweep)."""
     try:
         con = _connect(path)
         tables = _tables(con)
@@ -270,8 +272,10 @@ _MAX_KEY_PARAMS = 30000
 
 
 def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> None:
-    """NVTX ranges: a process with GPU activity keeps its steps, data-loading and collective
-    ranges only (what its GPU breakdown and arrivals read); one without keeps them all.
+    """NVTX ranges. Every process keeps its steps and collective ranges (steps, arrivals), one
+    with GPU activity its data-loading ranges too (data_ms); the CPU breakdown of a process
+    without GPU activity sweeps its ranges in SQLite's order when asked (_CpuSweep), from the
+    per-thread sums counted here.
 
     A range is classified by its text before the first comma: PyTorch's emit_nvtx ranges are
     "aten::mul, op_id = 322567", one distinct message per op, and what a range is (a step, a
@@ -287,26 +291,37 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
     pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
     tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
     ranges = (
-        f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k "
-        f"FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
+        f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k, "
+        f"e.rowid AS rid FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
     )
     kinds: dict[str, tuple[bool, int]] = {}
-    for pid, k, n in con.execute(f"SELECT pid, k, count(*) FROM ({ranges}) GROUP BY pid, k"):
+    # (pid, tid) -> [first row, time in ranges (ns), first start, last end] of its non-step ranges
+    threads: dict[tuple[int, Any], list[Any]] = {}
+    for pid, tid, k, n, busy, first, last, rid in con.execute(
+        f"SELECT pid, tid, k, count(*), sum(end - start), min(start), max(end), min(rid) "
+        f"FROM ({ranges}) GROUP BY pid, tid, k"
+    ):
         k = str(k)
         if k not in kinds:
             kinds[k] = (is_step(k), cpu_kind(k))
         c = of(pid)
         c.events += n
         c.pids[pid] += n
+        if pid in gpu or kinds[k][0]:
+            continue
+        got = threads.setdefault((pid, tid), [rid, 0, first, last])
+        got[0], got[1] = min(got[0], rid), got[1] + busy
+        got[2], got[3] = min(got[2], first), max(got[3], last)
+    # Threads in the order of their first range, as a dict filled row by row would hold them.
+    for (pid, tid), (_, busy, first, last) in sorted(threads.items(), key=lambda kv: kv[1][0]):
+        c = of(pid)
+        c.cpu_threads[tid] = (busy / 1000.0, first / 1000.0, last / 1000.0)
+        if c.cpu_source is None:
+            c.cpu_source = functools.partial(_CpuSweep(con, ranges, kinds).totals, pid)
     wanted = sorted(k for k, (step, kind) in kinds.items() if step or kind in (COMM, MEMORY))
-    params: list[Any] = []
-    where = ""
-    if gpu and len(gpu) + len(wanted) <= _MAX_KEY_PARAMS:
-        params = [*sorted(gpu), *wanted]
-        where = (
-            f" WHERE pid IS NULL OR pid NOT IN ({', '.join('?' * len(gpu))})"
-            f" OR k IN ({', '.join('?' * len(wanted)) or 'NULL'})"
-        )
+    where, params = "", []
+    if len(wanted) <= _MAX_KEY_PARAMS:
+        where, params = f" WHERE k IN ({', '.join('?' * len(wanted)) or 'NULL'})", wanted
     for start, end, pid, tid, k in con.execute(
         f"SELECT start, end, pid, tid, k FROM ({ranges}){where}", params
     ):
@@ -315,11 +330,70 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
         ts, te = start / 1000.0, end / 1000.0
         if step:
             c.steps.append((ts, te, tid))
-        else:
-            if kind == COMM:
-                c.meta["comm_cpu"].append((ts, tid))
-            if pid not in gpu or kind == MEMORY:
-                c.cpu[tid].append((ts, te, kind))
+        elif kind == COMM:
+            c.meta["comm_cpu"].append((ts, tid))
+        elif kind == MEMORY and pid in gpu:
+            c.cpu[tid].append((ts, te, kind))
+
+
+class _CpuSweep:
+    """The CPU totals of rank._cpu_totals for a process whose ranges stay in the export: the
+    starts and ends of its non-empty ranges, sorted by SQLite, are swept once, with a count of
+    open ranges per class (the step thread's compute, data loading and collectives, and other
+    threads' collectives); each stretch between two of them is added, as far as it lies in the
+    analysed window, to what is open there."""
+
+    def __init__(self, con: sqlite3.Connection, ranges: str, kinds: dict[str, tuple[bool, int]]) -> None:
+        self.con, self.ranges, self.kinds = con, ranges, kinds
+
+    def totals(self, pid: int, main: Any, window: list[tuple[float, float]]) -> CpuTotals:
+        kinds = self.kinds
+        sql = (
+            f"WITH r AS ({self.ranges}) SELECT t, d, tid, k FROM ("
+            f"SELECT start AS t, 1 AS d, tid, k FROM r WHERE pid = :pid AND end > start UNION ALL "
+            f"SELECT end AS t, -1 AS d, tid, k FROM r WHERE pid = :pid AND end > start) ORDER BY t"
+        )
+        open_ = [0, 0, 0, 0]  # the step thread's COMPUTE, COMM, MEMORY; other threads' COMM
+        compute = data = comm = exposed = overlap = 0.0
+        prev = None
+        w = 0
+        for t, d, tid, k in self.con.execute(sql, {"pid": pid}):
+            step, kind = kinds[str(k)]
+            if step:
+                continue
+            if tid == main:
+                slot = 0 if kind == COMPUTE else 1 if kind == COMM else 2 if kind == MEMORY else -1
+            else:
+                slot = 3 if kind == COMM else -1
+            if slot < 0:
+                continue
+            t /= 1000.0
+            if prev is not None and t > prev and any(open_):
+                # The stretch [prev, t) inside the window: the window's spans are sorted and
+                # disjoint, and the stretches come in order, so one pointer walks them.
+                while w < len(window) and window[w][1] <= prev:
+                    w += 1
+                inside, j = 0.0, w
+                while j < len(window) and window[j][0] < t:
+                    inside += min(t, window[j][1]) - max(prev, window[j][0])
+                    j += 1
+                if inside > 0:
+                    comm_main = open_[1] > 0
+                    is_data = open_[2] > 0 and not comm_main
+                    is_compute = open_[0] > 0 and not comm_main and not is_data
+                    if is_compute:
+                        compute += inside
+                    elif is_data:
+                        data += inside
+                    if comm_main or open_[3] > 0:
+                        comm += inside
+                        if is_compute:
+                            overlap += inside
+                        elif not is_data:
+                            exposed += inside
+            open_[slot] += d
+            prev = t
+        return CpuTotals(compute=compute, data=data, comm=comm, exposed=exposed, overlap=overlap)
 
 
 def arrivals(c: Any, steps: list[tuple[float, float, Any]]) -> list[list[float]]:

@@ -58,6 +58,11 @@ class _Collect:
     # (cut, last step's end) -> the totals of the events kept; `gpu_rows` counts them.
     gpu_source: Optional[Callable[[Optional[float], Optional[float]], iv.GpuTotals]] = None
     gpu_rows: int = 0
+    # Likewise for CPU ranges: (step thread, analysed window) -> their totals, and per thread the
+    # time in its ranges and their first start and last end (which pick the step thread and, with
+    # no steps, its window).
+    cpu_source: Optional[Callable[[Any, iv.Spans], iv.CpuTotals]] = None
+    cpu_threads: dict[Any, tuple[float, float, float]] = field(default_factory=dict)
 
 
 def _collect(path: str, gpu_trace: bool = False) -> _Collect:
@@ -196,7 +201,7 @@ def summarize_nsight(path: str, position: int, all_steps: bool = False) -> list[
 def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: bool) -> dict[str, Any]:
     steps, cut, dropped = _analysed_steps(c, all_steps)
     has_gpu = bool(c.gpu or c.gpu_rows)
-    if not has_gpu and not c.steps and not any(c.cpu.values()):
+    if not has_gpu and not c.steps and not any(c.cpu.values()) and not c.cpu_threads:
         raise TraceError("no complete (ph X) events: nothing to analyse")
     if c.rank_tracks >= 2:
         raise MergedTrace(
@@ -302,17 +307,25 @@ def _cpu_data_ms(c: _Collect, window: tuple[float, float]) -> float:
 def _main_thread(c: _Collect) -> Any:
     if c.steps:
         return Counter(t for _, _, t in c.steps).most_common(1)[0][0]
-    busy = {tid: sum(e - s for s, e, _ in r) for tid, r in c.cpu.items()}
+    if c.cpu_source is not None:
+        busy = {tid: b for tid, (b, _, _) in c.cpu_threads.items()}
+    else:
+        busy = {tid: sum(e - s for s, e, _ in r) for tid, r in c.cpu.items()}
     return max(busy, key=lambda t: busy[t]) if busy else None
 
 
 def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     tid = _main_thread(c)
-    main = c.cpu.get(tid, [])
+    if c.cpu_source is not None:
+        bounds = c.cpu_threads.get(tid)
+        first_last = (bounds[1], bounds[2]) if bounds else None
+    else:
+        main = c.cpu.get(tid, [])
+        first_last = (min(s for s, _, _ in main), max(e for _, e, _ in main)) if main else None
     if steps:
         window_spans = iv.union((s, e) for s, e, _ in steps)
-    elif main:
-        window_spans = [(min(s for s, _, _ in main), max(e for _, e, _ in main))]
+    elif first_last:
+        window_spans = [first_last]
     else:
         return {
             "kind": "cpu",
@@ -330,6 +343,34 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
         }
     window = (window_spans[0][0], window_spans[-1][1])
     span = iv.total(window_spans)
+    t = c.cpu_source(tid, window_spans) if c.cpu_source is not None else _cpu_totals(c, tid, window_spans)
+    idle_t = max(span - t.compute - t.data - t.exposed, 0.0)
+    n = max(len(steps), 1)
+    return {
+        "kind": "cpu",
+        "compute_pct": _pct(t.compute, span),
+        "non_compute_pct": _pct(t.data + t.exposed, span),
+        "idle_pct": _pct(idle_t, span),
+        "comm_comp_overlap_pct": _pct(t.overlap, t.comm) if t.comm > 0 else None,
+        "comm_pct": _pct(t.exposed, span),
+        "data_pct": _pct(t.data, span),
+        "exposed_comm_pct": _pct(t.exposed, span),
+        "compute_ms": round(t.compute / n / 1000.0, 3),
+        "data_ms": round(t.data / n / 1000.0, 3),
+        "comm_ms": round(t.comm / n / 1000.0, 3),
+        "exposed_comm_ms": round(t.exposed / n / 1000.0, 3),
+        "idle_ms": round(idle_t / n / 1000.0, 3),
+        "window_ms": round(span / 1000.0, 3),
+        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
+        # others.
+        "wait_ms": round((span - t.compute - t.data) / n / 1000.0, 3),
+        **_step_stats(steps, window),
+    }
+
+
+def _cpu_totals(c: _Collect, tid: Any, window_spans: iv.Spans) -> iv.CpuTotals:
+    """The CPU totals of the ranges held in `c.cpu` (a Kineto trace, read whole)."""
+    main = c.cpu.get(tid, [])
     comm_main = iv.union((s, e) for s, e, k in main if k == COMM)
     data = iv.subtract(iv.union((s, e) for s, e, k in main if k == MEMORY), comm_main)
     compute = iv.subtract(iv.subtract(iv.union((s, e) for s, e, k in main if k == COMPUTE), comm_main), data)
@@ -340,32 +381,10 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     )
     comm_any = iv.intersect(comm_any, window_spans)
     comm_exposed = iv.subtract(iv.subtract(comm_any, compute), data)
-    compute_t, data_t, comm_t, exposed_t = (
-        iv.total(compute),
-        iv.total(data),
-        iv.total(comm_any),
-        iv.total(comm_exposed),
+    return iv.CpuTotals(
+        compute=iv.total(compute),
+        data=iv.total(data),
+        comm=iv.total(comm_any),
+        exposed=iv.total(comm_exposed),
+        overlap=iv.total(iv.intersect(comm_any, compute)),
     )
-    idle_t = max(span - compute_t - data_t - exposed_t, 0.0)
-    n = max(len(steps), 1)
-    overlap_t = iv.total(iv.intersect(comm_any, compute))
-    return {
-        "kind": "cpu",
-        "compute_pct": _pct(compute_t, span),
-        "non_compute_pct": _pct(data_t + exposed_t, span),
-        "idle_pct": _pct(idle_t, span),
-        "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
-        "comm_pct": _pct(exposed_t, span),
-        "data_pct": _pct(data_t, span),
-        "exposed_comm_pct": _pct(exposed_t, span),
-        "compute_ms": round(compute_t / n / 1000.0, 3),
-        "data_ms": round(data_t / n / 1000.0, 3),
-        "comm_ms": round(comm_t / n / 1000.0, 3),
-        "exposed_comm_ms": round(exposed_t / n / 1000.0, 3),
-        "idle_ms": round(idle_t / n / 1000.0, 3),
-        "window_ms": round(span / 1000.0, 3),
-        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
-        # others.
-        "wait_ms": round((span - compute_t - data_t) / n / 1000.0, 3),
-        **_step_stats(steps, window),
-    }
