@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Optional
 
-from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.text.reader import Source, needs_decoding
 
 if TYPE_CHECKING:
+    from pgdoctor.diagnose.event import Event, Hit
     from pgdoctor.diagnose.text.normalize import Line
     from pgdoctor.diagnose.text.scan import Window
 
-# The rule catalogue, the scanner and the worker pool are imported when a log is read, not with
-# this module: compiling the rows' patterns is most of diagnose's start-up (0.2 s), and an input
-# of profiler traces or Nsight exports alone never needs them.
+# The rule catalogue, the scanner, the events and the worker pool are imported when a log is
+# read, not with this module: compiling the rows' patterns is most of diagnose's start-up
+# (0.2 s), and an input of profiler traces or Nsight exports alone never needs them.
 
 __all__ = ["hit_events", "source_events", "sources_events"]
 
@@ -165,6 +165,7 @@ def _batch_events(
 
 def source_events(source: Source, index: int, nested: bool = True) -> tuple[list[Event], SourceStats]:
     """Events of one source; `nested=False` in a worker process, which may not start its own."""
+    from pgdoctor.diagnose.event import Hit
     from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers, scan_file
     from pgdoctor.diagnose.text.scan import ScanStats, scan_chunks
 

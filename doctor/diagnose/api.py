@@ -18,10 +18,9 @@ import gc
 import socket
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
-from pgdoctor.diagnose.event import Event
 from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
@@ -34,6 +33,9 @@ from pgdoctor.diagnose.text.reader import (
     text_sources,
 )
 from pgdoctor.model import Finding, Report, ReportExtra
+
+if TYPE_CHECKING:
+    from pgdoctor.diagnose.event import Event
 
 FlightError = dump.DumpError
 
