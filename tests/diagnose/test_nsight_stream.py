@@ -214,3 +214,20 @@ def test_swept_cpu_breakdown_equals_the_one_held_whole(tmp_path: Path, seed: int
             elif key != "events":
                 assert s[key] == want, key
         assert s["compute_ms"] > 0 or s["data_ms"] > 0 or s["comm_ms"] > 0
+
+
+def test_too_many_keys_for_sql_parameters_are_filtered_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the linked SQLite's parameter limit (999 before 3.32) the kept ranges are chosen in
+    Python: the same summaries."""
+    from pgdoctor.diagnose.profile import nsight
+
+    db = tmp_path / "gpu.sqlite"
+    _export(db, 3)
+    _cpu_export(tmp_path / "cpu.sqlite", 3, 4)
+    for path in (db, tmp_path / "cpu.sqlite"):
+        in_sql = rank.summarize_nsight(str(path), 0)
+        monkeypatch.setattr(nsight, "_max_params", lambda con: 0)
+        assert rank.summarize_nsight(str(path), 0) == in_sql
+        monkeypatch.undo()

@@ -266,9 +266,14 @@ class _GpuStream:
         )
 
 
-# Keys passed as SQL parameters at most (SQLite's limit is 32766); past it the ranges of
-# processes with GPU activity are filtered here instead of in SQLite.
-_MAX_KEY_PARAMS = 30000
+def _max_params(con: sqlite3.Connection) -> int:
+    """How many keys one statement may take as parameters: the linked SQLite's limit (32766
+    since 3.32, 999 before); past it the ranges are filtered here instead of in SQLite."""
+    getlimit = getattr(con, "getlimit", None)  # Python 3.11 on
+    limit = getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
+    if getlimit is not None and limit is not None:
+        return int(getlimit(limit))
+    return 999
 
 
 def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> None:
@@ -287,7 +292,10 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
         join = "LEFT JOIN StringIds s ON s.id = e.textId"
     else:
         msg, join = ("coalesce(e.text, '')" if "text" in cols else "''"), ""
-    key = f"CASE WHEN instr({msg}, ',') > 0 THEN substr({msg}, 1, instr({msg}, ',') - 1) ELSE {msg} END"
+    key = (  # as text, whatever the column held: the keys come back as the parameters go in
+        f"CAST(CASE WHEN instr({msg}, ',') > 0 THEN substr({msg}, 1, instr({msg}, ',') - 1) "
+        f"ELSE {msg} END AS TEXT)"
+    )
     pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
     tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
     ranges = (
@@ -320,7 +328,7 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
             c.cpu_source = functools.partial(_CpuSweep(con, ranges, kinds).totals, pid)
     wanted = sorted(k for k, (step, kind) in kinds.items() if step or kind in (COMM, MEMORY))
     where, params = "", []
-    if len(wanted) <= _MAX_KEY_PARAMS:
+    if len(wanted) <= _max_params(con):
         where, params = f" WHERE k IN ({', '.join('?' * len(wanted)) or 'NULL'})", wanted
     for start, end, pid, tid, k in con.execute(
         f"SELECT start, end, pid, tid, k FROM ({ranges}){where}", params
