@@ -197,20 +197,26 @@ class _GpuStream:
         self.kinds: dict[Any, int] = {}
 
     def totals(self, pid: int, c: Any, cut: Optional[float], last_end: Optional[float]) -> GpuTotals:
-        keep: Optional[Callable[[Optional[float]], bool]] = None
-        if cut is not None:
-            keep = lambda rs: rs is not None and rs < cut  # noqa: E731
-        elif last_end is not None:
-            keep = lambda rs: rs is not None and rs <= last_end  # noqa: E731
-        got = self._fold(pid, c, keep, arrivals=True)
-        if got.kernels == 0 and keep is not None:  # nothing launched in the analysed steps: all
-            got = self._fold(pid, c, None, arrivals=False)
+        got = self._fold(pid, c, cut, last_end, arrivals=True)
+        if got.kernels == 0 and (cut is not None or last_end is not None):
+            # nothing launched in the analysed steps: all of them, as rank._gpu_totals does
+            got = self._fold(pid, c, None, None, arrivals=False)
         return got
 
     def _fold(
-        self, pid: int, c: Any, keep: Optional[Callable[[Optional[float]], bool]], arrivals: bool
+        self, pid: int, c: Any, cut: Optional[float], last_end: Optional[float], arrivals: bool
     ) -> GpuTotals:
+        """Kept: launched before the cut (the last step's start), else by the last step's end
+        with --all-steps, else every event; an event without a launch call only in the last case."""
         busy, compute, comm, memory, either = (Running() for _ in range(5))
+        # Bound once: this loop runs per GPU event.
+        busy_add, compute_add, comm_add, memory_add, either_add = (
+            busy.add,
+            compute.add,
+            comm.add,
+            memory.add,
+            either.add,
+        )
         lo, hi = float("inf"), float("-inf")
         kept = launched = short = 0
         # NCCL kernels' starts only where arrivals are asked for (steps on a wall clock).
@@ -232,23 +238,29 @@ class _GpuStream:
             ts, te = start / 1000.0, end / 1000.0
             if kind == COMM:
                 comm_gpu.append(ts)
-            if keep is not None and not keep(rs / 1000.0 if rs is not None else None):
+            if cut is not None:
+                if rs is None or not rs / 1000.0 < cut:
+                    continue
+            elif last_end is not None and (rs is None or not rs / 1000.0 <= last_end):
                 continue
             kept += 1
-            lo, hi = min(lo, ts), max(hi, te)
-            busy.add(ts, te)
+            if ts < lo:
+                lo = ts
+            if te > hi:
+                hi = te
+            busy_add(ts, te)
             if kind == COMPUTE:
-                compute.add(ts, te)
-                either.add(ts, te)
+                compute_add(ts, te)
+                either_add(ts, te)
                 if rs is not None and rn in launch_ids:
                     launched += 1
                     if te - ts < (re_ - rs) / 1000.0:
                         short += 1
             elif kind == COMM:
-                comm.add(ts, te)
-                either.add(ts, te)
+                comm_add(ts, te)
+                either_add(ts, te)
             elif kind == MEMORY:
-                memory.add(ts, te)
+                memory_add(ts, te)
         busy.close()
         # |comm and compute| = |comm| + |compute| - |comm or compute|: no list of either union.
         compute_t, comm_t, either_t = compute.close().total, comm.close().total, either.close().total
@@ -303,6 +315,46 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
         f"e.rowid AS rid FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
     )
     kinds: dict[str, tuple[bool, int]] = {}
+    base = f"FROM {NVTX} e WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
+    if {p for (p,) in con.execute(f"SELECT DISTINCT {pid_expr} {base}")} <= gpu:
+        # Every process has GPU activity: the keys and a count per process are all it takes
+        # (a DISTINCT and a GROUP BY of integers cost SQLite a third of one GROUP BY of keys).
+        for (k,) in con.execute(f"SELECT DISTINCT k FROM ({ranges})"):
+            kinds.setdefault(str(k), (is_step(str(k)), cpu_kind(str(k))))
+        for pid, n in con.execute(f"SELECT {pid_expr} AS p, count(*) {base} GROUP BY p"):
+            c = of(pid)
+            c.events += n
+            c.pids[pid] += n
+    else:
+        _threads(con, of, gpu, ranges, kinds)
+    wanted = sorted(k for k, (step, kind) in kinds.items() if step or kind in (COMM, MEMORY))
+    where, params = "", []
+    if len(wanted) <= _max_params(con):
+        where, params = f" WHERE k IN ({', '.join('?' * len(wanted)) or 'NULL'})", wanted
+    for start, end, pid, tid, k in con.execute(
+        f"SELECT start, end, pid, tid, k FROM ({ranges}){where}", params
+    ):
+        step, kind = kinds[str(k)]
+        c = of(pid)
+        ts, te = start / 1000.0, end / 1000.0
+        if step:
+            c.steps.append((ts, te, tid))
+        elif kind == COMM:
+            c.meta["comm_cpu"].append((ts, tid))
+        elif kind == MEMORY and pid in gpu:
+            c.cpu[tid].append((ts, te, kind))
+
+
+def _threads(
+    con: sqlite3.Connection,
+    of: Callable[[int], Any],
+    gpu: set[int],
+    ranges: str,
+    kinds: dict[str, tuple[bool, int]],
+) -> None:
+    """Keys, counts, and per thread of a process without GPU activity the time in its non-step
+    ranges and their bounds (which pick the step thread and its window); such a process's CPU
+    breakdown is then swept from the export (_CpuSweep)."""
     # (pid, tid) -> [first row, time in ranges (ns), first start, last end] of its non-step ranges
     threads: dict[tuple[int, Any], list[Any]] = {}
     for pid, tid, k, n, busy, first, last, rid in con.execute(
@@ -326,22 +378,6 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
         c.cpu_threads[tid] = (busy / 1000.0, first / 1000.0, last / 1000.0)
         if c.cpu_source is None:
             c.cpu_source = functools.partial(_CpuSweep(con, ranges, kinds).totals, pid)
-    wanted = sorted(k for k, (step, kind) in kinds.items() if step or kind in (COMM, MEMORY))
-    where, params = "", []
-    if len(wanted) <= _max_params(con):
-        where, params = f" WHERE k IN ({', '.join('?' * len(wanted)) or 'NULL'})", wanted
-    for start, end, pid, tid, k in con.execute(
-        f"SELECT start, end, pid, tid, k FROM ({ranges}){where}", params
-    ):
-        step, kind = kinds[str(k)]
-        c = of(pid)
-        ts, te = start / 1000.0, end / 1000.0
-        if step:
-            c.steps.append((ts, te, tid))
-        elif kind == COMM:
-            c.meta["comm_cpu"].append((ts, tid))
-        elif kind == MEMORY and pid in gpu:
-            c.cpu[tid].append((ts, te, kind))
 
 
 class _CpuSweep:
