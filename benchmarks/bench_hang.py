@@ -4,6 +4,9 @@
   - 64 ranks: 64 small real Python processes (not a gloo job: 64 torch ranks do not fit on 2
     cores) carrying the rank environment of one job (RANK, WORLD_SIZE=64, MASTER_*,
     TORCHELASTIC_RUN_ID), 63 waiting in one function and rank 17 in another (bar: 15 s).
+The 4-rank job is also timed with every default tier (socket, torch, py-spy, pystack, nvml: no
+socket, no torch server and no GPU there, so those tiers only look), and a 4-rank job that serves
+torch's worker server per rank is timed with `--tiers proc,torch` (no ptrace).
 Each case also checks that the verdict names the right rank. Run from the repository root:
     python benchmarks/bench_hang.py
 """
@@ -32,10 +35,10 @@ def stuck_elsewhere():
 """
 
 
-def hang(*pids: int) -> tuple[float, dict]:
+def hang(*pids: int, tiers: str = "proc,py-spy") -> tuple[float, dict]:
     t0 = time.perf_counter()
     p = subprocess.run(
-        [sys.executable, "-m", "pgdoctor", "hang", "--json", "--tiers", "proc,py-spy", *map(str, pids)],
+        [sys.executable, "-m", "pgdoctor", "hang", "--json", "--tiers", tiers, *map(str, pids)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -54,6 +57,21 @@ def main() -> None:
         print(
             f"hang, 4 gloo ranks (torchrun):      {wall:6.2f} s wall  culprits {culprits(report)}  bar 5 s  "
             f"{'OK' if wall < 5 and culprits(report) == [2] else 'OVER'}"
+        )
+        wall, report = hang(job.pid, tiers="proc,socket,torch,py-spy,pystack,nvml")
+        print(
+            f"hang, 4 gloo ranks, default tiers:  {wall:6.2f} s wall  culprits {culprits(report)}  bar 5 s  "
+            f"{'OK' if wall < 5 and culprits(report) == [2] else 'OVER'}"
+        )
+    with (
+        tempfile.TemporaryDirectory() as ws,
+        torchrun_job("sleep", [2], env={"TORCH_WORKER_SERVER_SOCKET": f"{ws}/ws"}) as job,
+    ):
+        job.wait_ready(4, timeout_s=120)
+        wall, report = hang(job.pid, tiers="proc,torch")
+        print(
+            f"hang, 4 gloo ranks, torch server: {wall:6.2f} s wall  culprits {culprits(report)}  "
+            f"bar 5 s  {'OK' if wall < 5 and culprits(report) == [2] else 'OVER'}"
         )
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "rank.py"
