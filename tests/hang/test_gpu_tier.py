@@ -52,6 +52,7 @@ def test_no_nvml_and_strictness() -> None:
     assert RankEvidence.from_json(ev.to_json()).gpu == ev.gpu
 
 
+@pytest.mark.slow
 def test_gpu_tier_on_a_real_hung_job_tells_the_culprit_is_held_on_the_host(no_leftover_children) -> None:
     with torchrun_job("sleep", [1], nproc=2) as job:
         pids = job.wait_ready(2)
