@@ -11,8 +11,8 @@ A daemon thread answers each connection with one JSON object and closes it; it c
 until asked, and the file is removed at exit. Imports nothing of pgdoctor's outside trace/.
 
 A client may send one request line first: `progress` gets the small answer `pgdoctor run` polls
-every second (pid, the `pgdoctor.step` counter and the default process group's sequence number,
-microseconds to build); anything else, or nothing within REQUEST_WAIT_S, the whole answer (its
+every second (pid, the `pgdoctor.step` counter and the collectives issued over all process
+groups, microseconds to build); anything else, or nothing within REQUEST_WAIT_S, the whole answer (its
 flight recorder alone takes 50-90 ms for 2000 entries).
 """
 
@@ -98,16 +98,22 @@ def _initialized_dist() -> Optional[Any]:
 
 
 def collective_seq() -> Optional[int]:
-    """How many collectives this rank has issued on its default process group (None before
-    init_process_group): it grows with every step that communicates, whether or not the job calls
+    """How many collectives this rank has issued, over all its process groups (None before
+    init_process_group): it grows with every step that communicates, on the default group or on
+    subgroups only (FSDP, tensor or pipeline parallel groups), whether or not the job calls
     pgdoctor.step, and stays put while the rank waits in (or spins on) one collective."""
     dist = _initialized_dist()
     if dist is None:
         return None
+    c10d = dist.distributed_c10d
     try:
-        return int(dist.distributed_c10d._get_default_group()._get_sequence_number_for_group())
+        groups = list(c10d._world.pg_map) or [c10d._get_default_group()]
+        return sum(int(pg._get_sequence_number_for_group()) for pg in groups)
     except Exception:  # an older torch, a backend without sequence numbers: no figure
-        return None
+        try:
+            return int(c10d._get_default_group()._get_sequence_number_for_group())
+        except Exception:
+            return None
 
 
 def progress() -> dict[str, Any]:

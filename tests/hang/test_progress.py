@@ -81,3 +81,38 @@ def test_cpu_in_a_collective_or_after_a_quiet_watch_is_a_spin() -> None:
         after([own_loop, [Frame("/x/site-packages/torch/nn/linear.py", 3, "forward"), *own_loop]])
     )
     assert RankEvidence.from_json(_rank(own_loop, busy, 12.5).to_json()).quiet_s == 12.5
+
+
+def test_collective_sequence_counts_subgroups_too() -> None:
+    """A job that steps only on subgroups (FSDP, tensor or pipeline parallel groups) still moves
+    its socket's sequence number: a real one-rank gloo group and a subgroup."""
+    import subprocess
+    import sys
+
+    from pgdoctor.probes.processes import free_port
+    from tests.helpers.paths import ROOT
+
+    code = (
+        "import torch, torch.distributed as dist\n"
+        "from pgdoctor.trace import live\n"
+        "assert live.collective_seq() is None\n"
+        "dist.init_process_group('gloo', rank=0, world_size=1)\n"
+        "sub = dist.new_group([0])\n"
+        "t = torch.ones(4)\n"
+        "before = live.collective_seq()\n"
+        "for _ in range(3):\n"
+        "    dist.all_reduce(t, group=sub)\n"
+        "print(before, live.collective_seq(), live.progress()['seq'])\n"
+        "dist.destroy_process_group()\n"
+    )
+    env = {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+        "PYTHONPATH": str(ROOT),
+        "PATH": "/usr/bin:/bin",
+        "OMP_NUM_THREADS": "1",
+    }
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, after, via_progress = map(int, out.stdout.split())
+    assert after == before + 3 == via_progress
