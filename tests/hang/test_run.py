@@ -273,3 +273,15 @@ def test_shim_runs_the_sitecustomize_it_shadows_and_only_ranks_start(tmp_path: P
     assert autostart.is_rank({"SLURM_PROCID": "2"}, None) is True  # parent unreadable (slurmstepd)
     off, applied = prepared({"PGDOCTOR_LIVE": "0", "PYTHONPATH": "/u"}, "/ev", "/live")
     assert off["PYTHONPATH"] == "/u" and "PYTHONPATH" not in {a["name"] for a in applied}
+
+
+@pytest.mark.slow
+def test_a_silent_pause_that_resumes_leaves_no_root_cause(tmp_path: Path, no_leftover_children) -> None:
+    """Rank 0 sits in one frame for 6 s (a long checkpoint) with nothing printed: the stall is
+    snapshotted, but the job steps again and exits 0, so the report has no root cause."""
+    p, report = _run_job(tmp_path, "pause", [0, 6], nproc=2, life_s=30, stall_after=2)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert report["meta"]["stall_snapshots"], p.stderr[-2000:]
+    assert report["meta"]["progress"]["recovered_after_snapshot"] is True
+    assert not [f for f in report["findings"] if f["severity"] == "fail"], report["findings"]
+    assert "pgdoctor run: ok (exit 0)" in p.stderr

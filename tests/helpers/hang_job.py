@@ -9,6 +9,7 @@ the job is in place; nothing blocks longer than $HANG_LIFE_S (the job ends by it
     collective R      rank R waits in a barrier of a subgroup, the others in all_reduce
     healthy           every rank steps (all_reduce + a little compute) until its life ends
     raise R           rank R raises after the first step
+    pause R S         rank R naps S seconds (a long silent checkpoint), then every rank steps
     spin R            rank R sleeps in hang_culprit.nap, the others spin on their all_reduce's
                       work handle (a busy-wait: a core each, no step)
 With PGDOCTOR_TEST_LIVE=1 every rank opts into pgdoctor's live socket first; with
@@ -124,4 +125,16 @@ elif scenario == "raise":
         # exception, not the abort.
         raise RuntimeError(f"rank {rank}: sample 17 has 0 tokens")
     wait_for_peers()
+elif scenario == "pause":
+    # A long checkpoint: rank R sits in one frame for S seconds, printing nothing, while the
+    # others wait; then every rank steps again and the job ends well.
+    if rank == args[0]:
+        ready()
+        hang_culprit.nap(args[1])
+    else:
+        ready()
+    dist.barrier()
+    for step in range(1, 4):
+        dist.all_reduce(t)
+        print(f"rank {rank} step {step}", flush=True)
 dist.destroy_process_group()
