@@ -55,6 +55,12 @@ def last_step(text: str) -> bool:
     return m is not None and int(m.group(1)) == int(m.group(2)) > 0
 
 
+def is_bar(text: str) -> bool:
+    """Whether the line is a progress bar (tqdm and its kin), which redraws on every step: its rate
+    is also the time between its updates."""
+    return _TQDM.search(text) is not None
+
+
 def step_seconds(text: str) -> Optional[float]:
     """Seconds per step that the progress line states (Megatron's elapsed time per iteration,
     tqdm's rate), or None."""

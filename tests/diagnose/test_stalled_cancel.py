@@ -161,17 +161,25 @@ def test_a_time_limit_cancel_after_steady_progress_stays_a_plain_cancel() -> Non
     assert "Slurm cancelled 123 on node-1 (time limit)" in found[0].message
 
 
-def test_the_threshold_is_the_jobs_own_step_time() -> None:
-    # Megatron states 9.97 s per iteration: 6 minutes of silence is 36 iterations, a hang; the same 6
-    # minutes after lines a minute apart (no stated rate) is not.
-    mega = (
-        " [2024-05-01 10:00:00] iteration      120/  500000 | consumed samples:        61440 | "
+def test_the_threshold_is_the_jobs_own_cadence() -> None:
+    # Megatron prints one line per log_interval (here 100) iterations of 9.97 s: a line every 997 s.
+    # 30 minutes after the last line is two lines missed, not a hang; 6 hours is.
+    mega = "".join(
+        f" [2024-05-01 10:{m:02d}:00] iteration      {it}/  500000 | consumed samples:        61440 | "
         "elapsed time per iteration (ms): 9969.4 | learning rate: 2.9E-04 | lm loss: 2.31E+00 |\n"
+        for m, it in ((0, 100), (16, 200), (33, 300))
     )
-    cancel = "slurmstepd: error: *** STEP 9.0 ON n1 CANCELLED AT 2024-05-01T10:06:00 DUE TO TIME LIMIT ***\n"
-    assert _codes(mega + cancel)[0] == HUNG
-    steps = STEPS.replace("10:03:00", "10:03:00")
-    assert HUNG not in _codes(steps + cancel.replace("10:06:00", "10:09:00"))
+    cancel = "slurmstepd: error: *** STEP 9.0 ON n1 CANCELLED AT 2024-05-01T{at} DUE TO TIME LIMIT ***\n"
+    assert HUNG not in _codes(mega + cancel.format(at="11:03:00"))
+    f = _findings(mega + cancel.format(at="16:33:00"))[0]
+    assert f.code == HUNG and f.facts["progress_every_s"] == pytest.approx(990)
+    assert f.facts["step_s"] == pytest.approx(9.969, abs=1e-3)
+    # one Megatron line alone: its stated per-iteration time is not its cadence; 30 minutes are needed
+    one = mega.splitlines(keepends=True)[-1]
+    assert HUNG not in _codes(one + cancel.format(at="10:45:00"))
+    assert _codes(one + cancel.format(at="11:04:00"))[0] == HUNG
+    # lines a minute apart, cancelled 6 minutes after the last: not a hang (20 intervals are needed)
+    assert HUNG not in _codes(STEPS + cancel.format(at="10:09:00"))
 
 
 # https://github.com/NVIDIA-NeMo/Megatron-Bridge/issues/3427 ("Nemotron 3 Super runs don't exit after the
@@ -301,7 +309,7 @@ def test_progress_shapes_of_training_frameworks(steps: str) -> None:
     cancel = "slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT 2024-05-01T12:03:00 DUE TO TIME LIMIT ***\n"
     f = _findings(steps + cancel)[0]
     assert f.code == HUNG and f.facts["idle_s"] == pytest.approx(7200, abs=1)
-    assert f.facts["step_s"] == pytest.approx(60, abs=1)
+    assert f.facts["progress_every_s"] == pytest.approx(60, abs=1)
     # the same lines a few steps before the limit: out of time
     assert HUNG not in _codes(steps + cancel.replace("12:03:00", "10:05:00"))
 
