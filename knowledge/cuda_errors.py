@@ -87,6 +87,26 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "peer_access",
     ),
     _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
+    # libcuda.so is the toolkit's link-time stub (lib64/stubs on the library path), not the driver's.
+    _e(34, "cudaErrorStubLibrary", "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library", "no_device"),
+    # The runtime calls an entry point the installed driver does not have (runtime newer than driver);
+    # the runtime-only error has no driver enum of its own.
+    _e(
+        36,
+        "cudaErrorCallRequiresNewerDriver",
+        "cudaErrorCallRequiresNewerDriver",
+        "API call is not supported in the installed CUDA driver",
+        "driver_too_old",
+    ),
+    # PTX of a newer toolkit than the driver's JIT understands (a wheel or extension built with a newer
+    # CUDA than the driver supports).
+    _e(
+        222,
+        "cudaErrorUnsupportedPtxVersion",
+        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        "the provided PTX was compiled with an unsupported toolchain",
+        "driver_too_old",
+    ),
     _e(
         802,
         "cudaErrorSystemNotReady",
@@ -119,8 +139,11 @@ _NAME_RE = re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True))
 _DISTINCT_RE = re.compile(
     "|".join(re.escape(e.message) for e in CUDA_ERRORS if e.message != "initialization error"), re.I
 )
+# NCCL's CUDACHECK quotes it as "Cuda failure 3 'initialization error'" (2.x) or "Cuda failure
+# 'initialization error'" (older).
 _GENERIC_RE = re.compile(
-    r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error"
+    r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error|"
+    r"Cuda failure (?:3 )?'initialization error'"
 )
 
 

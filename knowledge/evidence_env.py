@@ -1,6 +1,8 @@
 """The environment `pgdoctor run` prepares so that a job leaves evidence: one row per variable,
 with the value (a path under the run's private evidence directory where it names a file) and
-why. A value the user set is never replaced. docs/hang.md lists the same rows (a test compares)."""
+why. A value the user set is never replaced; PYTHONPATH, a list, gets the shim directory in front
+of the user's entries (and not at all when the user set PGDOCTOR_LIVE=0). docs/hang.md lists the
+same rows (a test compares)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ class Knob:
     name: str
     value: str  # "{dir}" is the evidence directory, "{live}" the socket directory
     why: str
+    prepend: bool = False  # a path list: the value goes in front of the user's entries
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -43,8 +46,22 @@ KNOBS: tuple[Knob, ...] = (
         "{live}",
         "the private (0700) directory of the ranks' pgdoctor sockets (pgdoctor.live() / instrument())",
     ),
+    Knob(
+        "PGDOCTOR_LIVE",
+        "1",
+        "each rank starts its pgdoctor socket at interpreter start, through the shim below, without "
+        "a line of code (0: off)",
+    ),
+    Knob(
+        "PYTHONPATH",
+        "{live}/site",
+        "put first: a directory holding only the sitecustomize.py shim (pgdoctor.trace.autostart) "
+        "that starts the socket and then runs the sitecustomize it shadows",
+        prepend=True,
+    ),
     Knob("PYTHONFAULTHANDLER", "1", "a rank killed by SIGSEGV/SIGABRT prints its Python stack in the log"),
 )
+SHIM_DIR = "{live}/site"
 
 
 def prepared(
@@ -54,9 +71,13 @@ def prepared(
     out = dict(env)
     applied = []
     for k in KNOBS:
-        if k.name in env:
-            continue
         value = k.value.format(dir=evidence_dir, live=live_dir)
+        if k.prepend:
+            if env.get("PGDOCTOR_LIVE") == "0":
+                continue  # the user turned the socket off: no shim
+            value = ":".join([value, *([env[k.name]] if env.get(k.name) else [])])  # Linux's separator
+        elif k.name in env:
+            continue
         out[k.name] = value
         applied.append({"name": k.name, "value": value, "why": k.why})
     return out, applied

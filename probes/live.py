@@ -23,13 +23,15 @@ def socket_path(pid: int, uid: int, environ: Optional[Mapping[str, str]]) -> Opt
     return None
 
 
-def ask(path: str, timeout_s: float) -> Optional[dict[str, Any]]:
-    """The rank's answer, or None (no answer within the timeout: it holds the GIL, or it is gone)."""
+def ask(path: str, timeout_s: float, request: str = "full") -> Optional[dict[str, Any]]:
+    """The rank's answer, or None (no answer within the timeout: it holds the GIL, or it is gone).
+    `request` "progress" asks for the small answer (step counter, collective sequence number)."""
     end = time.monotonic() + max(0.05, timeout_s)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(max(0.05, timeout_s))
             s.connect(path)
+            s.sendall(request.encode() + b"\n")
             chunks, size = [], 0
             while size < MAX_ANSWER:
                 s.settimeout(max(0.01, end - time.monotonic()))

@@ -321,6 +321,26 @@ NCCL_NET_PROVIDER_MISSING = register_code(
     "NCCL's network plugin found no usable fabric provider (libfabric / EFA)",
     AREA,
 )
+# Category driver_env: nvcc, CUDA_HOME or a companion package (torchvision, DeepSpeed's and apex's
+# compiled ops) does not fit the CUDA this PyTorch was built with.
+CUDA_TOOLKIT_MISMATCH = register_code(
+    "RUN296",
+    "cuda-toolkit-mismatch",
+    "fail",
+    "driver_env",
+    "The CUDA toolkit or a companion package does not fit this PyTorch's CUDA",
+    AREA,
+)
+# Category collective_timeout: a stack dump (gdb, pystack, py-spy, faulthandler) of a rank waiting in a
+# collective or a GPU synchronisation, pasted while the job hangs.
+STUCK_IN_COLLECTIVE = register_code(
+    "RUN297",
+    "rank-stack-stuck-in-collective",
+    "fail",
+    "collective_timeout",
+    "A stack dump shows a rank waiting in a collective (the job hangs there)",
+    AREA,
+)
 GPU_HW_EXCEPTION = register_code(
     "RUN295",
     "gpu-hw-exception",

@@ -11,7 +11,12 @@ import click
 
 from pgdoctor.checks.base import Config
 from pgdoctor.cli import FiniteFloat
-from pgdoctor.cli.output import checked_output, output_options, write_output  # noqa: F401 (checked_output: older importers)
+from pgdoctor.cli.output import (  # noqa: F401 (checked_output, write_report: older importers)
+    checked_output,
+    output_options,
+    write_output,
+    write_report,
+)
 from pgdoctor.engine.config import ConfigError, load_config
 from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
 from pgdoctor.engine.plugins import load_plugins
@@ -20,7 +25,7 @@ from pgdoctor.engine.runner import collect as collect_snapshot
 from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 from pgdoctor.model import Report, Severity, Snapshot, SnapshotFormatError, exit_code
 from pgdoctor.probes.base import LEVELS, ProbeContext
-from pgdoctor.render import FORMATS, Renderer, get_renderer
+from pgdoctor.render import FORMATS
 
 
 def _names(value: Optional[str]) -> tuple[str, ...]:
@@ -253,16 +258,6 @@ def _check_saved(
             f"pgdoctor: incomplete: checking {path} did not finish within --timeout {timeout_s:g} s", err=True
         )
         raise click.exceptions.Exit(EXIT_INCOMPLETE) from None
-
-
-def write_report(report: Report, fmt: str, output: Optional[str], render: Optional[Renderer] = None) -> None:
-    """Render to `output` (a file) or stdout; colour only for the console format on a terminal.
-    `render` replaces the format's renderer (diagnose has its own console layout)."""
-    render = render or get_renderer(fmt)
-    if output:
-        write_output(output, lambda fh: render(report, fh, False))
-    else:
-        render(report, sys.stdout, fmt == "console" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
 
 
 @click.command()

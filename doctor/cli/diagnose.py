@@ -60,7 +60,7 @@ def diagnose(
 ) -> None:
     """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
-    from pgdoctor.cli.check import write_report
+    from pgdoctor.cli.output import write_report
     from pgdoctor.diagnose.api import diagnose_paths
     from pgdoctor.diagnose.flight.dump import DumpError
     from pgdoctor.diagnose.text.reader import SourceError
@@ -98,7 +98,10 @@ def diagnose(
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot read {exc.filename or 'input'}: {exc.strerror}") from None
-    from pgdoctor.diagnose.render import render as console_render
+    if fmt == "console":  # the root-cause layout (and rich) imported only where it is printed
+        from pgdoctor.diagnose.render import render as console_render
 
-    write_report(report, fmt, output, console_render if fmt == "console" else None)
+        write_report(report, fmt, output, console_render)
+    else:
+        write_report(report, fmt, output)
     raise click.exceptions.Exit(exit_code(report, exit_zero))

@@ -76,10 +76,12 @@ def render_console(report: Report, out: TextIO, color: bool = False) -> None:
 @click.option(
     "--tiers",
     "tiers",
-    default="proc,socket,py-spy,pystack",
+    default="proc,socket,torch,py-spy,pystack,nvml",
     show_default=True,
-    help="Evidence tiers to use, in order: socket (the job's opt-in socket, no ptrace), py-spy, pystack; "
-    "proc is always read. `--tiers proc,socket` never attaches to a rank.",
+    help="Evidence tiers to use, in order: socket (pgdoctor's per-rank socket, no ptrace), torch "
+    "(torch's own worker server on TORCH_WORKER_SERVER_SOCKET, no ptrace), py-spy, pystack, "
+    "nvml (each rank's GPU SM utilisation); "
+    "proc is always read. `--tiers proc,socket,torch` never attaches to a rank.",
 )
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 (report-only use).")
 def hang(

@@ -17,12 +17,17 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 import click
 
 from pgdoctor.engine.errors import UserError
+
+if TYPE_CHECKING:
+    from pgdoctor.model import Report
+    from pgdoctor.render import Renderer
 
 _TMP = ".pgdoctor-tmp"
 _TMP_NAME = re.compile(rf"^\..+\.(\d+){re.escape(_TMP)}$")
@@ -173,3 +178,17 @@ def write_output(
         except OSError:
             pass
         raise
+
+
+def write_report(report: Report, fmt: str, output: Optional[str], render: Optional[Renderer] = None) -> None:
+    """Render to `output` (a file) or stdout; colour only for the console format on a terminal.
+    `render` replaces the format's renderer (diagnose has its own console layout). Here, beside
+    write_output, rather than in the check command's module: diagnose and hang print a report
+    without importing the engine, probes and checks that `check` needs."""
+    from pgdoctor.render import get_renderer
+
+    render = render or get_renderer(fmt)
+    if output:
+        write_output(output, lambda fh: render(report, fh, False))
+    else:
+        render(report, sys.stdout, fmt == "console" and sys.stdout.isatty() and "NO_COLOR" not in os.environ)

@@ -8,16 +8,28 @@ import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Optional
 
-from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules import MODULES
-from pgdoctor.diagnose.text.normalize import Line, logical_lines
-from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers, map_in_workers, scan_file
 from pgdoctor.diagnose.text.reader import Source, needs_decoding
-from pgdoctor.diagnose.text.scan import ScanStats, Window, scan_chunks
 
-__all__ = ["MODULES", "hit_events", "source_events", "sources_events"]
+if TYPE_CHECKING:
+    from pgdoctor.diagnose.event import Event, Hit
+    from pgdoctor.diagnose.text.normalize import Line
+    from pgdoctor.diagnose.text.scan import Window
+
+# The rule catalogue, the scanner, the events and the worker pool are imported when a log is
+# read, not with this module: compiling the rows' patterns is most of diagnose's start-up
+# (0.2 s), and an input of profiler traces or Nsight exports alone never needs them.
+
+__all__ = ["hit_events", "source_events", "sources_events"]
+
+
+@functools.cache
+def _modules() -> tuple[ModuleType, ...]:
+    from pgdoctor.diagnose.rules import MODULES
+
+    return tuple(MODULES)
 
 
 @dataclass
@@ -31,7 +43,7 @@ class SourceStats:
 
 
 def hit_events(hit: Hit) -> list[Event]:
-    for mod in MODULES:
+    for mod in _modules():
         evs = mod.parse(hit)
         if evs:
             return evs
@@ -61,6 +73,8 @@ def _runs(windows: Iterator[Window]) -> Iterator[list[Window]]:
 
 def _normalised(run: list[Window]) -> Iterator[tuple[Window, list[Line], list[int]]]:
     """Each window of the run with its logical lines and their line numbers."""
+    from pgdoctor.diagnose.text.normalize import logical_lines
+
     first = run[0].first_line
     raw = list(run[0].lines)
     merged = len(run) > 1 and all(len(line) <= RUN_MAX_LINE_BYTES for line in raw)
@@ -110,6 +124,8 @@ def sources_events(
         [(i, sources[i]) for i in range(k, min(len(sources), k + per_task))]
         for k in range(0, len(sources), per_task)
     ]
+    from pgdoctor.diagnose.text.parallel import map_in_workers
+
     for batch in map_in_workers(job, batches, workers):
         yield from batch
 
@@ -122,6 +138,8 @@ def files_workers(sources: Sequence[Source]) -> int:
     on_disk = [s for s in sources if s.path]
     if len(on_disk) < 2 * FILES_PER_TASK:
         return 1
+    from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers
+
     size = 0
     for s in on_disk:
         try:
@@ -147,6 +165,10 @@ def _batch_events(
 
 def source_events(source: Source, index: int, nested: bool = True) -> tuple[list[Event], SourceStats]:
     """Events of one source; `nested=False` in a worker process, which may not start its own."""
+    from pgdoctor.diagnose.event import Hit
+    from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers, scan_file
+    from pgdoctor.diagnose.text.scan import ScanStats, scan_chunks
+
     scan = ScanStats()
     events: list[Event] = []
     by_line: dict[int, list[Event]] = {}

@@ -18,17 +18,12 @@ import gc
 import socket
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
-from pgdoctor.diagnose.causality import assemble, join_flight
-from pgdoctor.diagnose.event import Event
-from pgdoctor.diagnose.flight import collectives, dump
-from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
-from pgdoctor.diagnose.lookback import look_further
+from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
-from pgdoctor.diagnose.text.parallel import beside
 from pgdoctor.diagnose.text.reader import (
     Source,
     is_binary,
@@ -37,10 +32,10 @@ from pgdoctor.diagnose.text.reader import (
     read_head,
     text_sources,
 )
-from pgdoctor.diagnose.text.scan import engine_name
-from pgdoctor.diagnose.transport import judge as judge_transport
-from pgdoctor.diagnose.transport import split as split_observations
 from pgdoctor.model import Finding, Report, ReportExtra
+
+if TYPE_CHECKING:
+    from pgdoctor.diagnose.event import Event
 
 FlightError = dump.DumpError
 
@@ -133,38 +128,31 @@ def _diagnose(
                     **stats.counted,
                 }
             )
-    # A Slurm cancel whose window held no progress line: its log is read further up (lookback.py).
-    events = look_further(events, logs)
-    # What NCCL said about its network is no failure: judged for the whole job, after the root cause.
-    events, observed = split_observations(events)
+    observed: list[Event] = []
+    if logs:
+        from pgdoctor.diagnose.lookback import look_further
+        from pgdoctor.diagnose.transport import split as split_observations
+
+        # A Slurm cancel whose window held no progress line: its log is read further up (lookback.py).
+        events = look_further(events, logs)
+        # What NCCL said about its network is no failure: judged for the whole job, after the root cause.
+        events, observed = split_observations(events)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]
-    meta: dict[str, Any] = {"sources": meta_sources, "scan_engine": engine_name()}
+    meta: dict[str, Any] = {"sources": meta_sources, "scan_engine": _scan_engine(bool(logs))}
     notes = cap_notes(meta_sources)
     if notes:
         meta["notes"] = notes
-    names = [src.name for src in logs]
-    by_file = assign_file_ranks(events, names)
     meta["jobwide"] = None  # in its place among the keys; computed beside the root-cause analysis
     if skipped_binary:
         meta["skipped_binary_files"] = skipped_binary
     if skipped_reports:
         meta["skipped_pgdoctor_reports"] = skipped_reports
-    # Job-wide triage of a large job runs in a forked process while this one finds the root
-    # cause: both only read the events (assemble's changes come after the fork), and each costs
-    # about 0.3 s for 10,000 files.
-    with beside(lambda: triage(events, names, by_file), len(events) >= BESIDE_EVENTS) as jobwide:
-        fr_findings: list[Finding] = []
-        if flight_recorder_dirs:
-            rep = dump.read_dumps(flight_recorder_dirs)
-            fr_findings = collectives.analyze(rep, ",".join(flight_recorder_dirs))
-            meta["flight_recorder"] = {
-                "dumps": [{"path": d.path, "rank": d.rank} for d in rep.dumps],
-                "skipped": rep.skipped,
-            }
-        # Dumps and logs of the same job are read together: the dump says which collective, the
-        # logs say why a rank was late.
-        findings = join_flight(assemble(events, lines), fr_findings)
-        job = jobwide()
+    findings: list[Finding] = []
+    job = None
+    # Only traces, hang evidence or skipped files: no log or dump to find a root cause in, and
+    # the rule catalogue, causality and triage are not even imported (start-up).
+    if logs or flight_recorder_dirs:
+        findings, job = _root_cause(events, logs, lines, flight_recorder_dirs, meta)
     if job:
         meta["jobwide"] = job
     else:
@@ -182,9 +170,57 @@ def _diagnose(
 
         hang_findings, meta["hang"] = diagnose_evidence(found_hang)
         findings = [*hang_findings, *findings]
-    findings = [*findings, *judge_transport(observed)]
+    if observed:
+        from pgdoctor.diagnose.transport import judge as judge_transport
+
+        findings = [*findings, *judge_transport(observed)]
     meta["duration_s"] = round(time.perf_counter() - t0, 3)  # the traces' analysis included
     return findings, meta
+
+
+def _scan_engine(scanned: bool) -> str:
+    """The log scanner's engine for the report: the one that scanned, or, when no log was read,
+    the one that would (asked without building the anchors from the rule catalogue)."""
+    from pgdoctor.diagnose.text import engine
+
+    if scanned:
+        from pgdoctor.diagnose.text.scan import engine_name
+
+        return engine_name()
+    return engine.available()
+
+
+def _root_cause(
+    events: list[Event],
+    logs: list[Source],
+    lines: dict[str, int],
+    flight_recorder_dirs: list[str],
+    meta: dict[str, Any],
+) -> tuple[list[Finding], Any]:
+    """The root cause and cascade of the logs and dumps, and the job-wide triage of the logs."""
+    from pgdoctor.diagnose.causality import assemble, join_flight
+    from pgdoctor.diagnose.flight import collectives
+    from pgdoctor.diagnose.jobwide import assign_file_ranks, triage
+    from pgdoctor.diagnose.text.parallel import beside
+
+    names = [src.name for src in logs]
+    by_file = assign_file_ranks(events, names)
+    # Job-wide triage of a large job runs in a forked process while this one finds the root
+    # cause: both only read the events (assemble's changes come after the fork), and each costs
+    # about 0.3 s for 10,000 files.
+    with beside(lambda: triage(events, names, by_file), len(events) >= BESIDE_EVENTS) as jobwide:
+        fr_findings: list[Finding] = []
+        if flight_recorder_dirs:
+            rep = dump.read_dumps(flight_recorder_dirs)
+            fr_findings = collectives.analyze(rep, ",".join(flight_recorder_dirs))
+            meta["flight_recorder"] = {
+                "dumps": [{"path": d.path, "rank": d.rank} for d in rep.dumps],
+                "skipped": rep.skipped,
+            }
+        # Dumps and logs of the same job are read together: the dump says which collective, the
+        # logs say why a rank was late.
+        findings = join_flight(assemble(events, lines), fr_findings)
+        return findings, jobwide()
 
 
 def diagnose_sources(

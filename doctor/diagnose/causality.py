@@ -133,6 +133,19 @@ def _by_signal(ex: Event) -> bool:
     return isinstance(code, int) and code < 0
 
 
+def _aborted(ex: Event) -> bool:
+    """SIGABRT (-6) comes from inside the process (std::terminate, abort()), never from outside:
+    torch 2.13's gloo aborts in a static destructor at exit after an uncaught Python exception
+    ("terminate called without an active exception"), so the abort is that exception's
+    consequence, unlike SIGKILL or SIGTERM, which another process sends while the rank runs on."""
+    return ex.facts.get("exitcode") == -6
+
+
+def _killed(ex: Event) -> bool:
+    """Ended by a signal from outside (SIGKILL of the OOM killer, the launcher's SIGTERM)."""
+    return _by_signal(ex) and not _aborted(ex)
+
+
 def _exception_fatal(
     e: Event,
     exits: list[Event],
@@ -140,19 +153,20 @@ def _exception_fatal(
     died: bool,
     source_lines: Mapping[str, int],
 ) -> bool:
-    """Did this Python exception end its rank? Yes when an exit record with an exit code (not a
-    signal) is there for its rank (or for some rank, when ranks are unknown), or when it is the
-    end of its log. No when the process it could belong to was later killed by a signal: training
-    went on after the exception, and a signal (-9 SIGKILL, the OOM killer) is what ended it."""
+    """Did this Python exception end its rank? Yes when an exit record with an exit code, or an
+    abort (SIGABRT: the exception's own teardown), is there for its rank (or for some rank, when
+    ranks are unknown), or when it is the end of its log. No when the process it could belong to
+    was later killed from outside (-9 SIGKILL of the OOM killer, -15): training went on after the
+    exception, and that signal is what ended it."""
     later_signal = any(
-        _by_signal(ex)
+        _killed(ex)
         and ex.source == e.source
         and ex.line > e.line
         and (ex.rank is None or e.rank is None or ex.rank == e.rank)
         for ex in exits
     )
     if e.rank is not None and e.rank in exits_by_rank:
-        return not _by_signal(exits_by_rank[e.rank])
+        return not _killed(exits_by_rank[e.rank])
     coded = [ex for ex in exits if isinstance(ex.facts.get("exitcode"), int) and ex.facts["exitcode"] > 0]
     if coded and (e.rank is None or not exits_by_rank):
         return True
@@ -447,8 +461,9 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     kept.extend(_disagreeing_timeouts(kept))
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
-        # A Python exception ends its process with exit code 1, never with a signal.
-        by_signal = _by_signal(root_exit)
+        # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts
+        # in its teardown; never with a signal from outside.
+        by_signal = _killed(root_exit)
         explains = [e for e in kept if not (by_signal and e.code == C.PYTHON_EXCEPTION.code)]
         # An exit record without a global rank (torchrun's "local_rank: 2") is explained by any cause.
         explained = any(

@@ -13,7 +13,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pgdoctor.diagnose.flight import collectives, dump
 from pgdoctor.diagnose.stacks.evidence import RankEvidence
@@ -21,6 +21,7 @@ from pgdoctor.diagnose.stacks.report import hang_json
 from pgdoctor.diagnose.stacks.verdict import analyze, findings_of
 from pgdoctor.hang.collect import TIERS, Collector
 from pgdoctor.model import Finding, Report
+from pgdoctor.probes.gpu.nvml import LiveBackend, NvmlBackend
 from pgdoctor.probes.ranks import ProcFs, Rank, Table
 
 
@@ -107,14 +108,21 @@ def examine(
     fs: Optional[ProcFs] = None,
     ranks: Optional[Sequence[Rank]] = None,
     tiers: Sequence[str] = TIERS,
+    quiet_s: Optional[float] = None,
+    nvml: Callable[[], NvmlBackend] = LiveBackend,
 ) -> Report:
+    """`quiet_s`: seconds the caller (`pgdoctor run`) saw no step evidence; recorded with each
+    rank's evidence, it makes the verdict count only a moving frame as progress. `nvml`: the
+    NVML backend of the GPU tier (a replay of a recording in tests)."""
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     ranks = list(ranks) if ranks is not None else find_ranks(pids, fs)
     host = socket.gethostname()
-    collector = Collector(ranks, host, fs, tiers=tiers)
+    collector = Collector(ranks, host, fs, tiers=tiers, nvml=nvml)
     # The last 10% of the budget (at most 2 s) is kept for judging and writing.
     evidence = collector.run(samples, interval_s, deadline - min(2.0, timeout_s * 0.1))
+    for ev in evidence:
+        ev.quiet_s = quiet_s
     if save_dir is not None:
         save(save_dir, evidence, collector.flight)
     return judge(evidence, collector.flight, save_dir, host, time.monotonic() - t0, samples)

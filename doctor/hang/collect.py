@@ -1,6 +1,8 @@
 """Evidence of live ranks, in tiers, within one deadline: /proc (state, wchan, CPU time, threads)
-at every sample; the rank's own socket where the job opted in (no ptrace; also its open ranges
-and flight recorder); else py-spy (pystack as the fallback). A tool that refuses is asked once:
+at every sample; the rank's own socket where the job opted in or runs under `pgdoctor run` (no
+ptrace; also its open ranges and flight recorder); else torch's own per-rank worker server where
+the job started one (no ptrace; its traceback and flight recorder); else py-spy (pystack as the
+fallback). A tool that refuses is asked once:
 its cause and fix go into the rank's evidence. Samples are rounds over all ranks, the tools of a
 round run in parallel, and nothing here signals, stops or kills a rank."""
 
@@ -9,17 +11,19 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_seq
-from pgdoctor.probes import live
+from pgdoctor.probes import live, torch_server
 from pgdoctor.probes.flight_pipe import request_dump
+from pgdoctor.probes.gpu import rank_util
+from pgdoctor.probes.gpu.nvml import LiveBackend, NvmlBackend
 from pgdoctor.probes.ranks import ProcFs, Rank
 from pgdoctor.probes.stacks import TOOLS, StackRead, read_stack, stop_all
 
 # The evidence tiers beyond /proc, in the order they are tried.
-TIERS = ("socket", *TOOLS)
+TIERS = ("socket", "torch", *TOOLS, "nvml")
 # One tool call never takes longer than this (a healthy py-spy dump takes 40-80 ms).
 PER_CALL_S = 5.0
 
@@ -36,8 +40,10 @@ class Collector:
         fs: Optional[ProcFs] = None,
         parallel: int = 8,
         tiers: Sequence[str] = TIERS,
+        nvml: Callable[[], NvmlBackend] = LiveBackend,
     ):
         self.ranks = list(ranks)
+        self.nvml = nvml if "nvml" in tiers else None
         self.tools = [t for t in tiers if t in TOOLS]
         self.fs = fs or ProcFs()
         self.pool = ThreadPoolExecutor(
@@ -62,6 +68,10 @@ class Collector:
             live.socket_path(r.proc.pid, r.proc.uid, r.proc.environ) if "socket" in tiers else None
             for r in self.ranks
         ]
+        self._torch = [
+            torch_server.server_path(r.proc.pid, r.proc.environ) if "torch" in tiers else None
+            for r in self.ranks
+        ]
         self._done: set[int] = set()  # indexes whose stack tool refused or timed out: not asked again
 
     def run(self, samples: int, interval_s: float, deadline: float) -> list[RankEvidence]:
@@ -77,6 +87,7 @@ class Collector:
                     )
             self._workers(deadline)
             self._nccl_pipes(deadline)
+            self._gpus()
         except BaseException:
             stop_all()  # the stack tools of this round, and no new one; the ranks are never ours to kill
             raise
@@ -113,6 +124,8 @@ class Collector:
                     ev.tiers["flight_recorder"] = "ok (socket)"
                 return
             ev.tiers["socket"] = "no answer (the rank holds the GIL in C code, or exited)"
+        if self._torch_tier(i, budget):
+            return
         if not self.tools:
             if path is None:
                 ev.tiers["socket"] = (
@@ -131,6 +144,24 @@ class Collector:
             ev.problems.append({"tier": tier, "cause": got.cause, "fix": got.fix})
         self._done.add(i)
 
+    def _torch_tier(self, i: int, budget: float) -> bool:
+        """torch's worker server of the rank, where the job started one: its stack (and recorder)."""
+        path = self._torch[i]
+        if path is None:
+            return False
+        ev = self.evidence[i]
+        stack, fr = torch_server.read(path, min(budget, 2.0))
+        if stack is None:
+            ev.tiers["torch"] = "no answer from torch's worker server (the rank holds the GIL, or exited)"
+            return False
+        ev.tiers["torch"] = "ok"
+        ev.samples.append(_frames(stack))
+        if fr is not None and ev.rank not in self.flight:
+            self.flight[ev.rank] = fr
+            ev.seq = pending_seq(fr)
+            ev.tiers["flight_recorder"] = "ok (torch worker server)"
+        return True
+
     def _round(self, deadline: float) -> None:
         live_ix = [i for i in range(len(self.ranks)) if i not in self._done]
         for i in live_ix:
@@ -138,6 +169,15 @@ class Collector:
         futures = [self.pool.submit(self._stack, i, deadline) for i in live_ix if i not in self._done]
         for f in futures:
             f.result(timeout=max(0.1, deadline - time.monotonic() + PER_CALL_S))
+
+    def _gpus(self) -> None:
+        """Each rank's GPU and its SM utilisation (NVML), read once after the stacks."""
+        if self.nvml is None or not self.evidence:
+            return
+        got, status = rank_util.read([ev.pid for ev in self.evidence], self.nvml)
+        for ev in self.evidence:
+            ev.gpu = got.get(ev.pid, {})
+            ev.tiers["nvml"] = "ok" if ev.gpu else ("not on a GPU" if status == "ok" else status)
 
     def _nccl_pipes(self, deadline: float) -> None:
         """The flight recorder of NCCL ranks that opened the debug-info pipe (and gave none by socket)."""

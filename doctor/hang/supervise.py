@@ -1,10 +1,12 @@
 """`pgdoctor run -- COMMAND`: the job-script wrapper. COMMAND runs as a child with the evidence
 environment (knowledge/evidence_env.py; the user's values win), its output passes through
 unchanged and is kept, SIGINT/SIGTERM go to it, and pgdoctor exits with its code. While it runs,
-progress is watched: output, the ranks' CPU time, the step counter of their sockets. When
-nothing moves for `stall_after_s`, the `hang` snapshot of the job's ranks is taken and saved,
-before a watchdog or the launcher kills them. When COMMAND ends, everything kept is diagnosed
-with `diagnose` and one report says the root cause."""
+progress is watched from evidence of steps (hang/progress.py): output lines with new step
+content, the step counter and collective sequence number of the ranks' sockets; never CPU time,
+which a rank spinning in a busy-wait burns without moving. When nothing moves for
+`stall_after_s`, the `hang` snapshot of the job's ranks is taken and saved, before a watchdog or
+the launcher kills them; in it a rank makes progress only when its frame moves. When COMMAND
+ends, everything kept is diagnosed with `diagnose` and one report says the root cause."""
 
 from __future__ import annotations
 
@@ -20,18 +22,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Optional
 
+from pgdoctor.checks.codes.hang import HANG_ALL_WAITING, HANG_CULPRIT, HANG_PROGRESSING
 from pgdoctor.diagnose.api import diagnose_paths
+from pgdoctor.hang import shim
 from pgdoctor.hang.api import examine
-from pgdoctor.knowledge.evidence_env import prepared
+from pgdoctor.hang.progress import Lines, counters_moved
+from pgdoctor.knowledge.evidence_env import SHIM_DIR, prepared
 from pgdoctor.model import Report
 from pgdoctor.probes import live
 from pgdoctor.probes.processes import die_with_parent, track, untrack
 from pgdoctor.probes.ranks import ProcFs, Rank, Table
 
+ROLL_CALL_FAILS = frozenset({HANG_CULPRIT.code, HANG_ALL_WAITING.code})
 POLL_S = 0.25
 RANKS_EVERY_S = 1.0
-# Any rank's CPU time growing by this much (seconds per second) between two looks is progress.
-CPU_PROGRESS = 0.1
 
 
 @dataclass
@@ -40,8 +44,12 @@ class Watch:
 
     last_progress: float
     last_output: float
-    cpu: dict[int, float] = field(default_factory=dict)
-    steps: dict[int, Any] = field(default_factory=dict)
+    lines: Lines = field(default_factory=Lines)
+    counters: dict[int, Any] = field(default_factory=dict)  # pid -> the socket's last progress answer
+    progress_lines: int = 0  # output lines that showed progress
+    socket_moves: int = 0  # looks at which a rank's step or collective sequence number had moved
+    last_snapshot: float = 0.0
+    snapshotting: bool = False
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     hang_report: Optional[Report] = None
     armed: bool = True  # a stall takes one snapshot; progress re-arms it
@@ -58,18 +66,27 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
     for chunk in iter(lambda: src.read1(1 << 16), b""):  # type: ignore[attr-defined]
         partial += chunk
         cut = partial.rfind(b"\n") + 1
+        moved = False
         if cut or len(partial) > (1 << 20):  # a line longer than 1 MiB is kept in pieces
             whole, partial = (partial[:cut], partial[cut:]) if cut else (partial, b"")
             with lock:
                 keep.write(whole)
+                for line in whole.splitlines():
+                    if watch.lines.feed(line[:4096]):
+                        watch.progress_lines += 1
+                        moved = True
         try:
             dest.write(chunk)
             dest.flush()
         except (OSError, ValueError):
             pass  # our own stdout went away: the job goes on, its output is still kept
         now = time.monotonic()
-        watch.last_output = watch.last_progress = now
-        watch.armed = True
+        watch.last_output = now
+        # A heartbeat or a repeated warning is output, not progress; nor is what reading the ranks
+        # makes them print during a snapshot (torch warns of a deprecated variable on a recorder dump).
+        if moved and not watch.snapshotting:
+            watch.last_progress = now
+            watch.armed = True
     if partial:  # the last line had no newline
         with lock:
             keep.write(partial)
@@ -90,6 +107,8 @@ class Supervisor:
         self.hang_timeout_s = hang_timeout_s
         self.live_dir = tempfile.mkdtemp(prefix="pgdoctor-live-")  # 0700: the ranks' sockets and pipes
         self.env, self.applied = prepared(env if env is not None else os.environ, evidence_dir, self.live_dir)
+        # The shim that starts each rank's socket; it goes with live_dir when the run ends.
+        shim.install(SHIM_DIR.format(live=self.live_dir))
         self.fs = ProcFs()
         now = time.monotonic()
         self.watch = Watch(last_progress=now, last_output=now)
@@ -169,33 +188,47 @@ class Supervisor:
                 self._snapshot(ranks, now)
 
     def _moved(self, ranks: Sequence[Rank], now: float) -> bool:
+        """A rank's socket says its step counter or collective sequence number moved. CPU time is
+        not asked: a spinning rank burns it while standing still."""
         moved = False
         for r in ranks:
-            got = self.fs.read_stat(r.proc.pid)
-            if got is not None:
-                before = self.watch.cpu.get(r.proc.pid)
-                if before is not None and got[0] - before >= CPU_PROGRESS * RANKS_EVERY_S:
-                    moved = True
-                self.watch.cpu[r.proc.pid] = got[0]
             path = live.socket_path(r.proc.pid, r.proc.uid, r.proc.environ)
-            if path is not None:
-                answer = live.ask(path, 0.5)
-                step = answer.get("step") if answer else None
-                if step is not None and self.watch.steps.get(r.proc.pid, step) != step:
-                    moved = True
-                self.watch.steps[r.proc.pid] = step
+            if path is None:
+                continue
+            answer = live.ask(path, 0.5, request="progress")
+            if answer is None:
+                continue  # busy holding the GIL, or gone: no evidence either way
+            if counters_moved(self.watch.counters.get(r.proc.pid), answer):
+                moved = True
+            self.watch.counters[r.proc.pid] = answer
+        if moved:
+            self.watch.socket_moves += 1
         return moved
 
     def _snapshot(self, ranks: Sequence[Rank], now: float) -> None:
         where = os.path.join(self.evidence_dir, f"hang-{len(self.watch.snapshots) + 1}")
-        report = examine(
-            ranks=ranks, samples=3, interval_s=0.3, timeout_s=self.hang_timeout_s, save_dir=where
-        )
+        quiet_s = round(now - self.watch.last_progress, 1)
+        self.watch.snapshotting = True
+        try:
+            report = examine(
+                ranks=ranks,
+                samples=3,
+                interval_s=0.3,
+                timeout_s=self.hang_timeout_s,
+                save_dir=where,
+                quiet_s=quiet_s,
+            )
+        finally:
+            self.watch.snapshotting = False
+        self.watch.last_snapshot = time.monotonic()
         culprit = next((f for f in report.findings if f.severity.value == "fail"), None)
-        if culprit is None and all(f.severity.value == "info" for f in report.findings):
+        roll_call = [f for f in report.findings if f.code in ROLL_CALL_FAILS]
+        moving = any(f.code == HANG_PROGRESSING.code for f in report.findings) and not roll_call
+        if moving or (culprit is None and all(f.severity.value == "info" for f in report.findings)):
             # The ranks moved after all (a slow start on a loaded node, a long evaluation): no
-            # hang, and its files must not outvote a later snapshot in the final diagnosis. The
-            # watch starts again from now.
+            # hang, and its files must not outvote a later snapshot in the final diagnosis. A
+            # flight recorder read mid-step says nothing then (one rank a collective ahead of a
+            # peer that is on its way). The watch starts again from now.
             shutil.rmtree(where, ignore_errors=True)
             self.watch.quiet_but_moving += 1
             self.watch.last_progress, self.watch.armed = time.monotonic(), True
@@ -204,13 +237,13 @@ class Supervisor:
         self.watch.snapshots.append(
             {
                 "dir": where,
-                "after_quiet_s": round(now - self.watch.last_progress, 1),
+                "after_quiet_s": quiet_s,
                 "ranks": len(ranks),
                 "culprit": culprit.message if culprit else None,
             }
         )
         print(
-            f"pgdoctor run: no progress for {now - self.watch.last_progress:.0f} s; hang snapshot saved to "
+            f"pgdoctor run: no progress for {quiet_s:.0f} s; hang snapshot saved to "
             f"{where}" + (f": {culprit.message}" if culprit else ""),
             file=sys.stderr,
             flush=True,
@@ -228,7 +261,11 @@ def final_report(
     """Everything the run kept, diagnosed as `pgdoctor diagnose DIR` would."""
     diag = diagnose_paths([sup.evidence_dir])
     findings = diag.findings
-    if returncode == 0 and not sup.watch.snapshots:
+    w = sup.watch
+    # A job that succeeded, with no stall or with steps again after its last snapshot (a phase
+    # that neither printed nor stepped nor moved its frame for a while), has no root cause.
+    recovered = bool(w.snapshots) and w.last_progress > w.last_snapshot
+    if returncode == 0 and (not w.snapshots or recovered):
         findings = tuple(f for f in findings if f.severity.value != "fail")  # old errors a job recovered from
     meta = {
         **diag.meta,
@@ -238,6 +275,11 @@ def final_report(
         "stall_after_s": sup.stall_after_s,
         "stall_snapshots": sup.watch.snapshots,
         "quiet_snapshots_without_hang": sup.watch.quiet_but_moving,
+        "progress": {
+            "output_lines": w.progress_lines,
+            "socket_moves": w.socket_moves,
+            "recovered_after_snapshot": recovered,
+        },
         "env_applied": sup.applied,
         "signals_forwarded": sup.signals,
         "evidence_dir": sup.evidence_dir,

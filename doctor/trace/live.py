@@ -9,6 +9,11 @@ The socket is `<dir>/<pid>.sock` in a directory of mode 0700 owned by this uid: 
 (set by `pgdoctor run`), else /tmp/pgdoctor-live-<uid>. Never TCP. PGDOCTOR_LIVE=0 turns it off.
 A daemon thread answers each connection with one JSON object and closes it; it costs nothing
 until asked, and the file is removed at exit. Imports nothing of pgdoctor's outside trace/.
+
+A client may send one request line first: `progress` gets the small answer `pgdoctor run` polls
+every second (pid, the `pgdoctor.step` counter and the default process group's sequence number,
+microseconds to build); anything else, or nothing within REQUEST_WAIT_S, the whole answer (its
+flight recorder alone takes 50-90 ms for 2000 entries).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any, Callable, Optional
 _started: Optional[str] = None
 _lock = threading.Lock()
 _steps = [0, 0.0]  # the last pgdoctor.step number seen, and when
+REQUEST_WAIT_S = 0.2  # how long a connection may take to say what it wants
 
 
 def default_dir(uid: Optional[int] = None) -> str:
@@ -58,15 +64,11 @@ def _frames(frame: Any) -> list[dict[str, Any]]:
 
 def _flight_recorder() -> Optional[Any]:
     """torch's flight-recorder JSON when torch.distributed is up in this process (else None)."""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    dist = _initialized_dist()
+    if dist is None:
         return None
     try:
-        import torch.distributed as dist
-
-        if not dist.is_available() or not dist.is_initialized():
-            return None
-        raw = torch._C._distributed_c10d._dump_fr_trace_json()
+        raw = sys.modules["torch"]._C._distributed_c10d._dump_fr_trace_json()
         return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
     except Exception:  # an older torch, a backend without a recorder: the tier is absent
         return None
@@ -79,6 +81,37 @@ _RANGES: list[Callable[[Optional[int]], tuple[str, ...]]] = []
 
 def set_ranges_reader(reader: Callable[[Optional[int]], tuple[str, ...]]) -> None:
     _RANGES[:] = [reader]
+
+
+def _initialized_dist() -> Optional[Any]:
+    """torch.distributed when the job imported it and initialised a process group, else None.
+    Never imports: this runs on the socket's thread, and an import there while the main thread
+    is still importing torch (the socket of `pgdoctor run`'s shim starts before the script)
+    breaks the job's own import ("'torch._C' is not a package")."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is None or "torch.distributed.distributed_c10d" not in sys.modules:
+            return None
+        return dist if dist.is_available() and dist.is_initialized() else None
+    except Exception:  # a module still half-imported: not yet
+        return None
+
+
+def collective_seq() -> Optional[int]:
+    """How many collectives this rank has issued on its default process group (None before
+    init_process_group): it grows with every step that communicates, whether or not the job calls
+    pgdoctor.step, and stays put while the rank waits in (or spins on) one collective."""
+    dist = _initialized_dist()
+    if dist is None:
+        return None
+    try:
+        return int(dist.distributed_c10d._get_default_group()._get_sequence_number_for_group())
+    except Exception:  # an older torch, a backend without sequence numbers: no figure
+        return None
+
+
+def progress() -> dict[str, Any]:
+    return {"pid": os.getpid(), "step": _steps[0], "seq": collective_seq()}
 
 
 def answer() -> dict[str, Any]:
@@ -95,6 +128,7 @@ def answer() -> dict[str, Any]:
         },
         "ranges": list(_RANGES[0](main.ident)) if _RANGES else [],
         "step": _steps[0],
+        "seq": collective_seq(),
         "step_age_s": round(time.monotonic() - _steps[1], 3) if _steps[1] else None,
     }
     fr = _flight_recorder()
@@ -115,8 +149,14 @@ def _serve(server: socket.socket) -> None:
             return
         with conn:
             try:
+                conn.settimeout(REQUEST_WAIT_S)
+                try:
+                    request = conn.recv(64)
+                except socket.timeout:
+                    request = b""
                 conn.settimeout(5)
-                conn.sendall(json.dumps(answer(), default=str).encode() + b"\n")
+                reply = progress() if request.strip() == b"progress" else answer()
+                conn.sendall(json.dumps(reply, default=str).encode() + b"\n")
             except Exception:  # a reader that left, or a frame that vanished: the next one is served
                 pass
 

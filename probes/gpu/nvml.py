@@ -74,6 +74,25 @@ def _processes(procs: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _utilization(u: Any) -> dict[str, int]:
+    return {"gpu": int(u.gpu), "memory": int(u.memory)}
+
+
+def _process_utilization(samples: Any) -> list[dict[str, int]]:
+    """nvmlProcessUtilizationSample_t per process: SM/memory/encoder/decoder % over its last sample."""
+    return [
+        {
+            "pid": int(p.pid),
+            "timeStamp": int(p.timeStamp),
+            "smUtil": int(p.smUtil),
+            "memUtil": int(p.memUtil),
+            "encUtil": int(p.encUtil),
+            "decUtil": int(p.decUtil),
+        }
+        for p in samples
+    ]
+
+
 def _ints(values: Any) -> list[int]:
     return [int(v) for v in values]
 
@@ -95,6 +114,9 @@ FUNCTIONS: dict[str, tuple[int, Callable[[Any], Any]]] = {
     "nvmlDeviceGetSerial": (1, _text),
     "nvmlDeviceGetMemoryInfo": (1, _memory),
     "nvmlDeviceGetComputeRunningProcesses": (1, _processes),
+    "nvmlDeviceGetUtilizationRates": (1, _utilization),
+    # (device, lastSeenTimeStamp): 0 asks for every sample NVML still holds (its last ~seconds)
+    "nvmlDeviceGetProcessUtilization": (1, _process_utilization),
     "nvmlDeviceGetEccMode": (1, _ints),
     "nvmlDeviceGetTotalEccErrors": (1, _int),
     "nvmlDeviceGetRetiredPages": (1, _ints),

@@ -137,6 +137,25 @@ def test_quick_level_check_does_not_import_torch() -> None:
     assert "NO-TORCH" in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("fmt", ["--json", "--format=console"])
+def test_diagnose_of_traces_alone_does_not_import_the_log_rules(fmt: str) -> None:
+    """The rule catalogue (hundreds of compiled patterns), the scanner, causality and the check
+    engine were most of `diagnose`'s start-up on an Nsight export: read only for logs and dumps."""
+    export = ROOT / "tests/fixtures/nsys/healthy_1pct.sqlite"
+    code = (
+        "import sys; from pgdoctor.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "heavy = ('pgdoctor.diagnose.rules', 'pgdoctor.diagnose.text.scan', 'pgdoctor.diagnose.causality', "
+        "'pgdoctor.engine.runner', 'pgdoctor.cli.check', 'torch', 'numpy')\n"
+        "print('IMPORTED', [m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "diagnose", fmt, str(export)], capture_output=True, text=True, timeout=60
+    )
+    assert "IMPORTED []" in proc.stderr, proc.stderr
+    assert "traces" in proc.stdout or "rank" in proc.stdout, proc.stdout
+
+
 def test_every_package_of_the_tree_is_in_the_distribution() -> None:
     """A subpackage missing from pyproject's list works in an editable install and is absent from
     a real one (`pip install .`)."""

@@ -640,12 +640,14 @@ def test_platform_features_nccl_could_not_use(warn: str, feature: str) -> None:
     assert root.code == "RUN292" and root.facts["feature"] == feature
 
 
-def test_a_bare_invalid_argument_from_nvls_stays_a_cuda_failure_inside_nccl() -> None:
+def test_a_bare_invalid_argument_from_nvls_is_the_platform_refusing_multicast() -> None:
+    # Every CUCHECK of nvls.cc is a driver call on a multicast object: the label decision is documented
+    # in tests/diagnose/test_corpus.py (LABEL_DECISIONS).
     assert (
         _root(
             "devgpu263:589012:591652 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'\n"
         ).code
-        == "RUN194"
+        == "RUN292"
     )
 
 

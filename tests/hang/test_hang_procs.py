@@ -17,6 +17,13 @@ import pytest
 from tests.helpers.hang_lab import torchrun_job
 from tests.helpers.paths import HELPERS
 
+
+def line_of(text: str) -> int:
+    """The line of tests/helpers/hang_job.py holding `text` (the frame a rank stays in)."""
+    lines = (HELPERS / "hang_job.py").read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
 pytestmark = pytest.mark.slow
 SYSTEM_PYTHON = f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"
 
@@ -122,7 +129,10 @@ def test_lock_and_dataloader_culprits_among_8_ranks(no_leftover_children) -> Non
         assert len(j["ranks"]) == 8  # the DataLoader worker is not a rank
         assert j["culprits"] == [2, 5]
         groups = {tuple(g["ranks"]): g for g in j["groups"]}
-        assert groups[(2,)]["frame"] == "hang_job.py:64" and groups[(2,)]["collective"] == ""
+        assert (
+            groups[(2,)]["frame"] == f"hang_job.py:{line_of('nobody releases it')}"
+            and groups[(2,)]["collective"] == ""
+        )
         assert groups[(0, 1, 3, 4, 6, 7)]["collective"] == "all_reduce"
         r5 = next(r for r in j["ranks"] if r["rank"] == 5)
         assert len(r5["workers"]) == 1
@@ -231,3 +241,24 @@ def test_two_nodes_on_loopback_merge_into_one_verdict(tmp_path, no_leftover_chil
     assert out["findings"][0]["facts"]["frame"] == "hang_culprit.py:7"
     (job,) = out["hang"]["jobs"]
     assert job["job"] == "hangtest" and [r["rank"] for r in job["ranks"]] == [0, 1, 2, 3]
+
+
+def test_torchs_own_worker_server_is_a_tier_without_ptrace(tmp_path, no_leftover_children) -> None:
+    """Every rank serves torch's worker server (worker_main() with TORCH_WORKER_SERVER_SOCKET, made
+    per rank): `hang --tiers proc,torch` names the culprit from its tracebacks, and its flight
+    recorder puts the SeqNum the others wait in into the roll-call."""
+    env = {"TORCH_WORKER_SERVER_SOCKET": str(tmp_path / "ws"), "TORCH_FR_BUFFER_SIZE": "100"}
+    with torchrun_job("sleep", [2], env=env) as job:
+        pids = job.wait_ready(4)
+        rc, report, err = hang_cli(str(job.pid), "--tiers", "proc,torch", "--save", str(tmp_path / "snap"))
+        assert rc == 1, err
+        f = culprit(report)
+        assert f["code"] == "HNG101" and f["facts"]["ranks"] == [2], f
+        assert f["facts"]["frame"] == "hang_culprit.py:7"
+        assert "wait in all_reduce (SeqNum 2)" in f["message"], f["message"]
+        ranks = job_of(report, set(pids.values()))["ranks"]
+        assert all(r["tiers"]["torch"] == "ok" for r in ranks), [r["tiers"] for r in ranks]
+        assert all(r["tiers"]["flight_recorder"] == "ok (torch worker server)" for r in ranks)
+        assert sorted(p.name for p in (tmp_path / "snap").glob("fr-rank*.json")) == [
+            f"fr-rank{r}.json" for r in range(4)
+        ]

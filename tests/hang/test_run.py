@@ -153,7 +153,8 @@ def test_stalled_rank_is_snapshotted_before_the_launcher_kills_it(
     snap = report["meta"]["stall_snapshots"][-1]
     # Taken while the ranks were alive (a dead rank has no stack), well before the gloo timeout.
     rank2 = json.loads((Path(snap["dir"]) / "hang-rank2.json").read_text())
-    assert rank2["stack"][0]["function"] == "nap" and rank2["tiers"]["py-spy"] == "ok"
+    # read through the socket the shim started in every rank (no code in the job)
+    assert rank2["stack"][0]["function"] == "nap" and rank2["tiers"]["socket"] == "ok"
     assert report["hang"]["jobs"][0]["culprits"] == [2]
 
 
@@ -201,3 +202,74 @@ def test_kept_output_holds_whole_lines_of_both_streams(tmp_path: Path) -> None:
     assert "first half of a stdout line and its end" in kept, kept
     assert "RuntimeError: a whole stderr line" in kept, kept
     assert kept[-1] == "no newline at the end", kept
+
+
+@pytest.mark.slow
+def test_ranks_spinning_in_a_busy_wait_are_called_stalled(tmp_path: Path, no_leftover_children) -> None:
+    """Ranks 0-1 poll their all_reduce's work handle (a core each, no step) while rank 2 sleeps:
+    CPU time is not progress, so the stall is seen and the snapshot names rank 2."""
+    p, report = _run_job(tmp_path, "spin", [2], nproc=3, life_s=12, stall_after=2)
+    snaps = report["meta"]["stall_snapshots"]
+    # (a loaded machine may take one more snapshot while the ranks still import torch)
+    assert snaps and "rank 2 is elsewhere, at hang_culprit.py:7" in snaps[-1]["culprit"], p.stderr
+    root = report["findings"][0]
+    assert root["code"] == "HNG101" and root["facts"]["ranks"] == [2], root
+    spinner = json.loads((Path(snaps[-1]["dir"]) / "hang-rank0.json").read_text())
+    # The spinner burned CPU during the snapshot, and still did not count as progress.
+    wall = spinner["sample_times_s"][-1] - spinner["sample_times_s"][0]
+    assert (spinner["cpu_s"][-1] - spinner["cpu_s"][0]) / wall > 0.2 and spinner["quiet_s"] >= 2
+    assert report["hang"]["jobs"][0]["progressing_ranks"] == []
+
+
+@pytest.mark.slow
+def test_run_starts_every_ranks_socket_without_code(tmp_path: Path, no_leftover_children) -> None:
+    """hang_job never calls pgdoctor.live() here: the shim `run` puts on PYTHONPATH starts each
+    rank's socket, whose collective sequence number then shows a silent healthy job's progress."""
+    p, report = _run_job(tmp_path, "healthy", [], nproc=2, life_s=6, stall_after=2)
+    assert p.returncode == 0, p.stderr[-2000:]
+    meta = report["meta"]
+    assert meta["progress"]["socket_moves"] >= 2, meta["progress"]
+    # (a loaded machine may take a snapshot while the silent ranks still import torch: discarded)
+    assert meta["stall_snapshots"] == []
+    path = next(a["value"] for a in meta["env_applied"] if a["name"] == "PYTHONPATH")
+    shim = path.split(os.pathsep)[0]
+    assert shim.endswith("/site") and not os.path.exists(shim)  # the shim went with the run
+
+
+@pytest.mark.slow
+def test_the_shims_socket_names_the_culprit(tmp_path: Path, no_leftover_children) -> None:
+    _, report = _run_job(tmp_path, "sleep", [1], nproc=2, life_s=8, stall_after=2)
+    snap = Path(report["meta"]["stall_snapshots"][-1]["dir"])
+    for r in (0, 1):
+        assert json.loads((snap / f"hang-rank{r}.json").read_text())["tiers"]["socket"] == "ok"
+    assert report["hang"]["jobs"][0]["culprits"] == [1]
+
+
+def test_shim_runs_the_sitecustomize_it_shadows_and_only_ranks_start(tmp_path: Path) -> None:
+    from pgdoctor.hang import shim
+    from pgdoctor.trace import autostart
+
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "sitecustomize.py").write_text("import os\nos.environ['USER_SITE_RAN'] = '1'\n")
+    env, _ = prepared({**os.environ, "PYTHONPATH": str(user)}, str(tmp_path / "ev"), str(tmp_path / "live"))
+    (tmp_path / "live").mkdir(mode=0o700)
+    shim.install(str(tmp_path / "live" / "site"))
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "live" / "site"), str(user)]
+    probe = (
+        "import os, sys; from pgdoctor.trace import live;"
+        "print(os.environ.get('USER_SITE_RAN'), live._started is not None)"
+    )
+    for extra, started in (({"RANK": "3"}, "True"), ({}, "False")):
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            env={**{k: v for k, v in env.items() if k != "RANK"}, **extra},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.stdout.split() == ["1", started], out.stderr
+    assert autostart.is_rank({"RANK": "2"}, {"RANK": "2"}) is False  # a rank's own child process
+    assert autostart.is_rank({"SLURM_PROCID": "2"}, None) is True  # parent unreadable (slurmstepd)
+    off, applied = prepared({"PGDOCTOR_LIVE": "0", "PYTHONPATH": "/u"}, "/ev", "/live")
+    assert off["PYTHONPATH"] == "/u" and "PYTHONPATH" not in {a["name"] for a in applied}

@@ -9,7 +9,10 @@ the job is in place; nothing blocks longer than $HANG_LIFE_S (the job ends by it
     collective R      rank R waits in a barrier of a subgroup, the others in all_reduce
     healthy           every rank steps (all_reduce + a little compute) until its life ends
     raise R           rank R raises after the first step
-With PGDOCTOR_TEST_LIVE=1 every rank opts into pgdoctor's live socket first.
+    spin R            rank R sleeps in hang_culprit.nap, the others spin on their all_reduce's
+                      work handle (a busy-wait: a core each, no step)
+With PGDOCTOR_TEST_LIVE=1 every rank opts into pgdoctor's live socket first; with
+TORCH_WORKER_SERVER_SOCKET=BASE every rank serves torch's worker server on BASE-rank<R>.sock.
 """
 
 import datetime
@@ -30,6 +33,13 @@ if os.environ.get("PGDOCTOR_TEST_LIVE") == "1":
     import pgdoctor
 
     pgdoctor.live()
+if os.environ.get("TORCH_WORKER_SERVER_SOCKET"):
+    from torch.distributed.elastic.control_plane import worker_main
+
+    # torchrun gives every rank one value, and two ranks cannot serve one path: one per rank.
+    os.environ["TORCH_WORKER_SERVER_SOCKET"] += f"-rank{rank}.sock"
+    SERVER = worker_main()  # kept: the server shuts down when this is collected
+    SERVER.__enter__()
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=LIFE_S))
 t = torch.ones(8)
 dist.all_reduce(t)  # everyone is up
@@ -41,6 +51,14 @@ def ready() -> None:
     if d:
         with open(os.path.join(d, f"ready-{rank}"), "w") as fh:
             fh.write(str(os.getpid()))
+
+
+def spin_all_reduce(x: torch.Tensor) -> None:
+    """An all_reduce waited for by polling its work handle: the frame stays on the loop while the
+    rank burns a core (as a rank does in NCCL's spin or in hand-made overlap code)."""
+    work = dist.all_reduce(x, async_op=True)
+    while not work.is_completed():
+        pass
 
 
 def wait_for_peers() -> None:
@@ -77,6 +95,13 @@ elif scenario == "collective":
         dist.barrier(group=sub)
     else:
         wait_for_peers()
+elif scenario == "spin":
+    if rank == args[0]:
+        ready()
+        hang_culprit.nap(LIFE_S)
+    else:
+        ready()
+        spin_all_reduce(t)
 elif scenario == "healthy":
     end = time.monotonic() + LIFE_S
     ready()
@@ -94,10 +119,9 @@ elif scenario == "healthy":
     print(f"rank {rank} did {n} steps", flush=True)
 elif scenario == "raise":
     if rank == args[0]:
-        # The group goes first: with it alive, torch 2.13 on gloo sometimes aborts in a static
-        # destructor after the uncaught exception (exit -6 instead of 1), and diagnose does not yet
-        # read that abort as the exception's consequence (RUN131 would lead instead of RUN132).
-        dist.destroy_process_group()
+        # The group stays alive: torch 2.13 on gloo then sometimes aborts in a static destructor
+        # after the uncaught exception (exit -6 instead of 1), and diagnose must still name the
+        # exception, not the abort.
         raise RuntimeError(f"rank {rank}: sample 17 has 0 tokens")
     wait_for_peers()
 dist.destroy_process_group()

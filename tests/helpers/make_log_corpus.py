@@ -412,6 +412,14 @@ E["torchrun_real_exception.log"] = {
     "facts": {"exception": "ValueError", "exitcode": 1},
     "cascade": ["RUN174"],
 }
+# Rank 1 raised with its gloo group alive, and torch 2.13 aborted it at exit (-6): the exception,
+# not the abort, is the root cause.
+E["torchrun_real_exception_abort.log"] = {
+    "root": "RUN132",
+    "rank": 1,
+    "facts": {"exception": "RuntimeError", "exitcode": -6},
+    "cascade": ["RUN174"],
+}
 E["torchrun_real_sigkill.log"] = {"root": "RUN121", "rank": 1, "facts": {"exitcode": -9, "signal": "SIGKILL"}}
 E["torchrun_real_segfault.log"] = {
     "root": "RUN131",

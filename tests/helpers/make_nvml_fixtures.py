@@ -212,6 +212,35 @@ BUILT = (
 )
 
 
+# The GPU tier of `pgdoctor hang`: two ranks of a hung job on the PCIe pair. Rank 0 (pid 4101)
+# waits in an NCCL all_reduce whose kernel spins for its peer (100% SM); rank 1 (pid 4102), the
+# culprit, is held on the host, and NVML holds no utilisation sample of it (NOT_FOUND: no kernel
+# ran since the timestamp). Only the calls the tier makes; memory in bytes, utilisation in %.
+HANG_PIDS = (4101, 4102)
+
+
+def hang_pair_calls(pids: tuple[int, int] = HANG_PIDS) -> dict[str, Any]:
+    return {
+        "nvmlDeviceGetCount()": 2,
+        "nvmlDeviceGetComputeRunningProcesses(0)": [{"pid": pids[0], "usedGpuMemory": 30 << 30}],
+        "nvmlDeviceGetComputeRunningProcesses(1)": [{"pid": pids[1], "usedGpuMemory": 30 << 30}],
+        "nvmlDeviceGetUtilizationRates(0)": {"gpu": 100, "memory": 3},
+        "nvmlDeviceGetUtilizationRates(1)": {"gpu": 0, "memory": 0},
+        "nvmlDeviceGetProcessUtilization(0,0)": [
+            {
+                "pid": pids[0],
+                "timeStamp": 1733338800000000 + i * 166666,
+                "smUtil": 100,
+                "memUtil": 3,
+                "encUtil": 0,
+                "decUtil": 0,
+            }
+            for i in range(3)
+        ],
+        "nvmlDeviceGetProcessUtilization(1,0)": {"nvml_error": "NotFound"},
+    }
+
+
 def write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
@@ -224,6 +253,16 @@ def main() -> None:
     write_json(
         HERE / "h100_pcie_2gpu.json",
         recording(h100_pcie_pair(), f"2x H100 PCIe with NVLink bridges, idle; {BUILT}"),
+    )
+    write_json(
+        HERE / "h100_pcie_2gpu_hang.json",
+        {
+            "kind": "pgdoctor.nvml-recording",
+            "version": 1,
+            "source": "2x H100 PCIe, a hung 2-rank NCCL job (rank 0 spins, rank 1 held on the host); "
+            f"{BUILT}",
+            "calls": hang_pair_calls(),
+        },
     )
     from tests.helpers import (
         gpu_codes,  # the code fixtures are snapshots of the real probe over variants of these nodes

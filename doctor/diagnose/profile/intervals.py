@@ -4,6 +4,8 @@ Everything here is linear after one sort, so a rank's 10^6 kernels cost a second
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Optional
 
 Spans = list[tuple[float, float]]
 
@@ -60,3 +62,64 @@ def subtract(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]])
 
 def clip(spans: Sequence[tuple[float, float]], lo: float, hi: float) -> Spans:
     return [(max(s, lo), min(e, hi)) for s, e in spans if e > lo and s < hi]
+
+
+class Running:
+    """The union of intervals fed in (start, end) order, kept as its total and its bounds only:
+    the same sum as total(union(spans)) in constant memory, for tables streamed sorted."""
+
+    __slots__ = ("_e", "_s", "first", "last", "total")
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.first: Optional[float] = None  # start of the union's first interval
+        self.last: Optional[float] = None  # end of its last one, once closed
+        self._s = self._e = 0.0
+
+    def add(self, s: float, e: float) -> None:
+        if e <= s:
+            return
+        if self.first is not None and s <= self._e:
+            if e > self._e:
+                self._e = e
+            return
+        if self.first is None:
+            self.first = s
+        else:
+            self.total += self._e - self._s
+        self._s, self._e = s, e
+
+    def close(self) -> Running:
+        """Adds the interval still open; call once, after the last add."""
+        if self.first is not None:
+            self.total += self._e - self._s
+            self.last = self._e
+        return self
+
+
+@dataclass
+class GpuTotals:
+    """What a rank's GPU breakdown is computed from (microseconds), however the events were read."""
+
+    busy: float  # union of every kept GPU event
+    compute: float
+    comm: float
+    memory: float
+    overlap: float  # communication during which compute kernels run
+    window: tuple[float, float]
+    kernels: int  # GPU events kept
+    launched: int  # compute kernels whose launch call is known
+    short: int  # of those, shorter on the GPU than their launch call
+
+
+@dataclass
+class CpuTotals:
+    """What a rank's CPU breakdown is computed from (microseconds inside the analysed window):
+    the step thread's compute and data loading, communication on any thread, the part of it not
+    hidden behind that compute or loading, and the part overlapping compute."""
+
+    compute: float
+    data: float
+    comm: float
+    exposed: float
+    overlap: float

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pgdoctor.diagnose.profile import intervals as iv
 from pgdoctor.diagnose.profile.names import (
@@ -54,6 +54,15 @@ class _Collect:
     pids: Counter[Any] = field(default_factory=Counter)
     rank_tracks: int = 0  # process tracks named "rank N": a trace merged from several ranks
     events: int = 0
+    # Where the GPU events are not held in `gpu` (an Nsight export streams them from its tables):
+    # (cut, last step's end) -> the totals of the events kept; `gpu_rows` counts them.
+    gpu_source: Optional[Callable[[Optional[float], Optional[float]], iv.GpuTotals]] = None
+    gpu_rows: int = 0
+    # Likewise for CPU ranges: (step thread, analysed window) -> their totals, and per thread the
+    # time in its ranges and their first start and last end (which pick the step thread and, with
+    # no steps, its window).
+    cpu_source: Optional[Callable[[Any, iv.Spans], iv.CpuTotals]] = None
+    cpu_threads: dict[Any, tuple[float, float, float]] = field(default_factory=dict)
 
 
 def _collect(path: str, gpu_trace: bool = False) -> _Collect:
@@ -171,27 +180,28 @@ def summarize_nsight(path: str, position: int, all_steps: bool = False) -> list[
     position; several processes in one report are ranks in pid order."""
     from pgdoctor.diagnose.profile import nsight
 
-    procs = nsight.collect(path, _Collect)
-    if not procs:
-        raise TraceError("an Nsight export without kernels or NVTX ranges: nothing to analyse")
     named = nsight.rank_in_name(path)
     out = []
-    for i, (pid, c) in enumerate(procs):
-        if len(procs) == 1:
-            rank, rank_from = (named, "file name") if named is not None else (position, "position")
-            s = summary_of(c, path, rank, rank_from, all_steps)
-        else:
-            s = {**summary_of(c, path, i, "process order", all_steps), "pid": pid}
-        steps = _analysed_steps(c, all_steps)[0]
-        if steps and c.meta.get("t0_us"):  # wall-clock times: comparable across ranks and files
-            s["_arrivals"] = nsight.arrivals(c, steps)
-        out.append(s)
+    with nsight.collect(path, _Collect) as procs:  # open while the GPU events are streamed
+        if not procs:
+            raise TraceError("an Nsight export without kernels or NVTX ranges: nothing to analyse")
+        for i, (pid, c) in enumerate(procs):
+            if len(procs) == 1:
+                rank, rank_from = (named, "file name") if named is not None else (position, "position")
+                s = summary_of(c, path, rank, rank_from, all_steps)
+            else:
+                s = {**summary_of(c, path, i, "process order", all_steps), "pid": pid}
+            steps = _analysed_steps(c, all_steps)[0]
+            if steps and c.meta.get("t0_us"):  # wall-clock times: comparable across ranks and files
+                s["_arrivals"] = nsight.arrivals(c, steps)
+            out.append(s)
     return out
 
 
 def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: bool) -> dict[str, Any]:
     steps, cut, dropped = _analysed_steps(c, all_steps)
-    if not c.gpu and not c.steps and not any(c.cpu.values()):
+    has_gpu = bool(c.gpu or c.gpu_rows)
+    if not has_gpu and not c.steps and not any(c.cpu.values()) and not c.cpu_threads:
         raise TraceError("no complete (ph X) events: nothing to analyse")
     if c.rank_tracks >= 2:
         raise MergedTrace(
@@ -209,7 +219,7 @@ def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: boo
     if isinstance(info, dict):
         out["world_size"] = bounded(info.get("world_size"), MAX_RANK + 1)
         out["backend"] = str(info.get("backend"))[:64] if info.get("backend") is not None else None
-    out.update(_gpu(c, steps, cut, all_steps) if c.gpu else _cpu(c, steps))
+    out.update(_gpu(c, steps, cut, all_steps) if has_gpu else _cpu(c, steps))
     out["steps"] = len(steps)
     return {"rank": rank, **out}
 
@@ -231,11 +241,40 @@ def _step_stats(steps: list[tuple[float, float, Any]], window: tuple[float, floa
 def _gpu(
     c: _Collect, steps: list[tuple[float, float, Any]], cut: Optional[float], all_steps: bool
 ) -> dict[str, Any]:
+    last_end = max(e for _, e, _ in steps) if all_steps and steps else None
+    t = c.gpu_source(cut, last_end) if c.gpu_source is not None else _gpu_totals(c, cut, last_end)
+    span = t.window[1] - t.window[0]
+    idle_t = span - t.busy
+    n = max(len(steps), 1)
+    data = _cpu_data_ms(c, t.window)
+    return {
+        "kind": "gpu",
+        "compute_pct": _pct(t.compute, span),
+        "non_compute_pct": _pct(t.busy - t.compute, span),
+        "idle_pct": _pct(idle_t, span),
+        "comm_comp_overlap_pct": _pct(t.overlap, t.comm) if t.comm > 0 else None,
+        "comm_pct": _pct(t.comm, span),
+        "memory_pct": _pct(t.memory, span),
+        "exposed_comm_pct": _pct(t.comm - t.overlap, span),
+        "compute_ms": round(t.compute / n / 1000.0, 3),
+        "comm_ms": round(t.comm / n / 1000.0, 3),
+        "exposed_comm_ms": round((t.comm - t.overlap) / n / 1000.0, 3),
+        "idle_ms": round(idle_t / n / 1000.0, 3),
+        "data_ms": round(data / n / 1000.0, 3),
+        "window_ms": round(span / 1000.0, 3),
+        "kernels": t.kernels,
+        "short_kernel_pct": _pct(t.short, t.launched) if t.launched else None,
+        "wait_ms": round(t.comm / n / 1000.0, 3),
+        **_step_stats(steps, t.window),
+    }
+
+
+def _gpu_totals(c: _Collect, cut: Optional[float], last_end: Optional[float]) -> iv.GpuTotals:
+    """The GPU totals of the events held in `c.gpu` (a Kineto trace, read whole)."""
     kept = c.gpu
     if cut is not None:
         kept = [g for g in c.gpu if c.corr_ts.get(g[3], cut) < cut]
-    elif all_steps and steps:
-        last_end = max(e for _, e, _ in steps)
+    elif last_end is not None:
         kept = [g for g in c.gpu if g[3] in c.corr_ts and c.corr_ts[g[3]] <= last_end]
     if not kept:
         kept = c.gpu
@@ -245,35 +284,19 @@ def _gpu(
     memory = iv.union((s, e) for s, e, k, _ in kept if k == MEMORY)
     # Only zero-length GPU events leave the union empty: their own span is the window.
     window = (busy[0][0], busy[-1][1]) if busy else (min(g[0] for g in kept), max(g[1] for g in kept))
-    span = window[1] - window[0]
-    busy_t, compute_t, comm_t = iv.total(busy), iv.total(compute), iv.total(comm)
-    overlap_t = iv.total(iv.intersect(comm, compute))
-    idle_t = span - busy_t
-    n = max(len(steps), 1)
     # Kernels shorter on the GPU than their launch call on the CPU: the CPU cannot keep the GPU fed.
     launched = [(e - s, c.launch_dur[k]) for s, e, kind, k in kept if kind == COMPUTE and k in c.launch_dur]
-    short = sum(1 for gpu_us, cpu_us in launched if gpu_us < cpu_us)
-    data = _cpu_data_ms(c, window)
-    return {
-        "kind": "gpu",
-        "compute_pct": _pct(compute_t, span),
-        "non_compute_pct": _pct(busy_t - compute_t, span),
-        "idle_pct": _pct(idle_t, span),
-        "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
-        "comm_pct": _pct(comm_t, span),
-        "memory_pct": _pct(iv.total(memory), span),
-        "exposed_comm_pct": _pct(comm_t - overlap_t, span),
-        "compute_ms": round(compute_t / n / 1000.0, 3),
-        "comm_ms": round(comm_t / n / 1000.0, 3),
-        "exposed_comm_ms": round((comm_t - overlap_t) / n / 1000.0, 3),
-        "idle_ms": round(idle_t / n / 1000.0, 3),
-        "data_ms": round(data / n / 1000.0, 3),
-        "window_ms": round(span / 1000.0, 3),
-        "kernels": len(kept),
-        "short_kernel_pct": _pct(short, len(launched)) if launched else None,
-        "wait_ms": round(comm_t / n / 1000.0, 3),
-        **_step_stats(steps, window),
-    }
+    return iv.GpuTotals(
+        busy=iv.total(busy),
+        compute=iv.total(compute),
+        comm=iv.total(comm),
+        memory=iv.total(memory),
+        overlap=iv.total(iv.intersect(comm, compute)),
+        window=window,
+        kernels=len(kept),
+        launched=len(launched),
+        short=sum(1 for gpu_us, cpu_us in launched if gpu_us < cpu_us),
+    )
 
 
 def _cpu_data_ms(c: _Collect, window: tuple[float, float]) -> float:
@@ -284,17 +307,25 @@ def _cpu_data_ms(c: _Collect, window: tuple[float, float]) -> float:
 def _main_thread(c: _Collect) -> Any:
     if c.steps:
         return Counter(t for _, _, t in c.steps).most_common(1)[0][0]
-    busy = {tid: sum(e - s for s, e, _ in r) for tid, r in c.cpu.items()}
+    if c.cpu_source is not None:
+        busy = {tid: b for tid, (b, _, _) in c.cpu_threads.items()}
+    else:
+        busy = {tid: sum(e - s for s, e, _ in r) for tid, r in c.cpu.items()}
     return max(busy, key=lambda t: busy[t]) if busy else None
 
 
 def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     tid = _main_thread(c)
-    main = c.cpu.get(tid, [])
+    if c.cpu_source is not None:
+        bounds = c.cpu_threads.get(tid)
+        first_last = (bounds[1], bounds[2]) if bounds else None
+    else:
+        main = c.cpu.get(tid, [])
+        first_last = (min(s for s, _, _ in main), max(e for _, e, _ in main)) if main else None
     if steps:
         window_spans = iv.union((s, e) for s, e, _ in steps)
-    elif main:
-        window_spans = [(min(s for s, _, _ in main), max(e for _, e, _ in main))]
+    elif first_last:
+        window_spans = [first_last]
     else:
         return {
             "kind": "cpu",
@@ -312,6 +343,34 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
         }
     window = (window_spans[0][0], window_spans[-1][1])
     span = iv.total(window_spans)
+    t = c.cpu_source(tid, window_spans) if c.cpu_source is not None else _cpu_totals(c, tid, window_spans)
+    idle_t = max(span - t.compute - t.data - t.exposed, 0.0)
+    n = max(len(steps), 1)
+    return {
+        "kind": "cpu",
+        "compute_pct": _pct(t.compute, span),
+        "non_compute_pct": _pct(t.data + t.exposed, span),
+        "idle_pct": _pct(idle_t, span),
+        "comm_comp_overlap_pct": _pct(t.overlap, t.comm) if t.comm > 0 else None,
+        "comm_pct": _pct(t.exposed, span),
+        "data_pct": _pct(t.data, span),
+        "exposed_comm_pct": _pct(t.exposed, span),
+        "compute_ms": round(t.compute / n / 1000.0, 3),
+        "data_ms": round(t.data / n / 1000.0, 3),
+        "comm_ms": round(t.comm / n / 1000.0, 3),
+        "exposed_comm_ms": round(t.exposed / n / 1000.0, 3),
+        "idle_ms": round(idle_t / n / 1000.0, 3),
+        "window_ms": round(span / 1000.0, 3),
+        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
+        # others.
+        "wait_ms": round((span - t.compute - t.data) / n / 1000.0, 3),
+        **_step_stats(steps, window),
+    }
+
+
+def _cpu_totals(c: _Collect, tid: Any, window_spans: iv.Spans) -> iv.CpuTotals:
+    """The CPU totals of the ranges held in `c.cpu` (a Kineto trace, read whole)."""
+    main = c.cpu.get(tid, [])
     comm_main = iv.union((s, e) for s, e, k in main if k == COMM)
     data = iv.subtract(iv.union((s, e) for s, e, k in main if k == MEMORY), comm_main)
     compute = iv.subtract(iv.subtract(iv.union((s, e) for s, e, k in main if k == COMPUTE), comm_main), data)
@@ -322,32 +381,10 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     )
     comm_any = iv.intersect(comm_any, window_spans)
     comm_exposed = iv.subtract(iv.subtract(comm_any, compute), data)
-    compute_t, data_t, comm_t, exposed_t = (
-        iv.total(compute),
-        iv.total(data),
-        iv.total(comm_any),
-        iv.total(comm_exposed),
+    return iv.CpuTotals(
+        compute=iv.total(compute),
+        data=iv.total(data),
+        comm=iv.total(comm_any),
+        exposed=iv.total(comm_exposed),
+        overlap=iv.total(iv.intersect(comm_any, compute)),
     )
-    idle_t = max(span - compute_t - data_t - exposed_t, 0.0)
-    n = max(len(steps), 1)
-    overlap_t = iv.total(iv.intersect(comm_any, compute))
-    return {
-        "kind": "cpu",
-        "compute_pct": _pct(compute_t, span),
-        "non_compute_pct": _pct(data_t + exposed_t, span),
-        "idle_pct": _pct(idle_t, span),
-        "comm_comp_overlap_pct": _pct(overlap_t, comm_t) if comm_t > 0 else None,
-        "comm_pct": _pct(exposed_t, span),
-        "data_pct": _pct(data_t, span),
-        "exposed_comm_pct": _pct(exposed_t, span),
-        "compute_ms": round(compute_t / n / 1000.0, 3),
-        "data_ms": round(data_t / n / 1000.0, 3),
-        "comm_ms": round(comm_t / n / 1000.0, 3),
-        "exposed_comm_ms": round(exposed_t / n / 1000.0, 3),
-        "idle_ms": round(idle_t / n / 1000.0, 3),
-        "window_ms": round(span / 1000.0, 3),
-        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
-        # others.
-        "wait_ms": round((span - compute_t - data_t) / n / 1000.0, 3),
-        **_step_stats(steps, window),
-    }

@@ -12,6 +12,7 @@ import re
 
 from pgdoctor.diagnose.rules import (
     cuda_oom,
+    desync_reports,
     driver_env,
     gloo_errors,
     gpu_hardware,
@@ -25,6 +26,7 @@ from pgdoctor.diagnose.rules import (
     pyexc,
     rendezvous,
     stalled_cancel,
+    stuck_stacks,
     timeouts,
     workers,
 )
@@ -40,12 +42,14 @@ MODULES = (
     gloo_errors,
     nccl_errors,
     driver_env,
+    desync_reports,
     mismatch,
     rendezvous,
     timeouts,
     stalled_cancel,
     workers,
     process_crash,
+    stuck_stacks,
     launcher,
     pyexc,
 )

@@ -298,7 +298,50 @@ def _cu_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+# torch.cuda.memory_summary()'s table (torch/cuda/memory.py), often pasted alone after the error was cut:
+# "|            CUDA OOMs: 1            |        cudaMalloc retries: 3         |" under "PyTorch CUDA memory
+# summary, device ID 0". The allocator counts the OOMs it raised: one or more is the OOM itself; zero (a
+# summary printed for profiling) says nothing.
+_SUMMARY = re.compile(r"CUDA OOMs: (\d+)\s*\|\s*cudaMalloc retries: (\d+)")
+_SUMMARY_DEVICE = re.compile(r"CUDA memory summary, device ID (\d+)")
+
+
+def _summary(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ooms = int(m.group(1))
+    if ooms == 0:
+        return []
+    facts: dict[str, Any] = {
+        "format": "memory_summary",
+        "likely_cause": "insufficient_memory",
+        "cuda_ooms": ooms,
+        "cudamalloc_retries": int(m.group(2)),
+    }
+    for ln in hit.before(4, same_rank=False):
+        d = _SUMMARY_DEVICE.search(ln.text)
+        if d:
+            facts["device"] = int(d.group(1))
+    where = f" on device {facts['device']}" if "device" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"torch.cuda.memory_summary() counts {ooms} CUDA out-of-memory error(s){where} "
+            f"({m.group(2)} cudaMalloc retries after freeing the cache)",
+            facts,
+            tier=1,
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
+
+
 _WRAPPERS = (
+    Signature(
+        "memory summary table",
+        _SUMMARY,
+        _summary,
+        C.CUDA_OOM.code,
+        anchors=(b"CUDA OOMs",),
+        worth=(rb"CUDA OOMs",),
+    ),
     Signature(
         "vllm start-up memory check",
         _VLLM_STARTUP,

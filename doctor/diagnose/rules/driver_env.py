@@ -21,22 +21,76 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
 
 _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
+# (ROCm builds word the first two "No HIP GPUs are available" and "no ROCm-capable device is detected")
 _NO_DEVICE = re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
-    r"Torch not compiled with CUDA enabled"
+    r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
 )
+# The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
+# libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
+# own CUDA parts (libtorch_cuda, libc10_cuda, libcaffe2_nvrtc). NCCL's probe of its optional net
+# plugin (libnccl-net*.so) is harmless and excluded by the row.
 _LIB = re.compile(
-    r"(lib(?:nccl|cudart|cuda|cublas(?:Lt)?|cudnn\w*|nvrtc|cusparse\w*|cufft|curand|nvJitLink|cupti|nvidia-ml"
-    r")"
+    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch_cuda\w*|c10_cuda|caffe2_nvrtc|cudnn\w*)"
     r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
 )
-# NVML's user-space library and the loaded kernel module differ (a driver upgrade without a reboot).
-_NVML_MISMATCH = re.compile(
-    r"Failed to initialize NVML: Driver/library version mismatch|Driver/library version mismatch"
+# The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
+# built against different versions (torch vs its libnccl/libcudart/libcudnn, an extension vs torch).
+_UNDEFINED = re.compile(r"([\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)")
+_SYMBOL_VERSION = re.compile(r"version [`'‘]((?:GLIBC|GLIBCXX|CXXABI|CUDNN|libcudart)\w*[\d.]*)' not found")
+# torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
+# setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
+_TOOLKIT = re.compile(
+    r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile\s+PyTorch"
+    r"(?: \(([\d.]+)\))?|"
+    r"CUDA_HOME environment variable is not set|"
+    r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
+    r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
+    r"Cuda extensions are being compiled with a version of Cuda that does not match|"
+    r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
+    r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support"
 )
+# The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
+# runtime's, torch's lazy init.
+_NO_DRIVER = re.compile(
+    r"couldn't communicate with the NVIDIA driver|"
+    r"Failed to initialize NVML: (?:Unknown Error|GPU access blocked|Insufficient Permissions)|"
+    r"NVIDIA driver (?:is )?not (?:loaded|installed|found)|"
+    r"libcuda\.so(?:\.1)? (?:is )?not found|"
+    r"could not select device driver \S* with capabilities: \[\[gpu\]\]|"
+    r"CUDA driver initialization failed, you might not have a CUDA gpu|"
+    r"on a CUDA device but torch\.cuda\.is_available\(\) is False|"
+    r"not supported by the NVIDIA [\d.]+ driver release"
+)
+# The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
+# the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
+_FABRIC = re.compile(
+    r"fabric manager NVIDIA GPU driver interface version (\S+) don't match with driver version "
+    r"(\S+?)\.?(?:\s|$)|"
+    r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: Failed"
+)
+# torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
+# with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
+# 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
+_ARCH = re.compile(
+    r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
+    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
+)
+_THC_INIT = re.compile(
+    r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c|"
+    r"THCudaCheck FAIL file=\S*THCGeneral\.c\w* line=\d+ error=(\d+) : unknown error"
+)
+# NVML's user-space library and the loaded kernel module differ (a driver upgrade without a reboot).
+# nvidia-container-cli words it in lower case ("nvml error: driver/library version mismatch").
+# The kernel's own record of it (dmesg): "NVRM: API mismatch: the client has the version 535.54.03, but
+# this kernel module has the version 525.85.12."
+_NVML_MISMATCH = re.compile(r"[Dd]river/library version mismatch|NVRM: API mismatch")
+# bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
+_BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 _NO_NCCL = re.compile(
     r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
@@ -181,13 +235,151 @@ def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, f"no usable CUDA device: {m.group(0)}", {"reason": why}, dedupe=(row.code, why))]
 
 
+# A loader error quoted inside a warning is an optional part that was skipped and the program went on
+# (torchvision's "UserWarning: Failed to load image Python extension: ... undefined symbol ...",
+# bitsandbytes' and xFormers' probes): not a failure. Raised, the same words are one ("ImportError:",
+# "OSError:", a bare line of a traceback).
+# TensorFlow's dso_loader probes at W level ("W tensorflow/.../dso_loader.cc:64] Could not load dynamic
+# library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
+# when it is imported as a side dependency.
+_WARNED = re.compile(
+    r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
+    r"(?:^|\s)W tensorflow/|Could not load dynamic library '"
+)
+
+
+def _loader_warned(hit: Hit) -> bool:
+    if _WARNED.search(hit.text):
+        return True
+    nxt = hit.after(1, same_rank=False)  # Python's warnings module prints "  warn(" under the message
+    return bool(nxt) and nxt[0].text.strip().startswith(("warn(", "warnings.warn("))
+
+
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "nccl-net" in m.group(1) or "NET/Plugin" in hit.text:
+        return None  # NCCL probing its optional network plugin: harmless, it falls back
+    if _loader_warned(hit):
+        return []
     return [
         row.event(
             hit,
             f"{m.group(1)} could not be loaded (not installed or not on the library path)",
             {"library": m.group(1)},
             dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _loader_warned(hit):
+        return []
+    lib = m.group(1).rsplit("/", 1)[-1]
+    return [
+        row.event(
+            hit,
+            f"{lib} was loaded but lacks the symbol {clip(m.group(2), 80)}: it was built against another "
+            "version of the library or of PyTorch than the one installed (reinstall the matching build)",
+            {"library": lib, "symbol": m.group(2), "reason": "undefined_symbol"},
+            dedupe=(row.code, lib),
+        )
+    ]
+
+
+def _symbol_version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _loader_warned(hit):
+        return []
+    return [
+        row.event(
+            hit,
+            f"a library needs {m.group(1)}, which the system's runtime library does not provide "
+            "(a wheel or extension built on a newer system, or the wrong libstdc++ first on the path)",
+            {"symbol_version": m.group(1), "reason": "symbol_version_not_found"},
+            dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
+    found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    if found:
+        facts["toolkit_cuda"] = found
+    if torch_cuda:
+        facts["torch_cuda"] = torch_cuda
+    return [
+        row.event(
+            hit,
+            f"the CUDA toolkit or a companion package does not fit this PyTorch's CUDA "
+            f"({clip(m.group(0), 120)})",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the NVIDIA driver is missing or unreachable from this process ({clip(m.group(0), 100)})",
+            {"reason": "no_driver"},
+            dedupe=(row.code, "no_driver"),
+        )
+    ]
+
+
+def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "fabric_manager"}
+    if m.group(1):
+        facts.update(fabric_manager_version=m.group(1), driver_version=m.group(2))
+        what = f"its version {m.group(1)} does not match the driver's {m.group(2)}"
+    else:
+        what = "its service failed to start"
+    return [
+        row.event(
+            hit,
+            f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): CUDA cannot initialise "
+            "the GPUs (802 'system not yet initialized')",
+            facts,
+            dedupe=(row.code, "fabric_manager"),
+        )
+    ]
+
+
+def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'}): install a "
+            "build for its "
+            "compute capability",
+            {"arch": m.group(1) or "rocm"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    number = m.group(1) or m.group(2)
+    return [
+        row.event(
+            hit,
+            f"CUDA could not be initialised (cuda runtime error ({number}): unknown error at device set-up): "
+            "the driver or the device state is broken for this process",
+            {"reason": "device_init_failed", "cuda_error_number": int(number)},
+            dedupe=(row.code, "device_init_failed"),
+        )
+    ]
+
+
+def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "bitsandbytes found no CUDA library it can load for this GPU (its libbitsandbytes_cuda build or "
+            "libcudart does not match the installed CUDA)",
+            {"library": "bitsandbytes", "reason": "cuda_setup_failed"},
+            dedupe=(row.code, "bitsandbytes"),
         )
     ]
 
@@ -262,9 +454,9 @@ SIGNATURES = (
         _NVML_MISMATCH,
         _nvml_mismatch,
         C.DRIVER_TOO_OLD.code,
-        anchors=(b"version mismatch",),
-        worth=(rb"version mismatch",),
-        words=("driver/library version mismatch",),
+        anchors=(b"version mismatch", b"API mismatch"),
+        worth=(rb"version mismatch", rb"API mismatch"),
+        words=("driver/library version mismatch", "nvrm: api mismatch"),
     ),
     Signature(
         "no device",
@@ -273,7 +465,13 @@ SIGNATURES = (
         C.NO_CUDA_DEVICE.code,
         anchors=(b"rror", b"driver on your system"),
         worth=(rb"Error\b", rb"driver on your system"),
-        words=("no cuda gpus are available", "found no nvidia driver", "torch not compiled with cuda"),
+        words=(
+            "no cuda gpus are available",
+            "found no nvidia driver",
+            "torch not compiled with cuda",
+            "no hip gpus",
+            "no rocm-capable device",
+        ),
         anchor_from=_EXC,
         examples=(
             "RuntimeError: No CUDA GPUs are available",
@@ -288,6 +486,123 @@ SIGNATURES = (
         anchors=(b"shared object",),
         worth=(rb"shared object",),
         words=("cannot open shared object file",),
+    ),
+    Signature(
+        "symbol missing from a library",
+        _UNDEFINED,
+        _undefined,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"undefined symbol",),
+        worth=(rb"undefined symbol",),
+        words=("undefined symbol",),
+    ),
+    Signature(
+        "symbol version missing",
+        _SYMBOL_VERSION,
+        _symbol_version,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"' not found",),
+        worth=(rb"' not found",),
+        words=("' not found",),
+    ),
+    Signature(
+        "cuda toolkit mismatch",
+        _TOOLKIT,
+        _toolkit,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        anchors=(
+            b"CUDA version",
+            b"CUDA_HOME",
+            b"different CUDA",
+            b"version of Cuda",
+            b"cuDNN version",
+            b"ot compiled with",
+        ),
+        worth=(
+            rb"CUDA version",
+            rb"CUDA_HOME",
+            rb"different CUDA",
+            rb"version of Cuda",
+            rb"cuDNN version",
+            rb"ot compiled with (?:GPU|CUDA)",
+        ),
+        words=(
+            "cuda version",
+            "cuda_home",
+            "different cuda",
+            "version of cuda",
+            "cudnn version",
+            "not compiled with",
+        ),
+    ),
+    Signature(
+        "no driver",
+        _NO_DRIVER,
+        _no_driver,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(
+            b"NVIDIA driver",
+            b"NVML",
+            b"libcuda",
+            b"device driver",
+            b"CUDA driver initialization",
+            b"is_available()",
+            b"driver release",
+        ),
+        worth=(
+            rb"NVIDIA driver",
+            rb"NVML",
+            rb"libcuda",
+            rb"device driver",
+            rb"CUDA driver initialization",
+            rb"is_available\(\)",
+            rb"driver release",
+        ),
+        words=(
+            "nvidia driver",
+            "nvml",
+            "libcuda",
+            "device driver",
+            "cuda driver initialization",
+            "is_available()",
+            "driver release",
+        ),
+    ),
+    Signature(
+        "fabric manager down",
+        _FABRIC,
+        _fabric,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"fabric manager", b"fabricmanager"),
+        worth=(rb"fabric ?manager",),
+        words=("fabric manager", "fabricmanager"),
+    ),
+    Signature(
+        "gpu architecture not in this build",
+        _ARCH,
+        _arch,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"CUDA capability", b"hipErrorNoBinaryForGpu"),
+        worth=(rb"CUDA capability", rb"hipErrorNoBinaryForGpu"),
+        words=("cuda capability", "hiperrornobinaryforgpu"),
+    ),
+    Signature(
+        "torch 0.x device set-up unknown error",
+        _THC_INIT,
+        _thc_init,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"unknown error at", b"unknown error"),
+        worth=(rb"unknown error at", rb"THCudaCheck FAIL"),
+        words=("unknown error at", "thcudacheck fail"),
+    ),
+    Signature(
+        "bitsandbytes cuda setup",
+        _BNB_SETUP,
+        _bnb_setup,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"CUDA Setup failed",),
+        worth=(rb"CUDA Setup failed",),
+        words=("cuda setup failed",),
     ),
     Signature(
         "nccl library not loaded",

@@ -38,6 +38,14 @@ _INVOKED = re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
 _SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)")
 _TRACE = re.compile(r"\boom_kill_process(?:\.cold(?:\.\d+)?)?\+0x")
 _COMM = re.compile(r"\bPID: (\d+) Comm: (\S+)")
+# dump_tasks' table, which the OOM killer prints only when it runs (mm/oom_kill.c dump_task, 4.x+):
+# "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name" under "Tasks state
+# (memory values in pages):", one "[%7d] %5d %5d %8lu %8lu %8ld %8lu %5hd %s" row per task (3.x: seven
+# numbers, nr_ptes and nr_pmds for pgtables_bytes). Pastes often keep the rows alone.
+_TASK_ROW = re.compile(
+    r"^\[\s*(\d+)\]\s+\d+\s+\d+\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)(?:\s+\d+)?\s+(-?\d{1,4})\s+(\S.*?)\s*$"
+)
+_TASK_HEAD = re.compile(r"oom_score_adj name|Tasks state \(memory values in pages\)")
 _SLURM = re.compile(r"Detected (\d+) oom[-_]kill event")
 # Slurm's accounting (jobacct_gather) killing a step over its memory limit, older and newer words.
 _SLURM_LIMIT = re.compile(
@@ -123,6 +131,34 @@ def _oom_report(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
         + f": its {row.name} is in the log, the 'Killed process' line is not"
     )
     return [row.event(hit, msg, facts, dedupe=(row.code, facts.get("pid", "record")))]
+
+
+def _task_table(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _has_killed_line(hit):
+        return []
+    lines = [*hit.before(64, same_rank=False), hit.line, *hit.after(64, same_rank=False)]
+    rows = [r for r in (_TASK_ROW.match(ln.text.strip()) for ln in lines) if r]
+    header = any(_TASK_HEAD.search(ln.text) for ln in lines)
+    if len(rows) < 3 and not header:
+        return []  # one line of numbers in brackets is not the table
+    if m.re is _TASK_ROW and rows and rows[0].group(1) != m.group(1):
+        return []  # the table is read once, at its first row
+    # the killer's choice (oom_badness): the most resident + swapped pages, never oom_score_adj -1000
+    victims = [r for r in rows if int(r.group(5)) > -1000]
+    facts: dict[str, Any] = {"killer": "kernel_oom_killer", "oom_record": "task table", "tasks": len(rows)}
+    who = "a process"
+    if victims:
+        v = max(victims, key=lambda r: int(r.group(3)) + int(r.group(4)))
+        facts.update(pid=int(v.group(1)), process=v.group(6), rss_pages=int(v.group(3)))
+        who = f"pid {facts['pid']} ({facts['process']}, {fmt_bytes(facts['rss_pages'] * 4096)} resident)"
+    return [
+        row.event(
+            hit,
+            f"the kernel's OOM killer printed its task table: host memory ran out; the largest task is {who}",
+            facts,
+            dedupe=(row.code, "task_table"),
+        )
+    ]
 
 
 def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -311,6 +347,17 @@ SIGNATURES = (
         anchors=(b"oom_kill_process",),
         worth=(rb"oom_kill_process",),
         words=("oom",),
+    ),
+    Signature(
+        "oom killer task table",
+        re.compile(f"{_TASK_HEAD.pattern}|{_TASK_ROW.pattern}"),
+        _task_table,
+        K,
+        anchors=(b"oom_score_adj name", b"Tasks state", b"]  "),
+        worth=(rb"oom_score_adj name", rb"Tasks state", rb"\[\s*\d+\]\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+"),
+        words=("oom_score_adj", "tasks state", "]"),
+        anchor_from="the row's pid column, '[%7d]', then the uid's padding",
+        examples=("[ 202779]  1000 202779 274650088 243385180 1957441536     7930          -998 python",),
     ),
     Signature(
         "slurm oom event",

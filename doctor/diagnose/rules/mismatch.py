@@ -57,6 +57,29 @@ _DDP_MODEL = re.compile(
 _GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
 
 
+# Horovod's coordinator (horovod/common/controller.cc ConstructResponse) when the ranks' requests for one
+# tensor disagree: "Mismatched MPI operations: One rank did an allreduce, but another rank did an
+# allgather.", "Mismatched data types: One rank had type float32, but another rank had type float64.",
+# "Mismatched allreduce tensor shapes: One or more rank sent tensors of different shapes ...",
+# "Mismatched broadcast root ranks: One rank specified root rank 0, but another rank specified root rank
+# 1." (also allgather / alltoall / reducescatter, prescale and postscale factors, reduction operations).
+_HVD_MISMATCH = re.compile(
+    r"Mismatched ([\w ]+?): One (?:or more )?ranks? (?:did|had|sent|specified|requested)"
+)
+
+
+def _hvd_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"Horovod: the ranks' requests for one tensor disagree ({m.group(1)}): they called different "
+            "collectives or passed different tensors",
+            {"kind": "horovod_mismatch", "differ": m.group(1)},
+            dedupe=(row.code, "horovod", m.group(1)),
+        )
+    ]
+
+
 def _ddp_model(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"kind": "ddp_model_mismatch"}
     if m.group(1):
@@ -286,6 +309,14 @@ SIGNATURES = (
         worth=(rb"operation counts",),
     ),
     Signature(
+        "horovod request mismatch",
+        _HVD_MISMATCH,
+        _hvd_mismatch,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"Mismatched ",),
+        worth=(rb"Mismatched \w",),
+    ),
+    Signature(
         "ddp model differs",
         _DDP_MODEL,
         _ddp_model,
@@ -316,7 +347,7 @@ SIGNATURES = (
         _MISMATCH,
         _fingerprints,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"rror",),
+        anchors=(b"rror", b"mismatch between collectives"),
         worth=(rb"mismatch between collectives",),
         anchor_from=_RUNTIME,
         examples=(

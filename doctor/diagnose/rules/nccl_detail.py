@@ -139,12 +139,29 @@ def from_detail(
     cf = CUDA_FAIL.search(detail)
     if cf:
         what = cf.group(2).strip().rstrip("'")
-        env = cuda_error_events(hit, what)
+        # A driver call on a multicast object refused (nvls.cc): the platform, whatever CUDA said.
+        feature = platform_feature(hit, f"{hit.text} {detail}", detail, base, used)
+        if feature:
+            return feature
+        # the generic "initialization error" is only known for CUDA's in NCCL's own words
+        env = cuda_error_events(hit, what) or cuda_error_events(hit, f"Cuda failure '{what}'")
         if env:  # the driver stack is not ready (Fabric Manager, old driver): not NCCL's fault
             for ev in env:
                 ev.facts.update(base)
                 ev.evidence = hit.evidence(used) if used else ev.evidence
             return env
+        if "invalid device ordinal" in what:  # cudaSetDevice on a GPU this process cannot see
+            return [
+                event(
+                    hit,
+                    C.DEVICE_MISMATCH.code,
+                    f"{hit.who()}: NCCL was asked for a GPU index that is not visible (Cuda failure "
+                    f"'{what}': more ranks per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
+                    {**base, "cuda_error": what},
+                    used,
+                    dedupe=(C.DEVICE_MISMATCH.code, r),
+                )
+            ]
         if "out of memory" in what:
             return [
                 event(

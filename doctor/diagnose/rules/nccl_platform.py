@@ -8,8 +8,13 @@ permitted" when the Fabric Manager or IMEX does not provide multicast to this jo
 operation cannot be performed in the present state" when the Fabric Manager was restarted under live
 GPUs) and DMA-BUF memory registration (misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error
 Operation not supported": the kernel or the IB driver lacks it). NCCL_NVLS_ENABLE=0 /
-NCCL_DMABUF_ENABLE=0 turn them off. A bare "Cuda failure 1 'invalid argument'" from nvls.cc is left to
-nccl_errors (RUN194): NCCL 2.26.2-2.26.4 also produced it by a bug on older drivers (fixed in 2.26.5).
+NCCL_DMABUF_ENABLE=0 turn them off. "Cuda failure 1 'invalid argument'" at an nvls.cc line is the same
+refusal: CUDA_ERROR_INVALID_VALUE from cuMulticastCreate / cuMemCreate / cuMulticastAddDevice when the
+device attribute says multicast but the driver, the Fabric Manager, IMEX or a container without
+/dev/nvidia-caps cannot back it (NCCL's own later wording at cuMulticastBindMem: "This is usually caused
+by a system or configuration error in the Fabric Manager or NVSwitches"). Every remedy in the threads is
+of the platform (restart the Fabric Manager and reset the GPUs, a driver that fits the NCCL, the
+container's caps, NCCL_NVLS_ENABLE=0), never of the user's calls: driver_env, not NCCL usage.
 
 The network plugin's provider search (RUN294): aws-ofi-nccl's find_ofi_provider warns "Couldn't find
 any optimal provider" when libfabric's fi_getinfo answers -FI_ENODATA for every hint it tries (no EFA
@@ -32,7 +37,8 @@ from pgdoctor.knowledge.clip import clip
 _NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
 # What the driver answers at nvls.cc's cuMulticast* calls when the fabric cannot give the feature.
 _NVLS_REFUSED = re.compile(
-    r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state"
+    r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state|"
+    r"invalid argument|NVLink SHARP"
 )
 _DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
 

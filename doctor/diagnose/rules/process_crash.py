@@ -34,6 +34,14 @@ _UCX = re.compile(
     r"Caught signal (?P<num>\d+) \((?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
     r"Floating point exception)\b[^)]*\)"
 )
+# gdb's stop record when the debugged rank faults: "Thread 1 "python" received signal SIGSEGV, Segmentation
+# fault." ("Program received signal ..." for a single-threaded one), then the faulting frame "0x.. in
+# ncclIbDeregMr (comm=0x0, ...) at transport/net_ib.cc:906". SIGINT / SIGTRAP / SIGUSR* are gdb's own stops.
+_GDB_STOP = re.compile(
+    r"(?:Thread \d+ \"[^\"]*\"|Program) received signal (?P<name>SIG(?:SEGV|ABRT|BUS|ILL|FPE)), "
+    r"(?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|Arithmetic exception)"
+)
+_GDB_FRAME = re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) \(")
 SIGNALS = {
     "Segmentation fault": "SIGSEGV",
     "Illegal instruction": "SIGILL",
@@ -89,6 +97,26 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+def _gdb_stop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = m.group("name")
+    facts: dict[str, Any] = {"signal": sig, "reporter": "gdb"}
+    for ln in hit.after(6, same_rank=False):
+        f = _GDB_FRAME.search(ln.text)
+        if f:
+            facts["frame"] = f.group(1)
+            break
+    where = f" in {facts['frame']}" if "frame" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} died on {sig} under gdb{where}",
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, hit.rank, sig),
+        )
+    ]
+
+
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
@@ -134,6 +162,14 @@ SIGNATURES = (
             "address not mapped to object at address 0x10)",
             "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)",
         ),
+    ),
+    Signature(
+        "gdb stop on a fatal signal",
+        _GDB_STOP,
+        _gdb_stop,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"received signal",),
+        worth=(rb"received signal SIG",),
     ),
     Signature(
         "shell signal",

@@ -20,6 +20,9 @@ _EXC = re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
     r"(?::\s?(?P<msg>.*))?$"
 )
+# sys.unraisablehook's header (Python 3.8+; "Exception ignored in: <function ...__del__ at 0x..>"), and
+# the shutdown variant "Exception ignored on ...": the exception below it did not propagate.
+_IGNORED = ("Exception ignored in", "Exception ignored on", "Exception ignored while")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NOT_ROOT = frozenset(
     {
@@ -45,7 +48,8 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if m.group("short") in _NOT_ROOT or m.group("short").startswith("nccl"):
         return []  # ncclRemoteError: ... is the second line of torch's NCCL error (nccl_errors)
     frames = []
-    seen_traceback = False
+    seen_traceback = ignored = False
+    prev = ""
     for ln in hit.before(40):
         f = _FRAME.match(ln.text)
         if f:
@@ -53,6 +57,10 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         if "Traceback (most recent call last)" in ln.text:
             seen_traceback = True
             frames = []
+            ignored = prev.lstrip().startswith(_IGNORED)
+        prev = ln.text
+    if ignored:
+        return []  # Python's unraisable hook printed it and the program went on (a __del__ at exit)
     msg = (m.group("msg") or "").strip()
     if not (seen_traceback or frames):
         # An exception line without its traceback: not a failure by itself, but the note of last
@@ -82,6 +90,10 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+_RENDEZVOUS_FRAME = re.compile(
+    r"distributed/rendezvous\.py:\d+ in \w+|distributed/elastic/rendezvous/\S+:\d+ in \w+|"
+    r" in _create_c10d_store$|TCPStore"
+)
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 
 
@@ -99,6 +111,20 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
     if not frames:
         return []
+    if _RENDEZVOUS_FRAME.search(frames[-1]):
+        # cut inside init_process_group's rendezvous (distributed/rendezvous.py's handlers create or reach
+        # the TCPStore there; elastic's rendezvous backends): whatever was raised, the ranks did not meet
+        return [
+            row.event(
+                hit,
+                f"a traceback ends inside the rendezvous ({frames[-1]}) before its exception line: the "
+                "store could not be created or reached",
+                {"frame": frames[-1], "cut": True},
+                tier=2,
+                code=C.RENDEZVOUS_TIMEOUT.code,
+                dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "cut"),
+            )
+        ]
     return [
         row.event(
             hit,

@@ -245,8 +245,24 @@ def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return _server(hit, t)
 
 
+# socket.cpp's own record of the attempt that worked: "[I socket.cpp:787] [c10d] The client socket has
+# connected to [node-1]:29500 on [node-2]:51234." A failed attempt to the same port followed by it is a
+# retry that succeeded (the store came up later), not a failure.
+_CONNECTED = re.compile(r"client socket has connected to \[?[^\]\s]+?\]?:(\d+)")
+
+
+def _connected_later(hit: Hit, port: int) -> bool:
+    for ln in hit.after(400, same_rank=True):
+        c = _CONNECTED.search(ln.text)
+        if c and int(c.group(1)) == port:
+            return True
+    return False
+
+
 def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     errno = int(m.group(3))
+    if _connected_later(hit, int(m.group(2))):
+        return []
     if errno in _RETRIED:
         return []  # the server is not listening yet: socket.cpp retries until its timeout
     if errno in _NO_ADDR and m.group(1).lower() in _LOOPBACK_NAMES:
@@ -267,6 +283,8 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 def _connect_any(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _connected_later(hit, int(m.group(2))):
+        return []
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2))}
     return [
         row.event(

@@ -77,6 +77,11 @@ class RankEvidence:
     workers: list[Worker] = field(default_factory=list)
     ranges: list[str] = field(default_factory=list)  # open pgdoctor.range ranges (socket tier)
     seq: Optional[int] = None  # SeqNum of the collective it has not completed (its flight recorder)
+    # Seconds the job showed no step evidence before this snapshot (`pgdoctor run`): then CPU time
+    # is not progress (a spin), only a moving frame is. None for a plain `hang`.
+    quiet_s: Optional[float] = None
+    # The GPU tier (NVML): {"device", "sm_util", "sm_source", "device_util"}; empty without a GPU.
+    gpu: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +105,8 @@ class RankEvidence:
             "workers": [w.to_json() for w in self.workers],
             "ranges": list(self.ranges),
             "seq": self.seq,
+            "quiet_s": self.quiet_s,
+            "gpu": dict(self.gpu),
         }
 
     @classmethod
@@ -126,10 +133,33 @@ class RankEvidence:
             workers=[Worker.from_json(w) for w in d.get("workers", ())],
             ranges=[str(r) for r in d.get("ranges", ())],
             seq=opt_int(d.get("seq")),
+            quiet_s=float(d["quiet_s"])
+            if isinstance(d.get("quiet_s"), (int, float)) and not isinstance(d.get("quiet_s"), bool)
+            else None,
+            gpu=dict(d["gpu"]) if isinstance(d.get("gpu"), dict) else {},
         )
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1)
+
+
+# SM utilisation at or above BUSY_SM: a kernel runs; at or below IDLE_SM: the GPU waits for the host.
+BUSY_SM = 50
+IDLE_SM = 5
+
+
+def gpu_phrase(gpu: Mapping[str, Any]) -> str:
+    """One phrase for a rank's GPU tier ('' when unknown): a kernel spinning or a host-side hold."""
+    sm = gpu.get("sm_util")
+    if not isinstance(sm, int) or isinstance(sm, bool):
+        return ""
+    whole = " (whole device)" if gpu.get("sm_source") == "device" else ""
+    where = f"GPU {gpu.get('device')} at {sm}% SM{whole}"
+    if sm >= BUSY_SM:
+        return f"{where}: a kernel runs (it spins if the rank waits)"
+    if sm <= IDLE_SM:
+        return f"{where}: the GPU is idle, the rank is held on the host"
+    return where
 
 
 def pending_seq(flight_recorder: Any) -> Optional[int]:

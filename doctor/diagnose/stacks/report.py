@@ -28,6 +28,7 @@ def rank_json(ev: RankEvidence) -> dict[str, Any]:
         "ranges": list(ev.ranges),
         "rank_source": ev.rank_source,
         "workers": [w.to_json() for w in ev.workers],
+        "gpu": dict(ev.gpu),
     }
 
 

@@ -6,7 +6,11 @@ that is somewhere else: with ranks waiting in a collective, every rank that is n
 one is a culprit (a rank that waits is never the culprit: it waits for someone); with every rank
 waiting but at different places, the ranks outside the largest group. A rank whose frame moves
 between samples or whose CPU time grows makes progress: a job with any rank progressing is not
-hung (a long checkpoint or evaluation on one rank, a straggler), and gets no fail finding.
+hung (a long checkpoint or evaluation on one rank, a straggler), and gets no fail finding. CPU
+time is not progress for a rank waiting in a collective (a spin: NCCL's, or a busy-wait on the
+work handle), nor in a snapshot `pgdoctor run` took after no step evidence for a while
+(`quiet_s`): there only a frame that moves to another function is (a busy-wait loop's line
+jitters between the lines of its loop).
 Pure: evidence in, findings out.
 """
 
@@ -22,7 +26,14 @@ from pgdoctor.checks.codes.hang import (
     HANG_PROGRESSING,
     HANG_STACKS_UNAVAILABLE,
 )
-from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, collective_of, short_path, user_frame
+from pgdoctor.diagnose.stacks.evidence import (
+    Frame,
+    RankEvidence,
+    collective_of,
+    gpu_phrase,
+    short_path,
+    user_frame,
+)
 from pgdoctor.knowledge.ranks import rank_ranges
 from pgdoctor.model import Evidence, Finding, Scope
 
@@ -63,14 +74,32 @@ class Group:
 
 
 def progressing(ev: RankEvidence) -> bool:
-    """The rank moved: its innermost user frame differs between samples, or it burns CPU."""
+    """The rank moved: its innermost user frame differs between samples, or it burns CPU outside
+    a collective and no step-based watch said the job stood still."""
+    if ev.quiet_s is not None:
+        # No step for a while: only a move to another function counts (its innermost user frame,
+        # or the innermost of all). A busy-wait loop's line jitters between the lines of its loop.
+        return len({_function_key(s) for s in ev.samples}) > 1
     places = {_key(user_frame(s) or (s[0] if s else None)) for s in ev.samples}
     if len(places) > 1:
         return True
+    if ev.samples and collective_of(ev.samples[-1]):
+        return False  # a spin burns CPU in place
     if len(ev.cpu_s) >= 2 and len(ev.sample_times_s) >= 2:
         wall = ev.sample_times_s[-1] - ev.sample_times_s[0]
         return wall > 0 and (ev.cpu_s[-1] - ev.cpu_s[0]) / wall >= BUSY_CPU_FRACTION
     return False
+
+
+def _function_key(stack: Sequence[Frame]) -> tuple[str, str, str, str]:
+    user = user_frame(stack)
+    inner = stack[0] if stack else None
+    return (
+        user.file if user else "",
+        user.function if user else "",
+        inner.file if inner else "",
+        inner.function if inner else "",
+    )
 
 
 def _key(f: Optional[Frame]) -> tuple[str, int, str]:
@@ -180,6 +209,10 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                 ]
             if ev.ranges:
                 facts["ranges"] = list(ev.ranges)
+            gpus = {str(r): dict(by_rank[r].gpu) for r in culprits if by_rank[r].gpu}
+            if gpus:
+                facts["gpu"] = gpus
+            gpu_note = gpu_phrase(ev.gpu)
             evidence = [
                 Evidence(f"rank {r}: {'; '.join(_frames(by_rank[r].samples[-1], 3))}", key=f"rank{r}")
                 for r in culprits[:8]
@@ -187,7 +220,8 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             findings.append(
                 HANG_CULPRIT.finding(
                     f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
-                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}",
+                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}"
+                    + (f" ({gpu_note})" if gpu_note else ""),
                     scope=Scope(rank=culprits[0]) if len(culprits) == 1 else Scope(),
                     evidence=evidence,
                     facts=facts,

@@ -131,3 +131,11 @@ def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
 def finder(anchors: Sequence[bytes]) -> tuple[str, Finder]:
     """(engine name, find(buf, start, end) -> sorted start offsets of every anchor found)."""
     return _chosen("finder", tuple(anchors), lambda: _hyperscan_finder(anchors), lambda: _re_finder(anchors))
+
+
+def available() -> str:
+    """The engine `finder` picks on this machine, asked with a one-literal list through the same
+    choice (PGDOCTOR_SCAN_ENGINE, the import, the literal compiler) instead of the rule
+    catalogue's anchors, whose import is most of diagnose's start-up. A report that read no log
+    names it."""
+    return finder((b"pgdoctor",))[0]

@@ -1,0 +1,284 @@
+"""collective_mismatch and the lagging rank, from the reports torch prints about its own ranks: the
+flight recorder analyzer's text output and TORCH_NCCL_DESYNC_DEBUG's report, and DDP's static-graph
+check.
+
+Formats, read at their source:
+- the flight recorder analyzer (torch/distributed/flight_recorder/components/utils.py error_analysis,
+  types.py EntryState.log, `torchfrtrace` / tools/flight_recorder in 2.5-2.6): "Collective sequence
+  number: 5 has errors" ... "error msg: Culprit rank 1; Error type: COLLECTIVE_TYPE_MISMATCH, Expected
+  collective type: 'all_reduce' does not match found collective type: 'broadcast'" (also
+  SIZE_OR_SYNTAX_MISMATCH and COLLECTIVE_DTYPE_MISMATCH, several culprits joined by ", "); "Input/output
+  mismatch in the collective sequence number: 7" (all_to_all whose totals disagree); "Not all ranks
+  joining collective, sequence number: 5" ... "missing ranks: {1, 3}" (a rank never entered it: the
+  hang, not a mismatch). COLLECTIVE_STATE_MISMATCH (one rank finished, another only scheduled) says
+  who is slow, not that the calls differ, and is left to the timeout that comes with it.
+- TORCH_NCCL_DESYNC_DEBUG (c10d TraceUtils.h retrieveDesyncReport, 1.11-2.x): "Snapshot of ranks'
+  latest states:" then "#100 started ranks:" and one "[0, 2] started ALLREDUCE" line per collective
+  name: two names at one sequence number are ranks in different collectives.
+- FSDP's first-iteration order check ("Forward order differs across ranks: rank 0 is all-gathering 43
+  parameters while rank 1228 is all-gathering 1 parameters") and its optimizer-state check ("Rank 1 has
+  different values for step: 8016.0. Other ranks: 7870.0").
+- reducer.cpp with static_graph=True: "Your training graph has changed in this iteration, e.g., one
+  parameter is used in first iteration, but then got unused in the second iteration."
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
+
+_FR_HAS_ERRORS = re.compile(r"Collective sequence number: (\d+) has errors")
+_FR_CULPRIT = re.compile(
+    r"Culprit rank (\d+); Error type: (COLLECTIVE_TYPE_MISMATCH|SIZE_OR_SYNTAX_MISMATCH|"
+    r"COLLECTIVE_DTYPE_MISMATCH)(?:, ([^;]*?))?(?=, Culprit rank|$)"
+)
+_FR_IO = re.compile(r"Input/output mismatch in the collective sequence number: (\d+)")
+_FR_MISSING = re.compile(r"Not all ranks joining collective,? sequence number: (\d+)")
+_FR_MISSING_RANKS = re.compile(r"missing ranks: \{([\d, ]+)\}")
+_FR_COLLECTIVE = re.compile(r"^\s*collective: (?:nccl|xccl|gloo):(\w+)")
+_SNAPSHOT = re.compile(r"#(\d+) started ranks:")
+_STARTED = re.compile(r"\[([\d, ]+)\] started (\S+)")
+_STARTED_ONE = re.compile(r"started (\S+)$")
+_STATIC_GRAPH = re.compile(r"Your training graph has changed in this iteration")
+# FSDP's execution-order check on the first iteration (fsdp/_exec_order_utils.py, TORCH_DISTRIBUTED_DEBUG
+# INFO/DETAIL): "Forward order differs across ranks: rank 0 is all-gathering 43 parameters while rank 1228
+# is all-gathering 1 parameters"; and its optimizer-state check (fsdp/_optim_utils.py): "Rank 1 has
+# different values for step: 8016.0. Other ranks: 7870.0".
+_FSDP_ORDER = re.compile(
+    r"Forward order differs across ranks:?(?:.*?\brank (\d+) is .*?while rank (\d+) is)?"
+)
+_FSDP_STATE = re.compile(r"Rank (\d+) has different values for (\w+): (\S+?)\.? Other ranks: (\S+)")
+
+
+def _ranks(text: str) -> list[int]:
+    return sorted({int(x) for x in re.findall(r"\d+", text)})
+
+
+def _report_lines(hit: Hit, n: int) -> list[str]:
+    return [hit.text] + [ln.text for ln in hit.after(n, same_rank=False)]
+
+
+def _op(lines: list[str]) -> Optional[str]:
+    for t in lines:
+        m = _FR_COLLECTIVE.search(t)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _fr_errors(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lines = _report_lines(hit, 16)
+    culprits: dict[int, str] = {}
+    for t in lines[1:] if m.re is _FR_HAS_ERRORS else lines:
+        for c in _FR_CULPRIT.finditer(t):
+            culprits.setdefault(int(c.group(1)), (c.group(3) or c.group(2)).strip())
+    if not culprits:
+        return None  # "has errors" alone: the analyzer found only state differences
+    seq = int(m.group(1)) if m.re is _FR_HAS_ERRORS else None
+    facts: dict[str, Any] = {"ranks": sorted(culprits), "source": "flight_recorder_analyzer"}
+    if seq is not None:
+        facts["seq"] = seq
+    op = _op(lines)
+    if op:
+        facts["op"] = op
+    why = "; ".join(f"rank {r}: {clip(w, 120)}" for r, w in sorted(culprits.items()))
+    at = f" at sequence number {seq}" if seq is not None else ""
+    return [
+        row.event(
+            hit,
+            f"the flight recorder analyzer found ranks in a different collective{at}: {why}",
+            facts,
+            rank=min(culprits) if len(culprits) == 1 else None,
+            dedupe=(row.code, seq),
+        )
+    ]
+
+
+def _fr_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lines = _report_lines(hit, 10)
+    facts: dict[str, Any] = {"seq": int(m.group(1)), "source": "flight_recorder_analyzer"}
+    op = _op(lines)
+    if op:
+        facts["op"] = op
+    return [
+        row.event(
+            hit,
+            f"the flight recorder analyzer: the ranks' input and output sizes of collective {m.group(1)}"
+            f"{' (' + op + ')' if op else ''} do not add up: the ranks passed different split sizes",
+            facts,
+            dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _fr_missing(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lines = _report_lines(hit, 10)
+    facts: dict[str, Any] = {"seq": int(m.group(1)), "source": "flight_recorder_analyzer"}
+    for t in lines:
+        mr = _FR_MISSING_RANKS.search(t)
+        if mr:
+            facts["ranks"] = _ranks(mr.group(1))
+            break
+    op = _op(lines)
+    if op:
+        facts["op"] = op
+    who = f"rank(s) {', '.join(map(str, facts['ranks']))}" if "ranks" in facts else "some ranks"
+    return [
+        row.event(
+            hit,
+            f"the flight recorder analyzer: {who} never joined collective {m.group(1)}"
+            f"{' (' + op + ')' if op else ''} that the other ranks wait in",
+            facts,
+            rank=facts["ranks"][0] if len(facts.get("ranks", [])) == 1 else None,
+            dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _snapshot(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    groups: dict[str, list[int]] = {}
+    for ln in hit.after(12, same_rank=False):
+        s = _STARTED.search(ln.text)
+        if s is not None:
+            groups.setdefault(s.group(2), []).extend(_ranks(s.group(1)))
+            continue
+        # a single rank's "[1] started BROADCAST" loses its bracket to the line reader (a viewer's line
+        # number looks the same): the collective still counts, its rank is unknown
+        one = _STARTED_ONE.match(ln.text.strip())
+        if one is not None:
+            groups.setdefault(one.group(1), [])
+        elif _SNAPSHOT.search(ln.text) or "finished ranks:" in ln.text:
+            break
+    if len(groups) < 2:
+        return []  # one collective at this sequence number: the timeout's report, read there
+    facts: dict[str, Any] = {"seq": int(m.group(1)), "ops": sorted(groups)}
+    desc = "; ".join(f"{op}" + (f" on {sorted(r)}" if r else "") for op, r in sorted(groups.items()))
+    msg = f"ranks started different collectives at sequence number {m.group(1)} ({desc})"
+    known = {op: r for op, r in groups.items() if r}
+    if len(known) == len(groups):  # every group's ranks shown: the smallest group is the suspect
+        odd = min(groups, key=lambda k: (len(groups[k]), k))
+        facts["ranks"] = sorted(groups[odd])
+        msg += f": suspect rank(s) {facts['ranks']}"
+    return [row.event(hit, msg, facts, dedupe=(row.code, "desync_snapshot"))]
+
+
+def _fsdp_order(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "fsdp_exec_order"}
+    if m.group(1):
+        facts["ranks_compared"] = sorted({int(m.group(1)), int(m.group(2))})
+    return [
+        row.event(
+            hit,
+            "FSDP: the ranks all-gather different parameters in the forward pass (their modules run in a "
+            "different order or take different branches)"
+            + (f": ranks {facts['ranks_compared']}" if "ranks_compared" in facts else ""),
+            facts,
+            dedupe=(row.code, "fsdp_order"),
+        )
+    ]
+
+
+def _fsdp_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    r = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"FSDP: rank {r} holds a different {m.group(2)} ({m.group(3)}) than the other ranks "
+            f"({m.group(4)}): "
+            "the ranks' optimizer states diverged",
+            {"kind": "fsdp_state_differs", "rank": r, "key": m.group(2)},
+            rank=r,
+            dedupe=(row.code, "fsdp_state"),
+        )
+    ]
+
+
+def _static_graph(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "DDP with static_graph=True: a parameter used in one iteration went unused in another "
+            "(the graph changed between iterations)",
+            {"kind": "static_graph_changed"},
+            dedupe=(row.code, "static_graph"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "flight recorder analyzer culprit",
+        re.compile(f"{_FR_HAS_ERRORS.pattern}|{_FR_CULPRIT.pattern}"),
+        _fr_errors,
+        C.FR_OP_MISMATCH.code,
+        anchors=(b"has errors", b"Culprit rank"),
+        worth=(rb"has errors", rb"Culprit rank"),
+        words=("has errors", "culprit rank"),
+    ),
+    Signature(
+        "flight recorder analyzer sizes",
+        _FR_IO,
+        _fr_io,
+        C.FR_OP_MISMATCH.code,
+        anchors=(b"Input/output mismatch",),
+        worth=(rb"Input/output mismatch",),
+        words=("input/output mismatch",),
+    ),
+    Signature(
+        "flight recorder analyzer missing ranks",
+        _FR_MISSING,
+        _fr_missing,
+        C.FR_RANKS_MISSING.code,
+        anchors=(b"Not all ranks joining",),
+        worth=(rb"Not all ranks joining",),
+        words=("not all ranks joining",),
+    ),
+    Signature(
+        "desync debug snapshot",
+        _SNAPSHOT,
+        _snapshot,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"started ranks:",),
+        worth=(rb"started ranks:",),
+        words=("started ranks:",),
+    ),
+    Signature(
+        "fsdp forward order",
+        _FSDP_ORDER,
+        _fsdp_order,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"order differs across ranks",),
+        worth=(rb"order differs across ranks",),
+        words=("order differs across ranks",),
+    ),
+    Signature(
+        "fsdp state differs",
+        _FSDP_STATE,
+        _fsdp_state,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"has different values for",),
+        worth=(rb"has different values for",),
+        words=("has different values for",),
+    ),
+    Signature(
+        "ddp static graph changed",
+        _STATIC_GRAPH,
+        _static_graph,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(b"graph has changed",),
+        worth=(rb"graph has changed",),
+        words=("graph has changed",),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)

@@ -1,0 +1,201 @@
+"""collective_timeout from a stack dump of a stuck rank: what a user pastes when a job hangs and no
+error was printed yet (gdb's `bt` / `thread apply all bt`, pystack, py-spy dump, faulthandler's
+dump_traceback[_later]).
+
+A dump, not a traceback: gdb frames "#3  0x00007f.. in c10d::ProcessGroupNCCL::WorkNCCL::synchronize()
+(...) from .../libtorch_cuda.so" (or without the address: "#5  ncclGroupEnd () at ..."), pystack's
+"(C) File "...", line 0, in cudaStreamSynchronize (libcudart.so.12)", py-spy dump's "    all_reduce
+(torch/distributed/distributed_c10d.py:2050)" under "Thread 4242 (idle): "MainThread"", faulthandler's
+"  File "/.../distributed_c10d.py", line 2050 in all_reduce" under "Thread 0x00007f.. (most recent call
+first):" (dump_traceback_later heads it with "Timeout (0:30:00)!"). A frame in the collective or
+GPU-synchronisation layer (c10d Work wait/synchronize, cuda*Synchronize, NCCL's group or kernel
+launch, gloo's buffer waits, torch.distributed's collectives) says the rank is waiting in a collective:
+the job hangs there. Frames of the store (TCPStore wait/get, c10d's rendezvous) say it waits for the
+other ranks to arrive: a rendezvous that does not complete. A Python exception's traceback ("Traceback
+(most recent call last):") is not a dump and is not read here. Tier 2: any error line is the better
+record.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+
+_GDB = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()]*>)?)\s*\(")
+_PYSTACK_C = re.compile(r'^\s*\(C\) File "[^"]*", line \d+, in (?P<fn>[\w:~<>]+)')
+_PYSPY = re.compile(r"^\s+(?P<fn>\w+) \((?P<file>[\w./-]+\.py):\d+\)\s*$")
+_FAULTHANDLER = re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+ in (?P<fn>\w+)\s*$')
+_HEADER = re.compile(
+    r"\(gdb\)|^Thread \d+ \(Thread 0x|^Thread 0x[0-9a-f]+ \(most recent call first\)|"
+    r"^Thread \d+ \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
+)
+
+_NATIVE_WAIT = re.compile(
+    r"WorkNCCL::(?:wait|synchronize\w*|isCompleted)|ProcessGroupGloo::\w*Work::wait|"
+    r"UnboundBuffer::wait(?:Recv|Send)|cu(?:da)?(?:Stream|Event|Device|Ctx)Synchronize|"
+    r"^nccl(?:GroupEnd|AllReduce|AllGather|ReduceScatter|Broadcast|Send|Recv|CommInitRank\w*)$|"
+    r"ncclLaunch\w*|ncclStrongStream\w*"
+)
+_NATIVE_STORE = re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
+_PY_COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "all_to_all",
+        "all_to_all_single",
+        "barrier",
+        "monitored_barrier",
+        "gather",
+        "scatter",
+        "reduce",
+        "send",
+        "recv",
+        "wait",
+    }
+)
+
+
+def _frame(text: str) -> Optional[tuple[str, str]]:
+    """(kind, function) of a frame in a dump that waits: kind "collective" or "store"."""
+    for rx in (_GDB, _PYSTACK_C):
+        m = rx.match(text)
+        if m:
+            fn = m.group("fn")
+            if _NATIVE_WAIT.search(fn):
+                return "collective", fn
+            if _NATIVE_STORE.search(fn):
+                return "store", fn
+            return None
+    for rx in (_PYSPY, _FAULTHANDLER):
+        m = rx.match(text)
+        if m and m.group("fn") in _PY_COLLECTIVES:
+            f = m.group("file")
+            if "distributed_c10d" in f or "c10d_logger" in f:
+                return "collective", m.group("fn")
+            if "rendezvous" in f or "store" in f:
+                return "store", m.group("fn")
+    return None
+
+
+class _AnyOf:
+    """Frame formats with the same group names as one row's finder (an alternation cannot repeat them)."""
+
+    def __init__(self, *rxs: re.Pattern[str]) -> None:
+        self.rxs = rxs
+        self.pattern = " | ".join(rx.pattern for rx in rxs)
+
+    def search(self, text: str) -> Optional[re.Match[str]]:
+        for rx in self.rxs:
+            m = rx.search(text)
+            if m:
+                return m
+        return None
+
+
+def _dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lines = [*hit.before(40, same_rank=False), hit.line, *hit.after(40, same_rank=False)]
+    texts = [ln.text for ln in lines]
+    if any("Traceback (most recent call last)" in t for t in texts):
+        return []  # an exception's traceback: its exception line is the record
+    if not any(_HEADER.search(t) for t in texts) and not _GDB.match(hit.text.strip()):
+        return []  # py-spy / faulthandler frames need their dump's header around them
+    found = _frame(hit.text)
+    if found is None:
+        return None
+    kind, fn = found
+    # the dump is read once, at its first waiting frame
+    for t in texts[: len(hit.before(40, same_rank=False))]:
+        if _frame(t) is not None:
+            return []
+    facts: dict[str, Any] = {"from_stack": True, "frame": fn, "waits_in": kind}
+    if kind == "store":
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: a stack dump shows the rank waiting in the store ({fn}): the other ranks "
+                "never arrived (a rendezvous that does not complete)",
+                facts,
+                code=C.RENDEZVOUS_TIMEOUT.code,
+                dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "stack"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a stack dump shows the rank waiting in a collective ({fn}): the job hangs there; "
+            "the rank that is not in the same collective is the culprit (dump every rank to find it)",
+            facts,
+            dedupe=(row.code, hit.rank, "stack"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "gdb or pystack native frame",
+        _AnyOf(_GDB, _PYSTACK_C),
+        _dump,
+        C.STUCK_IN_COLLECTIVE.code,
+        tier=2,
+        anchors=(
+            b"Synchronize",
+            b"WorkNCCL::",
+            b"Work::wait",
+            b"UnboundBuffer::wait",
+            b"ncclGroupEnd",
+            b"ncclLaunch",
+            b"ncclStrongStream",
+            b"ncclCommInitRank",
+            b"ncclAllReduce",
+            b"ncclAllGather",
+            b"ncclReduceScatter",
+            b"ncclBroadcast",
+            b"ncclSend",
+            b"ncclRecv",
+            b"TCPStore::",
+            b"TCPClient::",
+            b"bootstrap",
+        ),
+        worth=(rb"^\s*#\d+\s", rb"^\s*\(C\) File"),
+        words=("synchronize", "work", "unboundbuffer", "nccl", "tcpstore", "tcpclient", "bootstrap"),
+        anchor_from="the waiting function's name in the frame",
+        examples=(
+            "#3  0x00007f3a1c2b in c10d::ProcessGroupNCCL::WorkNCCL::synchronizeStream() () from "
+            "/usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so",
+            '    (C) File "???", line 0, in cudaStreamSynchronize (libcudart.so.12)',
+        ),
+    ),
+    Signature(
+        "py-spy or faulthandler python frame",
+        _AnyOf(_PYSPY, _FAULTHANDLER),
+        _dump,
+        C.STUCK_IN_COLLECTIVE.code,
+        tier=2,
+        anchors=(b"distributed_c10d", b"c10d_logger", b"rendezvous"),
+        worth=(rb"distributed_c10d\.py", rb"c10d_logger\.py", rb"rendezvous\.py"),
+        words=("distributed_c10d", "c10d_logger", "rendezvous"),
+        anchor_from="the torch.distributed module the frame is in",
+        examples=(
+            "    all_reduce (torch/distributed/distributed_c10d.py:2050)",
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", '
+            "line 2050 in all_reduce",
+        ),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)

@@ -1,0 +1,79 @@
+"""Is a job moving? The evidence `pgdoctor run` counts as progress, never CPU time: a rank that
+spins in a busy-wait (polling a collective's work handle, NCCL's spin in a CUDA synchronise)
+burns a core while the job stands still.
+
+- Output lines (`Lines`): a line with a step counter (`step 12`, `iter: 12`, `epoch 3`,
+  `[120/5000]`, `global_step=12`) is progress when the counter differs from the last one seen in
+  lines of the same shape; a line of a shape not seen before is progress (a new phase: "saving
+  checkpoint", "eval"); a repeated shape is progress when its numbers changed (`loss 2.31` then
+  `loss 2.29`), except a wait or heartbeat line ("still waiting", "timeout", "elapsed", "retry"),
+  whose counting seconds are not steps. An identical repeated line is never progress.
+- The ranks' live sockets (`Counters`): the `pgdoctor.step` counter or the default process
+  group's collective sequence number changed.
+Pure: lines and numbers in, a yes or no out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, Optional
+
+MAX_SHAPES = 4096  # shapes remembered (least recently seen dropped): bounded memory
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A leading timestamp or glog/syslog header says when, not what: it is not part of the shape.
+_STAMP = re.compile(
+    r"^\s*(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+\]\s*"  # glog: I1204 19:16:43.692000 5039 api.py:10]
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*)"
+)
+_RANK_PREFIX = re.compile(r"^\s*\[(?:default)?rank\d+\]:\s*|^\s*\d+:\s*")  # torchrun --tee, srun -l
+_COUNTER = re.compile(
+    r"(?i)\b(global_step|step|steps|iteration|iter|it|epoch|batch|update)\b\s*[:=#]?\s*(\d+)"
+    r"|\[\s*(\d+)\s*/\s*\d+\s*\]"
+)
+_NUMBER = re.compile(r"\d+")
+_WAITING = re.compile(
+    r"(?i)\b(?:wait|waiting|waited|timeout|timed out|time out|heartbeat|still|stuck|retry|retrying|"
+    r"elapsed|watchdog|hang|hung|sleep|sleeping|no progress)\b"
+)
+
+
+class Lines:
+    """Reads a job's output line by line and says which lines show progress."""
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
+
+    def feed(self, raw: bytes) -> bool:
+        text = _ANSI.sub("", raw.decode("utf-8", "replace")).rstrip()
+        prefix = _RANK_PREFIX.match(text)
+        who = prefix.group(0).strip() if prefix else ""
+        body = _STAMP.sub("", text[prefix.end() :] if prefix else text).strip()
+        if not body:
+            return False
+        shape = _NUMBER.sub("#", body)
+        key = (who, shape)
+        counters = tuple(m.group(2) or m.group(3) for m in _COUNTER.finditer(body))
+        numbers = tuple(_NUMBER.findall(body))
+        before = self._seen.get(key)
+        self._seen[key] = counters or numbers
+        self._seen.move_to_end(key)
+        if len(self._seen) > MAX_SHAPES:
+            self._seen.popitem(last=False)
+        if before is None:
+            return True  # a shape not seen before: the job does something new
+        if counters:
+            return counters != before
+        return numbers != before and not _WAITING.search(body)
+
+
+def counters_moved(before: Optional[Mapping[str, Any]], now: Optional[Mapping[str, Any]]) -> bool:
+    """Two progress answers of one rank's socket: did its step counter or its collective sequence
+    number change? (A first answer has nothing to compare with.)"""
+    if not before or not now:
+        return False
+    return any(
+        now.get(k) is not None and before.get(k) is not None and now.get(k) != before.get(k)
+        for k in ("step", "seq")
+    )
