@@ -352,3 +352,20 @@ def test_lookback_reads_the_same_lines_whatever_the_chunk_size(size: int) -> Non
     # the last line without a newline
     tail = Source("y", lambda: iter([data.rstrip(b"\n")]))
     assert (_lines_up_to(tail, 306) or [])[-1].text.startswith("srun: error")
+
+
+# https://github.com/AILab-CVC/YOLO-World/issues/165 (8-GPU DDP, mmengine's logger, quoted in the thread)
+YOLO_WORLD_165 = """> 2024/01/24 02:50:32 - mmengine - INFO - Epoch(train)  [83][ 350/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:51:35  time: 0.5674  data_time: 0.0034  memory: 11750  grad_norm: 1426.9864  loss: 1913.7995  loss_cls: 713.1300  loss_bbox: 567.7602  loss_dfl: 632.9093
+> 2024/01/24 02:51:06 - mmengine - INFO - Epoch(train)  [83][ 400/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:53:03  time: 0.6830  data_time: 0.0038  memory: 12217  grad_norm: 1230.4055  loss: 1938.0739  loss_cls: 724.0408  loss_bbox: 577.7115  loss_dfl: 636.3216
+> 2024/01/24 02:51:36 - mmengine - INFO - Epoch(train)  [83][ 450/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:45:57  time: 0.5917  data_time: 0.0037  memory: 12657  grad_norm: 1262.3597  loss: 1928.3339  loss_cls: 722.3070  loss_bbox: 571.3169  loss_dfl: 634.7099
+> 2024/01/24 02:52:03 - mmengine - INFO - Epoch(train)  [83][ 500/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:37:19  time: 0.5559  data_time: 0.0037  memory: 12430  grad_norm: 1171.2148  loss: 1938.4618  loss_cls: 738.1616  loss_bbox: 569.1982  loss_dfl: 631.1020
+"""
+
+
+def test_real_mmengine_progress_lines() -> None:
+    cancel = "slurmstepd: error: *** JOB 31 ON gpu-3 CANCELLED AT 2024-01-24T{at} DUE TO TIME LIMIT ***\n"
+    f = _findings(YOLO_WORLD_165 + cancel.format(at="06:52:03"))[0]
+    assert f.code == HUNG and f.facts["idle_s"] == 4 * 3600
+    assert f.facts["progress_every_s"] == pytest.approx(30)  # a line per 50 iterations
+    assert "[83][ 500/2693]" in f.evidence[0].text
+    assert HUNG not in _codes(YOLO_WORLD_165 + cancel.format(at="02:53:00"))
