@@ -27,7 +27,7 @@ _MEGATRON = re.compile(r"\biteration\s+\d+/\s*\d+ \|")
 # OpenMMLab's mmengine logger: "Epoch(train)  [83][ 350/2693]  base_lr: ...", "Iter(train) [ 50/1000]"
 _MMENGINE = re.compile(r"\b(?:Epoch|Iter)\((?:train|val|test)\)\s*\[\s*\d+(?:/\d+)?\]")
 _HF_DICT = re.compile(r"""\{['"](?:train_)?loss['"]: -?[\d.]""")
-_COUNTER = re.compile(r"(?i)\b(?:global_step|step|iter(?:ation)?|it|batch)\b\s*[:=#]?\s*\[?\s*\d+")
+_COUNTER = re.compile(r"(?i)\b(?:global_step|step|iter(?:ation)?|it|batch|epoch)\b\s*[:=#]?\s*\[?\s*\d+")
 _METRIC = re.compile(
     r"(?i)\b(?:(?:train|lm|val)?[_ ]?loss|lr|learning[_ ]rate|grad[_ ]norm|ppl|perplexity|"
     r"tokens?/s(?:ec)?|samples?/s(?:ec)?|tflops|throughput|it/s|s/it)\b"

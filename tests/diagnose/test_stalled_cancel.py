@@ -15,6 +15,7 @@ from pgdoctor.diagnose.text.reader import Source
 from pgdoctor.knowledge.progress import is_progress, step_seconds
 from pgdoctor.knowledge.slurm import CANCEL, read_cancel
 from pgdoctor.model import Finding
+from tests.helpers.paths import FIXTURES
 
 HUNG = "RUN370"
 
@@ -271,6 +272,11 @@ def test_progress_stamped_in_another_zone_is_not_compared() -> None:
         ("{'loss': 2.3012, 'grad_norm': 1.07, 'learning_rate': 2e-05, 'epoch': 0.52}", None),
         ("[rank0]: step 100 loss 2.31 lr 3e-4 tokens/s 41234", None),
         ("Epoch 3 | iter 120/500 | loss: 2.3 | 3.2s/it", 3.2),
+        # fairseq's train_inner line
+        (
+            "epoch 001:    100 / 1000 loss=9.871, nll_loss=9.2, ppl=588.2, wps=4410.3, ups=1.2, num_updates=100, lr=1e-05",
+            None,
+        ),
     ],
 )
 def test_progress_shapes(line: str, step: float) -> None:
@@ -369,3 +375,15 @@ def test_real_mmengine_progress_lines() -> None:
     assert f.facts["progress_every_s"] == pytest.approx(30)  # a line per 50 iterations
     assert "[83][ 500/2693]" in f.evidence[0].text
     assert HUNG not in _codes(YOLO_WORLD_165 + cancel.format(at="02:53:00"))
+
+
+def test_the_launchers_teardown_after_the_cancel_stays_behind_the_hang() -> None:
+    bad = (FIXTURES / "codes" / "RUN370" / "bad.log").read_text()
+    teardown = """W1103 14:00:18.512000 140022 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM death signal, shutting down workers
+W1103 14:00:18.513000 140022 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 81235 closing signal SIGTERM
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+torch.distributed.elastic.multiprocessing.api.SignalException: Process 140022 got signal: 15
+"""
+    assert [f.code for f in _findings(bad + teardown)] == [HUNG]
