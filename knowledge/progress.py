@@ -6,6 +6,8 @@ The shapes, as the libraries print them:
   "it" ("12.3ba/s", "3.2s/step") is `unit_scale`/`unit` at work.
 - Megatron-LM: " [2024-05-01 10:00:00] iteration      100/  500000 | consumed samples: ... |
   elapsed time per iteration (ms): 1234.5 | learning rate: ... | lm loss: 2.3E+00 |"
+- OpenMMLab's mmengine: "2024/01/24 02:50:32 - mmengine - INFO - Epoch(train)  [83][ 350/2693]
+  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:51:35  time: 0.5674 ... loss: 1913.7995"
 - HF Trainer's log dict "{'loss': 2.3, 'grad_norm': 1.1, 'learning_rate': 2e-05, 'epoch': 0.5}"
 - the loops people write: "step 100 loss 2.31 lr 3e-4 tokens/s 41234", "Epoch 3 | iter 120/500 |
   loss: 2.3", "global_step=1200, train_loss=2.3": a step counter and a training metric on one line.
@@ -22,8 +24,10 @@ _TQDM = re.compile(
     r"\b\d+(?:\.\d+)?[kMG]?\w{0,8} \[[\d:]+, [\d.]+(?:\w{1,8}/s|s/\w{1,8})"
 )
 _MEGATRON = re.compile(r"\biteration\s+\d+/\s*\d+ \|")
+# OpenMMLab's mmengine logger: "Epoch(train)  [83][ 350/2693]  base_lr: ...", "Iter(train) [ 50/1000]"
+_MMENGINE = re.compile(r"\b(?:Epoch|Iter)\((?:train|val|test)\)\s*\[\s*\d+(?:/\d+)?\]")
 _HF_DICT = re.compile(r"""\{['"](?:train_)?loss['"]: -?[\d.]""")
-_COUNTER = re.compile(r"(?i)\b(?:global_step|step|iter(?:ation)?|it|batch)\b\s*[:=#]?\s*\[?\s*\d+")
+_COUNTER = re.compile(r"(?i)\b(?:global_step|step|iter(?:ation)?|it|batch|epoch)\b\s*[:=#]?\s*\[?\s*\d+")
 _METRIC = re.compile(
     r"(?i)\b(?:(?:train|lm|val)?[_ ]?loss|lr|learning[_ ]rate|grad[_ ]norm|ppl|perplexity|"
     r"tokens?/s(?:ec)?|samples?/s(?:ec)?|tflops|throughput|it/s|s/it)\b"
@@ -35,12 +39,13 @@ _PER_STEP = re.compile(r"\b(\d+(?:\.\d+)?)\s?s/(?:it|step|iter|batch)\b")
 _PER_SECOND = re.compile(r"\b(\d+(?:\.\d+)?)\s?(?:it|steps?|iters?|batch(?:es)?)/s\b")
 
 # A wall-clock time inside the message, where no prefix gave one (Megatron's " [%F %T] iteration").
-_INLINE_TIME = re.compile(r"\b(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:[.,]\d+)?(Z|[+-]\d\d:?\d\d)?")
+# mmengine writes the date with slashes: "2024/01/24 02:50:32 - mmengine - INFO - ...".
+_INLINE_TIME = re.compile(r"\b(\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d)(?:[.,]\d+)?(Z|[+-]\d\d:?\d\d)?")
 
 
 def is_progress(text: str) -> bool:
     """Whether the line is a training progress report (a step was made)."""
-    if _TQDM.search(text) or _MEGATRON.search(text) or _HF_DICT.search(text):
+    if _TQDM.search(text) or _MEGATRON.search(text) or _MMENGINE.search(text) or _HF_DICT.search(text):
         return True
     return bool(_COUNTER.search(text)) and bool(_METRIC.search(text))
 
@@ -53,6 +58,12 @@ def last_step(text: str) -> bool:
     "1000/1000 ["): a job idle after it hung on the way out (checkpoint, teardown, exit)."""
     m = _OF_TOTAL.search(text)
     return m is not None and int(m.group(1)) == int(m.group(2)) > 0
+
+
+def is_bar(text: str) -> bool:
+    """Whether the line is a progress bar (tqdm and its kin), which redraws on every step: its rate
+    is also the time between its updates."""
+    return _TQDM.search(text) is not None
 
 
 def step_seconds(text: str) -> Optional[float]:
@@ -77,7 +88,7 @@ def inline_time(text: str) -> Optional[tuple[float, bool]]:
     if m is None:
         return None
     try:
-        sec = _dt.datetime.fromisoformat(m.group(1).replace(" ", "T")).timestamp()
+        sec = _dt.datetime.fromisoformat(m.group(1).replace(" ", "T").replace("/", "-")).timestamp()
     except ValueError:
         return None
     return sec, m.group(2) is not None

@@ -64,15 +64,16 @@ def judge(observed: Sequence[Event]) -> list[Finding]:
         return []
     hosts = sorted({str(e.facts["host"]) for e in observed if e.facts.get("host")})
     counts = [e for e in observed if e.facts.get("kind") == "nodes"]
-    nodes = max((int(e.facts["nodes"]) for e in counts), default=0)
-    if nodes <= 1 and len(hosts) <= 1:
+    # NCCL's own count decides where it printed one; else the launcher's, or the hosts seen.
+    stated = [int(e.facts["nodes"]) for e in counts if e.facts.get("nodes_from") == "nccl"]
+    launched = max((int(e.facts["nodes"]) for e in counts), default=0)
+    n = max(stated) if stated else max(launched, len(hosts))
+    if n <= 1:
         return []  # one node (or nothing says otherwise): sockets carry no traffic that matters
     socket_hosts = sorted({str(e.facts["host"]) for e in sockets if e.facts.get("host")})
     interfaces = sorted({i for e in sockets for i in e.facts.get("interfaces", ())})
     kinds = {e.facts.get("kind") for e in observed}
     why = [text for kind, text in _WHY if kind in kinds]
-    stated = [int(e.facts["nodes"]) for e in counts if e.facts.get("nodes_from") == "nccl"]
-    n = max(stated) if stated else max(nodes, len(hosts))  # NCCL's own count, then the launcher's
     on = f" on {', '.join(interfaces)}" if interfaces else ""
     msg = (
         f"NCCL carries this {n}-node job's inter-node traffic over TCP sockets (NET/Socket{on}), "

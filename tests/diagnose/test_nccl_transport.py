@@ -214,3 +214,9 @@ def test_using_network_decides_where_it_is_printed() -> None:
     # A host that says "Using network IB" is on IB, whatever else it initialised.
     on_ib = forced.replace("Using network Socket", "Using network IB")
     assert _net(on_ib) == []
+
+
+def test_nccls_own_node_count_decides() -> None:
+    # two container hostnames on one machine, and NCCL says one node: nothing to say
+    one = "n1:1:1 [0] NCCL INFO comm 0x5581 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+    assert _net(one + SOCKET + SECOND_HOST) == []

@@ -15,6 +15,7 @@ from pgdoctor.diagnose.text.reader import Source
 from pgdoctor.knowledge.progress import is_progress, step_seconds
 from pgdoctor.knowledge.slurm import CANCEL, read_cancel
 from pgdoctor.model import Finding
+from tests.helpers.paths import FIXTURES
 
 HUNG = "RUN370"
 
@@ -161,17 +162,25 @@ def test_a_time_limit_cancel_after_steady_progress_stays_a_plain_cancel() -> Non
     assert "Slurm cancelled 123 on node-1 (time limit)" in found[0].message
 
 
-def test_the_threshold_is_the_jobs_own_step_time() -> None:
-    # Megatron states 9.97 s per iteration: 6 minutes of silence is 36 iterations, a hang; the same 6
-    # minutes after lines a minute apart (no stated rate) is not.
-    mega = (
-        " [2024-05-01 10:00:00] iteration      120/  500000 | consumed samples:        61440 | "
+def test_the_threshold_is_the_jobs_own_cadence() -> None:
+    # Megatron prints one line per log_interval (here 100) iterations of 9.97 s: a line every 997 s.
+    # 30 minutes after the last line is two lines missed, not a hang; 6 hours is.
+    mega = "".join(
+        f" [2024-05-01 10:{m:02d}:00] iteration      {it}/  500000 | consumed samples:        61440 | "
         "elapsed time per iteration (ms): 9969.4 | learning rate: 2.9E-04 | lm loss: 2.31E+00 |\n"
+        for m, it in ((0, 100), (16, 200), (33, 300))
     )
-    cancel = "slurmstepd: error: *** STEP 9.0 ON n1 CANCELLED AT 2024-05-01T10:06:00 DUE TO TIME LIMIT ***\n"
-    assert _codes(mega + cancel)[0] == HUNG
-    steps = STEPS.replace("10:03:00", "10:03:00")
-    assert HUNG not in _codes(steps + cancel.replace("10:06:00", "10:09:00"))
+    cancel = "slurmstepd: error: *** STEP 9.0 ON n1 CANCELLED AT 2024-05-01T{at} DUE TO TIME LIMIT ***\n"
+    assert HUNG not in _codes(mega + cancel.format(at="11:03:00"))
+    f = _findings(mega + cancel.format(at="16:33:00"))[0]
+    assert f.code == HUNG and f.facts["progress_every_s"] == pytest.approx(990)
+    assert f.facts["step_s"] == pytest.approx(9.969, abs=1e-3)
+    # one Megatron line alone: its stated per-iteration time is not its cadence; 30 minutes are needed
+    one = mega.splitlines(keepends=True)[-1]
+    assert HUNG not in _codes(one + cancel.format(at="10:45:00"))
+    assert _codes(one + cancel.format(at="11:04:00"))[0] == HUNG
+    # lines a minute apart, cancelled 6 minutes after the last: not a hang (20 intervals are needed)
+    assert HUNG not in _codes(STEPS + cancel.format(at="10:09:00"))
 
 
 # https://github.com/NVIDIA-NeMo/Megatron-Bridge/issues/3427 ("Nemotron 3 Super runs don't exit after the
@@ -263,6 +272,11 @@ def test_progress_stamped_in_another_zone_is_not_compared() -> None:
         ("{'loss': 2.3012, 'grad_norm': 1.07, 'learning_rate': 2e-05, 'epoch': 0.52}", None),
         ("[rank0]: step 100 loss 2.31 lr 3e-4 tokens/s 41234", None),
         ("Epoch 3 | iter 120/500 | loss: 2.3 | 3.2s/it", 3.2),
+        # fairseq's train_inner line
+        (
+            "epoch 001:    100 / 1000 loss=9.871, nll_loss=9.2, ppl=588.2, wps=4410.3, ups=1.2, num_updates=100, lr=1e-05",
+            None,
+        ),
     ],
 )
 def test_progress_shapes(line: str, step: float) -> None:
@@ -301,7 +315,7 @@ def test_progress_shapes_of_training_frameworks(steps: str) -> None:
     cancel = "slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT 2024-05-01T12:03:00 DUE TO TIME LIMIT ***\n"
     f = _findings(steps + cancel)[0]
     assert f.code == HUNG and f.facts["idle_s"] == pytest.approx(7200, abs=1)
-    assert f.facts["step_s"] == pytest.approx(60, abs=1)
+    assert f.facts["progress_every_s"] == pytest.approx(60, abs=1)
     # the same lines a few steps before the limit: out of time
     assert HUNG not in _codes(steps + cancel.replace("12:03:00", "10:05:00"))
 
@@ -344,3 +358,32 @@ def test_lookback_reads_the_same_lines_whatever_the_chunk_size(size: int) -> Non
     # the last line without a newline
     tail = Source("y", lambda: iter([data.rstrip(b"\n")]))
     assert (_lines_up_to(tail, 306) or [])[-1].text.startswith("srun: error")
+
+
+# https://github.com/AILab-CVC/YOLO-World/issues/165 (8-GPU DDP, mmengine's logger, quoted in the thread)
+YOLO_WORLD_165 = """> 2024/01/24 02:50:32 - mmengine - INFO - Epoch(train)  [83][ 350/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:51:35  time: 0.5674  data_time: 0.0034  memory: 11750  grad_norm: 1426.9864  loss: 1913.7995  loss_cls: 713.1300  loss_bbox: 567.7602  loss_dfl: 632.9093
+> 2024/01/24 02:51:06 - mmengine - INFO - Epoch(train)  [83][ 400/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:53:03  time: 0.6830  data_time: 0.0038  memory: 12217  grad_norm: 1230.4055  loss: 1938.0739  loss_cls: 724.0408  loss_bbox: 577.7115  loss_dfl: 636.3216
+> 2024/01/24 02:51:36 - mmengine - INFO - Epoch(train)  [83][ 450/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:45:57  time: 0.5917  data_time: 0.0037  memory: 12657  grad_norm: 1262.3597  loss: 1928.3339  loss_cls: 722.3070  loss_bbox: 571.3169  loss_dfl: 634.7099
+> 2024/01/24 02:52:03 - mmengine - INFO - Epoch(train)  [83][ 500/2693]  base_lr: 2.0000e-03 lr: 3.9620e-04  eta: 8:37:19  time: 0.5559  data_time: 0.0037  memory: 12430  grad_norm: 1171.2148  loss: 1938.4618  loss_cls: 738.1616  loss_bbox: 569.1982  loss_dfl: 631.1020
+"""
+
+
+def test_real_mmengine_progress_lines() -> None:
+    cancel = "slurmstepd: error: *** JOB 31 ON gpu-3 CANCELLED AT 2024-01-24T{at} DUE TO TIME LIMIT ***\n"
+    f = _findings(YOLO_WORLD_165 + cancel.format(at="06:52:03"))[0]
+    assert f.code == HUNG and f.facts["idle_s"] == 4 * 3600
+    assert f.facts["progress_every_s"] == pytest.approx(30)  # a line per 50 iterations
+    assert "[83][ 500/2693]" in f.evidence[0].text
+    assert HUNG not in _codes(YOLO_WORLD_165 + cancel.format(at="02:53:00"))
+
+
+def test_the_launchers_teardown_after_the_cancel_stays_behind_the_hang() -> None:
+    bad = (FIXTURES / "codes" / "RUN370" / "bad.log").read_text()
+    teardown = """W1103 14:00:18.512000 140022 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM death signal, shutting down workers
+W1103 14:00:18.513000 140022 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 81235 closing signal SIGTERM
+Traceback (most recent call last):
+  File "/usr/local/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+torch.distributed.elastic.multiprocessing.api.SignalException: Process 140022 got signal: 15
+"""
+    assert [f.code for f in _findings(bad + teardown)] == [HUNG]

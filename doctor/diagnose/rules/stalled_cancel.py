@@ -10,9 +10,11 @@ scancel) ended it. Only the second is read here (RUN370); the first is left to t
 row of workers.py.
 
 The last progress line's time is its prefix's, or an ISO time inside the message; without one,
-the first timed line after it bounds it (the idle time is then "at least"). The step time is the
-one the line states (Megatron, tqdm's rate) or the median between timed progress lines. Idle for
-at least IDLE_STEPS steps and MIN_IDLE_S is a hang; with no step time, NO_RATE_IDLE_S. Clocks
+the first timed line after it bounds it (the idle time is then "at least"). The job's cadence is
+the median gap between its timed progress lines, or a progress bar's own rate. Idle for at least
+IDLE_INTERVALS of them and MIN_IDLE_S is a hang; after the last step of its total (a job that
+should have exited), MIN_IDLE_S; with no cadence, NO_RATE_IDLE_S (a rate a line states per step
+is not its cadence: Megatron prints one line per log_interval iterations). Clocks
 are compared as printed (Slurm prints the node's local time, and a log prefix's time is read
 without its zone); a time inside the message that names its zone is not compared. The row
 reads the scanner's window (24 lines before the cancel); when that holds no progress line,
@@ -32,10 +34,10 @@ from pgdoctor.diagnose.event import LINES_BEFORE, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
-from pgdoctor.knowledge.progress import fmt_idle, inline_time, is_progress, last_step, step_seconds
+from pgdoctor.knowledge.progress import fmt_idle, inline_time, is_bar, is_progress, last_step, step_seconds
 from pgdoctor.knowledge.slurm import CANCEL, Cancel, cancel_seconds, read_cancel
 
-IDLE_STEPS = 20
+IDLE_INTERVALS = 20
 MIN_IDLE_S = 300.0
 NO_RATE_IDLE_S = 1800.0
 
@@ -55,15 +57,16 @@ def _seconds(ln: Line, year: int) -> Optional[tuple[float, bool]]:
     return inline_time(ln.text)
 
 
-def _step_s(progress: list[tuple[Line, Optional[float]]]) -> Optional[float]:
-    """Seconds per step: as the last progress line states it, else the median gap between timed
-    progress lines (oldest first)."""
-    stated = step_seconds(progress[-1][0].text)
-    if stated:
-        return stated
+def _interval_s(progress: list[tuple[Line, Optional[float]]]) -> Optional[float]:
+    """Seconds between progress lines: the median gap between timed ones (oldest first), else a
+    progress bar's own rate (a bar redraws every step). A rate another line states is per step,
+    not per line: Megatron prints "elapsed time per iteration" every log_interval iterations."""
     times = [t for _, t in progress if t is not None]
     gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
-    return statistics.median(gaps) if gaps else None
+    if gaps:
+        return statistics.median(gaps)
+    last = progress[-1][0].text
+    return step_seconds(last) if is_bar(last) else None
 
 
 def stalled(cancel: Cancel, line: Line, before: Sequence[Line]) -> Optional[tuple[str, dict[str, Any], Line]]:
@@ -99,11 +102,18 @@ def stalled(cancel: Cancel, line: Line, before: Sequence[Line]) -> Optional[tupl
     if t_last is None or zoned:
         return None
     idle = at - t_last
-    step = _step_s(progress)
-    need = max(MIN_IDLE_S, IDLE_STEPS * step) if step else NO_RATE_IDLE_S
+    p = progress[-1][0]
+    step = step_seconds(p.text)
+    every = _interval_s(progress)
+    done = last_step(p.text)
+    if done:  # after its last step a job should exit, not wait
+        need = MIN_IDLE_S
+    elif every:
+        need = max(MIN_IDLE_S, IDLE_INTERVALS * max(every, step or 0.0))
+    else:
+        need = NO_RATE_IDLE_S
     if idle < need:
         return None  # stepping until shortly before the cancel: out of time, not hung
-    p = progress[-1][0]
     by = "at its time limit" if cancel.time_limit else f"({cancel.reason})"
     facts: dict[str, Any] = {
         "slurm_id": cancel.slurm_id,
@@ -119,8 +129,10 @@ def stalled(cancel: Cancel, line: Line, before: Sequence[Line]) -> Optional[tupl
         facts["host"] = cancel.host
     if step:
         facts["step_s"] = round(step, 3)
+    if every:
+        facts["progress_every_s"] = round(every, 3)
     after = ""
-    if last_step(p.text):
+    if done:
         facts["after_last_step"] = True
         after = " after its last step (on the way out: checkpoint, teardown or exit)"
     msg = (

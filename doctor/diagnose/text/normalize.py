@@ -114,10 +114,11 @@ _FLAT_TB = re.compile(
     r"(?<=\S)\s+(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s)"
 )
 # Slurm's own lines ("slurmstepd: error: ...", "slurmstepd-node-1: error: ...", "srun: error: ...",
-# "slurmd[node-1]: ...") are records too: a cancel line after an 80-column one is not its wrap.
+# "slurmd[node-1]: ...") are records too: a cancel line after an 80-column one is not its wrap; so is
+# Megatron's " [2024-05-01 10:00:00] iteration ..." (a space before its stamp).
 _RECORD_START = re.compile(
     r"^(?:\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
-    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|(?:slurmstepd|slurmd|srun)[\w\[\].-]*: |\s*$)"
+    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|(?:slurmstepd|slurmd|srun)[\w\[\].-]*: | \[\d{4}-\d\d-\d\d[ T]|\s*$)"
 )
 _WRAP_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256, 300})
 
