@@ -27,7 +27,13 @@ _MEGATRON = re.compile(r"\biteration\s+\d+/\s*\d+ \|")
 # OpenMMLab's mmengine logger: "Epoch(train)  [83][ 350/2693]  base_lr: ...", "Iter(train) [ 50/1000]"
 _MMENGINE = re.compile(r"\b(?:Epoch|Iter)\((?:train|val|test)\)\s*\[\s*\d+(?:/\d+)?\]")
 _HF_DICT = re.compile(r"""\{['"](?:train_)?loss['"]: -?[\d.]""")
-_COUNTER = re.compile(r"(?i)\b(?:global_step|step|iter(?:ation)?|it|batch|epoch)\b\s*[:=#]?\s*\[?\s*\d+")
+# A step counter: "step 12", "iter: 12", "global_step=12", "epoch [3", or a bar's "[120/5000]".
+# Group 2 or 3 holds the number. The one pattern of a step counter: diagnose's progress lines and
+# `pgdoctor run`'s live watch (doctor/hang/progress.py) both read it.
+STEP_COUNTER = re.compile(
+    r"(?i)\b(global_step|steps?|iter(?:ation)?|it|epoch|batch|update)\b\s*[:=#]?\s*\[?\s*(\d+)"
+    r"|\[\s*(\d+)\s*/\s*\d+\s*\]"
+)
 _METRIC = re.compile(
     r"(?i)\b(?:(?:train|lm|val)?[_ ]?loss|lr|learning[_ ]rate|grad[_ ]norm|ppl|perplexity|"
     r"tokens?/s(?:ec)?|samples?/s(?:ec)?|tflops|throughput|it/s|s/it)\b"
@@ -47,7 +53,7 @@ def is_progress(text: str) -> bool:
     """Whether the line is a training progress report (a step was made)."""
     if _TQDM.search(text) or _MEGATRON.search(text) or _MMENGINE.search(text) or _HF_DICT.search(text):
         return True
-    return bool(_COUNTER.search(text)) and bool(_METRIC.search(text))
+    return bool(STEP_COUNTER.search(text)) and bool(_METRIC.search(text))
 
 
 _OF_TOTAL = re.compile(r"\b(\d+)/\s*(\d+)\b")

@@ -20,6 +20,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from pgdoctor.knowledge.progress import STEP_COUNTER
+
 MAX_SHAPES = 4096  # shapes remembered (least recently seen dropped): bounded memory
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # A leading timestamp or glog/syslog header says when, not what: it is not part of the shape.
@@ -28,10 +30,6 @@ _STAMP = re.compile(
     r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*)"
 )
 _RANK_PREFIX = re.compile(r"^\s*\[(?:default)?rank\d+\]:\s*|^\s*\d+:\s*")  # torchrun --tee, srun -l
-_COUNTER = re.compile(
-    r"(?i)\b(global_step|step|steps|iteration|iter|it|epoch|batch|update)\b\s*[:=#]?\s*(\d+)"
-    r"|\[\s*(\d+)\s*/\s*\d+\s*\]"
-)
 _NUMBER = re.compile(r"\d+")
 _WAITING = re.compile(
     r"(?i)\b(?:wait|waiting|waited|timeout|timed out|time out|heartbeat|still|stuck|retry|retrying|"
@@ -54,7 +52,7 @@ class Lines:
             return False
         shape = _NUMBER.sub("#", body)
         key = (who, shape)
-        counters = tuple(m.group(2) or m.group(3) for m in _COUNTER.finditer(body))
+        counters = tuple(m.group(2) or m.group(3) for m in STEP_COUNTER.finditer(body))
         numbers = tuple(_NUMBER.findall(body))
         before = self._seen.get(key)
         self._seen[key] = counters or numbers
