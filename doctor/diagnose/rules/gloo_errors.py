@@ -6,10 +6,12 @@ tcp/pair.cc:<line>] " before the text: "connect [127.0.1.1]:60817: Connection re
 connect(2)), "Connect timeout [10.0.0.2]:5678", "Connection closed by peer [10.0.0.2]:5678", "Read
 error [10.0.0.2]:5678: Connection reset by peer", "Write error ...", "read ..." / "writev [..]:port:
 Broken pipe", "Socket unexpectedly closed [..]:port"; the uv transport (gloo/transport/uv) the same
-words. Torch re-raises them as "RuntimeError: [...pair.cc:598] ..." (read by nccl_errors, which
-wants the error word); a log line of just gloo's text is read here. gloo's "Timed out waiting
-1800000ms for recv operation" (unbound_buffer.cc) is a timeout. Setup: "Gloo connectFullMesh failed
-with ..." and device.cc's "Unable to find address for: eth0" (the rows moved here from nccl_errors).
+words, and "Socket closed [..]:port". Torch re-raises them as "RuntimeError: [...pair.cc:598] ..."
+(read by nccl_errors, which wants the error word); a log line of just gloo's text is read here.
+gloo's "Timed out waiting 1800000ms for recv operation" (unbound_buffer.cc) is a timeout, and so is
+the pair's own "Read timeout [..]:port" / "Write timeout" / "Send timeout" (read here, as a timeout).
+Setup: "Gloo connectFullMesh failed with ..." and device.cc's "Unable to find address for: eth0"
+(the rows moved here from nccl_errors).
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from pgdoctor.knowledge.clip import clip
 _PAIR = re.compile(
     r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
     r"(?P<what>(?:connect|Connect timeout|Connection closed by peer|Read error|Write error|read|writev?|"
-    r"Socket unexpectedly closed)\b.*)$"
+    r"Socket unexpectedly closed|Socket closed)\b.*)$"
+)
+# The pair's own deadline (tcp/pair.cc, uv/pair.cc since 2019): "Read timeout [10.0.0.2]:5678",
+# "Write timeout ...", "Send timeout ..." - a peer that sent or read nothing within the process group's
+# timeout (it is stuck or gone), like unbound_buffer.cc's "Timed out waiting": a timeout, not a network
+# fault.
+_PAIR_TIMEOUT = re.compile(
+    r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<dir>Read|Write|Send) timeout\b"
+    r"(?P<rest>.*)$"
 )
 # gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
 _GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
@@ -93,6 +103,27 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "backend": "gloo",
+        "direction": m.group("dir").lower(),
+        "gloo_source": f"{m.group('file')}:{m.group('line')}",
+    }
+    a = _ADDR.search(m.group("rest"))
+    if a:
+        facts["peer"], facts["peer_port"] = a.group(1), int(a.group(2))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo's {m.group('dir').lower()} to a peer timed out"
+            + (f" ({a.group(1)}:{a.group(2)})" if a else "")
+            + ": the peer did not take part in the collective within the process group's timeout",
+            facts,
+            dedupe=(row.code, hit.rank),
+        )
+    ]
+
+
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -139,6 +170,16 @@ SIGNATURES = (
             "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != "
             "nullptr. Unable to find address for: eth0",
         ),
+    ),
+    Signature(
+        "gloo transport timeout",
+        _PAIR_TIMEOUT,
+        _pair_timeout,
+        C.GLOO_TIMEOUT.code,
+        tier=1,
+        anchors=(b"gloo/transport/",),
+        worth=(rb"gloo/transport/",),
+        words=("gloo/transport/",),
     ),
     Signature(
         "gloo transport socket failure",

@@ -57,7 +57,20 @@ _K8S = re.compile(r"\bOOMKilled\b")
 _EVICTED = re.compile(r"The node was low on resource: memory")
 # bash/sh job control: "<script>: line 12: 45678 Killed    python train.py", or a lone "Killed"
 # for a foreground job.
-_SHELL = re.compile(r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^Killed$)")
+# An interactive shell's job table words it "[1]+  Killed                  python train.py".
+_SHELL = re.compile(
+    r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^\[\d+\][+-]? +Killed\s+(?P<job>\S.*)$|^Killed$)"
+)
+# A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback:
+# kubectl exec "command terminated with exit code 137", docker "exited with code 137", CI runners'
+# "Process completed with exit code 137.", IDEs' "Process finished with exit code 137 (interrupted by
+# signal 9: SIGKILL)", supervisors' "terminated by signal SIGKILL" / "killed by signal 9". Most often
+# the kernel's or a cgroup's OOM killer whose own record is on another host's log; a symptom (tier 1)
+# when anything in the log says more.
+_EXIT_137 = re.compile(
+    r"\b(?:exit(?:ed)? (?:with )?(?:status )?(?:code|status)|exit code|return code|returncode)[:=]?\s+137\b|"
+    r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)"
+)
 _CPU = re.compile(
     r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes"
 )
@@ -297,7 +310,10 @@ def _memerr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "Killing" in hit.text:
         return None
-    facts: dict[str, Any] = {"killer": "sigkill", "command": (m.group("cmd") or "").strip()[:200]}
+    facts: dict[str, Any] = {
+        "killer": "sigkill",
+        "command": (m.group("cmd") or m.group("job") or "").strip()[:200],
+    }
     if m.group("pid"):
         facts["pid"] = int(m.group("pid"))
     return [
@@ -306,6 +322,18 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             f"the shell reports the command was Killed (SIGKILL): {clip(facts['command'], 80)}",
             facts,
             dedupe=(row.code, "shell", facts.get("pid")),
+        )
+    ]
+
+
+def _exit_137(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"a process ended by SIGKILL (exit status 137): {clip(hit.text.strip(), 120)} - most often "
+            "the kernel's or the container's OOM killer",
+            {"killer": "sigkill", "exit_status": 137, "record": hit.text.strip()[:200]},
+            dedupe=(row.code, "exit_137"),
         )
     ]
 
@@ -442,6 +470,16 @@ SIGNATURES = (
         "memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)
     ),
     Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("killed",)),
+    Signature(
+        "sigkill exit status",
+        _EXIT_137,
+        _exit_137,
+        K,
+        tier=1,
+        anchors=(b"xit", b"eturn", b"by signal"),
+        worth=(rb"\b137\b", rb"by signal"),
+        words=("137", "by signal"),
+    ),
 )
 # Every pattern above needs one of its row's words in the line (lower case; checked before any of them).
 _WORDS = gate(SIGNATURES)

@@ -253,7 +253,37 @@ _WARN_USAGE = re.compile(
 _WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
 # init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
-_CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value")
+# A small value (blocking 2, cgaClusterSize 9) is the caller's own setting: invalid usage (below).
+_CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
+# The WARN texts NCCL returns ncclInvalidArgument / ncclInvalidUsage with (2.4-2.28), by check:
+# argcheck.cc's pointer and operator checks ("AllReduce : sendbuff 0x7f.. is not a valid pointer", "..
+# recvbuff allocated on device 1 mismatchs with NCCL device 0", "Send : buff argument is NULL",
+# "invalid reduction operation 9", "reduction operation 5 unknown to this communicator"); init.cc's
+# communicator checks ("comm 0x55.. has already been destroyed", "Invalid device count requested : 0",
+# "improper usage of ncclCommInitRank", "ncclCommGetUniqueId should not be called when NCCL_COMM_ID is
+# set", "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER"); group.cc / enqueue.cc's
+# group and p2p checks ("ncclGroupEnd: not in a group call.", "Trying to send to self without a
+# matching recv", "peer 9 is not within valid range of ranks 8.", "Blocking and nonblocking
+# communicators are not allowed in the same group."); a communicator used after an abort or revoke
+# ("Attempt to use communicator before the previous operation returned ncclSuccess", "Comm 0x.. is in
+# abort state", "AllReduce: communicator was revoked").
+_USAGE_TEXT = re.compile(
+    r"(?P<pointer>is not a valid pointer|\w+ argument is NULL|allocated on device -?\d+ mismatchs? with "
+    r"NCCL device|corrupted comm object)|"
+    r"(?P<operator>invalid reduction operation|reduction operation -?\d+ unknown to this communicator|"
+    r"operator (?:is a NCCL builtin|is garbage|unknown to this communicator)|"
+    r"FP8 reduction support begins with)|"
+    r"(?P<destroyed>has already been destroyed)|"
+    r"(?P<group>ncclGroupEnd: not in a group call|Multiple (?:starts|ends) found in group|"
+    r"mixing different streams within a group call|Blocking and nonblocking communicators are not allowed|"
+    r"in a ncclGroup\(\) can be CUDA graph captured|must either be all uncaptured or all captured)|"
+    r"(?P<p2p>Trying to (?:send|recv) to self without a matching|peer -?\d+ is not within valid range)|"
+    r"(?P<init>improper usage of ncclCommInitRank|Invalid device count requested|invalid device count \(|"
+    r"rank -?\d+ exceeds ndev|Invalid device -?\d+ \(totalnDev|should not be called when NCCL_COMM_ID is set|"
+    r"not initialized via NCCL_\w+_INITIALIZER|Invali[dg] config \w+(?: \w+)? attribute value)|"
+    r"(?P<aborted>before the previous operation returned ncclSuccess|is in abort state|"
+    r"communicator was revoked)"
+)
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
 _BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
@@ -425,6 +455,18 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
             )
         ]
     src = _WARN_SOURCE.search(t)
+    u = _USAGE_TEXT.search(msg)
+    if u:
+        return [
+            event(
+                hit,
+                C.NCCL_INVALID_USAGE.code,
+                f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
+                {"nccl_warn": msg[:300], "usage_check": u.lastgroup},
+                tier=1 if u.lastgroup == "aborted" else 0,  # the abort has a cause of its own, when shown
+                dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
+            )
+        ]
     if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
         return [
             event(

@@ -248,15 +248,18 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
 # "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is
 # supported for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the
-# same device" - the program's call, whichever backend error type wraps it; and a collective the backend
-# does not have: 1.x "ProcessGroupNCCL does not support gather" / "... recvAnysource", the base class's
-# "ProcessGroup nccl does not support alltoall", 2.x Backend.hpp "Backend nccl does not support
-# allgather_into_tensor_coalesced",
+# same device", "Tensors must be non-overlapping and dense", "Tensors must have identical type" (the
+# coalesced collectives' check_gpu_tensors_same) - the program's call, whichever backend error type
+# wraps it; and a collective the backend does not have: 1.x "ProcessGroupNCCL does not support gather"
+# / "... recvAnysource", the base class's "ProcessGroup nccl does not support alltoall", 2.x
+# Backend.hpp "Backend nccl does not support allgather_into_tensor_coalesced",
 # "allreduce_coalesced is currently not supported with NCCL".
 _C10D_ARGS = re.compile(
     r"Tensors must be contiguous|Tensors must be CUDA and dense|"
     r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
     r"Tensors must be on the same device|Tensor list input and output must have the same size|"
+    r"Tensors must be non-overlapping and dense|Tensors must have identical type|"
+    r"Tensor list mustn't be larger than the number of available GPUs|"
     r"ProcessGroup(?:NCCL|Gloo|MPI|UCC)? \w* ?does not support \w+|Backend \w+ does not "
     r"(?:support|implement) \w+|"
     r"\w+ is currently not supported with NCCL"
@@ -439,6 +442,7 @@ SIGNATURES = (
         worth=(rb"Error\b",),
         words=(
             "tensors must be",
+            "tensors must have",
             "only cuda dense tensor",
             "tensor list",
             "does not support",
