@@ -99,6 +99,13 @@ def test_a_config_filled_by_another_nccl_header_stays_a_version_mismatch() -> No
         "RuntimeError: Tensors must have identical type",
         "RuntimeError: Tensor list mustn't be larger than the number of available GPUs",
         "ValueError: Tensors must be CUDA and dense",
+        "ValueError: Cannot use ReduceOp.BAND with NCCL",
+        "RuntimeError: Cannot use ReduceOp.BXOR with NCCL",
+        "ValueError: output tensor size must be equal to world_size times input tensor size",
+        "ValueError: input tensor must be the same size as output size times world size",
+        "TypeError: input tensor must be the same type as the output tensor.",
+        "RuntimeError: output tensor must have the same type as input tensor",
+        "RuntimeError: Tensor input and output of _reduce_scatter_base must have the same number of elements",
     ],
 )
 def test_torch_tensor_checks_are_usage(prefix: str, line: str) -> None:
@@ -205,6 +212,8 @@ def test_an_exit_137_after_a_named_cause_stays_behind_it() -> None:
         "the docs say: Trying to send to self without a matching recv is a usage error",
         "INFO: gloo Read timeout is 1800 s by default",
         "[I ProcessGroupGloo.cpp:712] Gloo timeout set to 1800000 ms",
+        "INFO: allocated output tensor of shape [8, 1024]",
+        "the input tensor must be the same size as the batch: docs",
     ],
 )
 def test_decoys_stay_silent(line: str) -> None:

@@ -253,13 +253,22 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # wraps it; and a collective the backend does not have: 1.x "ProcessGroupNCCL does not support gather"
 # / "... recvAnysource", the base class's "ProcessGroup nccl does not support alltoall", 2.x
 # Backend.hpp "Backend nccl does not support allgather_into_tensor_coalesced",
-# "allreduce_coalesced is currently not supported with NCCL".
+# "allreduce_coalesced is currently not supported with NCCL"; the shape, type and operator checks of
+# the single-tensor collectives (2.x): "output tensor size must be equal to world_size times input
+# tensor size" (allgather_into_tensor), "input tensor must be the same size as output size times world
+# size" (reduce_scatter_tensor), "... must be the same type as the output tensor", "Cannot use
+# ReduceOp.BAND with NCCL".
 _C10D_ARGS = re.compile(
     r"Tensors must be contiguous|Tensors must be CUDA and dense|"
     r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
     r"Tensors must be on the same device|Tensor list input and output must have the same size|"
     r"Tensors must be non-overlapping and dense|Tensors must have identical type|"
     r"Tensor list mustn't be larger than the number of available GPUs|"
+    r"Cannot use ReduceOp\.\w+ with NCCL|"
+    r"input tensor must be the same (?:type as the output tensor|size as output size times world size)|"
+    r"output tensor size must be equal to world_size times input tensor size|"
+    r"output tensor must have the same type as input tensor|"
+    r"Tensor input and output of \w+ must have the same number of elements|"
     r"ProcessGroup(?:NCCL|Gloo|MPI|UCC)? \w* ?does not support \w+|Backend \w+ does not "
     r"(?:support|implement) \w+|"
     r"\w+ is currently not supported with NCCL"
@@ -443,6 +452,10 @@ SIGNATURES = (
         words=(
             "tensors must be",
             "tensors must have",
+            "cannot use reduceop",
+            "input tensor must be",
+            "output tensor",
+            "tensor input and output",
             "only cuda dense tensor",
             "tensor list",
             "does not support",
