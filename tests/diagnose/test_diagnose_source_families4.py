@@ -174,6 +174,9 @@ def test_gloo_read_timeout_through_terminate() -> None:
         "trainer-1 exited with code 137",  # docker compose
         "ERROR: process terminated by signal SIGKILL",
         "worker 3 was killed by signal 9",
+        "[2024-03-01 12:00:00] WARNING: worker pid 1234 died with signal SIGKILL",
+        "  traceback : Signal 9 (SIGKILL) received by PID 4567",  # torch elastic, its exitcode line cut off
+        "=   KILLED BY SIGNAL: 9 (Killed)",  # MPICH Hydra
         # https://github.com/determined-ai/determined/issues/3275
         "INFO: container failed with non-zero exit code:  (exit code 137)",
         # https://github.com/mozilla/bugbug/issues/3906
@@ -206,6 +209,7 @@ def test_an_exit_137_after_a_named_cause_stays_behind_it() -> None:
         "exit code 1371",
         "worker exited with exit code 143",
         "Received signal 9 handler installed",
+        "the handler for SIGKILL cannot be installed (docs)",
         "pid 12 at 10.0.1.37 port 137",
         "NCCL INFO comm 0x55d0c1a2b3c0 rank 0 nranks 8 cudaDev 0 busId 1000 - Destroy COMPLETE",
         "NCCL INFO ncclCommInitRank comm 0x5 rank 0 nranks 2 - Init COMPLETE",

@@ -64,12 +64,15 @@ _SHELL = re.compile(
 # A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback:
 # kubectl exec "command terminated with exit code 137", docker "exited with code 137", CI runners'
 # "Process completed with exit code 137.", IDEs' "Process finished with exit code 137 (interrupted by
-# signal 9: SIGKILL)", supervisors' "terminated by signal SIGKILL" / "killed by signal 9". Most often
+# signal 9: SIGKILL)", supervisors' "terminated by signal SIGKILL" / "killed by signal 9" / "died with
+# signal SIGKILL", torch elastic's failure record "Signal 9 (SIGKILL) received by PID 811" when its
+# "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9 (Killed)". Most often
 # the kernel's or a cgroup's OOM killer whose own record is on another host's log; a symptom (tier 1)
 # when anything in the log says more.
 _EXIT_137 = re.compile(
     r"\b(?:exit(?:ed)? (?:with )?(?:status )?(?:code|status)|exit code|return code|returncode)[:=]?\s+137\b|"
-    r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)"
+    r"\b(?:terminated|killed|interrupted|died) (?:by|with) signal (?:9\b|SIGKILL)|"
+    r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b"
 )
 _CPU = re.compile(
     r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes"
@@ -476,9 +479,9 @@ SIGNATURES = (
         _exit_137,
         K,
         tier=1,
-        anchors=(b"xit", b"eturn", b"by signal"),
-        worth=(rb"\b137\b", rb"by signal"),
-        words=("137", "by signal"),
+        anchors=(b"xit", b"eturn", b"by signal", b"with signal", b"SIGKILL", b"BY SIGNAL"),
+        worth=(rb"\b137\b", rb"by signal", rb"with signal", rb"SIGKILL", rb"BY SIGNAL"),
+        words=("137", "by signal", "with signal", "sigkill"),
     ),
 )
 # Every pattern above needs one of its row's words in the line (lower case; checked before any of them).
