@@ -100,6 +100,12 @@ def test_a_config_filled_by_another_nccl_header_stays_a_version_mismatch() -> No
         "RuntimeError: Tensor list mustn't be larger than the number of available GPUs",
         "ValueError: Tensors must be CUDA and dense",
         "ValueError: Cannot use ReduceOp.BAND with NCCL",
+        "RuntimeError: ProcessGroupGloo::allgather: requires non-empty input tensor list",
+        "RuntimeError: ProcessGroupGloo::broadcast: invalid root rank: 3",
+        "RuntimeError: ProcessGroupGloo::allreduce: invalid tensor type at index 0 (expected CPUFloatType, "
+        "got CPUHalfType)",
+        "RuntimeError: ProcessGroupGloo::scatter: requires empty input on non-root",
+        "ValueError: ProcessGroupGloo::allreduce: unsupported device type xpu",
         "RuntimeError: Cannot use ReduceOp.BXOR with NCCL",
         "ValueError: output tensor size must be equal to world_size times input tensor size",
         "ValueError: input tensor must be the same size as output size times world size",

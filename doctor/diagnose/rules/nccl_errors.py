@@ -257,7 +257,10 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # the single-tensor collectives (2.x): "output tensor size must be equal to world_size times input
 # tensor size" (allgather_into_tensor), "input tensor must be the same size as output size times world
 # size" (reduce_scatter_tensor), "... must be the same type as the output tensor", "Cannot use
-# ReduceOp.BAND with NCCL".
+# ReduceOp.BAND with NCCL". ProcessGroupGloo's invalidArgument (1.0-2.x) prefixes its checks with the
+# collective: "ProcessGroupGloo::broadcast: invalid root rank: 3", "ProcessGroupGloo::allgather: requires
+# non-empty input tensor list", "... invalid tensor type at index 0 (expected ..., got ...)", "...:
+# unsupported device type cuda".
 _C10D_ARGS = re.compile(
     r"Tensors must be contiguous|Tensors must be CUDA and dense|"
     r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
@@ -265,6 +268,7 @@ _C10D_ARGS = re.compile(
     r"Tensors must be non-overlapping and dense|Tensors must have identical type|"
     r"Tensor list mustn't be larger than the number of available GPUs|"
     r"Cannot use ReduceOp\.\w+ with NCCL|"
+    r"ProcessGroupGloo::\w+: (?:requires|invalid|unsupported|only supports|input|output|expect)|"
     r"input tensor must be the same (?:type as the output tensor|size as output size times world size)|"
     r"output tensor size must be equal to world_size times input tensor size|"
     r"output tensor must have the same type as input tensor|"
@@ -453,6 +457,7 @@ SIGNATURES = (
             "tensors must be",
             "tensors must have",
             "cannot use reduceop",
+            "processgroupgloo::",
             "input tensor must be",
             "output tensor",
             "tensor input and output",
