@@ -170,6 +170,20 @@ def test_gloo_read_timeout_through_terminate() -> None:
     assert f is not None and f.category == "collective_timeout" and f.facts.get("direction") == "read", f
 
 
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, "
+        "keys: /default_pg/0//0",
+        "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//cuda//0",
+    ],
+)
+def test_gloo_and_nccl_setup_through_the_store_is_rendezvous(prefix: str, line: str) -> None:
+    f = _root(prefix + line)
+    assert f is not None and f.category == "rendezvous", (line, f)
+
+
 @pytest.mark.parametrize("prefix", ["", "node7: ", "2025-01-02 03:04:05 "])
 @pytest.mark.parametrize(
     "line",

@@ -71,7 +71,7 @@ _SHELL = re.compile(
 # when anything in the log says more.
 _EXIT_137 = re.compile(
     r"\b(?:exit(?:ed)? (?:with )?(?:status )?(?:code|status)|exit code|return code|returncode)[:=]?\s+137\b|"
-    r"\b(?:terminated|killed|interrupted|died) (?:by|with) signal (?:9\b|SIGKILL)|"
+    r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
     r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b"
 )
 _CPU = re.compile(
@@ -479,9 +479,9 @@ SIGNATURES = (
         _exit_137,
         K,
         tier=1,
-        anchors=(b"xit", b"eturn", b"by signal", b"with signal", b"SIGKILL", b"BY SIGNAL"),
-        worth=(rb"\b137\b", rb"by signal", rb"with signal", rb"SIGKILL", rb"BY SIGNAL"),
-        words=("137", "by signal", "with signal", "sigkill"),
+        anchors=(b"xit", b"eturn", b"by signal", b"died with signal", b"SIGKILL", b"BY SIGNAL"),
+        worth=(rb"\b137\b", rb"by signal", rb"died with signal", rb"SIGKILL", rb"BY SIGNAL"),
+        words=("137", "by signal", "died with signal", "sigkill"),
     ),
 )
 # Every pattern above needs one of its row's words in the line (lower case; checked before any of them).

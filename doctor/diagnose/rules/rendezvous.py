@@ -94,7 +94,12 @@ _SERVER_ANY = re.compile(
 )
 _IN_USE = re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
 _PORT = re.compile(r"(?:\]:|port: |port=|:)(\d{2,5})\b")
-_STORE_ERR = re.compile(r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)")
+# torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
+# "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
+_STORE_ERR = re.compile(
+    r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
+    r"c10d/TCPStore\w*\.cpp:\d+\] (.*)"
+)
 _DNS = re.compile(
     r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
     r"No address associated with hostname"
@@ -430,7 +435,7 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         hit.text,
     ):
         return None
-    facts = {"store_error": (m.group(2) or m.group(3) or "").strip()[:200]}
+    facts = {"store_error": (m.group(2) or m.group(3) or m.group(4) or "").strip()[:200]}
     if m.group(1) is not None:
         facts["store_key"] = m.group(1)
     # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
@@ -668,7 +673,7 @@ SIGNATURES = (
         tier=1,
         anchors=(b"rror",),
         worth=(rb"Error\b",),
-        words=("store->get", "diststoreerror", "distnetworkerror"),
+        words=("store->get", "diststoreerror", "distnetworkerror", "c10d/tcpstore"),
         anchor_from=_EXC,
         examples=(
             "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
