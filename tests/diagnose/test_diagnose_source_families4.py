@@ -213,6 +213,21 @@ def test_interactive_shell_job_table_killed() -> None:
     assert f is not None and f.category == "host_oom" and f.facts.get("command", "").startswith("python"), f
 
 
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("zsh: killed     python train.py --config a.yaml", "python train.py --config a.yaml"),
+        ("[1]    12345 killed     python train.py", "python train.py"),
+        ("fish: Job 1, 'python train.py' terminated by signal SIGKILL (Forced quit)", ""),
+    ],
+)
+def test_other_shells_killed(line: str, command: str) -> None:
+    f = _root("step 100 loss 2.3\n" + line)
+    assert f is not None and f.category == "host_oom", f
+    if command:
+        assert f.facts.get("command") == command, f.facts
+
+
 def test_an_exit_137_after_a_named_cause_stays_behind_it() -> None:
     log = (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
@@ -230,6 +245,8 @@ def test_an_exit_137_after_a_named_cause_stays_behind_it() -> None:
         "worker exited with exit code 143",
         "Received signal 9 handler installed",
         "the handler for SIGKILL cannot be installed (docs)",
+        "the model was killed by the user",
+        "zsh: killed",
         "pid 12 at 10.0.1.37 port 137",
         "NCCL INFO comm 0x55d0c1a2b3c0 rank 0 nranks 8 cudaDev 0 busId 1000 - Destroy COMPLETE",
         "NCCL INFO ncclCommInitRank comm 0x5 rank 0 nranks 2 - Init COMPLETE",

@@ -61,6 +61,10 @@ _EVICTED = re.compile(r"The node was low on resource: memory")
 _SHELL = re.compile(
     r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^\[\d+\][+-]? +Killed\s+(?P<job>\S.*)$|^Killed$)"
 )
+# zsh words it in lower case: "zsh: killed     python train.py" for a foreground job, "[1]    12345
+# killed     python train.py" in its job table.
+# (the "[1]" may be read as a rank prefix and cut: the pid form wants zsh's column gap).
+_ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed {2,})(?P<cmd>\S.*)$")
 # A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback:
 # kubectl exec "command terminated with exit code 137", docker "exited with code 137", CI runners'
 # "Process completed with exit code 137.", IDEs' "Process finished with exit code 137 (interrupted by
@@ -313,12 +317,13 @@ def _memerr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "Killing" in hit.text:
         return None
+    g = m.groupdict()
     facts: dict[str, Any] = {
         "killer": "sigkill",
-        "command": (m.group("cmd") or m.group("job") or "").strip()[:200],
+        "command": (g.get("cmd") or g.get("job") or "").strip()[:200],
     }
-    if m.group("pid"):
-        facts["pid"] = int(m.group("pid"))
+    if g.get("pid"):
+        facts["pid"] = int(g["pid"])
     return [
         row.event(
             hit,
@@ -473,6 +478,7 @@ SIGNATURES = (
         "memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)
     ),
     Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("killed",)),
+    Signature("zsh killed", _ZSH, _shell, K, anchors=(b"killed",), worth=(rb"killed",), words=("killed",)),
     Signature(
         "sigkill exit status",
         _EXIT_137,
