@@ -100,20 +100,31 @@ def temp_file(prefix: str, suffix: str) -> str:
 
 
 def remove_temp(path: str) -> None:
+    """Remove a file of temp_file or a directory of temp_dir (and stop tracking it)."""
+    import shutil
+
     with _LOCK:
         _TEMP.discard(path)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return
     try:
         os.unlink(path)
     except OSError:
         pass
 
 
-def temp_dir(kind: str) -> str:
+def temp_dir(kind: str, tracked: bool = False) -> str:
     """A temporary directory named `pgdoctor-KIND-PID-...`: the owner removes it, and when the owner
-    was SIGKILLed (no cleanup runs), the next pgdoctor's clean_stale_temp does."""
+    was SIGKILLed (no cleanup runs), the next pgdoctor's clean_stale_temp does. `tracked`: also
+    removed at this process's exit (a directory of work that runs in a probe thread)."""
     import tempfile
 
-    return tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
+    path = tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
+    if tracked:
+        with _LOCK:
+            _TEMP.add(path)
+    return path
 
 
 _OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
@@ -300,6 +311,8 @@ class WaitPolicy:
     """Bounds the whole wait however the progress goes (default: timeout_s without progress)."""
     unit_timeout_s: Optional[float] = None
     """The deadline after a unit of progress when the first unit costs more (start-up)."""
+    give_up: Optional[Callable[[], bool]] = None
+    """Polled with `progress`: True ends the wait as the deadline does (the rest are killed)."""
 
 
 def run_children(
@@ -373,6 +386,8 @@ def run_children(
                         units,
                         now + (unit_timeout_s if unit_timeout_s is not None else timeout_s),
                     )
+                if w.give_up is not None and w.give_up():
+                    deadline = now
             for i, p in enumerate(procs):
                 if i not in ends and _reap(p) is not None:
                     ends[i] = now
