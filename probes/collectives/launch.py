@@ -259,9 +259,9 @@ class _Readiness:
     `ready.<rank>` file each), `go` once all have, and when to give up on the laggards.
 
     A rank gets IMPORT_ALLOWANCE_S from the start to become ready; once the first rank is ready,
-    the others get as long again as it took (start-up skew) or the init timeout, whichever is
-    longer, within that allowance. So a rank stuck in its imports is named a few seconds after its
-    peers are ready, not after the rendezvous timeout plus the allowance."""
+    the others get twice as long again as it took (start-up skew on a loaded host) or the init
+    timeout, whichever is longer, within that allowance. So a rank stuck in its imports is named
+    a few seconds after its peers are ready, not after the rendezvous timeout plus the allowance."""
 
     def __init__(self, ready_dir: str, nproc: int, init_timeout_s: float):
         self.dir, self.nproc, self.init_timeout_s = ready_dir, nproc, init_timeout_s
@@ -292,7 +292,7 @@ class _Readiness:
         if self.poll():
             return False
         now = time.monotonic() - self.start
-        if self.first is not None and now > self.first + max(self.first, self.init_timeout_s):
+        if self.first is not None and now > max(3 * self.first, self.first + self.init_timeout_s):
             return True
         return now > IMPORT_ALLOWANCE_S
 
