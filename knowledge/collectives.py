@@ -92,7 +92,9 @@ class SweepSpec:
     warmup: int = 5
     backend: str = "gloo"
     op_timeout_s: float = 30.0  # a stage (one op at one size, or a gather) longer than this is a hang
-    init_timeout_s: float = 60.0  # start-up and rendezvous, which includes importing torch
+    # The rendezvous. Spawned ranks start it once every rank has imported torch and reported
+    # ready (probes/collectives/worker.py), so their import is not part of it.
+    init_timeout_s: float = 60.0
     # Seconds of timed iterations per size; slow sizes run fewer iterations (>= 5). 0: always --iters.
     step_budget_s: float = 1.0
     memcpy_probe: bool = True  # rank 0 measures host memory-copy bandwidth (gloo's yardstick)

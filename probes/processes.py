@@ -89,9 +89,18 @@ def untrack(proc: subprocess.Popen[bytes]) -> None:
 _TEMP: set[str] = set()
 
 
-def temp_file(prefix: str, suffix: str) -> str:
-    import tempfile
+# The owner of a temp directory holds an exclusive flock on OWNER_LOCK inside it for as long as
+# it lives; the kernel drops the lock when the owner dies, however it dies. Unlike the pid in the
+# name, the lock cannot be fooled by a reused pid or by an owner in another pid namespace that
+# shares /tmp (which looks dead from here and lost its live directory to the sweep).
+OWNER_LOCK = "owner.lock"
+# A directory without its lock file is one being created right now, or one of an older
+# pgdoctor; past this age (and without a pid to ask) it is nobody's.
+UNLOCKED_AGE_S = 600.0
+_HELD: dict[str, int] = {}  # path -> the fd holding its owner lock
 
+
+def temp_file(prefix: str, suffix: str) -> str:
     fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=suffix)
     os.close(fd)
     with _LOCK:
@@ -99,31 +108,90 @@ def temp_file(prefix: str, suffix: str) -> str:
     return path
 
 
+def owned_dir(prefix: str, tracked: bool = False) -> str:
+    """A fresh temp directory under `prefix`, locked by this process (OWNER_LOCK) until
+    remove_temp; clean_stale_temp removes it once its owner is gone. `tracked`: also removed at
+    this process's exit (a directory of work that runs in a probe thread)."""
+    import fcntl
+
+    path = tempfile.mkdtemp(prefix=prefix)
+    fd = os.open(os.path.join(path, OWNER_LOCK), os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    with _LOCK:
+        _HELD[path] = fd
+        if tracked:
+            _TEMP.add(path)
+    return path
+
+
+def temp_dir(kind: str, tracked: bool = False) -> str:
+    """A temporary directory named `pgdoctor-KIND-PID-...`, owned as owned_dir says."""
+    return owned_dir(f"pgdoctor-{kind}-{os.getpid()}-", tracked)
+
+
 def remove_temp(path: str) -> None:
+    """Remove a file of temp_file or a directory of owned_dir/temp_dir (and stop tracking it)."""
+    import shutil
+
     with _LOCK:
         _TEMP.discard(path)
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def temp_dir(kind: str) -> str:
-    """A temporary directory named `pgdoctor-KIND-PID-...`: the owner removes it, and when the owner
-    was SIGKILLed (no cleanup runs), the next pgdoctor's clean_stale_temp does."""
-    import tempfile
-
-    return tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
+        fd = _HELD.pop(path, None)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    if fd is not None:
+        os.close(fd)  # after the removal: a sweep never sees it unlocked while it exists
 
 
 _OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
+# Owned directories whose names carry no pid (verify's run directories).
+UNNAMED_PREFIXES = ("pgdoctor-verify-",)
+
+
+def _owner_gone(path: str, name: str) -> Optional[bool]:
+    """Whether the owner of a temp entry is gone: its lock when it has one, else the pid in its
+    name, else (a directory of UNNAMED_PREFIXES) its age. None: not an entry of ours."""
+    import fcntl
+
+    pid = _OWNED.match(name)
+    if os.path.isdir(path):
+        try:
+            fd = os.open(os.path.join(path, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if pid is None:
+                if not name.startswith(UNNAMED_PREFIXES):
+                    return None
+                return time.time() - os.stat(path).st_mtime > UNLOCKED_AGE_S
+            fd = -1
+        if fd >= 0:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except OSError:
+                return False  # its owner is alive
+            finally:
+                os.close(fd)
+    if pid is None:
+        return None
+    try:
+        os.kill(int(pid.group(1)), 0)
+        return False  # its owner still runs
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError, OverflowError):
+        return None
 
 
 def clean_stale_temp(root: Optional[str] = None) -> list[str]:
     """Remove pgdoctor's temporary files and directories whose owning process is gone (SIGKILL,
-    OOM kill, a node's reboot): ours by name, by user and by a dead pid. Returns what it removed."""
+    OOM kill, a node's reboot): ours by name and by user, and gone by _owner_gone. The one sweep,
+    run at every command's start and before every verify run. Returns what it removed."""
     import shutil
-    import tempfile
 
     root = root or tempfile.gettempdir()
     removed: list[str] = []
@@ -133,17 +201,14 @@ def clean_stale_temp(root: Optional[str] = None) -> list[str]:
         return removed
     with entries:
         for entry in entries:
-            m = _OWNED.match(entry.name)
-            if not m:
+            if not entry.name.startswith("pgdoctor-"):
                 continue
             try:
-                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or entry.is_symlink():
+                if entry.is_symlink() or entry.stat(follow_symlinks=False).st_uid != os.getuid():
                     continue
-                os.kill(int(m.group(1)), 0)
-                continue  # its owner still runs
-            except ProcessLookupError:
-                pass
-            except (OSError, ValueError, OverflowError):
+                if not _owner_gone(entry.path, entry.name):
+                    continue
+            except OSError:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
@@ -300,6 +365,8 @@ class WaitPolicy:
     """Bounds the whole wait however the progress goes (default: timeout_s without progress)."""
     unit_timeout_s: Optional[float] = None
     """The deadline after a unit of progress when the first unit costs more (start-up)."""
+    give_up: Optional[Callable[[], bool]] = None
+    """Polled with `progress`: True ends the wait as the deadline does (the rest are killed)."""
 
 
 def run_children(
@@ -373,6 +440,8 @@ def run_children(
                         units,
                         now + (unit_timeout_s if unit_timeout_s is not None else timeout_s),
                     )
+                if w.give_up is not None and w.give_up():
+                    deadline = now
             for i, p in enumerate(procs):
                 if i not in ends and _reap(p) is not None:
                     ends[i] = now

@@ -62,7 +62,6 @@ from pgdoctor.probes.multinode import (
     local_address_towards,
     measure,
     schedule,
-    seconds_left,
 )
 from pgdoctor.probes.processes import process_started
 
@@ -168,7 +167,7 @@ def run_check(
     budget = Budget(min(time.monotonic(), process_started()), timeout_s)
     arrive_by, bandwidth_by, end_by = budget.at(0.55), budget.at(0.85), budget.at(0.97)
     try:
-        rdv = Rendezvous(info, ctx.env, seconds_left(arrive_by))
+        rdv = Rendezvous(info, ctx.env, arrive_by)
     except SetupError as exc:
         raise UserError(str(exc)) from None
     except ConnectionError as exc:

@@ -78,3 +78,32 @@ def test_a_sigkilled_repro_leaves_nothing_after_the_next_start(tmp_path: Path) -
     assert any(x.name.startswith("pgdoctor-repro-") for x in tmp_path.iterdir())
     assert _run("list", env=env).returncode == 0
     assert not any(x.name.startswith("pgdoctor-repro-") for x in tmp_path.iterdir())
+
+
+def test_one_sweep_goes_by_the_owner_lock_not_the_pid_in_the_name(tmp_path: Path) -> None:
+    """The command-start sweep and verify's run-directory sweep are one mechanism. The old
+    command-start sweep trusted the pid in a name: a live owner it could not see (another pid
+    namespace sharing /tmp) lost its directory, and a dead owner's reused pid kept one forever."""
+    import fcntl
+
+    from pgdoctor.probes.processes import OWNER_LOCK
+    from pgdoctor.verify.rundir import sweep_stale
+
+    # A live run whose pid is not visible here (1 << 30 is no pid): its lock is held.
+    live = tmp_path / f"pgdoctor-coll-{1 << 30}-abc"
+    live.mkdir()
+    fd = os.open(live / OWNER_LOCK, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    # A dead run whose pid was reused (pid 1 lives): nobody holds its lock.
+    dead = tmp_path / "pgdoctor-repro-1-def"
+    dead.mkdir()
+    (dead / OWNER_LOCK).write_text("1\n")
+    dead_verify = tmp_path / "pgdoctor-verify-xyz"
+    dead_verify.mkdir()
+    (dead_verify / OWNER_LOCK).write_text("1\n")
+    try:
+        assert sorted(clean_stale_temp(str(tmp_path))) == sorted([str(dead), str(dead_verify)])
+        assert live.exists() and sweep_stale(str(tmp_path)) == []
+    finally:
+        os.close(fd)
+    assert sweep_stale(str(tmp_path)) == [str(live)]

@@ -198,3 +198,15 @@ def test_suspects_are_the_pairs_well_below_the_median() -> None:
     assert suspects(got, 0.75, limit=10) == [(2, 1), (0, 2)]
     assert suspects(got, 0.75, limit=1) == [(2, 1)]
     assert suspects([[nan, 0.1], [1.0, nan]], 0.5, limit=4) == []  # too few pairs to judge
+
+
+def test_rendezvous_wait_is_a_deadline_the_torch_import_does_not_extend() -> None:
+    """Rank 1's wait for rank 0 is bounded by a point in time: a duration taken before torch was
+    imported (seconds on a loaded host) used to be spent again after the import, so `check
+    --timeout 10` with rank 0 absent ran 9.7 s. A deadline already past leaves the floor, 0.5 s."""
+    from pgdoctor.knowledge.launchenv import parse_launch
+    from pgdoctor.probes.multinode import Rendezvous
+
+    env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2", "RANK": "1"}
+    with pytest.raises(ConnectionError, match=r"within 0\.5 s"):
+        Rendezvous(parse_launch(env), env, time.monotonic() - 100.0)
