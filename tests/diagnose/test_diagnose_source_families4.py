@@ -86,6 +86,19 @@ def test_a_communicator_used_after_abort_is_a_symptom_of_the_abort() -> None:
     assert f is not None and f.category == "collective_timeout", f
 
 
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_a_bare_communicator_abort_is_a_weak_timeout(prefix: str) -> None:
+    # torch 1.7-1.9 said no more (https://github.com/pytorch/pytorch/pull/64241 added the reason)
+    f = _root(prefix + "RuntimeError: NCCL communicator was aborted on rank 1.")
+    assert f is not None and f.category == "collective_timeout", f
+    # with the reason, the reason decides
+    f = _root(
+        "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for failure was: "
+        "NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.18.1"
+    )
+    assert f is not None and f.category == "nccl_usage", f
+
+
 def test_a_config_filled_by_another_nccl_header_stays_a_version_mismatch() -> None:
     f = _root(WARN + "Invalid config blocking attribute value -2147483648")
     assert f is not None and f.category == "driver_env", f

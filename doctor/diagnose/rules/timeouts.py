@@ -84,6 +84,12 @@ _REACHED = re.compile(
 _STACK = re.compile(r"ProcessGroupNCCL::WorkNCCL::checkTimeout\b")
 _CONSEQUENCE = re.compile(r"Some NCCL operations have failed or timed out|taking the entire process down")
 
+# ProcessGroupNCCL 1.7-1.9 aborted its communicators after the watchdog saw a work time out (or another
+# rank abort) and raised only "NCCL communicator was aborted on rank 1." - the reason was appended
+# (". Original reason for failure was: ...", read by the rows of that reason) from 1.10 on. Bare, it
+# is most often a timeout's consequence: a weak timeout finding (tier 2).
+_ABORTED = re.compile(r"NCCL communicator was aborted(?: on rank (\d+))?\.?\s*$")
+
 _INT_KEYS = {"SeqNum": "seq", "NumelIn": "numel_in", "NumelOut": "numel_out", "Timeout(ms)": "timeout_ms"}
 
 
@@ -327,6 +333,20 @@ def _consequence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    r = int(m.group(1)) if m.group(1) else hit.rank
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: ProcessGroupNCCL aborted its NCCL communicator without saying why "
+            "(torch < 1.10): most often after a collective timed out here or on another rank",
+            {"aborted": True},
+            rank=r,
+            dedupe=(row.code, r, "teardown"),
+        )
+    ]
+
+
 W = C.WATCHDOG_TIMEOUT.code
 SIGNATURES = (
     Signature(
@@ -413,6 +433,15 @@ SIGNATURES = (
             "what():  [Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous "
             "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
         ),
+    ),
+    Signature(
+        "communicator aborted",
+        _ABORTED,
+        _aborted,
+        W,
+        tier=2,
+        anchors=(b"was aborted",),
+        worth=(rb"was aborted",),
     ),
 )
 
