@@ -100,20 +100,32 @@ def temp_file(prefix: str, suffix: str) -> str:
 
 
 def remove_temp(path: str) -> None:
+    """Remove a temporary file or directory (and what it holds)."""
+    import shutil
+
     with _LOCK:
         _TEMP.discard(path)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return
     try:
         os.unlink(path)
     except OSError:
         pass
 
 
-def temp_dir(kind: str) -> str:
-    """A temporary directory named `pgdoctor-KIND-PID-...`: the owner removes it, and when the owner
-    was SIGKILLed (no cleanup runs), the next pgdoctor's clean_stale_temp does."""
+def temp_dir(kind: str, remove_at_exit: bool = False) -> str:
+    """A temporary directory named `pgdoctor-KIND-PID-...`: the owner removes it (remove_temp;
+    with `remove_at_exit` also at this process's exit, for work in probe threads that Ctrl-C
+    abandons), and when the owner was SIGKILLed (no cleanup runs), the next pgdoctor's
+    clean_stale_temp does."""
     import tempfile
 
-    return tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
+    path = tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
+    if remove_at_exit:
+        with _LOCK:
+            _TEMP.add(path)
+    return path
 
 
 _OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
@@ -300,6 +312,12 @@ class WaitPolicy:
     """Bounds the whole wait however the progress goes (default: timeout_s without progress)."""
     unit_timeout_s: Optional[float] = None
     """The deadline after a unit of progress when the first unit costs more (start-up)."""
+    ready: Optional[Callable[[], bool]] = None
+    """Polled with `progress`: True once every child has reported ready (e.g. finished its
+    imports). Until then only `ready_timeout_s` bounds the wait; the other deadlines
+    (`timeout_s`, `hard_timeout_s`) start when it turns True."""
+    ready_timeout_s: float = 0.0
+    """How long the children get to become ready (with `ready`)."""
 
 
 def run_children(
@@ -330,13 +348,17 @@ def run_children(
     w = wait if isinstance(wait, WaitPolicy) else WaitPolicy(float(wait))
     timeout_s, grace_s, progress, stop_on = w.timeout_s, w.grace_s, w.progress, w.stop_on
     hard_timeout_s, unit_timeout_s = w.hard_timeout_s, w.unit_timeout_s
+    ready = w.ready
     procs: list[subprocess.Popen[bytes]] = []
     files = []
     start = time.monotonic()
     deadline = start + timeout_s
     hard = hard_timeout_s if hard_timeout_s is not None else (timeout_s if progress is None else None)
     hard_end = start + hard if hard is not None else math.inf
-    preexec = die_with_parent(hard)
+    if ready is not None:
+        # Nothing but the ready bound runs until the children are ready; then the rest start.
+        deadline = hard_end = start + w.ready_timeout_s
+    preexec = die_with_parent(None if hard is None else hard + (w.ready_timeout_s if ready else 0.0))
     ends: dict[int, float] = {}
     timed_out: set[int] = set()
     states: dict[int, str] = {}
@@ -365,8 +387,14 @@ def run_children(
             if _TERMINATION.is_set() and threading.current_thread() is threading.main_thread():
                 raise KeyboardInterrupt  # the handler's own exception was lost (see note_termination)
             now = time.monotonic()
-            if progress is not None and now - polled >= 0.2:
+            poll = now - polled >= 0.2
+            if poll:
                 polled = now
+            if ready is not None and poll and ready():
+                ready = None
+                deadline = now + timeout_s
+                hard_end = now + hard if hard is not None else math.inf
+            if progress is not None and poll and ready is None:
                 units = progress()
                 if units > done:
                     done, deadline = (

@@ -17,10 +17,6 @@ from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
 from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 
-# Spawned ranks import torch before they join the rendezvous: on a loaded 2-core host that alone
-# took 3-5 s, so an init bound of --timeout 2 named healthy ranks as missing.
-SPAWNED_INIT_S = 15.0
-
 
 @click.group()
 def bench() -> None:
@@ -111,9 +107,9 @@ class _Bar:
     "init_timeout_s",
     type=FiniteFloat(min=0.5),
     default=None,
-    help="Bound on the process-group init [default: --timeout, at least 15 s for --nproc ranks, "
-    "which import torch before they join; at least 60 s inside a launcher, whose ranks may "
-    "start minutes apart].",
+    help="Bound on the process-group init [default: --timeout; for --nproc ranks it starts once "
+    "every rank has imported torch (they get 20 s per core's worth of ranks for that); at least "
+    "60 s inside a launcher, whose ranks may start minutes apart].",
 )
 @click.option(
     "--config",
@@ -179,7 +175,7 @@ def collectives(
             warmup=warmup,
             backend=chosen,
             op_timeout_s=timeout_s,
-            init_timeout_s=init_timeout_s or max(timeout_s, 60.0 if in_launcher else SPAWNED_INIT_S),
+            init_timeout_s=init_timeout_s or (max(timeout_s, 60.0) if in_launcher else timeout_s),
         )
     except ValueError as exc:
         raise UserError(str(exc)) from None

@@ -10,6 +10,7 @@ and at exit), with the store on 127.0.0.1 and gloo on the loopback interface.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from pgdoctor.probes.collectives.worker import (
     SPEC_ENV,
     ident_from_env,
     parse_faults,
+    ready_ranks,
     run_rank,
 )
 from pgdoctor.probes.processes import describe_exit
@@ -252,6 +254,19 @@ def backstop_s(spec: SweepSpec, world_size: int) -> float:
     return spec.init_timeout_s + stages * spec.op_timeout_s + 30.0
 
 
+# How long spawned ranks get to start Python and import torch before they report ready (see
+# worker.mark_ready); the rendezvous bound (init_timeout_s) starts after it. Measured on a 2-core
+# host under load 6: one `import torch, torch.distributed` takes 1.6-3.2 s, two side by side 3-5 s;
+# the allowance is 4x that per core's worth of ranks, since imports share the cores.
+IMPORT_ALLOWANCE_S = 20.0
+
+
+def import_allowance_s(nproc: int) -> float:
+    """The import allowance for `nproc` ranks started at once on this host."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return IMPORT_ALLOWANCE_S * max(1.0, nproc / max(1, cores))
+
+
 # Beyond the ranks' own stage timeouts: time for them to write their report and exit.
 STALL_MARGIN_S = 5.0
 
@@ -270,19 +285,31 @@ def run_spawned(
     env: Mapping[str, str],
     deadline_s: Optional[float] = None,
     progress: Optional[ProgressFn] = None,
+    import_s: Optional[float] = None,
 ) -> CollRun:
-    """Start `nproc` local ranks, wait (bounded), merge what each said."""
-    from pgdoctor.probes.processes import WaitPolicy, free_port, remove_temp, run_children, temp_file
+    """Start `nproc` local ranks, wait (bounded), merge what each said. The ranks get `import_s`
+    (default import_allowance_s) to report ready; a rank that does not is named, and only then do
+    the rendezvous and stage bounds start."""
+    from pgdoctor.probes.processes import (
+        WaitPolicy,
+        free_port,
+        remove_temp,
+        run_children,
+        temp_dir,
+        temp_file,
+    )
 
     if nproc < 1:
         raise ValueError("--nproc must be at least 1")
     port = free_port("127.0.0.1")
     path = temp_file("pgdoctor-coll-", ".progress")
     log = _RowLog(path, progress)
+    ready_dir = temp_dir("coll", remove_at_exit=True)
+    import_s = import_allowance_s(nproc) if import_s is None else import_s
     start = time.monotonic()
     try:
         # Rank 0 always writes its finished rows: the parent's stall bound counts them.
-        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path})
+        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path, "ready_dir": ready_dir})
         argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
         envs = [spawn_env(env, spec_p, r, nproc, port) for r in range(nproc)]
         limit = backstop_s(spec, nproc)
@@ -299,6 +326,8 @@ def run_spawned(
                     progress=log.poll,
                     hard_timeout_s=limit,
                     unit_timeout_s=stall_s(spec, first=False),
+                    ready=lambda: len(ready_ranks(ready_dir, nproc)) == nproc,
+                    ready_timeout_s=import_s,
                 ),
             )
         except KeyboardInterrupt:
@@ -307,8 +336,10 @@ def run_spawned(
             partial = CollRun("spawn", spec.backend, nproc, 0, spec, rows=log.rows)
             partial.duration_s = time.monotonic() - start
             raise SweepInterrupted(partial) from None
+        ready = ready_ranks(ready_dir, nproc)
     finally:
         remove_temp(path)
+        remove_temp(ready_dir)
     run = CollRun("spawn", spec.backend, nproc, 0, spec)
     results: dict[int, dict[str, Any]] = {}
     exits: dict[int, dict[str, Any]] = {}
@@ -327,8 +358,32 @@ def run_spawned(
             "state": o.state_at_kill,
         }
     _absorb(run, results, exits, limit)
+    _unready(run, exits, ready, import_s)
     run.duration_s = time.monotonic() - start
     return run
+
+
+def _unready(run: CollRun, exits: Mapping[int, Mapping[str, Any]], ready: set[int], import_s: float) -> None:
+    """Ranks killed before they reported ready: the sweep never started, and the problem is
+    theirs (stuck importing torch, a wedged file system), not a missing rank at the rendezvous."""
+    stuck = sorted(r for r, e in exits.items() if e["timed_out"] and r not in ready)
+    if not stuck or len(ready) == run.world_size:
+        return
+    # What _absorb made of the same kills ("no report from these ranks") says less: replace it.
+    run.problems[:] = [p for p in run.problems if not (p["kind"] == "hang" and p.get("phase") == "unknown")]
+    run.problems.insert(
+        0,
+        {
+            "kind": "hang",
+            "phase": "start-up",
+            "what": "the rendezvous",
+            "ranks": stuck,
+            "all_entered": False,
+            "waiting_ranks": sorted(ready),
+            "timeout_s": round(import_s, 1),
+            "note": "never reported ready: still starting Python or importing torch",
+        },
+    )
 
 
 class SweepInterrupted(KeyboardInterrupt):

@@ -11,7 +11,8 @@ instead of waiting forever with them.
 
 Fault injection (tests and drills only): PGDOCTOR_COLL_FAULT="kind:rank:arg[,...]" with kind
 `corrupt` (arg: op; adds 1000 to one element of that rank's result), `hang` (arg: op, or `init`;
-the rank never enters that op, or never joins the rendezvous), `slow` (arg: milliseconds added
+the rank never enters that op, or never joins the rendezvous; `import`: the rank never reports
+ready, as one stuck in its imports), `slow` (arg: milliseconds added
 to each timed iteration of that rank), `exit` (arg: op or `init`; the rank exits with status 17
 before it), `kill` (arg: op or `init`; the rank SIGKILLs itself before it, as the kernel's OOM
 killer would) or `stop` (the rank SIGSTOPs itself before it: a process that neither runs nor
@@ -317,6 +318,9 @@ class _Sweep:
 
         spec, ident = self.spec, self.ident
         r, n = ident.rank, ident.world_size
+        self._drill("import")
+        if spec.ready_dir:
+            mark_ready(spec.ready_dir, r)
         self._drill("init")
         self.store = _open_store(ident, spec.init_timeout_s)
         self.store.set(f"alive/{r}", "1")
@@ -498,6 +502,22 @@ def _stages(ident: RankIdent, timeout_s: float = 5.0) -> tuple[dict[int, int], s
     return out, ""
 
 
+def mark_ready(ready_dir: str, rank: int) -> None:
+    """Tell the parent and the other ranks that this rank has imported torch and is about to
+    join the rendezvous: an empty file named by the rank in the sweep's private directory."""
+    with open(os.path.join(ready_dir, str(rank)), "w"):
+        pass
+
+
+def ready_ranks(ready_dir: str, world_size: int) -> set[int]:
+    """The ranks that have reported ready (see mark_ready)."""
+    try:
+        names = os.listdir(ready_dir)
+    except OSError:
+        return set()
+    return {int(x) for x in names if x.isdigit() and len(x) < 7 and int(x) < world_size}
+
+
 def _diagnose(spec: SweepSpec, ident: RankIdent, my_stage: int) -> dict[str, Any]:
     """Who is behind. The stage the furthest rank waits in is the one that did not complete;
     the ranks that never announced it are the ones that did not answer (possibly this one)."""
@@ -552,10 +572,20 @@ def run_rank(
         "backend": spec.backend,
         "launcher": ident.launcher,
     }
+    # Spawned ranks: the init clock starts once every rank has imported torch (all ready marks are
+    # there), so a short --timeout does not count a slow import as a missing rank. Until then the
+    # parent bounds the wait (its import allowance).
+    all_ready: Optional[float] = None if spec.ready_dir else progress.started
     while t.is_alive():
         t.join(0.05)
         with progress.lock:
             stage, what, started = progress.stage, progress.what, progress.started
+        if stage < 0:
+            if all_ready is None:
+                if len(ready_ranks(spec.ready_dir, ident.world_size)) < ident.world_size:
+                    continue
+                all_ready = time.monotonic()
+            started = max(started, all_ready)
         limit = init_timeout if stage < 0 else spec.op_timeout_s
         if t.is_alive() and time.monotonic() - started > limit:
             return (

@@ -197,6 +197,33 @@ def test_bench_init_is_bounded_by_timeout_for_spawned_ranks(no_leftover_children
     assert "process-group init" in f["message"]
 
 
+def test_bench_timeout_counts_from_readiness_not_from_the_start(no_leftover_children: None) -> None:
+    """--timeout 2 alone bounds the rendezvous of spawned ranks: its clock starts once every rank
+    has reported ready (imported torch), so it no longer has to be raised to 15 s to cover the
+    imports. The missing rank is named, exit 1 (COL105 fails)."""
+    args = ["bench", "collectives", "--backend", "gloo", "--nproc", "2", "--json", "--max-bytes", "8"]
+    out = _pgdoctor([*args, "--ops", "all_reduce", "--timeout", "2"], _env("hang:1:init"))
+    assert out.returncode == 1, out.stderr[-2000:]
+    (f,) = [f for f in json.loads(out.stdout)["findings"] if f["code"] == "COL105"]
+    assert f["facts"]["phase"] == "init" and f["facts"]["ranks"] == [1] and f["facts"]["timeout_s"] == 2.0
+    assert f["facts"]["waiting_ranks"] == [0]
+
+
+def test_a_rank_that_never_becomes_ready_is_named_by_the_parent(no_leftover_children: None) -> None:
+    """A rank stuck before it reports ready (its imports) is named by the parent after the import
+    allowance, as the start-up phase, and the sweep's private directory is removed."""
+    import tempfile
+
+    from pgdoctor.probes.collectives.launch import run_spawned
+
+    spec = SweepSpec(ops=("all_reduce",), min_bytes=8, max_bytes=8, iters=1, warmup=0, op_timeout_s=2.0)
+    run = run_spawned(spec, 2, _env("hang:1:import"), import_s=15.0)
+    (f,) = [f for f in _findings(run) if f.code == "COL105"]
+    assert f.facts["phase"] == "start-up" and f.facts["ranks"] == [1] and f.facts["waiting_ranks"] == [0]
+    assert "never reported ready" in f.message and f.facts["timeout_s"] == 15.0
+    assert not [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"pgdoctor-coll-{os.getpid()}-")]
+
+
 def test_probe_runs_only_when_asked_on_a_host_without_gpus() -> None:
     from pgdoctor.probes.collectives.probe import collectives
 
