@@ -6,6 +6,7 @@ pgdoctor is interrupted, or when it exits. Nothing pgdoctor starts outlives it.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import math
 import os
 import re
@@ -129,11 +130,56 @@ def temp_dir(kind: str, remove_at_exit: bool = False) -> str:
 
 
 _OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
+# A directory holding this file is owned by whoever holds an exclusive flock on it (verify's run
+# directories, see verify/rundir.py): the kernel drops the lock when the owner dies, however it
+# dies, and unlike a pid in the name it cannot be mistaken for a new process that reused the pid.
+OWNER_LOCK = "owner.lock"
+# pgdoctor-PREFIX-... directories owned through OWNER_LOCK; one still without its lock file is
+# being created right now, or is an older pgdoctor's: past this age it is nobody's.
+LOCKED_PREFIXES = ("pgdoctor-verify-",)
+UNLOCKED_AGE_S = 600.0
+
+
+def _stale(entry: os.DirEntry[str]) -> tuple[bool, Optional[int]]:
+    """Is this temporary ours and its owner gone? With the owner's lock file, also its fd, locked
+    by us: hold it while removing (the caller closes it)."""
+    is_dir = entry.is_dir(follow_symlinks=False)
+    if is_dir:
+        try:
+            fd = os.open(os.path.join(entry.path, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None
+        except OSError:
+            return False, None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)  # its owner is alive
+                return False, None
+            return True, fd
+    m = _OWNED.match(entry.name)
+    if m:
+        try:
+            os.kill(int(m.group(1)), 0)
+            return False, None  # its owner still runs
+        except ProcessLookupError:
+            return True, None
+        except (OSError, ValueError, OverflowError):
+            return False, None
+    if is_dir and entry.name.startswith(LOCKED_PREFIXES):
+        try:
+            return time.time() - entry.stat(follow_symlinks=False).st_mtime > UNLOCKED_AGE_S, None
+        except OSError:
+            return False, None
+    return False, None
 
 
 def clean_stale_temp(root: Optional[str] = None) -> list[str]:
     """Remove pgdoctor's temporary files and directories whose owning process is gone (SIGKILL,
-    OOM kill, a node's reboot): ours by name, by user and by a dead pid. Returns what it removed."""
+    OOM kill, a node's reboot): ours by name and by user; gone by its owner lock (OWNER_LOCK) that
+    we can take, else by the dead pid in its name. The one sweep: every command's start and
+    verify's run_dir call it. Returns what it removed."""
     import shutil
     import tempfile
 
@@ -145,26 +191,28 @@ def clean_stale_temp(root: Optional[str] = None) -> list[str]:
         return removed
     with entries:
         for entry in entries:
-            m = _OWNED.match(entry.name)
-            if not m:
+            if not entry.name.startswith("pgdoctor-"):
                 continue
             try:
                 if entry.stat(follow_symlinks=False).st_uid != os.getuid() or entry.is_symlink():
                     continue
-                os.kill(int(m.group(1)), 0)
-                continue  # its owner still runs
-            except ProcessLookupError:
-                pass
-            except (OSError, ValueError, OverflowError):
+            except OSError:
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(entry.path)
-                except OSError:
-                    continue
-            removed.append(entry.path)
+            stale, fd = _stale(entry)
+            if not stale:
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        continue
+                removed.append(entry.path)
+            finally:
+                if fd is not None:
+                    os.close(fd)
     return removed
 
 
