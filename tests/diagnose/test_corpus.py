@@ -14,6 +14,7 @@ no exception. A miss list is printed on failure so that the family that regresse
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -33,6 +34,11 @@ V2 = CORPUS / "real_logs_v2.jsonl"
 # written; heldout.jsonl was not, and is scored by its own test with its own bar.
 V3_DEV = [CORPUS / "v3" / "dev.jsonl", CORPUS / "v3" / "dev2.jsonl"]
 V3_HELDOUT = CORPUS / "v3" / "heldout.jsonl"
+# Corpus v4 (tests/fixtures/corpus/v4/README.md): a second held-out set, committed with its sha256
+# before it was scored; only its own test below reads it.
+V4_HELDOUT = CORPUS / "v4" / "heldout.jsonl"
+# Corpus v5 (tests/fixtures/corpus/v5/README.md): a third held-out set, frozen the same way.
+V5_HELDOUT = CORPUS / "v5" / "heldout.jsonl"
 
 MAP: dict[str, set[Optional[str]]] = {
     "cuda_oom": {"cuda_oom"},
@@ -154,9 +160,32 @@ def test_corpus_v3_heldout_top1() -> None:
     assert total == 132 and right >= BARS["v3_heldout"] * total, f"v3 held-out top-1 {right}/{total}"
 
 
+def test_corpus_v4_heldout_top1() -> None:
+    """Scored once, after the file was committed with its hash and before any rule saw it: 46/52
+    (88.5 %). The bar is that figure rounded down to 0.05; the misses are not worked on from here."""
+    right, total, _, _ = _score([V4_HELDOUT])
+    assert total == 52 and right >= BARS["v4_heldout"] * total, f"v4 held-out top-1 {right}/{total}"
+
+
+def test_corpus_v5_heldout_top1() -> None:
+    """Scored once, after the file was committed with its hash and before any rule saw it: 70/80
+    (87.5 %). The bar is that figure rounded down to 0.05; the misses are not worked on from here."""
+    right, total, _, _ = _score([V5_HELDOUT])
+    assert total == 80 and right >= BARS["v5_heldout"] * total, f"v5 held-out top-1 {right}/{total}"
+
+
+@pytest.mark.parametrize("heldout", [V4_HELDOUT, V5_HELDOUT], ids=["v4", "v5"])
+def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
+    # The README names the sha256 the set was frozen with; an edited case would make the figure
+    # above a measure of something else.
+    readme = (heldout.parent / "README.md").read_text()
+    digest = hashlib.sha256(heldout.read_bytes()).hexdigest()
+    assert f"sha256 `{digest}`" in readme, f"{heldout} sha256 {digest} is not the one in README.md"
+
+
 # The last measured figures, as regression bars (the issue's bars are 98 % on v1/v2, 98 % on a dev
 # half and 95 % on a held-out half).
-BARS = {"v3_dev": 0.95, "v3_heldout": 0.79}  # v3 dev + dev2: 231/241 (95.9 %)
+BARS = {"v3_dev": 0.95, "v3_heldout": 0.79, "v4_heldout": 0.85, "v5_heldout": 0.85}  # v3 dev + dev2: 231/241
 
 
 def test_every_decoy_gets_no_wrong_failure() -> None:
