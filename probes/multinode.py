@@ -77,10 +77,15 @@ def _wait_until_listening(addr: str, port: int, timeout_s: float) -> None:
 class Rendezvous:
     """The c10d store all ranks share, with pgdoctor's keys under one prefix."""
 
-    def __init__(self, info: LaunchInfo, env: Mapping[str, str], timeout_s: float):
+    def __init__(self, info: LaunchInfo, env: Mapping[str, str], until: float):
+        """Connect (rank 0: listen) by `until`, a time.monotonic() deadline. It is turned into a
+        timeout only after torch is imported: that import takes 3-5 s on a loaded host, and a
+        timeout taken before it let rank 1 without a rank 0 run past --timeout by as much."""
         import datetime
 
         from torch.distributed import PrefixStore, TCPStore
+
+        timeout_s = seconds_left(until)
 
         assert info.master_addr and info.master_port is not None and info.rank is not None and info.world_size
         self.rank, self.size = info.rank, info.world_size

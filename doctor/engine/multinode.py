@@ -168,7 +168,7 @@ def run_check(
     budget = Budget(min(time.monotonic(), process_started()), timeout_s)
     arrive_by, bandwidth_by, end_by = budget.at(0.55), budget.at(0.85), budget.at(0.97)
     try:
-        rdv = Rendezvous(info, ctx.env, seconds_left(arrive_by))
+        rdv = Rendezvous(info, ctx.env, arrive_by)
     except SetupError as exc:
         raise UserError(str(exc)) from None
     except ConnectionError as exc:
@@ -216,7 +216,10 @@ def _run(
     exit_zero: bool,
     meta: dict[str, Any],
 ) -> Outcome:
-    snap, facts = _local_phase(ctx, selection, timeout_s=budget.total_s * 0.4, host=host)
+    # Bounded by the budget's clock, not from now: after a slow import of torch a fixed share would
+    # end past the arrival deadline.
+    local_s = min(budget.total_s * 0.4, seconds_left(budget.at(0.5), floor=1.0))
+    snap, facts = _local_phase(ctx, selection, timeout_s=local_s, host=host)
     device_addr = rdv.addr if rank == 0 else local_address_towards(rdv.addr, rdv.port)
     payload: dict[str, Any] = {"rank": rank, "host": host, "facts": facts, "address": device_addr}
     if rank != 0:

@@ -198,3 +198,26 @@ def test_suspects_are_the_pairs_well_below_the_median() -> None:
     assert suspects(got, 0.75, limit=10) == [(2, 1), (0, 2)]
     assert suspects(got, 0.75, limit=1) == [(2, 1)]
     assert suspects([[nan, 0.1], [1.0, nan]], 0.5, limit=4) == []  # too few pairs to judge
+
+
+def test_rendezvous_counts_its_deadline_after_importing_torch() -> None:
+    """Rendezvous takes the deadline itself (a time.monotonic() value), not a timeout computed
+    before it imports torch: that import took 3-5 s under load and ran rank 1 without a rank 0
+    past --timeout by as much. A deadline already past gets the floor, not the import's cost."""
+    import subprocess
+
+    port = free_port()
+    code = (
+        "import time\n"
+        "from pgdoctor.knowledge.launchenv import parse_launch\n"
+        "from pgdoctor.probes.multinode import Rendezvous\n"
+        f"env = {{'RANK': '1', 'WORLD_SIZE': '2', 'MASTER_ADDR': '127.0.0.1', 'MASTER_PORT': '{port}'}}\n"
+        "until = time.monotonic() + 1.0\n"
+        "time.sleep(1.5)  # as a slow import would\n"
+        "try:\n"
+        "    Rendezvous(parse_launch(env), env, until)\n"
+        "except ConnectionError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "within 0.5 s" in out.stdout, out.stdout + out.stderr[-2000:]
