@@ -47,7 +47,8 @@ def main() -> None:
             took = time.monotonic() - t
             print(
                 f"{name:<24} --timeout 10: {took:5.2f} s  exit {p.returncode}  "
-                f"(torch import now {_import_s():.2f} s; margin to the {bound:g} s bound {bound - took:.2f} s)"
+                f"(torch import now {_import_s():.2f} s; "
+                f"margin to the {bound:g} s bound {bound - took:.2f} s)"
             )
 
 
