@@ -92,14 +92,13 @@ class SweepSpec:
     warmup: int = 5
     backend: str = "gloo"
     op_timeout_s: float = 30.0  # a stage (one op at one size, or a gather) longer than this is a hang
-    # The rendezvous; with ready_dir it counts from when every rank has imported torch, else from
-    # the rank's start (a launcher's ranks: imports included).
+    # The rendezvous. Spawned ranks start it once every rank has imported torch and reported
+    # ready (probes/collectives/worker.py), so their import is not part of it.
     init_timeout_s: float = 60.0
     # Seconds of timed iterations per size; slow sizes run fewer iterations (>= 5). 0: always --iters.
     step_budget_s: float = 1.0
     memcpy_probe: bool = True  # rank 0 measures host memory-copy bandwidth (gloo's yardstick)
     progress_path: str = ""  # rank 0 appends one line per finished step (parent draws a bar)
-    ready_dir: str = ""  # spawned ranks: each leaves a file named by its rank once torch is imported
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

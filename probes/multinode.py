@@ -78,15 +78,14 @@ class Rendezvous:
     """The c10d store all ranks share, with pgdoctor's keys under one prefix."""
 
     def __init__(self, info: LaunchInfo, env: Mapping[str, str], until: float):
-        """Connect (rank 0: listen) by `until`, a time.monotonic() deadline. It is turned into a
-        timeout only after torch is imported: that import takes 3-5 s on a loaded host, and a
-        timeout taken before it let rank 1 without a rank 0 run past --timeout by as much."""
+        """`until`: the monotonic time by which the store must be reached. A deadline, not a
+        duration: importing torch below takes seconds on a loaded host, and a duration taken
+        before it was spent on top of the import (--timeout 10 ran 9.7 s of an 11 s bound)."""
         import datetime
 
         from torch.distributed import PrefixStore, TCPStore
 
         timeout_s = seconds_left(until)
-
         assert info.master_addr and info.master_port is not None and info.rank is not None and info.world_size
         self.rank, self.size = info.rank, info.world_size
         self.addr = _resolve(info.master_addr)

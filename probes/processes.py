@@ -6,7 +6,6 @@ pgdoctor is interrupted, or when it exits. Nothing pgdoctor starts outlives it.
 from __future__ import annotations
 
 import atexit
-import fcntl
 import math
 import os
 import re
@@ -90,9 +89,18 @@ def untrack(proc: subprocess.Popen[bytes]) -> None:
 _TEMP: set[str] = set()
 
 
-def temp_file(prefix: str, suffix: str) -> str:
-    import tempfile
+# The owner of a temp directory holds an exclusive flock on OWNER_LOCK inside it for as long as
+# it lives; the kernel drops the lock when the owner dies, however it dies. Unlike the pid in the
+# name, the lock cannot be fooled by a reused pid or by an owner in another pid namespace that
+# shares /tmp (which looks dead from here and lost its live directory to the sweep).
+OWNER_LOCK = "owner.lock"
+# A directory without its lock file is one being created right now, or one of an older
+# pgdoctor; past this age (and without a pid to ask) it is nobody's.
+UNLOCKED_AGE_S = 600.0
+_HELD: dict[str, int] = {}  # path -> the fd holding its owner lock
 
+
+def temp_file(prefix: str, suffix: str) -> str:
     fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=suffix)
     os.close(fd)
     with _LOCK:
@@ -100,88 +108,90 @@ def temp_file(prefix: str, suffix: str) -> str:
     return path
 
 
-def remove_temp(path: str) -> None:
-    """Remove a temporary file or directory (and what it holds)."""
-    import shutil
+def owned_dir(prefix: str, tracked: bool = False) -> str:
+    """A fresh temp directory under `prefix`, locked by this process (OWNER_LOCK) until
+    remove_temp; clean_stale_temp removes it once its owner is gone. `tracked`: also removed at
+    this process's exit (a directory of work that runs in a probe thread)."""
+    import fcntl
 
+    path = tempfile.mkdtemp(prefix=prefix)
+    fd = os.open(os.path.join(path, OWNER_LOCK), os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{os.getpid()}\n".encode())
     with _LOCK:
-        _TEMP.discard(path)
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-        return
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def temp_dir(kind: str, remove_at_exit: bool = False) -> str:
-    """A temporary directory named `pgdoctor-KIND-PID-...`: the owner removes it (remove_temp;
-    with `remove_at_exit` also at this process's exit, for work in probe threads that Ctrl-C
-    abandons), and when the owner was SIGKILLed (no cleanup runs), the next pgdoctor's
-    clean_stale_temp does."""
-    import tempfile
-
-    path = tempfile.mkdtemp(prefix=f"pgdoctor-{kind}-{os.getpid()}-")
-    if remove_at_exit:
-        with _LOCK:
+        _HELD[path] = fd
+        if tracked:
             _TEMP.add(path)
     return path
 
 
-_OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
-# A directory holding this file is owned by whoever holds an exclusive flock on it (verify's run
-# directories, see verify/rundir.py): the kernel drops the lock when the owner dies, however it
-# dies, and unlike a pid in the name it cannot be mistaken for a new process that reused the pid.
-OWNER_LOCK = "owner.lock"
-# pgdoctor-PREFIX-... directories owned through OWNER_LOCK; one still without its lock file is
-# being created right now, or is an older pgdoctor's: past this age it is nobody's.
-LOCKED_PREFIXES = ("pgdoctor-verify-",)
-UNLOCKED_AGE_S = 600.0
+def temp_dir(kind: str, tracked: bool = False) -> str:
+    """A temporary directory named `pgdoctor-KIND-PID-...`, owned as owned_dir says."""
+    return owned_dir(f"pgdoctor-{kind}-{os.getpid()}-", tracked)
 
 
-def _stale(entry: os.DirEntry[str]) -> tuple[bool, Optional[int]]:
-    """Is this temporary ours and its owner gone? With the owner's lock file, also its fd, locked
-    by us: hold it while removing (the caller closes it)."""
-    is_dir = entry.is_dir(follow_symlinks=False)
-    if is_dir:
+def remove_temp(path: str) -> None:
+    """Remove a file of temp_file or a directory of owned_dir/temp_dir (and stop tracking it)."""
+    import shutil
+
+    with _LOCK:
+        _TEMP.discard(path)
+        fd = _HELD.pop(path, None)
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
         try:
-            fd = os.open(os.path.join(entry.path, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = None
+            os.unlink(path)
         except OSError:
-            return False, None
-        if fd is not None:
+            pass
+    if fd is not None:
+        os.close(fd)  # after the removal: a sweep never sees it unlocked while it exists
+
+
+_OWNED = re.compile(r"^pgdoctor-[a-z]+(?:-[a-z]+)*-(\d+)-")
+# Owned directories whose names carry no pid (verify's run directories).
+UNNAMED_PREFIXES = ("pgdoctor-verify-",)
+
+
+def _owner_gone(path: str, name: str) -> Optional[bool]:
+    """Whether the owner of a temp entry is gone: its lock when it has one, else the pid in its
+    name, else (a directory of UNNAMED_PREFIXES) its age. None: not an entry of ours."""
+    import fcntl
+
+    pid = _OWNED.match(name)
+    if os.path.isdir(path):
+        try:
+            fd = os.open(os.path.join(path, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if pid is None:
+                if not name.startswith(UNNAMED_PREFIXES):
+                    return None
+                return time.time() - os.stat(path).st_mtime > UNLOCKED_AGE_S
+            fd = -1
+        if fd >= 0:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
             except OSError:
-                os.close(fd)  # its owner is alive
-                return False, None
-            return True, fd
-    m = _OWNED.match(entry.name)
-    if m:
-        try:
-            os.kill(int(m.group(1)), 0)
-            return False, None  # its owner still runs
-        except ProcessLookupError:
-            return True, None
-        except (OSError, ValueError, OverflowError):
-            return False, None
-    if is_dir and entry.name.startswith(LOCKED_PREFIXES):
-        try:
-            return time.time() - entry.stat(follow_symlinks=False).st_mtime > UNLOCKED_AGE_S, None
-        except OSError:
-            return False, None
-    return False, None
+                return False  # its owner is alive
+            finally:
+                os.close(fd)
+    if pid is None:
+        return None
+    try:
+        os.kill(int(pid.group(1)), 0)
+        return False  # its owner still runs
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError, OverflowError):
+        return None
 
 
 def clean_stale_temp(root: Optional[str] = None) -> list[str]:
     """Remove pgdoctor's temporary files and directories whose owning process is gone (SIGKILL,
-    OOM kill, a node's reboot): ours by name and by user; gone by its owner lock (OWNER_LOCK) that
-    we can take, else by the dead pid in its name. The one sweep: every command's start and
-    verify's run_dir call it. Returns what it removed."""
+    OOM kill, a node's reboot): ours by name and by user, and gone by _owner_gone. The one sweep,
+    run at every command's start and before every verify run. Returns what it removed."""
     import shutil
-    import tempfile
 
     root = root or tempfile.gettempdir()
     removed: list[str] = []
@@ -194,25 +204,20 @@ def clean_stale_temp(root: Optional[str] = None) -> list[str]:
             if not entry.name.startswith("pgdoctor-"):
                 continue
             try:
-                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or entry.is_symlink():
+                if entry.is_symlink() or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                    continue
+                if not _owner_gone(entry.path, entry.name):
                     continue
             except OSError:
                 continue
-            stale, fd = _stale(entry)
-            if not stale:
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(entry.path)
-                    except OSError:
-                        continue
-                removed.append(entry.path)
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    continue
+            removed.append(entry.path)
     return removed
 
 
@@ -360,12 +365,8 @@ class WaitPolicy:
     """Bounds the whole wait however the progress goes (default: timeout_s without progress)."""
     unit_timeout_s: Optional[float] = None
     """The deadline after a unit of progress when the first unit costs more (start-up)."""
-    ready: Optional[Callable[[], bool]] = None
-    """Polled with `progress`: True once every child has reported ready (e.g. finished its
-    imports). Until then only `ready_timeout_s` bounds the wait; the other deadlines
-    (`timeout_s`, `hard_timeout_s`) start when it turns True."""
-    ready_timeout_s: float = 0.0
-    """How long the children get to become ready (with `ready`)."""
+    give_up: Optional[Callable[[], bool]] = None
+    """Polled with `progress`: True ends the wait as the deadline does (the rest are killed)."""
 
 
 def run_children(
@@ -396,17 +397,13 @@ def run_children(
     w = wait if isinstance(wait, WaitPolicy) else WaitPolicy(float(wait))
     timeout_s, grace_s, progress, stop_on = w.timeout_s, w.grace_s, w.progress, w.stop_on
     hard_timeout_s, unit_timeout_s = w.hard_timeout_s, w.unit_timeout_s
-    ready = w.ready
     procs: list[subprocess.Popen[bytes]] = []
     files = []
     start = time.monotonic()
     deadline = start + timeout_s
     hard = hard_timeout_s if hard_timeout_s is not None else (timeout_s if progress is None else None)
     hard_end = start + hard if hard is not None else math.inf
-    if ready is not None:
-        # Nothing but the ready bound runs until the children are ready; then the rest start.
-        deadline = hard_end = start + w.ready_timeout_s
-    preexec = die_with_parent(None if hard is None else hard + (w.ready_timeout_s if ready else 0.0))
+    preexec = die_with_parent(hard)
     ends: dict[int, float] = {}
     timed_out: set[int] = set()
     states: dict[int, str] = {}
@@ -435,20 +432,16 @@ def run_children(
             if _TERMINATION.is_set() and threading.current_thread() is threading.main_thread():
                 raise KeyboardInterrupt  # the handler's own exception was lost (see note_termination)
             now = time.monotonic()
-            poll = now - polled >= 0.2
-            if poll:
+            if progress is not None and now - polled >= 0.2:
                 polled = now
-            if ready is not None and poll and ready():
-                ready = None
-                deadline = now + timeout_s
-                hard_end = now + hard if hard is not None else math.inf
-            if progress is not None and poll and ready is None:
                 units = progress()
                 if units > done:
                     done, deadline = (
                         units,
                         now + (unit_timeout_s if unit_timeout_s is not None else timeout_s),
                     )
+                if w.give_up is not None and w.give_up():
+                    deadline = now
             for i, p in enumerate(procs):
                 if i not in ends and _reap(p) is not None:
                     ends[i] = now

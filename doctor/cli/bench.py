@@ -17,6 +17,11 @@ from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
 from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
 
+# Inside a launcher the ranks may start minutes apart. Spawned ranks report ready once they have
+# imported torch, and their init clock starts when all are (probes/collectives/worker.py): their
+# init bound is --timeout itself, after an import allowance of IMPORT_ALLOWANCE_S at most.
+LAUNCHER_INIT_S = 60.0
+
 
 @click.group()
 def bench() -> None:
@@ -107,9 +112,9 @@ class _Bar:
     "init_timeout_s",
     type=FiniteFloat(min=0.5),
     default=None,
-    help="Bound on the process-group init [default: --timeout; for --nproc ranks it starts once "
-    "every rank has imported torch (they get 20 s per core's worth of ranks for that); at least "
-    "60 s inside a launcher, whose ranks may start minutes apart].",
+    help="Bound on the process-group init [default: --timeout; at least 60 s inside a launcher, "
+    "whose ranks may start minutes apart]. --nproc ranks first get up to 15 s to import torch "
+    "and report ready; this bound starts when all have.",
 )
 @click.option(
     "--config",
@@ -175,7 +180,7 @@ def collectives(
             warmup=warmup,
             backend=chosen,
             op_timeout_s=timeout_s,
-            init_timeout_s=init_timeout_s or (max(timeout_s, 60.0) if in_launcher else timeout_s),
+            init_timeout_s=init_timeout_s or (max(timeout_s, LAUNCHER_INIT_S) if in_launcher else timeout_s),
         )
     except ValueError as exc:
         raise UserError(str(exc)) from None

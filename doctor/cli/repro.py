@@ -212,7 +212,7 @@ def repro(
     else:
         from pgdoctor.probes.processes import temp_dir
 
-        run_dir = temp_dir("repro")  # by pid: removed by the next run if this one is SIGKILLed
+        run_dir = temp_dir("repro")  # owner-locked: removed by the next start if this one is SIGKILLed
     try:
         tdir = os.path.abspath(trace_dir) if trace_dir else os.path.join(run_dir, "trace")
         try:
@@ -257,7 +257,9 @@ def repro(
                 click.echo("the run's files were removed; --keep DIR keeps them for pgdoctor diagnose DIR")
     finally:
         if not keep:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            from pgdoctor.probes.processes import remove_temp
+
+            remove_temp(run_dir)  # and drop its owner lock
         else:
             from pgdoctor.lab.worker import DUMP_REQUEST
 

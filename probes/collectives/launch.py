@@ -23,12 +23,15 @@ from pgdoctor.model import Measurement, Reason, Unavailable
 from pgdoctor.probes.collectives.worker import (
     EXIT_FAULT,
     FAULT_ENV,
+    GO_FILE,
+    IMPORT_ALLOWANCE_S,
+    READY_DIR_ENV,
     RESULT_MARK,
     SPAWNED_ENV,
     SPEC_ENV,
     ident_from_env,
     parse_faults,
-    ready_ranks,
+    ready_file,
     run_rank,
 )
 from pgdoctor.probes.processes import describe_exit
@@ -190,8 +193,12 @@ def run_in_launcher(
     return run
 
 
-def spawn_env(base: Mapping[str, str], spec: SweepSpec, rank: int, nproc: int, port: int) -> dict[str, str]:
+def spawn_env(
+    base: Mapping[str, str], spec: SweepSpec, rank: int, nproc: int, port: int, ready_dir: str = ""
+) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k not in _LAUNCHER_VARS}
+    if ready_dir:
+        env[READY_DIR_ENV] = ready_dir
     env.update(
         {
             "RANK": str(rank),
@@ -247,24 +254,57 @@ class _RowLog:
         return len(self.rows)
 
 
+class _Readiness:
+    """The start-up handshake, seen from the parent: which ranks have finished importing (a
+    `ready.<rank>` file each), `go` once all have, and when to give up on the laggards.
+
+    A rank gets IMPORT_ALLOWANCE_S from the start to become ready; once the first rank is ready,
+    the others get twice as long again as it took (start-up skew on a loaded host) or the init
+    timeout, whichever is longer, within that allowance. So a rank stuck in its imports is named
+    a few seconds after its peers are ready, not after the rendezvous timeout plus the allowance."""
+
+    def __init__(self, ready_dir: str, nproc: int, init_timeout_s: float):
+        self.dir, self.nproc, self.init_timeout_s = ready_dir, nproc, init_timeout_s
+        self.start = time.monotonic()
+        self.ready: set[int] = set()
+        self.first: Optional[float] = None
+        self.went: Optional[float] = None  # when `go` was written (seconds since the start)
+
+    def poll(self) -> bool:
+        """True once every rank is ready (and `go` is written)."""
+        if self.went is not None:
+            return True
+        for r in range(self.nproc):
+            if r not in self.ready and os.path.exists(ready_file(self.dir, r)):
+                self.ready.add(r)
+        now = time.monotonic() - self.start
+        if self.ready and self.first is None:
+            self.first = now
+        if len(self.ready) == self.nproc:
+            with open(os.path.join(self.dir, GO_FILE), "w", encoding="utf-8"):
+                pass
+            self.went = now
+            return True
+        return False
+
+    def late(self) -> bool:
+        """True when the ranks not yet ready are past their bound."""
+        if self.poll():
+            return False
+        now = time.monotonic() - self.start
+        if self.first is not None and now > max(3 * self.first, self.first + self.init_timeout_s):
+            return True
+        return now > IMPORT_ALLOWANCE_S
+
+    def missing(self) -> list[int]:
+        return [] if self.went is not None else sorted(set(range(self.nproc)) - self.ready)
+
+
 def backstop_s(spec: SweepSpec, world_size: int) -> float:
     """How long the parent lets ranks run in all before killing them: only reached when the
     ranks' own watch (op_timeout_s per stage) failed, so generous, but always finite."""
     stages = 2 * len(spec.steps(world_size)) + 2
-    return spec.init_timeout_s + stages * spec.op_timeout_s + 30.0
-
-
-# How long spawned ranks get to start Python and import torch before they report ready (see
-# worker.mark_ready); the rendezvous bound (init_timeout_s) starts after it. Measured on a 2-core
-# host under load 6: one `import torch, torch.distributed` takes 1.6-3.2 s, two side by side 3-5 s;
-# the allowance is 4x that per core's worth of ranks, since imports share the cores.
-IMPORT_ALLOWANCE_S = 20.0
-
-
-def import_allowance_s(nproc: int) -> float:
-    """The import allowance for `nproc` ranks started at once on this host."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return IMPORT_ALLOWANCE_S * max(1.0, nproc / max(1, cores))
+    return IMPORT_ALLOWANCE_S + spec.init_timeout_s + stages * spec.op_timeout_s + 30.0
 
 
 # Beyond the ranks' own stage timeouts: time for them to write their report and exit.
@@ -285,33 +325,29 @@ def run_spawned(
     env: Mapping[str, str],
     deadline_s: Optional[float] = None,
     progress: Optional[ProgressFn] = None,
-    import_s: Optional[float] = None,
 ) -> CollRun:
-    """Start `nproc` local ranks, wait (bounded), merge what each said. The ranks get `import_s`
-    (default import_allowance_s) to report ready; a rank that does not is named, and only then do
-    the rendezvous and stage bounds start."""
-    from pgdoctor.probes.processes import (
-        WaitPolicy,
-        free_port,
-        remove_temp,
-        run_children,
-        temp_dir,
-        temp_file,
-    )
+    """Start `nproc` local ranks, wait (bounded), merge what each said. The ranks first report
+    ready (imports done, see _Readiness); the sweep's own clock starts at `go`."""
+    from pgdoctor.probes.processes import WaitPolicy, free_port, remove_temp, run_children, temp_dir
 
     if nproc < 1:
         raise ValueError("--nproc must be at least 1")
     port = free_port("127.0.0.1")
-    path = temp_file("pgdoctor-coll-", ".progress")
+    ready_dir = temp_dir("coll", tracked=True)
+    path = os.path.join(ready_dir, "progress")
     log = _RowLog(path, progress)
-    ready_dir = temp_dir("coll", remove_at_exit=True)
-    import_s = import_allowance_s(nproc) if import_s is None else import_s
+    ready = _Readiness(ready_dir, nproc, spec.init_timeout_s)
     start = time.monotonic()
+
+    def units() -> int:
+        # Every rank ready is the first unit: from then on the stall bound includes the init.
+        return (1 + log.poll()) if ready.poll() else 0
+
     try:
         # Rank 0 always writes its finished rows: the parent's stall bound counts them.
-        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path, "ready_dir": ready_dir})
+        spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path})
         argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
-        envs = [spawn_env(env, spec_p, r, nproc, port) for r in range(nproc)]
+        envs = [spawn_env(env, spec_p, r, nproc, port, ready_dir) for r in range(nproc)]
         limit = backstop_s(spec, nproc)
         if deadline_s is not None:
             limit = min(limit, deadline_s)
@@ -321,13 +357,12 @@ def run_spawned(
                 [argv] * nproc,
                 envs,
                 WaitPolicy(
-                    min(stall_s(spec), limit),
+                    min(IMPORT_ALLOWANCE_S + 1.0, limit),
                     grace_s=3.0,
-                    progress=log.poll,
+                    progress=units,
                     hard_timeout_s=limit,
-                    unit_timeout_s=stall_s(spec, first=False),
-                    ready=lambda: len(ready_ranks(ready_dir, nproc)) == nproc,
-                    ready_timeout_s=import_s,
+                    unit_timeout_s=stall_s(spec),
+                    give_up=ready.late,
                 ),
             )
         except KeyboardInterrupt:
@@ -336,9 +371,7 @@ def run_spawned(
             partial = CollRun("spawn", spec.backend, nproc, 0, spec, rows=log.rows)
             partial.duration_s = time.monotonic() - start
             raise SweepInterrupted(partial) from None
-        ready = ready_ranks(ready_dir, nproc)
     finally:
-        remove_temp(path)
         remove_temp(ready_dir)
     run = CollRun("spawn", spec.backend, nproc, 0, spec)
     results: dict[int, dict[str, Any]] = {}
@@ -357,33 +390,9 @@ def run_spawned(
             "duration_s": round(o.duration_s, 3),
             "state": o.state_at_kill,
         }
-    _absorb(run, results, exits, limit)
-    _unready(run, exits, ready, import_s)
+    _absorb(run, results, exits, limit, ready.missing(), time.monotonic() - start)
     run.duration_s = time.monotonic() - start
     return run
-
-
-def _unready(run: CollRun, exits: Mapping[int, Mapping[str, Any]], ready: set[int], import_s: float) -> None:
-    """Ranks killed before they reported ready: the sweep never started, and the problem is
-    theirs (stuck importing torch, a wedged file system), not a missing rank at the rendezvous."""
-    stuck = sorted(r for r, e in exits.items() if e["timed_out"] and r not in ready)
-    if not stuck or len(ready) == run.world_size:
-        return
-    # What _absorb made of the same kills ("no report from these ranks") says less: replace it.
-    run.problems[:] = [p for p in run.problems if not (p["kind"] == "hang" and p.get("phase") == "unknown")]
-    run.problems.insert(
-        0,
-        {
-            "kind": "hang",
-            "phase": "start-up",
-            "what": "the rendezvous",
-            "ranks": stuck,
-            "all_entered": False,
-            "waiting_ranks": sorted(ready),
-            "timeout_s": round(import_s, 1),
-            "note": "never reported ready: still starting Python or importing torch",
-        },
-    )
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -407,8 +416,28 @@ def _absorb(
     results: Mapping[int, Mapping[str, Any]],
     exits: Mapping[int, Mapping[str, Any]],
     limit_s: Optional[float] = None,
+    not_ready: Optional[list[int]] = None,
+    waited_s: float = 0.0,
 ) -> None:
-    """Merge per-rank outcomes: rows from rank 0, problems from everyone."""
+    """Merge per-rank outcomes: rows from rank 0, problems from everyone. `not_ready`: spawned
+    ranks that never finished starting (the others were stopped waiting for them)."""
+    if not_ready:
+        dead = [r for r in not_ready if r in exits and not exits[r]["timed_out"]]
+        if not dead:
+            run.problems.append(
+                {
+                    "kind": "hang",
+                    "phase": "start",
+                    "what": "the rendezvous",
+                    "ranks": not_ready,
+                    "all_entered": False,
+                    "waiting_ranks": sorted(set(range(run.world_size)) - set(not_ready)),
+                    "timeout_s": round(waited_s, 1),
+                    "note": "never reported ready: still starting up (importing torch) after its peers were "
+                    "ready; they were stopped before the rendezvous",
+                }
+            )
+            return
     for r in sorted(results):
         res = results[r]
         if res.get("rows") and not run.rows:

@@ -11,12 +11,19 @@ instead of waiting forever with them.
 
 Fault injection (tests and drills only): PGDOCTOR_COLL_FAULT="kind:rank:arg[,...]" with kind
 `corrupt` (arg: op; adds 1000 to one element of that rank's result), `hang` (arg: op, or `init`;
-the rank never enters that op, or never joins the rendezvous; `import`: the rank never reports
-ready, as one stuck in its imports), `slow` (arg: milliseconds added
+the rank never enters that op, or never joins the rendezvous), `slow` (arg: milliseconds added
 to each timed iteration of that rank), `exit` (arg: op or `init`; the rank exits with status 17
 before it), `kill` (arg: op or `init`; the rank SIGKILLs itself before it, as the kernel's OOM
 killer would) or `stop` (the rank SIGSTOPs itself before it: a process that neither runs nor
-dies, which only the parent's stall bound ends).
+dies, which only the parent's stall bound ends). The arg `import` acts before the rank reports
+ready (see below): a rank stuck in its imports, as on a hung shared file system.
+
+Readiness (spawned ranks only): importing torch costs seconds (3-5 s on a loaded 2-core host),
+and ranks finish it at different times. So each spawned rank, once its imports are done, creates
+`ready.<rank>` in the parent's private directory (READY_DIR_ENV) and waits for `go` there; the
+parent writes `go` when every rank is ready, and only then does the rendezvous clock
+(init_timeout_s) start. A rank that never becomes ready is named by the parent, from the missing
+file, without any rank waiting the rendezvous timeout for it.
 """
 
 from __future__ import annotations
@@ -39,6 +46,12 @@ RESULT_MARK = "PGDOCTOR-COLL-RESULT "
 SPEC_ENV = "PGDOCTOR_COLL_SPEC"
 FAULT_ENV = "PGDOCTOR_COLL_FAULT"
 SPAWNED_ENV = "PGDOCTOR_COLL_SPAWNED"
+READY_DIR_ENV = "PGDOCTOR_COLL_READY_DIR"
+GO_FILE = "go"
+# How long a spawned rank may take to import torch and report ready, and how long a ready rank
+# waits for `go`. Measured by benchmarks/bench_collectives_ready.py: 2.5-6 s per rank on the
+# shared 2-core host under load 5-7; the bound leaves room for twice that.
+IMPORT_ALLOWANCE_S = 15.0
 EXIT_OK, EXIT_HANG, EXIT_ERROR, EXIT_FAULT = 0, 3, 4, 17
 SYNC_ITERS = 5  # barrier-separated iterations per size for per-rank times
 STORE_PREFIX = "pgdoctor-coll"
@@ -274,6 +287,20 @@ def _memcpy_gbps(torch: Any, nbytes: int) -> float:
     return a.numel() * 4 / best / 1e9
 
 
+def drill(faults: Sequence[Fault], rank: int, op: str) -> None:
+    """Injected faults that act before the rank announces the stage, as a real straggler would."""
+    kinds = {f.kind for f in faults if f.rank == rank and f.arg == op}
+    if "exit" in kinds:
+        os._exit(EXIT_FAULT)
+    if "kill" in kinds:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if "stop" in kinds:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    if "hang" in kinds:
+        while True:  # this rank never enters the collective
+            time.sleep(3600)
+
+
 class _Sweep:
     """The body of one rank; runs in its own thread so the caller can watch it."""
 
@@ -297,16 +324,7 @@ class _Sweep:
         return None
 
     def _drill(self, op: str) -> None:
-        """Injected faults that act before the rank announces the stage, as a real straggler would."""
-        if self._fault("exit", op):
-            os._exit(EXIT_FAULT)
-        if self._fault("kill", op):
-            os.kill(os.getpid(), signal.SIGKILL)
-        if self._fault("stop", op):
-            os.kill(os.getpid(), signal.SIGSTOP)
-        if self._fault("hang", op):
-            while True:  # this rank never enters the collective
-                time.sleep(3600)
+        drill(self.faults, self.ident.rank, op)
 
     def _stage(self, stage: int, what: str) -> None:
         self.progress.enter(stage, what)
@@ -318,9 +336,6 @@ class _Sweep:
 
         spec, ident = self.spec, self.ident
         r, n = ident.rank, ident.world_size
-        self._drill("import")
-        if spec.ready_dir:
-            mark_ready(spec.ready_dir, r)
         self._drill("init")
         self.store = _open_store(ident, spec.init_timeout_s)
         self.store.set(f"alive/{r}", "1")
@@ -502,22 +517,6 @@ def _stages(ident: RankIdent, timeout_s: float = 5.0) -> tuple[dict[int, int], s
     return out, ""
 
 
-def mark_ready(ready_dir: str, rank: int) -> None:
-    """Tell the parent and the other ranks that this rank has imported torch and is about to
-    join the rendezvous: an empty file named by the rank in the sweep's private directory."""
-    with open(os.path.join(ready_dir, str(rank)), "w"):
-        pass
-
-
-def ready_ranks(ready_dir: str, world_size: int) -> set[int]:
-    """The ranks that have reported ready (see mark_ready)."""
-    try:
-        names = os.listdir(ready_dir)
-    except OSError:
-        return set()
-    return {int(x) for x in names if x.isdigit() and len(x) < 7 and int(x) < world_size}
-
-
 def _diagnose(spec: SweepSpec, ident: RankIdent, my_stage: int) -> dict[str, Any]:
     """Who is behind. The stage the furthest rank waits in is the one that did not complete;
     the ranks that never announced it are the ones that did not answer (possibly this one)."""
@@ -572,20 +571,10 @@ def run_rank(
         "backend": spec.backend,
         "launcher": ident.launcher,
     }
-    # Spawned ranks: the init clock starts once every rank has imported torch (all ready marks are
-    # there), so a short --timeout does not count a slow import as a missing rank. Until then the
-    # parent bounds the wait (its import allowance).
-    all_ready: Optional[float] = None if spec.ready_dir else progress.started
     while t.is_alive():
         t.join(0.05)
         with progress.lock:
             stage, what, started = progress.stage, progress.what, progress.started
-        if stage < 0:
-            if all_ready is None:
-                if len(ready_ranks(spec.ready_dir, ident.world_size)) < ident.world_size:
-                    continue
-                all_ready = time.monotonic()
-            started = max(started, all_ready)
         limit = init_timeout if stage < 0 else spec.op_timeout_s
         if t.is_alive() and time.monotonic() - started > limit:
             return (
@@ -622,6 +611,28 @@ def _append_progress(path: str) -> Callable[[Row, int, int], None]:
     return write
 
 
+def ready_file(ready_dir: str, rank: int) -> str:
+    return os.path.join(ready_dir, f"ready.{rank}")
+
+
+def report_ready(ready_dir: str, rank: int, faults: Sequence[Fault]) -> bool:
+    """Say "imported, about to rendezvous" and wait for the parent's `go` (every rank ready).
+    False when no `go` came within the import allowance (the parent is gone or gave up)."""
+    drill(faults, rank, "import")
+    # Created whole by the rename: the parent never sees a name without the rank having written it.
+    tmp = ready_file(ready_dir, rank) + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(tmp, ready_file(ready_dir, rank))
+    go = os.path.join(ready_dir, GO_FILE)
+    end = time.monotonic() + IMPORT_ALLOWANCE_S
+    while not os.path.exists(go):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def main() -> int:
     try:
         spec = SweepSpec.from_json(os.environ[SPEC_ENV])
@@ -630,6 +641,13 @@ def main() -> int:
     except (KeyError, ValueError, TypeError) as exc:
         print(f"pgdoctor.probes.collectives.worker: bad invocation: {exc}", file=sys.stderr)
         return 2
+    ready_dir = os.environ.get(READY_DIR_ENV, "")
+    if ready_dir:
+        import torch.distributed  # noqa: F401  (the import that readiness waits for)
+
+        if not report_ready(ready_dir, ident.rank, faults):
+            print("pgdoctor.probes.collectives.worker: no go from the parent", file=sys.stderr)
+            return EXIT_ERROR
     on_row = _append_progress(spec.progress_path) if spec.progress_path and ident.rank == 0 else None
     outcome = run_rank(spec, ident, faults, on_row)
     sys.stdout.write(RESULT_MARK + json.dumps(outcome) + "\n")

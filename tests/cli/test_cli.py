@@ -364,7 +364,7 @@ def test_an_interrupted_collective_sweep_leaves_no_file_in_tmp(
     import signal
 
     # A temp directory of its own: tests running beside it make progress files too.
-    pattern = os.path.join(str(tmp_path), "pgdoctor-coll-*.progress")
+    pattern = os.path.join(str(tmp_path), "pgdoctor-coll-*")  # the sweep's ready/progress dir
     before = set(glob.glob(pattern))
     # The whole gloo sweep takes well under a second once its ranks run, so on a loaded host the
     # test can be descheduled until pgdoctor has finished and exited 0 on its own: such a run did

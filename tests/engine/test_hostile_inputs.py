@@ -645,7 +645,7 @@ def test_an_interrupted_bench_prints_what_it_measured(tmp_path: Path) -> None:
     try:
         t0 = time.monotonic()
         while time.monotonic() - t0 < 60:  # until rank 0 has finished a few sizes
-            done = [f for f in tmp_path.glob("pgdoctor-coll-*.progress") if f.read_text().count("\n") >= 3]
+            done = [f for f in tmp_path.glob("pgdoctor-coll-*/progress") if f.read_text().count("\n") >= 3]
             if done:
                 break
             time.sleep(0.1)

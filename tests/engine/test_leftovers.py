@@ -80,77 +80,30 @@ def test_a_sigkilled_repro_leaves_nothing_after_the_next_start(tmp_path: Path) -
     assert not any(x.name.startswith("pgdoctor-repro-") for x in tmp_path.iterdir())
 
 
-def test_one_sweep_for_pid_named_and_locked_run_directories(tmp_path: Path) -> None:
-    """verify's run directories (owned through a flock on owner.lock) and the pid-named ones are
-    swept by the same clean_stale_temp: a free lock or a dead pid means the owner is gone; a lock
-    held by a live process, a live pid, or a young directory still without its lock stays."""
+def test_one_sweep_goes_by_the_owner_lock_not_the_pid_in_the_name(tmp_path: Path) -> None:
+    """The command-start sweep and verify's run-directory sweep are one mechanism. The old
+    command-start sweep trusted the pid in a name: a live owner it could not see (another pid
+    namespace sharing /tmp) lost its directory, and a dead owner's reused pid kept one forever."""
     import fcntl
 
-    from pgdoctor.probes.processes import OWNER_LOCK, UNLOCKED_AGE_S
+    from pgdoctor.probes.processes import OWNER_LOCK
+    from pgdoctor.verify.rundir import sweep_stale
 
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    by_pid = tmp_path / f"pgdoctor-coll-{dead.pid}-abc"
-    by_pid.mkdir()
-    (by_pid / "0").write_text("")
-    freed = tmp_path / "pgdoctor-verify-batch-k2j4"
-    freed.mkdir()
-    (freed / OWNER_LOCK).write_text("1\n")
-    held = tmp_path / "pgdoctor-verify-m3n5"
-    held.mkdir()
-    (held / OWNER_LOCK).write_text("2\n")
-    young = tmp_path / "pgdoctor-verify-p7q8"
-    young.mkdir()
-    old = tmp_path / "pgdoctor-verify-r9s0"
-    old.mkdir()
-    past = time.time() - UNLOCKED_AGE_S - 60
-    os.utime(old, (past, past))
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, sys, time\n"
-            f"f = open({str(held / OWNER_LOCK)!r})\n"
-            "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    # A live run whose pid is not visible here (1 << 30 is no pid): its lock is held.
+    live = tmp_path / f"pgdoctor-coll-{1 << 30}-abc"
+    live.mkdir()
+    fd = os.open(live / OWNER_LOCK, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    # A dead run whose pid was reused (pid 1 lives): nobody holds its lock.
+    dead = tmp_path / "pgdoctor-repro-1-def"
+    dead.mkdir()
+    (dead / OWNER_LOCK).write_text("1\n")
+    dead_verify = tmp_path / "pgdoctor-verify-xyz"
+    dead_verify.mkdir()
+    (dead_verify / OWNER_LOCK).write_text("1\n")
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        removed = clean_stale_temp(str(tmp_path))
-        assert sorted(removed) == sorted(str(p) for p in (by_pid, freed, old))
-        assert held.exists() and young.exists()
-    finally:
-        holder.kill()
-        holder.wait()
-    assert clean_stale_temp(str(tmp_path)) == [str(held)]  # its owner is gone now
-    fd = os.open(young / OWNER_LOCK, os.O_CREAT | os.O_WRONLY, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # this process owns it now: the sweep leaves it
-        assert clean_stale_temp(str(tmp_path)) == []
+        assert sorted(clean_stale_temp(str(tmp_path))) == sorted([str(dead), str(dead_verify)])
+        assert live.exists() and sweep_stale(str(tmp_path)) == []
     finally:
         os.close(fd)
-
-
-def test_verify_run_dir_sweeps_with_the_same_mechanism(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import tempfile
-
-    from pgdoctor.probes.processes import OWNER_LOCK
-    from pgdoctor.verify.rundir import run_dir
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    stale_locked = tmp_path / "pgdoctor-verify-scaling-a1b2"
-    stale_locked.mkdir()
-    (stale_locked / OWNER_LOCK).write_text("1\n")
-    stale_pid = tmp_path / f"pgdoctor-repro-{dead.pid}-c3d4"
-    stale_pid.mkdir()
-    with run_dir("batch") as mine:
-        assert not stale_locked.exists() and not stale_pid.exists()
-        assert clean_stale_temp(str(tmp_path)) == []  # its own directory is locked by this process
-        assert (mine / OWNER_LOCK).exists()
-    assert not mine.exists()
+    assert sweep_stale(str(tmp_path)) == [str(live)]

@@ -17,8 +17,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pgdoctor.probes.processes import OWNER_LOCK, clean_stale_temp
-from pgdoctor.verify.rundir import PREFIX, run_dir
+from pgdoctor.verify.rundir import LOCK, PREFIX, run_dir, sweep_stale
 
 TAG = f"test_verify_safety-{os.getpid()}"
 
@@ -184,40 +183,40 @@ def test_nothing_left_after_a_signal(entry: Path, sig: int, tmp_path: Path) -> N
     assert not _wait_gone(), _ours()
     if sig == signal.SIGKILL:
         # Nothing could remove its run directory; the next run's start does.
-        assert _run_dirs(tmp) and clean_stale_temp(str(tmp))
+        assert _run_dirs(tmp) and sweep_stale(str(tmp))
     assert not _run_dirs(tmp)
 
 
 def test_a_run_dir_is_swept_once_its_owner_died_and_kept_while_it_lives(tmp_path: Path) -> None:
     dead = tmp_path / f"{PREFIX}dead"
     dead.mkdir()
-    (dead / OWNER_LOCK).write_text("1\n")
+    (dead / LOCK).write_text("1\n")
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import fcntl, sys, time\nf = open(sys.argv[1])\n"
             "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)",
-            str(dead / OWNER_LOCK),
+            str(dead / LOCK),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        assert clean_stale_temp(str(tmp_path)) == [] and dead.exists()  # its owner lives
+        assert sweep_stale(str(tmp_path)) == [] and dead.exists()  # its owner lives
     finally:
         holder.kill()
         holder.wait()
-    assert clean_stale_temp(str(tmp_path)) == [str(dead)] and not dead.exists()
+    assert sweep_stale(str(tmp_path)) == [str(dead)] and not dead.exists()
     with run_dir() as live:
-        fd = os.open(live / OWNER_LOCK, os.O_RDONLY)
+        fd = os.open(live / LOCK, os.O_RDONLY)
         try:
             with pytest.raises(OSError):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by this process
         finally:
             os.close(fd)
-        assert str(live) not in clean_stale_temp()
+        assert str(live) not in sweep_stale()
     assert not live.exists()
 
 
