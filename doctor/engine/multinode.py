@@ -62,6 +62,7 @@ from pgdoctor.probes.multinode import (
     local_address_towards,
     measure,
     schedule,
+    seconds_left,
 )
 from pgdoctor.probes.processes import process_started
 
@@ -215,7 +216,10 @@ def _run(
     exit_zero: bool,
     meta: dict[str, Any],
 ) -> Outcome:
-    snap, facts = _local_phase(ctx, selection, timeout_s=budget.total_s * 0.4, host=host)
+    # Bounded by the budget's clock, not from now: after a slow import of torch a fixed share would
+    # end past the arrival deadline.
+    local_s = min(budget.total_s * 0.4, seconds_left(budget.at(0.5), floor=1.0))
+    snap, facts = _local_phase(ctx, selection, timeout_s=local_s, host=host)
     device_addr = rdv.addr if rank == 0 else local_address_towards(rdv.addr, rdv.port)
     payload: dict[str, Any] = {"rank": rank, "host": host, "facts": facts, "address": device_addr}
     if rank != 0:

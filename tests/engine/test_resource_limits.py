@@ -48,6 +48,26 @@ def test_probes_run_in_this_thread_when_no_thread_can_be_started(monkeypatch: py
     assert snap.probes and all(p.status.value in ("passed", "unavailable") for p in snap.probes), snap.probes
 
 
+def test_no_thread_is_started_under_a_low_address_space_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ulimit -v below THREADS_NEED_AS a thread could fail inside its own start-up, and
+    Thread.start would wait for it forever: the probes run in the calling thread instead."""
+    from pgdoctor.engine.runner import Selection, collect
+    from pgdoctor.probes.base import ProbeContext
+
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def spy(self: threading.Thread) -> None:
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", spy)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (200 << 20, resource.RLIM_INFINITY))
+    snap = collect(ProbeContext(env={}, level="quick"), Selection(only=("launch",)), timeout_s=30.0)
+    assert snap.probes and all(p.status.value in ("passed", "unavailable") for p in snap.probes), snap.probes
+    assert not [n for n in started if n.startswith("probe:")], started
+
+
 def test_file_workers_fall_back_to_this_process_when_fork_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     import multiprocessing.context
 

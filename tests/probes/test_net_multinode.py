@@ -210,3 +210,26 @@ def test_rendezvous_wait_is_a_deadline_the_torch_import_does_not_extend() -> Non
     env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2", "RANK": "1"}
     with pytest.raises(ConnectionError, match=r"within 0\.5 s"):
         Rendezvous(parse_launch(env), env, time.monotonic() - 100.0)
+
+
+def test_local_phase_is_bounded_on_the_budget_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each node's own probes end by 50% of --timeout counted from the process start (at least
+    1 s), not 40% counted from when they begin: after a slow torch import the fixed share ran
+    past the arrival deadline."""
+    from pgdoctor.engine import multinode as engine
+
+    seen: list[float] = []
+
+    class Stop(Exception):
+        pass
+
+    def local_phase(ctx: object, selection: object, timeout_s: float, host: str) -> None:
+        seen.append(timeout_s)
+        raise Stop
+
+    monkeypatch.setattr(engine, "_local_phase", local_phase)
+    for started_ago, most in ((0.0, 4.0), (3.0, 2.0), (7.0, 1.0)):
+        budget = engine.Budget(time.monotonic() - started_ago, 10.0)
+        with pytest.raises(Stop):
+            engine._run(None, None, None, None, "h", 1, 2, budget, 0, 0, 0, False, None, False, {})  # type: ignore[arg-type]
+        assert most - 0.2 <= seen[-1] <= most, (started_ago, seen)
