@@ -29,19 +29,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def timed(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float, float]:
-    """(wall s, CPU s of the child, its peak RSS in MB)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-    except BaseException:  # an interrupt: the child goes too
-        proc.kill()
-        proc.wait()
-        raise
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{argv[0]} {argv[1]} exited {proc.returncode}")
+    """(wall s, CPU s of the child, its peak RSS in MB). The child's stderr goes to a file (a pipe
+    nobody reads could fill and stall it) and its tail is shown when the child fails."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:  # an interrupt: the child goes too
+            proc.kill()
+            proc.wait()
+            raise
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        if proc.returncode not in (0, 1):
+            err.seek(0)
+            tail = err.read().decode(errors="replace").strip()[-500:]
+            raise SystemExit(f"{' '.join(argv[:4])} exited {proc.returncode}: {tail}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 

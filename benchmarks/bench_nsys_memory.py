@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_nsys import timed  # this folder is on sys.path when a benchmark runs
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTIVITY = (
@@ -78,27 +78,10 @@ def grow(src: Path, dst: Path, factor: int) -> int:
 
 def measure(db: Path, cwd: str) -> tuple[float, float]:
     """(peak RSS in MB, wall seconds) of one `pgdoctor diagnose --json` child."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pgdoctor", "diagnose", "--json", str(db)],
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    wall, _, rss_mb = timed(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "--json", str(db)], cwd, dict(os.environ)
     )
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-    except BaseException:  # an interrupt: the child goes too
-        proc.kill()
-        proc.wait()
-        raise
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    if proc.returncode not in (0, 1):
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-        raise SystemExit(f"diagnose exited {proc.returncode} on {db.name}: {err.strip()[-500:]}")
-    if proc.stderr:
-        proc.stderr.close()
-    return usage.ru_maxrss / 1024, wall
+    return rss_mb, wall
 
 
 def main() -> int:
