@@ -38,6 +38,15 @@ def _ip(*args: str, check: bool = True, timeout: float = 10.0) -> subprocess.Com
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=timeout)
 
 
+def _tbf(mbit: float) -> list[str]:
+    """A tbf qdisc whose bucket holds 5 ms of traffic (at least 8 KiB, above one MTU frame), as a
+    real shaper's does. A fixed large bucket made a slow host look fast: at 2 Mbit a 256 KiB
+    bucket is a whole second of traffic, so after an idle moment an exchange of up to 256 KiB
+    went through at line rate, and the probe's best-of-N kept that value (a CI failure)."""
+    burst_bytes = max(8192, int(mbit * 1e6 / 8 * 0.005))
+    return ["root", "tbf", "rate", f"{mbit}mbit", "burst", str(burst_bytes), "latency", "100ms"]
+
+
 def _in(ns: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, check=check, timeout=10.0
@@ -152,13 +161,13 @@ class NetnsLab:
             _in(ns, "ip", "link", "set", "eth0", "up")
             _in(ns, "ip", "link", "set", "lo", "up")
 
-    def throttle(self, i: int, mbit: float, burst_kb: int = 256) -> None:
+    def throttle(self, i: int, mbit: float) -> None:
         """Rate-limit host i in both directions: its eth0 egress and the bridge port's egress."""
-        spec = ["root", "tbf", "rate", f"{mbit}mbit", "burst", f"{burst_kb}kb", "latency", "100ms"]
+        spec = _tbf(mbit)
         _in(self.host_ns(i), "tc", "qdisc", "replace", "dev", "eth0", *spec)
         _in(self.switch, "tc", "qdisc", "replace", "dev", f"v{i}", *spec)
 
-    def slow_link(self, i: int, j: int, mbit: float, burst_kb: int = 256) -> None:
+    def slow_link(self, i: int, j: int, mbit: float) -> None:
         """Only the traffic between hosts i and j gets slow: a direct veth pair between them,
         host routes (/32) for each other's address over it, tbf on both ends. Every other pair
         still goes over the bridge. (Per-destination classes with prio/u32 would be simpler,
@@ -178,7 +187,7 @@ class NetnsLab:
             "netns",
             self.host_ns(j),
         )
-        spec = ["root", "tbf", "rate", f"{mbit}mbit", "burst", f"{burst_kb}kb", "latency", "100ms"]
+        spec = _tbf(mbit)
         for ns, dev, peer in ((self.host_ns(i), a, j), (self.host_ns(j), b, i)):
             _in(ns, "ip", "link", "set", dev, "up")
             _in(ns, "ip", "route", "add", f"{self.address(peer)}/32", "dev", dev)
