@@ -185,6 +185,17 @@ NCCL_VERSION = register_code(
     AREA,
 )
 
+# torch.distributed's own checks of the program's calls (process group, backend, device, arguments),
+# before any backend runs: the same category as NCCL's invalid usage, not a NCCL error.
+C10D_INVALID_USAGE = register_code(
+    "RUN301",
+    "c10d-invalid-usage",
+    "fail",
+    "nccl_usage",
+    "torch.distributed rejected a call: unknown process group, backend, device or arguments",
+    AREA,
+)
+
 COLLECTIVE_MISMATCH = register_code(
     "RUN201",
     "collective-mismatch",

@@ -13,6 +13,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE, USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
 
 _INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
@@ -37,7 +38,7 @@ SOCKET = re.compile(
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
 IFACE = re.compile(
     r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
-    r"NCCL_SOCKET_IFNAME|neither AF_INET",
+    r"NCCL_SOCKET_IFNAME|neither AF_INET|verify NCCL_OOB_NET_IFNAME|No interface found in the same subnet",
     re.I,
 )
 # Where a dropped connection is the job's own (not a dataset download's "ConnectionError").
@@ -255,40 +256,14 @@ _WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
 # A small value (blocking 2, cgaClusterSize 9) is the caller's own setting: invalid usage (below).
 _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
-# The WARN texts NCCL returns ncclInvalidArgument / ncclInvalidUsage with (2.4-2.28), by check:
-# argcheck.cc's pointer and operator checks ("AllReduce : sendbuff 0x7f.. is not a valid pointer", "..
-# recvbuff allocated on device 1 mismatchs with NCCL device 0", "Send : buff argument is NULL",
-# "invalid reduction operation 9", "reduction operation 5 unknown to this communicator"); init.cc's
-# communicator checks ("comm 0x55.. has already been destroyed", "Invalid device count requested : 0",
-# "improper usage of ncclCommInitRank", "ncclCommGetUniqueId should not be called when NCCL_COMM_ID is
-# set", "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER"); group.cc / enqueue.cc's
-# group and p2p checks ("ncclGroupEnd: not in a group call.", "Trying to send to self without a
-# matching recv", "peer 9 is not within valid range of ranks 8.", "Blocking and nonblocking
-# communicators are not allowed in the same group."); a communicator used after an abort or revoke
-# ("Attempt to use communicator before the previous operation returned ncclSuccess", "Comm 0x.. is in
-# abort state", "AllReduce: communicator was revoked").
-_USAGE_TEXT = re.compile(
-    r"(?P<pointer>is not a valid pointer|\w+ argument is NULL|allocated on device -?\d+ mismatchs? with "
-    r"NCCL device|corrupted comm object)|"
-    r"(?P<operator>invalid reduction operation|reduction operation -?\d+ unknown to this communicator|"
-    r"operator (?:is a NCCL builtin|is garbage|unknown to this communicator)|"
-    r"FP8 reduction support begins with)|"
-    r"(?P<destroyed>has already been destroyed)|"
-    r"(?P<group>ncclGroupEnd: not in a group call|Multiple (?:starts|ends) found in group|"
-    r"mixing different streams within a group call|Blocking and nonblocking communicators are not allowed|"
-    r"in a ncclGroup\(\) can be CUDA graph captured|must either be all uncaptured or all captured)|"
-    r"(?P<p2p>Trying to (?:send|recv) to self without a matching|peer -?\d+ is not within valid range)|"
-    r"(?P<init>improper usage of ncclCommInitRank|Invalid device count requested|invalid device count \(|"
-    r"rank -?\d+ exceeds ndev|Invalid device -?\d+ \(totalnDev|should not be called when NCCL_COMM_ID is set|"
-    r"not initialized via NCCL_\w+_INITIALIZER|Invali[dg] config \w+(?: \w+)? attribute value)|"
-    r"(?P<aborted>before the previous operation returned ncclSuccess|is in abort state|"
-    r"communicator was revoked)"
-)
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
 _BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
-# enqueue.cc: "Error : no algorithm/protocol available" (NCCL_ALGO / NCCL_PROTO exclude every choice).
-_NO_ALGO = re.compile(r"no algorithm/protocol available")
+# enqueue.cc: "Error : no algorithm/protocol available" (2.8-2.19), "No algorithm/protocol available for
+# function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
+# kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
+# (or NCCL_SYM_*) exclude every choice this collective or topology can use.
+_NO_ALGO = re.compile(r"[Nn]o (?:algorithm/protocol|symmetric kernel) available")
 # The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
 # "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
 # "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
@@ -383,6 +358,19 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
                 dedupe=(C.NCCL_SYSTEM_ERROR.code, "shm"),
             )
         ]
+    for pattern, kind, why, tag in DETAIL_TABLE:
+        m = pattern.search(detail)
+        if m:
+            return [
+                event(
+                    hit,
+                    kind.code,
+                    f"{hit.who()}: {why} ({clip(detail, 160)})",
+                    {**base, "nccl_last_error": detail[:300], "nccl_check": tag},
+                    used,
+                    dedupe=(kind.code, hit.rank, tag),
+                )
+            ]
     return []
 
 
@@ -455,7 +443,7 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
             )
         ]
     src = _WARN_SOURCE.search(t)
-    u = _USAGE_TEXT.search(msg)
+    u = USAGE_TEXT.search(msg)
     if u:
         return [
             event(
@@ -502,7 +490,25 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                 dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank),
             )
         ]
+    res = returned(hit)
+    if res in (3, 4, 5):
+        # Any other WARN whose function returned ncclInternalError / ncclInvalidArgument / ncclInvalidUsage
+        # (the "-> 3" frame below it, NCCL_DEBUG=INFO): the WARN says why, the chain says which kind.
+        kind = RESULT[res]
+        return [
+            event(
+                hit,
+                kind.code,
+                f"{hit.who()}: NCCL {ERRORS[res]}: {clip(msg, 160)}",
+                {"nccl_warn": msg[:300], "nccl_result": res},
+                dedupe=(kind.code, hit.rank),
+            )
+        ]
     return []
+
+
+# ncclGetErrorString's text for each ncclResult_t the chain fallback above reads.
+ERRORS = {3: "internal error", 4: "invalid argument", 5: "invalid usage"}
 
 
 def returned(hit: Hit) -> int:
