@@ -128,12 +128,14 @@ _WHAT = {
 }
 
 
-def _op(hit: Hit) -> str:
-    """The torch.distributed function the traceback shows (its last frame there, not a wrapper)."""
-    for ln in reversed(hit.before(16)):
-        m = _FRAME.search(ln.text)
-        if m and m.group(1) not in _WRAPPERS and not m.group(1).startswith("_"):
-            return m.group(1)
+def traceback_op(hit: Hit) -> str:
+    """The torch.distributed function the traceback shows (its last frame there, not a wrapper):
+    above the exception line, or below it when the paste puts the message first."""
+    for lines in (list(reversed(hit.before(16))), hit.after(16)):
+        for ln in lines:
+            m = _FRAME.search(ln.text)
+            if m and m.group(1) not in _WRAPPERS and not m.group(1).startswith("_"):
+                return m.group(1)
     return ""
 
 
@@ -142,7 +144,7 @@ def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         return None  # the traceback's quoted source line ('raise ValueError("...")'), not the exception
     kind = m.lastgroup or "group"
     facts: dict[str, object] = {"c10d_check": m.group(0), "usage_check": kind}
-    op = _op(hit)
+    op = traceback_op(hit)
     if op:
         facts["op"] = op
     t = hit.text.strip()

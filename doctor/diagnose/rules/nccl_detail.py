@@ -50,8 +50,13 @@ DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both o
 CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
 NCCL_ALLOC = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
 UNDEF = re.compile(r"undefined symbol: (nccl\w+)")
+# ... and ProcessGroupNCCL's own version floors (1.x-2.x): "AVG requires NCCL 2.10+", "PreMulSum requires
+# NCCL>=2.11.1", "Capturing NCCL collectives is only allowed with NCCL >= 2.9.6", "ProcessGroupNCCL only
+# supports alltoall* for NCCL lib version >= 2.7.0".
 VERSION = re.compile(
-    r"NCCL version mismatch|requires NCCL (?:version )?[\d.]+|NCCL [\d.]+ or (?:newer|later) is required"
+    r"NCCL version mismatch|requires NCCL ?(?:version |>= ?)?[\d.]+|"
+    r"NCCL [\d.]+ or (?:newer|later) is required|only allowed with NCCL >= ?[\d.]+|"
+    r"for NCCL lib version >= ?[\d.]+"
 )
 
 KIND = {
@@ -70,6 +75,13 @@ ERRNAMES = {
     "ncclInvalidArgument": "invalid argument",
     "ncclInternalError": "internal error",
     "ncclUnhandledCudaError": "unhandled cuda error",
+    # CuPy's NcclError (Ray's collective library, Chainer): "NCCL_ERROR_INVALID_USAGE: invalid usage".
+    "NCCL_ERROR_SYSTEM_ERROR": "unhandled system error",
+    "NCCL_ERROR_REMOTE_ERROR": "remote process exited or there was a network error",
+    "NCCL_ERROR_INVALID_USAGE": "invalid usage",
+    "NCCL_ERROR_INVALID_ARGUMENT": "invalid argument",
+    "NCCL_ERROR_INTERNAL_ERROR": "internal error",
+    "NCCL_ERROR_UNHANDLED_CUDA_ERROR": "unhandled cuda error",
 }
 
 
