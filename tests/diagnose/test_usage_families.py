@@ -150,6 +150,25 @@ C10D_USAGE = [
     ("ValueError: Rank 2 has appeared in both subgroup [0, 2] and [1, 2]", "subgroup"),
     ("ValueError: the split group cannot have duplicate ranks", "subgroup"),
     ("ValueError: Cannot shrink a process group with size 1. Group must have at least 2 ranks", "subgroup"),
+    # DistributedDataParallel's constructor (torch/nn/parallel/distributed.py _log_and_throw, 1.x-2.x)
+    (
+        "RuntimeError: DistributedDataParallel is not needed when a module doesn't have any parameter "
+        "that requires a gradient.",
+        "ddp",
+    ),
+    ("ValueError: device_ids can only be None or contain a single element.", "ddp"),
+    (
+        "ValueError: DistributedDataParallel device_ids and output_device arguments only work with "
+        "single-device/multiple-device GPU modules or CPU modules, but got device_ids [0], output_device "
+        "0, and module parameters {device(type='cpu')}.",
+        "ddp",
+    ),
+    (
+        "RuntimeError: Modules with uninitialized parameters can't be used with `DistributedDataParallel`. "
+        "Run a dummy forward pass to correctly initialize the modules",
+        "ddp",
+    ),
+    ("ValueError: SyncBatchNorm layers only work with GPU modules", "ddp"),
 ]
 
 

@@ -31,7 +31,13 @@ launcher or a framework adds ("[rank3]: ", "(RayWorkerWrapper pid=..) ERROR ...]
   1.x, "the new group's world size should be less or equal to the world size set by
   init_process_group", "The world size (8) must be divisible by 'group_size=3'", "Rank 2 has appeared in
   both subgroup [0, 2] and [1, 2]", "the split group cannot have duplicate ranks", "Cannot shrink a
-  process group with size 1").
+  process group with size 1"); DistributedDataParallel's constructor checks in
+  torch/nn/parallel/distributed.py ("DistributedDataParallel is not needed when a module doesn't have any
+  parameter that requires a gradient.", "device_ids can only be None or contain a single element.",
+  "DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-
+  device GPU modules or CPU modules, but got device_ids [0], output_device 0, and module parameters
+  {device(type='cpu')}.", "Modules with uninitialized parameters can't be used with
+  `DistributedDataParallel`.", "SyncBatchNorm layers only work with GPU modules").
 - c10d's C++ (ProcessGroup.hpp getBackend 2.0+: "No backend type associated with device type cpu" -
   a CPU tensor given to an NCCL-only group - and "Could not retrieve or create the backend 0 for device
   type cuda"; Utils.hpp's all-to-all split checks "Split sizes doesn't match total dim 0 size", "Tensor's
@@ -111,7 +117,15 @@ _CHECKS = re.compile(
     r"rankset doesn't include the current node|Cannot automatically create PG with empty tag|"
     r"new_group cannot delegate to split_group|ranks_to_exclude (?:must|cannot)|"
     r"Cannot shrink a process group|Cannot exclude all \d+ ranks|"
-    r"is in the exclusion list and should not call shrink_group|Invalid shrink_flags value)"
+    r"is in the exclusion list and should not call shrink_group|Invalid shrink_flags value)|"
+    r"(?P<ddp>DistributedDataParallel is not needed when a module doesn't have any parameter|"
+    r"device_ids can only be None or contain a single element|"
+    r"DistributedDataParallel's input module must be on the same type of devices|"
+    r"DistributedDataParallel device_ids and output_device arguments only work with|"
+    r"Modules with uninitialized parameters can't be used with `DistributedDataParallel`|"
+    r"DDP Pickling/Unpickling are only supported when using DDP with the default process group|"
+    r"SyncBatchNorm layers only work with GPU modules|"
+    r"Cannot specify both process_group and device_mesh arguments)"
 )
 # The collective the program called: the last torch.distributed frame of the traceback above the error.
 _FRAME = re.compile(r'File "[^"]*distributed[/\\](?:distributed_c10d|c10d_logger)\.py", line \d+, in (\w+)')
@@ -125,6 +139,7 @@ _WHAT = {
     "arguments": "arguments of the wrong type, rank or shape",
     "object_collective": "an object collective without its list on the right rank",
     "subgroup": "subgroup ranks that do not fit the world",
+    "ddp": "a DistributedDataParallel wrapping that does not fit the module (devices, parameters, group)",
 }
 
 
@@ -187,6 +202,9 @@ SIGNATURES = (
             "dim 0",
             "empty tag",
             "world size",
+            "distributeddataparallel",
+            "ddp pickling",
+            "syncbatchnorm",
         ),
         anchor_from=_EXC,
         examples=(
