@@ -195,6 +195,16 @@ C10D_INVALID_USAGE = register_code(
     "torch.distributed rejected a call: unknown process group, backend, device or arguments",
     AREA,
 )
+# NCCL's topology XML (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or the file a cloud's network plugin hands
+# it) that it cannot parse or that lacks what it needs: the platform's file, not the program.
+NCCL_TOPOLOGY_FILE = register_code(
+    "RUN302",
+    "nccl-topology-file",
+    "fail",
+    "driver_env",
+    "NCCL could not use the topology XML it was given (NCCL_TOPO_FILE or the network plugin's)",
+    AREA,
+)
 
 COLLECTIVE_MISMATCH = register_code(
     "RUN201",

@@ -287,7 +287,6 @@ NCCL_USAGE_WARNS = [
     ),  # argcheck.cc 2.27+
     ("'NCCL_WORK_FIFO_DEPTH=1024' is too small. Minimum value is 2048", "setting"),  # enqueue.cc 2.18
     ('Unrecognized element token "Rings" when parsing "allreduce:Rings"', "setting"),  # graph/tuning.cc
-    ("XML Topology has wrong version 1, 2 needed", "setting"),  # graph/xml.cc (NCCL_TOPO_FILE)
     (
         "Invalid NCCL_COMM_ID, please use format: <ipv4>:<port> or [<ipv6>]:<port> or <hostname>:<port>",
         "setting",
@@ -373,7 +372,11 @@ DETAILS = [
         "RUN192",
     ),  # init.cc
     ("Internal error : tree already has 2 children (3 4 5)", "RUN192"),  # graph/connect.cc
-    ("XML Parse error : unterminated comment", "RUN192"),  # graph/xml.cc
+    # graph/xml.cc / xml.h reading a supplied topology XML (NCCL_TOPO_FILE, a plugin's file): RUN302
+    ("XML Parse error : unterminated comment", "RUN302"),
+    ("XML Topology has wrong version 1, 2 needed", "RUN302"),
+    ("Attribute arch of node cpu not found", "RUN302"),  # only a supplied file lacks the cpu's arch
+    ("Attribute busid of node nic not found", "RUN192"),  # a NIC without a PCI path: internal
     ("No transport found !", "RUN192"),  # transport.cc 2.4-2.11
     ("Error : Could not find transport to connect next group", "RUN192"),  # misc/rings.cc 2.3
 ]

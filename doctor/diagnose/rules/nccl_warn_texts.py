@@ -59,10 +59,9 @@ USAGE_TEXT = re.compile(
     r"Invalid regBufType)|"
     # NCCL settings the job gave it that it cannot use: "'NCCL_WORK_FIFO_DEPTH=1024' is too small",
     # NCCL_ALGO / NCCL_PROTO strings graph/tuning.cc cannot parse ("Unrecognized element token 'Rings'
-    # when parsing 'allreduce:Rings'"), an NCCL_TOPO_FILE of another format ("XML Topology has wrong
-    # version 1, 2 needed"), "Invalid NCCL_COMM_ID, please use format: <ipv4>:<port> ...".
+    # when parsing 'allreduce:Rings'"), "Invalid NCCL_COMM_ID, please use format: <ipv4>:<port> ...".
     r"(?P<setting>'NCCL_\w+=[^']*' is too small|Unrecognized (?:element|prefix) token|All entries except "
-    r"the first must have a prefix|XML (?:Topology|Graph) has wrong version|Invalid NCCL_COMM_ID)|"
+    r"the first must have a prefix|Invalid NCCL_COMM_ID)|"
     # Communicators derived from a parent (ncclCommSplit / ncclCommShrink / ncclCommGrow, 2.18-2.28):
     # "Split shares resources, but parent comm netName IB is different from child comm netName Socket",
     # "Comm config netName (IB) does not match the parent (Socket)", "ncclCommGrow: new rank 9 exceeds
@@ -108,16 +107,34 @@ USAGE_TEXT = re.compile(
 #   the installed CUDA driver < R465"): the driver (RUN261);
 # - no network plugin at all (plugin/net.cc 2.19+ "Failed to initialize any NET plugin", "Error: network
 #   IB not found." when NCCL_NET names a transport that is not there): the platform (RUN294);
+# - the topology XML NCCL was given (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or the file a cloud's network
+#   plugin supplies for the instance type) that graph/xml.cc / xml.h cannot use: "XML Parse error :
+#   unterminated comment", "XML Mismatch : system / gpu", "XML Topology has wrong version 1, 2 needed",
+#   "Attribute arch of node cpu not found" (xml.cc's getXmlFromCpu always writes arch, vendor, familyid
+#   and modelid on the cpu nodes NCCL detects itself, so only a supplied file lacks them: p5 topology
+#   files of an old aws-ofi-nccl), "Could not open XML topology file": the platform's file (RUN302);
+#   "Attribute busid of node nic not found" (a NIC a plugin reports without a PCI path) stays internal;
 # - NCCL's own consistency checks (internal errors, not the caller's): init.cc "Failed to determine local
 #   ranks rank 3 hostHash ...", "Group creation failed", "P2p schedule creation has bugs", graph/*.cc's
 #   "Internal error : tree already has 2 children", "Failed to find reverse path from remNode ..",
 #   "No path computed to go from GPU/0 to NET/1", "Could not find NET with id 3", "ncclTopo.. could not
-#   find rank 3", the XML topology parser ("XML Parse error : unterminated comment", "XML Mismatch :",
-#   "Attribute arch of node cpu not found" is the environment's, handled before), transport.cc "No transport
-#   found !", misc/rings.cc "Error : Could not find transport to connect next group", enqueue.cc "Unknown
-#   pattern 7", "Unknown collective 9", "Sendrecv plan not aligned for self", p2p.cc "Internal error :
-#   NVswitch links mismatch", "Recursive P2P computation cannot work for >8 GPUs": RUN192.
+#   find rank 3", transport.cc "No transport found !", misc/rings.cc "Error : Could not find transport to
+#   connect next group", enqueue.cc "Unknown pattern 7", "Unknown collective 9", "Sendrecv plan not
+#   aligned for self", p2p.cc "Internal error : NVswitch links mismatch", "Recursive P2P computation
+#   cannot work for >8 GPUs": RUN192.
 DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
+    (
+        re.compile(
+            r"XML Parse(?: error)? : |XML Mismatch : |XML (?:Topology|Graph) has wrong version|"
+            r"Attribute (?:arch|vendor|familyid|modelid) of node cpu not found|"
+            r"Could not open XML (?:topology|graph) file|"
+            r"system node not found in XML|XML Import Channel : dev -?\d+ not found"
+        ),
+        C.NCCL_TOPOLOGY_FILE,
+        "NCCL could not use its topology XML (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or the file the "
+        "network plugin supplies for this instance type)",
+        "topology_file",
+    ),
     (
         re.compile(r"Multiple Ranks are using the same GPU|multiple ranks using the same NVML device"),
         C.NCCL_DUPLICATE_GPU,
@@ -150,8 +167,8 @@ DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
             r"Failed to determine (?:local|intra(?: proc| node)?) ranks|Group creation failed|"
             r"P2p schedule creation has bugs|Internal error : |Failed to find reverse path|"
             r"No path computed to go from|Could not find NET with id|ncclTopo\w+ could not find|"
-            r"XML Parse(?: error)? : |"
-            r"XML Mismatch :|No transport found !|Could not find transport to connect next group|"
+            r"No transport found !|Could not find transport to connect next group|"
+            r"Attribute \w+ of node \w+ not found|"
             r"Unknown (?:pattern|collnet pattern|collective) -?\d|Sendrecv (?:plan|schedule) not aligned|"
             r"Recursive P2P computation cannot work"
         ),
