@@ -439,6 +439,13 @@ def test_the_nccl_version_fact_stops_at_the_version() -> None:
         # NCCL's own INFO about a group, and a tuning line
         "node1:1234:5678 [0] NCCL INFO comm 0x55d0 rank 0 nranks 8 cudaDev 0 busId 1a000 - Init COMPLETE",
         "node1:1234:5678 [0] NCCL INFO 16777216 Bytes -> Algo 5 proto 2 time 262.715210",
+        # WARNs after which NCCL goes on (transport.cc, graph/tuning.cc, graph/search.cc, init.cc)
+        "node1:1234:5678 [0] transport.cc:172 NCCL WARN Cannot initialize CollNet, using point-to-point "
+        "network instead",
+        "node1:1234:5678 [0] graph/tuning.cc:120 NCCL WARN CollNet is not supported or fails to initialize, "
+        "ignoring NCCL_ALGO=COLLNET",
+        "node1:1234:5678 [0] graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling "
+        "back to simple order",
     ],
 )
 def test_decoys_stay_silent(log: str) -> None:

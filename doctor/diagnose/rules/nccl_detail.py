@@ -481,6 +481,8 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         src
         and src.group(1).startswith("graph/")
         and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg)
+        # search.cc's "Could not find a path for pattern 1, falling back to simple order": NCCL went on
+        and not re.search(r"falling back|, ignoring|, disabling", msg)
     ):
         if returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
             return [
