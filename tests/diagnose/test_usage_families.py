@@ -417,6 +417,39 @@ def test_no_algorithm_quoted_without_its_warn(prefix: str) -> None:
     assert f is not None and f.code == "RUN191", f
 
 
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        # Horovod's nccl_operations.cc: "<call> failed: " + ncclGetErrorString
+        ("horovod.common.exceptions.HorovodInternalError: ncclCommInitRank failed: invalid usage", "RUN191"),
+        (
+            "[1,0]<stderr>:horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: "
+            "internal error",
+            "RUN192",
+        ),
+        # TensorFlow's NcclManager, NCCL 1.x strings (src/core.cu ncclGetErrorString)
+        (
+            "tensorflow.python.framework.errors_impl.UnknownError: ncclAllReduce failed: invalid argument",
+            "RUN191",
+        ),
+        ("ERROR: ncclAllReduce failed: invalid data type", "RUN191"),
+        # torch <= 0.4's bundled NCCL 1 through torch.cuda.nccl: two-digit result codes
+        ("RuntimeError: NCCL Error 13: invalid data type", "RUN191"),
+        ("RuntimeError: NCCL Error 4: invalid device pointer", "RUN191"),
+        # XLA: the failed call and NCCL's last WARN on one line; the WARN decides
+        (
+            "INTERNAL: NCCL operation ncclGroupEnd() failed: invalid usage (run with NCCL_DEBUG=WARN for "
+            "details). Last NCCL warning(error) log entry (may be unrelated) 'Duplicate GPU detected : "
+            "rank 1 and rank 0 both on CUDA device 1000'.",
+            "RUN193",
+        ),
+    ],
+)
+def test_other_wrappers_of_ncclgeterrorstring(line: str, code: str) -> None:
+    f = _root(line)
+    assert f is not None and f.code == code, (line, f)
+
+
 def test_the_nccl_version_fact_stops_at_the_version() -> None:
     # a wrapped paste joins the next line onto torch's first one
     f = _root(

@@ -16,7 +16,11 @@ from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE, USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
 
-_INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
+# torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
+# '<WARN>'." after its "NCCL operation ncclGroupEnd() failed: ...".
+_INLINE_LAST = re.compile(
+    r"Last error:\s*(.+)$|Last NCCL warning\(error\) log entry \(may be unrelated\) '(.+?)'\.?\s*$"
+)
 NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
@@ -67,6 +71,16 @@ KIND = {
     "invalid argument": C.NCCL_INVALID_USAGE,
     "internal error": C.NCCL_INTERNAL_ERROR,
     "unhandled cuda error": C.NCCL_CUDA_ERROR,
+    # NCCL 1.x's ncclGetErrorString (src/core.cu, torch <= 0.4's bundled NCCL, Horovod/TF of 2017-2018):
+    # "NCCL Error 13: invalid data type", "ncclAllReduce failed: invalid device pointer".
+    "invalid device pointer": C.NCCL_INVALID_USAGE,
+    "invalid rank": C.NCCL_INVALID_USAGE,
+    "unsupported device count": C.NCCL_INVALID_USAGE,
+    "invalid device index": C.NCCL_INVALID_USAGE,
+    "invalid data type": C.NCCL_INVALID_USAGE,
+    "invalid reduction operations": C.NCCL_INVALID_USAGE,
+    "parameter mismatch between ranks": C.COLLECTIVE_MISMATCH,
+    "system error": C.NCCL_SYSTEM_ERROR,
 }
 ERRNAMES = {
     "ncclSystemError": "unhandled system error",
@@ -89,7 +103,7 @@ def last_error(hit: Hit) -> str:
     """The `Last error:` NCCL appends to torch's exception (its last WARN), when present."""
     inline = _INLINE_LAST.search(hit.text)
     if inline:
-        return inline.group(1).strip()
+        return (inline.group(1) or inline.group(2)).strip()
     lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
         if ln.text.strip().startswith("Last error:"):

@@ -76,7 +76,7 @@ _TORCH = re.compile(
 _NCCL_TEXT = re.compile(
     r"unhandled system error|unhandled cuda error|remote process exited or there was a network error"
 )
-_OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d): (?P<err>[a-z][a-z ,-]+[a-z])")
+_OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
 # without the word NCCL.
 _WARN = re.compile(r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN) (?P<msg>.*)$")
@@ -117,6 +117,29 @@ def _explaining_line(hit: Hit, code: Any) -> str:
         if code is C.NCCL_CUDA_ERROR and find_cuda_error(t) is not None:
             return f"Cuda failure '{find_cuda_error(t).message}'"  # type: ignore[union-attr]
     return ""
+
+
+# The wrappers that print the failed NCCL call and ncclGetErrorString, NCCL 1.x-2.x: Horovod's
+# nccl_operations.cc ("horovod.common.exceptions.HorovodInternalError: ncclCommInitRank failed: invalid
+# usage"), TensorFlow's NcclManager ("ncclAllReduce failed: invalid data type"), XLA's ("INTERNAL: NCCL
+# operation ncclGroupEnd() failed: internal error - please report this issue to the NCCL developers. Last
+# NCCL warning(error) log entry (may be unrelated) '...'.").
+_CALL_FAILED = re.compile(
+    r"\b(?P<call>nccl[A-Z]\w+)(?:\([^)]*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
+)
+
+
+def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").lower()
+    code = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    if code is None:
+        return None
+    base: dict[str, Any] = {
+        "nccl_error": err,
+        "nccl_error_text": m.group("err"),
+        "nccl_call": m.group("call"),
+    }
+    return from_detail(hit, last_error(hit) or _explaining_line(hit, code), base, None, 0, code)
 
 
 def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -475,6 +498,15 @@ SIGNATURES = (
         words=_NAMES,
         anchor_from="the 'Error' of the name or the exception type before it",
         examples=("RuntimeError: ncclInternalError: Internal check failed.",),
+    ),
+    Signature(
+        "nccl call failed",
+        _CALL_FAILED,
+        _call_failed,
+        C.NCCL_INVALID_USAGE.code,
+        anchors=(b" failed: ",),
+        worth=(rb"nccl\w+(?:\([^)]*\))? failed: ",),
+        words=(" failed: ",),
     ),
     Signature(
         "ncclGetErrorString text",
