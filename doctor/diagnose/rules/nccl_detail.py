@@ -1,7 +1,8 @@
 """What one NCCL failure text means: the detail after torch's "NCCL error in:" line, NCCL's "Last
 error:" and its WARN lines, read by the source that prints them (socket layer, NET/IB, argument
 checks, topology search, proxy, bootstrap). nccl_errors finds the lines; this module turns their
-text into events with facts. The formats are listed in nccl_errors' docstring.
+text into events with facts, with nccl_warn_texts' tables of WARN texts by check. The formats are
+listed in nccl_errors' docstring.
 """
 
 from __future__ import annotations

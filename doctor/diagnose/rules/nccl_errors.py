@@ -18,7 +18,9 @@ newer NCCL than the one loaded). gloo (pair.cc): "Connection closed by peer [10.
 "Connection reset by peer".
 
 Across versions torch also wrote "NCCL error: <text>, NCCL version X" (the 1.1x watchdog) and
-"NCCL Error 2: unhandled system error" (1.0); NCCL <= 2.3 printed "host:pid:tid [dev] file:line
+"NCCL Error 2: unhandled system error" (1.0; "NCCL Error 13: invalid data type" with NCCL 1.x's own
+strings); Horovod, TensorFlow and XLA print "<ncclCall> failed: <text>", CuPy "NCCL_ERROR_INVALID_USAGE:
+invalid usage"; NCCL <= 2.3 printed "host:pid:tid [dev] file:line
 WARN msg" without the word NCCL. WARNs are read by the source that prints them: the socket layer
 ("Call to connect failed : Connection timed out", "socketProgress: Connection closed by remote
 peer", "Socket recv failed while polling"), NET/IB completions (also quoted in prose), argument
