@@ -11,7 +11,9 @@ words, and "Socket closed [..]:port". Torch re-raises them as "RuntimeError: [..
 gloo's "Timed out waiting 1800000ms for recv operation" (unbound_buffer.cc) is a timeout, and so is
 the pair's own "Read timeout [..]:port" / "Write timeout" / "Send timeout" (read here, as a timeout).
 Setup: "Gloo connectFullMesh failed with ..." and device.cc's "Unable to find address for: eth0"
-(the rows moved here from nccl_errors).
+(the rows moved here from nccl_errors); "Application timeout caused pair closure" (tcp/pair.cc) is
+the process group's timeout closing the pair. The ibverbs transport's failures ("[.../gloo/transport/
+ibverbs/device.cc:76] ibv_open_device: ...") are the RDMA fabric's (RUN173), like NCCL's NET/IB.
 """
 
 from __future__ import annotations
@@ -34,10 +36,16 @@ _PAIR = re.compile(
 # "Write timeout ...", "Send timeout ..." - a peer that sent or read nothing within the process group's
 # timeout (it is stuck or gone), like unbound_buffer.cc's "Timed out waiting": a timeout, not a network
 # fault.
+# "Application timeout caused pair closure" (tcp/pair.cc): the pair closed by the process group's own
+# timeout while an operation waited on it - the same timeout, said by the transport.
 _PAIR_TIMEOUT = re.compile(
-    r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<dir>Read|Write|Send) timeout\b"
-    r"(?P<rest>.*)$"
+    r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<dir>Read|Write|Send|Application) "
+    r"timeout\b(?P<rest>.*)$"
 )
+# The ibverbs transport (gloo/transport/ibverbs/device.cc, pair.cc, buffer.cc): a verbs call that failed,
+# raised through GLOO_ENFORCE ("[enforce fail at .../ibverbs/device.cc:76] ibv_open_device: ...") or
+# IoException ("[.../ibverbs/pair.cc:464] ibv_post_send: Invalid argument"): the RDMA fabric or its setup.
+_IBVERBS = re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
 # gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
 _GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
 # ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
@@ -112,6 +120,16 @@ def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     a = _ADDR.search(m.group("rest"))
     if a:
         facts["peer"], facts["peer_port"] = a.group(1), int(a.group(2))
+    if m.group("dir") == "Application":
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: gloo closed its connection to a peer on the process group's timeout: the "
+                "peer did not take part in the collective in time",
+                facts,
+                dedupe=(row.code, hit.rank),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -120,6 +138,27 @@ def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             + ": the peer did not take part in the collective within the process group's timeout",
             facts,
             dedupe=(row.code, hit.rank),
+        )
+    ]
+
+
+def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what").strip()
+    facts: dict[str, Any] = {
+        "backend": "gloo",
+        "transport": "ibverbs",
+        "gloo_error": what[:200],
+        "gloo_source": f"{m.group('file')}:{m.group('line')}",
+    }
+    verb = re.search(r"\b(ibv_\w+)", what)
+    if verb:
+        facts["ibv_call"] = verb.group(1)
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo's InfiniBand (ibverbs) transport failed: {clip(what, 160)}",
+            facts,
+            dedupe=(row.code, hit.rank, "gloo_ibverbs"),
         )
     ]
 
@@ -177,6 +216,15 @@ SIGNATURES = (
         _pair_timeout,
         C.GLOO_TIMEOUT.code,
         tier=1,
+        anchors=(b"gloo/transport/",),
+        worth=(rb"gloo/transport/",),
+        words=("gloo/transport/",),
+    ),
+    Signature(
+        "gloo ibverbs transport",
+        _IBVERBS,
+        _ibverbs,
+        C.NCCL_IB_ERROR.code,
         anchors=(b"gloo/transport/",),
         worth=(rb"gloo/transport/",),
         words=("gloo/transport/",),

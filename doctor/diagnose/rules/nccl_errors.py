@@ -62,7 +62,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     warn_kind,
 )
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
-from pgdoctor.diagnose.rules.rendezvous import STORE_OP as _STORE_OP
+from pgdoctor.diagnose.rules.store_errors import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.knowledge.clip import clip

@@ -19,7 +19,15 @@ network address of (h, p)", "timed out after ..."); a refused connect (errno 111
 design and is no failure. Before 1.11 TCPStore said "connect() timed out. Original timeout was
 60000 ms." and "Socket Timeout"; 2.x "wait timeout after 300000ms, keys: ...". rendezvous.py:
 "Error initializing torch.distributed using env:// rendezvous: environment variable RANK
-expected, but not set" (RUN224).
+expected, but not set" (RUN224). 1.6-1.9 said only "connect() timed out."; 2.x's store-based barrier
+says "on rank 3 ... (world_size=4, num_workers_joined=3, ...)"; 2.1+ Utils.hpp "Failed to recv, got 0
+bytes. Connection was likely closed." (a store peer that went away: tier 1, its death is the cause);
+torchelastic's etcd backend fails with python-etcd's "EtcdConnectionFailed: Connection to etcd failed".
+A per-family record ("The IPv6 network addresses of (h, p) cannot be retrieved") followed by the connect
+that worked, and a bind that failed for one family while the other listens, are steps socket.cpp goes
+past, not failures.
+The store's reads and waits that fail after it was reached, the elastic backend's connection (c10d
+store, etcd) and name resolution are store_errors.py's rows, tried right after these.
 """
 
 from __future__ import annotations
@@ -30,13 +38,14 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gate, read
-from pgdoctor.knowledge.clip import clip
 
 _RDZV_TIMEOUT = re.compile(
     r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
     r"|[Tt]imed out initializing process group in store based barrier"
 )
-_BARRIER = re.compile(r"world_size=(\d+), worker_count=(\d+)")
+# 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
+# 2.x "(world_size=4, num_workers_joined=3, timeout=...".
+_BARRIER = re.compile(r"world_size=(\d+), (?:worker_count|num_workers_joined)=(\d+)")
 # Logged every few seconds while the store-based barrier waits (distributed_c10d.py, 1.x-2.x).
 _BARRIER_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
 # socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or
@@ -60,12 +69,13 @@ _NO_ADDR = frozenset({99, 10049})
 # EINVAL (and Winsock's 10022) from connect(): an address of the other family (an IPv6 record of a
 # host name on a node without IPv6 routing); socket.cpp logs it at [W] and goes on to the next address.
 _WRONG_FAMILY = frozenset({22, 10022})
-_FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), \d+\) cannot be retrieved")
-_LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "localhost.localdomain"})
+LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "localhost.localdomain"})
 # distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
 # make sure to call init_process_group." (1.x: "Default process group is not initialized").
 _NOT_INIT = re.compile(r"Default process group (?:has not been|is not) initialized")
-_SOCKET_TIMEOUT = re.compile(r"^(?:\w+\.)*\w*Error: Socket Timeout\b")
+# What may stand before an exception line that the rows below anchor at its start: a logging level that
+# the prefix reader leaves ("2025-01-02 03:04:05,678 - ERROR - KeyError: 'RANK'" keeps "ERROR - ").
+LEAD = r"^\s*(?:(?:ERROR|CRITICAL|WARNING|FATAL)\s*[-:|]\s*)?"
 # torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
 # environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
 _CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
@@ -74,15 +84,16 @@ _CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
 # started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
 # "KeyError: 'RANK'" ("raise KeyError(key) from None" above it).
 _ENV_KEY = re.compile(
-    r"^\s*KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\""
+    LEAD
+    + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\""
     r"]\s*$"
 )
 # detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
 # <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
 _D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
-# torch 1.9-1.11 TCPStore (c10d/Utils.cpp): "connect() timed out. Original timeout was 60000 ms."
-_OLD_CONNECT = re.compile(r"connect\(\) timed out\. Original timeout was (\d+) ms")
-_RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
+# torch 1.x TCPStore (c10d/Utils.cpp): "connect() timed out." (1.6-1.9, kConnectTimeoutMsg), then
+# "connect() timed out. Original timeout was 60000 ms." (1.10-1.11).
+_OLD_CONNECT = re.compile(r"connect\(\) timed out\.(?: Original timeout was (\d+) ms)?")
 # Server side: bind/listen per address (errno text), the summary, libuv's EADDRINUSE record,
 # and torch 1.x's bare "Address already in use".
 _SERVER = re.compile(
@@ -93,35 +104,16 @@ _SERVER_ANY = re.compile(
     r"server could not be initialized on any address for port=(\d+)"
 )
 _IN_USE = re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
-_PORT = re.compile(r"(?:\]:|port: |port=|:)(\d{2,5})\b")
-# torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
-# "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
-_STORE_ERR = re.compile(
-    r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
-    r"c10d/TCPStore\w*\.cpp:\d+\] (.*)"
-)
-_DNS = re.compile(
-    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-    r"No address associated with hostname"
-)
+# Not the source line of c10d's log prefix ("[E socket.cpp:462] ").
+_PORT = re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp):)(\d{2,5})\b")
 # torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
 # seconds for other agents to finish" / "Error waiting on exit barrier. Elapsed: 300.05 seconds".
 _EXIT_BARRIER = re.compile(
     r"Waiting \d+ seconds for other agents to finish|Error waiting on exit barrier|_exit_barrier"
 )
-# A store operation of the store-based barrier (distributed_c10d._store_based_barrier: store.add /
-# store.wait / store.get) or of the rendezvous that lost its server: the traceback's frames name it.
-STORE_OP = re.compile(
-    r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
-    r"CPStore|"
-    r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store"
-)
-_PEER_DROPPED = re.compile(
-    r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused"
-)
-_STORE_CONTEXT = re.compile(
-    r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error", re.I
-)
+# socket.cpp's listen that worked after a failed bind of one family: "[I socket.cpp:480] [c10d] The server
+# socket has started to listen on 0.0.0.0:29500."
+_LISTENING = re.compile(r"server socket has started to listen on \S*?:(\d+)")
 
 
 def _server(hit: Hit, t: str) -> list[Event]:
@@ -135,6 +127,8 @@ def _server(hit: Hit, t: str) -> list[Event]:
     p = _PORT.search(m.group(1)) if m else _PORT.search(t)
     if p:
         facts["port"] = int(p.group(1))
+    if m and "failed to bind to" in t and "port" in facts and _listening_later(hit, facts["port"]):
+        return []  # one family's bind failed, the other's listens: socket.cpp goes on with it
     if _IN_USE.search(t) or facts.get("errno") == 98:
         return [
             event(
@@ -160,6 +154,14 @@ def _server(hit: Hit, t: str) -> list[Event]:
     return []
 
 
+def _listening_later(hit: Hit, port: int) -> bool:
+    for ln in hit.after(200, same_rank=True):
+        c = _LISTENING.search(ln.text)
+        if c and int(c.group(1)) == port:
+            return True
+    return False
+
+
 def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     facts: dict[str, Any] = {}
@@ -168,7 +170,7 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     b = _BARRIER.search(t)
     if b:
         facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}
-    on = re.search(r"barrier on rank: (\d+)", t)
+    on = re.search(r"barrier on rank:? (\d+)", t)
     who = f" ({facts['joined']}/{facts['expected']} joined)" if "joined" in facts else ""
     if any(_EXIT_BARRIER.search(ln.text) for ln in [*hit.before(24, same_rank=False), hit.line]):
         # elastic/agent/server/api.py _exit_barrier: this agent's workers finished (or failed) and it
@@ -226,11 +228,12 @@ def _client_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _old_connect(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    within = f" within {m.group(1)} ms" if m.group(1) else ""
     return [
         row.event(
             hit,
-            f"could not connect to the store within {m.group(1)} ms (TCPStore connect() timed out)",
-            {"timeout_ms": int(m.group(1))},
+            f"could not connect to the store{within} (TCPStore connect() timed out)",
+            {"timeout_ms": int(m.group(1))} if m.group(1) else {},
             dedupe=(row.code,),
         )
     ]
@@ -256,7 +259,7 @@ def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 _CONNECTED = re.compile(r"client socket has connected to \[?[^\]\s]+?\]?:(\d+)")
 
 
-def _connected_later(hit: Hit, port: int) -> bool:
+def connected_later(hit: Hit, port: int) -> bool:
     for ln in hit.after(400, same_rank=True):
         c = _CONNECTED.search(ln.text)
         if c and int(c.group(1)) == port:
@@ -266,11 +269,11 @@ def _connected_later(hit: Hit, port: int) -> bool:
 
 def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     errno = int(m.group(3))
-    if _connected_later(hit, int(m.group(2))):
+    if connected_later(hit, int(m.group(2))):
         return []
     if errno in _RETRIED:
         return []  # the server is not listening yet: socket.cpp retries until its timeout
-    if errno in _NO_ADDR and m.group(1).lower() in _LOOPBACK_NAMES:
+    if errno in _NO_ADDR and m.group(1).lower() in LOOPBACK_NAMES:
         return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
     if errno in _WRONG_FAMILY:
         return []  # one resolved address of a family the host cannot use; socket.cpp tries the next one
@@ -288,7 +291,7 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 def _connect_any(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if _connected_later(hit, int(m.group(2))):
+    if connected_later(hit, int(m.group(2))):
         return []
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2))}
     return [
@@ -373,79 +376,6 @@ def _closed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             "restarts ran out), so this agent cannot join; the agent that closed it says why",
             {"problem": "rendezvous_closed"},
             dedupe=(row.code, "closed"),
-        )
-    ]
-
-
-def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: a store read timed out (Socket Timeout) while the "
-            "process group waited for its peers",
-            {"store_error": "Socket Timeout"},
-            dedupe=(row.code, "store_err"),
-        )
-    ]
-
-
-def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the connection to the rendezvous (c10d) store failed", {}, dedupe=(row.code,))]
-
-
-def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    fam = _FAMILY_LOOKUP.search(hit.text)
-    if fam and fam.group(1).strip("[]").lower() in _LOOPBACK_NAMES:
-        # socket.cpp's per-family record for a loopback name ("The IPv6 network addresses of (localhost,
-        # 51595) cannot be retrieved (gai error: -2 ...)") on a host without IPv6 for it: it goes on
-        # with IPv4, which resolves. For any other name the store's host does not resolve.
-        return []
-    if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
-        return None
-    return [
-        row.event(
-            hit,
-            "the store host name does not resolve (MASTER_ADDR)",
-            {"error": "name resolution"},
-            dedupe=(row.code, "dns"),
-        )
-    ]
-
-
-def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
-    if op is None or not re.search(r"Error|error", hit.text):
-        return None
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: a store operation lost its connection ({m.group(0)}) in "
-            f"{op.group(0).rstrip('(')}: the store's host (rank 0's agent or process) went away or "
-            "dropped the client",
-            {"store_error": m.group(0), "store_op": op.group(0).rstrip("(")},
-            dedupe=(row.code, "store_err"),
-        )
-    ]
-
-
-def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
-    if not re.search(
-        r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe",
-        hit.text,
-    ):
-        return None
-    facts = {"store_error": (m.group(2) or m.group(3) or m.group(4) or "").strip()[:200]}
-    if m.group(1) is not None:
-        facts["store_key"] = m.group(1)
-    # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
-    # died or hung first; a symptom unless nothing else is found.
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: store request failed: {clip(facts['store_error'], 120)}",
-            facts,
-            dedupe=(row.code, "store_err"),
         )
     ]
 
@@ -586,7 +516,7 @@ SIGNATURES = (
     ),
     Signature(
         "rendezvous closed",
-        re.compile(r"^\s*(?:\w+\.)*RendezvousClosedError\b"),
+        re.compile(LEAD + r"(?:\w+\.)*RendezvousClosedError\b"),
         _closed,
         R,
         anchors=(b"rror",),
@@ -605,79 +535,6 @@ SIGNATURES = (
         examples=(
             "RuntimeError: Default process group has not been initialized, please make sure to call "
             "init_process_group.",
-        ),
-    ),
-    Signature(
-        "socket timeout (1.x)",
-        _SOCKET_TIMEOUT,
-        _socket_timeout,
-        S,
-        tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("socket timeout",),
-    ),
-    Signature(
-        "rendezvous connection",
-        _RDZV_CONN,
-        _rdzv_conn,
-        S,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("rendezvous", "c10d store"),
-        anchor_from=_EXC,
-        examples=(
-            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
-            "C10d store has failed. See inner exception for details.",
-        ),
-    ),
-    Signature(
-        "store host name",
-        _DNS,
-        _dns,
-        S,
-        anchors=(b"rror", b"[c10d]"),
-        worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
-        words=(
-            "name or service not known",
-            "name resolution",
-            "nodename nor servname",
-            "no address associated",
-        ),
-        anchor_from=_EXC + " or c10d's '[c10d] ' logger prefix",
-        examples=(
-            "socket.gaierror: [Errno -2] Name or service not known",
-            "ValueError: Error initializing torch.distributed: socket.gaierror: Temporary failure in name "
-            "resolution",
-        ),
-    ),
-    Signature(
-        "store connection dropped",
-        _PEER_DROPPED,
-        _store_dropped,
-        S,
-        tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("connection reset by peer", "broken pipe", "connection closed by peer", "connection refused"),
-        anchor_from=(
-            "the exception type ('RuntimeError: ', 'ConnectionResetError: ') before the socket's text"
-        ),
-        examples=("RuntimeError: Connection reset by peer",),
-    ),
-    Signature(
-        "store request",
-        _STORE_ERR,
-        _store_err,
-        S,
-        tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("store->get", "diststoreerror", "distnetworkerror", "c10d/tcpstore"),
-        anchor_from=_EXC,
-        examples=(
-            "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
-            "Socket Timeout",
         ),
     ),
 )

@@ -1,0 +1,285 @@
+"""rendezvous, continued: a store that the ranks reached and then lost, or could not name - its reads and
+waits failing (torch/csrc/distributed/c10d/TCPStore.cpp, Utils.hpp), the elastic rendezvous's backend
+unreachable (elastic/rendezvous/c10d_rendezvous_backend.py, etcd_rendezvous.py with python-etcd), and a
+store host name that does not resolve. The rows follow rendezvous.py's (MODULES lists this module right
+after it), so a line that module reads never reaches them.
+
+Formats: 1.x "RuntimeError: Socket Timeout" (c10d/Utils.hpp) and "store->get('0') got error: Socket
+Timeout"; 2.0-2.2 "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after
+1800000ms, keys: ..."; 2.x "DistStoreError: wait timeout after 300000ms, keys: ..."; 2.1+ Utils.hpp
+recvBytes "DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. Did the remote
+server shutdown or crash?" and ProcessGroupNCCL's "[3] is setting up NCCL communicator and retrieving
+ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: failed to recv,
+got 0 bytes"; "DistNetworkError: Connection reset by peer" / "Broken pipe" under a store operation's
+frame; "RendezvousConnectionError: The connection to the C10d store has failed" (and "... to etcd has
+failed"); python-etcd's "EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(...)";
+"Name or service not known" / "Temporary failure in name resolution" near the store's words.
+
+A store that was reached and then lost is most often the echo of the process that hosted it dying
+(rank 0, or its agent): those rows are tier 1, so the death found elsewhere in the log is the cause.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.rendezvous import LEAD, LOOPBACK_NAMES, connected_later
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
+
+_SOCKET_TIMEOUT = re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
+_RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
+# torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
+# "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
+_STORE_ERR = re.compile(
+    r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
+    r"c10d/TCPStore\w*\.cpp:\d+\] (.*)"
+)
+_DNS = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+    r"No address associated with hostname"
+)
+# A store operation of the store-based barrier (distributed_c10d._store_based_barrier: store.add /
+# store.wait / store.get) or of the rendezvous that lost its server: the traceback's frames name it.
+STORE_OP = re.compile(
+    r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
+    r"CPStore|"
+    r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store"
+)
+_PEER_DROPPED = re.compile(
+    r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
+    r"(?P<recv0>[Ff]ailed to recv, got 0 bytes)"
+)
+# Utils.hpp recvBytes (2.1+): "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote
+# server shutdown or crash?" - only c10d's store sockets say it, so it needs no traceback frame; but
+# TCPStore's server logs it at [W] ("recvValue failed on SocketImpl(...): failed to recv, got 0 bytes")
+# whenever a client hangs up, also at the end of a healthy run: only a raised error counts.
+_RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to recv, got 0 bytes")
+# The rank whose ncclUniqueId the store lookup waited for (ProcessGroupNCCL broadcastUniqueNCCLID):
+# "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
+_UID_FROM = re.compile(r"retrieving ncclUniqueId from \[(\d+)\]")
+# python-etcd's client (client.py) under torchelastic's etcd rendezvous (etcd_rendezvous.py, 0.2-2.x):
+# "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
+# '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
+# servers, maybe you provided the wrong host(s) to connect to?".
+_ETCD = re.compile(
+    r"Etcd(?:ConnectionFailed|Exception): (?:Connection to etcd failed|Could not get the list of servers)"
+)
+_ETCD_ADDR = re.compile(r"host='([^']+)', port=(\d+)")
+_STORE_CONTEXT = re.compile(
+    r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error", re.I
+)
+_FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved")
+
+
+def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a store read timed out (Socket Timeout) while the "
+            "process group waited for its peers",
+            {"store_error": "Socket Timeout"},
+            dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [row.event(hit, "the connection to the rendezvous (c10d) store failed", {}, dedupe=(row.code,))]
+
+
+def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    fam = _FAMILY_LOOKUP.search(hit.text)
+    if fam and "IPv6 network addresses" in hit.text and connected_later(hit, int(fam.group(2))):
+        # socket.cpp looks up each family in turn ("The IPv6 network addresses of (node-1, 29500) cannot be
+        # retrieved (gai error: -2 ...)" for a name with only IPv4 records) and goes on with IPv4, which
+        # connected. Without that record the paste ends at this line, and the labels of real logs read it
+        # as the failure (a name that does not resolve, a stuck _create_c10d_store).
+        return []
+    if fam and fam.group(1).strip("[]").lower() in LOOPBACK_NAMES:
+        # socket.cpp's per-family record for a loopback name ("The IPv6 network addresses of (localhost,
+        # 51595) cannot be retrieved (gai error: -2 ...)") on a host without IPv6 for it: it goes on
+        # with IPv4, which resolves. For any other name the store's host does not resolve.
+        return []
+    if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
+        return None
+    return [
+        row.event(
+            hit,
+            "the store host name does not resolve (MASTER_ADDR)",
+            {"error": "name resolution"},
+            dedupe=(row.code, "dns"),
+        )
+    ]
+
+
+def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
+    if m.group("recv0"):
+        if not _RECV0_RAISED.search(hit.text):
+            return None  # TCPStore's server-side [W] record of a client that hung up
+    elif op is None or not re.search(r"Error|error", hit.text):
+        return None
+    where = f" in {op.group(0).rstrip('(')}" if op else ""
+    facts = {"store_error": m.group(0)}
+    if op:
+        facts["store_op"] = op.group(0).rstrip("(")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a store operation lost its connection ({m.group(0)}){where}: the store's host "
+            "(rank 0's agent or process) went away or dropped the client",
+            facts,
+            dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    a = _ETCD_ADDR.search(hit.text)
+    facts: dict[str, Any] = {"backend": "etcd", "store_error": clip(hit.text.strip(), 200)}
+    if a:
+        facts["etcd_host"], facts["etcd_port"] = a.group(1), int(a.group(2))
+    at = f" at {a.group(1)}:{a.group(2)}" if a else ""
+    return [
+        row.event(
+            hit,
+            f"the elastic rendezvous could not reach its etcd server{at} (--rdzv_endpoint: the server is "
+            "down, the address or port is wrong, or a firewall drops it)",
+            facts,
+            dedupe=(row.code, "etcd"),
+        )
+    ]
+
+
+def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
+    if not re.search(
+        r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe|"
+        r"[Ff]ailed to recv",
+        hit.text,
+    ):
+        return None
+    facts: dict[str, Any] = {"store_error": (m.group(2) or m.group(3) or m.group(4) or "").strip()[:200]}
+    if m.group(1) is not None:
+        facts["store_key"] = m.group(1)
+    uid = _UID_FROM.search(hit.text)
+    if uid:
+        facts["waited_for_rank"] = int(uid.group(1))
+    # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
+    # died or hung first; a symptom unless nothing else is found.
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: store request failed: {clip(facts['store_error'], 120)}",
+            facts,
+            dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+S = C.STORE_UNREACHABLE.code
+_EXC = "the exception type ('...Error: ') before torch's message"
+SIGNATURES = (
+    Signature(
+        "socket timeout (1.x)",
+        _SOCKET_TIMEOUT,
+        _socket_timeout,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("socket timeout",),
+    ),
+    Signature(
+        "rendezvous connection",
+        _RDZV_CONN,
+        _rdzv_conn,
+        S,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvous", "c10d store"),
+        anchor_from=_EXC,
+        examples=(
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
+            "C10d store has failed. See inner exception for details.",
+        ),
+    ),
+    Signature(
+        "store host name",
+        _DNS,
+        _dns,
+        S,
+        anchors=(b"rror", b"[c10d]"),
+        worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
+        words=(
+            "name or service not known",
+            "name resolution",
+            "nodename nor servname",
+            "no address associated",
+        ),
+        anchor_from=_EXC + " or c10d's '[c10d] ' logger prefix",
+        examples=(
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "ValueError: Error initializing torch.distributed: socket.gaierror: Temporary failure in name "
+            "resolution",
+        ),
+    ),
+    Signature(
+        "store connection dropped",
+        _PEER_DROPPED,
+        _store_dropped,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=(
+            "connection reset by peer",
+            "broken pipe",
+            "connection closed by peer",
+            "connection refused",
+            "failed to recv, got 0 bytes",
+        ),
+        anchor_from=(
+            "the exception type ('RuntimeError: ', 'ConnectionResetError: ') before the socket's text"
+        ),
+        examples=(
+            "RuntimeError: Connection reset by peer",
+            "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed.",
+        ),
+    ),
+    Signature(
+        "etcd connection",
+        _ETCD,
+        _etcd,
+        S,
+        anchors=(b"rror", b"Etcd"),
+        worth=(rb"Etcd\w*(?:Failed|Exception)",),
+        words=("etcd",),
+    ),
+    Signature(
+        "store request",
+        _STORE_ERR,
+        _store_err,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("store->get", "diststoreerror", "distnetworkerror", "c10d/tcpstore"),
+        anchor_from=_EXC,
+        examples=(
+            "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
+            "Socket Timeout",
+        ),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)
