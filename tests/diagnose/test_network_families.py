@@ -439,3 +439,44 @@ def test_server_summary_takes_its_port_from_the_address_not_the_source_line() ->
     found = _findings(log)
     assert found and found[0].code == "RUN223" and found[0].facts["port"] == 29500
     assert all(f.facts.get("port") in (None, 29500) for f in found), [f.facts for f in found]
+
+
+def test_a_barrier_that_counts_more_ranks_than_the_world_names_a_shared_store() -> None:
+    # distributed_c10d._store_based_barrier counts every process that used the key: more than world_size
+    # is two jobs (or a stale init file) on one store, or a launcher that started too many processes.
+    f = _root(
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 2, for key: store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:30:00)"
+    )
+    assert f is not None and f.code == "RUN221" and f.facts["oversubscribed"] is True, f
+    assert "more ranks counted than world_size" in f.message
+    f = _root(
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 5, for key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)"
+    )
+    assert f is not None and "oversubscribed" not in f.facts, f
+
+
+def test_gloo_ibverbs_completion_status_is_named() -> None:
+    f = _root(
+        "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+        "  what():  [enforce fail at /opt/caffe2/third_party/gloo/gloo/transport/ibverbs/pair.cc:417] wc->status == IBV_WC_SUCCESS. 4 vs 0. Send for slot 34: local protection error\n"
+    )
+    assert f is not None and f.code == "RUN173", f
+    assert f.facts["wc_status"] == 4 and f.facts["wc_status_name"] == "IBV_WC_LOC_PROT_ERR"
+
+
+def test_the_etcd_backend_is_named() -> None:
+    f = _root(
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to etcd has failed. See inner exception for details."
+    )
+    assert f is not None and f.facts.get("backend") == "etcd" and "etcd server" in f.message, f
+
+
+def test_shutdown_noise_of_the_dump_check_is_silent() -> None:
+    # ProcessGroupNCCL's heartbeat asks the store whether to dump; after the store's host exited it
+    # warns, with the store's own text, at [W]: not a failure (the real one is elsewhere, or none).
+    log = (
+        '[rank3]:[W625 23:35:35.311127584 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: failed to recv, got 0 bytes\n'
+        "[rank2]:[W625 23:35:35.303797152 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=6, addr=[::ffff:127.0.0.1]:37468, remote=[::ffff:127.0.0.1]:6006): failed to recv, got 0 bytes\n"
+        "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:678 (most recent call first):\n"
+    )
+    assert _findings(log) == [], log

@@ -46,6 +46,33 @@ _PAIR_TIMEOUT = re.compile(
 # raised through GLOO_ENFORCE ("[enforce fail at .../ibverbs/device.cc:76] ibv_open_device: ...") or
 # IoException ("[.../ibverbs/pair.cc:464] ibv_post_send: Invalid argument"): the RDMA fabric or its setup.
 _IBVERBS = re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
+# Its completion check: "wc->status == IBV_WC_SUCCESS. 12 vs 0. Memory region send for slot 0: ..." - the
+# number is libibverbs' enum ibv_wc_status (verbs.h), named here as NCCL's NET/IB names it.
+_WC_STATUS = re.compile(r"wc->status == IBV_WC_SUCCESS\. (\d+) vs 0")
+_WC_NAMES = [
+    "SUCCESS",
+    "LOC_LEN_ERR",
+    "LOC_QP_OP_ERR",
+    "LOC_EEC_OP_ERR",
+    "LOC_PROT_ERR",
+    "WR_FLUSH_ERR",
+    "MW_BIND_ERR",
+    "BAD_RESP_ERR",
+    "LOC_ACCESS_ERR",
+    "REM_INV_REQ_ERR",
+    "REM_ACCESS_ERR",
+    "REM_OP_ERR",
+    "RETRY_EXC_ERR",
+    "RNR_RETRY_EXC_ERR",
+    "LOC_RDD_VIOL_ERR",
+    "REM_INV_RD_REQ_ERR",
+    "REM_ABORT_ERR",
+    "INV_EECN_ERR",
+    "INV_EEC_STATE_ERR",
+    "FATAL_ERR",
+    "RESP_TIMEOUT_ERR",
+    "GENERAL_ERR",
+]
 # gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
 _GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
 # ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
@@ -153,6 +180,11 @@ def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     verb = re.search(r"\b(ibv_\w+)", what)
     if verb:
         facts["ibv_call"] = verb.group(1)
+    wc = _WC_STATUS.search(what)
+    if wc:
+        facts["wc_status"] = int(wc.group(1))
+        if int(wc.group(1)) < len(_WC_NAMES):
+            facts["wc_status_name"] = "IBV_WC_" + _WC_NAMES[int(wc.group(1))]
     return [
         row.event(
             hit,

@@ -172,6 +172,15 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}
     on = re.search(r"barrier on rank:? (\d+)", t)
     who = f" ({facts['joined']}/{facts['expected']} joined)" if "joined" in facts else ""
+    if facts.get("joined", 0) > facts.get("expected", 1 << 30):
+        # More ranks counted than the world has: the barrier key was shared - two jobs on one
+        # MASTER_PORT or init file (a file:// store left from an earlier run), or each launched task
+        # spawning its own world of ranks (srun -n2 with mp.spawn of 2 per task).
+        facts["oversubscribed"] = True
+        who += (
+            ": more ranks counted than world_size, so another job or a stale init file shares the "
+            "store, or the launcher started more processes than the world"
+        )
     if any(_EXIT_BARRIER.search(ln.text) for ln in [*hit.before(24, same_rank=False), hit.line]):
         # elastic/agent/server/api.py _exit_barrier: this agent's workers finished (or failed) and it
         # waited for the other agents, which had died or hung: a consequence of their failure.
@@ -203,6 +212,9 @@ def _barrier_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     b = _BARRIER.search(hit.text)
     facts = {"expected": int(b.group(1)), "joined": int(b.group(2))} if b else {}
     who = f" ({facts['joined']}/{facts['expected']} ranks arrived)" if facts else ""
+    if facts and facts["joined"] > facts["expected"]:
+        facts["oversubscribed"] = True  # see _rdzv_timeout: the key is shared with other processes
+        who += ": more than world_size, so another job or a stale init file shares the store"
     return [
         row.event(
             hit,

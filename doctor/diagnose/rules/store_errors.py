@@ -88,7 +88,11 @@ def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [row.event(hit, "the connection to the rendezvous (c10d) store failed", {}, dedupe=(row.code,))]
+    if "etcd" in hit.text:
+        what, facts = "etcd server", {"backend": "etcd"}
+    else:
+        what, facts = "(c10d) store", {}
+    return [row.event(hit, f"the connection to the rendezvous {what} failed", facts, dedupe=(row.code,))]
 
 
 def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
