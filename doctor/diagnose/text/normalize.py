@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
+from pgdoctor.diagnose.text.shapes import decode as decode_shapes
 from pgdoctor.knowledge.ranks import bounded
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
@@ -248,19 +249,26 @@ def _unescape_json(text: str) -> list[str]:
     """A traceback inside a JSON string: split on the escaped newlines and unescape."""
     parts = _ESCAPED_NL.split(text)
     parts[0] = re.split(r'"\s*:\s*"', parts[0])[-1]
-    parts[-1] = re.sub(r'"\s*[,}\]]*\s*$', "", parts[-1])
+    # the closing quote of a JSON value, or of a repr() inside a wrapper exception: "...')"
+    parts[-1] = re.sub(r"""(?:"|'\))\s*[,}\]]*\s*$""", "", parts[-1])
     return [
-        p.replace('\\"', '"').replace("\\t", "\t").replace("\\u001b", "\x1b").replace("\\\\", "\\")
+        p.replace('\\"', '"')
+        .replace("\\'", "'")
+        .replace("\\t", "\t")
+        .replace("\\u001b", "\x1b")
+        .replace("\\x1b", "\x1b")
+        .replace("\\\\", "\\")
         for p in parts
     ]
 
 
 def _physical_to_logical(raw: str) -> list[str]:
-    raw = raw.rstrip("\r\n")
+    # The encodings of the paste undone first (shapes.py): what follows sees the printed text.
+    raw = decode_shapes(raw.rstrip("\r\n"))
     pieces: list[str]
-    if "\r" in raw or "\\n" in raw:
+    if "\r" in raw or "\\n" in raw or "\n" in raw:
         pieces = []
-        for seg in raw.split("\r"):
+        for seg in re.split(r"\r\n?|\n", raw):
             if not seg.strip():
                 continue
             if "\\n" in seg and seg.count("\\n") >= 2:
