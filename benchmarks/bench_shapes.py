@@ -12,42 +12,15 @@ cases right plain stay right in the shape; --misses lists the cases a shape lose
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pgdoctor.diagnose.api import diagnose_sources  # noqa: E402
 from tests.diagnose.test_corpus import accepted  # noqa: E402  (the scorer's rules, one copy)
-from tests.helpers.shapes import SHAPES  # noqa: E402
-
-CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-DEV = [
-    CORPUS / "real_logs_v1.jsonl",
-    CORPUS / "real_logs_v2.jsonl",
-    *sorted((CORPUS / "new").glob("*.jsonl")),
-    CORPUS / "v3" / "dev.jsonl",
-    CORPUS / "v3" / "dev2.jsonl",
-]
-
-
-def dev_cases(every: int = 1) -> list[dict[str, Any]]:
-    """The dev cases of every corpus (every `every`-th one), held-out files excluded by name."""
-    out = []
-    for path in DEV:
-        assert "heldout" not in path.name
-        out += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return out[::every]
-
-
-def top1(log: str, name: str) -> Optional[str]:
-    findings = diagnose_sources([(name, log)])
-    real = [f for f in findings if f.severity.value in ("warn", "fail")]
-    return real[0].category if real else None
+from tests.helpers.shapes import SHAPES, dev_cases, top1  # noqa: E402
 
 
 def main() -> None:

@@ -13,6 +13,36 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Callable
+from typing import Any, Optional
+
+from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.paths import FIXTURES
+
+CORPUS = FIXTURES / "corpus"
+# The dev corpora: read while rules were written. A held-out file is never among them.
+DEV = [
+    CORPUS / "real_logs_v1.jsonl",
+    CORPUS / "real_logs_v2.jsonl",
+    *sorted((CORPUS / "new").glob("*.jsonl")),
+    CORPUS / "v3" / "dev.jsonl",
+    CORPUS / "v3" / "dev2.jsonl",
+]
+
+
+def dev_cases(every: int = 1) -> list[dict[str, Any]]:
+    """The dev cases of every dev corpus (every `every`-th one)."""
+    out = []
+    for path in DEV:
+        assert "heldout" not in path.name
+        out += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return out[::every]
+
+
+def top1(log: str, name: str) -> Optional[str]:
+    """The category of the first warn or fail finding, as the corpus scorer reads it."""
+    findings = diagnose_sources([(name, log)])
+    real = [f for f in findings if f.severity.value in ("warn", "fail")]
+    return real[0].category if real else None
 
 
 def _per_line(fn: Callable[[int, str], str]) -> Callable[[str], str]:
