@@ -4,8 +4,10 @@ Real logs are pasted from terminals, log viewers and launchers: prefixes stack (
 `[default0]:`, `0: `, `[1,3]<stdout>:`, `node-7: `, timestamps, viewer line numbers,
 `(Worker pid=123)`), ANSI colours survive (sometimes without their ESC byte), CRLF and
 progress-bar carriage returns glue lines together, terminals hard-wrap long messages, and
-JSON log shippers put whole tracebacks on one line with escaped newlines. Patterns downstream
-see the message text only; the rank and time found on the way are kept beside it.
+JSON log shippers put whole tracebacks on one line with escaped newlines. Encodings of the paste
+itself (percent-encoding, HTML entities, typographic spaces, a JSON record) are undone first, by
+shapes.py. Patterns downstream see the message text only; the rank and time found on the way are
+kept beside it.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from pgdoctor.diagnose.rules import WORTH
 from pgdoctor.diagnose.text import shapes
 from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
 from pgdoctor.diagnose.text.engine import finder, line_test
+from pgdoctor.diagnose.text.normalize import strip_ansi
 
 # The literal anchors and the line test come from the rule modules' signature rows (rules/__init__.py):
 # a format no row declares is invisible to diagnose. The markers of an encoded paste (shapes.py) are
@@ -49,14 +50,18 @@ def anchor_positions(buf: bytes, start: int = 0, end: int = -1) -> list[int]:
 
 def worth(buf: bytes, start: int, end: int, whole: bool) -> bool:
     """Whether WORTH matches in buf[start:end]; `whole`: that is a whole line (the fast engine).
-    A line that carries a marker of an encoded paste is also tried decoded (shapes.decode): it
-    is worth reading when its decoded text holds a row's anchor and matches WORTH."""
+    A line that carries a marker of an encoded paste or a colour escape is also tried decoded
+    (shapes.decode, strip_ansi): it is worth reading when that text holds a row's anchor and
+    matches WORTH."""
     if whole:
         if line_test(WORTH)[1](buf, start, end):
             return True
     elif WORTH.search(buf, start, end) is not None:
         return True
-    return _marked(buf, start, end) and _worth_decoded(buf[start:end])
+    # (colours: "\x1b[31mERROR" fails WORTH's "\bERROR\b" until the escape is gone)
+    if buf.find(b"\x1b[", start, end) >= 0 or _marked(buf, start, end):
+        return _worth_decoded(buf[start:end])
+    return False
 
 
 def _marked(buf: bytes, start: int, end: int) -> bool:
@@ -67,7 +72,7 @@ def _marked(buf: bytes, start: int, end: int) -> bool:
 
 
 def _worth_decoded(line: bytes) -> bool:
-    text = shapes.decode(line.decode("utf-8", "replace")).encode("utf-8", "replace")
+    text = shapes.decode(strip_ansi(line.decode("utf-8", "replace"))).encode("utf-8", "replace")
     return any(a in text for a in RULE_ANCHORS) and WORTH.search(text) is not None
 
 
