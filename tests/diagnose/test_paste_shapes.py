@@ -107,6 +107,7 @@ def test_a_wrapped_line_cut_after_a_blank_is_joined_with_it() -> None:
         "see https://example.com/a%20b for details",  # one escape: not an encoded line
         '{"step": 10, "loss": 1.5}',
         "AT&T Bell Labs & co;",
+        "RuntimeError: boom, see https://github.com/search?q=nccl+boom for the thread",
     ],
 )
 def test_lines_in_no_encoded_shape_are_left_as_they_are(line: str) -> None:

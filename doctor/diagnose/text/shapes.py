@@ -55,8 +55,9 @@ MARKED = re.compile(b"|".join(re.escape(m) for m in MARKERS))
 # Percent-encoding: two escapes of a byte a message holds (space, colon, quote, line break, ...),
 # so that "100%|" of a progress bar or a lone "%2" never counts.
 _PERCENT = re.compile(r"%(?:2[0-9A-Fa-f]|3[A-Fa-f0-9]|0[AaDd9]|5[BbDd]|7[BbDd])")
-# A search or issue link: the text is the value of its query parameter.
-_LINK = re.compile(r"https?://\S*?[?&](?:q|query|search_query|text|body|title)=([^&\s]*)")
+# A search or issue link alone on its line: the text is the value of its query parameter. (A link
+# inside a log line is the line's own text, left as it is.)
+_LINK = re.compile(r"\s*[<(]?https?://\S*?[?&](?:q|query|search_query|text|body|title)=([^&\s>)]*)\S*\s*$")
 _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#[0-9]{1,6}|#[xX][0-9a-fA-F]{1,5});")
 # Typographic spaces and quotes of a rendered page, and the zero-width characters it inserts.
 _TYPOGRAPHY = str.maketrans(
@@ -90,6 +91,7 @@ _MESSAGE_KEYS = (
     "traceback",
     "stack",
     "py_callstack",
+    "raw_error",  # torchelastic's worker status event: the error file of the failed worker
 )
 _MAX_JSON = 1 << 20  # a bigger record is read by the escape splitter of normalize.py instead
 
@@ -117,7 +119,7 @@ def decode(text: str) -> str:
 def _percent_decoded(text: str) -> str:
     import urllib.parse
 
-    link = _LINK.search(text)
+    link = _LINK.match(text)
     if link:  # the query of a search link: '+' is a space in it
         return urllib.parse.unquote_plus(link.group(1))
     if len(_PERCENT.findall(text, 0, 4096)) < 2:
