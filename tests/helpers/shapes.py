@@ -101,7 +101,7 @@ def json_value(log: str) -> str:
 def json_lines(log: str) -> str:
     """One JSON record per line, as Ray's or a log shipper's structured logs."""
     return "\n".join(
-        json.dumps({"ts": f"2024-05-01T10:00:{i % 60:02d}Z", "msg": line})
+        json.dumps({"ts": f"2024-05-01T10:00:00.{i * 37 % 1000000:06d}Z", "msg": line})
         for i, line in enumerate(log.split("\n"))
     )
 
@@ -131,7 +131,7 @@ default_prefix = _per_line(lambda i, line: f"[default0]:{line}")
 ray_prefix = _per_line(lambda i, line: f"(RayWorkerWrapper pid=48213, ip=10.0.0.7) {line}")
 host_prefix = _per_line(lambda i, line: f"gpu004: {line}")
 srun_prefix = _per_line(lambda i, line: f"238: {line}")
-time_prefix = _per_line(lambda i, line: f"2024-05-01T10:00:{i % 60:02d}.123456Z {line}")
+time_prefix = _per_line(lambda i, line: f"2024-05-01T10:00:00.{i * 37 % 1000000:06d}Z {line}")
 kubectl_prefix = _per_line(lambda i, line: f"[pod/trainer-worker-0/pytorch] {line}")
 
 
@@ -180,4 +180,8 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "crlf": crlf,
     "tqdm": tqdm,
     "nbsp": nbsp,
+    # two at once, in the order they happen: the terminal cuts, then the page quotes or escapes
+    "wrap80+quote": lambda log: quoted(wrap80(log)),
+    "wrap80+html": lambda log: html_escaped(wrap80(log)),
+    "rank+json_lines": lambda log: json_lines(rank_prefix(log)),
 }
