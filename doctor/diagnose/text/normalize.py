@@ -118,12 +118,15 @@ _FLAT_TB = re.compile(
 )
 # Records glued onto one line (the line breaks of a paste lost): cut again before each record's own
 # start: a timestamp, a glog or old c10d header, NCCL's "host:pid:tid [dev]", the C++ exception's
-# lines. Only a long line with two of them is cut: one such start inside a message is its text.
+# lines, dmesg's stamps, Python logging's "ERROR:name:", an exception's "pkg.SomeError: ". Only a
+# long line with two of them is cut: one such start inside a message is its text.
 _GLUED = re.compile(
     r"(?<=\S)\s+(?="
     r"\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ |\[[IWEF] [\w.]+:\d+\] |"
     r"[\w.-]+:\d+:\d+ \[\d+\] |terminate called after throwing |Exception raised from |what\(\): |"
-    r"frame #\d+: |\[rank\d+\]:)"
+    r"frame #\d+: |\[rank\d+\]:|\[\s*\d+\.\d{6}\] |"
+    r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
+    r"(?:INFO|WARNING|ERROR|CRITICAL):[\w.]+:|(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s)"
 )
 _GLUED_MIN = 160
 
