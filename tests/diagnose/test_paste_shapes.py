@@ -119,5 +119,8 @@ def test_decode_undoes_each_encoding() -> None:
     assert text_shapes.decode("Error%3A+CUDA+out%0Aof") == "Error: CUDA out\nof"
     assert text_shapes.decode("-&gt; 2 &quot;x&quot; &#39;y&#39;") == "-> 2 \"x\" 'y'"
     assert text_shapes.decode("it\u2019s\u00a0a\u200btest") == "it's atest"
+    # one link alone on its line, however many parameters it has; a long one is read in one pass
+    assert text_shapes.decode("<https://x.org/s?type=1&q=NCCL+WARN%3A+x&p=2>") == "NCCL WARN: x"
+    assert text_shapes.decode("https://x.org/s?" + "&a=b" * 20000 + "&q=a%20b") == "a b"
     nested = '{"message": {"message": "RuntimeError: boom", "extraInfo": {"py_callstack": "Traceback"}}}'
     assert text_shapes.decode(nested) == "RuntimeError: boom\nTraceback"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Optional
 
 # html and urllib.parse are imported where a line needs them: 6 ms of every start-up otherwise.
 
@@ -55,9 +55,9 @@ MARKED = re.compile(b"|".join(re.escape(m) for m in MARKERS))
 # Percent-encoding: two escapes of a byte a message holds (space, colon, quote, line break, ...),
 # so that "100%|" of a progress bar or a lone "%2" never counts.
 _PERCENT = re.compile(r"%(?:2[0-9A-Fa-f]|3[A-Fa-f0-9]|0[AaDd9]|5[BbDd]|7[BbDd])")
-# A search or issue link alone on its line: the text is the value of its query parameter. (A link
-# inside a log line is the line's own text, left as it is.)
-_LINK = re.compile(r"\s*[<(]?https?://\S*?[?&](?:q|query|search_query|text|body|title)=([^&\s>)]*)\S*\s*$")
+# A search or issue link alone on its line: the text is the value of one of these parameters of its
+# query. (A link inside a log line is the line's own text, left as it is.)
+_QUERY_KEYS = ("q", "query", "search_query", "text", "body", "title")
 _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#[0-9]{1,6}|#[xX][0-9a-fA-F]{1,5});")
 # Typographic spaces and quotes of a rendered page, and the zero-width characters it inserts.
 _TYPOGRAPHY = str.maketrans(
@@ -119,13 +119,26 @@ def decode(text: str) -> str:
 def _percent_decoded(text: str) -> str:
     import urllib.parse
 
-    link = _LINK.match(text)
-    if link:  # the query of a search link: '+' is a space in it
-        return urllib.parse.unquote_plus(link.group(1))
+    link = _link_text(text)
+    if link is not None:  # the query of a search link: '+' is a space in it
+        return urllib.parse.unquote_plus(link)
     if len(_PERCENT.findall(text, 0, 4096)) < 2:
         return text
     # '+' stands for a space only where the encoder left no space at all (a form's encoding).
     return urllib.parse.unquote_plus(text) if " " not in text else urllib.parse.unquote(text)
+
+
+def _link_text(text: str) -> Optional[str]:
+    """The raw value of a search parameter when the line is one link and nothing else (string
+    operations only: a regular expression over a long token of '&q=' backtracked for seconds)."""
+    token = text.strip().lstrip("<(").rstrip(">)")
+    if not token.startswith(("https://", "http://")) or "?" not in token or len(token.split()) != 1:
+        return None
+    for pair in token.split("?", 1)[1].split("#", 1)[0].split("&"):
+        key, eq, value = pair.partition("=")
+        if eq and key in _QUERY_KEYS:
+            return value
+    return None
 
 
 def _json_message(text: str) -> str:
