@@ -107,6 +107,7 @@ def test_a_wrapped_line_cut_after_a_blank_is_joined_with_it() -> None:
         "see https://example.com/a%20b for details",  # one escape: not an encoded line
         '{"step": 10, "loss": 1.5}',
         "AT&T Bell Labs & co;",
+        '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",  # deeper than the JSON parser recurses
         "RuntimeError: boom, see https://github.com/search?q=nccl+boom for the thread",
     ],
 )

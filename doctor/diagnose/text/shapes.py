@@ -98,8 +98,8 @@ _MAX_JSON = 1 << 20  # a bigger record is read by the escape splitter of normali
 
 def decode(text: str) -> str:
     """The line as its program printed it: percent-encoding, HTML entities, typographic spaces and
-    quotes undone; the message of a one-line JSON record. Lines breaks the encoding held come back
-    as "\\n"; the caller cuts there. A line in none of these shapes is returned as it is (the
+    quotes undone; the message of a one-line JSON record. Line breaks the encoding held come back
+    as line breaks; the caller cuts there. A line in none of these shapes is returned as it is (the
     common case costs a few substring tests)."""
     if not text.isascii():
         text = text.translate(_TYPOGRAPHY)
@@ -149,7 +149,7 @@ def _json_message(text: str) -> str:
         return text
     try:
         obj = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser recurses
         return text
     found = _messages(obj)
     return "\n".join(found) if found else text
