@@ -35,8 +35,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "iso",
         re.compile(
-            r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*(?:"
-            r"[-|:,]\s*)?"
+            r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?"
+            # one blank before an indented line (kubectl --timestamps: "<ts> <line>"): the line keeps
+            # its indentation ("  File ...", an NVRM continuation)
+            r"(?: (?=[ \t]+[^\s\[])|\s*(?:[-|:,]\s*)?)"
         ),
     ),
     ("dmesg", re.compile(r"^\[\s*\+?\d+\.\d+\]\s*")),  # also dmesg -d's "[  +0.000316]"
@@ -64,9 +66,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
     ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
-    ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*")),
+    ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)(?: (?=[ \t]+[^\s\[])|\s*)")),
     ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
-    ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=\S)")),
+    # pdsh's "host: <line>": the line keeps its indentation (an NVRM continuation, "  File ...")
+    ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
 )
 # A literal that every match of the prefix contains. A line without it is tried against an
 # alternation without that prefix: these four are the slow ones to fail ("tag" backtracks over
