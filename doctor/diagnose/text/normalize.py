@@ -292,9 +292,9 @@ def _unescape_json(text: str) -> list[str]:
     # the quoted text's first line is a line of its own, not part of the wrapper's message.
     wrapper = _REPR_OPEN.match(parts[0])
     if wrapper:
-        parts[0:1] = [wrapper.group(1), parts[0][wrapper.end(1) :]]
+        parts[0:1] = [wrapper.group(1), parts[0][wrapper.end() :]]
     # the closing quote of a JSON value, or of a repr() inside a wrapper exception: "...')"
-    parts[-1] = re.sub(r"""(?:"|'\))\s*[,}\]]*\s*$""", "", parts[-1])
+    parts[-1] = re.sub(r"""(?:"|')\)?\s*[,}\]]*\s*$""", "", parts[-1])
     return [
         p.replace('\\"', '"')
         .replace("\\'", "'")
@@ -315,7 +315,8 @@ def _physical_to_logical(raw: str) -> list[str]:
         for seg in re.split(r"\r\n?|\n", raw):
             if not seg.strip():
                 continue
-            if "\\n" in seg and seg.count("\\n") >= 2:
+            # two escaped newlines, or one inside a wrapper's quote ("RuntimeError('a\\nb')")
+            if "\\n" in seg and (seg.count("\\n") >= 2 or _REPR_OPEN.match(seg)):
                 pieces.extend(_unescape_json(seg))
             else:
                 pieces.append(seg)
