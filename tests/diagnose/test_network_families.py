@@ -480,3 +480,41 @@ def test_shutdown_noise_of_the_dump_check_is_silent() -> None:
         "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:678 (most recent call first):\n"
     )
     assert _findings(log) == [], log
+
+
+# torch 1.x TCPStore's connect raised the socket's strerror as it was (c10d/Utils.cpp SYSCHECK), under
+# init_process_group's tcp:// / env:// handler.
+@pytest.mark.parametrize("why", ["Connection timed out", "No route to host", "Network is unreachable"])
+@pytest.mark.parametrize("handler", ["_tcp_rendezvous_handler", "_env_rendezvous_handler"])
+def test_store_connect_errno_of_torch_1x(why: str, handler: str) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 47, in main\n'
+        "    dist.init_process_group(backend='nccl', init_method='tcp://192.168.1.10:23456', rank=1, world_size=2)\n"
+        '  File "/usr/local/lib/python3.6/dist-packages/torch/distributed/distributed_c10d.py", line 354, in init_process_group\n'
+        "    store, rank, world_size = next(rendezvous(url))\n"
+        f'  File "/usr/local/lib/python3.6/dist-packages/torch/distributed/rendezvous.py", line 95, in {handler}\n'
+        "    store = TCPStore(result.hostname, result.port, world_size, start_daemon)\n"
+        f"RuntimeError: {why}\n"
+    )
+    f = _root(log)
+    assert f is not None and f.code == "RUN222" and f.facts["store_error"] == why, f
+
+
+def test_a_traceback_cut_at_the_rendezvous_backend_raise() -> None:
+    # c10d_rendezvous_backend._call_store's only raise is RendezvousConnectionError; a paste cut there
+    # (Ray's actor prefix on every line) still says the agent lost its rendezvous store.
+    p = "(CommandActor pid=552, ip=10.130.6.168) "
+    log = (
+        p + '  File "/home/ray/anaconda3/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/'
+        'c10d_rendezvous_backend.py", line 73, in get_state\n'
+        + p
+        + '    base64_state: bytes = self._call_store("get", self._key)\n'
+        + p
+        + '  File "/home/ray/anaconda3/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/'
+        'c10d_rendezvous_backend.py", line 115, in _call_store\n' + p + "    raise\n"
+    )
+    f = _root(log)
+    assert f is not None and f.code == "RUN222" and f.facts["cut_traceback"] is True, f
+    # a frame of the backend that did not raise is no finding
+    assert _findings(log.rsplit(p, 2)[0]) == []

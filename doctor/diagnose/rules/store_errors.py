@@ -47,7 +47,23 @@ _DNS = re.compile(
 STORE_OP = re.compile(
     r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
     r"CPStore|"
-    r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store"
+    r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store|"
+    r"_(?:tcp|env)_rendezvous_handler"
+)
+# torch 1.x TCPStore's connect (c10d/Utils.cpp SYSCHECK): the socket's strerror raised as it is,
+# "RuntimeError: Connection timed out" / "No route to host" / "Network is unreachable", under
+# init_process_group's tcp:// or env:// handler (or the store's own frame): the store's address is
+# unreachable from this node (a firewall, a wrong MASTER_ADDR, a down interface).
+_CONNECT_ERRNO = re.compile(
+    r"(?:Error|error): (Connection timed out|No route to host|Network is unreachable|Host is unreachable|"
+    r"Cannot assign requested address)\b"
+)
+# A paste cut right after the elastic backend's raise: "File \".../c10d_rendezvous_backend.py\", line 115, in
+# _call_store" and its source line "raise" (RendezvousConnectionError(...) on the lines cut off): the
+# backend's only raise there is that error (c10d_rendezvous_backend.py, etcd_rendezvous_backend.py).
+_BACKEND_RAISE = re.compile(
+    r"rendezvous/(?P<backend>c10d|etcd)_rendezvous_backend\.py\", line \d+, in "
+    r"(?:_call_store|_create_etcd_client)"
 )
 _PEER_DROPPED = re.compile(
     r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
@@ -138,6 +154,40 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
             "(rank 0's agent or process) went away or dropped the client",
             facts,
             dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+def _connect_errno(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
+    if op is None:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: could not connect to the store ({m.group(1)}) in {op.group(0).rstrip('(')}: "
+            "MASTER_ADDR / the init_method's host is unreachable from this node (a firewall, a wrong "
+            "address, a down interface)",
+            {"store_error": m.group(1), "store_op": op.group(0).rstrip("(")},
+            dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+def _backend_raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = [ln.text for ln in hit.after(4) if ln.text.strip()]
+    if not after or not re.match(r"\s*raise\b", after[0]):
+        return None
+    if any(re.search(r"Error\b|Exception\b", t) for t in after[1:]):
+        return None  # the exception line is there: its own row reads it
+    backend = m.group("backend")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the traceback ends at the {backend} rendezvous backend's raise of "
+            "RendezvousConnectionError (the paste is cut there): the agent lost its rendezvous store",
+            {"backend": backend, "problem": "rendezvous_connection", "cut_traceback": True},
+            dedupe=(row.code,),
         )
     ]
 
@@ -254,6 +304,30 @@ SIGNATURES = (
             "RuntimeError: Connection reset by peer",
             "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed.",
         ),
+    ),
+    Signature(
+        "store connect errno (1.x)",
+        _CONNECT_ERRNO,
+        _connect_errno,
+        S,
+        anchors=(b"rror",),
+        worth=(rb"Error\b", rb"\berror\b"),
+        words=(
+            "connection timed out",
+            "no route to host",
+            "network is unreachable",
+            "host is unreachable",
+            "cannot assign requested address",
+        ),
+    ),
+    Signature(
+        "rendezvous backend raise, paste cut",
+        _BACKEND_RAISE,
+        _backend_raise,
+        S,
+        anchors=(b"_rendezvous_backend.py",),
+        worth=(rb"_rendezvous_backend\.py",),
+        words=("_rendezvous_backend.py",),
     ),
     Signature(
         "etcd connection",
