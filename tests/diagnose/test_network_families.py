@@ -229,6 +229,39 @@ NETWORK = [
         {},
     ),
     (WARN.format(src="transport/net_socket.cc:430") + "NET/Socket : socket progress error", "RUN174", {}),
+    # misc/socket.cc 2.19+: a connect that gave up, its poll, an accept
+    (WARN.format(src="misc/socket.cc:606") + "socketStartConnect: exceeded timeouts (20000)", "RUN174", {}),
+    (WARN.format(src="misc/socket.cc:606") + "socketStartConnect: exceeded retries (34)", "RUN174", {}),
+    (WARN.format(src="misc/socket.cc:560") + "socketPollConnect: exceeded retries (34)", "RUN174", {}),
+    (
+        WARN.format(src="misc/socket.cc:533")
+        + "socketPollConnect poll() failed with error Interrupted system call",
+        "RUN174",
+        {},
+    ),
+    (
+        WARN.format(src="misc/socket.cc:553")
+        + "socketPollConnect: Connect to 10.0.0.2<45135> returned 113(No route to host) errno 115(Operation now in progress)",
+        "RUN174",
+        {"peer": "10.0.0.2"},
+    ),
+    (
+        WARN.format(src="misc/socket.cc:493") + "socketTryAccept: Accept failed: Too many open files",
+        "RUN174",
+        {},
+    ),
+    (
+        WARN.format(src="misc/socket.cc:343")
+        + "Net : No interface found in the same subnet as remote address 10.0.0.1<29500>",
+        "RUN174",
+        {},
+    ),
+    (
+        WARN.format(src="misc/socket.cc:221")
+        + "Net : error encountered when getting address info : Name or service not known",
+        "RUN174",
+        {},
+    ),
     (WARN.format(src="bootstrap.cc:56") + "Bootstrap : no socket interface found", "RUN174", {}),
     (
         WARN.format(src="transport/net_ib.cc:1295")
@@ -256,6 +289,14 @@ NETWORK = [
     ),
     (WARN.format(src="transport/net_ib.cc:380") + "NET/IB : Unable to open device mlx5_0", "RUN173", {}),
     (WARN.format(src="transport/net_ib.cc:108") + "NET/IB : Got async event : port error", "RUN173", {}),
+    # net_ib setup refusals without an error word (2.19+)
+    (WARN.format(src="transport/net_ib/init.cc:590") + "NET/IB : No IP interface found.", "RUN173", {}),
+    (
+        WARN.format(src="transport/net_ib.cc:133")
+        + "NET/IB : mlx5_0:1 async fatal event: local catastrophic error",
+        "RUN173",
+        {},
+    ),
     (
         "node1:1234:5678 [0] NCCL WARN NET/OFI Unable to find a protocol that worked. Failing initialization.",
         "RUN173",
@@ -361,6 +402,20 @@ def test_network_transport_texts(prefix: str, line: str, code: str, facts: dict[
         assert f.facts.get(k) == v, (k, f.facts)
 
 
+@pytest.mark.parametrize(
+    "msg",
+    [
+        "NET/IB : Attempted to connect incompatible devices: [0]mlx5_0:1/IB and [0]mlx5_0:1/RoCE. Try selecting NICs of the same type",
+        "NET/IB : Local mergedDev=mlx5_0+mlx5_1 has a different number of devices=2 as remoteDev=mlx5_0 nRemDevs=1",
+    ],
+)
+def test_nic_merging_refusals_are_the_jobs_nic_settings(msg: str) -> None:
+    # net_ib/connect.cc: NICs the job's NCCL_IB_HCA / NCCL_IB_MERGE_NICS paired that cannot be paired - the
+    # same class as net_ib's "Attempted to merge incompatible devices" (NCCL usage, nic_config)
+    f = _root(WARN.format(src="transport/net_ib/connect.cc:420") + msg)
+    assert f is not None and f.category == "nccl_usage", f
+
+
 def test_gloo_application_timeout_is_a_timeout() -> None:
     # tcp/pair.cc: the pair closed by the process group's own timeout, not by the network
     f = _root(
@@ -420,6 +475,10 @@ DECOYS = [
     "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:678 (most recent call first):\n",
     # NCCL's retried connect, then its rings
     "node1:1234:5678 [0] NCCL INFO Call to connect returned Connection refused, retrying\nnode1:1234:5678 [0] NCCL INFO Connected all rings\n",
+    # socket.cc: a connection from another communicator (a stale process) is dropped and accept goes on;
+    # EAGAIN of the accept is the teardown at exit
+    "node1:1234:5678 [0] misc/socket.cc:465 NCCL WARN socketFinalizeAccept: wrong magic 1a2b3c4d != 5e6f7a8b\n",
+    "node1:1234:5678 [0] misc/socket.cc:493 NCCL WARN socketTryAccept: Accept failed: Resource temporarily unavailable\n",
     # an IB async event that is no error
     "node1:1234:5678 [0] transport/net_ib.cc:118 NCCL WARN NET/IB : mlx5_0:1 Got async event : GID table change\n",
 ]

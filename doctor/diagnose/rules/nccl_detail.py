@@ -37,7 +37,13 @@ SOCKET = re.compile(
     r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
     r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
     # EAGAIN from the proxy's accept is NCCL's teardown at process exit, not a failure.
-    r"Socket (?:recv|send) failed|\[Service thread\] Accept failed(?!:? Resource temporarily unavailable)"
+    r"Socket (?:recv|send) failed|\[Service thread\] Accept failed(?!:? Resource temporarily unavailable)|"
+    # socket.cc 2.19+: a connect that gave up ("socketStartConnect: exceeded timeouts (20000)", "...
+    # exceeded retries (34)", "socketPollConnect: exceeded retries"), its poll failing ("socketPollConnect
+    # poll() failed with error ..."), an accept failing ("socketTryAccept: Accept failed: Too many open
+    # files").
+    r"socket\w*Connect:? (?:exceeded (?:timeouts|retries)|poll\(\) (?:failed|returned))|"
+    r"socketTryAccept: Accept failed(?!: Resource temporarily unavailable)"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")

@@ -231,8 +231,16 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             if "shutting down" in cf.group(2)
             else from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
         )
-    if IB.search(msg) and re.search(
-        r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not", msg
+    # net_ib's "NET/IB : No IP interface found." (2.19+, a RoCE device without an address) has no error
+    # word; its NIC-merging refusals are the job's NIC settings (nccl_warn_texts' nic_config), not here.
+    if (
+        IB.search(msg)
+        and re.search(
+            r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not|"
+            r"No IP interface found",
+            msg,
+        )
+        and not re.search(r"incompatible devices|different number of devices", msg)
     ):
         return from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
     if SOCKET.search(msg) or IFACE.search(msg):

@@ -85,9 +85,11 @@ USAGE_TEXT = re.compile(
     # and the node cannot give (graph/topo.cc, graph/search.cc, net_ib 2.23+): "NET/IB : Attempted to merge
     # incompatible devices: ... Try selecting NICs of only one link type using NCCL_IB_HCA", "TOPO/NET :
     # Only matched 1 devices, 2 requested from mlx5_0+mlx5_1", "Rank 3 requires NIC 1 but that NIC is not
-    # available for rank 11".
+    # available for rank 11"; net_ib/connect.cc's "Attempted to connect incompatible devices: [0]mlx5_0:1/IB
+    # and [0]mlx5_0:1/RoCE" and "Local mergedDev=.. has a different number of devices=2 as remoteDev=..".
     r"(?P<nic_config>Can't make virtual NIC|Cannot allocate any more virtual devices|Cannot use physical "
-    r"device|Attempted to merge incompatible devices|Requested properties for vNic|merge multiple devices "
+    r"device|Attempted to (?:merge|connect) incompatible devices|has a different number of devices=|"
+    r"Requested properties for vNic|merge multiple devices "
     r"together when NCCL_IB_MERGE_NICS=0|Specified fused NIC|Fusing NET devices from different NUMA|"
     r"TOPO/NET : Only matched|requires NIC -?\d+ but that NIC is not available|NCCL cannot use (?:more than "
     r"\d+ plane IDs|a plane ID)|NCCL_IB_SUBNET_PREFIX_LEN=\S+ is out of range)"
