@@ -457,6 +457,9 @@ DECOYS = [
     # socket.cpp: a failed attempt, then the record of the connect that worked
     "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 (errno: 110 - Connection timed out).\n"
     "[I socket.cpp:787] [c10d] The client socket has connected to [node-1]:29500 on [node-2]:51234.\n",
+    # Windows: the machine's own name's link-local IPv6 address refused by Winsock, then IPv4 connects
+    "[W420 20:13:22.000000000 socket.cpp:764] [c10d] The client socket has failed to connect to [Auronya]:50175 (system error: 10049 - The requested address is not valid in its context.).\n"
+    "INFO 04-20 20:13:22 [parallel_state.py:1712] rank 0 in world size 1 is assigned as DP rank 0\n",
     # errno 111: the store is not up yet, retried by design
     "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 (errno: 111 - Connection refused).\n",
     # the IPv6 lookup of a name that only has IPv4 addresses: socket.cpp goes on with IPv4, which connects

@@ -285,8 +285,13 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         return []
     if errno in _RETRIED:
         return []  # the server is not listening yet: socket.cpp retries until its timeout
-    if errno in _NO_ADDR and m.group(1).lower() in LOOPBACK_NAMES:
-        return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
+    if errno in _NO_ADDR and (m.group(1).lower() in LOOPBACK_NAMES or errno == 10049):
+        # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless. On Windows the
+        # machine's own name resolves to link-local IPv6 addresses that Winsock refuses (10049) before
+        # the IPv4 one connects ("[W socket.cpp:764] [c10d] The client socket has failed to connect to
+        # [Auronya]:50175 (system error: 10049 - ...)" and the run goes on). On Linux, errno 99 for another
+        # host is the client's own ports running out, kept.
+        return []
     if errno in _WRONG_FAMILY:
         return []  # one resolved address of a family the host cannot use; socket.cpp tries the next one
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
