@@ -279,18 +279,24 @@ def connected_later(hit: Hit, port: int) -> bool:
     return False
 
 
+def _went_on(hit: Hit) -> bool:
+    """Whether the run printed something other than socket.cpp's records after this one."""
+    return any(ln.text.strip() and "socket" not in ln.text for ln in hit.after(20, same_rank=True))
+
+
 def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     errno = int(m.group(3))
     if connected_later(hit, int(m.group(2))):
         return []
     if errno in _RETRIED:
         return []  # the server is not listening yet: socket.cpp retries until its timeout
-    if errno in _NO_ADDR and (m.group(1).lower() in LOOPBACK_NAMES or errno == 10049):
-        # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless. On Windows the
-        # machine's own name resolves to link-local IPv6 addresses that Winsock refuses (10049) before
-        # the IPv4 one connects ("[W socket.cpp:764] [c10d] The client socket has failed to connect to
-        # [Auronya]:50175 (system error: 10049 - ...)" and the run goes on). On Linux, errno 99 for another
-        # host is the client's own ports running out, kept.
+    if errno in _NO_ADDR and m.group(1).lower() in LOOPBACK_NAMES:
+        return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
+    if errno == 10049 and _went_on(hit):
+        # Windows: the machine's own name resolves to link-local IPv6 addresses that Winsock refuses
+        # before the IPv4 one connects ("[W socket.cpp:764] [c10d] The client socket has failed to connect
+        # to [Auronya]:50175 (system error: 10049 - ...)", then the run's own lines). The same record
+        # repeated to the end of the paste is a client that never connects, kept.
         return []
     if errno in _WRONG_FAMILY:
         return []  # one resolved address of a family the host cannot use; socket.cpp tries the next one
