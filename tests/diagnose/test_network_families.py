@@ -580,3 +580,39 @@ def test_a_traceback_cut_at_the_rendezvous_backend_raise() -> None:
     assert f is not None and f.code == "RUN222" and f.facts["cut_traceback"] is True, f
     # a frame of the backend that did not raise is no finding
     assert _findings(log.rsplit(p, 2)[0]) == []
+
+
+BARRIER_2X = "[rank0]: torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank 0, for key: store_based_barrier_key:1 (world_size=2, num_workers_joined=1, timeout=0:30:00 error=Socket Timeout)\n"
+
+
+@pytest.mark.parametrize(
+    ("death", "category"),
+    [
+        (
+            "[rank1]: Traceback (most recent call last):\n"
+            '[rank1]:   File "train.py", line 3, in <module>\n'
+            "[rank1]: ModuleNotFoundError: No module named 'apex'\n",
+            "process_crash",
+        ),
+        (
+            "E0101 00:00:00.000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 1 (pid: 1234) of binary: /usr/bin/python\n",
+            "host_oom",
+        ),
+    ],
+)
+def test_a_barrier_short_of_a_rank_that_died_is_that_deaths_echo(death: str, category: str) -> None:
+    for log in (death + BARRIER_2X, BARRIER_2X + death):
+        f = _root(log)
+        assert f is not None and f.category == category, f
+
+
+def test_a_barrier_timeout_that_ends_its_own_rank_stays_the_root() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.8/dist-packages/torch/distributed/distributed_c10d.py", line 350, in _store_based_barrier\n'
+        "    raise RuntimeError(\n"
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)\n"
+        "E0101 00:00:00.000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 (pid: 1234) of binary: /usr/bin/python\n"
+    )
+    f = _root(log)
+    assert f is not None and f.code == "RUN221", f

@@ -162,6 +162,30 @@ def _listening_later(hit: Hit, port: int) -> bool:
     return False
 
 
+# Another rank's own death in the same paste: its exception line ("[rank1]: ModuleNotFoundError: ...",
+# not a distributed error of its own) or a launcher's record of a signal ("exitcode: -9", "Signals.SIGKILL").
+_PEER_EXC = re.compile(r"^\s*(?:\w+\.)*(?!Dist\w*Error)\w+(?:Error|Exception): ")
+_SIGNAL_EXIT = re.compile(r"exitcode: -\d+|died with <Signals\.SIG|Signal \d+ \(SIG\w+\) received by PID")
+
+
+def _peer_died(hit: Hit, facts: dict[str, Any]) -> bool:
+    """The barrier counted fewer ranks than the world and another rank died in the paste: the missing
+    rank never arrived because it died (an import error, a kill), so the timeout is that death's echo."""
+    if facts.get("joined", 0) >= facts.get("expected", 0):
+        return False
+    for ln in [*hit.before(200, same_rank=False), *hit.after(200, same_rank=False)]:
+        if _SIGNAL_EXIT.search(ln.text):
+            return True
+        t = ln.text
+        if (
+            ln.rank not in (None, hit.rank)
+            and _PEER_EXC.match(t)
+            and not re.search(r"[Tt]imed out|timeout", t)
+        ):
+            return True
+    return False
+
+
 def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     facts: dict[str, Any] = {}
@@ -201,6 +225,7 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"rendezvous timed out waiting for the other ranks{who}",
             facts,
             rank=int(on.group(1)) if on else None,
+            tier=1 if _peer_died(hit, facts) else None,
             dedupe=(row.code,),
         )
     ]
