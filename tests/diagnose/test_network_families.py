@@ -307,6 +307,23 @@ NETWORK = [
         "RUN173",
         {},
     ),
+    # aws-ofi-nccl (nccl_ofi_net.c / nccl_ofi_rdma.c): plugin init and completions
+    ("ip-10-0-0-1:1234:5678 [0] NCCL WARN NET/OFI Failed to initialize rdma protocol", "RUN173", {}),
+    (
+        "ip-10-0-0-1:1234:5678 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
+        "RUN173",
+        {},
+    ),
+    (
+        "ip-10-0-0-1:1234:5678 [0] NCCL WARN NET/OFI Unable to create domain. RC: -12, ERROR: Cannot allocate memory",
+        "RUN173",
+        {},
+    ),
+    (
+        "ip-10-0-0-1:1234:5678 [0] NCCL WARN NET/OFI Request completed with error. RC: 5. Error: Input/output error. Completed length: 0, Request: { dev: 0, size: 0, state: CREATED, type: RECV }",
+        "RUN173",
+        {},
+    ),
     # proxy.cc: the service thread's result code, 2 = ncclSystemError
     (
         WARN.format(src="proxy.cc:1527")

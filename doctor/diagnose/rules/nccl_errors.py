@@ -231,12 +231,14 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             if "shutting down" in cf.group(2)
             else from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, None)
         )
+    # aws-ofi-nccl's init says "NET/OFI Failed to initialize rdma protocol" (capital F): the plugin's
+    # transport did not come up, a network failure like NET/IB's.
     # net_ib's "NET/IB : No IP interface found." (2.19+, a RoCE device without an address) has no error
     # word; its NIC-merging refusals are the job's NIC settings (nccl_warn_texts' nic_config), not here.
     if (
         IB.search(msg)
         and re.search(
-            r"fail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not|"
+            r"[Ff]ail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not|"
             r"No IP interface found",
             msg,
         )
