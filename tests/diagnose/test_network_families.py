@@ -148,6 +148,17 @@ RENDEZVOUS = [
         {"init_method": "tcp://"},
     ),
     ("KeyError: 'WORLD_SIZE'", "RUN224", {"missing_variable": "WORLD_SIZE"}),
+    # TCPStore 2.4+: the libuv backend torchrun asks for by default, absent from the Windows wheels
+    (
+        "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
+        "RUN224",
+        {"fix_env": "USE_LIBUV=0"},
+    ),
+    (
+        "torch.distributed.DistStoreError: use_libuv was requested but PyTorch was build without libuv support",
+        "RUN224",
+        {"store_backend": "libuv"},
+    ),
     # elastic rendezvous: dynamic_rendezvous.py (c10d backend) and etcd_rendezvous.py raise the bare
     # class; other handlers add a message
     ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", "RUN221", {}),

@@ -404,6 +404,27 @@ def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+# TCPStore (torch 2.4+, TCPStore.cpp): torchrun and init_process_group ask for the libuv store backend by
+# default, which the Windows wheels (and some source builds) lack: "RuntimeError: use_libuv was requested
+# but PyTorch was build without libuv support" (DistStoreError in later versions), raised from
+# static_tcp_rendezvous.py / rendezvous.py's TCPStore(...). USE_LIBUV=0 (or use_libuv=False, or
+# "?use_libuv=0" in a tcp:// init_method) selects the classic backend.
+_NO_LIBUV = re.compile(r"use_libuv was requested but PyTorch was build without libuv support")
+
+
+def _no_libuv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the rendezvous store asked for its libuv backend, which this PyTorch build lacks (the Windows "
+            "wheels of 2.4+): set USE_LIBUV=0 in the environment (or use_libuv=False / ?use_libuv=0 in the "
+            "init_method)",
+            {"problem": "store backend libuv not built", "store_backend": "libuv", "fix_env": "USE_LIBUV=0"},
+            dedupe=(row.code, "libuv"),
+        )
+    ]
+
+
 def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -570,6 +591,17 @@ SIGNATURES = (
         anchors=(b"rror",),
         worth=(rb"Error\b",),
         words=("rendezvous",),
+    ),
+    Signature(
+        "store backend not built",
+        _NO_LIBUV,
+        _no_libuv,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("use_libuv",),
+        anchor_from="the exception type ('RuntimeError: ', 'DistStoreError: ') before torch's message",
+        examples=("RuntimeError: use_libuv was requested but PyTorch was build without libuv support",),
     ),
     Signature(
         "default group not initialized",
