@@ -644,3 +644,17 @@ def test_a_barrier_timeout_that_ends_its_own_rank_stays_the_root() -> None:
     )
     f = _root(log)
     assert f is not None and f.code == "RUN221", f
+
+
+def test_the_agents_failed_shutdown_yields_to_the_error_that_stopped_it() -> None:
+    # dynamic_rendezvous.py warns when the stopping agent cannot close the rendezvous; the workers' failure
+    # that stopped it is the root, the warning alone is still a rendezvous finding
+    warn = (
+        "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'worker-1_17_0' has failed to "
+        "shutdown the rendezvous 'none' due to an error of type RendezvousConnectionError.\n"
+    )
+    oom = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    f = _root(oom + warn)
+    assert f is not None and f.category == "cuda_oom", f
+    f = _root(warn)
+    assert f is not None and f.code == "RUN222" and f.facts["during_shutdown"] is True, f

@@ -104,10 +104,22 @@ def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "etcd" in hit.text:
-        what, facts = "etcd server", {"backend": "etcd"}
-    else:
-        what, facts = "(c10d) store", {}
+    facts: dict[str, Any] = {"backend": "etcd"} if "etcd" in hit.text else {}
+    what = "etcd server" if facts else "(c10d) store"
+    if "failed to shutdown the rendezvous" in hit.text:
+        # dynamic_rendezvous.py's WARNING when the agent, already stopping on another error, cannot mark
+        # the rendezvous closed ("The node 'w1_17_0' has failed to shutdown the rendezvous 'none' due to an
+        # error of type RendezvousConnectionError."): the error that stopped it says more.
+        facts["during_shutdown"] = True
+        return [
+            row.event(
+                hit,
+                f"the agent could not close the rendezvous on its way out: the {what} was unreachable",
+                facts,
+                tier=1,
+                dedupe=(row.code,),
+            )
+        ]
     return [row.event(hit, f"the connection to the rendezvous {what} failed", facts, dedupe=(row.code,))]
 
 
