@@ -99,6 +99,8 @@ _NO_NCCL = re.compile(
 )
 # "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
 _ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
+# Reasons more precise than the kind for single errors of the table.
+_REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
     "Torch not compiled with CUDA enabled": "cpu_build_of_torch",
     "Found no NVIDIA driver on your system": "no_driver",
@@ -133,7 +135,7 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 hit,
                 C.ARCH_UNSUPPORTED.code,
                 f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): this PyTorch "
-                "(or a compiled extension) carries no code for this GPU's compute capability",
+                "(or NCCL, or a compiled extension) carries no code for this GPU's compute capability",
                 facts,
                 dedupe=(C.ARCH_UNSUPPORTED.code,),
             )
@@ -164,11 +166,25 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 dedupe=(C.NO_CUDA_DEVICE.code, "not_ready"),
             )
         ]
-    facts["reason"] = "no_visible_device" if ce.kind == "no_device" else "device_init_failed"
-    # 46 "busy or unavailable" says the device refused the context, not why: exclusive compute mode or
-    # another process (the cause when nothing else shows), or a GPU the driver lost or must reset (then
-    # that record, an Xid or NVRM's, is the cause).
-    tier = 1 if ce.number == 46 else 0
+    if ce.kind == "jit_missing":
+        facts["library"] = "libnvidia-ptxjitcompiler"
+        return [
+            event(
+                hit,
+                C.LIBRARY_MISSING.code,
+                f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): the driver's PTX JIT library is "
+                "missing (a partial driver install, or a container without the driver's compute libraries)",
+                facts,
+                dedupe=(C.LIBRARY_MISSING.code, "ptxjit"),
+            )
+        ]
+    facts["reason"] = _REASON.get(ce.number) or (
+        "no_visible_device" if ce.kind == "no_device" else "mps" if ce.kind == "mps" else "device_init_failed"
+    )
+    # 46 "busy or unavailable" (and 216, exclusive-thread mode) says the device refused the context, not
+    # why: exclusive compute mode or another process (the cause when nothing else shows), or a GPU the
+    # driver lost or must reset (then that record, an Xid or NVRM's, is the cause).
+    tier = 1 if ce.number in (46, 216) else 0
     return [
         event(
             hit,
@@ -427,7 +443,13 @@ SIGNATURES = (
         _cuda_error,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure"),
-        worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b", rb"[Cc]uda failure|CUDA failure"),
+        worth=(
+            rb"Error\b",
+            rb"\berror\b",
+            rb"\bERROR\b",
+            rb"[Cc]uda failure|CUDA failure",
+            rb"CUDA_ERROR_\w",
+        ),
         words=CUDA_ERROR_WORDS,
         anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
         "'Cuda failure N' and nccl-tests' 'Test CUDA failure file:line' before it",
@@ -438,6 +460,7 @@ SIGNATURES = (
             "RuntimeError: CUDA error: no CUDA-capable device is detected",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
             "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY",
+            "cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY",
         ),
     ),
     Signature(
@@ -651,3 +674,17 @@ def parse(hit: Hit) -> list[Event]:
     if "NCCL INFO" in hit.text or (_WORDS is not None and not hit.may_hold(_WORDS)):
         return []
     return read(hit, SIGNATURES)
+
+
+def loader_detail_events(hit: Hit, text: str) -> list[Event]:
+    """The loader and NVML rows read on NCCL's "Last error:" text (its cudawrap.cc quotes dlerror:
+    "Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object
+    file", its nvmlwrap.cc "nvmlInit_v2() failed: Driver/library version mismatch")."""
+    return read(hit, _DETAIL_ROWS, text) if text else []
+
+
+_DETAIL_ROWS = tuple(
+    r
+    for r in SIGNATURES
+    if r.name in ("library missing", "symbol missing from a library", "nvml version mismatch")
+)

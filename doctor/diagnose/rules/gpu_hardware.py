@@ -32,15 +32,20 @@ from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_
 _OFF_BUS = re.compile(
     r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
 )
-_ECC = re.compile(r"uncorrectable ECC error", re.I)
+# cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
+_ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
 # cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
 _NVLINK = re.compile(
     r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE"
 )
+# The runtime's sticky kernel faults (cudart's table: 700, 714-719), by message or by either enum name.
 _ILLEGAL = re.compile(
     r"an illegal memory access was encountered|unspecified launch failure|"
-    r"an illegal instruction was encountered|misaligned address|cudaErrorIllegalAddress|"
-    r"cudaErrorLaunchFailure"
+    r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
+    r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
+    r"cudaErrorHardwareStackError|cudaErrorInvalidPc|"
+    r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|"
+    r"INVALID_PC)\b"
 )
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
@@ -53,6 +58,18 @@ _NO_HANDLE = re.compile(
     r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
 )
 _LOST = re.compile(r"\bGPU is lost\b")
+# The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
+# "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
+_RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
+# NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
+_NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
+# nv.c's words for a GPU the driver found but could not bring up (power, VBIOS, BAR): "NVRM: GPU
+# 0000:3b:00.0: GPU does not have the necessary power cables connected.", "... Failed to copy vbios to
+# system memory.", "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid".
+_NOT_UP = re.compile(
+    r"(?:GPU ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): )?(GPU does not have the necessary power cables connected|"
+    r"Failed to copy vbios to system memory|This PCI I/O region assigned to your NVIDIA device is invalid)"
+)
 # A kernel record that the driver wrote over several lines: continuations are indented and carry
 # "NVRM:" again but no timestamp of their own.
 _NVRM_CONT = re.compile(r"^\s+NVRM: ")
@@ -152,7 +169,7 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
 
 
 def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    bus = (m.group("a") or m.group("b") or "").lower()
+    bus = (m.group("a") or m.group("b") or "").lower().rstrip(":.")  # "GPU 0000:3b:00.0: GPU has ..."
     return [
         row.event(
             hit,
@@ -226,9 +243,60 @@ def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional
 
 def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     t = _record(hit)[0]
-    if not ("nvidia-smi" in t or "NVML" in t or "Unable to determine" in t):
+    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:")
+    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t):
         return None
     return _no_handle(row, hit, None)
+
+
+def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    bus = _PCI.search(_record(hit)[0])
+    facts = {"pci_bus_id": bus.group(1).lower() if bus else "", "nvrm": "NV_ERR_GPU_IS_LOST"}
+    return [
+        row.event(
+            hit,
+            f"the driver lost GPU {facts['pci_bus_id'] or '?'} from the bus (NV_ERR_GPU_IS_LOST): it no "
+            "longer answers on PCIe",
+            facts,
+            _record(hit)[1],
+            dedupe=(row.code, facts["pci_bus_id"]),
+        )
+    ]
+
+
+_PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
+
+
+def _nvml_reset(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    bus = _PCI.search(hit.text)
+    facts: dict[str, Any] = {"nvml_error": "GPU requires restart", "reason": "reset_required"}
+    if bus:
+        facts["pci_bus_id"] = bus.group(1).lower()
+    return [
+        row.event(
+            hit,
+            "NVML says a GPU must be reset before it can be used (GPU requires restart): it is missing "
+            "from the job until it is reset or serviced",
+            facts,
+            dedupe=(row.code, facts.get("pci_bus_id")),
+        )
+    ]
+
+
+def _not_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"nvrm": m.group(2)}
+    if m.group(1):
+        facts["pci_bus_id"] = m.group(1).lower()
+    return [
+        row.event(
+            hit,
+            f"the driver could not bring up GPU {facts.get('pci_bus_id', '?')} ({m.group(2)}): power, "
+            "firmware or PCIe resources of the board",
+            facts,
+            _record(hit)[1],
+            dedupe=(row.code, facts.get("pci_bus_id")),
+        )
+    ]
 
 
 def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -359,6 +427,43 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "gpu lost from the bus (rm status)",
+        _RM_LOST,
+        _rm_lost,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("gpu lost from the bus", "nv_err_gpu_is_lost"),
+        anchor_from="the kernel's 'NVRM: ' before the record",
+        examples=(
+            "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] "
+            "(0x0000000F) returned from intrServiceStall_HAL(pGpu, pIntr) @ intr.c:1249",
+        ),
+    ),
+    Signature(
+        "gpu not brought up",
+        _NOT_UP,
+        _not_up,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("power cables", "copy vbios", "pci i/o region"),
+        anchor_from="the kernel's 'NVRM: ' before the record",
+        examples=(
+            "NVRM: GPU 0000:3b:00.0: GPU does not have the necessary power cables connected.",
+            "NVRM: GPU 0000:3b:00.0: Failed to copy vbios to system memory.",
+        ),
+    ),
+    Signature(
+        "nvml reset required",
+        _NVML_RESET,
+        _nvml_reset,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart"),
+        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart",),
+        words=("resetrequired", "reset_required", "gpu requires restart"),
+    ),
+    Signature(
         "no device handle",
         _NO_HANDLE,
         _no_handle,
@@ -395,11 +500,15 @@ SIGNATURES = (
         _ECC,
         _ecc,
         C.GPU_ECC.code,
-        anchors=(b"rror",),
-        worth=(rb"\berror\b",),
-        words=("ecc error",),
-        anchor_from="the message's own 'error' (matched ignoring case)",
-        examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
+        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable"),
+        anchor_from="the message's own 'error' (matched ignoring case), or the enum name's",
+        examples=(
+            "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_ECC_UNCORRECTABLE",
+            "cudaErrorECCUncorrectable",
+        ),
     ),
     Signature(
         "rocm hardware exception",
@@ -424,20 +533,25 @@ SIGNATURES = (
         _ILLEGAL,
         _illegal,
         C.CUDA_ILLEGAL_ACCESS.code,
-        anchors=(b"rror",),
-        worth=(rb"\berror\b",),
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
         words=(
             "illegal memory access",
             "unspecified launch failure",
             "illegal instruction",
             "misaligned address",
-            "cudaerrorillegaladdress",
-            "cudaerrorlaunchfailure",
+            "hardware stack error",
+            "invalid program counter",
+            "cudaerror",
+            "cuda_error_",
         ),
-        anchor_from=_CUDA,
+        anchor_from=_CUDA + ", or the enum name's 'Error' / 'ERROR'",
         examples=(
             "RuntimeError: CUDA error: an illegal memory access was encountered",
             "RuntimeError: CUDA error: unspecified launch failure",
+            "RuntimeError: CUDA error: hardware stack error",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_LAUNCH_FAILED",
+            "cudaErrorIllegalInstruction",
         ),
     ),
 )

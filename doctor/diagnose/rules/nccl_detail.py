@@ -11,8 +11,8 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.rules.driver_env import cuda_error_events
-from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.diagnose.rules.driver_env import cuda_error_events, loader_detail_events
+from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
 from pgdoctor.knowledge.clip import clip
 
 _INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
@@ -79,7 +79,9 @@ def last_error(hit: Hit) -> str:
         return inline.group(1).strip()
     lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
-        if ln.text.strip().startswith("Last error:"):
+        # torch's "ncclSystemError: ... or device error. " is exactly 100 columns with its trailing
+        # space, so the reader takes it for a terminal wrap and joins "Last error:" onto it ("error.Last").
+        if ln.text.strip().startswith("Last error:") or ln.text.rstrip().endswith(".Last error:"):
             rest = ln.text.split("Last error:", 1)[1].strip()
             if rest:
                 return rest
@@ -210,6 +212,16 @@ def from_detail(
                     dedupe=(C.NCCL_CUDA_ERROR.code, r),
                 )
             ]
+    # NCCL's loading of the driver and NVML, and its topology's NVLink check, under torch's wrapper.
+    platform = platform_detail(hit, detail, base, used)
+    if platform:
+        return platform
+    loader = loader_detail_events(hit, detail)
+    if loader:
+        for ev in loader:
+            ev.facts.update(base)
+            ev.evidence = hit.evidence(used) if used else ev.evidence
+        return loader
     special = _special_detail(hit, detail, base, used)
     if special:
         return special

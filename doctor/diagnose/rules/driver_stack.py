@@ -1,0 +1,253 @@
+"""driver_stack: driver_env as the layers around PyTorch report it: NVML and nvidia-smi, the NVIDIA
+container runtime, and torch's own device and build checks.
+
+Formats (read at their sources):
+- NVML's nvmlErrorString texts and pynvml's exception names for a driver that is absent: "Failed to
+  initialize NVML: Driver Not Loaded", "pynvml.nvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+  "NVMLError_LibraryNotFound: NVML Shared Library Not Found", nvidia-smi's "NVIDIA-SMI couldn't find
+  libnvidia-ml.so library in your system", nvidia-container-cli's "nvml error: driver not loaded"
+  (RUN262). "Driver/library version mismatch" and "GPU is lost" are read by driver_env and gpu_hardware.
+- nvidia-container-cli (libnvidia-container) refusing the container: "requirement error: unsatisfied
+  condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container"
+  (RUN261, the image's CUDA is newer than the host driver), "device error: 3: unknown device"
+  (RUN264, NVIDIA_VISIBLE_DEVICES or --gpus names a GPU the host does not have).
+- torch/cuda/__init__.py: "libcudart functions unavailable. It looks like you have a broken build?"
+  (RUN263); _check_capability's warnings "Found GPU0 Tesla K40m which is of cuda capability 3.5.
+  PyTorch no longer supports this GPU because it is too old." (1.x-2.x), "... which is of cuda
+  capability 6.1. Minimum and Maximum cuda capability supported by this version of PyTorch is (7.0) -
+  (12.0)" and "Found GPU0 ... which requires CUDA_VERSION >= 10000 to work properly, but your PyTorch
+  was compiled with CUDA_VERSION 9000" (RUN265); torch/serialization.py "Attempting to deserialize
+  object on CUDA device 3 but torch.cuda.device_count() is 1" (RUN264); c10/cuda's INTERNAL ASSERT on an
+  NVML call, "NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id, &nvml_device)
+  INTERNAL ASSERT FAILED" (RUN262).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
+
+# NVML_ERROR_DRIVER_NOT_LOADED (9) and NVML_ERROR_LIBRARY_NOT_FOUND (12) in every spelling: the
+# message, pynvml's class, the enum, and the two tools that print them in their own words.
+_NVML_NO_DRIVER = re.compile(
+    r"[Dd]river Not Loaded|NVMLError_DriverNotLoaded|NVML_ERROR_DRIVER_NOT_LOADED|"
+    r"nvml error: driver not loaded|"
+    r"NVML Shared Library Not Found|NVMLError_LibraryNotFound|NVML_ERROR_LIBRARY_NOT_FOUND|"
+    r"couldn't find libnvidia-ml\.so library"
+)
+_CONTAINER_CUDA = re.compile(r"unsatisfied condition: cuda\s*>=\s*([\d.]+)")
+_CONTAINER_DEVICE = re.compile(r"nvidia-container-cli: device error: ([^:]+?): unknown device")
+_NO_CUDART = re.compile(r"libcudart functions unavailable")
+_DESERIALIZE = re.compile(
+    r"Attempting to deserialize object on CUDA device (\d+) but torch\.cuda\.device_count\(\) is (\d+)"
+)
+# c10/cuda/CUDACachingAllocator.cpp (expandable segments) and c10/cuda/driver_api.cpp check NVML calls with
+# TORCH_INTERNAL_ASSERT: "NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id,
+# &nvml_device) INTERNAL ASSERT FAILED at ../c10/cuda/CUDACachingAllocator.cpp:1139": NVML in this process
+# cannot see the GPU CUDA uses (a container's NVML, MIG, a driver/library mismatch).
+_NVML_ASSERT = re.compile(r"NVML_SUCCESS == DriverAPI::get\(\)->(nvml\w+?)_?\(")
+_CAPABILITY = re.compile(
+    r"Found GPU(\d+) (.+?) which (?:is of (?:cuda|compute) capability(?: \(CC\))? (\d+)\.(\d+)|"
+    r"requires CUDA_VERSION >= (\d+))"
+)
+
+
+def _nvml_no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lib = "Library" in m.group(0) or "libnvidia-ml" in m.group(0)
+    return [
+        row.event(
+            hit,
+            "the NVIDIA driver is not usable here: "
+            + (
+                "NVML's library (libnvidia-ml) is missing, so the driver's user-space part is not installed "
+                "or not mounted into this container"
+                if lib
+                else "its kernel module is not loaded (Driver Not Loaded)"
+            ),
+            {"reason": "no_driver", "nvml_error": "library_not_found" if lib else "driver_not_loaded"},
+            dedupe=(row.code, "no_driver"),
+        )
+    ]
+
+
+def _container_cuda(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the container needs CUDA >= {m.group(1)} but the host's NVIDIA driver is older "
+            "(nvidia-container-cli refused to start it): update the driver or use an image for an older CUDA",
+            {"required_cuda": m.group(1), "reason": "container_cuda_requirement"},
+            dedupe=(row.code, "container"),
+        )
+    ]
+
+
+def _container_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the container asked for GPU {m.group(1)}, which the host does not have "
+            "(NVIDIA_VISIBLE_DEVICES or --gpus names an unknown device)",
+            {"device": m.group(1), "reason": "container_unknown_device"},
+            dedupe=(row.code, "container"),
+        )
+    ]
+
+
+def _no_cudart(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "this PyTorch cannot reach its CUDA runtime (libcudart functions unavailable): a broken or "
+            "mixed installation",
+            {"library": "libcudart", "reason": "cudart_unavailable"},
+            dedupe=(row.code, "libcudart"),
+        )
+    ]
+
+
+def _deserialize(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    dev, count = int(m.group(1)), int(m.group(2))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} loads a checkpoint saved on CUDA device {dev} but sees only {count} GPU(s) "
+            "(torch.load without map_location, or fewer visible GPUs than at save time)",
+            {"device": dev, "device_count": count, "reason": "checkpoint_device_not_visible"},
+            dedupe=(row.code, "deserialize"),
+        )
+    ]
+
+
+def _nvml_assert(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"torch's NVML call {m.group(1)} failed (INTERNAL ASSERT in c10/cuda): NVML in this process "
+            "cannot see the GPU CUDA uses (a container or MIG setup, or a driver/library mismatch)",
+            {"nvml_call": m.group(1), "reason": "nvml_error"},
+            dedupe=(row.code, "nvml_assert"),
+        )
+    ]
+
+
+def _capability(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"gpu_index": int(m.group(1)), "gpu_name": clip(m.group(2), 60)}
+    if m.group(3):
+        facts["arch"] = f"sm_{m.group(3)}{m.group(4)}"
+        why = f"compute capability {m.group(3)}.{m.group(4)}, which this PyTorch does not support"
+    else:
+        facts["required_cuda_version"] = int(m.group(5))
+        why = f"a PyTorch built with CUDA >= {m.group(5)}"
+    return [
+        row.event(
+            hit,
+            f"GPU{m.group(1)} ({facts['gpu_name']}) needs {why}: install a build for this GPU",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "nvml without a driver",
+        _NVML_NO_DRIVER,
+        _nvml_no_driver,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(
+            b"river Not Loaded",
+            b"DriverNotLoaded",
+            b"DRIVER_NOT_LOADED",
+            b"driver not loaded",
+            b"Library Not Found",
+            b"LibraryNotFound",
+            b"LIBRARY_NOT_FOUND",
+            b"libnvidia-ml.so library",
+        ),
+        worth=(
+            rb"[Dd]river ?[Nn]ot ?[Ll]oaded|DRIVER_NOT_LOADED",
+            rb"Library ?Not ?Found|LIBRARY_NOT_FOUND",
+            rb"libnvidia-ml\.so library",
+        ),
+        words=(
+            "driver not loaded",
+            "drivernotloaded",
+            "driver_not_loaded",
+            "library not found",
+            "librarynotfound",
+            "library_not_found",
+            "libnvidia-ml.so library",
+        ),
+    ),
+    Signature(
+        "container needs a newer driver",
+        _CONTAINER_CUDA,
+        _container_cuda,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"unsatisfied condition",),
+        worth=(rb"unsatisfied condition",),
+        words=("unsatisfied condition",),
+    ),
+    Signature(
+        "container unknown device",
+        _CONTAINER_DEVICE,
+        _container_device,
+        C.DEVICE_MISMATCH.code,
+        anchors=(b"unknown device",),
+        worth=(rb"unknown device",),
+        words=("unknown device",),
+    ),
+    Signature(
+        "torch without its cuda runtime",
+        _NO_CUDART,
+        _no_cudart,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"libcudart functions",),
+        worth=(rb"libcudart functions",),
+        words=("libcudart functions",),
+    ),
+    Signature(
+        "checkpoint on an invisible device",
+        _DESERIALIZE,
+        _deserialize,
+        C.DEVICE_MISMATCH.code,
+        anchors=(b"device_count()",),
+        worth=(rb"device_count\(\)",),
+        words=("attempting to deserialize",),
+    ),
+    Signature(
+        "torch's nvml assert",
+        _NVML_ASSERT,
+        _nvml_assert,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"NVML_SUCCESS",),
+        worth=(rb"NVML_SUCCESS",),
+        words=("nvml_success",),
+    ),
+    Signature(
+        "gpu capability outside this build",
+        _CAPABILITY,
+        _capability,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"capability", b"CUDA_VERSION"),
+        worth=(rb"capability", rb"CUDA_VERSION"),
+        words=(
+            "which is of cuda capability",
+            "which is of compute capability",
+            "which requires cuda_version",
+        ),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)
