@@ -8,6 +8,8 @@ prefixes real logs add. Each group names the source its lines come from:
 - NCCL's misc/cudawrap.cc (loading libcuda), misc/nvmlwrap.cc (NVML), graph/paths.cc (NVLink P2P check),
   raw as "NCCL WARN" and again under torch's "NCCL error in: ... Last error:";
 - NVML's nvmlErrorString texts and pynvml's exception names, nvidia-smi, nvidia-container-cli;
+- glibc's dlerror under Python's ImportError (a library, a symbol or a symbol version missing), for the
+  training stack only;
 - the kernel's NVRM records (Xid lines of drivers 470-580, RM status lines, nv.c's bring-up failures).
 
 Decoys with the same words (NCCL INFO lines, a debugger's peer-access note, a torchvision warning,
@@ -385,6 +387,22 @@ def test_torch_texts(prefix: str, line: str, code: str, facts: dict[str, Any]) -
 # The dynamic loader under torch and its extensions: a library or a symbol (version) that is missing (a
 # missing nccl* symbol is the more precise RUN195: torch built against a newer NCCL than it loaded).
 LOADER = [
+    (
+        "ImportError: /x/site-packages/torchvision/_C.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev",
+        "RUN263",
+    ),
+    (
+        "ImportError: /x/site-packages/mmcv/_ext.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN2at5emptyEN3c108ArrayRefIlEENS0_13TensorOptionsENS0_8optionalINS0_12MemoryFormatEEE",
+        "RUN263",
+    ),
+    (
+        "ImportError: /home/u/.local/lib/python3.10/site-packages/some_ext.so: undefined symbol: _ZNK3c1010TensorImpl36is_contiguous_nondefault_policy_implENS_12MemoryFormatE",
+        "RUN263",
+    ),
+    (
+        "ImportError: /x/lib/python3.8/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent",
+        "RUN263",
+    ),
     ("ImportError: libnccl.so.2: cannot open shared object file: No such file or directory", "RUN263"),
     ("OSError: libcudart.so.12: cannot open shared object file: No such file or directory", "RUN263"),
     (
@@ -498,6 +516,12 @@ DECOYS = [
     "print('Xid 79 means the GPU has fallen off the bus')",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
+    # the loader's words for libraries outside the training stack: a Python environment broken elsewhere
+    "ImportError: /lib/x86_64-linux-gnu/libp11-kit.so.0: undefined symbol: ffi_type_pointer, version LIBFFI_BASE_7.0",
+    "ImportError: /x/site-packages/numpy/core/_multiarray_umath.cpython-310-x86_64-linux-gnu.so: undefined symbol: cblas_sgemm",
+    "/usr/bin/node: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by /usr/bin/node)",
+    "ImportError: /usr/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /x/site-packages/scipy/linalg/_matfuncs_sqrtm_triu.cpython-311-x86_64-linux-gnu.so)",
+    "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
 ]
 
 

@@ -7,10 +7,8 @@ Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (fo
 initialized, 803/804, ...), as "CUDA error: <message>", "Error 802: system not yet initialized"
 or "cudaErrorSystemNotReady"; "Found no NVIDIA driver on your system"; "No CUDA GPUs are
 available"; "Torch not compiled with CUDA enabled"; "Distributed package doesn't have NCCL built
-in"; "invalid device ordinal"; the dynamic loader "libnccl.so.2: cannot open shared object file:
-No such file or directory" and vLLM's "Failed to load NCCL library from libnccl.so.2" (NCCL's own
-"NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file" at INFO is harmless and not
-matched).
+in"; "invalid device ordinal". The dynamic loader's words (a library or a symbol missing) are
+rules/loader.py's.
 """
 
 from __future__ import annotations
@@ -30,18 +28,6 @@ _NO_DEVICE = re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
     r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
 )
-# The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
-# libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
-# own CUDA parts (libtorch_cuda, libc10_cuda, libcaffe2_nvrtc). NCCL's probe of its optional net
-# plugin (libnccl-net*.so) is harmless and excluded by the row.
-_LIB = re.compile(
-    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch_cuda\w*|c10_cuda|caffe2_nvrtc|cudnn\w*)"
-    r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
-)
-# The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
-# built against different versions (torch vs its libnccl/libcudart/libcudnn, an extension vs torch).
-_UNDEFINED = re.compile(r"([\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)")
-_SYMBOL_VERSION = re.compile(r"version [`'‘]((?:GLIBC|GLIBCXX|CXXABI|CUDNN|libcudart)\w*[\d.]*)' not found")
 # torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
 # setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
 _TOOLKIT = re.compile(
@@ -91,7 +77,6 @@ _THC_INIT = re.compile(
 _NVML_MISMATCH = re.compile(r"[Dd]river/library version mismatch|NVRM: API mismatch")
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
 _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
-_LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 _NO_NCCL = re.compile(
     r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
     r"found|"
@@ -249,70 +234,6 @@ def _nvml_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     why = _WHY.get(m.group(0), "no_visible_device")
     return [row.event(hit, f"no usable CUDA device: {m.group(0)}", {"reason": why}, dedupe=(row.code, why))]
-
-
-# A loader error quoted inside a warning is an optional part that was skipped and the program went on
-# (torchvision's "UserWarning: Failed to load image Python extension: ... undefined symbol ...",
-# bitsandbytes' and xFormers' probes): not a failure. Raised, the same words are one ("ImportError:",
-# "OSError:", a bare line of a traceback).
-# TensorFlow's dso_loader probes at W level ("W tensorflow/.../dso_loader.cc:64] Could not load dynamic
-# library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
-# when it is imported as a side dependency.
-_WARNED = re.compile(
-    r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
-    r"(?:^|\s)W tensorflow/|Could not load dynamic library '"
-)
-
-
-def _loader_warned(hit: Hit) -> bool:
-    if _WARNED.search(hit.text):
-        return True
-    nxt = hit.after(1, same_rank=False)  # Python's warnings module prints "  warn(" under the message
-    return bool(nxt) and nxt[0].text.strip().startswith(("warn(", "warnings.warn("))
-
-
-def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "nccl-net" in m.group(1) or "NET/Plugin" in hit.text:
-        return None  # NCCL probing its optional network plugin: harmless, it falls back
-    if _loader_warned(hit):
-        return []
-    return [
-        row.event(
-            hit,
-            f"{m.group(1)} could not be loaded (not installed or not on the library path)",
-            {"library": m.group(1)},
-            dedupe=(row.code, m.group(1)),
-        )
-    ]
-
-
-def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if _loader_warned(hit):
-        return []
-    lib = m.group(1).rsplit("/", 1)[-1]
-    return [
-        row.event(
-            hit,
-            f"{lib} was loaded but lacks the symbol {clip(m.group(2), 80)}: it was built against another "
-            "version of the library or of PyTorch than the one installed (reinstall the matching build)",
-            {"library": lib, "symbol": m.group(2), "reason": "undefined_symbol"},
-            dedupe=(row.code, lib),
-        )
-    ]
-
-
-def _symbol_version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if _loader_warned(hit):
-        return []
-    return [
-        row.event(
-            hit,
-            f"a library needs {m.group(1)}, which the system's runtime library does not provide "
-            "(a wheel or extension built on a newer system, or the wrong libstdc++ first on the path)",
-            {"symbol_version": m.group(1), "reason": "symbol_version_not_found"},
-            dedupe=(row.code, m.group(1)),
-        )
-    ]
 
 
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -502,33 +423,6 @@ SIGNATURES = (
         ),
     ),
     Signature(
-        "library missing",
-        _LIB,
-        _library,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"shared object",),
-        worth=(rb"shared object",),
-        words=("cannot open shared object file",),
-    ),
-    Signature(
-        "symbol missing from a library",
-        _UNDEFINED,
-        _undefined,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"undefined symbol",),
-        worth=(rb"undefined symbol",),
-        words=("undefined symbol",),
-    ),
-    Signature(
-        "symbol version missing",
-        _SYMBOL_VERSION,
-        _symbol_version,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"' not found",),
-        worth=(rb"' not found",),
-        words=("' not found",),
-    ),
-    Signature(
         "cuda toolkit mismatch",
         _TOOLKIT,
         _toolkit,
@@ -628,19 +522,6 @@ SIGNATURES = (
         words=("cuda setup failed",),
     ),
     Signature(
-        "nccl library not loaded",
-        _LOAD_FAILED,
-        _library,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"ERROR",),
-        worth=(rb"\bERROR\b",),
-        words=("failed to load nccl library",),
-        anchor_from="vLLM's 'ERROR' log level",
-        examples=(
-            "ERROR 04-23 10:00:00 pynccl_wrapper.py:196] Failed to load NCCL library from libnccl.so.2 .",
-        ),
-    ),
-    Signature(
         "no nccl in torch",
         _NO_NCCL,
         _no_nccl,
@@ -676,15 +557,10 @@ def parse(hit: Hit) -> list[Event]:
     return read(hit, SIGNATURES)
 
 
-def loader_detail_events(hit: Hit, text: str) -> list[Event]:
-    """The loader and NVML rows read on NCCL's "Last error:" text (its cudawrap.cc quotes dlerror:
-    "Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object
-    file", its nvmlwrap.cc "nvmlInit_v2() failed: Driver/library version mismatch")."""
-    return read(hit, _DETAIL_ROWS, text) if text else []
+def nvml_mismatch_events(hit: Hit, text: str) -> list[Event]:
+    """The NVML version-mismatch row read on NCCL's "Last error:" text (its nvmlwrap.cc: "nvmlInit_v2()
+    failed: Driver/library version mismatch")."""
+    return read(hit, _MISMATCH_ROWS, text) if text else []
 
 
-_DETAIL_ROWS = tuple(
-    r
-    for r in SIGNATURES
-    if r.name in ("library missing", "symbol missing from a library", "nvml version mismatch")
-)
+_MISMATCH_ROWS = tuple(r for r in SIGNATURES if r.name == "nvml version mismatch")

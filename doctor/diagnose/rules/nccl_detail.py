@@ -11,7 +11,8 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.rules.driver_env import cuda_error_events, loader_detail_events
+from pgdoctor.diagnose.rules import loader
+from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
 from pgdoctor.knowledge.clip import clip
 
@@ -216,12 +217,12 @@ def from_detail(
     platform = platform_detail(hit, detail, base, used)
     if platform:
         return platform
-    loader = loader_detail_events(hit, detail)
-    if loader:
-        for ev in loader:
+    stack = loader.detail_events(hit, detail) or nvml_mismatch_events(hit, detail)
+    if stack:
+        for ev in stack:
             ev.facts.update(base)
             ev.evidence = hit.evidence(used) if used else ev.evidence
-        return loader
+        return stack
     special = _special_detail(hit, detail, base, used)
     if special:
         return special
