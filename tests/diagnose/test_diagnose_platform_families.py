@@ -225,6 +225,12 @@ NVRM = [
         "RUN241",
         {"xid": 74},
     ),
+    (
+        "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+        "RUN243",
+        {"xid": 79, "pci_bus_id": "0000:3b:00"},
+    ),
+    ("NVRM: Xid (0000:03:00): 13, 0001 00000000 000090c0 00001b0c 00000000 00000000", "RUN241", {"xid": 13}),
     ("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", "RUN243", {"pci_bus_id": "0000:3b:00.0"}),
     (
         "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0) installed in this system has fallen off the bus and is not responding to commands.",
@@ -304,6 +310,42 @@ NVML_AND_TOOLS = [
 @pytest.mark.parametrize("line,code", NVML_AND_TOOLS)
 def test_nvml_and_tools(prefix: str, line: str, code: str) -> None:
     _check(prefix + line + "\n", code)
+
+
+# Xids reported outside the kernel log: NVIDIA's Kubernetes device plugin (internal/rm/health.go and its
+# older nvidia.go) and a person's summary of dmesg (below the log's own records: tier 1).
+XID_ELSEWHERE = [
+    (
+        "I0304 10:00:00.000000 1 health.go:152] XidCriticalError: Xid=48 on Device=GPU-d23d91a3-1111-2222-3333-444455556666; marking device as unhealthy.",
+        "RUN242",
+        {"xid": 48, "gpu_uuid": "GPU-d23d91a3-1111-2222-3333-444455556666"},
+    ),
+    (
+        "2021/01/02 03:04:05 XidCriticalError: Xid=79 on Device=GPU-8f8e0000-1111-2222-3333-444455556666, the device will go unhealthy.",
+        "RUN243",
+        {"xid": 79},
+    ),
+    ("2021/01/02 03:04:05 XidCriticalError: Xid=79, All devices will go unhealthy.", "RUN243", {"xid": 79}),
+    (
+        "  - `Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM framebuffer",
+        "RUN242",
+        {"xid": 48, "xids": [48, 171]},
+    ),
+    ("we saw Xid 79 on node 12 and the GPU had fallen off the bus", "RUN243", {"xid": 79}),
+]
+
+
+@pytest.mark.parametrize("line,code,facts", XID_ELSEWHERE)
+def test_xids_reported_outside_the_kernel_log(line: str, code: str, facts: dict[str, Any]) -> None:
+    _check(line + "\n", code, facts)
+
+
+def test_an_xid_summary_does_not_outrank_the_kernel_record() -> None:
+    log = (
+        "we saw Xid 79 on node 12 and the GPU had fallen off the bus\n"
+        "[ 1843.439669] NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n"
+    )
+    _check(log, "RUN242", {"xid": 48, "pci_bus_id": "0000:3b:00"})
 
 
 def test_container_runtime_facts() -> None:
@@ -514,6 +556,7 @@ DECOYS = [
     "NVML library version: 535.183",
     "| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.2     |",
     "print('Xid 79 means the GPU has fallen off the bus')",
+    "What does Xid 79 (GPU fallen off the bus) tell me about this node?",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
     # the loader's words for libraries outside the training stack: a Python environment broken elsewhere

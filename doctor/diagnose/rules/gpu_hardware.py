@@ -27,6 +27,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_line
 
 _OFF_BUS = re.compile(
@@ -165,6 +166,78 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
     tier = 2 if x.code in _CLEANUP_XIDS else 0
     return [
         row.event(hit, msg, facts, used, tier=tier, code=code.code, dedupe=(code.code, x.pci_bus_id, x.code))
+    ]
+
+
+# NVIDIA's Kubernetes device plugin (internal/rm/health.go, and its older nvidia.go) logs the NVML Xid
+# event it marks a GPU unhealthy for: "XidCriticalError: Xid=48 on Device=GPU-8f8e...; marking device as
+# unhealthy." (older: "..., the device will go unhealthy.", "XidCriticalError: Xid=79, All devices will
+# go unhealthy.").
+_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=([\w-]+))?")
+# An Xid named in a person's summary of dmesg ("`Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM",
+# "Xid 79 (GPU has fallen off the bus)"): counted only beside words of the hardware fault it names, and
+# below a log's own records (tier 1).
+_PROSE_XID = re.compile(r"\bXids? ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
+_PROSE_FAULT = re.compile(
+    r"ECC|DBE|double[- ]bit|[Rr]ow [Rr]emap|fallen off|off the bus|NVLink|uncorrectable|GSP|HBM|"
+    r"[Dd]rain and [Rr]eset"
+)
+
+
+# A question about, or a definition of, an Xid is not a report of one.
+_PROSE_QUESTION = re.compile(r"\?|\bmeans?\b|\bprint\(|\bif\b")
+
+
+def _xid_code(xid: int) -> Any:
+    return C.GPU_OFF_BUS if xid == 79 else C.GPU_ECC if xid in _ECC_XIDS else C.GPU_XID
+
+
+def _xid_facts(xid: int) -> dict[str, Any]:
+    info = describe_xid(xid)
+    return {
+        "xid": xid,
+        "xid_meaning": info.meaning if info else "unknown Xid",
+        "xid_severity": info.severity if info else "warn",
+        "xid_action": info.action if info else "none",
+    }
+
+
+def _plugin_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    xid = int(m.group(1))
+    facts = {**_xid_facts(xid), "xid_from": "k8s-device-plugin"}
+    if m.group(2):
+        facts["gpu_uuid"] = m.group(2)
+    code = _xid_code(xid)
+    return [
+        row.event(
+            hit,
+            f"the Kubernetes device plugin marked GPU {m.group(2) or '(all)'} unhealthy for Xid {xid}: "
+            f"{facts['xid_meaning']}",
+            facts,
+            tier=2 if xid in _CLEANUP_XIDS else 0,
+            code=code.code,
+            dedupe=(code.code, m.group(2), xid),
+        )
+    ]
+
+
+def _prose_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NVRM" in hit.text or not _PROSE_FAULT.search(hit.text) or _PROSE_QUESTION.search(hit.text):
+        return None
+    xid = int(m.group(1))
+    facts = {**_xid_facts(xid), "xid_from": "summary"}
+    if m.group(2):
+        facts["xids"] = [xid, int(m.group(2))]
+    code = C.GPU_ECC if (xid in _ECC_XIDS or "ECC" in hit.text or "DBE" in hit.text) else _xid_code(xid)
+    return [
+        row.event(
+            hit,
+            f"the log's summary names Xid {xid} ({facts['xid_meaning']}): {clip(hit.text.strip(), 100)}",
+            facts,
+            tier=1,
+            code=code.code,
+            dedupe=(code.code, "summary", xid),
+        )
     ]
 
 
@@ -395,6 +468,24 @@ SIGNATURES = (
         words=("nvrm", "xid"),
         anchor_from="the kernel's 'NVRM: ' before every Xid record",
         examples=("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",),
+    ),
+    Signature(
+        "xid from the kubernetes device plugin",
+        _PLUGIN_XID,
+        _plugin_xid,
+        C.GPU_XID.code,
+        anchors=(b"XidCriticalError",),
+        worth=(rb"XidCriticalError",),
+        words=("xidcriticalerror",),
+    ),
+    Signature(
+        "xid named in a summary",
+        _PROSE_XID,
+        _prose_xid,
+        C.GPU_XID.code,
+        anchors=(b"Xid",),
+        worth=(rb"\bXids? ?\d",),
+        words=("xid",),
     ),
     Signature(
         "fallen off the bus",
