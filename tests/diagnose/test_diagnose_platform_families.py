@@ -506,6 +506,13 @@ NCCL_PLATFORM = [
     ),
     ("nvmlInit_v2() failed: Driver/library version mismatch", "RUN261", {}),
     ("nvmlDeviceGetHandleByIndex(3) failed: GPU is lost", "RUN243", {}),
+    ("enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'", "RUN265", {"cuda_error_number": 500}),
+    ("init.cc:426 NCCL WARN Cuda failure 'operation not supported'", "RUN292", {"feature": "cuda_refused"}),
+    (
+        "transport/p2p.cc:275 NCCL WARN Cuda failure 800 'operation not permitted'",
+        "RUN292",
+        {"feature": "cuda_refused"},
+    ),
     (
         "P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.",
         "RUN310",
@@ -572,3 +579,10 @@ DECOYS = [
 @pytest.mark.parametrize("line", DECOYS)
 def test_decoys_with_the_same_words_stay_silent(prefix: str, line: str) -> None:
     assert _root(prefix + line + "\n") is None
+
+
+def test_a_cuda_graph_capture_error_inside_nccl_is_not_the_platform() -> None:
+    # cudart's 900 "operation not permitted when stream is capturing" is the caller's CUDA graph: NCCL's own
+    # class (RUN194), not the platform's 800 "operation not permitted".
+    root = _root(WARN + "Cuda failure 'operation not permitted when stream is capturing'\n")
+    assert root is not None and root.code == "RUN194", root

@@ -1,7 +1,9 @@
 """driver_env under NCCL: platform features NCCL or its network plugin depends on that the stack
 below cannot deliver.
 
-Features NCCL turns on by itself when the hardware claims them (RUN292): NVLink SHARP multicast
+Features NCCL turns on by itself when the hardware claims them (RUN292; also cudart's 800 "operation not
+permitted" / 801 "operation not supported" at any other CUDACHECK, e.g. init.cc on a VMware vGPU without
+UVM, or cuMem handle export in a container): NVLink SHARP multicast
 (transport/nvls.cc, whose CUCHECK sites are all driver calls on multicast objects - cuMulticastCreate,
 cuMulticastAddDevice, cuMulticastBindMem, cuMemMap - answering "operation not supported" / "not
 permitted" when the Fabric Manager or IMEX does not provide multicast to this job, and 401 "the
@@ -55,6 +57,11 @@ _NVLS_REFUSED = re.compile(
     r"invalid argument|NVLink SHARP"
 )
 _DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
+# cudart's 801 "operation not supported" / 800 "operation not permitted" at any other NCCL CUDACHECK: NCCL
+# only calls what the device attributes claim, so the refusal is the platform's (a vGPU without UVM or
+# cuMem, a container without the IPC permissions cuMem handle export needs). The whole quoted message
+# only: "operation not permitted when stream is capturing" is a user's CUDA graph, not this.
+_CUDA_REFUSED = re.compile(r"Cuda failure (?:80[01] )?'operation not (?:supported|permitted)'")
 
 
 def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -65,6 +72,8 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         if _DMABUF.search(detail)
         else "nvls"
         if (_NVLS_SOURCE.search(where) and _NVLS_REFUSED.search(detail))
+        else "cuda_refused"
+        if _CUDA_REFUSED.search(detail)
         else ""
     )
     if not feature:
@@ -74,6 +83,8 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         "NCCL_NVLS_ENABLE=0 turns it off",
         "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
         "support it; NCCL_DMABUF_ENABLE=0 turns it off",
+        "cuda_refused": "a CUDA operation the device claims (cuMem, UVM, IPC handles): the driver, a vGPU or "
+        "the container refuses it; NCCL_CUMEM_ENABLE=0 avoids cuMem",
     }[feature]
     return [
         event(
