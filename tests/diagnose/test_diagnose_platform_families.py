@@ -4,7 +4,7 @@ prefixes real logs add. Each group names the source its lines come from:
 - cudart's cudaGetErrorString table (CUDA 11-12; the runtime's and the driver's enum names, the numbers
   torch prints from cudaGetDeviceCount() in c10/cuda/CUDAFunctions.cpp as "Error 804: ...");
 - torch/cuda/__init__.py (lazy init, _check_capability, its "CUDA initialization:" UserWarnings),
-  torch/serialization.py;
+  torch/serialization.py, Lightning's accelerator connector;
 - NCCL's misc/cudawrap.cc (loading libcuda), misc/nvmlwrap.cc (NVML), graph/paths.cc (NVLink P2P check),
   raw as "NCCL WARN" and again under torch's "NCCL error in: ... Last error:";
 - NVML's nvmlErrorString texts and pynvml's exception names, nvidia-smi, nvidia-container-cli;
@@ -413,6 +413,21 @@ TORCH = [
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "RUN265", {}),
     ("RuntimeError: CUDA error: named symbol not found", "RUN265", {"cuda_error_number": 500}),
     (
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu'].",
+        "RUN262",
+        {"framework": "lightning"},
+    ),
+    (
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: GPUAccelerator can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu'].",
+        "RUN262",
+        {},
+    ),
+    (
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: No supported gpu backend found!",
+        "RUN262",
+        {},
+    ),
+    (
         'RuntimeError: NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id, &nvml_device) INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":1139, please report a bug to PyTorch. ',
         "RUN262",
         {"nvml_call": "nvmlDeviceGetHandleByPciBusId_v2"},
@@ -566,6 +581,7 @@ DECOYS = [
     "What does Xid 79 (GPU fallen off the bus) tell me about this node?",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
+    "lightning_fabric.utilities.exceptions.MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu', 'cuda'].",
     # the loader's words for libraries outside the training stack: a Python environment broken elsewhere
     "ImportError: /lib/x86_64-linux-gnu/libp11-kit.so.0: undefined symbol: ffi_type_pointer, version LIBFFI_BASE_7.0",
     "ImportError: /x/site-packages/numpy/core/_multiarray_umath.cpython-310-x86_64-linux-gnu.so: undefined symbol: cblas_sgemm",

@@ -20,6 +20,8 @@ Formats (read at their sources):
   object on CUDA device 3 but torch.cuda.device_count() is 1" (RUN264); c10/cuda's INTERNAL ASSERT on an
   NVML call, "NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id, &nvml_device)
   INTERNAL ASSERT FAILED" (RUN262).
+- Lightning's accelerator connector: "`CUDAAccelerator` can not run on your system since the accelerator
+  is not available" (1.7-2.x; "GPUAccelerator" in 1.6, "No supported gpu backend found!" in 1.5) (RUN262).
 """
 
 from __future__ import annotations
@@ -51,6 +53,14 @@ _DESERIALIZE = re.compile(
 # &nvml_device) INTERNAL ASSERT FAILED at ../c10/cuda/CUDACachingAllocator.cpp:1139": NVML in this process
 # cannot see the GPU CUDA uses (a container's NVML, MIG, a driver/library mismatch).
 _NVML_ASSERT = re.compile(r"NVML_SUCCESS == DriverAPI::get\(\)->(nvml\w+?)_?\(")
+# Lightning's accelerator connector when the CUDA accelerator was asked for but torch sees no usable GPU
+# (1.7-2.x: "`CUDAAccelerator` can not run on your system since the accelerator is not available. The
+# following accelerator(s) is available ...: ['cpu']", 1.6 "GPUAccelerator ...", 1.5 "No supported gpu
+# backend found!"). MPS/TPU accelerators are not this family.
+_LIGHTNING_NO_GPU = re.compile(
+    r"`?(?:CUDA|GPU)Accelerator`? can not run on your system since the accelerator is not available|"
+    r"No supported gpu backend found!"
+)
 _CAPABILITY = re.compile(
     r"Found GPU(\d+) (.+?) which (?:is of (?:cuda|compute) capability(?: \(CC\))? (\d+)\.(\d+)|"
     r"requires CUDA_VERSION >= (\d+))"
@@ -132,6 +142,18 @@ def _nvml_assert(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
             "cannot see the GPU CUDA uses (a container or MIG setup, or a driver/library mismatch)",
             {"nvml_call": m.group(1), "reason": "nvml_error"},
             dedupe=(row.code, "nvml_assert"),
+        )
+    ]
+
+
+def _lightning_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "Lightning was asked for the CUDA accelerator but torch sees no usable GPU here (a CPU-only "
+            "torch, no driver, or no GPU visible to this process)",
+            {"reason": "no_visible_device", "framework": "lightning"},
+            dedupe=(row.code, "no_visible_device"),
         )
     ]
 
@@ -229,6 +251,15 @@ SIGNATURES = (
         anchors=(b"NVML_SUCCESS",),
         worth=(rb"NVML_SUCCESS",),
         words=("nvml_success",),
+    ),
+    Signature(
+        "lightning without a gpu",
+        _LIGHTNING_NO_GPU,
+        _lightning_no_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"Accelerator", b"gpu backend"),
+        worth=(rb"Accelerator`? can not run", rb"gpu backend"),
+        words=("can not run on your system", "no supported gpu backend"),
     ),
     Signature(
         "gpu capability outside this build",
