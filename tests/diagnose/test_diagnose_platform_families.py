@@ -266,6 +266,32 @@ def test_kernel_nvrm_records(prefix: str, line: str, code: str, facts: dict[str,
     _check(prefix + line + "\n", code, facts)
 
 
+# nv.c's long messages, printed over several lines that each carry the kernel's prefix again.
+NV_MULTILINE = [
+    (
+        "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0)\nNVRM: installed in this system has\nNVRM: fallen off the bus and is not responding to commands.",
+        "RUN243",
+        {"pci_bus_id": "0000:3b:00.0"},
+    ),
+    (
+        "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2330)\nNVRM: installed in this system is not supported by the\nNVRM: NVIDIA 550.90.07 driver release.\nNVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'",
+        "RUN262",
+        {"reason": "gpu_not_supported_by_driver", "driver_version": "550.90.07", "pci_id": "10de:2330"},
+    ),
+    (
+        "NVRM: The NVIDIA probe routine was not called for 1 device(s).\nNVRM: This can occur when a driver such as: \nNVRM: nouveau, rivafb, nvidiafb or rivatv \nNVRM: was loaded and obtained ownership of the NVIDIA device(s).\nNVRM: No NVIDIA devices probed.",
+        "RUN262",
+        {"reason": "no_driver"},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", KERNEL_PREFIXES)
+@pytest.mark.parametrize("record,code,facts", NV_MULTILINE)
+def test_nv_multiline_records(prefix: str, record: str, code: str, facts: dict[str, Any]) -> None:
+    _check("".join(prefix + ln + "\n" for ln in record.split("\n")), code, facts)
+
+
 # NVML (nvmlErrorString, pynvml's class names), nvidia-smi, slurmstepd, nvidia-container-cli.
 NVML_AND_TOOLS = [
     ("Unable to determine the device handle for GPU0000:4F:00.0: Unknown Error", "RUN243"),
@@ -346,6 +372,33 @@ def test_an_xid_summary_does_not_outrank_the_kernel_record() -> None:
         "[ 1843.439669] NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n"
     )
     _check(log, "RUN242", {"xid": 48, "pci_bus_id": "0000:3b:00"})
+
+
+# The NVSwitch Fabric Manager's own records (nv-fabricmanager, its start script, systemd) across releases.
+FABRIC = [
+    "Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version 550.127.05 doesn't match with driver version 550.120. Please update with the matching NVIDIA driver package.",
+    "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02 don't match with driver version 530.41.03. Please update with matching NVIDIA driver package.",
+    "fabric manager NVIDIA GPU driver interface version 550.90.07 don’t match with driver version 550.107.02. Please update with matching NVIDIA driver package",
+    "Job for nvidia-fabricmanager.service failed because the control process exited with error code.",
+    "Nov 15 14:15:47 leon-NF5468M6 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
+    'Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4753]: "/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg" failed! Exit code: 1',
+    "Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]",
+]
+
+
+@pytest.mark.parametrize("line", FABRIC)
+def test_fabric_manager_records(line: str) -> None:
+    _check(line + "\n", "RUN262", {"reason": "fabric_manager"})
+
+
+def test_fabric_manager_versions_are_facts() -> None:
+    _check(FABRIC[0] + "\n", "RUN262", {"fabric_manager_version": "550.127.05", "driver_version": "550.120"})
+
+
+def test_a_fabric_manager_with_nothing_to_do_yields_to_the_jobs_own_error() -> None:
+    # NV_WARN_NOTHING_TO_DO on a machine without NVSwitches is harmless: the job's own failure wins.
+    log = FABRIC[-1] + "\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+    _check(log, "RUN244")
 
 
 def test_container_runtime_facts() -> None:

@@ -54,10 +54,16 @@ _NO_DRIVER = re.compile(
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
 # the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
+# Its wordings across releases: "don't match" (<= 535), "doesn't match ... with the matching" (550+), a
+# typographic apostrophe in pastes; systemd's "Job for nvidia-fabricmanager.service failed", "Control
+# process exited"; the start script's '"/usr/bin/nv-fabricmanager -c ..." failed! Exit code: 1'; and
+# NV_WARN_NOTHING_TO_DO when it finds no NVSwitch (Blackwell without NVLSM: 802 on every GPU).
 _FABRIC = re.compile(
-    r"fabric manager NVIDIA GPU driver interface version (\S+) don't match with driver version "
+    r"fabric manager NVIDIA GPU driver interface version (\S+) do(?:n|esn)[’']t match with driver version "
     r"(\S+?)\.?(?:\s|$)|"
-    r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: Failed"
+    r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service(?::? [Ff]ailed|: Control "
+    r"process exited|: Main process exited)|nv-fabricmanager[^\n]*\bfailed! Exit code|"
+    r"NVSwitch driver failed with error:\s*WARNING Nothing to do \[NV_WARN_NOTHING_TO_DO\]"
 )
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
 # with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
@@ -270,6 +276,9 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if m.group(1):
         facts.update(fabric_manager_version=m.group(1), driver_version=m.group(2))
         what = f"its version {m.group(1)} does not match the driver's {m.group(2)}"
+    elif "NOTHING_TO_DO" in m.group(0):
+        what = "it found no NVSwitch to configure (NV_WARN_NOTHING_TO_DO: no NVSwitch here, or NVLSM missing)"
+        facts["fabric_manager_error"] = "NV_WARN_NOTHING_TO_DO"
     else:
         what = "its service failed to start"
     return [
@@ -278,6 +287,9 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): CUDA cannot initialise "
             "the GPUs (802 'system not yet initialized')",
             facts,
+            # on a machine without NVSwitches the Fabric Manager has nothing to do and is not needed: only
+            # the cause when nothing else shows
+            tier=1 if "fabric_manager_error" in facts else 0,
             dedupe=(row.code, "fabric_manager"),
         )
     ]
@@ -490,9 +502,9 @@ SIGNATURES = (
         _FABRIC,
         _fabric,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"fabric manager", b"fabricmanager"),
-        worth=(rb"fabric ?manager",),
-        words=("fabric manager", "fabricmanager"),
+        anchors=(b"fabric manager", b"fabricmanager", b"NV_WARN_NOTHING_TO_DO"),
+        worth=(rb"fabric ?manager", rb"NV_WARN_NOTHING_TO_DO"),
+        words=("fabric manager", "fabricmanager", "nv_warn_nothing_to_do"),
     ),
     Signature(
         "gpu architecture not in this build",

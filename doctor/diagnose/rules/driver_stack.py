@@ -20,6 +20,8 @@ Formats (read at their sources):
   object on CUDA device 3 but torch.cuda.device_count() is 1" (RUN264); c10/cuda's INTERNAL ASSERT on an
   NVML call, "NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id, &nvml_device)
   INTERNAL ASSERT FAILED" (RUN262).
+- nv.c's "The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
+  the NVIDIA 550.90.07 driver release." over several NVRM lines, "No NVIDIA devices probed" (RUN262).
 - Lightning's accelerator connector: "`CUDAAccelerator` can not run on your system since the accelerator
   is not available" (1.7-2.x; "GPUAccelerator" in 1.6, "No supported gpu backend found!" in 1.5) (RUN262).
 """
@@ -31,6 +33,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.gpu_hardware import NV_GPU_START, nv_gpu_record
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.knowledge.clip import clip
 
@@ -61,6 +64,12 @@ _LIGHTNING_NO_GPU = re.compile(
     r"`?(?:CUDA|GPU)Accelerator`? can not run on your system since the accelerator is not available|"
     r"No supported gpu backend found!"
 )
+# nv.c: "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
+# the NVIDIA 550.90.07 driver release." (a GPU newer or older than the driver's support list; printed over
+# several NVRM lines), and "NVRM: No NVIDIA devices probed." after "The NVIDIA probe routine was not called
+# for 1 device(s)" (nouveau or another driver owns the GPU).
+_UNSUPPORTED_BY_DRIVER = re.compile(r"not supported by the NVIDIA ([\d.]+) driver release")
+_NOT_PROBED = re.compile(r"NVRM: No NVIDIA devices probed|NVIDIA probe routine was not called for \d+ device")
 _CAPABILITY = re.compile(
     r"Found GPU(\d+) (.+?) which (?:is of (?:cuda|compute) capability(?: \(CC\))? (\d+)\.(\d+)|"
     r"requires CUDA_VERSION >= (\d+))"
@@ -154,6 +163,37 @@ def _lightning_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
             "torch, no driver, or no GPU visible to this process)",
             {"reason": "no_visible_device", "framework": "lightning"},
             dedupe=(row.code, "no_visible_device"),
+        )
+    ]
+
+
+def _nv_gpu_unsupported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text, used = nv_gpu_record(hit)
+    u = _UNSUPPORTED_BY_DRIVER.search(text)
+    if not u:
+        return None
+    facts = {"reason": "gpu_not_supported_by_driver", "pci_bus_id": m.group(1).lower(), "pci_id": m.group(2)}
+    facts["driver_version"] = u.group(1)
+    return [
+        row.event(
+            hit,
+            f"the NVIDIA {u.group(1)} driver does not support GPU {m.group(1)} (PCI ID {m.group(2)}): "
+            "install a driver release that lists it",
+            facts,
+            used,
+            dedupe=(row.code, "unsupported_by_driver"),
+        )
+    ]
+
+
+def _not_probed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the NVIDIA driver did not take the GPU (NVIDIA probe routine not called / no devices probed): "
+            "nouveau or another driver owns it",
+            {"reason": "no_driver"},
+            dedupe=(row.code, "no_driver"),
         )
     ]
 
@@ -260,6 +300,24 @@ SIGNATURES = (
         anchors=(b"Accelerator", b"gpu backend"),
         worth=(rb"Accelerator`? can not run", rb"gpu backend"),
         words=("can not run on your system", "no supported gpu backend"),
+    ),
+    Signature(
+        "gpu not supported by this driver",
+        NV_GPU_START,
+        _nv_gpu_unsupported,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"PCI ID",),
+        worth=(rb"PCI ID",),
+        words=("pci id",),
+    ),
+    Signature(
+        "no gpu probed",
+        _NOT_PROBED,
+        _not_probed,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"probed", b"probe routine"),
+        worth=(rb"probed|probe routine",),
+        words=("no nvidia devices probed", "probe routine was not called"),
     ),
     Signature(
         "gpu capability outside this build",

@@ -90,7 +90,29 @@ _INIT_FAILED = re.compile(
 )
 
 
+# nv.c's long messages start "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0)" and go on in lines
+# that each carry the kernel's own prefix again ("[ 1000.12] NVRM: installed in this system has", "...
+# NVRM: fallen off the bus and is not responding to commands."): not indented, so read by their start.
+NV_GPU_START = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F:.]+) \(PCI ID: ([0-9a-fA-F:]+)\)\s*$")
+_NVRM_AT = re.compile(r"NVRM: (.*)$")
+
+
+def nv_gpu_record(hit: Hit) -> tuple[str, list[Line]]:
+    """An nv.c message that starts on the hit line, its prefixed continuation lines joined."""
+    used = [hit.line]
+    parts = [hit.text.strip()]
+    for ln in hit.after(5):
+        m = _NVRM_AT.search(ln.text)
+        if not m or "Xid" in ln.text or "The NVIDIA GPU" in ln.text:
+            break
+        used.append(ln)
+        parts.append(m.group(1).strip())
+    return " ".join(parts), used
+
+
 def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
+    if NV_GPU_START.search(hit.text):
+        return nv_gpu_record(hit)
     used = [hit.line]
     for ln in hit.after(6):
         if not _NVRM_CONT.match(ln.text):
