@@ -328,7 +328,11 @@ NVML_AND_TOOLS = [
     (
         'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
         "RUN262",
-    ),
+    ),  # go-nvml (NVIDIA's Kubernetes device plugin, dcgm-exporter) prints the enum without its NVML_ prefix
+    ("E0101 00:00:00.000000 1 main.go:132] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.", "RUN262"),
+    ("failed to initialize NVML: ERROR_DRIVER_NOT_LOADED", "RUN262"),
+    ("Failed to initialize NVML: ERROR_LIB_RM_VERSION_MISMATCH", "RUN261"),
+    ("error getting device handle for index 3: ERROR_GPU_IS_LOST", "RUN243"),
 ]
 
 

@@ -80,7 +80,12 @@ _THC_INIT = re.compile(
 # nvidia-container-cli words it in lower case ("nvml error: driver/library version mismatch").
 # The kernel's own record of it (dmesg): "NVRM: API mismatch: the client has the version 535.54.03, but
 # this kernel module has the version 525.85.12."
-_NVML_MISMATCH = re.compile(r"[Dd]river/library version mismatch|NVRM: API mismatch")
+# By name too: pynvml's NVMLError_LibRmVersionMismatch, the enum, and go-nvml's
+# "ERROR_LIB_RM_VERSION_MISMATCH" (the Kubernetes device plugin, dcgm-exporter).
+_NVML_MISMATCH = re.compile(
+    r"[Dd]river/library version mismatch|NVRM: API mismatch|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b|"
+    r"NVMLError_LibRmVersionMismatch"
+)
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
 _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
 _NO_NCCL = re.compile(
@@ -410,9 +415,14 @@ SIGNATURES = (
         _NVML_MISMATCH,
         _nvml_mismatch,
         C.DRIVER_TOO_OLD.code,
-        anchors=(b"version mismatch", b"API mismatch"),
-        worth=(rb"version mismatch", rb"API mismatch"),
-        words=("driver/library version mismatch", "nvrm: api mismatch"),
+        anchors=(b"version mismatch", b"API mismatch", b"VERSION_MISMATCH", b"VersionMismatch"),
+        worth=(rb"version mismatch", rb"API mismatch", rb"VERSION_MISMATCH", rb"VersionMismatch"),
+        words=(
+            "driver/library version mismatch",
+            "nvrm: api mismatch",
+            "rm_version_mismatch",
+            "rmversionmismatch",
+        ),
     ),
     Signature(
         "no device",

@@ -38,11 +38,13 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.knowledge.clip import clip
 
 # NVML_ERROR_DRIVER_NOT_LOADED (9) and NVML_ERROR_LIBRARY_NOT_FOUND (12) in every spelling: the
-# message, pynvml's class, the enum, and the two tools that print them in their own words.
+# message, pynvml's class, the enum (go-nvml, in the Kubernetes device plugin's "Failed to initialize NVML:
+# ERROR_LIBRARY_NOT_FOUND", prints it without the NVML_ prefix), and the two tools that print them in their
+# own words.
 _NVML_NO_DRIVER = re.compile(
-    r"[Dd]river Not Loaded|NVMLError_DriverNotLoaded|NVML_ERROR_DRIVER_NOT_LOADED|"
+    r"[Dd]river Not Loaded|NVMLError_DriverNotLoaded|\b(?:NVML_)?ERROR_DRIVER_NOT_LOADED\b|"
     r"nvml error: driver not loaded|"
-    r"NVML Shared Library Not Found|NVMLError_LibraryNotFound|NVML_ERROR_LIBRARY_NOT_FOUND|"
+    r"NVML Shared Library Not Found|NVMLError_LibraryNotFound|\b(?:NVML_)?ERROR_LIBRARY_NOT_FOUND\b|"
     r"couldn't find libnvidia-ml\.so library"
 )
 _CONTAINER_CUDA = re.compile(r"unsatisfied condition: cuda\s*>=\s*([\d.]+)")

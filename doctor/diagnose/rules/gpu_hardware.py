@@ -58,7 +58,7 @@ _CLEANUP_XIDS = frozenset({43, 45})
 _NO_HANDLE = re.compile(
     r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
 )
-_LOST = re.compile(r"\bGPU is lost\b")
+_LOST = re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
 # The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
 # "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
 _RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
@@ -338,8 +338,9 @@ def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional
 
 def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     t = _record(hit)[0]
-    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:")
-    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t):
+    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
+    # go-nvml's bare "ERROR_GPU_IS_LOST")
+    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t or "_IS_LOST" in t):
         return None
     return _no_handle(row, hit, None)
 
@@ -590,9 +591,9 @@ SIGNATURES = (
         _LOST,
         _lost,
         C.GPU_OFF_BUS.code,
-        anchors=(b"GPU is lost",),
-        worth=(rb"GPU is lost",),
-        words=("gpu is lost",),
+        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost"),
+        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost"),
+        words=("gpu is lost", "gpu_is_lost", "gpuislost"),
     ),
     Signature(
         "nvlink uncorrectable",
