@@ -399,6 +399,26 @@ def test_fabric_manager_versions_are_facts() -> None:
     _check(FABRIC[0] + "\n", "RUN262", {"fabric_manager_version": "550.127.05", "driver_version": "550.120"})
 
 
+def test_no_gpu_in_a_tools_words_is_the_environment_but_yields_to_a_reason() -> None:
+    _check("$ nvidia-smi\nNo devices were found\n", "RUN262", {"reason": "no_visible_device"})
+    assert_log = (
+        '  File "train.py", line 3, in <module>\n    assert torch.cuda.is_available()\nAssertionError\n'
+    )
+    _check(assert_log, "RUN262", {"reason": "no_visible_device"})
+    # with the reason in the same log, the reason is the root cause
+    _check(
+        "[   38.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+        "$ nvidia-smi\nNo devices were found\n",
+        "RUN243",
+    )
+    _check(
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+        "functions before calling NumCudaDevices() that might have already set an error? Error 804: forward "
+        "compatibility was attempted on non supported HW\n" + assert_log,
+        "RUN261",
+    )
+
+
 def test_a_fabric_manager_with_nothing_to_do_yields_to_the_jobs_own_error() -> None:
     # NV_WARN_NOTHING_TO_DO on a machine without NVSwitches is harmless: the job's own failure wins.
     log = FABRIC[-1] + "\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
@@ -638,6 +658,8 @@ DECOYS = [
     "What does Xid 79 (GPU fallen off the bus) tell me about this node?",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
+    "/x/torch/amp/autocast_mode.py:250: UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
+    "    if not torch.cuda.is_available():",
     "lightning_fabric.utilities.exceptions.MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu', 'cuda'].",
     # the loader's words for libraries outside the training stack: a Python environment broken elsewhere
     "ImportError: /lib/x86_64-linux-gnu/libp11-kit.so.0: undefined symbol: ffi_type_pointer, version LIBFFI_BASE_7.0",

@@ -22,6 +22,8 @@ Formats (read at their sources):
   INTERNAL ASSERT FAILED" (RUN262).
 - nv.c's "The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2330) installed in this system is not supported by
   the NVIDIA 550.90.07 driver release." over several NVRM lines, "No NVIDIA devices probed" (RUN262).
+- nvidia-smi's "No devices were found" (tier 1: a record that says why wins) and a traceback ending in
+  the job's own "assert torch.cuda.is_available()" (RUN262).
 - Lightning's accelerator connector: "`CUDAAccelerator` can not run on your system since the accelerator
   is not available" (1.7-2.x; "GPUAccelerator" in 1.6, "No supported gpu backend found!" in 1.5) (RUN262).
 """
@@ -72,6 +74,13 @@ _LIGHTNING_NO_GPU = re.compile(
 # for 1 device(s)" (nouveau or another driver owns the GPU).
 _UNSUPPORTED_BY_DRIVER = re.compile(r"not supported by the NVIDIA ([\d.]+) driver release")
 _NOT_PROBED = re.compile(r"NVRM: No NVIDIA devices probed|NVIDIA probe routine was not called for \d+ device")
+# nvidia-smi's whole answer when the driver is loaded but no GPU is bound or visible (a container started
+# without the GPUs, a GPU gone from the bus: then its Xid is the cause, so tier 1 here).
+_SMI_NO_DEVICES = re.compile(r"^\s*No devices were found\s*$")
+# A traceback whose failing statement is the job's own check for a GPU: "assert torch.cuda.is_available()"
+# followed by the bare AssertionError (the cause's tier, above the bare exception; torch's own words
+# earlier in the log, when shown, say why and come first).
+_ASSERT_AVAILABLE = re.compile(r"^\s*assert\s+(?:torch\.)?cuda\.is_available\(\)\s*(?:,.*)?$")
 _CAPABILITY = re.compile(
     r"Found GPU(\d+) (.+?) which (?:is of (?:cuda|compute) capability(?: \(CC\))? (\d+)\.(\d+)|"
     r"requires CUDA_VERSION >= (\d+))"
@@ -200,6 +209,34 @@ def _not_probed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+def _smi_no_devices(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "nvidia-smi finds no GPU (No devices were found): the driver is loaded but no GPU is visible "
+            "to this process or container",
+            {"reason": "no_visible_device"},
+            tier=1,
+            dedupe=(row.code, "no_visible_device"),
+        )
+    ]
+
+
+def _assert_available(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    nxt = [ln.text.strip() for ln in hit.after(2, same_rank=False)]
+    if not any(t.startswith("AssertionError") for t in nxt):
+        return None
+    return [
+        row.event(
+            hit,
+            "the job's own check for a GPU failed (assert torch.cuda.is_available()): torch sees no usable "
+            "GPU in this process",
+            {"reason": "no_visible_device"},
+            dedupe=(row.code, "no_visible_device"),
+        )
+    ]
+
+
 def _capability(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"gpu_index": int(m.group(1)), "gpu_name": clip(m.group(2), 60)}
     if m.group(3):
@@ -320,6 +357,24 @@ SIGNATURES = (
         anchors=(b"probed", b"probe routine"),
         worth=(rb"probed|probe routine",),
         words=("no nvidia devices probed", "probe routine was not called"),
+    ),
+    Signature(
+        "nvidia-smi without devices",
+        _SMI_NO_DEVICES,
+        _smi_no_devices,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"No devices were found",),
+        worth=(rb"No devices were found",),
+        words=("no devices were found",),
+    ),
+    Signature(
+        "assert cuda available",
+        _ASSERT_AVAILABLE,
+        _assert_available,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"is_available()",),
+        worth=(rb"is_available\(\)",),
+        words=("is_available()",),
     ),
     Signature(
         "gpu capability outside this build",
