@@ -289,8 +289,13 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [
         row.event(
             hit,
-            f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): CUDA cannot initialise "
-            "the GPUs (802 'system not yet initialized')",
+            f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): "
+            + (
+                "on NVSwitch systems (Blackwell: with NVLSM) CUDA then answers 802; where there is no "
+                "NVSwitch the Fabric Manager is not needed"
+                if "fabric_manager_error" in facts
+                else "CUDA cannot initialise the GPUs (802 'system not yet initialized')"
+            ),
             facts,
             # on a machine without NVSwitches the Fabric Manager has nothing to do and is not needed: only
             # the cause when nothing else shows
