@@ -658,6 +658,11 @@ DECOYS = [
     "What does Xid 79 (GPU fallen off the bus) tell me about this node?",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
+    # NCCL's optional plugins (plugin/plugin_open.cc), also pasted without NCCL's prefix
+    "TUNER/Plugin: libnccl-tuner.so: libnccl-tuner.so: cannot open shared object file: No such file or directory",
+    "PROFILER/Plugin: Could not find: libnccl-profiler.so.",
+    "Unable to load libnccl-net.so : libnccl-net.so: cannot open shared object file: No such file or directory",
+    "libnccl-env.so: cannot open shared object file: No such file or directory",
     "/x/torch/amp/autocast_mode.py:250: UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
     "    if not torch.cuda.is_available():",
     "lightning_fabric.utilities.exceptions.MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu', 'cuda'].",

@@ -7,9 +7,9 @@ undefined symbol: ncclCommRegister" (an older libnccl first on the path); "flash
 x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi" (an extension built against another
 torch); "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by .../libtorch_python.so)";
 vLLM's "Failed to load NCCL library from libnccl.so.2". All RUN263 (RUN195 for a missing nccl* symbol,
-read first by nccl_errors). Harmless probes stay silent: NCCL's optional net plugin (libnccl-net.so,
-"NET/Plugin"), a loader error quoted inside a warning (torchvision's image extension, TensorFlow's
-dso_loader), and errors of libraries outside the training stack (libffi under p11-kit, numpy's, the
+read first by nccl_errors). Harmless probes stay silent: NCCL's optional plugins (libnccl-net.so,
+-tuner, -profiler, -env, -gin: "NET/Plugin", "TUNER/Plugin", ...), a loader error quoted inside a
+warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the training stack (libffi under p11-kit, numpy's, the
 interpreter's): a broken Python environment elsewhere, not the distributed job's platform.
 """
 
@@ -75,8 +75,15 @@ def _loader_warned(hit: Hit) -> bool:
     return bool(nxt) and nxt[0].text.strip().startswith(("warn(", "warnings.warn("))
 
 
+# NCCL's optional plugins (plugin/plugin_open.cc: NET, GIN, TUNER, PROFILER, ENV; collnet in 2.x): it
+# probes libnccl-<kind>.so and goes on without it ("NET/Plugin: Could not find: libnccl-net.so", "TUNER/
+# Plugin: libnccl-tuner.so: cannot open shared object file ...", 2.3's "Unable to load libnccl-net.so").
+_OPTIONAL_PLUGIN = re.compile(r"libnccl-(?:net|gin|tuner|profiler|env|coll)")
+_PLUGIN_PROBE = re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
+
+
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "nccl-net" in m.group(1) or "NET/Plugin" in hit.text:
+    if _OPTIONAL_PLUGIN.search(m.group(1)) or _PLUGIN_PROBE.search(hit.text):
         return None  # NCCL probing its optional network plugin: harmless, it falls back
     if _loader_warned(hit):
         return []
