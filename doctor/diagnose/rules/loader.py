@@ -9,8 +9,9 @@ torch); "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by 
 vLLM's "Failed to load NCCL library from libnccl.so.2". All RUN263 (RUN195 for a missing nccl* symbol,
 read first by nccl_errors). Harmless probes stay silent: NCCL's optional plugins (libnccl-net.so,
 -tuner, -profiler, -env, -gin: "NET/Plugin", "TUNER/Plugin", ...), a loader error quoted inside a
-warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the training stack (libffi under p11-kit, numpy's, the
-interpreter's): a broken Python environment elsewhere, not the distributed job's platform.
+warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the
+training stack (libffi under p11-kit, numpy's, the interpreter's): a broken Python environment
+elsewhere, not the distributed job's platform.
 """
 
 from __future__ import annotations
