@@ -522,6 +522,14 @@ def test_torch_texts(prefix: str, line: str, code: str, facts: dict[str, Any]) -
 # missing nccl* symbol is the more precise RUN195: torch built against a newer NCCL than it loaded).
 LOADER = [
     (
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Users\\me\\anaconda3\\envs\\t\\lib\\site-packages\\torch\\lib\\c10_cuda.dll" or one of its dependencies.',
+        "RUN263",
+    ),
+    (
+        'OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "C:\\Python311\\Lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.',
+        "RUN263",
+    ),
+    (
         "ImportError: /x/site-packages/torchvision/_C.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev",
         "RUN263",
     ),
@@ -658,6 +666,8 @@ DECOYS = [
     "What does Xid 79 (GPU fallen off the bus) tell me about this node?",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
+    'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\x\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+    'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\x\\site-packages\\shapely\\geos_c.dll" or one of its dependencies.',
     # NCCL's optional plugins (plugin/plugin_open.cc), also pasted without NCCL's prefix
     "TUNER/Plugin: libnccl-tuner.so: libnccl-tuner.so: cannot open shared object file: No such file or directory",
     "PROFILER/Plugin: Could not find: libnccl-profiler.so.",

@@ -76,6 +76,15 @@ def _loader_warned(hit: Hit) -> bool:
     return bool(nxt) and nxt[0].text.strip().startswith(("warn(", "warnings.warn("))
 
 
+# torch/__init__.py on Windows (_load_dll_libraries) appends to ctypes' WinError: "OSError: [WinError 126] The
+# specified module could not be found. Error loading "C:\...\torch\lib\c10_cuda.dll" or one of its
+# dependencies." (127 a procedure missing, 1114 a DLL's init failed, 193 not a valid Win32 application).
+# 1455 "The paging file is too small" is the host's memory, not a missing library: not this row.
+_WIN_DLL = re.compile(
+    r"\[WinError (126|127|1114|193)\][^\n]*?Error loading \"([^\"]+\.dll)\" or one of its dependencies"
+)
+
+
 # NCCL's optional plugins (plugin/plugin_open.cc: NET, GIN, TUNER, PROFILER, ENV; collnet in 2.x): it
 # probes libnccl-<kind>.so and goes on without it ("NET/Plugin: Could not find: libnccl-net.so", "TUNER/
 # Plugin: libnccl-tuner.so: cannot open shared object file ...", 2.3's "Unable to load libnccl-net.so").
@@ -94,6 +103,25 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             f"{m.group(1)} could not be loaded (not installed or not on the library path)",
             {"library": m.group(1)},
             dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _win_dll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    path = m.group(2)
+    if not _GPU_STACK_PATH.search(path):
+        return []
+    dll = path.replace("\\", "/").rsplit("/", 1)[-1]
+    why = {"126": "it or a DLL it needs is missing", "127": "a procedure it needs is missing"}.get(
+        m.group(1), "it could not be initialised"
+    )
+    return [
+        row.event(
+            hit,
+            f"Windows could not load {dll} ({why}, WinError {m.group(1)}): a CUDA runtime or Visual C++ "
+            "redistributable missing, or a torch build that does not match them",
+            {"library": dll, "win_error": int(m.group(1))},
+            dedupe=(row.code, dll),
         )
     ]
 
@@ -143,6 +171,15 @@ SIGNATURES = (
         anchors=(b"shared object",),
         worth=(rb"shared object",),
         words=("cannot open shared object file",),
+    ),
+    Signature(
+        "windows dll not loaded",
+        _WIN_DLL,
+        _win_dll,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"WinError",),
+        worth=(rb"WinError",),
+        words=("or one of its dependencies",),
     ),
     Signature(
         "symbol missing from a library",
