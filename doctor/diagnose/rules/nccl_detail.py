@@ -109,8 +109,8 @@ def last_error(hit: Hit) -> str:
     lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
         # torch's "ncclSystemError: ... or device error. " is exactly 100 columns with its trailing
-        # space, so the reader takes it for a terminal wrap and joins "Last error:" onto it ("error.Last").
-        if ln.text.strip().startswith("Last error:") or ln.text.rstrip().endswith(".Last error:"):
+        # space, so the reader may take it for a terminal wrap and join "Last error:" onto it.
+        if ln.text.strip().startswith("Last error:") or ln.text.rstrip().endswith("Last error:"):
             rest = ln.text.split("Last error:", 1)[1].strip()
             if rest:
                 return rest
