@@ -518,6 +518,21 @@ def test_torch_texts(prefix: str, line: str, code: str, facts: dict[str, Any]) -
     _check(prefix + line + "\n", code, facts)
 
 
+# The CUDA toolkit against this PyTorch and the GPU (torch/utils/cpp_extension.py, DeepSpeed's op builder, nvcc).
+TOOLKIT = [
+    "RuntimeError: The detected CUDA version (12.1) mismatches the version that was used to compile PyTorch (11.8). Please make sure to use the same CUDA versions.",
+    "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)",
+    "nvcc fatal   : Unsupported gpu architecture 'compute_90'",
+    "nvcc fatal   : Value 'sm_90a' is not defined for option 'gpu-architecture'",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("line", TOOLKIT)
+def test_toolkit_against_torch_and_gpu(prefix: str, line: str) -> None:
+    _check(prefix + line + "\n", "RUN296")
+
+
 # The dynamic loader under torch and its extensions: a library or a symbol (version) that is missing (a
 # missing nccl* symbol is the more precise RUN195: torch built against a newer NCCL than it loaded).
 LOADER = [

@@ -33,7 +33,10 @@ _NO_DEVICE = re.compile(
 _TOOLKIT = re.compile(
     r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile\s+PyTorch"
     r"(?: \(([\d.]+)\))?|"
-    r"CUDA_HOME environment variable is not set|"
+    r"CUDA_HOME environment variable is not set|CUDA_HOME does not exist, unable to compile CUDA op|"
+    # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
+    r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
+    r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
     r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
@@ -461,6 +464,7 @@ SIGNATURES = (
             b"version of Cuda",
             b"cuDNN version",
             b"ot compiled with",
+            b"nvcc fatal",
         ),
         worth=(
             rb"CUDA version",
@@ -469,6 +473,7 @@ SIGNATURES = (
             rb"version of Cuda",
             rb"cuDNN version",
             rb"ot compiled with (?:GPU|CUDA)",
+            rb"nvcc fatal",
         ),
         words=(
             "cuda version",
@@ -477,6 +482,7 @@ SIGNATURES = (
             "version of cuda",
             "cudnn version",
             "not compiled with",
+            "nvcc fatal",
         ),
     ),
     Signature(
