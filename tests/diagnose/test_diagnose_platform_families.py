@@ -711,3 +711,15 @@ def test_a_cuda_graph_capture_error_inside_nccl_is_not_the_platform() -> None:
     # class (RUN194), not the platform's 800 "operation not permitted".
     root = _root(WARN + "Cuda failure 'operation not permitted when stream is capturing'\n")
     assert root is not None and root.code == "RUN194", root
+
+
+def test_versions_nccl_printed_at_init_are_facts_of_the_cuda_error() -> None:
+    # init.cc's INFO lines above the failure: the driver's CUDA and the runtime NCCL was built for.
+    log = (
+        "node1:1234:1234 [0] NCCL INFO cudaDriverVersion 12020\n"
+        "NCCL version 2.21.5+cuda12.4\n"
+        "node1:1234:1290 [0] init.cc:1 NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'\n"
+    )
+    _check(
+        log, "RUN261", {"driver_cuda_version": "12.2", "nccl_cuda_version": "12.4", "nccl_version": "2.21.5"}
+    )

@@ -106,6 +106,25 @@ _WHY = {
 }
 
 
+# The versions NCCL prints at init beside the failure (init.cc: "cudaDriverVersion 12020", "NCCL version
+# 2.19.3+cuda12.3"): the driver's CUDA and the runtime NCCL was built for, facts of a CUDA error of the stack.
+_DRIVER_VERSION = re.compile(r"\bcudaDriverVersion (\d{4,6})\b")
+_NCCL_BUILD = re.compile(r"\bNCCL version ([\d.]+)\+cuda([\d.]+)")
+
+
+def _versions_near(hit: Hit) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for ln in [*hit.before(40, same_rank=False), hit.line]:
+        d = _DRIVER_VERSION.search(ln.text)
+        if d:
+            v = int(d.group(1))
+            out["driver_cuda_version"] = f"{v // 1000}.{v % 1000 // 10}"
+        n = _NCCL_BUILD.search(ln.text)
+        if n:
+            out.update(nccl_version=n.group(1), nccl_cuda_version=n.group(2))
+    return out
+
+
 def cuda_error_events(hit: Hit, t: str) -> list[Event]:
     """driver_env events for a CUDA error of the environment kind in `t` (also inside NCCL's
     "Cuda failure 802 'system not yet initialized'"), else []."""
@@ -116,6 +135,7 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
         "cuda_error": ce.message,
         "cuda_error_number": ce.number,
         "cuda_error_name": ce.runtime_name,
+        **_versions_near(hit),
     }
     if ce.kind == "driver_too_old":
         return [
