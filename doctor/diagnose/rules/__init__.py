@@ -28,6 +28,7 @@ from pgdoctor.diagnose.rules import (
     stalled_cancel,
     stuck_stacks,
     timeouts,
+    userspace_oom,
     workers,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
@@ -36,6 +37,7 @@ from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 MODULES = (
     gpu_hardware,
     host_oom,
+    userspace_oom,
     cuda_oom,
     nccl_platform,
     nccl_transport,

@@ -49,8 +49,12 @@ SIGNAL_NAMES = {
     13: "SIGPIPE",
     15: "SIGTERM",
 }
-_TABLE_KEY = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
-_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+# A key of the table, also behind a prefix the normaliser does not know (a log collector's "[2024-03-21
+# 17:04:45] node1: "): the prefix ends in "]" or ":" and a blank. 1.9 names the traceback "msg".
+_TABLE_KEY = re.compile(
+    r"^(?:.{0,80}?[\]:]\s+)??\s*(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s*(.*)$"
+)
+_ENTRY = re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
 _DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
@@ -62,6 +66,10 @@ _MPI = re.compile(r"(?:process|job) rank (\d+) with PID (\w+) on node (\S+) exit
 # (ProcessExitedException; a plain Exception before 1.7).
 _SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
 _SIGNUMS = {v: k for k, v in SIGNAL_NAMES.items()}
+# Lightning's _ChildProcessObserver (lightning/fabric/strategies/launchers/subprocess_script.py, 2.0+) when a
+# child of its subprocess launcher ends: "Child process with PID 4242 terminated with code -9. Forcefully
+# terminating all other processes to avoid zombies" (Popen's returncode: -N for signal N).
+_LIGHTNING = re.compile(r"Child process with PID (\d+) terminated with code (-?\d+)")
 # subprocess.CalledProcessError.__str__ (torch 1.x torch.distributed.launch raises it for the
 # first worker that failed; DeepSpeed < 0.5 and Accelerate too): "Command '[...]' returned non-zero
 # exit status 1.", for a signal "Command '[...]' died with <Signals.SIGKILL: 9>." and, for a
@@ -137,7 +145,7 @@ def _table(hit: Hit) -> list[Event]:
                 break
             continue
         key, val = m.group(1), m.group(2).strip()
-        if key in ("host", "rank", "exitcode", "traceback"):
+        if key in ("host", "rank", "exitcode", "traceback", "msg"):
             used.append(ln)
         if key == "rank":
             r = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", val)
@@ -159,8 +167,8 @@ def _table(hit: Hit) -> list[Event]:
                 cur["_ts"] = _dt.datetime.strptime(val, "%Y-%m-%d_%H:%M:%S").timestamp()
             except ValueError:
                 pass
-        elif key == "traceback" and val and "To enable traceback" not in val:
-            cur["traceback"] = val[:200]
+        elif key in ("traceback", "msg") and val and "To enable traceback" not in val:
+            cur["traceback"] = val.strip('"')[:200]
     flush()
     return out
 
@@ -281,8 +289,11 @@ def teardown(markers: list[Event]) -> Optional[Event]:
 # torchrun's table flattened onto one line by a paste or a log collector: "... Root Cause (first
 # observed failure): [0]: time : 2024-01-01_12:00:00 host : node-1 rank : 3 (local_rank: 3) exitcode :
 # -9 (pid: 1234) error_file: <N/A> traceback : Signal 9 (SIGKILL) received by PID 1234".
+# Glued (the line breaks dropped, no blank left between the fields: "host      : node-1rank      : 3
+# (local_rank: 3)exitcode  : -9 (pid: 1234)") it is read the same way.
 _FLAT = re.compile(
-    r"(?:host\s*:\s*(?P<host>\S+)\s+)?rank\s*:\s*(?P<rank>\d+)(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s+"
+    r"(?:host\s*:\s*(?P<host>\S+?)\s*)?(?<!local_)rank\s*:\s*(?P<rank>\d+)"
+    r"(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s*"
     r"exitcode\s*:\s*(?P<code>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?"
 )
 
@@ -339,6 +350,8 @@ def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
     code = int(m.group(1)) if m.group(1) else -int(m.group(3) or m.group(4))
     facts: dict[str, Any] = {"exitcode": code, "reporter": "launcher", "first": True}
+    if 128 < code < 160:  # a shell's status for its child killed by signal N (bash -c, a wrapper script)
+        facts.update(exit_status=code, exitcode=-(code - 128))
     if m.group(2):
         facts["signal"] = m.group(2)
     lr = _DS_LOCAL.search(hit.text)
@@ -357,6 +370,11 @@ def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     }
     if m.group(2):
         facts["signal"] = m.group(2)
+    return [_exit(hit, facts, None)]
+
+
+def _lightning(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"exitcode": int(m.group(2)), "pid": int(m.group(1)), "reporter": "lightning"}
     return [_exit(hit, facts, None)]
 
 
@@ -549,6 +567,15 @@ SIGNATURES = (
         tier=3,
         anchors=(b"SIG", b"xit code"),
         worth=(rb"SIG[A-Z]{3,4}", rb"xit code"),
+    ),
+    Signature(
+        "lightning child process",
+        _LIGHTNING,
+        _lightning,
+        EXIT,
+        tier=3,
+        anchors=(b"terminated with code",),
+        worth=(rb"terminated with code",),
     ),
     Signature(
         "mpirun signal",

@@ -42,6 +42,23 @@ _GDB_STOP = re.compile(
     r"(?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|Arithmetic exception)"
 )
 _GDB_FRAME = re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) \(")
+# A gdb backtrace pasted without its stop line ("(gdb) bt" on a core file, or the faulting thread of
+# `thread apply all bt`): "#0  0x.. in ncclIbDeregMr (comm=0x0, mhandle=0x0) at transport/net_ib.cc:906".
+# Frame #0 is where the thread stopped. It is a crash when the kernel's signal frame is on the stack ("#2
+# <signal handler called>": the frame below it faulted), when the thread is in abort()/raise() (SIGABRT),
+# or when frame #0 is in ordinary code, not a wait, with a null pointer among its arguments (a NULL
+# dereference: SIGSEGV). A thread waiting (futex, poll, a collective's synchronize) is a hang: stuck_stacks.
+_BT_TOP = re.compile(r"^#0\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\((?P<args>[^)]*)")
+_BT_HANDLER = re.compile(r"^#\d+\s+<signal handler called>")
+_BT_FN = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\(")
+_ABORTING = re.compile(r"^(?:__GI_)?(?:raise|abort|gsignal)$|^(?:__GI___)?pthread_kill|^__pthread_kill")
+_WAITING = re.compile(
+    r"wait|poll|futex|sleep|select|lll_lock|sched_yield|syscall|pthread_join|Synchronize|"
+    r"^(?:__libc_|__GI___libc_)?(?:read|recv\w*|accept\w*|pause)$",
+    re.IGNORECASE,
+)
+_NULL_ARG = re.compile(r"\b\w+=0x0\b")
+_BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run")
 SIGNALS = {
     "Segmentation fault": "SIGSEGV",
     "Illegal instruction": "SIGILL",
@@ -117,6 +134,57 @@ def _gdb_stop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+def _bt_frames(hit: Hit) -> list[str]:
+    """The frames of the backtrace the hit line is in, from #0 on, up to the first line that is not one."""
+    out = [hit.text.strip()]
+    for ln in hit.after(48, same_rank=False):
+        t = ln.text.strip()
+        if not t.startswith("#"):
+            break
+        out.append(t)
+    return out
+
+
+def _backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frames = (
+        _bt_frames(hit) if m.re is _BT_TOP else [hit.text.strip(), *[ln.text.strip() for ln in hit.after(2)]]
+    )
+    if any(_BT_WATCHDOG.search(f) for f in frames):
+        return None  # the NCCL watchdog's abort: a timeout's consequence (stuck_stacks reads it)
+    if m.re is _BT_TOP and any(_BT_HANDLER.match(f) for f in frames):
+        return []  # the "<signal handler called>" frame's own hit reads it
+    fns = [f.group("fn") for f in (_BT_FN.match(x) for x in frames) if f]
+    facts: dict[str, Any] = {"reporter": "gdb", "from_stack": True}
+    if m.re is _BT_HANDLER:
+        # the frame below the kernel's signal frame is the one that faulted
+        where = next((f.group("fn") for f in (_BT_FN.match(x) for x in frames[1:]) if f), None)
+        if where:
+            facts["frame"] = where
+        msg = (
+            f"{hit.who()}: a gdb backtrace holds the kernel's signal frame: the thread died on a fatal signal"
+            + (f" in {where}" if where else "")
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, hit.rank, "bt"))]
+    top = m.group("fn")
+    if any(_ABORTING.search(f) for f in fns[:5]):
+        where = next(
+            (f for f in fns if not _ABORTING.search(f) and "terminate" not in f and "?" not in f), top
+        )
+        facts.update(signal="SIGABRT", frame=where)
+        msg = (
+            f"{hit.who()}: a gdb backtrace of a thread in abort(): the process aborted (SIGABRT) from {where}"
+        )
+        return [row.event(hit, msg, facts, tier=_tier("SIGABRT"), dedupe=(row.code, hit.rank, "bt"))]
+    if _WAITING.search(top) or any(_WAITING.search(f) for f in fns) or not _NULL_ARG.search(m.group("args")):
+        return None  # a thread that waits, or no sign of a fault: not a crash
+    facts.update(signal="SIGSEGV", frame=top, null_argument=True)
+    msg = (
+        f"{hit.who()}: a gdb backtrace stops in {top} with a null pointer argument: the thread crashed there "
+        "(SIGSEGV; the signal line is not in the excerpt)"
+    )
+    return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, hit.rank, "bt"))]
+
+
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
@@ -170,6 +238,24 @@ SIGNATURES = (
         C.FATAL_SIGNAL.code,
         anchors=(b"received signal",),
         worth=(rb"received signal SIG",),
+    ),
+    Signature(
+        "gdb backtrace of a crashed thread",
+        _BT_TOP,
+        _backtrace,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"#0",),
+        worth=(rb"^\s*#0\s",),
+    ),
+    Signature(
+        "gdb signal frame",
+        _BT_HANDLER,
+        _backtrace,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"<signal handler called>",),
+        worth=(rb"<signal handler called>",),
+        anchor_from="gdb's '<signal handler called>' after the frame number",
+        examples=("#2  <signal handler called>",),
     ),
     Signature(
         "shell signal",

@@ -49,6 +49,12 @@ _RAY_PRESSURE = re.compile(
     r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
     r"which exceeds the memory usage threshold of ([\d.]+)"
 )
+# Ray 0.8-1.13's memory monitor (python/ray/memory_monitor.py) raised RayOutOfMemoryError before a task ran
+# on a node over its threshold: "More than 95% of the memory on node ip-172-31-0-1 is used (14.77 / 15.46
+# GB). The top 10 memory consumers are: ..."
+_RAY1_MEMORY = re.compile(
+    r"More than (\d+)% of the memory on node (\S+) is used(?: \(([\d.]+) / ([\d.]+) GB\))?"
+)
 _RAY_DIED = re.compile(
     r"A worker died or was killed while executing a task by an unexpected system error|"
     r"Worker unexpectedly exits with a connection error code (\d+)"
@@ -151,6 +157,24 @@ def _ray_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             hit,
             "Ray's memory monitor killed a worker: the node ran out of host memory",
             {"killer": "ray_memory_monitor"},
+            dedupe=(row.code, "ray"),
+        )
+    ]
+
+
+def _ray1_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"Ray's memory monitor found node {m.group(2)} over {m.group(1)}% host memory"
+            + (f" ({m.group(3)} / {m.group(4)} GB)" if m.group(3) else "")
+            + " and raised RayOutOfMemoryError",
+            {
+                "killer": "ray_memory_monitor",
+                "host": m.group(2),
+                "memory_usage_threshold": int(m.group(1)) / 100,
+                **({"host_memory_used_bytes": int(float(m.group(3)) * 1e9)} if m.group(3) else {}),
+            },
             dedupe=(row.code, "ray"),
         )
     ]
@@ -272,6 +296,14 @@ SIGNATURES = (
         worth=(rb"Error\b", rb"Kill"),
         anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
         examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",),
+    ),
+    Signature(
+        "ray 1.x memory monitor",
+        _RAY1_MEMORY,
+        _ray1_memory,
+        C.HOST_OOM_KILLED.code,
+        anchors=(b"of the memory on node",),
+        worth=(rb"of the memory on node",),
     ),
     Signature(
         "ray memory pressure",
