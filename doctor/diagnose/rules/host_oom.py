@@ -447,7 +447,7 @@ SIGNATURES = (
         _kernel,
         K,
         anchors=(b"ut of memory", b"Kill"),
-        worth=(rb"out of memory", rb"Kill"),
+        worth=(rb"[Oo]ut of memory", rb"Kill"),
         words=("out of memory",),
     ),
     Signature(

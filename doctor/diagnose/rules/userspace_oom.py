@@ -1,6 +1,7 @@
-"""host_oom from the userspace OOM killers, which act before the kernel's (a desktop or workstation
-that trains, a systemd service): systemd-oomd, systemd's own record of a unit the kernel's killer hit,
-and earlyoom. Their lines name the unit or process and why; the kernel's records are read by `host_oom`.
+"""host_oom from the killers that act before the kernel's or above it: systemd-oomd, systemd's own
+record of a unit the kernel's killer hit, earlyoom (a workstation or a systemd service that trains), and
+the batch schedulers other than Slurm (LSF, PBS/Torque) that end a job over its memory limit. Their
+lines name the unit, process or limit; the kernel's and Slurm's records are read by `host_oom`.
 """
 
 from __future__ import annotations
@@ -52,8 +53,36 @@ def _userspace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
 
 
+# IBM LSF's job report: "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit." (then "Exited with
+# exit code 143." or 137); PBS Pro and Torque: "=>> PBS: job killed: mem 4194304kb exceeded limit 4194304kb",
+# "PBS: job killed: vmem 10737418240 exceeded limit 8589934592".
+_SCHEDULER = re.compile(
+    r"TERM_MEMLIMIT: job killed after reaching LSF memory usage limit|"
+    r"PBS: job killed: (?P<what>v?mem) (?:job total )?(?P<used>\d+)(?P<unit>[kmg]?b)? exceeded limit"
+)
+
+
+def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("what"):
+        facts: dict[str, Any] = {"killer": "pbs_memory_limit", "limit_kind": m.group("what")}
+        msg = f"PBS killed the job: its {m.group('what')} exceeded the job's limit"
+    else:
+        facts = {"killer": "lsf_memory_limit"}
+        msg = "LSF killed the job after it reached its memory usage limit (TERM_MEMLIMIT)"
+    return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
+
+
 K = C.HOST_OOM_KILLED.code
 SIGNATURES = (
+    Signature(
+        "batch scheduler memory limit",
+        _SCHEDULER,
+        _scheduler,
+        K,
+        anchors=(b"TERM_MEMLIMIT", b"PBS: job killed"),
+        worth=(rb"TERM_MEMLIMIT", rb"PBS: job killed"),
+        words=("term_memlimit", "pbs: job killed"),
+    ),
     Signature(
         "userspace oom killer",
         _USERSPACE,
