@@ -200,6 +200,19 @@ KERNEL_AND_PLATFORM = [
     ("abc123   pytorch:latest   Exited (137) 5 minutes ago   trainer", {"exit_status": 137}),
     ("make: *** [Makefile:10: train] Error 137", {"exit_status": 137}),
     ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)", {"signal": "SIGKILL"}),
+    # kubelet's OOM watcher (pkg/kubelet/oom), Colab's and Kaggle's notebook front ends
+    (
+        "Warning  SystemOOM  3m57s  kubelet  System OOM encountered, victim process: python, pid: 3103923",
+        {
+            "pid": 3103923,
+            "process": "python",
+        },
+    ),
+    ("Your session crashed after using all available RAM.", {"killer": "notebook_host"}),
+    (
+        "Your notebook tried to allocate more memory than is available. It has restarted.",
+        {"killer": "notebook_host"},
+    ),
     # bash's job report, strsignal(SIGKILL) translated by glibc (zh_CN, ja, de)
     ("run.sh: 行 12: 45678 已杀死                  python train.py", {"pid": 45678}),
     ("Epoch 3:  10%\n強制終了", {"killer": "sigkill"}),
@@ -305,7 +318,17 @@ def test_a_watchdog_that_threw_a_cuda_error_is_not_a_timeout() -> None:
     assert _root(_WD_CUDA)[0] != "RUN151"
 
 
-@pytest.mark.parametrize("text", [_GDB_WAIT, _WD_IDLE], ids=["waiting thread", "idle watchdog"])
+# One thread of `thread apply all bt` in a progress loop with a null argument: a hang's dump, not a fault.
+_GDB_DUMP = (
+    "Thread 3 (Thread 0x7f00 (LWP 12)):\n"
+    "#0  0x00007f in ncclSocketProgressOpt (op=0, ptr=0x0) at misc/socket.cc:10\n"
+    "#1  0x00007f in ncclProxyProgress (proxyState=0x55) at proxy.cc:900"
+)
+
+
+@pytest.mark.parametrize(
+    "text", [_GDB_WAIT, _WD_IDLE, _GDB_DUMP], ids=["waiting thread", "idle watchdog", "thread dump"]
+)
 def test_waiting_threads_are_not_crashes(text: str) -> None:
     assert _root(text)[0] not in ("RUN131", "RUN151")
 
@@ -317,6 +340,8 @@ DECOYS = [
     "zombies 🧟",
     "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python3', '-u', "
     "'train.py', '--local_rank=1'] exits with return code = 1",
+    # docker inspect's State block says the container was not OOM-killed
+    '"State": {\n    "Status": "exited",\n    "OOMKilled": false,\n    "ExitCode": 0',
 ]
 
 

@@ -244,6 +244,8 @@ def _evicted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if re.match(r"\"?\s*:\s*false", hit.text[m.end() :]):
+        return []  # docker inspect's State: "OOMKilled": false says it was not
     return [
         row.event(
             hit,

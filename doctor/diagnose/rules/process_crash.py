@@ -58,6 +58,8 @@ _WAITING = re.compile(
     re.IGNORECASE,
 )
 _NULL_ARG = re.compile(r"\b\w+=0x0\b")
+_SPINNING = re.compile(r"[Pp]rogress|spin|yield|poll|[Ll]oop", re.IGNORECASE)
+_THREAD_HEAD = re.compile(r"^Thread \d+ \(")
 _BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run")
 SIGNALS = {
     "Segmentation fault": "SIGSEGV",
@@ -177,6 +179,9 @@ def _backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return [row.event(hit, msg, facts, tier=_tier("SIGABRT"), dedupe=(row.code, hit.rank, "bt"))]
     if _WAITING.search(top) or any(_WAITING.search(f) for f in fns) or not _NULL_ARG.search(m.group("args")):
         return None  # a thread that waits, or no sign of a fault: not a crash
+    around = [ln.text for ln in [*hit.before(40, same_rank=False), *hit.after(60, same_rank=False)]]
+    if _SPINNING.search(top) or any(_THREAD_HEAD.match(t.strip()) for t in around):
+        return None  # a progress loop, or one thread of a whole dump (`thread apply all bt`): a hang's stack
     facts.update(signal="SIGSEGV", frame=top, null_argument=True)
     msg = (
         f"{hit.who()}: a gdb backtrace stops in {top} with a null pointer argument: the thread crashed there "

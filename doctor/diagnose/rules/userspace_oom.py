@@ -1,7 +1,8 @@
 """host_oom from the killers that act before the kernel's or above it: systemd-oomd, systemd's own
 record of a unit the kernel's killer hit, earlyoom (a workstation or a systemd service that trains), and
-the batch schedulers other than Slurm (LSF, PBS/Torque) that end a job over its memory limit. Their
-lines name the unit, process or limit; the kernel's and Slurm's records are read by `host_oom`.
+the batch schedulers other than Slurm (LSF, PBS/Torque) that end a job over its memory limit, hosted
+notebooks (Colab, Kaggle) and the kubelet's OOM watcher. Their lines name the unit, process or limit;
+the kernel's and Slurm's records are read by `host_oom`.
 """
 
 from __future__ import annotations
@@ -72,8 +73,44 @@ def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
 
 
+# Hosted notebooks and the kubelet, which name the host's memory, not a limit of the job: Colab "Your session
+# crashed after using all available RAM.", Kaggle "Your notebook tried to allocate more memory than is
+# available. It has restarted.", the kubelet's OOM watcher event (pkg/kubelet/oom) "System OOM encountered,
+# victim process: python, pid: 12345".
+_HOSTED = re.compile(
+    r"Your session crashed after using all available RAM|"
+    r"Your notebook tried to allocate more memory than is available|"
+    r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?"
+)
+
+
+def _hosted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(0).startswith("System OOM"):
+        facts: dict[str, Any] = {"killer": "kernel_oom_killer", "reporter": "kubelet"}
+        if m.group("name"):
+            facts["process"] = m.group("name")
+        if m.group("pid"):
+            facts["pid"] = int(m.group("pid"))
+        who = f" (victim {m.group('name')}" + (f", pid {m.group('pid')})" if m.group("pid") else ")")
+        who = who if m.group("name") else ""
+        msg = f"the kubelet saw the node's kernel OOM killer act{who}: the node ran out of memory"
+    else:
+        facts = {"killer": "notebook_host"}
+        msg = f"the hosted notebook ran out of host memory: {clip(m.group(0), 80)}"
+    return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
+
+
 K = C.HOST_OOM_KILLED.code
 SIGNATURES = (
+    Signature(
+        "hosted notebook or kubelet oom",
+        _HOSTED,
+        _hosted,
+        K,
+        anchors=(b"all available RAM", b"more memory than is available", b"System OOM encountered"),
+        worth=(rb"all available RAM", rb"more memory than is available", rb"System OOM encountered"),
+        words=("available ram", "more memory than is available", "system oom encountered"),
+    ),
     Signature(
         "batch scheduler memory limit",
         _SCHEDULER,
