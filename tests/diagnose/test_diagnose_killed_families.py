@@ -213,6 +213,11 @@ KERNEL_AND_PLATFORM = [
         "Your notebook tried to allocate more memory than is available. It has restarted.",
         {"killer": "notebook_host"},
     ),
+    # Python's multiprocessing.Process repr
+    (
+        "AssertionError: <Process name='Process-3' pid=4242 parent=1 stopped exitcode=-SIGKILL>",
+        {"signal": "SIGKILL"},
+    ),
     # bash's job report, strsignal(SIGKILL) translated by glibc (zh_CN, ja, de)
     ("run.sh: 行 12: 45678 已杀死                  python train.py", {"pid": 45678}),
     ("Epoch 3:  10%\n強制終了", {"killer": "sigkill"}),
@@ -343,6 +348,17 @@ DECOYS = [
     # docker inspect's State block says the container was not OOM-killed
     '"State": {\n    "Status": "exited",\n    "OOMKilled": false,\n    "ExitCode": 0',
 ]
+
+
+def test_spawn_teardown_alone_names_the_pid_it_did_not_stop() -> None:
+    # torch/multiprocessing/spawn.py (2.2+) join(): SIGTERM to the survivors of the first failure
+    text = "\n".join(
+        "W0803 08:51:23.747000 2888 torch/multiprocessing/spawn.py:169] "
+        f"Terminating process {pid} via signal SIGTERM"
+        for pid in (2965, 2966, 2968)
+    )
+    got, f = _root(text)
+    assert got == "RUN133" and f["reporter"] == "torch.multiprocessing.spawn" and f["suspect_pid"] == 2967
 
 
 @pytest.mark.parametrize("text", DECOYS)

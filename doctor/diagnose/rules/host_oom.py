@@ -94,7 +94,8 @@ _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed 
 # "returncode -9"), torch elastic's failure record "Signal 9 (SIGKILL) received by PID 811" when its
 # "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9 (Killed)" (older Hydra: "YOUR
 # APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"), Slurm's job state OUT_OF_MEMORY (sacct
-# cuts it to "OUT_OF_ME+"). Most often the kernel's or a cgroup's OOM killer whose own record is on another
+# cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process name='Process-1' pid=12 parent=1 stopped
+# exitcode=-SIGKILL>". Most often the kernel's or a cgroup's OOM killer whose own record is on another
 # host's log; a symptom (tier 1) when anything in the log says more.
 _EXIT_137 = re.compile(
     r"\b(?:[Ee]xit(?:ed)? (?:with )?(?:status )?(?:[Cc]ode|status)|[Ee]xit [Cc]ode|[Rr]eturn [Cc]ode|"
@@ -102,7 +103,7 @@ _EXIT_137 = re.compile(
     r"\bOUT_OF_ME(?:MORY\b|\+)|"
     r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
     r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
-    r"EXIT STRING: Killed \(signal 9\)"
+    r"EXIT STRING: Killed \(signal 9\)|\bexitcode=-(?:SIGKILL|9)\b"
 )
 _CPU = re.compile(
     r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes"

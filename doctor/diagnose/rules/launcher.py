@@ -86,9 +86,12 @@ _SRUN = re.compile(
 _MPI_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
 _SIGNALLED = re.compile(r"Received (\d+) death signal|got signal: (\d+)")
-_TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess) (\d+)")
+# torch.multiprocessing.spawn (2.2+) stops the survivors the same way: "W0803 08:51:23.747000 2888
+# torch/multiprocessing/spawn.py:169] Terminating process 2965 via signal SIGTERM".
+_TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess|Terminating process) (\d+)")
 _MARKERS = re.compile(
     r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
+    r"Terminating process \d+ via signal SIG\w+|"
     r"Received \d+ death signal|"
     r"terminate called after throwing|NCCL communicator was aborted|SignalException|"
     r"RendezvousClosedError|CalledProcessError"
@@ -256,9 +259,10 @@ def teardown(markers: list[Event]) -> Optional[Event]:
     else:
         # torchrun sends SIGTERM only to the workers still alive: the dead one is not in the list.
         gaps = span_gaps(stopped, 1) or []  # pair by pair: a log's pids may be 10**30 apart
-        facts = {"stopped_pids": stopped, "reporter": "torchrun", "teardown_only": True}
+        who = "torch.multiprocessing.spawn" if "Terminating process" in first.facts["marker"] else "torchrun"
+        facts = {"stopped_pids": stopped, "reporter": who, "teardown_only": True}
         msg = (
-            f"torchrun stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker "
+            f"{who} stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker "
             f"died; "
             "the excerpt holds only this teardown"
         )
