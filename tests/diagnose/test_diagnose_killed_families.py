@@ -301,7 +301,27 @@ _WD_IDLE = (
     "#2  0x00007f in c10d::ProcessGroupNCCL::ncclCommWatchdog() () from libtorch_cuda.so"
 )
 
+# arch/x86/mm/fault.c show_signal_msg and traps.c: the kernel's record of a user process's fatal fault
+_KERNEL_SEGV = (
+    "[12345.678] python[4242]: segfault at 0 ip 00007f1234 sp 00007ffd1234 error 4 in "
+    "libnccl.so.2[7f0000000000+1a2000]"
+)
+_KERNEL_GPF = (
+    "[ 99.1] traps: python[4242] general protection fault ip:7f12 sp:7ff1 error:0 in libc.so.6[7f00+195000]"
+)
+_KERNEL_ILL = "traps: pt_main_thread[77] trap invalid opcode ip:7f sp:7f error:0 in libtorch_cpu.so[7f+10]"
+# c10/util/signal_handler.cpp's FatalSignalHandler, one block per thread
+_C10_HANDLER = (
+    "SIGSEGV(11), PID: 3154296, Thread 3154392: \n"
+    " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8b (0x7f5a5ceaf51b in libc10.so)\n"
+    "frame #1: <unknown function> + 0x14420 (0x7f5aa430c420 in /lib/x86_64-linux-gnu/libpthread.so.0)"
+)
+
 STACKS = [
+    (_KERNEL_SEGV, "RUN131", {"signal": "SIGSEGV", "pid": 4242, "library": "libnccl.so.2"}),
+    (_KERNEL_GPF, "RUN131", {"signal": "SIGSEGV", "process": "python", "library": "libc.so.6"}),
+    (_KERNEL_ILL, "RUN131", {"signal": "SIGILL", "pid": 77}),
+    (_C10_HANDLER, "RUN131", {"signal": "SIGSEGV", "pid": 3154296}),
     (_GDB_NULL, "RUN131", {"signal": "SIGSEGV", "frame": "ncclIbDeregMr"}),
     (_GDB_HANDLER, "RUN131", {"frame": "at::native::index_put_"}),
     (_WD_C10_OLD, "RUN151", {"frame": "handleNCCLGuard"}),

@@ -61,6 +61,29 @@ _NULL_ARG = re.compile(r"\b\w+=0x0\b")
 _SPINNING = re.compile(r"[Pp]rogress|spin|yield|poll|[Ll]oop", re.IGNORECASE)
 _THREAD_HEAD = re.compile(r"^Thread \d+ \(")
 _BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run")
+# c10's fatal signal handler (c10/util/signal_handler.cpp), installed where a program asks for it
+# (torch._C._set_print_stack_traces_on_fatal_signal(True), as torch's distributed tests do): "SIGSEGV(11),
+# PID: 3154296, Thread 3154392: " then " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool)
+# + 0x8b (...)", one block per thread.
+_C10_FATAL = re.compile(
+    r"\b(?P<name>SIG(?:SEGV|BUS|ILL|FPE|ABRT))\((?P<num>\d+)\), PID: (?P<pid>\d+), Thread \d+:"
+)
+# The kernel's record of a user process's fatal fault (arch/x86/mm/fault.c show_signal_msg, traps.c):
+# "python[12345]: segfault at 0 ip 00007f.. sp 00007ff.. error 4 in libnccl.so.2[7f..+1a2000]", "traps:
+# python[12345] general protection fault ip:7f.. sp:7ff.. error:0 in libc.so.6[7f..+..]", "traps: python[1]
+# trap invalid opcode ip:.. sp:.. error:0 in libtorch_cpu.so[..]", "... trap divide error ip:...".
+_KERNEL_FAULT = re.compile(
+    r"(?P<comm>[^\s\[\]]+)\[(?P<pid>\d+)\]:? (?:(?P<segv>segfault) at \w+|(?:trap )?"
+    r"(?P<trap>general protection fault|invalid opcode|divide error|int3|stack segment))\b"
+    r"(?:.*? in (?P<lib>[^\s\[]+)\[)?"
+)
+_TRAP_SIGNAL = {
+    "general protection fault": "SIGSEGV",
+    "invalid opcode": "SIGILL",
+    "divide error": "SIGFPE",
+    "int3": "SIGTRAP",
+    "stack segment": "SIGBUS",
+}
 SIGNALS = {
     "Segmentation fault": "SIGSEGV",
     "Illegal instruction": "SIGILL",
@@ -190,6 +213,47 @@ def _backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, hit.rank, "bt"))]
 
 
+def _c10_fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig, pid = m.group("name"), int(m.group("pid"))
+    facts: dict[str, Any] = {
+        "signal": sig,
+        "signal_number": int(m.group("num")),
+        "pid": pid,
+        "reporter": "c10",
+    }
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} died on {sig} (pid {pid}; c10's fatal signal handler printed every thread's stack)",
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, pid, sig),
+        )
+    ]
+
+
+def _kernel_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = "SIGSEGV" if m.group("segv") else _TRAP_SIGNAL[m.group("trap")]
+    facts: dict[str, Any] = {
+        "signal": sig,
+        "pid": int(m.group("pid")),
+        "process": m.group("comm"),
+        "reporter": "kernel",
+    }
+    if m.group("lib"):
+        facts["library"] = m.group("lib")
+    where = f" in {facts['library']}" if "library" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"the kernel logged a fatal {m.group('segv') or m.group('trap')} of pid {facts['pid']} "
+            f"({facts['process']}){where}: {sig}",
+            facts,
+            dedupe=(row.code, facts["pid"], sig),
+        )
+    ]
+
+
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
@@ -261,6 +325,38 @@ SIGNATURES = (
         worth=(rb"<signal handler called>",),
         anchor_from="gdb's '<signal handler called>' after the frame number",
         examples=("#2  <signal handler called>",),
+    ),
+    Signature(
+        "c10 fatal signal handler",
+        _C10_FATAL,
+        _c10_fatal,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"), PID: ",),
+        worth=(rb"\), PID: \d+, Thread",),
+        anchor_from="the handler's '(11), PID: ' after the signal's name",
+        examples=("SIGSEGV(11), PID: 3154296, Thread 3154392: ",),
+    ),
+    Signature(
+        "kernel fault record",
+        _KERNEL_FAULT,
+        _kernel_fault,
+        C.FATAL_SIGNAL.code,
+        anchors=(
+            b"segfault at",
+            b"general protection",
+            b"invalid opcode",
+            b"divide error",
+            b"int3",
+            b"stack segment",
+        ),
+        worth=(
+            rb"segfault at",
+            rb"general protection",
+            rb"invalid opcode",
+            rb"divide error",
+            rb"\]:? (?:trap )?int3",
+            rb"stack segment",
+        ),
     ),
     Signature(
         "shell signal",
