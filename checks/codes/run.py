@@ -185,6 +185,27 @@ NCCL_VERSION = register_code(
     AREA,
 )
 
+# torch.distributed's own checks of the program's calls (process group, backend, device, arguments),
+# before any backend runs: the same category as NCCL's invalid usage, not a NCCL error.
+C10D_INVALID_USAGE = register_code(
+    "RUN301",
+    "c10d-invalid-usage",
+    "fail",
+    "nccl_usage",
+    "torch.distributed rejected a call: unknown process group, backend, device or arguments",
+    AREA,
+)
+# NCCL's topology XML (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or the file a cloud's network plugin hands
+# it) that it cannot parse or that lacks what it needs: the platform's file, not the program.
+NCCL_TOPOLOGY_FILE = register_code(
+    "RUN302",
+    "nccl-topology-file",
+    "fail",
+    "driver_env",
+    "NCCL could not use the topology XML it was given (NCCL_TOPO_FILE or the network plugin's)",
+    AREA,
+)
+
 COLLECTIVE_MISMATCH = register_code(
     "RUN201",
     "collective-mismatch",

@@ -448,8 +448,12 @@ def _absorb(
     if hangs:
         # The rank that got furthest waits for the others; the union of what every waiting rank
         # saw missing names the ones that never arrived.
-        top = max(hangs, key=lambda h: h.get("stage", -1))
-        at_top = [h for h in hangs if h.get("stage") == top.get("stage")]
+        # A rank that could not read the store (it lives in rank 0, which may have reported and
+        # exited a moment earlier) only guesses "rank 0"; reports that read every rank's stage
+        # are evidence and outrank the guesses (the guess once named rank 0 beside the culprit).
+        informed = [h for h in hangs if "stages" in h] or hangs
+        top = max(informed, key=lambda h: h.get("stage", -1))
+        at_top = [h for h in informed if h.get("stage") == top.get("stage")]
         named = sorted({m for h in at_top for m in h.get("missing_ranks", [])})
         entered = sorted(set(range(run.world_size)) - set(named))
         waiting = sorted({m for h in at_top for m in h.get("present_ranks", [])} - set(named))

@@ -287,6 +287,38 @@ def test_absorb_names_the_rank_that_never_arrived() -> None:
     assert p["kind"] == "hang" and p["ranks"] == [2] and p["waiting_ranks"] == [0, 1] and not p["all_entered"]
 
 
+def test_absorb_prefers_a_report_that_read_the_store_over_a_guess() -> None:
+    """Rank 1 never reached init; rank 0 read every stage from the store and named it, then exited
+    (taking the store with it). Rank 1's watcher, a moment later, could not reach the store and
+    could only guess "rank 0" (worker._diagnose): the guess must not name rank 0 as well."""
+    run = CollRun("spawn", "gloo", 2, 0, SweepSpec(ops=("all_reduce",), max_bytes=64))
+    informed = {
+        "rank": 0,
+        "status": "hang",
+        "stage": -1,
+        "what": "init",
+        "timeout_s": 4.0,
+        "missing_ranks": [1],
+        "present_ranks": [0],
+        "stages": {"0": -1, "1": -2},
+        "rows": [],
+    }
+    guess = {
+        "rank": 1,
+        "status": "hang",
+        "stage": -1,
+        "what": "init",
+        "timeout_s": 4.0,
+        "missing_ranks": [0],
+        "present_ranks": [1],
+        "note": "rendezvous store at 127.0.0.1:29500 unreachable: connection refused",
+        "rows": [],
+    }
+    _absorb(run, {0: informed, 1: guess}, {})
+    (p,) = run.problems
+    assert p["phase"] == "init" and p["ranks"] == [1] and p["waiting_ranks"] == [0], p
+
+
 def test_absorb_reports_dead_and_silent_ranks() -> None:
     run = _run()
     ok = {

@@ -194,7 +194,7 @@ def test_bench_init_is_bounded_by_timeout_for_spawned_ranks(no_leftover_children
     )
     assert out.returncode == 1, out.stderr[-2000:]
     (f,) = [f for f in json.loads(out.stdout)["findings"] if f["code"] == "COL105"]
-    assert f["facts"]["phase"] == "init" and f["facts"]["ranks"] == [1] and f["facts"]["timeout_s"] == 4.0
+    assert f["facts"]["phase"] == "init" and f["facts"]["ranks"] == [1] and f["facts"]["timeout_s"] == 4.0, f
     assert "process-group init" in f["message"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from pgdoctor.diagnose.rules import (
+    c10d_usage,
     cuda_oom,
     desync_reports,
     driver_env,
@@ -47,6 +48,7 @@ MODULES = (
     desync_reports,
     mismatch,
     rendezvous,
+    c10d_usage,
     timeouts,
     stalled_cancel,
     workers,

@@ -1,7 +1,8 @@
 """What one NCCL failure text means: the detail after torch's "NCCL error in:" line, NCCL's "Last
 error:" and its WARN lines, read by the source that prints them (socket layer, NET/IB, argument
 checks, topology search, proxy, bootstrap). nccl_errors finds the lines; this module turns their
-text into events with facts. The formats are listed in nccl_errors' docstring.
+text into events with facts, with nccl_warn_texts' tables of WARN texts by check. The formats are
+listed in nccl_errors' docstring.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE, USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
 
-_INLINE_LAST = re.compile(r"Last error:\s*(.+)$")
+# torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
+# '<WARN>'." after its "NCCL operation ncclGroupEnd() failed: ...".
+_INLINE_LAST = re.compile(
+    r"Last error:\s*(.+)$|Last NCCL warning\(error\) log entry \(may be unrelated\) '(.+?)'\.?\s*$"
+)
 NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
@@ -37,7 +43,7 @@ SOCKET = re.compile(
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
 IFACE = re.compile(
     r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
-    r"NCCL_SOCKET_IFNAME|neither AF_INET",
+    r"NCCL_SOCKET_IFNAME|neither AF_INET|verify NCCL_OOB_NET_IFNAME|No interface found in the same subnet",
     re.I,
 )
 # Where a dropped connection is the job's own (not a dataset download's "ConnectionError").
@@ -49,8 +55,13 @@ DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both o
 CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
 NCCL_ALLOC = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
 UNDEF = re.compile(r"undefined symbol: (nccl\w+)")
+# ... and ProcessGroupNCCL's own version floors (1.x-2.x): "AVG requires NCCL 2.10+", "PreMulSum requires
+# NCCL>=2.11.1", "Capturing NCCL collectives is only allowed with NCCL >= 2.9.6", "ProcessGroupNCCL only
+# supports alltoall* for NCCL lib version >= 2.7.0".
 VERSION = re.compile(
-    r"NCCL version mismatch|requires NCCL (?:version )?[\d.]+|NCCL [\d.]+ or (?:newer|later) is required"
+    r"NCCL version mismatch|requires NCCL ?(?:version |>= ?)?[\d.]+|"
+    r"NCCL [\d.]+ or (?:newer|later) is required|only allowed with NCCL >= ?[\d.]+|"
+    r"for NCCL lib version >= ?[\d.]+"
 )
 
 KIND = {
@@ -61,6 +72,16 @@ KIND = {
     "invalid argument": C.NCCL_INVALID_USAGE,
     "internal error": C.NCCL_INTERNAL_ERROR,
     "unhandled cuda error": C.NCCL_CUDA_ERROR,
+    # NCCL 1.x's ncclGetErrorString (src/core.cu, torch <= 0.4's bundled NCCL, Horovod/TF of 2017-2018):
+    # "NCCL Error 13: invalid data type", "ncclAllReduce failed: invalid device pointer".
+    "invalid device pointer": C.NCCL_INVALID_USAGE,
+    "invalid rank": C.NCCL_INVALID_USAGE,
+    "unsupported device count": C.NCCL_INVALID_USAGE,
+    "invalid device index": C.NCCL_INVALID_USAGE,
+    "invalid data type": C.NCCL_INVALID_USAGE,
+    "invalid reduction operations": C.NCCL_INVALID_USAGE,
+    "parameter mismatch between ranks": C.COLLECTIVE_MISMATCH,
+    "system error": C.NCCL_SYSTEM_ERROR,
 }
 ERRNAMES = {
     "ncclSystemError": "unhandled system error",
@@ -69,6 +90,13 @@ ERRNAMES = {
     "ncclInvalidArgument": "invalid argument",
     "ncclInternalError": "internal error",
     "ncclUnhandledCudaError": "unhandled cuda error",
+    # CuPy's NcclError (Ray's collective library, Chainer): "NCCL_ERROR_INVALID_USAGE: invalid usage".
+    "NCCL_ERROR_SYSTEM_ERROR": "unhandled system error",
+    "NCCL_ERROR_REMOTE_ERROR": "remote process exited or there was a network error",
+    "NCCL_ERROR_INVALID_USAGE": "invalid usage",
+    "NCCL_ERROR_INVALID_ARGUMENT": "invalid argument",
+    "NCCL_ERROR_INTERNAL_ERROR": "internal error",
+    "NCCL_ERROR_UNHANDLED_CUDA_ERROR": "unhandled cuda error",
 }
 
 
@@ -76,7 +104,7 @@ def last_error(hit: Hit) -> str:
     """The `Last error:` NCCL appends to torch's exception (its last WARN), when present."""
     inline = _INLINE_LAST.search(hit.text)
     if inline:
-        return inline.group(1).strip()
+        return (inline.group(1) or inline.group(2)).strip()
     lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
         if ln.text.strip().startswith("Last error:"):
@@ -255,40 +283,14 @@ _WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
 # A small value (blocking 2, cgaClusterSize 9) is the caller's own setting: invalid usage (below).
 _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
-# The WARN texts NCCL returns ncclInvalidArgument / ncclInvalidUsage with (2.4-2.28), by check:
-# argcheck.cc's pointer and operator checks ("AllReduce : sendbuff 0x7f.. is not a valid pointer", "..
-# recvbuff allocated on device 1 mismatchs with NCCL device 0", "Send : buff argument is NULL",
-# "invalid reduction operation 9", "reduction operation 5 unknown to this communicator"); init.cc's
-# communicator checks ("comm 0x55.. has already been destroyed", "Invalid device count requested : 0",
-# "improper usage of ncclCommInitRank", "ncclCommGetUniqueId should not be called when NCCL_COMM_ID is
-# set", "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER"); group.cc / enqueue.cc's
-# group and p2p checks ("ncclGroupEnd: not in a group call.", "Trying to send to self without a
-# matching recv", "peer 9 is not within valid range of ranks 8.", "Blocking and nonblocking
-# communicators are not allowed in the same group."); a communicator used after an abort or revoke
-# ("Attempt to use communicator before the previous operation returned ncclSuccess", "Comm 0x.. is in
-# abort state", "AllReduce: communicator was revoked").
-_USAGE_TEXT = re.compile(
-    r"(?P<pointer>is not a valid pointer|\w+ argument is NULL|allocated on device -?\d+ mismatchs? with "
-    r"NCCL device|corrupted comm object)|"
-    r"(?P<operator>invalid reduction operation|reduction operation -?\d+ unknown to this communicator|"
-    r"operator (?:is a NCCL builtin|is garbage|unknown to this communicator)|"
-    r"FP8 reduction support begins with)|"
-    r"(?P<destroyed>has already been destroyed)|"
-    r"(?P<group>ncclGroupEnd: not in a group call|Multiple (?:starts|ends) found in group|"
-    r"mixing different streams within a group call|Blocking and nonblocking communicators are not allowed|"
-    r"in a ncclGroup\(\) can be CUDA graph captured|must either be all uncaptured or all captured)|"
-    r"(?P<p2p>Trying to (?:send|recv) to self without a matching|peer -?\d+ is not within valid range)|"
-    r"(?P<init>improper usage of ncclCommInitRank|Invalid device count requested|invalid device count \(|"
-    r"rank -?\d+ exceeds ndev|Invalid device -?\d+ \(totalnDev|should not be called when NCCL_COMM_ID is set|"
-    r"not initialized via NCCL_\w+_INITIALIZER|Invali[dg] config \w+(?: \w+)? attribute value)|"
-    r"(?P<aborted>before the previous operation returned ncclSuccess|is in abort state|"
-    r"communicator was revoked)"
-)
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
 _BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
-# enqueue.cc: "Error : no algorithm/protocol available" (NCCL_ALGO / NCCL_PROTO exclude every choice).
-_NO_ALGO = re.compile(r"no algorithm/protocol available")
+# enqueue.cc: "Error : no algorithm/protocol available" (2.8-2.19), "No algorithm/protocol available for
+# function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
+# kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
+# (or NCCL_SYM_*) exclude every choice this collective or topology can use.
+_NO_ALGO = re.compile(r"[Nn]o (?:algorithm/protocol|symmetric kernel) available")
 # The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
 # "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
 # "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
@@ -383,6 +385,19 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
                 dedupe=(C.NCCL_SYSTEM_ERROR.code, "shm"),
             )
         ]
+    for pattern, kind, why, tag in DETAIL_TABLE:
+        m = pattern.search(detail)
+        if m:
+            return [
+                event(
+                    hit,
+                    kind.code,
+                    f"{hit.who()}: {why} ({clip(detail, 160)})",
+                    {**base, "nccl_last_error": detail[:300], "nccl_check": tag},
+                    used,
+                    dedupe=(kind.code, hit.rank, tag),
+                )
+            ]
     return []
 
 
@@ -455,7 +470,7 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
             )
         ]
     src = _WARN_SOURCE.search(t)
-    u = _USAGE_TEXT.search(msg)
+    u = USAGE_TEXT.search(msg)
     if u:
         return [
             event(
@@ -481,6 +496,8 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         src
         and src.group(1).startswith("graph/")
         and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg)
+        # search.cc's "Could not find a path for pattern 1, falling back to simple order": NCCL went on
+        and not re.search(r"falling back|, ignoring|, disabling", msg)
     ):
         if returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
             return [
@@ -502,7 +519,25 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                 dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank),
             )
         ]
+    res = returned(hit)
+    if res in (3, 4, 5):
+        # Any other WARN whose function returned ncclInternalError / ncclInvalidArgument / ncclInvalidUsage
+        # (the "-> 3" frame below it, NCCL_DEBUG=INFO): the WARN says why, the chain says which kind.
+        kind = RESULT[res]
+        return [
+            event(
+                hit,
+                kind.code,
+                f"{hit.who()}: NCCL {ERRORS[res]}: {clip(msg, 160)}",
+                {"nccl_warn": msg[:300], "nccl_result": res},
+                dedupe=(kind.code, hit.rank),
+            )
+        ]
     return []
+
+
+# ncclGetErrorString's text for each ncclResult_t the chain fallback above reads.
+ERRORS = {3: "internal error", 4: "invalid argument", 5: "invalid usage"}
 
 
 def returned(hit: Hit) -> int:

@@ -18,7 +18,9 @@ newer NCCL than the one loaded). gloo (pair.cc): "Connection closed by peer [10.
 "Connection reset by peer".
 
 Across versions torch also wrote "NCCL error: <text>, NCCL version X" (the 1.1x watchdog) and
-"NCCL Error 2: unhandled system error" (1.0); NCCL <= 2.3 printed "host:pid:tid [dev] file:line
+"NCCL Error 2: unhandled system error" (1.0; "NCCL Error 13: invalid data type" with NCCL 1.x's own
+strings); Horovod, TensorFlow and XLA print "<ncclCall> failed: <text>", CuPy "NCCL_ERROR_INVALID_USAGE:
+invalid usage"; NCCL <= 2.3 printed "host:pid:tid [dev] file:line
 WARN msg" without the word NCCL. WARNs are read by the source that prints them: the socket layer
 ("Call to connect failed : Connection timed out", "socketProgress: Connection closed by remote
 peer", "Socket recv failed while polling"), NET/IB completions (also quoted in prose), argument
@@ -36,6 +38,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.c10d_usage import traceback_op
 from pgdoctor.diagnose.rules.nccl_detail import (
     CHAIN,
     CUDA_FAIL,
@@ -69,22 +72,19 @@ from pgdoctor.knowledge.cuda_errors import find_cuda_error
 # "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
 _TORCH = re.compile(
     r"NCCL error(?: in: (?P<where>\S+?),?|:)\s+(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
-    r"(?:,?\s*NCCL version (?P<ver>[\w.+-]+)|[`'\"]?\s*$)"
+    r"(?:,?\s*NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)|[`'\"]?\s*$)"
 )
 # ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error").
 _NCCL_TEXT = re.compile(
     r"unhandled system error|unhandled cuda error|remote process exited or there was a network error"
 )
-_OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d): (?P<err>[a-z][a-z ,-]+[a-z])")
+_OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
 # without the word NCCL.
 _WARN = re.compile(r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN) (?P<msg>.*)$")
 _WORK = re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 # ncclResult_t names as torch's exceptions and users' prose quote them.
-_NAME_ANYWHERE = re.compile(
-    r"\b(ncclSystemError|ncclRemoteError|ncclInvalidUsage|ncclInvalidArgument|ncclInternalError|"
-    r"ncclUnhandledCudaError)\b"
-)
+_NAME_ANYWHERE = re.compile(r"\b(" + "|".join(ERRNAMES) + r")\b")
 
 
 def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -119,6 +119,29 @@ def _explaining_line(hit: Hit, code: Any) -> str:
         if code is C.NCCL_CUDA_ERROR and find_cuda_error(t) is not None:
             return f"Cuda failure '{find_cuda_error(t).message}'"  # type: ignore[union-attr]
     return ""
+
+
+# The wrappers that print the failed NCCL call and ncclGetErrorString, NCCL 1.x-2.x: Horovod's
+# nccl_operations.cc ("horovod.common.exceptions.HorovodInternalError: ncclCommInitRank failed: invalid
+# usage"), TensorFlow's NcclManager ("ncclAllReduce failed: invalid data type"), XLA's ("INTERNAL: NCCL
+# operation ncclGroupEnd() failed: internal error - please report this issue to the NCCL developers. Last
+# NCCL warning(error) log entry (may be unrelated) '...'.").
+_CALL_FAILED = re.compile(
+    r"\b(?P<call>nccl[A-Z]\w+)(?:\([^)]*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
+)
+
+
+def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").lower()
+    code = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    if code is None:
+        return None
+    base: dict[str, Any] = {
+        "nccl_error": err,
+        "nccl_error_text": m.group("err"),
+        "nccl_call": m.group("call"),
+    }
+    return from_detail(hit, last_error(hit) or _explaining_line(hit, code), base, None, 0, code)
 
 
 def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -265,7 +288,14 @@ _C10D_ARGS = re.compile(
     r"Tensors must be contiguous|Tensors must be CUDA and dense|"
     r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
     r"Tensors must be on the same device|Tensor list input and output must have the same size|"
-    r"Tensors must be non-overlapping and dense|Tensors must have identical type|"
+    r"Tensors must be non-overlapping and dense|Tensors must have identical (?:type|size|strides)|"
+    r"Tensors must be on distinct GPU devices|Expected list of tensors on the same device|"
+    r"Tensor list (?:operands|input) to scatter/gather must|\w+ tensor operands to scatter/gather must|"
+    r"Corresponding input/output tensors to scatter/gather must|"
+    r"Input tensor data type is not supported for NCCL process group|Unconvertible NCCL type|"
+    r"Unsupported Float8 type for NCCL reduction|Float8 dtypes are not curr?ently supported for NCCL|"
+    r"Cannot use ReduceOp\.\w+ with boolean inputs|PreMulSum Data type must be|"
+    r"ProcessGroupNCCL::\w+: (?:requires|Incorrect|invalid|Invalid)|"
     r"Tensor list mustn't be larger than the number of available GPUs|"
     r"Cannot use ReduceOp\.\w+ with NCCL|"
     r"ProcessGroupGloo::\w+: (?:requires|invalid|unsupported|only supports|input|output|expect)|"
@@ -280,12 +310,43 @@ _C10D_ARGS = re.compile(
 
 
 def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"c10d_check": m.group(0)}
+    op = traceback_op(hit)
+    if op:
+        facts["op"] = op
     return [
         row.event(
             hit,
             f"{hit.who()}: the collective was called with tensors the NCCL backend rejects: {m.group(0)}",
-            {"c10d_check": m.group(0)},
+            facts,
             dedupe=(row.code, hit.rank, "args"),
+        )
+    ]
+
+
+# enqueue.cc's "Error : no algorithm/protocol available for function ReduceScatter with datatype
+# ncclFloat32. NCCL_ALGO was set to nvls" quoted without its WARN prefix (2.8-2.28; the lower-case "Error :"
+# form is the WARN's own text): NCCL_ALGO / NCCL_PROTO / CollNet leave no algorithm for that collective.
+_NO_ALGO_TEXT = re.compile(
+    r"Error ?: [Nn]o algorithm/protocol available(?: for function (?P<op>\w+) with datatype (?P<dtype>\w+))?"
+    r"(?:\.? NCCL_ALGO was set to (?P<algo>\S+?)\.?(?:\s|$))?"
+)
+
+
+def _no_algo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL WARN" in hit.text or any("Last error" in ln.text for ln in hit.before(2)):
+        return None  # the WARN row, or torch's exception above it, reads it
+    facts: dict[str, Any] = {"nccl_warn": m.group(0), "likely_cause": "nccl_algo_or_proto_setting"}
+    for key in ("op", "dtype", "algo"):
+        if m.group(key):
+            facts["nccl_algo" if key == "algo" else key] = m.group(key)
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL found no algorithm/protocol for "
+            f"{m.group('op') or 'a collective'} (NCCL_ALGO / NCCL_PROTO / CollNet leave none it can use)",
+            facts,
+            dedupe=(row.code, "no_algo"),
         )
     ]
 
@@ -382,7 +443,14 @@ SIGNATURES = (
         C.NCCL_VERSION.code,
         anchors=(b"version mismatch", b"rror"),
         worth=(rb"version mismatch", rb"Error\b"),
-        words=("nccl version mismatch", "requires nccl", "or newer is required", "or later is required"),
+        words=(
+            "nccl version mismatch",
+            "requires nccl",
+            "or newer is required",
+            "or later is required",
+            "only allowed with nccl",
+            "nccl lib version",
+        ),
         anchor_from=_EXC,
         examples=("RuntimeError: this build requires NCCL 2.19.3 or newer",),
     ),
@@ -434,6 +502,15 @@ SIGNATURES = (
         examples=("RuntimeError: ncclInternalError: Internal check failed.",),
     ),
     Signature(
+        "nccl call failed",
+        _CALL_FAILED,
+        _call_failed,
+        C.NCCL_INVALID_USAGE.code,
+        anchors=(b" failed: ",),
+        worth=(rb"nccl\w+(?:\([^)]*\))? failed: ",),
+        words=(" failed: ",),
+    ),
+    Signature(
         "ncclGetErrorString text",
         _NCCL_TEXT,
         _nccl_text,
@@ -466,6 +543,15 @@ SIGNATURES = (
             "does not support",
             "does not implement",
             "currently not supported with nccl",
+            "scatter/gather must",
+            "distinct gpu devices",
+            "tensors on the same device",
+            "not supported for nccl process group",
+            "unconvertible nccl type",
+            "float8",
+            "with boolean inputs",
+            "premulsum data type",
+            "processgroupnccl::",
         ),
         anchor_from="the exception type ('ValueError: ', 'RuntimeError: ') before torch's check",
         examples=(
@@ -475,6 +561,15 @@ SIGNATURES = (
             "RuntimeError: Backend nccl does not support allgather_into_tensor_coalesced",
             "RuntimeError: allreduce_coalesced is currently not supported with NCCL",
         ),
+    ),
+    Signature(
+        "no algorithm in prose",
+        _NO_ALGO_TEXT,
+        _no_algo,
+        C.NCCL_INVALID_USAGE.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("no algorithm/protocol available",),
     ),
     Signature(
         "peer connection",

@@ -1,0 +1,226 @@
+"""c10d usage: torch.distributed's own checks of how the program calls it (RUN301), before any
+backend runs: the process group, the backend string, the device binding, the arguments of a
+collective or an object collective, and the ranks of a subgroup.
+
+Read at their sources, 1.x to 2.x, as the exceptions they raise (ValueError / RuntimeError / TypeError
+/ AssertionError / NotImplementedError, and DistBackendError from C++), behind whatever prefix the
+launcher or a framework adds ("[rank3]: ", "(RayWorkerWrapper pid=..) ERROR ...] ",
+"ray.exceptions.RayTaskError(ValueError): ", DeepSpeed's and Accelerate's re-raised tracebacks):
+
+- torch/distributed/distributed_c10d.py: the group ("Invalid process group specified" since 1.0,
+  RuntimeError in 1.x and ValueError in 2.x, "... or has been destroyed." since 2.2; 1.x "The given
+  group does not exist", "The global rank 3 is not part of the group ...", "group.WORLD does not have
+  local rank to global rank mapping"; 2.x "Group <...> is not registered, please create group with
+  torch.distributed.new_group API", "Global rank 5 is not part of group ...", "Expecting a
+  ProcessGroup, but got a <class 'int'>.", "trying to initialize the default process group twice!",
+  "The specified group name has already been created"); the backend ("Invalid backend: 'ncl'" 1.x,
+  "Unknown backend 'ncl'. Specify a 'device:backend' string ..." 2.x, "Backend name must be a string",
+  "Invalid device:backend pairing", "Duplicate device type cuda in backend string",
+  "monitored_barrier is only implemented for GLOO backend.", "We detected accelerator xpu on your
+  machine. But we don't know which communication backend to use", "Default backend not registered for
+  device : cpu"); the device ("device_id cuda:9 is out of range", "Please use a device_id with
+  index.", "Mismatched bound device between new pg and the default pg."); a collective's arguments
+  ("Invalid function argument. Expected parameter `tensor` (to be) of type torch.Tensor", "Invalid
+  destination rank: destination rank should not be the same as the rank of the current process.",
+  "Invalid ``p2p_op_list``. Each op is expected to to be of type ``torch.distributed.P2POp``.", "All
+  ops need to use the same group.", "Argument ``gather_list`` must be specified on destination rank.",
+  "all_reduce does not support ReduceOp.MAX on complex tensors", "Coalescing manager requires all
+  collectives to be the same type"); the object collectives ("Must provide object_gather_list on dst
+  rank", "Expected argument scatter_object_output_list to be a list of size at least 1."); subgroups
+  and splits ("The new group's rank should be within the the world_size set by init_process_group"
+  1.x, "the new group's world size should be less or equal to the world size set by
+  init_process_group", "The world size (8) must be divisible by 'group_size=3'", "Rank 2 has appeared in
+  both subgroup [0, 2] and [1, 2]", "the split group cannot have duplicate ranks", "Cannot shrink a
+  process group with size 1"); DistributedDataParallel's constructor checks in
+  torch/nn/parallel/distributed.py ("DistributedDataParallel is not needed when a module doesn't have any
+  parameter that requires a gradient.", "device_ids can only be None or contain a single element.",
+  "DistributedDataParallel device_ids and output_device arguments only work with single-device/multiple-
+  device GPU modules or CPU modules, but got device_ids [0], output_device 0, and module parameters
+  {device(type='cpu')}.", "Modules with uninitialized parameters can't be used with
+  `DistributedDataParallel`.", "SyncBatchNorm layers only work with GPU modules").
+- c10d's C++ (ProcessGroup.hpp getBackend 2.0+: "No backend type associated with device type cpu" -
+  a CPU tensor given to an NCCL-only group - and "Could not retrieve or create the backend 0 for device
+  type cuda"; Utils.hpp's all-to-all split checks "Split sizes doesn't match total dim 0 size", "Tensor's
+  dim 0 does not divide equally across group size", "Number of tensor splits not equal to group size";
+  ProcessGroupNCCL's "Expecting one tensor only but got multiple. You are probably using multiple
+  devices under one thread." and 1.x's "Not able to create/get the NCCL Communicator since the GPU
+  devices are not known").
+
+"Default process group has not been initialized" is the rendezvous module's (RUN224: nothing
+initialised it), "Distributed package doesn't have NCCL built in" and "ProcessGroupNCCL is only
+supported with GPUs" are the environment's (driver_env), and ProcessGroupNCCL's tensor checks ("Tensors
+must be CUDA and dense") stay with NCCL usage (RUN191, nccl_errors).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
+
+_CHECKS = re.compile(
+    r"(?P<group>Invalid process group specified|The given group does not exist|"
+    r"Group .{1,200} is not registered, please create group with|"
+    r"Process group .{1,200} is not initialized in the world group map|"
+    r"Expecting a ProcessGroup, but got a|Expected ProcessGroup, got|"
+    r"group\.WORLD does not have local rank to global rank mapping|"
+    r"The (?:global|group) rank -?\d+ is not part of the group|"
+    r"(?:Global|Group) rank -?\d+ is not part of (?:the parent )?group|"
+    r"trying to initialize the default process group twice|"
+    r"The specified group name has already been created|All ops need to use the same group)|"
+    r"(?P<backend>Invalid backend: '|Unknown backend '|Backend name must be a string|"
+    r"Backend constructor parameter must be string-ish|Invalid device:backend pairing|"
+    r"Duplicate device type '?\w+'? in backend string|Unknown (?:c10d )?backend type|"
+    r"No backend type associated with device type|Could not retrieve or create the backend|"
+    r"Default backend not registered for device|is not present in the parent process group|"
+    r"Backend mismatch for device '|But we don't know which communication backend to use|"
+    r"monitored_barrier is only implemented for GLOO backend|"
+    r"ProcessGroupWrapper unsupported without GLOO backend|"
+    r"MPI backend doesn't support use_local_synchronization|"
+    r"its backend does not support splitting|"
+    r"Default device not found, because no backend has been registered|"
+    r"No device associated with the default pg)|"
+    r"(?P<device>device_id \S+ is out of range|device_id \S+ does not match the current compilation|"
+    r"Please use a device_id with index|device_id parameter must be an accelerator with an index|"
+    r"Mismatched bound device between new pg and the default pg|"
+    r"does not match the default process group's bound_device_id|"
+    r"Not able to create/get the NCCL Communicator since the (?:GPU )?devices are|"
+    r"Expecting one tensor only but got multiple|"
+    r"Default group size only takes effect when CUDA is available)|"
+    r"(?P<arguments>Invalid function argument[.:] (?:Expected parameter `\w+`|output_tensor_lists)|"
+    r"Invalid (?:destination|source|src|dst|peer) rank: \w+ rank should not be the same as the rank|"
+    r"Invalid usage of tensors with different dtypes|Invalid ``op``|Invalid ``p2p_op_list``|"
+    r"\w+ does not support \S+ on complex tensors|"
+    r"Argument ``(?:gather|scatter)_list`` must (?:NOT )?be specified on|"
+    r"Coalescing manager requires all collectives to be the same type|"
+    r"ProcessGroup has non-empty op list at the start of coalescing|"
+    r"Split sizes doesn't match total dim 0 size|"
+    r"Tensor's dim 0 does not divide equally across group size|"
+    r"Number of tensor splits not equal to group size|"
+    r"Can't specify both group_rank and global_rank|Must specify global_rank or group_rank|"
+    r"Illegal to call \w+ on IllegalWork object|"
+    r"Expected timeout argument to be of type datetime\.timedelta)|"
+    r"(?P<object_collective>Must provide object_gather_list on dst rank|"
+    r"Expected argument scatter_object_output_list to be a list of size at least 1|"
+    r"source rank must provide non-None scatter_object_input_list)|"
+    r"(?P<subgroup>The new group's rank should be within the (?:the )?world_size|"
+    r"the new group's world size should be less or equal to the world size|"
+    r"the split group(?:'s size should be less| cannot (?:be empty|have duplicate))|"
+    r"split_ranks cannot be None or empty|ranks list must not contain duplicate entries|"
+    r"Rank -?\d+ is out of range\. Valid ranks are|The arg 'group_size' \(-?\d+\) must|"
+    r"The world size \(\d+\) must be divisible by|The arg 'ranks_per_subgroup_list' cannot be empty|"
+    r"Rank \d+ has appeared in both subgroup|Ranks length \(\d+\) must be divisible by stride|"
+    r"rankset doesn't include the current node|Cannot automatically create PG with empty tag|"
+    r"new_group cannot delegate to split_group|ranks_to_exclude (?:must|cannot)|"
+    r"Cannot shrink a process group|Cannot exclude all \d+ ranks|"
+    r"is in the exclusion list and should not call shrink_group|Invalid shrink_flags value)|"
+    r"(?P<ddp>DistributedDataParallel is not needed when a module doesn't have any parameter|"
+    r"device_ids can only be None or contain a single element|"
+    r"DistributedDataParallel's input module must be on the same type of devices|"
+    r"DistributedDataParallel device_ids and output_device arguments only work with|"
+    r"Modules with uninitialized parameters can't be used with `DistributedDataParallel`|"
+    r"DDP Pickling/Unpickling are only supported when using DDP with the default process group|"
+    r"SyncBatchNorm layers only work with GPU modules|"
+    r"Cannot specify both process_group and device_mesh arguments)"
+)
+# The collective the program called: the last torch.distributed frame of the traceback above the error.
+_FRAME = re.compile(r'File "[^"]*distributed[/\\](?:distributed_c10d|c10d_logger)\.py", line \d+, in (\w+)')
+_SOURCE_LINE = re.compile(r"\braise \w+\(|\w\(f?[\"']")
+_WRAPPERS = frozenset({"wrapper", "_wrapper", "inner", "_get_default_group", "_check_single_tensor"})
+
+_WHAT = {
+    "group": "a process group that does not fit (unknown, destroyed, initialised twice, or of other ranks)",
+    "backend": "a backend or device type the process group does not have",
+    "device": "a device binding that does not fit the process group",
+    "arguments": "arguments of the wrong type, rank or shape",
+    "object_collective": "an object collective without its list on the right rank",
+    "subgroup": "subgroup ranks that do not fit the world",
+    "ddp": "a DistributedDataParallel wrapping that does not fit the module (devices, parameters, group)",
+}
+
+
+def traceback_op(hit: Hit) -> str:
+    """The torch.distributed function the traceback shows (its last frame there, not a wrapper):
+    above the exception line, or below it when the paste puts the message first."""
+    for lines in (list(reversed(hit.before(16))), hit.after(16)):
+        for ln in lines:
+            m = _FRAME.search(ln.text)
+            if m and m.group(1) not in _WRAPPERS and not m.group(1).startswith("_"):
+                return m.group(1)
+    return ""
+
+
+def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _SOURCE_LINE.search(hit.text):
+        return None  # the traceback's quoted source line ('raise ValueError("...")'), not the exception
+    kind = m.lastgroup or "group"
+    facts: dict[str, object] = {"c10d_check": m.group(0), "usage_check": kind}
+    op = traceback_op(hit)
+    if op:
+        facts["op"] = op
+    t = hit.text.strip()
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: torch.distributed rejected the call{f' to {op}' if op else ''}: "
+            f"{_WHAT[kind]} ({clip(t[t.find(m.group(0)) :] if m.group(0) in t else t, 160)})",
+            facts,
+            # A group destroyed under a collective is most often the teardown after another failure.
+            tier=1 if "has been destroyed" in t else None,
+            dedupe=(row.code, hit.rank, kind),
+        )
+    ]
+
+
+_EXC = "the exception type ('ValueError: ', 'RuntimeError: ', 'TypeError: ') before torch's message"
+SIGNATURES = (
+    Signature(
+        "c10d usage check",
+        _CHECKS,
+        _check,
+        C.C10D_INVALID_USAGE.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=(
+            "group",
+            "backend",
+            "device",
+            "argument",
+            "invalid",
+            "rank",
+            "split",
+            "coalescing",
+            "complex tensors",
+            "object_gather_list",
+            "scatter_object",
+            "illegalwork",
+            "one tensor only",
+            "dim 0",
+            "empty tag",
+            "world size",
+            "distributeddataparallel",
+            "ddp pickling",
+            "syncbatchnorm",
+        ),
+        anchor_from=_EXC,
+        examples=(
+            "ValueError: Invalid process group specified",
+            "[rank1]: RuntimeError: No backend type associated with device type cpu",
+            "ValueError: Invalid backend: 'ncl'",
+            "RuntimeError: Must provide object_gather_list on dst rank",
+            "ValueError: The world size (8) must be divisible by 'group_size=3'",
+            "RuntimeError: Split sizes doesn't match total dim 0 size",
+        ),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)
