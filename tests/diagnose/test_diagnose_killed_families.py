@@ -370,6 +370,26 @@ DECOYS = [
 ]
 
 
+# The job's own progress lines (wenet's logger, RETURNN's memory line): resident memory growing until the
+# log stops is a host OOM; a large but steady RSS, or a job that goes on after it, is not.
+_RSS = "2022-03-23 23:57:28,855 DEBUG TRAIN Batch 0/185100 loss 4.57 rank 0 RSS MEM USE: {}G"
+
+
+def test_rss_growing_until_the_log_stops_is_a_host_oom() -> None:
+    got, f = _root("\n".join(_RSS.format(v) for v in (5.11, 5.11, 46.51, 105.61, 212.04)))
+    assert got == "RUN121" and f["killer"] == "host_memory_growth" and f["readings"] == 5
+    assert f["rss_last_bytes"] == int(212.04 * (1 << 30))
+
+
+@pytest.mark.parametrize(
+    "values,tail",
+    [((100, 101, 102, 103), ""), ((5, 20, 60), "\nEpoch 3 done" * 6), ((60, 20, 5), "")],
+    ids=["steady", "went on", "shrinking"],
+)
+def test_rss_readings_that_do_not_end_the_job_are_silent(values: tuple[int, ...], tail: str) -> None:
+    assert _root("\n".join(_RSS.format(v) for v in values) + tail)[0] is None
+
+
 def test_spawn_teardown_alone_names_the_pid_it_did_not_stop() -> None:
     # torch/multiprocessing/spawn.py (2.2+) join(): SIGTERM to the survivors of the first failure
     text = "\n".join(
