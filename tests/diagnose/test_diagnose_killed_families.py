@@ -390,6 +390,23 @@ def test_rss_readings_that_do_not_end_the_job_are_silent(values: tuple[int, ...]
     assert _root("\n".join(_RSS.format(v) for v in values) + tail)[0] is None
 
 
+@pytest.mark.parametrize("sig", ["Signals.SIGTERM", "15"])
+def test_an_agent_told_to_stop_is_no_worker_failure(sig: str) -> None:
+    # elastic/agent/server/api.py: "Received %s death signal" of a signal.Signals, which Python <= 3.10
+    # prints "Signals.SIGTERM" and 3.11+ "15"; the SIGTERMs that follow are its own teardown
+    text = (
+        f"W0616 00:44:57.731000 4026234 torch/distributed/elastic/agent/server/api.py:719] Received {sig} "
+        "death signal, shutting down workers\n"
+        + "\n".join(
+            "W0616 00:44:57.732000 4026234 torch/distributed/elastic/multiprocessing/api.py:900] "
+            f"Sending process {pid} closing signal SIGTERM"
+            for pid in (4026322, 4026324)
+        )
+    )
+    got, f = _root(text)
+    assert got == "RUN133" and f["launcher_signal"] == "SIGTERM" and "suspect_pid" not in f
+
+
 def test_spawn_teardown_alone_names_the_pid_it_did_not_stop() -> None:
     # torch/multiprocessing/spawn.py (2.2+) join(): SIGTERM to the survivors of the first failure
     text = "\n".join(

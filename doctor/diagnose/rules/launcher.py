@@ -85,14 +85,18 @@ _SRUN = re.compile(
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137".
 _MPI_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
-_SIGNALLED = re.compile(r"Received (\d+) death signal|got signal: (\d+)")
+# The agent's "Received %s death signal, shutting down workers" of a signal.Signals: "Received 15 death
+# signal" (Python 3.11+, and torch 1.x's int) or "Received Signals.SIGTERM death signal" (Python <= 3.10).
+_SIGNALLED = re.compile(
+    r"Received (\d+) death signal|got signal: (\d+)|Received Signals\.(SIG[A-Z]+) death signal"
+)
 # torch.multiprocessing.spawn (2.2+) stops the survivors the same way: "W0803 08:51:23.747000 2888
 # torch/multiprocessing/spawn.py:169] Terminating process 2965 via signal SIGTERM".
 _TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess|Terminating process) (\d+)")
 _MARKERS = re.compile(
     r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
     r"Terminating process \d+ via signal SIG\w+|"
-    r"Received \d+ death signal|"
+    r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|"
     r"terminate called after throwing|NCCL communicator was aborted|SignalException|"
     r"RendezvousClosedError|CalledProcessError"
 )
@@ -460,7 +464,7 @@ def _marker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     for ln in [hit.line, *hit.before(6, same_rank=False), *hit.after(6, same_rank=False)]:
         s = _SIGNALLED.search(ln.text)
         if s:
-            facts["signalled"] = int(s.group(1) or s.group(2))
+            facts["signalled"] = int(s.group(1) or s.group(2) or _SIGNUMS.get(s.group(3), 15))
             break
     return [row.event(hit, t.strip()[:200], facts, dedupe=(MARKER, hit.line.no, hit.source))]
 
