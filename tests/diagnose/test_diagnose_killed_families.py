@@ -186,7 +186,12 @@ KERNEL_AND_PLATFORM = [
         "gpu-host-3 is used (11.8 / 12.3 GB). The top 5 memory consumers are:",
         {"killer": "ray_memory_monitor", "host": "gpu-host-3"},
     ),
-    # schedulers and containers
+    # schedulers and containers; newer slurmstepd names its node in its prefix
+    (
+        "slurmstepd-gpu20-15: error: Detected 1 oom-kill event(s) in StepId=9411285.0. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.",
+        {"killer": "slurm_cgroup", "host": "gpu20-15"},
+    ),
     ("       1234            train  OUT_OF_ME+    0:125 ", {"killer": "slurm_cgroup"}),
     (
         "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\nExited with exit code 143.",

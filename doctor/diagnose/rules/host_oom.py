@@ -209,11 +209,15 @@ def _task_table(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))}
+    host = hit.line.host or ""
+    if host.startswith("slurmstepd-"):  # newer Slurm names the node: "slurmstepd-<node>:"
+        facts["host"] = host[len("slurmstepd-") :]
     return [
         row.event(
             hit,
             f"Slurm detected {m.group(1)} OOM-kill event(s) in the job step",
-            {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))},
+            facts,
             dedupe=(row.code, "slurm"),
         )
     ]
