@@ -322,7 +322,21 @@ _C10_HANDLER = (
     "frame #1: <unknown function> + 0x14420 (0x7f5aa430c420 in /lib/x86_64-linux-gnu/libpthread.so.0)"
 )
 
+# The heartbeat monitor's thread ending the process (2.2-2.6 heartbeatMonitor, 2.7+ HeartbeatMonitor::runLoop)
+_HB_GDB = (
+    "#0  0x00007f in __GI_abort () at ./stdlib/abort.c:79\n"
+    "#1  0x00007f in c10d::ProcessGroupNCCL::terminateProcess(std::string const&) () from libtorch_cuda.so\n"
+    "#2  0x00007f in c10d::ProcessGroupNCCL::heartbeatMonitor() () from libtorch_cuda.so"
+)
+_HB_C10 = (
+    "frame #0: c10d::ProcessGroupNCCL::terminateProcess(std::string const&) + 0x1a (0x7f in "
+    "libtorch_cuda.so)\n"
+    "frame #1: c10d::ProcessGroupNCCL::HeartbeatMonitor::runLoop() + 0x9d1 (0x7f in libtorch_cuda.so)"
+)
+
 STACKS = [
+    (_HB_GDB, "RUN152", {"frame": "heartbeatMonitor"}),
+    (_HB_C10, "RUN152", {"frame": "HeartbeatMonitor::runLoop"}),
     (_KERNEL_SEGV, "RUN131", {"signal": "SIGSEGV", "pid": 4242, "library": "libnccl.so.2"}),
     (_KERNEL_GPF, "RUN131", {"signal": "SIGSEGV", "process": "python", "library": "libc.so.6"}),
     (_KERNEL_ILL, "RUN131", {"signal": "SIGILL", "pid": 77}),

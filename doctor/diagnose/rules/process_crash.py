@@ -60,7 +60,7 @@ _WAITING = re.compile(
 _NULL_ARG = re.compile(r"\b\w+=0x0\b")
 _SPINNING = re.compile(r"[Pp]rogress|spin|yield|poll|[Ll]oop", re.IGNORECASE)
 _THREAD_HEAD = re.compile(r"^Thread \d+ \(")
-_BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run")
+_BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run|eartbeatMonitor")
 # c10's fatal signal handler (c10/util/signal_handler.cpp), installed where a program asks for it
 # (torch._C._set_print_stack_traces_on_fatal_signal(True), as torch's distributed tests do): "SIGSEGV(11),
 # PID: 3154296, Thread 3154392: " then " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool)

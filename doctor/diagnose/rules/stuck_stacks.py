@@ -96,14 +96,17 @@ def _frame(text: str) -> Optional[tuple[str, str]]:
 # ("frame #2: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x1a1 (0x7f.. in libtorch_cuda.so)").
 _WATCHDOG_FN = (
     r"(?P<fn>ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run(?:Loop)?|"
-    r"handleNCCLGuard|WorkNCCL::handleException|checkTimeout)\b"
+    r"handleNCCLGuard|WorkNCCL::handleException|checkTimeout|heartbeatMonitor|HeartbeatMonitor::runLoop)\b"
 )
+# The heartbeat monitor's thread (2.2-2.6 ProcessGroupNCCL::heartbeatMonitor, 2.7+ HeartbeatMonitor::runLoop)
+# ends the process through terminateProcess when the watchdog itself stopped making progress: RUN152.
+_HEARTBEAT_FN = re.compile(r"heartbeatMonitor|HeartbeatMonitor::runLoop")
 _WATCHDOG_FRAME = re.compile(r"^(?:#\d+\s.*?|frame #\d+: .*?|Exception raised from )" + _WATCHDOG_FN)
 # The watchdog thread threw or aborted (an idle watchdog in a thread dump only waits in wait_for).
 _THROWN = re.compile(
     r"c10::Error|std::terminate|__cxa_throw|__cxa_rethrow|terminate called|Exception raised from|"
     r"\b(?:__GI_)?abort\b|\b(?:__GI_)?raise\b|__pthread_kill|handleNCCLGuard|handleException|checkTimeout|"
-    r"DistBackendError"
+    r"DistBackendError|terminateProcess"
 )
 # What the watchdog threw, when the excerpt says: an NCCL or CUDA error (their own rows read it), not a
 # timeout. A c10 record's header names where: checkForNCCLErrors, c10_cuda_check_implementation.
@@ -140,6 +143,19 @@ def _watchdog(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     if block[first] is not hit.text:
         return []
     r = hit.rank
+    if _HEARTBEAT_FN.search(m.group("fn")):
+        return [
+            row.event(
+                hit,
+                f"{hit.who(r)}: a C++ stack of the NCCL heartbeat monitor ending the process "
+                f"({m.group('fn')}): the watchdog itself stopped making progress (the monitor's message "
+                "line is not in the excerpt)",
+                {"from_stack": True, "frame": m.group("fn"), "thread": "nccl_heartbeat_monitor"},
+                rank=r,
+                code=C.HEARTBEAT_TIMEOUT.code,
+                dedupe=(C.HEARTBEAT_TIMEOUT.code, r, "stack"),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -221,6 +237,7 @@ SIGNATURES = (
             b"handleNCCLGuard",
             b"handleException",
             b"checkTimeout",
+            b"eartbeatMonitor",
         ),
         worth=(
             rb"ncclCommWatchdog",
@@ -230,8 +247,16 @@ SIGNATURES = (
             rb"handleNCCLGuard",
             rb"handleException",
             rb"checkTimeout",
+            rb"eartbeatMonitor",
         ),
-        words=("watchdog", "workcleanuploop", "handlenccl", "handleexception", "checktimeout"),
+        words=(
+            "watchdog",
+            "workcleanuploop",
+            "handlenccl",
+            "handleexception",
+            "checktimeout",
+            "heartbeatmonitor",
+        ),
     ),
     Signature(
         "gdb or pystack native frame",
