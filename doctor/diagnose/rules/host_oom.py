@@ -91,7 +91,8 @@ _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed 
 # exit code 137.", make's "*** [Makefile:10: train] Error 137", IDEs' "Process finished with exit code 137
 # (interrupted by signal 9: SIGKILL)", supervisors' "terminated by signal SIGKILL" / "killed by signal 9" /
 # "died with signal SIGKILL", the signal's own number where a runner reports it negative ("exit code -9",
-# "returncode -9"), torch elastic's failure record "Signal 9 (SIGKILL) received by PID 811" when its
+# "returncode -9") or as an unsigned byte (247: a wrapper's sys.exit(-9), "Process 10 exit with status code
+# 247"), torch elastic's failure record "Signal 9 (SIGKILL) received by PID 811" when its
 # "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9 (Killed)" (older Hydra: "YOUR
 # APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"), Slurm's job state OUT_OF_MEMORY (sacct
 # cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process name='Process-1' pid=12 parent=1 stopped
@@ -99,7 +100,7 @@ _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed 
 # host's log; a symptom (tier 1) when anything in the log says more.
 _EXIT_137 = re.compile(
     r"\b(?:[Ee]xit(?:ed)? (?:with )?(?:status )?(?:[Cc]ode|status)|[Ee]xit [Cc]ode|[Rr]eturn [Cc]ode|"
-    r"returncode)[:=]?\s+(?:137|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
+    r"returncode)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
     r"\bOUT_OF_ME(?:MORY\b|\+)|"
     r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
     r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
@@ -396,12 +397,14 @@ def _exit_137(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
         facts.update(exitcode=-9, signal="SIGKILL")
     elif "137" in m.group(0):
         facts["exit_status"] = 137
+    elif "247" in m.group(0):
+        facts["exit_status"] = 247  # -9 as an unsigned byte: a wrapper's sys.exit(-9)
     else:
         facts["signal"] = "SIGKILL"
     return [
         row.event(
             hit,
-            f"a process ended by SIGKILL (exit status 137, signal 9): {clip(rec, 120)} - most often "
+            f"a process ended by SIGKILL (signal 9): {clip(rec, 120)} - most often "
             "the kernel's or the container's OOM killer",
             facts,
             dedupe=(row.code, "exit_137"),
@@ -625,6 +628,7 @@ SIGNATURES = (
         ),
         worth=(
             rb"\b137\b",
+            rb"\b247\b",
             rb"by signal",
             rb"died with signal",
             rb"SIGKILL",
@@ -633,7 +637,7 @@ SIGNATURES = (
             rb"OUT_OF_ME",
             rb"EXIT STRING",
         ),
-        words=("137", "by signal", "died with signal", "sigkill", "-9", "out_of_me", "exit string"),
+        words=("137", "247", "by signal", "died with signal", "sigkill", "-9", "out_of_me", "exit string"),
     ),
 )
 # Every pattern above needs one of its row's words in the line (lower case; checked before any of them).
