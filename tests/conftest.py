@@ -1,10 +1,37 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
 from tests.helpers.paths import FIXTURES, TESTS  # noqa: F401  (re-exported for fixtures)
+
+_CHILD_TMP = "PGDOCTOR_TEST_CHILD_TMPDIR"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every child process of the suite gets TMPDIR in one directory that is removed when the
+    session ends, also on failure and Ctrl-C: torchrun's agent leaves a torchelastic_* log dir in
+    TMPDIR on every launch (about 20 per suite run piled up in /tmp). This process keeps the TMPDIR
+    it started with (tempfile caches it first), so pytest's own tmp_path stays where it was and
+    short enough for AF_UNIX socket paths. xdist workers inherit the controller's directory."""
+    if os.environ.get(_CHILD_TMP):
+        return  # an xdist worker: the controller made it and removes it
+    tempfile.gettempdir()
+    path = tempfile.mkdtemp(prefix="pgdoctor-tests-")
+    config.stash[_child_tmp_key] = path
+    os.environ[_CHILD_TMP] = os.environ["TMPDIR"] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    path = config.stash.get(_child_tmp_key, None)
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+_child_tmp_key = pytest.StashKey[str]()
 
 
 def child_pids(pid: int | None = None) -> set[int]:

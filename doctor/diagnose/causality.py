@@ -43,6 +43,9 @@ MAX_EVIDENCE = 6
 # How much earlier than a hardware event a software error may be stamped and still be its
 # consequence (the driver reports an Xid after the fault that the rank's CUDA call returned).
 HARDWARE_SLACK_S = 60.0
+# A bare Python exception printed in the same second as a recognised failure is that failure's own
+# traceback (a logger that stamps every line, kubectl --timestamps): it does not lead by microseconds.
+GENERIC_SLACK_S = 1.0
 _HW_XID_ACTIONS = ("reset", "reboot", "drain")
 # What a failing GPU makes a process say; an OOM, a rendezvous or a driver-version problem has
 # causes of its own and keeps its place.
@@ -506,7 +509,8 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         # is that failure's own traceback, or its echo): it leads only when nothing else does.
         generic = 1 if e.code == C.PYTHON_EXCEPTION.code else 0
         consequence = 1 if hardware and caused_by_hardware(e) else 0
-        ts = (e.ts[1] + (HARDWARE_SLACK_S if consequence else 0.0)) if kind and e.ts else 0.0
+        slack = (HARDWARE_SLACK_S if consequence else 0.0) + (GENERIC_SLACK_S if generic else 0.0)
+        ts = (e.ts[1] + slack) if kind and e.ts else 0.0
         return (ts, consequence, generic, pref, e.position)
 
     root = min(group, key=rank_key)

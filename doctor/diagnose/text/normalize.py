@@ -4,8 +4,10 @@ Real logs are pasted from terminals, log viewers and launchers: prefixes stack (
 `[default0]:`, `0: `, `[1,3]<stdout>:`, `node-7: `, timestamps, viewer line numbers,
 `(Worker pid=123)`), ANSI colours survive (sometimes without their ESC byte), CRLF and
 progress-bar carriage returns glue lines together, terminals hard-wrap long messages, and
-JSON log shippers put whole tracebacks on one line with escaped newlines. Patterns downstream
-see the message text only; the rank and time found on the way are kept beside it.
+JSON log shippers put whole tracebacks on one line with escaped newlines. Encodings of the paste
+itself (percent-encoding, HTML entities, typographic spaces, a JSON record) are undone first, by
+shapes.py. Patterns downstream see the message text only; the rank and time found on the way are
+kept beside it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
+from pgdoctor.diagnose.text.shapes import decode as decode_shapes
 from pgdoctor.knowledge.ranks import bounded
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
@@ -32,8 +35,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "iso",
         re.compile(
-            r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*(?:"
-            r"[-|:,]\s*)?"
+            r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?"
+            # one blank before an indented line (kubectl --timestamps: "<ts> <line>"): the line keeps
+            # its indentation ("  File ...", an NVRM continuation)
+            r"(?: (?=[ \t]+[^\s\[])|\s*(?:[-|:,]\s*)?)"
         ),
     ),
     ("dmesg", re.compile(r"^\[\s*\+?\d+\.\d+\]\s*")),  # also dmesg -d's "[  +0.000316]"
@@ -61,9 +66,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
     ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
-    ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*")),
+    ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)(?: (?=[ \t]+[^\s\[])|\s*)")),
     ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
-    ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=\S)")),
+    # pdsh's "host: <line>": the line keeps its indentation (an NVRM continuation, "  File ...")
+    ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
 )
 # A literal that every match of the prefix contains. A line without it is tried against an
 # alternation without that prefix: these four are the slow ones to fail ("tag" backtracks over
@@ -113,11 +119,36 @@ _FLAT_TB = re.compile(
     r"\s*(?=Traceback \(most recent call last\):)|(?<=\S)\s+(?=File [\"/\w])|"
     r"(?<=\S)\s+(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s)"
 )
+# Records glued onto one line (the line breaks of a paste lost): cut again before each record's own
+# start: a timestamp, a glog or old c10d header, NCCL's "host:pid:tid [dev]", the C++ exception's
+# lines, dmesg's stamps, Python logging's "ERROR:name:", an exception's "pkg.SomeError: ". Only a
+# long line with two of them is cut: one such start inside a message is its text.
+_GLUED = re.compile(
+    r"(?<=\S)\s+(?="
+    r"\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ |\[[IWEF] [\w.]+:\d+\] |"
+    r"[\w.-]+:\d+:\d+ \[\d+\] |terminate called after throwing |Exception raised from |what\(\): |"
+    r"frame #\d+: |\[rank\d+\]:|\[\s*\d+\.\d{6}\] |"
+    r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
+    r"(?:INFO|WARNING|ERROR|CRITICAL):[\w.]+:|(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s)"
+)
+_GLUED_MIN = 160
+
+
+def _unglued(text: str) -> list[str]:
+    if len(text) < _GLUED_MIN:
+        return [text]
+    cuts = [m.start() for m in _GLUED.finditer(text)]
+    if len(cuts) < 2:
+        return [text]
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b].strip() for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+
+
 # Slurm's own lines ("slurmstepd: error: ...", "slurmstepd-node-1: error: ...", "srun: error: ...",
 # "slurmd[node-1]: ...") are records too: a cancel line after an 80-column one is not its wrap; so is
 # Megatron's " [2024-05-01 10:00:00] iteration ..." (a space before its stamp).
 _RECORD_START = re.compile(
-    r"^(?:\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
+    r"^(?:\[|\d{4}[-/]\d\d[-/]\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
     r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|(?:slurmstepd|slurmd|srun)[\w\[\].-]*: | \[\d{4}-\d\d-\d\d[ T]|\s*$)"
 )
 _WRAP_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256, 300})
@@ -204,10 +235,12 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
     # line are absent from every rest of it.
     rx = _alternation_for(text)
     m = rx.match(text)
+    line = text
     if m is None and not ("[" in text[:40] and _GLOG_TS.search(text, 0, 80)):
         return None
     info: dict[str, object] = {}
     marked = False
+    pasted = 0  # characters of the paste's own prefixes that open the line (see _PASTE_KINDS)
     for i in range(8):
         if i:
             m = rx.match(text)
@@ -216,6 +249,8 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
         kind = m.lastgroup or ""
         if kind in ("table", "markdown"):
             marked = True
+        if kind in _PASTE_KINDS and pasted == len(line) - len(text):
+            pasted += m.end()
         for name, key in _KIND_GROUPS[kind]:
             value = m.group(name)
             if not value:
@@ -235,6 +270,8 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
         text = text[m.end() :]
     if marked:  # the closing half of "**...**", "`...`" or a table row's last "|"
         text = _MARK_END.sub("", text)
+    if pasted:
+        info["paste"] = pasted
     if "ts" not in info and "[" in text[:40]:
         g = _GLOG_TS.search(text, 0, 80)
         if g:
@@ -244,26 +281,42 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
     return text, info
 
 
+_REPR_OPEN = re.compile(r"""(.*?\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\()[bfru]?['"](?=\S)""")
+
+
 def _unescape_json(text: str) -> list[str]:
     """A traceback inside a JSON string: split on the escaped newlines and unescape."""
     parts = _ESCAPED_NL.split(text)
     parts[0] = re.split(r'"\s*:\s*"', parts[0])[-1]
-    parts[-1] = re.sub(r'"\s*[,}\]]*\s*$', "", parts[-1])
+    # A wrapper exception quoting another's text, "RayTaskError: RuntimeError('Traceback ...":
+    # the quoted text's first line is a line of its own, not part of the wrapper's message.
+    wrapper = _REPR_OPEN.match(parts[0])
+    if wrapper:
+        parts[0:1] = [wrapper.group(1), parts[0][wrapper.end() :]]
+    # the closing quote of a JSON value, or of a repr() inside a wrapper exception: "...')"
+    parts[-1] = re.sub(r"""(?:"|')\)?\s*[,}\]]*\s*$""", "", parts[-1])
     return [
-        p.replace('\\"', '"').replace("\\t", "\t").replace("\\u001b", "\x1b").replace("\\\\", "\\")
+        p.replace('\\"', '"')
+        .replace("\\'", "'")
+        .replace("\\t", "\t")
+        .replace("\\u001b", "\x1b")
+        .replace("\\x1b", "\x1b")
+        .replace("\\\\", "\\")
         for p in parts
     ]
 
 
 def _physical_to_logical(raw: str) -> list[str]:
-    raw = raw.rstrip("\r\n")
+    # The encodings of the paste undone first (shapes.py): what follows sees the printed text.
+    raw = decode_shapes(raw.rstrip("\r\n"))
     pieces: list[str]
-    if "\r" in raw or "\\n" in raw:
+    if "\r" in raw or "\\n" in raw or "\n" in raw:
         pieces = []
-        for seg in raw.split("\r"):
+        for seg in re.split(r"\r\n?|\n", raw):
             if not seg.strip():
                 continue
-            if "\\n" in seg and seg.count("\\n") >= 2:
+            # two escaped newlines, or one inside a wrapper's quote ("RuntimeError('a\\nb')")
+            if "\\n" in seg and (seg.count("\\n") >= 2 or _REPR_OPEN.match(seg)):
                 pieces.extend(_unescape_json(seg))
             else:
                 pieces.append(seg)
@@ -271,7 +324,9 @@ def _physical_to_logical(raw: str) -> list[str]:
         pieces = [raw] if raw and not raw.isspace() else []
     tb = pieces[0].find("Traceback (most recent call last):") if len(pieces) == 1 else -1
     if tb >= 0 and " File " in pieces[0][tb:]:
-        pieces = [p for p in _FLAT_TB.split(pieces[0]) if p.strip()]
+        pieces = [q for p in _FLAT_TB.split(pieces[0]) if p.strip() for q in _unglued(p)]
+    elif len(pieces) == 1 and len(pieces[0]) >= _GLUED_MIN:
+        pieces = _unglued(pieces[0])
     out: list[str] = []
     for p in pieces:
         p = strip_ansi(p)
@@ -283,12 +338,14 @@ def _physical_to_logical(raw: str) -> list[str]:
     return out or [""]
 
 
-def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool]) -> list[Line]:
+def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool], trail: list[str]) -> list[Line]:
     """Join lines a terminal hard-wrapped. A wrapped line is exactly as long as a common terminal
     width, or as long as the longest lines of the window when several share that length; its
     continuation carries no prefix of its own (no rank, host or timestamp: the terminal cut the
     text, not the logger) and does not start a new record. `lengths[k]`: the raw length of line
-    k (0 when its physical line held several); `bare[k]`: it had no prefix at all."""
+    k (0 when its physical line held several); `bare[k]`: it had no prefix at all (but the paste's:
+    _PASTE_KINDS); `trail[k]`: the blanks stripped from its end, which go back between the halves
+    ("Cuda failure " + "'out of memory'")."""
     longest = max((n for n in lengths if n >= 60), default=0)
     widths = set(_WRAP_WIDTHS)
     if longest and lengths.count(longest) >= 2:
@@ -321,8 +378,8 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool]) -> list
             and not _RECORD_START.match(lines[i + 1].text)
             and len(text) < 1 << 16
         ):
+            text += trail[i] + lines[i + 1].text
             i += 1
-            text += lines[i].text
         out.append(
             Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts) if text is not cur.text else cur
         )
@@ -331,6 +388,10 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool]) -> list
 
 
 _NO_INFO: dict[str, object] = {}  # what a line without prefixes said (read, never written)
+# Prefixes the paste put on every line after the terminal had cut it (a markdown quote or table, a
+# log viewer's line numbers): a wrapped line's continuation carries them too, and the terminal's
+# width is measured without them.
+_PASTE_KINDS = frozenset({"quote", "table", "markdown", "viewer"})
 
 
 def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
@@ -338,6 +399,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     out: list[Line] = []
     lengths: list[int] = []
     bare: list[bool] = []
+    trail: list[str] = []  # the blanks each line's text lost at its end (a wrap may cut after one)
     for k, raw in enumerate(_decode_lines(raw_lines)):
         no = first_line + k
         pieces = _physical_to_logical(raw)
@@ -357,9 +419,12 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
                 )
             else:
                 out.append(Line(text.rstrip(), no))
-            lengths.append(len(piece.rstrip("\r\n")) if whole else 0)
-            bare.append(whole and not info and len(text) == len(piece))
-    return _join_wraps(out, lengths, bare)
+            pasted = info.get("paste", 0) if info else 0
+            assert isinstance(pasted, int)
+            lengths.append(len(piece.rstrip("\r\n")) - pasted if whole else 0)
+            bare.append(whole and len(text) == len(piece) - pasted and (not info or info.keys() == {"paste"}))
+            trail.append(text[len(out[-1].text) :])
+    return _join_wraps(out, lengths, bare, trail)
 
 
 _TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\brank[ =:](\d+)\b|\[Rank (\d+)\]")

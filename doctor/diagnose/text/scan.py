@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from pgdoctor.diagnose.event import LINES_AFTER, LINES_BEFORE
-from pgdoctor.diagnose.rules import ANCHORS, WORTH
+from pgdoctor.diagnose.rules import ANCHORS as RULE_ANCHORS
+from pgdoctor.diagnose.rules import WORTH
+from pgdoctor.diagnose.text import shapes
 from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
 from pgdoctor.diagnose.text.engine import finder, line_test
+from pgdoctor.diagnose.text.normalize import strip_ansi
 
 # The literal anchors and the line test come from the rule modules' signature rows (rules/__init__.py):
-# a format no row declares is invisible to diagnose.
+# a format no row declares is invisible to diagnose. The markers of an encoded paste (shapes.py) are
+# searched in the same pass: such a line is judged on its decoded text, where the rows' anchors are.
+ANCHORS: tuple[bytes, ...] = RULE_ANCHORS + tuple(m for m in shapes.MARKERS if m not in RULE_ANCHORS)
 
 BYTES_BEFORE = 16 << 10
 BYTES_AFTER = 32 << 10
@@ -44,10 +49,31 @@ def anchor_positions(buf: bytes, start: int = 0, end: int = -1) -> list[int]:
 
 
 def worth(buf: bytes, start: int, end: int, whole: bool) -> bool:
-    """Whether WORTH matches in buf[start:end]; `whole`: that is a whole line (the fast engine)."""
+    """Whether WORTH matches in buf[start:end]; `whole`: that is a whole line (the fast engine).
+    A line that carries a marker of an encoded paste or a colour escape is also tried decoded
+    (shapes.decode, strip_ansi): it is worth reading when that text holds a row's anchor and
+    matches WORTH."""
     if whole:
-        return line_test(WORTH)[1](buf, start, end)
-    return WORTH.search(buf, start, end) is not None
+        if line_test(WORTH)[1](buf, start, end):
+            return True
+    elif WORTH.search(buf, start, end) is not None:
+        return True
+    # (colours: "\x1b[31mERROR" fails WORTH's "\bERROR\b" until the escape is gone)
+    if buf.find(b"\x1b[", start, end) >= 0 or _marked(buf, start, end):
+        return _worth_decoded(buf[start:end])
+    return False
+
+
+def _marked(buf: bytes, start: int, end: int) -> bool:
+    # memchr for the markers' first bytes before the expression: most lines hold none of them
+    if all(buf.find(b, start, end) < 0 for b in shapes.HEADS):
+        return False
+    return shapes.MARKED.search(buf, start, end) is not None
+
+
+def _worth_decoded(line: bytes) -> bool:
+    text = shapes.decode(strip_ansi(line.decode("utf-8", "replace"))).encode("utf-8", "replace")
+    return any(a in text for a in RULE_ANCHORS) and WORTH.search(text) is not None
 
 
 def engine_name() -> str:
