@@ -111,7 +111,11 @@ LAUNCHERS = [
     ),
     # the table vertical, behind a log collector's prefix on every line, flattened, glued
     (_TABLE, "RUN121", _TABLE_FACTS),
-    ("\n".join("[2024-03-21 17:04:45] node1: " + ln for ln in _TABLE.splitlines()), "RUN121", _TABLE_FACTS),
+    (
+        "\n".join("[2024-03-21 17:04:45] gpu-node-1: " + ln for ln in _TABLE.splitlines()),
+        "RUN121",
+        _TABLE_FACTS,
+    ),
     (" ".join(ln.strip() for ln in _TABLE.splitlines()), "RUN121", _TABLE_FACTS),
     ("".join(ln.strip() for ln in _TABLE.splitlines()), "RUN121", _TABLE_FACTS),
     (_TABLE_19, "RUN131", {"exitcode": -11, "rank": 0, "pid": 3045, "signal": "SIGSEGV"}),
