@@ -157,6 +157,7 @@ KERNEL_AND_PLATFORM = [
         {"pid": 4242},
     ),
     ("[ 99.1] Out of memory: kill process 4242 (python) score 900 or a child", {"pid": 4242}),
+    ("Dec  4 12:00:00 node1 kernel: Killed process 1235 (python)", {"pid": 1235, "host": "node1"}),
     (
         "[ 1234.6] oom_reaper: reaped process 4242 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
         {

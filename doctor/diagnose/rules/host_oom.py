@@ -29,12 +29,13 @@ _KERNEL = re.compile(
     r"(?:.*?anon-rss:(?P<anon>\d+)kB)?"
 )
 # The same record's second line in kernels before 4.14 ("Out of memory: Kill process N (x) score S or
-# sacrifice child", then "Killed process N (x) total-vm:..kB, anon-rss:..kB, file-rss:..kB"; 2.6's
-# "vsz:"), pasted alone; and the reaper's line after it (4.6+): "oom_reaper: reaped process N (x), now
-# anon-rss:0kB, file-rss:0kB, shmem-rss:0kB". Both name the process the OOM killer chose.
+# sacrifice child", then "Killed process N (x) total-vm:..kB, anon-rss:..kB, file-rss:..kB"; 2.6's "vsz:",
+# older 2.6 the name alone: "Killed process 1235 (python)"), pasted alone; and the reaper's line after it
+# (4.6+): "oom_reaper: reaped process N (x), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB". Both name the
+# process the OOM killer chose.
 _KILLED_ALONE = re.compile(
-    r"(?:^|\]\s*|kernel:\s*)Killed process (?P<pid>\d+) \((?P<name>[^)]*)\),? (?:total-vm|vsz):"
-    r"(?:.*?anon-rss:(?P<anon>\d+)kB)?|"
+    r"(?:^|\]\s*|kernel:\s*)Killed process (?P<pid>\d+) \((?P<name>[^)]*)\)(?:,? (?:total-vm|vsz):"
+    r"(?:.*?anon-rss:(?P<anon>\d+)kB)?|\s*$)|"
     r"oom_reaper: reaped process (?P<rpid>\d+) \((?P<rname>[^)]*)\)"
 )
 # The rest of the OOM killer's report (mm/oom_kill.c), for a paste that lacks the "Killed process"
