@@ -209,6 +209,7 @@ KERNEL_AND_PLATFORM = [
     ),
     ("abc123   pytorch:latest   Exited (137) 5 minutes ago   trainer", {"exit_status": 137}),
     ("make: *** [Makefile:10: train] Error 137", {"exit_status": 137}),
+    ("Command exited with non-zero status 137", {"exit_status": 137}),
     # -9 as an unsigned byte from a wrapper's sys.exit(-9) (determined.ai's "exit with status code 247")
     ("Process 10 exit with status code 247", {"exit_status": 247}),
     ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)", {"signal": "SIGKILL"}),

@@ -86,22 +86,22 @@ _SHELL = re.compile(
 # (glibc po/: zh_CN "已杀死", ja "強制終了", de "Getötet"): "run.sh: 行 12: 45678 已杀死  python train.py".
 _SHELL_LOCALE = re.compile(r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?:已杀死|強制終了|Getötet)(?:\s+(?P<cmd>\S.*))?$")
 _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed {2,})(?P<cmd>\S.*)$")
-# A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback:
-# kubectl exec "command terminated with exit code 137", kubectl describe's "Exit Code:    137", docker
-# "exited with code 137" and docker ps's "Exited (137) 5 minutes ago", CI runners' "Process completed with
-# exit code 137.", make's "*** [Makefile:10: train] Error 137", IDEs' "Process finished with exit code 137
-# (interrupted by signal 9: SIGKILL)", supervisors' "terminated by signal SIGKILL" / "killed by signal 9" /
-# "died with signal SIGKILL", the signal's own number where a runner reports it negative ("exit code -9",
-# "returncode -9") or as an unsigned byte (247: a wrapper's sys.exit(-9), "Process 10 exit with status code
-# 247"), torch elastic's failure record "Signal 9 (SIGKILL) received by PID 811" when its
-# "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9 (Killed)" (older Hydra: "YOUR
-# APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"), Slurm's job state OUT_OF_MEMORY (sacct
-# cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process name='Process-1' pid=12 parent=1 stopped
-# exitcode=-SIGKILL>". Most often the kernel's or a cgroup's OOM killer whose own record is on another
-# host's log; a symptom (tier 1) when anything in the log says more.
+# A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback: GNU time's
+# "Command exited with non-zero status 137", kubectl exec "command terminated with exit code 137", kubectl
+# describe's "Exit Code:    137", docker "exited with code 137" and docker ps's "Exited (137) 5 minutes
+# ago", CI runners' "Process completed with exit code 137.", make's "*** [Makefile:10: train] Error 137",
+# IDEs' "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)", supervisors' "terminated
+# by signal SIGKILL" / "killed by signal 9" / "died with signal SIGKILL", the signal's own number where a
+# runner reports it negative ("exit code -9", "returncode -9") or as an unsigned byte (247: a wrapper's
+# sys.exit(-9), "Process 10 exit with status code 247"), torch elastic's failure record "Signal 9 (SIGKILL)
+# received by PID 811" when its "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9
+# (Killed)" (older Hydra: "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"), Slurm's
+# job state OUT_OF_MEMORY (sacct cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process
+# name='Process-1' pid=12 parent=1 stopped exitcode=-SIGKILL>". Most often the kernel's or a cgroup's OOM
+# killer whose own record is on another host's log; a symptom (tier 1) when anything in the log says more.
 _EXIT_137 = re.compile(
     r"\b(?:[Ee]xit(?:ed)? (?:with )?(?:status )?(?:[Cc]ode|status)|[Ee]xit [Cc]ode|[Rr]eturn [Cc]ode|"
-    r"returncode)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
+    r"returncode|non-zero status)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
     r"\bOUT_OF_ME(?:MORY\b|\+)|"
     r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
     r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
@@ -626,6 +626,7 @@ SIGNATURES = (
             b"rror 137",
             b"OUT_OF_ME",
             b"EXIT STRING",
+            b"non-zero status",
         ),
         worth=(
             rb"\b137\b",
