@@ -21,6 +21,7 @@ from pgdoctor.diagnose.rules import (
     host_oom,
     launcher,
     loader,
+    memory_trend,
     mismatch,
     nccl_errors,
     nccl_platform,
@@ -31,6 +32,7 @@ from pgdoctor.diagnose.rules import (
     stalled_cancel,
     stuck_stacks,
     timeouts,
+    userspace_oom,
     workers,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
@@ -39,6 +41,8 @@ from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 MODULES = (
     gpu_hardware,
     host_oom,
+    userspace_oom,
+    memory_trend,
     cuda_oom,
     nccl_platform,
     nccl_transport,
