@@ -10,6 +10,10 @@ device discovery fails, "Error <number>: <message>". Kinds (closed set) route th
   not_ready        the system is not initialised (NVSwitch systems: Fabric Manager not running)
   init_failed      the driver could not initialise the device (wedged GPU, driver state)
   arch_unsupported this PyTorch (or extension) was built without code for this GPU's architecture
+  peer_access      two GPUs have no peer-to-peer path
+  mps              the CUDA MPS daemon or server refused or dropped this client (805-810)
+  jit_missing      the driver's PTX JIT compiler library is absent (a partial driver install)
+Every message is cudart's cudaGetErrorString text, as its string table has it (CUDA 11-12).
 """
 
 from __future__ import annotations
@@ -18,7 +22,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-Kind = Literal["driver_too_old", "no_device", "not_ready", "init_failed", "arch_unsupported", "peer_access"]
+Kind = Literal[
+    "driver_too_old",
+    "no_device",
+    "not_ready",
+    "init_failed",
+    "arch_unsupported",
+    "peer_access",
+    "mps",
+    "jit_missing",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,15 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "no kernel image is available for execution on the device",
         "arch_unsupported",
     ),
+    # A kernel looked up by name is not in the loaded module: a library (NCCL's enqueue.cc quotes it as
+    # "Cuda failure 'named symbol not found'") or an extension built without code for this GPU's arch.
+    _e(
+        500,
+        "cudaErrorSymbolNotFound",
+        "cudaErrorSymbolNotFound",
+        "named symbol not found",
+        "arch_unsupported",
+    ),
     # 999 at initialisation, in torch's words (c10/cuda/CUDAFunctions.cpp); a bare "unknown error"
     # says too little to be classified.
     _e(
@@ -106,6 +128,89 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
         "the provided PTX was compiled with an unsupported toolchain",
         "driver_too_old",
+    ),
+    # Exclusive-thread compute mode: another thread holds the device (the driver's 216 is the context's).
+    _e(
+        216,
+        "cudaErrorDeviceAlreadyInUse",
+        "CUDA_ERROR_CONTEXT_ALREADY_IN_USE",
+        "exclusive-thread device already in use by a different thread",
+        "no_device",
+    ),
+    # A vGPU (GRID) whose licence the guest driver could not check out: the device refuses work.
+    _e(
+        102,
+        "cudaErrorDeviceNotLicensed",
+        "CUDA_ERROR_DEVICE_NOT_LICENSED",
+        "device doesn't have valid Grid license",
+        "no_device",
+    ),
+    # The runtime's own start-up (its self-tests against the driver) failed.
+    _e(
+        127,
+        "cudaErrorStartupFailure",
+        "cudaErrorStartupFailure",
+        "startup failure in cuda runtime",
+        "init_failed",
+    ),
+    # An OS call of the driver failed: WSL without the GPU paravirtualisation, a sandbox (snap, gVisor)
+    # that hides the device nodes; torch prints it as "Error 304: ..." from cudaGetDeviceCount().
+    _e(
+        304,
+        "cudaErrorOperatingSystem",
+        "CUDA_ERROR_OPERATING_SYSTEM",
+        "OS call failed or operation not supported on this OS",
+        "init_failed",
+    ),
+    _e(
+        221,
+        "cudaErrorJitCompilerNotFound",
+        "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+        "PTX JIT compiler library not found",
+        "jit_missing",
+    ),
+    # Multi-Process Service: the client could not reach the control daemon or server, or was dropped.
+    _e(
+        805,
+        "cudaErrorMpsConnectionFailed",
+        "CUDA_ERROR_MPS_CONNECTION_FAILED",
+        "MPS client failed to connect to the MPS control daemon or the MPS server",
+        "mps",
+    ),
+    _e(
+        806,
+        "cudaErrorMpsRpcFailure",
+        "CUDA_ERROR_MPS_RPC_FAILURE",
+        "the remote procedural call between the MPS server and the MPS client failed",
+        "mps",
+    ),
+    _e(
+        807,
+        "cudaErrorMpsServerNotReady",
+        "CUDA_ERROR_MPS_SERVER_NOT_READY",
+        "MPS server is not ready to accept new MPS client requests",
+        "mps",
+    ),
+    _e(
+        808,
+        "cudaErrorMpsMaxClientsReached",
+        "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED",
+        "the hardware resources required to create MPS client have been exhausted",
+        "mps",
+    ),
+    _e(
+        809,
+        "cudaErrorMpsMaxConnectionsReached",
+        "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED",
+        "the hardware resources required to support device connections have been exhausted",
+        "mps",
+    ),
+    _e(
+        810,
+        "cudaErrorMpsClientTerminated",
+        "CUDA_ERROR_MPS_CLIENT_TERMINATED",
+        "the MPS client has been terminated by the server",
+        "mps",
     ),
     _e(
         802,

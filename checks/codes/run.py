@@ -378,6 +378,16 @@ GPU_INIT_FAILED = register_code(
     "The driver could not initialise a GPU, or the GPU needs a reset",
     AREA,
 )
+# Category gpu_hardware: NCCL's topology check found two GPUs joined by NVLink whose P2P the driver
+# reports disabled (graph/paths.cc; NCCL itself calls it "probably due to a hardware issue").
+GPU_NVLINK_P2P_DISABLED = register_code(
+    "RUN310",
+    "gpu-nvlink-p2p-disabled",
+    "fail",
+    "gpu_hardware",
+    "Two NVLink-connected GPUs report peer-to-peer disabled",
+    AREA,
+)
 
 FR_RANKS_MISSING = register_code(
     "RUN281",

@@ -299,6 +299,14 @@ def _finding(
     if first.rank is not None and first.rank in exits_by_rank and "exitcode" not in facts:
         ex = exits_by_rank[first.rank]
         facts["exitcode"] = ex.facts.get("exitcode")
+        for k in (
+            "pid",
+            "local_rank",
+            "host",
+            "signal",
+        ):  # the launcher's record of that rank says where it ran
+            if k in ex.facts:
+                facts.setdefault(k, ex.facts[k])
         msg += f"; rank {first.rank} exited with {ex.facts.get('exitcode')}"
     elif (
         root_code is None

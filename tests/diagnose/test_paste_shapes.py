@@ -19,8 +19,9 @@ from tests.diagnose.test_corpus import accepted
 from tests.helpers.shapes import SHAPES, dev_cases, top1
 
 FLOOR = 0.985
-# Shapes that lose more: the line breaks gone, a record glued to the next one; see the benchmark.
-FLOORS = {"flattened": 0.975}
+# Shapes that lose more: the line breaks gone, a record glued to the next one; two shapes at once
+# (a wrap inside a quote re-wraps lines the poster's terminal had wrapped already); see the benchmark.
+FLOORS = {"flattened": 0.975, "wrap80+quote": 0.98, "wrap80+html": 0.98, "rank+json_lines": 0.98}
 
 CASES = dev_cases()
 

@@ -229,7 +229,7 @@ B[
 ] = """[rank4]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3
 [rank4]: ncclUnhandledCudaError: Call to CUDA function failed.
 [rank4]: Last error:
-[rank4]: Cuda failure 'peer access is not supported between these two devices'
+[rank4]: Cuda failure 'invalid resource handle'
 """
 G["RUN194"] = INFO
 B["RUN195"] = """Traceback (most recent call last):

@@ -7,10 +7,8 @@ Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (fo
 initialized, 803/804, ...), as "CUDA error: <message>", "Error 802: system not yet initialized"
 or "cudaErrorSystemNotReady"; "Found no NVIDIA driver on your system"; "No CUDA GPUs are
 available"; "Torch not compiled with CUDA enabled"; "Distributed package doesn't have NCCL built
-in"; "invalid device ordinal"; the dynamic loader "libnccl.so.2: cannot open shared object file:
-No such file or directory" and vLLM's "Failed to load NCCL library from libnccl.so.2" (NCCL's own
-"NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file" at INFO is harmless and not
-matched).
+in"; "invalid device ordinal". The dynamic loader's words (a library or a symbol missing) are
+rules/loader.py's.
 """
 
 from __future__ import annotations
@@ -30,24 +28,15 @@ _NO_DEVICE = re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
     r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
 )
-# The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
-# libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
-# own CUDA parts (libtorch_cuda, libc10_cuda, libcaffe2_nvrtc). NCCL's probe of its optional net
-# plugin (libnccl-net*.so) is harmless and excluded by the row.
-_LIB = re.compile(
-    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch_cuda\w*|c10_cuda|caffe2_nvrtc|cudnn\w*)"
-    r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
-)
-# The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
-# built against different versions (torch vs its libnccl/libcudart/libcudnn, an extension vs torch).
-_UNDEFINED = re.compile(r"([\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)")
-_SYMBOL_VERSION = re.compile(r"version [`'‘]((?:GLIBC|GLIBCXX|CXXABI|CUDNN|libcudart)\w*[\d.]*)' not found")
 # torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
 # setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
 _TOOLKIT = re.compile(
     r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile\s+PyTorch"
     r"(?: \(([\d.]+)\))?|"
-    r"CUDA_HOME environment variable is not set|"
+    r"CUDA_HOME environment variable is not set|CUDA_HOME does not exist, unable to compile CUDA op|"
+    # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
+    r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
+    r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
     r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
@@ -68,10 +57,16 @@ _NO_DRIVER = re.compile(
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
 # the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
+# Its wordings across releases: "don't match" (<= 535), "doesn't match ... with the matching" (550+), a
+# typographic apostrophe in pastes; systemd's "Job for nvidia-fabricmanager.service failed", "Control
+# process exited"; the start script's '"/usr/bin/nv-fabricmanager -c ..." failed! Exit code: 1'; and
+# NV_WARN_NOTHING_TO_DO when it finds no NVSwitch (Blackwell without NVLSM: 802 on every GPU).
 _FABRIC = re.compile(
-    r"fabric manager NVIDIA GPU driver interface version (\S+) don't match with driver version "
+    r"fabric manager NVIDIA GPU driver interface version (\S+) do(?:n|esn)[’']t match with driver version "
     r"(\S+?)\.?(?:\s|$)|"
-    r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service: Failed"
+    r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service(?::? [Ff]ailed|: Control "
+    r"process exited|: Main process exited)|nv-fabricmanager[^\n]*\bfailed! Exit code|"
+    r"NVSwitch driver failed with error:\s*WARNING Nothing to do \[NV_WARN_NOTHING_TO_DO\]"
 )
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
 # with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
@@ -88,10 +83,14 @@ _THC_INIT = re.compile(
 # nvidia-container-cli words it in lower case ("nvml error: driver/library version mismatch").
 # The kernel's own record of it (dmesg): "NVRM: API mismatch: the client has the version 535.54.03, but
 # this kernel module has the version 525.85.12."
-_NVML_MISMATCH = re.compile(r"[Dd]river/library version mismatch|NVRM: API mismatch")
+# By name too: pynvml's NVMLError_LibRmVersionMismatch, the enum, and go-nvml's
+# "ERROR_LIB_RM_VERSION_MISMATCH" (the Kubernetes device plugin, dcgm-exporter).
+_NVML_MISMATCH = re.compile(
+    r"[Dd]river/library version mismatch|NVRM: API mismatch|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b|"
+    r"NVMLError_LibRmVersionMismatch"
+)
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
 _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
-_LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 _NO_NCCL = re.compile(
     r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
     r"found|"
@@ -99,10 +98,31 @@ _NO_NCCL = re.compile(
 )
 # "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
 _ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
+# Reasons more precise than the kind for single errors of the table.
+_REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
     "Torch not compiled with CUDA enabled": "cpu_build_of_torch",
     "Found no NVIDIA driver on your system": "no_driver",
 }
+
+
+# The versions NCCL prints at init beside the failure (init.cc: "cudaDriverVersion 12020", "NCCL version
+# 2.19.3+cuda12.3"): the driver's CUDA and the runtime NCCL was built for, facts of a CUDA error of the stack.
+_DRIVER_VERSION = re.compile(r"\bcudaDriverVersion (\d{4,6})\b")
+_NCCL_BUILD = re.compile(r"\bNCCL version ([\d.]+)\+cuda([\d.]+)")
+
+
+def _versions_near(hit: Hit) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for ln in [*hit.before(40, same_rank=False), hit.line]:
+        d = _DRIVER_VERSION.search(ln.text)
+        if d:
+            v = int(d.group(1))
+            out["driver_cuda_version"] = f"{v // 1000}.{v % 1000 // 10}"
+        n = _NCCL_BUILD.search(ln.text)
+        if n:
+            out.update(nccl_version=n.group(1), nccl_cuda_version=n.group(2))
+    return out
 
 
 def cuda_error_events(hit: Hit, t: str) -> list[Event]:
@@ -115,6 +135,7 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
         "cuda_error": ce.message,
         "cuda_error_number": ce.number,
         "cuda_error_name": ce.runtime_name,
+        **_versions_near(hit),
     }
     if ce.kind == "driver_too_old":
         return [
@@ -133,7 +154,7 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 hit,
                 C.ARCH_UNSUPPORTED.code,
                 f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): this PyTorch "
-                "(or a compiled extension) carries no code for this GPU's compute capability",
+                "(or NCCL, or a compiled extension) carries no code for this GPU's compute capability",
                 facts,
                 dedupe=(C.ARCH_UNSUPPORTED.code,),
             )
@@ -164,11 +185,25 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 dedupe=(C.NO_CUDA_DEVICE.code, "not_ready"),
             )
         ]
-    facts["reason"] = "no_visible_device" if ce.kind == "no_device" else "device_init_failed"
-    # 46 "busy or unavailable" says the device refused the context, not why: exclusive compute mode or
-    # another process (the cause when nothing else shows), or a GPU the driver lost or must reset (then
-    # that record, an Xid or NVRM's, is the cause).
-    tier = 1 if ce.number == 46 else 0
+    if ce.kind == "jit_missing":
+        facts["library"] = "libnvidia-ptxjitcompiler"
+        return [
+            event(
+                hit,
+                C.LIBRARY_MISSING.code,
+                f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): the driver's PTX JIT library is "
+                "missing (a partial driver install, or a container without the driver's compute libraries)",
+                facts,
+                dedupe=(C.LIBRARY_MISSING.code, "ptxjit"),
+            )
+        ]
+    facts["reason"] = _REASON.get(ce.number) or (
+        "no_visible_device" if ce.kind == "no_device" else "mps" if ce.kind == "mps" else "device_init_failed"
+    )
+    # 46 "busy or unavailable" (and 216, exclusive-thread mode) says the device refused the context, not
+    # why: exclusive compute mode or another process (the cause when nothing else shows), or a GPU the
+    # driver lost or must reset (then that record, an Xid or NVRM's, is the cause).
+    tier = 1 if ce.number in (46, 216) else 0
     return [
         event(
             hit,
@@ -235,70 +270,6 @@ def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, f"no usable CUDA device: {m.group(0)}", {"reason": why}, dedupe=(row.code, why))]
 
 
-# A loader error quoted inside a warning is an optional part that was skipped and the program went on
-# (torchvision's "UserWarning: Failed to load image Python extension: ... undefined symbol ...",
-# bitsandbytes' and xFormers' probes): not a failure. Raised, the same words are one ("ImportError:",
-# "OSError:", a bare line of a traceback).
-# TensorFlow's dso_loader probes at W level ("W tensorflow/.../dso_loader.cc:64] Could not load dynamic
-# library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
-# when it is imported as a side dependency.
-_WARNED = re.compile(
-    r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
-    r"(?:^|\s)W tensorflow/|Could not load dynamic library '"
-)
-
-
-def _loader_warned(hit: Hit) -> bool:
-    if _WARNED.search(hit.text):
-        return True
-    nxt = hit.after(1, same_rank=False)  # Python's warnings module prints "  warn(" under the message
-    return bool(nxt) and nxt[0].text.strip().startswith(("warn(", "warnings.warn("))
-
-
-def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "nccl-net" in m.group(1) or "NET/Plugin" in hit.text:
-        return None  # NCCL probing its optional network plugin: harmless, it falls back
-    if _loader_warned(hit):
-        return []
-    return [
-        row.event(
-            hit,
-            f"{m.group(1)} could not be loaded (not installed or not on the library path)",
-            {"library": m.group(1)},
-            dedupe=(row.code, m.group(1)),
-        )
-    ]
-
-
-def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if _loader_warned(hit):
-        return []
-    lib = m.group(1).rsplit("/", 1)[-1]
-    return [
-        row.event(
-            hit,
-            f"{lib} was loaded but lacks the symbol {clip(m.group(2), 80)}: it was built against another "
-            "version of the library or of PyTorch than the one installed (reinstall the matching build)",
-            {"library": lib, "symbol": m.group(2), "reason": "undefined_symbol"},
-            dedupe=(row.code, lib),
-        )
-    ]
-
-
-def _symbol_version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if _loader_warned(hit):
-        return []
-    return [
-        row.event(
-            hit,
-            f"a library needs {m.group(1)}, which the system's runtime library does not provide "
-            "(a wheel or extension built on a newer system, or the wrong libstdc++ first on the path)",
-            {"symbol_version": m.group(1), "reason": "symbol_version_not_found"},
-            dedupe=(row.code, m.group(1)),
-        )
-    ]
-
-
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
     found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
@@ -333,14 +304,25 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if m.group(1):
         facts.update(fabric_manager_version=m.group(1), driver_version=m.group(2))
         what = f"its version {m.group(1)} does not match the driver's {m.group(2)}"
+    elif "NOTHING_TO_DO" in m.group(0):
+        what = "it found no NVSwitch to configure (NV_WARN_NOTHING_TO_DO: no NVSwitch here, or NVLSM missing)"
+        facts["fabric_manager_error"] = "NV_WARN_NOTHING_TO_DO"
     else:
         what = "its service failed to start"
     return [
         row.event(
             hit,
-            f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): CUDA cannot initialise "
-            "the GPUs (802 'system not yet initialized')",
+            f"the NVIDIA Fabric Manager is not serving the NVSwitch fabric ({what}): "
+            + (
+                "on NVSwitch systems (Blackwell: with NVLSM) CUDA then answers 802; where there is no "
+                "NVSwitch the Fabric Manager is not needed"
+                if "fabric_manager_error" in facts
+                else "CUDA cannot initialise the GPUs (802 'system not yet initialized')"
+            ),
             facts,
+            # on a machine without NVSwitches the Fabric Manager has nothing to do and is not needed: only
+            # the cause when nothing else shows
+            tier=1 if "fabric_manager_error" in facts else 0,
             dedupe=(row.code, "fabric_manager"),
         )
     ]
@@ -427,7 +409,13 @@ SIGNATURES = (
         _cuda_error,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure"),
-        worth=(rb"Error\b", rb"\berror\b", rb"\bERROR\b", rb"[Cc]uda failure|CUDA failure"),
+        worth=(
+            rb"Error\b",
+            rb"\berror\b",
+            rb"\bERROR\b",
+            rb"[Cc]uda failure|CUDA failure",
+            rb"CUDA_ERROR_\w",
+        ),
         words=CUDA_ERROR_WORDS,
         anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
         "'Cuda failure N' and nccl-tests' 'Test CUDA failure file:line' before it",
@@ -438,6 +426,7 @@ SIGNATURES = (
             "RuntimeError: CUDA error: no CUDA-capable device is detected",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
             "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY",
+            "cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY",
         ),
     ),
     Signature(
@@ -454,9 +443,14 @@ SIGNATURES = (
         _NVML_MISMATCH,
         _nvml_mismatch,
         C.DRIVER_TOO_OLD.code,
-        anchors=(b"version mismatch", b"API mismatch"),
-        worth=(rb"version mismatch", rb"API mismatch"),
-        words=("driver/library version mismatch", "nvrm: api mismatch"),
+        anchors=(b"version mismatch", b"API mismatch", b"VERSION_MISMATCH", b"VersionMismatch"),
+        worth=(rb"version mismatch", rb"API mismatch", rb"VERSION_MISMATCH", rb"VersionMismatch"),
+        words=(
+            "driver/library version mismatch",
+            "nvrm: api mismatch",
+            "rm_version_mismatch",
+            "rmversionmismatch",
+        ),
     ),
     Signature(
         "no device",
@@ -479,33 +473,6 @@ SIGNATURES = (
         ),
     ),
     Signature(
-        "library missing",
-        _LIB,
-        _library,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"shared object",),
-        worth=(rb"shared object",),
-        words=("cannot open shared object file",),
-    ),
-    Signature(
-        "symbol missing from a library",
-        _UNDEFINED,
-        _undefined,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"undefined symbol",),
-        worth=(rb"undefined symbol",),
-        words=("undefined symbol",),
-    ),
-    Signature(
-        "symbol version missing",
-        _SYMBOL_VERSION,
-        _symbol_version,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"' not found",),
-        worth=(rb"' not found",),
-        words=("' not found",),
-    ),
-    Signature(
         "cuda toolkit mismatch",
         _TOOLKIT,
         _toolkit,
@@ -517,6 +484,7 @@ SIGNATURES = (
             b"version of Cuda",
             b"cuDNN version",
             b"ot compiled with",
+            b"nvcc fatal",
         ),
         worth=(
             rb"CUDA version",
@@ -525,6 +493,7 @@ SIGNATURES = (
             rb"version of Cuda",
             rb"cuDNN version",
             rb"ot compiled with (?:GPU|CUDA)",
+            rb"nvcc fatal",
         ),
         words=(
             "cuda version",
@@ -533,6 +502,7 @@ SIGNATURES = (
             "version of cuda",
             "cudnn version",
             "not compiled with",
+            "nvcc fatal",
         ),
     ),
     Signature(
@@ -573,9 +543,9 @@ SIGNATURES = (
         _FABRIC,
         _fabric,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"fabric manager", b"fabricmanager"),
-        worth=(rb"fabric ?manager",),
-        words=("fabric manager", "fabricmanager"),
+        anchors=(b"fabric manager", b"fabricmanager", b"NV_WARN_NOTHING_TO_DO"),
+        worth=(rb"fabric ?manager", rb"NV_WARN_NOTHING_TO_DO"),
+        words=("fabric manager", "fabricmanager", "nv_warn_nothing_to_do"),
     ),
     Signature(
         "gpu architecture not in this build",
@@ -603,19 +573,6 @@ SIGNATURES = (
         anchors=(b"CUDA Setup failed",),
         worth=(rb"CUDA Setup failed",),
         words=("cuda setup failed",),
-    ),
-    Signature(
-        "nccl library not loaded",
-        _LOAD_FAILED,
-        _library,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"ERROR",),
-        worth=(rb"\bERROR\b",),
-        words=("failed to load nccl library",),
-        anchor_from="vLLM's 'ERROR' log level",
-        examples=(
-            "ERROR 04-23 10:00:00 pynccl_wrapper.py:196] Failed to load NCCL library from libnccl.so.2 .",
-        ),
     ),
     Signature(
         "no nccl in torch",
@@ -651,3 +608,12 @@ def parse(hit: Hit) -> list[Event]:
     if "NCCL INFO" in hit.text or (_WORDS is not None and not hit.may_hold(_WORDS)):
         return []
     return read(hit, SIGNATURES)
+
+
+def nvml_mismatch_events(hit: Hit, text: str) -> list[Event]:
+    """The NVML version-mismatch row read on NCCL's "Last error:" text (its nvmlwrap.cc: "nvmlInit_v2()
+    failed: Driver/library version mismatch")."""
+    return read(hit, _MISMATCH_ROWS, text) if text else []
+
+
+_MISMATCH_ROWS = tuple(r for r in SIGNATURES if r.name == "nvml version mismatch")

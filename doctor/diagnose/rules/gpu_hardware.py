@@ -27,20 +27,26 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_line
 
 _OFF_BUS = re.compile(
     r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
 )
-_ECC = re.compile(r"uncorrectable ECC error", re.I)
+# cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
+_ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
 # cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
 _NVLINK = re.compile(
     r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE"
 )
+# The runtime's sticky kernel faults (cudart's table: 700, 714-719), by message or by either enum name.
 _ILLEGAL = re.compile(
     r"an illegal memory access was encountered|unspecified launch failure|"
-    r"an illegal instruction was encountered|misaligned address|cudaErrorIllegalAddress|"
-    r"cudaErrorLaunchFailure"
+    r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
+    r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
+    r"cudaErrorHardwareStackError|cudaErrorInvalidPc|"
+    r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|"
+    r"INVALID_PC)\b"
 )
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
@@ -52,7 +58,19 @@ _CLEANUP_XIDS = frozenset({43, 45})
 _NO_HANDLE = re.compile(
     r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
 )
-_LOST = re.compile(r"\bGPU is lost\b")
+_LOST = re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
+# The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
+# "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
+_RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
+# NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
+_NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
+# nv.c's words for a GPU the driver found but could not bring up (power, VBIOS, BAR): "NVRM: GPU
+# 0000:3b:00.0: GPU does not have the necessary power cables connected.", "... Failed to copy vbios to
+# system memory.", "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid".
+_NOT_UP = re.compile(
+    r"(?:GPU ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): )?(GPU does not have the necessary power cables connected|"
+    r"Failed to copy vbios to system memory|This PCI I/O region assigned to your NVIDIA device is invalid)"
+)
 # A kernel record that the driver wrote over several lines: continuations are indented and carry
 # "NVRM:" again but no timestamp of their own.
 _NVRM_CONT = re.compile(r"^\s+NVRM: ")
@@ -72,7 +90,29 @@ _INIT_FAILED = re.compile(
 )
 
 
+# nv.c's long messages start "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0)" and go on in lines
+# that each carry the kernel's own prefix again ("[ 1000.12] NVRM: installed in this system has", "...
+# NVRM: fallen off the bus and is not responding to commands."): not indented, so read by their start.
+NV_GPU_START = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F:.]+) \(PCI ID: ([0-9a-fA-F:]+)\)\s*$")
+_NVRM_AT = re.compile(r"NVRM: (.*)$")
+
+
+def nv_gpu_record(hit: Hit) -> tuple[str, list[Line]]:
+    """An nv.c message that starts on the hit line, its prefixed continuation lines joined."""
+    used = [hit.line]
+    parts = [hit.text.strip()]
+    for ln in hit.after(5):
+        m = _NVRM_AT.search(ln.text)
+        if not m or "Xid" in ln.text or "The NVIDIA GPU" in ln.text:
+            break
+        used.append(ln)
+        parts.append(m.group(1).strip())
+    return " ".join(parts), used
+
+
 def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
+    if NV_GPU_START.search(hit.text):
+        return nv_gpu_record(hit)
     used = [hit.line]
     for ln in hit.after(6):
         if not _NVRM_CONT.match(ln.text):
@@ -151,8 +191,80 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
     ]
 
 
+# NVIDIA's Kubernetes device plugin (internal/rm/health.go, and its older nvidia.go) logs the NVML Xid
+# event it marks a GPU unhealthy for: "XidCriticalError: Xid=48 on Device=GPU-8f8e...; marking device as
+# unhealthy." (older: "..., the device will go unhealthy.", "XidCriticalError: Xid=79, All devices will
+# go unhealthy.").
+_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=([\w-]+))?")
+# An Xid named in a person's summary of dmesg ("`Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM",
+# "Xid 79 (GPU has fallen off the bus)"): counted only beside words of the hardware fault it names, and
+# below a log's own records (tier 1).
+_PROSE_XID = re.compile(r"\bXids? ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
+_PROSE_FAULT = re.compile(
+    r"ECC|DBE|double[- ]bit|[Rr]ow [Rr]emap|fallen off|off the bus|NVLink|uncorrectable|GSP|HBM|"
+    r"[Dd]rain and [Rr]eset"
+)
+
+
+# A question about, or a definition of, an Xid is not a report of one.
+_PROSE_QUESTION = re.compile(r"\?|\bmeans?\b|\bprint\(|\bif\b")
+
+
+def _xid_code(xid: int) -> Any:
+    return C.GPU_OFF_BUS if xid == 79 else C.GPU_ECC if xid in _ECC_XIDS else C.GPU_XID
+
+
+def _xid_facts(xid: int) -> dict[str, Any]:
+    info = describe_xid(xid)
+    return {
+        "xid": xid,
+        "xid_meaning": info.meaning if info else "unknown Xid",
+        "xid_severity": info.severity if info else "warn",
+        "xid_action": info.action if info else "none",
+    }
+
+
+def _plugin_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    xid = int(m.group(1))
+    facts = {**_xid_facts(xid), "xid_from": "k8s-device-plugin"}
+    if m.group(2):
+        facts["gpu_uuid"] = m.group(2)
+    code = _xid_code(xid)
+    return [
+        row.event(
+            hit,
+            f"the Kubernetes device plugin marked GPU {m.group(2) or '(all)'} unhealthy for Xid {xid}: "
+            f"{facts['xid_meaning']}",
+            facts,
+            tier=2 if xid in _CLEANUP_XIDS else 0,
+            code=code.code,
+            dedupe=(code.code, m.group(2), xid),
+        )
+    ]
+
+
+def _prose_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NVRM" in hit.text or not _PROSE_FAULT.search(hit.text) or _PROSE_QUESTION.search(hit.text):
+        return None
+    xid = int(m.group(1))
+    facts = {**_xid_facts(xid), "xid_from": "summary"}
+    if m.group(2):
+        facts["xids"] = [xid, int(m.group(2))]
+    code = C.GPU_ECC if (xid in _ECC_XIDS or "ECC" in hit.text or "DBE" in hit.text) else _xid_code(xid)
+    return [
+        row.event(
+            hit,
+            f"the log's summary names Xid {xid} ({facts['xid_meaning']}): {clip(hit.text.strip(), 100)}",
+            facts,
+            tier=1,
+            code=code.code,
+            dedupe=(code.code, "summary", xid),
+        )
+    ]
+
+
 def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    bus = (m.group("a") or m.group("b") or "").lower()
+    bus = (m.group("a") or m.group("b") or "").lower().rstrip(":.")  # "GPU 0000:3b:00.0: GPU has ..."
     return [
         row.event(
             hit,
@@ -226,9 +338,61 @@ def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional
 
 def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     t = _record(hit)[0]
-    if not ("nvidia-smi" in t or "NVML" in t or "Unable to determine" in t):
+    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
+    # go-nvml's bare "ERROR_GPU_IS_LOST")
+    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t or "_IS_LOST" in t):
         return None
     return _no_handle(row, hit, None)
+
+
+def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    bus = _PCI.search(_record(hit)[0])
+    facts = {"pci_bus_id": bus.group(1).lower() if bus else "", "nvrm": "NV_ERR_GPU_IS_LOST"}
+    return [
+        row.event(
+            hit,
+            f"the driver lost GPU {facts['pci_bus_id'] or '?'} from the bus (NV_ERR_GPU_IS_LOST): it no "
+            "longer answers on PCIe",
+            facts,
+            _record(hit)[1],
+            dedupe=(row.code, facts["pci_bus_id"]),
+        )
+    ]
+
+
+_PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
+
+
+def _nvml_reset(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    bus = _PCI.search(hit.text)
+    facts: dict[str, Any] = {"nvml_error": "GPU requires restart", "reason": "reset_required"}
+    if bus:
+        facts["pci_bus_id"] = bus.group(1).lower()
+    return [
+        row.event(
+            hit,
+            "NVML says a GPU must be reset before it can be used (GPU requires restart): it is missing "
+            "from the job until it is reset or serviced",
+            facts,
+            dedupe=(row.code, facts.get("pci_bus_id")),
+        )
+    ]
+
+
+def _not_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"nvrm": m.group(2)}
+    if m.group(1):
+        facts["pci_bus_id"] = m.group(1).lower()
+    return [
+        row.event(
+            hit,
+            f"the driver could not bring up GPU {facts.get('pci_bus_id', '?')} ({m.group(2)}): power, "
+            "firmware or PCIe resources of the board",
+            facts,
+            _record(hit)[1],
+            dedupe=(row.code, facts.get("pci_bus_id")),
+        )
+    ]
 
 
 def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -329,6 +493,24 @@ SIGNATURES = (
         examples=("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",),
     ),
     Signature(
+        "xid from the kubernetes device plugin",
+        _PLUGIN_XID,
+        _plugin_xid,
+        C.GPU_XID.code,
+        anchors=(b"XidCriticalError",),
+        worth=(rb"XidCriticalError",),
+        words=("xidcriticalerror",),
+    ),
+    Signature(
+        "xid named in a summary",
+        _PROSE_XID,
+        _prose_xid,
+        C.GPU_XID.code,
+        anchors=(b"Xid",),
+        worth=(rb"\bXids? ?\d",),
+        words=("xid",),
+    ),
+    Signature(
         "fallen off the bus",
         _OFF_BUS,
         _off_bus,
@@ -359,6 +541,43 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "gpu lost from the bus (rm status)",
+        _RM_LOST,
+        _rm_lost,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("gpu lost from the bus", "nv_err_gpu_is_lost"),
+        anchor_from="the kernel's 'NVRM: ' before the record",
+        examples=(
+            "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] "
+            "(0x0000000F) returned from intrServiceStall_HAL(pGpu, pIntr) @ intr.c:1249",
+        ),
+    ),
+    Signature(
+        "gpu not brought up",
+        _NOT_UP,
+        _not_up,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"VRM",),
+        worth=(rb"NVRM",),
+        words=("power cables", "copy vbios", "pci i/o region"),
+        anchor_from="the kernel's 'NVRM: ' before the record",
+        examples=(
+            "NVRM: GPU 0000:3b:00.0: GPU does not have the necessary power cables connected.",
+            "NVRM: GPU 0000:3b:00.0: Failed to copy vbios to system memory.",
+        ),
+    ),
+    Signature(
+        "nvml reset required",
+        _NVML_RESET,
+        _nvml_reset,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart"),
+        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart",),
+        words=("resetrequired", "reset_required", "gpu requires restart"),
+    ),
+    Signature(
         "no device handle",
         _NO_HANDLE,
         _no_handle,
@@ -372,9 +591,9 @@ SIGNATURES = (
         _LOST,
         _lost,
         C.GPU_OFF_BUS.code,
-        anchors=(b"GPU is lost",),
-        worth=(rb"GPU is lost",),
-        words=("gpu is lost",),
+        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost"),
+        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost"),
+        words=("gpu is lost", "gpu_is_lost", "gpuislost"),
     ),
     Signature(
         "nvlink uncorrectable",
@@ -395,11 +614,15 @@ SIGNATURES = (
         _ECC,
         _ecc,
         C.GPU_ECC.code,
-        anchors=(b"rror",),
-        worth=(rb"\berror\b",),
-        words=("ecc error",),
-        anchor_from="the message's own 'error' (matched ignoring case)",
-        examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
+        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable"),
+        anchor_from="the message's own 'error' (matched ignoring case), or the enum name's",
+        examples=(
+            "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_ECC_UNCORRECTABLE",
+            "cudaErrorECCUncorrectable",
+        ),
     ),
     Signature(
         "rocm hardware exception",
@@ -424,20 +647,25 @@ SIGNATURES = (
         _ILLEGAL,
         _illegal,
         C.CUDA_ILLEGAL_ACCESS.code,
-        anchors=(b"rror",),
-        worth=(rb"\berror\b",),
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
         words=(
             "illegal memory access",
             "unspecified launch failure",
             "illegal instruction",
             "misaligned address",
-            "cudaerrorillegaladdress",
-            "cudaerrorlaunchfailure",
+            "hardware stack error",
+            "invalid program counter",
+            "cudaerror",
+            "cuda_error_",
         ),
-        anchor_from=_CUDA,
+        anchor_from=_CUDA + ", or the enum name's 'Error' / 'ERROR'",
         examples=(
             "RuntimeError: CUDA error: an illegal memory access was encountered",
             "RuntimeError: CUDA error: unspecified launch failure",
+            "RuntimeError: CUDA error: hardware stack error",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_LAUNCH_FAILED",
+            "cudaErrorIllegalInstruction",
         ),
     ),
 )

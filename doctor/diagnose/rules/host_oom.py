@@ -25,8 +25,18 @@ from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.units import fmt_bytes
 
 _KERNEL = re.compile(
-    r"(?P<cg>Memory cgroup )?[Oo]ut of memory:? Kill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
+    r"(?P<cg>Memory cgroup )?[Oo]ut of memory:? [Kk]ill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
     r"(?:.*?anon-rss:(?P<anon>\d+)kB)?"
+)
+# The same record's second line in kernels before 4.14 ("Out of memory: Kill process N (x) score S or
+# sacrifice child", then "Killed process N (x) total-vm:..kB, anon-rss:..kB, file-rss:..kB"; 2.6's "vsz:",
+# older 2.6 the name alone: "Killed process 1235 (python)"), pasted alone; and the reaper's line after it
+# (4.6+): "oom_reaper: reaped process N (x), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB". Both name the
+# process the OOM killer chose.
+_KILLED_ALONE = re.compile(
+    r"(?:^|\]\s*|kernel:\s*)Killed process (?P<pid>\d+) \((?P<name>[^)]*)\)(?:,? (?:total-vm|vsz):"
+    r"(?:.*?anon-rss:(?P<anon>\d+)kB)?|\s*$)|"
+    r"oom_reaper: reaped process (?P<rpid>\d+) \((?P<rname>[^)]*)\)"
 )
 # The rest of the OOM killer's report (mm/oom_kill.c), for a paste that lacks the "Killed process"
 # line: dump_header's "python invoked oom-killer: gfp_mask=0x...(GFP_KERNEL), order=0,
@@ -36,7 +46,15 @@ _KERNEL = re.compile(
 # uid=0". (The reaper's "oom_reaper: reaped process N" only follows a "Killed process" line.)
 _INVOKED = re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
 _SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)")
-_TRACE = re.compile(r"\boom_kill_process(?:\.cold(?:\.\d+)?)?\+0x")
+# The trace cut before oom_kill_process still holds the allocator's call into the killer:
+# "out_of_memory+0x1cf/0x4d0", "mem_cgroup_out_of_memory+0xc4/0xe0" (".part.0" / ".cold" clones).
+_TRACE = re.compile(
+    r"\b(?:oom_kill_process|(?:mem_cgroup_)?out_of_memory)(?:\.(?:cold|part|isra|constprop)(?:\.\d+)?)*\+0x"
+)
+# cgroup v1's header of a memory-cgroup OOM (mem_cgroup_print_oom_info, 3.x-4.18): "Task in /docker/ab
+# killed as a result of limit of /docker/ab", then "memory: usage 16777216kB, limit 16777216kB, failcnt
+# 12"; 4.19+ prints the oom-kill: summary instead.
+_MEMCG_V1 = re.compile(r"Task in (?P<cg>\S+) killed as a result of limit of (?P<limit>\S+)")
 _COMM = re.compile(r"\bPID: (\d+) Comm: (\S+)")
 # dump_tasks' table, which the OOM killer prints only when it runs (mm/oom_kill.c dump_task, 4.x+):
 # "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name" under "Tasks state
@@ -64,19 +82,30 @@ _SHELL = re.compile(
 # zsh words it in lower case: "zsh: killed     python train.py" for a foreground job, "[1]    12345
 # killed     python train.py" in its job table.
 # (the "[1]" may be read as a rank prefix and cut: the pid form wants zsh's column gap).
+# The shell's word comes from strsignal(SIGKILL), translated by the C library under the user's locale
+# (glibc po/: zh_CN "已杀死", ja "強制終了", de "Getötet"): "run.sh: 行 12: 45678 已杀死  python train.py".
+_SHELL_LOCALE = re.compile(r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?:已杀死|強制終了|Getötet)(?:\s+(?P<cmd>\S.*))?$")
 _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed {2,})(?P<cmd>\S.*)$")
-# A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback:
-# kubectl exec "command terminated with exit code 137", docker "exited with code 137", CI runners'
-# "Process completed with exit code 137.", IDEs' "Process finished with exit code 137 (interrupted by
-# signal 9: SIGKILL)", supervisors' "terminated by signal SIGKILL" / "killed by signal 9" / "died with
-# signal SIGKILL", torch elastic's failure record "Signal 9 (SIGKILL) received by PID 811" when its
-# "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9 (Killed)". Most often
-# the kernel's or a cgroup's OOM killer whose own record is on another host's log; a symptom (tier 1)
-# when anything in the log says more.
+# A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback: GNU time's
+# "Command exited with non-zero status 137", kubectl exec "command terminated with exit code 137", kubectl
+# describe's "Exit Code:    137", docker "exited with code 137" and docker ps's "Exited (137) 5 minutes
+# ago", CI runners' "Process completed with exit code 137.", make's "*** [Makefile:10: train] Error 137",
+# IDEs' "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)", supervisors' "terminated
+# by signal SIGKILL" / "killed by signal 9" / "died with signal SIGKILL", the signal's own number where a
+# runner reports it negative ("exit code -9", "returncode -9") or as an unsigned byte (247: a wrapper's
+# sys.exit(-9), "Process 10 exit with status code 247"), torch elastic's failure record "Signal 9 (SIGKILL)
+# received by PID 811" when its "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9
+# (Killed)" (older Hydra: "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"), Slurm's
+# job state OUT_OF_MEMORY (sacct cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process
+# name='Process-1' pid=12 parent=1 stopped exitcode=-SIGKILL>". Most often the kernel's or a cgroup's OOM
+# killer whose own record is on another host's log; a symptom (tier 1) when anything in the log says more.
 _EXIT_137 = re.compile(
-    r"\b(?:exit(?:ed)? (?:with )?(?:status )?(?:code|status)|exit code|return code|returncode)[:=]?\s+137\b|"
+    r"\b(?:[Ee]xit(?:ed)? (?:with )?(?:status )?(?:[Cc]ode|status)|[Ee]xit [Cc]ode|[Rr]eturn [Cc]ode|"
+    r"returncode|non-zero status)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
+    r"\bOUT_OF_ME(?:MORY\b|\+)|"
     r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
-    r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b"
+    r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
+    r"EXIT STRING: Killed \(signal 9\)|\bexitcode=-(?:SIGKILL|9)\b"
 )
 _CPU = re.compile(
     r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes"
@@ -182,11 +211,15 @@ def _task_table(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))}
+    host = hit.line.host or ""
+    if host.startswith("slurmstepd-"):  # newer Slurm names the node: "slurmstepd-<node>:"
+        facts["host"] = host[len("slurmstepd-") :]
     return [
         row.event(
             hit,
             f"Slurm detected {m.group(1)} OOM-kill event(s) in the job step",
-            {"killer": "slurm_cgroup", "oom_kill_events": int(m.group(1))},
+            facts,
             dedupe=(row.code, "slurm"),
         )
     ]
@@ -218,6 +251,8 @@ def _evicted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if re.match(r"\"?\s*:\s*false", hit.text[m.end() :]):
+        return []  # docker inspect's State: "OOMKilled": false says it was not
     return [
         row.event(
             hit,
@@ -334,14 +369,83 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# A launcher's own record of the worker (torchrun's failure table flattened onto one line, Python's
+# CalledProcessError): `launcher` reads its rank, pid and host.
+_LAUNCHER_RECORD = re.compile(r"exitcode\s*:|ChildFailedError|non-zero exit status|died with <Signals")
+
+
 def _exit_137(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rec = hit.text.strip()
+    if _LAUNCHER_RECORD.search(rec) or any(
+        "Process name:" in ln.text for ln in hit.before(3, same_rank=False)
+    ):
+        return None  # Open MPI's first-failure summary names the rank above its "Exit code:": launcher
+    if m.group(0).startswith("OUT_OF_ME"):
+        return [
+            row.event(
+                hit,
+                f"Slurm recorded the job's state OUT_OF_MEMORY: {clip(rec, 120)} - its cgroup's memory limit "
+                "(--mem) was reached and the OOM killer ended a process",
+                {"killer": "slurm_cgroup", "record": rec[:200]},
+                dedupe=(row.code, "slurm"),
+            )
+        ]
+    facts: dict[str, Any] = {"killer": "sigkill", "record": rec[:200]}
+    pid = re.search(r"received by PID (\d+)", rec)
+    if pid:
+        facts["pid"] = int(pid.group(1))
+    if m.group(0).endswith("-9"):
+        facts.update(exitcode=-9, signal="SIGKILL")
+    elif "137" in m.group(0):
+        facts["exit_status"] = 137
+    elif "247" in m.group(0):
+        facts["exit_status"] = 247  # -9 as an unsigned byte: a wrapper's sys.exit(-9)
+    else:
+        facts["signal"] = "SIGKILL"
     return [
         row.event(
             hit,
-            f"a process ended by SIGKILL (exit status 137): {clip(hit.text.strip(), 120)} - most often "
+            f"a process ended by SIGKILL (signal 9): {clip(rec, 120)} - most often "
             "the kernel's or the container's OOM killer",
-            {"killer": "sigkill", "exit_status": 137, "record": hit.text.strip()[:200]},
+            facts,
             dedupe=(row.code, "exit_137"),
+        )
+    ]
+
+
+def _killed_alone(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    pid = int(m.group("pid") or m.group("rpid"))
+    facts: dict[str, Any] = {
+        "pid": pid,
+        "process": m.group("name") or m.group("rname"),
+        "killer": "kernel_oom_killer",
+        "oom_record": "reaper" if m.group("rpid") else "killed process",
+    }
+    if m.group("anon"):
+        facts["anon_rss_bytes"] = int(m.group("anon")) * 1024
+    msg = f"the kernel's OOM killer killed pid {pid} ({facts['process']})" + (
+        f" holding {fmt_bytes(facts['anon_rss_bytes'])} anonymous memory" if "anon_rss_bytes" in facts else ""
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, pid))]  # the same key as the "Out of memory" line
+
+
+def _memcg_v1(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _has_killed_line(hit):
+        return []
+    facts: dict[str, Any] = {"killer": "kernel_oom_killer", "cgroup": True, "memcg": m.group("limit")}
+    for ln in hit.after(6, same_rank=False):
+        u = re.search(r"memory: usage (\d+)kB, limit (\d+)kB", ln.text)
+        if u:
+            facts.update(usage_bytes=int(u.group(1)) * 1024, limit_bytes=int(u.group(2)) * 1024)
+            break
+    limit = f" ({fmt_bytes(facts['limit_bytes'])})" if "limit_bytes" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"the kernel's OOM killer ran in memory cgroup {m.group('limit')}: a task reached its "
+            f"limit{limit}",
+            facts,
+            dedupe=(row.code, "memcg"),
         )
     ]
 
@@ -354,8 +458,26 @@ SIGNATURES = (
         _kernel,
         K,
         anchors=(b"ut of memory", b"Kill"),
-        worth=(rb"out of memory", rb"Kill"),
+        worth=(rb"[Oo]ut of memory", rb"Kill"),
         words=("out of memory",),
+    ),
+    Signature(
+        "kernel oom killed process",
+        _KILLED_ALONE,
+        _killed_alone,
+        K,
+        anchors=(b"Killed process", b"reaped process"),
+        worth=(rb"Killed process", rb"reaped process"),
+        words=("killed process", "reaped process"),
+    ),
+    Signature(
+        "memory cgroup v1 oom",
+        _MEMCG_V1,
+        _memcg_v1,
+        K,
+        anchors=(b"killed as a result of limit",),
+        worth=(rb"killed as a result of limit",),
+        words=("killed as a result of limit",),
     ),
     Signature(
         "oom killer header",
@@ -380,8 +502,8 @@ SIGNATURES = (
         _TRACE,
         _oom_report,
         K,
-        anchors=(b"oom_kill_process",),
-        worth=(rb"oom_kill_process",),
+        anchors=(b"oom_kill_process", b"out_of_memory"),
+        worth=(rb"oom_kill_process", rb"out_of_memory"),
         words=("oom",),
     ),
     Signature(
@@ -480,14 +602,44 @@ SIGNATURES = (
     Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("killed",)),
     Signature("zsh killed", _ZSH, _shell, K, anchors=(b"killed",), worth=(rb"killed",), words=("killed",)),
     Signature(
+        "shell killed, translated",
+        _SHELL_LOCALE,
+        _shell,
+        K,
+        anchors=("已杀死".encode(), "強制終了".encode(), "Getötet".encode()),
+        worth=("已杀死".encode(), "強制終了".encode(), "Getötet".encode()),
+        words=("已杀死", "強制終了", "getötet"),
+    ),
+    Signature(
         "sigkill exit status",
         _EXIT_137,
         _exit_137,
         K,
         tier=1,
-        anchors=(b"xit", b"eturn", b"by signal", b"died with signal", b"SIGKILL", b"BY SIGNAL"),
-        worth=(rb"\b137\b", rb"by signal", rb"died with signal", rb"SIGKILL", rb"BY SIGNAL"),
-        words=("137", "by signal", "died with signal", "sigkill"),
+        anchors=(
+            b"xit",
+            b"eturn",
+            b"by signal",
+            b"died with signal",
+            b"SIGKILL",
+            b"BY SIGNAL",
+            b"rror 137",
+            b"OUT_OF_ME",
+            b"EXIT STRING",
+            b"non-zero status",
+        ),
+        worth=(
+            rb"\b137\b",
+            rb"\b247\b",
+            rb"by signal",
+            rb"died with signal",
+            rb"SIGKILL",
+            rb"BY SIGNAL",
+            rb"\s-9\b",
+            rb"OUT_OF_ME",
+            rb"EXIT STRING",
+        ),
+        words=("137", "247", "by signal", "died with signal", "sigkill", "-9", "out_of_me", "exit string"),
     ),
 )
 # Every pattern above needs one of its row's words in the line (lower case; checked before any of them).

@@ -49,8 +49,12 @@ SIGNAL_NAMES = {
     13: "SIGPIPE",
     15: "SIGTERM",
 }
-_TABLE_KEY = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*)$")
-_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+# A key of the table, also behind a prefix the normaliser does not know (a log collector's "[2024-03-21
+# 17:04:45] node1: "): the prefix ends in "]" or ":" and a blank. 1.9 names the traceback "msg".
+_TABLE_KEY = re.compile(
+    r"^(?:.{0,80}?[\]:]\s+)??\s*(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s*(.*)$"
+)
+_ENTRY = re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
 _DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
@@ -62,6 +66,10 @@ _MPI = re.compile(r"(?:process|job) rank (\d+) with PID (\w+) on node (\S+) exit
 # (ProcessExitedException; a plain Exception before 1.7).
 _SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
 _SIGNUMS = {v: k for k, v in SIGNAL_NAMES.items()}
+# Lightning's _ChildProcessObserver (lightning/fabric/strategies/launchers/subprocess_script.py, 2.0+) when a
+# child of its subprocess launcher ends: "Child process with PID 4242 terminated with code -9. Forcefully
+# terminating all other processes to avoid zombies" (Popen's returncode: -N for signal N).
+_LIGHTNING = re.compile(r"Child process with PID (\d+) terminated with code (-?\d+)")
 # subprocess.CalledProcessError.__str__ (torch 1.x torch.distributed.launch raises it for the
 # first worker that failed; DeepSpeed < 0.5 and Accelerate too): "Command '[...]' returned non-zero
 # exit status 1.", for a signal "Command '[...]' died with <Signals.SIGKILL: 9>." and, for a
@@ -77,11 +85,18 @@ _SRUN = re.compile(
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137".
 _MPI_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
-_SIGNALLED = re.compile(r"Received (\d+) death signal|got signal: (\d+)")
-_TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess) (\d+)")
+# The agent's "Received %s death signal, shutting down workers" of a signal.Signals: "Received 15 death
+# signal" (Python 3.11+, and torch 1.x's int) or "Received Signals.SIGTERM death signal" (Python <= 3.10).
+_SIGNALLED = re.compile(
+    r"Received (\d+) death signal|got signal: (\d+)|Received Signals\.(SIG[A-Z]+) death signal"
+)
+# torch.multiprocessing.spawn (2.2+) stops the survivors the same way: "W0803 08:51:23.747000 2888
+# torch/multiprocessing/spawn.py:169] Terminating process 2965 via signal SIGTERM".
+_TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess|Terminating process) (\d+)")
 _MARKERS = re.compile(
     r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
-    r"Received \d+ death signal|"
+    r"Terminating process \d+ via signal SIG\w+|"
+    r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|"
     r"terminate called after throwing|NCCL communicator was aborted|SignalException|"
     r"RendezvousClosedError|CalledProcessError"
 )
@@ -137,7 +152,7 @@ def _table(hit: Hit) -> list[Event]:
                 break
             continue
         key, val = m.group(1), m.group(2).strip()
-        if key in ("host", "rank", "exitcode", "traceback"):
+        if key in ("host", "rank", "exitcode", "traceback", "msg"):
             used.append(ln)
         if key == "rank":
             r = re.match(r"(\d+)(?: \(local_rank: (\d+)\))?", val)
@@ -159,8 +174,8 @@ def _table(hit: Hit) -> list[Event]:
                 cur["_ts"] = _dt.datetime.strptime(val, "%Y-%m-%d_%H:%M:%S").timestamp()
             except ValueError:
                 pass
-        elif key == "traceback" and val and "To enable traceback" not in val:
-            cur["traceback"] = val[:200]
+        elif key in ("traceback", "msg") and val and "To enable traceback" not in val:
+            cur["traceback"] = val.strip('"')[:200]
     flush()
     return out
 
@@ -248,9 +263,10 @@ def teardown(markers: list[Event]) -> Optional[Event]:
     else:
         # torchrun sends SIGTERM only to the workers still alive: the dead one is not in the list.
         gaps = span_gaps(stopped, 1) or []  # pair by pair: a log's pids may be 10**30 apart
-        facts = {"stopped_pids": stopped, "reporter": "torchrun", "teardown_only": True}
+        who = "torch.multiprocessing.spawn" if "Terminating process" in first.facts["marker"] else "torchrun"
+        facts = {"stopped_pids": stopped, "reporter": who, "teardown_only": True}
         msg = (
-            f"torchrun stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker "
+            f"{who} stopped {len(stopped)} worker(s) (SIGTERM to pids {pid_list}) after another worker "
             f"died; "
             "the excerpt holds only this teardown"
         )
@@ -281,8 +297,11 @@ def teardown(markers: list[Event]) -> Optional[Event]:
 # torchrun's table flattened onto one line by a paste or a log collector: "... Root Cause (first
 # observed failure): [0]: time : 2024-01-01_12:00:00 host : node-1 rank : 3 (local_rank: 3) exitcode :
 # -9 (pid: 1234) error_file: <N/A> traceback : Signal 9 (SIGKILL) received by PID 1234".
+# Glued (the line breaks dropped, no blank left between the fields: "host      : node-1rank      : 3
+# (local_rank: 3)exitcode  : -9 (pid: 1234)") it is read the same way.
 _FLAT = re.compile(
-    r"(?:host\s*:\s*(?P<host>\S+)\s+)?rank\s*:\s*(?P<rank>\d+)(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s+"
+    r"(?:host\s*:\s*(?P<host>\S+?)\s*)?(?<!local_)rank\s*:\s*(?P<rank>\d+)"
+    r"(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s*"
     r"exitcode\s*:\s*(?P<code>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?"
 )
 
@@ -339,6 +358,8 @@ def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
     code = int(m.group(1)) if m.group(1) else -int(m.group(3) or m.group(4))
     facts: dict[str, Any] = {"exitcode": code, "reporter": "launcher", "first": True}
+    if 128 < code < 160:  # a shell's status for its child killed by signal N (bash -c, a wrapper script)
+        facts.update(exit_status=code, exitcode=-(code - 128))
     if m.group(2):
         facts["signal"] = m.group(2)
     lr = _DS_LOCAL.search(hit.text)
@@ -357,6 +378,11 @@ def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     }
     if m.group(2):
         facts["signal"] = m.group(2)
+    return [_exit(hit, facts, None)]
+
+
+def _lightning(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"exitcode": int(m.group(2)), "pid": int(m.group(1)), "reporter": "lightning"}
     return [_exit(hit, facts, None)]
 
 
@@ -438,7 +464,7 @@ def _marker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     for ln in [hit.line, *hit.before(6, same_rank=False), *hit.after(6, same_rank=False)]:
         s = _SIGNALLED.search(ln.text)
         if s:
-            facts["signalled"] = int(s.group(1) or s.group(2))
+            facts["signalled"] = int(s.group(1) or s.group(2) or _SIGNUMS.get(s.group(3), 15))
             break
     return [row.event(hit, t.strip()[:200], facts, dedupe=(MARKER, hit.line.no, hit.source))]
 
@@ -549,6 +575,15 @@ SIGNATURES = (
         tier=3,
         anchors=(b"SIG", b"xit code"),
         worth=(rb"SIG[A-Z]{3,4}", rb"xit code"),
+    ),
+    Signature(
+        "lightning child process",
+        _LIGHTNING,
+        _lightning,
+        EXIT,
+        tier=3,
+        anchors=(b"terminated with code",),
+        worth=(rb"terminated with code",),
     ),
     Signature(
         "mpirun signal",

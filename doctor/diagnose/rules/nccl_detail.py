@@ -12,8 +12,9 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.rules.driver_env import cuda_error_events
-from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.diagnose.rules import loader
+from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
+from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE, USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
 
@@ -113,7 +114,9 @@ def last_error(hit: Hit) -> str:
         return (inline.group(1) or inline.group(2)).strip()
     lines = [ln for ln in hit.after(8) if ln.text.strip()]
     for i, ln in enumerate(lines):
-        if ln.text.strip().startswith("Last error:"):
+        # torch's "ncclSystemError: ... or device error. " is exactly 100 columns with its trailing
+        # space, so the reader may take it for a terminal wrap and join "Last error:" onto it.
+        if ln.text.strip().startswith("Last error:") or ln.text.rstrip().endswith("Last error:"):
             rest = ln.text.split("Last error:", 1)[1].strip()
             if rest:
                 return rest
@@ -244,6 +247,16 @@ def from_detail(
                     dedupe=(C.NCCL_CUDA_ERROR.code, r),
                 )
             ]
+    # NCCL's loading of the driver and NVML, and its topology's NVLink check, under torch's wrapper.
+    platform = platform_detail(hit, detail, base, used)
+    if platform:
+        return platform
+    stack = loader.detail_events(hit, detail) or nvml_mismatch_events(hit, detail)
+    if stack:
+        for ev in stack:
+            ev.facts.update(base)
+            ev.evidence = hit.evidence(used) if used else ev.evidence
+        return stack
     special = _special_detail(hit, detail, base, used)
     if special:
         return special

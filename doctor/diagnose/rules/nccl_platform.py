@@ -1,7 +1,9 @@
 """driver_env under NCCL: platform features NCCL or its network plugin depends on that the stack
 below cannot deliver.
 
-Features NCCL turns on by itself when the hardware claims them (RUN292): NVLink SHARP multicast
+Features NCCL turns on by itself when the hardware claims them (RUN292; also cudart's 800 "operation not
+permitted" / 801 "operation not supported" at any other CUDACHECK, e.g. init.cc on a VMware vGPU without
+UVM, or cuMem handle export in a container): NVLink SHARP multicast
 (transport/nvls.cc, whose CUCHECK sites are all driver calls on multicast objects - cuMulticastCreate,
 cuMulticastAddDevice, cuMulticastBindMem, cuMemMap - answering "operation not supported" / "not
 permitted" when the Fabric Manager or IMEX does not provide multicast to this job, and 401 "the
@@ -22,6 +24,20 @@ device or driver in this host or container, a libfabric without the provider, or
 one that is absent). Its own printf ("WARN: Function: find_ofi_provider Line: 543: NET/OFI ...") and,
 since the plugin logs through NCCL, "host:pid:tid [0] NCCL WARN NET/OFI Couldn't find any optimal
 provider" both say it.
+
+NCCL's own loading of the driver (misc/cudawrap.cc, 2.12-2.2x), every WARN of which fails the
+communicator with ncclSystemError: "Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : <dlerror>"
+(read by driver_env's loader row), "Failed to load CUDA missing symbol cuGetProcAddress", "cuDriverGetVersion
+failed with 999", "CUDA some PFN functions not found in the library", "Retrieve cuMemCreate failed with
+500 status 1", "CUDA Driver version found is 11020. Minimum requirement is 11030": a libcuda older than
+the NCCL (RUN261) or one that cannot start (RUN262). NVML through NCCL (misc/nvmlwrap.cc): "Failed to
+open libnvidia-ml.so.1", "nvmlInit_v2() failed: Driver Not Loaded", "nvmlDeviceGetHandleByPciBusId()
+failed: Not Found" (RUN262; "GPU is lost" is gpu_hardware's, "Driver/library version mismatch" driver_env's).
+
+NCCL's topology check (graph/paths.cc): "P2P is disabled between NVLINK connected GPUs 1 and 0. This should
+not be the case given their connectivity, and is probably due to a hardware issue." (RUN310,
+gpu_hardware). Its INFO sibling for PCIe GPUs ("P2P is disabled between connected GPUs 1 and 0. You can
+repress this message ...") is harmless and not matched.
 """
 
 from __future__ import annotations
@@ -41,6 +57,11 @@ _NVLS_REFUSED = re.compile(
     r"invalid argument|NVLink SHARP"
 )
 _DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
+# cudart's 801 "operation not supported" / 800 "operation not permitted" at any other NCCL CUDACHECK: NCCL
+# only calls what the device attributes claim, so the refusal is the platform's (a vGPU without UVM or
+# cuMem, a container without the IPC permissions cuMem handle export needs). The whole quoted message
+# only: "operation not permitted when stream is capturing" is a user's CUDA graph, not this.
+_CUDA_REFUSED = re.compile(r"Cuda failure (?:80[01] )?'operation not (?:supported|permitted)'")
 
 
 def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -51,6 +72,8 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         if _DMABUF.search(detail)
         else "nvls"
         if (_NVLS_SOURCE.search(where) and _NVLS_REFUSED.search(detail))
+        else "cuda_refused"
+        if _CUDA_REFUSED.search(detail)
         else ""
     )
     if not feature:
@@ -60,6 +83,8 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         "NCCL_NVLS_ENABLE=0 turns it off",
         "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
         "support it; NCCL_DMABUF_ENABLE=0 turns it off",
+        "cuda_refused": "a CUDA operation the device claims (cuMem, UVM, IPC handles): the driver, a vGPU or "
+        "the container refuses it; NCCL_CUMEM_ENABLE=0 avoids cuMem",
     }[feature]
     return [
         event(
@@ -89,6 +114,110 @@ def _ofi_no_provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+# misc/cudawrap.cc: the libcuda NCCL loaded lacks an entry point or a version NCCL needs.
+_CUDA_TOO_OLD = re.compile(
+    r"Failed to load CUDA missing symbol (\w+)|CUDA some PFN functions not found in the library|"
+    r"Retrieve (\w+) failed with (\d+)|CUDA Driver version found is (\d+)\. Minimum requirement is (\d+)"
+)
+_CUDA_NO_START = re.compile(r"cuDriverGetVersion failed with (\d+)")
+# misc/nvmlwrap.cc: NVMLCHECK's "nvmlX() failed: <nvmlErrorString>" and the library load.
+_NVML_CALL = re.compile(r"\b(nvml\w+)\([^)]*\) failed: (.+?)\s*$|Failed to open (libnvidia-ml\.so[.\d]*)")
+# graph/paths.cc (NCCL 2.12+): NVLink-connected GPUs whose NVML P2P status is not OK.
+_P2P_DISABLED = re.compile(r"P2P is disabled between NVLINK connected GPUs (\d+) and (\d+)")
+
+
+def _not_info(hit: Hit) -> bool:
+    return "NCCL INFO" not in hit.text
+
+
+def _cuda_too_old(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _not_info(hit):
+        return None
+    facts: dict[str, Any] = {"reason": "libcuda_too_old_for_nccl"}
+    if m.group(1) or m.group(2):
+        facts["symbol"] = m.group(1) or m.group(2)
+    if m.group(4):
+        facts.update(driver_version_found=int(m.group(4)), driver_version_required=int(m.group(5)))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the CUDA driver library NCCL loaded is older than this NCCL needs "
+            f"({clip(m.group(0), 100)}): update the driver, or use a NCCL/PyTorch built for it",
+            facts,
+            dedupe=(row.code, "nccl_cudawrap"),
+        )
+    ]
+
+
+def _cuda_no_start(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _not_info(hit):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL could not query the CUDA driver (cuDriverGetVersion failed with "
+            f"{m.group(1)}): the driver is not usable from this process",
+            {"reason": "device_init_failed", "cuda_error_number": int(m.group(1))},
+            dedupe=(row.code, "device_init_failed"),
+        )
+    ]
+
+
+def _nvml_call(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _not_info(hit):
+        return None
+    if m.group(3):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: NCCL could not load NVML ({m.group(3)}): the driver's user-space libraries "
+                "are missing here (no driver, or a container started without them)",
+                {"library": m.group(3), "reason": "no_driver"},
+                dedupe=(row.code, "no_driver"),
+            )
+        ]
+    call, err = m.group(1), m.group(2)
+    if "GPU is lost" in err or "version mismatch" in err:
+        return None  # gpu_hardware's and driver_env's own rows
+    facts = {"nvml_call": call, "nvml_error": err}
+    if err.startswith("Unknown Error"):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: NVML cannot reach a GPU ({call}: Unknown Error): the GPU stopped answering "
+                "or the driver lost it; see dmesg for Xid 79 / 119",
+                facts,
+                tier=1,
+                code=C.GPU_OFF_BUS.code,
+                dedupe=(C.GPU_OFF_BUS.code, "nvml"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL's NVML call failed ({call}: {clip(err, 60)}): the driver or the GPUs this "
+            "process sees do not fit (no driver, permissions, or a device NVML cannot find)",
+            {**facts, "reason": "nvml_error"},
+            dedupe=(row.code, "nvml", call),
+        )
+    ]
+
+
+def _p2p_disabled(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    a, b = int(m.group(1)), int(m.group(2))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL found GPUs {a} and {b} joined by NVLink but with peer-to-peer disabled "
+            "(NVLink down or degraded, or the NVSwitch fabric out of step): that node cannot run NCCL across "
+            "them",
+            {"gpus": [a, b]},
+            dedupe=(row.code, min(a, b), max(a, b)),
+        )
+    ]
+
+
+_WARN = "NCCL's 'NCCL WARN' before the message"
 SIGNATURES = (
     Signature(
         "libfabric provider missing",
@@ -105,6 +234,57 @@ SIGNATURES = (
             "node-1:1234:1250 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
         ),
     ),
+    Signature(
+        "nvlink peers without p2p",
+        _P2P_DISABLED,
+        _p2p_disabled,
+        C.GPU_NVLINK_P2P_DISABLED.code,
+        anchors=(b"WARN", b"P2P is disabled"),
+        worth=(rb"WARN", rb"P2P is disabled"),
+        words=("p2p is disabled between nvlink",),
+    ),
+    Signature(
+        "libcuda too old for nccl",
+        _CUDA_TOO_OLD,
+        _cuda_too_old,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"WARN",),
+        worth=(rb"WARN",),
+        words=("missing symbol", "pfn functions", "retrieve ", "minimum requirement"),
+        anchor_from=_WARN,
+        examples=(
+            "node1:1234:5678 [0] NCCL WARN Failed to load CUDA missing symbol cuGetProcAddress",
+            "node1:1234:5678 [0] NCCL WARN CUDA some PFN functions not found in the library",
+            "node1:1234:5678 [0] NCCL WARN Retrieve cuMemCreate failed with 500 status 1",
+            "node1:1234:5678 [0] NCCL WARN CUDA Driver version found is 11020. Minimum requirement is 11030",
+        ),
+    ),
+    Signature(
+        "cuda driver does not start under nccl",
+        _CUDA_NO_START,
+        _cuda_no_start,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"WARN",),
+        worth=(rb"WARN",),
+        words=("cudrivergetversion failed",),
+        anchor_from=_WARN,
+        examples=("node1:1234:5678 [0] NCCL WARN cuDriverGetVersion failed with 999",),
+    ),
+    Signature(
+        "nvml under nccl",
+        _NVML_CALL,
+        _nvml_call,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"WARN",),
+        worth=(rb"WARN",),
+        words=("nvml", "libnvidia-ml"),
+        anchor_from=_WARN,
+        examples=(
+            "node1:1234:5678 [0] NCCL WARN nvmlInit_v2() failed: Driver Not Loaded",
+            "node1:1234:5678 [0] NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+            "node1:1234:5678 [0] NCCL WARN Failed to open libnvidia-ml.so.1",
+        ),
+    ),
 )
 _WORDS = gate(SIGNATURES)
 
@@ -113,3 +293,14 @@ def parse(hit: Hit) -> list[Event]:
     if _WORDS is not None and not hit.may_hold(_WORDS):
         return []
     return read(hit, SIGNATURES)
+
+
+def platform_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+    """The events of this module's rows for NCCL's own text repeated after torch's "NCCL error in:"
+    ("Last error:"), where the WARN prefix is gone, with the wrapper's facts; [] when none reads it."""
+    evs = read(hit, SIGNATURES, detail) if detail else []
+    for ev in evs:
+        ev.facts.update(base)
+        if used:
+            ev.evidence = hit.evidence(used)
+    return evs

@@ -42,6 +42,48 @@ _GDB_STOP = re.compile(
     r"(?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|Arithmetic exception)"
 )
 _GDB_FRAME = re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) \(")
+# A gdb backtrace pasted without its stop line ("(gdb) bt" on a core file, or the faulting thread of
+# `thread apply all bt`): "#0  0x.. in ncclIbDeregMr (comm=0x0, mhandle=0x0) at transport/net_ib.cc:906".
+# Frame #0 is where the thread stopped. It is a crash when the kernel's signal frame is on the stack ("#2
+# <signal handler called>": the frame below it faulted), when the thread is in abort()/raise() (SIGABRT),
+# or when frame #0 is in ordinary code, not a wait, with a null pointer among its arguments (a NULL
+# dereference: SIGSEGV). A thread waiting (futex, poll, a collective's synchronize) is a hang: stuck_stacks.
+_BT_TOP = re.compile(r"^#0\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\((?P<args>[^)]*)")
+_BT_HANDLER = re.compile(r"^#\d+\s+<signal handler called>")
+_BT_FN = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\(")
+_ABORTING = re.compile(r"^(?:__GI_)?(?:raise|abort|gsignal)$|^(?:__GI___)?pthread_kill|^__pthread_kill")
+_WAITING = re.compile(
+    r"wait|poll|futex|sleep|select|lll_lock|sched_yield|syscall|pthread_join|Synchronize|"
+    r"^(?:__libc_|__GI___libc_)?(?:read|recv\w*|accept\w*|pause)$",
+    re.IGNORECASE,
+)
+_NULL_ARG = re.compile(r"\b\w+=0x0\b")
+_SPINNING = re.compile(r"[Pp]rogress|spin|yield|poll|[Ll]oop", re.IGNORECASE)
+_THREAD_HEAD = re.compile(r"^Thread \d+ \(")
+_BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run|eartbeatMonitor")
+# c10's fatal signal handler (c10/util/signal_handler.cpp), installed where a program asks for it
+# (torch._C._set_print_stack_traces_on_fatal_signal(True), as torch's distributed tests do): "SIGSEGV(11),
+# PID: 3154296, Thread 3154392: " then " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool)
+# + 0x8b (...)", one block per thread.
+_C10_FATAL = re.compile(
+    r"\b(?P<name>SIG(?:SEGV|BUS|ILL|FPE|ABRT))\((?P<num>\d+)\), PID: (?P<pid>\d+), Thread \d+:"
+)
+# The kernel's record of a user process's fatal fault (arch/x86/mm/fault.c show_signal_msg, traps.c):
+# "python[12345]: segfault at 0 ip 00007f.. sp 00007ff.. error 4 in libnccl.so.2[7f..+1a2000]", "traps:
+# python[12345] general protection fault ip:7f.. sp:7ff.. error:0 in libc.so.6[7f..+..]", "traps: python[1]
+# trap invalid opcode ip:.. sp:.. error:0 in libtorch_cpu.so[..]", "... trap divide error ip:...".
+_KERNEL_FAULT = re.compile(
+    r"(?P<comm>[^\s\[\]]+)\[(?P<pid>\d+)\]:? (?:(?P<segv>segfault) at \w+|(?:trap )?"
+    r"(?P<trap>general protection fault|invalid opcode|divide error|int3|stack segment))\b"
+    r"(?:.*? in (?P<lib>[^\s\[]+)\[)?"
+)
+_TRAP_SIGNAL = {
+    "general protection fault": "SIGSEGV",
+    "invalid opcode": "SIGILL",
+    "divide error": "SIGFPE",
+    "int3": "SIGTRAP",
+    "stack segment": "SIGBUS",
+}
 SIGNALS = {
     "Segmentation fault": "SIGSEGV",
     "Illegal instruction": "SIGILL",
@@ -117,6 +159,101 @@ def _gdb_stop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+def _bt_frames(hit: Hit) -> list[str]:
+    """The frames of the backtrace the hit line is in, from #0 on, up to the first line that is not one."""
+    out = [hit.text.strip()]
+    for ln in hit.after(48, same_rank=False):
+        t = ln.text.strip()
+        if not t.startswith("#"):
+            break
+        out.append(t)
+    return out
+
+
+def _backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frames = (
+        _bt_frames(hit) if m.re is _BT_TOP else [hit.text.strip(), *[ln.text.strip() for ln in hit.after(2)]]
+    )
+    if any(_BT_WATCHDOG.search(f) for f in frames):
+        return None  # the NCCL watchdog's abort: a timeout's consequence (stuck_stacks reads it)
+    if m.re is _BT_TOP and any(_BT_HANDLER.match(f) for f in frames):
+        return []  # the "<signal handler called>" frame's own hit reads it
+    fns = [f.group("fn") for f in (_BT_FN.match(x) for x in frames) if f]
+    facts: dict[str, Any] = {"reporter": "gdb", "from_stack": True}
+    if m.re is _BT_HANDLER:
+        # the frame below the kernel's signal frame is the one that faulted
+        where = next((f.group("fn") for f in (_BT_FN.match(x) for x in frames[1:]) if f), None)
+        if where:
+            facts["frame"] = where
+        msg = (
+            f"{hit.who()}: a gdb backtrace holds the kernel's signal frame: the thread died on a fatal signal"
+            + (f" in {where}" if where else "")
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, hit.rank, "bt"))]
+    top = m.group("fn")
+    if any(_ABORTING.search(f) for f in fns[:5]):
+        where = next(
+            (f for f in fns if not _ABORTING.search(f) and "terminate" not in f and "?" not in f), top
+        )
+        facts.update(signal="SIGABRT", frame=where)
+        msg = (
+            f"{hit.who()}: a gdb backtrace of a thread in abort(): the process aborted (SIGABRT) from {where}"
+        )
+        return [row.event(hit, msg, facts, tier=_tier("SIGABRT"), dedupe=(row.code, hit.rank, "bt"))]
+    if _WAITING.search(top) or any(_WAITING.search(f) for f in fns) or not _NULL_ARG.search(m.group("args")):
+        return None  # a thread that waits, or no sign of a fault: not a crash
+    around = [ln.text for ln in [*hit.before(40, same_rank=False), *hit.after(60, same_rank=False)]]
+    if _SPINNING.search(top) or any(_THREAD_HEAD.match(t.strip()) for t in around):
+        return None  # a progress loop, or one thread of a whole dump (`thread apply all bt`): a hang's stack
+    facts.update(signal="SIGSEGV", frame=top, null_argument=True)
+    msg = (
+        f"{hit.who()}: a gdb backtrace stops in {top} with a null pointer argument: the thread crashed there "
+        "(SIGSEGV; the signal line is not in the excerpt)"
+    )
+    return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, hit.rank, "bt"))]
+
+
+def _c10_fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig, pid = m.group("name"), int(m.group("pid"))
+    facts: dict[str, Any] = {
+        "signal": sig,
+        "signal_number": int(m.group("num")),
+        "pid": pid,
+        "reporter": "c10",
+    }
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} died on {sig} (pid {pid}; c10's fatal signal handler printed every thread's stack)",
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, pid, sig),
+        )
+    ]
+
+
+def _kernel_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = "SIGSEGV" if m.group("segv") else _TRAP_SIGNAL[m.group("trap")]
+    facts: dict[str, Any] = {
+        "signal": sig,
+        "pid": int(m.group("pid")),
+        "process": m.group("comm"),
+        "reporter": "kernel",
+    }
+    if m.group("lib"):
+        facts["library"] = m.group("lib")
+    where = f" in {facts['library']}" if "library" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"the kernel logged a fatal {m.group('segv') or m.group('trap')} of pid {facts['pid']} "
+            f"({facts['process']}){where}: {sig}",
+            facts,
+            dedupe=(row.code, facts["pid"], sig),
+        )
+    ]
+
+
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
@@ -170,6 +307,56 @@ SIGNATURES = (
         C.FATAL_SIGNAL.code,
         anchors=(b"received signal",),
         worth=(rb"received signal SIG",),
+    ),
+    Signature(
+        "gdb backtrace of a crashed thread",
+        _BT_TOP,
+        _backtrace,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"#0",),
+        worth=(rb"^\s*#0\s",),
+    ),
+    Signature(
+        "gdb signal frame",
+        _BT_HANDLER,
+        _backtrace,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"<signal handler called>",),
+        worth=(rb"<signal handler called>",),
+        anchor_from="gdb's '<signal handler called>' after the frame number",
+        examples=("#2  <signal handler called>",),
+    ),
+    Signature(
+        "c10 fatal signal handler",
+        _C10_FATAL,
+        _c10_fatal,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"), PID: ",),
+        worth=(rb"\), PID: \d+, Thread",),
+        anchor_from="the handler's '(11), PID: ' after the signal's name",
+        examples=("SIGSEGV(11), PID: 3154296, Thread 3154392: ",),
+    ),
+    Signature(
+        "kernel fault record",
+        _KERNEL_FAULT,
+        _kernel_fault,
+        C.FATAL_SIGNAL.code,
+        anchors=(
+            b"segfault at",
+            b"general protection",
+            b"invalid opcode",
+            b"divide error",
+            b"int3",
+            b"stack segment",
+        ),
+        worth=(
+            rb"segfault at",
+            rb"general protection",
+            rb"invalid opcode",
+            rb"divide error",
+            rb"\]:? (?:trap )?int3",
+            rb"stack segment",
+        ),
     ),
     Signature(
         "shell signal",

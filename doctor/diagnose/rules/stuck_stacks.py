@@ -87,6 +87,88 @@ def _frame(text: str) -> Optional[tuple[str, str]]:
     return None
 
 
+# The NCCL watchdog thread's own frames (ProcessGroupNCCL.cpp): 1.x-2.1 ncclCommWatchdog -> workCleanupLoop
+# -> WorkNCCL::handleNCCLGuard / handleException (which rethrow the work's error), 2.2-2.6 ncclCommWatchdog
+# -> watchdogHandler -> WorkNCCL::checkTimeout, 2.7+ ProcessGroupNCCL::Watchdog::run -> runLoop; the c10
+# record's header names the throwing function ("Exception raised from ncclCommWatchdog at
+# ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1418 (most recent call first):"). In a gdb frame
+# ("#7  0x.. in c10d::ProcessGroupNCCL::ncclCommWatchdog() () from libtorch_cuda.so") or a c10 frame
+# ("frame #2: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x1a1 (0x7f.. in libtorch_cuda.so)").
+_WATCHDOG_FN = (
+    r"(?P<fn>ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run(?:Loop)?|"
+    r"handleNCCLGuard|WorkNCCL::handleException|checkTimeout|heartbeatMonitor|HeartbeatMonitor::runLoop)\b"
+)
+# The heartbeat monitor's thread (2.2-2.6 ProcessGroupNCCL::heartbeatMonitor, 2.7+ HeartbeatMonitor::runLoop)
+# ends the process through terminateProcess when the watchdog itself stopped making progress: RUN152.
+_HEARTBEAT_FN = re.compile(r"heartbeatMonitor|HeartbeatMonitor::runLoop")
+_WATCHDOG_FRAME = re.compile(r"^(?:#\d+\s.*?|frame #\d+: .*?|Exception raised from )" + _WATCHDOG_FN)
+# The watchdog thread threw or aborted (an idle watchdog in a thread dump only waits in wait_for).
+_THROWN = re.compile(
+    r"c10::Error|std::terminate|__cxa_throw|__cxa_rethrow|terminate called|Exception raised from|"
+    r"\b(?:__GI_)?abort\b|\b(?:__GI_)?raise\b|__pthread_kill|handleNCCLGuard|handleException|checkTimeout|"
+    r"DistBackendError|terminateProcess"
+)
+# What the watchdog threw, when the excerpt says: an NCCL or CUDA error (their own rows read it), not a
+# timeout. A c10 record's header names where: checkForNCCLErrors, c10_cuda_check_implementation.
+_OTHER_CAUSE = re.compile(
+    r"NCCL error|CUDA error|nccl\w*Error\b|checkForNCCLErrors|checkAndSetException|c10_cuda_check|"
+    r"finishedGPUExecution|CUDAException|illegal memory access|remote process exited|"
+    r"caught collective operation timeout|ncclCommGetAsyncError"
+)
+_THREAD_HEAD = re.compile(r"^Thread (?:\d+|0x[0-9a-f]+) ")
+
+
+def thread_block(hit: Hit, n: int = 40) -> list[str]:
+    """The frames of the hit line's thread: the lines around it up to a thread header of gdb's
+    `thread apply all bt` or faulthandler's dump (another thread's frames say nothing about this one)."""
+    before = [ln.text for ln in hit.before(n, same_rank=False)]
+    for k in range(len(before) - 1, -1, -1):
+        if _THREAD_HEAD.match(before[k].strip()):
+            before = before[k + 1 :]
+            break
+    after: list[str] = []
+    for ln in hit.after(n, same_rank=False):
+        if _THREAD_HEAD.match(ln.text.strip()):
+            break
+        after.append(ln.text)
+    return [*before, hit.text, *after]
+
+
+def _watchdog(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    block = thread_block(hit)
+    if not any(_THROWN.search(t) for t in block) or any(_OTHER_CAUSE.search(t) for t in block):
+        return []
+    # the stack is read once, at its first watchdog frame
+    first = next(i for i, t in enumerate(block) if t is hit.text or _WATCHDOG_FRAME.search(t.strip()))
+    if block[first] is not hit.text:
+        return []
+    r = hit.rank
+    if _HEARTBEAT_FN.search(m.group("fn")):
+        return [
+            row.event(
+                hit,
+                f"{hit.who(r)}: a C++ stack of the NCCL heartbeat monitor ending the process "
+                f"({m.group('fn')}): the watchdog itself stopped making progress (the monitor's message "
+                "line is not in the excerpt)",
+                {"from_stack": True, "frame": m.group("fn"), "thread": "nccl_heartbeat_monitor"},
+                rank=r,
+                code=C.HEARTBEAT_TIMEOUT.code,
+                dedupe=(C.HEARTBEAT_TIMEOUT.code, r, "stack"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: a C++ stack of the NCCL watchdog thread that threw and ended the process "
+            f"({m.group('fn')}): a collective ran past its timeout (the watchdog's message line is not in "
+            "the excerpt)",
+            {"from_stack": True, "frame": m.group("fn"), "thread": "nccl_watchdog"},
+            rank=r,
+            dedupe=(row.code, r, "stack"),
+        )
+    ]
+
+
 class _AnyOf:
     """Frame formats with the same group names as one row's finder (an alternation cannot repeat them)."""
 
@@ -141,6 +223,41 @@ def _dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 SIGNATURES = (
+    Signature(
+        "nccl watchdog thread frames",
+        _WATCHDOG_FRAME,
+        _watchdog,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(
+            b"ncclCommWatchdog",
+            b"workCleanupLoop",
+            b"watchdogHandler",
+            b"Watchdog::run",
+            b"handleNCCLGuard",
+            b"handleException",
+            b"checkTimeout",
+            b"eartbeatMonitor",
+        ),
+        worth=(
+            rb"ncclCommWatchdog",
+            rb"workCleanupLoop",
+            rb"watchdogHandler",
+            rb"Watchdog::run",
+            rb"handleNCCLGuard",
+            rb"handleException",
+            rb"checkTimeout",
+            rb"eartbeatMonitor",
+        ),
+        words=(
+            "watchdog",
+            "workcleanuploop",
+            "handlenccl",
+            "handleexception",
+            "checktimeout",
+            "heartbeatmonitor",
+        ),
+    ),
     Signature(
         "gdb or pystack native frame",
         _AnyOf(_GDB, _PYSTACK_C),

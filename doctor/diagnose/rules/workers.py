@@ -47,7 +47,18 @@ _RAY_MEMORY = re.compile(
 # the memory usage threshold of 0.95. Ray killed this worker ...". A terminal may hard-wrap them.
 _RAY_PRESSURE = re.compile(
     r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
-    r"which exceeds the memory usage threshold of ([\d.]+)"
+    r"which exceeds the memory usage threshold of ([\d.]+)|"
+    # the same error cut before its threshold: its opening is Ray's own ("... where the task (task ID: ...,
+    # name=head, pid=4503, memory used=...)" or "where the actor")
+    r"Memory on the node \(IP: [\d.]+, ID: \w+\) where the (?:task|actor)"
+)
+# Ray 0.8-1.13's memory monitor (python/ray/memory_monitor.py) raised RayOutOfMemoryError before a task ran
+# on a node over its threshold: "More than 95% of the memory on node ip-172-31-0-1 is used (14.77 / 15.46
+# GB). The top 10 memory consumers are: ..."
+# A terminal may wrap it after "on node": the row triggers on its opening and reads the joined lines.
+_RAY1_MEMORY = re.compile(r"More than \d+% of the memory on\b")
+_RAY1_WHOLE = re.compile(
+    r"More than (\d+)% of the memory on\s+node\s+(\S+)\s+is used(?: \(([\d.]+) / ([\d.]+) GB\))?"
 )
 _RAY_DIED = re.compile(
     r"A worker died or was killed while executing a task by an unexpected system error|"
@@ -151,6 +162,27 @@ def _ray_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             hit,
             "Ray's memory monitor killed a worker: the node ran out of host memory",
             {"killer": "ray_memory_monitor"},
+            dedupe=(row.code, "ray"),
+        )
+    ]
+
+
+def _ray1_memory(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    m = _RAY1_WHOLE.search(" ".join([hit.text, *(ln.text for ln in hit.after(2, same_rank=False))]))
+    if m is None:
+        return None
+    return [
+        row.event(
+            hit,
+            f"Ray's memory monitor found node {m.group(2)} over {m.group(1)}% host memory"
+            + (f" ({m.group(3)} / {m.group(4)} GB)" if m.group(3) else "")
+            + " and raised RayOutOfMemoryError",
+            {
+                "killer": "ray_memory_monitor",
+                "host": m.group(2),
+                "memory_usage_threshold": int(m.group(1)) / 100,
+                **({"host_memory_used_bytes": int(float(m.group(3)) * 1e9)} if m.group(3) else {}),
+            },
             dedupe=(row.code, "ray"),
         )
     ]
@@ -274,12 +306,20 @@ SIGNATURES = (
         examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",),
     ),
     Signature(
+        "ray 1.x memory monitor",
+        _RAY1_MEMORY,
+        _ray1_memory,
+        C.HOST_OOM_KILLED.code,
+        anchors=(b"of the memory on",),
+        worth=(rb"of the memory on",),
+    ),
+    Signature(
         "ray memory pressure",
         _RAY_PRESSURE,
         _ray_pressure,
         C.HOST_OOM_KILLED.code,
-        anchors=(b".cc:", b"rror"),
-        worth=(rb"memory pressure", rb"Error\b"),
+        anchors=(b".cc:", b"rror", b"Memory on the node"),
+        worth=(rb"memory pressure", rb"Error\b", rb"Memory on the node"),
         anchor_from="the raylet's 'node_manager.cc:NNNN:' source location before its summary, or the task "
         "error's exception type",
         examples=(

@@ -1,0 +1,228 @@
+"""loader: the dynamic loader's words for the GPU training stack: a library that cannot be opened, a
+symbol (or a symbol version) that a loaded library lacks.
+
+Formats (glibc's dlerror as Python's ImportError / OSError, ctypes and the C++ loaders print it):
+"libnccl.so.2: cannot open shared object file: No such file or directory"; "/x/torch/lib/libtorch_cuda.so:
+undefined symbol: ncclCommRegister" (an older libnccl first on the path); "flash_attn_2_cuda.cpython-310-
+x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi" (an extension built against another
+torch); "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by .../libtorch_python.so)";
+vLLM's "Failed to load NCCL library from libnccl.so.2". All RUN263 (RUN195 for a missing nccl* symbol,
+read first by nccl_errors). Harmless probes stay silent: NCCL's optional plugins (libnccl-net.so,
+-tuner, -profiler, -env, -gin: "NET/Plugin", "TUNER/Plugin", ...), a loader error quoted inside a
+warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the
+training stack (libffi under p11-kit, numpy's, the interpreter's): a broken Python environment
+elsewhere, not the distributed job's platform.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
+
+# The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
+# libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
+# own CUDA parts (libtorch_cuda, libc10_cuda, libcaffe2_nvrtc). NCCL's probe of its optional net
+# plugin (libnccl-net*.so) is harmless and excluded by the row.
+_LIB = re.compile(
+    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch_cuda\w*|c10_cuda|caffe2_nvrtc|cudnn\w*)"
+    r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
+)
+# The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
+# built against different versions (torch vs its libnccl/libcudart/libcudnn, an extension vs torch).
+_UNDEFINED = re.compile(r"((?:[^\s:'\"]*/)?[\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)")
+_SYMBOL_VERSION = re.compile(
+    r"version [`'‘]((?:GLIBC|GLIBCXX|CXXABI|CUDNN|libcudart)\w*[\d.]*)' not found"
+    r"(?: \(required by ([^)\s]+))?"
+)
+# Which loader errors belong to the GPU training stack (driver_env) and which are a plain Python
+# environment broken elsewhere (libffi under p11-kit, an extension of numpy or of the interpreter: no
+# failure of the distributed job's platform, silent like the corpora's decoys): the library's path or
+# the symbol names torch, CUDA, NCCL, cuDNN, NVIDIA's wheels or a known CUDA extension, or the symbol
+# is a C++ name of torch's own namespaces (c10, at, torch, caffe2) or a CUDA/NCCL entry point.
+_GPU_STACK_PATH = re.compile(
+    r"torch|cuda|cudnn|cublas|cusparse|cufft|curand|cusolver|nccl|nvidia|nvrtc|nvjitlink|c10|caffe2|triton|"
+    r"flash_attn|apex|deepspeed|xformers|bitsandbytes|vllm|transformer_engine|megatron|mmcv|detectron2|"
+    r"causal_conv1d|selective_scan|mamba",
+    re.I,
+)
+_GPU_STACK_SYMBOL = re.compile(
+    r"(?:nccl|cu[A-Z]|cublas|cudnn|cuda|nvrtc)|_ZN[KS]?\d*(?:c10|at|torch|caffe2)\d"
+)
+_LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
+
+
+# A loader error quoted inside a warning is an optional part that was skipped and the program went on
+# (torchvision's "UserWarning: Failed to load image Python extension: ... undefined symbol ...",
+# bitsandbytes' and xFormers' probes): not a failure. Raised, the same words are one ("ImportError:",
+# "OSError:", a bare line of a traceback).
+# TensorFlow's dso_loader probes at W level ("W tensorflow/.../dso_loader.cc:64] Could not load dynamic
+# library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
+# when it is imported as a side dependency.
+_WARNED = re.compile(
+    r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
+    r"(?:^|\s)W tensorflow/|Could not load dynamic library '"
+)
+
+
+def _loader_warned(hit: Hit) -> bool:
+    if _WARNED.search(hit.text):
+        return True
+    nxt = hit.after(1, same_rank=False)  # Python's warnings module prints "  warn(" under the message
+    return bool(nxt) and nxt[0].text.strip().startswith(("warn(", "warnings.warn("))
+
+
+# torch/__init__.py on Windows (_load_dll_libraries) appends to ctypes' WinError: "OSError: [WinError 126] The
+# specified module could not be found. Error loading "C:\...\torch\lib\c10_cuda.dll" or one of its
+# dependencies." (127 a procedure missing, 1114 a DLL's init failed, 193 not a valid Win32 application).
+# 1455 "The paging file is too small" is the host's memory, not a missing library: not this row.
+_WIN_DLL = re.compile(
+    r"\[WinError (126|127|1114|193)\][^\n]*?Error loading \"([^\"]+\.dll)\" or one of its dependencies"
+)
+
+
+# NCCL's optional plugins (plugin/plugin_open.cc: NET, GIN, TUNER, PROFILER, ENV; collnet in 2.x): it
+# probes libnccl-<kind>.so and goes on without it ("NET/Plugin: Could not find: libnccl-net.so", "TUNER/
+# Plugin: libnccl-tuner.so: cannot open shared object file ...", 2.3's "Unable to load libnccl-net.so").
+_OPTIONAL_PLUGIN = re.compile(r"libnccl-(?:net|gin|tuner|profiler|env|coll)")
+_PLUGIN_PROBE = re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
+
+
+def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _OPTIONAL_PLUGIN.search(m.group(1)) or _PLUGIN_PROBE.search(hit.text):
+        return None  # NCCL probing its optional network plugin: harmless, it falls back
+    if _loader_warned(hit):
+        return []
+    return [
+        row.event(
+            hit,
+            f"{m.group(1)} could not be loaded (not installed or not on the library path)",
+            {"library": m.group(1)},
+            dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _win_dll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    path = m.group(2)
+    if not _GPU_STACK_PATH.search(path):
+        return []
+    dll = path.replace("\\", "/").rsplit("/", 1)[-1]
+    why = {"126": "it or a DLL it needs is missing", "127": "a procedure it needs is missing"}.get(
+        m.group(1), "it could not be initialised"
+    )
+    return [
+        row.event(
+            hit,
+            f"Windows could not load {dll} ({why}, WinError {m.group(1)}): a CUDA runtime or Visual C++ "
+            "redistributable missing, or a torch build that does not match them",
+            {"library": dll, "win_error": int(m.group(1))},
+            dedupe=(row.code, dll),
+        )
+    ]
+
+
+def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _loader_warned(hit):
+        return []
+    if not (_GPU_STACK_PATH.search(m.group(1)) or _GPU_STACK_SYMBOL.match(m.group(2))):
+        return []  # another part of the Python environment: not the training stack's
+    lib = m.group(1).rsplit("/", 1)[-1]
+    return [
+        row.event(
+            hit,
+            f"{lib} was loaded but lacks the symbol {clip(m.group(2), 80)}: it was built against another "
+            "version of the library or of PyTorch than the one installed (reinstall the matching build)",
+            {"library": lib, "symbol": m.group(2), "reason": "undefined_symbol"},
+            dedupe=(row.code, lib),
+        )
+    ]
+
+
+def _symbol_version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _loader_warned(hit):
+        return []
+    if m.group(2) and not _GPU_STACK_PATH.search(m.group(2)):
+        return []  # required by a program or library outside the training stack
+    facts = {"symbol_version": m.group(1), "reason": "symbol_version_not_found"}
+    if m.group(2):
+        facts["required_by"] = m.group(2).rsplit("/", 1)[-1]
+    return [
+        row.event(
+            hit,
+            f"a library needs {m.group(1)}, which the system's runtime library does not provide "
+            "(a wheel or extension built on a newer system, or the wrong libstdc++ first on the path)",
+            facts,
+            dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "library missing",
+        _LIB,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"shared object",),
+        worth=(rb"shared object",),
+        words=("cannot open shared object file",),
+    ),
+    Signature(
+        "windows dll not loaded",
+        _WIN_DLL,
+        _win_dll,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"WinError",),
+        worth=(rb"WinError",),
+        words=("or one of its dependencies",),
+    ),
+    Signature(
+        "symbol missing from a library",
+        _UNDEFINED,
+        _undefined,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"undefined symbol",),
+        worth=(rb"undefined symbol",),
+        words=("undefined symbol",),
+    ),
+    Signature(
+        "symbol version missing",
+        _SYMBOL_VERSION,
+        _symbol_version,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"' not found",),
+        worth=(rb"' not found",),
+        words=("' not found",),
+    ),
+    Signature(
+        "nccl library not loaded",
+        _LOAD_FAILED,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"ERROR",),
+        worth=(rb"\bERROR\b",),
+        words=("failed to load nccl library",),
+        anchor_from="vLLM's 'ERROR' log level",
+        examples=(
+            "ERROR 04-23 10:00:00 pynccl_wrapper.py:196] Failed to load NCCL library from libnccl.so.2 .",
+        ),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if "NCCL INFO" in hit.text or (_WORDS is not None and not hit.may_hold(_WORDS)):
+        return []
+    return read(hit, SIGNATURES)
+
+
+def detail_events(hit: Hit, text: str) -> list[Event]:
+    """The rows read on NCCL's "Last error:" text (its cudawrap.cc quotes dlerror: "Failed to find CUDA
+    library libcuda.so (NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object file")."""
+    return read(hit, SIGNATURES, text) if text else []

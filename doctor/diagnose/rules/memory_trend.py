@@ -1,0 +1,102 @@
+"""host_oom from the job's own progress lines: the resident memory (RSS) it prints growing to tens
+of GiB until the log stops, the kernel's record of the kill being on the host, not in the paste.
+
+Formats (the user's or the framework's logger): wenet's "... rank 0 RSS MEM USE: 212.04G", RETURNN's
+"Run time: 0:01:25 CPU: 0.80% RSS: 49.03GB VMS: 1012.12GB", "rss=35.2GiB", "rss_gb: 48.1". Only a reading of
+at least 10 GiB reaches the rules (a metric printed on every step must not cost a window each); the row
+reads the earlier readings around it, and answers only at the last one, when the log stops within a few
+lines of it. A weak record (tier 1): any error line says more.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.units import fmt_bytes
+
+_UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+# "RSS MEM USE: 5.11G", "RSS: 49.03GB", "rss=35.2GiB", "rss_gb: 48.1" (a unit in the key).
+_READING = re.compile(
+    r"\b(?:RSS|rss)(?P<keyunit>_[gm]b)?(?:[ _](?:MEM|mem|USE|use|usage|used))*\s*[:=]\s*"
+    r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT])?(?:i?B)?\b"
+)
+# A reading the rules read: 10 GiB and more (two digits of G, or T).
+_BIG = re.compile(
+    r"\b(?:RSS|rss)(?:[ _](?:MEM|mem|USE|use|usage|used))*\s*[:=]\s*"
+    r"(?:\d{2,}(?:\.\d+)?\s*G|\d+(?:\.\d+)?\s*T)|"
+    r"\brss_gb\s*[:=]\s*\d{2,}"
+)
+GROWTH = 3.0  # the last reading at least this multiple of the first in the excerpt
+MIN_READINGS = 3
+
+
+def _bytes(m: re.Match[str]) -> Optional[int]:
+    unit = (m.group("unit") or (m.group("keyunit") or "")[1:2]).lower()
+    if unit not in _UNIT:
+        return None
+    return int(float(m.group("num")) * _UNIT[unit])
+
+
+def _readings(texts: list[str]) -> list[int]:
+    out = []
+    for t in texts:
+        m = _READING.search(t)
+        b = _bytes(m) if m else None
+        if b is not None:
+            out.append(b)
+    return out
+
+
+def _trend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = [ln.text for ln in hit.after(48)]
+    if _readings(after):
+        return []  # not the last reading: the last one judges the trend
+    if len([t for t in after if t.strip()]) > 3:
+        return []  # the job went on after its last reading: the growth did not end it
+    values = _readings([*(ln.text for ln in hit.before(24)), hit.text])
+    if len(values) < MIN_READINGS or values[-1] < GROWTH * values[0] or values[-1] < max(values):
+        return []
+    facts: dict[str, Any] = {
+        "killer": "host_memory_growth",
+        "rss_first_bytes": values[0],
+        "rss_last_bytes": values[-1],
+        "readings": len(values),
+    }
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}'s resident memory grew from {fmt_bytes(values[0])} to {fmt_bytes(values[-1])} "
+            f"over its last {len(values)} readings and the log stops: host memory ran out (the kernel's OOM "
+            "killer ends such a process; dmesg on that host has its record)",
+            facts,
+            tier=1,
+            dedupe=(row.code, hit.rank, "rss"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "rss growth in progress lines",
+        _BIG,
+        _trend,
+        C.HOST_OOM_KILLED.code,
+        anchors=(b"RSS", b"rss"),
+        worth=(
+            rb"\b(?:RSS|rss)[ _A-Za-z]{0,12}[:=]\s*(?:\d{2,}(?:\.\d+)?\s*G|\d+(?:\.\d+)?\s*T)",
+            rb"\brss_gb\s*[:=]\s*\d{2,}",
+        ),
+        words=("rss",),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)
