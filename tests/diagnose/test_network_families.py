@@ -510,6 +510,9 @@ DECOYS = [
     # EAGAIN of the accept is the teardown at exit
     "node1:1234:5678 [0] misc/socket.cc:465 NCCL WARN socketFinalizeAccept: wrong magic 1a2b3c4d != 5e6f7a8b\n",
     "node1:1234:5678 [0] misc/socket.cc:493 NCCL WARN socketTryAccept: Accept failed: Resource temporarily unavailable\n",
+    # dynamic_rendezvous.py closing the rendezvous at the end of a healthy run
+    "INFO:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'node1_2313_0' has closed the rendezvous 'job1'.\n"
+    "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.001 seconds\n",
     # an IB async event that is no error
     "node1:1234:5678 [0] transport/net_ib.cc:118 NCCL WARN NET/IB : mlx5_0:1 Got async event : GID table change\n",
 ]
