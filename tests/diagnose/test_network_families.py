@@ -475,6 +475,24 @@ CONSEQUENCES = [
 ]
 
 
+CONSEQUENCES += [
+    # NCCL's remote error and gloo's closed pair echo a peer that died first (an OOM, a SIGKILL)
+    (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.2 GiB is free.\n"
+        "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.19.3\n"
+        "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+        "[rank0]: Last error:\n"
+        "[rank0]: socketProgress: Connection closed by remote peer node2<43251>\n",
+        "cuda_oom",
+    ),
+    (
+        "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:5678\n"
+        "E0101 00:00:00.000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 1 (pid: 1234) of binary: /usr/bin/python\n",
+        "host_oom",
+    ),
+]
+
+
 @pytest.mark.parametrize(("log", "category"), CONSEQUENCES)
 def test_a_lost_peer_is_the_consequence_of_its_death(log: str, category: str) -> None:
     f = _root(log)
