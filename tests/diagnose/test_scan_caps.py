@@ -187,10 +187,30 @@ def test_hyperscan_and_re_agree_whether_a_whole_line_is_worth_a_window() -> None
         "atchdog",
         "GPU is lost",
         "version mismatch",
+        "#3  0x00007f3a in ",  # a gdb frame: WORTH's "^#" alternative, at the line's start or not
+        "#0 ",
     ]
+    slow = engine._re_line_test(scan.WORTH)  # what the `re` engine and the first lines use
     for _ in range(3000):
         lines = ["".join(rnd.choice(words) for _ in range(rnd.randrange(0, 6))) for _ in range(3)]
         buf = "\n".join(lines).encode()
         start = len(lines[0]) + 1
         end = start + len(lines[1])
-        assert hs(buf, start, end) == (scan.WORTH.search(buf, start, end) is not None), lines[1]
+        assert hs(buf, start, end) == slow(buf, start, end), lines[1]
+
+
+def test_the_line_test_switching_to_hyperscan_midway_changes_no_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`re` answers the first lines and Hyperscan the rest (its compile is a third of a CLI run on
+    a pasted log): with the switch after 5 lines, the windows equal those of `re` alone."""
+    if engine._hyperscan_line_test(scan.WORTH.pattern) is None:
+        pytest.skip("hyperscan is not installed: the re engine is the only one")
+    data = _random_log(random.Random(17), giant=False) + b"\n#3  0x00007f3a in c10d::WorkNCCL::wait()\n"
+    monkeypatch.setenv("PGDOCTOR_SCAN_ENGINE", "re")
+    expect = _scan([data])
+    monkeypatch.setenv("PGDOCTOR_SCAN_ENGINE", "auto")
+    monkeypatch.setattr(engine, "HYPERSCAN_LINE_TEST_AFTER", 5)
+    monkeypatch.setattr(engine, "_CHOSEN", {})
+    assert _scan([data]) == expect
+    assert engine.line_test(scan.WORTH)[0] == "hyperscan"

@@ -117,15 +117,45 @@ def _chosen(what: str, key: object, fast: Callable[[], Optional[F]], slow: Calla
 def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
     """(engine name, test(buf, start, end) -> whether rx matches inside buf[start:end]) for a
     whole line [start, end): preceded by a newline or the start of the data, followed by a
-    newline or its end, where searching the slice and `rx.search(buf, start, end)` agree (\\b
-    looks at the byte before `start`, a newline either way). Hyperscan answers in 2.6 us where
-    `re` takes 11 for the scanner's 40-way WORTH alternation on a 250-byte line."""
-    return _chosen(
-        "line test",
-        rx.pattern,
-        lambda: _hyperscan_line_test(rx.pattern),
-        lambda: lambda buf, start, end: rx.search(buf, start, end) is not None,
-    )
+    newline or its end. Both engines search the slice, so "^" and \\b see the line's start.
+    Hyperscan answers in 2.6 us where `re` takes 11 for the scanner's 40-way WORTH alternation
+    on a 250-byte line."""
+    return _chosen("line test", rx.pattern, lambda: _deferred_line_test(rx), lambda: _re_line_test(rx))
+
+
+# Compiling the scanner's WORTH for Hyperscan takes about 0.1 s, a third of a whole CLI run on a
+# pasted log, while `re` answers a line in 11 us against Hyperscan's 2.6: Hyperscan pays for itself
+# only after some 12,000 line tests, so it is compiled once a source has asked for that many.
+HYPERSCAN_LINE_TEST_AFTER = 10_000
+
+
+def _re_line_test(rx: re.Pattern[bytes]) -> LineTest:
+    # The slice, as Hyperscan sees it: `rx.search(buf, start, end)` would not let "^" match at
+    # `start` (a gdb frame "#3  0x..." was dropped by `re` and kept by Hyperscan).
+    return lambda buf, start, end: rx.search(buf[start:end]) is not None
+
+
+def _deferred_line_test(rx: re.Pattern[bytes]) -> Optional[LineTest]:
+    """`re` for the first HYPERSCAN_LINE_TEST_AFTER lines, then Hyperscan (both agree on whole
+    lines: tests/diagnose/test_scan_caps.py); None when Hyperscan is not installed."""
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        return None
+    slow = _re_line_test(rx)
+    calls = 0
+    fast: Optional[LineTest] = None
+
+    def test(buf: bytes, start: int, end: int) -> bool:
+        nonlocal calls, fast
+        if fast is not None:
+            return fast(buf, start, end)
+        calls += 1
+        if calls > HYPERSCAN_LINE_TEST_AFTER:
+            fast = _hyperscan_line_test(rx.pattern) or slow
+        return slow(buf, start, end)
+
+    return test
 
 
 def finder(anchors: Sequence[bytes]) -> tuple[str, Finder]:
