@@ -39,6 +39,17 @@ V3_HELDOUT = CORPUS / "v3" / "heldout.jsonl"
 V4_HELDOUT = CORPUS / "v4" / "heldout.jsonl"
 # Corpus v5 (tests/fixtures/corpus/v5/README.md): a third held-out set, frozen the same way.
 V5_HELDOUT = CORPUS / "v5" / "heldout.jsonl"
+# Corpora v6 and v7 (their READMEs): held-out sets collected beside the rule writers of the same
+# session, frozen with their sha256 before any scoring, scored once at its end.
+V6_HELDOUT = CORPUS / "v6" / "heldout.jsonl"
+V7_HELDOUT = [CORPUS / "v7" / "heldout.jsonl", CORPUS / "v7" / "heldout2.jsonl"]
+# Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
+# found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
+SEEN_BY_RULE_WRITERS = {
+    "v7-process_killed-001": "its URL is p3k-process_killed-001 (new/part3_killed.jsonl)",
+    "v6-rendezvous_init-001": "its URL is p3n-rendezvous_init-011 (new/part3_network.jsonl)",
+    "v6-other_ambiguous-002": "half its lines are p3n-rendezvous_init-005's (new/part3_network.jsonl)",
+}
 
 MAP: dict[str, set[Optional[str]]] = {
     "cuda_oom": {"cuda_oom"},
@@ -109,6 +120,8 @@ def _score(paths: list[Path]) -> tuple[int, int, list[str], dict[str, list[int]]
     per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for path in paths:
         for case in _cases(path):
+            if case["id"] in SEEN_BY_RULE_WRITERS:
+                continue
             findings = diagnose_sources([(case["id"], case["log"])])  # an exception fails the test
             real = [f for f in findings if f.severity.value in ("warn", "fail")]
             first = real[0].category if real else None
@@ -174,7 +187,25 @@ def test_corpus_v5_heldout_top1() -> None:
     assert total == 80 and right >= BARS["v5_heldout"] * total, f"v5 held-out top-1 {right}/{total}"
 
 
-@pytest.mark.parametrize("heldout", [V4_HELDOUT, V5_HELDOUT], ids=["v4", "v5"])
+def test_corpus_v6_heldout_top1() -> None:
+    """Scored once, at the end of the session whose rule writers never read it: 18/33 (54.5 %;
+    2 of its 35 cases left out, SEEN_BY_RULE_WRITERS). The bar is that figure rounded down to 0.05."""
+    right, total, _, _ = _score([V6_HELDOUT])
+    assert total == 33 and right >= BARS["v6_heldout"] * total, f"v6 held-out top-1 {right}/{total}"
+
+
+def test_corpus_v7_heldout_top1() -> None:
+    """Scored once, the same way: 79/103 (76.7 %; heldout.jsonl 63/83, heldout2.jsonl 16/20; 1 of
+    its 104 cases left out, SEEN_BY_RULE_WRITERS). The bar is that figure rounded down to 0.05."""
+    right, total, _, _ = _score(V7_HELDOUT)
+    assert total == 103 and right >= BARS["v7_heldout"] * total, f"v7 held-out top-1 {right}/{total}"
+
+
+@pytest.mark.parametrize(
+    "heldout",
+    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT],
+    ids=["v4", "v5", "v6", "v7", "v7-2"],
+)
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
     # The README names the sha256 the set was frozen with; an edited case would make the figure
     # above a measure of something else.
@@ -185,7 +216,14 @@ def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
 
 # The last measured figures, as regression bars (the issue's bars are 98 % on v1/v2, 98 % on a dev
 # half and 95 % on a held-out half).
-BARS = {"v3_dev": 0.95, "v3_heldout": 0.79, "v4_heldout": 0.85, "v5_heldout": 0.85}  # v3 dev + dev2: 231/241
+BARS = {
+    "v3_dev": 0.95,
+    "v3_heldout": 0.79,
+    "v4_heldout": 0.85,
+    "v5_heldout": 0.85,
+    "v6_heldout": 0.50,
+    "v7_heldout": 0.75,
+}  # v3 dev + dev2: 231/241
 
 
 def test_every_decoy_gets_no_wrong_failure() -> None:
