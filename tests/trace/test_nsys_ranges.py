@@ -9,7 +9,6 @@ fails), so before the fix in pgdoctor.trace.instrument these exports held no pgd
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,6 +25,7 @@ from tests.helpers.nsys import (
     nsys_or_skip,
     nvtx_ranges,
     parents,
+    run_retrying_nsys_startup,
 )
 from tests.helpers.paths import ROOT
 
@@ -103,7 +103,7 @@ def test_repro_ddp_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     """`pgdoctor repro imbalance --nproc 2 --nsys` with nsys on PATH: the command pgdoctor runs."""
     nsys = nsys_or_skip()
     trace = tmp_path / "trace"
-    res = subprocess.run(
+    res = run_retrying_nsys_startup(
         [
             sys.executable,
             "-m",
@@ -118,8 +118,6 @@ def test_repro_ddp_ranges_arrive_in_nsys(tmp_path: Path) -> None:
             str(trace),
             "--nsys",
         ],
-        capture_output=True,
-        text=True,
         timeout=240,
         env=env_with_nsys(nsys, tmp_path),
         cwd=tmp_path,
@@ -159,7 +157,7 @@ def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
         "-m",
         "tests.helpers.nsys_train",
     ]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
+    res = run_retrying_nsys_startup(cmd, timeout=180, env=env, cwd=ROOT)
     # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
     # work ("terminate called without an active exception", exit -6; tests/plan/test_plan_bytes.py
     # meets it too). That exit is torch's, not pgdoctor's: the ranges below must still all be there.
