@@ -78,7 +78,18 @@ def test_repro_names_the_injected_cause(fault: str, strategy: str, no_leftover_c
         stalled = [f for f in findings if f["code"] == "RUN404"]
         assert len(stalled) == 1 and stalled[0]["scope"]["rank"] == bad
         assert stalled[0]["facts"]["phase"] in PHASES
-        assert all(f["category"] == "collective_timeout" for f in findings if f["severity"] == "fail")
+        # The peers time out waiting for it; once the lab stops the stalled rank, a peer may also
+        # see its store or gloo connection reset, or abort on gloo's exception (a C++ stack in
+        # abort()): consequences (cascades of the root, asserted above), never a second cause. A
+        # host OOM or any other class would be a misread (a fail of another class once under load
+        # in CI; the message now shows which).
+        consequences = {"collective_timeout", "rendezvous", "nccl_network", "process_crash"}
+        odd = [
+            (f["code"], f["category"], f["message"][:160])
+            for f in findings
+            if f["severity"] == "fail" and f["category"] not in consequences
+        ]
+        assert not odd, odd
         if strategy != "pp":  # gloo's flight recorder records collectives, not send/recv
             fr = [f for f in findings if f["facts"].get("missing_ranks") == [bad]]
             assert fr, findings
