@@ -530,7 +530,12 @@ def _diagnose(spec: SweepSpec, ident: RankIdent, my_stage: int) -> dict[str, Any
             "present_ranks": [ident.rank],
             "note": note,
         }
-    stages[ident.rank] = max(stages.get(ident.rank, -2), my_stage)
+    # This rank's own stage counts over the store's, except when the store never heard from it
+    # (-2): then its body is stuck before it even connected (the watcher thread runs on), and
+    # saying "-1, init" would make it look present, so that a peer's report going missing (rank 0
+    # exits and takes the store with it) left no rank named at all.
+    if stages.get(ident.rank, -2) > -2 or my_stage >= 0:
+        stages[ident.rank] = max(stages.get(ident.rank, -2), my_stage)
     top = max(stages.values())
     missing = sorted(r for r, st in stages.items() if st < top)
     return {
