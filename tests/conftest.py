@@ -14,9 +14,10 @@ _CHILD_TMP = "PGDOCTOR_TEST_CHILD_TMPDIR"
 def pytest_configure(config: pytest.Config) -> None:
     """Every child process of the suite gets TMPDIR in one directory that is removed when the
     session ends, also on failure and Ctrl-C: torchrun's agent leaves a torchelastic_* log dir in
-    TMPDIR on every launch (about 20 per suite run piled up in /tmp). This process keeps the TMPDIR
-    it started with (tempfile caches it first), so pytest's own tmp_path stays where it was and
-    short enough for AF_UNIX socket paths. xdist workers inherit the controller's directory."""
+    TMPDIR on every launch (about 20 per suite run piled up in /tmp). The controller keeps the
+    TMPDIR it started with (tempfile caches it first), so pytest's tmp_path stays where it was and
+    short enough for AF_UNIX socket paths; xdist workers inherit the directory, so their own temp
+    files go there too, and it is removed with the rest."""
     if os.environ.get(_CHILD_TMP):
         return  # an xdist worker: the controller made it and removes it
     tempfile.gettempdir()
