@@ -43,6 +43,9 @@ V5_HELDOUT = CORPUS / "v5" / "heldout.jsonl"
 # session, frozen with their sha256 before any scoring, scored once at its end.
 V6_HELDOUT = CORPUS / "v6" / "heldout.jsonl"
 V7_HELDOUT = [CORPUS / "v7" / "heldout.jsonl", CORPUS / "v7" / "heldout2.jsonl"]
+# Corpus v8 (its READMEs): three collections frozen beside the rule writers of 2026-12-05, each file
+# with its own README and sha256 (GitHub threads twice, forum and blog pages once).
+V8_HELDOUT = sorted((CORPUS / "v8").glob("heldout_*.jsonl"))
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -203,13 +206,15 @@ def test_corpus_v7_heldout_top1() -> None:
 
 @pytest.mark.parametrize(
     "heldout",
-    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT],
-    ids=["v4", "v5", "v6", "v7", "v7-2"],
+    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT],
+    ids=["v4", "v5", "v6", "v7", "v7-2", *(f"v8-{p.stem}" for p in V8_HELDOUT)],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
     # The README names the sha256 the set was frozen with; an edited case would make the figure
-    # above a measure of something else.
-    readme = (heldout.parent / "README.md").read_text()
+    # above a measure of something else. A file frozen on its own has its own README
+    # (heldout_gh.jsonl: README_gh.md), else the set's README.md holds every file's sha256.
+    own = heldout.parent / ("README" + heldout.stem.removeprefix("heldout") + ".md")
+    readme = " ".join((own if own.exists() else heldout.parent / "README.md").read_text().split())
     digest = hashlib.sha256(heldout.read_bytes()).hexdigest()
     assert f"sha256 `{digest}`" in readme, f"{heldout} sha256 {digest} is not the one in README.md"
 
