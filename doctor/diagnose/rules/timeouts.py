@@ -267,16 +267,21 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 def _monitored(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    facts: dict[str, Any] = {
+        "missing_ranks": missing,
+        "suspect_ranks": missing,
+        "timeout_ms": int(m.group(2)),
+    }
+    facts["backend"] = "gloo"
+    if hit.rank is not None:
+        facts["reporter_rank"] = hit.rank
+    # The finding is about the rank that never arrived, not rank 0 that reports it (its "[Rank 0]: ").
     return [
         row.event(
             hit,
             f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
-            {
-                "missing_ranks": missing,
-                "suspect_ranks": missing,
-                "timeout_ms": int(m.group(2)),
-                "backend": "gloo",
-            },
+            facts,
+            rank=missing[0] if len(missing) == 1 else None,
             dedupe=(row.code, "monitored", tuple(missing)),
         )
     ]
@@ -400,8 +405,11 @@ SIGNATURES = (
         _monitored,
         C.GLOO_TIMEOUT.code,
         tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # also alone on its line: under ProcessGroupWrapper's "Monitored Barrier encountered error
+        # running collective: ... Error: " and in LOG(ERROR) "[E ProcessGroupGloo.cpp:136] [Rank 0]: Rank 1
+        # failed ..."
+        anchors=(b"rror", b"monitoredBarrier"),
+        worth=(rb"Error\b", rb"pass monitoredBarrier"),
         anchor_from="the 'RuntimeError: ' before the barrier's message",
         examples=("RuntimeError: Rank 1 failed to pass monitoredBarrier in 5000 ms",),
     ),
