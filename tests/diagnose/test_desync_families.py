@@ -254,6 +254,36 @@ TIMEOUTS = [
         {"timeout_ms": 1800000},
     ),
     (
+        # the number hidden by the paste
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting xxxx ms for recv operation to complete",
+        "RUN153",
+        None,
+        {"direction": "recv"},
+    ),
+    (
+        # the watchdog's teardown alone, then the agent's exit -6: the abort is the teardown's doing
+        "[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.\n"
+        "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 123) of binary: /usr/bin/python",
+        "RUN151",
+        None,
+        {"exitcode": -6},
+    ),
+    (
+        # stack-only: the watchdog's frames without its message line
+        "frame #2: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f1c2a1d5a42 in /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so)\n"
+        "frame #3: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f1c2a1dcb33 in /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so)",
+        "RUN151",
+        None,
+        {},
+    ),
+    (
+        # 2.4+: "[PG ID 0 PG GUID 0(default_pg) Rank 1] "
+        "[rank1]:[E1001 12:00:00.123 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.",
+        "RUN151",
+        1,
+        {"seq": 5, "op": "ALLREDUCE", "timeout_ms": 600000},
+    ),
+    (
         "RuntimeError: [/opt/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 300000ms for send operation to complete",
         "RUN153",
         None,
@@ -400,6 +430,24 @@ def test_a_trace_invalidated_while_the_job_goes_on_is_silent() -> None:
         "{'loss': 0.0026, 'grad_norm': 5.830838200650654, 'learning_rate': 9.99576756460688e-07, 'epoch': 0.0}\n"
     )
     assert _root(log) is None
+
+
+def test_the_teardown_next_to_an_nccl_error_stays_its_consequence() -> None:
+    log = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3\n"
+        "[E ProcessGroupNCCL.cpp:414] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.\n"
+    )
+    f = _root(log)
+    assert f is not None and f.category != "collective_timeout", f
+
+
+def test_a_mismatch_outranks_the_closed_connection_it_causes() -> None:
+    log = (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:29500\n"
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=3, OpType=ALLREDUCE, TensorShape=[4], TensorDtypes=Float), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3, OpType=BROADCAST, TensorShape=[4], TensorDtypes=Float).\n"
+    )
+    f = _root(log)
+    assert f is not None and f.category == "collective_mismatch", f
 
 
 # --- decoys -----------------------------------------------------------------------------------------------

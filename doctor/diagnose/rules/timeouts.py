@@ -68,7 +68,8 @@ _DUMP_SIGNAL = re.compile(
 _HEARTBEAT = re.compile(
     r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout"
 )
-_GLOO = re.compile(r"Timed out waiting (\d+)\s*ms for (recv|send) operation to complete")
+# (a paste may hide the number: "Timed out waiting xxxx ms for recv operation")
+_GLOO = re.compile(r"Timed out waiting (\d+|[xX]+|N+)\s*ms for (recv|send) operation to complete")
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
 # ProcessGroupGloo::monitoredBarrier on a rank other than 0 (1.10-2.x): "Rank 3 successfully reached
 # monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0
@@ -249,7 +250,9 @@ def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts = {"timeout_ms": int(m.group(1)), "direction": m.group(2), "backend": "gloo"}
+    facts: dict[str, Any] = {"direction": m.group(2), "backend": "gloo"}
+    if m.group(1).isdigit():
+        facts["timeout_ms"] = int(m.group(1))
     src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", _joined(hit)[0])
     if src:
         facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
@@ -257,7 +260,9 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms waiting for a peer",
+            f"{hit.who(r)}: gloo {m.group(2)} timed out"
+            + (f" after {m.group(1)} ms" if m.group(1).isdigit() else "")
+            + " waiting for a peer",
             facts,
             rank=r,
             dedupe=(row.code, r),
@@ -325,13 +330,27 @@ def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# What the watchdog's teardown line is the consequence of, when the excerpt shows it.
+_TEARDOWN_CAUSE = re.compile(
+    r"WorkNCCL\(|Watchdog caught|NCCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
+)
+
+
 def _consequence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     r = hit.rank
+    # Alone (the excerpt holds neither the work that failed nor an NCCL error), the teardown is the best
+    # record of why the process died: the watchdog aborts it (SIGABRT, exit -6), most often on a timeout.
+    alone = not any(
+        _TEARDOWN_CAUSE.search(ln.text)
+        for ln in [*hit.before(24, same_rank=False), *hit.after(24, same_rank=False)]
+        if not _CONSEQUENCE.search(ln.text)
+    )
     return [
         row.event(
             hit,
             f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
             {**_pg_facts(_joined(hit)[0])},
+            tier=1 if alone else None,
             rank=r,
             dedupe=(row.code, r, "teardown"),
         )
