@@ -112,6 +112,13 @@ def test_zero_names_its_parameter() -> None:
         "param_index": 167,
     }
     assert _facts(_root(READY_TWICE[4]))["param"] == "model.layers.35.mlp.down_proj.weight"
+    wrapped = (
+        "AssertionError: The parameter 666 has already been reduced.                     \n"
+        "   Gradient computed twice for this partition.                     \n"
+        "   Multiple gradient reduction is currently not supported \n"
+    )
+    f = _root(wrapped)
+    assert f is not None and f.code == "RUN203" and _facts(f)["param_index"] == 666, f
 
 
 # --- ranks in different collectives -----------------------------------------------------------------------
@@ -169,6 +176,17 @@ MISMATCH = [
     (
         "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 8 vs 4",
         {"bytes": 8, "expected_bytes": 4, "backend": "gloo"},
+    ),
+    (
+        # the same check aborting the process (gloo::EnforceNotMet thrown from a gloo thread)
+        "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+        "  what():  [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] op.preamble.length <= op.nbytes. 6232 vs 4\n",
+        {"bytes": 6232, "expected_bytes": 4},
+    ),
+    (
+        "Unhandled exception: N4gloo13EnforceNotMetE\n"
+        "what(): [enforce fail at ... gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 3096 vs 16\n",
+        {"bytes": 3096, "expected_bytes": 16},
     ),
     (
         # DDP's join with throw_on_early_termination=True
@@ -252,6 +270,22 @@ TIMEOUTS = [
         "RUN153",
         None,
         {"timeout_ms": 1800000},
+    ),
+    (
+        # DeepSpeed's launcher records the abort after it
+        "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=86, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600340 milliseconds before timing out.\n"
+        "[2024-03-01 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=3'] exits with return code = -6",
+        "RUN151",
+        3,
+        {"seq": 86, "exitcode": -6},
+    ),
+    (
+        # accelerate launch's CalledProcessError (SIGABRT), the record first
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', 'train.py']' died with <Signals.SIGABRT: 6>.\n"
+        "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1806947 milliseconds before timing out.",
+        "RUN151",
+        0,
+        {"seq": 1, "op": "BROADCAST"},
     ),
     (
         # the number hidden by the paste
@@ -462,6 +496,9 @@ DECOYS = [
     "INFO: Using DDP's join context manager for uneven inputs (throw_on_early_termination=False)",
     # a docs sentence about the static graph option
     "static_graph (bool): When set to True, DDP knows the trained graph is static.",
+    # a checkpoint of another shape: "size mismatch" of a state_dict, not of a collective
+    "RuntimeError: Error(s) in loading state_dict for Net:\n"
+    "\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 512]) from checkpoint, the shape in current model is torch.Size([100, 512]).",
     # NCCL tuning INFO around sizes
     "node1:1234:5678 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
 ]

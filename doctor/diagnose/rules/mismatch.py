@@ -69,6 +69,7 @@ _TWICE = re.compile(r"Expected to mark a variable ready only once")
 # fault as the reducer's "ready twice": "The parameter 12 has already been reduced.             Gradient
 # computed twice for this partition.             Multiple gradient reduction is currently not supported"
 # (a backward pass through a parameter twice: reentrant checkpointing, two losses over shared weights).
+_ZERO_REDUCED = re.compile(r"The parameter ([\w.]+) has already been reduced")
 _ZERO_TWICE = re.compile(
     r"(?:The parameter ([\w.]+) has already been reduced\.\s*)?Gradient computed twice for this partition"
 )
@@ -222,10 +223,12 @@ def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]
     facts: dict[str, Any] = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
     if zt:
         facts["framework"] = "deepspeed"
-        if zt.group(1):
-            facts.update(
-                {"param_index": int(zt.group(1))} if zt.group(1).isdigit() else {"param": zt.group(1)}
-            )
+        # the assertion hard-wrapped at its continuation spaces: the parameter is on the line above
+        named = zt.group(1) or next(
+            (b.group(1) for ln in hit.before(2) if (b := _ZERO_REDUCED.search(ln.text))), None
+        )
+        if named:
+            facts.update({"param_index": int(named)} if named.isdigit() else {"param": named})
     name = facts.get("param") or (
         f"index {facts['param_index']}" if "param_index" in facts else "a parameter"
     )
