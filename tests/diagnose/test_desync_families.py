@@ -272,6 +272,33 @@ TIMEOUTS = [
         {"timeout_ms": 1800000},
     ),
     (
+        # 1.10-1.13: the communicator's abort carries the reason
+        "RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=35, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800494 milliseconds before timing out.",
+        "RUN151",
+        1,
+        {"seq": 35, "timeout_ms": 1800000},
+    ),
+    (
+        # 2.4+: the watchdog's own thread, terminated by the timeout
+        "[rank2]:[E1105 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, OpType=ALLGATHER, NumelIn=2, NumelOut=16, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
+        "RUN151",
+        2,
+        {"seq": 1234, "op": "ALLGATHER"},
+    ),
+    (
+        # 2.2+: which work the watchdog stopped at, without the record
+        "[rank2]:[E1105 10:00:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 2] Exception (either an error or timeout) detected by watchdog at work: 1234, last enqueued NCCL work: 1235, last completed NCCL work: 1233.",
+        "RUN151",
+        2,
+        {"seq": 1234},
+    ),
+    (
+        "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api, or other deadlock-prone behaviors.",
+        "RUN152",
+        0,
+        {},
+    ),
+    (
         # DeepSpeed's launcher records the abort after it
         "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=86, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600340 milliseconds before timing out.\n"
         "[2024-03-01 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=3'] exits with return code = -6",
