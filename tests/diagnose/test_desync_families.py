@@ -189,6 +189,29 @@ MISMATCH = [
         {"bytes": 3096, "expected_bytes": 16},
     ),
     (
+        # Accelerate's debug mode, its exception on one line
+        "accelerate.utils.operations.DistributedOperationException: Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.\n"
+        "\n"
+        "Operation: `accelerate.utils.operations.broadcast`\n"
+        "Input shapes:\n"
+        "  - Process 0: [1, 5]\n"
+        "  - Process 1: [1, 2, 5]\n"
+        "  - Process 2: [1, 5]\n",
+        {"op": "broadcast", "ranks": [1]},
+    ),
+    (
+        # ... and with the message on the line after the exception's name (docs' shape)
+        "accelerate.utils.operations.DistributedOperationException:\n"
+        "\n"
+        "Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.\n"
+        "\n"
+        "Operation: `accelerate.utils.operations.gather`\n"
+        "Input shapes:\n"
+        "  - Process 0: [8, 128]\n"
+        "  - Process 1: [6, 128]\n",
+        {"op": "gather", "shapes_by_rank": {"0": "[8, 128]", "1": "[6, 128]"}},
+    ),
+    (
         # DDP's join with throw_on_early_termination=True
         "RuntimeError: Detected at least one rank that exhausted inputs. Throwing across all ranks.",
         {"kind": "uneven_inputs"},

@@ -204,6 +204,52 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
     return [row.event(hit, msg, facts, rank=facts.get("rank"), dedupe=(row.code,))]
 
 
+# Accelerate's debug mode (ACCELERATE_DEBUG_MODE / `accelerate launch --debug`, utils/operations.py
+# verify_operation, 0.21+) gathers each process's tensor shapes before a collective: "Cannot apply desired
+# operation due to shape mismatches. All shapes across devices must be valid." then "Operation:
+# `accelerate.utils.operations.broadcast`", "Input shapes:" and one "  - Process 1: [1, 2, 5]" per process.
+_ACC_SHAPES = re.compile(r"Cannot apply desired operation due to shape mismatches")
+_ACC_OP = re.compile(r"Operation: `(?:[\w.]+\.)?(\w+)`")
+_ACC_PROC = re.compile(r"^\s*-\s*Process (\d+): (.+?)\s*$")
+
+
+def _acc_shapes(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    shapes: dict[int, str] = {}
+    op = None
+    for ln in hit.after(40, same_rank=False):
+        o, pr = _ACC_OP.search(ln.text), _ACC_PROC.match(ln.text)
+        if o and op is None:
+            op = o.group(1)
+        elif pr:
+            shapes[int(pr.group(1))] = pr.group(2)
+        elif shapes:
+            break
+    facts: dict[str, Any] = {"kind": "accelerate_shape_check", "framework": "accelerate"}
+    if op:
+        facts["op"] = op
+    if shapes:
+        facts["shapes_by_rank"] = {str(r): v for r, v in sorted(shapes.items())}
+        groups: dict[str, list[int]] = {}
+        for r, v in shapes.items():
+            groups.setdefault(v, []).append(r)
+        by_size = sorted(groups.values(), key=lambda g: (len(g), g))
+        if len(by_size) > 1 and len(by_size[0]) < len(by_size[1]):  # one smallest group: the odd ranks
+            facts["ranks"] = sorted(by_size[0])
+    odd = facts.get("ranks", [])
+    return [
+        row.event(
+            hit,
+            "Accelerate's debug check: the processes passed tensors of different shapes to "
+            + (f"{op}" if op else "a collective")
+            + (f" ({'; '.join(f'process {r}: {v}' for r, v in sorted(shapes.items()))})" if shapes else "")
+            + (f"; rank(s) {odd} are the odd ones" if odd else ""),
+            facts,
+            rank=odd[0] if len(odd) == 1 else None,
+            dedupe=(row.code, "accelerate_shapes"),
+        )
+    ]
+
+
 def _exhausted(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -418,6 +464,14 @@ SIGNATURES = (
             "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
             "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE)",
         ),
+    ),
+    Signature(
+        "accelerate shape check",
+        _ACC_SHAPES,
+        _acc_shapes,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"shape mismatches",),
+        worth=(rb"shape mismatches",),
     ),
     Signature(
         "ddp join uneven inputs",
