@@ -156,6 +156,16 @@ MISMATCH = [
         {"bytes": 4194304, "expected_bytes": 2097152},
     ),
     (
+        # 2.12-2.18: the hint joined by the C string's line continuation, its indentation kept
+        "node1:1234:5678 [0] transport/net_socket.cc:503 NCCL WARN NET/Socket : peer 10.0.0.2<41234> message truncated : receiving 65536 bytes instead of 4096. If you believe your socket network is in healthy state,           there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks",
+        {"bytes": 65536, "expected_bytes": 4096, "peer": "10.0.0.2"},
+    ),
+    (
+        # NET/IB 2.12+: "collective mismatch error, local size ... remote size ..."
+        "node1:1234:5678 [0] transport/net_ib.cc:1187 NCCL WARN NET/IB : req 0/1 tag 7 peer 10.0.0.2<60412> collective mismatch error, local size 1048576 remote size 524288",
+        {"bytes": 524288, "expected_bytes": 1048576},
+    ),
+    (
         # 2.4-2.7: no peer
         "node1:1234:5678 [0] NCCL WARN NET/Socket : message truncated : receiving 262144 bytes instead of 131072",
         {"bytes": 262144, "expected_bytes": 131072},
@@ -231,6 +241,17 @@ MISMATCH = [
         {"seq": 42, "ranks": [2]},
     ),
 ]
+
+
+def test_timeouts_of_different_process_groups_at_one_number_are_no_mismatch() -> None:
+    # SeqNum counts per process group: PG 0's ALLREDUCE 42 and PG 2's ALLGATHER 42 are different works
+    log = (
+        "[rank0]:[E1001 12:00:00.1 ProcessGroupNCCL.cpp:616] [PG 0 Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+        "[rank1]:[E1001 12:00:00.2 ProcessGroupNCCL.cpp:616] [PG 2 Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLGATHER, NumelIn=8, NumelOut=16, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.\n"
+        "[rank2]:[E1001 12:00:00.3 ProcessGroupNCCL.cpp:616] [PG 0 Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600014 milliseconds before timing out.\n"
+    )
+    f = _root(log)
+    assert f is not None and f.category == "collective_timeout", f
 
 
 @pytest.mark.parametrize("log,facts", MISMATCH)
