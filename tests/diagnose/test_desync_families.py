@@ -437,9 +437,16 @@ def test_a_monitored_barrier_names_the_rank_it_waited_for(log: str, suspects: li
     f = _root(log)
     assert f is not None and f.category == "collective_timeout", (log[:100], f)
     got = _facts(f)
-    assert sorted(got["suspect_ranks"]) == suspects, got
-    if len(suspects) == 1:
-        assert got["rank"] == suspects[0], got
+    assert sorted(got["suspect_ranks"]) == sorted(got["missing_ranks"]) == suspects, got
+
+
+def test_a_monitored_barrier_explains_the_exit_of_the_rank_that_reports_it() -> None:
+    log = (
+        "[rank0]: RuntimeError: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 30000 ms\n"
+        "E0101 10:00:00.000000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 (pid: 4711) of binary: /usr/bin/python\n"
+    )
+    f = _root(log)
+    assert f is not None and f.code == "RUN153" and _facts(f)["suspect_ranks"] == [1], f
 
 
 MAIN_FIRST = [

@@ -272,21 +272,19 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 def _monitored(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    # The suspects are the ranks it names; the event stays the reporting rank's (rank 0's), so that the
+    # launcher's record of that rank's exit is explained by it.
     facts: dict[str, Any] = {
         "missing_ranks": missing,
         "suspect_ranks": missing,
         "timeout_ms": int(m.group(2)),
     }
     facts["backend"] = "gloo"
-    if hit.rank is not None:
-        facts["reporter_rank"] = hit.rank
-    # The finding is about the rank that never arrived, not rank 0 that reports it (its "[Rank 0]: ").
     return [
         row.event(
             hit,
             f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
             facts,
-            rank=missing[0] if len(missing) == 1 else None,
             dedupe=(row.code, "monitored", tuple(missing)),
         )
     ]
