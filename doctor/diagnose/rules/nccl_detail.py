@@ -376,6 +376,7 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
                 f"ranks {b} and {a} both use the GPU at bus id {dev}",
                 {**base, "ranks": sorted({a, b}), "bus_id": dev},
                 used,
+                rank=hit.line.rank if hit.line.rank is not None else b,
                 dedupe=(C.NCCL_DUPLICATE_GPU.code, dev),
             )
         ]
