@@ -7,8 +7,9 @@ fragments (`worth`) that make the scanner cut a window around such a line, the l
 a match into events with facts. The scanner's ANCHORS and WORTH (`rules/__init__.py`) and each
 module's gate are built from the rows, so they cannot drift apart.
 
-A module's `parse()` is `read(hit, SIGNATURES)` after the few steps that are truly procedural
-(joining a record wrapped over lines, reading a table). `build` returns None when the line is
+A module's `parse()` is `gated_reader(SIGNATURES)`, or, where some steps are truly procedural
+(joining a record wrapped over lines, reading a table), its own function that does them and then
+`read(hit, SIGNATURES)`. `build` returns None when the line is
 not the row's after all (a condition the pattern cannot say): the next row is tried. It returns
 a list, even an empty one, when the row owns the line: that ends the module's reading of it.
 """
@@ -100,6 +101,20 @@ def gate(rows: Iterable[Signature]) -> Optional[tuple[str, ...]]:
             return None
         out.extend(w for w in row.words if w not in out)
     return tuple(out)
+
+
+def gated_reader(rows: Sequence[Signature], *, unless: str = "") -> Callable[[Hit], list[Event]]:
+    """A module's whole parse() when nothing in it is procedural: [] unless the hit line holds one
+    of the rows' gate words (and not `unless`, a text whose lines belong to another module), then
+    `read(hit, rows)`. The gate is built once, here, from the rows."""
+    words = gate(rows)
+
+    def parse(hit: Hit) -> list[Event]:
+        if (unless and unless in hit.text) or (words is not None and not hit.may_hold(words)):
+            return []
+        return read(hit, rows)
+
+    return parse
 
 
 def anchors_of(rows: Iterable[Signature]) -> tuple[bytes, ...]:

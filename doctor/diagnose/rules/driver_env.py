@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader, read
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
 
@@ -601,13 +601,7 @@ SIGNATURES = (
     ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if "NCCL INFO" in hit.text or (_WORDS is not None and not hit.may_hold(_WORDS)):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES, unless="NCCL INFO")
 
 
 def nvml_mismatch_events(hit: Hit, text: str) -> list[Event]:

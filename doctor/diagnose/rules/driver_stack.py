@@ -36,7 +36,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import NV_GPU_START, nv_gpu_record
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 
 # NVML_ERROR_DRIVER_NOT_LOADED (9) and NVML_ERROR_LIBRARY_NOT_FOUND (12) in every spelling: the
@@ -390,10 +390,4 @@ SIGNATURES = (
         ),
     ),
 )
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

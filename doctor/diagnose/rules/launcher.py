@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.ranks import MAX_PID, bounded, span_gaps
 
@@ -639,6 +639,4 @@ SIGNATURES = (
     ),
 )
 
-
-def parse(hit: Hit) -> list[Event]:
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

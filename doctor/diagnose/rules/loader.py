@@ -21,7 +21,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader, read
 from pgdoctor.knowledge.clip import clip
 
 # The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
@@ -213,13 +213,7 @@ SIGNATURES = (
         ),
     ),
 )
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if "NCCL INFO" in hit.text or (_WORDS is not None and not hit.may_hold(_WORDS)):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES, unless="NCCL INFO")
 
 
 def detail_events(hit: Hit, text: str) -> list[Event]:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.units import fmt_bytes
 
 _UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -93,10 +93,4 @@ SIGNATURES = (
         words=("rss",),
     ),
 )
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

@@ -22,7 +22,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import TRUNCATED
-from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
 _FP = re.compile(
@@ -384,6 +384,4 @@ SIGNATURES = (
     ),
 )
 
-
-def parse(hit: Hit) -> list[Event]:
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

@@ -64,7 +64,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.store_errors import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import find_cuda_error
 
@@ -659,10 +659,4 @@ SIGNATURES = (
 )
 # Every finding of parse() needs one of its row's words in the hit line (lower case; checked
 # before any pattern): the watchdog's own lines ("WorkNCCL(...)") name NCCL but are the timeouts module's.
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

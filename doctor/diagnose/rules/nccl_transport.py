@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import joblogs as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.signature import Build, Signature, gate, read
+from pgdoctor.diagnose.signature import Build, Signature, gated_reader
 
 OBSERVED = "observed"
 
@@ -101,10 +101,4 @@ SIGNATURES = (
         rb"--nnodes[= ]\d|min_nodes\s*:\s*\d|--nodes[= ]\d|SLURM_(?:NNODES|JOB_NUM_NODES)=\d",
     ),
 )
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _SHELL = re.compile(
     r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
@@ -376,6 +376,4 @@ SIGNATURES = (
     ),
 )
 
-
-def parse(hit: Hit) -> list[Event]:
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

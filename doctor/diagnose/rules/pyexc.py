@@ -13,7 +13,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
-from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 
 _EXC = re.compile(
@@ -170,6 +170,4 @@ SIGNATURES = (
     ),
 )
 
-
-def parse(hit: Hit) -> list[Event]:
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

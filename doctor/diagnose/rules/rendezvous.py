@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _RDZV_TIMEOUT = re.compile(
     r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
@@ -619,10 +619,4 @@ SIGNATURES = (
     ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import joblogs as C
 from pgdoctor.diagnose.event import LINES_BEFORE, Event, Hit
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import fmt_idle, inline_time, is_bar, is_progress, last_step, step_seconds
@@ -164,10 +164,4 @@ SIGNATURES = (
         words=("cancelled at",),
     ),
 )
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _GDB = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()]*>)?)\s*\(")
 _PYSTACK_C = re.compile(r'^\s*\(C\) File "[^"]*", line \d+, in (?P<fn>[\w:~<>]+)')
@@ -309,10 +309,4 @@ SIGNATURES = (
         ),
     ),
 )
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.signature import Signature, read
+from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.slurm import CANCEL as SLURM_CANCEL
 from pgdoctor.knowledge.slurm import read_cancel
@@ -362,6 +362,4 @@ SIGNATURES = (
     ),
 )
 
-
-def parse(hit: Hit) -> list[Event]:
-    return read(hit, SIGNATURES)
+parse = gated_reader(SIGNATURES)
