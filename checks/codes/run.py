@@ -159,6 +159,16 @@ NCCL_INVALID_USAGE = register_code(
 NCCL_INTERNAL_ERROR = register_code(
     "RUN192", "nccl-internal-error", "fail", "nccl_usage", "NCCL internal error", AREA
 )
+# nccl-tests' own check of the results (-c 1, the default): a collective returned wrong values on a
+# GPU. Nothing failed or raised; NCCL, the GPU or the path between GPUs corrupted data.
+NCCL_WRONG_RESULTS = register_code(
+    "RUN327",
+    "nccl-wrong-results",
+    "fail",
+    "nccl_usage",
+    "A collective returned wrong values (nccl-tests' result check failed)",
+    AREA,
+)
 NCCL_DUPLICATE_GPU = register_code(
     "RUN193",
     "nccl-duplicate-gpu",

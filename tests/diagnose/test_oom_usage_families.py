@@ -528,3 +528,38 @@ def test_duplicate_gpu_names_both_ranks_and_the_reporting_one() -> None:
     )
     assert root.code == "RUN193" and root.facts["ranks"] == [2, 3] and root.facts["rank"] == 2
     assert root.facts["bus_id"] == "4f000"
+
+
+# -- nccl-tests' result check: wrong values are RUN327 --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("log", "sizes"),
+    [
+        # before 2.10: an "error" column of maximum deviations, no "# " before the summary
+        (
+            "all_gather_perf -g 8 -b 4294967296 -e 4294967296 -n 100\n"
+            "       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n"
+            "        (B)    (elements)             (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+            "  4294967296     134217728   float    29122  129.05  129.05  1e+00    29169  128.84  128.84  1e+00\n"
+            " Out of bounds values : 2 FAILED\n"
+            " Avg bus bandwidth    : 128.942\n",
+            [4294967296],
+        ),
+        # 2.10+: "#wrong" counts, redop and root columns
+        (
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+            "     1048576        262144     float     sum      -1    61.20   17.13   29.98      0    60.98   17.20   30.09      0\n"
+            "     2097152        524288     float     sum      -1    95.71   21.91   38.35     12    95.32   22.00   38.50      0\n"
+            "# Out of bounds values : 12 FAILED\n"
+            "# Avg bus bandwidth    : 34.23\n"
+            "#\n"
+            "# Collective test concluded: all_reduce_perf\n",
+            [2097152],
+        ),
+    ],
+)
+def test_nccl_tests_wrong_results_in_both_table_formats(log: str, sizes: list[int]) -> None:
+    root = _root(log)
+    assert root.code == "RUN327" and root.category == "nccl_usage"
+    assert root.facts["wrong_sizes_bytes"] == sizes and root.facts["wrong_values"] > 0
