@@ -563,3 +563,58 @@ def test_nccl_tests_wrong_results_in_both_table_formats(log: str, sizes: list[in
     root = _root(log)
     assert root.code == "RUN327" and root.category == "nccl_usage"
     assert root.facts["wrong_sizes_bytes"] == sizes and root.facts["wrong_values"] > 0
+
+
+@pytest.mark.parametrize(
+    ("line", "reporter"),
+    [
+        # glog CHECKs on a CUDA call (Caffe, PaddlePaddle 1.x, MXNet's mshadow), spconv's tensorview
+        (
+            "F0304 14:26:21.611594  4889 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)  out of memory\n*** Check failure stack trace: ***",
+            "a CUDA error check",
+        ),
+        ("Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory", "a CUDA error check"),
+        (
+            "mxnet.base.MXNetError: [08:45:46] /home/travis/build/dmlc/mxnet-distro/mxnet-build/3rdparty/mshadow/mshadow/./stream_gpu-inl.h:184: Check failed: e == cudaSuccess: CUDA: out of memory",
+            "a CUDA error check",
+        ),
+        (
+            "RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168\ncuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.",
+            "a CUDA error check",
+        ),
+        # ROCm's hipified c10 check
+        ("RuntimeError: HIP error: out of memory", "HIP runtime"),
+        # XLA's copy of the BFC allocator under JAX
+        (
+            "2024-01-01 10:00:00.000000: W external/xla/xla/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) ran out of memory trying to allocate 4.00GiB (rounded to 4294967296)requested by op",
+            "XLA",
+        ),
+        # the watchdog's rethrow of a CUDA OOM
+        (
+            "[rank3]:[E ProcessGroupNCCL.cpp:1182] [Rank 3] NCCL watchdog thread terminated with exception: CUDA error: out of memory",
+            "CUDA runtime",
+        ),
+    ],
+)
+def test_cuda_allocation_checks_of_other_codebases(line: str, reporter: str) -> None:
+    root = _root(line + "\n")
+    assert root is not None and root.category == "cuda_oom" and root.facts["reported_by"] == reporter
+
+
+def test_xla_oom_cut_by_a_terminal_after_out_keeps_the_bytes() -> None:
+    log = (
+        "[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] "
+        "Execution of replica 0 failed: Resource exhausted: Out \n"
+        "of memory while trying to allocate 5520758552 bytes.\n"
+    )
+    root = _root(log)
+    assert root.category == "cuda_oom" and root.facts["requested_bytes"] == 5520758552
+
+
+def test_bfc_allocator_names_the_gpu_and_the_rounded_request() -> None:
+    root = _root(
+        "2025-08-05 12:33:53.958194: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator (GPU_2_bfc) "
+        "ran out of memory trying to allocate 91.27GiB (rounded to 98000028160)requested by op \n"
+    )
+    assert root.category == "cuda_oom" and root.facts["gpu_index"] == 2
+    assert root.facts["requested_bytes"] == 98000028160 and root.facts["reported_by"] == "XLA"

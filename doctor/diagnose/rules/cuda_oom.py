@@ -43,7 +43,7 @@ _SPLIT = re.compile(
 )
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
 _ANY = re.compile(
-    r"CUDA out of memory|HIP out of memory|CUDA [Ee]rror: out of memory|Cuda failure '?out of memory|"
+    r"CUDA out of memory|HIP out of memory|(?:CUDA|HIP) [Ee]rror: out of memory|Cuda failure '?out of memory|"
     r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
     r"|CUBLAS_STATUS_ALLOC_FAILED"
     # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
@@ -68,6 +68,8 @@ _REPORTERS = (
     ("CUSPARSE", "cuSPARSE"),
     ("CURAND", "cuRAND"),
     ("CUDA error", "CUDA runtime"),
+    ("HIP error", "HIP runtime"),
+    ("CUDA: out of memory", "a CUDA error check"),
     ("Cuda failure", "NCCL"),
     ("CUDA_ERROR_", "the CUDA driver"),
 )

@@ -94,7 +94,12 @@ def _device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 # -- a CUDA allocation call that failed, in the words of the code around it ------------------------------
 _CHECK = re.compile(
-    r"(?:CUDA|Cuda) (?:failure|error) (?P<where>\S+:\d+) '(?:out of memory|cudaErrorMemoryAllocation)'"
+    r"(?:CUDA|Cuda) (?:failure|error) (?P<where>\S+:\d+) '(?:out of memory|cudaErrorMemoryAllocation)'|"
+    # glog CHECKs on a CUDA call: Caffe's "Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+    # Paddle's "Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory"; tensorview's
+    # (spconv) "cuda failed with error 2 out of memory"
+    r"cudaSuccess[^\n]{0,40}?\((?:2 vs\. 0|0 vs\. 2)\)\s*(?:Cuda Error: )?out of memory|"
+    r"cuda failed with error 2 out of memory"
 )
 _MALLOC = re.compile(
     r"\b(?P<call>cu(?:da)?(?:Mem)?(?:Malloc|Alloc|alloc)\w*)\b(?:\([^)]*\))?[^:\n]{0,40}?: "
@@ -103,12 +108,11 @@ _MALLOC = re.compile(
 
 
 def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {
-        "format": "cuda_error",
-        "reported_by": "a CUDA error check",
-        "where": m.group("where"),
-    }
-    return _oom(row, hit, f"a CUDA call at {m.group('where')} failed: out of memory", facts)
+    facts: dict[str, Any] = {"format": "cuda_error", "reported_by": "a CUDA error check"}
+    if m.group("where"):
+        facts["where"] = m.group("where")
+    where = f" at {m.group('where')}" if m.group("where") else ""
+    return _oom(row, hit, f"a CUDA call{where} failed: out of memory (cudaErrorMemoryAllocation)", facts)
 
 
 def _malloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -122,6 +126,7 @@ def _malloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 _TF = re.compile(
     r"OOM when allocating tensor(?: with shape\s*\[(?P<shape>[^\]]*)\])?(?P<rest>.*)|"
     r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<size>[\d.]+\s*\w+)"
+    r"(?: \(rounded to (?P<rounded>\d+)\))?"
 )
 _TF_GPU = re.compile(r"device:GPU:(\d+)|\bGPU_(\d+)_bfc")
 
@@ -130,22 +135,31 @@ def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     text, _ = hit.block(2)
     if "not a failure" in text:
         return []  # the BFC allocator's note that a larger workspace would have been faster
-    facts: dict[str, Any] = {"format": "tensorflow", "reported_by": "TensorFlow"}
+    # XLA's copy of the BFC allocator (xla/tsl/framework) prints the same words under JAX
+    xla = "xla/" in hit.text or "tsl/" in hit.text
+    facts: dict[str, Any] = {
+        "format": "xla" if xla else "tensorflow",
+        "reported_by": "XLA" if xla else "TensorFlow",
+    }
     g = _TF_GPU.search(hit.text)
     if g:
         facts["gpu_index"] = int(g.group(1) or g.group(2))
+    if m.group("rounded"):
+        facts["requested_bytes"] = int(m.group("rounded"))
     if m.group("shape") is not None:
         facts["shape"] = m.group("shape")
         what = f"a tensor of shape [{m.group('shape')}]"
     else:
         what = m.group("size") or "a tensor"
     where = f" on GPU {facts['gpu_index']}" if "gpu_index" in facts else ""
-    return _oom(row, hit, f"TensorFlow ran out of GPU memory allocating {what}{where}", facts)
+    return _oom(row, hit, f"{facts['reported_by']} ran out of GPU memory allocating {what}{where}", facts)
 
 
 # -- XLA (JAX, TensorFlow/XLA, torch_xla) -----------------------------------------------------------------
 _XLA = re.compile(
+    # (a terminal may cut it after "Out": the rest of the sentence alone is still XLA's)
     r"Out of memory (?:while trying to allocate|allocating) (?P<bytes>\d+) bytes|"
+    r"^\s*of memory while trying to allocate (?P<b3>\d+) bytes|"
     r"Failed to allocate request for (?P<size>[\d.]+\s*\w+) \((?P<b2>\d+)B\) on device ordinal (?P<dev>\d+)|"
     r"Ran out of memory in memory space (?P<space>\w+)|"
     r"Attempting to (?:allocate|reserve) \S+(?: at the bottom of memory)?\. That was not possible\."
@@ -154,7 +168,7 @@ _XLA = re.compile(
 
 def _xla(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"format": "xla", "reported_by": "XLA"}
-    b = m.group("bytes") or m.group("b2")
+    b = m.group("bytes") or m.group("b2") or m.group("b3")
     if b:
         facts["requested_bytes"] = int(b)
     if m.group("dev"):
@@ -267,9 +281,19 @@ SIGNATURES = (
         _XLA,
         _xla,
         C.CUDA_OOM.code,
-        anchors=(b"ut of memory", b"Failed to allocate request", b"was not possible"),
-        worth=(rb"[Oo]ut of memory", rb"Failed to allocate request", rb"was not possible"),
-        words=("out of memory", "failed to allocate request", "was not possible"),
+        anchors=(
+            b"ut of memory",
+            b"Failed to allocate request",
+            b"was not possible",
+            b"of memory while trying",
+        ),
+        worth=(
+            rb"[Oo]ut of memory",
+            rb"Failed to allocate request",
+            rb"was not possible",
+            rb"of memory while trying",
+        ),
+        words=("out of memory", "failed to allocate request", "was not possible", "of memory while trying"),
     ),
     Signature(
         "paddle out of memory",
