@@ -618,3 +618,81 @@ def test_bfc_allocator_names_the_gpu_and_the_rounded_request() -> None:
     )
     assert root.category == "cuda_oom" and root.facts["gpu_index"] == 2
     assert root.facts["requested_bytes"] == 98000028160 and root.facts["reported_by"] == "XLA"
+
+
+# -- a rank's GPU OOM is the cause of what the other ranks and the launcher report ------------------------------
+
+_OOM_RANK3 = (
+    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 3 has a total "
+    "capacity of 23.65 GiB of which 301.06 MiB is free.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        # the peers wait in the collective the OOM rank never joins, then the launcher reaps it
+        "[rank0]:[E1101 10:30:00.000000 1 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE, NumelIn=1000, NumelOut=1000, Timeout(ms)=600000) ran for "
+        "600012 milliseconds before timing out.\n"
+        "E1101 10:30:02.000000 1 torch/distributed/elastic/multiprocessing/api.py:862] failed (exitcode: 1) "
+        "local_rank: 3 (pid: 104) of binary: /usr/bin/python\n",
+        # the peers see it go away
+        "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+        "remote process exited or there was a network error, NCCL version 2.20.5\n"
+        "[rank0]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+        "[rank0]: Last error:\n[rank0]: socketProgress: Connection closed by remote peer node1<43210>\n",
+    ],
+)
+def test_a_rank_oom_is_the_cause_of_the_peers_errors_and_the_exit(after: str) -> None:
+    root = _root(_OOM_RANK3 + after)
+    assert root.category == "cuda_oom" and root.facts["rank"] == 3 and root.facts["gpu_index"] == 3
+
+
+def test_oom_behind_deepspeeds_host_prefix_keeps_rank_gpu_and_host() -> None:
+    log = (
+        "worker-5: [rank22]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 6 has a "
+        "total capacity of 79.33 GiB of which 1.59 GiB is free.\n"
+        "worker-5: [2024-11-01 10:00:00,000] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', "
+        "'main.py', '--local_rank=6'] exits with return code = 1\n"
+    )
+    root = _root(log)
+    assert root.category == "cuda_oom"
+    assert (root.facts["rank"], root.facts["gpu_index"], root.facts["host"]) == (22, 6, "worker-5")
+
+
+def test_oom_in_an_elastic_json_error_file() -> None:
+    import json
+
+    tb = (
+        'Traceback (most recent call last):\n  File "train.py", line 10, in main\n    loss.backward()\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of "
+        "79.10 GiB of which 1.05 GiB is free.\n"
+    )
+    log = json.dumps(
+        {
+            "message": {
+                "message": "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
+                "capacity of 79.10 GiB of which 1.05 GiB is free.",
+                "extraInfo": {"py_callstack": tb, "timestamp": "1700000000"},
+            }
+        }
+    )
+    root = _root(log + "\n")
+    assert root.category == "cuda_oom" and root.facts["gpu_index"] == 3
+
+
+# -- the device a collective runs on ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "[rank1]:[E1101 10:00:00.000000 1 ProcessGroupNCCL.cpp:2011] [PG ID 0 PG GUID 0(default_pg) Rank 1] Tensor found on device cuda:0 but backend constrained to cuda:1",
+        "torch.distributed.DistBackendError: Attempt to perform collective on tensor not on device passed to init_process_group",
+        "torch.distributed.DistBackendError: Not able to create/get the NCCL Communicator since the GPU devices are not known",
+    ],
+)
+def test_a_collective_on_a_tensor_of_another_gpu_than_the_bound_one(log: str) -> None:
+    root = _root(log + "\n")
+    assert root.code == "RUN301" and root.category == "nccl_usage"
