@@ -696,3 +696,38 @@ def test_oom_in_an_elastic_json_error_file() -> None:
 def test_a_collective_on_a_tensor_of_another_gpu_than_the_bound_one(log: str) -> None:
     root = _root(log + "\n")
     assert root.code == "RUN301" and root.category == "nccl_usage"
+
+
+# -- the allocator's exception type without its message ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "[rank0]: torch.OutOfMemoryError",
+        "torch.cuda.OutOfMemoryError",
+        '  File "train.py", line 10, in <module>\n    loss.backward()\ntorch.OutOfMemoryError: ',
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::RayTrainWorker._RayTrainWorker__execute() (pid=1234, ip=10.0.0.1)",
+        "terminate called after throwing an instance of 'c10::OutOfMemoryError'",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 3 (pid: 4242) of binary: /usr/bin/python\n"
+        "terminate called after throwing an instance of 'c10::OutOfMemoryError'",
+        "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+    ],
+)
+def test_oom_exception_type_alone_and_cudnn_without_an_algorithm(log: str) -> None:
+    root = _root(log + "\n")
+    assert root is not None and root.category == "cuda_oom"
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "    except torch.cuda.OutOfMemoryError:",
+        "if isinstance(e, torch.cuda.OutOfMemoryError):",
+        # Ray's own host-memory kill is raised unwrapped: host_oom's, not a GPU OOM
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+    ],
+)
+def test_code_naming_the_type_and_rays_host_oom_are_not_a_gpu_oom(log: str) -> None:
+    root = _root(log + "\n")
+    assert root is None or root.category != "cuda_oom"

@@ -229,6 +229,45 @@ def _vllm_kv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     return _oom(row, hit, msg + "; lower max_model_len or raise gpu_memory_utilization", facts)
 
 
+# The allocator's exception type with its message cut off or on a later line: "torch.OutOfMemoryError"
+# (2.5+), "torch.cuda.OutOfMemoryError" (1.13+), C++'s "terminate called after throwing an instance of
+# 'c10::OutOfMemoryError'" (the what() lost), Ray's "RayTaskError(OutOfMemoryError)" (the task raised it:
+# Ray's own ray.exceptions.OutOfMemoryError of a node out of host memory is raised unwrapped).
+_TYPE = re.compile(r"\b(?:torch\.(?:cuda\.)?|c10::)OutOfMemoryError\b|RayTaskError\(OutOfMemoryError\)")
+# cuDNN found no convolution algorithm whose workspace it could allocate (torch's Conv_v7/v8 search):
+# in practice the GPU is full, rarely an unsupported configuration.
+_CUDNN_ALGO = re.compile(r"Unable to find a valid cuDNN algorithm to run convolution")
+
+
+def _type_only(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    before = hit.text[: m.start()].strip()
+    if before and not before.endswith(("instance of '", "exceptions.", ":")):
+        return None  # code that names the type ("except torch.cuda.OutOfMemoryError:"), not a raise
+    if any("out of memory" in ln.text or "Tried to allocate" in ln.text for ln in hit.after(24)):
+        return []  # the message with its figures follows: that line is the finding
+    facts: dict[str, Any] = {"format": "exception_type", "reported_by": "PyTorch"}
+    return _oom(
+        row,
+        hit,
+        f"{hit.who()} raised {m.group(0)} (the CUDA caching allocator's out-of-memory error; its message is "
+        "not in the log)",
+        facts,
+        tier=1,
+    )
+
+
+def _cudnn_algo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "cudnn_algorithm", "reported_by": "cuDNN"}
+    return _oom(
+        row,
+        hit,
+        "cuDNN found no convolution algorithm it could run: most often no GPU memory was left for any "
+        "algorithm's workspace (a smaller batch, or torch.backends.cudnn.benchmark=False, confirms it)",
+        facts,
+        tier=1,
+    )
+
+
 _EXC = "the exception type ('RuntimeError: ', 'ValueError: ') before the message"
 SIGNATURES = (
     Signature(
@@ -330,6 +369,34 @@ SIGNATURES = (
             "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV "
             "cache is needed, which is larger than the available KV cache memory (9.47 GiB).",
         ),
+    ),
+)
+SIGNATURES = (
+    *SIGNATURES,
+    Signature(
+        "oom exception type",
+        _TYPE,
+        _type_only,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b", rb"OutOfMemoryError"),
+        words=("outofmemoryerror",),
+        anchor_from="the 'Error' of OutOfMemoryError itself",
+        examples=(
+            "[rank0]: torch.OutOfMemoryError",
+            "terminate called after throwing an instance of 'c10::OutOfMemoryError'",
+        ),
+    ),
+    Signature(
+        "cudnn no algorithm",
+        _CUDNN_ALGO,
+        _cudnn_algo,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("valid cudnn algorithm",),
+        anchor_from=_EXC,
+        examples=("RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",),
     ),
 )
 _WORDS = gate(SIGNATURES)
