@@ -269,7 +269,7 @@ def _cudnn_algo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 _EXC = "the exception type ('RuntimeError: ', 'ValueError: ') before the message"
-SIGNATURES = (
+_ROWS = (
     Signature(
         "thc out of memory",
         _THC,
@@ -372,7 +372,7 @@ SIGNATURES = (
     ),
 )
 SIGNATURES = (
-    *SIGNATURES,
+    *_ROWS,
     Signature(
         "oom exception type",
         _TYPE,
