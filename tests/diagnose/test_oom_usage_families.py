@@ -731,3 +731,33 @@ def test_oom_exception_type_alone_and_cudnn_without_an_algorithm(log: str) -> No
 def test_code_naming_the_type_and_rays_host_oom_are_not_a_gpu_oom(log: str) -> None:
     root = _root(log + "\n")
     assert root is None or root.category != "cuda_oom"
+
+
+# -- NCCL's result by its number (PaddlePaddle, PPL, samples) and RCCL's hipified WARN -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        ("ExternalError: NCCL error(5), invalid usage. ", "RUN191"),
+        ("OSError: (External) NCCL error(1), unhandled cuda error. ", "RUN194"),
+        ("[ERROR] NCCL error(code:5) on (ncclCommInitRank)", "RUN191"),
+        ("NCCL error(Err=3) at /src/comm.cu:120", "RUN192"),
+    ],
+)
+def test_nccl_result_by_number(log: str, code: str) -> None:
+    root = _root(log + "\n")
+    assert root.category == "nccl_usage" and root.code == code
+
+
+def test_nccl_result_by_number_with_a_network_last_error_is_network() -> None:
+    root = _root(
+        "ExternalError: NCCL error(2), unhandled system error. \nLast error:\n"
+        "socketProgress: Connection closed by remote peer node1<43210>\n"
+    )
+    assert root.category == "nccl_network"
+
+
+def test_rccl_hip_failure_out_of_memory() -> None:
+    root = _root("node1:1:1 [0] NCCL WARN HIP failure 'out of memory'\n")
+    assert root.category == "cuda_oom" and root.facts["reported_by"] == "RCCL"

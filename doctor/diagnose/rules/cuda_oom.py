@@ -43,7 +43,8 @@ _SPLIT = re.compile(
 )
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
 _ANY = re.compile(
-    r"CUDA out of memory|HIP out of memory|(?:CUDA|HIP) [Ee]rror: out of memory|Cuda failure '?out of memory|"
+    r"CUDA out of memory|HIP out of memory|(?:CUDA|HIP) [Ee]rror: out of memory|"
+    r"(?:Cuda|HIP) failure '?out of memory|"
     r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
     r"|CUBLAS_STATUS_ALLOC_FAILED"
     # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
@@ -71,6 +72,7 @@ _REPORTERS = (
     ("HIP error", "HIP runtime"),
     ("CUDA: out of memory", "a CUDA error check"),
     ("Cuda failure", "NCCL"),
+    ("HIP failure", "RCCL"),
     ("CUDA_ERROR_", "the CUDA driver"),
 )
 
