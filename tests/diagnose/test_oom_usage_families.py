@@ -761,3 +761,23 @@ def test_nccl_result_by_number_with_a_network_last_error_is_network() -> None:
 def test_rccl_hip_failure_out_of_memory() -> None:
     root = _root("node1:1:1 [0] NCCL WARN HIP failure 'out of memory'\n")
     assert root.category == "cuda_oom" and root.facts["reported_by"] == "RCCL"
+
+
+def test_internal_error_returned_through_the_bootstrap_is_network() -> None:
+    log = (
+        "DisAI-4090-2:914454:914479 [1] NCCL INFO bootstrap.cc:312 -> 3\n"
+        "DisAI-4090-2:914454:914479 [1] NCCL INFO init.cc:1493 -> 3\n"
+        "DisAI-4090-2:914454:914454 [3] NCCL INFO group.cc:95 -> 3\n"
+        "DisAI-4090-2: Test NCCL failure common.cu:961 'internal error - please report this issue to the NCCL developers / '\n"
+        " .. DisAI-4090-2 pid 914454: Test failure common.cu:844\n"
+    )
+    assert _root(log).category == "nccl_network"
+
+
+def test_internal_error_through_ncc_own_frames_stays_internal() -> None:
+    log = (
+        "node1:1:2 [0] NCCL INFO graph/search.cc:1049 -> 3\n"
+        "node1:1:2 [0] NCCL INFO init.cc:1493 -> 3\n"
+        "node1: Test NCCL failure common.cu:961 'internal error - please report this issue to the NCCL developers / '\n"
+    )
+    assert _root(log).code == "RUN192"

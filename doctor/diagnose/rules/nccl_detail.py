@@ -262,7 +262,9 @@ def from_detail(
         return special
     if IFACE.search(detail):
         kind_code = C.NCCL_SOCKET_ERROR  # whatever NCCL called it, no usable interface is the cause
-    elif kind_code is C.NCCL_INTERNAL_ERROR and SOCKET.search(detail):
+    elif kind_code is C.NCCL_INTERNAL_ERROR and (
+        SOCKET.search(detail) or (not detail and _network_chain(hit))
+    ):
         kind_code = C.NCCL_SOCKET_ERROR  # NCCL reports some socket failures as internal errors
     elif kind_code in (C.NCCL_SYSTEM_ERROR, C.NCCL_REMOTE_ERROR) or kind_code is None:
         if IB.search(detail) and kind_code is not C.NCCL_REMOTE_ERROR:
@@ -345,6 +347,15 @@ TRUNCATED = re.compile(
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
+
+
+# An internal error returned through the bootstrap's or the socket layer's frames ("NCCL INFO
+# bootstrap.cc:312 -> 3", "misc/socket.cc:58 -> 3") just above a report that carries no WARN of its own.
+_NET_FRAME = re.compile(r"NCCL INFO (?:\S*/)?(?:bootstrap|socket|net_socket)\.cc:\d+ -> [36]\b")
+
+
+def _network_chain(hit: Hit) -> bool:
+    return any(_NET_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False))
 
 
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:

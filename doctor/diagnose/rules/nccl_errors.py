@@ -244,8 +244,9 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     kind = RESULT.get(res)
     if kind is None:
         return []
-    if SOCKET_FRAME.search(m.group(1)):
-        kind = C.NCCL_SOCKET_ERROR  # the socket layer returns ncclInternalError for many socket failures
+    if SOCKET_FRAME.search(m.group(1)) or (res == 3 and m.group(1).endswith("bootstrap.cc")):
+        # the socket layer, and the bootstrap over it, return ncclInternalError for many socket failures
+        kind = C.NCCL_SOCKET_ERROR
     return [
         row.event(
             hit,
