@@ -774,7 +774,7 @@ def test_internal_error_returned_through_the_bootstrap_is_network() -> None:
     assert _root(log).category == "nccl_network"
 
 
-def test_internal_error_through_ncc_own_frames_stays_internal() -> None:
+def test_internal_error_through_nccls_own_frames_stays_internal() -> None:
     log = (
         "node1:1:2 [0] NCCL INFO graph/search.cc:1049 -> 3\n"
         "node1:1:2 [0] NCCL INFO init.cc:1493 -> 3\n"
