@@ -108,6 +108,18 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "peer access is not supported between these two devices",
         "peer_access",
     ),
+    # Mapping another GPU's memory (or an exported allocation) into this one's address space failed:
+    # cudaDeviceEnablePeerAccess, NCCL's cuMem P2P buffers (allocator.cc ncclMemAlloc: "Cuda failure 205
+    # 'mapping of buffer object failed'"), cuda-samples' p2pBandwidthLatencyTest. The threads' causes are
+    # the platform's: BAR1 too small (Resizable / large BAR off in the BIOS), an IOMMU in the way, a
+    # driver or kernel module without P2P for these boards.
+    _e(
+        205,
+        "cudaErrorMapBufferObjectFailed",
+        "CUDA_ERROR_MAP_FAILED",
+        "mapping of buffer object failed",
+        "peer_access",
+    ),
     _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
     # libcuda.so is the toolkit's link-time stub (lib64/stubs on the library path), not the driver's.
     _e(34, "cudaErrorStubLibrary", "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library", "no_device"),

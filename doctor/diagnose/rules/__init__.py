@@ -14,10 +14,12 @@ from pgdoctor.diagnose.rules import (
     c10d_usage,
     cuda_oom,
     desync_reports,
+    device_visibility,
     driver_env,
     driver_stack,
     gloo_errors,
     gpu_hardware,
+    gpu_runtime,
     host_oom,
     launcher,
     loader,
@@ -41,6 +43,7 @@ from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (
     gpu_hardware,
+    gpu_runtime,
     host_oom,
     userspace_oom,
     memory_trend,
@@ -50,6 +53,7 @@ MODULES = (
     gloo_errors,
     nccl_errors,
     driver_env,
+    device_visibility,
     loader,
     driver_stack,
     desync_reports,

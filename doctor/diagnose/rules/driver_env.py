@@ -6,9 +6,9 @@ Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (fo
 (pgdoctor.knowledge.cuda_errors: 35 insufficient driver, 100 no device, 802 system not yet
 initialized, 803/804, ...), as "CUDA error: <message>", "Error 802: system not yet initialized"
 or "cudaErrorSystemNotReady"; "Found no NVIDIA driver on your system"; "No CUDA GPUs are
-available"; "Torch not compiled with CUDA enabled"; "Distributed package doesn't have NCCL built
-in"; "invalid device ordinal". The dynamic loader's words (a library or a symbol missing) are
-rules/loader.py's.
+available"; "Torch not compiled with CUDA enabled". The NCCL backend without a GPU and a GPU index beyond the
+visible ones are rules/device_visibility.py's, the dynamic loader's words (a library or a symbol
+missing) rules/loader.py's.
 """
 
 from __future__ import annotations
@@ -91,13 +91,6 @@ _NVML_MISMATCH = re.compile(
 )
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
 _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
-_NO_NCCL = re.compile(
-    r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
-    r"found|"
-    r"NCCL support is not compiled"
-)
-# "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
-_ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
 # Reasons more precise than the kind for single errors of the table.
 _REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
@@ -166,9 +159,9 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 hit,
                 C.PEER_ACCESS_UNSUPPORTED.code,
                 f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
-                "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, or the platform "
-                "disables "
-                "P2P); NCCL_P2P_DISABLE=1 routes around it through host memory",
+                "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, "
+                + ("BAR1 too small for the mapping (large BAR off), " if ce.number == 205 else "")
+                + "or the platform disables P2P); NCCL_P2P_DISABLE=1 routes around it through host memory",
                 facts,
                 dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,),
             )
@@ -243,9 +236,11 @@ def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event
     return cuda_error_events(hit, hit.text) or None
 
 
-# nccl-tests' CUDACHECK: "Test CUDA failure common.cu:1007 '<message>'", the message sometimes wrapped
-# onto the next line by a paste.
-_TEST_FAILURE_CUT = re.compile(r"CUDA failure \S+:\d+\s*$")
+# A CUDA check macro that prints the source location before cudaGetErrorString's message, the message
+# wrapped onto the next line by a paste or by the macro itself: nccl-tests' CUDACHECK ("Test CUDA failure
+# common.cu:1007 '<message>'"), DeepEP's EPException ("Failed: CUDA error /x/csrc/deep_ep.cpp:200" then
+# "'peer access is not supported between these two devices'").
+_TEST_FAILURE_CUT = re.compile(r"(?:CUDA failure|CUDA error) \S+:\d+:?\s*$")
 
 
 def _test_failure_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -366,32 +361,6 @@ def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/macOS build, or no GPU visible)",
-            {"library": "NCCL"},
-            dedupe=(row.code, "nccl"),
-        )
-    ]
-
-
-def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    t = hit.text
-    if not ("rror" in t or "ERROR" in t):
-        return None
-    return [
-        row.event(
-            hit,
-            f"{hit.who()} asked for a GPU index that is not visible "
-            "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
-            {"cuda_error": m.group(0)},
-            dedupe=(row.code,),
-        )
-    ]
-
-
 _EXC = "the exception type ('RuntimeError: ', 'AssertionError: ') before torch's message"
 SIGNATURES = (
     Signature(
@@ -430,13 +399,13 @@ SIGNATURES = (
         ),
     ),
     Signature(
-        "nccl-tests cuda failure, message wrapped",
+        "cuda check at a source line, message wrapped",
         _TEST_FAILURE_CUT,
         _test_failure_cut,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"UDA failure",),
-        worth=(rb"[Cc]uda failure|CUDA failure",),
-        words=("cuda failure",),
+        anchors=(b"UDA failure", b"rror"),
+        worth=(rb"[Cc]uda failure|CUDA failure", rb"\bCUDA error\b"),
+        words=("cuda failure", "cuda error"),
     ),
     Signature(
         "nvml version mismatch",
@@ -573,31 +542,6 @@ SIGNATURES = (
         anchors=(b"CUDA Setup failed",),
         worth=(rb"CUDA Setup failed",),
         words=("cuda setup failed",),
-    ),
-    Signature(
-        "no nccl in torch",
-        _NO_NCCL,
-        _no_nccl,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"NCCL built in", b"rror"),
-        worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
-        words=("nccl built in", "processgroupnccl is only supported", "nccl support is not compiled"),
-        anchor_from=_EXC,
-        examples=(
-            "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
-            "RuntimeError: NCCL support is not compiled",
-        ),
-    ),
-    Signature(
-        "device ordinal",
-        _ORDINAL,
-        _ordinal,
-        C.DEVICE_MISMATCH.code,
-        anchors=(b"rror", b"ERROR"),
-        worth=(rb"Error\b", rb"\berror\b"),
-        words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
-        anchor_from="'CUDA error: ' before the runtime's message (required by the row)",
-        examples=("RuntimeError: CUDA error: invalid device ordinal",),
     ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).

@@ -1,0 +1,330 @@
+"""More driver/environment and GPU-hardware families read at their sources, every variant under the
+prefixes real logs add. Each group names the source its lines come from:
+
+- ProcessGroupNCCL's constructor check (torch 1.x TORCH_CHECK as RuntimeError, 2.2+ TORCH_CHECK_WITH
+  ValueError), whole, cut by a paste after "ProcessGroupNCCL is", or lost behind the constructor frame
+  (distributed_c10d.py 1.x `pg = ProcessGroupNCCL(prefix_store, ...)`, 2.x `backend_class = ...`);
+- cudart's 101 "invalid device ordinal" through torch, NCCL's CUDACHECK WARN and nccl-tests' CUDACHECK
+  ("Test CUDA failure common.cu:N '<cudaGetErrorString>'"), with every other environment message of
+  cudart's table in the nccl-tests shape;
+- NCCL's transport/nvls.cc CUCHECK sites (driver calls on multicast objects) answering any CUDA error;
+- CUDA check macros that put the source location before the message and wrap it (DeepEP's EPException,
+  cuda-samples' checkCudaErrors, llama.cpp's CUDA_CHECK);
+- cudart's 205 "mapping of buffer object failed" (cuMem / P2P mappings: BAR1, IOMMU);
+- cudart's 999 "unknown error" as c10's check prints it after kernels ran (the NCCL watchdog, a launch,
+  Triton's launcher) versus at device set-up;
+- framework loaders that search for a library themselves (torch7's nccl.torch ffi.lua).
+
+Decoys with the same words stay silent or keep their own class.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+
+from pgdoctor.diagnose.api import diagnose_sources
+
+PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - ", "(RayWorkerWrapper pid=1234) "]
+WARN = "gpu-node-07:2814:2856 [0] "
+FULL = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
+
+
+def _root(log: str) -> Any:
+    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
+    return findings[0] if findings else None
+
+
+def _check(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> None:
+    root = _root(log)
+    assert root is not None and root.code == code, (log, root)
+    for k, v in (facts or {}).items():
+        assert root.facts.get(k) == v, (log, k, root.facts)
+
+
+def _prefixed(prefix: str, log: str) -> str:
+    return "".join(prefix + ln + "\n" for ln in log.split("\n"))
+
+
+# ProcessGroupNCCL's constructor: the message whole or cut anywhere after "ProcessGroupNCCL is".
+NO_GPU_LINES = [
+    f"RuntimeError: {FULL}",
+    f"ValueError: {FULL}",
+    f"torch.distributed.DistBackendError: {FULL}",
+    "RuntimeError: ProcessGroupNCCL is only supp",
+    "RuntimeError: ProcessGroupNCCL is",
+    "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPU",
+    "RuntimeError: ProcessGroupNCCL is only supported with GPUs,",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line", NO_GPU_LINES)
+def test_nccl_backend_without_a_gpu(prefix: str, line: str) -> None:
+    _check(_prefixed(prefix, line), "RUN262", {"reason": "no_visible_device", "backend": "nccl"})
+
+
+TB_1X = """Traceback (most recent call last):
+  File "/usr/local/lib/python3.7/dist-packages/fairseq/distributed/utils.py", line 261, in distributed_init
+    rank=cfg.distributed_training.distributed_rank,
+  File "/usr/local/lib/python3.7/dist-packages/torch/distributed/distributed_c10d.py", line 610, in init_process_group
+    timeout=timeout,
+  File "/usr/local/lib/python3.7/dist-packages/torch/distributed/distributed_c10d.py", line 738, in _new_process_group_helper
+    pg = ProcessGroupNCCL(prefix_store, rank, world_size, pg_options)
+{exc}"""
+TB_2X = """  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 895, in init_process_group
+    default_pg = _new_process_group_helper(
+  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 1009, in _new_process_group_helper
+    backend_class = ProcessGroupNCCL(backend_prefix_store, group_rank, group_size, pg_options)
+{exc}"""
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("tb", [TB_1X, TB_2X])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        "RuntimeError: ProcessGroupNCCL is",
+        f"ValueError: {FULL}",
+        # ranks interleaved on one stream: the exception line glued to another rank's frame, no message
+        "        RuntimeErrorbackend_class = ProcessGroupNCCL(backend_prefix_store, group_rank, group_size, pg_options)",
+        "RuntimeError",
+        "ValueError",
+    ],
+)
+def test_nccl_backend_without_a_gpu_behind_the_constructor_frame(prefix: str, tb: str, exc: str) -> None:
+    _check(_prefixed(prefix, tb.format(exc=exc)), "RUN262", {"reason": "no_visible_device"})
+
+
+def test_the_constructor_frame_with_another_message_is_not_a_missing_gpu() -> None:
+    root = _root(
+        TB_2X.format(exc="ValueError: Invalid value for environment variable TORCH_NCCL_BLOCKING_WAIT")
+    )
+    assert root is None or root.code != "RUN262", root
+    # a deeper frame after the constructor: it did not raise there
+    deeper = TB_2X.format(
+        exc='  File "/x/torch/cuda/__init__.py", line 302, in _lazy_init\n    torch._C._cuda_init()\nRuntimeError'
+    )
+    root = _root(deeper)
+    assert root is None or root.facts.get("backend") != "nccl", root
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO: ProcessGroupNCCL is initialized with 8 ranks",
+        "RuntimeError: ProcessGroupNCCL is not available on this build of torch_npu",
+        "RuntimeError: ProcessGroupNCC",
+    ],
+)
+def test_other_words_about_processgroupnccl_are_not_a_missing_gpu(line: str) -> None:
+    root = _root(line + "\n")
+    assert root is None or root.code != "RUN262", root
+
+
+def test_a_torch_without_nccl_is_a_missing_library() -> None:
+    _check("RuntimeError: Distributed package doesn't have NCCL built in\n", "RUN263")
+
+
+# cudart 101 through torch, NCCL's CUDACHECK and nccl-tests' CUDACHECK, and torch's own assert.
+ORDINAL = [
+    "RuntimeError: CUDA error: invalid device ordinal",
+    "g0010: Test CUDA failure common.cu:941 'invalid device ordinal'",
+    "node1: Test CUDA failure common.cu:963 'invalid device ordinal'",
+    WARN + "NCCL WARN Cuda failure 101 'invalid device ordinal'",
+    WARN + "init.cc:1437 NCCL WARN Cuda failure 'invalid device ordinal'",
+    "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "
+    '"../aten/src/ATen/cuda/CUDAContext.cpp":50, please report a bug to PyTorch.',
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line", ORDINAL)
+def test_gpu_index_beyond_the_visible_ones(prefix: str, line: str) -> None:
+    _check(_prefixed(prefix, line), "RUN264")
+
+
+def test_nccl_tests_failure_pair_with_several_hosts() -> None:
+    log = (
+        "# Using devices\n"
+        "g0010: Test CUDA failure common.cu:941 'invalid device ordinal'\n"
+        " .. g0010 pid 888386: Test failure common.cu:891\n"
+        "g0016: Test CUDA failure common.cu:941 'invalid device ordinal'\n"
+        " .. g0016 pid 3645592: Test failure common.cu:891\n"
+    )
+    _check(log, "RUN264")
+
+
+# nccl-tests' CUDACHECK with every environment message of cudart's table.
+NCCL_TESTS_ENV = [
+    ("CUDA driver version is insufficient for CUDA runtime version", "RUN261"),
+    ("no CUDA-capable device is detected", "RUN262"),
+    ("all CUDA-capable devices are busy or unavailable", "RUN262"),
+    ("CUDA-capable device(s) is/are busy or unavailable", "RUN262"),
+    ("system not yet initialized", "RUN262"),
+    ("forward compatibility was attempted on non supported HW", "RUN261"),
+    ("system has unsupported display driver / cuda driver combination", "RUN261"),
+    ("peer access is not supported between these two devices", "RUN291"),
+    ("mapping of buffer object failed", "RUN291"),
+    ("no kernel image is available for execution on the device", "RUN265"),
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "[1,0]<stderr>:"])
+@pytest.mark.parametrize("msg,code", NCCL_TESTS_ENV)
+def test_nccl_tests_cuda_failure_environment_messages(prefix: str, msg: str, code: str) -> None:
+    _check(f"{prefix}node05: Test CUDA failure common.cu:1045 '{msg}'\n", code)
+    # the message wrapped onto the next line by a paste
+    _check(f"{prefix}node05: Test CUDA failure common.cu:1045\n'{msg}'\n", code)
+
+
+# NCCL's transport/nvls.cc: every CUCHECK there is a driver call on a multicast object.
+NVLS = [
+    "transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error",
+    "transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error'",
+    "transport/nvls.cc:154 NCCL WARN Cuda failure 801 'operation not supported'",
+    "transport/nvls.cc:251 NCCL WARN Cuda failure 1 'invalid argument'",
+    "transport/nvls.cc:168 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
+    "transport/nvls.cc:120 NCCL WARN Cuda failure 201 'invalid device context'",
+    "transport/nvls.cc:120 NCCL WARN Cuda failure 'unknown error'",
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "[2025-08-24 17:57:25] "])
+@pytest.mark.parametrize("line", NVLS)
+def test_nvls_sites_answering_any_cuda_error_are_the_platform(prefix: str, line: str) -> None:
+    _check(f"{prefix}gpu47:4962:5097 [1] {line}\n", "RUN292", {"feature": "nvls"})
+
+
+def test_out_of_memory_at_an_nvls_site_stays_memory() -> None:
+    root = _root("gpu47:4962:5097 [1] transport/nvls.cc:120 NCCL WARN Cuda failure 2 'out of memory'\n")
+    assert root is not None and root.category == "cuda_oom", root
+
+
+# CUDA check macros that print the source location first (and wrap the message).
+WRAPPED = [
+    (
+        "RuntimeError: Failed: CUDA error /sgl-workspace/DeepEP/csrc/deep_ep.cpp:200\n"
+        "'peer access is not supported between these two devices'",
+        "RUN291",
+    ),
+    (
+        "RuntimeError: Failed: CUDA error /sgl-workspace/DeepEP/csrc/deep_ep.cpp:200 "
+        "'peer access is not supported between these two devices'",
+        "RUN291",
+    ),
+    ("Cuda failure p2pBandwidthLatencyTest.cu:189: 'mapping of buffer object failed'", "RUN291"),
+    ("CUDA error 217 at ggml-cuda.cu:6292: peer access is not supported between these two devices", "RUN291"),
+    (
+        'CUDA error at p2pBandwidthLatencyTest.cu:172 code=205(cudaErrorMapBufferObjectFailed) "cudaDeviceEnablePeerAccess(j, 0)"',
+        "RUN291",
+    ),
+    (
+        "RuntimeError: Failed: CUDA error /x/DeepEP/csrc/kernels/runtime.cu:29\n"
+        "'CUDA driver version is insufficient for CUDA runtime version'",
+        "RUN261",
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("log,code", WRAPPED)
+def test_cuda_checks_with_a_source_location(prefix: str, log: str, code: str) -> None:
+    _check(_prefixed(prefix, log), code)
+
+
+def test_a_wrapped_location_whose_next_line_is_no_cuda_message_is_silent() -> None:
+    assert _root("RuntimeError: Failed: CUDA error /x/deep_ep.cpp:200\nretrying\n") is None
+
+
+# cudart 205: a mapping of another GPU's (or an exported) allocation failed.
+MAP_FAILED = [
+    WARN + "allocator.cc:89 (ncclMemAlloc) NCCL WARN Cuda failure 205 'mapping of buffer object failed'",
+    "RuntimeError: CUDA error: mapping of buffer object failed",
+    "RuntimeError: CUDA driver error: CUDA_ERROR_MAP_FAILED",
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "[2026-08-24 17:57:25] "])
+@pytest.mark.parametrize("line", MAP_FAILED)
+def test_mapping_of_buffer_object_failed_is_the_platform(prefix: str, line: str) -> None:
+    _check(f"{prefix}{line}\n", "RUN291", {"cuda_error_number": 205})
+
+
+# cudart 999 after kernels ran.
+WATCHDOG = (
+    "[E ProcessGroupNCCL.cpp:915] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: "
+    "unknown error\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+    "might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+)
+UNKNOWN_AT_RUNTIME = [
+    WATCHDOG,
+    "[rank7]:[E ProcessGroupNCCL.cpp:1414] [PG 0 Rank 7] Process group watchdog thread terminated with "
+    "exception: CUDA error: unknown error\n",
+    '  File "/x/model/vision_encoder/vary_b.py", line 313, in forward\n'
+    "    attn = attn.softmax(dim=-1)\nRuntimeError: CUDA error: unknown error\n",
+    "RuntimeError: Triton Error [CUDA]: unknown error\n",
+    "RuntimeError: CUDA driver error: unknown error\n",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("log", UNKNOWN_AT_RUNTIME)
+def test_unknown_error_after_kernels_ran_is_the_device(prefix: str, log: str) -> None:
+    _check(_prefixed(prefix, log.rstrip("\n")), "RUN323", {"cuda_error_number": 999})
+
+
+def test_unknown_error_at_device_set_up_is_the_environment() -> None:
+    log = (
+        '  File "/x/torch/cuda/__init__.py", line 404, in set_device\n'
+        "    torch._C._cuda_setDevice(device)\n"
+        '  File "/x/torch/cuda/__init__.py", line 298, in _lazy_init\n'
+        "    torch._C._cuda_init()\n"
+        "RuntimeError: CUDA error: unknown error\n"
+    )
+    _check(log, "RUN262", {"reason": "device_init_failed"})
+    _check(
+        "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
+        "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n",
+        "RUN262",
+    )
+
+
+def test_an_xid_names_what_the_unknown_error_was() -> None:
+    log = (
+        "[ 1843.439669] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+        + WATCHDOG
+    )
+    _check(log, "RUN243")
+
+
+# Framework loaders that search for a library themselves.
+NOT_FOUND = [
+    "nccl/ffi.lua:195: 'libnccl.so not found in library path.",
+    "/usr/local/share/lua/5.1/trepl/init.lua:389: /usr/local/share/lua/5.1/nccl/ffi.lua:201: 'libnccl.so not "
+    "found in library path.",
+    "RuntimeError: libcudnn.so.8 is not found",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("line", NOT_FOUND)
+def test_library_not_found_by_a_frameworks_loader(prefix: str, line: str) -> None:
+    _check(_prefixed(prefix, line), "RUN263")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "gpu-node-07:2814:2814 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",
+        "libnccl-net.so not found, using internal implementation",
+        "UserWarning: libcudnn.so.8 not found, falling back to the bundled copy",
+        "bash: nvcc: command not found",
+    ],
+)
+def test_optional_or_warned_libraries_stay_silent(line: str) -> None:
+    assert _root(line + "\n") is None
