@@ -120,6 +120,26 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "mapping of buffer object failed",
         "peer_access",
     ),
+    # More than the driver's limit of peer mappings per GPU (8 on PCIe): NCCL's allocator.cc "Cuda failure
+    # 711 'peer mapping resources exhausted'", cudaDeviceEnablePeerAccess of a 10-GPU node (an X server
+    # that enabled P2P between the GPUs itself used them up, NVIDIA/nccl#241).
+    _e(
+        711,
+        "cudaErrorTooManyPeers",
+        "CUDA_ERROR_TOO_MANY_PEERS",
+        "peer mapping resources exhausted",
+        "peer_access",
+    ),
+    # A kernel with no code for this GPU (CUDA < 10.1 numbered it 8: "cuda runtime error (8) : invalid device
+    # function"; later toolkits say 209 "no kernel image" for most builds, 98 remains for a compiled
+    # extension or an old torch built for other archs); ROCm's hipErrorInvalidDeviceFunction reads the same.
+    _e(
+        98,
+        "cudaErrorInvalidDeviceFunction",
+        "CUDA_ERROR_INVALID_DEVICE_FUNCTION",
+        "invalid device function",
+        "arch_unsupported",
+    ),
     _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
     # libcuda.so is the toolkit's link-time stub (lib64/stubs on the library path), not the driver's.
     _e(34, "cudaErrorStubLibrary", "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library", "no_device"),

@@ -328,3 +328,62 @@ def test_library_not_found_by_a_frameworks_loader(prefix: str, line: str) -> Non
 )
 def test_optional_or_warned_libraries_stay_silent(line: str) -> None:
     assert _root(line + "\n") is None
+
+
+# cudart 711 (more peers than the driver maps per GPU), 98 / 8 (a kernel without code for this GPU), and
+# NVRTC older than the GPU, in every shape their callers print.
+MORE_ENV = [
+    (
+        "[2025-06-20 02:14:03] ubuntu:33207:33207 [0] allocator.cc:79 NCCL WARN Cuda failure 711 'peer mapping resources exhausted'",
+        "RUN291",
+    ),
+    ("CUDA failure test.cu:20 'peer mapping resources exhausted'", "RUN291"),
+    (
+        "CUDA error: peer mapping resources exhausted\n  current device: 0, in function ggml_cuda_init at ggml/src/ggml-cuda/ggml-cuda.cu:336\n  cudaDeviceEnablePeerAccess(id_other, 0)",
+        "RUN291",
+    ),
+    ("RuntimeError: CUDA driver error: CUDA_ERROR_TOO_MANY_PEERS", "RUN291"),
+    ("RuntimeError: CUDA error: invalid device function", "RUN265"),
+    (
+        "THCudaCheck FAIL file=/x/pytorch/torch/lib/THC/generated/../generic/THCTensorMathPointwise.cu line=247 error=8 : invalid device function",
+        "RUN265",
+    ),
+    (
+        "RuntimeError: cuda runtime error (8) : invalid device function at /opt/conda/conda-bld/pytorch_1544174967633/work/aten/src/THC/THCGeneral.cpp:405",
+        "RUN265",
+    ),
+    ("RuntimeError: HIP error: invalid device function", "RUN265"),
+    ("RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)", "RUN265"),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("log,code", MORE_ENV)
+def test_peer_limits_and_missing_gpu_code(prefix: str, log: str, code: str) -> None:
+    _check(_prefixed(prefix, log), code)
+
+
+def test_tensorflows_peer_access_warning_stays_silent() -> None:
+    log = (
+        "2019-07-25 09:33:34.093469: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1597] Unable to enable "
+        "peer access between device ordinals 0 and 9, status: Internal: failed to enable\n"
+        "peer access from 0x7f76d46da2c0 to 0x7f76b4713830: CUDA_ERROR_TOO_MANY_PEERS: peer mapping resources "
+        "exhausted\n"
+    )
+    assert _root(log) is None
+
+
+# cuDNN's and cuBLAS's own words for a library stack of mixed versions or without this GPU's arch.
+LIBRARY_STACK = [
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_VERSION_MISMATCH", "RUN296"),
+    ("RuntimeError: CUDNN_STATUS_VERSION_MISMATCH", "RUN296"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", "RUN265"),
+    ("Invalid handle. Cannot load symbol cublasLtCreate", "RUN263"),
+    ("Invalid handle. Cannot load symbol cublasLtMatmulAlgoGetHeuristic", "RUN263"),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line,code", LIBRARY_STACK)
+def test_cudnn_and_cublas_library_stack(prefix: str, line: str, code: str) -> None:
+    _check(_prefixed(prefix, line), code)

@@ -41,6 +41,8 @@ _TOOLKIT = re.compile(
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
     r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
+    # cuDNN's sub-libraries (libcudnn_ops/cnn/adv, 8.x) of different versions loaded together
+    r"CUDNN_STATUS_VERSION_MISMATCH|"
     r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
@@ -73,6 +75,10 @@ _FABRIC = re.compile(
 # 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
 _ARCH = re.compile(
     r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
+    # NVRTC (torch's JIT fusers, CuPy) of a CUDA older than the GPU: it does not know the arch it is asked for
+    r"nvrtc: error: invalid value for --gpu-architecture|"
+    # cuDNN without kernels for this GPU's compute capability (an old GPU under a newer cuDNN)
+    r"CUDNN_STATUS_ARCH_MISMATCH|"
     r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
 )
 _THC_INIT = re.compile(
@@ -161,6 +167,7 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
                 "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, "
                 + ("BAR1 too small for the mapping (large BAR off), " if ce.number == 205 else "")
+                + ("more peers than the driver maps per GPU (8), " if ce.number == 711 else "")
                 + "or the platform disables P2P); NCCL_P2P_DISABLE=1 routes around it through host memory",
                 facts,
                 dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,),
@@ -232,7 +239,18 @@ class _CudaErrors:
         return find_cuda_error(text)
 
 
+# TensorFlow's GPU set-up warns and goes on without P2P ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:
+# 1597] Unable to enable peer access between device ordinals 0 and 9, status: ... peer mapping resources
+# exhausted"): not a failure.
+_TF_PEER_WARNING = re.compile(r"Unable to enable peer access between device ordinals")
+
+
 def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
+    if "peer" in hit.text or "PEER" in hit.text:
+        # the warning, or its status on the next lines (its own wrap, or a terminal's at any column)
+        near = [ln.text for ln in hit.before(4, False)] + [hit.text]
+        if any(_TF_PEER_WARNING.search(sep.join(near)) for sep in ("", " ")):
+            return []
     return cuda_error_events(hit, hit.text) or None
 
 
@@ -324,14 +342,21 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "nvrtc" in m.group(0):
+        what, arch = "its NVRTC (runtime compiler) is older than this GPU's architecture", "nvrtc"
+    elif "CUDNN" in m.group(0):
+        what, arch = (
+            "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
+            "cudnn",
+        )
+    else:
+        what, arch = (
+            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'})",
+            (m.group(1) or "rocm"),
+        )
     return [
         row.event(
-            hit,
-            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'}): install a "
-            "build for its "
-            "compute capability",
-            {"arch": m.group(1) or "rocm"},
-            dedupe=(row.code,),
+            hit, f"{what}: install a build for its compute capability", {"arch": arch}, dedupe=(row.code,)
         )
     ]
 
@@ -452,6 +477,7 @@ SIGNATURES = (
             b"different CUDA",
             b"version of Cuda",
             b"cuDNN version",
+            b"VERSION_MISMATCH",
             b"ot compiled with",
             b"nvcc fatal",
         ),
@@ -461,6 +487,7 @@ SIGNATURES = (
             rb"different CUDA",
             rb"version of Cuda",
             rb"cuDNN version",
+            rb"CUDNN_STATUS_VERSION_MISMATCH",
             rb"ot compiled with (?:GPU|CUDA)",
             rb"nvcc fatal",
         ),
@@ -470,6 +497,7 @@ SIGNATURES = (
             "different cuda",
             "version of cuda",
             "cudnn version",
+            "cudnn_status_version_mismatch",
             "not compiled with",
             "nvcc fatal",
         ),
@@ -521,9 +549,14 @@ SIGNATURES = (
         _ARCH,
         _arch,
         C.ARCH_UNSUPPORTED.code,
-        anchors=(b"CUDA capability", b"hipErrorNoBinaryForGpu"),
-        worth=(rb"CUDA capability", rb"hipErrorNoBinaryForGpu"),
-        words=("cuda capability", "hiperrornobinaryforgpu"),
+        anchors=(b"CUDA capability", b"hipErrorNoBinaryForGpu", b"gpu-architecture", b"ARCH_MISMATCH"),
+        worth=(rb"CUDA capability", rb"hipErrorNoBinaryForGpu", rb"gpu-architecture", rb"ARCH_MISMATCH"),
+        words=(
+            "cuda capability",
+            "hiperrornobinaryforgpu",
+            "--gpu-architecture",
+            "cudnn_status_arch_mismatch",
+        ),
     ),
     Signature(
         "torch 0.x device set-up unknown error",

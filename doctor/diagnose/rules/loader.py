@@ -60,6 +60,9 @@ _GPU_STACK_SYMBOL = re.compile(
 _NOT_FOUND = re.compile(
     r"\b(lib(?:nccl[\w-]*|cu(?!da\.so)\w*|nv[\w-]*|cudnn\w*)\.so(?:\.[\d.]+)?)'? (?:is )?not found\b"
 )
+# cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
+# e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
+_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 
 
@@ -110,6 +113,18 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             f"{m.group(1)} could not be loaded (not installed or not on the library path)",
             {"library": m.group(1)},
             dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _cublas_symbol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"cuBLAS could not load {m.group(1)} from libcublasLt: libcublas and libcublasLt of different "
+            "versions (a pip CUDA wheel beside another toolkit on the library path)",
+            {"library": "libcublasLt", "symbol": m.group(1), "reason": "undefined_symbol"},
+            dedupe=(row.code, "libcublasLt"),
         )
     ]
 
@@ -214,6 +229,15 @@ SIGNATURES = (
         anchors=(b"not found",),
         worth=(rb"\.so[\d.]*'? (?:is )?not found",),
         words=("not found",),
+    ),
+    Signature(
+        "cublas symbol not loaded",
+        _CUBLAS_SYMBOL,
+        _cublas_symbol,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Cannot load symbol",),
+        worth=(rb"Cannot load symbol",),
+        words=("cannot load symbol",),
     ),
     Signature(
         "nccl library not loaded",
