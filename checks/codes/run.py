@@ -292,6 +292,16 @@ CUDA_UNKNOWN_ERROR = register_code(
     "The CUDA runtime reported an unknown error while kernels ran",
     AREA,
 )
+# Category gpu_hardware: the kernel's PCIe AER driver reported an uncorrected error on a GPU's link (or the
+# port above it), or could not recover the GPU from one: the link, the riser or the board, not software.
+PCIE_UNCORRECTED = register_code(
+    "RUN324",
+    "pcie-uncorrected-error",
+    "fail",
+    "gpu_hardware",
+    "The PCIe link of a GPU (or the port above it) reported an uncorrected error",
+    AREA,
+)
 
 DRIVER_TOO_OLD = register_code(
     "RUN261",

@@ -387,3 +387,51 @@ LIBRARY_STACK = [
 @pytest.mark.parametrize("line,code", LIBRARY_STACK)
 def test_cudnn_and_cublas_library_stack(prefix: str, line: str, code: str) -> None:
     _check(_prefixed(prefix, line), code)
+
+
+# The kernel's PCIe AER driver (aer.c / err.c, 4.x-6.x wordings).
+KERNEL_PREFIXES = ["", "[  +0.000844] ", "Sep 19 16:18:02 bubz kernel: [68183.615790] "]
+AER = [
+    ("pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010", "fatal"),
+    ("pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0", "fatal"),
+    (
+        "pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)",
+        "fatal",
+    ),
+    ("pcieport 0000:00:01.2: AER: Uncorrectable (Non-Fatal) error received from 0000:63:00.0", "non-fatal"),
+    ("pcieport 0000:00:01.2: AER: Uncorrectable (Fatal) error message received from 0000:63:00.0", "fatal"),
+    (
+        "snd_hda_intel 0000:63:00.1: PCIe Bus Error: Uncorrectable (Non-Fatal), type=Transaction Layer",
+        "non-fatal",
+    ),
+    ("nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)", "unrecoverable"),
+]
+
+
+@pytest.mark.parametrize("prefix", KERNEL_PREFIXES)
+@pytest.mark.parametrize("line,severity", AER)
+def test_pcie_uncorrected_errors(prefix: str, line: str, severity: str) -> None:
+    _check(prefix + line + "\n", "RUN324", {"severity": severity})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pcieport 0000:00:03.0: AER: Corrected error received: 0000:00:03.0",
+        "pcieport 0000:00:03.1: AER: Correctable error message received from 0000:00:00.0",
+        "pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
+        "pcieport 0000:00:02.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, id=0010(Transmitter ID)",
+    ],
+)
+def test_corrected_pcie_errors_stay_silent(line: str) -> None:
+    assert _root(line + "\n") is None
+
+
+def test_the_xid_of_the_lost_gpu_outranks_the_link_error() -> None:
+    log = (
+        "[74889.542031] pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010\n"
+        "[74889.542044] pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, id=0010(Receiver ID)\n"
+        "[74889.542239] nvidia 0000:02:00.0: device has no AER-aware driver\n"
+        "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.\n"
+    )
+    _check(log, "RUN243")

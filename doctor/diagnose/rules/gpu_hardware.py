@@ -10,8 +10,10 @@ instance ("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)
 43/45 that name their cause ("caused by previous Xid 149": the finding is Xid 149) and are
 otherwise consequences; NVML / nvidia-smi "Unable to determine the device handle for GPU...:
 Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" without its Xid
-119. The CUDA and ROCm runtimes' words for a device fault (ECC, NVLink, illegal access, unknown
-error while kernels ran) are rules/gpu_runtime.py's, the module offered every hit next.
+119; the kernel's PCIe AER records of an uncorrected error ("AER: Uncorrected (Fatal) error received",
+"nvidia 0000:03:00.0: AER: can't recover"). The CUDA and ROCm runtimes' words for a device fault (ECC,
+NVLink, illegal access, unknown error while kernels ran) are rules/gpu_runtime.py's, the module offered
+every hit next.
 """
 
 from __future__ import annotations
@@ -257,6 +259,43 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# The kernel's PCIe AER driver (drivers/pci/pcie/aer.c, err.c) across releases: "AER: Uncorrected (Fatal)
+# error received: id=0010" (4.x), "AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0",
+# "AER: Uncorrectable (Non-Fatal) error message received from 0000:63:00.0" (6.x), the detail line "PCIe Bus
+# Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)", and err.c's "nvidia
+# 0000:03:00.0: AER: can't recover (no error_detected callback)" (the NVIDIA driver has no AER handler: the
+# GPU is lost). Corrected / Correctable errors are recovered by the link itself: not matched.
+_AER = re.compile(
+    r"(?:AER: (?:Multiple )?|PCIe Bus Error: (?:severity=)?)Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)|"
+    r"\bnvidia ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): AER: can't recover"
+)
+_AER_DEVICE = re.compile(r"\b(?:pcieport|nvidia) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\b")
+
+
+def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    dev = _AER_DEVICE.search(hit.text)
+    facts: dict[str, Any] = {"pci_bus_id": (m.group(2) or (dev.group(1) if dev else "")).lower()}
+    if m.group(2):
+        facts["severity"] = "unrecoverable"
+        what = (
+            f"the kernel could not recover GPU {m.group(2)} from a PCIe error (the driver has no AER handler)"
+        )
+    else:
+        facts["severity"] = m.group(1).lower()
+        what = f"PCIe uncorrected ({m.group(1)}) error on {facts['pci_bus_id'] or 'a port'}"
+    return [
+        row.event(
+            hit,
+            f"{what}: the link, the riser or the board of a GPU failed (an Xid 79 follows when the GPU is "
+            "lost)",
+            facts,
+            # below the driver's own record of the GPU (Xid 79); a non-fatal one only when nothing else shows
+            tier=1 if m.group(2) or m.group(1) == "Fatal" else 2,
+            dedupe=(row.code, facts["pci_bus_id"]),
+        )
+    ]
+
+
 def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     info = describe_xid(119)
     facts = {
@@ -416,6 +455,15 @@ SIGNATURES = (
         words=("fallen off the bus",),
         anchor_from="the kernel's 'NVRM: ' before the record",
         examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",),
+    ),
+    Signature(
+        "pcie uncorrected error",
+        _AER,
+        _aer,
+        C.PCIE_UNCORRECTED.code,
+        anchors=(b"AER: ", b"PCIe Bus Error"),
+        worth=(rb"AER: ", rb"PCIe Bus Error"),
+        words=("uncorrected", "uncorrectable", "can't recover"),
     ),
     Signature(
         "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)
