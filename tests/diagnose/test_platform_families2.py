@@ -435,3 +435,49 @@ def test_the_xid_of_the_lost_gpu_outranks_the_link_error() -> None:
         "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.\n"
     )
     _check(log, "RUN243")
+
+
+# Builds and kernels that do not fit this GPU or this toolchain: cpp_extension's CUDA_MISMATCH_MESSAGE (two
+# lines as the source prints it), its Ninja check, xFormers without CUDA kernels, inductor's Triton check,
+# flash-attn's TORCH_CHECK, transformers' bf16 check.
+BUILD_FIT = [
+    (
+        "RuntimeError: \nThe detected CUDA version (12.1) mismatches the version that was used to compile\n"
+        "PyTorch (11.8). Please make sure to use the same CUDA versions.",
+        "RUN296",
+        {"toolkit_cuda": "12.1", "torch_cuda": "11.8"},
+    ),
+    ("RuntimeError: Ninja is required to load C++ extensions", "RUN296", {}),
+    (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "     query       : shape=(1, 4096, 1, 512) (torch.float16)\n"
+        "`cutlassF` is not supported because:\n"
+        "    xFormers wasn't build with CUDA support",
+        "RUN296",
+        {},
+    ),
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, "
+        "which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device "
+        "is of CUDA capability 6.0",
+        "RUN265",
+        {"arch": "triton"},
+    ),
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "RUN265", {"arch": "flash_attn"}),
+    (
+        "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+        "RUN265",
+        {"arch": "bf16"},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("log,code,facts", BUILD_FIT)
+def test_builds_and_kernels_that_do_not_fit(prefix: str, log: str, code: str, facts: dict[str, Any]) -> None:
+    _check(_prefixed(prefix, log), code, facts)
+
+
+def test_a_library_that_warns_about_flash_attention_and_falls_back_stays_silent() -> None:
+    assert _root("UserWarning: FlashAttention only supports Ampere GPUs or newer.\n") is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from pgdoctor.diagnose.rules import (
+    build_fit,
     c10d_usage,
     cuda_oom,
     desync_reports,
@@ -53,6 +54,7 @@ MODULES = (
     gloo_errors,
     nccl_errors,
     driver_env,
+    build_fit,
     device_visibility,
     loader,
     driver_stack,

@@ -1,14 +1,14 @@
 """driver_env: the software stack under PyTorch does not fit (driver, CUDA libraries, device
 visibility).
 
-Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (found version
-11040)."; CUDA runtime and driver errors by message, number or enum name
-(pgdoctor.knowledge.cuda_errors: 35 insufficient driver, 100 no device, 802 system not yet
-initialized, 803/804, ...), as "CUDA error: <message>", "Error 802: system not yet initialized"
-or "cudaErrorSystemNotReady"; "Found no NVIDIA driver on your system"; "No CUDA GPUs are
-available"; "Torch not compiled with CUDA enabled". The NCCL backend without a GPU and a GPU index beyond the
-visible ones are rules/device_visibility.py's, the dynamic loader's words (a library or a symbol
-missing) rules/loader.py's.
+Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (found version 11040).";
+CUDA runtime and driver errors by message, number or enum name (pgdoctor.knowledge.cuda_errors: 35
+insufficient driver, 100 no device, 802 system not yet initialized, 803/804, ...), as "CUDA error:
+<message>", "Error 802: system not yet initialized" or "cudaErrorSystemNotReady"; "Found no NVIDIA driver
+on your system"; "No CUDA GPUs are available"; "Torch not compiled with CUDA enabled". Builds made for
+another CUDA or GPU are rules/build_fit.py's, the NCCL backend without a GPU and a GPU index beyond the
+visible ones are rules/device_visibility.py's, the dynamic loader's words (a library or a symbol missing)
+rules/loader.py's.
 """
 
 from __future__ import annotations
@@ -27,23 +27,6 @@ _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version 
 _NO_DEVICE = re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
     r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
-)
-# torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
-# setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
-_TOOLKIT = re.compile(
-    r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile\s+PyTorch"
-    r"(?: \(([\d.]+)\))?|"
-    r"CUDA_HOME environment variable is not set|CUDA_HOME does not exist, unable to compile CUDA op|"
-    # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
-    r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
-    r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
-    r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
-    r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
-    r"Cuda extensions are being compiled with a version of Cuda that does not match|"
-    r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
-    # cuDNN's sub-libraries (libcudnn_ops/cnn/adv, 8.x) of different versions loaded together
-    r"CUDNN_STATUS_VERSION_MISMATCH|"
-    r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
@@ -70,17 +53,7 @@ _FABRIC = re.compile(
     r"process exited|: Main process exited)|nv-fabricmanager[^\n]*\bfailed! Exit code|"
     r"NVSwitch driver failed with error:\s*WARNING Nothing to do \[NV_WARN_NOTHING_TO_DO\]"
 )
-# torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
-# with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
-# 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
-_ARCH = re.compile(
-    r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
-    # NVRTC (torch's JIT fusers, CuPy) of a CUDA older than the GPU: it does not know the arch it is asked for
-    r"nvrtc: error: invalid value for --gpu-architecture|"
-    # cuDNN without kernels for this GPU's compute capability (an old GPU under a newer cuDNN)
-    r"CUDNN_STATUS_ARCH_MISMATCH|"
-    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
-)
+# torch 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
 _THC_INIT = re.compile(
     r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c|"
     r"THCudaCheck FAIL file=\S*THCGeneral\.c\w* line=\d+ error=(\d+) : unknown error"
@@ -95,8 +68,6 @@ _NVML_MISMATCH = re.compile(
     r"[Dd]river/library version mismatch|NVRM: API mismatch|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b|"
     r"NVMLError_LibRmVersionMismatch"
 )
-# bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
-_BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
 # Reasons more precise than the kind for single errors of the table.
 _REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
@@ -283,24 +254,6 @@ def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, f"no usable CUDA device: {m.group(0)}", {"reason": why}, dedupe=(row.code, why))]
 
 
-def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
-    found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    if found:
-        facts["toolkit_cuda"] = found
-    if torch_cuda:
-        facts["torch_cuda"] = torch_cuda
-    return [
-        row.event(
-            hit,
-            f"the CUDA toolkit or a companion package does not fit this PyTorch's CUDA "
-            f"({clip(m.group(0), 120)})",
-            facts,
-            dedupe=(row.code,),
-        )
-    ]
-
-
 def _no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -341,26 +294,6 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
-def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "nvrtc" in m.group(0):
-        what, arch = "its NVRTC (runtime compiler) is older than this GPU's architecture", "nvrtc"
-    elif "CUDNN" in m.group(0):
-        what, arch = (
-            "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
-            "cudnn",
-        )
-    else:
-        what, arch = (
-            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'})",
-            (m.group(1) or "rocm"),
-        )
-    return [
-        row.event(
-            hit, f"{what}: install a build for its compute capability", {"arch": arch}, dedupe=(row.code,)
-        )
-    ]
-
-
 def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     number = m.group(1) or m.group(2)
     return [
@@ -370,18 +303,6 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
             "the driver or the device state is broken for this process",
             {"reason": "device_init_failed", "cuda_error_number": int(number)},
             dedupe=(row.code, "device_init_failed"),
-        )
-    ]
-
-
-def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "bitsandbytes found no CUDA library it can load for this GPU (its libbitsandbytes_cuda build or "
-            "libcudart does not match the installed CUDA)",
-            {"library": "bitsandbytes", "reason": "cuda_setup_failed"},
-            dedupe=(row.code, "bitsandbytes"),
         )
     ]
 
@@ -467,42 +388,6 @@ SIGNATURES = (
         ),
     ),
     Signature(
-        "cuda toolkit mismatch",
-        _TOOLKIT,
-        _toolkit,
-        C.CUDA_TOOLKIT_MISMATCH.code,
-        anchors=(
-            b"CUDA version",
-            b"CUDA_HOME",
-            b"different CUDA",
-            b"version of Cuda",
-            b"cuDNN version",
-            b"VERSION_MISMATCH",
-            b"ot compiled with",
-            b"nvcc fatal",
-        ),
-        worth=(
-            rb"CUDA version",
-            rb"CUDA_HOME",
-            rb"different CUDA",
-            rb"version of Cuda",
-            rb"cuDNN version",
-            rb"CUDNN_STATUS_VERSION_MISMATCH",
-            rb"ot compiled with (?:GPU|CUDA)",
-            rb"nvcc fatal",
-        ),
-        words=(
-            "cuda version",
-            "cuda_home",
-            "different cuda",
-            "version of cuda",
-            "cudnn version",
-            "cudnn_status_version_mismatch",
-            "not compiled with",
-            "nvcc fatal",
-        ),
-    ),
-    Signature(
         "no driver",
         _NO_DRIVER,
         _no_driver,
@@ -545,20 +430,6 @@ SIGNATURES = (
         words=("fabric manager", "fabricmanager", "nv_warn_nothing_to_do"),
     ),
     Signature(
-        "gpu architecture not in this build",
-        _ARCH,
-        _arch,
-        C.ARCH_UNSUPPORTED.code,
-        anchors=(b"CUDA capability", b"hipErrorNoBinaryForGpu", b"gpu-architecture", b"ARCH_MISMATCH"),
-        worth=(rb"CUDA capability", rb"hipErrorNoBinaryForGpu", rb"gpu-architecture", rb"ARCH_MISMATCH"),
-        words=(
-            "cuda capability",
-            "hiperrornobinaryforgpu",
-            "--gpu-architecture",
-            "cudnn_status_arch_mismatch",
-        ),
-    ),
-    Signature(
         "torch 0.x device set-up unknown error",
         _THC_INIT,
         _thc_init,
@@ -566,15 +437,6 @@ SIGNATURES = (
         anchors=(b"unknown error at", b"unknown error"),
         worth=(rb"unknown error at", rb"THCudaCheck FAIL"),
         words=("unknown error at", "thcudacheck fail"),
-    ),
-    Signature(
-        "bitsandbytes cuda setup",
-        _BNB_SETUP,
-        _bnb_setup,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"CUDA Setup failed",),
-        worth=(rb"CUDA Setup failed",),
-        words=("cuda setup failed",),
     ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
