@@ -481,3 +481,49 @@ def test_builds_and_kernels_that_do_not_fit(prefix: str, log: str, code: str, fa
 
 def test_a_library_that_warns_about_flash_attention_and_falls_back_stays_silent() -> None:
     assert _root("UserWarning: FlashAttention only supports Ampere GPUs or newer.\n") is None
+
+
+# Frameworks asked for a GPU they cannot see (Lightning 1.x, Accelerate, transformers, vLLM, torch.accelerator).
+FRAMEWORK_NO_GPU = [
+    (
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0, 1]\n But your machine only has: []",
+        "RUN262",
+    ),
+    (
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1, 2, 3]\n But your machine only has: [0, 1]",
+        "RUN264",
+    ),
+    ("ValueError: fp16 mixed precision requires a GPU (not 'mps').", "RUN262"),
+    ("ValueError: fp16 mixed precision requires a GPU (not 'cpu').", "RUN262"),
+    (
+        "ValueError: FP16 Mixed precision training with AMP or APEX (`--fp16`) and FP16 half precision evaluation (`--fp16_full_eval`) can only be used on CUDA or MLU devices or NPU devices or certain XPU devices (with IPEX).",
+        "RUN262",
+    ),
+    ("RuntimeError: Failed to infer device type", "RUN262"),
+    ("RuntimeError: Cannot access accelerator device when none is available.", "RUN262"),
+    ("RuntimeError: GPU is required to quantize or run quantize model.", "RUN262"),
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.",
+        "RUN265",
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:3])
+@pytest.mark.parametrize("log,code", FRAMEWORK_NO_GPU)
+def test_frameworks_asked_for_a_gpu_they_cannot_see(prefix: str, log: str, code: str) -> None:
+    _check(_prefixed(prefix, log), code)
+
+
+# The amdgpu kernel driver's side of a ROCm GPU hang.
+AMDGPU = [
+    "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx timeout, signaled seq=1234, emitted seq=1236",
+    "amdgpu 0000:03:00.0: [drm] *ERROR* ring gfx_0.0.0 timeout, signaled seq=52311, emitted seq=52313",
+    "amdgpu 0000:03:00.0: amdgpu: GPU reset begin!",
+]
+
+
+@pytest.mark.parametrize("prefix", KERNEL_PREFIXES)
+@pytest.mark.parametrize("line", AMDGPU)
+def test_amdgpu_ring_timeouts_and_resets(prefix: str, line: str) -> None:
+    _check(prefix + line + "\n", "RUN295", {"runtime": "rocm"})

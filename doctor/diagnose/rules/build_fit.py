@@ -58,6 +58,8 @@ _ARCH = re.compile(
     r"Found (.+?) which is too old to be supported by the triton GPU compiler|"
     r"FlashAttention only supports Ampere GPUs or newer|"
     r"Your setup doesn't support bf16/gpu|"
+    # vLLM's dtype check: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
+    r"Bfloat16 is only supported on GPUs with compute capability of at least|"
     r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
 )
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
@@ -93,7 +95,7 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
             "cudnn",
         )
-    elif m.group(2) or "Ampere" in m.group(0) or "bf16" in m.group(0):
+    elif m.group(2) or "Ampere" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
         if _WARNED.search(hit.text):
             return []  # a library that warns and falls back (flash-attn wrappers): no failure
         arch = "triton" if m.group(2) else "flash_attn" if "Ampere" in m.group(0) else "bf16"
@@ -183,6 +185,7 @@ SIGNATURES = (
             b"triton GPU compiler",
             b"Ampere GPUs or newer",
             b"support bf16/gpu",
+            b"Bfloat16 is only supported",
         ),
         worth=(
             rb"CUDA capability",
@@ -192,6 +195,7 @@ SIGNATURES = (
             rb"triton GPU compiler",
             rb"Ampere GPUs or newer",
             rb"support bf16/gpu",
+            rb"Bfloat16 is only supported",
         ),
         words=(
             "cuda capability",
@@ -201,6 +205,7 @@ SIGNATURES = (
             "triton gpu compiler",
             "ampere gpus or newer",
             "support bf16/gpu",
+            "bfloat16 is only supported",
         ),
     ),
     Signature(

@@ -1,22 +1,26 @@
 """device_visibility: the process asks for GPUs (or for NCCL) that it cannot have.
 
-Formats: ProcessGroupNCCL's constructor check, the same words in every torch since 1.x,
-"RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!" (TORCH_CHECK; 2.2+
-raises it as "ValueError: ..."), also cut anywhere after "ProcessGroupNCCL is" by a paste ("RuntimeError:
-ProcessGroupNCCL is only supp"), and a traceback whose last frame is that constructor
-(`pg = ProcessGroupNCCL(prefix_store, rank, world_size, pg_options)` of 1.x, `backend_class =
+Formats: ProcessGroupNCCL's constructor check, the same words in every torch since 1.x, "RuntimeError:
+ProcessGroupNCCL is only supported with GPUs, no GPUs found!" (TORCH_CHECK; 2.2+ raises it as
+"ValueError: ..."), also cut anywhere after "ProcessGroupNCCL is" by a paste ("RuntimeError:
+ProcessGroupNCCL is only supp"), and a traceback whose last frame is that constructor (`pg =
+ProcessGroupNCCL(prefix_store, rank, world_size, pg_options)` of 1.x, `backend_class =
 ProcessGroupNCCL(backend_prefix_store, group_rank, group_size, pg_options)` of 2.x) with its exception
-line left without a message (ranks interleaved on one stream); a torch without NCCL ("Distributed
-package doesn't have NCCL built in", "NCCL support is not compiled"); a GPU index beyond the visible
-ones: cudart's "invalid device ordinal" (cudaErrorInvalidDevice, 101) as torch's "CUDA error: ...",
-NCCL's "Cuda failure 101 '...'" and nccl-tests' "Test CUDA failure common.cu:941 '...'", and torch's
-own "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED".
+line left without a message (ranks interleaved on one stream); a torch without NCCL ("Distributed package
+doesn't have NCCL built in", "NCCL support is not compiled"); a GPU index beyond the visible ones:
+Lightning 1.x's "You requested GPUs: [0, 1]" / "But your machine only has: [0]", cudart's "invalid device
+ordinal" (cudaErrorInvalidDevice, 101) as torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'" and
+nccl-tests' "Test CUDA failure common.cu:941 '...'", and torch's own "device >= 0 && device < num_gpus
+INTERNAL ASSERT FAILED". Frameworks asked for a GPU they cannot see: Accelerate's "fp16 mixed precision
+requires a GPU", transformers' "FP16 Mixed precision training with AMP or APEX ... can only be used on
+CUDA", vLLM's "Failed to infer device type", torch.accelerator's "Cannot access accelerator device when
+none is available", transformers' GPTQ "GPU is required to quantize or run quantize model".
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -35,6 +39,21 @@ _CTOR_FRAME = re.compile(r"= ProcessGroupNCCL\((?:backend_)?prefix_store, ")
 _EXC_LINE = re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b: glued to the next frame
 # "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
 _ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
+# A framework that was asked for a GPU and finds none visible (or fewer than asked for): Lightning 1.x's
+# "You requested GPUs: [0, 1]\n But your machine only has: []" (the list on the next line), Accelerate's
+# "fp16 mixed precision requires a GPU (not 'cpu')", transformers' TrainingArguments "FP16 Mixed precision
+# training with AMP or APEX (`--fp16`) ... can only be used on CUDA ... devices", vLLM's DeviceConfig "Failed
+# to infer device type", torch.accelerator's "Cannot access accelerator device when none is available",
+# transformers' GPTQ "GPU is required to quantize or run quantize model".
+_FRAMEWORK_NO_GPU = re.compile(
+    r"You requested (?:GPUs|gpus?): (\[[^\]]*\])|"
+    r"fp16 mixed precision requires a GPU|"
+    r"FP16 Mixed precision training with AMP or APEX \(`--fp16`\).{0,120}?can only be used on CUDA|"
+    r"Failed to infer device type|"
+    r"Cannot access accelerator device when none is available|"
+    r"GPU is required to quantize or run quantize model"
+)
+_MACHINE_HAS = re.compile(r"But your machine only has: (\[[^\]]*\])")
 _NO_GPU_WHY = (
     "the NCCL backend found no GPU in this process (no driver or device nodes in the container, "
     "CUDA_VISIBLE_DEVICES empty, a login node or a CPU-only PyTorch): use gloo there, or run on a GPU node"
@@ -98,6 +117,35 @@ def _ctor_raised(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return None
 
 
+def _framework_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "no_visible_device"}
+    if m.group(1):  # Lightning 1.x: which GPUs were asked for, and (next line) which the machine has
+        has = next(
+            (h for h in (_MACHINE_HAS.search(ln.text) for ln in [hit.line, *hit.after(2, False)]) if h), None
+        )
+        facts.update(requested_gpus=m.group(1), visible_gpus=has.group(1) if has else "?")
+        if has and has.group(1).strip("[] "):
+            return [
+                row.event(
+                    hit,
+                    f"{hit.who()}: Lightning was asked for GPUs {m.group(1)} but this machine has "
+                    f"{has.group(1)} (more GPUs requested than visible, or a wrong CUDA_VISIBLE_DEVICES)",
+                    {**facts, "reason": "fewer_visible_than_requested"},
+                    code=C.DEVICE_MISMATCH.code,
+                    dedupe=(C.DEVICE_MISMATCH.code,),
+                )
+            ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the framework was asked for a GPU and finds none visible ({m.group(0)}): no "
+            "driver or device nodes here, CUDA_VISIBLE_DEVICES empty, or a CPU-only PyTorch",
+            facts,
+            dedupe=(row.code, "no_visible_device"),
+        )
+    ]
+
+
 def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     # torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'", nccl-tests' "Test CUDA failure ..."
@@ -151,6 +199,36 @@ SIGNATURES = (
         anchors=(b"= ProcessGroupNCCL(",),
         worth=(rb"= ProcessGroupNCCL\(",),
         words=("= processgroupnccl(",),
+    ),
+    Signature(
+        "framework finds no gpu",
+        _FRAMEWORK_NO_GPU,
+        _framework_no_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(
+            b"You requested",
+            b"requires a GPU",
+            b"FP16 Mixed precision",
+            b"infer device type",
+            b"none is available",
+            b"GPU is required",
+        ),
+        worth=(
+            rb"You requested (?:GPUs|gpus?):",
+            rb"requires a GPU",
+            rb"FP16 Mixed precision",
+            rb"infer device type",
+            rb"none is available",
+            rb"GPU is required",
+        ),
+        words=(
+            "you requested gpu",
+            "requires a gpu",
+            "fp16 mixed precision",
+            "infer device type",
+            "none is available",
+            "gpu is required",
+        ),
     ),
     Signature(
         "device ordinal",

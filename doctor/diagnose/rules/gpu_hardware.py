@@ -1,19 +1,19 @@
 """gpu_hardware: what the driver, NVML and the kernel say about a failing GPU.
 
-Formats: kernel log "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen
-off the bus." (meaning from pgdoctor.knowledge.xid); "NVRM: GPU 0000:3b:00.0: GPU has fallen off the
-bus." / "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0) installed in this system has
-fallen off the bus and is not responding to commands.".
+Formats: kernel log "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
+(meaning from pgdoctor.knowledge.xid); "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus." / "NVRM: The
+NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0) installed in this system has fallen off the bus and is not
+responding to commands.".
 
-Also: an NVRM record wrapped over indented "NVRM:" continuation lines; Xid lines with a MIG
-instance ("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)"); cleanup Xids
-43/45 that name their cause ("caused by previous Xid 149": the finding is Xid 149) and are
-otherwise consequences; NVML / nvidia-smi "Unable to determine the device handle for GPU...:
-Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" without its Xid
-119; the kernel's PCIe AER records of an uncorrected error ("AER: Uncorrected (Fatal) error received",
-"nvidia 0000:03:00.0: AER: can't recover"). The CUDA and ROCm runtimes' words for a device fault (ECC,
-NVLink, illegal access, unknown error while kernels ran) are rules/gpu_runtime.py's, the module offered
-every hit next.
+Also: an NVRM record wrapped over indented "NVRM:" continuation lines; Xid lines with a MIG instance
+("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)"); cleanup Xids 43/45 that name
+their cause ("caused by previous Xid 149": the finding is Xid 149) and are otherwise consequences; NVML /
+nvidia-smi "Unable to determine the device handle for GPU...: Unknown Error" / "GPU is lost"; the GSP's
+"Timeout waiting for RPC from GSP!" without its Xid 119; the kernel's PCIe AER records of an uncorrected
+error ("AER: Uncorrected (Fatal) error received", "nvidia 0000:03:00.0: AER: can't recover"); the amdgpu
+driver's ring timeout and GPU reset. The CUDA and ROCm runtimes' words for a device fault (ECC, NVLink,
+illegal access, unknown error while kernels ran) are rules/gpu_runtime.py's, the module offered every hit
+next.
 """
 
 from __future__ import annotations
@@ -296,6 +296,31 @@ def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# The amdgpu kernel driver's side of a ROCm GPU hang (amdgpu_job.c): "[drm:amdgpu_job_timedout [amdgpu]]
+# *ERROR* ring gfx timeout, signaled seq=1234, emitted seq=1236" (newer: "amdgpu 0000:03:00.0: [drm] *ERROR*
+# ring gfx_0.0.0 timeout, ..."), then "amdgpu: GPU reset begin!". The runtime's "HW Exception by GPU
+# node-N ... reason :GPU Hang" is the same event (gpu_runtime.py).
+_AMDGPU_HANG = re.compile(
+    r"\*ERROR\* ring (\S+) timeout|amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?GPU reset begin"
+)
+
+
+def _amdgpu_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ring = m.group(1)
+    return [
+        row.event(
+            hit,
+            f"the amdgpu driver found GPU ring {ring} hung and reset the GPU (a ROCm GPU hang)"
+            if ring
+            else "the amdgpu driver reset a GPU (a ROCm GPU hang or fault before it)",
+            {"runtime": "rocm", "reason": "gpu_hang", **({"ring": ring} if ring else {})},
+            # the reset alone follows some other fault: below a record that names it
+            tier=0 if ring else 1,
+            dedupe=(row.code, "amdgpu_hang"),
+        )
+    ]
+
+
 def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     info = describe_xid(119)
     facts = {
@@ -464,6 +489,15 @@ SIGNATURES = (
         anchors=(b"AER: ", b"PCIe Bus Error"),
         worth=(rb"AER: ", rb"PCIe Bus Error"),
         words=("uncorrected", "uncorrectable", "can't recover"),
+    ),
+    Signature(
+        "amdgpu ring timeout",
+        _AMDGPU_HANG,
+        _amdgpu_hang,
+        C.GPU_HW_EXCEPTION.code,
+        anchors=(b"ring ", b"GPU reset begin"),
+        worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin"),
+        words=("*error* ring", "gpu reset begin"),
     ),
     Signature(
         "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)
