@@ -398,12 +398,7 @@ AER = [
         "pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)",
         "fatal",
     ),
-    ("pcieport 0000:00:01.2: AER: Uncorrectable (Non-Fatal) error received from 0000:63:00.0", "non-fatal"),
     ("pcieport 0000:00:01.2: AER: Uncorrectable (Fatal) error message received from 0000:63:00.0", "fatal"),
-    (
-        "snd_hda_intel 0000:63:00.1: PCIe Bus Error: Uncorrectable (Non-Fatal), type=Transaction Layer",
-        "non-fatal",
-    ),
     ("nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)", "unrecoverable"),
 ]
 
@@ -421,9 +416,12 @@ def test_pcie_uncorrected_errors(prefix: str, line: str, severity: str) -> None:
         "pcieport 0000:00:03.1: AER: Correctable error message received from 0000:00:00.0",
         "pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
         "pcieport 0000:00:02.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, id=0010(Transmitter ID)",
+        "pcieport 0000:00:01.2: AER: Uncorrectable (Non-Fatal) error received from 0000:63:00.0",
+        "snd_hda_intel 0000:63:00.1: PCIe Bus Error: Uncorrectable (Non-Fatal), type=Transaction Layer",
+        "pcieport 0000:00:1c.0: AER: Uncorrected (Non-Fatal) error received: 0000:03:00.0",
     ],
 )
-def test_corrected_pcie_errors_stay_silent(line: str) -> None:
+def test_corrected_and_non_fatal_pcie_errors_stay_silent(line: str) -> None:
     assert _root(line + "\n") is None
 
 

@@ -264,7 +264,8 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # "AER: Uncorrectable (Non-Fatal) error message received from 0000:63:00.0" (6.x), the detail line "PCIe Bus
 # Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)", and err.c's "nvidia
 # 0000:03:00.0: AER: can't recover (no error_detected callback)" (the NVIDIA driver has no AER handler: the
-# GPU is lost). Corrected / Correctable errors are recovered by the link itself: not matched.
+# GPU is lost). Corrected / Correctable errors are recovered by the link itself (not matched), Non-Fatal
+# ones by the AER driver (read, silent).
 _AER = re.compile(
     r"(?:AER: (?:Multiple )?|PCIe Bus Error: (?:severity=)?)Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)|"
     r"\bnvidia ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): AER: can't recover"
@@ -280,17 +281,19 @@ def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         what = (
             f"the kernel could not recover GPU {m.group(2)} from a PCIe error (the driver has no AER handler)"
         )
+    elif m.group(1) == "Non-Fatal":
+        return []  # the driver recovers those (and any device on the host reports them): not a failure
     else:
-        facts["severity"] = m.group(1).lower()
-        what = f"PCIe uncorrected ({m.group(1)}) error on {facts['pci_bus_id'] or 'a port'}"
+        facts["severity"] = "fatal"
+        what = f"PCIe uncorrected (Fatal) error on {facts['pci_bus_id'] or 'a port'}"
     return [
         row.event(
             hit,
             f"{what}: the link, the riser or the board of a GPU failed (an Xid 79 follows when the GPU is "
             "lost)",
             facts,
-            # below the driver's own record of the GPU (Xid 79); a non-fatal one only when nothing else shows
-            tier=1 if m.group(2) or m.group(1) == "Fatal" else 2,
+            # below the driver's own record of the GPU (Xid 79)
+            tier=1,
             dedupe=(row.code, facts["pci_bus_id"]),
         )
     ]
