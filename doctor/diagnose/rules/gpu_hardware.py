@@ -498,7 +498,7 @@ SIGNATURES = (
         _AMDGPU_HANG,
         _amdgpu_hang,
         C.GPU_HW_EXCEPTION.code,
-        anchors=(b"ring ", b"GPU reset begin"),
+        anchors=(b"ERROR* ring ", b"GPU reset begin"),
         worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin"),
         words=("*error* ring", "gpu reset begin"),
     ),
