@@ -27,7 +27,7 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _NO_NCCL = re.compile(r"Distributed package doesn't have NCCL built in|NCCL support is not compiled")
-NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
+_NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
 # The whole message anywhere, or a prefix of it down to "ProcessGroupNCCL is" that ends the line after
 # an exception type (a paste cut there).
 _NO_GPU = re.compile(
@@ -75,7 +75,7 @@ def _is_message_prefix(text: str) -> bool:
     """True when `text` is the no-GPU message or a cut of it at least "ProcessGroupNCCL is" long."""
     t = text.strip()
     return len(t) >= len("ProcessGroupNCCL is") and (
-        NO_GPU_MESSAGE.startswith(t) or t.startswith(NO_GPU_MESSAGE)
+        _NO_GPU_MESSAGE.startswith(t) or t.startswith(_NO_GPU_MESSAGE)
     )
 
 
