@@ -525,3 +525,41 @@ AMDGPU = [
 @pytest.mark.parametrize("line", AMDGPU)
 def test_amdgpu_ring_timeouts_and_resets(prefix: str, line: str) -> None:
     _check(prefix + line + "\n", "RUN295", {"runtime": "rocm"})
+
+
+SMI_Q = """    Retired Pages
+        Single Bit ECC                    : 0
+        Double Bit ECC                    : 0
+        Pending Page Blacklist            : {blacklist}
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : {uncorrectable}
+        Pending                           : {pending}
+        Remapping Failure Occurred        : {failure}
+        Bank Remap Availability Histogram
+            Max                           : 639 bank(s)
+"""
+
+
+@pytest.mark.parametrize(
+    "fields,field",
+    [
+        (
+            {"blacklist": "No", "uncorrectable": "2", "pending": "No", "failure": "Yes"},
+            "Remapping Failure Occurred",
+        ),
+        ({"blacklist": "No", "uncorrectable": "1", "pending": "Yes", "failure": "No"}, "Pending"),
+        (
+            {"blacklist": "Yes", "uncorrectable": "0", "pending": "No", "failure": "No"},
+            "Pending Page Blacklist",
+        ),
+    ],
+)
+def test_nvidia_smi_memory_health_fields(fields: dict[str, str], field: str) -> None:
+    _check(SMI_Q.format(**fields), "RUN242", {"nvidia_smi": f"{field}: Yes"})
+
+
+def test_a_healthy_nvidia_smi_q_stays_silent() -> None:
+    assert _root(SMI_Q.format(blacklist="No", uncorrectable="0", pending="No", failure="No")) is None
+    # "Pending : Yes" outside the remapped-rows block is not this field
+    assert _root("    Clocks Event Reasons\n        Pending                           : Yes\n") is None

@@ -11,7 +11,8 @@ their cause ("caused by previous Xid 149": the finding is Xid 149) and are other
 nvidia-smi "Unable to determine the device handle for GPU...: Unknown Error" / "GPU is lost"; the GSP's
 "Timeout waiting for RPC from GSP!" without its Xid 119; the kernel's PCIe AER records of an uncorrected
 error ("AER: Uncorrected (Fatal) error received", "nvidia 0000:03:00.0: AER: can't recover"); the amdgpu
-driver's ring timeout and GPU reset. The CUDA and ROCm runtimes' words for a device fault (ECC, NVLink,
+driver's ring timeout and GPU reset; `nvidia-smi -q`'s "Remapping Failure Occurred: Yes", "Pending Page
+Blacklist: Yes" and a pending row remap. The CUDA and ROCm runtimes' words for a device fault (ECC, NVLink,
 illegal access, unknown error while kernels ran) are rules/gpu_runtime.py's, the module offered every hit
 next.
 """
@@ -324,6 +325,34 @@ def _amdgpu_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# `nvidia-smi -q`'s memory-health fields when they say Yes: "Remapping Failure Occurred : Yes" (the HBM ran
+# out of spare rows: the GPU must be replaced), "Pending Page Blacklist : Yes" (a page retirement waits for
+# a reset) and "Pending : Yes" under "Remapped Rows" (a row remap waits for a reset). "No" is every
+# healthy GPU's answer and is not matched.
+_SMI_MEMORY = re.compile(r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$")
+
+
+def _smi_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    field = m.group(1)
+    if field == "Pending" and not any("Remapped Rows" in ln.text for ln in hit.before(4, False)):
+        return None
+    failed = field == "Remapping Failure Occurred"
+    return [
+        row.event(
+            hit,
+            "nvidia-smi says the GPU's memory ran out of spare rows (Remapping Failure Occurred: Yes): the "
+            "GPU must be replaced"
+            if failed
+            else f"nvidia-smi says a memory repair waits for a GPU reset ({field}: Yes): uncorrectable "
+            "memory errors happened on this GPU",
+            {"nvidia_smi": f"{field}: Yes"},
+            # a repair pending is the trace of an error another record names (Xid 48/63/94): below it
+            tier=0 if failed else 1,
+            dedupe=(row.code, "nvidia-smi", field),
+        )
+    ]
+
+
 def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     info = describe_xid(119)
     facts = {
@@ -501,6 +530,15 @@ SIGNATURES = (
         anchors=(b"ERROR* ring ", b"GPU reset begin"),
         worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin"),
         words=("*error* ring", "gpu reset begin"),
+    ),
+    Signature(
+        "nvidia-smi memory health",
+        _SMI_MEMORY,
+        _smi_memory,
+        C.GPU_ECC.code,
+        anchors=(b"Occurred", b"Blacklist", b"Pending"),
+        worth=(rb"(?:Occurred|Blacklist|Pending)\s*:\s*Yes",),
+        words=("remapping failure occurred", "pending page blacklist", "pending"),
     ),
     Signature(
         "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)
