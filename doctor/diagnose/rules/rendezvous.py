@@ -40,7 +40,8 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _RDZV_TIMEOUT = re.compile(
-    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
+    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) "
+    r"(?:clients|workers)|rendezvous has timed out after \d"
     r"|[Tt]imed out initializing process group in store based barrier"
 )
 # 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
@@ -437,7 +438,34 @@ def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+# The launcher's record of a stop signal (launcher.py reads it): "Received 15 death signal, shutting
+# down workers", "Received Signals.SIGTERM death signal", "SignalException: Process 1359 got signal: 15".
+_STOPPED = re.compile(r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|got signal: \d+")
+
+
+# A task's failed exit (srun's, torchrun's record): "srun: error: node1: task 1: Exited with exit code 1".
+_FAILED_EXIT = re.compile(r"Exited with exit code [1-9]|exitcode: [1-9]|exit status [1-9]")
+
+
+def _stopped_first(hit: Hit) -> bool:
+    """A stop signal before the error, or after it with no task failing in between (a task that exited
+    with 1 first died of the closed rendezvous, and the signal is the launcher's teardown after it)."""
+    if any(_STOPPED.search(ln.text) for ln in hit.before(60, False)):
+        return True
+    for ln in hit.after(60, False):
+        if _FAILED_EXIT.search(ln.text):
+            return False
+        if _STOPPED.search(ln.text):
+            return True
+    return False
+
+
 def _closed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _stopped_first(hit):
+        # An agent told to stop (a scheduler's SIGTERM, a node scaled away) closes the rendezvous on its
+        # way out (dynamic_rendezvous.py's shutdown), so a RendezvousClosedError is its echo: the launcher's
+        # record of the signal (launcher.py) is the finding.
+        return []
     return [
         row.event(
             hit,
@@ -585,7 +613,8 @@ SIGNATURES = (
     ),
     Signature(
         "rendezvous closed",
-        re.compile(LEAD + r"(?:\w+\.)*RendezvousClosedError\b"),
+        # also the agent's JSON error file (error_handler.py): '"message": "RendezvousClosedError: ",'
+        re.compile(r"(?:" + LEAD + r'|^\s*"message": ")(?:\w+\.)*RendezvousClosedError\b'),
         _closed,
         R,
         anchors=(b"rror",),

@@ -48,7 +48,10 @@ STORE_OP = re.compile(
     r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
     r"CPStore|"
     r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store|"
-    r"_(?:tcp|env)_rendezvous_handler"
+    r"_(?:tcp|env)_rendezvous_handler|"
+    # init_process_group itself (1.x raised the store's and gloo's connect errors straight from it): the
+    # only network it does is the ranks' meeting (the store, then gloo's full mesh over it)
+    r"distributed_c10d\.py\", line \d+, in init_process_group"
 )
 # torch 1.x TCPStore's connect (c10d/Utils.cpp SYSCHECK): the socket's strerror raised as it is,
 # "RuntimeError: Connection timed out" / "No route to host" / "Network is unreachable", under
@@ -131,6 +134,12 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # connected. Without that record the paste ends at this line, and the labels of real logs read it
         # as the failure (a name that does not resolve, a stuck _create_c10d_store).
         return []
+    if fam and "IPv6 network addresses" in hit.text and not _lookup_failed(hit, fam):
+        # One IPv6 lookup with "no such name" for the family (EAI_NONAME / EAI_NODATA: the host has only
+        # IPv4 records, a macOS ".local" name, an IPv4 literal): socket.cpp goes on with IPv4. Its
+        # resolver failing (EAI_AGAIN), a bracketed literal, or the lookup repeated (the client loops on
+        # it until its timeout) is the failure.
+        return []
     if fam and fam.group(1).strip("[]").lower() in LOOPBACK_NAMES:
         # socket.cpp's per-family record for a loopback name ("The IPv6 network addresses of (localhost,
         # 51595) cannot be retrieved (gai error: -2 ...)") on a host without IPv6 for it: it goes on
@@ -148,6 +157,29 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# getaddrinfo's codes for "no address of this family for the name": EAI_NONAME (-2 glibc, 8 macOS, 11001
+# Winsock WSAHOST_NOT_FOUND), EAI_NODATA (-5, 7 macOS, 11004 WSANO_DATA), EAI_ADDRFAMILY (-9, 1 macOS).
+_GAI_NO_NAME = re.compile(r"gai error: (?:-2|8|11001|-5|7|11004|-9|1) - ")
+
+
+_IN_STORE_CREATION = re.compile(r"_create_c10d_store|_create_tcp_store|TCPStore\(")
+
+
+def _lookup_failed(hit: Hit, fam: re.Match[str]) -> bool:
+    """Whether socket.cpp's per-family record says more than "this name has no IPv6 address"."""
+    if not _GAI_NO_NAME.search(hit.text) or fam.group(1).startswith("["):
+        return True  # the resolver itself failed, or "[addr]" (URL syntax that no resolver accepts)
+    same = f"network addresses of ({fam.group(1)}, {fam.group(2)})"
+    near = [*hit.before(24, same_rank=False), *hit.after(40, same_rank=False)]
+    # the same lookup again (the client loops on it), or the process's stack in the store's creation beside
+    # it (a py-spy dump or a traceback of _create_c10d_store: it is stuck or died there)
+    return any(same in ln.text or _IN_STORE_CREATION.search(ln.text) for ln in near)
+
+
+def _op_name(op: re.Match[str]) -> str:
+    return "init_process_group" if op.group(0).endswith("init_process_group") else op.group(0).rstrip("(")
+
+
 def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if m.group("recv0"):
@@ -155,10 +187,10 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
             return None  # TCPStore's server-side [W] record of a client that hung up
     elif op is None or not re.search(r"Error|error", hit.text):
         return None
-    where = f" in {op.group(0).rstrip('(')}" if op else ""
+    where = f" in {_op_name(op)}" if op else ""
     facts = {"store_error": m.group(0)}
     if op:
-        facts["store_op"] = op.group(0).rstrip("(")
+        facts["store_op"] = _op_name(op)
     return [
         row.event(
             hit,
@@ -177,10 +209,10 @@ def _connect_errno(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return [
         row.event(
             hit,
-            f"{hit.who()}: could not connect to the store ({m.group(1)}) in {op.group(0).rstrip('(')}: "
+            f"{hit.who()}: could not connect to the store ({m.group(1)}) in {_op_name(op)}: "
             "MASTER_ADDR / the init_method's host is unreachable from this node (a firewall, a wrong "
             "address, a down interface)",
-            {"store_error": m.group(1), "store_op": op.group(0).rstrip("(")},
+            {"store_error": m.group(1), "store_op": _op_name(op)},
             dedupe=(row.code, "store_err"),
         )
     ]

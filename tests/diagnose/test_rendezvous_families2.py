@@ -1,0 +1,355 @@
+"""Rendezvous families read at their source, second part: socket.cpp's per-family name lookup (a step, or
+the failure), TCPStore.cpp's connect loop and socket.cpp's waitForInput (torch 2.4+ / 2.6+), TCPStore's
+"waiting for workers" (2.2+), elastic's RendezvousClosedError as the echo of a stop signal, the agent's JSON
+error file, and stacks that end inside the ranks' meeting with no exception line (a paste cut before the
+message). Each case is written from the format string that prints it, with the prefixes real logs add."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pgdoctor.diagnose.api import diagnose_sources
+
+
+def _root(log: str) -> Any:
+    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
+    return findings[0] if findings else None
+
+
+_C10D_PREFIXES = [
+    "[W socket.cpp:601] [c10d] ",
+    "[W1014 16:41:26.522544000 socket.cpp:755] [c10d] ",
+    "[W ..\\torch\\csrc\\distributed\\c10d\\socket.cpp:601] [c10d] ",
+    "(WorkerDict pid=2044) [W715 20:00:39.842901446 socket.cpp:752] [c10d] ",
+]
+
+
+# -- socket.cpp: "The {IPv4 |IPv6 |}network addresses of (host, port) cannot be retrieved (gai error: ...)" --
+
+
+@pytest.mark.parametrize("prefix", _C10D_PREFIXES)
+@pytest.mark.parametrize(
+    ("host", "gai"),
+    [
+        ("Os-MacBook-Air.local", "8 - nodename nor servname provided, or not known"),  # macOS EAI_NONAME
+        ("XX.XX.XX.XX", "-2 - Name or service not known"),  # an IPv4 literal has no IPv6 address
+        ("node-3", "-5 - No address associated with hostname"),  # EAI_NODATA
+        ("WIN-PC.DHCP HOST", "11001 - No such host is known. "),  # Winsock WSAHOST_NOT_FOUND
+    ],
+)
+def test_one_ipv6_lookup_without_a_record_is_a_step_not_a_failure(prefix: str, host: str, gai: str) -> None:
+    log = f"{prefix}The IPv6 network addresses of ({host}, 56412) cannot be retrieved (gai error: {gai}).\n"
+    assert _root(log) is None
+
+
+@pytest.mark.parametrize("prefix", _C10D_PREFIXES[:2])
+@pytest.mark.parametrize(
+    "record",
+    [
+        # the resolver itself failed (EAI_AGAIN): IPv4 fails the same way
+        "The IPv6 network addresses of (IDC-COMPUTER, 39067) cannot be retrieved (gai error: -3 - Temporary "
+        "failure in name resolution).",
+        # a bracketed literal is URL syntax that getaddrinfo never accepts
+        "The IPv6 network addresses of ([2605:340:cd51::1540], 59699) cannot be retrieved (gai error: -2 - Name "
+        "or service not known).",
+        # no family named: the only lookup failed
+        "The network addresses of (trainer-0, 29500) cannot be retrieved (gai error: -2 - Name or service not "
+        "known).",
+        "The IPv4 network addresses of (trainer-0, 29500) cannot be retrieved (gai error: -2 - Name or service "
+        "not known).",
+    ],
+)
+def test_a_lookup_that_fails_for_good_is_a_store_host_that_does_not_resolve(prefix: str, record: str) -> None:
+    root = _root(prefix + record + "\n")
+    assert root is not None and root.code == "RUN222" and root.category == "rendezvous"
+
+
+def test_the_same_ipv6_lookup_repeated_is_a_client_stuck_on_it() -> None:
+    rec = (
+        "[W socket.cpp:601] [c10d] The IPv6 network addresses of (i-7840df31, 37340) cannot be retrieved "
+        "(gai error: -2 - Name or service not known).\n"
+    )
+    root = _root(rec * 4)
+    assert root is not None and root.code == "RUN222"
+
+
+# -- TCPStore (2.2+): "Timed out after N seconds waiting for {clients|workers}. J/W {clients|workers} joined." --
+
+
+@pytest.mark.parametrize("noun", ["clients", "workers"])
+@pytest.mark.parametrize(
+    "exc",
+    ["torch.distributed.DistStoreError: ", "DistStoreError: ", "RuntimeError: ", "[rank0]: DistStoreError: "],
+)
+def test_store_server_timed_out_waiting_for_the_others(noun: str, exc: str) -> None:
+    root = _root(f"{exc}Timed out after 901 seconds waiting for {noun}. 1/2 {noun} joined.\n")
+    assert root is not None and root.code == "RUN221"
+    assert root.facts["joined"] == 1 and root.facts["expected"] == 2
+
+
+def test_dynamic_rendezvous_join_timeout_message() -> None:
+    log = (
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError: The node 'trn-2_81_0' rendezvous has "
+        "timed out after 600.12 seconds (timeout: 600s).\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN221"
+
+
+# -- RendezvousClosedError: the cause when an agent failed, the echo when an agent was told to stop ----------
+
+_CLOSED_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/venv/lib/python3.12/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", '
+    "line 676, in run\n"
+    "    raise RendezvousClosedError\n"
+    "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
+)
+
+
+@pytest.mark.parametrize(
+    "signal",
+    [
+        "W0409 07:28:49.530000 1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, "
+        "shutting down workers\n",
+        "WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting down "
+        "workers\n",
+    ],
+)
+@pytest.mark.parametrize("before", [True, False])
+def test_closed_rendezvous_of_an_agent_told_to_stop_is_the_signals_echo(signal: str, before: bool) -> None:
+    teardown = (
+        signal + "W0409 07:28:49.531000 1359 torch/distributed/elastic/multiprocessing/api.py:897] Sending "
+    )
+    teardown += "process 1365 closing signal SIGTERM\n"
+    log = teardown + _CLOSED_TB if before else _CLOSED_TB + "\n" + teardown
+    root = _root(log)
+    assert root is not None and root.category == "process_crash"
+
+
+def test_closed_rendezvous_that_ended_its_tasks_before_the_teardown_stays_the_cause() -> None:
+    log = (
+        _CLOSED_TB + "srun: error: cdr2596: task 1: Exited with exit code 1\n"
+        "srun: error: cdr2598: task 2: Exited with exit code 1\n"
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\n"
+    )
+    root = _root(log)
+    assert root is not None and root.category in ("rendezvous", "process_crash")
+    assert any(f.code == "RUN221" for f in diagnose_sources([("job.log", log)]))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '    "message": "RendezvousClosedError: ",',
+        '  "message": "torch.distributed.elastic.rendezvous.api.RendezvousClosedError: ",',
+        "RendezvousClosedError",
+        "ERROR - torch.distributed.elastic.rendezvous.api.RendezvousClosedError",
+    ],
+)
+def test_closed_rendezvous_in_every_shape(line: str) -> None:
+    log = (
+        "ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{\n"
+        '  "message": {\n' + line + "\n"
+        if line.startswith(" ")
+        else line + "\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN221"
+
+
+# -- a stack cut inside the meeting, with no "Traceback" header and no exception line -------------------------
+
+_SP = "/opt/conda/lib/python3.10/site-packages/torch/distributed"
+
+
+@pytest.mark.parametrize(
+    ("frames", "where"),
+    [
+        (
+            f'  File "{_SP}/distributed_c10d.py", line 423, in init_process_group\n'
+            "    store, rank, world_size = next(rendezvous_iterator)\n"
+            f'  File "{_SP}/rendezvous.py", line 133, in _tcp_rendezvous_handler\n'
+            "    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n",
+            "_tcp_rendezvous_handler",
+        ),
+        (
+            f'  File "{_SP}/rendezvous.py", line 269, in _env_rendezvous_handler\n'
+            "    store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout, use_libuv)\n"
+            f'  File "{_SP}/rendezvous.py", line 189, in _create_c10d_store\n'
+            "    return TCPStore(\n"
+            "           ^^^^^^^^^\n",
+            "_create_c10d_store",
+        ),
+        (
+            f'  File "{_SP}/elastic/agent/server/api.py", line 498, in _rendezvous\n'
+            "    rdzv_info = spec.rdzv_handler.next_rendezvous()\n"
+            f'  File "{_SP}/elastic/rendezvous/static_tcp_rendezvous.py", line 67, in next_rendezvous\n'
+            "    self._store = TCPStore(  # type: ignore[call-arg]\n",
+            "next_rendezvous",
+        ),
+        (
+            f'  File "{_SP}/elastic/rendezvous/etcd_rendezvous.py", line 152, in next_rendezvous\n'
+            "    rdzv_version, rank, w\n",
+            "next_rendezvous",
+        ),
+        (
+            '  File "/work/verl/workers/fsdp_workers.py", line 151, in __init__\n'
+            "    torch.distributed.init_process_group(\n"
+            f'  File "{_SP}/c10d_logger.py", line 81, in wrapper\n'
+            "    return func(*args, **kwargs)\n"
+            f'  File "{_SP}/c10d_logger.py", line 95, in wrapper\n'
+            "    func_return = func(*args, **kwargs)\n"
+            f'  File "{_SP}',
+            "__init__",
+        ),
+        (
+            '  File "/home/u/fairseq/fairseq_cli/train.py", line 47, in main\n'
+            "    args.distributed_rank = distributed_utils.distributed_init(args)\n",
+            "main",
+        ),
+        (  # indentation lost in the paste (short paths: text/normalize.py may join a long frame line and
+            # a flush-left source line that starts in lower case as one hard-wrapped line)
+            'File "torch/distributed/elastic/agent/server/api.py", line 683, in _initialize_workers\n'
+            "self._rendezvous(worker_group)\n"
+            'File "torch/distributed/elastic/metrics/api.py", line 138, in wrapper\n'
+            "result = f(*args, **kwargs)\n"
+            'File "torch/distributed/elastic/agent/server/api.py", line 498, in _rendezvous\n'
+            "rdzv_info = spec.rdzv_handler.next_rendezvous()\n",
+            "_rendezvous",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "lead", ["", "in _invoke_run\n    self._initialize_workers(self._worker_group)\n", "```\n"]
+)
+def test_a_stack_cut_inside_the_meeting_is_a_rendezvous_failure(frames: str, where: str, lead: str) -> None:
+    root = _root(lead + frames + ("```\n" if lead == "```\n" else ""))
+    assert root is not None and root.code == "RUN221" and root.category == "rendezvous"
+    assert where in root.facts["frame"]
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        # cut in the training step, after the group was made
+        '  File "/work/train.py", line 47, in main\n    dist.init_process_group("nccl")\n'
+        '  File "/work/train.py", line 60, in main\n    loss = model(batch)\n'
+        '  File "/venv/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
+        "    return forward_call(*args, **kwargs)\n",
+        # the exception line is there: its own rows read it
+        f'  File "{_SP}/rendezvous.py", line 133, in _tcp_rendezvous_handler\n'
+        "    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n"
+        "KeyboardInterrupt\n",
+    ],
+)
+def test_a_stack_that_does_not_end_in_the_meeting_is_not_read_as_one(frames: str) -> None:
+    root = _root(frames)
+    assert root is None or root.category != "rendezvous"
+
+
+def test_agent_traceback_cut_right_after_it_began_its_rendezvous() -> None:
+    log = (
+        "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:699] [default] Stopping "
+        "worker group\n"
+        "I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] [default] Rendezvous'ing "
+        "worker group\n"
+        "Traceback (most recent call last):\n"
+        '  File "/venv/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN221"
+
+
+# -- TCPStore.cpp's connect loop and socket.cpp's waitForInput (2.4+ / 2.6+) --------------------------------
+
+_LOOP = (
+    "[W426 16:56:01.831041000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host "
+    "{host}:59782 - {what} (try={n}, timeout=1800000ms{delay}): Connection reset by peer\n"
+)
+_PING_FRAMES = (
+    "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:680 (most recent call "
+    "first):\n"
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 52 (0x1068316cc in libc10.dylib)\n"
+    "frame #3: c10d::TCPStore::ping() + 200 (0x11b4f5738 in libtorch_cpu.dylib)\n"
+)
+
+
+@pytest.mark.parametrize("host", ["100.64.0.1", "[fd00::1]", "trainer-0"])
+@pytest.mark.parametrize("tail", ["", _PING_FRAMES])
+def test_connect_loop_that_the_log_ends_in(host: str, tail: str) -> None:
+    log = (
+        "".join(_LOOP.format(host=host, what="retrying", n=n, delay=", delay=5241ms") for n in (5, 6)) + tail
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN222" and root.facts["master_port"] == 59782
+
+
+def test_connect_loop_that_timed_out_fails() -> None:
+    root = _root(_LOOP.format(host="10.1.1.1", what="timed out", n=41, delay=""))
+    assert root is not None and root.code == "RUN222" and root.severity.value == "fail"
+
+
+def test_connect_retry_the_run_went_past_is_silent() -> None:
+    log = _LOOP.format(host="10.1.1.1", what="retrying", n=1, delay=", delay=312ms") + (
+        "epoch 0 step 10 loss 2.31\nepoch 0 step 20 loss 2.02\n"
+    )
+    assert _root(log) is None
+
+
+_WAIT = (
+    "[W228 18:45:15.738941174 socket.cpp:462] [c10d] waitForInput: poll for socket SocketImpl(fd=11, "
+    "addr=[node-2]:38674, remote=[::ffff:33.148.62.162]:23456) returned 0, likely a timeout\n"
+    "[W228 18:45:15.741177013 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, "
+    "addr=[node-2]:38674, remote=[::ffff:33.148.62.162]:23456) timed out after 900000ms\n"
+)
+
+
+def test_store_request_that_got_no_answer() -> None:
+    root = _root(
+        _WAIT + "Traceback (most recent call last):\n" + f'  File "{_SP}/run.py", line 919, in main\n'
+    )
+    assert root is not None and root.code == "RUN222"
+    assert root.facts["master_addr"] == "33.148.62.162" and root.facts["master_port"] == 23456
+
+
+def test_store_timeout_yields_to_the_death_that_caused_it() -> None:
+    log = (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 79.15 GiB of which 1.02 GiB is free.\n" + _WAIT
+    )
+    root = _root(log)
+    assert root is not None and root.category == "cuda_oom"
+
+
+# -- torch 1.x: the socket's error raised straight from init_process_group -----------------------------------
+
+
+@pytest.mark.parametrize("err", ["Connection reset by peer", "Broken pipe", "Connection refused"])
+def test_socket_error_raised_from_init_process_group(err: str) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/pytorch-mnist/mnist.py", line 132, in main\n'
+        "    dist.init_process_group(backend=args.backend)\n"
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 360, in '
+        "init_process_group\n"
+        "    timeout=timeout)\n"
+        f"RuntimeError: {err}\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN222" and root.facts["store_op"] == "init_process_group"
+
+
+def test_a_cut_stack_whose_line_breaks_were_lost_reads_the_same() -> None:
+    log = (
+        "| distributed init (rank 0): tcp://192.168.10.100:22015 Traceback (most recent call last): "
+        '  File "/home/u/fairseq_cli/train.py", line 380, in distributed_main     main(args, init_distributed=True) '
+        '  File "/home/u/fairseq_cli/train.py", line 47, in main     args.distributed_rank = '
+        "distributed_utils.distributed_init(args)\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN221"
+    assert _root(log.rstrip("\n") + " RuntimeError: Address already in use\n").code == "RUN223"
