@@ -52,12 +52,15 @@ def test_one_ipv6_lookup_without_a_record_is_a_step_not_a_failure(prefix: str, h
         "The IPv6 network addresses of (IDC-COMPUTER, 39067) cannot be retrieved (gai error: -3 - Temporary "
         "failure in name resolution).",
         # a bracketed literal is URL syntax that getaddrinfo never accepts
-        "The IPv6 network addresses of ([2605:340:cd51::1540], 59699) cannot be retrieved (gai error: -2 - Name "
+        "The IPv6 network addresses of ([2605:340:cd51::1540], 59699) cannot be retrieved (gai error: -2 - "
+        "Name "
         "or service not known).",
         # no family named: the only lookup failed
-        "The network addresses of (trainer-0, 29500) cannot be retrieved (gai error: -2 - Name or service not "
+        "The network addresses of (trainer-0, 29500) cannot be retrieved (gai error: -2 - Name or service "
+        "not "
         "known).",
-        "The IPv4 network addresses of (trainer-0, 29500) cannot be retrieved (gai error: -2 - Name or service "
+        "The IPv4 network addresses of (trainer-0, 29500) cannot be retrieved (gai error: -2 - Name or "
+        "service "
         "not known).",
     ],
 )
@@ -75,7 +78,7 @@ def test_the_same_ipv6_lookup_repeated_is_a_client_stuck_on_it() -> None:
     assert root is not None and root.code == "RUN222"
 
 
-# -- TCPStore (2.2+): "Timed out after N seconds waiting for {clients|workers}. J/W {clients|workers} joined." --
+# -- TCPStore (2.2+): "Timed out after N seconds waiting for clients|workers. J/W clients|workers joined." --
 
 
 @pytest.mark.parametrize("noun", ["clients", "workers"])
@@ -91,7 +94,8 @@ def test_store_server_timed_out_waiting_for_the_others(noun: str, exc: str) -> N
 
 def test_dynamic_rendezvous_join_timeout_message() -> None:
     log = (
-        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError: The node 'trn-2_81_0' rendezvous has "
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError: The node 'trn-2_81_0' rendezvous "
+        "has "
         "timed out after 600.12 seconds (timeout: 600s).\n"
     )
     root = _root(log)
@@ -112,9 +116,11 @@ _CLOSED_TB = (
 @pytest.mark.parametrize(
     "signal",
     [
-        "W0409 07:28:49.530000 1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, "
+        "W0409 07:28:49.530000 1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death "
+        "signal, "
         "shutting down workers\n",
-        "WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting down "
+        "WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting "
+        "down "
         "workers\n",
     ],
 )
@@ -160,7 +166,7 @@ def test_closed_rendezvous_in_every_shape(line: str) -> None:
     assert root is not None and root.code == "RUN221"
 
 
-# -- a stack cut inside the meeting, with no "Traceback" header and no exception line -------------------------
+# -- a stack cut inside the meeting, with no "Traceback" header and no exception line ---------------------
 
 _SP = "/opt/conda/lib/python3.10/site-packages/torch/distributed"
 
@@ -254,7 +260,8 @@ def test_agent_traceback_cut_right_after_it_began_its_rendezvous() -> None:
     log = (
         "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:699] [default] Stopping "
         "worker group\n"
-        "I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] [default] Rendezvous'ing "
+        "I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] [default] "
+        "Rendezvous'ing "
         "worker group\n"
         "Traceback (most recent call last):\n"
         '  File "/venv/bin/torchrun", line 8, in <module>\n'
@@ -346,7 +353,8 @@ def test_socket_error_raised_from_init_process_group(err: str) -> None:
 def test_a_cut_stack_whose_line_breaks_were_lost_reads_the_same() -> None:
     log = (
         "| distributed init (rank 0): tcp://192.168.10.100:22015 Traceback (most recent call last): "
-        '  File "/home/u/fairseq_cli/train.py", line 380, in distributed_main     main(args, init_distributed=True) '
+        '  File "/home/u/fairseq_cli/train.py", line 380, in distributed_main     main(args, '
+        "init_distributed=True) "
         '  File "/home/u/fairseq_cli/train.py", line 47, in main     args.distributed_rank = '
         "distributed_utils.distributed_init(args)\n"
     )
