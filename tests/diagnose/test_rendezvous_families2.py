@@ -361,3 +361,62 @@ def test_a_cut_stack_whose_line_breaks_were_lost_reads_the_same() -> None:
     root = _root(log)
     assert root is not None and root.code == "RUN221"
     assert _root(log.rstrip("\n") + " RuntimeError: Address already in use\n").code == "RUN223"
+
+
+# -- MPI_Init's process-manager exchange (MPICH / Intel MPI / MVAPICH PMI, Open MPI's PMIx client) ----------
+
+_MPICH_HEAD = [
+    "Abort(3712399) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:\n",
+    "Fatal error in internal_Init_thread: Other MPI error, error stack:\n"
+    "internal_Init_thread(71)............: MPI_Init_thread(argc=(nil), argv=(nil), required=3, "
+    "provided=0x7ffd3076b7d8) failed\n",
+    "Fatal error in PMPI_Init_thread: Other MPI error, error stack:\n",
+]
+
+
+@pytest.mark.parametrize("head", _MPICH_HEAD)
+@pytest.mark.parametrize(
+    "last",
+    [
+        "MPIR_pmi_kvs_get(227).......: PMI_KVS_Get returned -1",
+        "pmi1_barrier(120)...................: PMI_Barrier returned -1",
+        "MPIR_pmi_kvs_put(301)...............: PMI_KVS_Put returned 14",
+        "MPIR_pmi_init(183)..................: PMI2_Job_GetId returned 14",
+    ],
+)
+@pytest.mark.parametrize("prefix", ["", "3: ", "[node1:12345] "])
+def test_mpi_init_failed_in_the_process_managers_exchange(head: str, last: str, prefix: str) -> None:
+    stack = head + "MPIR_Init_thread(159).......: \nMPID_Init(597)..............: \n" + last + "\n"
+    log = "".join(prefix + ln + "\n" for ln in stack.splitlines())
+    root = _root(log)
+    assert root is not None and root.code == "RUN222" and root.category == "rendezvous"
+    assert root.facts["pmi_call"] in last
+
+
+def test_open_mpi_pmix_client_with_no_server() -> None:
+    log = (
+        "[cd06b9552d9d:00987] OPAL ERROR: Unreachable in file pmix3x_client.c at line 112\n"
+        "*** An error occurred in MPI_Init\n*** on a NULL communicator\n"
+        "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN222"
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # MPI_Init that failed in the fabric's provider, not the process manager
+        "Abort(1091215) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error "
+        "stack:\n"
+        "MPIR_Init_thread(136)........:\nMPID_Init(1138)..............:\n"
+        "MPIDI_OFI_mpi_init_hook(1061): OFI addrinfo() failed (ofi_init.c:1061:MPIDI_OFI_mpi_init_hook:No "
+        "data "
+        "available)\nIn: PMI_Abort(1091215, Fatal error in PMPI_Init: Other MPI error, error stack:\n",
+        # a PMI call of a running job, with no init in sight
+        "step 1200 loss 1.92\nPMI_KVS_Get returned -1 while spawning the checkpoint helper\n",
+    ],
+)
+def test_other_mpi_failures_are_not_the_process_managers_exchange(log: str) -> None:
+    root = _root(log)
+    assert root is None or root.code != "RUN222"
