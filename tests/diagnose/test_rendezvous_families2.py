@@ -271,6 +271,37 @@ def test_agent_traceback_cut_right_after_it_began_its_rendezvous() -> None:
     assert root is not None and root.code == "RUN221"
 
 
+_WORKER_FAILED = (
+    "E0213 12:07:20.086000 870572 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+    "local_rank: 0 (pid: 876053) of binary: /venv/bin/python3.11\n"
+)
+
+
+@pytest.mark.parametrize("restart", [True, False])
+def test_agent_that_could_not_form_the_group_again_after_a_handled_worker_failure(restart: bool) -> None:
+    log = (
+        _WORKER_FAILED
+        + (
+            "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:889] [default] "
+            "Worker "
+            "group FAILED. 3/3 attempts left; will restart worker group\n"
+            if restart
+            else ""
+        )
+        + "I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] [default] "
+        "Rendezvous'ing worker group\n"
+        "Traceback (most recent call last):\n"
+        '  File "/venv/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+    )
+    root = _root(log)
+    assert root is not None
+    if restart:
+        assert root.code == "RUN221" and root.facts["attempts_left"] == "3/3"
+    else:  # no restart: the worker's own failure came first and nothing says it was handled
+        assert root.category == "process_crash"
+
+
 # -- TCPStore.cpp's connect loop and socket.cpp's waitForInput (2.4+ / 2.6+) --------------------------------
 
 _LOOP = (

@@ -49,6 +49,8 @@ _WRAPPER = re.compile(r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocess
 _AGENT_RDZV = re.compile(r"Rendezvous'ing worker group")
 _AGENT_DONE = re.compile(r"Rendezvous complete|Starting worker group|\[default\] Rendezvous complete")
 _EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
+# elastic/agent/server/api.py: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group".
+_RESTART = re.compile(r"(\d+/\d+) attempts left; will restart worker group")
 _TORCHRUN = re.compile(r'File "[^"]*(?:/bin/torchrun|distributed/run\.py|distributed/launch\.py)"')
 
 
@@ -140,12 +142,21 @@ def _agent_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return None
     if any(_AGENT_DONE.search(t) for t in rest):
         return None
+    restart = _RESTART.search(" ".join(ln.text for ln in hit.before(12, same_rank=False)))
+    facts: dict[str, object] = {"cut": True, "agent_rendezvous": True}
+    if restart:
+        # The worker failure before it was handled (restarts were left); the job ended when the agent
+        # could not form the group again (elastic's closed-rendezvous-on-restart): that is the cause.
+        facts["restart"] = True
+        facts["attempts_left"] = restart.group(1)
     return [
         row.event(
             hit,
             "torchrun's agent died in its rendezvous (its traceback starts right after \"Rendezvous'ing "
-            'worker group" and is cut before the exception): the agents could not (re)form the group',
-            {"cut": True, "agent_rendezvous": True},
+            'worker group" and is cut before the exception): the agents could not '
+            + ("form the group again after a handled worker failure" if restart else "form the group"),
+            facts,
+            tier=0 if restart else None,
             dedupe=(row.code, "cut"),
         )
     ]
