@@ -37,6 +37,10 @@ SMALL = SweepSpec(
 )
 
 
+# Every bench run of this file: the collectives benchmark on gloo (no GPU here).
+BENCH_GLOO = ["bench", "collectives", "--backend", "gloo"]
+
+
 def _env(fault: str = "") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PGDOCTOR_COLL_FAULT"}
     if fault:
@@ -174,10 +178,7 @@ def test_bench_init_is_bounded_by_timeout_for_spawned_ranks(no_leftover_children
     whatever the options said)."""
     out = _pgdoctor(
         [
-            "bench",
-            "collectives",
-            "--backend",
-            "gloo",
+            *BENCH_GLOO,
             "--nproc",
             "2",
             "--json",
@@ -217,10 +218,7 @@ def _pgdoctor(
 def test_bench_cli_json_and_usage_errors(no_leftover_children: None) -> None:
     out = _pgdoctor(
         [
-            "bench",
-            "collectives",
-            "--backend",
-            "gloo",
+            *BENCH_GLOO,
             "--nproc",
             "2",
             "--json",
@@ -242,7 +240,7 @@ def test_bench_cli_json_and_usage_errors(no_leftover_children: None) -> None:
     ]
     assert {r["op"] for r in rows} == {"all_reduce", "all_to_all"} and all(r["correct"] for r in rows)
     assert report["meta"]["world_size"] == 2 and report["findings"] == []
-    bad = _pgdoctor(["bench", "collectives", "--backend", "gloo"], _env())
+    bad = _pgdoctor(BENCH_GLOO, _env())
     assert bad.returncode == 2 and "--nproc" in bad.stderr and "Traceback" not in bad.stderr
     bad = _pgdoctor(["bench", "collectives", "--nproc", "2", "--ops", "allreduce"], _env())
     assert bad.returncode == 2 and "allreduce" in bad.stderr and "Traceback" not in bad.stderr
@@ -252,10 +250,7 @@ def test_bench_console_prints_each_view_once_and_ends_with_the_summary(no_leftov
     ops = ("all_reduce", "broadcast")
     out = _pgdoctor(
         [
-            "bench",
-            "collectives",
-            "--backend",
-            "gloo",
+            *BENCH_GLOO,
             "--nproc",
             "2",
             "--min-bytes",
@@ -339,10 +334,7 @@ def test_under_torchrun_each_rank_runs_in_process_and_rank0_reports(no_leftover_
         str(free_port()),
         "-m",
         "pgdoctor",
-        "bench",
-        "collectives",
-        "--backend",
-        "gloo",
+        *BENCH_GLOO,
         "--json",
         "--max-bytes",
         "1K",
@@ -387,10 +379,7 @@ def test_under_srun_master_addr_comes_from_the_node_list(no_leftover_children: N
         sys.executable,
         "-m",
         "pgdoctor",
-        "bench",
-        "collectives",
-        "--backend",
-        "gloo",
+        *BENCH_GLOO,
         "--json",
         "--max-bytes",
         "64",
@@ -433,10 +422,7 @@ def test_bench_rank_that_never_joins_is_named_within_timeout_after_readiness(
     env = _env(fault) | {"TMPDIR": str(tmp_path)}
     out = _pgdoctor(
         [
-            "bench",
-            "collectives",
-            "--backend",
-            "gloo",
+            *BENCH_GLOO,
             "--nproc",
             "2",
             "--json",
