@@ -451,3 +451,108 @@ def test_open_mpi_pmix_client_with_no_server() -> None:
 def test_other_mpi_failures_are_not_the_process_managers_exchange(log: str) -> None:
     root = _root(log)
     assert root is None or root.code != "RUN222"
+
+
+# -- the store's errors of every era in one table, and the other direction: a store error after a death -----
+
+_BARRIER_FRAME = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/x/torch/distributed/distributed_c10d.py", line 4166, in _store_based_barrier\n'
+    "[rank1]:     worker_count = store.add(store_key, 0)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        (
+            "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:80 (errno: 13 - "
+            "Permission denied).\nRuntimeError: The server socket has failed to listen on any local network "
+            "address.",
+            "RUN222",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+            "address. port: 80, useIpv6: 0, code: -13, name: EACCES, message: permission denied",
+            "RUN222",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+            "address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+            "RUN223",
+        ),
+        (
+            '  File "train.py", line 5, in <module>\n    dist.init_process_group("nccl", '
+            'init_method="tcp://127.0.0.1:'
+            '23456", rank=0, world_size=2)\nRuntimeError: Address already in use',
+            "RUN223",
+        ),
+        (
+            _BARRIER_FRAME + "[rank1]: torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. "
+            "Connection "
+            "was likely closed. Did the remote server shutdown or crash?",
+            "RUN222",
+        ),
+        (_BARRIER_FRAME + "[rank1]: torch.distributed.DistNetworkError: Broken pipe", "RUN222"),
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousStateError: The rendezvous state is corrupt. "
+            "See "
+            "inner exception for details.",
+            "RUN222",
+        ),
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d "
+            "store "
+            "has failed. See inner exception for details.",
+            "RUN222",
+        ),
+        (
+            "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+            "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
+            "RUN221",
+        ),
+        (
+            "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable "
+            "MASTER_ADDR expected, but not set",
+            "RUN224",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The client socket has timed out after 1800000ms while "
+            "trying to "
+            "connect to (10.0.0.1, 29500).",
+            "RUN222",
+        ),
+        ("RuntimeError: connect() timed out. Original timeout was 60000 ms.", "RUN222"),
+        (
+            "torch.distributed.DistStoreError: wait timeout after 300000ms, keys: /default_pg/0//cuda//0",
+            "RUN222",
+        ),
+    ],
+)
+def test_store_errors_of_every_era(log: str, code: str) -> None:
+    root = _root(log + "\n")
+    assert root is not None and root.code == code and root.category == "rendezvous"
+
+
+@pytest.mark.parametrize(
+    "death",
+    [
+        '[rank0]: Traceback (most recent call last):\n[rank0]:   File "train.py", line 9, in <module>\n'
+        "[rank0]: ModuleNotFoundError: No module named 'apex'\n",
+        "E0101 10:00:00.000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+        "local_rank: 0 (pid: 1) of binary: python\n",
+    ],
+)
+@pytest.mark.parametrize(
+    "echo",
+    [
+        "[W228 18:45:15.741177013 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, addr=[node-2]"
+        ":38674, remote=[::ffff:10.0.0.1]:23456) timed out after 900000ms\n",
+        "[W426 16:56:01.831041000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host "
+        "10.0.0.1:29500 - retrying (try=6, timeout=1800000ms, delay=5241ms): Connection refused\n",
+        _BARRIER_FRAME + "[rank1]: torch.distributed.DistNetworkError: Connection reset by peer\n",
+    ],
+)
+def test_a_store_error_after_a_rank_died_is_that_deaths_echo(death: str, echo: str) -> None:
+    root = _root(death + echo)
+    assert root is not None and root.category in ("process_crash", "host_oom")

@@ -126,6 +126,28 @@ def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, f"the connection to the rendezvous {what} failed", facts, dedupe=(row.code,))]
 
 
+# dynamic_rendezvous.py / c10d_rendezvous_backend.py / etcd_rendezvous_backend.py (1.9-2.x): the rendezvous
+# state read back from its store does not decode - "RendezvousStateError: The rendezvous state is corrupt. See
+# inner exception for details." / "The state object is corrupt." Another job or agent of another torch version
+# writes the same key (a shared --rdzv_id and --rdzv_endpoint).
+_RDZV_STATE = re.compile(r"(?:\w+\.)*RendezvousStateError\b:?\s*(.*)")
+
+
+def _rdzv_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    said = clip(m.group(1).strip(), 160)
+    return [
+        row.event(
+            hit,
+            "the elastic rendezvous could not read its state back from the store"
+            + (f" ({said})" if said else "")
+            + ": another job (or agents of another torch version) uses the same --rdzv_id and endpoint, or "
+            "the store's value was overwritten",
+            {"problem": "rendezvous_state", "store_error": said},
+            dedupe=(row.code, "state"),
+        )
+    ]
+
+
 def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     fam = _FAMILY_LOOKUP.search(hit.text)
     if fam and "IPv6 network addresses" in hit.text and connected_later(hit, int(fam.group(2))):
@@ -305,6 +327,15 @@ SIGNATURES = (
             "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
             "C10d store has failed. See inner exception for details.",
         ),
+    ),
+    Signature(
+        "rendezvous state",
+        _RDZV_STATE,
+        _rdzv_state,
+        S,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvousstateerror",),
     ),
     Signature(
         "store host name",
