@@ -556,3 +556,21 @@ def test_store_errors_of_every_era(log: str, code: str) -> None:
 def test_a_store_error_after_a_rank_died_is_that_deaths_echo(death: str, echo: str) -> None:
     root = _root(death + echo)
     assert root is not None and root.category in ("process_crash", "host_oom")
+
+
+@pytest.mark.parametrize(
+    ("line", "scheme"),
+    [
+        ("RuntimeError: No rendezvous handler for ://", "://"),
+        ("ValueError: No rendezvous handler for env//://", "env//://"),
+        ("[rank0]: RuntimeError: No rendezvous handler for nccl://", "nccl://"),
+    ],
+)
+def test_an_init_method_with_no_known_scheme(line: str, scheme: str) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/distributed/rendezvous.py", line 82, in rendezvous\n'
+        '    raise RuntimeError("No rendezvous handler for {}://".format(result.scheme))\n' + line + "\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN224" and root.facts["init_method"] == scheme

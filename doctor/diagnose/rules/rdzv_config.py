@@ -125,7 +125,40 @@ def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+# torch/distributed/rendezvous.py (1.x-2.x): "RuntimeError: No rendezvous handler for ://" - the init_method
+# has no scheme torch knows (empty: a dist_url left unset; misspelt: "env//", "tcp:/host:port", "nccl://").
+_NO_HANDLER = re.compile(r"No rendezvous handler for ([\w/.+-]*)://")
+
+
+def _no_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    scheme = m.group(1)
+    what = f"its scheme {scheme}:// is not one torch knows" if scheme else "it is empty (no scheme at all)"
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not pick a rendezvous for its init_method: {what}; use env:// (with "
+            "the launcher's variables), tcp://host:port or file:///path",
+            {"init_method": f"{scheme}://", "problem": "no rendezvous handler"},
+            dedupe=(row.code, "no_handler"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "no rendezvous handler",
+        _NO_HANDLER,
+        _no_handler,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("no rendezvous handler",),
+        anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before torch's message",
+        examples=(
+            "RuntimeError: No rendezvous handler for ://",
+            "ValueError: No rendezvous handler for env//://",
+        ),
+    ),
     Signature(
         "env:// configuration",
         _CONFIG,
