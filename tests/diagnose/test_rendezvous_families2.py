@@ -574,3 +574,37 @@ def test_an_init_method_with_no_known_scheme(line: str, scheme: str) -> None:
     )
     root = _root(log)
     assert root is not None and root.code == "RUN224" and root.facts["init_method"] == scheme
+
+
+_EXIT_BARRIER_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/agent/server/api.py", line '
+    "904, in "
+    "_exit_barrier\n"
+    "    barrier_timeout=self._exit_barrier_timeout,\n"
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/utils/store.py", line 31, in '
+    "get_all\n"
+    '    data = store.get(f"{prefix}{idx}")\n'
+)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "RuntimeError: Socket Timeout",
+        "torch.distributed.DistStoreError: Socket Timeout",
+        "torch.distributed.DistNetworkError: Connection reset by peer",
+        "torch.distributed.DistStoreError: wait timeout after 300000ms, keys: "
+        "/torchelastic/agent/terminal_state0",
+    ],
+)
+def test_the_agents_exit_barrier_store_error_yields_to_the_failure_before_it(error: str) -> None:
+    alone = _root(_EXIT_BARRIER_TB + error + "\n")
+    assert alone is not None and alone.code == "RUN222" and alone.facts["exit_barrier"] is True
+    nccl = (
+        "ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to 192.168.1.9<54263> failed : No "
+        "route "
+        "to host\n"
+    )
+    root = _root(_EXIT_BARRIER_TB + error + "\n" + nccl)
+    assert root is not None and root.category == "nccl_network"

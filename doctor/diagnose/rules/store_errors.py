@@ -94,7 +94,31 @@ _STORE_CONTEXT = re.compile(
 _FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved")
 
 
+# torchrun's agent after its own workers ended (elastic/agent/server/api.py _exit_barrier, utils/store.py
+# barrier / synchronize / get_all): its store read times out when the other agents died or hung first.
+_EXIT_BARRIER_FRAME = re.compile(r"in _exit_barrier\b|Error waiting on exit barrier")
+
+
+def _in_exit_barrier(hit: Hit) -> bool:
+    return any(_EXIT_BARRIER_FRAME.search(ln.text) for ln in hit.before(16))
+
+
+def _exit_barrier_event(row: Signature, hit: Hit, error: str) -> list[Event]:
+    return [
+        row.event(
+            hit,
+            f"the agent's exit barrier gave up waiting for the other agents ({error}): they failed or hung "
+            "first, their own failure is the cause",
+            {"store_error": error, "exit_barrier": True},
+            tier=2,
+            dedupe=(row.code, "exit_barrier"),
+        )
+    ]
+
+
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _in_exit_barrier(hit):
+        return _exit_barrier_event(row, hit, "Socket Timeout")
     return [
         row.event(
             hit,
@@ -209,6 +233,8 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
             return None  # TCPStore's server-side [W] record of a client that hung up
     elif op is None or not re.search(r"Error|error", hit.text):
         return None
+    if _in_exit_barrier(hit):
+        return _exit_barrier_event(row, hit, m.group(0))
     where = f" in {_op_name(op)}" if op else ""
     facts = {"store_error": m.group(0)}
     if op:
@@ -284,6 +310,8 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ):
         return None
     facts: dict[str, Any] = {"store_error": (m.group(2) or m.group(3) or m.group(4) or "").strip()[:200]}
+    if _in_exit_barrier(hit):
+        return _exit_barrier_event(row, hit, clip(facts["store_error"], 80))
     if m.group(1) is not None:
         facts["store_key"] = m.group(1)
     uid = _UID_FROM.search(hit.text)
