@@ -245,6 +245,20 @@ def test_a_stack_cut_inside_the_meeting_is_a_rendezvous_failure(frames: str, whe
         '  File "/work/train.py", line 60, in main\n    loss = model(batch)\n'
         '  File "/venv/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
         "    return forward_call(*args, **kwargs)\n",
+        # cut below the meeting, in the process group's own creation: what failed there is not known
+        f'  File "{_SP}/distributed_c10d.py", line 1520, in init_process_group\n'
+        "    default_pg, _ = _new_process_group_helper(\n"
+        f'  File "{_SP}/distributed_c10d.py", line 1741, in _new_process_group_helper\n'
+        "    backend_class = ProcessGroupNCCL(\n",
+        # cut deeper in an elastic backend than its entry (store_errors.py reads the backend's raise)
+        f'  File "{_SP}/elastic/rendezvous/dynamic_rendezvous.py", line 1125, in next_rendezvous\n'
+        "    self._op_executor.run(join_op, deadline, self._get_deadline)\n"
+        f'  File "{_SP}/elastic/rendezvous/c10d_rendezvous_backend.py", line 73, in get_state\n'
+        '    base64_state: bytes = self._call_store("get", self._key)\n',
+        # followed by the run's own prose
+        f'  File "{_SP}/rendezvous.py", line 133, in _tcp_rendezvous_handler\n'
+        "    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n"
+        "Can anyone help? It worked yesterday.\n",
         # the exception line is there: its own rows read it
         f'  File "{_SP}/rendezvous.py", line 133, in _tcp_rendezvous_handler\n'
         "    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n"

@@ -5,13 +5,16 @@ Users paste the frames and cut before the message (the message is in the issue's
 starts mid-traceback with no "Traceback (most recent call last):" header (pyexc's cut-traceback row reads
 the headed ones). What is known is where the process was when it died: in torch/distributed/rendezvous.py's
 handlers (_tcp_rendezvous_handler, _env_rendezvous_handler, _create_c10d_store: the TCPStore is made
-there), an elastic rendezvous backend (static_tcp_rendezvous.py's TCPStore(...), etcd_rendezvous.py,
-dynamic_rendezvous.py's next_rendezvous), the agent's _rendezvous, or a trainer's own frame calling
-init_process_group / distributed_init with only c10d_logger's wrappers below it. Whatever was raised
-there, the ranks did not meet: tier 2, so any failure found elsewhere in the paste is the cause.
+there), an elastic handler's next_rendezvous (static_tcp_rendezvous.py's TCPStore(...), etcd_rendezvous.py,
+dynamic_rendezvous.py), the agent's _rendezvous, the store-based barrier, or a trainer's own frame calling
+init_process_group / distributed_init with only decorators' wrappers (c10d_logger, elastic metrics) below
+it. Whatever was raised there, the ranks did not meet: tier 2, so any failure found elsewhere in the paste
+is the cause. A paste whose line breaks were lost (the frames glued on one line) reads the same.
 
 torchrun's agent also logs "[default] Rendezvous'ing worker group" right before it calls the rendezvous;
-a torchrun traceback cut after that record (and before "Rendezvous complete") died in it.
+a torchrun traceback cut after that record (and before "Rendezvous complete") died in it. When the record
+follows "Worker group FAILED. 3/3 attempts left; will restart worker group", the worker's failure was
+handled and the job ended because the agents could not meet again: tier 0, the cause.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ _INIT_CALL = re.compile(
 # What may stand below the meeting's frame in a cut stack: decorators' wrappers, which call through.
 _WRAPPER = re.compile(r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocessing/errors/__init__\.py$")
 _AGENT_RDZV = re.compile(r"Rendezvous'ing worker group")
-_AGENT_DONE = re.compile(r"Rendezvous complete|Starting worker group|\[default\] Rendezvous complete")
+_AGENT_DONE = re.compile(r"Rendezvous complete|Starting worker group")
 _EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
 # elastic/agent/server/api.py: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group".
 _RESTART = re.compile(r"(\d+/\d+) attempts left; will restart worker group")
