@@ -622,3 +622,58 @@ def test_the_agents_exit_barrier_store_error_yields_to_the_failure_before_it(err
     )
     root = _root(_EXIT_BARRIER_TB + error + "\n" + nccl)
     assert root is not None and root.category == "nccl_network"
+
+
+# -- "Address already in use": the store's port, or another server's -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "INFO:     Application startup complete.\n"
+        "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 7860): address already "
+        "in use\n",
+        "ERROR 05-01 10:00:00 api_server.py:100] [Errno 98] error while attempting to bind on address "
+        "('0.0.0.0', "
+        "8000): address already in use\n",
+        "zmq.error.ZMQError: Address already in use (addr='tcp://*:5555')\n",
+        'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n    app.run(port=5000)\n'
+        "OSError: [Errno 98] Address already in use\n",
+    ],
+)
+def test_another_servers_port_clash_is_not_the_stores(log: str) -> None:
+    root = _root(log)
+    assert root is None or root.category != "rendezvous"
+
+
+def test_python_errno_form_under_the_stores_frames_stays_the_stores() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/distributed/elastic/rendezvous/utils.py", line 210, in _try_bind\n'
+        "    sock.bind(('', 29500))\n"
+        "OSError: [Errno 98] Address already in use\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN223"
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank0]: ", "E0101 10:00:00.000 12 launch.py:217] "])
+def test_accelerate_launch_found_its_port_taken(prefix: str) -> None:
+    log = (
+        prefix + "ConnectionError: Tried to launch distributed communication on port `29501`, but another "
+        "process "
+        "is utilizing it. Please specify a different port (such as using the `--main_process_port` flag or "
+        "specifying a different `main_process_port` in your config file) and rerun your script.\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN223" and root.facts["port"] == 29501
+
+
+def test_accelerate_single_node_fallback_warning_is_silent() -> None:
+    log = (
+        "UserWarning: Port `29500` is already in use. Accelerate will attempt to launch in a standalone-like "
+        "mode "
+        "by finding an open port automatically for this session.\n"
+        "epoch 0 step 10 loss 2.31\n"
+    )
+    assert _root(log) is None

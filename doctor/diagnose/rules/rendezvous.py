@@ -266,11 +266,48 @@ def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return _server(hit, t) or None
 
 
+# Another server's port clash, not the store's: Python's own errno form ("OSError: [Errno 98] Address
+# already in use" of a web app's socket.bind), asyncio / uvicorn ("[Errno 98] error while attempting to bind
+# on address ('0.0.0.0', 7860): address already in use"), ZeroMQ ("ZMQError: Address already in use
+# (addr='tcp://*:5555')"). torch's store says it through c10d (RuntimeError / DistNetworkError, socket.cpp's
+# errno text, libuv's name).
+_OTHER_SERVER = re.compile(r"\[Errno 98\]|ZMQError|attempting to bind on address")
+# Frames or records of the process group's store near such a line (a torch script that binds through Python).
+_TORCH_STORE = re.compile(r"TCPStore|rendezvous|init_process_group|c10d|MASTER_PORT|torch/distributed")
+
+
 def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t or "EADDRINUSE" in t):
         return None
+    if _OTHER_SERVER.search(t) and not any(
+        _TORCH_STORE.search(ln.text) for ln in [*hit.before(16), hit.line]
+    ):
+        return []  # a web server's or a message queue's port, not the ranks' store
     return _server(hit, t)
+
+
+# Accelerate's launcher (commands/launch.py, utils/launch.py) checks MASTER_PORT before it starts
+# torchrun: "ConnectionError: Tried to launch distributed communication on port `29500`, but another
+# process is utilizing it." (multi-node, or before 1.x's standalone fallback; one node now warns "Port
+# `29500` is already in use" and goes on with a free port).
+_ACCELERATE_PORT = re.compile(
+    r"Tried to launch distributed communication on port `?(\d+)`?, but another process"
+)
+
+
+def _accelerate_port(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    port = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"accelerate launch found port {port} (main_process_port / MASTER_PORT) taken by another "
+            "process: a previous run still holds it, or two jobs share it; pass --main_process_port (0 picks "
+            "a free one)",
+            {"port": port, "launcher": "accelerate"},
+            dedupe=(row.code,),
+        )
+    ]
 
 
 # socket.cpp's own record of the attempt that worked: "[I socket.cpp:787] [c10d] The client socket has
@@ -447,6 +484,20 @@ SIGNATURES = (
         examples=(
             "RuntimeError: Address already in use",
             "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use [Error]",
+        ),
+    ),
+    Signature(
+        "accelerate port in use",
+        _ACCELERATE_PORT,
+        _accelerate_port,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("tried to launch distributed communication",),
+        anchor_from="the exception type ('ConnectionError: ') before accelerate's message",
+        examples=(
+            "ConnectionError: Tried to launch distributed communication on port `29500`, but another "
+            "process is utilizing it.",
         ),
     ),
     Signature(
