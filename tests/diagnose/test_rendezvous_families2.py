@@ -78,6 +78,17 @@ def test_the_same_ipv6_lookup_repeated_is_a_client_stuck_on_it() -> None:
     assert root is not None and root.code == "RUN222"
 
 
+def test_each_rank_printing_its_one_ipv6_lookup_is_not_a_loop() -> None:
+    log = "".join(
+        f"[rank{r}]:[W1014 16:41:26.52254{r}000 socket.cpp:755] [c10d] The IPv6 network addresses of "
+        "(Os-MacBook-Air.local, 59319) cannot be retrieved (gai error: 8 - nodename nor servname provided, "
+        "or not "
+        "known).\n"
+        for r in range(4)
+    )
+    assert _root(log) is None
+
+
 # -- TCPStore (2.2+): "Timed out after N seconds waiting for clients|workers. J/W clients|workers joined." --
 
 

@@ -216,10 +216,13 @@ def _lookup_failed(hit: Hit, fam: re.Match[str]) -> bool:
     if not _GAI_NO_NAME.search(hit.text) or fam.group(1).startswith("["):
         return True  # the resolver itself failed, or "[addr]" (URL syntax that no resolver accepts)
     same = f"network addresses of ({fam.group(1)}, {fam.group(2)})"
+    # the same lookup again by the same process (the client loops on it; each rank of a job printing its one
+    # record once is not that), or a stack in the store's creation beside it (a py-spy dump or a traceback of
+    # _create_c10d_store: the process is stuck or died there)
+    if any(same in ln.text for ln in hit.after(40, same_rank=True)):
+        return True
     near = [*hit.before(24, same_rank=False), *hit.after(40, same_rank=False)]
-    # the same lookup again (the client loops on it), or the process's stack in the store's creation beside
-    # it (a py-spy dump or a traceback of _create_c10d_store: it is stuck or died there)
-    return any(same in ln.text or _IN_STORE_CREATION.search(ln.text) for ln in near)
+    return any(_IN_STORE_CREATION.search(ln.text) for ln in near)
 
 
 def _op_name(op: re.Match[str]) -> str:
