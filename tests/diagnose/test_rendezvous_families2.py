@@ -668,10 +668,18 @@ def test_python_errno_form_under_the_stores_frames_stays_the_stores() -> None:
     assert root is not None and root.code == "RUN223"
 
 
-@pytest.mark.parametrize("prefix", ["", "[rank0]: ", "E0101 10:00:00.000 12 launch.py:217] "])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "ConnectionError: ",
+        "[rank0]: ConnectionError: ",
+        "E0101 10:00:00.000 12 launch.py:217] ConnectionError: ",
+        "",  # quoted without its exception type
+    ],
+)
 def test_accelerate_launch_found_its_port_taken(prefix: str) -> None:
     log = (
-        prefix + "ConnectionError: Tried to launch distributed communication on port `29501`, but another "
+        prefix + "Tried to launch distributed communication on port `29501`, but another "
         "process "
         "is utilizing it. Please specify a different port (such as using the `--main_process_port` flag or "
         "specifying a different `main_process_port` in your config file) and rerun your script.\n"

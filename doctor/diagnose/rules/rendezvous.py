@@ -491,14 +491,9 @@ SIGNATURES = (
         _ACCELERATE_PORT,
         _accelerate_port,
         C.ADDRESS_IN_USE.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"Tried to launch distributed communication",),
+        worth=(rb"Tried to launch distributed communication",),
         words=("tried to launch distributed communication",),
-        anchor_from="the exception type ('ConnectionError: ') before accelerate's message",
-        examples=(
-            "ConnectionError: Tried to launch distributed communication on port `29500`, but another "
-            "process is utilizing it.",
-        ),
     ),
     Signature(
         "client connect failed",
