@@ -696,3 +696,32 @@ def test_accelerate_single_node_fallback_warning_is_silent() -> None:
         "epoch 0 step 10 loss 2.31\n"
     )
     assert _root(log) is None
+
+
+@pytest.mark.parametrize(
+    ("var", "launcher"),
+    [
+        ("RANK", "torchrun"),
+        ("LOCAL_RANK", "torchrun"),
+        ("SLURM_PROCID", "srun"),
+        ("SLURM_LOCALID", "srun"),
+        ("OMPI_COMM_WORLD_RANK", "mpirun"),
+        ("OMPI_COMM_WORLD_LOCAL_SIZE", "mpirun"),
+        ("PMI_RANK", "mpirun"),
+    ],
+)
+@pytest.mark.parametrize("quote", ["'", '"'])
+def test_a_script_reading_its_launchers_variable_started_without_it(
+    var: str, launcher: str, quote: str
+) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n'
+        f"    rank = int(os.environ[{quote}{var}{quote}])\n"
+        '  File "/usr/lib/python3.10/os.py", line 680, in __getitem__\n'
+        "    raise KeyError(key) from None\n"
+        f"KeyError: {quote}{var}{quote}\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN224" and root.facts["missing_variable"] == var
+    assert launcher in root.message

@@ -29,12 +29,15 @@ _CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rend
 _CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
 # A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
 # started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
-# "KeyError: 'RANK'" ("raise KeyError(key) from None" above it).
+# "KeyError: 'RANK'" ("raise KeyError(key) from None" above it). The same for the other launchers'
+# variables that trainers read to find their rank: Slurm's srun (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS,
+# SLURM_NODEID), Open MPI's mpirun (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK), MPICH (PMI_RANK, PMI_SIZE).
 _ENV_KEY = re.compile(
-    LEAD
-    + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\""
-    r"]\s*$"
+    LEAD + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
+    r"NODE_RANK|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|SLURM_NODEID|SLURM_NPROCS|OMPI_COMM_WORLD_(?:LOCAL_)?RANK|"
+    r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE)['\"]\s*$"
 )
+_LAUNCHER_OF = (("SLURM_", "srun"), ("OMPI_", "mpirun (Open MPI)"), ("PMI_", "mpirun / mpiexec (MPICH)"))
 # detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
 # <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
 _D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
@@ -58,12 +61,17 @@ def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     var = m.group(1)
+    launcher = next((name for pre, name in _LAUNCHER_OF if var.startswith(pre)), None)
+    which = (
+        f"started outside {launcher}, which sets it"
+        if launcher
+        else "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with the "
+        "job's own export)"
+    )
     return [
         row.event(
             hit,
-            f"{var} is not in the environment: the script reads the launcher's variables and was "
-            "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with "
-            "the job's own export)",
+            f"{var} is not in the environment: the script reads the launcher's variables and was {which}",
             {
                 "init_method": "env://",
                 "missing_variable": var,
