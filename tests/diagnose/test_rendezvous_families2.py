@@ -725,3 +725,20 @@ def test_a_script_reading_its_launchers_variable_started_without_it(
     root = _root(log)
     assert root is not None and root.code == "RUN224" and root.facts["missing_variable"] == var
     assert launcher in root.message
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # an issue body wrapped at 80 columns: the exception type and the errno text on different lines
+        "RuntimeError: The server socket has failed to listen on any local network\n"
+        "address. The server socket has failed to bind to [::]:29600 (errno: 98 - Address\n"
+        "already in use). The server socket has failed to bind to 0.0.0.0:29600 (errno:\n"
+        "98 - Address already in use).\n",
+        # socket.cpp's record quoted without its prefix
+        "The server socket has failed to bind to [::]:29600 (errno: 98 - Address already in use).\n",
+    ],
+)
+def test_server_socket_records_without_their_prefix(log: str) -> None:
+    root = _root(log)
+    assert root is not None and root.code == "RUN223" and root.facts["port"] == 29600

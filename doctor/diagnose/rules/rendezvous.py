@@ -462,14 +462,18 @@ SIGNATURES = (
         re.compile(r"server"),
         _server_socket,
         C.ADDRESS_IN_USE.code,
-        anchors=(b"[c10d]", b"rror"),
+        # socket.cpp's own words too: a record quoted without its prefix, or the middle of a message that a
+        # terminal wrapped ("address. The server socket has failed to bind to [::]:29600 (errno: 98 - ...")
+        anchors=(b"[c10d]", b"rror", b"server socket has failed"),
         worth=(rb"errno: ?\d", rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
         words=("server",),
-        anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+        anchor_from="c10d's '[c10d] ' logger prefix, the exception type, or socket.cpp's 'server socket has "
+        "failed'",
         examples=(
             "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - "
             "Address already in use).",
             "RuntimeError: The server socket has failed to listen on any local network address.",
+            "The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
         ),
     ),
     Signature(
