@@ -742,3 +742,19 @@ def test_a_script_reading_its_launchers_variable_started_without_it(
 def test_server_socket_records_without_their_prefix(log: str) -> None:
     root = _root(log)
     assert root is not None and root.code == "RUN223" and root.facts["port"] == 29600
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (
+            "The client socket has failed to connect to [node-1]:29500 (errno: 113 - No route to host).",
+            "RUN222",
+        ),
+        ("The client socket has failed to connect to any network address of (node-1, 29500).", "RUN222"),
+        ("The server socket has failed to listen on any local network address.", "RUN222"),
+    ],
+)
+def test_socket_records_quoted_bare(line: str, code: str) -> None:
+    root = _root(line + "\n")
+    assert root is not None and root.code == code

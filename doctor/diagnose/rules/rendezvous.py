@@ -465,7 +465,12 @@ SIGNATURES = (
         # socket.cpp's own words too: a record quoted without its prefix, or the middle of a message that a
         # terminal wrapped ("address. The server socket has failed to bind to [::]:29600 (errno: 98 - ...")
         anchors=(b"[c10d]", b"rror", b"server socket has failed"),
-        worth=(rb"errno: ?\d", rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+        worth=(
+            rb"errno: ?\d",
+            rb"\[c10d\][^\n]*(?:failed|timed out|cannot)",
+            rb"Error\b",
+            rb"server socket has failed",
+        ),
         words=("server",),
         anchor_from="c10d's '[c10d] ' logger prefix, the exception type, or socket.cpp's 'server socket has "
         "failed'",
@@ -474,6 +479,7 @@ SIGNATURES = (
             "Address already in use).",
             "RuntimeError: The server socket has failed to listen on any local network address.",
             "The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
+            "The server socket has failed to listen on any local network address.",
         ),
     ),
     Signature(
@@ -505,10 +511,10 @@ SIGNATURES = (
         _connect_fail,
         S,
         tier=1,
-        anchors=(b"[c10d]",),
+        anchors=(b"[c10d]", b"client socket has failed to connect"),
         worth=(rb"errno: ?\d",),
         words=("client socket",),
-        anchor_from="c10d's '[c10d] ' logger prefix",
+        anchor_from="c10d's '[c10d] ' logger prefix, or socket.cpp's own words",
         examples=(
             "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
             "(errno: 110 - Connection timed out).",
@@ -519,12 +525,17 @@ SIGNATURES = (
         _CONNECT_ANY,
         _connect_any,
         S,
-        anchors=(b"[c10d]", b"rror"),
-        worth=(rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+        anchors=(b"[c10d]", b"rror", b"client socket has failed to connect"),
+        worth=(
+            rb"\[c10d\][^\n]*(?:failed|timed out|cannot)",
+            rb"Error\b",
+            rb"client socket has failed to connect",
+        ),
         words=("client socket",),
-        anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+        anchor_from="c10d's '[c10d] ' logger prefix, the exception type, or socket.cpp's own words",
         examples=(
             "[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",
+            "The client socket has failed to connect to any network address of (node-1, 29500).",
         ),
     ),
     Signature(
