@@ -227,6 +227,16 @@ _SP = "/opt/conda/lib/python3.10/site-packages/torch/distributed"
             "    args.distributed_rank = distributed_utils.distributed_init(args)\n",
             "main",
         ),
+        (  # torchrun's agent cut where it starts its meeting
+            '  File "/opt/conda/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n'
+            f'  File "{_SP}/elastic/agent/server/api.py", line 862, in _invoke_run\n'
+            "    self._initialize_workers(self._worker_group)\n"
+            f'  File "{_SP}/elastic/metrics/api.py", line 129, in wrapper\n'
+            "    result = f(*args, **kwargs)\n"
+            f'  File "{_SP}/elastic/agent/server/api.py", line 692, in _initialize_workers\n'
+            "    self._assign_worker_ranks(worker_group)\n",
+            "_initialize_workers",
+        ),
         (  # indentation lost in the paste (short paths: text/normalize.py may join a long frame line and
             # a flush-left source line that starts in lower case as one hard-wrapped line)
             'File "torch/distributed/elastic/agent/server/api.py", line 683, in _initialize_workers\n'

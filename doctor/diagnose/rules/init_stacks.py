@@ -40,6 +40,11 @@ _MEETING_FUNC = frozenset(
         "_rendezvous",
         "next_rendezvous",
         "rendezvous",
+        # the agent's meeting: _initialize_workers runs _rendezvous, then _assign_worker_ranks, which
+        # exchanges the role infos over the store (_share_and_gather); only then does it spawn the workers
+        "_initialize_workers",
+        "_assign_worker_ranks",
+        "_share_and_gather",
     }
 )
 # A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most
@@ -170,7 +175,7 @@ SIGNATURES = (
         "stack cut in the rendezvous",
         re.compile(
             r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
-            r", in (?:_rendezvous|next_rendezvous)\s*$|"
+            r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
             r"(?:init_process_group|distributed_init|init_distributed\w*|init_dist|TCPStore)\("
         ),
         _cut_in_meeting,
@@ -183,6 +188,8 @@ SIGNATURES = (
             b"distributed_init",
             b"init_dist",
             b"TCPStore(",
+            b"_initialize_workers",
+            b"_assign_worker_ranks",
         ),
         worth=(
             rb"rendezvous",
@@ -191,6 +198,8 @@ SIGNATURES = (
             rb"distributed_init",
             rb"init_dist",
             rb"TCPStore\(",
+            rb"_initialize_workers",
+            rb"_assign_worker_ranks",
         ),
         words=(
             "rendezvous",
@@ -199,6 +208,8 @@ SIGNATURES = (
             "distributed_init",
             "init_dist",
             "tcpstore(",
+            "_initialize_workers",
+            "_assign_worker_ranks",
         ),
     ),
     Signature(
