@@ -16,7 +16,12 @@ failed"); python-etcd's "EtcdConnectionFailed: Connection to etcd failed due to 
 "Name or service not known" / "Temporary failure in name resolution" near the store's words.
 
 A store that was reached and then lost is most often the echo of the process that hosted it dying
-(rank 0, or its agent): those rows are tier 1, so the death found elsewhere in the log is the cause.
+(rank 0, or its agent): those rows are tier 1, so the death found elsewhere in the log is the cause; inside
+torchrun's exit barrier (the agent's workers had ended) they are tier 2. "RendezvousStateError: The
+rendezvous state is corrupt" is a state that another job or torch version wrote on the same key. socket.cpp's
+per-family lookup "The IPv6 network addresses of (h, p) cannot be retrieved (gai error: -2 ...)" once is a
+step before IPv4, not a failure; the resolver failing (-3), a bracketed address, the same process repeating
+it or a stack in _create_c10d_store beside it is.
 """
 
 from __future__ import annotations
