@@ -20,6 +20,7 @@ from pgdoctor.diagnose.rules import (
     driver_stack,
     gloo_errors,
     gpu_hardware,
+    gpu_nvml,
     gpu_runtime,
     host_oom,
     init_stacks,
@@ -48,6 +49,7 @@ from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (
     gpu_hardware,
+    gpu_nvml,
     gpu_runtime,
     host_oom,
     userspace_oom,

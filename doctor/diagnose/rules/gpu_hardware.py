@@ -1,4 +1,5 @@
-"""gpu_hardware: what the driver, NVML and the kernel say about a failing GPU.
+"""gpu_hardware: what the kernel (the NVIDIA driver's NVRM records, PCIe AER, amdgpu) and the Kubernetes
+device plugin say about a failing GPU.
 
 Formats: kernel log "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
 (meaning from pgdoctor.knowledge.xid); "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus." / "NVRM: The
@@ -7,14 +8,12 @@ responding to commands.".
 
 Also: an NVRM record wrapped over indented "NVRM:" continuation lines; Xid lines with a MIG instance
 ("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)"); cleanup Xids 43/45 that name
-their cause ("caused by previous Xid 149": the finding is Xid 149) and are otherwise consequences; NVML /
-nvidia-smi "Unable to determine the device handle for GPU...: Unknown Error" / "GPU is lost"; the GSP's
-"Timeout waiting for RPC from GSP!" without its Xid 119; the kernel's PCIe AER records of an uncorrected
-error ("AER: Uncorrected (Fatal) error received", "nvidia 0000:03:00.0: AER: can't recover"); the amdgpu
-driver's ring timeout and GPU reset; `nvidia-smi -q`'s "Remapping Failure Occurred: Yes", "Pending Page
-Blacklist: Yes" and a pending row remap. The CUDA and ROCm runtimes' words for a device fault (ECC, NVLink,
-illegal access, unknown error while kernels ran) are rules/gpu_runtime.py's, the module offered every hit
-next.
+their cause ("caused by previous Xid 149": the finding is Xid 149) and are otherwise consequences; the
+GSP's "Timeout waiting for RPC from GSP!" without its Xid 119; the kernel's PCIe AER records of an
+uncorrected error ("AER: Uncorrected (Fatal) error received", "nvidia 0000:03:00.0: AER: can't
+recover"); the amdgpu driver's ring timeout and GPU reset. NVML's and nvidia-smi's words are
+rules/gpu_nvml.py's, the CUDA and ROCm runtimes' words for a device fault (ECC, NVLink, illegal access,
+unknown error while kernels ran) rules/gpu_runtime.py's: the modules offered every hit next.
 """
 
 from __future__ import annotations
@@ -37,17 +36,9 @@ _OFF_BUS = re.compile(
 _ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
 # Xids that only clean up after another error (43 a killed context, 45 preemptive teardown).
 _CLEANUP_XIDS = frozenset({43, 45})
-# nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
-# GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
-_NO_HANDLE = re.compile(
-    r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
-)
-_LOST = re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
 # The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
 # "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
 _RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
-# NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
-_NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
 # nv.c's words for a GPU the driver found but could not bring up (power, VBIOS, BAR): "NVRM: GPU
 # 0000:3b:00.0: GPU does not have the necessary power cables connected.", "... Failed to copy vbios to
 # system memory.", "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid".
@@ -325,34 +316,6 @@ def _amdgpu_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-# `nvidia-smi -q`'s memory-health fields when they say Yes: "Remapping Failure Occurred : Yes" (the HBM ran
-# out of spare rows: the GPU must be replaced), "Pending Page Blacklist : Yes" (a page retirement waits for
-# a reset) and "Pending : Yes" under "Remapped Rows" (a row remap waits for a reset). "No" is every
-# healthy GPU's answer and is not matched.
-_SMI_MEMORY = re.compile(r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$")
-
-
-def _smi_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    field = m.group(1)
-    if field == "Pending" and not any("Remapped Rows" in ln.text for ln in hit.before(4, False)):
-        return None
-    failed = field == "Remapping Failure Occurred"
-    return [
-        row.event(
-            hit,
-            "nvidia-smi says the GPU's memory ran out of spare rows (Remapping Failure Occurred: Yes): the "
-            "GPU must be replaced"
-            if failed
-            else f"nvidia-smi says a memory repair waits for a GPU reset ({field}: Yes): uncorrectable "
-            "memory errors happened on this GPU",
-            {"nvidia_smi": f"{field}: Yes"},
-            # a repair pending is the trace of an error another record names (Xid 48/63/94): below it
-            tier=0 if failed else 1,
-            dedupe=(row.code, "nvidia-smi", field),
-        )
-    ]
-
-
 def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     info = describe_xid(119)
     facts = {
@@ -399,31 +362,8 @@ def _init_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
-    bus = m.group(1).lower() if m else ""
-    facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
-    return [
-        row.event(
-            hit,
-            f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
-            "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors",
-            facts,
-            dedupe=(row.code, bus),
-        )
-    ]
-
-
-def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
-    t = record(hit)[0]
-    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
-    # go-nvml's bare "ERROR_GPU_IS_LOST")
-    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t or "_IS_LOST" in t):
-        return None
-    return _no_handle(row, hit, None)
-
-
 def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
-    bus = _PCI.search(record(hit)[0])
+    bus = PCI.search(record(hit)[0])
     facts = {"pci_bus_id": bus.group(1).lower() if bus else "", "nvrm": "NV_ERR_GPU_IS_LOST"}
     return [
         row.event(
@@ -437,23 +377,7 @@ def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event
     ]
 
 
-_PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
-
-
-def _nvml_reset(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
-    bus = _PCI.search(hit.text)
-    facts: dict[str, Any] = {"nvml_error": "GPU requires restart", "reason": "reset_required"}
-    if bus:
-        facts["pci_bus_id"] = bus.group(1).lower()
-    return [
-        row.event(
-            hit,
-            "NVML says a GPU must be reset before it can be used (GPU requires restart): it is missing "
-            "from the job until it is reset or serviced",
-            facts,
-            dedupe=(row.code, facts.get("pci_bus_id")),
-        )
-    ]
+PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
 
 
 def _not_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -532,15 +456,6 @@ SIGNATURES = (
         words=("*error* ring", "gpu reset begin"),
     ),
     Signature(
-        "nvidia-smi memory health",
-        _SMI_MEMORY,
-        _smi_memory,
-        C.GPU_ECC.code,
-        anchors=(b"Occurred", b"Blacklist", b"Pending"),
-        worth=(rb"(?:Occurred|Blacklist|Pending)\s*:\s*Yes",),
-        words=("remapping failure occurred", "pending page blacklist", "pending"),
-    ),
-    Signature(
         "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)
     ),
     Signature(
@@ -586,33 +501,6 @@ SIGNATURES = (
             "NVRM: GPU 0000:3b:00.0: GPU does not have the necessary power cables connected.",
             "NVRM: GPU 0000:3b:00.0: Failed to copy vbios to system memory.",
         ),
-    ),
-    Signature(
-        "nvml reset required",
-        _NVML_RESET,
-        _nvml_reset,
-        C.GPU_INIT_FAILED.code,
-        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart"),
-        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart",),
-        words=("resetrequired", "reset_required", "gpu requires restart"),
-    ),
-    Signature(
-        "no device handle",
-        _NO_HANDLE,
-        _no_handle,
-        C.GPU_OFF_BUS.code,
-        anchors=(b"rror", b"GPU is lost"),
-        worth=(rb"Error\b", rb"GPU is lost"),
-        words=("device handle",),
-    ),
-    Signature(
-        "gpu is lost",
-        _LOST,
-        _lost,
-        C.GPU_OFF_BUS.code,
-        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost"),
-        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost"),
-        words=("gpu is lost", "gpu_is_lost", "gpuislost"),
     ),
 )
 # Every finding below needs one of its row's words in the hit line (lower case; NVRM records first).
