@@ -291,6 +291,27 @@ CUDA_ILLEGAL_ACCESS = register_code(
     "CUDA illegal memory access or unspecified launch failure",
     AREA,
 )
+# Category gpu_hardware: cudaErrorUnknown (999) surfacing after kernels ran (torch's "CUDA error: unknown
+# error" from a kernel launch, a synchronisation or the NCCL watchdog's event query): the driver lost the
+# context without naming why (a GPU hang, an Xid, a wedged device), not an error of the program's calls.
+CUDA_UNKNOWN_ERROR = register_code(
+    "RUN323",
+    "cuda-unknown-error-at-runtime",
+    "fail",
+    "gpu_hardware",
+    "The CUDA runtime reported an unknown error while kernels ran",
+    AREA,
+)
+# Category gpu_hardware: the kernel's PCIe AER driver reported an uncorrected error on a GPU's link (or the
+# port above it), or could not recover the GPU from one: the link, the riser or the board, not software.
+PCIE_UNCORRECTED = register_code(
+    "RUN324",
+    "pcie-uncorrected-error",
+    "fail",
+    "gpu_hardware",
+    "The PCIe link of a GPU (or the port above it) reported an uncorrected error",
+    AREA,
+)
 
 DRIVER_TOO_OLD = register_code(
     "RUN261",
