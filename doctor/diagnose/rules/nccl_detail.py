@@ -44,7 +44,16 @@ SOCKET = re.compile(
     # poll() failed with error ..."), an accept failing ("socketTryAccept: Accept failed: Too many open
     # files").
     r"socket\w*Connect:? (?:exceeded (?:timeouts|retries)|poll\(\) (?:failed|returned))|"
-    r"socketTryAccept: Accept failed(?!: Resource temporarily unavailable)"
+    r"socketTryAccept: Accept failed(?!: Resource temporarily unavailable)|"
+    # 2.23+: "socketPollConnect: connect to 10.0.0.2<43251> returned Connection refused, exceeded error
+    # retry count after 35 attempts"; poll failing: "socketPollConnect to 10.0.0.2<43251> failed with error".
+    r"exceeded error retry count|socketPollConnect to \S+ failed|"
+    # socket(2) itself failed: "Net : Socket creation failed : Address family not supported by protocol"
+    # (include/socket.h <= 2.11), "ncclSocketInit: Socket creation failed : ..." (2.12+).
+    r"Socket creation failed|"
+    # proxy.cc 2.12-2.18: the proxy's connect to the peer failed ("Proxy Call to rank 7 failed (Connect)"),
+    # under an ncclInternalError or ncclSystemError.
+    r"Proxy Call to rank \d+ failed \(Connect\)"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
@@ -280,8 +289,8 @@ def from_detail(
         facts["nccl_last_error"] = detail[:300]
     # A remote error, a dropped connection or a refused one is most often the echo of a peer
     # that died first: a symptom (tier 1) unless nothing better is found.
-    if facts.get("interface_problem"):
-        tier = 0  # a configuration error, not the echo of a dead peer
+    if facts.get("interface_problem") or "Socket creation failed" in detail:
+        tier = 0  # a configuration error (or a local socket(2) refused), not the echo of a dead peer
     elif kind_code in (C.NCCL_REMOTE_ERROR, C.NCCL_SOCKET_ERROR) or (
         kind_code is C.NCCL_SYSTEM_ERROR and _PEER_GONE.search(detail)
     ):
@@ -354,8 +363,16 @@ _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftr
 _NET_FRAME = re.compile(r"NCCL INFO (?:\S*/)?(?:bootstrap|socket|net_socket)\.cc:\d+ -> [36]\b")
 
 
+# The socket layer's INFO retries of a connect that is refused (socket.h / socket.cc 2.4-2.22, and 2.23+'s
+# "socketPollConnect: connect to <addr> returned Connection refused, retrying (3/34)") around the report.
+_CONNECT_RETRY = re.compile(r"(?:Call to connect|connect to \S+) returned [\w ]+, retrying")
+
+
 def _network_chain(hit: Hit) -> bool:
-    return any(_NET_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False))
+    return any(_NET_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False)) or any(
+        _CONNECT_RETRY.search(ln.text)
+        for ln in hit.before(12, same_rank=False) + hit.after(24, same_rank=False)
+    )
 
 
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
