@@ -146,6 +146,27 @@ CASES = [
         "RUN173",
         {"function": "create_nccl_ofi_component"},
     ),
+    # libfabric's core: the provider the OFI plugin wants found no device
+    (
+        "ip-10-0-0-1:79:79 [0] NCCL INFO NCCL version 2.21.5+cuda12.8\n"
+        "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: "
+        "provider efa output empty list\n",
+        "RUN173",
+        {"provider": "efa"},
+    ),
+    # bootstrap.cc's root: ranks disagree on the communicator size (2.3-2.21, 2.22+)
+    (
+        "node1:1:2 [0] bootstrap.cc:205 NCCL WARN Bootstrap Root : mismatch in rank count from procs "
+        "8 : 16\n",
+        "RUN224",
+        {"nranks": 8, "peer_nranks": 16},
+    ),
+    (
+        "node1:1:2 [0] bootstrap.cc:327 NCCL WARN Bootstrap Root : mismatch in info from procs, "
+        "nranks 8 vs 16, nroots 1 vs 1, iroot 0 vs 0\n",
+        "RUN224",
+        {"nranks": 8, "peer_nranks": 16},
+    ),
     # a size mismatch of the socket transport wrapped before its numbers stays a mismatch
     (
         "transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :\n"
@@ -175,6 +196,11 @@ DECOYS = [
     "node1:1:2 [0] NCCL INFO Connected all trees\n",
     # checks.h's EINTR retry of a system call: no connect refused
     "node1:1:2 [0] NCCL INFO Call to accept returned Resource temporarily unavailable, retrying\n",
+    # libfabric found no EFA device, NCCL went on without it
+    "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: "
+    "provider efa output empty list\n"
+    "node1:1:2 [0] NCCL INFO Using network Socket\n"
+    "node1:1:2 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n",
     # aws-ofi-nccl's tests' INFO records
     "INFO: Function: main Line: 57: NET/OFI Server: Listening on dev 0\n",
 ]

@@ -316,6 +316,14 @@ _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
 _BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
+# ... and its check that every rank was started with the root's communicator size: "Bootstrap Root :
+# mismatch in rank count from procs 8 : 16" (2.3-2.21: the root's nranks, then the caller's) and "Bootstrap
+# Root : mismatch in info from procs, nranks 8 vs 16, nroots 1 vs 1, iroot 0 vs 0" (2.22+): ranks launched
+# with different world sizes, or two jobs whose ranks reach one root (a shared NCCL_COMM_ID / unique id).
+_BOOTSTRAP_COUNT = re.compile(
+    r"Bootstrap Root : mismatch in "
+    r"(?:rank count from procs (\d+) : (\d+)|info from procs, nranks (\d+) vs (\d+))"
+)
 # enqueue.cc: "Error : no algorithm/protocol available" (2.8-2.19), "No algorithm/protocol available for
 # function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
 # kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
@@ -504,6 +512,20 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                     "problem": "duplicate_rank",
                 },
                 dedupe=(C.RENDEZVOUS_CONFIG.code, "duplicate_rank"),
+            )
+        ]
+    m = _BOOTSTRAP_COUNT.search(msg)
+    if m:
+        mine, theirs = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
+        return [
+            event(
+                hit,
+                C.RENDEZVOUS_CONFIG.code,
+                f"NCCL's bootstrap root expects {mine} ranks but a process checked in with {theirs}: "
+                "the ranks were launched with different world sizes, or two jobs share one bootstrap root "
+                "(NCCL_COMM_ID, a reused unique id)",
+                {"nccl_warn": msg[:300], "nranks": mine, "peer_nranks": theirs, "problem": "nranks_mismatch"},
+                dedupe=(C.RENDEZVOUS_CONFIG.code, "nranks_mismatch"),
             )
         ]
     if _NO_ALGO.search(msg):

@@ -14,6 +14,7 @@ Read at their sources:
   tcp/pair.cc:498] optval == 0. 111 vs 0. SO_ERROR: Connection refused" - the connect's socket error.
 - MSCCL++ (mscclpp's errors.hpp): "terminate called after throwing an instance of 'mscclpp::IbError'"
   with "what():  a work item failed: status 12 (Ib failure: Cannot allocate memory)": its IB transport.
+- libfabric's "<warn> fi_getinfo: provider efa output empty list": the provider saw no device.
 - aws-ofi-nccl's standalone test programs (tests/test-common.h, functional_test.cpp), which print the
   plugin's own records without NCCL's logger: "WARN: Function: create_nccl_ofi_component Line: 459:
   NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument".
@@ -132,6 +133,29 @@ def _ofi_test(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# libfabric's own warning (core fi_getinfo_, printed at its default log level) that the RDMA provider the
+# plugin asked for found no device: "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo:
+# provider efa output empty list" - no EFA / verbs device visible (a container without /dev/infiniband, an
+# instance without EFA). A symptom (tier 1), silent once NCCL's communicator came up anyway (on sockets).
+_FI_EMPTY = re.compile(
+    r"<warn> fi_getinfo: provider (?P<prov>efa|verbs|psm[23]|cxi|opx)\S* output empty list"
+)
+
+
+def _fi_empty(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_UP.search(ln.text) for ln in hit.after(48, same_rank=False)):
+        return []
+    return [
+        row.event(
+            hit,
+            f"libfabric's {m.group('prov')} provider found no device: the OFI plugin has no RDMA network "
+            "(EFA / verbs devices not visible in this host or container: /dev/infiniband, the EFA driver)",
+            {"provider": m.group("prov"), "library": "libfabric"},
+            dedupe=(row.code, "fi_empty"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "nccl connect retries",
@@ -170,6 +194,16 @@ SIGNATURES = (
         anchors=(b"mscclpp::", b"Ib failure"),
         worth=(rb"mscclpp::", rb"Ib failure"),
         words=("mscclpp::", "ib failure"),
+    ),
+    Signature(
+        "libfabric provider without devices",
+        _FI_EMPTY,
+        _fi_empty,
+        C.NCCL_IB_ERROR.code,
+        tier=1,
+        anchors=(b"output empty list",),
+        worth=(rb"output empty list",),
+        words=("output empty list",),
     ),
     Signature(
         "aws-ofi-nccl test warn",
