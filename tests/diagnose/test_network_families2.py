@@ -215,6 +215,7 @@ def test_the_proxy_names_its_peer_not_the_process() -> None:
     # proxy.cc 2.12-2.18: "to rank 1" is the peer the proxy could not reach; the prefix names the process
     f = _root("node1:195626:198757 [0] proxy.cc:808 NCCL WARN Proxy Call to rank 1 failed (Connect)\n")
     assert f is not None and f.code == "RUN174" and f.facts.get("rank") != 1, f
+    assert f.facts.get("peer_rank") == 1, f.facts
     assert f.facts.get("host") == "node1" and f.facts.get("pid") == 195626, f.facts
 
 

@@ -148,6 +148,9 @@ def network_facts(text: str) -> dict[str, Any]:
         f["ib_status"] = s.group(2) or f"error {s.group(1)}"
         if s.group(3):
             f["ib_status_code"] = int(s.group(3))
+    proxy = re.search(r"Proxy Call to rank (\d+) failed", text)
+    if proxy:
+        f["peer_rank"] = int(proxy.group(1))  # the rank whose proxy this process could not reach
     dev = re.search(r"\b(mlx5_\d+(?::\d+)?)", text)
     if dev:
         f["ib_device"] = dev.group(1)
