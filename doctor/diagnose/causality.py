@@ -263,7 +263,7 @@ def _finding(
     first = events[0]
     facts: dict[str, Any] = {k: v for k, v in first.facts.items() if not k.startswith("_")}
     ranks = sorted({e.rank for e in events if e.rank is not None})
-    if ranks:
+    if ranks and "ranks" not in facts:  # a rule that names the ranks involved (both of a clash) knows better
         facts["ranks"] = ranks
     facts["occurrences"] = sum(e.facts.get("occurrences", 1) for e in events)
     msg = first.message
