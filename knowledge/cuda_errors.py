@@ -108,6 +108,38 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "peer access is not supported between these two devices",
         "peer_access",
     ),
+    # Mapping another GPU's memory (or an exported allocation) into this one's address space failed:
+    # cudaDeviceEnablePeerAccess, NCCL's cuMem P2P buffers (allocator.cc ncclMemAlloc: "Cuda failure 205
+    # 'mapping of buffer object failed'"), cuda-samples' p2pBandwidthLatencyTest. The threads' causes are
+    # the platform's: BAR1 too small (Resizable / large BAR off in the BIOS), an IOMMU in the way, a
+    # driver or kernel module without P2P for these boards.
+    _e(
+        205,
+        "cudaErrorMapBufferObjectFailed",
+        "CUDA_ERROR_MAP_FAILED",
+        "mapping of buffer object failed",
+        "peer_access",
+    ),
+    # More than the driver's limit of peer mappings per GPU (8 on PCIe): NCCL's allocator.cc "Cuda failure
+    # 711 'peer mapping resources exhausted'", cudaDeviceEnablePeerAccess of a 10-GPU node (an X server
+    # that enabled P2P between the GPUs itself used them up, NVIDIA/nccl#241).
+    _e(
+        711,
+        "cudaErrorTooManyPeers",
+        "CUDA_ERROR_TOO_MANY_PEERS",
+        "peer mapping resources exhausted",
+        "peer_access",
+    ),
+    # A kernel with no code for this GPU (CUDA < 10.1 numbered it 8: "cuda runtime error (8) : invalid device
+    # function"; later toolkits say 209 "no kernel image" for most builds, 98 remains for a compiled
+    # extension or an old torch built for other archs); ROCm's hipErrorInvalidDeviceFunction reads the same.
+    _e(
+        98,
+        "cudaErrorInvalidDeviceFunction",
+        "CUDA_ERROR_INVALID_DEVICE_FUNCTION",
+        "invalid device function",
+        "arch_unsupported",
+    ),
     _e(100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "no_device"),
     # libcuda.so is the toolkit's link-time stub (lib64/stubs on the library path), not the driver's.
     _e(34, "cudaErrorStubLibrary", "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library", "no_device"),

@@ -159,6 +159,16 @@ NCCL_INVALID_USAGE = register_code(
 NCCL_INTERNAL_ERROR = register_code(
     "RUN192", "nccl-internal-error", "fail", "nccl_usage", "NCCL internal error", AREA
 )
+# nccl-tests' own check of the results (-c 1, the default): a collective returned wrong values on a
+# GPU. Nothing failed or raised; NCCL, the GPU or the path between GPUs corrupted data.
+NCCL_WRONG_RESULTS = register_code(
+    "RUN327",
+    "nccl-wrong-results",
+    "fail",
+    "nccl_usage",
+    "A collective returned wrong values (nccl-tests' result check failed)",
+    AREA,
+)
 NCCL_DUPLICATE_GPU = register_code(
     "RUN193",
     "nccl-duplicate-gpu",
@@ -279,6 +289,27 @@ CUDA_ILLEGAL_ACCESS = register_code(
     "fail",
     "gpu_hardware",
     "CUDA illegal memory access or unspecified launch failure",
+    AREA,
+)
+# Category gpu_hardware: cudaErrorUnknown (999) surfacing after kernels ran (torch's "CUDA error: unknown
+# error" from a kernel launch, a synchronisation or the NCCL watchdog's event query): the driver lost the
+# context without naming why (a GPU hang, an Xid, a wedged device), not an error of the program's calls.
+CUDA_UNKNOWN_ERROR = register_code(
+    "RUN323",
+    "cuda-unknown-error-at-runtime",
+    "fail",
+    "gpu_hardware",
+    "The CUDA runtime reported an unknown error while kernels ran",
+    AREA,
+)
+# Category gpu_hardware: the kernel's PCIe AER driver reported an uncorrected error on a GPU's link (or the
+# port above it), or could not recover the GPU from one: the link, the riser or the board, not software.
+PCIE_UNCORRECTED = register_code(
+    "RUN324",
+    "pcie-uncorrected-error",
+    "fail",
+    "gpu_hardware",
+    "The PCIe link of a GPU (or the port above it) reported an uncorrected error",
     AREA,
 )
 

@@ -458,7 +458,7 @@ TORCH = [
         "RUN263",
         {"library": "libcudart"},
     ),
-    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "RUN263", {}),
+    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "RUN262", {}),
     ("RuntimeError: Distributed package doesn't have NCCL built in", "RUN263", {}),
     ("RuntimeError: No CUDA GPUs are available", "RUN262", {}),
     ("RuntimeError: CUDA error: invalid device ordinal", "RUN264", {}),

@@ -44,7 +44,9 @@ launcher or a framework adds ("[rank3]: ", "(RayWorkerWrapper pid=..) ERROR ...]
   dim 0 does not divide equally across group size", "Number of tensor splits not equal to group size";
   ProcessGroupNCCL's "Expecting one tensor only but got multiple. You are probably using multiple
   devices under one thread." and 1.x's "Not able to create/get the NCCL Communicator since the GPU
-  devices are not known").
+  devices are not known"; 2.3+ with device_id given to init_process_group, a tensor on another GPU:
+  the LOG(ERROR) "Tensor found on device cuda:0 but backend constrained to cuda:1" and the exception
+  "Attempt to perform collective on tensor not on device passed to init_process_group").
 
 "Default process group has not been initialized" is the rendezvous module's (RUN224: nothing
 initialised it), "Distributed package doesn't have NCCL built in" and "ProcessGroupNCCL is only
@@ -90,6 +92,9 @@ _CHECKS = re.compile(
     r"does not match the default process group's bound_device_id|"
     r"Not able to create/get the NCCL Communicator since the (?:GPU )?devices are|"
     r"Expecting one tensor only but got multiple|"
+    # 2.3+ getNCCLComm with device_id bound at init: the LOG(ERROR) line, then the exception
+    r"Tensor found on device \S+ but backend constrained to \S+|"
+    r"Attempt to perform collective on tensor not on device passed to init_process_group|"
     r"Default group size only takes effect when CUDA is available)|"
     r"(?P<arguments>Invalid function argument[.:] (?:Expected parameter `\w+`|output_tensor_lists)|"
     r"Invalid (?:destination|source|src|dst|peer) rank: \w+ rank should not be the same as the rank|"
@@ -183,8 +188,8 @@ SIGNATURES = (
         _CHECKS,
         _check,
         C.C10D_INVALID_USAGE.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"rror", b"backend constrained"),
+        worth=(rb"Error\b", rb"backend constrained"),
         words=(
             "group",
             "backend",

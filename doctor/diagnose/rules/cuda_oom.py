@@ -43,7 +43,8 @@ _SPLIT = re.compile(
 )
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
 _ANY = re.compile(
-    r"CUDA out of memory|HIP out of memory|CUDA [Ee]rror: out of memory|Cuda failure '?out of memory|"
+    r"CUDA out of memory|HIP out of memory|(?:CUDA|HIP) [Ee]rror: out of memory|"
+    r"(?:Cuda|HIP) failure '?out of memory|"
     r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
     r"|CUBLAS_STATUS_ALLOC_FAILED"
     # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
@@ -51,7 +52,35 @@ _ANY = re.compile(
     # 6291456 bytes", "Failed to CUDA calloc async 2432 bytes", "Failed to CUDA malloc ...",
     # "Failed to CUDA host alloc ...")
     r"|CUDNN_STATUS_ALLOC_FAILED|CUDA_ERROR_OUT_OF_MEMORY|Failed to CUDA (?:calloc|malloc|host alloc)"
+    # the other CUDA math libraries' allocation statuses (cusolver_common.h, cufft.h, cusparse.h,
+    # curand.h), as torch's checks print them: "cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling
+    # `cusolverDnCreate(handle)`", "cuFFT error: CUFFT_ALLOC_FAILED"
+    r"|CUSOLVER_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|CURAND_STATUS_ALLOCATION_FAILED"
+    # MXNet's and other CHECKs of a CUDA call: "Check failed: e == cudaSuccess: CUDA: out of memory"
+    r"|CUDA: out of memory"
 )
+# Who reported it, by the words it is reported in (first match wins).
+_REPORTERS = (
+    ("Failed to CUDA", "NCCL"),
+    ("CUBLAS", "cuBLAS"),
+    ("CUDNN", "cuDNN"),
+    ("CUSOLVER", "cuSOLVER"),
+    ("CUFFT", "cuFFT"),
+    ("CUSPARSE", "cuSPARSE"),
+    ("CURAND", "cuRAND"),
+    ("CUDA error", "CUDA runtime"),
+    ("HIP error", "HIP runtime"),
+    ("CUDA: out of memory", "a CUDA error check"),
+    ("Cuda failure", "NCCL"),
+    ("HIP failure", "RCCL"),
+    ("CUDA_ERROR_", "the CUDA driver"),
+)
+
+
+def _reporter(text: str) -> str:
+    return next((name for key, name in _REPORTERS if key in text), "")
+
+
 _LAYER_BYTES = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
 
 
@@ -149,21 +178,9 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     if facts is None and any("Tried to allocate" in ln.text and _facts(ln.text) for ln in hit.after(24)):
         return []  # a short mention (an error file's "message", a summary) before the record with the figures
     if facts is None:
-        what = (
-            "NCCL"
-            if "Failed to CUDA" in text
-            else "CUDA runtime"
-            if "CUDA error" in text
-            else "NCCL"
-            if "Cuda failure" in text
-            else "cuBLAS"
-            if "CUBLAS" in text
-            else "cuDNN"
-            if "CUDNN" in text
-            else "the CUDA driver"
-            if "CUDA_ERROR_" in text
-            else "PyTorch"
-        )
+        # The layer that failed: the trigger line first (a cuBLAS status inside torch's "CUDA error: ..."
+        # is cuBLAS's), then the lines around it.
+        what = _reporter(hit.text) or _reporter(text) or "PyTorch"
         f: dict[str, Any] = {
             "format": "cuda_error",
             "likely_cause": "insufficient_memory",
@@ -235,6 +252,9 @@ _CUDA_ROWS = (
             "node-1:1234:1290 [3] include/alloc.h:48 NCCL WARN Failed to CUDA calloc 6291456 bytes",
             "ncclUnhandledCudaError: Failed to CUDA calloc async 2432 bytes",
             "RuntimeError: CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY",
+            "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling "
+            "`cusolverDnCreate(handle)`",
+            "RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED",
         ),
     ),
 )
@@ -386,6 +406,7 @@ def parse(hit: Hit) -> list[Event]:
         and "HIP" not in t
         and "hipError" not in t
         and "CUDNN" not in t
+        and "ALLOC" not in t
     ):
         return read(hit, _WRAPPERS)  # the allocator's and the libraries' own words all name CUDA
     return read(hit, SIGNATURES)

@@ -1,13 +1,13 @@
 """driver_env: the software stack under PyTorch does not fit (driver, CUDA libraries, device
 visibility).
 
-Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (found version
-11040)."; CUDA runtime and driver errors by message, number or enum name
-(pgdoctor.knowledge.cuda_errors: 35 insufficient driver, 100 no device, 802 system not yet
-initialized, 803/804, ...), as "CUDA error: <message>", "Error 802: system not yet initialized"
-or "cudaErrorSystemNotReady"; "Found no NVIDIA driver on your system"; "No CUDA GPUs are
-available"; "Torch not compiled with CUDA enabled"; "Distributed package doesn't have NCCL built
-in"; "invalid device ordinal". The dynamic loader's words (a library or a symbol missing) are
+Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (found version 11040).";
+CUDA runtime and driver errors by message, number or enum name (pgdoctor.knowledge.cuda_errors: 35
+insufficient driver, 100 no device, 802 system not yet initialized, 803/804, ...), as "CUDA error:
+<message>", "Error 802: system not yet initialized" or "cudaErrorSystemNotReady"; "Found no NVIDIA driver
+on your system"; "No CUDA GPUs are available"; "Torch not compiled with CUDA enabled". Builds made for
+another CUDA or GPU are rules/build_fit.py's, the NCCL backend without a GPU and a GPU index beyond the
+visible ones are rules/device_visibility.py's, the dynamic loader's words (a library or a symbol missing)
 rules/loader.py's.
 """
 
@@ -27,21 +27,6 @@ _TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version 
 _NO_DEVICE = re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
     r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
-)
-# torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
-# setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
-_TOOLKIT = re.compile(
-    r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile\s+PyTorch"
-    r"(?: \(([\d.]+)\))?|"
-    r"CUDA_HOME environment variable is not set|CUDA_HOME does not exist, unable to compile CUDA op|"
-    # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
-    r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
-    r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
-    r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
-    r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
-    r"Cuda extensions are being compiled with a version of Cuda that does not match|"
-    r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
-    r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
@@ -68,13 +53,7 @@ _FABRIC = re.compile(
     r"process exited|: Main process exited)|nv-fabricmanager[^\n]*\bfailed! Exit code|"
     r"NVSwitch driver failed with error:\s*WARNING Nothing to do \[NV_WARN_NOTHING_TO_DO\]"
 )
-# torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
-# with the current PyTorch installation"; 2.x words it the same way behind a UserWarning), and torch
-# 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
-_ARCH = re.compile(
-    r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
-    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
-)
+# torch 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
 _THC_INIT = re.compile(
     r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c|"
     r"THCudaCheck FAIL file=\S*THCGeneral\.c\w* line=\d+ error=(\d+) : unknown error"
@@ -89,15 +68,6 @@ _NVML_MISMATCH = re.compile(
     r"[Dd]river/library version mismatch|NVRM: API mismatch|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b|"
     r"NVMLError_LibRmVersionMismatch"
 )
-# bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
-_BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
-_NO_NCCL = re.compile(
-    r"Distributed package doesn't have NCCL built in|ProcessGroupNCCL is only supported with GPUs, no GPUs "
-    r"found|"
-    r"NCCL support is not compiled"
-)
-# "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
-_ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
 # Reasons more precise than the kind for single errors of the table.
 _REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
@@ -166,9 +136,10 @@ def cuda_error_events(hit: Hit, t: str) -> list[Event]:
                 hit,
                 C.PEER_ACCESS_UNSUPPORTED.code,
                 f"CUDA: {ce.message} ({ce.runtime_name}, {ce.number}): two "
-                "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, or the platform "
-                "disables "
-                "P2P); NCCL_P2P_DISABLE=1 routes around it through host memory",
+                "GPUs of this job have no peer-to-peer path (PCIe ACS or IOMMU, a VM, "
+                + ("BAR1 too small for the mapping (large BAR off), " if ce.number == 205 else "")
+                + ("more peers than the driver maps per GPU (8), " if ce.number == 711 else "")
+                + "or the platform disables P2P); NCCL_P2P_DISABLE=1 routes around it through host memory",
                 facts,
                 dedupe=(C.PEER_ACCESS_UNSUPPORTED.code,),
             )
@@ -239,13 +210,26 @@ class _CudaErrors:
         return find_cuda_error(text)
 
 
+# TensorFlow's GPU set-up warns and goes on without P2P ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:
+# 1597] Unable to enable peer access between device ordinals 0 and 9, status: ... peer mapping resources
+# exhausted"): not a failure.
+_TF_PEER_WARNING = re.compile(r"Unable to enable peer access between device ordinals")
+
+
 def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
+    if "peer" in hit.text or "PEER" in hit.text:
+        # the warning, or its status on the next lines (its own wrap, or a terminal's at any column)
+        near = [ln.text for ln in hit.before(4, False)] + [hit.text]
+        if any(_TF_PEER_WARNING.search(sep.join(near)) for sep in ("", " ")):
+            return []
     return cuda_error_events(hit, hit.text) or None
 
 
-# nccl-tests' CUDACHECK: "Test CUDA failure common.cu:1007 '<message>'", the message sometimes wrapped
-# onto the next line by a paste.
-_TEST_FAILURE_CUT = re.compile(r"CUDA failure \S+:\d+\s*$")
+# A CUDA check macro that prints the source location before cudaGetErrorString's message, the message
+# wrapped onto the next line by a paste or by the macro itself: nccl-tests' CUDACHECK ("Test CUDA failure
+# common.cu:1007 '<message>'"), DeepEP's EPException ("Failed: CUDA error /x/csrc/deep_ep.cpp:200" then
+# "'peer access is not supported between these two devices'").
+_TEST_FAILURE_CUT = re.compile(r"(?:CUDA failure|CUDA error) \S+:\d+:?\s*$")
 
 
 def _test_failure_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -268,24 +252,6 @@ def _nvml_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 def _no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     why = _WHY.get(m.group(0), "no_visible_device")
     return [row.event(hit, f"no usable CUDA device: {m.group(0)}", {"reason": why}, dedupe=(row.code, why))]
-
-
-def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
-    found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    if found:
-        facts["toolkit_cuda"] = found
-    if torch_cuda:
-        facts["torch_cuda"] = torch_cuda
-    return [
-        row.event(
-            hit,
-            f"the CUDA toolkit or a companion package does not fit this PyTorch's CUDA "
-            f"({clip(m.group(0), 120)})",
-            facts,
-            dedupe=(row.code,),
-        )
-    ]
 
 
 def _no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -328,19 +294,6 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
-def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'}): install a "
-            "build for its "
-            "compute capability",
-            {"arch": m.group(1) or "rocm"},
-            dedupe=(row.code,),
-        )
-    ]
-
-
 def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     number = m.group(1) or m.group(2)
     return [
@@ -350,44 +303,6 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
             "the driver or the device state is broken for this process",
             {"reason": "device_init_failed", "cuda_error_number": int(number)},
             dedupe=(row.code, "device_init_failed"),
-        )
-    ]
-
-
-def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "bitsandbytes found no CUDA library it can load for this GPU (its libbitsandbytes_cuda build or "
-            "libcudart does not match the installed CUDA)",
-            {"library": "bitsandbytes", "reason": "cuda_setup_failed"},
-            dedupe=(row.code, "bitsandbytes"),
-        )
-    ]
-
-
-def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/macOS build, or no GPU visible)",
-            {"library": "NCCL"},
-            dedupe=(row.code, "nccl"),
-        )
-    ]
-
-
-def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    t = hit.text
-    if not ("rror" in t or "ERROR" in t):
-        return None
-    return [
-        row.event(
-            hit,
-            f"{hit.who()} asked for a GPU index that is not visible "
-            "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
-            {"cuda_error": m.group(0)},
-            dedupe=(row.code,),
         )
     ]
 
@@ -430,13 +345,13 @@ SIGNATURES = (
         ),
     ),
     Signature(
-        "nccl-tests cuda failure, message wrapped",
+        "cuda check at a source line, message wrapped",
         _TEST_FAILURE_CUT,
         _test_failure_cut,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"UDA failure",),
-        worth=(rb"[Cc]uda failure|CUDA failure",),
-        words=("cuda failure",),
+        anchors=(b"UDA failure", b"rror"),
+        worth=(rb"[Cc]uda failure|CUDA failure", rb"\bCUDA error\b"),
+        words=("cuda failure", "cuda error"),
     ),
     Signature(
         "nvml version mismatch",
@@ -470,39 +385,6 @@ SIGNATURES = (
         examples=(
             "RuntimeError: No CUDA GPUs are available",
             "AssertionError: Torch not compiled with CUDA enabled",
-        ),
-    ),
-    Signature(
-        "cuda toolkit mismatch",
-        _TOOLKIT,
-        _toolkit,
-        C.CUDA_TOOLKIT_MISMATCH.code,
-        anchors=(
-            b"CUDA version",
-            b"CUDA_HOME",
-            b"different CUDA",
-            b"version of Cuda",
-            b"cuDNN version",
-            b"ot compiled with",
-            b"nvcc fatal",
-        ),
-        worth=(
-            rb"CUDA version",
-            rb"CUDA_HOME",
-            rb"different CUDA",
-            rb"version of Cuda",
-            rb"cuDNN version",
-            rb"ot compiled with (?:GPU|CUDA)",
-            rb"nvcc fatal",
-        ),
-        words=(
-            "cuda version",
-            "cuda_home",
-            "different cuda",
-            "version of cuda",
-            "cudnn version",
-            "not compiled with",
-            "nvcc fatal",
         ),
     ),
     Signature(
@@ -548,15 +430,6 @@ SIGNATURES = (
         words=("fabric manager", "fabricmanager", "nv_warn_nothing_to_do"),
     ),
     Signature(
-        "gpu architecture not in this build",
-        _ARCH,
-        _arch,
-        C.ARCH_UNSUPPORTED.code,
-        anchors=(b"CUDA capability", b"hipErrorNoBinaryForGpu"),
-        worth=(rb"CUDA capability", rb"hipErrorNoBinaryForGpu"),
-        words=("cuda capability", "hiperrornobinaryforgpu"),
-    ),
-    Signature(
         "torch 0.x device set-up unknown error",
         _THC_INIT,
         _thc_init,
@@ -564,40 +437,6 @@ SIGNATURES = (
         anchors=(b"unknown error at", b"unknown error"),
         worth=(rb"unknown error at", rb"THCudaCheck FAIL"),
         words=("unknown error at", "thcudacheck fail"),
-    ),
-    Signature(
-        "bitsandbytes cuda setup",
-        _BNB_SETUP,
-        _bnb_setup,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"CUDA Setup failed",),
-        worth=(rb"CUDA Setup failed",),
-        words=("cuda setup failed",),
-    ),
-    Signature(
-        "no nccl in torch",
-        _NO_NCCL,
-        _no_nccl,
-        C.LIBRARY_MISSING.code,
-        anchors=(b"NCCL built in", b"rror"),
-        worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
-        words=("nccl built in", "processgroupnccl is only supported", "nccl support is not compiled"),
-        anchor_from=_EXC,
-        examples=(
-            "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
-            "RuntimeError: NCCL support is not compiled",
-        ),
-    ),
-    Signature(
-        "device ordinal",
-        _ORDINAL,
-        _ordinal,
-        C.DEVICE_MISMATCH.code,
-        anchors=(b"rror", b"ERROR"),
-        worth=(rb"Error\b", rb"\berror\b"),
-        words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
-        anchor_from="'CUDA error: ' before the runtime's message (required by the row)",
-        examples=("RuntimeError: CUDA error: invalid device ordinal",),
     ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).

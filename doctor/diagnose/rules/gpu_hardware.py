@@ -1,21 +1,19 @@
-"""gpu_hardware: what the driver and the CUDA runtime say about a failing GPU.
+"""gpu_hardware: what the kernel (the NVIDIA driver's NVRM records, PCIe AER, amdgpu) and the Kubernetes
+device plugin say about a failing GPU.
 
-Formats: kernel log "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen
-off the bus." (meaning from pgdoctor.knowledge.xid); "NVRM: GPU 0000:3b:00.0: GPU has fallen off the
-bus." / "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0) installed in this system has
-fallen off the bus and is not responding to commands."; CUDA runtime error strings
-(cudaGetErrorString): "uncorrectable ECC error encountered", "an illegal memory access was
-encountered", "unspecified launch failure", "an illegal instruction was encountered",
-"misaligned address", also inside NCCL's "Cuda failure '...'".
+Formats: kernel log "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
+(meaning from pgdoctor.knowledge.xid); "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus." / "NVRM: The
+NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0) installed in this system has fallen off the bus and is not
+responding to commands.".
 
-Also: an NVRM record wrapped over indented "NVRM:" continuation lines; Xid lines with a MIG
-instance ("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)"); cleanup Xids
-43/45 that name their cause ("caused by previous Xid 149": the finding is Xid 149) and are
-otherwise consequences; NVML / nvidia-smi "Unable to determine the device handle for GPU...:
-Unknown Error" / "GPU is lost"; the GSP's "Timeout waiting for RPC from GSP!" without its Xid
-119; cudaErrorNvlinkUncorrectable "uncorrectable NVLink error detected during the execution"; ROCm's
-runtime "HW Exception by GPU node-N (Agent handle: ...) reason :GPU Hang" and "Memory access fault by
-GPU node-N ... on address ...".
+Also: an NVRM record wrapped over indented "NVRM:" continuation lines; Xid lines with a MIG instance
+("(PCI:0000:01:00 GPU-I:05)") or a bus id the user redacted ("(PCI:...)"); cleanup Xids 43/45 that name
+their cause ("caused by previous Xid 149": the finding is Xid 149) and are otherwise consequences; the
+GSP's "Timeout waiting for RPC from GSP!" without its Xid 119; the kernel's PCIe AER records of an
+uncorrected error ("AER: Uncorrected (Fatal) error received", "nvidia 0000:03:00.0: AER: can't
+recover"); the amdgpu driver's ring timeout and GPU reset. NVML's and nvidia-smi's words are
+rules/gpu_nvml.py's, the CUDA and ROCm runtimes' words for a device fault (ECC, NVLink, illegal access,
+unknown error while kernels ran) rules/gpu_runtime.py's: the modules offered every hit next.
 """
 
 from __future__ import annotations
@@ -33,37 +31,14 @@ from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_
 _OFF_BUS = re.compile(
     r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
 )
-# cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
-_ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
-# cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
-_NVLINK = re.compile(
-    r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE"
-)
-# The runtime's sticky kernel faults (cudart's table: 700, 714-719), by message or by either enum name.
-_ILLEGAL = re.compile(
-    r"an illegal memory access was encountered|unspecified launch failure|"
-    r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
-    r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
-    r"cudaErrorHardwareStackError|cudaErrorInvalidPc|"
-    r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|"
-    r"INVALID_PC)\b"
-)
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
 _ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
 # Xids that only clean up after another error (43 a killed context, 45 preemptive teardown).
 _CLEANUP_XIDS = frozenset({43, 45})
-# nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
-# GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
-_NO_HANDLE = re.compile(
-    r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
-)
-_LOST = re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
 # The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
 # "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
 _RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
-# NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
-_NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
 # nv.c's words for a GPU the driver found but could not bring up (power, VBIOS, BAR): "NVRM: GPU
 # 0000:3b:00.0: GPU does not have the necessary power cables connected.", "... Failed to copy vbios to
 # system memory.", "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid".
@@ -73,7 +48,7 @@ _NOT_UP = re.compile(
 )
 # A kernel record that the driver wrote over several lines: continuations are indented and carry
 # "NVRM:" again but no timestamp of their own.
-_NVRM_CONT = re.compile(r"^\s+NVRM: ")
+NVRM_CONT = re.compile(r"^\s+NVRM: ")
 # GSP firmware that stopped answering, printed without its Xid 119 by some drivers:
 # "NVRM: ... Timeout waiting for RPC from GSP!" / "Timeout after 45s of waiting for RPC response from GPU4
 # GSP!"
@@ -115,7 +90,7 @@ def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
         return nv_gpu_record(hit)
     used = [hit.line]
     for ln in hit.after(6):
-        if not _NVRM_CONT.match(ln.text):
+        if not NVRM_CONT.match(ln.text):
             break
         used.append(ln)
     return " ".join(
@@ -123,9 +98,9 @@ def _nvrm_record(hit: Hit) -> tuple[str, list[Line]]:
     ), used
 
 
-def _record(hit: Hit) -> tuple[str, list[Line]]:
+def record(hit: Hit) -> tuple[str, list[Line]]:
     """The hit line, or the whole NVRM record it starts (continuation lines joined)."""
-    if "NVRM" in hit.text and not _NVRM_CONT.match(hit.text):
+    if "NVRM" in hit.text and not NVRM_CONT.match(hit.text):
         return _nvrm_record(hit)
     return hit.text, [hit.line]
 
@@ -141,7 +116,7 @@ class _XidLine:
 
 
 def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
-    _t, used = _record(hit)
+    _t, used = record(hit)
     root_xid = caused_by(x) if x.code in _CLEANUP_XIDS else None
     if root_xid is not None:
         # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.
@@ -270,8 +245,73 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             hit,
             f"GPU {bus} has fallen off the bus (no longer answers on PCIe)",
             {"pci_bus_id": bus},
-            _record(hit)[1],
+            record(hit)[1],
             dedupe=(row.code, bus),
+        )
+    ]
+
+
+# The kernel's PCIe AER driver (drivers/pci/pcie/aer.c, err.c) across releases: "AER: Uncorrected (Fatal)
+# error received: id=0010" (4.x), "AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0",
+# "AER: Uncorrectable (Non-Fatal) error message received from 0000:63:00.0" (6.x), the detail line "PCIe Bus
+# Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)", and err.c's "nvidia
+# 0000:03:00.0: AER: can't recover (no error_detected callback)" (the NVIDIA driver has no AER handler: the
+# GPU is lost). Corrected / Correctable errors are recovered by the link itself (not matched), Non-Fatal
+# ones by the AER driver (read, silent).
+_AER = re.compile(
+    r"(?:AER: (?:Multiple )?|PCIe Bus Error: (?:severity=)?)Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)|"
+    r"\bnvidia ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): AER: can't recover"
+)
+_AER_DEVICE = re.compile(r"\b(?:pcieport|nvidia) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\b")
+
+
+def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    dev = _AER_DEVICE.search(hit.text)
+    facts: dict[str, Any] = {"pci_bus_id": (m.group(2) or (dev.group(1) if dev else "")).lower()}
+    if m.group(2):
+        facts["severity"] = "unrecoverable"
+        what = (
+            f"the kernel could not recover GPU {m.group(2)} from a PCIe error (the driver has no AER handler)"
+        )
+    elif m.group(1) == "Non-Fatal":
+        return []  # the driver recovers those (and any device on the host reports them): not a failure
+    else:
+        facts["severity"] = "fatal"
+        what = f"PCIe uncorrected (Fatal) error on {facts['pci_bus_id'] or 'a port'}"
+    return [
+        row.event(
+            hit,
+            f"{what}: the link, the riser or the board of a GPU failed (an Xid 79 follows when the GPU is "
+            "lost)",
+            facts,
+            # below the driver's own record of the GPU (Xid 79)
+            tier=1,
+            dedupe=(row.code, facts["pci_bus_id"]),
+        )
+    ]
+
+
+# The amdgpu kernel driver's side of a ROCm GPU hang (amdgpu_job.c): "[drm:amdgpu_job_timedout [amdgpu]]
+# *ERROR* ring gfx timeout, signaled seq=1234, emitted seq=1236" (newer: "amdgpu 0000:03:00.0: [drm] *ERROR*
+# ring gfx_0.0.0 timeout, ..."), then "amdgpu: GPU reset begin!". The runtime's "HW Exception by GPU
+# node-N ... reason :GPU Hang" is the same event (gpu_runtime.py).
+_AMDGPU_HANG = re.compile(
+    r"\*ERROR\* ring (\S+) timeout|amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?GPU reset begin"
+)
+
+
+def _amdgpu_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ring = m.group(1)
+    return [
+        row.event(
+            hit,
+            f"the amdgpu driver found GPU ring {ring} hung and reset the GPU (a ROCm GPU hang)"
+            if ring
+            else "the amdgpu driver reset a GPU (a ROCm GPU hang or fault before it)",
+            {"runtime": "rocm", "reason": "gpu_hang", **({"ring": ring} if ring else {})},
+            # the reset alone follows some other fault: below a record that names it
+            tier=0 if ring else 1,
+            dedupe=(row.code, "amdgpu_hang"),
         )
     ]
 
@@ -288,7 +328,7 @@ def _gsp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             hit,
             f"the GPU's GSP firmware stopped answering the driver (as Xid 119): {facts['xid_meaning']}",
             facts,
-            _record(hit)[1],
+            record(hit)[1],
             dedupe=(row.code, "gsp"),
         )
     ]
@@ -322,31 +362,8 @@ def _init_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
-    bus = m.group(1).lower() if m else ""
-    facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
-    return [
-        row.event(
-            hit,
-            f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
-            "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors",
-            facts,
-            dedupe=(row.code, bus),
-        )
-    ]
-
-
-def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
-    t = _record(hit)[0]
-    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
-    # go-nvml's bare "ERROR_GPU_IS_LOST")
-    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t or "_IS_LOST" in t):
-        return None
-    return _no_handle(row, hit, None)
-
-
 def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
-    bus = _PCI.search(_record(hit)[0])
+    bus = PCI.search(record(hit)[0])
     facts = {"pci_bus_id": bus.group(1).lower() if bus else "", "nvrm": "NV_ERR_GPU_IS_LOST"}
     return [
         row.event(
@@ -354,29 +371,13 @@ def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event
             f"the driver lost GPU {facts['pci_bus_id'] or '?'} from the bus (NV_ERR_GPU_IS_LOST): it no "
             "longer answers on PCIe",
             facts,
-            _record(hit)[1],
+            record(hit)[1],
             dedupe=(row.code, facts["pci_bus_id"]),
         )
     ]
 
 
-_PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
-
-
-def _nvml_reset(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
-    bus = _PCI.search(hit.text)
-    facts: dict[str, Any] = {"nvml_error": "GPU requires restart", "reason": "reset_required"}
-    if bus:
-        facts["pci_bus_id"] = bus.group(1).lower()
-    return [
-        row.event(
-            hit,
-            "NVML says a GPU must be reset before it can be used (GPU requires restart): it is missing "
-            "from the job until it is reset or serviced",
-            facts,
-            dedupe=(row.code, facts.get("pci_bus_id")),
-        )
-    ]
+PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
 
 
 def _not_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -389,97 +390,12 @@ def _not_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             f"the driver could not bring up GPU {facts.get('pci_bus_id', '?')} ({m.group(2)}): power, "
             "firmware or PCIe resources of the board",
             facts,
-            _record(hit)[1],
+            record(hit)[1],
             dedupe=(row.code, facts.get("pci_bus_id")),
         )
     ]
 
 
-def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
-            ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
-            {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220},
-            dedupe=(row.code, "nvlink"),
-        )
-    ]
-
-
-def _ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "the CUDA runtime reports an uncorrectable ECC error",
-            {"cuda_error": "uncorrectable ECC error encountered"},
-            dedupe=(row.code, hit.rank),
-        )
-    ]
-
-
-def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    _text, used = hit.block(3)
-    return [
-        row.event(
-            hit,
-            f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
-            "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
-            {"cuda_error": m.group(0)},
-            used,
-            dedupe=(row.code, hit.rank),
-        )
-    ]
-
-
-# ROCm's runtime (ROCR, HSA): its hardware-exception handler "HW Exception by GPU node-9 (Agent handle:
-# 0x64ff272d8ab0) reason :GPU Hang" (the queue stopped answering and the kernel driver reset the GPU;
-# "reason :ECC error" for memory), and its memory-fault handler "Memory access fault by GPU node-1 (Agent
-# handle: 0x55d...) on address 0x7f00.... Reason: Page not present or supervisor privilege." (ROCm's
-# illegal memory access: a kernel or library bug far more often than the hardware).
-_HSA_HW = re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
-_HSA_FAULT = re.compile(
-    r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)"
-)
-
-
-def _hsa_hw(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    node, reason = int(m.group(1)), m.group(2)
-    facts = {"runtime": "rocm", "hsa_node": node, "reason": reason}
-    if "ECC" in reason:
-        return [
-            row.event(
-                hit,
-                f"ROCm reports an ECC error on GPU node {node}",
-                facts,
-                code=C.GPU_ECC.code,
-                dedupe=(C.GPU_ECC.code, node),
-            )
-        ]
-    return [
-        row.event(
-            hit,
-            f"ROCm reports a hardware exception on GPU node {node}: {reason} (the GPU stopped "
-            "answering and was reset; see dmesg for amdgpu ring timeouts and resets)",
-            facts,
-            dedupe=(row.code, node),
-        )
-    ]
-
-
-def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"ROCm: memory access fault by GPU node {m.group(1)} at {m.group(2)} (its illegal memory "
-            "access: most often a kernel or library bug)",
-            {"runtime": "rocm", "hsa_node": int(m.group(1)), "address": m.group(2)},
-            dedupe=(row.code, hit.rank, "rocm"),
-        )
-    ]
-
-
-_CUDA = "'CUDA error: ' (or the exception type) before the runtime's message"
 SIGNATURES = (
     Signature(
         "xid",
@@ -520,6 +436,24 @@ SIGNATURES = (
         words=("fallen off the bus",),
         anchor_from="the kernel's 'NVRM: ' before the record",
         examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",),
+    ),
+    Signature(
+        "pcie uncorrected error",
+        _AER,
+        _aer,
+        C.PCIE_UNCORRECTED.code,
+        anchors=(b"AER: ", b"PCIe Bus Error"),
+        worth=(rb"AER: ", rb"PCIe Bus Error"),
+        words=("uncorrected", "uncorrectable", "can't recover"),
+    ),
+    Signature(
+        "amdgpu ring timeout",
+        _AMDGPU_HANG,
+        _amdgpu_hang,
+        C.GPU_HW_EXCEPTION.code,
+        anchors=(b"ERROR* ring ", b"GPU reset begin"),
+        worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin"),
+        words=("*error* ring", "gpu reset begin"),
     ),
     Signature(
         "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)
@@ -568,106 +502,6 @@ SIGNATURES = (
             "NVRM: GPU 0000:3b:00.0: Failed to copy vbios to system memory.",
         ),
     ),
-    Signature(
-        "nvml reset required",
-        _NVML_RESET,
-        _nvml_reset,
-        C.GPU_INIT_FAILED.code,
-        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart"),
-        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart",),
-        words=("resetrequired", "reset_required", "gpu requires restart"),
-    ),
-    Signature(
-        "no device handle",
-        _NO_HANDLE,
-        _no_handle,
-        C.GPU_OFF_BUS.code,
-        anchors=(b"rror", b"GPU is lost"),
-        worth=(rb"Error\b", rb"GPU is lost"),
-        words=("device handle",),
-    ),
-    Signature(
-        "gpu is lost",
-        _LOST,
-        _lost,
-        C.GPU_OFF_BUS.code,
-        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost"),
-        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost"),
-        words=("gpu is lost", "gpu_is_lost", "gpuislost"),
-    ),
-    Signature(
-        "nvlink uncorrectable",
-        _NVLINK,
-        _nvlink,
-        C.GPU_XID.code,
-        anchors=(b"rror", b"ERROR"),
-        worth=(rb"Error\b", rb"\berror\b"),
-        words=("nvlink",),
-        anchor_from=_CUDA,
-        examples=(
-            "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
-            "RuntimeError: CUDA driver error: CUDA_ERROR_NVLINK_UNCORRECTABLE",
-        ),
-    ),
-    Signature(
-        "ecc uncorrectable",
-        _ECC,
-        _ecc,
-        C.GPU_ECC.code,
-        anchors=(b"rror", b"ERROR"),
-        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
-        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable"),
-        anchor_from="the message's own 'error' (matched ignoring case), or the enum name's",
-        examples=(
-            "RuntimeError: CUDA error: uncorrectable ECC error encountered",
-            "RuntimeError: CUDA driver error: CUDA_ERROR_ECC_UNCORRECTABLE",
-            "cudaErrorECCUncorrectable",
-        ),
-    ),
-    Signature(
-        "rocm hardware exception",
-        _HSA_HW,
-        _hsa_hw,
-        C.GPU_HW_EXCEPTION.code,
-        anchors=(b"HW Exception",),
-        worth=(rb"HW Exception",),
-        words=("hw exception by gpu",),
-    ),
-    Signature(
-        "rocm memory access fault",
-        _HSA_FAULT,
-        _hsa_fault,
-        C.CUDA_ILLEGAL_ACCESS.code,
-        anchors=(b"Memory access fault",),
-        worth=(rb"Memory access fault",),
-        words=("memory access fault by gpu",),
-    ),
-    Signature(
-        "illegal access",
-        _ILLEGAL,
-        _illegal,
-        C.CUDA_ILLEGAL_ACCESS.code,
-        anchors=(b"rror", b"ERROR"),
-        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
-        words=(
-            "illegal memory access",
-            "unspecified launch failure",
-            "illegal instruction",
-            "misaligned address",
-            "hardware stack error",
-            "invalid program counter",
-            "cudaerror",
-            "cuda_error_",
-        ),
-        anchor_from=_CUDA + ", or the enum name's 'Error' / 'ERROR'",
-        examples=(
-            "RuntimeError: CUDA error: an illegal memory access was encountered",
-            "RuntimeError: CUDA error: unspecified launch failure",
-            "RuntimeError: CUDA error: hardware stack error",
-            "RuntimeError: CUDA driver error: CUDA_ERROR_LAUNCH_FAILED",
-            "cudaErrorIllegalInstruction",
-        ),
-    ),
 )
 # Every finding below needs one of its row's words in the hit line (lower case; NVRM records first).
 _WORDS = gate(SIGNATURES)
@@ -676,6 +510,6 @@ _WORDS = gate(SIGNATURES)
 def parse(hit: Hit) -> list[Event]:
     if _WORDS is not None and not hit.may_hold(_WORDS):
         return []
-    if _NVRM_CONT.match(hit.text):
+    if NVRM_CONT.match(hit.text):
         return []  # read with the record's first line
-    return read(hit, SIGNATURES, _record(hit)[0])
+    return read(hit, SIGNATURES, record(hit)[0])

@@ -6,7 +6,8 @@ Formats (glibc's dlerror as Python's ImportError / OSError, ctypes and the C++ l
 undefined symbol: ncclCommRegister" (an older libnccl first on the path); "flash_attn_2_cuda.cpython-310-
 x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi" (an extension built against another
 torch); "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by .../libtorch_python.so)";
-vLLM's "Failed to load NCCL library from libnccl.so.2". All RUN263 (RUN195 for a missing nccl* symbol,
+vLLM's "Failed to load NCCL library from libnccl.so.2"; torch7's nccl.torch "'libnccl.so not found in library
+path." All RUN263 (RUN195 for a missing nccl* symbol,
 read first by nccl_errors). Harmless probes stay silent: NCCL's optional plugins (libnccl-net.so,
 -tuner, -profiler, -env, -gin: "NET/Plugin", "TUNER/Plugin", ...), a loader error quoted inside a
 warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the
@@ -53,6 +54,15 @@ _GPU_STACK_PATH = re.compile(
 _GPU_STACK_SYMBOL = re.compile(
     r"(?:nccl|cu[A-Z]|cublas|cudnn|cuda|nvrtc)|_ZN[KS]?\d*(?:c10|at|torch|caffe2)\d"
 )
+# A loader of the framework's own that searched for the library and says so: torch7's nccl.torch
+# ("nccl/ffi.lua:195: 'libnccl.so not found in library path."), and the same words of other wrappers
+# ("libcudnn.so.8 is not found"). libcuda.so, the driver's, is driver_env's (no driver).
+_NOT_FOUND = re.compile(
+    r"\b(lib(?:nccl[\w-]*|cu(?!da\.so)\w*|nv[\w-]*|cudnn\w*)\.so(?:\.[\d.]+)?)'? (?:is )?not found\b"
+)
+# cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
+# e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
+_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 
 
@@ -103,6 +113,18 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             f"{m.group(1)} could not be loaded (not installed or not on the library path)",
             {"library": m.group(1)},
             dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _cublas_symbol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"cuBLAS could not load {m.group(1)} from libcublasLt: libcublas and libcublasLt of different "
+            "versions (a pip CUDA wheel beside another toolkit on the library path)",
+            {"library": "libcublasLt", "symbol": m.group(1), "reason": "undefined_symbol"},
+            dedupe=(row.code, "libcublasLt"),
         )
     ]
 
@@ -198,6 +220,24 @@ SIGNATURES = (
         anchors=(b"' not found",),
         worth=(rb"' not found",),
         words=("' not found",),
+    ),
+    Signature(
+        "library not found by a framework's loader",
+        _NOT_FOUND,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"not found",),
+        worth=(rb"\.so[\d.]*'? (?:is )?not found",),
+        words=("not found",),
+    ),
+    Signature(
+        "cublas symbol not loaded",
+        _CUBLAS_SYMBOL,
+        _cublas_symbol,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Cannot load symbol",),
+        worth=(rb"Cannot load symbol",),
+        words=("cannot load symbol",),
     ),
     Signature(
         "nccl library not loaded",

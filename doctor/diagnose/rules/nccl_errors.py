@@ -81,7 +81,10 @@ _NCCL_TEXT = re.compile(
 _OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
 # without the word NCCL.
-_WARN = re.compile(r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN) (?P<msg>.*)$")
+# A line pasted without its "host:pid:tid [dev] " prefix keeps the source: "include/socket.h:344 WARN ...".
+_WARN = re.compile(
+    r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN|^[\w./-]+\.(?:h|cc|cu|c):\d+ WARN) (?P<msg>.*)$"
+)
 _WORK = re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 # ncclResult_t names as torch's exceptions and users' prose quote them.
 _NAME_ANYWHERE = re.compile(r"\b(" + "|".join(ERRNAMES) + r")\b")
@@ -144,6 +147,46 @@ def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return from_detail(hit, last_error(hit) or _explaining_line(hit, code), base, None, 0, code)
 
 
+# torch's message quoted from its middle (the "NCCL error in: " cut off by a paste or a title):
+# "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this issue to
+# the NCCL developers, NCCL version 2.19.3"; NCCLUtils.hpp / .cpp since 1.11.
+_TORCH_TAIL = re.compile(
+    r"(?P<where>\S*(?:ProcessGroupNCCL|NCCLUtils)\.[ch]pp:\d+),\s+(?P<err>[a-z][^(,]*?)"
+    r"(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?,?\s*"
+    r"NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)"
+)
+# The NCCLCHECK macros of programs that call NCCL themselves print the file, the line and
+# ncclGetErrorString: NCCL's examples and TensorRT-LLM ("Failed, NCCL error ncclCommunicator.cpp:90 'invalid
+# usage (run with NCCL_DEBUG=WARN for details)'"), TransformerEngine's userbuffers (the same words, the text
+# empty when the result code is not one NCCL names), nccl-tests before 2.13 ("Test NCCL failure
+# common.cu:483 'internal error'") and since ("node1: Test NCCL failure common.cu:1204 'unhandled cuda error
+# (run with NCCL_DEBUG=INFO for details) / <ncclGetLastError>'").
+_CHECK_MACRO = re.compile(
+    r"(?:Failed, NCCL error|NCCL failure) (?P<where>\S+:\d+) '(?P<err>[^'/(]*?)"
+    r"(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?\s*(?:/ ?(?P<last>[^']*(?:'[^']*'[^']*)?))?'"
+)
+
+
+_TEST_HOST = re.compile(r"\s*([\w.-]+): Test NCCL failure")
+
+
+def _check_macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").strip().lower()
+    code = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    if err and code is None:
+        return None
+    base: dict[str, Any] = {"nccl_error": err or "(no text)", "where": m.group("where")}
+    host = _TEST_HOST.match(hit.text)
+    if host:
+        base["host"] = host.group(1)  # nccl-tests names the host before its report
+    base["nccl_error_text"] = m.group("err").strip() or "call failed (no text from ncclGetErrorString)"
+    detail = (
+        (m.group("last") or "").strip().rstrip("'").strip() or last_error(hit) or _explaining_line(hit, code)
+    )
+    # An empty text is a result code ncclGetErrorString does not name: NCCL failed, no reason given.
+    return from_detail(hit, detail, base, None, 0, code or C.NCCL_INTERNAL_ERROR)
+
+
 def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # The second line of torch's message; the first one ("NCCL error in:") is the finding.
     prev = " ".join(ln.text for ln in hit.before(2))
@@ -162,11 +205,13 @@ def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 def _duplicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     a, b, dev = int(m.group(1)), int(m.group(2)), m.group(3)
+    # init.cc prints "rank <other> and rank <own>": the second is the rank that found the clash.
     return [
         row.event(
             hit,
             f"ranks {b} and {a} both use the GPU at bus id {dev}",
             {"ranks": sorted({a, b}), "bus_id": dev},
+            rank=hit.line.rank if hit.line.rank is not None else b,
             dedupe=(row.code, dev),
         )
     ]
@@ -202,8 +247,9 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     kind = RESULT.get(res)
     if kind is None:
         return []
-    if SOCKET_FRAME.search(m.group(1)):
-        kind = C.NCCL_SOCKET_ERROR  # the socket layer returns ncclInternalError for many socket failures
+    if SOCKET_FRAME.search(m.group(1)) or (res == 3 and m.group(1).endswith("bootstrap.cc")):
+        # the socket layer, and the bootstrap over it, return ncclInternalError for many socket failures
+        kind = C.NCCL_SOCKET_ERROR
     return [
         row.event(
             hit,
@@ -220,6 +266,11 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
+    if msg.rstrip().endswith(":") or re.search(r"message truncated\s*$", msg):
+        # a WARN cut after its colon by a paste or a terminal ("... message truncated :" then "receiving
+        # 1048576 bytes instead of 65536"): its continuation is the rest of the one message
+        _, used = hit.block(2)
+        msg = " ".join([msg.rstrip()] + [ln.text.strip() for ln in used[1:]])
     feature = platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
     if feature:
         return feature
@@ -405,6 +456,24 @@ SIGNATURES = (
         anchors=(b"rror",),
         worth=(rb"Error\b",),
         words=("nccl error",),
+    ),
+    Signature(
+        "torch nccl error without its head",
+        _TORCH_TAIL,
+        _torch,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"ProcessGroupNCCL.", b"NCCLUtils."),
+        worth=(rb"ProcessGroupNCCL\.cpp:\d+, ", rb"NCCLUtils\.[ch]pp:\d+, "),
+        words=("nccl version",),
+    ),
+    Signature(
+        "nccl check macro",
+        _CHECK_MACRO,
+        _check_macro,
+        C.NCCL_INTERNAL_ERROR.code,
+        anchors=(b"NCCL error", b"NCCL failure"),
+        worth=(rb"NCCL error", rb"NCCL failure"),
+        words=("failed, nccl error", "nccl failure"),
     ),
     Signature(
         "ncclResult line",

@@ -3,20 +3,20 @@ below cannot deliver.
 
 Features NCCL turns on by itself when the hardware claims them (RUN292; also cudart's 800 "operation not
 permitted" / 801 "operation not supported" at any other CUDACHECK, e.g. init.cc on a VMware vGPU without
-UVM, or cuMem handle export in a container): NVLink SHARP multicast
-(transport/nvls.cc, whose CUCHECK sites are all driver calls on multicast objects - cuMulticastCreate,
-cuMulticastAddDevice, cuMulticastBindMem, cuMemMap - answering "operation not supported" / "not
-permitted" when the Fabric Manager or IMEX does not provide multicast to this job, and 401 "the
-operation cannot be performed in the present state" when the Fabric Manager was restarted under live
-GPUs) and DMA-BUF memory registration (misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error
-Operation not supported": the kernel or the IB driver lacks it). NCCL_NVLS_ENABLE=0 /
-NCCL_DMABUF_ENABLE=0 turn them off. "Cuda failure 1 'invalid argument'" at an nvls.cc line is the same
-refusal: CUDA_ERROR_INVALID_VALUE from cuMulticastCreate / cuMemCreate / cuMulticastAddDevice when the
-device attribute says multicast but the driver, the Fabric Manager, IMEX or a container without
-/dev/nvidia-caps cannot back it (NCCL's own later wording at cuMulticastBindMem: "This is usually caused
-by a system or configuration error in the Fabric Manager or NVSwitches"). Every remedy in the threads is
-of the platform (restart the Fabric Manager and reset the GPUs, a driver that fits the NCCL, the
-container's caps, NCCL_NVLS_ENABLE=0), never of the user's calls: driver_env, not NCCL usage.
+UVM, or cuMem handle export in a container): NVLink SHARP multicast (transport/nvls.cc, whose CUCHECK
+sites are all driver calls on multicast objects - cuMulticastCreate, cuMulticastAddDevice,
+cuMulticastBindMem, cuMemMap - answering "operation not supported" / "not permitted" when the Fabric
+Manager or IMEX does not provide multicast to this job, and 401 "the operation cannot be performed in the
+present state" when the Fabric Manager was restarted under live GPUs) and DMA-BUF memory registration
+(misc/ibvwrap.cc: "Call to ibv_reg_dmabuf_mr failed with error Operation not supported": the kernel or
+the IB driver lacks it). NCCL_NVLS_ENABLE=0 / NCCL_DMABUF_ENABLE=0 turn them off. "Cuda failure 1
+'invalid argument'" (or any CUDA failure but memory) at an nvls.cc line is the same refusal:
+CUDA_ERROR_INVALID_VALUE from cuMulticastCreate / cuMemCreate / cuMulticastAddDevice when the device
+attribute says multicast but the driver, the Fabric Manager, IMEX or a container without /dev/nvidia-caps
+cannot back it (NCCL's own later wording at cuMulticastBindMem: "This is usually caused by a system or
+configuration error in the Fabric Manager or NVSwitches"). Every remedy in the threads is of the platform
+(restart the Fabric Manager and reset the GPUs, a driver that fits the NCCL, the container's caps,
+NCCL_NVLS_ENABLE=0), never of the user's calls: driver_env, not NCCL usage.
 
 The network plugin's provider search (RUN294): aws-ofi-nccl's find_ofi_provider warns "Couldn't find
 any optimal provider" when libfabric's fi_getinfo answers -FI_ENODATA for every hint it tries (no EFA
@@ -56,6 +56,10 @@ _NVLS_REFUSED = re.compile(
     r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state|"
     r"invalid argument|NVLink SHARP"
 )
+# Any other CUDA failure at an nvls.cc site is a driver call on a multicast object too: 999 'unknown
+# error' there is the Fabric Manager stopped and restarted under live GPUs (NVIDIA/nccl-tests#276), 3 /
+# 201 a driver without multicast. Only memory is the job's own (cuMemCreate 'out of memory': cuda_oom).
+_NVLS_CUDA_FAILURE = re.compile(r"Cuda failure (?:\d+ )?'(?!out of memory)")
 _DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
 # cudart's 801 "operation not supported" / 800 "operation not permitted" at any other NCCL CUDACHECK: NCCL
 # only calls what the device attributes claim, so the refusal is the platform's (a vGPU without UVM or
@@ -71,7 +75,9 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         "dmabuf"
         if _DMABUF.search(detail)
         else "nvls"
-        if (_NVLS_SOURCE.search(where) and _NVLS_REFUSED.search(detail))
+        if (
+            _NVLS_SOURCE.search(where) and (_NVLS_REFUSED.search(detail) or _NVLS_CUDA_FAILURE.search(detail))
+        )
         else "cuda_refused"
         if _CUDA_REFUSED.search(detail)
         else ""

@@ -17,9 +17,8 @@ socket.cpp prints one record per address it tried ("failed to bind to [::]:29500
 and then its summary ("failed to listen on any local network address", "failed to connect to any
 network address of (h, p)", "timed out after ..."); a refused connect (errno 111) is retried by
 design and is no failure. Before 1.11 TCPStore said "connect() timed out. Original timeout was
-60000 ms." and "Socket Timeout"; 2.x "wait timeout after 300000ms, keys: ...". rendezvous.py:
-"Error initializing torch.distributed using env:// rendezvous: environment variable RANK
-expected, but not set" (RUN224). 1.6-1.9 said only "connect() timed out."; 2.x's store-based barrier
+60000 ms." and "Socket Timeout"; 2.x "wait timeout after 300000ms, keys: ...". 1.6-1.9 said only
+"connect() timed out."; 2.x's store-based barrier
 says "on rank 3 ... (world_size=4, num_workers_joined=3, ...)"; 2.1+ Utils.hpp "Failed to recv, got 0
 bytes. Connection was likely closed." (a store peer that went away: tier 1, its death is the cause);
 torchelastic's etcd backend fails with python-etcd's "EtcdConnectionFailed: Connection to etcd failed".
@@ -27,7 +26,8 @@ A per-family record ("The IPv6 network addresses of (h, p) cannot be retrieved")
 that worked, and a bind that failed for one family while the other listens, are steps socket.cpp goes
 past, not failures.
 The store's reads and waits that fail after it was reached, the elastic backend's connection (c10d
-store, etcd) and name resolution are store_errors.py's rows, tried right after these.
+store, etcd) and name resolution are store_errors.py's rows; missing settings (env:// variables, RUN224) are
+rdzv_config.py's; TCPStore.cpp's connect loop and socket.cpp's waitForInput are store_client.py's.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _RDZV_TIMEOUT = re.compile(
-    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients"
+    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) "
+    r"(?:clients|workers)|rendezvous has timed out after \d"
     r"|[Tt]imed out initializing process group in store based barrier"
 )
 # 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
@@ -70,27 +71,9 @@ _NO_ADDR = frozenset({99, 10049})
 # host name on a node without IPv6 routing); socket.cpp logs it at [W] and goes on to the next address.
 _WRONG_FAMILY = frozenset({22, 10022})
 LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "localhost.localdomain"})
-# distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
-# make sure to call init_process_group." (1.x: "Default process group is not initialized").
-_NOT_INIT = re.compile(r"Default process group (?:has not been|is not) initialized")
 # What may stand before an exception line that the rows below anchor at its start: a logging level that
 # the prefix reader leaves ("2025-01-02 03:04:05,678 - ERROR - KeyError: 'RANK'" keeps "ERROR - ").
 LEAD = r"^\s*(?:(?:ERROR|CRITICAL|WARNING|FATAL)\s*[-:|]\s*)?"
-# torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
-# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
-_CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
-_CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
-# A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
-# started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
-# "KeyError: 'RANK'" ("raise KeyError(key) from None" above it).
-_ENV_KEY = re.compile(
-    LEAD
-    + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK)['\""
-    r"]\s*$"
-)
-# detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
-# <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
-_D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
 # torch 1.x TCPStore (c10d/Utils.cpp): "connect() timed out." (1.6-1.9, kConnectTimeoutMsg), then
 # "connect() timed out. Original timeout was 60000 ms." (1.10-1.11).
 _OLD_CONNECT = re.compile(r"connect\(\) timed out\.(?: Original timeout was (\d+) ms)?")
@@ -283,11 +266,48 @@ def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return _server(hit, t) or None
 
 
+# Another server's port clash, not the store's: Python's own errno form ("OSError: [Errno 98] Address
+# already in use" of a web app's socket.bind), asyncio / uvicorn ("[Errno 98] error while attempting to bind
+# on address ('0.0.0.0', 7860): address already in use"), ZeroMQ ("ZMQError: Address already in use
+# (addr='tcp://*:5555')"). torch's store says it through c10d (RuntimeError / DistNetworkError, socket.cpp's
+# errno text, libuv's name).
+_OTHER_SERVER = re.compile(r"\[Errno 98\]|ZMQError|attempting to bind on address")
+# Frames or records of the process group's store near such a line (a torch script that binds through Python).
+_TORCH_STORE = re.compile(r"TCPStore|rendezvous|init_process_group|c10d|MASTER_PORT|torch/distributed")
+
+
 def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if not ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t or "EADDRINUSE" in t):
         return None
+    if _OTHER_SERVER.search(t) and not any(
+        _TORCH_STORE.search(ln.text) for ln in [*hit.before(16), hit.line]
+    ):
+        return []  # a web server's or a message queue's port, not the ranks' store
     return _server(hit, t)
+
+
+# Accelerate's launcher (commands/launch.py, utils/launch.py) checks MASTER_PORT before it starts
+# torchrun: "ConnectionError: Tried to launch distributed communication on port `29500`, but another
+# process is utilizing it." (multi-node, or before 1.x's standalone fallback; one node now warns "Port
+# `29500` is already in use" and goes on with a free port).
+_ACCELERATE_PORT = re.compile(
+    r"Tried to launch distributed communication on port `?(\d+)`?, but another process"
+)
+
+
+def _accelerate_port(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    port = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"accelerate launch found port {port} (main_process_port / MASTER_PORT) taken by another "
+            "process: a previous run still holds it, or two jobs share it; pass --main_process_port (0 picks "
+            "a free one)",
+            {"port": port, "launcher": "accelerate"},
+            dedupe=(row.code,),
+        )
+    ]
 
 
 # socket.cpp's own record of the attempt that worked: "[I socket.cpp:787] [c10d] The client socket has
@@ -352,92 +372,34 @@ def _connect_any(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    v = _CONFIG_VAR.search(m.group(2))
-    facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
-    if v:
-        facts["missing_variable"] = v.group(1)
-    what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
-    return [
-        row.event(
-            hit,
-            f"init_process_group could not start the {m.group(1)} rendezvous: {what}",
-            facts,
-            dedupe=(row.code,),
-        )
-    ]
+# The launcher's record of a stop signal (launcher.py reads it): "Received 15 death signal, shutting
+# down workers", "Received Signals.SIGTERM death signal", "SignalException: Process 1359 got signal: 15".
+_STOPPED = re.compile(r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|got signal: \d+")
 
 
-def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    var = m.group(1)
-    return [
-        row.event(
-            hit,
-            f"{var} is not in the environment: the script reads the launcher's variables and was "
-            "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with "
-            "the job's own export)",
-            {
-                "init_method": "env://",
-                "missing_variable": var,
-                "problem": f"environment variable {var} not set",
-            },
-            dedupe=(row.code,),
-        )
-    ]
+# A task's failed exit (srun's, torchrun's record): "srun: error: node1: task 1: Exited with exit code 1".
+_FAILED_EXIT = re.compile(r"Exited with exit code [1-9]|exitcode: [1-9]|exit status [1-9]")
 
 
-def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "ERROR" not in hit.text and "rror" not in hit.text:
-        return None
-    return [
-        row.event(
-            hit,
-            "init_process_group failed with no init_method: the launcher's dist_url is None (not "
-            "set in the config or the command line)",
-            {
-                "init_method": None,
-                "problem": "dist_url is None",
-                "launcher": "detectron2" if "d2." in hit.text else "a copy of detectron2's launch.py",
-            },
-            dedupe=(row.code, "d2_url"),
-        )
-    ]
-
-
-# TCPStore (torch 2.4+, TCPStore.cpp): torchrun and init_process_group ask for the libuv store backend by
-# default, which the Windows wheels (and some source builds) lack: "RuntimeError: use_libuv was requested
-# but PyTorch was build without libuv support" (DistStoreError in later versions), raised from
-# static_tcp_rendezvous.py / rendezvous.py's TCPStore(...). USE_LIBUV=0 (or use_libuv=False, or
-# "?use_libuv=0" in a tcp:// init_method) selects the classic backend.
-_NO_LIBUV = re.compile(r"use_libuv was requested but PyTorch was build without libuv support")
-
-
-def _no_libuv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "the rendezvous store asked for its libuv backend, which this PyTorch build lacks (the Windows "
-            "wheels of 2.4+): set USE_LIBUV=0 in the environment (or use_libuv=False / ?use_libuv=0 in the "
-            "init_method)",
-            {"problem": "store backend libuv not built", "store_backend": "libuv", "fix_env": "USE_LIBUV=0"},
-            dedupe=(row.code, "libuv"),
-        )
-    ]
-
-
-def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "a collective ran before init_process_group: the default process group was never created "
-            "(started without a launcher, or a code path that skips the initialisation)",
-            {"problem": "default process group not initialized"},
-            dedupe=(row.code, "not_initialized"),
-        )
-    ]
+def _stopped_first(hit: Hit) -> bool:
+    """A stop signal before the error, or after it with no task failing in between (a task that exited
+    with 1 first died of the closed rendezvous, and the signal is the launcher's teardown after it)."""
+    if any(_STOPPED.search(ln.text) for ln in hit.before(60, False)):
+        return True
+    for ln in hit.after(60, False):
+        if _FAILED_EXIT.search(ln.text):
+            return False
+        if _STOPPED.search(ln.text):
+            return True
+    return False
 
 
 def _closed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _stopped_first(hit):
+        # An agent told to stop (a scheduler's SIGTERM, a node scaled away) closes the rendezvous on its
+        # way out (dynamic_rendezvous.py's shutdown), so a RendezvousClosedError is its echo: the launcher's
+        # record of the signal (launcher.py) is the finding.
+        return []
     return [
         row.event(
             hit,
@@ -500,14 +462,24 @@ SIGNATURES = (
         re.compile(r"server"),
         _server_socket,
         C.ADDRESS_IN_USE.code,
-        anchors=(b"[c10d]", b"rror"),
-        worth=(rb"errno: ?\d", rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+        # socket.cpp's own words too: a record quoted without its prefix, or the middle of a message that a
+        # terminal wrapped ("address. The server socket has failed to bind to [::]:29600 (errno: 98 - ...")
+        anchors=(b"[c10d]", b"rror", b"server socket has failed"),
+        worth=(
+            rb"errno: ?\d",
+            rb"\[c10d\][^\n]*(?:failed|timed out|cannot)",
+            rb"Error\b",
+            rb"server socket has failed",
+        ),
         words=("server",),
-        anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+        anchor_from="c10d's '[c10d] ' logger prefix, the exception type, or socket.cpp's 'server socket has "
+        "failed'",
         examples=(
             "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - "
             "Address already in use).",
             "RuntimeError: The server socket has failed to listen on any local network address.",
+            "The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
+            "The server socket has failed to listen on any local network address.",
         ),
     ),
     Signature(
@@ -525,15 +497,24 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "accelerate port in use",
+        _ACCELERATE_PORT,
+        _accelerate_port,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"Tried to launch distributed communication",),
+        worth=(rb"Tried to launch distributed communication",),
+        words=("tried to launch distributed communication",),
+    ),
+    Signature(
         "client connect failed",
         _CONNECT_FAIL,
         _connect_fail,
         S,
         tier=1,
-        anchors=(b"[c10d]",),
+        anchors=(b"[c10d]", b"client socket has failed to connect"),
         worth=(rb"errno: ?\d",),
         words=("client socket",),
-        anchor_from="c10d's '[c10d] ' logger prefix",
+        anchor_from="c10d's '[c10d] ' logger prefix, or socket.cpp's own words",
         examples=(
             "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
             "(errno: 110 - Connection timed out).",
@@ -544,78 +525,28 @@ SIGNATURES = (
         _CONNECT_ANY,
         _connect_any,
         S,
-        anchors=(b"[c10d]", b"rror"),
-        worth=(rb"\[c10d\][^\n]*(?:failed|timed out|cannot)", rb"Error\b"),
+        anchors=(b"[c10d]", b"rror", b"client socket has failed to connect"),
+        worth=(
+            rb"\[c10d\][^\n]*(?:failed|timed out|cannot)",
+            rb"Error\b",
+            rb"client socket has failed to connect",
+        ),
         words=("client socket",),
-        anchor_from="c10d's '[c10d] ' logger prefix or the exception type",
+        anchor_from="c10d's '[c10d] ' logger prefix, the exception type, or socket.cpp's own words",
         examples=(
             "[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",
+            "The client socket has failed to connect to any network address of (node-1, 29500).",
         ),
     ),
     Signature(
-        "env:// configuration",
-        _CONFIG,
-        _config,
-        C.RENDEZVOUS_CONFIG.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("error initializing torch.distributed",),
-    ),
-    Signature(
-        "detectron2 url none",
-        _D2_URL,
-        _d2_url,
-        C.RENDEZVOUS_CONFIG.code,
-        anchors=(b"ERROR",),
-        worth=(rb"\bERROR\b",),
-        words=("process group url",),
-        anchor_from="the logger's 'ERROR' level before the message (required by the row)",
-        examples=("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",),
-    ),
-    Signature(
-        "launcher variable missing",
-        _ENV_KEY,
-        _env_key,
-        C.RENDEZVOUS_CONFIG.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("keyerror",),
-        anchor_from="the 'Error' of 'KeyError: '",
-        examples=("KeyError: 'RANK'", 'KeyError: "LOCAL_RANK"'),
-    ),
-    Signature(
         "rendezvous closed",
-        re.compile(LEAD + r"(?:\w+\.)*RendezvousClosedError\b"),
+        # also the agent's JSON error file (error_handler.py): '"message": "RendezvousClosedError: ",'
+        re.compile(r"(?:" + LEAD + r'|^\s*"message": ")(?:\w+\.)*RendezvousClosedError\b'),
         _closed,
         R,
         anchors=(b"rror",),
         worth=(rb"Error\b",),
         words=("rendezvous",),
-    ),
-    Signature(
-        "store backend not built",
-        _NO_LIBUV,
-        _no_libuv,
-        C.RENDEZVOUS_CONFIG.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("use_libuv",),
-        anchor_from="the exception type ('RuntimeError: ', 'DistStoreError: ') before torch's message",
-        examples=("RuntimeError: use_libuv was requested but PyTorch was build without libuv support",),
-    ),
-    Signature(
-        "default group not initialized",
-        _NOT_INIT,
-        _not_initialized,
-        C.RENDEZVOUS_CONFIG.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("has not been initialized", "is not initialized"),
-        anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before the message",
-        examples=(
-            "RuntimeError: Default process group has not been initialized, please make sure to call "
-            "init_process_group.",
-        ),
     ),
 )
 # Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).

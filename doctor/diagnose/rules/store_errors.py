@@ -16,7 +16,12 @@ failed"); python-etcd's "EtcdConnectionFailed: Connection to etcd failed due to 
 "Name or service not known" / "Temporary failure in name resolution" near the store's words.
 
 A store that was reached and then lost is most often the echo of the process that hosted it dying
-(rank 0, or its agent): those rows are tier 1, so the death found elsewhere in the log is the cause.
+(rank 0, or its agent): those rows are tier 1, so the death found elsewhere in the log is the cause; inside
+torchrun's exit barrier (the agent's workers had ended) they are tier 2. "RendezvousStateError: The
+rendezvous state is corrupt" is a state that another job or torch version wrote on the same key. socket.cpp's
+per-family lookup "The IPv6 network addresses of (h, p) cannot be retrieved (gai error: -2 ...)" once is a
+step before IPv4, not a failure; the resolver failing (-3), a bracketed address, the same process repeating
+it or a stack in _create_c10d_store beside it is.
 """
 
 from __future__ import annotations
@@ -48,7 +53,10 @@ STORE_OP = re.compile(
     r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
     r"CPStore|"
     r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store|"
-    r"_(?:tcp|env)_rendezvous_handler"
+    r"_(?:tcp|env)_rendezvous_handler|"
+    # init_process_group itself (1.x raised the store's and gloo's connect errors straight from it): the
+    # only network it does is the ranks' meeting (the store, then gloo's full mesh over it)
+    r"distributed_c10d\.py\", line \d+, in init_process_group"
 )
 # torch 1.x TCPStore's connect (c10d/Utils.cpp SYSCHECK): the socket's strerror raised as it is,
 # "RuntimeError: Connection timed out" / "No route to host" / "Network is unreachable", under
@@ -76,7 +84,8 @@ _PEER_DROPPED = re.compile(
 _RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to recv, got 0 bytes")
 # The rank whose ncclUniqueId the store lookup waited for (ProcessGroupNCCL broadcastUniqueNCCLID):
 # "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
-_UID_FROM = re.compile(r"retrieving ncclUniqueId from \[(\d+)\]")
+_UID_FROM = re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[(\d+)\]")  # 1.x spelled it "retreiving"
+_UID_RANK = re.compile(r"\[(\d+)\] is setting up NCCL communicator")
 # python-etcd's client (client.py) under torchelastic's etcd rendezvous (etcd_rendezvous.py, 0.2-2.x):
 # "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
 # '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
@@ -91,7 +100,76 @@ _STORE_CONTEXT = re.compile(
 _FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved")
 
 
+# The barrier the other ranks wait in while the main process works alone (preprocessing, a download, a
+# dataset cache): transformers' TrainingArguments.main_process_first, accelerate's main_process_first /
+# local_main_process_first / wait_for_everyone, YOLO's torch_distributed_zero_first. A store wait that
+# times out there (the barrier's first NCCL communicator waits for rank 0's ncclUniqueId) means rank 0 did
+# not reach the barrier within the timeout: a collective timeout, not a lost store.
+_MAIN_FIRST = re.compile(
+    r"\b(main_process_first|local_main_process_first|wait_for_everyone|torch_distributed_zero_first)\b"
+)
+_TIMED_OUT = re.compile(r"Socket Timeout|wait timeout after|[Tt]imed out|[Tt]imeout waiting")
+
+
+def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[Event]]:
+    """The store timeout of a rank that waited in a main-process-first barrier, as a timeout; None when
+    the error is no timeout or the traceback shows no such barrier."""
+    if not _TIMED_OUT.search(error):
+        return None
+    where = next(
+        (w for ln in hit.before(24, same_rank=False) for w in _MAIN_FIRST.findall(ln.text)),
+        None,
+    )
+    if where is None:
+        return None
+    facts: dict[str, Any] = {"kind": "main_process_first_barrier", "barrier": where, "store_error": error}
+    uid = _UID_FROM.search(hit.text)
+    if uid:
+        facts["waited_for_rank"] = int(uid.group(1))
+    me = _UID_RANK.search(hit.text)
+    rank = int(me.group(1)) if me else hit.rank
+    return [
+        row.event(
+            hit,
+            f"{hit.who(rank)} waited in {where}'s barrier while the main process worked alone, and the wait "
+            "ran past the process group timeout (the main rank's preprocessing took longer than the "
+            "timeout)",
+            facts,
+            code=C.WATCHDOG_TIMEOUT.code,
+            rank=rank,
+            dedupe=(C.WATCHDOG_TIMEOUT.code, "main_first"),
+        )
+    ]
+
+
+# torchrun's agent after its own workers ended (elastic/agent/server/api.py _exit_barrier, utils/store.py
+# barrier / synchronize / get_all): its store read times out when the other agents died or hung first.
+_EXIT_BARRIER_FRAME = re.compile(r"in _exit_barrier\b|Error waiting on exit barrier")
+
+
+def _in_exit_barrier(hit: Hit) -> bool:
+    return any(_EXIT_BARRIER_FRAME.search(ln.text) for ln in hit.before(16))
+
+
+def _exit_barrier_event(row: Signature, hit: Hit, error: str) -> list[Event]:
+    return [
+        row.event(
+            hit,
+            f"the agent's exit barrier gave up waiting for the other agents ({error}): they failed or hung "
+            "first, their own failure is the cause",
+            {"store_error": error, "exit_barrier": True},
+            tier=2,
+            dedupe=(row.code, "exit_barrier"),
+        )
+    ]
+
+
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _in_exit_barrier(hit):
+        return _exit_barrier_event(row, hit, "Socket Timeout")
+    late = _main_first_timeout(row, hit, "Socket Timeout")
+    if late is not None:
+        return late
     return [
         row.event(
             hit,
@@ -123,6 +201,28 @@ def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [row.event(hit, f"the connection to the rendezvous {what} failed", facts, dedupe=(row.code,))]
 
 
+# dynamic_rendezvous.py / c10d_rendezvous_backend.py / etcd_rendezvous_backend.py (1.9-2.x): the rendezvous
+# state read back from its store does not decode - "RendezvousStateError: The rendezvous state is corrupt. See
+# inner exception for details." / "The state object is corrupt." Another job or agent of another torch version
+# writes the same key (a shared --rdzv_id and --rdzv_endpoint).
+_RDZV_STATE = re.compile(r"(?:\w+\.)*RendezvousStateError\b:?\s*(.*)")
+
+
+def _rdzv_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    said = clip(m.group(1).strip(), 160)
+    return [
+        row.event(
+            hit,
+            "the elastic rendezvous could not read its state back from the store"
+            + (f" ({said})" if said else "")
+            + ": another job (or agents of another torch version) uses the same --rdzv_id and endpoint, or "
+            "the store's value was overwritten",
+            {"problem": "rendezvous_state", "store_error": said},
+            dedupe=(row.code, "state"),
+        )
+    ]
+
+
 def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     fam = _FAMILY_LOOKUP.search(hit.text)
     if fam and "IPv6 network addresses" in hit.text and connected_later(hit, int(fam.group(2))):
@@ -130,6 +230,12 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # retrieved (gai error: -2 ...)" for a name with only IPv4 records) and goes on with IPv4, which
         # connected. Without that record the paste ends at this line, and the labels of real logs read it
         # as the failure (a name that does not resolve, a stuck _create_c10d_store).
+        return []
+    if fam and "IPv6 network addresses" in hit.text and not _lookup_failed(hit, fam):
+        # One IPv6 lookup with "no such name" for the family (EAI_NONAME / EAI_NODATA: the host has only
+        # IPv4 records, a macOS ".local" name, an IPv4 literal): socket.cpp goes on with IPv4. Its
+        # resolver failing (EAI_AGAIN), a bracketed literal, or the lookup repeated (the client loops on
+        # it until its timeout) is the failure.
         return []
     if fam and fam.group(1).strip("[]").lower() in LOOPBACK_NAMES:
         # socket.cpp's per-family record for a loopback name ("The IPv6 network addresses of (localhost,
@@ -148,6 +254,32 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# getaddrinfo's codes for "no address of this family for the name": EAI_NONAME (-2 glibc, 8 macOS, 11001
+# Winsock WSAHOST_NOT_FOUND), EAI_NODATA (-5, 7 macOS, 11004 WSANO_DATA), EAI_ADDRFAMILY (-9, 1 macOS).
+_GAI_NO_NAME = re.compile(r"gai error: (?:-2|8|11001|-5|7|11004|-9|1) - ")
+
+
+_IN_STORE_CREATION = re.compile(r"_create_c10d_store|_create_tcp_store|TCPStore\(")
+
+
+def _lookup_failed(hit: Hit, fam: re.Match[str]) -> bool:
+    """Whether socket.cpp's per-family record says more than "this name has no IPv6 address"."""
+    if not _GAI_NO_NAME.search(hit.text) or fam.group(1).startswith("["):
+        return True  # the resolver itself failed, or "[addr]" (URL syntax that no resolver accepts)
+    same = f"network addresses of ({fam.group(1)}, {fam.group(2)})"
+    # the same lookup again by the same process (the client loops on it; each rank of a job printing its one
+    # record once is not that), or a stack in the store's creation beside it (a py-spy dump or a traceback of
+    # _create_c10d_store: the process is stuck or died there)
+    if any(same in ln.text for ln in hit.after(40, same_rank=True)):
+        return True
+    near = [*hit.before(24, same_rank=False), *hit.after(40, same_rank=False)]
+    return any(_IN_STORE_CREATION.search(ln.text) for ln in near)
+
+
+def _op_name(op: re.Match[str]) -> str:
+    return "init_process_group" if op.group(0).endswith("init_process_group") else op.group(0).rstrip("(")
+
+
 def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if m.group("recv0"):
@@ -155,10 +287,12 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
             return None  # TCPStore's server-side [W] record of a client that hung up
     elif op is None or not re.search(r"Error|error", hit.text):
         return None
-    where = f" in {op.group(0).rstrip('(')}" if op else ""
+    if _in_exit_barrier(hit):
+        return _exit_barrier_event(row, hit, m.group(0))
+    where = f" in {_op_name(op)}" if op else ""
     facts = {"store_error": m.group(0)}
     if op:
-        facts["store_op"] = op.group(0).rstrip("(")
+        facts["store_op"] = _op_name(op)
     return [
         row.event(
             hit,
@@ -177,10 +311,10 @@ def _connect_errno(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return [
         row.event(
             hit,
-            f"{hit.who()}: could not connect to the store ({m.group(1)}) in {op.group(0).rstrip('(')}: "
+            f"{hit.who()}: could not connect to the store ({m.group(1)}) in {_op_name(op)}: "
             "MASTER_ADDR / the init_method's host is unreachable from this node (a firewall, a wrong "
             "address, a down interface)",
-            {"store_error": m.group(1), "store_op": op.group(0).rstrip("(")},
+            {"store_error": m.group(1), "store_op": _op_name(op)},
             dedupe=(row.code, "store_err"),
         )
     ]
@@ -224,14 +358,21 @@ def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
     if not re.search(
-        r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe|"
+        # 1.x TCPStore's get: "Timeout waiting for key: default_pg/0/0 after 1800000 ms"
+        r"Socket Timeout|timed out|wait timeout after|Timeout waiting for key|"
+        r"Connection reset|Connection refused|Broken pipe|"
         r"[Ff]ailed to recv",
         hit.text,
     ):
         return None
     facts: dict[str, Any] = {"store_error": (m.group(2) or m.group(3) or m.group(4) or "").strip()[:200]}
+    if _in_exit_barrier(hit):
+        return _exit_barrier_event(row, hit, clip(facts["store_error"], 80))
     if m.group(1) is not None:
         facts["store_key"] = m.group(1)
+    late = _main_first_timeout(row, hit, facts["store_error"])
+    if late is not None:
+        return late
     uid = _UID_FROM.search(hit.text)
     if uid:
         facts["waited_for_rank"] = int(uid.group(1))
@@ -273,6 +414,15 @@ SIGNATURES = (
             "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
             "C10d store has failed. See inner exception for details.",
         ),
+    ),
+    Signature(
+        "rendezvous state",
+        _RDZV_STATE,
+        _rdzv_state,
+        S,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvousstateerror",),
     ),
     Signature(
         "store host name",

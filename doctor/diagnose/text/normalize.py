@@ -141,7 +141,19 @@ def _unglued(text: str) -> list[str]:
     if len(cuts) < 2:
         return [text]
     bounds = [0, *cuts, len(text)]
-    return [text[a:b].strip() for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+    pieces = [text[a:b].strip() for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
+    # A piece that is one prefix alone ("worker-5:", "[rank3]:") opens the record after it: pdsh's host
+    # before torch's rank prefix before the exception is one record, not three.
+    out: list[str] = []
+    for p in pieces:
+        if out and _LONE_PREFIX.match(out[-1]):
+            out[-1] = f"{out[-1]} {p}"
+        else:
+            out.append(p)
+    return out
+
+
+_LONE_PREFIX = re.compile(r"^(?:\S+:\s*|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*)+$")
 
 
 # Slurm's own lines ("slurmstepd: error: ...", "slurmstepd-node-1: error: ...", "srun: error: ...",
@@ -427,7 +439,8 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     return _join_wraps(out, lengths, bare, trail)
 
 
-_TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\brank[ =:](\d+)\b|\[Rank (\d+)\]")
+# "to rank N" names the peer (NCCL's "Proxy Call to rank 7 failed (Connect)"), not the process.
+_TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|(?<!\bto )\brank[ =:](\d+)\b|\[Rank (\d+)\]")
 
 
 def text_rank(text: str) -> Optional[int]:

@@ -1,0 +1,222 @@
+"""build_fit: software built for another CUDA, another GPU or another toolchain than this one.
+
+Formats: torch.utils.cpp_extension's CUDA_MISMATCH_MESSAGE ("The detected CUDA version (12.1) mismatches
+the version that was used to compile" / "PyTorch (11.8). ..."), CUDA_HOME missing, nvcc older than the
+GPU arch an extension build asks for, torchvision's and DeepSpeed's and apex's version checks, cuDNN's
+version incompatibility and CUDNN_STATUS_VERSION_MISMATCH, Ninja missing for a JIT build, an xFormers
+wheel without CUDA kernels (RUN296); torch's capability check ("with CUDA capability sm_86 is not
+compatible with the current PyTorch installation"), NVRTC older than the GPU, CUDNN_STATUS_ARCH_MISMATCH,
+inductor's Triton check, flash-attn's and transformers' bf16 GPU checks, ROCm's hipErrorNoBinaryForGpu
+(RUN265); bitsandbytes' CUDA set-up (RUN263). The driver and the devices themselves are
+rules/driver_env.py's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+
+# torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
+# setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
+_TOOLKIT = re.compile(
+    # cpp_extension's CUDA_MISMATCH_MESSAGE breaks its line after "compile" (the reader may join it back
+    # without a space): PyTorch's version is on the next line
+    r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile(?:\s*PyTorch"
+    r"(?: \(([\d.]+)\))?)?|"
+    r"CUDA_HOME environment variable is not set|CUDA_HOME does not exist, unable to compile CUDA op|"
+    # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
+    r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
+    r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
+    r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
+    r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
+    r"Cuda extensions are being compiled with a version of Cuda that does not match|"
+    r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
+    # cuDNN's sub-libraries (libcudnn_ops/cnn/adv, 8.x) of different versions loaded together
+    r"CUDNN_STATUS_VERSION_MISMATCH|"
+    r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support|"
+    # torch.utils.cpp_extension's JIT build without its build tool; an xFormers wheel without CUDA kernels
+    r"Ninja is required to load C\+\+ extensions|xFormers wasn't buil[dt] with CUDA support"
+)
+_WARNED = re.compile(r"\w*Warning\b|\bWARNING\b|\bwarn\(")
+_TORCH_CUDA_NEXT = re.compile(r"^\s*PyTorch \(([\d.]+)\)")
+# torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
+# with the current PyTorch installation"; 2.x words it the same way behind a UserWarning).
+_ARCH = re.compile(
+    r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
+    # NVRTC (torch's JIT fusers, CuPy) of a CUDA older than the GPU: it does not know the arch it is asked for
+    r"nvrtc: error: invalid value for --gpu-architecture|"
+    # cuDNN without kernels for this GPU's compute capability (an old GPU under a newer cuDNN)
+    r"CUDNN_STATUS_ARCH_MISMATCH|"
+    # kernels that need a newer GPU than this one: torch.compile's Triton (inductor: "Found Tesla
+    # P100-PCIE-16GB which is too old to be supported by the triton GPU compiler"), flash-attn, transformers'
+    # bf16 check
+    r"Found (.+?) which is too old to be supported by the triton GPU compiler|"
+    r"FlashAttention only supports Ampere GPUs or newer|"
+    r"Your setup doesn't support bf16/gpu|"
+    # vLLM's dtype check: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
+    r"Bfloat16 is only supported on GPUs with compute capability of at least|"
+    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
+)
+# bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
+_BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
+
+
+def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
+    found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    if m.group(1) and not torch_cuda:
+        nxt = next((_TORCH_CUDA_NEXT.match(ln.text) for ln in hit.after(1, False)), None)
+        torch_cuda = nxt.group(1) if nxt else None
+    if found:
+        facts["toolkit_cuda"] = found
+    if torch_cuda:
+        facts["torch_cuda"] = torch_cuda
+    return [
+        row.event(
+            hit,
+            f"the CUDA toolkit or a companion package does not fit this PyTorch's CUDA "
+            f"({clip(m.group(0), 120)})",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "nvrtc" in m.group(0):
+        what, arch = "its NVRTC (runtime compiler) is older than this GPU's architecture", "nvrtc"
+    elif "CUDNN" in m.group(0):
+        what, arch = (
+            "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
+            "cudnn",
+        )
+    elif m.group(2) or "Ampere" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
+        if _WARNED.search(hit.text):
+            return []  # a library that warns and falls back (flash-attn wrappers): no failure
+        arch = "triton" if m.group(2) else "flash_attn" if "Ampere" in m.group(0) else "bf16"
+        what = (
+            "bf16 needs an Ampere-or-newer GPU visible to this process (an older GPU, none visible, or a "
+            "CPU-only PyTorch)"
+            if arch == "bf16"
+            else f"a kernel this job uses needs a newer GPU ({clip(m.group(0), 110)})"
+        )
+    else:
+        what, arch = (
+            f"this PyTorch carries no GPU code for this GPU ({m.group(1) or 'ROCm gfx target'})",
+            (m.group(1) or "rocm"),
+        )
+    return [
+        row.event(
+            hit, f"{what}: install a build for its compute capability", {"arch": arch}, dedupe=(row.code,)
+        )
+    ]
+
+
+def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "bitsandbytes found no CUDA library it can load for this GPU (its libbitsandbytes_cuda build or "
+            "libcudart does not match the installed CUDA)",
+            {"library": "bitsandbytes", "reason": "cuda_setup_failed"},
+            dedupe=(row.code, "bitsandbytes"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "cuda toolkit mismatch",
+        _TOOLKIT,
+        _toolkit,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        anchors=(
+            b"CUDA version",
+            b"CUDA_HOME",
+            b"different CUDA",
+            b"version of Cuda",
+            b"cuDNN version",
+            b"VERSION_MISMATCH",
+            b"ot compiled with",
+            b"nvcc fatal",
+            b"Ninja is required",
+            b"xFormers wasn",
+        ),
+        worth=(
+            rb"CUDA version",
+            rb"CUDA_HOME",
+            rb"different CUDA",
+            rb"version of Cuda",
+            rb"cuDNN version",
+            rb"CUDNN_STATUS_VERSION_MISMATCH",
+            rb"ot compiled with (?:GPU|CUDA)",
+            rb"nvcc fatal",
+            rb"Ninja is required",
+            rb"xFormers wasn",
+        ),
+        words=(
+            "cuda version",
+            "cuda_home",
+            "different cuda",
+            "version of cuda",
+            "cudnn version",
+            "cudnn_status_version_mismatch",
+            "not compiled with",
+            "nvcc fatal",
+            "ninja is required",
+            "xformers wasn",
+        ),
+    ),
+    Signature(
+        "gpu architecture not in this build",
+        _ARCH,
+        _arch,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(
+            b"CUDA capability",
+            b"hipErrorNoBinaryForGpu",
+            b"gpu-architecture",
+            b"ARCH_MISMATCH",
+            b"triton GPU compiler",
+            b"Ampere GPUs or newer",
+            b"support bf16/gpu",
+            b"Bfloat16 is only supported",
+        ),
+        worth=(
+            rb"CUDA capability",
+            rb"hipErrorNoBinaryForGpu",
+            rb"gpu-architecture",
+            rb"ARCH_MISMATCH",
+            rb"triton GPU compiler",
+            rb"Ampere GPUs or newer",
+            rb"support bf16/gpu",
+            rb"Bfloat16 is only supported",
+        ),
+        words=(
+            "cuda capability",
+            "hiperrornobinaryforgpu",
+            "--gpu-architecture",
+            "cudnn_status_arch_mismatch",
+            "triton gpu compiler",
+            "ampere gpus or newer",
+            "support bf16/gpu",
+            "bfloat16 is only supported",
+        ),
+    ),
+    Signature(
+        "bitsandbytes cuda setup",
+        _BNB_SETUP,
+        _bnb_setup,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"CUDA Setup failed",),
+        worth=(rb"CUDA Setup failed",),
+        words=("cuda setup failed",),
+    ),
+)
+# Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
+parse = gated_reader(SIGNATURES, unless="NCCL INFO")

@@ -1,0 +1,250 @@
+"""device_visibility: the process asks for GPUs (or for NCCL) that it cannot have.
+
+Formats: ProcessGroupNCCL's constructor check, the same words in every torch since 1.x, "RuntimeError:
+ProcessGroupNCCL is only supported with GPUs, no GPUs found!" (TORCH_CHECK; 2.2+ raises it as
+"ValueError: ..."), also cut anywhere after "ProcessGroupNCCL is" by a paste ("RuntimeError:
+ProcessGroupNCCL is only supp"), and a traceback whose last frame is that constructor (`pg =
+ProcessGroupNCCL(prefix_store, rank, world_size, pg_options)` of 1.x, `backend_class =
+ProcessGroupNCCL(backend_prefix_store, group_rank, group_size, pg_options)` of 2.x) with its exception
+line left without a message (ranks interleaved on one stream); a torch without NCCL ("Distributed package
+doesn't have NCCL built in", "NCCL support is not compiled"); a GPU index beyond the visible ones:
+Lightning 1.x's "You requested GPUs: [0, 1]" / "But your machine only has: [0]", cudart's "invalid device
+ordinal" (cudaErrorInvalidDevice, 101) as torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'" and
+nccl-tests' "Test CUDA failure common.cu:941 '...'", and torch's own "device >= 0 && device < num_gpus
+INTERNAL ASSERT FAILED". Frameworks asked for a GPU they cannot see: Accelerate's "fp16 mixed precision
+requires a GPU", transformers' "FP16 Mixed precision training with AMP or APEX ... can only be used on
+CUDA", vLLM's "Failed to infer device type", torch.accelerator's "Cannot access accelerator device when
+none is available", transformers' GPTQ "GPU is required to quantize or run quantize model".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_NO_NCCL = re.compile(r"Distributed package doesn't have NCCL built in|NCCL support is not compiled")
+_NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
+# The whole message anywhere, or a prefix of it down to "ProcessGroupNCCL is" that ends the line after
+# an exception type (a paste cut there).
+_NO_GPU = re.compile(
+    r"ProcessGroupNCCL is only supported with GPUs, no GPUs|"
+    r"(?:RuntimeError|ValueError|Error): (ProcessGroupNCCL is\b[^\n]*?)\s*$"
+)
+# The constructor call as the last frame of a traceback (torch 1.x and 2.x spell its arguments apart).
+_CTOR_FRAME = re.compile(r"= ProcessGroupNCCL\((?:backend_)?prefix_store, ")
+_EXC_LINE = re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b: glued to the next frame
+# "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
+_ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
+# A framework that was asked for a GPU and finds none visible (or fewer than asked for): Lightning 1.x's
+# "You requested GPUs: [0, 1]\n But your machine only has: []" (the list on the next line), Accelerate's
+# "fp16 mixed precision requires a GPU (not 'cpu')", transformers' TrainingArguments "FP16 Mixed precision
+# training with AMP or APEX (`--fp16`) ... can only be used on CUDA ... devices", vLLM's DeviceConfig "Failed
+# to infer device type", torch.accelerator's "Cannot access accelerator device when none is available",
+# transformers' GPTQ "GPU is required to quantize or run quantize model".
+_FRAMEWORK_NO_GPU = re.compile(
+    r"You requested (?:GPUs|gpus?): (\[[^\]]*\])|"
+    r"fp16 mixed precision requires a GPU|"
+    r"FP16 Mixed precision training with AMP or APEX \(`--fp16`\).{0,120}?can only be used on CUDA|"
+    r"Failed to infer device type|"
+    r"Cannot access accelerator device when none is available|"
+    r"GPU is required to quantize or run quantize model"
+)
+_MACHINE_HAS = re.compile(r"But your machine only has: (\[[^\]]*\])")
+_NO_GPU_WHY = (
+    "the NCCL backend found no GPU in this process (no driver or device nodes in the container, "
+    "CUDA_VISIBLE_DEVICES empty, a login node or a CPU-only PyTorch): use gloo there, or run on a GPU node"
+)
+
+
+def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/macOS build)",
+            {"library": "NCCL"},
+            dedupe=(row.code, "nccl"),
+        )
+    ]
+
+
+def _is_message_prefix(text: str) -> bool:
+    """True when `text` is the no-GPU message or a cut of it at least "ProcessGroupNCCL is" long."""
+    t = text.strip()
+    return len(t) >= len("ProcessGroupNCCL is") and (
+        _NO_GPU_MESSAGE.startswith(t) or t.startswith(_NO_GPU_MESSAGE)
+    )
+
+
+def _no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(1) is not None and not _is_message_prefix(m.group(1)):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {_NO_GPU_WHY}",
+            {"reason": "no_visible_device", "backend": "nccl"},
+            dedupe=(row.code, "no_visible_device"),
+        )
+    ]
+
+
+def _ctor_raised(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """The constructor frame, then its exception line with no message (or the message cut): its only
+    check that raises is the GPU count."""
+    for ln in hit.after(3, same_rank=False):
+        if ln.text.lstrip().startswith("File "):
+            return None  # a deeper frame: the constructor was not where it raised
+        e = _EXC_LINE.match(ln.text)
+        if e is None:
+            continue
+        rest = e.group("rest")
+        if rest.startswith(":") and rest[1:].strip():
+            # the message is there: the no-GPU row reads it (tier 0), any other is another row's
+            return [] if _is_message_prefix(rest[1:]) else None
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: ProcessGroupNCCL's constructor raised with its message lost ({_NO_GPU_WHY})",
+                {"reason": "no_visible_device", "backend": "nccl", "message_missing": True},
+                [hit.line, ln],
+                dedupe=(row.code, "no_visible_device"),
+            )
+        ]
+    return None
+
+
+def _framework_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "no_visible_device"}
+    if m.group(1):  # Lightning 1.x: which GPUs were asked for, and (next line) which the machine has
+        has = next(
+            (h for h in (_MACHINE_HAS.search(ln.text) for ln in [hit.line, *hit.after(2, False)]) if h), None
+        )
+        facts.update(requested_gpus=m.group(1), visible_gpus=has.group(1) if has else "?")
+        if has and has.group(1).strip("[] "):
+            return [
+                row.event(
+                    hit,
+                    f"{hit.who()}: Lightning was asked for GPUs {m.group(1)} but this machine has "
+                    f"{has.group(1)} (more GPUs requested than visible, or a wrong CUDA_VISIBLE_DEVICES)",
+                    {**facts, "reason": "fewer_visible_than_requested"},
+                    code=C.DEVICE_MISMATCH.code,
+                    dedupe=(C.DEVICE_MISMATCH.code,),
+                )
+            ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the framework was asked for a GPU and finds none visible ({m.group(0)}): no "
+            "driver or device nodes here, CUDA_VISIBLE_DEVICES empty, or a CPU-only PyTorch",
+            facts,
+            dedupe=(row.code, "no_visible_device"),
+        )
+    ]
+
+
+def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    # torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'", nccl-tests' "Test CUDA failure ..."
+    if not ("rror" in t or "ERROR" in t or "failure" in t):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} asked for a GPU index that is not visible "
+            "(more processes per node than visible GPUs, or a wrong CUDA_VISIBLE_DEVICES)",
+            {"cuda_error": m.group(0)},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+_EXC = "the exception type ('RuntimeError: ', 'ValueError: ') before torch's message"
+SIGNATURES = (
+    Signature(
+        "no nccl in torch",
+        _NO_NCCL,
+        _no_nccl,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"NCCL built in", b"rror"),
+        worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
+        words=("nccl built in", "nccl support is not compiled"),
+        anchor_from=_EXC,
+        examples=("RuntimeError: NCCL support is not compiled",),
+    ),
+    Signature(
+        "nccl backend without a gpu",
+        _NO_GPU,
+        _no_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"ProcessGroupNCCL is only", b"rror"),
+        worth=(rb"ProcessGroupNCCL is only", rb"Error\b"),
+        words=("processgroupnccl is",),
+        anchor_from=_EXC,
+        examples=(
+            "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+            "ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+            "RuntimeError: ProcessGroupNCCL is only supp",
+            "RuntimeError: ProcessGroupNCCL is",
+        ),
+    ),
+    Signature(
+        "processgroupnccl constructor raised",
+        _CTOR_FRAME,
+        _ctor_raised,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"= ProcessGroupNCCL(",),
+        worth=(rb"= ProcessGroupNCCL\(",),
+        words=("= processgroupnccl(",),
+    ),
+    Signature(
+        "framework finds no gpu",
+        _FRAMEWORK_NO_GPU,
+        _framework_no_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(
+            b"You requested",
+            b"requires a GPU",
+            b"FP16 Mixed precision",
+            b"infer device type",
+            b"none is available",
+            b"GPU is required",
+        ),
+        worth=(
+            rb"You requested (?:GPUs|gpus?):",
+            rb"requires a GPU",
+            rb"FP16 Mixed precision",
+            rb"infer device type",
+            rb"none is available",
+            rb"GPU is required",
+        ),
+        words=(
+            "you requested gpu",
+            "requires a gpu",
+            "fp16 mixed precision",
+            "infer device type",
+            "none is available",
+            "gpu is required",
+        ),
+    ),
+    Signature(
+        "device ordinal",
+        _ORDINAL,
+        _ordinal,
+        C.DEVICE_MISMATCH.code,
+        anchors=(b"rror", b"ERROR", b"UDA failure"),
+        worth=(rb"Error\b", rb"\berror\b", rb"[Cc]uda failure|CUDA failure"),
+        words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
+        anchor_from="'CUDA error: ' before the runtime's message, or NCCL's and nccl-tests' 'CUDA failure' "
+        "(one of them required by the row)",
+        examples=(
+            "RuntimeError: CUDA error: invalid device ordinal",
+            "g0010: Test CUDA failure common.cu:941 'invalid device ordinal'",
+        ),
+    ),
+)
+# Every pattern of parse() needs one of its row's words in the line (lower case; checked before any of them).
+parse = gated_reader(SIGNATURES, unless="NCCL INFO")

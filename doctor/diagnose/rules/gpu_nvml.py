@@ -1,0 +1,145 @@
+"""gpu_nvml: what NVML and nvidia-smi say about a failing GPU.
+
+Formats: nvidia-smi's and NVML's "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"
+/ "... GPU is lost. Reboot the system to recover this GPU", the same status as pynvml's NVMLError_GpuIsLost,
+go-nvml's ERROR_GPU_IS_LOST, NCCL's and slurmstepd's lower-case "nvml ... GPU is lost" (RUN243); NVML's
+NVML_ERROR_RESET_REQUIRED ("GPU requires restart", NVMLError_ResetRequired) (RUN293); `nvidia-smi -q`'s
+memory-health fields that say Yes (RUN242). The kernel's records (NVRM, AER, amdgpu) are
+rules/gpu_hardware.py's, offered every hit first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.gpu_hardware import NVRM_CONT, PCI, record
+from pgdoctor.diagnose.signature import Signature, gate, read
+
+# nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
+# GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
+_NO_HANDLE = re.compile(
+    r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
+)
+_LOST = re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
+# NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
+_NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
+# `nvidia-smi -q`'s memory-health fields when they say Yes: "Remapping Failure Occurred : Yes" (the HBM ran
+# out of spare rows: the GPU must be replaced), "Pending Page Blacklist : Yes" (a page retirement waits for
+# a reset) and "Pending : Yes" under "Remapped Rows" (a row remap waits for a reset). "No" is every
+# healthy GPU's answer and is not matched.
+_SMI_MEMORY = re.compile(r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$")
+
+
+def _smi_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    field = m.group(1)
+    if field == "Pending" and not any("Remapped Rows" in ln.text for ln in hit.before(4, False)):
+        return None
+    failed = field == "Remapping Failure Occurred"
+    return [
+        row.event(
+            hit,
+            "nvidia-smi says the GPU's memory ran out of spare rows (Remapping Failure Occurred: Yes): the "
+            "GPU must be replaced"
+            if failed
+            else f"nvidia-smi says a memory repair waits for a GPU reset ({field}: Yes): uncorrectable "
+            "memory errors happened on this GPU",
+            {"nvidia_smi": f"{field}: Yes"},
+            # a repair pending is the trace of an error another record names (Xid 48/63/94): below it
+            tier=0 if failed else 1,
+            dedupe=(row.code, "nvidia-smi", field),
+        )
+    ]
+
+
+def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
+    bus = m.group(1).lower() if m else ""
+    facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
+    return [
+        row.event(
+            hit,
+            f"the driver cannot reach GPU {bus or '?'} ({facts['nvml_error']}): the GPU "
+            "stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER errors",
+            facts,
+            dedupe=(row.code, bus),
+        )
+    ]
+
+
+def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    t = record(hit)[0]
+    # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
+    # go-nvml's bare "ERROR_GPU_IS_LOST")
+    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t or "_IS_LOST" in t):
+        return None
+    return _no_handle(row, hit, None)
+
+
+def _nvml_reset(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    bus = PCI.search(hit.text)
+    facts: dict[str, Any] = {"nvml_error": "GPU requires restart", "reason": "reset_required"}
+    if bus:
+        facts["pci_bus_id"] = bus.group(1).lower()
+    return [
+        row.event(
+            hit,
+            "NVML says a GPU must be reset before it can be used (GPU requires restart): it is missing "
+            "from the job until it is reset or serviced",
+            facts,
+            dedupe=(row.code, facts.get("pci_bus_id")),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "nvidia-smi memory health",
+        _SMI_MEMORY,
+        _smi_memory,
+        C.GPU_ECC.code,
+        anchors=(b"Occurred", b"Blacklist", b"Pending"),
+        worth=(rb"(?:Occurred|Blacklist|Pending)\s*:\s*Yes",),
+        words=("remapping failure occurred", "pending page blacklist", "pending"),
+    ),
+    Signature(
+        "nvml reset required",
+        _NVML_RESET,
+        _nvml_reset,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart"),
+        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart",),
+        words=("resetrequired", "reset_required", "gpu requires restart"),
+    ),
+    Signature(
+        "no device handle",
+        _NO_HANDLE,
+        _no_handle,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"rror", b"GPU is lost"),
+        worth=(rb"Error\b", rb"GPU is lost"),
+        words=("device handle",),
+    ),
+    Signature(
+        "gpu is lost",
+        _LOST,
+        _lost,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost"),
+        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost"),
+        words=("gpu is lost", "gpu_is_lost", "gpuislost"),
+    ),
+)
+
+
+# Every finding needs one of its row's words in the hit line (lower case).
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    if NVRM_CONT.match(hit.text):
+        return []  # read with the record's first line
+    return read(hit, SIGNATURES, record(hit)[0])

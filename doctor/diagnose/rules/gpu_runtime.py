@@ -1,0 +1,257 @@
+"""gpu_runtime: what a GPU runtime says about a fault of the device while kernels ran.
+
+Formats: CUDA runtime error strings (cudaGetErrorString) and either enum name: "uncorrectable ECC
+error encountered" (214), "uncorrectable NVLink error detected during the execution" (220), the
+sticky kernel faults "an illegal memory access was encountered", "unspecified launch failure", "an
+illegal instruction was encountered", "misaligned address", "hardware stack error", "invalid program
+counter" (700, 714-719), also inside NCCL's "Cuda failure '...'"; ROCm's runtime "HW Exception by GPU
+node-N (Agent handle: ...) reason :GPU Hang" and "Memory access fault by GPU node-N ... on address ...".
+The kernel's own records of the same faults (NVRM Xid lines) are rules/gpu_hardware.py's, which is
+offered every hit first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.gpu_hardware import NVRM_CONT, record
+from pgdoctor.diagnose.signature import Signature, gate, read
+
+# cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
+_ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
+# cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
+_NVLINK = re.compile(
+    r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE"
+)
+# The runtime's sticky kernel faults (cudart's table: 700, 714-719), by message or by either enum name.
+_ILLEGAL = re.compile(
+    r"an illegal memory access was encountered|unspecified launch failure|"
+    r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
+    r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
+    r"cudaErrorHardwareStackError|cudaErrorInvalidPc|"
+    r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|"
+    r"INVALID_PC)\b"
+)
+
+
+def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the CUDA runtime reports an uncorrectable NVLink error (cudaErrorNvlinkUncorrectable"
+            ", 220): a link between GPUs failed; look for Xid 74 or 144-150 in the kernel log",
+            {"cuda_error": "uncorrectable NVLink error", "cuda_error_number": 220},
+            dedupe=(row.code, "nvlink"),
+        )
+    ]
+
+
+def _ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the CUDA runtime reports an uncorrectable ECC error",
+            {"cuda_error": "uncorrectable ECC error encountered"},
+            dedupe=(row.code, hit.rank),
+        )
+    ]
+
+
+def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    _text, used = hit.block(3)
+    return [
+        row.event(
+            hit,
+            f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
+            "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
+            {"cuda_error": m.group(0)},
+            used,
+            dedupe=(row.code, hit.rank),
+        )
+    ]
+
+
+# ROCm's runtime (ROCR, HSA): its hardware-exception handler "HW Exception by GPU node-9 (Agent handle:
+# 0x64ff272d8ab0) reason :GPU Hang" (the queue stopped answering and the kernel driver reset the GPU;
+# "reason :ECC error" for memory), and its memory-fault handler "Memory access fault by GPU node-1 (Agent
+# handle: 0x55d...) on address 0x7f00.... Reason: Page not present or supervisor privilege." (ROCm's
+# illegal memory access: a kernel or library bug far more often than the hardware).
+_HSA_HW = re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
+_HSA_FAULT = re.compile(
+    r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)"
+)
+
+
+def _hsa_hw(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    node, reason = int(m.group(1)), m.group(2)
+    facts = {"runtime": "rocm", "hsa_node": node, "reason": reason}
+    if "ECC" in reason:
+        return [
+            row.event(
+                hit,
+                f"ROCm reports an ECC error on GPU node {node}",
+                facts,
+                code=C.GPU_ECC.code,
+                dedupe=(C.GPU_ECC.code, node),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"ROCm reports a hardware exception on GPU node {node}: {reason} (the GPU stopped "
+            "answering and was reset; see dmesg for amdgpu ring timeouts and resets)",
+            facts,
+            dedupe=(row.code, node),
+        )
+    ]
+
+
+def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"ROCm: memory access fault by GPU node {m.group(1)} at {m.group(2)} (its illegal memory "
+            "access: most often a kernel or library bug)",
+            {"runtime": "rocm", "hsa_node": int(m.group(1)), "address": m.group(2)},
+            dedupe=(row.code, hit.rank, "rocm"),
+        )
+    ]
+
+
+# cudaErrorUnknown (999) as torch's c10 check prints it ("CUDA error: unknown error"; the driver API's
+# "CUDA driver error: unknown error"; Triton's launcher "Triton Error [CUDA]: unknown error").
+_UNKNOWN = re.compile(r"(?:CUDA(?: driver)? error|Triton Error \[CUDA\]): unknown error\b")
+# Frames of device set-up: there 999 is the environment's (no context could be made), not a fault of a
+# device that ran kernels.
+_SETUP_FRAME = re.compile(
+    r"_lazy_init|_cuda_init|set_device|cudaGetDeviceCount|_cuda_getDeviceCount|device_count"
+)
+
+
+def _unknown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {"cuda_error": "unknown error", "cuda_error_number": 999, "cuda_error_name": "cudaErrorUnknown"}
+    if any(_SETUP_FRAME.search(ln.text) for ln in hit.before(6)):
+        return [
+            row.event(
+                hit,
+                "CUDA could not set up the device (CUDA error: unknown error at initialisation): the "
+                "driver or the device state is broken for this process",
+                {**facts, "reason": "device_init_failed"},
+                code=C.NO_CUDA_DEVICE.code,
+                tier=0,
+                dedupe=(C.NO_CUDA_DEVICE.code, "device_init_failed"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CUDA error: unknown error after kernels ran (cudaErrorUnknown, 999): the driver "
+            "lost the context without naming why (a GPU hang or reset, an Xid, a driver fault); look for "
+            "an Xid in the kernel log at that time",
+            facts,
+            dedupe=(row.code, hit.rank),
+        )
+    ]
+
+
+_CUDA = "'CUDA error: ' (or the exception type) before the runtime's message"
+SIGNATURES = (
+    Signature(
+        "cuda unknown error after kernels ran",
+        _UNKNOWN,
+        _unknown,
+        C.CUDA_UNKNOWN_ERROR.code,
+        # below any named cause: an Xid or an ECC record of the same GPU says what the 999 was
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"\berror\b",),
+        words=("unknown error",),
+    ),
+    Signature(
+        "nvlink uncorrectable",
+        _NVLINK,
+        _nvlink,
+        C.GPU_XID.code,
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"Error\b", rb"\berror\b"),
+        words=("nvlink",),
+        anchor_from=_CUDA,
+        examples=(
+            "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_NVLINK_UNCORRECTABLE",
+        ),
+    ),
+    Signature(
+        "ecc uncorrectable",
+        _ECC,
+        _ecc,
+        C.GPU_ECC.code,
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
+        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable"),
+        anchor_from="the message's own 'error' (matched ignoring case), or the enum name's",
+        examples=(
+            "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_ECC_UNCORRECTABLE",
+            "cudaErrorECCUncorrectable",
+        ),
+    ),
+    Signature(
+        "rocm hardware exception",
+        _HSA_HW,
+        _hsa_hw,
+        C.GPU_HW_EXCEPTION.code,
+        anchors=(b"HW Exception",),
+        worth=(rb"HW Exception",),
+        words=("hw exception by gpu",),
+    ),
+    Signature(
+        "rocm memory access fault",
+        _HSA_FAULT,
+        _hsa_fault,
+        C.CUDA_ILLEGAL_ACCESS.code,
+        anchors=(b"Memory access fault",),
+        worth=(rb"Memory access fault",),
+        words=("memory access fault by gpu",),
+    ),
+    Signature(
+        "illegal access",
+        _ILLEGAL,
+        _illegal,
+        C.CUDA_ILLEGAL_ACCESS.code,
+        anchors=(b"rror", b"ERROR"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
+        words=(
+            "illegal memory access",
+            "unspecified launch failure",
+            "illegal instruction",
+            "misaligned address",
+            "hardware stack error",
+            "invalid program counter",
+            "cudaerror",
+            "cuda_error_",
+        ),
+        anchor_from=_CUDA + ", or the enum name's 'Error' / 'ERROR'",
+        examples=(
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "RuntimeError: CUDA error: unspecified launch failure",
+            "RuntimeError: CUDA error: hardware stack error",
+            "RuntimeError: CUDA driver error: CUDA_ERROR_LAUNCH_FAILED",
+            "cudaErrorIllegalInstruction",
+        ),
+    ),
+)
+
+# Every finding needs one of its row's words in the hit line (lower case).
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    if NVRM_CONT.match(hit.text):
+        return []  # read with the record's first line
+    return read(hit, SIGNATURES, record(hit)[0])

@@ -1,0 +1,226 @@
+"""rendezvous, from the shape of a paste: a Python stack that ends inside the ranks' meeting (the process
+group's store, the elastic agent's rendezvous) with no exception line after it.
+
+Users paste the frames and cut before the message (the message is in the issue's title), or the paste
+starts mid-traceback with no "Traceback (most recent call last):" header (pyexc's cut-traceback row reads
+the headed ones). What is known is where the process was when it died: in torch/distributed/rendezvous.py's
+handlers (_tcp_rendezvous_handler, _env_rendezvous_handler, _create_c10d_store: the TCPStore is made
+there), an elastic handler's next_rendezvous (static_tcp_rendezvous.py's TCPStore(...), etcd_rendezvous.py,
+dynamic_rendezvous.py), the agent's _rendezvous, the store-based barrier, or a trainer's own frame calling
+init_process_group / distributed_init with only decorators' wrappers (c10d_logger, elastic metrics) below
+it. Whatever was raised there, the ranks did not meet: tier 2, so any failure found elsewhere in the paste
+is the cause. A paste whose line breaks were lost (the frames glued on one line) reads the same.
+
+torchrun's agent also logs "[default] Rendezvous'ing worker group" right before it calls the rendezvous;
+a torchrun traceback cut after that record (and before "Rendezvous complete") died in it. When the record
+follows "Worker group FAILED. 3/3 attempts left; will restart worker group", the worker's failure was
+handled and the job ended because the agents could not meet again: tier 0, the cause.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+# Frames of the meeting itself: rendezvous.py's handlers and store creation, the elastic handlers' entry
+# (next_rendezvous) and the agent's call of it. A frame deeper in an elastic backend (get_state,
+# _call_store) is not read: a paste cut there says nothing of what it raised (store_errors.py reads the
+# backend's raise).
+_MEETING_FILE = re.compile(r"distributed/rendezvous\.py$")
+_MEETING_FUNC = frozenset(
+    {
+        "init_process_group",
+        "_store_based_barrier",
+        "_create_c10d_store",
+        "_rendezvous",
+        "next_rendezvous",
+        "rendezvous",
+        # the agent's meeting: _initialize_workers runs _rendezvous, then _assign_worker_ranks, which
+        # exchanges the role infos over the store (_share_and_gather); only then does it spawn the workers
+        "_initialize_workers",
+        "_assign_worker_ranks",
+        "_share_and_gather",
+    }
+)
+# A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most
+# trainers have (fairseq's distributed_init, DeiT/MAE's init_distributed_mode, DeepSpeed's init_distributed).
+_INIT_CALL = re.compile(
+    r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\("
+)
+# What may stand below the meeting's frame in a cut stack: decorators' wrappers, which call through.
+_WRAPPER = re.compile(r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocessing/errors/__init__\.py$")
+_AGENT_RDZV = re.compile(r"Rendezvous'ing worker group")
+_AGENT_DONE = re.compile(r"Rendezvous complete|Starting worker group")
+_EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
+# elastic/agent/server/api.py: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group".
+_RESTART = re.compile(r"(\d+/\d+) attempts left; will restart worker group")
+_TORCHRUN = re.compile(r'File "[^"]*(?:/bin/torchrun|distributed/run\.py|distributed/launch\.py)"')
+
+
+# A frame's source line whose indentation the paste lost: "return f(*args, **kwargs)", "main()",
+# "store, rank, world_size = next(rendezvous_iterator)", "self._store = TCPStore(  # type: ignore".
+_FLUSH_SOURCE = re.compile(
+    r"^(?:return |raise |yield |await )?[A-Za-z_][\w.]*(?:\[[^\]]*\])*(?:\s*,\s*[A-Za-z_][\w.]*)*"
+    r"\s*(?:[-+*/|]?=\s*\S.*|\(.*)$|^\)+.*$"
+)
+
+
+def _stack_line(t: str) -> bool:
+    """A line of a Python stack: a frame, its source line (indented, or flush left where the paste lost
+    the indentation), the carets under it; never an exception line or a log record."""
+    if _EXC_LINE.match(t):
+        return False
+    s = t.strip()
+    if _FRAME.match(t) or s.startswith("^") or s in ("```", ""):
+        return True
+    if t[:1].isspace():
+        return not s.startswith("[")
+    return bool(_FLUSH_SOURCE.match(s))
+
+
+def _stack(hit: Hit) -> Optional[list[str]]:
+    """The stack around the hit, from its first line to the end of the paste, if the paste ends inside it;
+    None when an exception line or other output follows, or the window ran out before the end."""
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if len(after) >= LINES_AFTER or not all(_stack_line(ln.text) for ln in after):
+        return None
+    head: list[str] = []
+    for ln in reversed(hit.before(40, same_rank=False)):
+        if not _stack_line(ln.text) or "Traceback (most recent call last)" in ln.text:
+            break
+        head.insert(0, ln.text)
+    return [t for t in [*head, hit.text, *(ln.text for ln in after)] if t.strip() not in ("", "```")]
+
+
+def _meeting(frame: re.Match[str], source: str) -> bool:
+    if _MEETING_FILE.search(frame.group("file")) or frame.group("func") in _MEETING_FUNC:
+        return True
+    return bool(_INIT_CALL.search(source))
+
+
+_FRAME_START = re.compile(r'(?=\bFile "[^"]+", line \d+, in )')
+# An exception line glued after a frame's source ("...  foo() RuntimeError: boom"): a word ending in Error or
+# Exception followed by ":" or the end ("raise RuntimeError(" is source).
+_EXC_GLUED = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)(?::|\s*$)")
+
+
+def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rest = _stack(hit)
+    if rest is None:
+        return None
+    # One chunk per frame: its header and its source text. Split inside lines too, so that a paste whose line
+    # breaks were lost (every frame glued on one line) reads the same.
+    chunks = [c for c in _FRAME_START.split(" \n".join(rest)) if _FRAME.match(c)]
+    if not chunks or _EXC_GLUED.search(_FRAME.sub("", chunks[-1], count=1)):
+        return None  # no frame, or the exception line is glued after the last one: not cut
+    # The innermost frame of the meeting, with only wrappers after it.
+    inner = None
+    for c in chunks:
+        f = _FRAME.match(c)
+        assert f is not None
+        if _meeting(f, c[f.end() :]):
+            inner = f
+        elif not (_WRAPPER.search(f.group("file")) or f.group("func") == "wrapper"):
+            inner = None
+    if inner is None:
+        return []
+    where = f"{inner.group('file').rsplit('/', 1)[-1]}:{inner.group('line')} in {inner.group('func')}"
+    return [
+        row.event(
+            hit,
+            f"a stack ends inside the rendezvous ({where}) before its exception line: the ranks' store "
+            "could not be created or reached",
+            {"frame": where, "cut": True},
+            dedupe=(row.code, "cut"),
+        )
+    ]
+
+
+def _agent_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    before = [ln.text for ln in hit.before(4, same_rank=False) if ln.text.strip()]
+    if not before or not _AGENT_RDZV.search(before[-1]):
+        return None
+    rest = _stack(hit)
+    if rest is None or not any(_TORCHRUN.search(t) for t in rest):
+        return None
+    if any(_AGENT_DONE.search(t) for t in rest):
+        return None
+    restart = _RESTART.search(" ".join(ln.text for ln in hit.before(12, same_rank=False)))
+    facts: dict[str, object] = {"cut": True, "agent_rendezvous": True}
+    if restart:
+        # The worker failure before it was handled (restarts were left); the job ended when the agent
+        # could not form the group again (elastic's closed-rendezvous-on-restart): that is the cause.
+        facts["restart"] = True
+        facts["attempts_left"] = restart.group(1)
+    return [
+        row.event(
+            hit,
+            "torchrun's agent died in its rendezvous (its traceback starts right after \"Rendezvous'ing "
+            'worker group" and is cut before the exception): the agents could not '
+            + ("form the group again after a handled worker failure" if restart else "form the group"),
+            facts,
+            tier=0 if restart else None,
+            dedupe=(row.code, "cut"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "stack cut in the rendezvous",
+        re.compile(
+            r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
+            r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
+            r"(?:init_process_group|distributed_init|init_distributed\w*|init_dist|TCPStore)\("
+        ),
+        _cut_in_meeting,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=2,
+        anchors=(
+            b"rendezvous",
+            b"distributed_c10d",
+            b"init_process_group(",
+            b"distributed_init",
+            b"init_dist",
+            b"TCPStore(",
+            b"_initialize_workers",
+            b"_assign_worker_ranks",
+        ),
+        worth=(
+            rb"rendezvous",
+            rb"distributed_c10d",
+            rb"init_process_group\(",
+            rb"distributed_init",
+            rb"init_dist",
+            rb"TCPStore\(",
+            rb"_initialize_workers",
+            rb"_assign_worker_ranks",
+        ),
+        words=(
+            "rendezvous",
+            "distributed_c10d",
+            "init_process_group(",
+            "distributed_init",
+            "init_dist",
+            "tcpstore(",
+            "_initialize_workers",
+            "_assign_worker_ranks",
+        ),
+    ),
+    Signature(
+        "agent traceback cut in its rendezvous",
+        re.compile(r"^\s*Traceback \(most recent call last\):\s*$"),
+        _agent_cut,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=2,
+        anchors=(b"Traceback (most recent call last)",),
+        worth=(rb"Traceback \(most recent call last\)",),
+        words=("traceback",),
+    ),
+)
+parse = gated_reader(SIGNATURES)

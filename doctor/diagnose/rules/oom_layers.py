@@ -1,0 +1,408 @@
+"""cuda_oom reported by another layer than torch's CUDA caching allocator (which `cuda_oom` reads).
+
+Each row is a family read at the code that prints it:
+- torch <= 0.4 and Lua torch (THC's THCudaCheck): "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp
+  line=663 error=2 : out of memory" and the exception "cuda runtime error (2) : out of memory at
+  /pytorch/torch/lib/THC/generic/THCStorage.cu:58" (error 2 is cudaErrorMemoryAllocation).
+- other devices' copies of the caching allocator: "XPU out of memory. Tried to allocate ..." (torch's
+  XPUCachingAllocator), torch_npu's "NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; ...)", Cambricon's
+  "MLU out of memory", the MPS allocator's "MPS backend out of memory (MPS allocated: ..., other allocations:
+  ..., max allowed: ...). Tried to allocate ...".
+- a CUDA allocation call that failed, as the code around it words it: CUDACHECK macros ("node1: Test CUDA
+  failure common.cu:733 'out of memory'" of nccl-tests, "Failed: Cuda error sample.cu:40 'out of memory'"
+  of NCCL's examples), cudaMalloc wrappers ("cudaMalloc failed: out of memory" of MXNet's storage
+  manager, TensorRT-LLM's "CUDA runtime error in ::cudaMallocAsync(ptr, n, stream): out of memory").
+- frameworks' own allocators: TensorFlow ("OOM when allocating tensor with shape[32,512,512] and type float
+  on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", the BFC allocator's "Allocator
+  (GPU_0_bfc) ran out of memory trying to allocate 1.22GiB (rounded to 1310720000)requested by op Conv2D";
+  its "The caller indicates that this is not a failure" variant is a performance note, not a failure),
+  XLA / JAX / torch_xla ("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 10737418240 bytes.",
+  "Out of memory allocating 4294967296 bytes", "Failed to allocate request for 32.00MiB (33554432B) on
+  device ordinal 0", the TPU compiler's "Ran out of memory in memory space hbm", the TPU runtime's
+  "Attempting to allocate 1.23G. That was not possible. There are 800.00M free."), PaddlePaddle ("Out of
+  memory error on GPU 0. Cannot allocate 256.000244MB memory on GPU 0, 15.719727GB memory has been allocated
+  and available memory is only 48.000000MB."), CuPy's memory pool ("cupy.cuda.memory.OutOfMemoryError: Out
+  of memory allocating 1,073,741,824 bytes (allocated so far: 0 bytes).").
+- vLLM's KV-cache sizing at start-up (worker/ and v1/core/kv_cache_utils.py): "No available memory for the
+  cache blocks. Try increasing `gpu_memory_utilization` ...", "The model's max seq len (32768) is larger
+  than the maximum number of tokens that can be stored in KV cache (20000).", v1's "To serve at least one
+  request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the
+  available KV cache memory (9.47 GiB)." The GPU holds too little for the weights plus one sequence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.units import SIZE, fmt_bytes, to_bytes
+
+_W = r"\s+"
+
+
+def _oom(
+    row: Signature, hit: Hit, message: str, facts: dict[str, Any], tier: Optional[int] = None
+) -> list[Event]:
+    facts.setdefault("likely_cause", "insufficient_memory")
+    if "requested_bytes" in facts:
+        facts["bytes"] = facts["requested_bytes"]
+    return [row.event(hit, message, facts, tier=tier, dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
+# -- torch <= 0.4 / Lua torch: THC ----------------------------------------------------------------------
+_THC = re.compile(
+    r"cuda runtime error \(2\) ?: out of memory(?: at (?P<at>\S+))?|"
+    r"(?:THCudaCheck FAIL file=(?P<file>\S+) line=\s*(?P<line>\d+) )?error=2 : out of memory"
+)
+
+
+def _thc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "thc", "reported_by": "THC", "cuda_error": 2}
+    where = m.group("at") or (f"{m.group('file')}:{m.group('line')}" if m.group("file") else "")
+    if where:
+        facts["where"] = where
+    return _oom(row, hit, "CUDA out of memory (cuda runtime error 2, reported by torch's THC)", facts)
+
+
+# -- other devices' caching allocators ------------------------------------------------------------------
+_DEVICE = re.compile(r"\b(?P<dev>XPU|NPU|MLU|MPS backend) out of memory")
+_DEV_REQ = re.compile(rf"Tried to allocate {SIZE}")
+_DEV_IDX = re.compile(r"\((?:GPU|NPU|XPU|MLU) (\d+);|\b(?:GPU|NPU|XPU|MLU) (\d+) has a total capac")
+
+
+def _device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text, _ = hit.block(4)
+    dev = m.group("dev").split()[0]
+    facts: dict[str, Any] = {"format": dev.lower(), "reported_by": f"the {dev} allocator"}
+    req = _DEV_REQ.search(text)
+    if req:
+        facts["requested_bytes"] = to_bytes(req.group(1), req.group(2))
+    idx = _DEV_IDX.search(text)
+    if idx:
+        facts["gpu_index"] = int(idx.group(1) or idx.group(2))
+    msg = f"{dev} out of memory" + (
+        f": tried to allocate {fmt_bytes(facts['requested_bytes'])}" if "requested_bytes" in facts else ""
+    )
+    if "gpu_index" in facts:
+        msg += f" on device {facts['gpu_index']}"
+    return _oom(row, hit, msg + " (the device memory is exhausted)", facts)
+
+
+# -- a CUDA allocation call that failed, in the words of the code around it ------------------------------
+_CHECK = re.compile(
+    r"(?:CUDA|Cuda) (?:failure|error) (?P<where>\S+:\d+) '(?:out of memory|cudaErrorMemoryAllocation)'|"
+    # glog CHECKs on a CUDA call: Caffe's "Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+    # Paddle's "Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory"; tensorview's
+    # (spconv) "cuda failed with error 2 out of memory"
+    r"cudaSuccess[^\n]{0,40}?\((?:2 vs\. 0|0 vs\. 2)\)\s*(?:Cuda Error: )?out of memory|"
+    r"cuda failed with error 2 out of memory"
+)
+_MALLOC = re.compile(
+    r"\b(?P<call>cu(?:da)?(?:Mem)?(?:Malloc|Alloc|alloc)\w*)\b(?:\([^)]*\))?[^:\n]{0,40}?: "
+    r"(?:out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY)"
+)
+
+
+def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "cuda_error", "reported_by": "a CUDA error check"}
+    if m.group("where"):
+        facts["where"] = m.group("where")
+    where = f" at {m.group('where')}" if m.group("where") else ""
+    return _oom(row, hit, f"a CUDA call{where} failed: out of memory (cudaErrorMemoryAllocation)", facts)
+
+
+def _malloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "cuda_error", "reported_by": m.group("call")}
+    return _oom(
+        row, hit, f"{m.group('call')} failed: out of memory (the GPU has no room for the allocation)", facts
+    )
+
+
+# -- TensorFlow ------------------------------------------------------------------------------------------
+_TF = re.compile(
+    r"OOM when allocating tensor(?: with shape\s*\[(?P<shape>[^\]]*)\])?(?P<rest>.*)|"
+    r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<size>[\d.]+\s*\w+)"
+    r"(?: \(rounded to (?P<rounded>\d+)\))?"
+)
+_TF_GPU = re.compile(r"device:GPU:(\d+)|\bGPU_(\d+)_bfc")
+
+
+def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text, _ = hit.block(2)
+    if "not a failure" in text:
+        return []  # the BFC allocator's note that a larger workspace would have been faster
+    # XLA's copy of the BFC allocator (xla/tsl/framework) prints the same words under JAX
+    xla = "xla/" in hit.text or "tsl/" in hit.text
+    facts: dict[str, Any] = {
+        "format": "xla" if xla else "tensorflow",
+        "reported_by": "XLA" if xla else "TensorFlow",
+    }
+    g = _TF_GPU.search(hit.text)
+    if g:
+        facts["gpu_index"] = int(g.group(1) or g.group(2))
+    if m.group("rounded"):
+        facts["requested_bytes"] = int(m.group("rounded"))
+    if m.group("shape") is not None:
+        facts["shape"] = m.group("shape")
+        what = f"a tensor of shape [{m.group('shape')}]"
+    else:
+        what = m.group("size") or "a tensor"
+    where = f" on GPU {facts['gpu_index']}" if "gpu_index" in facts else ""
+    return _oom(row, hit, f"{facts['reported_by']} ran out of GPU memory allocating {what}{where}", facts)
+
+
+# -- XLA (JAX, TensorFlow/XLA, torch_xla) -----------------------------------------------------------------
+_XLA = re.compile(
+    # (a terminal may cut it after "Out": the rest of the sentence alone is still XLA's)
+    r"Out of memory (?:while trying to allocate|allocating) (?P<bytes>\d+) bytes|"
+    r"^\s*of memory while trying to allocate (?P<b3>\d+) bytes|"
+    r"Failed to allocate request for (?P<size>[\d.]+\s*\w+) \((?P<b2>\d+)B\) on device ordinal (?P<dev>\d+)|"
+    r"Ran out of memory in memory space (?P<space>\w+)|"
+    r"Attempting to (?:allocate|reserve) \S+(?: at the bottom of memory)?\. That was not possible\."
+)
+
+
+def _xla(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "xla", "reported_by": "XLA"}
+    b = m.group("bytes") or m.group("b2") or m.group("b3")
+    if b:
+        facts["requested_bytes"] = int(b)
+    if m.group("dev"):
+        facts["gpu_index"] = int(m.group("dev"))
+    msg = "XLA ran out of device memory"
+    if m.group("space"):
+        msg += f" (memory space {m.group('space')})"
+        facts["memory_space"] = m.group("space")
+    if b:
+        msg += f" allocating {fmt_bytes(int(b))}"
+    if "gpu_index" in facts:
+        msg += f" on device {facts['gpu_index']}"
+    return _oom(row, hit, msg, facts)
+
+
+# -- PaddlePaddle, CuPy -------------------------------------------------------------------------------------
+_PADDLE = re.compile(r"Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<size>[\d.]+\s*[KMGT]?B)")
+_CUPY = re.compile(r"OutOfMemoryError: Out of memory allocating (?P<bytes>[\d,]+) bytes")
+
+
+def _paddle(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "format": "paddle",
+        "reported_by": "PaddlePaddle",
+        "gpu_index": int(m.group("gpu")),
+    }
+    return _oom(row, hit, f"PaddlePaddle could not allocate {m.group('size')} on GPU {m.group('gpu')}", facts)
+
+
+def _cupy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group("bytes").replace(",", ""))
+    facts: dict[str, Any] = {"format": "cupy", "reported_by": "CuPy", "requested_bytes": n}
+    return _oom(row, hit, f"CuPy's memory pool could not allocate {fmt_bytes(n)} on the GPU", facts)
+
+
+# -- vLLM's KV cache ----------------------------------------------------------------------------------------
+_VLLM_KV = re.compile(
+    rf"No{_W}available{_W}memory{_W}for{_W}the{_W}cache{_W}blocks|"
+    rf"larger{_W}than{_W}the{_W}maximum{_W}number{_W}of{_W}tokens{_W}that{_W}can{_W}be{_W}stored{_W}in{_W}KV"
+    rf"{_W}cache|"
+    rf"(?P<need>[\d.]+){_W}GiB{_W}KV{_W}cache{_W}is{_W}needed,{_W}which{_W}is{_W}larger{_W}than{_W}the{_W}"
+    rf"available(?:{_W}KV{_W}cache{_W}memory)?{_W}\((?P<have>-?[\d.]+){_W}GiB\)"
+)
+
+
+def _vllm_kv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "vllm_kv_cache", "reported_by": "vLLM"}
+    msg = "vLLM: the GPU memory left after the weights cannot hold the KV cache"
+    if m.group("need"):
+        facts["kv_cache_needed_bytes"] = int(float(m.group("need")) * (1 << 30))
+        facts["kv_cache_available_bytes"] = int(float(m.group("have")) * (1 << 30))
+        msg += (
+            f" ({m.group('need')} GiB needed for one sequence of max_model_len, "
+            f"{m.group('have')} GiB available)"
+        )
+    else:
+        msg += f" ({clip(hit.text[m.start() :].strip(), 120)})"
+    return _oom(row, hit, msg + "; lower max_model_len or raise gpu_memory_utilization", facts)
+
+
+# The allocator's exception type with its message cut off or on a later line: "torch.OutOfMemoryError"
+# (2.5+), "torch.cuda.OutOfMemoryError" (1.13+), C++'s "terminate called after throwing an instance of
+# 'c10::OutOfMemoryError'" (the what() lost), Ray's "RayTaskError(OutOfMemoryError)" (the task raised it:
+# Ray's own ray.exceptions.OutOfMemoryError of a node out of host memory is raised unwrapped).
+_TYPE = re.compile(r"\b(?:torch\.(?:cuda\.)?|c10::)OutOfMemoryError\b|RayTaskError\(OutOfMemoryError\)")
+# cuDNN found no convolution algorithm whose workspace it could allocate (torch's Conv_v7/v8 search):
+# in practice the GPU is full, rarely an unsupported configuration.
+_CUDNN_ALGO = re.compile(r"Unable to find a valid cuDNN algorithm to run convolution")
+
+
+def _type_only(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    before = hit.text[: m.start()].strip()
+    if before and not before.endswith(("instance of '", "exceptions.", ":")):
+        return None  # code that names the type ("except torch.cuda.OutOfMemoryError:"), not a raise
+    if any("out of memory" in ln.text or "Tried to allocate" in ln.text for ln in hit.after(24)):
+        return []  # the message with its figures follows: that line is the finding
+    facts: dict[str, Any] = {"format": "exception_type", "reported_by": "PyTorch"}
+    return _oom(
+        row,
+        hit,
+        f"{hit.who()} raised {m.group(0)} (the CUDA caching allocator's out-of-memory error; its message is "
+        "not in the log)",
+        facts,
+        tier=1,
+    )
+
+
+def _cudnn_algo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "cudnn_algorithm", "reported_by": "cuDNN"}
+    return _oom(
+        row,
+        hit,
+        "cuDNN found no convolution algorithm it could run: most often no GPU memory was left for any "
+        "algorithm's workspace (a smaller batch, or torch.backends.cudnn.benchmark=False, confirms it)",
+        facts,
+        tier=1,
+    )
+
+
+_EXC = "the exception type ('RuntimeError: ', 'ValueError: ') before the message"
+_ROWS = (
+    Signature(
+        "thc out of memory",
+        _THC,
+        _thc,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory",),
+        worth=(rb"out of memory",),
+        words=("out of memory",),
+    ),
+    Signature(
+        "device allocator out of memory",
+        _DEVICE,
+        _device,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory",),
+        worth=(rb"out of memory",),
+        words=("out of memory",),
+    ),
+    Signature(
+        "cuda check out of memory",
+        _CHECK,
+        _check,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory", b"MemoryAllocation"),
+        worth=(rb"out of memory", rb"MemoryAllocation"),
+        words=("out of memory", "memoryallocation"),
+    ),
+    Signature(
+        "cuda malloc out of memory",
+        _MALLOC,
+        _malloc,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory", b"MemoryAllocation", b"OUT_OF_MEMORY"),
+        worth=(rb"out of memory", rb"MemoryAllocation", rb"OUT_OF_MEMORY"),
+        words=("out of memory", "memoryallocation", "out_of_memory"),
+    ),
+    Signature(
+        "tensorflow oom",
+        _TF,
+        _tf,
+        C.CUDA_OOM.code,
+        anchors=(b"OOM when allocating", b"ran out of memory"),
+        worth=(rb"OOM when allocating", rb"ran out of memory"),
+        words=("oom when allocating", "ran out of memory"),
+    ),
+    Signature(
+        "xla out of memory",
+        _XLA,
+        _xla,
+        C.CUDA_OOM.code,
+        anchors=(
+            b"ut of memory",
+            b"Failed to allocate request",
+            b"was not possible",
+            b"of memory while trying",
+        ),
+        worth=(
+            rb"[Oo]ut of memory",
+            rb"Failed to allocate request",
+            rb"was not possible",
+            rb"of memory while trying",
+        ),
+        words=("out of memory", "failed to allocate request", "was not possible", "of memory while trying"),
+    ),
+    Signature(
+        "paddle out of memory",
+        _PADDLE,
+        _paddle,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory",),
+        worth=(rb"[Oo]ut of memory",),
+        words=("out of memory",),
+    ),
+    Signature(
+        "cupy out of memory",
+        _CUPY,
+        _cupy,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory",),
+        worth=(rb"[Oo]ut of memory",),
+        words=("out of memory",),
+    ),
+    Signature(
+        "vllm kv cache",
+        _VLLM_KV,
+        _vllm_kv,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("cache blocks", "kv cache"),
+        anchor_from=_EXC,
+        examples=(
+            "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+            "when initializing the engine.",
+            "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that "
+            "can be stored in KV cache (20000).",
+            "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV "
+            "cache is needed, which is larger than the available KV cache memory (9.47 GiB).",
+        ),
+    ),
+)
+SIGNATURES = (
+    *_ROWS,
+    Signature(
+        "oom exception type",
+        _TYPE,
+        _type_only,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b", rb"OutOfMemoryError"),
+        words=("outofmemoryerror",),
+        anchor_from="the 'Error' of OutOfMemoryError itself",
+        examples=(
+            "[rank0]: torch.OutOfMemoryError",
+            "terminate called after throwing an instance of 'c10::OutOfMemoryError'",
+        ),
+    ),
+    Signature(
+        "cudnn no algorithm",
+        _CUDNN_ALGO,
+        _cudnn_algo,
+        C.CUDA_OOM.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("valid cudnn algorithm",),
+        anchor_from=_EXC,
+        examples=("RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",),
+    ),
+)
+_WORDS = gate(SIGNATURES)
+
+
+def parse(hit: Hit) -> list[Event]:
+    if _WORDS is not None and not hit.may_hold(_WORDS):
+        return []
+    return read(hit, SIGNATURES)

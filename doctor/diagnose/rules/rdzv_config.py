@@ -1,0 +1,227 @@
+"""rendezvous, its settings: init_process_group (or the script around it) could not even start the meeting
+because what it needs is missing (RUN224). The ranks' meeting itself (timeouts, the store's sockets) is
+rendezvous.py's; this module is listed right after it.
+
+Formats: torch/distributed/rendezvous.py "Error initializing torch.distributed using env:// rendezvous:
+environment variable RANK expected, but not set" (and tcp:// "port number missing"); a script's own
+os.environ['RANK'] raising "KeyError: 'RANK'" when started without a launcher; detectron2's launcher
+logging "Process group URL: None" at ERROR; TCPStore's "use_libuv was requested but PyTorch was build
+without libuv support" (2.4+ Windows wheels); distributed_c10d's "Default process group has not been
+initialized" (a collective before init_process_group).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.rendezvous import LEAD
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+# distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
+# make sure to call init_process_group." (1.x: "Default process group is not initialized").
+_NOT_INIT = re.compile(r"Default process group (?:has not been|is not) initialized")
+# torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
+# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
+_CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
+_CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
+# A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
+# started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
+# "KeyError: 'RANK'" ("raise KeyError(key) from None" above it). The same for the other launchers'
+# variables that trainers read to find their rank: Slurm's srun (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS,
+# SLURM_NODEID), Open MPI's mpirun (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK), MPICH (PMI_RANK, PMI_SIZE).
+_ENV_KEY = re.compile(
+    LEAD + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
+    r"NODE_RANK|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|SLURM_NODEID|SLURM_NPROCS|OMPI_COMM_WORLD_(?:LOCAL_)?RANK|"
+    r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE)['\"]\s*$"
+)
+_LAUNCHER_OF = (("SLURM_", "srun"), ("OMPI_", "mpirun (Open MPI)"), ("PMI_", "mpirun / mpiexec (MPICH)"))
+# detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
+# <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
+_D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
+
+
+def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    v = _CONFIG_VAR.search(m.group(2))
+    facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
+    if v:
+        facts["missing_variable"] = v.group(1)
+    what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not start the {m.group(1)} rendezvous: {what}",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    var = m.group(1)
+    launcher = next((name for pre, name in _LAUNCHER_OF if var.startswith(pre)), None)
+    which = (
+        f"started outside {launcher}, which sets it"
+        if launcher
+        else "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with the "
+        "job's own export)"
+    )
+    return [
+        row.event(
+            hit,
+            f"{var} is not in the environment: the script reads the launcher's variables and was {which}",
+            {
+                "init_method": "env://",
+                "missing_variable": var,
+                "problem": f"environment variable {var} not set",
+            },
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "ERROR" not in hit.text and "rror" not in hit.text:
+        return None
+    return [
+        row.event(
+            hit,
+            "init_process_group failed with no init_method: the launcher's dist_url is None (not "
+            "set in the config or the command line)",
+            {
+                "init_method": None,
+                "problem": "dist_url is None",
+                "launcher": "detectron2" if "d2." in hit.text else "a copy of detectron2's launch.py",
+            },
+            dedupe=(row.code, "d2_url"),
+        )
+    ]
+
+
+# TCPStore (torch 2.4+, TCPStore.cpp): torchrun and init_process_group ask for the libuv store backend by
+# default, which the Windows wheels (and some source builds) lack: "RuntimeError: use_libuv was requested
+# but PyTorch was build without libuv support" (DistStoreError in later versions), raised from
+# static_tcp_rendezvous.py / rendezvous.py's TCPStore(...). USE_LIBUV=0 (or use_libuv=False, or
+# "?use_libuv=0" in a tcp:// init_method) selects the classic backend.
+_NO_LIBUV = re.compile(r"use_libuv was requested but PyTorch was build without libuv support")
+
+
+def _no_libuv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the rendezvous store asked for its libuv backend, which this PyTorch build lacks (the Windows "
+            "wheels of 2.4+): set USE_LIBUV=0 in the environment (or use_libuv=False / ?use_libuv=0 in the "
+            "init_method)",
+            {"problem": "store backend libuv not built", "store_backend": "libuv", "fix_env": "USE_LIBUV=0"},
+            dedupe=(row.code, "libuv"),
+        )
+    ]
+
+
+def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a collective ran before init_process_group: the default process group was never created "
+            "(started without a launcher, or a code path that skips the initialisation)",
+            {"problem": "default process group not initialized"},
+            dedupe=(row.code, "not_initialized"),
+        )
+    ]
+
+
+# torch/distributed/rendezvous.py (1.x-2.x): "RuntimeError: No rendezvous handler for ://" - the init_method
+# has no scheme torch knows (empty: a dist_url left unset; misspelt: "env//", "tcp:/host:port", "nccl://").
+_NO_HANDLER = re.compile(r"No rendezvous handler for ([\w/.+-]*)://")
+
+
+def _no_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    scheme = m.group(1)
+    what = f"its scheme {scheme}:// is not one torch knows" if scheme else "it is empty (no scheme at all)"
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not pick a rendezvous for its init_method: {what}; use env:// (with "
+            "the launcher's variables), tcp://host:port or file:///path",
+            {"init_method": f"{scheme}://", "problem": "no rendezvous handler"},
+            dedupe=(row.code, "no_handler"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "no rendezvous handler",
+        _NO_HANDLER,
+        _no_handler,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("no rendezvous handler",),
+        anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before torch's message",
+        examples=(
+            "RuntimeError: No rendezvous handler for ://",
+            "ValueError: No rendezvous handler for env//://",
+        ),
+    ),
+    Signature(
+        "env:// configuration",
+        _CONFIG,
+        _config,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("error initializing torch.distributed",),
+    ),
+    Signature(
+        "detectron2 url none",
+        _D2_URL,
+        _d2_url,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"ERROR",),
+        worth=(rb"\bERROR\b",),
+        words=("process group url",),
+        anchor_from="the logger's 'ERROR' level before the message (required by the row)",
+        examples=("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",),
+    ),
+    Signature(
+        "launcher variable missing",
+        _ENV_KEY,
+        _env_key,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("keyerror",),
+        anchor_from="the 'Error' of 'KeyError: '",
+        examples=("KeyError: 'RANK'", 'KeyError: "LOCAL_RANK"'),
+    ),
+    Signature(
+        "store backend not built",
+        _NO_LIBUV,
+        _no_libuv,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("use_libuv",),
+        anchor_from="the exception type ('RuntimeError: ', 'DistStoreError: ') before torch's message",
+        examples=("RuntimeError: use_libuv was requested but PyTorch was build without libuv support",),
+    ),
+    Signature(
+        "default group not initialized",
+        _NOT_INIT,
+        _not_initialized,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("has not been initialized", "is not initialized"),
+        anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before the message",
+        examples=(
+            "RuntimeError: Default process group has not been initialized, please make sure to call "
+            "init_process_group.",
+        ),
+    ),
+)
+parse = gated_reader(SIGNATURES)
