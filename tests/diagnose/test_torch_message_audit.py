@@ -294,6 +294,82 @@ ROWS: list[tuple[str, Optional[str]]] = [
         "1800000ms for recv operation to complete",
         "RUN153",
     ),
+    # the store's connection lost under a call (TCPStore.cpp / Utils.hpp 2.0+, "Failed to recv" 2.2+)
+    ("torch.distributed.DistNetworkError: Connection reset by peer", "RUN222"),
+    ("torch.distributed.DistNetworkError: Broken pipe", "RUN222"),
+    (
+        "torch.distributed.DistStoreError: Failed to recv, got 0 bytes. Connection was likely closed. Did "
+        "the remote server shutdown or crash?",
+        "RUN222",
+    ),
+    (
+        "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId "
+        "from [0] via c10d key-value store by key '0', but store->get('0') got error: Failed to recv, got 0 "
+        "bytes. Connection was likely closed. Did the remote server shutdown or crash?",
+        "RUN222",
+    ),
+    (
+        "[E socket.cpp:957] [c10d] The client socket has timed out after 900s while trying to connect to "
+        "(node0, 29500).",
+        "RUN222",
+    ),
+    # launch.py (1.8-1.9): the launcher's own exception for a worker that died
+    (
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=1']' "
+        "died with <Signals.SIGKILL: 9>.",
+        "RUN121",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=1']' "
+        "died with <Signals.SIGSEGV: 11>.",
+        "RUN131",
+    ),
+    # ProcessGroupGloo.cpp logAndThrow (1.10+): the logged copy of the monitored barrier's error
+    (
+        "[E ProcessGroupGloo.cpp:138] Rank 0 successfully reached monitoredBarrier, but received errors "
+        "while waiting for send/recv from rank 1. Please check rank 1 logs for faulty rank.",
+        "RUN153",
+    ),
+    (
+        "[rank0]:[E1205 01:02:03.456789 12 torch/csrc/distributed/c10d/ProcessGroupGloo.cpp:2965] [Rank 0]: "
+        "Ranks 1, 3 failed to pass monitoredBarrier in 30000 ms",
+        "RUN153",
+    ),
+    # ProcessGroupNCCL.cpp: the watchdog's exception and its blocking-wait twin (1.10-2.7)
+    (
+        "terminate called after throwing an instance of 'c10::DistBackendError'\n  what():  [PG 0 Rank 0] "
+        "Process group watchdog thread terminated with exception: [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+        "ran for 600049 milliseconds before timing out.",
+        "RUN151",
+    ),
+    (
+        "[rank0]:[E1205 01:02:03.456 ProcessGroupNCCL.cpp:1606] [PG 0 Rank 0] Exception (either an error or "
+        "timeout) detected by watchdog at work: 5, last enqueued NCCL work: 5, last completed NCCL work: 4.",
+        "RUN151",
+    ),
+    (
+        "[E ProcessGroupNCCL.cpp:475] Some NCCL operations have failed or timed out. Due to the asynchronous "
+        "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "RUN151",
+    ),
+    (
+        "RuntimeError: [Rank 0] Work WorkNCCL(SeqNum=7, OpType=ALLREDUCE) timed out in blocking wait "
+        "(TORCH_NCCL_BLOCKING_WAIT=1).",
+        "RUN151",
+    ),
+    # flight recorder chatter (2.3+): follows the failure, never the cause
+    (
+        "[rank0]:[E1205 01:02:03.456 ProcessGroupNCCL.cpp:1606] [PG 0 Rank 0] First PG on this rank to "
+        "signal dumping.",
+        None,
+    ),
+    (
+        "[rank0]:[E1205 01:02:03.456 ProcessGroupNCCL.cpp:1606] [PG 0 Rank 0] Stack trace of the failed "
+        "collective not found, potentially because FlightRecorder is disabled. You can enable it by setting "
+        "TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+        None,
+    ),
     # ProcessGroupNCCL.cpp check_gpu_tensors (1.8+), distributed_c10d._check_single_tensor
     ("RuntimeError: Tensors must be CUDA and dense", "RUN191"),
     ("RuntimeError: Tensors must be contiguous", "RUN191"),
