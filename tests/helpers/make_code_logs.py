@@ -216,7 +216,7 @@ B[
 ] = """[rank2]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, internal error - please report this issue to the NCCL developers, NCCL version 2.14.3
 [rank2]: ncclInternalError: Internal check failed.
 [rank2]: Last error:
-[rank2]: Proxy Call to rank 0 failed (Connect)
+[rank2]: Error : ring 0 does not loop back to start (2 != 0)
 """
 G["RUN192"] = INFO
 B["RUN193"] = """

@@ -44,7 +44,16 @@ SOCKET = re.compile(
     # poll() failed with error ..."), an accept failing ("socketTryAccept: Accept failed: Too many open
     # files").
     r"socket\w*Connect:? (?:exceeded (?:timeouts|retries)|poll\(\) (?:failed|returned))|"
-    r"socketTryAccept: Accept failed(?!: Resource temporarily unavailable)"
+    r"socketTryAccept: Accept failed(?!: Resource temporarily unavailable)|"
+    # 2.23+: "socketPollConnect: connect to 10.0.0.2<43251> returned Connection refused, exceeded error
+    # retry count after 35 attempts"; poll failing: "socketPollConnect to 10.0.0.2<43251> failed with error".
+    r"exceeded error retry count|socketPollConnect to \S+ failed|"
+    # socket(2) itself failed: "Net : Socket creation failed : Address family not supported by protocol"
+    # (include/socket.h <= 2.11), "ncclSocketInit: Socket creation failed : ..." (2.12+).
+    r"Socket creation failed|"
+    # proxy.cc 2.12-2.18: the proxy's connect to the peer failed ("Proxy Call to rank 7 failed (Connect)"),
+    # under an ncclInternalError or ncclSystemError.
+    r"Proxy Call to rank \d+ failed \(Connect\)"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
@@ -139,6 +148,9 @@ def network_facts(text: str) -> dict[str, Any]:
         f["ib_status"] = s.group(2) or f"error {s.group(1)}"
         if s.group(3):
             f["ib_status_code"] = int(s.group(3))
+    proxy = re.search(r"Proxy Call to rank (\d+) failed", text)
+    if proxy:
+        f["peer_rank"] = int(proxy.group(1))  # the rank whose proxy this process could not reach
     dev = re.search(r"\b(mlx5_\d+(?::\d+)?)", text)
     if dev:
         f["ib_device"] = dev.group(1)
@@ -280,8 +292,8 @@ def from_detail(
         facts["nccl_last_error"] = detail[:300]
     # A remote error, a dropped connection or a refused one is most often the echo of a peer
     # that died first: a symptom (tier 1) unless nothing better is found.
-    if facts.get("interface_problem"):
-        tier = 0  # a configuration error, not the echo of a dead peer
+    if facts.get("interface_problem") or "Socket creation failed" in detail:
+        tier = 0  # a configuration error (or a local socket(2) refused), not the echo of a dead peer
     elif kind_code in (C.NCCL_REMOTE_ERROR, C.NCCL_SOCKET_ERROR) or (
         kind_code is C.NCCL_SYSTEM_ERROR and _PEER_GONE.search(detail)
     ):
@@ -307,6 +319,14 @@ _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
 _BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
+# ... and its check that every rank was started with the root's communicator size: "Bootstrap Root :
+# mismatch in rank count from procs 8 : 16" (2.3-2.21: the root's nranks, then the caller's) and "Bootstrap
+# Root : mismatch in info from procs, nranks 8 vs 16, nroots 1 vs 1, iroot 0 vs 0" (2.22+): ranks launched
+# with different world sizes, or two jobs whose ranks reach one root (a shared NCCL_COMM_ID / unique id).
+_BOOTSTRAP_COUNT = re.compile(
+    r"Bootstrap Root : mismatch in "
+    r"(?:rank count from procs (\d+) : (\d+)|info from procs, nranks (\d+) vs (\d+))"
+)
 # enqueue.cc: "Error : no algorithm/protocol available" (2.8-2.19), "No algorithm/protocol available for
 # function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
 # kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
@@ -354,8 +374,16 @@ _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftr
 _NET_FRAME = re.compile(r"NCCL INFO (?:\S*/)?(?:bootstrap|socket|net_socket)\.cc:\d+ -> [36]\b")
 
 
+# The socket layer's INFO retries of a connect that is refused (socket.h / socket.cc 2.4-2.22, and 2.23+'s
+# "socketPollConnect: connect to <addr> returned Connection refused, retrying (3/34)") around the report.
+_CONNECT_RETRY = re.compile(r"(?:Call to connect|connect to \S+) returned [\w ]+, retrying")
+
+
 def _network_chain(hit: Hit) -> bool:
-    return any(_NET_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False))
+    return any(_NET_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False)) or any(
+        _CONNECT_RETRY.search(ln.text)
+        for ln in hit.before(12, same_rank=False) + hit.after(24, same_rank=False)
+    )
 
 
 def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -487,6 +515,20 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                     "problem": "duplicate_rank",
                 },
                 dedupe=(C.RENDEZVOUS_CONFIG.code, "duplicate_rank"),
+            )
+        ]
+    m = _BOOTSTRAP_COUNT.search(msg)
+    if m:
+        mine, theirs = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
+        return [
+            event(
+                hit,
+                C.RENDEZVOUS_CONFIG.code,
+                f"NCCL's bootstrap root expects {mine} ranks but a process checked in with {theirs}: "
+                "the ranks were launched with different world sizes, or two jobs share one bootstrap root "
+                "(NCCL_COMM_ID, a reused unique id)",
+                {"nccl_warn": msg[:300], "nranks": mine, "peer_nranks": theirs, "problem": "nranks_mismatch"},
+                dedupe=(C.RENDEZVOUS_CONFIG.code, "nranks_mismatch"),
             )
         ]
     if _NO_ALGO.search(msg):

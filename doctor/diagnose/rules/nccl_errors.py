@@ -81,7 +81,10 @@ _NCCL_TEXT = re.compile(
 _OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
 # without the word NCCL.
-_WARN = re.compile(r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN) (?P<msg>.*)$")
+# A line pasted without its "host:pid:tid [dev] " prefix keeps the source: "include/socket.h:344 WARN ...".
+_WARN = re.compile(
+    r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN|^[\w./-]+\.(?:h|cc|cu|c):\d+ WARN) (?P<msg>.*)$"
+)
 _WORK = re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 # ncclResult_t names as torch's exceptions and users' prose quote them.
 _NAME_ANYWHERE = re.compile(r"\b(" + "|".join(ERRNAMES) + r")\b")
@@ -263,6 +266,10 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
+    if re.search(r"message truncated\s*:?\s*$", msg):
+        nxt = hit.after(1)  # "... message truncated :" wrapped before "receiving N bytes instead of M"
+        if nxt:
+            msg = f"{msg.rstrip()} {nxt[0].text.strip()}"
     feature = platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
     if feature:
         return feature

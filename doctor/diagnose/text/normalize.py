@@ -439,7 +439,8 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     return _join_wraps(out, lengths, bare, trail)
 
 
-_TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|\brank[ =:](\d+)\b|\[Rank (\d+)\]")
+# "to rank N" names the peer (NCCL's "Proxy Call to rank 7 failed (Connect)"), not the process.
+_TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|(?<!\bto )\brank[ =:](\d+)\b|\[Rank (\d+)\]")
 
 
 def text_rank(text: str) -> Optional[int]:

@@ -1,0 +1,218 @@
+"""nccl_network texts that carry no NCCL WARN prefix and no torch wrapper around them.
+
+Read at their sources:
+- NCCL's socket layer retrying a connect at INFO level: "Call to connect returned Connection refused,
+  retrying" (include/socket.h 2.4-2.11, misc/socket.cc 2.12-2.22; since 2.7 printed once per 1000
+  refused tries) and "socketPollConnect: connect to 10.0.0.2<43251> returned Connection refused,
+  retrying (3/34) after sleep for 300 msec" (misc/socket.cc 2.23+). A log that ends in them (no
+  "Init COMPLETE" / "Connected all rings" after) is a peer or root that never listened: a symptom
+  (tier 1) that any other failure outranks.
+- NCCL's shared memory segment (include/shm.h 2.4-2.11, misc/shmutils.cc 2.12+): "Error while creating
+  shared memory segment /dev/shm/nccl-pZafXL (size 7340384)" quoted without its WARN prefix: /dev/shm
+  too small (a container without --shm-size or --ipc=host).
+- gloo's enforce in transport/tcp/pair.cc (caffe2 / torch <= 1.x): "[enforce fail at .../gloo/transport/
+  tcp/pair.cc:498] optval == 0. 111 vs 0. SO_ERROR: Connection refused" - the connect's socket error.
+- MSCCL++ (mscclpp's errors.hpp): "terminate called after throwing an instance of 'mscclpp::IbError'"
+  with "what():  a work item failed: status 12 (Ib failure: Cannot allocate memory)": its IB transport.
+- libfabric's "<warn> fi_getinfo: provider efa output empty list": the provider saw no device.
+- aws-ofi-nccl's standalone test programs (tests/test-common.h, functional_test.cpp), which print the
+  plugin's own records without NCCL's logger: "WARN: Function: create_nccl_ofi_component Line: 459:
+  NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.nccl_detail import network_facts
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+
+_ERRNO = r"Connection refused|Connection timed out|No route to host|Network is unreachable"
+_RETRY = re.compile(
+    r"Call to connect returned (?P<err>" + _ERRNO + r"), retrying|"
+    r"(?P<fn>\w+): connect to (?P<peer>\S+) returned (?P<err2>" + _ERRNO + r"), retrying"
+)
+# What NCCL prints once the communicator is up: the retries above then worked.
+_UP = re.compile(r"Init COMPLETE|Connected all (?:rings|trees)|ncclCommInitRank\b.*\bsuccess|Init SUCCESS")
+
+
+def _retry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_UP.search(ln.text) for ln in hit.after(48, same_rank=False)):
+        return []  # the connect was retried and then worked
+    err = m.group("err") or m.group("err2")
+    facts: dict[str, Any] = {"socket_error": err, "retrying": True}
+    if m.group("peer"):
+        facts.update(network_facts(f"to {m.group('peer')}"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL kept retrying a connect to a peer ({err}) and the log ends without the "
+            "communicator coming up: the peer (or the bootstrap root) never listened on that address, "
+            "or a firewall / wrong interface (NCCL_SOCKET_IFNAME) keeps it unreachable",
+            facts,
+            dedupe=(row.code, "retry"),
+        )
+    ]
+
+
+_SHM_TEXT = re.compile(
+    r"Error while (?P<what>creating|attaching to) shared memory segment (?P<seg>\S+) \(size (?P<size>\d+)\)"
+)
+
+
+def _shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL could not {'create' if m.group('what') == 'creating' else 'attach to'} its "
+            f"shared memory segment {m.group('seg')} ({m.group('size')} bytes): /dev/shm too small "
+            "(a container without --shm-size or --ipc=host)",
+            {
+                "likely_cause": "shared_memory",
+                "segment": m.group("seg"),
+                "bytes": int(m.group("size")),
+                "nccl_last_error": clip(hit.text.strip(), 300),
+            },
+            dedupe=(row.code, "shm"),
+        )
+    ]
+
+
+_GLOO_SO_ERROR = re.compile(
+    r"gloo/transport/(?:tcp|uv)/\w+\.cc:\d+\][^\n]*?SO_ERROR: (?P<err>[^\n]+?)\s*(?:-{3,}.*)?$"
+)
+
+
+def _gloo_so_error(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo could not connect to a peer: {m.group('err').strip()}",
+            {"backend": "gloo", "socket_error": m.group("err").strip()},
+            dedupe=(row.code, hit.rank, "gloo_so_error"),
+        )
+    ]
+
+
+_MSCCLPP = re.compile(r"mscclpp::(?P<kind>IbError|SysError)|\((?P<ib>Ib failure: [^)]+)\)")
+
+
+def _mscclpp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = " ".join([hit.text] + [ln.text for ln in hit.after(2)])
+    ib = m.group("ib") or next(iter(re.findall(r"Ib failure: [^)\n]+", text)), "")
+    if m.group("kind") == "SysError" and not ib:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: MSCCL++'s InfiniBand transport failed" + (f" ({ib})" if ib else ""),
+            {"library": "mscclpp", **({"ib_failure": ib} if ib else {}), **network_facts(text)},
+            dedupe=(row.code, "mscclpp"),
+        )
+    ]
+
+
+_OFI_TEST = re.compile(r"^WARN: Function: (?P<fn>\w+) Line: (?P<line>\d+): (?P<msg>NET/OFI .*)$")
+
+
+def _ofi_test(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    msg = m.group("msg")
+    if not re.search(r"[Ff]ail|[Ee]rr|[Cc]ouldn.t|[Uu]nable|[Cc]ould not", msg):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the AWS OFI plugin (libfabric / EFA) failed in {m.group('fn')}: {clip(msg, 160)}",
+            {"nccl_warn": msg[:300], "function": m.group("fn")},
+            dedupe=(row.code, "ofi_test"),
+        )
+    ]
+
+
+# libfabric's own warning (core fi_getinfo_, printed at its default log level) that the RDMA provider the
+# plugin asked for found no device: "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo:
+# provider efa output empty list" - no EFA / verbs device visible (a container without /dev/infiniband, an
+# instance without EFA). A symptom (tier 1), silent once NCCL's communicator came up anyway (on sockets).
+_FI_EMPTY = re.compile(
+    r"<warn> fi_getinfo: provider (?P<prov>efa|verbs|psm[23]|cxi|opx)\S* output empty list"
+)
+
+
+def _fi_empty(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_UP.search(ln.text) for ln in hit.after(48, same_rank=False)):
+        return []
+    return [
+        row.event(
+            hit,
+            f"libfabric's {m.group('prov')} provider found no device: the OFI plugin has no RDMA network "
+            "(EFA / verbs devices not visible in this host or container: /dev/infiniband, the EFA driver)",
+            {"provider": m.group("prov"), "library": "libfabric"},
+            dedupe=(row.code, "fi_empty"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "nccl connect retries",
+        _RETRY,
+        _retry,
+        C.NCCL_SOCKET_ERROR.code,
+        tier=1,
+        anchors=(b", retrying",),
+        worth=(rb"returned [A-Z][a-z]+ ?[a-z ]*, retrying",),
+        words=(", retrying",),
+    ),
+    Signature(
+        "nccl shared memory segment",
+        _SHM_TEXT,
+        _shm,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"shared memory segment",),
+        worth=(rb"shared memory segment",),
+        words=("shared memory segment",),
+    ),
+    Signature(
+        "gloo enforce so_error",
+        _GLOO_SO_ERROR,
+        _gloo_so_error,
+        C.NCCL_SOCKET_ERROR.code,
+        tier=1,
+        anchors=(b"gloo/transport/",),
+        worth=(rb"gloo/transport/",),
+        words=("so_error",),
+    ),
+    Signature(
+        "mscclpp ib error",
+        _MSCCLPP,
+        _mscclpp,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"mscclpp::", b"Ib failure"),
+        worth=(rb"mscclpp::", rb"Ib failure"),
+        words=("mscclpp::", "ib failure"),
+    ),
+    Signature(
+        "libfabric provider without devices",
+        _FI_EMPTY,
+        _fi_empty,
+        C.NCCL_IB_ERROR.code,
+        tier=1,
+        anchors=(b"output empty list",),
+        worth=(rb"output empty list",),
+        words=("output empty list",),
+    ),
+    Signature(
+        "aws-ofi-nccl test warn",
+        _OFI_TEST,
+        _ofi_test,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"NET/OFI",),
+        worth=(rb"WARN: Function: ",),
+        words=("net/ofi",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
