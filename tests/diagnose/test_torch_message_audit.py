@@ -429,3 +429,55 @@ def test_rendezvous_backend_names_the_backend() -> None:
         "ValueError: The rendezvous backend 'etcd-v2' is not registered. Did you forget to call `register`?"
     )
     assert root is not None and root.category == "rendezvous" and "etcd-v2" in root.message
+
+
+# Whole records, not single lines: 1.x TCPStore's bare socket error is the store's only under the
+# store-based barrier's frames (distributed_c10d.py 1.8-1.13); torchelastic's ChildFailedError summary
+# (errors/__init__.py, 1.9-2.7) carries the child's own exception from its error file, a signal, or
+# nothing but the exit code.
+_FAILED = (
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\ntrain.py FAILED\n"
+    "Root Cause (first observed failure):\n[1]:\n  time      : 2024-05-01_10:11:12\n  host      : node1\n"
+    "  rank      : 1 (local_rank: 1)\n"
+)
+RECORDS = [
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", '
+        "line 219, in _store_based_barrier\n    worker_count = store.add(store_key, 0)\n"
+        "RuntimeError: Connection reset by peer",
+        "RUN222",
+    ),
+    (
+        _FAILED + "  exitcode  : 1 (pid: 1235)\n"
+        "  error_file: /tmp/torchelastic_ab12/none_cd34/attempt_0/1/error.json\n"
+        "  traceback : Traceback (most recent call last):\n"
+        '    File "train.py", line 50, in main\n      loss.backward()\n'
+        "  torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 79.10 GiB of which 1.02 GiB is free.\n" + "=" * 60,
+        "RUN101",
+    ),
+    (
+        _FAILED + "  exitcode  : -6 (pid: 1235)\n  error_file: <N/A>\n"
+        "  traceback : Signal 6 (SIGABRT) received by PID 1235\n" + "=" * 60,
+        "RUN131",
+    ),
+    (
+        _FAILED + "  exitcode  : 1 (pid: 1235)\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+        + "="
+        * 60,
+        "RUN133",
+    ),
+]
+
+
+@pytest.mark.parametrize("log,code", RECORDS)
+def test_torch_records_name_their_cause(log: str, code: str) -> None:
+    root = _root(log)
+    assert root is not None and root.code == code, (log[-120:], root)
+
+
+def test_a_bare_socket_error_without_store_frames_stays_silent() -> None:
+    # "Connection reset by peer" alone could be any socket in any program.
+    assert _root("RuntimeError: Connection reset by peer") is None
