@@ -484,7 +484,9 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         # SIGABRT (-6) is how the NCCL watchdog ends its process after a timeout or an NCCL error
         # ("terminate called after throwing ... Watchdog caught collective operation timeout"): the
         # abort is that failure's consequence whenever the rank it names could be the one that exited.
-        if not explained and root_exit.facts.get("exitcode") == -6:
+        # Exit code 1 is how a raised exception ends its process: a recognised error raised on the ranks
+        # (a monitored barrier's or a store's RuntimeError, tier 1) explains it like the abort above.
+        if not explained and root_exit.facts.get("exitcode") in (-6, 1):
             explained = any(
                 e.cause_tier <= 1 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
                 for e in explains

@@ -18,6 +18,12 @@ Formats, read at their source:
 - FSDP's first-iteration order check ("Forward order differs across ranks: rank 0 is all-gathering 43
   parameters while rank 1228 is all-gathering 1 parameters") and its optimizer-state check ("Rank 1 has
   different values for step: 8016.0. Other ranks: 7870.0").
+- DeepSpeed ZeRO-3's parameter coordinator (runtime/zero/partitioned_param_coordinator.py, 0.9-0.16):
+  "Invalidate trace cache @ step 1: expected module 15, but got module 313" (and "... @ step 0 and module
+  36666: cache has only 0 modules"): the modules ran in another order than the recorded trace. It is
+  also printed by healthy runs whose control flow changes (generation, eval), so it counts only where
+  the job made no step after it: ranks that run different modules (MoE experts, a data mix) then
+  all-gather different parameters and hang until the watchdog.
 - reducer.cpp with static_graph=True: "Your training graph has changed in this iteration, e.g., one
   parameter is used in first iteration, but then got unused in the second iteration."
 """
@@ -31,6 +37,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.progress import is_progress
 
 _FR_HAS_ERRORS = re.compile(r"Collective sequence number: (\d+) has errors")
 _FR_CULPRIT = re.compile(
@@ -198,6 +205,34 @@ def _fsdp_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+_ZERO3_TRACE = re.compile(
+    r"Invalidate trace cache @ step (\d+)(?::\s*expected module (\d+), but got module (\d+)| and module "
+    r"(\d+): cache has only \d+ modules)"
+)
+
+
+def _zero3_trace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(is_progress(ln.text) for ln in hit.after(48, same_rank=False)):
+        return []  # the job went on stepping: the trace was rebuilt, nothing hung
+    facts: dict[str, Any] = {
+        "kind": "zero3_trace_invalidated",
+        "framework": "deepspeed",
+        "step": int(m.group(1)),
+    }
+    if m.group(2):
+        facts["expected_module"], facts["got_module"] = int(m.group(2)), int(m.group(3))
+    return [
+        row.event(
+            hit,
+            "DeepSpeed ZeRO-3 ran its modules in another order than the recorded trace and the job made "
+            "no step after it: ranks that run different modules (MoE experts, a mix of inputs) all-gather "
+            "different parameters and wait for each other",
+            facts,
+            dedupe=(row.code, "zero3_trace"),
+        )
+    ]
+
+
 def _static_graph(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -264,6 +299,16 @@ SIGNATURES = (
         anchors=(b"has different values for",),
         worth=(rb"has different values for",),
         words=("has different values for",),
+    ),
+    Signature(
+        "zero3 trace cache invalidated, then no step",
+        _ZERO3_TRACE,
+        _zero3_trace,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(b"Invalidate trace cache",),
+        worth=(rb"Invalidate trace cache",),
+        words=("invalidate trace cache",),
     ),
     Signature(
         "ddp static graph changed",

@@ -42,7 +42,41 @@ _UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank
 _UNUSED_NAMES = re.compile(
     r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)"
 )
+# The rest of the reducer's message (reducer.cpp ensure_prior_reduction_finished, 1.0-2.x), each sentence
+# of which stands for the whole when a paste kept only part of it: 1.0-1.1 "...not used in producing its
+# output (the return value of `forward`)", 1.2+ "...not used in producing loss. You can enable unused
+# parameter detection by (1) passing the keyword argument `find_unused_parameters=True`...", 1.9+ "Since
+# `find_unused_parameters=True` is enabled, this likely  means that not all `forward` outputs participate
+# in computing loss", "...wasn't able to locate the output tensors in the return value of your module's
+# `forward` function", the last line without TORCH_DISTRIBUTED_DEBUG ("In addition, you can set the
+# environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out information about
+# which particular parameters did not receive gradient on this rank as part of this error"), and its
+# per-parameter INFO line with it ("[Rank 1] Parameter: fc2.weight did not get gradient in backwards
+# pass."). Lightning 2.x replaces the message: "It looks like your LightningModule has parameters that
+# were not used in producing the loss returned by training_step. If this is intentional, you must enable
+# the detection of unused parameters in DDP, ...".
+_UNUSED_PARTS = re.compile(
+    r"module has parameters that were not used in producing|"
+    r"You can enable unused parameter detection by|"
+    r"Since `find_unused_parameters=True` is enabled, this likely|"
+    r"wasn't able to locate the output tensors in the return value of your module|"
+    r"which particular parameters did not receive gradient on this rank|"
+    r"LightningModule has parameters that were not used in producing the loss"
+)
+_DETAIL_UNUSED = re.compile(r"\[Rank (\d+)\] Parameter: (\S+) did not get gradient in backwards pass")
 _TWICE = re.compile(r"Expected to mark a variable ready only once")
+# DeepSpeed ZeRO-1/2's reduction hook (runtime/zero/stage_1_and_2.py, stage2.py of 0.3-0.4) on the same
+# fault as the reducer's "ready twice": "The parameter 12 has already been reduced.             Gradient
+# computed twice for this partition.             Multiple gradient reduction is currently not supported"
+# (a backward pass through a parameter twice: reentrant checkpointing, two losses over shared weights).
+_ZERO_REDUCED = re.compile(r"The parameter ([\w.]+) has already been reduced")
+_ZERO_TWICE = re.compile(
+    r"(?:The parameter ([\w.]+) has already been reduced\.\s*)?Gradient computed twice for this partition"
+)
+# DDP's join with throw_on_early_termination=True (nn/parallel/distributed.py, algorithms/join.py, 1.10+):
+# "Detected at least one rank that exhausted inputs. Throwing across all ranks." - the ranks were given
+# different numbers of batches, the uneven inputs that otherwise leave the others waiting in a collective.
+_EXHAUSTED = re.compile(r"Detected at least one rank that exhausted inputs")
 _TWICE_NAME = re.compile(r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice")
 # DDP's construction-time check that every rank holds the same model (distributed/utils.py,
 # reducer.cpp): "DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1
@@ -156,6 +190,13 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
     if mn:
         facts["unused_params"] = [p.strip() for p in mn.group(2).split(",") if p.strip()][:50]
         facts["rank"] = int(mn.group(1))
+    detail = list(_DETAIL_UNUSED.finditer(text))
+    if detail and "unused_params" not in facts:
+        first = detail[0].group(1)  # the INFO lines of one rank (others may be interleaved)
+        facts["unused_params"] = [d.group(2) for d in detail if d.group(1) == first][:50]
+        facts["rank"] = int(first)
+    if "LightningModule has parameters" in text:
+        facts["framework"] = "lightning"
     names = facts.get("unused_params") or facts.get("unused_param_indices")
     msg = "DDP: parameters did not receive gradients in the previous iteration" + (
         f": {names}" if names else ""
@@ -163,11 +204,80 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
     return [row.event(hit, msg, facts, rank=facts.get("rank"), dedupe=(row.code,))]
 
 
+# Accelerate's debug mode (ACCELERATE_DEBUG_MODE / `accelerate launch --debug`, utils/operations.py
+# verify_operation, 0.21+) gathers each process's tensor shapes before a collective: "Cannot apply desired
+# operation due to shape mismatches. All shapes across devices must be valid." then "Operation:
+# `accelerate.utils.operations.broadcast`", "Input shapes:" and one "  - Process 1: [1, 2, 5]" per process.
+_ACC_SHAPES = re.compile(r"Cannot apply desired operation due to shape mismatches")
+_ACC_OP = re.compile(r"Operation: `(?:[\w.]+\.)?(\w+)`")
+_ACC_PROC = re.compile(r"^\s*-\s*Process (\d+): (.+?)\s*$")
+
+
+def _acc_shapes(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    shapes: dict[int, str] = {}
+    op = None
+    for ln in hit.after(40, same_rank=False):
+        o, pr = _ACC_OP.search(ln.text), _ACC_PROC.match(ln.text)
+        if o and op is None:
+            op = o.group(1)
+        elif pr:
+            shapes[int(pr.group(1))] = pr.group(2)
+        elif shapes:
+            break
+    facts: dict[str, Any] = {"kind": "accelerate_shape_check", "framework": "accelerate"}
+    if op:
+        facts["op"] = op
+    if shapes:
+        facts["shapes_by_rank"] = {str(r): v for r, v in sorted(shapes.items())}
+        groups: dict[str, list[int]] = {}
+        for r, v in shapes.items():
+            groups.setdefault(v, []).append(r)
+        by_size = sorted(groups.values(), key=lambda g: (len(g), g))
+        if len(by_size) > 1 and len(by_size[0]) < len(by_size[1]):  # one smallest group: the odd ranks
+            facts["ranks"] = sorted(by_size[0])
+    odd = facts.get("ranks", [])
+    return [
+        row.event(
+            hit,
+            "Accelerate's debug check: the processes passed tensors of different shapes to "
+            + (f"{op}" if op else "a collective")
+            + (f" ({'; '.join(f'process {r}: {v}' for r, v in sorted(shapes.items()))})" if shapes else "")
+            + (f"; rank(s) {odd} are the odd ones" if odd else ""),
+            facts,
+            rank=odd[0] if len(odd) == 1 else None,
+            dedupe=(row.code, "accelerate_shapes"),
+        )
+    ]
+
+
+def _exhausted(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "DDP's join: a rank ran out of inputs before the others (the ranks were given different "
+            "numbers of batches); without join the others would wait in a collective it never calls",
+            {"kind": "uneven_inputs"},
+            dedupe=(row.code, "uneven_inputs"),
+        )
+    ]
+
+
 def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     text = " ".join([hit.text] + [ln.text for ln in hit.after(20)])
     tw = _TWICE_NAME.search(text)
-    facts = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
-    name = (facts.get("param") or f"index {facts['param_index']}") if facts else "a parameter"
+    zt = _ZERO_TWICE.search(text)
+    facts: dict[str, Any] = {"param_index": int(tw.group(1)), "param": tw.group(2)} if tw else {}
+    if zt:
+        facts["framework"] = "deepspeed"
+        # the assertion hard-wrapped at its continuation spaces: the parameter is on the line above
+        named = zt.group(1) or next(
+            (b.group(1) for ln in hit.before(2) if (b := _ZERO_REDUCED.search(ln.text))), None
+        )
+        if named:
+            facts.update({"param_index": int(named)} if named.isdigit() else {"param": named})
+    name = facts.get("param") or (
+        f"index {facts['param_index']}" if "param_index" in facts else "a parameter"
+    )
     return [
         row.event(
             hit,
@@ -356,12 +466,43 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "accelerate shape check",
+        _ACC_SHAPES,
+        _acc_shapes,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"shape mismatches",),
+        worth=(rb"shape mismatches",),
+    ),
+    Signature(
+        "ddp join uneven inputs",
+        _EXHAUSTED,
+        _exhausted,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"exhausted inputs",),
+        worth=(rb"exhausted inputs",),
+    ),
+    Signature(
         "unfinished reduction",
-        _either(_UNFINISHED, _UNUSED_IDX, _UNUSED_NAMES),
+        _either(_UNFINISHED, _UNUSED_IDX, _UNUSED_NAMES, _UNUSED_PARTS, _DETAIL_UNUSED),
         _unfinished,
         C.DDP_UNFINISHED_REDUCTION.code,
-        anchors=(b"rror", b"receive grad"),
-        worth=(rb"receive grad",),
+        anchors=(
+            b"rror",
+            b"receive grad",
+            b"not used in producing",
+            b"unused parameter detection",
+            b"is enabled, this likely",
+            b"locate the output tensors",
+            b"get gradient in backwards",
+        ),
+        worth=(
+            rb"receive grad",
+            rb"not used in producing",
+            rb"unused parameter detection",
+            rb"is enabled, this likely",
+            rb"locate the output tensors",
+            rb"get gradient in backwards",
+        ),
         anchor_from=_RUNTIME + " for the first sentence",
         examples=(
             "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new "
@@ -371,11 +512,11 @@ SIGNATURES = (
     ),
     Signature(
         "ready twice",
-        _either(_TWICE, _TWICE_NAME),
+        _either(_TWICE, _TWICE_NAME, _ZERO_TWICE),
         _twice,
         C.DDP_READY_TWICE.code,
-        anchors=(b"rror", b"eady twice"),
-        worth=(rb"eady twice",),
+        anchors=(b"rror", b"eady twice", b"computed twice"),
+        worth=(rb"eady twice", rb"computed twice"),
         anchor_from=_RUNTIME + " for the first sentence",
         examples=(
             "RuntimeError: Expected to mark a variable ready only once.",

@@ -361,7 +361,8 @@ RESULT = {
 # size 65536" (2.8-2.11: "collective mismatch error local size 131072 remote 0 addr 7f08... rkey 83000 seq
 # 2/2").
 TRUNCATED = re.compile(
-    r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+) bytes instead of (\d+)|"
+    # bootstrap.cc 2.19+ also "received 8,16 bytes instead of 4,16" (two messages at once): the first pair
+    r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+)(?:,\d+)? bytes instead of (\d+)|"
     r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)"
 )
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
@@ -400,7 +401,13 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
                 C.COLLECTIVE_MISMATCH.code,
                 f"{hit.who()}: NCCL received {got} bytes where {want} "
                 "were expected: ranks called the collective with different sizes (or different collectives)",
-                {**base, "nccl_last_error": detail[:300], "bytes": int(got), "expected_bytes": int(want)},
+                {
+                    **base,
+                    **{k: v for k, v in network_facts(detail).items() if k in ("peer", "peer_port")},
+                    "nccl_last_error": detail[:300],
+                    "bytes": int(got),
+                    "expected_bytes": int(want),
+                },
                 used,
                 dedupe=(C.COLLECTIVE_MISMATCH.code, "truncated"),
             )

@@ -266,10 +266,11 @@ def _chain(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     msg = m.group("msg")
-    if re.search(r"message truncated\s*:?\s*$", msg):
-        nxt = hit.after(1)  # "... message truncated :" wrapped before "receiving N bytes instead of M"
-        if nxt:
-            msg = f"{msg.rstrip()} {nxt[0].text.strip()}"
+    if msg.rstrip().endswith(":") or re.search(r"message truncated\s*$", msg):
+        # a WARN cut after its colon by a paste or a terminal ("... message truncated :" then "receiving
+        # 1048576 bytes instead of 65536"): its continuation is the rest of the one message
+        _, used = hit.block(2)
+        msg = " ".join([msg.rstrip()] + [ln.text.strip() for ln in used[1:]])
     feature = platform_feature(hit, t, msg, {"nccl_warn": msg[:300]}, None)
     if feature:
         return feature

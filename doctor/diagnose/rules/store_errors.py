@@ -84,7 +84,8 @@ _PEER_DROPPED = re.compile(
 _RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to recv, got 0 bytes")
 # The rank whose ncclUniqueId the store lookup waited for (ProcessGroupNCCL broadcastUniqueNCCLID):
 # "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
-_UID_FROM = re.compile(r"retrieving ncclUniqueId from \[(\d+)\]")
+_UID_FROM = re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[(\d+)\]")  # 1.x spelled it "retreiving"
+_UID_RANK = re.compile(r"\[(\d+)\] is setting up NCCL communicator")
 # python-etcd's client (client.py) under torchelastic's etcd rendezvous (etcd_rendezvous.py, 0.2-2.x):
 # "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
 # '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
@@ -97,6 +98,48 @@ _STORE_CONTEXT = re.compile(
     r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error", re.I
 )
 _FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved")
+
+
+# The barrier the other ranks wait in while the main process works alone (preprocessing, a download, a
+# dataset cache): transformers' TrainingArguments.main_process_first, accelerate's main_process_first /
+# local_main_process_first / wait_for_everyone, YOLO's torch_distributed_zero_first. A store wait that
+# times out there (the barrier's first NCCL communicator waits for rank 0's ncclUniqueId) means rank 0 did
+# not reach the barrier within the timeout: a collective timeout, not a lost store.
+_MAIN_FIRST = re.compile(
+    r"\b(main_process_first|local_main_process_first|wait_for_everyone|torch_distributed_zero_first)\b"
+)
+_TIMED_OUT = re.compile(r"Socket Timeout|wait timeout after|[Tt]imed out|[Tt]imeout waiting")
+
+
+def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[Event]]:
+    """The store timeout of a rank that waited in a main-process-first barrier, as a timeout; None when
+    the error is no timeout or the traceback shows no such barrier."""
+    if not _TIMED_OUT.search(error):
+        return None
+    where = next(
+        (w for ln in hit.before(24, same_rank=False) for w in _MAIN_FIRST.findall(ln.text)),
+        None,
+    )
+    if where is None:
+        return None
+    facts: dict[str, Any] = {"kind": "main_process_first_barrier", "barrier": where, "store_error": error}
+    uid = _UID_FROM.search(hit.text)
+    if uid:
+        facts["waited_for_rank"] = int(uid.group(1))
+    me = _UID_RANK.search(hit.text)
+    rank = int(me.group(1)) if me else hit.rank
+    return [
+        row.event(
+            hit,
+            f"{hit.who(rank)} waited in {where}'s barrier while the main process worked alone, and the wait "
+            "ran past the process group timeout (the main rank's preprocessing took longer than the "
+            "timeout)",
+            facts,
+            code=C.WATCHDOG_TIMEOUT.code,
+            rank=rank,
+            dedupe=(C.WATCHDOG_TIMEOUT.code, "main_first"),
+        )
+    ]
 
 
 # torchrun's agent after its own workers ended (elastic/agent/server/api.py _exit_barrier, utils/store.py
@@ -124,6 +167,9 @@ def _exit_barrier_event(row: Signature, hit: Hit, error: str) -> list[Event]:
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _in_exit_barrier(hit):
         return _exit_barrier_event(row, hit, "Socket Timeout")
+    late = _main_first_timeout(row, hit, "Socket Timeout")
+    if late is not None:
+        return late
     return [
         row.event(
             hit,
@@ -312,7 +358,9 @@ def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
     if not re.search(
-        r"Socket Timeout|timed out|wait timeout after|Connection reset|Connection refused|Broken pipe|"
+        # 1.x TCPStore's get: "Timeout waiting for key: default_pg/0/0 after 1800000 ms"
+        r"Socket Timeout|timed out|wait timeout after|Timeout waiting for key|"
+        r"Connection reset|Connection refused|Broken pipe|"
         r"[Ff]ailed to recv",
         hit.text,
     ):
@@ -322,6 +370,9 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return _exit_barrier_event(row, hit, clip(facts["store_error"], 80))
     if m.group(1) is not None:
         facts["store_key"] = m.group(1)
+    late = _main_first_timeout(row, hit, facts["store_error"])
+    if late is not None:
+        return late
     uid = _UID_FROM.search(hit.text)
     if uid:
         facts["waited_for_rank"] = int(uid.group(1))

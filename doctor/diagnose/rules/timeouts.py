@@ -68,7 +68,8 @@ _DUMP_SIGNAL = re.compile(
 _HEARTBEAT = re.compile(
     r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout"
 )
-_GLOO = re.compile(r"Timed out waiting (\d+)\s*ms for (recv|send) operation to complete")
+# (a paste may hide the number: "Timed out waiting xxxx ms for recv operation")
+_GLOO = re.compile(r"Timed out waiting (\d+|[xX]+|N+)\s*ms for (recv|send) operation to complete")
 _MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
 # ProcessGroupGloo::monitoredBarrier on a rank other than 0 (1.10-2.x): "Rank 3 successfully reached
 # monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0
@@ -249,7 +250,9 @@ def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts = {"timeout_ms": int(m.group(1)), "direction": m.group(2), "backend": "gloo"}
+    facts: dict[str, Any] = {"direction": m.group(2), "backend": "gloo"}
+    if m.group(1).isdigit():
+        facts["timeout_ms"] = int(m.group(1))
     src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", _joined(hit)[0])
     if src:
         facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
@@ -257,7 +260,9 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            f"{hit.who(r)}: gloo {m.group(2)} timed out after {m.group(1)} ms waiting for a peer",
+            f"{hit.who(r)}: gloo {m.group(2)} timed out"
+            + (f" after {m.group(1)} ms" if m.group(1).isdigit() else "")
+            + " waiting for a peer",
             facts,
             rank=r,
             dedupe=(row.code, r),
@@ -267,16 +272,19 @@ def _gloo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 def _monitored(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     missing = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    # The suspects are the ranks it names; the event stays the reporting rank's (rank 0's), so that the
+    # launcher's record of that rank's exit is explained by it.
+    facts: dict[str, Any] = {
+        "missing_ranks": missing,
+        "suspect_ranks": missing,
+        "timeout_ms": int(m.group(2)),
+    }
+    facts["backend"] = "gloo"
     return [
         row.event(
             hit,
             f"monitored barrier: rank(s) {missing} did not arrive within {m.group(2)} ms",
-            {
-                "missing_ranks": missing,
-                "suspect_ranks": missing,
-                "timeout_ms": int(m.group(2)),
-                "backend": "gloo",
-            },
+            facts,
             dedupe=(row.code, "monitored", tuple(missing)),
         )
     ]
@@ -320,13 +328,27 @@ def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# What the watchdog's teardown line is the consequence of, when the excerpt shows it.
+_TEARDOWN_CAUSE = re.compile(
+    r"WorkNCCL\(|Watchdog caught|NCCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
+)
+
+
 def _consequence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     r = hit.rank
+    # Alone (the excerpt holds neither the work that failed nor an NCCL error), the teardown is the best
+    # record of why the process died: the watchdog aborts it (SIGABRT, exit -6), most often on a timeout.
+    alone = not any(
+        _TEARDOWN_CAUSE.search(ln.text)
+        for ln in [*hit.before(24, same_rank=False), *hit.after(24, same_rank=False)]
+        if not _CONSEQUENCE.search(ln.text)
+    )
     return [
         row.event(
             hit,
             f"{hit.who(r)}: NCCL operations failed or timed out; process taken down",
             {**_pg_facts(_joined(hit)[0])},
+            tier=1 if alone else None,
             rank=r,
             dedupe=(row.code, r, "teardown"),
         )
@@ -400,9 +422,11 @@ SIGNATURES = (
         _monitored,
         C.GLOO_TIMEOUT.code,
         tier=1,
-        # ProcessGroupGloo's logAndThrow logs the text first ("[E ProcessGroupGloo.cpp:138] ..."), no "Error".
+        # also alone on its line: under ProcessGroupWrapper's "Monitored Barrier encountered error
+        # running collective: ... Error: " and in LOG(ERROR) "[E ProcessGroupGloo.cpp:136] [Rank 0]: Rank 1
+        # failed ..."
         anchors=(b"rror", b"monitoredBarrier"),
-        worth=(rb"Error\b", rb"monitoredBarrier"),
+        worth=(rb"Error\b", rb"pass monitoredBarrier"),
         anchor_from="the 'RuntimeError: ' before the barrier's message",
         examples=("RuntimeError: Rank 1 failed to pass monitoredBarrier in 5000 ms",),
     ),
