@@ -152,7 +152,40 @@ def _no_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# torch/distributed/elastic/rendezvous/api.py (1.9-2.x, RendezvousHandlerRegistry.create_handler): torchrun's
+# --rdzv-backend (--rdzv_backend) names a backend nobody registered (a typo, or etcd / etcd-v2 without the
+# etcd client installed): "ValueError: The rendezvous backend 'c10' is not registered. Did you forget to call
+# `register`?".
+_NO_BACKEND = re.compile(r"The rendezvous backend '([^']*)' is not registered")
+
+
+def _no_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = m.group(1)
+    return [
+        row.event(
+            hit,
+            f"torchrun could not create its rendezvous: the backend '{name}' is not registered (use c10d or "
+            "static; etcd needs the python-etcd client installed)",
+            {"problem": "rendezvous backend not registered", "rdzv_backend": name},
+            dedupe=(row.code, "no_backend"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "rendezvous backend not registered",
+        _NO_BACKEND,
+        _no_backend,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvous backend",),
+        anchor_from="the exception type ('ValueError: ') before torch's message",
+        examples=(
+            "ValueError: The rendezvous backend 'c10' is not registered. Did you forget to call `register`?",
+        ),
+    ),
     Signature(
         "no rendezvous handler",
         _NO_HANDLER,

@@ -436,8 +436,9 @@ SIGNATURES = (
         _reached,
         C.GLOO_TIMEOUT.code,
         tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # ProcessGroupGloo's logAndThrow logs the text first ("[E ProcessGroupGloo.cpp:138] ..."), no "Error".
+        anchors=(b"rror", b"monitoredBarrier"),
+        worth=(rb"Error\b", rb"monitoredBarrier"),
         anchor_from="the 'RuntimeError: ' before the barrier's message",
         examples=(
             "RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "

@@ -1,0 +1,79 @@
+"""FSDP's own checks of how it was set up (RUN301, c10d invalid usage): the module, its devices or its
+process groups do not fit what FullyShardedDataParallel needs, raised on every rank before or at the
+first forward, so the job stops with this line and no communication failure behind it.
+
+Formats (torch/distributed/fsdp/_init_utils.py, _runtime_utils.py, _flat_param.py, 2.0-2.7; 1.12-1.13
+raised the device ones from fully_sharded_data_parallel.py with the same words):
+"RuntimeError: An FSDP-managed module unexpectedly has parameters on cpu. Make sure to move the module to
+cuda:0 before training.", "... with parameter CPU offloading enabled has parameters on cuda:0. Make sure
+to not move the module from CPU when offloading parameters.", "ValueError: Inconsistent compute device and
+`device_id` on rank 1: cuda:0 vs cuda:1", "RuntimeError: FSDP only supports single device modules but got
+params on {...}", "FSDP does not support modules with different device types but got params on cuda and
+cpu", "FSDP does not support changing parameters between forward and backward for FULL_SHARD", and the
+hybrid-shard group checks ("Manual wrapping with ShardingStrategy.HYBRID_SHARD requires explicit
+specification of process group or device_mesh.", "Cannot pass both process_group and device_mesh").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+
+_CHECKS = re.compile(
+    r"(?P<device>An FSDP-managed module (?:with parameter CPU offloading enabled )?(?:unexpectedly )?has "
+    r"parameters on \S+?\.|Inconsistent compute device and `?device_id`? on rank \d+|FSDP only supports "
+    r"single device modules|FSDP does not support modules with different device types)"
+    r"|(?P<params>FSDP does not support changing parameters between forward and backward)"
+    r"|(?P<group>Manual wrapping with \S*HYBRID_SHARD\S*.{0,8}requires explicit specification of process "
+    r"group|Cannot pass both process_group and device_mesh)"
+)
+# The traceback quotes the raising line itself ('raise RuntimeError(', 'f"FSDP only supports ...'): the
+# exception line below it is the one that counts.
+_SOURCE_LINE = re.compile(r"^\s*(?:raise\s|f?[\"'])")
+_WHAT = {
+    "device": "the module's parameters are not on the device FSDP computes on (move the model to its "
+    "local GPU, or pass device_id=local_rank, before wrapping)",
+    "params": "parameters were replaced between forward and backward, which a sharded flat parameter "
+    "cannot follow",
+    "group": "a hybrid sharding strategy was given no (or two) process group specifications",
+}
+
+
+def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _SOURCE_LINE.search(hit.text):
+        return None
+    kind = m.lastgroup or "device"
+    t = hit.text.strip()
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: FSDP rejected its setup: {_WHAT[kind]} ({clip(t[t.find(m.group(0)) :], 160)})",
+            {"fsdp_check": m.group(0)[:120], "usage_check": f"fsdp_{kind}"},
+            dedupe=(row.code, hit.rank, "fsdp", kind),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "fsdp setup check",
+        _CHECKS,
+        _check,
+        C.C10D_INVALID_USAGE.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("fsdp", "device_id", "hybrid_shard", "device_mesh"),
+        anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before torch's message",
+        examples=(
+            "RuntimeError: An FSDP-managed module unexpectedly has parameters on cpu. Make sure to move the "
+            "module to cuda:0 before training.",
+            "ValueError: Inconsistent compute device and `device_id` on rank 1: cuda:0 vs cuda:1",
+        ),
+    ),
+)
+parse = gated_reader(SIGNATURES)
