@@ -204,6 +204,12 @@ def test_corpus_v7_heldout_top1() -> None:
     assert total == 103 and right >= BARS["v7_heldout"] * total, f"v7 held-out top-1 {right}/{total}"
 
 
+def test_corpus_v8_heldout_top1() -> None:
+    # Scored once on 9c3dfbf: 135/174; released as dev data right after (v8/README.md).
+    right, total, _, _ = _score(V8_HELDOUT)
+    assert total == 174 and right >= BARS["v8_heldout"] * total, f"v8 held-out top-1 {right}/{total}"
+
+
 @pytest.mark.parametrize(
     "heldout",
     [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT],
@@ -228,6 +234,7 @@ BARS = {
     "v5_heldout": 0.85,
     "v6_heldout": 0.50,
     "v7_heldout": 0.75,
+    "v8_heldout": 0.75,
 }  # v3 dev + dev2: 231/241
 
 
