@@ -18,6 +18,13 @@ Read at their sources:
 - aws-ofi-nccl's standalone test programs (tests/test-common.h, functional_test.cpp), which print the
   plugin's own records without NCCL's logger: "WARN: Function: create_nccl_ofi_component Line: 459:
   NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument".
+- The connect that gave up, quoted without its WARN prefix (misc/socket.cc 2.19-2.22 "socketStartConnect:
+  exceeded retries (34)" / "exceeded timeouts (20000)"; 2.23+ "socketPollConnect: connect to 10.0.0.2<43251>
+  returned Connection refused, exceeded error retry count after 35 attempts"): the final failure, not a retry.
+- The proxy service thread losing a local rank's socket (proxy.cc 2.12+: "[Service thread] Could not receive
+  type from localRank 7, res=3, closed=0"), also with its file:line mangled into markdown links.
+- "unhandled system error" (ncclSystemError's string) wrapped by a framework that names the NCCL call on
+  the next line (HugeCTR's "Runtime error: unhandled system error" / "ncclGroupEnd() at ResourceManager...").
 """
 
 from __future__ import annotations
@@ -156,6 +163,73 @@ def _fi_empty(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+_GAVE_UP = re.compile(
+    r"(?P<fn>socket\w*Connect):? (?:connect to (?P<peer>\S+) returned (?P<err>[A-Z][\w ]+?), exceeded "
+    r"error retry count after (?P<n>\d+) attempts|exceeded (?P<what>timeouts|retries) \((?P<n2>\d+)\))"
+)
+
+
+def _gave_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL WARN" in hit.text:
+        return None  # the WARN rows read it with its prefix
+    facts: dict[str, Any] = {"attempts": int(m.group("n") or m.group("n2"))}
+    if m.group("err"):
+        facts["socket_error"] = m.group("err")
+    if m.group("peer"):
+        facts.update(network_facts(f"to {m.group('peer')}"))
+    err = m.group("err") or f"exceeded {m.group('what')}"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL gave up connecting to a peer ({err}, {facts['attempts']} attempts): the peer "
+            "(or the bootstrap root) is not listening on that address, or a firewall / wrong interface "
+            "(NCCL_SOCKET_IFNAME) keeps it unreachable",
+            facts,
+            dedupe=(row.code, "gave_up"),
+        )
+    ]
+
+
+_PROXY_RECV = re.compile(
+    r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+), res=(?P<res>\d+), "
+    r"closed=(?P<closed>\d+)"
+)
+
+
+def _proxy_recv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL's proxy service lost the socket of local rank {m.group('lr')} "
+            f"(res={m.group('res')}, closed={m.group('closed')}): that process died or its connection broke",
+            {"peer_local_rank": int(m.group("lr")), "nccl_result": int(m.group("res"))},
+            dedupe=(row.code, "proxy_recv"),
+        )
+    ]
+
+
+_WRAPPED_SYS = re.compile(r"(?:[Ee]rror|[Ff]ailed)\W[^\n]*?\bunhandled system error\s*$")
+_NCCL_CALL = re.compile(r"^\s*(?P<call>nccl[A-Z]\w+)\(")
+
+
+def _wrapped_sys(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL" in hit.text:
+        return None  # NCCL's and torch's own wordings have their rows
+    nxt = hit.after(1)
+    call = _NCCL_CALL.match(nxt[0].text) if nxt else None
+    if not call:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {call.group('call')} returned ncclSystemError (unhandled system error): a socket, "
+            "shared memory (/dev/shm) or network transport call failed",
+            {"nccl_error": "unhandled system error", "nccl_call": call.group("call")},
+            dedupe=(row.code, "wrapped_sys"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "nccl connect retries",
@@ -213,6 +287,33 @@ SIGNATURES = (
         anchors=(b"NET/OFI",),
         worth=(rb"WARN: Function: ",),
         words=("net/ofi",),
+    ),
+    Signature(
+        "nccl connect gave up",
+        _GAVE_UP,
+        _gave_up,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"exceeded",),
+        worth=(rb"Connect:? (?:connect to \S+ returned|exceeded (?:timeouts|retries))",),
+        words=("exceeded",),
+    ),
+    Signature(
+        "nccl proxy service recv",
+        _PROXY_RECV,
+        _proxy_recv,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"Could not receive type",),
+        worth=(rb"Could not receive type from localRank",),
+        words=("could not receive type",),
+    ),
+    Signature(
+        "wrapped unhandled system error",
+        _WRAPPED_SYS,
+        _wrapped_sys,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"unhandled system error",),
+        worth=(rb"unhandled system error",),
+        words=("unhandled system error",),
     ),
 )
 parse = gated_reader(SIGNATURES)
