@@ -3,7 +3,9 @@ sources: the connect that gave up (misc/socket.cc 2.19-2.22 "socketStartConnect:
 "exceeded timeouts (20000)", 2.23+ "socketPollConnect: connect to <addr> returned <errno>, exceeded error
 retry count after 35 attempts"), the proxy service thread losing a local rank's socket (proxy.cc 2.12+
 "[Service thread] Could not receive type from localRank N, res=R, closed=C", also with its file:line
-mangled into markdown links by an issue editor), and ncclSystemError's string wrapped by a framework
+mangled into markdown links by an issue editor), NCCL's interface choice naming docker bridges / veth
+pairs in a log that ends before the communicator came up (bootstrap.cc / net_socket.cc "Using"),
+and ncclSystemError's string wrapped by a framework
 that names the NCCL call on the next line (HugeCTR). Decoys: the string in prose, or not over an NCCL call.
 """
 
@@ -72,6 +74,22 @@ CASES = [
         {"nccl_call": "ncclGroupEnd"},
     ),
     (
+        "node1:1:2 [0] NCCL INFO Bootstrap : Using br-05ab815fa14e:172.19.0.1<0>\n",
+        "RUN174",
+        {"virtual_interfaces": ["br-05ab815fa14e"]},
+    ),
+    (
+        "node1:1:2 [0] NCCL INFO NET/Socket : Using [0]bond0:192.168.1.161<0> [1]veth07ee21a:172.19.0.1<0>\n",
+        "RUN174",
+        {"virtual_interfaces": ["veth07ee21a"], "interfaces": ["bond0", "veth07ee21a"]},
+    ),
+    (
+        "INFO NET/Socket : Using\n[0]bond0:192.168.1.161<0>\n[1]br-05ab815fa14e:172.19.0.1<0>\n"
+        "[2]veth6163fba:fe80::b878:6cff:fe52:abe2%veth6163fba<0>\n[3]docker0:172.17.0.1<0>\n",
+        "RUN174",
+        {"virtual_interfaces": ["br-05ab815fa14e", "veth6163fba", "docker0"]},
+    ),
+    (
         "RuntimeError: Runtime error: unhandled system error\n"
         "        ncclCommInitRank(&comm, n, id, rank) at init_nccl(/src/comm.cpp:88)\n",
         "RUN171",
@@ -97,6 +115,10 @@ DECOYS = [
     "I got unhandled system error when training, any idea?\n",
     "ERROR: unhandled system error\nsomething else went on\n",
     "RuntimeError: Runtime error: unhandled system error\n   at main.py line 3\n",
+    # the bridge was used and the communicator came up anyway; a plain interface list
+    "node1:1:2 [0] NCCL INFO Bootstrap : Using br-05ab815fa14e:172.19.0.1<0>\n"
+    "node1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 - Init COMPLETE\n",
+    "node1:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n",
     "the retry count was exceeded after 3 attempts, retrying the download\n",
 ]
 

@@ -31,7 +31,9 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import joblogs as C
+from pgdoctor.checks.codes import run as R
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.net_texts import USING, virtual_iface
 from pgdoctor.diagnose.signature import Build, Signature, gated_reader
 
 OBSERVED = "observed"
@@ -86,6 +88,18 @@ def _row(
 
 
 SIGNATURES = (
+    # before the observation: the same line naming docker bridges / veth pairs in a log that ends
+    # before the communicator came up is a failure's symptom (net_texts.virtual_iface)
+    Signature(
+        "nccl socket on virtual interfaces",
+        USING,
+        virtual_iface,
+        R.NCCL_SOCKET_ERROR.code,
+        tier=1,
+        anchors=(b" : Using",),
+        worth=(rb"(?:NET/Socket|Bootstrap) : Using",),
+        words=(" : using",),
+    ),
     _row("nccl socket transport", _SOCKET_IFS, "socket", (b"NET/Socket : Using",), rb"NET/Socket : Using"),
     _row("nccl network chosen", _USING_NET, "network", (b"Using network ",), rb"NCCL INFO Using network "),
     _row("nccl ib none", _IB_NONE, "no_ib_device", (b"NET/IB : No device",), rb"NET/IB : No device"),

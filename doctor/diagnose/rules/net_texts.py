@@ -25,6 +25,10 @@ Read at their sources:
   type from localRank 7, res=3, closed=0"), also with its file:line mangled into markdown links.
 - "unhandled system error" (ncclSystemError's string) wrapped by a framework that names the NCCL call on
   the next line (HugeCTR's "Runtime error: unhandled system error" / "ncclGroupEnd() at ResourceManager...").
+- NCCL's interface choice (net_socket.cc "NET/Socket : Using [0]bond0:192.168.1.161<0> [1]br-05ab...",
+  bootstrap.cc "Bootstrap : Using br-05ab815fa14e:172.19.0.1<0>") naming docker bridges / veth pairs that
+  the default NCCL_SOCKET_IFNAME does not exclude, in a log that ends before the communicator came up: a
+  symptom (tier 1) of traffic sent over an interface the peer cannot reach.
 """
 
 from __future__ import annotations
@@ -226,6 +230,32 @@ def _wrapped_sys(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
             "shared memory (/dev/shm) or network transport call failed",
             {"nccl_error": "unhandled system error", "nccl_call": call.group("call")},
             dedupe=(row.code, "wrapped_sys"),
+        )
+    ]
+
+
+USING = re.compile(r"(?P<who>NET/Socket|Bootstrap) : Using(?P<rest>.*)$")
+_IFACE = re.compile(r"(?:\[\d+\]|^\s*)(?P<name>[A-Za-z][\w.-]*):[0-9a-fA-F.:]+(?:%\S+)?<\d+>")
+_VIRTUAL = re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr\d+|flannel\.\d+)$")
+
+
+def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(64, same_rank=False)
+    if any(_UP.search(ln.text) for ln in after):
+        return None  # the communicator came up: the list is an observation (nccl_transport)
+    texts = [m.group("rest")] + [ln.text for ln in after[:32] if re.match(r"^\s*\[\d+\]", ln.text)]
+    names = [i.group("name") for t in texts for i in _IFACE.finditer(t)]
+    virtual = [n for n in names if _VIRTUAL.match(n)]
+    if not virtual:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL ({m.group('who')}) uses virtual interfaces ({', '.join(virtual[:3])}"
+            f"{', ...' if len(virtual) > 3 else ''}) and the log ends before the communicator came up: "
+            "set NCCL_SOCKET_IFNAME to the interface the peers share",
+            {"interfaces": names[:32], "virtual_interfaces": virtual[:32], "fix_env": "NCCL_SOCKET_IFNAME"},
+            dedupe=(row.code, "virtual_iface"),
         )
     ]
 
