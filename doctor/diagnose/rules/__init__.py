@@ -13,6 +13,7 @@ import re
 from pgdoctor.diagnose.rules import (
     build_fit,
     c10d_usage,
+    coordination_service,
     cuda_oom,
     desync_reports,
     device_visibility,
@@ -81,6 +82,7 @@ MODULES = (
     store_errors,
     init_stacks,
     mpi_bootstrap,
+    coordination_service,
     fsdp_usage,
     c10d_usage,
     timeouts,
