@@ -563,3 +563,20 @@ def test_a_healthy_nvidia_smi_q_stays_silent() -> None:
     assert _root(SMI_Q.format(blacklist="No", uncorrectable="0", pending="No", failure="No")) is None
     # "Pending : Yes" outside the remapped-rows block is not this field
     assert _root("    Clocks Event Reasons\n        Pending                           : Yes\n") is None
+
+
+# The CUDA runtime's peer-access fault over NVLink (newer runtimes' wording of the NVLink error), as torch's
+# c10 check prints it, with and without the rank/host prefixes, and behind GradScaler's .item().
+NVLINK_PEER_LINES = [
+    "RuntimeError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error",
+    "torch.AcceleratorError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call",
+    "RuntimeError: CUDA error: invalid access of peer GPU memory over NVLink or a hardware error",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("log", NVLINK_PEER_LINES)
+def test_nvlink_peer_access_fault_is_the_link(prefix: str, log: str) -> None:
+    root = _root(_prefixed(prefix, log))
+    assert root is not None and root.facts.get("cuda_error") == "uncorrectable NVLink error", (log, root)

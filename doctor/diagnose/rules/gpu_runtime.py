@@ -22,9 +22,12 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 
 # cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
 _ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
-# cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150).
+# cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150);
+# newer runtimes word a peer fault over the link "Invalid access of peer GPU memory over nvlink or a
+# hardware error" (torch's "CUDA error: ..." prefix and its [rankN]: wrapping both carry it).
 _NVLINK = re.compile(
-    r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE"
+    r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|"
+    r"[Ii]nvalid access of peer GPU memory over [Nn][Vv][Ll]ink"
 )
 # The runtime's sticky kernel faults (cudart's table: 700, 714-719), by message or by either enum name.
 _ILLEGAL = re.compile(
