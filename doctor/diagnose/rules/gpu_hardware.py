@@ -19,6 +19,7 @@ unknown error while kernels ran) rules/gpu_runtime.py's: the modules offered eve
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
@@ -103,6 +104,21 @@ def record(hit: Hit) -> tuple[str, list[Line]]:
     if "NVRM" in hit.text and not NVRM_CONT.match(hit.text):
         return _nvrm_record(hit)
     return hit.text, [hit.line]
+
+
+def record_reader(rows: Sequence[Signature]) -> Callable[[Hit], list[Event]]:
+    """The parse() of a module whose rows read kernel records: the rows' gate words, then the whole
+    record (an NVRM record wrapped over lines joined; its continuation lines are read with its first)."""
+    words = gate(rows)
+
+    def parse(hit: Hit) -> list[Event]:
+        if words is not None and not hit.may_hold(words):
+            return []
+        if NVRM_CONT.match(hit.text):
+            return []  # read with the record's first line
+        return read(hit, rows, record(hit)[0])
+
+    return parse
 
 
 class _XidLine:
@@ -503,13 +519,5 @@ SIGNATURES = (
         ),
     ),
 )
-# Every finding below needs one of its row's words in the hit line (lower case; NVRM records first).
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    if NVRM_CONT.match(hit.text):
-        return []  # read with the record's first line
-    return read(hit, SIGNATURES, record(hit)[0])
+# Every finding needs one of its row's words in the hit line (lower case; NVRM records first).
+parse = record_reader(SIGNATURES)

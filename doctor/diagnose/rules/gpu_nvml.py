@@ -15,8 +15,8 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.gpu_hardware import NVRM_CONT, PCI, record
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.rules.gpu_hardware import PCI, record, record_reader
+from pgdoctor.diagnose.signature import Signature
 
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
 # GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
@@ -134,12 +134,4 @@ SIGNATURES = (
 
 
 # Every finding needs one of its row's words in the hit line (lower case).
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    if NVRM_CONT.match(hit.text):
-        return []  # read with the record's first line
-    return read(hit, SIGNATURES, record(hit)[0])
+parse = record_reader(SIGNATURES)

@@ -17,8 +17,8 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.gpu_hardware import NVRM_CONT, record
-from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.diagnose.rules.gpu_hardware import record_reader
+from pgdoctor.diagnose.signature import Signature
 
 # cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
 _ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
@@ -249,12 +249,4 @@ SIGNATURES = (
 )
 
 # Every finding needs one of its row's words in the hit line (lower case).
-_WORDS = gate(SIGNATURES)
-
-
-def parse(hit: Hit) -> list[Event]:
-    if _WORDS is not None and not hit.may_hold(_WORDS):
-        return []
-    if NVRM_CONT.match(hit.text):
-        return []  # read with the record's first line
-    return read(hit, SIGNATURES, record(hit)[0])
+parse = record_reader(SIGNATURES)
