@@ -580,3 +580,31 @@ NVLINK_PEER_LINES = [
 def test_nvlink_peer_access_fault_is_the_link(prefix: str, log: str) -> None:
     root = _root(_prefixed(prefix, log))
     assert root is not None and root.facts.get("cuda_error") == "uncorrectable NVLink error", (log, root)
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        # XLA raising it through the first NCCL call (JAX multi-GPU)
+        (
+            "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:134: NCCL operation ncclGetUniqueId(&id) "
+            "failed: Unable to load NCCL library. Multi-GPU collectives will not work.",
+            "RUN263",
+        ),
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: NCCL operation ncclCommInitRank(...) failed: "
+            "Unable to load NCCL library. Multi-GPU collectives will not work.",
+            "RUN263",
+        ),
+        # the loader's own warning on a run that needs no collective: silent
+        (
+            "2024-02-23 23:00:01.000000: W external/xla/xla/service/gpu/nccl_api.cc:90] Unable to load NCCL "
+            "library. Multi-GPU collectives will not work.",
+            None,
+        ),
+    ],
+)
+def test_xla_without_its_nccl_library(prefix: str, log: str, code: Optional[str]) -> None:
+    root = _root(prefix + log)
+    assert (root.code if root else None) == code, (log, root)

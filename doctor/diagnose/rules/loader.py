@@ -64,6 +64,10 @@ _NOT_FOUND = re.compile(
 # e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
 _CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
+# XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
+# collectives will not work.", raised through the first NCCL call ("NCCL operation ncclGetUniqueId(&id)
+# failed: Unable to load NCCL library") or logged at W level when no collective needs it (then silent).
+_XLA_NO_NCCL = re.compile(r"Unable to load (NCCL|RCCL) library")
 
 
 # A loader error quoted inside a warning is an optional part that was skipped and the program went on
@@ -72,10 +76,11 @@ _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$
 # "OSError:", a bare line of a traceback).
 # TensorFlow's dso_loader probes at W level ("W tensorflow/.../dso_loader.cc:64] Could not load dynamic
 # library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
-# when it is imported as a side dependency.
+# when it is imported as a side dependency; XLA's and absl's W-level lines
+# ("...: W external/xla/.../x.cc:90]").
 _WARNED = re.compile(
     r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
-    r"(?:^|\s)W tensorflow/|Could not load dynamic library '"
+    r"(?:^|\s)W tensorflow/|(?:^|\s)W \S+\.cc:\d+\]|Could not load dynamic library '"
 )
 
 
@@ -238,6 +243,15 @@ SIGNATURES = (
         anchors=(b"Cannot load symbol",),
         worth=(rb"Cannot load symbol",),
         words=("cannot load symbol",),
+    ),
+    Signature(
+        "xla nccl load",
+        _XLA_NO_NCCL,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"load NCCL library", b"load RCCL library"),
+        worth=(rb"Unable to load [NR]CCL library",),
+        words=("unable to load nccl library", "unable to load rccl library"),
     ),
     Signature(
         "nccl library not loaded",
