@@ -96,7 +96,7 @@ SIGNATURES = (
         virtual_iface,
         R.NCCL_SOCKET_ERROR.code,
         tier=1,
-        anchors=(b" : Using",),
+        anchors=(b"NET/Socket : Using", b"Bootstrap : Using"),
         worth=(rb"(?:NET/Socket|Bootstrap) : Using",),
         words=(" : using",),
     ),
