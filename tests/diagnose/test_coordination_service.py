@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import failure_findings
 
 _TASKS = "/job:jax_worker/replica:0/task:1\n/job:jax_worker/replica:0/task:3\n"
 _GRPC = (
@@ -69,7 +69,7 @@ def test_a_coordination_barrier_timeout_is_the_rendezvous(
     prefix: str, log: str, barrier: str, startup: bool, tasks: list[int]
 ) -> None:
     text = "\n".join(prefix + line if line else line for line in log.splitlines())
-    real = [f for f in diagnose_sources([("job.log", text)]) if f.severity.value in ("warn", "fail")]
+    real = failure_findings(text)
     assert real and real[0].code == "RUN221", [(f.code, f.message) for f in real]
     facts = real[0].facts
     assert facts["barrier"] == barrier and facts["startup"] is startup, facts
@@ -82,7 +82,7 @@ def test_registration_failure_alone() -> None:
         "Stopping coordination service as cluster registration failed. This may be due to 1) some tasks "
         "crashed earlier before connecting, 2) some tasks were never scheduled, or 3) scheduling delays.\n"
     )
-    real = [f for f in diagnose_sources([("job.log", text)]) if f.severity.value in ("warn", "fail")]
+    real = failure_findings(text)
     assert [f.code for f in real][:1] == ["RUN221"] and real[0].facts["startup"] is True
 
 
@@ -99,5 +99,5 @@ def test_registration_failure_alone() -> None:
     ],
 )
 def test_healthy_or_prose_stays_silent(text: str) -> None:
-    real = [f for f in diagnose_sources([("job.log", text)]) if f.severity.value in ("warn", "fail")]
+    real = failure_findings(text)
     assert real == [], [(f.code, f.message) for f in real]

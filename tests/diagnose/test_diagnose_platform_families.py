@@ -18,11 +18,12 @@ plain Python import errors) stay silent.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import check_root as _check
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - ", "(RayWorkerWrapper pid=1234) "]
 KERNEL_PREFIXES = [
@@ -33,18 +34,6 @@ KERNEL_PREFIXES = [
 ]
 WARN = "gpu-node-07:2814:2856 [0] NCCL WARN "
 DEVICE_COUNT = "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? "
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
-
-
-def _check(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> None:
-    root = _root(log)
-    assert root is not None and root.code == code, (log, root)
-    for k, v in (facts or {}).items():
-        assert root.facts.get(k) == v, (log, k, root.facts)
 
 
 # cudart's table: the environment's errors by message, runtime name, driver name and number.

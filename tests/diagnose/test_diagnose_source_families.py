@@ -12,12 +12,7 @@ from typing import Any
 import pytest
 
 from pgdoctor.diagnose.api import diagnose_sources
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
-
+from tests.helpers.diagnose_root import root_finding as _root
 
 # -- launcher exit records: subprocess.CalledProcessError of torch 1.x's torch.distributed.launch ---------------
 

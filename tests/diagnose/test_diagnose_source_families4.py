@@ -11,19 +11,12 @@ real logs add; decoys with the same words stay silent.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
 WARN = "node1:1234:5678 [0] misc/argcheck.cc:30 NCCL WARN "
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
 
 
 USAGE_WARNS = [

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import failure_findings as _findings
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = [
     "",
@@ -23,15 +24,6 @@ PREFIXES = [
     "(RayWorkerWrapper pid=335, ip=10.1.0.67) ERROR 01-29 07:44:33 worker_base.py:467] ",
 ]
 WARN = "node1:1234:5678 [0] {src} NCCL WARN "
-
-
-def _findings(log: str) -> list[Any]:
-    return [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-
-
-def _root(log: str) -> Any:
-    found = _findings(log)
-    return found[0] if found else None
 
 
 # (line, code, facts the finding must carry)

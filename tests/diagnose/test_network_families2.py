@@ -14,18 +14,10 @@ from typing import Any
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import failure_findings as _findings
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = ["", "node7: ", "[1,3]<stdout>:"]
-
-
-def _findings(log: str) -> list[Any]:
-    return [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-
-
-def _root(log: str) -> Any:
-    found = _findings(log)
-    return found[0] if found else None
 
 
 # (log, code, facts the finding must carry)

@@ -15,13 +15,9 @@ from typing import Any
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import failure_findings as _findings
 
 PREFIXES = ["", "node7: ", "[1,3]<stdout>:", "2024-05-01 10:00:00 | "]
-
-
-def _findings(log: str) -> list[Any]:
-    return [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
 
 
 # (log, code, facts the finding must carry)

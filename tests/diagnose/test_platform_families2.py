@@ -24,23 +24,12 @@ from typing import Any, Optional
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import check_root as _check
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - ", "(RayWorkerWrapper pid=1234) "]
 WARN = "gpu-node-07:2814:2856 [0] "
 FULL = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
-
-
-def _check(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> None:
-    root = _root(log)
-    assert root is not None and root.code == code, (log, root)
-    for k, v in (facts or {}).items():
-        assert root.facts.get(k) == v, (log, k, root.facts)
 
 
 def _prefixed(prefix: str, log: str) -> str:

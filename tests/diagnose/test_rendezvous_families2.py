@@ -6,17 +6,10 @@ message). Each case is written from the format string that prints it, with the p
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from pgdoctor.diagnose.api import diagnose_sources
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
-
+from tests.helpers.diagnose_root import root_finding as _root
 
 _C10D_PREFIXES = [
     "[W socket.cpp:601] [c10d] ",

@@ -9,11 +9,11 @@ prints, which must stay silent). Every row is also run under the prefixes real l
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = ["", "[rank3]: ", "node7: ", "[default0]:"]
 
@@ -402,11 +402,6 @@ ROWS: list[tuple[str, Optional[str]]] = [
         "RUN301",
     ),
 ]
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)

@@ -9,11 +9,9 @@ Decoys with the same words stay silent.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import root_finding as _root
 
 PREFIXES = [
     "",
@@ -33,11 +31,6 @@ TORCH_USAGE = (
     "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.28.3\n"
     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
 )
-
-
-def _root(log: str) -> Any:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
 
 
 # torch/distributed/distributed_c10d.py (1.x RuntimeError, 2.x ValueError/TypeError/AssertionError) and

@@ -1,0 +1,29 @@
+"""The answer a table test of the diagnosis asks about: the warn/fail findings of one log, its
+first one (the root cause the project's scorer reads), and the check that it has a code and facts.
+One definition for every family table under tests/diagnose (they each had their own copy)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pgdoctor.diagnose.api import diagnose_sources
+from pgdoctor.model import Finding
+
+
+def failure_findings(log: str, name: str = "job.log") -> list[Finding]:
+    """The findings of severity warn or fail, root cause first (info notes left out)."""
+    return [f for f in diagnose_sources([(name, log)]) if f.severity.value in ("warn", "fail")]
+
+
+def root_finding(log: str, name: str = "job.log") -> Optional[Finding]:
+    """The first warn/fail finding, or None when the log holds no failure."""
+    found = failure_findings(log, name)
+    return found[0] if found else None
+
+
+def check_root(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> None:
+    """The root cause has `code` and each of `facts` with its value."""
+    root = root_finding(log)
+    assert root is not None and root.code == code, (log, root)
+    for k, v in (facts or {}).items():
+        assert root.facts.get(k) == v, (log, k, root.facts)
