@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,25 @@ def _perfetto(trace_dir: Path) -> dict[int, list[dict]]:
     }
 
 
+class NsysLostRanges(AssertionError):
+    """The export lacks ranges pgdoctor closed and holds none it did not: nsys dropped events (seen
+    once in a fresh-clone CI run on a loaded 2-core host: 2 of 27 ranges of one rank), not a range
+    pgdoctor failed to push."""
+
+
+def _check_profiled(profile: Callable[[Path], tuple[Path, Path]], tmp: Path, expect_names: set[str]) -> Path:
+    """profile(dir) -> (SQLite export, pgdoctor's trace dir) of one profiled run, compared range by
+    range. A run in which nsys lost ranges is profiled once more, and that run must be exact; any
+    other difference fails at once. The export compared last."""
+    db, trace = profile(tmp / "first")
+    try:
+        _check_same_ranges(db, trace, expect_names)
+    except NsysLostRanges:
+        db, trace = profile(tmp / "again")
+        _check_same_ranges(db, trace, expect_names)
+    return db
+
+
 def _check_same_ranges(db: Path, trace_dir: Path, expect_names: set[str]) -> None:
     ranges = nvtx_ranges(db)
     by_pid: dict[int, list[NvtxRange]] = {}
@@ -72,7 +92,9 @@ def _check_same_ranges(db: Path, trace_dir: Path, expect_names: set[str]) -> Non
         assert {e["name"] for e in evs} >= expect_names
         want = Counter((e["tid"], message(e["name"], e["args"])) for e in evs)
         got = Counter((r.tid, r.message) for r in nv)
-        assert got == want, f"rank {rank}: missing {want - got}, extra {got - want}"
+        if got != want:
+            error = NsysLostRanges if not got - want else AssertionError
+            raise error(f"rank {rank}: missing {want - got}, extra {got - want}")
         # Nesting, thread by thread.
         for tid in {t for t, _ in want}:
             p_want = parents(
@@ -102,69 +124,78 @@ def _check_same_ranges(db: Path, trace_dir: Path, expect_names: set[str]) -> Non
 def test_repro_ddp_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     """`pgdoctor repro imbalance --nproc 2 --nsys` with nsys on PATH: the command pgdoctor runs."""
     nsys = nsys_or_skip()
-    trace = tmp_path / "trace"
-    res = run_retrying_nsys_startup(
-        [
-            sys.executable,
-            "-m",
-            "pgdoctor",
-            "repro",
-            "imbalance",
-            "--nproc",
-            "2",
-            "--steps",
-            "3",
-            "--trace-dir",
-            str(trace),
-            "--nsys",
-        ],
-        timeout=240,
-        env=env_with_nsys(nsys, tmp_path),
-        cwd=tmp_path,
-    )
-    report = trace / "pgdoctor-repro-imbalance-ddp.nsys-rep"
-    assert report.exists(), res.stderr[-2000:]
-    assert res.returncode == 1, res.stdout[-2000:]  # the imbalance was found
-    _check_same_ranges(
-        export_sqlite(nsys, report), trace, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce"}
-    )
+
+    def profile(where: Path) -> tuple[Path, Path]:
+        where.mkdir()
+        trace = where / "trace"
+        res = run_retrying_nsys_startup(
+            [
+                sys.executable,
+                "-m",
+                "pgdoctor",
+                "repro",
+                "imbalance",
+                "--nproc",
+                "2",
+                "--steps",
+                "3",
+                "--trace-dir",
+                str(trace),
+                "--nsys",
+            ],
+            timeout=240,
+            env=env_with_nsys(nsys, where),
+            cwd=where,
+        )
+        report = trace / "pgdoctor-repro-imbalance-ddp.nsys-rep"
+        assert report.exists(), res.stderr[-2000:]
+        assert res.returncode == 1, res.stdout[-2000:]  # the imbalance was found
+        return export_sqlite(nsys, report), trace
+
+    _check_profiled(profile, tmp_path, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce"})
 
 
 def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
     """A user's torchrun job with pgdoctor.instrument(model, optimizer), pgdoctor.step and a
     nested user range, profiled with the nsys line docs/lab.md gives."""
     nsys = nsys_or_skip()
-    trace = tmp_path / "trace"
-    env = dict(env_with_nsys(nsys, tmp_path), PGDOCTOR_TRACE_DIR=str(trace), PYTHONPATH=str(ROOT))
-    out = tmp_path / "train"
-    cmd = [
-        str(nsys),
-        "profile",
-        "-t",
-        "cuda,nvtx,osrt",
-        "--sample=none",
-        "--cpuctxsw=none",
-        "--trace-fork-before-exec=true",
-        "-o",
-        str(out),
-        "--force-overwrite=true",
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc-per-node",
-        "2",
-        "-m",
-        "tests.helpers.nsys_train",
-    ]
-    res = run_retrying_nsys_startup(cmd, timeout=180, env=env, cwd=ROOT)
-    # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
-    # work ("terminate called without an active exception", exit -6; tests/plan/test_plan_bytes.py
-    # meets it too). That exit is torch's, not pgdoctor's: the ranges below must still all be there.
-    aborted_at_exit = "terminate called without an active exception" in res.stderr
-    assert res.returncode == 0 or aborted_at_exit, res.stderr[-3000:]
-    db = export_sqlite(nsys, out.with_suffix(".nsys-rep"))
-    _check_same_ranges(db, trace, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce", "user.eval"})
+
+    def profile(where: Path) -> tuple[Path, Path]:
+        where.mkdir()
+        trace = where / "trace"
+        env = dict(env_with_nsys(nsys, where), PGDOCTOR_TRACE_DIR=str(trace), PYTHONPATH=str(ROOT))
+        out = where / "train"
+        cmd = [
+            str(nsys),
+            "profile",
+            "-t",
+            "cuda,nvtx,osrt",
+            "--sample=none",
+            "--cpuctxsw=none",
+            "--trace-fork-before-exec=true",
+            "-o",
+            str(out),
+            "--force-overwrite=true",
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "tests.helpers.nsys_train",
+        ]
+        res = run_retrying_nsys_startup(cmd, timeout=180, env=env, cwd=ROOT)
+        # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
+        # work ("terminate called without an active exception", exit -6; tests/plan/test_plan_bytes.py
+        # meets it too). That exit is torch's, not pgdoctor's: the ranges below must still all be there.
+        aborted_at_exit = "terminate called without an active exception" in res.stderr
+        assert res.returncode == 0 or aborted_at_exit, res.stderr[-3000:]
+        return export_sqlite(nsys, out.with_suffix(".nsys-rep")), trace
+
+    db = _check_profiled(
+        profile, tmp_path, {"step", "data", "fwd", "bwd", "optim", "comm.all_reduce", "user.eval"}
+    )
     # The user's range keeps its fields and sits inside its step.
     msgs = Counter(r.message for r in nvtx_ranges(db))
     assert msgs["user.eval split=val"] == 2 * 3 and msgs["step n=2"] == 2
