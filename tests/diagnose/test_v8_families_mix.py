@@ -139,3 +139,25 @@ def test_illegal_access_reported_with_the_profilers_own_error_is_no_failure() ->
 )
 def test_illegal_access_without_a_profiler_error_stays_a_gpu_fault(log: str) -> None:
     assert _code(log) == "RUN244"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR] TBE Subprocess[task distribute] raise error[], main process disappeared!",
+        "[ERROR] TBE Subprocess(task distribute] raise error[], main process disappeared!",
+        "[ERROR] TBE(12345,python):2024-01-01-12:00:00.000.000 [parallel_compilation.py:100][subprocess] "
+        "TBE Subprocess[task distribute] raise error[], main process disappeared!",
+    ],
+)
+def test_cann_compile_workers_losing_their_main_process_is_a_crash(line: str) -> None:
+    assert _code(line + "\n") == "RUN133"
+
+
+def test_cann_compile_workers_after_a_known_cause_name_that_cause() -> None:
+    log = (
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; "
+        "13.20 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)\n"
+        "[ERROR] TBE Subprocess[task distribute] raise error[], main process disappeared!\n"
+    )
+    assert _code(log) == "RUN101"
