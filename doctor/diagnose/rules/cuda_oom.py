@@ -239,11 +239,15 @@ _CUDA_ROWS = (
         _ANY,
         _oom,
         C.CUDA_OOM.code,
-        anchors=(b"ut of memory", b"rror", b"ERROR"),
-        worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b"),
+        # "_ALLOC": the math libraries' statuses also come without any exception around them, as
+        # TensorFlow's stream executor logs them ("E tensorflow/stream_executor/cuda/cuda_blas.cc:225]
+        # failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED", cuda_dnn.cc likewise)
+        anchors=(b"ut of memory", b"rror", b"ERROR", b"_ALLOC"),
+        worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b", rb"_ALLOC"),
         anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
         "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
-        "'Failed to CUDA calloc', the exception type before CUDA_ERROR_OUT_OF_MEMORY",
+        "'Failed to CUDA calloc', the exception type before CUDA_ERROR_OUT_OF_MEMORY; '_ALLOC' of the "
+        "math libraries' own status names",
         examples=(
             "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
             "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
@@ -255,6 +259,8 @@ _CUDA_ROWS = (
             "RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling "
             "`cusolverDnCreate(handle)`",
             "RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED",
+            "2020-09-24 18:27:41.164048: E tensorflow/stream_executor/cuda/cuda_blas.cc:225] failed to "
+            "create cublas handle: CUBLAS_STATUS_ALLOC_FAILED",
         ),
     ),
 )

@@ -63,7 +63,20 @@ def _ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# A profiler that injects itself into the kernels (nvprof, Nsight Systems / Compute through CUPTI) and
+# fails in the same run: its own records next to the fault ("==102728== Error: Internal profiling error
+# 4054:1.", "======== Error: CUDA profiling error.", "CUPTI_ERROR_...") say the fault came with the
+# instrumentation, not from the device or the job's own kernels; the run without it is the test.
+_PROFILER_ERROR = re.compile(
+    r"^=+(?:\d+=+)? (?:Error|Warning): (?:Internal profiling error|CUDA profiling error)|"
+    r"\bCUPTI_ERROR_[A-Z_]+"
+)
+
+
 def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [*hit.before(3), *hit.after(4)]
+    if any(_PROFILER_ERROR.search(ln.text) for ln in near):
+        return None
     _text, used = hit.block(3)
     return [
         row.event(

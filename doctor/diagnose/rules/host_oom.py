@@ -94,7 +94,8 @@ _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed 
 # by signal SIGKILL" / "killed by signal 9" / "died with signal SIGKILL", the signal's own number where a
 # runner reports it negative ("exit code -9", "returncode -9") or as an unsigned byte (247: a wrapper's
 # sys.exit(-9), "Process 10 exit with status code 247"), torch elastic's failure record "Signal 9 (SIGKILL)
-# received by PID 811" when its "exitcode : -9" line is cut off, MPICH Hydra's "KILLED BY SIGNAL: 9
+# received by PID 811" when its "exitcode : -9" line is cut off (or the table was re-typed: "signal 9
+# (SIGKILL) received by PID 811"), MPICH Hydra's "KILLED BY SIGNAL: 9
 # (Killed)" (older Hydra: "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"), Slurm's
 # job state OUT_OF_MEMORY (sacct cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process
 # name='Process-1' pid=12 parent=1 stopped exitcode=-SIGKILL>". Most often the kernel's or a cgroup's OOM
@@ -104,7 +105,7 @@ _EXIT_137 = re.compile(
     r"returncode|non-zero status)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
     r"\bOUT_OF_ME(?:MORY\b|\+)|"
     r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
-    r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
+    r"\b[Ss]ignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
     r"EXIT STRING: Killed \(signal 9\)|\bexitcode=-(?:SIGKILL|9)\b"
 )
 _CPU = re.compile(

@@ -386,6 +386,25 @@ def _lightning(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [_exit(hit, facts, None)]
 
 
+# Huawei CANN's TBE operator-compile workers (te_fusion parallel_compilation) watch the process that
+# started them: "[ERROR] TBE Subprocess[task distribute] raise error[], main process disappeared!" is
+# printed when that training process is gone without a word of its own (killed from outside: most
+# often the host's OOM killer, which leaves its record in the kernel log only).
+_TBE_ORPHAN = re.compile(r"TBE Subprocess\W.{0,60}?main process disappeared")
+
+
+def _tbe_orphan(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the main training process disappeared under its CANN compile workers: it was killed "
+            "from outside (most often the host's OOM killer; see dmesg)",
+            {"reporter": "cann_tbe", "kind": "main_process_gone"},
+            dedupe=(row.code, "tbe_orphan"),
+        )
+    ]
+
+
 def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {
         "exitcode": -int(m.group(4)),
@@ -575,6 +594,15 @@ SIGNATURES = (
         tier=3,
         anchors=(b"SIG", b"xit code"),
         worth=(rb"SIG[A-Z]{3,4}", rb"xit code"),
+    ),
+    Signature(
+        "cann tbe workers lost their main process",
+        _TBE_ORPHAN,
+        _tbe_orphan,
+        C.RANK_EXITED.code,
+        tier=3,
+        anchors=(b"main process disappeared",),
+        worth=(rb"main process disappeared",),
     ),
     Signature(
         "lightning child process",

@@ -372,6 +372,52 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# Horovod's shutdown (horovod/common/operations.cc SHUT_DOWN_ERROR, raised as HorovodInternalError or a
+# TF op error in every rank that calls a collective afterwards): "Horovod has been shut down. This was
+# caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor
+# after one of the ranks finished execution." (before 0.16: "This has been caused by an exception on one
+# of the rank or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks has
+# finished execution."). Tier 1: a rank's own exception, when shown, is the cause; without one, a rank
+# left the loop (uneven data, early stopping) while the others still issued collectives.
+_HVD_SHUTDOWN = re.compile(
+    r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one"
+)
+
+
+def _hvd_shutdown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "Horovod shut down: a rank raised an exception, or one rank finished (uneven data, early "
+            "stopping) while the others still called collectives",
+            {"kind": "horovod_shutdown", "framework": "horovod"},
+            dedupe=(row.code, "horovod_shutdown"),
+        )
+    ]
+
+
+# fairseq's all_gather_list (fairseq/distributed_utils.py, later fairseq/distributed/utils.py) when the
+# pickled buffer it gathered from the other ranks cannot be read: "Unable to unpickle data from other
+# workers. all_gather_list requires all workers to enter the function together, so this error usually
+# indicates that the workers have fallen out of sync somehow." The ranks called different collectives
+# (one finished an epoch early, or ran out of memory: an OOM line, when shown, is the cause).
+_FAIRSEQ_SYNC = re.compile(
+    r"Unable to unpickle data from other workers|all_gather_list requires all workers to enter the function"
+)
+
+
+def _fairseq_sync(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "fairseq's all_gather_list read garbage from the other ranks: the workers fell out of sync "
+            "(they called different collectives; one finished its epoch early or ran out of memory)",
+            {"kind": "fairseq_all_gather_list", "framework": "fairseq"},
+            dedupe=(row.code, "fairseq_sync"),
+        )
+    ]
+
+
 def _truncated(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # NCCL's size check quoted outside a WARN or torch's "Last error:" (prose, a summary line): the same fact.
     got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
@@ -417,6 +463,23 @@ SIGNATURES = (
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b"operation counts",),
         worth=(rb"operation counts",),
+    ),
+    Signature(
+        "horovod shutdown",
+        _HVD_SHUTDOWN,
+        _hvd_shutdown,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(b"Horovod has been shut down",),
+        worth=(rb"Horovod has been shut down",),
+    ),
+    Signature(
+        "fairseq all_gather_list out of sync",
+        _FAIRSEQ_SYNC,
+        _fairseq_sync,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"unpickle data from other workers", b"all_gather_list requires"),
+        worth=(rb"unpickle data from other workers", rb"all_gather_list requires"),
     ),
     Signature(
         "horovod request mismatch",
