@@ -65,9 +65,23 @@ _RAY_DIED = re.compile(
     r"Worker unexpectedly exits with a connection error code (\d+)"
 )
 # Ray's actor-level report and vLLM's executor: "The actor died unexpectedly before finishing this
-# task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor."
+# task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor."; Ray's
+# task-level ones (python/ray/exceptions.py): "RayWorkerError: The worker died unexpectedly while executing
+# this task." (0.x), "WorkerCrashedError: The worker died unexpectedly while executing this task. Check
+# python-core-worker-*.log files ..." (1.x-2.x), "LocalRayletDiedError: The task's local raylet died."
 _ACTOR_DIED = re.compile(
-    r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died"
+    r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died|"
+    r"worker died unexpectedly while executing|task's local raylet died"
+)
+# The GCS when a whole node stops answering (gcs_node_manager.cc / monitor.cc, Ray 0.8-2.x), logged as a
+# WARNING by the driver: "The node with node id: 7c1e and address: 10.0.0.13 and node name: 10.0.0.13 has
+# been marked dead because the detector has missed too many heartbeats from it. This can happen when a
+# (1) raylet crashes unexpectedly (OOM, preempted node, etc.) (2) raylet has lagging heartbeats ..."
+# (older: "The node with node id <hex> has been marked dead ..."). A consequence tier: the node's own
+# kill record (OOM killer, preemption), when the log has it, is the cause.
+_NODE_DEAD = re.compile(
+    r"The node with node id:? (\w+)(?: and address: ([\d.]+))?.{0,200}?has been marked dead because the "
+    r"detector has missed too many heartbeats"
 )
 _SIG = {
     "bus error": "SIGBUS",
@@ -228,6 +242,21 @@ def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+def _node_dead(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "ray", "node_id": m.group(1)}
+    if m.group(2):
+        facts["host"] = m.group(2)
+    return [
+        row.event(
+            hit,
+            f"Ray lost node {m.group(2) or m.group(1)} (it missed its heartbeats): its raylet crashed, "
+            "was OOM-killed or the machine was preempted; that node's dmesg and raylet.out say which",
+            facts,
+            dedupe=(row.code, "ray_node", m.group(1)),
+        )
+    ]
+
+
 def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reporter": "ray"}
     if m.group(1):
@@ -343,7 +372,19 @@ SIGNATURES = (
         examples=(
             "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
             "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly",
+            "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task.",
+            "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for more "
+            "information.",
         ),
+    ),
+    Signature(
+        "ray node dead",
+        _NODE_DEAD,
+        _node_dead,
+        C.RANK_EXITED.code,
+        tier=2,
+        anchors=(b"marked dead",),
+        worth=(rb"marked dead",),
     ),
     Signature(
         "ray worker died",
