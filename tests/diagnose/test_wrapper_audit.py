@@ -594,6 +594,318 @@ ROWS = [
     ),
 ]
 
+# More shapes of the same families (the second pass of the audit).
+MORE_ROWS = [
+    # accelerate: accelerate/commands/launch.py multi_gpu_launcher re-raises torch's ChildFailedError
+    # (0.20+)
+    (
+        "accelerate",
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/usr/local/bin/accelerate", line 8, in <module>\n'
+            "    sys.exit(main())\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
+            " 1168, in launch_command\n"
+            "    multi_gpu_launcher(args)\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
+            " 763, in multi_gpu_launcher\n"
+            "    distrib_run.run(args)\n"
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            "============================================================\n"
+            "train.py FAILED\n"
+            "------------------------------------------------------------\n"
+            "Failures:\n"
+            "  <NO_OTHER_FAILURES>\n"
+            "------------------------------------------------------------\n"
+            "Root Cause (first observed failure):\n"
+            "[0]:\n"
+            "  time      : 2024-03-21_17:04:45\n"
+            "  host      : gpu-node-1\n"
+            "  rank      : 1 (local_rank: 1)\n"
+            "  exitcode  : -9 (pid: 950)\n"
+            "  error_file: <N/A>\n"
+            "  traceback : Signal 9 (SIGKILL) received by PID 950\n"
+            "============================================================\n"
+        ),
+        "process_killed",
+    ),
+    (
+        "accelerate",
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/usr/local/bin/accelerate", line 8, in <module>\n'
+            "    sys.exit(main())\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
+            " 1168, in launch_command\n"
+            "    multi_gpu_launcher(args)\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
+            " 763, in multi_gpu_launcher\n"
+            "    distrib_run.run(args)\n"
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            "============================================================\n"
+            "train.py FAILED\n"
+            "------------------------------------------------------------\n"
+            "Failures:\n"
+            "  <NO_OTHER_FAILURES>\n"
+            "------------------------------------------------------------\n"
+            "Root Cause (first observed failure):\n"
+            "[0]:\n"
+            "  time      : 2024-03-21_17:04:45\n"
+            "  host      : gpu-node-1\n"
+            "  rank      : 1 (local_rank: 1)\n"
+            "  exitcode  : 1 (pid: 950)\n"
+            "  error_file: <N/A>\n"
+            "  traceback : To enable traceback see:"
+            " https://pytorch.org/docs/stable/elastic/errors.html\n"
+            "============================================================\n"
+        ),
+        None,
+    ),
+    # lightning: pytorch_lightning/strategies/launchers/multiprocessing.py _wrapping_function (1.6+);
+    # subprocess_script.py
+    (
+        "lightning",
+        (
+            "torch.multiprocessing.spawn.ProcessRaisedException: \n"
+            "\n"
+            "-- Process 0 terminated with the following error:\n"
+            "Traceback (most recent call last):\n"
+            '  File "/usr/local/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line'
+            " 74, in _wrap\n"
+            "    fn(i, *args)\n"
+            '  File "/usr/local/lib/python3.10/site-packages/pytorch_lightning/strategies/launchers/m'
+            'ultiprocessing.py", line 147, in _wrapping_function\n'
+            "torch.distributed.DistBackendError: NCCL error in:"
+            " ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled cuda error (run"
+            " with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+            "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+            "Last error:\n"
+            "Cuda failure 'out of memory'\n"
+        ),
+        "cuda_oom",
+    ),
+    # ray: RayTaskError glued on one line; ray/train/v2 WorkerGroupError; ActorDiedError exit types
+    (
+        "ray",
+        (
+            "ray.exceptions.RayTaskError(OutOfMemoryError):"
+            " ray::RayTrainWorker._RayTrainWorker__execute() (pid=4242, ip=10.0.0.12, actor_id=5a3f,"
+            " repr=<ray.train._internal.worker_group.RayTrainWorker object at 0x7f>)"
+            " torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a"
+            " total capacity of 79.15 GiB of which 1.06 GiB is free.\n"
+        ),
+        "cuda_oom",
+    ),
+    (
+        "ray",
+        (
+            "ray.train.v2.api.exceptions.WorkerGroupError: Training failed due to worker errors:\n"
+            "[Rank 0 Error Snippet]:\n"
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 40, in train_func\n'
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a"
+            " total capacity of 79.15 GiB of which 3.06 MiB is free.\n"
+        ),
+        "cuda_oom",
+    ),
+    (
+        "ray",
+        (
+            "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+            "\tclass_name: RayTrainWorker\n"
+            "\tactor_id: 5a3f1c\n"
+            "\tpid: 4242\n"
+            "\tnamespace: 9e\n"
+            "\tip: 10.0.0.12\n"
+            "The actor is dead because its worker process has died. Worker exit type:"
+            " NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low on"
+            " memory.\n"
+            "Memory on the node (IP: 10.0.0.12, ID: 9a1c) where the task (actor ID: 5a3f,"
+            " name=RayTrainWorker.__init__, pid=4242, memory used=60.1GB) was running was 62.5GB /"
+            " 64.0GB (0.976), which exceeds the memory usage threshold of 0.95.\n"
+        ),
+        "host_oom",
+    ),
+    (
+        "ray",
+        (
+            "ray.exceptions.ActorDiedError: The actor died because of an error raised in its"
+            " creation task, ray::RayTrainWorker.__init__() (pid=4242, ip=10.0.0.12, actor_id=5a3f)\n"
+            "torch.distributed.DistBackendError: NCCL error in:"
+            " ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled system error (run with"
+            " NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or"
+            " device error. \n"
+            "Last error:\n"
+            "socketStartConnect: Connect to 10.0.0.13<45321> failed : Software caused connection"
+            " abort\n"
+        ),
+        "nccl_network",
+    ),
+    # vllm: vllm/distributed/device_communicators/pynccl_wrapper.py NCCL_CHECK under RayWorkerWrapper
+    (
+        "vllm",
+        (
+            "(RayWorkerWrapper pid=4243) ERROR 05-01 10:00:00 worker_base.py:382] RuntimeError: NCCL"
+            " error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+        ),
+        "nccl_network",
+    ),
+    # sglang: sglang/srt/managers/tokenizer_manager.py health check
+    (
+        "sglang",
+        ("[2025-01-01 10:00:00] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"),
+        None,
+    ),
+    # slurm: srun's task status (strsignal text), slurmstepd's memory limit and plain cancel (a user's
+    # scancel)
+    (
+        "slurm",
+        ("srun: error: gpu-node-3: task 3: Segmentation fault (core dumped)\n"),
+        "process_killed",
+    ),
+    (
+        "slurm",
+        ("srun: error: gpu-node-3: task 3: Aborted (core dumped)\n"),
+        "process_killed",
+    ),
+    (
+        "slurm",
+        ("slurmstepd: error: Exceeded job memory limit at some point.\n"),
+        "host_oom",
+    ),
+    (
+        "slurm",
+        ("slurmstepd: error: *** STEP 812.0 ON gpu-node-3 CANCELLED AT 2024-03-01T10:00:00 ***\n"),
+        None,
+    ),
+    # k8s: the pod's status as JSON (kubectl get pod -o json)
+    (
+        "k8s",
+        (
+            '{"containerStatuses":[{"name":"pytorch","lastState":{"terminated":{"exitCode":137,"reaso'
+            'n":"OOMKilled","startedAt":"2024-01-01T00:00:00Z"}}}]}\n'
+        ),
+        "host_oom",
+    ),
+    # openmpi: Open MPI 5 (prterun), mpiexec alias, SIGABRT, 128+11 exit status
+    (
+        "openmpi",
+        ("prterun noticed that process rank 3 with PID 1234 on node gpu-7 exited on signal 9 (Killed).\n"),
+        "process_killed",
+    ),
+    (
+        "openmpi",
+        ("mpiexec noticed that process rank 3 with PID 1234 on node gpu-7 exited on signal 9 (Killed).\n"),
+        "process_killed",
+    ),
+    (
+        "openmpi",
+        ("mpirun noticed that process rank 2 with PID 0 on node gpu-7 exited on signal 6 (Aborted).\n"),
+        "process_killed",
+    ),
+    (
+        "openmpi",
+        (
+            "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+            "the job to be terminated. The first process to do so was:\n"
+            "\n"
+            "  Process name: [[41018,1],2]\n"
+            "  Exit code:    139\n"
+        ),
+        "process_killed",
+    ),
+    # mpich: MPICH / Intel MPI Hydra (pm/pmiserv, ui/mpich/utils.c, 3.x-4.x)
+    (
+        "mpich",
+        (
+            "\n"
+            "===================================================================================\n"
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+            "=   RANK 3 PID 1234 RUNNING AT gpu-node-2\n"
+            "=   KILLED BY SIGNAL: 9 (Killed)\n"
+            "===================================================================================\n"
+        ),
+        "process_killed",
+    ),
+    (
+        "mpich",
+        (
+            "\n"
+            "===================================================================================\n"
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+            "=   PID 1234 RUNNING AT gpu-node-2\n"
+            "=   EXIT CODE: 139\n"
+            "=   CLEANING UP REMAINING PROCESSES\n"
+            "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n"
+            "===================================================================================\n"
+        ),
+        "process_killed",
+    ),
+    (
+        "mpich",
+        (
+            "\n"
+            "===================================================================================\n"
+            "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+            "=   PID 1234 RUNNING AT gpu-node-2\n"
+            "=   EXIT CODE: 1\n"
+            "=   CLEANING UP REMAINING PROCESSES\n"
+            "===================================================================================\n"
+        ),
+        None,
+    ),
+    # deepspeed: deepspeed/launcher/launch.py: the teardown alone, and SIGABRT behind a pdsh prefix
+    (
+        "deepspeed",
+        (
+            "[2023-06-01 10:00:00,123] [INFO] [launch.py:315:sigkill_handler] Killing subprocess"
+            " 4242\n"
+            "[2023-06-01 10:00:00,124] [INFO] [launch.py:315:sigkill_handler] Killing subprocess"
+            " 4243\n"
+        ),
+        "process_killed",
+    ),
+    (
+        "deepspeed",
+        (
+            "node-2: [2023-06-01 10:00:00,456] [ERROR] [launch.py:321:sigkill_handler]"
+            " ['/usr/bin/python3', '-u', 'train.py', '--local_rank=1'] exits with return code = -6\n"
+        ),
+        "process_killed",
+    ),
+    # mp.spawn: torch/multiprocessing/spawn.py: SIGABRT and a shell-style 137
+    (
+        "mp.spawn",
+        ("torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGABRT\n"),
+        "process_killed",
+    ),
+    (
+        "mp.spawn",
+        ("torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with exit code 137\n"),
+        "process_killed",
+    ),
+    # lightning: pytorch_lightning/strategies/launchers/multiprocessing.py _wrapping_function (1.6+);
+    # subprocess_script.py
+    (
+        "lightning",
+        (
+            "[rank: 1] Child process with PID 5124 terminated with code -11. Forcefully terminating"
+            " all other processes to avoid zombies 🧟\n"
+        ),
+        "process_killed",
+    ),
+    (
+        "lightning",
+        (
+            "[rank: 1] Child process with PID 5124 terminated with code 137. Forcefully terminating"
+            " all other processes to avoid zombies 🧟\n"
+        ),
+        "process_killed",
+    ),
+]
+
+
 # Prefixes that launchers and collectors put on every line: torchrun --tee / Megatron-LM's "[default0]:",
 # pdsh's "node-1: ", Ray's worker prefix, a collector's ISO timestamp, mpirun --tag-output's "[1,0]<stderr>:".
 PREFIXES = [
@@ -607,7 +919,11 @@ PREFIXES = [
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
-@pytest.mark.parametrize(("family", "message", "want"), ROWS, ids=[f"{r[0]}-{i}" for i, r in enumerate(ROWS)])
+@pytest.mark.parametrize(
+    ("family", "message", "want"),
+    ROWS + MORE_ROWS,
+    ids=[f"{r[0]}-{i}" for i, r in enumerate(ROWS + MORE_ROWS)],
+)
 def test_wrapped_failure_gets_its_class(family: str, message: str, want: Optional[str], prefix: str) -> None:
     log = "".join(prefix + ln + "\n" for ln in message.rstrip("\n").split("\n"))
     root = _first(log)
@@ -654,3 +970,26 @@ def test_ray_lost_node_names_its_address_and_yields_to_the_kill_record() -> None
     assert root.category == "process_crash" and root.facts["host"] == "10.130.0.113"
     oom = "Out of memory: Killed process 4242 (python) total-vm:9000kB, anon-rss:8000kB, file-rss:0kB\n"
     assert _first(dead + oom).category == "host_oom"
+
+
+@pytest.mark.parametrize(
+    ("tail", "code", "exitcode", "rank"),
+    [
+        (
+            "=   RANK 3 PID 1234 RUNNING AT gpu-node-2\n=   KILLED BY SIGNAL: 11 (Segmentation fault)\n",
+            "RUN131",
+            -11,
+            3,
+        ),
+        ("=   PID 1234 RUNNING AT gpu-node-2\n=   EXIT CODE: 139\n", "RUN131", -11, None),
+        ("=   RANK 0 PID 1234 RUNNING AT gpu-node-2\n=   EXIT CODE: 9\n", "RUN133", 9, 0),
+    ],
+)
+def test_hydra_frame_names_the_process_and_its_end(tail: str, code: str, exitcode: int, rank: Any) -> None:
+    root = _first("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n" + tail)
+    assert root.code == code and root.facts["exitcode"] == exitcode and root.facts.get("rank") == rank
+    assert (root.facts["pid"], root.facts["host"]) == (1234, "gpu-node-2")
+
+
+def test_hydra_exit_code_without_its_frame_is_not_an_exit_record() -> None:
+    assert _first("=   EXIT CODE: 139\n") is None

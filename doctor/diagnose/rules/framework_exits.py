@@ -1,4 +1,4 @@
-"""Exit and fatal-signal records of the PaddlePaddle launcher and runtime.
+"""Exit and fatal-signal records of the PaddlePaddle launcher and runtime, and of MPICH's Hydra launcher.
 
 Formats: `python -m paddle.distributed.launch` (paddle/distributed/launch/controllers/controller.py and
 job/container.py, Paddle 2.3+) logs the first failed worker as "LAUNCH ERROR 2022-07-21 11:58:59,452
@@ -7,7 +7,10 @@ Container failed !!!" then "Container rank 6 status failed cmd ['/usr/bin/python
 (paddle/fluid/platform/init.cc SignalHandle) prints "Error Message Summary:" then "FatalError:
 `Segmentation fault` is detected by the operating system." and "[SignalInfo: *** SIGSEGV (@0x0) received
 by PID 4242 (TID 0x7f3c) from PID 0 ***]". The exit record is a launcher record (an `exit` event that
-causality turns into the rank's exit finding); the signal is the rank's own crash.
+causality turns into the rank's exit finding); the signal is the rank's own crash. MPICH's and Intel MPI's
+mpiexec (Hydra, pm/pmiserv and ui/mpich/utils.c, MPICH 3.x-4.x) frame the first failed process: "=   BAD
+TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 3 PID 1234 RUNNING AT node-2" (older: "=   PID
+1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139".
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ _FATAL = re.compile(
     r"FatalError: `(" + "|".join(map(re.escape, _PADDLE_SIGNALS)) + r")` is detected by the operating"
 )
 _SIGNAL_INFO = re.compile(r"received by PID (\d+)")
+_HYDRA = re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
+_HYDRA_WHO = re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
 
 
 def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -47,6 +52,23 @@ def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         "log_file": m.group(5),
         "first": True,
     }
+    return [exit_event(hit, facts, rank)]
+
+
+def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    who = next((w for w in (_HYDRA_WHO.search(ln.text) for ln in hit.before(3, same_rank=False)) if w), None)
+    if who is None:
+        return None  # Hydra's frame is what says this is a process's end, not some program's own output
+    status = int(m.group(2)) if m.group(2) else 0
+    # a shell-style status: 128 + N is "killed by signal N"
+    code = -int(m.group(1)) if m.group(1) else (-(status - 128) if 128 < status < 160 else status)
+    rank = int(who.group(1)) if who.group(1) else None
+    facts: dict[str, Any] = {"exitcode": code, "pid": int(who.group(2)), "host": who.group(3)}
+    facts.update({"reporter": "mpiexec (Hydra)", "first": True})
+    if rank is not None:
+        facts["rank"] = rank
+    if m.group(2):
+        facts["exit_status"] = status
     return [exit_event(hit, facts, rank)]
 
 
@@ -83,6 +105,15 @@ SIGNATURES = (
         tier=3,
         anchors=(b"Container rank",),
         worth=(rb"Container rank \d+ status",),
+    ),
+    Signature(
+        "hydra exit",
+        _HYDRA,
+        _hydra,
+        EXIT,
+        tier=3,
+        anchors=(b"KILLED BY SIGNAL", b"EXIT CODE:"),
+        worth=(rb"KILLED BY SIGNAL|EXIT CODE:",),
     ),
     Signature(
         "paddle fatal signal",

@@ -593,8 +593,8 @@ SIGNATURES = (
         _mpi,
         EXIT,
         tier=3,
-        anchors=(b"Kill", b"SIG"),
-        worth=(rb"Kill", rb"SIG[A-Z]{3,4}"),
+        anchors=(b"Kill", b"SIG", b"xited on signal"),
+        worth=(rb"Kill", rb"SIG[A-Z]{3,4}", rb"xited on signal"),
         anchor_from="the signal's name after the number ('exited on signal 9 (Killed)')",
         examples=(
             "mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9 (Killed).",
