@@ -993,3 +993,13 @@ def test_hydra_frame_names_the_process_and_its_end(tail: str, code: str, exitcod
 
 def test_hydra_exit_code_without_its_frame_is_not_an_exit_record() -> None:
     assert _first("=   EXIT CODE: 139\n") is None
+
+
+def test_horovod_elastic_summary_names_the_slot() -> None:
+    root = _first(
+        "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing "
+        "the job to be terminated. The first process to do so was:\nProcess name: elastic-test-worker-1[0]\n"
+        "Exit code: 137\n"
+    )
+    assert root.code == "RUN121" and root.facts["exitcode"] == -9
+    assert (root.facts["host"], root.facts["local_rank"]) == ("elastic-test-worker-1", 0)

@@ -83,8 +83,9 @@ _SRUN = re.compile(
     r"Out Of Memory|Bus error)"
 )
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137";
-# horovodrun's gloo launcher (horovod/runner/gloo_run.py) copies it: "Process name: 1" / "Exit code: 137".
-_MPI_NAME = re.compile(r"Process name:\s*(?:\[\[\d+,\d+\],(\d+)\]|(\d+)\s*$)")
+# horovodrun's gloo launcher (horovod/runner/gloo_run.py) copies it: "Process name: 1" / "Exit code: 137",
+# in elastic mode the slot "Process name: elastic-test-worker-1[0]" (host and local rank).
+_MPI_NAME = re.compile(r"Process name:\s*(?:\[\[\d+,\d+\],(\d+)\]|(\d+)\s*$|(\S+)\[(\d+)\]\s*$)")
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
 # The agent's "Received %s death signal, shutting down workers" of a signal.Signals: "Received 15 death
 # signal" (Python 3.11+, and torch 1.x's int) or "Received Signals.SIGTERM death signal" (Python <= 3.10).
@@ -426,23 +427,17 @@ def _mpi_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     name = next((n for n in (_MPI_NAME.search(ln.text) for ln in hit.before(3, same_rank=False)) if n), None)
     if name is None:
         return None
-    rank = int(name.group(1) or name.group(2))
+    rank = int(name.group(1) or name.group(2)) if (name.group(1) or name.group(2)) else None
     status = int(m.group(1))
     # a shell-style status: 128 + N is "killed by signal N"
     code = -(status - 128) if 128 < status < 160 else status
-    return [
-        exit_event(
-            hit,
-            {
-                "exitcode": code,
-                "exit_status": status,
-                "reporter": "mpirun" if name.group(1) else "horovodrun",
-                "rank": rank,
-                "first": True,
-            },
-            rank,
-        )
-    ]
+    facts: dict[str, Any] = {"exitcode": code, "exit_status": status, "first": True}
+    facts["reporter"] = "mpirun" if name.group(1) else "horovodrun"
+    if rank is not None:
+        facts["rank"] = rank
+    else:
+        facts["host"], facts["local_rank"] = name.group(3), int(name.group(4))
+    return [exit_event(hit, facts, rank)]
 
 
 def _ds_exits(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
