@@ -903,6 +903,34 @@ MORE_ROWS = [
         ),
         "process_killed",
     ),
+    # third pass: Ray's exit type of a memory-monitor kill, vLLM's WorkerMonitor, spawn's SIGTERM (a teardown)
+    (
+        "ray",
+        (
+            "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+            "\tclass_name: RayTrainWorker\n\tpid: 4242\n"
+            "The actor is dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY "
+            "Worker exit detail: The actor's worker was killed by Ray's memory monitor.\n"
+        ),
+        "host_oom",
+    ),
+    (
+        "vllm",
+        "ERROR 05-01 10:00:00 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 4243 died, "
+        "exit code: -11\n",
+        "process_killed",
+    ),
+    (
+        "vllm",
+        "ERROR 05-01 10:00:00 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 4243 died, "
+        "exit code: 1\n",
+        None,
+    ),
+    (
+        "mp.spawn",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGTERM\n",
+        None,
+    ),
 ]
 
 
