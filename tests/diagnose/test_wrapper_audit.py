@@ -931,6 +931,18 @@ MORE_ROWS = [
         "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGTERM\n",
         None,
     ),
+    # torch elastic's ChildFailedError table re-typed by hand (layout lost, "signal" in lower case), as
+    # Accelerate and DeepSpeed re-raise it
+    (
+        "accelerate",
+        (
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\ntrain.py FAILED\nFailures:\n"
+            "<NO OTHER FAILURES>\nRoot Cause (first observed failure) :\n[0]:\ntime\nhost\n"
+            "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\n"
+            "traceback : signal 9 (SIGKILL) received by PID 36071\n"
+        ),
+        "process_killed",
+    ),
 ]
 
 

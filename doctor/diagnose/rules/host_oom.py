@@ -104,7 +104,7 @@ _EXIT_137 = re.compile(
     r"returncode|non-zero status)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
     r"\bOUT_OF_ME(?:MORY\b|\+)|"
     r"\b(?:terminated|killed|interrupted) by signal (?:9\b|SIGKILL)|\bdied with signal (?:9\b|SIGKILL)|"
-    r"\bSignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
+    r"\b[Ss]ignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
     r"EXIT STRING: Killed \(signal 9\)|\bexitcode=-(?:SIGKILL|9)\b"
 )
 _CPU = re.compile(
