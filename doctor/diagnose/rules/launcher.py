@@ -82,8 +82,10 @@ _SRUN = re.compile(
     r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
     r"Out Of Memory|Bus error)"
 )
-# Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137".
-_MPI_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
+# Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137";
+# horovodrun's gloo launcher (horovod/runner/gloo_run.py) copies it: "Process name: 1" / "Exit code: 137",
+# in elastic mode the slot "Process name: elastic-test-worker-1[0]" (host and local rank).
+_MPI_NAME = re.compile(r"Process name:\s*(?:\[\[\d+,\d+\],(\d+)\]|(\d+)\s*$|(\S+)\[(\d+)\]\s*$)")
 _MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
 # The agent's "Received %s death signal, shutting down workers" of a signal.Signals: "Received 15 death
 # signal" (Python 3.11+, and torch 1.x's int) or "Received Signals.SIGTERM death signal" (Python <= 3.10).
@@ -102,7 +104,7 @@ _MARKERS = re.compile(
 )
 
 
-def _exit(hit: Hit, facts: dict[str, Any], rank: Optional[int]) -> Event:
+def exit_event(hit: Hit, facts: dict[str, Any], rank: Optional[int]) -> Event:
     code = facts.get("exitcode")
     if isinstance(code, int) and code < 0:
         facts.setdefault("signal", SIGNAL_NAMES.get(-code, f"signal {-code}"))
@@ -130,7 +132,7 @@ def _table(hit: Hit) -> list[Event]:
             f = dict(cur)
             f["root"] = section == "root"
             f["reporter"] = "torchrun"
-            ev = _exit(hit, f, f.get("rank"))
+            ev = exit_event(hit, f, f.get("rank"))
             # The table's own lines (rank, exitcode, traceback) are the evidence, after its header.
             ev.evidence = hit.evidence([hit.line, *used])
             out.append(ev)
@@ -188,7 +190,7 @@ def _deepspeed_exit(hit: Hit, text: str) -> list[Event]:
     lr = _DS_LOCAL.search(text)
     if lr:
         facts["local_rank"] = int(lr.group(1) or lr.group(2))
-    return [_exit(hit, facts, None)]
+    return [exit_event(hit, facts, None)]
 
 
 def _fragment(hit: Hit) -> list[Event]:
@@ -324,7 +326,7 @@ def _flat_table(hit: Hit) -> list[Event]:
             facts["pid"] = int(m.group("pid"))
         if m.group("host"):
             facts["host"] = m.group("host")
-        out.append(_exit(hit, facts, facts["rank"]))
+        out.append(exit_event(hit, facts, facts["rank"]))
     return out
 
 
@@ -340,7 +342,7 @@ def _table_entry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
-        _exit(
+        exit_event(
             hit,
             {
                 "exitcode": int(m.group(1)),
@@ -365,7 +367,7 @@ def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     lr = _DS_LOCAL.search(hit.text)
     if lr:
         facts["local_rank"] = int(lr.group(1) or lr.group(2))
-    return [_exit(hit, facts, None)]
+    return [exit_event(hit, facts, None)]
 
 
 def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -378,12 +380,12 @@ def _spawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     }
     if m.group(2):
         facts["signal"] = m.group(2)
-    return [_exit(hit, facts, None)]
+    return [exit_event(hit, facts, None)]
 
 
 def _lightning(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"exitcode": int(m.group(2)), "pid": int(m.group(1)), "reporter": "lightning"}
-    return [_exit(hit, facts, None)]
+    return [exit_event(hit, facts, None)]
 
 
 # Huawei CANN's TBE operator-compile workers (te_fusion parallel_compilation) watch the process that
@@ -414,7 +416,7 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     }
     if m.group(2).isdigit():
         facts["pid"] = int(m.group(2))
-    return [_exit(hit, facts, int(m.group(1)))]
+    return [exit_event(hit, facts, int(m.group(1)))]
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -437,29 +439,24 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     }
     if what == "Out Of Memory":
         facts["killer"] = "slurm_cgroup"  # Slurm's task/cgroup plugin saw the OOM kill
-    return [_exit(hit, facts, first)]
+    return [exit_event(hit, facts, first)]
 
 
 def _mpi_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     name = next((n for n in (_MPI_NAME.search(ln.text) for ln in hit.before(3, same_rank=False)) if n), None)
     if name is None:
         return None
+    rank = int(name.group(1) or name.group(2)) if (name.group(1) or name.group(2)) else None
     status = int(m.group(1))
     # a shell-style status: 128 + N is "killed by signal N"
     code = -(status - 128) if 128 < status < 160 else status
-    return [
-        _exit(
-            hit,
-            {
-                "exitcode": code,
-                "exit_status": status,
-                "reporter": "mpirun",
-                "rank": int(name.group(1)),
-                "first": True,
-            },
-            int(name.group(1)),
-        )
-    ]
+    facts: dict[str, Any] = {"exitcode": code, "exit_status": status, "first": True}
+    facts["reporter"] = "mpirun" if name.group(1) else "horovodrun"
+    if rank is not None:
+        facts["rank"] = rank
+    else:
+        facts["host"], facts["local_rank"] = name.group(3), int(name.group(4))
+    return [exit_event(hit, facts, rank)]
 
 
 def _ds_exits(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -619,8 +616,8 @@ SIGNATURES = (
         _mpi,
         EXIT,
         tier=3,
-        anchors=(b"Kill", b"SIG"),
-        worth=(rb"Kill", rb"SIG[A-Z]{3,4}"),
+        anchors=(b"Kill", b"SIG", b"xited on signal"),
+        worth=(rb"Kill", rb"SIG[A-Z]{3,4}", rb"xited on signal"),
         anchor_from="the signal's name after the number ('exited on signal 9 (Killed)')",
         examples=(
             "mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9 (Killed).",

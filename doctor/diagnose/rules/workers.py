@@ -12,8 +12,10 @@ an unexpected system error", "Worker unexpectedly exits with a connection error 
 file. ... (1) The process is killed by SIGKILL by OOM killer due to high memory usage.", and its
 memory monitor "Task was killed due to the node running low on memory" / "OOM Killed"; Ray's
 "The actor died unexpectedly before finishing this task" and vLLM's "Worker proc VllmWorker-0 died
-unexpectedly"; Slurm cancelling the step ("*** STEP 12.0 ON node-3 CANCELLED AT ... DUE TO TIME
-LIMIT ***", "... DUE TO PREEMPTION ***", "... DUE TO NODE FAILURE ***").
+unexpectedly" and its WorkerMonitor's "Worker VllmWorkerProcess pid 4243 died, exit code: -11" (an exit
+record); Ray's "Worker exit type: NODE_OUT_OF_MEMORY" (its memory monitor); Slurm cancelling the step
+("*** STEP 12.0 ON node-3 CANCELLED AT ... DUE TO TIME LIMIT ***", "... DUE TO PREEMPTION ***", "... DUE
+TO NODE FAILURE ***").
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.slurm import CANCEL as SLURM_CANCEL
@@ -37,8 +40,11 @@ _DL_KILLED = re.compile(
     r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)"
 )
 _DL_EXITED = re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
+# Ray 2.x's worker exit type when its memory monitor killed the worker (common.proto WorkerExitType), in
+# ActorDiedError's text: "Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: ...".
 _RAY_MEMORY = re.compile(
-    r"node running low on memory|Ray killed this worker|OOM Killed|ray\.exceptions\.OutOfMemoryError"
+    r"node running low on memory|Ray killed this worker|OOM Killed|ray\.exceptions\.OutOfMemoryError|"
+    r"exit type: NODE_OUT_OF_MEMORY"
 )
 # The raylet's summary of its memory monitor (node_manager.cc, Ray 2.x): "(raylet) node_manager.cc:3049:
 # 10 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
@@ -65,10 +71,27 @@ _RAY_DIED = re.compile(
     r"Worker unexpectedly exits with a connection error code (\d+)"
 )
 # Ray's actor-level report and vLLM's executor: "The actor died unexpectedly before finishing this
-# task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor."
+# task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor."; Ray's
+# task-level ones (python/ray/exceptions.py): "RayWorkerError: The worker died unexpectedly while executing
+# this task." (0.x), "WorkerCrashedError: The worker died unexpectedly while executing this task. Check
+# python-core-worker-*.log files ..." (1.x-2.x), "LocalRayletDiedError: The task's local raylet died."
 _ACTOR_DIED = re.compile(
-    r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died"
+    r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died|"
+    r"worker died unexpectedly while executing|task's local raylet died"
 )
+# The GCS when a whole node stops answering (gcs_node_manager.cc / monitor.cc, Ray 0.8-2.x), logged as a
+# WARNING by the driver: "The node with node id: 7c1e and address: 10.0.0.13 and node name: 10.0.0.13 has
+# been marked dead because the detector has missed too many heartbeats from it. This can happen when a
+# (1) raylet crashes unexpectedly (OOM, preempted node, etc.) (2) raylet has lagging heartbeats ..."
+# (older: "The node with node id <hex> has been marked dead ..."). A consequence tier: the node's own
+# kill record (OOM killer, preemption), when the log has it, is the cause.
+_NODE_DEAD = re.compile(
+    r"The node with node id:? (\w+)(?: and address: ([\d.]+))?.{0,200}?has been marked dead because the "
+    r"detector has missed too many heartbeats"
+)
+# vLLM's WorkerMonitor (vllm/executor/multiproc_worker_utils.py, 0.4-0.8) for a worker process that ended:
+# "Worker VllmWorkerProcess pid 4243 died, exit code: -9" (multiprocessing's exitcode: -N for signal N).
+_VLLM_WORKER = re.compile(r"Worker (\S+) pid (\d+) died, exit code: (-?\d+)")
 _SIG = {
     "bus error": "SIGBUS",
     "segmentation fault": "SIGSEGV",
@@ -155,7 +178,7 @@ def _dl_exited(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 def _ray_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    if not ("Ray" in t or "ray" in t or "Task" in t):
+    if not ("Ray" in t or "ray" in t or "Task" in t or "NODE_OUT_OF_MEMORY" in t):
         return None
     return [
         row.event(
@@ -224,6 +247,34 @@ def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             "dmesg (OOM killer) says why",
             facts,
             dedupe=(row.code, "ray"),
+        )
+    ]
+
+
+def _vllm_worker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    code = int(m.group(3))
+    if code == 0:
+        return None
+    facts: dict[str, Any] = {
+        "exitcode": code,
+        "pid": int(m.group(2)),
+        "worker": m.group(1),
+        "reporter": "vllm",
+    }
+    return [exit_event(hit, facts, None)]
+
+
+def _node_dead(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "ray", "node_id": m.group(1)}
+    if m.group(2):
+        facts["host"] = m.group(2)
+    return [
+        row.event(
+            hit,
+            f"Ray lost node {m.group(2) or m.group(1)} (it missed its heartbeats): its raylet crashed, "
+            "was OOM-killed or the machine was preempted; that node's dmesg and raylet.out say which",
+            facts,
+            dedupe=(row.code, "ray_node", m.group(1)),
         )
     ]
 
@@ -300,8 +351,8 @@ SIGNATURES = (
         _RAY_MEMORY,
         _ray_memory,
         C.HOST_OOM_KILLED.code,
-        anchors=(b"rror", b"Kill"),
-        worth=(rb"Error\b", rb"Kill"),
+        anchors=(b"rror", b"Kill", b"NODE_OUT_OF_MEMORY"),
+        worth=(rb"Error\b", rb"Kill", rb"NODE_OUT_OF_MEMORY"),
         anchor_from="'ray.exceptions.OutOfMemoryError' or the 'OOM Killed' / 'Ray killed' of Ray's report",
         examples=("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",),
     ),
@@ -343,7 +394,28 @@ SIGNATURES = (
         examples=(
             "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
             "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly",
+            "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task.",
+            "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for more "
+            "information.",
         ),
+    ),
+    Signature(
+        "vllm worker exit",
+        _VLLM_WORKER,
+        _vllm_worker,
+        EXIT,
+        tier=3,
+        anchors=(b"died, exit code",),
+        worth=(rb"died, exit code",),
+    ),
+    Signature(
+        "ray node dead",
+        _NODE_DEAD,
+        _node_dead,
+        C.RANK_EXITED.code,
+        tier=2,
+        anchors=(b"marked dead",),
+        worth=(rb"marked dead",),
     ),
     Signature(
         "ray worker died",

@@ -1,0 +1,128 @@
+"""Exit and fatal-signal records of the PaddlePaddle launcher and runtime, and of MPICH's Hydra launcher.
+
+Formats: `python -m paddle.distributed.launch` (paddle/distributed/launch/controllers/controller.py and
+job/container.py, Paddle 2.3+) logs the first failed worker as "LAUNCH ERROR 2022-07-21 11:58:59,452
+Container failed !!!" then "Container rank 6 status failed cmd ['/usr/bin/python', '-u', 'train.py'] code
+-9 log log/workerlog.6" (the code is Popen's returncode: -N for a signal); Paddle's C++ signal handler
+(paddle/fluid/platform/init.cc SignalHandle) prints "Error Message Summary:" then "FatalError:
+`Segmentation fault` is detected by the operating system." and "[SignalInfo: *** SIGSEGV (@0x0) received
+by PID 4242 (TID 0x7f3c) from PID 0 ***]". The exit record is a launcher record (an `exit` event that
+causality turns into the rank's exit finding); the signal is the rank's own crash. MPICH's and Intel MPI's
+mpiexec (Hydra, pm/pmiserv and ui/mpich/utils.c, MPICH 3.x-4.x) frame the first failed process: "=   BAD
+TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 3 PID 1234 RUNNING AT node-2" (older: "=   PID
+1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_CONTAINER = re.compile(r"Container rank (\d+) status (\w+) cmd (.*?) code (-?\d+) log (\S+)")
+# init.cc's table of the signals it handles: their error_string as printed between the backquotes.
+_PADDLE_SIGNALS = {
+    "Segmentation fault": "SIGSEGV",
+    "Illegal instruction": "SIGILL",
+    "Erroneous arithmetic operation": "SIGFPE",
+    "Process abort signal": "SIGABRT",
+    "Access to an undefined portion of a memory object": "SIGBUS",
+    "Termination signal": "SIGTERM",
+}
+_FATAL = re.compile(
+    r"FatalError: `(" + "|".join(map(re.escape, _PADDLE_SIGNALS)) + r")` is detected by the operating"
+)
+_SIGNAL_INFO = re.compile(r"received by PID (\d+)")
+_HYDRA = re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
+_HYDRA_WHO = re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
+
+
+def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank, code = int(m.group(1)), int(m.group(4))
+    if code == 0:
+        return None
+    facts: dict[str, Any] = {
+        "exitcode": code,
+        "rank": rank,
+        "reporter": "paddle.distributed.launch",
+        "log_file": m.group(5),
+        "first": True,
+    }
+    return [exit_event(hit, facts, rank)]
+
+
+def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    who = next((w for w in (_HYDRA_WHO.search(ln.text) for ln in hit.before(3, same_rank=False)) if w), None)
+    if who is None:
+        return None  # Hydra's frame is what says this is a process's end, not some program's own output
+    status = int(m.group(2)) if m.group(2) else 0
+    # a shell-style status: 128 + N is "killed by signal N"
+    code = -int(m.group(1)) if m.group(1) else (-(status - 128) if 128 < status < 160 else status)
+    rank = int(who.group(1)) if who.group(1) else None
+    facts: dict[str, Any] = {"exitcode": code, "pid": int(who.group(2)), "host": who.group(3)}
+    facts.update({"reporter": "mpiexec (Hydra)", "first": True})
+    if rank is not None:
+        facts["rank"] = rank
+    if m.group(2):
+        facts["exit_status"] = status
+    return [exit_event(hit, facts, rank)]
+
+
+def _fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = _PADDLE_SIGNALS[m.group(1)]
+    if sig == "SIGTERM":
+        return None  # the launcher stopping the other workers after one failed: a teardown, not a cause
+    facts: dict[str, Any] = {"signal": sig, "reporter": "paddle"}
+    # the indented "[SignalInfo: ...]" line may come joined to the hit line as its continuation
+    for text in [hit.text, *(ln.text for ln in hit.after(4))]:
+        p = _SIGNAL_INFO.search(text)
+        if p:
+            facts["pid"] = int(p.group(1))
+            break
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} died on {sig} ({m.group(1)}, Paddle's signal handler); the C++ traceback above "
+            "it names the operator",
+            facts,
+            # SIGABRT ends a process after an uncaught C++ exception: the exception is the cause
+            tier=2 if sig == "SIGABRT" else 0,
+            dedupe=(row.code, hit.rank, sig),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "paddle container exit",
+        _CONTAINER,
+        _container,
+        EXIT,
+        tier=3,
+        anchors=(b"Container rank",),
+        worth=(rb"Container rank \d+ status",),
+    ),
+    Signature(
+        "hydra exit",
+        _HYDRA,
+        _hydra,
+        EXIT,
+        tier=3,
+        anchors=(b"KILLED BY SIGNAL", b"EXIT CODE:"),
+        worth=(rb"KILLED BY SIGNAL|EXIT CODE:",),
+    ),
+    Signature(
+        "paddle fatal signal",
+        _FATAL,
+        _fatal,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"FatalError: `",),
+        worth=(rb"FatalError: `",),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)
