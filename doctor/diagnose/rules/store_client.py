@@ -9,6 +9,14 @@ passed, "... - timed out (try=N, timeout=Nms): ..." before the error is raised. 
 returned 0, likely a timeout" then "waitForInput: socket SocketImpl(...) timed out after 900000ms": a store
 request (a get or wait of the rendezvous, of the store-based barrier) got no answer in time.
 
+torch elastic's own store helpers (elastic/utils/distributed.py create_c10d_store, 1.9+;
+elastic/utils/store.py barrier, 2.4+): "RuntimeError: on node-1, port: 29400 already in use" (after its
+retries of a free port, or at once for a fixed one), "TimeoutError: timed out waiting for all 2 members to
+join" (the agents' store never saw the others), "DistStoreError: Timed out waiting on barrier on rank 0, for
+key prefix: torchelastic/agent/terminal_state (world_size=2, missing_ranks=[Rank 1 (host node-2)],
+timeout=300)" - the agents' exit barrier when the prefix is the terminal state (a consequence of the others'
+failure, tier 2), the members that never came otherwise.
+
 A connect retry that the run goes past (its store came up, the next records are the run's own) is no
 failure; one repeated until the paste ends is. A store read that timed out is most often a peer that
 never came or died (tier 1: a death found elsewhere is the cause).
@@ -86,6 +94,77 @@ def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# elastic/utils/distributed.py: the server's port taken ("port: 29400 already in use, attempt: [1/3]" is its
+# WARNING before a retry with another free port; the raise names the host).
+_ELASTIC_IN_USE = re.compile(r"\bon (\S+), port: (\d+) already in use")
+
+
+def _elastic_in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host, port = m.group(1), int(m.group(2))
+    return [
+        row.event(
+            hit,
+            f"the agent could not host the rendezvous store on {host}:{port}: the port is already in use "
+            "(another job or a leftover agent holds it; pick another --rdzv-endpoint / --master-port)",
+            {"master_addr": host, "port": port, "errno": 98},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+_MEMBERS = re.compile(r"timed out waiting for all (\d+) members to join")
+_ELASTIC_BARRIER = re.compile(
+    r"Timed out waiting on barrier on rank (\d+), for key prefix: (\S+) \(world_size=(\d+), "
+    r"missing_ranks=\[([^\]]*)\]"
+)
+_MISSING = re.compile(r"Rank (\d+)(?: \(host ([^)]+)\))?")
+
+
+def _members(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"the agents' store did not see all {n} members join within its timeout: the other nodes' agents "
+            "never reached the store (not started, a wrong --rdzv-endpoint / --master-addr, or a firewall)",
+            {"expected": n},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _elastic_barrier(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank, prefix, world = int(m.group(1)), m.group(2), int(m.group(3))
+    missing = [(int(r), h) for r, h in _MISSING.findall(m.group(4))]
+    facts: dict[str, Any] = {"expected": world, "key_prefix": prefix}
+    if missing:
+        facts["missing_ranks"] = [r for r, _ in missing]
+        facts["missing_hosts"] = sorted({h for _, h in missing if h})
+    who = ", ".join(f"{r}" + (f" ({h})" if h else "") for r, h in missing) or "some"
+    if "terminal_state" in prefix:
+        # the agent's _exit_barrier: its own workers had ended, the other agents' had not (failed or hung)
+        facts["exit_barrier"] = True
+        return [
+            row.event(
+                hit,
+                f"the agent's exit barrier timed out waiting for agent(s) {who}: they failed or hung first",
+                facts,
+                rank=rank,
+                tier=2,
+                dedupe=(row.code, "exit_barrier"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"a store barrier ({prefix}) timed out: rank(s) {who} of {world} never arrived",
+            facts,
+            rank=rank,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 SIGNATURES = (
     Signature(
@@ -112,6 +191,35 @@ SIGNATURES = (
         anchors=(b"imed out",),
         worth=(rb"[Tt]imed out",),
         words=("waitforinput",),
+    ),
+    Signature(
+        "elastic store port in use",
+        _ELASTIC_IN_USE,
+        _elastic_in_use,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("already in use",),
+        anchor_from="the exception type ('RuntimeError: ') before torch's message",
+        examples=("RuntimeError: on node-1, port: 29400 already in use",),
+    ),
+    Signature(
+        "elastic store members",
+        _MEMBERS,
+        _members,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"rror", b"imed out"),
+        worth=(rb"Error\b", rb"[Tt]imed out"),
+        words=("members to join",),
+    ),
+    Signature(
+        "elastic store barrier",
+        _ELASTIC_BARRIER,
+        _elastic_barrier,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"rror", b"imed out"),
+        worth=(rb"Error\b", rb"[Tt]imed out"),
+        words=("timed out waiting on barrier",),
     ),
 )
 parse = gated_reader(SIGNATURES)
