@@ -266,7 +266,8 @@ def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return _server(hit, t) or None
 
 
-# Another server's port clash, not the store's: Python's own errno form ("OSError: [Errno 98] Address
+# Another server's port clash, not the store's (unless a rank's prefix is on the line, see _ranked): Python's
+# own errno form ("OSError: [Errno 98] Address
 # already in use" of a web app's socket.bind), asyncio / uvicorn ("[Errno 98] error while attempting to bind
 # on address ('0.0.0.0', 7860): address already in use"), ZeroMQ ("ZMQError: Address already in use
 # (addr='tcp://*:5555')"). torch's store says it through c10d (RuntimeError / DistNetworkError, socket.cpp's
@@ -283,8 +284,25 @@ def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if _OTHER_SERVER.search(t) and not any(
         _TORCH_STORE.search(ln.text) for ln in [*hit.before(16), hit.line]
     ):
-        return []  # a web server's or a message queue's port, not the ranks' store
+        if not _ranked(hit):
+            return []  # a web server's or a message queue's port, not the ranks' store
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} could not bind the port of its own server at start: address already in use "
+                "(another job or a leftover process on the node holds it)",
+                {"errno": 98, "server": "the rank's own"},
+                dedupe=(row.code,),
+            )
+        ]
     return _server(hit, t)
+
+
+def _ranked(hit: Hit) -> bool:
+    """Whether the line is a rank's of a multi-process job (mpirun's "[1,31]<stderr>:", torchrun's "[rank3]:"
+    or "[default0]:"): a port that a rank's own server (a parameter server, the job's per-node helper) cannot
+    bind at start is the ranks' meeting failing, whoever serves it; a web app alone prints no such prefix."""
+    return hit.line.rank is not None or hit.line.local_rank is not None
 
 
 # Accelerate's launcher (commands/launch.py, utils/launch.py) checks MASTER_PORT before it starts
