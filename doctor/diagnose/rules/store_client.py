@@ -17,6 +17,12 @@ key prefix: torchelastic/agent/terminal_state (world_size=2, missing_ranks=[Rank
 timeout=300)" - the agents' exit barrier when the prefix is the terminal state (a consequence of the others'
 failure, tier 2), the members that never came otherwise.
 
+TCPStore.cpp's client (2.6+) logs a failed read or write of its connection before it raises: "[W822
+03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[node-1]:60560,
+remote=[node-0]:29500): failed to recv, got 0 bytes" (and "sendBytes failed on ...: Broken pipe"). One such
+record is often the end of a run (the store's host left first, a watchdog thread's poll saw it); the same
+client connecting again and again from new local ports, each dropped, is a store it cannot talk to.
+
 A connect retry that the run goes past (its store came up, the next records are the run's own) is no
 failure; one repeated until the paste ends is. A store read that timed out is most often a peer that
 never came or died (tier 1: a death found elsewhere is the cause).
@@ -165,6 +171,36 @@ def _elastic_barrier(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+_CLIENT_IO = re.compile(
+    r"(?P<op>recvValue|recvVector|recvBytes|sendBytes|receiveBits|receiveValue) failed on "
+    r"SocketImpl\(fd=\d+, addr=\[?(?P<me>[^\s\]]+?)\]?:(?P<myport>\d+), "
+    r"remote=\[?(?P<host>[^\s\]]+?)\]?:(?P<port>\d+)\):?\s*(?P<why>.*)"
+)
+
+
+def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host, port = m.group("host").removeprefix("::ffff:"), int(m.group("port"))
+    local = {m.group("myport")}
+    for ln in [*hit.before(400, same_rank=True), *hit.after(400, same_rank=True)]:
+        o = _CLIENT_IO.search(ln.text)
+        if o and int(o.group("port")) == port:
+            local.add(o.group("myport"))
+    if len(local) < 2:
+        return []  # one dropped connection: often the store's host leaving at the end of the run
+    why = clip(m.group("why").split(" Exception raised from")[0].strip(), 80)
+    return [
+        row.event(
+            hit,
+            f"the store client's connections to {host}:{port} were dropped again and again ({len(local)} "
+            f"connections: {why}): it cannot talk to the store there (the server closes them: another "
+            "process or a store of another torch version on the port, or the store's host fails)",
+            {"master_addr": host, "master_port": port, "connections": len(local), "error": why},
+            tier=1,
+            dedupe=(row.code, "client_io"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 SIGNATURES = (
     Signature(
@@ -191,6 +227,20 @@ SIGNATURES = (
         anchors=(b"imed out",),
         worth=(rb"[Tt]imed out",),
         words=("waitforinput",),
+    ),
+    Signature(
+        "store client connection dropped, repeatedly",
+        _CLIENT_IO,
+        _client_io,
+        S,
+        anchors=(b"[c10d]", b"failed on SocketImpl"),
+        worth=(rb"failed on SocketImpl",),
+        words=("failed on socketimpl",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or the record's own words",
+        examples=(
+            "[W822 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, "
+            "addr=[node-1]:60560, remote=[node-0]:29500): failed to recv, got 0 bytes",
+        ),
     ),
     Signature(
         "elastic store port in use",
