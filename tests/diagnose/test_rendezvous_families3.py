@@ -1,0 +1,329 @@
+"""Rendezvous families read at their source, third part: TCPStore.cpp's checks of the server's answers
+("Stop_waiting response is expected" and its kin, 2.4+'s ping), Utils.hpp's send side, the 2.6+ client's
+records of dropped connections, torch elastic's store helpers (elastic/utils/distributed.py, utils/store.py),
+torchrun's rejected rendezvous parameters, torch 0.4's THD, and the bootstraps of other stacks (ps-lite's van,
+a C++ server's bind check, PCCL, a rank's own Python server under mpirun). Each case is written from the format
+string that prints it, with the prefixes real logs add; the last tables check that a store error which is the
+echo of another rank's death never outranks that death."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import check_root, failure_findings, root_finding
+
+# What real logs put before a rank's line: torchrun's --tee prefix, its local-rank prefix, mpirun's
+# --tag-output (with and without --timestamp-output), a logging formatter, Ray's actor prefix.
+PREFIXES = [
+    "",
+    "[rank1]: ",
+    "[default0]:",
+    "[1,0]<stderr>:",
+    "Wed Oct 10 01:40:44 2018[1,31]<stderr>:",
+    "2024-01-01 12:00:00,123 - ERROR - ",
+    "(RayTrainWorker pid=2044) ",
+]
+EXC = ["RuntimeError: ", "torch.distributed.DistStoreError: ", "DistStoreError: "]
+
+
+# -- TCPStore.cpp: the client's checks of the server's answers (1.x-2.x) -------------------------------------
+
+PROTOCOL = [
+    "Stop_waiting response is expected",
+    "wait_canceled response is expected",
+    "ready or not_ready response expected",
+    "Ping failed, invalid value returned from server. Expected: 1234567, Got: 1392640",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("exc", EXC)
+@pytest.mark.parametrize("answer", PROTOCOL)
+def test_a_store_answer_that_breaks_the_protocol(prefix: str, exc: str, answer: str) -> None:
+    check_root(prefix + exc + answer + "\n", "RUN222", {"problem": "store_protocol"})
+
+
+def test_the_protocol_error_under_its_traceback_and_cpp_frames() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/'
+        'static_tcp_rendezvous.py", line 55, in next_rendezvous\n'
+        "    self._store = TCPStore(  # type: ignore[call-arg]\n"
+        "RuntimeError: Stop_waiting response is expected\n"
+        "Exception raised from doWait at ../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f in libc10.so)\n"
+    )
+    check_root(log, "RUN222")
+
+
+def test_the_protocol_error_beside_an_empty_master_addr_says_so() -> None:
+    log = (
+        "RuntimeError: Stop_waiting response is expected\n"
+        "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --master_addr= --master_port= "
+        "train.py --tp_size 4 on 127.0.0.1, is localhost: True, exception: Encountered a bad command exit code!\n"
+    )
+    check_root(log, "RUN222", {"master_addr": ""})
+    root = root_finding(log)
+    assert root is not None and "empty" in root.message
+
+
+# -- Utils.hpp: the send side of a connection the store's host closed --------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("exc", ["torch.distributed.DistNetworkError: ", "RuntimeError: "])
+def test_send_side_zero_bytes(prefix: str, exc: str) -> None:
+    line = (
+        "Failed to send, sent 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?"
+    )
+    check_root(prefix + exc + line + "\n", "RUN222")
+
+
+# -- TCPStore.cpp's client records (2.6+): one dropped connection, or a client dropped again and again ---------
+
+_IO = (
+    "[W822 03:54:{s:02d}.636977195 TCPStore.cpp:125] [c10d] {op} failed on SocketImpl(fd=15, "
+    "addr=[trainer-node-0-1.svc.cluster.local]:{port}, remote=[trainer-node-0-0.svc.cluster.local]:29500): {why}\n"
+)
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank1]:", "[default0]:"])
+def test_a_client_whose_store_connections_are_dropped_again_and_again(prefix: str) -> None:
+    log = "".join(
+        prefix + _IO.format(s=s, op=op, port=port, why=why)
+        for s, op, port, why in [
+            (
+                10,
+                "recvValue",
+                60560,
+                "failed to recv, got 0 bytes Exception raised from recvBytes at Utils.hpp:678",
+            ),
+            (11, "sendBytes", 60560, "Broken pipe"),
+            (40, "recvValue", 60562, "failed to recv, got 0 bytes"),
+            (59, "recvValue", 60574, "failed to recv, got 0 bytes"),
+        ]
+    )
+    check_root(log, "RUN222", {"master_port": 29500, "connections": 3})
+
+
+def test_one_dropped_store_connection_at_a_runs_end_is_silent() -> None:
+    log = "Epoch 9: 100% done\n" + _IO.format(
+        s=1, op="recvValue", port=50000, why="failed to recv, got 0 bytes"
+    )
+    root = root_finding(log)
+    assert root is None or root.category != "rendezvous"
+
+
+# -- torch elastic's store helpers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(("host", "port"), [("localhost", 29500), ("node-1.cluster", 29400), ("10.0.0.7", 0)])
+def test_the_agents_store_port_already_in_use(prefix: str, host: str, port: int) -> None:
+    check_root(f"{prefix}RuntimeError: on {host}, port: {port} already in use\n", "RUN223", {"port": port})
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_the_agents_store_never_saw_all_members(prefix: str) -> None:
+    check_root(
+        prefix + "TimeoutError: timed out waiting for all 4 members to join\n", "RUN221", {"expected": 4}
+    )
+
+
+_BARRIER = (
+    "torch.distributed.DistStoreError: Timed out waiting on barrier on rank {rank}, for key prefix: {prefix} "
+    "(world_size=4, missing_ranks=[Rank 2 (host node-2), Rank 3 (host node-3)], timeout=0:30:00)\n"
+)
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_a_store_barrier_names_the_ranks_that_never_came(prefix: str) -> None:
+    log = prefix + _BARRIER.format(rank=0, prefix="torch.rendezvous.init")
+    check_root(log, "RUN221", {"missing_ranks": [2, 3], "missing_hosts": ["node-2", "node-3"]})
+
+
+def test_the_agents_exit_barrier_yields_to_the_worker_failure_before_it() -> None:
+    log = (
+        "[rank2]: Traceback (most recent call last):\n"
+        '[rank2]:   File "train.py", line 40, in <module>\n'
+        "[rank2]: ModuleNotFoundError: No module named 'flash_attn'\n"
+        "I0101 10:00:00.000 1 torch/distributed/elastic/agent/server/api.py:900] Local worker group finished "
+        "(FAILED). Waiting 300 seconds for other agents to finish\n"
+        + _BARRIER.format(rank=0, prefix="torchelastic/agent/terminal_state")
+    )
+    root = root_finding(log)
+    assert root is not None and root.category != "rendezvous", root
+    assert any(f.code == "RUN221" for f in failure_findings(log))
+
+
+def test_the_exit_barrier_alone_is_still_reported() -> None:
+    check_root(
+        _BARRIER.format(rank=0, prefix="torchelastic/agent/terminal_state"), "RUN221", {"exit_barrier": True}
+    )
+
+
+# -- torchrun's rendezvous parameters rejected before any connection (1.9-2.x) ----------------------------------
+
+REJECTED = [
+    "ValueError: Port is absent in endpoint: node-1. Try launching with --master-port",
+    "ValueError: endpoint is absent in RendezvousParametersTry add --master-port and --master-addr to the cmd request",
+    "ValueError: rank is absent in RendezvousParameters.Try add --node-rank to the cmd request",
+    "ValueError: The hostname of the rendezvous endpoint ':29500' must be a dot-separated list of labels, an IPv4 "
+    "address, or an IPv6 address.",
+    "ValueError: The port number of the rendezvous endpoint 'node-1:' must be an integer between 0 and 65536.",
+    "ValueError: The rendezvous configuration option 'timeout' does not represent a valid integer value.",
+    "ValueError: The rendezvous configuration option 'join_timeout' must have a value specified.",
+    "ValueError: The rendezvous configuration string must be in format <key1>=<value1>,...,<keyN>=<valueN>.",
+    "ValueError: The minimum number of rendezvous nodes (0) must be greater than zero.",
+    "ValueError: The maximum number of rendezvous nodes (1) must be greater than or equal to the minimum number "
+    "of rendezvous nodes (2).",
+    "ValueError: The rendezvous backend name must be a non-empty string.",
+    "ValueError: server_port must be specified when world_size > 1, got server_port=-1, world_size=2",
+    "ValueError: port must have value from 0 to 65535 but was 70000.",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line", REJECTED)
+def test_torchruns_rejected_rendezvous_parameters(prefix: str, line: str) -> None:
+    check_root(prefix + line + "\n", "RUN224")
+
+
+def test_the_rejected_endpoint_is_a_fact() -> None:
+    check_root(
+        "ValueError: Port is absent in endpoint: node-1. Try launching with --master-port\n",
+        "RUN224",
+        {"rdzv_endpoint": "node-1"},
+    )
+
+
+# -- torch 0.3-0.4's THD and 1.x's store get -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("RuntimeError: Connection refused at /pytorch/torch/lib/THD/base/TCPUtils.cpp:45", "RUN222"),
+        ("RuntimeError: Connection timed out at /opt/conda/torch/lib/THD/base/TCPUtils.cpp:41", "RUN222"),
+        (
+            "RuntimeError: Address already in use at /pytorch/torch/lib/THD/process_group/General.cpp:17",
+            "RUN223",
+        ),
+        ("RuntimeError: Timeout waiting for key: default_pg/0/0 after 1800000 ms", "RUN222"),
+    ],
+)
+def test_store_errors_of_the_oldest_versions(prefix: str, line: str, code: str) -> None:
+    check_root(prefix + line + "\n", code)
+
+
+# -- a rank's own server that cannot bind, under mpirun or torchrun --------------------------------------------
+
+_PY_BIND = [
+    '  File "./http_server.py", line 41, in <module>',
+    "    server = ThreadingSimpleServer(('', port), SimpleHTTPRequestHandler)",
+    '  File "/usr/lib/python2.7/SocketServer.py", line 434, in server_bind',
+    "    self.socket.bind(self.server_address)",
+]
+
+
+@pytest.mark.parametrize(
+    "prefix", ["[1,31]<stderr>:", "Wed Oct 10 01:40:44 2018[1,31]<stderr>:", "[rank3]: ", "[default2]:"]
+)
+@pytest.mark.parametrize(
+    "last", ["socket.error: [Errno 98] Address already in use", "OSError: [Errno 98] Address already in use"]
+)
+def test_a_ranks_own_server_port_taken(prefix: str, last: str) -> None:
+    log = "".join(prefix + ln + "\n" for ln in ["Traceback (most recent call last):", *_PY_BIND, last])
+    check_root(log, "RUN223", {"errno": 98})
+
+
+def test_the_same_bind_failure_of_a_lone_web_app_is_not_a_rendezvous() -> None:
+    log = "".join(ln + "\n" for ln in ["Traceback (most recent call last):", *_PY_BIND])
+    log += "OSError: [Errno 98] Address already in use\n"
+    root = root_finding(log)
+    assert root is None or root.category != "rendezvous"
+
+
+# -- other stacks' bootstraps --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:5])
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (
+            "mxnet.base.MXNetError: [13:30:33] src/van.cc:63: Check failed: !ip.empty() failed to get ip",
+            "RUN222",
+        ),
+        (
+            "mxnet.base.MXNetError: [09:12:01] src/van.cc:57: Check failed: !interface.empty() failed to get the "
+            "interface",
+            "RUN222",
+        ),
+        ("[09:12:01] src/van.cc:81: Check failed: (my_node_.port) != (-1) bind failed", "RUN223"),
+        ("[09:12:01] src/van.cc:66: Check failed: port failed to get a port", "RUN223"),
+        (
+            "[09:12:01] src/./zmq_van.h:129: Check failed: (zmq_connect(sender, addr.c_str())) == (0) connect to "
+            "tcp://10.0.0.1:9091 failed: Connection refused",
+            "RUN222",
+        ),
+        ('[09:12:01] src/van.cc:41: Check notnull: Environment::Get()->find("DMLC_PS_ROOT_URI")', "RUN224"),
+        (
+            "F1027 16:29:05.697548  5717 LightNetwork.cpp:194] Check failed: bind(socket_, (struct sockaddr "
+            "*)&serv_addr, sizeof(serv_addr)) >= 0 ERROR on binding 10.76.78.44",
+            "RUN223",
+        ),
+        ("pcclConnect failed with error: MASTER_CONNECTION_FAILED: MASTER_CONNECTION_FAILED", "RUN222"),
+        ("pccl.PCCLError: pcclConnect failed with error: RANK_CONNECTION_FAILED", "RUN222"),
+    ],
+)
+def test_other_stacks_could_not_meet(prefix: str, line: str, code: str) -> None:
+    check_root(prefix + line + "\n", code)
+
+
+def test_a_pccl_peer_lost_later_is_not_the_meeting() -> None:
+    root = root_finding("pcclUpdateTopology failed with error: RANK_CONNECTION_FAILED\n")
+    assert root is None or root.code != "RUN222"
+
+
+def test_the_ps_lite_address_fact() -> None:
+    log = (
+        "[09:12:01] src/./zmq_van.h:129: Check failed: (zmq_connect(sender, addr.c_str())) == (0) connect to "
+        "tcp://10.0.0.1:9091 failed: Connection refused\n"
+    )
+    check_root(log, "RUN222", {"address": "tcp://10.0.0.1:9091", "framework": "ps-lite"})
+
+
+# -- precedence: a store error that echoes another rank's death -----------------------------------------------
+
+DEATHS = [
+    '[rank0]: Traceback (most recent call last):\n[rank0]:   File "train.py", line 9, in <module>\n'
+    "[rank0]: ModuleNotFoundError: No module named 'apex'\n",
+    "E0101 10:00:00.000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+    "local_rank: 0 (pid: 1) of binary: python\n",
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.06 GiB is free.\n",
+]
+ECHOES = [
+    "[rank1]: RuntimeError: Stop_waiting response is expected\n",
+    "[rank1]: torch.distributed.DistNetworkError: Failed to send, sent 0 bytes. Connection was likely closed. "
+    "Did the remote server shutdown or crash?\n",
+    "".join(
+        "[rank1]:" + _IO.format(s=s, op="recvValue", port=port, why="failed to recv, got 0 bytes")
+        for s, port in [(1, 60560), (31, 60562)]
+    ),
+    "[rank1]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId "
+    "from [0] via c10d key-value store by key '0', but store->get('0') got error: Failed to recv, got 0 bytes. "
+    "Connection was likely closed. Did the remote server shutdown or crash?\n",
+]
+
+
+@pytest.mark.parametrize("death", DEATHS)
+@pytest.mark.parametrize("echo", ECHOES)
+@pytest.mark.parametrize("order", ["death first", "echo first"])
+def test_a_store_error_never_outranks_the_death_it_echoes(death: str, echo: str, order: str) -> None:
+    log = death + echo if order == "death first" else echo + death
+    root = root_finding(log)
+    assert root is not None and root.category != "rendezvous", (log, root)
+    assert any(f.category == "rendezvous" for f in failure_findings(log))
