@@ -114,6 +114,32 @@ def test_one_dropped_store_connection_at_a_runs_end_is_silent() -> None:
     assert root is None or root.category != "rendezvous"
 
 
+def test_one_dropped_store_connection_before_the_run_printed_anything_fails() -> None:
+    log = _IO.format(
+        s=1, op="recvValue", port=60560, why="failed to recv, got 0 bytes Exception raised from recvBytes"
+    )
+    log += "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7f in libc10.so)\n"
+    check_root(log, "RUN222", {"connections": 1})
+
+
+# -- socket.cpp 2.1-2.3: "While waitForInput, poolFD failed with (errno: N - ...)" ---------------------------
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["", "(RayTrainWorker pid=3738, ip=172.17.130.64) ", "[rank1]:", "[default0]:", "[1,0]<stderr>:"],
+)
+@pytest.mark.parametrize(
+    "src", ["[W socket.cpp:432] [c10d] ", "[W1014 16:41:26.522544000 socket.cpp:432] [c10d] "]
+)
+@pytest.mark.parametrize(
+    ("errno", "text"), [(0, "Success"), (0, "Undefined error: 0"), (4, "Interrupted system call")]
+)
+def test_a_store_poll_that_gave_nothing(prefix: str, src: str, errno: int, text: str) -> None:
+    log = f"{prefix}{src}While waitForInput, poolFD failed with (errno: {errno} - {text}).\n"
+    check_root(log, "RUN222", {"errno": errno})
+
+
 # -- torch elastic's store helpers ---------------------------------------------------------------------------------
 
 
@@ -313,6 +339,7 @@ ECHOES = [
         "[rank1]:" + _IO.format(s=s, op="recvValue", port=port, why="failed to recv, got 0 bytes")
         for s, port in [(1, 60560), (31, 60562)]
     ),
+    "[rank1]:[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).\n",
     "[rank1]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId "
     "from [0] via c10d key-value store by key '0', but store->get('0') got error: Failed to recv, got 0 bytes. "
     "Connection was likely closed. Did the remote server shutdown or crash?\n",

@@ -1,13 +1,14 @@
 """rendezvous, the store client's own records in torch 2.4+: TCPStore.cpp's connect loop and socket.cpp's
 wait for a reply.
 
-Formats (TCPStore.cpp, 2.4+, the client validates the server with a ping after connecting):
-"[W426 16:56:01.831 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host 100.64.0.1:59782
-- retrying (try=6, timeout=1800000ms, delay=5241ms): Connection reset by peer" and, when its deadline
-passed, "... - timed out (try=N, timeout=Nms): ..." before the error is raised. socket.cpp (2.6+):
-"[c10d] waitForInput: poll for socket SocketImpl(fd=11, addr=[host]:38674, remote=[::ffff:10.0.0.1]:23456)
-returned 0, likely a timeout" then "waitForInput: socket SocketImpl(...) timed out after 900000ms": a store
-request (a get or wait of the rendezvous, of the store-based barrier) got no answer in time.
+Formats (TCPStore.cpp, 2.4+, the client validates the server with a ping after connecting): "[W426
+16:56:01.831 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host 100.64.0.1:59782 -
+retrying (try=6, timeout=1800000ms, delay=5241ms): Connection reset by peer" and, when its deadline passed,
+"... - timed out (try=N, timeout=Nms): ..." before the error is raised. socket.cpp (2.6+): "[c10d]
+waitForInput: poll for socket SocketImpl(fd=11, addr=[host]:38674, remote=[::ffff:10.0.0.1]:23456) returned
+0, likely a timeout" then "waitForInput: socket SocketImpl(...) timed out after 900000ms" (2.1-2.3: "While
+waitForInput, poolFD failed with (errno: 0 - Success)."): a store request (a get or wait of the rendezvous,
+of the store-based barrier) got no answer in time.
 
 torch elastic's own store helpers (elastic/utils/distributed.py create_c10d_store, 1.9+;
 elastic/utils/store.py barrier, 2.4+): "RuntimeError: on node-1, port: 29400 already in use" (after its
@@ -43,6 +44,9 @@ _CONNECT_LOOP = re.compile(
     r"TCP client failed to connect/validate to host \[?([^\s\]]+?)\]?:(\d+) - (retrying|timed out) "
     r"\(try=(\d+), timeout=(\d+)ms(?:, delay=\d+ms)?\):?\s*(.*)"
 )
+# socket.cpp 2.1-2.3's waitForInput when poll() gave nothing: "[W socket.cpp:432] [c10d] While waitForInput,
+# poolFD failed with (errno: 0 - Success)." (errno 0: the poll timed out; the store request gets no answer).
+_POLL_FAILED = re.compile(r"While waitForInput, poolFD failed with \(errno: (\d+) - ([^)]*)\)")
 _WAIT_TIMEOUT = re.compile(
     r"waitForInput: socket SocketImpl\([^)]*remote=\[?([^\s\]]+?)\]?:(\d+)\) timed out after (\d+)\s*ms"
 )
@@ -84,6 +88,17 @@ def _connect_loop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         f"{clip(why.strip(), 80)})"
     )
     return [row.event(hit, msg, facts, dedupe=(row.code, "connect_loop"))]
+
+
+def _poll_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    errno, text = int(m.group(1)), m.group(2).strip()
+    what = (
+        "a store request got no answer in time (its poll returned nothing): the rendezvous or barrier waited "
+        "for ranks (or an agent) that never came"
+        if errno == 0
+        else f"the poll of a store connection failed (errno {errno} - {text})"
+    )
+    return [row.event(hit, what, {"errno": errno, "error": text}, dedupe=(row.code, "wait_timeout"))]
 
 
 def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -178,6 +193,14 @@ _CLIENT_IO = re.compile(
 )
 
 
+def _run_went_before(hit: Hit) -> bool:
+    """Whether the process printed lines of its own (not c10d's records or their frames) before this one."""
+    return any(
+        ln.text.strip() and not _SAME_RECORD.match(ln.text) and "c10d" not in ln.text
+        for ln in hit.before(200, same_rank=True)
+    )
+
+
 def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     host, port = m.group("host").removeprefix("::ffff:"), int(m.group("port"))
     local = {m.group("myport")}
@@ -185,15 +208,20 @@ def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         o = _CLIENT_IO.search(ln.text)
         if o and int(o.group("port")) == port:
             local.add(o.group("myport"))
-    if len(local) < 2:
-        return []  # one dropped connection: often the store's host leaving at the end of the run
+    if len(local) < 2 and _run_went_before(hit):
+        return []  # one dropped connection after the run's own lines: often the store's host leaving last
     why = clip(m.group("why").split(" Exception raised from")[0].strip(), 80)
+    how = (
+        f"s were dropped again and again ({len(local)} connections"
+        if len(local) > 1
+        else " was dropped before the run printed anything of its own (it said"
+    )
     return [
         row.event(
             hit,
-            f"the store client's connections to {host}:{port} were dropped again and again ({len(local)} "
-            f"connections: {why}): it cannot talk to the store there (the server closes them: another "
-            "process or a store of another torch version on the port, or the store's host fails)",
+            f"the store client's connection{how}: {why}): it cannot talk to the store at {host}:{port} (the "
+            "server closes them: another process or a store of another torch version on the port, or the "
+            "store's host fails)",
             {"master_addr": host, "master_port": port, "connections": len(local), "error": why},
             tier=1,
             dedupe=(row.code, "client_io"),
@@ -227,6 +255,18 @@ SIGNATURES = (
         anchors=(b"imed out",),
         worth=(rb"[Tt]imed out",),
         words=("waitforinput",),
+    ),
+    Signature(
+        "store request poll failed (2.1-2.3)",
+        _POLL_FAILED,
+        _poll_failed,
+        S,
+        tier=1,
+        anchors=(b"[c10d]", b"poolFD failed"),
+        worth=(rb"poolFD failed",),
+        words=("poolfd failed",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or the record's own words",
+        examples=("[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",),
     ),
     Signature(
         "store client connection dropped, repeatedly",
