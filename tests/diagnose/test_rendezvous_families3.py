@@ -122,6 +122,16 @@ def test_one_dropped_store_connection_before_the_run_printed_anything_fails() ->
     check_root(log, "RUN222", {"connections": 1})
 
 
+def test_a_dropped_connection_beside_the_process_groups_monitor_is_a_runs_end() -> None:
+    log = (
+        '[rank3]:[W625 23:35:35.311127584 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: failed to recv, got 0 bytes\n'
+        "[rank2]:[W625 23:35:35.303797152 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=6, addr=[::ffff:127.0.0.1]:37468, remote=[::ffff:127.0.0.1]:6006): failed to recv, got 0 bytes\n"
+        "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:678 (most recent call first):\n"
+    )
+    root = root_finding(log)
+    assert root is None or root.category != "rendezvous"
+
+
 # -- socket.cpp 2.1-2.3: "While waitForInput, poolFD failed with (errno: N - ...)" ---------------------------
 
 
@@ -138,6 +148,28 @@ def test_one_dropped_store_connection_before_the_run_printed_anything_fails() ->
 def test_a_store_poll_that_gave_nothing(prefix: str, src: str, errno: int, text: str) -> None:
     log = f"{prefix}{src}While waitForInput, poolFD failed with (errno: {errno} - {text}).\n"
     check_root(log, "RUN222", {"errno": errno})
+
+
+def test_the_poll_record_yields_to_the_main_process_first_barrier_it_belongs_to() -> None:
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/home/project/sd-scripts/flux_train.py", line 193, in train',
+        "    accelerator.wait_for_everyone()",
+        '  File "/envs/flux/lib/python3.10/site-packages/accelerate/accelerator.py", line 2564, in wait_for_everyone',
+        "    wait_for_everyone()",
+        '  File "/envs/flux/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 3936, in barrier',
+        "    work = default_pg.barrier(opts=opts)",
+        "torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms, keys: "
+        "/default_pg/0//cuda//0",
+    ]
+    log = " 17%|#7        | 2295/13732 [06:14<9:54:20,  3.12s/it]\n" + "".join(
+        f"[rank{r}]:[W915 17:32:18.928929035 socket.cpp:428] [c10d] While waitForInput, poolFD failed with "
+        "(errno: 0 - Success).\n"
+        for r in (1, 4, 3)
+    )
+    log += "".join(f"[rank3]: {ln}\n" for ln in tb)
+    check_root(log, "RUN151")
 
 
 # -- torch elastic's store helpers ---------------------------------------------------------------------------------

@@ -193,11 +193,20 @@ _CLIENT_IO = re.compile(
 )
 
 
+# ProcessGroupNCCL's monitor polling the store of a process group that was up: "Failed to check the \"should
+# dump\" flag on TCPStore, (maybe TCPStore server has shut down too early)" - the run was past its start.
+_GROUP_UP = re.compile(r"should dump|shut down too early|ProcessGroupNCCL|heartbeat", re.I)
+
+
 def _run_went_before(hit: Hit) -> bool:
-    """Whether the process printed lines of its own (not c10d's records or their frames) before this one."""
+    """Whether the job was past its start: any process printed lines of its own (not c10d's records or their
+    frames) before this one, or a process group's monitor polled the store beside it."""
+    near = [*hit.before(200, same_rank=False), *hit.after(200, same_rank=False)]
+    if any(_GROUP_UP.search(ln.text) for ln in near):
+        return True
     return any(
         ln.text.strip() and not _SAME_RECORD.match(ln.text) and "c10d" not in ln.text
-        for ln in hit.before(200, same_rank=True)
+        for ln in hit.before(200, same_rank=False)
     )
 
 
@@ -261,7 +270,9 @@ SIGNATURES = (
         _POLL_FAILED,
         _poll_failed,
         S,
-        tier=1,
+        # the record before the error the store raises: that error's own reading (a main-process-first
+        # barrier's timeout, a peer's death) says more; alone in a paste it is still the finding
+        tier=2,
         anchors=(b"[c10d]", b"poolFD failed"),
         worth=(rb"poolFD failed",),
         words=("poolfd failed",),
