@@ -172,6 +172,26 @@ def test_the_poll_record_yields_to_the_main_process_first_barrier_it_belongs_to(
     check_root(log, "RUN151")
 
 
+@pytest.mark.parametrize(
+    "record",
+    [
+        "[W915 17:32:18.928929035 socket.cpp:428] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",
+        "[W915 17:32:18.928929035 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, addr=[node-2]:38674, "
+        "remote=[::ffff:10.0.0.1]:23456) timed out after 600000ms",
+    ],
+)
+def test_a_store_wait_record_above_a_main_process_first_stack_cut_before_its_exception(record: str) -> None:
+    log = " 17%|#7        | 2295/13732 [06:14<9:54:20,  3.12s/it]\n" + "".join(
+        f"[rank{r}]:{record}\n" for r in (1, 4, 3)
+    )
+    log += (
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "/home/project/sd-scripts_sd3/flux_train.py", line 193, in train\n'
+        "[rank3]:     accelerator.wait_for_everyone()\n"
+    )
+    check_root(log, "RUN151", {"barrier": "wait_for_everyone"})
+
+
 # -- torch elastic's store helpers ---------------------------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import connected_later
+from pgdoctor.diagnose.rules.store_errors import MAIN_FIRST
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 
@@ -90,8 +91,34 @@ def _connect_loop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [row.event(hit, msg, facts, dedupe=(row.code, "connect_loop"))]
 
 
+def _main_first(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[Event]]:
+    """A store wait that ran out inside a main-process-first barrier (the traceback beside the record names
+    it, also when the paste is cut before the exception line): a timeout of the ranks that waited while the
+    main process worked alone, read as store_errors.py reads the raised error."""
+    near = [*hit.before(24, same_rank=False), *hit.after(30, same_rank=False)]
+    where = next((w for ln in near for w in MAIN_FIRST.findall(ln.text)), None)
+    if where is None:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} waited in {where}'s barrier while the main process worked alone, and the store "
+            "wait ran past the process group timeout (the main rank's preprocessing took longer than the "
+            "timeout)",
+            {**facts, "kind": "main_process_first_barrier", "barrier": where},
+            code=C.WATCHDOG_TIMEOUT.code,
+            tier=1,
+            dedupe=(C.WATCHDOG_TIMEOUT.code, "main_first"),
+        )
+    ]
+
+
 def _poll_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     errno, text = int(m.group(1)), m.group(2).strip()
+    if errno == 0:
+        late = _main_first(row, hit, {"errno": errno})
+        if late is not None:
+            return late
     what = (
         "a store request got no answer in time (its poll returned nothing): the rendezvous or barrier waited "
         "for ranks (or an agent) that never came"
@@ -104,6 +131,9 @@ def _poll_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     host, port, ms = m.group(1), int(m.group(2)), int(m.group(3))
     host = host.removeprefix("::ffff:")
+    late = _main_first(row, hit, {"timeout_ms": ms})
+    if late is not None:
+        return late
     return [
         row.event(
             hit,

@@ -117,7 +117,7 @@ _FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be 
 # local_main_process_first / wait_for_everyone, YOLO's torch_distributed_zero_first. A store wait that
 # times out there (the barrier's first NCCL communicator waits for rank 0's ncclUniqueId) means rank 0 did
 # not reach the barrier within the timeout: a collective timeout, not a lost store.
-_MAIN_FIRST = re.compile(
+MAIN_FIRST = re.compile(
     r"\b(main_process_first|local_main_process_first|wait_for_everyone|torch_distributed_zero_first)\b"
 )
 _TIMED_OUT = re.compile(r"Socket Timeout|wait timeout after|[Tt]imed out|[Tt]imeout waiting")
@@ -129,7 +129,7 @@ def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[E
     if not _TIMED_OUT.search(error):
         return None
     where = next(
-        (w for ln in hit.before(24, same_rank=False) for w in _MAIN_FIRST.findall(ln.text)),
+        (w for ln in hit.before(24, same_rank=False) for w in MAIN_FIRST.findall(ln.text)),
         None,
     )
     if where is None:
