@@ -295,6 +295,27 @@ def test_store_errors_of_the_oldest_versions(prefix: str, line: str, code: str) 
     check_root(prefix + line + "\n", code)
 
 
+# -- torchelastic 0.1-0.2's names, the c10d backend's file store, the launcher's own etcd server -------------
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("torchelastic.rendezvous.api.RendezvousTimeoutException", "RUN221"),
+        ("torchelastic.rendezvous.api.RendezvousClosedException", "RUN221"),
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousError: The file creation for C10d store has failed. "
+            "See inner exception for details.",
+            "RUN222",
+        ),
+        ("RuntimeError: Timed out waiting for etcd server to be ready!", "RUN222"),
+    ],
+)
+def test_elastic_names_of_every_era(prefix: str, line: str, code: str) -> None:
+    check_root(prefix + line + "\n", code)
+
+
 # -- a rank's own server that cannot bind, under mpirun or torchrun --------------------------------------------
 
 _PY_BIND = [

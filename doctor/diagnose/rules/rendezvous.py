@@ -39,9 +39,11 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
+# torchelastic 0.1-0.2 (the package before it moved into torch 1.9) named them ...Exception.
 _RDZV_TIMEOUT = re.compile(
-    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) "
-    r"(?:clients|workers)|rendezvous has timed out after \d"
+    r"RendezvousTimeoutError|RendezvousTimeoutException|"
+    r"Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) (?:clients|workers)|"
+    r"rendezvous has timed out after \d"
     r"|[Tt]imed out initializing process group in store based barrier"
 )
 # 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
@@ -437,8 +439,8 @@ SIGNATURES = (
         _RDZV_TIMEOUT,
         _rdzv_timeout,
         R,
-        anchors=(b"rror", b"imed out"),
-        worth=(rb"Error\b", rb"[Tt]imed out"),
+        anchors=(b"rror", b"imed out", b"RendezvousTimeoutException"),
+        worth=(rb"Error\b", rb"[Tt]imed out", rb"RendezvousTimeoutException"),
         words=("rendezvous", "timed out after", "store based barrier"),
     ),
     Signature(
@@ -559,11 +561,15 @@ SIGNATURES = (
     Signature(
         "rendezvous closed",
         # also the agent's JSON error file (error_handler.py): '"message": "RendezvousClosedError: ",'
-        re.compile(r"(?:" + LEAD + r'|^\s*"message": ")(?:\w+\.)*RendezvousClosedError\b'),
+        re.compile(
+            r"(?:"
+            + LEAD
+            + r'|^\s*"message": ")(?:\w+\.)*(?:RendezvousClosedError|RendezvousClosedException)\b'
+        ),
         _closed,
         R,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"rror", b"RendezvousClosedException"),
+        worth=(rb"Error\b", rb"RendezvousClosedException"),
         words=("rendezvous",),
     ),
 )

@@ -42,7 +42,12 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 
 _SOCKET_TIMEOUT = re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
-_RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
+# also the c10d backend's file store (--rdzv-endpoint a path): "RendezvousError: The file creation for C10d
+# store has failed. See inner exception for details."
+_RDZV_CONN = re.compile(
+    r"RendezvousConnectionError|connection to the C10d store has failed|"
+    r"file creation for C10d store has failed"
+)
 # torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
 # "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
 _STORE_ERR = re.compile(
@@ -102,8 +107,11 @@ _UID_RANK = re.compile(r"\[(\d+)\] is setting up NCCL communicator")
 # "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
 # '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
 # servers, maybe you provided the wrong host(s) to connect to?".
+# The etcd server the launcher starts itself (elastic/rendezvous/etcd_server.py) that never came up: "Timed
+# out waiting for etcd server to be ready!".
 _ETCD = re.compile(
-    r"Etcd(?:ConnectionFailed|Exception): (?:Connection to etcd failed|Could not get the list of servers)"
+    r"Etcd(?:ConnectionFailed|Exception): (?:Connection to etcd failed|Could not get the list of servers)|"
+    r"Timed out waiting for etcd server to be ready"
 )
 _ETCD_ADDR = re.compile(r"host='([^']+)', port=(\d+)")
 _STORE_CONTEXT = re.compile(
@@ -467,6 +475,8 @@ SIGNATURES = (
         examples=(
             "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
             "C10d store has failed. See inner exception for details.",
+            "torch.distributed.elastic.rendezvous.api.RendezvousError: The file creation for C10d store has "
+            "failed. See inner exception for details.",
         ),
     ),
     Signature(
@@ -551,8 +561,8 @@ SIGNATURES = (
         _ETCD,
         _etcd,
         S,
-        anchors=(b"rror", b"Etcd"),
-        worth=(rb"Etcd\w*(?:Failed|Exception)",),
+        anchors=(b"rror", b"Etcd", b"etcd server to be ready"),
+        worth=(rb"Etcd\w*(?:Failed|Exception)", rb"etcd server to be ready"),
         words=("etcd",),
     ),
     Signature(
