@@ -427,3 +427,84 @@ def test_a_store_error_never_outranks_the_death_it_echoes(death: str, echo: str,
     root = root_finding(log)
     assert root is not None and root.category != "rendezvous", (log, root)
     assert any(f.category == "rendezvous" for f in failure_findings(log))
+
+
+# -- the launcher could not start the ranks on another node (RUN303) -----------------------------------------
+
+_DS_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.8/site-packages/deepspeed/launcher/runner.py", line 281, in main\n'
+    "    result = subprocess.check_output(hostname_cmd, shell=True)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "facts"),
+    [
+        (
+            "RuntimeError: Using hostfile at /home/u/hostfile but host=gadi-gpu-v100-0011 was not reachable via ssh. "
+            "If you are running with a single node please remove /home/u/hostfile or setup passwordless ssh.\n",
+            {"host": "gadi-gpu-v100-0011", "launcher": "deepspeed"},
+        ),
+        (
+            _DS_TB
+            + "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' "
+            "returned non-zero exit status 255.\n",
+            {"host": "192.168.3.100", "exitcode": 255},
+        ),
+        (
+            _DS_TB
+            + "subprocess.CalledProcessError: Command '['ssh 175.24.121.148 hostname -I']' returned non-zero "
+            "exit status 255.\n",
+            {"host": "175.24.121.148"},
+        ),
+        ("pdsh@node1: node2: ssh exited with exit code 255\n", {"host": "node2", "launcher": "pdsh"}),
+        (
+            "localhost: ssh: connect to host localhost port 22: Connection refused\n",
+            {"host": "localhost", "ssh_port": 22},
+        ),
+        (
+            "worker-1: ssh: Could not resolve hostname worker-1: Name or service not known\n",
+            {"host": "worker-1"},
+        ),
+        ("ssh: connect to host 175.24.121.148 port 22: No route to host\n" + _DS_TB, {"ssh_port": 22}),
+        ("node-2: Host key verification failed.\npdsh@node-1: node-2: ssh exited with exit code 255\n", {}),
+        ("node-2: Permission denied (publickey).\npdsh@node-1: node-2: ssh exited with exit code 255\n", {}),
+        (
+            "--------------------------------------------------------------------------\n"
+            "ORTE was unable to reliably start one or more daemons.\n"
+            "This usually is caused by:\n",
+            {"launcher": "mpirun", "runtime": "ORTE"},
+        ),
+        (
+            "PRTE was unable to reliably start one or more daemons.\n",
+            {"runtime": "PRTE"},
+        ),
+        (
+            "An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun. This\n",
+            {"runtime": "ORTE"},
+        ),
+        (
+            '[mpiexec@node1] HYDU_sock_connect (utils/sock/sock.c:145): unable to connect from "node1" to "node2" '
+            "(No route to host)\n",
+            {"launcher": "hydra", "host": "node2", "error": "No route to host"},
+        ),
+    ],
+)
+def test_the_launcher_could_not_start_the_ranks_on_another_node(log: str, facts: dict[str, object]) -> None:
+    check_root(log, "RUN303", facts)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.\n",
+        "ssh: connect to host github.com port 22: Connection timed out\n"
+        "fatal: Could not read from remote repository.\n",
+        "ssh: Could not resolve hostname bastion: Name or service not known\n",
+        "pdsh@node1: node2: ssh exited with exit code 1\n",
+    ],
+)
+def test_ssh_words_that_are_not_a_launch(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN303", root
