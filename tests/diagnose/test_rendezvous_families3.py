@@ -67,6 +67,15 @@ def test_the_protocol_error_beside_an_empty_master_addr_says_so() -> None:
     assert root is not None and "empty" in root.message
 
 
+_ELASTIC_ERROR_FILE = '[ERROR] 2021-09-13 22:18:26,678 error_handler: {\n  "message": {\n    "message": "RuntimeError: Stop_waiting response is expected",\n    "extraInfo": {\n      "py_callstack": "Traceback (most recent call last):\\n  File \\"/opt/conda/lib/python3.8/site-packages/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py\\", line 55, in next_rendezvous\\n    self._store = TCPStore(\\nRuntimeError: Stop_waiting response is expected\\n",\n      "timestamp": "1631571506"\n    }\n  }\n}\n'
+_CHILD_FAILED_TABLE = 'torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\ntrain.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2024-05-01_10:00:00\n  host      : node-1\n  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 1234)\n  error_file: /tmp/torchelastic_x/none_y/attempt_0/1/error.json\n  traceback : Traceback (most recent call last):\n    File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper\n      return f(*args, **kwargs)\n    File "train.py", line 20, in main\n      dist.init_process_group("nccl")\n  torch.distributed.DistNetworkError: Failed to send, sent 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?\n============================================================\n'
+
+
+@pytest.mark.parametrize("log", [_ELASTIC_ERROR_FILE, _CHILD_FAILED_TABLE])
+def test_store_errors_inside_the_agents_error_file_and_table(log: str) -> None:
+    check_root(log, "RUN222")
+
+
 # -- Utils.hpp: the send side of a connection the store's host closed --------------------------------------------
 
 
