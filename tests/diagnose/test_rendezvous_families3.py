@@ -517,3 +517,31 @@ def test_the_launcher_could_not_start_the_ranks_on_another_node(log: str, facts:
 def test_ssh_words_that_are_not_a_launch(log: str) -> None:
     root = root_finding(log)
     assert root is None or root.code != "RUN303", root
+
+
+# -- a stack cut in the wrapper frames below the agent's call of the meeting (torchelastic 0.2, 1.9+) --------
+
+_AGENT = "/home/u/anaconda3/lib/python3.8/site-packages/{pkg}"
+
+
+@pytest.mark.parametrize("pkg", ["torchelastic", "torch/distributed/elastic"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        "self._initialize_workers(worker_group)",
+        "self._rendezvous(worker_group)",
+        "rdzv_handler.next_rendezvous()",
+    ],
+)
+def test_a_stack_cut_below_the_agents_call_of_the_meeting(pkg: str, call: str) -> None:
+    root = _AGENT.format(pkg=pkg)
+    log = (
+        "Traceback (most recent call last):\n"
+        f'  File "{root}/agent/server/api.py", line 831, in _invoke_run\n'
+        "    self._restart_workers(self._worker_group)\n"
+        f'  File "{root}/agent/server/api.py", line 674, in _restart_workers\n'
+        f"    {call}\n"
+        f'  File "{root}/metrics/api.py", line 126, in wrapper\n'
+        "    result = f(*args, **kwargs\n"
+    )
+    check_root(log, "RUN221", {"cut": True})
