@@ -545,3 +545,15 @@ def test_a_stack_cut_below_the_agents_call_of_the_meeting(pkg: str, call: str) -
         "    result = f(*args, **kwargs\n"
     )
     check_root(log, "RUN221", {"cut": True})
+
+
+def test_pdshs_ssh_dropped_after_the_ranks_started_yields_to_what_ended_them() -> None:
+    log = (
+        "worker-1: [2024-01-06 11:41:40,021] [INFO] [comm.py:637:init_distributed] cdb=None\n"
+        "worker-1: epoch 0 step 100 loss 2.31\n"
+        "worker-0: [rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.06 GiB is free.\n"
+        "pdsh@worker-0: worker-1: ssh exited with exit code 255\n"
+    )
+    root = root_finding(log)
+    assert root is not None and root.category == "cuda_oom", root

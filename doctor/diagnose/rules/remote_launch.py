@@ -89,15 +89,33 @@ def _ssh_cmd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     )
 
 
+# The ranks had started (their own records before the line): an ssh session that ends with 255 then is a
+# connection dropped mid-run (the node died or was rebooted), the echo of what ended it.
+_STARTED = re.compile(
+    r"init_distributed|Initializing TorchBackend|NCCL INFO|Init COMPLETE|Rendezvous complete|[Ee]poch\b|"
+    r"\bstep\b|\bloss\b"
+)
+
+
 def _pdsh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if m.group("code") != "255":
         return None  # the remote command's own exit code: the rank's failure, read elsewhere
     host = m.group("host")
+    facts: dict[str, Any] = {"launcher": "pdsh", "host": host, "exitcode": 255}
+    if any(_STARTED.search(ln.text) for ln in hit.before(400, same_rank=False)):
+        facts["during_run"] = True
+        return [
+            row.event(
+                hit,
+                f"pdsh lost its ssh session to {host} (exit code 255) after the ranks had started: the node "
+                "went away or its connection dropped; what ended it says more",
+                facts,
+                tier=2,
+                dedupe=(row.code, host),
+            )
+        ]
     return _event(
-        row,
-        hit,
-        f"pdsh could not start the ranks on {host}: its ssh failed (exit code 255)",
-        {"launcher": "pdsh", "host": host, "exitcode": 255},
+        row, hit, f"pdsh could not start the ranks on {host}: its ssh failed (exit code 255)", facts
     )
 
 
