@@ -134,6 +134,10 @@ def _ssh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if m.group("port"):
         facts["ssh_port"] = int(m.group("port"))
     at = f" {host}" if host else " another node"
+    if any(_STARTED.search(ln.text) for ln in hit.before(400, same_rank=False)):
+        facts["during_run"] = True  # the ranks had started: a later ssh of the job, not its launch
+        msg = f"an ssh of the job to{at} failed ({why}) after the ranks had started"
+        return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, host))]
     return _event(row, hit, f"the launcher's ssh to{at} failed ({why}): its ranks there never started", facts)
 
 
