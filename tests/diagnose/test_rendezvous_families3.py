@@ -557,3 +557,41 @@ def test_pdshs_ssh_dropped_after_the_ranks_started_yields_to_what_ended_them() -
     )
     root = root_finding(log)
     assert root is not None and root.category == "cuda_oom", root
+
+
+# -- the new rows under the wrappers real logs put around them -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        (
+            "ray.exceptions.RayTaskError(DistStoreError): ray::_RayTrainWorker__execute.get_next() (pid=2044, "
+            "ip=10.0.0.2) torch.distributed.DistStoreError: Stop_waiting response is expected\n",
+            "RUN222",
+        ),
+        (
+            "ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.execute_method() (pid=933, "
+            "ip=50.147.43.24) RuntimeError: on 10.0.0.7, port: 29500 already in use\n",
+            "RUN223",
+        ),
+        (
+            "ray.train.base_trainer.TrainingFailedError: The Ray Train run failed. Please inspect the previous error "
+            "messages for a cause.\ntorch.distributed.DistNetworkError: Failed to send, sent 0 bytes. Connection was "
+            "likely closed. Did the remote server shutdown or crash?\n",
+            "RUN222",
+        ),
+        (
+            "[2024-03-01 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] "
+            "exits with return code = 1\nRuntimeError: Stop_waiting response is expected\n",
+            "RUN222",
+        ),
+        (
+            "E0301 10:00:00.000 1 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1100] TimeoutError: "
+            "timed out waiting for all 2 members to join\n",
+            "RUN221",
+        ),
+    ],
+)
+def test_new_rows_under_their_wrappers(log: str, code: str) -> None:
+    check_root(log, code)
