@@ -595,3 +595,17 @@ def test_pdshs_ssh_dropped_after_the_ranks_started_yields_to_what_ended_them() -
 )
 def test_new_rows_under_their_wrappers(log: str, code: str) -> None:
     check_root(log, code)
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    ("line", "facts"),
+    [
+        ("AssertionError: MPI world size 1 does not match torch world size 2", {"mpi_world_size": 1}),
+        ("AssertionError: MPI rank 0 does not match torch rank 3", {"torch_rank": 3}),
+    ],
+)
+def test_deepspeeds_mpi_discovery_disagrees_with_torch(
+    prefix: str, line: str, facts: dict[str, object]
+) -> None:
+    check_root(prefix + line + "\n", "RUN224", facts)

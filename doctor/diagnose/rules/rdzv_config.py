@@ -215,7 +215,40 @@ def _bad_param(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# DeepSpeed's mpi_discovery (deepspeed/comm/comm.py, utils/distributed.py, 0.3-0.16) after torch.distributed
+# was already initialised: "AssertionError: MPI world size 1 does not match torch world size 2" / "MPI rank 0
+# does not match torch rank 3" - two launchers disagree on the world (mpirun's variables and torchrun's, or
+# ranks started one by one with a stale WORLD_SIZE).
+_MPI_MISMATCH = re.compile(
+    r"MPI (?P<what>rank|world size) (?P<mpi>\d+) does not match torch (?:rank|world size) (?P<torch>\d+)"
+)
+
+
+def _mpi_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what, mpi, torch = m.group("what"), int(m.group("mpi")), int(m.group("torch"))
+    key = "world_size" if what == "world size" else "rank"
+    return [
+        row.event(
+            hit,
+            f"the MPI launcher's {what} ({mpi}) is not torch.distributed's ({torch}): two launchers set the "
+            "world (mpirun's variables and torchrun's or the script's RANK / WORLD_SIZE); start the job with "
+            "one",
+            {"problem": f"{key} mismatch between MPI and torch", f"mpi_{key}": mpi, f"torch_{key}": torch},
+            dedupe=(row.code, "mpi_mismatch"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "mpi and torch disagree on the world",
+        _MPI_MISMATCH,
+        _mpi_mismatch,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror", b"does not match torch"),
+        worth=(rb"does not match torch",),
+        words=("does not match torch",),
+    ),
     Signature(
         "rendezvous parameters rejected",
         _BAD_PARAM,
