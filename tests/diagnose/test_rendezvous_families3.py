@@ -609,3 +609,23 @@ def test_deepspeeds_mpi_discovery_disagrees_with_torch(
     prefix: str, line: str, facts: dict[str, object]
 ) -> None:
     check_root(prefix + line + "\n", "RUN224", facts)
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:5])
+@pytest.mark.parametrize(
+    ("line", "facts"),
+    [
+        (
+            "RuntimeError: failed to read the MASTER_ADDR environmental variable; maybe you forgot to set it? at "
+            "/pytorch/torch/lib/THD/base/init_methods/InitMethodEnv.cpp:18",
+            {"missing_variable": "MASTER_ADDR"},
+        ),
+        (
+            "RuntimeError: rank is not set but it is required for env:// init method",
+            {"missing_variable": "RANK"},
+        ),
+        ("RuntimeError: world_size specified both as an environmental variable and to the initializer", {}),
+    ],
+)
+def test_thd_env_settings(prefix: str, line: str, facts: dict[str, object]) -> None:
+    check_root(prefix + line + "\n", "RUN224", facts)

@@ -239,7 +239,54 @@ def _mpi_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# torch 0.3-0.4's THD env:// init (torch/lib/THD/base/init_methods/InitMethodEnv.cpp): "failed to read the
+# MASTER_ADDR environmental variable; maybe you forgot to set it?", "rank is not set but it is required for env://
+# init method", "world_size specified both as an environmental variable and to the initializer".
+_THD_ENV = re.compile(
+    r"failed to read the (?P<var>\w+) environmental variable; maybe you forgot to set it|"
+    r"(?P<param>rank|world_size) (?P<how>is not set but it is required for env:// init method|"
+    r"specified both as an environmental variable and to the initializer)"
+)
+
+
+def _thd_env(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    var = m.group("var") or m.group("param").upper()
+    both = bool(m.group("how")) and m.group("how").startswith("specified both")
+    what = (
+        f"{m.group('param')} is given both in the environment and to init_process_group, with different "
+        "values"
+        if both
+        else f"{var} is not set"
+    )
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not start the env:// rendezvous (torch 0.4): {what}",
+            {"init_method": "env://", "missing_variable": None if both else var, "problem": what},
+            dedupe=(row.code,),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "THD env:// settings (0.3-0.4)",
+        _THD_ENV,
+        _thd_env,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(
+            b"rror",
+            b"environmental variable; maybe you forgot",
+            b"required for env:// init method",
+            b"specified both as an environmental variable",
+        ),
+        worth=(
+            rb"environmental variable; maybe you forgot",
+            rb"required for env:// init method",
+            rb"specified both as an environmental variable",
+        ),
+        words=("environmental variable", "required for env://"),
+    ),
     Signature(
         "mpi and torch disagree on the world",
         _MPI_MISMATCH,
