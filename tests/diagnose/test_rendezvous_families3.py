@@ -629,3 +629,22 @@ def test_deepspeeds_mpi_discovery_disagrees_with_torch(
 )
 def test_thd_env_settings(prefix: str, line: str, facts: dict[str, object]) -> None:
     check_root(prefix + line + "\n", "RUN224", facts)
+
+
+@pytest.mark.parametrize(
+    "launch",
+    [
+        "pdsh@node1: node2: ssh exited with exit code 255\n",
+        "ORTE was unable to reliably start one or more daemons.\n",
+    ],
+)
+@pytest.mark.parametrize("order", ["launch first", "timeout first"])
+def test_the_started_agents_rendezvous_timeout_yields_to_the_node_that_never_started(
+    launch: str, order: str
+) -> None:
+    timeout = (
+        "node1: torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError: The node 'node1_17_0' rendezvous "
+        "has timed out after 900.12 seconds (timeout: 900s).\n"
+    )
+    log = launch + timeout if order == "launch first" else timeout + launch
+    check_root(log, "RUN303")

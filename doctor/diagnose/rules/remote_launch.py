@@ -63,6 +63,14 @@ _HYDRA = re.compile(
 )
 
 
+# Any of the launch failures above, for the rendezvous rows of the nodes that did start: their agents' timeout
+# is this failure's echo (rendezvous.py reads it as tier 1).
+LAUNCH_FAILED = re.compile(
+    r"was not reachable via ssh|ssh exited with exit code 255|unable to reliably start one or more daemons|"
+    r"daemon has unexpectedly failed after launch|HYDU_sock_connect"
+)
+
+
 def _event(row: Signature, hit: Hit, what: str, facts: dict[str, Any]) -> list[Event]:
     return [row.event(hit, what, facts, dedupe=(row.code, facts.get("host") or facts.get("launcher")))]
 

@@ -37,6 +37,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.rules.remote_launch import LAUNCH_FAILED
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
 # torchelastic 0.1-0.2 (the package before it moved into torch 1.9) named them ...Exception.
@@ -171,6 +172,12 @@ def _peer_died(hit: Hit, facts: dict[str, Any]) -> bool:
     return False
 
 
+def _launch_failed(hit: Hit) -> bool:
+    """The launcher could not start the ranks of another node (remote_launch.py's records) in the paste: the
+    agents that did start wait for them until their rendezvous times out."""
+    return any(LAUNCH_FAILED.search(ln.text) for ln in [*hit.before(400, False), *hit.after(400, False)])
+
+
 def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     facts: dict[str, Any] = {}
@@ -210,7 +217,7 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"rendezvous timed out waiting for the other ranks{who}",
             facts,
             rank=int(on.group(1)) if on else None,
-            tier=1 if _peer_died(hit, facts) else None,
+            tier=1 if _peer_died(hit, facts) or _launch_failed(hit) else None,
             dedupe=(row.code,),
         )
     ]
