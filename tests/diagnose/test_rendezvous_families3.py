@@ -648,3 +648,52 @@ def test_the_started_agents_rendezvous_timeout_yields_to_the_node_that_never_sta
     )
     log = launch + timeout if order == "launch first" else timeout + launch
     check_root(log, "RUN303")
+
+
+# -- Paddle's exchange of the communicator id (gen_comm_id_helper.cc) -----------------------------------------
+
+_PD_RETRY = (
+    "W0401 10:00:0{n}.000 1234 gen_comm_id_helper.cc:166] connect addr=10.0.0.1:6170 failed {n} times with reason: "
+    "Connection refused retry after 0.5 seconds\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "code", "facts"),
+    [
+        (
+            "OSError: (External) Unavailable: connect addr=10.0.0.1:6170 timeout, failed reason: Connection refused "
+            "[Hint: Expected *total_time < timeout, but received *total_time:900000 >= timeout:900000.] (at "
+            "/paddle/paddle/fluid/platform/gen_comm_id_helper.cc:137)\n",
+            "RUN222",
+            {"endpoint": "10.0.0.1:6170", "framework": "paddle"},
+        ),
+        (
+            "OSError: (External) Unavailable: bind addr=10.0.0.2:6171 timeout, failed reason: Address already in use "
+            "[Hint: Expected *total_time < timeout, but received *total_time:900000 >= timeout:900000.]\n",
+            "RUN223",
+            {"port": 6171},  # rendezvous.py's "Address already in use" row reads it first
+        ),
+        (_PD_RETRY.format(n=1) + _PD_RETRY.format(n=2), "RUN222", {"endpoint": "10.0.0.1:6170"}),
+        (
+            "ValueError: (InvalidArgument) Fail to get host by name node-2. (at "
+            "/paddle/paddle/fluid/platform/gen_comm_id_helper.cc:214)\n",
+            "RUN222",
+            {"host": "node-2"},
+        ),
+        (
+            "ValueError: (InvalidArgument) The endpoint should contain host and port, but got node-2. [Hint: Expected "
+            "addr.size() == 2UL, but received addr.size():1 != 2UL:2.]\n",
+            "RUN224",
+            {"endpoint": "node-2"},
+        ),
+    ],
+)
+def test_paddles_communicator_id_exchange(log: str, code: str, facts: dict[str, object]) -> None:
+    check_root(log, code, facts)
+
+
+def test_paddles_connect_retry_the_run_went_past_is_silent() -> None:
+    log = _PD_RETRY.format(n=1) + "I0401 10:00:05.000 1234 trainer.py:10] epoch 0 step 10 loss 2.3\n"
+    root = root_finding(log)
+    assert root is None or root.category != "rendezvous"

@@ -8,7 +8,12 @@ zmq_van.h's "connect to tcp://10.0.0.1:9091 failed: Connection refused") and dml
 Environment::Get()->find("DMLC_PS_ROOT_URI")" for a scheduler address never set; a C++ server's own bind
 check (Paddle's pserver, LightNetwork.cpp: "F1027 16:29:05.697548 5717 LightNetwork.cpp:194] Check failed:
 bind(socket_, (struct sockaddr *)&serv_addr, sizeof(serv_addr)) >= 0 ERROR on binding 10.76.78.44"); PCCL's
-status raised by its Python binding ("pcclConnect failed with error: MASTER_CONNECTION_FAILED: ...").
+status raised by its Python binding ("pcclConnect failed with error: MASTER_CONNECTION_FAILED: ...");
+Paddle's exchange of the NCCL/BKCL unique id (platform/gen_comm_id_helper.cc, 2.0+): its retry record
+"connect addr=10.0.0.1:6170 failed 3 times with reason: Connection refused retry after 1.5 seconds" (a step,
+unless the log ends in it), the raise after 900 s "(Unavailable) connect addr=10.0.0.1:6170 timeout, failed
+reason: Connection refused" / "bind addr=... timeout, failed reason: Address already in use", "Fail to get
+host by name node-2.", "The endpoint should contain host and port, but got node-2.".
 
 A port that the node's own server cannot bind is RUN223 (most often another job holds it; glog's check does
 not say the errno); an address it cannot find or a master it cannot reach is RUN222; a variable of the
@@ -123,6 +128,63 @@ def _pccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_PADDLE_ID = re.compile(
+    r"(?P<op>connect|bind) addr=(?P<ep>\S+?) "
+    r"(?:(?P<timeout>timeout, failed reason: )|failed (?P<n>\d+) times with reason: )"
+    r"(?P<why>[^\n]*?)(?: retry after [\d.]+ seconds)?\s*(?:\[Hint:|$)"
+)
+_PADDLE_HOST = re.compile(r"Fail to get host by name (?P<host>[^\s.]+(?:\.[^\s.]+)*)\.?")
+_PADDLE_EP = re.compile(r"The endpoint should contain host and port, but got (?P<ep>\S*?)\.?\s*(?:\[|$)")
+
+
+def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op, ep, why = m.group("op"), m.group("ep"), m.group("why").strip()
+    facts: dict[str, Any] = {"framework": "paddle", "endpoint": ep, "error": clip(why, 80)}
+    tier = None
+    if not m.group("timeout"):
+        # the retry record: the run went on (the peer came up) unless the log ends in these records
+        later = [ln.text for ln in hit.after(30, same_rank=True) if ln.text.strip()]
+        if any(not _PADDLE_ID.search(t) for t in later):
+            return []
+        tier = 1
+    in_use = op == "bind" or "already in use" in why
+    code = C.ADDRESS_IN_USE.code if in_use else C.STORE_UNREACHABLE.code
+    what = (
+        f"Paddle's trainer could not bind {ep} to hand out the communicator id ({why})"
+        if op == "bind"
+        else f"Paddle's trainer could not connect to {ep} to get the communicator id ({why}): that trainer "
+        "is not up, or the endpoint list (PADDLE_TRAINER_ENDPOINTS) is wrong"
+    )
+    return [row.event(hit, what, facts, code=code, tier=tier, dedupe=(code, "paddle_id"))]
+
+
+def _paddle_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host = m.group("host")
+    return [
+        row.event(
+            hit,
+            f"Paddle's trainer could not resolve {host}, a host of its endpoint list "
+            "(PADDLE_TRAINER_ENDPOINTS)",
+            {"framework": "paddle", "host": host, "error": "name resolution"},
+            dedupe=(row.code, "paddle_host"),
+        )
+    ]
+
+
+def _paddle_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ep = m.group("ep")
+    return [
+        row.event(
+            hit,
+            f"Paddle's endpoint '{ep}' has no port: the trainer endpoints (PADDLE_TRAINER_ENDPOINTS / "
+            "--ips) are malformed",
+            {"framework": "paddle", "endpoint": ep, "problem": "endpoint without port"},
+            code=C.RENDEZVOUS_CONFIG.code,
+            dedupe=(C.RENDEZVOUS_CONFIG.code, "paddle_ep"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 SIGNATURES = (
     Signature(
@@ -151,6 +213,33 @@ SIGNATURES = (
         anchors=(b"Check failed", b"ERROR on binding"),
         worth=(rb"Check failed", rb"ERROR on binding"),
         words=("check failed: bind(", "check failed: ::bind(", "error on binding"),
+    ),
+    Signature(
+        "paddle communicator id exchange",
+        _PADDLE_ID,
+        _paddle_id,
+        S,
+        anchors=(b" addr=",),
+        worth=(rb"(?:connect|bind) addr=\S+ (?:timeout|failed \d+ times)",),
+        words=("addr=",),
+    ),
+    Signature(
+        "paddle host name",
+        _PADDLE_HOST,
+        _paddle_host,
+        S,
+        anchors=(b"Fail to get host by name",),
+        worth=(rb"Fail to get host by name",),
+        words=("fail to get host by name",),
+    ),
+    Signature(
+        "paddle endpoint without port",
+        _PADDLE_EP,
+        _paddle_ep,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"endpoint should contain host and port",),
+        worth=(rb"endpoint should contain host and port",),
+        words=("endpoint should contain host and port",),
     ),
     Signature(
         "pccl connect",
