@@ -291,9 +291,14 @@ SIGNATURES = (
         _wait_timeout,
         S,
         tier=1,
-        anchors=(b"imed out",),
-        worth=(rb"[Tt]imed out",),
+        anchors=(b"imed out", b"[c10d]"),
+        worth=(rb"[Tt]imed out", rb"\[c10d\] waitForInput: socket"),
         words=("waitforinput",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or the record's 'timed out'",
+        examples=(
+            "[W228 18:45:15.741177013 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, "
+            "addr=[node-2]:38674, remote=[::ffff:10.0.0.1]:23456) timed out after 900000ms",
+        ),
     ),
     Signature(
         "store request poll failed (2.1-2.3)",
@@ -304,7 +309,9 @@ SIGNATURES = (
         # barrier's timeout, a peer's death) says more; alone in a paste it is still the finding
         tier=2,
         anchors=(b"[c10d]", b"poolFD failed"),
-        worth=(rb"poolFD failed",),
+        # the record's start too: a terminal that wraps at 80 columns cuts "poolFD failed" off the physical
+        # line that holds the prefix
+        worth=(rb"poolFD failed", rb"\[c10d\] While waitForInput"),
         words=("poolfd failed",),
         anchor_from="c10d's '[c10d] ' logger prefix, or the record's own words",
         examples=("[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",),
@@ -315,7 +322,10 @@ SIGNATURES = (
         _client_io,
         S,
         anchors=(b"[c10d]", b"failed on SocketImpl"),
-        worth=(rb"failed on SocketImpl",),
+        worth=(
+            rb"failed on SocketImpl",
+            rb"\[c10d\] (?:recvValue|recvVector|recvBytes|sendBytes|receive\w+) failed",
+        ),
         words=("failed on socketimpl",),
         anchor_from="c10d's '[c10d] ' logger prefix, or the record's own words",
         examples=(
