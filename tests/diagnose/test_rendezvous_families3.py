@@ -346,6 +346,19 @@ def test_a_ranks_own_server_port_taken(prefix: str, last: str) -> None:
     check_root(log, "RUN223", {"errno": 98})
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[rank0]: ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already "
+        "in use",
+        "[rank0]: zmq.error.ZMQError: Address already in use (addr='tcp://*:5555')",
+    ],
+)
+def test_a_ranks_web_server_or_queue_port_is_still_not_the_meeting(line: str) -> None:
+    root = root_finding(line + "\n")
+    assert root is None or root.category != "rendezvous", root
+
+
 def test_the_same_bind_failure_of_a_lone_web_app_is_not_a_rendezvous() -> None:
     log = "".join(ln + "\n" for ln in ["Traceback (most recent call last):", *_PY_BIND])
     log += "OSError: [Errno 98] Address already in use\n"

@@ -293,8 +293,9 @@ def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if _OTHER_SERVER.search(t) and not any(
         _TORCH_STORE.search(ln.text) for ln in [*hit.before(16), hit.line]
     ):
-        if not _ranked(hit):
-            return []  # a web server's or a message queue's port, not the ranks' store
+        if not _ranked(hit) or re.search(r"ZMQError|attempting to bind on address", t):
+            # a web server's (uvicorn names its address) or a message queue's port, not the ranks' store
+            return []
         return [
             row.event(
                 hit,
