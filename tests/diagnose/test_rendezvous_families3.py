@@ -325,6 +325,12 @@ def test_elastic_names_of_every_era(prefix: str, line: str, code: str) -> None:
     check_root(prefix + line + "\n", code)
 
 
+def test_a_thd_data_channels_reset_while_training_is_not_the_meeting() -> None:
+    log = "RuntimeError: Connection reset by peer at /pytorch/torch/lib/THD/base/data_channels/DataChannelTCP.cpp:423\n"
+    root = root_finding(log)
+    assert root is None or root.category != "rendezvous", root
+
+
 # -- a rank's own server that cannot bind, under mpirun or torchrun --------------------------------------------
 
 _PY_BIND = [

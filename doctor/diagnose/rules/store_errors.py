@@ -73,7 +73,8 @@ STORE_OP = re.compile(
     r"distributed_c10d\.py\", line \d+, in init_process_group|"
     # torch 0.3-0.4's THD raised its TCP init's socket errors with its source after them ("RuntimeError:
     # Connection refused at /pytorch/torch/lib/THD/base/TCPUtils.cpp:45"): only the ranks' meeting is there
-    r"torch/lib/THD/"
+    # (its init and connect sources only: a data channel's reset while training is the network's)
+    r"torch/lib/THD/(?:base/init_methods/|base/TCPUtils\.cpp|process_group/General\.cpp)"
 )
 # torch 1.x TCPStore's connect (c10d/Utils.cpp SYSCHECK): the socket's strerror raised as it is,
 # "RuntimeError: Connection timed out" / "No route to host" / "Network is unreachable", under
