@@ -716,3 +716,15 @@ def test_paddles_connect_retry_the_run_went_past_is_silent() -> None:
     log = _PD_RETRY.format(n=1) + "I0401 10:00:05.000 1234 trainer.py:10] epoch 0 step 10 loss 2.3\n"
     root = root_finding(log)
     assert root is None or root.category != "rendezvous"
+
+
+_AF_TB = 'Traceback (most recent call last):\n  File "/usr/lib/python3/dist-packages/torch/distributed/rendezvous.py", line 95, in _tcp_rendezvous_handler\n    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\nRuntimeError: Address family not supported by protocol\n'
+
+
+def test_a_store_socket_of_a_family_the_host_lacks_under_the_tcp_handler() -> None:
+    check_root(_AF_TB, "RUN222", {"store_error": "Address family not supported by protocol"})
+
+
+def test_the_same_errno_without_the_stores_frames_is_not_the_meeting() -> None:
+    root = root_finding("RuntimeError: Address family not supported by protocol\n")
+    assert root is None or root.category != "rendezvous"

@@ -82,7 +82,7 @@ STORE_OP = re.compile(
 # unreachable from this node (a firewall, a wrong MASTER_ADDR, a down interface).
 _CONNECT_ERRNO = re.compile(
     r"(?:Error|error): (Connection timed out|No route to host|Network is unreachable|Host is unreachable|"
-    r"Cannot assign requested address)\b"
+    r"Cannot assign requested address|Address family not supported by protocol)\b"
 )
 # A paste cut right after the elastic backend's raise: "File \".../c10d_rendezvous_backend.py\", line 115, in
 # _call_store" and its source line "raise" (RendezvousConnectionError(...) on the lines cut off): the
@@ -337,6 +337,17 @@ def _connect_errno(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if op is None:
         return None
+    if m.group(1).startswith("Address family"):
+        # 1.x's store socket for IPv6 on a host where IPv6 is disabled (the listen on [::] of rank 0)
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: the store's socket could not be opened ({m.group(1)}) in {_op_name(op)}: IPv6 "
+                "is disabled on this host; give MASTER_ADDR as an IPv4 address",
+                {"store_error": m.group(1), "store_op": _op_name(op)},
+                dedupe=(row.code, "store_err"),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -546,6 +557,7 @@ SIGNATURES = (
             "network is unreachable",
             "host is unreachable",
             "cannot assign requested address",
+            "address family not supported",
         ),
     ),
     Signature(
