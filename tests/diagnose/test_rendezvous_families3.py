@@ -131,6 +131,15 @@ def test_one_dropped_store_connection_before_the_run_printed_anything_fails() ->
     check_root(log, "RUN222", {"connections": 1})
 
 
+@pytest.mark.parametrize(
+    ("head", "tail"),
+    [("```text\n", "```\n"), ("```\n", "```\n"), ("ray.exceptions.RayTaskError: RuntimeError('\n", "')\n")],
+)
+def test_one_dropped_connection_inside_a_fence_or_a_wrappers_repr_still_fails(head: str, tail: str) -> None:
+    log = head + _IO.format(s=1, op="recvValue", port=60560, why="failed to recv, got 0 bytes") + tail
+    check_root(log, "RUN222", {"connections": 1})
+
+
 def test_a_dropped_connection_beside_the_process_groups_monitor_is_a_runs_end() -> None:
     log = (
         '[rank3]:[W625 23:35:35.311127584 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: failed to recv, got 0 bytes\n'

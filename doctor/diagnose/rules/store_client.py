@@ -228,6 +228,14 @@ _CLIENT_IO = re.compile(
 _GROUP_UP = re.compile(r"should dump|shut down too early|ProcessGroupNCCL|heartbeat", re.I)
 
 
+# What a paste puts around a record that is not the run's output: a code fence and its language tag, the
+# opening of a wrapper's repr ("ray.exceptions.RayTaskError: RuntimeError(").
+_PASTE_FRAME = re.compile(
+    r"^\s*(?:`{3,}|~{3,})?\s*(?:text|log|logs|shell|bash|sh|console|plaintext|python)?\s*$|"
+    r"(?:Error|Exception)\(['\"]?\s*$"
+)
+
+
 def _run_went_before(hit: Hit) -> bool:
     """Whether the job was past its start: any process printed lines of its own (not c10d's records or their
     frames) before this one, or a process group's monitor polled the store beside it."""
@@ -235,7 +243,10 @@ def _run_went_before(hit: Hit) -> bool:
     if any(_GROUP_UP.search(ln.text) for ln in near):
         return True
     return any(
-        ln.text.strip() and not _SAME_RECORD.match(ln.text) and "c10d" not in ln.text
+        ln.text.strip()
+        and not _SAME_RECORD.match(ln.text)
+        and "c10d" not in ln.text
+        and not _PASTE_FRAME.search(ln.text)
         for ln in hit.before(200, same_rank=False)
     )
 
