@@ -273,6 +273,17 @@ RENDEZVOUS_CONFIG = register_code(
     "init_process_group could not start: its rendezvous settings are missing",
     AREA,
 )
+# The multi-node launcher (DeepSpeed's runner over pdsh/ssh, mpirun's daemons, MPICH's hydra proxies) could
+# not start the ranks on another node: ssh refused, unreachable, unresolved or unauthorised. The ranks never
+# ran, so no store was ever tried; the fix is the launcher's access to the nodes, not MASTER_ADDR.
+REMOTE_LAUNCH_FAILED = register_code(
+    "RUN303",
+    "remote-launch-failed",
+    "fail",
+    "rendezvous",
+    "The launcher could not start the ranks on another node (ssh, pdsh, mpirun or hydra could not reach it)",
+    AREA,
+)
 
 GPU_XID = register_code(
     "RUN241", "gpu-xid-error", "fail", "gpu_hardware", "The NVIDIA driver reported an Xid error", AREA

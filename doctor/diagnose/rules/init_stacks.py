@@ -49,8 +49,11 @@ _MEETING_FUNC = frozenset(
 )
 # A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most
 # trainers have (fairseq's distributed_init, DeiT/MAE's init_distributed_mode, DeepSpeed's init_distributed).
+# The agent's own call of the meeting too ("self._initialize_workers(worker_group)", "self._rendezvous(
+# worker_group)", "rdzv_handler.next_rendezvous()"): a paste cut in the wrapper frames below such a line.
 _INIT_CALL = re.compile(
-    r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\("
+    r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
+    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\("
 )
 # What may stand below the meeting's frame in a cut stack: decorators' wrappers, which call through.
 _WRAPPER = re.compile(r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocessing/errors/__init__\.py$")
@@ -176,6 +179,7 @@ SIGNATURES = (
         re.compile(
             r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
             r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
+            r"\.(?:_rendezvous|next_rendezvous)\(|"
             r"(?:init_process_group|distributed_init|init_distributed\w*|init_dist|TCPStore)\("
         ),
         _cut_in_meeting,

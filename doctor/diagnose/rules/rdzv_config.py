@@ -4,21 +4,31 @@ rendezvous.py's; this module is listed right after it.
 
 Formats: torch/distributed/rendezvous.py "Error initializing torch.distributed using env:// rendezvous:
 environment variable RANK expected, but not set" (and tcp:// "port number missing"); a script's own
-os.environ['RANK'] raising "KeyError: 'RANK'" when started without a launcher; detectron2's launcher
-logging "Process group URL: None" at ERROR; TCPStore's "use_libuv was requested but PyTorch was build
-without libuv support" (2.4+ Windows wheels); distributed_c10d's "Default process group has not been
-initialized" (a collective before init_process_group).
+os.environ['RANK'] raising "KeyError: 'RANK'" when started without a launcher; detectron2's launcher logging
+"Process group URL: None" at ERROR; TCPStore's "use_libuv was requested but PyTorch was build without libuv
+support" (2.4+ Windows wheels); distributed_c10d's "Default process group has not been initialized" (a
+collective before init_process_group). torchrun's rendezvous settings that do not parse
+(elastic/rendezvous/utils.py, static_tcp_rendezvous.py, api.py, 1.9-2.x; elastic/utils/distributed.py):
+"Port is absent in endpoint: node-1. Try launching with --master-port", "endpoint is absent in
+RendezvousParameters", "rank is absent in RendezvousParameters", "The hostname of the rendezvous endpoint
+':29500' must be a dot-separated list of labels, ...", "The port number of the rendezvous endpoint '...'
+must be an integer between 0 and 65536.", "The rendezvous configuration option 'timeout' does not represent
+a valid integer value." / "must have a value specified", "The minimum number of rendezvous nodes (0) must be
+greater than zero.", "server_port must be specified when world_size > 1", and rendezvous.py's "port must
+have value from 0 to 65535 but was N" (an empty or wrong --master-addr / --master-port / --rdzv-endpoint,
+often a launcher's variable left unset).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import LEAD
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 
 # distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
 # make sure to call init_process_group." (1.x: "Default process group is not initialized").
@@ -172,7 +182,134 @@ def _no_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# The parameters torchrun builds its rendezvous from, rejected before any connection (see the module's
+# docstring): what was wrong is named in the message.
+_BAD_PARAM = re.compile(
+    r"(?P<what>Port is absent in endpoint: ?(?P<ep>\S*)|endpoint is absent in RendezvousParameters|"
+    r"rank is absent in RendezvousParameters|"
+    r"The (?:hostname|port number) of the rendezvous endpoint '(?P<ep2>[^']*)' must be|"
+    r"The rendezvous configuration (?:option '[^']*' (?:does not represent a valid|must have a value)|"
+    r"string must be in format)|"
+    r"The (?:minimum|maximum) number of rendezvous nodes \(-?\d+\) must be|"
+    r"The rendezvous backend name must be a non-empty string|"
+    r"server_port must be specified when world_size > 1|"
+    r"port must have value from 0 to 65535 but was -?\d+)"
+)
+
+
+def _bad_param(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what").rstrip(".")
+    facts: dict[str, Any] = {"problem": what}
+    ep = m.group("ep") or m.group("ep2")
+    if ep is not None:
+        facts["rdzv_endpoint"] = ep.rstrip(".")
+    return [
+        row.event(
+            hit,
+            f"torchrun's rendezvous settings were rejected before any connection ({clip(what, 120)}): "
+            "--master-addr / --master-port / --rdzv-endpoint / --rdzv-conf are empty or malformed (often a "
+            "launcher's variable left unset)",
+            facts,
+            dedupe=(row.code, "bad_param"),
+        )
+    ]
+
+
+# DeepSpeed's mpi_discovery (deepspeed/comm/comm.py, utils/distributed.py, 0.3-0.16) after torch.distributed
+# was already initialised: "AssertionError: MPI world size 1 does not match torch world size 2" / "MPI rank 0
+# does not match torch rank 3" - two launchers disagree on the world (mpirun's variables and torchrun's, or
+# ranks started one by one with a stale WORLD_SIZE).
+_MPI_MISMATCH = re.compile(
+    r"MPI (?P<what>rank|world size) (?P<mpi>\d+) does not match torch (?:rank|world size) (?P<torch>\d+)"
+)
+
+
+def _mpi_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what, mpi, torch = m.group("what"), int(m.group("mpi")), int(m.group("torch"))
+    key = "world_size" if what == "world size" else "rank"
+    return [
+        row.event(
+            hit,
+            f"the MPI launcher's {what} ({mpi}) is not torch.distributed's ({torch}): two launchers set the "
+            "world (mpirun's variables and torchrun's or the script's RANK / WORLD_SIZE); start the job with "
+            "one",
+            {"problem": f"{key} mismatch between MPI and torch", f"mpi_{key}": mpi, f"torch_{key}": torch},
+            dedupe=(row.code, "mpi_mismatch"),
+        )
+    ]
+
+
+# torch 0.3-0.4's THD env:// init (torch/lib/THD/base/init_methods/InitMethodEnv.cpp): "failed to read the
+# MASTER_ADDR environmental variable; maybe you forgot to set it?", "rank is not set but it is required for env://
+# init method", "world_size specified both as an environmental variable and to the initializer".
+_THD_ENV = re.compile(
+    r"failed to read the (?P<var>\w+) environmental variable; maybe you forgot to set it|"
+    r"(?P<param>rank|world_size) (?P<how>is not set but it is required for env:// init method|"
+    r"specified both as an environmental variable and to the initializer)"
+)
+
+
+def _thd_env(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    var = m.group("var") or m.group("param").upper()
+    both = bool(m.group("how")) and m.group("how").startswith("specified both")
+    what = (
+        f"{m.group('param')} is given both in the environment and to init_process_group, with different "
+        "values"
+        if both
+        else f"{var} is not set"
+    )
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not start the env:// rendezvous (torch 0.4): {what}",
+            {"init_method": "env://", "missing_variable": None if both else var, "problem": what},
+            dedupe=(row.code,),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "THD env:// settings (0.3-0.4)",
+        _THD_ENV,
+        _thd_env,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(
+            b"rror",
+            b"environmental variable; maybe you forgot",
+            b"required for env:// init method",
+            b"specified both as an environmental variable",
+        ),
+        worth=(
+            rb"environmental variable; maybe you forgot",
+            rb"required for env:// init method",
+            rb"specified both as an environmental variable",
+        ),
+        words=("environmental variable", "required for env://"),
+    ),
+    Signature(
+        "mpi and torch disagree on the world",
+        _MPI_MISMATCH,
+        _mpi_mismatch,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror", b"does not match torch"),
+        worth=(rb"does not match torch",),
+        words=("does not match torch",),
+    ),
+    Signature(
+        "rendezvous parameters rejected",
+        _BAD_PARAM,
+        _bad_param,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("rendezvous", "endpoint", "server_port", "port must have value"),
+        anchor_from="the exception type ('ValueError: ') before torch's message",
+        examples=(
+            "ValueError: Port is absent in endpoint: node-1. Try launching with --master-port",
+            "ValueError: port must have value from 0 to 65535 but was 70000.",
+        ),
+    ),
     Signature(
         "rendezvous backend not registered",
         _NO_BACKEND,

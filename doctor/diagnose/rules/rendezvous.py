@@ -37,11 +37,14 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.rules.remote_launch import LAUNCH_FAILED
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
+# torchelastic 0.1-0.2 (the package before it moved into torch 1.9) named them ...Exception.
 _RDZV_TIMEOUT = re.compile(
-    r"RendezvousTimeoutError|Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) "
-    r"(?:clients|workers)|rendezvous has timed out after \d"
+    r"RendezvousTimeoutError|RendezvousTimeoutException|"
+    r"Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) (?:clients|workers)|"
+    r"rendezvous has timed out after \d"
     r"|[Tt]imed out initializing process group in store based barrier"
 )
 # 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
@@ -169,6 +172,12 @@ def _peer_died(hit: Hit, facts: dict[str, Any]) -> bool:
     return False
 
 
+def _launch_failed(hit: Hit) -> bool:
+    """The launcher could not start the ranks of another node (remote_launch.py's records) in the paste: the
+    agents that did start wait for them until their rendezvous times out."""
+    return any(LAUNCH_FAILED.search(ln.text) for ln in [*hit.before(400, False), *hit.after(400, False)])
+
+
 def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     facts: dict[str, Any] = {}
@@ -208,7 +217,7 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"rendezvous timed out waiting for the other ranks{who}",
             facts,
             rank=int(on.group(1)) if on else None,
-            tier=1 if _peer_died(hit, facts) else None,
+            tier=1 if _peer_died(hit, facts) or _launch_failed(hit) else None,
             dedupe=(row.code,),
         )
     ]
@@ -266,7 +275,8 @@ def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return _server(hit, t) or None
 
 
-# Another server's port clash, not the store's: Python's own errno form ("OSError: [Errno 98] Address
+# Another server's port clash, not the store's (unless a rank's prefix is on the line, see _ranked): Python's
+# own errno form ("OSError: [Errno 98] Address
 # already in use" of a web app's socket.bind), asyncio / uvicorn ("[Errno 98] error while attempting to bind
 # on address ('0.0.0.0', 7860): address already in use"), ZeroMQ ("ZMQError: Address already in use
 # (addr='tcp://*:5555')"). torch's store says it through c10d (RuntimeError / DistNetworkError, socket.cpp's
@@ -283,8 +293,26 @@ def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if _OTHER_SERVER.search(t) and not any(
         _TORCH_STORE.search(ln.text) for ln in [*hit.before(16), hit.line]
     ):
-        return []  # a web server's or a message queue's port, not the ranks' store
+        if not _ranked(hit) or re.search(r"ZMQError|attempting to bind on address", t):
+            # a web server's (uvicorn names its address) or a message queue's port, not the ranks' store
+            return []
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} could not bind the port of its own server at start: address already in use "
+                "(another job or a leftover process on the node holds it)",
+                {"errno": 98, "server": "the rank's own"},
+                dedupe=(row.code,),
+            )
+        ]
     return _server(hit, t)
+
+
+def _ranked(hit: Hit) -> bool:
+    """Whether the line is a rank's of a multi-process job (mpirun's "[1,31]<stderr>:", torchrun's "[rank3]:"
+    or "[default0]:"): a port that a rank's own server (a parameter server, the job's per-node helper) cannot
+    bind at start is the ranks' meeting failing, whoever serves it; a web app alone prints no such prefix."""
+    return hit.line.rank is not None or hit.line.local_rank is not None
 
 
 # Accelerate's launcher (commands/launch.py, utils/launch.py) checks MASTER_PORT before it starts
@@ -419,8 +447,8 @@ SIGNATURES = (
         _RDZV_TIMEOUT,
         _rdzv_timeout,
         R,
-        anchors=(b"rror", b"imed out"),
-        worth=(rb"Error\b", rb"[Tt]imed out"),
+        anchors=(b"rror", b"imed out", b"RendezvousTimeoutException"),
+        worth=(rb"Error\b", rb"[Tt]imed out", rb"RendezvousTimeoutException"),
         words=("rendezvous", "timed out after", "store based barrier"),
     ),
     Signature(
@@ -541,11 +569,15 @@ SIGNATURES = (
     Signature(
         "rendezvous closed",
         # also the agent's JSON error file (error_handler.py): '"message": "RendezvousClosedError: ",'
-        re.compile(r"(?:" + LEAD + r'|^\s*"message": ")(?:\w+\.)*RendezvousClosedError\b'),
+        re.compile(
+            r"(?:"
+            + LEAD
+            + r'|^\s*"message": ")(?:\w+\.)*(?:RendezvousClosedError|RendezvousClosedException)\b'
+        ),
         _closed,
         R,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"rror", b"RendezvousClosedException"),
+        worth=(rb"Error\b", rb"RendezvousClosedException"),
         words=("rendezvous",),
     ),
 )

@@ -1,13 +1,28 @@
 """rendezvous, the store client's own records in torch 2.4+: TCPStore.cpp's connect loop and socket.cpp's
 wait for a reply.
 
-Formats (TCPStore.cpp, 2.4+, the client validates the server with a ping after connecting):
-"[W426 16:56:01.831 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host 100.64.0.1:59782
-- retrying (try=6, timeout=1800000ms, delay=5241ms): Connection reset by peer" and, when its deadline
-passed, "... - timed out (try=N, timeout=Nms): ..." before the error is raised. socket.cpp (2.6+):
-"[c10d] waitForInput: poll for socket SocketImpl(fd=11, addr=[host]:38674, remote=[::ffff:10.0.0.1]:23456)
-returned 0, likely a timeout" then "waitForInput: socket SocketImpl(...) timed out after 900000ms": a store
-request (a get or wait of the rendezvous, of the store-based barrier) got no answer in time.
+Formats (TCPStore.cpp, 2.4+, the client validates the server with a ping after connecting): "[W426
+16:56:01.831 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host 100.64.0.1:59782 -
+retrying (try=6, timeout=1800000ms, delay=5241ms): Connection reset by peer" and, when its deadline passed,
+"... - timed out (try=N, timeout=Nms): ..." before the error is raised. socket.cpp (2.6+): "[c10d]
+waitForInput: poll for socket SocketImpl(fd=11, addr=[host]:38674, remote=[::ffff:10.0.0.1]:23456) returned
+0, likely a timeout" then "waitForInput: socket SocketImpl(...) timed out after 900000ms" (2.1-2.3: "While
+waitForInput, poolFD failed with (errno: 0 - Success)."): a store request (a get or wait of the rendezvous,
+of the store-based barrier) got no answer in time.
+
+torch elastic's own store helpers (elastic/utils/distributed.py create_c10d_store, 1.9+;
+elastic/utils/store.py barrier, 2.4+): "RuntimeError: on node-1, port: 29400 already in use" (after its
+retries of a free port, or at once for a fixed one), "TimeoutError: timed out waiting for all 2 members to
+join" (the agents' store never saw the others), "DistStoreError: Timed out waiting on barrier on rank 0, for
+key prefix: torchelastic/agent/terminal_state (world_size=2, missing_ranks=[Rank 1 (host node-2)],
+timeout=300)" - the agents' exit barrier when the prefix is the terminal state (a consequence of the others'
+failure, tier 2), the members that never came otherwise.
+
+TCPStore.cpp's client (2.6+) logs a failed read or write of its connection before it raises: "[W822
+03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[node-1]:60560,
+remote=[node-0]:29500): failed to recv, got 0 bytes" (and "sendBytes failed on ...: Broken pipe"). One such
+record is often the end of a run (the store's host left first, a watchdog thread's poll saw it); the same
+client connecting again and again from new local ports, each dropped, is a store it cannot talk to.
 
 A connect retry that the run goes past (its store came up, the next records are the run's own) is no
 failure; one repeated until the paste ends is. A store read that timed out is most often a peer that
@@ -22,6 +37,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import connected_later
+from pgdoctor.diagnose.rules.store_errors import MAIN_FIRST
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 
@@ -29,6 +45,9 @@ _CONNECT_LOOP = re.compile(
     r"TCP client failed to connect/validate to host \[?([^\s\]]+?)\]?:(\d+) - (retrying|timed out) "
     r"\(try=(\d+), timeout=(\d+)ms(?:, delay=\d+ms)?\):?\s*(.*)"
 )
+# socket.cpp 2.1-2.3's waitForInput when poll() gave nothing: "[W socket.cpp:432] [c10d] While waitForInput,
+# poolFD failed with (errno: 0 - Success)." (errno 0: the poll timed out; the store request gets no answer).
+_POLL_FAILED = re.compile(r"While waitForInput, poolFD failed with \(errno: (\d+) - ([^)]*)\)")
 _WAIT_TIMEOUT = re.compile(
     r"waitForInput: socket SocketImpl\([^)]*remote=\[?([^\s\]]+?)\]?:(\d+)\) timed out after (\d+)\s*ms"
 )
@@ -72,9 +91,49 @@ def _connect_loop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [row.event(hit, msg, facts, dedupe=(row.code, "connect_loop"))]
 
 
+def _main_first(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[Event]]:
+    """A store wait that ran out inside a main-process-first barrier (the traceback beside the record names
+    it, also when the paste is cut before the exception line): a timeout of the ranks that waited while the
+    main process worked alone, read as store_errors.py reads the raised error."""
+    near = [*hit.before(24, same_rank=False), *hit.after(30, same_rank=False)]
+    where = next((w for ln in near for w in MAIN_FIRST.findall(ln.text)), None)
+    if where is None:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} waited in {where}'s barrier while the main process worked alone, and the store "
+            "wait ran past the process group timeout (the main rank's preprocessing took longer than the "
+            "timeout)",
+            {**facts, "kind": "main_process_first_barrier", "barrier": where},
+            code=C.WATCHDOG_TIMEOUT.code,
+            tier=1,
+            dedupe=(C.WATCHDOG_TIMEOUT.code, "main_first"),
+        )
+    ]
+
+
+def _poll_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    errno, text = int(m.group(1)), m.group(2).strip()
+    if errno == 0:
+        late = _main_first(row, hit, {"errno": errno})
+        if late is not None:
+            return late
+    what = (
+        "a store request got no answer in time (its poll returned nothing): the rendezvous or barrier waited "
+        "for ranks (or an agent) that never came"
+        if errno == 0
+        else f"the poll of a store connection failed (errno {errno} - {text})"
+    )
+    return [row.event(hit, what, {"errno": errno, "error": text}, dedupe=(row.code, "wait_timeout"))]
+
+
 def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     host, port, ms = m.group(1), int(m.group(2)), int(m.group(3))
     host = host.removeprefix("::ffff:")
+    late = _main_first(row, hit, {"timeout_ms": ms})
+    if late is not None:
+        return late
     return [
         row.event(
             hit,
@@ -82,6 +141,140 @@ def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             "waited for ranks (or an agent) that never came",
             {"master_addr": host, "master_port": port, "timeout_ms": ms},
             dedupe=(row.code, "wait_timeout"),
+        )
+    ]
+
+
+# elastic/utils/distributed.py: the server's port taken ("port: 29400 already in use, attempt: [1/3]" is its
+# WARNING before a retry with another free port; the raise names the host).
+_ELASTIC_IN_USE = re.compile(r"\bon (\S+), port: (\d+) already in use")
+
+
+def _elastic_in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host, port = m.group(1), int(m.group(2))
+    return [
+        row.event(
+            hit,
+            f"the agent could not host the rendezvous store on {host}:{port}: the port is already in use "
+            "(another job or a leftover agent holds it; pick another --rdzv-endpoint / --master-port)",
+            {"master_addr": host, "port": port, "errno": 98},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+_MEMBERS = re.compile(r"timed out waiting for all (\d+) members to join")
+_ELASTIC_BARRIER = re.compile(
+    r"Timed out waiting on barrier on rank (\d+), for key prefix: (\S+) \(world_size=(\d+), "
+    r"missing_ranks=\[([^\]]*)\]"
+)
+_MISSING = re.compile(r"Rank (\d+)(?: \(host ([^)]+)\))?")
+
+
+def _members(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"the agents' store did not see all {n} members join within its timeout: the other nodes' agents "
+            "never reached the store (not started, a wrong --rdzv-endpoint / --master-addr, or a firewall)",
+            {"expected": n},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _elastic_barrier(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank, prefix, world = int(m.group(1)), m.group(2), int(m.group(3))
+    missing = [(int(r), h) for r, h in _MISSING.findall(m.group(4))]
+    facts: dict[str, Any] = {"expected": world, "key_prefix": prefix}
+    if missing:
+        facts["missing_ranks"] = [r for r, _ in missing]
+        facts["missing_hosts"] = sorted({h for _, h in missing if h})
+    who = ", ".join(f"{r}" + (f" ({h})" if h else "") for r, h in missing) or "some"
+    if "terminal_state" in prefix:
+        # the agent's _exit_barrier: its own workers had ended, the other agents' had not (failed or hung)
+        facts["exit_barrier"] = True
+        return [
+            row.event(
+                hit,
+                f"the agent's exit barrier timed out waiting for agent(s) {who}: they failed or hung first",
+                facts,
+                rank=rank,
+                tier=2,
+                dedupe=(row.code, "exit_barrier"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"a store barrier ({prefix}) timed out: rank(s) {who} of {world} never arrived",
+            facts,
+            rank=rank,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+_CLIENT_IO = re.compile(
+    r"(?P<op>recvValue|recvVector|recvBytes|sendBytes|receiveBits|receiveValue) failed on "
+    r"SocketImpl\(fd=\d+, addr=\[?(?P<me>[^\s\]]+?)\]?:(?P<myport>\d+), "
+    r"remote=\[?(?P<host>[^\s\]]+?)\]?:(?P<port>\d+)\):?\s*(?P<why>.*)"
+)
+
+
+# ProcessGroupNCCL's monitor polling the store of a process group that was up: "Failed to check the \"should
+# dump\" flag on TCPStore, (maybe TCPStore server has shut down too early)" - the run was past its start.
+_GROUP_UP = re.compile(r"should dump|shut down too early|ProcessGroupNCCL|heartbeat", re.I)
+
+
+# What a paste puts around a record that is not the run's output: a code fence and its language tag, the
+# opening of a wrapper's repr ("ray.exceptions.RayTaskError: RuntimeError(").
+_PASTE_FRAME = re.compile(
+    r"^\s*(?:`{3,}|~{3,})?\s*(?:text|log|logs|shell|bash|sh|console|plaintext|python)?\s*$|"
+    r"(?:Error|Exception)\(['\"]?\s*$"
+)
+
+
+def _run_went_before(hit: Hit) -> bool:
+    """Whether the job was past its start: any process printed lines of its own (not c10d's records or their
+    frames) before this one, or a process group's monitor polled the store beside it."""
+    near = [*hit.before(200, same_rank=False), *hit.after(200, same_rank=False)]
+    if any(_GROUP_UP.search(ln.text) for ln in near):
+        return True
+    return any(
+        ln.text.strip()
+        and not _SAME_RECORD.match(ln.text)
+        and "c10d" not in ln.text
+        and not _PASTE_FRAME.search(ln.text)
+        for ln in hit.before(200, same_rank=False)
+    )
+
+
+def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host, port = m.group("host").removeprefix("::ffff:"), int(m.group("port"))
+    local = {m.group("myport")}
+    for ln in [*hit.before(400, same_rank=True), *hit.after(400, same_rank=True)]:
+        o = _CLIENT_IO.search(ln.text)
+        if o and int(o.group("port")) == port:
+            local.add(o.group("myport"))
+    if len(local) < 2 and _run_went_before(hit):
+        return []  # one dropped connection after the run's own lines: often the store's host leaving last
+    why = clip(m.group("why").split(" Exception raised from")[0].strip(), 80)
+    how = (
+        f"s were dropped again and again ({len(local)} connections"
+        if len(local) > 1
+        else " was dropped before the run printed anything of its own (it said"
+    )
+    return [
+        row.event(
+            hit,
+            f"the store client's connection{how}: {why}): it cannot talk to the store at {host}:{port} (the "
+            "server closes them: another process or a store of another torch version on the port, or the "
+            "store's host fails)",
+            {"master_addr": host, "master_port": port, "connections": len(local), "error": why},
+            tier=1,
+            dedupe=(row.code, "client_io"),
         )
     ]
 
@@ -109,9 +302,76 @@ SIGNATURES = (
         _wait_timeout,
         S,
         tier=1,
-        anchors=(b"imed out",),
-        worth=(rb"[Tt]imed out",),
+        anchors=(b"imed out", b"[c10d]"),
+        worth=(rb"[Tt]imed out", rb"\[c10d\] waitForInput: socket"),
         words=("waitforinput",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or the record's 'timed out'",
+        examples=(
+            "[W228 18:45:15.741177013 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, "
+            "addr=[node-2]:38674, remote=[::ffff:10.0.0.1]:23456) timed out after 900000ms",
+        ),
+    ),
+    Signature(
+        "store request poll failed (2.1-2.3)",
+        _POLL_FAILED,
+        _poll_failed,
+        S,
+        # the record before the error the store raises: that error's own reading (a main-process-first
+        # barrier's timeout, a peer's death) says more; alone in a paste it is still the finding
+        tier=2,
+        anchors=(b"[c10d]", b"poolFD failed"),
+        # the record's start too: a terminal that wraps at 80 columns cuts "poolFD failed" off the physical
+        # line that holds the prefix
+        worth=(rb"poolFD failed", rb"\[c10d\] While waitForInput"),
+        words=("poolfd failed",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or the record's own words",
+        examples=("[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",),
+    ),
+    Signature(
+        "store client connection dropped, repeatedly",
+        _CLIENT_IO,
+        _client_io,
+        S,
+        anchors=(b"[c10d]", b"failed on SocketImpl"),
+        worth=(
+            rb"failed on SocketImpl",
+            rb"\[c10d\] (?:recvValue|recvVector|recvBytes|sendBytes|receive\w+) failed",
+        ),
+        words=("failed on socketimpl",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or the record's own words",
+        examples=(
+            "[W822 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, "
+            "addr=[node-1]:60560, remote=[node-0]:29500): failed to recv, got 0 bytes",
+        ),
+    ),
+    Signature(
+        "elastic store port in use",
+        _ELASTIC_IN_USE,
+        _elastic_in_use,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("already in use",),
+        anchor_from="the exception type ('RuntimeError: ') before torch's message",
+        examples=("RuntimeError: on node-1, port: 29400 already in use",),
+    ),
+    Signature(
+        "elastic store members",
+        _MEMBERS,
+        _members,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"rror", b"imed out"),
+        worth=(rb"Error\b", rb"[Tt]imed out"),
+        words=("members to join",),
+    ),
+    Signature(
+        "elastic store barrier",
+        _ELASTIC_BARRIER,
+        _elastic_barrier,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"rror", b"imed out"),
+        worth=(rb"Error\b", rb"[Tt]imed out"),
+        words=("timed out waiting on barrier",),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -13,7 +13,13 @@ ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') g
 got 0 bytes"; "DistNetworkError: Connection reset by peer" / "Broken pipe" under a store operation's
 frame; "RendezvousConnectionError: The connection to the C10d store has failed" (and "... to etcd has
 failed"); python-etcd's "EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(...)";
-"Name or service not known" / "Temporary failure in name resolution" near the store's words.
+"Name or service not known" / "Temporary failure in name resolution" near the store's words. The client's
+checks of the server's answers (TCPStore.cpp, 1.x-2.x): "Stop_waiting response is expected", "wait_canceled
+response is expected", "ready or not_ready response expected", and 2.4+'s "Ping failed, invalid value returned
+from server. Expected: N, Got: M": the client reached something that does not speak this job's store protocol
+(another service or a stale job's store on MASTER_PORT, an empty or wrong MASTER_ADDR / MASTER_PORT, ranks of
+different torch versions), or the store went away in the middle of a reply. Utils.hpp's send side says "Failed
+to send, sent 0 bytes. Connection was likely closed." like its recv side.
 
 A store that was reached and then lost is most often the echo of the process that hosted it dying
 (rank 0, or its agent): those rows are tier 1, so the death found elsewhere in the log is the cause; inside
@@ -36,12 +42,20 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 
 _SOCKET_TIMEOUT = re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
-_RDZV_CONN = re.compile(r"RendezvousConnectionError|connection to the C10d store has failed")
+# also the c10d backend's file store (--rdzv-endpoint a path): "RendezvousError: The file creation for C10d
+# store has failed. See inner exception for details."
+_RDZV_CONN = re.compile(
+    r"RendezvousConnectionError|connection to the C10d store has failed|"
+    r"file creation for C10d store has failed"
+)
 # torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
 # "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
 _STORE_ERR = re.compile(
     r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
-    r"c10d/TCPStore\w*\.cpp:\d+\] (.*)"
+    r"c10d/TCPStore\w*\.cpp:\d+\] (.*)|"
+    # 1.x's store get after its timeout: "RuntimeError: Timeout waiting for key: default_pg/0/0 after 1800000
+    # ms"
+    r"Error: (Timeout waiting for key\b.*)"
 )
 _DNS = re.compile(
     r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
@@ -56,7 +70,11 @@ STORE_OP = re.compile(
     r"_(?:tcp|env)_rendezvous_handler|"
     # init_process_group itself (1.x raised the store's and gloo's connect errors straight from it): the
     # only network it does is the ranks' meeting (the store, then gloo's full mesh over it)
-    r"distributed_c10d\.py\", line \d+, in init_process_group"
+    r"distributed_c10d\.py\", line \d+, in init_process_group|"
+    # torch 0.3-0.4's THD raised its TCP init's socket errors with its source after them ("RuntimeError:
+    # Connection refused at /pytorch/torch/lib/THD/base/TCPUtils.cpp:45"): only the ranks' meeting is there
+    # (its init and connect sources only: a data channel's reset while training is the network's)
+    r"torch/lib/THD/(?:base/init_methods/|base/TCPUtils\.cpp|process_group/General\.cpp)"
 )
 # torch 1.x TCPStore's connect (c10d/Utils.cpp SYSCHECK): the socket's strerror raised as it is,
 # "RuntimeError: Connection timed out" / "No route to host" / "Network is unreachable", under
@@ -64,7 +82,7 @@ STORE_OP = re.compile(
 # unreachable from this node (a firewall, a wrong MASTER_ADDR, a down interface).
 _CONNECT_ERRNO = re.compile(
     r"(?:Error|error): (Connection timed out|No route to host|Network is unreachable|Host is unreachable|"
-    r"Cannot assign requested address)\b"
+    r"Cannot assign requested address|Address family not supported by protocol)\b"
 )
 # A paste cut right after the elastic backend's raise: "File \".../c10d_rendezvous_backend.py\", line 115, in
 # _call_store" and its source line "raise" (RendezvousConnectionError(...) on the lines cut off): the
@@ -75,13 +93,13 @@ _BACKEND_RAISE = re.compile(
 )
 _PEER_DROPPED = re.compile(
     r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
-    r"(?P<recv0>[Ff]ailed to recv, got 0 bytes)"
+    r"(?P<recv0>[Ff]ailed to (?:recv, got|send, sent) 0 bytes)"
 )
 # Utils.hpp recvBytes (2.1+): "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote
 # server shutdown or crash?" - only c10d's store sockets say it, so it needs no traceback frame; but
 # TCPStore's server logs it at [W] ("recvValue failed on SocketImpl(...): failed to recv, got 0 bytes")
 # whenever a client hangs up, also at the end of a healthy run: only a raised error counts.
-_RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to recv, got 0 bytes")
+_RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to (?:recv, got|send, sent) 0 bytes")
 # The rank whose ncclUniqueId the store lookup waited for (ProcessGroupNCCL broadcastUniqueNCCLID):
 # "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
 _UID_FROM = re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[(\d+)\]")  # 1.x spelled it "retreiving"
@@ -90,8 +108,11 @@ _UID_RANK = re.compile(r"\[(\d+)\] is setting up NCCL communicator")
 # "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
 # '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
 # servers, maybe you provided the wrong host(s) to connect to?".
+# The etcd server the launcher starts itself (elastic/rendezvous/etcd_server.py) that never came up: "Timed
+# out waiting for etcd server to be ready!".
 _ETCD = re.compile(
-    r"Etcd(?:ConnectionFailed|Exception): (?:Connection to etcd failed|Could not get the list of servers)"
+    r"Etcd(?:ConnectionFailed|Exception): (?:Connection to etcd failed|Could not get the list of servers)|"
+    r"Timed out waiting for etcd server to be ready"
 )
 _ETCD_ADDR = re.compile(r"host='([^']+)', port=(\d+)")
 _STORE_CONTEXT = re.compile(
@@ -105,7 +126,7 @@ _FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be 
 # local_main_process_first / wait_for_everyone, YOLO's torch_distributed_zero_first. A store wait that
 # times out there (the barrier's first NCCL communicator waits for rank 0's ncclUniqueId) means rank 0 did
 # not reach the barrier within the timeout: a collective timeout, not a lost store.
-_MAIN_FIRST = re.compile(
+MAIN_FIRST = re.compile(
     r"\b(main_process_first|local_main_process_first|wait_for_everyone|torch_distributed_zero_first)\b"
 )
 _TIMED_OUT = re.compile(r"Socket Timeout|wait timeout after|[Tt]imed out|[Tt]imeout waiting")
@@ -117,7 +138,7 @@ def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[E
     if not _TIMED_OUT.search(error):
         return None
     where = next(
-        (w for ln in hit.before(24, same_rank=False) for w in _MAIN_FIRST.findall(ln.text)),
+        (w for ln in hit.before(24, same_rank=False) for w in MAIN_FIRST.findall(ln.text)),
         None,
     )
     if where is None:
@@ -277,6 +298,8 @@ def _lookup_failed(hit: Hit, fam: re.Match[str]) -> bool:
 
 
 def _op_name(op: re.Match[str]) -> str:
+    if "THD" in op.group(0):
+        return "THD's TCP init"
     return "init_process_group" if op.group(0).endswith("init_process_group") else op.group(0).rstrip("(")
 
 
@@ -293,11 +316,17 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     facts = {"store_error": m.group(0)}
     if op:
         facts["store_op"] = _op_name(op)
+    what = (
+        "could not connect to the store (Connection refused): nothing listened on MASTER_ADDR:MASTER_PORT "
+        "(the master rank had not started or had died, or the address or port is wrong)"
+        if "refused" in m.group(0)
+        else f"a store operation lost its connection ({m.group(0)}){where}: the store's host (rank 0's agent "
+        "or process) went away or dropped the client"
+    )
     return [
         row.event(
             hit,
-            f"{hit.who()}: a store operation lost its connection ({m.group(0)}){where}: the store's host "
-            "(rank 0's agent or process) went away or dropped the client",
+            f"{hit.who()}: {what}",
             facts,
             dedupe=(row.code, "store_err"),
         )
@@ -308,6 +337,17 @@ def _connect_errno(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if op is None:
         return None
+    if m.group(1).startswith("Address family"):
+        # 1.x's store socket for IPv6 on a host where IPv6 is disabled (the listen on [::] of rank 0)
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: the store's socket could not be opened ({m.group(1)}) in {_op_name(op)}: IPv6 "
+                "is disabled on this host; give MASTER_ADDR as an IPv4 address",
+                {"store_error": m.group(1), "store_op": _op_name(op)},
+                dedupe=(row.code, "store_err"),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -361,11 +401,12 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         # 1.x TCPStore's get: "Timeout waiting for key: default_pg/0/0 after 1800000 ms"
         r"Socket Timeout|timed out|wait timeout after|Timeout waiting for key|"
         r"Connection reset|Connection refused|Broken pipe|"
-        r"[Ff]ailed to recv",
+        r"[Ff]ailed to (?:recv|send)",
         hit.text,
     ):
         return None
-    facts: dict[str, Any] = {"store_error": (m.group(2) or m.group(3) or m.group(4) or "").strip()[:200]}
+    said = m.group(2) or m.group(3) or m.group(4) or m.group(5) or ""
+    facts: dict[str, Any] = {"store_error": said.strip()[:200]}
     if _in_exit_barrier(hit):
         return _exit_barrier_event(row, hit, clip(facts["store_error"], 80))
     if m.group(1) is not None:
@@ -382,6 +423,39 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         row.event(
             hit,
             f"{hit.who()}: store request failed: {clip(facts['store_error'], 120)}",
+            facts,
+            dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+# TCPStore.cpp's checks of the server's answers (1.x-2.x; "Ping failed" is 2.4+'s validation right after the
+# connect). The words are the store client's own, so no frame is needed.
+_PROTOCOL = re.compile(
+    r"(?P<what>Stop_waiting response is expected|wait_canceled response is expected|"
+    r"ready or not_ready response expected|Ping failed, invalid value returned from server)"
+)
+# The launcher's command line or environment around it with the store's address left empty: colossalai run's
+# "failed to run torchrun ... --master_addr= --master_port= ...", an "export MASTER_ADDR=" echoed by a script.
+_EMPTY_ADDR = re.compile(r"(?:--master[_-]addr[= ]|MASTER_ADDR=)(?:\s|$|''|\"\")")
+
+
+def _protocol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [*hit.before(30, same_rank=False), hit.line, *hit.after(30, same_rank=False)]
+    facts: dict[str, Any] = {"store_error": m.group("what"), "problem": "store_protocol"}
+    why = (
+        "something other than this job's TCPStore answered on MASTER_ADDR:MASTER_PORT (another service or a "
+        "stale job's store on the port, ranks of different torch versions), or the store went away mid-reply"
+    )
+    if any(_EMPTY_ADDR.search(ln.text) for ln in near):
+        facts["master_addr"] = ""
+        why = (
+            "the launcher's MASTER_ADDR / --master_addr is empty, so the client did not reach the job's store"
+        )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the store's answer broke its protocol ({m.group('what')}): {why}",
             facts,
             dedupe=(row.code, "store_err"),
         )
@@ -413,6 +487,8 @@ SIGNATURES = (
         examples=(
             "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the "
             "C10d store has failed. See inner exception for details.",
+            "torch.distributed.elastic.rendezvous.api.RendezvousError: The file creation for C10d store has "
+            "failed. See inner exception for details.",
         ),
     ),
     Signature(
@@ -458,6 +534,7 @@ SIGNATURES = (
             "connection closed by peer",
             "connection refused",
             "failed to recv, got 0 bytes",
+            "failed to send, sent 0 bytes",
         ),
         anchor_from=(
             "the exception type ('RuntimeError: ', 'ConnectionResetError: ') before the socket's text"
@@ -480,6 +557,7 @@ SIGNATURES = (
             "network is unreachable",
             "host is unreachable",
             "cannot assign requested address",
+            "address family not supported",
         ),
     ),
     Signature(
@@ -496,9 +574,19 @@ SIGNATURES = (
         _ETCD,
         _etcd,
         S,
-        anchors=(b"rror", b"Etcd"),
-        worth=(rb"Etcd\w*(?:Failed|Exception)",),
+        anchors=(b"rror", b"Etcd", b"etcd server to be ready"),
+        worth=(rb"Etcd\w*(?:Failed|Exception)", rb"etcd server to be ready"),
         words=("etcd",),
+    ),
+    Signature(
+        "store protocol answer",
+        _PROTOCOL,
+        _protocol,
+        S,
+        tier=1,
+        anchors=(b"rror", b"response is expected", b"not_ready response expected", b"Ping failed, invalid"),
+        worth=(rb"response is expected", rb"not_ready response expected", rb"Ping failed, invalid"),
+        words=("response is expected", "not_ready response expected", "ping failed, invalid"),
     ),
     Signature(
         "store request",
@@ -508,7 +596,13 @@ SIGNATURES = (
         tier=1,
         anchors=(b"rror",),
         worth=(rb"Error\b",),
-        words=("store->get", "diststoreerror", "distnetworkerror", "c10d/tcpstore"),
+        words=(
+            "store->get",
+            "diststoreerror",
+            "distnetworkerror",
+            "c10d/tcpstore",
+            "timeout waiting for key",
+        ),
         anchor_from=_EXC,
         examples=(
             "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "

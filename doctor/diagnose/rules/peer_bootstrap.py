@@ -1,0 +1,254 @@
+"""rendezvous of the other stacks a distributed job may run on: the nodes could not find, bind or reach one
+another before any collective, in a layer that is not torch's store.
+
+Formats: ps-lite's van (dmlc/ps-lite src/van.cc, zmq_van.h; the dist kvstore of MXNet, BytePS), a glog CHECK
+raised through the framework ("mxnet.base.MXNetError: [13:30:33] src/van.cc:63: Check failed: !ip.empty()
+failed to get ip", "... failed to get the interface", "... failed to get a port", "... bind failed",
+zmq_van.h's "connect to tcp://10.0.0.1:9091 failed: Connection refused") and dmlc's "Check notnull:
+Environment::Get()->find("DMLC_PS_ROOT_URI")" for a scheduler address never set; a C++ server's own bind
+check (Paddle's pserver, LightNetwork.cpp: "F1027 16:29:05.697548 5717 LightNetwork.cpp:194] Check failed:
+bind(socket_, (struct sockaddr *)&serv_addr, sizeof(serv_addr)) >= 0 ERROR on binding 10.76.78.44"); PCCL's
+status raised by its Python binding ("pcclConnect failed with error: MASTER_CONNECTION_FAILED: ...");
+Paddle's exchange of the NCCL/BKCL unique id (platform/gen_comm_id_helper.cc, 2.0+): its retry record
+"connect addr=10.0.0.1:6170 failed 3 times with reason: Connection refused retry after 1.5 seconds" (a step,
+unless the log ends in it), the raise after 900 s "(Unavailable) connect addr=10.0.0.1:6170 timeout, failed
+reason: Connection refused" / "bind addr=... timeout, failed reason: Address already in use", "Fail to get
+host by name node-2.", "The endpoint should contain host and port, but got node-2.".
+
+A port that the node's own server cannot bind is RUN223 (most often another job holds it; glog's check does
+not say the errno); an address it cannot find or a master it cannot reach is RUN222; a variable of the
+launcher never set is RUN224. These are the first things such a job does: there is no earlier failure to
+yield to.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+
+_VAN = re.compile(
+    r"(?P<src>\w*van\.(?:cc|h)):\d+:? Check failed: [^\n]*?"
+    r"(?P<what>failed to get the interface|failed to get ip|failed to get a port|bind failed|"
+    r"connect to (?P<addr>\S+) failed(?::[^\n]*)?)"
+)
+_VAN_ENV = re.compile(r"Check notnull:\s*Environment::Get\(\)->find\(\"(?P<var>(?:DMLC|PS|BYTEPS)_\w+)\"\)")
+
+
+def _van(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what")
+    facts: dict[str, Any] = {"framework": "ps-lite", "problem": clip(what, 120)}
+    if what == "bind failed" or what == "failed to get a port":
+        return [
+            row.event(
+                hit,
+                f"the ps-lite node could not take a port for its van ({what}): another process holds the "
+                "port (PORT / DMLC_PS_ROOT_PORT) or none is free",
+                facts,
+                code=C.ADDRESS_IN_USE.code,
+                dedupe=(C.ADDRESS_IN_USE.code, "van"),
+            )
+        ]
+    if m.group("addr"):
+        facts["address"] = m.group("addr")
+        msg = (
+            f"the ps-lite node could not connect to {m.group('addr')}: the scheduler (DMLC_PS_ROOT_URI:"
+            "DMLC_PS_ROOT_PORT) or the peer is not up, the address is wrong, or a firewall drops it"
+        )
+    else:
+        msg = (
+            f"the ps-lite node could not find an address of its own to announce ({what}): set DMLC_INTERFACE "
+            "(or DMLC_NODE_HOST) to the interface the nodes reach each other on"
+        )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "van"))]
+
+
+def _van_env(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    var = m.group("var")
+    return [
+        row.event(
+            hit,
+            f"the ps-lite node was started without {var} (the launcher of the dist kvstore sets it): it "
+            "cannot find its scheduler",
+            {
+                "framework": "ps-lite",
+                "missing_variable": var,
+                "problem": f"environment variable {var} not set",
+            },
+            dedupe=(row.code, "van_env"),
+        )
+    ]
+
+
+# A C/C++ server's check of its own bind() (glog's "Check failed: bind(...) >= 0", the sockets tutorial's
+# "ERROR on binding"), as Paddle's pserver prints it.
+_BIND_CHECK = re.compile(r"Check failed: (?:::)?bind\(|ERROR on binding\b ?(?P<addr>[\w.:\[\]-]*)")
+
+
+def _bind_check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    addr = re.search(r"ERROR on binding ([\w.:\[\]-]+)", hit.text)
+    facts: dict[str, Any] = {"problem": "bind failed"}
+    if addr:
+        facts["address"] = addr.group(1)
+    at = f" on {addr.group(1)}" if addr else ""
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the node's server could not bind its port{at} (the check does not print the "
+            "errno: most often another job on the node holds the port, else the address is not this host's)",
+            facts,
+            dedupe=(row.code, "bind_check"),
+        )
+    ]
+
+
+# PCCL's Python binding raises the C API's status: "pcclConnect failed with error: MASTER_CONNECTION_FAILED".
+_PCCL = re.compile(
+    r"(?P<call>pccl\w+) failed with error: (?P<status>MASTER_CONNECTION_FAILED|RANK_CONNECTION_FAILED)"
+)
+
+
+def _pccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    call, status = m.group("call"), m.group("status")
+    if status == "RANK_CONNECTION_FAILED" and call != "pcclConnect":
+        return None  # a peer lost later (a topology update) is the network's, not the meeting's
+    who = "its master node" if status == "MASTER_CONNECTION_FAILED" else "the other peers"
+    return [
+        row.event(
+            hit,
+            f"PCCL could not connect to {who} ({call}: {status}): the master's address or port is wrong, the "
+            "master is not running, or the port is not reachable from this node",
+            {"framework": "pccl", "pccl_call": call, "pccl_status": status},
+            dedupe=(row.code, "pccl"),
+        )
+    ]
+
+
+_PADDLE_ID = re.compile(
+    r"(?P<op>connect|bind) addr=(?P<ep>\S+?) "
+    r"(?:(?P<timeout>timeout, failed reason: )|failed (?P<n>\d+) times with reason: )"
+    r"(?P<why>[^\n]*?)(?: retry after [\d.]+ seconds)?\s*(?:\[Hint:|$)"
+)
+_PADDLE_HOST = re.compile(r"Fail to get host by name (?P<host>[^\s.]+(?:\.[^\s.]+)*)\.?")
+_PADDLE_EP = re.compile(r"The endpoint should contain host and port, but got (?P<ep>\S*?)\.?\s*(?:\[|$)")
+
+
+def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op, ep, why = m.group("op"), m.group("ep"), m.group("why").strip()
+    facts: dict[str, Any] = {"framework": "paddle", "endpoint": ep, "error": clip(why, 80)}
+    tier = None
+    if not m.group("timeout"):
+        # the retry record: the run went on (the peer came up) unless the log ends in these records
+        later = [ln.text for ln in hit.after(30, same_rank=True) if ln.text.strip()]
+        if any(not _PADDLE_ID.search(t) for t in later):
+            return []
+        tier = 1
+    in_use = op == "bind" or "already in use" in why
+    code = C.ADDRESS_IN_USE.code if in_use else C.STORE_UNREACHABLE.code
+    what = (
+        f"Paddle's trainer could not bind {ep} to hand out the communicator id ({why})"
+        if op == "bind"
+        else f"Paddle's trainer could not connect to {ep} to get the communicator id ({why}): that trainer "
+        "is not up, or the endpoint list (PADDLE_TRAINER_ENDPOINTS) is wrong"
+    )
+    return [row.event(hit, what, facts, code=code, tier=tier, dedupe=(code, "paddle_id"))]
+
+
+def _paddle_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host = m.group("host")
+    return [
+        row.event(
+            hit,
+            f"Paddle's trainer could not resolve {host}, a host of its endpoint list "
+            "(PADDLE_TRAINER_ENDPOINTS)",
+            {"framework": "paddle", "host": host, "error": "name resolution"},
+            dedupe=(row.code, "paddle_host"),
+        )
+    ]
+
+
+def _paddle_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ep = m.group("ep")
+    return [
+        row.event(
+            hit,
+            f"Paddle's endpoint '{ep}' has no port: the trainer endpoints (PADDLE_TRAINER_ENDPOINTS / "
+            "--ips) are malformed",
+            {"framework": "paddle", "endpoint": ep, "problem": "endpoint without port"},
+            code=C.RENDEZVOUS_CONFIG.code,
+            dedupe=(C.RENDEZVOUS_CONFIG.code, "paddle_ep"),
+        )
+    ]
+
+
+S = C.STORE_UNREACHABLE.code
+SIGNATURES = (
+    Signature(
+        "ps-lite van",
+        _VAN,
+        _van,
+        S,
+        anchors=(b"Check failed",),
+        worth=(rb"Check failed",),
+        words=("van.",),
+    ),
+    Signature(
+        "ps-lite scheduler variable",
+        _VAN_ENV,
+        _van_env,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"Check notnull",),
+        worth=(rb"Check notnull",),
+        words=("check notnull",),
+    ),
+    Signature(
+        "server bind check",
+        _BIND_CHECK,
+        _bind_check,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"Check failed", b"ERROR on binding"),
+        worth=(rb"Check failed", rb"ERROR on binding"),
+        words=("check failed: bind(", "check failed: ::bind(", "error on binding"),
+    ),
+    Signature(
+        "paddle communicator id exchange",
+        _PADDLE_ID,
+        _paddle_id,
+        S,
+        anchors=(b" addr=",),
+        worth=(rb"(?:connect|bind) addr=\S+ (?:timeout|failed \d+ times)",),
+        words=("addr=",),
+    ),
+    Signature(
+        "paddle host name",
+        _PADDLE_HOST,
+        _paddle_host,
+        S,
+        anchors=(b"Fail to get host by name",),
+        worth=(rb"Fail to get host by name",),
+        words=("fail to get host by name",),
+    ),
+    Signature(
+        "paddle endpoint without port",
+        _PADDLE_EP,
+        _paddle_ep,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"endpoint should contain host and port",),
+        worth=(rb"endpoint should contain host and port",),
+        words=("endpoint should contain host and port",),
+    ),
+    Signature(
+        "pccl connect",
+        _PCCL,
+        _pccl,
+        S,
+        anchors=(b"failed with error: ",),
+        worth=(rb"pccl\w+ failed with error",),
+        words=("pccl",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
