@@ -40,8 +40,22 @@ _TOOLKIT = re.compile(
     r"CUDNN_STATUS_VERSION_MISMATCH|"
     r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support|"
     # torch.utils.cpp_extension's JIT build without its build tool; an xFormers wheel without CUDA kernels
-    r"Ninja is required to load C\+\+ extensions|xFormers wasn't buil[dt] with CUDA support"
+    r"Ninja is required to load C\+\+ extensions|xFormers wasn't buil[dt] with CUDA support|"
+    # XLA's / TensorFlow's stream executor (cuda_dnn.cc) before "DNN library initialization failed": "Loaded
+    # runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4."
+    r"Loaded runtime CuDNN library: ([\d.]+) but source was compiled with: ([\d.]+?)\.?(?:\s|$)|"
+    # ptxas older than what it is asked for: a GPU arch newer than its CUDA (Triton's bundled ptxas on a new
+    # GPU: "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'"), PTX of a newer toolchain
+    # ("ptxas fatal   : Unsupported .version 8.4; current version is '8.2'")
+    r"ptxas fatal\s*: (?:Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-name'|"
+    r"Unsupported \.version [\d.]+; current version is)|"
+    # nvcc's host-compiler check (crt/host_config.h) when the system gcc is newer than the toolkit supports
+    r"unsupported GNU version! gcc versions later than \d+ are not supported"
 )
+# torch.utils.cpp_extension's JIT build that failed (DeepSpeed's and apex's ops, flash-attn, custom kernels):
+# "RuntimeError: Error building extension 'fused_adam'". The compiler's output above says why (a toolkit that
+# does not fit, gcc newer than nvcc takes, headers missing); a cause read there comes first (tier 1 here).
+_BUILD_FAILED = re.compile(r"Error building extension '([\w.-]+)'")
 _WARNED = re.compile(r"\w*Warning\b|\bWARNING\b|\bwarn\(")
 _TORCH_CUDA_NEXT = re.compile(r"^\s*PyTorch \(([\d.]+)\)")
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
@@ -68,6 +82,17 @@ _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
 
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
+    if m.group(5):
+        facts.update(library="cudnn", runtime_cudnn=m.group(5), built_cudnn=m.group(6))
+        return [
+            row.event(
+                hit,
+                f"the cuDNN loaded at run time ({m.group(5)}) is older than the one this framework was built "
+                f"with ({m.group(6)}): install the matching cuDNN or a build for this one",
+                facts,
+                dedupe=(row.code,),
+            )
+        ]
     found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     if m.group(1) and not torch_cuda:
         nxt = next((_TORCH_CUDA_NEXT.match(ln.text) for ln in hit.after(1, False)), None)
@@ -129,6 +154,18 @@ def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+def _build_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the C++/CUDA extension '{m.group(1)}' could not be built on this machine (the compiler output "
+            "above says why: usually a CUDA toolkit, nvcc or gcc that does not fit this PyTorch)",
+            {"extension": m.group(1), "reason": "extension_build_failed"},
+            dedupe=(row.code, "build"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "cuda toolkit mismatch",
@@ -146,6 +183,9 @@ SIGNATURES = (
             b"nvcc fatal",
             b"Ninja is required",
             b"xFormers wasn",
+            b"CuDNN library",
+            b"ptxas fatal",
+            b"unsupported GNU version",
         ),
         worth=(
             rb"CUDA version",
@@ -158,6 +198,9 @@ SIGNATURES = (
             rb"nvcc fatal",
             rb"Ninja is required",
             rb"xFormers wasn",
+            rb"CuDNN library",
+            rb"ptxas fatal",
+            rb"unsupported GNU version",
         ),
         words=(
             "cuda version",
@@ -170,7 +213,20 @@ SIGNATURES = (
             "nvcc fatal",
             "ninja is required",
             "xformers wasn",
+            "loaded runtime cudnn library",
+            "ptxas fatal",
+            "unsupported gnu version",
         ),
+    ),
+    Signature(
+        "extension build failed",
+        _BUILD_FAILED,
+        _build_failed,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        tier=1,
+        anchors=(b"Error building extension",),
+        worth=(rb"Error building extension",),
+        words=("error building extension",),
     ),
     Signature(
         "gpu architecture not in this build",

@@ -60,6 +60,11 @@ _GPU_STACK_SYMBOL = re.compile(
 _NOT_FOUND = re.compile(
     r"\b(lib(?:nccl[\w-]*|cu(?!da\.so)\w*|nv[\w-]*|cudnn\w*)\.so(?:\.[\d.]+)?)'? (?:is )?not found\b"
 )
+# torch/__init__.py's _preload_cuda_deps (1.13-2.x, the pip wheels that take CUDA from nvidia-* packages): it
+# globs each library in sys.path's nvidia/ folders and raises "ValueError: libcublas.so.*[0-9] not found in
+# the system path [...]" (libnvrtc.so.*[0-9].*, libcudnn.so.*[0-9], libnccl.so.*[0-9],
+# libnvJitLink.so.*[0-9]): the nvidia-* wheel is missing or of another layout than this torch expects.
+_PRELOAD = re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system path")
 # cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
 # e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
 _CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
@@ -234,6 +239,15 @@ SIGNATURES = (
         anchors=(b"not found",),
         worth=(rb"\.so[\d.]*'? (?:is )?not found",),
         words=("not found",),
+    ),
+    Signature(
+        "torch's preload of a cuda wheel",
+        _PRELOAD,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"not found in the system path",),
+        worth=(rb"not found in the system path",),
+        words=("not found in the system path",),
     ),
     Signature(
         "cublas symbol not loaded",
