@@ -193,6 +193,33 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN296",
         {"extension": "cpu_adam"},
     ),
+    # the companions' CUDA check (torchvision's template: torchaudio, PyG's extensions)
+    (
+        TB
+        + "RuntimeError: Detected that PyTorch and TorchAudio were compiled with different CUDA versions. PyTorch has CUDA version 13.0 whereas TorchAudio has CUDA version 12.6. Please install the TorchAudio version that matches your PyTorch version.",
+        "RUN296",
+        None,
+    ),
+    (
+        TB
+        + "RuntimeError: Detected that PyTorch and torch_scatter were compiled with different CUDA versions. PyTorch has CUDA version 11.8 and torch_scatter has CUDA version 11.7. Please reinstall the torch_scatter that matches your PyTorch install.",
+        "RUN296",
+        None,
+    ),
+    # Triton's libcuda lookup under torch.compile
+    (
+        TB
+        + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nAssertionError: libcuda.so cannot found!\nPossible files are located at ['/usr/lib64-nvidia/libcuda.so.1'].Please create a symlink of libcuda.so to any of the files.",
+        "RUN263",
+        {"library": "libcuda.so"},
+    ),
+    # NCCL's own version checks (init.cc 2.23+: ranks of different NCCL; dev_runtime.cc 2.28+)
+    (
+        "gpu1:1234:1234 [0] init.cc:775 NCCL WARN Mismatched NCCL version detected : rank 0 version 22304 rank 8 version 22105"
+        + NCCL_TAIL.replace("unhandled cuda error", "invalid usage"),
+        "RUN195",
+        None,
+    ),
     # frameworks' own device checks
     (
         "    raise ValueError(\nValueError: Invalid CUDA 'device=0,1' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n\ntorch.cuda.is_available(): False\ntorch.cuda.device_count(): 0\nos.environ['CUDA_VISIBLE_DEVICES']: None\nSee https://pytorch.org/get-started/locally/ for up-to-date torch install instructions if no CUDA devices are seen by torch.",
@@ -329,6 +356,9 @@ DECOYS = [
     "[W Utils.hpp:133] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarInt)",
     "[rank0]:[W Utils.hpp:164] Warning: Environment variable NCCL_BLOCKING_WAIT is deprecated; use TORCH_NCCL_BLOCKING_WAIT instead (function operator())",
     "WARNING: CUDA is not available. Falling back to CPU.",
+    "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+    "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)\n    Python  3.10.13 (you have 3.10.13)\n  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)\n  Memory-efficient attention, SwiGLU, sparse and more won't be available.",
+    '/usr/local/lib/python3.10/dist-packages/bitsandbytes/cextension.py:34: UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.\n  warn("The installed version of bitsandbytes was compiled without GPU support. "',
     "[WARNING]  async_io requires the dev libaio .so object and headers but these were not found.\n[WARNING]  async_io: please install the libaio-dev package with apt\n[WARNING]  Please specify the CUTLASS repo directory as environment variable $CUTLASS_PATH\n[WARNING]  sparse_attn requires a torch version >= 1.5 and < 2.0 but detected 2.1\n[WARNING]  using untested triton version (2.1.0), only 1.0.0 is known to be compatible",
 ]
 

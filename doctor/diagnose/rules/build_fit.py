@@ -32,7 +32,9 @@ _TOOLKIT = re.compile(
     # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
     r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
     r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
-    r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
+    # the companions' own check, the same words in torchvision, torchaudio ("PyTorch and TorchAudio"), PyG's
+    # torch_scatter / torch_sparse / torch_cluster and extensions built from their template ("Extension")
+    r"PyTorch and [\w.-]+ were compiled with different CUDA (?:major )?versions|"
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
     r"cuDNN version incompatibility: PyTorch was compiled\s+against|"

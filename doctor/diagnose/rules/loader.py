@@ -67,6 +67,10 @@ _NOT_FOUND = re.compile(
 _PRELOAD = re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system path")
 # cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
 # e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
+# Triton's driver lookup (triton/backends/nvidia/driver.py, 2.1-3.x libcuda_dirs): "AssertionError: libcuda.so
+# cannot found!" when `ldconfig -p` lists no libcuda.so.1 and LD_LIBRARY_PATH holds none (a container whose
+# linker cache misses the mounted driver: ldconfig or TRITON_LIBCUDA_PATH fix it); torch.compile raises it.
+_TRITON_LIBCUDA = re.compile(r"(libcuda\.so) cannot found")
 _CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
@@ -248,6 +252,15 @@ SIGNATURES = (
         anchors=(b"not found in the system path",),
         worth=(rb"not found in the system path",),
         words=("not found in the system path",),
+    ),
+    Signature(
+        "triton finds no libcuda",
+        _TRITON_LIBCUDA,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"cannot found",),
+        worth=(rb"libcuda\.so cannot found",),
+        words=("libcuda.so cannot found",),
     ),
     Signature(
         "cublas symbol not loaded",
