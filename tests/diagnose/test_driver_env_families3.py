@@ -118,6 +118,7 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
     ),
     # the container runtime and the device plugin
     ("docker: Error response from daemon: Unknown runtime specified nvidia.", "RUN262", None),
+    ("unknown flag: --gpus\nSee 'docker run --help'.", "RUN262", None),
     (
         "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\nnvidia-container-cli: initialization error: driver rpc error: timed out: unknown.",
         "RUN262",
@@ -357,6 +358,7 @@ DECOYS = [
     "[rank0]:[W Utils.hpp:164] Warning: Environment variable NCCL_BLOCKING_WAIT is deprecated; use TORCH_NCCL_BLOCKING_WAIT instead (function operator())",
     "WARNING: CUDA is not available. Falling back to CPU.",
     "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+    "2024-02-01 10:00:00.000000: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version (12.3.107). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.",
     "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)\n    Python  3.10.13 (you have 3.10.13)\n  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)\n  Memory-efficient attention, SwiGLU, sparse and more won't be available.",
     '/usr/local/lib/python3.10/dist-packages/bitsandbytes/cextension.py:34: UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.\n  warn("The installed version of bitsandbytes was compiled without GPU support. "',
     "[WARNING]  async_io requires the dev libaio .so object and headers but these were not found.\n[WARNING]  async_io: please install the libaio-dev package with apt\n[WARNING]  Please specify the CUTLASS repo directory as environment variable $CUTLASS_PATH\n[WARNING]  sparse_attn requires a torch version >= 1.5 and < 2.0 but detected 2.1\n[WARNING]  using untested triton version (2.1.0), only 1.0.0 is known to be compatible",

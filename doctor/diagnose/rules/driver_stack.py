@@ -67,11 +67,12 @@ _NVML_ASSERT = re.compile(r"NVML_SUCCESS == DriverAPI::get\(\)->(nvml\w+?)_?\(")
 # is the memory (cuda_oom), the assert only hides its message.
 _NVML_R_ASSERT = re.compile(r"NVML_SUCCESS == r INTERNAL ASSERT FAILED")
 # The container runtime: Docker without NVIDIA's runtime registered ("docker: Error response from daemon:
-# Unknown runtime specified nvidia."), and nvidia-container-cli's other refusals (libnvidia-container:
-# "initialization error: driver rpc error: timed out", "mount error: ...", "detection error: ..."); its NVML,
-# library and requirement errors are read by the rows that name them.
+# Unknown runtime specified nvidia."), Docker older than 19.03 ("unknown flag: --gpus"), and
+# nvidia-container-cli's other refusals (libnvidia-container: "initialization error: driver rpc error: timed
+# out", "mount error: ...", "detection error: ..."); its NVML, library and requirement errors are read by the
+# rows that name them.
 _CONTAINER_RUNTIME = re.compile(
-    r"Unknown runtime specified nvidia|"
+    r"Unknown runtime specified nvidia|unknown flag: --gpus|"
     r"nvidia-container-cli: (?:initialization|mount|detection|ldcache|container|driver) error: "
     r"(.+?)(?:: unknown\.?)?$"
 )
@@ -204,8 +205,10 @@ def _nvml_r_assert(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 def _container_runtime(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     detail = m.group(1) or (
-        "Docker has no runtime named nvidia (the NVIDIA Container Toolkit is not installed or not registered "
-        "with the daemon)"
+        "this Docker is older than 19.03 and has no --gpus (use nvidia-docker or upgrade Docker)"
+        if "--gpus" in m.group(0)
+        else "Docker has no runtime named nvidia (the NVIDIA Container Toolkit is not installed or not "
+        "registered with the daemon)"
     )
     return [
         row.event(
@@ -413,9 +416,9 @@ SIGNATURES = (
         _CONTAINER_RUNTIME,
         _container_runtime,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"runtime specified nvidia", b"nvidia-container-cli"),
-        worth=(rb"runtime specified nvidia", rb"nvidia-container-cli"),
-        words=("unknown runtime specified nvidia", "nvidia-container-cli"),
+        anchors=(b"runtime specified nvidia", b"nvidia-container-cli", b"unknown flag: --gpus"),
+        worth=(rb"runtime specified nvidia", rb"nvidia-container-cli", rb"unknown flag: --gpus"),
+        words=("unknown runtime specified nvidia", "nvidia-container-cli", "unknown flag: --gpus"),
     ),
     Signature(
         "kubernetes gpu allocation",
