@@ -162,6 +162,13 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         {"reason": "system_not_ready"},
     ),
     (
+        "E0101 10:00:00.000000 1234 pjrt_stream_executor_client.cc:100] Failed to create stream executor for device CUDA:0: CUDA_ERROR_OUT_OF_MEMORY\n"
+        + TB
+        + "RuntimeError: Unable to initialize backend 'cuda': INTERNAL: no supported devices found for platform CUDA (you may need to uninstall the failing plugin package)",
+        "RUN101",
+        None,
+    ),
+    (
         TB
         + "RuntimeError: Unable to initialize backend 'cuda': Found CUDA version 12010, but JAX was built against version 12020, which is newer. The copy of CUDA that is installed must be at least as new as the version against which JAX was built.",
         "RUN296",
