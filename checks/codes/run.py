@@ -385,6 +385,17 @@ CUDA_OPERATION_NOT_SUPPORTED = register_code(
     "The driver or platform does not support a CUDA operation the job uses",
     AREA,
 )
+# Category driver_env: a process forked after its parent had initialised CUDA (a DataLoader worker, a
+# multiprocessing pool, vLLM's fork start method) touched CUDA: torch/cuda/__init__.py's _lazy_init refuses
+# ("Cannot re-initialize CUDA in forked subprocess"); the launch set-up, not the GPU or the program's maths.
+CUDA_FORKED_CHILD = register_code(
+    "RUN308",
+    "cuda-init-in-forked-process",
+    "fail",
+    "driver_env",
+    "A process forked after CUDA was initialised tried to use CUDA",
+    AREA,
+)
 # Category driver_env: nvcc, CUDA_HOME or a companion package (torchvision, DeepSpeed's and apex's
 # compiled ops) does not fit the CUDA this PyTorch was built with.
 CUDA_TOOLKIT_MISMATCH = register_code(

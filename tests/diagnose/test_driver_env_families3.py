@@ -116,6 +116,18 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN262",
         None,
     ),
+    # torch/cuda/__init__.py _lazy_init in a forked child (RUN308), raised and as vLLM's worker record quotes it
+    (
+        TB
+        + "  File \"/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py\", line 293, in _lazy_init\n    raise RuntimeError(\nRuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method",
+        "RUN308",
+        {"reason": "cuda_in_forked_process"},
+    ),
+    (
+        "ERROR 09-29 11:48:12 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method, Traceback (most recent call last):\nERROR 09-29 11:48:12 multiproc_worker_utils.py:226]   File \"/home/tiger/.local/lib/python3.9/site-packages/vllm/executor/multiproc_worker_utils.py\", line 223, in _run_worker_process",
+        "RUN308",
+        None,
+    ),
     # the container runtime and the device plugin
     ("docker: Error response from daemon: Unknown runtime specified nvidia.", "RUN262", None),
     ("unknown flag: --gpus\nSee 'docker run --help'.", "RUN262", None),

@@ -355,6 +355,27 @@ def _not_supported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+# torch/cuda/__init__.py _lazy_init (1.x-2.x) in a process forked after its parent had initialised CUDA (the
+# CUDA driver cannot be used across fork): "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To
+# use CUDA with multiprocessing, you must use the 'spawn' start method". vLLM quotes it inside its own record
+# ("Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize ...").
+_FORKED = re.compile(r"Cannot re-initialize CUDA in forked subprocess")
+
+
+def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a process forked after CUDA was initialised in its parent tried to use CUDA (a "
+            "DataLoader worker or multiprocessing pool with the fork start method, vLLM workers without "
+            "VLLM_WORKER_MULTIPROC_METHOD=spawn): use the spawn start method or keep CUDA out of the parent "
+            "before the fork",
+            {"reason": "cuda_in_forked_process"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
 def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     inner = m.group(2)
     why = [w.group(0) for w in (_JAX_WHY.search(ln.text) for ln in hit.before(30, False)) if w]
@@ -528,6 +549,15 @@ SIGNATURES = (
         anchors=(b"rror: operation not supported", b"ErrorNotSupported", b"NOT_SUPPORTED"),
         worth=(rb"rror: operation not supported", rb"ErrorNotSupported", rb"ERROR_NOT_SUPPORTED"),
         words=("error: operation not supported", "errornotsupported", "error_not_supported"),
+    ),
+    Signature(
+        "cuda in a forked process",
+        _FORKED,
+        _forked,
+        C.CUDA_FORKED_CHILD.code,
+        anchors=(b"forked subprocess",),
+        worth=(rb"forked subprocess",),
+        words=("forked subprocess",),
     ),
     Signature(
         "jax backend not initialised",
