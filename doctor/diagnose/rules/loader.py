@@ -116,10 +116,23 @@ _OPTIONAL_PLUGIN = re.compile(r"libnccl-(?:net|gin|tuner|profiler|env|coll)")
 _PLUGIN_PROBE = re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
 
 
+# Open MPI's help message when its CUDA-aware support finds no libcuda (opal/mca/common/cuda,
+# help-mpi-common-cuda.txt "dlopen failed"): "The library attempted to open the following supporting CUDA
+# libraries, / but each of them failed.  CUDA-aware support is disabled." then one dlerror per path, then
+# "--mca opal_warn_on_missing_libcuda 0 to suppress this message". MPI goes on without it (Horovod and
+# mpirun-launched jobs on CPU nodes, or GPU jobs whose collectives are NCCL's): a warning, not a failure.
+_MPI_CUDA_PROBE = re.compile(r"CUDA-aware support is disabled|opal_warn_on_missing_libcuda")
+
+
+def _mpi_cuda_probe(hit: Hit) -> bool:
+    near = [*hit.before(8, same_rank=False), *hit.after(8, same_rank=False)]
+    return any(_MPI_CUDA_PROBE.search(ln.text) for ln in near)
+
+
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _OPTIONAL_PLUGIN.search(m.group(1)) or _PLUGIN_PROBE.search(hit.text):
         return None  # NCCL probing its optional network plugin: harmless, it falls back
-    if _loader_warned(hit):
+    if _loader_warned(hit) or _mpi_cuda_probe(hit):
         return []
     return [
         row.event(
