@@ -377,6 +377,10 @@ DECOYS = [
     "[rank0]:[W Utils.hpp:164] Warning: Environment variable NCCL_BLOCKING_WAIT is deprecated; use TORCH_NCCL_BLOCKING_WAIT instead (function operator())",
     "WARNING: CUDA is not available. Falling back to CPU.",
     "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+    "2023-09-01 10:00:00.000000: I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.",
+    "/usr/lib/python3/dist-packages/torch/cuda/amp/grad_scaler.py:120: UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.\n  warnings.warn(",
+    "[2025-01-14 15:00:27,071] [WARNING] [real_accelerator.py:181:get_accelerator] Setting accelerator to CPU. If you have GPU or other accelerator, we were unable to detect it.",
+    "GPU available: False, used: False\nTPU available: False, using: 0 TPU cores",
     # Open MPI's CUDA-aware probe (help-mpi-common-cuda.txt): MPI goes on without it
     "--------------------------------------------------------------------------\nThe library attempted to open the following supporting CUDA libraries,\nbut each of them failed.  CUDA-aware support is disabled.\nlibcuda.so.1: cannot open shared object file: No such file or directory\nlibcuda.dylib: cannot open shared object file: No such file or directory\n/usr/lib64/libcuda.so.1: cannot open shared object file: No such file or directory\nIf you are not interested in CUDA-aware support, then run with\n--mca opal_warn_on_missing_libcuda 0 to suppress this message.  If you are interested\nin CUDA-aware support, then try setting LD_LIBRARY_PATH to the location\nof libcuda.so.1 to get passed this issue.\n--------------------------------------------------------------------------",
     "2024-02-01 10:00:00.000000: W external/xla/xla/service/gpu/nvptx_compiler.cc:744] The NVIDIA driver's CUDA version is 12.2 which is older than the ptxas CUDA version (12.3.107). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.",
