@@ -240,6 +240,13 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN195",
         None,
     ),
+    # a JIT extension whose build failed, loaded (DeepSpeed's ops)
+    (
+        TB
+        + "ImportError: /root/.cache/torch_extensions/py310_cu124/fused_adam/fused_adam.so: cannot open shared object file: No such file or directory",
+        "RUN296",
+        {"extension": "fused_adam"},
+    ),
     # frameworks' own device checks
     (
         "    raise ValueError(\nValueError: Invalid CUDA 'device=0,1' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n\ntorch.cuda.is_available(): False\ntorch.cuda.device_count(): 0\nos.environ['CUDA_VISIBLE_DEVICES']: None\nSee https://pytorch.org/get-started/locally/ for up-to-date torch install instructions if no CUDA devices are seen by torch.",
@@ -377,6 +384,7 @@ DECOYS = [
     "[rank0]:[W Utils.hpp:164] Warning: Environment variable NCCL_BLOCKING_WAIT is deprecated; use TORCH_NCCL_BLOCKING_WAIT instead (function operator())",
     "WARNING: CUDA is not available. Falling back to CPU.",
     "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+    "[2026-06-16 23:42:03,073] [WARNING] [engine.py:1690:_configure_basic_optimizer] FusedAdam CUDA build failed (/home/user/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot open shared object file: No such file or directory), falling back to torch.optim.AdamW / torch.optim.Adam.",
     "2023-09-01 10:00:00.000000: I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.",
     "/usr/lib/python3/dist-packages/torch/cuda/amp/grad_scaler.py:120: UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.\n  warnings.warn(",
     "[2025-01-14 15:00:27,071] [WARNING] [real_accelerator.py:181:get_accelerator] Setting accelerator to CPU. If you have GPU or other accelerator, we were unable to detect it.",

@@ -58,6 +58,11 @@ _TOOLKIT = re.compile(
 # "RuntimeError: Error building extension 'fused_adam'". The compiler's output above says why (a toolkit that
 # does not fit, gcc newer than nvcc takes, headers missing); a cause read there comes first (tier 1 here).
 _BUILD_FAILED = re.compile(r"Error building extension '([\w.-]+)'")
+# The JIT build's product missing when it is loaded (its build failed before, or in another rank's process):
+# "ImportError: /root/.cache/torch_extensions/py310_cu124/fused_adam/fused_adam.so: cannot open shared object
+# file" (DeepSpeed's ops, apex/megatron kernels). DeepSpeed >= 0.17 warns "FusedAdam CUDA build failed (...),
+# falling back to torch.optim.AdamW" and goes on: a warning, silent.
+_JIT_SO = re.compile(r"torch_extensions/[^/\s]+/([\w.-]+)/\1\.so: cannot open shared object file")
 _WARNED = re.compile(r"\w*Warning\b|\bWARNING\b|\bwarn\(")
 _TORCH_CUDA_NEXT = re.compile(r"^\s*PyTorch \(([\d.]+)\)")
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
@@ -168,6 +173,20 @@ def _build_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+def _jit_so(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _WARNED.search(hit.text):
+        return []
+    return [
+        row.event(
+            hit,
+            f"the JIT-built extension '{m.group(1)}' is missing (its build failed on this machine: usually a "
+            "CUDA toolkit, nvcc or gcc that does not fit this PyTorch)",
+            {"extension": m.group(1), "reason": "extension_build_failed"},
+            dedupe=(row.code, "build"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "cuda toolkit mismatch",
@@ -229,6 +248,16 @@ SIGNATURES = (
         anchors=(b"Error building extension",),
         worth=(rb"Error building extension",),
         words=("error building extension",),
+    ),
+    Signature(
+        "jit extension not built",
+        _JIT_SO,
+        _jit_so,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        tier=1,
+        anchors=(b"shared object",),
+        worth=(rb"torch_extensions/",),
+        words=("torch_extensions/",),
     ),
     Signature(
         "gpu architecture not in this build",
