@@ -318,18 +318,6 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
-# JAX raising its backend's failure (jax/_src/xla_bridge.py: "RuntimeError: Unable to initialize backend
-# 'cuda': FAILED_PRECONDITION: No visible GPU devices." / "INTERNAL: no supported devices found for platform
-# CUDA" / "Backend 'cuda' is not in the list of known backends: ['cpu', 'tpu']" / "Found CUDA version 12010,
-# but JAX was built against version 12020, which is newer"), optionally followed by "(you may need to
-# uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)". Raised only: older
-# JAX logs the same words at INFO level and runs on the CPU. The stream executor's line above it (cuInit's
-# answer, "Failed to create stream executor for device CUDA:0: ...") says why.
-_JAX_BACKEND = re.compile(r"Error: Unable to initialize backend '(cuda|gpu|rocm)':\s*(.*)$")
-_JAX_BUILT_AGAINST = re.compile(r"Found (\w+) version (\d+), but JAX was built against version (\d+)")
-_JAX_WHY = re.compile(r"failed call to cuInit: .*|cuInit\(0\) failed: .*|Failed to create stream executor .*")
-
-
 # cudart's 801 in the words torch and CUDA libraries print it: c10's "CUDA error: operation not supported",
 # its driver-API check's "CUDA driver error: operation not supported" (expandable segments' cuMem calls),
 # lmdeploy's "CUDA runtime error: operation not supported", RAPIDS' "801 cudaErrorNotSupported operation not
@@ -374,6 +362,18 @@ def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             dedupe=(row.code,),
         )
     ]
+
+
+# JAX raising its backend's failure (jax/_src/xla_bridge.py: "RuntimeError: Unable to initialize backend
+# 'cuda': FAILED_PRECONDITION: No visible GPU devices." / "INTERNAL: no supported devices found for platform
+# CUDA" / "Backend 'cuda' is not in the list of known backends: ['cpu', 'tpu']" / "Found CUDA version 12010,
+# but JAX was built against version 12020, which is newer"), optionally followed by "(you may need to
+# uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)". Raised only: older
+# JAX logs the same words at INFO level and runs on the CPU. The stream executor's line above it (cuInit's
+# answer, "Failed to create stream executor for device CUDA:0: ...") says why.
+_JAX_BACKEND = re.compile(r"Error: Unable to initialize backend '(cuda|gpu|rocm)':\s*(.*)$")
+_JAX_BUILT_AGAINST = re.compile(r"Found (\w+) version (\d+), but JAX was built against version (\d+)")
+_JAX_WHY = re.compile(r"failed call to cuInit: .*|cuInit\(0\) failed: .*|Failed to create stream executor .*")
 
 
 def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

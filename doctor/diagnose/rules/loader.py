@@ -65,12 +65,12 @@ _NOT_FOUND = re.compile(
 # the system path [...]" (libnvrtc.so.*[0-9].*, libcudnn.so.*[0-9], libnccl.so.*[0-9],
 # libnvJitLink.so.*[0-9]): the nvidia-* wheel is missing or of another layout than this torch expects.
 _PRELOAD = re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system path")
-# cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
-# e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
 # Triton's driver lookup (triton/backends/nvidia/driver.py, 2.1-3.x libcuda_dirs): "AssertionError: libcuda.so
 # cannot found!" when `ldconfig -p` lists no libcuda.so.1 and LD_LIBRARY_PATH holds none (a container whose
 # linker cache misses the mounted driver: ldconfig or TRITON_LIBCUDA_PATH fix it); torch.compile raises it.
 _TRITON_LIBCUDA = re.compile(r"(libcuda\.so) cannot found")
+# cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
+# e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
 _CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
