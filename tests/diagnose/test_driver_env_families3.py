@@ -247,6 +247,23 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN296",
         {"extension": "fused_adam"},
     ),
+    # a PyTorch without the backend or without torch.distributed (distributed_c10d, Lightning, old builds)
+    (
+        TB
+        + "RuntimeError: Distributed package doesn't have MPI built in. MPI is only included if you build PyTorch from source on a host that has MPI installed.",
+        "RUN263",
+        {"library": "MPI"},
+    ),
+    (
+        TB + "RuntimeError: torch.distributed is not available. Cannot initialize distributed process group",
+        "RUN263",
+        {"library": "torch.distributed"},
+    ),
+    (
+        TB + "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'",
+        "RUN263",
+        {"library": "torch.distributed"},
+    ),
     # frameworks' own device checks
     (
         "    raise ValueError(\nValueError: Invalid CUDA 'device=0,1' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n\ntorch.cuda.is_available(): False\ntorch.cuda.device_count(): 0\nos.environ['CUDA_VISIBLE_DEVICES']: None\nSee https://pytorch.org/get-started/locally/ for up-to-date torch install instructions if no CUDA devices are seen by torch.",

@@ -25,8 +25,19 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 
-_NO_NCCL = re.compile(r"Distributed package doesn't have NCCL built in|NCCL support is not compiled")
+# A PyTorch built without the backend (or without torch.distributed at all) the job asks for:
+# distributed_c10d's "Distributed package doesn't have NCCL built in" / "... MPI built in. MPI is only
+# included if you build PyTorch from source on a host that has MPI installed." (also Gloo, UCC), Lightning's
+# "torch.distributed is not available. Cannot initialize distributed process group", and the attribute missing
+# from a build without it (macOS < 1.12, Windows < 1.7): "module 'torch.distributed' has no attribute
+# 'init_process_group'".
+_NO_NCCL = re.compile(
+    r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC) built in|(NCCL) support is not compiled|"
+    r"torch\.distributed is not available\. Cannot initialize|"
+    r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"
+)
 _NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
 # The whole message anywhere, or a prefix of it down to "ProcessGroupNCCL is" that ends the line after
 # an exception type (a paste cut there).
@@ -91,12 +102,20 @@ _NO_GPU_WHY = (
 
 
 def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group(1) or m.group(2) or "torch.distributed"
+    build = (
+        "a CPU-only or ROCm/macOS build"
+        if what == "NCCL"
+        else "MPI comes only with a PyTorch built from source on a host with MPI"
+        if what == "MPI"
+        else "a build without it"
+    )
     return [
         row.event(
             hit,
-            f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/macOS build)",
-            {"library": "NCCL"},
-            dedupe=(row.code, "nccl"),
+            f"this PyTorch cannot use {what}: {clip(m.group(0), 100)} ({build})",
+            {"library": what},
+            dedupe=(row.code, what.lower()),
         )
     ]
 
@@ -244,9 +263,32 @@ SIGNATURES = (
         _NO_NCCL,
         _no_nccl,
         C.LIBRARY_MISSING.code,
-        anchors=(b"NCCL built in", b"rror"),
-        worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
-        words=("nccl built in", "nccl support is not compiled"),
+        anchors=(
+            b"NCCL built in",
+            b"rror",
+            b"MPI built in",
+            b"Gloo built in",
+            b"UCC built in",
+            b"distributed is not available",
+            b"distributed' has no attribute",
+        ),
+        worth=(
+            rb"NCCL built in",
+            rb"not compiled",
+            rb"Error\b",
+            rb"doesn't have \w+ built in",
+            rb"distributed is not available",
+            rb"distributed' has no attribute",
+        ),
+        words=(
+            "nccl built in",
+            "nccl support is not compiled",
+            "mpi built in",
+            "gloo built in",
+            "ucc built in",
+            "torch.distributed is not available",
+            "module 'torch.distributed' has no attribute",
+        ),
         anchor_from=_EXC,
         examples=("RuntimeError: NCCL support is not compiled",),
     ),
