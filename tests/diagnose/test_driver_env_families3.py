@@ -401,6 +401,8 @@ DECOYS = [
     "[rank0]:[W Utils.hpp:164] Warning: Environment variable NCCL_BLOCKING_WAIT is deprecated; use TORCH_NCCL_BLOCKING_WAIT instead (function operator())",
     "WARNING: CUDA is not available. Falling back to CPU.",
     "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",
+    "2024-02-01 10:00:00.000000: W external/xla/xla/stream_executor/cuda/cuda_executor.cc:1280] could not enable peer access for context: CUDA_ERROR_NOT_SUPPORTED: operation not supported",
+    "/usr/lib/python3/dist-packages/torch/cuda/memory.py:330: UserWarning: expandable_segments not supported on this platform (CUDA error: operation not supported)",
     "[2026-06-16 23:42:03,073] [WARNING] [engine.py:1690:_configure_basic_optimizer] FusedAdam CUDA build failed (Error building extension 'fused_adam'), falling back to torch.optim.AdamW / torch.optim.Adam.",
     "[2026-06-16 23:42:03,073] [WARNING] [engine.py:1690:_configure_basic_optimizer] FusedAdam CUDA build failed (/home/user/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot open shared object file: No such file or directory), falling back to torch.optim.AdamW / torch.optim.Adam.",
     "2023-09-01 10:00:00.000000: I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.",

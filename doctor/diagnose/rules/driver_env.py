@@ -329,7 +329,17 @@ _NOT_SUPPORTED = re.compile(
 )
 
 
+# A library that logs the refusal of an optional call and goes on (XLA's and TF's W-level lines, Python
+# warnings, c10's "[W ...]" records): not a failure.
+_WARN_LINE = re.compile(
+    r"\w*Warning\b|\bWARNING\b|(?:^|\s)W\d{4} |(?:^|\s)W (?:tensorflow/|external/)|(?:^|\s)W \S+\.cc:\d+\]|"
+    r"^\s*\[W "
+)
+
+
 def _not_supported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _WARN_LINE.search(hit.text):
+        return []
     return [
         row.event(
             hit,
