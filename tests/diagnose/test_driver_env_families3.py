@@ -128,6 +128,13 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN308",
         None,
     ),
+    # kmod's modprobe: the driver's module not built for the running kernel
+    ("modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-generic", "RUN262", None),
+    (
+        "modprobe: FATAL: Module nvidia_uvm not found in directory /lib/modules/6.8.0-45-generic",
+        "RUN262",
+        None,
+    ),
     # the container runtime and the device plugin
     ("docker: Error response from daemon: Unknown runtime specified nvidia.", "RUN262", None),
     ("unknown flag: --gpus\nSee 'docker run --help'.", "RUN262", None),

@@ -38,7 +38,10 @@ _NO_DRIVER = re.compile(
     r"could not select device driver \S* with capabilities: \[\[gpu\]\]|"
     r"CUDA driver initialization failed, you might not have a CUDA gpu|"
     r"on a CUDA device but torch\.cuda\.is_available\(\) is False|"
-    r"not supported by the NVIDIA [\d.]+ driver release"
+    r"not supported by the NVIDIA [\d.]+ driver release|"
+    # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
+    # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-generic"
+    r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/"
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
 # the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
@@ -522,6 +525,7 @@ SIGNATURES = (
             b"CUDA driver initialization",
             b"is_available()",
             b"driver release",
+            b"Module nvidia",
         ),
         worth=(
             rb"NVIDIA driver",
@@ -531,6 +535,7 @@ SIGNATURES = (
             rb"CUDA driver initialization",
             rb"is_available\(\)",
             rb"driver release",
+            rb"Module nvidia",
         ),
         words=(
             "nvidia driver",
@@ -540,6 +545,7 @@ SIGNATURES = (
             "cuda driver initialization",
             "is_available()",
             "driver release",
+            "module nvidia",
         ),
     ),
     Signature(
