@@ -40,7 +40,7 @@ _NO_DRIVER = re.compile(
     r"on a CUDA device but torch\.cuda\.is_available\(\) is False|"
     r"not supported by the NVIDIA [\d.]+ driver release|"
     # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
-    # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-generic"
+    # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-..."
     r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/"
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
