@@ -128,6 +128,12 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN308",
         None,
     ),
+    # ROCm: rocBLAS without Tensile kernels for this gfx target
+    (
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1103\n Aborted (core dumped)",
+        "RUN265",
+        {"arch": "rocm"},
+    ),
     # kmod's modprobe: the driver's module not built for the running kernel
     ("modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-generic", "RUN262", None),
     (

@@ -81,7 +81,11 @@ _ARCH = re.compile(
     r"Your setup doesn't support bf16/gpu|"
     # vLLM's dtype check: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
     r"Bfloat16 is only supported on GPUs with compute capability of at least|"
-    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
+    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices|"
+    # rocBLAS (ROCm's torch) without Tensile kernels for this GPU's gfx target (an unsupported consumer or APU
+    # GPU; HSA_OVERRIDE_GFX_VERSION is the usual workaround): "rocBLAS error: Cannot read
+    # .../TensileLibrary.dat: No such file or directory for GPU arch : gfx1103", then rocblas_abort()
+    r"rocBLAS error: Cannot read \S*TensileLibrary\S*(?:.*?for GPU arch : (gfx\w+))?"
 )
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
 _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
@@ -136,6 +140,11 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "CPU-only PyTorch)"
             if arch == "bf16"
             else f"a kernel this job uses needs a newer GPU ({clip(m.group(0), 110)})"
+        )
+    elif "rocBLAS" in m.group(0):
+        what, arch = (
+            f"this ROCm's rocBLAS has no kernels for this GPU ({m.group(3) or 'its gfx target'})",
+            "rocm",
         )
     else:
         what, arch = (
@@ -275,6 +284,7 @@ SIGNATURES = (
             b"Ampere GPUs or newer",
             b"support bf16/gpu",
             b"Bfloat16 is only supported",
+            b"rocBLAS error",
         ),
         worth=(
             rb"CUDA capability",
@@ -285,6 +295,7 @@ SIGNATURES = (
             rb"Ampere GPUs or newer",
             rb"support bf16/gpu",
             rb"Bfloat16 is only supported",
+            rb"rocBLAS error",
         ),
         words=(
             "cuda capability",
@@ -295,6 +306,7 @@ SIGNATURES = (
             "ampere gpus or newer",
             "support bf16/gpu",
             "bfloat16 is only supported",
+            "rocblas error",
         ),
     ),
     Signature(
