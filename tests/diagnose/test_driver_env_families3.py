@@ -116,6 +116,17 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN262",
         None,
     ),
+    # cuDNN 9's loader of its own parts
+    (
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}\nInvalid handle. Cannot load symbol cudnnCreateTensorDescriptor\nAborted (core dumped)",
+        "RUN263",
+        None,
+    ),
+    (
+        "Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!\nInvalid handle. Cannot load symbol cudnnCreateTensorDescriptor",
+        "RUN263",
+        None,
+    ),
     # torch/cuda/__init__.py _lazy_init in a forked child (RUN308), raised and as vLLM's worker record quotes it
     (
         TB

@@ -71,7 +71,14 @@ _PRELOAD = re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system p
 _TRITON_LIBCUDA = re.compile(r"(libcuda\.so) cannot found")
 # cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
 # e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
-_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
+# cuDNN 9's own loader of its sub-libraries says it the same way ("Unable to load any of
+# {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}" then "Invalid handle.
+# Cannot load symbol cudnnCreateTensorDescriptor"; on Windows "Could not locate cudnn_ops64_9.dll"): the cuDNN
+# wheel or install is incomplete or not on the library path.
+_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cu(?:blas|dnn)\w+)")
+_CUDNN_SUBLIB = re.compile(
+    r"Unable to load any of \{(libcudnn\w*\.so)[\d.]*|Could not locate (cudnn\w+\.dll)"
+)
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
 # collectives will not work.", raised through the first NCCL call ("NCCL operation ncclGetUniqueId(&id)
@@ -144,7 +151,25 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+def _cudnn_event(row: Signature, hit: Hit, lib: str) -> list[Event]:
+    return [
+        row.event(
+            hit,
+            f"cuDNN could not load its part {lib} (an incomplete cuDNN install or wheel, or another cuDNN "
+            "first on the library path)",
+            {"library": lib},
+            dedupe=(row.code, "libcudnn"),
+        )
+    ]
+
+
+def _cudnn_sublib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _cudnn_event(row, hit, m.group(1) or m.group(2))
+
+
 def _cublas_symbol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(1).startswith("cudnn"):
+        return _cudnn_event(row, hit, "libcudnn")
     return [
         row.event(
             hit,
@@ -283,6 +308,15 @@ SIGNATURES = (
         anchors=(b"Cannot load symbol",),
         worth=(rb"Cannot load symbol",),
         words=("cannot load symbol",),
+    ),
+    Signature(
+        "cudnn part not loaded",
+        _CUDNN_SUBLIB,
+        _cudnn_sublib,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Unable to load any of {", b"Could not locate cudnn"),
+        worth=(rb"Unable to load any of \{libcudnn", rb"Could not locate cudnn"),
+        words=("unable to load any of {libcudnn", "could not locate cudnn"),
     ),
     Signature(
         "xla nccl load",
