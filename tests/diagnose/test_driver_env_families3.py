@@ -404,6 +404,17 @@ def test_traceback_cut_in_gpu_set_up_yields_to_a_shown_cause() -> None:
     _check(log, "RUN261")
 
 
+def test_vllm_worker_record_of_a_failed_device_set_up() -> None:
+    """vLLM's worker record alone says the worker could not set up its GPU (tier 2); with the worker's own
+    message shown, that message's row leads."""
+    record = "(RayWorkerWrapper pid=3052) ERROR 05-12 10:00:00 worker_base.py:145] Error executing method init_device. This might cause deadlock in distributed execution."
+    _check(record, "RUN262", {"reason": "device_init_failed"})
+    _check(
+        record + "\n(RayWorkerWrapper pid=3052) RuntimeError: CUDA error: invalid device ordinal",
+        "RUN264",
+    )
+
+
 def test_traceback_cut_elsewhere_stays_a_note() -> None:
     log = TB + '  File "/workspace/model.py", line 12, in forward\n    x = self.proj(x)'
     assert _root(log) is None

@@ -226,6 +226,31 @@ def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# vLLM's record of a worker whose device set-up raised (0.4-0.6 worker_base.py: "Error executing method
+# init_device. This might cause deadlock in distributed execution."; the multiproc workers: "Exception in
+# worker VllmWorkerProcess while processing method init_device: <message>"): init_device sets the CUDA device,
+# checks its memory and joins the process group. The message, where shown, is read by its own row first;
+# without it the record says the worker could not set up its GPU: tier 2, so any failure shown elsewhere
+# leads.
+_WORKER_INIT_DEVICE = re.compile(
+    r"Error executing method init_device\b|Error executing method 'init_device'|"
+    r"while processing method init_device\b"
+)
+
+
+def _worker_init_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a worker failed while setting up its GPU (vLLM's init_device: device selection, its "
+            "memory check or the process group; its traceback says which)",
+            {"reason": "device_init_failed", "framework": "vllm"},
+            tier=2,
+            dedupe=(row.code, "init_device"),
+        )
+    ]
+
+
 def _too_many_asked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reason": "fewer_visible_than_requested"}
     if m.group(1):
@@ -358,6 +383,15 @@ SIGNATURES = (
             "no gpu resources",
             "cuda is not available",
         ),
+    ),
+    Signature(
+        "worker's device set-up failed",
+        _WORKER_INIT_DEVICE,
+        _worker_init_device,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"method init_device", b"method 'init_device'"),
+        worth=(rb"method '?init_device",),
+        words=("method init_device", "method 'init_device'"),
     ),
     Signature(
         "more gpus asked for than visible",
