@@ -216,6 +216,19 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN263",
         None,
     ),
+    (
+        TB
+        + "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
+        "RUN296",
+        {"reason": "dnn_init_failed"},
+    ),
+    (
+        "2024-01-01 10:00:00.123456: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:447] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n2024-01-01 10:00:00.123456: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:451] Memory usage: 4915200 bytes free, 25425608704 bytes total.\n"
+        + TB
+        + "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
+        "RUN101",
+        {"reason": "dnn_init_no_memory"},
+    ),
     # ptxas / nvcc host compiler / the extension build
     (
         TB

@@ -184,6 +184,46 @@ def _build_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# XLA's summary when cuDNN would not start (JAX and TF: "FAILED_PRECONDITION: DNN library initialization
+# failed. Look at the errors above for more details."): the E-line above it names why, most often the cuDNN
+# version (the "Loaded runtime CuDNN library" row, tier 0) or the memory XLA preallocated (cuda_oom's rows);
+# alone it is the cuDNN of this environment (tier 2).
+_DNN_INIT = re.compile(r"DNN library initialization failed")
+# cuda_dnn.cc's own account under its "Could not create cudnn handle": "Memory usage: 4915200 bytes free,
+# 25425608704 bytes total." Almost nothing free: the handle's workspace did not fit (XLA preallocates most of
+# the GPU, or another process holds it), which is the memory, not the cuDNN.
+_DNN_MEMORY = re.compile(r"Memory usage: (\d+) bytes free, (\d+) bytes total")
+
+
+def _dnn_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    for ln in hit.before(12, same_rank=False):
+        u = _DNN_MEMORY.search(ln.text)
+        if u and int(u.group(2)) > 0 and int(u.group(1)) < int(u.group(2)) // 20:
+            free_mib, total_mib = int(u.group(1)) >> 20, int(u.group(2)) >> 20
+            return [
+                row.event(
+                    hit,
+                    f"cuDNN could not start for lack of GPU memory: {free_mib} MiB free of {total_mib} MiB "
+                    "(XLA preallocates most of the GPU, or another process holds it)",
+                    {"free_mib": free_mib, "total_mib": total_mib, "reason": "dnn_init_no_memory"},
+                    [ln, hit.line],
+                    tier=0,
+                    code=C.CUDA_OOM.code,
+                    dedupe=(C.CUDA_OOM.code, "dnn_init"),
+                )
+            ]
+    return [
+        row.event(
+            hit,
+            "cuDNN could not be initialised for XLA (DNN library initialization failed): usually a cuDNN "
+            "older than the one this jaxlib / TensorFlow was built with, or its GPU memory already taken",
+            {"library": "cudnn", "reason": "dnn_init_failed"},
+            tier=2,
+            dedupe=(row.code, "dnn_init"),
+        )
+    ]
+
+
 def _jit_so(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _WARNED.search(hit.text):
         return []
@@ -259,6 +299,16 @@ SIGNATURES = (
         anchors=(b"Error building extension",),
         worth=(rb"Error building extension",),
         words=("error building extension",),
+    ),
+    Signature(
+        "xla dnn library not initialised",
+        _DNN_INIT,
+        _dnn_init,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        tier=2,
+        anchors=(b"DNN library initialization",),
+        worth=(rb"DNN library initialization",),
+        words=("dnn library initialization failed",),
     ),
     Signature(
         "jit extension not built",
