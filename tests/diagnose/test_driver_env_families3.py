@@ -391,6 +391,22 @@ def test_nccl_cuda_failure_goes_where_its_text_says(text: str, number: int, code
     _check(log, code)
 
 
+# NCCL's multi-node NVLink check (mnnvl.cc 2.25+, init.cc 2.21-2.23), raw and as torch's "Last error:"
+MNNVL = [
+    "gb200-n01:2048:2110 [0] transport/../mnnvl.cc:63 NCCL WARN MNNVL (cliqueSize 4) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.",
+    "gb200-n01:2048:2110 [0] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX configuration (nvidia-imex-ctl -N). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.",
+    "gb200-n01:2048:2110 [0] mnnvl.cc:69 NCCL WARN MNNVL (cliqueSize 4) is available but not supported on this system. Check the IMEX configuration.",
+    "gb200-n01:2048:2110 [0] init.cc:953 NCCL WARN MNNVL is not supported on this system",
+    NCCL_LAST.replace("unhandled cuda error", "unhandled system error")
+    + "MNNVL (cliqueSize 4) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.",
+]
+
+
+@pytest.mark.parametrize("log", MNNVL)
+def test_nccl_multi_node_nvlink_refused(log: str) -> None:
+    _check(log, "RUN292", {"feature": "mnnvl"})
+
+
 # A traceback cut where the process sets up its GPU (torch's lazy init and device calls, vLLM's init_device):
 # the driver's or the device's answer is what was raised there. Tier 2: a failure shown elsewhere leads.
 CUT = [
