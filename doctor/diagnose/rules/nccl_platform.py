@@ -273,7 +273,8 @@ SIGNATURES = (
         _mnnvl,
         C.NCCL_PLATFORM_FEATURE.code,
         anchors=(b"MNNVL",),
-        worth=(rb"MNNVL",),
+        # not the "MNNVL 0" of every communicator's init line (NCCL INFO, 2.21+)
+        worth=(rb"MNNVL (?:\(cliqueSize \d+\) )?is ",),
         words=("mnnvl",),
     ),
     Signature(
