@@ -229,6 +229,23 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         "RUN101",
         {"reason": "dnn_init_no_memory"},
     ),
+    # flash-attn's and vLLM's GPU checks, flash-attn's nvcc check
+    (
+        TB + "RuntimeError: Cannot use FlashAttention-2 backend for Volta and Turing GPUs.",
+        "RUN265",
+        {"arch": "flash_attn"},
+    ),
+    (
+        TB + "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+        "RUN265",
+        {"arch": "flash_attn"},
+    ),
+    (
+        TB
+        + "RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.",
+        "RUN296",
+        None,
+    ),
     # ptxas / nvcc host compiler / the extension build
     (
         TB

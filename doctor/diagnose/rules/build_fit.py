@@ -43,6 +43,8 @@ _TOOLKIT = re.compile(
     r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support|"
     # torch.utils.cpp_extension's JIT build without its build tool; an xFormers wheel without CUDA kernels
     r"Ninja is required to load C\+\+ extensions|xFormers wasn't buil[dt] with CUDA support|"
+    # flash-attn's setup.py with an nvcc older than it supports
+    r"FlashAttention is only supported on CUDA [\d.]+ and above|"
     # XLA's / TensorFlow's stream executor (cuda_dnn.cc) before "DNN library initialization failed": "Loaded
     # runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4."
     r"Loaded runtime CuDNN library: ([\d.]+) but source was compiled with: ([\d.]+?)\.?(?:\s|$)|"
@@ -78,6 +80,9 @@ _ARCH = re.compile(
     # bf16 check
     r"Found (.+?) which is too old to be supported by the triton GPU compiler|"
     r"FlashAttention only supports Ampere GPUs or newer|"
+    # flash-attn's kernels for large head dims (sm80/sm90 only) and vLLM's backend check for sm70/sm75
+    r"FlashAttention backward for head dim > \d+ requires A100/A800 or H100/H800|"
+    r"Cannot use FlashAttention-2 backend for Volta and Turing GPUs|"
     r"Your setup doesn't support bf16/gpu|"
     # vLLM's dtype check: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
     r"Bfloat16 is only supported on GPUs with compute capability of at least|"
@@ -131,10 +136,10 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
             "cudnn",
         )
-    elif m.group(2) or "Ampere" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
+    elif m.group(2) or "FlashAttention" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
         if _WARNED.search(hit.text):
             return []  # a library that warns and falls back (flash-attn wrappers): no failure
-        arch = "triton" if m.group(2) else "flash_attn" if "Ampere" in m.group(0) else "bf16"
+        arch = "triton" if m.group(2) else "flash_attn" if "FlashAttention" in m.group(0) else "bf16"
         what = (
             "bf16 needs an Ampere-or-newer GPU visible to this process (an older GPU, none visible, or a "
             "CPU-only PyTorch)"
@@ -255,6 +260,7 @@ SIGNATURES = (
             b"nvcc fatal",
             b"Ninja is required",
             b"xFormers wasn",
+            b"FlashAttention is only supported on CUDA",
             b"CuDNN library",
             b"ptxas fatal",
             b"unsupported GNU version",
@@ -270,6 +276,7 @@ SIGNATURES = (
             rb"nvcc fatal",
             rb"Ninja is required",
             rb"xFormers wasn",
+            rb"FlashAttention is only supported on CUDA",
             rb"CuDNN library",
             rb"ptxas fatal",
             rb"unsupported GNU version",
@@ -285,6 +292,7 @@ SIGNATURES = (
             "nvcc fatal",
             "ninja is required",
             "xformers wasn",
+            "flashattention is only supported on cuda",
             "loaded runtime cudnn library",
             "ptxas fatal",
             "unsupported gnu version",
@@ -332,6 +340,8 @@ SIGNATURES = (
             b"ARCH_MISMATCH",
             b"triton GPU compiler",
             b"Ampere GPUs or newer",
+            b"requires A100/A800",
+            b"for Volta and Turing",
             b"support bf16/gpu",
             b"Bfloat16 is only supported",
             b"rocBLAS error",
@@ -343,6 +353,8 @@ SIGNATURES = (
             rb"ARCH_MISMATCH",
             rb"triton GPU compiler",
             rb"Ampere GPUs or newer",
+            rb"requires A100/A800",
+            rb"for Volta and Turing",
             rb"support bf16/gpu",
             rb"Bfloat16 is only supported",
             rb"rocBLAS error",
@@ -354,6 +366,8 @@ SIGNATURES = (
             "cudnn_status_arch_mismatch",
             "triton gpu compiler",
             "ampere gpus or newer",
+            "requires a100/a800",
+            "for volta and turing",
             "support bf16/gpu",
             "bfloat16 is only supported",
             "rocblas error",
