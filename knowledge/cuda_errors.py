@@ -161,6 +161,17 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "the provided PTX was compiled with an unsupported toolchain",
         "driver_too_old",
     ),
+    # A kernel image the driver cannot load (CUDA_ERROR_INVALID_IMAGE): code of a newer toolchain than this
+    # driver, as Triton's bundled ptxas makes it ("Triton Error [CUDA]: device kernel image is invalid" under
+    # a driver older than that ptxas; TRITON_PTXAS_PATH or a newer driver fix it) or NCCL / an extension
+    # built by a newer CUDA than the driver's.
+    _e(
+        200,
+        "cudaErrorInvalidKernelImage",
+        "CUDA_ERROR_INVALID_IMAGE",
+        "device kernel image is invalid",
+        "driver_too_old",
+    ),
     # Exclusive-thread compute mode: another thread holds the device (the driver's 216 is the context's).
     _e(
         216,
@@ -277,10 +288,11 @@ _DISTINCT_RE = re.compile(
     "|".join(re.escape(e.message) for e in CUDA_ERRORS if e.message != "initialization error"), re.I
 )
 # NCCL's CUDACHECK quotes it as "Cuda failure 3 'initialization error'" (2.x) or "Cuda failure
-# 'initialization error'" (older).
+# 'initialization error'" (older); nccl-tests' CUDACHECK as "Test CUDA failure common.cu:892 'initialization
+# error'" (the source location between).
 _GENERIC_RE = re.compile(
     r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error|"
-    r"Cuda failure (?:3 )?'initialization error'"
+    r"Cuda failure (?:3 )?'initialization error'|CUDA failure \S+:\d+:? 'initialization error'"
 )
 
 

@@ -384,6 +384,29 @@ NCCL_NET_PROVIDER_MISSING = register_code(
     "NCCL's network plugin found no usable fabric provider (libfabric / EFA)",
     AREA,
 )
+# Category driver_env: cudart's 801 cudaErrorNotSupported / the driver's CUDA_ERROR_NOT_SUPPORTED raised
+# through torch or a CUDA library: the driver or the platform (a vGPU, WSL, Jetson, a driver older than the
+# feature: kernels with large parameters need R530 under CUDA 12.1+) refuses an operation the job uses
+# (expandable segments' cuMem calls, IPC, a kernel launch). Through NCCL it is RUN292.
+CUDA_OPERATION_NOT_SUPPORTED = register_code(
+    "RUN307",
+    "cuda-operation-not-supported",
+    "fail",
+    "driver_env",
+    "The driver or platform does not support a CUDA operation the job uses",
+    AREA,
+)
+# Category driver_env: a process forked after its parent had initialised CUDA (a DataLoader worker, a
+# multiprocessing pool, vLLM's fork start method) touched CUDA: torch/cuda/__init__.py's _lazy_init refuses
+# ("Cannot re-initialize CUDA in forked subprocess"); the launch set-up, not the GPU or the program's maths.
+CUDA_FORKED_CHILD = register_code(
+    "RUN308",
+    "cuda-init-in-forked-process",
+    "fail",
+    "driver_env",
+    "A process forked after CUDA was initialised tried to use CUDA",
+    AREA,
+)
 # Category driver_env: nvcc, CUDA_HOME or a companion package (torchvision, DeepSpeed's and apex's
 # compiled ops) does not fit the CUDA this PyTorch was built with.
 CUDA_TOOLKIT_MISMATCH = register_code(

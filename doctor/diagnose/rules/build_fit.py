@@ -32,7 +32,9 @@ _TOOLKIT = re.compile(
     # nvcc of a toolkit older than the GPU arch an extension build asks for (flash-attn, apex, DeepSpeed ops)
     r"nvcc fatal\s*: (?:Unsupported gpu architecture '(?:compute|sm)_\d+a?'|"
     r"Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-architecture')|"
-    r"PyTorch and torchvision were compiled with different CUDA (?:major )?versions|"
+    # the companions' own check, the same words in torchvision, torchaudio ("PyTorch and TorchAudio"), PyG's
+    # torch_scatter / torch_sparse / torch_cluster and extensions built from their template ("Extension")
+    r"PyTorch and [\w.-]+ were compiled with different CUDA (?:major )?versions|"
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
     r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
@@ -40,8 +42,29 @@ _TOOLKIT = re.compile(
     r"CUDNN_STATUS_VERSION_MISMATCH|"
     r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support|"
     # torch.utils.cpp_extension's JIT build without its build tool; an xFormers wheel without CUDA kernels
-    r"Ninja is required to load C\+\+ extensions|xFormers wasn't buil[dt] with CUDA support"
+    r"Ninja is required to load C\+\+ extensions|xFormers wasn't buil[dt] with CUDA support|"
+    # flash-attn's setup.py with an nvcc older than it supports
+    r"FlashAttention is only supported on CUDA [\d.]+ and above|"
+    # XLA's / TensorFlow's stream executor (cuda_dnn.cc) before "DNN library initialization failed": "Loaded
+    # runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4."
+    r"Loaded runtime CuDNN library: ([\d.]+) but source was compiled with: ([\d.]+?)\.?(?:\s|$)|"
+    # ptxas older than what it is asked for: a GPU arch newer than its CUDA (Triton's bundled ptxas on a new
+    # GPU: "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'"), PTX of a newer toolchain
+    # ("ptxas fatal   : Unsupported .version 8.4; current version is '8.2'")
+    r"ptxas fatal\s*: (?:Value '(?:sm|compute)_\d+a?' is not defined for option 'gpu-name'|"
+    r"Unsupported \.version [\d.]+; current version is)|"
+    # nvcc's host-compiler check (crt/host_config.h) when the system gcc is newer than the toolkit supports
+    r"unsupported GNU version! gcc versions later than \d+ are not supported"
 )
+# torch.utils.cpp_extension's JIT build that failed (DeepSpeed's and apex's ops, flash-attn, custom kernels):
+# "RuntimeError: Error building extension 'fused_adam'". The compiler's output above says why (a toolkit that
+# does not fit, gcc newer than nvcc takes, headers missing); a cause read there comes first (tier 1 here).
+_BUILD_FAILED = re.compile(r"Error building extension '([\w.-]+)'")
+# The JIT build's product missing when it is loaded (its build failed before, or in another rank's process):
+# "ImportError: /root/.cache/torch_extensions/py310_cu124/fused_adam/fused_adam.so: cannot open shared object
+# file" (DeepSpeed's ops, apex/megatron kernels). DeepSpeed >= 0.17 warns "FusedAdam CUDA build failed (...),
+# falling back to torch.optim.AdamW" and goes on: a warning, silent.
+_JIT_SO = re.compile(r"torch_extensions/[^/\s]+/([\w.-]+)/\1\.so: cannot open shared object file")
 _WARNED = re.compile(r"\w*Warning\b|\bWARNING\b|\bwarn\(")
 _TORCH_CUDA_NEXT = re.compile(r"^\s*PyTorch \(([\d.]+)\)")
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
@@ -57,10 +80,17 @@ _ARCH = re.compile(
     # bf16 check
     r"Found (.+?) which is too old to be supported by the triton GPU compiler|"
     r"FlashAttention only supports Ampere GPUs or newer|"
+    # flash-attn's kernels for large head dims (sm80/sm90 only) and vLLM's backend check for sm70/sm75
+    r"FlashAttention backward for head dim > \d+ requires A100/A800 or H100/H800|"
+    r"Cannot use FlashAttention-2 backend for Volta and Turing GPUs|"
     r"Your setup doesn't support bf16/gpu|"
     # vLLM's dtype check: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
     r"Bfloat16 is only supported on GPUs with compute capability of at least|"
-    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
+    r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices|"
+    # rocBLAS (ROCm's torch) without Tensile kernels for this GPU's gfx target (an unsupported consumer or APU
+    # GPU; HSA_OVERRIDE_GFX_VERSION is the usual workaround): "rocBLAS error: Cannot read
+    # .../TensileLibrary.dat: No such file or directory for GPU arch : gfx1103", then rocblas_abort()
+    r"rocBLAS error: Cannot read \S*TensileLibrary\S*(?:.*?for GPU arch : (gfx\w+))?"
 )
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
 _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
@@ -68,6 +98,17 @@ _BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
 
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
+    if m.group(5):
+        facts.update(library="cudnn", runtime_cudnn=m.group(5), built_cudnn=m.group(6))
+        return [
+            row.event(
+                hit,
+                f"the cuDNN loaded at run time ({m.group(5)}) is older than the one this framework was built "
+                f"with ({m.group(6)}): install the matching cuDNN or a build for this one",
+                facts,
+                dedupe=(row.code,),
+            )
+        ]
     found, torch_cuda = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     if m.group(1) and not torch_cuda:
         nxt = next((_TORCH_CUDA_NEXT.match(ln.text) for ln in hit.after(1, False)), None)
@@ -95,15 +136,20 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
             "cudnn",
         )
-    elif m.group(2) or "Ampere" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
+    elif m.group(2) or "FlashAttention" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
         if _WARNED.search(hit.text):
             return []  # a library that warns and falls back (flash-attn wrappers): no failure
-        arch = "triton" if m.group(2) else "flash_attn" if "Ampere" in m.group(0) else "bf16"
+        arch = "triton" if m.group(2) else "flash_attn" if "FlashAttention" in m.group(0) else "bf16"
         what = (
             "bf16 needs an Ampere-or-newer GPU visible to this process (an older GPU, none visible, or a "
             "CPU-only PyTorch)"
             if arch == "bf16"
             else f"a kernel this job uses needs a newer GPU ({clip(m.group(0), 110)})"
+        )
+    elif "rocBLAS" in m.group(0):
+        what, arch = (
+            f"this ROCm's rocBLAS has no kernels for this GPU ({m.group(3) or 'its gfx target'})",
+            "rocm",
         )
     else:
         what, arch = (
@@ -129,6 +175,74 @@ def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+def _build_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _WARNED.search(hit.text):
+        return []  # a framework that reports the failed build and falls back (DeepSpeed >= 0.17's FusedAdam)
+    return [
+        row.event(
+            hit,
+            f"the C++/CUDA extension '{m.group(1)}' could not be built on this machine (the compiler output "
+            "above says why: usually a CUDA toolkit, nvcc or gcc that does not fit this PyTorch)",
+            {"extension": m.group(1), "reason": "extension_build_failed"},
+            dedupe=(row.code, "build"),
+        )
+    ]
+
+
+# XLA's summary when cuDNN would not start (JAX and TF: "FAILED_PRECONDITION: DNN library initialization
+# failed. Look at the errors above for more details."): the E-line above it names why, most often the cuDNN
+# version (the "Loaded runtime CuDNN library" row, tier 0) or the memory XLA preallocated (cuda_oom's rows);
+# alone it is the cuDNN of this environment (tier 2).
+_DNN_INIT = re.compile(r"DNN library initialization failed")
+# cuda_dnn.cc's own account under its "Could not create cudnn handle": "Memory usage: 4915200 bytes free,
+# 25425608704 bytes total." Almost nothing free: the handle's workspace did not fit (XLA preallocates most of
+# the GPU, or another process holds it), which is the memory, not the cuDNN.
+_DNN_MEMORY = re.compile(r"Memory usage: (\d+) bytes free, (\d+) bytes total")
+
+
+def _dnn_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    for ln in hit.before(12, same_rank=False):
+        u = _DNN_MEMORY.search(ln.text)
+        if u and int(u.group(2)) > 0 and int(u.group(1)) < int(u.group(2)) // 20:
+            free_mib, total_mib = int(u.group(1)) >> 20, int(u.group(2)) >> 20
+            return [
+                row.event(
+                    hit,
+                    f"cuDNN could not start for lack of GPU memory: {free_mib} MiB free of {total_mib} MiB "
+                    "(XLA preallocates most of the GPU, or another process holds it)",
+                    {"free_mib": free_mib, "total_mib": total_mib, "reason": "dnn_init_no_memory"},
+                    [ln, hit.line],
+                    tier=0,
+                    code=C.CUDA_OOM.code,
+                    dedupe=(C.CUDA_OOM.code, "dnn_init"),
+                )
+            ]
+    return [
+        row.event(
+            hit,
+            "cuDNN could not be initialised for XLA (DNN library initialization failed): usually a cuDNN "
+            "older than the one this jaxlib / TensorFlow was built with, or its GPU memory already taken",
+            {"library": "cudnn", "reason": "dnn_init_failed"},
+            tier=2,
+            dedupe=(row.code, "dnn_init"),
+        )
+    ]
+
+
+def _jit_so(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _WARNED.search(hit.text):
+        return []
+    return [
+        row.event(
+            hit,
+            f"the JIT-built extension '{m.group(1)}' is missing (its build failed on this machine: usually a "
+            "CUDA toolkit, nvcc or gcc that does not fit this PyTorch)",
+            {"extension": m.group(1), "reason": "extension_build_failed"},
+            dedupe=(row.code, "build"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "cuda toolkit mismatch",
@@ -146,6 +260,10 @@ SIGNATURES = (
             b"nvcc fatal",
             b"Ninja is required",
             b"xFormers wasn",
+            b"FlashAttention is only supported on CUDA",
+            b"CuDNN library",
+            b"ptxas fatal",
+            b"unsupported GNU version",
         ),
         worth=(
             rb"CUDA version",
@@ -158,6 +276,10 @@ SIGNATURES = (
             rb"nvcc fatal",
             rb"Ninja is required",
             rb"xFormers wasn",
+            rb"FlashAttention is only supported on CUDA",
+            rb"CuDNN library",
+            rb"ptxas fatal",
+            rb"unsupported GNU version",
         ),
         words=(
             "cuda version",
@@ -170,7 +292,41 @@ SIGNATURES = (
             "nvcc fatal",
             "ninja is required",
             "xformers wasn",
+            "flashattention is only supported on cuda",
+            "loaded runtime cudnn library",
+            "ptxas fatal",
+            "unsupported gnu version",
         ),
+    ),
+    Signature(
+        "extension build failed",
+        _BUILD_FAILED,
+        _build_failed,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        tier=1,
+        anchors=(b"Error building extension",),
+        worth=(rb"Error building extension",),
+        words=("error building extension",),
+    ),
+    Signature(
+        "xla dnn library not initialised",
+        _DNN_INIT,
+        _dnn_init,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        tier=2,
+        anchors=(b"DNN library initialization",),
+        worth=(rb"DNN library initialization",),
+        words=("dnn library initialization failed",),
+    ),
+    Signature(
+        "jit extension not built",
+        _JIT_SO,
+        _jit_so,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        tier=1,
+        anchors=(b"shared object",),
+        worth=(rb"torch_extensions/",),
+        words=("torch_extensions/",),
     ),
     Signature(
         "gpu architecture not in this build",
@@ -184,8 +340,11 @@ SIGNATURES = (
             b"ARCH_MISMATCH",
             b"triton GPU compiler",
             b"Ampere GPUs or newer",
+            b"requires A100/A800",
+            b"for Volta and Turing",
             b"support bf16/gpu",
             b"Bfloat16 is only supported",
+            b"rocBLAS error",
         ),
         worth=(
             rb"CUDA capability",
@@ -194,8 +353,11 @@ SIGNATURES = (
             rb"ARCH_MISMATCH",
             rb"triton GPU compiler",
             rb"Ampere GPUs or newer",
+            rb"requires A100/A800",
+            rb"for Volta and Turing",
             rb"support bf16/gpu",
             rb"Bfloat16 is only supported",
+            rb"rocBLAS error",
         ),
         words=(
             "cuda capability",
@@ -204,8 +366,11 @@ SIGNATURES = (
             "cudnn_status_arch_mismatch",
             "triton gpu compiler",
             "ampere gpus or newer",
+            "requires a100/a800",
+            "for volta and turing",
             "support bf16/gpu",
             "bfloat16 is only supported",
+            "rocblas error",
         ),
     ),
     Signature(

@@ -25,8 +25,19 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 
-_NO_NCCL = re.compile(r"Distributed package doesn't have NCCL built in|NCCL support is not compiled")
+# A PyTorch built without the backend (or without torch.distributed at all) the job asks for:
+# distributed_c10d's "Distributed package doesn't have NCCL built in" / "... MPI built in. MPI is only
+# included if you build PyTorch from source on a host that has MPI installed." (also Gloo, UCC), Lightning's
+# "torch.distributed is not available. Cannot initialize distributed process group", and the attribute missing
+# from a build without it (macOS < 1.12, Windows < 1.7): "module 'torch.distributed' has no attribute
+# 'init_process_group'".
+_NO_NCCL = re.compile(
+    r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC) built in|(NCCL) support is not compiled|"
+    r"torch\.distributed is not available\. Cannot initialize|"
+    r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"
+)
 _NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
 # The whole message anywhere, or a prefix of it down to "ProcessGroupNCCL is" that ends the line after
 # an exception type (a paste cut there).
@@ -38,7 +49,13 @@ _NO_GPU = re.compile(
 _CTOR_FRAME = re.compile(r"= ProcessGroupNCCL\((?:backend_)?prefix_store, ")
 _EXC_LINE = re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b: glued to the next frame
 # "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
-_ORDINAL = re.compile(r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus")
+# torch.cuda.get_device_properties (1.x-2.x) raises "AssertionError: Invalid device id" for an index at or
+# beyond device_count(): the same mistake through the properties call (DataParallel's device_ids, a rank's own
+# index).
+_ORDINAL = re.compile(
+    r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus|"
+    r"AssertionError: Invalid device id\s*$"
+)
 # A framework that was asked for a GPU and finds none visible (or fewer than asked for): Lightning 1.x's
 # "You requested GPUs: [0, 1]\n But your machine only has: []" (the list on the next line), Accelerate's
 # "fp16 mixed precision requires a GPU (not 'cpu')", transformers' TrainingArguments "FP16 Mixed precision
@@ -51,8 +68,32 @@ _FRAMEWORK_NO_GPU = re.compile(
     r"FP16 Mixed precision training with AMP or APEX \(`--fp16`\).{0,120}?can only be used on CUDA|"
     r"Failed to infer device type|"
     r"Cannot access accelerator device when none is available|"
-    r"GPU is required to quantize or run quantize model"
+    r"GPU is required to quantize or run quantize model|"
+    # transformers' quantizers (bitsandbytes 4/8-bit, AWQ): "No GPU found. A GPU is needed for quantization.",
+    # "GPU is required to run AWQ quantized model."
+    r"No GPU found\. A GPU is needed for quantization|GPU is required to run AWQ quantized model|"
+    # transformers' bf16 sibling of the fp16 check; DeepSpeed's launcher (launcher/runner.py) with no GPU in
+    # the resource pool; torchrun's --nproc-per-node=gpu (distributed/run.py "ValueError: Cuda is not
+    # available.") and the same words of trainers' own checks, raised
+    r"BF16 Mixed precision training with AMP \(`--bf16`\).{0,120}?can only be used on CUDA|"
+    r"Unable to proceed, no GPU resources available|"
+    r"(?:ValueError|RuntimeError|AssertionError|Exception): (?:Cuda|CUDA) is not available\.?\s*$"
 )
+# More GPUs asked for than there are: vLLM's Ray executor ("ValueError: The number of required GPUs exceeds
+# the total number of available GPUs in the placement group."), DeepSpeed's launcher ("num_gpus (8) cannot be
+# more than the number of GPUs present (4)").
+_TOO_MANY_ASKED = re.compile(
+    r"The number of required GPUs exceeds the total number of available GPUs|"
+    r"num_gpus \((\d+)\) cannot be more than the number of GPUs present \((\d+)\)"
+)
+# Ultralytics' select_device: "ValueError: Invalid CUDA 'device=0,1' requested. Use 'device=cpu' or pass valid
+# CUDA device(s) if available, ..." followed by "torch.cuda.is_available(): False" and
+# "torch.cuda.device_count(): 0" on their own lines; YOLOv5's assert "Invalid CUDA '--device 0' requested, use
+# '--device cpu' or pass valid CUDA device(s)". No GPU at all (is_available False) is RUN262; GPUs there but
+# fewer than asked for, RUN264.
+_ULTRALYTICS = re.compile(r"Invalid CUDA '(?:device=|--device )([^']*)' requested")
+_IS_AVAILABLE = re.compile(r"torch\.cuda\.is_available\(\): (True|False)")
+_DEVICE_COUNT = re.compile(r"torch\.cuda\.device_count\(\): (\d+)")
 _MACHINE_HAS = re.compile(r"But your machine only has: (\[[^\]]*\])")
 _NO_GPU_WHY = (
     "the NCCL backend found no GPU in this process (no driver or device nodes in the container, "
@@ -61,12 +102,20 @@ _NO_GPU_WHY = (
 
 
 def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group(1) or m.group(2) or "torch.distributed"
+    build = (
+        "a CPU-only or ROCm/macOS build"
+        if what == "NCCL"
+        else "MPI comes only with a PyTorch built from source on a host with MPI"
+        if what == "MPI"
+        else "a build without it"
+    )
     return [
         row.event(
             hit,
-            f"this PyTorch cannot use NCCL: {m.group(0)} (a CPU-only or ROCm/macOS build)",
-            {"library": "NCCL"},
-            dedupe=(row.code, "nccl"),
+            f"this PyTorch cannot use {what}: {clip(m.group(0), 100)} ({build})",
+            {"library": what},
+            dedupe=(row.code, what.lower()),
         )
     ]
 
@@ -146,6 +195,76 @@ def _framework_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
     ]
 
 
+def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"requested_gpus": m.group(1)}
+    for ln in hit.after(6, False):
+        a, c = _IS_AVAILABLE.search(ln.text), _DEVICE_COUNT.search(ln.text)
+        if a:
+            facts["cuda_available"] = a.group(1) == "True"
+        if c:
+            facts["visible_gpus"] = int(c.group(1))
+    if facts.get("cuda_available") is False or facts.get("visible_gpus") == 0:
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: GPU(s) {m.group(1)} were requested but torch sees no usable GPU (no driver or "
+                "device nodes here, CUDA_VISIBLE_DEVICES empty, or a CPU-only PyTorch)",
+                {**facts, "reason": "no_visible_device"},
+                dedupe=(row.code, "no_visible_device"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: GPU(s) {m.group(1)} were requested but are not all visible (more GPUs asked for "
+            "than "
+            "this machine shows, or a wrong CUDA_VISIBLE_DEVICES)",
+            {**facts, "reason": "fewer_visible_than_requested"},
+            code=C.DEVICE_MISMATCH.code,
+            dedupe=(C.DEVICE_MISMATCH.code,),
+        )
+    ]
+
+
+# vLLM's record of a worker whose device set-up raised (0.4-0.6 worker_base.py: "Error executing method
+# init_device. This might cause deadlock in distributed execution."; the multiproc workers: "Exception in
+# worker VllmWorkerProcess while processing method init_device: <message>"): init_device sets the CUDA device,
+# checks its memory and joins the process group. The message, where shown, is read by its own row first;
+# without it the record says the worker could not set up its GPU: tier 2, so any failure shown elsewhere
+# leads.
+_WORKER_INIT_DEVICE = re.compile(
+    r"Error executing method init_device\b|Error executing method 'init_device'|"
+    r"while processing method init_device\b"
+)
+
+
+def _worker_init_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a worker failed while setting up its GPU (vLLM's init_device: device selection, its "
+            "memory check or the process group; its traceback says which)",
+            {"reason": "device_init_failed", "framework": "vllm"},
+            tier=2,
+            dedupe=(row.code, "init_device"),
+        )
+    ]
+
+
+def _too_many_asked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "fewer_visible_than_requested"}
+    if m.group(1):
+        facts.update(requested_gpus=int(m.group(1)), visible_gpus=int(m.group(2)))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: more GPUs were asked for than this job can see ({m.group(0)})",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     # torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'", nccl-tests' "Test CUDA failure ..."
@@ -169,9 +288,32 @@ SIGNATURES = (
         _NO_NCCL,
         _no_nccl,
         C.LIBRARY_MISSING.code,
-        anchors=(b"NCCL built in", b"rror"),
-        worth=(rb"NCCL built in", rb"not compiled", rb"Error\b"),
-        words=("nccl built in", "nccl support is not compiled"),
+        anchors=(
+            b"NCCL built in",
+            b"rror",
+            b"MPI built in",
+            b"Gloo built in",
+            b"UCC built in",
+            b"distributed is not available",
+            b"distributed' has no attribute",
+        ),
+        worth=(
+            rb"NCCL built in",
+            rb"not compiled",
+            rb"Error\b",
+            rb"doesn't have \w+ built in",
+            rb"distributed is not available",
+            rb"distributed' has no attribute",
+        ),
+        words=(
+            "nccl built in",
+            "nccl support is not compiled",
+            "mpi built in",
+            "gloo built in",
+            "ucc built in",
+            "torch.distributed is not available",
+            "module 'torch.distributed' has no attribute",
+        ),
         anchor_from=_EXC,
         examples=("RuntimeError: NCCL support is not compiled",),
     ),
@@ -212,6 +354,10 @@ SIGNATURES = (
             b"infer device type",
             b"none is available",
             b"GPU is required",
+            b"A GPU is needed",
+            b"BF16 Mixed precision",
+            b"no GPU resources",
+            b"is not available",
         ),
         worth=(
             rb"You requested (?:GPUs|gpus?):",
@@ -220,6 +366,10 @@ SIGNATURES = (
             rb"infer device type",
             rb"none is available",
             rb"GPU is required",
+            rb"A GPU is needed",
+            rb"BF16 Mixed precision",
+            rb"no GPU resources",
+            rb"(?:Cuda|CUDA) is not available",
         ),
         words=(
             "you requested gpu",
@@ -228,7 +378,38 @@ SIGNATURES = (
             "infer device type",
             "none is available",
             "gpu is required",
+            "a gpu is needed",
+            "bf16 mixed precision",
+            "no gpu resources",
+            "cuda is not available",
         ),
+    ),
+    Signature(
+        "worker's device set-up failed",
+        _WORKER_INIT_DEVICE,
+        _worker_init_device,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"method init_device", b"method 'init_device'"),
+        worth=(rb"method '?init_device",),
+        words=("method init_device", "method 'init_device'"),
+    ),
+    Signature(
+        "more gpus asked for than visible",
+        _TOO_MANY_ASKED,
+        _too_many_asked,
+        C.DEVICE_MISMATCH.code,
+        anchors=(b"number of required GPUs", b"number of GPUs present"),
+        worth=(rb"number of required GPUs", rb"number of GPUs present"),
+        words=("number of required gpus", "number of gpus present"),
+    ),
+    Signature(
+        "ultralytics device check",
+        _ULTRALYTICS,
+        _ultralytics,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"Invalid CUDA '",),
+        worth=(rb"Invalid CUDA '",),
+        words=("invalid cuda '",),
     ),
     Signature(
         "device ordinal",
@@ -237,7 +418,12 @@ SIGNATURES = (
         C.DEVICE_MISMATCH.code,
         anchors=(b"rror", b"ERROR", b"UDA failure"),
         worth=(rb"Error\b", rb"\berror\b", rb"[Cc]uda failure|CUDA failure"),
-        words=("invalid device ordinal", "cuda_visible_devices", "device >= 0 && device < num_gpus"),
+        words=(
+            "invalid device ordinal",
+            "cuda_visible_devices",
+            "device >= 0 && device < num_gpus",
+            "invalid device id",
+        ),
         anchor_from="'CUDA error: ' before the runtime's message, or NCCL's and nccl-tests' 'CUDA failure' "
         "(one of them required by the row)",
         examples=(

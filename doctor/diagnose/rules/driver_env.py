@@ -38,7 +38,10 @@ _NO_DRIVER = re.compile(
     r"could not select device driver \S* with capabilities: \[\[gpu\]\]|"
     r"CUDA driver initialization failed, you might not have a CUDA gpu|"
     r"on a CUDA device but torch\.cuda\.is_available\(\) is False|"
-    r"not supported by the NVIDIA [\d.]+ driver release"
+    r"not supported by the NVIDIA [\d.]+ driver release|"
+    # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
+    # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-..."
+    r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/"
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
 # the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
@@ -216,7 +219,18 @@ class _CudaErrors:
 _TF_PEER_WARNING = re.compile(r"Unable to enable peer access between device ordinals")
 
 
+# XLA's and TensorFlow's stream executor probe the driver at import and log the answer at E level ("E
+# external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_NO_DEVICE:
+# no CUDA-capable device is detected"; TF 1.x-2.x "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] ...",
+# newer "cuInit(0) failed: ..."), then go on on the CPU: a library imported beside the job on a CPU node, not
+# a failure. A framework that needed the GPU raises its own error (JAX: the backend row below, which reads
+# this line for the reason).
+_CUINIT_PROBE = re.compile(r"failed call to cuInit\b|\bcuInit\(0\) failed\b")
+
+
 def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
+    if _CUINIT_PROBE.search(hit.text):
+        return []
     if "peer" in hit.text or "PEER" in hit.text:
         # the warning, or its status on the next lines (its own wrap, or a terminal's at any column)
         near = [ln.text for ln in hit.before(4, False)] + [hit.text]
@@ -303,6 +317,117 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
             "the driver or the device state is broken for this process",
             {"reason": "device_init_failed", "cuda_error_number": int(number)},
             dedupe=(row.code, "device_init_failed"),
+        )
+    ]
+
+
+# cudart's 801 in the words torch and CUDA libraries print it: c10's "CUDA error: operation not supported",
+# its driver-API check's "CUDA driver error: operation not supported" (expandable segments' cuMem calls),
+# lmdeploy's "CUDA runtime error: operation not supported", RAPIDS' "801 cudaErrorNotSupported operation not
+# supported", go/rust bindings' CUDA_ERROR_NOT_SUPPORTED. Only these prefixes: the bare words are in 304's
+# message ("OS call failed or operation not supported on this OS") and in unrelated C libraries' errors.
+_NOT_SUPPORTED = re.compile(
+    r"CUDA (?:driver |runtime )?error: operation not supported(?! on this OS)|"
+    r"\bcudaErrorNotSupported\b|\bCUDA_ERROR_NOT_SUPPORTED\b"
+)
+
+
+# A library that logs the refusal of an optional call and goes on (XLA's and TF's W-level lines, Python
+# warnings, c10's "[W ...]" records): not a failure.
+_WARN_LINE = re.compile(
+    r"\w*Warning\b|\bWARNING\b|(?:^|\s)W\d{4} |(?:^|\s)W (?:tensorflow/|external/)|(?:^|\s)W \S+\.cc:\d+\]|"
+    r"^\s*\[W "
+)
+
+
+def _not_supported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _WARN_LINE.search(hit.text):
+        return []
+    return [
+        row.event(
+            hit,
+            "the driver or the platform refused a CUDA operation this job uses "
+            "(operation not supported, 801): "
+            "a vGPU, WSL or Jetson without it, or a driver older than the feature (large kernel parameters "
+            "need R530 with CUDA 12.1+); expandable segments (PYTORCH_CUDA_ALLOC_CONF) are a frequent user",
+            {"cuda_error": "operation not supported", "cuda_error_number": 801, **_versions_near(hit)},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+# torch/cuda/__init__.py _lazy_init (1.x-2.x) in a process forked after its parent had initialised CUDA (the
+# CUDA driver cannot be used across fork): "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To
+# use CUDA with multiprocessing, you must use the 'spawn' start method". vLLM quotes it inside its own record
+# ("Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize ...").
+_FORKED = re.compile(r"Cannot re-initialize CUDA in forked subprocess")
+
+
+def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a process forked after CUDA was initialised in its parent tried to use CUDA (a "
+            "DataLoader worker or multiprocessing pool with the fork start method, vLLM workers without "
+            "VLLM_WORKER_MULTIPROC_METHOD=spawn): use the spawn start method or keep CUDA out of the parent "
+            "before the fork",
+            {"reason": "cuda_in_forked_process"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+# JAX raising its backend's failure (jax/_src/xla_bridge.py: "RuntimeError: Unable to initialize backend
+# 'cuda': FAILED_PRECONDITION: No visible GPU devices." / "INTERNAL: no supported devices found for platform
+# CUDA" / "Backend 'cuda' is not in the list of known backends: ['cpu', 'tpu']" / "Found CUDA version 12010,
+# but JAX was built against version 12020, which is newer"), optionally followed by "(you may need to
+# uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)". Raised only: older
+# JAX logs the same words at INFO level and runs on the CPU. The stream executor's line above it (cuInit's
+# answer, "Failed to create stream executor for device CUDA:0: ...") says why.
+_JAX_BACKEND = re.compile(r"Error: Unable to initialize backend '(cuda|gpu|rocm)':\s*(.*)$")
+_JAX_BUILT_AGAINST = re.compile(r"Found (\w+) version (\d+), but JAX was built against version (\d+)")
+_JAX_WHY = re.compile(r"failed call to cuInit: .*|cuInit\(0\) failed: .*|Failed to create stream executor .*")
+
+
+def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    inner = m.group(2)
+    why = [w.group(0) for w in (_JAX_WHY.search(ln.text) for ln in hit.before(30, False)) if w]
+    for text in (inner, *reversed(why)):
+        if "OUT_OF_MEMORY" in text or "out of memory" in text:
+            return None  # the device's memory is taken: cuda_oom's reading of the line above
+        evs = cuda_error_events(hit, text)
+        if evs:
+            return evs
+    built = _JAX_BUILT_AGAINST.search(inner)
+    if built:
+        return [
+            row.event(
+                hit,
+                f"JAX could not start its {m.group(1)} backend: the installed {built.group(1)} "
+                f"({built.group(2)}) "
+                f"is older than the {built.group(3)} this jaxlib was built against",
+                {"reason": "cuda_toolkit_mismatch", "library": built.group(1)},
+                code=C.CUDA_TOOLKIT_MISMATCH.code,
+                dedupe=(C.CUDA_TOOLKIT_MISMATCH.code, "jax"),
+            )
+        ]
+    if "not in the list of known backends" in inner:
+        return [
+            row.event(
+                hit,
+                f"JAX has no {m.group(1)} backend installed (the jax CUDA plugin / a CUDA jaxlib is missing)",
+                {"library": "jax-cuda-plugin", "reason": "backend_not_installed"},
+                code=C.LIBRARY_MISSING.code,
+                dedupe=(C.LIBRARY_MISSING.code, "jax"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"JAX could not start its {m.group(1)} backend ({clip(inner, 120)}): no GPU is usable by this "
+            "process (driver, device visibility or a vGPU without what XLA needs)",
+            {"reason": "no_visible_device", "framework": "jax"},
+            dedupe=(row.code, "jax"),
         )
     ]
 
@@ -400,6 +525,7 @@ SIGNATURES = (
             b"CUDA driver initialization",
             b"is_available()",
             b"driver release",
+            b"Module nvidia",
         ),
         worth=(
             rb"NVIDIA driver",
@@ -409,6 +535,7 @@ SIGNATURES = (
             rb"CUDA driver initialization",
             rb"is_available\(\)",
             rb"driver release",
+            rb"Module nvidia",
         ),
         words=(
             "nvidia driver",
@@ -418,6 +545,7 @@ SIGNATURES = (
             "cuda driver initialization",
             "is_available()",
             "driver release",
+            "module nvidia",
         ),
     ),
     Signature(
@@ -428,6 +556,33 @@ SIGNATURES = (
         anchors=(b"fabric manager", b"fabricmanager", b"NV_WARN_NOTHING_TO_DO"),
         worth=(rb"fabric ?manager", rb"NV_WARN_NOTHING_TO_DO"),
         words=("fabric manager", "fabricmanager", "nv_warn_nothing_to_do"),
+    ),
+    Signature(
+        "cuda operation not supported",
+        _NOT_SUPPORTED,
+        _not_supported,
+        C.CUDA_OPERATION_NOT_SUPPORTED.code,
+        anchors=(b"rror: operation not supported", b"ErrorNotSupported", b"NOT_SUPPORTED"),
+        worth=(rb"rror: operation not supported", rb"ErrorNotSupported", rb"ERROR_NOT_SUPPORTED"),
+        words=("error: operation not supported", "errornotsupported", "error_not_supported"),
+    ),
+    Signature(
+        "cuda in a forked process",
+        _FORKED,
+        _forked,
+        C.CUDA_FORKED_CHILD.code,
+        anchors=(b"forked subprocess",),
+        worth=(rb"forked subprocess",),
+        words=("forked subprocess",),
+    ),
+    Signature(
+        "jax backend not initialised",
+        _JAX_BACKEND,
+        _jax_backend,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"initialize backend",),
+        worth=(rb"initialize backend",),
+        words=("unable to initialize backend",),
     ),
     Signature(
         "torch 0.x device set-up unknown error",

@@ -60,6 +60,29 @@ _DESERIALIZE = re.compile(
 # &nvml_device) INTERNAL ASSERT FAILED at ../c10/cuda/CUDACachingAllocator.cpp:1139": NVML in this process
 # cannot see the GPU CUDA uses (a container's NVML, MIG, a driver/library mismatch).
 _NVML_ASSERT = re.compile(r"NVML_SUCCESS == DriverAPI::get\(\)->(nvml\w+?)_?\(")
+# The same function's second check, after nvmlDeviceGetComputeRunningProcesses (torch 2.1+): "NVML_SUCCESS ==
+# r INTERNAL ASSERT FAILED at \"../c10/cuda/CUDACachingAllocator.cpp\":1123". reportProcessMemoryInfo runs
+# only to word an out-of-memory error ("Process N has M memory in use"), so an allocation had already failed;
+# NVML could not list the GPU's processes (Jetson, where NVML has no such call, MIG, a container): the cause
+# is the memory (cuda_oom), the assert only hides its message.
+_NVML_R_ASSERT = re.compile(r"NVML_SUCCESS == r INTERNAL ASSERT FAILED")
+# The container runtime: Docker without NVIDIA's runtime registered ("docker: Error response from daemon:
+# Unknown runtime specified nvidia."), Docker older than 19.03 ("unknown flag: --gpus"), and
+# nvidia-container-cli's other refusals (libnvidia-container: "initialization error: driver rpc error: timed
+# out", "mount error: ...", "detection error: ..."); its NVML, library and requirement errors are read by the
+# rows that name them.
+_CONTAINER_RUNTIME = re.compile(
+    r"Unknown runtime specified nvidia|unknown flag: --gpus|"
+    r"nvidia-container-cli: (?:initialization|mount|detection|ldcache|container|driver) error: "
+    r"(.+?)(?:: unknown\.?)?$"
+)
+# kubelet's device manager (Kubernetes): the pod was admitted for GPUs the NVIDIA device plugin can no longer
+# give ("Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 8,
+# Available: 7, which is unexpected"): a GPU the plugin marked unhealthy (an Xid) or a plugin restarted.
+_K8S_ALLOCATE = re.compile(
+    r"Allocate failed due to requested number of devices unavailable for nvidia\.com/gpu\. "
+    r"Requested: (\d+), Available: (\d+)"
+)
 # Lightning's accelerator connector when the CUDA accelerator was asked for but torch sees no usable GPU
 # (1.7-2.x: "`CUDAAccelerator` can not run on your system since the accelerator is not available. The
 # following accelerator(s) is available ...: ['cpu']", 1.6 "GPUAccelerator ...", 1.5 "No supported gpu
@@ -162,6 +185,54 @@ def _nvml_assert(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
             "cannot see the GPU CUDA uses (a container or MIG setup, or a driver/library mismatch)",
             {"nvml_call": m.group(1), "reason": "nvml_error"},
             dedupe=(row.code, "nvml_assert"),
+        )
+    ]
+
+
+def _nvml_r_assert(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a CUDA allocation failed and torch's out-of-memory report then failed too (NVML_SUCCESS == r "
+            "INTERNAL ASSERT in CUDACachingAllocator: NVML could not list the GPU's processes, as on Jetson, "
+            "MIG "
+            "or in some containers): the GPU ran out of memory",
+            {"reason": "oom_report_failed", "nvml_call": "nvmlDeviceGetComputeRunningProcesses"},
+            dedupe=(row.code, "nvml_r_assert"),
+        )
+    ]
+
+
+def _container_runtime(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    detail = m.group(1) or (
+        "this Docker is older than 19.03 and has no --gpus (use nvidia-docker or upgrade Docker)"
+        if "--gpus" in m.group(0)
+        else "Docker has no runtime named nvidia (the NVIDIA Container Toolkit is not installed or not "
+        "registered with the daemon)"
+    )
+    return [
+        row.event(
+            hit,
+            f"the container could not be given the GPUs: {clip(detail, 140)}",
+            {"reason": "container_runtime", "detail": clip(detail, 200)},
+            dedupe=(row.code, "container"),
+        )
+    ]
+
+
+def _k8s_allocate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"Kubernetes could not give the pod its GPUs ({m.group(1)} requested, {m.group(2)} available "
+            "from the "
+            "NVIDIA device plugin): a GPU marked unhealthy or the device plugin restarted",
+            {
+                "reason": "device_plugin_unavailable",
+                "requested_gpus": int(m.group(1)),
+                "available": int(m.group(2)),
+            },
+            dedupe=(row.code, "k8s"),
         )
     ]
 
@@ -330,6 +401,33 @@ SIGNATURES = (
         anchors=(b"NVML_SUCCESS",),
         worth=(rb"NVML_SUCCESS",),
         words=("nvml_success",),
+    ),
+    Signature(
+        "torch's oom report without nvml",
+        _NVML_R_ASSERT,
+        _nvml_r_assert,
+        C.CUDA_OOM.code,
+        anchors=(b"NVML_SUCCESS",),
+        worth=(rb"NVML_SUCCESS",),
+        words=("nvml_success",),
+    ),
+    Signature(
+        "container runtime refused the gpus",
+        _CONTAINER_RUNTIME,
+        _container_runtime,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"runtime specified nvidia", b"nvidia-container-cli", b"unknown flag: --gpus"),
+        worth=(rb"runtime specified nvidia", rb"nvidia-container-cli", rb"unknown flag: --gpus"),
+        words=("unknown runtime specified nvidia", "nvidia-container-cli", "unknown flag: --gpus"),
+    ),
+    Signature(
+        "kubernetes gpu allocation",
+        _K8S_ALLOCATE,
+        _k8s_allocate,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"nvidia.com/gpu",),
+        worth=(rb"nvidia\.com/gpu",),
+        words=("nvidia.com/gpu",),
     ),
     Signature(
         "lightning without a gpu",

@@ -60,9 +60,25 @@ _GPU_STACK_SYMBOL = re.compile(
 _NOT_FOUND = re.compile(
     r"\b(lib(?:nccl[\w-]*|cu(?!da\.so)\w*|nv[\w-]*|cudnn\w*)\.so(?:\.[\d.]+)?)'? (?:is )?not found\b"
 )
+# torch/__init__.py's _preload_cuda_deps (1.13-2.x, the pip wheels that take CUDA from nvidia-* packages): it
+# globs each library in sys.path's nvidia/ folders and raises "ValueError: libcublas.so.*[0-9] not found in
+# the system path [...]" (libnvrtc.so.*[0-9].*, libcudnn.so.*[0-9], libnccl.so.*[0-9],
+# libnvJitLink.so.*[0-9]): the nvidia-* wheel is missing or of another layout than this torch expects.
+_PRELOAD = re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system path")
+# Triton's driver lookup (triton/backends/nvidia/driver.py, 2.1-3.x libcuda_dirs): "AssertionError: libcuda.so
+# cannot found!" when `ldconfig -p` lists no libcuda.so.1 and LD_LIBRARY_PATH holds none (a container whose
+# linker cache misses the mounted driver: ldconfig or TRITON_LIBCUDA_PATH fix it); torch.compile raises it.
+_TRITON_LIBCUDA = re.compile(r"(libcuda\.so) cannot found")
 # cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
 # e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
-_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cublas\w+)")
+# cuDNN 9's own loader of its sub-libraries says it the same way ("Unable to load any of
+# {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}" then "Invalid handle.
+# Cannot load symbol cudnnCreateTensorDescriptor"; on Windows "Could not locate cudnn_ops64_9.dll"): the cuDNN
+# wheel or install is incomplete or not on the library path.
+_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cu(?:blas|dnn)\w+)")
+_CUDNN_SUBLIB = re.compile(
+    r"Unable to load any of \{(libcudnn\w*\.so)[\d.]*|Could not locate (cudnn\w+\.dll)"
+)
 _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
 # collectives will not work.", raised through the first NCCL call ("NCCL operation ncclGetUniqueId(&id)
@@ -107,10 +123,23 @@ _OPTIONAL_PLUGIN = re.compile(r"libnccl-(?:net|gin|tuner|profiler|env|coll)")
 _PLUGIN_PROBE = re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
 
 
+# Open MPI's help message when its CUDA-aware support finds no libcuda (opal/mca/common/cuda,
+# help-mpi-common-cuda.txt "dlopen failed"): "The library attempted to open the following supporting CUDA
+# libraries, / but each of them failed.  CUDA-aware support is disabled." then one dlerror per path, then
+# "--mca opal_warn_on_missing_libcuda 0 to suppress this message". MPI goes on without it (Horovod and
+# mpirun-launched jobs on CPU nodes, or GPU jobs whose collectives are NCCL's): a warning, not a failure.
+_MPI_CUDA_PROBE = re.compile(r"CUDA-aware support is disabled|opal_warn_on_missing_libcuda")
+
+
+def _mpi_cuda_probe(hit: Hit) -> bool:
+    near = [*hit.before(8, same_rank=False), *hit.after(8, same_rank=False)]
+    return any(_MPI_CUDA_PROBE.search(ln.text) for ln in near)
+
+
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _OPTIONAL_PLUGIN.search(m.group(1)) or _PLUGIN_PROBE.search(hit.text):
         return None  # NCCL probing its optional network plugin: harmless, it falls back
-    if _loader_warned(hit):
+    if _loader_warned(hit) or _mpi_cuda_probe(hit):
         return []
     return [
         row.event(
@@ -122,7 +151,25 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+def _cudnn_event(row: Signature, hit: Hit, lib: str) -> list[Event]:
+    return [
+        row.event(
+            hit,
+            f"cuDNN could not load its part {lib} (an incomplete cuDNN install or wheel, or another cuDNN "
+            "first on the library path)",
+            {"library": lib},
+            dedupe=(row.code, "libcudnn"),
+        )
+    ]
+
+
+def _cudnn_sublib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _cudnn_event(row, hit, m.group(1) or m.group(2))
+
+
 def _cublas_symbol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(1).startswith("cudnn"):
+        return _cudnn_event(row, hit, "libcudnn")
     return [
         row.event(
             hit,
@@ -236,6 +283,24 @@ SIGNATURES = (
         words=("not found",),
     ),
     Signature(
+        "torch's preload of a cuda wheel",
+        _PRELOAD,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"not found in the system path",),
+        worth=(rb"not found in the system path",),
+        words=("not found in the system path",),
+    ),
+    Signature(
+        "triton finds no libcuda",
+        _TRITON_LIBCUDA,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"cannot found",),
+        worth=(rb"libcuda\.so cannot found",),
+        words=("libcuda.so cannot found",),
+    ),
+    Signature(
         "cublas symbol not loaded",
         _CUBLAS_SYMBOL,
         _cublas_symbol,
@@ -243,6 +308,15 @@ SIGNATURES = (
         anchors=(b"Cannot load symbol",),
         worth=(rb"Cannot load symbol",),
         words=("cannot load symbol",),
+    ),
+    Signature(
+        "cudnn part not loaded",
+        _CUDNN_SUBLIB,
+        _cudnn_sublib,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Unable to load any of {", b"Could not locate cudnn"),
+        worth=(rb"Unable to load any of \{libcudnn", rb"Could not locate cudnn"),
+        words=("unable to load any of {libcudnn", "could not locate cudnn"),
     ),
     Signature(
         "xla nccl load",

@@ -132,6 +132,33 @@ _NVML_CALL = re.compile(r"\b(nvml\w+)\([^)]*\) failed: (.+?)\s*$|Failed to open 
 _P2P_DISABLED = re.compile(r"P2P is disabled between NVLINK connected GPUs (\d+) and (\d+)")
 
 
+# Multi-node NVLink (GB200 NVL72 and the like): NCCL finds the NVLink domain but cannot export / import the
+# FABRIC memory handles it needs through IMEX (mnnvl.cc 2.25+: "MNNVL (cliqueSize 4) is available but not
+# working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set
+# NCCL_MNNVL_ENABLE=0 to ignore this issue.", "... Check the IMEX configuration (nvidia-imex-ctl -N)"; 2.25's
+# "... not supported on this system. Check the IMEX configuration."; 2.21-2.23 init.cc "MNNVL is not supported
+# on this system"): the IMEX daemon or its channels are not set up for this job.
+_MNNVL = re.compile(
+    r"MNNVL (?:\(cliqueSize (\d+)\) )?is (?:available but )?not (?:working|supported) on this system"
+)
+
+
+def _mnnvl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"feature": "mnnvl"}
+    if m.group(1):
+        facts["clique_size"] = int(m.group(1))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL could not use multi-node NVLink (MNNVL): IMEX does not give this job the "
+            "fabric memory handles it needs (the nvidia-imex daemon, its channels under "
+            "/dev/nvidia-caps-imex-channels in the container); NCCL_MNNVL_ENABLE=0 turns it off",
+            facts,
+            dedupe=(row.code, "mnnvl"),
+        )
+    ]
+
+
 def _not_info(hit: Hit) -> bool:
     return "NCCL INFO" not in hit.text
 
@@ -239,6 +266,16 @@ SIGNATURES = (
             "provider",
             "node-1:1234:1250 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
         ),
+    ),
+    Signature(
+        "multi-node nvlink not working",
+        _MNNVL,
+        _mnnvl,
+        C.NCCL_PLATFORM_FEATURE.code,
+        anchors=(b"MNNVL",),
+        # not the "MNNVL 0" of every communicator's init line (NCCL INFO, 2.21+)
+        worth=(rb"MNNVL (?:\(cliqueSize \d+\) )?is ",),
+        words=("mnnvl",),
     ),
     Signature(
         "nvlink peers without p2p",

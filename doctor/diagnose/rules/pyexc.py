@@ -95,6 +95,15 @@ _RENDEZVOUS_FRAME = re.compile(
     r" in _create_c10d_store$|TCPStore"
 )
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+# The process's GPU set-up: torch's lazy CUDA init and device calls (torch/cuda/__init__.py: _lazy_init runs
+# torch._C._cuda_init, where the driver, device visibility and Fabric Manager errors are raised; set_device,
+# get_device_properties), and the serving frameworks' worker step that makes them (vLLM's init_device, v0 and
+# v1, which the WorkerProc / RayWorkerWrapper start-up calls first).
+_DEVICE_INIT_FRAME = re.compile(
+    r"torch/cuda/__init__\.py:\d+ in (?:_lazy_init|set_device|get_device_properties|current_device|"
+    r"device_count|_check_capability|init)$|"
+    r"vllm/\S*worker\S*\.py:\d+ in init_device$"
+)
 
 
 def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -123,6 +132,20 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
                 tier=2,
                 code=C.RENDEZVOUS_TIMEOUT.code,
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "cut"),
+            )
+        ]
+    if _DEVICE_INIT_FRAME.search(frames[-1]):
+        # cut where the process sets up its GPU: what it raised there is the driver's or the device's answer
+        # (no driver, none visible, 802, a busy device); any failure the paste shows elsewhere comes first
+        return [
+            row.event(
+                hit,
+                f"a traceback ends inside the GPU's set-up ({frames[-1]}) before its exception line: the "
+                "process could not initialise its CUDA device (driver, device visibility or device state)",
+                {"frame": frames[-1], "cut": True, "reason": "device_init_failed"},
+                tier=2,
+                code=C.NO_CUDA_DEVICE.code,
+                dedupe=(C.NO_CUDA_DEVICE.code, hit.rank, "cut"),
             )
         ]
     return [
