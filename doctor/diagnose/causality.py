@@ -46,6 +46,8 @@ HARDWARE_SLACK_S = 60.0
 # A bare Python exception printed in the same second as a recognised failure is that failure's own
 # traceback (a logger that stamps every line, kubectl --timestamps): it does not lead by microseconds.
 GENERIC_SLACK_S = 1.0
+# What a rank dies of that its peers' transports then report as a vanished peer.
+_DEATHS = {"cuda_oom", "host_oom", "process_crash"}
 _HW_XID_ACTIONS = ("reset", "reboot", "drain")
 # What a failing GPU makes a process say; an OOM, a rendezvous or a driver-version problem has
 # causes of its own and keeps its place.
@@ -437,6 +439,59 @@ def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
     return out
 
 
+_CROSSED_BY = 2
+
+
+def _crossed_timeouts(events: list[Event]) -> list[Event]:
+    """Watchdog records of two ranks of one process group stuck at different SeqNums, where the rank that
+    is further on had already completed the work the other is stuck in ("last completed NCCL work" at or past
+    it). A collective completes on no rank before every rank ran it, so the later rank's work at that SeqNum
+    was matched with some other call: the ranks issued different sequences of collectives (a desync), not
+    one rank arriving late (then the others wait at its SeqNum and none has completed it). The later rank
+    must have completed the stuck work and the one after it: a pair one work apart (rank 1 stuck in
+    ALLREDUCE 215121, rank 0 done with it and stuck in BROADCAST 215122) stays the timeout it is reported
+    as, as the real-log corpus labels such pairs (an end-of-epoch hang where one rank left the loop first).
+    One event or none."""
+    first: dict[tuple[Any, Optional[int]], Event] = {}
+    for e in sorted(events, key=POSITION):
+        f = e.facts
+        watchdog = e.code == C.WATCHDOG_TIMEOUT.code and e.rank is not None and e.cause_tier <= 1
+        if watchdog and "seq" in f and f.get("op") not in _P2P:
+            first.setdefault((f.get("pg_id"), e.rank), e)
+    done: dict[tuple[Any, Optional[int]], int] = {}
+    for e in events:
+        if e.rank is not None and "last_completed_seq" in e.facts:
+            key = (e.facts.get("pg_id"), e.rank)
+            done[key] = max(done.get(key, -1), e.facts["last_completed_seq"])
+    for (pg, ra), a in first.items():
+        for (pg_b, rb), b in first.items():
+            x, y = a.facts["seq"], b.facts["seq"]
+            if pg_b != pg or rb == ra or y <= x or done.get((pg, rb), -1) < x + _CROSSED_BY:
+                continue
+            facts: dict[str, Any] = {
+                "kind": "watchdog_crossed",
+                "seq_by_rank": {str(ra): x, str(rb): y},
+                "ops_by_rank": {str(ra): a.facts.get("op"), str(rb): b.facts.get("op")},
+                "last_completed_by_rank": {str(rb): done[(pg, rb)]},
+                "seq": x,
+            }
+            if pg is not None:
+                facts["pg_id"] = pg
+            msg = (
+                f"rank {ra} is stuck in {a.facts.get('op', 'a collective')} SeqNum {x} while rank {rb} had "
+                f"completed up to {done[(pg, rb)]} and is stuck in {b.facts.get('op', 'a collective')} "
+                f"SeqNum {y}: "
+                "the ranks' collectives were matched out of order (a desync: compare their code paths)"
+            )
+            evidence = list(a.evidence) + [e for e in b.evidence if e not in a.evidence]
+            dedupe = (C.COLLECTIVE_MISMATCH.code, "watchdog_crossed")
+            code = C.COLLECTIVE_MISMATCH.code
+            return [
+                Event(code, a.source, a.line, a.source_index, msg, None, facts, evidence, a.ts, 0, dedupe)
+            ]
+    return []
+
+
 def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Finding]:
     # What NCCL said about its network is no failure: transport.py judges it for the whole job.
     events = [e for e in events if e.code != OBSERVED]
@@ -469,7 +524,7 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         if e.rank is None and e.facts.get("pid") in pid_rank:
             e.rank = pid_rank[e.facts["pid"]]
             e.facts["rank"] = e.rank
-    kept.extend(_disagreeing_timeouts(kept))
+    kept.extend(_disagreeing_timeouts(kept) or _crossed_timeouts(kept))
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
         # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts
@@ -504,6 +559,13 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     kind = _ts_key(group)
 
     hardware = any(is_hardware(e) for e in group)
+    # A transport that saw its peer vanish (NET/IB retries exhausted: facts["peer_gone"]) next to a rank that
+    # died of its own failure in the same tier: the death leads, the network error is its echo.
+    died_ranks = {
+        e.rank
+        for e in group
+        if e.code != C.PYTHON_EXCEPTION.code and e.code in CODES and CODES[e.code].category in _DEATHS
+    }
 
     def rank_key(e: Event) -> tuple[Any, ...]:
         pref = 0 if root_rank is not None and e.rank == root_rank else 1
@@ -513,7 +575,8 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         consequence = 1 if hardware and caused_by_hardware(e) else 0
         slack = (HARDWARE_SLACK_S if consequence else 0.0) + (GENERIC_SLACK_S if generic else 0.0)
         ts = (e.ts[1] + slack) if kind and e.ts else 0.0
-        return (ts, consequence, generic, pref, e.position)
+        echo = 1 if e.facts.get("peer_gone") and (died_ranks - {e.rank} or None in died_ranks) else 0
+        return (echo, ts, consequence, generic, pref, e.position)
 
     root = min(group, key=rank_key)
     if root.rank is None and root_exit is not None and root_exit.rank is not None and root.cause_tier == 0:

@@ -26,7 +26,14 @@ _INLINE_LAST = re.compile(
 NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
-IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI")
+# 2.23+ also "communicator encountered a fatal error (detected in ncclIbTest)" after NET/IB's async fatal
+# event.
+IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI|fatal error \(detected in ncclIb\w*\)")
+# What makes an RDMA line a failure of the fabric rather than a note: a completion with an error status, a
+# verbs call or the plugin that failed.
+_IB_FAILED = re.compile(r"Got completion from peer|IBV_WC_(?!SUCCESS)|\bfailed\b|[Ff]ailed to|[Uu]nable to")
+# IBV_WC_RETRY_EXC_ERR (12), RNR_RETRY_EXC_ERR (13) and WR_FLUSH_ERR (5), by name or by number.
+_WC_PEER_GONE = re.compile(r"IBV_WC_(?:RNR_)?RETRY_EXC_ERR|IBV_WC_WR_FLUSH_ERR|with error (?:5|12|13)\b")
 _IB_STATUS = re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
 _PEER = re.compile(
     r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]+)\]?(?:<(\d+)>|:(\d+))?"
@@ -53,7 +60,10 @@ SOCKET = re.compile(
     r"Socket creation failed|"
     # proxy.cc 2.12-2.18: the proxy's connect to the peer failed ("Proxy Call to rank 7 failed (Connect)"),
     # under an ncclInternalError or ncclSystemError.
-    r"Proxy Call to rank \d+ failed \(Connect\)"
+    r"Proxy Call to rank \d+ failed \(\w+\)|"
+    # socket.cc 2.16+: accept(2) failing with an errno other than EAGAIN ("get errno 24": too many open
+    # files).
+    r"socketTryAccept: get errno \d+"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
@@ -98,6 +108,12 @@ KIND = {
     "invalid reduction operations": C.NCCL_INVALID_USAGE,
     "parameter mismatch between ranks": C.COLLECTIVE_MISMATCH,
     "system error": C.NCCL_SYSTEM_ERROR,
+    # ncclGetErrorString of a result it has no name for (2.4-2.29 "unknown result code"; torch adds "Unknown
+    # NCCL error!" below): a plugin's or a newer library's code. NCCL failed without saying why.
+    "unknown result code": C.NCCL_INTERNAL_ERROR,
+    # ncclInProgress (2.14+) reaching a check that only accepts ncclSuccess: a non-blocking communicator
+    # (TORCH_NCCL_USE_COMM_NONBLOCKING, ncclConfig_t.blocking=0) used where its caller waits for nothing.
+    "nccl operation in progress": C.NCCL_INVALID_USAGE,
 }
 ERRNAMES = {
     "ncclSystemError": "unhandled system error",
@@ -278,6 +294,8 @@ def from_detail(
         SOCKET.search(detail) or (not detail and _network_chain(hit))
     ):
         kind_code = C.NCCL_SOCKET_ERROR  # NCCL reports some socket failures as internal errors
+    elif kind_code is C.NCCL_INTERNAL_ERROR and IB.search(detail) and _IB_FAILED.search(detail):
+        kind_code = C.NCCL_IB_ERROR  # ... and some fabric failures (a completion error, an ibv_* call)
     elif kind_code in (C.NCCL_SYSTEM_ERROR, C.NCCL_REMOTE_ERROR) or kind_code is None:
         if IB.search(detail) and kind_code is not C.NCCL_REMOTE_ERROR:
             kind_code = C.NCCL_IB_ERROR
@@ -298,6 +316,11 @@ def from_detail(
         kind_code is C.NCCL_SYSTEM_ERROR and _PEER_GONE.search(detail)
     ):
         tier = max(tier, 1)  # also "unhandled system error" whose Last error is the peer hanging up
+    elif kind_code is C.NCCL_IB_ERROR and _WC_PEER_GONE.search(detail):
+        # A completion that gave up on the peer (retries exhausted, work flushed from a QP in error) is also
+        # what NET/IB shows when the process at the other end died: causality lets that death lead when the
+        # logs show one (the fabric stays the cause otherwise, so the tier is kept).
+        facts["peer_gone"] = True
     what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
     msg = f"{hit.who()}: {what}" + (f": {clip(detail, 200)}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
@@ -354,9 +377,10 @@ RESULT = {
 }
 
 
-# "Message truncated : received 2048 bytes instead of 1024": ranks posted the same collective with
+# A transport that received more than the receiver posted: ranks posted the same collective with
 # different sizes (or different collectives): a mismatch, whatever error NCCL returned for it.
-# NCCL <= 2.4's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
+# (bootstrap.cc's "received" wording, also matched here, is read first by bootstrap_truncated below.)
+# NCCL's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
 # NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
 # size 65536" (2.8-2.11: "collective mismatch error local size 131072 remote 0 addr 7f08... rkey 83000 seq
 # 2/2").
@@ -365,6 +389,39 @@ TRUNCATED = re.compile(
     r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+)(?:,\d+)? bytes instead of (\d+)|"
     r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)"
 )
+# bootstrap.cc's own check, worded "received" in every version (2.4-2.29; the transports say "receiving" or
+# "collective mismatch"): a message of NCCL's out-of-band exchange (connection setup, communicator split,
+# allgather of peer info) had another size than the receiver expected. No user tensor goes through it, so
+# it is no desync of the program's collectives: NCCL itself (a known bug of some releases, e.g. 2.19.3 on
+# EFA) or ranks that loaded different NCCL builds - an internal error, as NCCL returns it.
+BOOTSTRAP_TRUNCATED = re.compile(r"Message truncated\s*:\s*received (\d+)(?:,\d+)? bytes instead of (\d+)")
+
+
+def bootstrap_truncated(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+    """bootstrap.cc's size check (BOOTSTRAP_TRUNCATED) as an internal error with its sizes, or []."""
+    m = BOOTSTRAP_TRUNCATED.search(detail)
+    if m is None or "NET/Socket" in detail:
+        return []
+    return [
+        event(
+            hit,
+            C.NCCL_INTERNAL_ERROR.code,
+            f"{hit.who()}: NCCL's bootstrap received a {m.group(1)}-byte message where it expected "
+            f"{m.group(2)} bytes: its own out-of-band exchange between ranks disagreed (an NCCL bug of that "
+            "release, or ranks that loaded different NCCL builds); no user collective is involved",
+            {
+                **base,
+                "nccl_last_error": detail[:300],
+                "bytes": int(m.group(1)),
+                "expected_bytes": int(m.group(2)),
+                "nccl_check": "bootstrap_size",
+            },
+            used,
+            dedupe=(C.NCCL_INTERNAL_ERROR.code, "bootstrap_size"),
+        )
+    ]
+
+
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
@@ -392,6 +449,9 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
     feature = platform_feature(hit, detail, detail, base, used)
     if feature:
         return feature
+    boot = bootstrap_truncated(hit, detail, base, used)
+    if boot:
+        return boot
     m = TRUNCATED.search(detail)
     if m:
         got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))

@@ -194,19 +194,25 @@ def _gave_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# 2.18+ adds ", res=R, closed=C"; 2.12-2.17 print "[Service thread] Could not receive type from localRank 3".
 _PROXY_RECV = re.compile(
-    r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+), res=(?P<res>\d+), "
-    r"closed=(?P<closed>\d+)"
+    r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+)"
+    r"(?:, res=(?P<res>\d+), closed=(?P<closed>\d+))?"
 )
 
 
 def _proxy_recv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"peer_local_rank": int(m.group("lr"))}
+    said = ""
+    if m.group("res") is not None:
+        facts["nccl_result"] = int(m.group("res"))
+        said = f" (res={m.group('res')}, closed={m.group('closed')})"
     return [
         row.event(
             hit,
-            f"{hit.who()}: NCCL's proxy service lost the socket of local rank {m.group('lr')} "
-            f"(res={m.group('res')}, closed={m.group('closed')}): that process died or its connection broke",
-            {"peer_local_rank": int(m.group("lr")), "nccl_result": int(m.group("res"))},
+            f"{hit.who()}: NCCL's proxy service lost the socket of local rank {m.group('lr')}{said}: that "
+            "process died or its connection broke",
+            facts,
             dedupe=(row.code, "proxy_recv"),
         )
     ]
