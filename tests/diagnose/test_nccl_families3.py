@@ -366,3 +366,21 @@ DECOYS = [
 @pytest.mark.parametrize("log", DECOYS)
 def test_decoys_are_silent(log: str) -> None:
     assert root_finding(log) is None, failure_findings(log)
+
+
+GARBAGE = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory."
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_a_garbage_allocation_size_is_no_full_gpu(prefix: str) -> None:
+    # alone: the collective whose size came back garbage (the allocator's >= 1 EiB refusal)
+    check_root(_prefixed(prefix, GARBAGE), "RUN151", {"garbage_size": True})
+
+
+def test_a_garbage_allocation_size_yields_to_what_is_shown() -> None:
+    timeout = (
+        "[rank0]:[E1001 10:30:05.000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800021 milliseconds before timing out.\n"
+        "[rank0]: " + GARBAGE + "\n"
+    )
+    check_root(timeout, "RUN151", {"seq": 88, "op": "BROADCAST"})
+    check_root(OOM_RANK1 + "\n[rank0]: " + GARBAGE + "\n", "RUN101")
