@@ -154,6 +154,36 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         "RUN173",
         {},
     ),
+    # gloo's transports and stores (third_party/gloo, 2018-2025): the ibverbs transport's deadlines are timeouts
+    # like the tcp transport's; the stores' "Wait timeout" is the rendezvous that other ranks never reached
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/ibverbs/unbound_buffer.cc:138] Timed out waiting 1800000ms for recv operation to complete",
+        "RUN153",
+        {"transport": "ibverbs"},
+    ),
+    (
+        "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/ibverbs/pair.cc:265] Timeout waiting for memory region from [10.0.0.2]:1234",
+        "RUN153",
+        {},
+    ),
+    (
+        "RuntimeError: [/opt/pytorch/third_party/gloo/gloo/transport/tcp/buffer.cc:72] Read timeout [10.0.0.2]:40521",
+        "RUN153",
+        {},
+    ),
+    (
+        'RuntimeError: [../third_party/gloo/gloo/rendezvous/file_store.cc:152] Wait timeout for key(s): ["rank_1"]',
+        "RUN221",
+        {"store_keys": '["rank_1"]'},
+    ),
+    ("RuntimeError: [/pytorch/torch/lib/c10d/FileStore.cpp:336] Wait timeout", "RUN221", {}),
+    (
+        '  File "/home/u/anaconda3/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 283, in init_process_group\n'
+        "    _default_pg = ProcessGroupGloo(store, rank, world_size)\n"
+        "RuntimeError: Wait timeout",
+        "RUN221",
+        {},
+    ),
     # bootstrap.cc's own size check: an internal error, not the program's collectives
     (
         "compute-st-p4de24xlarge-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"
@@ -354,6 +384,7 @@ def test_ib_retries_alone_stay_the_fabric() -> None:
 
 DECOYS = [
     "RuntimeError: Operation timed out!\n",
+    "RuntimeError: Wait timeout\n",
     "requests.exceptions.ReadTimeout: Operation timed out!\n",
     "We hit NCCL error 2.18 times a week, any idea?\n",
     "node-1:1:2 [0] NCCL INFO ncclResult 0\n",

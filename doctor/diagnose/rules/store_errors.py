@@ -388,6 +388,34 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# The file and hash stores' wait (c10d FileStore.cpp / HashStore.cpp 1.0-2.x "Wait timeout", gloo's
+# rendezvous file_store.cc / hash_store.cc / redis_store.cc "Wait timeout for key(s): [...]"): the keys the
+# other ranks write never came - they did not reach the rendezvous in time (dead, slow, another world size,
+# another file path). A bare "Wait timeout" needs the store's source or a store / init_process_group frame.
+_STORE_WAIT = re.compile(
+    r"(?P<src>\[[^\]]*(?:c10d/\w*Store|gloo/rendezvous/\w+_store)\.cc?p?p?:\d+\]\s*)?Wait timeout"
+    r"(?: for key\(s\): (?P<keys>.*))?"
+)
+
+
+def _store_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    above = " ".join(ln.text for ln in hit.before(8))
+    if not m.group("src") and not (STORE_OP.search(above) or "ProcessGroupGloo(" in above):
+        return None
+    facts: dict[str, Any] = {"store_error": m.group(0).strip()[:200]}
+    if m.group("keys"):
+        facts["store_keys"] = m.group("keys").strip()[:200]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the rendezvous store's wait timed out: the keys the other ranks write never came "
+            "(a rank that did not start, died, or was launched with another world size or store path)",
+            facts,
+            dedupe=(row.code, "store_wait"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 _EXC = "the exception type ('...Error: ') before torch's message"
 SIGNATURES = (
@@ -514,6 +542,16 @@ SIGNATURES = (
             "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
             "Socket Timeout",
         ),
+    ),
+    Signature(
+        "store wait timeout",
+        _STORE_WAIT,
+        _store_wait,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Wait timeout",),
+        worth=(rb"Wait timeout",),
+        words=("wait timeout",),
     ),
 )
 parse = gated_reader(SIGNATURES)
