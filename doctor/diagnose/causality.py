@@ -530,7 +530,12 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts
         # in its teardown; never with a signal from outside.
         by_signal = _killed(root_exit)
-        explains = [e for e in kept if not (by_signal and e.code == C.PYTHON_EXCEPTION.code)]
+        # Nor does a network error that a peer's death explains (it is that death's echo, not its reason).
+        explains = [
+            e
+            for e in kept
+            if not (by_signal and (e.code == C.PYTHON_EXCEPTION.code or e.facts.get("peer_may_have_died")))
+        ]
         # An exit record without a global rank (torchrun's "local_rank: 2") is explained by any cause.
         explained = any(
             e.cause_tier == 0 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
@@ -559,12 +564,17 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     kind = _ts_key(group)
 
     hardware = any(is_hardware(e) for e in group)
-    # A transport that saw its peer vanish (NET/IB retries exhausted: facts["peer_gone"]) next to a rank that
-    # died of its own failure in the same tier: the death leads, the network error is its echo.
+    # A network error that a peer's death also explains (facts["peer_may_have_died"]: NET/IB retries
+    # exhausted, a bare unhandled system error) next to a rank that died of its own failure in the same tier:
+    # the death leads, the network error is its echo. An abort (SIGABRT) is how ranks end after an NCCL
+    # error, and a Python exception may be the NCCL error's own traceback: neither is such a death.
     died_ranks = {
         e.rank
         for e in group
-        if e.code != C.PYTHON_EXCEPTION.code and e.code in CODES and CODES[e.code].category in _DEATHS
+        if e.code != C.PYTHON_EXCEPTION.code
+        and e.code in CODES
+        and CODES[e.code].category in _DEATHS
+        and e.facts.get("signal") != "SIGABRT"
     }
 
     def rank_key(e: Event) -> tuple[Any, ...]:
@@ -575,7 +585,7 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         consequence = 1 if hardware and caused_by_hardware(e) else 0
         slack = (HARDWARE_SLACK_S if consequence else 0.0) + (GENERIC_SLACK_S if generic else 0.0)
         ts = (e.ts[1] + slack) if kind and e.ts else 0.0
-        echo = 1 if e.facts.get("peer_gone") and (died_ranks - {e.rank} or None in died_ranks) else 0
+        echo = 1 if e.facts.get("peer_may_have_died") and (died_ranks - {e.rank} or None in died_ranks) else 0
         return (echo, ts, consequence, generic, pref, e.position)
 
     root = min(group, key=rank_key)

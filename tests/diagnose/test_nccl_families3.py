@@ -351,6 +351,31 @@ PRECEDENCE = [
         + OOM_RANK1,
         "RUN101",
     ),
+    # a bare unhandled system error (NCCL < 2.13 had no ncclRemoteError for a peer that exited) next to another
+    # rank's OOM, SIGKILL or segfault: that death
+    (
+        "[rank0]: RuntimeError: NCCL error in: /opt/pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8\n"
+        "[rank1]: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 15.78 GiB total capacity; 13.02 GiB already allocated; 1.02 GiB free; 13.50 GiB reserved in total by PyTorch)",
+        "RUN101",
+    ),
+    (
+        "[rank0]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
+        "[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+        "[rank0]: Last error:\n"
+        "[rank0]: socketProgress: Connection reset by peer\n" + OOM_RANK1,
+        "RUN101",
+    ),
+    (
+        "[rank0]: RuntimeError: NCCL error in: /opt/pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8\n"
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 4321 closing signal SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 1 (pid: 4322) of binary: /usr/bin/python3",
+        "RUN121",
+    ),
+    (
+        "[rank0]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n"
+        "[rank1]: Fatal Python error: Segmentation fault",
+        "RUN131",
+    ),
     # NET/IB's retries exhausted on the peer of a rank that died of an OOM: the OOM, whatever the order
     (
         "[1,0]<stderr>:node-1:4321:4399 [0] transport/net_ib.cc:788 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<43251> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=0 len=0 vendor err 129 (Send)\n"
@@ -369,6 +394,18 @@ PRECEDENCE = [
 @pytest.mark.parametrize(("log", "code"), PRECEDENCE)
 def test_the_death_leads_its_echoes(log: str, code: str) -> None:
     check_root(log + "\n", code)
+
+
+def test_a_system_error_with_a_cause_of_its_own_keeps_the_lead() -> None:
+    # /dev/shm too small is this rank's own failure, whatever another rank died of afterwards
+    log = (
+        "[rank0]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
+        "[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+        "[rank0]: Last error:\n"
+        "[rank0]: Error while creating shared memory segment /dev/shm/nccl-vzIpS6 (size 9637888)\n"
+        "[rank1]: Fatal Python error: Aborted\n"
+    )
+    check_root(log, "RUN171", {"likely_cause": "shared_memory"})
 
 
 def test_ib_retries_alone_stay_the_fabric() -> None:

@@ -316,11 +316,15 @@ def from_detail(
         kind_code is C.NCCL_SYSTEM_ERROR and _PEER_GONE.search(detail)
     ):
         tier = max(tier, 1)  # also "unhandled system error" whose Last error is the peer hanging up
-    elif kind_code is C.NCCL_IB_ERROR and _WC_PEER_GONE.search(detail):
-        # A completion that gave up on the peer (retries exhausted, work flushed from a QP in error) is also
-        # what NET/IB shows when the process at the other end died: causality lets that death lead when the
-        # logs show one (the fabric stays the cause otherwise, so the tier is kept).
-        facts["peer_gone"] = True
+    if (kind_code is C.NCCL_IB_ERROR and _WC_PEER_GONE.search(detail)) or (
+        kind_code is C.NCCL_SYSTEM_ERROR and tier == 0 and (not detail or SOCKET.search(detail))
+    ):
+        # A completion that gave up on the peer (retries exhausted, work flushed from a QP in error), or an
+        # unhandled system error with no cause of its own in sight (NCCL < 2.13 had no ncclRemoteError: torch
+        # says "It can be also caused by unexpected exit of a remote peer"), is also what a rank sees when the
+        # process at the other end died: causality lets that death lead when the logs show one on another
+        # rank (the network stays the cause otherwise, so the tier is kept).
+        facts["peer_may_have_died"] = True
     what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
     msg = f"{hit.who()}: {what}" + (f": {clip(detail, 200)}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
