@@ -1,8 +1,8 @@
 """What one NCCL failure text means: the detail after torch's "NCCL error in:" line, NCCL's "Last
 error:" and its WARN lines, read by the source that prints them (socket layer, NET/IB, argument
 checks, topology search, proxy, bootstrap). nccl_errors finds the lines; this module turns their
-text into events with facts, with nccl_warn_texts' tables of WARN texts by check. The formats are
-listed in nccl_errors' docstring.
+text into events with facts, with nccl_warn_texts' tables of WARN texts by check; a WARN whose text alone
+does not decide is read by its source in nccl_warn_kind. The formats are listed in nccl_errors' docstring.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules import loader
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
-from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE, USAGE_TEXT
+from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE
 from pgdoctor.knowledge.clip import clip
 
 # torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
@@ -285,7 +285,7 @@ def from_detail(
             ev.facts.update(base)
             ev.evidence = hit.evidence(used) if used else ev.evidence
         return stack
-    special = _special_detail(hit, detail, base, used)
+    special = special_detail(hit, detail, base, used)
     if special:
         return special
     if IFACE.search(detail):
@@ -330,42 +330,10 @@ def from_detail(
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
 
 
-# WARN records by the NCCL source that prints them: argument checks (misc/argcheck.cc: "Reduce :
-# invalid root 0", "invalid type 9", "invalid operation") are invalid usage; the topology and graph
-# search (graph/*.cc: "Error : ring 0 does not loop back to start", "Could not find a path")
-# are internal errors; "Mismatched collective detected ... around rank 39" is a mismatch.
-_WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
-_WARN_USAGE = re.compile(
-    r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b", re.I
-)
-_WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
 # init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
 # A small value (blocking 2, cgaClusterSize 9) is the caller's own setting: invalid usage (below).
 _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
-# bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
-# rank).
-_BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
-# ... and its check that every rank was started with the root's communicator size: "Bootstrap Root :
-# mismatch in rank count from procs 8 : 16" (2.3-2.21: the root's nranks, then the caller's) and "Bootstrap
-# Root : mismatch in info from procs, nranks 8 vs 16, nroots 1 vs 1, iroot 0 vs 0" (2.22+): ranks launched
-# with different world sizes, or two jobs whose ranks reach one root (a shared NCCL_COMM_ID / unique id).
-_BOOTSTRAP_COUNT = re.compile(
-    r"Bootstrap Root : mismatch in "
-    r"(?:rank count from procs (\d+) : (\d+)|info from procs, nranks (\d+) vs (\d+))"
-)
-# enqueue.cc: "Error : no algorithm/protocol available" (2.8-2.19), "No algorithm/protocol available for
-# function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
-# kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
-# (or NCCL_SYM_*) exclude every choice this collective or topology can use.
-_NO_ALGO = re.compile(r"[Nn]o (?:algorithm/protocol|symmetric kernel) available")
-# The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
-# "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
-# "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
-_PROXY = re.compile(
-    r"Failed to execute operation (\w+) from rank (\d+), retcode (\d+)|"
-    r"Error encountered progressing operation=(\w+), res=(\d+)"
-)
 # NCCL_DEBUG=INFO prints every frame an error returns through: "NCCL INFO transport/net.cc:515 -> 2";
 # the number is the ncclResult_t. Alone (its WARN cut off) it still names the kind of failure.
 CHAIN = re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
@@ -448,7 +416,7 @@ def _network_chain(hit: Hit) -> bool:
     )
 
 
-def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+def special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """Details whose meaning does not depend on which error code NCCL wrapped them in."""
     feature = platform_feature(hit, detail, detail, base, used)
     if feature:
@@ -529,166 +497,3 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
                 )
             ]
     return []
-
-
-def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
-    special = _special_detail(hit, msg, {"nccl_warn": msg[:300]}, None)
-    if special:
-        return special
-    m = _WARN_MISMATCH.search(msg)
-    if m:
-        r = int(m.group(1))
-        return [
-            event(
-                hit,
-                C.COLLECTIVE_MISMATCH.code,
-                f"NCCL detected mismatched collectives around rank {r}",
-                {"nccl_warn": msg[:300], "suspect_rank": r},
-                dedupe=(C.COLLECTIVE_MISMATCH.code,),
-            )
-        ]
-    m = _PROXY.search(msg)
-    if m:
-        res = int(m.group(3) or m.group(5))
-        kind = RESULT.get(res)
-        if kind is None:
-            return []
-        facts: dict[str, Any] = {
-            "nccl_warn": msg[:300],
-            "nccl_result": res,
-            "proxy_op": m.group(1) or m.group(4),
-        }
-        if m.group(2):
-            facts["rank"] = int(m.group(2))
-        # the proxy reports an error that a WARN before it usually explains: a symptom of it
-        return [
-            event(
-                hit,
-                kind.code,
-                f"{hit.who()}: NCCL's proxy failed operation {facts['proxy_op']} (ncclResult {res})",
-                facts,
-                tier=1,
-                dedupe=(kind.code, hit.rank, "proxy"),
-            )
-        ]
-    m = _BOOTSTRAP_DUP.search(msg)
-    if m:
-        return [
-            event(
-                hit,
-                C.RENDEZVOUS_CONFIG.code,
-                f"NCCL's bootstrap root saw rank {m.group(1)} of {m.group(2)} check in "
-                "twice: two processes were given the same rank (RANK / node rank of the launch)",
-                {
-                    "nccl_warn": msg[:300],
-                    "duplicate_rank": int(m.group(1)),
-                    "nranks": int(m.group(2)),
-                    "problem": "duplicate_rank",
-                },
-                dedupe=(C.RENDEZVOUS_CONFIG.code, "duplicate_rank"),
-            )
-        ]
-    m = _BOOTSTRAP_COUNT.search(msg)
-    if m:
-        mine, theirs = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
-        return [
-            event(
-                hit,
-                C.RENDEZVOUS_CONFIG.code,
-                f"NCCL's bootstrap root expects {mine} ranks but a process checked in with {theirs}: "
-                "the ranks were launched with different world sizes, or two jobs share one bootstrap root "
-                "(NCCL_COMM_ID, a reused unique id)",
-                {"nccl_warn": msg[:300], "nranks": mine, "peer_nranks": theirs, "problem": "nranks_mismatch"},
-                dedupe=(C.RENDEZVOUS_CONFIG.code, "nranks_mismatch"),
-            )
-        ]
-    if _NO_ALGO.search(msg):
-        return [
-            event(
-                hit,
-                C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL found no algorithm/protocol for a collective "
-                "(NCCL_ALGO / NCCL_PROTO restrict it to ones this collective or topology cannot use)",
-                {"nccl_warn": msg[:300], "likely_cause": "nccl_algo_or_proto_setting"},
-                dedupe=(C.NCCL_INVALID_USAGE.code, "no_algo"),
-            )
-        ]
-    src = _WARN_SOURCE.search(t)
-    u = USAGE_TEXT.search(msg)
-    if u:
-        return [
-            event(
-                hit,
-                C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300], "usage_check": u.lastgroup},
-                tier=1 if u.lastgroup == "aborted" else 0,  # the abort has a cause of its own, when shown
-                dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
-            )
-        ]
-    if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
-        return [
-            event(
-                hit,
-                C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300]},
-                dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
-            )
-        ]
-    if (
-        src
-        and src.group(1).startswith("graph/")
-        and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg)
-        # search.cc's "Could not find a path for pattern 1, falling back to simple order": NCCL went on
-        and not re.search(r"falling back|, ignoring|, disabling", msg)
-    ):
-        if returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
-            return [
-                event(
-                    hit,
-                    C.NCCL_SYSTEM_ERROR.code,
-                    f"{hit.who()}: a system call of NCCL's topology detection "
-                    f"failed: {clip(msg, 160)} (a PCI path missing from /sys: VMs, containers)",
-                    {"nccl_warn": msg[:300], "nccl_source": src.group(0), "nccl_result": 2},
-                    dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"),
-                )
-            ]
-        return [
-            event(
-                hit,
-                C.NCCL_INTERNAL_ERROR.code,
-                f"{hit.who()}: NCCL's topology search failed: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300], "nccl_source": src.group(0)},
-                dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank),
-            )
-        ]
-    res = returned(hit)
-    if res in (3, 4, 5):
-        # Any other WARN whose function returned ncclInternalError / ncclInvalidArgument / ncclInvalidUsage
-        # (the "-> 3" frame below it, NCCL_DEBUG=INFO): the WARN says why, the chain says which kind.
-        kind = RESULT[res]
-        return [
-            event(
-                hit,
-                kind.code,
-                f"{hit.who()}: NCCL {ERRORS[res]}: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300], "nccl_result": res},
-                dedupe=(kind.code, hit.rank),
-            )
-        ]
-    return []
-
-
-# ncclGetErrorString's text for each ncclResult_t the chain fallback above reads.
-ERRORS = {3: "internal error", 4: "invalid argument", 5: "invalid usage"}
-
-
-def returned(hit: Hit) -> int:
-    """The ncclResult_t of the return chain right below a WARN (0 when none follows): it says which
-    kind of failure the WARN's function returned."""
-    for ln in hit.after(3):
-        m = CHAIN.search(ln.text)
-        if m:
-            return int(m.group(3))
-    return 0

@@ -59,9 +59,9 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     from_detail,
     last_error,
     network_facts,
-    warn_kind,
 )
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.diagnose.rules.nccl_warn_kind import warn_kind
 from pgdoctor.diagnose.rules.store_errors import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
