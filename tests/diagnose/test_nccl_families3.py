@@ -40,6 +40,23 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("RuntimeError: NCCL Error 7", "RUN191", {"nccl_result": 7, "likely_cause": "nonblocking_comm"}),
     ("RuntimeError: ncclResult_t: 7", "RUN191", {"nccl_result": 7}),
     ("RuntimeError: NCCL error 8", "RUN151", {"nccl_result": 8}),
+    # programs' own CHECK macros: the file, the line and ncclGetErrorString's text
+    (
+        "NCCL err main.cu:42: invalid usage (run with NCCL_DEBUG=WARN for details)",
+        "RUN191",
+        {"where": "main.cu:42"},
+    ),
+    (
+        "NCCL err /src/app/comm.cu:118 internal error - please report this issue to the NCCL developers",
+        "RUN192",
+        {},
+    ),
+    ("NCCL error at comm.cpp:77: invalid argument (run with NCCL_DEBUG=WARN for details)", "RUN191", {}),
+    (
+        "Failed: NCCL error test.cu:30 'unhandled system error (run with NCCL_DEBUG=INFO for details)'",
+        "RUN171",
+        {},
+    ),
     # ncclGetErrorString texts
     (
         "RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unknown result code, NCCL version 2.17.1\nUnknown NCCL error!",

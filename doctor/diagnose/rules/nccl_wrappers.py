@@ -3,7 +3,7 @@ enforce (phi/core/enforce.h build_nvidia_error_msg: "NCCL error(5), invalid usag
 or "OSError: (External)"; the number alone when the text is cut), PPL's NCCL_CHECK ("NCCL error(code:5) on
 (ncclCommInitRank)") and CUDA samples' "NCCL error(Err=3) at comm.cu:120". The number is the ncclResult_t
 (1 unhandled cuda error, 2 system, 3 internal, 4 invalid argument, 5 invalid usage, 6 remote; 7 and 8
-below); a text
+below), and programs' own CHECK macros that print the file and ncclGetErrorString's text; a text
 after it decides when both are there, and NCCL's last WARN (`Last error:`) decides before either, as for
 torch's own message (nccl_errors).
 """
@@ -80,6 +80,35 @@ def _bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return from_detail(hit, last_error(hit), base, None, 0, RESULT[num])
 
 
+# Programs' own CHECK macros that print the file, the line and ncclGetErrorString's text (CUDA samples,
+# research kernels, inference engines): "NCCL err main.cu:42: invalid usage (run with NCCL_DEBUG=WARN for
+# details)", "Failed: NCCL error test.cu:30 'internal error'", "NCCL error at comm.cpp:77: invalid argument".
+# torch's "NCCL error in: <file>:<line>, <text>, NCCL version" is nccl_errors' (that module reads first).
+_TEXTS = (
+    "unhandled system error",
+    "unhandled cuda error",
+    "internal error",
+    "invalid usage",
+    "invalid argument",
+    "remote process exited or there was a network error",
+    "unknown result code",
+    "nccl operation in progress",
+)
+_MACRO = re.compile(
+    r"\b(?:NCCL|nccl) (?:err(?:or)?|failure)\b(?: at| in)?:?\s*"
+    r"(?P<where>[\w./-]+\.(?:cu|cuh|cc|cpp|cxx|c|h|hpp):\d+)[:,]?\s*'?(?P<err>(?i:" + "|".join(_TEXTS) + r"))"
+)
+
+
+def _macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").lower()
+    kind = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    if kind is None:
+        return None
+    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err"), "where": m.group("where")}
+    return from_detail(hit, last_error(hit), base, None, 0, kind)
+
+
 SIGNATURES = (
     Signature(
         "nccl result by number",
@@ -98,6 +127,21 @@ SIGNATURES = (
         anchors=(b"rror", b"ncclResult"),
         worth=(rb"NCCL [Ee]rror:? ?#?[1-8]\b", rb"ncclResult"),
         words=("nccl error", "ncclresult"),
+    ),
+    Signature(
+        "nccl check macro of a program",
+        _MACRO,
+        _macro,
+        C.NCCL_INTERNAL_ERROR.code,
+        anchors=(b"NCCL err", b"nccl err", b"NCCL failure", b"nccl failure"),
+        worth=(rb"(?:NCCL|nccl) (?:err|failure)",),
+        words=("nccl err", "nccl failure"),
+        anchor_from="the macro's own 'NCCL err' / 'NCCL failure' (either case) before the file",
+        examples=(
+            "NCCL err main.cu:42: invalid usage (run with NCCL_DEBUG=WARN for details)",
+            "Failed: NCCL error test.cu:30 'internal error'",
+            "nccl err comm.cu:9: unhandled cuda error",
+        ),
     ),
 )
 _WORDS = gate(SIGNATURES)
