@@ -445,6 +445,11 @@ DECOYS = [
     "gpu-node-3:81234:81299 [2] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : GID table change\n",
     "gpu-node-3:81234:81299 [2] NCCL INFO NET/IB : No device found.\n",
     "the message was truncated: received 100 bytes of the download instead of 200\n",
+    # the heartbeat monitor polling rank 0's store after rank 0 exited (also at the end of a healthy run)
+    '[rank10]:[W305 10:17:38.040221001 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 10] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe\n'
+    "[rank15]:[W305 10:17:38.404745404 TCPStore.cpp:106] [c10d] sendBytes failed on SocketImpl(fd=102, addr=node8:33978, remote=10.99.91.59:5000): Broken pipe\n",
+    '(WorkerDict pid=26110) [rank7]:[W1120 01:13:20.892421310 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0(default_pg) Rank 7] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset by peer [repeated 5x across cluster]\n',
+    '[rank3]:[W322 13:52:50.468051515 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?\n',
 ]
 
 

@@ -81,6 +81,12 @@ _PEER_DROPPED = re.compile(
 # server shutdown or crash?" - only c10d's store sockets say it, so it needs no traceback frame; but
 # TCPStore's server logs it at [W] ("recvValue failed on SocketImpl(...): failed to recv, got 0 bytes")
 # whenever a client hangs up, also at the end of a healthy run: only a raised error counts.
+# ProcessGroupNCCL's heartbeat monitor polls rank 0's TCPStore for a dump request (2.3+, logged [W]):
+# 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with
+# error: Broken pipe' (or "Connection reset by peer", "failed to recv, got 0 bytes", ...). Rank 0 exiting
+# first - also at the end of a healthy run - closes the store under it: no failure of its own, whichever
+# socket error it quotes (nccl_errors' peer connection row honours it too).
+SHUTDOWN_POLL = re.compile(r'Failed to check the "should dump" flag on TCPStore')
 _RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to recv, got 0 bytes")
 # The rank whose ncclUniqueId the store lookup waited for (ProcessGroupNCCL broadcastUniqueNCCLID):
 # "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
@@ -281,6 +287,8 @@ def _op_name(op: re.Match[str]) -> str:
 
 
 def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if SHUTDOWN_POLL.search(hit.text):
+        return []
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if m.group("recv0"):
         if not _RECV0_RAISED.search(hit.text):
