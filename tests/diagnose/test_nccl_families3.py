@@ -393,6 +393,13 @@ PRECEDENCE = [
         "[rank1]: Fatal Python error: Segmentation fault",
         "RUN131",
     ),
+    # torch's "Last error: Unknown NCCL Error" (ncclGetLastError had nothing) is no detail of its own
+    (
+        "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
+        "[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+        "[rank0]: Last error: Unknown NCCL Error\n" + OOM_RANK1,
+        "RUN101",
+    ),
     # NET/IB's retries exhausted on the peer of a rank that died of an OOM: the OOM, whatever the order
     (
         "[1,0]<stderr>:node-1:4321:4399 [0] transport/net_ib.cc:788 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<43251> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=0 len=0 vendor err 129 (Send)\n"

@@ -133,7 +133,13 @@ ERRNAMES = {
 
 
 def last_error(hit: Hit) -> str:
-    """The `Last error:` NCCL appends to torch's exception (its last WARN), when present."""
+    """The `Last error:` NCCL appends to torch's exception (its last WARN), when present. torch writes
+    "Last error: Unknown NCCL Error" when ncclGetLastError had nothing (NCCLUtils.cpp 2.x): no detail."""
+    detail = _last_error(hit)
+    return "" if detail.strip().rstrip(".!").lower() == "unknown nccl error" else detail
+
+
+def _last_error(hit: Hit) -> str:
     inline = _INLINE_LAST.search(hit.text)
     if inline:
         return (inline.group(1) or inline.group(2)).strip()
