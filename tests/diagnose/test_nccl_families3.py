@@ -201,6 +201,23 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         "RUN221",
         {},
     ),
+    # NCCL 2.4's init.cc mismatch check and ring checks; the P2P transport's CUDA calls
+    (
+        "node1:1234:1290 [0] init.cc:1256 NCCL WARN Your program may be hanging, this may be caused by a collective mismatch around rank 3. Please check your collective calls at and around this rank. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+        "RUN201",
+        {"suspect_rank": 3},
+    ),
+    ("node1:1234:1290 [0] init.cc:380 NCCL WARN Error : ring 0 does not contain rank 3", "RUN192", {}),
+    (
+        "node1:1234:1290 [0] transport/p2p.cc:190 NCCL WARN rank 1 failed to get CUDA IPC handle to device 0(=0) : 201 invalid device context",
+        "RUN194",
+        {"cuda_error": "invalid device context", "cuda_error_code": 201},
+    ),
+    (
+        "node1:1234:1290 [0] transport/p2p.cc:120 NCCL WARN cudaIpcGetMemHandle failed : invalid argument",
+        "RUN194",
+        {},
+    ),
     # bootstrap.cc's own size check: an internal error, not the program's collectives
     (
         "compute-st-p4de24xlarge-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
-from pgdoctor.diagnose.rules.nccl_detail import CHAIN, RESULT, special_detail
+from pgdoctor.diagnose.rules.nccl_detail import CHAIN, RESULT, from_detail, special_detail
 from pgdoctor.diagnose.rules.nccl_warn_texts import USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
 
@@ -25,7 +25,22 @@ _WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
 _WARN_USAGE = re.compile(
     r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b", re.I
 )
-_WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
+# NCCL 2.4's init.cc words the same check "Your program may be hanging, this may be caused by a collective
+# mismatch around rank 3. Please check your collective calls at and around this rank."
+_WARN_MISMATCH = re.compile(
+    r"(?:Mismatched collective detected|may be caused by a collective mismatch).*?around rank (\d+)"
+)
+# The ring checks of NCCL <= 2.6's init.cc (later graph/rings.cc): "Error : ring 0 does not contain rank 3",
+# "... does not loop back to start (3 != 0)" - the rings NCCL built, or NCCL_RINGS gave, are not rings.
+_RING_CHECK = re.compile(r"ring \d+ does not (?:contain rank|loop back)")
+# The P2P transport's CUDA calls (transport/p2p.cc 2.4-2.29): "failed to open CUDA IPC handle : 217 peer
+# access is not supported between these two devices", "rank 1 failed to get CUDA IPC handle to device 0(=0)
+# : 201 invalid device context", "failed to peer with device 1(=1): 704 ...", "cudaIpcGetMemHandle failed :
+# invalid argument": a CUDA failure inside NCCL, read as NCCL's own "Cuda failure" text is.
+_P2P_CUDA = re.compile(
+    r"(?:failed to (?:open CUDA IPC handle|get CUDA IPC handle to device \S+|peer with device \S+)|"
+    r"cudaIpc\w+ failed)\s*:\s*(?:(?P<num>\d+)\s+)?(?P<what>[a-z][\w ,'-]*[a-z])"
+)
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
 _BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
@@ -55,6 +70,12 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
     special = special_detail(hit, msg, {"nccl_warn": msg[:300]}, None)
     if special:
         return special
+    m = _P2P_CUDA.search(msg)
+    if m:
+        num = f"{m.group('num')} " if m.group("num") else ""
+        return from_detail(
+            hit, f"Cuda failure {num}'{m.group('what')}'", {"nccl_warn": msg[:300]}, None, 0, None
+        )
     m = _WARN_MISMATCH.search(msg)
     if m:
         r = int(m.group(1))
@@ -154,6 +175,17 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                 f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
                 {"nccl_warn": msg[:300]},
                 dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
+            )
+        ]
+    if _RING_CHECK.search(msg):
+        return [
+            event(
+                hit,
+                C.NCCL_INTERNAL_ERROR.code,
+                f"{hit.who()}: NCCL's rings are not rings: {clip(msg, 160)} "
+                "(NCCL_RINGS, or NCCL's topology search)",
+                {"nccl_warn": msg[:300]},
+                dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank),
             )
         ]
     if (
