@@ -451,36 +451,42 @@ def _crossed_timeouts(events: list[Event]) -> list[Event]:
     must have completed the stuck work and the one after it: a pair one work apart (rank 1 stuck in
     ALLREDUCE 215121, rank 0 done with it and stuck in BROADCAST 215122) stays the timeout it is reported
     as, as the real-log corpus labels such pairs (an end-of-epoch hang where one rank left the loop first).
-    One event or none."""
+    Only records that name their process group count: SeqNums of two groups are unrelated. One event or
+    none."""
     first: dict[tuple[Any, Optional[int]], Event] = {}
+    ops: dict[tuple[Optional[int], int], str] = {}
     for e in sorted(events, key=POSITION):
         f = e.facts
         watchdog = e.code == C.WATCHDOG_TIMEOUT.code and e.rank is not None and e.cause_tier <= 1
-        if watchdog and "seq" in f and f.get("op") not in _P2P:
-            first.setdefault((f.get("pg_id"), e.rank), e)
+        if watchdog and "seq" in f and "op" in f:
+            ops.setdefault((e.rank, f["seq"]), f["op"])  # the record of the work, for the SeqNum line's group
+        if watchdog and "seq" in f and f.get("pg_id") is not None and f.get("op") not in _P2P:
+            first.setdefault((f["pg_id"], e.rank), e)
     done: dict[tuple[Any, Optional[int]], int] = {}
     for e in events:
-        if e.rank is not None and "last_completed_seq" in e.facts:
-            key = (e.facts.get("pg_id"), e.rank)
+        if e.rank is not None and "last_completed_seq" in e.facts and e.facts.get("pg_id") is not None:
+            key = (e.facts["pg_id"], e.rank)
             done[key] = max(done.get(key, -1), e.facts["last_completed_seq"])
     for (pg, ra), a in first.items():
         for (pg_b, rb), b in first.items():
             x, y = a.facts["seq"], b.facts["seq"]
             if pg_b != pg or rb == ra or y <= x or done.get((pg, rb), -1) < x + _CROSSED_BY:
                 continue
+            op_a = a.facts.get("op") or ops.get((ra, x), "a collective")
+            op_b = b.facts.get("op") or ops.get((rb, y), "a collective")
+            if _P2P & {op_a, op_b}:
+                continue
             facts: dict[str, Any] = {
                 "kind": "watchdog_crossed",
                 "seq_by_rank": {str(ra): x, str(rb): y},
-                "ops_by_rank": {str(ra): a.facts.get("op"), str(rb): b.facts.get("op")},
+                "ops_by_rank": {str(ra): op_a, str(rb): op_b},
                 "last_completed_by_rank": {str(rb): done[(pg, rb)]},
                 "seq": x,
             }
-            if pg is not None:
-                facts["pg_id"] = pg
+            facts["pg_id"] = pg
             msg = (
-                f"rank {ra} is stuck in {a.facts.get('op', 'a collective')} SeqNum {x} while rank {rb} had "
-                f"completed up to {done[(pg, rb)]} and is stuck in {b.facts.get('op', 'a collective')} "
-                f"SeqNum {y}: "
+                f"rank {ra} is stuck in {op_a} SeqNum {x} while rank {rb} had completed up to "
+                f"{done[(pg, rb)]} and is stuck in {op_b} SeqNum {y}: "
                 "the ranks' collectives were matched out of order (a desync: compare their code paths)"
             )
             evidence = list(a.evidence) + [e for e in b.evidence if e not in a.evidence]

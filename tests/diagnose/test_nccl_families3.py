@@ -315,6 +315,15 @@ SAME_SEQ = (
 )
 
 
+# Two ranks stuck in two different groups: their SeqNums are unrelated.
+TWO_GROUPS = (
+    "[rank0]:[E1122 06:40:00.504052851 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=122, OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for 600080 milliseconds before timing out.\n"
+    "[rank0]:[E1122 06:40:00.504952916 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 122, last enqueued NCCL work: 122, last completed NCCL work: 121.\n"
+    "[rank1]:[E1122 06:40:01.902604829 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3000, OpType=ALLGATHER, NumelIn=10, NumelOut=20, Timeout(ms)=600000) ran for 600079 milliseconds before timing out.\n"
+    "[rank1]:[E1122 06:40:01.903028278 ProcessGroupNCCL.cpp:1785] [PG ID 3 PG GUID 3 Rank 1] Exception (either an error or timeout) detected by watchdog at work: 3000, last enqueued NCCL work: 3001, last completed NCCL work: 2999.\n"
+)
+
+
 def test_crossed_seqnums_are_a_desync() -> None:
     check_root(CROSSED, "RUN201", {"kind": "watchdog_crossed", "seq_by_rank": {"0": 122, "1": 126}})
     check_root(CROSSED_25, "RUN201", {"ops_by_rank": {"2": "ALLREDUCE", "5": "BROADCAST"}})
@@ -322,7 +331,7 @@ def test_crossed_seqnums_are_a_desync() -> None:
     assert [f.code for f in found][:2] == ["RUN201", "RUN151"], [f.code for f in found]
 
 
-@pytest.mark.parametrize("log", [ONE_APART, SAME_SEQ])
+@pytest.mark.parametrize("log", [ONE_APART, SAME_SEQ, TWO_GROUPS])
 def test_late_rank_stays_a_timeout(log: str) -> None:
     check_root(log, "RUN151")
 
