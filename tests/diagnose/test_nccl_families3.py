@@ -218,6 +218,12 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         "RUN194",
         {},
     ),
+    # libfabric's EFA provider failing a completion under aws-ofi-nccl
+    (
+        "libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA addr: fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)",
+        "RUN173",
+        {"provider": "efa", "fi_error": 5, "provider_error": 7, "fi_message": "Invalid address"},
+    ),
     # bootstrap.cc's own size check: an internal error, not the program's collectives
     (
         "compute-st-p4de24xlarge-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"
@@ -424,6 +430,11 @@ PRECEDENCE = [
         "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
         "[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
         "[rank0]: Last error: Unknown NCCL Error\n" + OOM_RANK1,
+        "RUN101",
+    ),
+    (
+        "libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address (7)\n"
+        "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 79.10 GiB of which 1.02 GiB is free.",
         "RUN101",
     ),
     # NET/IB's retries exhausted on the peer of a rank that died of an OOM: the OOM, whatever the order
