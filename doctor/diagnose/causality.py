@@ -32,6 +32,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import POSITION, Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
 from pgdoctor.diagnose.rules.nccl_transport import OBSERVED
+from pgdoctor.diagnose.watchdog_desync import crossed_timeouts, disagreeing_timeouts
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import count_label, rank_ranges, span_gaps
 from pgdoctor.model import Evidence, Finding, Scope, Severity
@@ -46,6 +47,8 @@ HARDWARE_SLACK_S = 60.0
 # A bare Python exception printed in the same second as a recognised failure is that failure's own
 # traceback (a logger that stamps every line, kubectl --timestamps): it does not lead by microseconds.
 GENERIC_SLACK_S = 1.0
+# What a rank dies of that its peers' transports then report as a vanished peer.
+_DEATHS = {"cuda_oom", "host_oom", "process_crash"}
 _HW_XID_ACTIONS = ("reset", "reboot", "drain")
 # What a failing GPU makes a process say; an OOM, a rendezvous or a driver-version problem has
 # causes of its own and keeps its place.
@@ -339,104 +342,6 @@ def _finding(
     return c.finding(msg, scope=scope, evidence=evidence, facts=facts, severity=severity)
 
 
-# Point-to-point work has its own sequence numbers and sizes per pair: only collectives are compared.
-_P2P = frozenset({"SEND", "RECV", "RECVANYSOURCE"})
-# Collectives whose input has one size on every rank: two ranks at one SeqNum with different NumelIn
-# were in different calls even without a majority (scatter, gather and all_to_all may differ by rank).
-_SAME_SIZE = frozenset(
-    {
-        "ALLREDUCE",
-        "BROADCAST",
-        "ALLGATHER",
-        "_ALLGATHER_BASE",
-        "ALLGATHER_INTO_TENSOR_COALESCED",
-        "REDUCE",
-        "REDUCE_SCATTER",
-        "_REDUCE_SCATTER_BASE",
-        "ALLREDUCE_COALESCED",
-        "BARRIER",
-    }
-)
-
-
-def _disagreeing_timeouts(events: list[Event]) -> list[Event]:
-    """Watchdog records of several ranks at one SeqNum of one process group that name different
-    collectives (OpType) or sizes (NumelIn): the ranks were not in the same collective, a desync.
-    The rank(s) in the minority are the suspects; the timeouts are its symptom. One mismatch event
-    per disagreeing (group, SeqNum) that has a majority, or none."""
-    by_work: dict[tuple[Any, int], dict[int, tuple[Any, Any]]] = defaultdict(dict)
-    where: dict[tuple[Any, int], Event] = {}
-    for e in events:
-        f = e.facts
-        if (
-            e.code != C.WATCHDOG_TIMEOUT.code
-            or e.rank is None
-            or "seq" not in f
-            or "op" not in f
-            or f["op"] in _P2P
-        ):
-            continue
-        key = (f.get("pg_id"), f["seq"])
-        by_work[key].setdefault(e.rank, (f["op"], f.get("numel_in")))
-        where.setdefault(key, e)
-    out: list[Event] = []
-    for key, ranks in by_work.items():
-        kinds: dict[tuple[Any, Any], list[int]] = defaultdict(list)
-        for r, kind in sorted(ranks.items()):
-            kinds[kind].append(r)
-        if len(kinds) < 2:
-            continue
-        ordered = sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[1]))
-        majority = len(ordered[0][1]) > len(ordered[1][1])
-        ops = {op for op, _n in kinds}
-        if not majority and (len(ops) > 1 or not ops <= _SAME_SIZE):
-            # A tie: only one collective called with different sizes where sizes must agree is proof. A tie
-            # on sizes of scatter / all_to_all is not; a tie on OpType (two ranks, two ops) stays the timeout
-            # it is reported as (an end-of-epoch hang where ranks left the loop at different points: the
-            # real-log corpus labels it so), and a majority still names the odd one out.
-            continue
-        suspects = sorted(r for kind, rs in ordered[1:] for r in rs) if majority else []
-        desc = "; ".join(
-            f"{count_label(rs)}: {op}" + (f" NumelIn={n}" if n is not None else "") for (op, n), rs in ordered
-        )
-        first = where[key]
-        facts: dict[str, Any] = {
-            "kind": "watchdog_disagreement",
-            "seq": key[1],
-            "ops_by_rank": {str(r): k[0] for r, k in sorted(ranks.items())},
-            "numel_in_by_rank": {str(r): k[1] for r, k in sorted(ranks.items()) if k[1] is not None},
-        }
-        if key[0] is not None:
-            facts["pg_id"] = key[0]
-        msg = (
-            f"ranks timed out in different collectives at SeqNum {key[1]} ({desc}): they were not in the "
-            f"same "
-            "collective (a desync)"
-        )
-        if suspects:
-            facts["suspect_ranks"] = suspects
-            msg += f"; rank(s) {rank_ranges(suspects)} are the odd ones out"
-        else:
-            msg += "; no majority names the odd one out (compare the code paths of these ranks)"
-        rank = suspects[0] if len(suspects) == 1 else None
-        out.append(
-            Event(
-                C.COLLECTIVE_MISMATCH.code,
-                first.source,
-                first.line,
-                first.source_index,
-                msg,
-                rank,
-                facts,
-                list(first.evidence),
-                first.ts,
-                0,
-                (C.COLLECTIVE_MISMATCH.code, "watchdog", key),
-            )
-        )
-    return out
-
-
 def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Finding]:
     # What NCCL said about its network is no failure: transport.py judges it for the whole job.
     events = [e for e in events if e.code != OBSERVED]
@@ -469,13 +374,18 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         if e.rank is None and e.facts.get("pid") in pid_rank:
             e.rank = pid_rank[e.facts["pid"]]
             e.facts["rank"] = e.rank
-    kept.extend(_disagreeing_timeouts(kept))
+    kept.extend(disagreeing_timeouts(kept) or crossed_timeouts(kept))
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
         # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts
         # in its teardown; never with a signal from outside.
         by_signal = _killed(root_exit)
-        explains = [e for e in kept if not (by_signal and e.code == C.PYTHON_EXCEPTION.code)]
+        # Nor does a network error that a peer's death explains (it is that death's echo, not its reason).
+        explains = [
+            e
+            for e in kept
+            if not (by_signal and (e.code == C.PYTHON_EXCEPTION.code or e.facts.get("peer_may_have_died")))
+        ]
         # An exit record without a global rank (torchrun's "local_rank: 2") is explained by any cause.
         explained = any(
             e.cause_tier == 0 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
@@ -504,6 +414,18 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     kind = _ts_key(group)
 
     hardware = any(is_hardware(e) for e in group)
+    # A network error that a peer's death also explains (facts["peer_may_have_died"]: NET/IB retries
+    # exhausted, a bare unhandled system error) next to a rank that died of its own failure in the same tier:
+    # the death leads, the network error is its echo. An abort (SIGABRT) is how ranks end after an NCCL
+    # error, and a Python exception may be the NCCL error's own traceback: neither is such a death.
+    died_ranks = {
+        e.rank
+        for e in group
+        if e.code != C.PYTHON_EXCEPTION.code
+        and e.code in CODES
+        and CODES[e.code].category in _DEATHS
+        and e.facts.get("signal") != "SIGABRT"
+    }
 
     def rank_key(e: Event) -> tuple[Any, ...]:
         pref = 0 if root_rank is not None and e.rank == root_rank else 1
@@ -513,7 +435,8 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         consequence = 1 if hardware and caused_by_hardware(e) else 0
         slack = (HARDWARE_SLACK_S if consequence else 0.0) + (GENERIC_SLACK_S if generic else 0.0)
         ts = (e.ts[1] + slack) if kind and e.ts else 0.0
-        return (ts, consequence, generic, pref, e.position)
+        echo = 1 if e.facts.get("peer_may_have_died") and (died_ranks - {e.rank} or None in died_ranks) else 0
+        return (echo, ts, consequence, generic, pref, e.position)
 
     root = min(group, key=rank_key)
     if root.rank is None and root_exit is not None and root_exit.rank is not None and root.cause_tier == 0:

@@ -469,10 +469,11 @@ def test_socket_failure_reported_as_internal_error_is_network() -> None:
             "closing connection",
             "RUN171",
         ),
-        # a size mismatch between ranks, whatever the layer that noticed it
+        # a size mismatch in the bootstrap's own exchange (bootstrap.cc, the only source of "received"): NCCL's
+        # internal error, no collective of the program (the transports' "receiving" is the program's)
         (
-            "node:1:2 [0] misc/socket.cc:599 NCCL WARN Message truncated : received 2048 bytes instead of 1024",
-            "RUN201",
+            "node:1:2 [0] bootstrap.cc:77 NCCL WARN Message truncated : received 2048 bytes instead of 1024",
+            "RUN192",
         ),
         (
             "node:1:2 [0] shm.cc:120 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-vzIpS6 (size 9637888)",
@@ -514,7 +515,7 @@ def test_torch_nccl_error_detail_decides_the_code() -> None:
     trunc = head.format(
         "internal error - please report this issue to the NCCL developers",
         "ncclInternalError: Internal check failed.",
-        "Message truncated : received 1024 bytes instead of 256",
+        "NET/Socket : peer 10.0.0.2<41234> message truncated : receiving 1024 bytes instead of 256",
     )
     assert _code(trunc) == "RUN201"
     shm = head.format(

@@ -540,7 +540,6 @@ def test_a_whole_traceback_is_not_called_cut() -> None:
             65536,
             496640,
         ),
-        ("misc/socket.cc:540 NCCL WARN Message truncated : received 2048 bytes instead of 1024", 2048, 1024),
     ],
 )
 def test_transports_reporting_truncated_or_mismatched_sizes_are_a_desync(

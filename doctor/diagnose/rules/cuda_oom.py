@@ -233,7 +233,40 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# The allocators' refusal of a request of 1 EiB or more (CUDACachingAllocator / CUDAMallocAsyncAllocator
+# allocate(), 2.1+: "CUDA out of memory. Tried to allocate more than 1EB memory."): no GPU has that, so the
+# size itself is garbage, not the GPU full. In a distributed job it is most often a size read from a
+# collective that failed (a broadcast_object_list / all_gather_object whose size tensor came back from a
+# timed-out or aborted communicator, or from ranks calling object collectives out of step): that collective's
+# failure is the cause, and this line its consequence (tier 2: anything else found leads).
+_GARBAGE_SIZE = re.compile(r"Tried to allocate more than 1EB memory")
+
+
+def _garbage_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the allocator refused a request of 1 EiB or more: a garbage size, not a full GPU "
+            "- most often a size received from a collective that timed out or was aborted (object "
+            "collectives: broadcast_object_list, all_gather_object); that collective's failure is the cause",
+            {"garbage_size": True, "likely_cause": "size_from_failed_collective"},
+            dedupe=(row.code, hit.rank, "garbage_size"),
+        )
+    ]
+
+
 _CUDA_ROWS = (
+    Signature(
+        "allocation of a garbage size",
+        _GARBAGE_SIZE,
+        _garbage_size,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=2,
+        anchors=(b"ut of memory",),
+        worth=(rb"out of memory",),
+        anchor_from="the 'CUDA out of memory. ' before the allocator's sentence",
+        examples=("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory",),
+    ),
     Signature(
         "cuda out of memory",
         _ANY,

@@ -46,6 +46,10 @@ _PAIR_TIMEOUT = re.compile(
 # raised through GLOO_ENFORCE ("[enforce fail at .../ibverbs/device.cc:76] ibv_open_device: ...") or
 # IoException ("[.../ibverbs/pair.cc:464] ibv_post_send: Invalid argument"): the RDMA fabric or its setup.
 _IBVERBS = re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
+# Its deadlines (unbound_buffer.cc "Timed out waiting 1800000ms for recv operation to complete", pair.cc
+# "Timeout waiting for memory region from [10.0.0.2]:1234", buffer.cc "Read timeout" / "Send timeout"): a
+# peer that posted nothing in time, a timeout like the tcp transport's, not a fabric error.
+_IBVERBS_TIMEOUT = re.compile(r"Timed out waiting|Timeout waiting for memory region|(?:Read|Send) timeout\b")
 # Its completion check: "wc->status == IBV_WC_SUCCESS. 12 vs 0. Memory region send for slot 0: ..." - the
 # number is libibverbs' enum ibv_wc_status (verbs.h), named here as NCCL's NET/IB names it.
 _WC_STATUS = re.compile(r"wc->status == IBV_WC_SUCCESS\. (\d+) vs 0")
@@ -180,6 +184,18 @@ def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     verb = re.search(r"\b(ibv_\w+)", what)
     if verb:
         facts["ibv_call"] = verb.group(1)
+    if _IBVERBS_TIMEOUT.match(what):
+        # the transport's deadline, as in tcp/: the peer posted nothing in time (stuck or gone), a timeout
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: gloo's ibverbs transport timed out waiting for a peer: {clip(what, 160)}",
+                facts,
+                code=C.GLOO_TIMEOUT.code,
+                tier=1,
+                dedupe=(C.GLOO_TIMEOUT.code, hit.rank),
+            )
+        ]
     wc = _WC_STATUS.search(what)
     if wc:
         facts["wc_status"] = int(wc.group(1))

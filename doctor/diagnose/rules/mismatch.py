@@ -11,7 +11,9 @@ reducer: "Expected to have finished reduction in the prior iteration before star
 ... Parameter indices which did not receive grad for rank 1: 3 4" and "Parameters which did not
 receive grad for rank 1: fc2.weight, fc2.bias"; "Expected to mark a variable ready only once.
 ... Parameter at index 5 with name fc.weight has been marked as ready twice."; NCCL's size check
-("Message truncated : received 1024 bytes instead of 256", nccl_errors.TRUNCATED) quoted outside a WARN.
+("message truncated : receiving 1024 bytes instead of 256", nccl_detail.TRUNCATED) quoted outside a WARN;
+bootstrap.cc's "Message truncated : received ..." is NCCL's own exchange, an internal error
+(nccl_detail.bootstrap_truncated).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.nccl_detail import TRUNCATED
+from pgdoctor.diagnose.rules.nccl_detail import TRUNCATED, bootstrap_truncated
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
 _MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
@@ -420,6 +422,9 @@ def _fairseq_sync(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _truncated(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # NCCL's size check quoted outside a WARN or torch's "Last error:" (prose, a summary line): the same fact.
+    boot = bootstrap_truncated(hit, hit.text, {}, None)
+    if boot:
+        return boot  # the bootstrap's own exchange, not the program's collectives
     got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
     return [
         row.event(

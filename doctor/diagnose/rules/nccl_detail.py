@@ -1,8 +1,8 @@
 """What one NCCL failure text means: the detail after torch's "NCCL error in:" line, NCCL's "Last
 error:" and its WARN lines, read by the source that prints them (socket layer, NET/IB, argument
 checks, topology search, proxy, bootstrap). nccl_errors finds the lines; this module turns their
-text into events with facts, with nccl_warn_texts' tables of WARN texts by check. The formats are
-listed in nccl_errors' docstring.
+text into events with facts, with nccl_warn_texts' tables of WARN texts by check; a WARN whose text alone
+does not decide is read by its source in nccl_warn_kind. The formats are listed in nccl_errors' docstring.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules import loader
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
-from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE, USAGE_TEXT
+from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE
 from pgdoctor.knowledge.clip import clip
 
 # torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
@@ -26,7 +26,14 @@ _INLINE_LAST = re.compile(
 NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
-IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI")
+# 2.23+ also "communicator encountered a fatal error (detected in ncclIbTest)" after NET/IB's async fatal
+# event.
+IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI|fatal error \(detected in ncclIb\w*\)")
+# What makes an RDMA line a failure of the fabric rather than a note: a completion with an error status, a
+# verbs call or the plugin that failed.
+_IB_FAILED = re.compile(r"Got completion from peer|IBV_WC_(?!SUCCESS)|\bfailed\b|[Ff]ailed to|[Uu]nable to")
+# IBV_WC_RETRY_EXC_ERR (12), RNR_RETRY_EXC_ERR (13) and WR_FLUSH_ERR (5), by name or by number.
+_WC_PEER_GONE = re.compile(r"IBV_WC_(?:RNR_)?RETRY_EXC_ERR|IBV_WC_WR_FLUSH_ERR|with error (?:5|12|13)\b")
 _IB_STATUS = re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
 _PEER = re.compile(
     r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]+)\]?(?:<(\d+)>|:(\d+))?"
@@ -53,7 +60,10 @@ SOCKET = re.compile(
     r"Socket creation failed|"
     # proxy.cc 2.12-2.18: the proxy's connect to the peer failed ("Proxy Call to rank 7 failed (Connect)"),
     # under an ncclInternalError or ncclSystemError.
-    r"Proxy Call to rank \d+ failed \(Connect\)"
+    r"Proxy Call to rank \d+ failed \(\w+\)|"
+    # socket.cc 2.16+: accept(2) failing with an errno other than EAGAIN ("get errno 24": too many open
+    # files).
+    r"socketTryAccept: get errno \d+"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
@@ -98,6 +108,12 @@ KIND = {
     "invalid reduction operations": C.NCCL_INVALID_USAGE,
     "parameter mismatch between ranks": C.COLLECTIVE_MISMATCH,
     "system error": C.NCCL_SYSTEM_ERROR,
+    # ncclGetErrorString of a result it has no name for (2.4-2.29 "unknown result code"; torch adds "Unknown
+    # NCCL error!" below): a plugin's or a newer library's code. NCCL failed without saying why.
+    "unknown result code": C.NCCL_INTERNAL_ERROR,
+    # ncclInProgress (2.14+) reaching a check that only accepts ncclSuccess: a non-blocking communicator
+    # (TORCH_NCCL_USE_COMM_NONBLOCKING, ncclConfig_t.blocking=0) used where its caller waits for nothing.
+    "nccl operation in progress": C.NCCL_INVALID_USAGE,
 }
 ERRNAMES = {
     "ncclSystemError": "unhandled system error",
@@ -117,7 +133,13 @@ ERRNAMES = {
 
 
 def last_error(hit: Hit) -> str:
-    """The `Last error:` NCCL appends to torch's exception (its last WARN), when present."""
+    """The `Last error:` NCCL appends to torch's exception (its last WARN), when present. torch writes
+    "Last error: Unknown NCCL Error" when ncclGetLastError had nothing (NCCLUtils.cpp 2.x): no detail."""
+    detail = _last_error(hit)
+    return "" if detail.strip().rstrip(".!").lower() == "unknown nccl error" else detail
+
+
+def _last_error(hit: Hit) -> str:
     inline = _INLINE_LAST.search(hit.text)
     if inline:
         return (inline.group(1) or inline.group(2)).strip()
@@ -269,7 +291,7 @@ def from_detail(
             ev.facts.update(base)
             ev.evidence = hit.evidence(used) if used else ev.evidence
         return stack
-    special = _special_detail(hit, detail, base, used)
+    special = special_detail(hit, detail, base, used)
     if special:
         return special
     if IFACE.search(detail):
@@ -278,6 +300,8 @@ def from_detail(
         SOCKET.search(detail) or (not detail and _network_chain(hit))
     ):
         kind_code = C.NCCL_SOCKET_ERROR  # NCCL reports some socket failures as internal errors
+    elif kind_code is C.NCCL_INTERNAL_ERROR and IB.search(detail) and _IB_FAILED.search(detail):
+        kind_code = C.NCCL_IB_ERROR  # ... and some fabric failures (a completion error, an ibv_* call)
     elif kind_code in (C.NCCL_SYSTEM_ERROR, C.NCCL_REMOTE_ERROR) or kind_code is None:
         if IB.search(detail) and kind_code is not C.NCCL_REMOTE_ERROR:
             kind_code = C.NCCL_IB_ERROR
@@ -298,47 +322,24 @@ def from_detail(
         kind_code is C.NCCL_SYSTEM_ERROR and _PEER_GONE.search(detail)
     ):
         tier = max(tier, 1)  # also "unhandled system error" whose Last error is the peer hanging up
+    if (kind_code is C.NCCL_IB_ERROR and _WC_PEER_GONE.search(detail)) or (
+        kind_code is C.NCCL_SYSTEM_ERROR and tier == 0 and (not detail or SOCKET.search(detail))
+    ):
+        # A completion that gave up on the peer (retries exhausted, work flushed from a QP in error), or an
+        # unhandled system error with no cause of its own in sight (NCCL < 2.13 had no ncclRemoteError: torch
+        # says "It can be also caused by unexpected exit of a remote peer"), is also what a rank sees when the
+        # process at the other end died: causality lets that death lead when the logs show one on another
+        # rank (the network stays the cause otherwise, so the tier is kept).
+        facts["peer_may_have_died"] = True
     what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
     msg = f"{hit.who()}: {what}" + (f": {clip(detail, 200)}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
 
 
-# WARN records by the NCCL source that prints them: argument checks (misc/argcheck.cc: "Reduce :
-# invalid root 0", "invalid type 9", "invalid operation") are invalid usage; the topology and graph
-# search (graph/*.cc: "Error : ring 0 does not loop back to start", "Could not find a path")
-# are internal errors; "Mismatched collective detected ... around rank 39" is a mismatch.
-_WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
-_WARN_USAGE = re.compile(
-    r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b", re.I
-)
-_WARN_MISMATCH = re.compile(r"Mismatched collective detected.*?around rank (\d+)")
 # init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
 # A small value (blocking 2, cgaClusterSize 9) is the caller's own setting: invalid usage (below).
 _CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
-# bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
-# rank).
-_BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
-# ... and its check that every rank was started with the root's communicator size: "Bootstrap Root :
-# mismatch in rank count from procs 8 : 16" (2.3-2.21: the root's nranks, then the caller's) and "Bootstrap
-# Root : mismatch in info from procs, nranks 8 vs 16, nroots 1 vs 1, iroot 0 vs 0" (2.22+): ranks launched
-# with different world sizes, or two jobs whose ranks reach one root (a shared NCCL_COMM_ID / unique id).
-_BOOTSTRAP_COUNT = re.compile(
-    r"Bootstrap Root : mismatch in "
-    r"(?:rank count from procs (\d+) : (\d+)|info from procs, nranks (\d+) vs (\d+))"
-)
-# enqueue.cc: "Error : no algorithm/protocol available" (2.8-2.19), "No algorithm/protocol available for
-# function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
-# kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
-# (or NCCL_SYM_*) exclude every choice this collective or topology can use.
-_NO_ALGO = re.compile(r"[Nn]o (?:algorithm/protocol|symmetric kernel) available")
-# The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
-# "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
-# "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
-_PROXY = re.compile(
-    r"Failed to execute operation (\w+) from rank (\d+), retcode (\d+)|"
-    r"Error encountered progressing operation=(\w+), res=(\d+)"
-)
 # NCCL_DEBUG=INFO prints every frame an error returns through: "NCCL INFO transport/net.cc:515 -> 2";
 # the number is the ncclResult_t. Alone (its WARN cut off) it still names the kind of failure.
 CHAIN = re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
@@ -354,9 +355,10 @@ RESULT = {
 }
 
 
-# "Message truncated : received 2048 bytes instead of 1024": ranks posted the same collective with
+# A transport that received more than the receiver posted: ranks posted the same collective with
 # different sizes (or different collectives): a mismatch, whatever error NCCL returned for it.
-# NCCL <= 2.4's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
+# (bootstrap.cc's "received" wording, also matched here, is read first by bootstrap_truncated below.)
+# NCCL's socket transport words it "message truncated : receiving 696320 bytes instead of 32768";
 # NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
 # size 65536" (2.8-2.11: "collective mismatch error local size 131072 remote 0 addr 7f08... rkey 83000 seq
 # 2/2").
@@ -365,6 +367,39 @@ TRUNCATED = re.compile(
     r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+)(?:,\d+)? bytes instead of (\d+)|"
     r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)"
 )
+# bootstrap.cc's own check, worded "received" in every version (2.4-2.29; the transports say "receiving" or
+# "collective mismatch"): a message of NCCL's out-of-band exchange (connection setup, communicator split,
+# allgather of peer info) had another size than the receiver expected. No user tensor goes through it, so
+# it is no desync of the program's collectives: NCCL itself (a known bug of some releases, e.g. 2.19.3 on
+# EFA) or ranks that loaded different NCCL builds - an internal error, as NCCL returns it.
+BOOTSTRAP_TRUNCATED = re.compile(r"Message truncated\s*:\s*received (\d+)(?:,\d+)? bytes instead of (\d+)")
+
+
+def bootstrap_truncated(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+    """bootstrap.cc's size check (BOOTSTRAP_TRUNCATED) as an internal error with its sizes, or []."""
+    m = BOOTSTRAP_TRUNCATED.search(detail)
+    if m is None or "NET/Socket" in detail:
+        return []
+    return [
+        event(
+            hit,
+            C.NCCL_INTERNAL_ERROR.code,
+            f"{hit.who()}: NCCL's bootstrap received a {m.group(1)}-byte message where it expected "
+            f"{m.group(2)} bytes: its own out-of-band exchange between ranks disagreed (an NCCL bug of that "
+            "release, or ranks that loaded different NCCL builds); no user collective is involved",
+            {
+                **base,
+                "nccl_last_error": detail[:300],
+                "bytes": int(m.group(1)),
+                "expected_bytes": int(m.group(2)),
+                "nccl_check": "bootstrap_size",
+            },
+            used,
+            dedupe=(C.NCCL_INTERNAL_ERROR.code, "bootstrap_size"),
+        )
+    ]
+
+
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
 _SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
@@ -387,11 +422,14 @@ def _network_chain(hit: Hit) -> bool:
     )
 
 
-def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
+def special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
     """Details whose meaning does not depend on which error code NCCL wrapped them in."""
     feature = platform_feature(hit, detail, detail, base, used)
     if feature:
         return feature
+    boot = bootstrap_truncated(hit, detail, base, used)
+    if boot:
+        return boot
     m = TRUNCATED.search(detail)
     if m:
         got, want = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
@@ -465,166 +503,3 @@ def _special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> l
                 )
             ]
     return []
-
-
-def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
-    special = _special_detail(hit, msg, {"nccl_warn": msg[:300]}, None)
-    if special:
-        return special
-    m = _WARN_MISMATCH.search(msg)
-    if m:
-        r = int(m.group(1))
-        return [
-            event(
-                hit,
-                C.COLLECTIVE_MISMATCH.code,
-                f"NCCL detected mismatched collectives around rank {r}",
-                {"nccl_warn": msg[:300], "suspect_rank": r},
-                dedupe=(C.COLLECTIVE_MISMATCH.code,),
-            )
-        ]
-    m = _PROXY.search(msg)
-    if m:
-        res = int(m.group(3) or m.group(5))
-        kind = RESULT.get(res)
-        if kind is None:
-            return []
-        facts: dict[str, Any] = {
-            "nccl_warn": msg[:300],
-            "nccl_result": res,
-            "proxy_op": m.group(1) or m.group(4),
-        }
-        if m.group(2):
-            facts["rank"] = int(m.group(2))
-        # the proxy reports an error that a WARN before it usually explains: a symptom of it
-        return [
-            event(
-                hit,
-                kind.code,
-                f"{hit.who()}: NCCL's proxy failed operation {facts['proxy_op']} (ncclResult {res})",
-                facts,
-                tier=1,
-                dedupe=(kind.code, hit.rank, "proxy"),
-            )
-        ]
-    m = _BOOTSTRAP_DUP.search(msg)
-    if m:
-        return [
-            event(
-                hit,
-                C.RENDEZVOUS_CONFIG.code,
-                f"NCCL's bootstrap root saw rank {m.group(1)} of {m.group(2)} check in "
-                "twice: two processes were given the same rank (RANK / node rank of the launch)",
-                {
-                    "nccl_warn": msg[:300],
-                    "duplicate_rank": int(m.group(1)),
-                    "nranks": int(m.group(2)),
-                    "problem": "duplicate_rank",
-                },
-                dedupe=(C.RENDEZVOUS_CONFIG.code, "duplicate_rank"),
-            )
-        ]
-    m = _BOOTSTRAP_COUNT.search(msg)
-    if m:
-        mine, theirs = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
-        return [
-            event(
-                hit,
-                C.RENDEZVOUS_CONFIG.code,
-                f"NCCL's bootstrap root expects {mine} ranks but a process checked in with {theirs}: "
-                "the ranks were launched with different world sizes, or two jobs share one bootstrap root "
-                "(NCCL_COMM_ID, a reused unique id)",
-                {"nccl_warn": msg[:300], "nranks": mine, "peer_nranks": theirs, "problem": "nranks_mismatch"},
-                dedupe=(C.RENDEZVOUS_CONFIG.code, "nranks_mismatch"),
-            )
-        ]
-    if _NO_ALGO.search(msg):
-        return [
-            event(
-                hit,
-                C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL found no algorithm/protocol for a collective "
-                "(NCCL_ALGO / NCCL_PROTO restrict it to ones this collective or topology cannot use)",
-                {"nccl_warn": msg[:300], "likely_cause": "nccl_algo_or_proto_setting"},
-                dedupe=(C.NCCL_INVALID_USAGE.code, "no_algo"),
-            )
-        ]
-    src = _WARN_SOURCE.search(t)
-    u = USAGE_TEXT.search(msg)
-    if u:
-        return [
-            event(
-                hit,
-                C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300], "usage_check": u.lastgroup},
-                tier=1 if u.lastgroup == "aborted" else 0,  # the abort has a cause of its own, when shown
-                dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
-            )
-        ]
-    if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
-        return [
-            event(
-                hit,
-                C.NCCL_INVALID_USAGE.code,
-                f"{hit.who()}: NCCL rejected a call: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300]},
-                dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
-            )
-        ]
-    if (
-        src
-        and src.group(1).startswith("graph/")
-        and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg)
-        # search.cc's "Could not find a path for pattern 1, falling back to simple order": NCCL went on
-        and not re.search(r"falling back|, ignoring|, disabling", msg)
-    ):
-        if returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
-            return [
-                event(
-                    hit,
-                    C.NCCL_SYSTEM_ERROR.code,
-                    f"{hit.who()}: a system call of NCCL's topology detection "
-                    f"failed: {clip(msg, 160)} (a PCI path missing from /sys: VMs, containers)",
-                    {"nccl_warn": msg[:300], "nccl_source": src.group(0), "nccl_result": 2},
-                    dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"),
-                )
-            ]
-        return [
-            event(
-                hit,
-                C.NCCL_INTERNAL_ERROR.code,
-                f"{hit.who()}: NCCL's topology search failed: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300], "nccl_source": src.group(0)},
-                dedupe=(C.NCCL_INTERNAL_ERROR.code, hit.rank),
-            )
-        ]
-    res = returned(hit)
-    if res in (3, 4, 5):
-        # Any other WARN whose function returned ncclInternalError / ncclInvalidArgument / ncclInvalidUsage
-        # (the "-> 3" frame below it, NCCL_DEBUG=INFO): the WARN says why, the chain says which kind.
-        kind = RESULT[res]
-        return [
-            event(
-                hit,
-                kind.code,
-                f"{hit.who()}: NCCL {ERRORS[res]}: {clip(msg, 160)}",
-                {"nccl_warn": msg[:300], "nccl_result": res},
-                dedupe=(kind.code, hit.rank),
-            )
-        ]
-    return []
-
-
-# ncclGetErrorString's text for each ncclResult_t the chain fallback above reads.
-ERRORS = {3: "internal error", 4: "invalid argument", 5: "invalid usage"}
-
-
-def returned(hit: Hit) -> int:
-    """The ncclResult_t of the return chain right below a WARN (0 when none follows): it says which
-    kind of failure the WARN's function returned."""
-    for ln in hit.after(3):
-        m = CHAIN.search(ln.text)
-        if m:
-            return int(m.group(3))
-    return 0

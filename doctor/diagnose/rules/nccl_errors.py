@@ -59,9 +59,10 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     from_detail,
     last_error,
     network_facts,
-    warn_kind,
 )
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
+from pgdoctor.diagnose.rules.nccl_warn_kind import warn_kind
+from pgdoctor.diagnose.rules.store_errors import SHUTDOWN_POLL
 from pgdoctor.diagnose.rules.store_errors import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
@@ -414,6 +415,8 @@ def _no_algo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
+    if SHUTDOWN_POLL.search(t):
+        return []  # the heartbeat monitor's poll of a store that rank 0 closed at its exit
     if _STORE_OP.search(" ".join(ln.text for ln in hit.before(16))):
         return None  # a store operation (the store-based barrier, the rendezvous): the rendezvous module's
     if not (

@@ -2,7 +2,8 @@
 enforce (phi/core/enforce.h build_nvidia_error_msg: "NCCL error(5), invalid usage. " inside "ExternalError:"
 or "OSError: (External)"; the number alone when the text is cut), PPL's NCCL_CHECK ("NCCL error(code:5) on
 (ncclCommInitRank)") and CUDA samples' "NCCL error(Err=3) at comm.cu:120". The number is the ncclResult_t
-(1 unhandled cuda error, 2 system, 3 internal, 4 invalid argument, 5 invalid usage, 6 remote); a text
+(1 unhandled cuda error, 2 system, 3 internal, 4 invalid argument, 5 invalid usage, 6 remote; 7 and 8
+below), and programs' own CHECK macros that print the file and ncclGetErrorString's text; a text
 after it decides when both are there, and NCCL's last WARN (`Last error:`) decides before either, as for
 torch's own message (nccl_errors).
 """
@@ -37,6 +38,77 @@ def _numbered(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     return from_detail(hit, last_error(hit), base, None, 0, kind)
 
 
+# The number alone, no ncclGetErrorString text after it: "RuntimeError: NCCL error 2" (programs that print
+# the ncclResult_t with their own CHECK macro), "ncclResult 7", "NCCL Error 7", "ncclResult_t: 3". NCCL's
+# numbers (nccl.h 2.x): 1-6 as above, 7 ncclInProgress (2.14+, a non-blocking communicator whose caller did
+# not wait), 8 ncclTimeout (2.28+). A version ("NCCL error 2.18.1") or a text after the number is no bare
+# number (the rows of that text read it).
+_BARE = re.compile(
+    r"(?:\bNCCL [Ee]rror|\bncclResult(?:_t)?)(?: code)?[ :=#]*(?P<num>[1-8])(?![\d.])"
+    r"(?!\s*[:,)]?\s*[A-Za-z])"
+)
+_IN_PROGRESS, _TIMEOUT = 7, 8
+
+
+def _bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    num = int(m.group("num"))
+    base: dict[str, Any] = {"nccl_result": num, "nccl_error": f"ncclResult {num}"}
+    if num == _TIMEOUT:
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: an NCCL call returned ncclTimeout (8): it did not complete in its time limit",
+                {**base, "nccl_error_text": "timeout"},
+                code=C.WATCHDOG_TIMEOUT.code,
+                tier=1,
+                dedupe=(C.WATCHDOG_TIMEOUT.code, hit.rank, "nccl_result"),
+            )
+        ]
+    if num == _IN_PROGRESS:
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: an NCCL call returned ncclInProgress (7) where its caller wanted success: a "
+                "non-blocking communicator (TORCH_NCCL_USE_COMM_NONBLOCKING / ncclConfig_t.blocking=0) used "
+                "by code that does not wait for it",
+                {**base, "nccl_error_text": "NCCL operation in progress", "likely_cause": "nonblocking_comm"},
+                code=C.NCCL_INVALID_USAGE.code,
+                dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank, "in_progress"),
+            )
+        ]
+    base["nccl_error_text"] = f"ncclResult {num}"
+    return from_detail(hit, last_error(hit), base, None, 0, RESULT[num])
+
+
+# Programs' own CHECK macros that print the file, the line and ncclGetErrorString's text (CUDA samples,
+# research kernels, inference engines): "NCCL err main.cu:42: invalid usage (run with NCCL_DEBUG=WARN for
+# details)", "Failed: NCCL error test.cu:30 'internal error'", "NCCL error at comm.cpp:77: invalid argument".
+# torch's "NCCL error in: <file>:<line>, <text>, NCCL version" is nccl_errors' (that module reads first).
+_TEXTS = (
+    "unhandled system error",
+    "unhandled cuda error",
+    "internal error",
+    "invalid usage",
+    "invalid argument",
+    "remote process exited or there was a network error",
+    "unknown result code",
+    "nccl operation in progress",
+)
+_MACRO = re.compile(
+    r"\b(?:NCCL|nccl) (?:err(?:or)?|failure)\b(?: at| in)?:?\s*"
+    r"(?P<where>[\w./-]+\.(?:cu|cuh|cc|cpp|cxx|c|h|hpp):\d+)[:,]?\s*'?(?P<err>(?i:" + "|".join(_TEXTS) + r"))"
+)
+
+
+def _macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").lower()
+    kind = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    if kind is None:
+        return None
+    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err"), "where": m.group("where")}
+    return from_detail(hit, last_error(hit), base, None, 0, kind)
+
+
 SIGNATURES = (
     Signature(
         "nccl result by number",
@@ -46,6 +118,30 @@ SIGNATURES = (
         anchors=(b"rror",),
         worth=(rb"NCCL error\(",),
         words=("nccl error(",),
+    ),
+    Signature(
+        "nccl result number alone",
+        _BARE,
+        _bare,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"rror", b"ncclResult"),
+        worth=(rb"NCCL [Ee]rror:? ?#?[1-8]\b", rb"ncclResult"),
+        words=("nccl error", "ncclresult"),
+    ),
+    Signature(
+        "nccl check macro of a program",
+        _MACRO,
+        _macro,
+        C.NCCL_INTERNAL_ERROR.code,
+        anchors=(b"NCCL err", b"nccl err", b"NCCL failure", b"nccl failure"),
+        worth=(rb"(?:NCCL|nccl) (?:err|failure)",),
+        words=("nccl err", "nccl failure"),
+        anchor_from="the macro's own 'NCCL err' / 'NCCL failure' (either case) before the file",
+        examples=(
+            "NCCL err main.cu:42: invalid usage (run with NCCL_DEBUG=WARN for details)",
+            "Failed: NCCL error test.cu:30 'internal error'",
+            "nccl err comm.cu:9: unhandled cuda error",
+        ),
     ),
 )
 _WORDS = gate(SIGNATURES)

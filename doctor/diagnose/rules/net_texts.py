@@ -14,7 +14,8 @@ Read at their sources:
   tcp/pair.cc:498] optval == 0. 111 vs 0. SO_ERROR: Connection refused" - the connect's socket error.
 - MSCCL++ (mscclpp's errors.hpp): "terminate called after throwing an instance of 'mscclpp::IbError'"
   with "what():  a work item failed: status 12 (Ib failure: Cannot allocate memory)": its IB transport.
-- libfabric's "<warn> fi_getinfo: provider efa output empty list": the provider saw no device.
+- libfabric's "<warn> fi_getinfo: provider efa output empty list": the provider saw no device, and its EFA
+  provider's completion errors ("efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address ...").
 - aws-ofi-nccl's standalone test programs (tests/test-common.h, functional_test.cpp), which print the
   plugin's own records without NCCL's logger: "WARN: Function: create_nccl_ofi_component Line: 459:
   NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument".
@@ -167,6 +168,37 @@ def _fi_empty(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# libfabric's EFA provider reporting a failed completion (prov/efa efa_rdm_txe_handle_error /
+# efa_rdm_rxe_handle_error / efa_rdm_pke_handle_*_error, at its default warn level): "libfabric:451707:
+# 1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: ...
+# Peer EFA addr: ... (7)" - the fabric's own failure under aws-ofi-nccl, or its peer gone (an "Invalid
+# address" / unreachable remote is what a dead peer's endpoint looks like: facts peer_may_have_died).
+_FI_CQ_ERR = re.compile(
+    r"::(?P<prov>efa|verbs|cxi)\w*:\w+:(?P<fn>\w*handle_\w*error)\(\):\d+<warn>\s*err: (?P<err>\d+), "
+    r"message: (?P<msg>[^(]+?)(?:\s+My \w+ addr:.*?)?\s*\((?P<code>\d+)\)"
+)
+
+
+def _fi_cq_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: libfabric's {m.group('prov')} provider failed a transfer: "
+            f"{m.group('msg').strip()} (err {m.group('err')}, provider error {m.group('code')}): the RDMA "
+            "network, or the peer behind it gone",
+            {
+                "provider": m.group("prov"),
+                "library": "libfabric",
+                "fi_error": int(m.group("err")),
+                "provider_error": int(m.group("code")),
+                "fi_message": m.group("msg").strip()[:200],
+                "peer_may_have_died": True,
+            },
+            dedupe=(row.code, hit.rank, "fi_cq"),
+        )
+    ]
+
+
 _GAVE_UP = re.compile(
     r"(?P<fn>socket\w*Connect):? (?:connect to (?P<peer>\S+) returned (?P<err>[A-Z][\w ]+?), exceeded "
     r"error retry count after (?P<n>\d+) attempts|exceeded (?P<what>timeouts|retries) \((?P<n2>\d+)\))"
@@ -194,19 +226,25 @@ def _gave_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# 2.18+ adds ", res=R, closed=C"; 2.12-2.17 print "[Service thread] Could not receive type from localRank 3".
 _PROXY_RECV = re.compile(
-    r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+), res=(?P<res>\d+), "
-    r"closed=(?P<closed>\d+)"
+    r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+)"
+    r"(?:, res=(?P<res>\d+), closed=(?P<closed>\d+))?"
 )
 
 
 def _proxy_recv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"peer_local_rank": int(m.group("lr"))}
+    said = ""
+    if m.group("res") is not None:
+        facts["nccl_result"] = int(m.group("res"))
+        said = f" (res={m.group('res')}, closed={m.group('closed')})"
     return [
         row.event(
             hit,
-            f"{hit.who()}: NCCL's proxy service lost the socket of local rank {m.group('lr')} "
-            f"(res={m.group('res')}, closed={m.group('closed')}): that process died or its connection broke",
-            {"peer_local_rank": int(m.group("lr")), "nccl_result": int(m.group("res"))},
+            f"{hit.who()}: NCCL's proxy service lost the socket of local rank {m.group('lr')}{said}: that "
+            "process died or its connection broke",
+            facts,
             dedupe=(row.code, "proxy_recv"),
         )
     ]
@@ -308,6 +346,15 @@ SIGNATURES = (
         anchors=(b"output empty list",),
         worth=(rb"output empty list",),
         words=("output empty list",),
+    ),
+    Signature(
+        "libfabric completion error",
+        _FI_CQ_ERR,
+        _fi_cq_err,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"error():",),
+        worth=(rb"handle_\w*error\(\):\d+<warn>",),
+        words=("<warn> err:",),
     ),
     Signature(
         "aws-ofi-nccl test warn",

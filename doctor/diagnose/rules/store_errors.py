@@ -95,6 +95,12 @@ _PEER_DROPPED = re.compile(
     r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
     r"(?P<recv0>[Ff]ailed to (?:recv, got|send, sent) 0 bytes)"
 )
+# ProcessGroupNCCL's heartbeat monitor polls rank 0's TCPStore for a dump request (2.3+, logged [W]):
+# 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with
+# error: Broken pipe' (or "Connection reset by peer", "failed to recv, got 0 bytes", ...). Rank 0 exiting
+# first - also at the end of a healthy run - closes the store under it: no failure of its own, whichever
+# socket error it quotes (nccl_errors' peer connection row honours it too).
+SHUTDOWN_POLL = re.compile(r'Failed to check the "should dump" flag on TCPStore')
 # Utils.hpp recvBytes (2.1+): "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote
 # server shutdown or crash?" - only c10d's store sockets say it, so it needs no traceback frame; but
 # TCPStore's server logs it at [W] ("recvValue failed on SocketImpl(...): failed to recv, got 0 bytes")
@@ -304,6 +310,8 @@ def _op_name(op: re.Match[str]) -> str:
 
 
 def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if SHUTDOWN_POLL.search(hit.text):
+        return []
     op = next((o for o in (STORE_OP.search(ln.text) for ln in [*hit.before(16), hit.line]) if o), None)
     if m.group("recv0"):
         if not _RECV0_RAISED.search(hit.text):
@@ -462,6 +470,34 @@ def _protocol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# The file and hash stores' wait (c10d FileStore.cpp / HashStore.cpp 1.0-2.x "Wait timeout", gloo's
+# rendezvous file_store.cc / hash_store.cc / redis_store.cc "Wait timeout for key(s): [...]"): the keys the
+# other ranks write never came - they did not reach the rendezvous in time (dead, slow, another world size,
+# another file path). A bare "Wait timeout" needs the store's source or a store / init_process_group frame.
+_STORE_WAIT = re.compile(
+    r"(?P<src>\[[^\]]*(?:c10d/\w*Store|gloo/rendezvous/\w+_store)\.cc?p?p?:\d+\]\s*)?Wait timeout"
+    r"(?: for key\(s\): (?P<keys>.*))?"
+)
+
+
+def _store_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    above = " ".join(ln.text for ln in hit.before(8))
+    if not m.group("src") and not (STORE_OP.search(above) or "ProcessGroupGloo(" in above):
+        return None
+    facts: dict[str, Any] = {"store_error": m.group(0).strip()[:200]}
+    if m.group("keys"):
+        facts["store_keys"] = m.group("keys").strip()[:200]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the rendezvous store's wait timed out: the keys the other ranks write never came "
+            "(a rank that did not start, died, or was launched with another world size or store path)",
+            facts,
+            dedupe=(row.code, "store_wait"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 _EXC = "the exception type ('...Error: ') before torch's message"
 SIGNATURES = (
@@ -608,6 +644,16 @@ SIGNATURES = (
             "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:114] store->get('0') got error: "
             "Socket Timeout",
         ),
+    ),
+    Signature(
+        "store wait timeout",
+        _STORE_WAIT,
+        _store_wait,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Wait timeout",),
+        worth=(rb"Wait timeout",),
+        words=("wait timeout",),
     ),
 )
 parse = gated_reader(SIGNATURES)

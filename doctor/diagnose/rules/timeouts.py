@@ -18,6 +18,9 @@ Formats (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp across versions):
 - gloo (third_party/gloo/gloo/transport/tcp/unbound_buffer.cc): "Timed out waiting 5000ms for
   recv operation to complete"; gloo monitored barrier: "Rank 1 failed to pass monitoredBarrier
   in 5000 ms".
+- non-blocking communicators (2.1+): "NCCL timeout in communicator initialization.", "NCCL timeout in:
+  <file>:<line>", "NCCL timeout when waiting for nonblocking call to become successful."; Work::wait with a
+  timeout (Work.cpp 2.x, ProcessGroup.cpp 1.x, ProcessGroupGloo): "[...Work.cpp:84] Operation timed out!".
 - 2.5+: "failure detected by watchdog at work sequence id: 120049 PG status: last enqueued
   work: 120051, last completed work: 120048".
 - pasted records: "ran for ..." cut off, the record hard-wrapped anywhere (even inside a number:
@@ -90,6 +93,27 @@ _CONSEQUENCE = re.compile(r"Some NCCL operations have failed or timed out|taking
 # (". Original reason for failure was: ...", read by the rows of that reason) from 1.10 on. Bare, it
 # is most often a timeout's consequence: a weak timeout finding (tier 2).
 _ABORTED = re.compile(r"NCCL communicator was aborted(?: on rank (\d+))?\.?\s*$")
+
+# A non-blocking communicator (TORCH_NCCL_USE_COMM_NONBLOCKING, 2.1+) that did not become ready within
+# TORCH_NCCL_NONBLOCKING_TIMEOUT: NCCLUtils.cpp's waitUntilInitialized "NCCL timeout in communicator
+# initialization." (2.2+), NCCLUtils.hpp's C10D_CHECK_TIMEOUT "NCCL timeout in: <file>:<line>" around a
+# call left ncclInProgress (init, split, finalize, group end), torch/csrc/cuda/nccl.cpp's "NCCL timeout when
+# waiting for nonblocking call to become successful."; also as the reason of an aborted communicator.
+# Init waits for every rank: a rank that never arrived (dead, slow, stuck before init) or a bootstrap
+# that cannot connect leaves the others here - a timeout, whose cause is on the rank that did not come.
+_NB_TIMEOUT = re.compile(
+    r"NCCL timeout (?:in communicator initiali[sz]ation|in: (?P<where>\S+?:\d+)|"
+    r"when waiting for nonblocking call to become successful)"
+)
+# Work::wait(timeout) (Work.cpp 2.0+, ProcessGroup.cpp 1.x, ProcessGroupUCC / ProcessGroupGloo's works):
+# "[../torch/csrc/distributed/c10d/Work.cpp:84] Operation timed out!" - a work waited on with a timeout
+# (work.wait(timeout), gloo's collectives, a monitored barrier's send/recv) that did not complete. The words
+# are common outside torch: without the c10d source in brackets, a torch.distributed frame or
+# ProcessGroup line above must say whose they are.
+_WAIT = re.compile(r"(?:\[(?P<where>[^\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!")
+_DIST_ABOVE = re.compile(
+    r"torch[/.]distributed|distributed_c10d|c10d|ProcessGroup|\bwork\.wait\(|dist\.\w+\("
+)
 
 _INT_KEYS = {"SeqNum": "seq", "NumelIn": "numel_in", "NumelOut": "numel_out", "Timeout(ms)": "timeout_ms"}
 
@@ -369,6 +393,48 @@ def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+def _nb_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    init = "initiali" in m.group(0) or "init" in (m.group("where") or "").lower()
+    facts: dict[str, Any] = {"nonblocking": True, "phase": "communicator_init" if init else "nccl_call"}
+    if m.group("where"):
+        facts["where"] = m.group("where")
+    r = hit.rank
+    what = "its NCCL communicator did not finish initialising" if init else "a non-blocking NCCL call"
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: {what} within TORCH_NCCL_NONBLOCKING_TIMEOUT (non-blocking communicator): a rank "
+            "that never joined (dead, slow or stuck before its first collective) or a bootstrap that cannot "
+            "connect",
+            facts,
+            rank=r,
+            dedupe=(row.code, r, "nonblocking"),
+        )
+    ]
+
+
+def _wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not m.group("where") and not any(_DIST_ABOVE.search(ln.text) for ln in hit.before(12)):
+        return None  # "Operation timed out!" of some other library
+    facts: dict[str, Any] = {"mode": "work_wait"}
+    if m.group("where"):
+        facts["where"] = m.group("where").rsplit("/", 1)[-1]
+        if "Gloo" in m.group("where"):
+            facts["backend"] = "gloo"
+    r = hit.rank
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: a torch.distributed work waited on with a timeout did not complete "
+            "(Work::wait: 'Operation timed out!'): a peer never joined the collective",
+            facts,
+            rank=r,
+            code=C.GLOO_TIMEOUT.code if facts.get("backend") == "gloo" else "",
+            dedupe=(row.code, r, "work_wait"),
+        )
+    ]
+
+
 W = C.WATCHDOG_TIMEOUT.code
 SIGNATURES = (
     Signature(
@@ -444,6 +510,24 @@ SIGNATURES = (
             "RuntimeError: Rank 3 successfully reached monitoredBarrier, but received errors while waiting "
             "for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
         ),
+    ),
+    Signature(
+        "non-blocking communicator timeout",
+        _NB_TIMEOUT,
+        _nb_timeout,
+        W,
+        tier=1,
+        anchors=(b"NCCL timeout",),
+        worth=(rb"NCCL timeout",),
+    ),
+    Signature(
+        "work wait timeout",
+        _WAIT,
+        _wait,
+        W,
+        tier=1,
+        anchors=(b"imed out!",),
+        worth=(rb"Operation timed out!",),
     ),
     Signature("watchdog stack", _STACK, _stack, W, tier=1, anchors=(b"imeout",), worth=(rb"Timeout",)),
     Signature(
