@@ -73,10 +73,65 @@ _PROFILER_ERROR = re.compile(
 )
 
 
+# Of the sticky faults, those of a kernel's own accesses and code (700 illegal address, 714 stack, 715
+# illegal instruction, 716 misaligned address, 718 invalid program counter, by message or enum name): the
+# program's kernel did it, far more often than the device. 719 "unspecified launch failure" (a kernel
+# that crashed or was killed, the state an Xid 13/43 or a driver reset leaves) is not among them.
+_PROGRAM_FAULT = re.compile(
+    r"illegal memory access|illegal instruction|misaligned address|hardware stack error|"
+    r"invalid program counter|IllegalAddress|IllegalInstruction|MisalignedAddress|HardwareStackError|"
+    r"InvalidPc|ILLEGAL_ADDRESS|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|INVALID_PC"
+)
+# A device-side assertion of the program's kernels (ATen's "IndexKernel.cu:92: operator(): block:
+# [..] Assertion `index out of bounds` failed.", "CUDA error: device-side assert triggered"): the fault
+# that follows it is the program's, whatever reports it.
+_DEVICE_ASSERT = re.compile(r"Assertion `.*` failed|device-side assert triggered")
+# What shows a job of several processes around the fault: NCCL and c10d records, a rank's prefix or
+# words, torch.distributed frames, a launcher's or DeepSpeed's lines, the worker processes of an engine
+# (Ray's "(RayWorkerVllm pid=N)" and "(WorkerDict pid=N)", vLLM's "VllmWorkerProcess" and its
+# worker_base.py logger), nccl-tests' own CUDA check ("Cuda failure common.cu:510 '...'"). Without any
+# of it a program fault is one process's bug (a JIT-compiled fusion, a custom op, a diverged training
+# step); a DataLoader's "worker" (lower case) is no second rank.
+_DISTRIBUTED = re.compile(
+    r"NCCL|nccl|ProcessGroup|c10d|[Dd]istributed|\[rank\d+\]|\b[Rr]ank[ =:]?\d+\b|local_rank|world_size|"
+    r"\ball_?reduce|\ball_?gather|reduce_scatter|\bbroadcast\b|torchrun|elastic|deepspeed|DeepSpeed|"
+    r"[A-Z]\w*Worker\w*|\bgloo\b|mpirun|\bsrun\b|comm\.reduce_add|\bcommon\.cu:\d+"
+)
+
+
+def device_assert_before(hit: Hit) -> bool:
+    """A device-side assertion of the program's kernels in the lines before the hit: the sticky
+    fault that follows (in torch, in NCCL, in the watchdog) is that assertion's consequence."""
+    return any(_DEVICE_ASSERT.search(ln.text) for ln in hit.before(24, same_rank=False))
+
+
+def program_fault(hit: Hit, fault: str) -> bool:
+    """Whether a sticky fault is the program's own bug with nothing distributed in it: a device-side
+    assertion before it, or a fault of the program-fault kind in a window that shows no second process
+    (no rank, NCCL, c10d, launcher or worker line)."""
+    if device_assert_before(hit):
+        return True
+    if not _PROGRAM_FAULT.search(fault):
+        return False
+    if hit.rank is not None or hit.line.local_rank is not None:
+        return False
+    return not any(_DISTRIBUTED.search(ln.text) or _worker_process(ln.proc) for ln in hit.lines)
+
+
+def _worker_process(proc: Optional[str]) -> bool:
+    """A line's prefix names a worker of a multi-process engine: any Ray actor ("(WorkerDict pid=9)"),
+    or a Python logger's file that is a worker's (vLLM's worker_base.py, multiproc_worker_utils.py)."""
+    if not proc:
+        return False
+    return not proc.endswith(".py") or "worker" in proc
+
+
 def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     near = [*hit.before(3), *hit.after(4)]
     if any(_PROFILER_ERROR.search(ln.text) for ln in near):
         return None
+    if program_fault(hit, m.group(0)):
+        return None  # a single process's kernel bug: not a failure of the distributed job
     _text, used = hit.block(3)
     return [
         row.event(

@@ -1,0 +1,143 @@
+"""False alarms at their mechanism: lines of a healthy run, or of a job that failed for a reason that is
+not distributed, must give no failure class; the same family with the evidence of a distributed job (or
+of the device) still does.
+
+Sticky CUDA faults (cudart's 700 illegal address, 714-718): the program's kernel made the access far
+more often than the device failed. In a job of several processes (NCCL, c10d, a rank prefix, a
+launcher, an engine's workers) the corpus' labels count it as the GPU's class; in one process with
+nothing distributed around it (a JIT-compiled XLA fusion, a custom op, a diverged step in the caching
+allocator) it is that program's bug; after a device-side assertion it is the assertion's consequence
+wherever it surfaces (torch, the watchdog, NCCL). 719 "unspecified launch failure" (a kernel killed or
+crashed, what an Xid 13/43 or a driver reset leaves) is kept in every shape.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import failure_findings, root_finding
+
+_WATCHDOG = (
+    "[rank1]:[E115 15:39:38.894064351 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+    "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was "
+    "encountered"
+)
+_ASSERT = (
+    "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [68,0,0], thread: [32,0,0] "
+    'Assertion `index >= -sizes[i] && index < sizes[i] && "index out of bounds"` failed.'
+)
+_BOILER = (
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+    "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
+)
+
+# (name, log): a program's own fault, no failure class (a process_crash of the program's traceback is
+# the most a decoy may get; these give none at all).
+PROGRAM_FAULTS = [
+    (
+        "jax xla fusion",
+        "INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call "
+        "'xla.gpu.func.launch' failed: Failed to launch CUDA kernel: fusion_1560 with block dimensions: "
+        "160x1x1 and grid dimensions: 1x1x1: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
+        "encountered.",
+    ),
+    (
+        "thc caching allocator (torch 1.x)",
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=77 : an "
+        "illegal memory access was encountered\n"
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  CUDA error: an illegal memory access was encountered (insert_events at "
+        "/pytorch/c10/cuda/CUDACachingAllocator.cpp:771)\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string const&) + 0x46 (0x7f0eb3f60536 in "
+        "/miniconda/lib/python3.7/site-packages/torch/lib/libc10.so)",
+    ),
+    (
+        "bare terminate",
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "terminate called without an active exception",
+    ),
+    (
+        "cupy driver error",
+        "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory "
+        "access was encountered",
+    ),
+    ("misaligned, one process", "RuntimeError: CUDA error: misaligned address\n" + _BOILER),
+    ("enum name only", "cudaErrorIllegalAddress returned by cudaStreamSynchronize"),
+    ("device assert then watchdog", _ASSERT + "\n" + _WATCHDOG),
+    (
+        "device assert then nccl",
+        _ASSERT + "\nnode1:123:456 [0] init.cc:204 NCCL WARN Cuda failure 'an illegal memory access was "
+        "encountered'",
+    ),
+    (
+        "device assert triggered then illegal access",
+        "RuntimeError: CUDA error: device-side assert triggered\n"
+        + _BOILER
+        + "\n[rank0]:[E ProcessGroupNCCL.cpp:1414] [PG 0 Rank 0] Process group watchdog thread terminated "
+        "with exception: CUDA error: an illegal memory access was encountered",
+    ),
+    (
+        "nvprof's own error",
+        "Cuda failure common.cu:510 'an illegal memory access was encountered'\n"
+        "==102728== Error: Internal profiling error 4054:1.\n======== Error: CUDA profiling error.",
+    ),
+]
+
+# (name, log): the same family in a distributed job, or a kernel crash: the GPU class (RUN244).
+DISTRIBUTED_FAULTS = [
+    ("watchdog", _WATCHDOG + "\n" + _BOILER),
+    (
+        "nccl warn",
+        "node1:123:456 [0] init.cc:204 NCCL WARN Cuda failure 'an illegal memory access was encountered'",
+    ),
+    (
+        "ray worker",
+        "(RayWorkerVllm pid=7046) RuntimeError: CUDA error: an illegal memory access was encountered",
+    ),
+    (
+        "vllm worker logger",
+        "ERROR 04-15 00:31:11 worker_base.py:574]     self.launch(*args, **kwargs)\n"
+        "ERROR 04-15 00:31:11 worker_base.py:574] RuntimeError: Triton Error [CUDA]: an illegal memory "
+        "access was encountered",
+    ),
+    ("srun label", "0: RuntimeError: CUDA error: misaligned address"),
+    (
+        "torch.distributed frames",
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/distributed/distributed_c10d.py", line 2050, in all_reduce\n'
+        "    work = group.allreduce([tensor], opts)\n"
+        "RuntimeError: CUDA error: misaligned address",
+    ),
+    (
+        "lightning ddp",
+        "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ),
+    ("launch failure, one process", "RuntimeError: CUDA error: unspecified launch failure\n" + _BOILER),
+    (
+        "launch failure, tensorflow",
+        "2019-02-19 13:19:11.936586: E tensorflow/stream_executor/cuda/cuda_driver.cc:1011] could not "
+        "synchronize on CUDA context: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure ::",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,log", PROGRAM_FAULTS, ids=[c[0] for c in PROGRAM_FAULTS])
+def test_a_programs_own_cuda_fault_is_no_failure_class(name: str, log: str) -> None:
+    assert failure_findings(log) == [], (name, [f.code for f in failure_findings(log)])
+
+
+@pytest.mark.parametrize("name,log", DISTRIBUTED_FAULTS, ids=[c[0] for c in DISTRIBUTED_FAULTS])
+def test_a_cuda_fault_of_a_distributed_job_is_the_gpus(name: str, log: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN244", (name, root)
+
+
+def test_an_xid_beside_a_programs_fault_still_names_the_device() -> None:
+    log = (
+        "[ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered"
+    )
+    root = root_finding(log)
+    assert root is not None and root.category == "gpu_hardware", root
