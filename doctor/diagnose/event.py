@@ -25,6 +25,10 @@ EVIDENCE_CHARS = 600
 # log ended) from one that ran out.
 LINES_BEFORE = 24
 LINES_AFTER = 48
+# The fact of an event that holds only if a communicator never came up after it (a connect retried, an
+# interface list): NCCL's "host:pid:" of the process it waits for, or "" for any. The rule reads its
+# window; doctor/diagnose/lookahead.py reads the rest of the log for the events that carry it.
+UNTIL_UP = "_until_up"
 # NCCL's own prefix "host:pid:tid [cudaDev] " (src/debug.cc), optionally after "[%F %T] ".
 _NCCL_PREFIX = re.compile(r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[(\d+)\]")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.diagnose_root import failure_findings, root_finding
+from tests.helpers.healthy_logs import ENV_DUMP, NOISE
 
 _WATCHDOG = (
     "[rank1]:[E115 15:39:38.894064351 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
@@ -141,3 +142,53 @@ def test_an_xid_beside_a_programs_fault_still_names_the_device() -> None:
     )
     root = root_finding(log)
     assert root is not None and root.category == "gpu_hardware", root
+
+
+# Healthy output whose words a loose row reads as a failure: settings named ERROR / TIMEOUT / DEBUG, a
+# config dump's "timeout" and "oom" keys, a progress bar's "killed" and "oom" fields, a download or a
+# logger that will retry, a loss scaler skipping a step, c10d's echo of its options, NCCL's echo of its
+# settings, a driver-shutdown warning at exit (tests/helpers/healthy_logs.py has them in a whole run).
+HEALTHY_WORDS = [
+    ("settings dump", "\n".join(ENV_DUMP)),
+    *((f"noise {k}", line) for k, line in enumerate(NOISE)),
+    (
+        "c10d options",
+        "[I ProcessGroupNCCL.cpp:835] [Rank 0] ProcessGroupNCCL initialization options:"
+        "NCCL_ASYNC_ERROR_HANDLING: "
+        "1, NCCL_DESYNC_DEBUG: 0, NCCL_ENABLE_TIMING: 0, NCCL_BLOCKING_WAIT: 0, TIMEOUT(ms): 1800000, "
+        "USE_HIGH_PRIORITY_STREAM: 0, TORCH_DISTRIBUTED_DEBUG: OFF, NCCL_DEBUG: INFO",
+    ),
+    (
+        "trainer args",
+        "TrainingArguments(\nddp_timeout=1800,\nlog_level=passive,\nskip_memory_metrics=True,\n)",
+    ),
+    (
+        "config dict",
+        "config: {'timeout': 1800, 'max_error_rate': 0.01, 'oom_retry': False, 'kill_on_nan': True, "
+        "'fail_fast': False, 'nccl_debug': 'WARN', 'abort_on_error': False}",
+    ),
+    (
+        "progress bar fields",
+        "Epoch 0:  50%|█████     | 10/20 [00:10<00:10,  1.02it/s, loss=1.8, oom_skipped=0, killed_samples=0]",
+    ),
+    (
+        "store attempt, then the run",
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [gpu-node-01]:29500 "
+        "(errno: 99 - Cannot assign requested address).\n"
+        "[I ProcessGroupNCCL.cpp:842] [Rank 3] NCCL watchdog thread started!",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,log", HEALTHY_WORDS, ids=[c[0] for c in HEALTHY_WORDS])
+def test_healthy_lines_with_failure_words_give_no_failure(name: str, log: str) -> None:
+    assert failure_findings(log) == [], (name, [(f.code, f.message) for f in failure_findings(log)])
+
+
+def test_the_same_lines_before_a_real_failure_leave_it_found() -> None:
+    log = "\n".join(line for _n, line in HEALTHY_WORDS) + (
+        "\n[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a "
+        "total capacity of 79.15 GiB of which 1.06 GiB is free.\n"
+    )
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN101" and root.facts.get("rank") == 2, root
