@@ -6,16 +6,11 @@ record re-typed in lower case, and a sticky CUDA fault reported next to a profil
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
-
-
-def _root(log: str) -> Optional[Any]:
-    findings = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return findings[0] if findings else None
+from tests.helpers.diagnose_root import root_finding as _root
 
 
 def _code(log: str) -> Optional[str]:

@@ -12,15 +12,10 @@ from typing import Any, Optional
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import root_finding
 
 KILLED = {"host_oom", "process_crash"}
 DECOY = {None, "process_crash"}
-
-
-def _first(log: str) -> Any:
-    real = [f for f in diagnose_sources([("job.log", log)]) if f.severity.value in ("warn", "fail")]
-    return real[0] if real else None
 
 
 def _accepted(want: Optional[str]) -> set[Optional[str]]:
@@ -966,13 +961,13 @@ PREFIXES = [
 )
 def test_wrapped_failure_gets_its_class(family: str, message: str, want: Optional[str], prefix: str) -> None:
     log = "".join(prefix + ln + "\n" for ln in message.rstrip("\n").split("\n"))
-    root = _first(log)
+    root = root_finding(log)
     got = root.category if root else None
     assert got in _accepted(want), (family, got, root.code if root else None)
 
 
 def test_paddle_container_record_carries_rank_and_signal() -> None:
-    root = _first(
+    root = root_finding(
         "LAUNCH ERROR 2023-05-01 10:00:00,000 controller.py:110] Container failed !!!\n"
         "Container rank 3 status failed cmd ['python', '-u', 'train.py'] code -9 log log/workerlog.3\n"
     )
@@ -981,11 +976,11 @@ def test_paddle_container_record_carries_rank_and_signal() -> None:
 
 
 def test_paddle_termination_signal_is_a_teardown_not_a_cause() -> None:
-    assert _first("FatalError: `Termination signal` is detected by the operating system.\n") is None
+    assert root_finding("FatalError: `Termination signal` is detected by the operating system.\n") is None
 
 
 def test_paddle_fatal_signal_names_signal_and_pid() -> None:
-    root = _first(
+    root = root_finding(
         "FatalError: `Erroneous arithmetic operation` is detected by the operating system.\n"
         "  [SignalInfo: *** SIGFPE (@0x7d67) received by PID 77 (TID 0x7f) from PID 0 ***]\n"
     )
@@ -993,7 +988,7 @@ def test_paddle_fatal_signal_names_signal_and_pid() -> None:
 
 
 def test_horovod_gloo_summary_names_the_rank_and_the_kill() -> None:
-    root = _first(
+    root = root_finding(
         "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing "
         "the job to be terminated. The first process to do so was:\nProcess name: 2\nExit code: 137\n"
     )
@@ -1006,10 +1001,10 @@ def test_ray_lost_node_names_its_address_and_yields_to_the_kill_record() -> None
         "10.130.0.113 and node name: 10.130.0.113 has been marked dead because the detector has missed too "
         "many heartbeats from it.\n"
     )
-    root = _first(dead)
+    root = root_finding(dead)
     assert root.category == "process_crash" and root.facts["host"] == "10.130.0.113"
     oom = "Out of memory: Killed process 4242 (python) total-vm:9000kB, anon-rss:8000kB, file-rss:0kB\n"
-    assert _first(dead + oom).category == "host_oom"
+    assert root_finding(dead + oom).category == "host_oom"
 
 
 @pytest.mark.parametrize(
@@ -1026,17 +1021,17 @@ def test_ray_lost_node_names_its_address_and_yields_to_the_kill_record() -> None
     ],
 )
 def test_hydra_frame_names_the_process_and_its_end(tail: str, code: str, exitcode: int, rank: Any) -> None:
-    root = _first("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n" + tail)
+    root = root_finding("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n" + tail)
     assert root.code == code and root.facts["exitcode"] == exitcode and root.facts.get("rank") == rank
     assert (root.facts["pid"], root.facts["host"]) == (1234, "gpu-node-2")
 
 
 def test_hydra_exit_code_without_its_frame_is_not_an_exit_record() -> None:
-    assert _first("=   EXIT CODE: 139\n") is None
+    assert root_finding("=   EXIT CODE: 139\n") is None
 
 
 def test_horovod_elastic_summary_names_the_slot() -> None:
-    root = _first(
+    root = root_finding(
         "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing "
         "the job to be terminated. The first process to do so was:\nProcess name: elastic-test-worker-1[0]\n"
         "Exit code: 137\n"
