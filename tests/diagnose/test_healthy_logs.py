@@ -154,10 +154,13 @@ MATCH_HEALTHY_LINES = {
     "nccl network chosen": "observation",
     "nccl ib none": "observation",
     "nccl no net plugin": "observation",
+    "nccl no verbs": "observation",
     "nccl node count": "observation",
     "launcher node count": "observation",
     # the interface list: a failure only if this process's communicator never came up (lookahead.py)
     "nccl socket on virtual interfaces": "settled by the rest of the log",
+    # any NCCL WARN: the build reads its detail ("Failed to open libibverbs.so" is no failure)
+    "nccl warn": "procedural build",
     # SOCKET is any socket record; the build wants NCCL's failed-call words
     "peer connection": "procedural build",
     # words 'cuda_visible_devices': the build wants a device index past the visible ones

@@ -487,6 +487,12 @@ NOISE = (
     "Filter (num_proc=8): 100%|██████████| 5000/5000 [00:01<00:00, 3120.02 examples/s, dropped=0, oom=0]",
     "W0603 10:13:11.204000 140213 torch/_dynamo/convert_frame.py:844] torch._dynamo hit config.cache_size_limit (8)",
     "[W CUDAGuardImpl.h:119] Warning: CUDA warning: driver shutting down (function uncheckedSetDevice)",
+    "gpu-node-01:4242:4242 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "gpu-node-01:4242:4242 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)",
+    "gpu-node-01:4242:4242 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL",
+    "export NCCL_DEBUG=WARN  # only errors and warnings",
+    "TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_SHOW_CPP_STACKTRACES=1 TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=600",
+    "{'auto_find_batch_size': True, 'cuda_oom_retries': 3, 'nccl_timeout_s': 1800, 'on_error': 'raise'}",
 )
 
 
