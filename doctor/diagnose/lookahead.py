@@ -16,8 +16,7 @@ A source that cannot be read again (standard input) keeps its events.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Optional
+from collections.abc import Iterator, Sequence
 
 from pgdoctor.diagnose.event import UNTIL_UP, Event
 from pgdoctor.diagnose.text.reader import Source
@@ -26,36 +25,44 @@ from pgdoctor.diagnose.text.reader import Source
 _UP_MARKERS = (b"Init COMPLETE", b"Connected all rings", b"Connected all trees", b"Init SUCCESS")
 
 
-def _up_lines(src: Source, after: int) -> Optional[list[tuple[int, bytes]]]:
-    """(line number, line) of every line past physical line `after` that holds an up-marker, or None
-    when the source cannot be read again."""
-    try:
-        chunks = src.chunks()
-    except OSError:
-        return None
-    out: list[tuple[int, bytes]] = []
+def _up_lines(src: Source) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of every line that holds an up-marker, in order; raises OSError when the
+    source cannot be read again."""
     seen = 0  # newlines before `carry`
     carry = b""
-    try:
-        for chunk in chunks:
-            data = carry + chunk
-            cut = data.rfind(b"\n") + 1
-            whole, carry = data[:cut], data[cut:]
-            _collect(whole, seen, after, out)
-            seen += whole.count(b"\n")
-    except OSError:
-        return None
-    _collect(carry, seen, after, out)
-    return out
+    for chunk in src.chunks():
+        data = carry + chunk
+        cut = data.rfind(b"\n") + 1
+        whole, carry = data[:cut], data[cut:]
+        yield from _marked(whole, seen)
+        seen += whole.count(b"\n")
+    yield from _marked(carry, seen)
 
 
-def _collect(data: bytes, seen: int, after: int, out: list[tuple[int, bytes]]) -> None:
+def _marked(data: bytes, seen: int) -> Iterator[tuple[int, bytes]]:
     if not data or not any(m in data for m in _UP_MARKERS):
         return
     for k, line in enumerate(data.split(b"\n")):
-        no = seen + k + 1
-        if no > after and any(m in line for m in _UP_MARKERS):
-            out.append((no, line))
+        if any(m in line for m in _UP_MARKERS):
+            yield seen + k + 1, line
+
+
+def _settled(src: Source, evs: list[Event]) -> set[int]:
+    """The ids of `evs` whose process printed an up-marker after them. Reading stops once every
+    event is settled (in a healthy log, at the last rank's "Init COMPLETE")."""
+    waiting = {id(e): (e.line, str(e.facts[UNTIL_UP]).encode()) for e in evs}
+    done: set[int] = set()
+    try:
+        for no, line in _up_lines(src):
+            for key, (at, proc) in list(waiting.items()):
+                if no > at and proc in line:
+                    done.add(key)
+                    del waiting[key]
+            if not waiting:
+                break
+    except OSError:
+        return set()
+    return done
 
 
 def settle(events: list[Event], sources: Sequence[Source]) -> list[Event]:
@@ -68,11 +75,5 @@ def settle(events: list[Event], sources: Sequence[Source]) -> list[Event]:
         return events
     gone: set[int] = set()
     for index, evs in pending.items():
-        ups = _up_lines(sources[index], min(e.line for e in evs))
-        if ups is None:
-            continue
-        for e in evs:
-            proc = str(e.facts[UNTIL_UP]).encode()
-            if any(no > e.line and proc in line for no, line in ups):
-                gone.add(id(e))
+        gone |= _settled(sources[index], evs)
     return [e for e in events if id(e) not in gone]

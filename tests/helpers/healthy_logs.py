@@ -1,7 +1,8 @@
 """A healthy multi-node training log as real runs print it: the decoy every rule must stay silent on.
 
 Deterministic (a seed), 2 nodes x 8 GPUs by default, in the wordings of several NCCL releases and with
-the prefixes launchers and log collectors put on lines. The NCCL records are NCCL's own INFO format
+the prefixes launchers and log collectors put on lines (srun's task label, pdsh's host, torchrun --tee's
+"[defaultN]:", Open MPI's "[1,N]<stdout>:", kubectl's pod prefix and --timestamps). The NCCL records are NCCL's own INFO format
 strings (src/init.cc, bootstrap.cc, graph/connect.cc, graph/tuning.cc, transport/p2p.cc, net.cc,
 net_ib.cc, proxy.cc) of 2.10, 2.18, 2.21 and 2.27, behind NCCL's "host:pid:tid [cudaDev] " prefix; the
 rest is what a run that succeeded prints around them: torchrun's elastic agent records (old logging
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 NCCL_VERSIONS = ("2.10.3", "2.18.5", "2.21.5", "2.27.3")
-PREFIXES = ("none", "srun", "pdsh", "tee", "timestamps")
+PREFIXES = ("none", "srun", "pdsh", "tee", "timestamps", "mpirun", "kubectl")
 FRAMEWORKS = ("torchrun", "deepspeed", "accelerate", "lightning")
 
 
@@ -617,6 +618,10 @@ def _prefixed(rec: Rec, prefix: str, k: int, hosts: list[str], gpus: int) -> str
         return f"{hosts[rec.node]}: {rec.text}"
     if prefix == "tee" and rec.rank is not None:
         return f"[default{rec.rank % gpus}]:{rec.text}"
+    if prefix == "mpirun" and rec.rank is not None:  # Open MPI's --tag-output
+        return f"[1,{rec.rank}]<stdout>:{rec.text}"
+    if prefix == "kubectl":  # kubectl logs --prefix, one pod per node
+        return f"[pod/trainer-worker-{rec.node}/pytorch] {rec.text}"
     if prefix == "timestamps":
         return f"2024-06-03T10:{12 + k // 3000:02d}:{(k // 50) % 60:02d}.{k % 1000:03d}412931Z {rec.text}"
     return rec.text
