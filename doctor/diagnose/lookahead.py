@@ -12,13 +12,20 @@ any process), and here the rest of that log is read once per source (bytes in ch
 hold one of NCCL's up-markers are looked at): the event stays only if no up-marker of that process
 follows it. A failure of the job in between needs nothing here: the symptom's tier puts it behind.
 A source that cannot be read again (standard input) keeps its events.
+
+The same reading settles a kernel's own fault with nothing distributed in its window
+(rules/gpu_runtime.py, facts[ONE_PROCESS]): it is the job's failure when another file is read with it
+(a directory of ranks' logs) or when its log shows a second process anywhere (a rank, NCCL, c10d, a
+launcher, an engine's workers: gpu_runtime.DISTRIBUTED_BYTES); in a single process it is that program's
+bug and no failure of a distributed job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from pgdoctor.diagnose.event import UNTIL_UP, Event
+from pgdoctor.diagnose.event import ONE_PROCESS, UNTIL_UP, Event
+from pgdoctor.diagnose.rules.gpu_runtime import DISTRIBUTED_BYTES
 from pgdoctor.diagnose.text.reader import Source
 
 # What NCCL prints once a communicator is up (init.cc, graph/connect.cc, 2.4-2.29).
@@ -65,15 +72,38 @@ def _settled(src: Source, evs: list[Event]) -> set[int]:
     return done
 
 
+def _shows_a_job(src: Source) -> bool:
+    """Whether the log shows a second process anywhere (True when it cannot be read again)."""
+    carry = b""
+    try:
+        for chunk in src.chunks():
+            data = carry + chunk
+            if DISTRIBUTED_BYTES.search(data):
+                return True
+            carry = data[-200:]  # a marker cut by the chunk boundary
+    except OSError:
+        return True
+    return False
+
+
 def settle(events: list[Event], sources: Sequence[Source]) -> list[Event]:
-    """`events` without those whose process's communicator came up further down their log."""
+    """`events` without those whose process's communicator came up further down their log, and without
+    a single process's own kernel fault."""
     pending: dict[int, list[Event]] = {}
+    alone: dict[int, list[Event]] = {}
     for e in events:
-        if UNTIL_UP in e.facts and 0 <= e.source_index < len(sources):
+        if not 0 <= e.source_index < len(sources):
+            continue
+        if UNTIL_UP in e.facts:
             pending.setdefault(e.source_index, []).append(e)
-    if not pending:
+        if e.facts.get(ONE_PROCESS) and len(sources) == 1:
+            alone.setdefault(e.source_index, []).append(e)
+    if not pending and not alone:
         return events
     gone: set[int] = set()
     for index, evs in pending.items():
         gone |= _settled(sources[index], evs)
+    for index, evs in alone.items():
+        if not _shows_a_job(sources[index]):
+            gone |= {id(e) for e in evs}
     return [e for e in events if id(e) not in gone]

@@ -7,7 +7,8 @@ more often than the device failed. In a job of several processes (NCCL, c10d, a 
 launcher, an engine's workers) the corpus' labels count it as the GPU's class; in one process with
 nothing distributed around it (a JIT-compiled XLA fusion, a custom op, a diverged step in the caching
 allocator) it is that program's bug; after a device-side assertion it is the assertion's consequence
-wherever it surfaces (torch, the watchdog, NCCL). 719 "unspecified launch failure" (a kernel killed or
+wherever it surfaces (torch, the watchdog, NCCL). "Nothing distributed" is judged on the whole log
+(lookahead.py reads past the rule's window) and on the set of files read together. 719 "unspecified launch failure" (a kernel killed or
 crashed, what an Xid 13/43 or a driver reset leaves) is kept in every shape.
 """
 
@@ -192,3 +193,29 @@ def test_the_same_lines_before_a_real_failure_leave_it_found() -> None:
     )
     root = root_finding(log)
     assert root is not None and root.code == "RUN101" and root.facts.get("rank") == 2, root
+
+
+_FILLER = "".join(f"step {k} loss {2.0 - k / 100:.2f}\n" for k in range(80))
+_BARE = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+
+def test_a_job_shown_far_from_the_fault_makes_it_the_jobs() -> None:
+    # The evidence of several processes is past the rule's window: the whole log decides.
+    start = (
+        "gpu-node-01:4242:4242 [0] NCCL INFO comm 0x55d5c8a0 rank 0 nranks 16 cudaDev 0 busId 7000 - "
+        "Init COMPLETE\n"
+    )
+    root = root_finding(start + _FILLER + _BARE)
+    assert root is not None and root.code == "RUN244", root
+    vllm = "ERROR 04-15 00:31:11 worker_base.py:574] Error executing method 'execute_model'.\n"
+    root = root_finding(vllm + _FILLER + _BARE)
+    assert root is not None and root.code == "RUN244", root
+    assert failure_findings(_FILLER + _BARE + _FILLER) == []
+
+
+def test_ranks_logs_read_together_make_a_bare_fault_the_jobs() -> None:
+    from pgdoctor.diagnose.api import diagnose_sources
+
+    found = diagnose_sources([("rank_0.log", _FILLER), ("rank_1.log", _FILLER + _BARE)])
+    codes = [f.code for f in found if f.severity.value in ("warn", "fail")]
+    assert codes[:1] == ["RUN244"], codes

@@ -16,7 +16,7 @@ import re
 from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import ONE_PROCESS, Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import record_reader
 from pgdoctor.diagnose.signature import Signature
 
@@ -105,12 +105,13 @@ def device_assert_before(hit: Hit) -> bool:
     return any(_DEVICE_ASSERT.search(ln.text) for ln in hit.before(24, same_rank=False))
 
 
-def program_fault(hit: Hit, fault: str) -> bool:
-    """Whether a sticky fault is the program's own bug with nothing distributed in it: a device-side
-    assertion before it, or a fault of the program-fault kind in a window that shows no second process
-    (no rank, NCCL, c10d, launcher or worker line)."""
-    if device_assert_before(hit):
-        return True
+# The same evidence in a log's raw bytes (lookahead.py reads a whole log for it, prefixes included).
+DISTRIBUTED_BYTES = re.compile(_DISTRIBUTED.pattern.encode() + rb"|worker_base\.py|multiproc_worker")
+
+
+def one_process_fault(hit: Hit, fault: str) -> bool:
+    """Whether a sticky fault is of the program-fault kind in a window that shows no second process
+    (no rank, NCCL, c10d, launcher or worker line): then the rest of the log decides."""
     if not _PROGRAM_FAULT.search(fault):
         return False
     if hit.rank is not None or hit.line.local_rank is not None:
@@ -130,15 +131,20 @@ def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     near = [*hit.before(3), *hit.after(4)]
     if any(_PROFILER_ERROR.search(ln.text) for ln in near):
         return None
-    if program_fault(hit, m.group(0)):
-        return None  # a single process's kernel bug: not a failure of the distributed job
+    if device_assert_before(hit):
+        return None  # the program's own assertion failed first: its bug, not the GPU's
+    facts: dict[str, object] = {"cuda_error": m.group(0)}
+    if one_process_fault(hit, m.group(0)):
+        # Nothing distributed in the window: a single process's kernel bug unless the rest of the log (or
+        # another rank's file) shows a job of several processes (lookahead.py).
+        facts[ONE_PROCESS] = True
     _text, used = hit.block(3)
     return [
         row.event(
             hit,
             f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
             "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
-            {"cuda_error": m.group(0)},
+            facts,
             used,
             dedupe=(row.code, hit.rank),
         )
