@@ -22,6 +22,7 @@ log, kept silent only by its build's checks.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -584,13 +585,14 @@ def records(
 ) -> list[Rec]:
     """The job's lines in the order one merged log shows them."""
     job = _Job(nodes, gpus, seed, nccl, socket_ifaces)
-    modern = _v(nccl) >= (
-        2,
-        21,
-    )  # torch 2.4+ ships NCCL 2.20+: its glog-style agent and rank-prefixed warnings
+    # torch 2.4+ ships NCCL 2.20+: its glog-style agent and rank-prefixed warnings; torch 2.1-2.3 (NCCL
+    # 2.18) logs the agent as "[2024-03-12 08:22:56,575] torch.distributed.elastic.agent.server.api: [INFO] ",
+    # torch 1.x-2.0 (NCCL 2.10) as "INFO:torch.distributed.elastic.agent.server.api:".
+    modern = _v(nccl) >= (2, 21)
+    mid = (2, 18) <= _v(nccl) < (2, 21)
     out: list[Rec] = [Rec(e, 0) for e in ENV_DUMP]
     for n in range(nodes):
-        out.extend(Rec(t, n) for t in launcher_start(job, framework, n, modern))
+        out.extend(Rec(_agent_era(t, mid), n) for t in launcher_start(job, framework, n, modern))
     starts = [
         [Rec(t, job.node_of(r), r) for t in rank_start(job, framework, r, modern)] for r in range(job.world)
     ]
@@ -607,8 +609,17 @@ def records(
     ]
     out.extend(_interleave(job.rnd, ends))
     for n in range(nodes):
-        out.extend(Rec(t, n) for t in launcher_end(job, framework, n, modern))
+        out.extend(Rec(_agent_era(t, mid), n) for t in launcher_end(job, framework, n, modern))
     return out
+
+
+_OLD_LOGGING = re.compile(r"^(INFO|WARNING):(torch\.[\w.]+):(.*)$")
+
+
+def _agent_era(line: str, mid: bool) -> str:
+    """An agent record of logging's default format, in torch 2.1-2.3's format when `mid`."""
+    m = _OLD_LOGGING.match(line) if mid else None
+    return f"[2024-06-03 10:12:01,517] {m.group(2)}: [{m.group(1)}] {m.group(3)}" if m else line
 
 
 def _prefixed(rec: Rec, prefix: str, k: int, hosts: list[str], gpus: int) -> str:
