@@ -8,8 +8,9 @@ launcher, an engine's workers) the corpus' labels count it as the GPU's class; i
 nothing distributed around it (a JIT-compiled XLA fusion, a custom op, a diverged step in the caching
 allocator) it is that program's bug; after a device-side assertion it is the assertion's consequence
 wherever it surfaces (torch, the watchdog, NCCL). "Nothing distributed" is judged on the whole log
-(lookahead.py reads past the rule's window) and on the set of files read together. 719 "unspecified launch failure" (a kernel killed or
-crashed, what an Xid 13/43 or a driver reset leaves) is kept in every shape.
+(lookahead.py reads past the rule's window) and on the set of files read together. 719 "unspecified
+launch failure" (a kernel killed or crashed, what an Xid 13/43 or a driver reset leaves) is kept in
+every shape.
 """
 
 from __future__ import annotations
