@@ -13,6 +13,7 @@ from typing import Any, Optional
 import pytest
 
 from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.elastic_record import child_failed_table
 
 
 def _root(text: str) -> tuple[Optional[str], dict[str, Any]]:
@@ -31,25 +32,8 @@ _LAUNCH_TB = (
 )
 _CMD = "Command '['/opt/conda/bin/python', '-u', 'train.py', '--local_rank=3']'"
 
-# torch/distributed/elastic/multiprocessing/errors/__init__.py (1.10+): the ChildFailedError table.
-_TABLE = (
-    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
-    "============================================================\n"
-    "train.py FAILED\n"
-    "------------------------------------------------------------\n"
-    "Failures:\n"
-    "  <NO_OTHER_FAILURES>\n"
-    "------------------------------------------------------------\n"
-    "Root Cause (first observed failure):\n"
-    "[0]:\n"
-    "  time      : 2024-03-21_17:04:45\n"
-    "  host      : gpu-node-1\n"
-    "  rank      : 3 (local_rank: 3)\n"
-    "  exitcode  : -9 (pid: 950)\n"
-    "  error_file: <N/A>\n"
-    "  traceback : Signal 9 (SIGKILL) received by PID 950\n"
-    "============================================================"
-)
+# The ChildFailedError table of torch elastic 1.10+ (without its last newline, as a paste ends).
+_TABLE = child_failed_table(3, -9, 950).rstrip("\n")
 _TABLE_FACTS = {"exitcode": -9, "rank": 3, "local_rank": 3, "pid": 950, "host": "gpu-node-1"}
 
 # 1.9.0's table: "Root Cause:" and a "msg:" key.

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import pytest
 
 from tests.helpers.diagnose_root import root_finding
+from tests.helpers.elastic_record import child_failed_table
 
 KILLED = {"host_oom", "process_crash"}
 DECOY = {None, "process_crash"}
@@ -589,71 +590,31 @@ ROWS = [
     ),
 ]
 
+# accelerate/commands/launch.py multi_gpu_launcher (0.20+) re-raises torch's ChildFailedError.
+_ACCELERATE_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/bin/accelerate", line 8, in <module>\n'
+    "    sys.exit(main())\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
+    " 1168, in launch_command\n"
+    "    multi_gpu_launcher(args)\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
+    " 763, in multi_gpu_launcher\n"
+    "    distrib_run.run(args)\n"
+)
+
 # More shapes of the same families (the second pass of the audit).
 MORE_ROWS = [
     # accelerate: accelerate/commands/launch.py multi_gpu_launcher re-raises torch's ChildFailedError
     # (0.20+)
     (
         "accelerate",
-        (
-            "Traceback (most recent call last):\n"
-            '  File "/usr/local/bin/accelerate", line 8, in <module>\n'
-            "    sys.exit(main())\n"
-            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
-            " 1168, in launch_command\n"
-            "    multi_gpu_launcher(args)\n"
-            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
-            " 763, in multi_gpu_launcher\n"
-            "    distrib_run.run(args)\n"
-            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
-            "============================================================\n"
-            "train.py FAILED\n"
-            "------------------------------------------------------------\n"
-            "Failures:\n"
-            "  <NO_OTHER_FAILURES>\n"
-            "------------------------------------------------------------\n"
-            "Root Cause (first observed failure):\n"
-            "[0]:\n"
-            "  time      : 2024-03-21_17:04:45\n"
-            "  host      : gpu-node-1\n"
-            "  rank      : 1 (local_rank: 1)\n"
-            "  exitcode  : -9 (pid: 950)\n"
-            "  error_file: <N/A>\n"
-            "  traceback : Signal 9 (SIGKILL) received by PID 950\n"
-            "============================================================\n"
-        ),
+        (_ACCELERATE_TB + child_failed_table(1, -9, 950)),
         "process_killed",
     ),
     (
         "accelerate",
-        (
-            "Traceback (most recent call last):\n"
-            '  File "/usr/local/bin/accelerate", line 8, in <module>\n'
-            "    sys.exit(main())\n"
-            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
-            " 1168, in launch_command\n"
-            "    multi_gpu_launcher(args)\n"
-            '  File "/usr/local/lib/python3.10/dist-packages/accelerate/commands/launch.py", line'
-            " 763, in multi_gpu_launcher\n"
-            "    distrib_run.run(args)\n"
-            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
-            "============================================================\n"
-            "train.py FAILED\n"
-            "------------------------------------------------------------\n"
-            "Failures:\n"
-            "  <NO_OTHER_FAILURES>\n"
-            "------------------------------------------------------------\n"
-            "Root Cause (first observed failure):\n"
-            "[0]:\n"
-            "  time      : 2024-03-21_17:04:45\n"
-            "  host      : gpu-node-1\n"
-            "  rank      : 1 (local_rank: 1)\n"
-            "  exitcode  : 1 (pid: 950)\n"
-            "  error_file: <N/A>\n"
-            "  traceback : To enable traceback see:"
-            " https://pytorch.org/docs/stable/elastic/errors.html\n"
-            "============================================================\n"
-        ),
+        (_ACCELERATE_TB + child_failed_table(1, 1, 950)),
         None,
     ),
     # lightning: pytorch_lightning/strategies/launchers/multiprocessing.py _wrapping_function (1.6+);

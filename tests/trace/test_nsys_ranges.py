@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pgdoctor.cli.repro import nsys_command
 from pgdoctor.trace.events import COMM_TID, rank_files, read_events
 from pgdoctor.trace.instrument import DOMAIN, message
 from tests.helpers.nsys import (
@@ -165,25 +166,22 @@ def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
         trace = where / "trace"
         env = dict(env_with_nsys(nsys, where), PGDOCTOR_TRACE_DIR=str(trace), PYTHONPATH=str(ROOT))
         out = where / "train"
+        # The line docs/lab.md gives (the one `repro --nsys` runs), with this nsys binary.
         cmd = [
             str(nsys),
-            "profile",
-            "-t",
-            "cuda,nvtx,osrt",
-            "--sample=none",
-            "--cpuctxsw=none",
-            "--trace-fork-before-exec=true",
-            "-o",
-            str(out),
-            "--force-overwrite=true",
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node",
-            "2",
-            "-m",
-            "tests.helpers.nsys_train",
+            *nsys_command(
+                [
+                    sys.executable,
+                    "-m",
+                    "torch.distributed.run",
+                    "--standalone",
+                    "--nproc-per-node",
+                    "2",
+                    "-m",
+                    "tests.helpers.nsys_train",
+                ],
+                str(out),
+            )[1:],
         ]
         res = run_retrying_nsys_startup(cmd, timeout=180, env=env, cwd=ROOT)
         # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
