@@ -31,7 +31,8 @@ LINES_AFTER = 48
 UNTIL_UP = "_until_up"
 # The fact of an event that is a failure of the job only if the job has several processes (a kernel's own
 # fault with nothing distributed in its window): lookahead.py keeps it when another source is read with
-# it or its log shows a rank, NCCL, c10d, a launcher or an engine's workers anywhere.
+# it or its log shows a rank, NCCL, c10d, a launcher or an engine's workers anywhere. Its value: "whole"
+# (the rule's window held the whole file) or "window" (the rest of the file is read).
 ONE_PROCESS = "_one_process"
 # NCCL's own prefix "host:pid:tid [cudaDev] " (src/debug.cc), optionally after "[%F %T] ".
 _NCCL_PREFIX = re.compile(r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[(\d+)\]")

@@ -73,17 +73,20 @@ def _settled(src: Source, evs: list[Event]) -> set[int]:
 
 
 def _shows_a_job(src: Source) -> bool:
-    """Whether the log shows a second process anywhere (True when it cannot be read again)."""
+    """Whether the log shows a second process anywhere (True when it cannot be read again: an error, or
+    standard input, which a second read finds empty although an event came from it)."""
     carry = b""
+    read = 0
     try:
         for chunk in src.chunks():
+            read += len(chunk)
             data = carry + chunk
             if DISTRIBUTED_BYTES.search(data):
                 return True
             carry = data[-200:]  # a marker cut by the chunk boundary
     except OSError:
         return True
-    return False
+    return read == 0
 
 
 def settle(events: list[Event], sources: Sequence[Source]) -> list[Event]:
@@ -104,6 +107,8 @@ def settle(events: list[Event], sources: Sequence[Source]) -> list[Event]:
     for index, evs in pending.items():
         gone |= _settled(sources[index], evs)
     for index, evs in alone.items():
-        if not _shows_a_job(sources[index]):
+        whole = [e for e in evs if e.facts[ONE_PROCESS] == "whole"]
+        gone |= {id(e) for e in whole}
+        if len(whole) < len(evs) and not _shows_a_job(sources[index]):
             gone |= {id(e) for e in evs}
     return [e for e in events if id(e) not in gone]

@@ -15,6 +15,10 @@ every shape.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from tests.helpers.diagnose_root import failure_findings, root_finding
@@ -220,3 +224,24 @@ def test_ranks_logs_read_together_make_a_bare_fault_the_jobs() -> None:
     found = diagnose_sources([("rank_0.log", _FILLER), ("rank_1.log", _FILLER + _BARE)])
     codes = [f.code for f in found if f.severity.value in ("warn", "fail")]
     assert codes[:1] == ["RUN244"], codes
+
+
+def test_a_short_ranks_file_read_with_another_keeps_its_fault() -> None:
+    from pgdoctor.diagnose.api import diagnose_sources
+
+    found = diagnose_sources([("rank_0.log", "step 1 loss 2.0\n"), ("rank_1.log", _BARE)])
+    codes = [f.code for f in found if f.severity.value in ("warn", "fail")]
+    assert codes[:1] == ["RUN244"], codes
+
+
+def test_a_single_process_fault_piped_on_stdin_is_no_failure() -> None:
+    # Standard input cannot be read twice: a window that holds the whole paste decides alone.
+    out = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "-", "--format", "json"],
+        input=PROGRAM_FAULTS[0][1] + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    findings = json.loads(out.stdout)["findings"]
+    assert [f["code"] for f in findings if f["severity"] in ("warn", "fail")] == [], out.stderr

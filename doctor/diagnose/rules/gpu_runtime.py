@@ -16,7 +16,7 @@ import re
 from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import ONE_PROCESS, Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, ONE_PROCESS, Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import record_reader
 from pgdoctor.diagnose.signature import Signature
 
@@ -119,6 +119,12 @@ def one_process_fault(hit: Hit, fault: str) -> bool:
     return not any(_DISTRIBUTED.search(ln.text) or _worker_process(ln.proc) for ln in hit.lines)
 
 
+def _whole_log(hit: Hit) -> bool:
+    """The window starts at the log's first line and ends before its limit: it holds the whole log."""
+    lines = hit.lines
+    return bool(lines) and lines[0].no == 1 and lines[-1].no - hit.line.no < LINES_AFTER
+
+
 def _worker_process(proc: Optional[str]) -> bool:
     """A line's prefix names a worker of a multi-process engine: any Ray actor ("(WorkerDict pid=9)"),
     or a Python logger's file that is a worker's (vLLM's worker_base.py, multiproc_worker_utils.py)."""
@@ -135,9 +141,10 @@ def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
         return None  # the program's own assertion failed first: its bug, not the GPU's
     facts: dict[str, object] = {"cuda_error": m.group(0)}
     if one_process_fault(hit, m.group(0)):
-        # Nothing distributed in the window: a single process's kernel bug unless the rest of the log (or
-        # another rank's file) shows a job of several processes (lookahead.py).
-        facts[ONE_PROCESS] = True
+        # Nothing distributed in the window: a single process's kernel bug unless another rank's file is
+        # read with it or the rest of the log shows a job of several processes (lookahead.py). "whole":
+        # the window is the whole file, so no second read is needed (standard input cannot be read twice).
+        facts[ONE_PROCESS] = "whole" if _whole_log(hit) else "window"
     _text, used = hit.block(3)
     return [
         row.event(
