@@ -28,8 +28,16 @@ from pgdoctor.diagnose.event import ONE_PROCESS, UNTIL_UP, Event
 from pgdoctor.diagnose.rules.gpu_runtime import DISTRIBUTED_BYTES
 from pgdoctor.diagnose.text.reader import Source
 
-# What NCCL prints once a communicator is up (init.cc, graph/connect.cc, 2.4-2.29).
-_UP_MARKERS = (b"Init COMPLETE", b"Connected all rings", b"Connected all trees", b"Init SUCCESS")
+# What NCCL prints once a communicator is up (init.cc, graph/connect.cc, 2.4-2.29), and c10d's record of
+# a client that reached the store (socket.cpp: "[I socket.cpp:787] [c10d] The client socket has connected
+# to [node-1]:29500 on [node-2]:51234."), which settles a failed attempt of its (any process's) client.
+_UP_MARKERS = (
+    b"Init COMPLETE",
+    b"Connected all rings",
+    b"Connected all trees",
+    b"Init SUCCESS",
+    b"client socket has connected to",
+)
 
 
 def _up_lines(src: Source) -> Iterator[tuple[int, bytes]]:

@@ -245,3 +245,16 @@ def test_a_single_process_fault_piped_on_stdin_is_no_failure() -> None:
     )
     findings = json.loads(out.stdout)["findings"]
     assert [f["code"] for f in findings if f["severity"] in ("warn", "fail")] == [], out.stderr
+
+
+def test_a_store_attempt_that_connected_far_below_is_no_failure() -> None:
+    attempt = (
+        "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
+        "(errno: 113 - No route to host).\n"
+    )
+    connected = (
+        "[I socket.cpp:787] [c10d] The client socket has connected to [node-1]:29500 on [node-2]:51234.\n"
+    )
+    assert failure_findings(attempt + _FILLER + connected + _FILLER) == []
+    root = root_finding(attempt + _FILLER)
+    assert root is not None and root.category == "rendezvous", root
