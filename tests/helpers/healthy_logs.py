@@ -334,13 +334,28 @@ def rank_start(job: _Job, framework: str, rank: int, modern_torch: bool) -> Iter
             "device id is provided via `init_process_group` or `barrier `. Using the current device set by the user. "
         )
         yield "  warnings.warn(  # warn only once"
-        yield (
-            f"[rank{rank}]:[W603 10:12:06.371204112 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank {rank}]  using "
-            f"GPU {rank % job.gpus} to perform barrier as devices used by this process are currently unknown. This can "
-            "potentially cause a hang if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to "
-            "force use of a particular device, or call init_process_group() with a device_id."
-        )
+        # ProcessGroupNCCL::barrier's guess, in torch 2.4-2.5's words (no blank after "incorrect.") and 2.6+'s
+        if _v(job.nccl) >= (2, 23):
+            yield (
+                f"[rank{rank}]:[W603 10:12:06.371204112 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank {rank}]  using "
+                f"GPU {rank % job.gpus} to perform barrier as devices used by this process are currently unknown. This can "
+                "potentially cause a hang if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to "
+                "force use of a particular device, or call init_process_group() with a device_id."
+            )
+        else:
+            yield (
+                f"[rank{rank}]:[W603 10:12:06.134661876 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank {rank}]  using "
+                f"GPU {rank % job.gpus} to perform barrier as devices used by this process are currently unknown. This can "
+                "potentially cause a hang if this rank to GPU mapping is incorrect.Specify device_ids in barrier() to force "
+                "use of a particular device,or call init_process_group() with a device_id."
+            )
     else:
+        # torch 1.x's words for the same guess
+        yield (
+            f"[W ProcessGroupNCCL.cpp:2156] Rank {rank} using GPU {rank % job.gpus} to perform barrier as devices used "
+            "by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is "
+            "incorrect.Specify device_ids in barrier() to force use of a particular device."
+        )
         yield (
             f"[W socket.cpp:663] [c10d] The client socket has failed to connect to [{job.hosts[0]}]:29500 "
             "(errno: 99 - Cannot assign requested address)."
