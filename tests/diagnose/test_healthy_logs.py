@@ -186,3 +186,30 @@ def test_the_rows_that_match_healthy_lines_are_the_known_ones() -> None:
         if any(row.pattern.search(ln) for ln in lines)
     }
     assert matching <= set(MATCH_HEALTHY_LINES), sorted(matching - set(MATCH_HEALTHY_LINES))
+
+
+def test_a_healthy_log_piped_on_stdin_reads_as_the_file_does() -> None:
+    # Standard input is kept as it is read, so the rows that wait for the rest of the log see it there too.
+    out = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "-", "--format", "json"],
+        input=healthy_log("2.18.5", "srun", socket_ifaces=BRIDGES),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    findings = json.loads(out.stdout)["findings"]
+    assert [f["code"] for f in findings if f["severity"] in ("warn", "fail")] == ["NET117"], out.stderr
+
+
+def test_standard_input_replays_what_it_read_up_to_its_limit() -> None:
+    from pgdoctor.diagnose.text.reader import Replay
+
+    chunks = [b"a" * 10, b"b" * 10]
+    replay = Replay(lambda: iter(chunks), limit=25)
+    assert list(replay()) == chunks and list(replay()) == chunks
+    too_big = Replay(lambda: iter(chunks), limit=15)
+    assert list(too_big()) == chunks and list(too_big()) == []
+    cut = Replay(lambda: iter(chunks), limit=25)
+    next(cut())  # a first reading that stopped early: nothing to replay
+    assert list(cut()) == []
