@@ -1,6 +1,6 @@
 """Input sources as streams of byte chunks: files, directories (recursively), '-' for stdin,
 gzip (detected by its magic bytes, not by the name). Nothing is read whole: memory stays flat
-on a multi-GB log."""
+on a multi-GB log (standard input keeps at most its first REPLAY_BYTES for a second reading)."""
 
 from __future__ import annotations
 
