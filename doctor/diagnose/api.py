@@ -130,11 +130,14 @@ def _diagnose(
             )
     observed: list[Event] = []
     if logs:
+        from pgdoctor.diagnose.lookahead import settle as settle_pending
         from pgdoctor.diagnose.lookback import look_further
         from pgdoctor.diagnose.transport import split as split_observations
 
         # A Slurm cancel whose window held no progress line: its log is read further up (lookback.py).
         events = look_further(events, logs)
+        # A retry or an interface list whose communicator came up past the rule's window (lookahead.py).
+        events = settle_pending(events, logs)
         # What NCCL said about its network is no failure: judged for the whole job, after the root cause.
         events, observed = split_observations(events)
     flight_recorder_dirs = [*flight_recorder_dirs, *found_dumps]

@@ -25,6 +25,15 @@ EVIDENCE_CHARS = 600
 # log ended) from one that ran out.
 LINES_BEFORE = 24
 LINES_AFTER = 48
+# The fact of an event that holds only if a communicator never came up after it (a connect retried, an
+# interface list): NCCL's "host:pid:" of the process it waits for, or "" for any. The rule reads its
+# window; doctor/diagnose/lookahead.py reads the rest of the log for the events that carry it.
+UNTIL_UP = "_until_up"
+# The fact of an event that is a failure of the job only if the job has several processes (a kernel's own
+# fault with nothing distributed in its window): lookahead.py keeps it when another source is read with
+# it or its log shows a rank, NCCL, c10d, a launcher or an engine's workers anywhere. Its value: "whole"
+# (the rule's window held the whole file) or "window" (the rest of the file is read).
+ONE_PROCESS = "_one_process"
 # NCCL's own prefix "host:pid:tid [cudaDev] " (src/debug.cc), optionally after "[%F %T] ".
 _NCCL_PREFIX = re.compile(r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[(\d+)\]")
 

@@ -161,10 +161,15 @@ CUDART_HW = [
 ]
 
 
+# A kernel's own fault (700, 714-718) is the GPU's class in a distributed job, not in one process with
+# nothing distributed around it (tests/diagnose/test_false_alarms.py): the lines are read in a job.
+_IN_A_JOB = "Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/8\n"
+
+
 @pytest.mark.parametrize("prefix", PREFIXES)
 @pytest.mark.parametrize("line,code", CUDART_HW)
 def test_cudart_hardware_errors(prefix: str, line: str, code: str) -> None:
-    _check(prefix + line + "\n", code)
+    _check(_IN_A_JOB + prefix + line + "\n", code)
 
 
 # The kernel's NVRM records (drivers 470-580): Xid lines of every era, RM status and bring-up failures.
@@ -410,7 +415,7 @@ def test_no_gpu_in_a_tools_words_is_the_environment_but_yields_to_a_reason() -> 
 
 def test_a_fabric_manager_with_nothing_to_do_yields_to_the_jobs_own_error() -> None:
     # NV_WARN_NOTHING_TO_DO on a machine without NVSwitches is harmless: the job's own failure wins.
-    log = FABRIC[-1] + "\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+    log = FABRIC[-1] + "\n[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
     _check(log, "RUN244")
 
 

@@ -5,6 +5,9 @@ shape slurmstepd printed since 2.x (src/slurmd/slurmstepd/req.c, by release)."""
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -344,6 +347,20 @@ def test_a_stall_further_up_than_the_window_is_found_in_the_file(tmp_path: Path)
     # out of time after steady steps far up: the plain cancel
     log.write_text(FAR_STEPS + FAR_NOISE + FAR_CANCEL.format(at="2024-05-01T10:05:00"))
     assert HUNG not in [f.code for f in diagnose_paths([str(log)]).findings]
+
+
+def test_a_stall_further_up_than_the_window_is_found_on_stdin_too() -> None:
+    # Standard input is kept as it is read (text/reader.Replay), so it is read again like the file.
+    log = FAR_STEPS + FAR_NOISE + FAR_CANCEL.format(at="2024-05-01T14:03:00")
+    out = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "-", "--format", "json"],
+        input=log,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    first = json.loads(out.stdout)["findings"][0]
+    assert first["code"] == HUNG and first["facts"]["progress_found"] == "further up the log", out.stderr
 
 
 @pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])

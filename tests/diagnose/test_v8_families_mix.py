@@ -128,7 +128,7 @@ def test_illegal_access_reported_with_the_profilers_own_error_is_no_failure() ->
     "log",
     [
         "Cuda failure common.cu:510 'an illegal memory access was encountered'\n",
-        "==1== NVPROF is profiling process 1, command: ./a.out\n"
+        "==1== NVPROF is profiling process 1, command: ./all_reduce_perf -g 4\n"
         "RuntimeError: CUDA error: an illegal memory access was encountered\n",
     ],
 )

@@ -347,8 +347,11 @@ F["truncated_oom_paste.log"] = """[rank0]: Traceback (most recent call last):
 [rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capac"""
 E["truncated_oom_paste.log"] = {"root": "RUN101", "facts": {"format": "cuda_error"}}
 
-# 20. tqdm progress bar (carriage returns) with the error glued to its end.
+# 20. tqdm progress bar (carriage returns) with the error glued to its end, in a DDP job (Lightning's
+# start line): a sticky CUDA fault of one process with nothing distributed around it is that program's
+# bug, not the job's failure (tests/diagnose/test_false_alarms.py).
 F["progress_bar_glued_error.log"] = (
+    "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
     "Epoch 3:  10%|█         | 5/50 [00:01<00:09,  4.61it/s]\rEpoch 3:  12%|█▏        | 6/50 [00:01<00:09,  4.60it/s]"
     "\rEpoch 3:  14%|█▍        | 7/50 [00:01<00:09,  4.62it/s]RuntimeError: CUDA error: an illegal memory access was encountered\n"
     "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"

@@ -272,7 +272,7 @@ def test_a_diagnosis_page_reads_like_the_console_root_cause_cascade_job_wide(tmp
         "unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
     )
     (tmp_path / "rank_1.log").write_text(
-        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
         "NVRM: Xid (PCI:0000:3b:00): 79, pid=1235, name=python, GPU has fallen off "
         "the bus.\n"
     )

@@ -112,7 +112,7 @@ def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def _xid_job(tmp: Path) -> Path:
     (tmp / "job").mkdir()
     (tmp / "job" / "a_job.log").write_text(
-        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
     (tmp / "job" / "dmesg.log").write_text(
         "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"

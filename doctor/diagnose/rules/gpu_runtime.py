@@ -16,7 +16,7 @@ import re
 from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, ONE_PROCESS, Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import record_reader
 from pgdoctor.diagnose.signature import Signature
 
@@ -73,17 +73,85 @@ _PROFILER_ERROR = re.compile(
 )
 
 
+# Of the sticky faults, those of a kernel's own accesses and code (700 illegal address, 714 stack, 715
+# illegal instruction, 716 misaligned address, 718 invalid program counter, by message or enum name): the
+# program's kernel did it, far more often than the device. 719 "unspecified launch failure" (a kernel
+# that crashed or was killed, the state an Xid 13/43 or a driver reset leaves) is not among them.
+_PROGRAM_FAULT = re.compile(
+    r"illegal memory access|illegal instruction|misaligned address|hardware stack error|"
+    r"invalid program counter|IllegalAddress|IllegalInstruction|MisalignedAddress|HardwareStackError|"
+    r"InvalidPc|ILLEGAL_ADDRESS|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|INVALID_PC"
+)
+# A device-side assertion of the program's kernels (ATen's "IndexKernel.cu:92: operator(): block:
+# [..] Assertion `index out of bounds` failed.", "CUDA error: device-side assert triggered"): the fault
+# that follows it is the program's, whatever reports it.
+_DEVICE_ASSERT = re.compile(r"Assertion `.*` failed|device-side assert triggered")
+# What shows a job of several processes around the fault: NCCL and c10d records, a rank's prefix or
+# words, torch.distributed frames, a launcher's or DeepSpeed's lines, the worker processes of an engine
+# (Ray's "(RayWorkerVllm pid=N)" and "(WorkerDict pid=N)", vLLM's "VllmWorkerProcess" and its
+# worker_base.py logger), nccl-tests' own CUDA check ("Cuda failure common.cu:510 '...'"). Without any
+# of it a program fault is one process's bug (a JIT-compiled fusion, a custom op, a diverged training
+# step); a DataLoader's "worker" (lower case) is no second rank.
+_DISTRIBUTED = re.compile(
+    r"NCCL|nccl|ProcessGroup|c10d|[Dd]istributed|\[rank\d+\]|\b[Rr]ank[ =:]?\d+\b|local_rank|world_size|"
+    r"\ball_?reduce|\ball_?gather|reduce_scatter|\bbroadcast\b|torchrun|elastic|deepspeed|DeepSpeed|"
+    r"[A-Z]\w*Worker\w*|\bgloo\b|mpirun|\bsrun\b|comm\.reduce_add|\bcommon\.cu:\d+"
+)
+
+
+def device_assert_before(hit: Hit) -> bool:
+    """A device-side assertion of the program's kernels in the lines before the hit: the sticky
+    fault that follows (in torch, in NCCL, in the watchdog) is that assertion's consequence."""
+    return any(_DEVICE_ASSERT.search(ln.text) for ln in hit.before(24, same_rank=False))
+
+
+# The same evidence in a log's raw bytes (lookahead.py reads a whole log for it, prefixes included).
+DISTRIBUTED_BYTES = re.compile(_DISTRIBUTED.pattern.encode() + rb"|worker_base\.py|multiproc_worker")
+
+
+def one_process_fault(hit: Hit, fault: str) -> bool:
+    """Whether a sticky fault is of the program-fault kind in a window that shows no second process
+    (no rank, NCCL, c10d, launcher or worker line): then the rest of the log decides."""
+    if not _PROGRAM_FAULT.search(fault):
+        return False
+    if hit.rank is not None or hit.line.local_rank is not None:
+        return False
+    return not any(_DISTRIBUTED.search(ln.text) or _worker_process(ln.proc) for ln in hit.lines)
+
+
+def _whole_log(hit: Hit) -> bool:
+    """The window starts at the log's first line and ends before its limit: it holds the whole log."""
+    lines = hit.lines
+    return bool(lines) and lines[0].no == 1 and lines[-1].no - hit.line.no < LINES_AFTER
+
+
+def _worker_process(proc: Optional[str]) -> bool:
+    """A line's prefix names a worker of a multi-process engine: any Ray actor ("(WorkerDict pid=9)"),
+    or a Python logger's file that is a worker's (vLLM's worker_base.py, multiproc_worker_utils.py)."""
+    if not proc:
+        return False
+    return not proc.endswith(".py") or "worker" in proc
+
+
 def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     near = [*hit.before(3), *hit.after(4)]
     if any(_PROFILER_ERROR.search(ln.text) for ln in near):
         return None
+    if device_assert_before(hit):
+        return None  # the program's own assertion failed first: its bug, not the GPU's
+    facts: dict[str, object] = {"cuda_error": m.group(0)}
+    if one_process_fault(hit, m.group(0)):
+        # Nothing distributed in the window: a single process's kernel bug unless another rank's file is
+        # read with it or the rest of the log shows a job of several processes (lookahead.py). "whole":
+        # the window is the whole file, so no second read is needed (standard input cannot be read twice).
+        facts[ONE_PROCESS] = "whole" if _whole_log(hit) else "window"
     _text, used = hit.block(3)
     return [
         row.event(
             hit,
             f"CUDA error: {m.group(0)} (often a software bug: an out-of-bounds index in a kernel or a "
             "library; hardware only when Xid 13/31/43/48 or ECC errors accompany it)",
-            {"cuda_error": m.group(0)},
+            facts,
             used,
             dedupe=(row.code, hit.rank),
         )

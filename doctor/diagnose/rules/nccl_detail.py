@@ -14,6 +14,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules import loader
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
+from pgdoctor.diagnose.rules.gpu_runtime import device_assert_before
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE
 from pgdoctor.knowledge.clip import clip
@@ -245,6 +246,8 @@ def from_detail(
                 )
             ]
         if "illegal" in what or "launch failure" in what:
+            if device_assert_before(hit):
+                return []  # the program's own device-side assertion came first: its bug, not the GPU
             return [
                 event(
                     hit,

@@ -30,6 +30,9 @@ Read at their sources:
   bootstrap.cc "Bootstrap : Using br-05ab815fa14e:172.19.0.1<0>") naming docker bridges / veth pairs that
   the default NCCL_SOCKET_IFNAME does not exclude, in a log that ends before the communicator came up: a
   symptom (tier 1) of traffic sent over an interface the peer cannot reach.
+The retries and the interface list are failures only if this process's communicator never came up
+(no "Init COMPLETE" / "Connected all rings" of it later in the log): the window is read here, the rest
+of the log by doctor/diagnose/lookahead.py (an 8-GPU init prints hundreds of channel lines first).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, UNTIL_UP, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
@@ -50,13 +53,24 @@ _RETRY = re.compile(
 )
 # What NCCL prints once the communicator is up: the retries above then worked.
 _UP = re.compile(r"Init COMPLETE|Connected all (?:rings|trees)|ncclCommInitRank\b.*\bsuccess|Init SUCCESS")
+_PROC = re.compile(r"(?:^|\s)([\w.-]+:\d+):\d+ \[\d+\]")
+
+
+def until_up(hit: Hit) -> Optional[dict[str, str]]:
+    """None when the window shows the communicator coming up after the hit, else the pending fact
+    (event.UNTIL_UP: the hit's NCCL "host:pid:", or "" when the line has none)."""
+    if any(_UP.search(ln.text) for ln in hit.after(LINES_AFTER, same_rank=False)):
+        return None
+    m = _PROC.search(hit.text)
+    return {UNTIL_UP: f"{m.group(1)}:" if m else ""}
 
 
 def _retry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if any(_UP.search(ln.text) for ln in hit.after(48, same_rank=False)):
+    pending = until_up(hit)
+    if pending is None:
         return []  # the connect was retried and then worked
     err = m.group("err") or m.group("err2")
-    facts: dict[str, Any] = {"socket_error": err, "retrying": True}
+    facts: dict[str, Any] = {"socket_error": err, "retrying": True, **pending}
     if m.group("peer"):
         facts.update(network_facts(f"to {m.group('peer')}"))
     return [
@@ -278,9 +292,10 @@ _VIRTUAL = re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr
 
 
 def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    after = hit.after(64, same_rank=False)
-    if any(_UP.search(ln.text) for ln in after):
+    pending = until_up(hit)
+    if pending is None:
         return None  # the communicator came up: the list is an observation (nccl_transport)
+    after = hit.after(32, same_rank=False)
     texts = [m.group("rest")] + [ln.text for ln in after[:32] if re.match(r"^\s*\[\d+\]", ln.text)]
     names = [i.group("name") for t in texts for i in _IFACE.finditer(t)]
     virtual = [n for n in names if _VIRTUAL.match(n)]
@@ -292,7 +307,12 @@ def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"{hit.who()}: NCCL ({m.group('who')}) uses virtual interfaces ({', '.join(virtual[:3])}"
             f"{', ...' if len(virtual) > 3 else ''}) and the log ends before the communicator came up: "
             "set NCCL_SOCKET_IFNAME to the interface the peers share",
-            {"interfaces": names[:32], "virtual_interfaces": virtual[:32], "fix_env": "NCCL_SOCKET_IFNAME"},
+            {
+                "interfaces": names[:32],
+                "virtual_interfaces": virtual[:32],
+                "fix_env": "NCCL_SOCKET_IFNAME",
+                **pending,
+            },
             dedupe=(row.code, "virtual_iface"),
         )
     ]

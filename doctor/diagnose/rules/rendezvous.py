@@ -36,7 +36,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit, event
+from pgdoctor.diagnose.event import UNTIL_UP, Event, Hit, event
 from pgdoctor.diagnose.rules.remote_launch import LAUNCH_FAILED
 from pgdoctor.diagnose.signature import Signature, gated_reader
 
@@ -365,15 +365,21 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         return []  # the server is not listening yet: socket.cpp retries until its timeout
     if errno in _NO_ADDR and m.group(1).lower() in LOOPBACK_NAMES:
         return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
-    if errno == 10049 and _went_on(hit):
-        # Windows: the machine's own name resolves to link-local IPv6 addresses that Winsock refuses
-        # before the IPv4 one connects ("[W socket.cpp:764] [c10d] The client socket has failed to connect
-        # to [Auronya]:50175 (system error: 10049 - ...)", then the run's own lines). The same record
-        # repeated to the end of the paste is a client that never connects, kept.
+    if errno in _NO_ADDR and _went_on(hit):
+        # One address the host cannot use, at warning level: socket.cpp goes on to the store's next
+        # address (and retries until its timeout, whose own record is the failure). A run that printed
+        # its own lines next went on. Seen in healthy runs of every era: a host name whose IPv6 record
+        # the node cannot use (errno 99 - "Cannot assign requested address"), Windows' link-local IPv6
+        # (10049) before the IPv4 one connects ("[W socket.cpp:764] [c10d] The client socket has failed
+        # to connect to [Auronya]:50175 (system error: 10049 - ...)"). The same record repeated to the end
+        # of the paste is a client that never connects, kept.
         return []
     if errno in _WRONG_FAMILY:
         return []  # one resolved address of a family the host cannot use; socket.cpp tries the next one
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
+    # Its process's next lines may lie past the window (sixteen ranks' start-up interleaved): a
+    # communicator that came up later in the log (lookahead.py) says every rank reached the store.
+    facts[UNTIL_UP] = ""
     # One address failed; the client tries the others and retries until its timeout, whose
     # own record ("failed to connect to any network address", "timed out") is the failure.
     return [

@@ -60,13 +60,14 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "pylog",
         re.compile(
-            r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [\w.-]+:\d+\] "
+            r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+            r"(?P<proc>[\w.-]+):\d+\] "
         ),
     ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
     ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
-    ("ray", re.compile(r"^\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)(?: (?=[ \t]+[^\s\[])|\s*)")),
+    ("ray", re.compile(r"^\((?:(?P<proc>\w+) )?pid=\d+(?:, ip=[\d.]+)?\)(?: (?=[ \t]+[^\s\[])|\s*)")),
     ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
     # pdsh's "host: <line>": the line keeps its indentation (an NVRM continuation, "  File ...")
     ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
@@ -177,6 +178,10 @@ class Line(NamedTuple):
     local_rank: Optional[int] = None
     host: Optional[str] = None
     ts: Optional[tuple[str, float]] = None  # (clock kind, seconds): compare only same kinds
+    # The process a prefix names: a Ray actor ("RayWorkerVllm" of "(RayWorkerVllm pid=7)") or the
+    # file of a Python logger's record ("worker_base.py" of vLLM's
+    # "ERROR 04-15 00:31:11 worker_base.py:574] ").
+    proc: Optional[str] = None
 
 
 # No number a log prints (ranks, pids, sequence numbers, byte counts, Xids) has this many digits;
@@ -275,6 +280,8 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
                 info["local_rank"] = bounded(value)
             elif key == "host":
                 info.setdefault("host", value)
+            elif key == "proc":
+                info.setdefault("proc", value)
             elif key == "ts" and "ts" not in info:
                 sec = _iso_seconds(value)
                 if sec is not None:
@@ -393,7 +400,9 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool], trail: 
             text += trail[i] + lines[i + 1].text
             i += 1
         out.append(
-            Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts) if text is not cur.text else cur
+            Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts, cur.proc)
+            if text is not cur.text
+            else cur
         )
         i += 1
     return out
@@ -427,6 +436,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
                         info.get("local_rank"),  # type: ignore[arg-type]
                         info.get("host"),  # type: ignore[arg-type]
                         info.get("ts"),  # type: ignore[arg-type]
+                        info.get("proc"),  # type: ignore[arg-type]
                     )
                 )
             else:

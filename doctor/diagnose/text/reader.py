@@ -1,6 +1,6 @@
 """Input sources as streams of byte chunks: files, directories (recursively), '-' for stdin,
 gzip (detected by its magic bytes, not by the name). Nothing is read whole: memory stays flat
-on a multi-GB log."""
+on a multi-GB log (standard input keeps at most its first REPLAY_BYTES for a second reading)."""
 
 from __future__ import annotations
 
@@ -188,6 +188,41 @@ def _walk(path: str) -> list[str]:
     return out
 
 
+# How much of standard input is kept for a second reading (a paste is small; a multi-GB stream is not kept).
+REPLAY_BYTES = 64 << 20
+
+
+class Replay:
+    """A stream that can be read once (standard input), kept as it is read so that a second reading
+    (diagnose/lookahead.py: does the rest of the log say otherwise?) sees the same chunks. Past
+    REPLAY_BYTES, or when the first reading stopped early, a second reading yields nothing, which
+    lookahead treats as a source it cannot read again."""
+
+    def __init__(self, chunks: Callable[[], Iterator[bytes]], limit: int = REPLAY_BYTES) -> None:
+        self._chunks = chunks
+        self._limit = limit
+        self._kept: Optional[list[bytes]] = []
+        self._size = 0
+        self._started = self._complete = False
+
+    def __call__(self) -> Iterator[bytes]:
+        if self._started:
+            return iter(self._kept or []) if self._complete else iter(())
+        self._started = True
+        return self._first()
+
+    def _first(self) -> Iterator[bytes]:
+        for chunk in self._chunks():
+            if self._kept is not None:
+                self._size += len(chunk)
+                if self._size > self._limit:
+                    self._kept = None  # too big to keep: no second reading
+                else:
+                    self._kept.append(chunk)
+            yield chunk
+        self._complete = True
+
+
 def open_sources(
     paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES, skipped: Optional[list[str]] = None
 ) -> list[Source]:
@@ -196,7 +231,7 @@ def open_sources(
     sources: list[Source] = []
     for path in paths:
         if path == "-":
-            sources.append(Source("<stdin>", lambda: stream_chunks(sys.stdin.buffer, chunk_bytes)))
+            sources.append(Source("<stdin>", Replay(lambda: stream_chunks(sys.stdin.buffer, chunk_bytes))))
             continue
         listed = os.path.isdir(path)
         if listed:
