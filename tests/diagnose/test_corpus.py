@@ -46,6 +46,8 @@ V7_HELDOUT = [CORPUS / "v7" / "heldout.jsonl", CORPUS / "v7" / "heldout2.jsonl"]
 # Corpus v8 (its READMEs): three collections frozen beside the rule writers of 2026-12-05, each file
 # with its own README and sha256 (GitHub threads twice, forum and blog pages once).
 V8_HELDOUT = sorted((CORPUS / "v8").glob("heldout_*.jsonl"))
+# Corpus v9 (its READMEs): two collections frozen beside the rule writers of the next session.
+V9_HELDOUT = sorted((CORPUS / "v9").glob("heldout_*.jsonl"))
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -210,10 +212,24 @@ def test_corpus_v8_heldout_top1() -> None:
     assert total == 174 and right >= BARS["v8_heldout"] * total, f"v8 held-out top-1 {right}/{total}"
 
 
+def test_corpus_v9_heldout_top1() -> None:
+    # Scored once on bba2160: 80/108; released as dev data right after (v9/README.md).
+    right, total, _, _ = _score(V9_HELDOUT)
+    assert total == 108 and right >= BARS["v9_heldout"] * total, f"v9 held-out top-1 {right}/{total}"
+
+
 @pytest.mark.parametrize(
     "heldout",
-    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT],
-    ids=["v4", "v5", "v6", "v7", "v7-2", *(f"v8-{p.stem}" for p in V8_HELDOUT)],
+    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT, *V9_HELDOUT],
+    ids=[
+        "v4",
+        "v5",
+        "v6",
+        "v7",
+        "v7-2",
+        *(f"v8-{p.stem}" for p in V8_HELDOUT),
+        *(f"v9-{p.stem}" for p in V9_HELDOUT),
+    ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
     # The README names the sha256 the set was frozen with; an edited case would make the figure
@@ -235,6 +251,7 @@ BARS = {
     "v6_heldout": 0.50,
     "v7_heldout": 0.75,
     "v8_heldout": 0.75,
+    "v9_heldout": 0.70,
 }  # v3 dev + dev2: 231/241
 
 
