@@ -41,17 +41,23 @@ def env_with_nsys(nsys: Path, tmp: Path) -> dict[str, str]:
     return dict(os.environ, PATH=f"{nsys.parent}{os.pathsep}{os.environ.get('PATH', '')}", TMPDIR=str(tmp))
 
 
-# nsys 2022.4's CLI talks to the agent it starts over a local socket; once, under a loaded CI
-# run, the agent was not up in time and the CLI gave up before profiling anything:
-# "[QuadDCommon::tag_message*] = Local Endpoint is not available." Nothing of ours ran yet.
+# nsys 2022.4's CLI talks to the agent it starts over a local socket. Under loaded CI runs it lost
+# that link twice, each time before any report was written, and said so in a line of its own:
+# "[QuadDCommon::tag_message*] = Local Endpoint is not available." (the agent was not up in time)
+# and "End of file" (the agent's end of the socket closed). Neither is pgdoctor's doing.
 NSYS_AGENT_NOT_UP = "Local Endpoint is not available"
+NSYS_AGENT_LOST = "End of file"
+
+
+def nsys_lost_its_agent(stderr: str) -> bool:
+    return any(NSYS_AGENT_NOT_UP in ln or ln.strip() == NSYS_AGENT_LOST for ln in stderr.splitlines())
 
 
 def run_retrying_nsys_startup(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(cmd, capture_output=True, text=True, **kwargs), run once more when nsys
-    failed to reach its own agent before profiling (NSYS_AGENT_NOT_UP); any other outcome stands."""
+    """subprocess.run(cmd, capture_output=True, text=True, **kwargs), run once more when nsys lost
+    the link to its own agent (nsys_lost_its_agent); any other outcome, and a second loss, stands."""
     res = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
-    if res.returncode != 0 and NSYS_AGENT_NOT_UP in res.stderr:
+    if nsys_lost_its_agent(res.stderr):
         res = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     return res
 
