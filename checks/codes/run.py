@@ -285,6 +285,17 @@ REMOTE_LAUNCH_FAILED = register_code(
     AREA,
 )
 
+# The scheduler or launcher could not start the job's processes at all (srun's step or task launch, mpirun's
+# executable or slots, hydra's execvp): no rank ran, so nothing of the rendezvous was tried yet.
+LAUNCH_FAILED = register_code(
+    "RUN304",
+    "launch-failed",
+    "fail",
+    "rendezvous",
+    "The scheduler or launcher could not start the job's processes (srun step or task launch, mpirun, hydra)",
+    AREA,
+)
+
 GPU_XID = register_code(
     "RUN241", "gpu-xid-error", "fail", "gpu_hardware", "The NVIDIA driver reported an Xid error", AREA
 )
