@@ -292,7 +292,8 @@ LAUNCH_FAILED = register_code(
     "launch-failed",
     "fail",
     "rendezvous",
-    "The scheduler or launcher could not start the job's processes (srun step or task launch, mpirun, hydra)",
+    "The scheduler or launcher could not start the job's processes "
+    "(srun step or task launch, mpirun, hydra, a hostfile)",
     AREA,
 )
 

@@ -109,6 +109,14 @@ def test_a_shutdown_that_cannot_disconnect_alone_is_the_coordination_failure(pre
     check_root(_prefixed(prefix, _SHUTDOWN), "RUN221", {"phase": "shutdown"})
 
 
+def test_jaxlibs_shutdown_result_that_is_not_ok() -> None:
+    log = (
+        "2023-05-01 10:00:00.000000: I external/xla/xla/pjrt/distributed/client.cc:180] Distributed task shutdown "
+        "result: DEADLINE_EXCEEDED: Deadline Exceeded\n"
+    )
+    check_root(log, "RUN221", {"phase": "shutdown"})
+
+
 def test_a_shutdown_that_cannot_disconnect_follows_an_earlier_failure() -> None:
     log = (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
@@ -120,6 +128,22 @@ def test_a_shutdown_that_cannot_disconnect_follows_an_earlier_failure() -> None:
 
 
 HEALTHY_COORDINATION = [
+    "2021-10-26 01:19:17.133471: I external/org_tensorflow/tensorflow/compiler/xla/pjrt/distributed/service.cc:369] "
+    "Jax service listening on 10.128.0.47:1456\n"
+    "2021-10-26 01:19:28.339404: I external/org_tensorflow/tensorflow/compiler/xla/pjrt/distributed/client.cc:129] "
+    "Connected to distributed JAX controller\n"
+    "2021-10-26 01:19:28.375758: I external/org_tensorflow/tensorflow/compiler/xla/pjrt/distributed/client.cc:163] "
+    "Waiting for all distributed JAX tasks to shut down.\n"
+    "2021-10-26 01:19:28.376179: I external/org_tensorflow/tensorflow/compiler/xla/pjrt/distributed/client.cc:180] "
+    "Distributed task shutdown result: OK\n",
+    "INFO:2025-06-17 10:07:59,101:jax._src.distributed:132: Starting JAX distributed service on [::]:9876\n"
+    "INFO:2025-06-17 10:07:59,102:jax._src.distributed:149: Connecting to JAX distributed service on "
+    "localhost:9876\n",
+    "Filtering local host names.\nRemote host found: 10.21.102.16\nChecking ssh on all remote hosts.\n"
+    "SSH was successful into all the remote hosts.\nTesting interfaces on all the hosts.\n"
+    "Waiting for the hosts to acknowledge.\nNotified all the hosts that the registration is complete.\n",
+    "Attempting to start training worker group of size 8 with the following resources: [{'GPU': 1}] * 8\n"
+    "Started training worker group of size 8\n",
     "I0412 23:39:41.656900 1234 coordination_service_agent.cc:300] Coordination agent has successfully "
     "connected.\n",
     "I0412 23:39:41.700000 1234 client.cc:100] Connected to distributed JAX controller\n",
@@ -283,6 +307,15 @@ MPI = [
     "for use.\n" + _BOX,
     "[proxy:0:0@node-1] HYDU_create_process (utils/launch/launch.c:74): execvp error on file python "
     "(No such file or directory)\n",
+    _BOX
+    + "A sequential map was requested, but not enough node entries\nwere given to support the requested number "
+    "of processes:\n\n  Num procs:  2\n  Num nodes:  1\n" + _BOX,
+    _BOX
+    + "Your job has requested more processes than the ppr for\nthis topology can support:\n\n  App: ./train\n"
+    "  Number of procs:  120\n  PPR: 40:node\n" + _BOX,
+    _BOX
+    + "A request was made to bind to that would result in binding more\nprocesses than cpus on a resource:\n\n"
+    "   Bind to:     CORE\n   Node:        node-1\n   #processes:  2\n   #cpus:       1\n" + _BOX,
 ]
 
 
@@ -398,3 +431,93 @@ def test_the_root_info_records_glued_on_one_line() -> None:
 )
 def test_an_hccl_rank_that_could_not_reach_the_root_info_server(line: str) -> None:
     check_root(_PLOG + line + "\n", "RUN222", {"problem": "hccl_rootinfo_connect"})
+
+
+# -- jax.distributed.initialize's settings, DeepSpeed's / ColossalAI's hostfile --------------------------------
+
+_JAX_INIT_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/work/train.py", line 12, in <module>\n'
+    "    jax.distributed.initialize()\n"
+    '  File "/venv/lib/python3.11/site-packages/jax/_src/distributed.py", line 196, in initialize\n'
+    "    global_state.initialize(coordinator_address, num_processes, process_id,\n"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: coordinator_address should be defined.",
+        "ValueError: Number of processes must be defined.",
+        "ValueError: The process id of the current process must be defined.",
+        "RuntimeError: Number of workers does not equal the number of processes. Auto detecting process_id is not "
+        "possible.Please pass process_id manually.",
+    ],
+)
+@pytest.mark.parametrize("frames", ["", _JAX_INIT_FRAMES])
+@pytest.mark.parametrize("prefix", ["", "[rank0]: ", "(RayTrainWorker pid=2044) "])
+def test_jax_distributed_settings_that_are_missing(line: str, frames: str, prefix: str) -> None:
+    check_root(_prefixed(prefix, frames + line), "RUN224", {"problem": "jax_settings_missing"})
+
+
+HOSTFILE = [
+    (
+        "[2023-06-01 10:00:00,000] [ERROR] [runner.py:212:fetch_hostfile] Hostfile is not formatted correctly, "
+        "unable to proceed with training.",
+        {},
+    ),
+    (
+        "[2024-02-01 10:00:00,000] [ERROR] [runner.py:212:fetch_hostfile] Hostfile is not formatted correctly, "
+        "unable to proceed with training/inference.",
+        {},
+    ),
+    ("Hostfile contains duplicate hosts, unable to proceed with training.", {}),
+    (
+        "ValueError: Hostfile contains a bad entry: worker-1 slot=8, unable to proceed with launching",
+        {"entry": "worker-1 slot=8"},
+    ),
+    (
+        "ValueError: Hostfile contains multiple entries for worker-1, unable to proceed with launching",
+        {"entry": "worker-1"},
+    ),
+    ("ValueError: Hostfile is empty or not formatted correctly, unable to proceed with launching.", {}),
+    ("Error: Hostfile is not formatted correctly, expected <hostname>:<slot>, but found worker-1 8", {}),
+]
+
+
+@pytest.mark.parametrize(("line", "facts"), HOSTFILE)
+def test_a_hostfile_the_launcher_rejected(line: str, facts: dict[str, str]) -> None:
+    check_root(line + "\n", "RUN304", {"launcher": "hostfile", **facts})
+
+
+def test_a_missing_hostfile_is_the_single_node_fallback_not_a_failure() -> None:
+    log = (
+        "[2024-01-06 11:41:34,489] [WARNING] [runner.py:202:fetch_hostfile] Unable to find hostfile, will proceed "
+        "with training with local resources only.\n[2024-01-06 11:41:40,021] [INFO] [comm.py:637:init_distributed] "
+        "cdb=None\nepoch 0 step 100 loss 2.31\n"
+    )
+    assert root_finding(log) is None
+
+
+# -- torch elastic's etcd rendezvous (etcd_rendezvous.py, 1.9-2.x): the log line before its raise --------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO:torch.distributed.elastic.rendezvous.etcd_rendezvous:Rendezvous timeout occured in "
+        "EtcdRendezvousHandler",
+        "[I1203 10:00:00.000 etcd_rendezvous.py:180] Rendezvous timeout occurred in EtcdRendezvousHandler",
+        "[2021-06-01 10:00:00,000] torch.distributed.elastic.rendezvous.etcd_rendezvous: [INFO] Rendezvous "
+        "timeout occured in EtcdRendezvousHandler",
+    ],
+)
+def test_the_etcd_rendezvous_timeout_line(line: str) -> None:
+    check_root(line + "\n", "RUN221")
+    with_raise = (
+        line + "\nTraceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/elastic/rendezvous/etcd_rendezvous.py", '
+        "line 174, in next_rendezvous\n    rdzv_version, rank, world_size = self._rdzv_impl.rendezvous_barrier()\n"
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
+    )
+    check_root(with_raise, "RUN221")

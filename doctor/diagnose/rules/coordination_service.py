@@ -22,11 +22,18 @@ waited too long for some tasks to show up" / "...: DEADLINE_EXCEEDED: ...", the 
 /tensorflow.CoordinationService/RegisterTask:" (newer: "RPC: /tensorflow.CoordinationService/RegisterTask"),
 the shutdown's "Failed to disconnect from coordination service with status: DEADLINE_EXCEEDED ... Proceeding
 with agent shutdown anyway.", the watch thread's "WatchTasksAsync failed for task 3: UNAVAILABLE: failed to
-connect to all addresses", and jaxlib's XlaRuntimeError / JaxRuntimeError raised from
-jax/_src/distributed.py's initialize / connect / shutdown. DEADLINE_EXCEEDED is the rendezvous timing out
+connect to all addresses", jaxlib's "Distributed task shutdown result: DEADLINE_EXCEEDED: ..." (not "OK"),
+and jaxlib's XlaRuntimeError / JaxRuntimeError raised from jax/_src/distributed.py's initialize / connect /
+shutdown. DEADLINE_EXCEEDED is the rendezvous timing out
 (RUN221); UNAVAILABLE, a connection refused or "failed to connect to all addresses" is the coordinator not
 reachable (RUN222). A shutdown that cannot disconnect follows an earlier failure when there is one (tier 2);
 heartbeat and error-polling RPCs (a task that died mid-run) are not read here.
+
+jax.distributed.initialize's own checks of its settings (jax/_src/distributed.py, 0.3-0.7), after it tried to
+detect them from the cluster (Slurm, Open MPI, Cloud TPU, Kubernetes): "ValueError: coordinator_address should
+be defined.", "Number of processes must be defined.", "The process id of the current process must be
+defined.", and the Cloud TPU detection's "Number of workers does not equal the number of processes. Auto
+detecting process_id is not possible." (RUN224: the rendezvous settings are missing, as torch's env:// ones).
 """
 
 from __future__ import annotations
@@ -101,7 +108,8 @@ _RPC = re.compile(
     r"Coordination service agent in error status:\s*(?P<why3>.*)|"
     r"(?:while calling|RPC:) /?(?:tensorflow|xla|tsl)\.CoordinationService/(?P<rpc>\w+)|"
     r"(?P<watch>Watch(?:Tasks|JobState)Async) failed for task (?P<task>\d+):\s*(?P<why4>.*)|"
-    r"(?:XlaRuntimeError|JaxRuntimeError):\s*(?P<why5>(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.*)"
+    r"(?:XlaRuntimeError|JaxRuntimeError):\s*(?P<why5>(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.*)|"
+    r"Distributed task (?P<down>shutdown) result:\s*(?P<why6>(?!OK\b)[A-Z_]{4,}.*)"
 )
 # gRPC's own words for a channel that never connected: only read where the coordination service is named
 # in the window (Ray's GCS and other gRPC services say the same).
@@ -200,10 +208,13 @@ def _rpc_event(row: Signature, hit: Hit, why: str, rpc: str, op: str) -> Optiona
 
 
 def _rpc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    why = next((g for g in (m.group(k) for k in ("why", "why2", "why3", "why4", "why5")) if g), "") or ""
+    why = (
+        next((g for g in (m.group(k) for k in ("why", "why2", "why3", "why4", "why5", "why6")) if g), "")
+        or ""
+    )
     if m.group("why5") is not None and not any(_FRAME_OP.search(t) for t in _near(hit, 30)):
         return None  # an XlaRuntimeError raised elsewhere (a collective, a compile): not the service's
-    op = m.group("op") or ""
+    op = m.group("op") or ("disconnect from" if m.group("down") else "")
     if m.group("why") is not None:
         op = "connect to"  # jaxlib's client: its Connect() failed
         if "waited too long" in why:
@@ -217,6 +228,33 @@ def _grpc_down(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if not any(_CONTEXT.search(t) for t in _near(hit, 30)):
         return None
     return _rpc_event(row, hit, m.group("why"), "", "")
+
+
+_JAX_SETTINGS = re.compile(
+    r"(?P<what>coordinator_address should be defined|Number of processes must be defined|"
+    r"The process id of the current process must be defined|"
+    r"Number of workers does not equal the number of processes)"
+)
+_JAX_NAME = {
+    "coordinator_address": "the coordinator address (coordinator_address / JAX_COORDINATOR_ADDRESS)",
+    "Number of processes": "the number of processes (num_processes)",
+    "The process id": "this process's id (process_id)",
+    "Number of workers": "this process's id (the TPU workers and num_processes disagree)",
+}
+
+
+def _jax_settings(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what")
+    missing = next(v for k, v in _JAX_NAME.items() if what.startswith(k))
+    return [
+        row.event(
+            hit,
+            f"jax.distributed.initialize could not start: {missing} is not set and could not be detected "
+            "from the cluster (not launched under Slurm / mpirun / a TPU pod, or the variables are missing)",
+            {"problem": "jax_settings_missing", "setting": what},
+            dedupe=(row.code, "jax_settings"),
+        )
+    ]
 
 
 SIGNATURES = (
@@ -252,6 +290,7 @@ SIGNATURES = (
             b"CoordinationService/",
             b"failed for task",
             b"RuntimeError:",
+            b"Distributed task shutdown result",
         ),
         worth=(
             rb"Failed to connect to distributed JAX controller",
@@ -260,6 +299,7 @@ SIGNATURES = (
             rb"CoordinationService/",
             rb"Async failed for task",
             rb"RuntimeError: (?:DEADLINE_EXCEEDED|UNAVAILABLE)",
+            rb"Distributed task shutdown result: [A-Z_]{4,}",
         ),
         words=(
             "jax controller",
@@ -267,6 +307,7 @@ SIGNATURES = (
             "coordinationservice/",
             "failed for task",
             "runtimeerror",
+            "distributed task shutdown",
         ),
         anchor_from="the 'RuntimeError:' of XlaRuntimeError / JaxRuntimeError",
         examples=("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded",),
@@ -280,6 +321,15 @@ SIGNATURES = (
         anchors=(b"failed to connect to all addresses", b"Failed to connect to remote host"),
         worth=(rb"failed to connect to all addresses", rb"Failed to connect to remote host"),
         words=("failed to connect to all addresses", "failed to connect to remote host"),
+    ),
+    Signature(
+        "jax.distributed settings missing",
+        _JAX_SETTINGS,
+        _jax_settings,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"should be defined", b"must be defined", b"does not equal the number of processes"),
+        worth=(rb"should be defined", rb"must be defined", rb"does not equal the number of processes"),
+        words=("should be defined", "must be defined", "does not equal the number of processes"),
     ),
 )
 parse = gated_reader(SIGNATURES)

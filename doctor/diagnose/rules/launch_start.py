@@ -10,7 +10,10 @@ No such file or directory". Open MPI's help texts (help-orterun.txt, PRRTE's hel
 wrapped after their first line: "mpirun was unable to launch the specified application as it could not access
 or execute an executable:", "mpirun was unable to find the specified executable file, and therefore did not
 launch the job.", "mpirun was unable to start the specified application as it encountered an error:", "There
-are not enough slots available in the system to satisfy the 8 slots that were requested by the application:";
+are not enough slots available in the system to satisfy the 8 slots that were requested by the application:",
+"A sequential map was requested, but not enough node entries were given ...", "Your job has requested more
+processes than the ppr for this topology can support:", "A request was made to bind to that would result in
+binding more processes than cpus on a resource:";
 MPICH hydra's "HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No such file or
 directory)". Horovod's horovodrun (runner/launch.py, 0.16-0.28): "ssh not successful for host node-2:" before
 ssh's own words (RUN303, the remote launch), and its start timeout "Timed out waiting for all tasks to start.
@@ -21,6 +24,14 @@ loops "nslookup <master>" / "waiting for master" until the master's name resolve
 resolve 'job-master-0'" or bind's "** server can't find job-master-0: NXDOMAIN" followed by the launcher's
 failure is the store host that never got a name (RUN222); the same lines followed by the run are its normal
 wait.
+
+DeepSpeed's runner reading its hostfile (launcher/runner.py fetch_hostfile, 0.3-0.16): "Hostfile is not
+formatted correctly, unable to proceed with training." (later "training/inference"), "Hostfile contains
+duplicate hosts, ...", "ValueError: host worker-1 is already defined", and 0.10+'s "Hostfile contains a bad
+entry: worker-1 slot=8, unable to proceed with launching", "Hostfile contains multiple entries for worker-1,
+...", "Hostfile is empty or not formatted correctly, unable to proceed with launching."; ColossalAI's "Error:
+Hostfile is not formatted correctly, expected <hostname>:<slot>, but found ...": the launcher never started a
+rank (RUN304).
 
 A step created after srun's retries ("step creation temporarily disabled, retrying", then "Step created"), a
 step that fails because the job was already being cancelled ("Job/step already completing or completed") and
@@ -47,9 +58,37 @@ _MPI = re.compile(
     r"(?P<tool>mpirun|mpiexec|orterun|prterun|prun) was unable to (?P<verb>launch|find|start) the specified "
     r"(?:application|executable)|"
     r"There are not enough slots available in the system to satisfy the (?P<slots>\d+)|"
+    r"(?P<map>A sequential map was requested, but not enough node entries|"
+    r"Your job has requested more processes than the ppr for|"
+    r"A request was made to bind to that would result in binding more)|"
     r"HYDU_create_process \([^)]*\): execvp error on file (?P<exe>\S+)(?: \((?P<why>[^)]*)\))?"
 )
-_HVD_SSH = re.compile(r"ssh not successful for host (?P<host>[^\s:]+?)[.:]?\s*$")
+_HOSTFILE = re.compile(
+    r"Hostfile (?P<what>is not formatted correctly|contains duplicate hosts|contains a bad entry|"
+    r"contains multiple entries for|is empty or not formatted correctly)(?P<rest>[^\n]*)"
+)
+
+
+def _hostfile(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rest = m.group("rest").strip(" :,.")
+    entry = re.match(r"(?:expected \S+, but found |)(?P<e>[^,]+)", rest)
+    facts: dict[str, Any] = {"launcher": "hostfile", "error": f"hostfile {m.group('what')}"}
+    if entry and m.group("what") in ("contains a bad entry", "contains multiple entries for"):
+        facts["entry"] = entry.group("e").strip()
+    return [
+        row.event(
+            hit,
+            f"the launcher rejected its hostfile (it {m.group('what')}"
+            + (f": {facts['entry']}" if "entry" in facts else "")
+            + "): one '<host> slots=<n>' line per host, each host once; no rank started",
+            facts,
+            dedupe=(row.code, "hostfile"),
+        )
+    ]
+
+
+# One line each in horovodrun's output; a flattened paste keeps ssh's words on the same line after it.
+_HVD_SSH = re.compile(r"ssh not successful for host (?P<host>[^\s:]+?)[.:]?(?:\s+(?P<said>\S.*))?$")
 _HVD_TIMEOUT = re.compile(
     r"Timed out waiting for (?P<activity>[^.]+)\. Please check (?:connectivity between servers|that you have "
     r"enough resources)"
@@ -104,6 +143,12 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             f"mpirun could not place {m.group('slots')} processes: there are not enough slots (the "
             "hostfile's slots= or the allocation holds fewer; use --oversubscribe or more hosts)"
         )
+    elif m.group("map"):
+        facts["error"] = m.group("map")
+        what = (
+            f"mpirun could not map the processes onto the hosts it was given ({m.group('map')}...): more "
+            "processes than the hosts, slots or cores allow"
+        )
     elif m.group("exe"):
         facts["executable"] = m.group("exe")
         facts["error"] = (m.group("why") or "").strip()
@@ -120,7 +165,9 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 def _hvd_ssh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     host = m.group("host")
-    said = next((ln.text.strip() for ln in hit.after(3, same_rank=False) if ln.text.strip()), "")
+    said = (m.group("said") or "").strip() or next(
+        (ln.text.strip() for ln in hit.after(3, same_rank=False) if ln.text.strip()), ""
+    )
     return [
         row.event(
             hit,
@@ -214,13 +261,35 @@ SIGNATURES = (
             b"was unable to start the specified",
             b"not enough slots available",
             b"execvp error on file",
+            b"A sequential map was requested",
+            b"requested more processes than the ppr",
+            b"would result in binding more",
         ),
         worth=(
             rb"was unable to (?:launch|find|start) the specified",
             rb"not enough slots available in the system",
+            rb"A sequential map was requested",
+            rb"requested more processes than the ppr",
+            rb"would result in binding more",
             rb"execvp error on file",
         ),
-        words=("the specified", "not enough slots available", "execvp error on file"),
+        words=(
+            "the specified",
+            "not enough slots available",
+            "execvp error on file",
+            "a sequential map was requested",
+            "more processes than the ppr",
+            "would result in binding more",
+        ),
+    ),
+    Signature(
+        "launcher hostfile rejected",
+        _HOSTFILE,
+        _hostfile,
+        L,
+        anchors=(b"Hostfile is ", b"Hostfile contains "),
+        worth=(rb"Hostfile (?:is|contains) ",),
+        words=("hostfile is ", "hostfile contains "),
     ),
     Signature(
         "horovodrun ssh check",
