@@ -521,3 +521,37 @@ def test_the_etcd_rendezvous_timeout_line(line: str) -> None:
         "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
     )
     check_root(with_raise, "RUN221")
+
+
+# -- Lightning's checks of the launcher against the Trainer (lightning_fabric/plugins/environments) ------------
+
+
+@pytest.mark.parametrize(
+    ("line", "setting"),
+    [
+        (
+            "RuntimeError: You set `--ntasks=8` in your SLURM bash script, but this variable is not supported. "
+            "HINT: Use `--ntasks-per-node=8` instead.",
+            "--ntasks=8",
+        ),
+        (
+            "ValueError: You set `devices=4` in Lightning, but the number of tasks per node configured in SLURM "
+            "`--ntasks-per-node=1` does not match. HINT: Set `devices=1`.",
+            "devices=4",
+        ),
+        (
+            "lightning_fabric.utilities.exceptions.MisconfigurationException: You set `devices=2` in Lightning, but "
+            "the number of tasks per node configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set "
+            "`devices=1`.",
+            "devices=2",
+        ),
+        (
+            "ValueError: You set `devices=2` and `num_nodes=1` in Lightning, but the product (2 * 1) does not "
+            "match the world size (4).",
+            "devices=2",
+        ),
+    ],
+)
+@pytest.mark.parametrize("prefix", ["", "[rank: 0] ", "srun: error: "])
+def test_lightning_and_the_launcher_disagree_on_the_world(line: str, setting: str, prefix: str) -> None:
+    check_root(prefix + line + "\n", "RUN224", {"setting": setting})
