@@ -555,3 +555,48 @@ def test_the_etcd_rendezvous_timeout_line(line: str) -> None:
 @pytest.mark.parametrize("prefix", ["", "[rank: 0] ", "srun: error: "])
 def test_lightning_and_the_launcher_disagree_on_the_world(line: str, setting: str, prefix: str) -> None:
     check_root(prefix + line + "\n", "RUN224", {"setting": setting})
+
+
+# -- Horovod's Gloo rendezvous (horovod/common/gloo/http_store.cc, runner/http/http_client.py) -----------------
+
+HVD_STORE_WAIT = [
+    "terminate called after throwing an instance of 'gloo::IoException'\n"
+    "  what():  [horovod/common/gloo/http_store.cc:53] [horovod/common/gloo/http_store.cc:53] Wait timeout for "
+    "key(s): 0\n*** Received signal 6 ***\n",
+    "terminate called after throwing an instance of 'gloo::IoException'\n"
+    "  what():  [/tmp/pip-install-43a3uo3a/horovod_33a4/horovod/common/gloo/http_store.cc:57] "
+    "[/tmp/pip-install-43a3uo3a/horovod_33a4/horovod/common/gloo/http_store.cc:57] Wait timeout after 30 seconds "
+    "for key(s): 0. You may want to increase the timeout via HOROVOD_GLOO_TIMEOUT_SECONDS\n"
+    "*** SIGABRT received at time=1655335369 on cpu 8 ***\n",
+]
+
+
+@pytest.mark.parametrize("log", HVD_STORE_WAIT)
+@pytest.mark.parametrize(
+    "prefix", ["", "Tue Jun  9 20:10:40 2020[1]<stderr>:", "(BaseHorovodWorker pid=77) "]
+)
+def test_horovods_gloo_rendezvous_wait_timeout(log: str, prefix: str) -> None:
+    check_root(_prefixed(prefix, log), "RUN221", {"problem": "horovod_gloo_rendezvous", "keys": "0"})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: ('Put data input KVStore server failed.', URLError(error(104, 'Connection reset by "
+        "peer'),))",
+        "RuntimeError: ('Read data from KVStore server failed.', URLError(ConnectionRefusedError(111, "
+        "'Connection refused')))",
+        "RuntimeError: Read data from KVStore server failed.",
+    ],
+)
+def test_horovods_rendezvous_kv_store_unreachable(line: str) -> None:
+    check_root(line + "\n", "RUN222", {"problem": "horovod_kvstore"})
+
+
+def test_a_rank_that_died_first_leads_the_gloo_rendezvous_timeout() -> None:
+    log = (
+        "[2]<stderr>:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total "
+        "capacity of 15.78 GiB of which 1.02 GiB is free.\n" + HVD_STORE_WAIT[1]
+    )
+    root = root_finding(log)
+    assert root is not None and root.code != "RUN221", root
