@@ -268,6 +268,11 @@ SRUN = [
         {"host": "gpu07"},
     ),
     ("srun: error: Application launch failed: Invalid node name specified", {}),
+    ("srun: error: Unable to allocate resources: Requested node configuration is not available", {}),
+    (
+        "srun: error: Unable to allocate resources: Invalid account or account/partition combination specified",
+        {},
+    ),
     ("slurmstepd: error: execve(): python: No such file or directory", {"executable": "python"}),
 ]
 

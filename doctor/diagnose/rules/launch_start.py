@@ -5,21 +5,22 @@ Formats. Slurm's srun (src/srun, src/api/step_launch.c, 17.x-24.x): "srun: error
 job 1234: More processors requested than permitted" (also "Requested node configuration is not available",
 "Memory required by task is not available", "Invalid generic resource (gres) specification"), "srun: error:
 Task launch for StepId=1234.0 failed on node node-3: Invalid node name specified" (older "Task launch for
-1234.0 failed on node ..."), "srun: error: Application launch failed: ...", slurmstepd's "execve(): python:
-No such file or directory". Open MPI's help texts (help-orterun.txt, PRRTE's help-prterun.txt, 2.x-5.x),
-wrapped after their first line: "mpirun was unable to launch the specified application as it could not access
-or execute an executable:", "mpirun was unable to find the specified executable file, and therefore did not
-launch the job.", "mpirun was unable to start the specified application as it encountered an error:", "There
-are not enough slots available in the system to satisfy the 8 slots that were requested by the application:",
-"A sequential map was requested, but not enough node entries were given ...", "Your job has requested more
-processes than the ppr for this topology can support:", "A request was made to bind to that would result in
-binding more processes than cpus on a resource:";
-MPICH hydra's "HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No such file or
-directory)". Horovod's horovodrun (runner/launch.py, 0.16-0.28): "ssh not successful for host node-2:" before
-ssh's own words (RUN303, the remote launch), and its start timeout "Timed out waiting for all tasks to start.
-Please check connectivity between servers. You may need to increase the --start-timeout parameter if you have
-too many servers." (RUN221). Ray Train 2.x's "WorkerGroupStartupTimeoutError: The worker group startup timed
-out after 30.0 seconds waiting for 8 workers." (RUN221). Kubeflow's PyTorchJob init container (and PAI-DLC's)
+1234.0 failed on node ..."), "srun: error: Unable to allocate resources: Requested node configuration is not
+available" (srun asking for the job's allocation itself), "srun: error: Application launch failed: ...",
+slurmstepd's "execve(): python: No such file or directory". Open MPI's help texts (help-orterun.txt, PRRTE's
+help-prterun.txt, 2.x-5.x), wrapped after their first line: "mpirun was unable to launch the specified
+application as it could not access or execute an executable:", "mpirun was unable to find the specified
+executable file, and therefore did not launch the job.", "mpirun was unable to start the specified application
+as it encountered an error:", "There are not enough slots available in the system to satisfy the 8 slots that
+were requested by the application:", "A sequential map was requested, but not enough node entries were given
+...", "Your job has requested more processes than the ppr for this topology can support:", "A request was made
+to bind to that would result in binding more processes than cpus on a resource:"; MPICH hydra's
+"HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No such file or directory)".
+Horovod's horovodrun (runner/launch.py, 0.16-0.28): "ssh not successful for host node-2:" before ssh's own
+words (RUN303, the remote launch), and its start timeout "Timed out waiting for all tasks to start. Please
+check connectivity between servers. You may need to increase the --start-timeout parameter if you have too
+many servers." (RUN221). Ray Train 2.x's "WorkerGroupStartupTimeoutError: The worker group startup timed out
+after 30.0 seconds waiting for 8 workers." (RUN221). Kubeflow's PyTorchJob init container (and PAI-DLC's)
 loops "nslookup <master>" / "waiting for master" until the master's name resolves: busybox's "nslookup: can't
 resolve 'job-master-0'" or bind's "** server can't find job-master-0: NXDOMAIN" followed by the launcher's
 failure is the store host that never got a name (RUN222); the same lines followed by the run are its normal
@@ -52,6 +53,7 @@ _SRUN = re.compile(
     r"Unable to create step for job (?P<job>\d+)\s*:\s*(?P<why>.*)|"
     r"Task launch for (?:StepId=)?(?P<step>[\w.+]+) failed on node (?P<node>[\w.-]+)\s*:\s*(?P<why2>.*)|"
     r"Application launch failed\s*:\s*(?P<why3>.*)|"
+    r"(?P<alloc>Unable to allocate resources)\s*:\s*(?P<why5>.*)|"
     r"execve\(\): (?P<exe>[^:]+): (?P<why4>No such file or directory|Permission denied)"
 )
 _MPI = re.compile(
@@ -113,7 +115,10 @@ _ENDING = re.compile(r"already completing or completed|Job/step already", re.I)
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    why = clip((m.group("why") or m.group("why2") or m.group("why3") or m.group("why4") or "").strip(), 100)
+    why = (
+        m.group("why") or m.group("why2") or m.group("why3") or m.group("why4") or m.group("why5") or ""
+    ).strip()
+    why = clip(why, 100)
     if _ENDING.search(why):
         return []  # the job was already ending: the cancel or limit is the story, not the launch
     facts: dict[str, Any] = {"launcher": "srun", "error": why}
@@ -126,6 +131,10 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["host"] = m.group("node")
         facts["step"] = m.group("step")
         what = f"srun could not launch the tasks of step {m.group('step')} on {m.group('node')} ({why})"
+    elif m.group("alloc"):
+        what = (
+            f"srun could not get an allocation ({why}): the request does not fit the partition or the account"
+        )
     elif m.group("exe"):
         facts["executable"] = m.group("exe").strip()
         what = f"slurmstepd could not execute {facts['executable']} ({why}): not on the node's PATH"
@@ -241,14 +250,22 @@ SIGNATURES = (
             b"Task launch for",
             b"Application launch failed",
             b"execve()",
+            b"Unable to allocate resources",
         ),
         worth=(
             rb"Unable to create step for job",
             rb"Task launch for \S+ failed on node",
             rb"Application launch failed",
             rb"execve\(\): ",
+            rb"Unable to allocate resources",
         ),
-        words=("unable to create step", "task launch for", "application launch failed", "execve():"),
+        words=(
+            "unable to create step",
+            "task launch for",
+            "application launch failed",
+            "execve():",
+            "unable to allocate resources",
+        ),
     ),
     Signature(
         "mpi launcher could not start the application",
