@@ -88,6 +88,15 @@ _NET = (
     r"retry count exceeded|ibv_\w+|\brdma\b|link (?:is )?down|peer (?:closed|disconnected)|"
     r"failed to (?:receive|send) message|socket (?:error|closed)"
 )
+# A distributed call the library refused: an operation, argument or tensor its backend does not take.
+_REFUSED = (
+    r"does not support|doesn't support|is not supported|not supported by|unsupported|invalid usage|"
+    r"invalid argument"
+)
+_DIST_CALL = (
+    r"process ?group|\bbackend\b|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|"
+    r"collective|\bhccl\b|\bnccl\b|\bgloo\b|\bmpi\b|horovod"
+)
 # Which connection: an errno alone ("RuntimeError: Connection reset by peer") could be any socket of any
 # program; the line must name a transport, an address or a peer of the job.
 _NET_CONTEXT = (
@@ -300,6 +309,15 @@ SIGNATURES = (
         "InternalError: Shape mismatch in the collective instance 100. Op at device "
         "/job:worker/replica:0/task:1/device:GPU:0 expected shape [8] but another member in the group "
         "expected shape [4]",
+    ),
+    _row(
+        "refused call",
+        _both(_REFUSED, _DIST_CALL),
+        "a distributed call its backend refused",
+        C.NCCL_INVALID_USAGE.code,
+        (b"not support", b"n't support", b"nsupported", b"nvalid usage", b"nvalid argument"),
+        rb"(?i:not support|n't support|unsupported|invalid usage|invalid argument)",
+        "RuntimeError: ProcessGroupHCCL does not support alltoall_base with uneven splits",
     ),
     _row(
         "collective timeout",
