@@ -145,6 +145,15 @@ Cluster Exception Location[IP/ID]:[90.90.92.240/1], Arrival Time:[Thu Nov 28 11:
 ]""",
         {"suspect_device": "90.90.92.240/1", "op": "AllReduce"},
     ),
+    # MindSpore / older CANN wordings (MindSpore troubleshooter's HCCL knowledge base)
+    (
+        "[ERROR] HCCL(21722,python):2022-09-14-10:11:06.384.781 [notify.cc:128][21913][Notify][Wait]Notify wait execute failed, device[3]",
+        {"phase": "notify_wait"},
+    ),
+    (
+        "[ERROR] HCCL(21722,python):2022-09-14-10:21:06.384.781 [transport_p2p.cc:237][21913][Wait]connected p2p timeout, timeout:600 s. local logicDevid:3, remote physic id:0",
+        {"phase": "link_setup"},
+    ),
     # the summary alone
     (
         "Cluster Exception Location[IP/ID]:[10.1.2.3/7], Arrival Time:[Mon Mar  3 10:00:00 2025], Discoverer:[10.1.2.4/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited, 2. Network Disconnected",
@@ -245,6 +254,10 @@ RENDEZVOUS: list[tuple[str, dict[str, Any]]] = [
         {"world_size": 8, "ranks_joined": 4},
     ),
     (
+        "[ERROR] HCCL(35219,python):2022-10-09-15:02:13.210.311 [hcom.cc:240][35219][Init][Result]errNo[0x0000000005000001] rankTablePath[/home/rank_table_8pcs.json] EI0004: The ranktable is invalid,Reason:[The ranktable config is invalid. device id[9] is out of range]",
+        {"problem": "hccl_rank_table"},
+    ),
+    (
         "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 9",
         {"backend": "hccl"},
     ),
@@ -253,8 +266,9 @@ RENDEZVOUS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize("prefix", PREFIXES[:4])
 @pytest.mark.parametrize("log,facts", RENDEZVOUS)
-def test_hccl_topology_exchange_is_rendezvous(prefix: str, log: str, facts: dict[str, Any]) -> None:
-    check_root(_prefixed(prefix, log), "RUN221", facts)
+def test_hccl_start_up_failures_are_rendezvous(prefix: str, log: str, facts: dict[str, Any]) -> None:
+    code = "RUN224" if facts.get("problem") == "hccl_rank_table" else "RUN221"
+    check_root(_prefixed(prefix, log), code, facts)
 
 
 # Other roots of the family: network, a taken port, the device, a busy NPU.
@@ -317,6 +331,26 @@ FatalError: `Process abort signal` is detected by the operating system.
 @pytest.mark.parametrize("prefix", PREFIXES[:4])
 def test_paddle_gloo_pair_timeout(prefix: str) -> None:
     check_root(_prefixed(prefix, PADDLE_GLOO), "RUN153", {"peer_rank": 1, "backend": "gloo"})
+
+
+# Paddle 2.6+'s communication task manager (comm_task_manager.cc, glog WARNING prefix): a collective past the
+# process group's timeout, started and not finished, or enqueued and never started.
+PADDLE_TASKS: list[tuple[str, dict[str, Any]]] = [
+    (
+        "W0301 10:30:00.123456 12345 comm_task_manager.cc:146] Find timeout start but not finish task:group_key:group_0,group_ranks:[0, 1, 2, 3],global_rank:2,local_rank:2,comm_count:118,op:allreduce,started:1,completed:0,numel:4096,nranks:4",
+        {"rank": 2, "seq": 118, "op": "ALLREDUCE", "started": True, "group_ranks": [0, 1, 2, 3]},
+    ),
+    (
+        "W0301 10:30:00.123456 12345 comm_task_manager.cc:139] Find timeout init but not start task:group_key:group_3,group_ranks:[0, 8],global_rank:8,local_rank:1,comm_count:7,op:broadcast,started:0,completed:0,numel:1,nranks:2",
+        {"rank": 8, "seq": 7, "op": "BROADCAST", "started": False},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "[2025-03-01 10:30:00] ", "workerlog.2: "])
+@pytest.mark.parametrize("log,facts", PADDLE_TASKS)
+def test_paddle_comm_task_timeouts(prefix: str, log: str, facts: dict[str, Any]) -> None:
+    check_root(prefix + log, "RUN151", {"backend": "paddle", **facts})
 
 
 PADDLE_NCCL = [

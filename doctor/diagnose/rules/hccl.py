@@ -77,10 +77,12 @@ TIMEOUT_NUMBERS = {
 }
 
 _NOTIFY = re.compile(
-    r"\bEI0002\b|wait execution of the Notify register times out|hccl fftsplus task timeout occurred"
+    r"\bEI0002\b|wait execution of the Notify register times out|hccl fftsplus task timeout occurred|"
+    r"Notify wait execute failed"
 )
 _SOCKET = re.compile(
-    r"\bEI0006\b|Getting socket times out|wait socket establish timeout|Communication_Error_Get_Socket"
+    r"\bEI0006\b|Getting socket times out|wait socket establish timeout|Communication_Error_Get_Socket|"
+    r"connected p2p timeout"
 )
 _STREAM = re.compile(
     r"event wait timeout occurred|[Ss]tream synchronize timeout|reason=\[?stream sync timeout|\bEE1002\b|"
@@ -100,6 +102,10 @@ _TOPO = re.compile(
     r"rank num\[(?P<want>\d+)\]\s*is different with rank list size\[(?P<got>\d+)\]|"
     r"HCCL function error: [Hh]cclCommInitRootInfo\w*\(.*error code is 9\b"
 )
+# EI0004: the rank table (RANK_TABLE_FILE: device, rank and server ids of every rank) is invalid or does
+# not match the machine - HCCL's rendezvous settings are wrong (MindSpore's init_hccl(), torch_npu's
+# RANK_TABLE_FILE path).
+_RANKTABLE = re.compile(r"\bEI0004\b|[Rr]anktable is invalid|[Rr]ank table is invalid")
 _CONNECTED = re.compile(r"total connected num is \[(\d+)\]")
 _NEED = re.compile(r"need connect rankNum is \[(\d+)\]")
 _TRANSPORT = re.compile(r"\bEI0009\b|Transport init error|\[Create\]\[DestLink\]Create Dest error")
@@ -276,6 +282,20 @@ def _raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return _record_below(hit, tuple(r for r in SIGNATURES if r.name != row.name))
 
 
+def _ranktable(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = _npu_facts(hit)
+    facts["problem"] = "hccl_rank_table"
+    return [
+        row.event(
+            hit,
+            "HCCL rejected the rank table (EI0004): its device, rank or server ids are wrong, repeated or "
+            "do not match this machine, or the ranks started do not match it",
+            facts,
+            dedupe=(row.code, "hccl_rank_table"),
+        )
+    ]
+
+
 def _transport(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts = _npu_facts(hit)
     d = _DST.search(hit.text)
@@ -395,6 +415,16 @@ SIGNATURES = (
         words=("ei0009", "transport init error", "create dest error"),
     ),
     Signature(
+        "HCCL rank table invalid",
+        _RANKTABLE,
+        _ranktable,
+        C.RENDEZVOUS_CONFIG.code,
+        tier=0,
+        anchors=(b"EI0004", b"anktable is invalid", b"ank table is invalid"),
+        worth=(rb"EI0004", rb"anktable is invalid", rb"ank table is invalid"),
+        words=("ei0004", "ranktable is invalid", "rank table is invalid"),
+    ),
+    Signature(
         "HCCL topology exchange at start-up",
         _TOPO,
         _topo,
@@ -424,13 +454,15 @@ SIGNATURES = (
             b"EI0002",
             b"Notify register times out",
             b"fftsplus task timeout",
+            b"Notify wait execute failed",
         ),
         worth=(
             rb"EI0002",
             rb"Notify register times out",
             rb"fftsplus task timeout",
+            rb"Notify wait execute failed",
         ),
-        words=("ei0002", "notify register", "fftsplus"),
+        words=("ei0002", "notify register", "fftsplus", "notify wait execute"),
     ),
     Signature(
         "HCCL link set-up timeout",
@@ -440,9 +472,21 @@ SIGNATURES = (
         ),
         T,
         tier=1,
-        anchors=(b"EI0006", b"Getting socket times out", b"wait socket establish timeout", b"Get_Socket"),
-        worth=(rb"EI0006", rb"Getting socket times out", rb"socket establish timeout", rb"Get_Socket"),
-        words=("ei0006", "socket"),
+        anchors=(
+            b"EI0006",
+            b"Getting socket times out",
+            b"wait socket establish timeout",
+            b"Get_Socket",
+            b"connected p2p timeout",
+        ),
+        worth=(
+            rb"EI0006",
+            rb"Getting socket times out",
+            rb"socket establish timeout",
+            rb"Get_Socket",
+            rb"connected p2p timeout",
+        ),
+        words=("ei0006", "socket", "p2p timeout"),
     ),
     Signature(
         "NPU stream or event wait timeout",

@@ -1,0 +1,74 @@
+"""collective_timeout in PaddlePaddle: the communication task manager's report of a collective that ran past
+the process group's timeout (Paddle 2.6+, the watchdog of its ProcessGroupNCCL / ProcessGroupCustom tasks).
+
+Format (paddle/phi/core/distributed/comm_task_manager.cc, a glog WARNING "W0301 10:30:00.123456 12345
+comm_task_manager.cc:146] " before it; the task's trace from nccl_comm_task.cc GetTraceMsg): "Find timeout
+start but not finish task:group_key:group_0,group_ranks:[0, 1, 2, 3],global_rank:2,local_rank:2,
+comm_count:118,op:allreduce,started:1,completed:0,numel:4096,nranks:4" - the collective started on this
+rank and its peers never finished it (a peer is missing or stuck) - and "Find timeout init but not start
+task:..." - the collective was enqueued here and never started on the device (the work before it on this
+rank's stream is stuck). Either way the cause is on a rank that did not arrive, as for c10d's watchdog.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_TASK = re.compile(r"Find timeout (?P<state>start but not finish|init but not start) task:\s*(?P<trace>.*)$")
+_FIELD = re.compile(r"(group_key|global_rank|local_rank|comm_count|op|numel|nranks):([^,]+)")
+_RANKS = re.compile(r"group_ranks:\[([^\]]*)\]")
+_INT = {"global_rank": "rank", "comm_count": "seq", "numel": "numel_in", "nranks": "group_size"}
+
+
+def _task(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    trace = m.group("trace")
+    facts: dict[str, Any] = {"backend": "paddle", "started": m.group("state").startswith("start")}
+    for k, v in _FIELD.findall(trace):
+        if k in _INT:
+            try:
+                facts[_INT[k]] = int(v)
+            except ValueError:
+                pass
+        elif k == "op":
+            facts["op"] = v.strip().upper()
+        elif k == "group_key":
+            facts["pg_name"] = v.strip()
+    ranks = _RANKS.search(trace)
+    if ranks:
+        facts["group_ranks"] = [int(x) for x in re.findall(r"-?\d+", ranks.group(1))]
+    r = facts.get("rank", hit.rank)
+    what = (
+        "started and did not finish: a peer never joined it"
+        if facts["started"]
+        else "was enqueued and never started: the work before it on this rank's stream is stuck"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: Paddle's {facts.get('op', 'collective')} #{facts.get('seq', '?')} "
+            f"ran past the process group timeout and {what}",
+            facts,
+            rank=r,
+            dedupe=(row.code, r, facts.get("pg_name"), facts.get("seq")),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "paddle comm task timeout",
+        _TASK,
+        _task,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Find timeout ",),
+        worth=(rb"Find timeout ",),
+        words=("find timeout",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
