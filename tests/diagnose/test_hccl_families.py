@@ -305,6 +305,51 @@ EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reaso
 ]
 
 
+# torch_npu's raise alone (no CANN record in the excerpt): the HcclResult (hccl_types.h) of the call says
+# what it can for the communicator's start-up and for an operation; other numbers stay a bare exception.
+RESULTS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 11",
+        "RUN222",
+        {"hccl_error": 11, "hccl_function": "hcclCommInitRootInfoConfig"},
+    ),
+    (
+        "RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:281 OPS function error: HcclAllreduce, error code is 9",
+        "RUN311",
+        {"hccl_error": 9, "hccl_function": "HcclAllreduce"},
+    ),
+    (
+        "RuntimeError: InnerRunOpApi:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:281 OPS function error: HcclAllGather, error code is 21",
+        "RUN173",
+        {"problem": "error_cqe"},
+    ),
+    (
+        "RuntimeError: InnerRunOpApi:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:281 OPS function error: HcclBroadcast, error code is 13",
+        "RUN172",
+        {"problem": "tcp_transfer"},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line,code,facts", RESULTS)
+def test_hccl_result_of_a_raise_without_its_record(
+    prefix: str, line: str, code: str, facts: dict[str, Any]
+) -> None:
+    record = (
+        "[ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR02200 DIST call hccl api failed."
+    )
+    check_root(_prefixed(prefix, line + "\n" + record), code, {"device": 1, **facts})
+
+
+@pytest.mark.parametrize("num", [1, 4, 6, 15])
+def test_hccl_results_that_name_no_cause_do_not_invent_one(num: int) -> None:
+    line = f"OPS function error: HcclAllGather, error code is {num}"
+    assert all(
+        f.code not in ("RUN311", "RUN172", "RUN173", "RUN221", "RUN222") for f in failure_findings(line)
+    )
+
+
 @pytest.mark.parametrize("log,code,facts", OTHERS)
 def test_other_roots_of_the_family(log: str, code: str, facts: dict[str, Any]) -> None:
     check_root(log, code, facts)

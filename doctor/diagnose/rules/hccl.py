@@ -276,10 +276,61 @@ def _topo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# HcclResult (hccl_types.h) of an HCCL call torch_npu raised, when no CANN record says more: what each
+# number means for the communicator's start-up (hcclCommInitRootInfo*, HcclGetRootInfo: the exchange with
+# the root is HCCL's rendezvous) and for an operation (HcclAllreduce, ...). Other numbers (1 parameter,
+# 4 internal, 6 not found, 15 runtime, ...) say nothing about the cause: the exception stays bare.
+_INIT_RESULTS = {9: ("rendezvous_timeout", "timed out"), 11: ("root_unreachable", "could not connect (TCP)")}
+_OP_RESULTS = {
+    9: ("timeout", "timed out (HCCL_E_TIMEOUT)"),
+    11: ("tcp_connect", "could not connect to a peer (HCCL_E_TCP_CONNECT)"),
+    12: ("roce_connect", "could not connect to a peer over RoCE (HCCL_E_ROCE_CONNECT)"),
+    13: ("tcp_transfer", "failed a TCP transfer (HCCL_E_TCP_TRANSFER)"),
+    14: ("roce_transfer", "failed a RoCE transfer (HCCL_E_ROCE_TRANSFER)"),
+    19: ("network", "failed a network call (HCCL_E_NETWORK)"),
+    21: ("error_cqe", "got an error completion from the RDMA NIC (HCCL_E_REMOTE)"),
+}
+_HCCL_CALL = re.compile(
+    r"(?:HCCL|OPS) function error: (?P<fn>[A-Za-z_:]*[Hh]ccl\w*)\b.*?error code is (?P<num>\d+)"
+)
+_INIT_CALL = re.compile(r"[Hh]cclCommInit|HcclGetRootInfo|hcclGetRootInfo")
+
+
 def _raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # torch_npu's RuntimeError names a function and a number; the CANN record printed under it (or the
-    # runtime's text of the number) is the failure. Without one it is a bare exception (pyexc's).
-    return _record_below(hit, tuple(r for r in SIGNATURES if r.name != row.name))
+    # runtime's text of the number) is the failure. Without one, the HcclResult of an HCCL call says what
+    # it can; otherwise it is a bare exception (pyexc's).
+    below = _record_below(hit, tuple(r for r in SIGNATURES if r.name != row.name))
+    if below is not None:
+        return below
+    call = _HCCL_CALL.search(hit.text)
+    if not call:
+        return None
+    fn, num = call.group("fn").rsplit(":", 1)[-1], int(call.group("num"))
+    facts = _npu_facts(hit)
+    facts.update({"hccl_function": fn, "hccl_error": num})
+    r = facts.get("rank")
+    if _INIT_CALL.search(fn):
+        if num not in _INIT_RESULTS:
+            return None
+        facts["problem"], what = _INIT_RESULTS[num]
+        code = C.RENDEZVOUS_TIMEOUT.code if num == 9 else C.STORE_UNREACHABLE.code
+        msg = f"{hit.who(r)}: HCCL's communicator start-up ({fn}) {what} exchanging root info with the others"
+        return [row.event(hit, msg, facts, rank=r, code=code, dedupe=(code, "hccl_init", r))]
+    if num not in _OP_RESULTS:
+        return None
+    facts["problem"], what = _OP_RESULTS[num]
+    code = T if num == 9 else C.NCCL_IB_ERROR.code if num in (12, 14, 21) else C.NCCL_REMOTE_ERROR.code
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: {fn} {what}",
+            facts,
+            rank=r,
+            code=code,
+            dedupe=(code, "hccl_timeout" if code == T else "hccl_op", r),
+        )
+    ]
 
 
 def _ranktable(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
