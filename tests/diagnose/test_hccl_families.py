@@ -154,6 +154,12 @@ Cluster Exception Location[IP/ID]:[90.90.92.240/1], Arrival Time:[Thu Nov 28 11:
         "[ERROR] HCCL(21722,python):2022-09-14-10:21:06.384.781 [transport_p2p.cc:237][21913][Wait]connected p2p timeout, timeout:600 s. local logicDevid:3, remote physic id:0",
         {"phase": "link_setup"},
     ),
+    # an EI0002 record whose first line the paste cut: its group information and the catalogue's cause
+    (
+        """]. group information: [group:[172.16.38.219%eth0_60000_0_1742963775856197], user define information[], rankSize[8], rankId[4].]
+        Possible Cause: 1. An exception occurs during the execution on some NPUs in the cluster. As a result, collective communication operation failed.2. The execution speed on some NPU in the cluster is too slow to complete a communication operation within the timeout interval. (default 1800s, You can set the interval by using HCCL_EXEC_TIMEOUT.)3. The number of training samples of each NPU is inconsistent.4. Packet loss or other connectivity problems occur on the communication link.""",
+        {"phase": "notify_wait", "group_rank": 4},
+    ),
     # the summary alone
     (
         "Cluster Exception Location[IP/ID]:[10.1.2.3/7], Arrival Time:[Mon Mar  3 10:00:00 2025], Discoverer:[10.1.2.4/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited, 2. Network Disconnected",
@@ -181,6 +187,8 @@ def test_the_raise_and_its_record_are_one_finding() -> None:
 
 # torch_npu's ProcessGroupHCCL watchdog copies c10d's records with WorkHCCL: the watchdog's rows read them.
 WATCHDOG = [
+    # torch_npu 2.5's record without NumelIn/NumelOut (vllm-ascend #382)
+    "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=12, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.",
     "[rank1]:[E ProcessGroupHCCL.cpp:1011] [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=1800000) ran for 1800442 milliseconds before timing out.",
     "[E compiler_depend.ts:907] [Rank 0] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.",
     "RuntimeError: [Rank 0] Work WorkHCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) timed out in blocking wait (TORCH_HCCL_BLOCKING_WAIT=1 or HCCL_BLOCKING_WAIT=1).",
@@ -257,6 +265,8 @@ RENDEZVOUS: list[tuple[str, dict[str, Any]]] = [
         "[ERROR] HCCL(35219,python):2022-10-09-15:02:13.210.311 [hcom.cc:240][35219][Init][Result]errNo[0x0000000005000001] rankTablePath[/home/rank_table_8pcs.json] EI0004: The ranktable is invalid,Reason:[The ranktable config is invalid. device id[9] is out of range]",
         {"problem": "hccl_rank_table"},
     ),
+    # MindSpore's FAQ: HCCL's initialisation refused the rank table
+    ("RuntimeError: Init plugin so failed, ret = 1343225860", {"problem": "hccl_rank_table"}),
     (
         "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 9",
         {"backend": "hccl"},

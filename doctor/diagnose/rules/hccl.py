@@ -54,6 +54,8 @@ from pgdoctor.knowledge.clip import clip
 # torch_npu's record after each error: "(PID:13075, Device:0, RankID:8) ERR00100" (RankID -1: not yet
 # in a process group).
 _NPU_RECORD = re.compile(r"\(PID:(?P<pid>\d+), Device:(?P<dev>-?\d+), RankID:(?P<rank>-?\d+)\) ERR\d{5}")
+# HCCL's group information in a record: "group information: [group:[...], ..., rankSize[8], rankId[4].]"
+_GROUP_RANK = re.compile(r"rankSize\[\d+\], rankId\[(\d+)\]")
 _CHIP = re.compile(r"chipId:(\d+)|device_id=(\d+)|Device\[(\d+)\]")
 # The operation an HCCL task belongs to: "tag[AllReduce_90.90.92.240%enp189s0f0_60000_0_17327...]".
 _TAG_OP = re.compile(r"tag\[(?P<op>[A-Za-z]+)_")
@@ -78,7 +80,10 @@ TIMEOUT_NUMBERS = {
 
 _NOTIFY = re.compile(
     r"\bEI0002\b|wait execution of the Notify register times out|hccl fftsplus task timeout occurred|"
-    r"Notify wait execute failed"
+    r"Notify wait execute failed|"
+    # EI0002's own "Possible Cause" (the catalogue's text), which names HCCL_EXEC_TIMEOUT: the record's
+    # tail when a paste cut its first line
+    r"too slow to complete a communication operation within the timeout interval"
 )
 _SOCKET = re.compile(
     r"\bEI0006\b|Getting socket times out|wait socket establish timeout|Communication_Error_Get_Socket|"
@@ -105,7 +110,11 @@ _TOPO = re.compile(
 # EI0004: the rank table (RANK_TABLE_FILE: device, rank and server ids of every rank) is invalid or does
 # not match the machine - HCCL's rendezvous settings are wrong (MindSpore's init_hccl(), torch_npu's
 # RANK_TABLE_FILE path).
-_RANKTABLE = re.compile(r"\bEI0004\b|[Rr]anktable is invalid|[Rr]ank table is invalid")
+# MindSpore's "Init plugin so failed, ret = 1343225860" is HCCL's initialisation refusing the rank table
+# (its FAQ: a wrong rank_table.json).
+_RANKTABLE = re.compile(
+    r"\bEI0004\b|[Rr]anktable is invalid|[Rr]ank table is invalid|Init plugin so failed, ret = 1343225860"
+)
 _CONNECTED = re.compile(r"total connected num is \[(\d+)\]")
 _NEED = re.compile(r"need connect rankNum is \[(\d+)\]")
 _TRANSPORT = re.compile(r"\bEI0009\b|Transport init error|\[Create\]\[DestLink\]Create Dest error")
@@ -138,6 +147,9 @@ def _npu_facts(hit: Hit, span: int = 8) -> dict[str, Any]:
                 f.setdefault("device", int(m.group("dev")))
             if int(m.group("rank")) >= 0:
                 f.setdefault("rank", int(m.group("rank")))
+        g = _GROUP_RANK.search(ln.text)
+        if g:
+            f.setdefault("group_rank", int(g.group(1)))  # the rank in that communicator, not the global one
         c = _CHIP.search(ln.text)
         if c and "device" not in f:
             f["device"] = int(next(g for g in c.groups() if g is not None))
@@ -471,9 +483,9 @@ SIGNATURES = (
         _ranktable,
         C.RENDEZVOUS_CONFIG.code,
         tier=0,
-        anchors=(b"EI0004", b"anktable is invalid", b"ank table is invalid"),
-        worth=(rb"EI0004", rb"anktable is invalid", rb"ank table is invalid"),
-        words=("ei0004", "ranktable is invalid", "rank table is invalid"),
+        anchors=(b"EI0004", b"anktable is invalid", b"ank table is invalid", b"Init plugin so failed"),
+        worth=(rb"EI0004", rb"anktable is invalid", rb"ank table is invalid", rb"Init plugin so failed"),
+        words=("ei0004", "ranktable is invalid", "rank table is invalid", "init plugin so failed"),
     ),
     Signature(
         "HCCL topology exchange at start-up",
@@ -506,14 +518,16 @@ SIGNATURES = (
             b"Notify register times out",
             b"fftsplus task timeout",
             b"Notify wait execute failed",
+            b"too slow to complete a communication operation",
         ),
         worth=(
             rb"EI0002",
             rb"Notify register times out",
             rb"fftsplus task timeout",
             rb"Notify wait execute failed",
+            rb"too slow to complete a communication operation",
         ),
-        words=("ei0002", "notify register", "fftsplus", "notify wait execute"),
+        words=("ei0002", "notify register", "fftsplus", "notify wait execute", "too slow to complete a comm"),
     ),
     Signature(
         "HCCL link set-up timeout",
