@@ -431,7 +431,7 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         pref = 0 if root_rank is not None and e.rank == root_rank else 1
         # A bare Python exception says less than a recognised failure of the same tier (often it
         # is that failure's own traceback, or its echo): it leads only when nothing else does.
-        generic = 1 if e.code == C.PYTHON_EXCEPTION.code else 0
+        generic = 1 if e.code == C.PYTHON_EXCEPTION.code or e.facts.get("inferred_from") == "words" else 0
         consequence = 1 if hardware and caused_by_hardware(e) else 0
         slack = (HARDWARE_SLACK_S if consequence else 0.0) + (GENERIC_SLACK_S if generic else 0.0)
         ts = (e.ts[1] + slack) if kind and e.ts else 0.0

@@ -53,6 +53,7 @@ from pgdoctor.diagnose.rules import (
     stuck_stacks,
     timeouts,
     userspace_oom,
+    vocabulary,
     workers,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
@@ -101,9 +102,14 @@ MODULES = (
     process_crash,
     stuck_stacks,
     launcher,
+    vocabulary,
     pyexc,
 )
 SIGNATURES: tuple[Signature, ...] = tuple(row for mod in MODULES for row in mod.SIGNATURES)
+# The net under the families reads only the lines no family row owns.
+vocabulary.bind_families(
+    tuple(row for mod in MODULES if mod not in (vocabulary, pyexc) for row in mod.SIGNATURES)
+)
 
 # Literal anchors (scan.py): a line holding none of them is invisible to diagnose. They are loose on
 # purpose ("rror" is in Error and error) so that one search over the bytes finds every candidate.

@@ -1,0 +1,347 @@
+"""Error lines no family module reads, classified by the words a failure of each class uses.
+
+Every fresh set of real logs brings families from stacks the rules never met (HCCL on Ascend,
+Paddle, JAX's gRPC coordination, ps-lite, vendor runtimes): most of their misses were silence,
+although the line said in plain words what happened ("... times out", "Connection reset",
+"out of memory on device"). This module is the net under the families: a line that says it failed
+(an error marker) and names what failed in the vocabulary of one root-cause class becomes a
+finding of that class's most general code, marked `facts["inferred_from"] = "words"`.
+
+It is the last reader before the bare Python exception (pyexc), and it yields to every family:
+- a line a row of another module owns (its pattern matches and its build takes the line) is that
+  module's, even when the module decided it is no failure (a retry that later worked, a configuration
+  print): never read here. A line a row declined (its build said None: another stack's) is open;
+- its events are tier 1 and rank after a recognised failure of the same tier (causality treats
+  them like a bare exception), so a log where any family fires is decided by that family.
+The vocabularies are words of the failure, not of one message: each needs two parts on the line
+(what failed and how), so that a healthy log's "timeout=1800" or "allreduce" alone stays quiet.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Build, Signature, read
+from pgdoctor.knowledge.clip import clip
+
+# The line says something failed: an error word, a C++ check, an abort, or a vendor error code
+# (CANN's EI0002 / EE1002 / EL0001, ERR00100; glog's E1204 prefix).
+_FAILED = re.compile(
+    r"\bwhat\(\):|(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
+    r"check failed|timed out|times out|unavailable|deadline[ _]?exceeded|killed)\b)|"
+    r"\b(?:[A-Z]{2}\d{4}|ERR\d{5})\b|^\s*E\d{4} \d"
+)
+# Lines that report, not fail: INFO-level logger lines.
+_INFO = re.compile(r"\bNCCL INFO\b|\bINFO\b|^\s*I\d{4} \d|\[I\]")
+# A row of a status table (nvidia-smi -q, ibstat, npu-smi): "Uncorrectable Error    : 0" names a counter.
+_TABLE_ROW = re.compile(r"^\s*[^:]{1,60}?\s{2,}:\s*[^\s:]{0,24}\s*$")
+# Lines of other services and of the scheduler's own daemons: a download, a tracker, a registry or
+# slurmstepd's message to its controller failing is not the job's interconnect (family modules read the
+# scheduler records that matter: OOM kills, cancellations, node failures).
+_OTHER_SERVICE = re.compile(
+    r"https?://|HTTPS?ConnectionPool|requests\.exceptions|urllib|aiohttp|huggingface|wandb|mlflow|"
+    r"\bs3://|\bgs://|^\s*(?:slurmstepd|srun|salloc|sbatch|slurmd|sshd)(?:\[\d+\])?:"
+)
+# A person's sentence about a failure, not the failure: messages of programs do not say "I" or "we".
+_PROSE = re.compile(
+    r"\b(?:I|I'm|I've|we|We|my|My|our|Our|you|You|your|Your|seems?|maybe|Maybe|sometimes|Sometimes|"
+    r"thanks|Thanks|anyone|Anyone|last week|yesterday)\b"
+)
+
+_TIMED_OUT = (
+    r"timed out|times out|time out|timeout (?:occurred|occurs|expired|exceeded|reached|error)|"
+    r"(?:wait|sync|synchroni[sz]e|synchroni[sz]ation|execution|execute|operation|notify|event|task|"
+    r"collective|communication|op)\s+timeout\b|deadline[ _]?exceeded|\bTIMEOUT\b"
+)
+_COLLECTIVE = (
+    r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|collective|"
+    r"\bhccl|\bnccl|\brccl|\bgloo|\bmpi\b|horovod|notify|pair_rank|\bstream|event.wait|heartbeat|"
+    r"communicat\w*|\bcomm\b|process ?group|\bsend\b|\brecv\b"
+)
+_STARTUP = (
+    r"rendezvous|\brdzv|registertask|coordination[ _]?service|coordinator|master_addr|master_port|"
+    r"init_process_group|initgroupstage|root ?info|topo ?detect|topoinfo|tcpstore|\bstore\b|"
+    r"jax\.distributed\.initialize|connect(?:ing)? to (?:the )?(?:master|server|coordinator|leader)"
+)
+_REACH = (
+    r"timed out|times out|timeout|deadline|refused|failed to connect|unable to connect|could not connect|"
+    r"cannot connect|connect(?:ion)? (?:failed|error)|unreachable|error occur"
+)
+_NET = (
+    r"connection refused|connection reset|connection abort|connection closed|broken pipe|no route to host|"
+    r"network is unreachable|host is unreachable|socket operation on non-socket|transport endpoint|"
+    r"connection timed out|failed to connect to all addresses|transport init error|create ?dest ?link|"
+    r"retry count exceeded|ibv_\w+|\brdma\b|link (?:is )?down|peer (?:closed|disconnected)|"
+    r"failed to (?:receive|send) message|socket (?:error|closed)"
+)
+_DEVICE_OOM = (
+    r"(?=.*(?:out of memory|\boom\b|resource_exhausted|memory (?:allocation )?(?:failed|exhausted)|"
+    r"failed to allocate|insufficient (?:device )?memory))"
+    r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc))"
+)
+_KILLED = (
+    r"killed by signal:? (?:9|killed|sigkill)|signal: killed|\bsigkill\b|exited (?:with|due to) signal 9|"
+    r"oom[-_ ]kill|out of memory: killed process|killed process \d+"
+)
+_HARDWARE = (
+    r"device not found or invalid|device_absent|device\S* lost heartbeat|gpu (?:is )?lost|"
+    r"fallen off the bus|uncorrectable (?:ecc|error)|hardware (?:error|failure|exception|fault)|"
+    r"ecc error|device is abnormal|chip (?:error|fault)"
+)
+_PEER = r"peer access is not supported|peer access not supported|cannot enable peer access"
+_ARCH = r"no kernel image is available|invalid device function|no binary for gpu"
+_DRIVER = r"driver version is insufficient|insufficient driver|driver/library version mismatch"
+
+
+def _both(what: str, how: str) -> re.Pattern[str]:
+    return re.compile(rf"(?is)(?=.*(?:{what}))(?=.*(?:{how}))")
+
+
+def _one(words: str) -> re.Pattern[str]:
+    return re.compile(rf"(?i)(?:{words})")
+
+
+# The rows of the family modules, in catalogue order: set once by the catalogue (rules/__init__.py), which
+# imports this module and so cannot be imported from here.
+_FAMILY_ROWS: tuple[Signature, ...] = ()
+
+
+def bind_families(rows: tuple[Signature, ...]) -> None:
+    """The catalogue names the rows this net yields to (every module's but this one's and pyexc's)."""
+    global _FAMILY_ROWS
+    _FAMILY_ROWS = rows
+
+
+def _owned(hit: Hit) -> bool:
+    """Whether a family row owns the line: its pattern matches and its build takes the line (a list,
+    even an empty one, by the rows' contract: the family decided it is no failure, a retry that later
+    worked, a print of settings). A build that says None declined a line of another stack: not owned."""
+    for row in _FAMILY_ROWS:
+        m = row.pattern.search(hit.text)
+        if m is not None and row.build(row, hit, m) is not None:
+            return True
+    return False
+
+
+def _build(kind: str) -> Build:
+    def build(row: Signature, hit: Hit, m: Any) -> Optional[list[Event]]:
+        text = hit.text.strip()
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} reported a failure that no known message family reads; its words are those "
+                f"of {kind}: {clip(text, 200)}",
+                {"inferred_from": "words", "kind": kind, "line": clip(text, 300)},
+                dedupe=(row.code, hit.rank, kind),
+            )
+        ]
+
+    return build
+
+
+def _row(
+    name: str,
+    pattern: re.Pattern[str],
+    kind: str,
+    code: str,
+    anchors: tuple[bytes, ...],
+    worth: bytes,
+    example: str,
+) -> Signature:
+    return Signature(
+        f"words: {name}",
+        pattern,
+        _build(kind),
+        code,
+        tier=1,
+        anchors=anchors,
+        worth=(worth,),
+        anchor_from="the class's words, in any case: the anchors are their usual spellings",
+        examples=(example,),
+    )
+
+
+# Most specific first: the device and the process fail before the transports they ran.
+SIGNATURES = (
+    _row(
+        "hardware",
+        _one(_HARDWARE),
+        "a GPU or accelerator hardware fault",
+        C.GPU_HW_EXCEPTION.code,
+        (
+            b"not found or invalid",
+            b"Device_Absent",
+            b"lost heartbeat",
+            b"GPU is lost",
+            b"fallen off the bus",
+            b"ncorrectable",
+            b"ardware",
+            b"ECC",
+            b"abnormal",
+            b"hip error",
+            b"hip fault",
+        ),
+        rb"(?i:not found or invalid|device_absent|lost heartbeat|gpu is lost|fallen off|uncorrectable|"
+        rb"hardware|"
+        rb"ecc error|abnormal|chip (?:error|fault))",
+        "[PID: 1070] Device_Absent/Abnormal(EL0001): Device not found or invalid.",
+    ),
+    _row(
+        "device oom",
+        re.compile(r"(?is)" + _DEVICE_OOM),
+        "device memory exhaustion",
+        C.CUDA_OOM.code,
+        (
+            b"ut of memory",
+            b"UT OF MEMORY",
+            b"OOM",
+            b"RESOURCE_EXHAUSTED",
+            b"emory allocation failed",
+            b"ailed to allocate",
+            b"nsufficient memory",
+            b"nsufficient device memory",
+            b"emory exhausted",
+        ),
+        rb"(?i:out of memory|\\boom\\b|resource_exhausted|memory allocation failed|failed to allocate|"
+        rb"insufficient (?:device )?memory|memory exhausted)",
+        "E0101 12:00:00.0 xla: RESOURCE_EXHAUSTED: Out of memory allocating 123 bytes on device 0",
+    ),
+    _row(
+        "killed",
+        _one(_KILLED),
+        "a process killed by SIGKILL",
+        C.HOST_OOM_KILLED.code,
+        (b"illed", b"ILLED", b"SIGKILL", b"ignal 9", b"oom-kill", b"oom_kill", b"oom kill"),
+        rb"(?i:killed|sigkill|signal 9|oom[-_ ]kill)",
+        "SystemError: (Fatal) DataLoader process (pid 10222) exited is killed by signal: Killed.",
+    ),
+    _row(
+        "peer access",
+        _one(_PEER),
+        "a peer-access refusal",
+        C.PEER_ACCESS_UNSUPPORTED.code,
+        (b"eer access",),
+        rb"(?i:peer access)",
+        "error: peer access is not supported between these two device",
+    ),
+    _row(
+        "arch",
+        _one(_ARCH),
+        "a binary built for another GPU architecture",
+        C.ARCH_UNSUPPORTED.code,
+        (b"no kernel image", b"nvalid device function", b"no binary for gpu", b"NoBinaryForGpu"),
+        rb"(?i:no kernel image|invalid device function|no binary for gpu)",
+        "HIP error: invalid device function",
+    ),
+    _row(
+        "driver",
+        _one(_DRIVER),
+        "a driver too old for the runtime",
+        C.DRIVER_TOO_OLD.code,
+        (b"river version is insufficient", b"nsufficient driver", b"river/library version mismatch"),
+        rb"(?i:driver version is insufficient|insufficient driver|driver/library version mismatch)",
+        "failed call to cuInit: CUDA_ERROR_INSUFFICIENT_DRIVER: insufficient driver version",
+    ),
+    _row(
+        "start-up",
+        _both(_STARTUP, _REACH),
+        "a start-up exchange that never completed",
+        C.RENDEZVOUS_TIMEOUT.code,
+        (
+            b"imed out",
+            b"IMED OUT",
+            b"imes out",
+            b"imeout",
+            b"IMEOUT",
+            b"eadline",
+            b"EADLINE",
+            b"efused",
+            b"to connect",
+            b"nreachable",
+            b"rror occur",
+            b"RROR occur",
+            b"onnect failed",
+            b"onnection failed",
+            b"onnection error",
+            b"onnect error",
+        ),
+        rb"(?i:timed out|times out|timeout|deadline|refused|to connect|unreachable|error occur|"
+        rb"connect(?:ion)? (?:failed|error))",
+        "E1204 xla/pjrt/distributed/client.cc:96] Coordination service agent in error status: "
+        "DEADLINE_EXCEEDED: RegisterTask timed out",
+    ),
+    _row(
+        "collective timeout",
+        _both(_TIMED_OUT, _COLLECTIVE),
+        "a collective that timed out",
+        C.WATCHDOG_TIMEOUT.code,
+        (
+            b"imed out",
+            b"IMED OUT",
+            b"imes out",
+            b"ime out",
+            b"imeout",
+            b"IMEOUT",
+            b"EADLINE_EXCEEDED",
+            b"eadline exceeded",
+            b"eadline Exceeded",
+            b"eadlineExceeded",
+            b"atchdog",
+        ),
+        rb"(?i:timed out|times out|time out|timeout|deadline[ _]?exceeded)",
+        "EI0002: The wait execution of the Notify register times out. tag[AllReduce_192.168.0.116]",
+    ),
+    _row(
+        "network",
+        _one(_NET),
+        "a connection between processes that failed",
+        C.NCCL_SOCKET_ERROR.code,
+        (
+            b"onnection",
+            b"ONNECTION",
+            b"roken pipe",
+            b"o route to host",
+            b"s unreachable",
+            b"non-socket",
+            b"ransport endpoint",
+            b"ransport init error",
+            b"DestLink",
+            b"Dest link",
+            b"etry count exceeded",
+            b"ibv_",
+            b"RDMA",
+            b"rdma",
+            b"ink down",
+            b"ink is down",
+            b"eer closed",
+            b"eer disconnected",
+            b"o receive message",
+            b"o send message",
+            b"ocket error",
+            b"ocket closed",
+        ),
+        rb"(?i:connection (?:refused|reset|abort|closed|timed out)|connect to all|broken pipe|"
+        rb"no route to host|unreachable|non-socket|transport endpoint|"
+        rb"transport init error|dest ?link|retry count exceeded|ibv_|rdma|link (?:is )?down|peer closed|"
+        rb"peer disconnected|to receive message|to send message|socket error|socket closed)",
+        "socketStartConnect: Connect to 10.45.234.83<47527> failed : Software caused connection abort",
+    ),
+)
+
+
+def parse(hit: Hit) -> list[Event]:
+    text = hit.text
+    if (
+        not _FAILED.search(text)
+        or _INFO.search(text)
+        or _PROSE.search(text)
+        or _TABLE_ROW.match(text)
+        or _OTHER_SERVICE.search(text)
+    ):
+        return []
+    if not any(row.pattern.search(text) for row in SIGNATURES) or _owned(hit):
+        return []
+    return read(hit, SIGNATURES)
