@@ -427,7 +427,8 @@ def test_paddle_enforce_over_nccl_unhandled_cuda_error_is_nccl_usage(log: str) -
 
 # Healthy Ascend runs print HCCL's init, its timeouts and torch_npu's watchdog settings: no alarm.
 HEALTHY = """[INFO] HCCL(40211,python):2025-03-02-07:40:02.001.112 [op_base.cc:1021][40211][Init][CommRootInfo]hcclCommInitRootInfo success, take time [1850]us, rankNum[8], rank[2]
-[W compiler_depend.ts:133] Warning: The value of HCCL_EXEC_TIMEOUT was set to 1836, it is recommended to set HCCL_EXEC_TIMEOUT to a value larger than the watchdog timeout. (function operator())
+[W compiler_depend.ts:1160] Warning: The value of HCCL_EVENT_TIMEOUT:1800 is less than or equal to the value of HCCL_EXEC_TIMEOUT:1836. (function operator())
+[W compiler_depend.ts:1254] Warning: The watchdog timeout 1800000ms(which is set by init_process_group) is less than or equal to HCCL execution timeout 1836000ms! The plog may not be recorded. (function ProcessGroupHCCL)
 [W compiler_depend.ts:2772] Warning: When creating an HCCL process group using the RANK_TABLE_FILE method, the connection may time out. It is recommended to set the timeout duration of HCCL_CONNECT_TIMEOUT to 300 seconds or more. (function operator())
 [I ProcessGroupHCCL.cpp:1882] [Rank 2] HCCL watchdog thread started!
 [W ProcessGroupHCCL.cpp:944] Process group work ALLREDUCE, seq_num 5 dispatch timeout. repo info

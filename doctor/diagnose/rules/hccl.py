@@ -421,6 +421,27 @@ def _hccp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# torch_npu's own remarks on its timeout settings (ProcessGroupHCCL.cpp: TORCH_NPU_WARN at start-up, the
+# dispatch watch that reports an op not yet sent to the device and then that it was): settings, not a
+# failure. The rows own them so that no other reading takes their words for a timeout.
+_SETTINGS = re.compile(
+    r"The value of HCCL_(?:EVENT|EXEC)_TIMEOUT|"
+    r"The watchdog timeout \d+ms\(which is set by init_process_group\)|"
+    r"The HCCL execution timeout was set to 0|"
+    r"recommended to set the timeout duration of HCCL_CONNECT_TIMEOUT|"
+    r"Process group work \w+, seq_num (?P<seq>\d+) dispatch (?P<state>timeout|success)"
+)
+
+
+def _settings(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("state") == "timeout":
+        # not yet dispatched: a remark while the op is sent later ("dispatch success" for the same seq)
+        done = f"seq_num {m.group('seq')} dispatch success"
+        if not any(done in ln.text for ln in hit.after(48, same_rank=False)):
+            return None
+    return []
+
+
 T = C.HCCL_TIMEOUT.code
 # Causes before symptoms: a line that glues several records (a paste that lost its line breaks) is read by
 # the first row that matches.
@@ -595,6 +616,28 @@ SIGNATURES = (
         anchors=(b"Heartbeat Lost Occurred",),
         worth=(rb"Heartbeat Lost Occurred",),
         words=("heartbeat lost",),
+    ),
+    Signature(
+        "torch_npu timeout settings",
+        _SETTINGS,
+        _settings,
+        T,
+        tier=1,
+        anchors=(
+            b"The value of HCCL_",
+            b"The watchdog timeout ",
+            b"The HCCL execution timeout",
+            b"duration of HCCL_CONNECT_TIMEOUT",
+            b"Process group work ",
+        ),
+        worth=(
+            rb"The value of HCCL_",
+            rb"The watchdog timeout ",
+            rb"The HCCL execution timeout",
+            rb"duration of HCCL_CONNECT_TIMEOUT",
+            rb"Process group work ",
+        ),
+        words=("hccl_", "hccl execution timeout", "process group work"),
     ),
     Signature(
         "torch_npu error raised",
