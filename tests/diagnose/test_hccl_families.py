@@ -408,6 +408,22 @@ def test_paddle_comm_task_timeouts(prefix: str, log: str, facts: dict[str, Any])
     check_root(prefix + log, "RUN151", {"backend": "paddle", **facts})
 
 
+# Paddle's TCPStore master (phi/core/distributed/store/tcp_store.cc waitWorkers) giving up on its workers.
+PADDLE_STORE = [
+    """----------------------
+Error Message Summary:
+----------------------
+FatalError: _timeout:900 elapsed:901 (elapsed > _timeout)=1 (at /paddle/paddle/phi/core/distributed/store/tcp_store.cc:252)""",
+    "InvalidArgumentError: TCPStore timeouted and not all workers got ready. (at /paddle/paddle/phi/core/distributed/store/tcp_store.cc:258)",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES[:4])
+@pytest.mark.parametrize("log", PADDLE_STORE)
+def test_paddle_tcpstore_start_up_timeout_is_rendezvous(prefix: str, log: str) -> None:
+    check_root(_prefixed(prefix, log), "RUN221", {"backend": "paddle", "store": "tcp_store"})
+
+
 PADDLE_NCCL = [
     """terminate called after throwing an instance of 'paddle::platform::EnforceNotMet'
   what():  unhandled cuda error at [/ssd1/xiege/paddle_wheel/Paddle_2.7/Paddle/paddle/fluid/platform/nccl_helper.h:70]

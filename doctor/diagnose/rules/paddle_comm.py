@@ -1,4 +1,7 @@
-"""collective_timeout in PaddlePaddle: the communication task manager's report of a collective that ran past
+"""PaddlePaddle's collective runtime: its communication task manager's timeouts and its TCPStore's start-up
+barrier.
+
+collective_timeout in PaddlePaddle: the communication task manager's report of a collective that ran past
 the process group's timeout (Paddle 2.6+, the watchdog of its ProcessGroupNCCL / ProcessGroupCustom tasks).
 
 Format (paddle/phi/core/distributed/comm_task_manager.cc, a glog WARNING "W0301 10:30:00.123456 12345
@@ -8,6 +11,11 @@ comm_count:118,op:allreduce,started:1,completed:0,numel:4096,nranks:4" - the col
 rank and its peers never finished it (a peer is missing or stuck) - and "Find timeout init but not start
 task:..." - the collective was enqueued here and never started on the device (the work before it on this
 rank's stream is stuck). Either way the cause is on a rank that did not arrive, as for c10d's watchdog.
+
+rendezvous: the TCPStore's master waits for every worker to add itself (phi/core/distributed/store/
+tcp_store.cc waitWorkers, under init_parallel_env) and gives up after its timeout with a FatalError
+"_timeout:900 elapsed:901 (elapsed > _timeout)=1" and "TCPStore timeouted and not all workers got ready." -
+ranks that never started or cannot reach the master, like c10d's store-based barrier.
 """
 
 from __future__ import annotations
@@ -59,6 +67,28 @@ def _task(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_STORE = re.compile(
+    r"TCPStore timeouted and not all workers got ready|"
+    r"_timeout:(?P<t>\d+) elapsed:(?P<e>\d+) \(elapsed > _timeout\)=1"
+)
+
+
+def _store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"backend": "paddle", "store": "tcp_store"}
+    if m.group("t"):
+        facts["timeout_s"], facts["elapsed_s"] = int(m.group("t")), int(m.group("e"))
+    return [
+        row.event(
+            hit,
+            "Paddle's TCPStore master gave up waiting for every worker to join"
+            + (f" after {facts['elapsed_s']} s" if "elapsed_s" in facts else "")
+            + ": some ranks never started, crashed before init_parallel_env, or cannot reach the master",
+            facts,
+            dedupe=(row.code, "paddle_store"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "paddle comm task timeout",
@@ -69,6 +99,16 @@ SIGNATURES = (
         anchors=(b"Find timeout ",),
         worth=(rb"Find timeout ",),
         words=("find timeout",),
+    ),
+    Signature(
+        "paddle TCPStore start-up timeout",
+        _STORE,
+        _store,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"TCPStore timeouted", b"(elapsed > _timeout)=1"),
+        worth=(rb"TCPStore timeouted", rb"\(elapsed > _timeout\)=1"),
+        words=("tcpstore timeouted", "elapsed > _timeout"),
     ),
 )
 parse = gated_reader(SIGNATURES)
