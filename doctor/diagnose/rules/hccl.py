@@ -29,7 +29,8 @@ Families (the code the root cause gets):
   ("Watchdog caught collective operation timeout: WorkHCCL(...)") are timeouts.py's rows.
 - rendezvous (RUN221): the communicator's start-up exchange of root info / topology did not gather
   every rank ("topo exchange server get socket timeout", "TopoDetect ERROR occur", "rank num[8]is
-  different with rank list size[4]"), and hcclCommInitRootInfo failing with HCCL_E_TIMEOUT (9).
+  different with rank list size[4]"), and hcclCommInitRootInfo failing with HCCL_E_TIMEOUT (9); the
+  rank table refused (RUN224): EI0004, MindSpore's "Init plugin so failed, ret = 1343225860".
 - network (RUN172): EI0009 "Transport init error ... Create Dest error" (a link to a named peer could
   not be created); the address in use (RUN223): HCCL's listen on its port failed ("listen on ip[...]
   and specific port[...] fail").
@@ -37,7 +38,10 @@ Families (the code the root cause gets):
   "The task scheduler loses the heartbeat", HBM multi-bit ECC / UCE errors torch_npu names).
 - driver and environment (RUN262): EJ0001 "Failed to initialize the HCCP process" (a previous
   process still holds the NPU).
-A bare RuntimeError of these (RUN132) and the SIGABRT that may follow are their consequences.
+A bare RuntimeError of these (RUN132) and the SIGABRT that may follow are their consequences: the raise
+line builds its event from the record below it, or, without one, from the HcclResult of the call when
+that number names a cause (_INIT_RESULTS, _OP_RESULTS). torch_npu's remarks on its timeout settings are
+owned as no failure, so that no other reading takes their words for a timeout.
 """
 
 from __future__ import annotations
@@ -224,6 +228,8 @@ def _timeout(what: str, kind: str) -> Any:
         r = facts.get("rank")
         where = f" (device {facts['device']})" if "device" in facts else ""
         op = f" in {facts['op']}" if "op" in facts else ""
+        if facts.get("npu_error") in TIMEOUT_NUMBERS:
+            op += f" (error code {facts['npu_error']}: {TIMEOUT_NUMBERS[facts['npu_error']]})"
         if "suspect_device" in facts:
             op += (
                 f"; HCCL lost the heartbeat of device {facts['suspect_device']} "
