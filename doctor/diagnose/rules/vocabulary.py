@@ -30,7 +30,7 @@ from pgdoctor.knowledge.clip import clip
 # The line says something failed: an error word, a C++ check, an abort, or a vendor error code
 # (CANN's EI0002 / EE1002 / EL0001, ERR00100; glog's E1204 prefix).
 _FAILED = re.compile(
-    r"\bwhat\(\):|(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
+    r"\bwhat\(\):|[a-z](?:Error|Exception)\b|(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
     r"check failed|timed out|times out|unavailable|deadline[ _]?exceeded|killed)\b)|"
     r"\b(?:[A-Z]{2}\d{4}|ERR\d{5})\b|^\s*E\d{4} \d"
 )
@@ -70,12 +70,38 @@ _REACH = (
     r"timed out|times out|timeout|deadline|refused|failed to connect|unable to connect|could not connect|"
     r"cannot connect|connect(?:ion)? (?:failed|error)|unreachable|error occur"
 )
+# Ranks that disagree about a collective: its shape, size, count or order differ between members.
+_DIFFER = (
+    # (not a state mismatch, the flight-recorder analyzer's COLLECTIVE_STATE_MISMATCH / "Expected state:
+    # 'scheduled' does not match found state": a rank behind the others, not calls that differ)
+    r"(?<!state_)(?<!state )mismatch|inconsistent|do(?:es)? not match(?! found state)|don't match|disagree|"
+    r"different (?:shapes?|sizes?|number of|dtypes?|lengths?|counts?|order)"
+)
+_COLLECTIVE_OP = (
+    r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|collective|\bhccl|\bnccl|\bgloo|"
+    r"horovod|\bmpi\b"
+)
 _NET = (
     r"connection refused|connection reset|connection abort|connection closed|broken pipe|no route to host|"
     r"network is unreachable|host is unreachable|socket operation on non-socket|transport endpoint|"
     r"connection timed out|failed to connect to all addresses|transport init error|create ?dest ?link|"
     r"retry count exceeded|ibv_\w+|\brdma\b|link (?:is )?down|peer (?:closed|disconnected)|"
     r"failed to (?:receive|send) message|socket (?:error|closed)"
+)
+# A distributed call the library refused: an operation, argument or tensor its backend does not take.
+_REFUSED = (
+    r"does not support|doesn't support|is not supported|not supported by|unsupported|invalid usage|"
+    r"invalid argument"
+)
+_DIST_CALL = (
+    r"process ?group|\bbackend\b|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|"
+    r"collective|\bhccl\b|\bnccl\b|\bgloo\b|\bmpi\b|horovod"
+)
+# Which connection: an errno alone ("RuntimeError: Connection reset by peer") could be any socket of any
+# program; the line must name a transport, an address or a peer of the job.
+_NET_CONTEXT = (
+    r"socket|transport|\d+\.\d+\.\d+\.\d+|<\d+>|:\d{2,5}\b|\bzmq|\bgloo|\bnccl|\bhccl|\brccl|\bmpi|\bucx|"
+    r"grpc|\bib\b|rdma|verbs|mlx\d|\brank|connect\(\)|\brecv|\bsend|dest ?link|\bpair\b"
 )
 _DEVICE_OOM = (
     r"(?=.*(?:out of memory|\boom\b|resource_exhausted|memory (?:allocation )?(?:failed|exhausted)|"
@@ -274,6 +300,26 @@ SIGNATURES = (
         "DEADLINE_EXCEEDED: RegisterTask timed out",
     ),
     _row(
+        "collective mismatch",
+        _both(_DIFFER, _COLLECTIVE_OP),
+        "ranks that disagree about a collective",
+        C.COLLECTIVE_MISMATCH.code,
+        (b"ismatch", b"nconsistent", b"not match", b"t match", b"isagree", b"ifferent"),
+        rb"(?i:mismatch|inconsistent|not match|t match|disagree|different)",
+        "InternalError: Shape mismatch in the collective instance 100. Op at device "
+        "/job:worker/replica:0/task:1/device:GPU:0 expected shape [8] but another member in the group "
+        "expected shape [4]",
+    ),
+    _row(
+        "refused call",
+        _both(_REFUSED, _DIST_CALL),
+        "a distributed call its backend refused",
+        C.NCCL_INVALID_USAGE.code,
+        (b"not support", b"n't support", b"nsupported", b"nvalid usage", b"nvalid argument"),
+        rb"(?i:not support|n't support|unsupported|invalid usage|invalid argument)",
+        "RuntimeError: ProcessGroupHCCL does not support alltoall_base with uneven splits",
+    ),
+    _row(
         "collective timeout",
         _both(_TIMED_OUT, _COLLECTIVE),
         "a collective that timed out",
@@ -296,7 +342,7 @@ SIGNATURES = (
     ),
     _row(
         "network",
-        _one(_NET),
+        _both(_NET, _NET_CONTEXT),
         "a connection between processes that failed",
         C.NCCL_SOCKET_ERROR.code,
         (
