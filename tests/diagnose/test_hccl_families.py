@@ -424,6 +424,13 @@ def test_paddle_tcpstore_start_up_timeout_is_rendezvous(prefix: str, log: str) -
     check_root(_prefixed(prefix, log), "RUN221", {"backend": "paddle", "store": "tcp_store"})
 
 
+# Paddle's DataLoader (paddle/fluid/imperative/data_loader.cc) reports its worker's signal like torch's.
+def test_paddle_dataloader_worker_killed() -> None:
+    log = "SystemError: (Fatal) DataLoader process (pid 10222) exited is killed by signal: Killed. (at /paddle/paddle/fluid/imperative/data_loader.cc:181)"
+    root = root_finding(log)
+    assert root is not None and root.category == "host_oom", root
+
+
 PADDLE_NCCL = [
     """terminate called after throwing an instance of 'paddle::platform::EnforceNotMet'
   what():  unhandled cuda error at [/ssd1/xiege/paddle_wheel/Paddle_2.7/Paddle/paddle/fluid/platform/nccl_helper.h:70]
