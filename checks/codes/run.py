@@ -490,3 +490,14 @@ FR_NOT_COMPLETED = register_code(
     "Flight recorder: all ranks entered a collective that did not complete",
     AREA,
 )
+# Ascend NPUs (HCCL): a device-side wait of an HCCL operation that ran past HCCL_EXEC_TIMEOUT /
+# HCCL_CONNECT_TIMEOUT (EI0002 notify wait, EI0006 link set-up, the runtime's stream and event waits).
+# Its own code, like gloo's: the knobs, the logs to read (plog) and the tools differ from NCCL's.
+HCCL_TIMEOUT = register_code(
+    "RUN311",
+    "hccl-execution-timeout",
+    "fail",
+    "collective_timeout",
+    "An HCCL collective on an Ascend NPU waited past its timeout for a peer",
+    AREA,
+)
