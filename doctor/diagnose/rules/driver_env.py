@@ -41,7 +41,12 @@ _NO_DRIVER = re.compile(
     r"not supported by the NVIDIA [\d.]+ driver release|"
     # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
     # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-..."
-    r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/"
+    r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/|"
+    # ROCm's equivalents: rocm-smi without the amdgpu kernel module ("ERROR:root:Driver not initialized
+    # (amdgpu not found in modules)"), and rocBLAS's Tensile host finding no GPU through HIP ("rocBLAS
+    # error: Could not initialize Tensile host: No devices found"; "hipGetDeviceCount" failed under it).
+    r"Driver not initialized \(amdgpu not found in modules\)|"
+    r"Could not initialize Tensile host: No devices found"
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
 # the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
@@ -526,6 +531,8 @@ SIGNATURES = (
             b"is_available()",
             b"driver release",
             b"Module nvidia",
+            b"amdgpu not found",
+            b"Tensile host",
         ),
         worth=(
             rb"NVIDIA driver",
@@ -536,6 +543,8 @@ SIGNATURES = (
             rb"is_available\(\)",
             rb"driver release",
             rb"Module nvidia",
+            rb"amdgpu not found",
+            rb"Tensile host",
         ),
         words=(
             "nvidia driver",
@@ -546,6 +555,8 @@ SIGNATURES = (
             "is_available()",
             "driver release",
             "module nvidia",
+            "amdgpu not found in modules",
+            "tensile host: no devices",
         ),
     ),
     Signature(

@@ -32,6 +32,19 @@ _NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU
 # healthy GPU's answer and is not matched.
 _SMI_MEMORY = re.compile(r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$")
 
+# `nvidia-smi -q`'s error sections of a healthy GPU: the headings ("ECC Errors", "Xid Errors") and counters
+# at zero ("SRAM Uncorrectable : 0", "ECC errors: 0", "Xid errors: none"). Read here so that no reader of
+# failure words takes a heading for a failure; a counter above zero is not matched.
+_SMI_QUIET = re.compile(
+    r"^\s*(?:ECC|Xid) Errors\s*$|"
+    r"^\s*[\w ()/-]{0,60}?(?:ECC|Xid|[Uu]ncorrectable|[Cc]orrectable|[Ee]rrors?)\b[\w ()/-]{0,40}?\s*[:=]\s*"
+    r"(?:0|[Nn]one|N/A)\s*$"
+)
+
+
+def _smi_quiet(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    return []
+
 
 def _smi_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     field = m.group(1)
@@ -102,6 +115,15 @@ SIGNATURES = (
         anchors=(b"Occurred", b"Blacklist", b"Pending"),
         worth=(rb"(?:Occurred|Blacklist|Pending)\s*:\s*Yes",),
         words=("remapping failure occurred", "pending page blacklist", "pending"),
+    ),
+    Signature(
+        "nvidia-smi error sections at zero",
+        _SMI_QUIET,
+        _smi_quiet,
+        C.GPU_ECC.code,
+        anchors=(b"ECC", b"Xid", b"rrors", b"orrectable", b"rror"),
+        worth=(rb"ECC|Xid|[Ee]rrors?|orrectable",),
+        words=("ecc", "xid", "error", "correctable"),
     ),
     Signature(
         "nvml reset required",
