@@ -224,8 +224,8 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "PTX JIT compilation was disabled",
         "arch_unsupported",
     ),
-    # A module's code object could not be loaded for this device: on ROCm the classic of a GPU whose gfx target
-    # the build has no code for (a consumer card or an APU's iGPU seen as a second device, fixed by
+    # A module's code object could not be loaded for this device: on ROCm the classic of a GPU whose gfx
+    # target the build has no code for (a consumer card or an APU's iGPU seen as a second device, fixed by
     # HSA_OVERRIDE_GFX_VERSION or HIP_VISIBLE_DEVICES), as torch ("HIP error: shared object initialization
     # failed"), composable_kernel ("HIP Function Failed (...) shared object initialization failed") and
     # hipModuleLoadData (hipErrorSharedObjectInitFailed, 303) print it.
