@@ -165,6 +165,19 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
     ),
     (TB + "NameError: name 'ncclGetUniqueId' is not defined", "RUN263", None),
     (TB + "NameError: name 'ncclCommInitRank' is not defined", "RUN263", None),
+    # CANN's EJ0001 (HCCL on Ascend): the NPU is still held by an earlier training process
+    (
+        TB
+        + "RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64\n[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.\nEJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.\n        Solution: Wait for 10s after killing the last training process and try again.",
+        "RUN262",
+        {"reason": "device_busy", "error_code": "EJ0001"},
+    ),
+    (
+        "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 7\nEJ0001: [PID: 468348] 2025-04-24-16:14:56.975.866 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+        "RUN262",
+        {"reason": "device_busy"},
+    ),
+    ("EJ0001: Failed to initialize the HCCP process.", "RUN262", None),
     # ROCm's tools without a driver or a device
     (
         "$ rocm-smi\nERROR:root:Driver not initialized (amdgpu not found in modules)",
