@@ -13,7 +13,10 @@ real logs add. Each group names the source that prints its lines:
   error': in the test's set-up (no results row yet) the environment's, after rows the device's;
 - vLLM 0.4's pynccl: "NameError: name 'ncclGetVersion' is not defined" when ctypes could not load libnccl,
   and its "Failed to load NCCL library" record, which is no failure when the engine went on;
-- ROCm's rocm-smi without the amdgpu module and rocBLAS's Tensile host finding no device.
+- ROCm's rocm-smi without the amdgpu module and rocBLAS's Tensile host finding no device;
+- DCGM's verdicts (dcgm_errors.h): "Detected XID %u for GPU %u", uncorrectable memory errors and row
+  remapping, pending page retirements with a DBE, the uncontained error (XID 95), fatal NVSwitch SXIDs;
+- CANN's EJ0001 (HCCL on Ascend): the HCCP process cannot start while an earlier process holds the NPU.
 
 Decoys stay silent: nvidia-smi -q's error sections of a healthy GPU (headings, counters at zero).
 """
@@ -178,6 +181,20 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
         {"reason": "device_busy"},
     ),
     ("EJ0001: Failed to initialize the HCCP process.", "RUN262", None),
+    # DCGM's diagnostic / health verdicts (dcgm_errors.h DCGM_FR_*_MSG)
+    ("Error: Detected XID 79 for GPU 3", "RUN243", {"xid": 79, "gpu": 3, "xid_from": "dcgm"}),
+    ("Warning: DCGM_FR_XID_ERROR Detected XID 48 for GPU 0", "RUN242", {"xid": 48}),
+    ("| Diagnostic | Fail - Detected XID 74 for GPU 1 |", "RUN241", {"xid": 74}),
+    ("GPU had an uncontained error (XID 95)", "RUN242", {"xid": 95}),
+    (
+        "| Memory | Fail - GPU 2 had uncorrectable memory errors and row remapping failed. |",
+        "RUN242",
+        {"gpu": 2},
+    ),
+    ("GPU 5 had uncorrectable memory errors and 3 rows were remapped", "RUN242", {"gpu": 5}),
+    ("Pending page retirements together with a DBE were detected on GPU 1.", "RUN242", {"gpu": 1}),
+    ("GPU 0 had memory errors and row remappings are pending", "RUN242", None),
+    ("Detected fatal NvSwitch SXID 20034", "RUN241", {"sxid": 20034}),
     # ROCm's tools without a driver or a device
     (
         "$ rocm-smi\nERROR:root:Driver not initialized (amdgpu not found in modules)",
