@@ -247,6 +247,15 @@ VLLM_LOAD = (
 )
 
 
+def test_vllm_nccl_load_failure_of_a_pipeline_of_one_gpu_stages_is_still_the_cause() -> None:
+    _check(
+        VLLM_LOAD
+        + "INFO 04-22 15:53:40 llm_engine.py:98] Initializing an LLM engine with config: tensor_parallel_size=1, pipeline_parallel_size=2\n"
+        + "ERROR 04-22 15:53:33 worker_base.py:153] Error executing method init_device. This might cause deadlock in distributed execution.",
+        "RUN263",
+    )
+
+
 def test_vllm_nccl_load_failure_is_the_cause_when_the_engine_stops() -> None:
     _check(
         VLLM_LOAD
@@ -262,6 +271,7 @@ def test_vllm_nccl_load_failure_is_the_cause_when_the_engine_stops() -> None:
         "INFO 04-22 15:55:00 metrics.py:229] Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 5.0 tokens/s",
         "INFO:     Application startup complete.\nINFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
         "Processed prompts: 100%|##########| 10/10 [00:05<00:00,  1.90it/s]",
+        "INFO 08-19 09:33:57 llm_engine.py:75] Initializing an LLM engine (v0.4.0) with config: model='/data/MiniCPM-2B-sft-bf16', dtype=torch.bfloat16, max_seq_len=4096, tensor_parallel_size=1, disable_custom_all_reduce=True, quantization=None, seed=0)",
     ],
 )
 def test_vllm_nccl_load_failure_is_no_failure_when_the_engine_went_on(after: str) -> None:

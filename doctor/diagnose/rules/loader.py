@@ -143,15 +143,25 @@ def _mpi_cuda_probe(hit: Hit) -> bool:
 
 # vLLM (0.4.1+) logs "Failed to load NCCL library" at ERROR and goes on without its own NCCL wrapper (the
 # message adds "It is expected if you are not running on NVIDIA/AMD GPUs"; torch.distributed's NCCL does
-# the collectives): when the engine then sized its KV cache or served, the line was no failure.
+# the collectives): when the engine then sized its KV cache or served, or runs on one GPU, the line was no
+# failure.
 _ENGINE_WENT_ON = re.compile(
     r"# (?:GPU|CPU) blocks: \d+|Avg prompt throughput|Application startup complete|Uvicorn running on|"
     r"Processed prompts: 100%"
 )
 
 
+# The engine's own configuration record after it ("Initializing an LLM engine (v0.4.0) with config: ...,
+# tensor_parallel_size=1, ..."): one GPU, no collective, so its NCCL wrapper is never needed.
+_ONE_GPU_ENGINE = re.compile(r"\btensor_parallel_size=1\b")
+_MANY_STAGES = re.compile(r"\bpipeline_parallel_size=(?:[2-9]|\d\d)")
+
+
 def _engine_went_on(hit: Hit) -> bool:
-    return any(_ENGINE_WENT_ON.search(ln.text) for ln in hit.after(400, same_rank=False))
+    after = hit.after(400, same_rank=False)
+    if any(_ENGINE_WENT_ON.search(ln.text) for ln in after):
+        return True
+    return any(_ONE_GPU_ENGINE.search(ln.text) and not _MANY_STAGES.search(ln.text) for ln in after)
 
 
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
