@@ -16,7 +16,8 @@ real logs add. Each group names the source that prints its lines:
 - ROCm's rocm-smi without the amdgpu module and rocBLAS's Tensile host finding no device;
 - DCGM's verdicts (dcgm_errors.h): "Detected XID %u for GPU %u", uncorrectable memory errors and row
   remapping, pending page retirements with a DBE, the uncontained error (XID 95), fatal NVSwitch SXIDs;
-- CANN's EJ0001 (HCCL on Ascend): the HCCP process cannot start while an earlier process holds the NPU.
+- CANN's EJ0001 (HCCL on Ascend, read by rules/hccl.py): the HCCP process cannot start while an earlier
+  process holds the NPU.
 
 Decoys stay silent: nvidia-smi -q's error sections of a healthy GPU (headings, counters at zero).
 """

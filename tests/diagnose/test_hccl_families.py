@@ -310,7 +310,7 @@ OTHERS: list[tuple[str, str, dict[str, Any]]] = [
 EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.
         Solution: Wait for 10s after killing the last training process and try again.""",
         "RUN262",
-        {"device": 3, "reason": "npu_busy"},
+        {"device": 3, "reason": "device_busy"},
     ),
 ]
 

@@ -313,31 +313,6 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
-# CANN's EJ0001 (HCCL on Ascend): the device's HCCP process could not start because the NPU is still held
-# by an earlier training process ("EJ0001: [PID: 468348] 2025-04-24-16:14:56.975.866 Failed to initialize
-# the HCCP process. Reason: Maybe the last training process is running."; its tsd "unknown device error"
-# and "driver error:internal error" records follow, the HCCL error of the barrier or of
-# hcclCommInitRootInfoConfig before). The NPU's "busy or unavailable": a process to kill or wait for, not
-# HCCL's usage nor the device's fault.
-_HCCP_BUSY = re.compile(
-    r"Failed to initialize the HCCP process\.?(?: Reason: (Maybe the last training process is running))?"
-)
-
-
-def _hccp_busy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: the NPU is held by another process: HCCL could not start its HCCP process on the "
-            "device (CANN EJ0001, 'Maybe the last training process is running'); end the earlier job's "
-            "processes on that NPU, wait about 10 s, and start again",
-            {"reason": "device_busy", "error_code": "EJ0001", "runtime": "ascend"},
-            tier=0,
-            dedupe=(row.code, "device_busy"),
-        )
-    ]
-
-
 def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     number = m.group(1) or m.group(2)
     return [
@@ -582,19 +557,6 @@ SIGNATURES = (
             "module nvidia",
             "amdgpu not found in modules",
             "tensile host: no devices",
-        ),
-    ),
-    Signature(
-        "ascend hccp process busy",
-        _HCCP_BUSY,
-        _hccp_busy,
-        C.NO_CUDA_DEVICE.code,
-        anchors=(b"HCCP process",),
-        worth=(rb"HCCP process",),
-        words=("hccp process",),
-        examples=(
-            "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the "
-            "last training process is running.",
         ),
     ),
     Signature(

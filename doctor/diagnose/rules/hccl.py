@@ -417,13 +417,15 @@ def _device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 def _hccp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts = _npu_facts(hit)
-    facts["reason"] = "npu_busy"
+    # the device's "busy or unavailable" (driver_env's name for a CUDA device held by another process)
+    facts.update(reason="device_busy", error_code="EJ0001", runtime="ascend")
     where = f"NPU {facts['device']}" if "device" in facts else "the NPU"
     return [
         row.event(
             hit,
-            f"HCCL could not start its HCCP process on {where} (EJ0001): a previous training process most "
-            "likely still holds the device",
+            f"HCCL could not start its HCCP process on {where} (CANN EJ0001): an earlier training process "
+            "most likely still holds the device; end its processes on that NPU, wait about 10 s and start "
+            "again",
             facts,
             dedupe=(row.code, "hccp", facts.get("device")),
         )
