@@ -81,6 +81,30 @@ def test_file_workers_fall_back_to_this_process_when_fork_fails(monkeypatch: pyt
         assert result() == 42
 
 
+_HELD_AT_FORK = threading.Lock()
+
+
+def _negate_under_the_lock(x: int) -> int:
+    with _HELD_AT_FORK:
+        return -x
+
+
+def test_a_worker_stuck_on_a_lock_held_at_the_fork_is_replaced_by_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A forked worker inherits a lock another thread held at the fork, locked for ever: its results
+    come from this process after WORKER_RESULT_TIMEOUT_S, and the stuck workers are ended."""
+    monkeypatch.setattr(parallel, "WORKER_RESULT_TIMEOUT_S", 1.0)
+    _HELD_AT_FORK.acquire()
+    # released in this process only, after the pool forked with it held and before the timeout ends
+    release = threading.Timer(1.5, _HELD_AT_FORK.release)
+    release.start()
+    try:
+        assert list(parallel.map_in_workers(_negate_under_the_lock, [1, 2, 3], 3)) == [-1, -2, -3]
+    finally:
+        release.join()
+
+
 def _low_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (120 << 20, 120 << 20))
 

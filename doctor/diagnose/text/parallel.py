@@ -60,9 +60,17 @@ def default_workers(size: int, files: bool = False) -> int:
     )
 
 
+# How long one worker's result may take before the rest is computed here. A forked child inherits the
+# parent's locks as they were at the fork; one held by another thread then (a scan a deadline abandoned
+# in a thread box) is never released in the child, which waits forever. Seen twice in a test run on a
+# loaded host. A worker's share of a 1 GiB file takes about 40 s with CPython's re on one core.
+WORKER_RESULT_TIMEOUT_S = 180.0
+
+
 def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
     """fn over items in `workers` forked processes, results in order. The workers end with the
-    call: when it finishes, raises (a deadline) or is abandoned, they are terminated."""
+    call: when it finishes, raises (a deadline) or is abandoned, they are terminated. A result that
+    does not come within WORKER_RESULT_TIMEOUT_S is computed here instead, with all that follow."""
     ctx = multiprocessing.get_context("fork")
     try:
         pool = ctx.Pool(min(workers, len(items)) or 1, initializer=_worker_init, initargs=(os.getpid(),))
@@ -70,7 +78,15 @@ def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> It
         yield from map(fn, items)
         return
     with pool:  # __exit__ terminates them
-        yield from pool.imap(fn, items)
+        results = pool.imap(fn, items)
+        for done in range(len(items)):
+            try:
+                value = results.next(WORKER_RESULT_TIMEOUT_S)
+            except multiprocessing.TimeoutError:
+                pool.terminate()
+                yield from map(fn, items[done:])
+                return
+            yield value
 
 
 @contextlib.contextmanager
