@@ -158,7 +158,8 @@ def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # -- XLA (JAX, TensorFlow/XLA, torch_xla) -----------------------------------------------------------------
 _XLA = re.compile(
     # (a terminal may cut it after "Out": the rest of the sentence alone is still XLA's)
-    r"Out of memory (?:while trying to allocate|allocating) (?P<bytes>\d+) bytes|"
+    # (the byte count, or the human-readable size of newer XLA: "... to allocate 24.00GiB.")
+    r"Out of memory (?:while trying to allocate|allocating) (?:(?P<bytes>\d+) bytes|[\d.]+\s?[KMGT]i?B\b)|"
     r"^\s*of memory while trying to allocate (?P<b3>\d+) bytes|"
     r"Failed to allocate request for (?P<size>[\d.]+\s*\w+) \((?P<b2>\d+)B\) on device ordinal (?P<dev>\d+)|"
     r"Ran out of memory in memory space (?P<space>\w+)|"
