@@ -56,6 +56,13 @@ CLASSES = [
         'fault_info["Failed to connect agent[1,3,5,7,]"]',
         "rendezvous",
     ),
+    # ranks that disagree about a collective
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Shape mismatch in the collective instance "
+        "100. Op at device /job:worker/replica:0/task:1/device:GPU:0 expected shape [8] but another member "
+        "in the group expected shape [4]",
+        "collective_mismatch",
+    ),
     # connections between processes
     (
         "  what():  [06:42:50] src/./zmq_van.h:304: Check failed: 0 failed to receive message. errno: 88 "
@@ -111,6 +118,7 @@ def test_the_net_marks_what_it_inferred() -> None:
 
 QUIET = [
     "slurmstepd: error: Failed to send MESSAGE_TASK_EXIT: Connection refused",
+    "RuntimeError: Error(s) in loading state_dict for DistributedDataParallel: size mismatch for fc.weight",
     "OSError: We couldn't connect to 'https://huggingface.co' to load this file: Connection reset by peer",
     "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub.example', port=443): "
     "Connection refused",
@@ -158,4 +166,4 @@ def test_a_line_a_family_row_takes_is_left_to_that_family() -> None:
     assert failure_findings(line + "\n") == []
     assert not vocabulary._owned(_hit(CLASSES[0][0]))
     # a socket error of a stack the NCCL/gloo row does not read (it declines it) is open to the net
-    assert not vocabulary._owned(_hit(CLASSES[10][0]))
+    assert not vocabulary._owned(_hit(CLASSES[11][0]))

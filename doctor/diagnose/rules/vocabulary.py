@@ -30,7 +30,7 @@ from pgdoctor.knowledge.clip import clip
 # The line says something failed: an error word, a C++ check, an abort, or a vendor error code
 # (CANN's EI0002 / EE1002 / EL0001, ERR00100; glog's E1204 prefix).
 _FAILED = re.compile(
-    r"\bwhat\(\):|(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
+    r"\bwhat\(\):|[a-z](?:Error|Exception)\b|(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
     r"check failed|timed out|times out|unavailable|deadline[ _]?exceeded|killed)\b)|"
     r"\b(?:[A-Z]{2}\d{4}|ERR\d{5})\b|^\s*E\d{4} \d"
 )
@@ -69,6 +69,15 @@ _STARTUP = (
 _REACH = (
     r"timed out|times out|timeout|deadline|refused|failed to connect|unable to connect|could not connect|"
     r"cannot connect|connect(?:ion)? (?:failed|error)|unreachable|error occur"
+)
+# Ranks that disagree about a collective: its shape, size, count or order differ between members.
+_DIFFER = (
+    r"mismatch|inconsistent|do(?:es)? not match|don't match|disagree|"
+    r"different (?:shapes?|sizes?|number of|dtypes?|lengths?|counts?|order)"
+)
+_COLLECTIVE_OP = (
+    r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|collective|\bhccl|\bnccl|\bgloo|"
+    r"horovod|\bmpi\b"
 )
 _NET = (
     r"connection refused|connection reset|connection abort|connection closed|broken pipe|no route to host|"
@@ -272,6 +281,17 @@ SIGNATURES = (
         rb"connect(?:ion)? (?:failed|error))",
         "E1204 xla/pjrt/distributed/client.cc:96] Coordination service agent in error status: "
         "DEADLINE_EXCEEDED: RegisterTask timed out",
+    ),
+    _row(
+        "collective mismatch",
+        _both(_DIFFER, _COLLECTIVE_OP),
+        "ranks that disagree about a collective",
+        C.COLLECTIVE_MISMATCH.code,
+        (b"ismatch", b"nconsistent", b"not match", b"t match", b"isagree", b"ifferent"),
+        rb"(?i:mismatch|inconsistent|not match|t match|disagree|different)",
+        "InternalError: Shape mismatch in the collective instance 100. Op at device "
+        "/job:worker/replica:0/task:1/device:GPU:0 expected shape [8] but another member in the group "
+        "expected shape [4]",
     ),
     _row(
         "collective timeout",
