@@ -84,6 +84,13 @@ CASES = [
         {"ranks": [2]},
     ),
     (
+        "F0101 00:00:00.000000 1 client.h:90] Terminating process because of missing heartbeat response from "
+        "the coordinator. This most likely indicates that the coordinator task died; see the coordinator's task "
+        "logs for more details. Status: DEADLINE_EXCEEDED: Deadline Exceeded",
+        "RUN133",
+        {"problem": "peer_task_died"},
+    ),
+    (
         "E0321 02:08:55.130815 1 coordination_service_agent.cc:] Coordination agent is set to ERROR: "
         "UNAVAILABLE: Failed to send RPC to coordination service. Either the leader task died or the network "
         "connection is broken.",
@@ -173,6 +180,15 @@ CASES = [
         {},
     ),
     (
+        "mlx5: softiron-2: got completion with error:\n"
+        "00000000 00000000 00000000 00000000\n"
+        "00000000 00000000 00000000 00000000\n"
+        "00000005 00000000 00000000 00000000\n"
+        "00000000 01006102 0800012e 1f3a2cd2",
+        "RUN173",
+        {"problem": "ib_completion_error"},
+    ),
+    (
         "[node2][[1234,1],3][btl_openib_component.c:3645:handle_wc] from node2 to: node3 error polling LP CQ "
         "with status RETRY EXCEEDED ERROR status number 12 for wr_id 1234 opcode 0  vendor error "
         "129 qp_idx 0",
@@ -207,6 +223,32 @@ CASES = [
         'One or more rank (marked by "!") is stalled for longer than 600 seconds. Will shutdown.',
         "RUN201",
         {"missing_ranks": [0, 2]},
+    ),
+    # MPI's truncated message: the ranks' sizes differ
+    (
+        "[node1:12345] *** An error occurred in MPI_Allreduce\n"
+        "[node1:12345] *** reported by process [123,0]\n"
+        "[node1:12345] *** on communicator MPI_COMM_WORLD\n"
+        "[node1:12345] *** MPI_ERR_TRUNCATE: message truncated\n"
+        "[node1:12345] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+        "RUN201",
+        {"op": "Allreduce", "kind": "mpi_truncate"},
+    ),
+    (
+        "Fatal error in PMPI_Allreduce: Message truncated, error stack:\n"
+        "PMPI_Allreduce(1600)..........: MPI_Allreduce(sbuf=0x1, rbuf=0x2, count=2, MPI_FLOAT, MPI_SUM, "
+        "MPI_COMM_WORLD) failed\n"
+        "MPIDI_CH3U_Receive_data_found(131): Message from rank 1 and tag 14 truncated; 8 bytes received but "
+        "buffer size is 4",
+        "RUN201",
+        {"op": "Allreduce", "peer_rank": 1, "bytes": 8, "buffer": 4},
+    ),
+    (
+        "E0000 00:00:1743713172.513857  698835 pjrt_stream_executor_client.cc:3072] Execution of replica 0 "
+        "failed: DEADLINE_EXCEEDED: GetKeyValue() timed out with key: devices=[0,1,2,3]; stream=0; "
+        "groups=[[0,1,2,3]]; root_device=0; num_local_participants=2 and duration: 10m",
+        "RUN221",
+        {"key": "devices=[0,1,2,3]"},
     ),
     # XLA's out-of-memory with the size in human-readable units
     (

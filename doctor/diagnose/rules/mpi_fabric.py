@@ -15,8 +15,16 @@ Formats:
   count exceeded on ..." behind "[1701234567.123456] [node2:12345:0] ib_mlx5_log.c:177 UCX ERROR" or
   "[node1:12345:0:12345]"; the verbs transports (uct/ib/rc/verbs) print "send completion with error: local
   protection error"; Open MPI's openib BTL "error polling LP CQ with status RETRY EXCEEDED ERROR status
-  number 12 for wr_id ...". An InfiniBand/RoCE failure (RUN173); a local protection error is the memory
-  registration under it (GPUDirect RDMA, peer memory module) refusing the buffer.
+  number 12 for wr_id ...", and rdma-core's own "mlx5: host: got completion with error:" hex dump (tier
+  1: the library's line names the error). An InfiniBand/RoCE failure (RUN173); a local protection error is
+  the memory registration under it (GPUDirect RDMA, peer memory module) refusing the buffer.
+- A message longer than the buffer posted for it (Open MPI's error handler "*** An error occurred in
+  MPI_Allreduce" ... "*** MPI_ERR_TRUNCATE: message truncated"; MPICH / Intel MPI "Fatal error in
+  PMPI_Allreduce: Message truncated, error stack: ... Message from rank 1 and tag 14 truncated; 8 bytes
+  received but buffer size is 4"; MPICH 3.2 "Exception: Message truncated, error stack: ... Message
+  truncated; 1536 bytes received but buffer size is 1024"): the ranks called the collective with
+  different sizes (Horovod's MPI controller, mpi4py, a torch `mpi` backend), a desync (RUN201) as NCCL's and
+  gloo's truncated messages.
 """
 
 from __future__ import annotations
@@ -41,6 +49,17 @@ _VERBS = re.compile(
     r"transport retry counter exceeded|RNR retry counter exceeded|local length error|"
     r"local QP operation error)"
 )
+_TRUNCATE = re.compile(
+    r"MPI_ERR_TRUNCATE: message truncated|Fatal error in P?MPI_(?P<op>\w+): Message truncated|"
+    r"(?:Message from rank (?P<src>\d+) and tag \d+ truncated|Message truncated); (?P<got>\d+) bytes "
+    r"received but buffer size is (?P<buf>\d+)|"
+    r"\bException: Message truncated, error stack"
+)
+_MPI_OP = re.compile(r"An error occurred in P?MPI_(\w+)|^\s*P?MPI_(\w+)\(\d+\)\.*: ")
+# rdma-core's mlx5 provider dumps the failed completion itself before any library reads it: "mlx5:
+# softiron-2: got completion with error:" then four lines of hex (under UCX, Open MPI's openib, NCCL's IB).
+# (the line normaliser may take "mlx5: host:" for a prefix of its own and keep only the words after it)
+_MLX5_DUMP = re.compile(r"(?:\bmlx[45]: (?P<host>[^\s:]+): )?\bgot completion with error\b")
 _OPENIB = re.compile(r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?) status number (?P<num>\d+)")
 
 
@@ -82,7 +101,59 @@ def _ib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"an InfiniBand work completion failed ({err}){dev}{why}", facts)]
 
 
+def _truncate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "mpi_truncate"}
+    op = m.group("op")
+    near = [*hit.before(6, same_rank=False), hit.line, *hit.after(8, same_rank=False)]
+    for ln in near:
+        o = _MPI_OP.search(ln.text)
+        if o and not op:
+            op = o.group(1) or o.group(2)
+        t = _TRUNCATE.search(ln.text)
+        if t and t.group("got"):
+            facts.update(bytes=int(t.group("got")), buffer=int(t.group("buf")))
+            if t.group("src"):
+                facts["peer_rank"] = int(t.group("src"))
+    if op:
+        facts["op"] = op
+    on = f" in MPI_{op}" if op else ""
+    return [
+        row.event(
+            hit,
+            f"MPI received a message longer than the buffer posted for it{on}: the ranks called the "
+            "collective with different sizes or in a different order",
+            facts,
+            dedupe=(row.code, "mpi_truncate"),
+        )
+    ]
+
+
+def _mlx5_dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "ib_completion_error"}
+    if m.group("host"):
+        facts["host"] = m.group("host")
+    on = f" on {facts['host']}" if "host" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"the InfiniBand adapter's driver{on} dumped a failed work completion (the line a library prints "
+            "after it names the error)",
+            facts,
+            dedupe=(row.code, "mlx5_dump"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "mpi message truncated",
+        _TRUNCATE,
+        _truncate,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"MPI_ERR_TRUNCATE", b"Message truncated", b"bytes received but buffer size is"),
+        worth=(rb"MPI_ERR_TRUNCATE", rb"Message truncated", rb"bytes received but buffer size"),
+        words=("truncate",),
+    ),
     Signature(
         "open mpi lost a daemon",
         _ORTE,
@@ -109,6 +180,16 @@ SIGNATURES = (
         anchors=(b"completion with error",),
         worth=(rb"completion with error",),
         words=("completion with error",),
+    ),
+    Signature(
+        "mlx5 provider completion dump",
+        _MLX5_DUMP,
+        _mlx5_dump,
+        C.NCCL_IB_ERROR.code,
+        tier=1,
+        anchors=(b"got completion with error",),
+        worth=(rb"got completion with error",),
+        words=("got completion with error",),
     ),
     Signature(
         "open mpi openib completion error",

@@ -19,11 +19,12 @@ Formats:
   following tasks are unhealthy (stopped sending heartbeats):" with the task names after it, and jaxlib's
   client.cc "Terminating process because the JAX distributed service detected fatal errors. This most
   likely indicates that another task died" (older: "... because the coordinator detected missing
-  heartbeats."). The job's start-up barrier is another family (coordination_service.py): here a task that
-  was running died, so its own log holds the cause. Like Open MPI's "peer process has unexpectedly
-  disconnected" it is that rank's exit (RUN133), tier 2: any failure the log shows outranks it. The agent's
-  side says the same of the leader: "Failed to send RPC to coordination service. Either the leader task died
-  or the network connection is broken."
+  heartbeats.", and on the other side "... because of missing heartbeat response from the coordinator. This
+  most likely indicates that the coordinator task died"). The job's start-up barrier is another family
+  (coordination_service.py): here a task that was running died, so its own log holds the cause. Like Open
+  MPI's "peer process has unexpectedly disconnected" it is that rank's exit (RUN133), tier 2: any failure
+  the log shows outranks it. The agent's side says the same of the leader: "Failed to send RPC to
+  coordination service. Either the leader task died or the network connection is broken."
 - The key-value store of the same service (below, `_KV_GET`).
 """
 
@@ -55,8 +56,8 @@ _TASK = re.compile(r"/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+)")
 _HEARTBEAT = re.compile(
     r"(?:Task (?P<who>\S+) heartbeat timeout|Task heartbeat timeout)\. This indicates that the remote task "
     r"has failed|tasks are unhealthy \(stopped sending heartbeats\)|"
-    r"Terminating process because the (?:JAX distributed service detected fatal errors|coordinator "
-    r"detected missing heartbeats)|"
+    r"Terminating process because (?:the (?:JAX distributed service detected fatal errors|coordinator "
+    r"detected missing heartbeats)|of missing heartbeat response from the coordinator)|"
     r"Failed to send RPC to coordination service\. Either the leader task died"
 )
 # The NCCL communicator's unique id that JAX exchanges through the coordination service's key-value store
@@ -121,8 +122,9 @@ def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _kv_get(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    key = m.group("key")
-    nccl = "nccl_unique_id" in key
+    key = m.group("key").rstrip(";")
+    # the clique's id key: "cuda:gpu_nccl_unique_id:0" (0.4.1x), "devices=[0,1,...]; stream=0; ..." (0.5+)
+    nccl = "nccl_unique_id" in key or key.startswith("devices=")
     what = "the NCCL communicator's id" if nccl else f"key {key}"
     return [
         row.event(
@@ -164,7 +166,7 @@ SIGNATURES = (
         anchors=(
             b"heartbeat timeout",
             b"stopped sending heartbeats",
-            b"Terminating process because the",
+            b"Terminating process because",
             b"Either the leader task died",
         ),
         worth=(
