@@ -250,6 +250,34 @@ CASES = [
         "RUN221",
         {"key": "devices=[0,1,2,3]"},
     ),
+    # ROCm's HSA runtime and RCCL's CUDA check naming a HIP error
+    (
+        ":0:rocdevice.cpp            :2672: 1234567890 us: 12345: [tid:0x7f] Device::callbackQueue aborting "
+        "with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond "
+        "the largest legal address. code: 0x29",
+        "RUN244",
+        {"hsa_status": "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"},
+    ),
+    (
+        ":0:rocdevice.cpp            :2672: 1234567890 us: 12345: [tid:0x7f] Device::callbackQueue aborting "
+        "with error : HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. "
+        "code: 0x1016",
+        "RUN295",
+        {"runtime": "rocm"},
+    ),
+    (
+        "node1:123:456 [0] NCCL WARN Cuda failure 'hipErrorNoBinaryForGpu'",
+        "RUN265",
+        {"reason": "no_code_object"},
+    ),
+    # TF's input copy to the GPU whose buffer could not be allocated
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from "
+        "/job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 in order "
+        "to run _EagerConst: Dst tensor is not initialized.",
+        "RUN101",
+        {"gpu_index": 0},
+    ),
     # XLA's out-of-memory with the size in human-readable units
     (
         "E1204 12:00:00.000000  123 pjrt_stream_executor_client.cc:2985] Execution of replica 0 failed: "
