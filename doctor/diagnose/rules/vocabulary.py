@@ -72,7 +72,9 @@ _REACH = (
 )
 # Ranks that disagree about a collective: its shape, size, count or order differ between members.
 _DIFFER = (
-    r"mismatch|inconsistent|do(?:es)? not match|don't match|disagree|"
+    # (not a state mismatch, the flight-recorder analyzer's COLLECTIVE_STATE_MISMATCH / "Expected state:
+    # 'scheduled' does not match found state": a rank behind the others, not calls that differ)
+    r"(?<!state_)(?<!state )mismatch|inconsistent|do(?:es)? not match(?! found state)|don't match|disagree|"
     r"different (?:shapes?|sizes?|number of|dtypes?|lengths?|counts?|order)"
 )
 _COLLECTIVE_OP = (
@@ -85,6 +87,21 @@ _NET = (
     r"connection timed out|failed to connect to all addresses|transport init error|create ?dest ?link|"
     r"retry count exceeded|ibv_\w+|\brdma\b|link (?:is )?down|peer (?:closed|disconnected)|"
     r"failed to (?:receive|send) message|socket (?:error|closed)"
+)
+# A distributed call the library refused: an operation, argument or tensor its backend does not take.
+_REFUSED = (
+    r"does not support|doesn't support|is not supported|not supported by|unsupported|invalid usage|"
+    r"invalid argument"
+)
+_DIST_CALL = (
+    r"process ?group|\bbackend\b|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|barrier|"
+    r"collective|\bhccl\b|\bnccl\b|\bgloo\b|\bmpi\b|horovod"
+)
+# Which connection: an errno alone ("RuntimeError: Connection reset by peer") could be any socket of any
+# program; the line must name a transport, an address or a peer of the job.
+_NET_CONTEXT = (
+    r"socket|transport|\d+\.\d+\.\d+\.\d+|<\d+>|:\d{2,5}\b|\bzmq|\bgloo|\bnccl|\bhccl|\brccl|\bmpi|\bucx|"
+    r"grpc|\bib\b|rdma|verbs|mlx\d|\brank|connect\(\)|\brecv|\bsend|dest ?link|\bpair\b"
 )
 _DEVICE_OOM = (
     r"(?=.*(?:out of memory|\boom\b|resource_exhausted|memory (?:allocation )?(?:failed|exhausted)|"
@@ -294,6 +311,15 @@ SIGNATURES = (
         "expected shape [4]",
     ),
     _row(
+        "refused call",
+        _both(_REFUSED, _DIST_CALL),
+        "a distributed call its backend refused",
+        C.NCCL_INVALID_USAGE.code,
+        (b"not support", b"n't support", b"nsupported", b"nvalid usage", b"nvalid argument"),
+        rb"(?i:not support|n't support|unsupported|invalid usage|invalid argument)",
+        "RuntimeError: ProcessGroupHCCL does not support alltoall_base with uneven splits",
+    ),
+    _row(
         "collective timeout",
         _both(_TIMED_OUT, _COLLECTIVE),
         "a collective that timed out",
@@ -316,7 +342,7 @@ SIGNATURES = (
     ),
     _row(
         "network",
-        _one(_NET),
+        _both(_NET, _NET_CONTEXT),
         "a connection between processes that failed",
         C.NCCL_SOCKET_ERROR.code,
         (
