@@ -1,8 +1,9 @@
 """The stacks that run beside or under PyTorch on multi-GPU jobs, read at their source: XLA's collective
 rendezvous and the coordination service's heartbeat (xla_runtime.py), gRPC transport failures between
 TensorFlow/JAX workers (grpc_transport.py), Open MPI's runtime and the UCX/verbs completion errors
-(mpi_fabric.py), oneCCL's fabric providers (oneccl.py), Horovod's stall shutdown (mismatch.py), XLA's
-human-readable out-of-memory size (oom_layers.py); with the families other modules already read for these
+(mpi_fabric.py), oneCCL's fabric providers (oneccl.py), TensorFlow's collective ops (tf_collectives.py),
+ROCm's HSA faults and RCCL's HIP errors (rocm_runtime.py), Horovod's stall shutdown (mismatch.py), XLA's
+human-readable out-of-memory size and TF's "Dst tensor is not initialized" (oom_layers.py); with the families other modules already read for these
 stacks (Horovod, TF collective ops, XLA's NCCL calls, RCCL, HIP) pinned beside them.
 
 Every positive line is tried bare and behind each prefix these stacks put before a line (mpirun's
@@ -103,6 +104,36 @@ CASES = [
         "cuda:gpu_nccl_unique_id:0 and duration: -1ms",
         "RUN221",
         {"key": "cuda:gpu_nccl_unique_id:0"},
+    ),
+    # TensorFlow's collective ops: timed out, or aborted by the first failure
+    (
+        "tensorflow.python.framework.errors_impl.DeadlineExceededError: Collective has timed out during execution.",
+        "RUN151",
+        {"when": "during execution"},
+    ),
+    (
+        "2023-05-26 10:00:00.123456: E tensorflow/core/common_runtime/base_collective_executor.cc:249] "
+        "BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Collective has timed out waiting for other workers.",
+        "RUN151",
+        {"when": "waiting for other workers"},
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: Connection reset "
+        "by peer",
+        "RUN174",
+        {"aborted_by": "Connection reset by peer"},
+    ),
+    (
+        "W tensorflow/core/common_runtime/base_collective_executor.cc:249] BaseCollectiveExecutor::StartAbort "
+        "Unavailable: Collective ops is aborted by: failed to connect to all addresses",
+        "RUN174",
+        {"aborted_by": "failed to connect to all addresses"},
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.UnavailableError: [_Derived_]Collective ops is aborted by: "
+        "Deadline Exceeded\nAdditional GRPC error information from remote target /job:worker/replica:0/task:0",
+        "RUN151",
+        {"aborted_by": "Deadline Exceeded"},
     ),
     # gRPC transport between workers
     (
