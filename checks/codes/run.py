@@ -285,6 +285,18 @@ REMOTE_LAUNCH_FAILED = register_code(
     AREA,
 )
 
+# The scheduler or launcher could not start the job's processes at all (srun's step or task launch, mpirun's
+# executable or slots, hydra's execvp): no rank ran, so nothing of the rendezvous was tried yet.
+LAUNCH_FAILED = register_code(
+    "RUN304",
+    "launch-failed",
+    "fail",
+    "rendezvous",
+    "The scheduler or launcher could not start the job's processes "
+    "(srun step or task launch, mpirun, hydra, a hostfile)",
+    AREA,
+)
+
 GPU_XID = register_code(
     "RUN241", "gpu-xid-error", "fail", "gpu_hardware", "The NVIDIA driver reported an Xid error", AREA
 )
@@ -476,5 +488,16 @@ FR_NOT_COMPLETED = register_code(
     "fail",
     "collective_timeout",
     "Flight recorder: all ranks entered a collective that did not complete",
+    AREA,
+)
+# Ascend NPUs (HCCL): a device-side wait of an HCCL operation that ran past HCCL_EXEC_TIMEOUT /
+# HCCL_CONNECT_TIMEOUT (EI0002 notify wait, EI0006 link set-up, the runtime's stream and event waits).
+# Its own code, like gloo's: the knobs, the logs to read (plog) and the tools differ from NCCL's.
+HCCL_TIMEOUT = register_code(
+    "RUN311",
+    "hccl-execution-timeout",
+    "fail",
+    "collective_timeout",
+    "An HCCL collective on an Ascend NPU waited past its timeout for a peer",
     AREA,
 )

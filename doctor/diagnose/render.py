@@ -63,6 +63,11 @@ _KEY_FACTS = (
     "param",
     "per_rank",
     "odd_ranks",
+    # Ascend (rules/hccl.py): the device HCCL lost, the CANN record's code, the runtime's or HCCL's number
+    "suspect_device",
+    "error_code",
+    "npu_error",
+    "hccl_error",
 )
 
 

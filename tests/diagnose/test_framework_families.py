@@ -447,8 +447,6 @@ ALREADY_READ = [
 ]
 
 HEALTHY = [
-    "E0101 12:00:00.000000 1 coordination_service_agent.cc:300] UNAVAILABLE: failed to connect to all "
-    "addresses; will retry",
     "2023-05-26 10:00:00.123456: W tensorflow/core/distributed_runtime/rpc/grpc_remote_worker.cc:50] "
     "Unavailable: Connection refused, retrying",
     (

@@ -13,12 +13,33 @@ store, as a TCPStore is torch's: a barrier of it that times out is the store-bas
 whatever barrier it was (the start-up ones, `[Init]...` and `PjRT_Client_Connect`, mean processes
 never started or never reached the leader; a user barrier such as `multihost_broadcast_sync` means a
 process stopped before it). The tasks it names are the ones that did not arrive.
+
+The service's RPCs failing around start-up and shutdown (coordination_service_agent.cc, jaxlib's
+xla/pjrt/distributed/client.cc; TF 2.8+ tsl, JAX 0.3-0.7): "Failed to connect to distributed JAX controller:
+waited too long for some tasks to show up" / "...: DEADLINE_EXCEEDED: ...", the agent's error callback
+"Coordination service agent in error status: DEADLINE_EXCEEDED: Deadline Exceeded", the gRPC detail line
+"Additional GRPC error information from remote target unknown_target_for_coordination_leader while calling
+/tensorflow.CoordinationService/RegisterTask:" (newer: "RPC: /tensorflow.CoordinationService/RegisterTask"),
+the shutdown's "Failed to disconnect from coordination service with status: DEADLINE_EXCEEDED ... Proceeding
+with agent shutdown anyway.", the watch thread's "WatchTasksAsync failed for task 3: UNAVAILABLE: failed to
+connect to all addresses", jaxlib's "Distributed task shutdown result: DEADLINE_EXCEEDED: ..." (not "OK"),
+and jaxlib's XlaRuntimeError / JaxRuntimeError raised from jax/_src/distributed.py's initialize / connect /
+shutdown. DEADLINE_EXCEEDED is the rendezvous timing out
+(RUN221); UNAVAILABLE, a connection refused or "failed to connect to all addresses" is the coordinator not
+reachable (RUN222). A shutdown that cannot disconnect follows an earlier failure when there is one (tier 2);
+heartbeat and error-polling RPCs (a task that died mid-run) are not read here.
+
+jax.distributed.initialize's own checks of its settings (jax/_src/distributed.py, 0.3-0.7), after it tried to
+detect them from the cluster (Slurm, Open MPI, Cloud TPU, Kubernetes): "ValueError: coordinator_address should
+be defined.", "Number of processes must be defined.", "The process id of the current process must be
+defined.", and the Cloud TPU detection's "Number of workers does not equal the number of processes. Auto
+detecting process_id is not possible." (RUN224: the rendezvous settings are missing, as torch's env:// ones).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -81,6 +102,161 @@ def _registration(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+_RPC = re.compile(
+    r"Failed to connect to distributed JAX controller:?\s*(?P<why>.*)|"
+    r"Failed to (?P<op>connect to|disconnect from) coordination service(?: with status)?:?\s*(?P<why2>.*)|"
+    r"Coordination service agent in error status:\s*(?P<why3>.*)|"
+    r"(?:while calling|RPC:) /?(?:tensorflow|xla|tsl)\.CoordinationService/(?P<rpc>\w+)|"
+    r"(?P<watch>Watch(?:Tasks|JobState)Async) failed for task (?P<task>\d+):\s*(?P<why4>.*)|"
+    r"(?:XlaRuntimeError|JaxRuntimeError):\s*(?P<why5>(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.*)|"
+    r"Distributed task (?P<down>shutdown) result:\s*(?P<why6>(?!OK\b)[A-Z_]{4,}.*)"
+)
+# gRPC's own words for a channel that never connected: only read where the coordination service is named
+# in the window (Ray's GCS and other gRPC services say the same).
+_GRPC_DOWN = re.compile(
+    r"(?P<why>UNAVAILABLE:\s*failed to connect to all addresses|"
+    r"Failed to connect to remote host: Connection refused)"
+)
+_CONTEXT = re.compile(
+    r"CoordinationService|[Cc]oordination service|coordination_service|jax_worker|distributed JAX|"
+    r"WatchTasks|PjRT_Client|jax/_src/distributed\.py|jax\.distributed\.initialize"
+)
+_STARTUP_RPC = {"RegisterTask", "WaitForAllTasks", "Barrier"}
+_SHUTDOWN_RPC = {"ShutdownTask"}
+_RUNTIME_RPC = {"Heartbeat", "PollForError", "ReportErrorToTask", "ReportErrorToService"}
+_FRAME_OP = re.compile(r"jax/_src/distributed\.py\S*,? line \d+, in (?P<op>\w+)")
+_ADDR = re.compile(r"ipv[46]:(?P<addr>\[?[\w.:]+?\]?):(?P<port>\d{2,5})\b")
+_STATUS = re.compile(r"\b(DEADLINE_EXCEEDED|UNAVAILABLE|ALREADY_EXISTS|ABORTED|INTERNAL|CANCELLED)\b")
+
+
+def _near(hit: Hit, n: int = 12) -> list[str]:
+    return [ln.text for ln in [*hit.before(n, same_rank=False), hit.line, *hit.after(n, same_rank=False)]]
+
+
+def _phase(hit: Hit, rpc: str, op: str, near: list[str]) -> str:
+    """start-up, shutdown or runtime: from the RPC, the agent's verb or jax's frame that raised it."""
+    if rpc in _STARTUP_RPC or op == "connect to":
+        return "startup"
+    if rpc in _SHUTDOWN_RPC or op == "disconnect from":
+        return "shutdown"
+    if rpc in _RUNTIME_RPC:
+        return "runtime"
+    for text in reversed(near):
+        f = _FRAME_OP.search(text)
+        if f:
+            return "shutdown" if f.group("op") == "shutdown" else "startup"
+    for text in near:
+        r = re.search(r"CoordinationService/(\w+)", text)
+        if r and r.group(1) in _STARTUP_RPC | _SHUTDOWN_RPC:
+            return "startup" if r.group(1) in _STARTUP_RPC else "shutdown"
+        if "Failed to disconnect from coordination service" in text or "agent shutdown" in text:
+            return "shutdown"
+    return "startup" if any(w in " ".join(near) for w in ("RegisterTask", "initialize", "connect()")) else ""
+
+
+def _rpc_event(row: Signature, hit: Hit, why: str, rpc: str, op: str) -> Optional[list[Event]]:
+    near = _near(hit)
+    phase = _phase(hit, rpc, op, near)
+    if phase == "runtime":
+        return None  # a heartbeat or error poll failing mid-run: a task died; its own record says why
+    joined = " ".join([why, *near])
+    st = _STATUS.search(why) or _STATUS.search(joined)
+    status = st.group(1) if st else ""
+    unreachable = status == "UNAVAILABLE" or "failed to connect to all addresses" in why or "refused" in why
+    facts: dict[str, Any] = {"problem": "coordination_rpc", "status": status, "phase": phase or "unknown"}
+    if rpc:
+        facts["rpc"] = rpc
+    a = _ADDR.search(joined)
+    if a:
+        facts["coordinator"] = f"{a.group('addr')}:{a.group('port')}"
+        facts["port"] = int(a.group("port"))
+    where = f" at {facts['coordinator']}" if "coordinator" in facts else ""
+    if unreachable:
+        what = (
+            f"the JAX/XLA coordination service{where} could not be reached "
+            f"({status or 'connection failed'}): the coordinator (process 0) is not running or not listening "
+            "yet, the address or port is wrong, "
+            "or the network between the hosts blocks it"
+        )
+        code = C.STORE_UNREACHABLE.code
+    elif phase == "shutdown":
+        what = (
+            f"the JAX/XLA coordination service did not answer the shutdown ({status or 'error'}): the "
+            "coordinator (process 0) or another task had already failed or gone; an earlier error is the "
+            "cause when the log shows one"
+        )
+        code = C.RENDEZVOUS_TIMEOUT.code
+    else:
+        what = (
+            f"the JAX/XLA coordination service{where} timed out while the processes registered "
+            f"({status or 'error'}"
+            + (f" in {rpc}" if rpc else "")
+            + "): not every process reached the coordinator in time (some did not start, crashed first, "
+            "point at another coordinator address, or start late)"
+        )
+        code = C.RENDEZVOUS_TIMEOUT.code
+    return [
+        row.event(
+            hit,
+            what,
+            facts,
+            tier=2 if phase == "shutdown" else 1,
+            code=code,
+            dedupe=(code, "coordination"),
+        )
+    ]
+
+
+def _rpc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = (
+        next((g for g in (m.group(k) for k in ("why", "why2", "why3", "why4", "why5", "why6")) if g), "")
+        or ""
+    )
+    if m.group("why5") is not None and not any(_FRAME_OP.search(t) for t in _near(hit, 30)):
+        return None  # an XlaRuntimeError raised elsewhere (a collective, a compile): not the service's
+    op = m.group("op") or ("disconnect from" if m.group("down") else "")
+    if m.group("why") is not None:
+        op = "connect to"  # jaxlib's client: its Connect() failed
+        if "waited too long" in why:
+            why = "DEADLINE_EXCEEDED: " + why  # the client's own words for IsDeadlineExceeded
+    if m.group("watch"):
+        why = f"task {m.group('task')}: {why}"
+    return _rpc_event(row, hit, why.strip(), m.group("rpc") or "", op)
+
+
+def _grpc_down(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any(_CONTEXT.search(t) for t in _near(hit, 30)):
+        return None
+    return _rpc_event(row, hit, m.group("why"), "", "")
+
+
+_JAX_SETTINGS = re.compile(
+    r"(?P<what>coordinator_address should be defined|Number of processes must be defined|"
+    r"The process id of the current process must be defined|"
+    r"Number of workers does not equal the number of processes)"
+)
+_JAX_NAME = {
+    "coordinator_address": "the coordinator address (coordinator_address / JAX_COORDINATOR_ADDRESS)",
+    "Number of processes": "the number of processes (num_processes)",
+    "The process id": "this process's id (process_id)",
+    "Number of workers": "this process's id (the TPU workers and num_processes disagree)",
+}
+
+
+def _jax_settings(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what")
+    missing = next(v for k, v in _JAX_NAME.items() if what.startswith(k))
+    return [
+        row.event(
+            hit,
+            f"jax.distributed.initialize could not start: {missing} is not set and could not be detected "
+            "from the cluster (not launched under Slurm / mpirun / a TPU pod, or the variables are missing)",
+            {"problem": "jax_settings_missing", "setting": what},
+            dedupe=(row.code, "jax_settings"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "coordination service barrier timeout",
@@ -101,6 +277,59 @@ SIGNATURES = (
         anchors=(b"registration failed",),
         worth=(rb"cluster registration failed",),
         words=("registration failed",),
+    ),
+    Signature(
+        "coordination service rpc failed",
+        _RPC,
+        _rpc,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(
+            b"distributed JAX controller",
+            b"coordination service",
+            b"CoordinationService/",
+            b"failed for task",
+            b"RuntimeError:",
+            b"Distributed task shutdown result",
+        ),
+        worth=(
+            rb"Failed to connect to distributed JAX controller",
+            rb"Failed to (?:connect to|disconnect from) coordination service",
+            rb"Coordination service agent in error status",
+            rb"CoordinationService/",
+            rb"Async failed for task",
+            rb"RuntimeError: (?:DEADLINE_EXCEEDED|UNAVAILABLE)",
+            rb"Distributed task shutdown result: [A-Z_]{4,}",
+        ),
+        words=(
+            "jax controller",
+            "coordination service",
+            "coordinationservice/",
+            "failed for task",
+            "runtimeerror",
+            "distributed task shutdown",
+        ),
+        anchor_from="the 'RuntimeError:' of XlaRuntimeError / JaxRuntimeError",
+        examples=("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded",),
+    ),
+    Signature(
+        "grpc channel to the coordinator down",
+        _GRPC_DOWN,
+        _grpc_down,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"failed to connect to all addresses", b"Failed to connect to remote host"),
+        worth=(rb"failed to connect to all addresses", rb"Failed to connect to remote host"),
+        words=("failed to connect to all addresses", "failed to connect to remote host"),
+    ),
+    Signature(
+        "jax.distributed settings missing",
+        _JAX_SETTINGS,
+        _jax_settings,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"should be defined", b"must be defined", b"does not equal the number of processes"),
+        worth=(rb"should be defined", rb"must be defined", rb"does not equal the number of processes"),
+        words=("should be defined", "must be defined", "does not equal the number of processes"),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -37,10 +37,11 @@ _PAIR = re.compile(
 # timeout (it is stuck or gone), like unbound_buffer.cc's "Timed out waiting": a timeout, not a network
 # fault.
 # "Application timeout caused pair closure" (tcp/pair.cc): the pair closed by the process group's own
-# timeout while an operation waited on it - the same timeout, said by the transport.
+# timeout while an operation waited on it - the same timeout, said by the transport. PaddlePaddle's copy
+# of gloo (third_party/gloo, tcp/pair.cc) says "TIMEOUT self_rank = 0 pair_rank = 1 peer_str = [..]:port".
 _PAIR_TIMEOUT = re.compile(
-    r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<dir>Read|Write|Send|Application) "
-    r"timeout\b(?P<rest>.*)$"
+    r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?:(?P<dir>Read|Write|Send|Application) "
+    r"timeout\b|TIMEOUT(?= self_rank))(?P<rest>.*)$"
 )
 # The ibverbs transport (gloo/transport/ibverbs/device.cc, pair.cc, buffer.cc): a verbs call that failed,
 # raised through GLOO_ENFORCE ("[enforce fail at .../ibverbs/device.cc:76] ibv_open_device: ...") or
@@ -112,6 +113,7 @@ def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 _ADDR = re.compile(r"\[([0-9a-fA-F.:]+)\]:(\d+)")
+_PAIR_RANKS = re.compile(r"self_rank\s*=\s*(\d+)\s+pair_rank\s*=\s*(\d+)")
 
 
 def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -143,11 +145,15 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    direction = (m.group("dir") or "pair").lower()
     facts: dict[str, Any] = {
         "backend": "gloo",
-        "direction": m.group("dir").lower(),
+        "direction": direction,
         "gloo_source": f"{m.group('file')}:{m.group('line')}",
     }
+    pair = _PAIR_RANKS.search(m.group("rest"))
+    if pair:  # Paddle's gloo: "self_rank = 0 pair_rank = 1"
+        facts["rank"], facts["peer_rank"] = int(pair.group(1)), int(pair.group(2))
     a = _ADDR.search(m.group("rest"))
     if a:
         facts["peer"], facts["peer_port"] = a.group(1), int(a.group(2))
@@ -164,7 +170,9 @@ def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [
         row.event(
             hit,
-            f"{hit.who()}: gloo's {m.group('dir').lower()} to a peer timed out"
+            f"{hit.who(facts.get('rank'))}: gloo's {direction} to a peer"
+            + (f" (rank {facts['peer_rank']})" if pair else "")
+            + " timed out"
             + (f" ({a.group(1)}:{a.group(2)})" if a else "")
             + ": the peer did not take part in the collective within the process group's timeout",
             facts,

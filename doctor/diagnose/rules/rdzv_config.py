@@ -239,6 +239,39 @@ def _mpi_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# Lightning's checks of the launcher against its own settings (lightning_fabric/plugins/environments/
+# slurm.py and torchelastic.py, pytorch_lightning 1.6+ / lightning 2.x): "RuntimeError: You set
+# `--ntasks=8` in your SLURM bash script, but this variable is not supported. HINT: Use
+# `--ntasks-per-node=8` instead.", "ValueError: You set `devices=4` in Lightning, but the number of tasks
+# per node configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set `devices=1`.", the same for
+# `num_nodes` and SLURM's `--nodes`, and torchelastic's "You set `devices=2` and `num_nodes=1` in
+# Lightning, but the product (2 * 1) does not match the world size (4).": launcher and Trainer disagree.
+_PL_WORLD = re.compile(
+    r"You set `(?P<set>--ntasks=\d+)` in your SLURM bash script, but this variable is not supported|"
+    r"You set `(?P<set2>(?:devices|num_nodes)=[^`]+)`(?: and `[^`]+`)? in Lightning, but "
+    r"(?P<why>the number of (?:tasks per node|nodes) configured in SLURM `[^`]+` does not match|"
+    r"the product \([^)]*\) does not match the world size \(\d+\))"
+)
+
+
+def _pl_world(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    said = m.group("set") or m.group("set2")
+    why = (
+        "Lightning does not support --ntasks under srun: use --ntasks-per-node (one task per device)"
+        if m.group("set")
+        else f"the launcher's world and the Trainer's disagree ({m.group('why')})"
+    )
+    return [
+        row.event(
+            hit,
+            f"Lightning rejected the launch settings ({said}): {why}; set the Trainer's devices / num_nodes "
+            "to what the launcher starts",
+            {"problem": "launcher and Lightning disagree on the world", "setting": said},
+            dedupe=(row.code, "pl_world"),
+        )
+    ]
+
+
 # torch 0.3-0.4's THD env:// init (torch/lib/THD/base/init_methods/InitMethodEnv.cpp): "failed to read the
 # MASTER_ADDR environmental variable; maybe you forgot to set it?", "rank is not set but it is required for env://
 # init method", "world_size specified both as an environmental variable and to the initializer".
@@ -295,6 +328,15 @@ SIGNATURES = (
         anchors=(b"rror", b"does not match torch"),
         worth=(rb"does not match torch",),
         words=("does not match torch",),
+    ),
+    Signature(
+        "lightning and the launcher disagree on the world",
+        _PL_WORLD,
+        _pl_world,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"in your SLURM bash script", b"in Lightning, but"),
+        worth=(rb"in your SLURM bash script", rb"in Lightning, but"),
+        words=("in your slurm bash script", "in lightning, but"),
     ),
     Signature(
         "rendezvous parameters rejected",

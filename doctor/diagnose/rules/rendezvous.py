@@ -46,6 +46,8 @@ _RDZV_TIMEOUT = re.compile(
     r"Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) (?:clients|workers)|"
     r"rendezvous has timed out after \d"
     r"|[Tt]imed out initializing process group in store based barrier"
+    # etcd_rendezvous.py (1.9-2.x) logs this, spelled "occured", right before it raises RendezvousTimeoutError
+    r"|Rendezvous timeout occur+ed in EtcdRendezvousHandler"
 )
 # 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
 # 2.x "(world_size=4, num_workers_joined=3, timeout=...".
@@ -453,8 +455,8 @@ SIGNATURES = (
         _RDZV_TIMEOUT,
         _rdzv_timeout,
         R,
-        anchors=(b"rror", b"imed out", b"RendezvousTimeoutException"),
-        worth=(rb"Error\b", rb"[Tt]imed out", rb"RendezvousTimeoutException"),
+        anchors=(b"rror", b"imed out", b"RendezvousTimeoutException", b"in EtcdRendezvousHandler"),
+        worth=(rb"Error\b", rb"[Tt]imed out", rb"RendezvousTimeoutException", rb"in EtcdRendezvousHandler"),
         words=("rendezvous", "timed out after", "store based barrier"),
     ),
     Signature(

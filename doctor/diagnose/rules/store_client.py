@@ -24,6 +24,12 @@ remote=[node-0]:29500): failed to recv, got 0 bytes" (and "sendBytes failed on .
 record is often the end of a run (the store's host left first, a watchdog thread's poll saw it); the same
 client connecting again and again from new local ports, each dropped, is a store it cannot talk to.
 
+ProcessGroupNCCL's store read of the ncclUniqueId (broadcastUniqueNCCLID, 1.8-2.x) ends its message after
+the C++ frames of the store's error: "... store->get('0') got error: Socket Timeout / Exception raised from
+... / frame #56: ... / . This may indicate a possible application crash on rank 0 or a network set up issue."
+A paste that keeps only the frames' tail keeps that sentence: the rank that prints it waited for the named
+rank's ncclUniqueId in the store and never got it.
+
 A connect retry that the run goes past (its store came up, the next records are the run's own) is no
 failure; one repeated until the paste ends is. A store read that timed out is most often a peer that
 never came or died (tier 1: a death found elsewhere is the cause).
@@ -54,6 +60,28 @@ _WAIT_TIMEOUT = re.compile(
 # What a paste shows below a c10d record that is still the same record: the C++ frames of the error
 # ("Exception raised from recvBytes at ...", "frame #3: c10d::TCPStore::ping() + 200"), other c10d records.
 _SAME_RECORD = re.compile(r"^\s*(?:frame #\d+|Exception raised from|\[[WIE]\S* [^\]]*\] \[c10d\])")
+
+
+_UID_TAIL = re.compile(
+    r"(?:^|[\s.])This may indicate a possible application crash on rank (?P<rank>\d+) "
+    r"or a network set ?up issue"
+)
+
+
+def _uid_tail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any("ncclUniqueId" in ln.text for ln in hit.before(80, same_rank=False)):
+        return []  # the head of the record is in the paste: the store request row read it
+    waited = int(m.group("rank"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: its NCCL communicator set-up could not read rank {waited}'s ncclUniqueId from the "
+            f"c10d store (the message's head is cut; its end says rank {waited} crashed or the network "
+            "between the ranks is not set up)",
+            {"waited_for_rank": waited, "store_error": "ncclUniqueId store read failed"},
+            dedupe=(row.code, "store_err"),
+        )
+    ]
 
 
 def _went_past(hit: Hit) -> bool:
@@ -372,6 +400,16 @@ SIGNATURES = (
         anchors=(b"rror", b"imed out"),
         worth=(rb"Error\b", rb"[Tt]imed out"),
         words=("timed out waiting on barrier",),
+    ),
+    Signature(
+        "ncclUniqueId store read, tail",
+        _UID_TAIL,
+        _uid_tail,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"possible application crash on rank",),
+        worth=(rb"possible application crash on rank",),
+        words=("possible application crash on rank",),
     ),
 )
 parse = gated_reader(SIGNATURES)

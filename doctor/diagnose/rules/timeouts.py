@@ -26,6 +26,9 @@ Formats (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp across versions):
 - pasted records: "ran for ..." cut off, the record hard-wrapped anywhere (even inside a number:
   the continuation is joined without a space), or cut before its WorkNCCL(...) (then only the
   rank is known); a sentence about a timeout in prose is no record.
+- torch_npu's ProcessGroupHCCL (Ascend NPUs) copies these texts with WorkHCCL(...) for WorkNCCL(...),
+  "Some HCCL operations have failed or timed out." and "(TORCH_HCCL_BLOCKING_WAIT=1 or
+  HCCL_BLOCKING_WAIT=1)": the same rows read them (the device-side HCCL timeouts are rules/hccl.py's).
 - consequences (tier 2, no finding of their own): "Some NCCL operations have failed or timed
   out.", "Received a dump signal due to a collective timeout from rank 7 ... Last enqueued NCCL
   work: N, last completed NCCL work: M."
@@ -43,13 +46,13 @@ from pgdoctor.diagnose.text.normalize import Line
 
 # "ran for N milliseconds" may be cut off by a paste; the WorkNCCL(...) record alone is enough.
 _WATCHDOG = re.compile(
-    r"[Cc]aught\s+collective\s+operation\s+timeout:\s*WorkNCCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
+    r"[Cc]aught\s+collective\s+operation\s+timeout:\s*Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
     r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?"
 )
-_WHOLE_RECORD = re.compile(r"WorkNCCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
+_WHOLE_RECORD = re.compile(r"Work[NH]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
-_WATCHDOG_CUT = re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:WorkNCCL\(.*)?$")
-_BLOCKING = re.compile(r"Work\s+WorkNCCL\((?P<work>.*?)\)\s*timed out in blocking wait")
+_WATCHDOG_CUT = re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NH]CCL\(.*)?$")
+_BLOCKING = re.compile(r"Work\s+Work[NH]CCL\((?P<work>.*?)\)\s*timed out in blocking wait")
 _KV = re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
 _PG = re.compile(
     r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank "
@@ -86,7 +89,7 @@ _REACHED = re.compile(
 # WorkNCCL::checkTimeout is only on the stack of a collective that ran past its timeout (2.x;
 # an NCCL error goes through checkAndSetException instead).
 _STACK = re.compile(r"ProcessGroupNCCL::WorkNCCL::checkTimeout\b")
-_CONSEQUENCE = re.compile(r"Some NCCL operations have failed or timed out|taking the entire process down")
+_CONSEQUENCE = re.compile(r"Some [NH]CCL operations have failed or timed out|taking the entire process down")
 
 # ProcessGroupNCCL 1.7-1.9 aborted its communicators after the watchdog saw a work time out (or another
 # rank abort) and raised only "NCCL communicator was aborted on rank 1." - the reason was appended
@@ -153,7 +156,7 @@ def _joined(hit: Hit) -> tuple[str, Optional[list[Line]]]:
     t = hit.text
     if _WATCHDOG_CUT.search(t) and not _WHOLE_RECORD.search(t):
         joined, used = hit.block(4, sep="")  # a hard wrap cut the record: the rest is on the next lines
-        if "WorkNCCL(" in joined:
+        if "WorkNCCL(" in joined or "WorkHCCL(" in joined:
             return joined, used
     return t, None
 
@@ -161,6 +164,8 @@ def _joined(hit: Hit) -> tuple[str, Optional[list[Line]]]:
 def _work(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t, record = _joined(hit)
     facts = {**_pg_facts(t), **work_facts(m.group("work"))}
+    if "WorkHCCL(" in t:  # torch_npu's ProcessGroupHCCL prints the same record for its works
+        facts["backend"] = "hccl"
     if "ran" in m.groupdict() and m.group("ran"):
         facts["ran_for_ms"] = int(m.group("ran"))
     facts["mode"] = (
@@ -354,7 +359,7 @@ def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # What the watchdog's teardown line is the consequence of, when the excerpt shows it.
 _TEARDOWN_CAUSE = re.compile(
-    r"WorkNCCL\(|Watchdog caught|NCCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
+    r"Work[NH]CCL\(|Watchdog caught|[NH]CCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
 )
 
 

@@ -34,9 +34,12 @@ from pgdoctor.knowledge.slurm import read_cancel
 _DL_HANDLER = re.compile(
     r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker"
 )
-# The signal's strsignal() text: "Bus error", "Killed", "Segmentation fault", "Aborted", ...
+# The signal's strsignal() text: "Bus error", "Killed", "Segmentation fault", "Aborted", ...; PaddlePaddle's
+# copy (paddle/fluid/imperative/data_loader.cc): "DataLoader process (pid 10222) exited is killed by signal:
+# Killed."
 _DL_KILLED = re.compile(
-    r"DataLoader worker \(pid (\d+)\) is killed by signal: (Bus error|Killed|Segmentation fault|"
+    r"DataLoader (?:worker|process) \(pid (\d+)\) (?:exited )?is killed by signal: (Bus error|Killed|"
+    r"Segmentation fault|"
     r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)"
 )
 _DL_EXITED = re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")

@@ -1,0 +1,351 @@
+"""rendezvous, before it: the scheduler or launcher could not start the job's processes at all, or their
+start-up never completed, so no rank ever reached init_process_group (RUN304; the timeouts are RUN221).
+
+Formats. Slurm's srun (src/srun, src/api/step_launch.c, 17.x-24.x): "srun: error: Unable to create step for
+job 1234: More processors requested than permitted" (also "Requested node configuration is not available",
+"Memory required by task is not available", "Invalid generic resource (gres) specification"), "srun: error:
+Task launch for StepId=1234.0 failed on node node-3: Invalid node name specified" (older "Task launch for
+1234.0 failed on node ..."), "srun: error: Unable to allocate resources: Requested node configuration is not
+available" (srun asking for the job's allocation itself), "srun: error: Application launch failed: ...",
+slurmstepd's "execve(): python: No such file or directory". Open MPI's help texts (help-orterun.txt, PRRTE's
+help-prterun.txt, 2.x-5.x), wrapped after their first line: "mpirun was unable to launch the specified
+application as it could not access or execute an executable:", "mpirun was unable to find the specified
+executable file, and therefore did not launch the job.", "mpirun was unable to start the specified application
+as it encountered an error:", "There are not enough slots available in the system to satisfy the 8 slots that
+were requested by the application:", "A sequential map was requested, but not enough node entries were given
+...", "Your job has requested more processes than the ppr for this topology can support:", "A request was made
+to bind to that would result in binding more processes than cpus on a resource:"; MPICH hydra's
+"HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No such file or directory)".
+Horovod's horovodrun (runner/launch.py, 0.16-0.28): "ssh not successful for host node-2:" before ssh's own
+words (RUN303, the remote launch), and its start timeout "Timed out waiting for all tasks to start. Please
+check connectivity between servers. You may need to increase the --start-timeout parameter if you have too
+many servers." (RUN221). Ray Train 2.x's "WorkerGroupStartupTimeoutError: The worker group startup timed out
+after 30.0 seconds waiting for 8 workers." (RUN221). Kubeflow's PyTorchJob init container (and PAI-DLC's)
+loops "nslookup <master>" / "waiting for master" until the master's name resolves: busybox's "nslookup: can't
+resolve 'job-master-0'" or bind's "** server can't find job-master-0: NXDOMAIN" followed by the launcher's
+failure is the store host that never got a name (RUN222); the same lines followed by the run are its normal
+wait.
+
+DeepSpeed's runner reading its hostfile (launcher/runner.py fetch_hostfile, 0.3-0.16): "Hostfile is not
+formatted correctly, unable to proceed with training." (later "training/inference"), "Hostfile contains
+duplicate hosts, ...", "ValueError: host worker-1 is already defined", and 0.10+'s "Hostfile contains a bad
+entry: worker-1 slot=8, unable to proceed with launching", "Hostfile contains multiple entries for worker-1,
+...", "Hostfile is empty or not formatted correctly, unable to proceed with launching."; ColossalAI's "Error:
+Hostfile is not formatted correctly, expected <hostname>:<slot>, but found ...": the launcher never started a
+rank (RUN304).
+
+A step created after srun's retries ("step creation temporarily disabled, retrying", then "Step created"), a
+step that fails because the job was already being cancelled ("Job/step already completing or completed") and
+the init container's loop that the run goes past are not failures.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+
+_SRUN = re.compile(
+    r"Unable to create step for job (?P<job>\d+)\s*:\s*(?P<why>.*)|"
+    r"Task launch for (?:StepId=)?(?P<step>[\w.+]+) failed on node (?P<node>[\w.-]+)\s*:\s*(?P<why2>.*)|"
+    r"Application launch failed\s*:\s*(?P<why3>.*)|"
+    r"(?P<alloc>Unable to allocate resources)\s*:\s*(?P<why5>.*)|"
+    r"execve\(\): (?P<exe>[^:]+): (?P<why4>No such file or directory|Permission denied)"
+)
+_MPI = re.compile(
+    r"(?P<tool>mpirun|mpiexec|orterun|prterun|prun) was unable to (?P<verb>launch|find|start) the specified "
+    r"(?:application|executable)|"
+    r"There are not enough slots available in the system to satisfy the (?P<slots>\d+)|"
+    r"(?P<map>A sequential map was requested, but not enough node entries|"
+    r"Your job has requested more processes than the ppr for|"
+    r"A request was made to bind to that would result in binding more)|"
+    r"HYDU_create_process \([^)]*\): execvp error on file (?P<exe>\S+)(?: \((?P<why>[^)]*)\))?"
+)
+_HOSTFILE = re.compile(
+    r"Hostfile (?P<what>is not formatted correctly|contains duplicate hosts|contains a bad entry|"
+    r"contains multiple entries for|is empty or not formatted correctly)(?P<rest>[^\n]*)"
+)
+
+
+def _hostfile(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rest = m.group("rest").strip(" :,.")
+    entry = re.match(r"(?:expected \S+, but found |)(?P<e>[^,]+)", rest)
+    facts: dict[str, Any] = {"launcher": "hostfile", "error": f"hostfile {m.group('what')}"}
+    if entry and m.group("what") in ("contains a bad entry", "contains multiple entries for"):
+        facts["entry"] = entry.group("e").strip()
+    return [
+        row.event(
+            hit,
+            f"the launcher rejected its hostfile (it {m.group('what')}"
+            + (f": {facts['entry']}" if "entry" in facts else "")
+            + "): one '<host> slots=<n>' line per host, each host once; no rank started",
+            facts,
+            dedupe=(row.code, "hostfile"),
+        )
+    ]
+
+
+# One line each in horovodrun's output; a flattened paste keeps ssh's words on the same line after it.
+_HVD_SSH = re.compile(r"ssh not successful for host (?P<host>[^\s:]+?)[.:]?(?:\s+(?P<said>\S.*))?$")
+_HVD_TIMEOUT = re.compile(
+    r"Timed out waiting for (?P<activity>[^.]+)\. Please check (?:connectivity between servers|that you have "
+    r"enough resources)"
+)
+_RAY_START = re.compile(
+    r"(?:WorkerGroupStartupTimeoutError: )?The worker group startup timed out after (?P<s>[\d.]+) seconds "
+    r"waiting for (?P<n>\d+) workers"
+)
+_NSLOOKUP = re.compile(
+    r"nslookup: can't resolve '(?P<host>[^']+)'|\*\* server can't find (?P<host2>[^\s:]+): NXDOMAIN"
+)
+# What follows an unresolved master when the job failed on it: the launcher's traceback or error.
+_FAILED_AFTER = re.compile(
+    r"Traceback \(most recent call last\)|Error\b|error:|exit(?:ed)? (?:code|status) [1-9]"
+)
+# The name resolved after all: the resolver's answer, or the run's own lines.
+_RESOLVED = re.compile(
+    r"^Name:\s+\S|^Address(?: 1)?:\s+\d|Rendezvous complete|Init COMPLETE|\bstep\b|\bloss\b"
+)
+# srun's step that fails only because the job is ending (a Ctrl-C, scancel, the time limit).
+_ENDING = re.compile(r"already completing or completed|Job/step already", re.I)
+
+
+def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = (
+        m.group("why") or m.group("why2") or m.group("why3") or m.group("why4") or m.group("why5") or ""
+    ).strip()
+    why = clip(why, 100)
+    if _ENDING.search(why):
+        return []  # the job was already ending: the cancel or limit is the story, not the launch
+    facts: dict[str, Any] = {"launcher": "srun", "error": why}
+    if m.group("job"):
+        facts["job"] = m.group("job")
+        what = (
+            f"srun could not create the job step ({why}): it does not fit the job's allocation or is invalid"
+        )
+    elif m.group("node"):
+        facts["host"] = m.group("node")
+        facts["step"] = m.group("step")
+        what = f"srun could not launch the tasks of step {m.group('step')} on {m.group('node')} ({why})"
+    elif m.group("alloc"):
+        what = (
+            f"srun could not get an allocation ({why}): the request does not fit the partition or the account"
+        )
+    elif m.group("exe"):
+        facts["executable"] = m.group("exe").strip()
+        what = f"slurmstepd could not execute {facts['executable']} ({why}): not on the node's PATH"
+    else:
+        what = f"srun's application launch failed ({why})"
+    return [row.event(hit, what + "; no rank started", facts, dedupe=(row.code, "srun"))]
+
+
+def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"launcher": m.group("tool") or ("hydra" if m.group("exe") else "mpirun")}
+    nxt = " ".join(ln.text.strip() for ln in hit.after(4, same_rank=False))
+    if m.group("slots"):
+        facts["slots"] = int(m.group("slots"))
+        what = (
+            f"mpirun could not place {m.group('slots')} processes: there are not enough slots (the "
+            "hostfile's slots= or the allocation holds fewer; use --oversubscribe or more hosts)"
+        )
+    elif m.group("map"):
+        facts["error"] = m.group("map")
+        what = (
+            f"mpirun could not map the processes onto the hosts it was given ({m.group('map')}...): more "
+            "processes than the hosts, slots or cores allow"
+        )
+    elif m.group("exe"):
+        facts["executable"] = m.group("exe")
+        facts["error"] = (m.group("why") or "").strip()
+        what = f"MPICH's hydra could not execute {m.group('exe')} ({facts['error'] or 'execvp failed'})"
+    elif m.group("verb") == "find" or "could not access" in hit.text or "could not access" in nxt:
+        what = (
+            f"{facts['launcher']} could not find or execute the program it was asked to start: not on the "
+            "PATH of a non-interactive shell on every node, or not executable"
+        )
+    else:
+        what = f"{facts['launcher']} could not start the application: the processes failed at their launch"
+    return [row.event(hit, what + "; no rank started", facts, dedupe=(row.code, "mpi"))]
+
+
+def _hvd_ssh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host = m.group("host")
+    said = (m.group("said") or "").strip() or next(
+        (ln.text.strip() for ln in hit.after(3, same_rank=False) if ln.text.strip()), ""
+    )
+    return [
+        row.event(
+            hit,
+            f"horovodrun's ssh check could not reach {host}"
+            + (f" ({clip(said, 80)})" if said else "")
+            + ": set up passwordless ssh to every host, or launch with the scheduler",
+            {"launcher": "horovodrun", "host": host, "error": clip(said, 100)},
+            dedupe=(row.code, host),
+        )
+    ]
+
+
+def _hvd_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    activity = m.group("activity").strip()
+    return [
+        row.event(
+            hit,
+            f"horovodrun timed out waiting for {activity}: some hosts' task servers never reported back "
+            "(ssh, the network between the hosts, or too short a --start-timeout)",
+            {"launcher": "horovodrun", "problem": "start_timeout", "activity": activity},
+            dedupe=(row.code, "horovod_start"),
+        )
+    ]
+
+
+def _ray_start(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n, s = int(m.group("n")), float(m.group("s"))
+    return [
+        row.event(
+            hit,
+            f"Ray Train's worker group did not start: {n} workers were not all scheduled within {s:g} s "
+            "(the cluster lacks the resources asked for, a node went away, or autoscaling is slower)",
+            {"launcher": "ray_train", "problem": "worker_group_start", "workers": n, "timeout_s": s},
+            dedupe=(row.code, "ray_start"),
+        )
+    ]
+
+
+def _nslookup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    host = m.group("host") or m.group("host2")
+    if host in ("(null)", ""):
+        return []  # the resolver's own line for its server, not the master's name
+    after = hit.after(60, same_rank=False)
+    later = [ln.text for ln in after if host not in ln.text or "Name:" in ln.text]
+    if any(_RESOLVED.search(t) for t in later):
+        return []  # the name resolved and the run started: the init container's normal wait
+    if not any(_FAILED_AFTER.search(t) for t in later):
+        return []  # nothing failed after it in the paste
+    return [
+        row.event(
+            hit,
+            f"the master's host name {host} never resolved (the init container waited for it, then the "
+            "launcher failed): the master pod/service is not up or its DNS name is wrong, so no rank could "
+            "reach the store",
+            {"host": host, "problem": "master_unresolved", "error": "name does not resolve"},
+            code=C.STORE_UNREACHABLE.code,
+            dedupe=(C.STORE_UNREACHABLE.code, "master_unresolved"),
+        )
+    ]
+
+
+L = C.LAUNCH_FAILED.code
+SIGNATURES = (
+    Signature(
+        "srun step or task launch failed",
+        _SRUN,
+        _srun,
+        L,
+        anchors=(
+            b"Unable to create step for job",
+            b"Task launch for",
+            b"Application launch failed",
+            b"execve()",
+            b"Unable to allocate resources",
+        ),
+        worth=(
+            rb"Unable to create step for job",
+            rb"Task launch for \S+ failed on node",
+            rb"Application launch failed",
+            rb"execve\(\): ",
+            rb"Unable to allocate resources",
+        ),
+        words=(
+            "unable to create step",
+            "task launch for",
+            "application launch failed",
+            "execve():",
+            "unable to allocate resources",
+        ),
+    ),
+    Signature(
+        "mpi launcher could not start the application",
+        _MPI,
+        _mpi,
+        L,
+        anchors=(
+            b"was unable to launch the specified",
+            b"was unable to find the specified",
+            b"was unable to start the specified",
+            b"not enough slots available",
+            b"execvp error on file",
+            b"A sequential map was requested",
+            b"requested more processes than the ppr",
+            b"would result in binding more",
+        ),
+        worth=(
+            rb"was unable to (?:launch|find|start) the specified",
+            rb"not enough slots available in the system",
+            rb"A sequential map was requested",
+            rb"requested more processes than the ppr",
+            rb"would result in binding more",
+            rb"execvp error on file",
+        ),
+        words=(
+            "the specified",
+            "not enough slots available",
+            "execvp error on file",
+            "a sequential map was requested",
+            "more processes than the ppr",
+            "would result in binding more",
+        ),
+    ),
+    Signature(
+        "launcher hostfile rejected",
+        _HOSTFILE,
+        _hostfile,
+        L,
+        anchors=(b"Hostfile is ", b"Hostfile contains "),
+        worth=(rb"Hostfile (?:is|contains) ",),
+        words=("hostfile is ", "hostfile contains "),
+    ),
+    Signature(
+        "horovodrun ssh check",
+        _HVD_SSH,
+        _hvd_ssh,
+        C.REMOTE_LAUNCH_FAILED.code,
+        anchors=(b"ssh not successful for host",),
+        worth=(rb"ssh not successful for host",),
+        words=("ssh not successful for host",),
+    ),
+    Signature(
+        "horovodrun start timeout",
+        _HVD_TIMEOUT,
+        _hvd_timeout,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Timed out waiting for",),
+        worth=(rb"Timed out waiting for [^.]+\. Please check",),
+        words=("timed out waiting for",),
+    ),
+    Signature(
+        "ray train worker group start-up timeout",
+        _RAY_START,
+        _ray_start,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"worker group startup timed out",),
+        worth=(rb"worker group startup timed out",),
+        words=("worker group startup timed out",),
+    ),
+    Signature(
+        "master name unresolved by the init container",
+        _NSLOOKUP,
+        _nslookup,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"nslookup: can't resolve", b"server can't find"),
+        worth=(rb"nslookup: can't resolve", rb"server can't find \S+: NXDOMAIN"),
+        words=("nslookup: can't resolve", "server can't find"),
+    ),
+)
+parse = gated_reader(SIGNATURES)

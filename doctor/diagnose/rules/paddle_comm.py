@@ -1,0 +1,114 @@
+"""PaddlePaddle's collective runtime: its communication task manager's timeouts and its TCPStore's start-up
+barrier.
+
+collective_timeout in PaddlePaddle: the communication task manager's report of a collective that ran past
+the process group's timeout (Paddle 2.6+, the watchdog of its ProcessGroupNCCL / ProcessGroupCustom tasks).
+
+Format (paddle/phi/core/distributed/comm_task_manager.cc, a glog WARNING "W0301 10:30:00.123456 12345
+comm_task_manager.cc:146] " before it; the task's trace from nccl_comm_task.cc GetTraceMsg): "Find timeout
+start but not finish task:group_key:group_0,group_ranks:[0, 1, 2, 3],global_rank:2,local_rank:2,
+comm_count:118,op:allreduce,started:1,completed:0,numel:4096,nranks:4" - the collective started on this
+rank and its peers never finished it (a peer is missing or stuck) - and "Find timeout init but not start
+task:..." - the collective was enqueued here and never started on the device (the work before it on this
+rank's stream is stuck). Either way the cause is on a rank that did not arrive, as for c10d's watchdog.
+
+rendezvous: the TCPStore's master waits for every worker to add itself (phi/core/distributed/store/
+tcp_store.cc waitWorkers, under init_parallel_env) and gives up after its timeout with a FatalError
+"_timeout:900 elapsed:901 (elapsed > _timeout)=1" and "TCPStore timeouted and not all workers got ready." -
+ranks that never started or cannot reach the master, like c10d's store-based barrier.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_TASK = re.compile(r"Find timeout (?P<state>start but not finish|init but not start) task:\s*(?P<trace>.*)$")
+_FIELD = re.compile(r"(group_key|global_rank|local_rank|comm_count|op|numel|nranks):([^,]+)")
+_RANKS = re.compile(r"group_ranks:\[([^\]]*)\]")
+_INT = {"global_rank": "rank", "comm_count": "seq", "numel": "numel_in", "nranks": "group_size"}
+
+
+def _task(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    trace = m.group("trace")
+    facts: dict[str, Any] = {"backend": "paddle", "started": m.group("state").startswith("start")}
+    for k, v in _FIELD.findall(trace):
+        if k in _INT:
+            try:
+                facts[_INT[k]] = int(v)
+            except ValueError:
+                pass
+        elif k == "op":
+            facts["op"] = v.strip().upper()
+        elif k == "group_key":
+            facts["pg_name"] = v.strip()
+    ranks = _RANKS.search(trace)
+    if ranks:
+        facts["group_ranks"] = [int(x) for x in re.findall(r"-?\d+", ranks.group(1))]
+    r = facts.get("rank", hit.rank)
+    what = (
+        "started and did not finish: a peer never joined it"
+        if facts["started"]
+        else "was enqueued and never started: the work before it on this rank's stream is stuck"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: Paddle's {facts.get('op', 'collective')} #{facts.get('seq', '?')} "
+            f"ran past the process group timeout and {what}",
+            facts,
+            rank=r,
+            dedupe=(row.code, r, facts.get("pg_name"), facts.get("seq")),
+        )
+    ]
+
+
+_STORE = re.compile(
+    r"TCPStore timeouted and not all workers got ready|"
+    r"_timeout:(?P<t>\d+) elapsed:(?P<e>\d+) \(elapsed > _timeout\)=1"
+)
+
+
+def _store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"backend": "paddle", "store": "tcp_store"}
+    if m.group("t"):
+        facts["timeout_s"], facts["elapsed_s"] = int(m.group("t")), int(m.group("e"))
+    return [
+        row.event(
+            hit,
+            "Paddle's TCPStore master gave up waiting for every worker to join"
+            + (f" after {facts['elapsed_s']} s" if "elapsed_s" in facts else "")
+            + ": some ranks never started, crashed before init_parallel_env, or cannot reach the master",
+            facts,
+            dedupe=(row.code, "paddle_store"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "paddle comm task timeout",
+        _TASK,
+        _task,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Find timeout ",),
+        worth=(rb"Find timeout ",),
+        words=("find timeout",),
+    ),
+    Signature(
+        "paddle TCPStore start-up timeout",
+        _STORE,
+        _store,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"TCPStore timeouted", b"(elapsed > _timeout)=1"),
+        worth=(rb"TCPStore timeouted", rb"\(elapsed > _timeout\)=1"),
+        words=("tcpstore timeouted", "elapsed > _timeout"),
+    ),
+)
+parse = gated_reader(SIGNATURES)
