@@ -31,10 +31,13 @@ _STATUS = re.compile(
     rf'"grpc_message":"(?P<what2>{_WORDS})[^"]*","grpc_status":14'
 )
 # The start-up exchange with the coordinator: a rendezvous that never completed, not a running job's link.
+# The coordination service's own calls (connect, heartbeat, error polling, the disconnect at shutdown) are
+# the rendezvous family's and xla_runtime.py's: a gRPC status inside them is read there.
 _STARTUP = re.compile(
     r"RegisterTask|jax\.distributed\.initialize|client\.connect\(\)|PjRT_Client_Connect|"
     r"Wait_for_all_tasks_to_register|CoordinationService/(?:RegisterTask|Barrier)|"
-    r"initialize_multi_client|_initialize_multi_worker"
+    r"initialize_multi_client|_initialize_multi_worker|"
+    r"[Cc]oordination[ _]?[Ss]ervice|coordination_leader|jax/_src/distributed\.py"
 )
 # Words of a connection that was never made (the peer not up yet), as opposed to one that broke.
 _CONNECT = re.compile(
