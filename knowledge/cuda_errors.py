@@ -205,6 +205,37 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
         "OS call failed or operation not supported on this OS",
         "init_failed",
     ),
+    # The driver's JIT could not compile the PTX it was given: PTX of a newer toolkit (or a newer PTX ISA
+    # version) than the driver reads, as a wheel, Triton or CuPy built for a newer CUDA hands it; CuPy and
+    # the driver API word it CUDA_ERROR_INVALID_PTX.
+    _e(
+        218,
+        "cudaErrorInvalidPtx",
+        "CUDA_ERROR_INVALID_PTX",
+        "a PTX JIT compilation failed",
+        "driver_too_old",
+    ),
+    # CUDA_DISABLE_PTX_JIT=1 (or the application's JIT option) with a binary that carries only PTX for this
+    # GPU: no code runs on it without the JIT.
+    _e(
+        223,
+        "cudaErrorJitCompilationDisabled",
+        "CUDA_ERROR_JIT_COMPILATION_DISABLED",
+        "PTX JIT compilation was disabled",
+        "arch_unsupported",
+    ),
+    # A module's code object could not be loaded for this device: on ROCm the classic of a GPU whose gfx
+    # target the build has no code for (a consumer card or an APU's iGPU seen as a second device, fixed by
+    # HSA_OVERRIDE_GFX_VERSION or HIP_VISIBLE_DEVICES), as torch ("HIP error: shared object initialization
+    # failed"), composable_kernel ("HIP Function Failed (...) shared object initialization failed") and
+    # hipModuleLoadData (hipErrorSharedObjectInitFailed, 303) print it.
+    _e(
+        303,
+        "cudaErrorSharedObjectInitFailed",
+        "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+        "shared object initialization failed",
+        "arch_unsupported",
+    ),
     _e(
         221,
         "cudaErrorJitCompilerNotFound",
@@ -279,6 +310,20 @@ CUDA_ERRORS: tuple[CudaError, ...] = (
 )
 
 _BY_NAME = {n: e for e in CUDA_ERRORS for n in (e.runtime_name, e.driver_name) if e.number != 999}
+# ROCm's HIP runtime mirrors cudart's numbers under its own enum names, and HIP before ROCm 5 answered
+# hipGetErrorString with the name itself (torch then prints "HIP error: hipErrorNoBinaryForGpu").
+_HIP_NAMES = {
+    "hipErrorNotInitialized": 3,
+    "hipErrorInitializationError": 3,
+    "hipErrorInsufficientDriver": 35,
+    "hipErrorInvalidDeviceFunction": 98,
+    "hipErrorNoDevice": 100,
+    "hipErrorNoBinaryForGpu": 209,
+    "hipErrorPeerAccessUnsupported": 217,
+    "hipErrorSharedObjectInitFailed": 303,
+}
+_BY_NUMBER = {e.number: e for e in CUDA_ERRORS}
+_BY_NAME.update({n: _BY_NUMBER[number] for n, number in _HIP_NAMES.items()})
 _BY_TEXT = {e.message.lower(): e for e in CUDA_ERRORS}
 _NAME_RE = re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True)) + r")\b")
 # Every message but the generic "initialization error" is distinctive wherever it stands: "CUDA
@@ -298,7 +343,42 @@ _GENERIC_RE = re.compile(
 
 _DISTINCT_LOWER = tuple(e.message.lower() for e in CUDA_ERRORS if e.message != "initialization error")
 # What a line needs (lower case) for find_cuda_error to find anything in it.
-CUDA_ERROR_WORDS = ("cudaerror", "cuda_error_", "initialization error", *_DISTINCT_LOWER)
+CUDA_ERROR_WORDS = (
+    "cudaerror",
+    "cuda_error_",
+    "hiperror",
+    "initialization error",
+    "getdevicecount()",
+    *_DISTINCT_LOWER,
+)
+
+
+# 999 (cudaErrorUnknown) where torch discovers the devices (c10/cuda/CUDAFunctions.cpp's device_count_impl:
+# "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling
+# NumCudaDevices() that might have already set an error? Error 999: unknown error", raised by _lazy_init,
+# wrapped by DeferredCudaCallError, or warned by is_available()): no context could be made at all, the
+# environment's failure (nvidia_uvm not loaded, a container without the device nodes, a driver left broken
+# by a suspend or an upgrade), not a fault of a device that ran kernels.
+# Any other number there that the table does not hold is the same failure of device discovery, kept with
+# its own number and text (ROCm builds print hipGetDeviceCount() and the HIP enum name for the text).
+_DISCOVERY_RE = re.compile(
+    r"(?:cuda|hip)GetDeviceCount\(\)[^\n]*?\bError (\d{1,4}): ([^\n]+?)\s*(?:\(Triggered internally|$)"
+)
+
+
+def _discovery_error(number: int, message: str) -> Optional[CudaError]:
+    """The error torch's device discovery reports: the table's entry where it names this number and
+    message (or HIP enum name), else an initialisation failure under the number and text it printed.
+    101 (invalid device ordinal: CUDA_VISIBLE_DEVICES names a device that is not there) is read by the
+    device-visibility rows, as everywhere else."""
+    if number == 101:
+        return None
+    known = _BY_NAME.get(message.strip()) or _BY_TEXT.get(message.strip().lower())
+    if known is not None:
+        return known
+    if number == 999:
+        return _BY_NUMBER[999]
+    return CudaError(number, "cudaGetDeviceCount", "cudaGetDeviceCount", message.strip(), "init_failed")
 
 
 def find_cuda_error(text: str) -> Optional[CudaError]:
@@ -306,7 +386,12 @@ def find_cuda_error(text: str) -> Optional[CudaError]:
     # Plain substring tests first: every line of a window passes through here, and the three
     # expressions (alternations without a literal start) cost 12 us a line where these cost 1.
     # Outside ASCII, case-insensitive matching is wider than str.lower(): the expression decides.
-    if "cudaError" in text or "CUDA_ERROR_" in text:
+    if "GetDeviceCount()" in text:
+        d = _DISCOVERY_RE.search(text)
+        found = _discovery_error(int(d.group(1)), d.group(2)) if d else None
+        if found is not None:
+            return found
+    if "cudaError" in text or "CUDA_ERROR_" in text or "hipError" in text:
         m = _NAME_RE.search(text)
         if m:
             return _BY_NAME[m.group(1)]

@@ -251,15 +251,15 @@ RENDEZVOUS: list[tuple[str, dict[str, Any]]] = [
         """[ERROR] HCCL(1041081,all_reduce_test):2000-03-15-01:20:01.624.966 [topoinfo_exchange_server.cc:314] [1041362][InitGroupStage][RanktableDetect]topo exchange server get socket timeout! timeout[120 s]
 [ERROR] HCCL(1041081,all_reduce_test):2000-03-15-01:20:01.625.103 [topoinfo_exchange_server.cc:501] [1041362][InitGroupStage][DisplayConnectionedRank]total connected num is [4],line num is [1]
 [ERROR] HCCL(1041081,all_reduce_test):2000-03-15-01:20:01.625.112 [topoinfo_exchange_server.cc:503] [1041362][InitGroupStage][DisplayConnectionedRank]need connect rankNum is [8]""",
-        {"ranks_joined": 4, "world_size": 8},
+        {"connected_ranks": 4, "expected_ranks": 8},
     ),
     (
         """[ERROR] HCCL(1041085,all_reduce_test):2000-03-15-01:20:01.630.122 [topoinfo_exchange_base.cc:145] [1041085][InitGroupStage][RanktableDetect] TopoDetect ERROR occur !!! fault_type[1], fault_info["Failed to connect agent[1,3,5,7,]"]""",
-        {"problem": "hccl_topology_exchange"},
+        {"problem": "hccl_rootinfo"},
     ),
     (
         "[ERROR] HCCL(1041085,all_reduce_test):2000-03-15-01:20:01.630.557 [topoinfo_exchange_agent.cc:552] [1041085][InitGroupStage][RanktableDetect]rank num[8]is different with rank list size[4] in total topo rank info.",
-        {"world_size": 8, "ranks_joined": 4},
+        {"expected_ranks": 8, "connected_ranks": 4},
     ),
     (
         "[ERROR] HCCL(35219,python):2022-10-09-15:02:13.210.311 [hcom.cc:240][35219][Init][Result]errNo[0x0000000005000001] rankTablePath[/home/rank_table_8pcs.json] EI0004: The ranktable is invalid,Reason:[The ranktable config is invalid. device id[9] is out of range]",

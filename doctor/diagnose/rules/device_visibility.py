@@ -52,8 +52,12 @@ _EXC_LINE = re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b
 # torch.cuda.get_device_properties (1.x-2.x) raises "AssertionError: Invalid device id" for an index at or
 # beyond device_count(): the same mistake through the properties call (DataParallel's device_ids, a rank's own
 # index).
+# By enum name too (101): the driver API's CUDA_ERROR_INVALID_DEVICE, cudart's cudaErrorInvalidDevice, and
+# HIP's hipErrorInvalidDevice, which ROCm before 5 printed for its message
+# ("HIP error: hipErrorInvalidDevice").
 _ORDINAL = re.compile(
     r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus|"
+    r"\b(?:hip|cuda)ErrorInvalidDevice\b|\bCUDA_ERROR_INVALID_DEVICE\b|"
     r"AssertionError: Invalid device id\s*$"
 )
 # A framework that was asked for a GPU and finds none visible (or fewer than asked for): Lightning 1.x's
@@ -423,6 +427,8 @@ SIGNATURES = (
             "cuda_visible_devices",
             "device >= 0 && device < num_gpus",
             "invalid device id",
+            "errorinvaliddevice",
+            "cuda_error_invalid_device",
         ),
         anchor_from="'CUDA error: ' before the runtime's message, or NCCL's and nccl-tests' 'CUDA failure' "
         "(one of them required by the row)",

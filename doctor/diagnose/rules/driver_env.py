@@ -41,7 +41,12 @@ _NO_DRIVER = re.compile(
     r"not supported by the NVIDIA [\d.]+ driver release|"
     # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
     # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-..."
-    r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/"
+    r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/|"
+    # ROCm's equivalents: rocm-smi without the amdgpu kernel module ("ERROR:root:Driver not initialized
+    # (amdgpu not found in modules)"), and rocBLAS's Tensile host finding no GPU through HIP ("rocBLAS
+    # error: Could not initialize Tensile host: No devices found"; "hipGetDeviceCount" failed under it).
+    r"Driver not initialized \(amdgpu not found in modules\)|"
+    r"Could not initialize Tensile host: No devices found"
 )
 # The NVSwitch Fabric Manager's own records (nv-fabricmanager's log, systemd): without it running, and at
 # the driver's version, CUDA answers 802 "system not yet initialized" on every HGX/DGX GPU.
@@ -308,6 +313,31 @@ def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+# CANN's EJ0001 (HCCL on Ascend): the device's HCCP process could not start because the NPU is still held
+# by an earlier training process ("EJ0001: [PID: 468348] 2025-04-24-16:14:56.975.866 Failed to initialize
+# the HCCP process. Reason: Maybe the last training process is running."; its tsd "unknown device error"
+# and "driver error:internal error" records follow, the HCCL error of the barrier or of
+# hcclCommInitRootInfoConfig before). The NPU's "busy or unavailable": a process to kill or wait for, not
+# HCCL's usage nor the device's fault.
+_HCCP_BUSY = re.compile(
+    r"Failed to initialize the HCCP process\.?(?: Reason: (Maybe the last training process is running))?"
+)
+
+
+def _hccp_busy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the NPU is held by another process: HCCL could not start its HCCP process on the "
+            "device (CANN EJ0001, 'Maybe the last training process is running'); end the earlier job's "
+            "processes on that NPU, wait about 10 s, and start again",
+            {"reason": "device_busy", "error_code": "EJ0001", "runtime": "ascend"},
+            tier=0,
+            dedupe=(row.code, "device_busy"),
+        )
+    ]
+
+
 def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     number = m.group(1) or m.group(2)
     return [
@@ -526,6 +556,8 @@ SIGNATURES = (
             b"is_available()",
             b"driver release",
             b"Module nvidia",
+            b"amdgpu not found",
+            b"Tensile host",
         ),
         worth=(
             rb"NVIDIA driver",
@@ -536,6 +568,8 @@ SIGNATURES = (
             rb"is_available\(\)",
             rb"driver release",
             rb"Module nvidia",
+            rb"amdgpu not found",
+            rb"Tensile host",
         ),
         words=(
             "nvidia driver",
@@ -546,6 +580,21 @@ SIGNATURES = (
             "is_available()",
             "driver release",
             "module nvidia",
+            "amdgpu not found in modules",
+            "tensile host: no devices",
+        ),
+    ),
+    Signature(
+        "ascend hccp process busy",
+        _HCCP_BUSY,
+        _hccp_busy,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"HCCP process",),
+        worth=(rb"HCCP process",),
+        words=("hccp process",),
+        examples=(
+            "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the "
+            "last training process is running.",
         ),
     ),
     Signature(

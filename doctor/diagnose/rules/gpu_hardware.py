@@ -36,7 +36,7 @@ _OFF_BUS = re.compile(
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
 _ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
 # Xids that only clean up after another error (43 a killed context, 45 preemptive teardown).
-_CLEANUP_XIDS = frozenset({43, 45})
+CLEANUP_XIDS = frozenset({43, 45})
 # The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
 # "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
 _RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
@@ -133,7 +133,7 @@ class _XidLine:
 
 def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
     _t, used = record(hit)
-    root_xid = caused_by(x) if x.code in _CLEANUP_XIDS else None
+    root_xid = caused_by(x) if x.code in CLEANUP_XIDS else None
     if root_xid is not None:
         # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.
         info = describe_xid(root_xid)
@@ -176,7 +176,7 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
     if info and info.action == "application":
         msg += " (usually caused by the application, e.g. a kernel bug or bad memory access)"
     # A cleanup Xid only follows another error: a consequence unless nothing else shows.
-    tier = 2 if x.code in _CLEANUP_XIDS else 0
+    tier = 2 if x.code in CLEANUP_XIDS else 0
     return [
         row.event(hit, msg, facts, used, tier=tier, code=code.code, dedupe=(code.code, x.pci_bus_id, x.code))
     ]
@@ -201,11 +201,13 @@ _PROSE_FAULT = re.compile(
 _PROSE_QUESTION = re.compile(r"\?|\bmeans?\b|\bprint\(|\bif\b")
 
 
-def _xid_code(xid: int) -> Any:
+def xid_code(xid: int) -> Any:
+    """The finding code of an Xid (off the bus, an ECC-class error, or any other Xid)."""
     return C.GPU_OFF_BUS if xid == 79 else C.GPU_ECC if xid in _ECC_XIDS else C.GPU_XID
 
 
-def _xid_facts(xid: int) -> dict[str, Any]:
+def xid_facts(xid: int) -> dict[str, Any]:
+    """An Xid's number with its meaning, severity and action from the Xid table."""
     info = describe_xid(xid)
     return {
         "xid": xid,
@@ -217,17 +219,17 @@ def _xid_facts(xid: int) -> dict[str, Any]:
 
 def _plugin_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     xid = int(m.group(1))
-    facts = {**_xid_facts(xid), "xid_from": "k8s-device-plugin"}
+    facts = {**xid_facts(xid), "xid_from": "k8s-device-plugin"}
     if m.group(2):
         facts["gpu_uuid"] = m.group(2)
-    code = _xid_code(xid)
+    code = xid_code(xid)
     return [
         row.event(
             hit,
             f"the Kubernetes device plugin marked GPU {m.group(2) or '(all)'} unhealthy for Xid {xid}: "
             f"{facts['xid_meaning']}",
             facts,
-            tier=2 if xid in _CLEANUP_XIDS else 0,
+            tier=2 if xid in CLEANUP_XIDS else 0,
             code=code.code,
             dedupe=(code.code, m.group(2), xid),
         )
@@ -238,10 +240,10 @@ def _prose_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if "NVRM" in hit.text or not _PROSE_FAULT.search(hit.text) or _PROSE_QUESTION.search(hit.text):
         return None
     xid = int(m.group(1))
-    facts = {**_xid_facts(xid), "xid_from": "summary"}
+    facts = {**xid_facts(xid), "xid_from": "summary"}
     if m.group(2):
         facts["xids"] = [xid, int(m.group(2))]
-    code = C.GPU_ECC if (xid in _ECC_XIDS or "ECC" in hit.text or "DBE" in hit.text) else _xid_code(xid)
+    code = C.GPU_ECC if (xid in _ECC_XIDS or "ECC" in hit.text or "DBE" in hit.text) else xid_code(xid)
     return [
         row.event(
             hit,

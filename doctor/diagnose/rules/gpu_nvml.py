@@ -4,7 +4,8 @@ Formats: nvidia-smi's and NVML's "Unable to determine the device handle for GPU0
 / "... GPU is lost. Reboot the system to recover this GPU", the same status as pynvml's NVMLError_GpuIsLost,
 go-nvml's ERROR_GPU_IS_LOST, NCCL's and slurmstepd's lower-case "nvml ... GPU is lost" (RUN243); NVML's
 NVML_ERROR_RESET_REQUIRED ("GPU requires restart", NVMLError_ResetRequired) (RUN293); `nvidia-smi -q`'s
-memory-health fields that say Yes (RUN242). The kernel's records (NVRM, AER, amdgpu) are
+memory-health fields that say Yes (RUN242); DCGM's diagnostic verdicts (an Xid it detected, uncorrectable
+memory errors, a fatal NVSwitch SXID). The kernel's records (NVRM, AER, amdgpu) are
 rules/gpu_hardware.py's, offered every hit first.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.gpu_hardware import PCI, record, record_reader
+from pgdoctor.diagnose.rules.gpu_hardware import CLEANUP_XIDS, PCI, record, record_reader, xid_code, xid_facts
 from pgdoctor.diagnose.signature import Signature
 
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
@@ -31,6 +32,84 @@ _NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU
 # a reset) and "Pending : Yes" under "Remapped Rows" (a row remap waits for a reset). "No" is every
 # healthy GPU's answer and is not matched.
 _SMI_MEMORY = re.compile(r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$")
+
+# `nvidia-smi -q`'s error sections of a healthy GPU: the headings ("ECC Errors", "Xid Errors") and counters
+# at zero ("SRAM Uncorrectable : 0", "ECC errors: 0", "Xid errors: none"). Read here so that no reader of
+# failure words takes a heading for a failure; a counter above zero is not matched.
+_SMI_QUIET = re.compile(
+    r"^\s*(?:ECC|Xid) Errors\s*$|"
+    r"^\s*[\w ()/-]{0,60}?(?:ECC|Xid|[Uu]ncorrectable|[Cc]orrectable)\b[\w ()/-]{0,40}?\s*[:=]\s*"
+    r"(?:0|[Nn]one|N/A)\s*$"
+)
+
+
+# DCGM's diagnostic and health verdicts (dcgm_errors.h, the DCGM_FR_*_MSG texts dcgmi diag / health and
+# the tools built on them print): an Xid the driver raised for a GPU ("Detected XID 79 for GPU 3"), the
+# memory faults it found ("GPU 2 had uncorrectable memory errors and row remapping failed.", "... and 3 rows
+# were remapped", "Pending page retirements together with a DBE were detected on GPU 1.", "GPU had an
+# uncontained error (XID 95)", "GPU 0 had memory errors and row remappings are pending") and an NVSwitch's
+# fatal SXID ("Detected fatal NvSwitch SXID 20034").
+_DCGM_XID = re.compile(r"Detected XID (\d{1,3}) for GPU (\d+)|GPU had an uncontained error \(XID (95)\)")
+_DCGM_MEMORY = re.compile(
+    r"GPU (\d+) had (?:uncorrectable )?memory errors and (row remapping failed|\d+ rows were remapped|"
+    r"row remappings are pending)|Pending page retirements together with a DBE were detected on GPU (\d+)"
+)
+_DCGM_SXID = re.compile(r"Detected fatal NvSwitch SXID (\d+)")
+
+
+def _dcgm_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    xid = int(m.group(1) or m.group(3))
+    facts: dict[str, Any] = {**xid_facts(xid), "xid_from": "dcgm"}
+    if m.group(2):
+        facts["gpu"] = int(m.group(2))
+    code = xid_code(xid)
+    return [
+        row.event(
+            hit,
+            f"DCGM detected Xid {xid} on GPU {m.group(2) or '?'}: {facts['xid_meaning']}",
+            facts,
+            tier=2 if xid in CLEANUP_XIDS else 0,
+            code=code.code,
+            dedupe=(code.code, "dcgm", m.group(2), xid),
+        )
+    ]
+
+
+def _dcgm_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    gpu = m.group(1) or m.group(3)
+    what = m.group(2) or "pending page retirements with a double-bit error"
+    pending = what == "row remappings are pending"
+    return [
+        row.event(
+            hit,
+            f"DCGM found uncorrectable memory errors on GPU {gpu} ({what}): "
+            + (
+                "a memory repair waits for a GPU reset"
+                if pending
+                else "drain the GPU and reset or replace it"
+            ),
+            {"gpu": int(gpu), "dcgm": what},
+            # a repair pending is the trace of an error another record names (an Xid 48/63/94): below it
+            tier=1 if pending else 0,
+            dedupe=(row.code, "dcgm", gpu),
+        )
+    ]
+
+
+def _dcgm_sxid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"DCGM detected a fatal NVSwitch error (SXID {m.group(1)}): the NVLink fabric of this node "
+            "failed",
+            {"sxid": int(m.group(1)), "xid_from": "dcgm"},
+            dedupe=(row.code, "sxid", m.group(1)),
+        )
+    ]
+
+
+def _smi_quiet(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    return []
 
 
 def _smi_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -102,6 +181,42 @@ SIGNATURES = (
         anchors=(b"Occurred", b"Blacklist", b"Pending"),
         worth=(rb"(?:Occurred|Blacklist|Pending)\s*:\s*Yes",),
         words=("remapping failure occurred", "pending page blacklist", "pending"),
+    ),
+    Signature(
+        "nvidia-smi error sections at zero",
+        _SMI_QUIET,
+        _smi_quiet,
+        C.GPU_ECC.code,
+        anchors=(b"ECC", b"Xid", b"orrectable"),
+        worth=(rb"ECC|Xid|orrectable",),
+        words=("ecc", "xid", "correctable"),
+    ),
+    Signature(
+        "dcgm xid",
+        _DCGM_XID,
+        _dcgm_xid,
+        C.GPU_XID.code,
+        anchors=(b"Detected XID", b"uncontained error"),
+        worth=(rb"Detected XID|uncontained error",),
+        words=("detected xid", "uncontained error"),
+    ),
+    Signature(
+        "dcgm memory errors",
+        _DCGM_MEMORY,
+        _dcgm_memory,
+        C.GPU_ECC.code,
+        anchors=(b"memory errors and", b"Pending page retirements"),
+        worth=(rb"memory errors and|Pending page retirements",),
+        words=("memory errors and", "pending page retirements"),
+    ),
+    Signature(
+        "dcgm nvswitch sxid",
+        _DCGM_SXID,
+        _dcgm_sxid,
+        C.GPU_XID.code,
+        anchors=(b"NvSwitch SXID",),
+        worth=(rb"NvSwitch SXID",),
+        words=("nvswitch sxid",),
     ),
     Signature(
         "nvml reset required",

@@ -207,7 +207,18 @@ def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 # cudaErrorUnknown (999) as torch's c10 check prints it ("CUDA error: unknown error"; the driver API's
 # "CUDA driver error: unknown error"; Triton's launcher "Triton Error [CUDA]: unknown error").
-_UNKNOWN = re.compile(r"(?:CUDA(?: driver)? error|Triton Error \[CUDA\]): unknown error\b")
+# nccl-tests' CUDACHECK quotes cudaGetErrorString after the source location: "Test CUDA failure
+# common.cu:730 'unknown error'" (2.x, behind the host name), "Cuda failure common.cu:517 'unknown error'"
+# (1.x).
+_UNKNOWN = re.compile(
+    r"(?:CUDA(?: driver)? error|Triton Error \[CUDA\]): unknown error\b|"
+    r"(?P<test>(?:Test )?(?:CUDA|Cuda) failure \S+\.cu:\d+:? 'unknown error')"
+)
+# nccl-tests' own output once collectives ran: the results table's header ("out-of-place  in-place") or a
+# row ("  8  2  float  sum  -1  31.54  0.00  0.00  0 ..."; before 2.10 without the root column). A CUDA
+# failure before any of them came from the test's set-up (cudaGetDeviceCount, cudaSetDevice, its first
+# allocation): no context could be made, the environment's failure.
+_TEST_RAN = re.compile(r"out-of-place|^\s*\d+\s+\d+\s+\w+\s+\w+\s+(?:-?\d+\s+)?\d+\.\d+\s")
 # Frames of device set-up: there 999 is the environment's (no context could be made), not a fault of a
 # device that ran kernels.
 _SETUP_FRAME = re.compile(
@@ -217,7 +228,12 @@ _SETUP_FRAME = re.compile(
 
 def _unknown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts = {"cuda_error": "unknown error", "cuda_error_number": 999, "cuda_error_name": "cudaErrorUnknown"}
-    if any(_SETUP_FRAME.search(ln.text) for ln in hit.before(6)):
+    at_setup = (
+        not any(_TEST_RAN.search(ln.text) for ln in hit.before(200, same_rank=False))
+        if m.group("test")
+        else any(_SETUP_FRAME.search(ln.text) for ln in hit.before(6))
+    )
+    if at_setup:
         return [
             row.event(
                 hit,

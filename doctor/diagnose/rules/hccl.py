@@ -270,17 +270,20 @@ def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _topo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"backend": "hccl", "problem": "hccl_topology_exchange"}
+    # the same fact names as hccl_rootinfo.py, which reads the root-info server's own records first
+    facts: dict[str, Any] = {"backend": "hccl", "problem": "hccl_rootinfo"}
     if m.group("want"):
-        facts["world_size"], facts["ranks_joined"] = int(m.group("want")), int(m.group("got"))
+        facts["expected_ranks"], facts["connected_ranks"] = int(m.group("want")), int(m.group("got"))
     for ln in [hit.line, *hit.after(6, same_rank=False)]:
         c, n = _CONNECTED.search(ln.text), _NEED.search(ln.text)
         if c:
-            facts.setdefault("ranks_joined", int(c.group(1)))
+            facts.setdefault("connected_ranks", int(c.group(1)))
         if n:
-            facts.setdefault("world_size", int(n.group(1)))
+            facts.setdefault("expected_ranks", int(n.group(1)))
     seen = (
-        f" ({facts['ranks_joined']} of {facts['world_size']} ranks arrived)" if "world_size" in facts else ""
+        f" ({facts['connected_ranks']} of {facts['expected_ranks']} ranks arrived)"
+        if "expected_ranks" in facts
+        else ""
     )
     return [
         row.event(

@@ -84,6 +84,11 @@ _LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$
 # collectives will not work.", raised through the first NCCL call ("NCCL operation ncclGetUniqueId(&id)
 # failed: Unable to load NCCL library") or logged at W level when no collective needs it (then silent).
 _XLA_NO_NCCL = re.compile(r"Unable to load (NCCL|RCCL) library")
+# vLLM 0.4.0's pynccl.py binds the NCCL functions as module globals only when ctypes.CDLL(libnccl) succeeded
+# (it logs "Failed to load NCCL library" and goes on): the first call then raises "NameError: name
+# 'ncclGetVersion' is not defined" (ncclGetUniqueId, ncclCommInitRank, ...), often the only line a report
+# keeps. The library could not be opened (missing, another CUDA's, VLLM_NCCL_SO_PATH wrong).
+_NCCL_UNBOUND = re.compile(r"NameError: name '(nccl[A-Z]\w*)' is not defined")
 
 
 # A loader error quoted inside a warning is an optional part that was skipped and the program went on
@@ -136,10 +141,35 @@ def _mpi_cuda_probe(hit: Hit) -> bool:
     return any(_MPI_CUDA_PROBE.search(ln.text) for ln in near)
 
 
+# vLLM (0.4.1+) logs "Failed to load NCCL library" at ERROR and goes on without its own NCCL wrapper (the
+# message adds "It is expected if you are not running on NVIDIA/AMD GPUs"; torch.distributed's NCCL does
+# the collectives): when the engine then sized its KV cache or served, or runs on one GPU, the line was no
+# failure.
+_ENGINE_WENT_ON = re.compile(
+    r"# (?:GPU|CPU) blocks: \d+|Avg prompt throughput|Application startup complete|Uvicorn running on|"
+    r"Processed prompts: 100%"
+)
+
+
+# The engine's own configuration record after it ("Initializing an LLM engine (v0.4.0) with config: ...,
+# tensor_parallel_size=1, ..."): one GPU, no collective, so its NCCL wrapper is never needed.
+_ONE_GPU_ENGINE = re.compile(r"\btensor_parallel_size=1\b")
+_MANY_STAGES = re.compile(r"\bpipeline_parallel_size=(?:[2-9]|\d\d)")
+
+
+def _engine_went_on(hit: Hit) -> bool:
+    after = hit.after(400, same_rank=False)
+    if any(_ENGINE_WENT_ON.search(ln.text) for ln in after):
+        return True
+    return any(_ONE_GPU_ENGINE.search(ln.text) and not _MANY_STAGES.search(ln.text) for ln in after)
+
+
 def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _OPTIONAL_PLUGIN.search(m.group(1)) or _PLUGIN_PROBE.search(hit.text):
         return None  # NCCL probing its optional network plugin: harmless, it falls back
     if _loader_warned(hit) or _mpi_cuda_probe(hit):
+        return []
+    if row.pattern is _LOAD_FAILED and _engine_went_on(hit):
         return []
     return [
         row.event(
@@ -147,6 +177,18 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             f"{m.group(1)} could not be loaded (not installed or not on the library path)",
             {"library": m.group(1)},
             dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _nccl_unbound(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"NCCL's function {m.group(1)} was never bound: the program could not load libnccl (vLLM's "
+            "pynccl logs 'Failed to load NCCL library' first); install it or point VLLM_NCCL_SO_PATH at it",
+            {"library": "libnccl", "symbol": m.group(1)},
+            dedupe=(row.code, "libnccl"),
         )
     ]
 
@@ -326,6 +368,16 @@ SIGNATURES = (
         anchors=(b"load NCCL library", b"load RCCL library"),
         worth=(rb"Unable to load [NR]CCL library",),
         words=("unable to load nccl library", "unable to load rccl library"),
+    ),
+    Signature(
+        "nccl binding never loaded",
+        _NCCL_UNBOUND,
+        _nccl_unbound,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"NameError: name 'nccl",),
+        worth=(rb"NameError: name 'nccl",),
+        words=("nameerror: name 'nccl",),
+        examples=("NameError: name 'ncclGetVersion' is not defined",),
     ),
     Signature(
         "nccl library not loaded",
