@@ -336,10 +336,16 @@ def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only
 # subset of ranks is submitting tensors, which will cause deadlock." then, up to 0.19, "Stalled ops:" and
 # "<tensor> [missing ranks: 0, 3]" per tensor; from 0.20 "Missing ranks:" and "<rank>: [<tensor>, ...]".
-_HVD_STALL = re.compile(r"submitted to be reduced, gathered or broadcasted by subset of ranks")
+# The same report when the stall passed HOROVOD_STALL_SHUTDOWN_TIME_SECONDS ends: "One or more rank (marked
+# by "!") is stalled for longer than 600 seconds. Will shutdown." (0.20+, logged at ERROR).
+_HVD_STALL = re.compile(
+    r"submitted to be reduced, gathered or broadcasted by subset of ranks|"
+    r"One or more rank \(marked by \W+!\W+\) is stalled for longer than \d+ seconds"
+)
 # (the line normaliser takes "[m" for the remnant of a terminal colour code: "issing" is what is left)
 _HVD_OLD = re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
-_HVD_NEW = re.compile(r"^\s*(\d+): \[")
+# (0.20-0.2x head the table "Stalled ranks:" and mark with "!" the ranks past the shutdown time: "0!: [...]")
+_HVD_NEW = re.compile(r"^\s*(\d+)!?: \[")
 
 
 def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -355,7 +361,7 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             missing.add(int(new.group(1)))
         elif table and ln.rank is not None and ln.text.lstrip().startswith("["):
             missing.add(ln.rank)  # "1: [...]" read as a rank prefix by the line normaliser
-        table = table or ln.text.strip() == "Missing ranks:"
+        table = table or ln.text.strip() in ("Missing ranks:", "Stalled ranks:")
     facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
     if missing:
         facts["suspect_ranks"] = facts["missing_ranks"] = sorted(missing)
@@ -450,8 +456,8 @@ SIGNATURES = (
         _hvd_stall,
         C.COLLECTIVE_MISMATCH.code,
         tier=1,
-        anchors=(b"subset of ranks",),
-        worth=(rb"subset of ranks",),
+        anchors=(b"subset of ranks", b"is stalled for longer than"),
+        worth=(rb"subset of ranks", rb"is stalled for longer than"),
     ),
     Signature(
         "nccl size check quoted",

@@ -126,7 +126,11 @@ def _malloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 _TF = re.compile(
     r"OOM when allocating tensor(?: with shape\s*\[(?P<shape>[^\]]*)\])?(?P<rest>.*)|"
     r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<size>[\d.]+\s*\w+)"
-    r"(?: \(rounded to (?P<rounded>\d+)\))?"
+    r"(?: \(rounded to (?P<rounded>\d+)\))?|"
+    # TF's copy of an input to the GPU whose destination buffer could not be allocated (eager and
+    # tf.function, TF 2.x): "Failed copying input tensor from .../device:CPU:0 to .../device:GPU:0 in
+    # order to run _EagerConst: Dst tensor is not initialized."
+    r"Dst tensor is not initialized"
 )
 _TF_GPU = re.compile(r"device:GPU:(\d+)|\bGPU_(\d+)_bfc")
 
@@ -158,7 +162,8 @@ def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # -- XLA (JAX, TensorFlow/XLA, torch_xla) -----------------------------------------------------------------
 _XLA = re.compile(
     # (a terminal may cut it after "Out": the rest of the sentence alone is still XLA's)
-    r"Out of memory (?:while trying to allocate|allocating) (?P<bytes>\d+) bytes|"
+    # (the byte count, or the human-readable size of newer XLA: "... to allocate 24.00GiB.")
+    r"Out of memory (?:while trying to allocate|allocating) (?:(?P<bytes>\d+) bytes|[\d.]+\s?[KMGT]i?B\b)|"
     r"^\s*of memory while trying to allocate (?P<b3>\d+) bytes|"
     r"Failed to allocate request for (?P<size>[\d.]+\s*\w+) \((?P<b2>\d+)B\) on device ordinal (?P<dev>\d+)|"
     r"Ran out of memory in memory space (?P<space>\w+)|"
@@ -311,9 +316,9 @@ _ROWS = (
         _TF,
         _tf,
         C.CUDA_OOM.code,
-        anchors=(b"OOM when allocating", b"ran out of memory"),
-        worth=(rb"OOM when allocating", rb"ran out of memory"),
-        words=("oom when allocating", "ran out of memory"),
+        anchors=(b"OOM when allocating", b"ran out of memory", b"Dst tensor is not initialized"),
+        worth=(rb"OOM when allocating", rb"ran out of memory", rb"Dst tensor is not initialized"),
+        words=("oom when allocating", "ran out of memory", "dst tensor is not initialized"),
     ),
     Signature(
         "xla out of memory",

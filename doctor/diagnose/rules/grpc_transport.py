@@ -1,0 +1,131 @@
+"""TensorFlow's multi-worker runtime and JAX after start-up: a gRPC call between workers failed in the
+transport (a worker died, a node dropped off the network, a connection was reset).
+
+Formats: TF raises the gRPC status as `tensorflow.python.framework.errors_impl.UnavailableError: Socket
+closed` (also "Stream removed", "Connection reset by peer", "Broken pipe", "failed to connect to all
+addresses", "keepalive watchdog timeout", "GOAWAY received", "Network is unreachable", "Endpoint read
+failed"), often inside "Collective ops is aborted by: ..." or with the status record "Additional GRPC error
+information from remote target /job:worker/replica:0/task:1: :{"created":"@1600000000.1","description":
+"Error received from peer ipv4:10.0.0.2:2222","file":"external/com_github_grpc_grpc/src/core/lib/surface/
+call.cc","file_line":1056,"grpc_message":"Socket closed","grpc_status":14}" (14 is UNAVAILABLE). The
+lines of the start-up exchange (RegisterTask, jax.distributed.initialize, the coordination service's
+connect) are the rendezvous family's (coordination_service.py and the vocabulary net), not this one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_WORDS = (
+    r"Socket closed|Stream removed|Connection reset by peer|Broken pipe|failed to connect to all addresses|"
+    r"keepalive watchdog timeout|GOAWAY received|Network is unreachable|Endpoint read failed|"
+    r"Connection refused|No route to host"
+)
+_STATUS = re.compile(
+    rf"(?:UnavailableError|\bUNAVAILABLE|\bUnavailable):\s*(?:\[_Derived_\])?\s*(?P<what>{_WORDS})|"
+    rf'"grpc_message":"(?P<what2>{_WORDS})[^"]*","grpc_status":14'
+)
+# The start-up exchange with the coordinator: a rendezvous that never completed, not a running job's link.
+# The coordination service's own calls (connect, heartbeat, error polling, the disconnect at shutdown) are
+# the rendezvous family's and xla_runtime.py's: a gRPC status inside them is read there.
+_STARTUP = re.compile(
+    r"RegisterTask|jax\.distributed\.initialize|client\.connect\(\)|PjRT_Client_Connect|"
+    r"Wait_for_all_tasks_to_register|CoordinationService/(?:RegisterTask|Barrier)|"
+    r"initialize_multi_client|_initialize_multi_worker|"
+    r"[Cc]oordination[ _]?[Ss]ervice|coordination_leader|jax/_src/distributed\.py"
+)
+# Words of a connection that was never made (the peer not up yet), as opposed to one that broke.
+_CONNECT = re.compile(
+    r"failed to connect to all addresses|Connection refused|No route to host|Network is unreachable"
+)
+_RETRY = re.compile(r"(?i)\bretry(?:ing)?\b|will try again")
+_PEER = re.compile(
+    r"(?:remote target|peer) (?P<peer>/job:[\w-]+/replica:\d+/task:\d+|ipv[46]:[\d.:\[\]a-f]+)"
+)
+
+
+def _status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [*hit.before(20, same_rank=False), hit.line, *hit.after(6, same_rank=False)]
+    if any(_STARTUP.search(ln.text) for ln in near):
+        return None  # the start-up exchange: rendezvous, read by its own family
+    what = m.group("what") or m.group("what2")
+    if _CONNECT.fullmatch(what) and _RETRY.search(hit.text):
+        return []  # a connect retried while the peers come up: a failure only if nothing follows it
+    facts: dict[str, Any] = {"problem": "grpc_unavailable", "grpc_error": what}
+    for ln in [hit.line, *hit.after(4, same_rank=False)]:
+        p = _PEER.search(ln.text)
+        if p:
+            facts["peer"] = p.group("peer")
+            break
+    peer = f" with {facts['peer']}" if "peer" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"a gRPC call between workers failed in the transport ({what}){peer}: the peer worker died or "
+            "the network between the nodes dropped the connection",
+            facts,
+            dedupe=(row.code, "grpc", what),
+        )
+    ]
+
+
+# A call between workers that ran out of its deadline (grpc_status 4): the peer worker hangs in or never
+# reached the step the call belongs to, TF's collective timing out (its "Collective ops is aborted by:
+# Deadline Exceeded" is the same wait, read by the collective rows).
+_DEADLINE = re.compile(
+    r'DeadlineExceededError: Deadline Exceeded|"grpc_message":"Deadline Exceeded","grpc_status":4'
+)
+_REMOTE = re.compile(r"remote target /job:|Error received from peer")
+
+
+def _deadline(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [*hit.before(20, same_rank=False), hit.line, *hit.after(4, same_rank=False)]
+    if any(_STARTUP.search(ln.text) for ln in near):
+        return None
+    if not any(_REMOTE.search(ln.text) for ln in [hit.line, *hit.after(4, same_rank=False)]):
+        return None  # a deadline of the job's own, not a call between workers
+    facts: dict[str, Any] = {"problem": "grpc_deadline"}
+    for ln in [hit.line, *hit.after(4, same_rank=False)]:
+        p = _PEER.search(ln.text)
+        if p:
+            facts["peer"] = p.group("peer")
+            break
+    peer = f" to {facts['peer']}" if "peer" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"a gRPC call between workers{peer} ran out of its deadline: the peer worker hangs or never "
+            "reached the step the call belongs to",
+            facts,
+            dedupe=(row.code, "grpc_deadline"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "grpc deadline between workers",
+        _DEADLINE,
+        _deadline,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"DeadlineExceededError", b'"grpc_status":4'),
+        worth=(rb"DeadlineExceededError: Deadline Exceeded", rb'"grpc_status":4'),
+        words=("deadline exceeded",),
+    ),
+    Signature(
+        "grpc unavailable transport",
+        _STATUS,
+        _status,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"UnavailableError", b"UNAVAILABLE", b"Unavailable", b'"grpc_status":14'),
+        worth=(rb"UnavailableError|UNAVAILABLE:|Unavailable:", rb'"grpc_status":14'),
+        words=("unavailable", "grpc_status"),
+    ),
+)
+parse = gated_reader(SIGNATURES)

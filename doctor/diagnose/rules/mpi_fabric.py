@@ -1,0 +1,204 @@
+"""MPI and UCX transports of a running job (Open MPI, UCX under Horovod, MPI-based TF/MXNet jobs): the
+fabric or the node under a rank failed.
+
+Formats:
+- Open MPI's runtime (orte/mca/errmgr, help-errmgr-base.txt; PRRTE in Open MPI 5): "ORTE has lost
+  communication with a remote daemon." then "HNP daemon   : [[64112,0],0] on node n1" / "Remote daemon:
+  [[64112,0],1] on node 10.126.10.10" and "This is usually due to either a failure of the TCP network
+  connection to the node, or possibly an internal failure of the daemon itself." The launch had worked:
+  the node or its network went away during the job (RUN174).
+- UCX's InfiniBand completion errors (uct/ib/mlx5/ib_mlx5_log.c, UCX 1.x, one text per CQE syndrome:
+  "Local length", "Local QP operation", "Local protection", "Local access", "Invalid request", "Remote
+  access", "Remote QP", "Transport retry count exceeded", "Receive-no-ready retry count exceeded", "Remote
+  side aborted", "Bad response", "Memory window bind", "Generic"): "Local protection on
+  mlx5_0:1/IB (synd 0x4 vend 0x56 hw_synd 0/0)", "Remote access on mlx5_2:1/RoCE ...", "Transport retry
+  count exceeded on ..." behind "[1701234567.123456] [node2:12345:0] ib_mlx5_log.c:177 UCX ERROR" or
+  "[node1:12345:0:12345]"; the verbs transports (uct/ib/rc/verbs) print "send completion with error: local
+  protection error"; Open MPI's openib BTL "error polling LP CQ with status RETRY EXCEEDED ERROR status
+  number 12 for wr_id ...", and rdma-core's own "mlx5: host: got completion with error:" hex dump (tier
+  1: the library's line names the error). An InfiniBand/RoCE failure (RUN173); a local protection error is
+  the memory registration under it (GPUDirect RDMA, peer memory module) refusing the buffer.
+- A message longer than the buffer posted for it (Open MPI's error handler "*** An error occurred in
+  MPI_Allreduce" ... "*** MPI_ERR_TRUNCATE: message truncated"; MPICH / Intel MPI "Fatal error in
+  PMPI_Allreduce: Message truncated, error stack: ... Message from rank 1 and tag 14 truncated; 8 bytes
+  received but buffer size is 4"; MPICH 3.2 "Exception: Message truncated, error stack: ... Message
+  truncated; 1536 bytes received but buffer size is 1024"): the ranks called the collective with
+  different sizes (Horovod's MPI controller, mpi4py, a torch `mpi` backend), a desync (RUN201) as NCCL's and
+  gloo's truncated messages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_ORTE = re.compile(r"\b(?P<rt>ORTE|PRTE) has lost communication with a remote daemon")
+_NODE = re.compile(r"Remote daemon\s*:\s*\S+ on node (?P<node>\S+)")
+_MLX5 = re.compile(
+    r"(?P<err>Local (?:length|QP operation|protection|access)|Remote (?:QP|invalid request|access|operation)|"
+    r"Invalid request|Transport retry count exceeded|Receive-no-ready retry count exceeded|"
+    r"Remote side aborted|Bad response|Memory window bind|Generic)"
+    r" on (?P<dev>\w+):(?P<port>\d+)/(?P<link>IB|RoCE)"
+)
+_VERBS = re.compile(
+    r"completion with error: (?P<err>local protection error|remote access error|remote operation error|"
+    r"transport retry counter exceeded|RNR retry counter exceeded|local length error|"
+    r"local QP operation error)"
+)
+_TRUNCATE = re.compile(
+    r"MPI_ERR_TRUNCATE: message truncated|Fatal error in P?MPI_(?P<op>\w+): Message truncated|"
+    r"(?:Message from rank (?P<src>\d+) and tag \d+ truncated|Message truncated); (?P<got>\d+) bytes "
+    r"received but buffer size is (?P<buf>\d+)|"
+    r"\bException: Message truncated, error stack"
+)
+_MPI_OP = re.compile(r"An error occurred in P?MPI_(\w+)|^\s*P?MPI_(\w+)\(\d+\)\.*: ")
+# rdma-core's mlx5 provider dumps the failed completion itself before any library reads it: "mlx5:
+# softiron-2: got completion with error:" then four lines of hex (under UCX, Open MPI's openib, NCCL's IB).
+# (the line normaliser may take "mlx5: host:" for a prefix of its own and keep only the words after it)
+_MLX5_DUMP = re.compile(r"(?:\bmlx[45]: (?P<host>[^\s:]+): )?\bgot completion with error\b")
+_OPENIB = re.compile(r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?) status number (?P<num>\d+)")
+
+
+def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "mpi_daemon_lost", "reporter": m.group("rt")}
+    for ln in hit.after(6, same_rank=False):
+        n = _NODE.search(ln.text)
+        if n:
+            facts["host"] = n.group("node")
+            break
+    on = f" on {facts['host']}" if "host" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"Open MPI lost its daemon{on} during the job: that node went down or its TCP connection to "
+            "the launching node failed",
+            facts,
+            dedupe=(row.code, "orte_lost"),
+        )
+    ]
+
+
+def _ib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err")
+    facts: dict[str, Any] = {"problem": "ib_completion_error", "ib_error": err}
+    names = m.groupdict()
+    if names.get("dev"):
+        facts["ib_device"] = m.group("dev")
+        facts["link"] = m.group("link")
+    if names.get("num"):
+        facts["wc_status"] = int(m.group("num"))
+    why = (
+        ": the adapter refused the buffer's memory registration (GPUDirect RDMA / peer-memory module, "
+        "or a buffer freed while in flight)"
+        if "protection" in err.lower()
+        else ": the InfiniBand/RoCE link or the peer's adapter failed"
+    )
+    dev = f" on {facts['ib_device']}" if "ib_device" in facts else ""
+    return [row.event(hit, f"an InfiniBand work completion failed ({err}){dev}{why}", facts)]
+
+
+def _truncate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "mpi_truncate"}
+    op = m.group("op")
+    near = [*hit.before(6, same_rank=False), hit.line, *hit.after(8, same_rank=False)]
+    for ln in near:
+        o = _MPI_OP.search(ln.text)
+        if o and not op:
+            op = o.group(1) or o.group(2)
+        t = _TRUNCATE.search(ln.text)
+        if t and t.group("got"):
+            facts.update(bytes=int(t.group("got")), buffer=int(t.group("buf")))
+            if t.group("src"):
+                facts["peer_rank"] = int(t.group("src"))
+    if op:
+        facts["op"] = op
+    on = f" in MPI_{op}" if op else ""
+    return [
+        row.event(
+            hit,
+            f"MPI received a message longer than the buffer posted for it{on}: the ranks called the "
+            "collective with different sizes or in a different order",
+            facts,
+            dedupe=(row.code, "mpi_truncate"),
+        )
+    ]
+
+
+def _mlx5_dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "ib_completion_error"}
+    if m.group("host"):
+        facts["host"] = m.group("host")
+    on = f" on {facts['host']}" if "host" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"the InfiniBand adapter's driver{on} dumped a failed work completion (the line a library prints "
+            "after it names the error)",
+            facts,
+            dedupe=(row.code, "mlx5_dump"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "mpi message truncated",
+        _TRUNCATE,
+        _truncate,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"MPI_ERR_TRUNCATE", b"Message truncated", b"bytes received but buffer size is"),
+        worth=(rb"MPI_ERR_TRUNCATE", rb"Message truncated", rb"bytes received but buffer size"),
+        words=("truncate",),
+    ),
+    Signature(
+        "open mpi lost a daemon",
+        _ORTE,
+        _orte,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"has lost communication with a remote daemon",),
+        worth=(rb"lost communication with a remote daemon",),
+        words=("lost communication",),
+    ),
+    Signature(
+        "ucx mlx5 completion error",
+        _MLX5,
+        _ib,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"/IB", b"/RoCE"),
+        worth=(rb" on \w+:\d+/(?:IB|RoCE)",),
+        words=("/ib", "/roce"),
+    ),
+    Signature(
+        "verbs completion error",
+        _VERBS,
+        _ib,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"completion with error",),
+        worth=(rb"completion with error",),
+        words=("completion with error",),
+    ),
+    Signature(
+        "mlx5 provider completion dump",
+        _MLX5_DUMP,
+        _mlx5_dump,
+        C.NCCL_IB_ERROR.code,
+        tier=1,
+        anchors=(b"got completion with error",),
+        worth=(rb"got completion with error",),
+        words=("got completion with error",),
+    ),
+    Signature(
+        "open mpi openib completion error",
+        _OPENIB,
+        _ib,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"CQ with status",),
+        worth=(rb"CQ with status",),
+        words=("cq with status",),
+    ),
+)
+parse = gated_reader(SIGNATURES)

@@ -1,0 +1,196 @@
+"""JAX / XLA (and TensorFlow's multi-worker runtime) after start-up: a collective whose participants never
+all arrived, and a peer task that died while the job ran.
+
+Formats:
+- XLA's in-process rendezvous of the devices that join one collective (xla/service/rendezvous.cc, jaxlib
+  0.4.x-0.5): the warning "This thread has been waiting for `first call to collective operation 4;
+  run_id=12` for 20 seconds and may be stuck. All 8 threads must join the rendezvous, however only 7 of
+  them arrived on time." (in 2021, collective_ops_utils.h: "This thread has been waiting for 5000ms for and
+  may be stuck: participant for device ordinal 1, stream 0x55 waiting for all participants to arrive at
+  rendezvous RendezvousKey{run_id=RunId: 85034, global_devices=[0,1,2,3], num_local_participants=4, ...}"),
+  and the abort "Termination timeout for `...` of 40 seconds exceeded. Exiting to ensure a consistent
+  program state. Expected 8 threads to join the rendezvous, but only 7 of them joined the rendezvous." A
+  participant never reached the collective: a collective timeout (RUN151); the warning alone is tier 1 (a
+  stuck rank's own error, when shown, is the cause), the abort tier 0.
+- The coordination service (tsl/distributed_runtime/coordination, wrapped by jaxlib's XlaRuntimeError,
+  TF's UnavailableError/AbortedError) once every task had registered: the leader's "Task
+  /job:worker/replica:0/task:1 heartbeat timeout. This indicates that the remote task has failed, got
+  preempted, or crashed unexpectedly." (and "[/job:...] Task heartbeat timeout"), the newer "The
+  following tasks are unhealthy (stopped sending heartbeats):" with the task names after it, and jaxlib's
+  client.cc "Terminating process because the JAX distributed service detected fatal errors. This most
+  likely indicates that another task died" (older: "... because the coordinator detected missing
+  heartbeats.", and on the other side "... because of missing heartbeat response from the coordinator. This
+  most likely indicates that the coordinator task died"). The job's start-up barrier is another family
+  (coordination_service.py): here a task that was running died, so its own log holds the cause. Like Open
+  MPI's "peer process has unexpectedly disconnected" it is that rank's exit (RUN133), tier 2: any failure
+  the log shows outranks it. The agent's side says the same of the leader: "Failed to send RPC to
+  coordination service. Either the leader task died or the network connection is broken."
+- The key-value store of the same service (below, `_KV_GET`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+
+_STUCK = re.compile(
+    r"This thread has been waiting for (?:`(?P<name>[^`]*)` for )?(?P<secs>\d+) ?(?P<unit>ms|s|seconds)"
+    r"(?: for)? and may be stuck"
+)
+_TERMINATION = re.compile(
+    r"Termination timeout for `(?P<name>[^`]*)` of (?P<secs>\d+) seconds exceeded|"
+    r"Exiting to ensure a consistent program state"
+)
+_ARRIVED = re.compile(
+    r"(?:All|Expected) (?P<want>\d+) threads (?:must|to) join the rendezvous, (?:however|but) only "
+    r"(?P<got>\d+) of them"
+)
+# XLA of 2021 (collective_ops_utils.h) names the device and the rendezvous key instead.
+_ORDINAL = re.compile(r"participant for device ordinal (?P<dev>\d+)")
+_LOCAL = re.compile(r"num_local_participants=(?P<n>\d+)")
+_TASK = re.compile(r"/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+)")
+_HEARTBEAT = re.compile(
+    r"(?:Task (?P<who>\S+) heartbeat timeout|Task heartbeat timeout)\. This indicates that the remote task "
+    r"has failed|tasks are unhealthy \(stopped sending heartbeats\)|"
+    r"Terminating process because (?:the (?:JAX distributed service detected fatal errors|coordinator "
+    r"detected missing heartbeats)|of missing heartbeat response from the coordinator)|"
+    r"Failed to send RPC to coordination service\. Either the leader task died"
+)
+# The NCCL communicator's unique id that JAX exchanges through the coordination service's key-value store
+# when a collective first runs (xla/pjrt/gpu, jaxlib 0.4.x): "DEADLINE_EXCEEDED: GetKeyValue() timed out
+# with key: cuda:gpu_nccl_unique_id:0 and duration: -1ms". The rank that should have published the id never
+# did (it died or runs another program): the store-based exchange of torch's NCCL init timing out.
+_KV_GET = re.compile(r"GetKeyValue\(\) timed out with key:?\s*(?P<key>\S+)")
+
+
+def _collective(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "xla", "problem": "xla_rendezvous"}
+    text = " ".join([hit.text, *(ln.text for ln in hit.after(3))])
+    if m.group("name"):
+        facts["op"] = m.group("name")
+    if m.group("secs"):
+        secs = int(m.group("secs"))
+        facts["waited_s"] = secs / 1000 if m.groupdict().get("unit") == "ms" else secs
+    d, n = _ORDINAL.search(hit.text), _LOCAL.search(hit.text)
+    if d:
+        facts["device"] = int(d.group("dev"))
+    if n:
+        facts["participants"] = int(n.group("n"))
+    a = _ARRIVED.search(text)
+    if a:
+        facts["participants"], facts["arrived"] = int(a.group("want")), int(a.group("got"))
+    who = f" ({facts['arrived']} of {facts['participants']} arrived)" if a else ""
+    fatal = row.name.endswith("abort")
+    return [
+        row.event(
+            hit,
+            f"XLA {'aborted' if fatal else 'is stuck'}: not every device thread joined the rendezvous of "
+            f"a collective{who}; one participant never reached it (a hang, a crash or a different "
+            "program on that device)",
+            facts,
+            dedupe=(row.code, "xla_rendezvous"),
+        )
+    ]
+
+
+def _tasks(hit: Hit) -> list[int]:
+    found: list[int] = []
+    for text in [hit.text, *(ln.text for ln in hit.after(12, same_rank=False))]:
+        found.extend(int(t.group("task")) for t in _TASK.finditer(text) if int(t.group("task")) not in found)
+    return sorted(found)
+
+
+def _heartbeat(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    tasks = _tasks(hit)
+    facts: dict[str, Any] = {"problem": "peer_task_died", "framework": "xla coordination service"}
+    if tasks:
+        facts["ranks"] = tasks
+    who = f" (task(s) {', '.join(map(str, tasks))})" if tasks else ""
+    return [
+        row.event(
+            hit,
+            f"the coordination service lost the heartbeat of a running task{who}: that task died or was "
+            "preempted; its own log (or dmesg for the OOM killer) says why",
+            facts,
+            dedupe=(row.code, "peer_task_died"),
+        )
+    ]
+
+
+def _kv_get(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    key = m.group("key").rstrip(";")
+    # the clique's id key: "cuda:gpu_nccl_unique_id:0" (0.4.1x), "devices=[0,1,...]; stream=0; ..." (0.5+)
+    nccl = "nccl_unique_id" in key or key.startswith("devices=")
+    what = "the NCCL communicator's id" if nccl else f"key {key}"
+    return [
+        row.event(
+            hit,
+            f"a process waited in vain for {what} in the coordination service's key-value store: the process "
+            "that should publish it died, hangs, or runs a different program",
+            {"problem": "coordination_kv_timeout", "key": key},
+            dedupe=(row.code, "kv_get", key),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "xla rendezvous abort",
+        _TERMINATION,
+        _collective,
+        C.WATCHDOG_TIMEOUT.code,
+        anchors=(b"Termination timeout for", b"consistent program state"),
+        worth=(rb"Termination timeout for", rb"consistent program state"),
+        words=("termination timeout", "consistent program state"),
+    ),
+    Signature(
+        "xla rendezvous stuck",
+        _STUCK,
+        _collective,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"and may be stuck",),
+        worth=(rb"and may be stuck",),
+        words=("may be stuck",),
+    ),
+    Signature(
+        "coordination service heartbeat loss",
+        _HEARTBEAT,
+        _heartbeat,
+        C.RANK_EXITED.code,
+        tier=2,
+        anchors=(
+            b"heartbeat timeout",
+            b"stopped sending heartbeats",
+            b"Terminating process because",
+            b"Either the leader task died",
+        ),
+        worth=(
+            rb"heartbeat timeout\. This",
+            rb"stopped sending heartbeats",
+            rb"Terminating process because",
+            rb"leader task died",
+        ),
+        words=(
+            "heartbeat timeout",
+            "stopped sending heartbeats",
+            "terminating process because",
+            "leader task died",
+        ),
+    ),
+    Signature(
+        "coordination service key-value get timeout",
+        _KV_GET,
+        _kv_get,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"GetKeyValue() timed out",),
+        worth=(rb"GetKeyValue\(\) timed out",),
+        words=("getkeyvalue() timed out",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
