@@ -128,6 +128,10 @@ def test_a_shutdown_that_cannot_disconnect_follows_an_earlier_failure() -> None:
 
 
 HEALTHY_COORDINATION = [
+    # a connect the client makes again: the coordinator was still starting (jaxlib's client, then Connected)
+    "2024-01-01 00:00:00.000: E external/xla/xla/pjrt/distributed/client.cc:100] Coordination service agent: "
+    "RegisterTask failed: UNAVAILABLE: failed to connect to all addresses; will retry\n"
+    "I0101 00:00:05.000 client.cc:120] Connected to distributed JAX controller\n",
     "2021-10-26 01:19:17.133471: I external/org_tensorflow/tensorflow/compiler/xla/pjrt/distributed/service.cc:369] "
     "Jax service listening on 10.128.0.47:1456\n"
     "2021-10-26 01:19:28.339404: I external/org_tensorflow/tensorflow/compiler/xla/pjrt/distributed/client.cc:129] "

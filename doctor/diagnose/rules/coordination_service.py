@@ -154,7 +154,14 @@ def _phase(hit: Hit, rpc: str, op: str, near: list[str]) -> str:
     return "startup" if any(w in " ".join(near) for w in ("RegisterTask", "initialize", "connect()")) else ""
 
 
+# A call the client will make again ("...; will retry", "Retrying"): a start-up that waits for a coordinator
+# still starting. The call that gives up says so in its own line (DEADLINE_EXCEEDED, "waited too long").
+_RETRY = re.compile(r"\bwill retry\b|\b[Rr]etrying\b")
+
+
 def _rpc_event(row: Signature, hit: Hit, why: str, rpc: str, op: str) -> Optional[list[Event]]:
+    if _RETRY.search(hit.text):
+        return []  # the row's line, and no failure
     near = _near(hit)
     phase = _phase(hit, rpc, op, near)
     if phase == "runtime":
