@@ -116,3 +116,19 @@ def test_collective_sequence_counts_subgroups_too() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     before, after, via_progress = map(int, out.stdout.split())
     assert after == before + 3 == via_progress
+
+
+def test_a_later_snapshot_without_stacks_does_not_replace_one_with_stacks() -> None:
+    """`pgdoctor run` keeps every stall snapshot; the last one may be taken while the launcher kills
+    the ranks. Their files then have no stack, and the snapshot that read the stacks still decides."""
+    from pgdoctor.diagnose.stacks.verdict import jobs_of
+
+    user = [Frame("/job/train.py", 7, "nap")]
+    read = [RankEvidence(rank=r, pid=10 + r, job="j", samples=[user]) for r in range(2)]
+    gone = [
+        RankEvidence(rank=r, pid=10 + r, job="j", problems=[{"tier": "py-spy", "cause": "no such process"}])
+        for r in range(2)
+    ]
+    later = [RankEvidence(rank=0, pid=10, job="j", samples=[[Frame("/job/train.py", 9, "step")]])]
+    kept = jobs_of([*read, *gone, *later])["j"]
+    assert [e.samples[-1][0].line for e in kept] == [9, 7]  # a later read with a stack still wins

@@ -190,6 +190,30 @@ def _fsdp_order(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# DeepSpeed's assert_ints_same_as_other_ranks (runtime/utils.py, used by ZeRO-3's parameter fetch and its
+# partitioned-parameter checks): "RuntimeError: disagreement between rank0 and rank2: rank0: [...], rank2:
+# [...]". The ranks fetch different parameters (a branch, a module skipped on some ranks): their next
+# all-gathers differ.
+_DISAGREE = re.compile(r"disagreement between rank\s*(\d+) and rank\s*(\d+)")
+
+
+def _disagree(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    first, other = int(m.group(1)), int(m.group(2))
+    return [
+        row.event(
+            hit,
+            f"DeepSpeed: rank {other} disagrees with rank {first} about the parameters to fetch (ZeRO-3's "
+            "per-rank check): the ranks run different modules or branches, so their all-gathers differ",
+            {
+                "kind": "zero3_param_disagreement",
+                "ranks_compared": sorted({first, other}),
+                "suspect_rank": other,
+            },
+            dedupe=(row.code, "disagreement", other),
+        )
+    ]
+
+
 def _fsdp_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     r = int(m.group(1))
     return [
@@ -290,6 +314,15 @@ SIGNATURES = (
         anchors=(b"order differs across ranks",),
         worth=(rb"order differs across ranks",),
         words=("order differs across ranks",),
+    ),
+    Signature(
+        "deepspeed ranks disagree",
+        _DISAGREE,
+        _disagree,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"disagreement between rank",),
+        worth=(rb"disagreement between rank",),
+        words=("disagreement between rank",),
     ),
     Signature(
         "fsdp state differs",

@@ -190,7 +190,8 @@ _PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=([\w-]+)
 # An Xid named in a person's summary of dmesg ("`Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM",
 # "Xid 79 (GPU has fallen off the bus)"): counted only beside words of the hardware fault it names, and
 # below a log's own records (tier 1).
-_PROSE_XID = re.compile(r"\bXids? ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
+# Monitoring agents write it upper case ("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00").
+_PROSE_XID = re.compile(r"\b(?:Xids?|XIDs?) ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
 _PROSE_FAULT = re.compile(
     r"ECC|DBE|double[- ]bit|[Rr]ow [Rr]emap|fallen off|off the bus|NVLink|uncorrectable|GSP|HBM|"
     r"[Dd]rain and [Rr]eset"
@@ -440,8 +441,8 @@ SIGNATURES = (
         _PROSE_XID,
         _prose_xid,
         C.GPU_XID.code,
-        anchors=(b"Xid",),
-        worth=(rb"\bXids? ?\d",),
+        anchors=(b"Xid", b"XID"),
+        worth=(rb"\bXids? ?\d", rb"\bXIDs? ?\d"),
         words=("xid",),
     ),
     Signature(

@@ -49,6 +49,11 @@ _WATCHDOG = re.compile(
     r"[Cc]aught\s+collective\s+operation\s+timeout:\s*Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
     r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?"
 )
+# The record cut before its head ("WorkNCCL(SeqNum=5125, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for
+# 1807734 millisecond"): "ran for" after a work record is only ever the watchdog's timeout.
+_RAN_FOR = re.compile(
+    r"Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milli"
+)
 _WHOLE_RECORD = re.compile(r"Work[NH]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
 _WATCHDOG_CUT = re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NH]CCL\(.*)?$")
@@ -450,6 +455,15 @@ SIGNATURES = (
         tier=1,
         anchors=(b"imeout", b"atchdog"),
         worth=(rb"\btimeout\b", rb"Timeout", rb"atchdog"),
+    ),
+    Signature(
+        "watchdog record without its head",
+        _RAN_FOR,
+        _work,
+        W,
+        tier=1,
+        anchors=(b"CCL(",),
+        worth=(rb"CCL\(",),
     ),
     Signature(
         "blocking wait", _BLOCKING, _work, W, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)

@@ -30,9 +30,13 @@ from pgdoctor.knowledge.clip import clip
 # The line says something failed: an error word, a C++ check, an abort, or a vendor error code
 # (CANN's EI0002 / EE1002 / EL0001, ERR00100; glog's E1204 prefix).
 _FAILED = re.compile(
-    r"\bwhat\(\):|[a-z](?:Error|Exception)\b|(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
-    r"check failed|timed out|times out|unavailable|deadline[ _]?exceeded|killed)\b)|"
-    r"\b(?:[A-Z]{2}\d{4}|ERR\d{5})\b|^\s*E\d{4} \d"
+    r"\bwhat\(\):|[a-z](?:Error|Exception)\b|"
+    r"(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
+    r"check failed|check notnull|non-ok-status|timed out|times out|unavailable|deadline[ _]?exceeded|"
+    r"killed)\b)|"
+    r"\b(?:[A-Z]{2}\d{4}|ERR\d{5})\b|^\s*E\d{4} \d|"
+    # TensorFlow's and absl's logger: "2019-10-14 22:36:01.352450: E tensorflow/core/.../ring_alg.cc:279] ..."
+    r":\d\d\.\d+: [EF] [\w/.-]+:\d+\]"
 )
 # Lines that report, not fail: INFO-level logger lines.
 _INFO = re.compile(r"\bNCCL INFO\b|\bINFO\b|^\s*I\d{4} \d|\[I\]")
@@ -79,7 +83,21 @@ _DIFFER = (
 )
 _COLLECTIVE_OP = (
     r"all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|collective|\bhccl|\bnccl|\bgloo|"
-    r"horovod|\bmpi\b"
+    r"horovod|\bmpi\b|ring ?(?:reduce|gather)"
+)
+# A communicator used before it was made: the program's order of calls (usage), not the transport.
+_UNINIT = r"not (?:been |yet )?initiali[sz]ed|uninitiali[sz]ed|before (?:calling )?init"
+_COMMUNICATOR = r"co?m?municator|\bcomm\b|ring id|process ?group|default group|\bnccl|\bhccl|\bgloo|\brccl"
+# A port the job's own server could not take (a parameter server, a scheduler, a store of another stack).
+_IN_USE = r"address already in use|eaddrinuse|errno\W{0,3}98\b"
+_BIND = r"\bbind|\blisten|\bport\b|server|scheduler|\bvan\b|socket|:\d{2,5}\b"
+# A launch setting the job needs and did not get: the variables launchers and parameter servers read.
+_DIST_ENV = (
+    r"\b(?:DMLC_\w+|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|PADDLE_TRAINER\w*|HOROVOD_\w+|"
+    r"BYTEPS_\w+|JAX_COORDINATOR\w*|TF_CONFIG)\b"
+)
+_UNSET = (
+    r"notnull|not set|not found|not defined|missing|undefined|keyerror|must be (?:set|defined)|is required"
 )
 _NET = (
     r"connection refused|connection reset|connection abort|connection closed|broken pipe|no route to host|"
@@ -300,6 +318,37 @@ SIGNATURES = (
         "DEADLINE_EXCEEDED: RegisterTask timed out",
     ),
     _row(
+        "port in use",
+        _both(_IN_USE, _BIND),
+        "a port the job's own server could not take",
+        C.ADDRESS_IN_USE.code,
+        (b"lready in use", b"EADDRINUSE", b"rrno = 98", b"rrno 98", b"rrno: 98"),
+        rb"(?i:already in use|eaddrinuse|errno\W{0,3}98\b)",
+        "src/./zmq_van.h:121: Reached max retry for bind: Address already in use. errno = 98",
+    ),
+    _row(
+        "launch setting missing",
+        _both(_DIST_ENV, _UNSET),
+        "a launch setting the job did not get",
+        C.RENDEZVOUS_CONFIG.code,
+        (
+            b"DMLC_",
+            b"MASTER_ADDR",
+            b"MASTER_PORT",
+            b"WORLD_SIZE",
+            b"LOCAL_RANK",
+            b"PADDLE_TRAINER",
+            b"HOROVOD_",
+            b"BYTEPS_",
+            b"JAX_COORDINATOR",
+            b"TF_CONFIG",
+        ),
+        rb"DMLC_|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|PADDLE_TRAINER|HOROVOD_|BYTEPS_|JAX_COORDINATOR|"
+        rb"TF_CONFIG",
+        "MXNetError: [06:04:43] src/postoffice.cc:18: Check  notnull: "
+        'Environment::Get()->find("DMLC_NUM_SERVER")',
+    ),
+    _row(
         "collective mismatch",
         _both(_DIFFER, _COLLECTIVE_OP),
         "ranks that disagree about a collective",
@@ -309,6 +358,15 @@ SIGNATURES = (
         "InternalError: Shape mismatch in the collective instance 100. Op at device "
         "/job:worker/replica:0/task:1/device:GPU:0 expected shape [8] but another member in the group "
         "expected shape [4]",
+    ),
+    _row(
+        "communicator used before init",
+        _both(_UNINIT, _COMMUNICATOR),
+        "a communicator used before it was initialised",
+        C.NCCL_INVALID_USAGE.code,
+        (b"nitialized", b"nitialised", b"before init", b"before calling init"),
+        rb"(?i:initiali[sz]ed|before (?:calling )?init)",
+        "Error: comunicator of ring id 1 has not been initialized",
     ),
     _row(
         "refused call",

@@ -281,10 +281,16 @@ def roll_call_line(gs: Sequence[Group]) -> str:
 
 
 def jobs_of(ranks: Sequence[RankEvidence]) -> dict[str, list[RankEvidence]]:
-    """The ranks per job; within a job one entry per rank (the last read wins: a node read twice)."""
+    """The ranks per job; within a job one entry per rank: the last read wins (a node read twice, a
+    run's later snapshot), except that a read without a stack never replaces one with a stack. A run's
+    last snapshot may be taken while the launcher kills the ranks: their stacks are gone, and the
+    snapshot before it, which named the culprit, must still decide."""
     out: dict[str, dict[int, RankEvidence]] = {}
     for ev in ranks:
-        out.setdefault(ev.job, {})[ev.rank] = ev
+        job = out.setdefault(ev.job, {})
+        seen = job.get(ev.rank)
+        if seen is None or ev.samples or not seen.samples:
+            job[ev.rank] = ev
     return {job: sorted(by.values(), key=lambda e: e.rank) for job, by in sorted(out.items())}
 
 
