@@ -6,7 +6,9 @@
 - an Xid written upper case by monitoring agents (gpud: "XID 79(GPU has fallen off the bus) detected on
   PCI:0000:ae:00"; exporters: "XID 48 ... ECC"), read like a person's summary of dmesg;
 - DeepSpeed's assert_ints_same_as_other_ranks (runtime/utils.py): "disagreement between rank0 and rankN"
-  is two ranks fetching different parameters, a desync with the other rank as the suspect.
+  is two ranks fetching different parameters, a desync with the other rank as the suspect;
+- a bus error among NCCL's frames or lines: a crash whose likely cause is NCCL's shared-memory segments
+  running past /dev/shm (SIGBUS on the first touch past the mount's end); the fix is the mount.
 """
 
 from __future__ import annotations
@@ -79,3 +81,26 @@ DISAGREEMENTS = [
 @pytest.mark.parametrize(("log", "suspect"), DISAGREEMENTS)
 def test_deepspeeds_rank_disagreement_is_a_desync_naming_the_other_rank(log: str, suspect: int) -> None:
     check_root(log, "RUN201", {"suspect_rank": suspect, "ranks_compared": [0, suspect]})
+
+
+BUS_ERRORS = [
+    "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
+    "==== backtrace (tid:   3095) ====\n 0 0x0000000000043090 killpg()  ???:0\n"
+    " 1 0x000000000018bb41 __nss_database_lookup()  ???:0\n 2 0x000000000007587d ncclGroupEnd()  ???:0\n",
+    "node1:2231:2290 [0] NCCL INFO Channel 00/02 :    0   1\nnode1:2231:2290 [0] NCCL INFO Connected all rings\n"
+    "Bus error (core dumped)\n",
+    "Fatal Python error: Bus error\n\nThread 0x00007f (most recent call first):\n"
+    '  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py", line 2050 in all_reduce\n'
+    "NCCL WARN Error while creating shared memory segment\n",
+]
+
+
+@pytest.mark.parametrize("log", BUS_ERRORS)
+def test_a_bus_error_inside_nccl_names_dev_shm(log: str) -> None:
+    check_root(log, "RUN131", {"likely_cause": "shared_memory", "signal": "SIGBUS"})
+
+
+def test_a_bus_error_without_nccl_names_no_cause() -> None:
+    check_root("python train.py\nBus error (core dumped)\n", "RUN131", {"signal": "SIGBUS"})
+    root = root_finding("python train.py\nBus error (core dumped)\n")
+    assert root is not None and "likely_cause" not in root.facts

@@ -100,6 +100,38 @@ def _tier(sig: str) -> int:
     return 2 if sig == "SIGABRT" else 0
 
 
+# NCCL's shared-memory transport maps its segments from /dev/shm; when the mount is smaller than they are
+# (a container's 64 MB default), the first touch past its end raises SIGBUS in the process. A bus error
+# whose frames or neighbouring lines are NCCL's says so (likely_cause=shared_memory) and stays the crash it
+# is: the corpora label that shape a killed process 3 times of 4, the fix is the mount either way.
+_NCCL_CONTEXT = re.compile(r"libnccl|\bnccl[A-Z]\w*\b|NCCL (?:INFO|WARN)|ProcessGroupNCCL")
+_NCCL_FN = re.compile(r"\bnccl[A-Z]\w*")
+
+
+def _nccl_shm(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[Event]]:
+    """The bus error with NCCL's /dev/shm as its likely cause when NCCL is around it, else None."""
+    if facts.get("signal") != "SIGBUS":
+        return None
+    near = [ln.text for ln in (*hit.before(20, same_rank=False), *hit.after(16, same_rank=False))]
+    if not any(_NCCL_CONTEXT.search(t) for t in near):
+        return None
+    fn = next((f.group(0) for f in (_NCCL_FN.search(t) for t in near) if f), None)
+    if fn:
+        facts = {**facts, "frame": fn}
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} died on SIGBUS inside NCCL"
+            + (f" ({facts['frame']})" if facts.get("frame") else "")
+            + ": most likely NCCL's shared-memory segments ran past the size of /dev/shm (a container "
+            "without --shm-size or --ipc=host)",
+            {**facts, "likely_cause": "shared_memory"},
+            tier=_tier("SIGBUS"),
+            dedupe=(row.code, hit.rank, "SIGBUS", facts.get("pid")),
+        )
+    ]
+
+
 def _faulthandler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     sig = SIGNALS[m.group("sig")]
     facts: dict[str, Any] = {"signal": sig, "reporter": "faulthandler"}
@@ -109,7 +141,7 @@ def _faulthandler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             facts["frame"] = f"{f.group(1)}:{f.group(2)} in {f.group(3)}"
             break
     where = f" in {facts['frame']}" if "frame" in facts else ""
-    return [
+    return _nccl_shm(row, hit, facts) or [
         row.event(
             hit, f"{hit.who()} died on {sig}{where}", facts, tier=_tier(sig), dedupe=(row.code, hit.rank, sig)
         )
@@ -127,7 +159,7 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         if fr and fr.group(1) not in ("killpg", "raise", "abort"):
             facts["frame"] = fr.group(1)
             break
-    return [
+    return _nccl_shm(row, hit, facts) or [
         row.event(
             hit,
             f"a process died on {sig} (UCX's signal handler)"
@@ -264,7 +296,7 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["pid"] = int(m.group("pid"))
     if m.group("cmd"):
         facts["command"] = m.group("cmd").replace("(core dumped)", "").strip()[:200]
-    return [
+    return _nccl_shm(row, hit, facts) or [
         row.event(
             hit,
             f"a process died on {sig} ({m.group('sig')})",
