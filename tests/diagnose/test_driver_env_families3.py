@@ -31,26 +31,15 @@ from typing import Any, Optional
 
 import pytest
 
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, TRACEBACK_HEAD, prefixed
 from tests.helpers.diagnose_root import check_root as _check
 from tests.helpers.diagnose_root import root_finding as _root
 
-PREFIXES = [
-    "",
-    "[rank1]: ",
-    "[default0]:",
-    "[1,0]<stderr>:",
-    "node7: ",
-    "2025-01-02 03:04:05,678 - ERROR - ",
-    "(RayWorkerWrapper pid=1234) ",
-]
-TB = 'Traceback (most recent call last):\n  File "/workspace/train.py", line 41, in <module>\n    main()\n'
+PREFIXES = LAUNCHER_PREFIXES
+TB = TRACEBACK_HEAD
 HEALTHY = "\nEpoch 1/3: 100%|##########| 500/500 [01:00<00:00, loss=0.412]\nEpoch 2/3: 100%|##########| 500/500 [01:00<00:00, loss=0.388]\nTraining finished."
 NCCL_TAIL = "\nRuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled cuda error, NCCL version 2.14.3\nncclUnhandledCudaError: Call to CUDA function failed."
 NCCL_LAST = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
-
-
-def _prefixed(prefix: str, log: str) -> str:
-    return "".join(prefix + ln + "\n" for ln in log.split("\n"))
 
 
 # (log, code, facts) under every prefix.
@@ -369,7 +358,7 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
 @pytest.mark.parametrize("prefix", PREFIXES)
 @pytest.mark.parametrize(("log", "code", "facts"), CASES)
 def test_driver_env_family(prefix: str, log: str, code: str, facts: Optional[dict[str, Any]]) -> None:
-    _check(_prefixed(prefix, log), code, facts)
+    _check(prefixed(prefix, log), code, facts)
 
 
 # NCCL's CUDACHECK (checks.h "Cuda failure '%s'") and CUCHECK (cudawrap.h "Cuda failure %d '%s'"), raw as a
@@ -502,7 +491,7 @@ DECOYS = [
 @pytest.mark.parametrize("prefix", PREFIXES)
 @pytest.mark.parametrize("log", DECOYS)
 def test_healthy_run_lines_stay_silent(prefix: str, log: str) -> None:
-    root = _root(_prefixed(prefix, log + HEALTHY))
+    root = _root(prefixed(prefix, log + HEALTHY))
     assert root is None, (log, root)
 
 

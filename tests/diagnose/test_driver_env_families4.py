@@ -28,27 +28,16 @@ from typing import Any, Optional
 
 import pytest
 
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, TRACEBACK_HEAD, prefixed
 from tests.helpers.diagnose_root import check_root as _check
 from tests.helpers.diagnose_root import root_finding as _root
 
-PREFIXES = [
-    "",
-    "[rank1]: ",
-    "[default0]:",
-    "[1,0]<stderr>:",
-    "node7: ",
-    "2025-01-02 03:04:05,678 - ERROR - ",
-    "(RayWorkerWrapper pid=1234) ",
-]
-TB = 'Traceback (most recent call last):\n  File "/workspace/train.py", line 41, in <module>\n    main()\n'
+PREFIXES = LAUNCHER_PREFIXES
+TB = TRACEBACK_HEAD
 LAZY = '  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py", line 302, in _lazy_init\n    torch._C._cuda_init()\n'
 GDC = "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 999: unknown error"
 SETUP = "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
 ROWS = "#                                                              out-of-place                       in-place\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n           8             2     float     sum      -1    31.54    0.00    0.00      0    30.83    0.00    0.00      0\n          16             4     float     sum      -1    31.20    0.00    0.00      0    30.90    0.00    0.00      0\n"
-
-
-def _prefixed(prefix: str, log: str) -> str:
-    return "".join(prefix + ln + "\n" for ln in log.split("\n"))
 
 
 # (log, code, facts) under every prefix.
@@ -213,7 +202,7 @@ CASES: list[tuple[str, str, Optional[dict[str, Any]]]] = [
 @pytest.mark.parametrize("prefix", PREFIXES)
 @pytest.mark.parametrize(("log", "code", "facts"), CASES)
 def test_driver_env_family(prefix: str, log: str, code: str, facts: Optional[dict[str, Any]]) -> None:
-    _check(_prefixed(prefix, log), code, facts)
+    _check(prefixed(prefix, log), code, facts)
 
 
 # NCCL's CUDACHECK / CUCHECK quoting the new table entries: the text decides, as for the others.
@@ -298,7 +287,7 @@ DECOYS = [
 )
 @pytest.mark.parametrize("log", DECOYS)
 def test_healthy_lines_stay_silent(prefix: str, log: str) -> None:
-    assert _root(_prefixed(prefix, log + "\nEpoch 1/3: loss=0.412\nTraining finished.")) is None
+    assert _root(prefixed(prefix, log + "\nEpoch 1/3: loss=0.412\nTraining finished.")) is None
 
 
 def test_a_nonzero_ecc_counter_is_not_silenced() -> None:

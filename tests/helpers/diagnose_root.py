@@ -27,3 +27,24 @@ def check_root(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> N
     assert root is not None and root.code == code, (log, root)
     for k, v in (facts or {}).items():
         assert root.facts.get(k) == v, (log, k, root.facts)
+
+
+# The prefixes launchers and loggers put before every line of a rank's output (none, torchrun's
+# --tee, torchrun's --log-dir redirect, mpirun's tag, a host tag, Python logging, a Ray actor).
+LAUNCHER_PREFIXES = [
+    "",
+    "[rank1]: ",
+    "[default0]:",
+    "[1,0]<stderr>:",
+    "node7: ",
+    "2025-01-02 03:04:05,678 - ERROR - ",
+    "(RayWorkerWrapper pid=1234) ",
+]
+TRACEBACK_HEAD = (
+    'Traceback (most recent call last):\n  File "/workspace/train.py", line 41, in <module>\n    main()\n'
+)
+
+
+def prefixed(prefix: str, log: str) -> str:
+    """Every line of `log` behind `prefix`, as a launcher writes it."""
+    return "".join(prefix + ln + "\n" for ln in log.split("\n"))
