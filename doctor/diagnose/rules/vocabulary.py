@@ -416,8 +416,6 @@ SIGNATURES = (
             b"Dest link",
             b"etry count exceeded",
             b"ibv_",
-            b"RDMA",
-            b"rdma",
             b"ink down",
             b"ink is down",
             b"eer closed",
@@ -429,7 +427,7 @@ SIGNATURES = (
         ),
         rb"(?i:connection (?:refused|reset|abort|closed|timed out)|connect to all|broken pipe|"
         rb"no route to host|unreachable|non-socket|transport endpoint|"
-        rb"transport init error|dest ?link|retry count exceeded|ibv_|rdma|link (?:is )?down|peer closed|"
+        rb"transport init error|dest ?link|retry count exceeded|ibv_|link (?:is )?down|peer closed|"
         rb"peer disconnected|to receive message|to send message|socket error|socket closed)",
         "socketStartConnect: Connect to 10.45.234.83<47527> failed : Software caused connection abort",
     ),
