@@ -30,6 +30,10 @@ NPROC = {
     ("imbalance", "tp"): 2,
 }
 PHASES = {"forward", "backward", "optimizer"}
+# The oom fault grows the batch each step, and the step's first allocation of that batch is its
+# inputs, drawn in the "data" range: which allocation crosses the cap first depends on what the
+# allocator kept from the step before, so an OOM may be read in the data phase too (seen in CI).
+OOM_PHASES = PHASES | {"data"}
 
 
 def _repro(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -71,7 +75,7 @@ def test_repro_names_the_injected_cause(fault: str, strategy: str, no_leftover_c
         assert oom, findings
         f = oom[0]
         assert f["scope"]["rank"] == bad
-        assert f["facts"]["lab_phase"] in PHASES
+        assert f["facts"]["lab_phase"] in OOM_PHASES
         assert f["facts"]["requested_bytes"] > 0
         assert f["facts"]["lab_memory_host_as_limit_bytes"] > 0
     elif fault == "timeout":
@@ -242,7 +246,7 @@ def test_oom_on_gpu_goes_through_the_cuda_caching_allocator(no_leftover_children
     oom = [f for f in report["findings"] if f["category"] == "cuda_oom"]
     assert oom and oom[0]["scope"]["rank"] == 1
     facts = oom[0]["facts"]
-    assert facts["lab_phase"] in PHASES
+    assert facts["lab_phase"] in OOM_PHASES
     assert facts["lab_cap_gpu_memory_fraction"] < 1
     assert facts["lab_memory_gpu_total_bytes"] > facts["lab_memory_gpu_reserved_bytes"] > 0
 
