@@ -62,6 +62,39 @@ _MPI_OP = re.compile(r"An error occurred in P?MPI_(\w+)|^\s*P?MPI_(\w+)\(\d+\)\.
 _MLX5_DUMP = re.compile(r"(?:\bmlx[45]: (?P<host>[^\s:]+): )?\bgot completion with error\b")
 _OPENIB = re.compile(r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?) status number (?P<num>\d+)")
 
+# UCX's UD transport when a peer stops answering (uct/ib/ud/base/ud_ep.c, UCX 1.x, a ucs_fatal): "[node1:4242
+# :0:4242]  ud_ep.c:278  Fatal: UD endpoint 0x1234 to <no debug data>: unhandled timeout error" (also "UD
+# endpoint 0x1234 to 10.0.0.2:5678: unhandled timeout error"); and the libfabric EFA provider's completion
+# errors (prov/efa, efa_errno.h texts: "Unresponsive receiver", "Unreachable remote", "Remote unknown peer",
+# "Destination QP does not exist"), behind "libfabric:4242:1701234567::efa:cq:...():107<warn>". Both say the
+# peer's adapter went silent: the fabric, or a peer that died (facts peer_may_have_died).
+_UCX_UD = re.compile(r"\bUD endpoint \S+ to .{1,80}?: unhandled timeout error")
+_EFA = re.compile(
+    r"\b(?P<err>Unresponsive receiver|Unreachable remote|Remote unknown peer|Destination QP does not exist)\b"
+)
+
+
+def _peer_silent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = hit.text
+    if row.name.startswith("efa") and "efa" not in t.lower() and "libfabric" not in t and "OFI" not in t:
+        return None  # the words alone, outside a libfabric/EFA line
+    err = m.groupdict().get("err") or "UD endpoint timeout"
+    facts: dict[str, Any] = {
+        "problem": "peer_unresponsive",
+        "transport": "efa" if row.name.startswith("efa") else "ucx_ud",
+        "fabric_error": err,
+        "peer_may_have_died": True,
+    }
+    return [
+        row.event(
+            hit,
+            f"the fabric lost a peer ({err}): its adapter stopped answering; the link failed or the peer "
+            "process died",
+            facts,
+            dedupe=(row.code, "peer_silent"),
+        )
+    ]
+
 
 def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"problem": "mpi_daemon_lost", "reporter": m.group("rt")}
@@ -206,6 +239,29 @@ SIGNATURES = (
         anchors=(b"got completion with error",),
         worth=(rb"got completion with error",),
         words=("got completion with error",),
+    ),
+    Signature(
+        "ucx ud endpoint timeout",
+        _UCX_UD,
+        _peer_silent,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"unhandled timeout error",),
+        worth=(rb"unhandled timeout error",),
+        words=("unhandled timeout error",),
+    ),
+    Signature(
+        "efa completion error",
+        _EFA,
+        _peer_silent,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"Unresponsive receiver", b"Unreachable remote", b"Remote unknown peer", b"Destination QP"),
+        worth=(
+            rb"Unresponsive receiver",
+            rb"Unreachable remote",
+            rb"Remote unknown peer",
+            rb"Destination QP",
+        ),
+        words=("unresponsive receiver", "unreachable remote", "remote unknown peer", "destination qp"),
     ),
     Signature(
         "open mpi openib completion error",

@@ -55,11 +55,14 @@ def _userspace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 # IBM LSF's job report: "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit." (then "Exited with
-# exit code 143." or 137); PBS Pro and Torque: "=>> PBS: job killed: mem 4194304kb exceeded limit 4194304kb",
-# "PBS: job killed: vmem 10737418240 exceeded limit 8589934592".
+# exit code 143." or 137), "TERM_SWAP: job killed after reaching LSF swap usage limit."; PBS Pro and Torque:
+# "=>> PBS: job killed: mem 4194304kb exceeded limit 4194304kb", "PBS: job killed: vmem 10737418240 exceeded
+# limit 8589934592" (also pmem, pvmem); Torque's mail: "Job exceeded a memory resource limit (vmem, pvmem,
+# etc.). Job was aborted".
 _SCHEDULER = re.compile(
-    r"TERM_MEMLIMIT: job killed after reaching LSF memory usage limit|"
-    r"PBS: job killed: (?P<what>v?mem) (?:job total )?(?P<used>\d+)(?P<unit>[kmg]?b)? exceeded limit"
+    r"TERM_(?P<lsf>MEMLIMIT|SWAP): job killed after reaching LSF (?:memory|swap) usage limit|"
+    r"PBS: job killed: (?P<what>p?v?mem) (?:job total )?(?P<used>\d+)(?P<unit>[kmg]?b)? exceeded limit|"
+    r"(?P<torque>Job exceeded a memory resource limit)"
 )
 
 
@@ -67,9 +70,13 @@ def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if m.group("what"):
         facts: dict[str, Any] = {"killer": "pbs_memory_limit", "limit_kind": m.group("what")}
         msg = f"PBS killed the job: its {m.group('what')} exceeded the job's limit"
+    elif m.group("torque"):
+        facts = {"killer": "pbs_memory_limit"}
+        msg = "Torque aborted the job: it exceeded a memory resource limit (vmem, pvmem, ...)"
     else:
         facts = {"killer": "lsf_memory_limit"}
-        msg = "LSF killed the job after it reached its memory usage limit (TERM_MEMLIMIT)"
+        what = "swap" if m.group("lsf") == "SWAP" else "memory"
+        msg = f"LSF killed the job after it reached its {what} usage limit (TERM_{m.group('lsf')})"
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
 
 
@@ -116,9 +123,9 @@ SIGNATURES = (
         _SCHEDULER,
         _scheduler,
         K,
-        anchors=(b"TERM_MEMLIMIT", b"PBS: job killed"),
-        worth=(rb"TERM_MEMLIMIT", rb"PBS: job killed"),
-        words=("term_memlimit", "pbs: job killed"),
+        anchors=(b"TERM_MEMLIMIT", b"TERM_SWAP", b"PBS: job killed", b"memory resource limit"),
+        worth=(rb"TERM_MEMLIMIT", rb"TERM_SWAP", rb"PBS: job killed", rb"memory resource limit"),
+        words=("term_memlimit", "term_swap", "pbs: job killed", "memory resource limit"),
     ),
     Signature(
         "userspace oom killer",

@@ -92,6 +92,31 @@ _NODE_DEAD = re.compile(
     r"The node with node id:? (\w+)(?: and address: ([\d.]+))?.{0,200}?has been marked dead because the "
     r"detector has missed too many heartbeats"
 )
+# The GCS's death cause of an actor whose node died (gcs_actor_manager.cc GenNodeDiedCause, Ray 2.10+), in
+# ActorDiedError's text: "The actor died because its node has died. Node Id: 699d..." then, on the next
+# line, "\tthe actor's node was terminated expectedly: received SIGTERM" / "...terminated unexpectedly:
+# health check failed due to missing too many heartbeats" / "...was preempted: <drain reason>". The raylet's
+# agent when the raylet itself ended (dashboard/agent.py): "Raylet is terminated. Termination is unexpected.
+# Possible reasons include: (1) SIGKILL by the user or system OOM killer, ..."; ObjectLostError's "All copies
+# of 00ff have been lost due to node failure."; NodeDiedError (Ray 2.x) "...the node (...) dying".
+_NODE_DIED = re.compile(
+    r"actor died because its node has died\.?(?: Node Id: (?P<node>\w+))?|"
+    r"(?P<raylet>Raylet is terminated)[.:].{0,120}?Termination is unexpected|"
+    r"(?P<lost>have been lost due to node failure)|"
+    r"(?P<nodedied>NodeDiedError)\b"
+)
+_NODE_DEATH = re.compile(
+    r"the actor's node was (?P<how>terminated expectedly|terminated unexpectedly|preempted): ?(?P<why>[^\n]*)"
+)
+# Process pools whose worker was killed (the OOM killer most often): concurrent.futures'
+# "BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or
+# pending.", joblib/loky's "TerminatedWorkerError: A worker process managed by the executor was unexpectedly
+# terminated. ... The exit codes of the workers are {SIGKILL(-9)}" (the codes may come on a later line).
+_POOL = re.compile(
+    r"A process in the process pool was terminated abruptly|"
+    r"A worker process managed by the executor was unexpectedly terminated|"
+    r"The exit codes of the workers are \{(?P<codes>[^}]*)\}"
+)
 # vLLM's WorkerMonitor (vllm/executor/multiproc_worker_utils.py, 0.4-0.8) for a worker process that ended:
 # "Worker VllmWorkerProcess pid 4243 died, exit code: -9" (multiprocessing's exitcode: -N for signal N).
 _VLLM_WORKER = re.compile(r"Worker (\S+) pid (\d+) died, exit code: (-?\d+)")
@@ -144,11 +169,18 @@ def _slurm_cancel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     if c.host:
         facts["host"] = c.host
         on = f" on {c.host}"
+    # A preemption or a failed node ended the ranks from outside: a cause, whose echo the peers' dropped
+    # connections are; a time limit or a user's scancel is the end of something else (a hang, a decision).
+    outside = c.reason in ("preemption", "node failure")
+    if outside:
+        facts["preempted" if c.reason == "preemption" else "node_lost"] = True
     return [
         row.event(
             hit,
-            f"Slurm cancelled {c.slurm_id}{on} ({why}): the scheduler ended the ranks",
+            f"Slurm cancelled {c.slurm_id}{on} ({why}): the scheduler ended the ranks"
+            + (", not a failure of their own" if outside else ""),
             facts,
+            tier=0 if outside else None,
             dedupe=(row.code, "slurm_cancel"),
         )
     ]  # a long silence before it is a hang: stalled_cancel.py reads that first
@@ -282,6 +314,88 @@ def _node_dead(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+def _node_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "ray"}
+    if m.group("raylet"):
+        facts["reason"] = "raylet died"
+        msg = (
+            "Ray's raylet on a node ended unexpectedly (SIGKILL by the OOM killer or the user, or a crash): "
+            "the node's workers died with it"
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "ray_node"))]
+    if m.group("lost") or m.group("nodedied"):
+        facts["reason"] = "node failure"
+        return [
+            row.event(
+                hit,
+                f"a Ray node died and took the job's work with it ({clip(hit.text.strip(), 100)})",
+                facts,
+                tier=1,
+                dedupe=(row.code, "ray_node"),
+            )
+        ]
+    if m.group("node"):
+        facts["node_id"] = m.group("node")
+    text, used = hit.block(3, sep="\n")
+    d = _NODE_DEATH.search(text)
+    how = d.group("how") if d else ""
+    why = d.group("why").strip() if d else ""
+    if how == "preempted":
+        facts.update(reason="preemption", preempted=True)
+    elif how:
+        facts["reason"] = "node terminated " + how.split()[1]
+    else:
+        facts["reason"] = "node died"
+    if why:
+        facts["death_detail"] = clip(why, 120)
+    if "heartbeat" in why:
+        facts["likely_cause"] = "node lost (raylet OOM-killed, crashed or preempted, or a network partition)"
+    msg = (
+        "a Ray actor's node died"
+        + (f" ({clip(how + ': ' + why if why else how, 100)})" if how else "")
+        + ": the ranks on it ended with the node, not by an error of their own; that node's dmesg and "
+        "raylet.out say why it went"
+    )
+    return [row.event(hit, msg, facts, used, dedupe=(row.code, "ray_node", facts.get("node_id")))]
+
+
+def _pool(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    used = [hit.line, *hit.after(6, same_rank=False)]
+    text = " ".join(ln.text for ln in used)
+    codes = _POOL.search(text[text.find("The exit codes") :]) if "The exit codes" in text else None
+    sig = None
+    if codes is not None and codes.group("codes"):
+        s = re.search(r"SIG([A-Z]+)\(-?\d+\)", codes.group("codes"))
+        sig = f"SIG{s.group(1)}" if s else None
+    if sig == "SIGKILL":
+        return [
+            event(
+                hit,
+                C.HOST_OOM_KILLED.code,
+                "a process pool's worker was killed by SIGKILL (most often the kernel's OOM killer: host "
+                "memory)",
+                {"signal": sig, "killer": "sigkill", "process": "pool_worker"},
+                used,
+                dedupe=(C.HOST_OOM_KILLED.code, "pool"),
+            )
+        ]
+    if m.group("codes") is not None:
+        return []  # the exit codes' line of a report its first line already gave
+    facts: dict[str, Any] = {"process": "pool_worker"}
+    if sig:
+        facts["signal"] = sig
+    return [
+        row.event(
+            hit,
+            "a process pool's worker was terminated abruptly"
+            + (f" ({sig})" if sig else " (killed: often the OOM killer, or a crash in native code)"),
+            facts,
+            used,
+            dedupe=(row.code, "pool"),
+        )
+    ]
+
+
 def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reporter": "ray"}
     if m.group(1):
@@ -384,6 +498,33 @@ SIGNATURES = (
             "on the node (IP: 10.0.0.1, ID: ab12) where the task (task ID: ff, name=train) was running was "
             "29.30GB / 30.84GB (0.950027), which exceeds the memory usage threshold of 0.95.",
         ),
+    ),
+    Signature(
+        "ray node died",
+        _NODE_DIED,
+        _node_died,
+        C.RANK_EXITED.code,
+        anchors=(
+            b"its node has died",
+            b"Raylet is terminated",
+            b"lost due to node failure",
+            b"NodeDiedError",
+        ),
+        worth=(
+            rb"its node has died",
+            rb"Raylet is terminated",
+            rb"lost due to node failure",
+            rb"NodeDiedError",
+        ),
+    ),
+    Signature(
+        "process pool worker terminated",
+        _POOL,
+        _pool,
+        C.RANK_EXITED.code,
+        tier=1,
+        anchors=(b"terminated abruptly", b"unexpectedly terminated", b"exit codes of the workers"),
+        worth=(rb"terminated abruptly", rb"unexpectedly terminated", rb"exit codes of the workers"),
     ),
     Signature(
         "actor died",

@@ -1,0 +1,299 @@
+"""Jobs ended from outside: a batch scheduler's or a platform's record that it preempted the job, lost
+its node, or ended it at a limit other than memory (memory limits are host_oom: `userspace_oom`,
+`host_oom`). Slurm's own cancel line is read by `workers` (and `stalled_cancel` first, for a hang).
+
+Formats, read at their source:
+- PBS Pro and Torque (the MOM's kill message, then the job's mail/epilogue): "=>> PBS: job killed:
+  walltime 86420 exceeded limit 86400", "PBS: job killed: ncpus 5.02 exceeded limit 4", "PBS: job killed:
+  node 1 (gpu-2-17) requested job terminate, 'EOF' (code 1099) - received SISTER_EOF attempting to
+  communicate with sister MOM's" (a sister node died); Torque/Moab mail: "job preempted (node failure)",
+  "Job exceeded its walltime limit. Job was aborted", "Aborted by PBS Server", "Job deleted at request of
+  root@host" (qdel).
+- IBM LSF's job report, one TERM_ reason ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.",
+  "TERM_PREEMPT: job killed after preemption.", "TERM_OWNER: job killed by owner.", "TERM_LOAD: job killed
+  after load exceeds threshold.", ...), then "Exited with exit code 140.".
+- Slurm beyond its cancel line: "srun: error: Node failure on gpu-node-01" (srun, a node of the step
+  died), "*** JOB 123 STEPD TERMINATED ON node-1 AT ... DUE TO JOB NOT ENDING WITH SIGNALS ***"
+  (slurmstepd, processes that outlived the kill), submitit's "Caught signal SIGUSR2 on host: this job is
+  preempted.".
+- Kubernetes (kubelet eviction manager, node shutdown manager, critical-pod admission, the scheduler's
+  preemption): "The node was low on resource: ephemeral-storage." (memory: host_oom), "Pod was terminated in
+  response to imminent node shutdown.", "Preempted in order to admit critical pod", "Preempted by pod 3f2a
+  on node gpu-7", "...: preempting to accommodate a higher priority pod".
+- Clouds and their job managers: GCE's "Instance was preempted.", AWS's "EC2 Spot Instance Interruption
+  Warning" / a node termination handler's "spot interruption notice", AWS Batch's "Host EC2 (instance
+  i-0abc) terminated.", SkyPilot's managed-job controller "Cluster is preempted or failed (status: INIT).
+  Recovering..." (older: "Cluster is preempted. Recovering...").
+
+A preemption or a lost node is a cause (tier 0): the peers' dropped connections and timeouts that follow
+are its echo. A time limit, an owner's or an administrator's kill is a consequence (tier 2): why the job
+ran so long or was killed is elsewhere (a hang, `stalled_cancel`). A cloud job manager that recovers a
+preempted cluster is tier 1: what failed after the recovery, if anything, leads.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+
+CAUSE, SYMPTOM, CONSEQUENCE = 0, 1, 2
+
+_PBS = re.compile(
+    r"PBS: job killed: (?P<limit>walltime|ncpus|cput|pcput|file) (?P<used>[\d.:]+) exceeded limit|"
+    r"PBS: job killed: node (?P<node>\d+) \((?P<host>[^)\s]+)\) requested job terminate|"
+    r"Job exceeded its (?P<wall>walltime) limit\. Job was aborted|"
+    r"(?P<aborted>Aborted by PBS Server)|"
+    r"(?P<qdel>Job deleted at request of) (?P<who>\S+)"
+)
+
+
+def _pbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "pbs"}
+    if m.group("node"):
+        facts.update(reason="node failure", host=m.group("host"), node_index=int(m.group("node")))
+        return [
+            row.event(
+                hit,
+                f"PBS killed the job: sister node {m.group('host')} stopped answering (its MOM hung up): "
+                "the node failed or rebooted",
+                facts,
+                tier=CAUSE,
+                dedupe=(row.code, "pbs", "node"),
+            )
+        ]
+    if m.group("limit") or m.group("wall"):
+        limit = m.group("limit") or "walltime"
+        facts.update(reason=f"{limit} limit")
+        msg = f"PBS killed the job at its {limit} limit"
+    elif m.group("aborted"):
+        facts.update(reason="aborted by server")
+        msg = "the PBS server aborted the job (an administrator or a node it lost; the server log says which)"
+    else:
+        facts.update(reason="qdel", by=m.group("who"))
+        msg = f"the job was deleted (qdel) at the request of {clip(m.group('who'), 60)}"
+    return [row.event(hit, msg, facts, tier=CONSEQUENCE, dedupe=(row.code, "pbs"))]
+
+
+# Torque/Moab's mail, submitit's signal handler: "job preempted (node failure)", "this job is preempted";
+# the line's own start or a prefix's end before it, never a sentence that only mentions preempted jobs.
+_PREEMPTED = re.compile(
+    r"(?:^\s*|[:\]>|-] ?|\bthis )job (?:is |was )?preempted\b(?: \((?P<why>[^)]+)\))?", re.IGNORECASE
+)
+
+
+def _preempted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    why = (m.group("why") or "").strip()
+    facts: dict[str, Any] = {"reason": "preemption", "preempted": True}
+    if why:
+        facts["preemption_reason"] = why
+    return [
+        row.event(
+            hit,
+            "the scheduler preempted the job"
+            + (f" ({clip(why, 60)})" if why else "")
+            + ": its processes were ended from outside, not by a failure of their own",
+            facts,
+            dedupe=(row.code, "preempted"),
+        )
+    ]
+
+
+# LSF's TERM_ reasons (lsb.events / the job report), grouped by who ended the job.
+_LSF = re.compile(r"\b(TERM_[A-Z_]+): job (?:killed|exited|removed|requeued)\b")
+_LSF_OUTSIDE = {"TERM_PREEMPT", "TERM_LOAD", "TERM_RC_RECLAIM", "TERM_MC_RECALL", "TERM_ORPHAN_SYSTEM"}
+_LSF_LIMIT = {
+    "TERM_RUNLIMIT": "run time limit",
+    "TERM_CPULIMIT": "CPU time limit",
+    "TERM_DEADLINE": "deadline",
+    "TERM_WINDOW": "queue run window",
+    "TERM_PROCESSLIMIT": "process limit",
+    "TERM_THREADLIMIT": "thread limit",
+}
+
+
+def _lsf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    term = m.group(1)
+    if term in ("TERM_MEMLIMIT", "TERM_SWAP"):
+        return None  # memory: userspace_oom's
+    facts: dict[str, Any] = {"reporter": "lsf", "lsf_reason": term}
+    tail = clip(hit.text[m.start() :].split(".")[0].strip() + ".", 100)  # its own sentence
+    if term in _LSF_OUTSIDE:
+        facts.update(reason="preemption" if term == "TERM_PREEMPT" else term[5:].lower(), preempted=True)
+        return [
+            row.event(
+                hit,
+                f"LSF ended the job from outside ({tail}): not a failure of the job itself",
+                facts,
+                tier=CAUSE,
+                dedupe=(row.code, "lsf"),
+            )
+        ]
+    facts["reason"] = _LSF_LIMIT.get(term, term[5:].lower().replace("_", " "))
+    return [row.event(hit, f"LSF ended the job: {tail}", facts, tier=CONSEQUENCE, dedupe=(row.code, "lsf"))]
+
+
+_SLURM = re.compile(
+    r"srun: error: Node failure on (?P<host>[\w.\-\[\],]+)|"
+    r"\*\*\* (?:JOB|STEP) (?P<id>\S+) STEPD TERMINATED ON (?P<on>\S+) AT \S+ "
+    r"DUE TO (?P<why>[A-Z][A-Z ]+[A-Z])"
+)
+
+
+def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("host"):
+        facts: dict[str, Any] = {"reporter": "slurm", "reason": "node failure", "host": m.group("host")}
+        return [
+            row.event(
+                hit,
+                f"Slurm lost node {m.group('host')} during the step (node failure): its ranks died with it",
+                facts,
+                tier=CAUSE,
+                dedupe=(row.code, "slurm_node", m.group("host")),
+            )
+        ]
+    facts = {
+        "reporter": "slurm",
+        "slurm_id": m.group("id"),
+        "host": m.group("on"),
+        "reason": "stepd terminated",
+    }
+    return [
+        row.event(
+            hit,
+            f"slurmstepd on {m.group('on')} gave up on processes that outlived the kill "
+            f"({m.group('why').lower()}): a process stuck in the kernel (D state), after the job was ended",
+            facts,
+            tier=CONSEQUENCE,
+            dedupe=(row.code, "slurm_stepd"),
+        )
+    ]
+
+
+_K8S = re.compile(
+    r"The node was low on resource: (?P<res>ephemeral-storage|nodefs\S*|imagefs\S*|pids?|inodes?)|"
+    r"Pod was terminated in response to imminent (?P<shutdown>node shutdown)|"
+    r"(?P<critical>Preempted in order to admit critical pod)|"
+    r"Preempted by (?:pod )?(?P<by>\S+) on node (?P<node>\S+)|"
+    r"(?P<prio>preempting to accommodate a higher priority pod)"
+)
+
+
+def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "kubernetes"}
+    if m.group("res"):
+        res = m.group("res").rstrip(".")
+        facts.update(reason="eviction", resource=res)
+        msg = f"Kubernetes evicted the pod: the node ran low on {res}"
+    elif m.group("shutdown"):
+        facts.update(reason="node shutdown")
+        msg = "Kubernetes ended the pod because its node was shutting down (spot reclaim, maintenance)"
+    else:
+        facts.update(reason="preemption", preempted=True)
+        if m.group("node"):
+            facts["host"] = m.group("node").rstrip(".,")
+        msg = "Kubernetes preempted the pod for a pod of higher priority"
+    return [row.event(hit, msg, facts, dedupe=(row.code, "k8s"))]
+
+
+_CLOUD = re.compile(
+    r"(?P<gce>Instance was preempted)|"
+    r"(?P<aws>EC2 Spot Instance Interruption Warning|[Ss]pot (?:[Ii]nstance )?[Ii]nterruption [Nn]otice)|"
+    r"Host EC2 \(instance (?P<inst>[\w-]+)\) terminated|"
+    r"(?P<sky>[Cc]luster is preempted)(?: or failed)?(?: \(status: (?P<status>\w+)\))?\. Recovering"
+)
+
+
+def _cloud(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reason": "preemption", "preempted": True}
+    tier = CAUSE
+    if m.group("gce"):
+        facts["reporter"] = "gce"
+        msg = "the cloud preempted the VM (a spot/preemptible instance was reclaimed)"
+    elif m.group("aws"):
+        facts["reporter"] = "aws"
+        msg = "AWS reclaimed the spot instance (interruption notice): the job's node went away"
+    elif m.group("inst"):
+        facts.update(reporter="aws_batch", reason="node lost", instance=m.group("inst"))
+        msg = (
+            f"AWS Batch lost the job's host (instance {m.group('inst')} terminated): spot reclaim or failure"
+        )
+    else:
+        facts["reporter"] = "skypilot"
+        if m.group("status"):
+            facts["cluster_status"] = m.group("status")
+        msg = "SkyPilot found the job's cluster preempted or failed and began to recover it"
+        tier = SYMPTOM  # a recovery follows: what failed after it, if anything, leads
+    return [row.event(hit, msg, facts, tier=tier, dedupe=(row.code, "cloud"))]
+
+
+X = C.RANK_EXITED.code
+SIGNATURES = (
+    Signature(
+        "pbs job killed",
+        _PBS,
+        _pbs,
+        X,
+        anchors=(b"PBS", b"walltime limit", b"Job deleted at request"),
+        worth=(rb"PBS", rb"walltime limit", rb"Job deleted at request"),
+        words=("pbs", "walltime limit", "job deleted at request"),
+    ),
+    Signature(
+        "job preempted",
+        _PREEMPTED,
+        _preempted,
+        X,
+        anchors=(b"preempted", b"PREEMPTED", b"Preempted"),
+        worth=(rb"[Pp]reempted", rb"PREEMPTED"),
+        words=("preempted",),
+        anchor_from="the 'preempted' of the line, in any case",
+        examples=("job preempted (node failure)", "Caught signal SIGUSR2 on gpu-3: this job is preempted."),
+    ),
+    Signature(
+        "lsf term",
+        _LSF,
+        _lsf,
+        X,
+        anchors=(b"TERM_",),
+        worth=(rb"TERM_[A-Z]",),
+        words=("term_",),
+    ),
+    Signature(
+        "slurm node failure",
+        _SLURM,
+        _slurm,
+        X,
+        anchors=(b"Node failure on", b"STEPD TERMINATED"),
+        worth=(rb"Node failure on", rb"STEPD TERMINATED"),
+        words=("node failure on", "stepd terminated"),
+    ),
+    Signature(
+        "kubernetes eviction or preemption",
+        _K8S,
+        _k8s,
+        X,
+        anchors=(b"low on resource", b"imminent node shutdown", b"Preempted ", b"preempting to accommodate"),
+        worth=(
+            rb"low on resource",
+            rb"imminent node shutdown",
+            rb"Preempted ",
+            rb"preempting to accommodate",
+        ),
+        words=("low on resource", "node shutdown", "preempted", "preempting"),
+    ),
+    Signature(
+        "cloud preemption",
+        _CLOUD,
+        _cloud,
+        X,
+        anchors=(b"was preempted", b"nterruption", b"Host EC2", b"is preempted"),
+        worth=(rb"was preempted", rb"nterruption", rb"Host EC2", rb"is preempted"),
+        words=("preempted", "interruption", "host ec2"),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)
