@@ -14,6 +14,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # Userspace killers that act before the kernel's: systemd-oomd (src/oom/oomd-util.c, v247+)
 # "systemd-oomd[601]: Killed /user.slice/.../app.scope due to memory pressure for /user.slice/... being
@@ -24,7 +25,7 @@ from pgdoctor.knowledge.clip import clip
 # (rfjakob/earlyoom kill.c): "low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%" and "sending
 # SIGTERM to process 4242 uid 1000 "python": badness 900, VmRSS 60000 MiB" (no uid before v1.3; v1.8+
 # "...: oom_score 712, oom_score_adj 0, VmRSS 4514 MiB").
-_USERSPACE = re.compile(
+_USERSPACE = lazy_re.compile(
     r"(?P<oomd>systemd-oomd)\S*:? Killed (?P<unit>\S+) due to (?P<why>memory pressure|memory used|swap used)|"
     r"(?P<sdunit>[\w@.-]+): (?:A process of this unit has been killed by the OOM killer|"
     r"Failed with result 'oom-kill')|"
@@ -57,7 +58,7 @@ def _userspace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # IBM LSF's job report: "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit." (then "Exited with
 # exit code 143." or 137); PBS Pro and Torque: "=>> PBS: job killed: mem 4194304kb exceeded limit 4194304kb",
 # "PBS: job killed: vmem 10737418240 exceeded limit 8589934592".
-_SCHEDULER = re.compile(
+_SCHEDULER = lazy_re.compile(
     r"TERM_MEMLIMIT: job killed after reaching LSF memory usage limit|"
     r"PBS: job killed: (?P<what>v?mem) (?:job total )?(?P<used>\d+)(?P<unit>[kmg]?b)? exceeded limit"
 )
@@ -77,7 +78,7 @@ def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # crashed after using all available RAM.", Kaggle "Your notebook tried to allocate more memory than is
 # available. It has restarted.", the kubelet's OOM watcher event (pkg/kubelet/oom) "System OOM encountered,
 # victim process: python, pid: 12345".
-_HOSTED = re.compile(
+_HOSTED = lazy_re.compile(
     r"Your session crashed after using all available RAM|"
     r"Your notebook tried to allocate more memory than is available|"
     r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?"
