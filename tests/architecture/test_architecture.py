@@ -4,6 +4,8 @@ cheap."""
 from __future__ import annotations
 
 import ast
+import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +166,38 @@ def test_every_package_of_the_tree_is_in_the_distribution() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {name for name, mod in arch.modules(ROOT).items() if mod.is_package}
     assert found == listed, (sorted(found - listed), sorted(listed - found))
+
+
+def test_the_rule_catalogue_compiles_its_patterns_at_first_use() -> None:
+    """Every `pgdoctor diagnose` imports the whole catalogue but reads a log with the rows of a
+    few modules: a pattern compiled at import (`re.compile`) costs every call; `lazy_re.compile`
+    costs the calls that use it (model/lazy_re.py)."""
+    eager = []
+    for path in sorted((ROOT / "doctor" / "diagnose" / "rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            f = node.func if isinstance(node, ast.Call) else None
+            if isinstance(f, ast.Attribute) and f.attr == "compile" and ast.unparse(f.value) == "re":
+                eager.append(f"{path.name}:{node.lineno}")
+            # a match's `.re` is the compiled pattern, never the deferred one: `is` is always False
+            left = node.left if isinstance(node, ast.Compare) else None
+            ops = node.ops if isinstance(node, ast.Compare) else []
+            if (
+                isinstance(left, ast.Attribute)
+                and left.attr == "re"
+                and any(isinstance(op, (ast.Is, ast.IsNot)) for op in ops)
+            ):
+                eager.append(f"{path.name}:{node.lineno} (m.re is: use ==)")
+    assert not eager, f"use lazy_re.compile, not re.compile: {eager}"
+
+
+def test_a_deferred_pattern_behaves_as_the_compiled_one() -> None:
+    from pgdoctor.model import lazy_re
+
+    rx = lazy_re.compile(r"rank (\d+)", re.I)
+    assert rx.pattern == r"rank (\d+)" and "_rx" not in vars(rx)  # nothing compiled yet
+    assert rx.flags == re.compile(r"rank (\d+)", re.I).flags
+    assert rx.search("RANK 3 failed").group(1) == "3"
+    assert [m.group(1) for m in rx.finditer("rank 1, rank 2")] == ["1", "2"]
+    assert rx.sub("r", "rank 7") == "r" and rx.groups == 1
+    assert rx == re.compile(r"rank (\d+)", re.I) and lazy_re.is_pattern(rx)
+    assert pickle.loads(pickle.dumps(rx)).search("rank 9")

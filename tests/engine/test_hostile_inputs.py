@@ -58,10 +58,19 @@ def _one_line_error(p: subprocess.CompletedProcess[str], *words: str) -> None:
             "not a regular file",
         ),
         (["check", "--from", "/"], "directory"),
+        # diagnose reads a pipe it is named (`<(kubectl logs ...)`), never an endless device
+        (["diagnose", "/dev/zero"], "a device, not a log file"),
+        (["diagnose", "/dev/urandom"], "a device, not a log file"),
     ],
 )
 def test_device_and_directory_inputs_are_refused_without_reading(argv: list[str], word: str) -> None:
     _one_line_error(run(*argv), word)
+
+
+def test_a_looping_symbolic_link_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "a.log").symlink_to(tmp_path / "b.log")
+    (tmp_path / "b.log").symlink_to(tmp_path / "a.log")
+    _one_line_error(run("diagnose", str(tmp_path / "a.log")), "a dangling or looping symbolic link")
 
 
 def test_a_fifo_as_input_is_refused_instead_of_blocking(tmp_path: Path) -> None:
@@ -485,7 +494,7 @@ def test_a_bad_entry_of_a_job_directory_is_skipped_not_fatal(tmp_path: Path) -> 
         f"{job / 'pipe.log'}: not a regular file (a FIFO, socket or device)",
     ]
     # Named by the user, the same dangling link is an error.
-    _one_line_error(run("diagnose", str(job / "dangling.log")), "no such file")
+    _one_line_error(run("diagnose", str(job / "dangling.log")), "a dangling or looping symbolic link")
 
 
 def test_diagnose_is_bounded_by_its_timeout_even_on_a_pipe_that_never_ends(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ from pgdoctor.diagnose.rules import (
     xla_runtime,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
+from pgdoctor.model import lazy_re
 
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (
@@ -137,4 +138,4 @@ ANCHORS: tuple[bytes, ...] = anchors_of(SIGNATURES)
 # A hit line must also match this before a window is cut around it: the anchors are loose
 # ("rror" is in "val_error"), and a log that prints a metric named like that on every step must
 # not spend its window budget on it. Every row's lines match its own fragments.
-WORTH: re.Pattern[bytes] = re.compile(b"|".join(worth_of(SIGNATURES)))
+WORTH: re.Pattern[bytes] = lazy_re.compile(b"|".join(worth_of(SIGNATURES)))

@@ -20,10 +20,11 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # torch/utils/cpp_extension.py, torchvision's _cuda_version check, DeepSpeed's op builder and apex's
 # setup: a CUDA toolkit (nvcc) or a companion package built for another CUDA than this PyTorch.
-_TOOLKIT = re.compile(
+_TOOLKIT = lazy_re.compile(
     # cpp_extension's CUDA_MISMATCH_MESSAGE breaks its line after "compile" (the reader may join it back
     # without a space): PyTorch's version is on the next line
     r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile(?:\s*PyTorch"
@@ -59,17 +60,17 @@ _TOOLKIT = re.compile(
 # torch.utils.cpp_extension's JIT build that failed (DeepSpeed's and apex's ops, flash-attn, custom kernels):
 # "RuntimeError: Error building extension 'fused_adam'". The compiler's output above says why (a toolkit that
 # does not fit, gcc newer than nvcc takes, headers missing); a cause read there comes first (tier 1 here).
-_BUILD_FAILED = re.compile(r"Error building extension '([\w.-]+)'")
+_BUILD_FAILED = lazy_re.compile(r"Error building extension '([\w.-]+)'")
 # The JIT build's product missing when it is loaded (its build failed before, or in another rank's process):
 # "ImportError: /root/.cache/torch_extensions/py310_cu124/fused_adam/fused_adam.so: cannot open shared object
 # file" (DeepSpeed's ops, apex/megatron kernels). DeepSpeed >= 0.17 warns "FusedAdam CUDA build failed (...),
 # falling back to torch.optim.AdamW" and goes on: a warning, silent.
-_JIT_SO = re.compile(r"torch_extensions/[^/\s]+/([\w.-]+)/\1\.so: cannot open shared object file")
-_WARNED = re.compile(r"\w*Warning\b|\bWARNING\b|\bwarn\(")
-_TORCH_CUDA_NEXT = re.compile(r"^\s*PyTorch \(([\d.]+)\)")
+_JIT_SO = lazy_re.compile(r"torch_extensions/[^/\s]+/([\w.-]+)/\1\.so: cannot open shared object file")
+_WARNED = lazy_re.compile(r"\w*Warning\b|\bWARNING\b|\bwarn\(")
+_TORCH_CUDA_NEXT = lazy_re.compile(r"^\s*PyTorch \(([\d.]+)\)")
 # torch/cuda/__init__.py's capability check (1.x: "... with CUDA capability sm_86 is not compatible
 # with the current PyTorch installation"; 2.x words it the same way behind a UserWarning).
-_ARCH = re.compile(
+_ARCH = lazy_re.compile(
     r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch installation|"
     # NVRTC (torch's JIT fusers, CuPy) of a CUDA older than the GPU: it does not know the arch it is asked for
     r"nvrtc: error: invalid value for --gpu-architecture|"
@@ -93,7 +94,7 @@ _ARCH = re.compile(
     r"rocBLAS error: Cannot read \S*TensileLibrary\S*(?:.*?for GPU arch : (gfx\w+))?"
 )
 # bitsandbytes' loader found no usable libbitsandbytes_cuda*.so / libcudart for the GPU it sees.
-_BNB_SETUP = re.compile(r"CUDA Setup failed despite GPU being available")
+_BNB_SETUP = lazy_re.compile(r"CUDA Setup failed despite GPU being available")
 
 
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -193,11 +194,11 @@ def _build_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # failed. Look at the errors above for more details."): the E-line above it names why, most often the cuDNN
 # version (the "Loaded runtime CuDNN library" row, tier 0) or the memory XLA preallocated (cuda_oom's rows);
 # alone it is the cuDNN of this environment (tier 2).
-_DNN_INIT = re.compile(r"DNN library initialization failed")
+_DNN_INIT = lazy_re.compile(r"DNN library initialization failed")
 # cuda_dnn.cc's own account under its "Could not create cudnn handle": "Memory usage: 4915200 bytes free,
 # 25425608704 bytes total." Almost nothing free: the handle's workspace did not fit (XLA preallocates most of
 # the GPU, or another process holds it), which is the memory, not the cuDNN.
-_DNN_MEMORY = re.compile(r"Memory usage: (\d+) bytes free, (\d+) bytes total")
+_DNN_MEMORY = lazy_re.compile(r"Memory usage: (\d+) bytes free, (\d+) bytes total")
 
 
 def _dnn_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -63,8 +63,9 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_CHECKS = re.compile(
+_CHECKS = lazy_re.compile(
     r"(?P<group>Invalid process group specified|The given group does not exist|"
     r"Group .{1,200} is not registered, please create group with|"
     r"Process group .{1,200} is not initialized in the world group map|"
@@ -133,8 +134,10 @@ _CHECKS = re.compile(
     r"Cannot specify both process_group and device_mesh arguments)"
 )
 # The collective the program called: the last torch.distributed frame of the traceback above the error.
-_FRAME = re.compile(r'File "[^"]*distributed[/\\](?:distributed_c10d|c10d_logger)\.py", line \d+, in (\w+)')
-_SOURCE_LINE = re.compile(r"\braise \w+\(|\w\(f?[\"']")
+_FRAME = lazy_re.compile(
+    r'File "[^"]*distributed[/\\](?:distributed_c10d|c10d_logger)\.py", line \d+, in (\w+)'
+)
+_SOURCE_LINE = lazy_re.compile(r"\braise \w+\(|\w\(f?[\"']")
 _WRAPPERS = frozenset({"wrapper", "_wrapper", "inner", "_get_default_group", "_check_single_tensor"})
 
 _WHAT = {

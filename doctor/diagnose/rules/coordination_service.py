@@ -44,15 +44,16 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_BARRIER = re.compile(r"Barrier timed out\.?\s*(?:Barrier_id|Id)\s*:\s*(?P<id>[^\s.]+(?:\.\w+)?)?")
-_REGISTRATION = re.compile(
+_BARRIER = lazy_re.compile(r"Barrier timed out\.?\s*(?:Barrier_id|Id)\s*:\s*(?P<id>[^\s.]+(?:\.\w+)?)?")
+_REGISTRATION = lazy_re.compile(
     r"[Cc]oordination service as cluster registration failed|cluster registration failed"
 )
-_TASK = re.compile(r"/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+)")
+_TASK = lazy_re.compile(r"/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+)")
 # Barriers the service itself runs while the processes start: not reaching them is a rendezvous
 # that never completed.
-_STARTUP = re.compile(r"Wait_for_all_tasks_to_register|PjRT_Client_Connect|\[Init\]", re.I)
+_STARTUP = lazy_re.compile(r"Wait_for_all_tasks_to_register|PjRT_Client_Connect|\[Init\]", re.I)
 
 
 def _tasks(hit: Hit) -> list[int]:
@@ -102,7 +103,7 @@ def _registration(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
-_RPC = re.compile(
+_RPC = lazy_re.compile(
     r"Failed to connect to distributed JAX controller:?\s*(?P<why>.*)|"
     r"Failed to (?P<op>connect to|disconnect from) coordination service(?: with status)?:?\s*(?P<why2>.*)|"
     r"Coordination service agent in error status:\s*(?P<why3>.*)|"
@@ -113,20 +114,20 @@ _RPC = re.compile(
 )
 # gRPC's own words for a channel that never connected: only read where the coordination service is named
 # in the window (Ray's GCS and other gRPC services say the same).
-_GRPC_DOWN = re.compile(
+_GRPC_DOWN = lazy_re.compile(
     r"(?P<why>UNAVAILABLE:\s*failed to connect to all addresses|"
     r"Failed to connect to remote host: Connection refused)"
 )
-_CONTEXT = re.compile(
+_CONTEXT = lazy_re.compile(
     r"CoordinationService|[Cc]oordination service|coordination_service|jax_worker|distributed JAX|"
     r"WatchTasks|PjRT_Client|jax/_src/distributed\.py|jax\.distributed\.initialize"
 )
 _STARTUP_RPC = {"RegisterTask", "WaitForAllTasks", "Barrier"}
 _SHUTDOWN_RPC = {"ShutdownTask"}
 _RUNTIME_RPC = {"Heartbeat", "PollForError", "ReportErrorToTask", "ReportErrorToService"}
-_FRAME_OP = re.compile(r"jax/_src/distributed\.py\S*,? line \d+, in (?P<op>\w+)")
-_ADDR = re.compile(r"ipv[46]:(?P<addr>\[?[\w.:]+?\]?):(?P<port>\d{2,5})\b")
-_STATUS = re.compile(r"\b(DEADLINE_EXCEEDED|UNAVAILABLE|ALREADY_EXISTS|ABORTED|INTERNAL|CANCELLED)\b")
+_FRAME_OP = lazy_re.compile(r"jax/_src/distributed\.py\S*,? line \d+, in (?P<op>\w+)")
+_ADDR = lazy_re.compile(r"ipv[46]:(?P<addr>\[?[\w.:]+?\]?):(?P<port>\d{2,5})\b")
+_STATUS = lazy_re.compile(r"\b(DEADLINE_EXCEEDED|UNAVAILABLE|ALREADY_EXISTS|ABORTED|INTERNAL|CANCELLED)\b")
 
 
 def _near(hit: Hit, n: int = 12) -> list[str]:
@@ -156,7 +157,7 @@ def _phase(hit: Hit, rpc: str, op: str, near: list[str]) -> str:
 
 # A call the client will make again ("...; will retry", "Retrying"): a start-up that waits for a coordinator
 # still starting. The call that gives up says so in its own line (DEADLINE_EXCEEDED, "waited too long").
-_RETRY = re.compile(r"\bwill retry\b|\b[Rr]etrying\b")
+_RETRY = lazy_re.compile(r"\bwill retry\b|\b[Rr]etrying\b")
 
 
 def _rpc_event(row: Signature, hit: Hit, why: str, rpc: str, op: str) -> Optional[list[Event]]:
@@ -237,7 +238,7 @@ def _grpc_down(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return _rpc_event(row, hit, m.group("why"), "", "")
 
 
-_JAX_SETTINGS = re.compile(
+_JAX_SETTINGS = lazy_re.compile(
     r"(?P<what>coordinator_address should be defined|Number of processes must be defined|"
     r"The process id of the current process must be defined|"
     r"Number of workers does not equal the number of processes)"

@@ -22,27 +22,28 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.knowledge.units import SIZE, fmt_bytes, to_bytes
+from pgdoctor.model import lazy_re
 
 S = SIZE
 _W = r"\s*"
-_NEW = re.compile(
+_NEW = lazy_re.compile(
     rf"Tried{_W}to{_W}allocate{_W}{S}\.?{_W}GPU{_W}(\d+){_W}has{_W}a{_W}total{_W}capac(?:i)?ty{_W}of{_W}{S}"
     rf"{_W}of{_W}which{_W}{S}{_W}is{_W}free"
 )
-_OLD = re.compile(
+_OLD = lazy_re.compile(
     rf"Tried{_W}to{_W}allocate{_W}{S}{_W}\(GPU{_W}(\d+);{_W}{S}{_W}total{_W}capacity;{_W}{S}{_W}already{_W}al"
     rf"located;"
     rf"{_W}{S}{_W}free;(?:{_W}{S}{_W}allowed;)?{_W}{S}{_W}(reserved{_W}in{_W}total|cached)"
 )
-_PROC = re.compile(rf"Process{_W}(\d+){_W}has{_W}{S}{_W}memory{_W}in{_W}use")
-_SELF = re.compile(rf"this{_W}process{_W}has{_W}{S}{_W}memory{_W}in{_W}use")
-_ALLOWED = re.compile(rf"{S}{_W}allowed;")
-_SPLIT = re.compile(
+_PROC = lazy_re.compile(rf"Process{_W}(\d+){_W}has{_W}{S}{_W}memory{_W}in{_W}use")
+_SELF = lazy_re.compile(rf"this{_W}process{_W}has{_W}{S}{_W}memory{_W}in{_W}use")
+_ALLOWED = lazy_re.compile(rf"{S}{_W}allowed;")
+_SPLIT = lazy_re.compile(
     rf"Of{_W}the{_W}allocated{_W}memory{_W}{S}{_W}is{_W}allocated{_W}by{_W}PyTorch,{_W}and{_W}{S}{_W}is{_W}re"
     rf"served"
 )
 # ROCm builds print the same allocator text with "HIP" (HIPCachingAllocator is the hipified copy).
-_ANY = re.compile(
+_ANY = lazy_re.compile(
     r"CUDA out of memory|HIP out of memory|(?:CUDA|HIP) [Ee]rror: out of memory|"
     r"(?:Cuda|HIP) failure '?out of memory|"
     r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
@@ -81,7 +82,7 @@ def _reporter(text: str) -> str:
     return next((name for key, name in _REPORTERS if key in text), "")
 
 
-_LAYER_BYTES = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
+_LAYER_BYTES = lazy_re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
 
 
 def _b(m: re.Match[str], i: int) -> int:
@@ -239,7 +240,7 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
 # collective that failed (a broadcast_object_list / all_gather_object whose size tensor came back from a
 # timed-out or aborted communicator, or from ranks calling object collectives out of step): that collective's
 # failure is the cause, and this line its consequence (tier 2: anything else found leads).
-_GARBAGE_SIZE = re.compile(r"Tried to allocate more than 1EB memory")
+_GARBAGE_SIZE = lazy_re.compile(r"Tried to allocate more than 1EB memory")
 
 
 def _garbage_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -302,7 +303,7 @@ _CUDA_ROWS = (
 # Wrappers that retry on a CUDA OOM and give up in their own words: Accelerate's
 # find_executable_batch_size (accelerate/utils/memory.py) halves the batch after each OOM and
 # raises "No executable batch size found, reached zero." when none fits.
-_ACCELERATE = re.compile(r"No executable batch size found, reached zero")
+_ACCELERATE = lazy_re.compile(r"No executable batch size found, reached zero")
 
 
 def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -318,7 +319,7 @@ def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 # vLLM's start-up check (worker/gpu_worker.py): "ValueError: Free memory on device cuda:0 (109.53/121.69
 # GiB) on startup is less than desired GPU memory utilization (0.91, 110.74 GiB)." (a terminal may wrap it)
-_VLLM_STARTUP = re.compile(r"Free memory on device (\S+) \(([\d.]+)/([\d.]+) GiB\) on startup is")
+_VLLM_STARTUP = lazy_re.compile(r"Free memory on device (\S+) \(([\d.]+)/([\d.]+) GiB\) on startup is")
 
 
 def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -343,7 +344,7 @@ def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 # CUDA code that reports cudaGetErrorString itself: caffe2's "[enforce fail at context_gpu.cu:343] error ==
 # cudaSuccess. 2 vs 0. Error at: /caffe2/core/context_gpu.cu:343: out of memory".
-_CU_OOM = re.compile(r"Error at: \S+\.cu:\d+: out of memory")
+_CU_OOM = lazy_re.compile(r"Error at: \S+\.cu:\d+: out of memory")
 
 
 def _cu_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -361,8 +362,8 @@ def _cu_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # "|            CUDA OOMs: 1            |        cudaMalloc retries: 3         |" under "PyTorch CUDA memory
 # summary, device ID 0". The allocator counts the OOMs it raised: one or more is the OOM itself; zero (a
 # summary printed for profiling) says nothing.
-_SUMMARY = re.compile(r"CUDA OOMs: (\d+)\s*\|\s*cudaMalloc retries: (\d+)")
-_SUMMARY_DEVICE = re.compile(r"CUDA memory summary, device ID (\d+)")
+_SUMMARY = lazy_re.compile(r"CUDA OOMs: (\d+)\s*\|\s*cudaMalloc retries: (\d+)")
+_SUMMARY_DEVICE = lazy_re.compile(r"CUDA memory summary, device ID (\d+)")
 
 
 def _summary(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

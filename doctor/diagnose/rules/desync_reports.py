@@ -38,28 +38,29 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import is_progress
+from pgdoctor.model import lazy_re
 
-_FR_HAS_ERRORS = re.compile(r"Collective sequence number: (\d+) has errors")
-_FR_CULPRIT = re.compile(
+_FR_HAS_ERRORS = lazy_re.compile(r"Collective sequence number: (\d+) has errors")
+_FR_CULPRIT = lazy_re.compile(
     r"Culprit rank (\d+); Error type: (COLLECTIVE_TYPE_MISMATCH|SIZE_OR_SYNTAX_MISMATCH|"
     r"COLLECTIVE_DTYPE_MISMATCH)(?:, ([^;]*?))?(?=, Culprit rank|$)"
 )
-_FR_IO = re.compile(r"Input/output mismatch in the collective sequence number: (\d+)")
-_FR_MISSING = re.compile(r"Not all ranks joining collective,? sequence number: (\d+)")
-_FR_MISSING_RANKS = re.compile(r"missing ranks: \{([\d, ]+)\}")
-_FR_COLLECTIVE = re.compile(r"^\s*collective: (?:nccl|xccl|gloo):(\w+)")
-_SNAPSHOT = re.compile(r"#(\d+) started ranks:")
-_STARTED = re.compile(r"\[([\d, ]+)\] started (\S+)")
-_STARTED_ONE = re.compile(r"started (\S+)$")
-_STATIC_GRAPH = re.compile(r"Your training graph has changed in this iteration")
+_FR_IO = lazy_re.compile(r"Input/output mismatch in the collective sequence number: (\d+)")
+_FR_MISSING = lazy_re.compile(r"Not all ranks joining collective,? sequence number: (\d+)")
+_FR_MISSING_RANKS = lazy_re.compile(r"missing ranks: \{([\d, ]+)\}")
+_FR_COLLECTIVE = lazy_re.compile(r"^\s*collective: (?:nccl|xccl|gloo):(\w+)")
+_SNAPSHOT = lazy_re.compile(r"#(\d+) started ranks:")
+_STARTED = lazy_re.compile(r"\[([\d, ]+)\] started (\S+)")
+_STARTED_ONE = lazy_re.compile(r"started (\S+)$")
+_STATIC_GRAPH = lazy_re.compile(r"Your training graph has changed in this iteration")
 # FSDP's execution-order check on the first iteration (fsdp/_exec_order_utils.py, TORCH_DISTRIBUTED_DEBUG
 # INFO/DETAIL): "Forward order differs across ranks: rank 0 is all-gathering 43 parameters while rank 1228
 # is all-gathering 1 parameters"; and its optimizer-state check (fsdp/_optim_utils.py): "Rank 1 has
 # different values for step: 8016.0. Other ranks: 7870.0".
-_FSDP_ORDER = re.compile(
+_FSDP_ORDER = lazy_re.compile(
     r"Forward order differs across ranks:?(?:.*?\brank (\d+) is .*?while rank (\d+) is)?"
 )
-_FSDP_STATE = re.compile(r"Rank (\d+) has different values for (\w+): (\S+?)\.? Other ranks: (\S+)")
+_FSDP_STATE = lazy_re.compile(r"Rank (\d+) has different values for (\w+): (\S+?)\.? Other ranks: (\S+)")
 
 
 def _ranks(text: str) -> list[int]:
@@ -81,12 +82,12 @@ def _op(lines: list[str]) -> Optional[str]:
 def _fr_errors(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     lines = _report_lines(hit, 16)
     culprits: dict[int, str] = {}
-    for t in lines[1:] if m.re is _FR_HAS_ERRORS else lines:
+    for t in lines[1:] if m.re == _FR_HAS_ERRORS else lines:
         for c in _FR_CULPRIT.finditer(t):
             culprits.setdefault(int(c.group(1)), (c.group(3) or c.group(2)).strip())
     if not culprits:
         return None  # "has errors" alone: the analyzer found only state differences
-    seq = int(m.group(1)) if m.re is _FR_HAS_ERRORS else None
+    seq = int(m.group(1)) if m.re == _FR_HAS_ERRORS else None
     facts: dict[str, Any] = {"ranks": sorted(culprits), "source": "flight_recorder_analyzer"}
     if seq is not None:
         facts["seq"] = seq
@@ -194,7 +195,7 @@ def _fsdp_order(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # partitioned-parameter checks): "RuntimeError: disagreement between rank0 and rank2: rank0: [...], rank2:
 # [...]". The ranks fetch different parameters (a branch, a module skipped on some ranks): their next
 # all-gathers differ.
-_DISAGREE = re.compile(r"disagreement between rank\s*(\d+) and rank\s*(\d+)")
+_DISAGREE = lazy_re.compile(r"disagreement between rank\s*(\d+) and rank\s*(\d+)")
 
 
 def _disagree(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -229,7 +230,7 @@ def _fsdp_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
-_ZERO3_TRACE = re.compile(
+_ZERO3_TRACE = lazy_re.compile(
     r"Invalidate trace cache @ step (\d+)(?::\s*expected module (\d+), but got module (\d+)| and module "
     r"(\d+): cache has only \d+ modules)"
 )
@@ -272,7 +273,7 @@ def _static_graph(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 SIGNATURES = (
     Signature(
         "flight recorder analyzer culprit",
-        re.compile(f"{_FR_HAS_ERRORS.pattern}|{_FR_CULPRIT.pattern}"),
+        lazy_re.compile(f"{_FR_HAS_ERRORS.pattern}|{_FR_CULPRIT.pattern}"),
         _fr_errors,
         C.FR_OP_MISMATCH.code,
         anchors=(b"has errors", b"Culprit rank"),

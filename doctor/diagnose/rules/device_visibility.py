@@ -26,6 +26,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # A PyTorch built without the backend (or without torch.distributed at all) the job asks for:
 # distributed_c10d's "Distributed package doesn't have NCCL built in" / "... MPI built in. MPI is only
@@ -33,7 +34,7 @@ from pgdoctor.knowledge.clip import clip
 # "torch.distributed is not available. Cannot initialize distributed process group", and the attribute missing
 # from a build without it (macOS < 1.12, Windows < 1.7): "module 'torch.distributed' has no attribute
 # 'init_process_group'".
-_NO_NCCL = re.compile(
+_NO_NCCL = lazy_re.compile(
     r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC) built in|(NCCL) support is not compiled|"
     r"torch\.distributed is not available\. Cannot initialize|"
     r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"
@@ -41,13 +42,13 @@ _NO_NCCL = re.compile(
 _NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
 # The whole message anywhere, or a prefix of it down to "ProcessGroupNCCL is" that ends the line after
 # an exception type (a paste cut there).
-_NO_GPU = re.compile(
+_NO_GPU = lazy_re.compile(
     r"ProcessGroupNCCL is only supported with GPUs, no GPUs|"
     r"(?:RuntimeError|ValueError|Error): (ProcessGroupNCCL is\b[^\n]*?)\s*$"
 )
 # The constructor call as the last frame of a traceback (torch 1.x and 2.x spell its arguments apart).
-_CTOR_FRAME = re.compile(r"= ProcessGroupNCCL\((?:backend_)?prefix_store, ")
-_EXC_LINE = re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b: glued to the next frame
+_CTOR_FRAME = lazy_re.compile(r"= ProcessGroupNCCL\((?:backend_)?prefix_store, ")
+_EXC_LINE = lazy_re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b: glued to the next frame
 # "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" is torch's own check of the same mistake.
 # torch.cuda.get_device_properties (1.x-2.x) raises "AssertionError: Invalid device id" for an index at or
 # beyond device_count(): the same mistake through the properties call (DataParallel's device_ids, a rank's own
@@ -55,7 +56,7 @@ _EXC_LINE = re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # no \b
 # By enum name too (101): the driver API's CUDA_ERROR_INVALID_DEVICE, cudart's cudaErrorInvalidDevice, and
 # HIP's hipErrorInvalidDevice, which ROCm before 5 printed for its message
 # ("HIP error: hipErrorInvalidDevice").
-_ORDINAL = re.compile(
+_ORDINAL = lazy_re.compile(
     r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus|"
     r"\b(?:hip|cuda)ErrorInvalidDevice\b|\bCUDA_ERROR_INVALID_DEVICE\b|"
     r"AssertionError: Invalid device id\s*$"
@@ -66,7 +67,7 @@ _ORDINAL = re.compile(
 # training with AMP or APEX (`--fp16`) ... can only be used on CUDA ... devices", vLLM's DeviceConfig "Failed
 # to infer device type", torch.accelerator's "Cannot access accelerator device when none is available",
 # transformers' GPTQ "GPU is required to quantize or run quantize model".
-_FRAMEWORK_NO_GPU = re.compile(
+_FRAMEWORK_NO_GPU = lazy_re.compile(
     r"You requested (?:GPUs|gpus?): (\[[^\]]*\])|"
     r"fp16 mixed precision requires a GPU|"
     r"FP16 Mixed precision training with AMP or APEX \(`--fp16`\).{0,120}?can only be used on CUDA|"
@@ -86,7 +87,7 @@ _FRAMEWORK_NO_GPU = re.compile(
 # More GPUs asked for than there are: vLLM's Ray executor ("ValueError: The number of required GPUs exceeds
 # the total number of available GPUs in the placement group."), DeepSpeed's launcher ("num_gpus (8) cannot be
 # more than the number of GPUs present (4)").
-_TOO_MANY_ASKED = re.compile(
+_TOO_MANY_ASKED = lazy_re.compile(
     r"The number of required GPUs exceeds the total number of available GPUs|"
     r"num_gpus \((\d+)\) cannot be more than the number of GPUs present \((\d+)\)"
 )
@@ -95,10 +96,10 @@ _TOO_MANY_ASKED = re.compile(
 # "torch.cuda.device_count(): 0" on their own lines; YOLOv5's assert "Invalid CUDA '--device 0' requested, use
 # '--device cpu' or pass valid CUDA device(s)". No GPU at all (is_available False) is RUN262; GPUs there but
 # fewer than asked for, RUN264.
-_ULTRALYTICS = re.compile(r"Invalid CUDA '(?:device=|--device )([^']*)' requested")
-_IS_AVAILABLE = re.compile(r"torch\.cuda\.is_available\(\): (True|False)")
-_DEVICE_COUNT = re.compile(r"torch\.cuda\.device_count\(\): (\d+)")
-_MACHINE_HAS = re.compile(r"But your machine only has: (\[[^\]]*\])")
+_ULTRALYTICS = lazy_re.compile(r"Invalid CUDA '(?:device=|--device )([^']*)' requested")
+_IS_AVAILABLE = lazy_re.compile(r"torch\.cuda\.is_available\(\): (True|False)")
+_DEVICE_COUNT = lazy_re.compile(r"torch\.cuda\.device_count\(\): (\d+)")
+_MACHINE_HAS = lazy_re.compile(r"But your machine only has: (\[[^\]]*\])")
 _NO_GPU_WHY = (
     "the NCCL backend found no GPU in this process (no driver or device nodes in the container, "
     "CUDA_VISIBLE_DEVICES empty, a login node or a CPU-only PyTorch): use gloo there, or run on a GPU node"
@@ -236,7 +237,7 @@ def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 # checks its memory and joins the process group. The message, where shown, is read by its own row first;
 # without it the record says the worker could not set up its GPU: tier 2, so any failure shown elsewhere
 # leads.
-_WORKER_INIT_DEVICE = re.compile(
+_WORKER_INIT_DEVICE = lazy_re.compile(
     r"Error executing method init_device\b|Error executing method 'init_device'|"
     r"while processing method init_device\b"
 )

@@ -21,16 +21,17 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader, read
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
+from pgdoctor.model import lazy_re
 
-_TOO_OLD = re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
+_TOO_OLD = lazy_re.compile(r"NVIDIA driver on your system is too old \(found version (\d+)\)")
 # (ROCm builds word the first two "No HIP GPUs are available" and "no ROCm-capable device is detected")
-_NO_DEVICE = re.compile(
+_NO_DEVICE = lazy_re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
     r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
-_NO_DRIVER = re.compile(
+_NO_DRIVER = lazy_re.compile(
     r"couldn't communicate with the NVIDIA driver|"
     r"Failed to initialize NVML: (?:Unknown Error|GPU access blocked|Insufficient Permissions)|"
     r"NVIDIA driver (?:is )?not (?:loaded|installed|found)|"
@@ -54,7 +55,7 @@ _NO_DRIVER = re.compile(
 # typographic apostrophe in pastes; systemd's "Job for nvidia-fabricmanager.service failed", "Control
 # process exited"; the start script's '"/usr/bin/nv-fabricmanager -c ..." failed! Exit code: 1'; and
 # NV_WARN_NOTHING_TO_DO when it finds no NVSwitch (Blackwell without NVLSM: 802 on every GPU).
-_FABRIC = re.compile(
+_FABRIC = lazy_re.compile(
     r"fabric manager NVIDIA GPU driver interface version (\S+) do(?:n|esn)[’']t match with driver version "
     r"(\S+?)\.?(?:\s|$)|"
     r"Failed to start NVIDIA fabric manager service|nvidia-fabricmanager\.service(?::? [Ff]ailed|: Control "
@@ -62,7 +63,7 @@ _FABRIC = re.compile(
     r"NVSwitch driver failed with error:\s*WARNING Nothing to do \[NV_WARN_NOTHING_TO_DO\]"
 )
 # torch 0.x's THCGeneral init failing with cudaErrorUnknown (30 in CUDA < 10.1).
-_THC_INIT = re.compile(
+_THC_INIT = lazy_re.compile(
     r"cuda runtime error \((\d+)\) : unknown error at \S*(?:THCGeneral|CUDAContext)\.c|"
     r"THCudaCheck FAIL file=\S*THCGeneral\.c\w* line=\d+ error=(\d+) : unknown error"
 )
@@ -72,7 +73,7 @@ _THC_INIT = re.compile(
 # this kernel module has the version 525.85.12."
 # By name too: pynvml's NVMLError_LibRmVersionMismatch, the enum, and go-nvml's
 # "ERROR_LIB_RM_VERSION_MISMATCH" (the Kubernetes device plugin, dcgm-exporter).
-_NVML_MISMATCH = re.compile(
+_NVML_MISMATCH = lazy_re.compile(
     r"[Dd]river/library version mismatch|NVRM: API mismatch|\b(?:NVML_)?ERROR_LIB_RM_VERSION_MISMATCH\b|"
     r"NVMLError_LibRmVersionMismatch"
 )
@@ -86,8 +87,8 @@ _WHY = {
 
 # The versions NCCL prints at init beside the failure (init.cc: "cudaDriverVersion 12020", "NCCL version
 # 2.19.3+cuda12.3"): the driver's CUDA and the runtime NCCL was built for, facts of a CUDA error of the stack.
-_DRIVER_VERSION = re.compile(r"\bcudaDriverVersion (\d{4,6})\b")
-_NCCL_BUILD = re.compile(r"\bNCCL version ([\d.]+)\+cuda([\d.]+)")
+_DRIVER_VERSION = lazy_re.compile(r"\bcudaDriverVersion (\d{4,6})\b")
+_NCCL_BUILD = lazy_re.compile(r"\bNCCL version ([\d.]+)\+cuda([\d.]+)")
 
 
 def _versions_near(hit: Hit) -> dict[str, Any]:
@@ -221,7 +222,7 @@ class _CudaErrors:
 # TensorFlow's GPU set-up warns and goes on without P2P ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:
 # 1597] Unable to enable peer access between device ordinals 0 and 9, status: ... peer mapping resources
 # exhausted"): not a failure.
-_TF_PEER_WARNING = re.compile(r"Unable to enable peer access between device ordinals")
+_TF_PEER_WARNING = lazy_re.compile(r"Unable to enable peer access between device ordinals")
 
 
 # XLA's and TensorFlow's stream executor probe the driver at import and log the answer at E level ("E
@@ -230,7 +231,7 @@ _TF_PEER_WARNING = re.compile(r"Unable to enable peer access between device ordi
 # newer "cuInit(0) failed: ..."), then go on on the CPU: a library imported beside the job on a CPU node, not
 # a failure. A framework that needed the GPU raises its own error (JAX: the backend row below, which reads
 # this line for the reason).
-_CUINIT_PROBE = re.compile(r"failed call to cuInit\b|\bcuInit\(0\) failed\b")
+_CUINIT_PROBE = lazy_re.compile(r"failed call to cuInit\b|\bcuInit\(0\) failed\b")
 
 
 def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
@@ -248,7 +249,7 @@ def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event
 # wrapped onto the next line by a paste or by the macro itself: nccl-tests' CUDACHECK ("Test CUDA failure
 # common.cu:1007 '<message>'"), DeepEP's EPException ("Failed: CUDA error /x/csrc/deep_ep.cpp:200" then
 # "'peer access is not supported between these two devices'").
-_TEST_FAILURE_CUT = re.compile(r"(?:CUDA failure|CUDA error) \S+:\d+:?\s*$")
+_TEST_FAILURE_CUT = lazy_re.compile(r"(?:CUDA failure|CUDA error) \S+:\d+:?\s*$")
 
 
 def _test_failure_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -331,7 +332,7 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # lmdeploy's "CUDA runtime error: operation not supported", RAPIDS' "801 cudaErrorNotSupported operation not
 # supported", go/rust bindings' CUDA_ERROR_NOT_SUPPORTED. Only these prefixes: the bare words are in 304's
 # message ("OS call failed or operation not supported on this OS") and in unrelated C libraries' errors.
-_NOT_SUPPORTED = re.compile(
+_NOT_SUPPORTED = lazy_re.compile(
     r"CUDA (?:driver |runtime )?error: operation not supported(?! on this OS)|"
     r"\bcudaErrorNotSupported\b|\bCUDA_ERROR_NOT_SUPPORTED\b"
 )
@@ -339,7 +340,7 @@ _NOT_SUPPORTED = re.compile(
 
 # A library that logs the refusal of an optional call and goes on (XLA's and TF's W-level lines, Python
 # warnings, c10's "[W ...]" records): not a failure.
-_WARN_LINE = re.compile(
+_WARN_LINE = lazy_re.compile(
     r"\w*Warning\b|\bWARNING\b|(?:^|\s)W\d{4} |(?:^|\s)W (?:tensorflow/|external/)|(?:^|\s)W \S+\.cc:\d+\]|"
     r"^\s*\[W "
 )
@@ -365,7 +366,7 @@ def _not_supported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 # CUDA driver cannot be used across fork): "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To
 # use CUDA with multiprocessing, you must use the 'spawn' start method". vLLM quotes it inside its own record
 # ("Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize ...").
-_FORKED = re.compile(r"Cannot re-initialize CUDA in forked subprocess")
+_FORKED = lazy_re.compile(r"Cannot re-initialize CUDA in forked subprocess")
 
 
 def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -389,9 +390,11 @@ def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)". Raised only: older
 # JAX logs the same words at INFO level and runs on the CPU. The stream executor's line above it (cuInit's
 # answer, "Failed to create stream executor for device CUDA:0: ...") says why.
-_JAX_BACKEND = re.compile(r"Error: Unable to initialize backend '(cuda|gpu|rocm)':\s*(.*)$")
-_JAX_BUILT_AGAINST = re.compile(r"Found (\w+) version (\d+), but JAX was built against version (\d+)")
-_JAX_WHY = re.compile(r"failed call to cuInit: .*|cuInit\(0\) failed: .*|Failed to create stream executor .*")
+_JAX_BACKEND = lazy_re.compile(r"Error: Unable to initialize backend '(cuda|gpu|rocm)':\s*(.*)$")
+_JAX_BUILT_AGAINST = lazy_re.compile(r"Found (\w+) version (\d+), but JAX was built against version (\d+)")
+_JAX_WHY = lazy_re.compile(
+    r"failed call to cuInit: .*|cuInit\(0\) failed: .*|Failed to create stream executor .*"
+)
 
 
 def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

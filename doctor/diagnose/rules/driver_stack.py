@@ -38,40 +38,41 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import NV_GPU_START, nv_gpu_record
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # NVML_ERROR_DRIVER_NOT_LOADED (9) and NVML_ERROR_LIBRARY_NOT_FOUND (12) in every spelling: the
 # message, pynvml's class, the enum (go-nvml, in the Kubernetes device plugin's "Failed to initialize NVML:
 # ERROR_LIBRARY_NOT_FOUND", prints it without the NVML_ prefix), and the two tools that print them in their
 # own words.
-_NVML_NO_DRIVER = re.compile(
+_NVML_NO_DRIVER = lazy_re.compile(
     r"[Dd]river Not Loaded|NVMLError_DriverNotLoaded|\b(?:NVML_)?ERROR_DRIVER_NOT_LOADED\b|"
     r"nvml error: driver not loaded|"
     r"NVML Shared Library Not Found|NVMLError_LibraryNotFound|\b(?:NVML_)?ERROR_LIBRARY_NOT_FOUND\b|"
     r"couldn't find libnvidia-ml\.so library"
 )
-_CONTAINER_CUDA = re.compile(r"unsatisfied condition: cuda\s*>=\s*([\d.]+)")
-_CONTAINER_DEVICE = re.compile(r"nvidia-container-cli: device error: ([^:]+?): unknown device")
-_NO_CUDART = re.compile(r"libcudart functions unavailable")
-_DESERIALIZE = re.compile(
+_CONTAINER_CUDA = lazy_re.compile(r"unsatisfied condition: cuda\s*>=\s*([\d.]+)")
+_CONTAINER_DEVICE = lazy_re.compile(r"nvidia-container-cli: device error: ([^:]+?): unknown device")
+_NO_CUDART = lazy_re.compile(r"libcudart functions unavailable")
+_DESERIALIZE = lazy_re.compile(
     r"Attempting to deserialize object on CUDA device (\d+) but torch\.cuda\.device_count\(\) is (\d+)"
 )
 # c10/cuda/CUDACachingAllocator.cpp (expandable segments) and c10/cuda/driver_api.cpp check NVML calls with
 # TORCH_INTERNAL_ASSERT: "NVML_SUCCESS == DriverAPI::get()->nvmlDeviceGetHandleByPciBusId_v2_( pci_id,
 # &nvml_device) INTERNAL ASSERT FAILED at ../c10/cuda/CUDACachingAllocator.cpp:1139": NVML in this process
 # cannot see the GPU CUDA uses (a container's NVML, MIG, a driver/library mismatch).
-_NVML_ASSERT = re.compile(r"NVML_SUCCESS == DriverAPI::get\(\)->(nvml\w+?)_?\(")
+_NVML_ASSERT = lazy_re.compile(r"NVML_SUCCESS == DriverAPI::get\(\)->(nvml\w+?)_?\(")
 # The same function's second check, after nvmlDeviceGetComputeRunningProcesses (torch 2.1+): "NVML_SUCCESS ==
 # r INTERNAL ASSERT FAILED at \"../c10/cuda/CUDACachingAllocator.cpp\":1123". reportProcessMemoryInfo runs
 # only to word an out-of-memory error ("Process N has M memory in use"), so an allocation had already failed;
 # NVML could not list the GPU's processes (Jetson, where NVML has no such call, MIG, a container): the cause
 # is the memory (cuda_oom), the assert only hides its message.
-_NVML_R_ASSERT = re.compile(r"NVML_SUCCESS == r INTERNAL ASSERT FAILED")
+_NVML_R_ASSERT = lazy_re.compile(r"NVML_SUCCESS == r INTERNAL ASSERT FAILED")
 # The container runtime: Docker without NVIDIA's runtime registered ("docker: Error response from daemon:
 # Unknown runtime specified nvidia."), Docker older than 19.03 ("unknown flag: --gpus"), and
 # nvidia-container-cli's other refusals (libnvidia-container: "initialization error: driver rpc error: timed
 # out", "mount error: ...", "detection error: ..."); its NVML, library and requirement errors are read by the
 # rows that name them.
-_CONTAINER_RUNTIME = re.compile(
+_CONTAINER_RUNTIME = lazy_re.compile(
     r"Unknown runtime specified nvidia|unknown flag: --gpus|"
     r"nvidia-container-cli: (?:initialization|mount|detection|ldcache|container|driver) error: "
     r"(.+?)(?:: unknown\.?)?$"
@@ -79,7 +80,7 @@ _CONTAINER_RUNTIME = re.compile(
 # kubelet's device manager (Kubernetes): the pod was admitted for GPUs the NVIDIA device plugin can no longer
 # give ("Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 8,
 # Available: 7, which is unexpected"): a GPU the plugin marked unhealthy (an Xid) or a plugin restarted.
-_K8S_ALLOCATE = re.compile(
+_K8S_ALLOCATE = lazy_re.compile(
     r"Allocate failed due to requested number of devices unavailable for nvidia\.com/gpu\. "
     r"Requested: (\d+), Available: (\d+)"
 )
@@ -87,7 +88,7 @@ _K8S_ALLOCATE = re.compile(
 # (1.7-2.x: "`CUDAAccelerator` can not run on your system since the accelerator is not available. The
 # following accelerator(s) is available ...: ['cpu']", 1.6 "GPUAccelerator ...", 1.5 "No supported gpu
 # backend found!"). MPS/TPU accelerators are not this family.
-_LIGHTNING_NO_GPU = re.compile(
+_LIGHTNING_NO_GPU = lazy_re.compile(
     r"`?(?:CUDA|GPU)Accelerator`? can not run on your system since the accelerator is not available|"
     r"No supported gpu backend found!"
 )
@@ -95,16 +96,18 @@ _LIGHTNING_NO_GPU = re.compile(
 # the NVIDIA 550.90.07 driver release." (a GPU newer or older than the driver's support list; printed over
 # several NVRM lines), and "NVRM: No NVIDIA devices probed." after "The NVIDIA probe routine was not called
 # for 1 device(s)" (nouveau or another driver owns the GPU).
-_UNSUPPORTED_BY_DRIVER = re.compile(r"not supported by the NVIDIA ([\d.]+) driver release")
-_NOT_PROBED = re.compile(r"NVRM: No NVIDIA devices probed|NVIDIA probe routine was not called for \d+ device")
+_UNSUPPORTED_BY_DRIVER = lazy_re.compile(r"not supported by the NVIDIA ([\d.]+) driver release")
+_NOT_PROBED = lazy_re.compile(
+    r"NVRM: No NVIDIA devices probed|NVIDIA probe routine was not called for \d+ device"
+)
 # nvidia-smi's whole answer when the driver is loaded but no GPU is bound or visible (a container started
 # without the GPUs, a GPU gone from the bus: then its Xid is the cause, so tier 1 here).
-_SMI_NO_DEVICES = re.compile(r"^\s*No devices were found\s*$")
+_SMI_NO_DEVICES = lazy_re.compile(r"^\s*No devices were found\s*$")
 # A traceback whose failing statement is the job's own check for a GPU: "assert torch.cuda.is_available()"
 # followed by the bare AssertionError (the cause's tier, above the bare exception; torch's own words
 # earlier in the log, when shown, say why and come first).
-_ASSERT_AVAILABLE = re.compile(r"^\s*assert\s+(?:torch\.)?cuda\.is_available\(\)\s*(?:,.*)?$")
-_CAPABILITY = re.compile(
+_ASSERT_AVAILABLE = lazy_re.compile(r"^\s*assert\s+(?:torch\.)?cuda\.is_available\(\)\s*(?:,.*)?$")
+_CAPABILITY = lazy_re.compile(
     r"Found GPU(\d+) (.+?) which (?:is of (?:cuda|compute) capability(?: \(CC\))? (\d+)\.(\d+)|"
     r"requires CUDA_VERSION >= (\d+))"
 )

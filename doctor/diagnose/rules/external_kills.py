@@ -40,10 +40,11 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 CAUSE, SYMPTOM, CONSEQUENCE = 0, 1, 2
 
-_PBS = re.compile(
+_PBS = lazy_re.compile(
     r"PBS: job killed: (?P<limit>walltime|ncpus|cput|pcput|file) (?P<used>[\d.:]+) exceeded limit|"
     r"PBS: job killed: node (?P<node>\d+) \((?P<host>[^)\s]+)\) requested job terminate|"
     r"Job exceeded its (?P<wall>walltime) limit\. Job was aborted|"
@@ -81,7 +82,7 @@ def _pbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # Torque/Moab's mail, submitit's signal handler: "job preempted (node failure)", "this job is preempted";
 # the line's own start or a prefix's end before it, never a sentence that only mentions preempted jobs.
-_PREEMPTED = re.compile(
+_PREEMPTED = lazy_re.compile(
     r"(?:^\s*|[:\]>|-] ?|\bthis )job (?:is |was )?preempted\b(?: \((?P<why>[^)]+)\))?", re.IGNORECASE
 )
 
@@ -104,7 +105,7 @@ def _preempted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 # LSF's TERM_ reasons (lsb.events / the job report), grouped by who ended the job.
-_LSF = re.compile(r"\b(TERM_[A-Z_]+): job (?:killed|exited|removed|requeued)\b")
+_LSF = lazy_re.compile(r"\b(TERM_[A-Z_]+): job (?:killed|exited|removed|requeued)\b")
 _LSF_OUTSIDE = {"TERM_PREEMPT", "TERM_LOAD", "TERM_RC_RECLAIM", "TERM_MC_RECALL", "TERM_ORPHAN_SYSTEM"}
 _LSF_LIMIT = {
     "TERM_RUNLIMIT": "run time limit",
@@ -137,7 +138,7 @@ def _lsf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"LSF ended the job: {tail}", facts, tier=CONSEQUENCE, dedupe=(row.code, "lsf"))]
 
 
-_SLURM = re.compile(
+_SLURM = lazy_re.compile(
     r"srun: error: Node failure on (?P<host>[\w.\-\[\],]+)|"
     r"\*\*\* (?:JOB|STEP) (?P<id>\S+) STEPD TERMINATED ON (?P<on>\S+) AT \S+ "
     r"DUE TO (?P<why>[A-Z][A-Z ]+[A-Z])"
@@ -174,7 +175,7 @@ def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-_K8S = re.compile(
+_K8S = lazy_re.compile(
     r"The node was low on resource: (?P<res>ephemeral-storage|nodefs\S*|imagefs\S*|pids?|inodes?)|"
     r"Pod was terminated in response to imminent (?P<shutdown>node shutdown)|"
     r"(?P<critical>Preempted in order to admit critical pod)|"
@@ -200,7 +201,7 @@ def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, msg, facts, dedupe=(row.code, "k8s"))]
 
 
-_CLOUD = re.compile(
+_CLOUD = lazy_re.compile(
     r"(?P<gce>Instance was preempted)|"
     r"(?P<aws>EC2 Spot Instance Interruption Warning|[Ss]pot (?:[Ii]nstance )?[Ii]nterruption [Nn]otice)|"
     r"Host EC2 \(instance (?P<inst>[\w-]+)\) terminated|"

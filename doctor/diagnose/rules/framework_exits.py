@@ -22,8 +22,9 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_CONTAINER = re.compile(r"Container rank (\d+) status (\w+) cmd (.*?) code (-?\d+) log (\S+)")
+_CONTAINER = lazy_re.compile(r"Container rank (\d+) status (\w+) cmd (.*?) code (-?\d+) log (\S+)")
 # init.cc's table of the signals it handles: their error_string as printed between the backquotes.
 _PADDLE_SIGNALS = {
     "Segmentation fault": "SIGSEGV",
@@ -33,12 +34,12 @@ _PADDLE_SIGNALS = {
     "Access to an undefined portion of a memory object": "SIGBUS",
     "Termination signal": "SIGTERM",
 }
-_FATAL = re.compile(
+_FATAL = lazy_re.compile(
     r"FatalError: `(" + "|".join(map(re.escape, _PADDLE_SIGNALS)) + r")` is detected by the operating"
 )
-_SIGNAL_INFO = re.compile(r"received by PID (\d+)")
-_HYDRA = re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
-_HYDRA_WHO = re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
+_SIGNAL_INFO = lazy_re.compile(r"received by PID (\d+)")
+_HYDRA = lazy_re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
+_HYDRA_WHO = lazy_re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
 
 
 def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

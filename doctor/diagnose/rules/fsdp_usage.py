@@ -23,8 +23,9 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_CHECKS = re.compile(
+_CHECKS = lazy_re.compile(
     r"(?P<device>An FSDP-managed module (?:with parameter CPU offloading enabled )?(?:unexpectedly )?has "
     r"parameters on \S+?\.|Inconsistent compute device and `?device_id`? on rank \d+|FSDP only supports "
     r"single device modules|FSDP does not support modules with different device types)"
@@ -34,7 +35,7 @@ _CHECKS = re.compile(
 )
 # The traceback quotes the raising line itself ('raise RuntimeError(', 'f"FSDP only supports ...'): the
 # exception line below it is the one that counts.
-_SOURCE_LINE = re.compile(r"^\s*(?:raise\s|f?[\"'])")
+_SOURCE_LINE = lazy_re.compile(r"^\s*(?:raise\s|f?[\"'])")
 _WHAT = {
     "device": "the module's parameters are not on the device FSDP computes on (move the model to its "
     "local GPU, or pass device_id=local_rank, before wrapping)",

@@ -26,8 +26,9 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_PAIR = re.compile(
+_PAIR = lazy_re.compile(
     r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
     r"(?P<what>(?:connect|Connect timeout|Connection closed by peer|Read error|Write error|read|writev?|"
     r"Socket unexpectedly closed|Socket closed)\b.*)$"
@@ -39,21 +40,23 @@ _PAIR = re.compile(
 # "Application timeout caused pair closure" (tcp/pair.cc): the pair closed by the process group's own
 # timeout while an operation waited on it - the same timeout, said by the transport. PaddlePaddle's copy
 # of gloo (third_party/gloo, tcp/pair.cc) says "TIMEOUT self_rank = 0 pair_rank = 1 peer_str = [..]:port".
-_PAIR_TIMEOUT = re.compile(
+_PAIR_TIMEOUT = lazy_re.compile(
     r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?:(?P<dir>Read|Write|Send|Application) "
     r"timeout\b|TIMEOUT(?= self_rank))(?P<rest>.*)$"
 )
 # The ibverbs transport (gloo/transport/ibverbs/device.cc, pair.cc, buffer.cc): a verbs call that failed,
 # raised through GLOO_ENFORCE ("[enforce fail at .../ibverbs/device.cc:76] ibv_open_device: ...") or
 # IoException ("[.../ibverbs/pair.cc:464] ibv_post_send: Invalid argument"): the RDMA fabric or its setup.
-_IBVERBS = re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
+_IBVERBS = lazy_re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
 # Its deadlines (unbound_buffer.cc "Timed out waiting 1800000ms for recv operation to complete", pair.cc
 # "Timeout waiting for memory region from [10.0.0.2]:1234", buffer.cc "Read timeout" / "Send timeout"): a
 # peer that posted nothing in time, a timeout like the tcp transport's, not a fabric error.
-_IBVERBS_TIMEOUT = re.compile(r"Timed out waiting|Timeout waiting for memory region|(?:Read|Send) timeout\b")
+_IBVERBS_TIMEOUT = lazy_re.compile(
+    r"Timed out waiting|Timeout waiting for memory region|(?:Read|Send) timeout\b"
+)
 # Its completion check: "wc->status == IBV_WC_SUCCESS. 12 vs 0. Memory region send for slot 0: ..." - the
 # number is libibverbs' enum ibv_wc_status (verbs.h), named here as NCCL's NET/IB names it.
-_WC_STATUS = re.compile(r"wc->status == IBV_WC_SUCCESS\. (\d+) vs 0")
+_WC_STATUS = lazy_re.compile(r"wc->status == IBV_WC_SUCCESS\. (\d+) vs 0")
 _WC_NAMES = [
     "SUCCESS",
     "LOC_LEN_ERR",
@@ -79,12 +82,12 @@ _WC_NAMES = [
     "GENERAL_ERR",
 ]
 # gloo's device.cc: "ifa != nullptr. Unable to find address for: eth0"
-_GLOO_IFACE = re.compile(r"Unable to find address for:?\s*(\S+)")
+_GLOO_IFACE = lazy_re.compile(r"Unable to find address for:?\s*(\S+)")
 # ProcessGroupGloo's constructor (1.x-2.x): "Gloo connectFullMesh failed with <gloo's error>", e.g.
 # "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
 # the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
 # that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
-_FULL_MESH = re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
+_FULL_MESH = lazy_re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
 
 
 def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -112,8 +115,8 @@ def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-_ADDR = re.compile(r"\[([0-9a-fA-F.:]+)\]:(\d+)")
-_PAIR_RANKS = re.compile(r"self_rank\s*=\s*(\d+)\s+pair_rank\s*=\s*(\d+)")
+_ADDR = lazy_re.compile(r"\[([0-9a-fA-F.:]+)\]:(\d+)")
+_PAIR_RANKS = lazy_re.compile(r"self_rank\s*=\s*(\d+)\s+pair_rank\s*=\s*(\d+)")
 
 
 def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

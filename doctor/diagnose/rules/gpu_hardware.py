@@ -28,8 +28,9 @@ from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_line
+from pgdoctor.model import lazy_re
 
-_OFF_BUS = re.compile(
+_OFF_BUS = lazy_re.compile(
     r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
 )
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
@@ -39,27 +40,29 @@ _ECC_XIDS = frozenset({48, 63, 64, 94, 95, 140, 171, 172})
 CLEANUP_XIDS = frozenset({43, 45})
 # The resource manager's own status for a GPU that left the bus (RM's nvCheckOkFailedNoLog and friends):
 # "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F)".
-_RM_LOST = re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
+_RM_LOST = lazy_re.compile(r"GPU lost from the bus|NV_ERR_GPU_IS_LOST")
 # nv.c's words for a GPU the driver found but could not bring up (power, VBIOS, BAR): "NVRM: GPU
 # 0000:3b:00.0: GPU does not have the necessary power cables connected.", "... Failed to copy vbios to
 # system memory.", "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid".
-_NOT_UP = re.compile(
+_NOT_UP = lazy_re.compile(
     r"(?:GPU ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): )?(GPU does not have the necessary power cables connected|"
     r"Failed to copy vbios to system memory|This PCI I/O region assigned to your NVIDIA device is invalid)"
 )
 # A kernel record that the driver wrote over several lines: continuations are indented and carry
 # "NVRM:" again but no timestamp of their own.
-NVRM_CONT = re.compile(r"^\s+NVRM: ")
+NVRM_CONT = lazy_re.compile(r"^\s+NVRM: ")
 # GSP firmware that stopped answering, printed without its Xid 119 by some drivers:
 # "NVRM: ... Timeout waiting for RPC from GSP!" / "Timeout after 45s of waiting for RPC response from GPU4
 # GSP!"
-_GSP = re.compile(r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP")
+_GSP = lazy_re.compile(
+    r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from (?:GPU\d+ )?GSP"
+)
 
 
 # The driver could not bring a GPU up (nv.c / RM): "NVRM: RmInitAdapter failed! (0x26:0xffff:1127)",
 # "NVRM: rm_init_adapter failed for device bearing minor number 0", or says it must be reset first
 # ("... [NV_ERR_RESET_REQUIRED]"). Hardware, or firmware state only a reset or a power cycle clears.
-_INIT_FAILED = re.compile(
+_INIT_FAILED = lazy_re.compile(
     r"RmInitAdapter failed!?(?: \(([0-9a-fx:]+)\))?|rm_init_adapter failed for device bearing "
     r"minor number (\d+)|NV_ERR_RESET_REQUIRED",
     re.I,
@@ -69,8 +72,8 @@ _INIT_FAILED = re.compile(
 # nv.c's long messages start "NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:20b0)" and go on in lines
 # that each carry the kernel's own prefix again ("[ 1000.12] NVRM: installed in this system has", "...
 # NVRM: fallen off the bus and is not responding to commands."): not indented, so read by their start.
-NV_GPU_START = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F:.]+) \(PCI ID: ([0-9a-fA-F:]+)\)\s*$")
-_NVRM_AT = re.compile(r"NVRM: (.*)$")
+NV_GPU_START = lazy_re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F:.]+) \(PCI ID: ([0-9a-fA-F:]+)\)\s*$")
+_NVRM_AT = lazy_re.compile(r"NVRM: (.*)$")
 
 
 def nv_gpu_record(hit: Hit) -> tuple[str, list[Line]]:
@@ -186,20 +189,20 @@ def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
 # event it marks a GPU unhealthy for: "XidCriticalError: Xid=48 on Device=GPU-8f8e...; marking device as
 # unhealthy." (older: "..., the device will go unhealthy.", "XidCriticalError: Xid=79, All devices will
 # go unhealthy.").
-_PLUGIN_XID = re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=([\w-]+))?")
+_PLUGIN_XID = lazy_re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=([\w-]+))?")
 # An Xid named in a person's summary of dmesg ("`Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM",
 # "Xid 79 (GPU has fallen off the bus)"): counted only beside words of the hardware fault it names, and
 # below a log's own records (tier 1).
 # Monitoring agents write it upper case ("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00").
-_PROSE_XID = re.compile(r"\b(?:Xids?|XIDs?) ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
-_PROSE_FAULT = re.compile(
+_PROSE_XID = lazy_re.compile(r"\b(?:Xids?|XIDs?) ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
+_PROSE_FAULT = lazy_re.compile(
     r"ECC|DBE|double[- ]bit|[Rr]ow [Rr]emap|fallen off|off the bus|NVLink|uncorrectable|GSP|HBM|"
     r"[Dd]rain and [Rr]eset"
 )
 
 
 # A question about, or a definition of, an Xid is not a report of one.
-_PROSE_QUESTION = re.compile(r"\?|\bmeans?\b|\bprint\(|\bif\b")
+_PROSE_QUESTION = lazy_re.compile(r"\?|\bmeans?\b|\bprint\(|\bif\b")
 
 
 def xid_code(xid: int) -> Any:
@@ -277,11 +280,11 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # 0000:03:00.0: AER: can't recover (no error_detected callback)" (the NVIDIA driver has no AER handler: the
 # GPU is lost). Corrected / Correctable errors are recovered by the link itself (not matched), Non-Fatal
 # ones by the AER driver (read, silent).
-_AER = re.compile(
+_AER = lazy_re.compile(
     r"(?:AER: (?:Multiple )?|PCIe Bus Error: (?:severity=)?)Uncorrect(?:ed|able) \((Fatal|Non-Fatal)\)|"
     r"\bnvidia ([0-9a-fA-F]{4}:[0-9a-fA-F:.]+): AER: can't recover"
 )
-_AER_DEVICE = re.compile(r"\b(?:pcieport|nvidia) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\b")
+_AER_DEVICE = lazy_re.compile(r"\b(?:pcieport|nvidia) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\b")
 
 
 def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -314,7 +317,7 @@ def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # *ERROR* ring gfx timeout, signaled seq=1234, emitted seq=1236" (newer: "amdgpu 0000:03:00.0: [drm] *ERROR*
 # ring gfx_0.0.0 timeout, ..."), then "amdgpu: GPU reset begin!". The runtime's "HW Exception by GPU
 # node-N ... reason :GPU Hang" is the same event (gpu_runtime.py).
-_AMDGPU_HANG = re.compile(
+_AMDGPU_HANG = lazy_re.compile(
     r"\*ERROR\* ring (\S+) timeout|amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?GPU reset begin"
 )
 
@@ -396,7 +399,7 @@ def _rm_lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event
     ]
 
 
-PCI = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
+PCI = lazy_re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\b")
 
 
 def _not_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

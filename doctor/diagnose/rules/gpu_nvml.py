@@ -18,25 +18,28 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import CLEANUP_XIDS, PCI, record, record_reader, xid_code, xid_facts
 from pgdoctor.diagnose.signature import Signature
+from pgdoctor.model import lazy_re
 
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
 # GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
-_NO_HANDLE = re.compile(
+_NO_HANDLE = lazy_re.compile(
     r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
 )
-_LOST = re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
+_LOST = lazy_re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
 # NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
-_NVML_RESET = re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
+_NVML_RESET = lazy_re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
 # `nvidia-smi -q`'s memory-health fields when they say Yes: "Remapping Failure Occurred : Yes" (the HBM ran
 # out of spare rows: the GPU must be replaced), "Pending Page Blacklist : Yes" (a page retirement waits for
 # a reset) and "Pending : Yes" under "Remapped Rows" (a row remap waits for a reset). "No" is every
 # healthy GPU's answer and is not matched.
-_SMI_MEMORY = re.compile(r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$")
+_SMI_MEMORY = lazy_re.compile(
+    r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$"
+)
 
 # `nvidia-smi -q`'s error sections of a healthy GPU: the headings ("ECC Errors", "Xid Errors") and counters
 # at zero ("SRAM Uncorrectable : 0", "ECC errors: 0", "Xid errors: none"). Read here so that no reader of
 # failure words takes a heading for a failure; a counter above zero is not matched.
-_SMI_QUIET = re.compile(
+_SMI_QUIET = lazy_re.compile(
     r"^\s*(?:ECC|Xid) Errors\s*$|"
     r"^\s*[\w ()/-]{0,60}?(?:ECC|Xid|[Uu]ncorrectable|[Cc]orrectable)\b[\w ()/-]{0,40}?\s*[:=]\s*"
     r"(?:0|[Nn]one|N/A)\s*$"
@@ -49,12 +52,12 @@ _SMI_QUIET = re.compile(
 # were remapped", "Pending page retirements together with a DBE were detected on GPU 1.", "GPU had an
 # uncontained error (XID 95)", "GPU 0 had memory errors and row remappings are pending") and an NVSwitch's
 # fatal SXID ("Detected fatal NvSwitch SXID 20034").
-_DCGM_XID = re.compile(r"Detected XID (\d{1,3}) for GPU (\d+)|GPU had an uncontained error \(XID (95)\)")
-_DCGM_MEMORY = re.compile(
+_DCGM_XID = lazy_re.compile(r"Detected XID (\d{1,3}) for GPU (\d+)|GPU had an uncontained error \(XID (95)\)")
+_DCGM_MEMORY = lazy_re.compile(
     r"GPU (\d+) had (?:uncorrectable )?memory errors and (row remapping failed|\d+ rows were remapped|"
     r"row remappings are pending)|Pending page retirements together with a DBE were detected on GPU (\d+)"
 )
-_DCGM_SXID = re.compile(r"Detected fatal NvSwitch SXID (\d+)")
+_DCGM_SXID = lazy_re.compile(r"Detected fatal NvSwitch SXID (\d+)")
 
 
 def _dcgm_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -19,18 +19,21 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, ONE_PROCESS, Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import record_reader
 from pgdoctor.diagnose.signature import Signature
+from pgdoctor.model import lazy_re
 
 # cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
-_ECC = re.compile(r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I)
+_ECC = lazy_re.compile(
+    r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I
+)
 # cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150);
 # newer runtimes word a peer fault over the link "Invalid access of peer GPU memory over nvlink or a
 # hardware error" (torch's "CUDA error: ..." prefix and its [rankN]: wrapping both carry it).
-_NVLINK = re.compile(
+_NVLINK = lazy_re.compile(
     r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|"
     r"[Ii]nvalid access of peer GPU memory over [Nn][Vv][Ll]ink"
 )
 # The runtime's sticky kernel faults (cudart's table: 700, 714-719), by message or by either enum name.
-_ILLEGAL = re.compile(
+_ILLEGAL = lazy_re.compile(
     r"an illegal memory access was encountered|unspecified launch failure|"
     r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
     r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
@@ -67,7 +70,7 @@ def _ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # fails in the same run: its own records next to the fault ("==102728== Error: Internal profiling error
 # 4054:1.", "======== Error: CUDA profiling error.", "CUPTI_ERROR_...") say the fault came with the
 # instrumentation, not from the device or the job's own kernels; the run without it is the test.
-_PROFILER_ERROR = re.compile(
+_PROFILER_ERROR = lazy_re.compile(
     r"^=+(?:\d+=+)? (?:Error|Warning): (?:Internal profiling error|CUDA profiling error)|"
     r"\bCUPTI_ERROR_[A-Z_]+"
 )
@@ -77,7 +80,7 @@ _PROFILER_ERROR = re.compile(
 # illegal instruction, 716 misaligned address, 718 invalid program counter, by message or enum name): the
 # program's kernel did it, far more often than the device. 719 "unspecified launch failure" (a kernel
 # that crashed or was killed, the state an Xid 13/43 or a driver reset leaves) is not among them.
-_PROGRAM_FAULT = re.compile(
+_PROGRAM_FAULT = lazy_re.compile(
     r"illegal memory access|illegal instruction|misaligned address|hardware stack error|"
     r"invalid program counter|IllegalAddress|IllegalInstruction|MisalignedAddress|HardwareStackError|"
     r"InvalidPc|ILLEGAL_ADDRESS|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|INVALID_PC"
@@ -85,14 +88,14 @@ _PROGRAM_FAULT = re.compile(
 # A device-side assertion of the program's kernels (ATen's "IndexKernel.cu:92: operator(): block:
 # [..] Assertion `index out of bounds` failed.", "CUDA error: device-side assert triggered"): the fault
 # that follows it is the program's, whatever reports it.
-_DEVICE_ASSERT = re.compile(r"Assertion `.*` failed|device-side assert triggered")
+_DEVICE_ASSERT = lazy_re.compile(r"Assertion `.*` failed|device-side assert triggered")
 # What shows a job of several processes around the fault: NCCL and c10d records, a rank's prefix or
 # words, torch.distributed frames, a launcher's or DeepSpeed's lines, the worker processes of an engine
 # (Ray's "(RayWorkerVllm pid=N)" and "(WorkerDict pid=N)", vLLM's "VllmWorkerProcess" and its
 # worker_base.py logger), nccl-tests' own CUDA check ("Cuda failure common.cu:510 '...'"). Without any
 # of it a program fault is one process's bug (a JIT-compiled fusion, a custom op, a diverged training
 # step); a DataLoader's "worker" (lower case) is no second rank.
-_DISTRIBUTED = re.compile(
+_DISTRIBUTED = lazy_re.compile(
     r"NCCL|nccl|ProcessGroup|c10d|[Dd]istributed|\[rank\d+\]|\b[Rr]ank[ =:]?\d+\b|local_rank|world_size|"
     r"\ball_?reduce|\ball_?gather|reduce_scatter|\bbroadcast\b|torchrun|elastic|deepspeed|DeepSpeed|"
     r"[A-Z]\w*Worker\w*|\bgloo\b|mpirun|\bsrun\b|comm\.reduce_add|\bcommon\.cu:\d+"
@@ -106,7 +109,7 @@ def device_assert_before(hit: Hit) -> bool:
 
 
 # The same evidence in a log's raw bytes (lookahead.py reads a whole log for it, prefixes included).
-DISTRIBUTED_BYTES = re.compile(_DISTRIBUTED.pattern.encode() + rb"|worker_base\.py|multiproc_worker")
+DISTRIBUTED_BYTES = lazy_re.compile(_DISTRIBUTED.pattern.encode() + rb"|worker_base\.py|multiproc_worker")
 
 
 def one_process_fault(hit: Hit, fault: str) -> bool:
@@ -163,8 +166,8 @@ def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # "reason :ECC error" for memory), and its memory-fault handler "Memory access fault by GPU node-1 (Agent
 # handle: 0x55d...) on address 0x7f00.... Reason: Page not present or supervisor privilege." (ROCm's
 # illegal memory access: a kernel or library bug far more often than the hardware).
-_HSA_HW = re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
-_HSA_FAULT = re.compile(
+_HSA_HW = lazy_re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
+_HSA_FAULT = lazy_re.compile(
     r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)"
 )
 
@@ -210,7 +213,7 @@ def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # nccl-tests' CUDACHECK quotes cudaGetErrorString after the source location: "Test CUDA failure
 # common.cu:730 'unknown error'" (2.x, behind the host name), "Cuda failure common.cu:517 'unknown error'"
 # (1.x).
-_UNKNOWN = re.compile(
+_UNKNOWN = lazy_re.compile(
     r"(?:CUDA(?: driver)? error|Triton Error \[CUDA\]): unknown error\b|"
     r"(?P<test>(?:Test )?(?:CUDA|Cuda) failure \S+\.cu:\d+:? 'unknown error')"
 )
@@ -218,10 +221,10 @@ _UNKNOWN = re.compile(
 # row ("  8  2  float  sum  -1  31.54  0.00  0.00  0 ..."; before 2.10 without the root column). A CUDA
 # failure before any of them came from the test's set-up (cudaGetDeviceCount, cudaSetDevice, its first
 # allocation): no context could be made, the environment's failure.
-_TEST_RAN = re.compile(r"out-of-place|^\s*\d+\s+\d+\s+\w+\s+\w+\s+(?:-?\d+\s+)?\d+\.\d+\s")
+_TEST_RAN = lazy_re.compile(r"out-of-place|^\s*\d+\s+\d+\s+\w+\s+\w+\s+(?:-?\d+\s+)?\d+\.\d+\s")
 # Frames of device set-up: there 999 is the environment's (no context could be made), not a fault of a
 # device that ran kernels.
-_SETUP_FRAME = re.compile(
+_SETUP_FRAME = lazy_re.compile(
     r"_lazy_init|_cuda_init|set_device|cudaGetDeviceCount|_cuda_getDeviceCount|device_count"
 )
 

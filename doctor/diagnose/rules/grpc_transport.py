@@ -20,31 +20,32 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
 _WORDS = (
     r"Socket closed|Stream removed|Connection reset by peer|Broken pipe|failed to connect to all addresses|"
     r"keepalive watchdog timeout|GOAWAY received|Network is unreachable|Endpoint read failed|"
     r"Connection refused|No route to host"
 )
-_STATUS = re.compile(
+_STATUS = lazy_re.compile(
     rf"(?:UnavailableError|\bUNAVAILABLE|\bUnavailable):\s*(?:\[_Derived_\])?\s*(?P<what>{_WORDS})|"
     rf'"grpc_message":"(?P<what2>{_WORDS})[^"]*","grpc_status":14'
 )
 # The start-up exchange with the coordinator: a rendezvous that never completed, not a running job's link.
 # The coordination service's own calls (connect, heartbeat, error polling, the disconnect at shutdown) are
 # the rendezvous family's and xla_runtime.py's: a gRPC status inside them is read there.
-_STARTUP = re.compile(
+_STARTUP = lazy_re.compile(
     r"RegisterTask|jax\.distributed\.initialize|client\.connect\(\)|PjRT_Client_Connect|"
     r"Wait_for_all_tasks_to_register|CoordinationService/(?:RegisterTask|Barrier)|"
     r"initialize_multi_client|_initialize_multi_worker|"
     r"[Cc]oordination[ _]?[Ss]ervice|coordination_leader|jax/_src/distributed\.py"
 )
 # Words of a connection that was never made (the peer not up yet), as opposed to one that broke.
-_CONNECT = re.compile(
+_CONNECT = lazy_re.compile(
     r"failed to connect to all addresses|Connection refused|No route to host|Network is unreachable"
 )
-_RETRY = re.compile(r"(?i)\bretry(?:ing)?\b|will try again")
-_PEER = re.compile(
+_RETRY = lazy_re.compile(r"(?i)\bretry(?:ing)?\b|will try again")
+_PEER = lazy_re.compile(
     r"(?:remote target|peer) (?P<peer>/job:[\w-]+/replica:\d+/task:\d+|ipv[46]:[\d.:\[\]a-f]+)"
 )
 
@@ -77,10 +78,10 @@ def _status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # A call between workers that ran out of its deadline (grpc_status 4): the peer worker hangs in or never
 # reached the step the call belongs to, TF's collective timing out (its "Collective ops is aborted by:
 # Deadline Exceeded" is the same wait, read by the collective rows).
-_DEADLINE = re.compile(
+_DEADLINE = lazy_re.compile(
     r'DeadlineExceededError: Deadline Exceeded|"grpc_message":"Deadline Exceeded","grpc_status":4'
 )
-_REMOTE = re.compile(r"remote target /job:|Error received from peer")
+_REMOTE = lazy_re.compile(r"remote target /job:|Error received from peer")
 
 
 def _deadline(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

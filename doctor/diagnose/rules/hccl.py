@@ -54,23 +54,24 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # torch_npu's record after each error: "(PID:13075, Device:0, RankID:8) ERR00100" (RankID -1: not yet
 # in a process group).
-_NPU_RECORD = re.compile(r"\(PID:(?P<pid>\d+), Device:(?P<dev>-?\d+), RankID:(?P<rank>-?\d+)\) ERR\d{5}")
+_NPU_RECORD = lazy_re.compile(r"\(PID:(?P<pid>\d+), Device:(?P<dev>-?\d+), RankID:(?P<rank>-?\d+)\) ERR\d{5}")
 # HCCL's group information in a record: "group information: [group:[...], ..., rankSize[8], rankId[4].]"
-_GROUP_RANK = re.compile(r"rankSize\[\d+\], rankId\[(\d+)\]")
-_CHIP = re.compile(r"chipId:(\d+)|device_id=(\d+)|Device\[(\d+)\]")
+_GROUP_RANK = lazy_re.compile(r"rankSize\[\d+\], rankId\[(\d+)\]")
+_CHIP = lazy_re.compile(r"chipId:(\d+)|device_id=(\d+)|Device\[(\d+)\]")
 # The operation an HCCL task belongs to: "tag[AllReduce_90.90.92.240%enp189s0f0_60000_0_17327...]".
-_TAG_OP = re.compile(r"tag\[(?P<op>[A-Za-z]+)_")
-_TIMEOUT_S = re.compile(r"timeout(?:\[|=)(\d+)\s*s?\]?", re.I)
+_TAG_OP = lazy_re.compile(r"tag\[(?P<op>[A-Za-z]+)_")
+_TIMEOUT_S = lazy_re.compile(r"timeout(?:\[|=)(\d+)\s*s?\]?", re.I)
 # EI0002's reason: "has not received the Notify record from remote rank [1]" ("[unknown]" or
 # "[4294967295]" when HCCL cannot tell).
-_REMOTE = re.compile(r"from remote rank:? ?\[(\d+)\]")
-_IS_RECORD = re.compile(r"\bE[A-Z]\d{4}\b")
-_ERRNO = re.compile(r"(?:error code is|runtime result =) (\d+)")
+_REMOTE = lazy_re.compile(r"from remote rank:? ?\[(\d+)\]")
+_IS_RECORD = lazy_re.compile(r"\bE[A-Z]\d{4}\b")
+_ERRNO = lazy_re.compile(r"(?:error code is|runtime result =) (\d+)")
 # The CANN record's own code (not the 9999 "inner error" wrapper, whose text says what happened).
-_CANN_CODE = re.compile(r"\b(E[A-Z](?!9999)\d{4})\b")
+_CANN_CODE = lazy_re.compile(r"\b(E[A-Z](?!9999)\d{4})\b")
 
 # Runtime numbers that are a wait running out (NPUErrorCodes.h; 107020 is the one torch_npu's exception
 # hook names "npu timeout" and gives the other ranks time to exit on).
@@ -82,18 +83,18 @@ TIMEOUT_NUMBERS = {
     507048: "an internal task (a communication task) timed out",
 }
 
-_NOTIFY = re.compile(
+_NOTIFY = lazy_re.compile(
     r"\bEI0002\b|wait execution of the Notify register times out|hccl fftsplus task timeout occurred|"
     r"Notify wait execute failed|"
     # EI0002's own "Possible Cause" (the catalogue's text), which names HCCL_EXEC_TIMEOUT: the record's
     # tail when a paste cut its first line
     r"too slow to complete a communication operation within the timeout interval"
 )
-_SOCKET = re.compile(
+_SOCKET = lazy_re.compile(
     r"\bEI0006\b|Getting socket times out|wait socket establish timeout|Communication_Error_Get_Socket|"
     r"connected p2p timeout"
 )
-_STREAM = re.compile(
+_STREAM = lazy_re.compile(
     r"event wait timeout occurred|[Ss]tream synchronize timeout|reason=\[?stream sync timeout|\bEE1002\b|"
     r"The execution of the internal task times out|"
     r"In the specified timeout waiting event, all tasks in the specified stream are not completed|"
@@ -102,11 +103,11 @@ _STREAM = re.compile(
     r"NPU warning, error code is (?P<warn>507046|507047|507048|107020)\b|"
     r"runtime result = (?:107019|107020|507046|507047|507048)\b|reason=\[?task timeout\]?"
 )
-_HEARTBEAT = re.compile(
+_HEARTBEAT = lazy_re.compile(
     r"Cluster Exception Location\[IP/ID\]:\[(?P<where>[^\]]*)\].*?ExceptionType:\[Heartbeat Lost Occurred\]|"
     r"ExceptionType:\[Heartbeat Lost Occurred\]"
 )
-_TOPO = re.compile(
+_TOPO = lazy_re.compile(
     r"topo exchange server get socket timeout|TopoDetect ERROR occur|"
     r"rank num\[(?P<want>\d+)\]\s*is different with rank list size\[(?P<got>\d+)\]|"
     r"HCCL function error: [Hh]cclCommInitRootInfo\w*\(.*error code is 9\b"
@@ -116,28 +117,28 @@ _TOPO = re.compile(
 # RANK_TABLE_FILE path).
 # MindSpore's "Init plugin so failed, ret = 1343225860" is HCCL's initialisation refusing the rank table
 # (its FAQ: a wrong rank_table.json).
-_RANKTABLE = re.compile(
+_RANKTABLE = lazy_re.compile(
     r"\bEI0004\b|[Rr]anktable is invalid|[Rr]ank table is invalid|Init plugin so failed, ret = 1343225860"
 )
-_CONNECTED = re.compile(r"total connected num is \[(\d+)\]")
-_NEED = re.compile(r"need connect rankNum is \[(\d+)\]")
-_TRANSPORT = re.compile(r"\bEI0009\b|Transport init error|\[Create\]\[DestLink\]Create Dest error")
-_DST = re.compile(r"dst_rank\[(\d+)\].*?remote_ip_addr\[([^\]]*)\]")
-_LISTEN = re.compile(
+_CONNECTED = lazy_re.compile(r"total connected num is \[(\d+)\]")
+_NEED = lazy_re.compile(r"need connect rankNum is \[(\d+)\]")
+_TRANSPORT = lazy_re.compile(r"\bEI0009\b|Transport init error|\[Create\]\[DestLink\]Create Dest error")
+_DST = lazy_re.compile(r"dst_rank\[(\d+)\].*?remote_ip_addr\[([^\]]*)\]")
+_LISTEN = lazy_re.compile(
     r"\[HcclSocket\]\[Listen\].*?listen on ip\[(?P<ip>[^\]]*)\] and specific port\[(?P<port>\d+)\] fail"
 )
-_DEVICE = re.compile(
+_DEVICE = lazy_re.compile(
     r"Device_Absent/Abnormal\(EL0001\)|\bEL0001\b|Device\[\d+\] lost heartbeat|reason=lost heartbeat|"
     r"The task scheduler loses the heartbeat|HBM MULTI BIT ECC ERROR|\bUCE ERROR\b"
 )
 # torch_npu's raise: "NPU function error: aclrtSynchronizeDevice, error code is 507046", "HCCL function
 # error: hcclCommInitRootInfoConfig(...), error code is 1", "OPS function error: HcclAllreduce, error code
 # is 6", ProcessGroupHCCL's "[ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64".
-_RAISE = re.compile(
+_RAISE = lazy_re.compile(
     r"\b(?:NPU|HCCL|OPS) function error: |HCCL error in: |ACL stream synchronize failed|"
     r"Call runtime aclrtSynchronize\w* error"
 )
-_HCCP = re.compile(r"\bEJ0001\b|Failed to initialize the HCCP process")
+_HCCP = lazy_re.compile(r"\bEJ0001\b|Failed to initialize the HCCP process")
 
 
 def _npu_facts(hit: Hit, span: int = 8) -> dict[str, Any]:
@@ -311,10 +312,10 @@ _OP_RESULTS = {
     19: ("network", "failed a network call (HCCL_E_NETWORK)"),
     21: ("error_cqe", "got an error completion from the RDMA NIC (HCCL_E_REMOTE)"),
 }
-_HCCL_CALL = re.compile(
+_HCCL_CALL = lazy_re.compile(
     r"(?:HCCL|OPS) function error: (?P<fn>[A-Za-z_:]*[Hh]ccl\w*)\b.*?error code is (?P<num>\d+)"
 )
-_INIT_CALL = re.compile(r"[Hh]cclCommInit|HcclGetRootInfo|hcclGetRootInfo")
+_INIT_CALL = lazy_re.compile(r"[Hh]cclCommInit|HcclGetRootInfo|hcclGetRootInfo")
 
 
 def _raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -435,7 +436,7 @@ def _hccp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # torch_npu's own remarks on its timeout settings (ProcessGroupHCCL.cpp: TORCH_NPU_WARN at start-up, the
 # dispatch watch that reports an op not yet sent to the device and then that it was): settings, not a
 # failure. The rows own them so that no other reading takes their words for a timeout.
-_SETTINGS = re.compile(
+_SETTINGS = lazy_re.compile(
     r"The value of HCCL_(?:EVENT|EXEC)_TIMEOUT|"
     r"The watchdog timeout \d+ms\(which is set by init_process_group\)|"
     r"The HCCL execution timeout was set to 0|"

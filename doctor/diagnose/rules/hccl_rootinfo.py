@@ -23,21 +23,22 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_SERVER = re.compile(
+_SERVER = lazy_re.compile(
     r"topo ?exchange server get socket timeout(?:! timeout\[(?P<t>\d+) ?s\]|\[(?P<t2>\d+) ?s\]|"
     r".{0,80}?timeout\[(?P<t3>\d+) ?s\])?|"
     r"TopoDetect ERROR occur.{0,80}Failed to connect agent\[(?P<agents>[\d,\s]*)\]|"
     r"rank num\[(?P<want>\d+)\] ?is different with rank list size\[(?P<got>\d+)\]"
 )
-_AGENT = re.compile(r"topo ?exchange agent get socket timeout|Wait timeout for sockets recv")
-_EXPECTED = re.compile(
+_AGENT = lazy_re.compile(r"topo ?exchange agent get socket timeout|Wait timeout for sockets recv")
+_EXPECTED = lazy_re.compile(
     r"need connect rankNum is \[(?P<n>\d+)\]|expected\[(?P<n2>\d+)\] nodes|rank num\[(?P<n3>\d+)\]"
 )
-_RECEIVED = re.compile(
+_RECEIVED = lazy_re.compile(
     r"total connected num is \[(?P<n>\d+)\]|received\[(?P<n2>\d+)\] nodes|rank list size\[(?P<n3>\d+)\]"
 )
-_MISSING = re.compile(r"Failed to connect agent\[(?P<agents>[\d,\s]*)\]")
+_MISSING = lazy_re.compile(r"Failed to connect agent\[(?P<agents>[\d,\s]*)\]")
 
 
 def _first_int(pattern: re.Pattern[str], texts: list[str]) -> Optional[int]:

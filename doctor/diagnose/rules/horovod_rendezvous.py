@@ -21,12 +21,15 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_HTTP_STORE_WAIT = re.compile(r"Wait timeout(?: after (?P<s>\d+) seconds)? for key\(s\): (?P<keys>[^\s.]+)")
+_HTTP_STORE_WAIT = lazy_re.compile(
+    r"Wait timeout(?: after (?P<s>\d+) seconds)? for key\(s\): (?P<keys>[^\s.]+)"
+)
 # The store's own file name on the line or just before it (a wrapped what() line splits them); without it the
 # same words may be another store's.
-_HVD_CONTEXT = re.compile(r"http_st|gloo::IoException|HOROVOD_GLOO")
-_KVSTORE = re.compile(r"(?P<op>Put data input|Read data from) KVStore server failed\.?(?P<rest>.*)")
+_HVD_CONTEXT = lazy_re.compile(r"http_st|gloo::IoException|HOROVOD_GLOO")
+_KVSTORE = lazy_re.compile(r"(?P<op>Put data input|Read data from) KVStore server failed\.?(?P<rest>.*)")
 
 
 def _http_store_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

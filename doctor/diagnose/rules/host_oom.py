@@ -23,8 +23,9 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.units import fmt_bytes
+from pgdoctor.model import lazy_re
 
-_KERNEL = re.compile(
+_KERNEL = lazy_re.compile(
     r"(?P<cg>Memory cgroup )?[Oo]ut of memory:? [Kk]ill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
     r"(?:.*?anon-rss:(?P<anon>\d+)kB)?"
 )
@@ -33,7 +34,7 @@ _KERNEL = re.compile(
 # older 2.6 the name alone: "Killed process 1235 (python)"), pasted alone; and the reaper's line after it
 # (4.6+): "oom_reaper: reaped process N (x), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB". Both name the
 # process the OOM killer chose.
-_KILLED_ALONE = re.compile(
+_KILLED_ALONE = lazy_re.compile(
     r"(?:^|\]\s*|kernel:\s*)Killed process (?P<pid>\d+) \((?P<name>[^)]*)\)(?:,? (?:total-vm|vsz):"
     r"(?:.*?anon-rss:(?P<anon>\d+)kB)?|\s*$)|"
     r"oom_reaper: reaped process (?P<rpid>\d+) \((?P<rname>[^)]*)\)"
@@ -44,39 +45,41 @@ _KILLED_ALONE = re.compile(
 # alone: "oom_kill_process+0x21c/0x430", "out_of_memory+0x114/0x4a0", "mem_cgroup_out_of_memory+..."
 # for a cgroup limit); 4.19+'s summary "oom-kill:constraint=CONSTRAINT_MEMCG,...,task=python,pid=1234,
 # uid=0". (The reaper's "oom_reaper: reaped process N" only follows a "Killed process" line.)
-_INVOKED = re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
-_SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)")
+_INVOKED = lazy_re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
+_SUMMARY = lazy_re.compile(
+    r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)"
+)
 # The trace cut before oom_kill_process still holds the allocator's call into the killer:
 # "out_of_memory+0x1cf/0x4d0", "mem_cgroup_out_of_memory+0xc4/0xe0" (".part.0" / ".cold" clones).
-_TRACE = re.compile(
+_TRACE = lazy_re.compile(
     r"\b(?:oom_kill_process|(?:mem_cgroup_)?out_of_memory)(?:\.(?:cold|part|isra|constprop)(?:\.\d+)?)*\+0x"
 )
 # cgroup v1's header of a memory-cgroup OOM (mem_cgroup_print_oom_info, 3.x-4.18): "Task in /docker/ab
 # killed as a result of limit of /docker/ab", then "memory: usage 16777216kB, limit 16777216kB, failcnt
 # 12"; 4.19+ prints the oom-kill: summary instead.
-_MEMCG_V1 = re.compile(r"Task in (?P<cg>\S+) killed as a result of limit of (?P<limit>\S+)")
-_COMM = re.compile(r"\bPID: (\d+) Comm: (\S+)")
+_MEMCG_V1 = lazy_re.compile(r"Task in (?P<cg>\S+) killed as a result of limit of (?P<limit>\S+)")
+_COMM = lazy_re.compile(r"\bPID: (\d+) Comm: (\S+)")
 # dump_tasks' table, which the OOM killer prints only when it runs (mm/oom_kill.c dump_task, 4.x+):
 # "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name" under "Tasks state
 # (memory values in pages):", one "[%7d] %5d %5d %8lu %8lu %8ld %8lu %5hd %s" row per task (3.x: seven
 # numbers, nr_ptes and nr_pmds for pgtables_bytes). Pastes often keep the rows alone.
-_TASK_ROW = re.compile(
+_TASK_ROW = lazy_re.compile(
     r"^\[\s*(\d+)\]\s+\d+\s+\d+\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)(?:\s+\d+)?\s+(-?\d{1,4})\s+(\S.*?)\s*$"
 )
-_TASK_HEAD = re.compile(r"oom_score_adj name|Tasks state \(memory values in pages\)")
-_SLURM = re.compile(r"Detected (\d+) oom[-_]kill event")
+_TASK_HEAD = lazy_re.compile(r"oom_score_adj name|Tasks state \(memory values in pages\)")
+_SLURM = lazy_re.compile(r"Detected (\d+) oom[-_]kill event")
 # Slurm's accounting (jobacct_gather) killing a step over its memory limit, older and newer words.
-_SLURM_LIMIT = re.compile(
+_SLURM_LIMIT = lazy_re.compile(
     r"Exceeded (?:job|step) memory limit|exceeded memory limit \((\d+) > (\d+)\), being killed"
 )
-_K8S = re.compile(r"\bOOMKilled\b")
+_K8S = lazy_re.compile(r"\bOOMKilled\b")
 # kubelet evicting a pod for node memory pressure: "The node was low on resource: memory. Container
 # trainer was using 123Gi, which exceeds its request of 0."
-_EVICTED = re.compile(r"The node was low on resource: memory")
+_EVICTED = lazy_re.compile(r"The node was low on resource: memory")
 # bash/sh job control: "<script>: line 12: 45678 Killed    python train.py", or a lone "Killed"
 # for a foreground job.
 # An interactive shell's job table words it "[1]+  Killed                  python train.py".
-_SHELL = re.compile(
+_SHELL = lazy_re.compile(
     r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^\[\d+\][+-]? +Killed\s+(?P<job>\S.*)$|^Killed$)"
 )
 # zsh words it in lower case: "zsh: killed     python train.py" for a foreground job, "[1]    12345
@@ -84,8 +87,10 @@ _SHELL = re.compile(
 # (the "[1]" may be read as a rank prefix and cut: the pid form wants zsh's column gap).
 # The shell's word comes from strsignal(SIGKILL), translated by the C library under the user's locale
 # (glibc po/: zh_CN "已杀死", ja "強制終了", de "Getötet"): "run.sh: 行 12: 45678 已杀死  python train.py".
-_SHELL_LOCALE = re.compile(r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?:已杀死|強制終了|Getötet)(?:\s+(?P<cmd>\S.*))?$")
-_ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed {2,})(?P<cmd>\S.*)$")
+_SHELL_LOCALE = lazy_re.compile(
+    r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?:已杀死|強制終了|Getötet)(?:\s+(?P<cmd>\S.*))?$"
+)
+_ZSH = lazy_re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed {2,})(?P<cmd>\S.*)$")
 # A runner's record of a child that ended by SIGKILL (exit status 128 + 9), with no traceback: GNU time's
 # "Command exited with non-zero status 137", kubectl exec "command terminated with exit code 137", kubectl
 # describe's "Exit Code:    137", docker "exited with code 137" and docker ps's "Exited (137) 5 minutes
@@ -100,7 +105,7 @@ _ZSH = re.compile(r"^\s*(?:zsh: killed +|(?:\[\d+\][+-]? +)?(?P<pid>\d+) killed 
 # job state OUT_OF_MEMORY (sacct cuts it to "OUT_OF_ME+"), Python's multiprocessing repr "<Process
 # name='Process-1' pid=12 parent=1 stopped exitcode=-SIGKILL>". Most often the kernel's or a cgroup's OOM
 # killer whose own record is on another host's log; a symptom (tier 1) when anything in the log says more.
-_EXIT_137 = re.compile(
+_EXIT_137 = lazy_re.compile(
     r"\b(?:[Ee]xit(?:ed)? (?:with )?(?:status )?(?:[Cc]ode|status)|[Ee]xit [Cc]ode|[Rr]eturn [Cc]ode|"
     r"returncode|non-zero status)[:=]?\s+(?:137|247|-9)\b|\bExited \(137\)|\*\*\* \[[^\]]*\] Error 137\b|"
     r"\bOUT_OF_ME(?:MORY\b|\+)|"
@@ -108,18 +113,18 @@ _EXIT_137 = re.compile(
     r"\b[Ss]ignal 9 \(SIGKILL\) received by PID|KILLED BY SIGNAL: 9\b|"
     r"EXIT STRING: Killed \(signal 9\)|\bexitcode=-(?:SIGKILL|9)\b"
 )
-_CPU = re.compile(
+_CPU = lazy_re.compile(
     r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (\d+) bytes"
 )
-_MEMERR = re.compile(r"^(?:builtins\.)?MemoryError\b")
+_MEMERR = lazy_re.compile(r"^(?:builtins\.)?MemoryError\b")
 # Rust's and other native allocators abort with this (HF tokenizers, safetensors); two ranks'
 # copies are often interleaved mid-line, so the number is read from a clean occurrence.
-_NATIVE = re.compile(r"memory allocation of (\d+) bytes failed")
-_NATIVE_ANY = re.compile(r"memory allocation of .*bytes failed")
-_OSERR = re.compile(r"\[Errno 12\] Cannot allocate memory")
+_NATIVE = lazy_re.compile(r"memory allocation of (\d+) bytes failed")
+_NATIVE_ANY = lazy_re.compile(r"memory allocation of .*bytes failed")
+_OSERR = lazy_re.compile(r"\[Errno 12\] Cannot allocate memory")
 # deepspeed/runtime/utils.py see_memory_usage: the host's memory as psutil sees it. A report at the
 # machine's limit is the host running out even when the OOM killer's own line is not in the logs.
-_DS_MEMORY = re.compile(r"CPU Virtual Memory:\s*used = ([\d.]+) GB, percent = ([\d.]+)%")
+_DS_MEMORY = lazy_re.compile(r"CPU Virtual Memory:\s*used = ([\d.]+) GB, percent = ([\d.]+)%")
 HOST_MEMORY_LIMIT_PERCENT = 95.0
 
 
@@ -191,7 +196,7 @@ def _task_table(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     header = any(_TASK_HEAD.search(ln.text) for ln in lines)
     if len(rows) < 3 and not header:
         return []  # one line of numbers in brackets is not the table
-    if m.re is _TASK_ROW and rows and rows[0].group(1) != m.group(1):
+    if m.re == _TASK_ROW and rows and rows[0].group(1) != m.group(1):
         return []  # the table is read once, at its first row
     # the killer's choice (oom_badness): the most resident + swapped pages, never oom_score_adj -1000
     victims = [r for r in rows if int(r.group(5)) > -1000]
@@ -372,7 +377,7 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # A launcher's own record of the worker (torchrun's failure table flattened onto one line, Python's
 # CalledProcessError): `launcher` reads its rank, pid and host.
-_LAUNCHER_RECORD = re.compile(r"exitcode\s*:|ChildFailedError|non-zero exit status|died with <Signals")
+_LAUNCHER_RECORD = lazy_re.compile(r"exitcode\s*:|ChildFailedError|non-zero exit status|died with <Signals")
 
 
 def _exit_137(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -509,7 +514,7 @@ SIGNATURES = (
     ),
     Signature(
         "oom killer task table",
-        re.compile(f"{_TASK_HEAD.pattern}|{_TASK_ROW.pattern}"),
+        lazy_re.compile(f"{_TASK_HEAD.pattern}|{_TASK_ROW.pattern}"),
         _task_table,
         K,
         anchors=(b"oom_score_adj name", b"Tasks state", b"]  "),

@@ -25,13 +25,14 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_FRAME = lazy_re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 # Frames of the meeting itself: rendezvous.py's handlers and store creation, the elastic handlers' entry
 # (next_rendezvous) and the agent's call of it. A frame deeper in an elastic backend (get_state,
 # _call_store) is not read: a paste cut there says nothing of what it raised (store_errors.py reads the
 # backend's raise).
-_MEETING_FILE = re.compile(r"distributed/rendezvous\.py$")
+_MEETING_FILE = lazy_re.compile(r"distributed/rendezvous\.py$")
 _MEETING_FUNC = frozenset(
     {
         "init_process_group",
@@ -51,23 +52,25 @@ _MEETING_FUNC = frozenset(
 # trainers have (fairseq's distributed_init, DeiT/MAE's init_distributed_mode, DeepSpeed's init_distributed).
 # The agent's own call of the meeting too ("self._initialize_workers(worker_group)", "self._rendezvous(
 # worker_group)", "rdzv_handler.next_rendezvous()"): a paste cut in the wrapper frames below such a line.
-_INIT_CALL = re.compile(
+_INIT_CALL = lazy_re.compile(
     r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
     r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\("
 )
 # What may stand below the meeting's frame in a cut stack: decorators' wrappers, which call through.
-_WRAPPER = re.compile(r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocessing/errors/__init__\.py$")
-_AGENT_RDZV = re.compile(r"Rendezvous'ing worker group")
-_AGENT_DONE = re.compile(r"Rendezvous complete|Starting worker group")
-_EXC_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
+_WRAPPER = lazy_re.compile(
+    r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocessing/errors/__init__\.py$"
+)
+_AGENT_RDZV = lazy_re.compile(r"Rendezvous'ing worker group")
+_AGENT_DONE = lazy_re.compile(r"Rendezvous complete|Starting worker group")
+_EXC_LINE = lazy_re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
 # elastic/agent/server/api.py: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group".
-_RESTART = re.compile(r"(\d+/\d+) attempts left; will restart worker group")
-_TORCHRUN = re.compile(r'File "[^"]*(?:/bin/torchrun|distributed/run\.py|distributed/launch\.py)"')
+_RESTART = lazy_re.compile(r"(\d+/\d+) attempts left; will restart worker group")
+_TORCHRUN = lazy_re.compile(r'File "[^"]*(?:/bin/torchrun|distributed/run\.py|distributed/launch\.py)"')
 
 
 # A frame's source line whose indentation the paste lost: "return f(*args, **kwargs)", "main()",
 # "store, rank, world_size = next(rendezvous_iterator)", "self._store = TCPStore(  # type: ignore".
-_FLUSH_SOURCE = re.compile(
+_FLUSH_SOURCE = lazy_re.compile(
     r"^(?:return |raise |yield |await )?[A-Za-z_][\w.]*(?:\[[^\]]*\])*(?:\s*,\s*[A-Za-z_][\w.]*)*"
     r"\s*(?:[-+*/|]?=\s*\S.*|\(.*)$|^\)+.*$"
 )
@@ -106,10 +109,10 @@ def _meeting(frame: re.Match[str], source: str) -> bool:
     return bool(_INIT_CALL.search(source))
 
 
-_FRAME_START = re.compile(r'(?=\bFile "[^"]+", line \d+, in )')
+_FRAME_START = lazy_re.compile(r'(?=\bFile "[^"]+", line \d+, in )')
 # An exception line glued after a frame's source ("...  foo() RuntimeError: boom"): a word ending in Error or
 # Exception followed by ":" or the end ("raise RuntimeError(" is source).
-_EXC_GLUED = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)(?::|\s*$)")
+_EXC_GLUED = lazy_re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)(?::|\s*$)")
 
 
 def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -176,7 +179,7 @@ def _agent_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 SIGNATURES = (
     Signature(
         "stack cut in the rendezvous",
-        re.compile(
+        lazy_re.compile(
             r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
             r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
             r"\.(?:_rendezvous|next_rendezvous)\(|"
@@ -218,7 +221,7 @@ SIGNATURES = (
     ),
     Signature(
         "agent traceback cut in its rendezvous",
-        re.compile(r"^\s*Traceback \(most recent call last\):\s*$"),
+        lazy_re.compile(r"^\s*Traceback \(most recent call last\):\s*$"),
         _agent_cut,
         C.RENDEZVOUS_TIMEOUT.code,
         tier=2,

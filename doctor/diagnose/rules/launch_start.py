@@ -48,15 +48,16 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_SRUN = re.compile(
+_SRUN = lazy_re.compile(
     r"Unable to create step for job (?P<job>\d+)\s*:\s*(?P<why>.*)|"
     r"Task launch for (?:StepId=)?(?P<step>[\w.+]+) failed on node (?P<node>[\w.-]+)\s*:\s*(?P<why2>.*)|"
     r"Application launch failed\s*:\s*(?P<why3>.*)|"
     r"(?P<alloc>Unable to allocate resources)\s*:\s*(?P<why5>.*)|"
     r"execve\(\): (?P<exe>[^:]+): (?P<why4>No such file or directory|Permission denied)"
 )
-_MPI = re.compile(
+_MPI = lazy_re.compile(
     r"(?P<tool>mpirun|mpiexec|orterun|prterun|prun) was unable to (?P<verb>launch|find|start) the specified "
     r"(?:application|executable)|"
     r"There are not enough slots available in the system to satisfy the (?P<slots>\d+)|"
@@ -65,7 +66,7 @@ _MPI = re.compile(
     r"A request was made to bind to that would result in binding more)|"
     r"HYDU_create_process \([^)]*\): execvp error on file (?P<exe>\S+)(?: \((?P<why>[^)]*)\))?"
 )
-_HOSTFILE = re.compile(
+_HOSTFILE = lazy_re.compile(
     r"Hostfile (?P<what>is not formatted correctly|contains duplicate hosts|contains a bad entry|"
     r"contains multiple entries for|is empty or not formatted correctly)(?P<rest>[^\n]*)"
 )
@@ -90,28 +91,28 @@ def _hostfile(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 
 
 # One line each in horovodrun's output; a flattened paste keeps ssh's words on the same line after it.
-_HVD_SSH = re.compile(r"ssh not successful for host (?P<host>[^\s:]+?)[.:]?(?:\s+(?P<said>\S.*))?$")
-_HVD_TIMEOUT = re.compile(
+_HVD_SSH = lazy_re.compile(r"ssh not successful for host (?P<host>[^\s:]+?)[.:]?(?:\s+(?P<said>\S.*))?$")
+_HVD_TIMEOUT = lazy_re.compile(
     r"Timed out waiting for (?P<activity>[^.]+)\. Please check (?:connectivity between servers|that you have "
     r"enough resources)"
 )
-_RAY_START = re.compile(
+_RAY_START = lazy_re.compile(
     r"(?:WorkerGroupStartupTimeoutError: )?The worker group startup timed out after (?P<s>[\d.]+) seconds "
     r"waiting for (?P<n>\d+) workers"
 )
-_NSLOOKUP = re.compile(
+_NSLOOKUP = lazy_re.compile(
     r"nslookup: can't resolve '(?P<host>[^']+)'|\*\* server can't find (?P<host2>[^\s:]+): NXDOMAIN"
 )
 # What follows an unresolved master when the job failed on it: the launcher's traceback or error.
-_FAILED_AFTER = re.compile(
+_FAILED_AFTER = lazy_re.compile(
     r"Traceback \(most recent call last\)|Error\b|error:|exit(?:ed)? (?:code|status) [1-9]"
 )
 # The name resolved after all: the resolver's answer, or the run's own lines.
-_RESOLVED = re.compile(
+_RESOLVED = lazy_re.compile(
     r"^Name:\s+\S|^Address(?: 1)?:\s+\d|Rendezvous complete|Init COMPLETE|\bstep\b|\bloss\b"
 )
 # srun's step that fails only because the job is ending (a Ctrl-C, scancel, the time limit).
-_ENDING = re.compile(r"already completing or completed|Job/step already", re.I)
+_ENDING = lazy_re.compile(r"already completing or completed|Job/step already", re.I)
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

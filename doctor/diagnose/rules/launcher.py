@@ -34,6 +34,7 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.ranks import MAX_PID, bounded, span_gaps
+from pgdoctor.model import lazy_re
 
 EXIT = "exit"
 MARKER = "marker"
@@ -51,51 +52,51 @@ SIGNAL_NAMES = {
 }
 # A key of the table, also behind a prefix the normaliser does not know (a log collector's "[2024-03-21
 # 17:04:45] node1: "): the prefix ends in "]" or ":" and a blank. 1.9 names the traceback "msg".
-_TABLE_KEY = re.compile(
+_TABLE_KEY = lazy_re.compile(
     r"^(?:.{0,80}?[\]:]\s+)??\s*(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s*(.*)$"
 )
-_ENTRY = re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
-_AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
-_DS_EXIT = re.compile(r"exits with return code = (-?\d+)")
-_DS_LOCAL = re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
+_ENTRY = lazy_re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
+_AGENT = lazy_re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
+_DS_EXIT = lazy_re.compile(r"exits with return code = (-?\d+)")
+_DS_LOCAL = lazy_re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
 # Open MPI 1.2's "mpirun noticed that job rank 0 with PID 1234 on node n1 exited on signal 15 (Terminated).",
 # 1.3+ "process rank", PRRTE (Open MPI 5) "prterun noticed that process rank ..."; a pasted log often has the
 # PID blanked ("with PID xxxxxx").
-_MPI = re.compile(r"(?:process|job) rank (\d+) with PID (\w+) on node (\S+) exited on signal (\d+)")
+_MPI = lazy_re.compile(r"(?:process|job) rank (\d+) with PID (\w+) on node (\S+) exited on signal (\d+)")
 # torch.multiprocessing.spawn: "process 1 terminated with signal SIGKILL" / "... with exit code 1"
 # (ProcessExitedException; a plain Exception before 1.7).
-_SPAWN = re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
+_SPAWN = lazy_re.compile(r"[Pp]rocess (\d+) terminated with (?:signal (SIG[A-Z]+)|exit code (-?\d+))")
 _SIGNUMS = {v: k for k, v in SIGNAL_NAMES.items()}
 # Lightning's _ChildProcessObserver (lightning/fabric/strategies/launchers/subprocess_script.py, 2.0+) when a
 # child of its subprocess launcher ends: "Child process with PID 4242 terminated with code -9. Forcefully
 # terminating all other processes to avoid zombies" (Popen's returncode: -N for signal N).
-_LIGHTNING = re.compile(r"Child process with PID (\d+) terminated with code (-?\d+)")
+_LIGHTNING = lazy_re.compile(r"Child process with PID (\d+) terminated with code (-?\d+)")
 # subprocess.CalledProcessError.__str__ (torch 1.x torch.distributed.launch raises it for the
 # first worker that failed; DeepSpeed < 0.5 and Accelerate too): "Command '[...]' returned non-zero
 # exit status 1.", for a signal "Command '[...]' died with <Signals.SIGKILL: 9>." and, for a
 # number Python has no name for, "died with unknown signal 77.".
-_CALLED = re.compile(
+_CALLED = lazy_re.compile(
     r"returned non-zero exit status (-?\d+)|died with <Signals\.(SIG[A-Z0-9]+): (\d+)>|"
     r"died with unknown signal (\d+)"
 )
-_SRUN = re.compile(
+_SRUN = lazy_re.compile(
     r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
     r"Out Of Memory|Bus error)"
 )
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137";
 # horovodrun's gloo launcher (horovod/runner/gloo_run.py) copies it: "Process name: 1" / "Exit code: 137",
 # in elastic mode the slot "Process name: elastic-test-worker-1[0]" (host and local rank).
-_MPI_NAME = re.compile(r"Process name:\s*(?:\[\[\d+,\d+\],(\d+)\]|(\d+)\s*$|(\S+)\[(\d+)\]\s*$)")
-_MPI_EXIT = re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
+_MPI_NAME = lazy_re.compile(r"Process name:\s*(?:\[\[\d+,\d+\],(\d+)\]|(\d+)\s*$|(\S+)\[(\d+)\]\s*$)")
+_MPI_EXIT = lazy_re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
 # The agent's "Received %s death signal, shutting down workers" of a signal.Signals: "Received 15 death
 # signal" (Python 3.11+, and torch 1.x's int) or "Received Signals.SIGTERM death signal" (Python <= 3.10).
-_SIGNALLED = re.compile(
+_SIGNALLED = lazy_re.compile(
     r"Received (\d+) death signal|got signal: (\d+)|Received Signals\.(SIG[A-Z]+) death signal"
 )
 # torch.multiprocessing.spawn (2.2+) stops the survivors the same way: "W0803 08:51:23.747000 2888
 # torch/multiprocessing/spawn.py:169] Terminating process 2965 via signal SIGTERM".
-_TEARDOWN_PID = re.compile(r"(?:Sending process|Killing subprocess|Terminating process) (\d+)")
-_MARKERS = re.compile(
+_TEARDOWN_PID = lazy_re.compile(r"(?:Sending process|Killing subprocess|Terminating process) (\d+)")
+_MARKERS = lazy_re.compile(
     r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
     r"Terminating process \d+ via signal SIG\w+|"
     r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|"
@@ -301,7 +302,7 @@ def teardown(markers: list[Event]) -> Optional[Event]:
 # -9 (pid: 1234) error_file: <N/A> traceback : Signal 9 (SIGKILL) received by PID 1234".
 # Glued (the line breaks dropped, no blank left between the fields: "host      : node-1rank      : 3
 # (local_rank: 3)exitcode  : -9 (pid: 1234)") it is read the same way.
-_FLAT = re.compile(
+_FLAT = lazy_re.compile(
     r"(?:host\s*:\s*(?P<host>\S+?)\s*)?(?<!local_)rank\s*:\s*(?P<rank>\d+)"
     r"(?:\s*\(local_rank:\s*(?P<lr>\d+)\))?\s*"
     r"exitcode\s*:\s*(?P<code>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?"
@@ -392,7 +393,7 @@ def _lightning(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # started them: "[ERROR] TBE Subprocess[task distribute] raise error[], main process disappeared!" is
 # printed when that training process is gone without a word of its own (killed from outside: most
 # often the host's OOM killer, which leaves its record in the kernel log only).
-_TBE_ORPHAN = re.compile(r"TBE Subprocess\W.{0,60}?main process disappeared")
+_TBE_ORPHAN = lazy_re.compile(r"TBE Subprocess\W.{0,60}?main process disappeared")
 
 
 def _tbe_orphan(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -525,8 +526,8 @@ def _peer_hung_up(markers: list[Event]) -> Optional[Event]:
 # Open MPI's TCP transport (help-mpi-btl-tcp.txt, "peer hung up"): "An MPI communication peer process has
 # unexpectedly disconnected.  This usually indicates a failure in the peer process (e.g., a crash or
 # otherwise exiting without calling MPI_FINALIZE first)." then "Peer host: <host>": a rank elsewhere died.
-_MPI_PEER = re.compile(r"MPI communication peer process has unexpectedly disconnected")
-_PEER_HOST = re.compile(r"^\s*Peer host:\s*(\S+)")
+_MPI_PEER = lazy_re.compile(r"MPI communication peer process has unexpectedly disconnected")
+_PEER_HOST = lazy_re.compile(r"^\s*Peer host:\s*(\S+)")
 
 
 def _mpi_peer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -552,7 +553,7 @@ SIGNATURES = (
     ),
     Signature(
         "torchrun failure table",
-        re.compile(r"ChildFailedError"),
+        lazy_re.compile(r"ChildFailedError"),
         _child_failed,
         EXIT,
         tier=3,
@@ -561,7 +562,7 @@ SIGNATURES = (
     ),
     Signature(
         "torchrun table entry",
-        re.compile(r"^\s*exitcode\s*:\s*(.*)$"),
+        lazy_re.compile(r"^\s*exitcode\s*:\s*(.*)$"),
         _table_entry,
         EXIT,
         tier=3,
@@ -629,7 +630,7 @@ SIGNATURES = (
     ),
     Signature(
         "deepspeed exit",
-        re.compile(r"exits with return code"),
+        lazy_re.compile(r"exits with return code"),
         _ds_exits,
         EXIT,
         tier=3,
@@ -638,7 +639,7 @@ SIGNATURES = (
     ),
     Signature(
         "deepspeed teardown",
-        re.compile(r"Killing subprocess"),
+        lazy_re.compile(r"Killing subprocess"),
         _ds_killing,
         EXIT,
         tier=3,

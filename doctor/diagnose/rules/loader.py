@@ -24,19 +24,22 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader, read
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
 # libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
 # own CUDA parts (libtorch_cuda, libc10_cuda, libcaffe2_nvrtc). NCCL's probe of its optional net
 # plugin (libnccl-net*.so) is harmless and excluded by the row.
-_LIB = re.compile(
+_LIB = lazy_re.compile(
     r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch_cuda\w*|c10_cuda|caffe2_nvrtc|cudnn\w*)"
     r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
 )
 # The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
 # built against different versions (torch vs its libnccl/libcudart/libcudnn, an extension vs torch).
-_UNDEFINED = re.compile(r"((?:[^\s:'\"]*/)?[\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)")
-_SYMBOL_VERSION = re.compile(
+_UNDEFINED = lazy_re.compile(
+    r"((?:[^\s:'\"]*/)?[\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)"
+)
+_SYMBOL_VERSION = lazy_re.compile(
     r"version [`'‘]((?:GLIBC|GLIBCXX|CXXABI|CUDNN|libcudart)\w*[\d.]*)' not found"
     r"(?: \(required by ([^)\s]+))?"
 )
@@ -45,50 +48,50 @@ _SYMBOL_VERSION = re.compile(
 # failure of the distributed job's platform, silent like the corpora's decoys): the library's path or
 # the symbol names torch, CUDA, NCCL, cuDNN, NVIDIA's wheels or a known CUDA extension, or the symbol
 # is a C++ name of torch's own namespaces (c10, at, torch, caffe2) or a CUDA/NCCL entry point.
-_GPU_STACK_PATH = re.compile(
+_GPU_STACK_PATH = lazy_re.compile(
     r"torch|cuda|cudnn|cublas|cusparse|cufft|curand|cusolver|nccl|nvidia|nvrtc|nvjitlink|c10|caffe2|triton|"
     r"flash_attn|apex|deepspeed|xformers|bitsandbytes|vllm|transformer_engine|megatron|mmcv|detectron2|"
     r"causal_conv1d|selective_scan|mamba",
     re.I,
 )
-_GPU_STACK_SYMBOL = re.compile(
+_GPU_STACK_SYMBOL = lazy_re.compile(
     r"(?:nccl|cu[A-Z]|cublas|cudnn|cuda|nvrtc)|_ZN[KS]?\d*(?:c10|at|torch|caffe2)\d"
 )
 # A loader of the framework's own that searched for the library and says so: torch7's nccl.torch
 # ("nccl/ffi.lua:195: 'libnccl.so not found in library path."), and the same words of other wrappers
 # ("libcudnn.so.8 is not found"). libcuda.so, the driver's, is driver_env's (no driver).
-_NOT_FOUND = re.compile(
+_NOT_FOUND = lazy_re.compile(
     r"\b(lib(?:nccl[\w-]*|cu(?!da\.so)\w*|nv[\w-]*|cudnn\w*)\.so(?:\.[\d.]+)?)'? (?:is )?not found\b"
 )
 # torch/__init__.py's _preload_cuda_deps (1.13-2.x, the pip wheels that take CUDA from nvidia-* packages): it
 # globs each library in sys.path's nvidia/ folders and raises "ValueError: libcublas.so.*[0-9] not found in
 # the system path [...]" (libnvrtc.so.*[0-9].*, libcudnn.so.*[0-9], libnccl.so.*[0-9],
 # libnvJitLink.so.*[0-9]): the nvidia-* wheel is missing or of another layout than this torch expects.
-_PRELOAD = re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system path")
+_PRELOAD = lazy_re.compile(r"\b(lib[\w-]+\.so)[.*\[\]0-9-]* not found in the system path")
 # Triton's driver lookup (triton/backends/nvidia/driver.py, 2.1-3.x libcuda_dirs): "AssertionError: libcuda.so
 # cannot found!" when `ldconfig -p` lists no libcuda.so.1 and LD_LIBRARY_PATH holds none (a container whose
 # linker cache misses the mounted driver: ldconfig or TRITON_LIBCUDA_PATH fix it); torch.compile raises it.
-_TRITON_LIBCUDA = re.compile(r"(libcuda\.so) cannot found")
+_TRITON_LIBCUDA = lazy_re.compile(r"(libcuda\.so) cannot found")
 # cuBLAS loading its own libcublasLt and missing an entry point (libcublas and libcublasLt of two versions,
 # e.g. a pip nvidia-cublas wheel beside the toolkit's): "Invalid handle. Cannot load symbol cublasLtCreate".
 # cuDNN 9's own loader of its sub-libraries says it the same way ("Unable to load any of
 # {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}" then "Invalid handle.
 # Cannot load symbol cudnnCreateTensorDescriptor"; on Windows "Could not locate cudnn_ops64_9.dll"): the cuDNN
 # wheel or install is incomplete or not on the library path.
-_CUBLAS_SYMBOL = re.compile(r"Invalid handle\. Cannot load symbol (cu(?:blas|dnn)\w+)")
-_CUDNN_SUBLIB = re.compile(
+_CUBLAS_SYMBOL = lazy_re.compile(r"Invalid handle\. Cannot load symbol (cu(?:blas|dnn)\w+)")
+_CUDNN_SUBLIB = lazy_re.compile(
     r"Unable to load any of \{(libcudnn\w*\.so)[\d.]*|Could not locate (cudnn\w+\.dll)"
 )
-_LOAD_FAILED = re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
+_LOAD_FAILED = lazy_re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
 # collectives will not work.", raised through the first NCCL call ("NCCL operation ncclGetUniqueId(&id)
 # failed: Unable to load NCCL library") or logged at W level when no collective needs it (then silent).
-_XLA_NO_NCCL = re.compile(r"Unable to load (NCCL|RCCL) library")
+_XLA_NO_NCCL = lazy_re.compile(r"Unable to load (NCCL|RCCL) library")
 # vLLM 0.4.0's pynccl.py binds the NCCL functions as module globals only when ctypes.CDLL(libnccl) succeeded
 # (it logs "Failed to load NCCL library" and goes on): the first call then raises "NameError: name
 # 'ncclGetVersion' is not defined" (ncclGetUniqueId, ncclCommInitRank, ...), often the only line a report
 # keeps. The library could not be opened (missing, another CUDA's, VLLM_NCCL_SO_PATH wrong).
-_NCCL_UNBOUND = re.compile(r"NameError: name '(nccl[A-Z]\w*)' is not defined")
+_NCCL_UNBOUND = lazy_re.compile(r"NameError: name '(nccl[A-Z]\w*)' is not defined")
 
 
 # A loader error quoted inside a warning is an optional part that was skipped and the program went on
@@ -99,7 +102,7 @@ _NCCL_UNBOUND = re.compile(r"NameError: name '(nccl[A-Z]\w*)' is not defined")
 # library 'libcudart.so.11.0'; dlerror: ...", then "Ignore above cudart dlerror if you do not have a GPU")
 # when it is imported as a side dependency; XLA's and absl's W-level lines
 # ("...: W external/xla/.../x.cc:90]").
-_WARNED = re.compile(
+_WARNED = lazy_re.compile(
     r"\w*Warning\b|\bWARNING\b|^\s*\[?W\d{4}|\bwarn\(|[Ff]ailed to load image Python extension|"
     r"(?:^|\s)W tensorflow/|(?:^|\s)W \S+\.cc:\d+\]|Could not load dynamic library '"
 )
@@ -116,7 +119,7 @@ def _loader_warned(hit: Hit) -> bool:
 # specified module could not be found. Error loading "C:\...\torch\lib\c10_cuda.dll" or one of its
 # dependencies." (127 a procedure missing, 1114 a DLL's init failed, 193 not a valid Win32 application).
 # 1455 "The paging file is too small" is the host's memory, not a missing library: not this row.
-_WIN_DLL = re.compile(
+_WIN_DLL = lazy_re.compile(
     r"\[WinError (126|127|1114|193)\][^\n]*?Error loading \"([^\"]+\.dll)\" or one of its dependencies"
 )
 
@@ -124,8 +127,8 @@ _WIN_DLL = re.compile(
 # NCCL's optional plugins (plugin/plugin_open.cc: NET, GIN, TUNER, PROFILER, ENV; collnet in 2.x): it
 # probes libnccl-<kind>.so and goes on without it ("NET/Plugin: Could not find: libnccl-net.so", "TUNER/
 # Plugin: libnccl-tuner.so: cannot open shared object file ...", 2.3's "Unable to load libnccl-net.so").
-_OPTIONAL_PLUGIN = re.compile(r"libnccl-(?:net|gin|tuner|profiler|env|coll)")
-_PLUGIN_PROBE = re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
+_OPTIONAL_PLUGIN = lazy_re.compile(r"libnccl-(?:net|gin|tuner|profiler|env|coll)")
+_PLUGIN_PROBE = lazy_re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
 
 
 # Open MPI's help message when its CUDA-aware support finds no libcuda (opal/mca/common/cuda,
@@ -133,7 +136,7 @@ _PLUGIN_PROBE = re.compile(r"\b(?:NET|GIN|TUNER|PROFILER|ENV)/Plugin\b")
 # libraries, / but each of them failed.  CUDA-aware support is disabled." then one dlerror per path, then
 # "--mca opal_warn_on_missing_libcuda 0 to suppress this message". MPI goes on without it (Horovod and
 # mpirun-launched jobs on CPU nodes, or GPU jobs whose collectives are NCCL's): a warning, not a failure.
-_MPI_CUDA_PROBE = re.compile(r"CUDA-aware support is disabled|opal_warn_on_missing_libcuda")
+_MPI_CUDA_PROBE = lazy_re.compile(r"CUDA-aware support is disabled|opal_warn_on_missing_libcuda")
 
 
 def _mpi_cuda_probe(hit: Hit) -> bool:
@@ -145,7 +148,7 @@ def _mpi_cuda_probe(hit: Hit) -> bool:
 # message adds "It is expected if you are not running on NVIDIA/AMD GPUs"; torch.distributed's NCCL does
 # the collectives): when the engine then sized its KV cache or served, or runs on one GPU, the line was no
 # failure.
-_ENGINE_WENT_ON = re.compile(
+_ENGINE_WENT_ON = lazy_re.compile(
     r"# (?:GPU|CPU) blocks: \d+|Avg prompt throughput|Application startup complete|Uvicorn running on|"
     r"Processed prompts: 100%"
 )
@@ -153,8 +156,8 @@ _ENGINE_WENT_ON = re.compile(
 
 # The engine's own configuration record after it ("Initializing an LLM engine (v0.4.0) with config: ...,
 # tensor_parallel_size=1, ..."): one GPU, no collective, so its NCCL wrapper is never needed.
-_ONE_GPU_ENGINE = re.compile(r"\btensor_parallel_size=1\b")
-_MANY_STAGES = re.compile(r"\bpipeline_parallel_size=(?:[2-9]|\d\d)")
+_ONE_GPU_ENGINE = lazy_re.compile(r"\btensor_parallel_size=1\b")
+_MANY_STAGES = lazy_re.compile(r"\bpipeline_parallel_size=(?:[2-9]|\d\d)")
 
 
 def _engine_went_on(hit: Hit) -> bool:

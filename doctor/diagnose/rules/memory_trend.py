@@ -17,15 +17,16 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.units import fmt_bytes
+from pgdoctor.model import lazy_re
 
 _UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 # "RSS MEM USE: 5.11G", "RSS: 49.03GB", "rss=35.2GiB", "rss_gb: 48.1" (a unit in the key).
-_READING = re.compile(
+_READING = lazy_re.compile(
     r"\b(?:RSS|rss)(?P<keyunit>_[gm]b)?(?:[ _](?:MEM|mem|USE|use|usage|used))*\s*[:=]\s*"
     r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT])?(?:i?B)?\b"
 )
 # A reading the rules read: 10 GiB and more (two digits of G, or T).
-_BIG = re.compile(
+_BIG = lazy_re.compile(
     r"\b(?:RSS|rss)(?:[ _](?:MEM|mem|USE|use|usage|used))*\s*[:=]\s*"
     r"(?:\d{2,}(?:\.\d+)?\s*G|\d+(?:\.\d+)?\s*T)|"
     r"\brss_gb\s*[:=]\s*\d{2,}"

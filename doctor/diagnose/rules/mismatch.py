@@ -25,23 +25,24 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import TRUNCATED, bootstrap_truncated
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_MISMATCH = re.compile(r"Detected mismatch between collectives on ranks")
-_FP = re.compile(
+_MISMATCH = lazy_re.compile(r"Detected mismatch between collectives on ranks")
+_FP = lazy_re.compile(
     r"Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((.*?)\)(?:,|\.| but|$)"
 )
 _FIELDS = {
-    "SequenceNumber": re.compile(r"SequenceNumber=(\d+)"),
-    "OpType": re.compile(r"OpType=([A-Z_]+)"),
-    "TensorShape": re.compile(r"TensorShape=(\[[^\]]*\])"),
-    "TensorDtypes": re.compile(r"TensorDtypes=([^,\s)]+)"),
+    "SequenceNumber": lazy_re.compile(r"SequenceNumber=(\d+)"),
+    "OpType": lazy_re.compile(r"OpType=([A-Z_]+)"),
+    "TensorShape": lazy_re.compile(r"TensorShape=(\[[^\]]*\])"),
+    "TensorDtypes": lazy_re.compile(r"TensorDtypes=([^,\s)]+)"),
 }
 # ProcessGroupWrapper's compute_collective_diff: "Collectives differ in the following aspects: \t
 # Sequence number: 1649vs 0  Op type: BARRIERvs GATHER  Tensor Tensor shapes: [2]vs [3]"
-_DIFF = re.compile(r"(Sequence number|Op type|Tensor [\w ]+?): (\S+?) ?vs (\S+)")
-_UNFINISHED = re.compile(r"Expected to have finished reduction in the prior iteration")
-_UNUSED_IDX = re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
-_UNUSED_NAMES = re.compile(
+_DIFF = lazy_re.compile(r"(Sequence number|Op type|Tensor [\w ]+?): (\S+?) ?vs (\S+)")
+_UNFINISHED = lazy_re.compile(r"Expected to have finished reduction in the prior iteration")
+_UNUSED_IDX = lazy_re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
+_UNUSED_NAMES = lazy_re.compile(
     r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)"
 )
 # The rest of the reducer's message (reducer.cpp ensure_prior_reduction_finished, 1.0-2.x), each sentence
@@ -57,7 +58,7 @@ _UNUSED_NAMES = re.compile(
 # pass."). Lightning 2.x replaces the message: "It looks like your LightningModule has parameters that
 # were not used in producing the loss returned by training_step. If this is intentional, you must enable
 # the detection of unused parameters in DDP, ...".
-_UNUSED_PARTS = re.compile(
+_UNUSED_PARTS = lazy_re.compile(
     r"module has parameters that were not used in producing|"
     r"You can enable unused parameter detection by|"
     r"Since `find_unused_parameters=True` is enabled, this likely|"
@@ -65,32 +66,34 @@ _UNUSED_PARTS = re.compile(
     r"which particular parameters did not receive gradient on this rank|"
     r"LightningModule has parameters that were not used in producing the loss"
 )
-_DETAIL_UNUSED = re.compile(r"\[Rank (\d+)\] Parameter: (\S+) did not get gradient in backwards pass")
-_TWICE = re.compile(r"Expected to mark a variable ready only once")
+_DETAIL_UNUSED = lazy_re.compile(r"\[Rank (\d+)\] Parameter: (\S+) did not get gradient in backwards pass")
+_TWICE = lazy_re.compile(r"Expected to mark a variable ready only once")
 # DeepSpeed ZeRO-1/2's reduction hook (runtime/zero/stage_1_and_2.py, stage2.py of 0.3-0.4) on the same
 # fault as the reducer's "ready twice": "The parameter 12 has already been reduced.             Gradient
 # computed twice for this partition.             Multiple gradient reduction is currently not supported"
 # (a backward pass through a parameter twice: reentrant checkpointing, two losses over shared weights).
-_ZERO_REDUCED = re.compile(r"The parameter ([\w.]+) has already been reduced")
-_ZERO_TWICE = re.compile(
+_ZERO_REDUCED = lazy_re.compile(r"The parameter ([\w.]+) has already been reduced")
+_ZERO_TWICE = lazy_re.compile(
     r"(?:The parameter ([\w.]+) has already been reduced\.\s*)?Gradient computed twice for this partition"
 )
 # DDP's join with throw_on_early_termination=True (nn/parallel/distributed.py, algorithms/join.py, 1.10+):
 # "Detected at least one rank that exhausted inputs. Throwing across all ranks." - the ranks were given
 # different numbers of batches, the uneven inputs that otherwise leave the others waiting in a collective.
-_EXHAUSTED = re.compile(r"Detected at least one rank that exhausted inputs")
-_TWICE_NAME = re.compile(r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice")
+_EXHAUSTED = lazy_re.compile(r"Detected at least one rank that exhausted inputs")
+_TWICE_NAME = lazy_re.compile(
+    r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice"
+)
 # DDP's construction-time check that every rank holds the same model (distributed/utils.py,
 # reducer.cpp): "DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1
 # has inconsistent 0 params." and 1.x's "params[0] in this process with sizes [...] appears not to
 # match sizes of the same param in process 0."
-_DDP_MODEL = re.compile(
+_DDP_MODEL = lazy_re.compile(
     r"DDP expects same model across all ranks, but Rank (\d+) has (\d+) params, while rank (\d+) "
     r"has inconsistent (\d+) params|appears not to match (?:sizes|strides) of the same param in process (\d+)"
 )
 # gloo's pair.cc when two ranks' buffers of one collective differ in size: "op.preamble.length <=
 # op.nbytes. 8 vs 4"
-_GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
+_GLOO_SIZE = lazy_re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
 
 
 # Horovod's coordinator (horovod/common/controller.cc ConstructResponse) when the ranks' requests for one
@@ -99,7 +102,7 @@ _GLOO_SIZE = re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)
 # "Mismatched allreduce tensor shapes: One or more rank sent tensors of different shapes ...",
 # "Mismatched broadcast root ranks: One rank specified root rank 0, but another rank specified root rank
 # 1." (also allgather / alltoall / reducescatter, prescale and postscale factors, reduction operations).
-_HVD_MISMATCH = re.compile(
+_HVD_MISMATCH = lazy_re.compile(
     r"Mismatched ([\w ]+?): One (?:or more )?ranks? (?:did|had|sent|specified|requested)"
 )
 
@@ -210,9 +213,9 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
 # verify_operation, 0.21+) gathers each process's tensor shapes before a collective: "Cannot apply desired
 # operation due to shape mismatches. All shapes across devices must be valid." then "Operation:
 # `accelerate.utils.operations.broadcast`", "Input shapes:" and one "  - Process 1: [1, 2, 5]" per process.
-_ACC_SHAPES = re.compile(r"Cannot apply desired operation due to shape mismatches")
-_ACC_OP = re.compile(r"Operation: `(?:[\w.]+\.)?(\w+)`")
-_ACC_PROC = re.compile(r"^\s*-\s*Process (\d+): (.+?)\s*$")
+_ACC_SHAPES = lazy_re.compile(r"Cannot apply desired operation due to shape mismatches")
+_ACC_OP = lazy_re.compile(r"Operation: `(?:[\w.]+\.)?(\w+)`")
+_ACC_PROC = lazy_re.compile(r"^\s*-\s*Process (\d+): (.+?)\s*$")
 
 
 def _acc_shapes(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
@@ -294,9 +297,9 @@ def _twice(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]
 # NCCL's RAS report (2.24+, `ncclras`): "Communicator ranks have different AllGather operation counts",
 # then "30 ranks have launched up to operation 640", "2 ranks have launched up to operation 641" and the
 # ranks of the smaller group ("Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124").
-_RAS_COUNTS = re.compile(r"Communicator ranks have different (\w+) operation counts")
-_RAS_GROUP = re.compile(r"(\d+) ranks? (?:have|has) launched up to operation (\d+)")
-_RAS_RANK = re.compile(r"\bRank (\d+) -- GPU")
+_RAS_COUNTS = lazy_re.compile(r"Communicator ranks have different (\w+) operation counts")
+_RAS_GROUP = lazy_re.compile(r"(\d+) ranks? (?:have|has) launched up to operation (\d+)")
+_RAS_RANK = lazy_re.compile(r"\bRank (\d+) -- GPU")
 
 
 def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -338,14 +341,14 @@ def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # "<tensor> [missing ranks: 0, 3]" per tensor; from 0.20 "Missing ranks:" and "<rank>: [<tensor>, ...]".
 # The same report when the stall passed HOROVOD_STALL_SHUTDOWN_TIME_SECONDS ends: "One or more rank (marked
 # by "!") is stalled for longer than 600 seconds. Will shutdown." (0.20+, logged at ERROR).
-_HVD_STALL = re.compile(
+_HVD_STALL = lazy_re.compile(
     r"submitted to be reduced, gathered or broadcasted by subset of ranks|"
     r"One or more rank \(marked by \W+!\W+\) is stalled for longer than \d+ seconds"
 )
 # (the line normaliser takes "[m" for the remnant of a terminal colour code: "issing" is what is left)
-_HVD_OLD = re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
+_HVD_OLD = lazy_re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
 # (0.20-0.2x head the table "Stalled ranks:" and mark with "!" the ranks past the shutdown time: "0!: [...]")
-_HVD_NEW = re.compile(r"^\s*(\d+)!?: \[")
+_HVD_NEW = lazy_re.compile(r"^\s*(\d+)!?: \[")
 
 
 def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -387,7 +390,7 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # of the rank or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks has
 # finished execution."). Tier 1: a rank's own exception, when shown, is the cause; without one, a rank
 # left the loop (uneven data, early stopping) while the others still issued collectives.
-_HVD_SHUTDOWN = re.compile(
+_HVD_SHUTDOWN = lazy_re.compile(
     r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one"
 )
 
@@ -409,7 +412,7 @@ def _hvd_shutdown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # workers. all_gather_list requires all workers to enter the function together, so this error usually
 # indicates that the workers have fallen out of sync somehow." The ranks called different collectives
 # (one finished an epoch early, or ran out of memory: an OOM line, when shown, is the cause).
-_FAIRSEQ_SYNC = re.compile(
+_FAIRSEQ_SYNC = lazy_re.compile(
     r"Unable to unpickle data from other workers|all_gather_list requires all workers to enter the function"
 )
 
@@ -444,7 +447,7 @@ def _truncated(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _either(*rxs: re.Pattern[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
+    return lazy_re.compile("|".join(f"(?:{rx.pattern})" for rx in rxs))
 
 
 _RUNTIME = "the 'RuntimeError: ' (or 'what(): ') before torch's message"

@@ -19,13 +19,14 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_PMI = re.compile(
+_PMI = lazy_re.compile(
     r"(?P<call>PMI2?_\w+|PMIx_\w+) (?:returned|failed)\b[^\n]*|"
     r"(?:OPAL|PMIX) ERROR: (?:Unreachable|UNREACHABLE) in file (?P<file>\S*pmix\S*)"
 )
 # The init that failed, in the stack's first record or Open MPI's banner.
-_INIT = re.compile(r"\b(?:P?MPI_Init\w*|internal_Init_thread|MPIR_Init_thread|MPI_INIT)\b")
+_INIT = lazy_re.compile(r"\b(?:P?MPI_Init\w*|internal_Init_thread|MPIR_Init_thread|MPI_INIT)\b")
 
 
 def _pmi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -35,32 +35,35 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_ORTE = re.compile(r"\b(?P<rt>ORTE|PRTE) has lost communication with a remote daemon")
-_NODE = re.compile(r"Remote daemon\s*:\s*\S+ on node (?P<node>\S+)")
-_MLX5 = re.compile(
+_ORTE = lazy_re.compile(r"\b(?P<rt>ORTE|PRTE) has lost communication with a remote daemon")
+_NODE = lazy_re.compile(r"Remote daemon\s*:\s*\S+ on node (?P<node>\S+)")
+_MLX5 = lazy_re.compile(
     r"(?P<err>Local (?:length|QP operation|protection|access)|Remote (?:QP|invalid request|access|operation)|"
     r"Invalid request|Transport retry count exceeded|Receive-no-ready retry count exceeded|"
     r"Remote side aborted|Bad response|Memory window bind|Generic)"
     r" on (?P<dev>\w+):(?P<port>\d+)/(?P<link>IB|RoCE)"
 )
-_VERBS = re.compile(
+_VERBS = lazy_re.compile(
     r"completion with error: (?P<err>local protection error|remote access error|remote operation error|"
     r"transport retry counter exceeded|RNR retry counter exceeded|local length error|"
     r"local QP operation error)"
 )
-_TRUNCATE = re.compile(
+_TRUNCATE = lazy_re.compile(
     r"MPI_ERR_TRUNCATE: message truncated|Fatal error in P?MPI_(?P<op>\w+): Message truncated|"
     r"(?:Message from rank (?P<src>\d+) and tag \d+ truncated|Message truncated); (?P<got>\d+) bytes "
     r"received but buffer size is (?P<buf>\d+)|"
     r"\bException: Message truncated, error stack"
 )
-_MPI_OP = re.compile(r"An error occurred in P?MPI_(\w+)|^\s*P?MPI_(\w+)\(\d+\)\.*: ")
+_MPI_OP = lazy_re.compile(r"An error occurred in P?MPI_(\w+)|^\s*P?MPI_(\w+)\(\d+\)\.*: ")
 # rdma-core's mlx5 provider dumps the failed completion itself before any library reads it: "mlx5:
 # softiron-2: got completion with error:" then four lines of hex (under UCX, Open MPI's openib, NCCL's IB).
 # (the line normaliser may take "mlx5: host:" for a prefix of its own and keep only the words after it)
-_MLX5_DUMP = re.compile(r"(?:\bmlx[45]: (?P<host>[^\s:]+): )?\bgot completion with error\b")
-_OPENIB = re.compile(r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?) status number (?P<num>\d+)")
+_MLX5_DUMP = lazy_re.compile(r"(?:\bmlx[45]: (?P<host>[^\s:]+): )?\bgot completion with error\b")
+_OPENIB = lazy_re.compile(
+    r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?) status number (?P<num>\d+)"
+)
 
 # UCX's UD transport when a peer stops answering (uct/ib/ud/base/ud_ep.c, UCX 1.x, a ucs_fatal): "[node1:4242
 # :0:4242]  ud_ep.c:278  Fatal: UD endpoint 0x1234 to <no debug data>: unhandled timeout error" (also "UD
@@ -68,8 +71,8 @@ _OPENIB = re.compile(r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?)
 # errors (prov/efa, efa_errno.h texts: "Unresponsive receiver", "Unreachable remote", "Remote unknown peer",
 # "Destination QP does not exist"), behind "libfabric:4242:1701234567::efa:cq:...():107<warn>". Both say the
 # peer's adapter went silent: the fabric, or a peer that died (facts peer_may_have_died).
-_UCX_UD = re.compile(r"\bUD endpoint \S+ to .{1,80}?: unhandled timeout error")
-_EFA = re.compile(
+_UCX_UD = lazy_re.compile(r"\bUD endpoint \S+ to .{1,80}?: unhandled timeout error")
+_EFA = lazy_re.compile(
     r"\b(?P<err>Unresponsive receiver|Unreachable remote|Remote unknown peer|Destination QP does not exist)\b"
 )
 

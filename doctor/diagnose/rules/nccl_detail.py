@@ -18,29 +18,32 @@ from pgdoctor.diagnose.rules.gpu_runtime import device_assert_before
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
 # '<WARN>'." after its "NCCL operation ncclGroupEnd() failed: ...".
-_INLINE_LAST = re.compile(
+_INLINE_LAST = lazy_re.compile(
     r"Last error:\s*(.+)$|Last NCCL warning\(error\) log entry \(may be unrelated\) '(.+?)'\.?\s*$"
 )
-NCCL_VER = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+NCCL_VER = lazy_re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
 # 2.23+ also "communicator encountered a fatal error (detected in ncclIbTest)" after NET/IB's async fatal
 # event.
-IB = re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI|fatal error \(detected in ncclIb\w*\)")
+IB = lazy_re.compile(r"NET/IB|ibv_\w+|IBV_WC_\w+|mlx5_\d+|NET/OFI|fatal error \(detected in ncclIb\w*\)")
 # What makes an RDMA line a failure of the fabric rather than a note: a completion with an error status, a
 # verbs call or the plugin that failed.
-_IB_FAILED = re.compile(r"Got completion from peer|IBV_WC_(?!SUCCESS)|\bfailed\b|[Ff]ailed to|[Uu]nable to")
+_IB_FAILED = lazy_re.compile(
+    r"Got completion from peer|IBV_WC_(?!SUCCESS)|\bfailed\b|[Ff]ailed to|[Uu]nable to"
+)
 # IBV_WC_RETRY_EXC_ERR (12), RNR_RETRY_EXC_ERR (13) and WR_FLUSH_ERR (5), by name or by number.
-_WC_PEER_GONE = re.compile(r"IBV_WC_(?:RNR_)?RETRY_EXC_ERR|IBV_WC_WR_FLUSH_ERR|with error (?:5|12|13)\b")
-_IB_STATUS = re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
-_PEER = re.compile(
+_WC_PEER_GONE = lazy_re.compile(r"IBV_WC_(?:RNR_)?RETRY_EXC_ERR|IBV_WC_WR_FLUSH_ERR|with error (?:5|12|13)\b")
+_IB_STATUS = lazy_re.compile(r"(?:with error (\d+)|status=(IBV_WC_\w+)\((\d+)\))")
+_PEER = lazy_re.compile(
     r"(?:peer|to|from)\s+\[?(\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]+)\]?(?:<(\d+)>|:(\d+))?"
 )
 # NCCL's socket layer (socket.cc, include/socket.h of <= 2.3, net_socket.cc, bootstrap.cc).
-SOCKET = re.compile(
+SOCKET = lazy_re.compile(
     r"Connection (?:closed by (?:remote )?peer|reset by peer|refused|timed out)|Software caused connection "
     r"abort|"
     r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
@@ -67,25 +70,27 @@ SOCKET = re.compile(
     r"socketTryAccept: get errno \d+"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
-_PEER_GONE = re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
-IFACE = re.compile(
+_PEER_GONE = lazy_re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")
+IFACE = lazy_re.compile(
     r"no socket interface found|No usable listening interface|Bootstrap : no socket|"
     r"NCCL_SOCKET_IFNAME|neither AF_INET|verify NCCL_OOB_NET_IFNAME|No interface found in the same subnet",
     re.I,
 )
 # Where a dropped connection is the job's own (not a dataset download's "ConnectionError").
-DIST_CONTEXT = re.compile(
+DIST_CONTEXT = lazy_re.compile(
     r"gloo|pair\.cc|ProcessGroup|c10d|torch[./]distributed|NCCL|all_?reduce|broadcast|barrier", re.I
 )
-IB_COMPLETION = re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
-DUP = re.compile(r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)")
-CUDA_FAIL = re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
-NCCL_ALLOC = re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
-UNDEF = re.compile(r"undefined symbol: (nccl\w+)")
+IB_COMPLETION = lazy_re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
+DUP = lazy_re.compile(
+    r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)"
+)
+CUDA_FAIL = lazy_re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
+NCCL_ALLOC = lazy_re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
+UNDEF = lazy_re.compile(r"undefined symbol: (nccl\w+)")
 # ... and ProcessGroupNCCL's own version floors (1.x-2.x): "AVG requires NCCL 2.10+", "PreMulSum requires
 # NCCL>=2.11.1", "Capturing NCCL collectives is only allowed with NCCL >= 2.9.6", "ProcessGroupNCCL only
 # supports alltoall* for NCCL lib version >= 2.7.0".
-VERSION = re.compile(
+VERSION = lazy_re.compile(
     r"NCCL version mismatch|requires NCCL ?(?:version |>= ?)?[\d.]+|"
     r"NCCL [\d.]+ or (?:newer|later) is required|only allowed with NCCL >= ?[\d.]+|"
     r"for NCCL lib version >= ?[\d.]+"
@@ -342,12 +347,12 @@ def from_detail(
 # init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
 # struct filled by NCCL_CONFIG_INITIALIZER of a newer NCCL than the library: its magic/size differ).
 # A small value (blocking 2, cgaClusterSize 9) is the caller's own setting: invalid usage (below).
-_CONFIG_ATTR = re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
+_CONFIG_ATTR = lazy_re.compile(r"Invalid config (\w+) attribute value (?:-2147483648|-?\d{6,})\b")
 # NCCL_DEBUG=INFO prints every frame an error returns through: "NCCL INFO transport/net.cc:515 -> 2";
 # the number is the ncclResult_t. Alone (its WARN cut off) it still names the kind of failure.
-CHAIN = re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
+CHAIN = lazy_re.compile(r"NCCL INFO (\S+\.(?:cc|cu|h)):(\d+) -> ([1-7])\b")
 # Frames of NCCL's socket layer (misc/socket.cc since 2.12, transport/net_socket.cc, bootstrap.cc's sockets).
-SOCKET_FRAME = re.compile(r"(?:^|/)(?:socket|net_socket)\.cc$")
+SOCKET_FRAME = lazy_re.compile(r"(?:^|/)(?:socket|net_socket)\.cc$")
 RESULT = {
     1: C.NCCL_CUDA_ERROR,
     2: C.NCCL_SYSTEM_ERROR,
@@ -365,7 +370,7 @@ RESULT = {
 # NET/IB (2.12+) "req 0/1 tag 0 peer 10.0.0.6<58683> collective mismatch error, local size 496640 remote
 # size 65536" (2.8-2.11: "collective mismatch error local size 131072 remote 0 addr 7f08... rkey 83000 seq
 # 2/2").
-TRUNCATED = re.compile(
+TRUNCATED = lazy_re.compile(
     # bootstrap.cc 2.19+ also "received 8,16 bytes instead of 4,16" (two messages at once): the first pair
     r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+)(?:,\d+)? bytes instead of (\d+)|"
     r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)"
@@ -375,7 +380,9 @@ TRUNCATED = re.compile(
 # allgather of peer info) had another size than the receiver expected. No user tensor goes through it, so
 # it is no desync of the program's collectives: NCCL itself (a known bug of some releases, e.g. 2.19.3 on
 # EFA) or ranks that loaded different NCCL builds - an internal error, as NCCL returns it.
-BOOTSTRAP_TRUNCATED = re.compile(r"Message truncated\s*:\s*received (\d+)(?:,\d+)? bytes instead of (\d+)")
+BOOTSTRAP_TRUNCATED = lazy_re.compile(
+    r"Message truncated\s*:\s*received (\d+)(?:,\d+)? bytes instead of (\d+)"
+)
 
 
 def bootstrap_truncated(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -405,17 +412,17 @@ def bootstrap_truncated(hit: Hit, detail: str, base: dict[str, Any], used: Any) 
 
 # /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
 # memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
-_SHM = re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
+_SHM = lazy_re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
 
 
 # An internal error returned through the bootstrap's or the socket layer's frames ("NCCL INFO
 # bootstrap.cc:312 -> 3", "misc/socket.cc:58 -> 3") just above a report that carries no WARN of its own.
-_NET_FRAME = re.compile(r"NCCL INFO (?:\S*/)?(?:bootstrap|socket|net_socket)\.cc:\d+ -> [36]\b")
+_NET_FRAME = lazy_re.compile(r"NCCL INFO (?:\S*/)?(?:bootstrap|socket|net_socket)\.cc:\d+ -> [36]\b")
 
 
 # The socket layer's INFO retries of a connect that is refused (socket.h / socket.cc 2.4-2.22, and 2.23+'s
 # "socketPollConnect: connect to <addr> returned Connection refused, retrying (3/34)") around the report.
-_CONNECT_RETRY = re.compile(r"(?:Call to connect|connect to \S+) returned [\w ]+, retrying")
+_CONNECT_RETRY = lazy_re.compile(r"(?:Call to connect|connect to \S+) returned [\w ]+, retrying")
 
 
 def _network_chain(hit: Hit) -> bool:

@@ -68,27 +68,28 @@ from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import find_cuda_error
+from pgdoctor.model import lazy_re
 
 # torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
 # "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
-_TORCH = re.compile(
+_TORCH = lazy_re.compile(
     r"NCCL error(?: in: (?P<where>\S+?),?|:)\s+(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:,?\s*NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)|[`'\"]?\s*$)"
 )
 # ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error").
-_NCCL_TEXT = re.compile(
+_NCCL_TEXT = lazy_re.compile(
     r"unhandled system error|unhandled cuda error|remote process exited or there was a network error"
 )
-_OLD_TORCH = re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
+_OLD_TORCH = lazy_re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
 # without the word NCCL.
 # A line pasted without its "host:pid:tid [dev] " prefix keeps the source: "include/socket.h:344 WARN ...".
-_WARN = re.compile(
+_WARN = lazy_re.compile(
     r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN|^[\w./-]+\.(?:h|cc|cu|c):\d+ WARN) (?P<msg>.*)$"
 )
-_WORK = re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+_WORK = lazy_re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 # ncclResult_t names as torch's exceptions and users' prose quote them.
-_NAME_ANYWHERE = re.compile(r"\b(" + "|".join(ERRNAMES) + r")\b")
+_NAME_ANYWHERE = lazy_re.compile(r"\b(" + "|".join(ERRNAMES) + r")\b")
 
 
 def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -130,7 +131,7 @@ def _explaining_line(hit: Hit, code: Any) -> str:
 # usage"), TensorFlow's NcclManager ("ncclAllReduce failed: invalid data type"), XLA's ("INTERNAL: NCCL
 # operation ncclGroupEnd() failed: internal error - please report this issue to the NCCL developers. Last
 # NCCL warning(error) log entry (may be unrelated) '...'.").
-_CALL_FAILED = re.compile(
+_CALL_FAILED = lazy_re.compile(
     r"\b(?P<call>nccl[A-Z]\w+)(?:\([^)]*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
 )
 
@@ -151,7 +152,7 @@ def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 # torch's message quoted from its middle (the "NCCL error in: " cut off by a paste or a title):
 # "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this issue to
 # the NCCL developers, NCCL version 2.19.3"; NCCLUtils.hpp / .cpp since 1.11.
-_TORCH_TAIL = re.compile(
+_TORCH_TAIL = lazy_re.compile(
     r"(?P<where>\S*(?:ProcessGroupNCCL|NCCLUtils)\.[ch]pp:\d+),\s+(?P<err>[a-z][^(,]*?)"
     r"(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?,?\s*"
     r"NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)"
@@ -162,13 +163,13 @@ _TORCH_TAIL = re.compile(
 # empty when the result code is not one NCCL names), nccl-tests before 2.13 ("Test NCCL failure
 # common.cu:483 'internal error'") and since ("node1: Test NCCL failure common.cu:1204 'unhandled cuda error
 # (run with NCCL_DEBUG=INFO for details) / <ncclGetLastError>'").
-_CHECK_MACRO = re.compile(
+_CHECK_MACRO = lazy_re.compile(
     r"(?:Failed, NCCL error|NCCL failure) (?P<where>\S+:\d+) '(?P<err>[^'/(]*?)"
     r"(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?\s*(?:/ ?(?P<last>[^']*(?:'[^']*'[^']*)?))?'"
 )
 
 
-_TEST_HOST = re.compile(r"\s*([\w.-]+): Test NCCL failure")
+_TEST_HOST = lazy_re.compile(r"\s*([\w.-]+): Test NCCL failure")
 
 
 def _check_macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -346,7 +347,7 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # collective: "ProcessGroupGloo::broadcast: invalid root rank: 3", "ProcessGroupGloo::allgather: requires
 # non-empty input tensor list", "... invalid tensor type at index 0 (expected ..., got ...)", "...:
 # unsupported device type cuda".
-_C10D_ARGS = re.compile(
+_C10D_ARGS = lazy_re.compile(
     r"Tensors must be contiguous|Tensors must be CUDA and dense|"
     r"Only CUDA dense tensor is supported for NCCL|Tensor list must be nonempty|"
     r"Tensors must be on the same device|Tensor list input and output must have the same size|"
@@ -389,7 +390,7 @@ def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # enqueue.cc's "Error : no algorithm/protocol available for function ReduceScatter with datatype
 # ncclFloat32. NCCL_ALGO was set to nvls" quoted without its WARN prefix (2.8-2.28; the lower-case "Error :"
 # form is the WARN's own text): NCCL_ALGO / NCCL_PROTO / CollNet leave no algorithm for that collective.
-_NO_ALGO_TEXT = re.compile(
+_NO_ALGO_TEXT = lazy_re.compile(
     r"Error ?: [Nn]o algorithm/protocol available(?: for function (?P<op>\w+) with datatype (?P<dtype>\w+))?"
     r"(?:\.? NCCL_ALGO was set to (?P<algo>\S+?)\.?(?:\s|$))?"
 )
@@ -480,7 +481,7 @@ SIGNATURES = (
     ),
     Signature(
         "ncclResult line",
-        re.compile(r"^\s*(" + "|".join(ERRNAMES) + r"):"),
+        lazy_re.compile(r"^\s*(" + "|".join(ERRNAMES) + r"):"),
         _second_line,
         C.NCCL_SYSTEM_ERROR.code,
         anchors=(b"rror",),

@@ -49,23 +49,24 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader, read
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_NVLS_SOURCE = re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
+_NVLS_SOURCE = lazy_re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
 # What the driver answers at nvls.cc's cuMulticast* calls when the fabric cannot give the feature.
-_NVLS_REFUSED = re.compile(
+_NVLS_REFUSED = lazy_re.compile(
     r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state|"
     r"invalid argument|NVLink SHARP"
 )
 # Any other CUDA failure at an nvls.cc site is a driver call on a multicast object too: 999 'unknown
 # error' there is the Fabric Manager stopped and restarted under live GPUs (NVIDIA/nccl-tests#276), 3 /
 # 201 a driver without multicast. Only memory is the job's own (cuMemCreate 'out of memory': cuda_oom).
-_NVLS_CUDA_FAILURE = re.compile(r"Cuda failure (?:\d+ )?'(?!out of memory)")
-_DMABUF = re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
+_NVLS_CUDA_FAILURE = lazy_re.compile(r"Cuda failure (?:\d+ )?'(?!out of memory)")
+_DMABUF = lazy_re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
 # cudart's 801 "operation not supported" / 800 "operation not permitted" at any other NCCL CUDACHECK: NCCL
 # only calls what the device attributes claim, so the refusal is the platform's (a vGPU without UVM or
 # cuMem, a container without the IPC permissions cuMem handle export needs). The whole quoted message
 # only: "operation not permitted when stream is capturing" is a user's CUDA graph, not this.
-_CUDA_REFUSED = re.compile(r"Cuda failure (?:80[01] )?'operation not (?:supported|permitted)'")
+_CUDA_REFUSED = lazy_re.compile(r"Cuda failure (?:80[01] )?'operation not (?:supported|permitted)'")
 
 
 def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -104,7 +105,7 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
     ]
 
 
-_OFI_NO_PROVIDER = re.compile(r"NET/OFI Couldn't find any optimal provider")
+_OFI_NO_PROVIDER = lazy_re.compile(r"NET/OFI Couldn't find any optimal provider")
 
 
 def _ofi_no_provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -121,15 +122,17 @@ def _ofi_no_provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
 
 
 # misc/cudawrap.cc: the libcuda NCCL loaded lacks an entry point or a version NCCL needs.
-_CUDA_TOO_OLD = re.compile(
+_CUDA_TOO_OLD = lazy_re.compile(
     r"Failed to load CUDA missing symbol (\w+)|CUDA some PFN functions not found in the library|"
     r"Retrieve (\w+) failed with (\d+)|CUDA Driver version found is (\d+)\. Minimum requirement is (\d+)"
 )
-_CUDA_NO_START = re.compile(r"cuDriverGetVersion failed with (\d+)")
+_CUDA_NO_START = lazy_re.compile(r"cuDriverGetVersion failed with (\d+)")
 # misc/nvmlwrap.cc: NVMLCHECK's "nvmlX() failed: <nvmlErrorString>" and the library load.
-_NVML_CALL = re.compile(r"\b(nvml\w+)\([^)]*\) failed: (.+?)\s*$|Failed to open (libnvidia-ml\.so[.\d]*)")
+_NVML_CALL = lazy_re.compile(
+    r"\b(nvml\w+)\([^)]*\) failed: (.+?)\s*$|Failed to open (libnvidia-ml\.so[.\d]*)"
+)
 # graph/paths.cc (NCCL 2.12+): NVLink-connected GPUs whose NVML P2P status is not OK.
-_P2P_DISABLED = re.compile(r"P2P is disabled between NVLINK connected GPUs (\d+) and (\d+)")
+_P2P_DISABLED = lazy_re.compile(r"P2P is disabled between NVLINK connected GPUs (\d+) and (\d+)")
 
 
 # Multi-node NVLink (GB200 NVL72 and the like): NCCL finds the NVLink domain but cannot export / import the
@@ -138,7 +141,7 @@ _P2P_DISABLED = re.compile(r"P2P is disabled between NVLINK connected GPUs (\d+)
 # NCCL_MNNVL_ENABLE=0 to ignore this issue.", "... Check the IMEX configuration (nvidia-imex-ctl -N)"; 2.25's
 # "... not supported on this system. Check the IMEX configuration."; 2.21-2.23 init.cc "MNNVL is not supported
 # on this system"): the IMEX daemon or its channels are not set up for this job.
-_MNNVL = re.compile(
+_MNNVL = lazy_re.compile(
     r"MNNVL (?:\(cliqueSize (\d+)\) )?is (?:available but )?not (?:working|supported) on this system"
 )
 

@@ -16,15 +16,16 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.model import lazy_re
 
-_WRONG = re.compile(r"Out of bounds values\s*:\s*(?P<n>\d+)\s+FAILED")
+_WRONG = lazy_re.compile(r"Out of bounds values\s*:\s*(?P<n>\d+)\s+FAILED")
 # A result row: size, count, type, [redop, root,] then time algbw busbw wrong, out-of-place and in-place.
 # Rows of one length may be joined by the reader as if a terminal had wrapped them: found anywhere.
-_ROW = re.compile(
+_ROW = lazy_re.compile(
     r"(?P<size>\d+)\s+\d+\s+(?:float|half|bfloat16|double|u?int(?:8|32|64)?|char|fp8_e\dm\d)"
     r"(?:\s+(?:sum|prod|max|min|avg|premulsum|none)\s+-?\d+)?(?P<cols>(?:\s+[\d.e+-]+|\s+N/A){8})"
 )
-_OP = re.compile(r"\b(\w+?)_perf\b")
+_OP = lazy_re.compile(r"\b(\w+?)_perf\b")
 
 
 def _bad(value: str) -> bool:

@@ -35,19 +35,22 @@ from pgdoctor.checks.codes import run as R
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.net_texts import USING, virtual_iface
 from pgdoctor.diagnose.signature import Build, Signature, gated_reader
+from pgdoctor.model import lazy_re
 
 OBSERVED = "observed"
 
-_SOCKET_IFS = re.compile(r"NET/Socket : Using((?: \[\d+\][\w.:-]+:[^\s<]+<\d+>)+)")
-_USING_NET = re.compile(r"NCCL INFO Using network (\S.*?)\.?\s*$")
-_IB_NONE = re.compile(r"NET/IB : No device found")
-_NO_VERBS = re.compile(r"Failed to open libibverbs\.so")
-_NO_PLUGIN = re.compile(
+_SOCKET_IFS = lazy_re.compile(r"NET/Socket : Using((?: \[\d+\][\w.:-]+:[^\s<]+<\d+>)+)")
+_USING_NET = lazy_re.compile(r"NCCL INFO Using network (\S.*?)\.?\s*$")
+_IB_NONE = lazy_re.compile(r"NET/IB : No device found")
+_NO_VERBS = lazy_re.compile(r"Failed to open libibverbs\.so")
+_NO_PLUGIN = lazy_re.compile(
     r"NET/Plugin ?: (?:dlerror=.*)?No plugin found|NET/Plugin: Could not find: ?\S*libnccl-net"
 )
-_ENV_OFF = re.compile(r"\b(NCCL_IB_DISABLE set by environment to 1|NCCL_NET set by environment to Socket)\b")
-_NNODES_NCCL = re.compile(r"\bnRanks \d+ nNodes (\d+)\b")
-_NNODES_LAUNCH = re.compile(
+_ENV_OFF = lazy_re.compile(
+    r"\b(NCCL_IB_DISABLE set by environment to 1|NCCL_NET set by environment to Socket)\b"
+)
+_NNODES_NCCL = lazy_re.compile(r"\bnRanks \d+ nNodes (\d+)\b")
+_NNODES_LAUNCH = lazy_re.compile(
     r"--nnodes[= ](\d+)|\bmin_nodes\s*:\s*(\d+)|--nodes[= ](\d+)\b|"
     r"\bSLURM_NNODES=(\d+)|\bSLURM_JOB_NUM_NODES=(\d+)"
 )
@@ -66,7 +69,7 @@ def _observe(kind: str) -> Build:
             facts["setting"] = m.group(1)
         elif kind == "nodes":
             facts["nodes"] = int(next(g for g in m.groups() if g is not None))
-            facts["nodes_from"] = "nccl" if m.re is _NNODES_NCCL else "launcher"
+            facts["nodes_from"] = "nccl" if m.re == _NNODES_NCCL else "launcher"
         return [row.event(hit, hit.text.strip(), facts, code=OBSERVED, dedupe=(OBSERVED, kind, hit.line.no))]
 
     return build

@@ -16,39 +16,40 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.nccl_detail import CHAIN, RESULT, from_detail, special_detail
 from pgdoctor.diagnose.rules.nccl_warn_texts import USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # WARN records by the NCCL source that prints them: argument checks (misc/argcheck.cc: "Reduce :
 # invalid root 0", "invalid type 9", "invalid operation") are invalid usage; the topology and graph
 # search (graph/*.cc: "Error : ring 0 does not loop back to start", "Could not find a path")
 # are internal errors; "Mismatched collective detected ... around rank 39" is a mismatch.
-_WARN_SOURCE = re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
-_WARN_USAGE = re.compile(
+_WARN_SOURCE = lazy_re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
+_WARN_USAGE = lazy_re.compile(
     r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b", re.I
 )
 # NCCL 2.4's init.cc words the same check "Your program may be hanging, this may be caused by a collective
 # mismatch around rank 3. Please check your collective calls at and around this rank."
-_WARN_MISMATCH = re.compile(
+_WARN_MISMATCH = lazy_re.compile(
     r"(?:Mismatched collective detected|may be caused by a collective mismatch).*?around rank (\d+)"
 )
 # The ring checks of NCCL <= 2.6's init.cc (later graph/rings.cc): "Error : ring 0 does not contain rank 3",
 # "... does not loop back to start (3 != 0)" - the rings NCCL built, or NCCL_RINGS gave, are not rings.
-_RING_CHECK = re.compile(r"ring \d+ does not (?:contain rank|loop back)")
+_RING_CHECK = lazy_re.compile(r"ring \d+ does not (?:contain rank|loop back)")
 # The P2P transport's CUDA calls (transport/p2p.cc 2.4-2.29): "failed to open CUDA IPC handle : 217 peer
 # access is not supported between these two devices", "rank 1 failed to get CUDA IPC handle to device 0(=0)
 # : 201 invalid device context", "failed to peer with device 1(=1): 704 ...", "cudaIpcGetMemHandle failed :
 # invalid argument": a CUDA failure inside NCCL, read as NCCL's own "Cuda failure" text is.
-_P2P_CUDA = re.compile(
+_P2P_CUDA = lazy_re.compile(
     r"(?:failed to (?:open CUDA IPC handle|get CUDA IPC handle to device \S+|peer with device \S+)|"
     r"cudaIpc\w+ failed)\s*:\s*(?:(?P<num>\d+)\s+)?(?P<what>[a-z][\w ,'-]*[a-z])"
 )
 # bootstrap.cc's root: "Bootstrap Root : rank 1 of 8 ranks has already checked in" (two processes with one
 # rank).
-_BOOTSTRAP_DUP = re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
+_BOOTSTRAP_DUP = lazy_re.compile(r"rank (\d+) of (\d+) ranks has already checked in")
 # ... and its check that every rank was started with the root's communicator size: "Bootstrap Root :
 # mismatch in rank count from procs 8 : 16" (2.3-2.21: the root's nranks, then the caller's) and "Bootstrap
 # Root : mismatch in info from procs, nranks 8 vs 16, nroots 1 vs 1, iroot 0 vs 0" (2.22+): ranks launched
 # with different world sizes, or two jobs whose ranks reach one root (a shared NCCL_COMM_ID / unique id).
-_BOOTSTRAP_COUNT = re.compile(
+_BOOTSTRAP_COUNT = lazy_re.compile(
     r"Bootstrap Root : mismatch in "
     r"(?:rank count from procs (\d+) : (\d+)|info from procs, nranks (\d+) vs (\d+))"
 )
@@ -56,11 +57,11 @@ _BOOTSTRAP_COUNT = re.compile(
 # function AllReduce with datatype ncclFloat32. NCCL_ALGO was set to ..." (2.20+), and the symmetric
 # kernels' "Error: no symmetric kernel available for function AllGather" (2.27+): NCCL_ALGO / NCCL_PROTO
 # (or NCCL_SYM_*) exclude every choice this collective or topology can use.
-_NO_ALGO = re.compile(r"[Nn]o (?:algorithm/protocol|symmetric kernel) available")
+_NO_ALGO = lazy_re.compile(r"[Nn]o (?:algorithm/protocol|symmetric kernel) available")
 # The proxy thread's report names the ncclResult_t of the failed operation (proxy.cc):
 # "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3",
 # "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection".
-_PROXY = re.compile(
+_PROXY = lazy_re.compile(
     r"Failed to execute operation (\w+) from rank (\d+), retcode (\d+)|"
     r"Error encountered progressing operation=(\w+), res=(\d+)"
 )

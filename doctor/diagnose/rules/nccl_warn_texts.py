@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from pgdoctor.checks.codes import run as C
+from pgdoctor.model import lazy_re
 
 # The WARN texts NCCL returns ncclInvalidArgument / ncclInvalidUsage with (2.4-2.28), by check:
 # argcheck.cc's pointer and operator checks ("AllReduce : sendbuff 0x7f.. is not a valid pointer", "..
@@ -24,7 +25,7 @@ from pgdoctor.checks.codes import run as C
 # communicators are not allowed in the same group."); a communicator used after an abort or revoke
 # ("Attempt to use communicator before the previous operation returned ncclSuccess", "Comm 0x.. is in
 # abort state", "AllReduce: communicator was revoked").
-USAGE_TEXT = re.compile(
+USAGE_TEXT = lazy_re.compile(
     r"(?P<pointer>is not a valid pointer|\w+ argument is NULL|allocated on device -?\d+ mismatchs? with "
     r"NCCL device|corrupted comm object)|"
     r"(?P<operator>invalid reduction operation|reduction operation -?\d+ unknown to this communicator|"
@@ -126,7 +127,7 @@ USAGE_TEXT = re.compile(
 #   cannot work for >8 GPUs": RUN192.
 DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
     (
-        re.compile(
+        lazy_re.compile(
             r"XML Parse(?: error)? : |XML Mismatch : |XML (?:Topology|Graph) has wrong version|"
             r"Attribute (?:arch|vendor|familyid|modelid) of node cpu not found|"
             r"Could not open XML (?:topology|graph) file|"
@@ -138,13 +139,13 @@ DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
         "topology_file",
     ),
     (
-        re.compile(r"Multiple Ranks are using the same GPU|multiple ranks using the same NVML device"),
+        lazy_re.compile(r"Multiple Ranks are using the same GPU|multiple ranks using the same NVML device"),
         C.NCCL_DUPLICATE_GPU,
         "two ranks of one communicator use the same GPU",
         "duplicate_gpu",
     ),
     (
-        re.compile(
+        lazy_re.compile(
             r"Mismatched NCCL version detected|NCCL library is (?:too old|not backwards compatible)|"
             r"compiled with too old version of NCCL"
         ),
@@ -153,19 +154,21 @@ DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
         "version",
     ),
     (
-        re.compile(r"minimum version \(R465\) required for NCCL's CUDA Graphs|installed CUDA driver < R465"),
+        lazy_re.compile(
+            r"minimum version \(R465\) required for NCCL's CUDA Graphs|installed CUDA driver < R465"
+        ),
         C.DRIVER_TOO_OLD,
         "the NVIDIA driver is too old for NCCL inside a captured CUDA graph",
         "graph_driver",
     ),
     (
-        re.compile(r"Failed to initialize any NET plugin|Error: network \S+ not found"),
+        lazy_re.compile(r"Failed to initialize any NET plugin|Error: network \S+ not found"),
         C.NCCL_NET_PROVIDER_MISSING,
         "NCCL found no usable network transport (NCCL_NET, the plugin or its provider)",
         "net_plugin",
     ),
     (
-        re.compile(
+        lazy_re.compile(
             r"Failed to determine (?:local|intra(?: proc| node)?) ranks|Group creation failed|"
             r"P2p schedule creation has bugs|Internal error : |Failed to find reverse path|"
             r"No path computed to go from|Could not find NET with id|ncclTopo\w+ could not find|"

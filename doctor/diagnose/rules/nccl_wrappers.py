@@ -17,8 +17,9 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import KIND, RESULT, from_detail, last_error
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.model import lazy_re
 
-_NUMBERED = re.compile(
+_NUMBERED = lazy_re.compile(
     r"NCCL error\((?:code:|Err=)?(?P<num>[1-7])\)(?:,\s*(?P<err>[a-z][a-z ,-]*[a-z]))?"
     r"(?:\s+(?:at|on)\s+(?P<where>\S+))?"
 )
@@ -43,7 +44,7 @@ def _numbered(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # numbers (nccl.h 2.x): 1-6 as above, 7 ncclInProgress (2.14+, a non-blocking communicator whose caller did
 # not wait), 8 ncclTimeout (2.28+). A version ("NCCL error 2.18.1") or a text after the number is no bare
 # number (the rows of that text read it).
-_BARE = re.compile(
+_BARE = lazy_re.compile(
     r"(?:\bNCCL [Ee]rror|\bncclResult(?:_t)?)(?: code)?[ :=#]*(?P<num>[1-8])(?![\d.])"
     r"(?!\s*[:,)]?\s*[A-Za-z])"
 )
@@ -94,7 +95,7 @@ _TEXTS = (
     "unknown result code",
     "nccl operation in progress",
 )
-_MACRO = re.compile(
+_MACRO = lazy_re.compile(
     r"\b(?:NCCL|nccl) (?:err(?:or)?|failure)\b(?: at| in)?:?\s*"
     r"(?P<where>[\w./-]+\.(?:cu|cuh|cc|cpp|cxx|c|h|hpp):\d+)[:,]?\s*'?(?P<err>(?i:" + "|".join(_TEXTS) + r"))"
 )

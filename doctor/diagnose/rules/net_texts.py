@@ -45,15 +45,18 @@ from pgdoctor.diagnose.event import LINES_AFTER, UNTIL_UP, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 _ERRNO = r"Connection refused|Connection timed out|No route to host|Network is unreachable"
-_RETRY = re.compile(
+_RETRY = lazy_re.compile(
     r"Call to connect returned (?P<err>" + _ERRNO + r"), retrying|"
     r"(?P<fn>\w+): connect to (?P<peer>\S+) returned (?P<err2>" + _ERRNO + r"), retrying"
 )
 # What NCCL prints once the communicator is up: the retries above then worked.
-_UP = re.compile(r"Init COMPLETE|Connected all (?:rings|trees)|ncclCommInitRank\b.*\bsuccess|Init SUCCESS")
-_PROC = re.compile(r"(?:^|\s)([\w.-]+:\d+):\d+ \[\d+\]")
+_UP = lazy_re.compile(
+    r"Init COMPLETE|Connected all (?:rings|trees)|ncclCommInitRank\b.*\bsuccess|Init SUCCESS"
+)
+_PROC = lazy_re.compile(r"(?:^|\s)([\w.-]+:\d+):\d+ \[\d+\]")
 
 
 def until_up(hit: Hit) -> Optional[dict[str, str]]:
@@ -85,7 +88,7 @@ def _retry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-_SHM_TEXT = re.compile(
+_SHM_TEXT = lazy_re.compile(
     r"Error while (?P<what>creating|attaching to) shared memory segment (?P<seg>\S+) \(size (?P<size>\d+)\)"
 )
 
@@ -108,7 +111,7 @@ def _shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-_GLOO_SO_ERROR = re.compile(
+_GLOO_SO_ERROR = lazy_re.compile(
     r"gloo/transport/(?:tcp|uv)/\w+\.cc:\d+\][^\n]*?SO_ERROR: (?P<err>[^\n]+?)\s*(?:-{3,}.*)?$"
 )
 
@@ -124,7 +127,7 @@ def _gloo_so_error(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
-_MSCCLPP = re.compile(r"mscclpp::(?P<kind>IbError|SysError)|\((?P<ib>Ib failure: [^)]+)\)")
+_MSCCLPP = lazy_re.compile(r"mscclpp::(?P<kind>IbError|SysError)|\((?P<ib>Ib failure: [^)]+)\)")
 
 
 def _mscclpp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -142,7 +145,7 @@ def _mscclpp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
-_OFI_TEST = re.compile(r"^WARN: Function: (?P<fn>\w+) Line: (?P<line>\d+): (?P<msg>NET/OFI .*)$")
+_OFI_TEST = lazy_re.compile(r"^WARN: Function: (?P<fn>\w+) Line: (?P<line>\d+): (?P<msg>NET/OFI .*)$")
 
 
 def _ofi_test(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -163,7 +166,7 @@ def _ofi_test(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # plugin asked for found no device: "libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo:
 # provider efa output empty list" - no EFA / verbs device visible (a container without /dev/infiniband, an
 # instance without EFA). A symptom (tier 1), silent once NCCL's communicator came up anyway (on sockets).
-_FI_EMPTY = re.compile(
+_FI_EMPTY = lazy_re.compile(
     r"<warn> fi_getinfo: provider (?P<prov>efa|verbs|psm[23]|cxi|opx)\S* output empty list"
 )
 
@@ -187,7 +190,7 @@ def _fi_empty(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # 1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My EFA addr: ...
 # Peer EFA addr: ... (7)" - the fabric's own failure under aws-ofi-nccl, or its peer gone (an "Invalid
 # address" / unreachable remote is what a dead peer's endpoint looks like: facts peer_may_have_died).
-_FI_CQ_ERR = re.compile(
+_FI_CQ_ERR = lazy_re.compile(
     r"::(?P<prov>efa|verbs|cxi)\w*:\w+:(?P<fn>\w*handle_\w*error)\(\):\d+<warn>\s*err: (?P<err>\d+), "
     r"message: (?P<msg>[^(]+?)(?:\s+My \w+ addr:.*?)?\s*\((?P<code>\d+)\)"
 )
@@ -213,7 +216,7 @@ def _fi_cq_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-_GAVE_UP = re.compile(
+_GAVE_UP = lazy_re.compile(
     r"(?P<fn>socket\w*Connect):? (?:connect to (?P<peer>\S+) returned (?P<err>[A-Z][\w ]+?), exceeded "
     r"error retry count after (?P<n>\d+) attempts|exceeded (?P<what>timeouts|retries) \((?P<n2>\d+)\))"
 )
@@ -241,7 +244,7 @@ def _gave_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 # 2.18+ adds ", res=R, closed=C"; 2.12-2.17 print "[Service thread] Could not receive type from localRank 3".
-_PROXY_RECV = re.compile(
+_PROXY_RECV = lazy_re.compile(
     r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+)"
     r"(?:, res=(?P<res>\d+), closed=(?P<closed>\d+))?"
 )
@@ -264,8 +267,8 @@ def _proxy_recv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
-_WRAPPED_SYS = re.compile(r"(?:[Ee]rror|[Ff]ailed)\W[^\n]*?\bunhandled system error\s*$")
-_NCCL_CALL = re.compile(r"^\s*(?P<call>nccl[A-Z]\w+)\(")
+_WRAPPED_SYS = lazy_re.compile(r"(?:[Ee]rror|[Ff]ailed)\W[^\n]*?\bunhandled system error\s*$")
+_NCCL_CALL = lazy_re.compile(r"^\s*(?P<call>nccl[A-Z]\w+)\(")
 
 
 def _wrapped_sys(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -286,9 +289,9 @@ def _wrapped_sys(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-USING = re.compile(r"(?P<who>NET/Socket|Bootstrap) : Using(?P<rest>.*)$")
-_IFACE = re.compile(r"(?:\[\d+\]|^\s*)(?P<name>[A-Za-z][\w.-]*):[0-9a-fA-F.:]+(?:%\S+)?<\d+>")
-_VIRTUAL = re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr\d+|flannel\.\d+)$")
+USING = lazy_re.compile(r"(?P<who>NET/Socket|Bootstrap) : Using(?P<rest>.*)$")
+_IFACE = lazy_re.compile(r"(?:\[\d+\]|^\s*)(?P<name>[A-Za-z][\w.-]*):[0-9a-fA-F.:]+(?:%\S+)?<\d+>")
+_VIRTUAL = lazy_re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr\d+|flannel\.\d+)$")
 
 
 def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -20,12 +20,13 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_PROVIDER = re.compile(
+_PROVIDER = lazy_re.compile(
     r"\|CCL_(?:ERROR|FATAL)\|.*?(?P<what>can't find suitable provider|can not open network providers|"
     r"fi_getinfo error: ret (?P<ret>-?\d+)|can't create providers for name (?P<prov>\w+))"
 )
-_NAMED = re.compile(r"can't create providers for name (\w+)")
+_NAMED = lazy_re.compile(r"can't create providers for name (\w+)")
 
 
 def _provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -40,6 +40,7 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.units import SIZE, fmt_bytes, to_bytes
+from pgdoctor.model import lazy_re
 
 _W = r"\s+"
 
@@ -54,7 +55,7 @@ def _oom(
 
 
 # -- torch <= 0.4 / Lua torch: THC ----------------------------------------------------------------------
-_THC = re.compile(
+_THC = lazy_re.compile(
     r"cuda runtime error \(2\) ?: out of memory(?: at (?P<at>\S+))?|"
     r"(?:THCudaCheck FAIL file=(?P<file>\S+) line=\s*(?P<line>\d+) )?error=2 : out of memory"
 )
@@ -69,9 +70,9 @@ def _thc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 # -- other devices' caching allocators ------------------------------------------------------------------
-_DEVICE = re.compile(r"\b(?P<dev>XPU|NPU|MLU|MPS backend) out of memory")
-_DEV_REQ = re.compile(rf"Tried to allocate {SIZE}")
-_DEV_IDX = re.compile(r"\((?:GPU|NPU|XPU|MLU) (\d+);|\b(?:GPU|NPU|XPU|MLU) (\d+) has a total capac")
+_DEVICE = lazy_re.compile(r"\b(?P<dev>XPU|NPU|MLU|MPS backend) out of memory")
+_DEV_REQ = lazy_re.compile(rf"Tried to allocate {SIZE}")
+_DEV_IDX = lazy_re.compile(r"\((?:GPU|NPU|XPU|MLU) (\d+);|\b(?:GPU|NPU|XPU|MLU) (\d+) has a total capac")
 
 
 def _device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -93,7 +94,7 @@ def _device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 # -- a CUDA allocation call that failed, in the words of the code around it ------------------------------
-_CHECK = re.compile(
+_CHECK = lazy_re.compile(
     r"(?:CUDA|Cuda) (?:failure|error) (?P<where>\S+:\d+) '(?:out of memory|cudaErrorMemoryAllocation)'|"
     # glog CHECKs on a CUDA call: Caffe's "Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
     # Paddle's "Check failed: cudaSuccess == cudaStat (0 vs. 2) Cuda Error: out of memory"; tensorview's
@@ -101,7 +102,7 @@ _CHECK = re.compile(
     r"cudaSuccess[^\n]{0,40}?\((?:2 vs\. 0|0 vs\. 2)\)\s*(?:Cuda Error: )?out of memory|"
     r"cuda failed with error 2 out of memory"
 )
-_MALLOC = re.compile(
+_MALLOC = lazy_re.compile(
     r"\b(?P<call>cu(?:da)?(?:Mem)?(?:Malloc|Alloc|alloc)\w*)\b(?:\([^)]*\))?[^:\n]{0,40}?: "
     r"(?:out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY)"
 )
@@ -123,7 +124,7 @@ def _malloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 # -- TensorFlow ------------------------------------------------------------------------------------------
-_TF = re.compile(
+_TF = lazy_re.compile(
     r"OOM when allocating tensor(?: with shape\s*\[(?P<shape>[^\]]*)\])?(?P<rest>.*)|"
     r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<size>[\d.]+\s*\w+)"
     r"(?: \(rounded to (?P<rounded>\d+)\))?|"
@@ -132,7 +133,7 @@ _TF = re.compile(
     # order to run _EagerConst: Dst tensor is not initialized."
     r"Dst tensor is not initialized"
 )
-_TF_GPU = re.compile(r"device:GPU:(\d+)|\bGPU_(\d+)_bfc")
+_TF_GPU = lazy_re.compile(r"device:GPU:(\d+)|\bGPU_(\d+)_bfc")
 
 
 def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -160,7 +161,7 @@ def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 # -- XLA (JAX, TensorFlow/XLA, torch_xla) -----------------------------------------------------------------
-_XLA = re.compile(
+_XLA = lazy_re.compile(
     # (a terminal may cut it after "Out": the rest of the sentence alone is still XLA's)
     # (the byte count, or the human-readable size of newer XLA: "... to allocate 24.00GiB.")
     r"Out of memory (?:while trying to allocate|allocating) (?:(?P<bytes>\d+) bytes|[\d.]+\s?[KMGT]i?B\b)|"
@@ -190,8 +191,10 @@ def _xla(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 # -- PaddlePaddle, CuPy -------------------------------------------------------------------------------------
-_PADDLE = re.compile(r"Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<size>[\d.]+\s*[KMGT]?B)")
-_CUPY = re.compile(r"OutOfMemoryError: Out of memory allocating (?P<bytes>[\d,]+) bytes")
+_PADDLE = lazy_re.compile(
+    r"Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<size>[\d.]+\s*[KMGT]?B)"
+)
+_CUPY = lazy_re.compile(r"OutOfMemoryError: Out of memory allocating (?P<bytes>[\d,]+) bytes")
 
 
 def _paddle(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -210,7 +213,7 @@ def _cupy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 # -- vLLM's KV cache ----------------------------------------------------------------------------------------
-_VLLM_KV = re.compile(
+_VLLM_KV = lazy_re.compile(
     rf"No{_W}available{_W}memory{_W}for{_W}the{_W}cache{_W}blocks|"
     rf"larger{_W}than{_W}the{_W}maximum{_W}number{_W}of{_W}tokens{_W}that{_W}can{_W}be{_W}stored{_W}in{_W}KV"
     rf"{_W}cache|"
@@ -238,10 +241,10 @@ def _vllm_kv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # (2.5+), "torch.cuda.OutOfMemoryError" (1.13+), C++'s "terminate called after throwing an instance of
 # 'c10::OutOfMemoryError'" (the what() lost), Ray's "RayTaskError(OutOfMemoryError)" (the task raised it:
 # Ray's own ray.exceptions.OutOfMemoryError of a node out of host memory is raised unwrapped).
-_TYPE = re.compile(r"\b(?:torch\.(?:cuda\.)?|c10::)OutOfMemoryError\b|RayTaskError\(OutOfMemoryError\)")
+_TYPE = lazy_re.compile(r"\b(?:torch\.(?:cuda\.)?|c10::)OutOfMemoryError\b|RayTaskError\(OutOfMemoryError\)")
 # cuDNN found no convolution algorithm whose workspace it could allocate (torch's Conv_v7/v8 search):
 # in practice the GPU is full, rarely an unsupported configuration.
-_CUDNN_ALGO = re.compile(r"Unable to find a valid cuDNN algorithm to run convolution")
+_CUDNN_ALGO = lazy_re.compile(r"Unable to find a valid cuDNN algorithm to run convolution")
 
 
 def _type_only(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -26,10 +26,13 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_TASK = re.compile(r"Find timeout (?P<state>start but not finish|init but not start) task:\s*(?P<trace>.*)$")
-_FIELD = re.compile(r"(group_key|global_rank|local_rank|comm_count|op|numel|nranks):([^,]+)")
-_RANKS = re.compile(r"group_ranks:\[([^\]]*)\]")
+_TASK = lazy_re.compile(
+    r"Find timeout (?P<state>start but not finish|init but not start) task:\s*(?P<trace>.*)$"
+)
+_FIELD = lazy_re.compile(r"(group_key|global_rank|local_rank|comm_count|op|numel|nranks):([^,]+)")
+_RANKS = lazy_re.compile(r"group_ranks:\[([^\]]*)\]")
 _INT = {"global_rank": "rank", "comm_count": "seq", "numel": "numel_in", "nranks": "group_size"}
 
 
@@ -67,7 +70,7 @@ def _task(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-_STORE = re.compile(
+_STORE = lazy_re.compile(
     r"TCPStore timeouted and not all workers got ready|"
     r"_timeout:(?P<t>\d+) elapsed:(?P<e>\d+) \(elapsed > _timeout\)=1"
 )

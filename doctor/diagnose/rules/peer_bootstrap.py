@@ -30,13 +30,16 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_VAN = re.compile(
+_VAN = lazy_re.compile(
     r"(?P<src>\w*van\.(?:cc|h)):\d+:? Check failed: [^\n]*?"
     r"(?P<what>failed to get the interface|failed to get ip|failed to get a port|bind failed|"
     r"connect to (?P<addr>\S+) failed(?::[^\n]*)?)"
 )
-_VAN_ENV = re.compile(r"Check notnull:\s*Environment::Get\(\)->find\(\"(?P<var>(?:DMLC|PS|BYTEPS)_\w+)\"\)")
+_VAN_ENV = lazy_re.compile(
+    r"Check notnull:\s*Environment::Get\(\)->find\(\"(?P<var>(?:DMLC|PS|BYTEPS)_\w+)\"\)"
+)
 
 
 def _van(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -86,7 +89,7 @@ def _van_env(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 # A C/C++ server's check of its own bind() (glog's "Check failed: bind(...) >= 0", the sockets tutorial's
 # "ERROR on binding"), as Paddle's pserver prints it.
-_BIND_CHECK = re.compile(r"Check failed: (?:::)?bind\(|ERROR on binding\b ?(?P<addr>[\w.:\[\]-]*)")
+_BIND_CHECK = lazy_re.compile(r"Check failed: (?:::)?bind\(|ERROR on binding\b ?(?P<addr>[\w.:\[\]-]*)")
 
 
 def _bind_check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -107,7 +110,7 @@ def _bind_check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 # PCCL's Python binding raises the C API's status: "pcclConnect failed with error: MASTER_CONNECTION_FAILED".
-_PCCL = re.compile(
+_PCCL = lazy_re.compile(
     r"(?P<call>pccl\w+) failed with error: (?P<status>MASTER_CONNECTION_FAILED|RANK_CONNECTION_FAILED)"
 )
 
@@ -128,13 +131,13 @@ def _pccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-_PADDLE_ID = re.compile(
+_PADDLE_ID = lazy_re.compile(
     r"(?P<op>connect|bind) addr=(?P<ep>\S+?) "
     r"(?:(?P<timeout>timeout, failed reason: )|failed (?P<n>\d+) times with reason: )"
     r"(?P<why>[^\n]*?)(?: retry after [\d.]+ seconds)?\s*(?:\[Hint:|$)"
 )
-_PADDLE_HOST = re.compile(r"Fail to get host by name (?P<host>[^\s.]+(?:\.[^\s.]+)*)\.?")
-_PADDLE_EP = re.compile(r"The endpoint should contain host and port, but got (?P<ep>\S*?)\.?\s*(?:\[|$)")
+_PADDLE_HOST = lazy_re.compile(r"Fail to get host by name (?P<host>[^\s.]+(?:\.[^\s.]+)*)\.?")
+_PADDLE_EP = lazy_re.compile(r"The endpoint should contain host and port, but got (?P<ep>\S*?)\.?\s*(?:\[|$)")
 
 
 def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -16,63 +16,66 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_SHELL = re.compile(
+_SHELL = lazy_re.compile(
     r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
     r"(?:\s+\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$"
 )
-_FAULTHANDLER = re.compile(
+_FAULTHANDLER = lazy_re.compile(
     r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|"
     r"Floating point exception)"
 )
-_FH_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+_FH_FRAME = lazy_re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
 # UCX's signal handler (ucs/debug), which Open MPI / HPC-X and NCCL's UCX plugin install:
 # "[node:332629:0:332629]
 # Caught signal 11 (Segmentation fault: address not mapped to object at address 0x10)", "Caught signal 7 (Bus
 # error: nonexistent physical address)", then "==== backtrace (tid: 5704) ====".
-_UCX = re.compile(
+_UCX = lazy_re.compile(
     r"Caught signal (?P<num>\d+) \((?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
     r"Floating point exception)\b[^)]*\)"
 )
 # gdb's stop record when the debugged rank faults: "Thread 1 "python" received signal SIGSEGV, Segmentation
 # fault." ("Program received signal ..." for a single-threaded one), then the faulting frame "0x.. in
 # ncclIbDeregMr (comm=0x0, ...) at transport/net_ib.cc:906". SIGINT / SIGTRAP / SIGUSR* are gdb's own stops.
-_GDB_STOP = re.compile(
+_GDB_STOP = lazy_re.compile(
     r"(?:Thread \d+ \"[^\"]*\"|Program) received signal (?P<name>SIG(?:SEGV|ABRT|BUS|ILL|FPE)), "
     r"(?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|Arithmetic exception)"
 )
-_GDB_FRAME = re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) \(")
+_GDB_FRAME = lazy_re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) \(")
 # A gdb backtrace pasted without its stop line ("(gdb) bt" on a core file, or the faulting thread of
 # `thread apply all bt`): "#0  0x.. in ncclIbDeregMr (comm=0x0, mhandle=0x0) at transport/net_ib.cc:906".
 # Frame #0 is where the thread stopped. It is a crash when the kernel's signal frame is on the stack ("#2
 # <signal handler called>": the frame below it faulted), when the thread is in abort()/raise() (SIGABRT),
 # or when frame #0 is in ordinary code, not a wait, with a null pointer among its arguments (a NULL
 # dereference: SIGSEGV). A thread waiting (futex, poll, a collective's synchronize) is a hang: stuck_stacks.
-_BT_TOP = re.compile(r"^#0\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\((?P<args>[^)]*)")
-_BT_HANDLER = re.compile(r"^#\d+\s+<signal handler called>")
-_BT_FN = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\(")
-_ABORTING = re.compile(r"^(?:__GI_)?(?:raise|abort|gsignal)$|^(?:__GI___)?pthread_kill|^__pthread_kill")
-_WAITING = re.compile(
+_BT_TOP = lazy_re.compile(r"^#0\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\((?P<args>[^)]*)")
+_BT_HANDLER = lazy_re.compile(r"^#\d+\s+<signal handler called>")
+_BT_FN = lazy_re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\(")
+_ABORTING = lazy_re.compile(r"^(?:__GI_)?(?:raise|abort|gsignal)$|^(?:__GI___)?pthread_kill|^__pthread_kill")
+_WAITING = lazy_re.compile(
     r"wait|poll|futex|sleep|select|lll_lock|sched_yield|syscall|pthread_join|Synchronize|"
     r"^(?:__libc_|__GI___libc_)?(?:read|recv\w*|accept\w*|pause)$",
     re.IGNORECASE,
 )
-_NULL_ARG = re.compile(r"\b\w+=0x0\b")
-_SPINNING = re.compile(r"[Pp]rogress|spin|yield|poll|[Ll]oop", re.IGNORECASE)
-_THREAD_HEAD = re.compile(r"^Thread \d+ \(")
-_BT_WATCHDOG = re.compile(r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run|eartbeatMonitor")
+_NULL_ARG = lazy_re.compile(r"\b\w+=0x0\b")
+_SPINNING = lazy_re.compile(r"[Pp]rogress|spin|yield|poll|[Ll]oop", re.IGNORECASE)
+_THREAD_HEAD = lazy_re.compile(r"^Thread \d+ \(")
+_BT_WATCHDOG = lazy_re.compile(
+    r"ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run|eartbeatMonitor"
+)
 # c10's fatal signal handler (c10/util/signal_handler.cpp), installed where a program asks for it
 # (torch._C._set_print_stack_traces_on_fatal_signal(True), as torch's distributed tests do): "SIGSEGV(11),
 # PID: 3154296, Thread 3154392: " then " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool)
 # + 0x8b (...)", one block per thread.
-_C10_FATAL = re.compile(
+_C10_FATAL = lazy_re.compile(
     r"\b(?P<name>SIG(?:SEGV|BUS|ILL|FPE|ABRT))\((?P<num>\d+)\), PID: (?P<pid>\d+), Thread \d+:"
 )
 # The kernel's record of a user process's fatal fault (arch/x86/mm/fault.c show_signal_msg, traps.c):
 # "python[12345]: segfault at 0 ip 00007f.. sp 00007ff.. error 4 in libnccl.so.2[7f..+1a2000]", "traps:
 # python[12345] general protection fault ip:7f.. sp:7ff.. error:0 in libc.so.6[7f..+..]", "traps: python[1]
 # trap invalid opcode ip:.. sp:.. error:0 in libtorch_cpu.so[..]", "... trap divide error ip:...".
-_KERNEL_FAULT = re.compile(
+_KERNEL_FAULT = lazy_re.compile(
     r"(?P<comm>[^\s\[\]]+)\[(?P<pid>\d+)\]:? (?:(?P<segv>segfault) at \w+|(?:trap )?"
     r"(?P<trap>general protection fault|invalid opcode|divide error|int3|stack segment))\b"
     r"(?:.*? in (?P<lib>[^\s\[]+)\[)?"
@@ -104,8 +107,8 @@ def _tier(sig: str) -> int:
 # (a container's 64 MB default), the first touch past its end raises SIGBUS in the process. A bus error
 # whose frames or neighbouring lines are NCCL's says so (likely_cause=shared_memory) and stays the crash it
 # is: the corpora label that shape a killed process 3 times of 4, the fix is the mount either way.
-_NCCL_CONTEXT = re.compile(r"libnccl|\bnccl[A-Z]\w*\b|NCCL (?:INFO|WARN)|ProcessGroupNCCL")
-_NCCL_FN = re.compile(r"\bnccl[A-Z]\w*")
+_NCCL_CONTEXT = lazy_re.compile(r"libnccl|\bnccl[A-Z]\w*\b|NCCL (?:INFO|WARN)|ProcessGroupNCCL")
+_NCCL_FN = lazy_re.compile(r"\bnccl[A-Z]\w*")
 
 
 def _nccl_shm(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[Event]]:
@@ -204,15 +207,15 @@ def _bt_frames(hit: Hit) -> list[str]:
 
 def _backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     frames = (
-        _bt_frames(hit) if m.re is _BT_TOP else [hit.text.strip(), *[ln.text.strip() for ln in hit.after(2)]]
+        _bt_frames(hit) if m.re == _BT_TOP else [hit.text.strip(), *[ln.text.strip() for ln in hit.after(2)]]
     )
     if any(_BT_WATCHDOG.search(f) for f in frames):
         return None  # the NCCL watchdog's abort: a timeout's consequence (stuck_stacks reads it)
-    if m.re is _BT_TOP and any(_BT_HANDLER.match(f) for f in frames):
+    if m.re == _BT_TOP and any(_BT_HANDLER.match(f) for f in frames):
         return []  # the "<signal handler called>" frame's own hit reads it
     fns = [f.group("fn") for f in (_BT_FN.match(x) for x in frames) if f]
     facts: dict[str, Any] = {"reporter": "gdb", "from_stack": True}
-    if m.re is _BT_HANDLER:
+    if m.re == _BT_HANDLER:
         # the frame below the kernel's signal frame is the one that faulted
         where = next((f.group("fn") for f in (_BT_FN.match(x) for x in frames[1:]) if f), None)
         if where:

@@ -15,15 +15,16 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_EXC = re.compile(
+_EXC = lazy_re.compile(
     r"^\s*(?P<type>(?:[A-Za-z_]\w*\.)*(?P<short>[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)))"
     r"(?::\s?(?P<msg>.*))?$"
 )
 # sys.unraisablehook's header (Python 3.8+; "Exception ignored in: <function ...__del__ at 0x..>"), and
 # the shutdown variant "Exception ignored on ...": the exception below it did not propagate.
 _IGNORED = ("Exception ignored in", "Exception ignored on", "Exception ignored while")
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_FRAME = lazy_re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _NOT_ROOT = frozenset(
     {
         "ChildFailedError",
@@ -90,16 +91,16 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-_RENDEZVOUS_FRAME = re.compile(
+_RENDEZVOUS_FRAME = lazy_re.compile(
     r"distributed/rendezvous\.py:\d+ in \w+|distributed/elastic/rendezvous/\S+:\d+ in \w+|"
     r" in _create_c10d_store$|TCPStore"
 )
-_TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+_TRACEBACK = lazy_re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 # The process's GPU set-up: torch's lazy CUDA init and device calls (torch/cuda/__init__.py: _lazy_init runs
 # torch._C._cuda_init, where the driver, device visibility and Fabric Manager errors are raised; set_device,
 # get_device_properties), and the serving frameworks' worker step that makes them (vLLM's init_device, v0 and
 # v1, which the WorkerProc / RayWorkerWrapper start-up calls first).
-_DEVICE_INIT_FRAME = re.compile(
+_DEVICE_INIT_FRAME = lazy_re.compile(
     r"torch/cuda/__init__\.py:\d+ in (?:_lazy_init|set_device|get_device_properties|current_device|"
     r"device_count|_check_capability|init)$|"
     r"vllm/\S*worker\S*\.py:\d+ in init_device$"

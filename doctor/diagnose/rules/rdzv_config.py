@@ -29,20 +29,21 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import LEAD
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
 # make sure to call init_process_group." (1.x: "Default process group is not initialized").
-_NOT_INIT = re.compile(r"Default process group (?:has not been|is not) initialized")
+_NOT_INIT = lazy_re.compile(r"Default process group (?:has not been|is not) initialized")
 # torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
 # environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
-_CONFIG = re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
-_CONFIG_VAR = re.compile(r"environment variable (\w+) expected, but not set")
+_CONFIG = lazy_re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
+_CONFIG_VAR = lazy_re.compile(r"environment variable (\w+) expected, but not set")
 # A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
 # started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
 # "KeyError: 'RANK'" ("raise KeyError(key) from None" above it). The same for the other launchers'
 # variables that trainers read to find their rank: Slurm's srun (SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS,
 # SLURM_NODEID), Open MPI's mpirun (OMPI_COMM_WORLD_RANK / _SIZE / _LOCAL_RANK), MPICH (PMI_RANK, PMI_SIZE).
-_ENV_KEY = re.compile(
+_ENV_KEY = lazy_re.compile(
     LEAD + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
     r"NODE_RANK|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|SLURM_NODEID|SLURM_NPROCS|OMPI_COMM_WORLD_(?:LOCAL_)?RANK|"
     r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE)['\"]\s*$"
@@ -50,7 +51,7 @@ _ENV_KEY = re.compile(
 _LAUNCHER_OF = (("SLURM_", "srun"), ("OMPI_", "mpirun (Open MPI)"), ("PMI_", "mpirun / mpiexec (MPICH)"))
 # detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
 # <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
-_D2_URL = re.compile(r"Process group URL: (?:None|)\s*$")
+_D2_URL = lazy_re.compile(r"Process group URL: (?:None|)\s*$")
 
 
 def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -115,7 +116,7 @@ def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # but PyTorch was build without libuv support" (DistStoreError in later versions), raised from
 # static_tcp_rendezvous.py / rendezvous.py's TCPStore(...). USE_LIBUV=0 (or use_libuv=False, or
 # "?use_libuv=0" in a tcp:// init_method) selects the classic backend.
-_NO_LIBUV = re.compile(r"use_libuv was requested but PyTorch was build without libuv support")
+_NO_LIBUV = lazy_re.compile(r"use_libuv was requested but PyTorch was build without libuv support")
 
 
 def _no_libuv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -145,7 +146,7 @@ def _not_initialized(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
 
 # torch/distributed/rendezvous.py (1.x-2.x): "RuntimeError: No rendezvous handler for ://" - the init_method
 # has no scheme torch knows (empty: a dist_url left unset; misspelt: "env//", "tcp:/host:port", "nccl://").
-_NO_HANDLER = re.compile(r"No rendezvous handler for ([\w/.+-]*)://")
+_NO_HANDLER = lazy_re.compile(r"No rendezvous handler for ([\w/.+-]*)://")
 
 
 def _no_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -166,7 +167,7 @@ def _no_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # --rdzv-backend (--rdzv_backend) names a backend nobody registered (a typo, or etcd / etcd-v2 without the
 # etcd client installed): "ValueError: The rendezvous backend 'c10' is not registered. Did you forget to call
 # `register`?".
-_NO_BACKEND = re.compile(r"The rendezvous backend '([^']*)' is not registered")
+_NO_BACKEND = lazy_re.compile(r"The rendezvous backend '([^']*)' is not registered")
 
 
 def _no_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -184,7 +185,7 @@ def _no_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 # The parameters torchrun builds its rendezvous from, rejected before any connection (see the module's
 # docstring): what was wrong is named in the message.
-_BAD_PARAM = re.compile(
+_BAD_PARAM = lazy_re.compile(
     r"(?P<what>Port is absent in endpoint: ?(?P<ep>\S*)|endpoint is absent in RendezvousParameters|"
     r"rank is absent in RendezvousParameters|"
     r"The (?:hostname|port number) of the rendezvous endpoint '(?P<ep2>[^']*)' must be|"
@@ -219,7 +220,7 @@ def _bad_param(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # was already initialised: "AssertionError: MPI world size 1 does not match torch world size 2" / "MPI rank 0
 # does not match torch rank 3" - two launchers disagree on the world (mpirun's variables and torchrun's, or
 # ranks started one by one with a stale WORLD_SIZE).
-_MPI_MISMATCH = re.compile(
+_MPI_MISMATCH = lazy_re.compile(
     r"MPI (?P<what>rank|world size) (?P<mpi>\d+) does not match torch (?:rank|world size) (?P<torch>\d+)"
 )
 
@@ -246,7 +247,7 @@ def _mpi_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # per node configured in SLURM `--ntasks-per-node=1` does not match. HINT: Set `devices=1`.", the same for
 # `num_nodes` and SLURM's `--nodes`, and torchelastic's "You set `devices=2` and `num_nodes=1` in
 # Lightning, but the product (2 * 1) does not match the world size (4).": launcher and Trainer disagree.
-_PL_WORLD = re.compile(
+_PL_WORLD = lazy_re.compile(
     r"You set `(?P<set>--ntasks=\d+)` in your SLURM bash script, but this variable is not supported|"
     r"You set `(?P<set2>(?:devices|num_nodes)=[^`]+)`(?: and `[^`]+`)? in Lightning, but "
     r"(?P<why>the number of (?:tasks per node|nodes) configured in SLURM `[^`]+` does not match|"
@@ -275,7 +276,7 @@ def _pl_world(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # torch 0.3-0.4's THD env:// init (torch/lib/THD/base/init_methods/InitMethodEnv.cpp): "failed to read the
 # MASTER_ADDR environmental variable; maybe you forgot to set it?", "rank is not set but it is required for env://
 # init method", "world_size specified both as an environmental variable and to the initializer".
-_THD_ENV = re.compile(
+_THD_ENV = lazy_re.compile(
     r"failed to read the (?P<var>\w+) environmental variable; maybe you forgot to set it|"
     r"(?P<param>rank|world_size) (?P<how>is not set but it is required for env:// init method|"
     r"specified both as an environmental variable and to the initializer)"

@@ -27,37 +27,38 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_DS_HOSTFILE = re.compile(
+_DS_HOSTFILE = lazy_re.compile(
     r"Using hostfile at (?P<hostfile>\S+) but host=(?P<host>\S+) was not reachable via ssh"
 )
 # "Command 'ssh -o PasswordAuthentication=no h hostname'" / "Command '['ssh h hostname -I']'"
-_SSH_CMD = re.compile(
+_SSH_CMD = lazy_re.compile(
     r"Command '\[?'?ssh (?:-\S+ (?:\S+=\S+ )?)*(?P<host>[^\s'\]]+)[^']*'?\]?' "
     r"returned non-zero exit status 255"
 )
-_PDSH = re.compile(r"pdsh@(?P<me>[\w.-]+): (?P<host>[\w.-]+): ssh exited with exit code (?P<code>\d+)")
-_SSH = re.compile(
+_PDSH = lazy_re.compile(r"pdsh@(?P<me>[\w.-]+): (?P<host>[\w.-]+): ssh exited with exit code (?P<code>\d+)")
+_SSH = lazy_re.compile(
     r"ssh: connect to host (?P<host>\S+) port (?P<port>\d+): (?P<why>[^\n]+)|"
     r"ssh: Could not resolve hostname (?P<host2>[^\s:]+): (?P<why2>[^\n]+)|"
     r"(?P<why3>Host key verification failed|Permission denied \(publickey[^)]*\))"
 )
 # What runs ssh for a training job: its launchers and their words.
-_LAUNCHER = re.compile(
+_LAUNCHER = lazy_re.compile(
     r"deepspeed|pdsh|mpirun|mpiexec|ORTE|PRTE|prterun|hydra|HYD|horovodrun|hostfile|hostname -I|torchrun|"
     r"ssh exited with exit code|PasswordAuthentication",
     re.I,
 )
 # pdsh's own tag before a remote host's ssh line ("localhost: ssh: connect to host localhost port 22: ..."),
 # also for a host name the prefix reader does not take as one.
-_PDSH_TAG = re.compile(r"^\s*[\w.-]+: ssh: ")
+_PDSH_TAG = lazy_re.compile(r"^\s*[\w.-]+: ssh: ")
 # A git remote over ssh says the same words; its lines are not a launch.
-_GIT = re.compile(r"git@|Could not read from remote repository|git clone|fatal: ")
-_ORTE = re.compile(
+_GIT = lazy_re.compile(r"git@|Could not read from remote repository|git clone|fatal: ")
+_ORTE = lazy_re.compile(
     r"(?P<rte>ORTE|PRTE) was unable to reliably start one or more daemons|"
     r"An? (?P<rte2>ORTE|PRTE) daemon has unexpectedly failed after launch and before communicating back"
 )
-_HYDRA = re.compile(
+_HYDRA = lazy_re.compile(
     r"HYDU_sock_connect \([^)]*\): unable to connect from \"?(?P<me>[^\s\"]+)\"? to \"?(?P<host>[^\s\"]+)\"?"
     r"(?: \((?P<why>[^)]*)\))?"
 )
@@ -65,7 +66,7 @@ _HYDRA = re.compile(
 
 # Any of the launch failures above, for the rendezvous rows of the nodes that did start: their agents' timeout
 # is this failure's echo (rendezvous.py reads it as tier 1).
-LAUNCH_FAILED = re.compile(
+LAUNCH_FAILED = lazy_re.compile(
     r"was not reachable via ssh|ssh exited with exit code 255|unable to reliably start one or more daemons|"
     r"daemon has unexpectedly failed after launch|HYDU_sock_connect"
 )
@@ -99,7 +100,7 @@ def _ssh_cmd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 # The ranks had started (their own records before the line): an ssh session that ends with 255 then is a
 # connection dropped mid-run (the node died or was rebooted), the echo of what ended it.
-_STARTED = re.compile(
+_STARTED = lazy_re.compile(
     r"init_distributed|Initializing TorchBackend|NCCL INFO|Init COMPLETE|Rendezvous complete|[Ee]poch\b|"
     r"\bstep\b|\bloss\b"
 )

@@ -39,9 +39,10 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import UNTIL_UP, Event, Hit, event
 from pgdoctor.diagnose.rules.remote_launch import LAUNCH_FAILED
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
 # torchelastic 0.1-0.2 (the package before it moved into torch 1.9) named them ...Exception.
-_RDZV_TIMEOUT = re.compile(
+_RDZV_TIMEOUT = lazy_re.compile(
     r"RendezvousTimeoutError|RendezvousTimeoutException|"
     r"Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) (?:clients|workers)|"
     r"rendezvous has timed out after \d"
@@ -51,18 +52,20 @@ _RDZV_TIMEOUT = re.compile(
 )
 # 1.x "(world_size=2, worker_count=1, timeout=0:30:00)",
 # 2.x "(world_size=4, num_workers_joined=3, timeout=...".
-_BARRIER = re.compile(r"world_size=(\d+), (?:worker_count|num_workers_joined)=(\d+)")
+_BARRIER = lazy_re.compile(r"world_size=(\d+), (?:worker_count|num_workers_joined)=(\d+)")
 # Logged every few seconds while the store-based barrier waits (distributed_c10d.py, 1.x-2.x).
-_BARRIER_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
+_BARRIER_WAIT = lazy_re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
 # socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or
 # "host:port".
-_CLIENT_TIMEOUT = re.compile(
+_CLIENT_TIMEOUT = lazy_re.compile(
     r"client socket has timed out after (\d+)\s*(ms|s)\b while trying to connect to "
     r"\(?\[?([^,\s\]()]+)\]?(?:, |:)(\d+)\)?"
 )
-_CONNECT_ANY = re.compile(r"client socket has failed to connect to any network address of \(([^,]+), (\d+)\)")
+_CONNECT_ANY = lazy_re.compile(
+    r"client socket has failed to connect to any network address of \(([^,]+), (\d+)\)"
+)
 # errno on POSIX; Windows prints "(system error: 10049 - unknown error)".
-_CONNECT_FAIL = re.compile(
+_CONNECT_FAIL = lazy_re.compile(
     r"client socket has failed to connect to \[?([^\]\s]+?)\]?:(\d+) "
     r"\((?:errno|system error): (\d+) - ([^)]*)\)"
 )
@@ -81,27 +84,27 @@ LOOPBACK_NAMES = frozenset({"localhost", "::1", "ip6-localhost", "localhost.loca
 LEAD = r"^\s*(?:(?:ERROR|CRITICAL|WARNING|FATAL)\s*[-:|]\s*)?"
 # torch 1.x TCPStore (c10d/Utils.cpp): "connect() timed out." (1.6-1.9, kConnectTimeoutMsg), then
 # "connect() timed out. Original timeout was 60000 ms." (1.10-1.11).
-_OLD_CONNECT = re.compile(r"connect\(\) timed out\.(?: Original timeout was (\d+) ms)?")
+_OLD_CONNECT = lazy_re.compile(r"connect\(\) timed out\.(?: Original timeout was (\d+) ms)?")
 # Server side: bind/listen per address (errno text), the summary, libuv's EADDRINUSE record,
 # and torch 1.x's bare "Address already in use".
-_SERVER = re.compile(
+_SERVER = lazy_re.compile(
     r"server socket has failed to (?:bind to|listen on) (\S+?)(?:\.)? \(errno: (\d+) - ([^)]*)\)"
 )
-_SERVER_ANY = re.compile(
+_SERVER_ANY = lazy_re.compile(
     r"server socket has failed to listen on any local network address|"
     r"server could not be initialized on any address for port=(\d+)"
 )
-_IN_USE = re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
+_IN_USE = lazy_re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
 # Not the source line of c10d's log prefix ("[E socket.cpp:462] ").
-_PORT = re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp):)(\d{2,5})\b")
+_PORT = lazy_re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp):)(\d{2,5})\b")
 # torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
 # seconds for other agents to finish" / "Error waiting on exit barrier. Elapsed: 300.05 seconds".
-_EXIT_BARRIER = re.compile(
+_EXIT_BARRIER = lazy_re.compile(
     r"Waiting \d+ seconds for other agents to finish|Error waiting on exit barrier|_exit_barrier"
 )
 # socket.cpp's listen that worked after a failed bind of one family: "[I socket.cpp:480] [c10d] The server
 # socket has started to listen on 0.0.0.0:29500."
-_LISTENING = re.compile(r"server socket has started to listen on \S*?:(\d+)")
+_LISTENING = lazy_re.compile(r"server socket has started to listen on \S*?:(\d+)")
 
 
 def _server(hit: Hit, t: str) -> list[Event]:
@@ -152,8 +155,10 @@ def _listening_later(hit: Hit, port: int) -> bool:
 
 # Another rank's own death in the same paste: its exception line ("[rank1]: ModuleNotFoundError: ...",
 # not a distributed error of its own) or a launcher's record of a signal ("exitcode: -9", "Signals.SIGKILL").
-_PEER_EXC = re.compile(r"^\s*(?:\w+\.)*(?!Dist\w*Error)\w+(?:Error|Exception): ")
-_SIGNAL_EXIT = re.compile(r"exitcode: -\d+|died with <Signals\.SIG|Signal \d+ \(SIG\w+\) received by PID")
+_PEER_EXC = lazy_re.compile(r"^\s*(?:\w+\.)*(?!Dist\w*Error)\w+(?:Error|Exception): ")
+_SIGNAL_EXIT = lazy_re.compile(
+    r"exitcode: -\d+|died with <Signals\.SIG|Signal \d+ \(SIG\w+\) received by PID"
+)
 
 
 def _peer_died(hit: Hit, facts: dict[str, Any]) -> bool:
@@ -283,9 +288,9 @@ def _server_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 # on address ('0.0.0.0', 7860): address already in use"), ZeroMQ ("ZMQError: Address already in use
 # (addr='tcp://*:5555')"). torch's store says it through c10d (RuntimeError / DistNetworkError, socket.cpp's
 # errno text, libuv's name).
-_OTHER_SERVER = re.compile(r"\[Errno 98\]|ZMQError|attempting to bind on address")
+_OTHER_SERVER = lazy_re.compile(r"\[Errno 98\]|ZMQError|attempting to bind on address")
 # Frames or records of the process group's store near such a line (a torch script that binds through Python).
-_TORCH_STORE = re.compile(r"TCPStore|rendezvous|init_process_group|c10d|MASTER_PORT|torch/distributed")
+_TORCH_STORE = lazy_re.compile(r"TCPStore|rendezvous|init_process_group|c10d|MASTER_PORT|torch/distributed")
 
 
 def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -321,7 +326,7 @@ def _ranked(hit: Hit) -> bool:
 # torchrun: "ConnectionError: Tried to launch distributed communication on port `29500`, but another
 # process is utilizing it." (multi-node, or before 1.x's standalone fallback; one node now warns "Port
 # `29500` is already in use" and goes on with a free port).
-_ACCELERATE_PORT = re.compile(
+_ACCELERATE_PORT = lazy_re.compile(
     r"Tried to launch distributed communication on port `?(\d+)`?, but another process"
 )
 
@@ -343,7 +348,7 @@ def _accelerate_port(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
 # socket.cpp's own record of the attempt that worked: "[I socket.cpp:787] [c10d] The client socket has
 # connected to [node-1]:29500 on [node-2]:51234." A failed attempt to the same port followed by it is a
 # retry that succeeded (the store came up later), not a failure.
-_CONNECTED = re.compile(r"client socket has connected to \[?[^\]\s]+?\]?:(\d+)")
+_CONNECTED = lazy_re.compile(r"client socket has connected to \[?[^\]\s]+?\]?:(\d+)")
 
 
 def connected_later(hit: Hit, port: int) -> bool:
@@ -410,11 +415,11 @@ def _connect_any(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 # The launcher's record of a stop signal (launcher.py reads it): "Received 15 death signal, shutting
 # down workers", "Received Signals.SIGTERM death signal", "SignalException: Process 1359 got signal: 15".
-_STOPPED = re.compile(r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|got signal: \d+")
+_STOPPED = lazy_re.compile(r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|got signal: \d+")
 
 
 # A task's failed exit (srun's, torchrun's record): "srun: error: node1: task 1: Exited with exit code 1".
-_FAILED_EXIT = re.compile(r"Exited with exit code [1-9]|exitcode: [1-9]|exit status [1-9]")
+_FAILED_EXIT = lazy_re.compile(r"Exited with exit code [1-9]|exitcode: [1-9]|exit status [1-9]")
 
 
 def _stopped_first(hit: Hit) -> bool:
@@ -495,7 +500,7 @@ SIGNATURES = (
     ),
     Signature(
         "server socket",
-        re.compile(r"server"),
+        lazy_re.compile(r"server"),
         _server_socket,
         C.ADDRESS_IN_USE.code,
         # socket.cpp's own words too: a record quoted without its prefix, or the middle of a message that a
@@ -577,7 +582,7 @@ SIGNATURES = (
     Signature(
         "rendezvous closed",
         # also the agent's JSON error file (error_handler.py): '"message": "RendezvousClosedError: ",'
-        re.compile(
+        lazy_re.compile(
             r"(?:"
             + LEAD
             + r'|^\s*"message": ")(?:\w+\.)*(?:RendezvousClosedError|RendezvousClosedException)\b'

@@ -20,12 +20,13 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_HSA = re.compile(
+_HSA = lazy_re.compile(
     r"HSA_STATUS_ERROR_(?P<status>MEMORY_APERTURE_VIOLATION|ILLEGAL_INSTRUCTION|EXCEPTION|MEMORY_FAULT)\b"
 )
-_NO_BINARY = re.compile(r"(?:Cuda|HIP) failure (?:\d+ )?'?hipErrorNoBinaryForGpu")
-_GFX = re.compile(r"\b(gfx\w+)")
+_NO_BINARY = lazy_re.compile(r"(?:Cuda|HIP) failure (?:\d+ )?'?hipErrorNoBinaryForGpu")
+_GFX = lazy_re.compile(r"\b(gfx\w+)")
 
 
 def _hsa(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

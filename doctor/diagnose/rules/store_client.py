@@ -46,23 +46,24 @@ from pgdoctor.diagnose.rules.rendezvous import connected_later
 from pgdoctor.diagnose.rules.store_errors import MAIN_FIRST
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_CONNECT_LOOP = re.compile(
+_CONNECT_LOOP = lazy_re.compile(
     r"TCP client failed to connect/validate to host \[?([^\s\]]+?)\]?:(\d+) - (retrying|timed out) "
     r"\(try=(\d+), timeout=(\d+)ms(?:, delay=\d+ms)?\):?\s*(.*)"
 )
 # socket.cpp 2.1-2.3's waitForInput when poll() gave nothing: "[W socket.cpp:432] [c10d] While waitForInput,
 # poolFD failed with (errno: 0 - Success)." (errno 0: the poll timed out; the store request gets no answer).
-_POLL_FAILED = re.compile(r"While waitForInput, poolFD failed with \(errno: (\d+) - ([^)]*)\)")
-_WAIT_TIMEOUT = re.compile(
+_POLL_FAILED = lazy_re.compile(r"While waitForInput, poolFD failed with \(errno: (\d+) - ([^)]*)\)")
+_WAIT_TIMEOUT = lazy_re.compile(
     r"waitForInput: socket SocketImpl\([^)]*remote=\[?([^\s\]]+?)\]?:(\d+)\) timed out after (\d+)\s*ms"
 )
 # What a paste shows below a c10d record that is still the same record: the C++ frames of the error
 # ("Exception raised from recvBytes at ...", "frame #3: c10d::TCPStore::ping() + 200"), other c10d records.
-_SAME_RECORD = re.compile(r"^\s*(?:frame #\d+|Exception raised from|\[[WIE]\S* [^\]]*\] \[c10d\])")
+_SAME_RECORD = lazy_re.compile(r"^\s*(?:frame #\d+|Exception raised from|\[[WIE]\S* [^\]]*\] \[c10d\])")
 
 
-_UID_TAIL = re.compile(
+_UID_TAIL = lazy_re.compile(
     r"(?:^|[\s.])This may indicate a possible application crash on rank (?P<rank>\d+) "
     r"or a network set ?up issue"
 )
@@ -175,7 +176,7 @@ def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 # elastic/utils/distributed.py: the server's port taken ("port: 29400 already in use, attempt: [1/3]" is its
 # WARNING before a retry with another free port; the raise names the host).
-_ELASTIC_IN_USE = re.compile(r"\bon (\S+), port: (\d+) already in use")
+_ELASTIC_IN_USE = lazy_re.compile(r"\bon (\S+), port: (\d+) already in use")
 
 
 def _elastic_in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -191,12 +192,12 @@ def _elastic_in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
-_MEMBERS = re.compile(r"timed out waiting for all (\d+) members to join")
-_ELASTIC_BARRIER = re.compile(
+_MEMBERS = lazy_re.compile(r"timed out waiting for all (\d+) members to join")
+_ELASTIC_BARRIER = lazy_re.compile(
     r"Timed out waiting on barrier on rank (\d+), for key prefix: (\S+) \(world_size=(\d+), "
     r"missing_ranks=\[([^\]]*)\]"
 )
-_MISSING = re.compile(r"Rank (\d+)(?: \(host ([^)]+)\))?")
+_MISSING = lazy_re.compile(r"Rank (\d+)(?: \(host ([^)]+)\))?")
 
 
 def _members(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -244,7 +245,7 @@ def _elastic_barrier(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
-_CLIENT_IO = re.compile(
+_CLIENT_IO = lazy_re.compile(
     r"(?P<op>recvValue|recvVector|recvBytes|sendBytes|receiveBits|receiveValue) failed on "
     r"SocketImpl\(fd=\d+, addr=\[?(?P<me>[^\s\]]+?)\]?:(?P<myport>\d+), "
     r"remote=\[?(?P<host>[^\s\]]+?)\]?:(?P<port>\d+)\):?\s*(?P<why>.*)"
@@ -253,12 +254,12 @@ _CLIENT_IO = re.compile(
 
 # ProcessGroupNCCL's monitor polling the store of a process group that was up: "Failed to check the \"should
 # dump\" flag on TCPStore, (maybe TCPStore server has shut down too early)" - the run was past its start.
-_GROUP_UP = re.compile(r"should dump|shut down too early|ProcessGroupNCCL|heartbeat", re.I)
+_GROUP_UP = lazy_re.compile(r"should dump|shut down too early|ProcessGroupNCCL|heartbeat", re.I)
 
 
 # What a paste puts around a record that is not the run's output: a code fence and its language tag, the
 # opening of a wrapper's repr ("ray.exceptions.RayTaskError: RuntimeError(").
-_PASTE_FRAME = re.compile(
+_PASTE_FRAME = lazy_re.compile(
     r"^\s*(?:`{3,}|~{3,})?\s*(?:text|log|logs|shell|bash|sh|console|plaintext|python)?\s*$|"
     r"(?:Error|Exception)\(['\"]?\s*$"
 )

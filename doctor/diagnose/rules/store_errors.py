@@ -40,30 +40,31 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import LEAD, LOOPBACK_NAMES, connected_later
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
-_SOCKET_TIMEOUT = re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
+_SOCKET_TIMEOUT = lazy_re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
 # also the c10d backend's file store (--rdzv-endpoint a path): "RendezvousError: The file creation for C10d
 # store has failed. See inner exception for details."
-_RDZV_CONN = re.compile(
+_RDZV_CONN = lazy_re.compile(
     r"RendezvousConnectionError|connection to the C10d store has failed|"
     r"file creation for C10d store has failed"
 )
 # torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
 # "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
-_STORE_ERR = re.compile(
+_STORE_ERR = lazy_re.compile(
     r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
     r"c10d/TCPStore\w*\.cpp:\d+\] (.*)|"
     # 1.x's store get after its timeout: "RuntimeError: Timeout waiting for key: default_pg/0/0 after 1800000
     # ms"
     r"Error: (Timeout waiting for key\b.*)"
 )
-_DNS = re.compile(
+_DNS = lazy_re.compile(
     r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
     r"No address associated with hostname"
 )
 # A store operation of the store-based barrier (distributed_c10d._store_based_barrier: store.add /
 # store.wait / store.get) or of the rendezvous that lost its server: the traceback's frames name it.
-STORE_OP = re.compile(
+STORE_OP = lazy_re.compile(
     r"_store_based_barrier|_set_sequence_number_for_group|\bstore\.(?:add|get|set|wait|compare_set|check)\(|T"
     r"CPStore|"
     r"rendezvous/(?:c10d|static_tcp|etcd)\w*\.py|_create_c10d_store|_create_tcp_store|"
@@ -80,18 +81,18 @@ STORE_OP = re.compile(
 # "RuntimeError: Connection timed out" / "No route to host" / "Network is unreachable", under
 # init_process_group's tcp:// or env:// handler (or the store's own frame): the store's address is
 # unreachable from this node (a firewall, a wrong MASTER_ADDR, a down interface).
-_CONNECT_ERRNO = re.compile(
+_CONNECT_ERRNO = lazy_re.compile(
     r"(?:Error|error): (Connection timed out|No route to host|Network is unreachable|Host is unreachable|"
     r"Cannot assign requested address|Address family not supported by protocol)\b"
 )
 # A paste cut right after the elastic backend's raise: "File \".../c10d_rendezvous_backend.py\", line 115, in
 # _call_store" and its source line "raise" (RendezvousConnectionError(...) on the lines cut off): the
 # backend's only raise there is that error (c10d_rendezvous_backend.py, etcd_rendezvous_backend.py).
-_BACKEND_RAISE = re.compile(
+_BACKEND_RAISE = lazy_re.compile(
     r"rendezvous/(?P<backend>c10d|etcd)_rendezvous_backend\.py\", line \d+, in "
     r"(?:_call_store|_create_etcd_client)"
 )
-_PEER_DROPPED = re.compile(
+_PEER_DROPPED = lazy_re.compile(
     r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
     r"(?P<recv0>[Ff]ailed to (?:recv, got|send, sent) 0 bytes)"
 )
@@ -100,31 +101,33 @@ _PEER_DROPPED = re.compile(
 # error: Broken pipe' (or "Connection reset by peer", "failed to recv, got 0 bytes", ...). Rank 0 exiting
 # first - also at the end of a healthy run - closes the store under it: no failure of its own, whichever
 # socket error it quotes (nccl_errors' peer connection row honours it too).
-SHUTDOWN_POLL = re.compile(r'Failed to check the "should dump" flag on TCPStore')
+SHUTDOWN_POLL = lazy_re.compile(r'Failed to check the "should dump" flag on TCPStore')
 # Utils.hpp recvBytes (2.1+): "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote
 # server shutdown or crash?" - only c10d's store sockets say it, so it needs no traceback frame; but
 # TCPStore's server logs it at [W] ("recvValue failed on SocketImpl(...): failed to recv, got 0 bytes")
 # whenever a client hangs up, also at the end of a healthy run: only a raised error counts.
-_RECV0_RAISED = re.compile(r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to (?:recv, got|send, sent) 0 bytes")
+_RECV0_RAISED = lazy_re.compile(
+    r"(?:Error|Exception)\b.{0,40}:\s*[Ff]ailed to (?:recv, got|send, sent) 0 bytes"
+)
 # The rank whose ncclUniqueId the store lookup waited for (ProcessGroupNCCL broadcastUniqueNCCLID):
 # "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
-_UID_FROM = re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[(\d+)\]")  # 1.x spelled it "retreiving"
-_UID_RANK = re.compile(r"\[(\d+)\] is setting up NCCL communicator")
+_UID_FROM = lazy_re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[(\d+)\]")  # 1.x spelled it "retreiving"
+_UID_RANK = lazy_re.compile(r"\[(\d+)\] is setting up NCCL communicator")
 # python-etcd's client (client.py) under torchelastic's etcd rendezvous (etcd_rendezvous.py, 0.2-2.x):
 # "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
 # '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
 # servers, maybe you provided the wrong host(s) to connect to?".
 # The etcd server the launcher starts itself (elastic/rendezvous/etcd_server.py) that never came up: "Timed
 # out waiting for etcd server to be ready!".
-_ETCD = re.compile(
+_ETCD = lazy_re.compile(
     r"Etcd(?:ConnectionFailed|Exception): (?:Connection to etcd failed|Could not get the list of servers)|"
     r"Timed out waiting for etcd server to be ready"
 )
-_ETCD_ADDR = re.compile(r"host='([^']+)', port=(\d+)")
-_STORE_CONTEXT = re.compile(
+_ETCD_ADDR = lazy_re.compile(r"host='([^']+)', port=(\d+)")
+_STORE_CONTEXT = lazy_re.compile(
     r"MASTER_ADDR|TCPStore|c10d|rendezvous|store|init_process_group|network addresses of|gai error", re.I
 )
-_FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved")
+_FAMILY_LOOKUP = lazy_re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved")
 
 
 # The barrier the other ranks wait in while the main process works alone (preprocessing, a download, a
@@ -132,10 +135,10 @@ _FAMILY_LOOKUP = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be 
 # local_main_process_first / wait_for_everyone, YOLO's torch_distributed_zero_first. A store wait that
 # times out there (the barrier's first NCCL communicator waits for rank 0's ncclUniqueId) means rank 0 did
 # not reach the barrier within the timeout: a collective timeout, not a lost store.
-MAIN_FIRST = re.compile(
+MAIN_FIRST = lazy_re.compile(
     r"\b(main_process_first|local_main_process_first|wait_for_everyone|torch_distributed_zero_first)\b"
 )
-_TIMED_OUT = re.compile(r"Socket Timeout|wait timeout after|[Tt]imed out|[Tt]imeout waiting")
+_TIMED_OUT = lazy_re.compile(r"Socket Timeout|wait timeout after|[Tt]imed out|[Tt]imeout waiting")
 
 
 def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[Event]]:
@@ -171,7 +174,7 @@ def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[E
 
 # torchrun's agent after its own workers ended (elastic/agent/server/api.py _exit_barrier, utils/store.py
 # barrier / synchronize / get_all): its store read times out when the other agents died or hung first.
-_EXIT_BARRIER_FRAME = re.compile(r"in _exit_barrier\b|Error waiting on exit barrier")
+_EXIT_BARRIER_FRAME = lazy_re.compile(r"in _exit_barrier\b|Error waiting on exit barrier")
 
 
 def _in_exit_barrier(hit: Hit) -> bool:
@@ -232,7 +235,7 @@ def _rdzv_conn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # state read back from its store does not decode - "RendezvousStateError: The rendezvous state is corrupt. See
 # inner exception for details." / "The state object is corrupt." Another job or agent of another torch version
 # writes the same key (a shared --rdzv_id and --rdzv_endpoint).
-_RDZV_STATE = re.compile(r"(?:\w+\.)*RendezvousStateError\b:?\s*(.*)")
+_RDZV_STATE = lazy_re.compile(r"(?:\w+\.)*RendezvousStateError\b:?\s*(.*)")
 
 
 def _rdzv_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -283,10 +286,10 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # getaddrinfo's codes for "no address of this family for the name": EAI_NONAME (-2 glibc, 8 macOS, 11001
 # Winsock WSAHOST_NOT_FOUND), EAI_NODATA (-5, 7 macOS, 11004 WSANO_DATA), EAI_ADDRFAMILY (-9, 1 macOS).
-_GAI_NO_NAME = re.compile(r"gai error: (?:-2|8|11001|-5|7|11004|-9|1) - ")
+_GAI_NO_NAME = lazy_re.compile(r"gai error: (?:-2|8|11001|-5|7|11004|-9|1) - ")
 
 
-_IN_STORE_CREATION = re.compile(r"_create_c10d_store|_create_tcp_store|TCPStore\(")
+_IN_STORE_CREATION = lazy_re.compile(r"_create_c10d_store|_create_tcp_store|TCPStore\(")
 
 
 def _lookup_failed(hit: Hit, fam: re.Match[str]) -> bool:
@@ -439,13 +442,13 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 # TCPStore.cpp's checks of the server's answers (1.x-2.x; "Ping failed" is 2.4+'s validation right after the
 # connect). The words are the store client's own, so no frame is needed.
-_PROTOCOL = re.compile(
+_PROTOCOL = lazy_re.compile(
     r"(?P<what>Stop_waiting response is expected|wait_canceled response is expected|"
     r"ready or not_ready response expected|Ping failed, invalid value returned from server)"
 )
 # The launcher's command line or environment around it with the store's address left empty: colossalai run's
 # "failed to run torchrun ... --master_addr= --master_port= ...", an "export MASTER_ADDR=" echoed by a script.
-_EMPTY_ADDR = re.compile(r"(?:--master[_-]addr[= ]|MASTER_ADDR=)(?:\s|$|''|\"\")")
+_EMPTY_ADDR = lazy_re.compile(r"(?:--master[_-]addr[= ]|MASTER_ADDR=)(?:\s|$|''|\"\")")
 
 
 def _protocol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -474,7 +477,7 @@ def _protocol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # rendezvous file_store.cc / hash_store.cc / redis_store.cc "Wait timeout for key(s): [...]"): the keys the
 # other ranks write never came - they did not reach the rendezvous in time (dead, slow, another world size,
 # another file path). A bare "Wait timeout" needs the store's source or a store / init_process_group frame.
-_STORE_WAIT = re.compile(
+_STORE_WAIT = lazy_re.compile(
     r"(?P<src>\[[^\]]*(?:c10d/\w*Store|gloo/rendezvous/\w+_store)\.cc?p?p?:\d+\]\s*)?Wait timeout"
     r"(?: for key\(s\): (?P<keys>.*))?"
 )

@@ -24,23 +24,24 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_GDB = re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()]*>)?)\s*\(")
-_PYSTACK_C = re.compile(r'^\s*\(C\) File "[^"]*", line \d+, in (?P<fn>[\w:~<>]+)')
-_PYSPY = re.compile(r"^\s+(?P<fn>\w+) \((?P<file>[\w./-]+\.py):\d+\)\s*$")
-_FAULTHANDLER = re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+ in (?P<fn>\w+)\s*$')
-_HEADER = re.compile(
+_GDB = lazy_re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()]*>)?)\s*\(")
+_PYSTACK_C = lazy_re.compile(r'^\s*\(C\) File "[^"]*", line \d+, in (?P<fn>[\w:~<>]+)')
+_PYSPY = lazy_re.compile(r"^\s+(?P<fn>\w+) \((?P<file>[\w./-]+\.py):\d+\)\s*$")
+_FAULTHANDLER = lazy_re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+ in (?P<fn>\w+)\s*$')
+_HEADER = lazy_re.compile(
     r"\(gdb\)|^Thread \d+ \(Thread 0x|^Thread 0x[0-9a-f]+ \(most recent call first\)|"
     r"^Thread \d+ \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
 )
 
-_NATIVE_WAIT = re.compile(
+_NATIVE_WAIT = lazy_re.compile(
     r"WorkNCCL::(?:wait|synchronize\w*|isCompleted)|ProcessGroupGloo::\w*Work::wait|"
     r"UnboundBuffer::wait(?:Recv|Send)|cu(?:da)?(?:Stream|Event|Device|Ctx)Synchronize|"
     r"^nccl(?:GroupEnd|AllReduce|AllGather|ReduceScatter|Broadcast|Send|Recv|CommInitRank\w*)$|"
     r"ncclLaunch\w*|ncclStrongStream\w*"
 )
-_NATIVE_STORE = re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
+_NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
 _PY_COLLECTIVES = frozenset(
     {
         "all_reduce",
@@ -100,22 +101,22 @@ _WATCHDOG_FN = (
 )
 # The heartbeat monitor's thread (2.2-2.6 ProcessGroupNCCL::heartbeatMonitor, 2.7+ HeartbeatMonitor::runLoop)
 # ends the process through terminateProcess when the watchdog itself stopped making progress: RUN152.
-_HEARTBEAT_FN = re.compile(r"heartbeatMonitor|HeartbeatMonitor::runLoop")
-_WATCHDOG_FRAME = re.compile(r"^(?:#\d+\s.*?|frame #\d+: .*?|Exception raised from )" + _WATCHDOG_FN)
+_HEARTBEAT_FN = lazy_re.compile(r"heartbeatMonitor|HeartbeatMonitor::runLoop")
+_WATCHDOG_FRAME = lazy_re.compile(r"^(?:#\d+\s.*?|frame #\d+: .*?|Exception raised from )" + _WATCHDOG_FN)
 # The watchdog thread threw or aborted (an idle watchdog in a thread dump only waits in wait_for).
-_THROWN = re.compile(
+_THROWN = lazy_re.compile(
     r"c10::Error|std::terminate|__cxa_throw|__cxa_rethrow|terminate called|Exception raised from|"
     r"\b(?:__GI_)?abort\b|\b(?:__GI_)?raise\b|__pthread_kill|handleNCCLGuard|handleException|checkTimeout|"
     r"DistBackendError|terminateProcess"
 )
 # What the watchdog threw, when the excerpt says: an NCCL or CUDA error (their own rows read it), not a
 # timeout. A c10 record's header names where: checkForNCCLErrors, c10_cuda_check_implementation.
-_OTHER_CAUSE = re.compile(
+_OTHER_CAUSE = lazy_re.compile(
     r"NCCL error|CUDA error|nccl\w*Error\b|checkForNCCLErrors|checkAndSetException|c10_cuda_check|"
     r"finishedGPUExecution|CUDAException|illegal memory access|remote process exited|"
     r"caught collective operation timeout|ncclCommGetAsyncError"
 )
-_THREAD_HEAD = re.compile(r"^Thread (?:\d+|0x[0-9a-f]+) ")
+_THREAD_HEAD = lazy_re.compile(r"^Thread (?:\d+|0x[0-9a-f]+) ")
 
 
 def thread_block(hit: Hit, n: int = 40) -> list[str]:

@@ -20,14 +20,15 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_TIMED_OUT = re.compile(r"Collective has timed out (?P<when>during execution|waiting for other workers)")
+_TIMED_OUT = lazy_re.compile(r"Collective has timed out (?P<when>during execution|waiting for other workers)")
 _TRANSPORT = (
     r"Socket closed|Stream removed|Connection reset by peer|Broken pipe|failed to connect to all addresses|"
     r"keepalive watchdog timeout|GOAWAY received|Network is unreachable|Endpoint read failed|"
     r"Connection refused|No route to host|Connection timed out"
 )
-_ABORTED = re.compile(
+_ABORTED = lazy_re.compile(
     r"Collective ops is aborted by:\s*(?:\[_Derived_\])?\s*(?:(?P<deadline>Deadline Exceeded|[^.]*timed out)|"
     rf"(?P<net>{_TRANSPORT}))"
 )

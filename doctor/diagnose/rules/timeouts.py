@@ -43,27 +43,28 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, read
 from pgdoctor.diagnose.text.normalize import Line
+from pgdoctor.model import lazy_re
 
 # "ran for N milliseconds" may be cut off by a paste; the WorkNCCL(...) record alone is enough.
-_WATCHDOG = re.compile(
+_WATCHDOG = lazy_re.compile(
     r"[Cc]aught\s+collective\s+operation\s+timeout:\s*Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
     r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?"
 )
 # The record cut before its head ("WorkNCCL(SeqNum=5125, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for
 # 1807734 millisecond"): "ran for" after a work record is only ever the watchdog's timeout.
-_RAN_FOR = re.compile(
+_RAN_FOR = lazy_re.compile(
     r"Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milli"
 )
-_WHOLE_RECORD = re.compile(r"Work[NH]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
+_WHOLE_RECORD = lazy_re.compile(r"Work[NH]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
-_WATCHDOG_CUT = re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NH]CCL\(.*)?$")
-_BLOCKING = re.compile(r"Work\s+Work[NH]CCL\((?P<work>.*?)\)\s*timed out in blocking wait")
-_KV = re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
-_PG = re.compile(
+_WATCHDOG_CUT = lazy_re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NH]CCL\(.*)?$")
+_BLOCKING = lazy_re.compile(r"Work\s+Work[NH]CCL\((?P<work>.*?)\)\s*timed out in blocking wait")
+_KV = lazy_re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
+_PG = lazy_re.compile(
     r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank "
     r"(?P<rank>\d+)\]"
 )
-_SEQ = re.compile(
+_SEQ = lazy_re.compile(
     r"(?:Timeout at NCCL work|detected by watchdog at work):\s*(?P<at>-?\d+),\s*last enqueued NCCL work:\s*"
     r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)|"
     # 2.5+: "failure detected by watchdog at work sequence id: 120049 PG status: last
@@ -72,35 +73,37 @@ _SEQ = re.compile(
     r"work:\s*"
     r"(?P<enq2>-?\d+),\s*last completed work:\s*(?P<done2>-?\d+)"
 )
-_DUMP_SIGNAL = re.compile(
+_DUMP_SIGNAL = lazy_re.compile(
     r"dump signal due to a collective timeout from\s+(?P<src>.*?) and .*?Last enqueued NCCL work:\s*"
     r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)"
 )
-_HEARTBEAT = re.compile(
+_HEARTBEAT = lazy_re.compile(
     r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout"
 )
 # (a paste may hide the number: "Timed out waiting xxxx ms for recv operation")
-_GLOO = re.compile(r"Timed out waiting (\d+|[xX]+|N+)\s*ms for (recv|send) operation to complete")
-_MONITORED = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
+_GLOO = lazy_re.compile(r"Timed out waiting (\d+|[xX]+|N+)\s*ms for (recv|send) operation to complete")
+_MONITORED = lazy_re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier in (\d+) ms")
 # ProcessGroupGloo::monitoredBarrier on a rank other than 0 (1.10-2.x): "Rank 3 successfully reached
 # monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0
 # logs for [the ]faulty rank." Rank 0 names the late ranks ("Ranks 2 failed to pass"); this rank
 # only knows that rank 0 gave up on someone: rank 0's log says who.
-_REACHED = re.compile(
+_REACHED = lazy_re.compile(
     r"Rank (\d+) successfully reached monitoredBarrier, but received errors while waiting for send/recv "
     r"from rank (\d+)"
 )
 # The watchdog's C++ stack without its message line (the paste began below it): the frame
 # WorkNCCL::checkTimeout is only on the stack of a collective that ran past its timeout (2.x;
 # an NCCL error goes through checkAndSetException instead).
-_STACK = re.compile(r"ProcessGroupNCCL::WorkNCCL::checkTimeout\b")
-_CONSEQUENCE = re.compile(r"Some [NH]CCL operations have failed or timed out|taking the entire process down")
+_STACK = lazy_re.compile(r"ProcessGroupNCCL::WorkNCCL::checkTimeout\b")
+_CONSEQUENCE = lazy_re.compile(
+    r"Some [NH]CCL operations have failed or timed out|taking the entire process down"
+)
 
 # ProcessGroupNCCL 1.7-1.9 aborted its communicators after the watchdog saw a work time out (or another
 # rank abort) and raised only "NCCL communicator was aborted on rank 1." - the reason was appended
 # (". Original reason for failure was: ...", read by the rows of that reason) from 1.10 on. Bare, it
 # is most often a timeout's consequence: a weak timeout finding (tier 2).
-_ABORTED = re.compile(r"NCCL communicator was aborted(?: on rank (\d+))?\.?\s*$")
+_ABORTED = lazy_re.compile(r"NCCL communicator was aborted(?: on rank (\d+))?\.?\s*$")
 
 # A non-blocking communicator (TORCH_NCCL_USE_COMM_NONBLOCKING, 2.1+) that did not become ready within
 # TORCH_NCCL_NONBLOCKING_TIMEOUT: NCCLUtils.cpp's waitUntilInitialized "NCCL timeout in communicator
@@ -109,7 +112,7 @@ _ABORTED = re.compile(r"NCCL communicator was aborted(?: on rank (\d+))?\.?\s*$"
 # waiting for nonblocking call to become successful."; also as the reason of an aborted communicator.
 # Init waits for every rank: a rank that never arrived (dead, slow, stuck before init) or a bootstrap
 # that cannot connect leaves the others here - a timeout, whose cause is on the rank that did not come.
-_NB_TIMEOUT = re.compile(
+_NB_TIMEOUT = lazy_re.compile(
     r"NCCL timeout (?:in communicator initiali[sz]ation|in: (?P<where>\S+?:\d+)|"
     r"when waiting for nonblocking call to become successful)"
 )
@@ -118,8 +121,10 @@ _NB_TIMEOUT = re.compile(
 # (work.wait(timeout), gloo's collectives, a monitored barrier's send/recv) that did not complete. The words
 # are common outside torch: without the c10d source in brackets, a torch.distributed frame or
 # ProcessGroup line above must say whose they are.
-_WAIT = re.compile(r"(?:\[(?P<where>[^\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!")
-_DIST_ABOVE = re.compile(
+_WAIT = lazy_re.compile(
+    r"(?:\[(?P<where>[^\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!"
+)
+_DIST_ABOVE = lazy_re.compile(
     r"torch[/.]distributed|distributed_c10d|c10d|ProcessGroup|\bwork\.wait\(|dist\.\w+\("
 )
 
@@ -363,7 +368,7 @@ def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 # What the watchdog's teardown line is the consequence of, when the excerpt shows it.
-_TEARDOWN_CAUSE = re.compile(
+_TEARDOWN_CAUSE = lazy_re.compile(
     r"Work[NH]CCL\(|Watchdog caught|[NH]CCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
 )
 

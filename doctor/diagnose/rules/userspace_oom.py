@@ -14,6 +14,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # Userspace killers that act before the kernel's: systemd-oomd (src/oom/oomd-util.c, v247+)
 # "systemd-oomd[601]: Killed /user.slice/.../app.scope due to memory pressure for /user.slice/... being
@@ -24,7 +25,7 @@ from pgdoctor.knowledge.clip import clip
 # (rfjakob/earlyoom kill.c): "low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%" and "sending
 # SIGTERM to process 4242 uid 1000 "python": badness 900, VmRSS 60000 MiB" (no uid before v1.3; v1.8+
 # "...: oom_score 712, oom_score_adj 0, VmRSS 4514 MiB").
-_USERSPACE = re.compile(
+_USERSPACE = lazy_re.compile(
     r"(?P<oomd>systemd-oomd)\S*:? Killed (?P<unit>\S+) due to (?P<why>memory pressure|memory used|swap used)|"
     r"(?P<sdunit>[\w@.-]+): (?:A process of this unit has been killed by the OOM killer|"
     r"Failed with result 'oom-kill')|"
@@ -59,7 +60,7 @@ def _userspace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # "=>> PBS: job killed: mem 4194304kb exceeded limit 4194304kb", "PBS: job killed: vmem 10737418240 exceeded
 # limit 8589934592" (also pmem, pvmem); Torque's mail: "Job exceeded a memory resource limit (vmem, pvmem,
 # etc.). Job was aborted".
-_SCHEDULER = re.compile(
+_SCHEDULER = lazy_re.compile(
     r"TERM_(?P<lsf>MEMLIMIT|SWAP): job killed after reaching LSF (?:memory|swap) usage limit|"
     r"PBS: job killed: (?P<what>p?v?mem) (?:job total )?(?P<used>\d+)(?P<unit>[kmg]?b)? exceeded limit|"
     r"(?P<torque>Job exceeded a memory resource limit)"
@@ -84,7 +85,7 @@ def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # crashed after using all available RAM.", Kaggle "Your notebook tried to allocate more memory than is
 # available. It has restarted.", the kubelet's OOM watcher event (pkg/kubelet/oom) "System OOM encountered,
 # victim process: python, pid: 12345".
-_HOSTED = re.compile(
+_HOSTED = lazy_re.compile(
     r"Your session crashed after using all available RAM|"
     r"Your notebook tried to allocate more memory than is available|"
     r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?"

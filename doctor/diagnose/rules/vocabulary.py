@@ -26,10 +26,11 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Build, Signature, read
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
 
 # The line says something failed: an error word, a C++ check, an abort, or a vendor error code
 # (CANN's EI0002 / EE1002 / EL0001, ERR00100; glog's E1204 prefix).
-_FAILED = re.compile(
+_FAILED = lazy_re.compile(
     r"\bwhat\(\):|[a-z](?:Error|Exception)\b|"
     r"(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
     r"check failed|check notnull|non-ok-status|timed out|times out|unavailable|deadline[ _]?exceeded|"
@@ -39,18 +40,18 @@ _FAILED = re.compile(
     r":\d\d\.\d+: [EF] [\w/.-]+:\d+\]"
 )
 # Lines that report, not fail: INFO-level logger lines.
-_INFO = re.compile(r"\bNCCL INFO\b|\bINFO\b|^\s*I\d{4} \d|\[I\]")
+_INFO = lazy_re.compile(r"\bNCCL INFO\b|\bINFO\b|^\s*I\d{4} \d|\[I\]")
 # A row of a status table (nvidia-smi -q, ibstat, npu-smi): "Uncorrectable Error    : 0" names a counter.
-_TABLE_ROW = re.compile(r"^\s*[^:]{1,60}?\s{2,}:\s*[^\s:]{0,24}\s*$")
+_TABLE_ROW = lazy_re.compile(r"^\s*[^:]{1,60}?\s{2,}:\s*[^\s:]{0,24}\s*$")
 # Lines of other services and of the scheduler's own daemons: a download, a tracker, a registry or
 # slurmstepd's message to its controller failing is not the job's interconnect (family modules read the
 # scheduler records that matter: OOM kills, cancellations, node failures).
-_OTHER_SERVICE = re.compile(
+_OTHER_SERVICE = lazy_re.compile(
     r"https?://|HTTPS?ConnectionPool|requests\.exceptions|urllib|aiohttp|huggingface|wandb|mlflow|"
     r"\bs3://|\bgs://|^\s*(?:slurmstepd|srun|salloc|sbatch|slurmd|sshd)(?:\[\d+\])?:"
 )
 # A person's sentence about a failure, not the failure: messages of programs do not say "I" or "we".
-_PROSE = re.compile(
+_PROSE = lazy_re.compile(
     r"\b(?:I|I'm|I've|we|We|my|My|our|Our|you|You|your|Your|seems?|maybe|Maybe|sometimes|Sometimes|"
     r"thanks|Thanks|anyone|Anyone|last week|yesterday)\b"
 )
@@ -141,11 +142,11 @@ _DRIVER = r"driver version is insufficient|insufficient driver|driver/library ve
 
 
 def _both(what: str, how: str) -> re.Pattern[str]:
-    return re.compile(rf"(?is)(?=.*(?:{what}))(?=.*(?:{how}))")
+    return lazy_re.compile(rf"(?is)(?=.*(?:{what}))(?=.*(?:{how}))")
 
 
 def _one(words: str) -> re.Pattern[str]:
-    return re.compile(rf"(?i)(?:{words})")
+    return lazy_re.compile(rf"(?i)(?:{words})")
 
 
 # The rows of the family modules, in catalogue order: set once by the catalogue (rules/__init__.py), which
@@ -235,7 +236,7 @@ SIGNATURES = (
     ),
     _row(
         "device oom",
-        re.compile(r"(?is)" + _DEVICE_OOM),
+        lazy_re.compile(r"(?is)" + _DEVICE_OOM),
         "device memory exhaustion",
         C.CUDA_OOM.code,
         (

@@ -30,22 +30,23 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.slurm import CANCEL as SLURM_CANCEL
 from pgdoctor.knowledge.slurm import read_cancel
+from pgdoctor.model import lazy_re
 
-_DL_HANDLER = re.compile(
+_DL_HANDLER = lazy_re.compile(
     r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker"
 )
 # The signal's strsignal() text: "Bus error", "Killed", "Segmentation fault", "Aborted", ...; PaddlePaddle's
 # copy (paddle/fluid/imperative/data_loader.cc): "DataLoader process (pid 10222) exited is killed by signal:
 # Killed."
-_DL_KILLED = re.compile(
+_DL_KILLED = lazy_re.compile(
     r"DataLoader (?:worker|process) \(pid (\d+)\) (?:exited )?is killed by signal: (Bus error|Killed|"
     r"Segmentation fault|"
     r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)"
 )
-_DL_EXITED = re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
+_DL_EXITED = lazy_re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
 # Ray 2.x's worker exit type when its memory monitor killed the worker (common.proto WorkerExitType), in
 # ActorDiedError's text: "Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: ...".
-_RAY_MEMORY = re.compile(
+_RAY_MEMORY = lazy_re.compile(
     r"node running low on memory|Ray killed this worker|OOM Killed|ray\.exceptions\.OutOfMemoryError|"
     r"exit type: NODE_OUT_OF_MEMORY"
 )
@@ -54,7 +55,7 @@ _RAY_MEMORY = re.compile(
 # reasons at node (ID: ..., IP: 10.0.62.231) ..."; and the task's own error "Memory on the node (IP:
 # 10.0.0.1, ID: ...) where the task (...) was running was 29.30GB / 30.84GB (0.950027), which exceeds
 # the memory usage threshold of 0.95. Ray killed this worker ...". A terminal may hard-wrap them.
-_RAY_PRESSURE = re.compile(
+_RAY_PRESSURE = lazy_re.compile(
     r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
     r"which exceeds the memory usage threshold of ([\d.]+)|"
     # the same error cut before its threshold: its opening is Ray's own ("... where the task (task ID: ...,
@@ -65,11 +66,11 @@ _RAY_PRESSURE = re.compile(
 # on a node over its threshold: "More than 95% of the memory on node ip-172-31-0-1 is used (14.77 / 15.46
 # GB). The top 10 memory consumers are: ..."
 # A terminal may wrap it after "on node": the row triggers on its opening and reads the joined lines.
-_RAY1_MEMORY = re.compile(r"More than \d+% of the memory on\b")
-_RAY1_WHOLE = re.compile(
+_RAY1_MEMORY = lazy_re.compile(r"More than \d+% of the memory on\b")
+_RAY1_WHOLE = lazy_re.compile(
     r"More than (\d+)% of the memory on\s+node\s+(\S+)\s+is used(?: \(([\d.]+) / ([\d.]+) GB\))?"
 )
-_RAY_DIED = re.compile(
+_RAY_DIED = lazy_re.compile(
     r"A worker died or was killed while executing a task by an unexpected system error|"
     r"Worker unexpectedly exits with a connection error code (\d+)"
 )
@@ -78,7 +79,7 @@ _RAY_DIED = re.compile(
 # task-level ones (python/ray/exceptions.py): "RayWorkerError: The worker died unexpectedly while executing
 # this task." (0.x), "WorkerCrashedError: The worker died unexpectedly while executing this task. Check
 # python-core-worker-*.log files ..." (1.x-2.x), "LocalRayletDiedError: The task's local raylet died."
-_ACTOR_DIED = re.compile(
+_ACTOR_DIED = lazy_re.compile(
     r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died|"
     r"worker died unexpectedly while executing|task's local raylet died"
 )
@@ -88,7 +89,7 @@ _ACTOR_DIED = re.compile(
 # (1) raylet crashes unexpectedly (OOM, preempted node, etc.) (2) raylet has lagging heartbeats ..."
 # (older: "The node with node id <hex> has been marked dead ..."). A consequence tier: the node's own
 # kill record (OOM killer, preemption), when the log has it, is the cause.
-_NODE_DEAD = re.compile(
+_NODE_DEAD = lazy_re.compile(
     r"The node with node id:? (\w+)(?: and address: ([\d.]+))?.{0,200}?has been marked dead because the "
     r"detector has missed too many heartbeats"
 )
@@ -99,27 +100,27 @@ _NODE_DEAD = re.compile(
 # agent when the raylet itself ended (dashboard/agent.py): "Raylet is terminated. Termination is unexpected.
 # Possible reasons include: (1) SIGKILL by the user or system OOM killer, ..."; ObjectLostError's "All copies
 # of 00ff have been lost due to node failure."; NodeDiedError (Ray 2.x) "...the node (...) dying".
-_NODE_DIED = re.compile(
+_NODE_DIED = lazy_re.compile(
     r"actor died because its node has died\.?(?: Node Id: (?P<node>\w+))?|"
     r"(?P<raylet>Raylet is terminated)[.:].{0,120}?Termination is unexpected|"
     r"(?P<lost>have been lost due to node failure)|"
     r"(?P<nodedied>NodeDiedError)\b"
 )
-_NODE_DEATH = re.compile(
+_NODE_DEATH = lazy_re.compile(
     r"the actor's node was (?P<how>terminated expectedly|terminated unexpectedly|preempted): ?(?P<why>[^\n]*)"
 )
 # Process pools whose worker was killed (the OOM killer most often): concurrent.futures'
 # "BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or
 # pending.", joblib/loky's "TerminatedWorkerError: A worker process managed by the executor was unexpectedly
 # terminated. ... The exit codes of the workers are {SIGKILL(-9)}" (the codes may come on a later line).
-_POOL = re.compile(
+_POOL = lazy_re.compile(
     r"A process in the process pool was terminated abruptly|"
     r"A worker process managed by the executor was unexpectedly terminated|"
     r"The exit codes of the workers are \{(?P<codes>[^}]*)\}"
 )
 # vLLM's WorkerMonitor (vllm/executor/multiproc_worker_utils.py, 0.4-0.8) for a worker process that ended:
 # "Worker VllmWorkerProcess pid 4243 died, exit code: -9" (multiprocessing's exitcode: -N for signal N).
-_VLLM_WORKER = re.compile(r"Worker (\S+) pid (\d+) died, exit code: (-?\d+)")
+_VLLM_WORKER = lazy_re.compile(r"Worker (\S+) pid (\d+) died, exit code: (-?\d+)")
 _SIG = {
     "bus error": "SIGBUS",
     "segmentation fault": "SIGSEGV",

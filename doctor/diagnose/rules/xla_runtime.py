@@ -36,24 +36,25 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
 
-_STUCK = re.compile(
+_STUCK = lazy_re.compile(
     r"This thread has been waiting for (?:`(?P<name>[^`]*)` for )?(?P<secs>\d+) ?(?P<unit>ms|s|seconds)"
     r"(?: for)? and may be stuck"
 )
-_TERMINATION = re.compile(
+_TERMINATION = lazy_re.compile(
     r"Termination timeout for `(?P<name>[^`]*)` of (?P<secs>\d+) seconds exceeded|"
     r"Exiting to ensure a consistent program state"
 )
-_ARRIVED = re.compile(
+_ARRIVED = lazy_re.compile(
     r"(?:All|Expected) (?P<want>\d+) threads (?:must|to) join the rendezvous, (?:however|but) only "
     r"(?P<got>\d+) of them"
 )
 # XLA of 2021 (collective_ops_utils.h) names the device and the rendezvous key instead.
-_ORDINAL = re.compile(r"participant for device ordinal (?P<dev>\d+)")
-_LOCAL = re.compile(r"num_local_participants=(?P<n>\d+)")
-_TASK = re.compile(r"/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+)")
-_HEARTBEAT = re.compile(
+_ORDINAL = lazy_re.compile(r"participant for device ordinal (?P<dev>\d+)")
+_LOCAL = lazy_re.compile(r"num_local_participants=(?P<n>\d+)")
+_TASK = lazy_re.compile(r"/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+)")
+_HEARTBEAT = lazy_re.compile(
     r"(?:Task (?P<who>\S+) heartbeat timeout|Task heartbeat timeout)\. This indicates that the remote task "
     r"has failed|tasks are unhealthy \(stopped sending heartbeats\)|"
     r"Terminating process because (?:the (?:JAX distributed service detected fatal errors|coordinator "
@@ -64,7 +65,7 @@ _HEARTBEAT = re.compile(
 # when a collective first runs (xla/pjrt/gpu, jaxlib 0.4.x): "DEADLINE_EXCEEDED: GetKeyValue() timed out
 # with key: cuda:gpu_nccl_unique_id:0 and duration: -1ms". The rank that should have published the id never
 # did (it died or runs another program): the store-based exchange of torch's NCCL init timing out.
-_KV_GET = re.compile(r"GetKeyValue\(\) timed out with key:?\s*(?P<key>\S+)")
+_KV_GET = lazy_re.compile(r"GetKeyValue\(\) timed out with key:?\s*(?P<key>\S+)")
 
 
 def _collective(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -238,6 +238,8 @@ def open_sources(
             files = _walk(path)
         elif os.path.exists(path):
             files = [path]
+        elif os.path.islink(path):
+            raise SourceError(f"cannot read {path}: a dangling or looping symbolic link")
         else:
             raise SourceError(f"no such file or directory: {path}")
         for f in files:
@@ -272,6 +274,9 @@ def _unreadable(path: str, listed: bool) -> Optional[str]:
         return "not a regular file (a FIFO, socket or device)"
     if stat.S_ISDIR(st.st_mode):
         return "a directory"
+    # /dev/zero, /dev/urandom, a disk: endless or not text, never a log (a pipe or stdin is read).
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return "a device, not a log file"
     if not os.access(path, os.R_OK):
         return "permission denied"
     return None
