@@ -118,6 +118,37 @@ KILLED: list[tuple[str, str, dict[str, Any]]] = [
         EXITED,
         {"reason": "preemption"},
     ),
+    (
+        '    Message: Usage of EmptyDir volume "dshm" exceeds the limit "64Gi". ',
+        EXITED,
+        {"reason": "eviction", "volume": "dshm"},
+    ),
+    (
+        "    Message: Pod ephemeral local storage usage exceeds the total limit of containers 10Gi. ",
+        EXITED,
+        {"resource": "ephemeral-storage"},
+    ),
+    (
+        '    Message: Container trainer exceeded its local ephemeral storage limit "10Gi". ',
+        EXITED,
+        {"resource": "ephemeral-storage"},
+    ),
+    (
+        "  Warning  DeadlineExceeded  job/train  Job was active longer than specified deadline",
+        EXITED,
+        {"reason": "time limit"},
+    ),
+    # HTCondor
+    (
+        "004 (1234.000.000) 2024-05-01 10:00:00 Job was evicted.",
+        EXITED,
+        {"reporter": "htcondor", "preempted": True},
+    ),
+    (
+        "Hold reason: Error from slot1_1@node7: Job has gone over cgroup memory limit of 2048 megabytes. Last measured usage: 2100 megabytes.",
+        OOM,
+        {"limit_mb": 2048},
+    ),
     # Ray
     (
         "The actor died because its node has died. Node Id: 699d13151ee3786638d9e6b4032998bf07c30173d64a9654537f5751\n\tthe actor's node was terminated expectedly: received SIGTERM",
@@ -227,6 +258,12 @@ NETWORK: list[tuple[str, str, dict[str, Any]]] = [
     ),
     # gloo and NCCL sockets (2.x wordings)
     (
+        "RuntimeError: [/opt/conda/conda-bld/pytorch_1/work/third_party/gloo/gloo/transport/tcp/pair.cc:210] address family mismatch",
+        SOCKET,
+        {"problem": "address_family_mismatch"},
+    ),
+    ("RuntimeError: address family mismatch", SOCKET, {"backend": "gloo"}),
+    (
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [10.0.0.2]:41234",
         SOCKET,
         {},
@@ -316,6 +353,8 @@ HEALTHY = [
     "libfabric:4242:1701234567::efa:core:efa_device_construct():120<info> device efa_0 created",
     "[1701234567.1] [node1:4242 :0] ucp_context.c:1774 UCX  INFO  UCP version is 1.15",
     "Preemption handling: checkpoint saved at step 1200",
+    "000 (1234.000.000) 2024-05-01 10:00:00 Job submitted from host: <10.0.0.1:9618>",
+    "  Normal  Completed  job/train  Job completed",
 ]
 
 

@@ -19,7 +19,12 @@ Formats, read at their source:
 - Kubernetes (kubelet eviction manager, node shutdown manager, critical-pod admission, the scheduler's
   preemption): "The node was low on resource: ephemeral-storage." (memory: host_oom), "Pod was terminated in
   response to imminent node shutdown.", "Preempted in order to admit critical pod", "Preempted by pod 3f2a
-  on node gpu-7", "...: preempting to accommodate a higher priority pod".
+  on node gpu-7", "...: preempting to accommodate a higher priority pod", the eviction manager's local
+  storage limits ("Usage of EmptyDir volume \"dshm\" exceeds the limit \"64Gi\".", "Pod ephemeral local
+  storage usage exceeds the total limit of containers 10Gi.", "Container trainer exceeded its local
+  ephemeral storage limit \"10Gi\"."), the Job controller's "Job was active longer than specified deadline".
+- HTCondor: "Job was evicted." (its job event log), "Job has gone over cgroup memory limit of 2048
+  megabytes." (the starter's hold reason: host_oom).
 - Clouds and their job managers: GCE's "Instance was preempted.", AWS's "EC2 Spot Instance Interruption
   Warning" / a node termination handler's "spot interruption notice", AWS Batch's "Host EC2 (instance
   i-0abc) terminated.", SkyPilot's managed-job controller "Cluster is preempted or failed (status: INIT).
@@ -180,13 +185,30 @@ _K8S = lazy_re.compile(
     r"Pod was terminated in response to imminent (?P<shutdown>node shutdown)|"
     r"(?P<critical>Preempted in order to admit critical pod)|"
     r"Preempted by (?:pod )?(?P<by>\S+) on node (?P<node>\S+)|"
-    r"(?P<prio>preempting to accommodate a higher priority pod)"
+    r"(?P<prio>preempting to accommodate a higher priority pod)|"
+    # the eviction manager's local-storage limits (eviction_manager.go): an emptyDir (often the /dev/shm
+    # of a training pod), the pod's or a container's ephemeral storage
+    r"Usage of EmptyDir volume \"?(?P<emptydir>[^\"\s]+)\"? exceeds the limit|"
+    r"(?P<podeph>Pod ephemeral local storage usage exceeds the total limit)|"
+    r"Container (?P<ceph>\S+) exceeded its local ephemeral storage limit|"
+    # the Job controller's activeDeadlineSeconds (reason DeadlineExceeded)
+    r"(?P<deadline>Job was active longer than specified deadline)"
 )
 
 
 def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reporter": "kubernetes"}
-    if m.group("res"):
+    if m.group("deadline"):
+        facts.update(reason="time limit")
+        msg = "Kubernetes ended the Job at its activeDeadlineSeconds (DeadlineExceeded)"
+        return [row.event(hit, msg, facts, tier=CONSEQUENCE, dedupe=(row.code, "k8s"))]
+    if m.group("emptydir") or m.group("podeph") or m.group("ceph"):
+        facts.update(reason="eviction", resource="ephemeral-storage")
+        if m.group("emptydir"):
+            facts["volume"] = m.group("emptydir")
+        what = f"emptyDir volume {m.group('emptydir')}" if m.group("emptydir") else "ephemeral storage"
+        msg = f"Kubernetes evicted the pod: its {what} went over its limit"
+    elif m.group("res"):
         res = m.group("res").rstrip(".")
         facts.update(reason="eviction", resource=res)
         msg = f"Kubernetes evicted the pod: the node ran low on {res}"
@@ -230,6 +252,32 @@ def _cloud(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         msg = "SkyPilot found the job's cluster preempted or failed and began to recover it"
         tier = SYMPTOM  # a recovery follows: what failed after it, if anything, leads
     return [row.event(hit, msg, facts, tier=tier, dedupe=(row.code, "cloud"))]
+
+
+# HTCondor: the job event log's "Job was evicted." (004: a preempted or vacated slot), and the starter's
+# hold reason for a job over its memory request: "Error from slot1_1@node7: Job has gone over cgroup memory
+# limit of 2048 megabytes. Last measured usage: 2100 megabytes." (older: "...gone over memory limit of").
+_CONDOR = lazy_re.compile(
+    r"(?P<evicted>Job was evicted)\b|Job has gone over (?:cgroup )?memory limit of (?P<limit>\d+) megabytes"
+)
+
+
+def _condor(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("limit"):
+        facts: dict[str, Any] = {"killer": "htcondor_memory_limit", "limit_mb": int(m.group("limit"))}
+        return [
+            row.event(
+                hit,
+                f"HTCondor held the job: it went over its memory limit of {m.group('limit')} MB "
+                "(request_memory)",
+                facts,
+                code=C.HOST_OOM_KILLED.code,
+                dedupe=(C.HOST_OOM_KILLED.code, "condor"),
+            )
+        ]
+    facts = {"reporter": "htcondor", "reason": "preemption", "preempted": True}
+    msg = "HTCondor evicted the job from its slot (preempted or vacated): ended from outside"
+    return [row.event(hit, msg, facts, dedupe=(row.code, "condor"))]
 
 
 X = C.RANK_EXITED.code
@@ -277,14 +325,44 @@ SIGNATURES = (
         _K8S,
         _k8s,
         X,
-        anchors=(b"low on resource", b"imminent node shutdown", b"Preempted ", b"preempting to accommodate"),
+        anchors=(
+            b"low on resource",
+            b"imminent node shutdown",
+            b"Preempted ",
+            b"preempting to accommodate",
+            b"exceeds the limit",
+            b"exceeds the total limit",
+            b"ephemeral storage limit",
+            b"longer than specified deadline",
+        ),
         worth=(
             rb"low on resource",
             rb"imminent node shutdown",
             rb"Preempted ",
             rb"preempting to accommodate",
+            rb"exceeds the (?:total )?limit",
+            rb"ephemeral storage limit",
+            rb"longer than specified deadline",
         ),
-        words=("low on resource", "node shutdown", "preempted", "preempting"),
+        words=(
+            "low on resource",
+            "node shutdown",
+            "preempted",
+            "preempting",
+            "exceeds the limit",
+            "exceeds the total limit",
+            "ephemeral storage limit",
+            "specified deadline",
+        ),
+    ),
+    Signature(
+        "htcondor eviction or memory limit",
+        _CONDOR,
+        _condor,
+        X,
+        anchors=(b"Job was evicted", b"gone over"),
+        worth=(rb"Job was evicted", rb"gone over"),
+        words=("job was evicted", "gone over"),
     ),
     Signature(
         "cloud preemption",

@@ -10,7 +10,8 @@ words, and "Socket closed [..]:port". Torch re-raises them as "RuntimeError: [..
 (read by nccl_errors, which wants the error word); a log line of just gloo's text is read here.
 gloo's "Timed out waiting 1800000ms for recv operation" (unbound_buffer.cc) is a timeout, and so is
 the pair's own "Read timeout [..]:port" / "Write timeout" / "Send timeout" (read here, as a timeout).
-Setup: "Gloo connectFullMesh failed with ..." and device.cc's "Unable to find address for: eth0"
+Setup: "address family mismatch" (pair.cc, IPv4 vs IPv6 peers), "Gloo connectFullMesh failed with ..."
+and device.cc's "Unable to find address for: eth0"
 (the rows moved here from nccl_errors); "Application timeout caused pair closure" (tcp/pair.cc) is
 the process group's timeout closing the pair. The ibverbs transport's failures ("[.../gloo/transport/
 ibverbs/device.cc:76] ibv_open_device: ...") are the RDMA fabric's (RUN173), like NCCL's NET/IB.
@@ -234,7 +235,35 @@ def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# tcp/pair.cc's connect when the peer's address (from the store) is of another family than the local
+# device's: "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:210] address family mismatch"
+# (also without the location, torch 1.x): one host resolved its name to IPv6 and another to IPv4, or
+# GLOO_SOCKET_IFNAME picks an interface of one family only. A network configuration fault, not a desync.
+_FAMILY = lazy_re.compile(r"\baddress family mismatch\b")
+
+
+def _family(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "gloo could not connect a pair: the peer's address is of another family (IPv4 vs IPv6) than "
+            "this rank's interface; set GLOO_SOCKET_IFNAME to the same interface (family) on every host",
+            {"backend": "gloo", "interface_problem": True, "problem": "address_family_mismatch"},
+            dedupe=(row.code, "gloo_family"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "gloo address family",
+        _FAMILY,
+        _family,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"address family mismatch",),
+        worth=(rb"address family mismatch",),
+        words=("address family mismatch",),
+    ),
     Signature(
         "gloo full mesh",
         _FULL_MESH,
