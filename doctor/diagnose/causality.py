@@ -50,6 +50,27 @@ GENERIC_SLACK_S = 1.0
 # What a rank dies of that its peers' transports then report as a vanished peer.
 _DEATHS = {"cuda_oom", "host_oom", "process_crash"}
 _HW_XID_ACTIONS = ("reset", "reboot", "drain")
+# Python exceptions that no transport raises (the user's own code failed: a KeyError, a bad shape): a rank
+# that died of one is a death like a crash, and the peers' network errors that a dead peer explains
+# (facts peer_may_have_died) are its echo. A RuntimeError may be NCCL's or gloo's own: not in the set.
+_OWN_EXCEPTIONS = frozenset(
+    {
+        "KeyError",
+        "IndexError",
+        "ValueError",
+        "TypeError",
+        "AttributeError",
+        "NameError",
+        "UnboundLocalError",
+        "ZeroDivisionError",
+        "AssertionError",
+        "FileNotFoundError",
+        "ModuleNotFoundError",
+        "ImportError",
+        "NotImplementedError",
+        "RecursionError",
+    }
+)
 # What a failing GPU makes a process say; an OOM, a rendezvous or a driver-version problem has
 # causes of its own and keeps its place.
 _CAUSED_BY_HARDWARE = {"process_crash", "nccl_network", "nccl_usage", "collective_timeout"}
@@ -417,11 +438,15 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
     # A network error that a peer's death also explains (facts["peer_may_have_died"]: NET/IB retries
     # exhausted, a bare unhandled system error) next to a rank that died of its own failure in the same tier:
     # the death leads, the network error is its echo. An abort (SIGABRT) is how ranks end after an NCCL
-    # error, and a Python exception may be the NCCL error's own traceback: neither is such a death.
+    # error, and a Python exception may be the NCCL error's own traceback: neither is such a death, unless
+    # the exception is one no transport raises (_OWN_EXCEPTIONS).
     died_ranks = {
         e.rank
         for e in group
-        if e.code != C.PYTHON_EXCEPTION.code
+        if (
+            e.code != C.PYTHON_EXCEPTION.code
+            or str(e.facts.get("exception", "")).rsplit(".", 1)[-1] in _OWN_EXCEPTIONS
+        )
         and e.code in CODES
         and CODES[e.code].category in _DEATHS
         and e.facts.get("signal") != "SIGABRT"

@@ -361,3 +361,35 @@ HEALTHY = [
 @pytest.mark.parametrize("line", HEALTHY)
 def test_healthy_lines_stay_silent(line: str) -> None:
     assert failure_findings(line + "\n") == []
+
+
+_IB12 = "node1:4243:4300 [0] transport/net_ib.cc:1287 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<41234> with error 12, opcode 0, len 0, vendor err 129\n"
+_UCX_UD = "[node1:4242 :0:4242]  ud_ep.c:278  Fatal: UD endpoint 0x1c3f4d0 to <no debug data>: unhandled timeout error\n"
+_EFA = (
+    "libfabric:4242:1701234567::efa:cq:efa_rdm_cq_poll():123<warn> Encountered error: Unresponsive receiver\n"
+)
+
+
+def _raised(exc: str) -> str:
+    return (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 10, in <module>\n'
+        "[rank1]:     x = batch['foo']\n"
+        f"[rank1]: {exc}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "exc",
+    ["KeyError: 'foo'", "ValueError: bad shape", "AssertionError", "IndexError: list index out of range"],
+)
+@pytest.mark.parametrize("echo", [_IB12, _UCX_UD, _EFA], ids=["ib-retry", "ucx-ud", "efa"])
+def test_a_rank_that_raised_its_own_error_leads_over_the_fabric_losing_it(exc: str, echo: str) -> None:
+    for log in (_raised(exc) + echo, echo + _raised(exc)):
+        found = failure_findings(log)
+        assert found and found[0].code == "RUN132", (log, found)
+
+
+def test_a_runtime_error_may_be_the_transport_own_and_does_not_outrank_it() -> None:
+    found = failure_findings(_raised("RuntimeError: something went wrong") + _IB12)
+    assert found and found[0].code == IB, found
