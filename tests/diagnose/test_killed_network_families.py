@@ -169,6 +169,16 @@ KILLED: list[tuple[str, str, dict[str, Any]]] = [
         {"reason": "preemption", "preempted": True},
     ),
     (
+        "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\n\tclass_name: RayTrainWorker\n\tip: 10.72.56.3\nThe actor is dead because its node has died. Node Id: 677df2a9020c5db45e755b0078c469e2ce51e05ea093ed3b283505a0",
+        EXITED,
+        {"node_id": "677df2a9020c5db45e755b0078c469e2ce51e05ea093ed3b283505a0"},
+    ),
+    (
+        "The actor is dead because its owner has died. Owner Id: 01000000ffffffffffffffffffffffffffffffffffffffffffffffff Owner Ip address: 172.21.160.9 Owner worker exit type: SYSTEM_ERROR Worker exit detail: Owner's node has crashed.",
+        EXITED,
+        {"reason": "owner node crashed"},
+    ),
+    (
         "Raylet is terminated. Termination is unexpected. Possible reasons include: (1) SIGKILL by the user or system OOM killer, (2) Invalid memory access from Raylet causing SIGSEGV or SIGBUS, (3) Other termination signals. Last 20 lines of the Raylet logs:",
         EXITED,
         {"reason": "raylet died"},

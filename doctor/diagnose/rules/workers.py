@@ -94,14 +94,18 @@ _NODE_DEAD = lazy_re.compile(
     r"detector has missed too many heartbeats"
 )
 # The GCS's death cause of an actor whose node died (gcs_actor_manager.cc GenNodeDiedCause, Ray 2.10+), in
-# ActorDiedError's text: "The actor died because its node has died. Node Id: 699d..." then, on the next
-# line, "\tthe actor's node was terminated expectedly: received SIGTERM" / "...terminated unexpectedly:
-# health check failed due to missing too many heartbeats" / "...was preempted: <drain reason>". The raylet's
+# ActorDiedError's text (Ray 2.0-2.9 "The actor is dead because its node has died. Node Id: 677d..."; an actor
+# whose owner went with its node: "The actor is dead because its owner has died. Owner Id: ... Worker exit
+# detail: Owner's node has crashed."): "The actor died because its node has died. Node Id: 699d..." then,
+# on the next line, "\tthe actor's node was terminated expectedly: received SIGTERM" / "...terminated
+# unexpectedly: health check failed due to missing too many heartbeats" / "...was preempted: <drain reason>".
+# The raylet's
 # agent when the raylet itself ended (dashboard/agent.py): "Raylet is terminated. Termination is unexpected.
 # Possible reasons include: (1) SIGKILL by the user or system OOM killer, ..."; ObjectLostError's "All copies
 # of 00ff have been lost due to node failure."; NodeDiedError (Ray 2.x) "...the node (...) dying".
 _NODE_DIED = lazy_re.compile(
-    r"actor died because its node has died\.?(?: Node Id: (?P<node>\w+))?|"
+    r"actor (?:died|is dead) because its node has died\.?(?: Node Id: (?P<node>\w+))?|"
+    r"(?P<owner>Owner's node has crashed)|"
     r"(?P<raylet>Raylet is terminated)[.:].{0,120}?Termination is unexpected|"
     r"(?P<lost>have been lost due to node failure)|"
     r"(?P<nodedied>NodeDiedError)\b"
@@ -324,6 +328,10 @@ def _node_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             "the node's workers died with it"
         )
         return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "ray_node"))]
+    if m.group("owner"):
+        facts["reason"] = "owner node crashed"
+        msg = "a Ray actor died with its owner, whose node crashed: the ranks ended with the node"
+        return [row.event(hit, msg, facts, dedupe=(row.code, "ray_node"))]
     if m.group("lost") or m.group("nodedied"):
         facts["reason"] = "node failure"
         return [
@@ -507,12 +515,14 @@ SIGNATURES = (
         C.RANK_EXITED.code,
         anchors=(
             b"its node has died",
+            b"node has crashed",
             b"Raylet is terminated",
             b"lost due to node failure",
             b"NodeDiedError",
         ),
         worth=(
             rb"its node has died",
+            rb"node has crashed",
             rb"Raylet is terminated",
             rb"lost due to node failure",
             rb"NodeDiedError",
