@@ -1,0 +1,213 @@
+"""socket.cpp's connect records and ProcessGroupWrapper's fingerprint diff, read at their source
+(torch/csrc/distributed/c10d/socket.cpp 1.13-2.x, ProcessGroupWrapper.cpp 2.1+), behind every launcher's
+prefix.
+
+- socket.cpp logs each failed attempt at warning level with c10d's tag ("[W socket.cpp:601] [c10d] The
+  client socket has failed to connect to [localhost]:29500 (errno: 99 - ...)") and goes on: a retry of a
+  running start-up, silent. The same words without the tag are the exception it raised (its per-address
+  errors joined after "failed to connect to any network address of (h, p)") or the message a user quoted as
+  their error: the paste ending in them is the failure, whatever the errno.
+- the exception's summary names the store's address, also when its per-address part is an errno that
+  socket.cpp's warnings go past (99 on localhost, 111); 1.1x spelled it "any network address on (h, p)".
+- ProcessGroupWrapper's diff ("Collectives differ in the following aspects:   Tensor Tensor shapes: 4vs 5")
+  on a line of its own, the fingerprints before it cut off or wrapped away, is still the DETAIL mismatch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, check_root, failure_findings, prefixed
+
+# -- socket.cpp's per-address record quoted without c10d's tag -------------------------------------------
+
+BARE = [
+    # (record, host, port, errno)
+    (
+        "The client socket has failed to connect to [ip6-localhost]:24355 (errno: 99 - Cannot assign requested address)",
+        "ip6-localhost",
+        24355,
+        99,
+    ),
+    (
+        "The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).",
+        "localhost",
+        29500,
+        99,
+    ),
+    (
+        "The client socket has failed to connect to [node-0]:29500 (errno: 111 - Connection refused).",
+        "node-0",
+        29500,
+        111,
+    ),
+    (
+        "The client socket has failed to connect to [::ffff:10.0.0.3]:29500 (errno: 113 - No route to host).",
+        "::ffff:10.0.0.3",
+        29500,
+        113,
+    ),
+    (
+        "The client socket has failed to connect to [master]:23456 (errno: 110 - Connection timed out).",
+        "master",
+        23456,
+        110,
+    ),
+    (
+        "The client socket has failed to connect to [gpu-node-01]:29500 (errno: 99 - Cannot assign requested address).",
+        "gpu-node-01",
+        29500,
+        99,
+    ),
+    (
+        "The client socket has failed to connect to [DESKTOP-1]:29500 (system error: 10049 - The requested address is not valid in its context.).",
+        "DESKTOP-1",
+        29500,
+        10049,
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize("record,host,port,errno", BARE)
+def test_a_connect_record_quoted_bare_at_the_pastes_end_is_the_failure(
+    prefix: str, record: str, host: str, port: int, errno: int
+) -> None:
+    check_root(prefixed(prefix, record), "RUN222", {"master_addr": host, "master_port": port, "errno": errno})
+
+
+@pytest.mark.parametrize("record,host,port,errno", BARE)
+def test_the_same_record_with_c10ds_tag_is_a_retry(record: str, host: str, port: int, errno: int) -> None:
+    # the warning of a start-up that went on: localhost's IPv6 address, a refused connect, retried
+    if errno == 111 or host in ("localhost", "ip6-localhost"):
+        log = f"[W socket.cpp:601] [c10d] {record}\n"
+        assert failure_findings(log) == [], log
+
+
+@pytest.mark.parametrize("record,host,port,errno", BARE)
+def test_a_bare_record_the_run_went_past_is_silent(record: str, host: str, port: int, errno: int) -> None:
+    if errno in (99, 111, 10049):
+        log = record + "\nepoch 0 step 10 loss 2.31\nepoch 0 step 20 loss 2.02\n"
+        assert failure_findings(log) == [], log
+
+
+def test_a_bare_record_whose_store_connected_later_is_silent() -> None:
+    log = (
+        "The client socket has failed to connect to [node-1]:29500 (errno: 111 - Connection refused).\n"
+        "[I socket.cpp:787] [c10d] The client socket has connected to [node-1]:29500 on [node-2]:51234.\n"
+    )
+    assert failure_findings(log) == []
+
+
+# -- the exception's summary with its per-address errors -------------------------------------------------
+
+SUMMARY = [
+    # 2.x: the summary, then each address's error; localhost's IPv6 errno 99 is the only one
+    (
+        "RuntimeError: The client socket has failed to connect to any network address of (localhost, 29500). "
+        "The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot assign requested "
+        "address).",
+        "localhost",
+        29500,
+    ),
+    (
+        "torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of "
+        "(node0, 29500). The client socket has failed to connect to [node0]:29500 (errno: 111 - Connection "
+        "refused). The client socket has failed to connect to [::ffff:10.0.0.1]:29500 (errno: 111 - Connection "
+        "refused).",
+        "node0",
+        29500,
+    ),
+    # 1.1x spelled it "on"
+    (
+        "RuntimeError: The client socket has failed to connect to any network address on (127.0.0.1, 29500).",
+        "127.0.0.1",
+        29500,
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize("log,host,port", SUMMARY)
+def test_the_exceptions_summary_names_the_store(prefix: str, log: str, host: str, port: int) -> None:
+    check_root(prefixed(prefix, log), "RUN222", {"master_addr": host, "master_port": port})
+
+
+# A terminal wrapped it (the continuations carry no logger prefix: the terminal cut the text, not the logger);
+# a markdown quote the paste added goes on every line.
+WRAPPED = (
+    "torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of\n"
+    "(localhost, 29400). The client socket has failed to connect to [localhost]:29400 (errno: 99 - Cannot\n"
+    "assign requested address).\n"
+)
+
+
+@pytest.mark.parametrize("prefix", ["", "> "])
+def test_the_summary_wrapped_by_a_terminal(prefix: str) -> None:
+    check_root(prefixed(prefix, WRAPPED), "RUN222", {"master_addr": "localhost", "master_port": 29400})
+
+
+# -- ProcessGroupWrapper's diff on a line of its own --------------------------------------------------------
+
+DIFF = [
+    (
+        "Collectives differ in the following aspects:   Tensor Tensor shapes: 195812480vs 51123456",
+        "Tensor Tensor shapes",
+    ),
+    (
+        "memory_format=(nullopt))).Collectives differ in the following aspects:   Tensor Tensor shapes: 195812480vs 51123456",
+        "Tensor Tensor shapes",
+    ),
+    (
+        "Collectives differ in the following aspects: \t Sequence number: 5vs 6  Op type: BROADCASTvs ALLREDUCE",
+        "Op type",
+    ),
+    (
+        "Collectives differ in the following aspects:   Tensor Tensor dtypes: Floatvs Half",
+        "Tensor Tensor dtypes",
+    ),
+    # the diff's aspects wrapped onto the next line
+    ("Collectives differ in the following aspects:\n\t Op type: ALLREDUCEvs REDUCE", "Op type"),
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize("log,aspect", DIFF)
+def test_the_fingerprint_diff_alone_is_the_mismatch(prefix: str, log: str, aspect: str) -> None:
+    found = failure_findings(prefixed(prefix, log))
+    assert found and found[0].code == "RUN201", (log, found)
+    assert aspect in found[0].facts["differ"], found[0].facts
+
+
+def test_the_diff_after_its_fingerprints_is_one_finding() -> None:
+    log = (
+        "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16, "
+        "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)), but Rank 0 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16, "
+        "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)).\n"
+        "[rank1]: Collectives differ in the following aspects:   Tensor Tensor shapes: 195812480vs 51123456\n"
+    )
+    found = [f for f in failure_findings(log) if f.code == "RUN201"]
+    assert len(found) == 1 and found[0].facts["seq"] == 3104, found
+
+
+def test_the_diff_words_in_prose_about_fingerprints_stay_silent() -> None:
+    log = "The error says which collectives differ in the following aspects when TORCH_DISTRIBUTED_DEBUG is set.\n"
+    assert failure_findings(log) == []
+
+
+# -- a host name in brackets that starts with "m" is no colour code that lost its ESC ------------------------
+
+
+@pytest.mark.parametrize("host", ["master", "mynode-3", "m1.cluster.local"])
+def test_a_bracketed_host_starting_with_m_keeps_its_name(host: str) -> None:
+    log = f"The client socket has failed to connect to [{host}]:29500 (errno: 113 - No route to host).\n"
+    check_root(log, "RUN222", {"master_addr": host})
+
+
+def test_a_reset_code_that_lost_its_esc_is_still_removed() -> None:
+    log = (
+        "[31m[mThe client socket has failed to connect to [master]:29500 (errno: 113 - No route to host).[m\n"
+    )
+    check_root(log, "RUN222", {"master_addr": "master", "master_port": 29500})
