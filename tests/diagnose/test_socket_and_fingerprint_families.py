@@ -211,3 +211,103 @@ def test_a_reset_code_that_lost_its_esc_is_still_removed() -> None:
         "[31m[mThe client socket has failed to connect to [master]:29500 (errno: 113 - No route to host).[m\n"
     )
     check_root(log, "RUN222", {"master_addr": "master", "master_port": 29500})
+
+
+# -- a store read for rank 0's NCCL id, its message cut off: the backtrace alone ----------------------------
+
+_LIB = "(0x7f97f10fed50 in /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cpu.so)"
+UID_STACKS = [
+    # 2.x (THUDM/slime#1309's shape): PrefixStore::get twice, then broadcastUniqueNCCLID
+    "frame #7: c10d::PrefixStore::get(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&) + 0x30 "
+    + _LIB
+    + "\n"
+    "frame #8: c10d::PrefixStore::get(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&) + 0x30 "
+    + _LIB
+    + "\n"
+    "frame #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, int) + 0x5c4 "
+    + _LIB
+    + "\n"
+    "frame #10: c10d::ProcessGroupNCCL::initNCCLComm(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, c10::Device&, c10d::OpType, int, bool) + 0x1c2a "
+    + _LIB
+    + "\n",
+    # 1.x: TCPStore's wait and get
+    "frame #2: c10d::TCPStore::doWait(c10::ArrayRef<std::string>, std::chrono::duration<long, std::ratio<1l, 1000l> >) + 0x32 "
+    + _LIB
+    + "\n"
+    "frame #3: c10d::TCPStore::doGet(std::string const&) + 0x21 " + _LIB + "\n"
+    "frame #4: c10d::TCPStore::get(std::string const&) + 0x55 " + _LIB + "\n"
+    "frame #5: c10d::PrefixStore::get(std::string const&) + 0x32 " + _LIB + "\n"
+    "frame #6: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, c10d::OpType, std::string const&, int) + 0x1dc "
+    + _LIB
+    + "\n",
+    # 2.4+: the client's receive under the get
+    "frame #1: c10d::detail::TCPClient::receiveValue() + 0x6a " + _LIB + "\n"
+    "frame #2: c10d::TCPStore::doGet(std::string const&) + 0x3e " + _LIB + "\n"
+    "frame #3: c10d::TCPStore::get(std::string const&) + 0x7e " + _LIB + "\n"
+    "frame #4: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, std::string const&, int) + 0x1a2 "
+    + _LIB
+    + "\n",
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize("stack", UID_STACKS)
+def test_a_backtrace_of_the_store_read_for_the_nccl_id(prefix: str, stack: str) -> None:
+    check_root(prefixed(prefix, stack), "RUN222", {"store_op": "broadcastUniqueNCCLID"})
+
+
+def test_rank_0s_own_nccl_id_failure_is_not_the_stores() -> None:
+    # ncclGetUniqueId failing inside broadcastUniqueNCCLID (NCCL's bootstrap): no store frame under it
+    stack = (
+        "frame #1: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, std::string const&, int) + 0x1a2 "
+        + _LIB
+        + "\n"
+        "frame #2: c10d::ProcessGroupNCCL::getNCCLComm(std::string const&, c10::Device&, c10d::OpType, int, bool) + 0x2c4 "
+        + _LIB
+        + "\n"
+    )
+    assert all(f.code != "RUN222" for f in failure_findings(stack))
+
+
+def test_the_backtrace_under_its_message_is_one_finding() -> None:
+    log = (
+        "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout\n"
+        "Exception raised from recvBytes at ../torch/csrc/distributed/c10d/Utils.hpp:670 (most recent call first):\n"
+        + UID_STACKS[1]
+    )
+    found = [f for f in failure_findings(log) if f.code == "RUN222"]
+    assert len(found) == 1 and found[0].facts.get("store_key") == "0", found
+
+
+# -- torchrun's agent traceback cut right after its start-up records (its INFO lines not shown) ---------------
+
+_AGENT_STACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/bin/torchrun", line 33, in <module>\n'
+    "    sys.exit(load_entry_point('torch==2.0.1', 'console_scripts', 'torchrun')())\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper\n'
+    "    return f(*args, **kwargs)\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 794, in main\n'
+    "    run(args)\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 785, in run\n'
+    "    elastic_launch(\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 134, in __call__\n'
+    "    return launch_agent(self._config, self._entrypoint, list(args))\n"
+)
+AGENT_START = [
+    "WARNING:torch.distributed.launcher.api:config has no run_id, generated a random run_id: 174580650467654300307713793029077439978\n",
+    "WARNING:torch.distributed.run:\n*****************************************\nSetting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.\n*****************************************\n",
+    "W0813 22:22:54.570086 140209818330880 torch/distributed/run.py:779] *****************************************\n",
+    "  metrics_cfg      : {}\n",
+    "[INFO] 2021-12-08 12:28:26,099 c10d_rendezvous_backend: Process 8 hosts the TCP store for the C10d rendezvous backend.\n",
+]
+
+
+@pytest.mark.parametrize("start", AGENT_START)
+def test_an_agent_traceback_cut_after_its_start_up_records(start: str) -> None:
+    check_root(start + _AGENT_STACK, "RUN221", {"agent_rendezvous": True})
+
+
+def test_an_agent_traceback_after_a_workers_output_is_not_the_meeting() -> None:
+    log = AGENT_START[0] + "Start running basic DDP example on rank 1.\n" + _AGENT_STACK
+    assert all(f.code != "RUN221" for f in failure_findings(log))
