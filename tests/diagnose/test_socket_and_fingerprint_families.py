@@ -147,6 +147,39 @@ def test_the_summary_wrapped_by_a_terminal(prefix: str) -> None:
     check_root(prefixed(prefix, WRAPPED), "RUN222", {"master_addr": "localhost", "master_port": 29400})
 
 
+# -- socket.cpp's connect timeout without its address ---------------------------------------------------------
+
+NO_ADDRESS = [
+    # an issue title cut after "connect to"
+    (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 1800000ms while trying to connect to",
+        1800000,
+    ),
+    # a record cut mid-word
+    (
+        "[E108 20:04:34.467642512 socket.cpp:957] [c10d] The client socket has timed out after 900s whi",
+        900000,
+    ),
+    # a placeholder for the address the user hid
+    (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (PRIVATE_IP, PORT)",
+        600000,
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize("line,ms", NO_ADDRESS)
+def test_a_connect_timeout_without_its_address(prefix: str, line: str, ms: int) -> None:
+    root = failure_findings(prefixed(prefix, line))[0]
+    assert root.code == "RUN222" and root.facts["timeout_ms"] == ms and "master_port" not in root.facts, root
+
+
+def test_a_connect_timeout_with_its_address_keeps_it() -> None:
+    line = "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while trying to connect to (10.1.1.1, 29500)."
+    check_root(line, "RUN222", {"master_addr": "10.1.1.1", "master_port": 29500, "timeout_ms": 1800000})
+
+
 # -- ProcessGroupWrapper's diff on a line of its own --------------------------------------------------------
 
 DIFF = [

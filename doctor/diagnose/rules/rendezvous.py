@@ -61,9 +61,11 @@ _BARRIER = lazy_re.compile(r"world_size=(\d+), (?:worker_count|num_workers_joine
 _BARRIER_WAIT = lazy_re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
 # socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or
 # "host:port".
+# The address may be missing: a title cut after "connect to", a record cut mid-word ("... after 900s whi"),
+# or a placeholder the user put in ("(PRIVATE_IP, PORT)").
 _CLIENT_TIMEOUT = lazy_re.compile(
-    r"client socket has timed out after (\d+)\s*(ms|s)\b while trying to connect to "
-    r"\(?\[?([^,\s\]()]+)\]?(?:, |:)(\d+)\)?"
+    r"client socket has timed out after (\d+)\s*(ms|s)\b(?: while trying to connect to"
+    r"(?: \(?\[?([^,\s\]()]+)\]?(?:, |:)(\w+)\)?)?)?"
 )
 _CONNECT_ANY = lazy_re.compile(
     r"client socket has failed to connect to any network address (?:of|on) \(([^,]+), (\d+)\)"
@@ -256,11 +258,15 @@ def _barrier_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _client_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ms = int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
-    facts = {"master_addr": m.group(3).strip(), "master_port": int(m.group(4)), "timeout_ms": ms}
+    facts: dict[str, Any] = {"timeout_ms": ms}
+    where = "the store"
+    if m.group(3) and m.group(4).isdigit():
+        facts["master_addr"], facts["master_port"] = m.group(3).strip(), int(m.group(4))
+        where = f"the store at {facts['master_addr']}:{facts['master_port']}"
     return [
         row.event(
             hit,
-            f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} within {ms} ms",
+            f"could not connect to {where} within {ms} ms",
             facts,
             dedupe=(row.code,),
         )
