@@ -344,3 +344,45 @@ def test_an_agent_traceback_cut_after_its_start_up_records(start: str) -> None:
 def test_an_agent_traceback_after_a_workers_output_is_not_the_meeting() -> None:
     log = AGENT_START[0] + "Start running basic DDP example on rank 1.\n" + _AGENT_STACK
     assert all(f.code != "RUN221" for f in failure_findings(log))
+
+
+# -- a stack cut inside the meeting, the user's question after the code block --------------------------------
+
+_CUT_STACK = (
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/distributed_c10d.py", line 423, in init_process_group\n'
+    "    store, rank, world_size = next(rendezvous_iterator)\n"
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/rendezvous.py", line 133, in _tcp_rendezvous_handler\n'
+    "    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\nanyone faced same problem?\n",
+        "```\n\nAny suggestions? thanks.\n",
+        "\nI am using torch 1.7.0 on Ubuntu.\n",
+    ],
+)
+def test_a_cut_stack_followed_by_the_users_question_still_ends_the_paste(tail: str) -> None:
+    check_root(_CUT_STACK + tail, "RUN221", {"cut": True})
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "\nThe training failed with a timeout error after that.\n",  # names an error: not only prose
+        "epoch 0 step 10 loss 2.31\n",  # output of a run that went on, no blank line before it
+    ],
+)
+def test_a_cut_stack_followed_by_more_than_prose_is_not_read_as_cut(tail: str) -> None:
+    assert all(f.facts.get("cut") is not True for f in failure_findings(_CUT_STACK + tail))
+
+
+def test_glooss_source_line_is_no_port() -> None:
+    log = (
+        "RuntimeError: [/opt/conda/conda-bld/pytorch_1634272178570/work/third_party/gloo/gloo/transport/tcp/pair.cc:176] "
+        "bind: Address already in use\n"
+    )
+    root = failure_findings(log)[0]
+    assert root.code == "RUN223" and "port" not in root.facts, root.facts

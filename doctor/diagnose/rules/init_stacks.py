@@ -30,6 +30,7 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.model import lazy_re
 
 _FRAME = lazy_re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -104,10 +105,30 @@ def _stack_line(t: str) -> bool:
     return bool(_FLUSH_SOURCE.match(s))
 
 
+# The user's own words after the paste's code block: "anyone faced same problem?", "Any suggestions? thanks."
+# A sentence (three words or more, ending in ".", "?", "!" or ":"), after a blank line, that names no error.
+_PROSE = lazy_re.compile(r"^\s*[A-Za-z]\S*(?: \S+){2,}[.?!:]\s*$")
+_ERRORISH = lazy_re.compile(r"Error|Exception|Traceback|File \"|[Ff]ailed|[Tt]imed out|\berror\b")
+
+
+def _without_prose_tail(after: list[Line]) -> list[Line]:
+    """The lines after the hit without a few lines of the user's prose that follow the stack after a blank
+    line (the paste's code block ended there): the stack still ends the paste."""
+    for k, ln in enumerate(after):
+        if ln.text.strip():
+            continue
+        tail = [t.text for t in after[k + 1 :] if t.text.strip() and t.text.strip() != "```"]
+        if 0 < len(tail) <= 3 and all(_PROSE.match(t) and not _ERRORISH.search(t) for t in tail):
+            return after[:k]
+        break
+    return after
+
+
 def _stack(hit: Hit) -> Optional[list[str]]:
     """The stack around the hit, from its first line to the end of the paste, if the paste ends inside it;
     None when an exception line or other output follows, or the window ran out before the end."""
     after = hit.after(LINES_AFTER, same_rank=False)
+    after = _without_prose_tail(after)
     if len(after) >= LINES_AFTER or not all(_stack_line(ln.text) for ln in after):
         return None
     head: list[str] = []

@@ -101,8 +101,8 @@ _SERVER_ANY = lazy_re.compile(
     r"server could not be initialized on any address for port=(\d+)"
 )
 _IN_USE = lazy_re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
-# Not the source line of c10d's log prefix ("[E socket.cpp:462] ").
-_PORT = lazy_re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp):)(\d{2,5})\b")
+# Not the source line of c10d's log prefix ("[E socket.cpp:462] ") or of gloo's ("[.../pair.cc:176] bind:").
+_PORT = lazy_re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp)(?<!\.cc)(?<!\.h):)(\d{2,5})\b")
 # torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
 # seconds for other agents to finish" / "Error waiting on exit barrier. Elapsed: 300.05 seconds".
 _EXIT_BARRIER = lazy_re.compile(
