@@ -386,3 +386,35 @@ def test_glooss_source_line_is_no_port() -> None:
     )
     root = failure_findings(log)[0]
     assert root.code == "RUN223" and "port" not in root.facts, root.facts
+
+
+# -- rendezvous.py's configuration errors, the 1.0 nightlies' words too -----------------------------------------
+
+CONFIG = [
+    (
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set",
+        "env://",
+        "RANK",
+    ),
+    ("RuntimeError: env:// rendezvous: WORLD_SIZE not set", "env://", "WORLD_SIZE"),
+    ("ValueError: env:// rendezvous: MASTER_ADDR not set", "env://", "MASTER_ADDR"),
+    ("ValueError: tcp:// rendezvous: port number missing", "tcp://", None),
+    (
+        "ValueError: Error initializing torch.distributed using tcp:// rendezvous: rank parameter missing",
+        "tcp://",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize("line,method,var", CONFIG)
+def test_the_rendezvous_handlers_configuration_errors(
+    prefix: str, line: str, method: str, var: object
+) -> None:
+    check_root(prefixed(prefix, line), "RUN224", {"init_method": method, "missing_variable": var})
+
+
+def test_a_guide_that_names_the_env_method_is_silent() -> None:
+    log = "Use the env:// rendezvous: set MASTER_ADDR and MASTER_PORT before you call init_process_group.\n"
+    assert failure_findings(log) == []

@@ -35,9 +35,12 @@ from pgdoctor.model import lazy_re
 # make sure to call init_process_group." (1.x: "Default process group is not initialized").
 _NOT_INIT = lazy_re.compile(r"Default process group (?:has not been|is not) initialized")
 # torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
-# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
-_CONFIG = lazy_re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
-_CONFIG_VAR = lazy_re.compile(r"environment variable (\w+) expected, but not set")
+# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing"; the
+# 1.0 nightlies raised it without the lead: "RuntimeError: env:// rendezvous: WORLD_SIZE not set".
+_CONFIG = lazy_re.compile(
+    r"(?:Error initializing torch\.distributed using |Error: )(\w+://) rendezvous: (.+?)(?:\.|$)"
+)
+_CONFIG_VAR = lazy_re.compile(r"environment variable (\w+) expected, but not set|^(\w+) not set$")
 # A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
 # started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
 # "KeyError: 'RANK'" ("raise KeyError(key) from None" above it). The same for the other launchers'
@@ -57,9 +60,10 @@ _D2_URL = lazy_re.compile(r"Process group URL: (?:None|)\s*$")
 def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     v = _CONFIG_VAR.search(m.group(2))
     facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
-    if v:
-        facts["missing_variable"] = v.group(1)
-    what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
+    var = (v.group(1) or v.group(2)) if v else None
+    if var:
+        facts["missing_variable"] = var
+    what = f"{var} is not set" if var else m.group(2).strip()[:120]
     return [
         row.event(
             hit,
@@ -387,7 +391,7 @@ SIGNATURES = (
         C.RENDEZVOUS_CONFIG.code,
         anchors=(b"rror",),
         worth=(rb"Error\b",),
-        words=("error initializing torch.distributed",),
+        words=("error initializing torch.distributed", ":// rendezvous: "),
     ),
     Signature(
         "detectron2 url none",
