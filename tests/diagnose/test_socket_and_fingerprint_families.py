@@ -418,3 +418,47 @@ def test_the_rendezvous_handlers_configuration_errors(
 def test_a_guide_that_names_the_env_method_is_silent() -> None:
     log = "Use the env:// rendezvous: set MASTER_ADDR and MASTER_PORT before you call init_process_group.\n"
     assert failure_findings(log) == []
+
+
+# -- Lightning: two processes announce one global rank, others never announce theirs ---------------------------
+
+
+def _members(fmt: str, ranks: list[int], world: int, prefix: str = "") -> str:
+    return "".join(f"{prefix}{fmt.format(r=r, m=r + 1, w=world)}\n" for r in ranks)
+
+
+PL_OLD = "initializing ddp: GLOBAL_RANK: {r}, MEMBER: {m}/{w}"
+PL_NEW = "Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {m}/{w}"
+
+
+@pytest.mark.parametrize("fmt", [PL_OLD, PL_NEW])
+@pytest.mark.parametrize("prefix", ["", "INFO: ", "[rank: 0] "])
+def test_lightning_ranks_taken_twice_and_others_missing(fmt: str, prefix: str) -> None:
+    # Lightning-AI/pytorch-lightning#4389's shape: both nodes think they are node 0
+    log = "GPU available: True, used: True\n" + _members(fmt, [1, 1, 2, 2, 3, 3, 0, 0], 8, prefix)
+    check_root(
+        log, "RUN224", {"duplicate_ranks": [0, 1, 2, 3], "missing_ranks": [4, 5, 6, 7], "world_size": 8}
+    )
+
+
+def test_lightning_every_rank_once_is_silent() -> None:
+    assert failure_findings(_members(PL_NEW, [0, 1, 2, 3, 4, 5, 6, 7], 8)) == []
+
+
+def test_lightning_lines_logged_by_two_handlers_are_no_duplicates() -> None:
+    # each process prints its line through Python logging's "INFO: " and through absl's glog-style handler
+    lines = "".join(
+        f"INFO: Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/32\n"
+        f"I0411 01:28:10.345892 140656298329920 distributed.py:244] Initializing distributed: GLOBAL_RANK: {r}, "
+        f"MEMBER: {r + 1}/32\n"
+        for r in (6, 1, 4, 3)
+    )
+    assert failure_findings(lines) == []
+
+
+def test_lightning_duplicates_of_a_run_that_went_on_are_silent() -> None:
+    log = (
+        _members(PL_NEW, [0, 0, 1, 1], 4)
+        + "Epoch 0:  10%|█         | 10/100 [00:05<00:45,  2.00it/s, loss=2.1]\n"
+    )
+    assert failure_findings(log) == []
