@@ -336,6 +336,14 @@ AGENT_START = [
 ]
 
 
+AGENT_START += [
+    # the command the user ran, then the agent's traceback: no worker said anything in between
+    "bash examples/lora_multi_gpu/multi_node.sh\n\n",
+    "$ torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=node0:29400 train.py\n",
+    "```\nNNODES=2 NODE_RANK=1 bash run.sh\n",
+]
+
+
 @pytest.mark.parametrize("start", AGENT_START)
 def test_an_agent_traceback_cut_after_its_start_up_records(start: str) -> None:
     check_root(start + _AGENT_STACK, "RUN221", {"agent_rendezvous": True})

@@ -77,6 +77,11 @@ _AGENT_START = lazy_re.compile(
     r"^\s*(?:metrics_cfg|log_line_prefix_template|local_addr)\s*: |"
     r"hosts the TCP store for the C10d rendezvous"
 )
+# The command the user ran, the line right before the agent's traceback: nothing of any worker came between.
+_LAUNCH_CMD = lazy_re.compile(
+    r"^\s*(?:\$ |# )?(?:(?:\w+=\S+ )*(?:bash|sh) \S+\.sh\b|torchrun |accelerate launch |"
+    r"python3? -m torch\.distributed\.(?:run|launch) |deepspeed |llamafactory-cli )"
+)
 _AGENT_DONE = lazy_re.compile(r"Rendezvous complete|Starting worker group")
 _EXC_LINE = lazy_re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
 # elastic/agent/server/api.py: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group".
@@ -184,12 +189,19 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _agent_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    before = [ln.text for ln in hit.before(4, same_rank=False) if ln.text.strip()]
-    if not before or not (_AGENT_RDZV.search(before[-1]) or _AGENT_START.search(before[-1])):
+    before = [
+        ln.text for ln in hit.before(4, same_rank=False) if ln.text.strip() and ln.text.strip() != "```"
+    ]
+    if not before or not (
+        _AGENT_RDZV.search(before[-1]) or _AGENT_START.search(before[-1]) or _LAUNCH_CMD.match(before[-1])
+    ):
         return None
-    record = (
-        '"Rendezvous\'ing worker group"' if _AGENT_RDZV.search(before[-1]) else "the agent's start-up records"
-    )
+    if _AGENT_RDZV.search(before[-1]):
+        record = '"Rendezvous\'ing worker group"'
+    elif _LAUNCH_CMD.match(before[-1]):
+        record = "the command that started it"
+    else:
+        record = "the agent's start-up records"
     rest = _stack(hit)
     if rest is None or not any(_TORCHRUN.search(t) for t in rest):
         return None
