@@ -171,6 +171,8 @@ MATCH_HEALTHY_LINES = {
     "client connect failed": "settled by the rest of the log",
     # a rendezvous frame: the build wants a stack cut there (no exception line after it)
     "stack cut in the rendezvous": "procedural build",
+    # every rank's Lightning announcement: the build wants one rank announced twice and others missing
+    "lightning processes that took the same global rank": "procedural build",
     # the net under the families (rules/vocabulary.py): a line must also say it failed and not be INFO
     "words: start-up": "procedural build",
     "words: collective timeout": "procedural build",

@@ -14,7 +14,12 @@ is the cause. A paste whose line breaks were lost (the frames glued on one line)
 torchrun's agent also logs "[default] Rendezvous'ing worker group" right before it calls the rendezvous;
 a torchrun traceback cut after that record (and before "Rendezvous complete") died in it. When the record
 follows "Worker group FAILED. 3/3 attempts left; will restart worker group", the worker's failure was
-handled and the job ended because the agents could not meet again: tier 0, the cause.
+handled and the job ended because the agents could not meet again: tier 0, the cause. Where the agent's INFO
+lines are not shown (torch 2.0-2.x log at WARNING), its start-up records stand for that one: run.py's
+OMP_NUM_THREADS banner, launcher/api.py's "config has no run_id" and launch-config dump.
+
+A C++ backtrace alone whose frames are a store read under ProcessGroupNCCL's broadcastUniqueNCCLID is a rank
+that could not read rank 0's NCCL unique id from the store (its message cut off above the frames): tier 1.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.model import lazy_re
 
 _FRAME = lazy_re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -61,6 +67,21 @@ _WRAPPER = lazy_re.compile(
     r"c10d_logger\.py$|/elastic/metrics/api\.py$|/multiprocessing/errors/__init__\.py$"
 )
 _AGENT_RDZV = lazy_re.compile(r"Rendezvous'ing worker group")
+# The agent's records before it calls the rendezvous, when its INFO lines are not shown (torch 2.0-2.x log at
+# WARNING): run.py's OMP_NUM_THREADS banner (its closing row of asterisks), launcher/api.py's "config has no
+# run_id, generated a random run_id: ..." and its launch-config dump ("  metrics_cfg      : {}"), the c10d
+# backend's "Process 8 hosts the TCP store for the C10d rendezvous backend.". A torchrun traceback cut right
+# after one of them died before any worker said anything: in the agents' meeting.
+_AGENT_START = lazy_re.compile(
+    r"\*{20,}\s*$|config has no run_id, generated a random run_id|"
+    r"^\s*(?:metrics_cfg|log_line_prefix_template|local_addr)\s*: |"
+    r"hosts the TCP store for the C10d rendezvous"
+)
+# The command the user ran, the line right before the agent's traceback: nothing of any worker came between.
+_LAUNCH_CMD = lazy_re.compile(
+    r"^\s*(?:\$ |# )?(?:(?:\w+=\S+ )*(?:bash|sh) \S+\.sh\b|torchrun |accelerate launch |"
+    r"python3? -m torch\.distributed\.(?:run|launch) |deepspeed |llamafactory-cli )"
+)
 _AGENT_DONE = lazy_re.compile(r"Rendezvous complete|Starting worker group")
 _EXC_LINE = lazy_re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
 # elastic/agent/server/api.py: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group".
@@ -89,10 +110,30 @@ def _stack_line(t: str) -> bool:
     return bool(_FLUSH_SOURCE.match(s))
 
 
+# The user's own words after the paste's code block: "anyone faced same problem?", "Any suggestions? thanks."
+# A sentence (three words or more, ending in ".", "?", "!" or ":"), after a blank line, that names no error.
+_PROSE = lazy_re.compile(r"^\s*[A-Za-z]\S*(?: \S+){2,}[.?!:]\s*$")
+_ERRORISH = lazy_re.compile(r"Error|Exception|Traceback|File \"|[Ff]ailed|[Tt]imed out|\berror\b")
+
+
+def _without_prose_tail(after: list[Line]) -> list[Line]:
+    """The lines after the hit without a few lines of the user's prose that follow the stack after a blank
+    line (the paste's code block ended there): the stack still ends the paste."""
+    for k, ln in enumerate(after):
+        if ln.text.strip():
+            continue
+        tail = [t.text for t in after[k + 1 :] if t.text.strip() and t.text.strip() != "```"]
+        if 0 < len(tail) <= 3 and all(_PROSE.match(t) and not _ERRORISH.search(t) for t in tail):
+            return after[:k]
+        break
+    return after
+
+
 def _stack(hit: Hit) -> Optional[list[str]]:
     """The stack around the hit, from its first line to the end of the paste, if the paste ends inside it;
     None when an exception line or other output follows, or the window ran out before the end."""
     after = hit.after(LINES_AFTER, same_rank=False)
+    after = _without_prose_tail(after)
     if len(after) >= LINES_AFTER or not all(_stack_line(ln.text) for ln in after):
         return None
     head: list[str] = []
@@ -148,9 +189,19 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _agent_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    before = [ln.text for ln in hit.before(4, same_rank=False) if ln.text.strip()]
-    if not before or not _AGENT_RDZV.search(before[-1]):
+    before = [
+        ln.text for ln in hit.before(4, same_rank=False) if ln.text.strip() and ln.text.strip() != "```"
+    ]
+    if not before or not (
+        _AGENT_RDZV.search(before[-1]) or _AGENT_START.search(before[-1]) or _LAUNCH_CMD.match(before[-1])
+    ):
         return None
+    if _AGENT_RDZV.search(before[-1]):
+        record = '"Rendezvous\'ing worker group"'
+    elif _LAUNCH_CMD.match(before[-1]):
+        record = "the command that started it"
+    else:
+        record = "the agent's start-up records"
     rest = _stack(hit)
     if rest is None or not any(_TORCHRUN.search(t) for t in rest):
         return None
@@ -166,12 +217,42 @@ def _agent_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            "torchrun's agent died in its rendezvous (its traceback starts right after \"Rendezvous'ing "
-            'worker group" and is cut before the exception): the agents could not '
+            f"torchrun's agent died in its rendezvous (its traceback starts right after {record} and is cut "
+            "before the exception): the agents could not "
             + ("form the group again after a handled worker failure" if restart else "form the group"),
             facts,
             tier=0 if restart else None,
             dedupe=(row.code, "cut"),
+        )
+    ]
+
+
+# A C++ backtrace (c10::Error's "frame #N: ...") whose frames are a store read inside ProcessGroupNCCL's
+# broadcastUniqueNCCLID: a rank waited in the store for rank 0's NCCL unique id and the read failed (its
+# message, "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store
+# ... got error: Socket Timeout", cut off above the frames). 1.x-2.x: "c10d::PrefixStore::get",
+# "c10d::TCPStore::get", "c10d::TCPStore::doWait", "c10d::detail::TCPClient::receiveValue" below
+# "c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, ...)". Without a store frame under it
+# the failure was rank 0's own ncclGetUniqueId (NCCL's bootstrap), not the store's.
+_UID_FRAME = lazy_re.compile(r"frame #\d+: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID\b")
+_STORE_FRAME = lazy_re.compile(
+    r"frame #\d+: c10d::(?:\w*Store::(?:get|wait|doWait|doGet|check)\b|detail::TCPClient::|tcputil::recv)"
+)
+
+
+def _uid_frames(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any(_STORE_FRAME.search(ln.text) for ln in hit.before(12, same_rank=True)):
+        return None
+    if any("ncclUniqueId from" in ln.text for ln in hit.before(40, same_rank=False)):
+        return []  # its message is in the paste: store_errors.py reads it there
+    return [
+        row.event(
+            hit,
+            "a rank's store read for rank 0's NCCL unique id failed (its backtrace: a store get inside "
+            "broadcastUniqueNCCLID; the message was cut off): the rank could not get the id through the "
+            "store (rank 0 never published it, the store's host went away, or the wait timed out)",
+            {"store_op": "broadcastUniqueNCCLID", "cut": True},
+            dedupe=(row.code, "uid_frames"),
         )
     ]
 
@@ -228,6 +309,16 @@ SIGNATURES = (
         anchors=(b"Traceback (most recent call last)",),
         worth=(rb"Traceback \(most recent call last\)",),
         words=("traceback",),
+    ),
+    Signature(
+        "store read for the nccl id, frames only",
+        _UID_FRAME,
+        _uid_frames,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"broadcastUniqueNCCLID",),
+        worth=(rb"broadcastUniqueNCCLID",),
+        words=("broadcastuniquencclid",),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -183,6 +183,31 @@ def _fingerprints(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[
     return [row.event(hit, msg, facts, used, dedupe=(row.code,))]
 
 
+# The diff alone (2.1+): the end of the DETAIL message that a terminal or a paste put on its own line, the
+# fingerprints before it cut off ("...memory_format=(nullopt))).Collectives differ in the following aspects:
+#   Tensor Tensor shapes: 195812480vs 51123456"). Only ProcessGroupWrapper writes it.
+_DIFF_ONLY = lazy_re.compile(r"Collectives differ in the following aspects:")
+
+
+def _diff_only(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    diff = {d.group(1).strip(): [d.group(2), d.group(3)] for d in _DIFF.finditer(hit.text[m.end() :])}
+    if not diff:
+        nxt = hit.after(1)
+        diff = (
+            {d.group(1).strip(): [d.group(2), d.group(3)] for d in _DIFF.finditer(nxt[0].text)} if nxt else {}
+        )
+    desc = "; ".join(f"{k}: {a} vs {b}" for k, (a, b) in diff.items())
+    return [
+        row.event(
+            hit,
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL found the ranks in different collectives"
+            + (f" ({desc})" if desc else ""),
+            {"differ": diff} if diff else {},
+            dedupe=(row.code,),
+        )
+    ]
+
+
 def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     # The reducer's detail lines stand for the whole error when a paste cut its first sentence.
     text = " ".join([hit.text] + [ln.text for ln in hit.after(20)])
@@ -541,6 +566,14 @@ SIGNATURES = (
             "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
             "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE)",
         ),
+    ),
+    Signature(
+        "fingerprint diff alone",
+        _DIFF_ONLY,
+        _diff_only,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"Collectives differ in the following",),
+        worth=(rb"Collectives differ in the following",),
     ),
     Signature(
         "accelerate shape check",

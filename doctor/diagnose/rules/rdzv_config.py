@@ -29,15 +29,20 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import LEAD
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.progress import is_progress
+from pgdoctor.knowledge.ranks import rank_ranges
 from pgdoctor.model import lazy_re
 
 # distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
 # make sure to call init_process_group." (1.x: "Default process group is not initialized").
 _NOT_INIT = lazy_re.compile(r"Default process group (?:has not been|is not) initialized")
 # torch/distributed/rendezvous.py: "Error initializing torch.distributed using env:// rendezvous:
-# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing".
-_CONFIG = lazy_re.compile(r"Error initializing torch\.distributed using (\w+://) rendezvous: (.+?)(?:\.|$)")
-_CONFIG_VAR = lazy_re.compile(r"environment variable (\w+) expected, but not set")
+# environment variable WORLD_SIZE expected, but not set", "... tcp:// rendezvous: port number missing"; the
+# 1.0 nightlies raised it without the lead: "RuntimeError: env:// rendezvous: WORLD_SIZE not set".
+_CONFIG = lazy_re.compile(
+    r"(?:Error initializing torch\.distributed using |Error: )(\w+://) rendezvous: (.+?)(?:\.|$)"
+)
+_CONFIG_VAR = lazy_re.compile(r"environment variable (\w+) expected, but not set|^(\w+) not set$")
 # A script that reads the launcher's variables itself (os.environ['RANK'], os.environ["LOCAL_RANK"]) and was
 # started without torchrun / torch.distributed.launch / srun setting them: os.py's __getitem__ raises
 # "KeyError: 'RANK'" ("raise KeyError(key) from None" above it). The same for the other launchers'
@@ -57,9 +62,10 @@ _D2_URL = lazy_re.compile(r"Process group URL: (?:None|)\s*$")
 def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     v = _CONFIG_VAR.search(m.group(2))
     facts = {"init_method": m.group(1), "problem": m.group(2).strip()[:160]}
-    if v:
-        facts["missing_variable"] = v.group(1)
-    what = f"{v.group(1)} is not set" if v else m.group(2).strip()[:120]
+    var = (v.group(1) or v.group(2)) if v else None
+    if var:
+        facts["missing_variable"] = var
+    what = f"{var} is not set" if var else m.group(2).strip()[:120]
     return [
         row.event(
             hit,
@@ -273,6 +279,52 @@ def _pl_world(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# Lightning's announcement of each process's place in the world (pytorch_lightning 1.x "initializing ddp:
+# GLOBAL_RANK: 1, MEMBER: 2/8", 1.6+ / lightning 2.x "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8").
+# Two processes announcing one global rank while other ranks never announce theirs: the nodes computed the
+# same ranks (NODE_RANK unset on every node, srun starting one task per node while Lightning spawns the
+# devices itself, or the reverse), so the process group waits for ranks that never come. A process that
+# logs through two handlers ("INFO: Initializing ..." and "I0411 ... distributed.py:244] Initializing ...")
+# prints each of its lines twice in two shapes: a duplicate counts only within one shape.
+_PL_MEMBER = lazy_re.compile(r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (\d+), MEMBER: (\d+)/(\d+)")
+
+
+def _pl_members(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    before = hit.before(400, same_rank=False)
+    if any(_PL_MEMBER.search(ln.text) for ln in before):
+        return []  # read once, at the first announcement
+    after = hit.after(400, same_rank=False)
+    world = int(m.group(3))
+    seen: dict[tuple[int, bool, Optional[str], str], int] = {}
+    for ln in [hit.line, *after]:
+        a = _PL_MEMBER.search(ln.text)
+        if a and int(a.group(3)) == world:
+            key = (int(a.group(1)), ln.ts is not None, ln.proc, re.sub(r"\d", "0", ln.text[: a.start()]))
+            seen[key] = seen.get(key, 0) + 1
+    ranks = {k[0] for k in seen}
+    twice = sorted({k[0] for k, n in seen.items() if n >= 2})
+    missing = sorted(set(range(world)) - ranks)
+    if not twice or not missing or any(is_progress(ln.text) for ln in after):
+        return []
+    return [
+        row.event(
+            hit,
+            f"Lightning: global rank(s) {rank_ranges(twice)} were taken by two processes each and "
+            f"rank(s) {rank_ranges(missing)} of the world of {world} never started: the nodes computed the "
+            "same ranks (NODE_RANK / the node's index unset or equal on every node, or srun's tasks per node "
+            "not matching the Trainer's devices), so the process group waits for ranks that never come",
+            {
+                "framework": "lightning",
+                "problem": "duplicate global ranks",
+                "duplicate_ranks": twice,
+                "missing_ranks": missing,
+                "world_size": world,
+            },
+            dedupe=(row.code, "pl_members"),
+        )
+    ]
+
+
 # torch 0.3-0.4's THD env:// init (torch/lib/THD/base/init_methods/InitMethodEnv.cpp): "failed to read the
 # MASTER_ADDR environmental variable; maybe you forgot to set it?", "rank is not set but it is required for env://
 # init method", "world_size specified both as an environmental variable and to the initializer".
@@ -331,6 +383,15 @@ SIGNATURES = (
         words=("does not match torch",),
     ),
     Signature(
+        "lightning processes that took the same global rank",
+        _PL_MEMBER,
+        _pl_members,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"GLOBAL_RANK: ",),
+        worth=(rb"GLOBAL_RANK: \d+, MEMBER: ",),
+        words=("global_rank: ",),
+    ),
+    Signature(
         "lightning and the launcher disagree on the world",
         _PL_WORLD,
         _pl_world,
@@ -387,7 +448,7 @@ SIGNATURES = (
         C.RENDEZVOUS_CONFIG.code,
         anchors=(b"rror",),
         worth=(rb"Error\b",),
-        words=("error initializing torch.distributed",),
+        words=("error initializing torch.distributed", ":// rendezvous: "),
     ),
     Signature(
         "detectron2 url none",

@@ -16,7 +16,11 @@ socket.cpp prints one record per address it tried ("failed to bind to [::]:29500
 ...)", "failed to connect to [h]:p (errno: 110 - ...)", on Windows "(system error: 10049 - ...)")
 and then its summary ("failed to listen on any local network address", "failed to connect to any
 network address of (h, p)", "timed out after ..."); a refused connect (errno 111) is retried by
-design and is no failure. Before 1.11 TCPStore said "connect() timed out. Original timeout was
+design and is no failure - at warning level, with c10d's "[c10d]" tag. The same record without the tag is the
+text of the exception socket.cpp raised (its per-address errors joined after "failed to connect to any network
+address of (h, p)", 1.1x "... on (h, p)") or the message a user quoted as their error: ending the paste, it is
+the failure whatever its errno (v10 "The client socket has failed to connect to [ip6-localhost]:24355 (errno:
+99 - ...)" alone). Before 1.11 TCPStore said "connect() timed out. Original timeout was
 60000 ms." and "Socket Timeout"; 2.x "wait timeout after 300000ms, keys: ...". 1.6-1.9 said only
 "connect() timed out."; 2.x's store-based barrier
 says "on rank 3 ... (world_size=4, num_workers_joined=3, ...)"; 2.1+ Utils.hpp "Failed to recv, got 0
@@ -57,12 +61,14 @@ _BARRIER = lazy_re.compile(r"world_size=(\d+), (?:worker_count|num_workers_joine
 _BARRIER_WAIT = lazy_re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d+)")
 # socket.cpp: "after 900000ms" (1.1x-2.0), "after 60s" / "after 1800000ms" later; "(host, port)" or
 # "host:port".
+# The address may be missing: a title cut after "connect to", a record cut mid-word ("... after 900s whi"),
+# or a placeholder the user put in ("(PRIVATE_IP, PORT)").
 _CLIENT_TIMEOUT = lazy_re.compile(
-    r"client socket has timed out after (\d+)\s*(ms|s)\b while trying to connect to "
-    r"\(?\[?([^,\s\]()]+)\]?(?:, |:)(\d+)\)?"
+    r"client socket has timed out after (\d+)\s*(ms|s)\b(?: while trying to connect to"
+    r"(?: \(?\[?([^,\s\]()]+)\]?(?:, |:)(\w+)\)?)?)?"
 )
 _CONNECT_ANY = lazy_re.compile(
-    r"client socket has failed to connect to any network address of \(([^,]+), (\d+)\)"
+    r"client socket has failed to connect to any network address (?:of|on) \(([^,]+), (\d+)\)"
 )
 # errno on POSIX; Windows prints "(system error: 10049 - unknown error)".
 _CONNECT_FAIL = lazy_re.compile(
@@ -95,8 +101,8 @@ _SERVER_ANY = lazy_re.compile(
     r"server could not be initialized on any address for port=(\d+)"
 )
 _IN_USE = lazy_re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
-# Not the source line of c10d's log prefix ("[E socket.cpp:462] ").
-_PORT = lazy_re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp):)(\d{2,5})\b")
+# Not the source line of c10d's log prefix ("[E socket.cpp:462] ") or of gloo's ("[.../pair.cc:176] bind:").
+_PORT = lazy_re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp)(?<!\.cc)(?<!\.h):)(\d{2,5})\b")
 # torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
 # seconds for other agents to finish" / "Error waiting on exit barrier. Elapsed: 300.05 seconds".
 _EXIT_BARRIER = lazy_re.compile(
@@ -252,11 +258,15 @@ def _barrier_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _client_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ms = int(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
-    facts = {"master_addr": m.group(3).strip(), "master_port": int(m.group(4)), "timeout_ms": ms}
+    facts: dict[str, Any] = {"timeout_ms": ms}
+    where = "the store"
+    if m.group(3) and m.group(4).isdigit():
+        facts["master_addr"], facts["master_port"] = m.group(3).strip(), int(m.group(4))
+        where = f"the store at {facts['master_addr']}:{facts['master_port']}"
     return [
         row.event(
             hit,
-            f"could not connect to the store at {facts['master_addr']}:{facts['master_port']} within {ms} ms",
+            f"could not connect to {where} within {ms} ms",
             facts,
             dedupe=(row.code,),
         )
@@ -364,14 +374,21 @@ def _went_on(hit: Hit) -> bool:
     return any(ln.text.strip() and "socket" not in ln.text for ln in hit.after(20, same_rank=True))
 
 
-def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    errno = int(m.group(3))
-    if connected_later(hit, int(m.group(2))):
-        return []
+def _quoted_bare(hit: Hit) -> bool:
+    """The record without c10d's logger tag: socket.cpp logs every attempt as "[W socket.cpp:601] [c10d] The
+    client socket has failed to connect to ..." (a retry of a running start-up), while the same words without
+    the tag are the text of the exception it raised (its per-address errors, joined after "failed to connect
+    to any network address", or the tail of that message wrapped onto its own line) or the message a user
+    quoted as their error."""
+    return "[c10d]" not in hit.text and "socket.cpp" not in hit.text
+
+
+def _retry_step(hit: Hit, errno: int, host: str) -> bool:
+    """A failed attempt socket.cpp goes past at warning level (it tries the next address, or retries)."""
     if errno in _RETRIED:
-        return []  # the server is not listening yet: socket.cpp retries until its timeout
-    if errno in _NO_ADDR and m.group(1).lower() in LOOPBACK_NAMES:
-        return []  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
+        return True  # the server is not listening yet: socket.cpp retries until its timeout
+    if errno in _NO_ADDR and host.lower() in LOOPBACK_NAMES:
+        return True  # "localhost" tried over IPv6 on a host without it, then over IPv4: harmless
     if errno in _NO_ADDR and _went_on(hit):
         # One address the host cannot use, at warning level: socket.cpp goes on to the store's next
         # address (and retries until its timeout, whose own record is the failure). A run that printed
@@ -380,9 +397,18 @@ def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         # (10049) before the IPv4 one connects ("[W socket.cpp:764] [c10d] The client socket has failed
         # to connect to [Auronya]:50175 (system error: 10049 - ...)"). The same record repeated to the end
         # of the paste is a client that never connects, kept.
+        return True
+    # one resolved address of a family the host cannot use; socket.cpp tries the next one
+    return errno in _WRONG_FAMILY
+
+
+def _connect_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    errno = int(m.group(3))
+    if connected_later(hit, int(m.group(2))):
         return []
-    if errno in _WRONG_FAMILY:
-        return []  # one resolved address of a family the host cannot use; socket.cpp tries the next one
+    if not (_quoted_bare(hit) and not _went_on(hit)) and _retry_step(hit, errno, m.group(1)):
+        # (the message itself at the paste's end is the failure the user met, whatever its errno)
+        return []
     facts = {"master_addr": m.group(1), "master_port": int(m.group(2)), "errno": errno, "error": m.group(4)}
     # Its process's next lines may lie past the window (sixteen ranks' start-up interleaved): a
     # communicator that came up later in the log (lookahead.py) says every rank reached the store.
@@ -547,21 +573,6 @@ SIGNATURES = (
         words=("tried to launch distributed communication",),
     ),
     Signature(
-        "client connect failed",
-        _CONNECT_FAIL,
-        _connect_fail,
-        S,
-        tier=1,
-        anchors=(b"[c10d]", b"client socket has failed to connect"),
-        worth=(rb"errno: ?\d",),
-        words=("client socket",),
-        anchor_from="c10d's '[c10d] ' logger prefix, or socket.cpp's own words",
-        examples=(
-            "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
-            "(errno: 110 - Connection timed out).",
-        ),
-    ),
-    Signature(
         "client connect failed on every address",
         _CONNECT_ANY,
         _connect_any,
@@ -577,6 +588,21 @@ SIGNATURES = (
         examples=(
             "[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",
             "The client socket has failed to connect to any network address of (node-1, 29500).",
+        ),
+    ),
+    Signature(
+        "client connect failed",
+        _CONNECT_FAIL,
+        _connect_fail,
+        S,
+        tier=1,
+        anchors=(b"[c10d]", b"client socket has failed to connect"),
+        worth=(rb"errno: ?\d",),
+        words=("client socket",),
+        anchor_from="c10d's '[c10d] ' logger prefix, or socket.cpp's own words",
+        examples=(
+            "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-1]:29500 "
+            "(errno: 110 - Connection timed out).",
         ),
     ),
     Signature(

@@ -22,8 +22,9 @@ from pgdoctor.knowledge.ranks import bounded
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 # The same SGR codes after a copy-paste lost the ESC byte: "[31mERROR[0m". Only colour codes
-# (digits and semicolons ending in m) are removed, so "[0]" or "[rank1]" stay.
-_LOST_ESC = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
+# (digits and semicolons ending in m) are removed, so "[0]" or "[rank1]" stay; the bare reset "[m" only
+# where no bracketed name goes on from it ("[master]:29500", "[mlx5_0:1]", "[mynode-3]" keep their "[m").
+_LOST_ESC = re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m|\[m(?![\w.:-]*\])")
 
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Markdown around a paste: "> " quotes (nested too), table cells "| ts | msg |", bold or
@@ -56,12 +57,13 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("lightning", re.compile(r"^\[rank: (?P<rank>\d+)\]\s?")),
     ("mpi", re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")),
     ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
-    # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ".
+    # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ", vLLM 0.8+
+    # with the file in brackets: "ERROR 02-10 03:17:41 [multiproc_executor.py:772] ".
     (
         "pylog",
         re.compile(
             r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
-            r"(?P<proc>[\w.-]+):\d+\] "
+            r"\[?(?P<proc>[\w.-]+):\d+\] "
         ),
     ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
