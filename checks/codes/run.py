@@ -297,6 +297,20 @@ LAUNCH_FAILED = register_code(
     AREA,
 )
 
+# A process of a JAX / TensorFlow multi-host job re-registered with the coordination service under a
+# new incarnation (the XLA/TSL service's "unexpectedly tried to connect with a different incarnation",
+# "Incarnation ID mismatch"): it restarted after it had joined (a crash and a restart by the scheduler, a
+# second copy of the job on the same coordinator address and port). The service aborts every task.
+RENDEZVOUS_MEMBER_RESTARTED = register_code(
+    "RUN312",
+    "rendezvous-member-restarted",
+    "fail",
+    "rendezvous",
+    "A process re-joined the job's coordination service as a new incarnation (it restarted, or another "
+    "job uses the same coordinator address)",
+    AREA,
+)
+
 GPU_XID = register_code(
     "RUN241", "gpu-xid-error", "fail", "gpu_hardware", "The NVIDIA driver reported an Xid error", AREA
 )

@@ -13,6 +13,19 @@ the agents' "TopoDetect ERROR occur !!! fault_type[1], fault_info["Failed to con
 server: "topo exchange agent get socket timeout" (RUN222), or that waited for the rank table: "Wait timeout
 for sockets recv". The ranks the server lacks did not start, crashed first, or cannot reach its
 address/port (HCCL_IF_IP, HCCL_IF_BASE_PORT, a firewall): RUN221, their ranks named when the log names them.
+
+The same start-up failing as its callers report it, without the server's record: HCCL's plog "[ERROR]
+HCCL(36035,mindie_llm_backend_connector):... [op_base.cc:974][36818][Init][CommRootInfoConfig]
+errNo[0x0000000005000002]HcclCommInitRootInfo failed." and the runners of MindIE / ATB "AllGatherHcclRunner:0
+HcclCommInitRootInfo fail,
+error:2, rank:1, rankSize:4" (the HcclResult after "error:", the low digits of errNo). The communicator of
+the ranks never formed: the rendezvous of the group (RUN221), tier 2, so any record that says why (a rank
+that crashed, a CANN error code) comes first.
+
+The rank table of MindSpore / MindFormers jobs is built by hccl_tools.py from the device IPs that the
+driver's `hccn_tool -i <dev> -ip -g` prints: "/bin/sh: 1: hccn_tool: not found" then "Failed to call
+hccn_tool, try to read /etc/hccn.conf instead" and a KeyError when that file holds no address - the Ascend
+driver tools are not installed or not on PATH (RUN263), not a Python bug.
 """
 
 from __future__ import annotations
@@ -39,6 +52,49 @@ _RECEIVED = lazy_re.compile(
     r"total connected num is \[(?P<n>\d+)\]|received\[(?P<n2>\d+)\] nodes|rank list size\[(?P<n3>\d+)\]"
 )
 _MISSING = lazy_re.compile(r"Failed to connect agent\[(?P<agents>[\d,\s]*)\]")
+
+
+_INIT_FAILED = lazy_re.compile(
+    r"errNo\[0x0*(?P<errno>[0-9a-fA-F]+)\]\s*HcclCommInitRootInfo\w* failed|"
+    r"HcclCommInitRootInfo\w* fail(?:ed)?,? error:\s*(?P<num>\d+)(?:, rank:\s*(?P<rank>\d+))?"
+    r"(?:, rankSize:\s*(?P<size>\d+))?"
+)
+_HCCN_TOOL = lazy_re.compile(r"hccn_tool: (?:command )?not found|Failed to call hccn_tool")
+
+
+def _init_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "hccl_comm_init", "backend": "hccl"}
+    if m.group("num"):
+        facts["hccl_error"] = int(m.group("num"))
+    elif m.group("errno"):
+        facts["hccl_error"] = int(m.group("errno"), 16) & 0xFFFF
+    r = int(m.group("rank")) if m.group("rank") else hit.rank
+    if m.group("size"):
+        facts["world_size"] = int(m.group("size"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: HCCL's communicator set-up (HcclCommInitRootInfo) failed"
+            + (f" with HcclResult {facts['hccl_error']}" if "hccl_error" in facts else "")
+            + ": the ranks of the group did not all meet at the root (a rank that did not start or "
+            "failed first, or HCCL_IF_IP / the root's port not reachable)",
+            facts,
+            rank=r,
+            dedupe=(row.code, "hccl_rootinfo"),
+        )
+    ]
+
+
+def _hccn_tool(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "hccn_tool (the Ascend driver's network tool) is not installed or not on PATH, so the rank table "
+            "cannot get the devices' IP addresses: install the driver's tools or write /etc/hccn.conf",
+            {"problem": "hccn_tool_missing", "backend": "hccl"},
+            dedupe=(row.code, "hccn_tool"),
+        )
+    ]
 
 
 def _first_int(pattern: re.Pattern[str], texts: list[str]) -> Optional[int]:
@@ -120,6 +176,26 @@ SIGNATURES = (
         anchors=(b"exchange agent get socket timeout", b"Wait timeout for sockets recv"),
         worth=(rb"exchange agent get socket timeout", rb"Wait timeout for sockets recv"),
         words=("exchange agent get socket timeout", "wait timeout for sockets recv"),
+    ),
+    Signature(
+        "hccl communicator init failed",
+        _INIT_FAILED,
+        _init_failed,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=2,
+        anchors=(b"CommInitRootInfo",),
+        worth=(rb"CommInitRootInfo\w* fail",),
+        words=("comminitrootinfo",),
+    ),
+    Signature(
+        "hccn_tool missing",
+        _HCCN_TOOL,
+        _hccn_tool,
+        C.LIBRARY_MISSING.code,
+        tier=0,
+        anchors=(b"hccn_tool",),
+        worth=(rb"hccn_tool: (?:command )?not found", rb"Failed to call hccn_tool"),
+        words=("hccn_tool",),
     ),
 )
 parse = gated_reader(SIGNATURES)

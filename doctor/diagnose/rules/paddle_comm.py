@@ -16,6 +16,15 @@ rendezvous: the TCPStore's master waits for every worker to add itself (phi/core
 tcp_store.cc waitWorkers, under init_parallel_env) and gives up after its timeout with a FatalError
 "_timeout:900 elapsed:901 (elapsed > _timeout)=1" and "TCPStore timeouted and not all workers got ready." -
 ranks that never started or cannot reach the master, like c10d's store-based barrier.
+
+nccl_network: Paddle's own text of an NCCL failure (platform/enforce.h build_nvidia_error_msg, 2.0-2.2
+" Nccl error, <ncclGetErrorString>, detail: <strerror(errno)>", 2.3+ phi/core/enforce.h "NCCL error(2),
+unhandled system error.  Detail: <strerror(errno)>"), raised as "OSError: (External) ..." / "ExternalError:".
+Paddle adds a detail only when errno is ENOSPC or EAGAIN ("No space left on device", "Resource temporarily
+unavailable") and then prints its hint "Please try one of the following solutions: 1. export
+NCCL_SHM_DISABLE=1; ... 3. Increase shared memory by setting the -shm-size option": NCCL's shared-memory
+segment in /dev/shm could not be made (RUN171), whatever NCCL result the call returned. The SIGABRT that
+Paddle's signal handler reports after it is its consequence.
 """
 
 from __future__ import annotations
@@ -92,7 +101,40 @@ def _store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_SHM = lazy_re.compile(
+    r"(?:Nccl|NCCL) error(?:\((?P<num>\d+)\))?, (?P<what>[^.,]*)[.,]\s+[Dd]etail: "
+    r"(?P<errno>Resource temporarily unavailable|No space left on device)"
+)
+
+
+def _shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "backend": "paddle",
+        "likely_cause": "shared_memory",
+        "errno": m.group("errno"),
+        "nccl_error": m.group("what").strip(),
+    }
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: an NCCL call failed with {m.group('errno')} while NCCL set up its shared memory "
+            "(/dev/shm too small: run the container with --shm-size or --ipc=host, or NCCL_SHM_DISABLE=1)",
+            facts,
+            dedupe=(row.code, "shm"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "paddle nccl error with shared-memory errno",
+        _SHM,
+        _shm,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"etail: Resource temporarily", b"etail: No space left"),
+        worth=(rb"etail: Resource temporarily", rb"etail: No space left"),
+        words=("etail: resource temporarily", "etail: no space left"),
+    ),
     Signature(
         "paddle comm task timeout",
         _TASK,

@@ -10,6 +10,15 @@ collective failed, every later one on that worker is aborted with the first erro
 "Connection reset by peer", "failed to connect to all addresses" and the other gRPC transport words
 are the network between the workers (RUN174). An NCCL text after it ("NCCL: unhandled system error") is
 read by the NCCL rows, which are offered the line first; any other text is left to the rows of its words.
+
+A TensorFlow without NCCL (the Windows and macOS wheels, a CPU-only build, tensorflow-rocm before its RCCL
+ops, a build with TF_NEED_NCCL=0): MirroredStrategy's default cross-device ops (NcclAllReduce) and
+tf.raw_ops' Nccl* ops have no kernel there. The graph executor says "No OpKernel was registered to support
+Op 'NcclAllReduce' used by {{node Adam/NcclAllReduce}} with these attrs: [...]" (TF 1.13-2.x; older "...
+Op 'NcclAllReduce' with these attrs.  Registered devices: [CPU,GPU]"), followed by "Registered kernels:
+<no registered kernels>", and a graph imported into a binary that lacks the op entirely "Op type not
+registered 'NcclAllReduce' in binary running on <host>" (NotFoundError). The library is missing from the
+build (RUN263): HierarchicalCopyAllReduce / ReductionToOneDevice, or a TF with NCCL, is the fix.
 """
 
 from __future__ import annotations
@@ -32,6 +41,27 @@ _ABORTED = lazy_re.compile(
     r"Collective ops is aborted by:\s*(?:\[_Derived_\])?\s*(?:(?P<deadline>Deadline Exceeded|[^.]*timed out)|"
     rf"(?P<net>{_TRANSPORT}))"
 )
+
+
+# Every op of tensorflow/core/ops/nccl_ops.cc: NcclAllReduce, NcclReduce, NcclBroadcast, the _Nccl*Send/
+# _Nccl*Recv pairs the graph rewrite makes of them.
+_NO_NCCL_OP = lazy_re.compile(
+    r"(?:No OpKernel was registered to support Op|Op type not registered) '(?P<op>_?Nccl\w+)'"
+)
+
+
+def _no_nccl_op(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = m.group("op")
+    return [
+        row.event(
+            hit,
+            f"this TensorFlow build has no NCCL (no kernel for its {op} op): MirroredStrategy's default "
+            "all-reduce cannot run here (Windows/macOS or CPU-only wheels); use "
+            "cross_device_ops=HierarchicalCopyAllReduce() or a TensorFlow built with NCCL",
+            {"problem": "framework_without_nccl", "framework": "tensorflow", "op": op},
+            dedupe=(row.code, "tf_no_nccl"),
+        )
+    ]
 
 
 def _timed_out(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -72,6 +102,15 @@ def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 SIGNATURES = (
+    Signature(
+        "tf build without nccl ops",
+        _NO_NCCL_OP,
+        _no_nccl_op,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"to support Op '", b"Op type not registered '"),
+        worth=(rb"to support Op '", rb"Op type not registered '"),
+        words=("to support op '", "op type not registered '"),
+    ),
     Signature(
         "tf collective timed out",
         _TIMED_OUT,

@@ -26,6 +26,15 @@ Formats:
   the log shows outranks it. The agent's side says the same of the leader: "Failed to send RPC to
   coordination service. Either the leader task died or the network connection is broken."
 - The key-value store of the same service (below, `_KV_GET`).
+- A task that joined the service again as a new process (coordination_service.cc, TF 2.8+ / jaxlib 0.3+):
+  the leader's "/job:jax_worker/replica:0/task:1 unexpectedly tried to connect with a different
+  incarnation. It has likely restarted." (then "Use error polling to propagate the following error to all
+  tasks: ABORTED: ..."), the heartbeat's "Incarnation ID mismatch: expecting 123 but got 456. This means the
+  remote task has restarted." (newer: "<task> Heartbeat: Incarnation ID mismatch: ... The task has restarted
+  and likely crashed earlier"), and the agent's "Leader incarnation ID mismatch: the coordination leader has
+  restarted." The job's membership broke (RUN312): the task was restarted by its scheduler after a crash, or a
+  second job registers at the same coordinator address and port. Tier 1: the crash that made it restart,
+  when the log shows it, is the cause.
 """
 
 from __future__ import annotations
@@ -68,7 +77,17 @@ _HEARTBEAT = lazy_re.compile(
 _KV_GET = lazy_re.compile(r"GetKeyValue\(\) timed out with key:?\s*(?P<key>\S+)")
 
 
+# rendezvous.cc (2024+) after a stuck warning whose rendezvous completed before the termination timeout:
+# "Thread is unstuck! Warning above was a false-positive. Perhaps the timeout is too short." The warning
+# was a slow participant, not a hang.
+_UNSTUCK = lazy_re.compile(r"Thread is unstuck! Warning above was a false-positive")
+
+
 def _collective(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not row.name.endswith("abort") and any(
+        _UNSTUCK.search(ln.text) for ln in hit.after(40, same_rank=False)
+    ):
+        return []
     facts: dict[str, Any] = {"framework": "xla", "problem": "xla_rendezvous"}
     text = " ".join([hit.text, *(ln.text for ln in hit.after(3))])
     if m.group("name"):
@@ -138,7 +157,59 @@ def _kv_get(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+_INCARNATION = lazy_re.compile(
+    r"unexpectedly tried to connect with a different incarnation|"
+    r"Incarnation ID mismatch: expecting \S+ but got \S+\.? (?:This means|The task has restarted)|"
+    r"Leader incarnation ID mismatch: the coordination leader has restarted"
+)
+
+
+def _incarnation(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    t = _TASK.search(hit.text)
+    leader = m.group(0).startswith("Leader")
+    facts: dict[str, Any] = {
+        "problem": "coordination_task_restarted",
+        "framework": "xla coordination service",
+    }
+    if t:
+        facts["ranks"] = [int(t.group("task"))]
+    who = "the coordination leader" if leader else (f"task {t.group('task')}" if t else "a task")
+    return [
+        row.event(
+            hit,
+            f"{who} re-joined the coordination service as a new process: it restarted after joining (a crash "
+            "and a restart by the scheduler) or another job uses the same coordinator address and port; the "
+            "service aborts every task",
+            facts,
+            dedupe=(row.code, "incarnation"),
+        )
+    ]
+
+
+def _unstuck(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return []  # owned as no failure: the word net must not read "timeout is too short" as a hang
+
+
 SIGNATURES = (
+    Signature(
+        "xla rendezvous unstuck",
+        _UNSTUCK,
+        _unstuck,
+        C.WATCHDOG_TIMEOUT.code,
+        anchors=(b"Thread is unstuck",),
+        worth=(rb"Thread is unstuck",),
+        words=("thread is unstuck",),
+    ),
+    Signature(
+        "coordination service task restarted",
+        _INCARNATION,
+        _incarnation,
+        C.RENDEZVOUS_MEMBER_RESTARTED.code,
+        tier=1,
+        anchors=(b"different incarnation", b"ncarnation ID mismatch"),
+        worth=(rb"different incarnation", rb"ncarnation ID mismatch"),
+        words=("different incarnation", "incarnation id mismatch"),
+    ),
     Signature(
         "xla rendezvous abort",
         _TERMINATION,
