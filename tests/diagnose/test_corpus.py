@@ -50,6 +50,8 @@ V8_HELDOUT = sorted((CORPUS / "v8").glob("heldout_*.jsonl"))
 V9_HELDOUT = sorted((CORPUS / "v9").glob("heldout_*.jsonl"))
 # Corpus v10 (its READMEs): two collections frozen beside the rule writers of the session after.
 V10_HELDOUT = sorted((CORPUS / "v10").glob("heldout_*.jsonl"))
+# Corpus v11 (its READMEs): collections frozen beside the rule writers of the session after v10's.
+V11_HELDOUT = sorted((CORPUS / "v11").glob("heldout_*.jsonl"))
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -64,6 +66,7 @@ SEEN_BY_RULE_WRITERS = {
     "v10x-process_killed-002": "5 of its 7 long lines are p6f-nccl_system_error-002's (new/part6_fwk.jsonl)",
     # the two v10 collections found the same thread; the GitHub part's copy is the one scored
     "v10x-driver_env-008": "its URL is v10g-driver_env-005's (v10/heldout_gh.jsonl)",
+    "v11g-rendezvous_init-004": "its URL is p7c-rendezvous_init-004's (new/part7_dsr.jsonl)",
 }
 
 MAP: dict[str, set[Optional[str]]] = {
@@ -237,7 +240,7 @@ def test_corpus_v10_heldout_top1() -> None:
 
 @pytest.mark.parametrize(
     "heldout",
-    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT, *V9_HELDOUT, *V10_HELDOUT],
+    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT, *V9_HELDOUT, *V10_HELDOUT, *V11_HELDOUT],
     ids=[
         "v4",
         "v5",
@@ -247,6 +250,7 @@ def test_corpus_v10_heldout_top1() -> None:
         *(f"v8-{p.stem}" for p in V8_HELDOUT),
         *(f"v9-{p.stem}" for p in V9_HELDOUT),
         *(f"v10-{p.stem}" for p in V10_HELDOUT),
+        *(f"v11-{p.stem}" for p in V11_HELDOUT),
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
