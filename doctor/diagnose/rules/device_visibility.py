@@ -421,8 +421,9 @@ SIGNATURES = (
         _ORDINAL,
         _ordinal,
         C.DEVICE_MISMATCH.code,
-        anchors=(b"rror", b"ERROR", b"UDA failure"),
-        worth=(rb"Error\b", rb"\berror\b", rb"[Cc]uda failure|CUDA failure"),
+        # rccl-tests' HIPCHECK: "Test HIP failure common.cu:1129 'hipErrorInvalidDevice'"
+        anchors=(b"rror", b"ERROR", b"UDA failure", b"HIP failure"),
+        worth=(rb"Error\b", rb"\berror\b", rb"[Cc]uda failure|CUDA failure", rb"HIP failure"),
         words=(
             "invalid device ordinal",
             "cuda_visible_devices",
@@ -432,10 +433,11 @@ SIGNATURES = (
             "cuda_error_invalid_device",
         ),
         anchor_from="'CUDA error: ' before the runtime's message, or NCCL's and nccl-tests' 'CUDA failure' "
-        "(one of them required by the row)",
+        "(rccl-tests' 'HIP failure'; one of them required by the row)",
         examples=(
             "RuntimeError: CUDA error: invalid device ordinal",
             "g0010: Test CUDA failure common.cu:941 'invalid device ordinal'",
+            "Test HIP failure common.cu:1129 'hipErrorInvalidDevice' while running test",
         ),
     ),
 )

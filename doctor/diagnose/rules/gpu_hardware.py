@@ -322,6 +322,30 @@ _AMDGPU_HANG = lazy_re.compile(
 )
 
 
+# A reset that did not bring the GPU back (amdgpu_device.c, amdgpu_reset.c, amdgpu_psp.c, kernels 4.x-6.x):
+# "amdgpu 0000:03:00.0: amdgpu: GPU mode1 reset failed", "ASIC reset failed with error, -121 for drm dev,
+# 0000:83:00.0", "GPU reset(2) failed", "BACO reset failed", "GPU Recovery Failed: -110", and a reset that
+# came back without the GPU's memory: "[drm] VRAM is lost due to GPU reset!" (every buffer of the job is
+# gone). "GPU reset succeeded, trying to resume" alone is a recovery and is not matched.
+_AMDGPU_RESET_FAILED = lazy_re.compile(
+    r"amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?(?P<what>(?:GPU (?:mode\d |BACO )?|ASIC |BACO |mode\d )"
+    r"reset(?:\(\d+\))? failed|GPU Recovery Failed)|(?P<vram>VRAM is lost due to GPU reset)"
+)
+
+
+def _amdgpu_reset_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("vram"):
+        msg = "the amdgpu driver reset a GPU and its memory was lost: every process on it lost its buffers"
+        facts = {"runtime": "rocm", "reason": "vram_lost_in_reset"}
+    else:
+        msg = (
+            f"the amdgpu driver could not reset a GPU ({m.group('what')}): the GPU needs a node reboot or "
+            "service before any job can use it"
+        )
+        facts = {"runtime": "rocm", "reason": "gpu_reset_failed", "what": m.group("what")}
+    return [row.event(hit, msg, facts, tier=0, dedupe=(row.code, "amdgpu_reset"))]
+
+
 def _amdgpu_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ring = m.group(1)
     return [
@@ -476,6 +500,15 @@ SIGNATURES = (
         anchors=(b"ERROR* ring ", b"GPU reset begin"),
         worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin"),
         words=("*error* ring", "gpu reset begin"),
+    ),
+    Signature(
+        "amdgpu reset failed",
+        _AMDGPU_RESET_FAILED,
+        _amdgpu_reset_failed,
+        C.GPU_HW_EXCEPTION.code,
+        anchors=(b"amdgpu", b"VRAM is lost"),
+        worth=(rb"amdgpu.*(?:reset(?:\(\d+\))? failed|Recovery Failed)", rb"VRAM is lost"),
+        words=("reset failed", ") failed", "recovery failed", "vram is lost"),
     ),
     Signature(
         "gsp timeout", _GSP, _gsp, C.GPU_XID.code, anchors=(b"VRM",), worth=(rb"NVRM",), words=("nvrm",)

@@ -43,6 +43,19 @@ _ABORTED = lazy_re.compile(
 )
 
 
+# The collective implementation's own abort, logged before (or instead of) the "aborted by" line of later
+# ops: ring_alg.cc's "Aborting RingReduce with Unavailable: OS Error" (RingGather likewise, TF 1.12-2.x),
+# hierarchical_tree_broadcaster.cc's, and the executor's "BaseCollectiveExecutor::StartAbort <Status>".
+# gRPC's UNAVAILABLE is a peer worker gone or the connection to it lost (RUN174); DEADLINE_EXCEEDED a
+# timeout. Other statuses are not a cause of their own: "StartAbort Out of range: End of sequence" is the
+# end of an input pipeline in a healthy run, "Cancelled" follows another failure.
+_RING_ABORT = lazy_re.compile(
+    r"(?:Aborting (?P<alg>Ring\w+|\w*Broadcast\w*) with|BaseCollectiveExecutor::StartAbort) "
+    r"(?:(?P<deadline>Deadline ?Exceeded|DEADLINE_EXCEEDED)|(?P<net>Unavailable|UNAVAILABLE))\b"
+    r":?\s*(?P<detail>.*)$"
+)
+
+
 # Every op of tensorflow/core/ops/nccl_ops.cc: NcclAllReduce, NcclReduce, NcclBroadcast, the _Nccl*Send/
 # _Nccl*Recv pairs the graph rewrite makes of them.
 _NO_NCCL_OP = lazy_re.compile(
@@ -101,6 +114,36 @@ def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+def _ring_abort(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    detail = m.group("detail").strip()[:120]
+    facts: dict[str, Any] = {"framework": "tensorflow", "status": m.group("deadline") or m.group("net")}
+    if m.group("alg"):
+        facts["algorithm"] = m.group("alg")
+    if detail:
+        facts["detail"] = detail
+    if m.group("deadline"):
+        return [
+            row.event(
+                hit,
+                "TensorFlow aborted its collectives on a timeout: some worker never reached the collective "
+                "or hangs in it",
+                {**facts, "problem": "tf_collective_timeout"},
+                dedupe=(row.code, "tf_collective"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            "TensorFlow aborted its collectives because a worker became unavailable"
+            + (f" ({detail})" if detail else "")
+            + ": a worker died or the network between the nodes dropped the connection",
+            {**facts, "problem": "grpc_unavailable"},
+            code=C.NCCL_SOCKET_ERROR.code,
+            dedupe=(C.NCCL_SOCKET_ERROR.code, "tf_collective"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "tf build without nccl ops",
@@ -128,6 +171,15 @@ SIGNATURES = (
         anchors=(b"Collective ops is aborted by",),
         worth=(rb"Collective ops is aborted by",),
         words=("collective ops is aborted by",),
+    ),
+    Signature(
+        "tf collective implementation aborted",
+        _RING_ABORT,
+        _ring_abort,
+        C.WATCHDOG_TIMEOUT.code,
+        anchors=(b"Aborting ", b"StartAbort "),
+        worth=(rb"Aborting \w+ with ", rb"StartAbort "),
+        words=("aborting ", "startabort "),
     ),
 )
 parse = gated_reader(SIGNATURES)
