@@ -90,14 +90,15 @@ def _timed_out(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"framework": "tensorflow", "aborted_by": m.group("deadline") or m.group("net")}
-    if m.group("deadline"):
+def _abort_event(
+    row: Signature, hit: Hit, facts: dict[str, Any], timed_out: bool, message: str
+) -> list[Event]:
+    """A collective aborted by a timeout (the row's code) or by a lost worker or connection (RUN174)."""
+    if timed_out:
         return [
             row.event(
                 hit,
-                "TensorFlow's collectives were aborted by a timeout: some worker never reached the "
-                "collective or hangs in it",
+                message,
                 {**facts, "problem": "tf_collective_timeout"},
                 dedupe=(row.code, "tf_collective"),
             )
@@ -105,13 +106,27 @@ def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     return [
         row.event(
             hit,
-            "TensorFlow's collectives were aborted by a failed connection between workers "
-            f"({m.group('net')}): a worker died or the network between the nodes dropped the connection",
+            message,
             {**facts, "problem": "grpc_unavailable"},
             code=C.NCCL_SOCKET_ERROR.code,
             dedupe=(C.NCCL_SOCKET_ERROR.code, "tf_collective"),
         )
     ]
+
+
+def _aborted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "tensorflow", "aborted_by": m.group("deadline") or m.group("net")}
+    if m.group("deadline"):
+        message = (
+            "TensorFlow's collectives were aborted by a timeout: some worker never reached the collective or "
+            "hangs in it"
+        )
+    else:
+        message = (
+            "TensorFlow's collectives were aborted by a failed connection between workers "
+            f"({m.group('net')}): a worker died or the network between the nodes dropped the connection"
+        )
+    return _abort_event(row, hit, facts, bool(m.group("deadline")), message)
 
 
 def _ring_abort(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -122,26 +137,17 @@ def _ring_abort(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     if detail:
         facts["detail"] = detail
     if m.group("deadline"):
-        return [
-            row.event(
-                hit,
-                "TensorFlow aborted its collectives on a timeout: some worker never reached the collective "
-                "or hangs in it",
-                {**facts, "problem": "tf_collective_timeout"},
-                dedupe=(row.code, "tf_collective"),
-            )
-        ]
-    return [
-        row.event(
-            hit,
+        message = (
+            "TensorFlow aborted its collectives on a timeout: some worker never reached the collective or "
+            "hangs in it"
+        )
+    else:
+        message = (
             "TensorFlow aborted its collectives because a worker became unavailable"
             + (f" ({detail})" if detail else "")
-            + ": a worker died or the network between the nodes dropped the connection",
-            {**facts, "problem": "grpc_unavailable"},
-            code=C.NCCL_SOCKET_ERROR.code,
-            dedupe=(C.NCCL_SOCKET_ERROR.code, "tf_collective"),
+            + ": a worker died or the network between the nodes dropped the connection"
         )
-    ]
+    return _abort_event(row, hit, facts, bool(m.group("deadline")), message)
 
 
 SIGNATURES = (

@@ -93,10 +93,20 @@ _COMMUNICATOR = r"co?m?municator|\bcomm\b|ring id|process ?group|default group|\
 _IN_USE = r"address already in use|eaddrinuse|errno\W{0,3}98\b"
 _BIND = r"\bbind|\blisten|\bport\b|server|scheduler|\bvan\b|socket|:\d{2,5}\b"
 # A launch setting the job needs and did not get: the variables launchers and parameter servers read.
-_DIST_ENV = (
-    r"\b(?:DMLC_\w+|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|PADDLE_TRAINER\w*|HOROVOD_\w+|"
-    r"BYTEPS_\w+|JAX_COORDINATOR\w*|TF_CONFIG)\b"
+# (literal, what may follow it in the name): one list for the pattern, the row's anchors and its line test.
+_DIST_VARS = (
+    ("DMLC_", r"\w+"),
+    ("MASTER_ADDR", ""),
+    ("MASTER_PORT", ""),
+    ("WORLD_SIZE", ""),
+    ("LOCAL_RANK", ""),
+    ("PADDLE_TRAINER", r"\w*"),
+    ("HOROVOD_", r"\w+"),
+    ("BYTEPS_", r"\w+"),
+    ("JAX_COORDINATOR", r"\w*"),
+    ("TF_CONFIG", ""),
 )
+_DIST_ENV = r"\b(?:" + "|".join(lit + rest for lit, rest in _DIST_VARS) + r")\b"
 _UNSET = (
     r"notnull|not set|not found|not defined|missing|undefined|keyerror|must be (?:set|defined)|is required"
 )
@@ -332,20 +342,8 @@ SIGNATURES = (
         _both(_DIST_ENV, _UNSET),
         "a launch setting the job did not get",
         C.RENDEZVOUS_CONFIG.code,
-        (
-            b"DMLC_",
-            b"MASTER_ADDR",
-            b"MASTER_PORT",
-            b"WORLD_SIZE",
-            b"LOCAL_RANK",
-            b"PADDLE_TRAINER",
-            b"HOROVOD_",
-            b"BYTEPS_",
-            b"JAX_COORDINATOR",
-            b"TF_CONFIG",
-        ),
-        rb"DMLC_|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|LOCAL_RANK|PADDLE_TRAINER|HOROVOD_|BYTEPS_|JAX_COORDINATOR|"
-        rb"TF_CONFIG",
+        tuple(lit.encode() for lit, _ in _DIST_VARS),
+        "|".join(lit for lit, _ in _DIST_VARS).encode(),
         "MXNetError: [06:04:43] src/postoffice.cc:18: Check  notnull: "
         'Environment::Get()->find("DMLC_NUM_SERVER")',
     ),
