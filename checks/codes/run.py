@@ -185,6 +185,20 @@ NCCL_CUDA_ERROR = register_code(
     "A CUDA call inside NCCL failed (unhandled cuda error)",
     AREA,
 )
+# A CUDA call failed while NCCL was creating the communicator (the wrapper names ncclCommInitRank /
+# ncclCommInitAll, or the framework's communicator set-up is on the stack: Paddle's collective_helper.cc,
+# init_parallel_env, ParallelExecutor's constructor), with no CUDA error text of its own. Before any user
+# tensor is touched, the CUDA calls NCCL makes are about the platform (context, device, IPC/P2P handles,
+# host registration), and the threads that carry these show a libnccl built for another CUDA, a driver
+# older than the runtime, or GPUs that cannot share memory in that container: the environment, not usage.
+NCCL_INIT_CUDA_FAILURE = register_code(
+    "RUN313",
+    "nccl-init-cuda-failure",
+    "fail",
+    "driver_env",
+    "A CUDA call failed while NCCL created its communicator (driver, CUDA and NCCL builds, or GPU sharing)",
+    AREA,
+)
 # Category driver_env: a loaded libnccl that lacks what torch needs is an environment fault.
 NCCL_VERSION = register_code(
     "RUN195",

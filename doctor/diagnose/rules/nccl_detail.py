@@ -317,6 +317,21 @@ def from_detail(
             kind_code = C.NCCL_SOCKET_ERROR
     if kind_code is None:
         return []
+    if kind_code is C.NCCL_CUDA_ERROR and not detail:
+        site = comm_init_site(hit, base)
+        if site:
+            return [
+                event(
+                    hit,
+                    C.NCCL_INIT_CUDA_FAILURE.code,
+                    f"{hit.who()}: a CUDA call failed while NCCL created its communicator ({site}), "
+                    "before any tensor of the program was involved: the driver, the CUDA runtime and the "
+                    "NCCL build do not fit, or the GPUs cannot be shared in this container",
+                    {**base, "phase": "communicator_init", "init_site": site},
+                    used,
+                    dedupe=(C.NCCL_INIT_CUDA_FAILURE.code, r),
+                )
+            ]
     if kind_code is C.NCCL_CUDA_ERROR:
         tier = max(tier, 1)  # a CUDA call failed under NCCL: the CUDA error itself is the cause when shown
     facts = {**base, **network_facts(detail)}
@@ -342,6 +357,32 @@ def from_detail(
     what = f"NCCL {base['nccl_error_text']}" if "nccl_error_text" in base else "NCCL WARN"
     msg = f"{hit.who()}: {what}" + (f": {clip(detail, 200)}" if detail else "")
     return [event(hit, kind_code.code, msg, facts, used, tier=tier, dedupe=(kind_code.code, r))]
+
+
+# Where a bare "unhandled cuda error" was raised while the communicator was being created: the NCCL call a
+# wrapper names (Horovod's and TensorFlow's "ncclCommInitRank failed: ...", XLA's "NCCL operation
+# ncclCommInitRank(&comm, nranks, id, rank) failed: ..."), or a framework's communicator set-up in the
+# message or on the stack (Paddle: platform/collective_helper.cc's NCCLCommContext::CreateComm,
+# distributed.init_parallel_env / parallel_helper._init_parallel_ctx, fluid's ParallelExecutor constructor
+# building its NCCLContextMap). torch's ProcessGroupNCCL creates communicators lazily inside the first
+# collective, and its message does not say which, so torch's bare wording stays RUN194.
+_INIT_CALL = lazy_re.compile(r"^ncclCommInit\w*$|^ncclCommSplit$")
+_INIT_FRAME = lazy_re.compile(
+    r"collective_helper\.cc|\binit_parallel_env\b|\b_init_parallel_ctx\b|NCCLCommContext|"
+    r"parallel_executor\.py\S*,? line \d+, in __init__"
+)
+
+
+def comm_init_site(hit: Hit, base: dict[str, Any]) -> str:
+    """The communicator set-up a bare NCCL CUDA failure was raised in (RUN313), or ""."""
+    call = str(base.get("nccl_call") or "")
+    if _INIT_CALL.search(call):
+        return call
+    for ln in [*hit.before(24, same_rank=False), hit.line, *hit.after(4, same_rank=False)]:
+        m = _INIT_FRAME.search(ln.text)
+        if m:
+            return m.group(0)
+    return ""
 
 
 # init.cc's checks of ncclConfig_t: "Invalid config blocking attribute value -2147483648" (a config
