@@ -361,6 +361,7 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     g = m.groupdict()
     facts: dict[str, Any] = {
         "killer": "sigkill",
+        "signal": "SIGKILL",  # the shell's "Killed" is strsignal(SIGKILL)
         "command": (g.get("cmd") or g.get("job") or "").strip()[:200],
     }
     if g.get("pid"):
@@ -403,9 +404,10 @@ def _exit_137(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     if m.group(0).endswith("-9"):
         facts.update(exitcode=-9, signal="SIGKILL")
     elif "137" in m.group(0):
-        facts["exit_status"] = 137
+        facts.update(exit_status=137, signal="SIGKILL")  # 128 + 9: the shell's code for a SIGKILL death
     elif "247" in m.group(0):
-        facts["exit_status"] = 247  # -9 as an unsigned byte: a wrapper's sys.exit(-9)
+        # -9 as an unsigned byte: a wrapper's sys.exit(-9)
+        facts.update(exit_status=247, signal="SIGKILL")
     else:
         facts["signal"] = "SIGKILL"
     return [
