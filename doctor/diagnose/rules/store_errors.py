@@ -428,12 +428,15 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     uid = _UID_FROM.search(hit.text)
     if uid:
         facts["waited_for_rank"] = int(uid.group(1))
+    me = _UID_RANK.search(hit.text)
+    if me:
+        facts["rank"] = int(me.group(1))  # "[2] is setting up NCCL communicator": the rank that waited
     # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
     # died or hung first; a symptom unless nothing else is found.
     return [
         row.event(
             hit,
-            f"{hit.who()}: store request failed: {clip(facts['store_error'], 120)}",
+            f"{hit.who(facts.get('rank'))}: store request failed: {clip(facts['store_error'], 120)}",
             facts,
             dedupe=(row.code, "store_err"),
         )
