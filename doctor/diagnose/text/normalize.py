@@ -69,7 +69,11 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
     ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
-    ("ray", re.compile(r"^\((?:(?P<proc>\w+) )?pid=\d+(?:, ip=[\d.]+)?\)(?: (?=[ \t]+[^\s\[])|\s*)")),
+    # Ray's "(RayTrainWorker pid=37396, ip=10.244.1.95) ": the node's address is the line's host.
+    (
+        "ray",
+        re.compile(r"^\((?:(?P<proc>\w+) )?pid=\d+(?:, ip=(?P<host>[\d.]+))?\)(?: (?=[ \t]+[^\s\[])|\s*)"),
+    ),
     ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
     # pdsh's "host: <line>": the line keeps its indentation (an NVRM continuation, "  File ...")
     ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
