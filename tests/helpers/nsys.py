@@ -13,14 +13,12 @@ from typing import Any
 
 import pytest
 
+from pgdoctor.diagnose.text.cache import cache_dir as pgdoctor_cache_dir
 from tests.helpers.paths import ROOT
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("PGDOCTOR_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pgdoctor"
-    )
-    return Path(base) / "nsys"
+    return pgdoctor_cache_dir() / "nsys"
 
 
 def nsys_or_skip() -> Path:

@@ -14,10 +14,14 @@ left-to-right non-overlapping search as well as by one that reports every overla
 
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Optional, TypeVar
+
+from pgdoctor.diagnose.text.cache import read_cached, write_cached
 
 Finder = Callable[[bytes, int, int], list[int]]
 
@@ -35,20 +39,50 @@ def _re_finder(anchors: Sequence[bytes]) -> Finder:
     return find
 
 
+# Compiling the catalogue's ~700 literal anchors takes Hyperscan 20-30 ms, a tenth of a CLI call on
+# a pasted log; loading the serialized database takes 0.1 ms. So the compiled database is kept in the
+# user's cache under a name that hashes everything it depends on (the anchors, the Hyperscan build,
+# the machine), and a file that does not load (another libhs, a CPU without the features it was built
+# for, a truncated or corrupted file: libhs checks its own CRC) is compiled again and replaced.
+_HS_CACHE = "scan"
+
+
+def _hyperscan_db_name(hyperscan: Any, anchors: Sequence[bytes]) -> str:
+    h = hashlib.sha256()
+    for part in (hyperscan.__version__.encode(), platform.machine().encode(), *anchors):
+        h.update(len(part).to_bytes(4, "little") + part)
+    return f"anchors-{h.hexdigest()[:32]}.hsdb"
+
+
+def _hyperscan_literal_db(hyperscan: Any, anchors: Sequence[bytes]) -> Any:
+    name = _hyperscan_db_name(hyperscan, anchors)
+    saved = read_cached(_HS_CACHE, name)
+    if saved is not None:
+        try:
+            db = hyperscan.loadb(saved, hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)  # a loaded database comes without its scratch space
+            return db
+        except Exception:  # not loadable here: compiled again below, and the file replaced
+            pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(
+        expressions=list(anchors),
+        ids=list(range(len(anchors))),
+        elements=len(anchors),
+        flags=[0] * len(anchors),
+        literal=True,
+    )
+    write_cached(_HS_CACHE, name, hyperscan.dumpb(db))
+    return db
+
+
 def _hyperscan_finder(anchors: Sequence[bytes]) -> Optional[Finder]:
     try:
         import hyperscan
     except ImportError:
         return None
     try:
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(
-            expressions=list(anchors),
-            ids=list(range(len(anchors))),
-            elements=len(anchors),
-            flags=[0] * len(anchors),
-            literal=True,
-        )
+        db = _hyperscan_literal_db(hyperscan, anchors)
     except Exception:  # an old libhs without the literal compiler, or a build that cannot run here
         return None
     lengths = [len(a) for a in anchors]
