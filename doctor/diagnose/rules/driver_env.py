@@ -5,7 +5,9 @@ Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (fo
 CUDA runtime and driver errors by message, number or enum name (pgdoctor.knowledge.cuda_errors: 35
 insufficient driver, 100 no device, 802 system not yet initialized, 803/804, ...), as "CUDA error:
 <message>", "Error 802: system not yet initialized" or "cudaErrorSystemNotReady"; "Found no NVIDIA driver
-on your system"; "No CUDA GPUs are available"; "Torch not compiled with CUDA enabled". Builds made for
+on your system"; "No CUDA GPUs are available"; "Torch not compiled with CUDA enabled"; Omniverse's GPU
+Foundation skipping GPUs "due CUDA being in bad state"; the stream executor's "kernel version X does not
+match DSO version Y". Builds made for
 another CUDA or GPU are rules/build_fit.py's, the NCCL backend without a GPU and a GPU index beyond the
 visible ones are rules/device_visibility.py's, the dynamic loader's words (a library or a symbol missing)
 rules/loader.py's.
@@ -27,7 +29,10 @@ _TOO_OLD = lazy_re.compile(r"NVIDIA driver on your system is too old \(found ver
 # (ROCm builds word the first two "No HIP GPUs are available" and "no ROCm-capable device is detected")
 _NO_DEVICE = lazy_re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
-    r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
+    r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected|"
+    # MXNet built without CUDA asked for a GPU context (src/storage/storage.cc, src/common/cuda_utils.h:
+    # "MXNetError: [..] src/storage/storage.cc:78: Compile with USE_CUDA=1 to enable GPU usage")
+    r"Compile with USE_CUDA=1 to enable GPU usage"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
@@ -81,6 +86,7 @@ _NVML_MISMATCH = lazy_re.compile(
 _REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
     "Torch not compiled with CUDA enabled": "cpu_build_of_torch",
+    "Compile with USE_CUDA=1 to enable GPU usage": "cpu_build_of_mxnet",
     "Found no NVIDIA driver on your system": "no_driver",
 }
 
@@ -285,6 +291,65 @@ def _no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# Omniverse Kit's GPU Foundation (Isaac Sim, Isaac Lab, every Kit app) enumerating the GPUs for its renderer
+# and its CUDA interop: "[Warning] [gpu.foundation.plugin] Skipping NVIDIA GPU due CUDA being in bad state:
+# NVIDIA H100 80GB HBM3" (CUDA could not be initialised for that device: a CUDA_VISIBLE_DEVICES that hides the
+# GPUs the Vulkan renderer sees, a vGPU or MIG slice, a driver too old or half installed), "[Error]
+# [gpu.foundation.plugin] No device could be created. Some known system issues: ..." (no GPU usable at all),
+# "[Error] [omni.kit.renderer.plugin] GPU Foundation is not initialized!" (its consequence).
+_OMNI_GPU = lazy_re.compile(
+    r"Skipping NVIDIA GPU due CUDA being in bad state:?\s*(?P<gpu>.*?)\s*$|"
+    r"\[gpu\.foundation\.plugin\] (?P<none>No device could be)\b|"
+    r"(?P<notinit>GPU Foundation is not initialized)"
+)
+
+
+def _omni_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("none"):
+        what, tier = "Omniverse's GPU Foundation could not create any GPU device", 0
+    elif m.group("notinit"):
+        what, tier = "Omniverse's GPU Foundation is not initialised (no usable GPU)", 1
+    else:
+        what, tier = f"Omniverse skipped GPU {m.group('gpu') or '?'}: CUDA is in a bad state for it", 1
+    return [
+        row.event(
+            hit,
+            f"{what}: CUDA could not be initialised for the renderer's GPUs (CUDA_VISIBLE_DEVICES hiding "
+            "the GPUs the renderer enumerates, a MIG or vGPU slice, or a driver that is too old or half "
+            "installed)",
+            {"reason": "omniverse_cuda_bad_state", **({"gpu": m.group("gpu")} if m.group("gpu") else {})},
+            tier=tier,
+            dedupe=(row.code, "omniverse"),
+        )
+    ]
+
+
+# TensorFlow's and XLA's stream executor diagnostician (stream_executor/cuda/cuda_diagnostics.cc, TF 1.x to
+# XLA today) after cuInit failed: "kernel version 535.54.3 does not match DSO version 535.104.5 -- cannot
+# find working devices in this configuration": the loaded kernel module and the libcuda the process found
+# are of two driver releases (a driver upgraded without a reboot, a container carrying its own libcuda).
+_DSO_MISMATCH = lazy_re.compile(
+    r"kernel version (\S+) does not match DSO version (\S+?)\s*-- cannot find working devices"
+)
+
+
+def _dso_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the NVIDIA kernel module ({m.group(1)}) and the libcuda this process loaded ({m.group(2)}) are "
+            "of different driver releases: no GPU can be used (reboot after a driver upgrade, or remove a "
+            "container's own libcuda)",
+            {
+                "reason": "driver_library_mismatch",
+                "kernel_module_version": m.group(1),
+                "dso_version": m.group(2),
+            },
+            dedupe=(row.code, "dso_mismatch"),
+        )
+    ]
+
+
 def _fabric(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reason": "fabric_manager"}
     if m.group(1):
@@ -463,6 +528,7 @@ SIGNATURES = (
             rb"\bERROR\b",
             rb"[Cc]uda failure|CUDA failure",
             rb"CUDA_ERROR_\w",
+            rb"(?:cuda|hip)Error[A-Z]",
         ),
         words=CUDA_ERROR_WORDS,
         anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
@@ -487,6 +553,24 @@ SIGNATURES = (
         words=("cuda failure", "cuda error"),
     ),
     Signature(
+        "omniverse gpu foundation without cuda",
+        _OMNI_GPU,
+        _omni_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"CUDA being in bad state", b"No device could be", b"GPU Foundation is not"),
+        worth=(rb"CUDA being in bad state", rb"No device could be", rb"GPU Foundation is not"),
+        words=("cuda being in bad state", "no device could be", "gpu foundation is not initialized"),
+    ),
+    Signature(
+        "stream executor: kernel module and libcuda differ",
+        _DSO_MISMATCH,
+        _dso_mismatch,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"does not match DSO version",),
+        worth=(rb"does not match DSO version",),
+        words=("does not match dso version",),
+    ),
+    Signature(
         "nvml version mismatch",
         _NVML_MISMATCH,
         _nvml_mismatch,
@@ -505,14 +589,15 @@ SIGNATURES = (
         _NO_DEVICE,
         _no_device,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"rror", b"driver on your system"),
-        worth=(rb"Error\b", rb"driver on your system"),
+        anchors=(b"rror", b"driver on your system", b"USE_CUDA=1"),
+        worth=(rb"Error\b", rb"driver on your system", rb"USE_CUDA=1 to enable GPU"),
         words=(
             "no cuda gpus are available",
             "found no nvidia driver",
             "torch not compiled with cuda",
             "no hip gpus",
             "no rocm-capable device",
+            "compile with use_cuda=1",
         ),
         anchor_from=_EXC,
         examples=(

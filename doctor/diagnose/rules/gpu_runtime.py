@@ -23,7 +23,9 @@ from pgdoctor.model import lazy_re
 
 # cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
 _ECC = lazy_re.compile(
-    r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I
+    r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|"
+    r"hipErrorECCNotCorrectable",
+    re.I,
 )
 # cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150);
 # newer runtimes word a peer fault over the link "Invalid access of peer GPU memory over nvlink or a
@@ -136,12 +138,60 @@ def _worker_process(proc: Optional[str]) -> bool:
     return not proc.endswith(".py") or "worker" in proc
 
 
+# Of the program faults, those no device fault produces (cudart's documentation of 714-716 and 718: "a load
+# or store instruction on a memory address which is not aligned", "an illegal instruction", "the call stack
+# exceeded its limit", "the program counter contained an invalid address"): a failing GPU reports its faults
+# as an Xid with 700, 719, 999, 214 or 220, never as these. 700 (an illegal address) stays RUN244.
+_CODE_ONLY_FAULT = lazy_re.compile(
+    r"misaligned address|illegal instruction|hardware stack error|invalid program counter|"
+    r"MisalignedAddress|IllegalInstruction|HardwareStackError|InvalidPc|"
+    r"MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|HARDWARE_STACK_ERROR|INVALID_PC"
+)
+
+
+def _watchdog_report(hit: Hit) -> bool:
+    """The fault is reported by NCCL or by c10d's watchdog (its line, or its line wrapped onto the hit)."""
+    if "watchdog" in hit.text or "NCCL" in hit.text:
+        return True
+    prev = hit.before(1, same_rank=False)
+    return bool(prev) and ("watchdog" in prev[-1].text or "ProcessGroupNCCL" in prev[-1].text)
+
+
+def _code_fault(row: Signature, hit: Hit, m: re.Match[str]) -> list[Event]:
+    """A code-only fault raised by the program's own call (not the NCCL watchdog's poll of its streams, which
+    the released corpora keep as RUN244): the program's or a library's kernel."""
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CUDA error: {m.group(0)} raised by the program's own call: a kernel of the "
+            "program or of a library it calls has a bug (an unaligned vectorised access, a bad "
+            "instruction); the GPU does not report its faults this way. CUDA_LAUNCH_BLOCKING=1 names the "
+            "kernel",
+            {
+                "cuda_error": m.group(0),
+                "reason": "kernel_code_fault",
+                # one process's own fault: the rest of the log decides, as for RUN244 (lookahead.py)
+                **(
+                    {ONE_PROCESS: "whole" if _whole_log(hit) else "window"}
+                    if one_process_fault(hit, m.group(0))
+                    else {}
+                ),
+            },
+            hit.block(3)[1],
+            code=C.CUDA_KERNEL_FAULT.code,
+            dedupe=(C.CUDA_KERNEL_FAULT.code, hit.rank),
+        )
+    ]
+
+
 def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     near = [*hit.before(3), *hit.after(4)]
     if any(_PROFILER_ERROR.search(ln.text) for ln in near):
         return None
     if device_assert_before(hit):
         return None  # the program's own assertion failed first: its bug, not the GPU's
+    if _CODE_ONLY_FAULT.search(m.group(0)) and not _watchdog_report(hit):
+        return _code_fault(row, hit, m)
     facts: dict[str, object] = {"cuda_error": m.group(0)}
     if one_process_fault(hit, m.group(0)):
         # Nothing distributed in the window: a single process's kernel bug unless another rank's file is
@@ -293,8 +343,8 @@ SIGNATURES = (
         _ecc,
         C.GPU_ECC.code,
         anchors=(b"rror", b"ERROR"),
-        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
-        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w|hipError\w"),
+        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable", "eccnotcorrectable"),
         anchor_from="the message's own 'error' (matched ignoring case), or the enum name's",
         examples=(
             "RuntimeError: CUDA error: uncorrectable ECC error encountered",
