@@ -234,3 +234,58 @@ MXNET_ORDINAL = [
 @pytest.mark.parametrize("line", MXNET_ORDINAL)
 def test_mxnet_gpu_id_beyond_the_visible(line: str) -> None:
     _check(line + "\n", "RUN264")
+
+
+# TensorFlow's / XLA's stream executor probing the driver (stream_executor/cuda/cuda_driver.cc "failed call to
+# cuInit: <CUresult name>: <cuGetErrorString>"; jaxlib's versions_helpers.cc "operation cuInit(0) failed:").
+# CUDA_ERROR_NO_DEVICE is a CPU run's probe (silent: test_driver_env_families3's decoys); any other answer
+# says a GPU is there and the driver refused it (tier 1: below an error the framework raises itself).
+CUINIT_REFUSED = [
+    (
+        "E0101 12:00:00.000000 1 cuda_driver.cc:152] failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized",
+        "RUN262",
+    ),
+    (
+        "2024-01-01 12:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted on non supported HW",
+        "RUN261",
+    ),
+    (
+        "2021-01-01 12:00:00.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda driver combination",
+        "RUN261",
+    ),
+    (
+        "2021-01-01 12:00:00.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_INSUFFICIENT_DRIVER: CUDA driver version is insufficient for CUDA runtime version",
+        "RUN261",
+    ),
+    (
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:98: operation cuInit(0) failed: CUDA_ERROR_SYSTEM_NOT_READY",
+        "RUN262",
+    ),
+]
+
+
+@pytest.mark.parametrize("line,code", CUINIT_REFUSED)
+def test_cuinit_refused_on_a_gpu_machine(line: str, code: str) -> None:
+    root = _root(line + "\n")
+    assert root is not None and root.code == code, root
+
+
+# Paddle's enforce of cudaErrorUnknown (paddle/phi/backends/gpu/cuda/cuda_info.cc: device queries; a kernel's
+# file otherwise); HIP's enum names for the sticky faults (ROCm < 5 printed the name for the message).
+PADDLE_AND_HIP = [
+    (
+        "ExternalError: CUDA error(999), unknown error. \n  [Hint: 'cudaErrorUnknown'. This indicates that an unknown internal error has occurred. ] (at /paddle/paddle/phi/backends/gpu/cuda/cuda_info.cc:66)",
+        "RUN262",
+    ),
+    (
+        "OSError: (External) CUDA error(999), unknown error. \n  [Hint: 'cudaErrorUnknown'. This indicates that an unknown internal error has occurred. ] (at /paddle/paddle/phi/kernels/gpu/foo_kernel.cu:66)",
+        "RUN323",
+    ),
+    ("[rank2]: RuntimeError: HIP error: hipErrorIllegalAddress", "RUN244"),
+    ("[rank2]: RuntimeError: HIP error: hipErrorLaunchFailure", "RUN244"),
+]
+
+
+@pytest.mark.parametrize("log,code", PADDLE_AND_HIP)
+def test_paddle_unknown_error_and_hip_fault_names(log: str, code: str) -> None:
+    _check(log + "\n", code)

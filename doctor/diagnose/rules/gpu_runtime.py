@@ -38,7 +38,8 @@ _NVLINK = lazy_re.compile(
 _ILLEGAL = lazy_re.compile(
     r"an illegal memory access was encountered|unspecified launch failure|"
     r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
-    r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
+    r"(?:cuda|hip)ErrorIllegalAddress|(?:cuda|hip)ErrorLaunchFailure|cudaErrorIllegalInstruction|"
+    r"cudaErrorMisalignedAddress|"
     r"cudaErrorHardwareStackError|cudaErrorInvalidPc|"
     r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|"
     r"INVALID_PC)\b"
@@ -265,6 +266,8 @@ def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # (1.x).
 _UNKNOWN = lazy_re.compile(
     r"(?:CUDA(?: driver)? error|Triton Error \[CUDA\]): unknown error\b|"
+    # Paddle's enforce ("ExternalError: CUDA error(999), unknown error." / "(External) CUDA error(999), ...")
+    r"CUDA error\(999\), unknown error\b|"
     r"(?P<test>(?:Test )?(?:CUDA|Cuda) failure \S+\.cu:\d+:? 'unknown error')"
 )
 # nccl-tests' own output once collectives ran: the results table's header ("out-of-place  in-place") or a
@@ -275,7 +278,10 @@ _TEST_RAN = lazy_re.compile(r"out-of-place|^\s*\d+\s+\d+\s+\w+\s+\w+\s+(?:-?\d+\
 # Frames of device set-up: there 999 is the environment's (no context could be made), not a fault of a
 # device that ran kernels.
 _SETUP_FRAME = lazy_re.compile(
-    r"_lazy_init|_cuda_init|set_device|cudaGetDeviceCount|_cuda_getDeviceCount|device_count"
+    r"_lazy_init|_cuda_init|set_device|cudaGetDeviceCount|_cuda_getDeviceCount|device_count|"
+    # Paddle's device queries name their source file after the message ("(at /paddle/paddle/phi/backends/
+    # gpu/cuda/cuda_info.cc:66)", older platform/gpu_info.cc)
+    r"\bcuda_info\.cc|\bgpu_info\.cc"
 )
 
 
@@ -284,7 +290,11 @@ def _unknown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     at_setup = (
         not any(_TEST_RAN.search(ln.text) for ln in hit.before(200, same_rank=False))
         if m.group("test")
-        else any(_SETUP_FRAME.search(ln.text) for ln in hit.before(6))
+        else any(
+            _SETUP_FRAME.search(ln.text)
+            # Paddle names the source file on the message's line or its hint's, after it
+            for ln in [*hit.before(6), *([hit.line, *hit.after(2)] if "CUDA error(999)" in hit.text else [])]
+        )
     )
     if at_setup:
         return [
@@ -376,7 +386,7 @@ SIGNATURES = (
         _illegal,
         C.CUDA_ILLEGAL_ACCESS.code,
         anchors=(b"rror", b"ERROR"),
-        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w|hipError\w"),
         words=(
             "illegal memory access",
             "unspecified launch failure",
@@ -386,6 +396,7 @@ SIGNATURES = (
             "invalid program counter",
             "cudaerror",
             "cuda_error_",
+            "hiperror",
         ),
         anchor_from=_CUDA + ", or the enum name's 'Error' / 'ERROR'",
         examples=(
