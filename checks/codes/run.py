@@ -436,6 +436,41 @@ CUDA_OPERATION_NOT_SUPPORTED = register_code(
     "The driver or platform does not support a CUDA operation the job uses",
     AREA,
 )
+# Category driver_env: Intel oneCCL could not start its worker (progress) threads at communicator set-up
+# (src/common/utils/... base_thread.cpp: "error while creating worker thread #0 pthread_create returns 22",
+# exec.cpp's "failed to start worker # 0"): the CPU affinity it asked for (CCL_WORKER_AFFINITY, or the
+# default last cores) lies outside the process's cpuset, or the thread limit is reached.
+ONECCL_WORKER_START_FAILED = register_code(
+    "RUN330",
+    "oneccl-worker-start-failed",
+    "fail",
+    "driver_env",
+    "oneCCL could not start its worker threads (CPU affinity outside the cpuset, or a thread limit)",
+    AREA,
+)
+# Category gpu_hardware: the NVIDIA user-space driver (libcuda, libnvidia-*) itself crashed: the kernel
+# logged a process's segfault inside it ("python[3551]: segfault at 1378 ip ... error 4 in
+# libcuda.so.418.67[...]"). Repeated on one node it is a driver fault or a GPU left in a bad state, not the
+# program's code.
+GPU_DRIVER_CRASH = register_code(
+    "RUN331",
+    "gpu-driver-crashed",
+    "fail",
+    "gpu_hardware",
+    "A process crashed inside the NVIDIA user-space driver (libcuda)",
+    AREA,
+)
+# Category process_crash: a kernel of the program faulted in a way only code does (cudaErrorMisalignedAddress
+# 716, cudaErrorIllegalInstruction 715, cudaErrorHardwareStackError 714, cudaErrorInvalidPc 718), raised in
+# the program's own call (torch.cuda.synchronize, a tensor op): the program's or a library's kernel bug.
+CUDA_KERNEL_FAULT = register_code(
+    "RUN332",
+    "cuda-kernel-code-fault",
+    "fail",
+    "process_crash",
+    "A kernel of the program faulted on the GPU (misaligned address, illegal instruction): a code bug",
+    AREA,
+)
 # Category driver_env: a process forked after its parent had initialised CUDA (a DataLoader worker, a
 # multiprocessing pool, vLLM's fork start method) touched CUDA: torch/cuda/__init__.py's _lazy_init refuses
 # ("Cannot re-initialize CUDA in forked subprocess"); the launch set-up, not the GPU or the program's maths.

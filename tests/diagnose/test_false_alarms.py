@@ -108,14 +108,6 @@ DISTRIBUTED_FAULTS = [
         "ERROR 04-15 00:31:11 worker_base.py:574] RuntimeError: Triton Error [CUDA]: an illegal memory "
         "access was encountered",
     ),
-    ("srun label", "0: RuntimeError: CUDA error: misaligned address"),
-    (
-        "torch.distributed frames",
-        "Traceback (most recent call last):\n"
-        '  File "/x/torch/distributed/distributed_c10d.py", line 2050, in all_reduce\n'
-        "    work = group.allreduce([tensor], opts)\n"
-        "RuntimeError: CUDA error: misaligned address",
-    ),
     (
         "lightning ddp",
         "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
@@ -139,6 +131,36 @@ def test_a_programs_own_cuda_fault_is_no_failure_class(name: str, log: str) -> N
 def test_a_cuda_fault_of_a_distributed_job_is_the_gpus(name: str, log: str) -> None:
     root = root_finding(log)
     assert root is not None and root.code == "RUN244", (name, root)
+
+
+# (name, log): a fault only code produces (716 misaligned address, 715 illegal instruction; cudart's
+# documentation of 714-718), raised by a distributed job's own call rather than the NCCL watchdog: the
+# program's kernel (RUN332, process_crash), not the GPU (v10g-other_ambiguous-003, a decoy).
+CODE_FAULTS = [
+    ("srun label", "0: RuntimeError: CUDA error: misaligned address"),
+    (
+        "torch.distributed frames",
+        "Traceback (most recent call last):\n"
+        '  File "/x/torch/distributed/distributed_c10d.py", line 2050, in all_reduce\n'
+        "    work = group.allreduce([tensor], opts)\n"
+        "RuntimeError: CUDA error: misaligned address",
+    ),
+    (
+        "rank prefix at synchronize",
+        "[rank0]:     return torch._C._cuda_synchronize()\n"
+        "[rank0]: RuntimeError: CUDA error: misaligned address",
+    ),
+    (
+        "illegal instruction, rank",
+        "[rank3]: RuntimeError: CUDA error: an illegal instruction was encountered",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,log", CODE_FAULTS, ids=[c[0] for c in CODE_FAULTS])
+def test_a_code_only_fault_of_a_distributed_job_is_the_programs(name: str, log: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN332" and root.category == "process_crash", (name, root)
 
 
 def test_an_xid_beside_a_programs_fault_still_names_the_device() -> None:

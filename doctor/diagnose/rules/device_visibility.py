@@ -59,7 +59,10 @@ _EXC_LINE = lazy_re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # 
 _ORDINAL = lazy_re.compile(
     r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus|"
     r"\b(?:hip|cuda)ErrorInvalidDevice\b|\bCUDA_ERROR_INVALID_DEVICE\b|"
-    r"AssertionError: Invalid device id\s*$"
+    r"AssertionError: Invalid device id\s*$|"
+    # MXNet's engine (src/engine/threaded_engine.cc, 1.x): "Check failed: exec_ctx.dev_id < device_count_ (1
+    # vs. 1) : Invalid GPU Id: 1, Valid device id should be less than device_count: 1"
+    r"Invalid GPU Id: \d+, Valid device id should be less than device_count: \d+"
 )
 # A framework that was asked for a GPU and finds none visible (or fewer than asked for): Lightning 1.x's
 # "You requested GPUs: [0, 1]\n But your machine only has: []" (the list on the next line), Accelerate's
@@ -273,7 +276,7 @@ def _too_many_asked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     # torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'", nccl-tests' "Test CUDA failure ..."
-    if not ("rror" in t or "ERROR" in t or "failure" in t):
+    if not ("rror" in t or "ERROR" in t or "failure" in t or "Invalid GPU Id" in t):
         return None
     return [
         row.event(
@@ -422,8 +425,14 @@ SIGNATURES = (
         _ordinal,
         C.DEVICE_MISMATCH.code,
         # rccl-tests' HIPCHECK: "Test HIP failure common.cu:1129 'hipErrorInvalidDevice'"
-        anchors=(b"rror", b"ERROR", b"UDA failure", b"HIP failure"),
-        worth=(rb"Error\b", rb"\berror\b", rb"[Cc]uda failure|CUDA failure", rb"HIP failure"),
+        anchors=(b"rror", b"ERROR", b"UDA failure", b"HIP failure", b"Invalid GPU Id"),
+        worth=(
+            rb"Error\b",
+            rb"\berror\b",
+            rb"[Cc]uda failure|CUDA failure",
+            rb"HIP failure",
+            rb"Invalid GPU Id",
+        ),
         words=(
             "invalid device ordinal",
             "cuda_visible_devices",
@@ -431,6 +440,7 @@ SIGNATURES = (
             "invalid device id",
             "errorinvaliddevice",
             "cuda_error_invalid_device",
+            "invalid gpu id",
         ),
         anchor_from="'CUDA error: ' before the runtime's message, or NCCL's and nccl-tests' 'CUDA failure' "
         "(rccl-tests' 'HIP failure'; one of them required by the row)",

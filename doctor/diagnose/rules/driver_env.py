@@ -5,7 +5,8 @@ Formats: torch/cuda/__init__.py "The NVIDIA driver on your system is too old (fo
 CUDA runtime and driver errors by message, number or enum name (pgdoctor.knowledge.cuda_errors: 35
 insufficient driver, 100 no device, 802 system not yet initialized, 803/804, ...), as "CUDA error:
 <message>", "Error 802: system not yet initialized" or "cudaErrorSystemNotReady"; "Found no NVIDIA driver
-on your system"; "No CUDA GPUs are available"; "Torch not compiled with CUDA enabled". Builds made for
+on your system"; "No CUDA GPUs are available"; "Torch not compiled with CUDA enabled" (Omniverse's GPU
+Foundation and the stream executor's DSO mismatch: rules/driver_stack.py). Builds made for
 another CUDA or GPU are rules/build_fit.py's, the NCCL backend without a GPU and a GPU index beyond the
 visible ones are rules/device_visibility.py's, the dynamic loader's words (a library or a symbol missing)
 rules/loader.py's.
@@ -13,6 +14,7 @@ rules/loader.py's.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Optional
 
@@ -27,7 +29,10 @@ _TOO_OLD = lazy_re.compile(r"NVIDIA driver on your system is too old \(found ver
 # (ROCm builds word the first two "No HIP GPUs are available" and "no ROCm-capable device is detected")
 _NO_DEVICE = lazy_re.compile(
     r"No CUDA GPUs are available|Found no NVIDIA driver on your system|"
-    r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected"
+    r"Torch not compiled with CUDA enabled|No HIP GPUs are available|no ROCm-capable device is detected|"
+    # MXNet built without CUDA asked for a GPU context (src/storage/storage.cc, src/common/cuda_utils.h:
+    # "MXNetError: [..] src/storage/storage.cc:78: Compile with USE_CUDA=1 to enable GPU usage")
+    r"Compile with USE_CUDA=1 to enable GPU usage"
 )
 # The driver is absent or unreachable from this process: nvidia-smi's and NVML's words, the container
 # runtime's, torch's lazy init.
@@ -81,6 +86,7 @@ _NVML_MISMATCH = lazy_re.compile(
 _REASON = {102: "vgpu_not_licensed", 216: "exclusive_compute_mode", 304: "os_call_failed"}
 _WHY = {
     "Torch not compiled with CUDA enabled": "cpu_build_of_torch",
+    "Compile with USE_CUDA=1 to enable GPU usage": "cpu_build_of_mxnet",
     "Found no NVIDIA driver on your system": "no_driver",
 }
 
@@ -234,9 +240,16 @@ _TF_PEER_WARNING = lazy_re.compile(r"Unable to enable peer access between device
 _CUINIT_PROBE = lazy_re.compile(r"failed call to cuInit\b|\bcuInit\(0\) failed\b")
 
 
-def _cuda_error(row: Signature, hit: Hit, _ce: CudaError) -> Optional[list[Event]]:
+def _cuda_error(row: Signature, hit: Hit, ce: CudaError) -> Optional[list[Event]]:
     if _CUINIT_PROBE.search(hit.text):
-        return []
+        if ce.number == 100:
+            return []  # no GPU in this machine or container: the probe of a CPU run
+        # A GPU is there and the driver refused it (802 system not ready, 35 / 803 / 804 driver mismatch, 3
+        # initialisation error, 304 OS call failed): the framework goes on on the CPU, which a GPU job never
+        # meant; below any error the framework raises itself.
+        return [
+            dataclasses.replace(e, cause_tier=max(e.cause_tier, 1)) for e in cuda_error_events(hit, hit.text)
+        ]
     if "peer" in hit.text or "PEER" in hit.text:
         # the warning, or its status on the next lines (its own wrap, or a terminal's at any column)
         near = [ln.text for ln in hit.before(4, False)] + [hit.text]
@@ -463,6 +476,7 @@ SIGNATURES = (
             rb"\bERROR\b",
             rb"[Cc]uda failure|CUDA failure",
             rb"CUDA_ERROR_\w",
+            rb"(?:cuda|hip)Error[A-Z]",
         ),
         words=CUDA_ERROR_WORDS,
         anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
@@ -505,14 +519,15 @@ SIGNATURES = (
         _NO_DEVICE,
         _no_device,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"rror", b"driver on your system"),
-        worth=(rb"Error\b", rb"driver on your system"),
+        anchors=(b"rror", b"driver on your system", b"USE_CUDA=1"),
+        worth=(rb"Error\b", rb"driver on your system", rb"USE_CUDA=1 to enable GPU"),
         words=(
             "no cuda gpus are available",
             "found no nvidia driver",
             "torch not compiled with cuda",
             "no hip gpus",
             "no rocm-capable device",
+            "compile with use_cuda=1",
         ),
         anchor_from=_EXC,
         examples=(

@@ -329,7 +329,84 @@ def _capability(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# Omniverse Kit's GPU Foundation (Isaac Sim, Isaac Lab, every Kit app) enumerating the GPUs for its renderer
+# and its CUDA interop: "[Warning] [gpu.foundation.plugin] Skipping NVIDIA GPU due CUDA being in bad state:
+# NVIDIA H100 80GB HBM3" (CUDA could not be initialised for that device: a CUDA_VISIBLE_DEVICES that hides the
+# GPUs the Vulkan renderer sees, a vGPU or MIG slice, a driver too old or half installed), "[Error]
+# [gpu.foundation.plugin] No device could be created. Some known system issues: ..." (no GPU usable at all),
+# "[Error] [omni.kit.renderer.plugin] GPU Foundation is not initialized!" (its consequence).
+_OMNI_GPU = lazy_re.compile(
+    r"Skipping NVIDIA GPU due CUDA being in bad state:?\s*(?P<gpu>.*?)\s*$|"
+    r"\[gpu\.foundation\.plugin\] (?P<none>No device could be)\b|"
+    r"(?P<notinit>GPU Foundation is not initialized)"
+)
+
+
+def _omni_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("none"):
+        what, tier = "Omniverse's GPU Foundation could not create any GPU device", 0
+    elif m.group("notinit"):
+        what, tier = "Omniverse's GPU Foundation is not initialised (no usable GPU)", 1
+    else:
+        what, tier = f"Omniverse skipped GPU {m.group('gpu') or '?'}: CUDA is in a bad state for it", 1
+    return [
+        row.event(
+            hit,
+            f"{what}: CUDA could not be initialised for the renderer's GPUs (CUDA_VISIBLE_DEVICES hiding "
+            "the GPUs the renderer enumerates, a MIG or vGPU slice, or a driver that is too old or half "
+            "installed)",
+            {"reason": "omniverse_cuda_bad_state", **({"gpu": m.group("gpu")} if m.group("gpu") else {})},
+            tier=tier,
+            dedupe=(row.code, "omniverse"),
+        )
+    ]
+
+
+# TensorFlow's and XLA's stream executor diagnostician (stream_executor/cuda/cuda_diagnostics.cc, TF 1.x to
+# XLA today) after cuInit failed: "kernel version 535.54.3 does not match DSO version 535.104.5 -- cannot
+# find working devices in this configuration": the loaded kernel module and the libcuda the process found
+# are of two driver releases (a driver upgraded without a reboot, a container carrying its own libcuda).
+_DSO_MISMATCH = lazy_re.compile(
+    r"kernel version (\S+) does not match DSO version (\S+?)\s*-- cannot find working devices"
+)
+
+
+def _dso_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the NVIDIA kernel module ({m.group(1)}) and the libcuda this process loaded ({m.group(2)}) are "
+            "of different driver releases: no GPU can be used (reboot after a driver upgrade, or remove a "
+            "container's own libcuda)",
+            {
+                "reason": "driver_library_mismatch",
+                "kernel_module_version": m.group(1),
+                "dso_version": m.group(2),
+            },
+            dedupe=(row.code, "dso_mismatch"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "omniverse gpu foundation without cuda",
+        _OMNI_GPU,
+        _omni_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"CUDA being in bad state", b"No device could be", b"GPU Foundation is not"),
+        worth=(rb"CUDA being in bad state", rb"No device could be", rb"GPU Foundation is not"),
+        words=("cuda being in bad state", "no device could be", "gpu foundation is not initialized"),
+    ),
+    Signature(
+        "stream executor: kernel module and libcuda differ",
+        _DSO_MISMATCH,
+        _dso_mismatch,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"does not match DSO version",),
+        worth=(rb"does not match DSO version",),
+        words=("does not match dso version",),
+    ),
     Signature(
         "nvml without a driver",
         _NVML_NO_DRIVER,

@@ -25,9 +25,19 @@ from pgdoctor.model import lazy_re
 _NO_HANDLE = lazy_re.compile(
     r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
 )
-_LOST = lazy_re.compile(r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost")
+# The long wordings of the same two statuses (nvidia-settings' and go-nvml's / the k8s device plugin's
+# error texts): "The GPU has fallen off the bus or has otherwise become inaccessible"
+# (NVML_ERROR_GPU_IS_LOST), "The GPU requires a reset before it can be used again"
+# (NVML_ERROR_RESET_REQUIRED), with or without "nvml: " before them.
+_LOST = lazy_re.compile(
+    r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost|"
+    r"GPU has fallen off the bus or has otherwise become inaccessible"
+)
 # NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
-_NVML_RESET = lazy_re.compile(r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart")
+_NVML_RESET = lazy_re.compile(
+    r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart|"
+    r"GPU requires a reset before it can be used again"
+)
 # `nvidia-smi -q`'s memory-health fields when they say Yes: "Remapping Failure Occurred : Yes" (the HBM ran
 # out of spare rows: the GPU must be replaced), "Pending Page Blacklist : Yes" (a page retirement waits for
 # a reset) and "Pending : Yes" under "Remapped Rows" (a row remap waits for a reset). "No" is every
@@ -154,7 +164,14 @@ def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     t = record(hit)[0]
     # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
     # go-nvml's bare "ERROR_GPU_IS_LOST")
-    if not ("nvidia-smi" in t or "NVML" in t or "nvml" in t or "Unable to determine" in t or "_IS_LOST" in t):
+    if not (
+        "nvidia-smi" in t
+        or "NVML" in t
+        or "nvml" in t
+        or "Unable to determine" in t
+        or "_IS_LOST" in t
+        or "otherwise become inaccessible" in t  # NVML's own long text for GPU_IS_LOST
+    ):
         return None
     return _no_handle(row, hit, None)
 
@@ -226,9 +243,9 @@ SIGNATURES = (
         _NVML_RESET,
         _nvml_reset,
         C.GPU_INIT_FAILED.code,
-        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart"),
-        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart",),
-        words=("resetrequired", "reset_required", "gpu requires restart"),
+        anchors=(b"ResetRequired", b"RESET_REQUIRED", b"requires restart", b"requires a reset"),
+        worth=(rb"ResetRequired|RESET_REQUIRED|requires restart|requires a reset",),
+        words=("resetrequired", "reset_required", "gpu requires restart", "gpu requires a reset"),
     ),
     Signature(
         "no device handle",
@@ -244,9 +261,9 @@ SIGNATURES = (
         _LOST,
         _lost,
         C.GPU_OFF_BUS.code,
-        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost"),
-        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost"),
-        words=("gpu is lost", "gpu_is_lost", "gpuislost"),
+        anchors=(b"GPU is lost", b"GPU_IS_LOST", b"GpuIsLost", b"otherwise become inaccessible"),
+        worth=(rb"GPU is lost", rb"GPU_IS_LOST", rb"GpuIsLost", rb"otherwise become inaccessible"),
+        words=("gpu is lost", "gpu_is_lost", "gpuislost", "otherwise become inaccessible"),
     ),
 )
 

@@ -23,7 +23,9 @@ from pgdoctor.model import lazy_re
 
 # cudaErrorECCUncorrectable (214) by message or by the runtime's or the driver's enum name.
 _ECC = lazy_re.compile(
-    r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE", re.I
+    r"uncorrectable ECC error|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|"
+    r"hipErrorECCNotCorrectable",
+    re.I,
 )
 # cudaErrorNvlinkUncorrectable (220): the runtime's view of a fatal NVLink error (Xid 74 / 144-150);
 # newer runtimes word a peer fault over the link "Invalid access of peer GPU memory over nvlink or a
@@ -36,7 +38,8 @@ _NVLINK = lazy_re.compile(
 _ILLEGAL = lazy_re.compile(
     r"an illegal memory access was encountered|unspecified launch failure|"
     r"an illegal instruction was encountered|misaligned address|hardware stack error|invalid program counter|"
-    r"cudaErrorIllegalAddress|cudaErrorLaunchFailure|cudaErrorIllegalInstruction|cudaErrorMisalignedAddress|"
+    r"(?:cuda|hip)ErrorIllegalAddress|(?:cuda|hip)ErrorLaunchFailure|cudaErrorIllegalInstruction|"
+    r"cudaErrorMisalignedAddress|"
     r"cudaErrorHardwareStackError|cudaErrorInvalidPc|"
     r"CUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|"
     r"INVALID_PC)\b"
@@ -136,12 +139,60 @@ def _worker_process(proc: Optional[str]) -> bool:
     return not proc.endswith(".py") or "worker" in proc
 
 
+# Of the program faults, those no device fault produces (cudart's documentation of 714-716 and 718: "a load
+# or store instruction on a memory address which is not aligned", "an illegal instruction", "the call stack
+# exceeded its limit", "the program counter contained an invalid address"): a failing GPU reports its faults
+# as an Xid with 700, 719, 999, 214 or 220, never as these. 700 (an illegal address) stays RUN244.
+_CODE_ONLY_FAULT = lazy_re.compile(
+    r"misaligned address|illegal instruction|hardware stack error|invalid program counter|"
+    r"MisalignedAddress|IllegalInstruction|HardwareStackError|InvalidPc|"
+    r"MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|HARDWARE_STACK_ERROR|INVALID_PC"
+)
+
+
+def _watchdog_report(hit: Hit) -> bool:
+    """The fault is reported by NCCL or by c10d's watchdog (its line, or its line wrapped onto the hit)."""
+    if "watchdog" in hit.text or "NCCL" in hit.text:
+        return True
+    prev = hit.before(1, same_rank=False)
+    return bool(prev) and ("watchdog" in prev[-1].text or "ProcessGroupNCCL" in prev[-1].text)
+
+
+def _code_fault(row: Signature, hit: Hit, m: re.Match[str]) -> list[Event]:
+    """A code-only fault raised by the program's own call (not the NCCL watchdog's poll of its streams, which
+    the released corpora keep as RUN244): the program's or a library's kernel."""
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CUDA error: {m.group(0)} raised by the program's own call: a kernel of the "
+            "program or of a library it calls has a bug (an unaligned vectorised access, a bad "
+            "instruction); the GPU does not report its faults this way. CUDA_LAUNCH_BLOCKING=1 names the "
+            "kernel",
+            {
+                "cuda_error": m.group(0),
+                "reason": "kernel_code_fault",
+                # one process's own fault: the rest of the log decides, as for RUN244 (lookahead.py)
+                **(
+                    {ONE_PROCESS: "whole" if _whole_log(hit) else "window"}
+                    if one_process_fault(hit, m.group(0))
+                    else {}
+                ),
+            },
+            hit.block(3)[1],
+            code=C.CUDA_KERNEL_FAULT.code,
+            dedupe=(C.CUDA_KERNEL_FAULT.code, hit.rank),
+        )
+    ]
+
+
 def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     near = [*hit.before(3), *hit.after(4)]
     if any(_PROFILER_ERROR.search(ln.text) for ln in near):
         return None
     if device_assert_before(hit):
         return None  # the program's own assertion failed first: its bug, not the GPU's
+    if _CODE_ONLY_FAULT.search(m.group(0)) and not _watchdog_report(hit):
+        return _code_fault(row, hit, m)
     facts: dict[str, object] = {"cuda_error": m.group(0)}
     if one_process_fault(hit, m.group(0)):
         # Nothing distributed in the window: a single process's kernel bug unless another rank's file is
@@ -215,6 +266,8 @@ def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # (1.x).
 _UNKNOWN = lazy_re.compile(
     r"(?:CUDA(?: driver)? error|Triton Error \[CUDA\]): unknown error\b|"
+    # Paddle's enforce ("ExternalError: CUDA error(999), unknown error." / "(External) CUDA error(999), ...")
+    r"CUDA error\(999\), unknown error\b|"
     r"(?P<test>(?:Test )?(?:CUDA|Cuda) failure \S+\.cu:\d+:? 'unknown error')"
 )
 # nccl-tests' own output once collectives ran: the results table's header ("out-of-place  in-place") or a
@@ -225,7 +278,10 @@ _TEST_RAN = lazy_re.compile(r"out-of-place|^\s*\d+\s+\d+\s+\w+\s+\w+\s+(?:-?\d+\
 # Frames of device set-up: there 999 is the environment's (no context could be made), not a fault of a
 # device that ran kernels.
 _SETUP_FRAME = lazy_re.compile(
-    r"_lazy_init|_cuda_init|set_device|cudaGetDeviceCount|_cuda_getDeviceCount|device_count"
+    r"_lazy_init|_cuda_init|set_device|cudaGetDeviceCount|_cuda_getDeviceCount|device_count|"
+    # Paddle's device queries name their source file after the message ("(at /paddle/paddle/phi/backends/
+    # gpu/cuda/cuda_info.cc:66)", older platform/gpu_info.cc)
+    r"\bcuda_info\.cc|\bgpu_info\.cc"
 )
 
 
@@ -234,7 +290,11 @@ def _unknown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     at_setup = (
         not any(_TEST_RAN.search(ln.text) for ln in hit.before(200, same_rank=False))
         if m.group("test")
-        else any(_SETUP_FRAME.search(ln.text) for ln in hit.before(6))
+        else any(
+            _SETUP_FRAME.search(ln.text)
+            # Paddle names the source file on the message's line or its hint's, after it
+            for ln in [*hit.before(6), *([hit.line, *hit.after(2)] if "CUDA error(999)" in hit.text else [])]
+        )
     )
     if at_setup:
         return [
@@ -293,8 +353,8 @@ SIGNATURES = (
         _ecc,
         C.GPU_ECC.code,
         anchors=(b"rror", b"ERROR"),
-        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
-        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w|hipError\w"),
+        words=("ecc error", "eccuncorrectable", "ecc_uncorrectable", "eccnotcorrectable"),
         anchor_from="the message's own 'error' (matched ignoring case), or the enum name's",
         examples=(
             "RuntimeError: CUDA error: uncorrectable ECC error encountered",
@@ -326,7 +386,7 @@ SIGNATURES = (
         _illegal,
         C.CUDA_ILLEGAL_ACCESS.code,
         anchors=(b"rror", b"ERROR"),
-        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w"),
+        worth=(rb"\berror\b", rb"cudaError\w|CUDA_ERROR_\w|hipError\w"),
         words=(
             "illegal memory access",
             "unspecified launch failure",
@@ -336,6 +396,7 @@ SIGNATURES = (
             "invalid program counter",
             "cudaerror",
             "cuda_error_",
+            "hiperror",
         ),
         anchor_from=_CUDA + ", or the enum name's 'Error' / 'ERROR'",
         examples=(

@@ -1,5 +1,6 @@
 """Intel oneCCL (torch-ccl / oneccl_bindings_for_pytorch, the `ccl` and `xccl` backends on Intel XPU and CPU,
-DeepSpeed and vLLM on XPU): its transport layer (ATL over libfabric/OFI) found no fabric provider to run on.
+DeepSpeed and vLLM on XPU): its transport layer (ATL over libfabric/OFI) found no fabric provider to run on
+(RUN294), or it could not start its worker threads (RUN330, below).
 
 Formats (oneCCL src/atl/ofi/atl_ofi_helper.cpp and atl_ofi.cpp, 2021.x): one `|CCL_ERROR|` record per
 function behind oneCCL's own "2024:08:21-10:41:21:( 8320)" stamp: "atl_ofi_get_prov_list: fi_getinfo error:
@@ -50,7 +51,60 @@ def _provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# oneCCL starting its worker (progress) threads at communicator set-up (src/common/utils/base_thread.cpp and
+# src/exec/exec.cpp, 2021.x): "|CCL_ERROR| base_thread.cpp:36 start: error while creating worker thread #0
+# pthread_create returns 22", then "start_workers: condition workers.back()->start(cpu_affinity,
+# mem_affinity) == ccl::status::success failed" and the exception torch-ccl raises, "RuntimeError: oneCCL:
+# exec.cpp:134 start_workers: EXCEPTION: failed to start worker # 0" (also "listener" threads). 22 (EINVAL):
+# the pinned CPU (CCL_WORKER_AFFINITY, or oneCCL's default of the last cores) is outside the process's
+# cpuset; 11 (EAGAIN): a thread or pids limit.
+_WORKER = lazy_re.compile(
+    r"error while creating (?P<kind>\w+) thread #(?P<idx>\d+) pthread_create returns (?P<err>-?\d+)|"
+    r"failed to start (?P<kind2>worker|listener) # ?(?P<idx2>\d+)"
+)
+_ERRNO = {22: "EINVAL", 11: "EAGAIN", 1: "EPERM", 12: "ENOMEM"}
+
+
+def _worker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "CCL" not in hit.text and "ccl" not in hit.text and "start_workers" not in hit.text:
+        near = [*hit.before(6, same_rank=False), *hit.after(3, same_rank=False)]
+        if not any("CCL" in ln.text for ln in near):
+            return None
+    facts: dict[str, Any] = {"library": "oneCCL", "thread": m.group("kind") or m.group("kind2")}
+    facts["thread_index"] = int(m.group("idx") or m.group("idx2"))
+    err = m.group("err") or next(
+        (w.group("err") for w in (_WORKER.search(ln.text) for ln in hit.before(6, same_rank=False)) if w),
+        None,
+    )
+    if err is not None:
+        facts["pthread_errno"] = int(err)
+    why = {
+        22: "the CPU it pins the thread to (CCL_WORKER_AFFINITY, or the default last cores) is not in this "
+        "process's cpuset",
+        11: "the thread or pids limit of the process or its container is reached",
+    }.get(int(err) if err is not None else -1, "its CPU affinity or a thread limit refused it")
+    return [
+        row.event(
+            hit,
+            f"oneCCL could not start its {facts['thread']} thread #{facts['thread_index']}"
+            + (f" (pthread_create {_ERRNO.get(int(err), err)})" if err is not None else "")
+            + f": {why}",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "oneccl worker thread start failed",
+        _WORKER,
+        _worker,
+        C.ONECCL_WORKER_START_FAILED.code,
+        anchors=(b"pthread_create returns", b"failed to start "),
+        worth=(rb"pthread_create returns", rb"failed to start (?:worker|listener)"),
+        words=("pthread_create returns", "failed to start worker", "failed to start listener"),
+    ),
     Signature(
         "oneccl ofi provider missing",
         _PROVIDER,

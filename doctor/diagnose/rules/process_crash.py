@@ -80,6 +80,10 @@ _KERNEL_FAULT = lazy_re.compile(
     r"(?P<trap>general protection fault|invalid opcode|divide error|int3|stack segment))\b"
     r"(?:.*? in (?P<lib>[^\s\[]+)\[)?"
 )
+# The NVIDIA user-space driver's libraries as the kernel names them in a fault record ("libcuda.so.418.67",
+# "libcuda.so.1", "libnvidia-ptxjitcompiler.so.535.104.05", "libnvidia-ml.so.1").
+_DRIVER_LIB = lazy_re.compile(r"lib(?:cuda|nvidia-[\w-]+)\.so\b")
+_DRIVER_LIB_FAULT = lazy_re.compile(r"(?:segfault at \w+|general protection fault).*? in lib(?:cuda|nvidia-)")
 _TRAP_SIGNAL = {
     "general protection fault": "SIGSEGV",
     "invalid opcode": "SIGILL",
@@ -174,6 +178,11 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# gdb's faulting frame in a library without symbols: "0x00007fffdba8de67 in ?? () from /lib64/libcuda.so",
+# "#0  0x00007fff4402c640 in ?? () from /lib/x86_64-linux-gnu/libcuda.so.1".
+_GDB_LIB_FRAME = lazy_re.compile(r"0x[0-9a-fA-F]+ in \?\? \(\) from \S*?/?(lib[\w.+-]+\.so[\w.]*)")
+
+
 def _gdb_stop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     sig = m.group("name")
     facts: dict[str, Any] = {"signal": sig, "reporter": "gdb"}
@@ -182,6 +191,21 @@ def _gdb_stop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
         if f:
             facts["frame"] = f.group(1)
             break
+        lib = _GDB_LIB_FRAME.search(ln.text)
+        if lib:
+            facts["library"] = lib.group(1)
+            break
+    if sig == "SIGSEGV" and _DRIVER_LIB.match(facts.get("library", "")):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} crashed inside the NVIDIA user-space driver under gdb ({facts['library']}, "
+                f"{sig}): a driver fault or a GPU left in a bad state; check the node's kernel log for Xids",
+                facts,
+                code=C.GPU_DRIVER_CRASH.code,
+                dedupe=(C.GPU_DRIVER_CRASH.code,),
+            )
+        ]
     where = f" in {facts['frame']}" if "frame" in facts else ""
     return [
         row.event(
@@ -278,6 +302,22 @@ def _kernel_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     if m.group("lib"):
         facts["library"] = m.group("lib")
     where = f" in {facts['library']}" if "library" in facts else ""
+    if _DRIVER_LIB.match(facts.get("library", "")):
+        # the NVIDIA user-space driver itself crashed (a driver fault or a GPU in a bad state)
+        n = sum(1 for ln in hit.lines if _DRIVER_LIB_FAULT.search(ln.text))
+        facts["faults_in_driver"] = max(n, 1)
+        return [
+            row.event(
+                hit,
+                f"pid {facts['pid']} ({facts['process']}) crashed inside the NVIDIA user-space driver "
+                f"({facts['library']}, {sig})"
+                + (f", {n} such crashes in the log" if n > 1 else "")
+                + ": a driver fault or a GPU left in a bad state; check the node's kernel log for Xids",
+                facts,
+                code=C.GPU_DRIVER_CRASH.code,
+                dedupe=(C.GPU_DRIVER_CRASH.code,),
+            )
+        ]
     return [
         row.event(
             hit,
