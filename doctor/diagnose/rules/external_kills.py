@@ -182,6 +182,8 @@ def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 _K8S = lazy_re.compile(
     r"The node was low on resource: (?P<res>ephemeral-storage|nodefs\S*|imagefs\S*|pids?|inodes?)|"
+    # the eviction manager's condition message (helpers.go nodeConditionMessageFmt; admission refusals too)
+    r"The node had condition: \[(?P<cond>[^\]]*)\]|"
     r"Pod was terminated in response to imminent (?P<shutdown>node shutdown)|"
     r"(?P<critical>Preempted in order to admit critical pod)|"
     r"Preempted by (?:pod )?(?P<by>\S+) on node (?P<node>\S+)|"
@@ -202,6 +204,19 @@ def _k8s(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts.update(reason="time limit")
         msg = "Kubernetes ended the Job at its activeDeadlineSeconds (DeadlineExceeded)"
         return [row.event(hit, msg, facts, tier=CONSEQUENCE, dedupe=(row.code, "k8s"))]
+    if m.group("cond") is not None:
+        cond = m.group("cond").strip()
+        facts.update(reason="eviction", node_condition=cond)
+        msg = f"Kubernetes evicted (or refused) the pod: its node had condition {cond}"
+        if "MemoryPressure" in cond:
+            facts["killer"] = "kubelet_eviction"
+            msg += " (the node ran low on memory)"
+            return [
+                row.event(
+                    hit, msg, facts, code=C.HOST_OOM_KILLED.code, dedupe=(C.HOST_OOM_KILLED.code, "k8s")
+                )
+            ]
+        return [row.event(hit, msg, facts, dedupe=(row.code, "k8s"))]
     if m.group("emptydir") or m.group("podeph") or m.group("ceph"):
         facts.update(reason="eviction", resource="ephemeral-storage")
         if m.group("emptydir"):
@@ -280,6 +295,74 @@ def _condor(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, msg, facts, dedupe=(row.code, "condor"))]
 
 
+# The shell's job-control report of a child ended by SIGTERM (bash/sh: strsignal(SIGTERM)): "run.sh: line
+# 12: 45678 Terminated              python train.py", the job table's "[1]+  Terminated   python train.py"
+# (the "[1]" may be read as a rank prefix and cut), a lone "Terminated" for a foreground job (text/normalize
+# cuts it off a progress bar it was glued to), zsh's "zsh: terminated  python train.py". Someone sent the
+# signal: the scheduler at a time limit or a preemption, the user, a launcher stopping the survivors of a
+# failure; a consequence (tier 2) behind anything else the log says. SIGKILL's "Killed" is host_oom's.
+_SHELL_TERM = lazy_re.compile(
+    r"line \d+: +(?P<pid>\d+) +Terminated\s+(?P<cmd>\S.*)$|"
+    r"^(?:\[\d+\][+-]?|[+-]) +Terminated\s+(?P<job>\S.*)$|^Terminated$|^\s*Terminated {3,}(?P<tab>\S.*)$|"
+    r"^zsh: terminated +(?P<zcmd>\S.*)$"
+)
+
+
+def _shell_term(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    cmd = (m.group("cmd") or m.group("job") or m.group("tab") or m.group("zcmd") or "").strip()[:200]
+    facts: dict[str, Any] = {"signal": "SIGTERM", "reporter": "shell", "reason": "terminated"}
+    if cmd:
+        facts["command"] = cmd
+    if m.group("pid"):
+        facts["pid"] = int(m.group("pid"))
+    msg = (
+        "the shell reports the command was Terminated (SIGTERM"
+        + (f": {clip(cmd, 80)}" if cmd else "")
+        + "): it was stopped from outside (a scheduler's time limit or preemption, a user, a launcher "
+        "stopping the other ranks)"
+    )
+    return [row.event(hit, msg, facts, tier=CONSEQUENCE, dedupe=(row.code, "shell_term"))]
+
+
+# TensorFlow's TPU session support (tensorflow/python/tpu/session_support.py, 1.x-2.x): GracefulShutdownHook
+# pings every TPU worker's heartbeat after each step and logs "ShutdownHook: lame workers found:
+# HeartbeatManager(/job:worker/replica:0/task:0/device:CPU:0)" for those whose health is not OK (a
+# preempted, restarted or crashed TPU host), then checkpoints and shuts them down (exit code 42); the
+# ResetComputation hook then raises CoordinatorResetError "Resetting session loop due to worker shutdown.".
+# Its preemption watcher (tensorflow/python/tpu/preempted_hook.py): "TPU node %s reached an unrecoverable
+# state %s, terminating the session now." (1.15-2.1), "TPUPollingThread found TPU %s in state %s" before its
+# os._exit(1) (2.2+; the older thread logged every poll "... in state READY, and health HEALTHY.": not this).
+_TPU_LOST = lazy_re.compile(
+    r"ShutdownHook: lame workers found: (?:HeartbeatManager\((?P<devs>[^)]*)\))?|"
+    r"TPU node (?P<node>\S+) reached an unrecoverable state (?P<state>\w+)|"
+    r"TPUPollingThread found TPU (?P<tpu>\S+) in state (?P<pstate>(?!READY)\w+)\s*$"
+)
+
+
+def _tpu_lost(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "tensorflow_tpu", "framework": "tensorflow"}
+    state = m.group("state") or m.group("pstate")
+    if state:
+        facts.update(reason="preemption" if state == "PREEMPTED" else "tpu lost", tpu_state=state)
+        facts["tpu"] = (m.group("node") or m.group("tpu") or "").strip("b'\",")
+        if state == "PREEMPTED":
+            facts["preempted"] = True
+        msg = f"the Cloud TPU {facts['tpu']} left service (state {state}): the session was ended from outside"
+        return [row.event(hit, msg, facts, dedupe=(row.code, "tpu_lost"))]
+    devs = [d for d in (m.group("devs") or "").split(",") if d]
+    facts["reason"] = "worker heartbeat lost"
+    if devs:
+        facts["lame_workers"] = devs
+        tasks = sorted({int(t) for t in re.findall(r"/task:(\d+)", m.group("devs"))})
+        if tasks:
+            facts["tasks"] = tasks
+    msg = (
+        "TensorFlow's TPU shutdown hook found lame workers (a TPU host failed its heartbeat: preempted, "
+        "restarted or crashed)" + (f": {clip(', '.join(devs), 120)}" if devs else "")
+    )
+    return [row.event(hit, msg, facts, tier=SYMPTOM, dedupe=(row.code, "lame_workers"))]
+
+
 X = C.RANK_EXITED.code
 SIGNATURES = (
     Signature(
@@ -334,6 +417,7 @@ SIGNATURES = (
             b"exceeds the total limit",
             b"ephemeral storage limit",
             b"longer than specified deadline",
+            b"The node had condition",
         ),
         worth=(
             rb"low on resource",
@@ -343,6 +427,7 @@ SIGNATURES = (
             rb"exceeds the (?:total )?limit",
             rb"ephemeral storage limit",
             rb"longer than specified deadline",
+            rb"The node had condition",
         ),
         words=(
             "low on resource",
@@ -353,6 +438,7 @@ SIGNATURES = (
             "exceeds the total limit",
             "ephemeral storage limit",
             "specified deadline",
+            "node had condition",
         ),
     ),
     Signature(
@@ -372,6 +458,24 @@ SIGNATURES = (
         anchors=(b"was preempted", b"nterruption", b"Host EC2", b"is preempted"),
         worth=(rb"was preempted", rb"nterruption", rb"Host EC2", rb"is preempted"),
         words=("preempted", "interruption", "host ec2"),
+    ),
+    Signature(
+        "shell terminated",
+        _SHELL_TERM,
+        _shell_term,
+        X,
+        anchors=(b"Terminated", b"zsh: terminated"),
+        worth=(rb"Terminated", rb"zsh: terminated"),
+        words=("terminated",),
+    ),
+    Signature(
+        "tensorflow tpu worker lost",
+        _TPU_LOST,
+        _tpu_lost,
+        X,
+        anchors=(b"lame workers found", b"reached an unrecoverable state", b"TPUPollingThread found TPU"),
+        worth=(rb"lame workers found", rb"reached an unrecoverable state", rb"TPUPollingThread found TPU"),
+        words=("lame workers", "unrecoverable state", "tpupollingthread"),
     ),
 )
 

@@ -372,6 +372,13 @@ _HVD_STALL = lazy_re.compile(
 )
 # (the line normaliser takes "[m" for the remnant of a terminal colour code: "issing" is what is left)
 _HVD_OLD = lazy_re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
+# A paste of the per-tensor lines alone, without the report's head ("MetricAverageCallback/HorovodAllreduce_
+# MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]", repeated each minute while the stall lasts):
+# the same report (a row of its own, after the head's, so that the head reads the whole table first). Before
+# 0.13 the table listed the ranks that were ready: "Stalled ops: HorovodBroadcast_..._weights_0 [ready ranks:
+# 5, 6, 3, 1, 4, 0]" (the others never submitted the tensor).
+_HVD_TENSOR = lazy_re.compile(r"\S+ (?:(?:\[m)?issing|\[ready) ranks: ([\d, ]+)\]")
+_HVD_READY = lazy_re.compile(r"\[ready ranks: ([\d, ]+)\]")
 # (0.20-0.2x head the table "Stalled ranks:" and mark with "!" the ranks past the shutdown time: "0!: [...]")
 _HVD_NEW = lazy_re.compile(r"^\s*(\d+)!?: \[")
 
@@ -380,7 +387,7 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     missing: set[int] = set()
     tensors = 0
     table = False
-    for ln in hit.after(64, same_rank=False):
+    for ln in [hit.line, *hit.after(64, same_rank=False)]:
         old, new = _HVD_OLD.search(ln.text), _HVD_NEW.match(ln.text)
         if old:
             missing.update(int(x) for x in re.findall(r"\d+", old.group(1)))
@@ -390,7 +397,15 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         elif table and ln.rank is not None and ln.text.lstrip().startswith("["):
             missing.add(ln.rank)  # "1: [...]" read as a rank prefix by the line normaliser
         table = table or ln.text.strip() in ("Missing ranks:", "Stalled ranks:")
+    ready = {
+        int(x)
+        for ln in [hit.line, *hit.after(64, False)]
+        for r in _HVD_READY.findall(ln.text)
+        for x in r.split(",")
+    }
     facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
+    if ready:
+        facts["ready_ranks"] = sorted(ready)
     if missing:
         facts["suspect_ranks"] = facts["missing_ranks"] = sorted(missing)
     if tensors:
@@ -486,6 +501,15 @@ SIGNATURES = (
         tier=1,
         anchors=(b"subset of ranks", b"is stalled for longer than"),
         worth=(rb"subset of ranks", rb"is stalled for longer than"),
+    ),
+    Signature(
+        "horovod stalled tensor lines",
+        _HVD_TENSOR,
+        _hvd_stall,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(b"issing ranks: ", b"[ready ranks: "),
+        worth=(rb"issing ranks: \d", rb"\[ready ranks: \d"),
     ),
     Signature(
         "nccl size check quoted",

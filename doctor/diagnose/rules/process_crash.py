@@ -16,6 +16,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
 _SHELL = lazy_re.compile(
@@ -350,6 +351,46 @@ def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# A runner's record of a child that ended on a fatal signal (exit status 128 + N), with no traceback: the same
+# phrasings as host_oom's 137 (GNU time, kubectl exec / describe, docker, CI runners, make, IDEs' "Process
+# finished with exit code 139 (interrupted by signal 11: SIGSEGV)", horovodrun's "Process 3 exit with status
+# code 139."), for SIGSEGV 139, SIGABRT 134, SIGBUS 135, SIGILL 132, SIGFPE 136. SIGTERM's 143 is not read: a
+# launcher's teardown of the survivors says it too (a decoy). A launcher's own record (srun, mpirun,
+# torchrun's table, CalledProcessError, deepspeed) is `launcher`'s: it names the rank.
+_STATUS_SIG = {139: "SIGSEGV", 134: "SIGABRT", 135: "SIGBUS", 132: "SIGILL", 136: "SIGFPE"}
+_EXIT_FATAL = lazy_re.compile(
+    r"\b(?:[Ee]xit(?:ed)? (?:with )?(?:status )?(?:[Cc]ode|status)|[Ee]xit [Cc]ode|[Rr]eturn [Cc]ode|"
+    r"returncode|non-zero status)[:=]?\s+(?P<st>139|134|135|132|136)\b|\bExited \((?P<dk>139|134)\)|"
+    r"\*\*\* \[[^\]]*\] Error (?P<mk>139|134)\b|\binterrupted by signal (?P<num>\d+): (?P<name>SIG[A-Z]+)"
+)
+_RUNNER_OWNED = lazy_re.compile(
+    r"srun: |mpirun|exitcode\s*:|ChildFailedError|CalledProcessError|exits with return code|Process name:"
+)
+
+
+def _exit_fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rec = hit.text.strip()
+    if _RUNNER_OWNED.search(rec) or any("Process name:" in ln.text for ln in hit.before(3, same_rank=False)):
+        return None
+    if m.group("name"):
+        sig, status = m.group("name"), 128 + int(m.group("num"))
+    else:
+        status = int(m.group("st") or m.group("dk") or m.group("mk"))
+        sig = _STATUS_SIG[status]
+    if sig not in _STATUS_SIG.values():
+        return None
+    facts: dict[str, Any] = {"signal": sig, "exit_status": status, "record": rec[:200]}
+    return [
+        row.event(
+            hit,
+            f"a process died on {sig} (exit status {status}): {clip(rec, 120)}",
+            facts,
+            tier=max(1, _tier(sig)),
+            dedupe=(row.code, hit.rank, sig, "status"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "faulthandler",
@@ -448,6 +489,15 @@ SIGNATURES = (
             "Aborted (core dumped)",
             "Bus error (core dumped)",
         ),
+    ),
+    Signature(
+        "fatal signal exit status",
+        _EXIT_FATAL,
+        _exit_fatal,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"xit", b"eturn", b"non-zero status", b"rror 13", b"interrupted by signal"),
+        worth=(rb"\b(?:139|134|135|132|136)\b", rb"interrupted by signal"),
+        words=("139", "134", "135", "132", "136", "interrupted by signal"),
     ),
 )
 

@@ -160,6 +160,36 @@ def _unglued(text: str) -> list[str]:
     return out
 
 
+# The shell's report of a foreground job killed by a signal (bash's strsignal() text, on its own line in the
+# terminal) glued onto the end of a progress bar that never printed its newline: "Epoch 1:  29%|█▍  |
+# 9413/32393 [3:28:18<8:28:33,  1.33s/it, loss=3.23]Terminated", Keras' "1200/5000 [=====>.....] - ETA: 9:41 -
+# loss: 0.51Killed". Cut again before the word, so the rows for the shell's lone line read it.
+_SHELL_WORDS = (
+    "Killed",
+    "Terminated",
+    "Segmentation fault",
+    "Aborted",
+    "Bus error",
+    "Illegal instruction",
+    "Floating point exception",
+)
+_BAR_THEN_WORD = re.compile(
+    r"(?:\d%\||\d+/\d+ \[[=>.]*\]|\d+/\d+ \[[\d:]+<).*?\S\s*(?=(?:"
+    + "|".join(_SHELL_WORDS)
+    + r")(?: \(core dumped\))?\s*$)"
+)
+_SHELL_ENDS = (*_SHELL_WORDS, "(core dumped)")
+
+
+def _bar_unglued(p: str) -> list[str]:
+    if not p.rstrip().endswith(_SHELL_ENDS):
+        return [p]
+    m = _BAR_THEN_WORD.search(p)
+    if m is None:
+        return [p]
+    return [p[: m.end()].rstrip(), p[m.end() :].strip()]
+
+
 _LONE_PREFIX = re.compile(r"^(?:\S+:\s*|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*)+$")
 
 
@@ -353,6 +383,8 @@ def _physical_to_logical(raw: str) -> list[str]:
     elif len(pieces) == 1 and len(pieces[0]) >= _GLUED_MIN:
         pieces = _unglued(pieces[0])
     out: list[str] = []
+    if pieces:
+        pieces[-1:] = _bar_unglued(pieces[-1])
     for p in pieces:
         p = strip_ansi(p)
         # A split point is a rank prefix with a character before it: one at the start is not.
