@@ -154,3 +154,27 @@ def test_no_backend_for_cpu_tensors_alone(line: str) -> None:
 )
 def test_healthy_neighbours_stay_silent(line: str) -> None:
     assert root_finding(line + "\n") is None
+
+
+# ps-lite include/ps/kv_app.h KVWorker::Pull_ checks (MXNet 3rdparty/ps-lite, BytePS), glog's format
+@pytest.mark.parametrize(
+    "line,got",
+    [
+        (
+            "  what():  [05:33:59] /work/mxnet/3rdparty/ps-lite/include/ps/kv_app.h:587: Check failed: lens->size() == keys.size() (2 vs. 1) ",
+            2,
+        ),
+        ("[12:00:00] include/ps/kv_app.h:520: Check failed: vals->size() == total_val (10 vs. 20)", 10),
+    ],
+)
+def test_ps_lite_pull_size_mismatch(line: str, got: int) -> None:
+    root = root_finding("terminate called after throwing an instance of 'dmlc::Error'\n" + line + "\n")
+    assert root is not None and root.code == "RUN345", root
+    assert root.facts.get("got") == got and root.facts.get("framework") == "ps-lite"
+
+
+def test_ps_lite_lost_servers_check_is_not_a_pull_mismatch() -> None:
+    root = root_finding(
+        "[12:00:00] include/ps/kv_app.h:505: Check failed: (total_key) == (keys.size()) lost some servers?\n"
+    )
+    assert root is None or root.code != "RUN345"
