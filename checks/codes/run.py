@@ -219,6 +219,16 @@ C10D_INVALID_USAGE = register_code(
     "torch.distributed rejected a call: unknown process group, backend, device or arguments",
     AREA,
 )
+# ps-lite's KVWorker (the dist kvstore of MXNet, BytePS) refusing a pull whose buffers do not match the keys:
+# the caller's keys / values / lengths disagree with what the servers hold, not the network.
+KVSTORE_PULL_MISMATCH = register_code(
+    "RUN345",
+    "kvstore-pull-size-mismatch",
+    "fail",
+    "nccl_usage",
+    "A ps-lite kvstore pull returned sizes that do not match the keys and buffers the caller passed",
+    AREA,
+)
 # NCCL's topology XML (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or the file a cloud's network plugin hands
 # it) that it cannot parse or that lacks what it needs: the platform's file, not the program.
 NCCL_TOPOLOGY_FILE = register_code(

@@ -191,8 +191,10 @@ SIGNATURES = (
         _CHECKS,
         _check,
         C.C10D_INVALID_USAGE.code,
-        anchors=(b"rror", b"backend constrained"),
-        worth=(rb"Error\b", rb"backend constrained"),
+        # ("No backend type associated with device type cpu" is c10d's own sentence, also quoted bare
+        # as an issue's title or a user's one-line summary without the exception before it)
+        anchors=(b"rror", b"backend constrained", b"No backend type associated"),
+        worth=(rb"Error\b", rb"backend constrained", rb"No backend type associated"),
         words=(
             "group",
             "backend",

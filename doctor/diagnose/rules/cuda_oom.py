@@ -48,6 +48,9 @@ _ANY = lazy_re.compile(
     r"(?:Cuda|HIP) failure '?out of memory|"
     r"cudaErrorMemoryAllocation|hipErrorOutOfMemory"
     r"|CUBLAS_STATUS_ALLOC_FAILED"
+    # ROCm's hipBLAS through torch's hipified check: "CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling
+    # `hipblasCreate(handle)`"
+    r"|HIPBLAS_STATUS_ALLOC_FAILED"
     # the same exhaustion reported by another layer: cuDNN's status, the driver API's enum
     # (Triton, CuPy), NCCL's own allocations (include/alloc.h: "Failed to CUDA calloc
     # 6291456 bytes", "Failed to CUDA calloc async 2432 bytes", "Failed to CUDA malloc ...",
@@ -63,6 +66,7 @@ _ANY = lazy_re.compile(
 # Who reported it, by the words it is reported in (first match wins).
 _REPORTERS = (
     ("Failed to CUDA", "NCCL"),
+    ("HIPBLAS", "hipBLAS"),
     ("CUBLAS", "cuBLAS"),
     ("CUDNN", "cuDNN"),
     ("CUSOLVER", "cuSOLVER"),
@@ -276,8 +280,25 @@ _CUDA_ROWS = (
         # "_ALLOC": the math libraries' statuses also come without any exception around them, as
         # TensorFlow's stream executor logs them ("E tensorflow/stream_executor/cuda/cuda_blas.cc:225]
         # failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED", cuda_dnn.cc likewise)
-        anchors=(b"ut of memory", b"rror", b"ERROR", b"_ALLOC"),
-        worth=(rb"out of memory", rb"Error\b", rb"\bERROR\b", rb"_ALLOC"),
+        # ("hipErrorOutOfMemory" / "cudaErrorMemoryAllocation" also stand alone, as a C++ wrapper's
+        # "what():  hipMalloc failed: hipErrorOutOfMemory" prints them, with no exception word or
+        # "out of memory" on the line)
+        anchors=(
+            b"ut of memory",
+            b"rror",
+            b"ERROR",
+            b"_ALLOC",
+            b"hipErrorOutOfMemory",
+            b"cudaErrorMemoryAllocation",
+        ),
+        worth=(
+            rb"out of memory",
+            rb"Error\b",
+            rb"\bERROR\b",
+            rb"_ALLOC",
+            rb"hipErrorOutOfMemory",
+            rb"cudaErrorMemoryAllocation",
+        ),
         anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
         "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
         "'Failed to CUDA calloc', the exception type before CUDA_ERROR_OUT_OF_MEMORY; '_ALLOC' of the "
@@ -319,7 +340,8 @@ def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 # vLLM's start-up check (worker/gpu_worker.py): "ValueError: Free memory on device cuda:0 (109.53/121.69
 # GiB) on startup is less than desired GPU memory utilization (0.91, 110.74 GiB)." (a terminal may wrap it)
-_VLLM_STARTUP = lazy_re.compile(r"Free memory on device (\S+) \(([\d.]+)/([\d.]+) GiB\) on startup is")
+# Before 0.10 the device was not named: "Free memory on device (6.92/8.0 GiB) on startup is less than ...".
+_VLLM_STARTUP = lazy_re.compile(r"Free memory on device (?:(\S+) )?\(([\d.]+)/([\d.]+) GiB\) on startup is")
 
 
 def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -327,13 +349,14 @@ def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [
         row.event(
             hit,
-            f"vLLM found {free:.2f} of {total:.2f} GiB free on {m.group(1)} at start-up, less than its "
+            f"vLLM found {free:.2f} of {total:.2f} GiB free on {m.group(1) or 'the GPU'} at start-up, less "
+            "than its "
             "gpu_memory_utilization asks for (another process, or another engine on the same GPU, holds the "
             "rest)",
             {
                 "format": "vllm_startup",
                 "likely_cause": "other_process",
-                "device": m.group(1),
+                "device": m.group(1) or "",
                 "free_bytes": int(free * (1 << 30)),
                 "total_bytes": int(total * (1 << 30)),
             },
@@ -445,6 +468,7 @@ def parse(hit: Hit) -> list[Event]:
         and "CUBLAS" not in t
         and "HIP" not in t
         and "hipError" not in t
+        and "cudaError" not in t
         and "CUDNN" not in t
         and "ALLOC" not in t
     ):

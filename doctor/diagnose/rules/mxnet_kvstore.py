@@ -10,12 +10,20 @@ returned N entries:` / `[bt] (0) ...libmxnet.so` trace after it). The library on
 distributed kvstore (ps-lite) or NCCL: a pip wheel without them, or a rebuilt libmxnet.so that the Python
 package does not load (the package installed earlier still holds the old one). A missing part of the build,
 as torch's "Distributed package doesn't have NCCL built in" (RUN263).
+
+ps-lite's KVWorker::Pull_ callback (include/ps/kv_app.h, every fork: MXNet's 3rdparty/ps-lite, BytePS)
+checks the servers' answer against the caller's buffers: `CHECK_EQ(vals->size(), total_val)` and
+`CHECK_EQ(lens->size(), keys.size())`, printed by glog as "terminate called after throwing an instance of
+'dmlc::Error' / what(): [05:33:59] /work/mxnet/3rdparty/ps-lite/include/ps/kv_app.h:587: Check failed:
+lens->size() == keys.size() (2 vs. 1)". The keys, values or lengths the program (or the kvstore code above
+ps-lite) passed disagree with what the servers hold (RUN345). Its third check there, "total_key ==
+keys.size() ... lost some servers?", is a lost server and is not read here.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -45,7 +53,44 @@ def _not_compiled(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+_PULL_MISMATCH = lazy_re.compile(
+    r"kv_app\.h:(?P<line>\d+)\]?:? Check failed: "
+    r"(?P<check>(?:lens|vals)->size\(\) == (?:keys\.size\(\)|total_val))"
+    r"(?: \((?P<got>\d+) vs\. (?P<want>\d+)\))?"
+)
+
+
+def _pull_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "framework": "ps-lite",
+        "check": m.group("check"),
+        "source_line": int(m.group("line")),
+    }
+    sizes = ""
+    if m.group("got"):
+        facts["got"], facts["expected"] = int(m.group("got")), int(m.group("want"))
+        sizes = f" ({m.group('got')} vs. {m.group('want')})"
+    return [
+        row.event(
+            hit,
+            f"ps-lite's KVWorker pull check failed: {m.group('check')}{sizes}: the keys, values or lengths "
+            "passed to push/pull disagree with what the servers hold",
+            facts,
+            dedupe=(row.code, "ps_lite_pull"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "ps-lite pull size mismatch",
+        _PULL_MISMATCH,
+        _pull_mismatch,
+        C.KVSTORE_PULL_MISMATCH.code,
+        anchors=(b"kv_app.h",),
+        worth=(rb"kv_app\.h",),
+        words=("kv_app.h",),
+    ),
     Signature(
         "mxnet kvstore not compiled in",
         _NOT_COMPILED,

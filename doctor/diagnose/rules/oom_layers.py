@@ -237,6 +237,92 @@ def _vllm_kv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     return _oom(row, hit, msg + "; lower max_model_len or raise gpu_memory_utilization", facts)
 
 
+# -- other stacks' device allocators, in their own words ---------------------------------------------------
+# - TensorFlow 2.x eager ops: "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to
+#   allocate memory [Op:Mul]" (the op's output buffer; no shape, no allocator name).
+# - ROCm's MIOpen, MIGraphX and RPP check the free device memory before hipMalloc (handlehip.cpp
+#   default_allocator / Handle::Create): "MIOpen Error: .../handlehip.cpp:70: Memory not available to
+#   allocate buffer: 655360000".
+# - Ascend CANN's error code EL0004 (Memory_Allocation_Failure): "Memory_Allocation_Failure(EL0004): Failed to
+#   allocate memory." / "... Failed to allocate memory requested by GE module.", above "Call rtMalloc fail"
+#   or "allocate device memory failed".
+# - MindSpore's dynamic memory pool (backend/common/mem_reuse/mem_dynamic_allocator.cc
+#   AddMemBlockAndMemBufByEagerFree): "TotalUsedMemStatistics : 29356337664 plus
+#   TotalUsedByEventMemStatistics : 0 and plus alloc size : 301990400 is more than total mem size :
+#   29464985600." (older: without the event part).
+# - TensorRT's builder and runtime (nvinfer1 allocators): "[TRT] [E] 2: [virtualMemoryBuffer.cpp::
+#   resizePhysical::140] Error Code 2: OutOfMemory (no further information)", "... Error Code 2: OutOfMemory
+#   (Requested size was 20132809216 bytes.)", and the warning before it "Requested amount of GPU memory
+#   (57662592 bytes) could not be allocated. There may not be enough free memory for allocation to succeed."
+# - Intel Gaudi's PyTorch bridge: "RuntimeError: [Rank:0] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed
+#   for size::939524096 (896)MB".
+# - Intel GPUs through SYCL's Unified Runtime / Level Zero: "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+#   "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY" (a memcpy's or an allocation's status).
+# - SGLang's memory pool at start-up (model_runner.py / pool_configurator.py): "RuntimeError: Not enough
+#   memory. Please try to increase --mem-fraction-static." (no room for the KV cache after the weights).
+_STACKS = lazy_re.compile(
+    r"(?P<tf>ResourceExhausted(?:Error)?:\s*failed to allocate memory)|"
+    r"Memory not available to allocate buffer: (?P<rocm>\d+)|"
+    r"(?P<ascend>Memory_Allocation_Failure\(EL0004\)|EL0004: Failed to allocate memory)|"
+    r"plus alloc size : (?P<ms>\d+) is more than total mem size : (?P<mstotal>\d+)|"
+    r"(?P<sglang>Not enough memory\. Please try to increase --mem-fraction-static)|"
+    r"(?P<trt>Error Code 2: OutOfMemory(?: \(Requested size was (?P<trtb>\d+) bytes)?|"
+    r"Requested amount of GPU memory \((?P<trtw>\d+) bytes\) could not be allocated)|"
+    r"MODULE:PT_DEVMEM Allocation failed for size::(?P<hpu>\d+)|"
+    r"(?P<xpu>(?:UR|ZE)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)"
+)
+
+
+def _stacks(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("tf"):
+        facts: dict[str, Any] = {"format": "tensorflow", "reported_by": "TensorFlow"}
+        return _oom(row, hit, "TensorFlow could not allocate an op's output in GPU memory", facts)
+    if m.group("rocm"):
+        n = int(m.group("rocm"))
+        facts = {"format": "rocm_library", "reported_by": "MIOpen/MIGraphX", "requested_bytes": n}
+        return _oom(
+            row, hit, f"ROCm's library found less free GPU memory than the {fmt_bytes(n)} it needs", facts
+        )
+    if m.group("ascend"):
+        facts = {"format": "ascend", "reported_by": "CANN (EL0004)"}
+        return _oom(row, hit, "Ascend CANN could not allocate NPU memory (EL0004)", facts)
+    if m.group("ms"):
+        n, total = int(m.group("ms")), int(m.group("mstotal"))
+        facts = {
+            "format": "mindspore",
+            "reported_by": "MindSpore",
+            "requested_bytes": n,
+            "total_bytes": total,
+        }
+        return _oom(
+            row,
+            hit,
+            f"MindSpore's device memory pool cannot fit {fmt_bytes(n)} (pool {fmt_bytes(total)})",
+            facts,
+        )
+    if m.group("trt"):
+        facts = {"format": "tensorrt", "reported_by": "TensorRT"}
+        b = m.group("trtb") or m.group("trtw")
+        if b:
+            facts["requested_bytes"] = int(b)
+        size = f" {fmt_bytes(int(b))}" if b else ""
+        return _oom(row, hit, f"TensorRT could not allocate{size} of GPU memory", facts)
+    if m.group("hpu"):
+        n = int(m.group("hpu"))
+        facts = {"format": "gaudi", "reported_by": "Gaudi PT_DEVMEM", "requested_bytes": n}
+        return _oom(row, hit, f"Intel Gaudi's device memory could not hold {fmt_bytes(n)} more", facts)
+    if m.group("xpu"):
+        facts = {"format": "xpu", "reported_by": m.group("xpu").split("_", 1)[0] + " (Intel GPU)"}
+        return _oom(row, hit, f"the Intel GPU ran out of device memory ({m.group('xpu')})", facts)
+    facts = {"format": "sglang", "reported_by": "SGLang"}
+    return _oom(
+        row,
+        hit,
+        "SGLang: the memory left after the weights holds no KV cache at the current --mem-fraction-static",
+        facts,
+    )
+
+
 # The allocator's exception type with its message cut off or on a later line: "torch.OutOfMemoryError"
 # (2.5+), "torch.cuda.OutOfMemoryError" (1.13+), C++'s "terminate called after throwing an instance of
 # 'c10::OutOfMemoryError'" (the what() lost), Ray's "RayTaskError(OutOfMemoryError)" (the task raised it:
@@ -359,6 +445,50 @@ _ROWS = (
         anchors=(b"ut of memory",),
         worth=(rb"[Oo]ut of memory",),
         words=("out of memory",),
+    ),
+    Signature(
+        "other stacks' device allocators",
+        _STACKS,
+        _stacks,
+        C.CUDA_OOM.code,
+        anchors=(
+            b"rror",
+            b"Memory not available",
+            b"EL0004",
+            b"more than total mem size",
+            b"Not enough memory",
+            b"OutOfMemory",
+            b"Requested amount of GPU memory",
+            b"PT_DEVMEM",
+            b"OUT_OF_DEVICE_MEMORY",
+        ),
+        worth=(
+            rb"Error\b",
+            rb"Memory not available",
+            rb"EL0004",
+            rb"more than total mem size",
+            rb"Not enough memory",
+            rb"OutOfMemory",
+            rb"Requested amount of GPU memory",
+            rb"PT_DEVMEM",
+            rb"OUT_OF_DEVICE_MEMORY",
+        ),
+        words=(
+            "failed to allocate memory",
+            "memory not available",
+            "el0004",
+            "more than total mem size",
+            "mem-fraction-static",
+            "outofmemory",
+            "requested amount of gpu memory",
+            "pt_devmem",
+            "out_of_device_memory",
+        ),
+        anchor_from="the 'Error' of ResourceExhaustedError",
+        examples=(
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory "
+            "[Op:Mul]",
+        ),
     ),
     Signature(
         "vllm kv cache",
