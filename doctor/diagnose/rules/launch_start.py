@@ -34,6 +34,11 @@ entry: worker-1 slot=8, unable to proceed with launching", "Hostfile contains mu
 Hostfile is not formatted correctly, expected <hostname>:<slot>, but found ...": the launcher never started a
 rank (RUN304).
 
+slurmstepd's execve() of the batch script itself ("execve(): /var/spool/slurmd/job00089/slurm_script: No such
+file or directory", the copy slurmd writes to its spool or tmp directory) is the node's slurmd failing (its
+spool directory cleaned, full or mounted noexec): no launch of the job's programs, and nothing of the
+distributed stack, so the row owns the line and says nothing.
+
 A step created after srun's retries ("step creation temporarily disabled, retrying", then "Step created"), a
 step that fails because the job was already being cancelled ("Job/step already completing or completed") and
 the init container's loop that the run goes past are not failures.
@@ -137,6 +142,8 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             f"srun could not get an allocation ({why}): the request does not fit the partition or the account"
         )
     elif m.group("exe"):
+        if m.group("exe").strip().endswith("/slurm_script"):
+            return []  # slurmd's own copy of the batch script: a node fault, not the job's launch
         facts["executable"] = m.group("exe").strip()
         what = f"slurmstepd could not execute {facts['executable']} ({why}): not on the node's PATH"
     else:

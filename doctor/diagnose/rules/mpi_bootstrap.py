@@ -1,20 +1,34 @@
 """rendezvous under MPI: MPI_Init could not make its world because the process manager's key-value
 exchange (PMI / PMI2 / PMIx, the MPI launcher's rendezvous store) failed.
 
-Formats: MPICH and its derivatives (Intel MPI, MVAPICH) print the error stack of the failed init, one
-record per function, the last one saying which PMI call failed: "Abort(3712399) on node 0 (rank 0 in comm 0):
-Fatal error in PMPI_Init: Other MPI error, error stack: ... MPIR_pmi_kvs_get(227).......: PMI_KVS_Get
-returned -1" (4.x), "pmi1_barrier(120)...................: PMI_Barrier returned -1" (4.1+, under
-"Fatal error in internal_Init_thread"); Open MPI's PMIx client with no server to talk to (a rank started
-without mpirun, or srun without --mpi=pmix): "OPAL ERROR: Unreachable in file pmix3x_client.c at line 112"
-then "*** An error occurred in MPI_Init", and "PMIX ERROR: UNREACHABLE in file ...". An MPI_Init failure
-whose stack names another layer (the fabric's provider, a kernel module) is not this family.
-"""
+Formats: MPICH and its derivatives (Intel MPI, MVAPICH) print the error stack of the failed init, one record
+per function, the last one saying which PMI call failed: "Abort(3712399) on node 0 (rank 0 in comm 0): Fatal
+error in PMPI_Init: Other MPI error, error stack: ... MPIR_pmi_kvs_get(227).......: PMI_KVS_Get returned -1"
+(4.x), "pmi1_barrier(120)...................: PMI_Barrier returned -1" (4.1+, under "Fatal error in
+internal_Init_thread"); Open MPI's PMIx client with no server to talk to (a rank started without mpirun, or
+srun without --mpi=pmix): "OPAL ERROR: Unreachable in file pmix3x_client.c at line 112" then "*** An error
+occurred in MPI_Init", and "PMIX ERROR: UNREACHABLE in file ...". Open MPI's own start-up help texts
+(help-mpi-runtime.txt, help-orte-runtime.txt, 1.x-4.x; PRRTE's in 5.x): "It looks like MPI_INIT failed for
+some reason; your parallel process is likely to abort." (5.x "MPI runtime init", also "orte_init",
+"opal_init"), hard-wrapped, then the step that failed and its status: "ompi_rte_init failed" / "orte_ess_init
+failed" / "opal_pmix_base_select failed" with "--> Returned "(null)" (-43) instead of "Success" (0)" is the
+rank's runtime that could not join its launcher (a rank started without mpirun, or by srun without the PMI
+this Open MPI was built for: RUN304), and "  PML add procs failed" with "--> Returned "Unreachable" (-12)" is
+ranks that no transport could connect (RUN174), as help-mca-bml-r2.txt's "At least one pair of MPI processes
+are unable to reach each other for MPI communications." and 2.x+'s "MPI_INIT has failed because at least one
+MPI process is unreachable from another." say directly (the BTL list it tried follows: "BTLs attempted: self
+sm"). ess/slurm's "The application appears to have been direct launched using "srun", but OMPI was not built
+with SLURM's PMI support and therefore cannot execute." (older "... with SLURM support") is the same launch
+without a usable PMI (RUN304). Slurm's PMIx plugin timing out the fence that MPI_Init's exchange is
+(src/plugins/mpi/pmix/pmixp_coll_ring.c, pmixp_coll_tree.c, 17.11+): "srun: error: mpi/pmix_v3:
+pmixp_coll_ring_reset_if_to: node-1 [0]: pmixp_coll_ring.c:742: 0x7f...: collective timeout seq=0" - some rank
+never reached it (RUN221, tier 1). An MPI_Init failure whose stack names another layer (the fabric's provider,
+a kernel module) is not this family."""
 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -47,7 +61,149 @@ def _pmi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_OMPI_INIT = lazy_re.compile(
+    r"It looks like (?P<what>MPI_INIT|MPI runtime init|orte_init|opal_init) failed for some reason"
+)
+_OMPI_STEP = lazy_re.compile(r"(?P<step>\w[\w:() ]*?) failed\s*$")
+_OMPI_RET = lazy_re.compile(r'-->\s*Returned (?:"(?P<ret>[^"]*)"(?: \((?P<num>-?\d+)\))?|value (?P<val>\S+))')
+_UNREACH = lazy_re.compile(
+    r"At least one pair of MPI processes are unable to reach each other|"
+    r"MPI_INIT has failed because at least one MPI process is unreachable"
+)
+_BTLS = lazy_re.compile(r"BTLs attempted:\s*(?P<btls>\S.*)$")
+_DIRECT = lazy_re.compile(r"The application appears to have been direct launched using \"?srun\"?")
+_PMIX_FENCE = lazy_re.compile(
+    r"mpi/pmix\w*: (?P<fn>pmixp_coll_\w+): (?P<node>[\w.-]+) \[\d+\]: \S+: (?:\S+: )?collective timeout"
+)
+_UNREACHABLE_MSG = (
+    "the MPI ranks cannot reach each other over any transport Open MPI loaded (its BTL/MTL list lacks "
+    "one that spans the nodes, tcp is excluded or pinned to a wrong interface, or the fabric's plugin did "
+    "not load); check `ompi_info`, --mca btl / btl_tcp_if_include"
+)
+
+
+def _ompi_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    step = ret = ""
+    for ln in hit.after(14, same_rank=False):
+        s = _OMPI_STEP.search(ln.text)
+        if s and not step:
+            step = s.group("step").strip()
+        r = _OMPI_RET.search(ln.text)
+        if r and not ret:
+            ret = r.group("ret") if r.group("ret") is not None else (r.group("val") or "")
+            break
+    facts: dict[str, Any] = {"launcher": "mpirun", "problem": "mpi_init_failed", "init": m.group("what")}
+    if step:
+        facts["step"] = step
+    if ret:
+        facts["returned"] = ret
+    if "add procs" in step.lower() and "unreachable" in ret.lower():
+        facts["problem"] = "mpi_peers_unreachable"
+        return [
+            row.event(
+                hit,
+                f"MPI_Init failed ({step}: {ret}): {_UNREACHABLE_MSG}",
+                facts,
+                code=C.NCCL_SOCKET_ERROR.code,
+                dedupe=(C.NCCL_SOCKET_ERROR.code, "mpi_unreachable"),
+            )
+        ]
+    runtime = m.group("what") != "MPI_INIT" or any(w in step.lower() for w in ("rte", "ess", "pmix", "pmi"))
+    what = (
+        f"Open MPI's {m.group('what')} failed"
+        + (f" ({step}" + (f": {ret}" if ret else "") + ")" if step else "")
+        + (
+            ": the rank's runtime could not join its launcher (started without mpirun/mpiexec, or by srun "
+            "without the PMI this Open MPI was built for: use mpirun, or srun --mpi=pmix / pmi2)"
+            if runtime
+            else ": the rank could not complete MPI's start-up; the step it names says where"
+        )
+    )
+    return [row.event(hit, what, facts, tier=None if runtime else 1, dedupe=(row.code, "ompi_init"))]
+
+
+def _unreachable(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "mpi_peers_unreachable", "transport": "open_mpi"}
+    for ln in hit.after(16, same_rank=False):
+        b = _BTLS.search(ln.text)
+        if b:
+            facts["btls"] = b.group("btls").strip()
+            break
+    tried = f" (BTLs tried: {facts['btls']})" if "btls" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"Open MPI found no transport between some pair of ranks{tried}: {_UNREACHABLE_MSG}",
+            facts,
+            dedupe=(row.code, "mpi_unreachable"),
+        )
+    ]
+
+
+def _direct(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the ranks were started by srun, but this Open MPI has no PMI support for Slurm, so MPI_Init "
+            "cannot run: launch with mpirun inside the allocation, or srun --mpi=pmix with an Open MPI "
+            "built with it",
+            {"launcher": "srun", "problem": "mpi_without_slurm_pmi"},
+            dedupe=(row.code, "ompi_init"),
+        )
+    ]
+
+
+def _pmix_fence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"Slurm's PMIx exchange (the fence of MPI_Init) timed out on {m.group('node')}: some rank of the "
+            "step never reached it (it did not start, hung before MPI_Init, or its node cannot reach the "
+            "others)",
+            {"launcher": "srun", "problem": "pmix_fence_timeout", "host": m.group("node")},
+            dedupe=(row.code, "pmix_fence"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "open mpi start-up failed",
+        _OMPI_INIT,
+        _ompi_init,
+        C.LAUNCH_FAILED.code,
+        anchors=(b"failed for some reason",),
+        worth=(rb"It looks like [\w ]+ failed for some reason",),
+        words=("failed for some reason",),
+    ),
+    Signature(
+        "open mpi ranks unreachable",
+        _UNREACH,
+        _unreachable,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"unable to reach each other", b"MPI process is unreachable"),
+        worth=(rb"unable to reach each other", rb"MPI process is unreachable"),
+        words=("unable to reach each other", "mpi process is unreachable"),
+    ),
+    Signature(
+        "open mpi direct launch without pmi",
+        _DIRECT,
+        _direct,
+        C.LAUNCH_FAILED.code,
+        anchors=(b"direct launched using",),
+        worth=(rb"direct launched using",),
+        words=("direct launched using",),
+    ),
+    Signature(
+        "slurm pmix fence timeout",
+        _PMIX_FENCE,
+        _pmix_fence,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"collective timeout",),
+        worth=(rb"pmixp_coll_\w+: .*collective timeout",),
+        words=("collective timeout",),
+    ),
     Signature(
         "mpi init process-manager exchange",
         _PMI,

@@ -25,6 +25,19 @@ Formats:
   truncated; 1536 bytes received but buffer size is 1024"): the ranks called the collective with
   different sizes (Horovod's MPI controller, mpi4py, a torch `mpi` backend), a desync (RUN201) as NCCL's and
   gloo's truncated messages.
+- Open MPI's TCP BTL between ranks (opal/mca/btl/tcp, 1.x-5.x): the old BTL_ERROR line
+  "[node1][[5135,1],0][btl_tcp_endpoint.c:626:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected
+  process identifier [[5135,1],3]" (5.x: "... identifier: got [[56247,2],0] expected [[56247,1],0]"; the
+  daemons' OOB: "tcp_peer_recv_connect_ack: received unexpected process identifier [[7,0],1] from ..."): a
+  rank answered on an address that belongs to another, because the hosts share an interface's address
+  (docker0/virbr0's 172.17.0.1 or 192.168.122.1) and the BTL used it; and the help texts of
+  help-mpi-btl-tcp.txt (4.x-5.x) "WARNING: Open MPI failed to TCP connect to a peer MPI process." and
+  "WARNING: Open MPI failed to handshake with a connecting peer MPI process over TCP." The network between the
+  ranks, or the interfaces the BTL chose (btl_tcp_if_include): RUN174.
+- UCX finding no transport to a peer (ucp/wireup/select.c, ucp_ep.c, UCX 1.x): "UCX  ERROR   no active
+  messages transport to <no debug data>: self/memory - Destination is unreachable, ..." (also "no
+  remote-memory-access transport to ..."), and "ucp_ep_create() failed: Destination is unreachable": UCX_TLS
+  or UCX_NET_DEVICES leave no transport that spans the nodes, or one node lacks the device (RUN174).
 """
 
 from __future__ import annotations
@@ -61,6 +74,16 @@ _MPI_OP = lazy_re.compile(r"An error occurred in P?MPI_(\w+)|^\s*P?MPI_(\w+)\(\d
 # softiron-2: got completion with error:" then four lines of hex (under UCX, Open MPI's openib, NCCL's IB).
 # (the line normaliser may take "mlx5: host:" for a prefix of its own and keep only the words after it)
 _MLX5_DUMP = lazy_re.compile(r"(?:\bmlx[45]: (?P<host>[^\s:]+): )?\bgot completion with error\b")
+_BTL_TCP = lazy_re.compile(
+    r"received unexpected process identifier:? (?:got )?(?P<peer>\[\[\d+,\d+\],\d+\])|"
+    r"Open MPI failed to (?P<what>TCP connect to|handshake with a connecting) (?:a )?peer MPI"
+)
+_BTL_MSG = lazy_re.compile(r"^\s*(?:Message|Error):\s+(?P<v>\S.*)$")
+_UCX_UNREACH = lazy_re.compile(
+    r"no (?P<kind>active messages|remote-memory-access|auxiliary) transport to (?P<peer>.+?): .*?"
+    r"Destination is unreachable|"
+    r"(?P<create>ucp_ep_create\(\)|ucp_wireup\w*) failed: Destination is unreachable"
+)
 _OPENIB = lazy_re.compile(
     r"error polling [LH]P CQ with status (?P<err>[A-Z][A-Z ]+?) status number (?P<num>\d+)"
 )
@@ -114,6 +137,48 @@ def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "the launching node failed",
             facts,
             dedupe=(row.code, "orte_lost"),
+        )
+    ]
+
+
+def _btl_tcp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"transport": "open_mpi_btl_tcp"}
+    if m.group("peer"):
+        facts.update(problem="unexpected_peer_identity", peer=m.group("peer"))
+        what = (
+            f"Open MPI's TCP transport reached process {m.group('peer')} on an address it expected another "
+            "rank at: several hosts share an interface's address (docker0, virbr0, a bridge); restrict it "
+            "with --mca btl_tcp_if_include <the real interface>"
+        )
+    else:
+        said = [v.group("v").strip() for v in map(_BTL_MSG.match, (ln.text for ln in hit.after(9))) if v]
+        facts["problem"] = "tcp_connect_failed" if "connect to" in m.group("what") else "tcp_handshake_failed"
+        if said:
+            facts["error"] = "; ".join(said)[:160]
+        what = (
+            "Open MPI's TCP transport could not "
+            + ("connect to" if "connect to" in m.group("what") else "handshake with")
+            + " a peer rank"
+            + (f" ({facts['error']})" if "error" in facts else "")
+            + ": a firewall, an unroutable interface, or the peer died; pin the interface with "
+            "--mca btl_tcp_if_include"
+        )
+    return [row.event(hit, what, facts, dedupe=(row.code, "btl_tcp"))]
+
+
+def _ucx_unreach(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"transport": "ucx", "problem": "ucx_no_transport"}
+    peer = (m.group("peer") or "").strip()
+    if peer and peer != "<no debug data>":
+        facts["peer"] = peer
+    return [
+        row.event(
+            hit,
+            "UCX found no transport that reaches a peer (Destination is unreachable): UCX_TLS / "
+            "UCX_NET_DEVICES leave none that spans the nodes, or a node lacks the device; check "
+            "`ucx_info -d` on both sides",
+            facts,
+            dedupe=(row.code, "ucx_unreachable"),
         )
     ]
 
@@ -198,6 +263,24 @@ SIGNATURES = (
         anchors=(b"has lost communication with a remote daemon",),
         worth=(rb"lost communication with a remote daemon",),
         words=("lost communication",),
+    ),
+    Signature(
+        "open mpi tcp btl peer",
+        _BTL_TCP,
+        _btl_tcp,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"received unexpected process identifier", b"Open MPI failed to "),
+        worth=(rb"received unexpected process identifier", rb"Open MPI failed to (?:TCP connect|handshake)"),
+        words=("unexpected process identifier", "open mpi failed to"),
+    ),
+    Signature(
+        "ucx no transport to a peer",
+        _UCX_UNREACH,
+        _ucx_unreach,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"Destination is unreachable",),
+        worth=(rb"Destination is unreachable",),
+        words=("destination is unreachable",),
     ),
     Signature(
         "ucx mlx5 completion error",

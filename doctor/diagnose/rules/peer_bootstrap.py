@@ -15,6 +15,16 @@ unless the log ends in it), the raise after 900 s "(Unavailable) connect addr=10
 reason: Connection refused" / "bind addr=... timeout, failed reason: Address already in use", "Fail to get
 host by name node-2.", "The endpoint should contain host and port, but got node-2.".
 
+Ray's cluster store, the GCS on the head node (src/ray/rpc/gcs/gcs_rpc_client.h, rpc_client.h, Ray 2.x;
+python/ray/_private/services.py): "[2024-03-01 22:48:01,851 E 6578 6578] gcs_rpc_client.h:151: Failed to
+connect to GCS at address 10.0.0.1:6379 within 5 seconds.", Python's "Failed to connect to GCS at
+address=...", "Timed out while waiting for GCS to become available." - a worker or driver that cannot reach
+the head (not started, a wrong address, a port blocked: RUN222, tier 1, since its client retries and a W
+record of it is followed by the connection on a healthy start) - and ray.init's "ConnectionError: Could not
+find any running Ray instance. Please specify the one to connect to by setting `--address` flag or
+`RAY_ADDRESS` environment variable." (older "by setting `address`"): no head to join and no address given
+(RUN224).
+
 A port that the node's own server cannot bind is RUN223 (most often another job holds it; glog's check does
 not say the errno); an address it cannot find or a master it cannot reach is RUN222; a variable of the
 launcher never set is RUN224. These are the first things such a job does: there is no earlier failure to
@@ -188,6 +198,48 @@ def _paddle_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+_RAY_GCS = lazy_re.compile(
+    r"Failed to connect to GCS(?: at address[= ]?(?P<addr>[\w.:\[\]-]+))?(?: within (?P<s>\d+) seconds)?|"
+    r"(?P<wait>Timed out while waiting for GCS to become available)|"
+    r"(?P<none>Could not find any running Ray instance)"
+)
+# The driver or worker joined after all: Ray's own records of a connected node, or the run's progress.
+_RAY_UP = lazy_re.compile(
+    r"Connected to (?:Ray cluster|GCS)|Started a local Ray instance|Ray runtime started|"
+    r"Started training worker group|\b[Ee]poch\b|\bstep\b|\bloss\b"
+)
+
+
+def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("none"):
+        return [
+            row.event(
+                hit,
+                "ray.init found no running Ray cluster to join and was given no address: start the head "
+                "(`ray start --head`) first, or pass address= / RAY_ADDRESS of the head's GCS",
+                {"framework": "ray", "problem": "ray_no_cluster"},
+                code=C.RENDEZVOUS_CONFIG.code,
+                tier=0,
+                dedupe=(C.RENDEZVOUS_CONFIG.code, "ray_no_cluster"),
+            )
+        ]
+    if any(_RAY_UP.search(ln.text) for ln in hit.after(80, same_rank=False)):
+        return []  # a retry on the way to a connection that came up
+    facts: dict[str, Any] = {"framework": "ray", "problem": "ray_gcs_unreachable"}
+    if m.group("addr"):
+        facts["address"] = m.group("addr").rstrip(".")
+    at = f" at {facts['address']}" if "address" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"this Ray node could not reach the cluster's GCS{at}: the head is not running (or died), the "
+            "address or port is wrong, or a firewall blocks it",
+            facts,
+            dedupe=(row.code, "ray_gcs"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 SIGNATURES = (
     Signature(
@@ -243,6 +295,16 @@ SIGNATURES = (
         anchors=(b"endpoint should contain host and port",),
         worth=(rb"endpoint should contain host and port",),
         words=("endpoint should contain host and port",),
+    ),
+    Signature(
+        "ray gcs unreachable",
+        _RAY_GCS,
+        _ray_gcs,
+        S,
+        tier=1,
+        anchors=(b"Failed to connect to GCS", b"waiting for GCS", b"running Ray instance"),
+        worth=(rb"Failed to connect to GCS", rb"waiting for GCS", rb"running Ray instance"),
+        words=("to gcs", "for gcs", "running ray instance"),
     ),
     Signature(
         "pccl connect",

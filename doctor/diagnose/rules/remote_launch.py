@@ -8,11 +8,21 @@ you are running with a single node please remove /job/hostfile or setup password
 exit status 255." (older: "Command '['ssh 10.0.0.2 hostname -I']' returned non-zero exit status 255."; 255 is
 ssh's own failure, not the command's); pdsh's "pdsh@node1: node2: ssh exited with exit code 255" and the
 remote host's ssh lines it prefixes with the host ("node2: ssh: connect to host node2 port 22: Connection
-refused", "ssh: Could not resolve hostname node2: Name or service not known", "Host key verification
-failed.", "Permission denied (publickey)."); Open MPI's "ORTE was unable to reliably start one or more
-daemons." / "An ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun."
-(PRTE in 5.x); MPICH's hydra "[mpiexec@node1] HYDU_sock_connect (utils/sock/sock.c:145): unable to connect
-from "node1" to "node2" (No route to host)".
+refused", "ssh: Could not resolve hostname node2: Name or service not known", "Host key verification failed.",
+"Permission denied (publickey)."); Open MPI's "ORTE was unable to reliably start one or more daemons." / "An
+ORTE daemon has unexpectedly failed after launch and before communicating back to mpirun." (PRTE in 5.x), and
+its rsh launcher's "A daemon (pid 12345) died unexpectedly with status 127 while attempting to launch so we
+are aborting." ("(pid unknown) died unexpectedly on signal 1", help-plm-base.txt / orte/mca/plm/base, 1.x-4.x:
+the remote orted did not run, most often its libraries are not on the remote LD_LIBRARY_PATH), and its routed
+framework's "ORTE does not know how to route a message to the specified daemon located on the indicated node:"
+(help-routed-base.txt; the daemons started but cannot reach each other or mpirun: no common interface, a
+firewall, sshd not yet up in a container); MPICH's hydra "[mpiexec@node1] HYDU_sock_connect
+(utils/sock/sock.c:145): unable to connect from "node1" to "node2" (No route to host)".
+
+A remote login shell of the csh family answers every sh-style assignment the launcher sends with
+"export: Command not found." (tcsh's and csh's own words): MXNet's tools/launch.py, dmlc-submit's ssh mode
+and hand-made ssh loops send "export DMLC_ROLE=...; python ...", so the ranks there start without the job's
+environment (RUN303, tier 1: a more specific failure after it outranks it).
 
 An ssh line alone is read only beside a launcher (or with pdsh's host prefix): the same words from a git clone
 or a user's own ssh are not a training job's launch.
@@ -58,6 +68,14 @@ _ORTE = lazy_re.compile(
     r"(?P<rte>ORTE|PRTE) was unable to reliably start one or more daemons|"
     r"An? (?P<rte2>ORTE|PRTE) daemon has unexpectedly failed after launch and before communicating back"
 )
+_ORTED_DIED = lazy_re.compile(
+    r"A daemon \(pid (?P<pid>\w+)\) died unexpectedly (?:with status (?P<status>\d+)|on signal (?P<sig>\d+))"
+)
+_ORTE_ROUTE = lazy_re.compile(
+    r"(?P<rte>ORTE|PRTE) does not know how to route a message to the specified daemon"
+)
+_TARGET = lazy_re.compile(r"target node:\s*(?P<node>\S+)")
+_CSH_EXPORT = lazy_re.compile(r"(?:^|\s)export: Command not found\.?\s*$")
 _HYDRA = lazy_re.compile(
     r"HYDU_sock_connect \([^)]*\): unable to connect from \"?(?P<me>[^\s\"]+)\"? to \"?(?P<host>[^\s\"]+)\"?"
     r"(?: \((?P<why>[^)]*)\))?"
@@ -68,7 +86,8 @@ _HYDRA = lazy_re.compile(
 # is this failure's echo (rendezvous.py reads it as tier 1).
 LAUNCH_FAILED = lazy_re.compile(
     r"was not reachable via ssh|ssh exited with exit code 255|unable to reliably start one or more daemons|"
-    r"daemon has unexpectedly failed after launch|HYDU_sock_connect"
+    r"daemon has unexpectedly failed after launch|HYDU_sock_connect|A daemon \(pid \w+\) died unexpectedly|"
+    r"does not know how to route a message"
 )
 
 
@@ -161,6 +180,55 @@ def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     )
 
 
+def _orted_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"launcher": "mpirun", "problem": "orted_died_at_launch"}
+    if m.group("status"):
+        facts["exitcode"] = int(m.group("status"))
+    if m.group("sig"):
+        facts["signal_number"] = int(m.group("sig"))
+    how = f"with status {m.group('status')}" if m.group("status") else f"on signal {m.group('sig')}"
+    hint = " (127: orted or a library it needs was not found there)" if m.group("status") == "127" else ""
+    return _event(
+        row,
+        hit,
+        f"mpirun's daemon on another node died {how} while it was being launched{hint}: the remote node "
+        "lacks Open MPI on the PATH / LD_LIBRARY_PATH of a non-interactive shell (or ssh to it failed); use "
+        "--prefix or the same install path on every node",
+        facts,
+    )
+
+
+def _orte_route(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"launcher": "mpirun", "runtime": m.group("rte"), "problem": "daemon_unroutable"}
+    for ln in hit.after(6, same_rank=False):
+        t = _TARGET.search(ln.text)
+        if t:
+            facts["host"] = t.group("node")
+            break
+    at = f" on {facts['host']}" if "host" in facts else ""
+    return _event(
+        row,
+        hit,
+        f"mpirun ({m.group('rte')}) could not reach its daemon{at}: the nodes have no common routable "
+        "interface or a firewall blocks them (pin it with --mca oob_tcp_if_include / btl_tcp_if_include), or "
+        "the daemon there never started (sshd not up yet in a worker pod)",
+        facts,
+    )
+
+
+def _csh_export(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the remote login shell is csh/tcsh ('export: Command not found.'): the launcher's sh-style "
+            "'export VAR=...' lines did not run, so the ranks there started without the job's environment "
+            "(DMLC_*, MASTER_ADDR, ...); give the account a bash login shell or wrap the command in bash -c",
+            {"launcher": "ssh", "problem": "remote_shell_not_sh", "error": "export: Command not found."},
+            dedupe=(row.code, "csh_export"),
+        )
+    ]
+
+
 def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     host = m.group("host")
     why = (m.group("why") or "").strip()
@@ -235,6 +303,34 @@ SIGNATURES = (
         anchors=(b"was unable to reliably start", b"daemon has unexpectedly failed after launch"),
         worth=(rb"unable to reliably start", rb"daemon has unexpectedly failed after launch"),
         words=("unable to reliably start", "unexpectedly failed after launch"),
+    ),
+    Signature(
+        "mpirun daemon died at launch",
+        _ORTED_DIED,
+        _orted_died,
+        R,
+        anchors=(b"died unexpectedly with status", b"died unexpectedly on signal"),
+        worth=(rb"A daemon \(pid \w+\) died unexpectedly",),
+        words=("died unexpectedly",),
+    ),
+    Signature(
+        "mpirun daemon unroutable",
+        _ORTE_ROUTE,
+        _orte_route,
+        R,
+        anchors=(b"does not know how to route a message",),
+        worth=(rb"does not know how to route a message",),
+        words=("does not know how to route",),
+    ),
+    Signature(
+        "remote csh rejects export",
+        _CSH_EXPORT,
+        _csh_export,
+        R,
+        tier=1,
+        anchors=(b"export: Command not found",),
+        worth=(rb"export: Command not found",),
+        words=("export: command not found",),
     ),
     Signature(
         "hydra proxy connect",

@@ -11,6 +11,18 @@ collective failed, every later one on that worker is aborted with the first erro
 are the network between the workers (RUN174). An NCCL text after it ("NCCL: unhandled system error") is
 read by the NCCL rows, which are offered the line first; any other text is left to the rows of its words.
 
+The eager context's cluster start-up (core/common_runtime/eager/context_distributed_manager.cc, TF 2.4-2.16:
+EnableCollectiveOps, which MultiWorkerMirroredStrategy calls when it is created, and
+UpdateContextWithServerDef, behind tf.config.experimental_connect_to_cluster) logs the status it fails on,
+bare, before returning it: "E tensorflow/core/common_runtime/eager/context_distributed_manager.cc:737]
+Deadline Exceeded", "...] failed to connect to all addresses", "...] UNKNOWN: Could not start gRPC server"
+(the server's own status, GrpcServer::Init in distributed_runtime/rpc/grpc_server_lib.cc, also raised as
+"UnknownError: Could not start gRPC server" by tf.distribute.Server and the strategies, after gRPC's "No
+address added out of total 1 resolved"). The workers of TF_CONFIG did not all start and reach each other
+(RUN221 for a timeout, RUN222 for a connection refused or unreachable), or this worker's server could not bind
+its address (RUN223). The executor's "StartAbort DEADLINE_EXCEEDED" logged beside it is that start-up's echo
+(tier 1), not a collective that hung.
+
 A TensorFlow without NCCL (the Windows and macOS wheels, a CPU-only build, tensorflow-rocm before its RCCL
 ops, a build with TF_NEED_NCCL=0): MirroredStrategy's default cross-device ops (NcclAllReduce) and
 tf.raw_ops' Nccl* ops have no kernel there. The graph executor says "No OpKernel was registered to support
@@ -56,6 +68,66 @@ _RING_ABORT = lazy_re.compile(
 )
 
 
+_CLUSTER_START = lazy_re.compile(r"context_distributed_manager\.cc(?::\d+)?\]\s*(?P<msg>\S.*)$")
+# glog's level letter before the file: "I0525 11:10:57.934 12345 context_...", "...: W tensorflow/..."
+_INFO_LEVEL = lazy_re.compile(r"(?:^|\s|\])[IW](?:\d{4} [\d:.]+ +\d+)? +\S*$")
+_BIND = lazy_re.compile(r"Could not start gRPC server|Address already in use|Failed to add port", re.I)
+_TIMEOUT = lazy_re.compile(r"Deadline ?Exceeded|DEADLINE_EXCEEDED|timed out|Barrier", re.I)
+_UNREACHABLE = lazy_re.compile(
+    rf"UNAVAILABLE|{_TRANSPORT}|Name resolution|DNS resolution failed|unreachable", re.I
+)
+
+
+def _cluster_start(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    msg = m.group("msg").strip()
+    if _INFO_LEVEL.search(hit.text[: m.start()]) or msg.startswith("Remote worker "):
+        return []  # an INFO/WARNING record (CheckRemoteAlive logs every probe), not its failure
+    facts: dict[str, Any] = {"framework": "tensorflow", "problem": "tf_cluster_startup", "error": msg[:160]}
+    if _BIND.search(msg):
+        code = C.ADDRESS_IN_USE.code
+        what = (
+            f"TensorFlow could not start this worker's gRPC server ({msg[:80]}): its TF_CONFIG address is "
+            "taken by another process or is not an address of this host"
+        )
+    elif _TIMEOUT.search(msg):
+        code = C.RENDEZVOUS_TIMEOUT.code
+        what = (
+            f"TensorFlow's cluster start-up timed out ({msg[:80]}): the workers of TF_CONFIG did not all "
+            "start and answer in time (every worker must run, with TF_CONFIG set before the strategy is "
+            "created, and reach the others' address:port)"
+        )
+    elif _UNREACHABLE.search(msg):
+        code = C.STORE_UNREACHABLE.code
+        what = (
+            f"TensorFlow's cluster start-up could not reach another worker ({msg[:80]}): a worker of "
+            "TF_CONFIG is not running or its address:port is wrong or blocked"
+        )
+    else:
+        return None
+    return [row.event(hit, what, facts, code=code, dedupe=(code, "tf_cluster_start"))]
+
+
+_GRPC_SERVER = lazy_re.compile(r"Could not start gRPC server")
+
+
+def _grpc_server(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "TensorFlow could not start this worker's gRPC server: the host:port TF_CONFIG (or the "
+            "ClusterSpec) gives this task is taken by another process, or is not an address of this host",
+            {"framework": "tensorflow", "problem": "grpc_server_bind"},
+            dedupe=(row.code, "tf_cluster_start"),
+        )
+    ]
+
+
+def _in_startup(hit: Hit) -> bool:
+    """The collective executor's abort logged beside the cluster start-up's own failure."""
+    near = (*hit.before(8, same_rank=False), *hit.after(12, same_rank=False))
+    return any("context_distributed_manager" in ln.text for ln in near)
+
+
 # Every op of tensorflow/core/ops/nccl_ops.cc: NcclAllReduce, NcclReduce, NcclBroadcast, the _Nccl*Send/
 # _Nccl*Recv pairs the graph rewrite makes of them.
 _NO_NCCL_OP = lazy_re.compile(
@@ -93,13 +165,18 @@ def _timed_out(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 def _abort_event(
     row: Signature, hit: Hit, facts: dict[str, Any], timed_out: bool, message: str
 ) -> list[Event]:
-    """A collective aborted by a timeout (the row's code) or by a lost worker or connection (RUN174)."""
+    """A collective aborted by a timeout (the row's code) or by a lost worker or connection (RUN174); the
+    echo (tier 1) of a cluster start-up that failed beside it."""
+    tier = 1 if _in_startup(hit) else None
+    if tier:
+        facts = {**facts, "during_startup": True}
     if timed_out:
         return [
             row.event(
                 hit,
                 message,
                 {**facts, "problem": "tf_collective_timeout"},
+                tier=tier,
                 dedupe=(row.code, "tf_collective"),
             )
         ]
@@ -108,6 +185,7 @@ def _abort_event(
             hit,
             message,
             {**facts, "problem": "grpc_unavailable"},
+            tier=tier,
             code=C.NCCL_SOCKET_ERROR.code,
             dedupe=(C.NCCL_SOCKET_ERROR.code, "tf_collective"),
         )
@@ -151,6 +229,24 @@ def _ring_abort(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 SIGNATURES = (
+    Signature(
+        "tf cluster start-up failed",
+        _CLUSTER_START,
+        _cluster_start,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"context_distributed_manager",),
+        worth=(rb"context_distributed_manager\.cc",),
+        words=("context_distributed_manager",),
+    ),
+    Signature(
+        "tf grpc server did not start",
+        _GRPC_SERVER,
+        _grpc_server,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"Could not start gRPC server",),
+        worth=(rb"Could not start gRPC server",),
+        words=("could not start grpc server",),
+    ),
     Signature(
         "tf build without nccl ops",
         _NO_NCCL_OP,
