@@ -52,6 +52,8 @@ V9_HELDOUT = sorted((CORPUS / "v9").glob("heldout_*.jsonl"))
 V10_HELDOUT = sorted((CORPUS / "v10").glob("heldout_*.jsonl"))
 # Corpus v11 (its READMEs): collections frozen beside the rule writers of the session after v10's.
 V11_HELDOUT = sorted((CORPUS / "v11").glob("heldout_*.jsonl"))
+# Corpus v12 (its READMEs): six collections frozen beside the rule writers of the session after v11's.
+V12_HELDOUT = sorted((CORPUS / "v12").glob("heldout_*.jsonl"))
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -67,6 +69,7 @@ SEEN_BY_RULE_WRITERS = {
     # the two v10 collections found the same thread; the GitHub part's copy is the one scored
     "v10x-driver_env-008": "its URL is v10g-driver_env-005's (v10/heldout_gh.jsonl)",
     "v11g-rendezvous_init-004": "its URL is p7c-rendezvous_init-004's (new/part7_dsr.jsonl)",
+    "v12x-collective_desync-002": "its URL and lines are p8s-collective_desync-001's (new/part8_dsy.jsonl)",
 }
 
 MAP: dict[str, set[Optional[str]]] = {
@@ -245,9 +248,26 @@ def test_corpus_v11_heldout_top1() -> None:
     assert total == 101 and right >= BARS["v11_heldout"] * total, f"v11 held-out top-1 {right}/{total}"
 
 
+def test_corpus_v12_heldout_top1() -> None:
+    # Scored once on 052f945 with shared/corpus/score.py: 226/297 (1 of 298 left out above);
+    # released as dev data right after (v12/README.md).
+    right, total, _, _ = _score(V12_HELDOUT)
+    assert total == 297 and right >= BARS["v12_heldout"] * total, f"v12 held-out top-1 {right}/{total}"
+
+
 @pytest.mark.parametrize(
     "heldout",
-    [V4_HELDOUT, V5_HELDOUT, V6_HELDOUT, *V7_HELDOUT, *V8_HELDOUT, *V9_HELDOUT, *V10_HELDOUT, *V11_HELDOUT],
+    [
+        V4_HELDOUT,
+        V5_HELDOUT,
+        V6_HELDOUT,
+        *V7_HELDOUT,
+        *V8_HELDOUT,
+        *V9_HELDOUT,
+        *V10_HELDOUT,
+        *V11_HELDOUT,
+        *V12_HELDOUT,
+    ],
     ids=[
         "v4",
         "v5",
@@ -258,6 +278,7 @@ def test_corpus_v11_heldout_top1() -> None:
         *(f"v9-{p.stem}" for p in V9_HELDOUT),
         *(f"v10-{p.stem}" for p in V10_HELDOUT),
         *(f"v11-{p.stem}" for p in V11_HELDOUT),
+        *(f"v12-{p.stem}" for p in V12_HELDOUT),
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
@@ -283,6 +304,7 @@ BARS = {
     "v9_heldout": 0.70,
     "v10_heldout": 0.75,
     "v11_heldout": 0.80,
+    "v12_heldout": 0.75,
 }  # v3 dev + dev2: 231/241
 
 
