@@ -443,9 +443,14 @@ ExternalError: Nccl error, unhandled cuda error (at /paddle/paddle/fluid/platfor
 ]
 
 
-@pytest.mark.parametrize("log", PADDLE_NCCL)
-def test_paddle_enforce_over_nccl_unhandled_cuda_error_is_nccl_usage(log: str) -> None:
-    check_root(log, "RUN194")
+def test_paddle_enforce_over_nccl_unhandled_cuda_error_is_nccl_usage() -> None:
+    # mid-training (nccl_helper.h with no communicator set-up on the stack): NCCL's own CUDA failure
+    check_root(PADDLE_NCCL[0], "RUN194")
+
+
+def test_paddle_unhandled_cuda_error_while_creating_the_communicator_is_the_environment() -> None:
+    # collective_helper.cc is Paddle's NCCLCommContext::CreateComm: RUN313 (test_nccl_init_cuda_failure.py)
+    check_root(PADDLE_NCCL[1], "RUN313")
 
 
 # Healthy Ascend runs print HCCL's init, its timeouts and torch_npu's watchdog settings: no alarm.
