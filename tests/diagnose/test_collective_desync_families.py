@@ -119,3 +119,12 @@ def test_a_table_under_its_child_failed_error_is_read_once() -> None:
     )
     real = [f for f in diagnose_sources([("job.log", text)]) if f.severity.value != "info"]
     assert [f.code for f in real] == [C.FATAL_SIGNAL.code]
+
+
+def test_the_agent_signalled_alone_is_a_job_stopped_from_outside() -> None:
+    # elastic/multiprocessing/api.py _terminate_process_handler: raise SignalException(f"Process {os.getpid()}
+    # got signal: {sigval}", sigval=sigval); SIGHUP when the SSH session of a job without nohup closed
+    code, f = _root(
+        "train.sh: torch.distributed.elastic.multiprocessing.api.SignalException: Process 8665 got signal: 1"
+    )
+    assert code == C.RANK_EXITED.code and f["launcher_signal"] == "SIGHUP"

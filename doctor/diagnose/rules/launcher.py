@@ -220,6 +220,33 @@ def _fragment(hit: Hit) -> list[Event]:
     return evs
 
 
+def _launcher_signalled(mk: Event) -> Event:
+    """The agent's "SignalException: Process 8665 got signal: 1" alone: the job was stopped from outside."""
+    num = mk.facts["signalled"]
+    name = SIGNAL_NAMES.get(num, f"signal {num}")
+    why = (
+        "its SSH/terminal session closed (use nohup, tmux or the scheduler)"
+        if num == 1
+        else "a cancel or kill"
+    )
+    msg = f"the launcher received {name} and ended the job from outside ({why}); no worker failed first"
+    facts = {"launcher_signal": name, "signal": name, "teardown_only": True}
+    ded = (C.RANK_EXITED.code, "teardown")
+    return Event(
+        C.RANK_EXITED.code,
+        mk.source,
+        mk.line,
+        mk.source_index,
+        msg,
+        mk.rank,
+        facts,
+        list(mk.evidence),
+        mk.ts,
+        2,
+        ded,
+    )
+
+
 def teardown(markers: list[Event]) -> Optional[Event]:
     """An excerpt that holds only the launcher's teardown (torchrun's "Sending process N closing
     signal SIGTERM", DeepSpeed's "Killing subprocess N"): a worker died first, and it is the one
@@ -233,7 +260,8 @@ def teardown(markers: list[Event]) -> Optional[Event]:
             first = first or mk
             pids.append(pid)
     if first is None:
-        return _peer_hung_up(markers)
+        told = next((mk for mk in sorted(markers, key=lambda e: e.position) if "signalled" in mk.facts), None)
+        return _peer_hung_up(markers) if told is None else _launcher_signalled(told)
     nums = [mk.facts["signalled"] for mk in markers if "signalled" in mk.facts]
     stopped = sorted(set(pids))
     if nums:
