@@ -56,7 +56,9 @@ _TABLE_KEY = lazy_re.compile(
     r"^(?:.{0,80}?[\]:]\s+)??\s*(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s*(.*)$"
 )
 _ENTRY = lazy_re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
-_AGENT = lazy_re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
+# The same line with its local rank and pid garbled by a paste ("failed (exitcode: -9) local_rankroot/...")
+# still names the exit code.
+_AGENT = lazy_re.compile(r"failed \(exitcode: (-?\d+)\) local_rank(?:: (\d+) \(pid: (\d+)\))?")
 _DS_EXIT = lazy_re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = lazy_re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
 # Open MPI 1.2's "mpirun noticed that job rank 0 with PID 1234 on node n1 exited on signal 15 (Terminated).",
@@ -197,10 +199,10 @@ def _deepspeed_exit(hit: Hit, text: str) -> list[Event]:
 def _fragment(hit: Hit) -> list[Event]:
     """An entry of torchrun's table pasted without its header: "  rank : 0 (local_rank: 0)",
     "  exitcode : -11 (pid: 6421)", "  traceback : Signal 11 (SIGSEGV) received by PID 6421"."""
-    if any(
-        "ChildFailedError" in ln.text or "Root Cause" in ln.text for ln in hit.before(12, same_rank=False)
-    ):
-        return []  # the header's own hit reads the whole table
+    # The header's own hit (ChildFailedError) reads the whole table; a table pasted from its "train.py
+    # FAILED" or "Root Cause (first observed failure):" down, without that line, is read here.
+    if any("ChildFailedError" in ln.text for ln in hit.before(40, same_rank=False)):
+        return []
     start = hit.idx
     for k in range(hit.idx - 1, max(-1, hit.idx - 6), -1):
         if not _TABLE_KEY.match(hit.lines[k].text):
@@ -218,6 +220,33 @@ def _fragment(hit: Hit) -> list[Event]:
     return evs
 
 
+def _launcher_signalled(mk: Event) -> Event:
+    """The agent's "SignalException: Process 8665 got signal: 1" alone: the job was stopped from outside."""
+    num = mk.facts["signalled"]
+    name = SIGNAL_NAMES.get(num, f"signal {num}")
+    why = (
+        "its SSH/terminal session closed (use nohup, tmux or the scheduler)"
+        if num == 1
+        else "a cancel or kill"
+    )
+    msg = f"the launcher received {name} and ended the job from outside ({why}); no worker failed first"
+    facts = {"launcher_signal": name, "signal": name, "teardown_only": True}
+    ded = (C.RANK_EXITED.code, "teardown")
+    return Event(
+        C.RANK_EXITED.code,
+        mk.source,
+        mk.line,
+        mk.source_index,
+        msg,
+        mk.rank,
+        facts,
+        list(mk.evidence),
+        mk.ts,
+        2,
+        ded,
+    )
+
+
 def teardown(markers: list[Event]) -> Optional[Event]:
     """An excerpt that holds only the launcher's teardown (torchrun's "Sending process N closing
     signal SIGTERM", DeepSpeed's "Killing subprocess N"): a worker died first, and it is the one
@@ -231,7 +260,8 @@ def teardown(markers: list[Event]) -> Optional[Event]:
             first = first or mk
             pids.append(pid)
     if first is None:
-        return _peer_hung_up(markers)
+        told = next((mk for mk in sorted(markers, key=lambda e: e.position) if "signalled" in mk.facts), None)
+        return _peer_hung_up(markers) if told is None else _launcher_signalled(told)
     nums = [mk.facts["signalled"] for mk in markers if "signalled" in mk.facts]
     stopped = sorted(set(pids))
     if nums:
@@ -347,8 +377,7 @@ def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             hit,
             {
                 "exitcode": int(m.group(1)),
-                "local_rank": int(m.group(2)),
-                "pid": int(m.group(3)),
+                **({"local_rank": int(m.group(2)), "pid": int(m.group(3))} if m.group(2) else {}),
                 "reporter": "torchrun",
                 "first": True,
             },

@@ -39,8 +39,8 @@ _DL_HANDLER = lazy_re.compile(
 # copy (paddle/fluid/imperative/data_loader.cc): "DataLoader process (pid 10222) exited is killed by signal:
 # Killed."
 _DL_KILLED = lazy_re.compile(
-    r"DataLoader (?:worker|process) \(pid (\d+)\) (?:exited )?is killed by signal: (Bus error|Killed|"
-    r"Segmentation fault|"
+    r"Data[Ll]oader (?:worker|process) \(pid (\d+)\) (?:exited )?is killed by signal(?:ed)?: "
+    r"(Bus error|Killed|Segmentation fault|"
     r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)"
 )
 _DL_EXITED = lazy_re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
