@@ -1,0 +1,67 @@
+"""GPU failures worded by the libraries around PyTorch, read at their sources.
+
+- TransformerEngine userbuffers (common/comm_gemm_overlap/userbuffers/userbuffers-host.cpp, TE 1.x-2.x): no
+  CUDA Multicast for TP comm+GEMM overlap (RUN292).
+- accelerate/state.py (0.2x-1.x): RTX 4000 series without P2P/IB (RUN291).
+- C-extension CUDA_CHECK printers: bitsandbytes csrc/ops.cuh "Error %s at line %d in file %s" with
+  cudaGetErrorString's "out of memory"; spconv 1.x (and mmdet3d's vendored copy) "cuda execution failed with
+  error 2" (cudaErrorMemoryAllocation) (RUN101 cuda_oom).
+Decoys with neighbouring words stay silent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pgdoctor.checks.codes import run as C
+from tests.helpers.diagnose_root import root_finding as _root
+
+PREFIXES = ["", "[rank0]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
+
+CASES = [
+    (
+        "AssertionError: CUDA device, driver and/or toolkit version does not support comm+GEMM overlap with "
+        "CUDA Multicast. Launch app with UB_SKIPMC=1 to try CUDA IPC instead.",
+        C.NCCL_PLATFORM_FEATURE.code,
+    ),
+    (
+        "RuntimeError: CUDA device, driver and/or toolkit version does not support comm+GEMM overlap with "
+        "CUDA Multicast. Launch app with UB_SKIPMC=1 to try CUDA IPC instead.",
+        C.NCCL_PLATFORM_FEATURE.code,
+    ),
+    (
+        "NotImplementedError: Using RTX 4000 series doesn't support faster communication broadband via "
+        'P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or use `accelerate launch` '
+        "which will "
+        "do this automatically.",
+        C.PEER_ACCESS_UNSUPPORTED.code,
+    ),
+    (
+        "Error out of memory at line 380 in file /mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/"
+        "pythonInterface.c",
+        C.CUDA_OOM.code,
+    ),
+    ("Error out of memory at line 124 in file /src/csrc/ops.cu", C.CUDA_OOM.code),
+    ("`mmdet3d/ops/spconv/src/indice_cuda.cu 124`\n`cuda execution failed with error 2`", C.CUDA_OOM.code),
+    ("spconv/src/indice_cuda.cu 124\ncuda execution failed with error 2", C.CUDA_OOM.code),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("log,code", CASES)
+def test_family_root(prefix: str, log: str, code: str) -> None:
+    f = _root("\n".join(prefix + ln for ln in log.split("\n")))
+    assert f is not None and f.code == code, (log, f)
+
+
+DECOYS = [
+    "cuda execution failed with error 700",  # spconv with another CUDA error: not memory
+    "INFO: tp_comm_overlap disabled; UB_SKIPMC not set",
+    "Error rate at line 12 in file results.csv is 0.3",
+]
+
+
+@pytest.mark.parametrize("log", DECOYS)
+def test_decoys_not_these_codes(log: str) -> None:
+    f = _root(log)
+    assert f is None or f.code not in (C.CUDA_OOM.code, C.NCCL_PLATFORM_FEATURE.code), (log, f)
