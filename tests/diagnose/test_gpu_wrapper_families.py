@@ -65,3 +65,36 @@ DECOYS = [
 def test_decoys_not_these_codes(log: str) -> None:
     f = _root(log)
     assert f is None or f.code not in (C.CUDA_OOM.code, C.NCCL_PLATFORM_FEATURE.code), (log, f)
+
+
+# Open MPI's errors-are-fatal banner on a NULL communicator (ompi/errhandler/errhandler_predefined.c, 1.x-5.x)
+# and nvidia-smi's "GPU is lost. Reboot the system to recover this GPU" quoted in prose.
+MORE = [
+    (
+        "*** An error occurred in MPI_Init_thread\n*** on a NULL communicator\n*** MPI_ERRORS_ARE_FATAL "
+        "(processes in this communicator will now abort,\n***    and potentially your MPI job)",
+        C.LAUNCH_FAILED.code,
+    ),
+    (
+        "*** An error occurred in MPI_Init\n*** on a NULL communicator\n*** Unknown error\n"
+        "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+        C.LAUNCH_FAILED.code,
+    ),
+    (
+        "everytime the gpu crashes an show an error like `GPU is lost. Please reboot to recover the gpu`.",
+        C.GPU_OFF_BUS.code,
+    ),
+]
+
+
+@pytest.mark.parametrize("log,code", MORE)
+def test_more_roots(log: str, code: str) -> None:
+    f = _root(log)
+    assert f is not None and f.code == code, (log, f)
+
+
+def test_mpi_error_in_recv_is_not_init() -> None:
+    f = _root(
+        "*** An error occurred in MPI_Recv\n*** reported by process [1,0]\n*** on communicator MPI_COMM_WORLD"
+    )
+    assert f is None or f.code != C.LAUNCH_FAILED.code

@@ -33,6 +33,9 @@ _LOST = lazy_re.compile(
     r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost|"
     r"GPU has fallen off the bus or has otherwise become inaccessible"
 )
+# "GPU is lost. Reboot the system to recover this GPU" (nvidia-smi), as users quote it ("GPU is lost. Please
+# reboot to recover the gpu"): the reboot sentence makes it the driver's status, not a word in prose.
+_LOST_REBOOT = lazy_re.compile(r"GPU is lost\W{1,4}(?:Please )?[Rr]eboot\b")
 # NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
 _NVML_RESET = lazy_re.compile(
     r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart|"
@@ -171,6 +174,7 @@ def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
         or "Unable to determine" in t
         or "_IS_LOST" in t
         or "otherwise become inaccessible" in t  # NVML's own long text for GPU_IS_LOST
+        or _LOST_REBOOT.search(t)  # nvidia-smi's second sentence, quoted or reworded in prose
     ):
         return None
     return _no_handle(row, hit, None)
