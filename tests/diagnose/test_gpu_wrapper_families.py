@@ -98,3 +98,33 @@ def test_mpi_error_in_recv_is_not_init() -> None:
         "*** An error occurred in MPI_Recv\n*** reported by process [1,0]\n*** on communicator MPI_COMM_WORLD"
     )
     assert f is None or f.code != C.LAUNCH_FAILED.code
+
+
+# DCGM's dcgmi nvlink --link-status table (dcgmi/Nvlink.cpp, DCGM 2.x-4.x): D is a link down (RUN346);
+# U, X (disabled) and _ (not supported) are not.
+DCGMI = """dcgmi nvlink --link-status
++----------------------+
+|  NvLink Link Status  |
++----------------------+
+GPUs:
+    gpuId 0:
+        U U U U U U U U U U U U
+    gpuId 1:
+        U U D D U U U U U U U U
+NvSwitches:
+    No NvSwitches found.
+
+Key: Up=U, Down=D, Disabled=X, Not Supported=_"""
+
+
+def test_dcgmi_nvlink_down() -> None:
+    f = _root(DCGMI)
+    assert f is not None and f.code == C.GPU_NVLINK_DOWN.code, f
+    assert f.facts["gpus_down"] == [1] and f.facts["links_down"] == 2
+
+
+@pytest.mark.parametrize("row", ["U U U U U U U U U U U U", "X X X X _ _ _ _ _ _ _ _", "_ _ _ _"])
+def test_dcgmi_nvlink_healthy_silent(row: str) -> None:
+    log = DCGMI.replace("U U D D U U U U U U U U", row)
+    f = _root(log)
+    assert f is None or f.code != C.GPU_NVLINK_DOWN.code, f
