@@ -344,6 +344,11 @@ GPU_ECC = register_code(
 GPU_OFF_BUS = register_code(
     "RUN243", "gpu-fallen-off-bus", "fail", "gpu_hardware", "A GPU has fallen off the bus", AREA
 )
+# Category gpu_hardware: dcgmi nvlink --link-status shows a GPU's NVLinks Down (D), not Disabled or Not
+# Supported: the links trained down (a failed link, a GPU or baseboard fault, Fabric Manager not running).
+GPU_NVLINK_DOWN = register_code(
+    "RUN346", "nvlink-links-down", "fail", "gpu_hardware", "A GPU's NVLinks are down", AREA
+)
 CUDA_ILLEGAL_ACCESS = register_code(
     "RUN244",
     "cuda-illegal-memory-access",

@@ -367,7 +367,15 @@ def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 # CUDA code that reports cudaGetErrorString itself: caffe2's "[enforce fail at context_gpu.cu:343] error ==
 # cudaSuccess. 2 vs 0. Error at: /caffe2/core/context_gpu.cu:343: out of memory".
-_CU_OOM = lazy_re.compile(r"Error at: \S+\.cu:\d+: out of memory")
+# bitsandbytes' CUDA_CHECK_RETURN (csrc/ops.cuh, 0.3x-0.4x): printf("Error %s at line %d in file %s\n",
+# cudaGetErrorString(s), ...) -> "Error out of memory at line 380 in file .../csrc/pythonInterface.c".
+# spconv 1.x and its vendored copies (mmdet3d/ops/spconv, tensorview's TV_CHECK_CUDA_ERR): the file/line,
+# then "cuda execution failed with error 2": 2 is cudaErrorMemoryAllocation (other numbers are not memory).
+_CU_OOM = lazy_re.compile(
+    r"Error at: \S+\.cu:\d+: out of memory|"
+    r"\bError out of memory at line \d+ in file \S+|"
+    r"\bcuda execution failed with error 2\b"
+)
 
 
 def _cu_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -443,8 +451,8 @@ _WRAPPERS = (
         _CU_OOM,
         _cu_oom,
         C.CUDA_OOM.code,
-        anchors=(b"rror", b"ut of memory"),
-        worth=(rb"out of memory",),
+        anchors=(b"rror", b"ut of memory", b"failed with error 2"),
+        worth=(rb"out of memory", rb"failed with error 2\b"),
     ),
     Signature(
         "accelerate batch size search",

@@ -107,10 +107,54 @@ _SMI_NO_DEVICES = lazy_re.compile(r"^\s*No devices were found\s*$")
 # followed by the bare AssertionError (the cause's tier, above the bare exception; torch's own words
 # earlier in the log, when shown, say why and come first).
 _ASSERT_AVAILABLE = lazy_re.compile(r"^\s*assert\s+(?:torch\.)?cuda\.is_available\(\)\s*(?:,.*)?$")
+# TransformerEngine's userbuffers (TP comm+GEMM overlap; common/comm_gemm_overlap/userbuffers/
+# userbuffers-host.cpp, TE 1.x-2.x): "CUDA device, driver and/or toolkit version does not support comm+GEMM
+# overlap with CUDA Multicast. Launch app with UB_SKIPMC=1 to try CUDA IPC instead." (a workstation GPU, a
+# driver before R530 or no Fabric Manager: no multicast objects), raised as an AssertionError/RuntimeError
+# by Megatron-Core, NeMo and Megatron-Bridge.
+_UB_MULTICAST = lazy_re.compile(
+    r"does not support comm\+GEMM overlap with CUDA Multicast|UB_SKIPMC=1 to try CUDA IPC"
+)
+# accelerate/state.py (0.2x-1.x, PartialState / check_cuda_p2p_ib_support): "Using RTX 4000 series doesn't
+# support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and
+# `NCCL_IB_DISABLE="1" or use `accelerate launch` which will do this automatically." (consumer Ada GPUs
+# have no P2P; NCCL hangs or fails without the two switches).
+_ACCEL_NO_P2P = lazy_re.compile(
+    r"(RTX 4000 series|RTX 5000 series|this GPU) doesn't support faster communication broadband via P2P or IB"
+)
 _CAPABILITY = lazy_re.compile(
     r"Found GPU(\d+) (.+?) which (?:is of (?:cuda|compute) capability(?: \(CC\))? (\d+)\.(\d+)|"
     r"requires CUDA_VERSION >= (\d+))"
 )
+
+
+def _ub_multicast(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: TransformerEngine's comm+GEMM overlap (userbuffers) needs CUDA Multicast, which "
+            "this GPU, driver or toolkit does not support: set UB_SKIPMC=1 (CUDA IPC) "
+            "or turn tp_comm_overlap off",
+            {
+                "feature": "cuda_multicast",
+                "reason": "userbuffers_multicast_unsupported",
+                "workaround": "UB_SKIPMC=1",
+            },
+            dedupe=(row.code, "ub_multicast"),
+        )
+    ]
+
+
+def _accel_no_p2p(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: accelerate refused to start because {m.group(1)} GPUs have no P2P/IB path: set "
+            'NCCL_P2P_DISABLE="1" and NCCL_IB_DISABLE="1" (or launch with accelerate launch)',
+            {"gpu": m.group(1), "reason": "p2p_unsupported_gpu_series"},
+            dedupe=(row.code, "accel_p2p"),
+        )
+    ]
 
 
 def _nvml_no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -389,6 +433,24 @@ def _dso_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 SIGNATURES = (
+    Signature(
+        "transformer engine userbuffers without cuda multicast",
+        _UB_MULTICAST,
+        _ub_multicast,
+        C.NCCL_PLATFORM_FEATURE.code,
+        anchors=(b"CUDA Multicast", b"UB_SKIPMC"),
+        worth=(rb"CUDA Multicast", rb"UB_SKIPMC"),
+        words=("cuda multicast", "ub_skipmc"),
+    ),
+    Signature(
+        "accelerate consumer gpu without p2p",
+        _ACCEL_NO_P2P,
+        _accel_no_p2p,
+        C.PEER_ACCESS_UNSUPPORTED.code,
+        anchors=(b"communication broadband",),
+        worth=(rb"communication broadband",),
+        words=("communication broadband",),
+    ),
     Signature(
         "omniverse gpu foundation without cuda",
         _OMNI_GPU,

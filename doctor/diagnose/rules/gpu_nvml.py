@@ -33,6 +33,47 @@ _LOST = lazy_re.compile(
     r"\bGPU is lost\b|\b(?:NVML_)?ERROR_GPU_IS_LOST\b|NVMLError_GpuIsLost|"
     r"GPU has fallen off the bus or has otherwise become inaccessible"
 )
+# "GPU is lost. Reboot the system to recover this GPU" (nvidia-smi), as users quote it ("GPU is lost. Please
+# reboot to recover the gpu"): the reboot sentence makes it the driver's status, not a word in prose.
+_LOST_REBOOT = lazy_re.compile(r"GPU is lost\W{1,4}(?:Please )?[Rr]eboot\b")
+# DCGM's "dcgmi nvlink --link-status" (dcgmi/Nvlink.cpp, DCGM 2.x-4.x): a "NvLink Link Status" table, then
+# "gpuId N:" and one letter per link, "Key: Up=U, Down=D, Disabled=X, Not Supported=_". A link marked D is
+# present and trained down (X is switched off on purpose, _ has no link).
+_DCGMI_NVLINK = lazy_re.compile(r"NvLink Link Status")
+_DCGMI_GPU = lazy_re.compile(r"^\s*gpuId (\d+):\s*$")
+_DCGMI_LINKS = lazy_re.compile(r"^\s*([UDX_](?: [UDX_])*)\s*$")
+
+
+def _dcgmi_nvlink(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    down: dict[int, int] = {}
+    gpu: Optional[int] = None
+    for ln in hit.after(40, same_rank=False):
+        g = _DCGMI_GPU.match(ln.text)
+        if g:
+            gpu = int(g.group(1))
+            continue
+        links = _DCGMI_LINKS.match(ln.text)
+        if links and gpu is not None:
+            n = links.group(1).split().count("D")
+            if n:
+                down[gpu] = n
+            gpu = None
+        elif "NvSwitches" in ln.text or "Key:" in ln.text:
+            break
+    if not down:
+        return None
+    gpus = ", ".join(f"GPU {g} ({n} links)" for g, n in sorted(down.items()))
+    return [
+        row.event(
+            hit,
+            f"dcgmi shows NVLinks Down on {gpus}: the links are present but not trained (a link, GPU or "
+            "baseboard fault, or Fabric Manager not running); P2P and NCCL fall back to PCIe or fail",
+            {"gpus_down": sorted(down), "links_down": sum(down.values()), "tool": "dcgmi"},
+            dedupe=(row.code, "dcgmi_nvlink"),
+        )
+    ]
+
+
 # NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
 _NVML_RESET = lazy_re.compile(
     r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart|"
@@ -171,6 +212,7 @@ def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
         or "Unable to determine" in t
         or "_IS_LOST" in t
         or "otherwise become inaccessible" in t  # NVML's own long text for GPU_IS_LOST
+        or _LOST_REBOOT.search(t)  # nvidia-smi's second sentence, quoted or reworded in prose
     ):
         return None
     return _no_handle(row, hit, None)
@@ -255,6 +297,15 @@ SIGNATURES = (
         anchors=(b"rror", b"GPU is lost"),
         worth=(rb"Error\b", rb"GPU is lost"),
         words=("device handle",),
+    ),
+    Signature(
+        "dcgmi nvlink links down",
+        _DCGMI_NVLINK,
+        _dcgmi_nvlink,
+        C.GPU_NVLINK_DOWN.code,
+        anchors=(b"NvLink Link Status",),
+        worth=(rb"NvLink Link Status",),
+        words=("nvlink link status",),
     ),
     Signature(
         "gpu is lost",

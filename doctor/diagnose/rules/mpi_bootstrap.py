@@ -75,6 +75,35 @@ _DIRECT = lazy_re.compile(r"The application appears to have been direct launched
 _PMIX_FENCE = lazy_re.compile(
     r"mpi/pmix\w*: (?P<fn>pmixp_coll_\w+): (?P<node>[\w.-]+) \[\d+\]: \S+: (?:\S+: )?collective timeout"
 )
+# Open MPI's errors-are-fatal banner (ompi/errhandler/errhandler_predefined.c, 1.x-5.x) when the init itself
+# failed: "*** An error occurred in MPI_Init_thread" / "*** on a NULL communicator" /
+# "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort," (MPI_Init, MPI_Init_thread;
+# 4.x+ also "*** reported by
+# process [..]"). No communicator exists yet: the rank could not join its launcher's world (started without
+# mpirun, srun without the PMI this Open MPI expects, a peer that never came up). Its help text, when shown,
+# is read by the rows above; this is the banner alone.
+_OMPI_FATAL_INIT = lazy_re.compile(r"An error occurred in (?P<fn>MPI_Init(?:_thread)?)\b")
+_NULL_COMM = lazy_re.compile(r"on a NULL communicator")
+
+
+def _ompi_fatal_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [hit.line, *hit.after(3, same_rank=False)]
+    if not any(_NULL_COMM.search(ln.text) for ln in near):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{m.group('fn')} failed before any communicator existed (Open MPI's errors-are-fatal banner "
+            "on a NULL communicator): the rank could not join its launcher's world; start it with "
+            "mpirun/mpiexec "
+            "or srun --mpi=<the PMI this Open MPI was built with>, and read the rank's earlier lines for the "
+            "step that failed",
+            {"problem": "mpi_init_failed", "mpi_call": m.group("fn")},
+            dedupe=(row.code, "mpi_init_fatal"),
+        )
+    ]
+
+
 _UNREACHABLE_MSG = (
     "the MPI ranks cannot reach each other over any transport Open MPI loaded (its BTL/MTL list lacks "
     "one that spans the nodes, tcp is excluded or pinned to a wrong interface, or the fabric's plugin did "
@@ -184,6 +213,15 @@ SIGNATURES = (
         anchors=(b"unable to reach each other", b"MPI process is unreachable"),
         worth=(rb"unable to reach each other", rb"MPI process is unreachable"),
         words=("unable to reach each other", "mpi process is unreachable"),
+    ),
+    Signature(
+        "open mpi fatal error in mpi_init",
+        _OMPI_FATAL_INIT,
+        _ompi_fatal_init,
+        C.LAUNCH_FAILED.code,
+        anchors=(b"An error occurred in MPI_Init",),
+        worth=(rb"An error occurred in MPI_Init",),
+        words=("an error occurred in mpi_init",),
     ),
     Signature(
         "open mpi direct launch without pmi",
