@@ -29,6 +29,9 @@ version cited):
 - Kubeflow training-operator (pkg/controller.v1/common/job.go, tensorflow/tfjob_controller.go): "TFJob
   myjob has failed because 1 Worker replica(s) failed." for every job kind: a replica's process
   failed (RUN133).
+- Paddle's enforce traceback (paddle/fluid/memory/detail/system_allocator.cc, allocation/cuda_allocator.cc):
+  frame 0 GetTraceBackString, frame 1 GPUAllocator::Alloc / CUDAAllocator::AllocateImpl: the GPU
+  allocator threw, which it does only when cudaMalloc failed (RUN101).
 - Ray's raylet summary hard-wrapped by a terminal: "... Workers (tasks /\\n actors) killed due to memory
   pressure (OOM)" (workers.py reads it unwrapped): host memory (RUN121).
 """
@@ -248,6 +251,30 @@ def _kf_job(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+_PADDLE_TB = lazy_re.compile(r"^(?:\w*Error: )?\s*0\s+std::string paddle::platform::GetTraceBackString")
+_PADDLE_ALLOC = lazy_re.compile(
+    r"^\s*1\s+paddle::memory::(?:detail::GPUAllocator::Alloc|allocation::CUDAAllocator::AllocateImpl)\("
+)
+
+
+def _paddle_alloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # Frame 0 is the enforce's own traceback builder, frame 1 the function that threw: Paddle's GPU
+    # allocators throw only when cudaMalloc failed (PADDLE_THROW_BAD_ALLOC, "Out of memory error on GPU").
+    nxt = hit.after(1, same_rank=False)
+    if not nxt or not _PADDLE_ALLOC.search(nxt[0].text):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Paddle's GPU allocator threw (frame 1: {nxt[0].text.split()[1].split('(')[0]}): "
+            "the GPU ran out of memory",
+            {"framework": "paddle", "allocator": nxt[0].text.split()[1].split("(")[0]},
+            lines=[hit.line, nxt[0]],
+            dedupe=(row.code, "paddle_alloc"),
+        )
+    ]
+
+
 _RAY_WRAPPED = lazy_re.compile(r"killed due to memory pressure \(OOM\)")
 
 
@@ -357,6 +384,15 @@ SIGNATURES = (
         anchors=(b"replica(s) failed",),
         worth=(rb"replica\(s\) failed",),
         words=("replica(s) failed",),
+    ),
+    Signature(
+        "paddle gpu allocator threw",
+        _PADDLE_TB,
+        _paddle_alloc,
+        C.CUDA_OOM.code,
+        anchors=(b"GetTraceBackString",),
+        worth=(rb"GetTraceBackString",),
+        words=("gettracebackstring",),
     ),
     Signature(
         "ray memory pressure wrapped",
