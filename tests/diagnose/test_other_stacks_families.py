@@ -92,3 +92,13 @@ def test_paddle_gpu_allocator_frame_is_cuda_oom() -> None:
         "2   paddle::memory::allocation::Allocator::Allocate(unsigned long)\n",
         "RUN101",
     )
+
+
+def test_hccl_init_internal_error_is_nccl_internal() -> None:
+    # hccl_types.h: HCCL_E_INTERNAL = 4; torch_npu ProcessGroupHCCL raises it from hcclCommInitRootInfoConfig.
+    check_root(
+        "RuntimeError: create_config:torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:102 HCCL function "
+        "error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), "
+        "error code is 4\n",
+        "RUN192",
+    )
