@@ -301,7 +301,8 @@ def _topo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # HcclResult (hccl_types.h) of an HCCL call torch_npu raised, when no CANN record says more: what each
 # number means for the communicator's start-up (hcclCommInitRootInfo*, HcclGetRootInfo: the exchange with
 # the root is HCCL's rendezvous) and for an operation (HcclAllreduce, ...). Other numbers (1 parameter,
-# 4 internal, 6 not found, 15 runtime, ...) say nothing about the cause: the exception stays bare.
+# 4 internal (bare for an operation; at start-up the analogue of ncclInternalError, RUN192), 6 not
+# found, 15 runtime, ...) say nothing about the cause: the exception stays bare.
 _INIT_RESULTS = {9: ("rendezvous_timeout", "timed out"), 11: ("root_unreachable", "could not connect (TCP)")}
 _OP_RESULTS = {
     9: ("timeout", "timed out (HCCL_E_TIMEOUT)"),
@@ -333,6 +334,11 @@ def _raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts.update({"hccl_function": fn, "hccl_error": num})
     r = facts.get("rank")
     if _INIT_CALL.search(fn):
+        if num == 4:  # HCCL_E_INTERNAL (hccl_types.h) at start-up: the analogue of ncclInternalError
+            code = C.NCCL_INTERNAL_ERROR.code
+            facts["problem"] = "hccl_internal"
+            msg = f"{hit.who(r)}: HCCL's communicator start-up ({fn}) failed with HCCL_E_INTERNAL (4)"
+            return [row.event(hit, msg, facts, rank=r, code=code, dedupe=(code, "hccl_init", r))]
         if num not in _INIT_RESULTS:
             return None
         facts["problem"], what = _INIT_RESULTS[num]
