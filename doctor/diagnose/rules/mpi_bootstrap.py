@@ -90,6 +90,10 @@ def _ompi_fatal_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     near = [hit.line, *hit.after(3, same_rank=False)]
     if not any(_NULL_COMM.search(ln.text) for ln in near):
         return None
+    if _PMI.search(hit.text, 0, m.start()):
+        return None  # the process manager's failure glued before it says why: the PMI row reads the line
+    if any(_PMI.search(ln.text) for ln in hit.before(6, same_rank=False)):
+        return []  # the process manager's failure just above says why: its row (RUN222) is the finding
     return [
         row.event(
             hit,
