@@ -113,6 +113,18 @@ _RECV0_RAISED = lazy_re.compile(
 # "[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store".
 _UID_FROM = lazy_re.compile(r"retr(?:ie|ei)ving ncclUniqueId from \[(\d+)\]")  # 1.x spelled it "retreiving"
 _UID_RANK = lazy_re.compile(r"\[(\d+)\] is setting up NCCL communicator")
+
+
+def _uid_wait_facts(hit: Hit, facts: dict[str, Any]) -> Optional[int]:
+    """The ncclUniqueId wait's two ranks from torch's message: sets `waited_for_rank` (the rank whose id
+    was awaited) in facts and returns the rank that waited, or None when the message does not say."""
+    uid = _UID_FROM.search(hit.text)
+    if uid:
+        facts["waited_for_rank"] = int(uid.group(1))
+    me = _UID_RANK.search(hit.text)
+    return int(me.group(1)) if me else None
+
+
 # python-etcd's client (client.py) under torchelastic's etcd rendezvous (etcd_rendezvous.py, 0.2-2.x):
 # "etcd.EtcdConnectionFailed: Connection to etcd failed due to MaxRetryError(\"HTTPConnectionPool(host=
 # '10.0.0.1', port=2379): Max retries exceeded ...\")", "etcd.EtcdException: Could not get the list of
@@ -153,11 +165,9 @@ def _main_first_timeout(row: Signature, hit: Hit, error: str) -> Optional[list[E
     if where is None:
         return None
     facts: dict[str, Any] = {"kind": "main_process_first_barrier", "barrier": where, "store_error": error}
-    uid = _UID_FROM.search(hit.text)
-    if uid:
-        facts["waited_for_rank"] = int(uid.group(1))
-    me = _UID_RANK.search(hit.text)
-    rank = int(me.group(1)) if me else hit.rank
+    rank = _uid_wait_facts(hit, facts)
+    if rank is None:
+        rank = hit.rank
     return [
         row.event(
             hit,
@@ -425,12 +435,9 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     late = _main_first_timeout(row, hit, facts["store_error"])
     if late is not None:
         return late
-    uid = _UID_FROM.search(hit.text)
-    if uid:
-        facts["waited_for_rank"] = int(uid.group(1))
-    me = _UID_RANK.search(hit.text)
-    if me:
-        facts["rank"] = int(me.group(1))  # "[2] is setting up NCCL communicator": the rank that waited
+    me = _uid_wait_facts(hit, facts)
+    if me is not None:
+        facts["rank"] = me  # "[2] is setting up NCCL communicator": the rank that waited
     # A store read that times out while others wait for rank 0's ncclUniqueId: usually rank 0
     # died or hung first; a symptom unless nothing else is found.
     return [
