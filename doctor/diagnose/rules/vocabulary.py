@@ -152,7 +152,10 @@ _DRIVER = r"driver version is insufficient|insufficient driver|driver/library ve
 
 
 def _both(what: str, how: str) -> re.Pattern[str]:
-    return lazy_re.compile(rf"(?is)(?=.*(?:{what}))(?=.*(?:{how}))")
+    # Anchored at the line's start: both lookaheads scan the whole line from there, so a match found at
+    # any later start is found at 0 too. Unanchored, search() retried every start position and each
+    # retry rescanned the rest of the line (quadratic: 2 ms a line on long healthy NCCL lines).
+    return lazy_re.compile(rf"(?is)\A(?=.*(?:{what}))(?=.*(?:{how}))")
 
 
 def _one(words: str) -> re.Pattern[str]:
@@ -246,7 +249,7 @@ SIGNATURES = (
     ),
     _row(
         "device oom",
-        lazy_re.compile(r"(?is)" + _DEVICE_OOM),
+        lazy_re.compile(r"(?is)\A" + _DEVICE_OOM),
         "device memory exhaustion",
         C.CUDA_OOM.code,
         (
