@@ -76,6 +76,10 @@ _OWN_EXCEPTIONS = frozenset(
 _CAUSED_BY_HARDWARE = {"process_crash", "nccl_network", "nccl_usage", "collective_timeout"}
 
 
+# What a launcher's exit record of a rank adds to the root cause it explains.
+_FROM_EXIT = ("pid", "local_rank", "host", "signal")
+
+
 def is_hardware(e: Event) -> bool:
     """A fault of the GPU itself. Xids of the "application" kind (13, 31, 43) are the driver's
     view of a software fault, not its cause."""
@@ -323,12 +327,7 @@ def _finding(
     if first.rank is not None and first.rank in exits_by_rank and "exitcode" not in facts:
         ex = exits_by_rank[first.rank]
         facts["exitcode"] = ex.facts.get("exitcode")
-        for k in (
-            "pid",
-            "local_rank",
-            "host",
-            "signal",
-        ):  # the launcher's record of that rank says where it ran
+        for k in _FROM_EXIT:  # the launcher's record of that rank says where it ran and how it ended
             if k in ex.facts:
                 facts.setdefault(k, ex.facts[k])
         msg += f"; rank {first.rank} exited with {ex.facts.get('exitcode')}"
@@ -340,7 +339,7 @@ def _finding(
     ):
         # The launcher's first failure, when ranks cannot tell it apart from the root cause's process.
         facts["exitcode"] = root_exit.facts.get("exitcode")
-        for k in ("pid", "local_rank", "host"):
+        for k in _FROM_EXIT:
             if k in root_exit.facts:
                 facts.setdefault(k, root_exit.facts[k])
         msg += f"; the launcher reports exit code {facts['exitcode']}"

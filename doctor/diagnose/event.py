@@ -12,6 +12,7 @@ from typing import Any, Optional
 from pgdoctor.diagnose.text.normalize import Line, text_rank
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import bounded
+from pgdoctor.knowledge.signals import signal_of_exitcode
 from pgdoctor.model import Evidence
 
 # A line that starts a new log record rather than continuing a message split over lines.
@@ -198,6 +199,10 @@ def event(
 ) -> Event:
     r = rank if rank is not None else hit.rank
     f = dict(facts or {})
+    # A negative exit code is a death by signal (-6: SIGABRT), whichever rule read it.
+    sig = signal_of_exitcode(f.get("exitcode"))
+    if sig is not None:
+        f.setdefault("signal", sig)
     if r is not None:
         f.setdefault("rank", r)
     if hit.line.host:

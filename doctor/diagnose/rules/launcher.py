@@ -34,22 +34,11 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.ranks import MAX_PID, bounded, span_gaps
+from pgdoctor.knowledge.signals import SIGNAL_NAMES
 from pgdoctor.model import lazy_re
 
 EXIT = "exit"
 MARKER = "marker"
-SIGNAL_NAMES = {
-    1: "SIGHUP",
-    2: "SIGINT",
-    4: "SIGILL",
-    6: "SIGABRT",
-    7: "SIGBUS",
-    8: "SIGFPE",
-    9: "SIGKILL",
-    11: "SIGSEGV",
-    13: "SIGPIPE",
-    15: "SIGTERM",
-}
 # A key of the table, also behind a prefix the normaliser does not know (a log collector's "[2024-03-21
 # 17:04:45] node1: "): the prefix ends in "]" or ":" and a blank. 1.9 names the traceback "msg".
 _TABLE_KEY = lazy_re.compile(
@@ -109,8 +98,6 @@ _MARKERS = lazy_re.compile(
 
 def exit_event(hit: Hit, facts: dict[str, Any], rank: Optional[int]) -> Event:
     code = facts.get("exitcode")
-    if isinstance(code, int) and code < 0:
-        facts.setdefault("signal", SIGNAL_NAMES.get(-code, f"signal {-code}"))
     ev = event(
         hit,
         EXIT,
@@ -276,7 +263,7 @@ def teardown(markers: list[Event]) -> Optional[Event]:
             f"ended "
             "from outside (a scheduler's cancel or time limit, preemption, Ctrl-C), no worker failed first",
             first.rank,
-            {"launcher_signal": name, "stopped_pids": stopped, "teardown_only": True},
+            {"launcher_signal": name, "signal": name, "stopped_pids": stopped, "teardown_only": True},
             list(first.evidence),
             first.ts,
             2,
