@@ -54,6 +54,8 @@ V10_HELDOUT = sorted((CORPUS / "v10").glob("heldout_*.jsonl"))
 V11_HELDOUT = sorted((CORPUS / "v11").glob("heldout_*.jsonl"))
 # Corpus v12 (its READMEs): six collections frozen beside the rule writers of the session after v11's.
 V12_HELDOUT = sorted((CORPUS / "v12").glob("heldout_*.jsonl"))
+# Corpus v13 (its READMEs): six collections frozen beside the rule writers of the session after v12's.
+V13_HELDOUT = sorted((CORPUS / "v13").glob("heldout_*.jsonl"))
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -267,6 +269,7 @@ def test_corpus_v12_heldout_top1() -> None:
         *V10_HELDOUT,
         *V11_HELDOUT,
         *V12_HELDOUT,
+        *V13_HELDOUT,
     ],
     ids=[
         "v4",
@@ -279,6 +282,7 @@ def test_corpus_v12_heldout_top1() -> None:
         *(f"v10-{p.stem}" for p in V10_HELDOUT),
         *(f"v11-{p.stem}" for p in V11_HELDOUT),
         *(f"v12-{p.stem}" for p in V12_HELDOUT),
+        *(f"v13-{p.stem}" for p in V13_HELDOUT),
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
