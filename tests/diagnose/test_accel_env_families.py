@@ -1,0 +1,152 @@
+"""accel_env families (rules/accel_env.py), read at their sources:
+
+- Intel Gaudi SynapseAI 1.x (habana_frameworks.torch's device acquire; hccl_demo's initDevice): "synStatus=N
+  [text] Device acquire failed.", SynapseAI <= 1.4 "RuntimeError: Device acquire failed.",
+  "synDeviceAcquire(...) failed with synapse error: N": RUN333;
+- libtpu through jax/_src/xla_bridge.py and torch_xla (PJRT, XRT): "The TPU is already in use by process
+  with pid N", "TPU initialization failed: open(/dev/accelN): ...", "Couldn't open device: /dev/accelN":
+  RUN333;
+- CANN runtime / npu-smi: "rtGetDeviceCount execute failed, reason=[driver error:no valid device]", "dcmi
+  model initialized failed, because the device is used. ret is -8020": RUN333;
+- macOS dyld under dlopen (Horovod, torch extensions): "Symbol not found: _ncclX", 12.x+ "symbol not found
+  in flat namespace '_x'", "Library not loaded: @rpath/libc10.dylib": RUN195 / RUN263;
+- glibc's loader on libnccl's symbol versions ("version `NCCL_2.12' not found"): RUN195;
+- jax/_src/lib/__init__.py check_jaxlib_version (0.2-0.4): RUN296;
+- torch/cuda/__init__.py _check_capability's call line printed by the warnings module: RUN265.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import check_root as _check
+from tests.helpers.diagnose_root import root_finding as _root
+
+PREFIXES = ["", "[rank3]: ", "node7: ", "(RayWorkerWrapper pid=1234) ", "[1,0]<stderr>:"]
+
+CASES = [
+    ("RuntimeError: synStatus=26 [Generic failure] Device acquire failed.", "RUN333", {"syn_status": 26}),
+    (
+        "RuntimeError: synStatus=20 [Device already acquired] Device acquire failed.",
+        "RUN333",
+        {"syn_status": 20},
+    ),
+    ("RuntimeError: synStatus=8 [Device not found] Device acquire failed.", "RUN333", {"syn_status": 8}),
+    ("RuntimeError: Device acquire failed.", "RUN333", {"accelerator": "gaudi"}),
+    (
+        "HCCL demo error: In function initDevice(): synDeviceAcquire(&resources.deviceHandle, nullptr) "
+        "failed with synapse error: 20",
+        "RUN333",
+        {"syn_status": 20},
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: ABORTED: The TPU is already in use by process with pid 2771. "
+        "Not attempting to load libtpu.so in this process.",
+        "RUN333",
+        {"holder_pid": 2771, "reason": "device_busy"},
+    ),
+    (
+        "jaxlib._jax.XlaRuntimeError: UNKNOWN: TPU initialization failed: open(/dev/accel3): Operation not "
+        "permitted: Operation not permitted; Couldn't open device: /dev/accel3; [/dev/accel3]",
+        "RUN333",
+        {"device": "/dev/accel3", "reason": "device_not_permitted"},
+    ),
+    (
+        "RuntimeError: Bad StatusOr access: UNKNOWN: TPU initialization failed: open(/dev/vfio/0): Device or "
+        "resource busy: Device or resource busy; Couldn't open iommu group /dev/vfio/0",
+        "RUN333",
+        {"device": "/dev/vfio/0", "reason": "device_busy"},
+    ),
+    (
+        "E tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:561] Invalid argument: Invalid fd: -1; "
+        "Couldn't open device: /dev/accel0 (Operation not permitted); Unable to create Node",
+        "RUN333",
+        {"device": "/dev/accel0"},
+    ),
+    (
+        "EE1001: The argument is invalid.Reason: rtGetDeviceCount execute failed, reason=[driver "
+        "error:no valid device]",
+        "RUN333",
+        {"accelerator": "ascend", "reason": "no_valid_device"},
+    ),
+    (
+        "dcmi model initialized failed, because the device is used. ret is -8020",
+        "RUN333",
+        {"dcmi_ret": -8020},
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.NotFoundError: dlopen(/usr/local/lib/python3.6/"
+        "site-packages/horovod/tensorflow/mpi_lib.cpython-36m-darwin.so, 6): Symbol not found: "
+        "_ncclAllReduce",
+        "RUN195",
+        {"symbol": "ncclAllReduce"},
+    ),
+    (
+        "ImportError: dlopen(/Users/u/venv/lib/python3.9/site-packages/horovod/torch/mpi_lib_v2.cpython-39-"
+        "darwin.so, 0x0002): symbol not found in flat namespace '_ncclCommInitRank'",
+        "RUN195",
+        {"symbol": "ncclCommInitRank"},
+    ),
+    (
+        "ImportError: dlopen(/Users/u/venv/lib/python3.10/site-packages/torch/_C.cpython-310-darwin.so, 2): "
+        "Library not loaded: @rpath/libc10.dylib",
+        "RUN263",
+        {"library": "libc10.dylib"},
+    ),
+    (
+        "ImportError: /usr/lib/x86_64-linux-gnu/libnccl.so.2: version `NCCL_2.12' not found (required by "
+        "/opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+        "RUN195",
+        {"symbol_version": "NCCL_2.12", "required_by": "libtorch_cuda.so"},
+    ),
+    (
+        "RuntimeError: jaxlib version 0.4.20 is newer than and incompatible with jax version 0.4.13. Please "
+        "update your jax and/or jaxlib packages.",
+        "RUN296",
+        {"jaxlib_version": "0.4.20", "jax_version": "0.4.13"},
+    ),
+    (
+        "RuntimeError: jaxlib is version 0.1.69, but this version of jax requires version >= 0.1.74.",
+        "RUN296",
+        {"jaxlib_required": "0.1.74"},
+    ),
+    (
+        '  warnings.warn(incompatible_device_warn.format(device_name, capability, " ".join(arch_list), '
+        "device_name))",
+        "RUN265",
+        {"reason": "arch_not_in_build"},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line,code,facts", CASES)
+def test_accel_env_family(prefix: str, line: str, code: str, facts: dict[str, object]) -> None:
+    _check(prefix + line + "\n", code, facts)
+
+
+QUIET = [
+    # a Python environment's own library, not the training stack's
+    "ImportError: dlopen(/Users/u/venv/lib/python3.9/site-packages/PIL/_imaging.cpython-39-darwin.so, 2): "
+    "Symbol not found: _xcb_connect",
+    "ImportError: dlopen(/Users/u/lib/python3.9/site-packages/lxml/etree.cpython-39-darwin.so, 2): "
+    "Library not loaded: /usr/local/opt/libxml2/lib/libxml2.2.dylib",
+    # older JAX's INFO record of a backend it skipped on a GPU machine
+    "I0820 16:10:25.293788 140208504612672 xla_bridge.py:353] Unable to initialize backend 'tpu_driver': "
+    "NOT_FOUND: Unable to find driver in registry given worker:",
+]
+
+
+@pytest.mark.parametrize("line", QUIET)
+def test_accel_env_quiet(line: str) -> None:
+    assert _root(line + "\n") is None
+
+
+def test_tpu_info_line_below_a_named_failure() -> None:
+    log = (
+        "I0000 00:00:1700000000.000 1 xla_bridge.py:660] Unable to initialize backend 'tpu': UNKNOWN: TPU "
+        "initialization failed: open(/dev/accel0): Device or resource busy\n"
+        "RuntimeError: CUDA error: out of memory\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code != "RUN333"
