@@ -60,7 +60,7 @@ _TPU_WHY_BUSY = lazy_re.compile(r"Device or resource busy|already in use")
 _TPU_WHY_PERM = lazy_re.compile(r"Operation not permitted|Permission denied")
 _TPU_DEV = lazy_re.compile(r"/dev/(?:accel\d+|vfio/\d+)")
 # A glog INFO line (older JAX logs the backends it could not start at INFO and goes on on the CPU).
-_INFO_LINE = lazy_re.compile(r"(?:^|\s)I\d{4} |(?:^|\s)I (?:tensorflow/|external/)")
+_INFO_LINE = lazy_re.compile(r"(?:^|\s)I\d{4} |(?:^|\s)I (?:tensorflow/|external/)|\bINFO[:\s]")
 # The CANN runtime's and npu-smi's words for an NPU this process cannot open.
 _ASCEND = lazy_re.compile(
     r"rtGetDeviceCount execute failed, reason=\[driver error:(?P<drv>[^\]]+)\]|"
