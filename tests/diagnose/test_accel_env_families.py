@@ -150,3 +150,60 @@ def test_tpu_info_line_below_a_named_failure() -> None:
     )
     root = _root(log)
     assert root is not None and root.code != "RUN333"
+
+
+# jaxlib/gpu's library loads; XLA's raised "No
+# visible GPU devices"; MXNet's src/ndarray/ndarray.cc CPU build; the loader's filter now knowing the other
+# stacks.
+STACK_CASES = [
+    ("jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.", "RUN262", {}),
+    (
+        "jax.errors.JaxRuntimeError: INTERNAL: Unable to load cuSPARSE. Is it installed?",
+        "RUN263",
+        {"library": "cuSPARSE"},
+    ),
+    ("RuntimeError: Unable to load cuPTI. Is it installed?", "RUN263", {"library": "cuPTI"}),
+    (
+        "mxnet.base.MXNetError: [10:00:00] src/ndarray/ndarray.cc:1286: GPU is not enabled",
+        "RUN262",
+        {"reason": "cpu_build_of_mxnet"},
+    ),
+    (
+        "ImportError: /lib64/libm.so.6: version `GLIBC_2.29' not found (required by "
+        "/opt/conda/lib/python3.8/site-packages/jaxlib/xla_extension.so)",
+        "RUN263",
+        {"symbol_version": "GLIBC_2.29"},
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.NotFoundError: /usr/local/lib/python3.8/dist-packages/"
+        "horovod/tensorflow/mpi_lib.cpython-38-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN10tensorflow8OpKernel",
+        "RUN263",
+        {"reason": "undefined_symbol"},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line,code,facts", STACK_CASES)
+def test_other_stack_env_family(prefix: str, line: str, code: str, facts: dict[str, object]) -> None:
+    _check(prefix + line + "\n", code, facts)
+
+
+# jax/_src/xla_bridge.py's warnings when it falls back to the CPU stay silent (test_driver_env_families3's
+# DECOYS: a torch job that imports jax beside it prints them).
+def test_jax_cuda_plugin_on_a_cpu_node_is_quiet() -> None:
+    log = (
+        "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:98: operation cuInit(0) failed: "
+        "CUDA_ERROR_NO_DEVICE (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+        "step 100 loss 0.31\n"
+    )
+    assert _root(log) is None
+
+
+def test_jax_info_record_of_a_skipped_cuda_backend_is_quiet() -> None:
+    log = (
+        "I0305 14:57:34.730122 140585066018624 xla_bridge.py:353] Unable to initialize backend 'cuda': "
+        "FAILED_PRECONDITION: No visible GPU devices.\n"
+    )
+    assert _root(log) is None

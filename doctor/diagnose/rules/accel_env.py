@@ -28,6 +28,10 @@ Formats, read at their sources:
   incompatible with jax version 0.4.13. Please update your jax and/or jaxlib packages.", "jaxlib is version
   0.1.69, but this version of jax requires version >= 0.1.74.": jax and jaxlib from different releases
   (RUN296).
+- XLA's GPU client raised ("XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.", RUN262; its
+  INFO record and xla_bridge's CPU-fallback warnings stay silent: healthy runs print them), jaxlib/gpu's
+  "Unable to load cuSPARSE. Is it installed?" (cuSOLVER, cuBLAS, cuFFT, cuPTI, cuDNN: RUN263), MXNet's CPU
+  build asked for a GPU (src/ndarray/ndarray.cc "GPU is not enabled": RUN262).
 - torch/cuda/__init__.py _check_capability (1.x-2.x): when the warning's text is cut, Python's warnings
   module still prints the call's source line, "warnings.warn(incompatible_device_warn.format(device_name,
   capability, ...))": this PyTorch has no kernels for the GPU (RUN265, below a failure the log names).
@@ -84,6 +88,16 @@ _JAXLIB = lazy_re.compile(
     r"jaxlib is version (?P<lib2>\d[\w.]*\w), but this version of jax requires version >= "
     r"(?P<need>\d[\w.]*\w)"
 )
+# XLA raising its GPU client's failure, and jaxlib's GPU kernels that could not load a CUDA library
+# (jaxlib/gpu/*: "Unable to load cuSPARSE. Is it installed?", cuSOLVER, cuBLAS, cuFFT, cuPTI, hipSPARSE, ...).
+_XLA_NO_GPU = lazy_re.compile(
+    r"(?:XlaRuntimeError|JaxRuntimeError): (?:INTERNAL|FAILED_PRECONDITION): No visible GPU devices\b"
+)
+_UNABLE_TO_LOAD = lazy_re.compile(
+    r"Unable to load (?P<lib>cu[A-Za-z]+|hip[A-Za-z]+|roc[A-Za-z]+|MIOpen)\. Is it installed\?"
+)
+# MXNet built without CUDA asked for a GPU array (src/ndarray/ndarray.cc: LOG(FATAL) << "GPU is not enabled").
+_MXNET_NO_GPU = lazy_re.compile(r"MXNetError: .*\bGPU is not enabled\b|ndarray\.cc:\d+: GPU is not enabled\b")
 _INCOMPATIBLE_WARN = lazy_re.compile(r"warnings\.warn\(incompatible_device_warn\.format\(")
 
 
@@ -238,6 +252,44 @@ def _jaxlib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+def _xla_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "XLA found no visible GPU for this process (no driver or device nodes in the container, "
+            "CUDA_VISIBLE_DEVICES empty or wrong, or a CUDA that does not fit the driver)",
+            {"reason": "no_visible_device", "framework": "xla"},
+            dedupe=(row.code, "xla_no_gpu"),
+        )
+    ]
+
+
+def _unable_to_load(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lib = m.group("lib")
+    return [
+        row.event(
+            hit,
+            f"jaxlib could not load {lib} (not installed, or not the version this jaxlib needs): install "
+            "the matching nvidia-* wheels (pip install -U 'jax[cuda12]') or put the toolkit's library on "
+            "the path",
+            {"library": lib},
+            dedupe=(row.code, lib),
+        )
+    ]
+
+
+def _mxnet_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "this MXNet was built without CUDA (GPU is not enabled) but the job asked for a GPU context: "
+            "install the CUDA build (mxnet-cu1xx)",
+            {"reason": "cpu_build_of_mxnet"},
+            dedupe=(row.code, "cpu_build_of_mxnet"),
+        )
+    ]
+
+
 def _incompatible(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -305,6 +357,33 @@ SIGNATURES = (
         anchors=(b"jaxlib version", b"jaxlib is version"),
         worth=(rb"jaxlib version", rb"jaxlib is version"),
         words=("jaxlib version", "jaxlib is version"),
+    ),
+    Signature(
+        "xla no visible gpu raised",
+        _XLA_NO_GPU,
+        _xla_no_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"No visible GPU devices",),
+        worth=(rb"No visible GPU devices",),
+        words=("no visible gpu devices",),
+    ),
+    Signature(
+        "jaxlib cannot load a cuda library",
+        _UNABLE_TO_LOAD,
+        _unable_to_load,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Is it installed",),
+        worth=(rb"Unable to load \w+\. Is it installed",),
+        words=("is it installed",),
+    ),
+    Signature(
+        "mxnet cpu build asked for a gpu",
+        _MXNET_NO_GPU,
+        _mxnet_no_gpu,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"GPU is not enabled",),
+        worth=(rb"GPU is not enabled",),
+        words=("gpu is not enabled",),
     ),
     Signature(
         "torch incompatible device warning source line",
