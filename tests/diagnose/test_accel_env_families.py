@@ -207,3 +207,56 @@ def test_jax_info_record_of_a_skipped_cuda_backend_is_quiet() -> None:
         "FAILED_PRECONDITION: No visible GPU devices.\n"
     )
     assert _root(log) is None
+
+
+# torch_npu's Initialize (torch_npu/csrc/core/npu/sys_ctrl/npu_sys_ctrl.cpp) and the CANN runtime's plog;
+# numbers from torch_npu/csrc/core/npu/NPUErrorCodes.h (507033 "Failed to start the device", 207004 "The
+# device is unavailable", 107001 "Invalid device ID").
+NPU_CASES = [
+    (
+        "RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:217 NPU function error: "
+        "aclrtSetDevice(device_id_), error code is 507033",
+        "RUN333",
+        {"npu_error": 507033, "reason": "device_start_failed"},
+    ),
+    (
+        "RuntimeError: Initialize:torch_npu/csrc/core/npu/sys_ctrl/npu_sys_ctrl.cpp:182 NPU function error: "
+        "c10_npu::SetDevice(device_id_), error code is 207004",
+        "RUN333",
+        {"npu_error": 207004},
+    ),
+    (
+        "[ERROR] aclrtSetDevice(deviceId) failed: 507033 (/home/x/main.cpp:80)",
+        "RUN333",
+        {"npu_error": 507033},
+    ),
+    (
+        "        open device 2 failed, runtime result = 507033.[FUNC:ReportCallError]"
+        "[FILE:log_inner.cpp][LINE:14]",
+        "RUN333",
+        {"device": 2},
+    ),
+    (
+        "RuntimeError: Initialize:torch_npu/csrc/core/npu/sys_ctrl/npu_sys_ctrl.cpp:182 NPU function error: "
+        "c10_npu::SetDevice(device_id_), error code is 107001",
+        "RUN264",
+        {"reason": "invalid_device_id"},
+    ),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("line,code,facts", NPU_CASES)
+def test_npu_set_device_family(prefix: str, line: str, code: str, facts: dict[str, object]) -> None:
+    _check(prefix + line + "\n", code, facts)
+
+
+def test_npu_start_failure_of_a_lost_device_is_not_this_row() -> None:
+    log = (
+        "[ERROR] RecentErrMsg: Inner_Error_Device_Status_Abnormal(E39009): Failed to connect the device.\n"
+        "        Possible Cause: 1. Heartbeats are missing on the device. 2. The underlying channel is "
+        "disconnected.\n"
+        "        open device 2 failed, runtime result = 507033.[FUNC:ReportCallError][FILE:log_inner.cpp]\n"
+    )
+    root = _root(log)
+    assert root is None or root.code != "RUN333"

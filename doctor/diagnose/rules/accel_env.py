@@ -16,7 +16,9 @@ Formats, read at their sources:
   "/dev/vfio/0": a process still holds the chips (a previous run, a notebook kernel) (RUN333).
 - Ascend (CANN runtime, npu-smi / dcmi): "rtGetDeviceCount execute failed, reason=[driver error:no valid
   device]" (the container without /dev/davinci*), npu-smi's "dcmi model initialized failed, because the
-  device is used. ret is -8020" (RUN333).
+  device is used. ret is -8020", torch_npu's "NPU function error: aclrtSetDevice(device_id_), error code is
+  507033" (Failed to start the device; 207004 unavailable; 107001 an invalid device id: RUN264) unless the
+  device lost its heartbeat (E39009: the hardware, rules/hccl.py) (RUN333).
 - macOS dyld under dlopen (Horovod's, torch's extensions): "dlopen(<path>, 6): Symbol not found:
   _ncclAllReduce", 12.x+ "dlopen(<path>, 0x0002): symbol not found in flat namespace '_ncclCommInitRank'",
   "Library not loaded: @rpath/libc10.dylib": the macOS words of Linux's "undefined symbol" and "cannot
@@ -70,6 +72,21 @@ _ASCEND = lazy_re.compile(
     r"rtGetDeviceCount execute failed, reason=\[driver error:(?P<drv>[^\]]+)\]|"
     r"dcmi model initialized failed, because the device is used\.? ret is (?P<ret>-?\d+)"
 )
+# torch_npu's device set-up refused by the runtime (torch_npu/csrc/core/npu/sys_ctrl/npu_sys_ctrl.cpp
+# Initialize: "NPU function error: aclrtSetDevice(device_id_), error code is 507033", 2.1+
+# "c10_npu::SetDevice(device_id_)"),
+# a C++ caller's "aclrtSetDevice(deviceId) failed: 507033", the runtime's plog "open device 2 failed, runtime
+# result = 507033." NPUErrorCodes.h: 507033 "Failed to start the device", 207004 "The device is unavailable",
+# 107001 "Invalid device ID" (a device index beyond the visible NPUs: RUN264).
+_NPU_SET_DEVICE = lazy_re.compile(
+    r"NPU function error: (?:aclrtSetDevice|c10_npu::SetDevice)\w*\([^)]*\), error code is (?P<num>\d+)|"
+    r"aclrtSetDevice\w*\([^)]*\) failed: (?P<num2>\d+)|"
+    r"open device (?P<dev>\d+) failed, runtime result = (?P<num3>\d+)|"
+    r"acl set device (?P<dev2>\d+) failed, errorCode = (?P<num4>\d+)"
+)
+# The device itself lost (its heartbeat, E39009 "Failed to connect the device"): the hardware's record, read
+# by rules/hccl.py, not this one.
+_NPU_LOST = lazy_re.compile(r"E39009|[Hh]eartbeats? (?:are )?(?:missing|lost)|lost heartbeat")
 # dyld's words under dlopen.
 _DYLD = lazy_re.compile(
     r"dlopen\((?P<path>[^,()]+), (?:\d+|0x[0-9a-fA-F]+)\): (?:"
@@ -174,6 +191,42 @@ def _ascend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
         facts = {"accelerator": "ascend", "reason": "device_busy", "dcmi_ret": int(m.group("ret"))}
         what = f"the NPU is used by another process (dcmi ret {m.group('ret')}): end it (npu-smi info) first"
     return [row.event(hit, f"{hit.who()}: {what}", facts, dedupe=(row.code, "ascend"))]
+
+
+def _npu_set_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    num = int(m.group("num") or m.group("num2") or m.group("num3") or m.group("num4"))
+    facts: dict[str, Any] = {"accelerator": "ascend", "npu_error": num}
+    if m.group("dev") or m.group("dev2"):
+        facts["device"] = int(m.group("dev") or m.group("dev2"))
+    if num == 107001:
+        facts["reason"] = "invalid_device_id"
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: torch_npu asked for an NPU index that is not visible (107001 Invalid device "
+                "ID: more processes per node than NPUs, or ASCEND_RT_VISIBLE_DEVICES too short)",
+                facts,
+                code=C.DEVICE_MISMATCH.code,
+                dedupe=(C.DEVICE_MISMATCH.code, "npu"),
+            )
+        ]
+    if num not in (507033, 207004):
+        return None
+    near = [*hit.before(12, same_rank=False), hit.line, *hit.after(12, same_rank=False)]
+    if any(_NPU_LOST.search(ln.text) for ln in near):
+        return None  # the device lost its heartbeat: the hardware's record is the cause
+    facts["reason"] = "device_start_failed"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the NPU could not be started for this process ({num}: "
+            + ("Failed to start the device" if num == 507033 else "The device is unavailable")
+            + "): another process holds it, the container lacks /dev/davinci*, or the CANN packages do not "
+            "match the driver and firmware (E30006 OPP); npu-smi info and the plog say which",
+            facts,
+            dedupe=(row.code, "ascend"),
+        )
+    ]
 
 
 def _dyld(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -330,6 +383,15 @@ SIGNATURES = (
         anchors=(b"rtGetDeviceCount execute failed", b"dcmi model initialized failed"),
         worth=(rb"rtGetDeviceCount execute failed", rb"dcmi model initialized failed"),
         words=("rtgetdevicecount execute failed", "dcmi model initialized failed"),
+    ),
+    Signature(
+        "ascend device set-up refused",
+        _NPU_SET_DEVICE,
+        _npu_set_device,
+        C.ACCEL_DEVICE_UNAVAILABLE.code,
+        anchors=(b"SetDevice", b"runtime result = ", b"acl set device"),
+        worth=(rb"SetDevice\w*\(", rb"open device \d+ failed", rb"acl set device \d+ failed"),
+        words=("setdevice", "open device", "acl set device"),
     ),
     Signature(
         "macos dyld symbol or library",
