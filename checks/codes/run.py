@@ -579,3 +579,16 @@ HCCL_TIMEOUT = register_code(
     "An HCCL collective on an Ascend NPU waited past its timeout for a peer",
     AREA,
 )
+# Category driver_env: an accelerator other than an NVIDIA GPU could not be opened by this process: Intel
+# Gaudi's device acquire ("synStatus=20 [Device already acquired] Device acquire failed"), a Cloud TPU that
+# another process holds ("The TPU is already in use by process with pid N", "Couldn't open device:
+# /dev/accel0"), an Ascend NPU the CANN runtime cannot reach ("driver error:no valid device") or that
+# another process uses (npu-smi's dcmi -8020).
+ACCEL_DEVICE_UNAVAILABLE = register_code(
+    "RUN333",
+    "accelerator-device-unavailable",
+    "fail",
+    "driver_env",
+    "A Gaudi, TPU or Ascend device could not be opened (held by another process, or not passed in)",
+    AREA,
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from pgdoctor.diagnose.rules import (
+    accel_env,
     build_fit,
     c10d_usage,
     coordination_service,
@@ -103,6 +104,7 @@ MODULES = (
     device_visibility,
     loader,
     driver_stack,
+    accel_env,
     desync_reports,
     mismatch,
     model_mismatch,

@@ -51,7 +51,10 @@ _SYMBOL_VERSION = lazy_re.compile(
 _GPU_STACK_PATH = lazy_re.compile(
     r"torch|cuda|cudnn|cublas|cusparse|cufft|curand|cusolver|nccl|nvidia|nvrtc|nvjitlink|c10|caffe2|triton|"
     r"flash_attn|apex|deepspeed|xformers|bitsandbytes|vllm|transformer_engine|megatron|mmcv|detectron2|"
-    r"causal_conv1d|selective_scan|mamba",
+    r"causal_conv1d|selective_scan|mamba|"
+    # the other stacks' own extensions (jaxlib's xla_extension, TensorFlow's pywrap, Paddle's core, MXNet's
+    # libmxnet, Horovod's mpi_lib, torch_npu, Habana's and oneCCL's bindings)
+    r"jaxlib|xla_extension|tensorflow|paddle|mxnet|horovod|torch_npu|habana|oneccl",
     re.I,
 )
 _GPU_STACK_SYMBOL = lazy_re.compile(
