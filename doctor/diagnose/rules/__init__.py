@@ -40,6 +40,7 @@ from pgdoctor.diagnose.rules import (
     mismatch,
     model_mismatch,
     mpi_bootstrap,
+    mpi_exits,
     mpi_fabric,
     mxnet_kvstore,
     nccl_errors,
@@ -68,6 +69,7 @@ from pgdoctor.diagnose.rules import (
     userspace_oom,
     vocabulary,
     workers,
+    xgboost_collective,
     xla_runtime,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
@@ -95,8 +97,10 @@ MODULES = (
     nccl_errors,
     nccl_wrappers,
     mpi_fabric,
+    mpi_exits,
     oneccl,
     other_stacks,
+    xgboost_collective,
     net_texts,
     driver_env,
     build_fit,
