@@ -40,6 +40,7 @@ _FATAL = lazy_re.compile(
 _SIGNAL_INFO = lazy_re.compile(r"received by PID (\d+)")
 _HYDRA = lazy_re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
 _HYDRA_WHO = lazy_re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
+_EXIT_STRING = lazy_re.compile(r"TERMINATED WITH THE EXIT STRING: .*\(signal (\d+)\)")
 
 
 def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -63,6 +64,16 @@ def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     status = int(m.group(2)) if m.group(2) else 0
     # a shell-style status: 128 + N is "killed by signal N"
     code = -int(m.group(1)) if m.group(1) else (-(status - 128) if 128 < status < 160 else status)
+    # Hydra before 3.3 (its frame names no RANK) prints a signalled process's raw wait status as its "EXIT
+    # CODE" (9 for SIGKILL) and names the signal after the frame: "YOUR APPLICATION TERMINATED WITH THE EXIT
+    # STRING: Killed (signal 9)"; 3.3+ prints "KILLED BY SIGNAL: 9" instead, and its EXIT CODE is the code.
+    said = next(
+        (s for s in (_EXIT_STRING.search(ln.text) for ln in hit.after(6, same_rank=False)) if s), None
+    )
+    if m.group(2) and said:
+        code = -int(said.group(1))
+    elif m.group(2) and status == 9 and not who.group(1):
+        code = -9
     rank = int(who.group(1)) if who.group(1) else None
     facts: dict[str, Any] = {"exitcode": code, "pid": int(who.group(2)), "host": who.group(3)}
     facts.update({"reporter": "mpiexec (Hydra)", "first": True})
