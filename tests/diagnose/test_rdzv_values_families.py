@@ -87,12 +87,37 @@ GLOO_IFACE = [
 
 HANGS = [
     "[rank: 0] Seed set to 42\nInitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5\n",
-    "GPU available: True (cuda), used: True\ninitializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\n"
-    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n",
+    "GPU available: True (cuda), used: True\ninitializing ddp: GLOBAL_RANK: 1, MEMBER: 2/4\n"
+    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4\n",
     "INFO:torch.distributed.distributed_c10d:Added key: store_based_barrier_key:1 to store for rank: 0\n",
 ]
 
+# torch/nn/parallel/distributed.py (1.8-2.x) calls reducer._rebuild_buckets() in forward / _pre_forward;
+# reducer.cpp rebuild_buckets() begins with ensure_prior_reduction_finished(): a stack cut at that line
+# is that error.
+REBUILD_CUT = [
+    "[rank0]: \u2502 /envs/lib/python3.10/site-packages/torch/nn/parallel/distributed.py:1528 in _pre_forward"
+    "   \u2502\n"
+    "[rank0]: \u2502   1527 \u2502   \u2502   # This should be called only once during whole training period."
+    "   \u2502\n"
+    "[rank0]: \u2502 \u2771 1528 \u2502   \u2502   if torch.is_grad_enabled() and "
+    "self.reducer._rebuild_buckets():"
+    "   \u2502\n",
+    TB
+    + '  File "/usr/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", line 1139, in forward\n'
+    "    if torch.is_grad_enabled() and self.reducer._rebuild_buckets():\n",
+]
+REBUILD_NOT_CUT = [
+    TB
+    + '  File "/usr/lib/python3.10/site-packages/torch/nn/parallel/distributed.py", line 1139, in forward\n'
+    "    if torch.is_grad_enabled() and self.reducer._rebuild_buckets():\nKeyboardInterrupt\n",
+]
+
 HEALTHY = [
+    # every rank announced (the meeting had everyone), or rank 0's announcement not in the paste
+    "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\ninitializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n",
+    "Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/8\n"
+    "Initializing distributed: GLOBAL_RANK: 5, MEMBER: 6/8\n",
     "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/1\n",
     "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n" + "-" * 100 + "\ndistributed_backend=nccl\n"
     "All distributed processes registered. Starting with 2 processes\n" + "-" * 100 + "\n",
@@ -106,6 +131,12 @@ HEALTHY = [
     TB + '  File "/workspace/data.py", line 12, in parse\n    n = int(row[3])\n'
     "ValueError: invalid literal for int() with base 10: 'abc'",
     "nslookup: can't resolve 'db.internal'\n",
+    # a script's own int() under elastic's @record wrapper is the script's
+    TB
+    + '  File "/usr/lib/python3/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", '
+    "line 346, in wrapper\n    return f(*args, **kwargs)\n"
+    '  File "/workspace/train.py", line 5, in main\n    n = int(row)\n'
+    "ValueError: invalid literal for int() with base 10: 'abc'",
     # the init container's loop whose name resolved: its normal wait before the run
     "nslookup: can't resolve 'job-7-master-0': Name does not resolve\nwaiting for master\n"
     "Server:    10.96.0.10\nAddress 1: 10.96.0.10 kube-dns.kube-system.svc.cluster.local\n\n"
@@ -148,6 +179,18 @@ def test_log_that_ends_at_the_process_group_start(log: str) -> None:
 
 def test_hang_facts() -> None:
     check_root(HANGS[0], "RUN221", {"world_size": 5, "rank": 0})
+    four_of_eight = "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in (1, 2, 0, 3))
+    check_root(four_of_eight, "RUN221", {"missing_ranks": [4, 5, 6, 7], "announced_ranks": [0, 1, 2, 3]})
+
+
+@pytest.mark.parametrize("log", REBUILD_CUT)
+def test_stack_cut_in_ddp_bucket_rebuild(log: str) -> None:
+    check_root(log, "RUN202")
+
+
+@pytest.mark.parametrize("log", REBUILD_NOT_CUT)
+def test_stack_with_its_exception_line_is_not_a_cut(log: str) -> None:
+    assert not any(f.code == "RUN202" for f in failure_findings(log)), log
 
 
 @pytest.mark.parametrize("log", HEALTHY)

@@ -30,7 +30,15 @@ interface for the address the host name resolved to. Read at their source:
   Starting with N processes"; torch 1.8-2.0 _store_based_barrier logs "Added key: store_based_barrier_key:1 to
   store for rank: 0" then "Rank 0: Completed store-based barrier for key:... with N nodes." A log whose last
   lines are the first without the second (and no step after) hung in the rendezvous: some rank never joined
-  (RUN221, tier 1: a timeout that was not waited out).
+  (RUN221, tier 1: a timeout that was not waited out). Lightning's line counts only with rank 0's among
+  them (only rank 0 says it is over) and some rank of the world not announced (all of them there: the
+  meeting had everyone).
+- DDP's forward (torch/nn/parallel/distributed.py 1.8-2.x _pre_forward / forward: ``if
+  torch.is_grad_enabled() and self.reducer._rebuild_buckets():``): reducer.cpp Reducer::rebuild_buckets
+  begins with ensure_prior_reduction_finished(), which raises "Expected to have finished reduction in the
+  prior iteration before starting a new one" (the unused-parameter error), and otherwise only its
+  parameter-order check. A paste whose stack ends at that source line, its exception line cut off (a rich
+  traceback box, an issue body that stops there), is that desync (RUN202, tier 1).
 - gloo/transport/tcp/device.cc (2018-2025) sockaddrToInterfaceName: "[enforce fail at .../device.cc:NNN]
   ifa != nullptr. Unable to find interface for: [127.0.1.1]" - the host name resolved to an address no
   interface holds (Debian's /etc/hosts 127.0.1.1, a stale /etc/hosts entry): set GLOO_SOCKET_IFNAME (RUN174).
@@ -46,6 +54,7 @@ from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import is_progress
+from pgdoctor.knowledge.ranks import rank_ranges
 from pgdoctor.model import lazy_re
 
 # Python's and urllib's and the socket module's words for a port that does not parse.
@@ -58,10 +67,12 @@ _PORT_PARSE = lazy_re.compile(
     r")"
 )
 # What makes such a line the rendezvous's: a frame of torch's rendezvous or launcher, or the port's own name.
+# Not elastic's @record wrapper frame nor distributed_c10d.py in general: a script's own int() under them is
+# the script's.
 _RDZV_CONTEXT = lazy_re.compile(
-    r"torch/distributed/(?:rendezvous\.py|run\.py|launch\.py|distributed_c10d\.py|elastic/)|"
+    r"torch/distributed/(?:rendezvous\.py|run\.py|launch\.py|elastic/rendezvous/)|"
     r"_env_rendezvous_handler|_tcp_rendezvous_handler|_create_c10d_store|TCPStore\(|"
-    r"MASTER_PORT|master_port|init_method|rdzv_endpoint|init_process_group"
+    r"MASTER_PORT|master_port|init_method|rdzv_endpoint"
 )
 # TCPStore's pybind11 constructor refusing its arguments (a str port, a None host).
 _TCPSTORE_ARGS = lazy_re.compile(r"TypeError: __init__\(\): incompatible constructor arguments")
@@ -115,15 +126,32 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return []
     rank = m.group("rank") or m.group("krank")
     facts: dict[str, object] = {"problem": "hang at process group start", "rank": int(rank)}
+    world = note = ""
     if m.group("world") is not None:
-        facts["world_size"] = int(m.group("world"))
-    world = f" of {m.group('world')}" if m.group("world") else ""
+        size = int(m.group("world"))
+        facts["world_size"] = size
+        world = f" of {size}"
+        seen = {int(rank)}
+        for ln in hit.before(400, same_rank=False):
+            a = _INIT_START.search(ln.text)
+            if a and a.group("world") == m.group("world"):
+                seen.add(int(a.group("rank")))
+        missing = sorted(set(range(size)) - seen)
+        if not missing or 0 not in seen:
+            # every rank announced (the meeting had everyone: a hang after it is not the rendezvous's), or
+            # rank 0's line is not in the paste (only rank 0 logs "All distributed processes registered")
+            return []
+        if len(seen) > 1:
+            facts["announced_ranks"] = sorted(seen)
+            facts["missing_ranks"] = missing
+            note = f"; rank(s) {rank_ranges(missing)} never announced themselves"
     return [
         row.event(
             hit,
             f"the log ends at the process group's start (rank {rank}{world} announced itself and nothing "
-            "followed): init_process_group is waiting for ranks that never joined (a node not started, "
-            "MASTER_ADDR / MASTER_PORT or the world size different on some node, a firewall between nodes)",
+            f"followed{note}): init_process_group is waiting for ranks that never joined (a node not "
+            "started, MASTER_ADDR / MASTER_PORT or the world size different on some node, a firewall "
+            "between nodes)",
             facts,
             tier=1,
             dedupe=(row.code, "init_hang"),
@@ -131,7 +159,35 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-def _context(hit: Hit, before: int = 12, after: int = 3) -> bool:
+_REBUILD = lazy_re.compile(r"reducer\._rebuild_buckets\(\)")
+# The rest of a stack after a frame's source line: frames, source lines, carets, rich's box and rule lines.
+_STACK_REST = lazy_re.compile(
+    r'^\s*$|^\s|File "|[\u2502\u256d\u256e\u256f\u2570\u2500\u2771\u276f]|^\^+$|^```$|^\S+:\d+ in \w+'
+)
+_EXC_LINE = lazy_re.compile(r"^\s*[\w.]*(?:Error|Exception|Interrupt)\b(?::|$)")
+
+
+def _rebuild_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if hit.lines[-1].no - hit.line.no >= LINES_AFTER:
+        return None
+    if any(_EXC_LINE.search(ln.text) or not _STACK_REST.search(ln.text) for ln in after):
+        return None  # the exception line is there (its own row reads it), or other output follows
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the stack ends in DDP's bucket rebuild (reducer._rebuild_buckets() in "
+            "_pre_forward), its exception line cut off: the check that raises there is DDP's 'Expected to "
+            "have finished reduction in the prior iteration' - parameters that did not receive a gradient on "
+            "this rank (unused parameters, or ranks that took different branches)",
+            {"frame": "reducer._rebuild_buckets", "cut": True},
+            tier=1,
+            dedupe=(row.code, "rebuild_cut"),
+        )
+    ]
+
+
+def _context(hit: Hit, before: int = 8, after: int = 3) -> bool:
     lines = [*hit.before(before, same_rank=False), hit.line, *hit.after(after, same_rank=False)]
     return any(_RDZV_CONTEXT.search(ln.text) for ln in lines)
 
@@ -335,6 +391,15 @@ SIGNATURES = (
         anchors=(b"GLOBAL_RANK: ", b"Added key: store_based_barrier_key"),
         worth=(rb"GLOBAL_RANK: \d+, MEMBER: ", rb"Added key: store_based_barrier_key"),
         words=("global_rank: ", "added key: store_based_barrier_key"),
+    ),
+    Signature(
+        "stack cut in DDP's bucket rebuild",
+        _REBUILD,
+        _rebuild_cut,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(b"reducer._rebuild_buckets()",),
+        worth=(rb"reducer\._rebuild_buckets\(\)",),
+        words=("_rebuild_buckets",),
     ),
     Signature(
         "gloo device without interface",
