@@ -173,6 +173,8 @@ MATCH_HEALTHY_LINES = {
     "stack cut in the rendezvous": "procedural build",
     # every rank's Lightning announcement: the build wants one rank announced twice and others missing
     "lightning processes that took the same global rank": "procedural build",
+    # Lightning's announcement or torch's "Added key": the build wants the log to end there, nothing after
+    "log that ends at the process group's start": "procedural build",
     # the net under the families (rules/vocabulary.py): a line must also say it failed and not be INFO
     "words: start-up": "procedural build",
     "words: collective timeout": "procedural build",

@@ -418,8 +418,10 @@ def _peer_socket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     t = hit.text
     if SHUTDOWN_POLL.search(t):
         return []  # the heartbeat monitor's poll of a store that rank 0 closed at its exit
-    if _STORE_OP.search(" ".join(ln.text for ln in hit.before(16))):
-        return None  # a store operation (the store-based barrier, the rendezvous): the rendezvous module's
+    if _STORE_OP.search(" ".join([*(ln.text for ln in hit.before(16)), t])):
+        # a store operation (the store-based barrier, the rendezvous), or THD's init naming its source on the
+        # line ("Connection reset by peer at .../THD/process_group/General.cpp:20"): the rendezvous module's
+        return None
     if not (
         ("gloo" in t or "Connection" in t)
         and re.search(r"Error|error", t)

@@ -1,0 +1,420 @@
+"""rendezvous and gloo set-up, the values the meeting is built from: a port or address that does not parse or
+resolve before any rank talks, an etcd rendezvous server that answers with its own error, the Kubeflow
+training-operator's init container that never resolved the master's name, and gloo's device that found no
+interface for the address the host name resolved to. Read at their source:
+
+- torch/distributed/rendezvous.py (1.x-2.x) `_env_rendezvous_handler`: ``master_port =
+  int(_get_env_or_raise("MASTER_PORT"))`` raises Python's "ValueError: invalid literal for int() with base 10:
+  'tcp://10.0.0.1:29500'" when MASTER_PORT holds a URL, a name or an unexpanded "$PORT"; the tcp:// handler
+  reads the port through urllib.parse ("ValueError: Port could not be cast to integer value as '29500abc'",
+  "ValueError: Port out of range 0-65535", Python 3.6+ lib/urllib/parse.py); a port past 65535 handed to a
+  socket says "OverflowError: getsockaddrarg: port must be 0-65535." (Modules/socketmodule.c); TCPStore's
+  pybind constructor given a str port says "TypeError: __init__(): incompatible constructor arguments" and
+  then lists "torch._C._distributed_c10d.TCPStore(host_name: str, port: int, ...)". These are RUN224 (the
+  rendezvous settings, not the network) when a frame or a line near them names the rendezvous or the port.
+- torchrun / torch.distributed.launch (run.py, launch.py argparse): "error: argument --master_port/
+  --master-port: invalid int value: '$MASTER_PORT'" (and --node_rank / --node-rank): RUN224.
+- python-etcd (etcd/__init__.py EtcdError table, used by torch/distributed/elastic/rendezvous/
+  etcd_rendezvous.py and etcd_store.py): "etcd.EtcdException: Raft Internal Error : etcdserver: request timed
+  out", "During Leader Election", "EtcdLeaderElectionInProgress", "etcdserver: server stopped" / "etcdserver:
+  no leader": the etcd server behind --rdzv-backend=etcd cannot serve the rendezvous (RUN222).
+- kubeflow/training-operator pkg/controller.v1/pytorch/initcontainer.go: the worker pods' init container
+  ``for i in $(seq N); do if nslookup <master>; then ...; fi; echo waiting for master; sleep 2; done``
+  prints busybox's "nslookup: can't resolve '<job>-master-0'" (or "** server can't find ...: NXDOMAIN")
+  then "waiting for master": a paste that ends in that loop is a worker whose master's service name never
+  resolved (its pod not up, another namespace, a DNS policy that hides it): RUN222. launch_start.py reads
+  the same lines when the launcher's failure follows them.
+- a log that ends at the process group's start: Lightning's (fabric/utilities/distributed.py
+  _init_dist_connection, 1.x "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4", 1.6+ "Initializing distributed:
+  ...") logs the line, calls init_process_group, then rank 0 logs "All distributed processes registered.
+  Starting with N processes"; torch 1.8-2.0 _store_based_barrier logs "Added key: store_based_barrier_key:1 to
+  store for rank: 0" then "Rank 0: Completed store-based barrier for key:... with N nodes." A log whose last
+  lines are the first without the second (and no step after) hung in the rendezvous: some rank never joined
+  (RUN221, tier 1: a timeout that was not waited out). Lightning's line counts only with rank 0's among
+  them (only rank 0 says it is over) and some rank of the world not announced (all of them there: the
+  meeting had everyone).
+- DDP's forward (torch/nn/parallel/distributed.py 1.8-2.x _pre_forward / forward: ``if
+  torch.is_grad_enabled() and self.reducer._rebuild_buckets():``): reducer.cpp Reducer::rebuild_buckets
+  begins with ensure_prior_reduction_finished(), which raises "Expected to have finished reduction in the
+  prior iteration before starting a new one" (the unused-parameter error), and otherwise only its
+  parameter-order check. A paste whose stack ends at that source line, its exception line cut off (a rich
+  traceback box, an issue body that stops there), is that desync (RUN202, tier 1).
+- gloo/transport/tcp/device.cc (2018-2025) sockaddrToInterfaceName: "[enforce fail at .../device.cc:NNN]
+  ifa != nullptr. Unable to find interface for: [127.0.1.1]" - the host name resolved to an address no
+  interface holds (Debian's /etc/hosts 127.0.1.1, a stale /etc/hosts entry): set GLOO_SOCKET_IFNAME (RUN174).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.progress import is_progress
+from pgdoctor.knowledge.ranks import rank_ranges
+from pgdoctor.model import lazy_re
+
+# Python's and urllib's and the socket module's words for a port that does not parse.
+_PORT_PARSE = lazy_re.compile(
+    r"(?P<exc>ValueError|OverflowError): (?:"
+    r"invalid literal for int\(\) with base 10: '(?P<lit>[^']{0,200})'|"
+    r"Port could not be cast to integer value as '(?P<cast>[^']{0,200})'|"
+    r"(?P<range>Port out of range 0-65535)|"
+    r"(?:getsockaddrarg: )?(?P<range2>port must be 0-65535)"
+    r")"
+)
+# What makes such a line the rendezvous's: a frame of torch's rendezvous or launcher, or the port's own name.
+# Not elastic's @record wrapper frame nor distributed_c10d.py in general: a script's own int() under them is
+# the script's.
+_RDZV_CONTEXT = lazy_re.compile(
+    r"torch/distributed/(?:rendezvous\.py|run\.py|launch\.py|elastic/rendezvous/)|"
+    r"_env_rendezvous_handler|_tcp_rendezvous_handler|_create_c10d_store|TCPStore\(|"
+    r"MASTER_PORT|master_port|init_method|rdzv_endpoint"
+)
+# TCPStore's pybind11 constructor refusing its arguments (a str port, a None host).
+_TCPSTORE_ARGS = lazy_re.compile(r"TypeError: __init__\(\): incompatible constructor arguments")
+# torchrun's / launch.py's argparse.
+_ARG_INT = lazy_re.compile(
+    r"error: argument (?P<arg>--(?:master|node)[_-](?:port|rank)(?:/--(?:master|node)[_-](?:port|rank))?): "
+    r"invalid int value: '(?P<val>[^']{0,200})'"
+)
+# python-etcd's server errors (EtcdError table codes 300/301, the v2 API's "cause").
+_ETCD = lazy_re.compile(r"etcd\.(?P<exc>Etcd\w*)(?::\s*(?P<msg>.*))?$")
+_ETCD_SERVER = lazy_re.compile(
+    r"Raft Internal Error|During Leader Election|LeaderElection|etcdserver: |Connection to etcd failed|"
+    r"Could not get the list of servers"
+)
+# busybox / bind nslookup in the training-operator's init container.
+_NSLOOKUP = lazy_re.compile(
+    r"nslookup: can't resolve '(?P<a>[^']{1,200})'|\*\* server can't find (?P<b>[\w.-]{1,200}): NXDOMAIN"
+)
+# gloo's device: no interface holds the address the host name resolved to.
+_GLOO_NO_IFACE = lazy_re.compile(
+    r"gloo/transport/\w+/device\.cc:\d+\].*Unable to find interface for:?\s*(?P<addr>\S+)"
+)
+
+# The announcements before the process group's meeting, and what says it was over.
+_INIT_START = lazy_re.compile(
+    r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world>\d+)|"
+    r"Added key: store_based_barrier_key:\d+ to store for rank: (?P<krank>\d+)"
+)
+_INIT_DONE = lazy_re.compile(
+    r"All distributed processes registered|distributed_backend=|Completed store-based barrier|"
+    r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK|Added key: store_based_barrier_key"
+)
+# What a run prints once it is past the meeting (Lightning's model summary and loops, a step).
+_PAST_INIT = lazy_re.compile(
+    r"\|\s*Name\s*\||Sanity Checking|Epoch \d|Training:|Validation|Trainable params|LOCAL_RANK: \d+ - |"
+    r"Traceback|Error|error|Killed|NCCL|Timeout|timed out"
+)
+
+
+def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("world") is not None and int(m.group("world")) < 2:
+        return []
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if hit.lines[-1].no - hit.line.no >= LINES_AFTER or len(after) > 6:
+        return []  # the log goes on: not where it stopped
+    if any(_INIT_DONE.search(ln.text) or _PAST_INIT.search(ln.text) or is_progress(ln.text) for ln in after):
+        return []
+    if any(
+        "All distributed processes registered" in ln.text for ln in hit.before(LINES_AFTER, same_rank=False)
+    ):
+        return []
+    rank = m.group("rank") or m.group("krank")
+    facts: dict[str, object] = {"problem": "hang at process group start", "rank": int(rank)}
+    world = note = ""
+    if m.group("world") is not None:
+        size = int(m.group("world"))
+        facts["world_size"] = size
+        world = f" of {size}"
+        seen = {int(rank)}
+        for ln in hit.before(400, same_rank=False):
+            a = _INIT_START.search(ln.text)
+            if a and a.group("world") == m.group("world"):
+                seen.add(int(a.group("rank")))
+        missing = sorted(set(range(size)) - seen)
+        if not missing or 0 not in seen:
+            # every rank announced (the meeting had everyone: a hang after it is not the rendezvous's), or
+            # rank 0's line is not in the paste (only rank 0 logs "All distributed processes registered")
+            return []
+        if len(seen) > 1:
+            facts["announced_ranks"] = sorted(seen)
+            facts["missing_ranks"] = missing
+            note = f"; rank(s) {rank_ranges(missing)} never announced themselves"
+    return [
+        row.event(
+            hit,
+            f"the log ends at the process group's start (rank {rank}{world} announced itself and nothing "
+            f"followed{note}): init_process_group is waiting for ranks that never joined (a node not "
+            "started, MASTER_ADDR / MASTER_PORT or the world size different on some node, a firewall "
+            "between nodes)",
+            facts,
+            tier=1,
+            dedupe=(row.code, "init_hang"),
+        )
+    ]
+
+
+_REBUILD = lazy_re.compile(r"reducer\._rebuild_buckets\(\)")
+# The rest of a stack after a frame's source line: frames, source lines, carets, rich's box and rule lines.
+_STACK_REST = lazy_re.compile(
+    r'^\s*$|^\s|File "|[\u2502\u256d\u256e\u256f\u2570\u2500\u2771\u276f]|^\^+$|^```$|^\S+:\d+ in \w+'
+)
+_EXC_LINE = lazy_re.compile(r"^\s*[\w.]*(?:Error|Exception|Interrupt)\b(?::|$)")
+
+
+def _rebuild_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if hit.lines[-1].no - hit.line.no >= LINES_AFTER:
+        return None
+    if any(_EXC_LINE.search(ln.text) or not _STACK_REST.search(ln.text) for ln in after):
+        return None  # the exception line is there (its own row reads it), or other output follows
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the stack ends in DDP's bucket rebuild (reducer._rebuild_buckets() in "
+            "_pre_forward), its exception line cut off: the check that raises there is DDP's 'Expected to "
+            "have finished reduction in the prior iteration' - parameters that did not receive a gradient on "
+            "this rank (unused parameters, or ranks that took different branches)",
+            {"frame": "reducer._rebuild_buckets", "cut": True},
+            tier=1,
+            dedupe=(row.code, "rebuild_cut"),
+        )
+    ]
+
+
+def _context(hit: Hit, before: int = 8, after: int = 3) -> bool:
+    lines = [*hit.before(before, same_rank=False), hit.line, *hit.after(after, same_rank=False)]
+    return any(_RDZV_CONTEXT.search(ln.text) for ln in lines)
+
+
+def _port_parse(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _context(hit):
+        return None
+    value = m.group("lit") if m.group("lit") is not None else m.group("cast")
+    facts: dict[str, object] = {"problem": clip(m.group(0), 160)}
+    if value is not None:
+        facts["port_value"] = value
+    what = (
+        f"'{clip(value, 60)}' is not a port number"
+        if value is not None
+        else "the port is out of range 0-65535"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the rendezvous could not start: {what} (MASTER_PORT, --master-port, the "
+            "init_method URL or --rdzv-endpoint holds a URL, a host name, an unexpanded variable or a number "
+            "past 65535)",
+            facts,
+            dedupe=(row.code, "port_parse"),
+        )
+    ]
+
+
+def _tcpstore_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [*hit.before(8, same_rank=False), *hit.after(4, same_rank=False)]
+    if not any("TCPStore" in ln.text for ln in near):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: TCPStore refused its arguments (a port passed as a string, or a host that is "
+            "None: MASTER_ADDR / MASTER_PORT read from the environment without int() or unset)",
+            {"problem": "TCPStore constructor arguments"},
+            dedupe=(row.code, "tcpstore_args"),
+        )
+    ]
+
+
+def _arg_int(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the launcher refused {m.group('arg').split('/')[0]} '{clip(m.group('val'), 60)}': not an "
+            "integer (a shell variable left unset or unexpanded, or a host:port where a port belongs)",
+            {"problem": clip(m.group(0), 160), "argument": m.group("arg").split("/")[0]},
+            dedupe=(row.code, "arg_int"),
+        )
+    ]
+
+
+def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    msg = m.group("msg") or ""
+    if not _ETCD_SERVER.search(msg) and m.group("exc") not in (
+        "EtcdLeaderElectionInProgress",
+        "EtcdConnectionFailed",
+        "EtcdWatchTimedOut",
+    ):
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the etcd server of the rendezvous (--rdzv-backend=etcd) failed: "
+            f"{clip(m.group(0), 160)} (etcd unreachable, without a leader, or overloaded)",
+            {"store_error": clip(m.group(0), 200), "backend": "etcd"},
+            dedupe=(row.code, "etcd"),
+        )
+    ]
+
+
+# What the init container's loop prints between its tries (busybox and bind nslookup, the loop's echo).
+_WAIT_LOOP = lazy_re.compile(
+    r"^\s*$|nslookup: can't resolve|server can't find|^Server:|^Address(?: \d+)?:\s*\S+(?:#|:)53\b|"
+    r"^;; connection timed out|^waiting for master\b",
+    re.I,
+)
+
+
+def _nslookup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """Only a paste that ends while the worker is still waiting: launch_start's row reads the same lines
+    when a failure follows them, and a name that resolved later is the loop's normal wait."""
+    name = m.group("a") or m.group("b") or ""
+    if name in ("(null)", ""):
+        return None
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if hit.lines[-1].no - hit.line.no >= LINES_AFTER:
+        return None  # the log goes on past the window
+    if not (
+        any(ln.text.strip().lower().startswith("waiting for master") for ln in after)
+        or re.search(r"-master-\d+(?:\.|$)", name)
+    ):
+        return None  # the loop's echo (a repeated one is folded away) or the operator's master name
+    if not all(_WAIT_LOOP.search(ln.text) for ln in after):
+        return None  # the name resolved, or something else happened: not a paste that ends in the wait
+    return [
+        row.event(
+            hit,
+            f"the worker's init container is still waiting for the master's name '{clip(name, 80)}' to "
+            "resolve (Kubeflow PyTorchJob: the master pod is not running or not ready, its service is in "
+            "another namespace, or the cluster DNS does not serve it): no rank started",
+            {"master_addr": name, "launcher": "kubeflow training-operator"},
+            dedupe=(row.code, "nslookup"),
+        )
+    ]
+
+
+def _gloo_no_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    addr = m.group("addr").rstrip(".,")
+    facts: dict[str, object] = {"address": addr, "transport": "gloo"}
+    loop = addr.strip("[]").startswith("127.")
+    why = (
+        "the host name resolves to a loopback address (/etc/hosts 127.0.1.1)"
+        if loop
+        else "the host name resolves to an address no local interface holds"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo found no network interface for {addr}: {why}; set GLOO_SOCKET_IFNAME to the "
+            "interface the ranks reach each other on",
+            facts,
+            dedupe=(row.code, "gloo_no_iface"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "rendezvous port that does not parse",
+        _PORT_PARSE,
+        _port_parse,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=(
+            "invalid literal for int",
+            "port could not be cast",
+            "port out of range",
+            "port must be 0-65535",
+        ),
+        anchor_from="the exception type ('ValueError: ', 'OverflowError: ') before Python's message",
+        examples=(
+            "ValueError: invalid literal for int() with base 10: 'tcp://10.0.0.1:29500'",
+            "ValueError: Port could not be cast to integer value as '29500abc'",
+            "OverflowError: getsockaddrarg: port must be 0-65535.",
+        ),
+    ),
+    Signature(
+        "TCPStore constructor arguments",
+        _TCPSTORE_ARGS,
+        _tcpstore_args,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"rror",),
+        worth=(rb"Error\b",),
+        words=("incompatible constructor arguments",),
+        anchor_from="the exception type ('TypeError: ')",
+        examples=(
+            "TypeError: __init__(): incompatible constructor arguments. The following argument types are",
+        ),
+    ),
+    Signature(
+        "launcher port argument",
+        _ARG_INT,
+        _arg_int,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"invalid int value",),
+        worth=(rb"invalid int value",),
+        words=("invalid int value",),
+        anchor_from="argparse's 'error: argument ...: invalid int value' (the anchor is the pattern's tail)",
+        examples=(
+            "torchrun: error: argument --master_port/--master-port: invalid int value: '$MASTER_PORT'",
+        ),
+    ),
+    Signature(
+        "etcd rendezvous server error",
+        _ETCD,
+        _etcd,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"etcd.Etcd",),
+        worth=(rb"etcd\.Etcd",),
+        words=("etcd.etcd",),
+    ),
+    Signature(
+        "kubeflow init container nslookup",
+        _NSLOOKUP,
+        _nslookup,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"nslookup: can't resolve", b"server can't find"),
+        worth=(rb"nslookup: can't resolve", rb"server can't find"),
+        words=("nslookup: can't resolve", "server can't find"),
+    ),
+    Signature(
+        "log that ends at the process group's start",
+        _INIT_START,
+        _init_hang,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"GLOBAL_RANK: ", b"Added key: store_based_barrier_key"),
+        worth=(rb"GLOBAL_RANK: \d+, MEMBER: ", rb"Added key: store_based_barrier_key"),
+        words=("global_rank: ", "added key: store_based_barrier_key"),
+    ),
+    Signature(
+        "stack cut in DDP's bucket rebuild",
+        _REBUILD,
+        _rebuild_cut,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(b"reducer._rebuild_buckets()",),
+        worth=(rb"reducer\._rebuild_buckets\(\)",),
+        words=("_rebuild_buckets",),
+    ),
+    Signature(
+        "gloo device without interface",
+        _GLOO_NO_IFACE,
+        _gloo_no_iface,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"Unable to find interface for",),
+        worth=(rb"Unable to find interface for",),
+        words=("unable to find interface for",),
+        anchor_from="gloo's '[.../device.cc:NNN]' source tag before the enforce text",
+        examples=(
+            "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:208] ifa != "
+            "nullptr. Unable to find interface for: [127.0.1.1]",
+        ),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)
