@@ -579,3 +579,14 @@ HCCL_TIMEOUT = register_code(
     "An HCCL collective on an Ascend NPU waited past its timeout for a peer",
     AREA,
 )
+# Category gpu_hardware: the NVSwitch driver's fatal SXid record ("nvidia-nvswitch3: SXid (PCI:0000:c3:00.0):
+# 24007, Fatal, Link 30 ..."): the NVLink fabric of an HGX/DGX baseboard failed; Fabric Manager and a reset
+# of the switches (or the node) are the remedy, not the job.
+NVSWITCH_FATAL = register_code(
+    "RUN347",
+    "nvswitch-fatal-sxid",
+    "fail",
+    "gpu_hardware",
+    "An NVSwitch reported a fatal SXid error (the NVLink fabric failed)",
+    AREA,
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from pgdoctor.diagnose.rules import (
+    accel_faults,
     build_fit,
     c10d_usage,
     coordination_service,
@@ -79,6 +80,7 @@ MODULES = (
     gpu_nvml,
     gpu_runtime,
     rocm_runtime,
+    accel_faults,
     hccl_rootinfo,
     hccl,
     host_oom,
