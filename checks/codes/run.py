@@ -590,3 +590,14 @@ NVSWITCH_FATAL = register_code(
     "An NVSwitch reported a fatal SXid error (the NVLink fabric failed)",
     AREA,
 )
+# Category gpu_hardware: a GPU's InfoROM (the board's non-volatile store of ECC counts, retired pages and row
+# remaps) is corrupted, as DCGM's diagnostic reports it ("A corrupt InfoROM has been detected in GPU 3.").
+# A board to reflash or replace.
+GPU_INFOROM = register_code(
+    "RUN348",
+    "gpu-inforom-corrupt",
+    "fail",
+    "gpu_hardware",
+    "A GPU's InfoROM is corrupted",
+    AREA,
+)

@@ -125,9 +125,19 @@ _CASES: list[tuple[str, str, dict[str, Any]]] = [
         "RUN122",
         {"size": "184. MiB", "dtype": "float32"},
     ),
-    # the cloud's record of a reclaimed VM: GCE operation type, EC2 StateReason, Azure Scheduled Events
-    ("operationType: compute.instances.preempted", "RUN133", {"cloud": "gce"}),
-    ("Server.SpotInstanceTermination: Spot instance termination", "RUN133", {"cloud": "aws"}),
+    # DCGM diagnostics' messages (dcgmlib/dcgm_errors.h)
+    ("Found 12 faulty memory elements on GPU 0", "RUN242", {"gpu": 0, "faulty_elements": 12}),
+    (
+        "A memory mismatch was detected on GPU 1, but no error was reported by CUDA or NVML.",
+        "RUN242",
+        {"gpu": 1},
+    ),
+    ("Detected fatal errors on NvSwitch 2 link 14", "RUN347", {"nvswitch": 2, "nvlink": 14}),
+    ("GPU 4's NvLink link 6 is currently down", "RUN346", {"gpu": 4, "nvlink": 6}),
+    ("NvSwitch 2 - Only 10 NvLinks are up out of the expected 18", "RUN346", {"nvlinks_up": 10}),
+    ("A corrupt InfoROM has been detected in GPU 3.", "RUN348", {"gpu": 3}),
+    # the cloud's record of a reclaimed VM: EC2 StateReason, Azure Scheduled Events
+    ("Server.SpotInstanceTermination: Spot instance termination", "RUN133", {"reporter": "aws"}),
     ('{"EventId": "A1B2", "EventType": "Preempt", "ResourceType": "VirtualMachine"}', "RUN133", {}),
 ]
 

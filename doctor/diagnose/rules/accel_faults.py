@@ -37,6 +37,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.xid import describe_xid
 from pgdoctor.model import lazy_re
 
@@ -223,11 +224,22 @@ def _xid_verb(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 
 
 # -- ONNX Runtime's arena ----------------------------------------------------------------------------------
-_ORT_ARENA = lazy_re.compile(r"Failed to allocate memory for requested buffer of size (\d+)")
+# The status names its function before the sentence; a terminal's wrap can cut the sentence after it.
+_ORT_ARENA = lazy_re.compile(
+    r"Failed to allocate memory for requested buffer of size (\d+)|"
+    r"BFCArena::AllocateRawInternal\b.*\bFailed to alloc"
+)
+_ORT_SIZE = lazy_re.compile(r"requested buffer of size (\d+)")
 
 
 def _ort_arena(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    n = int(m.group(1))
+    size = m.group(1)
+    if size is None:
+        g = _ORT_SIZE.search(hit.block(3, sep="")[0])
+        if g is None:
+            return None
+        size = g.group(1)
+    n = int(size)
     return [
         row.event(
             hit,
@@ -300,23 +312,72 @@ def _cg_oom_kill(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-# -- the cloud's own record of a reclaimed VM ----------
-# GCE's operation type in `gcloud compute operations list` / the audit log ("compute.instances.preempted"),
-# EC2's StateReason of a reclaimed Spot instance in `aws ec2 describe-instances` ("Server.SpotInstance
-# Termination: Spot instance termination"), Azure's Scheduled Events document ('"EventType": "Preempt"').
-_CLOUD_RECLAIM = lazy_re.compile(
-    r"\bcompute\.instances\.preempted\b|\bServer\.SpotInstanceTermination\b|\"EventType\":\s*\"Preempt\""
+# -- DCGM diagnostics' failure messages (dcgmlib/dcgm_errors.h, DCGM 2.x-4.x) -------------------------------
+# The ones the rows above and gpu_nvml.py do not already read: the memory test's miscompares
+# (DCGM_FR_FAULTY_MEMORY, DCGM_FR_MEMORY_MISMATCH), an NVSwitch's fatal link errors
+# (DCGM_FR_NVSWITCH_FATAL_ERROR), links down (DCGM_FR_NVLINK_DOWN, DCGM_FR_NVSWITCH_DOWN,
+# DCGM_FR_GPU_EXPECTED_NVLINKS_UP) and a corrupt InfoROM found by the diagnostic (DCGM_FR_CORRUPT_INFOROM;
+# nvidia-smi's own banner "WARNING: infoROM is corrupted at gpu 0000:.." is a warning jobs run through, pinned
+# silent in tests/diagnose/test_diagnose_platform_families.py).
+_DCGM = lazy_re.compile(
+    r"Found (?P<faulty>\d+) faulty memory elements on GPU (?P<g1>\d+)|"
+    r"A memory mismatch was detected on GPU (?P<g2>\d+)|"
+    r"Detected fatal errors on NvSwitch (?P<sw>\d+) link (?P<swlink>\d+)|"
+    r"GPU (?P<g3>\d+)'s NvLink link (?P<link>\d+) is currently down|"
+    r"NvSwitch physical ID (?P<sw2>\d+)'s NvLink port (?P<port>\d+) is currently down|"
+    r"(?:NvSwitch \d+ - )?Only (?P<up>\d+) NvLinks are up out of the expected (?P<exp>\d+)|"
+    r"A corrupt InfoROM has been detected in GPU (?P<g4>\d+)"
 )
 
 
+def _dcgm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    g = m.groupdict()
+    gpu = next((g[k] for k in ("g1", "g2", "g3", "g4") if g[k]), None)
+    facts: dict[str, Any] = {"reported_by": "DCGM"}
+    if gpu is not None:
+        facts["gpu"] = int(gpu)
+    if g["faulty"] or g["g2"]:
+        if g["faulty"]:
+            facts["faulty_elements"] = int(g["faulty"])
+        code, tier = C.GPU_ECC.code, 0
+        msg = f"DCGM's memory test found GPU {gpu}'s memory returning wrong data: a failing HBM/GDDR"
+    elif g["sw"]:
+        facts.update(nvswitch=int(g["sw"]), nvlink=int(g["swlink"]))
+        code, tier = C.NVSWITCH_FATAL.code, 0
+        msg = f"DCGM detected fatal errors on NVSwitch {g['sw']} link {g['swlink']}: the NVLink fabric failed"
+    elif g["g3"] or g["sw2"] or g["up"]:
+        if g["link"]:
+            facts["nvlink"] = int(g["link"])
+        if g["sw2"]:
+            facts.update(nvswitch=int(g["sw2"]), port=int(g["port"]))
+        if g["up"]:
+            facts.update(nvlinks_up=int(g["up"]), nvlinks_expected=int(g["exp"]))
+        code, tier = C.GPU_NVLINK_DOWN.code, 0
+        msg = f"DCGM found NVLinks down ({clip(m.group(0), 90)})"
+    else:
+        code, tier = C.GPU_INFOROM.code, 1
+        msg = (
+            f"DCGM found the InfoROM of GPU {gpu} corrupted (the board's ECC and page-retirement records "
+            "cannot be trusted)"
+        )
+    return [row.event(hit, msg, facts, tier=tier, code=code, dedupe=(code, "dcgm", gpu, m.group(0)[:40]))]
+
+
+# -- the cloud's own record of a reclaimed VM ----------
+# EC2's StateReason of a reclaimed Spot instance in `aws ec2 describe-instances` ("Server.SpotInstance
+# Termination: Spot instance termination"), Azure's Scheduled Events document ('"EventType": "Preempt"').
+# (GCE's "compute.instances.preempted: Instance was preempted." is rules/external_kills.py's.)
+_CLOUD_RECLAIM = lazy_re.compile(r"\bServer\.SpotInstanceTermination\b|\"EventType\":\s*\"Preempt\"")
+
+
 def _cloud_reclaim(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    cloud = "gce" if "compute." in m.group(0) else "aws" if "Spot" in m.group(0) else "azure"
+    cloud = "aws" if "Spot" in m.group(0) else "azure"
     return [
         row.event(
             hit,
             f"the cloud ({cloud}) reclaimed the VM under the job (spot/preemptible capacity): its processes "
             "were ended from outside, not by a failure of their own",
-            {"reason": "preemption", "preempted": True, "cloud": cloud},
+            {"reason": "preemption", "preempted": True, "reporter": cloud},
             dedupe=(row.code, "cloud_reclaim"),
         )
     ]
@@ -385,9 +446,12 @@ SIGNATURES = (
         _ORT_ARENA,
         _ort_arena,
         C.CUDA_OOM.code,
-        anchors=(b"Failed to allocate memory for requested buffer",),
-        worth=(rb"Failed to allocate memory for requested buffer",),
-        words=("failed to allocate memory for requested buffer",),
+        anchors=(b"Failed to allocate memory for requested buffer", b"AllocateRawInternal"),
+        worth=(
+            rb"Failed to allocate memory for requested buffer",
+            rb"AllocateRawInternal\b.*\bFailed to alloc",
+        ),
+        words=("failed to allocate memory for requested buffer", "allocaterawinternal"),
     ),
     Signature(
         "tensorflow eigen gpu allocator",
@@ -413,13 +477,43 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "dcgm diagnostic failure",
+        _DCGM,
+        _dcgm,
+        C.GPU_ECC.code,
+        anchors=(
+            b"faulty memory elements",
+            b"memory mismatch was detected",
+            b"Detected fatal errors on NvSwitch",
+            b"is currently down",
+            b"NvLinks are up out of the expected",
+            b"corrupt InfoROM",
+        ),
+        worth=(
+            rb"faulty memory elements",
+            rb"memory mismatch was detected",
+            rb"Detected fatal errors on NvSwitch",
+            rb"NvLink (?:link|port) \d+ is currently down",
+            rb"NvLinks are up out of the expected",
+            rb"corrupt InfoROM",
+        ),
+        words=(
+            "faulty memory elements",
+            "memory mismatch was detected",
+            "fatal errors on nvswitch",
+            "is currently down",
+            "nvlinks are up out of",
+            "corrupt inforom",
+        ),
+    ),
+    Signature(
         "cloud vm reclaimed",
         _CLOUD_RECLAIM,
         _cloud_reclaim,
         C.RANK_EXITED.code,
-        anchors=(b"instances.preempted", b"SpotInstanceTermination", b"Preempt"),
-        worth=(rb"instances\.preempted", rb"SpotInstanceTermination", rb"\"Preempt\""),
-        words=("instances.preempted", "spotinstancetermination", "preempt"),
+        anchors=(b"SpotInstanceTermination", b"Preempt"),
+        worth=(rb"SpotInstanceTermination", rb"\"Preempt\""),
+        words=("spotinstancetermination", "preempt"),
     ),
     Signature(
         "cgroup oom_kill counter",
