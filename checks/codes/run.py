@@ -592,3 +592,25 @@ ACCEL_DEVICE_UNAVAILABLE = register_code(
     "A Gaudi, TPU or Ascend device could not be opened (held by another process, or not passed in)",
     AREA,
 )
+# Category gpu_hardware: the NVSwitch driver's fatal SXid record ("nvidia-nvswitch3: SXid (PCI:0000:c3:00.0):
+# 24007, Fatal, Link 30 ..."): the NVLink fabric of an HGX/DGX baseboard failed; Fabric Manager and a reset
+# of the switches (or the node) are the remedy, not the job.
+NVSWITCH_FATAL = register_code(
+    "RUN347",
+    "nvswitch-fatal-sxid",
+    "fail",
+    "gpu_hardware",
+    "An NVSwitch reported a fatal SXid error (the NVLink fabric failed)",
+    AREA,
+)
+# Category gpu_hardware: a GPU's InfoROM (the board's non-volatile store of ECC counts, retired pages and row
+# remaps) is corrupted, as DCGM's diagnostic reports it ("A corrupt InfoROM has been detected in GPU 3.").
+# A board to reflash or replace.
+GPU_INFOROM = register_code(
+    "RUN348",
+    "gpu-inforom-corrupt",
+    "fail",
+    "gpu_hardware",
+    "A GPU's InfoROM is corrupted",
+    AREA,
+)

@@ -12,6 +12,7 @@ import re
 
 from pgdoctor.diagnose.rules import (
     accel_env,
+    accel_faults,
     build_fit,
     c10d_usage,
     coordination_service,
@@ -84,6 +85,7 @@ MODULES = (
     gpu_nvml,
     gpu_runtime,
     rocm_runtime,
+    accel_faults,
     hccl_rootinfo,
     hccl,
     host_oom,

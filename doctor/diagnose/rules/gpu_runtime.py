@@ -247,7 +247,26 @@ def _hsa_hw(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+# ROCR runtime.cc VMFaultHandler's reasons (ROCm 5.x-6.x) that are not a bad address: "DRAM ECC failure",
+# "SRAM ECC failure", "ECC failure (if supported by HW)" (the GPU's memory) and "Generic hang recovery".
+_HSA_FAULT_HW = lazy_re.compile(r"Reason: ((?:DRAM |SRAM )?ECC failure|Generic hang recovery)")
+
+
 def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    hw = _HSA_FAULT_HW.search(hit.text)
+    if hw:
+        ecc = "ECC" in hw.group(1)
+        code = C.GPU_ECC.code if ecc else C.GPU_HW_EXCEPTION.code
+        return [
+            row.event(
+                hit,
+                f"ROCm: GPU node {m.group(1)} faulted for {hw.group(1)}: "
+                + ("the GPU's memory" if ecc else "the GPU hung and was recovered"),
+                {"runtime": "rocm", "hsa_node": int(m.group(1)), "reason": hw.group(1)},
+                code=code,
+                dedupe=(code, int(m.group(1))),
+            )
+        ]
     return [
         row.event(
             hit,

@@ -344,7 +344,15 @@ def _oserr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# PaddlePaddle raises its ResourceExhaustedError as Python's MemoryError (pybind's bad_alloc mapping):
+# "MemoryError: (ResourceExhausted) Out of memory error on GPU 0. ..." or "MemoryError: ResourceExhausted
+# Error:" with the "Out of memory error on GPU 0" below it: the device's memory (rules/oom_layers.py).
+_PADDLE_DEVICE = lazy_re.compile(r"ResourceExhausted|Out of memory error on (?:GPU|NPU|XPU)")
+
+
 def _memerr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_PADDLE_DEVICE.search(ln.text) for ln in (hit.line, *hit.after(4))):
+        return None
     return [
         row.event(
             hit,
