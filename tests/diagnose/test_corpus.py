@@ -72,6 +72,7 @@ SEEN_BY_RULE_WRITERS = {
     "v10x-driver_env-008": "its URL is v10g-driver_env-005's (v10/heldout_gh.jsonl)",
     "v11g-rendezvous_init-004": "its URL is p7c-rendezvous_init-004's (new/part7_dsr.jsonl)",
     "v12x-collective_desync-002": "its URL and lines are p8s-collective_desync-001's (new/part8_dsy.jsonl)",
+    "v13x-process_killed-001": "its URL and lines are p10x-process_killed-001's (new/part10_xst.jsonl)",
 }
 
 MAP: dict[str, set[Optional[str]]] = {
@@ -257,6 +258,13 @@ def test_corpus_v12_heldout_top1() -> None:
     assert total == 297 and right >= BARS["v12_heldout"] * total, f"v12 held-out top-1 {right}/{total}"
 
 
+def test_corpus_v13_heldout_top1() -> None:
+    # Scored once on 55d0360 with shared/corpus/score.py: 241/337 (1 of 338 left out above);
+    # released as dev data right after (v13/README.md).
+    right, total, _, _ = _score(V13_HELDOUT)
+    assert total == 337 and right >= BARS["v13_heldout"] * total, f"v13 held-out top-1 {right}/{total}"
+
+
 @pytest.mark.parametrize(
     "heldout",
     [
@@ -309,6 +317,7 @@ BARS = {
     "v10_heldout": 0.75,
     "v11_heldout": 0.80,
     "v12_heldout": 0.75,
+    "v13_heldout": 0.70,
 }  # v3 dev + dev2: 231/241
 
 
