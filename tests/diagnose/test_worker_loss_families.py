@@ -166,6 +166,23 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         {"instance": 0, "group_size": 2},
     ),
     (
+        "InternalError: Instance 7 already has source 0, received second claim from 1",
+        MISMATCH,
+        {"kind": "broadcast_two_sources", "rank": 1},
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InternalError: Collective instance 3 expected type 0 and "
+        "data_type 1 but got type 2 and data_type 1",
+        MISMATCH,
+        {"kind": "instance_type_mismatch", "instance": 3},
+    ),
+    (
+        "InternalError: Device /job:worker/replica:0/task:2/device:GPU:0 is joining a group that is already "
+        "full (group_key=1)",
+        MISMATCH,
+        {"kind": "group_full", "group_key": 1},
+    ),
+    (
         "RuntimeError: Gather got an input of invalid size: got [2, 1, 20, 256, 64], but expected "
         "[2, 2, 20, 256, 64] (gather at /AWS-PyTorch/torch/csrc/cuda/comm.cpp:231)",
         MISMATCH,
@@ -214,6 +231,7 @@ HEALTHY = [
     "gather: dim=0 output_device=0",
     "memory budget: 7.26 GB per worker",
     "Instance 0 broadcast source is worker 0",
+    "group_key=1 group_size=2 (current devices)=(,/job:worker/replica:0/task:0/device:GPU:0)",
     "[LightGBM] [Info] Finished loading data in 1.2 seconds",
 ]
 

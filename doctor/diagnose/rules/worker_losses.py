@@ -76,9 +76,17 @@ _YARN = lazy_re.compile(
 _RABIT_MISMATCH = lazy_re.compile(r"Allreduce Recovered data size do not match the specification")
 _RABIT_DOWN = lazy_re.compile(r"Too many nodes went down and we cannot recover")
 _RABIT_FAILED = lazy_re.compile(r"rabit/internal/utils\.h:\d+: (?P<op>Allreduce|Broadcast|Allgather) failed")
+# The same resolver's other disagreements (collective_param_resolver_local.cc, TF 2.x): two members claim the
+# broadcast's source, a member calls another type or dtype under the same instance key, a device joins a
+# group that already has group_size members ("Shape mismatch in the collective instance" is vocabulary's).
 _TF_BCAST = lazy_re.compile(
     r"Instance (?P<instance>\d+) found no source for broadcast\.(?:\s+This could mean that there were "
-    r"group_size=(?P<size>\d+) BcastRecvs but no BcastSend)?"
+    r"group_size=(?P<size>\d+) BcastRecvs but no BcastSend)?|"
+    r"Instance (?P<instance2>\d+) already has source (?P<source>\d+), "
+    r"received second claim from (?P<claim>\d+)|"
+    r"Collective instance (?P<instance3>\d+) expected type (?P<want>\d+) and data_type \d+ but got type "
+    r"(?P<got>\d+) and data_type|"
+    r"Device (?P<device>\S+) is joining a group that is already full \(group_key=(?P<group>\d+)\)"
 )
 _DP_GATHER = lazy_re.compile(
     r"[Gg]ather got an input of invalid size: got (?P<got>\[[\d, ]*\]|\d+(?:x\d+)*), but expected "
@@ -203,16 +211,37 @@ def _rabit_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 def _tf_bcast(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"framework": "tensorflow", "kind": "broadcast_no_source"}
-    facts["instance"] = int(m["instance"])
-    if m["size"]:
-        facts["group_size"] = int(m["size"])
-    msg = (
-        f"TensorFlow collective instance {m['instance']}: every "
-        f"member is a broadcast receiver and none sends "
-        "(the workers built different collective graphs, or no worker was the broadcast's source)"
-    )
-    return [row.event(hit, msg, facts, dedupe=(row.code, "tf_bcast"))]
+    facts: dict[str, Any] = {"framework": "tensorflow"}
+    inst = m["instance"] or m["instance2"] or m["instance3"]
+    if inst:
+        facts["instance"] = int(inst)
+    if m["instance"]:
+        facts["kind"] = "broadcast_no_source"
+        if m["size"]:
+            facts["group_size"] = int(m["size"])
+        msg = (
+            f"TensorFlow collective instance {inst}: every member is a broadcast receiver and none sends "
+            "(the workers built different collective graphs, or no worker was the broadcast's source)"
+        )
+    elif m["instance2"]:
+        facts |= {"kind": "broadcast_two_sources", "source_rank": int(m["source"]), "rank": int(m["claim"])}
+        msg = (
+            f"TensorFlow collective instance {inst}: ranks {m['source']} and {m['claim']} both claim to be "
+            "the broadcast's source (the workers built different collective graphs)"
+        )
+    elif m["instance3"]:
+        facts["kind"] = "instance_type_mismatch"
+        msg = (
+            f"TensorFlow collective instance {inst}: members called different collectives or dtypes under "
+            "the same instance key (the workers' graphs differ)"
+        )
+    else:
+        facts |= {"kind": "group_full", "device": m["device"], "group_key": int(m["group"])}
+        msg = (
+            f"TensorFlow collective group {m['group']} already had group_size members when {m['device']} "
+            "joined: the workers disagree on the group's size or membership"
+        )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "tf_resolver", facts["kind"]))]
 
 
 def _dp_gather(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -359,9 +388,24 @@ SIGNATURES = (
         _TF_BCAST,
         _tf_bcast,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"found no source for broadcast",),
-        worth=(rb"found no source for broadcast",),
-        words=("found no source for broadcast",),
+        anchors=(
+            b"found no source for broadcast",
+            b"received second claim from",
+            b" and data_type ",
+            b"is joining a group that is already full",
+        ),
+        worth=(
+            rb"found no source for broadcast",
+            rb"received second claim from",
+            rb"expected type \d+ and data_type",
+            rb"is joining a group that is already full",
+        ),
+        words=(
+            "found no source for broadcast",
+            "received second claim from",
+            "and data_type",
+            "group that is already full",
+        ),
     ),
     Signature(
         "dataparallel gather size",
