@@ -129,6 +129,8 @@ CASES = [
         "RUN192",
         {"problem": "topo_xml_max_nodes"},
     ),
+    ("NCCL WARN Error : too many XML subnodes (max 128)", "RUN192", {"max_subnodes": 128}),
+    ("NCCL WARN Error : too many XML attributes (max 16)", "RUN192", {"problem": "topo_xml_max_attributes"}),
     (
         "2025-Jan-16 00:39:18.628881 31598:33752 ERROR   ENC:enc_init_comm                           "
         "global comm "
@@ -214,6 +216,8 @@ SILENT = [
     "RuntimeError: HCCL function error: hcclCommInitRootInfoConfig(...), error code is 6",
     "Check failed: status == HCCL_SUCCESS (1 vs. 0) HCCL allreduce failed.",
     "Collective call returned error",
+    # the same words in other programs' own XML parsers (not NCCL's "Error : too many XML nodes")
+    "ValueError: Too many XML nodes (max 100000)",
 ]
 
 

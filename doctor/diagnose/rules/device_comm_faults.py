@@ -22,8 +22,10 @@ Formats (read at their source, or at the records real logs show of closed-source
   == HCCL_SUCCESS (1 vs. 0) HCCL get root info failed."): 1 HCCL_E_PARA, 2 HCCL_E_PTR, 5 HCCL_E_NOT_SUPPORT
   are the analogue of ncclInvalidUsage/ncclInvalidArgument; 15 HCCL_E_RUNTIME, 16 HCCL_E_DRV of a CUDA
   call failing under ncclCommInit (the platform). rules/hccl.py reads 4, 9 and 11.
-- NCCL src/graph/xml.h (2.7-2.23): "NCCL WARN Error : too many XML nodes (max 256)" (the topology
-  detection's fixed limit: a host with more PCI devices than NCCL_TOPO_XML_MAX_NODES).
+- NCCL src/graph/xml.h (2.7-2.29) xmlAddNode / xmlAddTree / xmlGetNextAttrIndex: "NCCL WARN Error : too many
+  XML nodes (max 256)", "Error : too many XML subnodes (max 640)" (MAX_SUBS), "Error :
+  too many XML attributes (max 16)" (the topology detection's fixed limits: a host with more PCI devices,
+  NICs and bridges than NCCL_TOPO_XML_MAX_NODES, or a topology file past them); all return ncclInternalError.
 - AWS Neuron runtime (libnrt ENC): "ENC:enc_init_comm global comm (2) has less channels than this replica
   group (4) :likely not enough EFA devices found if running on multiple nodes or CC not permitted on this
   group [...]".
@@ -170,18 +172,18 @@ def _hccl_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 # -- NCCL's topology XML limit -------------------------------------------------------------------------------
-_NCCL_XML = lazy_re.compile(r"Error : too many XML nodes \(max (\d+)\)")
+_NCCL_XML = lazy_re.compile(r"Error : too many XML (nodes|subnodes|attributes) \(max (\d+)\)")
 
 
 def _nccl_xml(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    n = int(m.group(1))
+    what, n = m.group(1), int(m.group(2))
     return [
         row.event(
             hit,
-            f"NCCL's topology detection ran past its fixed limit of {n} XML nodes (more PCI devices, NICs "
+            f"NCCL's topology detection ran past its fixed limit of {n} XML {what} (more PCI devices, NICs "
             f"and "
             "bridges than it can hold): give it a topology file (NCCL_TOPO_FILE) or a newer NCCL",
-            {"problem": "topo_xml_max_nodes", "max_nodes": n},
+            {"problem": f"topo_xml_max_{what}", f"max_{what}": n},
             dedupe=(row.code, "nccl_xml"),
         )
     ]
@@ -355,9 +357,9 @@ SIGNATURES = (
         _NCCL_XML,
         _nccl_xml,
         C.NCCL_INTERNAL_ERROR.code,
-        anchors=(b"too many XML nodes",),
-        worth=(rb"too many XML nodes",),
-        words=("too many xml nodes",),
+        anchors=(b"too many XML ",),
+        worth=(rb"Error : too many XML (?:nodes|subnodes|attributes) \(max",),
+        words=("too many xml ",),
     ),
     Signature(
         "neuron collective channels",
