@@ -614,3 +614,16 @@ GPU_INFOROM = register_code(
     "A GPU's InfoROM is corrupted",
     AREA,
 )
+# Category gpu_hardware: a TPU chip, its driver or its host failed under the job, as libtpu, the TPU driver or
+# the slice's health daemon records it ("Bad hardware status: 0x1", "!!!! FATAL ERROR !!!! for
+# [/dev/accel0 ...]", "Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR", "TPU node-v3-32 is not HEALTHY
+# yet").
+# The TPU VM or slice to recreate or report, not the program.
+TPU_HARDWARE_FAULT = register_code(
+    "RUN337",
+    "tpu-hardware-fault",
+    "fail",
+    "gpu_hardware",
+    "A TPU chip, its driver or its host failed (the runtime reported a hardware fault)",
+    AREA,
+)

@@ -325,11 +325,13 @@ _AMDGPU_HANG = lazy_re.compile(
 # A reset that did not bring the GPU back (amdgpu_device.c, amdgpu_reset.c, amdgpu_psp.c, kernels 4.x-6.x):
 # "amdgpu 0000:03:00.0: amdgpu: GPU mode1 reset failed", "ASIC reset failed with error, -121 for drm dev,
 # 0000:83:00.0", "GPU reset(2) failed", "BACO reset failed", "GPU Recovery Failed: -110", and a reset that
-# came back without the GPU's memory: "[drm] VRAM is lost due to GPU reset!" (every buffer of the job is
+# came back without the GPU's memory: "[drm] VRAM is lost due to GPU reset!" (kernels 4.19+; 4.18's
+# amdgpu_device_gpu_recover printed "[drm:amdgpu_device_gpu_recover [amdgpu]] *ERROR* VRAM is lost!") (every
+# buffer of the job is
 # gone). "GPU reset succeeded, trying to resume" alone is a recovery and is not matched.
 _AMDGPU_RESET_FAILED = lazy_re.compile(
     r"amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?(?P<what>(?:GPU (?:mode\d |BACO )?|ASIC |BACO |mode\d )"
-    r"reset(?:\(\d+\))? failed|GPU Recovery Failed)|(?P<vram>VRAM is lost due to GPU reset)"
+    r"reset(?:\(\d+\))? failed|GPU Recovery Failed)|(?P<vram>VRAM is lost(?: due to GPU reset|!))"
 )
 
 
