@@ -76,6 +76,19 @@ CASES = [
         {"error": "Endpoint timeout"},
     ),
     (
+        "Unable to write to EQ: Missing or unavailable event queue. err: Cannot allocate memory (-12) "
+        "prov_errno: Cannot allocate memory (-12) ./prov/efa/src/rxr/rxr.h:683\n",
+        "RUN173",
+        {"provider": "efa", "errno": -12},
+    ),
+    (
+        # libfabric 1.9 prov/efa/src/rxr/rxr.h:1343 (the err/prov_errno pair of a failed completion)
+        "Unable to write to EQ: Missing or unavailable event queue. err: Input/output error (5) "
+        "prov_errno: Unknown error -11 (-11) prov/efa/src/rxr/rxr.h:1343\n",
+        "RUN173",
+        {"errno": 5, "prov_errno": -11},
+    ),
+    (
         "F0915 12:14:57.163543  2300 manager.cc:55] Timeout (500 sec) to wait all other nodes initialized. "
         "See commmets for more information\n*** Check failure stack trace: ***\n",
         "RUN221",

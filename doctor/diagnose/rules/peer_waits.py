@@ -30,6 +30,11 @@ Read at their sources:
   fabric): RUN174. UCX's own endpoint timeout (uct/ib/ud/base/ud_iface.c "UCX Fatal: transport error:
   Endpoint timeout"; ucp_worker.c "UCX  ERROR Error Endpoint timeout was not handled for ep 0x..."): the peer
   stopped answering on the fabric (it died, or the link / the UD path between them failed): RUN174.
+- libfabric's EFA provider aborting on an error it has no event queue to report to (prov/efa/src/rxr/rxr.h
+  efa_eq_write_error, 1.9-1.15; efa_base_ep / efa_rdm_ep in 1.16+): "Unable to write to EQ: Missing or
+  unavailable event queue. err: Cannot allocate memory (-12) prov_errno: Cannot allocate memory (-12)
+  ./prov/efa/src/rxr/rxr.h:683", under aws-ofi-nccl: the EFA transport failed (err names how: memory
+  registration / queue resources for -12, an unreachable peer for -113): RUN173.
 - NCCL 2.23+'s connect that failed, quoted without its ", retrying (n/34) ..." tail (misc/socket.cc
   socketPollConnect "connect to 10.0.0.2<43251> returned Connection refused"): RUN174, tier 1, dropped
   once the communicator comes up (net_texts.until_up).
@@ -83,6 +88,10 @@ _PML_UCX = lazy_re.compile(
     r"Failed to resolve UCX endpoint for rank (?P<rank>\d+))"
 )
 _UCX_EP_TIMEOUT = lazy_re.compile(r"UCX\s+(?:Fatal:\s+transport error:|ERROR\s+Error)\s+Endpoint timeout")
+_EFA_EQ = lazy_re.compile(
+    r"Unable to write to EQ: [^.\n]*\.\s*err: (?P<err>[^(\n]+?)\s*\((?P<code>-?\d+)\)"
+    r"(?:\s*prov_errno:\s*(?P<perr>[^(\n]*?)\s*\((?P<pcode>-?\d+)\))?"
+)
 _ERRNO = r"Connection refused|Connection timed out|No route to host|Network is unreachable"
 _CONNECT_BARE = lazy_re.compile(
     r"(?P<fn>\w+): connect to (?P<peer>\S+) returned (?P<err>" + _ERRNO + r")\.?\s*$"
@@ -239,6 +248,32 @@ def _ucx_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
             "log holds why - or the InfiniBand/RoCE path between the nodes failed)",
             {"transport": "ucx", "error": "Endpoint timeout"},
             dedupe=(row.code, "ucx_ep_timeout"),
+        )
+    ]
+
+
+def _efa_eq(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").strip()
+    facts: dict[str, Any] = {
+        "library": "libfabric",
+        "provider": "efa",
+        "error": err,
+        "errno": int(m.group("code")),
+    }
+    if m.group("pcode") is not None:
+        facts["prov_errno"] = int(m.group("pcode"))
+    hint = (
+        ": the provider ran out of memory registrations or queue resources (locked memory, huge pages)"
+        if abs(int(m.group("code"))) == 12
+        else ""
+    )
+    return [
+        row.event(
+            hit,
+            f"libfabric's EFA provider hit an error it could not report ({err}){hint}; the OFI network under "
+            "NCCL failed",
+            facts,
+            dedupe=(row.code, "efa_eq"),
         )
     ]
 
@@ -400,6 +435,15 @@ SIGNATURES = (
         anchors=(b"Endpoint timeout",),
         worth=(rb"UCX\s+(?:Fatal|ERROR)",),
         words=("endpoint timeout",),
+    ),
+    Signature(
+        "libfabric efa eq write error",
+        _EFA_EQ,
+        _efa_eq,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"Unable to write to EQ",),
+        worth=(rb"Unable to write to EQ",),
+        words=("unable to write to eq",),
     ),
     Signature(
         "nccl connect failed without retry tail",
