@@ -463,7 +463,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
         no = first_line + k
         pieces = _physical_to_logical(raw)
         whole = len(pieces) == 1
-        for piece in pieces:
+        for j, piece in enumerate(pieces):
             text, info = _strip_prefixes(piece) or (piece, _NO_INFO)
             if info:
                 out.append(
@@ -482,7 +482,13 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
             pasted = info.get("paste", 0) if info else 0
             assert isinstance(pasted, int)
             lengths.append(len(piece.rstrip("\r\n")) - pasted if whole else 0)
-            bare.append(whole and len(text) == len(piece) - pasted and (not info or info.keys() == {"paste"}))
+            # The first piece of a physical line that held several (escaped "\n"s split it) may still go on
+            # from a line the terminal cut before it: only the pieces after it cannot.
+            bare.append(
+                (whole or j == 0)
+                and len(text) == len(piece) - pasted
+                and (not info or info.keys() == {"paste"})
+            )
             trail.append(text[len(out[-1].text) :])
     return _join_wraps(out, lengths, bare, trail)
 
