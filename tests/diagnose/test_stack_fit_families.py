@@ -131,6 +131,13 @@ CASES = [
         "RUN336",
         {"library": "pmix", "file": "dstore_segment.c", "line": 207},
     ),
+    # NCCL src/graph/xml.h xmlAddNode's WARN
+    ("NCCL WARN Error : too many XML nodes (max 256)", "RUN195", {"max_nodes": 256}),
+    (
+        "ip-10-1-2-3:4242:4300 [0] graph/xml.h:230 NCCL WARN Error : too many XML nodes (max 256)",
+        "RUN195",
+        {"reason": "topo_xml_node_limit"},
+    ),
     # pyxis_slurmstepd.c's slurm_error lines; libnvidia-container's binary as Debian packages name it
     (
         "slurmstepd: error: pyxis: container start failed with error code: 1",

@@ -108,6 +108,10 @@ _PADDLE_CHECK = lazy_re.compile(
 _PMIX_DSTORE = lazy_re.compile(
     r"PMIX ERROR: OUT-OF-RESOURCE in file \S*(?P<file>dstore_\w+\.c|gds_ds\w*\.c) at line (?P<line>\d+)"
 )
+# NCCL's topology XML (src/graph/xml.h xmlAddNode: WARN("Error : too many XML nodes (max %d)") ->
+# ncclInternalError): the host's PCI tree (p5.48xlarge: 32 EFA NICs, 8 GPUs, their switches) exceeds the fixed
+# NCCL_TOPO_XML_MAX_NODES of this NCCL; later releases raise it, NCCL_TOPO_FILE skips the discovery.
+_XML_NODES = lazy_re.compile(r"too many XML nodes \(max (?P<max>\d+)\)")
 _DATALOADER = lazy_re.compile(r"DataLoader|data_loader|worker \(pid", re.I)
 _CUBLAS = lazy_re.compile(r"libcublas\w*|cublas\w*", re.I)
 _HOPPER_CHINA = lazy_re.compile(r"\bH(?:20|800|100|200)\b")
@@ -263,6 +267,19 @@ def _pmix_dstore(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+def _xml_nodes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL's topology discovery exceeded this NCCL's fixed limit of "
+            f"{m.group('max')} XML nodes (a host with many NICs, GPUs and PCI switches): use a newer NCCL, "
+            "or give it a topology file (NCCL_TOPO_FILE, as aws-ofi-nccl ships for p5)",
+            {"reason": "topo_xml_node_limit", "max_nodes": int(m.group("max"))},
+            dedupe=(row.code, "xml_nodes"),
+        )
+    ]
+
+
 def _first_frame(hit: Hit) -> Optional[str]:
     for ln in hit.after(10, same_rank=False):
         f = _FRAME.match(ln.text)
@@ -399,6 +416,15 @@ SIGNATURES = (
         anchors=(b"some problem with multiple GPU", b"meets some problem with"),
         worth=(rb"some problem with multiple GPU", rb"meets some problem with"),
         words=("some problem with multiple gpu", "meets some problem with"),
+    ),
+    Signature(
+        "nccl topology xml node limit",
+        _XML_NODES,
+        _xml_nodes,
+        C.NCCL_VERSION.code,
+        anchors=(b"too many XML nodes",),
+        worth=(rb"too many XML nodes",),
+        words=("too many xml nodes",),
     ),
     Signature(
         "pyxis container start failed",
