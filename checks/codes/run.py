@@ -627,3 +627,36 @@ TPU_HARDWARE_FAULT = register_code(
     "A TPU chip, its driver or its host failed (the runtime reported a hardware fault)",
     AREA,
 )
+# Category driver_env: the framework build or environment has no collective backend for what the job asks
+# (Ray's cupy NCCL binding missing, TurboMind built without NCCL, c10d without an XCCL/HCCL backend for an
+# accelerator's device type, DeepSpeed's comm layer never initialised).
+COLLECTIVE_BACKEND_MISSING = register_code(
+    "RUN334",
+    "collective-backend-missing",
+    "fail",
+    "driver_env",
+    "The framework has no usable collective backend for this device or build",
+    AREA,
+)
+# Category driver_env: one replicated program over GPUs of different models (XLA: "executable is built for
+# device CUDA:0 of type ...; cannot run it on device CUDA:1 of type ...").
+MIXED_GPU_MODELS = register_code(
+    "RUN335",
+    "mixed-gpu-models",
+    "fail",
+    "driver_env",
+    "The job spans GPUs of different models that one compiled program cannot run on",
+    AREA,
+)
+# Category driver_env: a rank died on a fatal signal inside a library of the stack, not the job's code: a
+# SIGSEGV whose first frame is an MPI entry point (a broken or mixed MPI installation), a SIGFPE (integer
+# divide by zero in native code: cuBLAS 12.1 on H20/H800-class GPUs), or a stack library failing on its own
+# (PMIx's shared-memory data store OUT-OF-RESOURCE under Open MPI 4.0).
+STACK_LIBRARY_CRASH = register_code(
+    "RUN336",
+    "stack-library-crash",
+    "fail",
+    "driver_env",
+    "A library of the software stack (MPI, PMIx, cuBLAS) crashed or failed inside itself",
+    AREA,
+)

@@ -215,7 +215,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ),
     (
         "node1:1234:1290 [0] transport/p2p.cc:120 NCCL WARN cudaIpcGetMemHandle failed : invalid argument",
-        "RUN194",
+        "RUN292",  # CUDA IPC refused between the ranks' GPUs (rules/nccl_platform.py p2p_ipc)
         {},
     ),
     # libfabric's EFA provider failing a completion under aws-ofi-nccl

@@ -60,7 +60,7 @@ _SYN_ACQUIRE = lazy_re.compile(
 _TPU_BUSY = lazy_re.compile(
     r"The TPU is already in use by (?:process with pid|a process with pid) (?P<pid>\d+)|"
     r"Couldn't open (?:TPU )?device: (?P<dev>/dev/(?:accel\d+|vfio/\d+))|"
-    r"TPU initialization failed: (?P<why>[^;\n]{0,160})"
+    r"TPU initialization failed:(?: (?P<why>[^;\n]{0,160})|\s*$)"
 )
 _TPU_WHY_BUSY = lazy_re.compile(r"Device or resource busy|already in use")
 _TPU_WHY_PERM = lazy_re.compile(r"Operation not permitted|Permission denied")
@@ -164,11 +164,17 @@ def _tpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             )
         else:
             what = f"libtpu could not open {dev or 'the TPU'}"
+    tail = (
+        "end the process that holds it (sudo lsof -w /dev/accel* /dev/vfio/*) or wait for it, then start "
+        "again"
+        if facts["reason"] != "device_unavailable" or m.group("dev") or m.group("pid")
+        else "libtpu's own check of the chips failed: match the libtpu / jax versions to the TPU generation "
+        "and the VM's runtime version, and recreate the TPU VM if it persists"
+    )
     return [
         row.event(
             hit,
-            f"{hit.who()}: the TPU could not be initialised: {what}; end the process that holds it "
-            "(sudo lsof -w /dev/accel* /dev/vfio/*) or wait for it, then start again",
+            f"{hit.who()}: the TPU could not be initialised: {what}; {tail}",
             facts,
             tier=1 if _INFO_LINE.search(hit.text) else None,
             dedupe=(row.code, "tpu"),

@@ -70,11 +70,12 @@ _NVML_R_ASSERT = lazy_re.compile(r"NVML_SUCCESS == r INTERNAL ASSERT FAILED")
 # The container runtime: Docker without NVIDIA's runtime registered ("docker: Error response from daemon:
 # Unknown runtime specified nvidia."), Docker older than 19.03 ("unknown flag: --gpus"), and
 # nvidia-container-cli's other refusals (libnvidia-container: "initialization error: driver rpc error: timed
-# out", "mount error: ...", "detection error: ..."); its NVML, library and requirement errors are read by the
+# out", "mount error: ...", "detection error: ..."; Debian-style packages name the binary
+# nvidia-container-cli.real and it prints that name); its NVML, library and requirement errors are read by the
 # rows that name them.
 _CONTAINER_RUNTIME = lazy_re.compile(
     r"Unknown runtime specified nvidia|unknown flag: --gpus|"
-    r"nvidia-container-cli: (?:initialization|mount|detection|ldcache|container|driver) error: "
+    r"nvidia-container-cli(?:\.real)?: (?:initialization|mount|detection|ldcache|container|driver) error: "
     r"(.+?)(?:: unknown\.?)?$"
 )
 # kubelet's device manager (Kubernetes): the pod was admitted for GPUs the NVIDIA device plugin can no longer

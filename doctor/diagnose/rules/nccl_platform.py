@@ -67,6 +67,13 @@ _DMABUF = lazy_re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supporte
 # cuMem, a container without the IPC permissions cuMem handle export needs). The whole quoted message
 # only: "operation not permitted when stream is capturing" is a user's CUDA graph, not this.
 _CUDA_REFUSED = lazy_re.compile(r"Cuda failure (?:80[01] )?'operation not (?:supported|permitted)'")
+# The P2P transport's CUDA IPC (transport/p2p.cc p2pMap / p2pImportShareableBuffer: cudaIpcOpenMemHandle,
+# cudaIpcGetMemHandle, cuMemImportFromShareableHandle; transport.cc:15x its caller in 2.1x) answering 1
+# 'invalid argument': the peer's memory handle cannot be opened in this process - GPUs isolated one per
+# container, a vGPU / WSL / VM without peer IPC, or processes that do not share the IPC namespace
+# (NVIDIA/nccl#846; NCCL_P2P_DISABLE=1 or NCCL_CUMEM_ENABLE=0 and --ipc=host in the threads).
+_P2P_SOURCE = lazy_re.compile(r"(?:\btransport/p2p\.cc|(?<![\w/])transport\.cc):\d+")
+_P2P_IPC_REFUSED = lazy_re.compile(r"Cuda failure (?:1 )?'invalid argument'")
 
 
 def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -81,6 +88,8 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         )
         else "cuda_refused"
         if _CUDA_REFUSED.search(detail)
+        else "p2p_ipc"
+        if _P2P_SOURCE.search(where) and _P2P_IPC_REFUSED.search(detail)
         else ""
     )
     if not feature:
@@ -90,6 +99,8 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         "NCCL_NVLS_ENABLE=0 turns it off",
         "dmabuf": "DMA-BUF registration of GPU memory with the NIC: the kernel or the IB driver does not "
         "support it; NCCL_DMABUF_ENABLE=0 turns it off",
+        "p2p_ipc": "CUDA IPC between the ranks' GPUs (the P2P transport): GPUs isolated per container, a "
+        "VM / WSL without peer IPC, or no shared IPC namespace (--ipc=host); NCCL_P2P_DISABLE=1 avoids it",
         "cuda_refused": "a CUDA operation the device claims (cuMem, UVM, IPC handles): the driver, a vGPU or "
         "the container refuses it; NCCL_CUMEM_ENABLE=0 avoids cuMem",
     }[feature]
