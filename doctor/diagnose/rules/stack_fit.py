@@ -92,15 +92,6 @@ _XGB_NO_GPU = lazy_re.compile(
     r"No visible GPU is found, setting (?:`?gpu_id`? to -1|device to CPU)|"
     r"XGBoost version not compiled with GPU support"
 )
-# Paddle's install check after its multi-device run failed (python/paddle/fluid/install_check.py 1.x "Your
-# Paddle Fluid has some problem with multiple GPU. This may be caused by: 1. There is only 1 GPU visible ...
-# 3. Wrong installation of NVIDIA-NCCL2", "Your Paddle has some problem ..."; paddle/utils/install_check.py
-# 2.x "PaddlePaddle meets some problem with 3 GPUs. This may be caused by: ... NVIDIA-NCCL2 is not installed
-# correctly"). Tier 1: the "Original Error is:" it prints below may name the cause itself.
-_PADDLE_CHECK = lazy_re.compile(
-    r"Your Paddle(?: Fluid)? has some problem with multiple GPU|"
-    r"PaddlePaddle meets some problem with (?P<n>\d+) (?P<dev>[A-Za-z]+?)s?\. This may be caused by"
-)
 # PMIx's shared-memory data store (gds/ds12, ds21: src/mca/common/dstore/dstore_segment.c, dstore_base.c)
 # failing to create its segments, as Open MPI 4.0.x with PMIx 3.x prints it on every rank before MPI_Init
 # fails: "PMIX ERROR: OUT-OF-RESOURCE in file ../../../../../../src/mca/common/dstore/dstore_segment.c at
@@ -108,10 +99,6 @@ _PADDLE_CHECK = lazy_re.compile(
 _PMIX_DSTORE = lazy_re.compile(
     r"PMIX ERROR: OUT-OF-RESOURCE in file \S*(?P<file>dstore_\w+\.c|gds_ds\w*\.c) at line (?P<line>\d+)"
 )
-# NCCL's topology XML (src/graph/xml.h xmlAddNode: WARN("Error : too many XML nodes (max %d)") ->
-# ncclInternalError): the host's PCI tree (p5.48xlarge: 32 EFA NICs, 8 GPUs, their switches) exceeds the fixed
-# NCCL_TOPO_XML_MAX_NODES of this NCCL; later releases raise it, NCCL_TOPO_FILE skips the discovery.
-_XML_NODES = lazy_re.compile(r"too many XML nodes \(max (?P<max>\d+)\)")
 _DATALOADER = lazy_re.compile(r"DataLoader|data_loader|worker \(pid", re.I)
 _CUBLAS = lazy_re.compile(r"libcublas\w*|cublas\w*", re.I)
 _HOPPER_CHINA = lazy_re.compile(r"\bH(?:20|800|100|200)\b")
@@ -231,23 +218,6 @@ def _xgb_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
-def _paddle_check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"framework": "paddle", "reason": "multi_device_check_failed"}
-    if m.group("n"):
-        facts.update(devices=int(m.group("n")), device_type=m.group("dev"))
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: Paddle's multi-device check failed: NCCL missing or not loadable for this Paddle, "
-            "fewer GPUs visible than it runs on, or GPUs held by other processes (the 'Original Error' "
-            "below it says which)",
-            facts,
-            tier=1,
-            dedupe=(row.code, "paddle_check"),
-        )
-    ]
-
-
 def _pmix_dstore(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -263,19 +233,6 @@ def _pmix_dstore(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
                 "line": int(m.group("line")),
             },
             dedupe=(row.code, "pmix_dstore"),
-        )
-    ]
-
-
-def _xml_nodes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: NCCL's topology discovery exceeded this NCCL's fixed limit of "
-            f"{m.group('max')} XML nodes (a host with many NICs, GPUs and PCI switches): use a newer NCCL, "
-            "or give it a topology file (NCCL_TOPO_FILE, as aws-ofi-nccl ships for p5)",
-            {"reason": "topo_xml_node_limit", "max_nodes": int(m.group("max"))},
-            dedupe=(row.code, "xml_nodes"),
         )
     ]
 
@@ -407,24 +364,6 @@ SIGNATURES = (
         anchors=(b"executable is built for device",),
         worth=(rb"executable is built for device",),
         words=("executable is built for device",),
-    ),
-    Signature(
-        "paddle multi-device install check",
-        _PADDLE_CHECK,
-        _paddle_check,
-        C.COLLECTIVE_BACKEND_MISSING.code,
-        anchors=(b"some problem with multiple GPU", b"meets some problem with"),
-        worth=(rb"some problem with multiple GPU", rb"meets some problem with"),
-        words=("some problem with multiple gpu", "meets some problem with"),
-    ),
-    Signature(
-        "nccl topology xml node limit",
-        _XML_NODES,
-        _xml_nodes,
-        C.NCCL_VERSION.code,
-        anchors=(b"too many XML nodes",),
-        worth=(rb"too many XML nodes",),
-        words=("too many xml nodes",),
     ),
     Signature(
         "pyxis container start failed",
