@@ -108,14 +108,73 @@ def _hyperscan_finder(anchors: Sequence[bytes]) -> Optional[Finder]:
 LineTest = Callable[[bytes, int, int], bool]
 
 
+# libhs refuses one expression longer than 16,000 bytes ("Pattern length exceeds limit"); the scanner's
+# WORTH passed 18,000 with 747 fragments. Its top-level alternatives go in as several expressions of one
+# database instead: a line matches when any of them does, as it matches the alternation.
+_HS_EXPRESSION_BYTES = 8000
+
+
+def top_level_alternatives(pattern: bytes) -> list[bytes]:
+    """The pattern's alternatives at its top level (`a|(b|c)|[|]` -> a, (b|c), [|]): a `|` inside
+    a group, a character class or after a backslash does not split."""
+    out: list[bytes] = []
+    depth, start, i, in_class = 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i : i + 1]
+        if c == b"\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != b"]"
+        elif c == b"[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == b"^":
+                i += 1
+            if pattern[i + 1 : i + 2] == b"]":  # a literal "]" first in the class
+                i += 1
+        elif c == b"(":
+            depth += 1
+        elif c == b")":
+            depth -= 1
+        elif c == b"|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    out.append(pattern[start:])
+    return out
+
+
+def _hs_expressions(pattern: bytes) -> list[bytes]:
+    """The pattern as expressions each under libhs's length limit (alternatives grouped in order)."""
+    if len(pattern) <= _HS_EXPRESSION_BYTES:
+        return [pattern]
+    out: list[bytes] = []
+    cur: list[bytes] = []
+    size = 0
+    for alt in top_level_alternatives(pattern):
+        if cur and size + len(alt) + 1 > _HS_EXPRESSION_BYTES:
+            out.append(b"|".join(cur))
+            cur, size = [], 0
+        cur.append(alt)
+        size += len(alt) + 1
+    out.append(b"|".join(cur))
+    return out
+
+
 def _hyperscan_line_test(pattern: bytes) -> Optional[LineTest]:
     try:
         import hyperscan
     except ImportError:
         return None
+    expressions = _hs_expressions(pattern)
     try:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=[pattern], ids=[0], elements=1, flags=[hyperscan.HS_FLAG_SINGLEMATCH])
+        db.compile(
+            expressions=expressions,
+            ids=list(range(len(expressions))),
+            elements=len(expressions),
+            flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(expressions),
+        )
     except Exception:  # a construct this libhs does not compile: `re` decides
         return None
 
