@@ -500,8 +500,9 @@ _CAUSE_CATEGORIES = {
 def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
     """Log findings and flight-recorder findings of one job as one root-cause list. The dump's
     root (which group, collective, sequence number, which ranks) leads, unless the logs show why
-    its culprit rank was late (an OOM, a crash, an exception on that rank): then that reason
-    leads and carries the dump's where (fr_pg, fr_seq, fr_op). Everything else is its cascade."""
+    its culprit rank was late (an OOM, a crash, an exception on that rank), or the dump's only
+    finding is a missing dump and the logs show a cause on any rank: then that reason leads and
+    carries the dump's where (fr_pg, fr_seq, fr_op). Everything else is its cascade."""
     from dataclasses import replace
 
     if not flight or not logs:
@@ -513,8 +514,12 @@ def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
         for f in logs
         if f.category in _CAUSE_CATEGORIES and f.scope.rank is not None and f.scope.rank in culprits
     ]
+    # A dump missing while the dumps that exist agree says only that some rank died or was torn
+    # down before dumping: when the logs show a cause (an OOM, a crash) on any rank, the launcher's
+    # teardown after it explains the missing dump, whichever rank it was.
+    only_missing = fr_root.facts.get("kind") == "no_dump"
     if log_root.category in _CAUSE_CATEGORIES and (
-        log_root.scope.rank is None or log_root.scope.rank in culprits
+        log_root.scope.rank is None or log_root.scope.rank in culprits or only_missing
     ):
         why = [log_root]
     if why:

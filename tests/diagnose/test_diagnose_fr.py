@@ -116,6 +116,21 @@ def test_a_group_member_without_a_dump_is_reported(tmp_path: Path) -> None:
     assert root.facts["present_ranks"] == [0, 1] and root.facts["culprit_ranks"] == [2]
 
 
+def test_a_missing_dump_yields_to_a_cause_the_logs_show_on_another_rank(tmp_path: Path) -> None:
+    # Rank 1 ran out of host memory; the launcher's teardown killed rank 2 before it dumped. The
+    # dumps that exist agree, so the missing dump says nothing the OOM does not explain.
+    with tarfile.open(FIXTURES / "codes" / "RUN281" / "good.tar") as tf:
+        tf.extractall(tmp_path / "fr", filter="data")
+    (tmp_path / "fr" / "nccl_trace_rank2").unlink()
+    shutil.copy(FIXTURES / "codes" / "RUN122" / "bad.log", tmp_path / "job.log")
+    findings = diagnose_paths([str(tmp_path / "job.log")], [str(tmp_path / "fr")]).findings
+    root = findings[0]
+    assert root.code == "RUN122" and root.scope.rank == 1 and root.facts["root_cause"] is True
+    assert root.facts["fr_code"] == "RUN290"
+    missing = [f for f in findings if f.code == "RUN290"]
+    assert missing and missing[0].facts["cascade_of"] == "RUN122"
+
+
 def test_dumps_inside_a_job_directory_are_found_without_the_option(tmp_path: Path) -> None:
     with tarfile.open(FIXTURES / "codes" / "RUN281" / "bad.tar") as tf:
         tf.extractall(tmp_path / "fr", filter="data")
