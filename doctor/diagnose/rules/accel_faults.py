@@ -1,8 +1,7 @@
 """accel_faults: device faults and memory exhaustion in the shapes the older rows do not read: the NVSwitch
-driver's SXid records, the Xid 74 NVLink text pasted without its NVRM record, ROCR's memory-fault record
-of the runtimes before the agent handle was printed, the amdgpu kernel driver's GPU page faults, an Xid
-named with its verb in a person's or an agent's summary, ONNX Runtime's arena allocation failure, cgroup
-memory.events counters with OOM kills, and Windows' commit limit (WinError 1455).
+driver's SXid records, the Xid 74 NVLink text pasted without its NVRM record, the amdgpu kernel driver's
+GPU page faults, an Xid named with its verb in a person's or an agent's summary, ONNX Runtime's arena
+allocation failure, cgroup memory.events counters with OOM kills, and Windows' commit limit (WinError 1455).
 
 Formats (read at their source):
 - NVSwitch driver (open-gpu-kernel-modules src/common/nvswitch, NVSWITCH_PRINT_SXID): "nvidia-nvswitch3:
@@ -10,10 +9,6 @@ Formats (read at their source):
   counted by the switch and corrected (silent here).
 - The Xid 74 message body (RM knvlink): "NVLink: fatal error detected on link 2(0x0, 0x0, 0x10000, ...)",
   pasted alone (the NVRM Xid record itself is rules/gpu_hardware.py's).
-- ROCR runtime.cc VMFaultHandler before ROCm 4.x: "Memory access fault by GPU node-4 on address
-  0x7f...(may not be exact address). Reason: Page not present or supervisor privilege." (the form with
-  "(Agent handle: ...)" is rules/gpu_runtime.py's). A reason "DRAM ECC failure", "SRAM ECC failure" or
-  "ECC failure (if supported by HW)" is the memory (an ECC finding), "Generic hang recovery" a GPU hang.
 - amdgpu gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c: "amdgpu 0000:c1:00.0: amdgpu: [gfxhub0] no-retry page
   fault (src_id:0 ring:24 vmid:8 pasid:32769, for process python pid 12 thread python pid 12)" ("retry",
   "[mmhub0]"; kernels 6.x print "[gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:200)" with no kind and the
@@ -103,47 +98,6 @@ def _nvlink_fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"NVLink fatal error on link {m.group(1)} (the driver's Xid 74): a link of the GPU failed",
             facts,
             dedupe=(row.code, "nvlink", m.group(1)),
-        )
-    ]
-
-
-# -- ROCR's memory-fault record without the agent handle --------------------------------------------------
-_ROCR_FAULT = lazy_re.compile(
-    r"Memory access fault by GPU node-(\d+) on address (0x[0-9a-fA-F]+|\(nil\))(?:\(may not be exact "
-    r"address\))?\.? Reason: ([^.\n]+)"
-)
-
-
-def _rocr_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    node, addr, reason = int(m.group(1)), m.group(2), m.group(3).strip()
-    facts: dict[str, Any] = {"runtime": "rocm", "hsa_node": node, "address": addr, "reason": reason}
-    if "ECC" in reason:
-        return [
-            row.event(
-                hit,
-                f"ROCm: memory fault by GPU node {node} for an ECC failure ({reason}): the GPU's memory",
-                facts,
-                code=C.GPU_ECC.code,
-                dedupe=(C.GPU_ECC.code, node),
-            )
-        ]
-    if "hang" in reason:
-        return [
-            row.event(
-                hit,
-                f"ROCm: GPU node {node} hung and was recovered ({reason})",
-                facts,
-                code=C.GPU_HW_EXCEPTION.code,
-                dedupe=(C.GPU_HW_EXCEPTION.code, node),
-            )
-        ]
-    return [
-        row.event(
-            hit,
-            f"ROCm: memory access fault by GPU node {node} at {addr} ({reason}): its illegal memory access, "
-            "most often a kernel or library bug",
-            facts,
-            dedupe=(row.code, hit.rank, "rocm"),
         )
     ]
 
@@ -401,15 +355,6 @@ SIGNATURES = (
         anchors=(b"NVLink: fatal error",),
         worth=(rb"NVLink: fatal error",),
         words=("nvlink: fatal error",),
-    ),
-    Signature(
-        "rocr memory fault without agent",
-        _ROCR_FAULT,
-        _rocr_fault,
-        C.CUDA_ILLEGAL_ACCESS.code,
-        anchors=(b"Memory access fault",),
-        worth=(rb"Memory access fault",),
-        words=("memory access fault by gpu",),
     ),
     Signature(
         "amdgpu page fault",

@@ -13,7 +13,7 @@ offered every hit first.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, ONE_PROCESS, Event, Hit
@@ -218,8 +218,11 @@ def _illegal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # handle: 0x55d...) on address 0x7f00.... Reason: Page not present or supervisor privilege." (ROCm's
 # illegal memory access: a kernel or library bug far more often than the hardware).
 _HSA_HW = lazy_re.compile(r"HW Exception by GPU node-(\d+) \(Agent handle: [^)]*\) reason ?: ?(.+?)\s*$")
+# ROCm 6.x drops the agent handle and may add "(may not be exact address)" and the reason on the same
+# line: "Memory access fault by GPU node-2 on address 0x7f...(may not be exact address). Reason: ...".
 _HSA_FAULT = lazy_re.compile(
-    r"Memory access fault by GPU node-(\d+) \(Agent handle: [^)]*\) on address (\S+?)\.?(?:\s|$)"
+    r"Memory access fault by GPU node-(\d+)(?: \(Agent handle: [^)]*\))? on address "
+    r"(0x[0-9a-fA-F]+|\(nil\)|\S+?)(?:\(may not be exact address\))?\.?(?:\s|$)(?:\s*Reason: ([^.\n]+))?"
 )
 
 
@@ -247,32 +250,49 @@ def _hsa_hw(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
-# ROCR runtime.cc VMFaultHandler's reasons (ROCm 5.x-6.x) that are not a bad address: "DRAM ECC failure",
+# ROCR runtime.cc VMFaultHandler's reasons (ROCm 4.x-6.x, on the record's line or the next) that are
+# not a bad address: "DRAM ECC failure",
 # "SRAM ECC failure", "ECC failure (if supported by HW)" (the GPU's memory) and "Generic hang recovery".
 _HSA_FAULT_HW = lazy_re.compile(r"Reason: ((?:DRAM |SRAM )?ECC failure|Generic hang recovery)")
 
 
 def _hsa_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """One reading of ROCR's memory-fault record in every ROCm version: the reason (same line or the
+    next) decides whether it is the GPU's memory (ECC), a hang the driver recovered, or the program's
+    illegal access."""
+    node, addr = int(m.group(1)), m.group(2)
     hw = _HSA_FAULT_HW.search(hit.text)
-    if hw:
-        ecc = "ECC" in hw.group(1)
-        code = C.GPU_ECC.code if ecc else C.GPU_HW_EXCEPTION.code
+    reason = (m.group(3) or (hw.group(1) if hw else "")).strip()
+    facts: dict[str, Any] = {"runtime": "rocm", "hsa_node": node, "address": addr}
+    if reason:
+        facts["reason"] = reason
+    if "ECC" in reason:
         return [
             row.event(
                 hit,
-                f"ROCm: GPU node {m.group(1)} faulted for {hw.group(1)}: "
-                + ("the GPU's memory" if ecc else "the GPU hung and was recovered"),
-                {"runtime": "rocm", "hsa_node": int(m.group(1)), "reason": hw.group(1)},
-                code=code,
-                dedupe=(code, int(m.group(1))),
+                f"ROCm: memory fault by GPU node {node} for an ECC failure ({reason}): the GPU's memory",
+                facts,
+                code=C.GPU_ECC.code,
+                dedupe=(C.GPU_ECC.code, node),
             )
         ]
+    if "hang" in reason:
+        return [
+            row.event(
+                hit,
+                f"ROCm: GPU node {node} hung and was recovered ({reason})",
+                facts,
+                code=C.GPU_HW_EXCEPTION.code,
+                dedupe=(C.GPU_HW_EXCEPTION.code, node),
+            )
+        ]
+    because = f" ({reason})" if reason else ""
     return [
         row.event(
             hit,
-            f"ROCm: memory access fault by GPU node {m.group(1)} at {m.group(2)} (its illegal memory "
-            "access: most often a kernel or library bug)",
-            {"runtime": "rocm", "hsa_node": int(m.group(1)), "address": m.group(2)},
+            f"ROCm: memory access fault by GPU node {node} at {addr}{because}: its illegal memory access, "
+            "most often a kernel or library bug",
+            facts,
             dedupe=(row.code, hit.rank, "rocm"),
         )
     ]
