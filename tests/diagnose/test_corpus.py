@@ -56,6 +56,10 @@ V11_HELDOUT = sorted((CORPUS / "v11").glob("heldout_*.jsonl"))
 V12_HELDOUT = sorted((CORPUS / "v12").glob("heldout_*.jsonl"))
 # Corpus v13 (its READMEs): six collections frozen beside the rule writers of the session after v12's.
 V13_HELDOUT = sorted((CORPUS / "v13").glob("heldout_*.jsonl"))
+# Corpus v14 (v14/README.md): six collections split at random into a dev half, which rule writers read,
+# and a held-out half, which nobody reads: it is scored through the CLI only, as v5 is.
+V14_DEV = CORPUS / "v14" / "dev.jsonl"
+V14_HELDOUT = CORPUS / "v14" / "heldout.jsonl"
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -278,6 +282,8 @@ def test_corpus_v13_heldout_top1() -> None:
         *V11_HELDOUT,
         *V12_HELDOUT,
         *V13_HELDOUT,
+        V14_DEV,
+        V14_HELDOUT,
     ],
     ids=[
         "v4",
@@ -291,6 +297,8 @@ def test_corpus_v13_heldout_top1() -> None:
         *(f"v11-{p.stem}" for p in V11_HELDOUT),
         *(f"v12-{p.stem}" for p in V12_HELDOUT),
         *(f"v13-{p.stem}" for p in V13_HELDOUT),
+        "v14-dev",
+        "v14-heldout",
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
