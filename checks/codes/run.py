@@ -660,3 +660,16 @@ STACK_LIBRARY_CRASH = register_code(
     "A library of the software stack (MPI, PMIx, cuBLAS) crashed or failed inside itself",
     AREA,
 )
+# Category collective_timeout: PyTorch's multi-process test harness
+# (torch/testing/_internal/common_distributed.py, MultiProcessTestCase._check_return_codes) found a rank
+# process still running when the test's timeout ran out: "RuntimeError: Process 0 terminated or timed out
+# after 300.07 seconds" (1.x "Process 0 timed out after 300 seconds"; forks: "Rank 0 terminated or timed
+# out after ..."): the ranks hung, in a collective most often.
+DIST_TEST_HANG = register_code(
+    "RUN338",
+    "distributed-test-rank-hung",
+    "fail",
+    "collective_timeout",
+    "A rank of a multi-process distributed test was still running at the test's timeout (it hung)",
+    AREA,
+)

@@ -144,7 +144,33 @@ def _syn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# libtpu's multi-host bootstrap (TPU VM pods, v2-v5): "TPU initialization failed: Invalid
+# --2a886c8_slice_builder_worker_addresses specified. Expected 4 worker addresses, got 1." (the flag's name
+# carries a build hash): the slice's topology names N hosts and this process was given M addresses
+# (TPU_WORKER_HOSTNAMES, or the VM metadata): the program was started on one host of a multi-host slice, or
+# the environment that lists the workers is wrong. A rendezvous setting, not the chips.
+_TPU_WORKERS = lazy_re.compile(
+    r"Invalid --\w*?slice_builder_worker_addresses specified\.? Expected (?P<want>\d+) worker addresses, got "
+    r"(?P<got>\d+)"
+)
+
+
 def _tpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    w = _TPU_WORKERS.search(hit.text)
+    if w:
+        want, got = int(w.group("want")), int(w.group("got"))
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: libtpu's multi-host start-up expected {want} worker addresses for the "
+                f"TPU slice and got {got}: the program runs on fewer hosts of a multi-host slice than it "
+                "spans (start it on every worker: gcloud compute tpus tpu-vm ssh ... --worker=all), or "
+                "TPU_WORKER_HOSTNAMES / TPU_WORKER_ID do not list the slice's hosts",
+                {"accelerator": "tpu", "world_size": want, "workers_given": got},
+                code=C.RENDEZVOUS_CONFIG.code,
+                dedupe=(C.RENDEZVOUS_CONFIG.code, "tpu_workers"),
+            )
+        ]
     facts: dict[str, Any] = {"accelerator": "tpu", "reason": "device_unavailable"}
     if m.group("pid"):
         facts.update(holder_pid=int(m.group("pid")), reason="device_busy")

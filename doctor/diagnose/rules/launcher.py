@@ -668,13 +668,17 @@ SIGNATURES = (
         _marker,
         MARKER,
         tier=3,
-        anchors=(b"SIG", b"Kill", b"xception", b"rror"),
-        worth=(rb"SIG[A-Z]{3,4}", rb"Kill", rb"Exception\b", rb"Error\b"),
+        # torch 2.x's agent line "Received 1 death signal, shutting down workers" carries no
+        # "SIG": its number (Python 3.11+) is the only text (elastic/agent/server/api.py).
+        anchors=(b"SIG", b"Kill", b"xception", b"rror", b"death signal"),
+        worth=(rb"SIG[A-Z]{3,4}", rb"Kill", rb"Exception\b", rb"Error\b", rb"death signal"),
         anchor_from=(
             "'SIGTERM' or an exception type in the same line ('what():  ...Error', 'SignalException')"
         ),
         examples=(
             "Sending process 1235 closing signal SIGTERM",
+            "W1229 16:43:25.650000 190834 torch/distributed/elastic/agent/server/api.py:723] Received 1 "
+            "death signal, shutting down workers",
             "terminate called after throwing an instance of 'c10::DistBackendError'",
             "torch.distributed.elastic.multiprocessing.api.SignalException: Process 12 got signal: 15",
         ),

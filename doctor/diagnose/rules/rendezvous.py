@@ -151,6 +151,55 @@ def _server(hit: Hit, t: str) -> list[Event]:
     return []
 
 
+# DGL's distributed RPC (src/rpc/network/tcp_socket.cc, 0.5-2.x): TCPSocket::Bind logs "Failed bind on
+# 10.0.0.1:30050 , error: Address already in use" (strerror(errno); "error: Success" when the glog call
+# cleared errno first), TCPSocket::Listen "Failed listen on socket fd: 12 , error: ...". A server of the
+# DistGraph (tools/launch.py) whose port is held (most often by a server of an earlier run still alive) or
+# whose IP is not this host's ("Cannot assign requested address").
+_DGL_BIND = lazy_re.compile(
+    r"Failed (?:bind on (?P<addr>\S+?):(?P<port>\d{1,5})|listen on socket fd: \d+) ?,\s*"
+    r"(?:error: (?P<err>[^\n`]*)|errno=(?P<errno>\d+))|"
+    r"socket_communicator\.cc:\d+: Cannot bind to (?P<addr2>\S+?):(?P<port2>\d{1,5})\b"
+)
+
+
+def _dgl_bind(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = (m.group("err") or "").strip().rstrip("`.").strip()
+    errno = int(m.group("errno")) if m.group("errno") else None
+    facts: dict[str, Any] = {"framework": "DGL"}
+    if err:
+        facts["error"] = err
+    if errno is not None:
+        facts["errno"] = errno
+    addr, port = m.group("addr") or m.group("addr2"), m.group("port") or m.group("port2")
+    if port:
+        facts["port"] = int(port)
+        facts["address"] = addr
+    where = f"{addr}:{port}" if port else "its socket"
+    if "assign requested address" in err or errno == 99:
+        return [
+            event(
+                hit,
+                C.STORE_UNREACHABLE.code,
+                f"a DGL RPC server could not bind {where}: {err or 'errno 99, EADDRNOTAVAIL'} (the IP in "
+                "ip_config.txt is not this host's)",
+                facts,
+                dedupe=(C.STORE_UNREACHABLE.code, "listen"),
+            )
+        ]
+    why = f"error: {err}" if err else (f"errno {errno}" if errno is not None else "bind failed")
+    return [
+        event(
+            hit,
+            C.ADDRESS_IN_USE.code,
+            f"a DGL RPC server could not bind {where} ({why}): the port is held, most often by a "
+            "server of an earlier run still alive (kill it, or change the port in ip_config.txt)",
+            facts,
+            dedupe=(C.ADDRESS_IN_USE.code,),
+        )
+    ]
+
+
 def _listening_later(hit: Hit, port: int) -> bool:
     for ln in hit.after(200, same_rank=True):
         c = _LISTENING.search(ln.text)
@@ -305,6 +354,8 @@ _TORCH_STORE = lazy_re.compile(r"TCPStore|rendezvous|init_process_group|c10d|MAS
 
 def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
+    if _DGL_BIND.search(t):
+        return []  # DGL's RPC server: its own row reads the address and port
     if not ("socket" in t or "store" in t.lower() or "Error" in t or "bind" in t or "EADDRINUSE" in t):
         return None
     if _OTHER_SERVER.search(t) and not any(
@@ -547,6 +598,21 @@ SIGNATURES = (
             "RuntimeError: The server socket has failed to listen on any local network address.",
             "The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use).",
             "The server socket has failed to listen on any local network address.",
+        ),
+    ),
+    Signature(
+        "dgl rpc bind",
+        _DGL_BIND,
+        _dgl_bind,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"Failed bind on", b"Failed listen on socket", b"Cannot bind to"),
+        worth=(rb"Failed bind on", rb"Failed listen on socket", rb"Cannot bind to"),
+        words=("failed bind on", "failed listen on socket", "cannot bind to"),
+        examples=(
+            "[14:49:15] /opt/dgl/src/rpc/network/tcp_socket.cc:76: Failed bind on 10.0.0.5:34567 , "
+            "error: Success",
+            "Failed bind on 172.31.2.4:30050 , error: Address already in use",
+            "Failed listen on socket fd: 12 , error: Address already in use",
         ),
     ),
     Signature(

@@ -65,6 +65,32 @@ _PY_COLLECTIVES = frozenset(
     }
 )
 
+# PyTorch's multi-process test harness (torch/testing/_internal/common_distributed.py,
+# MultiProcessTestCase._check_return_codes, 1.8-2.x): a rank process whose exitcode is still None when
+# the test's timeout ran out: "RuntimeError: Process 0 terminated or timed out after 300.0761675834656
+# seconds" (2.x, f-string and .format), "Process 1 timed out after 100 seconds" (1.x), "Rank 0 terminated or
+# timed out after ..." (forks: torch-xpu-ops, DeepSpeed's DistributedTest copies).
+_TEST_HANG = lazy_re.compile(
+    r"(?:RuntimeError: )?(?P<who>Process|Rank) (?P<rank>\d+) (?:terminated or )?timed out after "
+    r"(?P<secs>\d+(?:\.\d+)?) seconds"
+)
+
+
+def _test_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    secs = float(m.group("secs"))
+    rank = int(m.group("rank"))
+    facts: dict[str, Any] = {"rank": rank, "timeout_s": round(secs, 1), "harness": "common_distributed"}
+    return [
+        row.event(
+            hit,
+            f"rank {rank} of a multi-process distributed test was still running when the test's "
+            f"{secs:.0f} s timeout ran out: the ranks hung (a collective, a barrier or a teardown that "
+            "never returned)",
+            facts,
+            dedupe=(row.code, rank),
+        )
+    ]
+
 
 def _frame(text: str) -> Optional[tuple[str, str]]:
     """(kind, function) of a frame in a dump that waits: kind "collective" or "store"."""
@@ -116,6 +142,11 @@ _OTHER_CAUSE = lazy_re.compile(
     r"finishedGPUExecution|CUDAException|illegal memory access|remote process exited|"
     r"caught collective operation timeout|ncclCommGetAsyncError"
 )
+# The heartbeat monitor (2.3-2.6) polls the store for the "should dump" flag of another rank each cycle: a
+# c10 record "frame #4: c10d::TCPStore::check(...)" / "TCPStore::doGet" under heartbeatMonitor, after
+# "recvValue failed ... Connection reset by peer", is that poll failing because the store's host (rank 0's
+# agent or process) ended, which the monitor logs as 'Failed to check the "should dump" flag on TCPStore'.
+_STORE_POLL = lazy_re.compile(r"TCPStore::(?:check|doGet|get|doWait)|TCPClient::receive|recvValue")
 _THREAD_HEAD = lazy_re.compile(r"^Thread (?:\d+|0x[0-9a-f]+) ")
 
 
@@ -144,6 +175,8 @@ def _watchdog(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     if block[first] is not hit.text:
         return []
     r = hit.rank
+    if _HEARTBEAT_FN.search(m.group("fn")) and any(_STORE_POLL.search(t) for t in block):
+        return []  # the monitor's poll of the store failed: the store's host went away (store rows)
     if _HEARTBEAT_FN.search(m.group("fn")):
         return [
             row.event(
@@ -307,6 +340,21 @@ SIGNATURES = (
             "    all_reduce (torch/distributed/distributed_c10d.py:2050)",
             '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", '
             "line 2050 in all_reduce",
+        ),
+    ),
+    Signature(
+        "distributed test harness timeout",
+        _TEST_HANG,
+        _test_hang,
+        C.DIST_TEST_HANG.code,
+        tier=1,
+        anchors=(b"timed out after",),
+        worth=(rb"timed out after \d",),
+        words=("timed out after",),
+        examples=(
+            "RuntimeError: Process 0 terminated or timed out after 300.0761675834656 seconds",
+            "RuntimeError: Process 1 timed out after 100 seconds",
+            "RuntimeError: Rank 0 terminated or timed out after 120.5 seconds",
         ),
     ),
 )

@@ -117,6 +117,47 @@ def _collective(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# The stuck-thread dump XLA's rendezvous prints with (or instead of, in an excerpt) its "may be stuck"
+# warning (xla/service/rendezvous.cc, 2024): "E1002 05:16:35.729531 5068 rendezvous.cc:43] Stack for
+# thread tf_replicas/5068:" then absl's symbolised frames "   @      xla/service/gpu/runtime/
+# nccl_all_to_all_thunk.cc:313 xla::gpu::RunMemCpyAllToAll()". The thread waits in the collective
+# named by its thunk frame.
+_STACK_HEAD = lazy_re.compile(r"rendezvous\.cc:\d+\] Stack for thread (?P<thread>\S+?):?\s*$")
+_THUNK_FRAME = lazy_re.compile(r"^\s*@\s.*?xla::gpu::(?P<thunk>\w*?(?:Nccl|Collective)\w*Thunk)\b")
+_THUNK_OPS = {
+    "AllToAll": "all-to-all",
+    "AllReduce": "all-reduce",
+    "AllGather": "all-gather",
+    "ReduceScatter": "reduce-scatter",
+    "CollectivePermute": "collective-permute",
+    "Send": "send",
+    "Recv": "recv",
+}
+
+
+def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "xla", "problem": "xla_rendezvous", "thread": m.group("thread")}
+    for ln in hit.after(40):
+        f = _THUNK_FRAME.search(ln.text)
+        if f:
+            facts["frame"] = f.group("thunk")
+            op = next((v for k, v in _THUNK_OPS.items() if k in f.group("thunk")), None)
+            if op:
+                facts["op"] = op
+            break
+    what = f"the {facts['op']} collective" if "op" in facts else "a collective"
+    return [
+        row.event(
+            hit,
+            f"XLA dumped the stack of device thread {m.group('thread')}, stuck in the rendezvous of {what}: "
+            "one participant never reached it or never finished (a hang, a crash or a different program on "
+            "that device)",
+            facts,
+            dedupe=(row.code, "xla_rendezvous"),
+        )
+    ]
+
+
 def _tasks(hit: Hit) -> list[int]:
     found: list[int] = []
     for text in [hit.text, *(ln.text for ln in hit.after(12, same_rank=False))]:
@@ -228,6 +269,17 @@ SIGNATURES = (
         anchors=(b"and may be stuck",),
         worth=(rb"and may be stuck",),
         words=("may be stuck",),
+    ),
+    Signature(
+        "xla rendezvous stuck thread stack",
+        _STACK_HEAD,
+        _stack,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"] Stack for thread",),
+        worth=(rb"rendezvous\.cc:\d+\] Stack for thread",),
+        words=("stack for thread",),
+        examples=("E1002 05:16:35.729531    5068 rendezvous.cc:43] Stack for thread tf_replicas/5068:",),
     ),
     Signature(
         "coordination service heartbeat loss",
