@@ -84,6 +84,13 @@ IB_COMPLETION = lazy_re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
 DUP = lazy_re.compile(
     r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)"
 )
+# NCCL's shared-memory transport mapping its /dev/shm segment for the GPU: shmOpen's
+# cudaHostRegister(ptr, size, cudaHostRegisterMapped) in include/shm.h (2.4-2.11, called from
+# transport/shm.cu / shm.cc), ncclShmOpen's cudaHostRegister in misc/shmutils.cc (2.12+). transport/shm.cc's
+# own CUDA calls in 2.19+ are cuMem host sharing (217 there is peer access: RUN291), not this. A CUDA failure
+# at these lines ("include/shm.h:42 NCCL WARN Cuda failure 'invalid argument'", then "transport/shm.cu:187
+# -> 1") is the segment or the host's pinning limits, not the job's use of NCCL.
+_SHM_SOURCE = lazy_re.compile(r"(?<![\w/])(?:include/shm\.h|misc/shmutils\.cc):\d+")
 CUDA_FAIL = lazy_re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
 NCCL_ALLOC = lazy_re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
 UNDEF = lazy_re.compile(r"undefined symbol: (nccl\w+)")
@@ -227,6 +234,19 @@ def from_detail(
                 ev.facts.update(base)
                 ev.evidence = hit.evidence(used) if used else ev.evidence
             return env
+        if _SHM_SOURCE.search(f"{hit.text} {detail}") and "out of memory" not in what:
+            return [
+                event(
+                    hit,
+                    C.NCCL_SYSTEM_ERROR.code,
+                    f"{hit.who()}: NCCL could not map its shared-memory segment into the GPU's address space "
+                    f"(cudaHostRegister of /dev/shm: Cuda failure '{what}'): /dev/shm or the locked-memory "
+                    "limit of this container; NCCL_SHM_DISABLE=1 avoids the SHM transport",
+                    {**base, "cuda_error": what, "likely_cause": "shared_memory"},
+                    used,
+                    dedupe=(C.NCCL_SYSTEM_ERROR.code, r, "shm"),
+                )
+            ]
         if "invalid device ordinal" in what:  # cudaSetDevice on a GPU this process cannot see
             return [
                 event(
