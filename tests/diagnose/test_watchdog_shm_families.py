@@ -74,3 +74,68 @@ def test_shm_register_out_of_memory_is_oom() -> None:
 )
 def test_quiet(line: str) -> None:
     assert _root(line + "\n") is None
+
+
+# NCCL's CUDACHECK answering 999 cudaErrorUnknown inside communicator creation (include/alloc.h's
+# cudaHostAlloc / cudaMalloc under channel.cc / transport setup): the INFO return chain (NCCL_DEBUG=INFO)
+# runs through init.cc (2.9+) or init.cu (2.4-2.8): RUN313 (driver_env), e.g. huggingface/finetrainers#344.
+INIT_999 = [
+    "h:1:2 [0] include/alloc.h:112 NCCL WARN Cuda failure 999 'unknown error'\n"
+    "h:1:2 [0] NCCL INFO include/alloc.h:199 -> 1\n"
+    "h:1:2 [0] NCCL INFO channel.cc:41 -> 1\n"
+    "h:1:2 [0] NCCL INFO init.cc:526 -> 1\n",
+    "h:1:2 [0] include/alloc.h:41 NCCL WARN Cuda failure 'unknown error'\n"
+    "h:1:2 [0] NCCL INFO transport/p2p.cu:210 -> 1\n"
+    "h:1:2 [0] NCCL INFO init.cu:658 -> 1\n",
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("log", INIT_999)
+def test_unknown_error_in_comm_init(prefix: str, log: str) -> None:
+    text = "".join(prefix + ln + "\n" for ln in log.splitlines())
+    _check(text, "RUN313", {"cuda_error_code": 999})
+
+
+def test_unknown_error_in_a_collective_is_not_init() -> None:
+    root = _root(
+        "h:1:2 [0] enqueue.cc:1040 NCCL WARN Cuda failure 999 'unknown error'\n"
+        "h:1:2 [0] NCCL INFO enqueue.cc:1060 -> 1\n"
+        "h:1:2 [0] NCCL INFO group.cc:418 -> 1\n"
+    )
+    assert root is not None and root.code != "RUN313"
+
+
+# torch_npu's HCCL_CHECK_ERROR raise inside an operation (ProcessGroupHCCL.cpp: "<fn>:<file>:<line> HCCL
+# function error: <call>, error code is N"; older torch_npu "OPS function error: HcclAllreduce, error code is
+# N"), with HcclResult (CANN hccl_types.h) 1 HCCL_E_PARA, 2 HCCL_E_PTR, 5 HCCL_E_NOT_SUPPORT: RUN191.
+HCCL_OP_USAGE = [
+    (
+        "RuntimeError: operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:56 HCCL function error: "
+        "HcclAllreduce(send_buffer, recv_buffer, numel, hccl_data_type, hccl_reduce_op, comm, "
+        "stream.stream(false)), error code is 1",
+        1,
+    ),
+    (
+        "RuntimeError: operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:82 HCCL function error: "
+        "HcclAllGather(inputDataPtr, outputDataPtr, numel, hcclType, comm, stream.stream(false)), "
+        "error code is 5",
+        5,
+    ),
+    ("RuntimeError: OPS function error: HcclBroadcast, error code is 2", 2),
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(("line", "num"), HCCL_OP_USAGE)
+def test_hccl_op_usage(prefix: str, line: str, num: int) -> None:
+    _check(prefix + line + "\n", "RUN191", {"hccl_error": num})
+
+
+def test_hccl_op_internal_stays_bare() -> None:
+    root = _root(
+        "RuntimeError: operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:56 HCCL function error: "
+        "HcclAllreduce(send_buffer, recv_buffer, numel, hccl_data_type, hccl_reduce_op, comm, "
+        "stream.stream(false)), error code is 4\n"
+    )
+    assert root is None or root.code != "RUN191"

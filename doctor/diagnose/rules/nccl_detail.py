@@ -294,6 +294,20 @@ def from_detail(
                     dedupe=(C.DRIVER_TOO_OLD.code, r),
                 )
             ]
+        if (cf.group(1) == "999" or what == "unknown error") and _init_chain(hit):
+            return [
+                event(
+                    hit,
+                    C.NCCL_INIT_CUDA_FAILURE.code,
+                    f"{hit.who()}: CUDA answered 999 'unknown error' while NCCL created its communicator "
+                    "(its return chain runs through init.cc): the driver or the device state is broken for "
+                    "this process (WSL / a desktop driver, a GPU left in a bad state, a driver upgrade "
+                    "without a reboot)",
+                    {**base, "cuda_error": what, "cuda_error_code": 999, "phase": "communicator_init"},
+                    used,
+                    dedupe=(C.NCCL_INIT_CUDA_FAILURE.code, r),
+                )
+            ]
         if kind_code is None or kind_code is C.NCCL_CUDA_ERROR:
             facts = {**base, "cuda_error": what}
             if cf.group(1):
@@ -391,6 +405,16 @@ _INIT_FRAME = lazy_re.compile(
     r"collective_helper\.cc|\binit_parallel_env\b|\b_init_parallel_ctx\b|NCCLCommContext|"
     r"parallel_executor\.py\S*,? line \d+, in __init__"
 )
+
+
+# NCCL_DEBUG=INFO's return chain of a failure inside communicator creation: "NCCL INFO init.cc:1259 -> 1"
+# (init.cu in 2.4-2.8), the frames of initTransportsRank / ncclCommInitRankFunc.
+_INIT_CHAIN = lazy_re.compile(r"NCCL INFO (?:\S*/)?init\.(?:cc|cu):\d+ -> 1\b")
+
+
+def _init_chain(hit: Hit) -> bool:
+    """The CUDA failure's return chain (the INFO lines after it) passes through NCCL's init.cc / init.cu."""
+    return any(_INIT_CHAIN.search(ln.text) for ln in hit.after(12))
 
 
 def comm_init_site(hit: Hit, base: dict[str, Any]) -> str:
