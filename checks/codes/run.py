@@ -673,3 +673,17 @@ DIST_TEST_HANG = register_code(
     "A rank of a multi-process distributed test was still running at the test's timeout (it hung)",
     AREA,
 )
+
+
+# Category driver_env: CUDA's 702 cudaErrorLaunchTimeout ("the launch timed out and was terminated", 6 before
+# CUDA 10.1; the driver's CUDA_ERROR_LAUNCH_TIMEOUT, HIP's hipErrorLaunchTimeOut): the driver's kernel
+# watchdog killed a kernel that ran longer than it allows, which it only does on a GPU with the watchdog
+# on (kernelExecTimeoutEnabled: a GPU that drives a display, X or a desktop; Windows' TDR, 2 s by default).
+CUDA_LAUNCH_TIMEOUT = register_code(
+    "RUN342",
+    "cuda-launch-timeout-watchdog",
+    "fail",
+    "driver_env",
+    "The display driver's watchdog killed a long kernel (CUDA launch timed out)",
+    AREA,
+)

@@ -45,6 +45,29 @@ _ILLEGAL = lazy_re.compile(
     r"INVALID_PC)\b"
 )
 
+# cudaErrorLaunchTimeout (702; 6 before CUDA 10.1), cudart's text "the launch timed out and was terminated"
+# (driver_types.h / cudaGetErrorString, CUDA 9-12), the driver's CUDA_ERROR_LAUNCH_TIMEOUT (cuda.h) and HIP's
+# hipErrorLaunchTimeOut (hip_runtime_api.h: ROCm < 5 prints the name for the text). Any wrapper carries it:
+# torch's "CUDA error: ...", torch 0.4-1.x "cuda runtime error (6) : ...", NCCL's "Cuda failure '...'" /
+# "Cuda failure 702 '...'", CuPy's "CUDADriverError: CUDA_ERROR_LAUNCH_TIMEOUT: ...".
+_LAUNCH_TIMEOUT = lazy_re.compile(
+    r"the launch timed out and was terminated|cudaErrorLaunchTimeout\b|hipErrorLaunchTimeOut\b|"
+    r"CUDA_ERROR_LAUNCH_TIMEOUT\b"
+)
+
+
+def _launch_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CUDA error 702: the launch timed out and was terminated: the driver's watchdog "
+            "killed a long kernel, which it does on a GPU that drives a display (X / a desktop, Windows' "
+            "TDR); train on a GPU without a display or raise the TDR delay",
+            {"cuda_error": "the launch timed out and was terminated", "cuda_error_number": 702},
+            dedupe=(row.code, "launch_timeout"),
+        )
+    ]
+
 
 def _nvlink(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
@@ -361,6 +384,15 @@ def _unknown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 _CUDA = "'CUDA error: ' (or the exception type) before the runtime's message"
 SIGNATURES = (
+    Signature(
+        "cuda launch timeout (display watchdog)",
+        _LAUNCH_TIMEOUT,
+        _launch_timeout,
+        C.CUDA_LAUNCH_TIMEOUT.code,
+        anchors=(b"timed out and was terminated", b"LaunchTimeout", b"LaunchTimeOut", b"LAUNCH_TIMEOUT"),
+        worth=(rb"timed out and was terminated", rb"LaunchTime[Oo]ut", rb"LAUNCH_TIMEOUT"),
+        words=("timed out and was terminated", "launchtimeout", "launch_timeout"),
+    ),
     Signature(
         "cuda unknown error after kernels ran",
         _UNKNOWN,

@@ -300,9 +300,10 @@ def _topo(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # HcclResult (hccl_types.h) of an HCCL call torch_npu raised, when no CANN record says more: what each
 # number means for the communicator's start-up (hcclCommInitRootInfo*, HcclGetRootInfo: the exchange with
-# the root is HCCL's rendezvous) and for an operation (HcclAllreduce, ...). Other numbers (1 parameter,
-# 4 internal (bare for an operation; at start-up the analogue of ncclInternalError, RUN192), 6 not
-# found, 15 runtime, ...) say nothing about the cause: the exception stays bare.
+# the root is HCCL's rendezvous) and for an operation (HcclAllreduce, ...; 1, 2 and 5 there are the
+# caller's arguments, RUN191). Other numbers (4 internal (bare for an operation; at start-up the analogue
+# of ncclInternalError, RUN192), 6 not found, 15 runtime, ...) say nothing about the cause: the exception
+# stays bare.
 _INIT_RESULTS = {9: ("rendezvous_timeout", "timed out"), 11: ("root_unreachable", "could not connect (TCP)")}
 _OP_RESULTS = {
     9: ("timeout", "timed out (HCCL_E_TIMEOUT)"),
@@ -312,7 +313,17 @@ _OP_RESULTS = {
     14: ("roce_transfer", "failed a RoCE transfer (HCCL_E_ROCE_TRANSFER)"),
     19: ("network", "failed a network call (HCCL_E_NETWORK)"),
     21: ("error_cqe", "got an error completion from the RDMA NIC (HCCL_E_REMOTE)"),
+    # the caller's arguments refused by the operation (hccl_types.h: HCCL_E_PARA "parameter error",
+    # HCCL_E_PTR "empty pointer", HCCL_E_NOT_SUPPORT "not support feature"): the analogue of
+    # ncclInvalidArgument / ncclInvalidUsage (a dtype, reduce op, count or group HCCL does not take).
+    1: ("invalid_argument", "refused its arguments (HCCL_E_PARA: a parameter error)"),
+    2: ("invalid_argument", "was given an empty pointer (HCCL_E_PTR)"),
+    5: (
+        "not_supported",
+        "was asked for a feature HCCL does not support (HCCL_E_NOT_SUPPORT: a dtype, op or mode)",
+    ),
 }
+_OP_USAGE = (1, 2, 5)
 _HCCL_CALL = lazy_re.compile(
     r"(?:HCCL|OPS) function error: (?P<fn>[A-Za-z_:]*[Hh]ccl\w*)\b.*?error code is (?P<num>\d+)"
 )
@@ -348,7 +359,15 @@ def _raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if num not in _OP_RESULTS:
         return None
     facts["problem"], what = _OP_RESULTS[num]
-    code = T if num == 9 else C.NCCL_IB_ERROR.code if num in (12, 14, 21) else C.NCCL_REMOTE_ERROR.code
+    code = (
+        T
+        if num == 9
+        else C.NCCL_IB_ERROR.code
+        if num in (12, 14, 21)
+        else C.NCCL_INVALID_USAGE.code
+        if num in _OP_USAGE
+        else C.NCCL_REMOTE_ERROR.code
+    )
     return [
         row.event(
             hit,

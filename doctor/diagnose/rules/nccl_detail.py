@@ -84,6 +84,13 @@ IB_COMPLETION = lazy_re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
 DUP = lazy_re.compile(
     r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)"
 )
+# NCCL's shared-memory transport mapping its /dev/shm segment for the GPU: shmOpen's
+# cudaHostRegister(ptr, size, cudaHostRegisterMapped) in include/shm.h (2.4-2.11, called from
+# transport/shm.cu / shm.cc), ncclShmOpen's cudaHostRegister in misc/shmutils.cc (2.12+). transport/shm.cc's
+# own CUDA calls in 2.19+ are cuMem host sharing (217 there is peer access: RUN291), not this. A CUDA failure
+# at these lines ("include/shm.h:42 NCCL WARN Cuda failure 'invalid argument'", then "transport/shm.cu:187
+# -> 1") is the segment or the host's pinning limits, not the job's use of NCCL.
+_SHM_SOURCE = lazy_re.compile(r"(?<![\w/])(?:include/shm\.h|misc/shmutils\.cc):\d+")
 CUDA_FAIL = lazy_re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
 NCCL_ALLOC = lazy_re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
 UNDEF = lazy_re.compile(r"undefined symbol: (nccl\w+)")
@@ -227,6 +234,19 @@ def from_detail(
                 ev.facts.update(base)
                 ev.evidence = hit.evidence(used) if used else ev.evidence
             return env
+        if _SHM_SOURCE.search(f"{hit.text} {detail}") and "out of memory" not in what:
+            return [
+                event(
+                    hit,
+                    C.NCCL_SYSTEM_ERROR.code,
+                    f"{hit.who()}: NCCL could not map its shared-memory segment into the GPU's address space "
+                    f"(cudaHostRegister of /dev/shm: Cuda failure '{what}'): /dev/shm or the locked-memory "
+                    "limit of this container; NCCL_SHM_DISABLE=1 avoids the SHM transport",
+                    {**base, "cuda_error": what, "likely_cause": "shared_memory"},
+                    used,
+                    dedupe=(C.NCCL_SYSTEM_ERROR.code, r, "shm"),
+                )
+            ]
         if "invalid device ordinal" in what:  # cudaSetDevice on a GPU this process cannot see
             return [
                 event(
@@ -272,6 +292,20 @@ def from_detail(
                     {**base, "cuda_error": what},
                     used,
                     dedupe=(C.DRIVER_TOO_OLD.code, r),
+                )
+            ]
+        if (cf.group(1) == "999" or what == "unknown error") and _init_chain(hit):
+            return [
+                event(
+                    hit,
+                    C.NCCL_INIT_CUDA_FAILURE.code,
+                    f"{hit.who()}: CUDA answered 999 'unknown error' while NCCL created its communicator "
+                    "(its return chain runs through init.cc): the driver or the device state is broken for "
+                    "this process (WSL / a desktop driver, a GPU left in a bad state, a driver upgrade "
+                    "without a reboot)",
+                    {**base, "cuda_error": what, "cuda_error_code": 999, "phase": "communicator_init"},
+                    used,
+                    dedupe=(C.NCCL_INIT_CUDA_FAILURE.code, r),
                 )
             ]
         if kind_code is None or kind_code is C.NCCL_CUDA_ERROR:
@@ -371,6 +405,16 @@ _INIT_FRAME = lazy_re.compile(
     r"collective_helper\.cc|\binit_parallel_env\b|\b_init_parallel_ctx\b|NCCLCommContext|"
     r"parallel_executor\.py\S*,? line \d+, in __init__"
 )
+
+
+# NCCL_DEBUG=INFO's return chain of a failure inside communicator creation: "NCCL INFO init.cc:1259 -> 1"
+# (init.cu in 2.4-2.8), the frames of initTransportsRank / ncclCommInitRankFunc.
+_INIT_CHAIN = lazy_re.compile(r"NCCL INFO (?:\S*/)?init\.(?:cc|cu):\d+ -> 1\b")
+
+
+def _init_chain(hit: Hit) -> bool:
+    """The CUDA failure's return chain (the INFO lines after it) passes through NCCL's init.cc / init.cu."""
+    return any(_INIT_CHAIN.search(ln.text) for ln in hit.after(12))
 
 
 def comm_init_site(hit: Hit, base: dict[str, Any]) -> str:
