@@ -687,3 +687,25 @@ CUDA_LAUNCH_TIMEOUT = register_code(
     "The display driver's watchdog killed a long kernel (CUDA launch timed out)",
     AREA,
 )
+
+
+# Category driver_env: PSM/PSM2/OPX waited in vain for /dev/hfi1_0 or /dev/ipath (driver, fabric).
+FABRIC_DEVICE_MISSING = register_code(
+    "RUN350", "fabric-device-missing", "fail", "driver_env", "Omni-Path / InfiniPath device missing", AREA
+)
+# Category driver_env: SYCL's "Native API failed" on an Intel GPU: driver or compute runtime (not OOM).
+SYCL_RUNTIME_FAILURE = register_code(
+    "RUN351", "sycl-runtime-failure", "fail", "driver_env", "SYCL / Level Zero native call failed", AREA
+)
+# Category driver_env: oneCCL's getenv_local_coord under a launcher it does not know.
+ONECCL_LOCAL_COORD = register_code(
+    "RUN352", "oneccl-local-coord-unknown", "fail", "driver_env", "oneCCL local rank/count unknown", AREA
+)
+# Category driver_env: CANN's EC0010 / InitTbeFunc / ACL init env failed: set_env.sh, Python, TBE deps.
+CANN_PYTHON_ENV = register_code(
+    "RUN353", "cann-python-env-broken", "fail", "driver_env", "CANN Python components not importable", AREA
+)
+# Category driver_env: RCCL's "Missing iommu=pt" warning before an init that never came up.
+ROCM_IOMMU_NOT_PT = register_code(
+    "RUN354", "rocm-iommu-not-passthrough", "warn", "driver_env", "RCCL init stalled without iommu=pt", AREA
+)

@@ -1,0 +1,441 @@
+"""env_families: installs, builds and platform set-ups that a job's first collective or kernel cannot run on,
+in stacks the other driver_env modules do not read (Paddle, HIP's fat binaries, PSM/PSM2, SYCL, oneCCL,
+CANN, RCCL's kernel check, aws-ofi-nccl's memory registration).
+
+Formats, read at their sources:
+- A framework build without the process group the job asks for: Paddle's collective.py
+  _new_process_group_impl calls core.ProcessGroupGloo.create / ProcessGroupNCCL / ProcessGroupBKCL /
+  ProcessGroupCustom, and a build without it (an inference build -DON_INFER=ON, WITH_DISTRIBUTE=OFF, a CPU
+  wheel asked for NCCL) raises "AttributeError: module 'paddle.fluid.libpaddle' has no attribute
+  'ProcessGroupGloo'" (2.4-2.5; 2.6+ 'paddle.base.libpaddle'; <= 2.3 'paddle.fluid.core_avx' /
+  'core_noavx'; the dygraph ParallelContexts 'NCCLParallelContext', 'BKCLParallelContext'); torch's own
+  c10d module without it: "module 'torch._C._distributed_c10d' has no attribute 'ProcessGroupNCCL'",
+  "cannot import name 'ProcessGroupNCCL' from 'torch._C._distributed_c10d'" (RUN334). (TCPStore's "use_libuv
+  was requested but PyTorch was build without libuv support" is left to the store rows: the released corpus
+  files it as a rendezvous failure.)
+- HIP's registration of a fat binary's kernels (clr hipamd/src/hip_platform.cpp __hipRegisterFunction, ROCm
+  5.x-7.x, with HIP_ENABLE_DEFERRED_LOADING=0): "Cannot retrieve Static function, error: 218"
+  (hipErrorInvalidKernelFile; 209 hipErrorNoBinaryForGpu), ROCm <= 5.2 "Cannot Retrieve Static function",
+  "Cannot register Static function, error: N": the library holds no usable code object for this gfx
+  target (RUN265).
+- PSM / PSM2 / OPX (opa-psm2 opa/opa_service.c hfi_wait_for_device, libfabric opx's copy, infinipath-psm's
+  ipath_wait_for_device): "hfi_wait_for_device: The /dev/hfi1_0 device failed to appear after 15.0 seconds:
+  Connection timed out", "ipath_wait_for_device: The /dev/ipath device failed to appear after 30.0
+  seconds", then "PSM Could not find an InfiniPath Unit on device /dev/ipath (30s elapsed) (err=21)"
+  (RUN350).
+- SYCL's runtime_error (DPC++ sycl/source/detail/error_handling, plugin.hpp checkPiResult, 2022-2025):
+  "Native API failed. Native API returns: -999 (Unknown PI error) -999 (Unknown PI error)", "-1
+  (PI_ERROR_DEVICE_NOT_FOUND)", "-997 (Command failed to enqueue/execute)", Unified Runtime's "Native API
+  returns: 20 (UR_RESULT_ERROR_DEVICE_LOST)": the GPU driver / compute runtime (RUN351); "-42
+  (PI_ERROR_INVALID_BINARY)" and "UR_RESULT_ERROR_INVALID_BINARY" a binary without code for this device
+  (RUN265); the out-of-memory codes (-5 PI_ERROR_OUT_OF_RESOURCES, -6 OUT_OF_HOST_MEMORY,
+  UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY) are oom_layers.py's, the lost device gpu_hardware's: not read here.
+- oneCCL global.cpp getenv_local_coord (2021.10+): "|CCL_ERROR| global.cpp:150 getenv_local_coord:
+  condition global_data::env().ze_ipc_exchange == ccl::ze::ipc_exchange_mode::sockets failed" / "to get
+  local_idx/count from ATL, set CCL_ZE_IPC_EXCHANGE=sockets explicitly", torch-ccl's "RuntimeError:
+  oneCCL: global.cpp:150 getenv_local_coord: EXCEPTION: to get local_idx/count from ATL, ...", the older
+  "unexpected local_proc_idx -1" (RUN352). Its "could not get local_idx/count from environment variables"
+  WARN alone is a note healthy runs print: not read.
+- Ascend CANN (ge / tbe_op_store_adapter.cc, CANN 6-8): "EC0010: Failed to import Python module
+  [ModuleNotFoundError: No module named 'tbe.common...'].", "[AttributeError: ...]", then
+  "[GraphOpt][InitializeInner][InitTbeFunc] Failed to init tbe." (RUN353), often inside torch_npu's
+  "HCCL error in: ProcessGroupHCCL.cpp" block; ACL's op compiler (acl op_compile_processor.cpp OpCompile,
+  ACL_REQUIRES_TRUE(isInit_, ..., "[Init][Env]init env failed!")) behind "EH9999: Inner Error!" and "build
+  op model failed, result = 500001" when that set-up failed (TBE's Python dependencies missing), unless
+  Python refused the compile pool in a daemonic process (the program's: not read).
+- RCCL's init.cc (2.18-2.30): "NCCL WARN Missing \"iommu=pt\" from kernel command line which can lead to
+  system instablity or hang!" (older builds also "Missing \"amd_iommu=on\""): a warning every init prints on
+  such a host (alone it stays silent), so a cause only when RCCL's init goes on after it and the log shows no
+  communicator that came up (a hang at init: RUN354, tier 1).
+- glog's CHECK_EQ of an ncclResult_t (Caffe / NVCaffe util/nccl.hpp NCCL_CHECK, MXNet contrib nccl ops, TF's
+  NcclManager): "Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error": NCCL's result code
+  1-7 read as its ncclGetErrorString (the NCCL codes RUN194, RUN171, RUN192, RUN191, RUN172).
+- aws-ofi-nccl (nccl_ofi_net.c / nccl_ofi_rdma.c register_mr_buffers, register_rail_mr_buffer, 1.7-1.9):
+  "NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument":
+  libfabric refused GPU memory (type 2 NCCL_PTR_CUDA, 4 DMA-BUF) that NCCL >= 2.19 registers: an EFA
+  installer before 1.29.1 (its libfabric), fixed by upgrading it, FI_EFA_SET_CUDA_SYNC_MEMOPS=0 or NCCL
+  2.18 (RUN292). Host memory (type = 1) that cannot be registered, "RC: 12 Cannot allocate memory", is the
+  memlock limit's, not read here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import UNTIL_UP, Event, Hit
+from pgdoctor.diagnose.rules.nccl_detail import KIND, from_detail
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
+
+_PG_ATTR = lazy_re.compile(
+    r"module '(?P<mod>paddle\.(?:fluid|base)\.(?:libpaddle|core_avx|core_noavx|core))' has no attribute "
+    r"'(?P<attr>ProcessGroup\w*|\w*ParallelContext)'|"
+    r"module '(?P<tmod>torch\._C\._distributed_c10d)' has no attribute '(?P<tattr>ProcessGroup\w+)'|"
+    r"cannot import name '(?P<iattr>ProcessGroup\w+)' from '(?P<imod>torch\._C\._distributed_c10d)'"
+)
+_BACKEND_OF = lazy_re.compile(r"(?:ProcessGroup|^)(?P<b>[A-Z][A-Za-z]*?)(?:ParallelContext)?$")
+
+_HIP_STATIC = lazy_re.compile(
+    r"Cannot (?P<op>[Rr]etrieve|[Rr]egister) Static function(?:, error: (?P<err>\d+))?"
+)
+_HIP_ERRORS = {
+    98: "hipErrorInvalidDeviceFunction",
+    200: "hipErrorInvalidImage",
+    209: "hipErrorNoBinaryForGpu",
+    218: "hipErrorInvalidKernelFile",
+}
+_GFX = lazy_re.compile(r"\b(gfx[0-9a-f]{3,5}\w*)")
+
+_PSM_DEVICE = lazy_re.compile(
+    r"(?P<fn>\w*(?:hfi|ipath)\w*)_wait_for_device: The (?P<dev>/dev/\S+) device failed to appear after "
+    r"(?P<secs>[\d.]+) seconds|"
+    r"PSM2? Could not find an? (?P<unit>InfiniPath|OPA|HFI) Unit on device (?P<dev2>/dev/\S+)"
+)
+
+_SYCL = lazy_re.compile(
+    r"Native API failed\.\s*Native API returns: (?:(?P<num>-?\d+)\s*\((?P<name>[^)]*)\)|(?P<bare>\w+))"
+)
+_SYCL_OOM = lazy_re.compile(r"OUT_OF_(?:RESOURCES|HOST_MEMORY|DEVICE_MEMORY)|out of resources", re.I)
+_SYCL_BINARY = lazy_re.compile(r"INVALID_BINARY|INVALID_KERNEL_NAME|INVALID_PROGRAM", re.I)
+_SYCL_LOST = lazy_re.compile(r"DEVICE_LOST", re.I)
+
+_CCL_COORD = lazy_re.compile(
+    r"getenv_local_coord: (?:condition|EXCEPTION)|"
+    r"to get local_idx/count from ATL, set CCL_ZE_IPC_EXCHANGE=sockets|"
+    r"unexpected local_proc_(?:idx|count) -?\d+"
+)
+
+_CANN_IMPORT = lazy_re.compile(
+    r"EC0010: Failed to import Python module \[(?:(?P<exc>\w+(?:Error|Exception)):\s*)?(?P<what>[^\]\n]*)|"
+    r"\[InitTbeFunc\] Failed to init tbe|"
+    r"(?P<acl>\[Init\]\[Env\]init env failed)"
+)
+# The Python multiprocessing refusal TBE's compile pool meets in a daemonic process (a DataLoader worker).
+_DAEMONIC = lazy_re.compile(r"daemonic processes are not allowed to have children")
+_NO_MODULE = lazy_re.compile(r"No module named '(?P<m>[\w.]+)'")
+
+# RCCL's init going on after the warning (its version banner, bootstrap, plugin and transport lines): the log
+# shows an init that began and then never came up.
+_INIT_GOES_ON = lazy_re.compile(
+    r"NCCL INFO (?:RCCL version|Bootstrap|NET/|Channel|comm 0x|Setting affinity|Hipruntime)"
+)
+_IOMMU = lazy_re.compile(r"Missing \\?\"(?P<opt>iommu=pt|amd_iommu=on)\\?\" from kernel command line")
+# A communicator that came up, or a test that ran to its results: the warning was then only a warning.
+_CAME_UP = lazy_re.compile(
+    r"Init COMPLETE|Avg bus bandwidth|Out of bounds values|ncclCommInitRank\w* .*Init COMPLETE"
+)
+
+# glog's CHECK_EQ of an ncclResult_t (Caffe / NVCaffe include/caffe/util/nccl.hpp NCCL_CHECK: "Check failed:
+# result == ncclSuccess (1 vs. 0)  unhandled cuda error"; MXNet contrib's "... (2 vs. 0) ncclCommInitRank
+# failed!"; TF NcclManager's "... (3 vs. 0) internal error"): the number is NCCL's result code.
+_GLOG_NCCL = lazy_re.compile(
+    r"Check_? failed: \w+ == ncclSuccess \((?P<n>[1-7]) vs\. 0\)\s*(?::\s*)?(?P<rest>[^\n]*)"
+)
+_NCCL_RESULTS = {
+    1: "unhandled cuda error",
+    2: "unhandled system error",
+    3: "internal error",
+    4: "invalid argument",
+    5: "invalid usage",
+    6: "remote process exited or there was a network error",
+    7: "nccl operation in progress",
+}
+
+_OFI_REGISTER = lazy_re.compile(
+    r"NET/OFI Unable to register memory \(type = (?P<type>[24])\) for device (?P<dev>\d+)\. "
+    r"RC: (?P<rc>-22|-95|-38), Error: (?P<err>[^\n]*)"
+)
+
+
+def _pg_attr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    attr = m.group("attr") or m.group("tattr") or m.group("iattr")
+    module = m.group("mod") or m.group("tmod") or m.group("imod")
+    framework = "paddle" if module.startswith("paddle") else "pytorch"
+    b = _BACKEND_OF.search(attr)
+    backend = b.group("b").upper() if b else attr
+    if backend == "GLOO":
+        backend = "Gloo"
+    facts: dict[str, Any] = {"framework": framework, "backend": backend, "reason": "backend_not_built"}
+    remedy = (
+        "install a Paddle wheel built with distributed support (the official paddlepaddle-gpu / paddlepaddle "
+        "wheels), or build with -DWITH_DISTRIBUTE=ON (and -DWITH_GLOO=ON for Gloo), not an inference build"
+        if framework == "paddle"
+        else "install a PyTorch wheel built with it (the official CUDA wheels carry NCCL and Gloo)"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: this {framework} build has no {attr} ({module} lacks it): the {backend} process "
+            f"group was not compiled in; {remedy}",
+            facts,
+            dedupe=(row.code, "pg_attr", attr),
+        )
+    ]
+
+
+def _hip_static(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"runtime": "rocm", "reason": "no_code_object"}
+    err = m.group("err")
+    name = ""
+    if err:
+        facts["hip_error"] = int(err)
+        name = _HIP_ERRORS.get(int(err), "")
+        if name:
+            facts["hip_error_name"] = name
+    for ln in [*hit.before(8, same_rank=False), hit.line, *hit.after(8, same_rank=False)]:
+        g = _GFX.search(ln.text)
+        if g:
+            facts["gfx"] = g.group(1)
+            break
+    what = f" (error {err}{', ' + name if name else ''})" if err else ""
+    return [
+        row.event(
+            hit,
+            f"HIP could not {m.group('op').lower()} a kernel of a loaded library for this GPU{what}: the "
+            "library (RCCL, PyTorch, an extension) has no usable code object for this GPU's gfx target; "
+            "install or build one for it (GPU_TARGETS / PYTORCH_ROCM_ARCH)",
+            facts,
+            dedupe=(row.code, "hip_static"),
+        )
+    ]
+
+
+def _psm_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    dev = m.group("dev") or m.group("dev2")
+    facts: dict[str, Any] = {"device": dev, "reason": "fabric_device_missing"}
+    if m.group("secs"):
+        facts["waited_s"] = float(m.group("secs"))
+    fabric = "Omni-Path (hfi1)" if "hfi" in dev else "InfiniPath"
+    facts["fabric"] = "omni-path" if "hfi" in dev else "infinipath"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: PSM waited for {dev} and it never appeared: this host's {fabric} driver is not "
+            "loaded or it has no such adapter; load the driver (modprobe hfi1) or choose the fabric the host "
+            "has (FI_PROVIDER=verbs/tcp, I_MPI_FABRICS, OMPI_MCA_mtl=^psm2, -fabric ibv)",
+            facts,
+            dedupe=(row.code, "psm_device"),
+        )
+    ]
+
+
+def _sycl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = (m.group("name") or m.group("bare") or "").strip()
+    whole = f"{m.group('num') or ''} {name}"
+    if _SYCL_OOM.search(whole) or m.group("num") in ("-5", "-6") or _SYCL_LOST.search(whole):
+        return None  # the memory rows' and the hardware's
+    facts: dict[str, Any] = {"runtime": "sycl"}
+    if m.group("num"):
+        facts["native_error"] = int(m.group("num"))
+    if name:
+        facts["native_error_name"] = name
+    if _SYCL_BINARY.search(whole) or m.group("num") == "-42":
+        facts["reason"] = "no_code_for_device"
+        return [
+            row.event(
+                hit,
+                f"the SYCL runtime could not use the program's device code ({name or 'invalid binary'}): the "
+                "binary was not built for this device (add its -fsycl-targets / AOT target, or the matching "
+                "IPEX/PyTorch XPU build)",
+                facts,
+                code=C.ARCH_UNSUPPORTED.code,
+                dedupe=(C.ARCH_UNSUPPORTED.code, "sycl"),
+            )
+        ]
+    facts["reason"] = "native_api_failed"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the SYCL runtime's native call (Level Zero / OpenCL) failed ({whole.strip()}): "
+            "the Intel GPU driver or compute runtime does not work here; check sycl-ls and a plain "
+            "SYCL sample, then match the GPU driver, Level Zero loader and oneAPI runtime versions",
+            facts,
+            dedupe=(row.code, "sycl"),
+        )
+    ]
+
+
+def _ccl_coord(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: oneCCL could not learn this process's local index and count on its node from the "
+            "launcher's environment; set CCL_ZE_IPC_EXCHANGE=sockets (or export the local rank and size as "
+            "CCL_LOCAL_RANK / CCL_LOCAL_SIZE), or launch with Intel MPI's mpiexec",
+            {"library": "oneCCL", "reason": "local_coord_unknown"},
+            dedupe=(row.code, "local_coord"),
+        )
+    ]
+
+
+def _cann_import(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"accelerator": "ascend", "reason": "cann_python_import_failed"}
+    what = (m.group("what") or "").strip()
+    if m.group("exc"):
+        facts["exception"] = m.group("exc")
+    mod = _NO_MODULE.search(what)
+    if mod:
+        facts["module"] = mod.group("m")
+    if m.group("acl"):
+        near = [*hit.before(30, same_rank=False), *hit.after(12, same_rank=False)]
+        if any(_DAEMONIC.search(ln.text) for ln in near):
+            return None  # the compile ran in a daemonic process (the program's), not the install's
+        facts["reason"] = "cann_op_compile_env_init_failed"
+    detail = f" ({m.group('exc') + ': ' if m.group('exc') else ''}{what.rstrip('.')})" if what else ""
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CANN could not import its own Python components{detail}: source set_env.sh of the "
+            "installed toolkit in the job's environment, run the Python CANN was installed for, and install "
+            "TBE's dependencies (pip install decorator attrs psutil scipy ...) there",
+            facts,
+            dedupe=(row.code, "cann_import"),
+        )
+    ]
+
+
+def _iommu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(48, same_rank=False)
+    if any(_CAME_UP.search(ln.text) for ln in after):
+        return None
+    if not any(_INIT_GOES_ON.search(ln.text) for ln in after):
+        return None  # the warning alone: every init on such a host prints it, healthy ones too
+    return [
+        row.event(
+            hit,
+            f"RCCL warned that the kernel was booted without {m.group('opt')}: multi-GPU P2P on AMD GPUs can "
+            "hang without it; add iommu=pt to GRUB_CMDLINE_LINUX_DEFAULT and reboot (or NCCL_P2P_DISABLE=1 "
+            "to confirm)",
+            # lookahead.py drops it when any communicator came up later in the file (beyond this window)
+            {"kernel_option": m.group("opt"), "reason": "iommu_not_passthrough", UNTIL_UP: ""},
+            dedupe=(row.code, "iommu"),
+        )
+    ]
+
+
+def _glog_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = _NCCL_RESULTS[int(m.group("n"))]
+    rest = m.group("rest").replace("_", " ").strip()
+    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": err, "nccl_result": int(m.group("n"))}
+    return from_detail(hit, rest or err, base, None, 0, KIND[err])
+
+
+def _ofi_register(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    kind = "GPU (CUDA)" if m.group("type") == "2" else "DMA-BUF"
+    return [
+        row.event(
+            hit,
+            f"aws-ofi-nccl could not register {kind} memory with libfabric for device {m.group('dev')} (RC "
+            f"{m.group('rc')}, {m.group('err').strip()}): the EFA installer's libfabric is older than this "
+            "NCCL needs (NCCL >= 2.19 wants EFA installer >= 1.29.1); upgrade it, or set "
+            "FI_EFA_SET_CUDA_SYNC_MEMOPS=0, or pin NCCL 2.18",
+            {
+                "plugin": "aws-ofi-nccl",
+                "memory_type": int(m.group("type")),
+                "device": int(m.group("dev")),
+                "rc": int(m.group("rc")),
+                "reason": "ofi_gpu_memory_registration",
+            },
+            dedupe=(row.code, "ofi_register"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "framework build without the process group",
+        _PG_ATTR,
+        _pg_attr,
+        C.COLLECTIVE_BACKEND_MISSING.code,
+        anchors=(
+            b"has no attribute 'ProcessGroup",
+            b"ParallelContext'",
+            b"from 'torch._C._distributed_c10d'",
+        ),
+        worth=(
+            rb"has no attribute '(?:ProcessGroup|\w*ParallelContext')",
+            rb"cannot import name 'ProcessGroup\w+' from 'torch\._C\._distributed_c10d'",
+        ),
+        words=("has no attribute", "cannot import name"),
+    ),
+    Signature(
+        "hip static function registration failed",
+        _HIP_STATIC,
+        _hip_static,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"Static function",),
+        worth=(rb"Cannot [Rr](?:etrieve|egister) Static function",),
+        words=("static function",),
+    ),
+    Signature(
+        "psm fabric device missing",
+        _PSM_DEVICE,
+        _psm_device,
+        C.FABRIC_DEVICE_MISSING.code,
+        anchors=(b"_wait_for_device: The ", b"Unit on device /dev/"),
+        worth=(rb"_wait_for_device: The /dev/", rb"PSM2? Could not find an? \w+ Unit on device"),
+        words=("_wait_for_device", "unit on device"),
+    ),
+    Signature(
+        "sycl native api failed",
+        _SYCL,
+        _sycl,
+        C.SYCL_RUNTIME_FAILURE.code,
+        anchors=(b"Native API failed",),
+        worth=(rb"Native API failed",),
+        words=("native api failed",),
+    ),
+    Signature(
+        "oneccl local coordinates unknown",
+        _CCL_COORD,
+        _ccl_coord,
+        C.ONECCL_LOCAL_COORD.code,
+        anchors=(b"getenv_local_coord", b"CCL_ZE_IPC_EXCHANGE=sockets", b"unexpected local_proc_"),
+        worth=(rb"getenv_local_coord: ", rb"CCL_ZE_IPC_EXCHANGE=sockets", rb"unexpected local_proc_"),
+        words=("getenv_local_coord", "ccl_ze_ipc_exchange", "unexpected local_proc_"),
+    ),
+    Signature(
+        "cann python components import failed",
+        _CANN_IMPORT,
+        _cann_import,
+        C.CANN_PYTHON_ENV.code,
+        anchors=(b"EC0010", b"Failed to init tbe", b"init env failed"),
+        worth=(
+            rb"EC0010: Failed to import Python module",
+            rb"\[InitTbeFunc\] Failed to init tbe",
+            rb"\[Init\]\[Env\]init env failed",
+        ),
+        words=("ec0010", "failed to init tbe", "init env failed"),
+    ),
+    Signature(
+        "rccl iommu not passthrough",
+        _IOMMU,
+        _iommu,
+        C.ROCM_IOMMU_NOT_PT.code,
+        tier=1,
+        anchors=(b"from kernel command line",),
+        worth=(rb"Missing \\?\"(?:amd_)?iommu=\w+\\?\" from kernel command line",),
+        words=("from kernel command line",),
+    ),
+    Signature(
+        "glog check of an nccl result",
+        _GLOG_NCCL,
+        _glog_nccl,
+        C.NCCL_CUDA_ERROR.code,
+        anchors=(b"== ncclSuccess (",),
+        worth=(rb"== ncclSuccess \(\d vs\. 0\)",),
+        words=("== ncclsuccess (",),
+    ),
+    Signature(
+        "aws-ofi-nccl gpu memory registration refused",
+        _OFI_REGISTER,
+        _ofi_register,
+        C.NCCL_PLATFORM_FEATURE.code,
+        anchors=(b"Unable to register memory (type = ",),
+        worth=(rb"NET/OFI Unable to register memory \(type = [24]\)",),
+        words=("unable to register memory",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
