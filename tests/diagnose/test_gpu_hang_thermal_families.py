@@ -6,7 +6,8 @@
   RUN355; amdgpu 6.13+'s ring timeout without "*ERROR*" (amdgpu_job.c): RUN295;
 - DCGM dcgmlib/dcgm_errors.h (2.x "clock throttling", 3.2+ "clocks event") thermal and power verdicts and
   the health watch's "Detected a WARNING in health system Thermal: '...'" (DcgmHealthWatch.cpp):
-  RUN356 (a power violation alone stays silent); its volatile / CUDA double-bit ECC verdicts: RUN242;
+  RUN356 (a power violation alone stays silent); nvidia-smi -q's Clocks Event / Throttle Reasons with a
+  hardware or thermal slowdown Active: RUN356; its volatile / CUDA double-bit ECC verdicts: RUN242;
 - tt-umd's TTDevice hang read ("Read 0xffffffff from PCIE" / "over PCIe ID N"), its ARC timeout and
   tt-smi's "POST_RESET failed for device N.": RUN293;
 - torch/csrc/DataLoader.cpp's "DataLoader worker (pid N) exited unexpectedly with exit code N" and Paddle
@@ -143,6 +144,15 @@ CASES = [
         "RUN356",
         {"gpu": 4},
     ),
+    # nvidia-smi -q, Clocks Event Reasons (535+) / Clocks Throttle Reasons
+    ("            HW Thermal Slowdown           : Active", "RUN356", {"violation": "hw_thermal_slowdown"}),
+    ("        SW Thermal Slowdown               : Active", "RUN356", {"violation": "sw_thermal_slowdown"}),
+    (
+        "            HW Power Brake Slowdown       : Active",
+        "RUN356",
+        {"violation": "hw_power_brake_slowdown"},
+    ),
+    ("        HW Slowdown                       : Active", "RUN356", {"violation": "hw_slowdown"}),
     ("Detected 2 volatile double-bit ECC error(s) in GPU 6.", "RUN242", {"gpu": 6, "dbe_count": 2}),
     ("CUDA APIs have indicated that a double-bit ECC error has occured on GPU 1.", "RUN242", {"gpu": 1}),
     # Tenstorrent: tt-umd's hang read (older and newer wording), its ARC wait, tt-smi's galaxy reset
@@ -206,6 +216,13 @@ QUIET = [
     # DCGM reporting healthy, and a skipped check
     "Health monitor report: Thermal: Healthy",
     "The Diagnostic test is skipped for this GPU.",
+    # nvidia-smi -q on a loaded healthy GPU
+    "        SW Power Cap                      : Active",
+    "        HW Slowdown                       : Not Active",
+    "            HW Thermal Slowdown           : Not Active",
+    # nvidia-smi -q as quoted in open_clip#703 (healthy under load) and kubeflow#68 (idle)
+    "        Idle                        : Active",
+    "        Idle                              : Not Active",
     # a power cap reached under load: GPU Boost by design (DCGM issue 285), owned and silent
     "Detected clocks event due to power violation in GPU 5.",
     "Detected a WARNING in health system Power: 'Detected clock throttling due to power violation in GPU 5.",

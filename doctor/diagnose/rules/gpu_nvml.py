@@ -137,6 +137,35 @@ _DCGM_THERMAL = lazy_re.compile(
 )
 
 
+# nvidia-smi -q's "Clocks Event Reasons" (drivers 535+; before: "Clocks Throttle Reasons") section with a
+# hardware or thermal reason Active: "HW Slowdown : Active", "HW Thermal Slowdown : Active", "HW Power Brake
+# Slowdown : Active" (the board's power-brake signal: a PSU or the chassis), "SW Thermal Slowdown : Active".
+# "SW Power Cap : Active" is GPU Boost at its power limit under load, and "Not Active" is health: not matched.
+_SMI_SLOWDOWN = lazy_re.compile(
+    r"(?<![\w-])(HW Thermal Slowdown|HW Power Brake Slowdown|SW Thermal Slowdown|HW Slowdown)"
+    r"\s*:\s*Active\s*$"
+)
+
+
+def _smi_slowdown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    reason = m.group(1)
+    return [
+        row.event(
+            hit,
+            f"nvidia-smi shows the GPU slowed by {reason} (Active): "
+            + (
+                "the board's power-brake input fired (PSU or chassis power)"
+                if "Power Brake" in reason
+                else "it ran too hot or the hardware pulled its clocks down; check its cooling"
+            ),
+            {"nvidia_smi": f"{reason}: Active", "violation": reason.lower().replace(" ", "_")},
+            # the umbrella line stands below the line that names the reason
+            tier=1 if reason == "HW Slowdown" else 0,
+            dedupe=(row.code, "nvidia-smi-slowdown"),
+        )
+    ]
+
+
 _GPU_BEFORE = lazy_re.compile(r"\bGPU (\d+)\b[^.]*$")
 
 
@@ -351,6 +380,15 @@ SIGNATURES = (
         anchors=(b"memory errors and", b"Pending page retirements"),
         worth=(rb"memory errors and|Pending page retirements",),
         words=("memory errors and", "pending page retirements"),
+    ),
+    Signature(
+        "nvidia-smi slowdown active",
+        _SMI_SLOWDOWN,
+        _smi_slowdown,
+        C.GPU_THERMAL_VIOLATION.code,
+        anchors=(b"Slowdown",),
+        worth=(rb"Slowdown\s*:\s*Active",),
+        words=("slowdown",),
     ),
     Signature(
         "dcgm thermal and power",
