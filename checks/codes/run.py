@@ -709,3 +709,27 @@ CANN_PYTHON_ENV = register_code(
 ROCM_IOMMU_NOT_PT = register_code(
     "RUN354", "rocm-iommu-not-passthrough", "warn", "driver_env", "RCCL init stalled without iommu=pt", AREA
 )
+
+
+# Category gpu_hardware: a GPU kernel driver timed out a job and reset the engine or the whole GPU (Intel xe:
+# "Timedout job: seqno=..", "Engine reset: engine_class=ccs"; i915: "GPU HANG: ecode .."), or the user-space
+# runtime says the device was lost (Level Zero / SYCL UR / Vulkan DEVICE_LOST): a GPU hang, not a code error.
+GPU_ENGINE_HANG = register_code(
+    "RUN355",
+    "gpu-engine-hang",
+    "fail",
+    "gpu_hardware",
+    "The GPU driver timed out a job and reset the GPU (GPU hang, device lost)",
+    AREA,
+)
+# Category gpu_hardware: DCGM's health watch or diagnostic found a GPU slowed by heat or power (clocks event /
+# clock throttling due to a thermal or power violation, thermal violations over a test, a temperature over
+# the limit): cooling or power delivery, not the job.
+GPU_THERMAL_VIOLATION = register_code(
+    "RUN356",
+    "gpu-thermal-violation",
+    "fail",
+    "gpu_hardware",
+    "A GPU ran into a thermal or power violation (cooling or power delivery)",
+    AREA,
+)

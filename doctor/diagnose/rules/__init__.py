@@ -13,6 +13,7 @@ import re
 from pgdoctor.diagnose.rules import (
     accel_env,
     accel_faults,
+    accel_hangs,
     build_fit,
     c10d_usage,
     coordination_service,
@@ -87,6 +88,7 @@ from pgdoctor.model import lazy_re
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (
     gpu_hardware,
+    accel_hangs,
     gpu_nvml,
     gpu_runtime,
     rocm_runtime,

@@ -43,6 +43,38 @@ _HYDRA_WHO = lazy_re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
 _EXIT_STRING = lazy_re.compile(r"TERMINATED WITH THE EXIT STRING: .*\(signal (\d+)\)")
 
 
+# The launcher of Paddle 1.8-2.x (paddle/distributed/utils.py and fleet/launch_utils.py, watch_local_trainers)
+# when a trainer exited non-zero: "ABORT!!! Out of all 2 trainers, the trainer process with rank=[0, 1] was
+# aborted. Please check its log." (the ranks are a Python list; their own logs, workerlog.N, say why).
+_PADDLE_ABORT = lazy_re.compile(
+    r"ABORT!!! Out of all (\d+) trainers, the trainer process with rank=\[([\d, ]*)\] was aborted"
+)
+
+
+def _paddle_abort(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ranks = [int(r) for r in re.findall(r"\d+", m.group(2))]
+    facts: dict[str, Any] = {
+        "world_size": int(m.group(1)),
+        "ranks": ranks,
+        "reporter": "paddle.distributed.launch",
+    }
+    if len(ranks) == 1:
+        facts["rank"] = ranks[0]
+    who = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks}"
+    return [
+        row.event(
+            hit,
+            f"paddle.distributed.launch: trainer {who} of {m.group(1)} exited non-zero and the launcher "
+            "aborted "
+            "the job; the trainer's own log (log/workerlog.N) says why",
+            facts,
+            # the launcher's summary: any cause a trainer's own lines show is above it
+            tier=2,
+            dedupe=(row.code, "paddle_abort"),
+        )
+    ]
+
+
 def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     rank, code = int(m.group(1)), int(m.group(4))
     if code == 0:
@@ -117,6 +149,15 @@ SIGNATURES = (
         tier=3,
         anchors=(b"Container rank",),
         worth=(rb"Container rank \d+ status",),
+    ),
+    Signature(
+        "paddle launcher abort",
+        _PADDLE_ABORT,
+        _paddle_abort,
+        C.RANK_EXITED.code,
+        anchors=(b"ABORT!!! Out of all",),
+        worth=(rb"ABORT!!! Out of all \d+ trainers",),
+        words=("abort!!! out of all",),
     ),
     Signature(
         "hydra exit",

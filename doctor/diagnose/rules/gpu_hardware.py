@@ -317,8 +317,11 @@ def _aer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # *ERROR* ring gfx timeout, signaled seq=1234, emitted seq=1236" (newer: "amdgpu 0000:03:00.0: [drm] *ERROR*
 # ring gfx_0.0.0 timeout, ..."), then "amdgpu: GPU reset begin!". The runtime's "HW Exception by GPU
 # node-N ... reason :GPU Hang" is the same event (gpu_runtime.py).
+# Kernels 6.13+ print the timeout with dev_err, without "*ERROR*": "amdgpu 0000:c2:00.0: ring gfx_0.0.0
+# timeout, signaled seq=166926, emitted seq=166928", then "Ring gfx_0.0.0 reset succeeded" (per-ring reset).
 _AMDGPU_HANG = lazy_re.compile(
-    r"\*ERROR\* ring (\S+) timeout|amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?GPU reset begin"
+    r"\*ERROR\* ring (\S+) timeout|amdgpu(?: [0-9a-fA-F:.]+)?: (?:amdgpu: )?GPU reset begin|"
+    r"amdgpu [0-9a-fA-F:.]+: ring (\S+) timeout, signaled seq"
 )
 
 
@@ -349,7 +352,7 @@ def _amdgpu_reset_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional
 
 
 def _amdgpu_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    ring = m.group(1)
+    ring = m.group(1) or m.group(2)
     return [
         row.event(
             hit,
@@ -499,9 +502,9 @@ SIGNATURES = (
         _AMDGPU_HANG,
         _amdgpu_hang,
         C.GPU_HW_EXCEPTION.code,
-        anchors=(b"ERROR* ring ", b"GPU reset begin"),
-        worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin"),
-        words=("*error* ring", "gpu reset begin"),
+        anchors=(b"ERROR* ring ", b"GPU reset begin", b"timeout, signaled seq"),
+        worth=(rb"\*ERROR\* ring \S+ timeout", rb"GPU reset begin", rb"timeout, signaled seq"),
+        words=("*error* ring", "gpu reset begin", "timeout, signaled seq"),
     ),
     Signature(
         "amdgpu reset failed",

@@ -18,6 +18,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.gpu_hardware import CLEANUP_XIDS, PCI, record, record_reader, xid_code, xid_facts
 from pgdoctor.diagnose.signature import Signature
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
@@ -109,6 +110,115 @@ _DCGM_MEMORY = lazy_re.compile(
     r"row remappings are pending)|Pending page retirements together with a DBE were detected on GPU (\d+)"
 )
 _DCGM_SXID = lazy_re.compile(r"Detected fatal NvSwitch SXID (\d+)")
+
+
+# DCGM's thermal and power verdicts (dcgmlib/dcgm_errors.h: DCGM 2.x-3.1 "Detected clock throttling due to
+# thermal violation in GPU %u.", 3.2+ "Detected clocks event due to thermal violation in GPU %u." and the
+# same for "power violation"; DCGM_FR_THERMAL_VIOLATIONS(_TS) "There were thermal violations totaling %.1f
+# seconds for GPU %u" / "Thermal violations totaling %.1f seconds started at %.1f seconds into the test for
+# GPU %u"; DCGM_FR_TEMP_VIOLATION "Temperature %lld of GPU %u exceeded user-specified maximum allowed
+# temperature %lld" (3.x+: "of %s %u", GPU or HBM memory); DCGM_FR_THROTTLING_VIOLATION "Clocks are being
+# throttled for GPU %u because of clock throttling starting %.1f seconds into the test." / 3.2+
+# DCGM_FR_CLOCKS_EVENT_VIOLATION "Clocks event for GPU %u because of clocks event starting ..."), printed by
+# dcgmi diag and by the health watch (modules/health/DcgmHealthWatch.cpp: "Detected a WARNING in health
+# system Thermal: '...'"): RUN356. Its double-bit ECC verdicts (DCGM_FR_VOLATILE_DBE_DETECTED "Detected %d
+# volatile double-bit ECC error(s) in GPU %u.", DCGM_FR_CUDA_DBE "CUDA APIs have indicated that a double-bit
+# ECC error has occured on GPU %u."): RUN242.
+_DCGM_THERMAL = lazy_re.compile(
+    r"Detected (?:clock throttling|clocks event) due to (?P<kind>thermal|power) violation in GPU (?P<g1>\d+)|"
+    r"(?:There were thermal violations|Thermal violations) totaling (?P<secs>[\d.]+) seconds "
+    r"(?:started at [\d.]+ seconds into the test)?(?: ?for GPU (?P<g2>\d+))?|"
+    r"Temperature (?P<temp>\d+) of (?:GPU|HBM memory|\w+) (?P<g3>\d+) exceeded user-specified "
+    r"maximum allowed temperature (?P<max>\d+)|"
+    r"(?:Clocks are being throttled|Clocks event) for GPU (?P<g4>\d+) because of "
+    r"(?:clock throttling|clocks event)|"
+    r"Detected (?P<dbe>\d+) volatile double-bit ECC error\(s\) in GPU (?P<g5>\d+)|"
+    r"CUDA APIs have indicated that a double-bit ECC error has occur+ed on GPU (?P<g6>\d+)"
+)
+
+
+# nvidia-smi -q's "Clocks Event Reasons" (drivers 535+; before: "Clocks Throttle Reasons") section with a
+# hardware or thermal reason Active: "HW Slowdown : Active", "HW Thermal Slowdown : Active", "HW Power Brake
+# Slowdown : Active" (the board's power-brake signal: a PSU or the chassis), "SW Thermal Slowdown : Active".
+# "SW Power Cap : Active" is GPU Boost at its power limit under load, and "Not Active" is health: not matched.
+_SMI_SLOWDOWN = lazy_re.compile(
+    r"(?<![\w-])(HW Thermal Slowdown|HW Power Brake Slowdown|SW Thermal Slowdown|HW Slowdown)"
+    r"\s*:\s*Active\s*$"
+)
+
+
+def _smi_slowdown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    reason = m.group(1)
+    return [
+        row.event(
+            hit,
+            f"nvidia-smi shows the GPU slowed by {reason} (Active): "
+            + (
+                "the board's power-brake input fired (PSU or chassis power)"
+                if "Power Brake" in reason
+                else "it ran too hot or the hardware pulled its clocks down; check its cooling"
+            ),
+            {"nvidia_smi": f"{reason}: Active", "violation": reason.lower().replace(" ", "_")},
+            # the umbrella line stands below the line that names the reason
+            tier=1 if reason == "HW Slowdown" else 0,
+            dedupe=(row.code, "nvidia-smi-slowdown"),
+        )
+    ]
+
+
+_GPU_BEFORE = lazy_re.compile(r"\bGPU (\d+)\b[^.]*$")
+
+
+def _dcgm_thermal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    g = m.groupdict()
+    found = next((g[k] for k in ("g1", "g2", "g3", "g4", "g5", "g6") if g[k] is not None), None)
+    if found is None:
+        # a quote cut before "for GPU N" (DCGM issue 242: "GPU X Thermal violations totaling 0.0 seconds
+        # started at 30.0 seconds into the test"): the GPU named before it, if any
+        before = _GPU_BEFORE.search(hit.text[: m.start()])
+        found = before.group(1) if before else None
+    gpu: Any = int(found) if found is not None else "?"
+    facts: dict[str, Any] = {"reported_by": "DCGM"}
+    if found is not None:
+        facts["gpu"] = gpu
+    if g["g5"] is not None or g["g6"] is not None:
+        if g["dbe"]:
+            facts["dbe_count"] = int(g["dbe"])
+        return [
+            row.event(
+                hit,
+                f"DCGM found double-bit (uncorrectable) ECC errors on GPU {gpu}: drain the GPU and reset "
+                "it or "
+                "reboot the node",
+                facts,
+                code=C.GPU_ECC.code,
+                tier=0,
+                dedupe=(C.GPU_ECC.code, "dcgm", str(gpu)),
+            )
+        ]
+    kind = g["kind"] or "thermal"
+    if kind == "power":
+        # GPU Boost runs a loaded GPU into its power limit by design: DCGM's health watch warns on any such
+        # moment (DCGM issue 285), NVSentinel suppresses it; the power cap is a setting, not a failure
+        return []
+    facts["violation"] = kind
+    if g["secs"]:
+        facts["violation_seconds"] = float(g["secs"])
+    if g["temp"]:
+        facts.update({"temperature_c": int(g["temp"]), "max_temperature_c": int(g["max"])})
+    if g["g4"] is not None:
+        facts["violation"] = "clocks_event"
+    if g["g4"] is not None:
+        msg = (
+            f"DCGM found GPU {gpu}'s clocks held down during the test ({clip(m.group(0), 90)}): a thermal "
+            "or power slowdown; check its cooling and power delivery"
+        )
+    else:
+        msg = (
+            f"DCGM found GPU {gpu} slowed by heat ({clip(m.group(0), 90)}): check its cooling (fans, "
+            "airflow, thermal interface)"
+        )
+    return [row.event(hit, msg, facts, tier=0, dedupe=(row.code, "dcgm", gpu, kind))]
 
 
 def _dcgm_xid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -270,6 +380,35 @@ SIGNATURES = (
         anchors=(b"memory errors and", b"Pending page retirements"),
         worth=(rb"memory errors and|Pending page retirements",),
         words=("memory errors and", "pending page retirements"),
+    ),
+    Signature(
+        "nvidia-smi slowdown active",
+        _SMI_SLOWDOWN,
+        _smi_slowdown,
+        C.GPU_THERMAL_VIOLATION.code,
+        anchors=(b"Slowdown",),
+        worth=(rb"Slowdown\s*:\s*Active",),
+        words=("slowdown",),
+    ),
+    Signature(
+        "dcgm thermal and power",
+        _DCGM_THERMAL,
+        _dcgm_thermal,
+        C.GPU_THERMAL_VIOLATION.code,
+        anchors=(
+            b"violation in GPU",
+            b"thermal violations totaling",
+            b"Thermal violations totaling",
+            b"user-specified maximum",
+            b"because of clock",
+            b"volatile double-bit ECC",
+            b"double-bit ECC error has",
+        ),
+        worth=(
+            rb"violation in GPU|hermal violations totaling|user-specified maximum|because of clock|"
+            rb"double-bit ECC error",
+        ),
+        words=("violation", "user-specified maximum", "because of clock", "double-bit ecc"),
     ),
     Signature(
         "dcgm nvswitch sxid",

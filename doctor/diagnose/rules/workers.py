@@ -43,7 +43,14 @@ _DL_KILLED = lazy_re.compile(
     r"(Bus error|Killed|Segmentation fault|"
     r"Aborted|Floating point exception|Illegal instruction|Terminated|[A-Z][a-z]+(?: [a-z]+)*)"
 )
-_DL_EXITED = lazy_re.compile(r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly")
+# torch/csrc/DataLoader.cpp (errorIfAnyWorkerFails, torch 0.4-2.x) for a worker that exited with a status:
+# "DataLoader worker (pid 7948) exited unexpectedly with exit code 1. Details are lost due to
+# multiprocessing. Rerunning with num_workers=0 may give better error trace." (an exception in the worker,
+# e.g. /dev/shm full in a container).
+_DL_EXITED = lazy_re.compile(
+    r"DataLoader worker \(pid\(s\) ([\d, ]+)\) exited unexpectedly|"
+    r"DataLoader worker \(pid (\d+)\) exited unexpectedly with exit code (-?\d+)"
+)
 # Ray 2.x's worker exit type when its memory monitor killed the worker (common.proto WorkerExitType), in
 # ActorDiedError's text: "Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: ...".
 _RAY_MEMORY = lazy_re.compile(
@@ -204,6 +211,19 @@ def _dl_killed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _dl_exited(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(2):
+        code = int(m.group(3))
+        return [
+            row.event(
+                hit,
+                f"DataLoader worker {m.group(2)} exited with code {code}: an exception inside the worker "
+                "(its "
+                "traceback is lost; rerun with num_workers=0). In a container the usual one is /dev/shm full "
+                "(--shm-size / --ipc=host)",
+                {"worker_pid": int(m.group(2)), "exitcode": code, "process": "dataloader_worker"},
+                dedupe=(row.code, "dataloader"),
+            )
+        ]
     pids = [int(p) for p in re.findall(r"\d+", m.group(1))]
     return [
         row.event(
@@ -470,7 +490,12 @@ SIGNATURES = (
         anchors=(b"rror",),
         worth=(rb"Error\b",),
         anchor_from=_PREFIX,
-        examples=("RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",),
+        examples=(
+            "RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",
+            "RuntimeError: DataLoader worker (pid 7948) exited unexpectedly with exit code 1. Details "
+            "are lost due "
+            "to multiprocessing. Rerunning with num_workers=0 may give better error trace.",
+        ),
     ),
     Signature(
         "ray memory monitor",
