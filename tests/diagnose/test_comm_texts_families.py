@@ -43,6 +43,9 @@ SHM = [
     "(name=mm_recv_desc) chunk: Out of memory\n"
     "[1776787275.688718] [c0f19bdfa686:677454:0]        mm_iface.c:857  UCX  ERROR failed to get the first receive "
     "descriptor\n",
+    # uct_mem.c's allocation through a shared-memory md, quoted alone
+    "[1475682365.956684] [pod9:11912:0]        uct_mem.c:89   UCX  ERROR failed to allocate 4208440835 bytes "
+    "using md posix: Out of memory\n",
     # SysV segments (mm_sysv.c through sys.c)
     "[1693920302.521306]          sys.c:915  UCX  ERROR   shmget(size=134221824 flags=0x7b0) for mm_recv_desc "
     "failed: No space left on device, please check shared memory limits by 'ipcs -l'\n",

@@ -50,7 +50,9 @@ _UCX_SHM = lazy_re.compile(
     r"Not enough memory to write total of (?P<bytes>\d+) bytes|"
     r"mm_iface\.c:\d+ +UCX +ERROR +failed to get the first receive descriptor|"
     # SysV segments (UCX_MM sysv, mm_sysv.c via sys.c): the IPC namespace's shmmax/shmall, or /dev/shm's size
-    r"shmget\(size=(?P<sysv>\d+) flags=\w+\) for \w+ failed: No space left on device"
+    r"shmget\(size=(?P<sysv>\d+) flags=\w+\) for \w+ failed: No space left on device|"
+    # uct_mem.c: "failed to allocate %zu bytes using md %s for %s: %s" with a shared-memory md (posix, sysv)
+    r"failed to allocate (?P<md>\d+) bytes using md (?:posix|sysv)\b"
 )
 _OMPI_SHM = lazy_re.compile(r"It appears as if there is not enough space for\b(?P<rest>.*)")
 _SPACE = lazy_re.compile(r"Space (Requested|Available):\s*(\d+)\s*B\b")
@@ -62,8 +64,8 @@ def _ucx_shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
         "likely_cause": "shared_memory",
         "error": clip(hit.text.strip(), 300),
     }
-    if m.group("bytes") or m.group("sysv"):
-        facts["bytes"] = int(m.group("bytes") or m.group("sysv"))
+    if m.group("bytes") or m.group("sysv") or m.group("md"):
+        facts["bytes"] = int(m.group("bytes") or m.group("sysv") or m.group("md"))
     what = "its receive FIFO" if "FIFO" in m.group(0) else f"{facts.get('bytes', '?')} bytes"
     if "descriptor" in m.group(0):
         what = "its first receive descriptor"
@@ -317,14 +319,22 @@ SIGNATURES = (
             b"Not enough memory to write total",
             b"failed to get the first receive descriptor",
             b"No space left on device",
+            b"bytes using md ",
         ),
         worth=(
             rb"failed to allocate receive FIFO",
             rb"Not enough memory to write total",
             rb"failed to get the first receive descriptor",
             rb"No space left on device",
+            rb"bytes using md ",
         ),
-        words=("receive fifo", "not enough memory to write", "first receive descriptor", "shmget("),
+        words=(
+            "receive fifo",
+            "not enough memory to write",
+            "first receive descriptor",
+            "shmget(",
+            "using md ",
+        ),
     ),
     Signature(
         "open mpi shared memory backing file",
