@@ -733,3 +733,42 @@ GPU_THERMAL_VIOLATION = register_code(
     "A GPU ran into a thermal or power violation (cooling or power delivery)",
     AREA,
 )
+
+
+# Category nccl_network: /dev/shm smaller than the shared-memory segments of UCX's mm transport, Open MPI's
+# backing file or NCCL (SIGBUS in ncclShmOpen): a container's 64 MiB default, a pod without a Memory emptyDir.
+SHARED_MEMORY_TOO_SMALL = register_code(
+    "RUN360",
+    "shared-memory-too-small",
+    "fail",
+    "nccl_network",
+    "/dev/shm is too small for the communication library's shared memory (NCCL, UCX, Open MPI)",
+    AREA,
+)
+# Category nccl_network: the GPUDirect-TCPX net plugin waited past its timeout ("rx rx ctrl timeout cnt N").
+NET_PLUGIN_TIMEOUT = register_code(
+    "RUN361",
+    "nccl-net-plugin-timeout",
+    "fail",
+    "nccl_network",
+    "The NCCL network plugin (GPUDirect-TCPX/TCPXO) timed out waiting on a peer's NIC",
+    AREA,
+)
+# Category rendezvous: NVSHMEM's bootstrap (UID sockets, MPI, PMI module) failed ("bootstrap_init failed").
+NVSHMEM_BOOTSTRAP = register_code(
+    "RUN362",
+    "nvshmem-bootstrap-failed",
+    "fail",
+    "rendezvous",
+    "NVSHMEM could not initialise: its bootstrap between the processes failed",
+    AREA,
+)
+# Category nccl_network: XLA's "Failed to get NCCL comm": NCCL's init failed and its reason was dropped.
+NCCL_COMM_NOT_CREATED = register_code(
+    "RUN363",
+    "nccl-comm-not-created",
+    "fail",
+    "nccl_network",
+    "The framework could not create its NCCL communicator (NCCL's own reason was not kept)",
+    AREA,
+)

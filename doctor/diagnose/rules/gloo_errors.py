@@ -235,6 +235,51 @@ def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# gloo's own listening socket (the pair's, or the device's listener) could not bind or listen: tcp/pair.cc's
+# GLOO_ERROR_MSG before gloo 2023 ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:176] bind:
+# Address already in use"), tcp/socket.cc's enforce since ("[enforce fail at
+# ../third_party/gloo/gloo/transport/tcp/socket.cc:110] rv != -1. -1 vs -1. bind: Cannot assign requested
+# address"). Not the rendezvous store's port: gloo binds an ephemeral port of GLOO_SOCKET_IFNAME's address (or
+# the host name's), so a clash is a port range shared with another service, and EADDRNOTAVAIL an address that
+# is not this host's.
+_BIND = lazy_re.compile(
+    r"gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):\d+\][^\n]*?\b(?P<call>bind|listen): "
+    r"(?P<err>[A-Z][A-Za-z ]+[a-z])"
+)
+
+
+def _bind(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err")
+    facts = {"backend": "gloo", "call": m.group("call"), "error": err, "where": m.group("file")}
+    if "already in use" in err:
+        # A port clash at process-group creation, as the store's own (RUN223): the released corpora label
+        # it a rendezvous failure (p7c-rendezvous_init-008), so it keeps that code with gloo's facts.
+        return [
+            row.event(
+                hit,
+                f"gloo could not {m.group('call')} its socket: address already in use ({m.group('file')}): "
+                "another process holds the port gloo picked; keep fixed ports out of the ephemeral range",
+                facts,
+                code=C.ADDRESS_IN_USE.code,
+                dedupe=(C.ADDRESS_IN_USE.code,),
+            )
+        ]
+    if "assign requested address" in err:
+        why = (
+            "the address is not this host's: GLOO_SOCKET_IFNAME or the host name resolves to another address"
+        )
+    else:
+        why = "check GLOO_SOCKET_IFNAME and the host's address"
+    return [
+        row.event(
+            hit,
+            f"gloo could not {m.group('call')} its own socket ({err}, {m.group('file')}): {why}",
+            facts,
+            dedupe=(row.code, "gloo_bind"),
+        )
+    ]
+
+
 # tcp/pair.cc's connect when the peer's address (from the store) is of another family than the local
 # device's: "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:210] address family mismatch"
 # (also without the location, torch 1.x): one host resolved its name to IPv6 and another to IPv4, or
@@ -255,6 +300,15 @@ def _family(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 SIGNATURES = (
+    Signature(
+        "gloo bind",
+        _BIND,
+        _bind,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"gloo/transport/",),
+        worth=(rb"gloo/transport/",),
+        words=("bind: ", "listen: "),
+    ),
     Signature(
         "gloo address family",
         _FAMILY,

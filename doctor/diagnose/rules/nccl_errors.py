@@ -72,8 +72,10 @@ from pgdoctor.model import lazy_re
 
 # torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
 # "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
+# A paste may elide the head of the path ("NCCL error in: ... /torch/lib/c10d/ProcessGroupNCCL.cpp:290, ...").
 _TORCH = lazy_re.compile(
-    r"NCCL error(?: in: (?P<where>\S+?),?|:)\s+(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
+    r"NCCL error(?: in: (?P<where>(?:(?:\.{3}|\u2026) ?)?\S+?),?|:)\s+"
+    r"(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:,?\s*NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)|[`'\"]?\s*$)"
 )
 # ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error").

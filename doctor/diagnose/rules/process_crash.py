@@ -43,7 +43,7 @@ _GDB_STOP = lazy_re.compile(
     r"(?:Thread \d+ \"[^\"]*\"|Program) received signal (?P<name>SIG(?:SEGV|ABRT|BUS|ILL|FPE)), "
     r"(?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|Arithmetic exception)"
 )
-_GDB_FRAME = lazy_re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) \(")
+_GDB_FRAME = lazy_re.compile(r"(?:^#\d+\s+)?0x[0-9a-fA-F]+ in ([\w:~<>]+) ?\(")
 # A gdb backtrace pasted without its stop line ("(gdb) bt" on a core file, or the faulting thread of
 # `thread apply all bt`): "#0  0x.. in ncclIbDeregMr (comm=0x0, mhandle=0x0) at transport/net_ib.cc:906".
 # Frame #0 is where the thread stopped. It is a crash when the kernel's signal frame is on the stack ("#2
@@ -114,6 +114,10 @@ def _tier(sig: str) -> int:
 # is: the corpora label that shape a killed process 3 times of 4, the fix is the mount either way.
 _NCCL_CONTEXT = lazy_re.compile(r"libnccl|\bnccl[A-Z]\w*\b|NCCL (?:INFO|WARN)|ProcessGroupNCCL")
 _NCCL_FN = lazy_re.compile(r"\bnccl[A-Z]\w*")
+# NCCL's segment open itself (misc/shmutils.cc ncclShmOpen 2.12+, include/shm.h shmOpen / shmSetup 2.4-2.11):
+# the fault is the segment's first touch past the end of /dev/shm, the same failure as NCCL's "Error while
+# creating shared memory segment" (RUN360, not a crash of the program).
+_SHM_FN = lazy_re.compile(r"\b(?:ncclShm\w*|shmOpen|shmSetup)\b")
 
 
 def _nccl_shm(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[Event]]:
@@ -121,6 +125,20 @@ def _nccl_shm(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[
     if facts.get("signal") != "SIGBUS":
         return None
     near = [ln.text for ln in (*hit.before(20, same_rank=False), *hit.after(16, same_rank=False))]
+    # the faulting frame: the one the reporter read, or the first lines below the signal
+    top = [str(facts.get("frame", "")), *(ln.text for ln in hit.after(4, same_rank=False))]
+    shm = next((f.group(0) for f in (_SHM_FN.search(t) for t in top) if f), None)
+    if shm and (shm.startswith("ncclShm") or any("nccl" in t.lower() for t in [*top, *near])):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} died on SIGBUS in NCCL's shared-memory segment open ({shm}): /dev/shm is "
+                "smaller than NCCL's segments (a container without --shm-size or --ipc=host)",
+                {**facts, "frame": shm, "likely_cause": "shared_memory"},
+                code=C.SHARED_MEMORY_TOO_SMALL.code,
+                dedupe=(C.SHARED_MEMORY_TOO_SMALL.code, hit.rank),
+            )
+        ]
     if not any(_NCCL_CONTEXT.search(t) for t in near):
         return None
     fn = next((f.group(0) for f in (_NCCL_FN.search(t) for t in near) if f), None)
@@ -208,7 +226,7 @@ def _gdb_stop(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
             )
         ]
     where = f" in {facts['frame']}" if "frame" in facts else ""
-    return [
+    return _nccl_shm(row, hit, facts) or [
         row.event(
             hit,
             f"{hit.who()} died on {sig} under gdb{where}",

@@ -48,7 +48,9 @@ from pgdoctor.model import lazy_re
 # torchelastic 0.1-0.2 (the package before it moved into torch 1.9) named them ...Exception.
 _RDZV_TIMEOUT = lazy_re.compile(
     r"RendezvousTimeoutError|RendezvousTimeoutException|"
-    r"Timed out after (\d+) seconds waiting for (?:clients|workers)\. (\d+)/(\d+) (?:clients|workers)|"
+    # TCPStore's server (TCPStore.cpp 1.8-2.x): "... waiting for clients. 1/2 clients joined."; a paste or a
+    # title may keep only the head ("Timed out after 901 seconds waiting for clients").
+    r"Timed out after (\d+) seconds waiting for (?:clients|workers)(?:\. (\d+)/(\d+) (?:clients|workers))?|"
     r"rendezvous has timed out after \d"
     r"|[Tt]imed out initializing process group in store based barrier"
     # etcd_rendezvous.py (1.9-2.x) logs this, spelled "occured", right before it raises RendezvousTimeoutError
@@ -244,7 +246,9 @@ def _rdzv_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     t = hit.text
     facts: dict[str, Any] = {}
     if m.group(1):
-        facts = {"timeout_s": int(m.group(1)), "joined": int(m.group(2)), "expected": int(m.group(3))}
+        facts = {"timeout_s": int(m.group(1))}
+        if m.group(2):
+            facts.update(joined=int(m.group(2)), expected=int(m.group(3)))
     b = _BARRIER.search(t)
     if b:
         facts = {"expected": int(b.group(1)), "joined": int(b.group(2))}

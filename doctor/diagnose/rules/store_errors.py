@@ -287,8 +287,11 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            "the store host name does not resolve (MASTER_ADDR)",
-            {"error": "name resolution"},
+            "the store host name does not resolve (MASTER_ADDR)" + (f": {fam.group(1)}" if fam else ""),
+            {
+                "error": "name resolution",
+                **({"master_addr": fam.group(1), "master_port": int(fam.group(2))} if fam else {}),
+            },
             dedupe=(row.code, "dns"),
         )
     ]
@@ -300,12 +303,18 @@ _GAI_NO_NAME = lazy_re.compile(r"gai error: (?:-2|8|11001|-5|7|11004|-9|1) - ")
 
 
 _IN_STORE_CREATION = lazy_re.compile(r"_create_c10d_store|_create_tcp_store|TCPStore\(")
+# A log aggregator's count of the same record folded into one line: Monarch's "[24 similar log lines] <line>"
+# (hyperactor_mesh logging.rs, LogLine's Display). More than one is the lookup repeated by the client's loop.
+_FOLDED = lazy_re.compile(r"^\s*\[(\d+) similar log lines\]")
 
 
 def _lookup_failed(hit: Hit, fam: re.Match[str]) -> bool:
     """Whether socket.cpp's per-family record says more than "this name has no IPv6 address"."""
     if not _GAI_NO_NAME.search(hit.text) or fam.group(1).startswith("["):
         return True  # the resolver itself failed, or "[addr]" (URL syntax that no resolver accepts)
+    folded = _FOLDED.search(hit.text)
+    if folded and int(folded.group(1)) > 1:
+        return True
     same = f"network addresses of ({fam.group(1)}, {fam.group(2)})"
     # the same lookup again by the same process (the client loops on it; each rank of a job printing its one
     # record once is not that), or a stack in the store's creation beside it (a py-spy dump or a traceback of
