@@ -168,3 +168,84 @@ def crossed_timeouts(events: list[Event]) -> list[Event]:
                 Event(code, a.source, a.line, a.source_index, msg, None, facts, evidence, a.ts, 0, dedupe)
             ]
     return []
+
+
+# Records without a group id may still come from two groups (a tensor-parallel and a data-parallel one count
+# their works apart, and their SeqNums soon differ by thousands): only a short gap is read as one group's.
+_STRANDED_SPAN = 64
+
+
+def stranded_timeouts(events: list[Event]) -> list[Event]:
+    """Watchdog records that name no process group (torch before 2.2 prints `WorkNCCL(SeqNum=..., OpType=...`
+    with no pg id, so every record is of the job's one default group as far as the log can tell) where the
+    other ranks agree on one SeqNum and a minority of ranks is stuck at least two works earlier. The others
+    could not have finished the stuck rank's SeqNum and the one after it unless its collective was matched
+    with some other call of theirs (a different size or op: 2U1/Qwen-VL-Series-Finetune#17, rank 0 stuck in
+    ALLREDUCE 959 NumelIn=544997376 while ranks 1-5 wait in ALLREDUCE 963 NumelIn=2560): a desync. A rank
+    that is merely late leaves no timeout of its own behind the others (it never enqueued their work), and
+    a pair one work apart stays the timeout it is reported as (see crossed_timeouts). One event or none."""
+    first: dict[int, Event] = {}
+    for e in sorted(events, key=POSITION):
+        f = e.facts
+        if e.code != C.WATCHDOG_TIMEOUT.code or e.rank is None or e.cause_tier > 1 or "seq" not in f:
+            continue
+        if f.get("pg_id") is not None or f.get("pg_name") is not None:
+            return []  # groups are named: crossed_timeouts reads them with their completed work
+        if "op" not in f or f["op"] in _P2P:
+            continue
+        first.setdefault(e.rank, e)
+    if len(first) < 3:
+        return []
+    at: dict[int, list[int]] = defaultdict(list)
+    for r, e in sorted(first.items()):
+        at[e.facts["seq"]].append(r)
+    top = max(at)
+    ahead = at[top]
+    behind = sorted(r for s, rs in at.items() if s != top for r in rs)
+    if (
+        not behind
+        or len(ahead) < 2
+        or len(behind) >= len(ahead)
+        or len({first[r].facts["op"] for r in ahead}) != 1
+    ):
+        return []
+    low = min(first[r].facts["seq"] for r in behind)
+    if max(first[r].facts["seq"] for r in behind) > top - _CROSSED_BY or top - low > _STRANDED_SPAN:
+        return []
+    a = first[behind[0]]
+    b = first[ahead[0]]
+    facts: dict[str, Any] = {
+        "kind": "watchdog_stranded",
+        "seq_by_rank": {str(r): first[r].facts["seq"] for r in sorted(first)},
+        "ops_by_rank": {str(r): first[r].facts["op"] for r in sorted(first)},
+        "seq": low,
+        "suspect_ranks": behind,
+    }
+    numel = {str(r): first[r].facts["numel_in"] for r in sorted(first) if "numel_in" in first[r].facts}
+    if numel:
+        facts["numel_in_by_rank"] = numel
+    msg = (
+        f"{count_label(behind)} {'is' if len(behind) == 1 else 'are'} stuck in {a.facts['op']} SeqNum "
+        f"{a.facts['seq']} while {count_label(ahead)} had gone past it and wait in {b.facts['op']} SeqNum "
+        f"{top}: "
+        "the stuck collective was matched with some other call of the others (a desync: compare the code "
+        f"paths and tensor sizes of rank(s) {rank_ranges(behind)} with the rest)"
+    )
+    evidence = list(a.evidence) + [x for x in b.evidence if x not in a.evidence]
+    dedupe = (C.COLLECTIVE_MISMATCH.code, "watchdog_stranded")
+    rank = behind[0] if len(behind) == 1 else None
+    return [
+        Event(
+            C.COLLECTIVE_MISMATCH.code,
+            a.source,
+            a.line,
+            a.source_index,
+            msg,
+            rank,
+            facts,
+            evidence,
+            a.ts,
+            0,
+            dedupe,
+        )
+    ]
