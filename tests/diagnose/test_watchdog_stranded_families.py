@@ -213,3 +213,23 @@ def test_seqnums_too_far_apart_may_be_two_groups() -> None:
     # torch 1.x prints no group id: a TP group's SeqNum 5000 and a DP group's 300 are not one sequence
     code, facts = _root(_wd(0, 300) + "".join(_wd(r, 5000) for r in (1, 2, 3)))
     assert code == C.WATCHDOG_TIMEOUT.code and facts.get("kind") != "watchdog_stranded"
+
+
+def _pg(rank: int, seq: int, pg: int = 0) -> str:
+    """torch 2.2+ names the group: "[PG 0 Rank 1] Watchdog caught collective operation timeout: ..."."""
+    return (
+        f"[rank{rank}]:[E ProcessGroupNCCL.cpp:607] [PG {pg} Rank {rank}] Watchdog caught collective "
+        f"operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=2560, NumelOut=2560, "
+        "Timeout(ms)=600000) ran for 600085 milliseconds before timing out.\n"
+    )
+
+
+def test_a_named_group_is_read_alike() -> None:
+    code, facts = _root(_pg(3, 20) + "".join(_pg(r, 25) for r in (0, 1, 2)))
+    assert code == C.COLLECTIVE_MISMATCH.code
+    assert facts["kind"] == "watchdog_stranded" and facts["pg_id"] == 0 and facts["suspect_ranks"] == [3]
+
+
+def test_two_named_groups_are_not_compared() -> None:
+    code, facts = _root(_pg(3, 20, pg=1) + "".join(_pg(r, 25, pg=0) for r in (0, 1, 2)))
+    assert code == C.WATCHDOG_TIMEOUT.code and facts.get("kind") != "watchdog_stranded"
