@@ -32,7 +32,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import POSITION, Event
 from pgdoctor.diagnose.rules.launcher import EXIT, MARKER, teardown
 from pgdoctor.diagnose.rules.nccl_transport import OBSERVED
-from pgdoctor.diagnose.watchdog_desync import crossed_timeouts, disagreeing_timeouts
+from pgdoctor.diagnose.watchdog_desync import crossed_timeouts, disagreeing_timeouts, stranded_timeouts
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import count_label, rank_ranges, span_gaps
 from pgdoctor.model import Evidence, Finding, Scope, Severity
@@ -78,6 +78,9 @@ _CAUSED_BY_HARDWARE = {"process_crash", "nccl_network", "nccl_usage", "collectiv
 
 # What a launcher's exit record of a rank adds to the root cause it explains.
 _FROM_EXIT = ("pid", "local_rank", "host", "signal")
+# A watchdog timeout that ran this long was not cut short by the launcher tearing its workers down
+# (torchrun polls every 5 s and sends SIGTERM at once): longer than any agent's monitor interval and grace.
+_WAITED_OUT_MS = 60_000
 
 
 def is_hardware(e: Event) -> bool:
@@ -394,7 +397,7 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         if e.rank is None and e.facts.get("pid") in pid_rank:
             e.rank = pid_rank[e.facts["pid"]]
             e.facts["rank"] = e.rank
-    kept.extend(disagreeing_timeouts(kept) or crossed_timeouts(kept))
+    kept.extend(disagreeing_timeouts(kept) or crossed_timeouts(kept) or stranded_timeouts(kept))
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
         # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts
@@ -419,6 +422,23 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         if not explained and root_exit.facts.get("exitcode") in (-6, 1):
             explained = any(
                 e.cause_tier <= 1 and (e.rank is None or root_exit.rank is None or e.rank == root_exit.rank)
+                for e in explains
+            )
+        # SIGKILL (-9) of a local rank recorded by the launcher after another rank of the same stream had
+        # waited out its whole collective timeout: the agent tears every worker down within its monitor
+        # interval (5 s) of a death, so a rank that sat minutes in a collective was not left waiting by that
+        # kill; the kill came with or after the timeout (ColossalAI#2531: rank 0's ALLGATHER ran 1803741 ms,
+        # then local_rank 1 exited -9). A kernel OOM record would be its own tier-0 event and explain the
+        # exit.
+        if not explained and root_exit.facts.get("exitcode") == -9:
+            explained = any(
+                e.code == C.WATCHDOG_TIMEOUT.code
+                and e.cause_tier <= 1
+                and e.source == root_exit.source
+                and e.line < root_exit.line
+                and (root_exit.rank is None or e.rank != root_exit.rank)
+                and isinstance(e.facts.get("ran_for_ms"), int)
+                and e.facts["ran_for_ms"] >= _WAITED_OUT_MS
                 for e in explains
             )
         if not explained:

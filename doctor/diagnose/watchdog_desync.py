@@ -168,3 +168,105 @@ def crossed_timeouts(events: list[Event]) -> list[Event]:
                 Event(code, a.source, a.line, a.source_index, msg, None, facts, evidence, a.ts, 0, dedupe)
             ]
     return []
+
+
+# Records without a group id may still come from two groups (a tensor-parallel and a data-parallel one count
+# their works apart, and their SeqNums soon differ by thousands): only a short gap is read as one group's.
+_STRANDED_SPAN = 64
+
+
+def stranded_timeouts(events: list[Event]) -> list[Event]:
+    """Watchdog records of one process group (torch before 2.2 prints `WorkNCCL(SeqNum=..., OpType=...`
+    with no group id: those records are read as the job's one default group; 2.2+ name it, "[PG 0 Rank
+    1]") where the other ranks agree on one SeqNum and a minority of ranks is stuck at least two works
+    earlier. The others could not have finished the stuck rank's SeqNum and the one after it unless its
+    collective was matched with some other call of theirs (a different size or op: 2U1/Qwen-VL-Series-
+    Finetune#17, rank 0 stuck in ALLREDUCE 959 NumelIn=544997376 while ranks 1-5 wait in ALLREDUCE 963
+    NumelIn=2560): a desync. A rank that is merely late leaves no timeout of its own behind the others
+    (it never enqueued their work), and a pair one work apart stays the timeout it is reported as (see
+    crossed_timeouts, which reads the "last completed work" of 2.3+ first). A later rank whose own
+    record says it had not completed the stuck work contradicts the reading: then nothing. One event or
+    none."""
+    first: dict[tuple[Any, int], Event] = {}
+    done: dict[tuple[Any, int], int] = {}
+    for e in sorted(events, key=POSITION):
+        f = e.facts
+        if e.code != C.WATCHDOG_TIMEOUT.code or e.rank is None or e.cause_tier > 1 or "seq" not in f:
+            continue
+        if "last_completed_seq" in f:
+            key = (f.get("pg_id"), e.rank)
+            done[key] = max(done.get(key, -1), f["last_completed_seq"])
+        if "op" not in f or f["op"] in _P2P:
+            continue
+        first.setdefault((f.get("pg_id"), e.rank), e)
+    groups: dict[Any, dict[int, Event]] = defaultdict(dict)
+    for (pg, r), e in first.items():
+        groups[pg][r] = e
+    for pg, recs in groups.items():
+        ev = _stranded(pg, recs, done)
+        if ev:
+            return ev
+    return []
+
+
+def _stranded(pg: Any, first: dict[int, Event], done: dict[tuple[Any, int], int]) -> list[Event]:
+    if len(first) < 3:
+        return []
+    at: dict[int, list[int]] = defaultdict(list)
+    for r, e in sorted(first.items()):
+        at[e.facts["seq"]].append(r)
+    top = max(at)
+    ahead = at[top]
+    behind = sorted(r for s, rs in at.items() if s != top for r in rs)
+    if (
+        not behind
+        or len(ahead) < 2
+        or len(behind) >= len(ahead)
+        or len({first[r].facts["op"] for r in ahead}) != 1
+    ):
+        return []
+    low = min(first[r].facts["seq"] for r in behind)
+    high = max(first[r].facts["seq"] for r in behind)
+    if high > top - _CROSSED_BY or top - low > _STRANDED_SPAN:
+        return []
+    if any(done.get((pg, r), high + _CROSSED_BY) < high + 1 for r in ahead):
+        return []  # a later rank says it had not completed the stuck work: it waits there too
+    a = first[behind[0]]
+    b = first[ahead[0]]
+    facts: dict[str, Any] = {
+        "kind": "watchdog_stranded",
+        "seq_by_rank": {str(r): first[r].facts["seq"] for r in sorted(first)},
+        "ops_by_rank": {str(r): first[r].facts["op"] for r in sorted(first)},
+        "seq": low,
+        "suspect_ranks": behind,
+    }
+    if pg is not None:
+        facts["pg_id"] = pg
+    numel = {str(r): first[r].facts["numel_in"] for r in sorted(first) if "numel_in" in first[r].facts}
+    if numel:
+        facts["numel_in_by_rank"] = numel
+    msg = (
+        f"{count_label(behind)} {'is' if len(behind) == 1 else 'are'} stuck in {a.facts['op']} SeqNum "
+        f"{a.facts['seq']} while {count_label(ahead)} had gone past it and wait in {b.facts['op']} SeqNum "
+        f"{top}: "
+        "the stuck collective was matched with some other call of the others (a desync: compare the code "
+        f"paths and tensor sizes of rank(s) {rank_ranges(behind)} with the rest)"
+    )
+    evidence = list(a.evidence) + [x for x in b.evidence if x not in a.evidence]
+    dedupe = (C.COLLECTIVE_MISMATCH.code, "watchdog_stranded")
+    rank = behind[0] if len(behind) == 1 else None
+    return [
+        Event(
+            C.COLLECTIVE_MISMATCH.code,
+            a.source,
+            a.line,
+            a.source_index,
+            msg,
+            rank,
+            facts,
+            evidence,
+            a.ts,
+            0,
+            dedupe,
+        )
+    ]

@@ -238,7 +238,13 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
 # verify_operation, 0.21+) gathers each process's tensor shapes before a collective: "Cannot apply desired
 # operation due to shape mismatches. All shapes across devices must be valid." then "Operation:
 # `accelerate.utils.operations.broadcast`", "Input shapes:" and one "  - Process 1: [1, 2, 5]" per process.
-_ACC_SHAPES = lazy_re.compile(r"Cannot apply desired operation due to shape mismatches")
+# The same check's other wording, as real logs print it (huggingface/accelerate#2643, gather_for_metrics of
+# per-image detection dicts on 3 GPUs): "accelerate.utils.operations.DistributedOperationException: Impossible
+# to apply the desired operation due to inadequate shapes. All shapes on the devices must be valid."
+_ACC_SHAPES = lazy_re.compile(
+    r"Cannot apply desired operation due to shape mismatches"
+    r"|Impossible to apply the desired operation due to inadequate shapes"
+)
 _ACC_OP = lazy_re.compile(r"Operation: `(?:[\w.]+\.)?(\w+)`")
 _ACC_PROC = lazy_re.compile(r"^\s*-\s*Process (\d+): (.+?)\s*$")
 
@@ -604,8 +610,8 @@ SIGNATURES = (
         _ACC_SHAPES,
         _acc_shapes,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"shape mismatches",),
-        worth=(rb"shape mismatches",),
+        anchors=(b"shape mismatches", b"inadequate shapes"),
+        worth=(rb"shape mismatches", rb"inadequate shapes"),
     ),
     Signature(
         "ddp join uneven inputs",

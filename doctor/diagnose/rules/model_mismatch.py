@@ -33,6 +33,18 @@ _TF_GROUP = lazy_re.compile(
     r"size ?\d+)"
 )
 
+# The same resolver when members of one instance_key pass tensors of different shapes
+# (CompleteInstanceFromInitializedIRec, TF 2.2-2.19, collective_param_resolver_local.cc): "Shape mismatch in
+# the collective instance 106. Op at device /job:worker/replica:0/task:1/device:CPU:0 expected shape [49] but
+# another member in the group expected shape [64]. This is likely due to different input shapes at different
+# members of the collective op." (raised as InvalidArgument, logged by OP_REQUIRES or wrapped in
+# InternalError).
+_TF_SHAPE = lazy_re.compile(
+    r"Shape mismatch in the collective instance (?P<inst>\d+)"
+    r"(?:\. Op at device (?P<dev>\S+) expected shape (?P<mine>\[[^\]]*\]) but another member in the group "
+    r"expected shape (?P<other>\[[^\]]*\]))?"
+)
+
 
 def _rebuilt(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"kind": "ddp_rebuilt_indices"}
@@ -63,6 +75,23 @@ def _tf_group(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+def _tf_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "tf_instance_shape", "instance_key": int(m.group("inst"))}
+    said = ""
+    if m.group("dev"):
+        facts.update(device=m.group("dev"), shape=m.group("mine"), other_shape=m.group("other"))
+        said = f": {m.group('dev')} has {m.group('mine')}, another member {m.group('other')}"
+    return [
+        row.event(
+            hit,
+            f"TensorFlow collective instance {m.group('inst')}: the members passed tensors of different "
+            f"shapes{said} (the workers built different models or batches: a desync)",
+            facts,
+            dedupe=(row.code, "tf_instance_shape"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "ddp rebuilt parameter indices",
@@ -79,6 +108,14 @@ SIGNATURES = (
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b"is joining a group with",),
         worth=(rb"is joining a group with",),
+    ),
+    Signature(
+        "tensorflow collective instance shapes differ",
+        _TF_SHAPE,
+        _tf_shape,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"Shape mismatch in the collective instance",),
+        worth=(rb"Shape mismatch in the collective instance",),
     ),
 )
 

@@ -57,7 +57,8 @@ _MPD_STATUS = lazy_re.compile(
 )
 # MPICH 4 / Intel MPI: "Abort(68275727) on node 1 (rank 1 in comm 0): Fatal error in PMPI_Allreduce: ..."
 _MPICH_RANK = lazy_re.compile(r"\(rank (?P<rank>\d+) in comm \d+\)|\[cli_(?P<cli>\d+)\]")
-_FATAL_OP = lazy_re.compile(r"Fatal error in P?MPI_(?P<op>\w+)")
+# MPICH 4.1+ and Intel MPI 2021+ name the internal entry point: "Fatal error in internal_Allreduce: ..."
+_FATAL_OP = lazy_re.compile(r"Fatal error in (?:P?MPI|internal)_(?P<op>\w+)")
 _TOO_LONG = lazy_re.compile(r"Message too long|[Tt]runcat")
 
 

@@ -22,9 +22,11 @@ Formats:
   MPI_Allreduce" ... "*** MPI_ERR_TRUNCATE: message truncated"; MPICH / Intel MPI "Fatal error in
   PMPI_Allreduce: Message truncated, error stack: ... Message from rank 1 and tag 14 truncated; 8 bytes
   received but buffer size is 4"; MPICH 3.2 "Exception: Message truncated, error stack: ... Message
-  truncated; 1536 bytes received but buffer size is 1024"): the ranks called the collective with
-  different sizes (Horovod's MPI controller, mpi4py, a torch `mpi` backend), a desync (RUN201) as NCCL's and
-  gloo's truncated messages.
+  truncated; 1536 bytes received but buffer size is 1024"; MPICH 4.x / Intel MPI 2021+ name the internal
+  entry point: "Abort(536998158) on node 0 (rank 0 in comm 0): Fatal error in internal_Recv: Message
+  truncated, error stack: internal_Recv(15956): MPI_Recv(buf=0x..., count=25706, ...) failed"): the ranks
+  called the collective with different sizes (Horovod's MPI controller, mpi4py, a torch `mpi` backend), a
+  desync (RUN201) as NCCL's and gloo's truncated messages.
 - Open MPI's TCP BTL between ranks (opal/mca/btl/tcp, 1.x-5.x): the old BTL_ERROR line
   "[node1][[5135,1],0][btl_tcp_endpoint.c:626:mca_btl_tcp_endpoint_recv_connect_ack] received unexpected
   process identifier [[5135,1],3]" (5.x: "... identifier: got [[56247,2],0] expected [[56247,1],0]"; the
@@ -64,7 +66,7 @@ _VERBS = lazy_re.compile(
     r"local QP operation error)"
 )
 _TRUNCATE = lazy_re.compile(
-    r"MPI_ERR_TRUNCATE: message truncated|Fatal error in P?MPI_(?P<op>\w+): Message truncated|"
+    r"MPI_ERR_TRUNCATE: message truncated|Fatal error in (?:P?MPI|internal)_(?P<op>\w+): Message truncated|"
     r"(?:Message from rank (?P<src>\d+) and tag \d+ truncated|Message truncated); (?P<got>\d+) bytes "
     r"received but buffer size is (?P<buf>\d+)|"
     r"\bException: Message truncated, error stack"

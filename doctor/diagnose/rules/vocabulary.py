@@ -132,8 +132,12 @@ _NET_CONTEXT = (
     r"socket|transport|\d+\.\d+\.\d+\.\d+|<\d+>|:\d{2,5}\b|\bzmq|\bgloo|\bnccl|\bhccl|\brccl|\bmpi|\bucx|"
     r"grpc|\bib\b|rdma|verbs|mlx\d|\brank|connect\(\)|\brecv|\bsend|dest ?link|\bpair\b"
 )
+# "not OOM", "no OOM", "without an OOM": a report that rules memory out (hpcaitech/ColossalAI#5039: "suddenly
+# crash, not OOM, error log is : .../Indexing.cu:1141: indexSelectLargeIndex: ... Assertion `src").
+_NOT = r"(?<!\bnot )(?<!\bno )(?<!\bnot an )(?<!\bnot a )(?<!\bwithout )(?<!\bwithout an )"
 _DEVICE_OOM = (
-    r"(?=.*(?:out of memory|\boom\b|resource_exhausted|memory (?:allocation )?(?:failed|exhausted)|"
+    r"(?=.*(?:" + _NOT + r"out of memory|" + _NOT + r"\boom\b|resource_exhausted|"
+    r"memory (?:allocation )?(?:failed|exhausted)|"
     r"failed to allocate|insufficient (?:device )?memory))"
     r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc))"
 )
