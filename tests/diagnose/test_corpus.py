@@ -77,6 +77,7 @@ SEEN_BY_RULE_WRITERS = {
     "v11g-rendezvous_init-004": "its URL is p7c-rendezvous_init-004's (new/part7_dsr.jsonl)",
     "v12x-collective_desync-002": "its URL and lines are p8s-collective_desync-001's (new/part8_dsy.jsonl)",
     "v13x-process_killed-001": "its URL and lines are p10x-process_killed-001's (new/part10_xst.jsonl)",
+    "v14a-collective_desync-002": "its URL and lines are p12f-collective_desync-001's (new/part12_x4.jsonl)",
 }
 
 MAP: dict[str, set[Optional[str]]] = {
