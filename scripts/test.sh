@@ -13,5 +13,6 @@ workers="${PGDOCTOR_TEST_WORKERS:-3}"
 if [ "$workers" = 0 ]; then
   python -m pytest -q "$@"
 else
-  python -m pytest -q -n "$workers" "$@"
+  # The slowest tests are printed at the end, so a run that nears the 10-minute budget says where it went.
+  python -m pytest -q -n "$workers" --durations=15 "$@"
 fi

@@ -109,7 +109,9 @@ def test_windows_and_counts_do_not_depend_on_chunking_processes_or_engine(
     monkeypatch.setenv("PGDOCTOR_SCAN_ENGINE", engine_name)
     monkeypatch.setattr(scan, "MAX_HITS_PER_SOURCE", 40)
     rnd = random.Random(11)
-    for trial in range(4):
+    # Two trials (a plain and a giant-line log) cover every path; the pure-re engine is 3x slower than
+    # Hyperscan on the giant lines, so it runs those two only (the suite must stay under 10 minutes).
+    for trial in range(2 if engine_name == "re" else 4):
         data = _random_log(rnd, giant=trial % 2 == 1)
         expect = _scan([data])
         for size in (1 << 12, 1 << 17):
