@@ -67,6 +67,15 @@ def bounded(value: object, limit: int = MAX_RANK) -> int | None:
     return value
 
 
+def missing_ranks(seen: Iterable[int], world: int) -> list[int]:
+    """The ranks of 0..world-1 that are not in `seen`, sorted; [] when `world` is no job's size (0,
+    negative, or more than MAX_RANK + 1 ranks: a mangled line's forty nines, never a world to walk)."""
+    if not 0 < world <= MAX_RANK + 1:
+        return []
+    have = set(seen)
+    return [r for r in range(world) if r not in have]
+
+
 def span_gaps(values: Iterable[int], limit: int) -> list[int] | None:
     """The numbers missing inside the span of `values` (sorted), or None when there are more
     than `limit` of them. Linear in the values given, never in their span: 0 and 10**30 cost

@@ -341,7 +341,9 @@ def _accelerate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # vLLM's start-up check (worker/gpu_worker.py): "ValueError: Free memory on device cuda:0 (109.53/121.69
 # GiB) on startup is less than desired GPU memory utilization (0.91, 110.74 GiB)." (a terminal may wrap it)
 # Before 0.10 the device was not named: "Free memory on device (6.92/8.0 GiB) on startup is less than ...".
-_VLLM_STARTUP = lazy_re.compile(r"Free memory on device (?:(\S+) )?\(([\d.]+)/([\d.]+) GiB\) on startup is")
+_VLLM_STARTUP = lazy_re.compile(
+    r"Free memory on device (?:(\S+) )?\((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) GiB\) on startup is"
+)
 
 
 def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -90,7 +90,7 @@ _GFX = lazy_re.compile(r"\b(gfx[0-9a-f]{3,5}\w*)")
 
 _PSM_DEVICE = lazy_re.compile(
     r"(?P<fn>\w*(?:hfi|ipath)\w*)_wait_for_device: The (?P<dev>/dev/\S+) device failed to appear after "
-    r"(?P<secs>[\d.]+) seconds|"
+    r"(?P<secs>\d+(?:\.\d+)?) seconds|"
     r"PSM2? Could not find an? (?P<unit>InfiniPath|OPA|HFI) Unit on device (?P<dev2>/dev/\S+)"
 )
 

@@ -126,7 +126,7 @@ _DCGM_SXID = lazy_re.compile(r"Detected fatal NvSwitch SXID (\d+)")
 # ECC error has occured on GPU %u."): RUN242.
 _DCGM_THERMAL = lazy_re.compile(
     r"Detected (?:clock throttling|clocks event) due to (?P<kind>thermal|power) violation in GPU (?P<g1>\d+)|"
-    r"(?:There were thermal violations|Thermal violations) totaling (?P<secs>[\d.]+) seconds "
+    r"(?:There were thermal violations|Thermal violations) totaling (?P<secs>\d+(?:\.\d+)?) seconds "
     r"(?:started at [\d.]+ seconds into the test)?(?: ?for GPU (?P<g2>\d+))?|"
     r"Temperature (?P<temp>\d+) of (?:GPU|HBM memory|\w+) (?P<g3>\d+) exceeded user-specified "
     r"maximum allowed temperature (?P<max>\d+)|"

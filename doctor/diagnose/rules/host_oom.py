@@ -124,7 +124,7 @@ _NATIVE_ANY = lazy_re.compile(r"memory allocation of .*bytes failed")
 _OSERR = lazy_re.compile(r"\[Errno 12\] Cannot allocate memory")
 # deepspeed/runtime/utils.py see_memory_usage: the host's memory as psutil sees it. A report at the
 # machine's limit is the host running out even when the OOM killer's own line is not in the logs.
-_DS_MEMORY = lazy_re.compile(r"CPU Virtual Memory:\s*used = ([\d.]+) GB, percent = ([\d.]+)%")
+_DS_MEMORY = lazy_re.compile(r"CPU Virtual Memory:\s*used = (\d+(?:\.\d+)?) GB, percent = (\d+(?:\.\d+)?)%")
 HOST_MEMORY_LIMIT_PERCENT = 95.0
 
 

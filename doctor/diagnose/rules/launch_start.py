@@ -102,8 +102,8 @@ _HVD_TIMEOUT = lazy_re.compile(
     r"enough resources)"
 )
 _RAY_START = lazy_re.compile(
-    r"(?:WorkerGroupStartupTimeoutError: )?The worker group startup timed out after (?P<s>[\d.]+) seconds "
-    r"waiting for (?P<n>\d+) workers"
+    r"(?:WorkerGroupStartupTimeoutError: )?The worker group startup timed out after "
+    r"(?P<s>\d+(?:\.\d+)?) seconds waiting for (?P<n>\d+) workers"
 )
 _NSLOOKUP = lazy_re.compile(
     r"nslookup: can't resolve '(?P<host>[^']+)'|\*\* server can't find (?P<host2>[^\s:]+): NXDOMAIN"

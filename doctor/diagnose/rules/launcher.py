@@ -71,8 +71,8 @@ _CALLED = lazy_re.compile(
     r"died with unknown signal (\d+)"
 )
 _SRUN = lazy_re.compile(
-    r"srun: error: (\S+): tasks? ([\d,\-]+): (Killed|Exited with exit code (\d+)|Segmentation fault|Aborted|"
-    r"Out Of Memory|Bus error)"
+    r"srun: error: (\S+): tasks? (\d[\d,\-]*): (Killed|Exited with exit code (\d+)|Segmentation fault|"
+    r"Aborted|Out Of Memory|Bus error)"
 )
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137";
 # horovodrun's gloo launcher (horovod/runner/gloo_run.py) copies it: "Process name: 1" / "Exit code: 137",

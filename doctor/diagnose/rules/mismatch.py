@@ -407,7 +407,7 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         int(x)
         for ln in [hit.line, *hit.after(64, False)]
         for r in _HVD_READY.findall(ln.text)
-        for x in r.split(",")
+        for x in re.findall(r"\d+", r)
     }
     facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
     if ready:

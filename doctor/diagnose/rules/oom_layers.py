@@ -217,8 +217,8 @@ _VLLM_KV = lazy_re.compile(
     rf"No{_W}available{_W}memory{_W}for{_W}the{_W}cache{_W}blocks|"
     rf"larger{_W}than{_W}the{_W}maximum{_W}number{_W}of{_W}tokens{_W}that{_W}can{_W}be{_W}stored{_W}in{_W}KV"
     rf"{_W}cache|"
-    rf"(?P<need>[\d.]+){_W}GiB{_W}KV{_W}cache{_W}is{_W}needed,{_W}which{_W}is{_W}larger{_W}than{_W}the{_W}"
-    rf"available(?:{_W}KV{_W}cache{_W}memory)?{_W}\((?P<have>-?[\d.]+){_W}GiB\)"
+    rf"(?P<need>\d+(?:\.\d+)?){_W}GiB{_W}KV{_W}cache{_W}is{_W}needed,{_W}which{_W}is{_W}larger{_W}than{_W}the{_W}"
+    rf"available(?:{_W}KV{_W}cache{_W}memory)?{_W}\((?P<have>-?\d+(?:\.\d+)?){_W}GiB\)"
 )
 
 

@@ -211,7 +211,7 @@ def _ms_redundant(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 _TPU_INIT = lazy_re.compile(
-    r"TPU backend initialization is taking more than (?P<s>[\d.]+) seconds\. "
+    r"TPU backend initialization is taking more than (?P<s>\d+(?:\.\d+)?) seconds\. "
     r"Did you run your code on all TPU hosts"
 )
 

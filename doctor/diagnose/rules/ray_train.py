@@ -22,8 +22,8 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
 _REPORT = lazy_re.compile(
-    r"The broadcast operation timed out after (?P<secs>[\d.]+) seconds\. Please make sure all worker ranks "
-    r"call `?ray\.train\.report"
+    r"The broadcast operation timed out after (?P<secs>\d+(?:\.\d+)?) seconds\. Please make sure all "
+    r"worker ranks call `?ray\.train\.report"
 )
 _MISSING = lazy_re.compile(r"The following ranks have not called it:\s*\[(?P<ranks>[\d,\s]*)\]")
 

@@ -30,7 +30,7 @@ from pgdoctor.diagnose.rules.rendezvous import LEAD
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import is_progress
-from pgdoctor.knowledge.ranks import rank_ranges
+from pgdoctor.knowledge.ranks import missing_ranks, rank_ranges
 from pgdoctor.model import lazy_re
 
 # distributed_c10d._get_default_group (1.x-2.x): "Default process group has not been initialized, please
@@ -303,7 +303,7 @@ def _pl_members(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             seen[key] = seen.get(key, 0) + 1
     ranks = {k[0] for k in seen}
     twice = sorted({k[0] for k, n in seen.items() if n >= 2})
-    missing = sorted(set(range(world)) - ranks)
+    missing = missing_ranks(ranks, world)
     if not twice or not missing or any(is_progress(ln.text) for ln in after):
         return []
     return [

@@ -54,7 +54,7 @@ from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import is_progress
-from pgdoctor.knowledge.ranks import rank_ranges
+from pgdoctor.knowledge.ranks import missing_ranks, rank_ranges
 from pgdoctor.model import lazy_re
 
 # Python's and urllib's and the socket module's words for a port that does not parse.
@@ -136,7 +136,7 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             a = _INIT_START.search(ln.text)
             if a and a.group("world") == m.group("world"):
                 seen.add(int(a.group("rank")))
-        missing = sorted(set(range(size)) - seen)
+        missing = missing_ranks(seen, size)
         if not missing or 0 not in seen:
             # every rank announced (the meeting had everyone: a hang after it is not the rendezvous's), or
             # rank 0's line is not in the paste (only rank 0 logs "All distributed processes registered")

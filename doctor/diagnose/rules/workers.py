@@ -64,7 +64,7 @@ _RAY_MEMORY = lazy_re.compile(
 # the memory usage threshold of 0.95. Ray killed this worker ...". A terminal may hard-wrap them.
 _RAY_PRESSURE = lazy_re.compile(
     r"(\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)|"
-    r"which exceeds the memory usage threshold of ([\d.]+)|"
+    r"which exceeds the memory usage threshold of (\d+(?:\.\d+)?)|"
     # the same error cut before its threshold: its opening is Ray's own ("... where the task (task ID: ...,
     # name=head, pid=4503, memory used=...)" or "where the actor")
     r"Memory on the node \(IP: [\d.]+, ID: \w+\) where the (?:task|actor)"
@@ -75,7 +75,8 @@ _RAY_PRESSURE = lazy_re.compile(
 # A terminal may wrap it after "on node": the row triggers on its opening and reads the joined lines.
 _RAY1_MEMORY = lazy_re.compile(r"More than \d+% of the memory on\b")
 _RAY1_WHOLE = lazy_re.compile(
-    r"More than (\d+)% of the memory on\s+node\s+(\S+)\s+is used(?: \(([\d.]+) / ([\d.]+) GB\))?"
+    r"More than (\d+)% of the memory on\s+node\s+(\S+)\s+is used"
+    r"(?: \((\d+(?:\.\d+)?) / (\d+(?:\.\d+)?) GB\))?"
 )
 _RAY_DIED = lazy_re.compile(
     r"A worker died or was killed while executing a task by an unexpected system error|"

@@ -34,7 +34,7 @@ from pgdoctor.diagnose.stacks.evidence import (
     short_path,
     user_frame,
 )
-from pgdoctor.knowledge.ranks import rank_ranges
+from pgdoctor.knowledge.ranks import missing_ranks, rank_ranges
 from pgdoctor.model import Evidence, Finding, Scope
 
 # CPU time per wall second above which a rank is working, not waiting (a gloo or NCCL wait, a
@@ -230,7 +230,7 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
         elif all_groups and all_groups[0].waiting:
             ws = next((e.world_size for e in ranks if e.world_size), None)
             seen = {e.rank for e in ranks}
-            missing = sorted(set(range(ws)) - seen) if ws else []
+            missing = missing_ranks(seen, ws) if ws else []
             facts = {
                 **facts_base,
                 "waiting_ranks": [e.rank for e in known],
