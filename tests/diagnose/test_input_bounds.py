@@ -188,3 +188,24 @@ def test_missing_ranks_walks_only_a_real_world() -> None:
     assert missing_ranks({0, 2}, 4) == [1, 3]
     assert missing_ranks({0}, 0) == [] and missing_ranks({0}, -5) == []
     assert missing_ranks({0}, MAX_RANK + 2) == [] and missing_ranks({0}, 10**40) == []
+
+
+# A CANN record of Ascend's (real lines, v10x-nccl_timeout-001), every line said twenty times on itself:
+# equal lines sent the HCCL reader back to an earlier copy, which read the same records again, until
+# Python's recursion limit. Lines are found by identity, and a record below reads only records below it.
+_CANN = [
+    "worker-1: EH9999: 2024-07-03-11:28:40.450.757  wait for compute device to finish failed, "
+    "runtime result = 107020.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
+    "worker-1:         TraceBack (most recent call last):",
+    "worker-1:  (function npuSynchronizeDevice)",
+    "worker-1: [W NPUStream.cpp:365] Warning: NPU warning, error code is 107020[Error]: .",
+    "worker-1: EH9999: Inner Error!",
+    "worker-1:         rtDeviceSynchronize execute failed, reason=[task timeout][FUNC:FuncErrorReason]"
+    "[FILE:error_message_manage.cc][LINE:53]",
+]
+
+
+def test_a_record_repeated_on_every_line_is_read_not_recursed_into() -> None:
+    for text in ("\n".join(_CANN * 3), "\n".join(" ".join([ln] * 20) for ln in _CANN * 3)):
+        findings = diagnose_sources([("npu.log", text)])
+        assert [f.code for f in findings if f.severity.value == "fail"][:1] == ["RUN311"]

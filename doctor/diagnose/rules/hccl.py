@@ -46,6 +46,7 @@ owned as no failure, so that no other reading takes their words for a timeout.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Optional
 
@@ -194,8 +195,11 @@ _STREAM_ROW = "NPU stream or event wait timeout"
 
 
 def _at(hit: Hit, line: Line) -> Hit:
-    """The hit moved to a later line of its window (the record a raise line or a number announces)."""
-    return Hit(hit.source, hit.lines, hit.lines.index(line), hit.source_index)
+    """The hit moved to a later line of its window (the record a raise line or a number announces). The
+    line is found by identity after the hit: a repeated line equals its earlier copies, and moving back
+    to one of them read the same records again and again (RecursionError)."""
+    idx = next(i for i in range(hit.idx + 1, len(hit.lines)) if hit.lines[i] is line)
+    return Hit(hit.source, hit.lines, idx, hit.source_index)
 
 
 def _record_below(hit: Hit, rows: tuple[Signature, ...], n: int = 16) -> Optional[list[Event]]:
@@ -211,14 +215,24 @@ def _record_below(hit: Hit, rows: tuple[Signature, ...], n: int = 16) -> Optiona
     return None
 
 
-def _timeout(what: str, kind: str) -> Any:
+def _timeout(what: str, kind: str, stream_below: bool = True) -> Any:
     def build(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         if kind == "stream_wait":
             # The stream wait is how the device reports an HCCL task that waited too long: an HCCL record
             # below it (EI0002 / EI0006 / the heartbeat summary) names the operation and the peer, and
-            # below torch_npu's raise or the runtime's "[Error]:" text the CANN record says more.
-            names = _HCCL_RECORDS if _IS_RECORD.search(hit.text) else (*_HCCL_RECORDS, _STREAM_ROW)
-            deeper = _record_below(hit, tuple(r for r in SIGNATURES if r.name in names))
+            # below torch_npu's raise or the runtime's "[Error]:" text the CANN record says more. A stream
+            # record found below reads only HCCL records below itself: a paste of a thousand stream-wait
+            # lines was a thousand nested reads (RecursionError).
+            below = stream_below and not _IS_RECORD.search(hit.text)
+            names = (*_HCCL_RECORDS, _STREAM_ROW) if below else _HCCL_RECORDS
+            rows = tuple(
+                dataclasses.replace(r, build=_timeout(what, kind, stream_below=False))
+                if r.name == _STREAM_ROW
+                else r
+                for r in SIGNATURES
+                if r.name in names
+            )
+            deeper = _record_below(hit, rows)
             if deeper:
                 return deeper
         facts = _timeout_facts(hit, kind)
