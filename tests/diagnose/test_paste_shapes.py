@@ -126,3 +126,15 @@ def test_decode_undoes_each_encoding() -> None:
     assert text_shapes.decode("https://x.org/s?" + "&a=b" * 20000 + "&q=a%20b") == "a b"
     nested = '{"message": {"message": "RuntimeError: boom", "extraInfo": {"py_callstack": "Traceback"}}}'
     assert text_shapes.decode(nested) == "RuntimeError: boom\nTraceback"
+
+
+@pytest.mark.parametrize(
+    ("glued", "code"),
+    [
+        ("多机多卡微调报错ncclInternalError", "RUN192"),  # a real title (v12h), the error glued to the words
+        ("训练时报错RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", "RUN101"),
+        ("多机多卡训练报错 localhost: ssh: connect to host localhost port 22: Connection refused", "RUN303"),
+    ],
+)
+def test_a_message_glued_to_chinese_words_is_read_as_the_message(glued: str, code: str) -> None:
+    assert _root(glued)[0] == code

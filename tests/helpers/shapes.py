@@ -157,6 +157,16 @@ def nbsp(log: str) -> str:
     return log.replace(" ", "\u00a0")
 
 
+def cjk_glued(log: str) -> str:
+    """A Chinese writer's words glued before the paste's first line, no space between ("多机多卡训练报错
+    RuntimeError: ..." without the space), as issue titles and bodies of the Chinese ecosystem write it."""
+    lines = log.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None:
+        lines[first] = "多机多卡训练报错" + lines[first].lstrip()
+    return "\n".join(lines)
+
+
 SHAPES: dict[str, Callable[[str], str]] = {
     "url_lines": url_lines,
     "url_query": url_query,
@@ -180,6 +190,7 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "crlf": crlf,
     "tqdm": tqdm,
     "nbsp": nbsp,
+    "cjk_glued": cjk_glued,
     # two at once, in the order they happen: the terminal cuts, then the page quotes or escapes
     "wrap80+quote": lambda log: quoted(wrap80(log)),
     "wrap80+html": lambda log: html_escaped(wrap80(log)),

@@ -60,8 +60,9 @@ _LAUNCHER = lazy_re.compile(
     re.I,
 )
 # pdsh's own tag before a remote host's ssh line ("localhost: ssh: connect to host localhost port 22: ..."),
-# also for a host name the prefix reader does not take as one.
-_PDSH_TAG = lazy_re.compile(r"^\s*[\w.-]+: ssh: ")
+# also for a host name the prefix reader does not take as one, and after a writer's words ("多机训练报错
+# localhost: ssh: ...").
+_PDSH_TAG = lazy_re.compile(r"(?:^|\s)[\w.-]+: ssh: ")
 # A git remote over ssh says the same words; its lines are not a launch.
 _GIT = lazy_re.compile(r"git@|Could not read from remote repository|git clone|fatal: ")
 _ORTE = lazy_re.compile(
@@ -151,7 +152,7 @@ def _ssh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     near = [*hit.before(40, same_rank=False), hit.line, *hit.after(40, same_rank=False)]
     if any(_GIT.search(ln.text) for ln in near):
         return None
-    tagged = hit.line.host is not None or _PDSH_TAG.match(hit.text)
+    tagged = hit.line.host is not None or _PDSH_TAG.search(hit.text)
     if not tagged and not any(_LAUNCHER.search(ln.text) for ln in near):
         return None
     host = m.group("host") or m.group("host2") or hit.line.host

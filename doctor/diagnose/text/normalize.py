@@ -453,6 +453,19 @@ _NO_INFO: dict[str, object] = {}  # what a line without prefixes said (read, nev
 _PASTE_KINDS = frozenset({"quote", "table", "markdown", "viewer"})
 
 
+# A Chinese, Japanese or Korean word glued to a Latin one ("报错ncclInternalError", "GPU0显存不足"): to
+# Python's str patterns both are word characters, so every rule's \b and every "^...Error" failed on
+# such a line, while the scanner's byte patterns (ASCII \b) had found it. A space between them gives the
+# rules the boundary the writer's script has without one. Put in after wrapped lines are joined: the
+# join measures each line as the terminal printed it.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_GLUE = re.compile(f"(?<=[{_CJK}])(?=[A-Za-z0-9_])|(?<=[A-Za-z0-9_])(?=[{_CJK}])")
+
+
+def _spaced(lines: list[Line]) -> list[Line]:
+    return [ln if ln.text.isascii() else ln._replace(text=_CJK_GLUE.sub(" ", ln.text)) for ln in lines]
+
+
 def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     """Clean logical lines of a window; `no` is the physical line number each came from."""
     out: list[Line] = []
@@ -490,7 +503,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
                 and (not info or info.keys() == {"paste"})
             )
             trail.append(text[len(out[-1].text) :])
-    return _join_wraps(out, lengths, bare, trail)
+    return _spaced(_join_wraps(out, lengths, bare, trail))
 
 
 # "to rank N" names the peer (NCCL's "Proxy Call to rank 7 failed (Connect)"), not the process.
