@@ -200,3 +200,27 @@ def test_a_line_a_family_row_takes_is_left_to_that_family() -> None:
     assert not vocabulary._owned(_hit(NET_ONLY))
     # a socket error of a stack the NCCL/gloo row does not read (it declines it) is open to the net
     assert not vocabulary._owned(_hit(CLASSES[17][0]))
+
+
+# A thread's title alone (a fifth of the fresh sets' logs): a person's words for a device OOM, with no
+# error marker of a program's. The first is a real title (v14d-cuda_oom-005).
+@pytest.mark.parametrize(
+    "title",
+    ["Cuda out of memory in validation", "[Bug]: GPU OOM with FSDP on 8 GPUs", "显存不足 cuda out of memory"],
+)
+def test_a_title_that_names_a_device_oom_is_cuda_oom(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is not None and root.category == "cuda_oom", (title, root)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How to avoid Cuda out of memory in validation?",
+        "[Feature] support offloading when the GPU is out of memory",
+        # the same words in a log of several lines still need a program's error marker
+        "epoch 3 done\nCuda out of memory in validation was fixed by a smaller batch",
+    ],
+)
+def test_a_question_a_request_or_a_longer_text_without_an_error_marker_stays_silent(text: str) -> None:
+    assert failure_findings(text + "\n") == [], text

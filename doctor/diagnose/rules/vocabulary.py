@@ -267,7 +267,7 @@ SIGNATURES = (
             b"nsufficient device memory",
             b"emory exhausted",
         ),
-        rb"(?i:out of memory|\\boom\\b|resource_exhausted|memory allocation failed|failed to allocate|"
+        rb"(?i:out of memory|\boom\b|resource_exhausted|memory allocation failed|failed to allocate|"
         rb"insufficient (?:device )?memory|memory exhausted)",
         "E0101 12:00:00.0 xla: RESOURCE_EXHAUSTED: Out of memory allocating 123 bytes on device 0",
     ),
@@ -440,16 +440,30 @@ SIGNATURES = (
 )
 
 
+def _title(hit: Hit) -> bool:
+    """Whether the paste is one short line in a person's words, not a program's: a thread's title. Titles
+    name a device's memory exhaustion without the program's error marker ("Cuda out of memory in
+    validation", "[Bug] GPU OOM with FSDP"), and no healthy line says those words of a device, so the device
+    OOM row reads a title without the marker. The other classes' words are in healthy one-line prints too
+    ("Communicator not initialized yet, initializing it lazily", "TIMEOUT(ms): 1800000"): they still need
+    it. A how-to question or a feature request names a setting, not a failure."""
+    return len(hit.lines) == 1 and len(hit.text) <= _TITLE_MAX and not _ASKING.match(hit.text)
+
+
+_TITLE_MAX = 240
+_ASKING = lazy_re.compile(
+    r"(?i)\s*(?:\[[^\]]{0,40}\]:?\s*)*(?:how (?:to|do|can|should|does)|is (?:it|there)|can (?:i|we|you)|"
+    r"what is|feature|question|support|add|allow|enable|expose|make)\b"
+)
+_TITLE_ROWS = ("words: device oom",)
+_TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS)
+
+
 def parse(hit: Hit) -> list[Event]:
     text = hit.text
-    if (
-        not _FAILED.search(text)
-        or _INFO.search(text)
-        or _PROSE.search(text)
-        or _TABLE_ROW.match(text)
-        or _OTHER_SERVICE.search(text)
-    ):
+    if _INFO.search(text) or _PROSE.search(text) or _TABLE_ROW.match(text) or _OTHER_SERVICE.search(text):
         return []
-    if not any(row.pattern.search(text) for row in SIGNATURES) or _owned(hit):
+    rows = SIGNATURES if _FAILED.search(text) else _TITLE_SIGNATURES if _title(hit) else ()
+    if not any(row.pattern.search(text) for row in rows) or _owned(hit):
         return []
-    return read(hit, SIGNATURES)
+    return read(hit, rows)
