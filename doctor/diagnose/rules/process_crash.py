@@ -128,6 +128,9 @@ def _nccl_shm(row: Signature, hit: Hit, facts: dict[str, Any]) -> Optional[list[
     # the faulting frame: the one the reporter read, or the first lines below the signal
     top = [str(facts.get("frame", "")), *(ln.text for ln in hit.after(4, same_rank=False))]
     shm = next((f.group(0) for f in (_SHM_FN.search(t) for t in top) if f), None)
+    # A shared-memory open frame is itself most of the evidence: any mention of NCCL near it (a library
+    # path "libnccl.so.2", "nccl_net", a lower-case logger name) is enough, where the branch below, with no
+    # such frame, needs _NCCL_CONTEXT's program words.
     if shm and (shm.startswith("ncclShm") or any("nccl" in t.lower() for t in [*top, *near])):
         return [
             row.event(
