@@ -131,6 +131,10 @@ default_prefix = _per_line(lambda i, line: f"[default0]:{line}")
 ray_prefix = _per_line(lambda i, line: f"(RayWorkerWrapper pid=48213, ip=10.0.0.7) {line}")
 host_prefix = _per_line(lambda i, line: f"gpu004: {line}")
 srun_prefix = _per_line(lambda i, line: f"238: {line}")
+# docker-compose v1's service tag; journalctl's line of a program; SageMaker's MPI launcher's tag.
+compose_prefix = _per_line(lambda i, line: f"trainer_1  | {line}")
+journald_prefix = _per_line(lambda i, line: f"Dec 04 12:00:{i % 60:02d} gpu-node-3 python3[41234]: {line}")
+sagemaker_prefix = _per_line(lambda i, line: f"[1,mpirank:3,algo-2]<stderr>:{line}")
 time_prefix = _per_line(lambda i, line: f"2024-05-01T10:00:00.{i * 37 % 1000000:06d}Z {line}")
 kubectl_prefix = _per_line(lambda i, line: f"[pod/trainer-worker-0/pytorch] {line}")
 
@@ -184,6 +188,9 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "ray": ray_prefix,
     "host": host_prefix,
     "srun": srun_prefix,
+    "compose": compose_prefix,
+    "journald": journald_prefix,
+    "sagemaker": sagemaker_prefix,
     "timestamp": time_prefix,
     "kubectl": kubectl_prefix,
     "ansi": ansi,

@@ -47,15 +47,27 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "dmesg_T",
         re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"),
     ),  # dmesg -T
-    # kubectl logs --prefix "[pod/trainer-0/pytorch] ", docker compose "trainer-1  | "
+    # kubectl logs --prefix "[pod/trainer-0/pytorch] ", docker compose "trainer-1  | " (v1: "trainer_1  | ")
     ("kubectl", re.compile(r"^\[pod/[^\]\s]+\]\s?")),
-    ("compose", re.compile(r"^[a-z][\w.-]*-\d+\s+\|\s")),
+    ("compose", re.compile(r"^[a-z][\w.-]*[-_]\d+\s+\|\s")),
     # ctime(3), as mpirun --timestamp-output prints it: "Fri Aug 11 12:31:45 2023"
     ("ctime", re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s?")),
-    ("syslog", re.compile(r"^[A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.-]+) (?:kernel: )?")),
+    # syslog and journalctl: the kernel's lines or a program's with its pid ("python3[41234]: ")
+    (
+        "syslog",
+        re.compile(
+            r"^[A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.-]+) "
+            r"(?:kernel: |[\w.@/-]{1,64}\[\d+\]: )?"
+        ),
+    ),
     ("rank", re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")),
     ("lightning", re.compile(r"^\[rank: (?P<rank>\d+)\]\s?")),
-    ("mpi", re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")),
+    # Open MPI's --tag-output "[1,3]<stderr>:"; SageMaker's MPI launcher adds the rank's word and host:
+    # "[1,mpirank:3,algo-2]<stdout>:"
+    (
+        "mpi",
+        re.compile(r"^\[\d+,(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]+))?\]<std(?:out|err)>:\s?"),
+    ),
     ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
     # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ", vLLM 0.8+
     # with the file in brackets: "ERROR 02-10 03:17:41 [multiproc_executor.py:772] ".
