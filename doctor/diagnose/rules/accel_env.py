@@ -96,7 +96,9 @@ _DYLD = lazy_re.compile(
     r")"
 )
 _NCCL_SYMBOL_VERSION = lazy_re.compile(
-    r"(?:(?P<lib>\S*libnccl\S*?):? )?version [`'‘](?P<ver>NCCL_[\d.]+)[’'] not found"
+    # lib is the whole run of non-space characters before " version" (less a ":"): tried from the run's
+    # start only, and up to its first "libnccl", the same group, found in linear time.
+    r"(?:(?<!\S)(?P<lib>(?:(?!libnccl)\S)*libnccl\S*?):? )?version [`'‘](?P<ver>NCCL_[\d.]+)[’'] not found"
     r"(?: \(required by (?P<by>[^)\s]+))?"
 )
 _JAXLIB = lazy_re.compile(

@@ -135,7 +135,8 @@ def _tcpx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # "<file>:<line>: non-zero status: <n> <message>" and the exit line's ": <strerror>, exiting...".
 _NVSHMEM = lazy_re.compile(
-    r"(?P<file>\S*(?:nvshmem\w*|init|bootstrap\w*)\.(?:cu|cpp|c|h)):(?P<line>\d+): "
+    # (?<!\S): this branch's leftmost match starts where its run of non-space characters does
+    r"(?<!\S)(?P<file>\S*(?:nvshmem\w*|init|bootstrap\w*)\.(?:cu|cpp|c|h)):(?P<line>\d+): "
     r"non-zero status: (?P<st>-?\d+)"
     r"(?::? (?P<msg>[^\n]*?))?\s*$"
     r"|aborting due to error in nvshmemi_init\w*"

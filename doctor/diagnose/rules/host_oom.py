@@ -45,7 +45,9 @@ _KILLED_ALONE = lazy_re.compile(
 # alone: "oom_kill_process+0x21c/0x430", "out_of_memory+0x114/0x4a0", "mem_cgroup_out_of_memory+..."
 # for a cgroup limit); 4.19+'s summary "oom-kill:constraint=CONSTRAINT_MEMCG,...,task=python,pid=1234,
 # uid=0". (The reaper's "oom_reaper: reaped process N" only follows a "Killed process" line.)
-_INVOKED = lazy_re.compile(r"(?P<comm>\S+) invoked oom-killer: gfp_mask=")
+# (?<!\S): a match inside a run of non-space characters also matches from the run's start, so the
+# leftmost match starts there anyway; without it, search tried every position of a long run (quadratic).
+_INVOKED = lazy_re.compile(r"(?<!\S)(?P<comm>\S+) invoked oom-killer: gfp_mask=")
 _SUMMARY = lazy_re.compile(
     r"oom-kill:constraint=(?P<constraint>\w+)\S*?,task=(?P<name>[^,\s]+),pid=(?P<pid>\d+)"
 )

@@ -36,8 +36,12 @@ _LIB = lazy_re.compile(
 )
 # The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
 # built against different versions (torch vs its libnccl/libcudart/libcudnn, an extension vs torch).
+# The path is tried from the start of a run of [^\s:'"] only, the bare name from a start of a run of
+# [\w.+-] not after a "/": where the leftmost match of "(?:[^\s:'"]*/)?[\w.+-]+" starts anyway (a
+# match after such a character extends back over it). Without these, search was quadratic in a run.
 _UNDEFINED = lazy_re.compile(
-    r"((?:[^\s:'\"]*/)?[\w.+-]+\.so(?:\.[\d.]+)?): undefined symbol: (\S+?)(?:,|$|\s)"
+    r"((?:(?<![^\s:'\"])[^\s:'\"]*/|(?<![\w.+/-]))[\w.+-]+\.so(?:\.[\d.]+)?): "
+    r"undefined symbol: (\S+?)(?:,|$|\s)"
 )
 _SYMBOL_VERSION = lazy_re.compile(
     r"version [`'‘]((?:GLIBC|GLIBCXX|CXXABI|CUDNN|libcudart)\w*[\d.]*)' not found"

@@ -383,7 +383,8 @@ _HVD_OLD = lazy_re.compile(r"(?:\[m)?issing ranks: ([\d, ]+)\]")
 # the same report (a row of its own, after the head's, so that the head reads the whole table first). Before
 # 0.13 the table listed the ranks that were ready: "Stalled ops: HorovodBroadcast_..._weights_0 [ready ranks:
 # 5, 6, 3, 1, 4, 0]" (the others never submitted the tensor).
-_HVD_TENSOR = lazy_re.compile(r"\S+ (?:(?:\[m)?issing|\[ready) ranks: ([\d, ]+)\]")
+# (?<!\S): the leftmost match starts at the start of its run of non-space characters (linear search)
+_HVD_TENSOR = lazy_re.compile(r"(?<!\S)\S+ (?:(?:\[m)?issing|\[ready) ranks: ([\d, ]+)\]")
 _HVD_READY = lazy_re.compile(r"\[ready ranks: ([\d, ]+)\]")
 # (0.20-0.2x head the table "Stalled ranks:" and mark with "!" the ranks past the shutdown time: "0!: [...]")
 _HVD_NEW = lazy_re.compile(r"^\s*(\d+)!?: \[")

@@ -64,7 +64,9 @@ def _pmi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 _OMPI_INIT = lazy_re.compile(
     r"It looks like (?P<what>MPI_INIT|MPI runtime init|orte_init|opal_init) failed for some reason"
 )
-_OMPI_STEP = lazy_re.compile(r"(?P<step>\w[\w:() ]*?) failed\s*$")
+# Tried from the start of a run of [\w:() ] only, skipping its leading ":() ": the step is still the
+# run's first word character up to " failed" at the end (the leftmost match), found in linear time.
+_OMPI_STEP = lazy_re.compile(r"(?<![\w:() ])[:() ]*(?P<step>\w[\w:() ]*?) failed\s*$")
 _OMPI_RET = lazy_re.compile(r'-->\s*Returned (?:"(?P<ret>[^"]*)"(?: \((?P<num>-?\d+)\))?|value (?P<val>\S+))')
 _UNREACH = lazy_re.compile(
     r"At least one pair of MPI processes are unable to reach each other|"

@@ -154,8 +154,10 @@ def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 # torch's message quoted from its middle (the "NCCL error in: " cut off by a paste or a title):
 # "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this issue to
 # the NCCL developers, NCCL version 2.19.3"; NCCLUtils.hpp / .cpp since 1.11.
+# (?<!\S): the leftmost match starts where its run of non-space characters does (\S* takes the rest),
+# so searches are linear, not quadratic, in a long run.
 _TORCH_TAIL = lazy_re.compile(
-    r"(?P<where>\S*(?:ProcessGroupNCCL|NCCLUtils)\.[ch]pp:\d+),\s+(?P<err>[a-z][^(,]*?)"
+    r"(?<!\S)(?P<where>\S*(?:ProcessGroupNCCL|NCCLUtils)\.[ch]pp:\d+),\s+(?P<err>[a-z][^(,]*?)"
     r"(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?,?\s*"
     r"NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)"
 )

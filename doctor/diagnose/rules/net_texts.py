@@ -267,7 +267,12 @@ def _proxy_recv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
-_WRAPPED_SYS = lazy_re.compile(r"(?:[Ee]rror|[Ff]ailed)\W[^\n]*?\bunhandled system error\s*$")
+# The text after "error"/"failed" stops at the next "error"/"failed": a line matches exactly when it
+# did (from its last such word before the tail instead of its first), and each character is read
+# once, not once per "error" before it (quadratic in a long line).
+_WRAPPED_SYS = lazy_re.compile(
+    r"(?:[Ee]rror|[Ff]ailed)\W(?:(?![Ee]rror\W|[Ff]ailed\W)[^\n])*?\bunhandled system error\s*$"
+)
 _NCCL_CALL = lazy_re.compile(r"^\s*(?P<call>nccl[A-Z]\w+)\(")
 
 

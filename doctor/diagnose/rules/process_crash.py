@@ -76,8 +76,9 @@ _C10_FATAL = lazy_re.compile(
 # "python[12345]: segfault at 0 ip 00007f.. sp 00007ff.. error 4 in libnccl.so.2[7f..+1a2000]", "traps:
 # python[12345] general protection fault ip:7f.. sp:7ff.. error:0 in libc.so.6[7f..+..]", "traps: python[1]
 # trap invalid opcode ip:.. sp:.. error:0 in libtorch_cpu.so[..]", "... trap divide error ip:...".
+# (?<![^\s\[\]]): the leftmost match starts where the run of the comm's characters does (linear search)
 _KERNEL_FAULT = lazy_re.compile(
-    r"(?P<comm>[^\s\[\]]+)\[(?P<pid>\d+)\]:? (?:(?P<segv>segfault) at \w+|(?:trap )?"
+    r"(?<![^\s\[\]])(?P<comm>[^\s\[\]]+)\[(?P<pid>\d+)\]:? (?:(?P<segv>segfault) at \w+|(?:trap )?"
     r"(?P<trap>general protection fault|invalid opcode|divide error|int3|stack segment))\b"
     r"(?:.*? in (?P<lib>[^\s\[]+)\[)?"
 )

@@ -496,8 +496,11 @@ def _protocol(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # rendezvous file_store.cc / hash_store.cc / redis_store.cc "Wait timeout for key(s): [...]"): the keys the
 # other ranks write never came - they did not reach the rendezvous in time (dead, slow, another world size,
 # another file path). A bare "Wait timeout" needs the store's source or a store / init_process_group frame.
+# The bracket before the store's file holds no "[": tried from every "[" of a long stretch without "]",
+# "[^\]]*" read each to the stretch's end (quadratic). No real line nests one there (the corpora read
+# the same).
 _STORE_WAIT = lazy_re.compile(
-    r"(?P<src>\[[^\]]*(?:c10d/\w*Store|gloo/rendezvous/\w+_store)\.cc?p?p?:\d+\]\s*)?Wait timeout"
+    r"(?P<src>\[[^\[\]]*(?:c10d/\w*Store|gloo/rendezvous/\w+_store)\.cc?p?p?:\d+\]\s*)?Wait timeout"
     r"(?: for key\(s\): (?P<keys>.*))?"
 )
 

@@ -121,8 +121,10 @@ _NB_TIMEOUT = lazy_re.compile(
 # (work.wait(timeout), gloo's collectives, a monitored barrier's send/recv) that did not complete. The words
 # are common outside torch: without the c10d source in brackets, a torch.distributed frame or
 # ProcessGroup line above must say whose they are.
+# No "[" before c10d/ProcessGroup in the bracket: "[^\]]*" read from every "[" of a long stretch without
+# "]" to its end (quadratic). No real line nests one there (the corpora read the same).
 _WAIT = lazy_re.compile(
-    r"(?:\[(?P<where>[^\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!"
+    r"(?:\[(?P<where>[^\[\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!"
 )
 _DIST_ABOVE = lazy_re.compile(
     r"torch[/.]distributed|distributed_c10d|c10d|ProcessGroup|\bwork\.wait\(|dist\.\w+\("

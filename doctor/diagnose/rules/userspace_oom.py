@@ -27,7 +27,8 @@ from pgdoctor.model import lazy_re
 # "...: oom_score 712, oom_score_adj 0, VmRSS 4514 MiB").
 _USERSPACE = lazy_re.compile(
     r"(?P<oomd>systemd-oomd)\S*:? Killed (?P<unit>\S+) due to (?P<why>memory pressure|memory used|swap used)|"
-    r"(?P<sdunit>[\w@.-]+): (?:A process of this unit has been killed by the OOM killer|"
+    # (?<![\w@.-]): this branch's leftmost match starts where the run of [\w@.-] does (linear search)
+    r"(?<![\w@.-])(?P<sdunit>[\w@.-]+): (?:A process of this unit has been killed by the OOM killer|"
     r"Failed with result 'oom-kill')|"
     r"(?P<early>low memory! at or below SIG[A-Z]+ limits)|"
     r"sending SIG(?:TERM|KILL) to process (?P<epid>\d+)(?: uid \d+)? \"(?P<ename>[^\"]*)\": "
