@@ -4,6 +4,8 @@ the same groups; a long run of the characters a pattern starts with is no match.
 
 from __future__ import annotations
 
+import random
+import re
 from typing import Any
 
 import pytest
@@ -148,3 +150,40 @@ def test_lone_prefix_reads_prefixes_and_rejects_a_colon_chain() -> None:
     assert not normalize._LONE_PREFIX.match("[rank0]: LD_LIBRARY_PATH=/a:/b x")
     # 40 colons and no prefix at the end: the old pattern tried 2**40 cuttings of it
     assert not normalize._LONE_PREFIX.match("[rank0]: PATH=" + "/opt/x/bin:" * 40 + "/usr/bin")
+
+
+# The search _bar_unglued replaced: a bar, anything, a non-blank, then the shell's word at the end. The
+# reference for the rewrite, which finds the word from the end instead (one pass, not one per bar).
+_OLD_BAR_THEN_WORD = re.compile(
+    r"(?:\d%\||\d+/\d+ \[[=>.]*\]|\d+/\d+ \[[\d:]+<).*?\S\s*(?=(?:"
+    + "|".join(normalize._SHELL_WORDS)
+    + r")(?: \(core dumped\))?\s*$)"
+)
+
+
+def _old_bar_unglued(p: str) -> list[str]:
+    if not p.rstrip().endswith(normalize._SHELL_ENDS):
+        return [p]
+    m = _OLD_BAR_THEN_WORD.search(p)
+    return [p] if m is None else [p[: m.end()].rstrip(), p[m.end() :].strip()]
+
+
+def test_a_bar_glued_to_the_shells_word_is_cut_as_the_search_cut_it() -> None:
+    pieces = [
+        "50%|",
+        "1/2 [==>.]",
+        "3/9 [0:01<",
+        " ",
+        "x",
+        "█",
+        "Killed",
+        "Segmentation fault",
+        " (core dumped)",
+    ]
+    pieces += ["(core dumped)", "Aborted", "|", "1", "\t", "loss=3.2", "Bus error", "["]
+    rnd = random.Random(7)
+    for _ in range(20000):
+        p = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 7)))
+        assert normalize._bar_unglued(p) == _old_bar_unglued(p), p
+    real = "Epoch 1:  29%|█▍  | 9413/32393 [3:28:18<8:28:33,  1.33s/it, loss=3.23]Terminated"
+    assert normalize._bar_unglued(real) == [real[: -len("Terminated")], "Terminated"]

@@ -185,21 +185,31 @@ _SHELL_WORDS = (
     "Illegal instruction",
     "Floating point exception",
 )
-_BAR_THEN_WORD = re.compile(
-    r"(?:\d%\||\d+/\d+ \[[=>.]*\]|\d+/\d+ \[[\d:]+<).*?\S\s*(?=(?:"
-    + "|".join(_SHELL_WORDS)
-    + r")(?: \(core dumped\))?\s*$)"
-)
+# Where a progress bar starts: "29%|", Keras' "1200/5000 [=====>.....]", tqdm's "9413/32393 [3:28:18<".
+_BAR = re.compile(r"\d%\||\d+/\d+ \[[=>.]*\]|\d+/\d+ \[[\d:]+<")
 _SHELL_ENDS = (*_SHELL_WORDS, "(core dumped)")
+_CORE = " (core dumped)"
 
 
 def _bar_unglued(p: str) -> list[str]:
-    if not p.rstrip().endswith(_SHELL_ENDS):
+    """The piece cut before the shell's word when a bar starts before it and a non-blank character follows
+    the bar. Found from the end, where the word must be: a search for "bar, then anything, then the word
+    at the end" tried every bar of a long redrawn line and scanned the rest of it from each (quadratic)."""
+    end = p.rstrip()
+    if not end.endswith(_SHELL_ENDS):
         return [p]
-    m = _BAR_THEN_WORD.search(p)
-    if m is None:
+    if end.endswith(_CORE):
+        end = end[: -len(_CORE)]
+    word = next((w for w in _SHELL_WORDS if end.endswith(w)), None)
+    if word is None:
         return [p]
-    return [p[: m.end()].rstrip(), p[m.end() :].strip()]
+    at = len(end) - len(word)
+    body = p[:at].rstrip()
+    # the bar must end before the last character of the text before the word (that character is the
+    # one non-blank the bar is followed by)
+    if not body or _BAR.search(body, 0, len(body) - 1) is None:
+        return [p]
+    return [p[:at].rstrip(), p[at:].strip()]
 
 
 # Each prefix is taken whole, with no way back into it (a lookahead's group, matched again): "\S+:" to
