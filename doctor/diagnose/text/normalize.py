@@ -33,6 +33,11 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("table", re.compile(r"^\|[ \t]?(?=\S)")),
     ("markdown", re.compile(r"^(?:\*\*|__|`{1,3})(?=[^\s`*])")),
     ("viewer", re.compile(r"^\s*\[?\d{1,7}(?:\t|\s+\|\s?|\] )")),
+    # An issue title's tag before the pasted message: "[Bug]: Killed", "[BUG] RuntimeError: ...", "Bug: ..."
+    (
+        "title_tag",
+        re.compile(r"^(?i:\[(?:bug|question|usage|help|issue|misc|performance|installation)\]:?|bug:)[ \t]*"),
+    ),
     (
         "iso",
         re.compile(
