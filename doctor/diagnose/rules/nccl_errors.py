@@ -333,6 +333,37 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     )
 
 
+# torch's sentence after the ncclResult name (NCCLUtils.cpp getNcclErrorDetailStr, 1.11+):
+# "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+# "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting
+# prematurely.", "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.". A thread's title
+# or a paste cut before the name keeps only the sentence, which names one result as well as the name does.
+# (Its "Internal check failed." and "Call to CUDA function failed." are too plain to stand for NCCL alone:
+# they keep the name.)
+_TORCH_DETAIL = {
+    "System call (e.g. socket, malloc) or external library call failed": "ncclSystemError",
+    "A call failed possibly due to a network error or a remote process exiting prematurely": (
+        "ncclRemoteError"
+    ),
+    "This usually reflects invalid usage of NCCL library": "ncclInvalidUsage",
+}
+_TORCH_DETAIL_TEXT = lazy_re.compile("|".join(re.escape(t) for t in _TORCH_DETAIL))
+
+
+def _torch_detail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL error in:" in " ".join(ln.text for ln in hit.before(2)):
+        return []  # the second line of torch's message: its first line is the finding
+    err = ERRNAMES[_TORCH_DETAIL[m.group(0)]]
+    return from_detail(
+        hit,
+        last_error(hit) or _explaining_line(hit, KIND[err]),
+        {"nccl_error": err, "nccl_error_text": err},
+        None,
+        0,
+        KIND[err],
+    )
+
+
 # ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
 # "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is
 # supported for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the
@@ -528,8 +559,21 @@ SIGNATURES = (
         VERSION,
         _version,
         C.NCCL_VERSION.code,
-        anchors=(b"version mismatch", b"rror"),
-        worth=(rb"version mismatch", rb"Error\b"),
+        # (ProcessGroupNCCL's version floors by their own words as well, for a title that drops the type)
+        anchors=(
+            b"version mismatch",
+            b"rror",
+            b"requires NCCL",
+            b"for NCCL lib version",
+            b"only allowed with NCCL",
+        ),
+        worth=(
+            rb"version mismatch",
+            rb"Error\b",
+            rb"requires NCCL ?(?:version |>= ?)?\d",
+            rb"for NCCL lib version",
+            rb"only allowed with NCCL",
+        ),
         words=(
             "nccl version mismatch",
             "requires nccl",
@@ -611,12 +655,51 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "torch's ncclResult sentence",
+        _TORCH_DETAIL_TEXT,
+        _torch_detail,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(
+            b"(e.g. socket, malloc)",
+            b"possibly due to a network error",
+            b"invalid usage of NCCL library",
+        ),
+        worth=(
+            rb"\(e\.g\. socket, malloc\)",
+            rb"possibly due to a network error",
+            rb"invalid usage of NCCL library",
+        ),
+        words=("(e.g. socket, malloc)", "possibly due to a network error", "invalid usage of nccl library"),
+        examples=(
+            "System call (e.g. socket, malloc) or external library call failed or device error.",
+            "A call failed possibly due to a network error or a remote process exiting prematurely.",
+        ),
+    ),
+    Signature(
         "c10d argument check",
         _C10D_ARGS,
         _c10d_args,
         C.NCCL_INVALID_USAGE.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # (the tensor checks' own words too: a thread's title quotes "Tensors must be CUDA and dense" without
+        # the exception before it; "... does not support <op>" is too plain for that and keeps the type)
+        anchors=(
+            b"rror",
+            b"Tensors must be ",
+            b"Tensors must have identical",
+            b"Tensor list must be nonempty",
+            b"dense tensor is supported for NCCL",
+            b"ProcessGroupNCCL does not support",
+            b"is currently not supported with NCCL",
+        ),
+        worth=(
+            rb"Error\b",
+            rb"Tensors must be ",
+            rb"Tensors must have identical",
+            rb"Tensor list must be nonempty",
+            rb"dense tensor is supported for NCCL",
+            rb"ProcessGroupNCCL does not support",
+            rb"is currently not supported with NCCL",
+        ),
         words=(
             "tensors must be",
             "tensors must have",
