@@ -54,8 +54,13 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     RESULT,
     SOCKET,
     SOCKET_FRAME,
+    TENSOR_CHECK_WORDS,
+    TORCH_DETAIL,
+    TORCH_DETAIL_TEXT,
+    TORCH_DETAIL_WORDS,
     UNDEF,
     VERSION,
+    VERSION_WORDS,
     from_detail,
     last_error,
     network_facts,
@@ -196,7 +201,7 @@ def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     prev = " ".join(ln.text for ln in hit.before(2))
     if "NCCL error in:" in prev:
         return []
-    err = ERRNAMES[m.group(1)]
+    err = ERRNAMES.get(m.group(1)) or TORCH_DETAIL[m.group(1)]  # the name, or torch's sentence for it
     return from_detail(
         hit,
         last_error(hit) or _explaining_line(hit, KIND[err]),
@@ -323,37 +328,6 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if "nccl" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower():
         return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
     err = m.group(0)
-    return from_detail(
-        hit,
-        last_error(hit) or _explaining_line(hit, KIND[err]),
-        {"nccl_error": err, "nccl_error_text": err},
-        None,
-        0,
-        KIND[err],
-    )
-
-
-# torch's sentence after the ncclResult name (NCCLUtils.cpp getNcclErrorDetailStr, 1.11+):
-# "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
-# "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting
-# prematurely.", "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.". A thread's title
-# or a paste cut before the name keeps only the sentence, which names one result as well as the name does.
-# (Its "Internal check failed." and "Call to CUDA function failed." are too plain to stand for NCCL alone:
-# they keep the name.)
-_TORCH_DETAIL = {
-    "System call (e.g. socket, malloc) or external library call failed": "ncclSystemError",
-    "A call failed possibly due to a network error or a remote process exiting prematurely": (
-        "ncclRemoteError"
-    ),
-    "This usually reflects invalid usage of NCCL library": "ncclInvalidUsage",
-}
-_TORCH_DETAIL_TEXT = lazy_re.compile("|".join(re.escape(t) for t in _TORCH_DETAIL))
-
-
-def _torch_detail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "NCCL error in:" in " ".join(ln.text for ln in hit.before(2)):
-        return []  # the second line of torch's message: its first line is the finding
-    err = ERRNAMES[_TORCH_DETAIL[m.group(0)]]
     return from_detail(
         hit,
         last_error(hit) or _explaining_line(hit, KIND[err]),
@@ -559,21 +533,8 @@ SIGNATURES = (
         VERSION,
         _version,
         C.NCCL_VERSION.code,
-        # (ProcessGroupNCCL's version floors by their own words as well, for a title that drops the type)
-        anchors=(
-            b"version mismatch",
-            b"rror",
-            b"requires NCCL",
-            b"for NCCL lib version",
-            b"only allowed with NCCL",
-        ),
-        worth=(
-            rb"version mismatch",
-            rb"Error\b",
-            rb"requires NCCL ?(?:version |>= ?)?\d",
-            rb"for NCCL lib version",
-            rb"only allowed with NCCL",
-        ),
+        anchors=(b"version mismatch", b"rror", *VERSION_WORDS),
+        worth=(rb"version mismatch", rb"Error\b", *(re.escape(a) for a in VERSION_WORDS)),
         words=(
             "nccl version mismatch",
             "requires nccl",
@@ -656,20 +617,12 @@ SIGNATURES = (
     ),
     Signature(
         "torch's ncclResult sentence",
-        _TORCH_DETAIL_TEXT,
-        _torch_detail,
+        TORCH_DETAIL_TEXT,
+        _second_line,
         C.NCCL_SYSTEM_ERROR.code,
-        anchors=(
-            b"(e.g. socket, malloc)",
-            b"possibly due to a network error",
-            b"invalid usage of NCCL library",
-        ),
-        worth=(
-            rb"\(e\.g\. socket, malloc\)",
-            rb"possibly due to a network error",
-            rb"invalid usage of NCCL library",
-        ),
-        words=("(e.g. socket, malloc)", "possibly due to a network error", "invalid usage of nccl library"),
+        anchors=tuple(w.encode() for w in TORCH_DETAIL_WORDS),
+        worth=tuple(re.escape(w.encode()) for w in TORCH_DETAIL_WORDS),
+        words=tuple(w.lower() for w in TORCH_DETAIL_WORDS),
         examples=(
             "System call (e.g. socket, malloc) or external library call failed or device error.",
             "A call failed possibly due to a network error or a remote process exiting prematurely.",
@@ -680,26 +633,8 @@ SIGNATURES = (
         _C10D_ARGS,
         _c10d_args,
         C.NCCL_INVALID_USAGE.code,
-        # (the tensor checks' own words too: a thread's title quotes "Tensors must be CUDA and dense" without
-        # the exception before it; "... does not support <op>" is too plain for that and keeps the type)
-        anchors=(
-            b"rror",
-            b"Tensors must be ",
-            b"Tensors must have identical",
-            b"Tensor list must be nonempty",
-            b"dense tensor is supported for NCCL",
-            b"ProcessGroupNCCL does not support",
-            b"is currently not supported with NCCL",
-        ),
-        worth=(
-            rb"Error\b",
-            rb"Tensors must be ",
-            rb"Tensors must have identical",
-            rb"Tensor list must be nonempty",
-            rb"dense tensor is supported for NCCL",
-            rb"ProcessGroupNCCL does not support",
-            rb"is currently not supported with NCCL",
-        ),
+        anchors=(b"rror", *TENSOR_CHECK_WORDS),
+        worth=(rb"Error\b", *(re.escape(a) for a in TENSOR_CHECK_WORDS)),
         words=(
             "tensors must be",
             "tensors must have",
