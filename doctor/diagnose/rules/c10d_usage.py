@@ -185,6 +185,34 @@ def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 _EXC = "the exception type ('ValueError: ', 'RuntimeError: ', 'TypeError: ') before torch's message"
+# The checks' own words that stand for the check without the exception type before it (a thread's title, the
+# second line of a Ray task error): each is c10d's sentence, said by no healthy line.
+_OWN_WORDS = (
+    b"backend constrained",
+    b"No backend type associated",
+    b"Invalid process group specified",
+    b"default process group twice",
+    b"please create group with",
+    b"Invalid backend: '",
+    b"Unknown backend '",
+    b"Invalid device:backend pairing",
+    b"Mismatched bound device between",
+    b"Expecting one tensor only but got multiple",
+    b"Attempt to perform collective on tensor not on device",
+    b"rank should not be the same as the rank",
+    b"Must provide object_gather_list",
+    b"scatter_object_output_list to be a list",
+    b"Split sizes doesn't match total dim 0",
+    b"does not divide equally across group size",
+    b"Number of tensor splits not equal",
+    b") must be divisible by",
+    b"has appeared in both subgroup",
+    b"DistributedDataParallel is not needed",
+    b"device_ids can only be None or contain",
+    b"device_ids and output_device arguments only",
+    b"can't be used with `DistributedDataParallel`",
+    b"SyncBatchNorm layers only work with GPU",
+)
 SIGNATURES = (
     Signature(
         "c10d usage check",
@@ -192,9 +220,11 @@ SIGNATURES = (
         _check,
         C.C10D_INVALID_USAGE.code,
         # ("No backend type associated with device type cpu" is c10d's own sentence, also quoted bare
-        # as an issue's title or a user's one-line summary without the exception before it)
-        anchors=(b"rror", b"backend constrained", b"No backend type associated"),
-        worth=(rb"Error\b", rb"backend constrained", rb"No backend type associated"),
+        # as an issue's title or a user's one-line summary without the exception before it; so are the
+        # other checks whose words no healthy line says, and Ray prints the exception type on the line
+        # above the message. The rest keep the exception type as their anchor.)
+        anchors=(b"rror", *_OWN_WORDS),
+        worth=(rb"Error\b", *(re.escape(a) for a in _OWN_WORDS)),
         words=(
             "group",
             "backend",

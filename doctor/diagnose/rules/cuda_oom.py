@@ -290,6 +290,8 @@ _CUDA_ROWS = (
             b"_ALLOC",
             b"hipErrorOutOfMemory",
             b"cudaErrorMemoryAllocation",
+            # NCCL's allocation failure also without the WARN or ncclUnhandledCudaError before it (a title)
+            b"Failed to CUDA ",
         ),
         worth=(
             rb"out of memory",
@@ -298,6 +300,7 @@ _CUDA_ROWS = (
             rb"_ALLOC",
             rb"hipErrorOutOfMemory",
             rb"cudaErrorMemoryAllocation",
+            rb"Failed to CUDA (?:calloc|malloc|host alloc)",
         ),
         anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
         "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
@@ -440,9 +443,9 @@ _WRAPPERS = (
         _VLLM_STARTUP,
         _vllm_startup,
         C.CUDA_OOM.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        anchor_from="the 'ValueError: ' vLLM raises it as",
+        # vLLM's own words: a title, or Ray's second line of the engine's error, has no 'ValueError: '
+        anchors=(b"Free memory on device",),
+        worth=(rb"Free memory on device",),
         examples=(
             "ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is less than desired "
             "GPU memory utilization (0.91, 110.74 GiB).",
@@ -461,9 +464,8 @@ _WRAPPERS = (
         _ACCELERATE,
         _accelerate,
         C.CUDA_OOM.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        anchor_from="the 'RuntimeError: ' Accelerate raises it as",
+        anchors=(b"No executable batch size found",),
+        worth=(rb"No executable batch size found",),
         examples=("RuntimeError: No executable batch size found, reached zero.",),
     ),
 )

@@ -299,6 +299,7 @@ SIGNATURES = (
         anchors=(
             b"NCCL built in",
             b"rror",
+            b"NCCL support is not",  # (1.x's message by its own words, for a title without the type)
             b"MPI built in",
             b"Gloo built in",
             b"UCC built in",

@@ -519,8 +519,21 @@ SIGNATURES = (
         _NO_DEVICE,
         _no_device,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"rror", b"driver on your system", b"USE_CUDA=1"),
-        worth=(rb"Error\b", rb"driver on your system", rb"USE_CUDA=1 to enable GPU"),
+        # (every message by its own words: a title, or a wrapper's second line, drops the exception type)
+        anchors=(
+            b"GPUs are available",
+            b"driver on your system",
+            b"not compiled with CUDA",
+            b"ROCm-capable device",
+            b"USE_CUDA=1",
+        ),
+        worth=(
+            rb"GPUs are available",
+            rb"driver on your system",
+            rb"not compiled with CUDA",
+            rb"ROCm-capable device",
+            rb"USE_CUDA=1 to enable GPU",
+        ),
         words=(
             "no cuda gpus are available",
             "found no nvidia driver",
@@ -529,7 +542,6 @@ SIGNATURES = (
             "no rocm-capable device",
             "compile with use_cuda=1",
         ),
-        anchor_from=_EXC,
         examples=(
             "RuntimeError: No CUDA GPUs are available",
             "AssertionError: Torch not compiled with CUDA enabled",

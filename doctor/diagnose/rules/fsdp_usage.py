@@ -66,8 +66,9 @@ SIGNATURES = (
         _CHECKS,
         _check,
         C.C10D_INVALID_USAGE.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # (FSDP's device check by its own words too: a title quotes it without the exception before it)
+        anchors=(b"rror", b"An FSDP-managed module"),
+        worth=(rb"Error\b", rb"An FSDP-managed module"),
         words=("fsdp", "device_id", "hybrid_shard", "device_mesh"),
         anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before torch's message",
         examples=(

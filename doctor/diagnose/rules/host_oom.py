@@ -608,10 +608,11 @@ SIGNATURES = (
         _OSERR,
         _oserr,
         A,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # Python's errno text by itself ("[Errno 12]" is OSError's own format): a title or a wrapper's second
+        # line drops the 'OSError: ' before it
+        anchors=(b"[Errno 12] Cannot allocate",),
+        worth=(rb"\[Errno 12\] Cannot allocate",),
         words=("cannot allocate memory",),
-        anchor_from="the 'OSError: ' before Python's errno text",
         examples=("OSError: [Errno 12] Cannot allocate memory",),
     ),
     Signature(

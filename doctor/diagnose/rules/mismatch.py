@@ -564,9 +564,10 @@ SIGNATURES = (
         _DDP_MODEL,
         _ddp_model,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        anchor_from=_RUNTIME,
+        # By the message's own words: an issue's title, or a wrapper that prints the exception type on
+        # the line above, drops the 'RuntimeError: ' before it.
+        anchors=(b"DDP expects same model", b"of the same param in process"),
+        worth=(rb"DDP expects same model", rb"of the same param in process"),
         examples=(
             "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 "
             "has inconsistent 0 params.",
@@ -627,8 +628,10 @@ SIGNATURES = (
         _either(_UNFINISHED, _UNUSED_IDX, _UNUSED_NAMES, _UNUSED_PARTS, _DETAIL_UNUSED),
         _unfinished,
         C.DDP_UNFINISHED_REDUCTION.code,
+        # Every sentence by its own words, the first one too: an issue's title, or Ray printing the
+        # exception type on the line above, drops the 'RuntimeError: ' before it.
         anchors=(
-            b"rror",
+            b"inished reduction in the prior",
             b"receive grad",
             b"not used in producing",
             b"unused parameter detection",
@@ -637,6 +640,7 @@ SIGNATURES = (
             b"get gradient in backwards",
         ),
         worth=(
+            rb"inished reduction in the prior",
             rb"receive grad",
             rb"not used in producing",
             rb"unused parameter detection",
@@ -644,7 +648,6 @@ SIGNATURES = (
             rb"locate the output tensors",
             rb"get gradient in backwards",
         ),
-        anchor_from=_RUNTIME + " for the first sentence",
         examples=(
             "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new "
             "one.",
@@ -656,9 +659,9 @@ SIGNATURES = (
         _either(_TWICE, _TWICE_NAME, _ZERO_TWICE),
         _twice,
         C.DDP_READY_TWICE.code,
-        anchors=(b"rror", b"eady twice", b"computed twice"),
-        worth=(rb"eady twice", rb"computed twice"),
-        anchor_from=_RUNTIME + " for the first sentence",
+        # (the first sentence by its own words, with or without the 'RuntimeError: ' before it)
+        anchors=(b"eady twice", b"computed twice", b"variable ready only once"),
+        worth=(rb"eady twice", rb"computed twice", rb"variable ready only once"),
         examples=(
             "RuntimeError: Expected to mark a variable ready only once.",
             "Parameter at index 5 with name fc.weight has been marked as ready twice.",

@@ -102,6 +102,19 @@ VERSION = lazy_re.compile(
     r"NCCL [\d.]+ or (?:newer|later) is required|only allowed with NCCL >= ?[\d.]+|"
     r"for NCCL lib version >= ?[\d.]+"
 )
+# The floors' own words, which stand for them without the exception type before them (a thread's title).
+VERSION_WORDS = (b"requires NCCL", b"for NCCL lib version", b"only allowed with NCCL")
+# ProcessGroupNCCL's tensor checks (nccl_errors' _C10D_ARGS) by their own words likewise, as a title quotes
+# "Tensors must be CUDA and dense"; "Backend nccl does not support <op>" is too plain for that: it keeps the
+# exception type as its anchor.
+TENSOR_CHECK_WORDS = (
+    b"Tensors must be ",
+    b"Tensors must have identical",
+    b"Tensor list must be nonempty",
+    b"dense tensor is supported for NCCL",
+    b"ProcessGroupNCCL does not support",
+    b"is currently not supported with NCCL",
+)
 
 KIND = {
     "unhandled system error": C.NCCL_SYSTEM_ERROR,
@@ -143,6 +156,28 @@ ERRNAMES = {
     "NCCL_ERROR_INTERNAL_ERROR": "internal error",
     "NCCL_ERROR_UNHANDLED_CUDA_ERROR": "unhandled cuda error",
 }
+
+# torch's sentence after the ncclResult name (NCCLUtils.cpp getNcclErrorDetailStr, 1.11+):
+# "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+# "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting
+# prematurely.", "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.". A thread's title
+# or a paste cut before the name keeps only the sentence, which names one result as well as the name does.
+# (Its "Internal check failed." and "Call to CUDA function failed." are too plain to stand for NCCL alone:
+# they keep the name.) Sentence -> ncclGetErrorString text, as ERRNAMES.
+TORCH_DETAIL = {
+    "System call (e.g. socket, malloc) or external library call failed": "unhandled system error",
+    "A call failed possibly due to a network error or a remote process exiting prematurely": (
+        "remote process exited or there was a network error"
+    ),
+    "This usually reflects invalid usage of NCCL library": "invalid usage",
+}
+TORCH_DETAIL_TEXT = lazy_re.compile("(" + "|".join(re.escape(t) for t in TORCH_DETAIL) + ")")
+# the scanner's anchors of those sentences (each sentence holds one)
+TORCH_DETAIL_WORDS = (
+    "(e.g. socket, malloc)",
+    "possibly due to a network error",
+    "invalid usage of NCCL library",
+)
 
 
 def last_error(hit: Hit) -> str:

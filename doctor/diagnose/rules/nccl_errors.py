@@ -54,8 +54,13 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     RESULT,
     SOCKET,
     SOCKET_FRAME,
+    TENSOR_CHECK_WORDS,
+    TORCH_DETAIL,
+    TORCH_DETAIL_TEXT,
+    TORCH_DETAIL_WORDS,
     UNDEF,
     VERSION,
+    VERSION_WORDS,
     from_detail,
     last_error,
     network_facts,
@@ -198,7 +203,7 @@ def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     prev = " ".join(ln.text for ln in hit.before(2))
     if "NCCL error in:" in prev:
         return []
-    err = ERRNAMES[m.group(1)]
+    err = ERRNAMES.get(m.group(1)) or TORCH_DETAIL[m.group(1)]  # the name, or torch's sentence for it
     return from_detail(
         hit,
         last_error(hit) or _explaining_line(hit, KIND[err]),
@@ -530,8 +535,8 @@ SIGNATURES = (
         VERSION,
         _version,
         C.NCCL_VERSION.code,
-        anchors=(b"version mismatch", b"rror"),
-        worth=(rb"version mismatch", rb"Error\b"),
+        anchors=(b"version mismatch", b"rror", *VERSION_WORDS),
+        worth=(rb"version mismatch", rb"Error\b", *(re.escape(a) for a in VERSION_WORDS)),
         words=(
             "nccl version mismatch",
             "requires nccl",
@@ -613,12 +618,25 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "torch's ncclResult sentence",
+        TORCH_DETAIL_TEXT,
+        _second_line,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=tuple(w.encode() for w in TORCH_DETAIL_WORDS),
+        worth=tuple(re.escape(w.encode()) for w in TORCH_DETAIL_WORDS),
+        words=tuple(w.lower() for w in TORCH_DETAIL_WORDS),
+        examples=(
+            "System call (e.g. socket, malloc) or external library call failed or device error.",
+            "A call failed possibly due to a network error or a remote process exiting prematurely.",
+        ),
+    ),
+    Signature(
         "c10d argument check",
         _C10D_ARGS,
         _c10d_args,
         C.NCCL_INVALID_USAGE.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"rror", *TENSOR_CHECK_WORDS),
+        worth=(rb"Error\b", *(re.escape(a) for a in TENSOR_CHECK_WORDS)),
         words=(
             "tensors must be",
             "tensors must have",

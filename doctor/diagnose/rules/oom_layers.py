@@ -261,7 +261,8 @@ def _vllm_kv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # - SGLang's memory pool at start-up (model_runner.py / pool_configurator.py): "RuntimeError: Not enough
 #   memory. Please try to increase --mem-fraction-static." (no room for the KV cache after the weights).
 _STACKS = lazy_re.compile(
-    r"(?P<tf>ResourceExhausted(?:Error)?:\s*failed to allocate memory)|"
+    # (TF eager's "[Op:AddV2]" after the message names TensorFlow without the exception type before it)
+    r"(?P<tf>ResourceExhausted(?:Error)?:\s*failed to allocate memory|failed to allocate memory \[Op:\w)|"
     r"Memory not available to allocate buffer: (?P<rocm>\d+)|"
     r"(?P<ascend>Memory_Allocation_Failure\(EL0004\)|EL0004: Failed to allocate memory)|"
     r"plus alloc size : (?P<ms>\d+) is more than total mem size : (?P<mstotal>\d+)|"
@@ -453,6 +454,7 @@ _ROWS = (
         C.CUDA_OOM.code,
         anchors=(
             b"rror",
+            b"failed to allocate memory [Op:",
             b"Memory not available",
             b"EL0004",
             b"more than total mem size",
@@ -464,6 +466,7 @@ _ROWS = (
         ),
         worth=(
             rb"Error\b",
+            rb"failed to allocate memory \[Op:",
             rb"Memory not available",
             rb"EL0004",
             rb"more than total mem size",
@@ -495,10 +498,12 @@ _ROWS = (
         _VLLM_KV,
         _vllm_kv,
         C.CUDA_OOM.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # vLLM's sentences by their own words as well: a title, or Ray's second line of the engine's error,
+        # has no 'ValueError: ' before them
+        anchors=(b"rror", b"memory for the cache blocks", b"stored in KV cache", b"KV cache is needed"),
+        worth=(rb"Error\b", rb"memory for the cache blocks", rb"stored in KV cache", rb"KV cache is needed"),
         words=("cache blocks", "kv cache"),
-        anchor_from=_EXC,
+        anchor_from=_EXC + " where a terminal wrapped the sentence",
         examples=(
             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
             "when initializing the engine.",
@@ -530,10 +535,9 @@ SIGNATURES = (
         _CUDNN_ALGO,
         _cudnn_algo,
         C.CUDA_OOM.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"valid cuDNN algorithm",),
+        worth=(rb"valid cuDNN algorithm",),
         words=("valid cudnn algorithm",),
-        anchor_from=_EXC,
         examples=("RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",),
     ),
 )

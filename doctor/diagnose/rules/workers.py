@@ -488,9 +488,9 @@ SIGNATURES = (
         _DL_EXITED,
         _dl_exited,
         C.RANK_EXITED.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        anchor_from=_PREFIX,
+        # by the message's own words: a title or a wrapper's second line has no 'RuntimeError: ' before it
+        anchors=(b"DataLoader worker (pid",),
+        worth=(rb"DataLoader worker \(pid",),
         examples=(
             "RuntimeError: DataLoader worker (pid(s) 123, 456) exited unexpectedly",
             "RuntimeError: DataLoader worker (pid 7948) exited unexpectedly with exit code 1. Details "
@@ -569,9 +569,22 @@ SIGNATURES = (
         _actor_died,
         C.RANK_EXITED.code,
         tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        anchor_from="Ray's 'RayActorError:' and vLLM's 'ERROR' log level",
+        # Ray's sentences by their own words as well: Ray Train and Tune print the exception type on one
+        # line and its message on the next, and a title quotes the message alone.
+        anchors=(
+            b"rror",
+            b"actor died unexpectedly",
+            b"died unexpectedly while executing",
+            b"local raylet died",
+        ),
+        worth=(
+            rb"Error\b",
+            rb"actor died unexpectedly",
+            rb"died unexpectedly while executing",
+            rb"local raylet died",
+        ),
+        anchor_from="vLLM's 'ERROR' log level before 'Worker proc ... died unexpectedly' (Ray's sentences "
+        "hold their own anchors)",
         examples=(
             "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
             "ERROR 04-23 10:00:00 multiproc_executor.py:123] Worker proc VllmWorker-0 died unexpectedly",
