@@ -90,6 +90,13 @@ class Hit:
             return f"{m.group(1)} pid {m.group(2)} (GPU {m.group(3)})"
         return "a rank"
 
+    def moved_to(self, line: Line) -> Hit:
+        """This hit moved to a later line of its window (the record a raise line announces), found by
+        identity: a repeated line equals its earlier copies, and moving back to one of them read the
+        same records again and again (a RecursionError in the HCCL reader)."""
+        idx = next(i for i in range(self.idx + 1, len(self.lines)) if self.lines[i] is line)
+        return Hit(self.source, self.lines, idx, self.source_index)
+
     def after(self, n: int, same_rank: bool = True) -> list[Line]:
         """Up to n following lines (of the same rank when ranks are known)."""
         out: list[Line] = []

@@ -53,7 +53,6 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
-from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
@@ -194,14 +193,6 @@ _HCCL_RECORDS = ("HCCL notify wait timeout", "HCCL link set-up timeout", "HCCL h
 _STREAM_ROW = "NPU stream or event wait timeout"
 
 
-def _at(hit: Hit, line: Line) -> Hit:
-    """The hit moved to a later line of its window (the record a raise line or a number announces). The
-    line is found by identity after the hit: a repeated line equals its earlier copies, and moving back
-    to one of them read the same records again and again (RecursionError)."""
-    idx = next(i for i in range(hit.idx + 1, len(hit.lines)) if hit.lines[i] is line)
-    return Hit(hit.source, hit.lines, idx, hit.source_index)
-
-
 def _record_below(hit: Hit, rows: tuple[Signature, ...], n: int = 16) -> Optional[list[Event]]:
     """The events of the first line below the hit (same rank, up to n lines) that one of `rows` reads:
     the CANN record that says more than the line above it. None when there is none."""
@@ -209,7 +200,7 @@ def _record_below(hit: Hit, rows: tuple[Signature, ...], n: int = 16) -> Optiona
         for row in rows:
             m = row.pattern.search(ln.text)
             if m is not None:
-                evs = row.build(row, _at(hit, ln), m)
+                evs = row.build(row, hit.moved_to(ln), m)
                 if evs is not None:
                     return evs
     return None
@@ -220,17 +211,14 @@ def _timeout(what: str, kind: str, stream_below: bool = True) -> Any:
         if kind == "stream_wait":
             # The stream wait is how the device reports an HCCL task that waited too long: an HCCL record
             # below it (EI0002 / EI0006 / the heartbeat summary) names the operation and the peer, and
-            # below torch_npu's raise or the runtime's "[Error]:" text the CANN record says more. A stream
-            # record found below reads only HCCL records below itself: a paste of a thousand stream-wait
-            # lines was a thousand nested reads (RecursionError).
+            # below torch_npu's raise or the runtime's "[Error]:" text the CANN record says more (a stream
+            # record found so reads only HCCL records: a run of them is no chain of nested reads).
             below = stream_below and not _IS_RECORD.search(hit.text)
-            names = (*_HCCL_RECORDS, _STREAM_ROW) if below else _HCCL_RECORDS
+            shallow = dataclasses.replace(row, build=_timeout(what, kind, stream_below=False))
             rows = tuple(
-                dataclasses.replace(r, build=_timeout(what, kind, stream_below=False))
-                if r.name == _STREAM_ROW
-                else r
+                shallow if r is row else r
                 for r in SIGNATURES
-                if r.name in names
+                if r.name in _HCCL_RECORDS or (below and r is row)
             )
             deeper = _record_below(hit, rows)
             if deeper:
