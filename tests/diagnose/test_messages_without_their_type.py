@@ -61,13 +61,15 @@ def _listed(row: Signature, bare: str) -> bool:
     return row.name in NEEDS_ITS_TYPE or f"{row.name}: {bare}" in NEEDS_ITS_TYPE
 
 
+# The listed rows are not run here (a skip would count as a test): the test below keeps the list exact.
+READ_BARE = [(m, row, ex) for m, row, ex in TYPED if not _listed(row, TYPE.sub("", ex, count=1))]
+
+
 @pytest.mark.parametrize(
-    ("module", "row", "example"), TYPED, ids=[f"{m}:{r.name}:{ex[:40]}" for m, r, ex in TYPED]
+    ("module", "row", "example"), READ_BARE, ids=[f"{m}:{r.name}:{ex[:40]}" for m, r, ex in READ_BARE]
 )
 def test_a_message_without_its_type_reaches_the_same_root(module: str, row: Signature, example: str) -> None:
     bare = TYPE.sub("", example, count=1)
-    if _listed(row, bare):
-        pytest.skip(f"needs its type: {row.name}")
     typed = _code(example)
     got = _code(bare)
     if typed == row.code:
