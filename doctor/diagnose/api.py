@@ -14,6 +14,7 @@ carries file and line numbers.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import socket
 import time
@@ -24,6 +25,7 @@ from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
 from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
+from pgdoctor.diagnose.text import recase
 from pgdoctor.diagnose.text.reader import (
     Source,
     is_binary,
@@ -91,6 +93,30 @@ def _diagnose(
     config: Optional[Mapping[str, Any]] = None,
 ) -> tuple[list[Finding], dict[str, Any]]:
     files = list(sources)
+    findings, meta = _diagnose_once(files, flight_recorder_dirs, all_steps, config)
+    if any(f.severity.value in ("warn", "fail") for f in findings):
+        return findings, meta
+    # No failure found: a small source without one capital letter (a title retyped in lower case) is read
+    # again in the rows' casing, and that reading is kept only if it finds one (text/recase.py).
+    lowered = {id(s) for s in files if kind_of(s) == LOG and recase.lower_case_only(s.chunks)}
+    if not lowered:
+        return findings, meta
+    again = [
+        dataclasses.replace(s, chunks=recase.recased(s.chunks)) if id(s) in lowered else s for s in files
+    ]
+    found, meta2 = _diagnose_once(again, flight_recorder_dirs, all_steps, config)
+    if not any(f.severity.value in ("warn", "fail") for f in found):
+        return findings, meta
+    meta2["recased_sources"] = [s.name for s in files if id(s) in lowered]
+    return found, meta2
+
+
+def _diagnose_once(
+    files: list[Source],
+    flight_recorder_dirs: Sequence[str],
+    all_steps: bool,
+    config: Optional[Mapping[str, Any]],
+) -> tuple[list[Finding], dict[str, Any]]:
     events: list[Event] = []
     lines: dict[str, int] = {}
     meta_sources = []

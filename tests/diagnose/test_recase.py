@@ -40,15 +40,24 @@ def test_a_source_with_a_capital_letter_is_left_as_it_is() -> None:
     assert recase.restored(data.lower()) == b"epoch 3: RuntimeError in WorkNCCL\n"
 
 
-def test_words_programs_print_in_lower_case_keep_it() -> None:
-    # torchrun's own line and spconv's message are lower case as printed; their rows read them so
-    line = b"failed (exitcode: -9) local_rank: 0 (pid: 1760809) of binary: /usr/bin/python\n"
-    assert recase.restored(line) == line
-    assert recase.restored(b"cuda execution failed with error 2") == b"cuda execution failed with error 2"
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        # torchrun's own line and spconv's message (real, v11g / v12m) are lower case as printed: the first
+        # reading finds their failure, so no second reading in another casing replaces it
+        ("failed (exitcode: -9) local_rank: 0 (pid: 1760809) of binary: /usr/bin/python\n", "RUN121"),
+        ("`mmdet3d/ops/spconv/src/indice_cuda.cu 124`\n`cuda execution failed with error 2`\n", "RUN101"),
+        ("aborting due to error in nvshmemi_init_thread\n", "RUN362"),  # NVSHMEM prints it so
+    ],
+)
+def test_a_program_s_own_lower_case_message_keeps_its_own_reading(log: str, code: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code == code
 
 
-def test_a_source_past_the_limit_streams_unchanged() -> None:
-    chunks = [b"runtimeerror: cuda out of memory\n" * 1000] * 3  # 99 KB in three chunks
-    assert list(recase.recased(lambda: iter(chunks))()) == chunks
+def test_only_a_small_source_without_a_capital_letter_is_read_again() -> None:
     small = [b"runtimeerror: cuda out of memory\n"]
-    assert list(recase.recased(lambda: iter(small))()) == [b"RuntimeError: cuda out of memory\n"]
+    assert recase.lower_case_only(lambda: iter(small))
+    assert list(recase.recased(lambda: iter(small))()) == [b"RuntimeError: CUDA out of memory\n"]
+    assert not recase.lower_case_only(lambda: iter([b"runtimeerror: cuda out of memory\n" * 3000]))
+    assert not recase.lower_case_only(lambda: iter([b"Runtimeerror: cuda out of memory\n"]))

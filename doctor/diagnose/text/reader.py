@@ -15,8 +15,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Optional
 
-from pgdoctor.diagnose.text.recase import recased
-
 CHUNK_BYTES = 8 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -233,9 +231,7 @@ def open_sources(
     sources: list[Source] = []
     for path in paths:
         if path == "-":
-            sources.append(
-                Source("<stdin>", recased(Replay(lambda: stream_chunks(sys.stdin.buffer, chunk_bytes))))
-            )
+            sources.append(Source("<stdin>", Replay(lambda: stream_chunks(sys.stdin.buffer, chunk_bytes))))
             continue
         listed = os.path.isdir(path)
         if listed:
@@ -257,7 +253,7 @@ def open_sources(
             sources.append(
                 Source(
                     f,
-                    recased(functools.partial(_file_chunks, f, chunk_bytes)),
+                    functools.partial(_file_chunks, f, chunk_bytes),
                     f if os.path.isfile(f) else None,
                     listed,
                 )
@@ -290,7 +286,7 @@ def text_sources(pairs: Iterable[tuple[str, str]], chunk_bytes: int = CHUNK_BYTE
     """(name, text) pairs as Sources, for callers that already hold the logs in memory."""
     for name, text in pairs:
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        yield Source(name, recased(functools.partial(_slices, data, chunk_bytes)))
+        yield Source(name, functools.partial(_slices, data, chunk_bytes))
 
 
 def _slices(data: bytes, size: int) -> Iterator[bytes]:
