@@ -50,15 +50,14 @@ def restored(data: bytes) -> bytes:
 
 def lower_case_only(chunks: Callable[[], Iterator[bytes]]) -> bool:
     """Whether a source is at most LIMIT bytes and has letters but not one capital ASCII letter."""
-    held: list[bytes] = []
     size = 0
+    letters = False
     for chunk in chunks():
-        held.append(chunk)
         size += len(chunk)
-        if size > LIMIT:
+        if size > LIMIT or _UPPER.search(chunk):
             return False
-    data = b"".join(held)
-    return _LOWER.search(data) is not None and _UPPER.search(data) is None
+        letters = letters or _LOWER.search(chunk) is not None
+    return letters
 
 
 def recased(chunks: Callable[[], Iterator[bytes]]) -> Callable[[], Iterator[bytes]]:
