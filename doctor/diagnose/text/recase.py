@@ -21,6 +21,9 @@ LIMIT = 64 << 10  # a title or a short paste; a log that big in lower case was n
 _UPPER = re.compile(rb"[A-Z]")
 _LOWER = re.compile(rb"[a-z]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# A word inside a file or library name ("libnccl-net.so", ".../bin/python") keeps its case: "net" is NCCL's
+# "NET/IB" elsewhere, and a library name given a casing the system never had reads as a missing library.
+_NAMED = re.compile(r"(?<![-/])\b[A-Za-z][A-Za-z0-9_]*\b(?![-/])")
 
 
 @functools.cache
@@ -45,7 +48,7 @@ def restored(data: bytes) -> bytes:
         return data
     casing = _casing()
     text = data.decode("utf-8", "surrogateescape")
-    return _WORD.sub(lambda m: casing.get(m.group(0), m.group(0)), text).encode("utf-8", "surrogateescape")
+    return _NAMED.sub(lambda m: casing.get(m.group(0), m.group(0)), text).encode("utf-8", "surrogateescape")
 
 
 def lower_case_only(chunks: Callable[[], Iterator[bytes]]) -> bool:
