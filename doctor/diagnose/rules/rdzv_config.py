@@ -354,6 +354,16 @@ def _thd_env(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# The parameter checks' own words (one list for the scanner's anchors and its line test).
+_PARAM_WORDS = (
+    b"is absent in endpoint",
+    b"is absent in RendezvousParameters",
+    b"of the rendezvous endpoint '",
+    b"The rendezvous configuration ",
+    b"number of rendezvous nodes",
+    b"server_port must be specified",
+    b"port must have value from",
+)
 SIGNATURES = (
     Signature(
         "THD env:// settings (0.3-0.4)",
@@ -406,26 +416,8 @@ SIGNATURES = (
         _bad_param,
         C.RENDEZVOUS_CONFIG.code,
         # (the parameter checks by their own words too: a title quotes them without the 'ValueError: ')
-        anchors=(
-            b"rror",
-            b"is absent in endpoint",
-            b"is absent in RendezvousParameters",
-            b"of the rendezvous endpoint '",
-            b"The rendezvous configuration ",
-            b"number of rendezvous nodes",
-            b"server_port must be specified",
-            b"port must have value from",
-        ),
-        worth=(
-            rb"Error\b",
-            rb"is absent in endpoint",
-            rb"is absent in RendezvousParameters",
-            rb"of the rendezvous endpoint '",
-            rb"The rendezvous configuration ",
-            rb"number of rendezvous nodes",
-            rb"server_port must be specified",
-            rb"port must have value from",
-        ),
+        anchors=(b"rror", *_PARAM_WORDS),
+        worth=(rb"Error\b", *(re.escape(a) for a in _PARAM_WORDS)),
         words=("rendezvous", "endpoint", "server_port", "port must have value"),
         anchor_from="the exception type ('ValueError: ') before torch's message",
         examples=(
