@@ -94,7 +94,7 @@ def _diagnose(
 ) -> tuple[list[Finding], dict[str, Any]]:
     files = list(sources)
     findings, meta = _diagnose_once(files, flight_recorder_dirs, all_steps, config)
-    if any(f.severity.value in ("warn", "fail") for f in findings):
+    if _failed(findings):
         return findings, meta
     # No failure found: a small source without one capital letter (a title retyped in lower case) is read
     # again in the rows' casing, and that reading is kept only if it finds one (text/recase.py).
@@ -105,10 +105,15 @@ def _diagnose(
         dataclasses.replace(s, chunks=recase.recased(s.chunks)) if id(s) in lowered else s for s in files
     ]
     found, meta2 = _diagnose_once(again, flight_recorder_dirs, all_steps, config)
-    if not any(f.severity.value in ("warn", "fail") for f in found):
+    if not _failed(found):
         return findings, meta
     meta2["recased_sources"] = [s.name for s in files if id(s) in lowered]
     return found, meta2
+
+
+def _failed(findings: list[Finding]) -> bool:
+    """Whether a reading found a failure (a finding of severity warn or fail, as the root cause is chosen)."""
+    return any(f.severity.value in ("warn", "fail") for f in findings)
 
 
 def _diagnose_once(
