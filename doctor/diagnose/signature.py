@@ -16,6 +16,7 @@ a list, even an empty one, when the row owns the line: that ends the module's re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
@@ -38,7 +39,8 @@ Build = Callable[["Signature", Hit, Any], Optional[list[Event]]]
 @dataclass(frozen=True)
 class Signature:
     """One kind of line. `anchors`: literals (bytes) of the scanner that the row's lines carry;
-    `worth`: regular-expression fragments (bytes) of the scanner's line test that they match;
+    `worth`: regular-expression fragments (bytes) of the scanner's line test that they match
+    (left out: the anchors themselves, escaped);
     `words`: lower-case words one of which is in every such line (None: no gate for the module);
     `anchor_from`: where the anchor is when it is outside the pattern's own literal text (the
     prefix a tool puts before the message), with `examples`: lines that show it."""
@@ -53,6 +55,12 @@ class Signature:
     words: Optional[tuple[str, ...]] = None
     anchor_from: str = ""
     examples: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A row whose line test is just its anchors (most single-message rows) leaves `worth` out
+        # and gets them escaped, so one literal is written once and cannot drift from its test.
+        if not self.worth:
+            object.__setattr__(self, "worth", tuple(re.escape(a) for a in self.anchors))
 
     def event(
         self,

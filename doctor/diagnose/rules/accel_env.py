@@ -488,7 +488,6 @@ SIGNATURES = (
         C.ARCH_UNSUPPORTED.code,
         tier=1,
         anchors=(b"incompatible_device_warn",),
-        worth=(rb"incompatible_device_warn",),
         words=("incompatible_device_warn",),
     ),
 )

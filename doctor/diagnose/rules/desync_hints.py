@@ -136,7 +136,6 @@ SIGNATURES = (
         _ddp_verify,
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b"_verify_param_shape_across_processes", b"_verify_params_across", b"_verify_model_across"),
-        worth=(rb"_verify_param_shape_across_processes", rb"_verify_params_across", rb"_verify_model_across"),
         words=("_verify_param", "_verify_model"),
     ),
     Signature(

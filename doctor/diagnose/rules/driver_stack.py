@@ -533,7 +533,6 @@ SIGNATURES = (
         _deserialize,
         C.DEVICE_MISMATCH.code,
         anchors=(b"device_count()",),
-        worth=(rb"device_count\(\)",),
         words=("attempting to deserialize",),
     ),
     Signature(
@@ -542,7 +541,6 @@ SIGNATURES = (
         _nvml_assert,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"NVML_SUCCESS",),
-        worth=(rb"NVML_SUCCESS",),
         words=("nvml_success",),
     ),
     Signature(
@@ -551,7 +549,6 @@ SIGNATURES = (
         _nvml_r_assert,
         C.CUDA_OOM.code,
         anchors=(b"NVML_SUCCESS",),
-        worth=(rb"NVML_SUCCESS",),
         words=("nvml_success",),
     ),
     Signature(
@@ -569,7 +566,6 @@ SIGNATURES = (
         _k8s_allocate,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"nvidia.com/gpu",),
-        worth=(rb"nvidia\.com/gpu",),
         words=("nvidia.com/gpu",),
     ),
     Signature(
@@ -614,7 +610,6 @@ SIGNATURES = (
         _assert_available,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"is_available()",),
-        worth=(rb"is_available\(\)",),
         words=("is_available()",),
     ),
     Signature(
@@ -623,7 +618,6 @@ SIGNATURES = (
         _capability,
         C.ARCH_UNSUPPORTED.code,
         anchors=(b"capability", b"CUDA_VERSION"),
-        worth=(rb"capability", rb"CUDA_VERSION"),
         words=(
             "which is of cuda capability",
             "which is of compute capability",

@@ -306,7 +306,6 @@ SIGNATURES = (
         _bind,
         C.NCCL_SOCKET_ERROR.code,
         anchors=(b"gloo/transport/",),
-        worth=(rb"gloo/transport/",),
         words=("bind: ", "listen: "),
     ),
     Signature(
@@ -359,7 +358,6 @@ SIGNATURES = (
         C.GLOO_TIMEOUT.code,
         tier=1,
         anchors=(b"gloo/transport/",),
-        worth=(rb"gloo/transport/",),
         words=("gloo/transport/",),
     ),
     Signature(
@@ -368,7 +366,6 @@ SIGNATURES = (
         _ibverbs,
         C.NCCL_IB_ERROR.code,
         anchors=(b"gloo/transport/",),
-        worth=(rb"gloo/transport/",),
         words=("gloo/transport/",),
     ),
     Signature(
@@ -378,7 +375,6 @@ SIGNATURES = (
         C.NCCL_SOCKET_ERROR.code,
         tier=1,
         anchors=(b"gloo/transport/",),
-        worth=(rb"gloo/transport/",),
         words=("gloo/transport/",),
     ),
 )

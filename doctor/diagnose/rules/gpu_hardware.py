@@ -465,7 +465,6 @@ SIGNATURES = (
         _plugin_xid,
         C.GPU_XID.code,
         anchors=(b"XidCriticalError",),
-        worth=(rb"XidCriticalError",),
         words=("xidcriticalerror",),
     ),
     Signature(

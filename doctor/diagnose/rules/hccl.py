@@ -524,7 +524,6 @@ SIGNATURES = (
         C.ADDRESS_IN_USE.code,
         tier=0,
         anchors=(b"[HcclSocket][Listen]",),
-        worth=(rb"\[HcclSocket\]\[Listen\]",),
         words=("hcclsocket",),
     ),
     Signature(

@@ -521,7 +521,6 @@ SIGNATURES = (
         _oom_report,
         K,
         anchors=(b"oom_kill_process", b"out_of_memory"),
-        worth=(rb"oom_kill_process", rb"out_of_memory"),
         words=("oom",),
     ),
     Signature(
@@ -569,7 +568,7 @@ SIGNATURES = (
         worth=(rb"low on resource",),
         words=("low on resource",),
     ),
-    Signature("container oomkilled", _K8S, _k8s, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("oom",)),
+    Signature("container oomkilled", _K8S, _k8s, K, anchors=(b"Kill",), words=("oom",)),
     Signature(
         "cpu allocator",
         _CPU,
@@ -618,15 +617,14 @@ SIGNATURES = (
     Signature(
         "memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)
     ),
-    Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), worth=(rb"Kill",), words=("killed",)),
-    Signature("zsh killed", _ZSH, _shell, K, anchors=(b"killed",), worth=(rb"killed",), words=("killed",)),
+    Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), words=("killed",)),
+    Signature("zsh killed", _ZSH, _shell, K, anchors=(b"killed",), words=("killed",)),
     Signature(
         "shell killed, translated",
         _SHELL_LOCALE,
         _shell,
         K,
         anchors=("已杀死".encode(), "強制終了".encode(), "Getötet".encode()),
-        worth=("已杀死".encode(), "強制終了".encode(), "Getötet".encode()),
         words=("已杀死", "強制終了", "getötet"),
     ),
     Signature(

@@ -279,16 +279,6 @@ SIGNATURES = (
             b"_initialize_workers",
             b"_assign_worker_ranks",
         ),
-        worth=(
-            rb"rendezvous",
-            rb"distributed_c10d",
-            rb"init_process_group\(",
-            rb"distributed_init",
-            rb"init_dist",
-            rb"TCPStore\(",
-            rb"_initialize_workers",
-            rb"_assign_worker_ranks",
-        ),
         words=(
             "rendezvous",
             "distributed_c10d",
@@ -317,7 +307,6 @@ SIGNATURES = (
         C.STORE_UNREACHABLE.code,
         tier=1,
         anchors=(b"broadcastUniqueNCCLID",),
-        worth=(rb"broadcastUniqueNCCLID",),
         words=("broadcastuniquencclid",),
     ),
 )

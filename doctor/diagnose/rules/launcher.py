@@ -660,7 +660,6 @@ SIGNATURES = (
         EXIT,
         tier=3,
         anchors=(b"Kill",),
-        worth=(rb"Kill",),
     ),
     Signature(
         "cascade marker",

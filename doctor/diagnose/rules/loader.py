@@ -304,7 +304,6 @@ SIGNATURES = (
         _win_dll,
         C.LIBRARY_MISSING.code,
         anchors=(b"WinError",),
-        worth=(rb"WinError",),
         words=("or one of its dependencies",),
     ),
     Signature(

@@ -88,7 +88,6 @@ SIGNATURES = (
         _pull_mismatch,
         C.KVSTORE_PULL_MISMATCH.code,
         anchors=(b"kv_app.h",),
-        worth=(rb"kv_app\.h",),
         words=("kv_app.h",),
     ),
     Signature(

@@ -623,7 +623,6 @@ SIGNATURES = (
         _second_line,
         C.NCCL_SYSTEM_ERROR.code,
         anchors=tuple(w.encode() for w in TORCH_DETAIL_WORDS),
-        worth=tuple(re.escape(w.encode()) for w in TORCH_DETAIL_WORDS),
         words=tuple(w.lower() for w in TORCH_DETAIL_WORDS),
         examples=(
             "System call (e.g. socket, malloc) or external library call failed or device error.",

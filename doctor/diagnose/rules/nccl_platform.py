@@ -272,7 +272,6 @@ SIGNATURES = (
         _ofi_no_provider,
         C.NCCL_NET_PROVIDER_MISSING.code,
         anchors=(b"WARN",),
-        worth=(rb"WARN",),
         words=("couldn't find any optimal provider",),
         anchor_from="the plugin's 'WARN: Function: ...' or NCCL's 'NCCL WARN' before the message",
         examples=(
@@ -306,7 +305,6 @@ SIGNATURES = (
         _cuda_too_old,
         C.DRIVER_TOO_OLD.code,
         anchors=(b"WARN",),
-        worth=(rb"WARN",),
         words=("missing symbol", "pfn functions", "retrieve ", "minimum requirement"),
         anchor_from=_WARN,
         examples=(
@@ -322,7 +320,6 @@ SIGNATURES = (
         _cuda_no_start,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"WARN",),
-        worth=(rb"WARN",),
         words=("cudrivergetversion failed",),
         anchor_from=_WARN,
         examples=("node1:1234:5678 [0] NCCL WARN cuDriverGetVersion failed with 999",),
@@ -333,7 +330,6 @@ SIGNATURES = (
         _nvml_call,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"WARN",),
-        worth=(rb"WARN",),
         words=("nvml", "libnvidia-ml"),
         anchor_from=_WARN,
         examples=(

@@ -353,7 +353,6 @@ SIGNATURES = (
         C.NCCL_SOCKET_ERROR.code,
         tier=1,
         anchors=(b"gloo/transport/",),
-        worth=(rb"gloo/transport/",),
         words=("so_error",),
     ),
     Signature(

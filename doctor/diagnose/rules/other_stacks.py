@@ -391,7 +391,6 @@ SIGNATURES = (
         _paddle_alloc,
         C.CUDA_OOM.code,
         anchors=(b"GetTraceBackString",),
-        worth=(rb"GetTraceBackString",),
         words=("gettracebackstring",),
     ),
     Signature(

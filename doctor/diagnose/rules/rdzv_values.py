@@ -371,7 +371,6 @@ SIGNATURES = (
         _etcd,
         C.STORE_UNREACHABLE.code,
         anchors=(b"etcd.Etcd",),
-        worth=(rb"etcd\.Etcd",),
         words=("etcd.etcd",),
     ),
     Signature(
@@ -398,7 +397,6 @@ SIGNATURES = (
         _rebuild_cut,
         C.DDP_UNFINISHED_REDUCTION.code,
         anchors=(b"reducer._rebuild_buckets()",),
-        worth=(rb"reducer\._rebuild_buckets\(\)",),
         words=("_rebuild_buckets",),
     ),
     Signature(

@@ -339,7 +339,6 @@ SIGNATURES = (
         _hydra,
         R,
         anchors=(b"HYDU_sock_connect",),
-        worth=(rb"HYDU_sock_connect",),
         words=("hydu_sock_connect",),
     ),
 )

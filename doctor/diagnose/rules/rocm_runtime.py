@@ -84,7 +84,6 @@ SIGNATURES = (
         _hsa,
         C.CUDA_ILLEGAL_ACCESS.code,
         anchors=(b"HSA_STATUS_ERROR_",),
-        worth=(rb"HSA_STATUS_ERROR_",),
         words=("hsa_status_error_",),
     ),
     Signature(
@@ -93,7 +92,6 @@ SIGNATURES = (
         _no_binary,
         C.ARCH_UNSUPPORTED.code,
         anchors=(b"hipErrorNoBinaryForGpu",),
-        worth=(rb"hipErrorNoBinaryForGpu",),
         words=("hiperrornobinaryforgpu",),
     ),
 )

@@ -627,7 +627,6 @@ SIGNATURES = (
         _backend_raise,
         S,
         anchors=(b"_rendezvous_backend.py",),
-        worth=(rb"_rendezvous_backend\.py",),
         words=("_rendezvous_backend.py",),
     ),
     Signature(

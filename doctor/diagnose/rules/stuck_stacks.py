@@ -273,16 +273,6 @@ SIGNATURES = (
             b"checkTimeout",
             b"eartbeatMonitor",
         ),
-        worth=(
-            rb"ncclCommWatchdog",
-            rb"workCleanupLoop",
-            rb"watchdogHandler",
-            rb"Watchdog::run",
-            rb"handleNCCLGuard",
-            rb"handleException",
-            rb"checkTimeout",
-            rb"eartbeatMonitor",
-        ),
         words=(
             "watchdog",
             "workcleanuploop",

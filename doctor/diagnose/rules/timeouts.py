@@ -470,14 +470,11 @@ SIGNATURES = (
         W,
         tier=1,
         anchors=(b"CCL(",),
-        worth=(rb"CCL\(",),
     ),
     Signature(
         "blocking wait", _BLOCKING, _work, W, tier=1, anchors=(b"imed out",), worth=(rb"[Tt]imed out",)
     ),
-    Signature(
-        "watchdog record cut", _WATCHDOG_CUT, _cut, W, tier=1, anchors=(b"atchdog",), worth=(rb"atchdog",)
-    ),
+    Signature("watchdog record cut", _WATCHDOG_CUT, _cut, W, tier=1, anchors=(b"atchdog",)),
     Signature(
         "watchdog sequence numbers",
         _SEQ,
