@@ -14,5 +14,6 @@ if [ "$workers" = 0 ]; then
   python -m pytest -q "$@"
 else
   # The slowest tests are printed at the end, so a run that nears the 10-minute budget says where it went.
-  python -m pytest -q -n "$workers" --durations=15 "$@"
+  # loadgroup: tests that share an expensive module fixture carry one xdist_group and stay on one worker.
+  python -m pytest -q -n "$workers" --dist loadgroup --durations=15 "$@"
 fi

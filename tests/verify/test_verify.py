@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CODES = ROOT / "tests" / "fixtures" / "codes"
 
 pytest.importorskip("torch")
+# Every test here reads the one module-scoped matrix (about 50 s of runs): one worker runs them all
+# (scripts/test.sh passes --dist loadgroup), where plain load distribution built it on two.
+pytestmark = pytest.mark.xdist_group("verify_matrix")
 
 import pgdoctor  # noqa: E402
 from pgdoctor.verify.entry import EntryError  # noqa: E402
