@@ -33,9 +33,13 @@ from pgdoctor.model import lazy_re
 # included if you build PyTorch from source on a host that has MPI installed." (also Gloo, UCC), Lightning's
 # "torch.distributed is not available. Cannot initialize distributed process group", and the attribute missing
 # from a build without it (macOS < 1.12, Windows < 1.7): "module 'torch.distributed' has no attribute
-# 'init_process_group'".
+# 'init_process_group'". The sentence is kept by its start: a title retyped or cut after the backend's name
+# ("... doesn't have NCCL bulit in", "... doesn't have NCCL") says the same. torch 0.4's THD said it from
+# DataChannel::newChannel: "the distributed NCCL backend is not available; try to recompile the THD package
+# with CUDA and NCCL 2+ support" ("the MPI backend ...", "the Gloo backend ..." likewise).
 _NO_NCCL = lazy_re.compile(
-    r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC) built in|(NCCL) support is not compiled|"
+    r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC)\b|(NCCL) support is not compiled|"
+    r"the (?:distributed )?(NCCL|MPI|Gloo) backend is not available; try to recompile the THD package|"
     r"torch\.distributed is not available\. Cannot initialize|"
     r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"
 )
@@ -110,7 +114,7 @@ _NO_GPU_WHY = (
 
 
 def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    what = m.group(1) or m.group(2) or "torch.distributed"
+    what = m.group(1) or m.group(2) or m.group(3) or "torch.distributed"
     build = (
         "a CPU-only or ROCm/macOS build"
         if what == "NCCL"
@@ -305,12 +309,16 @@ SIGNATURES = (
             b"UCC built in",
             b"distributed is not available",
             b"distributed' has no attribute",
+            b"Distributed package doesn't have",
+            b"recompile the THD package",
         ),
         worth=(
             rb"NCCL built in",
             rb"not compiled",
             rb"Error\b",
             rb"doesn't have \w+ built in",
+            rb"Distributed package doesn't have",
+            rb"recompile the THD package",
             rb"distributed is not available",
             rb"distributed' has no attribute",
         ),
@@ -322,6 +330,8 @@ SIGNATURES = (
             "ucc built in",
             "torch.distributed is not available",
             "module 'torch.distributed' has no attribute",
+            "distributed package doesn't have",
+            "recompile the thd package",
         ),
         anchor_from=_EXC,
         examples=("RuntimeError: NCCL support is not compiled",),
