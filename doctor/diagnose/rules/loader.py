@@ -7,7 +7,9 @@ undefined symbol: ncclCommRegister" (an older libnccl first on the path); "flash
 x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi" (an extension built against another
 torch); "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by .../libtorch_python.so)";
 vLLM's "Failed to load NCCL library from libnccl.so.2"; torch7's nccl.torch "'libnccl.so not found in library
-path." All RUN263 (RUN195 for a missing nccl* symbol,
+path."; Paddle's "The third-party dynamic library (libnccl.so) that Paddle depends on is not configured
+correctly."; Cray MPICH's "GPU_SUPPORT_ENABLED is requested, but GTL library is not linked". All RUN263 (RUN195
+for a missing nccl* symbol,
 read first by nccl_errors). Harmless probes stay silent: NCCL's optional plugins (libnccl-net.so,
 -tuner, -profiler, -env, -gin: "NET/Plugin", "TUNER/Plugin", ...), a loader error quoted inside a
 warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the
@@ -28,10 +30,11 @@ from pgdoctor.model import lazy_re
 
 # The dynamic loader's words (dlerror) for a library of the GPU stack: NVIDIA's (libcuda, libcudart,
 # libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
-# own CUDA parts (libtorch_cuda, libc10_cuda, libcaffe2_nvrtc). NCCL's probe of its optional net
-# plugin (libnccl-net*.so) is harmless and excluded by the row.
+# own libraries (libtorch, libtorch_cuda, libtorch_python, libc10, libc10_cuda, libcaffe2_nvrtc: an extension
+# such as Horovod's mpi_lib or a custom op loaded without the torch it was built against). NCCL's probe of its
+# optional net plugin (libnccl-net*.so) is harmless and excluded by the row.
 _LIB = lazy_re.compile(
-    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch_cuda\w*|c10_cuda|caffe2_nvrtc|cudnn\w*)"
+    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch\w*|c10\w*|caffe2\w*|cudnn\w*)"
     r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
 )
 # The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
@@ -89,6 +92,20 @@ _CUBLAS_SYMBOL = lazy_re.compile(r"Invalid handle\. Cannot load symbol (cu(?:bla
 _CUDNN_SUBLIB = lazy_re.compile(
     r"Unable to load any of \{(libcudnn\w*\.so)[\d.]*|Could not locate (cudnn\w+\.dll)"
 )
+# Paddle's dynamic loader (paddle/fluid/platform/dynload/dynamic_loader.cc, 2.x; phi/backends/dynload since
+# 2.4) when dlopen of a dependency failed: "PreconditionNotMet: The third-party dynamic library (libnccl.so)
+# that Paddle depends on is not configured correctly. (error code is libnccl.so: cannot open shared object
+# file ...)" with its "Suggestions: 1. Check if the third-party dynamic library (e.g. CUDA, CUDNN) is
+# installed correctly ..."; on Windows "(cudnn64_8.dll) ... (error code is 126)". An optional one is logged at
+# W level with the same words and Paddle goes on (silent, as the other loader warnings).
+_PADDLE_DSO = lazy_re.compile(
+    r"The third-party dynamic library \(([^()\s]+)\) that Paddle depends on is not configured"
+)
+# Cray MPICH (MPIDI_CRAY_init, 8.x) with MPICH_GPU_SUPPORT_ENABLED=1 in a program not linked with its GPU
+# transport layer (libmpi_gtl_cuda / _hsa: the craype-accel-* module not loaded at build time): "MPICH ERROR
+# [Rank 0] ... Abort(-1) (rank 0 in comm 0): MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL library
+# is not linked".
+_CRAY_GTL = lazy_re.compile(r"GPU_SUPPORT_ENABLED is requested, but GTL library is not linked")
 _LOAD_FAILED = lazy_re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
 # collectives will not work.", raised through the first NCCL call ("NCCL operation ncclGetUniqueId(&id)
@@ -187,6 +204,19 @@ def _library(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             f"{m.group(1)} could not be loaded (not installed or not on the library path)",
             {"library": m.group(1)},
             dedupe=(row.code, m.group(1)),
+        )
+    ]
+
+
+def _cray_gtl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "Cray MPICH was asked for GPU buffers (MPICH_GPU_SUPPORT_ENABLED=1) but the program is not linked "
+            "with its GPU transport layer (libmpi_gtl_cuda): load the craype-accel-* module and rebuild, or "
+            "unset MPICH_GPU_SUPPORT_ENABLED",
+            {"library": "libmpi_gtl", "reason": "gtl_not_linked"},
+            dedupe=(row.code, "libmpi_gtl"),
         )
     ]
 
@@ -297,6 +327,22 @@ SIGNATURES = (
         anchors=(b"shared object",),
         worth=(rb"shared object",),
         words=("cannot open shared object file",),
+    ),
+    Signature(
+        "paddle's loader of a dependency",
+        _PADDLE_DSO,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"that Paddle depends on",),
+        words=("that paddle depends on",),
+    ),
+    Signature(
+        "cray mpich gpu transport not linked",
+        _CRAY_GTL,
+        _cray_gtl,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"GTL library is not linked",),
+        words=("gtl library is not linked",),
     ),
     Signature(
         "windows dll not loaded",
