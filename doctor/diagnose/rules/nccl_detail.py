@@ -93,7 +93,8 @@ DUP = lazy_re.compile(
 _SHM_SOURCE = lazy_re.compile(r"(?<![\w/])(?:include/shm\.h|misc/shmutils\.cc):\d+")
 CUDA_FAIL = lazy_re.compile(r"Cuda failure (?:(\d+) )?'?([^'\n]+)'?", re.I)
 NCCL_ALLOC = lazy_re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)?(?: (\d+) bytes)?")
-UNDEF = lazy_re.compile(r"undefined symbol: (nccl\w+)")
+# (the symbol quoted, as a title or a tool writes it: 'undefined symbol: "ncclCommWindowRegister"')
+UNDEF = lazy_re.compile(r"undefined symbol: [\"'`]?(nccl\w+)")
 # ... and ProcessGroupNCCL's own version floors (1.x-2.x): "AVG requires NCCL 2.10+", "PreMulSum requires
 # NCCL>=2.11.1", "Capturing NCCL collectives is only allowed with NCCL >= 2.9.6", "ProcessGroupNCCL only
 # supports alltoall* for NCCL lib version >= 2.7.0".

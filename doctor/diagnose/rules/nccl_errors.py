@@ -232,8 +232,9 @@ def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            f"the loaded libnccl lacks {m.group(1)}: PyTorch was built against a newer NCCL than the one "
-            "the loader found (another libnccl earlier on the library path, or two nvidia-nccl wheels)",
+            f"the loaded libnccl lacks {m.group(1)}: the program (PyTorch, nccl-tests, a framework) was built "
+            "against a newer NCCL than the one the loader found (another libnccl earlier on the library path, "
+            "or two nvidia-nccl wheels)",
             {"missing_symbol": m.group(1)},
             dedupe=(row.code, m.group(1)),
         )
@@ -521,9 +522,10 @@ SIGNATURES = (
         UNDEF,
         _undefined,
         C.NCCL_VERSION.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
-        words=("undefined symbol: nccl",),
+        # the message's own words too: a title drops the exception type
+        anchors=(b"rror", b"undefined symbol"),
+        worth=(rb"Error\b", rb"undefined symbol"),
+        words=("undefined symbol: nccl", 'undefined symbol: "nccl', "undefined symbol: 'nccl"),
         anchor_from=_EXC,
         examples=(
             "ImportError: /usr/lib/python3/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
