@@ -469,7 +469,9 @@ SIGNATURES = (
         _CudaErrors(),
         _cuda_error,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure"),
+        # Cray MPICH's GPU transport layer names the failed runtime call only: "GTL_DEBUG: [0] cudaHostRegister:
+        # no CUDA-capable device is detected" (srun without --gpus: the rank sees no GPU)
+        anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure", b"GTL_DEBUG"),
         worth=(
             rb"Error\b",
             rb"\berror\b",
@@ -477,10 +479,12 @@ SIGNATURES = (
             rb"[Cc]uda failure|CUDA failure",
             rb"CUDA_ERROR_\w",
             rb"(?:cuda|hip)Error[A-Z]",
+            rb"GTL_DEBUG: ",
         ),
         words=CUDA_ERROR_WORDS,
         anchor_from="'CUDA error: ', 'cudaError...' or 'CUDA_ERROR_...' around the runtime's message, NCCL's "
-        "'Cuda failure N' and nccl-tests' 'Test CUDA failure file:line' before it",
+        "'Cuda failure N', nccl-tests' 'Test CUDA failure file:line' and Cray MPICH's 'GTL_DEBUG: [N] call:' "
+        "before it",
         examples=(
             "Cuda failure 217 'peer access is not supported between these two devices'",
             "node05: Test CUDA failure common.cu:1045 'CUDA driver version is insufficient for CUDA runtime "
@@ -489,6 +493,7 @@ SIGNATURES = (
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized",
             "RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_NOT_READY",
             "cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY",
+            "GTL_DEBUG: [0] cudaHostRegister: no CUDA-capable device is detected",
         ),
     ),
     Signature(

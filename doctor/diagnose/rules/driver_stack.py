@@ -43,12 +43,15 @@ from pgdoctor.model import lazy_re
 # NVML_ERROR_DRIVER_NOT_LOADED (9) and NVML_ERROR_LIBRARY_NOT_FOUND (12) in every spelling: the
 # message, pynvml's class, the enum (go-nvml, in the Kubernetes device plugin's "Failed to initialize NVML:
 # ERROR_LIBRARY_NOT_FOUND", prints it without the NVML_ prefix), and the two tools that print them in their
-# own words.
+# own words. The Go bindings of gpu-monitoring-tools (k8s-device-plugin <= 0.9, dcgm-exporter 1.x) word the
+# failed dlopen of libnvidia-ml.so.1 "could not load NVML library" ("Failed to initialize NVML: could not load
+# NVML library.", then the plugin's "did you set the docker default runtime to 'nvidia'?"): the same library
+# missing from the container.
 _NVML_NO_DRIVER = lazy_re.compile(
     r"[Dd]river Not Loaded|NVMLError_DriverNotLoaded|\b(?:NVML_)?ERROR_DRIVER_NOT_LOADED\b|"
     r"nvml error: driver not loaded|"
     r"NVML Shared Library Not Found|NVMLError_LibraryNotFound|\b(?:NVML_)?ERROR_LIBRARY_NOT_FOUND\b|"
-    r"couldn't find libnvidia-ml\.so library"
+    r"couldn't find libnvidia-ml\.so library|[Cc]ould not load NVML library"
 )
 _CONTAINER_CUDA = lazy_re.compile(r"unsatisfied condition: cuda\s*>=\s*([\d.]+)")
 _CONTAINER_DEVICE = lazy_re.compile(r"nvidia-container-cli: device error: ([^:]+?): unknown device")
@@ -159,7 +162,7 @@ def _accel_no_p2p(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 def _nvml_no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    lib = "Library" in m.group(0) or "libnvidia-ml" in m.group(0)
+    lib = "Library" in m.group(0) or "libnvidia-ml" in m.group(0) or "NVML library" in m.group(0)
     return [
         row.event(
             hit,
@@ -484,11 +487,13 @@ SIGNATURES = (
             b"LibraryNotFound",
             b"LIBRARY_NOT_FOUND",
             b"libnvidia-ml.so library",
+            b"load NVML library",
         ),
         worth=(
             rb"[Dd]river ?[Nn]ot ?[Ll]oaded|DRIVER_NOT_LOADED",
             rb"Library ?Not ?Found|LIBRARY_NOT_FOUND",
             rb"libnvidia-ml\.so library",
+            rb"load NVML library",
         ),
         words=(
             "driver not loaded",
@@ -498,6 +503,7 @@ SIGNATURES = (
             "librarynotfound",
             "library_not_found",
             "libnvidia-ml.so library",
+            "could not load nvml library",
         ),
     ),
     Signature(
