@@ -11,6 +11,9 @@ Formats (c10/cuda/CUDACachingAllocator.cpp):
   this process has X memory in use." while other processes are "Process N has X memory in use."
 - CUDA runtime / NCCL without allocator numbers: "CUDA error: out of memory",
   NCCL "Cuda failure 'out of memory'".
+- The driver's context creation refused for memory ("failed call to cuDevicePrimaryCtxRetain:
+  CUDA_ERROR_OUT_OF_MEMORY", cuCtxCreate) is RUN262 (driver_env): the GPU was full or not granted before
+  the job allocated anything.
 """
 
 from __future__ import annotations
@@ -177,7 +180,42 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
     return f
 
 
+# The driver's context creation refused for memory (XLA's and TensorFlow's stream executor: "failed
+# initializing StreamExecutor for CUDA device ordinal 3: INTERNAL: failed call to cuDevicePrimaryCtxRetain:
+# CUDA_ERROR_OUT_OF_MEMORY: out of memory; total memory reported: 34089730048", TF 1.x "...; total memory
+# reported: N"; cuCtxCreate's the same): the process had allocated nothing yet, so the GPU was full or not
+# granted before it started: another job on it, or a scheduler that hands out some GPUs of a node while the
+# process sees them all (CUDA_VISIBLE_DEVICES not set to the granted ones). Not the job's memory: driver_env.
+_CONTEXT_OOM = lazy_re.compile(
+    r"\b(cuDevicePrimaryCtxRetain|cuCtxCreate(?:_v\d)?)\b[^\n]{0,40}?(?:CUDA_ERROR_OUT_OF_MEMORY|out of memory)"
+)
+_ORDINAL = lazy_re.compile(r"(?:CUDA device ordinal |CUDA:)(\d+)")
+
+
+def _context_oom(row: Signature, hit: Hit, m: re.Match[str]) -> list[Event]:
+    dev = _ORDINAL.search(hit.text)
+    facts: dict[str, Any] = {"reason": "context_out_of_memory", "cuda_call": m.group(1)}
+    if dev:
+        facts["gpu_index"] = int(dev.group(1))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the driver could not create a context on GPU "
+            f"{facts.get('gpu_index', '?')} ({m.group(1)}: out of memory) before the job allocated anything: "
+            "the GPU is held by another job or was not granted to this one (a scheduler's share of a node); "
+            "set CUDA_VISIBLE_DEVICES to the GPUs the job was given",
+            facts,
+            code=C.NO_CUDA_DEVICE.code,
+            tier=1,
+            dedupe=(C.NO_CUDA_DEVICE.code, "context_out_of_memory"),
+        )
+    ]
+
+
 def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    ctx = _CONTEXT_OOM.search(hit.text)
+    if ctx:
+        return _context_oom(row, hit, ctx)
     text, used = hit.block(8)
     facts = _facts(text)
     if facts is None and any("Tried to allocate" in ln.text and _facts(ln.text) for ln in hit.after(24)):
