@@ -187,7 +187,8 @@ def _facts(text: str) -> Optional[dict[str, Any]]:
 # granted before it started: another job on it, or a scheduler that hands out some GPUs of a node while the
 # process sees them all (CUDA_VISIBLE_DEVICES not set to the granted ones). Not the job's memory: driver_env.
 _CONTEXT_OOM = lazy_re.compile(
-    r"\b(cuDevicePrimaryCtxRetain|cuCtxCreate(?:_v\d)?)\b[^\n]{0,40}?(?:CUDA_ERROR_OUT_OF_MEMORY|out of memory)"
+    r"\b(cuDevicePrimaryCtxRetain|cuCtxCreate(?:_v\d)?)\b[^\n]{0,40}?"
+    r"(?:CUDA_ERROR_OUT_OF_MEMORY|out of memory)"
 )
 _ORDINAL = lazy_re.compile(r"(?:CUDA device ordinal |CUDA:)(\d+)")
 

@@ -469,8 +469,8 @@ SIGNATURES = (
         _CudaErrors(),
         _cuda_error,
         C.NO_CUDA_DEVICE.code,
-        # Cray MPICH's GPU transport layer names the failed runtime call only: "GTL_DEBUG: [0] cudaHostRegister:
-        # no CUDA-capable device is detected" (srun without --gpus: the rank sees no GPU)
+        # Cray MPICH's GPU transport layer names the failed runtime call only: "GTL_DEBUG: [0]
+        # cudaHostRegister: no CUDA-capable device is detected" (srun without --gpus: the rank sees no GPU)
         anchors=(b"rror", b"ERROR", b"uda failure", b"UDA failure", b"GTL_DEBUG"),
         worth=(
             rb"Error\b",

@@ -8,8 +8,8 @@ x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi" (an extension b
 torch); "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by .../libtorch_python.so)";
 vLLM's "Failed to load NCCL library from libnccl.so.2"; torch7's nccl.torch "'libnccl.so not found in library
 path."; Paddle's "The third-party dynamic library (libnccl.so) that Paddle depends on is not configured
-correctly."; Cray MPICH's "GPU_SUPPORT_ENABLED is requested, but GTL library is not linked". All RUN263 (RUN195
-for a missing nccl* symbol,
+correctly."; Cray MPICH's "GPU_SUPPORT_ENABLED is requested, but GTL library is not linked". All RUN263
+(RUN195 for a missing nccl* symbol,
 read first by nccl_errors). Harmless probes stay silent: NCCL's optional plugins (libnccl-net.so,
 -tuner, -profiler, -env, -gin: "NET/Plugin", "TUNER/Plugin", ...), a loader error quoted inside a
 warning (torchvision's image extension, TensorFlow's dso_loader), and errors of libraries outside the
@@ -102,9 +102,9 @@ _PADDLE_DSO = lazy_re.compile(
     r"The third-party dynamic library \(([^()\s]+)\) that Paddle depends on is not configured"
 )
 # Cray MPICH (MPIDI_CRAY_init, 8.x) with MPICH_GPU_SUPPORT_ENABLED=1 in a program not linked with its GPU
-# transport layer (libmpi_gtl_cuda / _hsa: the craype-accel-* module not loaded at build time): "MPICH ERROR
-# [Rank 0] ... Abort(-1) (rank 0 in comm 0): MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL library
-# is not linked".
+# transport layer (libmpi_gtl_cuda / _hsa: the craype-accel-* module not loaded at build time): "MPICH
+# ERROR [Rank 0] ... Abort(-1) (rank 0 in comm 0): MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL
+# library is not linked".
 _CRAY_GTL = lazy_re.compile(r"GPU_SUPPORT_ENABLED is requested, but GTL library is not linked")
 _LOAD_FAILED = lazy_re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
@@ -212,9 +212,9 @@ def _cray_gtl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     return [
         row.event(
             hit,
-            "Cray MPICH was asked for GPU buffers (MPICH_GPU_SUPPORT_ENABLED=1) but the program is not linked "
-            "with its GPU transport layer (libmpi_gtl_cuda): load the craype-accel-* module and rebuild, or "
-            "unset MPICH_GPU_SUPPORT_ENABLED",
+            "Cray MPICH was asked for GPU buffers (MPICH_GPU_SUPPORT_ENABLED=1) but the program is not "
+            "linked with its GPU transport layer (libmpi_gtl_cuda): load the craype-accel-* module and "
+            "rebuild, or unset MPICH_GPU_SUPPORT_ENABLED",
             {"library": "libmpi_gtl", "reason": "gtl_not_linked"},
             dedupe=(row.code, "libmpi_gtl"),
         )
