@@ -161,6 +161,18 @@ def _window_host(hit: Hit) -> Optional[str]:
     return host
 
 
+def _window_rank(hit: Hit) -> Optional[int]:
+    """The rank of the lines around a hit line that has none, when every line with a rank there names the
+    same one and at least two do: a traceback printed under "[rank3]:" whose last line lost its prefix to
+    a wrap or a paste. A local rank or a second rank in the window says nothing."""
+    ranks = {ln.rank for ln in hit.lines if ln.rank is not None}
+    if len(ranks) != 1 or any(ln.local_rank is not None for ln in hit.lines):
+        return None
+    if sum(ln.rank is not None for ln in hit.lines) < 2:
+        return None
+    return ranks.pop()
+
+
 @dataclass
 class Event:
     """One observed failure. `cause_tier`: 0 a primary cause (OOM, crash, hardware, config),
@@ -212,6 +224,11 @@ def event(
         f.setdefault("signal", sig)
     if r is not None:
         f.setdefault("rank", r)
+    elif hit.line.local_rank is None and "rank" not in f:
+        around = _window_rank(hit)
+        if around is not None:
+            f["rank"] = around
+            f["rank_from"] = "the rank prefixes around it"
     if hit.line.host:
         f.setdefault("host", hit.line.host)
     if r is None and hit.line.local_rank is not None:
