@@ -161,6 +161,18 @@ def _window_host(hit: Hit) -> Optional[str]:
     return host
 
 
+# NCCL's banner ("NCCL version 2.18.1+cuda12.1") and torch's error text ("..., NCCL version 2.14.3").
+NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]*\d)?)")
+
+
+def _window_nccl_version(hit: Hit) -> Optional[str]:
+    """The NCCL version the lines around a hit print, when they print one only."""
+    found = {
+        m.group(1) for ln in hit.lines if "NCCL version" in ln.text for m in NCCL_VERSION.finditer(ln.text)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
 def _window_rank(hit: Hit) -> Optional[int]:
     """The rank of the lines around a hit line that has none, when every line with a rank there names the
     same one and at least two do: a traceback printed under "[rank3]:" whose last line lost its prefix to
@@ -233,6 +245,10 @@ def event(
         f.setdefault("host", hit.line.host)
     if r is None and hit.line.local_rank is not None:
         f.setdefault("local_rank", hit.line.local_rank)
+    if "nccl_version" not in f:
+        version = _window_nccl_version(hit)
+        if version:
+            f["nccl_version"] = version
     m = _NCCL_PREFIX.match(hit.text)
     if m:
         f.setdefault("host", m.group(1))

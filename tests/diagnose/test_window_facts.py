@@ -1,5 +1,6 @@
-"""A root line without a rank prefix takes the rank of the lines around it when they all name one rank
-(a traceback printed under "[rank3]:" whose last line lost its prefix), and no rank when they name two."""
+"""Facts a root line lacks, taken from the lines around it: the rank when every prefixed line there names
+one rank (a traceback printed under "[rank3]:" whose last line lost its prefix), the NCCL version when
+they print one; nothing when they name two."""
 
 from __future__ import annotations
 
@@ -45,3 +46,23 @@ def test_the_line_s_own_prefix_wins() -> None:
     log = "[rank3]: Traceback (most recent call last):\n[rank3]:     trainer.train()\n[rank5]: " + OOM + "\n"
     root = _root(log)
     assert root.facts["rank"] == 5 and "rank_from" not in root.facts
+
+
+def test_the_nccl_version_printed_around_the_root_is_a_fact() -> None:
+    log = (
+        "node1:1234:1234 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\n"
+        "node1:1234:1300 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<35555> "
+        "failed : Software caused connection abort\n"
+    )
+    root = _root(log)
+    assert root.category == "nccl_network" and root.facts["nccl_version"] == "2.18.1+cuda12.1"
+
+
+def test_two_nccl_versions_around_the_root_name_none() -> None:
+    log = (
+        "node1:1234:1234 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\n"
+        "node2:1234:1234 [0] NCCL INFO NCCL version 2.19.3+cuda12.2\n"
+        "node1:1234:1300 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<35555> "
+        "failed : Software caused connection abort\n"
+    )
+    assert "nccl_version" not in _root(log).facts
