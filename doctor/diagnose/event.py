@@ -165,6 +165,11 @@ def _window_host(hit: Hit) -> Optional[str]:
 NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]*\d)?)")
 
 
+# The process a line is about, in the words the launchers, DataLoader and Ray print ("(pid: 1760809)",
+# "worker (pid 7579) is killed", "pid=2421").
+_PID = re.compile(r"\bpid[=:]? ?(\d{1,9})\b")
+
+
 def _window_nccl_version(hit: Hit) -> Optional[str]:
     """The NCCL version the lines around a hit print, when they print one only."""
     found = {
@@ -250,6 +255,10 @@ def event(
         if version:
             f["nccl_version"] = version
     m = _NCCL_PREFIX.match(hit.text)
+    if not m and "pid" not in f and "pid" in hit.text:
+        pid = _PID.search(hit.text)
+        if pid:
+            f["pid"] = int(pid.group(1))
     if m:
         f.setdefault("host", m.group(1))
         f.setdefault("pid", int(m.group(2)))

@@ -1,6 +1,6 @@
 """Facts a root line lacks, taken from the lines around it: the rank when every prefixed line there names
 one rank (a traceback printed under "[rank3]:" whose last line lost its prefix), the NCCL version when
-they print one; nothing when they name two."""
+they print one (nothing when they name two), the pid the line itself names."""
 
 from __future__ import annotations
 
@@ -66,3 +66,11 @@ def test_two_nccl_versions_around_the_root_name_none() -> None:
         "failed : Software caused connection abort\n"
     )
     assert "nccl_version" not in _root(log).facts
+
+
+def test_the_pid_the_root_line_names_is_a_fact() -> None:
+    root = _root(
+        "RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error. It is possible that "
+        "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n"
+    )
+    assert root.facts["pid"] == 7579
