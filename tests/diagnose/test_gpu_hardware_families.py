@@ -139,6 +139,10 @@ _CASES: list[tuple[str, str, dict[str, Any]]] = [
     # the cloud's record of a reclaimed VM: EC2 StateReason, Azure Scheduled Events
     ("Server.SpotInstanceTermination: Spot instance termination", "RUN133", {"reporter": "aws"}),
     ('{"EventId": "A1B2", "EventType": "Preempt", "ResourceType": "VirtualMachine"}', "RUN133", {}),
+    # the fault named without the kernel's record: a title, an agent's summary, a user's line
+    ("GPU has fallen off the bus.", "RUN243", {}),
+    ("[Bug]: gpu fell off the bus after 3 hours of FSDP training", "RUN243", {}),
+    ("GPUs keep falling off the bus on node 7", "RUN243", {}),
 ]
 
 

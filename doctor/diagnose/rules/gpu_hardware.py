@@ -273,6 +273,20 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# The same fault named without the kernel's record: a title, a monitoring agent's summary or a user's
+# line ("GPU has fallen off the bus", "gpu fell off the bus after 3 hours", "GPUs falling off the bus").
+_OFF_BUS_WORDS = lazy_re.compile(
+    r"\b(?:GPU|gpu|Gpu|device)s? (?:has |have |had |keeps? |kept )?"
+    r"(?:fallen|fell|falling|falls?) off the bus"
+)
+
+
+def _off_bus_words(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(hit, "A GPU has fallen off the bus (no longer answers on PCIe)", {}, dedupe=(row.code,))
+    ]
+
+
 # The kernel's PCIe AER driver (drivers/pci/pcie/aer.c, err.c) across releases: "AER: Uncorrected (Fatal)
 # error received: id=0010" (4.x), "AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0",
 # "AER: Uncorrectable (Non-Fatal) error message received from 0000:63:00.0" (6.x), the detail line "PCIe Bus
@@ -486,6 +500,15 @@ SIGNATURES = (
         words=("fallen off the bus",),
         anchor_from="the kernel's 'NVRM: ' before the record",
         examples=("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.",),
+    ),
+    Signature(
+        "fallen off the bus, in words",
+        _OFF_BUS_WORDS,
+        _off_bus_words,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"off the bus",),
+        words=("off the bus",),
+        examples=("GPU has fallen off the bus during training",),
     ),
     Signature(
         "pcie uncorrected error",
