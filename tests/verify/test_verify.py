@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CODES = ROOT / "tests" / "fixtures" / "codes"
 
 pytest.importorskip("torch")
-# Every test here reads the one module-scoped matrix (about 50 s of runs): one worker runs them all
-# (scripts/test.sh passes --dist loadgroup), where plain load distribution built it on two.
+# Every test here reads the one matrix (about 40 s of runs): one worker runs them all (scripts/test.sh passes
+# --dist loadgroup), and the fixture is session-scoped because that worker may run other files' tests
+# between these (a module-scoped one was torn down and built again each time: three builds in one run).
 pytestmark = pytest.mark.xdist_group("verify_matrix")
 
 import pgdoctor  # noqa: E402
@@ -92,7 +93,7 @@ def _matrix_items() -> list[tuple[tuple[str, str, str], tuple[str, str]]]:
 BROKEN = "def helper():\n    raise KeyError('no such dataset')\n\n\ndef build():\n    return helper()\n"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], object]:
     """Every bad, good and FSDP entry, verified in one batch of 2 ranks (verify_many: the torch
     import is paid once; each entry is its own run, with its own reference, seed and process

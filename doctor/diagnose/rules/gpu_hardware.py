@@ -282,6 +282,8 @@ _OFF_BUS_WORDS = lazy_re.compile(
 
 
 def _off_bus_words(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _PROSE_QUESTION.search(hit.text):  # "What does Xid 79 (GPU fallen off the bus) mean?", code
+        return []
     return [
         row.event(hit, "A GPU has fallen off the bus (no longer answers on PCIe)", {}, dedupe=(row.code,))
     ]
