@@ -42,7 +42,10 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
-_SOCKET_TIMEOUT = lazy_re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
+# 1.x's message is that alone: a title quotes it in brackets ("PreTrain-T5-[ RuntimeError: Socket Timeout ]")
+_SOCKET_TIMEOUT = lazy_re.compile(
+    LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b|[\[(]\s*RuntimeError: Socket Timeout\s*[\])]"
+)
 # also the c10d backend's file store (--rdzv-endpoint a path): "RendezvousError: The file creation for C10d
 # store has failed. See inner exception for details."
 _RDZV_CONN = lazy_re.compile(
@@ -95,6 +98,11 @@ _BACKEND_RAISE = lazy_re.compile(
 _PEER_DROPPED = lazy_re.compile(
     r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
     r"(?P<recv0>[Ff]ailed to (?:recv, got|send, sent) 0 bytes)"
+)
+# torch 1.x c10d (Utils.hpp SYSCHECK) raised a store socket's errno as std::system_error: a RuntimeError
+# holding the strerror alone, which no other library of a torch job raises; a title keeps only it.
+_BARE_ERRNO = lazy_re.compile(
+    r"(?:^|[\[(\s])RuntimeError: (?:Connection reset by peer|Broken pipe)\s*(?:$|[\])])"
 )
 # ProcessGroupNCCL's heartbeat monitor polls rank 0's TCPStore for a dump request (2.3+, logged [W]):
 # 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with
@@ -338,7 +346,7 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     if m.group("recv0"):
         if not _RECV0_RAISED.search(hit.text):
             return None  # TCPStore's server-side [W] record of a client that hung up
-    elif op is None or not re.search(r"Error|error", hit.text):
+    elif (op is None and not _BARE_ERRNO.search(hit.text)) or not re.search(r"Error|error", hit.text):
         return None
     if _in_exit_barrier(hit):
         return _exit_barrier_event(row, hit, m.group(0))
