@@ -42,9 +42,10 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
-# 1.x's message is that alone: a title quotes it in brackets ("PreTrain-T5-[ RuntimeError: Socket Timeout ]")
+# 1.x's message is that alone: a title quotes it ("T5-[ RuntimeError: Socket Timeout ]") or ends on it
 _SOCKET_TIMEOUT = lazy_re.compile(
-    LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b|[\[(]\s*RuntimeError: Socket Timeout\s*[\])]"
+    LEAD
+    + r"(?:\w+\.)*\w*Error: Socket Timeout\b|(?:^|[\s\[(\"'])RuntimeError: Socket Timeout\s*(?:$|[\])\"'])"
 )
 # also the c10d backend's file store (--rdzv-endpoint a path): "RendezvousError: The file creation for C10d
 # store has failed. See inner exception for details."
@@ -102,7 +103,7 @@ _PEER_DROPPED = lazy_re.compile(
 # torch 1.x c10d (Utils.hpp SYSCHECK) raised a store socket's errno as std::system_error: a RuntimeError
 # holding the strerror alone, which no other library of a torch job raises; a title keeps only it.
 _BARE_ERRNO = lazy_re.compile(
-    r"(?:^|[\[(\s])RuntimeError: (?:Connection reset by peer|Broken pipe)\s*(?:$|[\])])"
+    r"(?:^|[\[(\s\"'])RuntimeError: (?:Connection reset by peer|Broken pipe)\s*(?:$|[\])\"'])"
 )
 # ProcessGroupNCCL's heartbeat monitor polls rank 0's TCPStore for a dump request (2.3+, logged [W]):
 # 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with
