@@ -100,11 +100,6 @@ _PEER_DROPPED = lazy_re.compile(
     r"Connection reset by peer|Broken pipe|Connection closed by peer|Connection refused|"
     r"(?P<recv0>[Ff]ailed to (?:recv, got|send, sent) 0 bytes)"
 )
-# torch 1.x c10d (Utils.hpp SYSCHECK) raised a store socket's errno as std::system_error: a RuntimeError
-# holding the strerror alone, which no other library of a torch job raises; a title keeps only it.
-_BARE_ERRNO = lazy_re.compile(
-    r"(?:^|[\[(\s\"'])RuntimeError: (?:Connection reset by peer|Broken pipe)\s*(?:$|[\])\"'])"
-)
 # ProcessGroupNCCL's heartbeat monitor polls rank 0's TCPStore for a dump request (2.3+, logged [W]):
 # 'Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with
 # error: Broken pipe' (or "Connection reset by peer", "failed to recv, got 0 bytes", ...). Rank 0 exiting
@@ -347,7 +342,7 @@ def _store_dropped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     if m.group("recv0"):
         if not _RECV0_RAISED.search(hit.text):
             return None  # TCPStore's server-side [W] record of a client that hung up
-    elif (op is None and not _BARE_ERRNO.search(hit.text)) or not re.search(r"Error|error", hit.text):
+    elif op is None or not re.search(r"Error|error", hit.text):
         return None
     if _in_exit_barrier(hit):
         return _exit_barrier_event(row, hit, m.group(0))
