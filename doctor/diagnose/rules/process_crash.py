@@ -201,6 +201,88 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# Open MPI's own signal handler (opal/util/stacktrace.c, 1.x-5.x), installed in every rank by MPI_Init, so
+# also under Horovod and mpi4py: "[node:194925] *** Process received signal ***", "[node:194925] Signal:
+# Segmentation fault (11)", "Signal code: Address not mapped (1)", "Failing at address: 0xb", the frames "[ 0]
+# /usr/lib64/libpthread.so.0(+0xf6d0)[0x2aaaab2446d0]" and "*** End of error message ***". mpirun's
+# "[1,0]<stderr>:" prefix is the text layer's. The signal line after a header or under a "[host:pid]" prefix.
+_OPAL = lazy_re.compile(
+    r"(?:^|\]\s*)Signal: (?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
+    r"Floating point exception) \((?P<num>\d+)\)"
+)
+_OPAL_WHO = lazy_re.compile(r"\[([\w.-]+):(\d+)\] Signal: ")
+_OPAL_FRAME = lazy_re.compile(
+    r"\[\s*\d+\]\s+(?:\[[^\]]*\]<\w+>:)?\S*?/?(lib[\w.+-]+\.so[\w.]*|[\w.-]+\.py)\("
+)
+_OPAL_LIBC = lazy_re.compile(r"^lib(?:pthread|c|dl)\.so")
+
+
+def _opal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    who = _OPAL_WHO.search(hit.text)
+    if who is None and not any("Process received signal" in ln.text for ln in hit.before(3)):
+        return None
+    sig = SIGNALS[m.group("sig")]
+    facts: dict[str, Any] = {"signal": sig, "signal_number": int(m.group("num")), "reporter": "open mpi"}
+    if who:
+        facts["host"], facts["pid"] = who.group(1), int(who.group(2))
+    for ln in hit.after(12, same_rank=False):
+        fr = _OPAL_FRAME.search(ln.text)
+        if fr and not _OPAL_LIBC.match(fr.group(1)):
+            facts["frame"] = fr.group(1)
+            break
+        if "End of error message" in ln.text:
+            break
+    return _nccl_shm(row, hit, facts) or [
+        row.event(
+            hit,
+            f"{hit.who()} died on {sig} (Open MPI's signal handler)"
+            + (f" in {facts['frame']}" if "frame" in facts else ""),
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, hit.rank, sig, facts.get("pid")),
+        )
+    ]
+
+
+# torch elastic's ProcessFailure (elastic/multiprocessing/errors) printed as its repr by an agent or a wrapper
+# (DLRover's "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>',
+# error_file_data={'message': '<NONE>'}, message='Signal 7 (SIGBUS) received by PID 54', timestamp=...)}",
+# RunResult(state=FAILED, failures={...})): a negative exitcode is the signal that ended the worker. SIGKILL
+# is host_oom's, SIGTERM / SIGINT a kill from outside; only the fatal signals are read here.
+_PROCESS_FAILURE = lazy_re.compile(
+    r"ProcessFailure\(local_rank=(?P<lr>\d+), pid=(?P<pid>\d+), exitcode=-(?P<num>\d+)\b"
+)
+_FAILURE_SIG = {11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE"}
+
+
+def _process_failure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    sig = _FAILURE_SIG.get(int(m.group("num")))
+    if sig is None:
+        return None
+    facts: dict[str, Any] = {
+        "signal": sig,
+        "exitcode": -int(m.group("num")),
+        "local_rank": int(m.group("lr")),
+        "pid": int(m.group("pid")),
+        "reporter": "torch elastic ProcessFailure",
+    }
+    hint = (
+        ": a bus error in a worker is most often /dev/shm too small for what it maps (a container's 64 MB "
+        "default)"
+        if sig == "SIGBUS"
+        else ""
+    )
+    return _nccl_shm(row, hit, facts) or [
+        row.event(
+            hit,
+            f"local rank {m.group('lr')} (pid {m.group('pid')}) died on {sig}{hint}",
+            facts,
+            tier=_tier(sig),
+            dedupe=(row.code, int(m.group("lr")), sig, facts["pid"]),
+        )
+    ]
+
+
 # gdb's faulting frame in a library without symbols: "0x00007fffdba8de67 in ?? () from /lib64/libcuda.so",
 # "#0  0x00007fff4402c640 in ?? () from /lib/x86_64-linux-gnu/libcuda.so.1".
 _GDB_LIB_FRAME = lazy_re.compile(r"0x[0-9a-fA-F]+ in \?\? \(\) from \S*?/?(lib[\w.+-]+\.so[\w.]*)")
@@ -437,6 +519,24 @@ SIGNATURES = (
             "address not mapped to object at address 0x10)",
             "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)",
         ),
+    ),
+    Signature(
+        "open mpi signal handler",
+        _OPAL,
+        _opal,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"Signal: ",),
+        worth=(rb"Signal: [A-Z][a-z ]+ \(\d+\)",),
+        words=("signal: ",),
+    ),
+    Signature(
+        "elastic process failure",
+        _PROCESS_FAILURE,
+        _process_failure,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"ProcessFailure(",),
+        worth=(rb"ProcessFailure\(local_rank=",),
+        words=("processfailure(",),
     ),
     Signature(
         "gdb stop on a fatal signal",

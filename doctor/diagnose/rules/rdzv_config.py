@@ -99,6 +99,25 @@ def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# The same launchers pick a free local port when dist_url is "auto" ("tcp://127.0.0.1:<port>"), which the
+# other machines cannot reach, so they assert one machine: detectron2 "dist_url=auto not supported in
+# multi-machine jobs.", nerfstudio "dist_url=auto is not supported for multi-machine jobs.", YOLOX
+# "dist_url=auto cannot work with distributed training.". A multi-node run needs an explicit tcp://host:port.
+_D2_AUTO = lazy_re.compile(r"dist_url=['\"]?auto['\"]? (?:is )?(?:not supported|cannot work)")
+
+
+def _d2_auto(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "the launcher refused dist_url=auto for several machines: 'auto' is a free port on 127.0.0.1 of "
+            "one machine; give every machine the same --dist-url tcp://<machine 0's address>:<port>",
+            {"init_method": "auto", "problem": "dist_url=auto with num_machines > 1"},
+            dedupe=(row.code, "d2_auto"),
+        )
+    ]
+
+
 def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "ERROR" not in hit.text and "rror" not in hit.text:
         return None
@@ -471,6 +490,16 @@ SIGNATURES = (
         words=("process group url",),
         anchor_from="the logger's 'ERROR' level before the message (required by the row)",
         examples=("ERROR [01/24 21:11:46 d2.engine.launch]: Process group URL: None",),
+    ),
+    Signature(
+        "detectron2 dist_url auto on several machines",
+        _D2_AUTO,
+        _d2_auto,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"dist_url=",),
+        worth=(rb"dist_url=['\"]?auto",),
+        words=("dist_url=",),
+        examples=("AssertionError: dist_url=auto is not supported for multi-machine jobs.",),
     ),
     Signature(
         "launcher variable missing",

@@ -365,7 +365,12 @@ def _in_use(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if _OTHER_SERVER.search(t) and not any(
         _TORCH_STORE.search(ln.text) for ln in [*hit.before(16), hit.line]
     ):
-        if not _ranked(hit) or re.search(r"ZMQError|attempting to bind on address", t):
+        # an engine's worker (vLLM's "(Worker_TP11 pid=113)") binds ZMQ for the workers' own wiring
+        who = f"{hit.line.proc or ''} {t}"
+        worker = "ZMQError" in t and re.search(
+            r"^(?:Vllm)?Worker|\((?:Vllm)?Worker|multiproc_exec|shm_broadcast", who
+        )
+        if not worker and (not _ranked(hit) or re.search(r"ZMQError|attempting to bind on address", t)):
             # a web server's (uvicorn names its address) or a message queue's port, not the ranks' store
             return []
         return [

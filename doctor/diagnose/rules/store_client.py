@@ -308,8 +308,71 @@ def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# TCPStore::ping (TCPStore.cpp 2.2-2.3, right after the client connects) before 2.4 worded it "Ping failed,
+# invalid value returned from server" (store_errors): "RuntimeError: nonce == returnedNonce INTERNAL ASSERT
+# FAILED at \"../torch/csrc/distributed/c10d/TCPStore.cpp\":409, please report a bug to PyTorch. Ping failed,
+# invalid nonce returned". The client sent its pid and read back another number: something that is not this
+# job's TCPStore answered on MASTER_ADDR:MASTER_PORT (another service or a stale store on the port, a wrong
+# address that reaches another listener, ranks of different torch versions). Not a bug in torch.
+_NONCE = lazy_re.compile(r"nonce == returnedNonce INTERNAL ASSERT FAILED|Ping failed, invalid nonce returned")
+
+
+def _nonce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the store's ping came back with another nonce (TCPStore.cpp's 'nonce == "
+            "returnedNonce' assert): something other than this job's TCPStore answers on "
+            "MASTER_ADDR:MASTER_PORT (another service or a stale store on the port, an address that reaches "
+            "another host, ranks of different torch versions)",
+            {"store_error": m.group(0), "problem": "store_protocol"},
+            dedupe=(row.code, "store_err"),
+        )
+    ]
+
+
+# python-etcd's "etcd.EtcdKeyNotFound: Key not found : /torchelastic/p2p/run_<id>/rdzv/active_version"
+# raised out of torchelastic's etcd rendezvous (etcd_rendezvous.py and forks of it) when a key of the
+# rendezvous state is gone: its TTL lapsed (an agent stalled and stopped its keep-alive), the rendezvous was
+# closed or set up again by another job with the same run_id, or the agents use different prefixes. The
+# agent then "Attempting to join next rendezvous" and the round repeats. A key outside a rendezvous path is
+# the application's own.
+_ETCD_KEY = lazy_re.compile(r"EtcdKeyNotFound: Key not found : (?P<key>\S*/rdzv/\S*|/torchelastic/\S*)")
+
+
+def _etcd_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    key = m.group("key")
+    return [
+        row.event(
+            hit,
+            f"the elastic rendezvous's state on etcd lost a key ({clip(key, 100)}): its TTL lapsed (an agent "
+            "stalled and stopped its keep-alive), another job with the same run_id reset it, or the agents "
+            "use different etcd prefixes",
+            {"backend": "etcd", "store_error": "EtcdKeyNotFound", "key": key},
+            tier=1,
+            dedupe=(row.code, "etcd_key"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 SIGNATURES = (
+    Signature(
+        "store ping nonce",
+        _NONCE,
+        _nonce,
+        S,
+        anchors=(b"returnedNonce", b"invalid nonce returned"),
+        words=("returnednonce", "invalid nonce returned"),
+    ),
+    Signature(
+        "etcd rendezvous key not found",
+        _ETCD_KEY,
+        _etcd_key,
+        S,
+        anchors=(b"EtcdKeyNotFound: Key not found",),
+        words=("etcdkeynotfound",),
+    ),
     Signature(
         "store client connect loop",
         _CONNECT_LOOP,

@@ -42,7 +42,11 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
-_SOCKET_TIMEOUT = lazy_re.compile(LEAD + r"(?:\w+\.)*\w*Error: Socket Timeout\b")
+# 1.x's message is that alone: a title quotes it ("T5-[ RuntimeError: Socket Timeout ]") or ends on it
+_SOCKET_TIMEOUT = lazy_re.compile(
+    LEAD
+    + r"(?:\w+\.)*\w*Error: Socket Timeout\b|(?:^|[\s\[(\"'])RuntimeError: Socket Timeout\s*(?:$|[\])\"'])"
+)
 # also the c10d backend's file store (--rdzv-endpoint a path): "RendezvousError: The file creation for C10d
 # store has failed. See inner exception for details."
 _RDZV_CONN = lazy_re.compile(

@@ -226,10 +226,14 @@ _LONE_PREFIX = re.compile(r"^(?:(?=(?P<p>\S+:|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?
 
 # Slurm's own lines ("slurmstepd: error: ...", "slurmstepd-node-1: error: ...", "srun: error: ...",
 # "slurmd[node-1]: ...") are records too: a cancel line after an 80-column one is not its wrap; so is
-# Megatron's " [2024-05-01 10:00:00] iteration ..." (a space before its stamp).
+# Megatron's " [2024-05-01 10:00:00] iteration ..." (a space before its stamp); so is the shell's report of a
+# foreground job ended by a signal, alone on its line ("Terminated", "Killed", "Segmentation fault (core
+# dumped)"), after two lines of one template and one length (two ranks' same warning) that look wrapped.
 _RECORD_START = re.compile(
     r"^(?:\[|\d{4}[-/]\d\d[-/]\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
-    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|(?:slurmstepd|slurmd|srun)[\w\[\].-]*: | \[\d{4}-\d\d-\d\d[ T]|\s*$)"
+    r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|(?:slurmstepd|slurmd|srun)[\w\[\].-]*: | \[\d{4}-\d\d-\d\d[ T]|\s*$|"
+    r"(?:Terminated|Killed|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction)"
+    r"(?: \(core dumped\))?\s*$)"
 )
 _WRAP_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256, 300})
 
