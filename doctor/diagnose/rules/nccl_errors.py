@@ -327,8 +327,11 @@ def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 
 def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "nccl" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower():
-        return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
+    near = " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower()
+    if "nccl" not in near and "rccl" not in near:
+        # "NCCL error", "Rccl error" (RCCL, NCCL's ROCm fork, has the same ncclGetErrorString texts),
+        # but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
+        return None
     err = m.group(0)
     return from_detail(
         hit,
