@@ -425,3 +425,14 @@ NCCL_COMM_NOT_CREATED = register_code(
     "The framework could not create its NCCL communicator (NCCL's own reason was not kept)",
     AREA,
 )
+
+# Category nccl_network: a tensor exchanged between workers over gRPC was larger than the transport carries
+# (protobuf's 2 GB serialisation limit on TF's RecvBuf/RecvTensor responses).
+GRPC_MESSAGE_TOO_LARGE = register_code(
+    "RUN364",
+    "grpc-message-too-large",
+    "fail",
+    "nccl_network",
+    "A tensor sent between workers exceeded the gRPC transport's message size limit (protobuf 2 GB)",
+    AREA,
+)

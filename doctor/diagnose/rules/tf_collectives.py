@@ -68,6 +68,43 @@ _RING_ABORT = lazy_re.compile(
 )
 
 
+# A collective aborted because the workers' tensors disagree: the ring's merge (an Add of a received chunk
+# and the local one) fails on chunks of different shapes, "Aborting RingReduce with Invalid argument:
+# Incompatible shapes: [0,64] vs. [0,256]" (also after "StartAbort" / "Collective ops is aborted by:"), and
+# the instance check of collective_param_resolver_local.cc, "Shape mismatch in the collective instance 100.
+# Op at device /job:worker/replica:0/task:1/device:GPU:0 expected shape [10] but another member in the group
+# expects shape [20]". The replicas fed different shapes to one collective (uneven last batch, a
+# per-worker variable): RUN201.
+_SHAPES = lazy_re.compile(
+    r"(?:Aborting (?P<alg>Ring\w+|\w*Broadcast\w*|\w*Gather\w*) with|StartAbort|"
+    r"Collective ops is aborted by:)"
+    r"\s*(?:\[_Derived_\])?\s*(?:Invalid ?argument|INVALID_ARGUMENT):\s*(?P<what>Incompatible shapes: "
+    r"(?P<a>\[[\d, ?-]*\]) vs\. (?P<b>\[[\d, ?-]*\]))|"
+    r"(?P<what2>Shape mismatch in the collective instance (?P<key>\d+))"
+)
+
+
+def _shapes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "tensorflow", "problem": "tf_collective_shape_mismatch"}
+    if m.group("alg"):
+        facts["algorithm"] = m.group("alg")
+    if m.group("a"):
+        facts["shapes"] = [m.group("a"), m.group("b")]
+        said = f"{m.group('a')} vs. {m.group('b')}"
+    else:
+        facts["instance_key"] = int(m.group("key")[:12])
+        said = f"instance {m.group('key')[:12]}"
+    return [
+        row.event(
+            hit,
+            f"TensorFlow's workers gave one collective tensors of different shapes ({said}): the replicas "
+            "disagree on what they reduce (an uneven last batch, a per-worker variable or branch)",
+            facts,
+            dedupe=(row.code, "tf_shapes"),
+        )
+    ]
+
+
 _CLUSTER_START = lazy_re.compile(r"context_distributed_manager\.cc(?::\d+)?\]\s*(?P<msg>\S.*)$")
 # glog's level letter before the file: "I0525 11:10:57.934 12345 context_...", "...: W tensorflow/..."
 _INFO_LEVEL = lazy_re.compile(r"(?:^|\s|\])[IW](?:\d{4} [\d:.]+ +\d+)? +\S*$")
@@ -255,6 +292,23 @@ SIGNATURES = (
         anchors=(b"to support Op '", b"Op type not registered '"),
         worth=(rb"to support Op '", rb"Op type not registered '"),
         words=("to support op '", "op type not registered '"),
+    ),
+    Signature(
+        "tf collective shapes differ",
+        _SHAPES,
+        _shapes,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"Incompatible shapes", b"Shape mismatch in the collective instance"),
+        worth=(
+            rb"Aborting \w+ with |StartAbort|Collective ops is aborted by",
+            rb"Shape mismatch in the collective",
+        ),
+        words=("incompatible shapes", "shape mismatch in the collective"),
+        examples=(
+            "Aborting RingReduce with Invalid argument: Incompatible shapes: [0,64] vs. [0,256]",
+            "Shape mismatch in the collective instance 100. Op at device "
+            "/job:worker/replica:0/task:1/device:GPU:0",
+        ),
     ),
     Signature(
         "tf collective timed out",
