@@ -436,3 +436,14 @@ GRPC_MESSAGE_TOO_LARGE = register_code(
     "A tensor sent between workers exceeded the gRPC transport's message size limit (protobuf 2 GB)",
     AREA,
 )
+
+# Category nccl_network: oneCCL's transport failed (an ATL call returned "atl_status: FAILURE"), or the GPU
+# fabric ports it runs collectives over (Intel Xe Link) report failed ("port issue: { status: failed }").
+ONECCL_TRANSPORT_FAILURE = register_code(
+    "RUN365",
+    "oneccl-transport-failure",
+    "fail",
+    "nccl_network",
+    "oneCCL's transport failed (ATL status FAILURE, or its Xe Link fabric ports failed)",
+    AREA,
+)

@@ -70,17 +70,14 @@ _RING_ABORT = lazy_re.compile(
 
 # A collective aborted because the workers' tensors disagree: the ring's merge (an Add of a received chunk
 # and the local one) fails on chunks of different shapes, "Aborting RingReduce with Invalid argument:
-# Incompatible shapes: [0,64] vs. [0,256]" (also after "StartAbort" / "Collective ops is aborted by:"), and
-# the instance check of collective_param_resolver_local.cc, "Shape mismatch in the collective instance 100.
-# Op at device /job:worker/replica:0/task:1/device:GPU:0 expected shape [10] but another member in the group
-# expects shape [20]". The replicas fed different shapes to one collective (uneven last batch, a
-# per-worker variable): RUN201.
+# Incompatible shapes: [0,64] vs. [0,256]" (also after "StartAbort" / "Collective ops is aborted by:"). The
+# replicas fed different shapes to one collective (an uneven last batch, a per-worker variable): RUN201, as
+# collective_param_resolver_local.cc's "Shape mismatch in the collective instance" (model_mismatch.py).
 _SHAPES = lazy_re.compile(
     r"(?:Aborting (?P<alg>Ring\w+|\w*Broadcast\w*|\w*Gather\w*) with|StartAbort|"
     r"Collective ops is aborted by:)"
     r"\s*(?:\[_Derived_\])?\s*(?:Invalid ?argument|INVALID_ARGUMENT):\s*(?P<what>Incompatible shapes: "
-    r"(?P<a>\[[\d, ?-]*\]) vs\. (?P<b>\[[\d, ?-]*\]))|"
-    r"(?P<what2>Shape mismatch in the collective instance (?P<key>\d+))"
+    r"(?P<a>\[[\d, ?-]*\]) vs\. (?P<b>\[[\d, ?-]*\]))"
 )
 
 
@@ -88,12 +85,8 @@ def _shapes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     facts: dict[str, Any] = {"framework": "tensorflow", "problem": "tf_collective_shape_mismatch"}
     if m.group("alg"):
         facts["algorithm"] = m.group("alg")
-    if m.group("a"):
-        facts["shapes"] = [m.group("a"), m.group("b")]
-        said = f"{m.group('a')} vs. {m.group('b')}"
-    else:
-        facts["instance_key"] = int(m.group("key")[:12])
-        said = f"instance {m.group('key')[:12]}"
+    facts["shapes"] = [m.group("a"), m.group("b")]
+    said = f"{m.group('a')} vs. {m.group('b')}"
     return [
         row.event(
             hit,
@@ -298,17 +291,9 @@ SIGNATURES = (
         _SHAPES,
         _shapes,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"Incompatible shapes", b"Shape mismatch in the collective instance"),
-        worth=(
-            rb"Aborting \w+ with |StartAbort|Collective ops is aborted by",
-            rb"Shape mismatch in the collective",
-        ),
-        words=("incompatible shapes", "shape mismatch in the collective"),
-        examples=(
-            "Aborting RingReduce with Invalid argument: Incompatible shapes: [0,64] vs. [0,256]",
-            "Shape mismatch in the collective instance 100. Op at device "
-            "/job:worker/replica:0/task:1/device:GPU:0",
-        ),
+        anchors=(b"Incompatible shapes",),
+        words=("incompatible shapes",),
+        examples=("Aborting RingReduce with Invalid argument: Incompatible shapes: [0,64] vs. [0,256]",),
     ),
     Signature(
         "tf collective timed out",
