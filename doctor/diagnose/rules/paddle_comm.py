@@ -135,8 +135,9 @@ def _shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 _ENFORCE_AT = lazy_re.compile(
-    r"\(at \S*?paddle/(?:fluid/distributed/collective|phi/core/distributed|fluid/operators/collective)"
-    r"/\S*?(?P<file>[\w.]+\.(?:cc|h|cu)):(?P<line>\d+)\)"
+    # the store (phi/core/distributed/store/) is the rendezvous, read by the TCPStore row below
+    r"\(at \S*?paddle/(?:fluid/distributed/collective|phi/core/distributed(?!/store/)|fluid/operators/"
+    r"collective)/\S*?(?P<file>[\w.]+\.(?:cc|h|cu)):(?P<line>\d+)\)"
 )
 _ENFORCE_KIND = lazy_re.compile(
     r"\b(?P<kind>InvalidArgument|PreconditionNotMet|Unimplemented)(?:Error:|\))\s*(?P<msg>[^\[]*)"
@@ -150,7 +151,7 @@ def _enforce_at(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
             break
     else:
         return None
-    msg = k.group("msg").strip()[:160]
+    msg = k.group("msg").split(" (at ")[0].strip()[:160]
     facts: dict[str, Any] = {"framework": "paddle", "error_type": k.group("kind")}
     facts["where"] = f"{m.group('file')}:{m.group('line')}"
     if msg:
