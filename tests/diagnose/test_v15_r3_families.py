@@ -125,6 +125,12 @@ def test_tf_collective_shapes_differ(log: str) -> None:
     check_root(log, "RUN201")
 
 
+def test_tf_shapes_title_in_lower_case_and_a_model_bug_without_a_collective() -> None:
+    check_root("aborting ringreduce with invalid argument: incompatible shapes: [0,64] vs. [0,256]", "RUN201")
+    log = "InvalidArgumentError: Incompatible shapes: [32,10] vs. [16,10] [Op:Add]"
+    assert "RUN201" not in [f.code for f in failure_findings(log)]
+
+
 PADDLE = [
     "----------------------\nError Message Summary:\n----------------------\n"
     "InvalidArgumentError: The length of size_on_each_rank must be equal to world_size.\n"

@@ -76,7 +76,7 @@ _RING_ABORT = lazy_re.compile(
 _SHAPES = lazy_re.compile(
     r"(?:Aborting (?P<alg>Ring\w+|\w*Broadcast\w*|\w*Gather\w*) with|StartAbort|"
     r"Collective ops is aborted by:)"
-    r"\s*(?:\[_Derived_\])?\s*(?:Invalid ?argument|INVALID_ARGUMENT):\s*(?P<what>Incompatible shapes: "
+    r"\s*(?:\[_Derived_\])?\s*(?:[Ii]nvalid ?[Aa]rgument|INVALID_ARGUMENT):\s*(?P<what>Incompatible shapes: "
     r"(?P<a>\[[\d, ?-]*\]) vs\. (?P<b>\[[\d, ?-]*\]))"
 )
 
