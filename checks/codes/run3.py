@@ -425,3 +425,25 @@ NCCL_COMM_NOT_CREATED = register_code(
     "The framework could not create its NCCL communicator (NCCL's own reason was not kept)",
     AREA,
 )
+
+# Category nccl_network: a tensor exchanged between workers over gRPC was larger than the transport carries
+# (protobuf's 2 GB serialisation limit on TF's RecvBuf/RecvTensor responses).
+GRPC_MESSAGE_TOO_LARGE = register_code(
+    "RUN364",
+    "grpc-message-too-large",
+    "fail",
+    "nccl_network",
+    "A tensor sent between workers exceeded the gRPC transport's message size limit (protobuf 2 GB)",
+    AREA,
+)
+
+# Category nccl_network: oneCCL's transport failed (an ATL call returned "atl_status: FAILURE"), or the GPU
+# fabric ports it runs collectives over (Intel Xe Link) report failed ("port issue: { status: failed }").
+ONECCL_TRANSPORT_FAILURE = register_code(
+    "RUN365",
+    "oneccl-transport-failure",
+    "fail",
+    "nccl_network",
+    "oneCCL's transport failed (ATL status FAILURE, or its Xe Link fabric ports failed)",
+    AREA,
+)

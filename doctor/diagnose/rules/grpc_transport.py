@@ -108,7 +108,47 @@ def _deadline(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# protobuf's serialisation limit (message_lite.cc: "<type> exceeded maximum protobuf size of 2GB: <bytes>") on
+# a message of TF's worker service: the RecvBuf response of a collective over gRPC (RecvBufResponse,
+# RecvBufRespExtra, TF 2.x), the RecvTensor response of a parameter server / between-graph replica
+# (RecvTensorResponse), a RunGraph request or response. The peer's call fails and what follows (a worker
+# "seems down", "aborting collectives: Deadline Exceeded") is its symptom. A GraphDef or TensorProto over
+# 2 GB is another limit (saving a model), not the transport.
+_TOO_LARGE = lazy_re.compile(
+    r"(?P<msg>tensorflow\.(?:RecvBuf\w*|RecvTensor\w*|RunGraph\w*|\w*Collective\w*)) exceeded maximum "
+    r"protobuf size of 2GB(?::\s*(?P<size>\d{1,20}))?"
+)
+
+
+def _too_large(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "tensorflow", "problem": "grpc_message_too_large"}
+    facts["message_type"] = m.group("msg")
+    size = ""
+    if m.group("size"):
+        facts["message_bytes"] = int(m.group("size"))
+        size = f" ({int(m.group('size')) / 2**30:.1f} GiB)"
+    return [
+        row.event(
+            hit,
+            f"a tensor sent between workers over gRPC ({m.group('msg')}){size} is larger than protobuf's "
+            "2 GB limit: the response is never sent and the peer's call fails (the worker then looks down "
+            "or the collective times out); shard the tensor or use the NCCL collective implementation",
+            facts,
+            dedupe=(row.code, "grpc_too_large"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "protobuf limit on a worker message",
+        _TOO_LARGE,
+        _too_large,
+        C.GRPC_MESSAGE_TOO_LARGE.code,
+        anchors=(b"exceeded maximum protobuf size",),
+        worth=(rb"tensorflow\.\w+ exceeded maximum protobuf size",),
+        words=("exceeded maximum protobuf size",),
+    ),
     Signature(
         "grpc deadline between workers",
         _DEADLINE,

@@ -328,7 +328,8 @@ def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 
 def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "nccl" not in " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower():
+    near = " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower()
+    if "nccl" not in near and "rccl" not in near:  # "Rccl error": RCCL (ROCm's fork) has NCCL's texts
         return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
     err = m.group(0)
     return from_detail(

@@ -110,6 +110,31 @@ def _macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return from_detail(hit, last_error(hit), base, None, 0, kind)
 
 
+# An enforce on the ncclResult_t (caffe2's CAFFE_NCCL_CHECK in contrib/nccl/cuda_nccl_gpu.cc, gloo's
+# NCCL_CHECK in gloo/nccl/nccl.cu): "[enforce fail at cuda_nccl_gpu.cc:24] status == ncclSuccess. 2 vs 0.
+# Error at: /.../cuda_nccl_gpu.cc24: system error" (caffe2 glues the line to the file), gloo's "... 2 vs 0.
+# unhandled system error". The text is ncclGetErrorString's (NCCL 1.x "system error", 2.x "unhandled system
+# error"); without it only 1-3 mean the same in both numberings (1.x: 4 is an invalid device pointer).
+_ENFORCE = lazy_re.compile(
+    r"\b(?:status|result|res|ret) == ncclSuccess\. (?P<num>\d{1,2}) vs 0\.?"
+    r"(?:\s*Error at: (?P<where>[^\s:]+):?)?(?:\s+(?P<err>[a-z][a-z ,-]*[a-z]))?"
+)
+
+
+def _enforce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    num = int(m.group("num"))
+    err = (m.group("err") or "").lower()
+    kind = next((c for k, c in KIND.items() if err.startswith(k)), None) if err else None
+    kind = kind or (RESULT.get(num) if num <= 3 else None)
+    if kind is None:
+        return None
+    base: dict[str, Any] = {"nccl_result": num, "nccl_error": err or f"ncclResult {num}"}
+    base["nccl_error_text"] = err or f"ncclResult {num}"
+    if m.group("where"):
+        base["where"] = m.group("where")
+    return from_detail(hit, last_error(hit), base, None, 0, kind)
+
+
 SIGNATURES = (
     Signature(
         "nccl result by number",
@@ -128,6 +153,14 @@ SIGNATURES = (
         anchors=(b"rror", b"ncclResult"),
         worth=(rb"NCCL [Ee]rror:? ?#?[1-8]\b", rb"ncclResult"),
         words=("nccl error", "ncclresult"),
+    ),
+    Signature(
+        "nccl result enforce",
+        _ENFORCE,
+        _enforce,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"== ncclSuccess",),
+        words=("== ncclsuccess",),
     ),
     Signature(
         "nccl check macro of a program",

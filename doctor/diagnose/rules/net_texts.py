@@ -22,6 +22,11 @@ Read at their sources:
 - The connect that gave up, quoted without its WARN prefix (misc/socket.cc 2.19-2.22 "socketStartConnect:
   exceeded retries (34)" / "exceeded timeouts (20000)"; 2.23+ "socketPollConnect: connect to 10.0.0.2<43251>
   returned Connection refused, exceeded error retry count after 35 attempts"): the final failure, not a retry.
+- A connection refused for its socket type, quoted without its WARN prefix (misc/socket.cc 2.12+
+  "socketFinalizeAccept: wrong type 3 != 4", ncclInternalError): ncclSocketType 0 unknown, 1 bootstrap,
+  2 proxy, 3 NetSocket, 4 NetIb, 5 RAS; a NetSocket peer at a NetIb listener is two nodes that chose
+  different network transports (IB on one, sockets on the other: NCCL_IB_DISABLE / NCCL_NET differ, or
+  the IB devices of one node are unusable).
 - The proxy service thread losing a local rank's socket (proxy.cc 2.12+: "[Service thread] Could not receive
   type from localRank 7, res=3, closed=0"), also with its file:line mangled into markdown links.
 - "unhandled system error" (ncclSystemError's string) wrapped by a framework that names the NCCL call on
@@ -243,6 +248,35 @@ def _gave_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+_WRONG_TYPE = lazy_re.compile(r"socketFinalizeAccept: wrong type (?P<got>\d+) != (?P<want>\d+)")
+_SOCKET_TYPES = {0: "unknown", 1: "bootstrap", 2: "proxy", 3: "NetSocket", 4: "NetIb", 5: "RAS"}
+
+
+def _wrong_type(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    got, want = int(m.group("got")), int(m.group("want"))
+    facts: dict[str, Any] = {
+        "peer_socket_type": _SOCKET_TYPES.get(got, str(got)),
+        "listener_socket_type": _SOCKET_TYPES.get(want, str(want)),
+    }
+    why = "a stray or mismatched connection reached this rank's listener"
+    if {got, want} == {3, 4}:
+        facts["transport_mismatch"] = True
+        why = (
+            "one side runs NCCL's socket transport and the other InfiniBand/RoCE: the nodes chose "
+            "different network transports (NCCL_IB_DISABLE / NCCL_NET differ between them, or one "
+            "node's IB devices are unusable); make them agree, or NCCL_IB_DISABLE=1 everywhere"
+        )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL refused a peer's connection of socket type "
+            f"{facts['peer_socket_type']} at a {facts['listener_socket_type']} listener: {why}",
+            facts,
+            dedupe=(row.code, "wrong_type"),
+        )
+    ]
+
+
 # 2.18+ adds ", res=R, closed=C"; 2.12-2.17 print "[Service thread] Could not receive type from localRank 3".
 _PROXY_RECV = lazy_re.compile(
     r"\[Service thread\] Could not receive type from localRank (?P<lr>\d+)"
@@ -400,6 +434,15 @@ SIGNATURES = (
         anchors=(b"exceeded",),
         worth=(rb"Connect:? (?:connect to \S+ returned|exceeded (?:timeouts|retries))",),
         words=("exceeded",),
+    ),
+    Signature(
+        "nccl socket type mismatch",
+        _WRONG_TYPE,
+        _wrong_type,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"socketFinalizeAccept: wrong type",),
+        words=("socketfinalizeaccept",),
+        examples=("socketFinalizeAccept: wrong type 3 != 4",),
     ),
     Signature(
         "nccl proxy service recv",

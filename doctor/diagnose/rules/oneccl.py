@@ -11,6 +11,14 @@ ATL_STATUS_SUCCESS failed" / "failed to initialize ATL". libfabric returned no p
 library is missing): the same class as NCCL's network plugin without a provider (RUN294). Healthy runs print
 `|CCL_WARN|` lines ("did not find MPI-launcher specific variables, switch to ATL/OFI", "could not get
 local_idx/count from environment variables"), which are notes, never failures.
+
+oneCCL's transport failing (RUN365): an ATL call's status, "atl_status: FAILURE" (ATL_CHECK_STATUS and the
+CCL_THROW_IF_NOT of src/atl/, 2021.x, also in torch-ccl's RuntimeError and in titles), and the check of the
+Xe Link fabric ports at set-up (src/common/topology, 2021.10+): "|CCL_WARN| host: h, rank: 0,
+local_port_id: { 65559 0 1 }, port issue: { status: failed, details: training timeout }" (Level Zero's
+zes_fabric_port_state_t: failed with "failed", "training timeout" or "flapping"). A failed port is a warning
+at set-up (tier 1: any error after it says more); "degraded" (link errors, speed) is a slower link, and no
+failure.
 """
 
 from __future__ import annotations
@@ -95,6 +103,49 @@ def _worker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+_ATL = lazy_re.compile(r"\batl_status: (?P<st>FAILURE|UNSUPPORTED)\b")
+
+
+def _atl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"oneCCL's transport layer (ATL) failed (atl_status: {m.group('st')}): the libfabric/MPI "
+            "transport between the ranks broke or was never usable (provider, interface, or a failed link)",
+            {"library": "oneCCL", "atl_status": m.group("st")},
+            dedupe=(row.code, "atl"),
+        )
+    ]
+
+
+_PORT = lazy_re.compile(
+    r"port issue: \{ ?status: (?P<status>failed|degraded|disabled)(?:, details: (?P<details>[^}]*?))? ?\}"
+)
+_PORT_ID = lazy_re.compile(r"local_port_id: \{ ?(?P<id>[\d ]+?) ?\}")
+
+
+def _port(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("status") != "failed":
+        return []  # a degraded link is slower, not broken; a disabled one is not used
+    details = (m.group("details") or "").strip()
+    facts: dict[str, Any] = {"library": "oneCCL", "port_status": "failed"}
+    port = _PORT_ID.search(hit.text)
+    if port:
+        facts["port_id"] = port.group("id")
+    if details:
+        facts["port_details"] = details
+    return [
+        row.event(
+            hit,
+            "oneCCL reports Xe Link fabric ports failed"
+            + (f" ({details})" if details else "")
+            + ": the GPU-to-GPU links its collectives use are down; collectives over them fail or hang",
+            facts,
+            dedupe=(row.code, "ports"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "oneccl worker thread start failed",
@@ -104,6 +155,28 @@ SIGNATURES = (
         anchors=(b"pthread_create returns", b"failed to start "),
         worth=(rb"pthread_create returns", rb"failed to start (?:worker|listener)"),
         words=("pthread_create returns", "failed to start worker", "failed to start listener"),
+    ),
+    Signature(
+        "oneccl atl status failure",
+        _ATL,
+        _atl,
+        C.ONECCL_TRANSPORT_FAILURE.code,
+        anchors=(b"atl_status: ",),
+        words=("atl_status: ",),
+        examples=("RuntimeError: oneCCL: atl_ofi_comm.cpp:280 init_transport: atl_status: FAILURE",),
+    ),
+    Signature(
+        "oneccl fabric port failed",
+        _PORT,
+        _port,
+        C.ONECCL_TRANSPORT_FAILURE.code,
+        tier=1,
+        anchors=(b"port issue: ",),
+        words=("port issue: ",),
+        examples=(
+            "|CCL_WARN| host: h, rank: 0, local_port_id: { 65559 0 1 }, port issue: { status: failed, "
+            "details: training timeout }",
+        ),
     ),
     Signature(
         "oneccl ofi provider missing",

@@ -25,6 +25,15 @@ unavailable") and then prints its hint "Please try one of the following solution
 NCCL_SHM_DISABLE=1; ... 3. Increase shared memory by setting the -shm-size option": NCCL's shared-memory
 segment in /dev/shm could not be made (RUN171), whatever NCCL result the call returned. The SIGABRT that
 Paddle's signal handler reports after it is its consequence.
+
+nccl_usage: Paddle's collective layer refusing the arguments of a call (PADDLE_ENFORCE in paddle/fluid/
+distributed/collective/ process_group_nccl.cc, check.cc, utils.h, 2.4+; paddle/phi/core/distributed/ 2.6+;
+the static graph's c_* ops in paddle/fluid/operators/collective/): "InvalidArgumentError: The length of
+size_on_each_rank must be equal to world_size." (Python "ValueError: (InvalidArgument) ..."), then the hint
+line "[Hint: Expected ..., but received ...] (at /.../paddle/fluid/distributed/collective/
+process_group_nccl.cc:222)". An InvalidArgument, PreconditionNotMet or Unimplemented raised there is the
+program's call (split sizes, tensor places, dtypes), not the transport; External (NCCL's own error) and
+ResourceExhausted are read by their own rows.
 """
 
 from __future__ import annotations
@@ -125,6 +134,40 @@ def _shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_ENFORCE_AT = lazy_re.compile(
+    # the store (phi/core/distributed/store/) is the rendezvous, read by the TCPStore row below
+    r"\(at \S*?paddle/(?:fluid/distributed/collective|phi/core/distributed(?!/store/)|fluid/operators/"
+    r"collective)/\S*?(?P<file>[\w.]+\.(?:cc|h|cu)):(?P<line>\d+)\)"
+)
+_ENFORCE_KIND = lazy_re.compile(
+    r"\b(?P<kind>InvalidArgument|PreconditionNotMet|Unimplemented)(?:Error:|\))\s*(?P<msg>[^\[]*)"
+)
+
+
+def _enforce_at(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    for ln in (hit.line, *reversed(hit.before(4))):
+        k = _ENFORCE_KIND.search(ln.text)
+        if k:
+            break
+    else:
+        return None
+    msg = k.group("msg").split(" (at ")[0].strip()[:160]
+    facts: dict[str, Any] = {"framework": "paddle", "error_type": k.group("kind")}
+    facts["where"] = f"{m.group('file')}:{m.group('line')}"
+    if msg:
+        facts["error"] = msg
+    said = f" ({msg})" if msg else ""
+    return [
+        row.event(
+            hit,
+            f"PaddlePaddle's collective layer rejected the call's arguments at {facts['where']}{said}: the "
+            "program passes the collective something it does not accept (sizes, tensor places, dtypes)",
+            facts,
+            dedupe=(row.code, "paddle_enforce"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "paddle nccl error with shared-memory errno",
@@ -134,6 +177,21 @@ SIGNATURES = (
         anchors=(b"etail: Resource temporarily", b"etail: No space left"),
         worth=(rb"etail: Resource temporarily", rb"etail: No space left"),
         words=("etail: resource temporarily", "etail: no space left"),
+    ),
+    Signature(
+        "paddle collective argument check",
+        _ENFORCE_AT,
+        _enforce_at,
+        C.NCCL_INVALID_USAGE.code,
+        anchors=(b"fluid/distributed/collective/", b"core/distributed/", b"operators/collective/"),
+        worth=(rb"paddle/(?:fluid/distributed/collective|phi/core/distributed|fluid/operators/collective)/",),
+        words=("distributed/collective/", "core/distributed/", "operators/collective/"),
+        anchor_from="the enforce's location '(at .../paddle/fluid/distributed/collective/FILE:LINE)'",
+        examples=(
+            "  [Hint: Expected length_size_on_each_rank == world_size, but received length_size_on_each_rank:"
+            "16 != world_size:8.] (at /work/Paddle/paddle/fluid/distributed/collective/"
+            "process_group_nccl.cc:222)",
+        ),
     ),
     Signature(
         "paddle comm task timeout",

@@ -120,9 +120,13 @@ def _frame(text: str) -> Optional[tuple[str, str]]:
 # record's header names the throwing function ("Exception raised from ncclCommWatchdog at
 # ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1418 (most recent call first):"). In a gdb frame
 # ("#7  0x.. in c10d::ProcessGroupNCCL::ncclCommWatchdog() () from libtorch_cuda.so") or a c10 frame
-# ("frame #2: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x1a1 (0x7f.. in libtorch_cuda.so)").
+# ("frame #2: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x1a1 (0x7f.. in libtorch_cuda.so)"). 2.7+'s
+# Watchdog::run catches what runLoop threw and throws it again as a DistBackendError of its own, whose c10
+# header has the bare function name: "Exception raised from run at /pytorch/torch/csrc/distributed/c10d/
+# ProcessGroupNCCL.cpp:2063 (most recent call first):".
 _WATCHDOG_FN = (
     r"(?P<fn>ncclCommWatchdog|workCleanupLoop|watchdogHandler|Watchdog::run(?:Loop)?|"
+    r"run(?= at \S*ProcessGroupNCCL\.cpp:)|"
     r"handleNCCLGuard|WorkNCCL::handleException|checkTimeout|heartbeatMonitor|HeartbeatMonitor::runLoop)\b"
 )
 # The heartbeat monitor's thread (2.2-2.6 ProcessGroupNCCL::heartbeatMonitor, 2.7+ HeartbeatMonitor::runLoop)
@@ -148,6 +152,10 @@ _OTHER_CAUSE = lazy_re.compile(
 # agent or process) ended, which the monitor logs as 'Failed to check the "should dump" flag on TCPStore'.
 _STORE_POLL = lazy_re.compile(r"TCPStore::(?:check|doGet|get|doWait)|TCPClient::receive|recvValue")
 _THREAD_HEAD = lazy_re.compile(r"^Thread (?:\d+|0x[0-9a-f]+) ")
+# 2.7+'s Watchdog::run throws a new error around the one runLoop threw, so its record ("Exception raised from
+# run at") follows that record: the inner record says why (a timeout, a CUDA or NCCL error). When only its
+# frames are in the excerpt above, its header cut off, the cause is not known.
+_C10_FRAME = lazy_re.compile(r"frame #\d+: ")
 
 
 def thread_block(hit: Hit, n: int = 40) -> list[str]:
@@ -174,6 +182,8 @@ def _watchdog(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     first = next(i for i, t in enumerate(block) if t is hit.text or _WATCHDOG_FRAME.search(t.strip()))
     if block[first] is not hit.text:
         return []
+    if m.group("fn") == "run" and any(_C10_FRAME.match(t.strip()) for t in block[:first]):
+        return []  # 2.7+'s outer record after the frames of the one it wraps, whose header is cut off
     r = hit.rank
     if _HEARTBEAT_FN.search(m.group("fn")) and any(_STORE_POLL.search(t) for t in block):
         return []  # the monitor's poll of the store failed: the store's host went away (store rows)
@@ -272,14 +282,25 @@ SIGNATURES = (
             b"handleException",
             b"checkTimeout",
             b"eartbeatMonitor",
+            b"raised from run at",
         ),
         words=(
             "watchdog",
+            "raised from run at",
             "workcleanuploop",
             "handlenccl",
             "handleexception",
             "checktimeout",
             "heartbeatmonitor",
+        ),
+        anchor_from="each function's own name; 2.7+'s bare 'run' by the c10 header's 'raised from run at'",
+        examples=(
+            "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1418 (most recent call first):",
+            "Exception raised from run at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2063 "
+            "(most recent call first):",
+            "frame #2: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x1a1 (0x7f00 in libtorch_cuda.so)",
+            "#7  0x00007f in c10d::ProcessGroupNCCL::Watchdog::runLoop() () from libtorch_cuda.so",
         ),
     ),
     Signature(

@@ -68,6 +68,36 @@ _RING_ABORT = lazy_re.compile(
 )
 
 
+# A collective aborted because the workers' tensors disagree: the ring's merge (an Add of a received chunk
+# and the local one) fails on chunks of different shapes, "Aborting RingReduce with Invalid argument:
+# Incompatible shapes: [0,64] vs. [0,256]" (also after "StartAbort" / "Collective ops is aborted by:"). The
+# replicas fed different shapes to one collective (an uneven last batch, a per-worker variable): RUN201, as
+# collective_param_resolver_local.cc's "Shape mismatch in the collective instance" (model_mismatch.py).
+_SHAPES = lazy_re.compile(
+    r"(?:Aborting (?P<alg>Ring\w+|\w*Broadcast\w*|\w*Gather\w*) with|StartAbort|"
+    r"Collective ops is aborted by:)"
+    r"\s*(?:\[_Derived_\])?\s*(?:[Ii]nvalid ?[Aa]rgument|INVALID_ARGUMENT):\s*(?P<what>Incompatible shapes: "
+    r"(?P<a>\[[\d, ?-]*\]) vs\. (?P<b>\[[\d, ?-]*\]))"
+)
+
+
+def _shapes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "tensorflow", "problem": "tf_collective_shape_mismatch"}
+    if m.group("alg"):
+        facts["algorithm"] = m.group("alg")
+    facts["shapes"] = [m.group("a"), m.group("b")]
+    said = f"{m.group('a')} vs. {m.group('b')}"
+    return [
+        row.event(
+            hit,
+            f"TensorFlow's workers gave one collective tensors of different shapes ({said}): the replicas "
+            "disagree on what they reduce (an uneven last batch, a per-worker variable or branch)",
+            facts,
+            dedupe=(row.code, "tf_shapes"),
+        )
+    ]
+
+
 _CLUSTER_START = lazy_re.compile(r"context_distributed_manager\.cc(?::\d+)?\]\s*(?P<msg>\S.*)$")
 # glog's level letter before the file: "I0525 11:10:57.934 12345 context_...", "...: W tensorflow/..."
 _INFO_LEVEL = lazy_re.compile(r"(?:^|\s|\])[IW](?:\d{4} [\d:.]+ +\d+)? +\S*$")
@@ -255,6 +285,15 @@ SIGNATURES = (
         anchors=(b"to support Op '", b"Op type not registered '"),
         worth=(rb"to support Op '", rb"Op type not registered '"),
         words=("to support op '", "op type not registered '"),
+    ),
+    Signature(
+        "tf collective shapes differ",
+        _SHAPES,
+        _shapes,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"Incompatible shapes",),
+        words=("incompatible shapes",),
+        examples=("Aborting RingReduce with Invalid argument: Incompatible shapes: [0,64] vs. [0,256]",),
     ),
     Signature(
         "tf collective timed out",
