@@ -289,7 +289,8 @@ def test_corpus_v14_heldout_top1() -> None:
 
 
 def test_corpus_v15_dev_top1() -> None:
-    """The dev half of v15: 118/149 (79.2 %) through the CLI before rule writers read it (8e3e028)."""
+    """The dev half of v15: 118/149 (79.2 %) through the CLI before rule writers read it (8e3e028), 143/149
+    (96.0 %) after. The bar is the second figure rounded down to 0.05."""
     right, total, _, _ = _score([V15_DEV])
     assert total == 149 and right >= BARS["v15_dev"] * total, f"v15 dev top-1 {right}/{total}"
 
@@ -364,7 +365,7 @@ BARS = {
     "v13_heldout": 0.70,
     "v14_dev": 0.85,
     "v14_heldout": 0.70,
-    "v15_dev": 0.75,
+    "v15_dev": 0.95,
     "v15_heldout": 0.80,
 }  # v3 dev + dev2: 231/241
 

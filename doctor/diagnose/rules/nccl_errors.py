@@ -233,8 +233,7 @@ def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         row.event(
             hit,
             f"the loaded libnccl lacks {m.group(1)}: the program (PyTorch, nccl-tests, a framework) was "
-            "built against a newer NCCL than the one the loader found (another libnccl earlier on the "
-            "library path, or two nvidia-nccl wheels)",
+            "built against a newer NCCL than the loader found (an older libnccl first on the path)",
             {"missing_symbol": m.group(1)},
             dedupe=(row.code, m.group(1)),
         )
