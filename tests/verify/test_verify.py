@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CODES = ROOT / "tests" / "fixtures" / "codes"
 
 pytest.importorskip("torch")
-# Every test here reads the one matrix (about 40 s of runs): one worker runs them all (scripts/test.sh passes
-# --dist loadgroup), and the fixture is session-scoped because that worker may run other files' tests
-# between these (a module-scoped one was torn down and built again each time: three builds in one run).
+# Every test here reads the one matrix (about 50 s of runs on 2 ranks): one worker runs them all
+# (scripts/test.sh passes --dist loadgroup; plain load distribution built it on each of 3 workers, 3x the
+# CPU), and the fixture is session-scoped so that other files' tests run between these on that worker
+# cannot end it.
 pytestmark = pytest.mark.xdist_group("verify_matrix")
 
 import pgdoctor  # noqa: E402
