@@ -221,3 +221,13 @@ def test_v15_driver_env_other_classes_keep_theirs(log: str, category: object) ->
     assert root is None or root.category != "driver_env", root
     if category is not None:
         assert root is not None and root.category == category, root
+
+
+def test_thd_message_wrapped_by_a_terminal_after_recompile() -> None:
+    log = (
+        "> RuntimeError: the distributed NCCL backend is not available; try to recompile \n"
+        "the THD package with CUDA and NCCL 2+ support at /opt/conda/conda-bld/pytorch_15\n"
+        "33672544752/work/torch/lib/THD/process_group/General.cpp:17\n"
+    )
+    root = _root(log)
+    assert root is not None and root.code == "RUN263", root

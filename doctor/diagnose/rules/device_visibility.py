@@ -36,10 +36,11 @@ from pgdoctor.model import lazy_re
 # 'init_process_group'". The sentence is kept by its start: a title retyped or cut after the backend's name
 # ("... doesn't have NCCL bulit in", "... doesn't have NCCL") says the same. torch 0.4's THD said it from
 # DataChannel::newChannel: "the distributed NCCL backend is not available; try to recompile the THD package
-# with CUDA and NCCL 2+ support" ("the MPI backend ...", "the Gloo backend ..." likewise).
+# with CUDA and NCCL 2+ support" ("the MPI backend ...", "the Gloo backend ..." likewise); read up to
+# "try to recompile", as a terminal's wrap at 80 columns often cuts the line right after it.
 _NO_NCCL = lazy_re.compile(
     r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC)\b|(NCCL) support is not compiled|"
-    r"the (?:distributed )?(NCCL|MPI|Gloo) backend is not available; try to recompile the THD package|"
+    r"the (?:distributed )?(NCCL|MPI|Gloo) backend is not available; try to recompile\b|"
     r"torch\.distributed is not available\. Cannot initialize|"
     r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"
 )
@@ -310,7 +311,7 @@ SIGNATURES = (
             b"distributed is not available",
             b"distributed' has no attribute",
             b"Distributed package doesn't have",
-            b"recompile the THD package",
+            b"available; try to recompile",
         ),
         worth=(
             rb"NCCL built in",
@@ -318,7 +319,7 @@ SIGNATURES = (
             rb"Error\b",
             rb"doesn't have \w+ built in",
             rb"Distributed package doesn't have",
-            rb"recompile the THD package",
+            rb"available; try to recompile",
             rb"distributed is not available",
             rb"distributed' has no attribute",
         ),
@@ -331,7 +332,7 @@ SIGNATURES = (
             "torch.distributed is not available",
             "module 'torch.distributed' has no attribute",
             "distributed package doesn't have",
-            "recompile the thd package",
+            "available; try to recompile",
         ),
         anchor_from=_EXC,
         examples=("RuntimeError: NCCL support is not compiled",),
