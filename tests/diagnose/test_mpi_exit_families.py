@@ -190,3 +190,15 @@ DECOYS = [
 @pytest.mark.parametrize("log", DECOYS)
 def test_decoys_stay_silent(log: str) -> None:
     assert root_finding(log) is None
+
+
+def test_mpirun_signal_record_wrapped_inside_its_signal_word() -> None:
+    # a terminal's 80-column wrap cuts "exited on sign|al 4": the record's head is what the scanner finds
+    log = (
+        "--------------------------------------------------------------------------\n"
+        "mpirun noticed that process rank 1 with PID 0 on node tw-mbp-gbai exited on sign\n"
+        "al 4 (Illegal instruction: 4).\n"
+        "--------------------------------------------------------------------------\n"
+    )
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN131" and root.facts.get("signal") == "SIGILL", root

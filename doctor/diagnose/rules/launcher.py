@@ -633,8 +633,9 @@ SIGNATURES = (
         _mpi,
         EXIT,
         tier=3,
-        anchors=(b"Kill", b"SIG", b"xited on signal"),
-        worth=(rb"Kill", rb"SIG[A-Z]{3,4}", rb"xited on signal"),
+        # the record's head too: a terminal's 80-column wrap often cuts "exited on sign|al 4"
+        anchors=(b"Kill", b"SIG", b"xited on signal", b"noticed that process rank", b"noticed that job rank"),
+        worth=(rb"Kill", rb"SIG[A-Z]{3,4}", rb"xited on signal", rb"noticed that (?:process|job) rank"),
         anchor_from="the signal's name after the number ('exited on signal 9 (Killed)')",
         examples=(
             "mpirun noticed that process rank 3 with PID 1234 on node n1 exited on signal 9 (Killed).",
