@@ -189,11 +189,17 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         if fr and fr.group(1) not in ("killpg", "raise", "abort"):
             facts["frame"] = fr.group(1)
             break
+    return _handler_death(row, hit, facts, "a process", "UCX's signal handler")
+
+
+def _handler_death(row: Signature, hit: Hit, facts: dict[str, Any], who: str, handler: str) -> list[Event]:
+    """A death a library's signal handler reported (facts carry the signal, and the frame when one was
+    read), or the shared-memory failure of NCCL it was."""
+    sig = facts["signal"]
     return _nccl_shm(row, hit, facts) or [
         row.event(
             hit,
-            f"a process died on {sig} (UCX's signal handler)"
-            + (f" in {facts['frame']}" if "frame" in facts else ""),
+            f"{who} died on {sig} ({handler})" + (f" in {facts['frame']}" if "frame" in facts else ""),
             facts,
             tier=_tier(sig),
             dedupe=(row.code, hit.rank, sig, facts.get("pid")),
@@ -232,16 +238,7 @@ def _opal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             break
         if "End of error message" in ln.text:
             break
-    return _nccl_shm(row, hit, facts) or [
-        row.event(
-            hit,
-            f"{hit.who()} died on {sig} (Open MPI's signal handler)"
-            + (f" in {facts['frame']}" if "frame" in facts else ""),
-            facts,
-            tier=_tier(sig),
-            dedupe=(row.code, hit.rank, sig, facts.get("pid")),
-        )
-    ]
+    return _handler_death(row, hit, facts, hit.who(), "Open MPI's signal handler")
 
 
 # torch elastic's ProcessFailure (elastic/multiprocessing/errors) printed as its repr by an agent or a wrapper
