@@ -15,6 +15,7 @@ import pytest
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnose_root import root_finding
 
 
 def _root(text: str) -> tuple[Optional[str], dict[str, Any]]:
@@ -233,3 +234,28 @@ def test_a_named_group_is_read_alike() -> None:
 def test_two_named_groups_are_not_compared() -> None:
     code, facts = _root(_pg(3, 20, pg=1) + "".join(_pg(r, 25, pg=0) for r in (0, 1, 2)))
     assert code == C.WATCHDOG_TIMEOUT.code and facts.get("kind") != "watchdog_stranded"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[Bug] bash scripts/finetune/finetune_hunyuan.sh operation timeout: WorkNCCL at step 4",
+        "WorkNCCL timed out after 30 minutes on 16 GPUs",
+        "Watchdog timeout WorkHCCL on rank 3",
+    ],
+)
+def test_a_work_timeout_told_in_words_is_a_collective_timeout(line: str) -> None:
+    root = root_finding(line + "\n")
+    assert root is not None and root.code == "RUN151", (line, root)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the record's own Timeout(ms) field names no timeout that happened
+        "[rank0]:[I ProcessGroupNCCL.cpp:2000] WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) done",
+        "Set the WorkNCCL timeout with init_process_group(timeout=...)",
+    ],
+)
+def test_a_work_named_beside_a_timeout_setting_is_no_failure(line: str) -> None:
+    assert root_finding(line + "\n") is None, line

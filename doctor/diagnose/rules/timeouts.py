@@ -58,6 +58,13 @@ _RAN_FOR = lazy_re.compile(
 _WHOLE_RECORD = lazy_re.compile(r"Work[NH]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
 _WATCHDOG_CUT = lazy_re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NH]CCL\(.*)?$")
+# The watchdog's timeout told in other words than its record (a title, a wrapper's summary): "operation
+# timeout: WorkNCCL at step 4", "WorkNCCL timed out after 30 minutes": the work's name after a timeout, or
+# before "timed out" (not a "WorkNCCL timeout" setting, nor the record's own "Timeout(ms)=" field).
+_WORK_TIMEOUT_WORDS = lazy_re.compile(
+    r"\b(?:[Oo]peration|[Cc]ollective|[Ww]atchdog|NCCL) time[ -]?out:?\s+(?:WorkNCCL|WorkHCCL)\b|"
+    r"\b(?:WorkNCCL|WorkHCCL)\b(?!\()[^\n]{0,40}?\b(?:timed out|timing out)\b"
+)
 _BLOCKING = lazy_re.compile(r"Work\s+Work[NH]CCL\((?P<work>.*?)\)\s*timed out in blocking wait")
 _KV = lazy_re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
 _PG = lazy_re.compile(
@@ -219,6 +226,19 @@ def _cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             facts,
             rank=r,
             dedupe=(row.code, r, facts.get("pg_id"), None),
+        )
+    ]
+
+
+def _work_timeout_words(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    r = _rank(hit, {})
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: a NCCL work timed out (said in words, without the watchdog's record)",
+            {},
+            rank=r,
+            dedupe=(row.code, r, None, None),
         )
     ]
 
@@ -553,6 +573,16 @@ SIGNATURES = (
         worth=(rb"Operation timed out!",),
     ),
     Signature("watchdog stack", _STACK, _stack, W, tier=1, anchors=(b"imeout",), worth=(rb"Timeout",)),
+    Signature(
+        "work timeout in words",
+        _WORK_TIMEOUT_WORDS,
+        _work_timeout_words,
+        W,
+        tier=1,
+        anchors=(b"WorkNCCL", b"WorkHCCL"),
+        words=("worknccl", "workhccl"),
+        examples=("[Bug] bash scripts/finetune/finetune_hunyuan.sh operation timeout: WorkNCCL at step 4",),
+    ),
     Signature(
         "process taken down",
         _CONSEQUENCE,
