@@ -61,14 +61,16 @@ def run_retrying_nsys_startup(cmd: list[str], **kwargs: Any) -> subprocess.Compl
 
 
 def export_sqlite(nsys: Path, report: Path) -> Path:
+    """The report exported to SQLite by nsys itself. Exported once more when the first export fails: under
+    a full machine (three test workers on two cores) nsys 2022.4's export exited 1 once in a suite run and
+    passed alone every time after; a second failure fails with nsys's own words."""
     out = report.with_suffix(".sqlite")
-    subprocess.run(
-        [str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-        env=env_with_nsys(nsys, report.parent),
-    )
+    cmd = [str(nsys), "export", "--type", "sqlite", "--force-overwrite", "true", "-o", str(out), str(report)]
+    env = env_with_nsys(nsys, report.parent)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    if res.returncode != 0:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 0, f"nsys export exited {res.returncode}: {(res.stdout + res.stderr)[-3000:]}"
     return out
 
 
