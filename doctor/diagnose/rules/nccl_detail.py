@@ -146,6 +146,13 @@ KIND = {
     # (TORCH_NCCL_USE_COMM_NONBLOCKING, ncclConfig_t.blocking=0) used where its caller waits for nothing.
     "nccl operation in progress": C.NCCL_INVALID_USAGE,
 }
+
+
+def kind_of(err: str) -> Any:
+    """The code of ncclGetErrorString's text (lower case, read by its start); None for another text."""
+    return next((c for k, c in KIND.items() if err.startswith(k)), None)
+
+
 ERRNAMES = {
     "ncclSystemError": "unhandled system error",
     "ncclRemoteError": "remote process exited or there was a network error",

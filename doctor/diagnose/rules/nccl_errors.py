@@ -62,6 +62,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     VERSION,
     VERSION_WORDS,
     from_detail,
+    kind_of,
     last_error,
     network_facts,
 )
@@ -102,7 +103,7 @@ _NAME_ANYWHERE = lazy_re.compile(r"\b(" + "|".join(ERRNAMES) + r")\b")
 def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     err = m.group("err").strip().lower()
-    code = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    code = kind_of(err)
     gd = m.groupdict()
     base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err").strip()}
     if gd.get("ver"):
@@ -145,7 +146,7 @@ _CALL_FAILED = lazy_re.compile(
 
 def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = m.group("err").lower()
-    code = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    code = kind_of(err)
     if code is None:
         return None
     base: dict[str, Any] = {
@@ -183,7 +184,7 @@ _TEST_HOST = lazy_re.compile(r"\s*([\w.-]+): Test NCCL failure")
 
 def _check_macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = m.group("err").strip().lower()
-    code = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    code = kind_of(err)
     if err and code is None:
         return None
     base: dict[str, Any] = {"nccl_error": err or "(no text)", "where": m.group("where")}
@@ -204,14 +205,9 @@ def _second_line(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     if "NCCL error in:" in prev:
         return []
     err = ERRNAMES.get(m.group(1)) or TORCH_DETAIL[m.group(1)]  # the name, or torch's sentence for it
-    return from_detail(
-        hit,
-        last_error(hit) or _explaining_line(hit, KIND[err]),
-        {"nccl_error": err, "nccl_error_text": err},
-        None,
-        0,
-        KIND[err],
-    )
+    kind = KIND[err]
+    detail = last_error(hit) or _explaining_line(hit, kind)
+    return from_detail(hit, detail, {"nccl_error": err, "nccl_error_text": err}, None, 0, kind)
 
 
 def _duplicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.nccl_detail import KIND, RESULT, from_detail, last_error
+from pgdoctor.diagnose.rules.nccl_detail import RESULT, from_detail, kind_of, last_error
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.model import lazy_re
 
@@ -28,14 +28,19 @@ _NUMBERED = lazy_re.compile(
 def _numbered(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     num = int(m.group("num"))
     err = (m.group("err") or "").lower()
-    kind = next((c for k, c in KIND.items() if err.startswith(k)), None) if err else None
-    kind = kind or RESULT.get(num)
+    kind = kind_of(err) or RESULT.get(num)
     if kind is None:
         return []
+    where = m.group("where")
+    return _result(hit, num, err, where.strip("()") if where else None, kind)
+
+
+def _result(hit: Hit, num: int, err: str, where: Optional[str], kind: Any) -> list[Event]:
+    """The events of a ncclResult_t a program printed by its number (and text, when it has one)."""
     base: dict[str, Any] = {"nccl_result": num, "nccl_error": err or f"ncclResult {num}"}
     base["nccl_error_text"] = err or f"ncclResult {num}"
-    if m.group("where"):
-        base["where"] = m.group("where").strip("()")
+    if where is not None:
+        base["where"] = where
     return from_detail(hit, last_error(hit), base, None, 0, kind)
 
 
@@ -103,7 +108,7 @@ _MACRO = lazy_re.compile(
 
 def _macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = m.group("err").lower()
-    kind = next((c for k, c in KIND.items() if err.startswith(k)), None)
+    kind = kind_of(err)
     if kind is None:
         return None
     base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err"), "where": m.group("where")}
@@ -124,15 +129,10 @@ _ENFORCE = lazy_re.compile(
 def _enforce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     num = int(m.group("num"))
     err = (m.group("err") or "").lower()
-    kind = next((c for k, c in KIND.items() if err.startswith(k)), None) if err else None
-    kind = kind or (RESULT.get(num) if num <= 3 else None)
+    kind = kind_of(err) or (RESULT.get(num) if num <= 3 else None)
     if kind is None:
         return None
-    base: dict[str, Any] = {"nccl_result": num, "nccl_error": err or f"ncclResult {num}"}
-    base["nccl_error_text"] = err or f"ncclResult {num}"
-    if m.group("where"):
-        base["where"] = m.group("where")
-    return from_detail(hit, last_error(hit), base, None, 0, kind)
+    return _result(hit, num, err, m.group("where") or None, kind)
 
 
 SIGNATURES = (
