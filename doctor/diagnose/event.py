@@ -182,12 +182,10 @@ def _window_rank(hit: Hit) -> Optional[int]:
     """The rank of the lines around a hit line that has none, when every line with a rank there names the
     same one and at least two do: a traceback printed under "[rank3]:" whose last line lost its prefix to
     a wrap or a paste. A local rank or a second rank in the window says nothing."""
-    ranks = {ln.rank for ln in hit.lines if ln.rank is not None}
-    if len(ranks) != 1 or any(ln.local_rank is not None for ln in hit.lines):
+    ranked = [ln.rank for ln in hit.lines if ln.rank is not None]
+    if len(ranked) < 2 or len(set(ranked)) != 1 or any(ln.local_rank is not None for ln in hit.lines):
         return None
-    if sum(ln.rank is not None for ln in hit.lines) < 2:
-        return None
-    return ranks.pop()
+    return ranked[0]
 
 
 @dataclass
@@ -255,19 +253,19 @@ def event(
         if version:
             f["nccl_version"] = version
     m = _NCCL_PREFIX.match(hit.text)
-    if not m and "pid" not in f and "pid" in hit.text:
-        pid = _PID.search(hit.text)
-        if pid:
-            f["pid"] = int(pid.group(1))
     if m:
         f.setdefault("host", m.group(1))
         f.setdefault("pid", int(m.group(2)))
         f.setdefault("cuda_dev", int(m.group(3)))
-    elif "host" not in f:
-        host = _window_host(hit)
-        if host:
-            f["host"] = host
-            f["host_from"] = "NCCL lines around it"
+    else:
+        pid = _PID.search(hit.text) if "pid" not in f and "pid" in hit.text else None
+        if pid:
+            f["pid"] = int(pid.group(1))
+        if "host" not in f:
+            host = _window_host(hit)
+            if host:
+                f["host"] = host
+                f["host_from"] = "NCCL lines around it"
     return Event(
         code=code,
         source=hit.source,
