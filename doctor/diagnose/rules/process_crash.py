@@ -17,6 +17,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.signals import signal_of_exitcode
 from pgdoctor.model import lazy_re
 
 _SHELL = lazy_re.compile(
@@ -249,12 +250,12 @@ def _opal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 _PROCESS_FAILURE = lazy_re.compile(
     r"ProcessFailure\(local_rank=(?P<lr>\d+), pid=(?P<pid>\d+), exitcode=-(?P<num>\d+)\b"
 )
-_FAILURE_SIG = {11: "SIGSEGV", 6: "SIGABRT", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE"}
+_FATAL = frozenset(SIGNALS.values())
 
 
 def _process_failure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    sig = _FAILURE_SIG.get(int(m.group("num")))
-    if sig is None:
+    sig = signal_of_exitcode(-int(m.group("num")))
+    if sig not in _FATAL:
         return None
     facts: dict[str, Any] = {
         "signal": sig,
