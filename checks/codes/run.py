@@ -175,6 +175,24 @@ NCCL_CUDA_ERROR = register_code(
     "A CUDA call inside NCCL failed (unhandled cuda error)",
     AREA,
 )
+# The two below are NCCL's own error class (ncclUnhandledCudaError, ncclInvalidArgument) for a failure whose
+# remedy is the platform's or the build's: classed nccl_usage as the reference corpora (v1, v2) label them.
+NCCL_NVLS_CUDA_FAILURE = register_code(
+    "RUN196",
+    "nccl-nvls-cuda-failure",
+    "fail",
+    "nccl_usage",
+    "A CUDA call on NVLS multicast memory inside NCCL failed with 'invalid argument'",
+    AREA,
+)
+NCCL_CONFIG_FROM_OTHER_VERSION = register_code(
+    "RUN197",
+    "nccl-config-from-other-version",
+    "fail",
+    "nccl_usage",
+    "NCCL rejected a communicator config built by another NCCL version's header",
+    AREA,
+)
 # Category driver_env: a loaded libnccl that lacks what torch needs is an environment fault.
 NCCL_VERSION = register_code(
     "RUN195",

@@ -579,8 +579,18 @@ def test_no_algorithm_or_protocol_available_is_usage() -> None:
     ],
 )
 def test_a_config_struct_from_another_nccl_version_is_a_version_mismatch(log: str) -> None:
+    # NCCL's class (ncclInvalidArgument), as the reference corpora label it: LABEL_DECISIONS in test_corpus.py
     root = _root(log)
-    assert root.code == "RUN195" and root.facts["config_attribute"] == "blocking"
+    assert (
+        root.code == "RUN197"
+        and root.category == "nccl_usage"
+        and root.facts["config_attribute"] == "blocking"
+    )
+
+
+def test_a_small_config_value_is_the_callers_own_usage_not_another_version() -> None:
+    root = _root("node-a:41234:41234 [0] init.cc:1270 NCCL WARN Invalid config blocking attribute value 2\n")
+    assert root.code != "RUN197"
 
 
 @pytest.mark.parametrize(
@@ -634,15 +644,24 @@ def test_platform_features_nccl_could_not_use(warn: str, feature: str) -> None:
     assert root.code == "RUN292" and root.facts["feature"] == feature
 
 
-def test_a_bare_invalid_argument_from_nvls_is_the_platform_refusing_multicast() -> None:
-    # Every CUCHECK of nvls.cc is a driver call on a multicast object: the label decision is documented
-    # in tests/diagnose/test_corpus.py (LABEL_DECISIONS).
-    assert (
-        _root(
-            "devgpu263:589012:591652 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'\n"
-        ).code
-        == "RUN292"
-    )
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        # A bare 'invalid argument' is NCCL's ncclUnhandledCudaError: nccl_usage as the reference corpora label
+        # it (tests/diagnose/test_corpus.py, LABEL_DECISIONS), in 2.18's and 2.2x's line numbers and without one.
+        ("transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'", "RUN196"),
+        ("transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'", "RUN196"),
+        ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'", "RUN196"),
+        # The driver's answers that name the fabric or its state stay the platform's refusal.
+        (
+            "transport/nvls.cc:254 NCCL WARN Cuda failure 401 'the operation cannot be performed in the present state'",
+            "RUN292",
+        ),
+        ("transport/nvls.cc:223 NCCL WARN Cuda failure 801 'operation not supported'", "RUN292"),
+    ],
+)
+def test_a_cuda_failure_at_nvls_is_ncclss_class_unless_it_names_the_fabric(line: str, code: str) -> None:
+    assert _root(f"devgpu263:589012:591652 [0] {line}\n").code == code
 
 
 @pytest.mark.parametrize(

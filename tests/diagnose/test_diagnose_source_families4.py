@@ -92,9 +92,10 @@ def test_a_bare_communicator_abort_is_a_weak_timeout(prefix: str) -> None:
     assert f is not None and f.category == "nccl_usage", f
 
 
-def test_a_config_filled_by_another_nccl_header_stays_a_version_mismatch() -> None:
+def test_a_config_filled_by_another_nccl_header_is_its_own_code() -> None:
+    # RUN197, NCCL's class as the reference corpora label it (test_corpus.py, LABEL_DECISIONS)
     f = _root(WARN + "Invalid config blocking attribute value -2147483648")
-    assert f is not None and f.category == "driver_env", f
+    assert f is not None and f.code == "RUN197" and f.category == "nccl_usage", f
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)

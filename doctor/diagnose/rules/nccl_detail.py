@@ -611,12 +611,12 @@ def special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> li
         return [
             event(
                 hit,
-                C.NCCL_VERSION.code,
+                C.NCCL_CONFIG_FROM_OTHER_VERSION.code,
                 f"{hit.who()}: NCCL rejected its communicator config ({clip(detail, 120)}): "
                 "the ncclConfig_t came from another NCCL version's header than the library loaded",
                 {**base, "nccl_last_error": detail[:300], "config_attribute": m.group(1)},
                 used,
-                dedupe=(C.NCCL_VERSION.code, "config"),
+                dedupe=(C.NCCL_CONFIG_FROM_OTHER_VERSION.code,),
             )
         ]
     if _SHM.search(detail):

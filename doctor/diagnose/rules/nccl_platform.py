@@ -62,6 +62,13 @@ _NVLS_REFUSED = lazy_re.compile(
 # 201 a driver without multicast. Only memory is the job's own (cuMemCreate 'out of memory': cuda_oom).
 _NVLS_CUDA_FAILURE = lazy_re.compile(r"Cuda failure (?:\d+ )?'(?!out of memory)")
 _DMABUF = lazy_re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supported|failed)", re.I)
+# The generic CUDA error (1 / CUDA_ERROR_INVALID_VALUE) at an nvls.cc call, with no word of the fabric: NCCL
+# returns it as ncclUnhandledCudaError, which the reference corpora (v1, v2) class as NCCL's own (nccl_usage,
+# RUN196); the driver's answers that name the fabric or its state stay RUN292.
+_NVLS_GENERIC = lazy_re.compile(r"Cuda failure (?:1 )?'invalid argument'")
+_NVLS_NAMES_FABRIC = lazy_re.compile(
+    r"[Ff]abric|IMEX|not supported|not available|not permitted|present state"
+)
 # cudart's 801 "operation not supported" / 800 "operation not permitted" at any other NCCL CUDACHECK: NCCL
 # only calls what the device attributes claim, so the refusal is the platform's (a vGPU without UVM or
 # cuMem, a container without the IPC permissions cuMem handle export needs). The whole quoted message
@@ -94,6 +101,19 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
     )
     if not feature:
         return []
+    if feature == "nvls" and _NVLS_GENERIC.search(detail) and not _NVLS_NAMES_FABRIC.search(detail):
+        return [
+            event(
+                hit,
+                C.NCCL_NVLS_CUDA_FAILURE.code,
+                f"{hit.who()}: a CUDA call on NVLink SHARP multicast memory inside NCCL failed with 'invalid "
+                f"argument' ({clip(detail, 120)}): the driver cannot back multicast here; NCCL_NVLS_ENABLE=0 "
+                "turns NVLS off",
+                {**base, "feature": feature},
+                used,
+                dedupe=(C.NCCL_NVLS_CUDA_FAILURE.code,),
+            )
+        ]
     what = {
         "nvls": "NVLink SHARP multicast (NVLS): the fabric (Fabric Manager / IMEX) does not provide it; "
         "NCCL_NVLS_ENABLE=0 turns it off",
