@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pgdoctor.diagnose.text.normalize import Line, text_rank
+from pgdoctor.knowledge import nccl_version
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import bounded
 from pgdoctor.knowledge.signals import signal_of_exitcode
@@ -161,21 +162,20 @@ def _window_host(hit: Hit) -> Optional[str]:
     return host
 
 
-# NCCL's banner ("NCCL version 2.18.1+cuda12.1") and torch's error text ("..., NCCL version 2.14.3").
-NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]*\d)?)")
-
-
 # The process a line is about, in the words the launchers, DataLoader and Ray print ("(pid: 1760809)",
 # "worker (pid 7579) is killed", "pid=2421").
 _PID = re.compile(r"\bpid[=:]? ?(\d{1,9})\b")
 
 
-def _window_nccl_version(hit: Hit) -> Optional[str]:
-    """The NCCL version the lines around a hit print, when they print one only."""
-    found = {
-        m.group(1) for ln in hit.lines if "NCCL version" in ln.text for m in NCCL_VERSION.finditer(ln.text)
-    }
-    return found.pop() if len(found) == 1 else None
+def _window_nccl_version(hit: Hit) -> Optional[nccl_version.NcclVersion]:
+    """The NCCL version the lines around a hit print (knowledge/nccl_version.py), when they print one only."""
+    found: dict[str, nccl_version.NcclVersion] = {}
+    for ln in hit.lines:
+        for v in nccl_version.find_all(ln.text):
+            # One release printed twice (NCCL's banner, torch 1.x's misprint): the banner says more.
+            if v.version not in found or (v.cuda and not found[v.version].cuda):
+                found[v.version] = v
+    return found.popitem()[1] if len(found) == 1 else None
 
 
 def _window_rank(hit: Hit) -> Optional[int]:
@@ -251,7 +251,7 @@ def event(
     if "nccl_version" not in f:
         version = _window_nccl_version(hit)
         if version:
-            f["nccl_version"] = version
+            f.update(version.facts())
     m = _NCCL_PREFIX.match(hit.text)
     if m:
         f.setdefault("host", m.group(1))

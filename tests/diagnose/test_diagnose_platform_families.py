@@ -717,5 +717,7 @@ def test_versions_nccl_printed_at_init_are_facts_of_the_cuda_error() -> None:
         "node1:1234:1290 [0] init.cc:1 NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'\n"
     )
     _check(
-        log, "RUN261", {"driver_cuda_version": "12.2", "nccl_cuda_version": "12.4", "nccl_version": "2.21.5"}
+        log,
+        "RUN261",
+        {"driver_cuda_version": "12.2", "nccl_cuda_version": "12.4", "nccl_version": "2.21.5+cuda12.4"},
     )

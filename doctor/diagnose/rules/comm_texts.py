@@ -42,6 +42,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge import nccl_version
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
@@ -222,16 +223,9 @@ def _xla_comm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     facts: dict[str, Any] = {"framework": "xla"}
     if m.group("op"):
         facts["op"] = m.group("op")
-    ver = next(
-        (
-            v.group(1)
-            for v in (re.search(r"NCCL version (\d+\.\d+\.\d+)", ln.text) for ln in hit.before(24, False))
-            if v
-        ),
-        None,
-    )
+    ver = next((v for v in (nccl_version.find(ln.text) for ln in hit.before(24, False)) if v), None)
     if ver:
-        facts["nccl_version"] = ver
+        facts.update(ver.facts())
     return [
         row.event(
             hit,

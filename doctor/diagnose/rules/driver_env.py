@@ -21,6 +21,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader, read
+from pgdoctor.knowledge import nccl_version
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import CUDA_ERROR_WORDS, CudaError, find_cuda_error
 from pgdoctor.model import lazy_re
@@ -94,7 +95,6 @@ _WHY = {
 # The versions NCCL prints at init beside the failure (init.cc: "cudaDriverVersion 12020", "NCCL version
 # 2.19.3+cuda12.3"): the driver's CUDA and the runtime NCCL was built for, facts of a CUDA error of the stack.
 _DRIVER_VERSION = lazy_re.compile(r"\bcudaDriverVersion (\d{4,6})\b")
-_NCCL_BUILD = lazy_re.compile(r"\bNCCL version ([\d.]+)\+cuda([\d.]+)")
 
 
 def _versions_near(hit: Hit) -> dict[str, Any]:
@@ -104,9 +104,9 @@ def _versions_near(hit: Hit) -> dict[str, Any]:
         if d:
             v = int(d.group(1))
             out["driver_cuda_version"] = f"{v // 1000}.{v % 1000 // 10}"
-        n = _NCCL_BUILD.search(ln.text)
-        if n:
-            out.update(nccl_version=n.group(1), nccl_cuda_version=n.group(2))
+        n = nccl_version.find(ln.text)
+        if n and n.cuda:  # the banner: the CUDA NCCL was built for is the fact wanted beside the driver's
+            out.update(n.facts())
     return out
 
 

@@ -25,7 +25,6 @@ from pgdoctor.model import lazy_re
 _INLINE_LAST = lazy_re.compile(
     r"Last error:\s*(.+)$|Last NCCL warning\(error\) log entry \(may be unrelated\) '(.+?)'\.?\s*$"
 )
-NCCL_VER = lazy_re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").
 # 2.23+ also "communicator encountered a fatal error (detected in ncclIbTest)" after NET/IB's async fatal

@@ -50,7 +50,6 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     IFACE,
     KIND,
     NCCL_ALLOC,
-    NCCL_VER,
     RESULT,
     SOCKET,
     SOCKET_FRAME,
@@ -72,6 +71,7 @@ from pgdoctor.diagnose.rules.store_errors import SHUTDOWN_POLL
 from pgdoctor.diagnose.rules.store_errors import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge import nccl_version
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import find_cuda_error
 from pgdoctor.model import lazy_re
@@ -82,7 +82,7 @@ from pgdoctor.model import lazy_re
 _TORCH = lazy_re.compile(
     r"NCCL error(?: in: (?P<where>(?:(?:\.{3}|\u2026) ?)?\S+?),?|:)\s+"
     r"(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
-    r"(?:,?\s*NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)|[`'\"]?\s*$)"
+    r"(?:,?\s*NCCL version (?P<ver>" + nccl_version.NUMBER + r")|[`'\"]?\s*$)"
 )
 # ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error").
 _NCCL_TEXT = lazy_re.compile(
@@ -106,8 +106,9 @@ def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     code = kind_of(err)
     gd = m.groupdict()
     base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err").strip()}
-    if gd.get("ver"):
-        base["nccl_version"] = gd["ver"]
+    ver = nccl_version.parse(gd["ver"]) if gd.get("ver") else None
+    if ver:
+        base.update(ver.facts())
     if gd.get("where"):
         base["where"] = gd["where"]
     w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
@@ -165,7 +166,7 @@ def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 _TORCH_TAIL = lazy_re.compile(
     r"(?<!\S)(?P<where>\S*(?:ProcessGroupNCCL|NCCLUtils)\.[ch]pp:\d+),\s+(?P<err>[a-z][^(,]*?)"
     r"(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?,?\s*"
-    r"NCCL version (?P<ver>\d+\.\d+(?:\.\d+)*(?:\+cuda[\d.]+)?)"
+    r"NCCL version (?P<ver>" + nccl_version.NUMBER + r")"
 )
 # The NCCLCHECK macros of programs that call NCCL themselves print the file, the line and
 # ncclGetErrorString: NCCL's examples and TensorRT-LLM ("Failed, NCCL error ncclCommunicator.cpp:90 'invalid
@@ -238,12 +239,12 @@ def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 def _version(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    v = NCCL_VER.search(t)
+    v = nccl_version.find(t)
     return [
         row.event(
             hit,
             f"NCCL version problem: {clip(t.strip(), 160)}",
-            {"nccl_version": v.group(1)} if v else {},
+            v.facts() if v else {},
             dedupe=(row.code,),
         )
     ]

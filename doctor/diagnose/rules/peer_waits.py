@@ -61,6 +61,7 @@ from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.rules.net_texts import until_up
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge import nccl_version
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
@@ -103,7 +104,6 @@ _RESULT_MID = lazy_re.compile(
     r"(?m)^[^\S\n]*\S.*?\b(?:(?P<sys>ncclSystemError: System call \(e\.g\. socket, malloc\))|"
     r"(?P<remote>ncclRemoteError: A call failed possibly due to a network error))"
 )
-_NCCL_VERSION = lazy_re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _RAN_ALONE = lazy_re.compile(r"^\s*ran\s+for\s+(?P<ran>\d+) milliseconds before timing out")
 _WORK_TAIL = lazy_re.compile(r"Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 _SSH_LOGIN = lazy_re.compile(
@@ -300,9 +300,9 @@ def _connect_bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _result_mid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"nccl_error": "ncclRemoteError" if m.group("remote") else "ncclSystemError"}
-    v = _NCCL_VERSION.search(hit.text)
+    v = nccl_version.find(hit.text)
     if v:
-        facts["nccl_version"] = v.group(1)
+        facts.update(v.facts())
     if m.group("remote"):
         return [
             row.event(
