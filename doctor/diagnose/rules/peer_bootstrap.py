@@ -201,7 +201,19 @@ def _paddle_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 _RAY_GCS = lazy_re.compile(
     r"Failed to connect to GCS(?: at address[= ]?(?P<addr>[\w.:\[\]-]+))?(?: within (?P<s>\d+) seconds)?|"
     r"(?P<wait>Timed out while waiting for GCS to become available)|"
-    r"(?P<none>Could not find any running Ray instance)"
+    r"(?P<none>Could not find any running Ray instance)|"
+    # Ray 1.x's GCS client (service_based_gcs_client.cc ReconnectGcsServer, RAY_LOG(FATAL), a "C" record
+    # and a glog stack after it): "Couldn't reconnect to GCS server. The last attempted GCS server address
+    # was 10.42.0.44:43507" - its pings of the address it was given ran out of retries.
+    r"Couldn't reconnect to GCS server\.?(?: The last attempted GCS server address was "
+    r"(?P<addr2>[\w.:\[\]-]+))?|"
+    # python/ray/_private/services.py (1.11+, `ray start --address` / ray.init): "Unable to connect to GCS at
+    # 10.0.0.1:6379. Check that (1) Ray GCS with matching version started successfully at the specified
+    # address, and (2) there is no firewall setting preventing access."; before the GCS held the cluster
+    # table (Ray <= 1.10, Redis on the head): "Unable to connect to Redis at 10.0.0.1:6379 after 12 retries."
+    # (Redis only with its retries: other programs' Redis clients say "Unable to connect to Redis" too)
+    r"Unable to connect to (?:GCS at (?P<addr3>[\w.:\[\]-]+)|"
+    r"Redis at (?P<addr4>[\w.:\[\]-]+) after \d+ retries)"
 )
 # The driver or worker joined after all: Ray's own records of a connected node, or the run's progress.
 _RAY_UP = lazy_re.compile(
@@ -226,8 +238,9 @@ def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     if any(_RAY_UP.search(ln.text) for ln in hit.after(80, same_rank=False)):
         return []  # a retry on the way to a connection that came up
     facts: dict[str, Any] = {"framework": "ray", "problem": "ray_gcs_unreachable"}
-    if m.group("addr"):
-        facts["address"] = m.group("addr").rstrip(".")
+    addr = m.group("addr") or m.group("addr2") or m.group("addr3") or m.group("addr4")
+    if addr:
+        facts["address"] = addr.rstrip(".")
     at = f" at {facts['address']}" if "address" in facts else ""
     return [
         row.event(
@@ -238,6 +251,55 @@ def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             dedupe=(row.code, "ray_gcs"),
         )
     ]
+
+
+# Dask distributed's connect (distributed/comm/core.py connect()): the client, a worker or its nanny reaching
+# the scheduler (or a peer) within distributed.comm.timeouts.connect. <= 2.x "OSError: Timed out trying to
+# connect to 'tcp://172.17.0.4:8786' after 10 s: in <distributed.comm.tcp.TCPConnector object at
+# 0x7f87a4569da0>: ConnectionRefusedError: [Errno 111] Connection refused" (the last error after it; 1.2x
+# "...: connect() didn't finish in time"), 2021+ "OSError: Timed out trying to connect to tcp://10.0.0.5:8786
+# after 30 s" (the error chained above it), "Timed out during handshake while connecting to
+# tcp://10.0.0.5:8786 after 10 s"; the TCP connector's own raise (comm/tcp.py convert_stream_closed_error)
+# "CommClosedError: in <TCPConnector object at 0x..>: ConnectionRefusedError: [Errno 111] Connection refused".
+# A connect to the scheduler (its port 8786, or the client's or a worker's start-up beside it) is the
+# cluster's meeting; a connect to another worker's address in the middle of a run is the echo of that worker's
+# death (tier 1).
+_DASK_CONNECT = lazy_re.compile(
+    r"Timed out (?:trying to connect to|during handshake while connecting to) '?"
+    r"(?P<addr>(?:tcp|tls|ucx|ws|wss|inproc)://[^\s',]+)'? after (?P<s>[\d.]+) ?s\b(?::\s*(?P<why>.*))?|"
+    r"in <(?:distributed\.comm\.\w+\.)?TCPConnector object at 0x[0-9a-fA-F]+>: "
+    r"(?P<err>\w+(?:Error|Exception)\b.*)"
+)
+_DASK_START = lazy_re.compile(
+    r"scheduler|Client\(|dask[-_ ]worker|Waiting to connect to|LocalCluster|distributed\.client\b", re.I
+)
+
+
+def _dask_connect(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    addr = m.group("addr")
+    why = (m.group("why") or m.group("err") or "").strip()
+    facts: dict[str, Any] = {"framework": "dask", "problem": "dask_connect"}
+    if addr:
+        facts["address"] = addr.rstrip(".")
+        facts["connect_timeout_s"] = float(m.group("s"))
+    if why:
+        facts["error"] = clip(why, 200)
+    port = re.search(r":(\d+)$", facts.get("address", ""))
+    near = [hit.text, *(ln.text for ln in hit.before(24, same_rank=False)), *(ln.text for ln in hit.after(8))]
+    scheduler = bool(port and port.group(1) == "8786") or any(_DASK_START.search(t) for t in near)
+    at = f" at {facts['address']}" if addr else ""
+    said = f" ({clip(why, 100)})" if why else ""
+    if scheduler:
+        msg = (
+            f"Dask could not connect to its scheduler{at}{said}: the scheduler is not running (or not yet), "
+            "the address or port is wrong, or a firewall blocks it"
+        )
+    else:
+        msg = (
+            f"Dask could not connect to a peer{at}{said}: the scheduler or the worker at that address is not "
+            "running (it died, or never started), or the network between them blocks it"
+        )
+    return [row.event(hit, msg, facts, tier=0 if scheduler else 1, dedupe=(row.code, "dask_connect"))]
 
 
 S = C.STORE_UNREACHABLE.code
@@ -302,9 +364,23 @@ SIGNATURES = (
         _ray_gcs,
         S,
         tier=1,
-        anchors=(b"Failed to connect to GCS", b"waiting for GCS", b"running Ray instance"),
-        worth=(rb"Failed to connect to GCS", rb"waiting for GCS", rb"running Ray instance"),
-        words=("to gcs", "for gcs", "running ray instance"),
+        anchors=(
+            b"Failed to connect to GCS",
+            b"waiting for GCS",
+            b"running Ray instance",
+            b"reconnect to GCS server",
+            b"Unable to connect to GCS",
+            b"Unable to connect to Redis",
+        ),
+        words=("to gcs", "for gcs", "running ray instance", "to redis at"),
+    ),
+    Signature(
+        "dask connect",
+        _DASK_CONNECT,
+        _dask_connect,
+        S,
+        anchors=(b"Timed out trying to connect to", b"while connecting to", b"TCPConnector object at"),
+        words=("timed out trying to connect", "while connecting to", "tcpconnector"),
     ),
     Signature(
         "pccl connect",
