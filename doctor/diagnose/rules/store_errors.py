@@ -325,8 +325,8 @@ def _bare_dns(row: Signature, hit: Hit) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            "a host name does not resolve (getaddrinfo failed): a node's or the master's address (MASTER_ADDR, "
-            "the cluster head, a peer's host name) that DNS or /etc/hosts does not know on this node",
+            "a host name does not resolve (getaddrinfo failed): a node's or the master's address "
+            "(MASTER_ADDR, the cluster head, a peer's host name) that DNS or /etc/hosts does not know here",
             {"error": "name resolution", "context": "none"},
             tier=1,
             dedupe=(row.code, "dns"),
