@@ -88,7 +88,31 @@ _GLOO_IFACE = lazy_re.compile(r"Unable to find address for:?\s*(\S+)")
 # "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
 # the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
 # that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
-_FULL_MESH = lazy_re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
+# (a paste may elide the middle: "Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: ...")
+_FULL_MESH = lazy_re.compile(r"Gloo connectFullMesh failed(?: with|\s*(?:\.\.\.|…))\s*(?P<why>.*)$")
+# ProcessGroupGloo's createDefaultDevice (torch 1.x-2.x) when the host name has no address at all: "Unable to
+# resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network
+# interface to bind to with GLOO_SOCKET_IFNAME." On one node that works; a peer on another node is then told
+# 127.0.0.1 and refused. The cause is the name that does not resolve (the store's host-name family, RUN222),
+# not the transport, when gloo's connect failure follows it.
+_NO_HOSTNAME = lazy_re.compile(r"Unable to resolve hostname to a \(local\) address")
+
+
+def _unresolved_host(row: Signature, hit: Hit, why: str, facts: dict[str, Any]) -> Optional[list[Event]]:
+    if not any(_NO_HOSTNAME.search(ln.text) for ln in hit.before(12, same_rank=False)):
+        return None
+    facts["likely_cause"] = "host_name_unresolved"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the host name does not resolve, so gloo fell back to the loopback address and a "
+            f"peer could not connect to it ({clip(why, 100)}): fix the host name's address (DNS, /etc/hosts) "
+            "or set GLOO_SOCKET_IFNAME to the interface the nodes reach each other on",
+            facts,
+            code=C.STORE_UNREACHABLE.code,
+            dedupe=(C.STORE_UNREACHABLE.code, "gloo_unresolved"),
+        )
+    ]
 
 
 def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -102,8 +126,13 @@ def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", why)
     if src:
         facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
-    if re.search(r"remote=\[?127\.", why):
+    # (the peer's address on the next line when a paste re-wrapped the message)
+    nxt = [ln.text for ln in hit.after(1)]
+    if re.search(r"remote=\[?127\.", why) or (nxt and re.match(r"\s*remote=\[?127\.", nxt[0])):
         facts["likely_cause"] = "host_name_resolves_to_loopback"
+    unresolved = _unresolved_host(row, hit, why, facts)
+    if unresolved:
+        return unresolved
     return [
         row.event(
             hit,
@@ -137,6 +166,9 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # a peer's address that is loopback: /etc/hosts maps the host name to 127.0.1.1 (Debian/Ubuntu)
         facts["likely_cause"] = "host_name_resolves_to_loopback"
         tier = 0
+        unresolved = _unresolved_host(row, hit, what, facts)
+        if unresolved:
+            return unresolved
     return [
         row.event(
             hit,
