@@ -256,12 +256,22 @@ def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = m.group(1)
+    facts: dict[str, Any] = {"backend": "gloo", "interface": name, "interface_problem": True}
+    why = "GLOO_SOCKET_IFNAME names a missing or unconfigured interface"
+    if name[:1] in "^=":
+        # NCCL_SOCKET_IFNAME's syntax ("^lo,docker" excludes, "=eth0" is exact): gloo takes the value as one
+        # interface's name, or a comma list of names since torch 1.8, and no interface is called "^lo"
+        facts["problem"] = "nccl_ifname_syntax"
+        why = (
+            "GLOO_SOCKET_IFNAME was given NCCL's exclusion / exact-match syntax, which gloo reads as an "
+            "interface's name: give it the interface itself (e.g. eth0)"
+        )
     return [
         row.event(
             hit,
-            f"gloo cannot use interface {m.group(1)}: it has no address "
-            "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
-            {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
+            f"gloo cannot use interface {name}: it has no address ({why})",
+            facts,
             dedupe=(row.code, "gloo_iface"),
         )
     ]
@@ -374,8 +384,9 @@ SIGNATURES = (
         _GLOO_IFACE,
         _gloo_iface,
         C.NCCL_SOCKET_ERROR.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # (its own words too: a paste that wraps the enforce text puts them on a line of their own)
+        anchors=(b"rror", b"Unable to find address for"),
+        worth=(rb"Error\b", rb"Unable to find address for"),
         words=("unable to find address for",),
         anchor_from="the exception type ('RuntimeError: ') before gloo's enforce message",
         examples=(

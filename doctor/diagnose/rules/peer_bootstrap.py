@@ -25,6 +25,16 @@ find any running Ray instance. Please specify the one to connect to by setting `
 `RAY_ADDRESS` environment variable." (older "by setting `address`"): no head to join and no address given
 (RUN224).
 
+Ray 1.x's GCS client giving up ("Couldn't reconnect to GCS server. The last attempted GCS server address was
+10.42.0.44:43507", a fatal record), services.py's "Unable to connect to GCS at ..." and the Redis era's
+"Unable to connect to Redis at ... after 12 retries" are the same head out of reach (RUN222). Dask's connect
+to its scheduler (distributed/comm/core.py: "Timed out trying to connect to 'tcp://10.0.0.5:8786' after 10 s:
+...", "Timed out during handshake while connecting to ...", comm/tcp.py's "in <TCPConnector object at 0x..>:
+ConnectionRefusedError: ...") is RUN222 too. A raised resolver error with no store words beside it and no
+download around it ("socket.gaierror: [Errno -2] Name or service not known" at the end of getaddrinfo's
+frames) is a node's or the master's name that does not resolve (RUN222, tier 1; store_errors reads it when the
+store is named).
+
 A port that the node's own server cannot bind is RUN223 (most often another job holds it; glog's check does
 not say the errno); an address it cannot find or a master it cannot reach is RUN222; a variable of the
 launcher never set is RUN224. These are the first things such a job does: there is no earlier failure to
@@ -302,6 +312,45 @@ def _dask_connect(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [row.event(hit, msg, facts, tier=0 if scheduler else 1, dedupe=(row.code, "dask_connect"))]
 
 
+# A download or another service's client around the lookup: its host is not the job's (urllib3's
+# NameResolutionError "Failed to resolve 'huggingface.co'", requests' "Max retries exceeded with url", pip).
+_OTHER_HOST = lazy_re.compile(
+    r"https?://|HTTPS?Connection|requests\.|urllib|aiohttp|httpx|huggingface|hf_hub|snapshot_download|"
+    r"download|\bpip\b|wandb|mlflow|\bs3://|\bgs://|NameResolutionError|Max retries exceeded|smtp|ftp",
+    re.I,
+)
+# A raised resolver error: Python's socket.gaierror (or an exception that quotes it) on the line.
+_RAISED_DNS = lazy_re.compile(r"gaierror|\b\w+(?:Error|Exception)\b")
+
+
+_DNS = lazy_re.compile(
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+    r"No address associated with hostname"
+)
+
+
+def _bare_dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """A raised resolver error with no store words beside it ("socket.gaierror: [Errno -2] Name or service not
+    known" under getaddrinfo's frames, a paste that kept only the traceback's end): in a distributed job's log
+    the names it resolves are its peers' and its master's (a node's host name, MASTER_ADDR, a cluster head),
+    unless a download or another service's client is around it. Tier 1: any other finding of the log leads."""
+    if not _RAISED_DNS.search(hit.text):
+        return None
+    near = [hit.text, *(ln.text for ln in hit.before(24, same_rank=False)), *(ln.text for ln in hit.after(8))]
+    if any(_OTHER_HOST.search(t) for t in near):
+        return None
+    return [
+        row.event(
+            hit,
+            "a host name does not resolve (getaddrinfo failed): a node's or the master's address "
+            "(MASTER_ADDR, the cluster head, a peer's host name) that DNS or /etc/hosts does not know here",
+            {"error": "name resolution", "context": "none"},
+            tier=1,
+            dedupe=(row.code, "dns"),
+        )
+    ]
+
+
 S = C.STORE_UNREACHABLE.code
 SIGNATURES = (
     Signature(
@@ -381,6 +430,26 @@ SIGNATURES = (
         S,
         anchors=(b"Timed out trying to connect to", b"while connecting to", b"TCPConnector object at"),
         words=("timed out trying to connect", "while connecting to", "tcpconnector"),
+    ),
+    Signature(
+        "host name unresolved",
+        _DNS,
+        _bare_dns,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
+        words=(
+            "name or service not known",
+            "name resolution",
+            "nodename nor servname",
+            "no address associated",
+        ),
+        anchor_from="the exception type ('socket.gaierror: ', '...Error: ') before the resolver's message",
+        examples=(
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+        ),
     ),
     Signature(
         "pccl connect",

@@ -287,7 +287,7 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # with IPv4, which resolves. For any other name the store's host does not resolve.
         return []
     if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
-        return _bare_dns(row, hit)
+        return None  # no store words beside it: peer_bootstrap's bare host-name row reads it
     return [
         row.event(
             hit,
@@ -296,39 +296,6 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
                 "error": "name resolution",
                 **({"master_addr": fam.group(1), "master_port": int(fam.group(2))} if fam else {}),
             },
-            dedupe=(row.code, "dns"),
-        )
-    ]
-
-
-# A download or another service's client around the lookup: its host is not the job's (urllib3's
-# NameResolutionError "Failed to resolve 'huggingface.co'", requests' "Max retries exceeded with url", pip).
-_OTHER_HOST = lazy_re.compile(
-    r"https?://|HTTPS?Connection|requests\.|urllib|aiohttp|httpx|huggingface|hf_hub|snapshot_download|"
-    r"download|\bpip\b|wandb|mlflow|\bs3://|\bgs://|NameResolutionError|Max retries exceeded|smtp|ftp",
-    re.I,
-)
-# A raised resolver error: Python's socket.gaierror (or an exception that quotes it) on the line.
-_RAISED_DNS = lazy_re.compile(r"gaierror|\b\w+(?:Error|Exception)\b")
-
-
-def _bare_dns(row: Signature, hit: Hit) -> Optional[list[Event]]:
-    """A raised resolver error with no store words beside it ("socket.gaierror: [Errno -2] Name or service not
-    known" under getaddrinfo's frames, a paste that kept only the traceback's end): in a distributed job's log
-    the names it resolves are its peers' and its master's (a node's host name, MASTER_ADDR, a cluster head),
-    unless a download or another service's client is around it. Tier 1: any other finding of the log leads."""
-    if not _RAISED_DNS.search(hit.text):
-        return None
-    near = [hit.text, *(ln.text for ln in hit.before(24, same_rank=False)), *(ln.text for ln in hit.after(8))]
-    if any(_OTHER_HOST.search(t) for t in near):
-        return None
-    return [
-        row.event(
-            hit,
-            "a host name does not resolve (getaddrinfo failed): a node's or the master's address "
-            "(MASTER_ADDR, the cluster head, a peer's host name) that DNS or /etc/hosts does not know here",
-            {"error": "name resolution", "context": "none"},
-            tier=1,
             dedupe=(row.code, "dns"),
         )
     ]
