@@ -167,7 +167,7 @@ def _subchannel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
         return None  # a connect that failed for another reason (TLS, a resolver) is not a peer not listening
     why = w.group("os") or w.group("why")
     facts: dict[str, Any] = {"problem": "grpc_connect", "error": why, UNTIL_UP: ""}
-    a = _SUB_ADDR.search(rest)
+    a = _SUB_ADDR.search(hit.text)
     if a:
         facts["peer"] = a.group("addr")
     at = f" {facts['peer']}" if "peer" in facts else " its peer"

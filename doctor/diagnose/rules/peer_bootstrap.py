@@ -277,8 +277,9 @@ def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 _DASK_CONNECT = lazy_re.compile(
     r"Timed out (?:trying to connect to|during handshake while connecting to) '?"
     r"(?P<addr>(?:tcp|tls|ucx|ws|wss|inproc)://[^\s',]+)'? after (?P<s>[\d.]+) ?s\b(?::\s*(?P<why>.*))?|"
-    r"in <(?:distributed\.comm\.\w+\.)?TCPConnector object at 0x[0-9a-fA-F]+>: "
-    r"(?P<err>\w+(?:Error|Exception)\b.*)"
+    # (the error after it may be cut onto a line of its own)
+    r"in <(?:distributed\.comm\.\w+\.)?TCPConnector object at 0x[0-9a-fA-F]+>:?(?:\s*(?P<err>\w+(?:Error|"
+    r"Exception)\b.*))?"
 )
 _DASK_START = lazy_re.compile(
     r"scheduler|Client\(|dask[-_ ]worker|Waiting to connect to|LocalCluster|distributed\.client\b", re.I
