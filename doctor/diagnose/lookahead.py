@@ -37,6 +37,11 @@ _UP_MARKERS = (
     b"Connected all trees",
     b"Init SUCCESS",
     b"client socket has connected to",
+    # TensorFlow's between-graph training going on after its session reached every task (monitored_session's
+    # "Done running local_init_op." and the step counter's "global_step/sec: 12.3"), which settles gRPC's
+    # subchannel connect failures of its start-up (rules/grpc_transport.py)
+    b"Done running local_init_op",
+    b"global_step/sec",
 )
 
 

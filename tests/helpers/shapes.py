@@ -11,6 +11,7 @@ a figure is reproducible.
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from collections.abc import Callable
 from typing import Any, Optional
@@ -171,7 +172,19 @@ def cjk_glued(log: str) -> str:
     return "\n".join(lines)
 
 
+def actions_links(log: str) -> str:
+    """A GitHub Actions log copied from its web viewer into an issue: the viewer's line anchors wrapped
+    around digits of the text as Markdown links ("23[57](https://github.com/o/r/runs/7454288162?
+    check_suite_focus=true#step:6:58) Killed"), on the first number of every line."""
+    out = []
+    for k, line in enumerate(log.split("\n")):
+        link = f"(https://github.com/o/r/runs/7454288162?check_suite_focus=true#step:6:{k + 1})"
+        out.append(re.sub(r"(\d)(\d)(?!\d)", rf"\1[\2]{link}", line, count=1))
+    return "\n".join(out)
+
+
 SHAPES: dict[str, Callable[[str], str]] = {
+    "actions_links": actions_links,
     "url_lines": url_lines,
     "url_query": url_query,
     "html": html_escaped,

@@ -88,7 +88,31 @@ _GLOO_IFACE = lazy_re.compile(r"Unable to find address for:?\s*(\S+)")
 # "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
 # the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
 # that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
-_FULL_MESH = lazy_re.compile(r"Gloo connectFullMesh failed with (?P<why>.*)$")
+# (a paste may elide the middle: "Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: ...")
+_FULL_MESH = lazy_re.compile(r"Gloo connectFullMesh failed(?: with|\s*(?:\.\.\.|…))\s*(?P<why>.*)$")
+# ProcessGroupGloo's createDefaultDevice (torch 1.x-2.x) when the host name has no address at all: "Unable to
+# resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network
+# interface to bind to with GLOO_SOCKET_IFNAME." On one node that works; a peer on another node is then told
+# 127.0.0.1 and refused. The cause is the name that does not resolve (the store's host-name family, RUN222),
+# not the transport, when gloo's connect failure follows it.
+_NO_HOSTNAME = lazy_re.compile(r"Unable to resolve hostname to a \(local\) address")
+
+
+def _unresolved_host(row: Signature, hit: Hit, why: str, facts: dict[str, Any]) -> Optional[list[Event]]:
+    if not any(_NO_HOSTNAME.search(ln.text) for ln in hit.before(12, same_rank=False)):
+        return None
+    facts["likely_cause"] = "host_name_unresolved"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the host name does not resolve, so gloo fell back to the loopback address and a "
+            f"peer could not connect to it ({clip(why, 100)}): fix the host name's address (DNS, /etc/hosts) "
+            "or set GLOO_SOCKET_IFNAME to the interface the nodes reach each other on",
+            facts,
+            code=C.STORE_UNREACHABLE.code,
+            dedupe=(C.STORE_UNREACHABLE.code, "gloo_unresolved"),
+        )
+    ]
 
 
 def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -102,8 +126,13 @@ def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     src = re.search(r"\[([^\]]*gloo[^\]]*?):(\d+)\]", why)
     if src:
         facts["gloo_source"] = f"{src.group(1).rsplit('/', 1)[-1]}:{src.group(2)}"
-    if re.search(r"remote=\[?127\.", why):
+    # (the peer's address on the next line when a paste re-wrapped the message)
+    nxt = [ln.text for ln in hit.after(1)]
+    if re.search(r"remote=\[?127\.", why) or (nxt and re.match(r"\s*remote=\[?127\.", nxt[0])):
         facts["likely_cause"] = "host_name_resolves_to_loopback"
+    unresolved = _unresolved_host(row, hit, why, facts)
+    if unresolved:
+        return unresolved
     return [
         row.event(
             hit,
@@ -137,6 +166,9 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # a peer's address that is loopback: /etc/hosts maps the host name to 127.0.1.1 (Debian/Ubuntu)
         facts["likely_cause"] = "host_name_resolves_to_loopback"
         tier = 0
+        unresolved = _unresolved_host(row, hit, what, facts)
+        if unresolved:
+            return unresolved
     return [
         row.event(
             hit,
@@ -224,12 +256,22 @@ def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = m.group(1)
+    facts: dict[str, Any] = {"backend": "gloo", "interface": name, "interface_problem": True}
+    why = "GLOO_SOCKET_IFNAME names a missing or unconfigured interface"
+    if name[:1] in "^=":
+        # NCCL_SOCKET_IFNAME's syntax ("^lo,docker" excludes, "=eth0" is exact): gloo takes the value as one
+        # interface's name, or a comma list of names since torch 1.8, and no interface is called "^lo"
+        facts["problem"] = "nccl_ifname_syntax"
+        why = (
+            "GLOO_SOCKET_IFNAME was given NCCL's exclusion / exact-match syntax, which gloo reads as an "
+            "interface's name: give it the interface itself (e.g. eth0)"
+        )
     return [
         row.event(
             hit,
-            f"gloo cannot use interface {m.group(1)}: it has no address "
-            "(GLOO_SOCKET_IFNAME names a missing or unconfigured interface)",
-            {"backend": "gloo", "interface": m.group(1), "interface_problem": True},
+            f"gloo cannot use interface {name}: it has no address ({why})",
+            facts,
             dedupe=(row.code, "gloo_iface"),
         )
     ]
@@ -342,8 +384,9 @@ SIGNATURES = (
         _GLOO_IFACE,
         _gloo_iface,
         C.NCCL_SOCKET_ERROR.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        # (its own words too: a paste that wraps the enforce text puts them on a line of their own)
+        anchors=(b"rror", b"Unable to find address for"),
+        worth=(rb"Error\b", rb"Unable to find address for"),
         words=("unable to find address for",),
         anchor_from="the exception type ('RuntimeError: ') before gloo's enforce message",
         examples=(

@@ -10,6 +10,16 @@ information from remote target /job:worker/replica:0/task:1: :{"created":"@16000
 call.cc","file_line":1056,"grpc_message":"Socket closed","grpc_status":14}" (14 is UNAVAILABLE). The
 lines of the start-up exchange (RegisterTask, jax.distributed.initialize, the coordination service's
 connect) are the rendezvous family's (coordination_service.py and the vocabulary net), not this one.
+
+gRPC core's own record of a subchannel that could not connect (src/core/ext/filters/client_channel/
+subchannel.cc, logged where GRPC_VERBOSITY lets it, as TF 1.x's I-level lines): 1.x "subchannel.cc:677]
+Connect failed: {"created":"@1521525449.30","description":"Failed to connect to remote host: OS Error",
+"errno":111,...,"os_error":"Connection refused","syscall":"connect","target_address":"ipv4:10.0.1.4:14417"}",
+then "Retry in 998 milliseconds" and "Failed to connect to channel, retrying"; 1.2x+ "subchannel.cc:806]
+subchannel 0x5631 {address=ipv4:10.0.1.4:14417, args=...}: connect failed (UNAVAILABLE: ...: Failed to connect
+to remote host: Connection refused), backing off for 1000 ms". A task whose peer is not listening: a healthy
+start-up logs the same while the other tasks come up, so it is the job's meeting that failed (RUN222, tier 1)
+only when nothing of the job's progress follows it (event.UNTIL_UP, diagnose/lookahead.py).
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import UNTIL_UP, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -139,6 +149,41 @@ def _too_large(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+_SUBCHANNEL = lazy_re.compile(
+    r"subchannel\.cc:\d+\]\s+(?:Connect failed: |subchannel 0x[0-9a-fA-F]+ [^\n]*?connect failed)"
+    r"(?P<rest>.*)$"
+)
+_SUB_ADDR = lazy_re.compile(r'(?:"target_address":"|address=)(?P<addr>ipv[46]:[^",}\s]+)')
+_SUB_WHY = lazy_re.compile(
+    r'"os_error":"(?P<os>[^"]+)"|(?P<why>Connection refused|No route to host|Network is unreachable|'
+    r"Connection timed out|Host is unreachable)"
+)
+
+
+def _subchannel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rest = m.group("rest")
+    w = _SUB_WHY.search(rest)
+    if not w:
+        return None  # a connect that failed for another reason (TLS, a resolver) is not a peer not listening
+    why = w.group("os") or w.group("why")
+    facts: dict[str, Any] = {"problem": "grpc_connect", "error": why, UNTIL_UP: ""}
+    a = _SUB_ADDR.search(hit.text)
+    if a:
+        facts["peer"] = a.group("addr")
+    at = f" {facts['peer']}" if "peer" in facts else " its peer"
+    return [
+        row.event(
+            hit,
+            f"a gRPC channel could not connect to{at} ({why}) and the log never shows the job going on: "
+            "that task (a parameter server or a worker) is not running or not listening on its address, "
+            "the cluster spec names a wrong host or port, or a firewall blocks it",
+            facts,
+            tier=1,
+            dedupe=(row.code, "grpc_connect"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "protobuf limit on a worker message",
@@ -158,6 +203,16 @@ SIGNATURES = (
         anchors=(b"DeadlineExceededError", b'"grpc_status":4'),
         worth=(rb"DeadlineExceededError: Deadline Exceeded", rb'"grpc_status":4'),
         words=("deadline exceeded",),
+    ),
+    Signature(
+        "grpc subchannel connect",
+        _SUBCHANNEL,
+        _subchannel,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"subchannel.cc:",),
+        worth=(rb"subchannel\.cc:\d+\]\s+(?:Connect failed|subchannel 0x)",),
+        words=("subchannel.cc",),
     ),
     Signature(
         "grpc unavailable transport",

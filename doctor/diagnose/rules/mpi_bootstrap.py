@@ -22,8 +22,14 @@ with SLURM's PMI support and therefore cannot execute." (older "... with SLURM s
 without a usable PMI (RUN304). Slurm's PMIx plugin timing out the fence that MPI_Init's exchange is
 (src/plugins/mpi/pmix/pmixp_coll_ring.c, pmixp_coll_tree.c, 17.11+): "srun: error: mpi/pmix_v3:
 pmixp_coll_ring_reset_if_to: node-1 [0]: pmixp_coll_ring.c:742: 0x7f...: collective timeout seq=0" - some rank
-never reached it (RUN221, tier 1). An MPI_Init failure whose stack names another layer (the fabric's provider,
-a kernel module) is not this family."""
+never reached it (RUN221, tier 1). The runtime daemon's own server for its ranks' PMIx requests timing one out
+(Open MPI 2.x-4.x orted's help-orted.txt, PRRTE's help-prted.txt for 5.x, [timedout]): "A request has timed
+out and will therefore fail:" then "  Operation:  DMDX: prted/pmix/pmix_server.c:861" (the direct modex: one
+rank's connection data that its owner never gave; also FENCE, LOOKUP, PUBLISH, CONNECT) and the advice on
+pmix_server_max_wait / pmix_base_exchange_timeout; mpirun's aggregation of it from the other daemons
+"[host:pid] 3 more processes have sent help message help-prted.txt / timedout" (help-orted.txt before 5.x)
+says the same (RUN221). An MPI_Init failure whose stack names another layer (the fabric's provider, a kernel
+module) is not this family."""
 
 from __future__ import annotations
 
@@ -201,7 +207,44 @@ def _pmix_fence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# The daemon's help text [timedout] (orted/pmix/pmix_server*.c, prted/pmix/pmix_server*.c), or mpirun's count
+# of it from the other daemons.
+_RTE_TIMEDOUT = lazy_re.compile(
+    r"A request has timed out and will therefore fail|"
+    r"sent help message help-(?P<who>orted|prted)\.txt / timedout"
+)
+_RTE_OPERATION = lazy_re.compile(r"^\s*Operation:\s+(?P<op>\S.*?)\s*$")
+
+
+def _rte_timedout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"launcher": "open mpi" if m.group("who") != "prted" else "prrte"}
+    ops = (_RTE_OPERATION.search(ln.text) for ln in hit.after(4, same_rank=False))
+    op = next((o for o in ops if o), None)
+    if op:
+        facts["operation"] = op.group("op")[:160]
+    kind = (op.group("op").split(":", 1)[0].strip() if op else "").upper()
+    what = {
+        "DMDX": "a rank's connection data (the direct modex) that its owner never gave",
+        "FENCE": "the exchange (fence) every rank must reach",
+    }.get(kind, "a request of the ranks' key-value exchange")
+    msg = (
+        f"MPI's runtime daemon timed out {what}"
+        + (f" ({facts['operation']})" if op else "")
+        + ": a rank that died or hung in start-up, or a runtime (PMIx) fault; see pmix_server_max_wait"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "rte_timedout"))]
+
+
 SIGNATURES = (
+    Signature(
+        "mpi runtime request timed out",
+        _RTE_TIMEDOUT,
+        _rte_timedout,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"timed out and will therefore fail", b"/ timedout"),
+        worth=(rb"timed out and will therefore fail", rb"help-(?:orted|prted)\.txt / timedout"),
+        words=("will therefore fail", "/ timedout"),
+    ),
     Signature(
         "open mpi start-up failed",
         _OMPI_INIT,

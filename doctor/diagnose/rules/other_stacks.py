@@ -24,6 +24,13 @@ version cited):
   rank N failed, waiting for M milliseconds" (a peer never listened: RUN222).
 - MindSpore's dynamic cluster (ccsrc/distributed/cluster/cluster_context.cc): "This node could be
   redundant and is not successfully registered" (the scheduler did not register this node: RUN221).
+  Its settings checked before that (cluster_context.cc InitNodeRole, collective_manager.cc, constants.h's
+  kDetailedFailureReason, 1.6-2.x): "Role name '' is invalid. Maybe you are trying to call
+  'mindspore.communication.init()' without using 'mpirun', ..." (MS_ROLE unset: init() outside mpirun /
+  msrun), "Please set env 'WORKER_NUM' to a number greater than 0.", "The environment variable MS_WORKER_NUM
+  is invalid.", "Scheduler and worker's configured MS_SCHED_HOST or MS_SCHED_PORT is not consistent with
+  each other." (RUN224); "Configured scheduler port MS_SCHED_PORT is occupied by other processes." (RUN223);
+  the last of the WARNING retries "Topology build timed out., retry(N/N)." (RUN221).
 - JAX (jax/_src/xla_bridge.py): "TPU backend initialization is taking more than 60.0 seconds. Did you
   run your code on all TPU hosts?": the TPU pod's hosts did not all start (RUN221).
 - Kubeflow training-operator (pkg/controller.v1/common/job.go, tensorflow/tfjob_controller.go): "TFJob
@@ -39,7 +46,7 @@ version cited):
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -210,6 +217,47 @@ def _ms_redundant(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+_MS_CLUSTER = lazy_re.compile(
+    r"(?:Role name '(?P<role>[^']*)' is invalid\. )?(?P<launch>Maybe you are trying to call "
+    r"'mindspore\.communication\.init\(\)' without using 'mpirun')|"
+    r"(?P<unset>Please set env '(?:MS_)?(?:WORKER|SERVER)_NUM' to a number greater than 0|"
+    r"The environment variable MS_(?:WORKER|SERVER)_NUM is invalid|"
+    r"Scheduler and worker's configured MS_SCHED_HOST or MS_SCHED_PORT is not consistent)|"
+    r"(?P<port>Configured scheduler port MS_SCHED_PORT is occupied)|"
+    r"Topology build timed out\.?,? retry\((?P<i>\d+)/(?P<n>\d+)\)"
+)
+
+
+def _ms_cluster(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "mindspore"}
+    if m.group("launch"):
+        facts["ms_role"] = m.group("role") or ""
+        msg = (
+            "MindSpore's communication init() found no cluster role (MS_ROLE"
+            + (f" is '{m.group('role')}'" if m.group("role") else " unset")
+            + "): the process was not started by mpirun / msrun, nor given MS_ROLE, MS_WORKER_NUM, "
+            "MS_SCHED_HOST and MS_SCHED_PORT"
+        )
+        return [row.event(hit, msg, facts, dedupe=(row.code, "ms_cluster"))]
+    if m.group("unset"):
+        facts["setting"] = clip(m.group("unset"), 120)
+        msg = f"MindSpore's cluster settings are missing or disagree: {clip(m.group('unset'), 120)}"
+        return [row.event(hit, msg, facts, dedupe=(row.code, "ms_cluster"))]
+    if m.group("port"):
+        msg = "MindSpore's scheduler could not take MS_SCHED_PORT: another process (a stale scheduler) has it"
+        code = C.ADDRESS_IN_USE.code
+        return [row.event(hit, msg, facts, code=code, dedupe=(code, "ms_cluster"))]
+    if m.group("i") != m.group("n"):
+        return []  # a retry while the other nodes register
+    facts["retries"] = int(m.group("n"))
+    msg = (
+        "MindSpore's cluster topology was not built in time: not every node registered with the scheduler "
+        "(MS_WORKER_NUM larger than the processes started, a node that died, or MS_SCHED_HOST unreachable)"
+    )
+    code = C.RENDEZVOUS_TIMEOUT.code
+    return [row.event(hit, msg, facts, code=code, dedupe=(code, "ms_cluster"))]
+
+
 _TPU_INIT = lazy_re.compile(
     r"TPU backend initialization is taking more than (?P<s>\d+(?:\.\d+)?) seconds\. "
     r"Did you run your code on all TPU hosts"
@@ -366,6 +414,21 @@ SIGNATURES = (
         anchors=(b"not successfully registered",),
         worth=(rb"not successfully registered",),
         words=("not successfully registered",),
+    ),
+    Signature(
+        "mindspore cluster settings",
+        _MS_CLUSTER,
+        _ms_cluster,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(
+            b"without using 'mpirun'",
+            b"to a number greater than 0",
+            b"_NUM is invalid",
+            b"MS_SCHED_HOST or MS_SCHED_PORT",
+            b"MS_SCHED_PORT is occupied",
+            b"Topology build timed out",
+        ),
+        words=("mpirun", "greater than 0", "_num is invalid", "ms_sched", "topology build"),
     ),
     Signature(
         "jax tpu backend init",

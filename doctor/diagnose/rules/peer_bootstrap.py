@@ -25,6 +25,16 @@ find any running Ray instance. Please specify the one to connect to by setting `
 `RAY_ADDRESS` environment variable." (older "by setting `address`"): no head to join and no address given
 (RUN224).
 
+Ray 1.x's GCS client giving up ("Couldn't reconnect to GCS server. The last attempted GCS server address was
+10.42.0.44:43507", a fatal record), services.py's "Unable to connect to GCS at ..." and the Redis era's
+"Unable to connect to Redis at ... after 12 retries" are the same head out of reach (RUN222). Dask's connect
+to its scheduler (distributed/comm/core.py: "Timed out trying to connect to 'tcp://10.0.0.5:8786' after 10 s:
+...", "Timed out during handshake while connecting to ...", comm/tcp.py's "in <TCPConnector object at 0x..>:
+ConnectionRefusedError: ...") is RUN222 too. A raised resolver error with no store words beside it and no
+download around it ("socket.gaierror: [Errno -2] Name or service not known" at the end of getaddrinfo's
+frames) is a node's or the master's name that does not resolve (RUN222, tier 1; store_errors reads it when the
+store is named).
+
 A port that the node's own server cannot bind is RUN223 (most often another job holds it; glog's check does
 not say the errno); an address it cannot find or a master it cannot reach is RUN222; a variable of the
 launcher never set is RUN224. These are the first things such a job does: there is no earlier failure to
@@ -201,7 +211,19 @@ def _paddle_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 _RAY_GCS = lazy_re.compile(
     r"Failed to connect to GCS(?: at address[= ]?(?P<addr>[\w.:\[\]-]+))?(?: within (?P<s>\d+) seconds)?|"
     r"(?P<wait>Timed out while waiting for GCS to become available)|"
-    r"(?P<none>Could not find any running Ray instance)"
+    r"(?P<none>Could not find any running Ray instance)|"
+    # Ray 1.x's GCS client (service_based_gcs_client.cc ReconnectGcsServer, RAY_LOG(FATAL), a "C" record
+    # and a glog stack after it): "Couldn't reconnect to GCS server. The last attempted GCS server address
+    # was 10.42.0.44:43507" - its pings of the address it was given ran out of retries.
+    r"Couldn't reconnect to GCS server\.?(?: The last attempted GCS server address was "
+    r"(?P<addr2>[\w.:\[\]-]+))?|"
+    # python/ray/_private/services.py (1.11+, `ray start --address` / ray.init): "Unable to connect to GCS at
+    # 10.0.0.1:6379. Check that (1) Ray GCS with matching version started successfully at the specified
+    # address, and (2) there is no firewall setting preventing access."; before the GCS held the cluster
+    # table (Ray <= 1.10, Redis on the head): "Unable to connect to Redis at 10.0.0.1:6379 after 12 retries."
+    # (Redis only with its retries: other programs' Redis clients say "Unable to connect to Redis" too)
+    r"Unable to connect to (?:GCS at (?P<addr3>[\w.:\[\]-]+)|"
+    r"Redis at (?P<addr4>[\w.:\[\]-]+) after \d+ retries)"
 )
 # The driver or worker joined after all: Ray's own records of a connected node, or the run's progress.
 _RAY_UP = lazy_re.compile(
@@ -226,8 +248,9 @@ def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     if any(_RAY_UP.search(ln.text) for ln in hit.after(80, same_rank=False)):
         return []  # a retry on the way to a connection that came up
     facts: dict[str, Any] = {"framework": "ray", "problem": "ray_gcs_unreachable"}
-    if m.group("addr"):
-        facts["address"] = m.group("addr").rstrip(".")
+    addr = m.group("addr") or m.group("addr2") or m.group("addr3") or m.group("addr4")
+    if addr:
+        facts["address"] = addr.rstrip(".")
     at = f" at {facts['address']}" if "address" in facts else ""
     return [
         row.event(
@@ -236,6 +259,95 @@ def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
             "address or port is wrong, or a firewall blocks it",
             facts,
             dedupe=(row.code, "ray_gcs"),
+        )
+    ]
+
+
+# Dask distributed's connect (distributed/comm/core.py connect()): the client, a worker or its nanny reaching
+# the scheduler (or a peer) within distributed.comm.timeouts.connect. <= 2.x "OSError: Timed out trying to
+# connect to 'tcp://172.17.0.4:8786' after 10 s: in <distributed.comm.tcp.TCPConnector object at
+# 0x7f87a4569da0>: ConnectionRefusedError: [Errno 111] Connection refused" (the last error after it; 1.2x
+# "...: connect() didn't finish in time"), 2021+ "OSError: Timed out trying to connect to tcp://10.0.0.5:8786
+# after 30 s" (the error chained above it), "Timed out during handshake while connecting to
+# tcp://10.0.0.5:8786 after 10 s"; the TCP connector's own raise (comm/tcp.py convert_stream_closed_error)
+# "CommClosedError: in <TCPConnector object at 0x..>: ConnectionRefusedError: [Errno 111] Connection refused".
+# A connect to the scheduler (its port 8786, or the client's or a worker's start-up beside it) is the
+# cluster's meeting; a connect to another worker's address in the middle of a run is the echo of that worker's
+# death (tier 1).
+_DASK_CONNECT = lazy_re.compile(
+    r"Timed out (?:trying to connect to|during handshake while connecting to) '?"
+    r"(?P<addr>(?:tcp|tls|ucx|ws|wss|inproc)://[^\s',]+)'? after (?P<s>[\d.]+) ?s\b(?::\s*(?P<why>.*))?|"
+    # (the error after it may be cut onto a line of its own)
+    r"in <(?:distributed\.comm\.\w+\.)?TCPConnector object at 0x[0-9a-fA-F]+>:?(?:\s*(?P<err>\w+(?:Error|"
+    r"Exception)\b.*))?"
+)
+_DASK_START = lazy_re.compile(
+    r"scheduler|Client\(|dask[-_ ]worker|Waiting to connect to|LocalCluster|distributed\.client\b", re.I
+)
+
+
+def _dask_connect(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    addr = m.group("addr")
+    why = (m.group("why") or m.group("err") or "").strip()
+    facts: dict[str, Any] = {"framework": "dask", "problem": "dask_connect"}
+    if addr:
+        facts["address"] = addr.rstrip(".")
+        facts["connect_timeout_s"] = float(m.group("s"))
+    if why:
+        facts["error"] = clip(why, 200)
+    port = re.search(r":(\d+)$", facts.get("address", ""))
+    near = [hit.text, *(ln.text for ln in hit.before(24, same_rank=False)), *(ln.text for ln in hit.after(8))]
+    scheduler = bool(port and port.group(1) == "8786") or any(_DASK_START.search(t) for t in near)
+    at = f" at {facts['address']}" if addr else ""
+    said = f" ({clip(why, 100)})" if why else ""
+    if scheduler:
+        msg = (
+            f"Dask could not connect to its scheduler{at}{said}: the scheduler is not running (or not yet), "
+            "the address or port is wrong, or a firewall blocks it"
+        )
+    else:
+        msg = (
+            f"Dask could not connect to a peer{at}{said}: the scheduler or the worker at that address is not "
+            "running (it died, or never started), or the network between them blocks it"
+        )
+    return [row.event(hit, msg, facts, tier=0 if scheduler else 1, dedupe=(row.code, "dask_connect"))]
+
+
+# A download or another service's client around the lookup: its host is not the job's (urllib3's
+# NameResolutionError "Failed to resolve 'huggingface.co'", requests' "Max retries exceeded with url", pip).
+_OTHER_HOST = lazy_re.compile(
+    r"https?://|HTTPS?Connection|requests\.|urllib|aiohttp|httpx|huggingface|hf_hub|snapshot_download|"
+    r"download|\bpip\b|wandb|mlflow|\bs3://|\bgs://|NameResolutionError|Max retries exceeded|smtp|ftp",
+    re.I,
+)
+# A raised resolver error: Python's socket.gaierror (or an exception that quotes it) on the line.
+_RAISED_DNS = lazy_re.compile(r"gaierror|\b\w+(?:Error|Exception)\b")
+
+
+_DNS = lazy_re.compile(
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+    r"No address associated with hostname"
+)
+
+
+def _bare_dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """A raised resolver error with no store words beside it ("socket.gaierror: [Errno -2] Name or service not
+    known" under getaddrinfo's frames, a paste that kept only the traceback's end): in a distributed job's log
+    the names it resolves are its peers' and its master's (a node's host name, MASTER_ADDR, a cluster head),
+    unless a download or another service's client is around it. Tier 1: any other finding of the log leads."""
+    if not _RAISED_DNS.search(hit.text):
+        return None
+    near = [hit.text, *(ln.text for ln in hit.before(24, same_rank=False)), *(ln.text for ln in hit.after(8))]
+    if any(_OTHER_HOST.search(t) for t in near):
+        return None
+    return [
+        row.event(
+            hit,
+            "a host name does not resolve (getaddrinfo failed): a node's or the master's address "
+            "(MASTER_ADDR, the cluster head, a peer's host name) that DNS or /etc/hosts does not know here",
+            {"error": "name resolution", "context": "none"},
+            tier=1,
+            dedupe=(row.code, "dns"),
         )
     ]
 
@@ -302,9 +414,43 @@ SIGNATURES = (
         _ray_gcs,
         S,
         tier=1,
-        anchors=(b"Failed to connect to GCS", b"waiting for GCS", b"running Ray instance"),
-        worth=(rb"Failed to connect to GCS", rb"waiting for GCS", rb"running Ray instance"),
-        words=("to gcs", "for gcs", "running ray instance"),
+        anchors=(
+            b"Failed to connect to GCS",
+            b"waiting for GCS",
+            b"running Ray instance",
+            b"reconnect to GCS server",
+            b"Unable to connect to GCS",
+            b"Unable to connect to Redis",
+        ),
+        words=("to gcs", "for gcs", "running ray instance", "to redis at"),
+    ),
+    Signature(
+        "dask connect",
+        _DASK_CONNECT,
+        _dask_connect,
+        S,
+        anchors=(b"Timed out trying to connect to", b"while connecting to", b"TCPConnector object at"),
+        words=("timed out trying to connect", "while connecting to", "tcpconnector"),
+    ),
+    Signature(
+        "host name unresolved",
+        _DNS,
+        _bare_dns,
+        S,
+        tier=1,
+        anchors=(b"rror",),
+        worth=(rb"Error\b", rb"\berror\b", rb"gaierror"),
+        words=(
+            "name or service not known",
+            "name resolution",
+            "nodename nor servname",
+            "no address associated",
+        ),
+        anchor_from="the exception type ('socket.gaierror: ', '...Error: ') before the resolver's message",
+        examples=(
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+        ),
     ),
     Signature(
         "pccl connect",

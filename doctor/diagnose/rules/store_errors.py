@@ -287,7 +287,7 @@ def _dns(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         # with IPv4, which resolves. For any other name the store's host does not resolve.
         return []
     if not _STORE_CONTEXT.search(" ".join([hit.text] + [ln.text for ln in hit.before(6)])):
-        return None
+        return None  # no store words beside it: peer_bootstrap's bare host-name row reads it
     return [
         row.event(
             hit,

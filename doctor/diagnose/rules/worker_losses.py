@@ -7,7 +7,12 @@ Formats, read at their source:
   distributed/worker_memory.py 2022.02+ "Worker tcp://10.0.0.5:40123 (pid=4242) exceeded 95% memory budget.
   Restarting..."): the worker's process went over `distributed.worker.memory.terminate` of its memory
   limit and the nanny killed it (host_oom, RUN121). Its "Worker process 79862 was killed by signal 15"
-  after it is the echo.
+  after it is the echo. The nanny's own record of its worker's end (nanny.py _death_message, WARNING
+  before 2021, INFO since): "Worker process 30448 was killed by signal 15", "Worker process 150 was killed
+  by signal 9", "Worker process 512 was killed by unknown signal" (exit code 255), "Worker process 512 exited
+  with status 1": SIGKILL is host_oom's (RUN121, the kernel's or a container's OOM killer, unless the nanny
+  killed a worker that would not close), a fatal signal a crash (RUN131), SIGTERM or a status an end that
+  another line explains (RUN133, tier 1).
 - Google Cloud ML Engine / Vertex AI training (the job's error message): "The replica master 0 ran
   out-of-memory and exited with a non-zero status of 9(SIGKILL)", "The replica workerpool0-0 ran
   out-of-memory and exited with a non-zero status of 137" (RUN121).
@@ -44,11 +49,20 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.signals import signal_of_exitcode
 from pgdoctor.model import lazy_re
 
 _DASK = lazy_re.compile(
     r"Worker (?:(?P<addr>\S+) \(pid=(?P<pid>\d+)\) )?exceeded (?P<pct>\d+)%? memory budget\. Restarting"
 )
+_NANNY_DEATH = lazy_re.compile(
+    r"Worker process (?P<pid>\d+) (?:was killed by (?:signal (?P<sig>\d+)|(?P<unknown>unknown signal))|"
+    r"exited with status (?P<status>\d+))"
+)
+# The nanny killing its own worker: after the memory budget (the budget's row has it), or when the worker
+# did not close in time on a restart or shutdown ("Worker process still alive after 4 seconds, killing").
+_NANNY_KILLS = lazy_re.compile(r"memory budget|still alive after [\d.]+ seconds, killing")
+_FATAL_SIGNALS = frozenset({"SIGSEGV", "SIGABRT", "SIGILL", "SIGBUS", "SIGFPE"})
 _CLOUDML = lazy_re.compile(
     r"The replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status of "
     r"(?P<status>\d+)"
@@ -112,6 +126,36 @@ def _dask(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         "(distributed.worker.memory.terminate); host memory ran out"
     )
     return [row.event(hit, msg, facts, dedupe=(row.code, "dask_budget"))]
+
+
+def _nanny_death(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_NANNY_KILLS.search(ln.text) for ln in hit.before(12, same_rank=False)):
+        return []  # the nanny's own kill: the line before it says why
+    pid = int(m["pid"])
+    facts: dict[str, Any] = {"framework": "dask", "reporter": "dask nanny", "pid": pid}
+    if m["status"]:
+        facts["exitcode"] = int(m["status"])
+        msg = f"a Dask worker process ({pid}) exited with status {m['status']} and its nanny restarts it"
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "dask_nanny"))]
+    num = int(m["sig"]) if m["sig"] else None
+    sig = signal_of_exitcode(-num) if num else None
+    facts["signal"] = sig or "unknown"
+    if sig == "SIGKILL":
+        msg = (
+            f"a Dask worker process ({pid}) was killed by SIGKILL: most likely the kernel's or the "
+            "container's OOM killer (host memory)"
+        )
+        code = C.HOST_OOM_KILLED.code
+        return [row.event(hit, msg, facts, code=code, dedupe=(code, "dask_nanny"))]
+    if sig in _FATAL_SIGNALS:
+        msg = f"a Dask worker process ({pid}) died on {sig}: it crashed"
+        code = C.FATAL_SIGNAL.code
+        return [row.event(hit, msg, facts, code=code, dedupe=(code, "dask_nanny"))]
+    msg = (
+        f"a Dask worker process ({pid}) was killed by {sig or 'an unknown signal'}: something stopped it "
+        "from outside (the nanny's restart, the cluster closing, a batch scheduler)"
+    )
+    return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "dask_nanny"))]
 
 
 def _cloudml(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -258,6 +302,15 @@ def _dp_gather(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 SIGNATURES = (
+    Signature(
+        "dask nanny worker death",
+        _NANNY_DEATH,
+        _nanny_death,
+        C.RANK_EXITED.code,
+        anchors=(b"Worker process ",),
+        worth=(rb"Worker process \d+ (?:was killed by|exited with status)",),
+        words=("worker process",),
+    ),
     Signature(
         "dask memory budget",
         _DASK,

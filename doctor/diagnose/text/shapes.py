@@ -93,14 +93,20 @@ _MESSAGE_KEYS = (
     "py_callstack",
     "raw_error",  # torchelastic's worker status event: the error file of the failed worker
 )
+# A GitHub Actions log copied from its web viewer into an issue: the viewer's line-number anchors come along
+# as Markdown links around digits of the text ("line 2:  23[57](https://github.com/o/r/runs/7454288162?
+# check_suite_focus=true#step:6:58) Killed"; newer "/actions/runs/N/job/M#step:6:58"). The digits in the
+# brackets are the text's own; the link is the viewer's. (Only digits are linked, so a row's anchor words
+# stay whole on the raw line and no marker is needed for the scanner.)
+_ACTIONS_LINK = re.compile(r"\[(\d+)\]\(https://github\.com/[^()\s]*#step:\d+:\d+\)")
 _MAX_JSON = 1 << 20  # a bigger record is read by the escape splitter of normalize.py instead
 
 
 def decode(text: str) -> str:
     """The line as its program printed it: percent-encoding, HTML entities, typographic spaces and
-    quotes undone; the message of a one-line JSON record. Line breaks the encoding held come back
-    as line breaks; the caller cuts there. A line in none of these shapes is returned as it is (the
-    common case costs a few substring tests)."""
+    quotes, a log viewer's line links undone; the message of a one-line JSON record. Line breaks the
+    encoding held come back as line breaks; the caller cuts there. A line in none of these shapes is
+    returned as it is (the common case costs a few substring tests)."""
     if not text.isascii():
         text = text.translate(_TYPOGRAPHY)
     if "%" in text:
@@ -111,6 +117,8 @@ def decode(text: str) -> str:
         text = html.unescape(text)
         if not text.isascii():  # &nbsp; and &#8217; become the characters above
             text = text.translate(_TYPOGRAPHY)
+    if "](https://github.com/" in text:
+        text = _ACTIONS_LINK.sub(r"\1", text)
     if text[:1] == "{" or text[-1:] == "}":
         text = _json_message(text)
     return text
