@@ -317,6 +317,47 @@ def _dcgm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, msg, facts, tier=tier, code=code, dedupe=(code, "dcgm", gpu, m.group(0)[:40]))]
 
 
+# The result table of NVIDIA's diagnostic, a hardware test marked failed: nvvs (DCGM 1.x, `nvvs --configless`:
+# "Memory GPU6 ........ FAIL" with the reason under it, "*** Unable to create CUDA context"; a test run on
+# all GPUs at once "Diagnostic ........ FAIL") and dcgmi diag (DCGM 2.x-3.x: "| GPU Memory | Fail - GPU: 6
+# |", "| SM Stress | Fail - All |", its first bar often taken by the paste's table). Only the tests that
+# exercise the device: the deployment checks above them (driver, persistence mode, environment) are set-up.
+_HW_TESTS = (
+    r"Memory|GPU Memory|Diagnostic|SM Stress|Targeted Stress|Targeted Power|Memory Bandwidth|PCIe|"
+    r"Pulse Test|EUD|Memtest|Context Create"
+)
+_DIAG_FAIL = lazy_re.compile(
+    rf"(?<![\w ])\s*(?P<test>{_HW_TESTS})(?: GPU(?P<g1>\d+))? \.{{3,}} FAIL\b|"
+    rf"(?:^|\|)\s*(?P<test2>{_HW_TESTS})\s*\|\s*Fail - (?:GPU: (?P<g2>\d+)|All)"
+)
+_DIAG_WHY = lazy_re.compile(r"^\s*\*\*\*\s*(\S.*?)\s*$")
+
+
+def _diag_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    test = m.group("test") or m.group("test2")
+    gpu = m.group("g1") or m.group("g2")
+    facts: dict[str, Any] = {"reported_by": "DCGM diagnostic", "test": test}
+    if gpu is not None:
+        facts["gpu"] = int(gpu)
+    why = next(
+        (w.group(1) for w in (_DIAG_WHY.match(ln.text) for ln in hit.after(2, same_rank=False)) if w), ""
+    )
+    if why:
+        facts["detail"] = why
+    on = f"GPU {gpu}" if gpu is not None else "a GPU"
+    return [
+        row.event(
+            hit,
+            f"NVIDIA's diagnostic failed {on} in its {test} test"
+            + (f" ({clip(why, 80)})" if why else "")
+            + ": that board is faulty or wedged; reset it, run the diagnostic again, and have it serviced if "
+            "it fails again",
+            facts,
+            dedupe=(row.code, gpu, test),
+        )
+    ]
+
+
 # -- the cloud's own record of a reclaimed VM ----------
 # EC2's StateReason of a reclaimed Spot instance in `aws ec2 describe-instances` ("Server.SpotInstance
 # Termination: Spot instance termination"), Azure's Scheduled Events document ('"EventType": "Preempt"').
@@ -419,6 +460,21 @@ SIGNATURES = (
         examples=(
             "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 184. MiB for an array with shape "
             "(64, 26, 26, 3, 371) and data type float32",
+        ),
+    ),
+    Signature(
+        "dcgm diagnostic test failed",
+        _DIAG_FAIL,
+        _diag_fail,
+        C.GPU_DIAG_FAILED.code,
+        anchors=(b"... FAIL", b"Fail - "),
+        worth=(rb"\.\.\. FAIL\b", rb"\|\s*Fail - (?:GPU|All)"),
+        words=("... fail", "fail - gpu", "fail - all"),
+        anchor_from="the dotted leader or the table's '| Fail - ' after the test's name",
+        examples=(
+            "\t\tMemory GPU6 ....................................... FAIL",
+            "| GPU Memory                | Fail - GPU: 6                                  |",
+            "| SM Stress                 | Fail - All                                     |",
         ),
     ),
     Signature(

@@ -151,7 +151,7 @@ def _port(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # init_transport, 2021.x: CCL_THROW_IF_NOT(transport->init(...) == ATL_STATUS_SUCCESS, "failed to initialize
 # ATL"; torch-ccl's "RuntimeError: oneCCL: ... EXCEPTION: failed to initialize ATL"): libfabric (or MPI)
 # gave it no transport on this host, whose own record above says which (tier 1: that record says more).
-_ATL_INIT = lazy_re.compile(r"(?:failed to|can't|cannot|could not) initiali[sz]e ATL\b")
+_ATL_INIT = lazy_re.compile(r"(?:failed to|can't|cannot|could not) initialize ATL\b")
 
 
 def _atl_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
