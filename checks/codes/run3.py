@@ -470,3 +470,15 @@ GPU_DIAG_FAILED = register_code(
     "A GPU failed a hardware test of the vendor's diagnostic (DCGM / nvvs)",
     AREA,
 )
+
+# Category nccl_usage: the program set up the framework's collectives after its runtime had started
+# (TensorFlow's configure_collective_ops once the eager context exists: a MultiWorkerMirroredStrategy made
+# after the first op; JAX's distributed.initialize after the first computation).
+COLLECTIVES_CONFIGURED_LATE = register_code(
+    "RUN387",
+    "collectives-configured-late",
+    "fail",
+    "nccl_usage",
+    "The program set up collectives after the framework's runtime had started (create the strategy first)",
+    AREA,
+)

@@ -359,9 +359,8 @@ _RDMA_REG = lazy_re.compile(
     r"\bibv_reg_mr(?:_iova2)?\(address=[^)]*\) failed: (?P<s3>[A-Za-z][^\n]*?)\s*$|"
     r"failed to register address \S+ \((?P<mt>cuda|cuda-managed|rocm|rocm-managed|ze-device)\) length"
 )
-_RDMA_ERRNO = lazy_re.compile(
-    r"\b(?:errno:?\s*|\[)(\d+)\b|(Bad address|Invalid argument|Cannot allocate memory)"
-)
+_RDMA_ERRNO = lazy_re.compile(r"(?:\berrno:?\s*|\[)(\d+)\b")
+_RDMA_STRERROR = lazy_re.compile(r"Bad address|Invalid argument|Cannot allocate memory")
 _RDMA_WHY = {
     14: "EFAULT",
     22: "EINVAL",
@@ -376,9 +375,8 @@ def _rdma_reg(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     engine = "MoRI" if "RegisterRdma" in m.group(0) else "Mooncake" if m.group("e2") else "UCX"
     facts: dict[str, Any] = {"engine": engine, "reason": "rdma_memory_registration"}
     found = _RDMA_ERRNO.search(hit.text, m.start())
-    key: Any = None
-    if found:
-        key = int(found.group(1)) if found.group(1) else found.group(2)
+    words = _RDMA_STRERROR.search(hit.text, m.start())
+    key: Any = int(found.group(1)) if found else words.group(0) if words else None
     name = _RDMA_WHY.get(key)
     if isinstance(key, int):
         facts["errno"] = key
