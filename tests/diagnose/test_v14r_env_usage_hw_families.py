@@ -223,6 +223,36 @@ def test_gpu_failed_the_diagnostic(log: str, facts: dict) -> None:
     check_root(log, "RUN386", facts)
 
 
+# DCGM 2.x-3.x: a second GPU's result on a row of its own; 4.x: lower-case test names, one row per GPU
+CONTINUED = [
+    "+-----  Hardware  ----------+------------------------------------------------+\n"
+    "| GPU Memory                | Pass - GPU: 1                                  |\n"
+    "|                           | Fail - GPU: 0                                  |\n"
+    "| Warning                   | GPU 0 Error using CUDA API cuCtxCreate Check   |\n",
+    "+-----  Hardware  ----------+------------------------------------------------+\n"
+    "| memory                    | Fail                                           |\n"
+    "|                           | GPU0: Pass                                     |\n"
+    "|                           | GPU1: Fail                                     |\n",
+    "| targeted_stress           | Fail                                           |\n",
+]
+
+
+@pytest.mark.parametrize("log", CONTINUED)
+def test_gpu_failed_the_diagnostic_on_a_row_of_its_own(log: str) -> None:
+    check_root(log, "RUN386")
+
+
+def test_a_deployment_check_failed_on_its_own_row_is_not_hardware() -> None:
+    log = (
+        "|-----  Deployment  --------+------------------------------------------------|\n"
+        "| software                  | Fail                                           |\n"
+        "|                           | GPU0: Fail                                     |\n"
+        "| Warning                   | GPU 0 Persistence mode is disabled             |\n"
+    )
+    root = root_finding(log)
+    assert root is None or root.code != "RUN386"
+
+
 @pytest.mark.parametrize(
     "log",
     [
