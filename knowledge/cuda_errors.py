@@ -349,6 +349,7 @@ CUDA_ERROR_WORDS = (
     "hiperror",
     "initialization error",
     "getdevicecount()",
+    "cuda failure ",
     *_DISTINCT_LOWER,
 )
 
@@ -381,6 +382,21 @@ def _discovery_error(number: int, message: str) -> Optional[CudaError]:
     return CudaError(number, "cudaGetDeviceCount", "cudaGetDeviceCount", message.strip(), "init_failed")
 
 
+# NCCL's CUDACHECK and CUCHECK (2.19+) put the number before the message: "Cuda failure 217 'peer access is
+# not supported between these two devices'" (runtime and driver agree on the numbers this table holds). The
+# number decides where a paste retyped the message's end ("... is not support between ..."), the message's
+# first words agreeing with the table's (a number alone may be another API's code); 999 says too little.
+_NUMBERED_RE = re.compile(r"[Cc]uda failure (\d{1,4}) '([^'\n]{8,})")
+
+
+def _numbered(number: int, message: str) -> Optional[CudaError]:
+    low = message.lower()
+    for known in CUDA_ERRORS:
+        if known.number == number != 999 and low.startswith(" ".join(known.message.lower().split()[:3])):
+            return known
+    return None
+
+
 def find_cuda_error(text: str) -> Optional[CudaError]:
     """The environment-kind CUDA error named in a line, by enum name or by message."""
     # Plain substring tests first: every line of a window passes through here, and the three
@@ -395,6 +411,12 @@ def find_cuda_error(text: str) -> Optional[CudaError]:
         m = _NAME_RE.search(text)
         if m:
             return _BY_NAME[m.group(1)]
+    if "uda failure " in text:
+        n = _NUMBERED_RE.search(text)
+        if n is not None:
+            known = _numbered(int(n.group(1)), n.group(2))
+            if known is not None:
+                return known
     low = text.lower()
     if not text.isascii() or any(msg in low for msg in _DISTINCT_LOWER):
         m = _DISTINCT_RE.search(text)

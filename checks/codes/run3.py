@@ -447,3 +447,38 @@ ONECCL_TRANSPORT_FAILURE = register_code(
     "oneCCL's transport failed (ATL status FAILURE, or its Xe Link fabric ports failed)",
     AREA,
 )
+
+# Category driver_env: an RDMA engine outside NCCL (MoRI, Mooncake, UCX) could not register a buffer with the
+# NIC (ibv_reg_mr refused GPU memory: no nvidia_peermem / amdgpu peer-memory module, no DMA-BUF path; or the
+# locked-memory limit): the machine's RDMA stack cannot pin that memory, whatever the job does.
+RDMA_MEMORY_REGISTRATION = register_code(
+    "RUN385",
+    "rdma-memory-registration-failed",
+    "fail",
+    "driver_env",
+    "An RDMA engine could not register memory with the NIC (GPUDirect RDMA module, DMA-BUF or memlock)",
+    AREA,
+)
+
+# Category gpu_hardware: a device failed a hardware test of its vendor's diagnostic (NVIDIA's nvvs / dcgmi
+# diag: "Memory GPU6 ..... FAIL", "| GPU Memory | Fail - GPU: 6 |").
+GPU_DIAG_FAILED = register_code(
+    "RUN386",
+    "gpu-diagnostic-failed",
+    "fail",
+    "gpu_hardware",
+    "A GPU failed a hardware test of the vendor's diagnostic (DCGM / nvvs)",
+    AREA,
+)
+
+# Category nccl_usage: the program set up the framework's collectives after its runtime had started
+# (TensorFlow's configure_collective_ops once the eager context exists: a MultiWorkerMirroredStrategy made
+# after the first op; JAX's distributed.initialize after the first computation).
+COLLECTIVES_CONFIGURED_LATE = register_code(
+    "RUN387",
+    "collectives-configured-late",
+    "fail",
+    "nccl_usage",
+    "The program set up collectives after the framework's runtime had started (create the strategy first)",
+    AREA,
+)

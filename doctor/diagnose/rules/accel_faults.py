@@ -317,6 +317,67 @@ def _dcgm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, msg, facts, tier=tier, code=code, dedupe=(code, "dcgm", gpu, m.group(0)[:40]))]
 
 
+# The result table of NVIDIA's diagnostic, a hardware test marked failed: nvvs (DCGM 1.x, `nvvs --configless`:
+# "Memory GPU6 ........ FAIL" with the reason under it, "*** Unable to create CUDA context"; a test run on
+# all GPUs at once "Diagnostic ........ FAIL"); dcgmi diag (DCGM 2.x-3.x: "| GPU Memory | Fail - GPU: 6 |",
+# "| SM Stress | Fail - All |", a second GPU's result on a row of its own under the test's, "|  | Fail - GPU:
+# 0 |"; 4.x names the tests in lower case, "| memory | Fail |", and each GPU under it, "|  | GPU0: Fail |").
+# The table's first bar is often taken by the paste's. Only the tests that exercise the device: the
+# deployment checks (software, driver, persistence mode, environment) are set-up.
+_HW_TESTS = (
+    r"Memory|GPU Memory|Diagnostic|SM Stress|Targeted Stress|Targeted Power|Memory Bandwidth|PCIe|"
+    r"Pulse Test|EUD|Memtest|Context Create|NVBandwidth|"
+    r"memory|diagnostic|sm_stress|targeted_stress|targeted_power|memory_bandwidth|pcie|pulse_test|eud|"
+    r"memtest|context_create|nvbandwidth"
+)
+_HW_TEST_NAME = lazy_re.compile(rf"^(?:{_HW_TESTS})$")
+_DIAG_FAIL = lazy_re.compile(
+    rf"(?<![\w ])\s*(?P<test>{_HW_TESTS})(?: GPU(?P<g1>\d+))? \.{{3,}} FAIL\b|"
+    rf"(?:^|\|)\s*(?P<test2>{_HW_TESTS})\s*\|\s*Fail(?: - (?:GPU: (?P<g2>\d+)|All))?\s*(?:\||$)|"
+    r"^\s*\|?\s*\|\s*(?:Fail - GPU: (?P<g3>\d+)|GPU(?P<g4>\d+): Fail\b)"
+)
+# A row of the table with its first cell filled (the test a continuation row belongs to).
+_DIAG_ROW = lazy_re.compile(r"^\s*\|?\s*([A-Za-z][\w /-]*?)\s*\|")
+_DIAG_WHY = lazy_re.compile(r"^\s*\*\*\*\s*(\S.*?)\s*$")
+
+
+def _test_above(hit: Hit) -> Optional[str]:
+    """The test a continuation row ("|  | Fail - GPU: 0 |") belongs to: the nearest row above with a name
+    in its first cell, past the Warning / Info rows and their wrapped lines."""
+    for ln in reversed(hit.before(16, same_rank=False)):
+        r = _DIAG_ROW.match(ln.text)
+        if r and r.group(1) not in ("Warning", "Info", "Error"):
+            return r.group(1)
+    return None
+
+
+def _diag_fail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    test = m.group("test") or m.group("test2") or _test_above(hit)
+    if test is None or not _HW_TEST_NAME.match(test):
+        return None  # a deployment check's row, or no test above it
+    gpu = m.group("g1") or m.group("g2") or m.group("g3") or m.group("g4")
+    facts: dict[str, Any] = {"reported_by": "DCGM diagnostic", "test": test}
+    if gpu is not None:
+        facts["gpu"] = int(gpu)
+    why = next(
+        (w.group(1) for w in (_DIAG_WHY.match(ln.text) for ln in hit.after(2, same_rank=False)) if w), ""
+    )
+    if why:
+        facts["detail"] = why
+    on = f"GPU {gpu}" if gpu is not None else "a GPU"
+    return [
+        row.event(
+            hit,
+            f"NVIDIA's diagnostic failed {on} in its {test} test"
+            + (f" ({clip(why, 80)})" if why else "")
+            + ": that board is faulty or wedged; reset it, run the diagnostic again, and have it serviced if "
+            "it fails again",
+            facts,
+            dedupe=(row.code, gpu, test),
+        )
+    ]
+
+
 # -- the cloud's own record of a reclaimed VM ----------
 # EC2's StateReason of a reclaimed Spot instance in `aws ec2 describe-instances` ("Server.SpotInstance
 # Termination: Spot instance termination"), Azure's Scheduled Events document ('"EventType": "Preempt"').
@@ -419,6 +480,22 @@ SIGNATURES = (
         examples=(
             "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 184. MiB for an array with shape "
             "(64, 26, 26, 3, 371) and data type float32",
+        ),
+    ),
+    Signature(
+        "dcgm diagnostic test failed",
+        _DIAG_FAIL,
+        _diag_fail,
+        C.GPU_DIAG_FAILED.code,
+        anchors=(b"... FAIL", b"Fail - ", b"| Fail", b": Fail"),
+        worth=(rb"\.\.\. FAIL\b", rb"\|\s*Fail(?: - (?:GPU|All)|\s*(?:\||$))", rb"\|\s*GPU\d+: Fail\b"),
+        words=("... fail", "fail - gpu", "fail - all", "| fail", ": fail"),
+        anchor_from="the dotted leader or the table's '| Fail' after the test's name",
+        examples=(
+            "\t\tMemory GPU6 ....................................... FAIL",
+            "| GPU Memory                | Fail - GPU: 6                                  |",
+            "| SM Stress                 | Fail - All                                     |",
+            "| memory                    | Fail                                           |",
         ),
     ),
     Signature(

@@ -5,7 +5,7 @@ gpu_runtime.py's).
 Formats: Intel's xe and i915 kernel drivers (job timeouts, engine and GT resets, a GPU declared wedged) and
 the runtimes' DEVICE_LOST statuses (Level Zero, SYCL's Unified Runtime, Vulkan) (RUN355); a Tenstorrent
 board that reads all ones over PCIe, whose ARC firmware stopped answering or that tt-smi could not bring
-back after a reset (RUN293).
+back after a reset (RUN293); an Intel Gaudi that the habanalabs driver could not initialise (RUN293).
 """
 
 from __future__ import annotations
@@ -151,6 +151,40 @@ def _tt_wedged(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# Intel Gaudi's kernel driver (habanalabs, drivers/misc/habanalabs 5.x then drivers/accel/habanalabs 6.2+)
+# failing a device at probe or after a reset: device.c "Failed to initialize hl%d. Device is NOT usable !"
+# (later "Device%s is NOT usable !" with the status, accel%d on 6.3+), "Failed to reset! Device is NOT
+# usable", the heartbeat "Device heartbeat failed!"; the ASIC code's "Failed to communicate with Device CPU
+# (CPU-CP timeout)" (Gaudi; Goya's "ARM CPU (ArmCP timeout)"), then "failed to initialize CPU H/W queues -5"
+# and "failed to initialize the H/W" (read with the driver's name on the line). The card's firmware CPU does
+# not answer: a board to reset or service, whatever the job (RUN293).
+_HL = lazy_re.compile(
+    r"Failed to initialize (?:hl|accel)(?P<idx>\d+)\. Device[^\n]{0,60}? is NOT usable|"
+    r"Failed to reset! Device is NOT usable|"
+    r"Failed to communicate with (?:Device|ARM) CPU \((?:CPU-CP|ArmCP) timeout\)|"
+    r"habanalabs [^:\s]+: (?:failed to initialize (?:CPU H/W queues|the H/W)|Device heartbeat failed)"
+)
+_HL_DEV = lazy_re.compile(r"habanalabs (hl\d+|accel\d+|[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)")
+
+
+def _habana(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    dev = _HL_DEV.search(hit.text)
+    name = f"hl{m.group('idx')}" if m.group("idx") else dev.group(1) if dev else None
+    facts: dict[str, Any] = {"accelerator": "gaudi", "driver": "habanalabs", "reason": "device_not_usable"}
+    if name:
+        facts["device"] = name
+    return [
+        row.event(
+            hit,
+            f"the habanalabs driver could not bring up Gaudi device {name or '?'} "
+            f"({clip(m.group(0), 90)}): its firmware CPU does not answer; reset the card (hl-smi -r) or "
+            "service it",
+            facts,
+            dedupe=(row.code, "habanalabs", name),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "intel gpu hang",
@@ -198,6 +232,18 @@ SIGNATURES = (
         anchors=(b"Read 0xffffffff ", b"POST_RESET failed", b"for ARC to respond"),
         worth=(rb"Read 0xffffffff (?:from|over) PCI", rb"POST_RESET failed", rb"for ARC to respond"),
         words=("read 0xffffffff", "post_reset failed", "for arc to respond"),
+    ),
+    Signature(
+        "gaudi device not usable",
+        _HL,
+        _habana,
+        C.GPU_INIT_FAILED.code,
+        anchors=(b"is NOT usable", b"CPU-CP timeout", b"ArmCP timeout", b"habanalabs "),
+        worth=(
+            rb"is NOT usable|\((?:CPU-CP|ArmCP) timeout\)|"
+            rb"habanalabs \S+: (?:failed to initialize (?:CPU H/W queues|the H/W)|Device heartbeat failed)",
+        ),
+        words=("is not usable", "cpu-cp timeout", "armcp timeout", "habanalabs "),
     ),
 )
 

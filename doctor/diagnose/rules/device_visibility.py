@@ -134,10 +134,11 @@ def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 
 def _is_message_prefix(text: str) -> bool:
-    """True when `text` is the no-GPU message or a cut of it at least "ProcessGroupNCCL is" long."""
+    """True when `text` is the no-GPU message or a cut of it at least "ProcessGroupNCCL is" long. Its end
+    is free from "only supported with GPU" on: a title retypes the full stop ("no GPUs found?")."""
     t = text.strip()
     return len(t) >= len("ProcessGroupNCCL is") and (
-        _NO_GPU_MESSAGE.startswith(t) or t.startswith(_NO_GPU_MESSAGE)
+        _NO_GPU_MESSAGE.startswith(t) or t.startswith(_NO_GPU_MESSAGE[: _NO_GPU_MESSAGE.index("GPUs,")])
     )
 
 

@@ -343,6 +343,63 @@ def _ofi_register(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# RDMA engines outside NCCL registering a buffer with the NIC (ibv_reg_mr) and refused, in the engine's own
+# record: MoRI (application/context, "RegisterRdmaMemoryRegion failed! addr:0x.., size:.., accessFlag:15,
+# errno:22 (Invalid argument)", then std::abort: the "Fatal Python error: Aborted" after it is this),
+# Mooncake's transfer engine (rdma_context.cpp, glog: "E0717 rdma_context.cpp:243] Failed to register memory
+# 0x7243..: Cannot allocate memory [12]"), UCX (uct_ib_md.c "ibv_reg_mr(address=0x.., length=..,
+# access=0xf) failed: Bad address"; ucp_mm.c "failed to register address 0x.. (cuda) length .. on
+# md[4]=mlx5_0: Input/output error", read for device memory types only). EFAULT / EINVAL on device memory:
+# no peer-memory module (nvidia_peermem, amdgpu's) or a NIC without DMA-BUF for it; ENOMEM: the
+# locked-memory limit (ulimit -l, a container's memlock). NCCL's own "Call to ibv_reg_mr failed" is
+# nccl_transport's (a network error there).
+_RDMA_REG = lazy_re.compile(
+    r"RegisterRdmaMemoryRegion failed!(?:[^\n]*?errno:\s*(?P<e1>\d+))?|"
+    r"Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): (?P<s2>[A-Za-z][^\[\n]*?)\s*\[(?P<e2>\d+)\]|"
+    r"\bibv_reg_mr(?:_iova2)?\(address=[^)]*\) failed: (?P<s3>[A-Za-z][^\n]*?)\s*$|"
+    r"failed to register address \S+ \((?P<mt>cuda|cuda-managed|rocm|rocm-managed|ze-device)\) length"
+)
+_RDMA_ERRNO = lazy_re.compile(r"(?:\berrno:?\s*|\[)(\d+)\b")
+_RDMA_STRERROR = lazy_re.compile(r"Bad address|Invalid argument|Cannot allocate memory")
+_RDMA_WHY = {
+    14: "EFAULT",
+    22: "EINVAL",
+    12: "ENOMEM",
+    "Bad address": "EFAULT",
+    "Invalid argument": "EINVAL",
+    "Cannot allocate memory": "ENOMEM",
+}
+
+
+def _rdma_reg(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    engine = "MoRI" if "RegisterRdma" in m.group(0) else "Mooncake" if m.group("e2") else "UCX"
+    facts: dict[str, Any] = {"engine": engine, "reason": "rdma_memory_registration"}
+    found = _RDMA_ERRNO.search(hit.text, m.start())
+    words = _RDMA_STRERROR.search(hit.text, m.start())
+    key: Any = int(found.group(1)) if found else words.group(0) if words else None
+    name = _RDMA_WHY.get(key)
+    if isinstance(key, int):
+        facts["errno"] = key
+    if m.group("mt"):
+        facts["memory_type"] = m.group("mt")
+    why = (
+        "the locked-memory limit is too low for it (ulimit -l / the container's memlock)"
+        if name == "ENOMEM"
+        else "the NIC's driver cannot pin this memory: device memory needs the peer-memory module "
+        "(nvidia_peermem, amdgpu's) loaded, or DMA-BUF registration the engine and the NIC support"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {engine} could not register a buffer with the RDMA NIC"
+            + (f" ({name})" if name else "")
+            + f": {why}",
+            facts,
+            dedupe=(row.code, engine),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "framework build without the process group",
@@ -436,6 +493,29 @@ SIGNATURES = (
         anchors=(b"Unable to register memory (type = ",),
         worth=(rb"NET/OFI Unable to register memory \(type = [24]\)",),
         words=("unable to register memory",),
+    ),
+    Signature(
+        "rdma engine memory registration refused",
+        _RDMA_REG,
+        _rdma_reg,
+        C.RDMA_MEMORY_REGISTRATION.code,
+        anchors=(
+            b"RegisterRdmaMemoryRegion failed",
+            b"Failed to register memory",
+            b"failed to register address",
+            b"(address=",
+        ),
+        worth=(
+            rb"RegisterRdmaMemoryRegion failed|Failed to register memory (?:0x|\(nil\))|"
+            rb"failed to register address \S+ \((?:cuda|rocm|ze)|ibv_reg_mr(?:_iova2)?\(address=",
+        ),
+        words=(
+            "registerrdmamemoryregion failed",
+            "failed to register memory",
+            "failed to register address",
+            "ibv_reg_mr(address=",
+            "ibv_reg_mr_iova2(address=",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -274,7 +274,9 @@ def from_detail(
         if feature:
             return feature
         # the generic "initialization error" is only known for CUDA's in NCCL's own words
-        env = cuda_error_events(hit, what) or cuda_error_events(hit, f"Cuda failure '{what}'")
+        # (with its number: a message retyped at its end is still known by it)
+        num = f"{cf.group(1)} " if cf.group(1) else ""
+        env = cuda_error_events(hit, what) or cuda_error_events(hit, f"Cuda failure {num}'{what}'")
         if env:  # the driver stack is not ready (Fabric Manager, old driver): not NCCL's fault
             for ev in env:
                 ev.facts.update(base)

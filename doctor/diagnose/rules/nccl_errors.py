@@ -84,16 +84,20 @@ _TORCH = lazy_re.compile(
     r"(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:,?\s*NCCL version (?P<ver>" + nccl_version.NUMBER + r")|[`'\"]?\s*$)"
 )
-# ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error").
+# ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error"),
+# and in a title's capitals ("Unhandled CUDA error in ProcessGroupNCCL.cpp").
 _NCCL_TEXT = lazy_re.compile(
-    r"unhandled system error|unhandled cuda error|remote process exited or there was a network error"
+    r"(?i:unhandled system error|unhandled cuda error)|remote process exited or there was a network error"
 )
 _OLD_TORCH = lazy_re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
 # without the word NCCL.
 # A line pasted without its "host:pid:tid [dev] " prefix keeps the source: "include/socket.h:344 WARN ...".
+# NCCL 1.x (core.h's WARN macro) printed the level first, then the source: "WARN src/reduce.cu:126 Cuda
+# failure 'invalid resource handle'", "WARN src/core.cu:506 failed to allocate ...".
 _WARN = lazy_re.compile(
-    r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN|^[\w./-]+\.(?:h|cc|cu|c):\d+ WARN) (?P<msg>.*)$"
+    r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN|^[\w./-]+\.(?:h|cc|cu|c):\d+ WARN|"
+    r"^WARN [\w./-]+\.(?:h|cc|cu|c):\d+) (?P<msg>.*)$"
 )
 _WORK = lazy_re.compile(r"WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
 # ncclResult_t names as torch's exceptions and users' prose quote them.
@@ -327,7 +331,7 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     near = " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower()
     if "nccl" not in near and "rccl" not in near:  # "Rccl error": RCCL (ROCm's fork) has NCCL's texts
         return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
-    err = m.group(0)
+    err = m.group(0).lower()
     return from_detail(
         hit,
         last_error(hit) or _explaining_line(hit, KIND[err]),
@@ -566,7 +570,7 @@ SIGNATURES = (
         _warn,
         C.NCCL_SYSTEM_ERROR.code,
         anchors=(b"WARN",),
-        worth=(rb"NCCL WARN",),
+        worth=(rb"NCCL WARN", rb"^WARN [\w./-]+\.(?:h|cc|cu|c):\d+ "),
         words=("warn ",),
     ),
     Signature(

@@ -158,6 +158,10 @@ _CUDA_TOO_OLD = lazy_re.compile(
     r"Retrieve (\w+) failed with (\d+)|CUDA Driver version found is (\d+)\. Minimum requirement is (\d+)"
 )
 _CUDA_NO_START = lazy_re.compile(r"cuDriverGetVersion failed with (\d+)")
+# misc/cudawrap.cc's dlopen of libcuda failed: 2.12-2.18 "Failed to find CUDA library in <NCCL_CUDA_PATH>
+# (NCCL_CUDA_PATH=<it>)" (the path printed as "(null)" when unset), 2.19+ "Failed to find CUDA library
+# libcuda.so (NCCL_CUDA_PATH='') : <dlerror>" (the dlerror form is read by loader's rows, as elsewhere).
+_CUDA_LIB = lazy_re.compile(r"Failed to find CUDA library(?: in)? (\S+)")
 # misc/nvmlwrap.cc: NVMLCHECK's "nvmlX() failed: <nvmlErrorString>" and the library load.
 _NVML_CALL = lazy_re.compile(
     r"\b(nvml\w+)\([^)]*\) failed: (.+?)\s*$|Failed to open (libnvidia-ml\.so[.\d]*)"
@@ -226,6 +230,21 @@ def _cuda_no_start(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
             f"{m.group(1)}): the driver is not usable from this process",
             {"reason": "device_init_failed", "cuda_error_number": int(m.group(1))},
             dedupe=(row.code, "device_init_failed"),
+        )
+    ]
+
+
+def _cuda_lib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _not_info(hit) or "cannot open shared object" in hit.text:
+        return None
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL could not load the CUDA driver library ({clip(m.group(0), 100)}): libcuda.so "
+            "is not on the loader's path here (no driver in the container, NCCL_CUDA_PATH pointing at a "
+            "toolkit, which holds no libcuda), or a CUDA/NCCL build that does not fit this driver",
+            {"library": "libcuda.so", "reason": "libcuda_not_found", "path": m.group(1)},
+            dedupe=(row.code, "nccl_cudawrap"),
         )
     ]
 
@@ -343,6 +362,14 @@ SIGNATURES = (
         words=("cudrivergetversion failed",),
         anchor_from=_WARN,
         examples=("node1:1234:5678 [0] NCCL WARN cuDriverGetVersion failed with 999",),
+    ),
+    Signature(
+        "libcuda not found by nccl",
+        _CUDA_LIB,
+        _cuda_lib,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Failed to find CUDA library",),
+        words=("failed to find cuda library",),
     ),
     Signature(
         "nvml under nccl",

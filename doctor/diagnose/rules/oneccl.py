@@ -31,8 +31,9 @@ from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
+# (the level's opening "|" is often lost where a paste or a quote starts at it: "CCL_ERROR| atl_ofi_...")
 _PROVIDER = lazy_re.compile(
-    r"\|CCL_(?:ERROR|FATAL)\|.*?(?P<what>can't find suitable provider|can not open network providers|"
+    r"\bCCL_(?:ERROR|FATAL)\|.*?(?P<what>can't find suitable provider|can not open network providers|"
     r"fi_getinfo error: ret (?P<ret>-?\d+)|can't create providers for name (?P<prov>\w+))"
 )
 _NAMED = lazy_re.compile(r"can't create providers for name (\w+)")
@@ -146,6 +147,26 @@ def _port(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# The exception oneCCL raises when its transport did not start (atl_ofi_comm.cpp / atl_mpi_comm.cpp
+# init_transport, 2021.x: CCL_THROW_IF_NOT(transport->init(...) == ATL_STATUS_SUCCESS, "failed to initialize
+# ATL"; torch-ccl's "RuntimeError: oneCCL: ... EXCEPTION: failed to initialize ATL"): libfabric (or MPI)
+# gave it no transport on this host, whose own record above says which (tier 1: that record says more).
+_ATL_INIT = lazy_re.compile(r"(?:failed to|can't|cannot|could not) initialize ATL\b")
+
+
+def _atl_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "oneCCL's transport layer (ATL) did not start: libfabric offered no provider for its hints "
+            "(FI_PROVIDER naming one that is not installed, FI_PROVIDER_PATH unset or wrong in a container) "
+            "or the MPI transport it was told to use is not there",
+            {"problem": "atl_init_failed", "library": "oneCCL"},
+            dedupe=(row.code, "oneccl_provider"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "oneccl worker thread start failed",
@@ -183,9 +204,22 @@ SIGNATURES = (
         _PROVIDER,
         _provider,
         C.NCCL_NET_PROVIDER_MISSING.code,
-        anchors=(b"|CCL_ERROR|", b"|CCL_FATAL|"),
-        worth=(rb"\|CCL_(?:ERROR|FATAL)\|",),
-        words=("|ccl_error|", "|ccl_fatal|"),
+        anchors=(b"CCL_ERROR|", b"CCL_FATAL|"),
+        worth=(rb"CCL_(?:ERROR|FATAL)\|",),
+        words=("ccl_error|", "ccl_fatal|"),
+    ),
+    Signature(
+        "oneccl atl did not start",
+        _ATL_INIT,
+        _atl_init,
+        C.NCCL_NET_PROVIDER_MISSING.code,
+        tier=1,
+        anchors=(b"initialize ATL",),
+        words=("initialize atl",),
+        examples=(
+            "RuntimeError: oneCCL: atl_ofi_comm.cpp:232 init_transport: EXCEPTION: failed to initialize ATL",
+            "oneCCL: atl_mpi_comm.cpp:120 init_transport: EXCEPTION: failed to initialize ATL",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -1,5 +1,6 @@
 """TensorFlow's collective ops (MultiWorkerMirroredStrategy, CollectiveAllReduceStrategy, DTensor): a
-collective that timed out, and a collective aborted by a failure of the transport between workers.
+collective that timed out, and a collective aborted by a failure of the transport between workers; the
+collectives set up after the runtime started (TF's and JAX's, RUN387, at the row).
 
 Formats (core/common_runtime/base_collective_executor.cc, collective_param_resolver_distributed.cc, TF
 2.x): "DeadlineExceededError: Collective has timed out during execution." and "Collective has timed out
@@ -258,7 +259,52 @@ def _ring_abort(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     return _abort_event(row, hit, facts, bool(m.group("deadline")), message)
 
 
+# The collectives set up after the runtime started, at their sources: TensorFlow's eager context
+# (python/eager/context.py configure_collective_ops, TF 1.15-2.x, called by MultiWorkerMirroredStrategy's and
+# CollectiveAllReduceStrategy's constructors): "RuntimeError: Collective ops must be configured at program
+# startup" once the context is initialised (an op, a tensor or a model built before the strategy), and
+# "ValueError: Collective ops are already configured." for a second strategy with another leader or
+# implementation; JAX's jax/_src/distributed.py: "RuntimeError: jax.distributed.initialize() must be called
+# before any JAX computations are executed." and "distributed.initialize should only be called once.".
+_CONFIGURED_LATE = lazy_re.compile(
+    r"Collective ops must be configured at program start-?up|Collective ops are already configured|"
+    r"jax\.distributed\.initialize\(\) must be called before any JAX (?:computations|calls)|"
+    r"distributed\.initialize should only be called once"
+)
+
+
+def _configured_late(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    jax = "jax" in m.group(0) or "initialize" in m.group(0)
+    twice = "already" in m.group(0) or "only be called once" in m.group(0)
+    what = (
+        "set up twice (a second strategy or initialize call with other settings)"
+        if twice
+        else "set up after the runtime had started: create the strategy (or call jax.distributed.initialize) "
+        "first thing in the program, before any op, tensor or model"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {'JAX' if jax else 'TensorFlow'}'s collectives were {what}",
+            {"framework": "jax" if jax else "tensorflow", "reason": "configured_twice" if twice else "late"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "collectives configured late",
+        _CONFIGURED_LATE,
+        _configured_late,
+        C.COLLECTIVES_CONFIGURED_LATE.code,
+        anchors=(b"Collective ops ", b"jax.distributed.initialize", b"distributed.initialize should"),
+        worth=(
+            rb"Collective ops (?:must be configured|are already configured)|"
+            rb"jax\.distributed\.initialize\(\) must be called|distributed\.initialize should only",
+        ),
+        words=("collective ops must", "collective ops are already", "distributed.initialize"),
+    ),
     Signature(
         "tf cluster start-up failed",
         _CLUSTER_START,
