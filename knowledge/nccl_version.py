@@ -58,6 +58,12 @@ def parse(number: str) -> Optional[NcclVersion]:
     return _read(m) if m else None
 
 
+def facts_of(number: Optional[str]) -> dict[str, Any]:
+    """parse(number)'s facts, {} when there is no number or it is none."""
+    v = parse(number) if number else None
+    return v.facts() if v else {}
+
+
 def find(text: str) -> Optional[NcclVersion]:
     """The first NCCL version `text` prints, or None."""
     if "NCCL version" not in text:

@@ -110,9 +110,7 @@ def _torch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     code = kind_of(err)
     gd = m.groupdict()
     base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": m.group("err").strip()}
-    ver = nccl_version.parse(gd["ver"]) if gd.get("ver") else None
-    if ver:
-        base.update(ver.facts())
+    base.update(nccl_version.facts_of(gd.get("ver")))
     if gd.get("where"):
         base["where"] = gd["where"]
     w = _WORK.search(t)  # "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ... NCCL error: ..."
