@@ -76,12 +76,69 @@ def test_desync_debug_report_is_a_timeout(prefix: str, log: str, facts: dict[str
     _check(prefixed(prefix, log), "RUN151", facts)
 
 
+# NCCL 2.7-2.11 bootstrap.cc ncclRemoteMemAllocationService: a peer's socket closed, the size read next is
+# garbage, and include/alloc.h's OOM follows on the service's thread (returned through bootstrap.cc).
+REM_ALLOC = (
+    "gpu-a:39:298 [0] include/socket.h:423 NCCL WARN Net : Connection closed by remote peer 10.0.0.4<52638>\n"
+    "gpu-a:39:298 [0] NCCL INFO include/socket.h:445 -> 2\n"
+    "gpu-a:39:298 [0] NCCL INFO bootstrap.cc:229 -> 2\n"
+    "gpu-a:39:298 [0] bootstrap.cc:279 NCCL WARN [Rem Allocator] Allocation failed (segment 0, fd 130)\n"
+    "gpu-a:39:298 [0] include/alloc.h:48 NCCL WARN {oom}\n"
+    "gpu-a:39:298 [0] NCCL INFO bootstrap.cc:231 -> 1\n"
+    "gpu-a:39:298 [0] bootstrap.cc:279 NCCL WARN [Rem Allocator] Allocation failed (segment 0, fd 130)\n"
+    "Train Epoch: 1 [0/246000 (0%)]\tLoss: 0.0367\n"
+)
+
+
+@pytest.mark.parametrize(
+    "oom", ["Cuda failure 'out of memory'", "Failed to CUDA calloc 2305843009213693952 bytes"]
+)
+@pytest.mark.parametrize("prefix", ["", "[1,0]<stderr>:", "worker-1: "])
+def test_nccl_remote_allocator_garbage_size_is_not_a_gpu_oom(oom: str, prefix: str) -> None:
+    root = _root(prefixed(prefix, REM_ALLOC.format(oom=oom).rstrip("\n")))
+    assert root is not None and root.category == "nccl_network", root
+
+
+def test_nccl_oom_outside_the_allocator_service_stays_an_oom() -> None:
+    log = (
+        "node1:100:100 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\n"
+        "node1:100:100 [0] NCCL INFO channel.cc:30 -> 1\n"
+        "node1:100:100 [0] NCCL INFO init.cc:400 -> 1\n"
+    )
+    root = _root(log)
+    assert root is not None and root.category == "cuda_oom", root
+
+
+# XLA's report of the buffers live when an allocation failed, printed under its OOM only, kept in part.
+XLA_REPORTS = [
+    "BufferAssignment OOM Debugging.\nBufferAssignment stats:\n             parameter allocation:    6.00MiB",
+    'Peak buffers:\n\tBuffer 1:\n\t\tSize: 6.00MiB\n\t\tOperator: op_name="jit(step)/jit(main)/dot_general" '
+    'source_file="/w/model.py" source_line=689\n\t\tXLA Label: concatenate\n\t\tShape: f32[4096,128,3]\n'
+    "\t\t==========================",
+    "\tBuffer 13:\n\t\tSize: 96.00MiB\n\t\tXLA Label: fusion\n\t\tShape: bf16[128,6,256,256]",
+    "  Largest program allocations in hbm:\n\n  1. Size: 4.00G\n     Shape: f32[32768,32768]{1,0}\n"
+    "     Unpadded size: 4.00G\n     XLA label: fusion.1 = fusion(%p0, %p1), kind=kOutput\n"
+    "     Allocation type: HLO temp",
+    "Program hbm requirement 19.11G:\n    global           1.61M\n    HLO temp         19.10G",
+    "Ran out of memory in memory space vmem. Exceeded vmem capacity by 2.5M.",
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "(MeshHostWorker pid=489) ", "[1,0]<stderr>:"])
+@pytest.mark.parametrize("log", XLA_REPORTS)
+def test_xla_oom_buffer_report_is_a_device_oom(prefix: str, log: str) -> None:
+    root = _root(prefixed(prefix, log))
+    assert root is not None and root.category == "cuda_oom", root
+
+
 QUIET = [
     # healthy: the reducer's setting and DDP's docs words, not its error
     "find_unused_parameters=True: parameters which did not receive grad are skipped in the all-reduce",
     "[I ProcessGroupNCCL.cpp:700] [Rank 0] ProcessGroupNCCL initialized with following options: "
     "TORCH_NCCL_DESYNC_DEBUG: 1",
     "TORCH_NCCL_DESYNC_DEBUG=1 prints a desync report after a timeout",
+    "XLA label names are shown by the memory viewer",
+    "Memory requirement of the program: 5G (fits)",
 ]
 
 
