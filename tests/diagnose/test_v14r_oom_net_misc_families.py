@@ -131,6 +131,37 @@ def test_xla_oom_buffer_report_is_a_device_oom(prefix: str, log: str) -> None:
     assert root is not None and root.category == "cuda_oom", root
 
 
+# An issue's title names an OOM by the training phase it struck in, without the device.
+PHASE_TITLES = [
+    '"out of memory" during validation',
+    "OOM after first epoch with DDP",
+    "Out of memory in backward pass on 8 cards",
+    "out of memory when fine-tuning the 13B model",
+    "[Bug] Out Of Memory at inference after training",
+]
+
+
+@pytest.mark.parametrize("title", PHASE_TITLES)
+def test_title_naming_an_oom_by_its_training_phase(title: str) -> None:
+    root = _root(title)
+    assert root is not None and root.category == "cuda_oom", root
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Process killed: out of memory during training",
+        "RAM out of memory during validation",
+        "dataloader worker out of memory during eval",
+        "how to avoid out of memory during training",
+        "training runs fine, no OOM, but the loss is nan",
+    ],
+)
+def test_titles_of_host_memory_or_questions_are_not_a_device_oom(title: str) -> None:
+    root = _root(title)
+    assert root is None or root.category != "cuda_oom", root
+
+
 QUIET = [
     # healthy: the reducer's setting and DDP's docs words, not its error
     "find_unused_parameters=True: parameters which did not receive grad are skipped in the all-reduce",

@@ -197,7 +197,7 @@ def _xla(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # hbm requirement 19.11G:", "Largest program allocations in hbm:", per allocation "XLA label: fusion.1 =
 # ...", "Allocation type: HLO temp").
 _XLA_DUMP = lazy_re.compile(
-    r"BufferAssignment OOM Debugging|^\s*XLA [Ll]abel: \S|Exceeded (?P<space>\w+) capacity by"
+    r"BufferAssignment OOM Debugging|^\s*XLA Label: \S|^\s*XLA label: \S|Exceeded (?P<space>\w+) capacity by"
     r"|Program (?P<space2>hbm|vmem) requirement|Largest program allocations in (?P<space3>\w+)"
 )
 
