@@ -162,6 +162,70 @@ def test_titles_of_host_memory_or_questions_are_not_a_device_oom(title: str) -> 
     assert root is None or root.category != "cuda_oom", root
 
 
+# oneCCL's ATL over libfabric: a provider found whose device refused it (ATL_OFI_CALL on fi_domain,
+# fi_scalable_ep, fi_endpoint..., or the psm3 provider's verbs QP) is the network device; no provider at all
+# (fi_getinfo -61, "can't create providers for name shm") stays the missing provider (RUN294).
+_CCL = "2025:05:23-19:04:20:(168955) |CCL_ERROR| "
+CCL_DEVICE = [
+    (
+        _CCL
+        + "atl_ofi_helper.cpp:1635 atl_ofi_open_nw_provs: can not open network providers\n"
+        + _CCL
+        + "atl_ofi.cpp:237 init: can't find suitable provider\n"
+        + _CCL
+        + "atl_ofi_helper.cpp:1204 atl_ofi_prov_init: fi_scalable_ep(prov->domain, info, &prov->sep, "
+        "nullptr)\n fails with ret: -12, strerror: Cannot allocate memory",
+        {"ofi_call": "fi_scalable_ep", "fi_errno": -12},
+    ),
+    (
+        _CCL + "atl_ofi_helper.cpp:1190 atl_ofi_prov_init: fi_domain(prov->fabric, info, &prov->domain, "
+        "nullptr) fails with ret: -13, strerror: Permission denied",
+        {"ofi_call": "fi_domain", "fi_errno": -13},
+    ),
+    (
+        _CCL + "atl_ofi_helper.cpp:1384 atl_ofi_open_nw_provs: can not open network providers\n"
+        "[1748048660.727622923] node2:rank3.python: Failed to modify UD QP to INIT on mlx5_0: Operation not "
+        "permitted",
+        {"problem": "ofi_device_refused"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "facts"), CCL_DEVICE)
+def test_oneccl_provider_refused_by_its_device_is_the_network(log: str, facts: dict[str, object]) -> None:
+    _check(log + "\n", "RUN365", facts)
+
+
+def test_oneccl_without_any_provider_stays_the_missing_provider() -> None:
+    log = (
+        _CCL
+        + "atl_ofi_helper.cpp:867 atl_ofi_get_prov_list: fi_getinfo error: ret -61, providers 0\n"
+        + _CCL
+        + "atl_ofi_helper.cpp:907 atl_ofi_get_prov_list: can't create providers for name shm\n"
+        + _CCL
+        + "atl_ofi_helper.cpp:1243 atl_ofi_open_nw_provs: atl_ofi_get_prov_list(ctx, prov_name, "
+        "base_hints, &prov_list)\n fails with status: 1\n"
+        + _CCL
+        + "atl_ofi_helper.cpp:1384 atl_ofi_open_nw_provs: can not open network providers\n"
+        + _CCL
+        + "atl_ofi.cpp:243 init: can't find suitable provider\n"
+    )
+    _check(log, "RUN294", {"provider": "shm"})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[1748048660.727622923] hedp017:rank7.python: Failed to modify UD QP to INIT on mlx5_2: "
+        "Operation not permitted",
+        "node3:rank0.python: Failed to modify RC QP to RTR on mlx5_1:1: Connection timed out",
+        "node3:rank0.python: Unable to create UD QP on mlx5_0: Cannot allocate memory",
+    ],
+)
+def test_psm3_verbs_queue_pair_failures(line: str) -> None:
+    _check(line + "\n", "RUN173")
+
+
 QUIET = [
     # healthy: the reducer's setting and DDP's docs words, not its error
     "find_unused_parameters=True: parameters which did not receive grad are skipped in the all-reduce",
@@ -170,6 +234,8 @@ QUIET = [
     "TORCH_NCCL_DESYNC_DEBUG=1 prints a desync report after a timeout",
     "XLA label names are shown by the memory viewer",
     "Memory requirement of the program: 5G (fits)",
+    "psm3 QP to INIT transition took 3 ms",
+    "send fails with ret: 0 retries left 3",
 ]
 
 
