@@ -226,6 +226,50 @@ def test_psm3_verbs_queue_pair_failures(line: str) -> None:
     _check(line + "\n", "RUN173")
 
 
+# CUDA IPC between ranks of a node (Open MPI smcuda / common_cuda, UCX cuda_ipc): the peer's GPU memory
+# cannot be mapped here, the refusal NCCL's P2P transport meets too (RUN291).
+CUDA_IPC = [
+    "[clima.gps.caltech.edu:3667226] Failed to register remote memory, rc=-1",
+    "clima.gps.caltech.edu:3667226] Failed to register remote memory, rc=-1",
+    "The call to cuIpcOpenMemHandle failed. This is an unrecoverable error and will cause the program to "
+    "abort.\n  cuIpcOpenMemHandle return value:   205\n  address: 0x200200000",
+    "[1700000000.123456] [node1:4242:0]  cuda_ipc_cache.c:183  UCX  ERROR cuIpcOpenMemHandle() failed: "
+    "invalid argument",
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "[1,2]<stderr>:", "srun: "])
+@pytest.mark.parametrize("log", CUDA_IPC)
+def test_mpi_cuda_ipc_to_a_peer_rank(prefix: str, log: str) -> None:
+    _check(prefixed(prefix, log), "RUN291", {"transport": "cuda_ipc"})
+
+
+def test_mpi_cuda_ipc_handle_export_warning_is_not_a_failure() -> None:
+    log = (
+        "The call to cuIpcGetMemHandle failed. This means the GPU RDMA protocol cannot be used.\n"
+        "  cuIpcGetMemHandle return value:   1\n"
+    )
+    assert _root(log) is None
+
+
+# MPICH's ch4:ofi netmod (Intel MPI, Cray MPICH) at MPI_Init with no libfabric provider: RUN294.
+MPICH_OFI = [
+    "Abort(2138767) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error class, error "
+    "stack:\nMPIR_Init_thread(189)........: \nMPID_Init(1561)..............: \n"
+    "MPIDI_OFI_mpi_init_hook(1584): \nopen_fabric(2663)............: \n"
+    "find_provider(2819)..........: OFI fi_getinfo() failed (ofi_init.c:2819:find_provider:No data "
+    "available)",
+    "Fatal error in PMPI_Init_thread\nMPIDI_OFI_mpi_init_hook\nopen_fabric(1559): OFI fi_getinfo() failed "
+    "(ofi_init.c:1559:open_fabric:No data available)",
+    "find_provider (2684)..........:\nOFI fi_getinfo() failed (ofi_init.c:2684:find_provider:",
+]
+
+
+@pytest.mark.parametrize("log", MPICH_OFI)
+def test_mpich_ofi_without_a_provider(log: str) -> None:
+    _check(log + "\n", "RUN294", {"library": "mpich_ofi"})
+
+
 QUIET = [
     # healthy: the reducer's setting and DDP's docs words, not its error
     "find_unused_parameters=True: parameters which did not receive grad are skipped in the all-reduce",
