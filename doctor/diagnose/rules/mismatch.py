@@ -223,9 +223,9 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
             facts["unused_param_indices"] = [int(x) for x in mi.group(2).split()]
         facts["rank"] = int(mi.group(1))
     if mn:
-        names = [p.strip() for p in (mn.group(2) or "").split(",") if p.strip()][:50]
-        if names:
-            facts["unused_params"] = names
+        listed = [p.strip() for p in (mn.group(2) or "").split(",") if p.strip()][:50]
+        if listed:
+            facts["unused_params"] = listed
         facts["rank"] = int(mn.group(1))
     detail = list(_DETAIL_UNUSED.finditer(text))
     if detail and "unused_params" not in facts:
