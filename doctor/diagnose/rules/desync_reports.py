@@ -352,6 +352,7 @@ SIGNATURES = (
         _DESYNC_TIMEOUT,
         _desync_timeout,
         C.WATCHDOG_TIMEOUT.code,
+        tier=1,  # a timeout, as the watchdog's own line: a mismatch the snapshot shows leads it
         anchors=(
             b"Timeout rank [",
             b"] Timeout at collective: ",
