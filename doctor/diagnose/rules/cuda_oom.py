@@ -299,7 +299,46 @@ def _garbage_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# NCCL 2.7-2.11's remote memory allocation service (bootstrap.cc ncclRemoteMemAllocationService): a thread
+# that reads a size from a peer's socket and cudaMallocs it for that peer; on a failure it says "[Rem
+# Allocator] Allocation failed (segment 0, fd 130)" and serves on. When the peer's socket closed ("Net :
+# Connection closed by remote peer", socket.h), the size it reads next is garbage and include/alloc.h's
+# "Cuda failure 'out of memory'" follows, returned through bootstrap.cc ("NCCL INFO bootstrap.cc:231 -> 1"):
+# the socket's failure, read where it is reported, not the job's GPU memory (the job itself may go on).
+_NCCL_CUDA_OOM = lazy_re.compile(r"Cuda failure '?out of memory|Failed to CUDA (?:calloc|malloc)")
+_REM_ALLOC = lazy_re.compile(r"\[Rem Allocator\]|NCCL INFO bootstrap\.cc:\d+ -> 1\b")
+_NCCL_THREAD = lazy_re.compile(r"^(?:\[[\d\- :]+\] )?[\w.-]+:(\d+:\d+) \[")
+
+
+def rem_alloc_garbage(hit: Hit) -> bool:
+    """Whether this NCCL OOM line is the remote allocation service's (its own thread's lines around it)."""
+    me = _NCCL_THREAD.match(hit.text.strip())
+    for ln in hit.before(8, same_rank=False) + hit.after(4, same_rank=False):
+        th = _NCCL_THREAD.match(ln.text.strip())
+        if _REM_ALLOC.search(ln.text) and (me is None or th is None or th.group(1) == me.group(1)):
+            return True
+    return False
+
+
+def _rem_alloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # the allocation service's garbage size: the socket errors beside it are read where they are
+    return [] if rem_alloc_garbage(hit) else None
+
+
 _CUDA_ROWS = (
+    Signature(
+        "nccl remote allocator's garbage size",
+        _NCCL_CUDA_OOM,
+        _rem_alloc,
+        C.CUDA_OOM.code,
+        anchors=(b"ut of memory", b"Failed to CUDA "),
+        worth=(rb"out of memory", rb"Failed to CUDA (?:calloc|malloc)"),
+        anchor_from="the 'Cuda failure ' NCCL's WARN puts before the CUDA error's text",
+        examples=(
+            "node1:39:298 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'",
+            "node1:39:298 [0] include/alloc.h:103 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+        ),
+    ),
     Signature(
         "allocation of a garbage size",
         _GARBAGE_SIZE,

@@ -14,7 +14,15 @@ Formats, read at their source:
   who is slow, not that the calls differ, and is left to the timeout that comes with it.
 - TORCH_NCCL_DESYNC_DEBUG (c10d TraceUtils.h retrieveDesyncReport, 1.11-2.x): "Snapshot of ranks'
   latest states:" then "#100 started ranks:" and one "[0, 2] started ALLREDUCE" line per collective
-  name: two names at one sequence number are ranks in different collectives.
+  name: two names at one sequence number are ranks in different collectives. The report is built only
+  after a collective timed out, so its other lines stand for that timeout: "[0] Timeout at collective:
+  ALLREDUCE, #329", "ranks [1] are the lagging ranks that caused this timeout. They never joined any
+  collectives", "the lagging/dead/mismatched ranks that caused the desync are:", and its asserts when the
+  store's trace is inconsistent ("Timeout rank [0] last trace item must be kEventStart. thisSeq = 329, col
+  = _REDUCE_SCATTER_BASE", "Timeout rank [0] must have collective tracking iteam in c10::Store trace",
+  "Trace shouldn't be empty while enabled GLOO_ASYNC_TIMEOUT_DEBUG"), raised through the watchdog
+  ("NCCL watchdog thread terminated with exception: ...", "Exception raised from retrieveDesyncReport at
+  ...TraceUtils.h") or caught by ProcessGroupNCCL ("Failed to retrieve TORCH_NCCL_DESYNC_DEBUG report").
 - FSDP's first-iteration order check ("Forward order differs across ranks: rank 0 is all-gathering 43
   parameters while rank 1228 is all-gathering 1 parameters") and its optimizer-state check ("Rank 1 has
   different values for step: 8016.0. Other ranks: 7870.0").
@@ -52,6 +60,17 @@ _FR_COLLECTIVE = lazy_re.compile(r"^\s*collective: (?:nccl|xccl|gloo):(\w+)")
 _SNAPSHOT = lazy_re.compile(r"#(\d+) started ranks:")
 _STARTED = lazy_re.compile(r"\[([\d, ]+)\] started (\S+)")
 _STARTED_ONE = lazy_re.compile(r"started (\S+)$")
+_DESYNC_TIMEOUT = lazy_re.compile(
+    r"Timeout rank \[(?P<r1>\d+)\] (?:last trace item must be kEventStart|must have collective tracking)"
+    r"|\[(?P<r2>\d+)\] Timeout at collective: (?P<op>\w+), #(?P<seq>\d+)"
+    r"|ranks \[(?P<lag>[\d, ]+)\] are the lagging ranks that caused this timeout"
+    r"|lagging/dead/mismatched ranks that caused the desync"
+    r"|from retrieveDesyncReport at"
+    r"|Failed to retrieve (?:TORCH_)?NCCL_DESYNC_DEBUG report"
+    r"|Trace shouldn't be empty while enabled GLOO_ASYNC_TIMEOUT_DEBUG"
+)
+_TIMEOUT_RANK = lazy_re.compile(r"Timeout rank \[(\d+)\]")
+_DESYNC_SEQ = lazy_re.compile(r"thisSeq = (\d+), col = (\w+)|Timeout at collective: (\w+), #(\d+)")
 _STATIC_GRAPH = lazy_re.compile(r"Your training graph has changed in this iteration")
 # FSDP's execution-order check on the first iteration (fsdp/_exec_order_utils.py, TORCH_DISTRIBUTED_DEBUG
 # INFO/DETAIL): "Forward order differs across ranks: rank 0 is all-gathering 43 parameters while rank 1228
@@ -173,6 +192,27 @@ def _snapshot(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
         facts["ranks"] = sorted(groups[odd])
         msg += f": suspect rank(s) {facts['ranks']}"
     return [row.event(hit, msg, facts, dedupe=(row.code, "desync_snapshot"))]
+
+
+def _desync_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"mode": "watchdog", "source": "desync_debug_report"}
+    text = " ".join(_report_lines(hit, 3))
+    q = _DESYNC_SEQ.search(text)
+    if q:
+        facts["seq"] = int(q.group(1) or q.group(4))
+        facts["op"] = q.group(2) or q.group(3)
+    tr = _TIMEOUT_RANK.search(text)
+    r = m.group("r1") or m.group("r2") or (tr.group(1) if tr else None)
+    rank = int(r) if r is not None else hit.rank
+    if rank is not None:
+        facts["rank"] = rank
+    if m.group("lag"):
+        facts["ranks_never_joined"] = _ranks(m.group("lag"))
+    what = f"{facts['op']} #{facts['seq']}" if "seq" in facts else "a collective"
+    msg = f"{hit.who(rank)}: {what} timed out (TORCH_NCCL_DESYNC_DEBUG's report runs only after a timeout)"
+    if "ranks_never_joined" in facts:
+        msg += f"; ranks {facts['ranks_never_joined']} never joined any collective"
+    return [row.event(hit, msg, facts, rank=rank, dedupe=(row.code, rank, None, facts.get("seq")))]
 
 
 def _fsdp_order(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -306,6 +346,31 @@ SIGNATURES = (
         anchors=(b"started ranks:",),
         worth=(rb"started ranks:",),
         words=("started ranks:",),
+    ),
+    Signature(
+        "desync debug report of a timeout",
+        _DESYNC_TIMEOUT,
+        _desync_timeout,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,  # a timeout, as the watchdog's own line: a mismatch the snapshot shows leads it
+        anchors=(
+            b"Timeout rank [",
+            b"] Timeout at collective: ",
+            b"are the lagging ranks that caused",
+            b"lagging/dead/mismatched ranks",
+            b"from retrieveDesyncReport",
+            b"NCCL_DESYNC_DEBUG report",
+            b"Trace shouldn't be empty while",
+        ),
+        words=(
+            "timeout rank [",
+            "] timeout at collective: ",
+            "are the lagging ranks that caused",
+            "lagging/dead/mismatched ranks",
+            "from retrievedesyncreport",
+            "nccl_desync_debug report",
+            "trace shouldn't be empty while",
+        ),
     ),
     Signature(
         "fsdp forward order",

@@ -41,9 +41,13 @@ _FIELDS = {
 # Sequence number: 1649vs 0  Op type: BARRIERvs GATHER  Tensor Tensor shapes: [2]vs [3]"
 _DIFF = lazy_re.compile(r"(Sequence number|Op type|Tensor [\w ]+?): (\S+?) ?vs (\S+)")
 _UNFINISHED = lazy_re.compile(r"Expected to have finished reduction in the prior iteration")
-_UNUSED_IDX = lazy_re.compile(r"Parameter indices which did not receive grad for rank (\d+):\s*([\d ]+)")
+# The two detail lines alone stand for the error: an issue's title names the line in a person's casing and
+# leaves the list off ("parameters which did not receive grad for rank 1"), a cut paste ends at the colon.
+_UNUSED_IDX = lazy_re.compile(
+    r"[Pp]arameter indices which did not receive grad for rank (\d+)(?::\s*([\d ]*))?"
+)
 _UNUSED_NAMES = lazy_re.compile(
-    r"Parameters which did not receive grad for rank (\d+):\s*(.+?)(?:\s*Parameter indices|$)"
+    r"[Pp]arameters which did not receive grad for rank (\d+)(?::\s*(.+?)(?:\s*Parameter indices|$))?"
 )
 # The rest of the reducer's message (reducer.cpp ensure_prior_reduction_finished, 1.0-2.x), each sentence
 # of which stands for the whole when a paste kept only part of it: 1.0-1.1 "...not used in producing its
@@ -215,10 +219,13 @@ def _unfinished(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Ev
     mi = _UNUSED_IDX.search(text)
     mn = _UNUSED_NAMES.search(text)
     if mi:
-        facts["unused_param_indices"] = [int(x) for x in mi.group(2).split()]
+        if mi.group(2) and mi.group(2).split():
+            facts["unused_param_indices"] = [int(x) for x in mi.group(2).split()]
         facts["rank"] = int(mi.group(1))
     if mn:
-        facts["unused_params"] = [p.strip() for p in mn.group(2).split(",") if p.strip()][:50]
+        listed = [p.strip() for p in (mn.group(2) or "").split(",") if p.strip()][:50]
+        if listed:
+            facts["unused_params"] = listed
         facts["rank"] = int(mn.group(1))
     detail = list(_DETAIL_UNUSED.finditer(text))
     if detail and "unused_params" not in facts:

@@ -40,6 +40,21 @@ Formats:
   messages transport to <no debug data>: self/memory - Destination is unreachable, ..." (also "no
   remote-memory-access transport to ..."), and "ucp_ep_create() failed: Destination is unreachable": UCX_TLS
   or UCX_NET_DEVICES leave no transport that spans the nodes, or one node lacks the device (RUN174).
+- CUDA IPC between ranks of one node (Open MPI's smcuda BTL and common_cuda, 1.7-5.x; UCX's cuda_ipc):
+  "[host:pid] Failed to register remote memory, rc=-1" (btl_smcuda.c, the peer's IPC handle could not be
+  registered), help-mpi-common-cuda.txt's "The call to cuIpcOpenMemHandle failed. This is an unrecoverable
+  error and will cause the program to abort." with "cuIpcOpenMemHandle return value:   205", UCX's
+  "cuIpcOpenMemHandle() failed: invalid argument": a rank cannot map a peer's GPU memory, because the GPU is
+  not visible to it (Slurm's --gpus-per-task binds one GPU per task, one GPU per container, no shared IPC
+  namespace) or the platform has no peer IPC (a VM, MIG). The same refusal as NCCL's P2P transport
+  (RUN291, driver_env). ("The call to cuIpcGetMemHandle failed. This means the GPU RDMA protocol cannot be
+  used." is a warning: Open MPI falls back to copies and the job goes on.)
+- MPICH's ch4:ofi netmod (MPICH 3.3+, Intel MPI 2019+, Cray MPICH) at MPI_Init, the last record of its error
+  stack: "find_provider(2819)..........: OFI fi_getinfo() failed (ofi_init.c:2819:find_provider:No data
+  available)" (older: "open_fabric(1559): OFI fi_getinfo() failed (ofi_init.c:1559:open_fabric:No data
+  available)"): libfabric matched no provider (I_MPI_OFI_PROVIDER / FI_PROVIDER names one that is not there,
+  FI_PROVIDER_PATH points nowhere, the EFA / verbs device is missing), the class of NCCL's and oneCCL's
+  missing provider (RUN294).
 """
 
 from __future__ import annotations
@@ -51,6 +66,57 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
+
+_CUDA_IPC = lazy_re.compile(
+    r"Failed to register remote memory, rc=(?P<rc>-?\d+)"
+    r"|cuIpcOpenMemHandle(?:\(\))? (?:failed|return value:\s*(?P<ret>\d+))"
+)
+_IPC_RET = lazy_re.compile(r"cuIpc\w+ return value:\s*(\d+)")
+
+
+def _cuda_ipc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"transport": "cuda_ipc", "call": "cuIpcOpenMemHandle"}
+    if m.group("rc"):
+        facts |= {"library": "open_mpi", "rc": int(m.group("rc"))}
+    for ln in [hit.line, *hit.after(8, same_rank=False)]:
+        r = _IPC_RET.search(ln.text)
+        if r:
+            facts["cuda_result"] = int(r.group(1))
+            break
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CUDA IPC to a peer rank on this node failed ({facts['call']}"
+            + (f", CUresult {facts['cuda_result']}" if "cuda_result" in facts else "")
+            + "): this rank cannot map the peer's GPU memory - the GPU is not visible to it (one GPU per "
+            "task or per container: request the node's GPUs for every task and pick one per rank) or the "
+            "platform has no peer IPC (VM, MIG); disabling the CUDA IPC path (smcuda / cuda_ipc) avoids it",
+            facts,
+            dedupe=(row.code, "cuda_ipc"),
+        )
+    ]
+
+
+_MPICH_OFI = lazy_re.compile(r"OFI fi_getinfo\(\) failed(?: \((?P<where>[^)]*)\))?")
+
+
+def _mpich_ofi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "ofi_provider_missing", "library": "mpich_ofi"}
+    where = (m.group("where") or "").split(":")
+    if len(where) >= 4 and where[-1].strip():
+        facts["fi_error"] = where[-1].strip()
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: MPI_Init's OFI netmod found no libfabric provider (fi_getinfo failed"
+            + (f": {facts['fi_error']}" if "fi_error" in facts else "")
+            + "): I_MPI_OFI_PROVIDER / FI_PROVIDER names one that is not installed, FI_PROVIDER_PATH points "
+            "nowhere, or the fabric's device (EFA, verbs) is missing on this node",
+            facts,
+            dedupe=(row.code, "mpich_ofi"),
+        )
+    ]
+
 
 _ORTE = lazy_re.compile(r"\b(?P<rt>ORTE|PRTE) has lost communication with a remote daemon")
 _NODE = lazy_re.compile(r"Remote daemon\s*:\s*\S+ on node (?P<node>\S+)")
@@ -248,6 +314,22 @@ def _mlx5_dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 SIGNATURES = (
+    Signature(
+        "mpich ofi netmod without a provider",
+        _MPICH_OFI,
+        _mpich_ofi,
+        C.NCCL_NET_PROVIDER_MISSING.code,
+        anchors=(b"OFI fi_getinfo() failed",),
+        words=("ofi fi_getinfo() failed",),
+    ),
+    Signature(
+        "cuda ipc to a peer rank",
+        _CUDA_IPC,
+        _cuda_ipc,
+        C.PEER_ACCESS_UNSUPPORTED.code,
+        anchors=(b"Failed to register remote memory", b"cuIpcOpenMemHandle"),
+        words=("failed to register remote memory", "cuipcopenmemhandle"),
+    ),
     Signature(
         "mpi message truncated",
         _TRUNCATE,

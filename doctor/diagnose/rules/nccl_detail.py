@@ -13,6 +13,7 @@ from typing import Any
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules import loader
+from pgdoctor.diagnose.rules.cuda_oom import rem_alloc_garbage
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
 from pgdoctor.diagnose.rules.gpu_runtime import device_assert_before
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
@@ -246,6 +247,8 @@ def from_detail(
     """Route by NCCL's own detail text: an OOM or illegal access inside NCCL is that, not NCCL."""
     r = hit.rank
     oom = NCCL_ALLOC.search(detail)
+    if (oom or "out of memory" in detail) and rem_alloc_garbage(hit):
+        return []  # NCCL's remote allocation service read a garbage size from a closed socket (cuda_oom.py)
     if oom:  # NCCL's own GPU allocation failed: the GPU is full (include/alloc.h)
         return [
             event(

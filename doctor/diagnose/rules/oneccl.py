@@ -8,7 +8,12 @@ ret -61, providers 0", "can't create providers for name shm", "atl_ofi_open_nw_p
 providers", "init: can't find suitable provider", then "init_transport: condition transport->init(...) ==
 ATL_STATUS_SUCCESS failed" / "failed to initialize ATL". libfabric returned no provider for the hints
 (FI_PROVIDER names one that is not installed, FI_PROVIDER_PATH points nowhere, or the fabric's provider
-library is missing): the same class as NCCL's network plugin without a provider (RUN294). Healthy runs print
+library is missing): the same class as NCCL's network plugin without a provider (RUN294). A provider that was
+found but whose device refused it is no missing provider: ATL_OFI_CALL's "atl_ofi_prov_init:
+fi_scalable_ep(prov->domain, info, &prov->sep, nullptr)" / " fails with ret: -12, strerror: Cannot allocate
+memory" (fi_domain, fi_endpoint, fi_enable, fi_cq_open, fi_av_open, fi_mr_reg ... likewise), or the provider's
+verbs layer beside it ("Failed to modify UD QP to INIT on mlx5_2: Operation not permitted", other_stacks.py):
+the network device under the transport failed (RUN365, nccl_network). Healthy runs print
 `|CCL_WARN|` lines ("did not find MPI-launcher specific variables, switch to ATL/OFI", "could not get
 local_idx/count from environment variables"), which are notes, never failures.
 
@@ -27,7 +32,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -37,9 +42,63 @@ _PROVIDER = lazy_re.compile(
     r"fi_getinfo error: ret (?P<ret>-?\d+)|can't create providers for name (?P<prov>\w+))"
 )
 _NAMED = lazy_re.compile(r"can't create providers for name (\w+)")
+# ATL_OFI_CALL's report of a libfabric call that failed on a provider already found (the call's text, then
+# " fails with ret: N, strerror: S", often on the next line); fi_getinfo's own failure is the missing
+# provider.
+_OFI_CALL = lazy_re.compile(r"\b(?P<call>fi_(?!getinfo)\w+)\(")
+_OFI_RET = lazy_re.compile(r"fails with ret: (?P<ret>-?\d+)(?:, strerror: (?P<err>.+?))?\s*$")
+_DEVICE_REFUSED = lazy_re.compile(
+    r"to modify (?:UD |RC |UC )?QP to|to create (?:UD |RC )?QP on|ibv_\w+ failed"
+)
+
+
+def _device_failure(hit: Hit) -> Optional[dict[str, Any]]:
+    """What the network device refused near a provider error: a libfabric call on a found provider, or its
+    verbs layer's queue pair."""
+    lines = [*hit.before(6, same_rank=False), hit.line, *hit.after(12, same_rank=False)]
+    for i, ln in enumerate(lines):
+        r = _OFI_RET.search(ln.text)
+        if r:
+            call = next(
+                (c.group("call") for c in map(_OFI_CALL.search, (ln.text, lines[i - 1].text)) if c), None
+            )
+            if call:
+                f: dict[str, Any] = {"ofi_call": call, "fi_errno": int(r.group("ret"))}
+                if r.group("err"):
+                    f["strerror"] = r.group("err").strip()
+                return f
+    for ln in lines:
+        if _DEVICE_REFUSED.search(ln.text):
+            return {"device_error": ln.text.strip()[-160:]}
+    return None
+
+
+def _ofi_call(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    f = _device_failure(hit)
+    if f is None or "ofi_call" not in f:
+        return None
+    return _device_event(hit, f)
+
+
+def _device_event(hit: Hit, f: dict[str, Any]) -> list[Event]:
+    what = f"{f['ofi_call']} failed ({f.get('strerror') or f['fi_errno']})" if "ofi_call" in f else "its QP"
+    return [
+        event(
+            hit,
+            C.ONECCL_TRANSPORT_FAILURE.code,
+            f"oneCCL's libfabric provider was found but the network device refused it: {what}; the NIC, its "
+            "permissions in the container, or the locked-memory limit (ulimit -l)",
+            {"library": "oneCCL", "problem": "ofi_device_refused", **f},
+            dedupe=(C.ONECCL_TRANSPORT_FAILURE.code, "ofi_device"),
+        )
+    ]
 
 
 def _provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not m.group("prov") and not m.group("ret"):  # "can not open" / "can't find": which, the lines say
+        device = _device_failure(hit)
+        if device is not None:
+            return _device_event(hit, device)
     facts: dict[str, Any] = {"problem": "ofi_provider_missing", "library": "oneCCL"}
     for ln in [*hit.before(4, same_rank=False), hit.line, *hit.after(6, same_rank=False)]:
         p = _NAMED.search(ln.text)
@@ -198,6 +257,14 @@ SIGNATURES = (
             "|CCL_WARN| host: h, rank: 0, local_port_id: { 65559 0 1 }, port issue: { status: failed, "
             "details: training timeout }",
         ),
+    ),
+    Signature(
+        "oneccl ofi call failed on a found provider",
+        _OFI_RET,
+        _ofi_call,
+        C.ONECCL_TRANSPORT_FAILURE.code,
+        anchors=(b"fails with ret: ",),
+        words=("fails with ret: ",),
     ),
     Signature(
         "oneccl ofi provider missing",

@@ -190,6 +190,27 @@ def _xla(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return _oom(row, hit, msg, facts)
 
 
+# XLA's report of the allocation that failed, printed under its OOM only (a paste often keeps only part of
+# it): GPU's BufferAssignment::ToVerboseString ("BufferAssignment OOM Debugging.", "BufferAssignment
+# stats:", "Peak buffers:", then per buffer "Size: 96.00MiB", "Operator: op_name=...", "XLA Label: fusion",
+# "Shape: f32[128,256,768]", "=========="), the TPU compiler's ("Exceeded hbm capacity by 3.63G.", "Program
+# hbm requirement 19.11G:", "Largest program allocations in hbm:", per allocation "XLA label: fusion.1 =
+# ...", "Allocation type: HLO temp").
+_XLA_DUMP = lazy_re.compile(
+    r"BufferAssignment OOM Debugging|^\s*XLA Label: \S|^\s*XLA label: \S|Exceeded (?P<space>\w+) capacity by"
+    r"|Program (?P<space2>hbm|vmem) requirement|Largest program allocations in (?P<space3>\w+)"
+)
+
+
+def _xla_dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "xla", "reported_by": "XLA", "from_buffer_report": True}
+    space = m.group("space") or m.group("space2") or m.group("space3")
+    if space:
+        facts["memory_space"] = space
+    msg = "XLA ran out of device memory (its report of the buffers live at the peak"
+    return _oom(row, hit, msg + (f" in {space})" if space else ")"), facts)
+
+
 # -- PaddlePaddle, CuPy -------------------------------------------------------------------------------------
 _PADDLE = lazy_re.compile(
     r"Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<size>[\d.]+\s*[KMGT]?B)"
@@ -428,6 +449,34 @@ _ROWS = (
             rb"of memory while trying",
         ),
         words=("out of memory", "failed to allocate request", "was not possible", "of memory while trying"),
+    ),
+    Signature(
+        "xla out of memory buffer report",
+        _XLA_DUMP,
+        _xla_dump,
+        C.CUDA_OOM.code,
+        anchors=(
+            b"BufferAssignment OOM",
+            b"XLA Label: ",
+            b"XLA label: ",
+            b" capacity by",
+            b" requirement",
+            b"Largest program allocations in",
+        ),
+        worth=(
+            rb"BufferAssignment OOM",
+            rb"XLA [Ll]abel: ",
+            rb"Exceeded \w+ capacity by",
+            rb"Program (?:hbm|vmem) requirement",
+            rb"Largest program allocations in",
+        ),
+        words=(
+            "bufferassignment oom",
+            "xla label: ",
+            " capacity by",
+            " requirement",
+            "largest program allocations in",
+        ),
     ),
     Signature(
         "paddle out of memory",

@@ -8,7 +8,10 @@ version cited):
   InfiniBand / RoCE link to a peer failed (RUN173).
 - ibverbs set-up in libraries that print it themselves (UCCL, DeepEP, Mooncake, ...): "Failed to modify
   QP to RTR: Connection timed out" / "to RTS" / "to INIT": the queue pair to a peer could not be
-  brought up, a RoCE / IB reachability or GID / MTU problem (RUN173).
+  brought up, a RoCE / IB reachability or GID / MTU problem (RUN173); PSM3's verbs HAL (libfabric's psm3
+  provider under oneCCL and Intel MPI, psm3/hal_verbs) names the QP's kind and the device: "Failed to
+  modify UD QP to INIT on mlx5_2: Operation not permitted", "Unable to create UD QP on mlx5_0: Cannot
+  allocate memory".
 - PSM3 / PSM2 (libfabric psm3 provider, Intel MPI and oneCCL under it): "Assertion failure at
   psm3/ptl_am/ptl.c:196: nbytes == req->req_data.recv_msglen": an internal assertion of the transport
   library (RUN192).
@@ -75,18 +78,30 @@ def _ucx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-_QP = lazy_re.compile(r"[Ff]ailed to modify QP to (?P<state>RTR|RTS|INIT)\b[:,]?\s*(?P<why>.*)$")
+_QP = lazy_re.compile(
+    r"[Ff]ailed to modify (?:UD |RC |UC |DC )?QP to (?P<state>RTR|RTS|INIT)\b"
+    r"(?: on (?P<dev>\w+(?::\d+)?))?[:,]?\s*(?P<why>.*)$"
+    r"|Unable to create (?:UD |RC |UC )?QP on (?P<dev2>\w+(?::\d+)?)[:,]?\s*(?P<why2>.*)$"
+)
 
 
 def _qp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    why = m.group("why").strip()
+    why = (m.group("why") or m.group("why2") or "").strip()
+    dev = m.group("dev") or m.group("dev2")
+    step = f"moved to {m.group('state')}" if m.group("state") else "created"
     return [
         row.event(
             hit,
-            f"{hit.who()}: a queue pair could not be moved to {m.group('state')}"
+            f"{hit.who()}: a queue pair could not be {step}"
+            + (f" on {dev}" if dev else "")
             + (f" ({clip(why, 80)})" if why else "")
-            + ": the RDMA (RoCE / IB) path to a peer is not usable (GID index, MTU, routing, PFC)",
-            {"qp_state": m.group("state"), **({"errno_text": why} if why else {})},
+            + ": the RDMA (RoCE / IB) path to a peer is not usable (GID index, MTU, routing, PFC, the "
+            "device's permissions or locked-memory limit)",
+            {
+                "qp_state": m.group("state") or "create",
+                **({"errno_text": why} if why else {}),
+                **({"ib_device": dev} if dev else {}),
+            },
             dedupe=(row.code, "qp"),
         )
     ]
@@ -357,9 +372,9 @@ SIGNATURES = (
         _QP,
         _qp,
         C.NCCL_IB_ERROR.code,
-        anchors=(b"to modify QP to",),
-        worth=(rb"to modify QP to",),
-        words=("to modify qp to",),
+        anchors=(b"QP to ", b"QP on "),
+        worth=(rb"to modify (?:UD |RC |UC |DC )?QP to ", rb"to create (?:UD |RC |UC )?QP on "),
+        words=("qp to ", "qp on "),
     ),
     Signature(
         "psm assertion",

@@ -141,6 +141,18 @@ _DEVICE_OOM = (
     r"failed to allocate|insufficient (?:device )?memory))"
     r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc))"
 )
+# A title names an OOM by the phase of training it struck in, without the device ('"out of memory" during
+# validation', "OOM after first epoch", "out of memory in backward pass"): a trainer's allocator, unless the
+# title names the host's memory or its killer.
+_PHASE = (
+    r"validat|evaluat|\beval\b|inference|\binfer|training|\btrain\b|\bepochs?\b|iteration|\bsteps?\b|"
+    r"\bbatch|forward|backward|fine-?tun|finetun|predict|\btesting\b"
+)
+_HOST = (
+    r"kill|signal|\bram\b|\bcpu\b|\bhost\b|system memory|\bnode\b|shared memory|\bshm\b|swap|container|"
+    r"\bpod\b|dataloader|worker|cgroup|slurm|srun|\bray\b|disk|heap|\bjava|\bjvm|spark|executor"
+)
+_PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}out of memory|{_NOT}\boom\b))(?=.*(?:{_PHASE}))"
 _KILLED = (
     r"killed by signal:? (?:9|killed|sigkill)|signal: killed|\bsigkill\b|exited (?:with|due to) signal 9|"
     r"oom[-_ ]kill|out of memory: killed process|killed process \d+"
@@ -270,6 +282,17 @@ SIGNATURES = (
         rb"(?i:out of memory|\boom\b|resource_exhausted|memory allocation failed|failed to allocate|"
         rb"insufficient (?:device )?memory|memory exhausted)",
         "E0101 12:00:00.0 xla: RESOURCE_EXHAUSTED: Out of memory allocating 123 bytes on device 0",
+    ),
+    Signature(
+        "words: oom in a training phase",
+        lazy_re.compile(r"(?is)\A" + _PHASE_OOM),
+        lambda row, hit, m: _build("device memory exhaustion")(row, hit, m) if _title(hit) else None,
+        C.CUDA_OOM.code,
+        tier=1,
+        anchors=(b"ut of memory", b"ut Of Memory", b"UT OF MEMORY", b"OOM"),
+        worth=(rb"(?i:out of memory|\boom\b)",),
+        anchor_from="the class's words, in any case: the anchors are their usual spellings",
+        examples=('"out of memory" during validation',),
     ),
     _row(
         "killed",
@@ -455,7 +478,7 @@ _ASKING = lazy_re.compile(
     r"(?i)\s*(?:\[[^\]]{0,40}\]:?\s*)*(?:how (?:to|do|can|should|does)|is (?:it|there)|can (?:i|we|you)|"
     r"what is|feature|question|support|add|allow|enable|expose|make)\b"
 )
-_TITLE_ROWS = ("words: device oom",)
+_TITLE_ROWS = ("words: device oom", "words: oom in a training phase")
 _TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS)
 
 
