@@ -6,7 +6,8 @@ nccl_network, nccl_usage, collective_mismatch, rendezvous, gpu_hardware, driver_
 Ranges: 101-119 cuda_oom, 121-129 host_oom, 131-149 process_crash, 151-169 collective_timeout,
 171-189 nccl_network, 191-199 nccl_usage (RUN195: driver_env), 201-219 collective_mismatch, 221-239
 rendezvous,
-241-259 gpu_hardware, 261-279 driver_env, 281-299 flight recorder.
+241-259 gpu_hardware, 261-279 driver_env, 281-299 flight recorder and more driver_env (RUN294:
+nccl_network).
 """
 
 from __future__ import annotations
@@ -332,12 +333,14 @@ NCCL_PLATFORM_FEATURE = register_code(
     "NCCL could not use a platform feature it turned on (NVLS multicast, DMA-BUF)",
     AREA,
 )
-# Category driver_env: the network plugin NCCL loaded finds no fabric provider under it (no EFA here).
+# Category nccl_network: the network plugin NCCL loaded finds no fabric provider under it (no EFA here).
+# A transport that fails at its own init is the network's, as the issue that set the classes says ("OFI/EFA
+# and IB plugin init errors: network, not usage"); until 2026-12-06 this was driver_env.
 NCCL_NET_PROVIDER_MISSING = register_code(
     "RUN294",
     "nccl-net-provider-missing",
     "fail",
-    "driver_env",
+    "nccl_network",
     "NCCL's network plugin found no usable fabric provider (libfabric / EFA)",
     AREA,
 )

@@ -119,7 +119,13 @@ LENIENT = {"nccl_internal_or_invalid_usage", "other_ambiguous"}
 # - A bare "unhandled cuda error" (ncclUnhandledCudaError) with no WARN line naming the CUDA error stays NCCL
 #   usage (RUN194, tier 1), the label of most cases in v1; when a line names the CUDA error (out of memory,
 #   802, an old driver, a fabric refusal), that error decides the class instead.
-# Until 2026-12-06 the first two went the other way (driver_env, overriding v2's three labels).
+# - A network plugin or fabric library that finds no usable provider at init (aws-ofi-nccl's "Couldn't find
+#   any optimal provider", "Failed to initialize any NET plugin", oneCCL's and MPICH's fi_getinfo -61: RUN294)
+#   is the network's, as the issue that set the classes words it ("OFI/EFA and IB plugin init errors: network,
+#   not usage") and as v3-nccl_system_error-012 and v14f-nccl_system_error-005 label it; four collected cases
+#   said driver_env.
+# Until 2026-12-06 the first two went the other way (driver_env, overriding v2's three labels), and RUN294
+# was driver_env.
 _USAGE = "nccl_internal_or_invalid_usage"
 LABEL_DECISIONS: dict[str, str] = {
     **dict.fromkeys(
@@ -134,6 +140,10 @@ LABEL_DECISIONS: dict[str, str] = {
         _USAGE,
     ),
     **dict.fromkeys(("v3-driver_env-013", "v3-driver_env-014", "v14b-driver_env-004"), _USAGE),
+    **dict.fromkeys(
+        ("p6f-driver_env-001", "p6f-driver_env-002", "v3d2-driver_env-009", "v14f-driver_env-005"),
+        "nccl_system_error",
+    ),
 }
 
 

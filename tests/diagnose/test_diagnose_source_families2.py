@@ -99,7 +99,7 @@ def test_libfabric_plugin_without_a_provider_is_driver_env(line: str) -> None:
         f"gpu-7:4711:4711 [0] NCCL INFO NET/OFI Setting RDMAV_FORK_SAFE environment variable to 1.\n{line}\n"
     )
     root = _root(log)
-    assert root is not None and root.code == "RUN294" and root.category == "driver_env"
+    assert root is not None and root.code == "RUN294" and root.category == "nccl_network"
     assert root.facts["reason"] == "no_libfabric_provider"
 
 
