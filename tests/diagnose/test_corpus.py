@@ -303,7 +303,8 @@ def test_corpus_v14_dev_top1() -> None:
 def test_corpus_v14_heldout_top1() -> None:
     """The held-out half of v14 (v14/README.md): through the CLI 123/167 (73.7 %) before the rule work on
     the dev half, 126/167 (75.4 %) at its last blind scoring (1 of 168 left out, SEEN_BY_RULE_WRITERS).
-    Released as dev material on 2026-12-06; the bar is a regression bar."""
+    Released as dev material on 2026-12-06 and worked on: 151/167 (90.4 %) after. The bar is that figure
+    rounded down to 0.05."""
     right, total, _, _ = _score([V14_HELDOUT])
     assert total == 167 and right >= BARS["v14_heldout"] * total, f"v14 held-out top-1 {right}/{total}"
 
@@ -384,7 +385,7 @@ BARS = {
     "v12_heldout": 0.75,
     "v13_heldout": 0.70,
     "v14_dev": 0.85,
-    "v14_heldout": 0.70,
+    "v14_heldout": 0.90,
     "v15_dev": 0.95,
     "v15_heldout": 0.80,
 }  # v3 dev + dev2: 231/241
