@@ -1,0 +1,442 @@
+"""Flight-recorder scenarios of a third set, with their ground truth: jobs laid out as real ones are
+(TP x DP groups at 8 to 64 ranks, pipeline stages talking by send/recv), and dumps with the field
+sets of older recorders. The dumps come from a small simulator of the job rather than from entries
+written one by one: every rank runs its program of collectives and p2p ops; a collective completes
+when every member of its group has issued it with the same op, sizes and dtype, a send when its
+peer posted the matching recv; what cannot complete is left "started" (entered, waiting), as
+NCCL's recorder shows a hang. A rank given a stop index never issues that op or any after it (it
+is stuck in its own code). So the culprit is known by construction, and the cascade each fault
+causes in the other groups is what a real job would show.
+
+Recorder versions (`restyled`): "1.4" (TraceUtils.h of torch 2.2: `seq_id`, no process_group, no
+dtypes, no is_p2p, pg_config {pg_id: [ranks]}), "2.0" (no pg_status, timeout_ms or thread fields;
+`duration_ms` on completed entries), "2.3" (pg_config ranks as "[0, 1]", no pg_status), and
+hashed group names (split_group / new_group(use_local_synchronization) name groups by a hash, which
+is not the pg_id that pg_status is keyed by).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from tests.helpers.fr_scenarios import Scenario, Truth, Writer, _nccl
+
+Groups = dict[str, tuple[str, list[int]]]
+
+
+@dataclass
+class Op:
+    pg: str
+    name: str  # all_reduce, all_gather, send, recv
+    ins: Sequence[Sequence[int]] = ((8, 8),)
+    outs: Optional[Sequence[Sequence[int]]] = None
+    dtype: str = "Float"
+    peer: int = -1  # send/recv: the peer's global rank
+
+
+def simulate(
+    ws: list[Writer], groups: Groups, programs: dict[int, list[Op]], stop: Optional[dict[int, int]] = None
+) -> None:
+    """Run every rank's program as the job would (see the module docstring)."""
+    stop = stop or {}
+    ptr = {r: 0 for r in programs}
+    pending: dict[int, dict[str, Any]] = {}
+
+    def group_rank(pg: str, r: int) -> int:
+        return sorted(groups[pg][1]).index(r)
+
+    def issue(r: int) -> bool:
+        i = ptr[r]
+        if r in pending or i >= len(programs[r]) or stop.get(r) == i:
+            return False
+        op = programs[r][i]
+        desc = groups[op.pg][0]
+        outs = op.outs if op.outs is not None else op.ins
+        if op.name in ("send", "recv"):
+            me, peer = group_rank(op.pg, r), group_rank(op.pg, op.peer)
+            arrow = "->" if op.name == "send" else "<-"
+            name = f"{op.name} {me}{arrow}{peer}"
+            ws[r].add(name, op.ins, outs, pg=op.pg, desc=desc, state="started", dtype=op.dtype, p2p=True)
+        else:
+            ws[r].add(op.name, op.ins, outs, pg=op.pg, desc=desc, state="started", dtype=op.dtype)
+        pending[r] = ws[r].entries[-1]
+        return True
+
+    def key(r: int) -> tuple[Any, ...]:
+        op = programs[r][ptr[r]]
+        return (op.pg, op.name, [list(s) for s in op.ins], op.dtype)
+
+    def complete(ranks: Sequence[int]) -> None:
+        for r in ranks:
+            e = pending.pop(r)
+            e.update(state="completed", retired=True, time_discovered_completed_ns=1)
+            e["time_discovered_started_ns"] = 1
+            ptr[r] += 1
+
+    progress = True
+    while progress:
+        progress = False
+        for r in sorted(programs):
+            progress |= issue(r)
+        for r in sorted(programs):
+            if r not in pending:
+                continue
+            op = programs[r][ptr[r]]
+            if op.name == "send":
+                p = op.peer
+                if p in pending:
+                    other = programs[p][ptr[p]]
+                    if other.name == "recv" and other.peer == r and other.pg == op.pg:
+                        complete([r, p])
+                        progress = True
+            elif op.name != "recv":
+                members = groups[op.pg][1]
+                if all(m in pending and key(m) == key(r) for m in members):
+                    complete(members)
+                    progress = True
+
+
+def _sim(
+    world: int,
+    groups: Groups,
+    program: Callable[[int], list[Op]],
+    stop: Optional[dict[int, int]] = None,
+    ring: int = 0,
+    dumped: Optional[Sequence[int]] = None,
+) -> Callable[[str, bool], None]:
+    def build(ws: list[Writer]) -> None:
+        simulate(ws, groups, {r: program(r) for r in range(world)}, stop)
+
+    return _nccl(build, world=world, ring=ring, groups=groups, dumped=dumped)
+
+
+# --- layouts ----------------------------------------------------------------------------------
+
+
+def tp_dp(world: int, tp: int) -> Groups:
+    """World "0"; TP groups "1".."world/tp" of consecutive ranks; DP groups after them, strided."""
+    g: Groups = {"0": ("default_pg", list(range(world)))}
+    ntp = world // tp
+    for i in range(ntp):
+        g[str(1 + i)] = ("tp", list(range(i * tp, (i + 1) * tp)))
+    for j in range(tp):
+        g[str(1 + ntp + j)] = ("dp", list(range(j, world, tp)))
+    return g
+
+
+def pg_of(groups: Groups, desc: str, rank: int) -> str:
+    return next(pg for pg, (d, ranks) in groups.items() if d == desc and rank in ranks)
+
+
+def tp_dp_program(
+    groups: Groups, steps: int, odd: Optional[tuple[int, int, Op]] = None
+) -> Callable[[int], list[Op]]:
+    """Each step: an all_reduce in the rank's TP group, then one in its DP group. odd=(rank, step,
+    op) replaces that rank's TP op of that step."""
+
+    def program(r: int) -> list[Op]:
+        tp, dp = pg_of(groups, "tp", r), pg_of(groups, "dp", r)
+        out = []
+        for s in range(1, steps + 1):
+            op = Op(tp, "all_reduce", ((8, 8),))
+            if odd and odd[0] == r and odd[1] == s:
+                op = odd[2]
+            out += [op, Op(dp, "all_reduce", ((64,),))]
+        return out
+
+    return program
+
+
+def pp(world: int, stages: int) -> Groups:
+    """World "0"; pipelines "1".. of `stages` consecutive ranks; DP groups across pipelines."""
+    g: Groups = {"0": ("default_pg", list(range(world)))}
+    npp = world // stages
+    for i in range(npp):
+        g[str(1 + i)] = ("pp", list(range(i * stages, (i + 1) * stages)))
+    if npp > 1:
+        for j in range(stages):
+            g[str(1 + npp + j)] = ("dp", list(range(j, world, stages)))
+    return g
+
+
+def pp_program(groups: Groups, stages: int, steps: int, micro: int) -> Callable[[int], list[Op]]:
+    """Each step: every microbatch received from the stage before, sent to the stage after (forward
+    only, as a pipeline's first half does), then the gradient all_reduce across pipelines."""
+
+    def program(r: int) -> list[Op]:
+        pipe = pg_of(groups, "pp", r)
+        ranks = groups[pipe][1]
+        s = ranks.index(r)
+        dp = pg_of(groups, "dp", r) if any(d == "dp" for d, _ in groups.values()) else None
+        out: list[Op] = []
+        for _ in range(steps):
+            for _ in range(micro):
+                if s > 0:
+                    out.append(Op(pipe, "recv", ((4, 16),), peer=ranks[s - 1]))
+                if s < stages - 1:
+                    out.append(Op(pipe, "send", ((4, 16),), peer=ranks[s + 1]))
+            if dp:
+                out.append(Op(dp, "all_reduce", ((128,),)))
+        return out
+
+    return program
+
+
+def world_program(steps: int) -> Callable[[int], list[Op]]:
+    return lambda r: [Op("0", "all_reduce", ((4, 4),)) for _ in range(steps)]
+
+
+# --- older recorders ---------------------------------------------------------------------------
+
+_V14_DROP = ("process_group", "input_dtypes", "output_dtypes", "is_p2p", "p2p_seq_id", "timeout_ms")
+
+
+def _restyle_one(data: dict[str, Any], version: str, names: dict[str, str]) -> dict[str, Any]:
+    old = version != "hashed"
+    for k in ("pg_status", "comm_lib_version") if old else ():
+        data.pop(k, None)
+    for e in data["entries"]:
+        for k in ("thread_id", "thread_name") if old else ():
+            e.pop(k, None)
+        if version in ("1.4", "2.0"):
+            e.pop("timeout_ms", None)
+            if e["state"] == "completed":
+                e["duration_ms"] = 0.25
+        if version == "1.4":
+            e["seq_id"] = e.pop("collective_seq_id") if not e["is_p2p"] else e.pop("p2p_seq_id")
+            for k in _V14_DROP:
+                e.pop(k, None)
+        if version == "hashed":
+            pg, desc = e["process_group"]
+            e["process_group"] = (names.get(pg, pg), desc)
+    cfg = data["pg_config"]
+    if version == "1.4":
+        data["pg_config"] = {int(k): eval(v["ranks"]) for k, v in cfg.items()}  # noqa: S307 - our own text
+    elif version == "hashed":
+        data["pg_config"] = {names.get(k, k): {**v, "name": names.get(k, k)} for k, v in cfg.items()}
+    data["version"] = {"hashed": "2.10"}.get(version, version)
+    return data
+
+
+def restyled(
+    write: Callable[[str, bool], None], version: str, names: Optional[dict[str, str]] = None
+) -> Callable[[str, bool], None]:
+    """The same dumps as an older recorder writes them (version "1.4", "2.0", "2.3"), or with the
+    groups named by hashes ("hashed", names: pg name -> hash; pg_id and pg_status keep the uid)."""
+
+    def write_restyled(dest: str, with_json: bool) -> None:
+        write(dest, False)
+        for name in sorted(os.listdir(dest)):
+            path = os.path.join(dest, name)
+            with open(path, "rb") as fh:
+                data = pickle.loads(fh.read())  # the writer's own output, not user input
+            with open(path, "wb") as fh:
+                fh.write(pickle.dumps(_restyle_one(data, version, names or {}), protocol=2))
+
+    return write_restyled
+
+
+def _manual(build: Callable[[list[Writer]], None], world: int, groups: Groups) -> Callable[[str, bool], None]:
+    return _nccl(build, world=world, groups=groups)
+
+
+def _scheduled_in_subgroup(ws: list[Writer]) -> None:
+    """TP group [4..7] of 8: rank 6 enqueued the step's all_reduce but its kernel never started
+    (its stream is blocked behind its own work); its peers started it and wait."""
+    g = tp_dp(8, 4)
+    for w in ws:
+        for _ in range(4):
+            w.add("all_reduce", [[8, 8]], [[8, 8]], pg=pg_of(g, "tp", w.rank), desc="tp")
+            w.add("all_reduce", [[64]], [[64]], pg=pg_of(g, "dp", w.rank), desc="dp")
+    for w in ws[4:]:
+        w.add(
+            "all_reduce",
+            [[8, 8]],
+            [[8, 8]],
+            pg="2",
+            desc="tp",
+            state="scheduled" if w.rank == 6 else "started",
+        )
+    for w in ws[:4]:
+        w.add("all_reduce", [[8, 8]], [[8, 8]], pg="1", desc="tp")
+        dp = pg_of(g, "dp", w.rank)
+        w.add("all_reduce", [[64]], [[64]], pg=dp, desc="dp", state="started")
+
+
+def _wrapped_extra(world: int, tp: int, steps: int, busy: Sequence[int]) -> Callable[[int], list[Op]]:
+    """tp_dp_program where the ranks in `busy` also run an all_reduce of their own group every
+    step: their ring buffers hold fewer steps than the others'."""
+    g = tp_dp(world, tp)
+    base = tp_dp_program(g, steps)
+    extra = str(len(g))
+
+    def program(r: int) -> list[Op]:
+        ops = base(r)
+        if r not in busy:
+            return ops
+        out: list[Op] = []
+        for i, op in enumerate(ops):
+            out.append(op)
+            if i % 2 == 1:
+                out += [Op(extra, "all_reduce", ((2,),)), Op(extra, "all_reduce", ((2,),))]
+        return out
+
+    return program
+
+
+def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
+    return {**g, str(len(g)): ("mp", list(busy))}
+
+
+HASHES = {str(i): f"{(0x9E3779B1 * (i + 7)) & 0xFFFFFFFFFFFF:012x}" for i in range(1, 17)}
+
+
+def unseen2_scenarios() -> list[Scenario]:
+    g8, g16, g64 = tp_dp(8, 4), tp_dp(16, 4), tp_dp(64, 8)
+    bf16 = Op("2", "all_reduce", ((8, 8),), dtype="BFloat16")
+    gather = Op("2", "all_gather", ((8, 8),), ((32, 8),))
+    pp4 = pp(4, 4)
+    pp8 = pp(8, 4)
+    wrap_g = _with_extra(g16, [0, 1, 2, 3])
+    out = [
+        # A mismatch at one sequence number of a TP group, in a TP x DP job.
+        Scenario(
+            "sim_tp_dtype_mismatch",
+            "nccl-format",
+            Truth("RUN285", (6,), "2", 3, (("RUN281", (4,)),)),
+            _sim(8, g8, tp_dp_program(g8, 5, (6, 3, bf16))),
+            8,
+        ),
+        Scenario(
+            "sim_tp_op_type_mismatch",
+            "nccl-format",
+            Truth("RUN282", (5,), "2", 3),
+            _sim(8, g8, tp_dp_program(g8, 5, (5, 3, gather))),
+            8,
+        ),
+        # A straggler: one rank stuck in its own code before a step's TP all_reduce.
+        Scenario(
+            "sim_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,)),
+            _sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}),
+            16,
+        ),
+        Scenario(
+            "sim_straggler_64",
+            "nccl-format",
+            Truth("RUN281", (37,)),
+            _sim(64, g64, tp_dp_program(g64, 6), stop={37: 6}),
+            64,
+        ),
+        Scenario(
+            "sim_straggler_64_dp_side",
+            "nccl-format",
+            Truth("RUN281", (58,)),
+            _sim(64, g64, tp_dp_program(g64, 6), stop={58: 7}),
+            64,
+        ),
+        Scenario("sim_tp_dp_clean_64", "nccl-format", Truth(None), _sim(64, g64, tp_dp_program(g64, 6)), 64),
+        # Pipelines: a stage that never posts its recv / its send.
+        Scenario(
+            "sim_pp_recv_never_posted",
+            "nccl-format",
+            Truth("RUN287", (2,)),
+            _sim(4, pp4, pp_program(pp4, 4, 2, 4), stop={2: 10}),
+        ),
+        Scenario(
+            "sim_pp_send_never_posted",
+            "nccl-format",
+            Truth("RUN287", (1,)),
+            _sim(4, pp4, pp_program(pp4, 4, 2, 4), stop={1: 11}),
+        ),
+        Scenario(
+            "sim_pp_dp_recv_never_posted",
+            "nccl-format",
+            Truth("RUN287", (6,), "2"),
+            _sim(8, pp8, pp_program(pp8, 4, 3, 4), stop={6: 18}),
+            8,
+        ),
+        Scenario("sim_pp_dp_clean", "nccl-format", Truth(None), _sim(8, pp8, pp_program(pp8, 4, 3, 4)), 8),
+        # Ring buffers that wrapped, more on the ranks busy in a group of their own.
+        Scenario(
+            "sim_wrapped_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (9,)),
+            _sim(16, wrap_g, _wrapped_extra(16, 4, 40, [0, 1, 2, 3]), stop={9: 70}, ring=24),
+            16,
+        ),
+        Scenario(
+            "sim_wrapped_clean_16",
+            "nccl-format",
+            Truth(None),
+            _sim(16, wrap_g, _wrapped_extra(16, 4, 40, [0, 1, 2, 3]), ring=24),
+            16,
+        ),
+        # Older recorders' field sets.
+        Scenario(
+            "v14_straggler",
+            "nccl-format",
+            Truth("RUN281", (2,), "0", 6),
+            restyled(_sim(4, {"0": ("default_pg", [0, 1, 2, 3])}, world_program(8), stop={2: 5}), "1.4"),
+        ),
+        Scenario(
+            "v14_clean",
+            "nccl-format",
+            Truth(None),
+            restyled(_sim(4, {"0": ("default_pg", [0, 1, 2, 3])}, world_program(8)), "1.4"),
+        ),
+        Scenario(
+            "v14_tp_op_type",
+            "nccl-format",
+            Truth("RUN282", (5,), "2", 3),
+            restyled(_sim(8, g8, tp_dp_program(g8, 5, (5, 3, gather))), "1.4"),
+            8,
+        ),
+        Scenario(
+            "v20_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,)),
+            restyled(_sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}), "2.0"),
+            16,
+        ),
+        Scenario(
+            "v23_scheduled_in_subgroup",
+            "nccl-format",
+            Truth("RUN286", (6,), "2", 5),
+            restyled(_manual(_scheduled_in_subgroup, 8, g8), "2.3"),
+            8,
+        ),
+        Scenario(
+            "v23_pp_send_never_posted",
+            "nccl-format",
+            Truth("RUN287", (1,)),
+            restyled(_sim(4, pp4, pp_program(pp4, 4, 2, 4), stop={1: 11}), "2.3"),
+        ),
+        Scenario(
+            "hashed_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,)),
+            restyled(_sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}), "hashed", HASHES),
+            16,
+        ),
+        Scenario(
+            "hashed_clean_16",
+            "nccl-format",
+            Truth(None),
+            restyled(_sim(16, g16, tp_dp_program(g16, 8)), "hashed", HASHES),
+            16,
+        ),
+        Scenario(
+            "hashed_pp_dp_recv_never_posted",
+            "nccl-format",
+            Truth("RUN287", (6,)),
+            restyled(_sim(8, pp8, pp_program(pp8, 4, 3, 4), stop={6: 18}), "hashed", HASHES),
+            8,
+        ),
+    ]
+    return out
