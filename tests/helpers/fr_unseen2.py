@@ -398,6 +398,12 @@ def unseen2_scenarios() -> list[Scenario]:
             8,
         ),
         Scenario(
+            "v14_pp_send_never_posted",
+            "nccl-format",
+            Truth("RUN287", (1,)),
+            restyled(_sim(4, pp4, pp_program(pp4, 4, 2, 4), stop={1: 11}), "1.4"),
+        ),
+        Scenario(
             "v20_straggler_16",
             "nccl-format",
             Truth("RUN281", (5,)),

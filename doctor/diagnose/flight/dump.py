@@ -69,8 +69,17 @@ _LIST_FIELDS = ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes", 
 _TRUE, _FALSE = {"true", "1", "yes", "t", "y"}, {"false", "0", "no", "f", "n", "", "none", "null"}
 
 
+_P2P_NAME = re.compile(r":(?:send|recv) \d+(?:->|<-)\d+")
+
+
 def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(e)
+    if "is_p2p" not in out and "profiling_name" in out:
+        # Recorders before version 2.0 have no is_p2p: a send/recv says it by its name.
+        out["is_p2p"] = bool(_P2P_NAME.search(str(out["profiling_name"])))
+    if "seq_id" in out and "collective_seq_id" not in out and "p2p_seq_id" not in out:
+        # Before 2.0 one `seq_id` counted collectives and p2p ops alike.
+        out["p2p_seq_id" if flag(out["is_p2p"]) else "collective_seq_id"] = out["seq_id"]
     frames = out.get("frames")
     out["frames"] = [f for f in frames if isinstance(f, Mapping)] if isinstance(frames, list) else []
     for name in _STR_FIELDS:

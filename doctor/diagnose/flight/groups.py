@@ -61,6 +61,8 @@ def build(rep: FlightReport, t: Table) -> Groups:
         if not isinstance(cfg, Mapping):
             continue
         for name, entry in cfg.items():
+            if isinstance(entry, (list, tuple)):  # before 2.0: {pg_id: [ranks]}
+                entry = {"ranks": entry}
             if not isinstance(entry, Mapping):
                 continue
             ranks = _ranks(entry.get("ranks"))
