@@ -296,7 +296,7 @@ HASHES = {str(i): f"{(0x9E3779B1 * (i + 7)) & 0xFFFFFFFFFFFF:012x}" for i in ran
 
 
 def unseen2_scenarios() -> list[Scenario]:
-    g8, g16, g64 = tp_dp(8, 4), tp_dp(16, 4), tp_dp(64, 8)
+    g8, g16, g64, g8x2 = tp_dp(8, 4), tp_dp(16, 4), tp_dp(64, 8), tp_dp(8, 2)
     bf16 = Op("2", "all_reduce", ((8, 8),), dtype="BFloat16")
     gather = Op("2", "all_gather", ((8, 8),), ((32, 8),))
     pp4 = pp(4, 4)
@@ -316,6 +316,28 @@ def unseen2_scenarios() -> list[Scenario]:
             "nccl-format",
             Truth("RUN282", (5,), "2", 3),
             _sim(8, g8, tp_dp_program(g8, 5, (5, 3, gather))),
+            8,
+        ),
+        # Two-rank TP groups: the pair disagrees one against one; the other pairs show which is odd.
+        Scenario(
+            "sim_tp2_op_type_mismatch",
+            "nccl-format",
+            Truth("RUN282", (6,), "4", 3),
+            _sim(8, g8x2, tp_dp_program(g8x2, 5, (6, 3, Op("4", "all_gather", ((8, 8),), ((16, 8),))))),
+            8,
+        ),
+        Scenario(
+            "sim_tp2_dtype_mismatch",
+            "nccl-format",
+            Truth("RUN285", (2,), "2", 4),
+            _sim(8, g8x2, tp_dp_program(g8x2, 5, (2, 4, Op("2", "all_reduce", ((8, 8),), dtype="Half")))),
+            8,
+        ),
+        Scenario(
+            "sim_tp2_size_mismatch",
+            "nccl-format",
+            Truth("RUN284", (4,), "3", 2),
+            _sim(8, g8x2, tp_dp_program(g8x2, 5, (4, 2, Op("3", "all_reduce", ((8, 16),))))),
             8,
         ),
         # A straggler: one rank stuck in its own code before a step's TP all_reduce.

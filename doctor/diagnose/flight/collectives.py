@@ -187,6 +187,22 @@ def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
     return bool(issued) and t.first_ns[rank] > max(issued)
 
 
+def _siblings(t: Table, g: Groups, pg: str, seq: int) -> dict[int, Entry]:
+    """The single entries that the ranks of groups like pg (same description, same size, no rank in
+    common: the other TP pairs of a TP group) recorded at the same sequence number."""
+    members, desc = g.of(pg), t.desc.get(pg, "")
+    out: dict[int, Entry] = {}
+    for other, by_rank in t.by_pg.items():
+        m = g.of(other)
+        if other == pg or t.desc.get(other, "") != desc or len(m) != len(members) or m & members:
+            continue
+        for r, by_seq in by_rank.items():
+            es = [e for e in by_seq.get(seq, []) if not e.marker]
+            if len(es) == 1:
+                out[r] = es[0]
+    return out
+
+
 def _group_fault(
     rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool, done: Mapping[tuple[int, str], int]
 ) -> Optional[Fault]:
@@ -212,6 +228,9 @@ def _group_fault(
             if coalesced
             else compare_one({r: es[0] for r, es in ops.items()}, size)
         )
+        if p and not coalesced:
+            # Only now (a fault, so once per group) the sibling groups that break a tie are read.
+            p = compare_one({r: es[0] for r, es in ops.items()}, size, _siblings(t, g, pg, seq)) or p
         if p:
             return _problem_fault(rep, pg, t, seq, present, p)
         if any(t.tracks_state.get(r) for r in present):
