@@ -17,13 +17,14 @@ is not the pg_id that pg_status is keyed by).
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tests.helpers.fr_scenarios import Scenario, Truth, Writer, _nccl
+from tests.helpers.fr_scenarios import FR_DIR, Scenario, Truth, Writer, _from_tar, _nccl, _torch_name
 
 Groups = dict[str, tuple[str, list[int]]]
 
@@ -215,7 +216,7 @@ def _restyle_one(data: dict[str, Any], version: str, names: dict[str, str]) -> d
             e["process_group"] = (names.get(pg, pg), desc)
     cfg = data["pg_config"]
     if version == "1.4":
-        data["pg_config"] = {int(k): eval(v["ranks"]) for k, v in cfg.items()}  # noqa: S307 - our own text
+        data["pg_config"] = {int(k): json.loads(v["ranks"]) for k, v in cfg.items()}
     elif version == "hashed":
         data["pg_config"] = {names.get(k, k): {**v, "name": names.get(k, k)} for k, v in cfg.items()}
     data["version"] = {"hashed": "2.10"}.get(version, version)
@@ -290,6 +291,43 @@ def _wrapped_extra(world: int, tp: int, steps: int, busy: Sequence[int]) -> Call
 
 def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
     return {**g, str(len(g)): ("mp", list(busy))}
+
+
+# Real 8-rank gloo jobs of tests/helpers/fr_workload.py (TP pairs x DP groups of four), dumped
+# once by `python -m tests.helpers.fr_unseen2` into tests/fixtures/fr/<name>.tar.
+GLOO8: dict[str, Truth] = {
+    "tp_dp_clean": Truth(None),
+    "tp_dp_straggler": Truth("RUN281", (5,)),
+    "tp_dp_op_mismatch": Truth("RUN282", (6,), "4", 2),
+}
+
+
+def gloo8_scenarios() -> list[Scenario]:
+    return [
+        Scenario(name, "gloo", truth, _from_tar(os.path.join(FR_DIR, f"{name}.tar"), _torch_name), 8)
+        for name, truth in GLOO8.items()
+    ]
+
+
+def make_gloo8(only: Sequence[str] = ()) -> None:
+    import tempfile
+
+    from tests.helpers import fr_lab
+    from tests.helpers.fr_scenarios import tar_bytes
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in GLOO8:
+            if only and name not in only:
+                continue
+            out = os.path.join(tmp, name)
+            run = fr_lab.run(name, out, world=8, timeout_s=120, pg_timeout_s=2)
+            print(name, [o.returncode for o in run.outcomes], flush=True)
+            files = {}
+            for n in sorted(os.listdir(out)):
+                with open(os.path.join(out, n), "rb") as fh:
+                    files[n] = fh.read()
+            with open(os.path.join(FR_DIR, f"{name}.tar"), "wb") as fh:
+                fh.write(tar_bytes(files))
 
 
 HASHES = {str(i): f"{(0x9E3779B1 * (i + 7)) & 0xFFFFFFFFFFFF:012x}" for i in range(1, 17)}
@@ -467,4 +505,10 @@ def unseen2_scenarios() -> list[Scenario]:
             8,
         ),
     ]
-    return out
+    return out + gloo8_scenarios()
+
+
+if __name__ == "__main__":
+    import sys
+
+    make_gloo8(sys.argv[1:])

@@ -1,0 +1,69 @@
+"""The flight-recorder scenarios of tests/helpers/fr_unseen2.py against their ground truth: jobs laid
+out as real ones are (TP x DP at 8 to 64 ranks, pipelines), simulated so that each fault's cascade
+through the other groups is what a job shows, real 8-rank gloo jobs of the same layout, ring
+buffers that wrapped, and the field sets of older recorders (1.4, 2.0, 2.3) and hashed group names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pgdoctor.diagnose.api import diagnose_paths
+from tests.helpers import fr_scenarios as S
+from tests.helpers import fr_unseen2 as U
+
+SCENARIOS = {s.name: s for s in U.unseen2_scenarios()}
+
+
+def _write(sc: S.Scenario, d: Path, with_json: bool = False) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    sc.write(str(d), with_json)
+    return d
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_scenario_root_cause_is_the_ground_truth(name: str, tmp_path: Path) -> None:
+    sc = SCENARIOS[name]
+    findings = diagnose_paths([], [str(_write(sc, tmp_path))]).findings
+    ok, why = S.judge(findings, sc.truth)
+    assert ok, f"{name}: truth {S.truth_text(sc.truth)}, got {S.verdict(findings)} ({why})"
+    if sc.truth.code:
+        root = findings[0]
+        assert root.facts["root_cause"] is True and root.scope.rank == sc.truth.ranks[0]
+
+
+@pytest.mark.parametrize("name", sorted(U.GLOO8))
+def test_real_gloo_json_dumps_alone_give_the_same_root_cause(name: str, tmp_path: Path) -> None:
+    src = _write(SCENARIOS[name], tmp_path / "both", with_json=True)
+    only = tmp_path / "json"
+    only.mkdir()
+    for f in src.glob("*.json"):
+        f.rename(only / f.name)
+    findings = diagnose_paths([], [str(only)]).findings
+    assert S.judge(findings, SCENARIOS[name].truth)[0], S.verdict(findings)
+
+
+def test_a_pair_that_disagrees_one_against_one_is_told_apart_by_the_other_pairs(tmp_path: Path) -> None:
+    root = diagnose_paths([], [str(_write(SCENARIOS["sim_tp2_op_type_mismatch"], tmp_path))]).findings[0]
+    assert root.code == "RUN282" and root.facts["odd_ranks"] == [6] and root.facts["waiting_ranks"] == [7]
+
+
+def test_the_simulator_leaves_a_clean_job_completed_and_a_straggler_cascading() -> None:
+    g = U.tp_dp(8, 2)
+    ws = [S.Writer(r) for r in range(8)]
+    U.simulate(ws, g, {r: U.tp_dp_program(g, 3)(r) for r in range(8)}, stop={5: 2})
+    assert {e["state"] for w in ws for e in w.entries[:2]} == {"completed"}
+    assert [e["state"] for e in ws[5].entries] == ["completed", "completed"]
+    assert ws[4].entries[-1]["state"] == "started" and ws[4].entries[-1]["process_group"][0] == "3"
+
+
+def test_older_recorders_dumps_are_read_with_their_own_fields(tmp_path: Path) -> None:
+    d = _write(SCENARIOS["v14_straggler"], tmp_path)
+    import pickle
+
+    data = pickle.loads((d / "nccl_trace_rank_0").read_bytes())  # our own test file
+    assert data["version"] == "1.4" and "seq_id" in data["entries"][0]
+    assert "collective_seq_id" not in data["entries"][0] and isinstance(data["pg_config"][0], list)
+    root = diagnose_paths([], [str(d)]).findings[0]
+    assert (root.code, root.facts["missing_ranks"], root.facts["seq"]) == ("RUN281", [2], 6)
