@@ -67,3 +67,11 @@ def test_older_recorders_dumps_are_read_with_their_own_fields(tmp_path: Path) ->
     assert "collective_seq_id" not in data["entries"][0] and isinstance(data["pg_config"][0], list)
     root = diagnose_paths([], [str(d)]).findings[0]
     assert (root.code, root.facts["missing_ranks"], root.facts["seq"]) == ("RUN281", [2], 6)
+
+
+def test_a_straggler_is_named_where_it_first_failed_to_arrive(tmp_path: Path) -> None:
+    """Rank 37 never entered step 4's TP all_reduce (group 5); its DP peers issued step 4's DP
+    all_reduce (group 14) later. Both name rank 37; the root is the one issued first."""
+    findings = diagnose_paths([], [str(_write(SCENARIOS["sim_straggler_64"], tmp_path))]).findings
+    fails = [(f.facts["pg"], f.facts["culprit_ranks"]) for f in findings if f.code == "RUN281"]
+    assert fails[0] == ("5", [37]) and ("14", [37]) in fails

@@ -297,7 +297,7 @@ def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
 # once by `python -m tests.helpers.fr_unseen2` into tests/fixtures/fr/<name>.tar.
 GLOO8: dict[str, Truth] = {
     "tp_dp_clean": Truth(None),
-    "tp_dp_straggler": Truth("RUN281", (5,)),
+    "tp_dp_straggler": Truth("RUN281", (5,), "3", 3),
     "tp_dp_op_mismatch": Truth("RUN282", (6,), "4", 2),
 }
 
@@ -382,21 +382,21 @@ def unseen2_scenarios() -> list[Scenario]:
         Scenario(
             "sim_straggler_16",
             "nccl-format",
-            Truth("RUN281", (5,)),
+            Truth("RUN281", (5,), "2", 6),
             _sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}),
             16,
         ),
         Scenario(
             "sim_straggler_64",
             "nccl-format",
-            Truth("RUN281", (37,)),
+            Truth("RUN281", (37,), "5", 4),
             _sim(64, g64, tp_dp_program(g64, 6), stop={37: 6}),
             64,
         ),
         Scenario(
             "sim_straggler_64_dp_side",
             "nccl-format",
-            Truth("RUN281", (58,)),
+            Truth("RUN281", (58,), "11", 4),
             _sim(64, g64, tp_dp_program(g64, 6), stop={58: 7}),
             64,
         ),
@@ -466,7 +466,7 @@ def unseen2_scenarios() -> list[Scenario]:
         Scenario(
             "v20_straggler_16",
             "nccl-format",
-            Truth("RUN281", (5,)),
+            Truth("RUN281", (5,), "2", 6),
             restyled(_sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}), "2.0"),
             16,
         ),

@@ -128,7 +128,16 @@ def _missing_fault(
         )
         for r in missing[:3]
     ]
-    return Fault(code, facts, missing, sorted(present), msg, ev, 1)
+    # A group's last collective seen beside a rank with no dump may have completed long ago: its
+    # time says nothing about what the ranks wait in.
+    return Fault(
+        code, facts, missing, sorted(present), msg, ev, 1, 0 if kind == "no_dump" else _issued(present)
+    )
+
+
+def _issued(present: Mapping[int, list[Entry]]) -> int:
+    times = [int_of(e.raw.get("time_created_ns"), 0) for es in present.values() for e in es]
+    return min((x for x in times if x > 0), default=0)
 
 
 def _wait(ranks: list[int]) -> str:
@@ -174,7 +183,7 @@ def _problem_fault(
         Evidence(f"rank {r}: seq {seq} {_desc(firsts[r])}", file=dump_path(rep, r))
         for r in (sorted(p.culprits)[:3] + ok[:2])
     ]
-    return Fault(code, facts, p.culprits or sorted(present), ok, msg, ev, tier)
+    return Fault(code, facts, p.culprits or sorted(present), ok, msg, ev, tier, _issued(present))
 
 
 def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:

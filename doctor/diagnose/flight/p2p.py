@@ -17,7 +17,7 @@ from typing import Any
 
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.flight.dump import FlightReport, describe, dump_path, frames_of, pg_key
+from pgdoctor.diagnose.flight.dump import FlightReport, describe, dump_path, frames_of, int_of, pg_key
 from pgdoctor.diagnose.flight.groups import Groups
 from pgdoctor.diagnose.flight.order import Fault, ranks_text
 from pgdoctor.model import Evidence
@@ -51,6 +51,10 @@ def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int
             src, dst = (me, peer) if m.group(1) == "send" else (peer, me)
             out.setdefault(key, {}).setdefault((m.group(1), src, dst), []).append((d.rank, e))
     return out
+
+
+def _ns(e: Mapping[str, Any]) -> int:
+    return max(int_of(e.get("time_created_ns"), 0), 0)
 
 
 def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
@@ -88,7 +92,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                     f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
                     + (f"; called at {facts['frames'][0]}" if facts["frames"] else "")
                 )
-                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, [peer], [holder], msg, ev, 1))
+                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, [peer], [holder], msg, ev, 1, _ns(e)))
                 continue
             oh, oe = ops[other][0]
             ev.append(Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh)))
@@ -106,12 +110,16 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                     f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
                     f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}"
                 )
-                out.append(Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0))
+                out.append(
+                    Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0, _ns(e))
+                )
             else:
                 facts = {**base, "kind": "p2p_stuck", "not_completed_ranks": sorted({holder, oh})}
                 msg = (
                     f"process group {key}: send {src}->{dst} and its recv were both posted "
                     f"({describe(e)}) but neither completed ({ranks_text(sorted({holder, oh}))})"
                 )
-                out.append(Fault(C.FR_NOT_COMPLETED.code, facts, sorted({holder, oh}), [], msg, ev, 1))
+                out.append(
+                    Fault(C.FR_NOT_COMPLETED.code, facts, sorted({holder, oh}), [], msg, ev, 1, _ns(e))
+                )
     return out
