@@ -268,7 +268,9 @@ def _scheduled_in_subgroup(ws: list[Writer]) -> None:
         w.add("all_reduce", [[64]], [[64]], pg=dp, desc="dp", state="started")
 
 
-def _wrapped_extra(world: int, tp: int, steps: int, busy: Sequence[int]) -> Callable[[int], list[Op]]:
+def _wrapped_extra(
+    world: int, tp: int, steps: int, busy: Sequence[int], per_step: int = 2
+) -> Callable[[int], list[Op]]:
     """tp_dp_program where the ranks in `busy` also run an all_reduce of their own group every
     step: their ring buffers hold fewer steps than the others'."""
     g = tp_dp(world, tp)
@@ -283,7 +285,40 @@ def _wrapped_extra(world: int, tp: int, steps: int, busy: Sequence[int]) -> Call
         for i, op in enumerate(ops):
             out.append(op)
             if i % 2 == 1:
-                out += [Op(extra, "all_reduce", ((2,),)), Op(extra, "all_reduce", ((2,),))]
+                out += [Op(extra, "all_reduce", ((2,),)) for _ in range(per_step)]
+        return out
+
+    return program
+
+
+def _async_buckets(ws: list[Writer]) -> None:
+    """DDP's gradient buckets: three all_reduces issued back to back each step, not waited on one by
+    one; the first runs ("started"), the others queue behind it ("scheduled"). Rank 3 never issued
+    step 5's buckets (stuck in its backward)."""
+    for step in range(1, 6):
+        for w in ws:
+            if step == 5 and w.rank == 3:
+                continue
+            for b in range(3):
+                st = "completed" if step < 5 else ("started" if b == 0 else "scheduled")
+                w.add("all_reduce", [[1024 * (b + 1)]], [[1024 * (b + 1)]], state=st)
+
+
+def fsdp_program(world: int, steps: int, odd: Optional[tuple[int, int]] = None) -> Callable[[int], list[Op]]:
+    """FSDP over the world: each step all_gather_into_tensor of the shard (recorded as
+    _all_gather_base), a coalesced all_gather of two shards, then reduce_scatter_tensor (recorded
+    as _reduce_scatter_base). odd=(rank, step): that rank's reduce_scatter input is a few elements
+    longer (it sharded differently)."""
+
+    def program(r: int) -> list[Op]:
+        out: list[Op] = []
+        for s in range(1, steps + 1):
+            rs_in = 8 * world + (8 if odd == (r, s) else 0)
+            out += [
+                Op("0", "_all_gather_base", ((64,),), ((64 * world,),)),
+                Op("0", "all_gather_into_tensor_coalesced", ((64,), (32,)), ((64 * world,), (32 * world,))),
+                Op("0", "_reduce_scatter_base", ((rs_in,),), ((8,),)),
+            ]
         return out
 
     return program
@@ -436,6 +471,71 @@ def unseen2_scenarios() -> list[Scenario]:
             Truth(None),
             _sim(16, wrap_g, _wrapped_extra(16, 4, 40, [0, 1, 2, 3]), ring=24),
             16,
+        ),
+        Scenario(
+            "sim_wrapped_busy_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (1,)),
+            _sim(16, wrap_g, _wrapped_extra(16, 4, 40, [0, 1, 2, 3]), stop={1: 140}, ring=24),
+            16,
+        ),
+        Scenario(
+            "sim_wrapped_deep_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (9,), "3", 36),
+            _sim(16, wrap_g, _wrapped_extra(16, 4, 40, [0, 1, 2, 3], 12), stop={9: 70}, ring=16),
+            16,
+        ),
+        Scenario(
+            "sim_wrapped_deep_clean_16",
+            "nccl-format",
+            Truth(None),
+            _sim(16, wrap_g, _wrapped_extra(16, 4, 40, [0, 1, 2, 3], 12), ring=16),
+            16,
+        ),
+        # A rank died (no dump); only some ranks' dumps given.
+        Scenario(
+            "sim_no_dump_16",
+            "nccl-format",
+            Truth("RUN290", (9,)),
+            _sim(16, g16, tp_dp_program(g16, 8), stop={9: 10}, dumped=[r for r in range(16) if r != 9]),
+            16,
+        ),
+        Scenario(
+            "sim_partial_tp_group_straggler",
+            "nccl-format",
+            Truth("RUN281", (5,), "2", 6),
+            _sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}, dumped=[4, 5, 6, 7]),
+            16,
+        ),
+        Scenario(
+            "sim_partial_tp_group_clean",
+            "nccl-format",
+            Truth(None),
+            _sim(16, g16, tp_dp_program(g16, 8), dumped=[4, 5, 6, 7]),
+            16,
+        ),
+        # DDP buckets in flight; FSDP's gathers and reduce_scatters.
+        Scenario(
+            "async_buckets_straggler",
+            "nccl-format",
+            Truth("RUN281", (3,), "0", 13),
+            _manual(_async_buckets, 8, {"0": ("default_pg", list(range(8)))}),
+            8,
+        ),
+        Scenario(
+            "sim_fsdp_reduce_scatter_size",
+            "nccl-format",
+            Truth("RUN284", (3,), "0", 6),
+            _sim(8, {"0": ("default_pg", list(range(8)))}, fsdp_program(8, 3, (3, 2))),
+            8,
+        ),
+        Scenario(
+            "sim_fsdp_clean",
+            "nccl-format",
+            Truth(None),
+            _sim(8, {"0": ("default_pg", list(range(8)))}, fsdp_program(8, 3)),
+            8,
         ),
         # Older recorders' field sets.
         Scenario(
