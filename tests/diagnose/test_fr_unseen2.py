@@ -75,3 +75,18 @@ def test_a_straggler_is_named_where_it_first_failed_to_arrive(tmp_path: Path) ->
     findings = diagnose_paths([], [str(_write(SCENARIOS["sim_straggler_64"], tmp_path))]).findings
     fails = [(f.facts["pg"], f.facts["culprit_ranks"]) for f in findings if f.code == "RUN281"]
     assert fails[0] == ("5", [37]) and ("14", [37]) in fails
+
+
+def test_a_straggler_whose_own_dump_shows_it_entering_late_is_named(tmp_path: Path) -> None:
+    findings = diagnose_paths([], [str(_write(SCENARIOS["sim_late_straggler_16"], tmp_path))]).findings
+    root = findings[0]
+    assert (root.code, root.facts["kind"], root.facts["late_ranks"]) == ("RUN281", "late", [5])
+    assert root.facts["waiting_ranks"] == [4, 6, 7] and "660 s after the first rank" in root.message
+
+
+def test_a_stall_inside_a_collective_explains_the_groups_waiting_for_its_ranks(tmp_path: Path) -> None:
+    """Every rank of TP group 2 entered its all_reduce within the timeout and none completed: that
+    stall is the root; the DP groups missing those ranks are its consequences."""
+    findings = diagnose_paths([], [str(_write(SCENARIOS["sim_slow_but_in_time_16"], tmp_path))]).findings
+    assert findings[0].code == "RUN283" and findings[0].facts["pg"] == "2"
+    assert all(f.facts.get("explained_by") == "RUN283 pg 2 seq 6" for f in findings[1:])

@@ -115,6 +115,22 @@ def _sim(
     return _nccl(build, world=world, ring=ring, groups=groups, dumped=dumped)
 
 
+def _late(
+    world: int, groups: Groups, program: Callable[[int], list[Op]], rank: int, index: int, delay_s: float
+) -> Callable[[str, bool], None]:
+    """`rank` is stuck before op `index` (its peers wait in it) and issues it `delay_s` later, after
+    its peers' timeout ran out, then dumps: as ranks dump each on their own timeout, its dump shows
+    it in the collective too, entered late."""
+
+    def build(ws: list[Writer]) -> None:
+        simulate(ws, groups, {r: program(r) for r in range(world)}, {rank: index})
+        Writer.clock += int(delay_s * 1e9)
+        op = program(rank)[index]
+        ws[rank].add(op.name, op.ins, op.ins, pg=op.pg, desc=groups[op.pg][0], state="started")
+
+    return _nccl(build, world=world, groups=groups)
+
+
 # --- layouts ----------------------------------------------------------------------------------
 
 
@@ -536,6 +552,28 @@ def unseen2_scenarios() -> list[Scenario]:
             Truth(None),
             _sim(8, {"0": ("default_pg", list(range(8)))}, fsdp_program(8, 3)),
             8,
+        ),
+        # The straggler's own dump, written on its own timeout, shows it in the collective, late.
+        Scenario(
+            "sim_late_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,), "2", 6),
+            _late(16, g16, tp_dp_program(g16, 8), 5, 10, 660),
+            16,
+        ),
+        Scenario(
+            "v20_late_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,), "2", 6),
+            restyled(_late(16, g16, tp_dp_program(g16, 8), 5, 10, 300), "2.0"),
+            16,
+        ),
+        Scenario(
+            "sim_slow_but_in_time_16",
+            "nccl-format",
+            Truth("RUN283", (4, 5, 6, 7), "2", 6),
+            _late(16, g16, tp_dp_program(g16, 8), 5, 10, 30),
+            16,
         ),
         # Older recorders' field sets.
         Scenario(

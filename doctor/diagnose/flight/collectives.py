@@ -28,6 +28,7 @@ KIND_CODE = {
     "missing": C.FR_RANKS_MISSING.code,
     "op_type": C.FR_OP_MISMATCH.code,
     "not_completed": C.FR_NOT_COMPLETED.code,
+    "late": C.FR_RANKS_MISSING.code,
     "input_size": F.FR_SIZE_MISMATCH.code,
     "output_size": F.FR_SIZE_MISMATCH.code,
     "total_numel": F.FR_SIZE_MISMATCH.code,
@@ -158,13 +159,18 @@ def _problem_fault(
     code = F.FR_COALESCED_MISMATCH.code if coalesced else KIND_CODE[p.kind]
     facts.update(kind=p.kind, per_rank=p.per_rank, present_ranks=sorted(present), detail=p.detail)
     tier = 0
-    if p.kind in ("state", "not_completed"):
-        facts["not_completed_ranks" if p.kind == "not_completed" else "not_started_ranks"] = p.culprits
+    if p.kind in ("state", "not_completed", "late"):
+        name = {"not_completed": "not_completed_ranks", "state": "not_started_ranks"}.get(
+            p.kind, "late_ranks"
+        )
+        facts[name] = p.culprits
         tier = 1
     else:
         facts["odd_ranks"] = p.culprits
     if p.kind == "not_completed":
         msg = f"{_where(facts)}: every rank entered it but {ranks_text(p.culprits)} never completed it"
+    elif p.kind == "late":
+        msg = f"{_where(facts)}: {ranks_text(p.culprits)} {p.detail} ({_wait(ok)} in it and gave up first)"
     elif p.kind == "state":
         started = [r for r in sorted(present) if r not in p.culprits]
         msg = (
@@ -183,7 +189,10 @@ def _problem_fault(
         Evidence(f"rank {r}: seq {seq} {_desc(firsts[r])}", file=dump_path(rep, r))
         for r in (sorted(p.culprits)[:3] + ok[:2])
     ]
-    return Fault(code, facts, p.culprits or sorted(present), ok, msg, ev, tier, _issued(present))
+    # A stall inside the collective holds every rank in it: they are its waiters too, so the ranks
+    # of other groups that wait for them are explained by it.
+    waiters = sorted(present) if p.kind == "not_completed" else ok
+    return Fault(code, facts, p.culprits or sorted(present), waiters, msg, ev, tier, _issued(present))
 
 
 def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:

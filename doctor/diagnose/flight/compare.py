@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from pgdoctor.diagnose.flight.dump import int_of
 from pgdoctor.diagnose.flight.entries import Entry, numel
 from pgdoctor.diagnose.flight.order import by_rank_groups
 
@@ -274,9 +275,43 @@ def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], boo
     sched = sorted(r for r, s in states.items() if s == "scheduled")
     if sched and len(sched) < len(present):
         return Problem("state", sched, "scheduled on these ranks while their peers started it", per_rank)
+    late, gap_s, limit_s, known = late_arrivals(present)
+    if late:
+        return Problem(
+            "late",
+            late,
+            f"entered it {gap_s:.0f} s after the first rank, "
+            + (
+                f"past the {limit_s:.0f} s timeout of its peers"
+                if known
+                else "when its peers had long timed out"
+            ),
+            per_rank,
+        )
     return Problem(
         "not_completed",
         sorted(r for r in present if r not in done),
         "entered by all, not completed",
         per_rank,
     )
+
+
+LATE_WITHOUT_TIMEOUT_S = 60.0  # recorders before timeout_ms: NCCL's default timeout is 10 minutes
+
+
+def late_arrivals(present: Mapping[int, Entry]) -> tuple[list[int], float, float, bool]:
+    """Ranks (a minority) that entered a collective no rank completed only after their peers'
+    timeout had run out: the straggler, seen in its own dump only because that dump was written
+    later (a recorder that dumps each rank on its own timeout). Its peers had given up before it
+    arrived, so the collective could never complete: it is the one that did not enter in time.
+    Returns (ranks, how late in s, the timeout in s, whether the dump recorded that timeout)."""
+    times = {r: int_of(e.raw.get("time_created_ns"), 0) for r, e in present.items()}
+    if len(times) < 2 or min(times.values()) <= 0:
+        return [], 0.0, 0.0, False
+    first = min(times, key=lambda r: (times[r], r))
+    timeout_ms = int_of(present[first].raw.get("timeout_ms"), 0)
+    limit_s = timeout_ms / 1000 if timeout_ms > 0 else LATE_WITHOUT_TIMEOUT_S
+    late = sorted(r for r, t in times.items() if (t - times[first]) / 1e9 > limit_s)
+    if not late or len(late) * 2 >= len(times):
+        return [], 0.0, 0.0, False
+    return late, (max(times[r] for r in late) - times[first]) / 1e9, limit_s, timeout_ms > 0

@@ -3,9 +3,10 @@
 A fault names culprits (ranks that did not do what their peers did) and waiters (ranks blocked
 in the collective). Fault A explains fault B when every culprit of B is a waiter of A: B's
 culprits did not arrive because they are stuck in A. The faults nothing explains come first
-(mismatches before hangs before a missing dump, then fewer culprits, then the one issued first); in a cycle (a cross-group
-deadlock: each half's culprits wait in the other half) the half with fewer culprits is the
-cause: the ranks that issued collectives in a different order than everyone else.
+(mismatches before hangs before a missing dump, then fewer culprits, then the one issued
+first); in a cycle (a cross-group deadlock: each half's culprits wait in the other half) the
+half with fewer culprits is the cause: the ranks that issued collectives in a different order
+than everyone else.
 """
 
 from __future__ import annotations
