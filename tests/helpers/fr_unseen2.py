@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tests.helpers.fr_scenarios import FR_DIR, Scenario, Truth, Writer, _from_tar, _nccl, _torch_name
+from tests.helpers.fr_scenarios import FR_DIR, PP, Scenario, Truth, Writer, _from_tar, _nccl, _torch_name
 
 Groups = dict[str, tuple[str, list[int]]]
 
@@ -340,6 +340,35 @@ def fsdp_program(world: int, steps: int, odd: Optional[tuple[int, int]] = None) 
     return program
 
 
+def _coalesced_wrap(hang: bool) -> Callable[[list[Writer]], None]:
+    """FSDP's prefetch through the coalescing manager (torch >= 2.7 records every op of the group,
+    then the "nccl:coalesced" marker, under one sequence number), 30 steps; ranks 0 and 1 also run
+    all_reduces in their own group, so their ring buffers (ring=23) start in the middle of a
+    coalesced group, later than ranks 2 and 3 do. With `hang`, rank 2 never issues the
+    last step's group."""
+
+    def build(ws: list[Writer]) -> None:
+        for step in range(30):
+            last = step == 29
+            for w in ws:
+                if hang and last and w.rank == 2:
+                    continue
+                st = "started" if hang and last else "completed"
+                for i in range(3):
+                    w.add(
+                        "_all_gather_base",
+                        [[64]],
+                        [[256]],
+                        state="scheduled" if st != "completed" else st,
+                        same_seq=i > 0,
+                    )
+                w.add("coalesced", [], [], same_seq=True, marker=True, state=st)
+                if w.rank < 2 and not last:
+                    w.add("all_reduce", [[2]], [[2]], pg="1", desc="tp")
+
+    return build
+
+
 def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
     return {**g, str(len(g)): ("mp", list(busy))}
 
@@ -574,6 +603,19 @@ def unseen2_scenarios() -> list[Scenario]:
             Truth("RUN283", (4, 5, 6, 7), "2", 6),
             _late(16, g16, tp_dp_program(g16, 8), 5, 10, 30),
             16,
+        ),
+        # A ring buffer that begins inside a coalesced group.
+        Scenario(
+            "nccl_wrap_cuts_coalesced_clean",
+            "nccl-format",
+            Truth(None),
+            _nccl(_coalesced_wrap(False), ring=23, groups=PP),
+        ),
+        Scenario(
+            "nccl_wrap_cuts_coalesced_missing",
+            "nccl-format",
+            Truth("RUN289", (2,), "0", 30),
+            _nccl(_coalesced_wrap(True), ring=23, groups=PP),
         ),
         # Older recorders' field sets.
         Scenario(

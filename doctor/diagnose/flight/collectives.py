@@ -229,7 +229,8 @@ def _group_fault(
     if len(members) < 2:
         return None
     size = len(members)
-    start = max(min(s) for s in by_rank.values() if s)
+    # A wrapped ring may begin inside a coalesced group: its oldest sequence number is not compared.
+    start = max(min(s) + (t.cut.get(r) == (pg, min(s))) for r, s in by_rank.items() if s)
     seqs = sorted({s for by_seq in by_rank.values() for s in by_seq if s >= start})
     for seq in seqs:
         present = {r: by_rank[r][seq] for r in sorted(by_rank) if seq in by_rank[r]}

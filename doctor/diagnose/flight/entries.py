@@ -100,6 +100,8 @@ class Table:
     wrapped: dict[int, bool] = field(default_factory=dict)
     first_ns: dict[int, int] = field(default_factory=dict)  # time_created_ns of a rank's oldest entry
     last: dict[int, Entry] = field(default_factory=dict)  # each rank's last collective entry
+    # (pg, seq) of a wrapped ring's oldest entry: the buffer may begin inside that coalesced group.
+    cut: dict[int, tuple[str, int]] = field(default_factory=dict)
 
 
 def table_of(rep: FlightReport) -> Table:
@@ -109,6 +111,9 @@ def table_of(rep: FlightReport) -> Table:
         t.tracks_state[d.rank] = any(e.get("state") in ("started", "completed") for e in d.data["entries"])
         ids = [int_of(e.get("record_id")) for e in d.data["entries"]]
         t.wrapped[d.rank] = bool(ids) and min(ids) > 0
+        if t.wrapped[d.rank]:
+            oldest = entry_of(d.rank, d.data["entries"][ids.index(min(ids))])
+            t.cut[d.rank] = (oldest.pg, oldest.seq)
         times = [int_of(e.get("time_created_ns"), 0) for e in d.data["entries"]]
         if times and min(times) > 0:
             t.first_ns[d.rank] = min(times)
