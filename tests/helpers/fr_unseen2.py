@@ -369,6 +369,22 @@ def _coalesced_wrap(hang: bool) -> Callable[[list[Writer]], None]:
     return build
 
 
+def _pp_recv_scheduled(ws: list[Writer]) -> None:
+    """A 4-stage pipeline: stage 2 (rank 2) posted its recv from stage 1 for the third microbatch,
+    but its kernel never started (its stream is blocked behind its own compute); rank 1's send runs
+    and waits; rank 3 waits in its recv from rank 2, which never got as far as its send."""
+    last = {1: ("completed", "started"), 2: ("scheduled", None), 3: ("started", None)}
+    for mb in range(3):
+        for w in ws:
+            recv, send = last.get(w.rank, (None, "completed")) if mb == 2 else ("completed", "completed")
+            if w.rank > 0 and recv:
+                name = f"recv {w.rank}<-{w.rank - 1}"
+                w.add(name, [[4, 16]], [[4, 16]], pg="1", desc="pp", p2p=True, state=recv)
+            if w.rank < 3 and send:
+                name = f"send {w.rank}->{w.rank + 1}"
+                w.add(name, [[4, 16]], [[4, 16]], pg="1", desc="pp", p2p=True, state=send)
+
+
 def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
     return {**g, str(len(g)): ("mp", list(busy))}
 
@@ -603,6 +619,12 @@ def unseen2_scenarios() -> list[Scenario]:
             Truth("RUN283", (4, 5, 6, 7), "2", 6),
             _late(16, g16, tp_dp_program(g16, 8), 5, 10, 30),
             16,
+        ),
+        Scenario(
+            "nccl_pp_recv_posted_not_started",
+            "nccl-format",
+            Truth("RUN286", (2,)),
+            _nccl(_pp_recv_scheduled, groups={"0": ("default_pg", [0, 1, 2, 3]), "1": ("pp", [0, 1, 2, 3])}),
         ),
         # A ring buffer that begins inside a coalesced group.
         Scenario(

@@ -113,6 +113,17 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                 out.append(
                     Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0, _ns(e))
                 )
+            elif {e.get("state"), oe.get("state")} == {"scheduled", "started"}:
+                # One side's kernel never started (its stream is blocked behind its own work) while
+                # the other side's runs and waits for it.
+                late, waiting = (holder, oh) if e.get("state") == "scheduled" else (oh, holder)
+                facts = {**base, "kind": "p2p_not_started", "not_started_ranks": [late]}
+                msg = (
+                    f"process group {key}: send {src}->{dst} and its recv were both posted "
+                    f"({describe(e)}) but rank {late} never started its side, while rank {waiting} "
+                    "waits in its own, started"
+                )
+                out.append(Fault(F.FR_NOT_STARTED.code, facts, [late], [waiting], msg, ev, 1, _ns(e)))
             else:
                 facts = {**base, "kind": "p2p_stuck", "not_completed_ranks": sorted({holder, oh})}
                 msg = (
