@@ -90,3 +90,11 @@ def test_a_stall_inside_a_collective_explains_the_groups_waiting_for_its_ranks(t
     findings = diagnose_paths([], [str(_write(SCENARIOS["sim_slow_but_in_time_16"], tmp_path))]).findings
     assert findings[0].code == "RUN283" and findings[0].facts["pg"] == "2"
     assert all(f.facts.get("explained_by") == "RUN283 pg 2 seq 6" for f in findings[1:])
+
+
+def test_a_dump_with_no_entries_is_no_rank_missing(tmp_path: Path) -> None:
+    """Rank 6 recorded nothing (recorder off); its peers completed collectives with it, so its empty
+    dump proves nothing, and the straggler (rank 5) is still named."""
+    findings = diagnose_paths([], [str(_write(SCENARIOS["sim_empty_dump_straggler_16"], tmp_path))]).findings
+    assert all(6 not in f.facts.get("culprit_ranks", []) for f in findings)
+    assert findings[0].facts["culprit_ranks"] == [5]

@@ -385,6 +385,23 @@ def _pp_recv_scheduled(ws: list[Writer]) -> None:
                 w.add(name, [[4, 16]], [[4, 16]], pg="1", desc="pp", p2p=True, state=send)
 
 
+def emptied(write: Callable[[str, bool], None], ranks: Sequence[int]) -> Callable[[str, bool], None]:
+    """The same dumps where `ranks` recorded nothing (their TORCH_NCCL_TRACE_BUFFER_SIZE unset: the
+    dump exists, with no entries), as a job whose nodes differ in environment leaves them."""
+
+    def write_emptied(dest: str, with_json: bool) -> None:
+        write(dest, False)
+        for r in ranks:
+            path = os.path.join(dest, f"nccl_trace_rank_{r}")
+            with open(path, "rb") as fh:
+                data = pickle.loads(fh.read())  # the writer's own output, not user input
+            data["entries"] = []
+            with open(path, "wb") as fh:
+                fh.write(pickle.dumps(data, protocol=2))
+
+    return write_emptied
+
+
 def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
     return {**g, str(len(g)): ("mp", list(busy))}
 
@@ -625,6 +642,21 @@ def unseen2_scenarios() -> list[Scenario]:
             "nccl-format",
             Truth("RUN286", (2,)),
             _nccl(_pp_recv_scheduled, groups={"0": ("default_pg", [0, 1, 2, 3]), "1": ("pp", [0, 1, 2, 3])}),
+        ),
+        # A rank whose recorder was off: its dump has no entries, which says nothing.
+        Scenario(
+            "sim_empty_dump_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,), "2", 6),
+            emptied(_sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}), [6]),
+            16,
+        ),
+        Scenario(
+            "sim_empty_dump_clean_16",
+            "nccl-format",
+            Truth(None),
+            emptied(_sim(16, g16, tp_dp_program(g16, 8)), [11]),
+            16,
         ),
         # A ring buffer that begins inside a coalesced group.
         Scenario(

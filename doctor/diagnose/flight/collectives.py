@@ -11,7 +11,7 @@ sequence numbers that no rank records).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import flight as F
@@ -205,6 +205,16 @@ def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
     return bool(issued) and t.first_ns[rank] > max(issued)
 
 
+def _completed_any(tables: Iterable[Mapping[int, list[Entry]]]) -> bool:
+    """Some single collective's entry says "completed" (NCCL's state; gloo leaves every entry
+    scheduled). The ops of a coalesced group are not read: their states are not the group's."""
+    return any(
+        len(es) == 1 and not es[0].coalesced and es[0].state == "completed"
+        for by in tables
+        for es in by.values()
+    )
+
+
 def _siblings(t: Table, g: Groups, pg: str, seq: int) -> dict[int, Entry]:
     """The single entries that the ranks of groups like pg (same description, same size, no rank in
     common: the other TP pairs of a TP group) recorded at the same sequence number."""
@@ -232,10 +242,21 @@ def _group_fault(
     # A wrapped ring may begin inside a coalesced group: its oldest sequence number is not compared.
     start = max(min(s) + (t.cut.get(r) == (pg, min(s))) for r, s in by_rank.items() if s)
     seqs = sorted({s for by_seq in by_rank.values() for s in by_seq if s >= start})
+    # NCCL completes a collective only with every member in it: a member whose dump holds nothing of
+    # a group its peers completed collectives in recorded nothing there (its recorder was off), and
+    # a collective completed without a member's entry lost that entry; neither is a rank missing.
+    blind = _completed_any(by_rank.values())
     for seq in seqs:
         present = {r: by_rank[r][seq] for r in sorted(by_rank) if seq in by_rank[r]}
-        # A rank with no dump can only be missed at the end: its own earlier entries are unknown.
-        missing = sorted(m for m in members & g.dumped if m not in present and not _lost(t, m, present))
+        if _completed_any([present]):
+            missing = []
+        else:
+            # A rank with no dump can only be missed at the end: its own earlier entries are unknown.
+            missing = sorted(
+                m
+                for m in members & g.dumped
+                if m not in present and not (blind and m not in by_rank) and not _lost(t, m, present)
+            )
         if missing:
             return _missing_fault(rep, pg, t, g, seq, present, missing)
         ops = {r: [e for e in es if not e.marker] for r, es in present.items()}
