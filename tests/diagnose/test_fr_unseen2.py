@@ -98,3 +98,11 @@ def test_a_dump_with_no_entries_is_no_rank_missing(tmp_path: Path) -> None:
     findings = diagnose_paths([], [str(_write(SCENARIOS["sim_empty_dump_straggler_16"], tmp_path))]).findings
     assert all(6 not in f.facts.get("culprit_ranks", []) for f in findings)
     assert findings[0].facts["culprit_ranks"] == [5]
+
+
+def test_groups_that_share_one_name_are_told_apart_by_their_ranks(tmp_path: Path) -> None:
+    """split_group / DeviceMesh give every TP group the name "1": the straggler's TP group is
+    [4-7], not the eight ranks of both groups, and the finding says which one."""
+    root = diagnose_paths([], [str(_write(SCENARIOS["split_named_straggler_16"], tmp_path))]).findings[0]
+    assert (root.facts["pg"], root.facts["pg_ranks"], root.facts["waiting_ranks"]) == ("1", "4-7", [4, 6, 7])
+    assert "process group 1 (tp, ranks 4-7) seq 6" in root.message

@@ -239,6 +239,35 @@ def _restyle_one(data: dict[str, Any], version: str, names: dict[str, str]) -> d
     return data
 
 
+def split_named(write: Callable[[str, bool], None], names: dict[str, str]) -> Callable[[str, bool], None]:
+    """The same dumps as split_group / DeviceMesh name their groups: every TP group has one name
+    (and uid) on every rank, whatever its ranks; a rank's pg_config and pg_status hold only its own
+    groups. names: pg -> the shared name."""
+
+    def write_split(dest: str, with_json: bool) -> None:
+        write(dest, False)
+        for name in sorted(os.listdir(dest)):
+            path = os.path.join(dest, name)
+            rank = int(name.rsplit("_", 1)[1])
+            with open(path, "rb") as fh:
+                data = pickle.loads(fh.read())  # the writer's own output, not user input
+            mine = {k for k, v in data["pg_config"].items() if rank in json.loads(v["ranks"])}
+            data["pg_config"] = {
+                names.get(k, k): {**v, "name": names.get(k, k)}
+                for k, v in data["pg_config"].items()
+                if k in mine
+            }
+            data["pg_status"] = {names.get(k, k): v for k, v in data["pg_status"].items() if k in mine}
+            for e in data["entries"]:
+                pg, desc = e["process_group"]
+                e["process_group"] = (names.get(pg, pg), desc)
+                e["pg_id"] = int(names.get(pg, pg))
+            with open(path, "wb") as fh:
+                fh.write(pickle.dumps(data, protocol=2))
+
+    return write_split
+
+
 def restyled(
     write: Callable[[str, bool], None], version: str, names: Optional[dict[str, str]] = None
 ) -> Callable[[str, bool], None]:
@@ -400,6 +429,28 @@ def emptied(write: Callable[[str, bool], None], ranks: Sequence[int]) -> Callabl
                 fh.write(pickle.dumps(data, protocol=2))
 
     return write_emptied
+
+
+SPLIT16 = {"1": "1", "2": "1", "3": "1", "4": "1", "5": "5", "6": "5", "7": "5", "8": "5"}
+
+
+def fsdp_tp_program(groups: Groups, steps: int) -> Callable[[int], list[Op]]:
+    """FSDP over DP groups (all_gather, reduce_scatter) beside TP all_reduces: sizes that depend on
+    the group's size, so a group read as bigger than it is would disagree."""
+
+    def program(r: int) -> list[Op]:
+        tp, dp = pg_of(groups, "tp", r), pg_of(groups, "dp", r)
+        n = len(groups[dp][1])
+        out: list[Op] = []
+        for _ in range(steps):
+            out += [
+                Op(dp, "_all_gather_base", ((64,),), ((64 * n,),)),
+                Op(tp, "all_reduce", ((8, 8),)),
+                Op(dp, "_reduce_scatter_base", ((8 * n,),), ((8,),)),
+            ]
+        return out
+
+    return program
 
 
 def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
@@ -642,6 +693,31 @@ def unseen2_scenarios() -> list[Scenario]:
             "nccl-format",
             Truth("RUN286", (2,)),
             _nccl(_pp_recv_scheduled, groups={"0": ("default_pg", [0, 1, 2, 3]), "1": ("pp", [0, 1, 2, 3])}),
+        ),
+        # Groups named as split_group names them: one name for every TP group, one for every DP group.
+        Scenario(
+            "split_named_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,), "1", 6),
+            split_named(_sim(16, g16, tp_dp_program(g16, 8), stop={5: 10}), SPLIT16),
+            16,
+        ),
+        Scenario(
+            "split_named_clean_16",
+            "nccl-format",
+            Truth(None),
+            split_named(_sim(16, g16, fsdp_tp_program(g16, 4)), SPLIT16),
+            16,
+        ),
+        Scenario(
+            "split_named_dtype_8",
+            "nccl-format",
+            Truth("RUN285", (2,), "1", 4),
+            split_named(
+                _sim(8, g8x2, tp_dp_program(g8x2, 5, (2, 4, Op("2", "all_reduce", ((8, 8),), dtype="Half")))),
+                {"1": "1", "2": "1", "3": "1", "4": "1", "5": "5", "6": "5"},
+            ),
+            8,
         ),
         # A rank whose recorder was off: its dump has no entries, which says nothing.
         Scenario(

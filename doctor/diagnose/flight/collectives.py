@@ -17,7 +17,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.flight.compare import Problem, compare_coalesced, compare_one, state_problem
-from pgdoctor.diagnose.flight.dump import FlightReport, dump_path, frames_of, int_of
+from pgdoctor.diagnose.flight.dump import FlightReport, dump_path, frames_of, int_of, pg_name
 from pgdoctor.diagnose.flight.entries import Entry, Table, table_of
 from pgdoctor.diagnose.flight.groups import Groups, build, last_completed
 from pgdoctor.diagnose.flight.order import Fault, findings, ranks_text
@@ -48,7 +48,9 @@ KIND_TEXT = {
 
 
 def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any]:
-    facts: dict[str, Any] = {"pg": pg, "pg_desc": t.desc.get(pg, ""), "seq": seq}
+    facts: dict[str, Any] = {"pg": pg_name(pg), "pg_desc": t.desc.get(pg, ""), "seq": seq}
+    if pg != pg_name(pg):  # one name for several groups (split_group): which one
+        facts["pg_ranks"] = pg.split("|", 1)[1]
     if sample is not None:
         facts.update(
             op=sample.name,
@@ -63,7 +65,10 @@ def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any
 
 
 def _where(facts: Mapping[str, Any]) -> str:
-    desc = f" ({facts['pg_desc']})" if facts.get("pg_desc") not in (None, "", "undefined") else ""
+    words = [w for w in (facts.get("pg_desc"), facts.get("pg_ranks")) if w not in (None, "", "undefined")]
+    if facts.get("pg_ranks"):
+        words[-1] = f"ranks {words[-1]}"
+    desc = f" ({', '.join(words)})" if words else ""
     return f"process group {facts['pg']}{desc} seq {facts['seq']} {facts.get('op') or ''}".rstrip()
 
 

@@ -17,7 +17,16 @@ from typing import Any
 
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.flight.dump import FlightReport, describe, dump_path, frames_of, int_of, pg_key
+from pgdoctor.diagnose.flight.dump import (
+    FlightReport,
+    aliases,
+    describe,
+    dump_path,
+    frames_of,
+    int_of,
+    pg_key,
+    pg_name,
+)
 from pgdoctor.diagnose.flight.groups import Groups
 from pgdoctor.diagnose.flight.order import Fault, ranks_text
 from pgdoctor.model import Evidence
@@ -30,6 +39,7 @@ def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int
     """pg -> (kind, from global rank, to global rank) -> [(rank holding it, entry)] of p2p ops not
     completed."""
     out: dict[str, dict[tuple[str, int, int], Held]] = {}
+    alias = aliases(rep)
     for d in rep.dumps:
         for e in d.data["entries"]:
             if (
@@ -41,7 +51,7 @@ def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int
             m = _P2P.search(str(e.get("profiling_name", "")))
             if not m:
                 continue
-            key = pg_key(e)
+            key = alias.get((d.rank, pg_key(e)), pg_key(e))
             members = sorted(g.of(key))
             me, peer = int(m.group(2)), int(m.group(4))
             if members and key != g.world_pg:
@@ -71,7 +81,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
             if peer not in g.dumped:
                 continue  # no dump of the peer: nothing to compare with (its missing dump is reported)
             base: dict[str, Any] = {
-                "pg": key,
+                "pg": pg_name(key),
                 "seq": e.get("p2p_seq_id"),
                 "op": e.get("profiling_name"),
                 "input_sizes": e.get("input_sizes"),
@@ -88,7 +98,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                 verb = "receive" if kind == "send" else "send"
                 facts = {**base, "kind": "p2p_unmatched", "missing_ranks": [peer], "present_ranks": [holder]}
                 msg = (
-                    f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
+                    f"process group {pg_name(key)}: rank {holder} waits in {e.get('profiling_name')} "
                     f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
                     + (f"; called at {facts['frames'][0]}" if facts["frames"] else "")
                 )
@@ -107,7 +117,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                     "per_rank": {str(holder): describe(e), str(oh): describe(oe)},
                 }
                 msg = (
-                    f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
+                    f"process group {pg_name(key)}: {kind} {src}->{dst} and its counterpart disagree: "
                     f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}"
                 )
                 out.append(
@@ -119,7 +129,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                 late, waiting = (holder, oh) if e.get("state") == "scheduled" else (oh, holder)
                 facts = {**base, "kind": "p2p_not_started", "not_started_ranks": [late]}
                 msg = (
-                    f"process group {key}: send {src}->{dst} and its recv were both posted "
+                    f"process group {pg_name(key)}: send {src}->{dst} and its recv were both posted "
                     f"({describe(e)}) but rank {late} never started its side, while rank {waiting} "
                     "waits in its own, started"
                 )
@@ -127,7 +137,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
             else:
                 facts = {**base, "kind": "p2p_stuck", "not_completed_ranks": sorted({holder, oh})}
                 msg = (
-                    f"process group {key}: send {src}->{dst} and its recv were both posted "
+                    f"process group {pg_name(key)}: send {src}->{dst} and its recv were both posted "
                     f"({describe(e)}) but neither completed ({ranks_text(sorted({holder, oh}))})"
                 )
                 out.append(
