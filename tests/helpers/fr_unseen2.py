@@ -453,6 +453,22 @@ def fsdp_tp_program(groups: Groups, steps: int) -> Callable[[int], list[Op]]:
     return program
 
 
+def only_active(write: Callable[[str, bool], None]) -> Callable[[str, bool], None]:
+    """The same dumps as _dump_nccl_trace(onlyActive=True) writes them: completed entries left out."""
+
+    def write_active(dest: str, with_json: bool) -> None:
+        write(dest, False)
+        for name in sorted(os.listdir(dest)):
+            path = os.path.join(dest, name)
+            with open(path, "rb") as fh:
+                data = pickle.loads(fh.read())  # the writer's own output, not user input
+            data["entries"] = [e for e in data["entries"] if e["state"] != "completed"]
+            with open(path, "wb") as fh:
+                fh.write(pickle.dumps(data, protocol=2))
+
+    return write_active
+
+
 def _with_extra(g: Groups, busy: Sequence[int]) -> Groups:
     return {**g, str(len(g)): ("mp", list(busy))}
 
@@ -718,6 +734,34 @@ def unseen2_scenarios() -> list[Scenario]:
                 {"1": "1", "2": "1", "3": "1", "4": "1", "5": "5", "6": "5"},
             ),
             8,
+        ),
+        # Dumps of active entries only (onlyActive=True).
+        Scenario(
+            "only_active_straggler_16",
+            "nccl-format",
+            Truth("RUN281", (5,), "2", 6),
+            only_active(_sim(16, g16, tp_dp_program(g16, 8), stop={5: 10})),
+            16,
+        ),
+        Scenario(
+            "only_active_dtype_8",
+            "nccl-format",
+            Truth("RUN285", (6,), "2", 3),
+            only_active(_sim(8, g8, tp_dp_program(g8, 5, (6, 3, bf16)))),
+            8,
+        ),
+        Scenario(
+            "only_active_pp_send_never_posted",
+            "nccl-format",
+            Truth("RUN287", (1,)),
+            only_active(_sim(4, pp4, pp_program(pp4, 4, 2, 4), stop={1: 11})),
+        ),
+        Scenario(
+            "only_active_clean_16",
+            "nccl-format",
+            Truth(None),
+            only_active(_sim(16, g16, tp_dp_program(g16, 8))),
+            16,
         ),
         # A rank whose recorder was off: its dump has no entries, which says nothing.
         Scenario(

@@ -244,8 +244,15 @@ def _group_fault(
     if len(members) < 2:
         return None
     size = len(members)
-    # A wrapped ring may begin inside a coalesced group: its oldest sequence number is not compared.
-    start = max(min(s) + (t.cut.get(r) == (pg, min(s))) for r, s in by_rank.items() if s)
+
+    # A wrapped ring may begin inside a coalesced group: where its oldest sequence number is such a
+    # group on some rank, that number is not compared.
+    def cut(r: int, first: int) -> bool:
+        return t.cut.get(r) == (pg, first) and any(
+            len(es) > 1 or any(e.coalesced for e in es) for b in by_rank.values() for es in [b.get(first, [])]
+        )
+
+    start = max(min(s) + cut(r, min(s)) for r, s in by_rank.items() if s)
     seqs = sorted({s for by_seq in by_rank.values() for s in by_seq if s >= start})
     # NCCL completes a collective only with every member in it: a member whose dump holds nothing of
     # a group its peers completed collectives in recorded nothing there (its recorder was off), and
