@@ -479,6 +479,7 @@ GLOO8: dict[str, Truth] = {
     "tp_dp_clean": Truth(None),
     "tp_dp_straggler": Truth("RUN281", (5,), "3", 3),
     "tp_dp_op_mismatch": Truth("RUN282", (6,), "4", 2),
+    "tp_dp_first_straggler": Truth("RUN281", (5,), "3", 1),
 }
 
 

@@ -300,6 +300,19 @@ def sc_tp_dp_straggler(rank: int, world: int, dist: Any, torch: Any, timeout: fl
     _tp_dp_steps(rank, world, dist, torch, timeout, odd)
 
 
+def sc_tp_dp_first_straggler(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """Rank 5 is stuck before its very first TP all_reduce: its dump has no trace of its TP or DP
+    group, and gloo's pg_config does not list their ranks."""
+
+    def odd(r: int, step: int, tp: Any) -> bool:
+        if r == 5 and step == 0:
+            time.sleep(timeout + 1.5)
+            raise RuntimeError("rank 5 gave up")
+        return False
+
+    _tp_dp_steps(rank, world, dist, torch, timeout, odd)
+
+
 def sc_tp_dp_op_mismatch(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
     """Rank 6 calls all_gather where its TP partner (rank 7) and every other pair all_reduce, at
     step 1: a pair disagrees one against one."""
