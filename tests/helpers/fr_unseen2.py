@@ -180,6 +180,36 @@ def pp(world: int, stages: int) -> Groups:
     return g
 
 
+def tp_pp(world: int, tp: int) -> Groups:
+    """TP groups of `tp` consecutive ranks ("1"..), pipelines across them, strided (the p2p names
+    carry group ranks: rank 6 is stage 3 of [0,2,4,6])."""
+    g: Groups = {"0": ("default_pg", list(range(world)))}
+    for i in range(0, world, tp):
+        g[str(len(g))] = ("tp", list(range(i, i + tp)))
+    for j in range(tp):
+        g[str(len(g))] = ("pp", list(range(j, world, tp)))
+    return g
+
+
+def tp_pp_program(groups: Groups, micro: int) -> Callable[[int], list[Op]]:
+    """Each microbatch: recv from the stage before, a TP all_reduce, send to the stage after."""
+
+    def program(r: int) -> list[Op]:
+        pipe, tp = pg_of(groups, "pp", r), pg_of(groups, "tp", r)
+        ranks = groups[pipe][1]
+        s = ranks.index(r)
+        out: list[Op] = []
+        for _ in range(micro):
+            if s > 0:
+                out.append(Op(pipe, "recv", ((4, 16),), peer=ranks[s - 1]))
+            out.append(Op(tp, "all_reduce", ((4, 16),)))
+            if s < len(ranks) - 1:
+                out.append(Op(pipe, "send", ((4, 16),), peer=ranks[s + 1]))
+        return out
+
+    return program
+
+
 def pp_program(groups: Groups, stages: int, steps: int, micro: int) -> Callable[[int], list[Op]]:
     """Each step: every microbatch received from the stage before, sent to the stage after (forward
     only, as a pipeline's first half does), then the gradient all_reduce across pipelines."""
@@ -603,6 +633,20 @@ def unseen2_scenarios() -> list[Scenario]:
             8,
         ),
         Scenario("sim_pp_dp_clean", "nccl-format", Truth(None), _sim(8, pp8, pp_program(pp8, 4, 3, 4)), 8),
+        Scenario(
+            "sim_tp_pp_strided_send_never_posted",
+            "nccl-format",
+            Truth("RUN287", (4,)),
+            _sim(8, tp_pp(8, 2), tp_pp_program(tp_pp(8, 2), 4), stop={4: 8}),
+            8,
+        ),
+        Scenario(
+            "sim_tp_pp_clean",
+            "nccl-format",
+            Truth(None),
+            _sim(8, tp_pp(8, 2), tp_pp_program(tp_pp(8, 2), 4)),
+            8,
+        ),
         # Ring buffers that wrapped, more on the ranks busy in a group of their own.
         Scenario(
             "sim_wrapped_straggler_16",
