@@ -210,6 +210,28 @@ def tp_pp_program(groups: Groups, micro: int) -> Callable[[int], list[Op]]:
     return program
 
 
+def send_send_program(groups: Groups, micro: int) -> Callable[[int], list[Op]]:
+    """A 4-stage pipeline where stages 1 and 2 (ranks 1, 2) both send to the other before they
+    receive, at the third microbatch (1F1B's backward meeting the forward, ordered alike)."""
+    ranks = groups["1"][1]
+
+    def program(r: int) -> list[Op]:
+        s = ranks.index(r)
+        out: list[Op] = []
+        for m in range(micro):
+            if m == 2 and s in (1, 2):
+                peer = ranks[3 - s]
+                out += [Op("1", "send", ((4, 16),), peer=peer), Op("1", "recv", ((4, 16),), peer=peer)]
+                continue
+            if s > 0:
+                out.append(Op("1", "recv", ((4, 16),), peer=ranks[s - 1]))
+            if s < len(ranks) - 1:
+                out.append(Op("1", "send", ((4, 16),), peer=ranks[s + 1]))
+        return out
+
+    return program
+
+
 def pp_program(groups: Groups, stages: int, steps: int, micro: int) -> Callable[[int], list[Op]]:
     """Each step: every microbatch received from the stage before, sent to the stage after (forward
     only, as a pipeline's first half does), then the gradient all_reduce across pipelines."""
@@ -646,6 +668,12 @@ def unseen2_scenarios() -> list[Scenario]:
             Truth(None),
             _sim(8, tp_pp(8, 2), tp_pp_program(tp_pp(8, 2), 4)),
             8,
+        ),
+        Scenario(
+            "sim_pp_send_send_deadlock",
+            "nccl-format",
+            Truth("RUN287", (1, 2)),
+            _sim(4, pp4, send_send_program(pp4, 4)),
         ),
         # Ring buffers that wrapped, more on the ranks busy in a group of their own.
         Scenario(

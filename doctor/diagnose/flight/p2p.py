@@ -94,6 +94,25 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
             ev = [
                 Evidence(f"rank {holder}: {describe(e)} state={e.get('state')}", file=dump_path(rep, holder))
             ]
+            mirror = ("send", dst, src)
+            if kind == "send" and other not in ops and mirror in ops and ("recv", dst, src) not in ops:
+                # Each of the two waits in a send to the other and neither posted its receive: both
+                # order their p2p ops alike (1F1B's send/send deadlock), neither alone is at fault.
+                if src > dst:
+                    continue  # said once, from the lower rank's send
+                pair = [src, dst]
+                oh, oe = ops[mirror][0]
+                ev.append(
+                    Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh))
+                )
+                facts = {**base, "kind": "p2p_deadlock", "missing_ranks": pair, "present_ranks": pair}
+                msg = (
+                    f"process group {pg_name(key)}: ranks {src} and {dst} each wait in a send to the other "
+                    "and neither posted the matching receive (a send/send deadlock: both order their "
+                    "send before their recv)"
+                )
+                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, pair, pair, msg, ev, 1, _ns(e)))
+                continue
             if other not in ops:
                 verb = "receive" if kind == "send" else "send"
                 facts = {**base, "kind": "p2p_unmatched", "missing_ranks": [peer], "present_ranks": [holder]}
