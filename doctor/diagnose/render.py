@@ -40,6 +40,7 @@ _KEY_FACTS = (
     "ran_for_ms",
     "seq_by_rank",
     "lagging_ranks",
+    "late_ranks",
     "missing_ranks",
     "input_sizes",
     "input_dtypes",

@@ -13,6 +13,9 @@ dtypes as one string "float32"). Scale scenarios are generated at 8 to 1024 rank
 the first set did not hold (all_to_all splits, a subgroup's first collective, coalesced groups in
 the recorder's exact format, numbers as strings, a missing dump that explains the rest) are
 written by tests/helpers/fr_unseen.py.
+A third set (jobs laid out as TP x DP and pipelines at 8 to 64 ranks, simulated so each fault
+cascades as in a job; real 8-rank gloo jobs; older recorders' field sets; one name for several
+groups; onlyActive dumps) is tests/helpers/fr_unseen2.py, tested by tests/diagnose/test_fr_unseen2.py.
 """
 
 from __future__ import annotations

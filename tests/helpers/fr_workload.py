@@ -262,6 +262,70 @@ def sc_strided_never_issued(rank: int, world: int, dist: Any, torch: Any, timeou
     dist.all_reduce(t, group=groups[rank % 2])
 
 
+def _tp_dp(dist: Any, rank: int, world: int, timeout: float, tp: int = 2) -> tuple[Any, Any]:
+    """TP groups of `tp` consecutive ranks, then DP groups across them (strided), every rank
+    creating every group in one order as new_group requires; this rank's TP and DP group."""
+    td = datetime.timedelta(seconds=timeout)
+    tps = [dist.new_group(list(range(i, i + tp)), timeout=td) for i in range(0, world, tp)]
+    dps = [dist.new_group(list(range(j, world, tp)), timeout=td) for j in range(tp)]
+    return tps[rank // tp], dps[rank % tp]
+
+
+def _tp_dp_steps(
+    rank: int, world: int, dist: Any, torch: Any, timeout: float, odd: Any = None, steps: int = 4
+) -> None:
+    """Each step an all_reduce in the TP group, then one in the DP group. odd(rank, step, tp_group)
+    returns True when it did that step's TP op itself (the fault)."""
+    t = _warmup(dist, torch, 1)
+    tp, dp = _tp_dp(dist, rank, world, timeout)
+    for step in range(steps):
+        if not (odd and odd(rank, step, tp)):
+            dist.all_reduce(t, group=tp)
+        dist.all_reduce(torch.ones(64), group=dp)
+
+
+def sc_tp_dp_clean(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    _tp_dp_steps(rank, world, dist, torch, timeout)
+
+
+def sc_tp_dp_straggler(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """Rank 5 is stuck in its own code before step 2's TP all_reduce (then leaves, and dumps)."""
+
+    def odd(r: int, step: int, tp: Any) -> bool:
+        if r == 5 and step == 2:
+            time.sleep(timeout + 1.5)
+            raise RuntimeError("rank 5 gave up")
+        return False
+
+    _tp_dp_steps(rank, world, dist, torch, timeout, odd)
+
+
+def sc_tp_dp_first_straggler(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """Rank 5 is stuck before its very first TP all_reduce: its dump has no trace of its TP or DP
+    group, and gloo's pg_config does not list their ranks."""
+
+    def odd(r: int, step: int, tp: Any) -> bool:
+        if r == 5 and step == 0:
+            time.sleep(timeout + 1.5)
+            raise RuntimeError("rank 5 gave up")
+        return False
+
+    _tp_dp_steps(rank, world, dist, torch, timeout, odd)
+
+
+def sc_tp_dp_op_mismatch(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    """Rank 6 calls all_gather where its TP partner (rank 7) and every other pair all_reduce, at
+    step 1: a pair disagrees one against one."""
+
+    def odd(r: int, step: int, tp: Any) -> bool:
+        if r == 6 and step == 1:
+            dist.all_gather([torch.zeros(256) for _ in range(2)], torch.ones(256), group=tp)
+            return True
+        return False
+
+    _tp_dp_steps(rank, world, dist, torch, timeout, odd)
+
+
 def main() -> None:
     scenario, out = sys.argv[1], sys.argv[2]
     import torch

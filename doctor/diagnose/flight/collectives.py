@@ -11,13 +11,13 @@ sequence numbers that no rank records).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.flight.compare import Problem, compare_coalesced, compare_one, state_problem
-from pgdoctor.diagnose.flight.dump import FlightReport, dump_path, frames_of, int_of
+from pgdoctor.diagnose.flight.dump import FlightReport, dump_path, frames_of, int_of, pg_name
 from pgdoctor.diagnose.flight.entries import Entry, Table, table_of
 from pgdoctor.diagnose.flight.groups import Groups, build, last_completed
 from pgdoctor.diagnose.flight.order import Fault, findings, ranks_text
@@ -28,6 +28,7 @@ KIND_CODE = {
     "missing": C.FR_RANKS_MISSING.code,
     "op_type": C.FR_OP_MISMATCH.code,
     "not_completed": C.FR_NOT_COMPLETED.code,
+    "late": C.FR_RANKS_MISSING.code,
     "input_size": F.FR_SIZE_MISMATCH.code,
     "output_size": F.FR_SIZE_MISMATCH.code,
     "total_numel": F.FR_SIZE_MISMATCH.code,
@@ -47,7 +48,9 @@ KIND_TEXT = {
 
 
 def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any]:
-    facts: dict[str, Any] = {"pg": pg, "pg_desc": t.desc.get(pg, ""), "seq": seq}
+    facts: dict[str, Any] = {"pg": pg_name(pg), "pg_desc": t.desc.get(pg, ""), "seq": seq}
+    if pg != pg_name(pg):  # one name for several groups (split_group): which one
+        facts["pg_ranks"] = pg.split("|", 1)[1]
     if sample is not None:
         facts.update(
             op=sample.name,
@@ -62,7 +65,10 @@ def _base(pg: str, t: Table, seq: int, sample: Optional[Entry]) -> dict[str, Any
 
 
 def _where(facts: Mapping[str, Any]) -> str:
-    desc = f" ({facts['pg_desc']})" if facts.get("pg_desc") not in (None, "", "undefined") else ""
+    words = [w for w in (facts.get("pg_desc"), facts.get("pg_ranks")) if w not in (None, "", "undefined")]
+    if facts.get("pg_ranks"):
+        words[-1] = f"ranks {words[-1]}"
+    desc = f" ({', '.join(words)})" if words else ""
     return f"process group {facts['pg']}{desc} seq {facts['seq']} {facts.get('op') or ''}".rstrip()
 
 
@@ -128,7 +134,16 @@ def _missing_fault(
         )
         for r in missing[:3]
     ]
-    return Fault(code, facts, missing, sorted(present), msg, ev, 1)
+    # A group's last collective seen beside a rank with no dump may have completed long ago: its
+    # time says nothing about what the ranks wait in.
+    return Fault(
+        code, facts, missing, sorted(present), msg, ev, 1, 0 if kind == "no_dump" else _issued(present)
+    )
+
+
+def _issued(present: Mapping[int, list[Entry]]) -> int:
+    times = [int_of(e.raw.get("time_created_ns"), 0) for es in present.values() for e in es]
+    return min((x for x in times if x > 0), default=0)
 
 
 def _wait(ranks: list[int]) -> str:
@@ -149,13 +164,18 @@ def _problem_fault(
     code = F.FR_COALESCED_MISMATCH.code if coalesced else KIND_CODE[p.kind]
     facts.update(kind=p.kind, per_rank=p.per_rank, present_ranks=sorted(present), detail=p.detail)
     tier = 0
-    if p.kind in ("state", "not_completed"):
-        facts["not_completed_ranks" if p.kind == "not_completed" else "not_started_ranks"] = p.culprits
+    if p.kind in ("state", "not_completed", "late"):
+        name = {"not_completed": "not_completed_ranks", "state": "not_started_ranks"}.get(
+            p.kind, "late_ranks"
+        )
+        facts[name] = p.culprits
         tier = 1
     else:
         facts["odd_ranks"] = p.culprits
     if p.kind == "not_completed":
         msg = f"{_where(facts)}: every rank entered it but {ranks_text(p.culprits)} never completed it"
+    elif p.kind == "late":
+        msg = f"{_where(facts)}: {ranks_text(p.culprits)} {p.detail} ({_wait(ok)} in it and gave up first)"
     elif p.kind == "state":
         started = [r for r in sorted(present) if r not in p.culprits]
         msg = (
@@ -174,7 +194,10 @@ def _problem_fault(
         Evidence(f"rank {r}: seq {seq} {_desc(firsts[r])}", file=dump_path(rep, r))
         for r in (sorted(p.culprits)[:3] + ok[:2])
     ]
-    return Fault(code, facts, p.culprits or sorted(present), ok, msg, ev, tier)
+    # A stall inside the collective holds every rank in it: they are its waiters too, so the ranks
+    # of other groups that wait for them are explained by it.
+    waiters = sorted(present) if p.kind == "not_completed" else ok
+    return Fault(code, facts, p.culprits or sorted(present), waiters, msg, ev, tier, _issued(present))
 
 
 def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
@@ -187,6 +210,32 @@ def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
     return bool(issued) and t.first_ns[rank] > max(issued)
 
 
+def _completed_any(tables: Iterable[Mapping[int, list[Entry]]]) -> bool:
+    """Some single collective's entry says "completed" (NCCL's state; gloo leaves every entry
+    scheduled). The ops of a coalesced group are not read: their states are not the group's."""
+    return any(
+        len(es) == 1 and not es[0].coalesced and es[0].state == "completed"
+        for by in tables
+        for es in by.values()
+    )
+
+
+def _siblings(t: Table, g: Groups, pg: str, seq: int) -> dict[int, Entry]:
+    """The single entries that the ranks of groups like pg (same description, same size, no rank in
+    common: the other TP pairs of a TP group) recorded at the same sequence number."""
+    members, desc = g.of(pg), t.desc.get(pg, "")
+    out: dict[int, Entry] = {}
+    for other, by_rank in t.by_pg.items():
+        m = g.of(other)
+        if other == pg or t.desc.get(other, "") != desc or len(m) != len(members) or m & members:
+            continue
+        for r, by_seq in by_rank.items():
+            es = [e for e in by_seq.get(seq, []) if not e.marker]
+            if len(es) == 1:
+                out[r] = es[0]
+    return out
+
+
 def _group_fault(
     rep: FlightReport, pg: str, t: Table, g: Groups, partial: bool, done: Mapping[tuple[int, str], int]
 ) -> Optional[Fault]:
@@ -195,12 +244,31 @@ def _group_fault(
     if len(members) < 2:
         return None
     size = len(members)
-    start = max(min(s) for s in by_rank.values() if s)
+
+    # A wrapped ring may begin inside a coalesced group: where its oldest sequence number is such a
+    # group on some rank, that number is not compared.
+    def cut(r: int, first: int) -> bool:
+        return t.cut.get(r) == (pg, first) and any(
+            len(es) > 1 or any(e.coalesced for e in es) for b in by_rank.values() for es in [b.get(first, [])]
+        )
+
+    start = max(min(s) + cut(r, min(s)) for r, s in by_rank.items() if s)
     seqs = sorted({s for by_seq in by_rank.values() for s in by_seq if s >= start})
+    # NCCL completes a collective only with every member in it: a member whose dump holds nothing of
+    # a group its peers completed collectives in recorded nothing there (its recorder was off), and
+    # a collective completed without a member's entry lost that entry; neither is a rank missing.
+    blind = _completed_any(by_rank.values())
     for seq in seqs:
         present = {r: by_rank[r][seq] for r in sorted(by_rank) if seq in by_rank[r]}
-        # A rank with no dump can only be missed at the end: its own earlier entries are unknown.
-        missing = sorted(m for m in members & g.dumped if m not in present and not _lost(t, m, present))
+        if _completed_any([present]):
+            missing = []
+        else:
+            # A rank with no dump can only be missed at the end: its own earlier entries are unknown.
+            missing = sorted(
+                m
+                for m in members & g.dumped
+                if m not in present and not (blind and m not in by_rank) and not _lost(t, m, present)
+            )
         if missing:
             return _missing_fault(rep, pg, t, g, seq, present, missing)
         ops = {r: [e for e in es if not e.marker] for r, es in present.items()}
@@ -212,6 +280,9 @@ def _group_fault(
             if coalesced
             else compare_one({r: es[0] for r, es in ops.items()}, size)
         )
+        if p and not coalesced:
+            # Only now (a fault, so once per group) the sibling groups that break a tie are read.
+            p = compare_one({r: es[0] for r, es in ops.items()}, size, _siblings(t, g, pg, seq)) or p
         if p:
             return _problem_fault(rep, pg, t, seq, present, p)
         if any(t.tracks_state.get(r) for r in present):

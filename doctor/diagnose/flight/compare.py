@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from pgdoctor.diagnose.flight.dump import int_of
 from pgdoctor.diagnose.flight.entries import Entry, numel
 from pgdoctor.diagnose.flight.order import by_rank_groups
 
@@ -60,15 +61,20 @@ def _key(v: Any) -> Hashable:
     )
 
 
-def minority(values: Mapping[int, Any]) -> list[int]:
-    """Ranks whose value is not the most common one (ties: the group holding the lowest rank wins)."""
+def minority(values: Mapping[int, Any], peers: Optional[Mapping[int, Any]] = None) -> list[int]:
+    """Ranks whose value is not the most common one. A tie (a pair that disagrees one against one)
+    is broken by `peers`, the values the sibling groups (the other TP pairs, say) recorded at the
+    same sequence number; failing that, the group holding the lowest rank wins."""
     groups: dict[Hashable, list[int]] = {}
     for r in sorted(values):
         groups.setdefault(_key(values[r]), []).append(r)
     if len(groups) < 2:
         return []
-    best = max(groups.values(), key=lambda rs: (len(rs), -rs[0]))
-    return sorted(r for rs in groups.values() if rs is not best for r in rs)
+    votes: dict[Hashable, int] = {}
+    for v in (peers or {}).values():
+        votes[_key(v)] = votes.get(_key(v), 0) + 1
+    best_key = max(groups, key=lambda k: (len(groups[k]), votes.get(k, 0), -groups[k][0]))
+    return sorted(r for k, rs in groups.items() if k != best_key for r in rs)
 
 
 def _describe(e: Entry) -> dict[str, Any]:
@@ -88,7 +94,7 @@ def _by(
     return {r: f(e) for r, e in present.items() if when(e)}
 
 
-def _sizes(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
+def _sizes(present: Mapping[int, Entry], size: int, sib: Mapping[int, Entry]) -> Optional[Problem]:
     op = next(iter(present.values())).op
     if op in UNEVEN:
         return None
@@ -99,19 +105,25 @@ def _sizes(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
     if op in GATHER_LIKE:
         bad = [r for r, e in present.items() if numel(e.out_sizes) != numel(e.in_sizes) * size]
         bad_kind, bad_detail = "output_size", f"output numel != input numel x group size {size}"
-        odd = minority(_by(present, lambda e: e.in_sizes))
+        odd = minority(_by(present, lambda e: e.in_sizes), _by(sib, lambda e: e.in_sizes))
     elif op in SCATTER_LIKE:
         bad = [r for r, e in present.items() if numel(e.in_sizes) != numel(e.out_sizes) * size]
         bad_kind, bad_detail = "input_size", f"input numel != output numel x group size {size}"
-        odd_kind, odd = "output_size", minority(_by(present, lambda e: e.out_sizes))
+        odd_kind, odd = (
+            "output_size",
+            minority(_by(present, lambda e: e.out_sizes), _by(sib, lambda e: e.out_sizes)),
+        )
     elif op == "scatter":
         odd_kind, odd = "output_size", minority(_by(present, lambda e: e.out_sizes))
     elif op == "gather":
         odd = minority(_by(present, lambda e: e.in_sizes))
     else:
-        odd = minority(_by(present, lambda e: e.in_sizes))
+        odd = minority(_by(present, lambda e: e.in_sizes), _by(sib, lambda e: e.in_sizes))
         if not odd:
-            odd_kind, odd = "output_size", minority(_by(present, lambda e: e.out_sizes))
+            odd_kind, odd = (
+                "output_size",
+                minority(_by(present, lambda e: e.out_sizes), _by(sib, lambda e: e.out_sizes)),
+            )
     if odd:
         return Problem(odd_kind, odd, f"{op}: {odd_kind.replace('_', ' ')}s differ across ranks")
     if bad and len(bad) < len(present):
@@ -172,15 +184,24 @@ def _cover(pairs: list[tuple[int, int]]) -> list[int]:
     return out
 
 
-def _dtypes(present: Mapping[int, Entry]) -> Optional[Problem]:
+def _dtypes(present: Mapping[int, Entry], sib: Mapping[int, Entry]) -> Optional[Problem]:
     op = next(iter(present.values())).op
+
+    def has_in(e: Entry) -> bool:
+        return bool(e.in_sizes and e.in_dtypes)
+
+    def has_out(e: Entry) -> bool:
+        return bool(e.out_sizes and e.out_dtypes)
+
     odd = minority(
-        _by(present, lambda e: sorted(set(e.in_dtypes)), lambda e: bool(e.in_sizes and e.in_dtypes))
+        _by(present, lambda e: sorted(set(e.in_dtypes)), has_in),
+        _by(sib, lambda e: sorted(set(e.in_dtypes)), has_in),
     )
     if odd:
         return Problem("input_dtype", odd, f"{op}: input dtypes differ across ranks")
     odd = minority(
-        _by(present, lambda e: sorted(set(e.out_dtypes)), lambda e: bool(e.out_sizes and e.out_dtypes))
+        _by(present, lambda e: sorted(set(e.out_dtypes)), has_out),
+        _by(sib, lambda e: sorted(set(e.out_dtypes)), has_out),
     )
     if odd:
         return Problem("output_dtype", odd, f"{op}: output dtypes differ across ranks")
@@ -201,13 +222,19 @@ def _dtypes(present: Mapping[int, Entry]) -> Optional[Problem]:
     return None
 
 
-def compare_one(present: Mapping[int, Entry], size: int) -> Optional[Problem]:
-    """The first disagreement among the entries ranks recorded for one collective, or None."""
+def compare_one(
+    present: Mapping[int, Entry], size: int, siblings: Optional[Mapping[int, Entry]] = None
+) -> Optional[Problem]:
+    """The first disagreement among the entries ranks recorded for one collective, or None.
+    siblings: what the ranks of groups like this one recorded at the same sequence number, which
+    only ever breaks a tie."""
+    sib = siblings or {}
     per_rank = by_rank_groups({r: _describe(e) for r, e in present.items()})
-    odd = minority(_by(present, lambda e: e.op))
+    odd = minority(_by(present, lambda e: e.op), _by(sib, lambda e: e.op))
     if odd:
         return Problem("op_type", odd, "ranks entered different collectives", per_rank)
-    for check in (lambda: _sizes(present, size), lambda: _dtypes(present)):
+    sib = {r: e for r, e in sib.items() if e.op == next(iter(present.values())).op}
+    for check in (lambda: _sizes(present, size, sib), lambda: _dtypes(present, sib)):
         p = check()
         if p:
             p.per_rank = per_rank
@@ -248,9 +275,43 @@ def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], boo
     sched = sorted(r for r, s in states.items() if s == "scheduled")
     if sched and len(sched) < len(present):
         return Problem("state", sched, "scheduled on these ranks while their peers started it", per_rank)
+    late, gap_s, limit_s, known = late_arrivals(present)
+    if late:
+        return Problem(
+            "late",
+            late,
+            f"entered it {gap_s:.0f} s after the first rank, "
+            + (
+                f"past the {limit_s:.0f} s timeout of its peers"
+                if known
+                else "when its peers had long timed out"
+            ),
+            per_rank,
+        )
     return Problem(
         "not_completed",
         sorted(r for r in present if r not in done),
         "entered by all, not completed",
         per_rank,
     )
+
+
+LATE_WITHOUT_TIMEOUT_S = 60.0  # recorders before timeout_ms: NCCL's default timeout is 10 minutes
+
+
+def late_arrivals(present: Mapping[int, Entry]) -> tuple[list[int], float, float, bool]:
+    """Ranks (a minority) that entered a collective no rank completed only after their peers'
+    timeout had run out: the straggler, seen in its own dump only because that dump was written
+    later (a recorder that dumps each rank on its own timeout). Its peers had given up before it
+    arrived, so the collective could never complete: it is the one that did not enter in time.
+    Returns (ranks, how late in s, the timeout in s, whether the dump recorded that timeout)."""
+    times = {r: int_of(e.raw.get("time_created_ns"), 0) for r, e in present.items()}
+    if len(times) < 2 or min(times.values()) <= 0:
+        return [], 0.0, 0.0, False
+    first = min(times, key=lambda r: (times[r], r))
+    timeout_ms = int_of(present[first].raw.get("timeout_ms"), 0)
+    limit_s = timeout_ms / 1000 if timeout_ms > 0 else LATE_WITHOUT_TIMEOUT_S
+    late = sorted(r for r, t in times.items() if (t - times[first]) / 1e9 > limit_s)
+    if not late or len(late) * 2 >= len(times):
+        return [], 0.0, 0.0, False
+    return late, (max(times[r] for r in late) - times[first]) / 1e9, limit_s, timeout_ms > 0

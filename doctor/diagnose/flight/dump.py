@@ -13,6 +13,7 @@ trailing number, as torch names them. Pickles go through pgdoctor.diagnose.fligh
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pgdoctor.diagnose.flight import safe_pickle
-from pgdoctor.knowledge.ranks import MAX_RANK, bounded
+from pgdoctor.knowledge.ranks import MAX_RANK, bounded, run_words
 from pgdoctor.model import jsontext, numbers
 
 MAX_DUMP_BYTES = 256 << 20
@@ -69,8 +70,17 @@ _LIST_FIELDS = ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes", 
 _TRUE, _FALSE = {"true", "1", "yes", "t", "y"}, {"false", "0", "no", "f", "n", "", "none", "null"}
 
 
+_P2P_NAME = re.compile(r":(?:send|recv) \d+(?:->|<-)\d+")
+
+
 def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(e)
+    if "is_p2p" not in out and "profiling_name" in out:
+        # Recorders before version 2.0 have no is_p2p: a send/recv says it by its name.
+        out["is_p2p"] = bool(_P2P_NAME.search(str(out["profiling_name"])))
+    if "seq_id" in out and "collective_seq_id" not in out and "p2p_seq_id" not in out:
+        # Before 2.0 one `seq_id` counted collectives and p2p ops alike.
+        out["p2p_seq_id" if flag(out["is_p2p"]) else "collective_seq_id"] = out["seq_id"]
     frames = out.get("frames")
     out["frames"] = [f for f in frames if isinstance(f, Mapping)] if isinstance(frames, list) else []
     for name in _STR_FIELDS:
@@ -250,3 +260,55 @@ def describe(e: Mapping[str, Any]) -> str:
 
 def dump_path(rep: FlightReport, rank: int) -> str:
     return next((d.path for d in rep.dumps if d.rank == rank), "")
+
+
+def config_ranks(raw: object) -> list[int]:
+    """The ranks of a pg_config entry: "[0, 1]" (as the recorder writes them) or a list."""
+    try:
+        v = json.loads(raw) if isinstance(raw, str) else raw
+        # A rank past MAX_RANK (or not a number) is dropped here: the world is built as a range
+        # elsewhere, and an input never decides how long that range is.
+        return [r for x in v or () if (r := bounded(x)) is not None] if isinstance(v, (list, tuple)) else []
+    except (TypeError, ValueError, RecursionError):
+        return []
+
+
+def _config_entries(d: Dump) -> list[tuple[str, list[int]]]:
+    cfg = d.data.get("pg_config")
+    if not isinstance(cfg, Mapping):
+        return []
+    out = []
+    for name, entry in cfg.items():
+        raw = (
+            entry
+            if isinstance(entry, (list, tuple))
+            else entry.get("ranks")
+            if isinstance(entry, Mapping)
+            else None
+        )
+        out.append((str(name), config_ranks(raw)))
+    return out
+
+
+def aliases(rep: FlightReport) -> dict[tuple[int, str], str]:
+    """(rank, group name) -> the group's key where one name stands for several groups: split_group
+    and DeviceMesh give every TP group one name (and uid) on every rank, whatever its ranks, so the
+    name alone would merge them. Such a group is keyed "name|ranks" by what the rank's own
+    pg_config says its ranks are."""
+    sets: dict[str, set[tuple[int, ...]]] = {}
+    own: dict[tuple[int, str], tuple[int, ...]] = {}
+    for d in rep.dumps:
+        for name, ranks in _config_entries(d):
+            if ranks:
+                sets.setdefault(name, set()).add(tuple(sorted(set(ranks))))
+                own[(d.rank, name)] = tuple(sorted(set(ranks)))
+    return {
+        key: f"{key[1]}|{','.join(run_words(list(ranks)))}"
+        for key, ranks in own.items()
+        if len(sets[key[1]]) > 1
+    }
+
+
+def pg_name(key: str) -> str:
+    """The group's name as the recorder wrote it, from its key (see aliases)."""
+    return key.split("|", 1)[0]

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pgdoctor.diagnose.flight.dump import FlightReport, int_of, pg_desc, pg_key
+from pgdoctor.diagnose.flight.dump import FlightReport, aliases, int_of, pg_desc, pg_key
 
 # Names of the marker that ends a coalesced group (torch/csrc/distributed/c10d/FlightRecorder).
 COALESCED_MARKERS = ("coalesced", "ALLGATHER_coalesced", "REDUCE_SCATTER_coalesced")
@@ -100,15 +100,21 @@ class Table:
     wrapped: dict[int, bool] = field(default_factory=dict)
     first_ns: dict[int, int] = field(default_factory=dict)  # time_created_ns of a rank's oldest entry
     last: dict[int, Entry] = field(default_factory=dict)  # each rank's last collective entry
+    # (pg, seq) of a wrapped ring's oldest entry: the buffer may begin inside that coalesced group.
+    cut: dict[int, tuple[str, int]] = field(default_factory=dict)
 
 
 def table_of(rep: FlightReport) -> Table:
     t = Table()
+    alias = aliases(rep)
     for d in rep.dumps:
         entries = [e for e in d.data["entries"] if isinstance(e, Mapping) and not e.get("is_p2p")]
         t.tracks_state[d.rank] = any(e.get("state") in ("started", "completed") for e in d.data["entries"])
         ids = [int_of(e.get("record_id")) for e in d.data["entries"]]
         t.wrapped[d.rank] = bool(ids) and min(ids) > 0
+        if t.wrapped[d.rank]:
+            oldest = entry_of(d.rank, d.data["entries"][ids.index(min(ids))])
+            t.cut[d.rank] = (alias.get((d.rank, oldest.pg), oldest.pg), oldest.seq)
         times = [int_of(e.get("time_created_ns"), 0) for e in d.data["entries"]]
         if times and min(times) > 0:
             t.first_ns[d.rank] = min(times)
@@ -116,6 +122,7 @@ def table_of(rep: FlightReport) -> Table:
             en = entry_of(d.rank, raw)
             if en.seq < 0:
                 continue
+            en.pg = alias.get((d.rank, en.pg), en.pg)
             t.desc.setdefault(en.pg, en.desc)
             t.by_pg.setdefault(en.pg, {}).setdefault(d.rank, {}).setdefault(en.seq, []).append(en)
             if not en.marker:

@@ -16,13 +16,12 @@ ranks recorded entries in the group, completed from two facts:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pgdoctor.diagnose.flight.dump import FlightReport, int_of
+from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_ranks, int_of
 from pgdoctor.diagnose.flight.entries import Table, numel
-from pgdoctor.knowledge.ranks import MAX_RANK, bounded
+from pgdoctor.knowledge.ranks import MAX_RANK
 
 
 @dataclass
@@ -41,30 +40,23 @@ class Groups:
         return self.members.get(pg, set())
 
 
-def _ranks(raw: object) -> list[int]:
-    try:
-        v = json.loads(raw) if isinstance(raw, str) else raw
-        # A rank past MAX_RANK (or not a number) is dropped here: the world is built as a range
-        # below, and an input never decides how long that range is.
-        return [r for x in v or () if (r := bounded(x)) is not None] if isinstance(v, (list, tuple)) else []
-    except (TypeError, ValueError, RecursionError):
-        return []
-
-
 def build(rep: FlightReport, t: Table) -> Groups:
     g = Groups(dumped={d.rank for d in rep.dumps})
     world_names = {pg for pg, d in t.desc.items() if d == "default_pg"}
     g.world_pg = min(world_names) if world_names else "0"
     in_subgroup: set[int] = set()  # ranks whose gloo pg_config says "member of some subgroup"
+    alias = aliases(rep)
     for d in rep.dumps:
         cfg = d.data.get("pg_config")
         if not isinstance(cfg, Mapping):
             continue
         for name, entry in cfg.items():
+            if isinstance(entry, (list, tuple)):  # before 2.0: {pg_id: [ranks]}
+                entry = {"ranks": entry}
             if not isinstance(entry, Mapping):
                 continue
-            ranks = _ranks(entry.get("ranks"))
-            key = str(name) if str(name) else g.world_pg
+            ranks = config_ranks(entry.get("ranks"))
+            key = alias.get((d.rank, str(name)), str(name)) if str(name) else g.world_pg
             if not str(name) and not ranks:
                 in_subgroup.add(d.rank)
                 continue

@@ -3,9 +3,10 @@
 A fault names culprits (ranks that did not do what their peers did) and waiters (ranks blocked
 in the collective). Fault A explains fault B when every culprit of B is a waiter of A: B's
 culprits did not arrive because they are stuck in A. The faults nothing explains come first
-(mismatches before hangs before a missing dump, then fewer culprits); in a cycle (a cross-group
-deadlock: each half's culprits wait in the other half) the half with fewer culprits is the
-cause: the ranks that issued collectives in a different order than everyone else.
+(mismatches before hangs before a missing dump, then fewer culprits, then the one issued
+first); in a cycle (a cross-group deadlock: each half's culprits wait in the other half) the
+half with fewer culprits is the cause: the ranks that issued collectives in a different order
+than everyone else.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class Fault:
     message: str
     evidence: list[Evidence] = field(default_factory=list)
     tier: int = 1  # 0 a mismatch, 1 a hang, 2 a missing dump
+    issued_ns: int = 0  # when the ranks that wait issued it (time_created_ns); 0: not known
+
+
+_NEVER = 1 << 64
 
 
 def rank_ranges(ranks: Sequence[int], limit: int = 12) -> str:
@@ -59,7 +64,16 @@ def by_rank_groups(values: Mapping[int, Any]) -> dict[str, Any]:
 
 
 def _key(f: Fault) -> tuple[Any, ...]:
-    return (f.tier, len(f.culprits), str(f.facts.get("pg", "")), f.facts.get("seq", 0), f.culprits)
+    # Between faults alike, the one issued first: a straggler that never entered its TP group's
+    # all_reduce is also missing from the DP all_reduce its DP peers issued after theirs.
+    return (
+        f.tier,
+        len(f.culprits),
+        f.issued_ns or _NEVER,
+        str(f.facts.get("pg", "")),
+        f.facts.get("seq", 0),
+        f.culprits,
+    )
 
 
 def order(faults: list[Fault]) -> list[tuple[Fault, str]]:

@@ -17,7 +17,16 @@ from typing import Any
 
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.flight.dump import FlightReport, describe, dump_path, frames_of, pg_key
+from pgdoctor.diagnose.flight.dump import (
+    FlightReport,
+    aliases,
+    describe,
+    dump_path,
+    frames_of,
+    int_of,
+    pg_key,
+    pg_name,
+)
 from pgdoctor.diagnose.flight.groups import Groups
 from pgdoctor.diagnose.flight.order import Fault, ranks_text
 from pgdoctor.model import Evidence
@@ -30,6 +39,7 @@ def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int
     """pg -> (kind, from global rank, to global rank) -> [(rank holding it, entry)] of p2p ops not
     completed."""
     out: dict[str, dict[tuple[str, int, int], Held]] = {}
+    alias = aliases(rep)
     for d in rep.dumps:
         for e in d.data["entries"]:
             if (
@@ -41,7 +51,7 @@ def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int
             m = _P2P.search(str(e.get("profiling_name", "")))
             if not m:
                 continue
-            key = pg_key(e)
+            key = alias.get((d.rank, pg_key(e)), pg_key(e))
             members = sorted(g.of(key))
             me, peer = int(m.group(2)), int(m.group(4))
             if members and key != g.world_pg:
@@ -51,6 +61,10 @@ def _pending(rep: FlightReport, g: Groups) -> dict[str, dict[tuple[str, int, int
             src, dst = (me, peer) if m.group(1) == "send" else (peer, me)
             out.setdefault(key, {}).setdefault((m.group(1), src, dst), []).append((d.rank, e))
     return out
+
+
+def _ns(e: Mapping[str, Any]) -> int:
+    return max(int_of(e.get("time_created_ns"), 0), 0)
 
 
 def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
@@ -67,7 +81,7 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
             if peer not in g.dumped:
                 continue  # no dump of the peer: nothing to compare with (its missing dump is reported)
             base: dict[str, Any] = {
-                "pg": key,
+                "pg": pg_name(key),
                 "seq": e.get("p2p_seq_id"),
                 "op": e.get("profiling_name"),
                 "input_sizes": e.get("input_sizes"),
@@ -80,15 +94,34 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
             ev = [
                 Evidence(f"rank {holder}: {describe(e)} state={e.get('state')}", file=dump_path(rep, holder))
             ]
+            mirror = ("send", dst, src)
+            if kind == "send" and other not in ops and mirror in ops and ("recv", dst, src) not in ops:
+                # Each of the two waits in a send to the other and neither posted its receive: both
+                # order their p2p ops alike (1F1B's send/send deadlock), neither alone is at fault.
+                if src > dst:
+                    continue  # said once, from the lower rank's send
+                pair = [src, dst]
+                oh, oe = ops[mirror][0]
+                ev.append(
+                    Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh))
+                )
+                facts = {**base, "kind": "p2p_deadlock", "missing_ranks": pair, "present_ranks": pair}
+                msg = (
+                    f"process group {pg_name(key)}: ranks {src} and {dst} each wait in a send to the other "
+                    "and neither posted the matching receive (a send/send deadlock: both order their "
+                    "send before their recv)"
+                )
+                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, pair, pair, msg, ev, 1, _ns(e)))
+                continue
             if other not in ops:
                 verb = "receive" if kind == "send" else "send"
                 facts = {**base, "kind": "p2p_unmatched", "missing_ranks": [peer], "present_ranks": [holder]}
                 msg = (
-                    f"process group {key}: rank {holder} waits in {e.get('profiling_name')} "
+                    f"process group {pg_name(key)}: rank {holder} waits in {e.get('profiling_name')} "
                     f"(sizes {e.get('input_sizes')}) but rank {peer} never posted the matching {verb}"
                     + (f"; called at {facts['frames'][0]}" if facts["frames"] else "")
                 )
-                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, [peer], [holder], msg, ev, 1))
+                out.append(Fault(F.FR_P2P_UNMATCHED.code, facts, [peer], [holder], msg, ev, 1, _ns(e)))
                 continue
             oh, oe = ops[other][0]
             ev.append(Evidence(f"rank {oh}: {describe(oe)} state={oe.get('state')}", file=dump_path(rep, oh)))
@@ -103,15 +136,30 @@ def p2p_faults(rep: FlightReport, g: Groups) -> list[Fault]:
                     "per_rank": {str(holder): describe(e), str(oh): describe(oe)},
                 }
                 msg = (
-                    f"process group {key}: {kind} {src}->{dst} and its counterpart disagree: "
+                    f"process group {pg_name(key)}: {kind} {src}->{dst} and its counterpart disagree: "
                     f"rank {holder} {describe(e)}; rank {oh} {describe(oe)}"
                 )
-                out.append(Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0))
+                out.append(
+                    Fault(F.FR_P2P_SIZE_MISMATCH.code, facts, sorted({src, dst}), [], msg, ev, 0, _ns(e))
+                )
+            elif {e.get("state"), oe.get("state")} == {"scheduled", "started"}:
+                # One side's kernel never started (its stream is blocked behind its own work) while
+                # the other side's runs and waits for it.
+                late, waiting = (holder, oh) if e.get("state") == "scheduled" else (oh, holder)
+                facts = {**base, "kind": "p2p_not_started", "not_started_ranks": [late]}
+                msg = (
+                    f"process group {pg_name(key)}: send {src}->{dst} and its recv were both posted "
+                    f"({describe(e)}) but rank {late} never started its side, while rank {waiting} "
+                    "waits in its own, started"
+                )
+                out.append(Fault(F.FR_NOT_STARTED.code, facts, [late], [waiting], msg, ev, 1, _ns(e)))
             else:
                 facts = {**base, "kind": "p2p_stuck", "not_completed_ranks": sorted({holder, oh})}
                 msg = (
-                    f"process group {key}: send {src}->{dst} and its recv were both posted "
+                    f"process group {pg_name(key)}: send {src}->{dst} and its recv were both posted "
                     f"({describe(e)}) but neither completed ({ranks_text(sorted({holder, oh}))})"
                 )
-                out.append(Fault(C.FR_NOT_COMPLETED.code, facts, sorted({holder, oh}), [], msg, ev, 1))
+                out.append(
+                    Fault(C.FR_NOT_COMPLETED.code, facts, sorted({holder, oh}), [], msg, ev, 1, _ns(e))
+                )
     return out
