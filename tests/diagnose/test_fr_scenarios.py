@@ -26,16 +26,10 @@ SCENARIOS = {s.name: s for s in S.all_scenarios()}
 GLOO = sorted(S.GLOO)  # the 4-rank jobs kept with both formats
 
 
-def _write(sc: S.Scenario, d: Path, with_json: bool = False) -> Path:
-    d.mkdir(parents=True, exist_ok=True)
-    sc.write(str(d), with_json)
-    return d
-
-
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_root_cause_is_the_ground_truth(name: str, tmp_path: Path) -> None:
     sc = SCENARIOS[name]
-    findings = diagnose_paths([], [str(_write(sc, tmp_path))]).findings
+    findings = diagnose_paths([], [str(sc.dumps_in(tmp_path))]).findings
     ok, why = S.judge(findings, sc.truth)
     assert ok, f"{name}: truth {S.truth_text(sc.truth)}, got {S.verdict(findings)} ({why})"
     if sc.truth.code:
@@ -47,7 +41,7 @@ def test_scenario_root_cause_is_the_ground_truth(name: str, tmp_path: Path) -> N
 @pytest.mark.parametrize("name", GLOO)
 def test_json_dumps_alone_give_the_same_root_cause(name: str, tmp_path: Path) -> None:
     sc = SCENARIOS[name]
-    src = _write(sc, tmp_path / "both", with_json=True)
+    src = sc.dumps_in(tmp_path / "both", with_json=True)
     only = tmp_path / "json"
     only.mkdir()
     for f in src.glob("*.json"):
@@ -70,7 +64,7 @@ def test_json_dumps_alone_give_the_same_root_cause(name: str, tmp_path: Path) ->
     ],
 )
 def test_the_answer_does_not_depend_on_which_dump_is_read_first(name: str, tmp_path: Path) -> None:
-    rep = read_dumps([str(_write(SCENARIOS[name], tmp_path))])
+    rep = read_dumps([str(SCENARIOS[name].dumps_in(tmp_path))])
     want = [(f.code, f.facts.get("culprit_ranks"), f.facts.get("seq")) for f in collectives.analyze(rep)]
     rng = random.Random(7)
     for _ in range(4):
@@ -84,7 +78,7 @@ def test_the_answer_does_not_depend_on_which_dump_is_read_first(name: str, tmp_p
 
 
 def test_facts_stay_small_at_a_thousand_ranks(tmp_path: Path) -> None:
-    root = diagnose_paths([], [str(_write(SCENARIOS["scale_1024_not_started"], tmp_path))]).findings[0]
+    root = diagnose_paths([], [str(SCENARIOS["scale_1024_not_started"].dumps_in(tmp_path))]).findings[0]
     assert root.facts["per_rank"] == {
         "0-520,522-1023": {"op": "nccl:all_reduce", "state": "started"},
         "521": {"op": "nccl:all_reduce", "state": "scheduled"},
@@ -93,12 +87,12 @@ def test_facts_stay_small_at_a_thousand_ranks(tmp_path: Path) -> None:
 
 
 def test_partial_dumps_that_agree_give_no_failure(tmp_path: Path) -> None:
-    findings = diagnose_paths([], [str(_write(S.partial_dumps(), tmp_path))]).findings
+    findings = diagnose_paths([], [str(S.partial_dumps().dumps_in(tmp_path))]).findings
     assert [f.code for f in findings if f.severity.value == "fail"] == []
 
 
 def test_cross_group_deadlock_reports_both_halves_cause_first(tmp_path: Path) -> None:
-    findings = diagnose_paths([], [str(_write(SCENARIOS["cross_group_deadlock"], tmp_path))]).findings
+    findings = diagnose_paths([], [str(SCENARIOS["cross_group_deadlock"].dumps_in(tmp_path))]).findings
     first, second = findings[:2]
     assert (first.code, first.facts["pg"], first.facts["missing_ranks"], first.facts["waiting_ranks"]) == (
         "RUN281",
@@ -115,7 +109,7 @@ def test_cross_group_deadlock_reports_both_halves_cause_first(tmp_path: Path) ->
 
 
 def test_independent_faults_are_both_reported(tmp_path: Path) -> None:
-    findings = diagnose_paths([], [str(_write(SCENARIOS["two_faults"], tmp_path))]).findings
+    findings = diagnose_paths([], [str(SCENARIOS["two_faults"].dumps_in(tmp_path))]).findings
     assert [(f.code, f.facts["pg"], f.facts["culprit_ranks"]) for f in findings] == [
         ("RUN282", "2", [3]),
         ("RUN281", "1", [1]),
@@ -124,7 +118,7 @@ def test_independent_faults_are_both_reported(tmp_path: Path) -> None:
 
 
 def test_a_gloo_size_mismatch_names_the_culprit_and_the_rank_gloo_aborted(tmp_path: Path) -> None:
-    findings = diagnose_paths([], [str(_write(SCENARIOS["size_mismatch"], tmp_path))]).findings
+    findings = diagnose_paths([], [str(SCENARIOS["size_mismatch"].dumps_in(tmp_path))]).findings
     root = findings[0]
     assert root.code == "RUN284" and root.facts["kind"] == "input_size" and root.facts["odd_ranks"] == [1]
     # Ranks that passed the same thing share one entry (ranges), so per_rank stays small at scale.
@@ -136,7 +130,7 @@ def test_a_gloo_size_mismatch_names_the_culprit_and_the_rank_gloo_aborted(tmp_pa
 
 
 def test_console_and_json_name_culprit_group_seq_op_and_kind_first(tmp_path: Path) -> None:
-    d = _write(SCENARIOS["cross_group_deadlock"], tmp_path)
+    d = SCENARIOS["cross_group_deadlock"].dumps_in(tmp_path)
     cmd = [sys.executable, "-m", "pgdoctor", "diagnose", "--flight-recorder", str(d)]
     con = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert con.returncode == 1, con.stderr
@@ -167,7 +161,7 @@ OOM = (
 
 
 def test_a_log_saying_why_the_culprit_was_late_leads_with_the_dumps_where(tmp_path: Path) -> None:
-    d = _write(SCENARIOS["skip_last"], tmp_path)
+    d = SCENARIOS["skip_last"].dumps_in(tmp_path)
     findings = diagnose_sources([("rank3.log", "step 4\n" + OOM)], [str(d)])
     root = findings[0]
     assert root.code == "RUN101" and root.scope.rank == 3
@@ -203,7 +197,7 @@ def test_numbers_written_as_strings_give_the_same_answer(name: str, tmp_path: Pa
     """Every scenario again with record ids, sequence ids, pg ids, times and pg_status counters as
     strings and is_p2p/retired as "true"/"false", as JSON: the same findings, never a crash."""
     sc = SCENARIOS[name]
-    want = _answer(diagnose_paths([], [str(_write(sc, tmp_path / "as-written"))]).findings)
+    want = _answer(diagnose_paths([], [str(sc.dumps_in(tmp_path / "as-written"))]).findings)
     d = tmp_path / "strings"
     d.mkdir()
     U.retyped(sc.write, bools=True)(str(d), False)
@@ -214,7 +208,7 @@ def test_fields_of_any_wrong_type_are_read_or_ignored_never_a_crash(tmp_path: Pa
     """Values no writer should produce, in every field the analysis reads: one clear answer."""
     import pickle
 
-    src = _write(SCENARIOS["nccl_coalesced_absent"], tmp_path / "src")
+    src = SCENARIOS["nccl_coalesced_absent"].dumps_in(tmp_path / "src")
     weird: list[object] = [
         "",
         "abc",
@@ -260,7 +254,7 @@ def test_fields_of_any_wrong_type_are_read_or_ignored_never_a_crash(tmp_path: Pa
 
 def test_alltoall_splits_name_the_rank_whose_splits_disagree(tmp_path: Path) -> None:
     root = diagnose_paths(
-        [], [str(_write(SCENARIOS["nccl_alltoall_list_uneven_splits"], tmp_path))]
+        [], [str(SCENARIOS["nccl_alltoall_list_uneven_splits"].dumps_in(tmp_path))]
     ).findings[0]
     assert (root.code, root.facts["kind"], root.facts["odd_ranks"]) == ("RUN284", "input_size", [2])
     assert "rank 2 sends 4 elements to rank 0, which expects 3" in root.message

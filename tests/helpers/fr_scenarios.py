@@ -26,6 +26,7 @@ import pickle
 import tarfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
@@ -48,6 +49,12 @@ class Scenario:
     truth: Truth
     write: Callable[[str, bool], None] = field(repr=False)  # (dir, with_json) -> dump files in dir
     world: int = 4
+
+    def dumps_in(self, d: Path, with_json: bool = False) -> Path:
+        """Writes the scenario's dumps into directory `d` (made if missing) and returns it."""
+        d.mkdir(parents=True, exist_ok=True)
+        self.write(str(d), with_json)
+        return d
 
 
 # --- real gloo dumps --------------------------------------------------------------------------
