@@ -138,6 +138,10 @@ def redact_env(env: dict[str, str]) -> dict[str, str]:
 # window, carriage returns that overwrite a line) and lone surrogates (undecodable bytes kept
 # by surrogateescape, which no encoder writes) never reach an output: they become visible text.
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+# Bidirectional controls (embeddings, overrides, isolates, marks) reorder what a terminal shows
+# ("Trojan Source"): a log line or file name holding U+202E could display a different text.
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_CONTROLS.update({c: f"\\u{c:04x}" for c in _BIDI})
 _SURROGATES = {c: "\ufffd" for c in range(0xD800, 0xE000)}
 _NEUTRAL = str.maketrans({**_CONTROLS, **_SURROGATES})
 
@@ -151,7 +155,7 @@ def neutral(text: str) -> str:
 # What a console line may hold besides printable text: newlines, tabs, pgdoctor's own colours
 # (SGR: ESC [ digits m) and its progress line's "carriage return, erase line". Every other control
 # (OSC retitling, CSI clearing the screen or moving the cursor, BEL, a lone CR, C1) becomes text.
-_CONSOLE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONSOLE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _CONSOLE_KEEP = re.compile(r"\x1b\[[0-9;]*m|\r\x1b\[K")
 
 

@@ -1,0 +1,42 @@
+"""Hostile and unlucky inputs, second pass (a red-team round): each test is one class of input
+that misbehaved, run as a real command on real files under an address-space cap."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+MEMORY_CAP = 3 << 30
+OOM = b"[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+BIDI = ["\u202e", "\u202d", "\u2066", "\u2067", "\u2068", "\u2069", "\u200f", "\u061c"]
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run(*argv: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", *argv],
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        preexec_fn=_capped,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_bidirectional_controls_in_log_text_and_file_names_never_reach_the_console(tmp_path: Path) -> None:
+    # "Trojan Source": U+202E and the isolates reorder what the terminal shows of a line.
+    mark = "".join(BIDI).encode()
+    name = tmp_path / ("rank0" + "".join(BIDI) + ".log")
+    name.write_bytes(OOM.replace(b"memory.", b"memory. " + mark))
+    for argv in (["diagnose", str(name)], ["diagnose", "--format", "junit", str(name)], ["diagnose", "--json", str(name)]):
+        p = run(*argv)
+        assert p.returncode == 1, p.stderr[-2000:]
+        text = (p.stdout + p.stderr).decode()
+        assert not any(c in text for c in BIDI), [c for c in BIDI if c in text]
+        assert "\\u202e" in text, text[-500:]
