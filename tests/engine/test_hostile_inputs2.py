@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+
 MEMORY_CAP = 3 << 30
 OOM = b"[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
 BIDI = ["\u202e", "\u202d", "\u2066", "\u2067", "\u2068", "\u2069", "\u200f", "\u061c"]
@@ -40,3 +41,13 @@ def test_bidirectional_controls_in_log_text_and_file_names_never_reach_the_conso
         text = (p.stdout + p.stderr).decode()
         assert not any(c in text for c in BIDI), [c for c in BIDI if c in text]
         assert "\\u202e" in text, text[-500:]
+
+
+def test_a_cap_note_with_a_zero_count_is_written_not_a_crash() -> None:
+    # Past the cap of hit lines read, every hit repeated a kind already read: past_cap_read is 0,
+    # and the counts reach the notes with their zeros left out (a 200,000-line log exited 4).
+    from pgdoctor.diagnose.analyze import cap_notes
+
+    (note,) = cap_notes([{"name": "big.log", "cap_reads": 100_000, "cap_line": 100_001, "past_cap_counted": 7}])
+    assert "0 line(s) of a kind not seen before were read and 7 repeating" in note
+
