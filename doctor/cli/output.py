@@ -63,6 +63,8 @@ def checked_output(ctx: click.Context, param: click.Parameter, value: Optional[s
     after the whole pre-flight (or a bench that runs for minutes)."""
     if value in (None, "-"):
         return value
+    if not value:  # `-o "$OUT"` with OUT unset: not stdout, which the script did not ask for
+        raise click.BadParameter("an empty file name", ctx, param)
     why = problem(value, following(ctx))
     if why:
         raise click.BadParameter(why, ctx, param)
