@@ -213,7 +213,8 @@ def cap_notes(sources: list[dict[str, Any]]) -> list[str]:
             continue
         # the counts come with their zeros left out (sources_events keeps what is non-zero)
         notes.append(
-            f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s.get('cap_line', 0)}; after it "
+            f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s.get('cap_line', 0)}; "
+            "after it "
             f"{s.get('past_cap_read', 0)} line(s) of a kind not seen before were read and "
             f"{s.get('past_cap_counted', 0)} "
             "repeating a kind already read were counted"

@@ -202,6 +202,12 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         _notes(console, report.meta)
         for s in report.meta.get("skipped_unreadable_files") or []:
             console.print(f"[yellow]skipped:[/] {escape(s)}")
+        for key, what in (
+            ("skipped_binary_files", "a binary file"),
+            ("skipped_pgdoctor_reports", "a pgdoctor report"),
+        ):
+            for s in report.meta.get(key) or []:
+                console.print(f"[yellow]skipped:[/] {escape(s)}: {what}")
         return
     if not report.findings:
         if perf:  # no failure, but the traces show where the time goes: not [ok]

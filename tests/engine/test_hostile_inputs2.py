@@ -3,12 +3,17 @@ that misbehaved, run as a real command on real files under an address-space cap.
 
 from __future__ import annotations
 
+import bz2
+import json
+import lzma
 import os
 import resource
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+import pytest
 
 MEMORY_CAP = 3 << 30
 OOM = b"[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
@@ -84,3 +89,84 @@ def test_a_flight_recorder_device_or_fifo_is_named_as_what_it_is(tmp_path: Path)
         _one_line_error(
             run("diagnose", str(log), "--flight-recorder", fr), "not a directory nor a regular file"
         )
+
+
+def _noise(n: int) -> bytes:
+    return b"".join(b"step %d loss 0.%d\n" % (i, i * 7919 % 10007) for i in range(n))
+
+
+@pytest.mark.parametrize("kind", ["xz", "lzma", "bz2", "utf-32"])
+def test_xz_bzip2_and_utf32_logs_are_read_not_taken_for_clean_logs(tmp_path: Path, kind: str) -> None:
+    # They were read as bytes: "[ok] no failure found" (exit 0) on a log that holds an OOM.
+    body = _noise(20_000) + OOM + _noise(200)
+    data = {
+        "xz": lambda: lzma.compress(_noise(50)) + lzma.compress(body),  # two streams, as `cat` makes
+        "lzma": lambda: lzma.compress(body, format=lzma.FORMAT_ALONE),
+        "bz2": lambda: bz2.compress(body),
+        "utf-32": lambda: body.decode().encode("utf-32"),
+    }[kind]()
+    log = tmp_path / "job" / f"rank0.log.{kind}"
+    log.parent.mkdir()
+    log.write_bytes(data)
+    for target in (log, log.parent):  # named, and found in a job directory (not skipped as binary)
+        p = run("diagnose", str(target))
+        assert p.returncode == 1, (p.stdout[-1000:], p.stderr[-1000:])
+        assert b"RUN101" in p.stdout, p.stdout[-1000:]
+
+
+def test_a_cut_xz_log_is_read_up_to_the_damage(tmp_path: Path) -> None:
+    log = tmp_path / "cut.log.xz"
+    log.write_bytes(lzma.compress(OOM + _noise(20_000))[:4000])
+    p = run("diagnose", str(log))
+    assert p.returncode == 1 and b"RUN101" in p.stdout, (p.stdout[-1000:], p.stderr[-1000:])
+
+
+def test_a_compressed_file_or_archive_pgdoctor_cannot_decode_is_named(tmp_path: Path) -> None:
+    # zstd, zip (deflated), 7z, lz4: a named one is a usage error that says what to do; one in a
+    # job directory is listed as skipped (a zip with the binaries: torch checkpoints are zips), and
+    # a directory of nothing else is incomplete (exit 3), never "no failure found".
+    job = tmp_path / "job"
+    job.mkdir()
+    with zipfile.ZipFile(job / "logs.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("rank0.log", OOM + _noise(2000))
+    (job / "rank1.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + os.urandom(64))
+    _one_line_error(run("diagnose", str(job / "logs.zip")), "a zip archive", "unzip")
+    _one_line_error(run("diagnose", str(job / "rank1.log.zst")), "zstd-compressed", "zstd -d")
+    p = run("diagnose", "--json", str(job))
+    assert p.returncode == 3, (p.stdout[-1000:], p.stderr[-1000:])
+    meta = json.loads(p.stdout)["meta"]
+    assert [s.split(": ")[0] for s in meta["skipped_unreadable_files"]] == [str(job / "rank1.log.zst")], meta
+    assert meta["skipped_binary_files"] == [str(job / "logs.zip")], meta
+
+
+@pytest.mark.slow
+def test_an_xz_bomb_is_read_as_a_stream_in_flat_memory(tmp_path: Path) -> None:
+    c = lzma.LZMACompressor(preset=1)
+    data = b"".join(c.compress(b"\n" * (1 << 24)) for _ in range(16)) + c.compress(OOM) + c.flush()
+    (tmp_path / "bomb.log.xz").write_bytes(data)  # 256 MiB of blank lines in ~40 KB
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", str(tmp_path / "bomb.log.xz")],
+        capture_output=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+        stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 1 and b"RUN101" in p.stdout, p.stderr[-1000:]
+
+
+def test_a_directory_of_nothing_readable_is_incomplete_not_an_all_clear(tmp_path: Path) -> None:
+    # Only a checkpoint (torch.save writes a zip), or no file at all (the logs were never copied):
+    # "[ok] no failure found in 0 file(s)" with exit 0 read as a clean job.
+    ckpt, empty = tmp_path / "ckpt", tmp_path / "empty"
+    ckpt.mkdir()
+    empty.mkdir()
+    with zipfile.ZipFile(ckpt / "model.pt", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("archive/data.pkl", os.urandom(4096))
+    for argv, word in (
+        ([str(ckpt)], b"model.pt: a binary file"),
+        ([str(empty)], b"hold no file"),
+        (["--flight-recorder", str(empty)], b"hold no file"),
+    ):
+        p = run("diagnose", *argv)
+        assert p.returncode == 3, (argv, p.stdout[-1000:], p.stderr[-1000:])
+        assert b"no input could be read" in p.stdout and word in p.stdout, p.stdout
