@@ -170,3 +170,14 @@ def test_a_directory_of_nothing_readable_is_incomplete_not_an_all_clear(tmp_path
         p = run("diagnose", *argv)
         assert p.returncode == 3, (argv, p.stdout[-1000:], p.stderr[-1000:])
         assert b"no input could be read" in p.stdout and word in p.stdout, p.stdout
+
+
+def test_verify_entries_that_cannot_be_used_are_one_line_without_a_traceback(tmp_path: Path) -> None:
+    # A spec that is no file (a device) was "does not exist" after the progress line; a module
+    # entry that does not exist printed importlib's own frames as "the user's traceback".
+    _one_line_error(run("verify", "/dev/zero:build", "--nproc", "2"), "is not a regular file")
+    _one_line_error(run("verify", str(tmp_path / "none.py") + ":build", "--nproc", "2"), "does not exist")
+    p = run("verify", "no_such_pkg_pgdoctor.mod:build", "--nproc", "2", timeout=60)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "Traceback" not in err and "<frozen" not in err, err
+    assert "no module named 'no_such_pkg_pgdoctor'" in err, err
