@@ -181,3 +181,31 @@ def test_verify_entries_that_cannot_be_used_are_one_line_without_a_traceback(tmp
     err = p.stderr.decode()
     assert p.returncode == 2 and "Traceback" not in err and "<frozen" not in err, err
     assert "no module named 'no_such_pkg_pgdoctor'" in err, err
+
+
+def test_run_checks_its_report_and_evidence_paths_before_the_job_runs(tmp_path: Path) -> None:
+    # `run --report` into a missing directory let the job run (hours, in real use), then lost the
+    # report and its exit status to "No such file or directory"; a --save that is a device failed
+    # only after the job.
+    marker = tmp_path / "ran"
+    for argv, word in (
+        (["--report", str(tmp_path / "none" / "r.json")], "does not exist"),
+        (["--report", ""], "empty file name"),
+        (["--save", "/dev/null"], "not a directory"),
+    ):
+        _one_line_error(run("run", *argv, "--", "touch", str(marker)), word)
+        assert not marker.exists(), argv
+
+
+def test_run_prints_its_summary_before_a_report_the_disk_refuses() -> None:
+    p = run("run", "--report", "/dev/full", "--", "true")
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert err.splitlines()[0].startswith("pgdoctor run: ok (exit 0)"), err
+    assert err.splitlines()[-1] == "pgdoctor: error: cannot write /dev/full: No space left on device", err
+
+
+def test_hang_save_that_cannot_hold_a_directory_is_refused_before_the_snapshot(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    for save, word in (("/dev/null", "not a directory"), (str(tmp_path / "f" / "sub"), "not a directory")):
+        _one_line_error(run("hang", "--save", save, str(os.getpid())), word)
