@@ -209,3 +209,46 @@ def test_hang_save_that_cannot_hold_a_directory_is_refused_before_the_snapshot(t
     (tmp_path / "f").write_text("x")
     for save, word in (("/dev/null", "not a directory"), (str(tmp_path / "f" / "sub"), "not a directory")):
         _one_line_error(run("hang", "--save", save, str(os.getpid())), word)
+
+
+# Long runs that made a redaction pattern retry at every position of the run (quadratic; the
+# flag pattern cubic): a 64 KiB CUDA_VISIBLE_DEVICES made `check --level quick` take 32 s.
+_RUNS = [
+    "x," + "a" * 64_000,
+    "a-" * 32_000 + " ",
+    "a." * 32_000 + ":",
+    "token_" * 10_000,
+    "-token" * 10_000,
+    "x-token-" * 8_000 + ":",
+    "a://" * 16_000,
+    "@" + "a://a:b" * 9_000,
+]
+
+
+@pytest.mark.parametrize("text", _RUNS, ids=lambda t: repr(t[:8]))
+def test_redaction_is_linear_on_long_runs(text: str) -> None:
+    import time
+
+    from pgdoctor.model.redact import redact_text
+
+    t0 = time.process_time()
+    redact_text(text)
+    assert time.process_time() - t0 < 1.5  # quadratic took 2-30 s; linear takes milliseconds
+
+
+def test_redaction_still_masks_after_the_linear_rewrite() -> None:
+    from pgdoctor.model.redact import redact_text
+
+    text = (
+        "https://oauth2:" + "x" * 3000 + "@gitlab.com/a 1https://u:pw1@h redis://:pw2@h x-api-token: abc "
+        "--hf_token=abc3 token_a_b: secret4 admin:pw5@node1 https://ghp_abcdefghijklmnopqrstuv@github.com"
+    )
+    out = redact_text(text)
+    for secret in ("x" * 100, "pw1", "pw2", "abc ", "abc3", "secret4", "pw5", "ghp_abc"):
+        assert secret not in out, (secret, out)
+
+
+def test_check_with_a_huge_environment_value_ends_promptly() -> None:
+    env = {"CUDA_VISIBLE_DEVICES": "x," + "a" * 64_000, "NCCL_SOCKET_IFNAME": "x-token-" * 8_000}
+    p = run("check", "--level", "quick", env=env, timeout=20)
+    assert p.returncode in (0, 1), p.stderr[-1000:]
