@@ -163,13 +163,27 @@ def test_a_directory_of_nothing_readable_is_incomplete_not_an_all_clear(tmp_path
     with zipfile.ZipFile(ckpt / "model.pt", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("archive/data.pkl", os.urandom(4096))
     for argv, word in (
-        ([str(ckpt)], b"model.pt: a binary file"),
+        ([str(ckpt)], b"skipped 1 binary file(s): "),
         ([str(empty)], b"hold no file"),
         (["--flight-recorder", str(empty)], b"hold no file"),
     ):
         p = run("diagnose", *argv)
         assert p.returncode == 3, (argv, p.stdout[-1000:], p.stderr[-1000:])
         assert b"no input could be read" in p.stdout and word in p.stdout, p.stdout
+
+
+def test_an_all_clear_names_the_dumps_it_could_not_read(tmp_path: Path) -> None:
+    # "[ok] no failure found in ... 1 flight-recorder dump(s)" said nothing of the refused ones.
+    fr = tmp_path / "fr"
+    fr.mkdir()
+    (fr / "nccl_trace_rank_0.json").write_text('{"version": "2.4", "entries": []}')
+    (fr / "evil_1").write_bytes(b"\x80\x04cos\nsystem\n(S'true'\ntR.")
+    (fr / "deep_2.json").write_bytes(b"{" * 100_000)
+    p = run("diagnose", "--flight-recorder", str(fr))
+    assert p.returncode == 0, p.stderr[-1000:]
+    out = p.stdout.decode()
+    assert "[ok] no failure found" in out, out
+    assert f"skipped: {fr / 'evil_1'}: refused" in out and f"skipped: {fr / 'deep_2.json'}: " in out, out
 
 
 def test_verify_entries_that_cannot_be_used_are_one_line_without_a_traceback(tmp_path: Path) -> None:
