@@ -266,3 +266,14 @@ def test_check_with_a_huge_environment_value_ends_promptly() -> None:
     env = {"CUDA_VISIBLE_DEVICES": "x," + "a" * 64_000, "NCCL_SOCKET_IFNAME": "x-token-" * 8_000}
     p = run("check", "--level", "quick", env=env, timeout=20)
     assert p.returncode in (0, 1), p.stderr[-1000:]
+
+
+def test_a_console_that_is_not_utf8_gets_escapes_not_an_internal_error(tmp_path: Path) -> None:
+    # LANG=C or PYTHONIOENCODING=ascii (cron, minimal images): a log line or file name outside
+    # the console's encoding was a UnicodeEncodeError in the sink, exit 4.
+    log = tmp_path / "caf\u00e9.log"
+    log.write_bytes(OOM.replace(b"memory.", "memory \u2014 \U0001f525.".encode()))
+    for enc in ("ascii", "latin-1"):
+        p = run("diagnose", str(log), env={"PYTHONIOENCODING": enc})
+        assert p.returncode == 1, (enc, p.stderr[-1000:])
+        assert b"\\u2014" in p.stdout and b"RUN101" in p.stdout, p.stdout[-1000:]
