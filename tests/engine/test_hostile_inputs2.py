@@ -277,3 +277,14 @@ def test_a_console_that_is_not_utf8_gets_escapes_not_an_internal_error(tmp_path:
         p = run("diagnose", str(log), env={"PYTHONIOENCODING": enc})
         assert p.returncode == 1, (enc, p.stderr[-1000:])
         assert b"\\u2014" in p.stdout and b"RUN101" in p.stdout, p.stdout[-1000:]
+
+
+def test_a_model_config_without_a_shape_is_named_by_its_own_file(tmp_path: Path) -> None:
+    # The error said "config.json has no ..." whatever file was given.
+    cfg = tmp_path / "mine.json"
+    cfg.write_text('{"hidden_size": 1e308, "num_hidden_layers": "32"}')
+    _one_line_error(
+        run("plan", "--model", str(cfg), "--gpus-per-node", "8", "--gpu-memory", "80GiB"),
+        str(cfg),
+        "hidden_size",
+    )
