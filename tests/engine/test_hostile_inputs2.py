@@ -288,3 +288,51 @@ def test_a_model_config_without_a_shape_is_named_by_its_own_file(tmp_path: Path)
         str(cfg),
         "hidden_size",
     )
+
+
+def _gone(pid: int, seconds: float) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+def test_run_leaves_no_process_of_the_job_behind(tmp_path: Path) -> None:
+    # A shell launcher does not pass SIGTERM on to its background ranks, and a launcher that exits
+    # leaves them orphaned: they ran on after `pgdoctor run` had ended.
+    import signal
+    import time
+
+    pids = tmp_path / "pids"
+    script = f"sleep 120 & echo $! >> {pids}; sleep 121 & echo $! >> {pids}; wait"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pgdoctor", "run", "--", "bash", "-c", script],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        end = time.monotonic() + 20
+        while time.monotonic() < end and (not pids.exists() or len(pids.read_text().split()) < 2):
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    left = [int(x) for x in pids.read_text().split()]
+    assert all(_gone(pid, 5) for pid in left), left
+    # and a rank left in the background by a launcher that exits normally
+    pids.unlink()
+    done = run("run", "--", "bash", "-c", f"sleep 122 & echo $! >> {pids}")
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert _gone(int(pids.read_text()), 5)
