@@ -12,19 +12,28 @@ SECRET_NAME = re.compile(
 _SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[-_]?key|access[-_]?key|key|auth|credentials?|cookie)"
 # scheme://user:password@host. The password may hold '@' and '/': it runs to the last '@' before
 # a host, which itself holds neither.
+# A scheme starts at the first letter of a run of scheme characters (`pre` holds the digits,
+# '+', '.', '-' before it): a search that tried every letter of a long run again scanned the
+# run from each, quadratic in its length (a 64 KiB environment value took 30 s).
+_SCHEME = r"(?<![a-zA-Z0-9+.-])(?P<pre>[0-9+.-]*+)(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*+://)"
+# The password is at most 4 KiB (a JWT is one): a run of "a://a://..." with no '@' otherwise
+# cost the rest of the run at each scheme.
 URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/\s:@]*):(?P<pw>\S*)@(?P<host>[^\s@/]+)"
+    _SCHEME + r"(?P<user>[^/\s:@]*):(?P<pw>\S{0,4096})@(?P<host>[^\s@/]+)"
 )  # redis://:pw@host
 # scheme://TOKEN@host: a token as the URL's user (https://ghp_...@github.com); short user names
 # (git@, alice@) stay.
-URL_TOKEN_USER = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[A-Za-z0-9_.~-]{16,})@")
+URL_TOKEN_USER = re.compile(_SCHEME + r"(?P<user>[A-Za-z0-9_.~-]{16,})@")
 # user:password@host without a scheme (rsync, pip, redis targets, a MASTER_ADDR quoted in an
 # error): any host name, dotted or not, with an optional port.
 BARE_CREDENTIALS = re.compile(
-    r"(?<![\w/:@])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)"
+    r"(?<![\w/:@.-])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)"
 )
 # NAME=value, NAME="a value", NAME='a value'; a URL's query value ends at '&'.
 ASSIGNMENT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s&]+)")
+# Names are matched atomically ((?>...)): a name is the whole run of its characters, and a
+# failed match is not retried at every split of the run between its words (quadratic, and
+# cubic for a flag, on a long run such as "token_token_..." or "-key-key-...").
 # A name made of words one of which says secret (HF_TOKEN, aws_secret_access_key, client-secret,
 # api_key), never a longer word that merely holds one (Tokenizer, KeyError, passwords_checked).
 _SECRET_NAME_WORDS = (
@@ -34,7 +43,7 @@ _SECRET_NAME_WORDS = (
 # HF_TOKEN: x, aws_secret_access_key = x, password : 'x' (YAML, INI, Python, logs), and
 # os.environ["WANDB_API_KEY"] = "x": a secret name, ':' or '=' with blanks, then the value.
 SPACED_PAIR = re.compile(
-    rf"(?<![\w.-])(?P<name>{_SECRET_NAME_WORDS})(?P<close>[\"']\])?(?P<sep>\s*[:=]\s*|\s+[:=]?\s*)"
+    rf"(?<![\w.-])(?P<name>(?>{_SECRET_NAME_WORDS}))(?P<close>[\"']\])?(?P<sep>\s*[:=]\s*|\s+[:=]?\s*)"
     r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&}\]]+)",
     re.IGNORECASE,
 )
@@ -53,11 +62,11 @@ QUOTED_PAIR = re.compile(
 )
 # --token X, --hf_token X, --api-key=X: a flag whose name says secret takes the next word.
 SECRET_FLAG = re.compile(
-    rf"(?P<flag>--?[\w-]*{_SECRET_WORD}[\w-]*)(?P<sep>=|\s+)(?P<value>(?!-)\S+)", re.IGNORECASE
+    rf"(?<![\w-])(?P<flag>(?>--?[\w-]*{_SECRET_WORD}[\w-]*))(?P<sep>=|\s+)(?P<value>(?!-)\S+)", re.IGNORECASE
 )
 # Authorization: Bearer X, Proxy-Authorization: Basic X, X-Api-Key: X
 AUTH_HEADER = re.compile(
-    r"(?P<name>\b(?:proxy-)?authorization|\bx-[\w-]*(?:token|key)\b)(?P<sep>\s*[:=]\s*)"
+    r"(?P<name>\b(?:proxy-)?authorization|(?<![\w-])x-[\w-]*(?:token|key)\b)(?P<sep>\s*[:=]\s*)"
     r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<value>\S+)",
     re.IGNORECASE,
 )
@@ -86,9 +95,12 @@ def redact_text(text: str) -> str:
     if whole:
         return f"{whole['user']}:{REDACTED}@{whole['host']}"
     text = TOKEN_SHAPE.sub(REDACTED, text)
-    text = URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@{m['host']}", text)
-    text = URL_TOKEN_USER.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    text = BARE_CREDENTIALS.sub(lambda m: f"{m['user']}:{REDACTED}@{m['host']}", text)
+    if "@" in text:  # the userinfo shapes: no '@', no search through a long run for one
+        text = URL_CREDENTIALS.sub(
+            lambda m: f"{m['pre']}{m['scheme']}{m['user']}:{REDACTED}@{m['host']}", text
+        )
+        text = URL_TOKEN_USER.sub(lambda m: f"{m['pre']}{m['scheme']}{REDACTED}@", text)
+        text = BARE_CREDENTIALS.sub(lambda m: f"{m['user']}:{REDACTED}@{m['host']}", text)
     text = AUTH_HEADER.sub(lambda m: f"{m['name']}{m['sep']}{m['scheme'] or ''}{REDACTED}", text)
     text = SECRET_FLAG.sub(
         lambda m: f"{m['flag']}{m['sep']}{REDACTED}" if m["value"] != REDACTED else m.group(0), text
@@ -138,6 +150,10 @@ def redact_env(env: dict[str, str]) -> dict[str, str]:
 # window, carriage returns that overwrite a line) and lone surrogates (undecodable bytes kept
 # by surrogateescape, which no encoder writes) never reach an output: they become visible text.
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+# Bidirectional controls (embeddings, overrides, isolates, marks) reorder what a terminal shows
+# ("Trojan Source"): a log line or file name holding U+202E could display a different text.
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_CONTROLS.update({c: f"\\u{c:04x}" for c in _BIDI})
 _SURROGATES = {c: "\ufffd" for c in range(0xD800, 0xE000)}
 _NEUTRAL = str.maketrans({**_CONTROLS, **_SURROGATES})
 
@@ -151,7 +167,9 @@ def neutral(text: str) -> str:
 # What a console line may hold besides printable text: newlines, tabs, pgdoctor's own colours
 # (SGR: ESC [ digits m) and its progress line's "carriage return, erase line". Every other control
 # (OSC retitling, CSI clearing the screen or moving the cursor, BEL, a lone CR, C1) becomes text.
-_CONSOLE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONSOLE_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _CONSOLE_KEEP = re.compile(r"\x1b\[[0-9;]*m|\r\x1b\[K")
 
 

@@ -58,7 +58,7 @@ def diagnose(
     timeout_s: float,
     config_path: Optional[str],
 ) -> None:
-    """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip)
+    """Find the root cause of a failed run in its logs (files, directories, '-' for stdin, gzip, xz, bzip2)
     and flight-recorder dumps. Exit 1 when a failure was found, 0 when none."""
     from pgdoctor.cli.output import write_report
     from pgdoctor.diagnose.api import diagnose_paths

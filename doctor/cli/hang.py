@@ -7,7 +7,7 @@ from typing import Optional, TextIO
 import click
 
 from pgdoctor.cli import FiniteFloat
-from pgdoctor.cli.output import output_options
+from pgdoctor.cli.output import checked_dir, output_options
 from pgdoctor.engine.errors import UserError
 from pgdoctor.model import Report, exit_code
 
@@ -69,6 +69,7 @@ def render_console(report: Report, out: TextIO, color: bool = False) -> None:
     "--save",
     "save_dir",
     type=click.Path(file_okay=False),
+    callback=checked_dir,
     default=None,
     metavar="DIR",
     help="Write the evidence (per-rank stacks, flight recorders) for `pgdoctor diagnose DIR`.",

@@ -63,7 +63,37 @@ def checked_output(ctx: click.Context, param: click.Parameter, value: Optional[s
     after the whole pre-flight (or a bench that runs for minutes)."""
     if value in (None, "-"):
         return value
+    if not value:  # `-o "$OUT"` with OUT unset: not stdout, which the script did not ask for
+        raise click.BadParameter("an empty file name", ctx, param)
     why = problem(value, following(ctx))
+    if why:
+        raise click.BadParameter(why, ctx, param)
+    return value
+
+
+def dir_problem(path: str) -> Optional[str]:
+    """Why `path` cannot take a directory of evidence (`hang --save`, `run --save`, `repro --keep`),
+    or None: it is a directory pgdoctor can write into, or one it can create."""
+    if not path:
+        return "an empty directory name"
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"{path} exists and is not a directory"
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):  # the nearest ancestor that exists is where it is created
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        return f"{probe} is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"directory {probe} is not writable"
+    return None
+
+
+def checked_dir(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """An evidence directory is checked before any work runs (a job or a hang snapshot is not
+    taken only for its evidence to be lost at the end)."""
+    if value is None:
+        return value
+    why = dir_problem(value)
     if why:
         raise click.BadParameter(why, ctx, param)
     return value

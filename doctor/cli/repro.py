@@ -14,7 +14,7 @@ from typing import Any, Optional
 import click
 
 from pgdoctor.cli import FiniteFloat, require_torch_importable
-from pgdoctor.cli.output import output_options
+from pgdoctor.cli.output import checked_dir, output_options
 from pgdoctor.engine.errors import UserError
 from pgdoctor.lab import FAULTS, STRATEGIES
 from pgdoctor.model import Report, ReportExtra, Severity, exit_code
@@ -152,6 +152,7 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
 @click.option(
     "--trace-dir",
     type=click.Path(file_okay=False),
+    callback=checked_dir,
     default=None,
     help="Keep per-rank event files and the merged trace.json (Perfetto) here, and, without --keep, "
     "everything else the run leaves too.",
@@ -160,6 +161,7 @@ def _rank_rows(run: Any) -> list[dict[str, Any]]:
     "--keep",
     "keep_dir",
     type=click.Path(file_okay=False),
+    callback=checked_dir,
     default=None,
     help="Keep everything the run leaves in DIR (rank logs, flight-recorder dumps, results) and cite it "
     "there: `pgdoctor diagnose DIR` reads it again. Without --keep or --trace-dir the run's files are "

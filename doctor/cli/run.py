@@ -15,7 +15,18 @@ from typing import Optional
 import click
 
 from pgdoctor.cli import FiniteFloat
+from pgdoctor.cli.output import checked_dir, problem, write_output
 from pgdoctor.engine.errors import UserError
+
+
+def _checked_report(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """--report is checked before the job runs, as -o is (a link is written through, as before)."""
+    if value is None:
+        return value
+    why = problem(value, follow_symlinks=True) if value else "an empty file name"
+    if why:
+        raise click.BadParameter(why, ctx, param)
+    return value
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -32,6 +43,7 @@ from pgdoctor.engine.errors import UserError
     "--report",
     "report_path",
     type=click.Path(dir_okay=False),
+    callback=_checked_report,
     default=None,
     metavar="FILE",
     help="Write the run's report here (JSON).",
@@ -40,6 +52,7 @@ from pgdoctor.engine.errors import UserError
     "--save",
     "save_dir",
     type=click.Path(file_okay=False),
+    callback=checked_dir,
     default=None,
     metavar="DIR",
     help="Keep the evidence here (output, hang snapshots, flight-recorder dumps); default: a temporary "
@@ -85,10 +98,12 @@ def run(
         t0 = time.monotonic()
         rc = sup.run()
         report = final_report(sup, rc, time.monotonic() - t0, preflight=pre)
-        if report_path:
-            with open(report_path, "w", encoding="utf-8") as fh:
-                json.dump(report.to_json(), fh, indent=1, default=str)
+        # The summary first: a report file the disk refuses at the end (checked before the job,
+        # but a disk fills) is one error line after it, never the diagnosis lost with it.
         _summary(report, exit_status(rc), report_path)
+        if report_path:
+            doc = report.to_json()
+            write_output(report_path, lambda fh: json.dump(doc, fh, indent=1, default=str), True)
     finally:
         if save_dir is None:
             shutil.rmtree(evidence, ignore_errors=True)

@@ -17,7 +17,14 @@ class ConsoleSink(io.TextIOBase):
         self._stream = stream
 
     def write(self, s: str) -> int:
-        self._stream.write(console_safe(s))
+        text = console_safe(s)
+        try:
+            self._stream.write(text)
+        except UnicodeEncodeError:
+            # A console that is not UTF-8 (LANG=C, PYTHONIOENCODING=ascii: cron, minimal images):
+            # what its encoding cannot hold is written as \u escapes, never an exit 4.
+            enc = self.encoding
+            self._stream.write(text.encode(enc, "backslashreplace").decode(enc, "replace"))
         return len(s)
 
     def flush(self) -> None:

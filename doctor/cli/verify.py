@@ -83,12 +83,16 @@ def verify(
     unusable or raised (its traceback is shown).
     """
     import pgdoctor.verify as api
-    from pgdoctor.verify.entry import EntryError
+    from pgdoctor.verify.entry import EntryError, check
 
     if backend == "nccl" and strategy in ("pp", "tp"):
         raise UserError("--backend nccl runs --strategy ddp and fsdp; pp and tp are checked over gloo")
     if strategy == "pp" and nproc < 2:
         raise UserError("--strategy pp needs --nproc 2 or more (one stage per rank)")
+    try:  # a bad spec is the one line of a usage error, before the progress line
+        check(entry)
+    except EntryError as exc:
+        raise UserError(exc.text()) from None
     progress(
         f"verify {entry}: {strategy} on {nproc} rank(s) ({backend}) against one process, {steps} step(s)"
     )

@@ -211,9 +211,12 @@ def cap_notes(sources: list[dict[str, Any]]) -> list[str]:
     for s in sources:
         if "cap_reads" not in s:
             continue
+        # the counts come with their zeros left out (sources_events keeps what is non-zero)
         notes.append(
-            f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s['cap_line']}; after it "
-            f"{s['past_cap_read']} line(s) of a kind not seen before were read and {s['past_cap_counted']} "
+            f"{s['name']}: {s['cap_reads']} hit lines were read in full by line {s.get('cap_line', 0)}; "
+            "after it "
+            f"{s.get('past_cap_read', 0)} line(s) of a kind not seen before were read and "
+            f"{s.get('past_cap_counted', 0)} "
             "repeating a kind already read were counted"
             + (
                 f", {s['past_cap_unsorted']} counted without sorting (too many kinds)"

@@ -316,5 +316,15 @@ def _nothing_read(meta: Mapping[str, Any], extra: Mapping[str, Any]) -> tuple[st
     fr = meta.get("flight_recorder") or {}
     if meta.get("sources") or traces.get("ranks") or fr.get("dumps") or extra.get("hang"):
         return ()
-    skipped = [*meta.get("skipped_unreadable_files", []), *traces.get("skipped", []), *fr.get("skipped", [])]
-    return (f"no input could be read: {len(skipped)} skipped",) if skipped else ()
+    skipped = [
+        *meta.get("skipped_unreadable_files", []),
+        *meta.get("skipped_binary_files", []),  # a directory of checkpoints and cores only
+        *meta.get("skipped_pgdoctor_reports", []),
+        *traces.get("skipped", []),
+        *fr.get("skipped", []),
+    ]
+    if skipped:
+        return (f"no input could be read: {len(skipped)} skipped",)
+    # an empty job directory (the logs were never copied) is not a job without failure
+    named = meta.get("paths") or meta.get("flight_recorder_dirs")
+    return ("no input could be read: the directories named hold no file",) if named else ()

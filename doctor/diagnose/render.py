@@ -201,8 +201,7 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         for reason in report.incomplete_reasons:
             console.print(f"[yellow]incomplete:[/] {escape(reason)} ({escape(scanned)} read).")
         _notes(console, report.meta)
-        for s in report.meta.get("skipped_unreadable_files") or []:
-            console.print(f"[yellow]skipped:[/] {escape(s)}")
+        _skipped(console, report)
         return
     if not report.findings:
         if perf:  # no failure, but the traces show where the time goes: not [ok]
@@ -214,6 +213,7 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         else:
             console.print(f"[green]{escape('[ok]')}[/] no failure found in {escape(scanned)}.")
         _notes(console, report.meta)
+        _skipped(console, report)  # an all-clear names what it did not read
         return
     root, cascade = report.findings[0], report.findings[1:]
     if root.severity.value == "info" and not cascade:  # a note (RUN134), not a failure
@@ -230,6 +230,7 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
             )
         console.print(f"    [dim]playbook:[/] {escape(root.title)} -> pgdoctor explain {root.code}")
         _notes(console, report.meta)
+        _skipped(console, report)
         return
     scope = _where(root)
     console.print(
@@ -257,6 +258,13 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
                 _say(console, "      ", where + clip(e.text, 200), "dim")
     _jobwide(console, report)
     _notes(console, report.meta)
+    _skipped(console, report)
+    console.print(f"\n{len(report.findings)} finding(s) from {escape(scanned)}.")
+
+
+def _skipped(console: Any, report: Report) -> None:
+    """Every input that was not read, with its reason: binaries and earlier reports of a job
+    directory in one line each, unreadable files and refused dumps one by one."""
     binaries = report.meta.get("skipped_binary_files") or []
     if binaries:
         console.print(f"[dim]skipped {len(binaries)} binary file(s): {escape(', '.join(binaries[:3]))}[/]")
@@ -267,7 +275,5 @@ def _render(report: Report, console: Console, perf: list[Finding]) -> None:
         )
     for s in report.meta.get("skipped_unreadable_files") or []:
         console.print(f"[yellow]skipped:[/] {escape(s)}")
-    skipped = (fr or {}).get("skipped") or []
-    for s in skipped:
+    for s in (report.meta.get("flight_recorder") or {}).get("skipped") or []:
         console.print(f"[yellow]skipped:[/] {escape(s)}")
-    console.print(f"\n{len(report.findings)} finding(s) from {escape(scanned)}.")

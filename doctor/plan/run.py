@@ -181,8 +181,8 @@ def model_shape(src: ModelSource) -> tuple[ModelShape, Optional[MoeSpec]]:
                 from pgdoctor.plan.encdec import config_from_text
 
                 shape, spec = override_shape(config_from_text(text, path), **overrides), None
-        except (ConfigFormatError, ValueError) as exc:
-            raise PlanError(str(exc)) from None
+        except (ConfigFormatError, ValueError) as exc:  # named by the file the user gave
+            raise PlanError(str(exc) if path in str(exc) else f"--model {path}: {exc}") from None
     else:
         count = _parsed(src.params, parse_count, "params")
         try:

@@ -48,7 +48,8 @@ def check(entry: str) -> str:
     target, name = parse(entry)
     if target.endswith(".py") or os.sep in target:
         if not os.path.isfile(target):
-            raise EntryError(f"entry file {target!r} does not exist")
+            what = "is not a regular file" if os.path.exists(target) else "does not exist"
+            raise EntryError(f"entry file {target!r} {what}")
         return f"{os.path.abspath(target)}:{name}"
     if not all(part.isidentifier() for part in target.split(".")):
         raise EntryError(f"entry module {target!r} is not a dotted module name")
@@ -59,7 +60,9 @@ def user_traceback(exc: BaseException) -> str:
     """The traceback without pgdoctor's own frames."""
     here = os.path.dirname(os.path.abspath(__file__))
     frames = [
-        f for f in traceback.extract_tb(exc.__traceback__) if not os.path.abspath(f.filename).startswith(here)
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(here) and not f.filename.startswith("<frozen ")
     ]
     lines = [
         "Traceback (most recent call last):\n",
@@ -87,6 +90,13 @@ def load(entry: str) -> Callable[[], Any]:
             mod = importlib.import_module(target)
     except EntryError:
         raise
+    except ModuleNotFoundError as exc:
+        if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
+            # the entry's own module is missing: no frame of the user's to show
+            raise EntryError(
+                f"no module named {exc.name!r} for entry module {target} (a file is path/to/file.py:NAME)"
+            ) from None
+        raise EntryError(f"importing {target} raised {type(exc).__name__}", user_traceback(exc)) from None
     except BaseException as exc:  # catches-interrupts: the user's module may sys.exit(); it is reported
         raise EntryError(f"importing {target} raised {type(exc).__name__}", user_traceback(exc)) from None
     fn = getattr(mod, name, None)

@@ -184,6 +184,10 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
                 files.extend(os.path.join(root, n) for n in sorted(names))
         elif os.path.isfile(p):
             files.append(p)
+        elif os.path.exists(p):
+            raise DumpError(
+                f"flight-recorder input {p} is not a directory nor a regular file (a device, FIFO or socket)"
+            )
         else:
             raise DumpError(f"no such flight-recorder directory or file: {p}")
     rep = FlightReport()

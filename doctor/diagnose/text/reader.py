@@ -1,11 +1,15 @@
 """Input sources as streams of byte chunks: files, directories (recursively), '-' for stdin,
-gzip (detected by its magic bytes, not by the name). Nothing is read whole: memory stays flat
-on a multi-GB log (standard input keeps at most its first REPLAY_BYTES for a second reading)."""
+gzip, xz/lzma and bzip2 (detected by their magic bytes, not by the name); UTF-16 and UTF-32 are
+transcoded. A compressed file or an archive pgdoctor cannot read (zstd, zip, 7z) is named as one.
+Nothing is read whole: memory stays flat on a multi-GB log (standard input keeps at most its
+first REPLAY_BYTES for a second reading)."""
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import functools
+import lzma
 import os
 import re
 import stat
@@ -13,10 +17,41 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Optional
+from typing import Any, BinaryIO, Callable, Optional
 
 CHUNK_BYTES = 8 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+# bzip2: "BZh", the block size 1-9, then a block's or the end's magic
+_BZ2_HEAD = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
+# Formats that hold a log but that pgdoctor does not decode: the user is told, nothing is guessed.
+_UNDECODED = (
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
+    (b"PK\x03\x04", "a zip archive (as a torch checkpoint is), not a log", "unzip"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive", "7z x"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d"),
+)
+
+
+def _compression(head: bytes) -> Optional[str]:
+    """'xz' (also the older .lzma: a properties byte 0x5d and a dictionary size), 'bz2', or None."""
+    if head.startswith(XZ_MAGIC):
+        return "xz"
+    if len(head) >= 13 and head[:3] == b"\x5d\x00\x00" and head[5:13] == b"\xff" * 8:
+        return "xz"
+    if _BZ2_HEAD.match(head):
+        return "bz2"
+    return None
+
+
+def undecoded(head: bytes, listed: bool = False) -> Optional[str]:
+    """Why a file that starts with `head` cannot be read as a log (a compressed file or archive
+    pgdoctor does not decode), or None. In a job directory a zip is most often a checkpoint
+    (torch.save writes zip): it is skipped with the binaries (api.py: kind_of)."""
+    for magic, what, tool in _UNDECODED:
+        if head.startswith(magic) and not (listed and magic.startswith(b"PK")):
+            return f"{what}, which pgdoctor does not decode ({tool} it first)"
+    return None
 
 
 class SourceError(ValueError):
@@ -45,6 +80,12 @@ def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byt
     if head[:2] == GZIP_MAGIC:
         yield from _gunzip_or_text(head, raw, chunk_bytes)
         return
+    if head[:3] in (XZ_MAGIC[:3], b"\x5d\x00\x00", b"BZh"):
+        head += raw.read(9)
+        kind = _compression(head)
+        if kind:
+            yield from _decompress_chunks(head, raw, chunk_bytes, kind)
+            return
     encoding = utf16_encoding(head)
     if encoding:
         yield from _transcode(head, raw, chunk_bytes, encoding)
@@ -58,8 +99,33 @@ def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byt
         yield block
 
 
+def _decompress_chunks(head: bytes, raw: BinaryIO, chunk_bytes: int, kind: str) -> Iterator[bytes]:
+    """xz/lzma or bzip2, at most chunk_bytes out at a time (a bomb is a long stream, never a big
+    buffer); concatenated streams are chained; the damage of a cut or corrupt file ends it."""
+    new = (lambda: lzma.LZMADecompressor()) if kind == "xz" else (lambda: bz2.BZ2Decompressor())
+    decomp: Any = new()
+    data = head
+    while True:
+        try:
+            while data or not decomp.needs_input:
+                out = decomp.decompress(data, chunk_bytes)
+                data = b""
+                if out:
+                    yield out
+                if decomp.eof:  # the next of concatenated streams (xz pads them with NULs)
+                    decomp, data = new(), decomp.unused_data.lstrip(b"\x00")
+        except (lzma.LZMAError, OSError, EOFError):
+            return
+        data = raw.read(chunk_bytes)
+        if not data:
+            return
+
+
 def utf16_encoding(head: bytes) -> Optional[str]:
-    """'utf-16' (with a BOM), 'utf-16-le'/'-be' (NULs at every other byte of ASCII), or None."""
+    """'utf-16' (with a BOM), 'utf-16-le'/'-be' (NULs at every other byte of ASCII), 'utf-32' (with
+    a BOM), or None."""
+    if head[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
+        return "utf-32"
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return "utf-16"
     if len(head) >= 4 and head[1] == 0 and head[3] == 0 and head[0] and head[2]:
@@ -129,10 +195,10 @@ def _gunzip_chunks(head: bytes, raw: BinaryIO, chunk_bytes: int) -> Iterator[byt
 
 
 def needs_decoding(path: str) -> bool:
-    """gzip or UTF-16: read through stream_chunks, not scanned in place by byte offsets."""
+    """gzip, xz, bzip2, UTF-16 or UTF-32: read through stream_chunks, not scanned in place by byte offsets."""
     with open(path, "rb") as fh:
-        head = fh.read(4)
-    return head[:2] == GZIP_MAGIC or utf16_encoding(head) is not None
+        head = fh.read(16)
+    return head[:2] == GZIP_MAGIC or _compression(head) is not None or utf16_encoding(head[:4]) is not None
 
 
 HEAD_BYTES = 8192
@@ -152,7 +218,7 @@ def is_binary(head: bytes) -> bool:
     """A checkpoint, an image, a core: NUL bytes in the head (read_head) of a file that is neither
     gzip nor UTF-16, and what is not NUL is not mostly text. A log with a hole (logrotate's
     copytruncate leaves a run of NULs) is still a log."""
-    if head.startswith(GZIP_MAGIC) or utf16_encoding(head[:4]) or b"\x00" not in head:
+    if head.startswith(GZIP_MAGIC) or _compression(head) or utf16_encoding(head[:4]) or b"\x00" not in head:
         return False
     rest = head.replace(b"\x00", b"")
     if not rest:
@@ -279,6 +345,8 @@ def _unreadable(path: str, listed: bool) -> Optional[str]:
         return "a device, not a log file"
     if not os.access(path, os.R_OK):
         return "permission denied"
+    if stat.S_ISREG(st.st_mode):
+        return undecoded(read_head(path)[:8], listed)
     return None
 
 
