@@ -92,13 +92,6 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
             keep.write(partial)
 
 
-def _kill_group(pgid: int, signum: int) -> None:
-    try:
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class Supervisor:
     def __init__(
         self,
@@ -162,18 +155,16 @@ class Supervisor:
                 if self.child.poll() is None:  # pgdoctor itself failed: the job must not outlive it
                     self.child.kill()
                     self.child.wait()
-                # What the launcher left in its own session's group (a shell's background ranks
-                # after a SIGTERM it did not pass on) is orphaned: nothing of the job outlives run.
-                _kill_group(self.child.pid, signal.SIGKILL)
                 untrack(self.child)
             shutil.rmtree(self.live_dir, ignore_errors=True)
 
     def _forward(self, signum: int, frame: Any) -> None:
         self.signals.append(signal.Signals(signum).name)
         if self.child is not None and self.child.poll() is None:
-            # To the whole group, as a terminal's Ctrl-C reaches it: the child has its own session,
-            # so a launcher that does not pass the signal on (a shell) would leave its ranks running.
-            _kill_group(self.child.pid, signum)
+            try:
+                os.kill(self.child.pid, signum)
+            except ProcessLookupError:
+                pass
 
     def _ranks(self) -> list[Rank]:
         assert self.child is not None
