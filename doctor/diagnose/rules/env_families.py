@@ -60,6 +60,8 @@ Formats, read at their sources:
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from typing import Any, Optional
 
@@ -360,14 +362,12 @@ _RDMA_REG = lazy_re.compile(
     r"failed to register address \S+ \((?P<mt>cuda|cuda-managed|rocm|rocm-managed|ze-device)\) length"
 )
 _RDMA_ERRNO = lazy_re.compile(r"(?:\berrno:?\s*|\[)(\d+)\b")
-_RDMA_STRERROR = lazy_re.compile(r"Bad address|Invalid argument|Cannot allocate memory")
-_RDMA_WHY = {
-    14: "EFAULT",
-    22: "EINVAL",
-    12: "ENOMEM",
-    "Bad address": "EFAULT",
-    "Invalid argument": "EINVAL",
-    "Cannot allocate memory": "ENOMEM",
+# The errnos a registration answers with, named by number or by strerror's words (the C library's).
+_RDMA_ERRNOS = (errno.EFAULT, errno.EINVAL, errno.ENOMEM)
+_RDMA_STRERROR = lazy_re.compile("|".join(re.escape(os.strerror(e)) for e in _RDMA_ERRNOS))
+_RDMA_WHY: dict[Any, str] = {
+    **{e: errno.errorcode[e] for e in _RDMA_ERRNOS},
+    **{os.strerror(e): errno.errorcode[e] for e in _RDMA_ERRNOS},
 }
 
 

@@ -53,10 +53,10 @@ from pgdoctor.model import lazy_re
 
 _NVLS_SOURCE = lazy_re.compile(r"\btransport/nvls\.cc:\d+|\bNVLS\b.*\b(?:fail|error|not supported)", re.I)
 # What the driver answers at nvls.cc's cuMulticast* calls when the fabric cannot give the feature.
-_NVLS_REFUSED = lazy_re.compile(
-    r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state|"
-    r"invalid argument|NVLink SHARP"
+_NVLS_FABRIC_WORDS = (
+    r"not supported|not available|not permitted|[Ff]abric|IMEX|cannot be performed in the present state"
 )
+_NVLS_REFUSED = lazy_re.compile(_NVLS_FABRIC_WORDS + r"|invalid argument|NVLink SHARP")
 # Any other CUDA failure at an nvls.cc site is a driver call on a multicast object too: 999 'unknown
 # error' there is the Fabric Manager stopped and restarted under live GPUs (NVIDIA/nccl-tests#276), 3 /
 # 201 a driver without multicast. Only memory is the job's own (cuMemCreate 'out of memory': cuda_oom).
@@ -66,9 +66,7 @@ _DMABUF = lazy_re.compile(r"ibv_reg_dmabuf_mr failed|dmabuf\w* .*(?:not supporte
 # returns it as ncclUnhandledCudaError, which the reference corpora (v1, v2) class as NCCL's own (nccl_usage,
 # RUN196); the driver's answers that name the fabric or its state stay RUN292.
 _NVLS_GENERIC = lazy_re.compile(r"Cuda failure (?:1 )?'invalid argument'")
-_NVLS_NAMES_FABRIC = lazy_re.compile(
-    r"[Ff]abric|IMEX|not supported|not available|not permitted|present state"
-)
+_NVLS_NAMES_FABRIC = lazy_re.compile(_NVLS_FABRIC_WORDS + r"|present state")
 # cudart's 801 "operation not supported" / 800 "operation not permitted" at any other NCCL CUDACHECK: NCCL
 # only calls what the device attributes claim, so the refusal is the platform's (a vGPU without UVM or
 # cuMem, a container without the IPC permissions cuMem handle export needs). The whole quoted message
