@@ -317,8 +317,9 @@ def test_corpus_v15_dev_top1() -> None:
 
 
 def test_corpus_v15_heldout_top1() -> None:
-    """The held-out half of v15, never read (v15/README.md): through the CLI 125/153 (81.7 %) before any
-    rule work on the dev half (8e3e028). Its misses are not read and not worked on."""
+    """The held-out half of v15 (v15/README.md): through the CLI 125/153 (81.7 %) before any rule work on
+    the dev half (8e3e028), and at each of its four blind scorings after. Released as dev material on
+    2026-12-06 while v16 was collected, and worked on."""
     right, total, _, _ = _score([V15_HELDOUT])
     assert total == 153 and right >= BARS["v15_heldout"] * total, f"v15 held-out top-1 {right}/{total}"
 
