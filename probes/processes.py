@@ -33,14 +33,16 @@ def termination_requested() -> bool:
     return _TERMINATION.is_set()
 
 
-def _kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+def kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+    """A signal to the child's whole process group (the child leads it: own session). Safe only
+    while the child is not reaped: its unreaped pid keeps the group id from being reused."""
     try:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> Optional[int]:
+def reap_with_group(proc: subprocess.Popen[bytes]) -> Optional[int]:
     """Popen.poll(), but a child that has exited takes its process group with it first: helpers
     it started (a data loader's workers, a server the user's code spawned) share its group and
     would outlive it. The group is killed while the child is still a zombie (waitid WNOWAIT), so
@@ -51,7 +53,7 @@ def _reap(proc: subprocess.Popen[bytes]) -> Optional[int]:
         except ChildProcessError:
             exited = None
         if exited is not None:
-            _kill(proc)
+            kill_group(proc)
     return proc.poll()
 
 
@@ -60,7 +62,7 @@ def kill_all_children() -> None:
     with _LOCK:
         procs = list(_LIVE)
     for p in procs:
-        _kill(p)
+        kill_group(p)
     for p in procs:
         try:
             p.wait(timeout=5)
@@ -443,7 +445,7 @@ def run_children(
                 if w.give_up is not None and w.give_up():
                     deadline = now
             for i, p in enumerate(procs):
-                if i not in ends and _reap(p) is not None:
+                if i not in ends and reap_with_group(p) is not None:
                     ends[i] = now
                     if p.returncode != 0 and first_failure is None:
                         first_failure = now
@@ -458,7 +460,7 @@ def run_children(
                 for i, p in enumerate(procs):
                     if i not in ends:
                         states[i] = process_state(p.pid)
-                        _kill(p)
+                        kill_group(p)
                         p.wait()
                         ends[i] = now
                         timed_out.add(i)
@@ -467,7 +469,7 @@ def run_children(
     finally:
         for p in procs:
             if p.poll() is None:
-                _kill(p)
+                kill_group(p)
                 p.wait()
             with _LOCK:
                 _LIVE.discard(p)

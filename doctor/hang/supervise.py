@@ -30,7 +30,7 @@ from pgdoctor.hang.progress import Lines, counters_moved
 from pgdoctor.knowledge.evidence_env import SHIM_DIR, prepared
 from pgdoctor.model import Report
 from pgdoctor.probes import live
-from pgdoctor.probes.processes import die_with_parent, track, untrack
+from pgdoctor.probes.processes import die_with_parent, kill_group, reap_with_group, track, untrack
 from pgdoctor.probes.ranks import ProcFs, Rank, Table
 
 ROLL_CALL_FAILS = frozenset({HANG_CULPRIT.code, HANG_ALL_WAITING.code})
@@ -152,19 +152,22 @@ class Supervisor:
             for s, h in old.items():
                 signal.signal(s, h)
             if self.child is not None:
-                if self.child.poll() is None:  # pgdoctor itself failed: the job must not outlive it
-                    self.child.kill()
+                if (
+                    reap_with_group(self.child) is None
+                ):  # pgdoctor itself failed: nothing of the job outlives it
+                    kill_group(self.child)
                     self.child.wait()
                 untrack(self.child)
             shutil.rmtree(self.live_dir, ignore_errors=True)
 
     def _forward(self, signum: int, frame: Any) -> None:
         self.signals.append(signal.Signals(signum).name)
-        if self.child is not None and self.child.poll() is None:
-            try:
-                os.kill(self.child.pid, signum)
-            except ProcessLookupError:
-                pass
+        # To the job's whole group, as a terminal's Ctrl-C reaches a foreground job: the launcher has
+        # its own session, and one that does not pass the signal on (a shell) would leave its ranks
+        # running. Only while the launcher is unreaped (returncode, not poll: poll would reap it),
+        # so the group id cannot belong to anyone else yet.
+        if self.child is not None and self.child.returncode is None:
+            kill_group(self.child, signum)
 
     def _ranks(self) -> list[Rank]:
         assert self.child is not None
@@ -174,7 +177,9 @@ class Supervisor:
         assert self.child is not None
         ranks: list[Rank] = []
         looked = 0.0
-        while self.child.poll() is None:
+        # reap_with_group: what the launcher leaves in its group when it ends (a shell's background
+        # ranks, a rank's own helpers) is killed while the launcher is a zombie, before it is reaped.
+        while reap_with_group(self.child) is None:
             time.sleep(POLL_S)
             now = time.monotonic()
             if now - looked >= RANKS_EVERY_S:

@@ -299,3 +299,81 @@ def test_a_silent_pause_that_resumes_leaves_no_root_cause(tmp_path: Path, no_lef
     assert report["meta"]["progress"]["recovered_after_snapshot"] is True
     assert not [f for f in report["findings"] if f["severity"] == "fail"], report["findings"]
     assert "pgdoctor run: ok (exit 0)" in p.stderr
+
+
+def _started(pid: int) -> str:
+    """The kernel's start time of a process (its identity beside a pid that may be reused); '' once
+    it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+    return "" if fields[0] in ("Z", "X") else fields[19]
+
+
+def _alive(ranks: dict[int, str], seconds: float) -> list[int]:
+    """The recorded processes still running (same pid, same start time) after up to `seconds`."""
+    import time
+
+    end = time.monotonic() + seconds
+    while True:
+        alive = [pid for pid, st in ranks.items() if _started(pid) == st]
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.05)
+
+
+# Each background rank writes its pid and start time (field 22 of /proc/PID/stat) as it starts.
+_RECORD = "{sleep} & echo $! $(cut -d' ' -f22 /proc/$!/stat) >> {pids}"
+
+
+def _recorded(pids: Path, count: int, seconds: float = 30) -> dict[int, str]:
+    import time
+
+    end = time.monotonic() + seconds
+    while True:
+        rows = [r.split() for r in pids.read_text().splitlines()] if pids.exists() else []
+        if len(rows) >= count and all(len(r) == 2 for r in rows[:count]):
+            return {int(pid): st for pid, st in rows[:count]}
+        if time.monotonic() >= end:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"the launcher did not start its {count} background ranks in {seconds} s")
+
+
+@pytest.mark.slow
+def test_a_shell_launchers_background_ranks_do_not_outlive_run(tmp_path: Path) -> None:
+    # A shell does not pass SIGTERM on to its background jobs, and a launcher that ends leaves them
+    # orphaned: both ran on after `pgdoctor run` had ended.
+    pids = tmp_path / "pids"
+    two = "; ".join(_RECORD.format(sleep=f"sleep {n}", pids=pids) for n in (120, 121)) + "; wait"
+    ranks: dict[int, str] = {}
+    p = subprocess.Popen(
+        [*PGDOCTOR, "--", "bash", "-c", two],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        ranks = _recorded(pids, 2)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+        assert _alive(ranks, 10) == []
+        # A launcher that exits on its own with a rank still in the background holding its stdout.
+        pids.unlink()
+        done = subprocess.run(
+            [*PGDOCTOR, "--", "bash", "-c", _RECORD.format(sleep="sleep 122", pids=pids)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        ranks = _recorded(pids, 1, seconds=0)
+        assert done.returncode == 0, done.stderr[-1000:]
+        assert _alive(ranks, 10) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for pid in _alive(ranks, 0):  # the test's own clean-up when the behaviour is broken
+            os.kill(pid, signal.SIGKILL)
