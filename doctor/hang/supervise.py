@@ -34,6 +34,16 @@ from pgdoctor.probes.processes import die_with_parent, kill_group, reap_with_gro
 from pgdoctor.probes.ranks import ProcFs, Rank, Table
 
 ROLL_CALL_FAILS = frozenset({HANG_CULPRIT.code, HANG_ALL_WAITING.code})
+# A SIGKILL of `run` itself (the OOM killer, a scheduler's grace period) ends the launcher
+# (PR_SET_PDEATHSIG) but not the ranks it started, and nothing in pgdoctor runs after it. So the job
+# starts with a guard in its own process group: a shell that blocks reading a pipe whose write end
+# only pgdoctor holds. When pgdoctor dies, however it dies, the kernel closes that end, the read
+# returns, and the guard SIGKILLs its group. Being a member, it keeps the group id reserved, so the
+# kill cannot reach anyone else. It ignores the signals `run` forwards to the group, and it goes
+# with the group when the launcher ends. The launcher is exec'd by the same shell: same pid.
+_GUARDED = (
+    '(trap "" HUP INT TERM; read _ </proc/self/fd/{fd}; kill -9 0) </dev/null >/dev/null 2>&1 & exec "$@"'
+)
 POLL_S = 0.25
 RANKS_EVERY_S = 1.0
 
@@ -114,6 +124,7 @@ class Supervisor:
         self.watch = Watch(last_progress=now, last_output=now)
         self.child: Optional[subprocess.Popen[bytes]] = None
         self.signals: list[str] = []
+        self._guard_write: Optional[int] = None
 
     def run(self) -> int:
         os.makedirs(self.evidence_dir, exist_ok=True)
@@ -123,15 +134,20 @@ class Supervisor:
         try:
             with open(log_path, "wb") as keep:
                 # Own session: a Ctrl-C at the terminal reaches pgdoctor only, which forwards it once.
-                self.child = subprocess.Popen(
-                    self.command,
-                    env=self.env,
-                    stdin=None,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    preexec_fn=die_with_parent(),
-                )
+                guard_read, self._guard_write = os.pipe()
+                try:
+                    self.child = subprocess.Popen(
+                        ["/bin/sh", "-c", _GUARDED.format(fd=guard_read), "pgdoctor-run", *self.command],
+                        env=self.env,
+                        stdin=None,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        start_new_session=True,
+                        preexec_fn=die_with_parent(),
+                        pass_fds=(guard_read,),
+                    )
+                finally:
+                    os.close(guard_read)
                 track(self.child)
                 for s in old:
                     signal.signal(s, self._forward)
@@ -158,6 +174,8 @@ class Supervisor:
                     kill_group(self.child)
                     self.child.wait()
                 untrack(self.child)
+            if self._guard_write is not None:
+                os.close(self._guard_write)
             shutil.rmtree(self.live_dir, ignore_errors=True)
 
     def _forward(self, signum: int, frame: Any) -> None:

@@ -377,3 +377,29 @@ def test_a_shell_launchers_background_ranks_do_not_outlive_run(tmp_path: Path) -
             p.wait()
         for pid in _alive(ranks, 0):  # the test's own clean-up when the behaviour is broken
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_sigkill_of_run_takes_the_jobs_ranks_with_it(tmp_path: Path) -> None:
+    # Nothing in pgdoctor runs after a SIGKILL (the OOM killer, a scheduler's grace period): the
+    # launcher died with it (PR_SET_PDEATHSIG) but its ranks ran on, orphaned.
+    pids = tmp_path / "pids"
+    two = "; ".join(_RECORD.format(sleep=f"sleep {n}", pids=pids) for n in (123, 124)) + "; wait"
+    ranks: dict[int, str] = {}
+    p = subprocess.Popen(
+        [*PGDOCTOR, "--", "bash", "-c", two],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        ranks = _recorded(pids, 2)
+        p.kill()
+        p.wait(timeout=60)
+        assert _alive(ranks, 10) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for pid in _alive(ranks, 0):
+            os.kill(pid, signal.SIGKILL)
