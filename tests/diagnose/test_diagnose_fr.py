@@ -195,3 +195,98 @@ def test_nccl_send_recv_pairs(tmp_path: Path, rank1_ops: list, code: str) -> Non
     assert root.code == code and root.facts["src"] == 0 and root.facts["dst"] == 1
     if code == "RUN287":
         assert root.facts["missing_ranks"] == [1] and "never posted the matching receive" in root.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["skip", "ok"])
+def test_header_only_dumps_still_name_the_rank_behind(scenario: str, tmp_path: Path) -> None:
+    # `_dump_fr_trace(includeCollectives=False)` writes pg_config and pg_status only: no entries
+    # key at all. Such files were read as logs and said nothing; the counters still say which rank
+    # never issued the collective its peers wait in.
+    run = fr_lab.run(scenario, str(tmp_path / "full"), status_out=str(tmp_path / "status"))
+    assert [o.timed_out for o in run.outcomes] == [False] * 3, [o.stderr[-500:] for o in run.outcomes]
+    for ext in ("pkl", "json"):
+        only = tmp_path / ext
+        only.mkdir()
+        for r in range(3):
+            shutil.copy(tmp_path / "status" / f"rank{r}.{ext}", only)
+        assert "entries" not in load_dump(str(only / f"rank0.{ext}"))
+        rep = diagnose_paths([], [str(only)])
+        fails = [f for f in rep.findings if f.severity.value == "fail"]
+        if scenario == "ok":
+            assert fails == [], [f.code for f in rep.findings]
+            continue
+        root = fails[0]
+        assert root.code == "RUN281" and root.facts["kind"] == "missing", root.message
+        assert root.facts["missing_ranks"] == [1] and root.facts["present_ranks"] == [0, 2]
+        assert root.facts["seq"] == 5 and root.facts["source"] == "pg_status"
+        # Diagnosed from a directory of logs and dumps too: the header-only JSON is a dump, not a log.
+        both = diagnose_paths([str(only)], [])
+        assert both.findings and both.findings[0].code == "RUN281"
+
+
+def _status_dumps(tmp_path: Path, counters: dict[int, tuple[object, object, object]]) -> str:
+    """NCCL-shaped header-only dumps (as `_dump_fr_trace_json(includeCollectives=False)` writes them)."""
+    import json
+
+    for r, (enq, started, done) in counters.items():
+        doc = {
+            "comm_lib_version": "2.21.5",
+            "nccl_comm_state": {},
+            "pg_config": {"0": {"desc": "default_pg", "name": "0", "ranks": str(sorted(counters))}},
+            "pg_status": {
+                "0": {
+                    "last_enqueued_collective": enq,
+                    "last_started_collective": started,
+                    "last_completed_collective": done,
+                }
+            },
+            "version": "2.10",
+        }
+        (tmp_path / f"nccl_trace_rank_{r}").write_text(json.dumps(doc))
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "counters, code, kind, culprits",
+    [
+        # rank 2 issued two fewer collectives than its peers: it never issued seq 41
+        ({0: (42, 42, 41), 1: (42, 42, 41), 2: (40, 40, 40), 3: (42, 42, 41)}, "RUN281", "missing", [2]),
+        # numbers as strings (gloo and JSON writers) are numbers
+        ({0: ("7", "-1", "7"), 1: ("6", "-1", "6")}, "RUN281", "missing", [1]),
+        # every rank issued seq 9; rank 1 never started it while its peers did
+        ({0: (9, 9, 8), 1: (9, 8, 8), 2: (9, 9, 8)}, "RUN286", "state", [1]),
+        # every rank started seq 9; only rank 3 never completed it
+        ({0: (9, 9, 9), 1: (9, 9, 9), 2: (9, 9, 9), 3: (9, 9, 8)}, "RUN283", "not_completed", [3]),
+    ],
+)
+def test_header_only_counters_name_the_odd_rank(
+    tmp_path: Path,
+    counters: dict[int, tuple[object, object, object]],
+    code: str,
+    kind: str,
+    culprits: list[int],
+) -> None:
+    rep = diagnose_paths([], [_status_dumps(tmp_path, counters)])
+    root = rep.findings[0]
+    assert (root.code, root.facts["kind"], root.facts.get("ranks")) == (
+        code,
+        kind,
+        culprits,
+    ), root.message
+
+
+@pytest.mark.parametrize(
+    "counters",
+    [
+        {0: (42, 42, 42), 1: (42, 42, 42)},  # a healthy job: every rank at the same place
+        {0: (5, 5, 4), 1: (5, 5, 4)},  # all in seq 5, none done: who is to blame is not in the counters
+        {0: ("x", None, []), 1: (-1, -1, -1)},  # garbage and an unused group
+        {0: (3, 3, 3)},  # one rank compares with nothing
+    ],
+)
+def test_header_only_counters_that_agree_or_say_nothing_are_silent(
+    tmp_path: Path, counters: dict[int, tuple[object, object, object]]
+) -> None:
+    rep = diagnose_paths([], [_status_dumps(tmp_path, counters)])
+    assert [f.code for f in rep.findings if f.severity.value == "fail"] == []

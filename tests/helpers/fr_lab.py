@@ -28,7 +28,9 @@ def run(
     timeout_s: float = 60.0,
     buffer_size: int = 200,
     pg_timeout_s: float = 3.0,
+    status_out: str = "",
 ) -> FrRun:
+    """status_out: a directory for each rank's header-only dumps too (includeCollectives=False)."""
     port = free_port()
     envs = []
     for r in range(world):
@@ -42,6 +44,7 @@ def run(
             TORCH_FR_BUFFER_SIZE=str(buffer_size),
             FR_TIMEOUT_S=str(pg_timeout_s),
             OMP_NUM_THREADS="1",
+            FR_STATUS_DIR=status_out,
         )
         envs.append(env)
     outcomes = run_children([[sys.executable, WORKLOAD, scenario, out]] * world, envs, timeout_s)

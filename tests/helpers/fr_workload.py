@@ -351,6 +351,16 @@ def main() -> None:
     data = torch._C._distributed_c10d._dump_fr_trace_json()
     with open(os.path.join(out, f"rank{rank}.json"), "wb" if isinstance(data, bytes) else "w") as fh:
         fh.write(data)
+    # torch's header-only dumps (includeCollectives=False: pg_config and pg_status, no entries),
+    # where FR_STATUS_DIR asks for them.
+    status = os.environ.get("FR_STATUS_DIR")
+    if status:
+        os.makedirs(status, exist_ok=True)
+        with open(os.path.join(status, f"rank{rank}.pkl"), "wb") as fh:
+            fh.write(torch._C._distributed_c10d._dump_fr_trace(includeCollectives=False))
+        data = torch._C._distributed_c10d._dump_fr_trace_json(includeCollectives=False)
+        with open(os.path.join(status, f"rank{rank}.json"), "wb" if isinstance(data, bytes) else "w") as fh:
+            fh.write(data)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: destroying a gloo group whose peers timed out can block for

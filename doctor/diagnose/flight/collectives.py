@@ -22,6 +22,7 @@ from pgdoctor.diagnose.flight.entries import Entry, Table, table_of
 from pgdoctor.diagnose.flight.groups import Groups, build, last_completed
 from pgdoctor.diagnose.flight.order import Fault, findings, ranks_text
 from pgdoctor.diagnose.flight.p2p import p2p_faults
+from pgdoctor.diagnose.flight.status import status_faults
 from pgdoctor.model import Evidence, Finding
 
 KIND_CODE = {
@@ -333,6 +334,7 @@ def faults(rep: FlightReport) -> list[Fault]:
     done = last_completed(rep)
     out = [f for pg in sorted(t.by_pg) if (f := _group_fault(rep, pg, t, g, partial, done))]
     out += p2p_faults(rep, g)
+    out += status_faults(rep)
     if g.no_dump and not partial and not any(set(g.no_dump) <= set(f.culprits) for f in out):
         out.append(_dump_missing_fault(rep, g))
     return out

@@ -142,9 +142,10 @@ def looks_like_dump(head: bytes) -> bool:
     if head[:1] == b"\x80":
         return True
     head = head[:4096]
+    # A dump made with includeCollectives=False has no entries: its pg_status is what it holds.
     return (
         head.lstrip()[:1] == b"{"
-        and b'"entries"' in head
+        and (b'"entries"' in head or b'"pg_status"' in head)
         and (b'"pg_config"' in head or b'"comm_lib_version"' in head)
     )
 
@@ -169,8 +170,11 @@ def load_dump(path: str) -> dict[str, Any]:
             raise DumpError(f"{path}: neither a pickle nor JSON ({type(exc).__name__})") from None
         except jsontext.JsonInputError as exc:
             raise DumpError(f"{path}: not a readable JSON dump ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise DumpError(f"{path}: not a flight-recorder dump (no entries list)")
+    if not isinstance(data, dict) or not (
+        isinstance(data.get("entries"), list)
+        or ("entries" not in data and isinstance(data.get("pg_status"), dict))
+    ):
+        raise DumpError(f"{path}: not a flight-recorder dump (no entries list, no pg_status)")
     return data
 
 
@@ -277,7 +281,7 @@ def config_ranks(raw: object) -> list[int]:
         return []
 
 
-def _config_entries(d: Dump) -> list[tuple[str, list[int]]]:
+def config_entries(d: Dump) -> list[tuple[str, list[int]]]:
     cfg = d.data.get("pg_config")
     if not isinstance(cfg, Mapping):
         return []
@@ -302,7 +306,7 @@ def aliases(rep: FlightReport) -> dict[tuple[int, str], str]:
     sets: dict[str, set[tuple[int, ...]]] = {}
     own: dict[tuple[int, str], tuple[int, ...]] = {}
     for d in rep.dumps:
-        for name, ranks in _config_entries(d):
+        for name, ranks in config_entries(d):
             if ranks:
                 sets.setdefault(name, set()).add(tuple(sorted(set(ranks))))
                 own[(d.rank, name)] = tuple(sorted(set(ranks)))

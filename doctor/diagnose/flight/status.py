@@ -1,0 +1,134 @@
+"""Dumps that hold counters but no entries: `_dump_fr_trace(includeCollectives=False)` (torch's own
+header-only dump: pg_config and pg_status, no entries key), or dumps trimmed to their header. Each
+rank's pg_status still
+says how far the group got on it: `last_enqueued_collective` (issued), `last_started_collective`
+(NCCL with timing on; -1 otherwise) and `last_completed_collective` (gloo also counts a collective
+that timed out). The counters are sequence numbers of the group's collectives, so they compare
+across ranks as the entries' `collective_seq_id` does:
+
+- a rank whose last issued collective is behind its peers' never issued the next one, which its
+  peers wait in (RUN281, kind `missing`);
+- every rank issued it, and some started it while others did not: they never launched it
+  (kind `state`);
+- every rank issued it, and some completed it while others did not: the stall is inside the
+  collective on those ranks (kind `not_completed`).
+
+Where any dump has entries, the entries say more and this module stays silent: an onlyActive dump
+of a healthy job has none either, and its counters agree. A rank is compared in a group only where
+it used it (issued at least one collective) and its own pg_config does not leave it out: a group
+whose pg_status lists non-members (test writers do) would otherwise make them look behind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pgdoctor.checks.codes import flight as F
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_entries, dump_path, int_of, pg_name
+from pgdoctor.diagnose.flight.order import Fault, ranks_text
+from pgdoctor.model import Evidence
+
+Counters = tuple[int, int, int]  # last enqueued, started, completed (-1: none / not tracked)
+
+
+def counters(rep: FlightReport) -> dict[str, dict[int, Counters]]:
+    """group key -> rank -> its pg_status counters."""
+    alias = aliases(rep)
+    out: dict[str, dict[int, Counters]] = {}
+    for d in rep.dumps:
+        st = d.data.get("pg_status")
+        if not isinstance(st, Mapping):
+            continue
+        left_out = {name for name, ranks in config_entries(d) if ranks and d.rank not in ranks}
+        for pg_id, v in st.items():
+            if not isinstance(v, Mapping) or str(pg_id) in left_out:
+                continue
+            got = tuple(
+                int_of(v.get(k))
+                for k in ("last_enqueued_collective", "last_started_collective", "last_completed_collective")
+            )
+            if got[0] < 1:
+                continue  # never used on this rank: a member that never issued is not told by counters
+            key = alias.get((d.rank, str(pg_id)), str(pg_id))
+            out.setdefault(key, {})[d.rank] = (got[0], got[1], got[2])
+    return out
+
+
+def _fault(
+    rep: FlightReport, pg: str, kind: str, seq: int, culprits: list[int], by_rank: Mapping[int, Counters]
+) -> Fault:
+    waiters = sorted(r for r in by_rank if r not in culprits)
+    facts: dict[str, Any] = {
+        "pg": pg_name(pg),
+        "seq": seq,
+        "kind": kind,
+        "source": "pg_status",
+        "present_ranks": sorted(r for r in by_rank if by_rank[r][0] >= seq),
+        "per_rank": {
+            str(r): {"last_enqueued": c[0], "last_started": c[1], "last_completed": c[2]}
+            for r, c in sorted(by_rank.items())[:16]
+        },
+    }
+    if pg != pg_name(pg):
+        facts["pg_ranks"] = pg.split("|", 1)[1]
+    where = (
+        f"process group {pg_name(pg)} seq {seq} (from the dumps' pg_status counters: they hold no entries)"
+    )
+    if kind == "missing":
+        facts["missing_ranks"] = culprits
+        code = C.FR_RANKS_MISSING.code
+        last = max(by_rank[r][0] for r in culprits)
+        msg = (
+            f"{where}: {ranks_text(culprits)} never issued it (last issued: seq {last}); "
+            f"{ranks_text(waiters)} issued it and wait"
+        )
+    elif kind == "state":
+        facts["not_started_ranks"] = culprits
+        code = F.FR_NOT_STARTED.code
+        msg = (
+            f"{where}: {ranks_text(culprits)} issued it but never started it, while {ranks_text(waiters)} did"
+        )
+    else:
+        facts["not_completed_ranks"] = culprits
+        code = C.FR_NOT_COMPLETED.code
+        msg = f"{where}: every rank issued it but {ranks_text(culprits)} never completed it"
+        waiters = sorted(by_rank)
+    ev = [
+        Evidence(
+            f"rank {r}: pg_status last_enqueued {by_rank[r][0]}, last_started {by_rank[r][1]}, "
+            f"last_completed {by_rank[r][2]}",
+            file=dump_path(rep, r),
+        )
+        for r in (culprits[:3] + [w for w in waiters if w not in culprits][:2])
+    ]
+    return Fault(code, facts, culprits, waiters, msg, ev, 1)
+
+
+def status_faults(rep: FlightReport) -> list[Fault]:
+    if any(d.data["entries"] for d in rep.dumps):
+        return []
+    out: list[Fault] = []
+    for pg, by_rank in sorted(counters(rep).items()):
+        if len(by_rank) < 2:
+            continue  # one rank alone compares with nothing
+        issued = {r: c[0] for r, c in by_rank.items()}
+        top = max(issued.values())
+        if top < 0:
+            continue
+        if min(issued.values()) < top:
+            low = min(issued.values())
+            out.append(
+                _fault(rep, pg, "missing", low + 1, sorted(r for r in issued if issued[r] == low), by_rank)
+            )
+            continue
+        started = {r: c[1] for r, c in by_rank.items()}
+        if max(started.values()) >= top and min(started.values()) < top:
+            out.append(_fault(rep, pg, "state", top, sorted(r for r in started if started[r] < top), by_rank))
+            continue
+        done = {r: c[2] for r, c in by_rank.items()}
+        if min(done.values()) < top <= max(done.values()):
+            out.append(
+                _fault(rep, pg, "not_completed", top, sorted(r for r in done if done[r] < top), by_rank)
+            )
+    return out
