@@ -61,6 +61,7 @@ CASES = [
     ("[Error]: Failed to apply for memory.", "RUN101", {"device": "npu"}),
     # ROCm / Intel
     ("what():  hipMalloc failed: hipErrorMemoryAllocation", "RUN101", {"device": "rocm"}),
+    ("RuntimeError: cnrtMalloc failed: cnrtErrorNoMem", "RUN101", {"device": "mlu"}),
     (
         "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 "
         "(PI_ERROR_OUT_OF_RESOURCES)",

@@ -16,7 +16,8 @@ reads the runtimes below them, which print their own record when an allocation f
 - torch_npu's NPU_CHECK_ERROR for an allocation ("NPU function error: aclrtMalloc, error code is 207001",
   "call aclnnBatchMatMul failed, error code is 207001") and its sentence for 207001 ("[Error]: Failed to apply
   for memory.").
-- HIP's older name of the error: "hipErrorMemoryAllocation" (hipErrorOutOfMemory is cuda_oom's).
+- HIP's older name of the error: "hipErrorMemoryAllocation" (hipErrorOutOfMemory is cuda_oom's); Cambricon
+  CNRT's "cnrtErrorNoMem" (100100, "insufficient MLU device memory", cnrt.h) where a wrapper prints the name.
 - Intel GPUs through SYCL's PI layer (IPEX <= 2.1): "Native API failed. Native API returns: -5
   (PI_ERROR_OUT_OF_RESOURCES)", which IPEX's FAQ says is device memory exhausted (a SYCL kernel over its
   local-memory size says it too: tier 1, behind any other finding).
@@ -45,7 +46,7 @@ _EL0004_STAMPED = lazy_re.compile(
 )
 _NPU_207001 = lazy_re.compile(r"(?:(?P<call>\w+)(?: failed)?, )?error code is 207001\b")
 _NPU_APPLY = lazy_re.compile(r"\[Error\]: Failed to apply for memory")
-_HIP_OLD = lazy_re.compile(r"\bhipErrorMemoryAllocation\b")
+_HIP_OLD = lazy_re.compile(r"\b(?P<name>hipErrorMemoryAllocation|cnrtErrorNoMem)\b")
 _PI_RESOURCES = lazy_re.compile(r"Native API returns: -5 \((?:PI|UR)_ERROR_OUT_OF_RESOURCES\)")
 
 
@@ -74,6 +75,8 @@ def _ascend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 def _hip(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("name") == "cnrtErrorNoMem":
+        return _oom(row, hit, "the Cambricon MLU ran out of device memory (cnrtErrorNoMem, 100100)", "mlu")
     return _oom(row, hit, "the AMD GPU ran out of device memory (hipErrorMemoryAllocation)", "rocm")
 
 
@@ -118,12 +121,12 @@ SIGNATURES = (
         words=("failed to apply for memory",),
     ),
     Signature(
-        "hip old oom name",
+        "hip and cnrt oom names",
         _HIP_OLD,
         _hip,
         C.CUDA_OOM.code,
-        anchors=(b"hipErrorMemoryAllocation",),
-        words=("hiperrormemoryallocation",),
+        anchors=(b"hipErrorMemoryAllocation", b"cnrtErrorNoMem"),
+        words=("hiperrormemoryallocation", "cnrterrornomem"),
     ),
     Signature(
         "sycl out of resources",
