@@ -482,3 +482,28 @@ COLLECTIVES_CONFIGURED_LATE = register_code(
     "The program set up collectives after the framework's runtime had started (create the strategy first)",
     AREA,
 )
+
+# Category nccl_network: NVSHMEM's network transport between GPUs of different nodes failed to come up or
+# failed while running (its ibgda / ibrc / ibdevx / ucx / libfabric modules: "ibgda.cpp:1345: non-zero status:
+# 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP", "transport.cpp:400: non-zero status: 7 connect EPS
+# failed"): the RDMA fabric under DeepEP's internode kernels, not NCCL's and not the job's code.
+NVSHMEM_TRANSPORT_FAILED = register_code(
+    "RUN393",
+    "nvshmem-transport-failed",
+    "fail",
+    "nccl_network",
+    "NVSHMEM's network transport (IBGDA, IBRC, UCX, libfabric) failed to connect the GPUs' endpoints",
+    AREA,
+)
+
+# Category nccl_network: TensorFlow's collective health check (MultiWorkerMirroredStrategy's _check_health)
+# could not reach a peer worker ("/job:worker/replica:0/task:7 seems down, retrying 1/3", "Cluster check alive
+# failed, ... is down, aborting collectives"), and aborts every collective with it.
+TF_COLLECTIVE_PEER_DOWN = register_code(
+    "RUN394",
+    "tf-collective-peer-down",
+    "fail",
+    "nccl_network",
+    "TensorFlow's collective health check could not reach a peer worker (the worker or the link is down)",
+    AREA,
+)

@@ -302,7 +302,7 @@ NETWORK = [
     ),
     (
         "node1:1234:5678 [0] NCCL WARN NET/OFI Unable to find a protocol that worked. Failing initialization.",
-        "RUN173",
+        "RUN294",
         {},
     ),
     (
@@ -314,7 +314,7 @@ NETWORK = [
     ("ip-10-0-0-1:1234:5678 [0] NCCL WARN NET/OFI Failed to initialize rdma protocol", "RUN173", {}),
     (
         "ip-10-0-0-1:1234:5678 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
-        "RUN173",
+        "RUN294",
         {},
     ),
     (

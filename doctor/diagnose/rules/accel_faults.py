@@ -282,6 +282,9 @@ _DCGM = lazy_re.compile(
     r"(?:NvSwitch \d+ - )?Only (?P<up>\d+) NvLinks are up out of the expected (?P<exp>\d+)|"
     r"A corrupt InfoROM has been detected in GPU (?P<g4>\d+)"
 )
+# DCGM's health watch lists every link of a GPU without NVLink as down (a PCIe card, no bridge: NVIDIA/
+# NVSentinel#1481, DCGM 3.3-4.4): quiet where the report says all of them or names a PCIe GPU model.
+_DCGM_ALL_LINKS = lazy_re.compile(r"\(all \d+ links\)|\b[AHLV]\d+\w*[- ](?:\d+GB )?PCIe\b|-PCIE-")
 
 
 def _dcgm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -300,6 +303,9 @@ def _dcgm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         code, tier = C.NVSWITCH_FATAL.code, 0
         msg = f"DCGM detected fatal errors on NVSwitch {g['sw']} link {g['swlink']}: the NVLink fabric failed"
     elif g["g3"] or g["sw2"] or g["up"]:
+        near = [*hit.before(12, False), hit.line, *hit.after(12, False)]
+        if g["g3"] and any(_DCGM_ALL_LINKS.search(ln.text) for ln in near):
+            return []
         if g["link"]:
             facts["nvlink"] = int(g["link"])
         if g["sw2"]:

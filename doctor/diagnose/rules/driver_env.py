@@ -229,6 +229,10 @@ class _CudaErrors:
 # 1597] Unable to enable peer access between device ordinals 0 and 9, status: ... peer mapping resources
 # exhausted"): not a failure.
 _TF_PEER_WARNING = lazy_re.compile(r"Unable to enable peer access between device ordinals")
+# A program that tries P2P and goes on without it says so as a warning of its own ("warning: failed to
+# enable p2p on gpu #0: peer access is not supported between these two devices", kmcuda): a line whose
+# own label is a warning is a healthy run's note; NCCL's "NCCL WARN" and an exception are failures.
+_PEER_WARNING_LABEL = lazy_re.compile(r"^[\s\[(]*(?:[\w:.,-]+\s+){0,3}?(?:[Ww]arning|WARNING)\s*:")
 
 
 # XLA's and TensorFlow's stream executor probe the driver at import and log the answer at E level ("E
@@ -250,6 +254,8 @@ def _cuda_error(row: Signature, hit: Hit, ce: CudaError) -> Optional[list[Event]
         return [
             dataclasses.replace(e, cause_tier=max(e.cause_tier, 1)) for e in cuda_error_events(hit, hit.text)
         ]
+    if ce.kind == "peer_access" and _PEER_WARNING_LABEL.search(hit.text):
+        return []
     if "peer" in hit.text or "PEER" in hit.text:
         # the warning, or its status on the next lines (its own wrap, or a terminal's at any column)
         near = [ln.text for ln in hit.before(4, False)] + [hit.text]

@@ -75,6 +75,44 @@ def _dcgmi_nvlink(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[
     ]
 
 
+# nvidia-smi's "nvlink --status" (-s): a "GPU N: <name> (UUID: ...)" header, then "\t Link L: 25.781 GB/s" per
+# trained link and "\t Link L: <inactive>" per link that is not up (driver 418-570). An inactive link beside
+# active ones of the same GPU is a link down (a link, GPU or baseboard fault); a GPU without any active link
+# is a PCIe card or a bridge left off, not read.
+_SMI_INACTIVE = lazy_re.compile(r"^\s*Link (\d+): <inactive>\s*$")
+_SMI_ACTIVE = lazy_re.compile(r"^\s*Link \d+: [\d.]+ [GM]B/s\s*$")
+_SMI_GPU = lazy_re.compile(r"^\s*GPU (\d+): ")
+
+
+def _smi_nvlink(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    gpu: Optional[int] = None
+    block = []
+    for ln in reversed(hit.before(24, same_rank=False)):
+        g = _SMI_GPU.match(ln.text)
+        if g:
+            gpu = int(g.group(1))
+            break
+        block.append(ln.text)
+    for ln in hit.after(24, same_rank=False):
+        if _SMI_GPU.match(ln.text):
+            break
+        block.append(ln.text)
+    if not any(_SMI_ACTIVE.match(t) for t in block):
+        return None
+    links = sorted({int(x.group(1)) for t in [*block, hit.text] if (x := _SMI_INACTIVE.match(t))})
+    where = f"GPU {gpu}" if gpu is not None else "a GPU"
+    return [
+        row.event(
+            hit,
+            f"nvidia-smi shows NVLink {', '.join(map(str, links))} of {where} <inactive> beside active "
+            "links: "
+            "those links did not train (a link, GPU or baseboard fault); P2P and NCCL lose their bandwidth",
+            {"gpu": gpu, "links_inactive": links, "tool": "nvidia-smi nvlink"},
+            dedupe=(row.code, "smi_nvlink", gpu),
+        )
+    ]
+
+
 # NVML's NVML_ERROR_RESET_REQUIRED ("GPU requires restart"), as pynvml's exception or nvidia-smi prints it.
 _NVML_RESET = lazy_re.compile(
     r"NVMLError_ResetRequired|NVML_ERROR_RESET_REQUIRED|GPU requires restart|"
@@ -445,6 +483,14 @@ SIGNATURES = (
         anchors=(b"NvLink Link Status",),
         worth=(rb"NvLink Link Status",),
         words=("nvlink link status",),
+    ),
+    Signature(
+        "nvidia-smi nvlink inactive",
+        _SMI_INACTIVE,
+        _smi_nvlink,
+        C.GPU_NVLINK_DOWN.code,
+        anchors=(b"<inactive>",),
+        words=("<inactive>",),
     ),
     Signature(
         "gpu is lost",

@@ -85,8 +85,11 @@ DIST_CONTEXT = lazy_re.compile(
     r"gloo|pair\.cc|ProcessGroup|c10d|torch[./]distributed|NCCL|all_?reduce|broadcast|barrier", re.I
 )
 IB_COMPLETION = lazy_re.compile(r"NET/IB\w*\s*:\s*Got completion from peer")
+# init.cc (NCCL 2.4-2.2x, RCCL keeps it): "Duplicate GPU detected : rank %d and rank %d both on CUDA
+# device %lx" (the bus id); a person retelling it drops the prefix or the id ("Error: rank 27 and rank 19
+# both on CUDA device 53000 (PCI 53:00.0)", "Duplicate GPU detected: rank 3 and rank 7 both on CUDA device").
 DUP = lazy_re.compile(
-    r"Duplicate GPU detected\s*:\s*rank (\d+) and rank (\d+) both on CUDA device ([0-9a-fA-F]+)"
+    r"(?:Duplicate GPU detected\s*:?\s*)?rank (\d+) and rank (\d+) both on CUDA device(?: ([0-9a-fA-F]+)\b)?"
 )
 # NCCL's shared-memory transport mapping its /dev/shm segment for the GPU: shmOpen's
 # cudaHostRegister(ptr, size, cudaHostRegisterMapped) in include/shm.h (2.4-2.11, called from

@@ -219,7 +219,7 @@ def _duplicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            f"ranks {b} and {a} both use the GPU at bus id {dev}",
+            f"ranks {b} and {a} both use the GPU" + (f" at bus id {dev}" if dev else " (bus id not shown)"),
             {"ranks": sorted({a, b}), "bus_id": dev},
             rank=hit.line.rank if hit.line.rank is not None else b,
             dedupe=(row.code, dev),
@@ -512,9 +512,8 @@ SIGNATURES = (
         DUP,
         _duplicate,
         C.NCCL_DUPLICATE_GPU.code,
-        anchors=(b"Duplicate GPU",),
-        worth=(rb"Duplicate GPU",),
-        words=("duplicate gpu detected",),
+        anchors=(b"Duplicate GPU", b"both on CUDA device"),
+        words=("duplicate gpu detected", "both on cuda device"),
     ),
     Signature(
         "undefined nccl symbol",

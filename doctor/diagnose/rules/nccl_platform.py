@@ -134,17 +134,40 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
     ]
 
 
-_OFI_NO_PROVIDER = lazy_re.compile(r"NET/OFI Couldn't find any optimal provider")
+# Every WARN of the plugin's start that says the fabric under it is not one it can run on (aws-ofi-nccl
+# src/nccl_ofi_net.c, nccl_ofi_rdma.c, nccl_ofi_sendrecv.c, v1.0.0 to v1.17): "Could not find any optimal
+# provider" (v1.0.0) / "Couldn't find any optimal provider", "Only EFA provider is supported" (v1.4-v1.6's
+# rdma protocol on a non-EFA provider), "OFI fi_getinfo() call failed: No data available" (v1.9+),
+# "Couldn't open a fabric provider. RC: -61, ERROR: ...", "Querying provider capabilities failed: -61", v1.x's
+# closing "aws-ofi-nccl initialization failed" (ofi_init, PACKAGE_NAME " initialization failed"),
+# "Unable to find a protocol that worked.  Failing initialization." (v1.13+, after each protocol's "Failed to
+# initialize rdma protocol"), "EFA provider requires at least libfabric version 1.22.0.", "Provider does not
+# support 4 bytes of immediate data, required for RDMA transport".
+_OFI_NO_PROVIDER = lazy_re.compile(
+    r"NET/OFI (?:(?P<none>Couldn't find any optimal provider|Could not find any optimal provider)|"
+    r"(?P<efa>Only EFA provider is supported|EFA provider requires at least libfabric version [\d.]+)|"
+    r"(?P<getinfo>OFI fi_getinfo\(\) call failed|Couldn't open a fabric provider|"
+    r"aws-ofi-nccl initialization failed|"
+    r"Querying provider capabilities failed)|(?P<proto>Unable to find a protocol that worked)|"
+    r"(?P<imm>Provider does not support \d+ bytes of immediate data))"
+)
+_OFI_REASONS = {
+    "none": ("no_libfabric_provider", "found no usable fabric provider"),
+    "efa": ("provider_not_efa", "runs only on the EFA provider (or a newer libfabric), not the one found"),
+    "getinfo": ("no_libfabric_provider", "could not get or open a libfabric provider"),
+    "proto": ("no_protocol", "could not start any of its protocols (rdma, sendrecv) on the provider found"),
+    "imm": ("provider_lacks_feature", "found a provider without the features its RDMA protocol needs"),
+}
 
 
 def _ofi_no_provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    reason, said = _OFI_REASONS[m.lastgroup or "none"]
     return [
         row.event(
             hit,
-            f"{hit.who()}: NCCL's libfabric plugin (aws-ofi-nccl) found no usable fabric provider: "
-            "no EFA device or driver visible here, a libfabric without the provider, or FI_PROVIDER "
-            "naming an absent one",
-            {"plugin": "aws-ofi-nccl", "reason": "no_libfabric_provider"},
+            f"{hit.who()}: NCCL's libfabric plugin (aws-ofi-nccl) {said}: no EFA device or driver visible "
+            "here, a libfabric without the provider, or FI_PROVIDER naming an absent one",
+            {"plugin": "aws-ofi-nccl", "reason": reason, "nccl_warn": clip(hit.text[m.start() :], 200)},
             dedupe=(row.code,),
         )
     ]
@@ -309,12 +332,22 @@ SIGNATURES = (
         _ofi_no_provider,
         C.NCCL_NET_PROVIDER_MISSING.code,
         anchors=(b"WARN",),
-        words=("couldn't find any optimal provider",),
+        words=(
+            "find any optimal provider",
+            "efa provider",
+            "fi_getinfo() call failed",
+            "open a fabric provider",
+            "aws-ofi-nccl initialization failed",
+            "provider capabilities",
+            "protocol that worked",
+            "bytes of immediate data",
+        ),
         anchor_from="the plugin's 'WARN: Function: ...' or NCCL's 'NCCL WARN' before the message",
         examples=(
             "10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal "
             "provider",
             "node-1:1234:1250 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
+            "[bug] NCCL WARN NET/OFI Only EFA provider is supported",
         ),
     ),
     Signature(

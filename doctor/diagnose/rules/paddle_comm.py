@@ -43,6 +43,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.nccl_detail import KIND, from_detail
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -168,7 +169,40 @@ def _enforce_at(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# Paddle 0.x-1.x (fluid, 2017-2020): PADDLE_ENFORCE on an ncclResult_t (platform/enforce.h's overload for
+# it) throws EnforceNotMet with ncclGetErrorString's text and the place, "<text> at [<file>:<line>]":
+# "invalid argument at [/paddle/paddle/operators/nccl_op.cu.cc:193]" (an ncclBcast root outside the
+# communicator), "internal error at [/paddle/paddle/fluid/platform/nccl_helper.h:106]" (ncclCommInitAll),
+# "unhandled system error at [.../collective_helper.cc:...]". The text names NCCL's result as torch's
+# "NCCL error ... <text>" does, and is classified the same way (KIND). Only at an NCCL or collective source
+# file: "invalid argument" is CUDA's text for cudaErrorInvalidValue too.
+_OLD_ENFORCE = lazy_re.compile(
+    r"(?P<text>"
+    + "|".join(re.escape(t) for t in sorted(KIND, key=len, reverse=True))
+    + r")`?\s+at \[(?P<path>[^\]\s]*?"
+    r"(?P<file>[\w.]*(?:nccl|collective|c_\w+_op)[\w.]*\.(?:cc|h|cu)):(?P<line>\d+))\]"
+)
+
+
+def _old_enforce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = m.group("text")
+    where = f"{m.group('file')}:{m.group('line')}"
+    base = {"framework": "paddle", "nccl_error_text": text, "where": where}
+    return from_detail(hit, f"{text} (PaddlePaddle, at {where})", base, None, 0, KIND[text])
+
+
 SIGNATURES = (
+    Signature(
+        "paddle 1.x nccl enforce",
+        _OLD_ENFORCE,
+        _old_enforce,
+        C.NCCL_INVALID_USAGE.code,
+        anchors=(b" at [",),
+        worth=(rb"\berror at \[|\b(?:argument|usage|pointer|rank|count|index|type|operations) at \[",),
+        words=("nccl", "collective", "_op."),
+        anchor_from="the enforce's place ' at [/paddle/.../nccl_op.cu.cc:193]' after NCCL's text",
+        examples=("invalid argument at [/paddle/paddle/operators/nccl_op.cu.cc:193]",),
+    ),
     Signature(
         "paddle nccl error with shared-memory errno",
         _SHM,
