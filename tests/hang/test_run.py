@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -343,63 +344,32 @@ def _recorded(pids: Path, count: int, seconds: float = 30) -> dict[int, str]:
 
 
 @pytest.mark.slow
-def test_a_shell_launchers_background_ranks_do_not_outlive_run(tmp_path: Path) -> None:
-    # A shell does not pass SIGTERM on to its background jobs, and a launcher that ends leaves them
-    # orphaned: both ran on after `pgdoctor run` had ended.
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL, None], ids=["sigterm", "sigkill", "exits"])
+def test_a_shell_launchers_background_ranks_do_not_outlive_run(tmp_path: Path, stop: Optional[int]) -> None:
+    # A shell does not pass SIGTERM on to its background jobs; a launcher that ends leaves them
+    # orphaned (here holding run's stdout); after a SIGKILL of run nothing of pgdoctor runs (the
+    # OOM killer, a scheduler's grace period) and the launcher dies with it (PR_SET_PDEATHSIG). In
+    # each case the ranks ran on after `pgdoctor run` had ended.
     pids = tmp_path / "pids"
-    two = "; ".join(_RECORD.format(sleep=f"sleep {n}", pids=pids) for n in (120, 121)) + "; wait"
+    script = "; ".join(_RECORD.format(sleep=f"sleep {n}", pids=pids) for n in (120, 121))
     ranks: dict[int, str] = {}
     p = subprocess.Popen(
-        [*PGDOCTOR, "--", "bash", "-c", two],
-        stdout=subprocess.DEVNULL,
+        [*PGDOCTOR, "--", "bash", "-c", script + ("; wait" if stop else "")],
+        stdout=subprocess.PIPE if stop is None else subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
     )
     try:
         ranks = _recorded(pids, 2)
-        p.send_signal(signal.SIGTERM)
-        p.wait(timeout=60)
-        assert _alive(ranks, 10) == []
-        # A launcher that exits on its own with a rank still in the background holding its stdout.
-        pids.unlink()
-        done = subprocess.run(
-            [*PGDOCTOR, "--", "bash", "-c", _RECORD.format(sleep="sleep 122", pids=pids)],
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
-        ranks = _recorded(pids, 1, seconds=0)
-        assert done.returncode == 0, done.stderr[-1000:]
+        if stop is not None:
+            p.send_signal(stop)
+        p.communicate(timeout=90)
+        if stop is None:
+            assert p.returncode == 0
         assert _alive(ranks, 10) == []
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
         for pid in _alive(ranks, 0):  # the test's own clean-up when the behaviour is broken
-            os.kill(pid, signal.SIGKILL)
-
-
-@pytest.mark.slow
-def test_a_sigkill_of_run_takes_the_jobs_ranks_with_it(tmp_path: Path) -> None:
-    # Nothing in pgdoctor runs after a SIGKILL (the OOM killer, a scheduler's grace period): the
-    # launcher died with it (PR_SET_PDEATHSIG) but its ranks ran on, orphaned.
-    pids = tmp_path / "pids"
-    two = "; ".join(_RECORD.format(sleep=f"sleep {n}", pids=pids) for n in (123, 124)) + "; wait"
-    ranks: dict[int, str] = {}
-    p = subprocess.Popen(
-        [*PGDOCTOR, "--", "bash", "-c", two],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        ranks = _recorded(pids, 2)
-        p.kill()
-        p.wait(timeout=60)
-        assert _alive(ranks, 10) == []
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        for pid in _alive(ranks, 0):
             os.kill(pid, signal.SIGKILL)
