@@ -829,6 +829,15 @@ def unseen2_scenarios() -> list[Scenario]:
             Truth("RUN287", (1,)),
             only_active(_sim(4, pp4, pp_program(pp4, 4, 2, 4), stop={1: 11})),
         ),
+        # A TP pair disagreeing one against one, where onlyActive dropped what the sibling pairs
+        # recorded at that number (they completed it): no side can be told odd, so both are named.
+        Scenario(
+            "only_active_tp2_size_tie",
+            "nccl-format",
+            Truth("RUN284", (6, 7), "4", 3),
+            only_active(_sim(8, g8x2, tp_dp_program(g8x2, 5, (6, 3, Op("4", "all_reduce", ((8, 4),)))))),
+            8,
+        ),
         Scenario(
             "only_active_clean_16",
             "nccl-format",

@@ -183,6 +183,14 @@ def _problem_fault(
             f"{_where(facts)}: {ranks_text(p.culprits)} scheduled it but never started it, while "
             f"{_wait(started)} in it, started"
         )
+    elif not ok and p.kind in KIND_TEXT:
+        # A tie nothing breaks (compare.minority): every member is named, and the message says so.
+        facts["tie"] = True
+        verb = "entered different collectives" if p.kind == "op_type" else KIND_TEXT.get(p.kind, "disagree")
+        msg = (
+            f"{_where(facts)}: {ranks_text(p.culprits)} {verb}, as many ranks on each side: nothing in "
+            "these dumps says which side is odd (no sibling group recorded this collective)"
+        )
     else:
         who = ranks_text(p.culprits) if p.culprits else "the ranks"
         verb = KIND_TEXT.get(p.kind.removeprefix("coalesced_"), "disagree")

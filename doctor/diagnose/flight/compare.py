@@ -64,7 +64,9 @@ def _key(v: Any) -> Hashable:
 def minority(values: Mapping[int, Any], peers: Optional[Mapping[int, Any]] = None) -> list[int]:
     """Ranks whose value is not the most common one. A tie (a pair that disagrees one against one)
     is broken by `peers`, the values the sibling groups (the other TP pairs, say) recorded at the
-    same sequence number; failing that, the group holding the lowest rank wins."""
+    same sequence number. A tie nothing breaks (a 2-rank world; onlyActive dumps, which drop the
+    siblings' completed entries) names every rank of the tied values: picking one would blame the
+    right rank half the time."""
     groups: dict[Hashable, list[int]] = {}
     for r in sorted(values):
         groups.setdefault(_key(values[r]), []).append(r)
@@ -73,8 +75,12 @@ def minority(values: Mapping[int, Any], peers: Optional[Mapping[int, Any]] = Non
     votes: dict[Hashable, int] = {}
     for v in (peers or {}).values():
         votes[_key(v)] = votes.get(_key(v), 0) + 1
-    best_key = max(groups, key=lambda k: (len(groups[k]), votes.get(k, 0), -groups[k][0]))
-    return sorted(r for k, rs in groups.items() if k != best_key for r in rs)
+    rank_of = {k: (len(groups[k]), votes.get(k, 0)) for k in groups}
+    best = max(rank_of.values())
+    tied = [k for k in groups if rank_of[k] == best]
+    if len(tied) > 1:
+        return sorted(r for k, rs in groups.items() if k in tied or rank_of[k] < best for r in rs)
+    return sorted(r for k, rs in groups.items() if k != tied[0] for r in rs)
 
 
 def _describe(e: Entry) -> dict[str, Any]:
@@ -139,7 +145,8 @@ def _all_to_all(present: Mapping[int, Entry], size: int, op: str) -> Optional[Pr
     the culprits are the ranks off a clear majority (even splits), else no rank can be named."""
     ranks = sorted(present)  # group rank i is the i-th member (new_group sorts its ranks)
     lists = {r: (len(present[r].in_sizes), len(present[r].out_sizes)) for r in ranks}
-    odd = minority(lists)
+    # Off the most common count and not one tensor per peer: a tie names both sides (minority).
+    odd = [r for r in minority(lists) if lists[r] != (size, size)]
     if odd and all(lists[r] == (size, size) for r in ranks if r not in odd):
         return Problem(
             "input_size", odd, f"{op}: one tensor per peer on the other ranks ({size}), not on these"
