@@ -35,6 +35,7 @@ from pgdoctor.diagnose.text.reader import (
     text_sources,
 )
 from pgdoctor.model import Finding, Report, ReportExtra
+from pgdoctor.probes.processes import remove_temp
 
 if TYPE_CHECKING:
     from pgdoctor.diagnose.event import Event
@@ -286,9 +287,17 @@ def _report(
     config: Optional[Mapping[str, Any]],
 ) -> Report:
     unreadable: list[str] = []
-    findings, meta = _diagnose(
-        open_sources(paths, skipped=unreadable), flight_recorder_dirs, all_steps, config
-    )
+    unpacked: list[str] = []  # the temp directories of tar archives' members
+    try:
+        findings, meta = _diagnose(
+            open_sources(paths, skipped=unreadable, unpacked=unpacked),
+            flight_recorder_dirs,
+            all_steps,
+            config,
+        )
+    finally:
+        for d in unpacked:
+            remove_temp(d)
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
     extra = ReportExtra(traces=meta.pop("traces")) if "traces" in meta else ReportExtra()
     if (

@@ -1,6 +1,7 @@
 """Input sources as streams of byte chunks: files, directories (recursively), '-' for stdin,
-gzip, xz/lzma and bzip2 (detected by their magic bytes, not by the name); UTF-16 and UTF-32 are
-transcoded. A compressed file or an archive pgdoctor cannot read (zstd, zip, 7z) is named as one.
+gzip, xz/lzma and bzip2 (detected by their magic bytes, not by the name), tar archives (each
+member a source: text/archives.py); UTF-16 and UTF-32 are transcoded. A compressed file or an
+archive pgdoctor cannot read (zstd, zip, 7z) is named as one.
 Nothing is read whole: memory stays flat on a multi-GB log (standard input keeps at most its
 first REPLAY_BYTES for a second reading)."""
 
@@ -290,10 +291,17 @@ class Replay:
 
 
 def open_sources(
-    paths: Sequence[str], chunk_bytes: int = CHUNK_BYTES, skipped: Optional[list[str]] = None
+    paths: Sequence[str],
+    chunk_bytes: int = CHUNK_BYTES,
+    skipped: Optional[list[str]] = None,
+    unpacked: Optional[list[str]] = None,
 ) -> list[Source]:
-    """One Source per file ('-' is stdin); directories expand recursively in name order. Files of
-    a directory that cannot be read go to `skipped` ("path: reason"); a named one is an error."""
+    """One Source per file ('-' is stdin); directories expand recursively in name order; a tar
+    archive is one Source per member (text/archives.py), unpacked into a temp directory that is
+    added to `unpacked` for the caller to remove (else it goes at exit). Files of a directory that
+    cannot be read go to `skipped` ("path: reason"); a named one is an error."""
+    from pgdoctor.diagnose.text import archives
+
     sources: list[Source] = []
     for path in paths:
         if path == "-":
@@ -315,6 +323,18 @@ def open_sources(
             if reason:  # one bad entry of a job directory must not hide the other logs
                 if skipped is not None:
                     skipped.append(f"{f}: {reason}")
+                continue
+            # Regular files only: testing a named pipe would consume what it carries.
+            if os.path.isfile(f) and archives.is_tar(f):
+                got = archives.unpack(f, listed)
+                if unpacked is not None:
+                    unpacked.append(got.directory)
+                if skipped is not None:
+                    skipped.extend(got.skipped)
+                sources += [
+                    Source(name, functools.partial(_file_chunks, dest, chunk_bytes), dest, True)
+                    for name, dest in got.members
+                ]
                 continue
             sources.append(
                 Source(
