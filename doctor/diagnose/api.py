@@ -25,7 +25,7 @@ from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
 from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
-from pgdoctor.diagnose.text import recase
+from pgdoctor.diagnose.text import archives, recase
 from pgdoctor.diagnose.text.reader import (
     Source,
     is_binary,
@@ -35,7 +35,6 @@ from pgdoctor.diagnose.text.reader import (
     text_sources,
 )
 from pgdoctor.model import Finding, Report, ReportExtra
-from pgdoctor.probes.processes import remove_temp
 
 if TYPE_CHECKING:
     from pgdoctor.diagnose.event import Event
@@ -297,7 +296,7 @@ def _report(
         )
     finally:
         for d in unpacked:
-            remove_temp(d)
+            archives.remove(d)
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
     extra = ReportExtra(traces=meta.pop("traces")) if "traces" in meta else ReportExtra()
     if (

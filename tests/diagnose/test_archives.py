@@ -79,9 +79,7 @@ def test_members_never_land_outside_the_temp_directory(tmp_path: Path) -> None:
         assert not outside.exists()
         assert not any(os.path.islink(os.path.join(r, f)) for r, _, fs in os.walk(got.directory) for f in fs)
     finally:
-        from pgdoctor.probes.processes import remove_temp
-
-        remove_temp(got.directory)
+        archives.remove(got.directory)
     assert diagnose_paths([str(path)]).findings[0].code == "RUN101"
 
 
@@ -116,5 +114,46 @@ def test_a_gzipped_log_is_not_taken_for_an_archive(tmp_path: Path) -> None:
 
     path = tmp_path / "rank1.log.gz"
     path.write_bytes(gzip.compress(OOM.encode()))
-    assert not archives.is_tar(str(path))
+    assert archives.kind(str(path)) is None
     assert diagnose_paths([str(path)]).findings[0].code == "RUN101"
+
+
+def test_a_zip_of_logs_is_read_member_by_member(tmp_path: Path) -> None:
+    import zipfile
+
+    path = tmp_path / "logs.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("logs/rank0.log", "step 1\n")
+        z.writestr("logs/rank1.log", OOM)
+        z.writestr("../escape.log", OOM)
+        link = zipfile.ZipInfo("logs/link.log")
+        link.external_attr = (0o120777 << 16) | 0  # a symbolic link, as `zip -y` stores it
+        z.writestr(link, "/etc/passwd")
+    got = archives.unpack(str(path), listed=False)
+    try:
+        assert [n.rsplit(":", 1)[1] for n, _ in got.members] == [
+            "logs/rank0.log",
+            "logs/rank1.log",
+            "../escape.log",
+        ]
+        assert all(os.path.realpath(d).startswith(got.directory + os.sep) for _, d in got.members)
+    finally:
+        archives.remove(got.directory)
+    root = diagnose_paths([str(path)]).findings[0]
+    assert root.code == "RUN101" and root.evidence[0].file.endswith("logs.zip:logs/rank1.log")
+
+
+def test_a_zip_whose_member_inflates_past_the_limit_stops_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    monkeypatch.setattr(archives, "MAX_BYTES", 100 << 10)
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("rank0.log", OOM + "0" * (10 << 20))  # 10 MiB of zeros deflate to ~10 KiB
+    got = archives.unpack(str(path), listed=False)
+    try:
+        assert got.skipped and os.path.getsize(got.members[0][1]) <= 100 << 10 if got.members else got.skipped
+    finally:
+        archives.remove(got.directory)

@@ -122,21 +122,28 @@ def test_a_cut_xz_log_is_read_up_to_the_damage(tmp_path: Path) -> None:
 
 
 def test_a_compressed_file_or_archive_pgdoctor_cannot_decode_is_named(tmp_path: Path) -> None:
-    # zstd, zip (deflated), 7z, lz4: a named one is a usage error that says what to do; one in a
-    # job directory is listed as skipped (a zip with the binaries: torch checkpoints are zips), and
-    # a directory of nothing else is incomplete (exit 3), never "no failure found".
+    # zstd, 7z, lz4: a named one is a usage error that says what to do; one in a job directory is
+    # listed as skipped, and a directory of nothing else is incomplete (exit 3), never "no failure
+    # found". A zip of logs is read member by member; a torch checkpoint (a zip) is no log: named,
+    # a usage error; in a job directory, skipped with the binaries.
     job = tmp_path / "job"
     job.mkdir()
-    with zipfile.ZipFile(job / "logs.zip", "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("rank0.log", OOM + _noise(2000))
+    with zipfile.ZipFile(job / "model.pt", "w", zipfile.ZIP_STORED) as z:
+        z.writestr("model/data.pkl", b"\x80\x02}q\x00.")
+        z.writestr("model/data/0", os.urandom(4096))
     (job / "rank1.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + os.urandom(64))
-    _one_line_error(run("diagnose", str(job / "logs.zip")), "a zip archive", "unzip")
+    _one_line_error(run("diagnose", str(job / "model.pt")), "torch checkpoint", "not a log")
     _one_line_error(run("diagnose", str(job / "rank1.log.zst")), "zstd-compressed", "zstd -d")
     p = run("diagnose", "--json", str(job))
     assert p.returncode == 3, (p.stdout[-1000:], p.stderr[-1000:])
     meta = json.loads(p.stdout)["meta"]
     assert [s.split(": ")[0] for s in meta["skipped_unreadable_files"]] == [str(job / "rank1.log.zst")], meta
-    assert meta["skipped_binary_files"] == [str(job / "logs.zip")], meta
+    assert meta["skipped_binary_files"] == [str(job / "model.pt")], meta
+    with zipfile.ZipFile(job / "logs.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("rank0.log", OOM + _noise(2000))
+    for target in (job / "logs.zip", job):
+        p = run("diagnose", str(target))
+        assert p.returncode == 1 and b"logs.zip:rank0.log" in p.stdout, (p.stdout[-1000:], p.stderr[-1000:])
 
 
 @pytest.mark.slow

@@ -1,39 +1,69 @@
-"""Tar archives of a job's output (.tar, .tar.gz/.tgz, .tar.xz, .tar.bz2; told by content, not by
-name): each member is its own source, named ARCHIVE:MEMBER, so a rank is read from its file's name,
-evidence cites the member, and the flight-recorder dumps and profiler traces inside are found as
-in the unpacked directory. Read as one stream, a tarball was one log whose lines ran across files
-with the headers' NUL blocks between them.
+"""Archives of a job's output, tar (.tar, .tar.gz/.tgz, .tar.xz, .tar.bz2) and zip (a GitHub
+attachment), told by content, not by name: each member is its own source, named ARCHIVE:MEMBER, so
+a rank is read from its file's name, evidence cites the member, and the flight-recorder dumps and
+profiler traces inside are found as in the unpacked directory. Read as one stream, a tarball was one
+log whose lines ran across files with the headers' NUL blocks between them; a zip was refused.
 
-Members are unpacked into a private temp directory (probes.processes.temp_dir: removed when the
-diagnosis ends, at exit, or by the next pgdoctor's sweep if this one is killed) under their own
+Members are unpacked into a private temp directory (`pgdoctor-archive-PID-*`: removed when the
+diagnosis ends, at exit, or by the next pgdoctor's sweep of a dead pid's entries) under their own
 relative paths with every '..' and absolute part dropped, so nothing is written outside it. Only
 regular files are unpacked (links, devices and FIFOs never). A bomb stops at MAX_MEMBERS members or
-MAX_BYTES unpacked, and a cut or corrupt archive where the damage starts; both say what was left."""
+MAX_BYTES unpacked (bytes counted as written: a zip's sizes can lie), and a cut or corrupt archive
+where the damage starts; both say what was left. A zip that holds a torch checkpoint (torch.save
+writes zip: `<name>/data.pkl`, `<name>/data/0`...) is not unpacked: it is no log."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import posixpath
 import shutil
+import stat
 import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-from pgdoctor.probes.processes import temp_dir
+from typing import IO, Optional
 
 MAX_MEMBERS = 10_000
 MAX_BYTES = 4 << 30
 # In a job directory (found, not named), a tar is as often a dataset shard (webdataset) as logs:
 # only members named like logs or the recorder's and profiler's files are unpacked from it.
 _LISTED_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".jsonl", ".pkl", ".pickle", ".gz")
-_ERRORS = (tarfile.TarError, OSError, EOFError, ValueError)
+_ERRORS = (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError)
 
 
-def is_tar(path: str) -> bool:
-    """Whether a regular file is a tar archive, plain or compressed (gzip, xz, bzip2)."""
+def kind(path: str) -> Optional[str]:
+    """ "tar" (plain or compressed: gzip, xz, bzip2), "zip", "checkpoint" (a torch.save zip), or None."""
     try:
-        return tarfile.is_tarfile(path)
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+            if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names[:64]):
+                return "checkpoint"
+            return "zip"
+        # An empty archive says nothing, and a log that starts with a run of NULs (logrotate's
+        # copytruncate) reads as one: a tar is one with a first member.
+        with tarfile.open(path, "r:*") as tf:
+            return "tar" if tf.next() is not None else None
     except _ERRORS:  # a cut compressed file, a permission flipped under us: not an archive to open
-        return False
+        return None
+
+
+_MADE: set[str] = set()
+
+
+def remove(directory: str) -> None:
+    """Remove an unpacked archive's directory (diagnose does when it is done with its members)."""
+    _MADE.discard(directory)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@atexit.register
+def _remove_all() -> None:
+    for d in list(_MADE):
+        remove(d)
 
 
 @dataclass
@@ -57,35 +87,65 @@ def _wanted(name: str, listed: bool) -> bool:
     return base.endswith(_LISTED_SUFFIXES) or "." not in base
 
 
+def _tar_members(path: str) -> Iterator[tuple[str, int, IO[bytes]]]:
+    with tarfile.open(path, "r|*") as tf:  # a stream: one pass, whatever the compression
+        for member in tf:
+            if member.isreg():
+                fh = tf.extractfile(member)
+                if fh is not None:
+                    yield member.name, member.size, fh
+
+
+def _zip_members(path: str) -> Iterator[tuple[str, int, IO[bytes]]]:
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            # Unix type bits where the writer set them (zip -y stores links so); Python's writestr
+            # leaves them out, which is a regular file.
+            kind_bits = stat.S_IFMT(info.external_attr >> 16)
+            if info.is_dir() or (kind_bits and kind_bits != stat.S_IFREG):
+                continue
+            yield info.filename, info.file_size, zf.open(info)
+
+
 def unpack(path: str, listed: bool) -> Unpacked:
     """The archive's regular members, unpacked (see the module docstring)."""
-    out = Unpacked(temp_dir("archive", tracked=True))
+    out = Unpacked(tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
+    _MADE.add(out.directory)
     total = 0
     seen: set[str] = set()
+    members = _zip_members(path) if kind(path) == "zip" else _tar_members(path)
     try:
-        with tarfile.open(path, "r|*") as tf:  # a stream: one pass, whatever the compression
-            for member in tf:
-                if not member.isreg() or not _wanted(member.name, listed):
+        for name, size, src in members:
+            with src:
+                if not _wanted(name, listed):
                     continue
-                if len(out.members) >= MAX_MEMBERS or total + member.size > MAX_BYTES:
+                if len(out.members) >= MAX_MEMBERS or total + size > MAX_BYTES:
                     out.skipped.append(
                         f"{path}: members past {len(out.members)} files / {total >> 20} MiB were not read "
                         f"(limits {MAX_MEMBERS} files, {MAX_BYTES >> 30} GiB)"
                     )
                     break
-                rel = _relative(member.name)
+                rel = _relative(name)
                 while rel in seen:  # two members of one name (an archive appended to): both are read
                     rel += "~"
                 seen.add(rel)
                 dest = os.path.join(out.directory, rel)
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
-                src = tf.extractfile(member)
-                if src is None:
-                    continue
-                with src, open(dest, "wb") as fh:
-                    shutil.copyfileobj(src, fh, 1 << 20)
-                total += member.size
-                out.members.append((f"{path}:{member.name}", dest))
+                total += _copy(src, dest, MAX_BYTES - total)
+                out.members.append((f"{path}:{name}", dest))
     except _ERRORS as exc:
         out.skipped.append(f"{path}: the archive is cut or damaged after {len(out.members)} members ({exc})")
     return out
+
+
+def _copy(src: IO[bytes], dest: str, budget: int) -> int:
+    """Bytes written, at most `budget` (a member that inflates past its stated size stops there)."""
+    done = 0
+    with open(dest, "wb") as fh:
+        while done < budget:
+            block = src.read(min(1 << 20, budget - done))
+            if not block:
+                break
+            fh.write(block)
+            done += len(block)
+    return done

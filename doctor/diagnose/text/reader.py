@@ -1,7 +1,7 @@
 """Input sources as streams of byte chunks: files, directories (recursively), '-' for stdin,
 gzip, xz/lzma and bzip2 (detected by their magic bytes, not by the name), tar archives (each
-member a source: text/archives.py); UTF-16 and UTF-32 are transcoded. A compressed file or an
-archive pgdoctor cannot read (zstd, zip, 7z) is named as one.
+member a source: text/archives.py), zip archives the same way; UTF-16 and UTF-32 are transcoded. A
+compressed file or an archive pgdoctor cannot read (zstd, 7z, lz4) is named as one.
 Nothing is read whole: memory stays flat on a multi-GB log (standard input keeps at most its
 first REPLAY_BYTES for a second reading)."""
 
@@ -28,7 +28,6 @@ _BZ2_HEAD = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
 # Formats that hold a log but that pgdoctor does not decode: the user is told, nothing is guessed.
 _UNDECODED = (
     (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
-    (b"PK\x03\x04", "a zip archive (as a torch checkpoint is), not a log", "unzip"),
     (b"7z\xbc\xaf\x27\x1c", "a 7z archive", "7z x"),
     (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d"),
 )
@@ -47,10 +46,9 @@ def _compression(head: bytes) -> Optional[str]:
 
 def undecoded(head: bytes, listed: bool = False) -> Optional[str]:
     """Why a file that starts with `head` cannot be read as a log (a compressed file or archive
-    pgdoctor does not decode), or None. In a job directory a zip is most often a checkpoint
-    (torch.save writes zip): it is skipped with the binaries (api.py: kind_of)."""
+    pgdoctor does not decode), or None. Zip and tar archives are read (text/archives.py)."""
     for magic, what, tool in _UNDECODED:
-        if head.startswith(magic) and not (listed and magic.startswith(b"PK")):
+        if head.startswith(magic):
             return f"{what}, which pgdoctor does not decode ({tool} it first)"
     return None
 
@@ -297,7 +295,7 @@ def open_sources(
     unpacked: Optional[list[str]] = None,
 ) -> list[Source]:
     """One Source per file ('-' is stdin); directories expand recursively in name order; a tar
-    archive is one Source per member (text/archives.py), unpacked into a temp directory that is
+    or zip archive is one Source per member (text/archives.py), unpacked into a temp directory that is
     added to `unpacked` for the caller to remove (else it goes at exit). Files of a directory that
     cannot be read go to `skipped` ("path: reason"); a named one is an error."""
     from pgdoctor.diagnose.text import archives
@@ -325,7 +323,12 @@ def open_sources(
                     skipped.append(f"{f}: {reason}")
                 continue
             # Regular files only: testing a named pipe would consume what it carries.
-            if os.path.isfile(f) and archives.is_tar(f):
+            archive = archives.kind(f) if os.path.isfile(f) else None
+            if archive == "checkpoint" and not listed:
+                raise SourceError(
+                    f"cannot read {f}: a torch checkpoint (the zip torch.save writes), not a log"
+                )
+            if archive in ("tar", "zip"):
                 got = archives.unpack(f, listed)
                 if unpacked is not None:
                     unpacked.append(got.directory)
