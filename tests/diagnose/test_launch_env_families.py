@@ -353,3 +353,56 @@ def test_paddle_dynload_enforce(log: str, lib: str) -> None:
 
 def test_paddle_dynload_frame_of_a_healthy_stack_stays_silent() -> None:
     assert not failure_findings("#3 0x7f paddle::platform::dynload::GetNCCLDsoHandle() called once")
+
+
+# glibc's fatal messages (malloc/malloc.c malloc_printerr 2.26+, the older "*** Error in `prog': ... ***",
+# debug/fortify_fail.c), then abort(): the abort is the message's.
+GLIBC = [
+    ("*** Error in `python3': double free or corruption (!prev): 0x000055d0c8a3e2f0 ***", "heap_corruption"),
+    ("*** Error in `/usr/bin/python': free(): invalid pointer: 0x00007f1c2c0008c0 ***", "heap_corruption"),
+    ("free(): invalid pointer\nAborted (core dumped)", "heap_corruption"),
+    ("double free or corruption (out)\nAborted (core dumped)", "heap_corruption"),
+    ("malloc(): corrupted top size", "heap_corruption"),
+    ("corrupted size vs. prev_size", "heap_corruption"),
+    ("munmap_chunk(): invalid pointer", "heap_corruption"),
+    ("free(): double free detected in tcache 2", "heap_corruption"),
+    ("*** stack smashing detected ***: terminated", "stack_corruption"),
+    ("*** stack smashing detected ***: python terminated", "stack_corruption"),
+]
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+@pytest.mark.parametrize(("log", "reason"), GLIBC)
+def test_glibc_abort_messages(prefix: str, log: str, reason: str) -> None:
+    check_root(prefixed(prefix, log), "RUN131", {"signal": "SIGABRT", "reason": reason})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "The allocator guards against double free or corruption (see the docs)",
+        "INFO: malloc(): using jemalloc",
+    ],
+)
+def test_glibc_words_in_a_sentence_stay_silent(log: str) -> None:
+    assert not failure_findings(log), log
+
+
+def test_paddle_fatal_error_after_nccl_init_frames() -> None:
+    log = (
+        "C++ Traceback (most recent call last):\n--------------------------------------\n"
+        "0   paddle::distributed::ProcessGroupNCCL::ProcessGroupNCCL()\n1   ncclCommInitRank\n"
+        "2   initTransportsRank\n\n----------------------\nError Message Summary:\n----------------------\n"
+        "FatalError: `Segmentation fault` is detected by the operating system.\n"
+        "  [SignalInfo: *** SIGSEGV (@0x0) received by PID 1234 (TID 0x7f) from PID 0 ***]"
+    )
+    check_root(log, "RUN336", {"frame": "initTransportsRank", "nccl_call": "ncclCommInitRank"})
+
+
+def test_paddle_fatal_error_elsewhere_stays_a_crash() -> None:
+    log = (
+        "C++ Traceback (most recent call last):\n--------------------------------------\n"
+        "0   paddle::imperative::Tracer::TraceOp()\n1   phi::MatmulKernel\n\n"
+        "FatalError: `Segmentation fault` is detected by the operating system."
+    )
+    assert _root(log) == ("RUN131", "process_crash")

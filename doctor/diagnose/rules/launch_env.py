@@ -41,6 +41,10 @@ Formats, read at their sources:
   the NCCL library crashed in its own initialisation (a libnccl of another CUDA or build, two NCCLs
   loaded) (RUN336). A bus error there is /dev/shm (process_crash's NCCL shm rows) and an abort follows
   NCCL's own error, so only SIGSEGV and SIGILL are read.
+- glibc's abort messages (malloc/malloc.c malloc_printerr, debug/fortify_fail.c): "free(): invalid pointer",
+  "double free or corruption (out)", "*** Error in `python3': ... ***", "*** stack smashing detected ***":
+  native code corrupted the heap or stack and the process aborts (RUN131, SIGABRT, at the cause's tier).
+  Paddle's "FatalError: `Segmentation fault` is detected" after C++ frames of NCCL's set-up is RUN336.
 - PaddlePaddle's enforce (paddle/fluid/platform/dynload/dynamic_loader.cc, phi/backends/dynload since
   2.4) with its C++ call stack: "2   paddle::platform::dynload::GetNCCLDsoHandle()" under "1
   paddle::platform::EnforceNotMet::EnforceNotMet(...)": the loader of that library threw, the library
@@ -135,6 +139,32 @@ _NCCL_INIT = lazy_re.compile(
     r"bootstrapInit|ncclInit|devCommSetup|ncclTopoGetSystem|ncclTopoCompute\w{0,20}|ncclProxyCreate)\b"
 )
 _FRAME = lazy_re.compile(r"^(?:\[[\w.-]{1,80}:\d+\]\s*)?\s*(?:@\s+0x|\d+\s+0x|\[\s*\d+\]\s|#\d+\s)")
+# glibc's fatal messages before its abort() (malloc/malloc.c malloc_printerr, debug/fortify_fail.c):
+# 2.26+ print the text alone ("free(): invalid pointer", "double free or corruption (out)", "malloc():
+# corrupted top size", "corrupted size vs. prev_size", "munmap_chunk(): invalid pointer"), older ones
+# inside "*** Error in `python3': double free or corruption (!prev): 0x000055d0c8a3e2f0 ***"; "*** stack
+# smashing detected ***: terminated" (2.34+; older "... ***: python terminated"), "*** buffer overflow
+# detected ***". Heap or stack corruption in native code (an extension, a library of the stack): the
+# process dies on SIGABRT, and the shell's "Aborted (core dumped)" after it is this.
+_GLIBC = lazy_re.compile(
+    r"\*\*\* Error in [`'][^'\s]{1,200}': (?P<old>[a-z_]{3,30}(?:\(\))?:? [^:*]{3,60}?)(?::| \*\*\*)|"
+    r"\*\*\* (?P<ssp>stack smashing|buffer overflow) detected \*\*\*|"
+    r"(?:^|\s-\s|:\s)\s*(?P<bare>double free or corruption \((?:out|top|!prev|fasttop)\)|"
+    r"free\(\): (?:invalid (?:pointer|size|next size \((?:fast|normal)\))|"
+    r"double free detected in tcache 2)|"
+    r"malloc\(\): (?:corrupted top size|memory corruption(?: \(fast\))?|"
+    r"unaligned tcache chunk detected|invalid size \(unsorted\)|smallbin double linked list corrupted)|"
+    r"corrupted size vs\. prev_size|corrupted double-linked list|munmap_chunk\(\): invalid pointer|"
+    r"malloc_consolidate\(\): invalid chunk size|"
+    r"realloc\(\): invalid (?:pointer|old size|next size))\s*$"
+)
+# PaddlePaddle's signal handler ("FatalError: `Segmentation fault` is detected by the operating
+# system.") comes after its C++ traceback ("0   paddle::distributed::ProcessGroupNCCL::...", "1
+# ncclCommInitRank"): frames numbered without an address.
+_PADDLE_FATAL = lazy_re.compile(
+    r"FatalError: `(?P<paddle>Segmentation fault|Illegal instruction)` is detected"
+)
+_PADDLE_FRAME = lazy_re.compile(r"^\s*\d+\s{2,}\S")
 _PADDLE_DSO = lazy_re.compile(r"(?:paddle::platform|phi)::dynload::Get(?P<lib>\w{2,20}?)DsoHandle\(\)")
 _ENFORCE = lazy_re.compile(r"EnforceNotMet|GetTraceBackString|C\+\+ Traceback|C\+\+ Call Stacks")
 _DSO_NAMES = {
@@ -306,18 +336,27 @@ def _torch_shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _nccl_init_crash(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    frames = [ln.text for ln in hit.after(16, same_rank=False) if _FRAME.match(ln.text)][:10]
+    if m.groupdict().get("paddle"):
+        # the traceback above it, innermost frame last
+        frames = [ln.text for ln in hit.before(30, same_rank=False) if _PADDLE_FRAME.match(ln.text)][-10:][
+            ::-1
+        ]
+    else:
+        frames = [ln.text for ln in hit.after(16, same_rank=False) if _FRAME.match(ln.text)][:10]
     found = [f.group("fn") for f in map(_NCCL_INIT.search, frames) if f]
     if not found:
         return None
     fn = found[0]
-    sig = m.group("glog") or (
-        "SIGILL" if m.group("ucx") == "4" or m.group("opal") == "Illegal instruction" else "SIGSEGV"
+    sig = m.groupdict().get("glog") or (
+        "SIGILL"
+        if m.groupdict().get("ucx") == "4"
+        or "Illegal" in (m.groupdict().get("opal") or m.groupdict().get("paddle") or "")
+        else "SIGSEGV"
     )
     facts: dict[str, Any] = {"signal": sig, "frame": fn, "reason": "crash_in_nccl_init", "library": "nccl"}
     if found[-1] != fn:
         facts["nccl_call"] = found[-1]  # the entry point the framework called (ncclCommInitAll, ...)
-    if m.group("pid"):
+    if m.groupdict().get("pid"):
         facts["pid"] = int(m.group("pid"))
     return [
         row.event(
@@ -328,6 +367,23 @@ def _nccl_init_crash(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
             "(NCCL_DEBUG=INFO prints its version) and install the one the framework was built with",
             facts,
             dedupe=(row.code, hit.rank, "nccl_init"),
+        )
+    ]
+
+
+def _glibc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = (m.group("old") or m.group("bare") or f"{m.group('ssp')} detected").strip()
+    facts: dict[str, Any] = {"signal": "SIGABRT", "reporter": "glibc", "error": what}
+    facts["reason"] = "stack_corruption" if m.group("ssp") else "heap_corruption"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} was aborted by the C library ({clip(what, 60)}): native code corrupted its "
+            + ("stack" if m.group("ssp") else "heap")
+            + " (an extension or library of another build than the framework, or a bug in one); run it "
+            "under gdb or with a matching build of the extension",
+            facts,
+            dedupe=(row.code, hit.rank, "glibc"),
         )
     ]
 
@@ -415,6 +471,44 @@ SIGNATURES = (
         anchors=(b") received by PID", b"Caught signal", b"Signal: "),
         worth=(rb"\) received by PID", rb"Caught signal \d+", rb"Signal: [A-Z][a-z ]+ \(\d+\)"),
         words=("received by pid", "caught signal", "signal: "),
+    ),
+    Signature(
+        "paddle fatal signal inside nccl init",
+        _PADDLE_FATAL,
+        _nccl_init_crash,
+        C.STACK_LIBRARY_CRASH.code,
+        anchors=(b"FatalError: `",),
+        worth=(rb"FatalError: `",),
+        words=("fatalerror: `",),
+    ),
+    Signature(
+        "glibc abort message",
+        _GLIBC,
+        _glibc,
+        C.FATAL_SIGNAL.code,
+        anchors=(
+            b"*** Error in ",
+            b"detected ***",
+            b"double free or corruption",
+            b"free(): ",
+            b"malloc(): ",
+            b"corrupted size vs",
+            b"corrupted double-linked list",
+            b"munmap_chunk(): ",
+            b"malloc_consolidate(): ",
+            b"realloc(): ",
+        ),
+        words=(
+            "*** error in ",
+            "detected ***",
+            "double free",
+            "free(): ",
+            "malloc(): ",
+            "corrupted ",
+            "munmap_chunk",
+            "malloc_consolidate",
+            "realloc(): ",
+        ),
     ),
     Signature(
         "paddle dynload enforce",
