@@ -85,6 +85,33 @@ def test_hydra_bad_termination(log: str, sig: str) -> None:
     check_root(log, "RUN131", {"signal": sig, "reporter": "mpiexec (Hydra)"})
 
 
+# MVAPICH2's mpispawn (src/pm/mpirun/mpispawn.c child_handler)
+@pytest.mark.parametrize(
+    ("log", "code", "exitcode"),
+    [
+        (
+            "[gpu1:mpispawn_0][child_handler] MPI process (rank: 3, pid: 23456) terminated with signal 11 -> "
+            "abort job",
+            "RUN131",
+            -11,
+        ),
+        (
+            "[gpu1:mpispawn_0][child_handler] MPI process (rank: 0, pid: 4567) terminated with signal 9 -> "
+            "abort job",
+            "RUN121",
+            -9,
+        ),
+        (
+            "[gpu1:mpispawn_0][child_handler] MPI process (rank: 0, pid: 4567) exited with status 1",
+            "RUN133",
+            1,
+        ),
+    ],
+)
+def test_mvapich2_mpispawn(log: str, code: str, exitcode: int) -> None:
+    check_root(log, code, {"exitcode": exitcode, "reporter": "mvapich2 mpispawn"})
+
+
 def test_hydra_sigkill_is_host_memory() -> None:
     log = (
         "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   EXIT CODE: 9\n"
@@ -160,6 +187,15 @@ NOT_FOUND = [
     ("RuntimeError: launcher 'pdsh' not installed.", "pdsh"),
     ("bash: line 1: srun: command not found", "srun"),
     ("/bin/sh: 1: nvidia-smi: not found", "nvidia-smi"),
+    # Windows cmd.exe and PowerShell, fish
+    ("'torchrun' is not recognized as an internal or external command,", "torchrun"),
+    (
+        "torchrun : The term 'torchrun' is not recognized as the name of a cmdlet, function, script file, or "
+        "operable program.",
+        "torchrun",
+    ),
+    ("fish: Unknown command: torchrun", "torchrun"),
+    ("fish: Unknown command 'deepspeed'", "deepspeed"),
 ]
 
 

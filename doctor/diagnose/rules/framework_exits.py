@@ -10,7 +10,9 @@ by PID 4242 (TID 0x7f3c) from PID 0 ***]". The exit record is a launcher record 
 causality turns into the rank's exit finding); the signal is the rank's own crash. MPICH's and Intel MPI's
 mpiexec (Hydra, pm/pmiserv and ui/mpich/utils.c, MPICH 3.x-4.x) frame the first failed process: "=   BAD
 TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 3 PID 1234 RUNNING AT node-2" (older: "=   PID
-1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139".
+1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139"
+(1.x-3.0: no PID line; the signal in "APPLICATION TERMINATED WITH THE EXIT STRING: Bus error (signal 7)", read
+alone too). MVAPICH2's mpispawn: "MPI process (rank: 3, pid: 23456) terminated with signal 11 -> abort job".
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ _HYDRA_WHO = lazy_re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
 # hydra/ui/mpich/mpiexec.c: "APPLICATION TERMINATED WITH THE EXIT STRING: %s (signal %d)" (1.x-3.0), "YOUR
 # APPLICATION TERMINATED ..." (3.1+; Intel MPI's copy of Hydra likewise), printed after the frame or alone.
 _EXIT_STRING = lazy_re.compile(r"TERMINATED WITH THE EXIT STRING: .*\(signal (\d+)\)")
+# MVAPICH2's mpispawn (src/pm/mpirun/mpispawn.c child_handler, 1.x-2.3) for the first rank that ended: "[gpu1:
+# mpispawn_0][child_handler] MPI process (rank: 3, pid: 23456) terminated with signal 11 -> abort job", "...
+# exited with status 1".
+_MPISPAWN = lazy_re.compile(
+    r"MPI process \(rank: (\d+), pid: (\d+)\) (?:terminated with signal (\d+)|exited with status (\d+))"
+)
 _HYDRA_BANNER = lazy_re.compile(r"=\s+BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES")
 
 
@@ -123,6 +131,14 @@ def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [exit_event(hit, facts, rank)]
 
 
+def _mpispawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank = int(m.group(1))
+    code = -int(m.group(3)) if m.group(3) else int(m.group(4))
+    facts: dict[str, Any] = {"exitcode": code, "pid": int(m.group(2)), "rank": rank}
+    facts.update({"reporter": "mvapich2 mpispawn", "first": True})
+    return [exit_event(hit, facts, rank)]
+
+
 def _exit_string(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # The line alone (its frame was not pasted): Hydra's own summary of how the job's first process ended,
     # strsignal's words and the number ("Bus error (signal 7)"; macOS: "Segmentation fault: 11 (signal 11)").
@@ -183,6 +199,16 @@ SIGNATURES = (
         tier=3,
         anchors=(b"KILLED BY SIGNAL", b"EXIT CODE:"),
         worth=(rb"KILLED BY SIGNAL|EXIT CODE:",),
+    ),
+    Signature(
+        "mvapich2 mpispawn exit",
+        _MPISPAWN,
+        _mpispawn,
+        EXIT,
+        tier=3,
+        anchors=(b"MPI process (rank: ",),
+        worth=(rb"MPI process \(rank: \d",),
+        words=("mpi process (rank: ",),
     ),
     Signature(
         "hydra exit string",

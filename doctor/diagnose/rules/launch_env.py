@@ -7,7 +7,9 @@ Formats, read at their sources:
   not found" / "run.sh: line 5: torchrun: command not found", zsh's "zsh: command not found: accelerate",
   csh's "mpirun: Command not found.", Python's "FileNotFoundError: [Errno 2] No such file or directory:
   'torchrun'" (subprocess without a shell), env's "/usr/bin/env: 'python': No such file or directory",
-  DeepSpeed's runner "launcher 'pdsh' not installed." (deepspeed/launcher/runner.py). slurmstepd's
+  DeepSpeed's runner "launcher 'pdsh' not installed." (deepspeed/launcher/runner.py); Windows' "'torchrun'
+  is not recognized as an internal or external command" (cmd.exe) and "The term 'torchrun' is not
+  recognized as the name of a cmdlet" (PowerShell); fish's "fish: Unknown command: torchrun". slurmstepd's
   "execve(): torchrun: No such file or directory" is the step launch's (RUN304); a build tool (nvcc) is
   optional where it is probed. Only the launchers and tools of a training job: another
   program missing (gpustat in a monitoring script) is no cause of the job's failure; Open MPI's remote
@@ -76,7 +78,11 @@ _NOT_FOUND = lazy_re.compile(
     # rendezvous.py's step launch, RUN304)
     r"No such file or directory: '(?:[\w./-]{0,200}/)?(?P<c>" + _TOOLS + r")'|"
     r"env: [\"'‘]?(?P<d>" + _TOOLS + r")[\"'’]?: No such file or directory|"
-    r"launcher '(?P<e>\w+)' not installed"
+    r"launcher '(?P<e>\w+)' not installed|"
+    # Windows cmd.exe and PowerShell; fish
+    r"'(?P<f>" + _TOOLS + r")' is not recognized as an internal or external command|"
+    r"The term '(?P<g>" + _TOOLS + r")(?:\.exe)?' is not recognized as the name of a cmdlet|"
+    r"fish: Unknown command:? '?(?P<h>" + _TOOLS + r")\b"
 )
 _DS_SLOT = lazy_re.compile(r"No slot '(?P<slot>\d+)' specified on host '(?P<host>[^']{1,200})'")
 _DS_HOSTFILE = lazy_re.compile(
@@ -410,9 +416,28 @@ SIGNATURES = (
         _NOT_FOUND,
         _not_found,
         C.LAUNCHER_NOT_FOUND.code,
-        anchors=(b"not found", b"No such file or directory", b"command not found", b"not installed"),
-        worth=(rb"not found", rb"No such file or directory", rb"not installed"),
-        words=("not found", "no such file or directory", "not installed"),
+        anchors=(
+            b"not found",
+            b"No such file or directory",
+            b"command not found",
+            b"not installed",
+            b"is not recognized as",
+            b"Unknown command",
+        ),
+        worth=(
+            rb"not found",
+            rb"No such file or directory",
+            rb"not installed",
+            rb"is not recognized as",
+            rb"Unknown command",
+        ),
+        words=(
+            "not found",
+            "no such file or directory",
+            "not installed",
+            "is not recognized as",
+            "unknown command",
+        ),
     ),
     Signature(
         "deepspeed slot not in pool",
