@@ -442,3 +442,11 @@ def test_paddle_fatal_error_elsewhere_stays_a_crash() -> None:
         "FatalError: `Segmentation fault` is detected by the operating system."
     )
     assert _root(log) == ("RUN131", "process_crash")
+
+
+def test_a_probed_helper_is_behind_the_jobs_own_failure() -> None:
+    log = (
+        "/bin/sh: 1: python: not found\nTraceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\nRuntimeError: CUDA error: out of memory\n'
+    )
+    assert _root(log) == ("RUN101", "cuda_oom")

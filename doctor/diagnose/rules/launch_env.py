@@ -84,6 +84,7 @@ _NOT_FOUND = lazy_re.compile(
     r"The term '(?P<g>" + _TOOLS + r")(?:\.exe)?' is not recognized as the name of a cmdlet|"
     r"fish: Unknown command:? '?(?P<h>" + _TOOLS + r")\b"
 )
+_HELPER = lazy_re.compile(r"python|pip|\w+-smi$|ibstat$|ibv_devinfo$|hccn_tool$")
 _DS_SLOT = lazy_re.compile(r"No slot '(?P<slot>\d+)' specified on host '(?P<host>[^']{1,200})'")
 _DS_HOSTFILE = lazy_re.compile(
     r"Hostname '(?P<host>[^']{1,200})' not found in hostfile|"
@@ -211,6 +212,9 @@ def _not_found(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             f"{hit.who()}: the command '{tool}' was not found: {why}; run it by its full path "
             "(python -m torch.distributed.run for torchrun) or activate the environment in that shell",
             facts,
+            # a helper a script probes for (python before python3, nvidia-smi in a prelude) may be followed
+            # by the job running anyway: behind any failure the log shows; a launcher is the job's start
+            tier=1 if _HELPER.match(tool) else None,
             dedupe=(row.code, tool),
         )
     ]
