@@ -450,3 +450,35 @@ def test_a_probed_helper_is_behind_the_jobs_own_failure() -> None:
         '  File "train.py", line 3, in <module>\nRuntimeError: CUDA error: out of memory\n'
     )
     assert _root(log) == ("RUN101", "cuda_oom")
+
+
+# glog's / absl's failure signal handler (glog/src/signalhandler.cc, absl failure_signal_handler.cc)
+GLOG = [
+    (
+        '*** Aborted at 1576123353 (unix time) try "date -d @1576123353" if you are using GNU date ***\n'
+        "PC: @                0x0 (unknown)\n"
+        "*** SIGSEGV (@0x0) received by PID 24044 (TID 0x7f6406bd7740) from PID 0; stack trace: ***\n"
+        "    @     0x7f64067b55d0 (unknown)\n"
+        "    @     0x7f63f2a1b2c3 xgboost::common::HistogramCuts::Build()",
+        "SIGSEGV",
+        "xgboost::common::HistogramCuts::Build",
+    ),
+    (
+        "*** SIGBUS (@0x7f0000000000) received by PID 812 (TID 0x7f12) from PID 0; stack trace: ***",
+        "SIGBUS",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "sig", "frame"), GLOG)
+def test_glog_failure_signal(log: str, sig: str, frame: str) -> None:
+    check_root(log, "RUN131", {"signal": sig, "reporter": "glog", **({"frame": frame} if frame else {})})
+
+
+def test_glog_abort_is_behind_the_error_it_ends_on() -> None:
+    log = (
+        "RuntimeError: CUDA error: out of memory\n"
+        "*** SIGABRT received by PID 1169 (TID 1169) on cpu 32 from PID 1169; stack trace: ***"
+    )
+    assert _root(log) == ("RUN101", "cuda_oom")
