@@ -507,3 +507,51 @@ TF_COLLECTIVE_PEER_DOWN = register_code(
     "TensorFlow's collective health check could not reach a peer worker (the worker or the link is down)",
     AREA,
 )
+
+# Category process_crash: a data-loading worker could not write its batch into shared memory (torch's
+# "unable to write to file </torch_...>: No space left on device (28)", the shared-memory segment it could not
+# open or map): /dev/shm is full or too small (a container's 64 MB default), and the worker or the rank dies.
+DATALOADER_SHM_EXHAUSTED = register_code(
+    "RUN388",
+    "dataloader-shared-memory-exhausted",
+    "fail",
+    "process_crash",
+    "A data-loading worker ran out of shared memory (/dev/shm full or too small for its batches)",
+    AREA,
+)
+
+# Category driver_env: the shell or Python could not find the launcher or tool the job runs (torchrun,
+# deepspeed, accelerate, mpirun, srun, python): it is not installed in this environment or not on the PATH of
+# the shell that ran it (sudo's PATH, a non-interactive ssh shell, a container without the conda env).
+LAUNCHER_NOT_FOUND = register_code(
+    "RUN389",
+    "launcher-command-not-found",
+    "fail",
+    "driver_env",
+    "The launcher or tool the job runs was not found on the PATH (torchrun, deepspeed, mpirun, python...)",
+    AREA,
+)
+
+# Category driver_env: a launcher's resource pool has no such GPU slot or host (DeepSpeed's runner: "No slot
+# '4' specified on host 'localhost'", "Hostname 'x' not found in hostfile", a malformed hostfile): the GPUs or
+# hosts asked for are not the ones the launcher sees.
+LAUNCHER_RESOURCES = register_code(
+    "RUN390",
+    "launcher-resource-not-available",
+    "fail",
+    "driver_env",
+    "The launcher was asked for a GPU slot or host its resource pool (hostfile, detected GPUs) does not have",
+    AREA,
+)
+
+# Category driver_env: an NVML call failed (pynvml / nvidia-ml-py's NVMLError_InvalidArgument, NoPermission,
+# FunctionNotFound, Unknown...): the GPU index asked for does not exist here, NVML is blocked in this
+# container, or the driver is older than the bindings.
+NVML_CALL_FAILED = register_code(
+    "RUN391",
+    "nvml-call-failed",
+    "fail",
+    "driver_env",
+    "An NVML call failed (a GPU index that does not exist, no permission, a driver older than the bindings)",
+    AREA,
+)

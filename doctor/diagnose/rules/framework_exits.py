@@ -10,7 +10,9 @@ by PID 4242 (TID 0x7f3c) from PID 0 ***]". The exit record is a launcher record 
 causality turns into the rank's exit finding); the signal is the rank's own crash. MPICH's and Intel MPI's
 mpiexec (Hydra, pm/pmiserv and ui/mpich/utils.c, MPICH 3.x-4.x) frame the first failed process: "=   BAD
 TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 3 PID 1234 RUNNING AT node-2" (older: "=   PID
-1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139".
+1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139"
+(1.x-3.0: no PID line; the signal in "APPLICATION TERMINATED WITH THE EXIT STRING: Bus error (signal 7)", read
+alone too). MVAPICH2's mpispawn: "MPI process (rank: 3, pid: 23456) terminated with signal 11 -> abort job".
 """
 
 from __future__ import annotations
@@ -40,7 +42,16 @@ _FATAL = lazy_re.compile(
 _SIGNAL_INFO = lazy_re.compile(r"received by PID (\d+)")
 _HYDRA = lazy_re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
 _HYDRA_WHO = lazy_re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
+# hydra/ui/mpich/mpiexec.c: "APPLICATION TERMINATED WITH THE EXIT STRING: %s (signal %d)" (1.x-3.0), "YOUR
+# APPLICATION TERMINATED ..." (3.1+; Intel MPI's copy of Hydra likewise), printed after the frame or alone.
 _EXIT_STRING = lazy_re.compile(r"TERMINATED WITH THE EXIT STRING: .*\(signal (\d+)\)")
+# MVAPICH2's mpispawn (src/pm/mpirun/mpispawn.c child_handler, 1.x-2.3) for the first rank that ended: "[gpu1:
+# mpispawn_0][child_handler] MPI process (rank: 3, pid: 23456) terminated with signal 11 -> abort job", "...
+# exited with status 1".
+_MPISPAWN = lazy_re.compile(
+    r"MPI process \(rank: (\d+), pid: (\d+)\) (?:terminated with signal (\d+)|exited with status (\d+))"
+)
+_HYDRA_BANNER = lazy_re.compile(r"=\s+BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES")
 
 
 # The launcher of Paddle 1.8-2.x (paddle/distributed/utils.py and fleet/launch_utils.py, watch_local_trainers)
@@ -90,30 +101,51 @@ def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    who = next((w for w in (_HYDRA_WHO.search(ln.text) for ln in hit.before(3, same_rank=False)) if w), None)
-    if who is None:
+    before = hit.before(3, same_rank=False)
+    who = next((w for w in (_HYDRA_WHO.search(ln.text) for ln in before) if w), None)
+    if who is None and not any(_HYDRA_BANNER.search(ln.text) for ln in before):
         return None  # Hydra's frame is what says this is a process's end, not some program's own output
     status = int(m.group(2)) if m.group(2) else 0
     # a shell-style status: 128 + N is "killed by signal N"
     code = -int(m.group(1)) if m.group(1) else (-(status - 128) if 128 < status < 160 else status)
-    # Hydra before 3.3 (its frame names no RANK) prints a signalled process's raw wait status as its "EXIT
-    # CODE" (9 for SIGKILL) and names the signal after the frame: "YOUR APPLICATION TERMINATED WITH THE EXIT
-    # STRING: Killed (signal 9)"; 3.3+ prints "KILLED BY SIGNAL: 9" instead, and its EXIT CODE is the code.
+    # Hydra before 3.3 (its frame names no RANK; 1.x-3.0's names no PID either) prints a signalled process's
+    # raw wait status as its "EXIT CODE" (9 for SIGKILL) and names the signal after the frame: "YOUR
+    # APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"; 3.3+ prints "KILLED BY SIGNAL: 9"
+    # instead, and its EXIT CODE is the code.
     said = next(
         (s for s in (_EXIT_STRING.search(ln.text) for ln in hit.after(6, same_rank=False)) if s), None
     )
     if m.group(2) and said:
         code = -int(said.group(1))
-    elif m.group(2) and status == 9 and not who.group(1):
+    elif m.group(2) and status == 9 and not (who and who.group(1)):
         code = -9
-    rank = int(who.group(1)) if who.group(1) else None
-    facts: dict[str, Any] = {"exitcode": code, "pid": int(who.group(2)), "host": who.group(3)}
+    rank = int(who.group(1)) if who and who.group(1) else None
+    facts: dict[str, Any] = {"exitcode": code}
+    if who:
+        facts.update({"pid": int(who.group(2)), "host": who.group(3)})
     facts.update({"reporter": "mpiexec (Hydra)", "first": True})
     if rank is not None:
         facts["rank"] = rank
     if m.group(2):
         facts["exit_status"] = status
     return [exit_event(hit, facts, rank)]
+
+
+def _mpispawn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank = int(m.group(1))
+    code = -int(m.group(3)) if m.group(3) else int(m.group(4))
+    facts: dict[str, Any] = {"exitcode": code, "pid": int(m.group(2)), "rank": rank}
+    facts.update({"reporter": "mvapich2 mpispawn", "first": True})
+    return [exit_event(hit, facts, rank)]
+
+
+def _exit_string(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # The line alone (its frame was not pasted): Hydra's own summary of how the job's first process ended,
+    # strsignal's words and the number ("Bus error (signal 7)"; macOS: "Segmentation fault: 11 (signal 11)").
+    if any(_HYDRA.search(ln.text) for ln in hit.before(8, same_rank=False)):
+        return []  # the frame above was read with it
+    facts = {"exitcode": -int(m.group(1)), "reporter": "mpiexec (Hydra)", "first": True}
+    return [exit_event(hit, facts, None)]
 
 
 def _fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -167,6 +199,26 @@ SIGNATURES = (
         tier=3,
         anchors=(b"KILLED BY SIGNAL", b"EXIT CODE:"),
         worth=(rb"KILLED BY SIGNAL|EXIT CODE:",),
+    ),
+    Signature(
+        "mvapich2 mpispawn exit",
+        _MPISPAWN,
+        _mpispawn,
+        EXIT,
+        tier=3,
+        anchors=(b"MPI process (rank: ",),
+        worth=(rb"MPI process \(rank: \d",),
+        words=("mpi process (rank: ",),
+    ),
+    Signature(
+        "hydra exit string",
+        _EXIT_STRING,
+        _exit_string,
+        EXIT,
+        tier=3,
+        anchors=(b"EXIT STRING",),
+        worth=(rb"EXIT STRING",),
+        words=("exit string",),
     ),
     Signature(
         "paddle fatal signal",

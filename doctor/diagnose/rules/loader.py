@@ -58,14 +58,17 @@ _SYMBOL_VERSION = lazy_re.compile(
 _GPU_STACK_PATH = lazy_re.compile(
     r"torch|cuda|cudnn|cublas|cusparse|cufft|curand|cusolver|nccl|nvidia|nvrtc|nvjitlink|c10|caffe2|triton|"
     r"flash_attn|apex|deepspeed|xformers|bitsandbytes|vllm|transformer_engine|megatron|mmcv|detectron2|"
-    r"causal_conv1d|selective_scan|mamba|"
+    r"causal_conv1d|selective_scan|mamba|fbgemm|torchrec|flashinfer|sgl_kernel|spconv|pytorch3d|"
     # the other stacks' own extensions (jaxlib's xla_extension, TensorFlow's pywrap, Paddle's core, MXNet's
     # libmxnet, Horovod's mpi_lib, torch_npu, Habana's and oneCCL's bindings)
     r"jaxlib|xla_extension|tensorflow|paddle|mxnet|horovod|torch_npu|habana|oneccl",
     re.I,
 )
+# (c10d: torch.distributed's namespace, "_ZN4c10d23ncclGetErrorWithVersionE12ncclResult_t" in an fbgemm_gpu
+# built against another torch; a mangled name whose function is an NCCL / CUDA one.)
 _GPU_STACK_SYMBOL = lazy_re.compile(
-    r"(?:nccl|cu[A-Z]|cublas|cudnn|cuda|nvrtc)|_ZN[KS]?\d*(?:c10|at|torch|caffe2)\d"
+    r"(?:nccl|cu[A-Z]|cublas|cudnn|cuda|nvrtc)|_ZN[KS]?\d*(?:c10d?|at|torch|caffe2)\d|"
+    r"_ZN[KS]?\d+\w{1,40}?\d+(?:nccl|cuda|cublas|cudnn)"
 )
 # A loader of the framework's own that searched for the library and says so: torch7's nccl.torch
 # ("nccl/ffi.lua:195: 'libnccl.so not found in library path."), and the same words of other wrappers

@@ -212,9 +212,10 @@ def _handler_death(row: Signature, hit: Hit, facts: dict[str, Any], who: str, ha
 # also under Horovod and mpi4py: "[node:194925] *** Process received signal ***", "[node:194925] Signal:
 # Segmentation fault (11)", "Signal code: Address not mapped (1)", "Failing at address: 0xb", the frames "[ 0]
 # /usr/lib64/libpthread.so.0(+0xf6d0)[0x2aaaab2446d0]" and "*** End of error message ***". mpirun's
-# "[1,0]<stderr>:" prefix is the text layer's. The signal line after a header or under a "[host:pid]" prefix.
+# "[1,0]<stderr>:" prefix is the text layer's. The signal line after a header or under a "[host:pid]" prefix;
+# a paste that dropped the prefix keeps the blank before it (" *** Process received signal ***").
 _OPAL = lazy_re.compile(
-    r"(?:^|\]\s*)Signal: (?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
+    r"(?:^\s*|\]\s*)Signal: (?P<sig>Segmentation fault|Bus error|Aborted|Illegal instruction|"
     r"Floating point exception) \((?P<num>\d+)\)"
 )
 _OPAL_WHO = lazy_re.compile(r"\[([\w.-]+):(\d+)\] Signal: ")

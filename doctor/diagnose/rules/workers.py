@@ -32,8 +32,13 @@ from pgdoctor.knowledge.slurm import CANCEL as SLURM_CANCEL
 from pgdoctor.knowledge.slurm import read_cancel
 from pgdoctor.model import lazy_re
 
+# PaddlePaddle's copy (paddle/fluid/imperative/data_loader.cc, 2.x): "ERROR: Unexpected BUS error encountered
+# in DataLoader worker. This might be caused by insufficient shared memory (shm), please check whether
+# use_shared_memory is set and storage space in /dev/shm is enough", "... segmentation fault encountered in
+# DataLoader workers.", "... floating-point exception encountered in DataLoader worker.".
 _DL_HANDLER = lazy_re.compile(
-    r"Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker"
+    r"Unexpected (bus error|BUS error|segmentation fault|floating-point exception) encountered in "
+    r"(?:DataLoader )?workers?\b"
 )
 # The signal's strsignal() text: "Bus error", "Killed", "Segmentation fault", "Aborted", ...; PaddlePaddle's
 # copy (paddle/fluid/imperative/data_loader.cc): "DataLoader process (pid 10222) exited is killed by signal:
@@ -135,6 +140,7 @@ _POOL = lazy_re.compile(
 _VLLM_WORKER = lazy_re.compile(r"Worker (\S+) pid (\d+) died, exit code: (-?\d+)")
 _SIG = {
     "bus error": "SIGBUS",
+    "BUS error": "SIGBUS",
     "segmentation fault": "SIGSEGV",
     "floating-point exception": "SIGFPE",
     "Bus error": "SIGBUS",
