@@ -172,3 +172,53 @@ def test_graph_capture_error_of_a_single_program_is_not_a_collective() -> None:
 def test_look_alikes_stay_silent(line: str) -> None:
     root = root_finding(line)
     assert root is None, root
+
+
+# -- Horovod's coordinator (horovod/common/controller.cc, 0.28): every "Mismatched ..." it builds ----------
+HOROVOD_MISMATCHES = [
+    "Mismatched prescale and/or postscale factors: One rank sent factors (1, 0.5), but another rank sent "
+    "factors (1, 0.25).",
+    "Mismatched reduction operation: One rank sent reduction op 1, but another rank sent reduction op 0.",
+    "Mismatched ALLREDUCE CPU/GPU device selection: One rank specified device GPU, but another rank "
+    "specified device CPU.",
+    "Mismatched ALLGATHER tensor shapes: One rank sent a tensor with dimension 1 equal to 5, but another "
+    "rank sent a tensor with dimension 1 equal to 6.",
+    "Mismatched operations: One rank did an ALLREDUCE, but another rank did an ALLGATHER.",
+    "Mismatched alltoall tensor shapes",
+    "Mismatched prescale and/or postscale factors",
+]
+
+
+@pytest.mark.parametrize("line", HOROVOD_MISMATCHES)
+def test_horovod_mismatches_in_every_wording(line: str) -> None:
+    root = root_finding(line)
+    assert root is not None and root.code == "RUN201" and root.category == "collective_mismatch", root
+
+
+def test_a_plain_data_type_mismatch_is_not_horovods() -> None:
+    assert root_finding("Mismatched data types") is None
+
+
+# -- the watchdog's record of torch-xpu-ops' ProcessGroupXCCL (WorkXCCL, as WorkNCCL / WorkHCCL) -------------
+def test_xccl_watchdog_record() -> None:
+    check_root(
+        "RuntimeError: [Rank 0] Watchdog caught collective operation timeout: WorkXCCL(SeqNum=5, "
+        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600114 milliseconds before "
+        "timing out.",
+        "RUN151",
+        {"backend": "xccl", "seq": 5, "op": "ALLREDUCE", "timeout_ms": 600000},
+    )
+
+
+# -- torch.distributed.rpc's deadline (rpc/utils.cpp kRpcTimeoutErrorStr 1.6-2.x; ProcessGroupAgent 1.4) --
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: RPC ran for more than set timeout (60000 ms) and will now be marked with an error",
+        "[W tensorpipe_agent.cpp:940] RPC ran for more than set timeout (60000 ms) and will now be marked "
+        "with an error",
+        "RuntimeError: RPC ran for more than 60000 milliseconds and timed out.",
+    ],
+)
+def test_rpc_timeout(line: str) -> None:
+    check_root(line, "RUN151", {"framework": "torch.rpc", "timeout_ms": 60000})
