@@ -555,3 +555,39 @@ NVML_CALL_FAILED = register_code(
     "An NVML call failed (a GPU index that does not exist, no permission, a driver older than the bindings)",
     AREA,
 )
+
+# Category nccl_usage: a collective library was called after the program had shut it down (rabit's "Doing
+# rabit call after Finalize", Open MPI's "The MPI_Allreduce() function was called after MPI_FINALIZE was
+# invoked"), or set up twice (rabit's "can only call Init once"): the program's order of calls.
+COLLECTIVE_AFTER_FINALIZE = register_code(
+    "RUN378",
+    "collective-after-finalize",
+    "fail",
+    "nccl_usage",
+    "A collective library was called after the program finalized it (or initialised it twice)",
+    AREA,
+)
+
+# Category nccl_usage: JAX refused a pmap whose mapped axis does not match the local devices on a
+# multi-process run ("the input to pmapped functions must have leading axis size equal to the number of
+# local devices"), or a collective over an axis name no pmap / shard_map binds ("unbound axis name: i").
+JAX_PMAP_USAGE = register_code(
+    "RUN379",
+    "jax-pmap-collective-usage",
+    "fail",
+    "nccl_usage",
+    "JAX rejected a pmap or collective: its mapped axis does not match the local devices or is unbound",
+    AREA,
+)
+
+# Category nccl_usage: a CUDA graph capture failed in a worker of a multi-GPU job (vLLM's tensor-parallel
+# workers, a rank of torch.distributed): a collective issued while the stream was capturing that the
+# capture cannot take (NCCL/pynccl/custom all-reduce on another stream, NCCL < 2.9.6) invalidated it.
+COLLECTIVE_IN_GRAPH_CAPTURE = register_code(
+    "RUN380",
+    "collective-in-graph-capture",
+    "fail",
+    "nccl_usage",
+    "A CUDA graph capture failed in a multi-GPU worker (a collective the capture cannot record)",
+    AREA,
+)

@@ -48,6 +48,11 @@ _PAIR_TIMEOUT = lazy_re.compile(
 # The ibverbs transport (gloo/transport/ibverbs/device.cc, pair.cc, buffer.cc): a verbs call that failed,
 # raised through GLOO_ENFORCE ("[enforce fail at .../ibverbs/device.cc:76] ibv_open_device: ...") or
 # IoException ("[.../ibverbs/pair.cc:464] ibv_post_send: Invalid argument"): the RDMA fabric or its setup.
+# The same sentence without gloo's "[.../tcp/pair.cc:NNN] " (an application that prints str(e) of the
+# IoException after its own words, "Rank 1 training step error: Application timeout caused pair closure",
+# or a title): the sentence is gloo's alone (tcp/pair.cc since 2019, uv/pair.cc), and the peer's "Connection
+# closed by peer" that follows it is the closure it caused, not a network fault.
+_PAIR_TIMEOUT_BARE = lazy_re.compile(r"Application timeout caused pair closure")
 _IBVERBS = lazy_re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
 # Its deadlines (unbound_buffer.cc "Timed out waiting 1800000ms for recv operation to complete", pair.cc
 # "Timeout waiting for memory region from [10.0.0.2]:1234", buffer.cc "Read timeout" / "Send timeout"): a
@@ -181,19 +186,24 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    direction = (m.group("dir") or "pair").lower()
-    facts: dict[str, Any] = {
-        "backend": "gloo",
-        "direction": direction,
-        "gloo_source": f"{m.group('file')}:{m.group('line')}",
-    }
-    pair = _PAIR_RANKS.search(m.group("rest"))
+    if "file" not in m.re.groupindex:  # the bare sentence (_PAIR_TIMEOUT_BARE)
+        facts: dict[str, Any] = {"backend": "gloo", "direction": "application"}
+        rest = hit.text[m.end() :]
+    else:
+        facts = {
+            "backend": "gloo",
+            "direction": (m.group("dir") or "pair").lower(),
+            "gloo_source": f"{m.group('file')}:{m.group('line')}",
+        }
+        rest = m.group("rest")
+    direction = facts["direction"]
+    pair = _PAIR_RANKS.search(rest)
     if pair:  # Paddle's gloo: "self_rank = 0 pair_rank = 1"
         facts["rank"], facts["peer_rank"] = int(pair.group(1)), int(pair.group(2))
-    a = _ADDR.search(m.group("rest"))
+    a = _ADDR.search(rest)
     if a:
         facts["peer"], facts["peer_port"] = a.group(1), int(a.group(2))
-    if m.group("dir") == "Application":
+    if direction == "application":
         return [
             row.event(
                 hit,
@@ -402,6 +412,15 @@ SIGNATURES = (
         tier=1,
         anchors=(b"gloo/transport/",),
         words=("gloo/transport/",),
+    ),
+    Signature(
+        "gloo pair closed on the application timeout (gloo's sentence alone)",
+        _PAIR_TIMEOUT_BARE,
+        _pair_timeout,
+        C.GLOO_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Application timeout caused pair closure",),
+        words=("application timeout caused pair closure",),
     ),
     Signature(
         "gloo ibverbs transport",

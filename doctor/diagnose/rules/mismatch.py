@@ -105,9 +105,13 @@ _GLOO_SIZE = lazy_re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs 
 # allgather.", "Mismatched data types: One rank had type float32, but another rank had type float64.",
 # "Mismatched allreduce tensor shapes: One or more rank sent tensors of different shapes ...",
 # "Mismatched broadcast root ranks: One rank specified root rank 0, but another rank specified root rank
-# 1." (also allgather / alltoall / reducescatter, prescale and postscale factors, reduction operations).
+# 1." (also allgather / alltoall / reducescatter, reduction operations, 0.2x's "Mismatched prescale and/or
+# postscale factors: One rank sent factors (1, 0.5), ..." and "Mismatched ALLREDUCE CPU/GPU device selection:
+# One rank specified device GPU, ..."); a title keeps the head alone ("Mismatched allgather tensor shapes").
 _HVD_MISMATCH = lazy_re.compile(
-    r"Mismatched ([\w ]+?): One (?:or more )?ranks? (?:did|had|sent|specified|requested)"
+    r"Mismatched ([\w /]+?): One (?:or more )?ranks? (?:did|had|sent|specified|requested)|Mismatched ((?i:"
+    r"allreduce|allgather|broadcast|alltoall|reducescatter|MPI|Horovod) (?:tensor shapes|root ranks|"
+    r"operations|CPU/GPU device selection)|prescale and/or postscale factors)\b"
 )
 
 
@@ -115,10 +119,10 @@ def _hvd_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [
         row.event(
             hit,
-            f"Horovod: the ranks' requests for one tensor disagree ({m.group(1)}): they called different "
-            "collectives or passed different tensors",
-            {"kind": "horovod_mismatch", "differ": m.group(1)},
-            dedupe=(row.code, "horovod", m.group(1)),
+            f"Horovod: the ranks' requests for one tensor disagree ({m.group(1) or m.group(2)}): they called "
+            "different collectives or passed different tensors",
+            {"kind": "horovod_mismatch", "differ": m.group(1) or m.group(2)},
+            dedupe=(row.code, "horovod", m.group(1) or m.group(2)),
         )
     ]
 

@@ -122,7 +122,13 @@ TENSOR_CHECK_WORDS = (
     b"dense tensor is supported for NCCL",
     b"ProcessGroupNCCL does not support",
     b"is currently not supported with NCCL",
+    # every backend's reduce-op check (ProcessGroupNCCL/Gloo/UCC in torch 1.x-2.x, XCCL in torch-xpu-ops):
+    # "Cannot use ReduceOp.PREMUL_SUM with Gloo", "... with XCCL", "Cannot use ReduceOp.BAND with
+    # non-integral dtype"
+    b"Cannot use ReduceOp.",
 )
+# ... of which the reduce-op check of another backend is torch.distributed's (RUN301), not NCCL's.
+OTHER_BACKEND_OP = lazy_re.compile(r"Cannot use ReduceOp\.\w+ with (Gloo|XCCL|UCC|MPI|HCCL)\b")
 
 KIND = {
     "unhandled system error": C.NCCL_SYSTEM_ERROR,

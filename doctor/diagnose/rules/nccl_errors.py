@@ -13,22 +13,20 @@ completion from peer 10.0.0.2<57926> with error 12, opcode 0, len 0, vendor err 
 socket.cc ("Connection closed by remote peer", "Connect to 10.0.0.2<43251> failed : Connection
 refused", "Call to recv from ... failed : Connection reset by peer"), "Bootstrap : no socket
 interface found", "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000",
-"Cuda failure 'out of memory'". Loader: "undefined symbol: ncclCommRegister" (torch built for a
-newer NCCL than the one loaded). gloo (pair.cc): "Connection closed by peer [10.0.0.2]:5678",
-"Connection reset by peer".
+"Cuda failure 'out of memory'". Loader: "undefined symbol: ncclCommRegister" (torch built for a newer NCCL
+than the one loaded). gloo (pair.cc): "Connection closed by peer [10.0.0.2]:5678", "... reset by peer".
 
-Across versions torch also wrote "NCCL error: <text>, NCCL version X" (the 1.1x watchdog) and
-"NCCL Error 2: unhandled system error" (1.0; "NCCL Error 13: invalid data type" with NCCL 1.x's own
-strings); Horovod, TensorFlow and XLA print "<ncclCall> failed: <text>", CuPy "NCCL_ERROR_INVALID_USAGE:
-invalid usage"; NCCL <= 2.3 printed "host:pid:tid [dev] file:line
-WARN msg" without the word NCCL. WARNs are read by the source that prints them: the socket layer
-("Call to connect failed : Connection timed out", "socketProgress: Connection closed by remote
-peer", "Socket recv failed while polling"), NET/IB completions (also quoted in prose), argument
-checks (RUN191), the topology search of graph/*.cc (RUN192), "Mismatched collective detected"
-(RUN201) and the proxy's "Failed to execute operation Connect from rank 2, retcode 3" (by its
-ncclResult_t). A socket failure that NCCL calls an internal error ("ncclSocketInit: ... neither
-AF_INET nor AF_INET6") is network; a CUDA failure of the environment inside NCCL ("Cuda failure
-802 'system not yet initialized'") is driver_env.
+Across versions torch also wrote "NCCL error: <text>, NCCL version X" (the 1.1x watchdog) and "NCCL Error 2:
+unhandled system error" (1.0; "NCCL Error 13: invalid data type" with NCCL 1.x's own strings); Horovod,
+TensorFlow and XLA print "<ncclCall> failed: <text>", CuPy "NCCL_ERROR_INVALID_USAGE: invalid usage"; NCCL <=
+2.3 printed "host:pid:tid [dev] file:line WARN msg" without the word NCCL. WARNs are read by the source that
+prints them: the socket layer ("Call to connect failed : Connection timed out", "socketProgress: Connection
+closed by remote peer", "Socket recv failed while polling"), NET/IB completions (also quoted in prose),
+argument checks (RUN191), the topology search of graph/*.cc (RUN192), "Mismatched collective detected"
+(RUN201) and the proxy's "Failed to execute operation Connect from rank 2, retcode 3" (by its ncclResult_t).
+A socket failure that NCCL calls an internal error ("ncclSocketInit: ... neither AF_INET nor AF_INET6") is
+network; a CUDA failure of the environment inside NCCL ("Cuda failure 802 'system not yet initialized'") is
+driver_env.
 """
 
 from __future__ import annotations
@@ -50,6 +48,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     IFACE,
     KIND,
     NCCL_ALLOC,
+    OTHER_BACKEND_OP,
     RESULT,
     SOCKET,
     SOCKET_FRAME,
@@ -369,7 +368,7 @@ _C10D_ARGS = lazy_re.compile(
     r"Cannot use ReduceOp\.\w+ with boolean inputs|PreMulSum Data type must be|"
     r"ProcessGroupNCCL::\w+: (?:requires|Incorrect|invalid|Invalid)|"
     r"Tensor list mustn't be larger than the number of available GPUs|"
-    r"Cannot use ReduceOp\.\w+ with NCCL|"
+    r"Cannot use ReduceOp\.\w+ with (?:NCCL|Gloo|XCCL|UCC|MPI|HCCL|non-integral dtype)\b|"
     r"ProcessGroupGloo::\w+: (?:requires|invalid|unsupported|only supports|input|output|expect)|"
     r"input tensor must be the same (?:type as the output tensor|size as output size times world size)|"
     r"output tensor size must be equal to world_size times input tensor size|"
@@ -383,15 +382,17 @@ _C10D_ARGS = lazy_re.compile(
 
 def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"c10d_check": m.group(0)}
-    op = traceback_op(hit)
-    if op:
+    if op := traceback_op(hit):
         facts["op"] = op
+    other = OTHER_BACKEND_OP.search(m.group(0))
     return [
         row.event(
             hit,
-            f"{hit.who()}: the collective was called with tensors the NCCL backend rejects: {m.group(0)}",
+            f"{hit.who()}: the collective was called with tensors the "
+            f"{other.group(1) if other else 'NCCL'} backend rejects: {m.group(0)}",
             facts,
             dedupe=(row.code, hit.rank, "args"),
+            code=C.C10D_INVALID_USAGE.code if other else "",
         )
     ]
 

@@ -54,11 +54,19 @@ _BARE = lazy_re.compile(
     r"(?!\s*[:,)]?\s*[A-Za-z])"
 )
 _IN_PROGRESS, _TIMEOUT = 7, 8
+# ... and after the place, as FastMoE's NCCL check prints it (its cuda/ sources, USE_NCCL=1 builds:
+# fprintf "NCCL Error at %s:%d value %d\n", then exit; laekov/fastmoe#126): "NCCL Error at
+# .../cuda/global_exchange.cpp:127 value 5" (and "NCCL error at <file>:<line> value N" of its copies).
+_PLACED = lazy_re.compile(
+    r"\bNCCL [Ee]rror at (?P<where>[\w./-]+:\d+),? (?:value|code|result) (?P<num>[1-8])\b"
+)
 
 
 def _bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     num = int(m.group("num"))
     base: dict[str, Any] = {"nccl_result": num, "nccl_error": f"ncclResult {num}"}
+    if "where" in m.re.groupindex:
+        base["where"] = m.group("where")
     if num == _TIMEOUT:
         return [
             row.event(
@@ -153,6 +161,15 @@ SIGNATURES = (
         anchors=(b"rror", b"ncclResult"),
         worth=(rb"NCCL [Ee]rror:? ?#?[1-8]\b", rb"ncclResult"),
         words=("nccl error", "ncclresult"),
+    ),
+    Signature(
+        "nccl result number after the place",
+        _PLACED,
+        _bare,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"rror at",),
+        worth=(rb"NCCL [Ee]rror at ",),
+        words=("nccl error at",),
     ),
     Signature(
         "nccl result enforce",

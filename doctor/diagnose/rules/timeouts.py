@@ -26,7 +26,8 @@ Formats (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp across versions):
 - pasted records: "ran for ..." cut off, the record hard-wrapped anywhere (even inside a number:
   the continuation is joined without a space), or cut before its WorkNCCL(...) (then only the
   rank is known); a sentence about a timeout in prose is no record.
-- torch_npu's ProcessGroupHCCL (Ascend NPUs) copies these texts with WorkHCCL(...) for WorkNCCL(...),
+- torch_npu's ProcessGroupHCCL (Ascend NPUs) copies these texts with WorkHCCL(...) for WorkNCCL(...) (and
+  torch-xpu-ops' ProcessGroupXCCL, Intel GPUs, with WorkXCCL(...)),
   "Some HCCL operations have failed or timed out." and "(TORCH_HCCL_BLOCKING_WAIT=1 or
   HCCL_BLOCKING_WAIT=1)": the same rows read them (the device-side HCCL timeouts are rules/hccl.py's).
 - consequences (tier 2, no finding of their own): "Some NCCL operations have failed or timed
@@ -47,17 +48,17 @@ from pgdoctor.model import lazy_re
 
 # "ran for N milliseconds" may be cut off by a paste; the WorkNCCL(...) record alone is enough.
 _WATCHDOG = lazy_re.compile(
-    r"[Cc]aught\s+collective\s+operation\s+timeout:\s*Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
+    r"[Cc]aught\s+collective\s+operation\s+timeout:\s*Work[NHX]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)"
     r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?"
 )
 # The record cut before its head ("WorkNCCL(SeqNum=5125, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for
 # 1807734 millisecond"): "ran for" after a work record is only ever the watchdog's timeout.
 _RAN_FOR = lazy_re.compile(
-    r"Work[NH]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milli"
+    r"Work[NHX]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milli"
 )
-_WHOLE_RECORD = lazy_re.compile(r"Work[NH]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
+_WHOLE_RECORD = lazy_re.compile(r"Work[NHX]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
-_WATCHDOG_CUT = lazy_re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NH]CCL\(.*)?$")
+_WATCHDOG_CUT = lazy_re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NHX]CCL\(.*)?$")
 # The watchdog's timeout told in other words than its record (a title, a wrapper's summary): "operation
 # timeout: WorkNCCL at step 4", "WorkNCCL timed out after 30 minutes": the work's name after a timeout, or
 # before "timed out" (not a "WorkNCCL timeout" setting, nor the record's own "Timeout(ms)=" field).
@@ -65,7 +66,7 @@ _WORK_TIMEOUT_WORDS = lazy_re.compile(
     r"\b(?:[Oo]peration|[Cc]ollective|[Ww]atchdog|NCCL) time[ -]?out:?\s+(?:WorkNCCL|WorkHCCL)\b|"
     r"\b(?:WorkNCCL|WorkHCCL)\b(?!\()[^\n]{0,40}?\b(?:timed out|timing out)\b"
 )
-_BLOCKING = lazy_re.compile(r"Work\s+Work[NH]CCL\((?P<work>.*?)\)\s*timed out in blocking wait")
+_BLOCKING = lazy_re.compile(r"Work\s+Work[NHX]CCL\((?P<work>.*?)\)\s*timed out in blocking wait")
 _KV = lazy_re.compile(r"(\w+(?:\(ms\))?)=([^,\s)]+)")
 _PG = lazy_re.compile(
     r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<guid>[^\s(\]]+))?\s*(?:\((?P<name>[^)]*)\))?\s*Rank "
@@ -175,7 +176,7 @@ def _joined(hit: Hit) -> tuple[str, Optional[list[Line]]]:
     t = hit.text
     if _WATCHDOG_CUT.search(t) and not _WHOLE_RECORD.search(t):
         joined, used = hit.block(4, sep="")  # a hard wrap cut the record: the rest is on the next lines
-        if "WorkNCCL(" in joined or "WorkHCCL(" in joined:
+        if any(f"Work{b}CCL(" in joined for b in "NHX"):
             return joined, used
     return t, None
 
@@ -183,8 +184,8 @@ def _joined(hit: Hit) -> tuple[str, Optional[list[Line]]]:
 def _work(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t, record = _joined(hit)
     facts = {**_pg_facts(t), **work_facts(m.group("work"))}
-    if "WorkHCCL(" in t:  # torch_npu's ProcessGroupHCCL prints the same record for its works
-        facts["backend"] = "hccl"
+    if "WorkHCCL(" in t or "WorkXCCL(" in t:  # torch_npu's ProcessGroupHCCL, torch-xpu-ops' XCCL: same record
+        facts["backend"] = "hccl" if "WorkHCCL(" in t else "xccl"
     if "ran" in m.groupdict() and m.group("ran"):
         facts["ran_for_ms"] = int(m.group("ran"))
     facts["mode"] = (
@@ -391,7 +392,7 @@ def _stack(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # What the watchdog's teardown line is the consequence of, when the excerpt shows it.
 _TEARDOWN_CAUSE = lazy_re.compile(
-    r"Work[NH]CCL\(|Watchdog caught|[NH]CCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
+    r"Work[NHX]CCL\(|Watchdog caught|[NH]CCL error|nccl\w+Error|NCCL WARN|[Tt]imed out|Exception"
 )
 
 
@@ -472,8 +473,28 @@ def _wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# torch.distributed.rpc's own deadline (rpc/utils.cpp kRpcTimeoutErrorStr, TensorPipe agent, 1.6-2.x): "RPC
+# ran for more than set timeout (60000 ms) and will now be marked with an error"; 1.4-1.5's ProcessGroupAgent:
+# "RPC ran for more than 60000 milliseconds and timed out.": the callee did not answer in time.
+_RPC = lazy_re.compile(r"RPC ran for more than (?:set timeout \((?P<ms>\d+) ms\)|(?P<ms2>\d+) milliseconds)")
+
+
+def _rpc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ms = m.group("ms") or m.group("ms2")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: an RPC did not complete within its timeout ({ms} ms): the callee is stuck, slow "
+            "(a first call that compiles kernels) or gone",
+            {"framework": "torch.rpc", "timeout_ms": int(ms)},
+            dedupe=(row.code, hit.rank, "rpc"),
+        )
+    ]
+
+
 W = C.WATCHDOG_TIMEOUT.code
 SIGNATURES = (
+    Signature("rpc timeout", _RPC, _rpc, W, tier=1, anchors=(b"RPC ran for more than",)),
     Signature(
         "watchdog record",
         _WATCHDOG,
