@@ -208,3 +208,73 @@ PMIX developer):
 
 def test_pmix_init_that_could_not_open_a_component() -> None:
     check_root(PMIX, "RUN304", {"framework": "psec", "component": "munge", "step": "pmix_psec_base_open"})
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (
+            "torch.distributed.DistNetworkError: The server socket has failed to bind. port: 29500, "
+            "useIpv6: 0, code: -99, name: EADDRNOTAVAIL, message: cannot assign requested address",
+            "RUN222",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on provided socket. "
+            "socket: 12, code: -22, name: EINVAL, message: invalid argument",
+            "RUN222",
+        ),
+        (
+            "RuntimeError: The server socket has failed to bind. port: 80, useIpv6: 0, code: -13, "
+            "name: EACCES, message: permission denied",
+            "RUN224",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The server socket has failed to bind. port: 29500, "
+            "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+            "RUN223",
+        ),
+    ],
+)
+def test_libuv_store_server_that_could_not_bind(line: str, code: str) -> None:
+    check_root(line, code)
+
+
+# Paddle 2.4-2.6 phi/core/distributed/store/tcp_utils.cc (strings of paddlepaddle 2.6.2's libpaddle.so)
+@pytest.mark.parametrize(
+    ("line", "code", "ep"),
+    [
+        (
+            "OSError: (Unavailable) Network 10.0.0.1:6170 cannot be connected. (at "
+            "/paddle/paddle/phi/core/distributed/store/tcp_utils.cc:112)",
+            "RUN222",
+            "10.0.0.1:6170",
+        ),
+        (
+            "RuntimeError: (PreconditionNotMet) Bind network on 10.0.0.1:6170 failed. (at "
+            "/paddle/paddle/phi/core/distributed/store/tcp_utils.cc:150)",
+            "RUN223",
+            "10.0.0.1:6170",
+        ),
+        (
+            "OSError: (Unavailable) Create socket to connect 10.0.0.1:6170 failed. Details: Connection "
+            "refused. (at /paddle/paddle/phi/core/distributed/store/tcp_utils.cc:95)",
+            "RUN222",
+            "10.0.0.1:6170",
+        ),
+    ],
+)
+def test_paddle_tcpstore_sockets(line: str, code: str, ep: str) -> None:
+    check_root(line, code, {"endpoint": ep})
+
+
+# Paddle 2.3+ launch/controllers/controller.py: the failed container's log tail follows "ERROR LOG DETAIL"
+def test_paddle_id_retries_in_the_new_launchers_error_detail() -> None:
+    log = (
+        "LAUNCH ERROR 2024-01-01 10:00:00,000 Container failed !!!\n"
+        "Container rank 1 status failed cmd ['python', '-u', 'train.py'] code 1 log log/workerlog.1\n"
+        "LAUNCH INFO 2024-01-01 10:00:00,000 -------------------- ERROR LOG DETAIL --------------------\n"
+        "W0721 18:25:40.236928  6826 gen_comm_id_helper.cc:120] connect addr=10.0.0.2:6170 failed 2 times "
+        "with reason: Connection refused retry after 1 seconds\n"
+        "LAUNCH INFO 2024-01-01 10:00:03,000 Exit code 1"
+    )
+    check_root(log, "RUN222", {"endpoint": "10.0.0.2:6170"})

@@ -162,9 +162,14 @@ _PADDLE_EP = lazy_re.compile(r"The endpoint should contain host and port, but go
 
 # paddle.distributed.launch's teardown after a trainer exited (launch_utils.py 2.0-2.x): "terminate all the
 # procs", "ABORT!!! Out of all 4 trainers, the trainer process with rank=[1, 2, 3] was aborted. Please check
-# its log." - the run did not go on past the retries; it ended in them.
+# its log."; the 2.3+ launcher (launch/controllers/controller.py): "Pod failed", "Container failed !!!", the
+# container's line, "---- ERROR LOG DETAIL ----" (the failed trainer's log tail follows it), "Exit code 1",
+# "Terminating with signal 15" - the run did not go on past the retries; it ended in them.
 _PADDLE_TEARDOWN = lazy_re.compile(
-    r"terminate all the procs|ABORT!!! Out of all \d+ trainers|launch_utils\.py"
+    r"terminate all the procs|ABORT!!! Out of all \d+ trainers|launch_utils\.py|"
+    r"LAUNCH (?:INFO|ERROR|WARNING)|Pod (?:failed|FAILED)|Container failed !!!|ERROR LOG DETAIL|"
+    r"Container rank \d+ status|Exit code -?\d+|"
+    r"(?:Terminating|Exit) with signal \d+|Force quit in \d+ seconds"
 )
 
 
