@@ -591,3 +591,16 @@ COLLECTIVE_IN_GRAPH_CAPTURE = register_code(
     "A CUDA graph capture failed in a multi-GPU worker (a collective the capture cannot record)",
     AREA,
 )
+
+# Category rendezvous: PyTorch/XLA's XRT mesh service (third_party/xla_client/mesh_service.cc, torch_xla
+# 1.5-1.x on TPU VMs and pods): a worker could not reach the mesh master that hands out the mesh
+# configuration and meets xm.rendezvous ("Failed to connect to client mesh master: host:port", "Failed to
+# retrieve mesh configuration", "Failed to meet rendezvous '<tag>'").
+XLA_MESH_UNREACHABLE = register_code(
+    "RUN371",
+    "xla-mesh-master-unreachable",
+    "fail",
+    "rendezvous",
+    "A PyTorch/XLA worker could not reach the XRT mesh master (mesh configuration or xm.rendezvous)",
+    AREA,
+)

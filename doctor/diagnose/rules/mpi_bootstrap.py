@@ -68,8 +68,13 @@ def _pmi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 _OMPI_INIT = lazy_re.compile(
-    r"It looks like (?P<what>MPI_INIT|MPI runtime init|orte_init|opal_init) failed for some reason"
+    r"It looks like (?P<what>MPI_INIT|MPI runtime init|orte_init|opal_init|pmix_init) failed for some reason"
 )
+# PMIx's help-pmix-runtime.txt / help-pmix-mca-base.txt (3.x-5.x, also in Open MPI's and Slurm's copies): the
+# component the client could not open, printed above its "pmix_init failed" ("Framework: psec", "Component:
+# munge"): a plugin of the PMIx library that the node or the container does not have (libmunge missing in an
+# enroot/pyxis image, PMIX_MCA_psec naming a module this PMIx was not built with).
+_PMIX_COMPONENT = lazy_re.compile(r"^\s*(?P<k>Framework|Component):\s*(?P<v>\S+)")
 # Tried from the start of a run of [\w:() ] only, skipping its leading ":() ": the step is still the
 # run's first word character up to " failed" at the end (the leftmost match), found in linear time.
 _OMPI_STEP = lazy_re.compile(r"(?<![\w:() ])[:() ]*(?P<step>\w[\w:() ]*?) failed\s*$")
@@ -149,6 +154,8 @@ def _ompi_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
                 dedupe=(C.NCCL_SOCKET_ERROR.code, "mpi_unreachable"),
             )
         ]
+    if m.group("what") == "pmix_init":
+        return _pmix_init(row, hit, facts, step, ret)
     runtime = m.group("what") != "MPI_INIT" or any(w in step.lower() for w in ("rte", "ess", "pmix", "pmi"))
     what = (
         f"Open MPI's {m.group('what')} failed"
@@ -161,6 +168,24 @@ def _ompi_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         )
     )
     return [row.event(hit, what, facts, tier=None if runtime else 1, dedupe=(row.code, "ompi_init"))]
+
+
+def _pmix_init(row: Signature, hit: Hit, facts: dict[str, Any], step: str, ret: str) -> list[Event]:
+    for ln in hit.before(24, same_rank=False):
+        c = _PMIX_COMPONENT.search(ln.text)
+        if c:
+            facts[c.group("k").lower()] = c.group("v")
+    facts["launcher"] = "pmix"
+    comp = "/".join(facts[k] for k in ("framework", "component") if k in facts)
+    what = (
+        "PMIx's own start-up (pmix_init) failed"
+        + (f" at {step}" + (f" ({ret})" if ret else "") if step else "")
+        + (f": its {comp} component could not be opened" if comp else "")
+        + ", so no rank could join the launcher's key-value exchange: the PMIx plugins on this node or in "
+        "the container do not match the launcher's (a container without the munge library: install it or set "
+        "PMIX_MCA_psec=native; srun --mpi=pmix with a PMIx the image's MPI was not built against)"
+    )
+    return [row.event(hit, what, facts, dedupe=(row.code, "ompi_init"))]
 
 
 def _unreachable(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

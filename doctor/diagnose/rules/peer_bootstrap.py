@@ -160,6 +160,19 @@ _PADDLE_HOST = lazy_re.compile(r"Fail to get host by name (?P<host>[^\s.]+(?:\.[
 _PADDLE_EP = lazy_re.compile(r"The endpoint should contain host and port, but got (?P<ep>\S*?)\.?\s*(?:\[|$)")
 
 
+# paddle.distributed.launch's teardown after a trainer exited (launch_utils.py 2.0-2.x): "terminate all the
+# procs", "ABORT!!! Out of all 4 trainers, the trainer process with rank=[1, 2, 3] was aborted. Please check
+# its log."; the 2.3+ launcher (launch/controllers/controller.py): "Pod failed", "Container failed !!!", the
+# container's line, "---- ERROR LOG DETAIL ----" (the failed trainer's log tail follows it), "Exit code 1",
+# "Terminating with signal 15" - the run did not go on past the retries; it ended in them.
+_PADDLE_TEARDOWN = lazy_re.compile(
+    r"terminate all the procs|ABORT!!! Out of all \d+ trainers|launch_utils\.py|"
+    r"LAUNCH (?:INFO|ERROR|WARNING)|Pod (?:failed|FAILED)|Container failed !!!|ERROR LOG DETAIL|"
+    r"Container rank \d+ status|Exit code -?\d+|"
+    r"(?:Terminating|Exit) with signal \d+|Force quit in \d+ seconds"
+)
+
+
 def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     op, ep, why = m.group("op"), m.group("ep"), m.group("why").strip()
     facts: dict[str, Any] = {"framework": "paddle", "endpoint": ep, "error": clip(why, 80)}
@@ -167,7 +180,7 @@ def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if not m.group("timeout"):
         # the retry record: the run went on (the peer came up) unless the log ends in these records
         later = [ln.text for ln in hit.after(30, same_rank=True) if ln.text.strip()]
-        if any(not _PADDLE_ID.search(t) for t in later):
+        if any(not _PADDLE_ID.search(t) and not _PADDLE_TEARDOWN.search(t) for t in later):
             return []
         tier = 1
     in_use = op == "bind" or "already in use" in why
@@ -179,6 +192,31 @@ def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         "is not up, or the endpoint list (PADDLE_TRAINER_ENDPOINTS) is wrong"
     )
     return [row.event(hit, what, facts, code=code, tier=tier, dedupe=(code, "paddle_id"))]
+
+
+# Paddle 1.x-2.0's dygraph NCCL context (imperative/nccl_context.cc, before gen_comm_id_helper.cc): trainer 0
+# connects to every other trainer's endpoint to send the NCCL id, logging "Socket connect worker
+# 127.0.0.1:52199 failed, try again after 3 seconds." per try. A run that ends in it (or in the launcher's
+# teardown) never reached that trainer.
+_PADDLE_WORKER = lazy_re.compile(r"Socket connect worker (?P<ep>\S+?) failed, try again after")
+
+
+def _paddle_worker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    later = [ln.text for ln in hit.after(30, same_rank=True) if ln.text.strip()]
+    if any(not _PADDLE_WORKER.search(t) and not _PADDLE_TEARDOWN.search(t) for t in later):
+        return []  # the peer came up: the run went on past the retries
+    ep = m.group("ep")
+    return [
+        row.event(
+            hit,
+            f"Paddle's trainer 0 could not connect to trainer endpoint {ep} to send the NCCL id, and the run "
+            "ended in its retries: that trainer is not up (it died first: read its workerlog) or the "
+            "endpoint list (PADDLE_TRAINER_ENDPOINTS, --ips) is wrong",
+            {"framework": "paddle", "endpoint": ep, "error": "connect failed"},
+            tier=1,
+            dedupe=(row.code, "paddle_id"),
+        )
+    ]
 
 
 def _paddle_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -389,6 +427,14 @@ SIGNATURES = (
         anchors=(b" addr=",),
         worth=(rb"(?:connect|bind) addr=\S+ (?:timeout|failed \d+ times)",),
         words=("addr=",),
+    ),
+    Signature(
+        "paddle nccl context connect",
+        _PADDLE_WORKER,
+        _paddle_worker,
+        S,
+        anchors=(b"Socket connect worker",),
+        words=("socket connect worker",),
     ),
     Signature(
         "paddle host name",

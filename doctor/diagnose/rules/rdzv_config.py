@@ -51,9 +51,20 @@ _CONFIG_VAR = lazy_re.compile(r"environment variable (\w+) expected, but not set
 _ENV_KEY = lazy_re.compile(
     LEAD + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
     r"NODE_RANK|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|SLURM_NODEID|SLURM_NPROCS|OMPI_COMM_WORLD_(?:LOCAL_)?RANK|"
-    r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE)['\"]\s*$"
+    r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE|MV2_COMM_WORLD_(?:LOCAL_)?(?:RANK|SIZE)|MASTER_HOST|"
+    r"PADDLE_TRAINER_ID|PADDLE_TRAINERS_NUM|PADDLE_TRAINER_ENDPOINTS|PADDLE_CURRENT_ENDPOINT)['\"]\s*$"
 )
-_LAUNCHER_OF = (("SLURM_", "srun"), ("OMPI_", "mpirun (Open MPI)"), ("PMI_", "mpirun / mpiexec (MPICH)"))
+# torchpack's dist.init() (torchpack/distributed/context.py 0.2-0.3, BEVFusion and its forks) reads
+# MASTER_HOST, which `torchpack dist-run` exports; Paddle's trainers read the PADDLE_* that
+# paddle.distributed.launch sets; MVAPICH2's mpirun the MV2_COMM_WORLD_*.
+_LAUNCHER_OF = (
+    ("SLURM_", "srun"),
+    ("OMPI_", "mpirun (Open MPI)"),
+    ("PMI_", "mpirun / mpiexec (MPICH)"),
+    ("MV2_", "mpirun (MVAPICH2)"),
+    ("MASTER_HOST", "torchpack dist-run"),
+    ("PADDLE_", "python -m paddle.distributed.launch"),
+)
 # detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
 # <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.
 _D2_URL = lazy_re.compile(r"Process group URL: (?:None|)\s*$")

@@ -430,8 +430,9 @@ def connected_later(hit: Hit, port: int) -> bool:
 
 
 def _went_on(hit: Hit) -> bool:
-    """Whether the run printed something other than socket.cpp's records after this one."""
-    return any(ln.text.strip() and "socket" not in ln.text for ln in hit.after(20, same_rank=True))
+    """Whether the run printed its own lines after socket.cpp's record (a traceback next is the raise)."""
+    later = [ln.text for ln in hit.after(20, same_rank=True) if ln.text.strip() and "socket" not in ln.text]
+    return bool(later) and not later[0].startswith("Traceback (most recent call last)")
 
 
 def _quoted_bare(hit: Hit) -> bool:
@@ -672,7 +673,7 @@ SIGNATURES = (
         S,
         tier=1,
         anchors=(b"[c10d]", b"client socket has failed to connect"),
-        worth=(rb"errno: ?\d",),
+        worth=(rb"(?:errno|system error): ?\d",),
         words=("client socket",),
         anchor_from="c10d's '[c10d] ' logger prefix, or socket.cpp's own words",
         examples=(

@@ -58,6 +58,14 @@ _POLL_FAILED = lazy_re.compile(r"While waitForInput, poolFD failed with \(errno:
 _WAIT_TIMEOUT = lazy_re.compile(
     r"waitForInput: socket SocketImpl\([^)]*remote=\[?([^\s\]]+?)\]?:(\d+)\) timed out after (\d+)\s*ms"
 )
+# socket.cpp 2.4+'s waitForInput before its own timeout record: "[c10d] waitForInput: poll for socket
+# SocketImpl(fd=66, addr=[::ffff:10.0.0.78]:50434, remote=[::ffff:10.0.0.78]:29500) returned 0, likely a
+# timeout" (also "... failed with res=-1, err=..."): a store request's poll gave nothing. Quoted alone as the
+# error of a hang (LLaMA-Factory two-node torchrun, v16) it is the request that got no answer.
+_POLL_ZERO = lazy_re.compile(
+    r"waitForInput: poll for socket SocketImpl\([^)]*remote=\[?([^\s\]]+?)\]?:(\d+)\) "
+    r"(returned 0, likely a timeout|failed with res=)"
+)
 # What a paste shows below a c10d record that is still the same record: the C++ frames of the error
 # ("Exception raised from recvBytes at ...", "frame #3: c10d::TCPStore::ping() + 200"), other c10d records.
 _SAME_RECORD = lazy_re.compile(r"^\s*(?:frame #\d+|Exception raised from|\[[WIE]\S* [^\]]*\] \[c10d\])")
@@ -155,6 +163,26 @@ def _poll_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
         else f"the poll of a store connection failed (errno {errno} - {text})"
     )
     return [row.event(hit, what, {"errno": errno, "error": text}, dedupe=(row.code, "wait_timeout"))]
+
+
+def _poll_zero(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_WAIT_TIMEOUT.search(ln.text) for ln in hit.after(6, same_rank=True)):
+        return []  # its own timeout record follows: that row reads the request
+    if _went_past(hit):
+        return []  # the request was answered after all (a slow barrier), and the run went on
+    host, port = m.group(1).removeprefix("::ffff:"), int(m.group(2))
+    late = _main_first(row, hit, {})
+    if late is not None:
+        return late
+    return [
+        row.event(
+            hit,
+            f"a store request to {host}:{port} got no answer (socket.cpp's poll timed out): the rendezvous "
+            "or barrier waited for ranks (or an agent) that never came, or the store's host is unreachable",
+            {"master_addr": host, "master_port": port},
+            dedupe=(row.code, "wait_timeout"),
+        )
+    ]
 
 
 def _wait_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -402,6 +430,15 @@ SIGNATURES = (
             "[W228 18:45:15.741177013 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, "
             "addr=[node-2]:38674, remote=[::ffff:10.0.0.1]:23456) timed out after 900000ms",
         ),
+    ),
+    Signature(
+        "store request poll gave nothing (2.4+)",
+        _POLL_ZERO,
+        _poll_zero,
+        S,
+        tier=1,
+        anchors=(b"waitForInput: poll for socket",),
+        words=("waitforinput",),
     ),
     Signature(
         "store request poll failed (2.1-2.3)",

@@ -87,7 +87,8 @@ STORE_OP = lazy_re.compile(
 # unreachable from this node (a firewall, a wrong MASTER_ADDR, a down interface).
 _CONNECT_ERRNO = lazy_re.compile(
     r"(?:Error|error): (Connection timed out|No route to host|Network is unreachable|Host is unreachable|"
-    r"Cannot assign requested address|Address family not supported by protocol)\b"
+    r"Cannot assign requested address|Address family not supported by protocol|"
+    r"Resource temporarily unavailable)\b"
 )
 # A paste cut right after the elastic backend's raise: "File \".../c10d_rendezvous_backend.py\", line 115, in
 # _call_store" and its source line "raise" (RendezvousConnectionError(...) on the lines cut off): the
@@ -382,12 +383,15 @@ def _connect_errno(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
                 dedupe=(row.code, "store_err"),
             )
         ]
+    # EAGAIN: 1.x's store socket timed out (SO_RCVTIMEO) waiting for its server or for a rank (PipeDream, v16)
+    again = "unavailable" in m.group(1)
     return [
         row.event(
             hit,
             f"{hit.who()}: could not connect to the store ({m.group(1)}) in {_op_name(op)}: "
-            "MASTER_ADDR / the init_method's host is unreachable from this node (a firewall, a wrong "
-            "address, a down interface)",
+            + ("its socket timed out waiting for the store's host or another rank (" if again else "")
+            + "MASTER_ADDR / the init_method's host is unreachable from this node (a firewall, a wrong "
+            "address, a down interface)" + (", or a rank never started)" if again else ""),
             {"store_error": m.group(1), "store_op": _op_name(op)},
             dedupe=(row.code, "store_err"),
         )
@@ -623,6 +627,7 @@ SIGNATURES = (
             "host is unreachable",
             "cannot assign requested address",
             "address family not supported",
+            "resource temporarily unavailable",
         ),
     ),
     Signature(
