@@ -23,7 +23,8 @@ A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) or SIGABRT is the rank's deat
 banner is the handler's record of that death, so it stands at tier 2: what led to it and shows in the log
 (an uncaught C++ exception or failed check before a SIGABRT, an OOM, an NCCL error, a hang the watchdog
 ended) leads, and alone it names the crash. SIGTERM was sent from outside (a launcher stopping the
-survivors, a scheduler, a user: RUN133 as a consequence).
+survivors, a scheduler, a user: RUN133 as a consequence); Abseil's SIGTERM banner is left silent, since
+Ray 2.x's workers print it on every routine shutdown.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     if gd.get("cpu"):
         facts["cpu"] = int(gd["cpu"])
     who = hit.who()
+    if sig == "SIGTERM" and handler == "absl":
+        return []  # Ray 2.x's workers print it for every routine shutdown of a worker or a cluster
     if sig == "SIGTERM":
         by = f" by PID {facts['sender_pid']}" if "sender_pid" in facts else ""
         msg = (
