@@ -65,6 +65,8 @@ _ANY = lazy_re.compile(
     r"|CUSOLVER_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|CURAND_STATUS_ALLOCATION_FAILED"
     # MXNet's and other CHECKs of a CUDA call: "Check failed: e == cudaSuccess: CUDA: out of memory"
     r"|CUDA: out of memory"
+    # the class and the sentence as a title retypes them ("torch.cuda.0utOfMemoryError: CUDA outof memory")
+    r"|\b[O0]utOfMemoryError: CUDA\b|CUDA out ?of ?memory"
 )
 # Who reported it, by the words it is reported in (first match wins).
 _REPORTERS = (
@@ -547,7 +549,41 @@ _WRAPPERS = (
         examples=("RuntimeError: No executable batch size found, reached zero.",),
     ),
 )
-SIGNATURES = (*_CUDA_ROWS, *_WRAPPERS)
+# cuDNN's handle creation failed (cudnnCreate returns CUDNN_STATUS_NOT_INITIALIZED when the CUDA calls
+# under it fail; cudnn.h's documentation): torch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+# TensorFlow's "Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", C++ wrappers' "CUDNN
+# failure: CUDNN_STATUS_NOT_INITIALIZED". Most often the GPU had no memory left for cuDNN's context and
+# workspace (a framework that reserves most of it up front, another process); a build that does not fit
+# the GPU says so in its own words, which lead (this row is tier 1).
+_CUDNN_INIT = lazy_re.compile(r"CUDNN_STATUS_NOT_INITIALIZED")
+
+
+def _cudnn_init(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "format": "cuda_error",
+        "reported_by": "cuDNN",
+        "likely_cause": "insufficient_memory",
+    }
+    msg = (
+        "cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): most often the GPU had no memory "
+        "left for cuDNN's handle and workspace; otherwise the cuDNN / CUDA build does not fit the driver "
+        "or the GPU"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
+SIGNATURES = (
+    *_CUDA_ROWS,
+    *_WRAPPERS,
+    Signature(
+        "cudnn handle not initialised",
+        _CUDNN_INIT,
+        _cudnn_init,
+        C.CUDA_OOM.code,
+        tier=1,
+        anchors=(b"CUDNN_STATUS_NOT_INITIALIZED",),
+    ),
+)
 
 
 def parse(hit: Hit) -> list[Event]:

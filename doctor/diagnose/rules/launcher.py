@@ -67,7 +67,7 @@ _LIGHTNING = lazy_re.compile(r"Child process with PID (\d+) terminated with code
 # exit status 1.", for a signal "Command '[...]' died with <Signals.SIGKILL: 9>." and, for a
 # number Python has no name for, "died with unknown signal 77.".
 _CALLED = lazy_re.compile(
-    r"returned non-zero exit status (-?\d+)|died with <Signals\.(SIG[A-Z0-9]+): (\d+)>|"
+    r"returned non-zero exit status (-?\d+)|died with <Signals\.(SIG[A-Z0-9]+)(?:: (\d+)>)?|"
     r"died with unknown signal (\d+)"
 )
 _SRUN = lazy_re.compile(
@@ -375,7 +375,11 @@ def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 def _called(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # DeepSpeed before 0.5 and other launchers: subprocess.CalledProcessError for the failed worker
-    code = int(m.group(1)) if m.group(1) else -int(m.group(3) or m.group(4))
+    # (a title or a retyped line may cut "<Signals.SIGSEGV: 11>." after the name: the name gives the number)
+    num = m.group(3) or m.group(4) or _SIGNUMS.get(m.group(2) or "", 0)
+    code = int(m.group(1)) if m.group(1) else -int(num)
+    if not code:
+        return None
     facts: dict[str, Any] = {"exitcode": code, "reporter": "launcher", "first": True}
     if 128 < code < 160:  # a shell's status for its child killed by signal N (bash -c, a wrapper script)
         facts.update(exit_status=code, exitcode=-(code - 128))

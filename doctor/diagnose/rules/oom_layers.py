@@ -199,10 +199,21 @@ def _xla(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 _XLA_DUMP = lazy_re.compile(
     r"BufferAssignment OOM Debugging|^\s*XLA Label: \S|^\s*XLA label: \S|Exceeded (?P<space>\w+) capacity by"
     r"|Program (?P<space2>hbm|vmem) requirement|Largest program allocations in (?P<space3>\w+)"
+    # each allocation's kind in the TPU compiler's list (XRT's XRTCompile, PJRT): "Allocation type: scoped"
+    r"|(?:^|\s)Allocation type: (?:scoped|HLO temp|program|parameter|output)\b"
+    # TensorFlow's executor appends this to a RESOURCE_EXHAUSTED (an allocator's OOM) from any device:
+    # "Hint: If you want to see a list of allocated tensors when OOM happens, add
+    # report_tensor_allocations_upon_oom to RunOptions for current allocation info."
+    r"|(?P<tf>list of allocated tensors when OOM happens)"
 )
 
 
 def _xla_dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("tf"):
+        facts0: dict[str, Any] = {"format": "tensorflow", "reported_by": "TensorFlow", "from_hint": True}
+        return _oom(
+            row, hit, "TensorFlow ran out of device memory (RESOURCE_EXHAUSTED, its OOM hint)", facts0
+        )
     facts: dict[str, Any] = {"format": "xla", "reported_by": "XLA", "from_buffer_report": True}
     space = m.group("space") or m.group("space2") or m.group("space3")
     if space:
@@ -215,7 +226,15 @@ def _xla_dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 _PADDLE = lazy_re.compile(
     r"Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<size>[\d.]+\s*[KMGT]?B)"
 )
-_CUPY = lazy_re.compile(r"OutOfMemoryError: Out of memory allocating (?P<bytes>[\d,]+) bytes")
+# CuPy's memory pool (cupy/cuda/memory.pyx OutOfMemoryError): v7+ "Out of memory allocating
+# 1,073,741,824 bytes (allocated so far: 0 bytes[, limit set to: ...])."; v2-v6 "out of memory to
+# allocate 205520896 bytes (total 16068929536 bytes)" (Chainer's trainer prints it as "Exception in
+# main training loop: out of memory ...").
+_CUPY = lazy_re.compile(
+    r"Out of memory allocating (?P<bytes>[\d,]+) bytes \(allocated so far|"
+    r"OutOfMemoryError: Out of memory allocating (?P<b3>[\d,]+) bytes|"
+    r"out of memory to allocate (?P<b2>\d+) bytes \(total (?P<total>\d+) bytes\)"
+)
 
 
 def _paddle(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -228,8 +247,10 @@ def _paddle(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 def _cupy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    n = int(m.group("bytes").replace(",", ""))
+    n = int((m.group("bytes") or m.group("b3") or m.group("b2")).replace(",", ""))
     facts: dict[str, Any] = {"format": "cupy", "reported_by": "CuPy", "requested_bytes": n}
+    if m.group("total"):
+        facts["pool_total_bytes"] = int(m.group("total"))
     return _oom(row, hit, f"CuPy's memory pool could not allocate {fmt_bytes(n)} on the GPU", facts)
 
 
@@ -462,8 +483,12 @@ _ROWS = (
             b" capacity by",
             b" requirement",
             b"Largest program allocations in",
+            b"Allocation type: ",
+            b"allocated tensors when OOM happens",
         ),
         worth=(
+            rb"Allocation type: ",
+            rb"allocated tensors when OOM happens",
             rb"BufferAssignment OOM",
             rb"XLA [Ll]abel: ",
             rb"Exceeded \w+ capacity by",
@@ -476,6 +501,8 @@ _ROWS = (
             " capacity by",
             " requirement",
             "largest program allocations in",
+            "allocation type: ",
+            "allocated tensors when oom happens",
         ),
     ),
     Signature(

@@ -25,6 +25,13 @@ from pgdoctor.model import lazy_re
 _HSA = lazy_re.compile(
     r"HSA_STATUS_ERROR_(?P<status>MEMORY_APERTURE_VIOLATION|ILLEGAL_INSTRUCTION|EXCEPTION|MEMORY_FAULT)\b"
 )
+# The same queue callback when the runtime could not get memory for the queue's work (a kernel's scratch, an
+# allocation under an RCCL collective); ROCm 6.x-7.x add the device's free memory: ":0:rocdevice.cpp :3671:
+# Callback: Queue 0x7f.. Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to
+# allocate the necessary resources. ... Code: 0x1008  Available Free mem : 4 MB". The process aborts (SIGABRT)
+# instead of raising a catchable OOM: device memory was exhausted (RUN101).
+_HSA_OOR = lazy_re.compile(r"HSA_STATUS_ERROR_OUT_OF_RESOURCES\b")
+_FREE_MEM = lazy_re.compile(r"Available Free mem\s*:\s*(\d+)\s*MB")
 _NO_BINARY = lazy_re.compile(r"(?:Cuda|HIP) failure (?:\d+ )?'?hipErrorNoBinaryForGpu")
 _GFX = lazy_re.compile(r"\b(gfx\w+)")
 
@@ -59,6 +66,27 @@ def _hsa(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+def _hsa_oor(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "runtime": "rocm",
+        "hsa_status": "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
+        "format": "hsa",
+        "reported_by": "ROCm runtime",
+        "likely_cause": "insufficient_memory",
+    }
+    for ln in [hit.line, *hit.after(3, same_rank=False)]:
+        f = _FREE_MEM.search(ln.text)
+        if f:
+            facts["free_mb"] = int(f.group(1))
+            break
+    free = f" with {facts['free_mb']} MB free" if "free_mb" in facts else ""
+    msg = (
+        f"the ROCm runtime aborted a GPU queue: it could not allocate the resources the work needed{free} "
+        "(HSA_STATUS_ERROR_OUT_OF_RESOURCES): device memory was exhausted"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, hit.rank, "cuda_error"))]
+
+
 def _no_binary(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"runtime": "rocm", "reason": "no_code_object"}
     for ln in [*hit.before(6, same_rank=False), hit.line, *hit.after(6, same_rank=False)]:
@@ -85,6 +113,14 @@ SIGNATURES = (
         C.CUDA_ILLEGAL_ACCESS.code,
         anchors=(b"HSA_STATUS_ERROR_",),
         words=("hsa_status_error_",),
+    ),
+    Signature(
+        "rocm hsa out of resources",
+        _HSA_OOR,
+        _hsa_oor,
+        C.CUDA_OOM.code,
+        anchors=(b"HSA_STATUS_ERROR_OUT_OF_RESOURCES",),
+        words=("hsa_status_error_out_of_resources",),
     ),
     Signature(
         "rccl hip no binary for gpu",

@@ -84,7 +84,9 @@ _RAY1_WHOLE = lazy_re.compile(
     r"(?: \((\d+(?:\.\d+)?) / (\d+(?:\.\d+)?) GB\))?"
 )
 _RAY_DIED = lazy_re.compile(
-    r"A worker died or was killed while executing a task by an unexpected system error|"
+    # (Ray 0.7-0.8's raylet, pushed to the driver as a WARNING: "A worker died or was killed while executing
+    # task ffffffffffffffffeb124b350200.")
+    r"A worker died or was killed while executing (?:a task by an unexpected system error|task [0-9a-f]+)|"
     r"Worker unexpectedly exits with a connection error code (\d+)"
 )
 # Ray's actor-level report and vLLM's executor: "The actor died unexpectedly before finishing this
@@ -623,8 +625,8 @@ SIGNATURES = (
         _ray_died,
         C.RANK_EXITED.code,
         tier=1,
-        anchors=(b"rror",),
-        worth=(rb"Error\b",),
+        anchors=(b"rror", b"A worker died or was killed"),
+        worth=(rb"Error\b", rb"A worker died or was killed"),
         anchor_from="Ray's 'WorkerCrashedError:' / 'RaySystemError:' and the '(1) ... SIGKILL' of its "
         "explanation",
         examples=(

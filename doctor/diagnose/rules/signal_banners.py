@@ -1,0 +1,134 @@
+"""Fatal-signal banners of the C++ failure handlers that frameworks install, and launcher exit lines that
+name a rank's return code.
+
+Formats, read at their source:
+- glog's failure signal handler (src/signalhandler.cc, glog 0.3-0.7; installed by PaddlePaddle, Caffe,
+  Ray < 2, MXNet builds with glog, many C++ services): "*** Aborted at 1626842 (unix time) try "date -d
+  @1626842" if you are using GNU date ***", "PC: @ 0x0 (unknown)", then "*** SIGSEGV (@0x0) received by PID
+  5342 (TID 0x7efe568a6700) from PID 0; stack trace: ***" (a signal it has no name for: "*** Signal 7
+  (@0x..) ..."; off Linux there is no "from PID N; "; glog 0.7 prints the TID as std::thread::id). Its
+  kFailureSignals: SIGSEGV, SIGILL, SIGFPE, SIGABRT, SIGBUS, SIGTERM. si_pid is the sender: 0 for a fault
+  the kernel raised, the launcher's or a user's PID for a SIGTERM. (Paddle's own "[SignalInfo: *** SIGSEGV
+  ... from PID 0 ***]" is framework_exits'.)
+- Abseil's failure signal handler (absl/debugging/failure_signal_handler.cc, WriteSignalMessage; installed
+  by Ray 2.x's raylet and core workers, JAX/XLA, TensorFlow binaries, gRPC tools): "*** SIGSEGV received at
+  time=1700000000 on cpu 5 ***" (no cpu: "*** SIGABRT received at time=1700000000 ***"; unnamed: "***
+  Signal 7 received at time=..."), then "PC: @ 0x7f.. (unknown) fn". Its signals: SIGSEGV, SIGILL, SIGFPE,
+  SIGABRT, SIGTERM, SIGBUS, SIGTRAP.
+- MosaicML Composer's launcher (composer/cli/launcher.py, 0.10-0.2x, _print_process_exit_status and
+  _aggregate_process_returncode): "Global rank 0 (PID 208865) exited with code -11" (Popen's returncode:
+  -N for signal N), also as "ERROR:composer.cli.launcher:Global rank 0 ...".
+
+A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) or SIGABRT is the rank's death on a signal (RUN131); the
+banner is the handler's record of that death, so it stands at tier 2: what led to it and shows in the log
+(an uncaught C++ exception or failed check before a SIGABRT, an OOM, an NCCL error, a hang the watchdog
+ended) leads, and alone it names the crash. SIGTERM was sent from outside (a launcher stopping the
+survivors, a scheduler, a user: RUN133 as a consequence); Abseil's SIGTERM banner is left silent, since
+Ray 2.x's workers print it on every routine shutdown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.signals import SIGNAL_NAMES
+from pgdoctor.model import lazy_re
+
+_GLOG = lazy_re.compile(
+    r"\*\*\* (?:(?P<name>SIG[A-Z]{2,6})|Signal (?P<num>\d+)) \(@(?:0x)?[0-9a-fA-F]+\) received by PID "
+    r"(?P<pid>\d+) \(TID [^)]*\)(?: from PID (?P<sender>\d+))?;? stack trace:? \*\*\*"
+)
+_ABSL = lazy_re.compile(
+    r"\*\*\* (?:(?P<name>SIG[A-Z]{2,6})|Signal (?P<num>\d+)) received at time=\d+(?: on cpu "
+    r"(?P<cpu>\d+))? \*\*\*"
+)
+_COMPOSER = lazy_re.compile(
+    r"\bGlobal rank (?P<rank>\d+) \(PID (?P<pid>\d+)\) exited with code (?P<code>-?\d+)"
+)
+_FAULTS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP"}
+
+
+def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "SignalInfo:" in hit.text:
+        return None  # Paddle's summary line: framework_exits reads it with its FatalError line
+    sig = m.group("name") or SIGNAL_NAMES.get(int(m.group("num")), f"signal {m.group('num')}")
+    handler = "glog" if row.name.startswith("glog") else "absl"
+    facts: dict[str, Any] = {"signal": sig, "reporter": f"{handler} failure signal handler"}
+    gd = m.groupdict()
+    if gd.get("pid"):
+        facts["pid"] = int(gd["pid"])
+    if gd.get("sender") and gd["sender"] != "0":
+        facts["sender_pid"] = int(gd["sender"])
+    if gd.get("cpu"):
+        facts["cpu"] = int(gd["cpu"])
+    who = hit.who()
+    if sig == "SIGTERM" and handler == "absl":
+        return []  # Ray 2.x's workers print it for every routine shutdown of a worker or a cluster
+    if sig == "SIGTERM":
+        by = f" by PID {facts['sender_pid']}" if "sender_pid" in facts else ""
+        msg = (
+            f"{who} was terminated (SIGTERM{by}, {handler}'s failure handler): stopped from outside, by a "
+            "launcher stopping the other ranks after one failed, a scheduler's limit or preemption, or a user"
+        )
+        return [row.event(hit, msg, facts, code=C.RANK_EXITED.code, tier=2, dedupe=(C.RANK_EXITED.code, sig))]
+    if sig not in _FAULTS and sig != "SIGABRT":
+        return []
+    tail = (
+        "an uncaught C++ exception or a failed check aborted it: the error printed before it is the cause"
+        if sig == "SIGABRT"
+        else "the stack trace below names the library it died in"
+    )
+    msg = f"{who} died on {sig} ({handler}'s failure handler): {tail}"
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, sig))]
+
+
+def _composer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    code = int(m.group("code"))
+    if code == 0:
+        return []
+    facts: dict[str, Any] = {
+        "exitcode": code,
+        "pid": int(m.group("pid")),
+        "rank": int(m.group("rank")),
+        "reporter": "composer launcher",
+        "first": True,
+    }
+    if code < 0 and -code in SIGNAL_NAMES:
+        facts["signal"] = SIGNAL_NAMES[-code]
+    return [exit_event(hit, facts, int(m.group("rank")))]
+
+
+SIGNATURES = (
+    Signature(
+        "glog failure signal banner",
+        _GLOG,
+        _banner,
+        C.FATAL_SIGNAL.code,
+        anchors=(b") received by PID",),
+        words=("received by pid",),
+    ),
+    Signature(
+        "absl failure signal banner",
+        _ABSL,
+        _banner,
+        C.FATAL_SIGNAL.code,
+        anchors=(b" received at time=",),
+        words=("received at time=",),
+    ),
+    Signature(
+        "composer launcher exit",
+        _COMPOSER,
+        _composer,
+        EXIT,
+        tier=3,
+        anchors=(b") exited with code",),
+        words=("exited with code",),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)

@@ -1,0 +1,198 @@
+"""Transport failures between ranks reported below or beside the collective library: the kernel's RDMA
+driver, UCX's socket transports (under NIXL, Open MPI, Horovod), TensorPipe's ibverbs transport, and Open
+MPI's TCP BTL refusing a peer's connection.
+
+Formats, read at their source:
+- The kernel's mlx5 InfiniBand driver (drivers/infiniband/hw/mlx5/cq.c, dmesg / journalctl -k) on a
+  completion with error: "mlx5_bond_0/1: QP 51291 error: local length error (0x8e 0x0 0x0)" (newer
+  kernels) and "mlx5_0:dump_cqe:272:(pid 0): WC error: 12, Message: transport retry counter exceeded"
+  (older); the message is ib_wc_status_msg() (drivers/infiniband/core/verbs.c: "local length error",
+  "local QP operation error", "local protection error", "WR flushed", "bad response error", "local access
+  error", "remote invalid request error", "remote access error", "remote operation error", "transport retry
+  counter exceeded", "RNR retry counter exceeded", "response timeout error", "fatal error", "general
+  error", ...). A queue pair to a peer failed on the fabric: RUN173 ("WR flushed" is the echo of another
+  error on the same QP: tier 1).
+- UCX's TCP transport and socket helpers (uct/tcp/tcp_ep.c, tcp_cm.c, ucs/sys/sock.c, UCX 1.9-1.18):
+  "[1749803291.555759] [host:7053 :0] tcp_ep.c:1260 UCX  ERROR tcp_ep 0x3c502370 (state=CONNECTED):
+  send(110) failed: Input/output error", "sock.c:325 UCX  ERROR connect(fd=48, dest_addr=10.0.0.2:38811)
+  failed: Connection refused", "recv(fd=37) failed: Connection reset by peer"; and the status a UCX user
+  reports for a peer's endpoint (NIXL's src/utils/ucx/ucx_utils.cpp: "Unexpected UCX error: Endpoint
+  timeout"; "Connection reset by remote peer", "Input/output error"): the TCP link to a peer broke or never
+  formed (the peer died, a firewall, UCX_NET_DEVICES / UCX_TLS chose an interface the peer cannot reach):
+  RUN174.
+- TensorPipe's ibverbs transport (tensorpipe/common/ibv.h, tensorpipe/transport/ibv/*, the TP_THROW_SYSTEM
+  texts "In operator() at tensorpipe/common/ibv.h:172 \"\": Invalid argument"), under torch.distributed.rpc
+  (TensorPipe agent): a verbs call on the InfiniBand device failed at agent start or on a transfer: RUN173.
+- Open MPI's TCP BTL (opal/mca/btl/tcp, help-mpi-btl-tcp.txt "dropped inbound connection", 2.x-5.x): "Open
+  MPI detected an inbound MPI TCP connection request from a peer that appears to be part of this MPI job
+  (i.e., it identified itself as part of this Open MPI job), but it is from an IP address that is
+  unexpected." with "Local host:", "Peer hostname: node2 ([[30832,1],1])", "Source IP of socket:", "Known
+  IPs of peer:"; and "server accept cannot find guid": "WARNING: Open MPI accepted a TCP connection from what
+  appears to be a another Open MPI process but cannot find a corresponding process entry for that peer.". The
+  hosts reach each other through interfaces other than the ones they announced (a pod / overlay network, NAT,
+  docker0): pin them with --mca btl_tcp_if_include (RUN174).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
+
+_WC_STATUS = (
+    r"local length error|local QP operation error|local EE context operation error|local protection error|"
+    r"WR flushed|memory management operation error|bad response error|local access error|"
+    r"remote invalid request error|remote access error|remote operation error|transport retry counter "
+    r"exceeded|RNR retry counter exceeded|local RDD violation error|remote invalid RD request|operation "
+    r"aborted|invalid EE context number|invalid EE context state|fatal error|response timeout error|"
+    r"general error"
+)
+_KERNEL_QP = lazy_re.compile(
+    r"(?:\b(?P<dev>mlx[45]_\w+)(?:/(?P<port>\d+))?:\s*)?\bQP (?P<qp>(?:0x)?[0-9a-fA-F]+) error: "
+    rf"(?P<err>{_WC_STATUS}) \(0x|"
+    rf"\bWC error: (?P<num>\d+), Message: (?P<err2>{_WC_STATUS})"
+)
+_UCX_SOCK = lazy_re.compile(
+    r"\b(?P<src>tcp_\w+|sock|sockcm_\w+)\.c:\d+\s+UCX\s+ERROR\s+(?P<msg>.*?\b(?P<call>send|recv|sendv|recvv|"
+    r"connect|accept|sendmsg|recvmsg)\w*\(.{0,80}?\) failed: (?P<err>[A-Z][^\n]*?))\s*$"
+)
+_UCX_STATUS = lazy_re.compile(
+    r"\bUnexpected UCX error: (?P<err>Endpoint timeout|Connection reset by remote peer|Input/output error|"
+    r"Destination is unreachable)"
+)
+_TP_IBV = lazy_re.compile(
+    r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>tensorpipe/(?:common/ibv\.(?:h|cc)|transport/ibv/\w+\.(?:h|cc))):"
+    r"(?P<line>\d+) \"[^\"]*\": (?P<err>[A-Za-z][^\n]*?)\s*$"
+)
+_OMPI_INBOUND = lazy_re.compile(
+    r"Open MPI detected an inbound MPI TCP connection request from a peer|"
+    r"(?P<guid>Open MPI accepted a TCP connection from what appears to be a(?:n| another)? Open MPI process)"
+)
+_OMPI_FIELD = lazy_re.compile(
+    r"^\s*(?P<k>Local host|Peer hostname|Source IP of socket):\s*(?P<v>\S[^\n]*?)\s*$"
+)
+
+
+def _kernel_qp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err") or m.group("err2")
+    facts: dict[str, Any] = {"reporter": "kernel mlx5_ib", "fabric_error": err}
+    if m.group("dev"):
+        facts["device"] = m.group("dev") + (f"/{m.group('port')}" if m.group("port") else "")
+    if m.group("qp"):
+        facts["qp"] = m.group("qp")
+    on = f" on {facts['device']}" if "device" in facts else ""
+    msg = (
+        f"the kernel's mlx5 driver reports a queue pair failed{on} ({err}): the InfiniBand / RoCE "
+        "transfer to a peer failed (the fabric, the peer's side, or a buffer the NIC could not use)"
+    )
+    flushed = err == "WR flushed"
+    return [row.event(hit, msg, facts, tier=1 if flushed else None, dedupe=(row.code, "kernel_qp"))]
+
+
+def _ucx_sock(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").strip()
+    facts: dict[str, Any] = {"transport": "ucx_tcp", "call": m.group("call"), "error": err}
+    msg = (
+        f"UCX's TCP transport: {m.group('call')}() to a peer failed ({clip(err, 60)}): the link to that rank "
+        "broke or never formed (the peer died, a firewall, or UCX_NET_DEVICES / UCX_TLS chose an "
+        "interface the peer cannot reach)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "ucx_sock"))]
+
+
+def _ucx_status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err")
+    facts: dict[str, Any] = {"transport": "ucx", "error": err}
+    msg = (
+        f"UCX reported {err} on a peer's endpoint: the connection to that process broke (it died, or "
+        "the network path between the nodes failed)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "ucx_status"))]
+
+
+def _tp_ibv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").strip()
+    facts: dict[str, Any] = {
+        "library": "tensorpipe",
+        "transport": "ibv",
+        "where": f"{m.group('file')}:{m.group('line')}",
+        "error": err,
+    }
+    msg = (
+        f"TensorPipe's InfiniBand (ibv) transport failed in {m.group('file')}:{m.group('line')} "
+        f"({clip(err, 60)}): a verbs call on the IB device failed; fix the device / driver, or restrict "
+        "the RPC agent to the uv transport (TensorPipeRpcBackendOptions(_transports=['uv']))"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "tp_ibv"))]
+
+
+def _ompi_inbound(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"transport": "open_mpi_btl_tcp"}
+    facts["problem"] = "inbound_peer_unknown" if m.group("guid") else "inbound_from_unexpected_ip"
+    keys = {"Local host": "host", "Peer hostname": "peer", "Source IP of socket": "source_ip"}
+    for ln in hit.after(16, same_rank=False):
+        f = _OMPI_FIELD.match(ln.text)
+        if f and keys[f.group("k")] not in facts:
+            facts[keys[f.group("k")]] = f.group("v")
+    src = f" (from {facts['source_ip']})" if "source_ip" in facts else ""
+    msg = (
+        f"Open MPI's TCP transport dropped a peer rank's connection{src}: it arrived from an address "
+        "the peer did not announce, so the hosts reach each other through other interfaces than the "
+        "ones they listed (a pod or overlay network, NAT, docker0); pin them with --mca "
+        "btl_tcp_if_include <interface or subnet>"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "ompi_inbound"))]
+
+
+SIGNATURES = (
+    Signature(
+        "kernel mlx5 queue pair error",
+        _KERNEL_QP,
+        _kernel_qp,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b" error: ", b"WC error: "),
+        worth=(rb"\bQP (?:0x)?[0-9a-fA-F]+ error: ", rb"WC error: \d+, Message"),
+        words=("qp ", "wc error"),
+    ),
+    Signature(
+        "ucx tcp transport failure",
+        _UCX_SOCK,
+        _ucx_sock,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b") failed: ",),
+        worth=(rb"UCX\s+ERROR",),
+        words=("ucx",),
+    ),
+    Signature(
+        "ucx peer status",
+        _UCX_STATUS,
+        _ucx_status,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"Unexpected UCX error: ",),
+        words=("unexpected ucx error",),
+    ),
+    Signature(
+        "tensorpipe ibv transport",
+        _TP_IBV,
+        _tp_ibv,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"tensorpipe/common/ibv", b"tensorpipe/transport/ibv/"),
+        worth=(rb"tensorpipe/(?:common|transport)/ibv",),
+        words=("tensorpipe/",),
+    ),
+    Signature(
+        "open mpi inbound tcp connection dropped",
+        _OMPI_INBOUND,
+        _ompi_inbound,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"inbound MPI TCP connection request", b"Open MPI accepted a TCP connection"),
+        words=("inbound mpi tcp connection", "open mpi accepted a tcp connection"),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)
