@@ -473,7 +473,11 @@ GLOG = [
 
 @pytest.mark.parametrize(("log", "sig", "frame"), GLOG)
 def test_glog_failure_signal(log: str, sig: str, frame: str) -> None:
-    check_root(log, "RUN131", {"signal": sig, "reporter": "glog", **({"frame": frame} if frame else {})})
+    check_root(
+        log,
+        "RUN131",
+        {"signal": sig, "reporter": "glog failure signal handler", **({"frame": frame} if frame else {})},
+    )
 
 
 def test_glog_abort_is_behind_the_error_it_ends_on() -> None:

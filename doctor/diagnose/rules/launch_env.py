@@ -47,8 +47,7 @@ Formats, read at their sources:
   "double free or corruption (out)", "*** Error in `python3': ... ***", "*** stack smashing detected ***":
   native code corrupted the heap or stack and the process aborts (RUN131, SIGABRT, at the cause's tier).
   Paddle's "FatalError: `Segmentation fault` is detected" after C++ frames of NCCL's set-up is RUN336.
-  glog's / absl's failure signal handler ("*** SIGSEGV (@0x0) received by PID N (TID ...) from PID M; stack
-  trace: ***"): RUN131, its first named frame read; SIGABRT at tier 2 (it follows the error it ends on).
+  (glog's and absl's banners of any other fatal signal are signal_banners'.)
 - PaddlePaddle's enforce (paddle/fluid/platform/dynload/dynamic_loader.cc, phi/backends/dynload since
   2.4) with its C++ call stack: "2   paddle::platform::dynload::GetNCCLDsoHandle()" under "1
   paddle::platform::EnforceNotMet::EnforceNotMet(...)": the loader of that library threw, the library
@@ -174,19 +173,6 @@ _PADDLE_FATAL = lazy_re.compile(
     r"FatalError: `(?P<paddle>Segmentation fault|Illegal instruction)` is detected"
 )
 _PADDLE_FRAME = lazy_re.compile(r"^\s*\d+\s{2,}\S")
-# glog's / absl's failure signal handler (glog/src/signalhandler.cc, absl's failure_signal_handler.cc),
-# installed by TensorFlow, JAX, Paddle 1.x, MXNet, XGBoost and C++ programs that link glog: "*** SIGSEGV
-# (@0x0) received by PID 24044 (TID 0x7f6406bd7740) from PID 0; stack trace: ***", absl's "*** SIGABRT
-# received by PID 1169 (TID 1169) on cpu 32 from PID 1169; stack trace: ***". Frames of NCCL's set-up are
-# the row above's; MPI's, stack_fit's; Paddle's "[SignalInfo: ...]" copy is its FatalError's.
-_GLOG_SIGNAL = lazy_re.compile(
-    r"\*\*\* (?P<sig>SIG(?:SEGV|BUS|ILL|ABRT)) (?:\(@0x[0-9a-fA-F]+\) )?received by PID (?P<pid>\d+) "
-    r"\(TID [^)]{1,40}\)(?: on cpu \d+)? from PID"
-)
-_GLOG_FN = lazy_re.compile(r"@\s+0x[0-9a-fA-F]+\s+(?:\d+\s+)?([A-Za-z_][\w:~<>.]{1,120})")
-_GLOG_SKIP = lazy_re.compile(
-    r"^(?:\(unknown\)|__restore_rt|raise|abort|gsignal|__GI_\w+|__pthread_kill\w*|pthread_kill)$"
-)
 _PADDLE_DSO = lazy_re.compile(r"(?:paddle::platform|phi)::dynload::Get(?P<lib>\w{2,20}?)DsoHandle\(\)")
 _ENFORCE = lazy_re.compile(r"EnforceNotMet|GetTraceBackString|C\+\+ Traceback|C\+\+ Call Stacks")
 _DSO_NAMES = {
@@ -413,28 +399,6 @@ def _glibc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
-def _glog_signal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "SignalInfo:" in hit.text:
-        return None
-    sig = m.group("sig")
-    facts: dict[str, Any] = {"signal": sig, "pid": int(m.group("pid")), "reporter": "glog"}
-    for ln in hit.after(12, same_rank=False):
-        fn = _GLOG_FN.search(ln.text)
-        if fn and not _GLOG_SKIP.match(fn.group(1)):
-            facts["frame"] = fn.group(1)
-            break
-    return [
-        row.event(
-            hit,
-            f"{hit.who()} died on {sig} (glog's failure signal handler)"
-            + (f" in {facts['frame']}" if "frame" in facts else ""),
-            facts,
-            tier=2 if sig == "SIGABRT" else None,  # an abort follows the error it ends on
-            dedupe=(row.code, hit.rank, sig, facts["pid"]),
-        )
-    ]
-
-
 def _paddle_dso(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     near = [ln.text for ln in (*hit.before(4, same_rank=False), hit.line)]
     if not any(_ENFORCE.search(t) for t in near):
@@ -537,15 +501,6 @@ SIGNATURES = (
         anchors=(b") received by PID", b"Caught signal", b"Signal: "),
         worth=(rb"\) received by PID", rb"Caught signal \d+", rb"Signal: [A-Z][a-z ]+ \(\d+\)"),
         words=("received by pid", "caught signal", "signal: "),
-    ),
-    Signature(
-        "glog failure signal",
-        _GLOG_SIGNAL,
-        _glog_signal,
-        C.FATAL_SIGNAL.code,
-        anchors=(b"received by PID",),
-        worth=(rb"received by PID \d+ \(TID",),
-        words=("received by pid",),
     ),
     Signature(
         "paddle fatal signal inside nccl init",

@@ -6,7 +6,9 @@ Formats, read at their source:
   Ray < 2, MXNet builds with glog, many C++ services): "*** Aborted at 1626842 (unix time) try "date -d
   @1626842" if you are using GNU date ***", "PC: @ 0x0 (unknown)", then "*** SIGSEGV (@0x0) received by PID
   5342 (TID 0x7efe568a6700) from PID 0; stack trace: ***" (a signal it has no name for: "*** Signal 7
-  (@0x..) ..."; off Linux there is no "from PID N; "; glog 0.7 prints the TID as std::thread::id). Its
+  (@0x..) ..."; off Linux there is no "from PID N; "; glog 0.7 prints the TID as std::thread::id; absl
+  before 2023 printed the same banner without the address, with " on cpu N"). The first frame of the
+  stack under it that is not the handler's own is kept (`facts.frame`). Its
   kFailureSignals: SIGSEGV, SIGILL, SIGFPE, SIGABRT, SIGBUS, SIGTERM. si_pid is the sender: 0 for a fault
   the kernel raised, the launcher's or a user's PID for a SIGTERM. (Paddle's own "[SignalInfo: *** SIGSEGV
   ... from PID 0 ***]" is framework_exits'.)
@@ -39,9 +41,16 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.signals import SIGNAL_NAMES
 from pgdoctor.model import lazy_re
 
+# absl before 2023 printed glog's banner with " on cpu N" and without the address.
 _GLOG = lazy_re.compile(
-    r"\*\*\* (?:(?P<name>SIG[A-Z]{2,6})|Signal (?P<num>\d+)) \(@(?:0x)?[0-9a-fA-F]+\) received by PID "
-    r"(?P<pid>\d+) \(TID [^)]*\)(?: from PID (?P<sender>\d+))?;? stack trace:? \*\*\*"
+    r"\*\*\* (?:(?P<name>SIG[A-Z]{2,6})|Signal (?P<num>\d+)) (?:\(@(?:0x)?[0-9a-fA-F]+\) )?received by "
+    r"PID (?P<pid>\d+) \(TID [^)]*\)(?: on cpu (?P<cpu>\d+))?(?: from PID (?P<sender>\d+))?;? stack trace:? "
+    r"\*\*\*"
+)
+# The first frame of the stack printed under the banner that is not the handler's own.
+_FRAME = lazy_re.compile(r"@\s+0x[0-9a-fA-F]+\s+(?:\d+\s+)?(?:\(unknown\)\s+)?([A-Za-z_][\w:~<>.]{1,120})")
+_HANDLER_FRAMES = lazy_re.compile(
+    r"^(?:\(unknown\)|__restore_rt|raise|abort|gsignal|__GI_\w+|__pthread_kill\w*|pthread_kill)$"
 )
 _ABSL = lazy_re.compile(
     r"\*\*\* (?:(?P<name>SIG[A-Z]{2,6})|Signal (?P<num>\d+)) received at time=\d+(?: on cpu "
@@ -83,7 +92,13 @@ def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
         if sig == "SIGABRT"
         else "the stack trace below names the library it died in"
     )
-    msg = f"{who} died on {sig} ({handler}'s failure handler): {tail}"
+    for ln in hit.after(12, same_rank=False):
+        fn = _FRAME.search(ln.text)
+        if fn and not _HANDLER_FRAMES.match(fn.group(1)):
+            facts["frame"] = fn.group(1)
+            break
+    where = f" in {facts['frame']}" if "frame" in facts else ""
+    msg = f"{who} died on {sig}{where} ({handler}'s failure handler): {tail}"
     return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, sig))]
 
 
@@ -109,7 +124,7 @@ SIGNATURES = (
         _GLOG,
         _banner,
         C.FATAL_SIGNAL.code,
-        anchors=(b") received by PID",),
+        anchors=(b"received by PID",),
         words=("received by pid",),
     ),
     Signature(
