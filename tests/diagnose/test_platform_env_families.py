@@ -5,13 +5,14 @@
   authentication error", "Munge decode failed: Invalid credential / Expired credential", "Protocol
   authentication error" (RUN374, rules/platform_env.py);
 - POSIX-only pieces on native Windows (Python's availability notes; torchpack 0.3 launch/launchers/
-  drunner.py os.execve('/bin/sh', ...)): RUN375;
+  drunner.py os.execve('/bin/sh', ...); Lib/multiprocessing/context.py "cannot find context for 'fork'"):
+  RUN375;
 - NVSHMEM 2.x-3.x src/modules/transport/ibrc/ibrc.cpp nvshmemt_init: "neither nv_peer_mem, or nvidia_peermem
   detected. Skipping transport." (RUN385);
 - c10d GlooDeviceFactory.cpp (torch 1.x-2.x, strings of libtorch_cpu.so 2.x): "makeDeviceForHostname():
   unsupported gloo device", "makeDeviceForInterface(): ..." (RUN334, rules/stack_fit.py);
-- ChainerMN 7.8.1 communicators/non_cuda_aware_communicator.py, pure_nccl_communicator.py, Chainer's
-  multiprocess_parallel_updater.py, CuPy 13.3 cupyx/distributed/_init.py (RUN334);
+- ChainerMN 7.8.1 communicators/non_cuda_aware_communicator.py, CuPy 13.3 cupyx/distributed/_init.py and
+  cupy/cuda/__init__.py's _UnavailableModule('cupy.cuda.nccl') (RUN334);
 - nvidia-docker 1.0 CheckCUDAVersion: "Error: unsupported CUDA version: driver 8.0 < image 9.0.176" (RUN261,
   rules/driver_stack.py);
 - NCCL 2.1-2.3 transport/p2p.cu and 2.4+ transport/p2p.cc: "failed to open CUDA IPC handle : 30 unknown
@@ -83,6 +84,9 @@ WINDOWS_CASES = [
     ("AttributeError: module 'signal' has no attribute 'SIGUSR1'", {"missing_attribute": "signal.SIGUSR1"}),
     ("AttributeError: module 'os' has no attribute 'setsid'", {"missing_attribute": "os.setsid"}),
     ("AttributeError: module 'os' has no attribute 'fork'", {"missing_attribute": "os.fork"}),
+    ("ValueError: cannot find context for 'fork'", {"missing_attribute": "fork"}),
+    ("ValueError: cannot find context for 'forkserver'", {"missing_attribute": "forkserver"}),
+    ("AttributeError: module 'socket' has no attribute 'AF_UNIX'", {"missing_attribute": "socket.AF_UNIX"}),
 ]
 
 
@@ -101,6 +105,8 @@ BACKEND_CASES = [
         {"library": "cupy"},
     ),
     ("RuntimeError: NCCL is not available", {"library": "cupy"}),
+    ("AttributeError: '_UnavailableModule' object has no attribute 'NcclCommunicator'", {"library": "cupy"}),
+    ("AttributeError: '_UnavailableModule' object has no attribute 'get_unique_id'", {"library": "cupy"}),
 ]
 
 
@@ -148,6 +154,8 @@ QUIET = [
     "srun: error: Munge authentication is configured",
     "INFO: module 'os' provides setsid on Linux",
     "NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)",
+    "torch.distributed.elastic.multiprocessing.redirects: [WARNING] NOTE: Redirects are currently not "
+    "supported in Windows or MacOs.",
 ]
 
 

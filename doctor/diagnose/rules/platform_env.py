@@ -18,8 +18,10 @@ Formats, read at their sources:
   are C:\\... paths, e.g. torchpack's drunner os.execve('/bin/sh', ...)); a Unix-only module ("No module named
   'fcntl'" / 'resource' / 'pwd' / 'grp' / 'termios' / 'posix' / '_posixsubprocess'); a POSIX signal or
   process call ("module 'signal' has no attribute 'SIGKILL'" / 'SIGUSR1' / 'SIGHUP' / 'SIGALRM', "module
-  'os' has no attribute 'setsid'" / 'fork' / 'getuid' / 'killpg' / 'getpgid' / 'sched_getaffinity')
-  (RUN375). The /bin/sh row needs a Windows path near it: a Linux image without a shell is another story.
+  'os' has no attribute 'setsid'" / 'fork' / 'getuid' / 'killpg' / 'getpgid' / 'sched_getaffinity'); the
+  multiprocessing start methods Windows lacks ("ValueError: cannot find context for 'fork'" /
+  'forkserver', Lib/multiprocessing/context.py) and "module 'socket' has no attribute 'AF_UNIX'" (RUN375).
+  The /bin/sh row needs a Windows path near it: a Linux image without a shell is another story.
 - NVSHMEM's IB transports (src/modules/transport/ibrc/ibrc.cpp nvshmemt_init, 2.x-3.x; ibdevx / ibgda share
   the check): "ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem detected. Skipping
   transport." - the GPUDirect RDMA kernel module is not loaded, so NVSHMEM (DeepEP's internode kernels)
@@ -61,6 +63,14 @@ _POSIX_ATTR = lazy_re.compile(
     r"SIG(?:KILL|USR1|USR2|HUP|ALRM|QUIT|CHLD|PIPE|CONT|STOP|TSTP|TTIN|TTOU)|"
     r"setsid|fork|forkpty|getuid|geteuid|getpgid|killpg|setpgrp|getpgrp|setpgid|sched_getaffinity|"
     r"sched_setaffinity|wait3|wait4|WNOHANG|getloadavg)'"
+)
+
+# multiprocessing's start methods (Lib/multiprocessing/context.py): "ValueError: cannot find context for
+# 'fork'" ('forkserver'): only 'spawn' exists on Windows; and socket.AF_UNIX, which Windows' Python does not
+# define ("module 'socket' has no attribute 'AF_UNIX'").
+_POSIX_CONTEXT = lazy_re.compile(
+    r"ValueError: cannot find context for '(?P<ctx>fork|forkserver)'|"
+    r"AttributeError: module 'socket' has no attribute '(?P<sock>AF_UNIX)'"
 )
 
 _NVSHMEM_PEERMEM = lazy_re.compile(
@@ -156,6 +166,23 @@ def _posix_attr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+def _posix_context(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = f"multiprocessing's '{m.group('ctx')}' start method" if m.group("ctx") else "socket.AF_UNIX"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {what} does not exist on native Windows (only 'spawn' processes / no Unix "
+            "sockets): the launcher or library is POSIX-only; run it under Linux or WSL2",
+            {
+                "platform": "windows",
+                "missing_attribute": m.group("ctx") or "socket.AF_UNIX",
+                "reason": "posix_only",
+            },
+            dedupe=(row.code,),
+        )
+    ]
+
+
 def _nvshmem_peermem(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"engine": "NVSHMEM", "reason": "gpudirect_rdma_module_missing"}
     if m.group("t"):
@@ -213,6 +240,15 @@ SIGNATURES = (
         anchors=(b"has no attribute '",),
         worth=(rb"module '(?:signal|os)' has no attribute '",),
         words=("has no attribute",),
+    ),
+    Signature(
+        "fork context or unix sockets missing on windows",
+        _POSIX_CONTEXT,
+        _posix_context,
+        C.POSIX_ONLY_ON_WINDOWS.code,
+        anchors=(b"cannot find context for '", b"has no attribute 'AF_UNIX'"),
+        worth=(rb"cannot find context for 'fork", rb"has no attribute 'AF_UNIX'"),
+        words=("cannot find context for", "af_unix"),
     ),
     Signature(
         "nvshmem without gpudirect rdma module",

@@ -62,11 +62,15 @@ _NO_BACKEND_TYPE = lazy_re.compile(r"No backend type associated with device type
 _GLOO_NO_DEVICE = lazy_re.compile(r"makeDeviceFor(?P<for>Hostname|Interface)\(\): unsupported gloo device")
 # CuPy without its NCCL binding, read by ChainerMN (chainermn/communicators/non_cuda_aware_communicator.py,
 # 5.x-7.8) and cupyx.distributed
-# (_init.py, 12-13: the bare "NCCL is not available" ending a RuntimeError).
+# (_init.py, 12-13: the bare "NCCL is not available" ending a RuntimeError); CuPy's own placeholder for a
+# binding it was built without (cupy/cuda/__init__.py _UnavailableModule('cupy.cuda.nccl'), 8-13) read by
+# direct callers: "AttributeError: '_UnavailableModule' object has no attribute 'NcclCommunicator'".
 _CUPY_NO_NCCL = lazy_re.compile(
     r"NCCL is not available\. Please confirm that NCCL is enabled in CuPy|"
     r"PureNcclCommunicator requires NCCL 2\.0\+, but NCCL is not available|"
-    r"RuntimeError: NCCL is not available\s*$"
+    r"RuntimeError: NCCL is not available\s*$|"
+    r"'_UnavailableModule' object has no attribute '(?:NcclCommunicator|get_unique_id|get_(?:build_)?version|"
+    r"group(?:Start|End)|NCCL_\w+)'"
 )
 _DS_NOT_SET = lazy_re.compile(r"DeepSpeed backend not set, please initiali[sz]e it using init_process_group")
 _XLA_MIXED = lazy_re.compile(
@@ -405,12 +409,13 @@ SIGNATURES = (
         _CUPY_NO_NCCL,
         _cupy_no_nccl,
         C.COLLECTIVE_BACKEND_MISSING.code,
-        anchors=(b"NCCL is not available",),
+        anchors=(b"NCCL is not available", b"'_UnavailableModule' object has no attribute"),
         worth=(
             rb"NCCL is not available\. Please confirm|PureNcclCommunicator requires NCCL|"
             rb"RuntimeError: NCCL is not available\s*$",
+            rb"'_UnavailableModule' object has no attribute '(?:Nccl|get_|group|NCCL_)",
         ),
-        words=("nccl is not available",),
+        words=("nccl is not available", "_unavailablemodule"),
     ),
     Signature(
         "deepspeed comm backend not set",
