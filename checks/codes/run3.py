@@ -604,3 +604,28 @@ XLA_MESH_UNREACHABLE = register_code(
     "A PyTorch/XLA worker could not reach the XRT mesh master (mesh configuration or xm.rendezvous)",
     AREA,
 )
+
+# Category driver_env: Slurm could not authenticate a request of srun / sbatch / salloc (the MUNGE
+# credential): munged not running or its socket absent on this machine, a munge.key that differs between
+# nodes, or clocks apart ("Munge encode failed", "auth_g_create: ... has authentication error", "Protocol
+# authentication error"). No job step was ever allocated: the scheduler's environment, not the job.
+SLURM_AUTH_FAILED = register_code(
+    "RUN374",
+    "slurm-auth-failed",
+    "fail",
+    "driver_env",
+    "Slurm could not authenticate the job's request (MUNGE daemon, key or clock)",
+    AREA,
+)
+
+# Category driver_env: a POSIX-only part of the stack ran on native Windows: a launcher that execs /bin/sh,
+# a module Windows has no build of (fcntl, resource, pwd, termios), POSIX signals or process calls
+# (signal.SIGKILL, os.setsid, os.fork). Run it under Linux or WSL2, or use the framework's Windows path.
+POSIX_ONLY_ON_WINDOWS = register_code(
+    "RUN375",
+    "posix-only-on-windows",
+    "fail",
+    "driver_env",
+    "A POSIX-only launcher or module ran on native Windows (no /bin/sh, fork, POSIX signals or modules)",
+    AREA,
+)

@@ -85,6 +85,9 @@ SEEN_BY_RULE_WRITERS = {
     "v13x-process_killed-001": "its URL and lines are p10x-process_killed-001's (new/part10_xst.jsonl)",
     "v14a-collective_desync-002": "its URL and lines are p12f-collective_desync-001's (new/part12_x4.jsonl)",
     "v16g-nccl_system_error-014": "its URL is deepseek-ai/DeepEP#307, in new/part16_s14r2.jsonl",
+    # a rule writer's grep across tests/fixtures/corpus showed these held-out ids with their labels
+    "v16h-driver_env-003": "its id and label were seen by a rule writer (a grep of its message)",
+    "v16h-driver_env-012": "its id and label were seen by a rule writer (a grep of its message)",
 }
 
 MAP: dict[str, set[Optional[str]]] = {
@@ -336,9 +339,10 @@ def test_corpus_v16_dev_top1() -> None:
 
 def test_corpus_v16_heldout_top1() -> None:
     """The held-out half of v16, never read (v16/README.md): through the CLI 119/177 (67.2 %) before any
-    rule work on v16 (cba24ba; 1 of 178 left out, SEEN_BY_RULE_WRITERS). Its misses are not read."""
+    rule work on v16 (cba24ba; 1 of 178 left out, SEEN_BY_RULE_WRITERS; two more left out since: a rule
+    writer's grep showed their ids and labels). Its misses are not read."""
     right, total, _, _ = _score([V16_HELDOUT])
-    assert total == 177 and right >= BARS["v16_heldout"] * total, f"v16 held-out top-1 {right}/{total}"
+    assert total == 175 and right >= BARS["v16_heldout"] * total, f"v16 held-out top-1 {right}/{total}"
 
 
 @pytest.mark.parametrize(

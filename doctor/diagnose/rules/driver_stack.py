@@ -53,7 +53,13 @@ _NVML_NO_DRIVER = lazy_re.compile(
     r"NVML Shared Library Not Found|NVMLError_LibraryNotFound|\b(?:NVML_)?ERROR_LIBRARY_NOT_FOUND\b|"
     r"couldn't find libnvidia-ml\.so library|[Cc]ould not load NVML library"
 )
-_CONTAINER_CUDA = lazy_re.compile(r"unsatisfied condition: cuda\s*>=\s*([\d.]+)")
+# ... and nvidia-docker 1.0's own check of the image's CUDA_VERSION label against the driver (src/nvidia
+# CheckCUDAVersion, 2016-2017): "nvidia-docker | 2017/12/20 13:08:46 Error: unsupported CUDA version: driver
+# 8.0 < image 9.0.176".
+_CONTAINER_CUDA = lazy_re.compile(
+    r"unsatisfied condition: cuda\s*>=\s*([\d.]+)|"
+    r"unsupported CUDA version: driver (?P<drv>[\d.]+) < image (?P<img>[\d.]+)"
+)
 _CONTAINER_DEVICE = lazy_re.compile(r"nvidia-container-cli: device error: ([^:]+?): unknown device")
 _NO_CUDART = lazy_re.compile(r"libcudart functions unavailable")
 _DESERIALIZE = lazy_re.compile(
@@ -180,12 +186,17 @@ def _nvml_no_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _container_cuda(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    need = m.group(1) or m.group("img")
+    facts = {"required_cuda": need, "reason": "container_cuda_requirement"}
+    if m.group("drv"):
+        facts["driver_cuda"] = m.group("drv")
+    tool = "nvidia-docker" if m.group("drv") else "nvidia-container-cli"
     return [
         row.event(
             hit,
-            f"the container needs CUDA >= {m.group(1)} but the host's NVIDIA driver is older "
-            "(nvidia-container-cli refused to start it): update the driver or use an image for an older CUDA",
-            {"required_cuda": m.group(1), "reason": "container_cuda_requirement"},
+            f"the container needs CUDA >= {need} but the host's NVIDIA driver is older "
+            f"({tool} refused to start it): update the driver or use an image for an older CUDA",
+            facts,
             dedupe=(row.code, "container"),
         )
     ]
@@ -511,9 +522,9 @@ SIGNATURES = (
         _CONTAINER_CUDA,
         _container_cuda,
         C.DRIVER_TOO_OLD.code,
-        anchors=(b"unsatisfied condition",),
-        worth=(rb"unsatisfied condition",),
-        words=("unsatisfied condition",),
+        anchors=(b"unsatisfied condition", b"unsupported CUDA version: driver"),
+        worth=(rb"unsatisfied condition", rb"unsupported CUDA version: driver"),
+        words=("unsatisfied condition", "unsupported cuda version"),
     ),
     Signature(
         "container unknown device",

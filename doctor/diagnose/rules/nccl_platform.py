@@ -77,8 +77,13 @@ _CUDA_REFUSED = lazy_re.compile(r"Cuda failure (?:80[01] )?'operation not (?:sup
 # 'invalid argument': the peer's memory handle cannot be opened in this process - GPUs isolated one per
 # container, a vGPU / WSL / VM without peer IPC, or processes that do not share the IPC namespace
 # (NVIDIA/nccl#846; NCCL_P2P_DISABLE=1 or NCCL_CUMEM_ENABLE=0 and --ipc=host in the threads).
-_P2P_SOURCE = lazy_re.compile(r"(?:\btransport/p2p\.cc|(?<![\w/])transport\.cc):\d+")
+# NCCL 2.1-2.3 built the transport as transport/p2p.cu ("transport/p2p.cu:431 WARN failed to open CUDA IPC
+# handle : 30 unknown error", horovod#1634: 2 GPUs on one node, NCCL 2.1.2).
+_P2P_SOURCE = lazy_re.compile(r"(?:\btransport/p2p\.c[cu]|(?<![\w/])transport\.cc):\d+")
 _P2P_IPC_REFUSED = lazy_re.compile(r"Cuda failure (?:1 )?'invalid argument'")
+# cudaIpcOpenMemHandle answering cudaErrorUnknown (30; 999 since CUDA 10.1) on the peer's handle: the driver
+# cannot map the other process's GPU memory here (VM / WSL / desktop driver, IOMMU / ACS), not the program.
+_P2P_IPC_OPEN = lazy_re.compile(r"failed to open CUDA IPC handle\s*:\s*(?:30|999)\s+unknown error")
 
 
 def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], used: Any) -> list[Event]:
@@ -94,7 +99,7 @@ def platform_feature(hit: Hit, where: str, detail: str, base: dict[str, Any], us
         else "cuda_refused"
         if _CUDA_REFUSED.search(detail)
         else "p2p_ipc"
-        if _P2P_SOURCE.search(where) and _P2P_IPC_REFUSED.search(detail)
+        if _P2P_SOURCE.search(where) and (_P2P_IPC_REFUSED.search(detail) or _P2P_IPC_OPEN.search(where))
         else ""
     )
     if not feature:

@@ -14,7 +14,13 @@ Formats, read at their sources:
   or torch_npu not imported, or not built): device types other than cpu and cuda (a cpu tensor on an
   NCCL group is the caller's mistake: rules/c10d_usage.py); DeepSpeed's comm layer (deepspeed/comm/
   comm.py, 0.6+): "DeepSpeed backend not set, please initialize it using init_process_group()" (code
-  written for DeepSpeed <= 0.5 that never calls deepspeed.init_distributed()) (RUN334).
+  written for DeepSpeed <= 0.5 that never calls deepspeed.init_distributed()); c10d's GlooDeviceFactory
+  (1.x-2.x): "makeDeviceForHostname(): unsupported gloo device" / "makeDeviceForInterface(): ..." (no Gloo
+  transport of the GLOO_DEVICE_TRANSPORT name in this build: the Windows 2.8 wheels); CuPy without NCCL as
+  ChainerMN 5-7 and cupyx.distributed word it: "NCCL is not available. Please confirm that NCCL is enabled
+  in CuPy." and cupyx's bare "RuntimeError: NCCL is not available" (RUN334; the wordings that name NCCL's
+  version, "PureNcclCommunicator requires NCCL 2.0+, ..." and Chainer's "NCCL is not enabled.
+  MultiprocessParallelUpdater requires NCCL.", are RUN195's, driver_env too).
 - XLA's PjRt / local client (xla/pjrt, xla/python/local_client.cc): "executable is built for device CUDA:0
   of type \"TITAN V\"; cannot run it on device CUDA:1 of type \"Quadro K2200\"": one replicated program over
   GPUs of different models; the other replicas then wait at the all-reduce rendezvous (RUN335).
@@ -50,6 +56,22 @@ _RAY_UNAVAILABLE = lazy_re.compile(
 )
 _UNKNOWN_BACKEND = lazy_re.compile(r"Unknown communication backend: (?P<b>[A-Za-z0-9_-]+)")
 _NO_BACKEND_TYPE = lazy_re.compile(r"No backend type associated with device type (?P<dev>\w+)")
+# c10d's GlooDeviceFactory (torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, 1.x-2.x): the registry has no
+# transport by the name GLOO_DEVICE_TRANSPORT gives (TCP on Linux, UV on Windows / macOS): a torch build
+# without it (the Windows 2.8 wheels' libuv transport) or a name this build does not register.
+_GLOO_NO_DEVICE = lazy_re.compile(r"makeDeviceFor(?P<for>Hostname|Interface)\(\): unsupported gloo device")
+# CuPy without its NCCL binding, read by ChainerMN (chainermn/communicators/non_cuda_aware_communicator.py,
+# 5.x-7.8) and cupyx.distributed
+# (_init.py, 12-13: the bare "NCCL is not available" ending a RuntimeError); CuPy's own placeholder for a
+# binding it was built without (cupy/cuda/__init__.py _UnavailableModule('cupy.cuda.nccl'), 8-13) read by
+# direct callers: "AttributeError: '_UnavailableModule' object has no attribute 'NcclCommunicator'".
+_CUPY_NO_NCCL = lazy_re.compile(
+    r"NCCL is not available\. Please confirm that NCCL is enabled in CuPy|"
+    r"PureNcclCommunicator requires NCCL 2\.0\+, but NCCL is not available|"
+    r"RuntimeError: NCCL is not available\s*$|"
+    r"'_UnavailableModule' object has no attribute '(?:NcclCommunicator|get_unique_id|get_(?:build_)?version|"
+    r"group(?:Start|End)|NCCL_\w+)'"
+)
 _DS_NOT_SET = lazy_re.compile(r"DeepSpeed backend not set, please initiali[sz]e it using init_process_group")
 _XLA_MIXED = lazy_re.compile(
     r"executable is built for device (?P<a>\S+) of type \\?\"(?P<ta>[^\"\\]+)\\?\"; cannot run it on "
@@ -128,6 +150,33 @@ def _unknown_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
             "without tensor parallelism",
             {"backend": b, "reason": "backend_not_built"},
             dedupe=(row.code, "unknown", b),
+        )
+    ]
+
+
+def _gloo_no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: this PyTorch build has no Gloo transport for the device it was asked for "
+            f"(makeDeviceFor{m.group('for')}: GLOO_DEVICE_TRANSPORT names a transport the build lacks; the "
+            "Windows 2.8 wheels lack libuv): use a PyTorch build that has it (2.7.x on Windows), unset "
+            "GLOO_DEVICE_TRANSPORT, or run under Linux / WSL",
+            {"backend": "gloo", "reason": "gloo_transport_not_built"},
+            dedupe=(row.code, "gloo"),
+        )
+    ]
+
+
+def _cupy_no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: CuPy has no NCCL binding here (installed without NCCL, or for another CUDA), so "
+            "ChainerMN / cupyx cannot create a NCCL communicator: install the CuPy wheel for this CUDA with "
+            "NCCL (cupy-cudaXXx and the matching nvidia-nccl), check cupy.cuda.nccl.available",
+            {"backend": "nccl", "library": "cupy", "reason": "backend_not_built"},
+            dedupe=(row.code, "cupy"),
         )
     ]
 
@@ -346,6 +395,27 @@ SIGNATURES = (
         anchors=(b"No backend type associated with device type",),
         worth=(rb"No backend type associated with device type",),
         words=("no backend type associated with device type",),
+    ),
+    Signature(
+        "gloo transport not built",
+        _GLOO_NO_DEVICE,
+        _gloo_no_device,
+        C.COLLECTIVE_BACKEND_MISSING.code,
+        anchors=(b"(): unsupported gloo device",),
+        words=("unsupported gloo device",),
+    ),
+    Signature(
+        "cupy without nccl",
+        _CUPY_NO_NCCL,
+        _cupy_no_nccl,
+        C.COLLECTIVE_BACKEND_MISSING.code,
+        anchors=(b"NCCL is not available", b"'_UnavailableModule' object has no attribute"),
+        worth=(
+            rb"NCCL is not available\. Please confirm|PureNcclCommunicator requires NCCL|"
+            rb"RuntimeError: NCCL is not available\s*$",
+            rb"'_UnavailableModule' object has no attribute '(?:Nccl|get_|group|NCCL_)",
+        ),
+        words=("nccl is not available", "_unavailablemodule"),
     ),
     Signature(
         "deepspeed comm backend not set",

@@ -1,0 +1,263 @@
+"""platform_env: driver_env as the platform around the job words it - the scheduler that cannot
+authenticate the job's request, a POSIX-only launcher or module on native Windows, and NVSHMEM without the
+GPUDirect RDMA kernel module.
+
+Formats, read at their sources:
+- Slurm's MUNGE authentication (src/plugins/auth/munge/auth_munge.c and slurm_protocol_api.c, 17.x-23.x),
+  as srun / sbatch / salloc print it: "srun: error: Munge encode failed: Failed to access
+  \"/var/run/munge/munge.socket.2\": No such file or directory" (munged not running on this machine; the
+  other encode errors "Socket communication error", "Munged communication error"), "If munged is up, restart
+  with --num-threads=10", "slurm_send_node_msg: auth_g_create: REQUEST_RESOURCE_ALLOCATION has authentication
+  error" (older "auth_g_verify: ... has authentication error: ..."), the decode side "Munge decode failed:
+  Invalid credential" / "Unauthorized credential for client UID=..." (munge.key differs between hosts),
+  "Expired credential" / "Rewound credential" (clocks apart), and the client's summary "Unable to allocate
+  resources: Protocol authentication error" / "Batch job submission failed: Protocol authentication error"
+  (slurm_errno SLURM_PROTOCOL_AUTHENTICATION_ERROR). No job step starts (RUN374).
+- A POSIX-only piece on native Windows (the Python docs' availability notes: "Unix"): a launcher exec'ing a
+  shell ("FileNotFoundError: [Errno 2] No such file or directory: '/bin/sh'" under a traceback whose frames
+  are C:\\... paths, e.g. torchpack's drunner os.execve('/bin/sh', ...)); a Unix-only module ("No module named
+  'fcntl'" / 'resource' / 'pwd' / 'grp' / 'termios' / 'posix' / '_posixsubprocess'); a POSIX signal or
+  process call ("module 'signal' has no attribute 'SIGKILL'" / 'SIGUSR1' / 'SIGHUP' / 'SIGALRM', "module
+  'os' has no attribute 'setsid'" / 'fork' / 'getuid' / 'killpg' / 'getpgid' / 'sched_getaffinity'); the
+  multiprocessing start methods Windows lacks ("ValueError: cannot find context for 'fork'" /
+  'forkserver', Lib/multiprocessing/context.py) and "module 'socket' has no attribute 'AF_UNIX'" (RUN375).
+  The /bin/sh row needs a Windows path near it: a Linux image without a shell is another story.
+- NVSHMEM's IB transports (src/modules/transport/ibrc/ibrc.cpp nvshmemt_init, 2.x-3.x; ibdevx / ibgda share
+  the check): "ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem detected. Skipping
+  transport." - the GPUDirect RDMA kernel module is not loaded, so NVSHMEM (DeepEP's internode kernels)
+  cannot register GPU memory with the NIC (RUN385, tier 1: a later error that says more comes first).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
+
+_MUNGE = lazy_re.compile(
+    r"Munge (?P<dir>encode|decode) failed: (?P<why>[^\n]*?)\s*$|"
+    r"auth_g_(?:create|verify): (?P<rpc>[A-Z_]+) has authentication error|"
+    r"\bProtocol authentication error\b|"
+    r"If munged is up, restart with --num-threads"
+)
+_MUNGE_WHY = lazy_re.compile(r"Munge (?:encode|decode) failed: ([^\n]*?)\s*$")
+_MUNGE_SOCKET = lazy_re.compile(r"munge\.socket|Socket communication error|Munged communication error")
+_MUNGE_KEY = lazy_re.compile(r"Invalid credential|Unauthorized credential")
+_MUNGE_CLOCK = lazy_re.compile(r"Expired credential|Rewound credential")
+_SLURM_TOOL = lazy_re.compile(r"\b(srun|sbatch|salloc|scontrol|squeue|sinfo|slurmd|slurmctld|slurmstepd)\b")
+
+_NO_SHELL = lazy_re.compile(
+    r"FileNotFoundError: \[Errno 2\] No such file or directory: '(?P<sh>/bin/(?:ba|z|da)?sh|/usr/bin/env)'"
+)
+_WINDOWS_PATH = lazy_re.compile(r"(?:^|[\s\"'(])[A-Za-z]:\\\\?[\w.$ -]+\\")
+_POSIX_MODULE = lazy_re.compile(
+    r"(?:ModuleNotFoundError|ImportError): No module named '(?P<mod>fcntl|resource|pwd|grp|termios|posix|"
+    r"_posixsubprocess)'"
+)
+_POSIX_ATTR = lazy_re.compile(
+    r"AttributeError: module '(?P<mod>signal|os)' has no attribute '(?P<attr>"
+    r"SIG(?:KILL|USR1|USR2|HUP|ALRM|QUIT|CHLD|PIPE|CONT|STOP|TSTP|TTIN|TTOU)|"
+    r"setsid|fork|forkpty|getuid|geteuid|getpgid|killpg|setpgrp|getpgrp|setpgid|sched_getaffinity|"
+    r"sched_setaffinity|wait3|wait4|WNOHANG|getloadavg)'"
+)
+
+# multiprocessing's start methods (Lib/multiprocessing/context.py): "ValueError: cannot find context for
+# 'fork'" ('forkserver'): only 'spawn' exists on Windows; and socket.AF_UNIX, which Windows' Python does not
+# define ("module 'socket' has no attribute 'AF_UNIX'").
+_POSIX_CONTEXT = lazy_re.compile(
+    r"ValueError: cannot find context for '(?P<ctx>fork|forkserver)'|"
+    r"AttributeError: module 'socket' has no attribute '(?P<sock>AF_UNIX)'"
+)
+
+_NVSHMEM_PEERMEM = lazy_re.compile(
+    r"(?:transport/(?P<t>\w+)/\w+\.cpp:\S*\s*)?neither nv_peer_mem,? or nvidia_peermem detected"
+)
+
+
+def _near(hit: Hit, n: int = 12) -> list[str]:
+    return [ln.text for ln in (*hit.before(n, same_rank=False), hit.line, *hit.after(n, same_rank=False))]
+
+
+def _munge(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = _near(hit)
+    joined = "\n".join(near)
+    # "Protocol authentication error" or the thread hint alone: Slurm's words, but only with a Slurm tool or
+    # MUNGE in sight
+    if (
+        not m.group("dir")
+        and not m.group("rpc")
+        and "munge" not in joined.lower()
+        and not _SLURM_TOOL.search(joined)
+    ):
+        return None
+    facts: dict[str, Any] = {"scheduler": "slurm", "auth": "munge"}
+    why = next((w.group(1) for w in map(_MUNGE_WHY.search, near) if w), None)
+    if why:
+        facts["munge_error"] = why[:160]
+    if m.group("rpc"):
+        facts["rpc"] = m.group("rpc")
+    if _MUNGE_SOCKET.search(joined):
+        facts["reason"] = "munged_unreachable"
+        cause = "the MUNGE daemon (munged) is not running or its socket is absent on this machine"
+    elif _MUNGE_KEY.search(joined):
+        facts["reason"] = "munge_key_mismatch"
+        cause = "the MUNGE key differs between this host and the controller (/etc/munge/munge.key)"
+    elif _MUNGE_CLOCK.search(joined):
+        facts["reason"] = "clock_skew"
+        cause = "the clocks of this host and the controller are apart (MUNGE credentials expire)"
+    else:
+        facts["reason"] = "slurm_authentication"
+        cause = "munged down, a munge.key that differs between hosts, or clocks apart"
+    tool = _SLURM_TOOL.search(joined)
+    return [
+        row.event(
+            hit,
+            f"{tool.group(1) if tool else 'Slurm'} could not authenticate its request to the controller "
+            f"(MUNGE): {cause}; no job step was allocated. Check `systemctl status munge` and `munge -n | "
+            "unmunge` on this host (and `munge -n | ssh <controller> unmunge`); a machine without Slurm "
+            "runs the non-Slurm launcher instead",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _no_shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any(_WINDOWS_PATH.search(t) for t in _near(hit, 30)):
+        return None  # a Linux image without a shell: not this family
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the launcher execs {m.group('sh')}, which native Windows does not have: it is "
+            "POSIX-only; run the job under Linux or WSL2 (or the framework's Windows launcher)",
+            {"platform": "windows", "missing": m.group("sh"), "reason": "posix_only"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _posix_module(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    mod = m.group("mod")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Python has no '{mod}' module on this platform: it exists only on Unix, so this "
+            "code runs on native Windows where it cannot; run it under Linux or WSL2",
+            {"platform": "windows", "missing_module": mod, "reason": "posix_only"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _posix_attr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = f"{m.group('mod')}.{m.group('attr')}"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {name} does not exist on this platform (a POSIX signal or process call, absent on "
+            "native Windows): the launcher or library is POSIX-only; run it under Linux or WSL2",
+            {"platform": "windows", "missing_attribute": name, "reason": "posix_only"},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _posix_context(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = f"multiprocessing's '{m.group('ctx')}' start method" if m.group("ctx") else "socket.AF_UNIX"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {what} does not exist on native Windows (only 'spawn' processes / no Unix "
+            "sockets): the launcher or library is POSIX-only; run it under Linux or WSL2",
+            {
+                "platform": "windows",
+                "missing_attribute": m.group("ctx") or "socket.AF_UNIX",
+                "reason": "posix_only",
+            },
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _nvshmem_peermem(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"engine": "NVSHMEM", "reason": "gpudirect_rdma_module_missing"}
+    if m.group("t"):
+        facts["transport"] = m.group("t")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NVSHMEM found no GPUDirect RDMA kernel module (nvidia_peermem / nv_peer_mem) and "
+            "skipped its InfiniBand transport, so GPU memory cannot be registered with the NIC: `modprobe "
+            "nvidia_peermem` on every node (or a DMA-BUF capable kernel and NIC driver)",
+            facts,
+            dedupe=(row.code, "nvshmem"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "slurm munge authentication failed",
+        _MUNGE,
+        _munge,
+        C.SLURM_AUTH_FAILED.code,
+        anchors=(
+            b"Munge encode failed",
+            b"Munge decode failed",
+            b"has authentication error",
+            b"Protocol authentication error",
+            b"If munged is up",
+        ),
+        words=("munge", "has authentication error", "protocol authentication error"),
+    ),
+    Signature(
+        "posix shell missing on windows",
+        _NO_SHELL,
+        _no_shell,
+        C.POSIX_ONLY_ON_WINDOWS.code,
+        anchors=(b"No such file or directory: '/",),
+        worth=(rb"FileNotFoundError: \[Errno 2\] No such file or directory: '/(?:bin|usr/bin)/",),
+        words=("no such file or directory",),
+    ),
+    Signature(
+        "posix-only module on windows",
+        _POSIX_MODULE,
+        _posix_module,
+        C.POSIX_ONLY_ON_WINDOWS.code,
+        anchors=(b"No module named '",),
+        worth=(rb"No module named '(?:fcntl|resource|pwd|grp|termios|posix|_posixsubprocess)'",),
+        words=("no module named",),
+    ),
+    Signature(
+        "posix signal or call missing on windows",
+        _POSIX_ATTR,
+        _posix_attr,
+        C.POSIX_ONLY_ON_WINDOWS.code,
+        anchors=(b"has no attribute '",),
+        worth=(rb"module '(?:signal|os)' has no attribute '",),
+        words=("has no attribute",),
+    ),
+    Signature(
+        "fork context or unix sockets missing on windows",
+        _POSIX_CONTEXT,
+        _posix_context,
+        C.POSIX_ONLY_ON_WINDOWS.code,
+        anchors=(b"cannot find context for '", b"has no attribute 'AF_UNIX'"),
+        worth=(rb"cannot find context for 'fork", rb"has no attribute 'AF_UNIX'"),
+        words=("cannot find context for", "af_unix"),
+    ),
+    Signature(
+        "nvshmem without gpudirect rdma module",
+        _NVSHMEM_PEERMEM,
+        _nvshmem_peermem,
+        C.RDMA_MEMORY_REGISTRATION.code,
+        tier=1,
+        anchors=(b"nvidia_peermem detected",),
+        words=("nvidia_peermem detected",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
