@@ -241,13 +241,27 @@ def _grpc_down(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 _JAX_SETTINGS = lazy_re.compile(
     r"(?P<what>coordinator_address should be defined|Number of processes must be defined|"
     r"The process id of the current process must be defined|"
-    r"Number of workers does not equal the number of processes)"
+    r"Number of workers does not equal the number of processes|"
+    # jax 0.4.3x-0.10 (jax/_src/distributed.py; clusters/ompi_cluster.py, k8s_cluster.py): the settings given
+    # disagree, or the cluster's auto-detection could not read them from the launcher / the pod's Job.
+    r"process_id and num_processes must be nonnegative, with process_id < num_processes|"
+    r"Could not parse coordinator IP address from Open MPI environment|"
+    r"jobs must be indexed by setting `?completionMode|"
+    r"Cannot automatically initialize distributed workload: pod \S+ does not have a controller|"
+    r"In K8s, cluster automatic bootstrap only supports Job/JobSet|"
+    r"It appears that the Kubernetes service account \(SA\))"
 )
 _JAX_NAME = {
     "coordinator_address": "the coordinator address (coordinator_address / JAX_COORDINATOR_ADDRESS)",
     "Number of processes": "the number of processes (num_processes)",
     "The process id": "this process's id (process_id)",
     "Number of workers": "this process's id (the TPU workers and num_processes disagree)",
+    "process_id and": "a process id below num_processes (process_id must be < num_processes)",
+    "Could not parse": "the coordinator address (mpirun's environment held no parsable HNP URI)",
+    "jobs must be indexed": "this process's id (the Kubernetes Job is not completionMode: Indexed)",
+    "Cannot automatically": "the coordinator address (the pod belongs to no Job / JobSet)",
+    "In K8s": "the coordinator address (the pod belongs to no Job / JobSet)",
+    "It appears that the Kubernetes": "the coordinator address (the pod's service account may not read pods)",
 }
 
 
@@ -257,8 +271,9 @@ def _jax_settings(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [
         row.event(
             hit,
-            f"jax.distributed.initialize could not start: {missing} is not set and could not be detected "
-            "from the cluster (not launched under Slurm / mpirun / a TPU pod, or the variables are missing)",
+            f"jax.distributed.initialize could not start: {missing} is missing or wrong and could not be "
+            "detected from the cluster (not launched under Slurm / mpirun / a TPU pod / an indexed Job, "
+            "or the variables are missing)",
             {"problem": "jax_settings_missing", "setting": what},
             dedupe=(row.code, "jax_settings"),
         )
@@ -335,9 +350,39 @@ SIGNATURES = (
         _JAX_SETTINGS,
         _jax_settings,
         C.RENDEZVOUS_CONFIG.code,
-        anchors=(b"should be defined", b"must be defined", b"does not equal the number of processes"),
-        worth=(rb"should be defined", rb"must be defined", rb"does not equal the number of processes"),
-        words=("should be defined", "must be defined", "does not equal the number of processes"),
+        anchors=(
+            b"should be defined",
+            b"must be defined",
+            b"does not equal the number of processes",
+            b"process_id < num_processes",
+            b"coordinator IP address from Open MPI",
+            b"completionMode",
+            b"does not have a controller",
+            b"only supports Job/JobSet",
+            b"Kubernetes service account (SA)",
+        ),
+        worth=(
+            rb"should be defined",
+            rb"must be defined",
+            rb"does not equal the number of processes",
+            rb"process_id < num_processes",
+            rb"coordinator IP address from Open MPI",
+            rb"completionMode",
+            rb"does not have a controller",
+            rb"only supports Job/JobSet",
+            rb"Kubernetes service account \(SA\)",
+        ),
+        words=(
+            "should be defined",
+            "must be defined",
+            "does not equal the number of processes",
+            "process_id < num_processes",
+            "coordinator ip address from open mpi",
+            "completionmode",
+            "does not have a controller",
+            "only supports job/jobset",
+            "kubernetes service account (sa)",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -32,9 +32,12 @@ from pgdoctor.model import lazy_re
 # libcublas, libcudnn*, libcusolver, libnvrtc, libnvidia-ml, libnvToolsExt, ...), NCCL's and torch's
 # own libraries (libtorch, libtorch_cuda, libtorch_python, libc10, libc10_cuda, libcaffe2_nvrtc: an extension
 # such as Horovod's mpi_lib or a custom op loaded without the torch it was built against). NCCL's probe of its
-# optional net plugin (libnccl-net*.so) is harmless and excluded by the row.
+# optional net plugin (libnccl-net*.so) is harmless and excluded by the row. The MPI library of an MPI
+# job (libmpi.so.40 / .12, libmpich, libmpi_cxx: mpi4py 4.x's "RuntimeError: cannot load MPI library" lists
+# one such line per name it tried, src/mpi4py/_mpiabi.py; Horovod's mpi_lib the same) is the job's
+# communication library as NCCL's is.
 _LIB = lazy_re.compile(
-    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch\w*|c10\w*|caffe2\w*|cudnn\w*)"
+    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch\w*|c10\w*|caffe2\w*|cudnn\w*|mpi(?:ch)?(?:_cxx)?)"
     r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
 )
 # The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack

@@ -9,6 +9,17 @@ failed due to controller error:" or the FailurePolicy's "Decision: FailureDecisi
   all worker ranks call `ray.train.report`." then "The following ranks have not called it: [1, 3]": the ranks
   run different code paths (report called on rank 0 only, or inside a branch), a desync (RUN201); the ranks
   it names are the ones that never called it.
+Read at source in Ray 2.60 (the wheel's python/ray/train/):
+- _internal/backend_executor.py (Train v1, 2.x): "Placement group creation timed out. Make sure your cluster
+  either has enough resources ..." - the workers' bundles never fit the cluster: the workers never started
+  (RUN221, as the v2 startup timeout); "Some workers returned results while others didn't. Make sure that
+  `session.report()` are called the same number of times on all workers." - a desync (RUN201).
+- v2/api/exceptions.py NCCLHangError, raised by v2/_internal/callbacks/nccl_ras.py: "N of M communicators
+  have a collective mismatch and made no progress for S seconds (P polls)." - NCCL RAS saw the ranks' op
+  counts diverge: a desync (RUN201), not the hardware the sentence also lists.
+- v2/api/exceptions.py PreemptionError: "Training was interrupted by node preemption (preempted_ranks=[2, 3],
+  drain_timed_out=False)." - the cloud reclaimed nodes: ranks lost from outside (RUN133, as external_kills'
+  cloud preemption).
 """
 
 from __future__ import annotations
@@ -53,7 +64,132 @@ def _report(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+_PG_TIMEOUT = lazy_re.compile(
+    r"Placement group creation timed out\. Make sure your cluster either has enough resources"
+    r"(?:.*?resources requested by the placement group: (?P<req>\[.*\]))?"
+)
+
+
+def _pg_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "ray train", "problem": "placement_group_timeout"}
+    if m.group("req"):
+        facts["requested"] = m.group("req")[:200]
+    return [
+        row.event(
+            hit,
+            "Ray Train's placement group for the workers was never placed: the cluster has fewer free "
+            "resources (GPU / CPU per worker x num_workers) than ScalingConfig asks, or ray.init joined no "
+            "cluster; the workers never started",
+            facts,
+            dedupe=(row.code, "ray_train_pg"),
+        )
+    ]
+
+
+_UNEVEN = lazy_re.compile(
+    r"Some workers returned results while others didn't\. Make sure that `?session\.report\(\)`? are called"
+)
+
+
+def _uneven(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {"framework": "ray train", "problem": "uneven_reports", "op": "session.report"}
+    return [
+        row.event(
+            hit,
+            "Ray Train's workers called session.report a different number of times (some ranks reported, "
+            "others did not): the ranks run different code paths; every rank must report as often",
+            facts,
+            dedupe=(row.code, "ray_train_report"),
+        )
+    ]
+
+
+_RAS_HANG = lazy_re.compile(
+    r"(?P<n>\d+) of (?P<m>\d+) communicators have a collective mismatch and made no progress for "
+    r"(?P<secs>\d+) seconds"
+)
+
+
+def _ras_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts = {
+        "framework": "ray train",
+        "problem": "nccl_ras_hang",
+        "communicators": int(m.group("n")),
+        "timeout_s": int(m.group("secs")),
+    }
+    return [
+        row.event(
+            hit,
+            f"NCCL RAS (Ray Train's NCCLHangError) found {m.group('n')} of {m.group('m')} "
+            f"communicators whose ranks' collective counts disagree, with no progress for "
+            f"{m.group('secs')} s: a rank took another code path, exited early or called a collective with "
+            f"another shape; read the RAS report and the "
+            "per-rank stacks it saved",
+            facts,
+            dedupe=(row.code, "ray_train_ras"),
+        )
+    ]
+
+
+_PREEMPTED = lazy_re.compile(
+    r"Training was interrupted by node preemption \(preempted_ranks=\[(?P<ranks>[\d,\s]*)\]"
+)
+
+
+def _preempted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ranks = [int(x) for x in re.findall(r"\d+", m.group("ranks"))]
+    facts: dict[str, Any] = {"framework": "ray train", "reason": "preemption", "preempted": True}
+    if ranks:
+        facts["ranks"] = ranks
+    return [
+        row.event(
+            hit,
+            "the cloud preempted the nodes of Ray Train's workers"
+            + (f" (ranks {', '.join(map(str, ranks))})" if ranks else "")
+            + ": the ranks were lost from outside; spot / preemptible capacity, not the program",
+            facts,
+            dedupe=(row.code, "ray_train_preempt"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "ray train placement group timeout",
+        _PG_TIMEOUT,
+        _pg_timeout,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"Placement group creation timed out",),
+        worth=(rb"Placement group creation timed out",),
+        words=("placement group creation timed out",),
+    ),
+    Signature(
+        "ray train uneven reports",
+        _UNEVEN,
+        _uneven,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"Some workers returned results while others",),
+        worth=(rb"Some workers returned results while others",),
+        words=("some workers returned results while others",),
+    ),
+    Signature(
+        "ray train nccl ras hang",
+        _RAS_HANG,
+        _ras_hang,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"have a collective mismatch and made no progress",),
+        worth=(rb"have a collective mismatch and made no progress",),
+        words=("have a collective mismatch and made no progress",),
+    ),
+    Signature(
+        "ray train node preemption",
+        _PREEMPTED,
+        _preempted,
+        C.RANK_EXITED.code,
+        anchors=(b"interrupted by node preemption",),
+        worth=(rb"interrupted by node preemption",),
+        words=("interrupted by node preemption",),
+    ),
     Signature(
         "ray train report barrier timeout",
         _REPORT,

@@ -19,6 +19,11 @@ rabit/src/allreduce_base.cc says "Failed to connect to the tracker." the same wa
   cause when the log shows it).
 - comm.cc's error listener "Another worker is running into error." (a WARNING, then exit(-1)): this worker
   stops because another failed; the other's error is the cause (RUN133, tier 2).
+- "- Failed to bootstrap the communication group." (comm.cc) over a chain none of the rows above reads, e.g.
+  tracker.cc's "Failed to recv init command from tracker.", "Failed to recv rank.", "Failed to get host names
+  from peers.", "Failed to get the port from peers.", socket.cc's "Failed to get address info:Name or service
+  not known" (strings of libxgboost.so, 3.2.0): the workers' bootstrap with the tracker broke off (RUN222,
+  tier 2: a connect / timeout / EOF row on the same chain says more).
 """
 
 from __future__ import annotations
@@ -135,7 +140,39 @@ def _other(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_BOOT_FAILED = lazy_re.compile(r"Failed to bootstrap the communication group")
+
+
+def _boot_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    deeper = [t[2:].split("]: ", 1)[-1].strip() for t in _chain(hit) if t.startswith("- ")]
+    facts: dict[str, Any] = {"framework": "xgboost", "problem": "bootstrap_failed"}
+    if deeper:
+        facts["error"] = clip(deeper[-1], 80)
+    why = f" ({facts['error']})" if "error" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"XGBoost's workers could not bootstrap their communication group with the tracker{why}: a "
+            "worker lost the tracker or its peers while exchanging ranks and addresses (the "
+            "tracker's host_ip must resolve and be reachable from every worker; a worker that died first "
+            "is the cause)",
+            facts,
+            dedupe=(row.code, "xgboost_boot"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "xgboost bootstrap failed",
+        _BOOT_FAILED,
+        _boot_failed,
+        C.STORE_UNREACHABLE.code,
+        tier=2,
+        anchors=(b"Failed to bootstrap the communication group",),
+        worth=(rb"Failed to bootstrap the communication group",),
+        words=("failed to bootstrap the communication group",),
+    ),
     Signature(
         "xgboost tracker",
         _TRACKER,
