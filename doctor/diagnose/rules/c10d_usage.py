@@ -46,7 +46,9 @@ launcher or a framework adds ("[rank3]: ", "(RayWorkerWrapper pid=..) ERROR ...]
   devices under one thread." and 1.x's "Not able to create/get the NCCL Communicator since the GPU
   devices are not known"; 2.3+ with device_id given to init_process_group, a tensor on another GPU:
   the LOG(ERROR) "Tensor found on device cuda:0 but backend constrained to cuda:1" and the exception
-  "Attempt to perform collective on tensor not on device passed to init_process_group").
+  "Attempt to perform collective on tensor not on device passed to init_process_group"); Accelerate's
+  verify_operation "One or more of the tensors passed to accelerate.utils.operations.gather were not on the
+  cpu while the `Accelerator` is configured for cuda." (accelerate/utils/operations.py 0.34.2, 1.2.1).
 
 "Default process group has not been initialized" is the rendezvous module's (RUN224: nothing
 initialised it), "Distributed package doesn't have NCCL built in" and "ProcessGroupNCCL is only
@@ -96,6 +98,10 @@ _CHECKS = lazy_re.compile(
     # 2.3+ getNCCLComm with device_id bound at init: the LOG(ERROR) line, then the exception
     r"Tensor found on device \S+ but backend constrained to \S+|"
     r"Attempt to perform collective on tensor not on device passed to init_process_group|"
+    # Accelerate's verify_operation (accelerate/utils/operations.py 0.2x-1.2) before its gather/reduce/
+    # broadcast: "DistributedOperationException: One or more of the tensors passed to
+    # accelerate.utils.operations.gather were not on the cpu while the `Accelerator` is configured for cuda."
+    r"One or more of the tensors passed to \S+ were not on the \w+ while the `Accelerator` is configured|"
     r"Default group size only takes effect when CUDA is available)|"
     r"(?P<arguments>Invalid function argument[.:] (?:Expected parameter `\w+`|output_tensor_lists)|"
     r"Invalid (?:destination|source|src|dst|peer) rank: \w+ rank should not be the same as the rank|"
@@ -199,6 +205,7 @@ _OWN_WORDS = (
     b"Mismatched bound device between",
     b"Expecting one tensor only but got multiple",
     b"Attempt to perform collective on tensor not on device",
+    b"while the `Accelerator` is configured for",
     b"rank should not be the same as the rank",
     b"Must provide object_gather_list",
     b"scatter_object_output_list to be a list",
@@ -229,6 +236,7 @@ SIGNATURES = (
             "group",
             "backend",
             "device",
+            "`accelerator` is configured",
             "argument",
             "invalid",
             "rank",

@@ -90,6 +90,15 @@ _FRAMEWORK_NO_GPU = lazy_re.compile(
     # available.") and the same words of trainers' own checks, raised
     r"BF16 Mixed precision training with AMP \(`--bf16`\).{0,120}?can only be used on CUDA|"
     r"Unable to proceed, no GPU resources available|"
+    # Lightning 2.x (lightning/fabric/accelerators/cuda.py find_usable_cuda_devices, 2.0-2.4): "You requested
+    # to find 4 devices but there are no visible CUDA devices on this machine.", and the devices that are
+    # there but held ("... but only 2 are currently available. The devices [2, 3] are occupied by other
+    # processes and can't be used at the moment."); Lightning's device parser (fabric/utilities/
+    # device_parser.py 1.x-2.x) "MisconfigurationException: GPUs requested but none are available."
+    r"You requested to find \d+ devices but there are no visible CUDA devices|"
+    r"You requested to find \d+ devices but only \d+ are currently available\. The devices \[[^\]]*\] are "
+    r"occupied by other processes|"
+    r"GPUs requested but none are available|"
     r"(?:ValueError|RuntimeError|AssertionError|Exception): (?:Cuda|CUDA) is not available\.?\s*$"
 )
 # More GPUs asked for than there are: vLLM's Ray executor ("ValueError: The number of required GPUs exceeds
@@ -97,7 +106,13 @@ _FRAMEWORK_NO_GPU = lazy_re.compile(
 # more than the number of GPUs present (4)").
 _TOO_MANY_ASKED = lazy_re.compile(
     r"The number of required GPUs exceeds the total number of available GPUs|"
-    r"num_gpus \((\d+)\) cannot be more than the number of GPUs present \((\d+)\)"
+    r"num_gpus \((\d+)\) cannot be more than the number of GPUs present \((\d+)\)|"
+    # Lightning 2.x find_usable_cuda_devices: "You requested to find 8 devices but this machine only has 4
+    # GPUs."
+    r"You requested to find (\d+) devices but this machine only has (\d+) GPUs|"
+    # pytorch_lightning 1.x auto_select_gpus (pytorch_lightning/tuner/auto_gpu_select.py 1.3-1.9): "You
+    # requested 4 GPUs but your machine only has 2 GPUs."
+    r"You requested (\d+) GPUs but your machine only has (\d+) GPUs"
 )
 # Ultralytics' select_device: "ValueError: Invalid CUDA 'device=0,1' requested. Use 'device=cpu' or pass valid
 # CUDA device(s) if available, ..." followed by "torch.cuda.is_available(): False" and
@@ -198,6 +213,17 @@ def _framework_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
                     dedupe=(C.DEVICE_MISMATCH.code,),
                 )
             ]
+    if "occupied by other processes" in m.group(0):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: Lightning could not open the GPUs it was given ({m.group(0)}): another "
+                "process holds them (a leftover run or another job on this node, or the GPUs in "
+                "exclusive-process compute mode)",
+                {"reason": "device_busy"},
+                dedupe=(row.code, "device_busy"),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -267,8 +293,9 @@ def _worker_init_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[
 
 def _too_many_asked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"reason": "fewer_visible_than_requested"}
-    if m.group(1):
-        facts.update(requested_gpus=int(m.group(1)), visible_gpus=int(m.group(2)))
+    nums = [g for g in m.groups() if g is not None]
+    if nums:
+        facts.update(requested_gpus=int(nums[0]), visible_gpus=int(nums[1]))
     return [
         row.event(
             hit,
@@ -379,6 +406,8 @@ SIGNATURES = (
             b"BF16 Mixed precision",
             b"no GPU resources",
             b"is not available",
+            b"You requested to find",
+            b"none are available",
         ),
         worth=(
             rb"You requested (?:GPUs|gpus?):",
@@ -391,6 +420,8 @@ SIGNATURES = (
             rb"BF16 Mixed precision",
             rb"no GPU resources",
             rb"(?:Cuda|CUDA) is not available",
+            rb"You requested to find \d+ devices but",
+            rb"GPUs requested but none are available",
         ),
         words=(
             "you requested gpu",
@@ -403,6 +434,8 @@ SIGNATURES = (
             "bf16 mixed precision",
             "no gpu resources",
             "cuda is not available",
+            "you requested to find",
+            "none are available",
         ),
     ),
     Signature(
@@ -419,9 +452,19 @@ SIGNATURES = (
         _TOO_MANY_ASKED,
         _too_many_asked,
         C.DEVICE_MISMATCH.code,
-        anchors=(b"number of required GPUs", b"number of GPUs present"),
-        worth=(rb"number of required GPUs", rb"number of GPUs present"),
-        words=("number of required gpus", "number of gpus present"),
+        anchors=(
+            b"number of required GPUs",
+            b"number of GPUs present",
+            b"this machine only has",
+            b"GPUs but your machine only has",
+        ),
+        worth=(
+            rb"number of required GPUs",
+            rb"number of GPUs present",
+            rb"this machine only has \d+ GPUs",
+            rb"GPUs but your machine only has \d+",
+        ),
+        words=("number of required gpus", "number of gpus present", "machine only has"),
     ),
     Signature(
         "ultralytics device check",

@@ -19,9 +19,11 @@ Formats, read at their sources:
   names a GPU this machine does not show, RUN264), the same for a host of the hostfile, "Hostname 'x' not
   found in hostfile", "Num nodes is >1 but no extra nodes available via hostfile", "Cannot specify
   num_nodes/gpus with include/exclude",
-  "include_str and exclude_str are mutually exclusive" (RUN390). "Unable to find hostfile, will proceed with
-  training with local resources only." is a warning, silent; a malformed hostfile ("Hostfile contains a bad
-  entry", "Hostfile is not formatted correctly") is launch_start's (RUN304).
+  "include_str and exclude_str are mutually exclusive", the MPI runners' "MPICH requires same number of
+  devices per node" (also "Intel MPI", "mvapich"; multinode_runner.py) (RUN390); Accelerate's "mpirun or
+  mpiexec were not found" (accelerate/utils/launch.py 0.34-1.2) is RUN389's. "Unable to find hostfile, will
+  proceed with training with local resources only." is a warning, silent; a malformed hostfile ("Hostfile
+  contains a bad entry", "Hostfile is not formatted correctly") is launch_start's (RUN304).
 - pynvml / nvidia-ml-py (pynvml/nvml.py: one NVMLError_<Name> class per NVML_ERROR_* code, its text
   nvmlErrorString's): "pynvml.nvml.NVMLError_InvalidArgument: Invalid Argument" (a GPU index NVML does not
   have: more ranks per node than GPUs), NVMLError_NoPermission "Insufficient Permissions",
@@ -80,6 +82,9 @@ _NOT_FOUND = lazy_re.compile(
     r"No such file or directory: '(?:[\w./-]{0,200}/)?(?P<c>" + _TOOLS + r")'|"
     r"env: [\"'‘]?(?P<d>" + _TOOLS + r")[\"'’]?: No such file or directory|"
     r"launcher '(?P<e>\w+)' not installed|"
+    # Accelerate's MPI launch of CPU jobs (accelerate/utils/launch.py 0.2x-1.x,
+    # prepare_simple_launcher_cmd_env)
+    r"(?P<i>mpirun) or mpiexec were not found|"
     # Windows cmd.exe and PowerShell; fish
     r"'(?P<f>" + _TOOLS + r")' is not recognized as an internal or external command|"
     r"The term '(?P<g>" + _TOOLS + r")(?:\.exe)?' is not recognized as the name of a cmdlet|"
@@ -90,7 +95,9 @@ _DS_SLOT = lazy_re.compile(r"No slot '(?P<slot>\d+)' specified on host '(?P<host
 _DS_HOSTFILE = lazy_re.compile(
     r"Hostname '(?P<host>[^']{1,200})' not found in hostfile|"
     r"Num nodes is >1 but no extra nodes available via hostfile|"
-    r"Cannot specify num_nodes/gpus with include/exclude|include_str and exclude_str are mutually exclusive"
+    r"Cannot specify num_nodes/gpus with include/exclude|include_str and exclude_str are mutually exclusive|"
+    # the MPI runners (deepspeed/launcher/multinode_runner.py 0.9-0.16: MPICH, IMPI, MVAPICH validate_args)
+    r"(?:MPICH|Intel MPI|mvapich) requires same number of devices per node"
 )
 _NVML_NAME = lazy_re.compile(r"\bNVMLError_(?P<name>[A-Z][A-Za-z]{1,40})\b(?P<colon>:\s*(?P<msg>.{0,120}))?")
 # read by their own rows (driver_stack, driver_env, gpu_nvml)
@@ -428,6 +435,7 @@ SIGNATURES = (
             b"not installed",
             b"is not recognized as",
             b"Unknown command",
+            b"were not found",
         ),
         worth=(
             rb"not found",
@@ -435,6 +443,7 @@ SIGNATURES = (
             rb"not installed",
             rb"is not recognized as",
             rb"Unknown command",
+            rb"were not found",
         ),
         words=(
             "not found",
@@ -442,6 +451,7 @@ SIGNATURES = (
             "not installed",
             "is not recognized as",
             "unknown command",
+            "were not found",
         ),
     ),
     Signature(
@@ -463,14 +473,16 @@ SIGNATURES = (
             b"no extra nodes available via hostfile",
             b"with include/exclude",
             b"mutually exclusive",
+            b"requires same number of devices per node",
         ),
         worth=(
             rb"not found in hostfile",
             rb"no extra nodes available via hostfile",
             rb"with include/exclude",
             rb"include_str and exclude_str",
+            rb"requires same number of devices per node",
         ),
-        words=("hostfile", "include/exclude", "exclude_str"),
+        words=("hostfile", "include/exclude", "exclude_str", "requires same number of devices per node"),
     ),
     Signature(
         "nvml error class",

@@ -68,6 +68,8 @@ def _observe(kind: str) -> Build:
         elif kind == "env_off":
             facts["setting"] = m.group(1)
         elif kind == "nodes":
+            if "in Lightning, but" in hit.text:
+                return None  # Lightning's complaint that SLURM's --nodes is not its num_nodes: rdzv_config's
             facts["nodes"] = int(next(g for g in m.groups() if g is not None))
             facts["nodes_from"] = "nccl" if m.re == _NNODES_NCCL else "launcher"
         return [row.event(hit, hit.text.strip(), facts, code=OBSERVED, dedupe=(OBSERVED, kind, hit.line.no))]

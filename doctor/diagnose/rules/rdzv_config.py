@@ -252,6 +252,41 @@ def _bad_param(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# A launcher wrapper that cannot find the job's place in the world in its environment: DeepSpeed's runner
+# (deepspeed/launcher/runner.py 0.5-0.16) "Unable to detect suitable master address via `hostname -I`, please
+# manually specify one via --master_addr" (logged, then raised); DeepSpeed's MPI launcher helper
+# (deepspeed/launcher/launcher_helper.py 0.14-0.16) "rank number is not in current env!", "rank number doesn't
+# match!", "local_rank number doesn't match!"; Lightning's LSF environment (lightning/fabric/plugins/
+# environments/lsf.py 1.6-2.4) "Did not find the environment variable `LSB_DJOB_RANKFILE`", "The environment
+# variable `LSB_DJOB_RANKFILE` is empty", "Could not find job id in environment variable LSB_JOBID".
+_WRAPPER_ENV = lazy_re.compile(
+    r"(?P<what>Unable to detect suitable master address via `hostname -I`|"
+    r"(?:local_)?rank number (?:is not in current env|doesn't match)!|"
+    r"Did not find the environment variable `LSB_\w+`|The environment variable `LSB_\w+` is empty|"
+    r"Could not find job id in environment variable LSB_JOBID)"
+)
+
+
+def _wrapper_env(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "raise " in hit.text:
+        return []  # the traceback's source line; the exception's own line follows
+    what = m.group("what")
+    if what.startswith("Unable to detect"):
+        how = "pass --master_addr (rank 0's address) to the deepspeed launcher"
+    elif "LSB_" in what:
+        how = "run it inside an LSF job (bsub / jsrun), or give Lightning another cluster environment"
+    else:
+        how = "start it through the MPI launcher the helper was told (--launcher), which sets the ranks"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the launcher could not read the job's place in the world ({what}): {how}",
+            {"problem": what, "reason": "launcher_env_missing"},
+            dedupe=(row.code, "wrapper_env"),
+        )
+    ]
+
+
 # DeepSpeed's mpi_discovery (deepspeed/comm/comm.py, utils/distributed.py, 0.3-0.16) after torch.distributed
 # was already initialised: "AssertionError: MPI world size 1 does not match torch world size 2" / "MPI rank 0
 # does not match torch rank 3" - two launchers disagree on the world (mpirun's variables and torchrun's, or
@@ -439,6 +474,21 @@ SIGNATURES = (
         anchors=(b"in your SLURM bash script", b"in Lightning, but"),
         worth=(rb"in your SLURM bash script", rb"in Lightning, but"),
         words=("in your slurm bash script", "in lightning, but"),
+    ),
+    Signature(
+        "launcher wrapper's world settings missing",
+        _WRAPPER_ENV,
+        _wrapper_env,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(
+            b"Unable to detect suitable master address",
+            b"number is not in current env",
+            b"number doesn't match!",
+            b"Did not find the environment variable `LSB_",
+            b"The environment variable `LSB_",
+            b"environment variable LSB_JOBID",
+        ),
+        words=("master address", "current env", "doesn't match!", "lsb_"),
     ),
     Signature(
         "rendezvous parameters rejected",

@@ -55,6 +55,13 @@ _RAY_UNAVAILABLE = lazy_re.compile(
     r"\b(?P<b>NCCL|HCCL|GLOO) seems unavailable\. Please install (?P<pkg>[\w-]+)"
 )
 _UNKNOWN_BACKEND = lazy_re.compile(r"Unknown communication backend: (?P<b>[A-Za-z0-9_-]+)")
+# Accelerate's PartialState (accelerate/state.py 0.2x-1.x): "ValueError: Your assigned backend nccl is not
+# avaliable, please use gloo" (its own spelling): the backend asked for (Accelerator(backend=...),
+# InitProcessGroupKwargs) is not the one it found usable here (no GPU / no NCCL build: it falls back to gloo).
+_ACC_BACKEND = lazy_re.compile(
+    r"Your assigned backend (?P<b>[A-Za-z0-9_:,-]+) is not (?:avaliable|available), "
+    r"please use (?P<use>[\w:,-]+)"
+)
 _NO_BACKEND_TYPE = lazy_re.compile(r"No backend type associated with device type (?P<dev>\w+)")
 # c10d's GlooDeviceFactory (torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, 1.x-2.x): the registry has no
 # transport by the name GLOO_DEVICE_TRANSPORT gives (TCP on Linux, UV on Windows / macOS): a torch build
@@ -150,6 +157,20 @@ def _unknown_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
             "without tensor parallelism",
             {"backend": b, "reason": "backend_not_built"},
             dedupe=(row.code, "unknown", b),
+        )
+    ]
+
+
+def _acc_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    b, use = m.group("b"), m.group("use")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Accelerate cannot use the '{b}' backend it was given here and would use '{use}' "
+            "(this process sees no GPU, or this PyTorch has no NCCL): run it where the GPUs are visible "
+            "(CUDA_VISIBLE_DEVICES, the launcher's GPU request) or leave the backend to Accelerate",
+            {"backend": b, "usable_backend": use, "reason": "backend_not_available"},
+            dedupe=(row.code, "accelerate", b),
         )
     ]
 
@@ -386,6 +407,15 @@ SIGNATURES = (
         anchors=(b"Unknown communication backend: ",),
         worth=(rb"Unknown communication backend: ",),
         words=("unknown communication backend",),
+    ),
+    Signature(
+        "accelerate's assigned backend not available",
+        _ACC_BACKEND,
+        _acc_backend,
+        C.COLLECTIVE_BACKEND_MISSING.code,
+        anchors=(b"Your assigned backend ",),
+        worth=(rb"Your assigned backend \S+ is not ava",),
+        words=("your assigned backend",),
     ),
     Signature(
         "no backend for an accelerator's device type",
