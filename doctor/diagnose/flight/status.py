@@ -11,7 +11,8 @@ across ranks as the entries' `collective_seq_id` does:
 - every rank issued it, and some started it while others did not: they never launched it
   (kind `state`);
 - every rank issued it, and some completed it while others did not: the stall is inside the
-  collective on those ranks (kind `not_completed`).
+  collective on those ranks (kind `not_completed`); only where starts are tracked (NCCL with
+  timing), since gloo marks completion lazily.
 
 Where any dump has entries, the entries say more and this module stays silent: an onlyActive dump
 of a healthy job has none either, and its counters agree. A rank is compared in a group only where
@@ -127,7 +128,10 @@ def status_faults(rep: FlightReport) -> list[Fault]:
             out.append(_fault(rep, pg, "state", top, sorted(r for r in started if started[r] < top), by_rank))
             continue
         done = {r: c[2] for r, c in by_rank.items()}
-        if min(done.values()) < top <= max(done.values()):
+        # Completion is only compared where starts are tracked (NCCL with timing): gloo leaves
+        # last_started at -1 and marks a collective completed lazily, so a healthy job's ranks
+        # dumped one after another differ by one there.
+        if max(started.values()) >= 0 and min(done.values()) < top <= max(done.values()):
             out.append(
                 _fault(rep, pg, "not_completed", top, sorted(r for r in done if done[r] < top), by_rank)
             )
