@@ -88,7 +88,10 @@ _CHECKS = lazy_re.compile(
     r"MPI backend doesn't support use_local_synchronization|"
     r"its backend does not support splitting|"
     r"Default device not found, because no backend has been registered|"
-    r"No device associated with the default pg)|"
+    r"No device associated with the default pg|"
+    # 2.13 distributed_c10d._get_process_group_backend / ProcessGroup.hpp splitGroup
+    r"Cannot access device backend for process group|"
+    r"Requested device type for splitGroup is not present|splitGroup deviceTypes filter must include)|"
     r"(?P<device>device_id \S+ is out of range|device_id \S+ does not match the current compilation|"
     r"Please use a device_id with index|device_id parameter must be an accelerator with an index|"
     r"Mismatched bound device between new pg and the default pg|"
@@ -115,13 +118,20 @@ _CHECKS = lazy_re.compile(
     r"Number of tensor splits not equal to group size|"
     r"Can't specify both group_rank and global_rank|Must specify global_rank or group_rank|"
     r"Illegal to call \w+ on IllegalWork object|"
+    # ProcessGroupGloo.cpp / Work.cpp (2.13)
+    r"ProcessGroupGloo::(?:send|recv|recvAnysource) takes a single tensor|"
+    r"Work needs to be completed before calling result\(\)|"
+    r"work result does not support list of lists|"
     r"Expected timeout argument to be of type datetime\.timedelta)|"
     r"(?P<object_collective>Must provide object_gather_list on dst rank|"
     r"Expected argument scatter_object_output_list to be a list of size at least 1|"
     r"source rank must provide non-None scatter_object_input_list)|"
     r"(?P<subgroup>The new group's rank should be within the (?:the )?world_size|"
     r"the new group's world size should be less or equal to the world size|"
-    r"the split group(?:'s size should be less| cannot (?:be empty|have duplicate))|"
+    r"the split group(?:'s size should be (?:less|no larger)| cannot (?:be empty|have duplicate))|"
+    r"Split ranks (?:cannot be empty|should not have duplicates)|"
+    r"Rank -?\d+ at index \d+ is out of bounds for group size|"
+    r"Duplicate rank -?\d+ found in ranks_to_exclude|"
     r"split_ranks cannot be None or empty|ranks list must not contain duplicate entries|"
     r"Rank -?\d+ is out of range\. Valid ranks are|The arg 'group_size' \(-?\d+\) must|"
     r"The world size \(\d+\) must be divisible by|The arg 'ranks_per_subgroup_list' cannot be empty|"
@@ -137,7 +147,22 @@ _CHECKS = lazy_re.compile(
     r"Modules with uninitialized parameters can't be used with `DistributedDataParallel`|"
     r"DDP Pickling/Unpickling are only supported when using DDP with the default process group|"
     r"SyncBatchNorm layers only work with GPU modules|"
-    r"Cannot specify both process_group and device_mesh arguments)"
+    r"Cannot specify both process_group and device_mesh arguments|"
+    # reducer.cpp (2.x): two allreduce hooks on one parameter; 2.6+ compiled autograd with the C++ reducer
+    r"Detected at least one parameter gradient is not the expected DDP bucket view|"
+    r"Compiled autograd is not compatible with C\+\+ DDP Reducer)|"
+    # torch/distributed/device_mesh.py (2.2-2.13): a mesh that does not fit the launched world
+    r"(?P<mesh>Mesh should not be bigger than default world size|"
+    r"DeviceMesh only support homogeneous hardware, but found|"
+    r"Each device mesh dimension should get only one process group|"
+    r"mesh_shape and mesh_dim_names should have same length|"
+    r"Each mesh_dim_name must be unique|Expects mesh with ndim equal to number of ProcessGroups)|"
+    # torch/distributed/pipelining (stage.py, schedules.py 2.4-2.13): stages and microbatches that do not fit
+    r"(?P<pipeline>Pipeline group size \d+ cannot be larger than number of stages|"
+    r"Number of microbatches \(\d+\) must be greater than or equal to the number of stages|"
+    r"requires the number of microbatches to be a multiple of the number of rounds|"
+    r"ZBV requires exactly 2 stages per rank|"
+    r"DualPipeV requires at least as many microbatches as stages)"
 )
 # The collective the program called: the last torch.distributed frame of the traceback above the error.
 _FRAME = lazy_re.compile(
@@ -154,6 +179,8 @@ _WHAT = {
     "object_collective": "an object collective without its list on the right rank",
     "subgroup": "subgroup ranks that do not fit the world",
     "ddp": "a DistributedDataParallel wrapping that does not fit the module (devices, parameters, group)",
+    "mesh": "a DeviceMesh whose shape does not fit the launched world (its size, ranks per host, groups)",
+    "pipeline": "a pipeline schedule whose stages or microbatches do not fit the ranks",
 }
 
 
@@ -219,6 +246,8 @@ _OWN_WORDS = (
     b"device_ids and output_device arguments only",
     b"can't be used with `DistributedDataParallel`",
     b"SyncBatchNorm layers only work with GPU",
+    b"Mesh should not be bigger than default world size",
+    b"DeviceMesh only support homogeneous hardware",
 )
 SIGNATURES = (
     Signature(
@@ -253,6 +282,14 @@ SIGNATURES = (
             "distributeddataparallel",
             "ddp pickling",
             "syncbatchnorm",
+            "mesh",
+            "microbatches",
+            "stages",
+            "work needs",
+            "work result",
+            "takes a single tensor",
+            "bucket view",
+            "ddp reducer",
         ),
         anchor_from=_EXC,
         examples=(

@@ -39,7 +39,7 @@ from pgdoctor.model import lazy_re
 # with CUDA and NCCL 2+ support" ("the MPI backend ...", "the Gloo backend ..." likewise); read up to
 # "try to recompile", as a terminal's wrap at 80 columns often cuts the line right after it.
 _NO_NCCL = lazy_re.compile(
-    r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC)\b|(NCCL) support is not compiled|"
+    r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC|XCCL)\b|(NCCL) support is not compiled|"
     r"the (?:distributed )?(NCCL|MPI|Gloo) backend is not available; try to recompile\b|"
     r"torch\.distributed is not available\. Cannot initialize|"
     r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"

@@ -97,7 +97,12 @@ _DDP_MODEL = lazy_re.compile(
 )
 # gloo's pair.cc when two ranks' buffers of one collective differ in size: "op.preamble.length <=
 # op.nbytes. 8 vs 4"
-_GLOO_SIZE = lazy_re.compile(r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)")
+# gloo's newer pair.cc (torch 2.13's bundled gloo) words it: "Received data size doesn't match expected
+# size. Is there a distributed collective mismatch in your code?"
+_GLOO_SIZE = lazy_re.compile(
+    r"op\.preamble\.length <= op\.nbytes\.?\s*(\d+) vs (\d+)|"
+    r"Received data size doesn't match expected size\. Is there a distributed collective mismatch"
+)
 
 
 # Horovod's coordinator (horovod/common/controller.cc ConstructResponse) when the ranks' requests for one
@@ -146,6 +151,16 @@ def _ddp_model(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _gloo_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(1) is None:
+        return [
+            row.event(
+                hit,
+                "gloo: a peer sent a buffer of another size than this rank expected: the ranks called "
+                "the collective with different tensor sizes (or different collectives)",
+                {"backend": "gloo"},
+                dedupe=(row.code, "gloo_size"),
+            )
+        ]
     return [
         row.event(
             hit,

@@ -52,7 +52,10 @@ _ENV_KEY = lazy_re.compile(
     LEAD + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
     r"NODE_RANK|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|SLURM_NODEID|SLURM_NPROCS|OMPI_COMM_WORLD_(?:LOCAL_)?RANK|"
     r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE|MV2_COMM_WORLD_(?:LOCAL_)?(?:RANK|SIZE)|MASTER_HOST|"
-    r"PADDLE_TRAINER_ID|PADDLE_TRAINERS_NUM|PADDLE_TRAINER_ENDPOINTS|PADDLE_CURRENT_ENDPOINT)['\"]\s*$"
+    r"PADDLE_TRAINER_ID|PADDLE_TRAINERS_NUM|PADDLE_TRAINER_ENDPOINTS|PADDLE_CURRENT_ENDPOINT)['\"]\s*$|"
+    # torch 2.6+ distributed_c10d.get_node_local_rank() without fallback_rank: "RuntimeError: LOCAL_RANK is
+    # not in the environment. Consider passing fallback_rank to allow `get_node_local_rank` to work, ..."
+    r"\b(LOCAL_RANK) is not in the environment\. Consider passing fallback_rank"
 )
 # torchpack's dist.init() (torchpack/distributed/context.py 0.2-0.3, BEVFusion and its forks) reads
 # MASTER_HOST, which `torchpack dist-run` exports; Paddle's trainers read the PADDLE_* that
@@ -88,7 +91,7 @@ def _config(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    var = m.group(1)
+    var = m.group(1) or m.group(2)
     launcher = next((name for pre, name in _LAUNCHER_OF if var.startswith(pre)), None)
     which = (
         f"started outside {launcher}, which sets it"
@@ -152,7 +155,7 @@ def _d2_url(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # but PyTorch was build without libuv support" (DistStoreError in later versions), raised from
 # static_tcp_rendezvous.py / rendezvous.py's TCPStore(...). USE_LIBUV=0 (or use_libuv=False, or
 # "?use_libuv=0" in a tcp:// init_method) selects the classic backend.
-_NO_LIBUV = lazy_re.compile(r"use_libuv was requested but PyTorch was build without libuv support")
+_NO_LIBUV = lazy_re.compile(r"use_libuv was requested but PyTorch was buil[dt] without libuv support")
 
 
 def _no_libuv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -429,6 +432,50 @@ _PARAM_WORDS = (
     b"server_port must be specified",
     b"port must have value from",
 )
+# The launcher's and the rendezvous handler's own checks of their settings (torch/distributed/run.py,
+# elastic/rendezvous/dynamic_rendezvous.py, c10d_rendezvous_backend.py, etcd_rendezvous*.py, api.py and
+# rendezvous.py's init_method URL parsing; 1.10-2.13): torchrun refuses "--nnodes=1:2:3" ('nnodes=1:2:3 is
+# not in "MIN:MAX" format'), "Unsupported nproc_per_node value: foo", a min/max that do not fit ("The maximum
+# number of nodes (1) must be greater than or equal to the minimum number of nodes (2).", "The minimum
+# number of nodes (0) must be greater than zero."), a timeout <= 0 ("The join timeout (-1) must be
+# positive.", "The read timeout must be a positive integer."), an empty --rdzv_id ("The run id must be a
+# non-empty string."), "Invalid store type given. Currently only supports file and tcp.", "The rendezvous
+# backend 'etcd' does not match the requested backend 'c10d'.", "The (etcd )protocol must be HTTP or
+# HTTPS."; init_method "tcp://host" without its port or rank ("port number missing", "rank parameter
+# missing", "world size parameter missing").
+_LAUNCH_ARGS = lazy_re.compile(
+    r"(?P<what>nnodes=\S+ is not in \"MIN:MAX\" format|Unsupported nproc_per_node value: \S+|"
+    r"The maximum number of nodes \(-?\d+\) must be greater than or equal to the minimum number of nodes|"
+    r"The minimum number of nodes \(-?\d+\) must be greater than zero|"
+    r"The \w+ timeout \(\S+\) must be positive|The read timeout must be a positive integer|"
+    r"The run id must be a non-empty string|Invalid store type given\. Currently only supports file and tcp|"
+    r"The rendezvous backend '[^']*' does not match the requested backend|"
+    r"The (?:etcd )?protocol must be HTTP or HTTPS|"
+    r"Error: (?:port number|rank parameter|world size parameter) missing\s*$)"
+)
+_LAUNCH_OWN = (
+    b'is not in "MIN:MAX" format',
+    b"Unsupported nproc_per_node value",
+    b"or equal to the minimum number of nodes",
+    b"number of nodes (0) must be greater than zero",
+    b"Invalid store type given. Currently only supports",
+    b"does not match the requested backend",
+)
+
+
+def _launch_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what").removeprefix("Error: ").strip()
+    return [
+        row.event(
+            hit,
+            f"the launcher or the rendezvous refused its settings before any rank started: {clip(what, 120)} "
+            "(fix the torchrun / init_method arguments)",
+            {"problem": clip(what, 160)},
+            dedupe=(row.code, "launch_args"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "THD env:// settings (0.3-0.4)",
@@ -569,9 +616,35 @@ SIGNATURES = (
         C.RENDEZVOUS_CONFIG.code,
         anchors=(b"rror",),
         worth=(rb"Error\b",),
-        words=("keyerror",),
-        anchor_from="the 'Error' of 'KeyError: '",
+        words=("keyerror", "fallback_rank"),
+        anchor_from="the 'Error' of 'KeyError: ' (of 'RuntimeError: ' before get_node_local_rank's sentence)",
         examples=("KeyError: 'RANK'", 'KeyError: "LOCAL_RANK"'),
+    ),
+    Signature(
+        "launcher settings refused",
+        _LAUNCH_ARGS,
+        _launch_args,
+        C.RENDEZVOUS_CONFIG.code,
+        # (the launcher's own sentences, quoted without their exception type too, are said by no healthy line)
+        anchors=(b"rror", *_LAUNCH_OWN),
+        worth=(rb"Error\b", *(re.escape(w) for w in _LAUNCH_OWN)),
+        words=(
+            "nnodes",
+            "nproc_per_node",
+            "nodes",
+            "timeout",
+            "run id",
+            "store type",
+            "backend",
+            "protocol",
+            "missing",
+        ),
+        anchor_from="the exception type ('ValueError: ', 'RuntimeError: ') before the launcher's message",
+        examples=(
+            'ValueError: nnodes=1:2:3 is not in "MIN:MAX" format',
+            "ValueError: The maximum number of nodes (1) must be greater than or equal to the minimum number "
+            "of nodes (2).",
+        ),
     ),
     Signature(
         "store backend not built",

@@ -59,8 +59,9 @@ _STORE_ERR = lazy_re.compile(
     r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
     r"c10d/TCPStore\w*\.cpp:\d+\] (.*)|"
     # 1.x's store get after its timeout: "RuntimeError: Timeout waiting for key: default_pg/0/0 after 1800000
-    # ms"
-    r"Error: (Timeout waiting for key\b.*)"
+    # ms"; TCPStore.cpp's wait without the [file:line] head (torch 2.13 builds, a trimmed paste):
+    # "RuntimeError: wait timeout after 300000ms, keys: /default_pg/0//cuda//0"
+    r"Error: ((?:Timeout waiting for key\b|wait timeout after \d+\s*ms, keys?:).*)"
 )
 _DNS = lazy_re.compile(
     r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
