@@ -326,13 +326,15 @@ def test_corpus_v15_dev_top1() -> None:
 def test_corpus_v15_heldout_top1() -> None:
     """The held-out half of v15 (v15/README.md): through the CLI 125/153 (81.7 %) before any rule work on
     the dev half (8e3e028), and at each of its four blind scorings after. Released as dev material on
-    2026-12-06 while v16 was collected, and worked on."""
+    2026-12-06 while v16 was collected, and worked on: 142/153 (92.8 %) after. The bar is that figure
+    rounded down to 0.05."""
     right, total, _, _ = _score([V15_HELDOUT])
     assert total == 153 and right >= BARS["v15_heldout"] * total, f"v15 held-out top-1 {right}/{total}"
 
 
 def test_corpus_v16_dev_top1() -> None:
-    """The dev half of v16: 112/173 (64.7 %) through the CLI before rule writers read it (cba24ba)."""
+    """The dev half of v16: 112/173 (64.7 %) through the CLI before rule writers read it (cba24ba), 150/173
+    (86.7 %) after. The bar is the second figure rounded down to 0.05."""
     right, total, _, _ = _score([V16_DEV])
     assert total == 173 and right >= BARS["v16_dev"] * total, f"v16 dev top-1 {right}/{total}"
 
@@ -340,7 +342,8 @@ def test_corpus_v16_dev_top1() -> None:
 def test_corpus_v16_heldout_top1() -> None:
     """The held-out half of v16, never read (v16/README.md): through the CLI 119/177 (67.2 %) before any
     rule work on v16 (cba24ba; 1 of 178 left out, SEEN_BY_RULE_WRITERS; two more left out since: a rule
-    writer's grep showed their ids and labels). Its misses are not read."""
+    writer's grep showed their ids and labels: 119/175 on those). At the end of that session, after the
+    rule work on its dev half, 123/175 (70.3 %). Its misses are not read."""
     right, total, _, _ = _score([V16_HELDOUT])
     assert total == 175 and right >= BARS["v16_heldout"] * total, f"v16 held-out top-1 {right}/{total}"
 
@@ -413,9 +416,9 @@ BARS = {
     "v14_dev": 0.85,
     "v14_heldout": 0.90,
     "v15_dev": 0.95,
-    "v15_heldout": 0.80,
-    "v16_dev": 0.60,
-    "v16_heldout": 0.65,
+    "v15_heldout": 0.90,
+    "v16_dev": 0.85,
+    "v16_heldout": 0.70,
 }  # v3 dev + dev2: 231/241
 
 
