@@ -72,7 +72,7 @@ def test_members_never_land_outside_the_temp_directory(tmp_path: Path) -> None:
         fifo = tarfile.TarInfo("pipe.log")
         fifo.type = tarfile.FIFOTYPE
         tf.addfile(fifo)
-    got = archives.unpack(str(path), listed=False)
+    got = archives.unpack(str(path), listed=False, archive="tar")
     try:
         assert [n for n, _ in got.members] == [f"{path}:../../outside/a.log", f"{path}:/abs/b.log"]
         assert all(os.path.realpath(d).startswith(got.directory + os.sep) for _, d in got.members)
@@ -129,7 +129,7 @@ def test_a_zip_of_logs_is_read_member_by_member(tmp_path: Path) -> None:
         link = zipfile.ZipInfo("logs/link.log")
         link.external_attr = (0o120777 << 16) | 0  # a symbolic link, as `zip -y` stores it
         z.writestr(link, "/etc/passwd")
-    got = archives.unpack(str(path), listed=False)
+    got = archives.unpack(str(path), listed=False, archive="zip")
     try:
         assert [n.rsplit(":", 1)[1] for n, _ in got.members] == [
             "logs/rank0.log",
@@ -152,7 +152,7 @@ def test_a_zip_whose_member_inflates_past_the_limit_stops_there(
     path = tmp_path / "bomb.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("rank0.log", OOM + "0" * (10 << 20))  # 10 MiB of zeros deflate to ~10 KiB
-    got = archives.unpack(str(path), listed=False)
+    got = archives.unpack(str(path), listed=False, archive="zip")
     try:
         assert got.skipped and os.path.getsize(got.members[0][1]) <= 100 << 10 if got.members else got.skipped
     finally:

@@ -281,6 +281,23 @@ def config_ranks(raw: object) -> list[int]:
         return []
 
 
+def pg_status(d: Dump) -> dict[str, tuple[int, int, int]]:
+    """pg_id -> (last_enqueued, last_started, last_completed collective) of the dump's pg_status;
+    -1 where a counter is absent or means nothing."""
+    st = d.data.get("pg_status")
+    if not isinstance(st, Mapping):
+        return {}
+    return {
+        str(pg_id): (
+            int_of(v.get("last_enqueued_collective")),
+            int_of(v.get("last_started_collective")),
+            int_of(v.get("last_completed_collective")),
+        )
+        for pg_id, v in st.items()
+        if isinstance(v, Mapping)
+    }
+
+
 def config_entries(d: Dump) -> list[tuple[str, list[int]]]:
     cfg = d.data.get("pg_config")
     if not isinstance(cfg, Mapping):

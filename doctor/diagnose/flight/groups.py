@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_ranks, int_of
+from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_ranks, pg_status
 from pgdoctor.diagnose.flight.entries import Table, numel
 from pgdoctor.knowledge.ranks import MAX_RANK
 
@@ -93,14 +93,7 @@ def _world_size_from_gathers(t: Table, world_pg: str) -> int:
 
 def last_completed(rep: FlightReport) -> dict[tuple[int, str], int]:
     """(rank, pg_id) -> last_completed_collective of the rank's pg_status."""
-    out: dict[tuple[int, str], int] = {}
-    for d in rep.dumps:
-        st = d.data.get("pg_status")
-        if isinstance(st, Mapping):
-            for pg_id, v in st.items():
-                if isinstance(v, Mapping):
-                    out[(d.rank, str(pg_id))] = int_of(v.get("last_completed_collective"))
-    return out
+    return {(d.rank, pg_id): c[2] for d in rep.dumps for pg_id, c in pg_status(d).items()}
 
 
 def _complete_subgroups(

@@ -26,7 +26,7 @@ from typing import Any
 
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_entries, dump_path, int_of, pg_name
+from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_entries, dump_path, pg_name, pg_status
 from pgdoctor.diagnose.flight.order import Fault, ranks_text
 from pgdoctor.model import Evidence
 
@@ -38,21 +38,11 @@ def counters(rep: FlightReport) -> dict[str, dict[int, Counters]]:
     alias = aliases(rep)
     out: dict[str, dict[int, Counters]] = {}
     for d in rep.dumps:
-        st = d.data.get("pg_status")
-        if not isinstance(st, Mapping):
-            continue
         left_out = {name for name, ranks in config_entries(d) if ranks and d.rank not in ranks}
-        for pg_id, v in st.items():
-            if not isinstance(v, Mapping) or str(pg_id) in left_out:
-                continue
-            got = tuple(
-                int_of(v.get(k))
-                for k in ("last_enqueued_collective", "last_started_collective", "last_completed_collective")
-            )
-            if got[0] < 1:
-                continue  # never used on this rank: a member that never issued is not told by counters
-            key = alias.get((d.rank, str(pg_id)), str(pg_id))
-            out.setdefault(key, {})[d.rank] = (got[0], got[1], got[2])
+        for pg_id, got in pg_status(d).items():
+            if pg_id in left_out or got[0] < 1:
+                continue  # not a member, or never used on this rank: counters say nothing of it
+            out.setdefault(alias.get((d.rank, pg_id), pg_id), {})[d.rank] = got
     return out
 
 

@@ -107,13 +107,14 @@ def _zip_members(path: str) -> Iterator[tuple[str, int, IO[bytes]]]:
             yield info.filename, info.file_size, zf.open(info)
 
 
-def unpack(path: str, listed: bool) -> Unpacked:
-    """The archive's regular members, unpacked (see the module docstring)."""
+def unpack(path: str, listed: bool, archive: str) -> Unpacked:
+    """The regular members of the archive, `archive` being what kind() found ("tar" or "zip"), unpacked
+    (see the module docstring)."""
     out = Unpacked(tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
     _MADE.add(out.directory)
     total = 0
     seen: set[str] = set()
-    members = _zip_members(path) if kind(path) == "zip" else _tar_members(path)
+    members = _zip_members(path) if archive == "zip" else _tar_members(path)
     try:
         for name, size, src in members:
             with src:

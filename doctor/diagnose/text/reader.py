@@ -329,7 +329,7 @@ def open_sources(
                     f"cannot read {f}: a torch checkpoint (the zip torch.save writes), not a log"
                 )
             if archive in ("tar", "zip"):
-                got = archives.unpack(f, listed)
+                got = archives.unpack(f, listed, archive)
                 if unpacked is not None:
                     unpacked.append(got.directory)
                 if skipped is not None:
