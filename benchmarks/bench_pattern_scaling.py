@@ -37,7 +37,8 @@ from pgdoctor.diagnose.rules import MODULES
 from pgdoctor.model import lazy_re
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "corpus"
-HELD_OUT = ("v5/heldout.jsonl", "v14/heldout.jsonl")
+# Halves still held out are stored as .jsonl.gz, so the *.jsonl glob below never reads them.
+HELD_OUT = ("v14/heldout.jsonl",)
 
 
 def corpus_lines(count: int, runs: int, seed: int) -> list[str]:
