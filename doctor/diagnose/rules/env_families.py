@@ -69,6 +69,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import UNTIL_UP, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import KIND, from_detail
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.nccl_results import TEXT_BY_NUMBER
 from pgdoctor.model import lazy_re
 
 _PG_ATTR = lazy_re.compile(
@@ -135,15 +136,6 @@ _CAME_UP = lazy_re.compile(
 _GLOG_NCCL = lazy_re.compile(
     r"Check_? failed: \w+ == ncclSuccess \((?P<n>[1-7]) vs\. 0\)\s*(?::\s*)?(?P<rest>[^\n]*)"
 )
-_NCCL_RESULTS = {
-    1: "unhandled cuda error",
-    2: "unhandled system error",
-    3: "internal error",
-    4: "invalid argument",
-    5: "invalid usage",
-    6: "remote process exited or there was a network error",
-    7: "nccl operation in progress",
-}
 
 _OFI_REGISTER = lazy_re.compile(
     r"NET/OFI Unable to register memory \(type = (?P<type>[24])\) for device (?P<dev>\d+)\. "
@@ -318,7 +310,7 @@ def _iommu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _glog_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    err = _NCCL_RESULTS[int(m.group("n"))]
+    err = TEXT_BY_NUMBER[int(m.group("n"))]
     rest = m.group("rest").replace("_", " ").strip()
     base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": err, "nccl_result": int(m.group("n"))}
     return from_detail(hit, rest or err, base, None, 0, KIND[err])

@@ -19,6 +19,7 @@ from pgdoctor.diagnose.rules.gpu_runtime import device_assert_before
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE
 from pgdoctor.knowledge.clip import clip
+from pgdoctor.knowledge.nccl_results import TEXT_BY_NAME
 from pgdoctor.model import lazy_re
 
 # torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
@@ -162,21 +163,8 @@ def kind_of(err: str) -> Any:
     return next((c for k, c in KIND.items() if err.startswith(k)), None)
 
 
-ERRNAMES = {
-    "ncclSystemError": "unhandled system error",
-    "ncclRemoteError": "remote process exited or there was a network error",
-    "ncclInvalidUsage": "invalid usage",
-    "ncclInvalidArgument": "invalid argument",
-    "ncclInternalError": "internal error",
-    "ncclUnhandledCudaError": "unhandled cuda error",
-    # CuPy's NcclError (Ray's collective library, Chainer): "NCCL_ERROR_INVALID_USAGE: invalid usage".
-    "NCCL_ERROR_SYSTEM_ERROR": "unhandled system error",
-    "NCCL_ERROR_REMOTE_ERROR": "remote process exited or there was a network error",
-    "NCCL_ERROR_INVALID_USAGE": "invalid usage",
-    "NCCL_ERROR_INVALID_ARGUMENT": "invalid argument",
-    "NCCL_ERROR_INTERNAL_ERROR": "internal error",
-    "NCCL_ERROR_UNHANDLED_CUDA_ERROR": "unhandled cuda error",
-}
+# The enum and CuPy names of each result (knowledge/nccl_results.py), to its text.
+ERRNAMES = TEXT_BY_NAME
 
 # torch's sentence after the ncclResult name (NCCLUtils.cpp getNcclErrorDetailStr, 1.11+):
 # "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",

@@ -17,6 +17,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import RESULT, from_detail, kind_of, last_error
 from pgdoctor.diagnose.signature import Signature, gate, read
+from pgdoctor.knowledge.nccl_results import TEXTS
 from pgdoctor.model import lazy_re
 
 _NUMBERED = lazy_re.compile(
@@ -98,16 +99,7 @@ def _bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # research kernels, inference engines): "NCCL err main.cu:42: invalid usage (run with NCCL_DEBUG=WARN for
 # details)", "Failed: NCCL error test.cu:30 'internal error'", "NCCL error at comm.cpp:77: invalid argument".
 # torch's "NCCL error in: <file>:<line>, <text>, NCCL version" is nccl_errors' (that module reads first).
-_TEXTS = (
-    "unhandled system error",
-    "unhandled cuda error",
-    "internal error",
-    "invalid usage",
-    "invalid argument",
-    "remote process exited or there was a network error",
-    "unknown result code",
-    "nccl operation in progress",
-)
+_TEXTS = (*TEXTS, "unknown result code")
 _MACRO = lazy_re.compile(
     r"\b(?:NCCL|nccl) (?:err(?:or)?|failure)\b(?: at| in)?:?\s*"
     r"(?P<where>[\w./-]+\.(?:cu|cuh|cc|cpp|cxx|c|h|hpp):\d+)[:,]?\s*'?(?P<err>(?i:" + "|".join(_TEXTS) + r"))"
