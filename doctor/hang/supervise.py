@@ -10,6 +10,7 @@ ends, everything kept is diagnosed with `diagnose` and one report says the root 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -29,21 +30,18 @@ from pgdoctor.hang.api import examine
 from pgdoctor.hang.progress import Lines, counters_moved
 from pgdoctor.knowledge.evidence_env import SHIM_DIR, prepared
 from pgdoctor.model import Report
-from pgdoctor.probes import live
-from pgdoctor.probes.processes import die_with_parent, kill_group, reap_with_group, track, untrack
+from pgdoctor.probes import guard, live
+from pgdoctor.probes.processes import kill_group, reap_with_group, track, untrack
 from pgdoctor.probes.ranks import ProcFs, Rank, Table
 
 ROLL_CALL_FAILS = frozenset({HANG_CULPRIT.code, HANG_ALL_WAITING.code})
-# A SIGKILL of `run` itself (the OOM killer, a scheduler's grace period) ends the launcher
-# (PR_SET_PDEATHSIG) but not the ranks it started, and nothing in pgdoctor runs after it. So the job
-# starts with a guard in its own process group: a shell that blocks reading a pipe whose write end
-# only pgdoctor holds. When pgdoctor dies, however it dies, the kernel closes that end, the read
-# returns, and the guard SIGKILLs its group. Being a member, it keeps the group id reserved, so the
-# kill cannot reach anyone else. It ignores the signals `run` forwards to the group, and it goes
-# with the group when the launcher ends. The launcher is exec'd by the same shell: same pid.
-_GUARDED = (
-    '(trap "" HUP INT TERM; read _ </proc/self/fd/{fd}; kill -9 0) </dev/null >/dev/null 2>&1 & exec "$@"'
-)
+# The job runs under a guard (probes/guard.py), a child subreaper that is the command's parent: ranks that
+# leave the launcher's process group (torchrun starts each in a session of its own) stay its descendants,
+# and when the command ends, or `run` ends however it ends (a SIGKILL by the OOM killer or a scheduler),
+# the guard kills every one of them. It reads the job's environment from a pipe whose write end only
+# `run` holds, then waits for that end to close.
+# Run by its path, isolated (-I): it imports nothing but the standard library.
+_GUARD = (sys.executable, "-I", guard.__file__)
 POLL_S = 0.25
 RANKS_EVERY_S = 1.0
 
@@ -137,18 +135,21 @@ class Supervisor:
                 guard_read, self._guard_write = os.pipe()
                 try:
                     self.child = subprocess.Popen(
-                        ["/bin/sh", "-c", _GUARDED.format(fd=guard_read), "pgdoctor-run", *self.command],
-                        env=self.env,
+                        [*_GUARD, str(guard_read), "--", *self.command],
+                        env={"PATH": os.environ.get("PATH", os.defpath)},
                         stdin=None,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
                         start_new_session=True,
-                        preexec_fn=die_with_parent(),
                         pass_fds=(guard_read,),
                     )
                 finally:
                     os.close(guard_read)
                 track(self.child)
+                # The environment in a thread: past the pipe's buffer a write waits for the guard to read.
+                threading.Thread(
+                    target=_send_env, args=(self._guard_write, dict(self.env)), daemon=True
+                ).start()
                 for s in old:
                     signal.signal(s, self._forward)
                 pumps = [
@@ -167,15 +168,18 @@ class Supervisor:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-            if self.child is not None:
-                if (
-                    reap_with_group(self.child) is None
-                ):  # pgdoctor itself failed: nothing of the job outlives it
-                    kill_group(self.child)
-                    self.child.wait()
-                untrack(self.child)
             if self._guard_write is not None:
+                # pgdoctor itself failed while the job runs: the guard, seeing its pipe close, kills the
+                # whole job, wherever its processes went; the group kill is the fallback.
                 os.close(self._guard_write)
+            if self.child is not None:
+                if reap_with_group(self.child) is None:
+                    try:
+                        self.child.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        kill_group(self.child)
+                        self.child.wait()
+                untrack(self.child)
             shutil.rmtree(self.live_dir, ignore_errors=True)
 
     def _forward(self, signum: int, frame: Any) -> None:
@@ -271,6 +275,15 @@ class Supervisor:
             file=sys.stderr,
             flush=True,
         )
+
+
+def _send_env(fd: int, env: dict[str, str]) -> None:
+    data = (json.dumps(env) + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass  # the guard is gone (it failed to start): the job's exit status says so
 
 
 def exit_status(returncode: int) -> int:

@@ -344,14 +344,18 @@ def _recorded(pids: Path, count: int, seconds: float = 30) -> dict[int, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("session", ["", "setsid "], ids=["launchers-group", "own-session"])
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL, None], ids=["sigterm", "sigkill", "exits"])
-def test_a_shell_launchers_background_ranks_do_not_outlive_run(tmp_path: Path, stop: Optional[int]) -> None:
+def test_a_shell_launchers_background_ranks_do_not_outlive_run(
+    tmp_path: Path, stop: Optional[int], session: str
+) -> None:
     # A shell does not pass SIGTERM on to its background jobs; a launcher that ends leaves them
     # orphaned (here holding run's stdout); after a SIGKILL of run nothing of pgdoctor runs (the
-    # OOM killer, a scheduler's grace period) and the launcher dies with it (PR_SET_PDEATHSIG). In
-    # each case the ranks ran on after `pgdoctor run` had ended.
+    # OOM killer, a scheduler's grace period). In each case the ranks ran on after `pgdoctor run` had
+    # ended. Ranks in a session of their own (`setsid`, as torchrun starts each rank) are out of
+    # reach of any process-group kill: they are the job's guard's descendants all the same.
     pids = tmp_path / "pids"
-    script = "; ".join(_RECORD.format(sleep=f"sleep {n}", pids=pids) for n in (120, 121))
+    script = "; ".join(_RECORD.format(sleep=f"{session}sleep {n}", pids=pids) for n in (120, 121))
     ranks: dict[int, str] = {}
     p = subprocess.Popen(
         [*PGDOCTOR, "--", "bash", "-c", script + ("; wait" if stop else "")],
@@ -367,6 +371,42 @@ def test_a_shell_launchers_background_ranks_do_not_outlive_run(tmp_path: Path, s
         if stop is None:
             assert p.returncode == 0
         assert _alive(ranks, 10) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for pid in _alive(ranks, 0):  # the test's own clean-up when the behaviour is broken
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_torchruns_ranks_in_their_own_sessions_do_not_outlive_a_killed_run(tmp_path: Path) -> None:
+    # torchrun (elastic's SubprocessHandler) starts each rank with start_new_session: a SIGKILL of
+    # `run` (the OOM killer, a scheduler's grace period) takes torchrun, and no group kill reaches
+    # the ranks. The guard, their subreaper, kills them when run's pipe to it closes.
+    import time
+
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    p = subprocess.Popen(
+        [*PGDOCTOR, "--", *torchrun_argv("sleep", [0, 1], 2)],
+        env=job_env(ready, 120),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    ranks: dict[int, str] = {}
+    try:
+        end = time.monotonic() + 90
+        while len(list(ready.glob("ready-*"))) < 2 and time.monotonic() < end and p.poll() is None:
+            time.sleep(0.1)
+        pids = [int(f.read_text()) for f in sorted(ready.glob("ready-*"))]
+        assert len(pids) == 2, "the two ranks did not start"
+        ranks = {pid: _started(pid) for pid in pids}
+        assert all(os.getsid(pid) == pid for pid in pids)  # each leads a session of its own
+        p.kill()
+        p.wait(timeout=30)
+        assert _alive(ranks, 15) == []
     finally:
         if p.poll() is None:
             p.kill()
