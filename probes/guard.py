@@ -12,7 +12,7 @@ as the command did (its code, or the same signal), so `run` reads the command's 
 It also ends the job when pgdoctor ends, however pgdoctor ends (the OOM killer, a scheduler's SIGKILL
 after its grace period): it reads a pipe whose write end only pgdoctor holds, and the kernel closes
 that end when pgdoctor dies. pgdoctor writes the job's environment on that pipe as one JSON line first,
-so the guard itself runs with an environment of nothing but PATH and is never taken for a rank.
+so the guard itself runs with PATH (and LD_LIBRARY_PATH) alone and is never taken for a rank.
 
     python -I guard.py FD -- COMMAND [ARG...]
 

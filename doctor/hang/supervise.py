@@ -136,7 +136,7 @@ class Supervisor:
                 try:
                     self.child = subprocess.Popen(
                         [*_GUARD, str(guard_read), "--", *self.command],
-                        env={"PATH": os.environ.get("PATH", os.defpath)},
+                        env=_guard_env(),
                         stdin=None,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -275,6 +275,15 @@ class Supervisor:
             file=sys.stderr,
             flush=True,
         )
+
+
+def _guard_env() -> dict[str, str]:
+    """The guard's own environment: what starting a Python needs (an interpreter of a module system may
+    need LD_LIBRARY_PATH for its libpython), and nothing that could make it look like a rank."""
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    if "LD_LIBRARY_PATH" in os.environ:
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return env
 
 
 def _send_env(fd: int, env: dict[str, str]) -> None:
