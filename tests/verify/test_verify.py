@@ -405,3 +405,11 @@ def test_html_report_draws_the_speedup_plot() -> None:
     assert (
         '<svg class="scaling-plot"' in html and "2 ranks, measured: 0.33x" in html and "<script" not in html
     )
+
+
+def test_the_matrix_tests_are_grouped_on_one_worker(request: pytest.FixtureRequest) -> None:
+    # Under scripts/test.sh (--dist loadgroup) every test of this file carries the group in its node id,
+    # which is what keeps them on one worker; pytest 9 with pytest-xdist 3.8 silently lost it (pyproject).
+    if not getattr(request.config.option, "loadgroup", False):  # set on xdist workers under loadgroup
+        pytest.skip("not run with --dist loadgroup")
+    assert request.node.nodeid.endswith("@verify_matrix"), request.node.nodeid
