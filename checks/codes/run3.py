@@ -629,3 +629,16 @@ POSIX_ONLY_ON_WINDOWS = register_code(
     "A POSIX-only launcher or module ran on native Windows (no /bin/sh, fork, POSIX signals or modules)",
     AREA,
 )
+
+# Category driver_env: the job runs its process group on gloo (native Windows, where torch has no NCCL, macOS,
+# a CPU node, or a torch without NCCL) and was given an argument only NCCL takes: c10d's barrier "Function
+# argument device_ids not supported for the selected backend gloo" (distributed_c10d.py 1.x; yolov5's
+# torch_distributed_zero_first passes device_ids). Use NCCL on Linux / WSL2, or drop device_ids on gloo.
+GLOO_REJECTS_NCCL_ARGUMENT = register_code(
+    "RUN367",
+    "gloo-rejects-nccl-argument",
+    "fail",
+    "driver_env",
+    "The job runs on gloo (Windows, CPU or no NCCL), which rejects an NCCL-only argument (device_ids)",
+    AREA,
+)
