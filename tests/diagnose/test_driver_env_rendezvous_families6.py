@@ -322,3 +322,56 @@ def test_address_not_available_of_a_lone_app_is_not_the_store() -> None:
     log = '  File "/app/server.py", line 3, in run\n    sock.bind((host, port))\nOSError: [Errno 99] Cannot assign requested address\n'
     root = _root(log)
     assert root is None or root.category != "rendezvous", root
+
+
+# YOLOv5 < 6.0 / YOLOv3 select_device (utils/torch_utils.py): "assert torch.cuda.is_available(), f'CUDA
+# unavailable, invalid device {device} requested'" - no usable GPU at all: RUN262.
+@pytest.mark.parametrize("device", ["0", "0,1", "1,2,3"])
+@pytest.mark.parametrize("prefix", ["", "[rank1]: ", "node7: "])
+def test_yolov5_cuda_unavailable(device: str, prefix: str) -> None:
+    line = f"AssertionError: CUDA unavailable, invalid device {device} requested"
+    _check(prefix + line + "\n", "RUN262", {"requested_gpus": device, "cuda_available": False})
+
+
+def test_yolov5_cuda_unavailable_under_its_traceback() -> None:
+    log = (
+        '  File "/content/yolov5/utils/torch_utils.py", line 39, in select_device\n'
+        "    assert torch.cuda.is_available(), f'CUDA unavailable, invalid device {device} requested'\n"
+        "AssertionError: CUDA unavailable, invalid device 0 requested\n"
+    )
+    _check(log, "RUN262")
+
+
+# Open MPI btl/vader (opal/mca/btl/vader/btl_vader_get.c / _put.c, 2.x-4.x): "Read %ld, expected %lu, errno =
+# %d" / "Wrote %ld, expected %lu, errno = %d" when process_vm_readv / writev (CMA) moved fewer bytes: RUN368.
+CMA = [
+    ("[1,1]<stderr>:[edc6f559242d:00026] Read -1, expected 36864, errno = 1", 1, 36864),
+    ("[edc6f559242d:00026] Wrote -1, expected 131072, errno = 1", 1, 131072),
+    ("[node1:12345] Read -1, expected 4194304, errno = 14", 14, 4194304),
+]
+
+
+@pytest.mark.parametrize("line,errno,size", CMA)
+def test_open_mpi_cma_copy_refused(line: str, errno: int, size: int) -> None:
+    _check(line + "\n", "RUN368", {"errno": errno, "bytes": size})
+
+
+def test_open_mpi_cma_fallback_warning_is_silent() -> None:
+    log = (
+        "WARNING: Linux kernel CMA support was requested via the\n"
+        "btl_vader_single_copy_mechanism MCA variable, but CMA support is\n"
+        "not available due to restrictive ptrace settings.\n"
+    )
+    assert _root(log) is None
+
+
+# MindSpore's GPU collective (collective_init.cc): "Loading libgpu_collective.so failed. Many reasons could
+# cause this:" (its NCCL / MPI wrapper could not be opened): RUN263.
+def test_mindspore_collective_library_not_loaded() -> None:
+    log = (
+        "E           RuntimeError: mindspore/ccsrc/device/gpu/distribution/collective_init.cc:35 InitCollective] "
+        "Loading libgpu_collective.so failed. Many reasons could cause this:\n"
+        "E           1.libgpu_collective.so is not installed.\n"
+        "E           2.nccl is not installed or found.\n"
+    )
+    _check(log, "RUN263", {"library": "libgpu_collective.so"})

@@ -173,7 +173,12 @@ def _index_beyond(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # "torch.cuda.device_count(): 0" on their own lines; YOLOv5's assert "Invalid CUDA '--device 0' requested, use
 # '--device cpu' or pass valid CUDA device(s)". No GPU at all (is_available False) is RUN262; GPUs there but
 # fewer than asked for, RUN264.
-_ULTRALYTICS = lazy_re.compile(r"Invalid CUDA '(?:device=|--device )([^']*)' requested")
+# YOLOv5 before 6.0 and YOLOv3 (utils/torch_utils.py select_device: "assert torch.cuda.is_available(), f'CUDA
+# unavailable, invalid device {device} requested'") say only that CUDA is unavailable: RUN262.
+_ULTRALYTICS = lazy_re.compile(
+    r"Invalid CUDA '(?:device=|--device )([^']*)' requested|"
+    r"CUDA unavailable, invalid device ([^\s{}'%]+) requested(?!')"
+)
 _IS_AVAILABLE = lazy_re.compile(r"torch\.cuda\.is_available\(\): (True|False)")
 _DEVICE_COUNT = lazy_re.compile(r"torch\.cuda\.device_count\(\): (\d+)")
 _MACHINE_HAS = lazy_re.compile(r"But your machine only has: (\[[^\]]*\])")
@@ -290,7 +295,10 @@ def _framework_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
 
 
 def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"requested_gpus": m.group(1)}
+    asked = m.group(1) if m.group(1) is not None else m.group(2)
+    facts: dict[str, Any] = {"requested_gpus": asked}
+    if m.group(2) is not None:
+        facts["cuda_available"] = False
     for ln in hit.after(6, False):
         a, c = _IS_AVAILABLE.search(ln.text), _DEVICE_COUNT.search(ln.text)
         if a:
@@ -301,7 +309,7 @@ def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
         return [
             row.event(
                 hit,
-                f"{hit.who()}: GPU(s) {m.group(1)} were requested but torch sees no usable GPU (no driver or "
+                f"{hit.who()}: GPU(s) {asked} were requested but torch sees no usable GPU (no driver or "
                 "device nodes here, CUDA_VISIBLE_DEVICES empty, or a CPU-only PyTorch)",
                 {**facts, "reason": "no_visible_device"},
                 dedupe=(row.code, "no_visible_device"),
@@ -310,7 +318,7 @@ def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return [
         row.event(
             hit,
-            f"{hit.who()}: GPU(s) {m.group(1)} were requested but are not all visible (more GPUs asked for "
+            f"{hit.who()}: GPU(s) {asked} were requested but are not all visible (more GPUs asked for "
             "than "
             "this machine shows, or a wrong CUDA_VISIBLE_DEVICES)",
             {**facts, "reason": "fewer_visible_than_requested"},
@@ -543,9 +551,9 @@ SIGNATURES = (
         _ULTRALYTICS,
         _ultralytics,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"Invalid CUDA '",),
-        worth=(rb"Invalid CUDA '",),
-        words=("invalid cuda '",),
+        anchors=(b"Invalid CUDA '", b"CUDA unavailable, invalid device"),
+        worth=(rb"Invalid CUDA '", rb"CUDA unavailable, invalid device"),
+        words=("invalid cuda '", "cuda unavailable, invalid device"),
     ),
     Signature(
         "device ordinal",

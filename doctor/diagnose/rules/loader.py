@@ -117,6 +117,12 @@ _PADDLE_DSO = lazy_re.compile(
 # transport layer (libmpi_gtl_cuda / _hsa: the craype-accel-* module not loaded at build time): "MPICH
 # ERROR [Rank 0] ... Abort(-1) (rank 0 in comm 0): MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL
 # library is not linked".
+# MindSpore's GPU collective (ccsrc/device/gpu/distribution/collective_init.cc, 0.x-2.x): "Loading
+# libgpu_collective.so failed. Many reasons could cause this:" then "1.libgpu_collective.so is not installed.
+# 2.nccl is not installed or found. 3.mpi is not installed or found" (dlopen of its NCCL/MPI wrapper failed).
+_MINDSPORE_COLLECTIVE = lazy_re.compile(
+    r"Loading (lib[\w-]+\.so[\d.]*) failed\. Many reasons could cause this"
+)
 _CRAY_GTL = lazy_re.compile(r"GPU_SUPPORT_ENABLED is requested, but GTL library is not linked")
 _LOAD_FAILED = lazy_re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
@@ -376,6 +382,14 @@ SIGNATURES = (
         C.LIBRARY_MISSING.code,
         anchors=(b"that Paddle depends on",),
         words=("that paddle depends on",),
+    ),
+    Signature(
+        "mindspore collective library not loaded",
+        _MINDSPORE_COLLECTIVE,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Many reasons could cause this",),
+        words=("many reasons could cause this",),
     ),
     Signature(
         "cray mpich gpu transport not linked",
