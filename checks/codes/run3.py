@@ -629,3 +629,30 @@ POSIX_ONLY_ON_WINDOWS = register_code(
     "A POSIX-only launcher or module ran on native Windows (no /bin/sh, fork, POSIX signals or modules)",
     AREA,
 )
+
+# Category driver_env: the job runs its process group on gloo (native Windows, where torch has no NCCL, macOS,
+# a CPU node, or a torch without NCCL) and was given an argument only NCCL takes: c10d's barrier "Function
+# argument device_ids not supported for the selected backend gloo" (distributed_c10d.py 1.x; yolov5's
+# torch_distributed_zero_first passes device_ids). Use NCCL on Linux / WSL2, or drop device_ids on gloo.
+GLOO_REJECTS_NCCL_ARGUMENT = register_code(
+    "RUN367",
+    "gloo-rejects-nccl-argument",
+    "fail",
+    "driver_env",
+    "The job runs on gloo (Windows, CPU or no NCCL), which rejects an NCCL-only argument (device_ids)",
+    AREA,
+)
+
+# Category driver_env: Open MPI's shared-memory single copy (CMA: process_vm_readv / process_vm_writev
+# between ranks of one node) was refused by the kernel: btl/vader's "Read -1, expected 36864, errno = 1" /
+# "Wrote -1, expected ..., errno = 1" (opal/mca/btl/vader/btl_vader_get.c / _put.c, 2.x-4.x). errno 1
+# (EPERM): a container without CAP_SYS_PTRACE or a Yama ptrace_scope that forbids it (Docker's default).
+# --mca btl_vader_single_copy_mechanism none, or docker run --cap-add=SYS_PTRACE.
+MPI_CMA_NOT_PERMITTED = register_code(
+    "RUN368",
+    "mpi-cma-not-permitted",
+    "fail",
+    "driver_env",
+    "Open MPI's shared-memory single copy (CMA) between ranks was refused (container ptrace restrictions)",
+    AREA,
+)

@@ -114,12 +114,71 @@ _TOO_MANY_ASKED = lazy_re.compile(
     # requested 4 GPUs but your machine only has 2 GPUs."
     r"You requested (\d+) GPUs but your machine only has (\d+) GPUs"
 )
+# A device index beyond the visible ones in other runtimes' words: Oxford Nanopore dorado's device
+# parser (utils/cuda_utils.cpp, 0.3-0.9: "Invalid CUDA device index \"1\" from device string ,1,2, there
+# are 1 visible CUDA devices."), XLA's backend (xla/service/backend.cc, JAX and TF: "Invalid device ordinal
+# value (1). Valid range is [0, 0]."), TensorFlow's placer (common_runtime/colocation_graph.cc, 1.x-2.x:
+# "... was explicitly assigned to /device:GPU:1 but available devices are [ /job:localhost/replica:0/task:0/
+# device:CPU:0, ... ]", and "Could not satisfy explicit device specification '/device:GPU:1' because no
+# devices matching that specification are registered in this process; available devices: ...").
+# None visible at all is RUN262.
+_INDEX_BEYOND = lazy_re.compile(
+    r"Invalid CUDA device index \\?\"(?P<idx>\d+)\\?\" from device string \S*, "
+    r"there are (?P<vis>\d+) visible|"
+    r"Invalid device ordinal value \((?P<idx2>\d+)\)\. Valid range is \[0, (?P<max>-?\d+)\]|"
+    r"explicitly assigned to \S*?(?:GPU|gpu):(?P<idx3>\d+) but available devices are \[(?P<avail>[^\]]*)|"
+    r"Could not satisfy explicit device specification '[^']*?(?:GPU|gpu):(?P<idx4>\d+)' because no "
+    r"devices matching that specification are registered in this process"
+    r"(?:; available devices: (?P<avail2>.*))?"
+)
+
+
+def _index_beyond(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    idx = next(int(g) for g in (m.group("idx"), m.group("idx2"), m.group("idx3"), m.group("idx4")) if g)
+    facts: dict[str, Any] = {"requested_device": idx}
+    if m.group("vis") is not None:
+        facts["visible_gpus"] = int(m.group("vis"))
+    elif m.group("max") is not None:
+        facts["visible_gpus"] = int(m.group("max")) + 1
+    avail = m.group("avail") if m.group("avail") is not None else m.group("avail2")
+    if avail is not None:
+        facts["visible_gpus"] = len(re.findall(r"(?:GPU|gpu):\d+", avail))
+    if facts.get("visible_gpus") == 0:
+        facts["reason"] = "no_visible_device"
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} asked for GPU {idx} but the process sees no GPU at all (no driver or device in "
+                "this container or node, CUDA_VISIBLE_DEVICES empty, or a CPU-only build)",
+                facts,
+                code=C.NO_CUDA_DEVICE.code,
+                dedupe=(C.NO_CUDA_DEVICE.code, "no_visible_device"),
+            )
+        ]
+    facts["reason"] = "index_beyond_visible"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} asked for GPU {idx}, beyond the {facts.get('visible_gpus', 'fewer')} visible "
+            "(CUDA_VISIBLE_DEVICES, a MIG or Slurm allocation that shows fewer devices, or a device list "
+            "that counts from 1)",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 # Ultralytics' select_device: "ValueError: Invalid CUDA 'device=0,1' requested. Use 'device=cpu' or pass valid
 # CUDA device(s) if available, ..." followed by "torch.cuda.is_available(): False" and
 # "torch.cuda.device_count(): 0" on their own lines; YOLOv5's assert "Invalid CUDA '--device 0' requested, use
 # '--device cpu' or pass valid CUDA device(s)". No GPU at all (is_available False) is RUN262; GPUs there but
 # fewer than asked for, RUN264.
-_ULTRALYTICS = lazy_re.compile(r"Invalid CUDA '(?:device=|--device )([^']*)' requested")
+# YOLOv5 before 6.0 and YOLOv3 (utils/torch_utils.py select_device: "assert torch.cuda.is_available(), f'CUDA
+# unavailable, invalid device {device} requested'") say only that CUDA is unavailable: RUN262.
+_ULTRALYTICS = lazy_re.compile(
+    r"Invalid CUDA '(?:device=|--device )([^']*)' requested|"
+    r"CUDA unavailable, invalid device ([^\s{}'%]+) requested(?!')"
+)
 _IS_AVAILABLE = lazy_re.compile(r"torch\.cuda\.is_available\(\): (True|False)")
 _DEVICE_COUNT = lazy_re.compile(r"torch\.cuda\.device_count\(\): (\d+)")
 _MACHINE_HAS = lazy_re.compile(r"But your machine only has: (\[[^\]]*\])")
@@ -236,7 +295,10 @@ def _framework_no_gpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
 
 
 def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"requested_gpus": m.group(1)}
+    asked = m.group(1) if m.group(1) is not None else m.group(2)
+    facts: dict[str, Any] = {"requested_gpus": asked}
+    if m.group(2) is not None:
+        facts["cuda_available"] = False
     for ln in hit.after(6, False):
         a, c = _IS_AVAILABLE.search(ln.text), _DEVICE_COUNT.search(ln.text)
         if a:
@@ -247,7 +309,7 @@ def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
         return [
             row.event(
                 hit,
-                f"{hit.who()}: GPU(s) {m.group(1)} were requested but torch sees no usable GPU (no driver or "
+                f"{hit.who()}: GPU(s) {asked} were requested but torch sees no usable GPU (no driver or "
                 "device nodes here, CUDA_VISIBLE_DEVICES empty, or a CPU-only PyTorch)",
                 {**facts, "reason": "no_visible_device"},
                 dedupe=(row.code, "no_visible_device"),
@@ -256,7 +318,7 @@ def _ultralytics(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return [
         row.event(
             hit,
-            f"{hit.who()}: GPU(s) {m.group(1)} were requested but are not all visible (more GPUs asked for "
+            f"{hit.who()}: GPU(s) {asked} were requested but are not all visible (more GPUs asked for "
             "than "
             "this machine shows, or a wrong CUDA_VISIBLE_DEVICES)",
             {**facts, "reason": "fewer_visible_than_requested"},
@@ -467,13 +529,31 @@ SIGNATURES = (
         words=("number of required gpus", "number of gpus present", "machine only has"),
     ),
     Signature(
+        "device index beyond the visible ones",
+        _INDEX_BEYOND,
+        _index_beyond,
+        C.DEVICE_MISMATCH.code,
+        anchors=(
+            b"Invalid CUDA device index",
+            b"Invalid device ordinal value",
+            b"but available devices are",
+            b"Could not satisfy explicit device specification",
+        ),
+        words=(
+            "invalid cuda device index",
+            "invalid device ordinal value",
+            "but available devices are",
+            "could not satisfy explicit device specification",
+        ),
+    ),
+    Signature(
         "ultralytics device check",
         _ULTRALYTICS,
         _ultralytics,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"Invalid CUDA '",),
-        worth=(rb"Invalid CUDA '",),
-        words=("invalid cuda '",),
+        anchors=(b"Invalid CUDA '", b"CUDA unavailable, invalid device"),
+        worth=(rb"Invalid CUDA '", rb"CUDA unavailable, invalid device"),
+        words=("invalid cuda '", "cuda unavailable, invalid device"),
     ),
     Signature(
         "device ordinal",

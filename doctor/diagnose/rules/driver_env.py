@@ -267,8 +267,11 @@ def _cuda_error(row: Signature, hit: Hit, ce: CudaError) -> Optional[list[Event]
 # A CUDA check macro that prints the source location before cudaGetErrorString's message, the message
 # wrapped onto the next line by a paste or by the macro itself: nccl-tests' CUDACHECK ("Test CUDA failure
 # common.cu:1007 '<message>'"), DeepEP's EPException ("Failed: CUDA error /x/csrc/deep_ep.cpp:200" then
-# "'peer access is not supported between these two devices'").
-_TEST_FAILURE_CUT = lazy_re.compile(r"(?:CUDA failure|CUDA error) \S+:\d+:?\s*$")
+# "'peer access is not supported between these two devices'"); torch7's cutorch / torch-ipc "cuda runtime
+# error (38) : " with the message on the next line.
+_TEST_FAILURE_CUT = lazy_re.compile(
+    r"(?:CUDA failure|CUDA error) \S+:\d+:?\s*$|cuda runtime error \(\d+\) :\s*$"
+)
 
 
 def _test_failure_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -508,8 +511,8 @@ SIGNATURES = (
         _test_failure_cut,
         C.NO_CUDA_DEVICE.code,
         anchors=(b"UDA failure", b"rror"),
-        worth=(rb"[Cc]uda failure|CUDA failure", rb"\bCUDA error\b"),
-        words=("cuda failure", "cuda error"),
+        worth=(rb"[Cc]uda failure|CUDA failure", rb"\bCUDA error\b", rb"cuda runtime error \(\d+\) :\s*$"),
+        words=("cuda failure", "cuda error", "cuda runtime error"),
     ),
     Signature(
         "nvml version mismatch",

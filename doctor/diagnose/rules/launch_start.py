@@ -118,6 +118,18 @@ _RESOLVED = lazy_re.compile(
 )
 # srun's step that fails only because the job is ending (a Ctrl-C, scancel, the time limit).
 _ENDING = lazy_re.compile(r"already completing or completed|Job/step already", re.I)
+# Slurm's credential of the step, signed by slurmctld and checked by the node's slurmd
+# (src/common/slurm_errno.c: ESLURMD_CREDENTIAL_EXPIRED "Job credential expired",
+# ESLURMD_INVALID_JOB_CREDENTIAL "Invalid job credential", ESLURMD_CREDENTIAL_REPLAYED "Job credential
+# replayed", ESLURM_AUTH_CRED_INVALID "Invalid authentication credential"): the clocks of controller and node
+# apart, a node rebooted or munge.key different - the scheduler's authentication (RUN374, driver_env), not the
+# job's launch. "Job credential revoked" is a step of a job being cancelled (the _ENDING case).
+_CREDENTIAL = lazy_re.compile(
+    r"Job credential expired|Invalid job credential|Job credential replayed|"
+    r"Invalid authentication credential|Protocol authentication error",
+    re.I,
+)
+_REVOKED = lazy_re.compile(r"credential revoked", re.I)
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -125,9 +137,24 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         m.group("why") or m.group("why2") or m.group("why3") or m.group("why4") or m.group("why5") or ""
     ).strip()
     why = clip(why, 100)
-    if _ENDING.search(why):
+    if _ENDING.search(why) or _REVOKED.search(why):
         return []  # the job was already ending: the cancel or limit is the story, not the launch
     facts: dict[str, Any] = {"launcher": "srun", "error": why}
+    if m.group("node"):
+        facts["host"] = m.group("node")
+    if _CREDENTIAL.search(why):
+        facts["reason"] = "slurm_credential"
+        return [
+            row.event(
+                hit,
+                f"Slurm refused the step's credential ({why}): the clocks of the controller and "
+                f"{facts.get('host', 'the node')} are apart, or MUNGE / slurmd on it is unhealthy (after a "
+                "reboot); no rank started",
+                facts,
+                code=C.SLURM_AUTH_FAILED.code,
+                dedupe=(C.SLURM_AUTH_FAILED.code,),
+            )
+        ]
     if m.group("job"):
         facts["job"] = m.group("job")
         what = (

@@ -35,9 +35,13 @@ from pgdoctor.model import lazy_re
 # optional net plugin (libnccl-net*.so) is harmless and excluded by the row. The MPI library of an MPI
 # job (libmpi.so.40 / .12, libmpich, libmpi_cxx: mpi4py 4.x's "RuntimeError: cannot load MPI library" lists
 # one such line per name it tried, src/mpi4py/_mpiabi.py; Horovod's mpi_lib the same) is the job's
-# communication library as NCCL's is.
+# communication library as NCCL's is. The other accelerators' runtimes and collectives alike: ROCm's (HIP's
+# libamdhip64, libhip*, libhsa-runtime64, RCCL, MIOpen, rocBLAS and the roc* libraries torch's ROCm wheels
+# link), Ascend's (libhccl, libascendcl: torch_npu), Intel's (Level Zero's libze_loader, oneCCL's libccl).
 _LIB = lazy_re.compile(
-    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch\w*|c10\w*|caffe2\w*|cudnn\w*|mpi(?:ch)?(?:_cxx)?)"
+    r"(lib(?:nccl[\w-]*|cu\w*|nv[\w-]*|torch\w*|c10\w*|caffe2\w*|cudnn\w*|mpi(?:ch)?(?:_cxx)?|"
+    r"rccl\w*|amdhip64|hip(?:blas|sparse|fft|rand|solver|rtc)\w*|hsa-runtime64|MIOpen\w*|"
+    r"roc(?:blas|solver|rand|fft|sparse|tx64|m_smi64|profiler\w*|tracer\w*)|hccl\w*|ascendcl\w*|ze_loader|ccl)"
     r"\.so(?:\.[\d.]+)?)\s*:\s*cannot open shared object file"
 )
 # The loader found the library but not a symbol (or a symbol version) it needs: two parts of the stack
@@ -64,7 +68,9 @@ _GPU_STACK_PATH = lazy_re.compile(
     r"causal_conv1d|selective_scan|mamba|fbgemm|torchrec|flashinfer|sgl_kernel|spconv|pytorch3d|"
     # the other stacks' own extensions (jaxlib's xla_extension, TensorFlow's pywrap, Paddle's core, MXNet's
     # libmxnet, Horovod's mpi_lib, torch_npu, Habana's and oneCCL's bindings)
-    r"jaxlib|xla_extension|tensorflow|paddle|mxnet|horovod|torch_npu|habana|oneccl",
+    r"jaxlib|xla_extension|tensorflow|paddle|mxnet|horovod|torch_npu|habana|oneccl|"
+    # ROCm's and Ascend's own libraries
+    r"rocm|rccl|amdhip|miopen|hipblas|hccl|ascend",
     re.I,
 )
 # (c10d: torch.distributed's namespace, "_ZN4c10d23ncclGetErrorWithVersionE12ncclResult_t" in an fbgemm_gpu
@@ -111,6 +117,12 @@ _PADDLE_DSO = lazy_re.compile(
 # transport layer (libmpi_gtl_cuda / _hsa: the craype-accel-* module not loaded at build time): "MPICH
 # ERROR [Rank 0] ... Abort(-1) (rank 0 in comm 0): MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL
 # library is not linked".
+# MindSpore's GPU collective (ccsrc/device/gpu/distribution/collective_init.cc, 0.x-2.x): "Loading
+# libgpu_collective.so failed. Many reasons could cause this:" then "1.libgpu_collective.so is not installed.
+# 2.nccl is not installed or found. 3.mpi is not installed or found" (dlopen of its NCCL/MPI wrapper failed).
+_MINDSPORE_COLLECTIVE = lazy_re.compile(
+    r"Loading (lib[\w-]+\.so[\d.]*) failed\. Many reasons could cause this"
+)
 _CRAY_GTL = lazy_re.compile(r"GPU_SUPPORT_ENABLED is requested, but GTL library is not linked")
 _LOAD_FAILED = lazy_re.compile(r"Failed to load NCCL library from (\S+?)\s?\.?(?:\s|$)")
 # XLA's dlopen of NCCL (xla/service/gpu nccl loader, JAX and TF): "Unable to load NCCL library. Multi-GPU
@@ -152,6 +164,35 @@ def _loader_warned(hit: Hit) -> bool:
 _WIN_DLL = lazy_re.compile(
     r"\[WinError (126|127|1114|193)\][^\n]*?Error loading \"([^\"]+\.dll)\" or one of its dependencies"
 )
+
+
+# CPython's ctypes on Windows (3.8+, Modules/_ctypes/callproc.c load_library): "FileNotFoundError: Could not
+# find module 'C:\\...\\torch\\lib\\nccl.dll' (or one of its dependencies). Try using the full path with
+# constructor syntax."; its extension loader (Python/dynload_win.c): "ImportError: DLL load failed while
+# importing _C: The specified module could not be found." (3.8+; "DLL load failed: ..." before), read where
+# the line or the frames above it name the GPU stack. torch.ops.load_library's "File fbgemm_gpu_py.so not
+# found" (fbgemm_gpu and torchrec print it from their __init__ and go on to fail at the first op).
+_CTYPES_MODULE = lazy_re.compile(r"Could not find module '([^']+)' \(or one of its dependencies\)")
+_DLL_LOAD = lazy_re.compile(r"DLL load failed(?: while importing (\w+))?: ")
+_FILE_NOT_FOUND = lazy_re.compile(r"^\s*File (\S+\.(?:so|dll|pyd|dylib)(?:\.[\d.]+)?) not found\.?\s*$")
+
+
+def _dll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _loader_warned(hit):
+        return []
+    near = " ".join(ln.text for ln in [*hit.before(8, same_rank=False), hit.line])
+    target = m.group(1) or ""
+    if not (_GPU_STACK_PATH.search(target) or _GPU_STACK_PATH.search(near)):
+        return []
+    lib = target.replace("\\", "/").rsplit("/", 1)[-1] or "a DLL"
+    return [
+        row.event(
+            hit,
+            f"{lib} could not be loaded (it, or a library it needs, is missing or of another build)",
+            {"library": lib},
+            dedupe=(row.code, lib),
+        )
+    ]
 
 
 # NCCL's optional plugins (plugin/plugin_open.cc: NET, GIN, TUNER, PROFILER, ENV; collnet in 2.x): it
@@ -343,6 +384,14 @@ SIGNATURES = (
         words=("that paddle depends on",),
     ),
     Signature(
+        "mindspore collective library not loaded",
+        _MINDSPORE_COLLECTIVE,
+        _library,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"Many reasons could cause this",),
+        words=("many reasons could cause this",),
+    ),
+    Signature(
         "cray mpich gpu transport not linked",
         _CRAY_GTL,
         _cray_gtl,
@@ -357,6 +406,31 @@ SIGNATURES = (
         C.LIBRARY_MISSING.code,
         anchors=(b"WinError",),
         words=("or one of its dependencies",),
+    ),
+    Signature(
+        "windows module not found by ctypes",
+        _CTYPES_MODULE,
+        _dll,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"or one of its dependencies",),
+        words=("or one of its dependencies",),
+    ),
+    Signature(
+        "windows extension dll not loaded",
+        _DLL_LOAD,
+        _dll,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"DLL load failed",),
+        words=("dll load failed",),
+    ),
+    Signature(
+        "torch.ops.load_library found no file",
+        _FILE_NOT_FOUND,
+        _dll,
+        C.LIBRARY_MISSING.code,
+        anchors=(b" not found",),
+        worth=(rb"File \S+\.(?:so|dll|pyd|dylib)[\d.]* not found",),
+        words=("not found",),
     ),
     Signature(
         "symbol missing from a library",

@@ -190,6 +190,23 @@ _NO_HANDLER = lazy_re.compile(r"No rendezvous handler for ([\w/.+-]*)://")
 
 def _no_handler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     scheme = m.group(1)
+    if scheme in ("env", "tcp"):
+        # torch 1.7's Windows build registered only file:// (rendezvous.py: tcp and env under "if not
+        # sys.platform == 'win32'", TCPStore came to Windows in 1.8): the platform's build, not the URL.
+        return [
+            row.event(
+                hit,
+                f"this PyTorch has no {scheme}:// rendezvous: a Windows build without TCPStore (1.7); use "
+                "init_method='file:///path' there, a newer torch, or run under Linux / WSL2",
+                {
+                    "init_method": f"{scheme}://",
+                    "problem": "no rendezvous handler",
+                    "reason": "windows_build",
+                },
+                code=C.POSIX_ONLY_ON_WINDOWS.code,
+                dedupe=(C.POSIX_ONLY_ON_WINDOWS.code, "no_handler"),
+            )
+        ]
     what = f"its scheme {scheme}:// is not one torch knows" if scheme else "it is empty (no scheme at all)"
     return [
         row.event(

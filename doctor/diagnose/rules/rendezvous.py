@@ -102,7 +102,7 @@ _SERVER_ANY = lazy_re.compile(
     r"server socket has failed to listen on any local network address|"
     r"server could not be initialized on any address for port=(\d+)"
 )
-_IN_USE = lazy_re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b")
+_IN_USE = lazy_re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b|system error: 10048\b")
 # Not the source line of c10d's log prefix ("[E socket.cpp:462] ") or of gloo's ("[.../pair.cc:176] bind:").
 _PORT = lazy_re.compile(r"(?:\]:|port: |port=|(?<!\.cpp)(?<!\.hpp)(?<!\.cc)(?<!\.h):)(\d{2,5})\b")
 # torchrun's agent after its own workers ended: "Local worker group finished (SUCCEEDED). Waiting 300
@@ -126,9 +126,9 @@ def _server(hit: Hit, t: str) -> list[Event]:
     p = _PORT.search(m.group(1)) if m else _PORT.search(t)
     if p:
         facts["port"] = int(p.group(1))
-    if m and "failed to bind to" in t and "port" in facts and _listening_later(hit, facts["port"]):
+    if "failed to bind to" in t and "port" in facts and _listening_later(hit, facts["port"]):
         return []  # one family's bind failed, the other's listens: socket.cpp goes on with it
-    if _IN_USE.search(t) or facts.get("errno") == 98:
+    if _IN_USE.search(t) or facts.get("errno") in (98, 10048):
         return [
             event(
                 hit,
@@ -161,7 +161,7 @@ def _server(hit: Hit, t: str) -> list[Event]:
 _DGL_BIND = lazy_re.compile(
     r"Failed (?:bind on (?P<addr>\S+?):(?P<port>\d{1,5})|listen on socket fd: \d+) ?,\s*"
     r"(?:error: (?P<err>[^\n`]*)|errno=(?P<errno>\d+))|"
-    r"socket_communicator\.cc:\d+: Cannot bind to (?P<addr2>\S+?):(?P<port2>\d{1,5})\b"
+    r"(?:socket_communicator|rpc)\.cc:\d+: Cannot bind to (?P<addr2>\S+?):(?P<port2>\d{1,5})\b"
 )
 
 

@@ -74,6 +74,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"^\[\d+,(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]+))?\]<std(?:out|err)>:\s?"),
     ),
     ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
+    # TorchX's local scheduler (torchx/schedulers/local_scheduler.py, `torchx run` and `torchx log`):
+    # "<role>/<replica> " before the line of a torchrun-launched role, whose tee adds the local rank:
+    # "dlrm_main/0 [1]:".
+    ("torchx", re.compile(r"^[A-Za-z][\w.-]*/\d+ \[(?P<lrank>\d+)\]:\s?")),
     # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ", vLLM 0.8+
     # with the file in brackets: "ERROR 02-10 03:17:41 [multiproc_executor.py:772] ".
     (
