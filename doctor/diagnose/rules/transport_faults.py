@@ -23,6 +23,9 @@ Formats, read at their source:
 - TensorPipe's ibverbs transport (tensorpipe/common/ibv.h, tensorpipe/transport/ibv/*, the TP_THROW_SYSTEM
   texts "In operator() at tensorpipe/common/ibv.h:172 \"\": Invalid argument"), under torch.distributed.rpc
   (TensorPipe agent): a verbs call on the InfiniBand device failed at agent start or on a transfer: RUN173.
+  Its uv (TCP) transport's failures, the same macro ("In initFromLoop at .../tensorpipe/transport/uv/
+  listener.cc:126 \"rv < 0: invalid argument\"") or an operation's error ("ECONNREFUSED: connection refused
+  (this error originated at tensorpipe/transport/uv/connection_impl.cc:132)"): RUN174, a closed peer tier 1.
 - Open MPI's TCP BTL (opal/mca/btl/tcp, help-mpi-btl-tcp.txt "dropped inbound connection", 2.x-5.x): "Open
   MPI detected an inbound MPI TCP connection request from a peer that appears to be part of this MPI job
   (i.e., it identified itself as part of this Open MPI job), but it is from an IP address that is
@@ -68,6 +71,22 @@ _UCX_STATUS = lazy_re.compile(
 _TP_IBV = lazy_re.compile(
     r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>tensorpipe/(?:common/ibv\.(?:h|cc)|transport/ibv/\w+\.(?:h|cc))):"
     r"(?P<line>\d+) \"[^\"]*\": (?P<err>[A-Za-z][^\n]*?)\s*$"
+)
+# TensorPipe's uv (TCP) transport, the default of torch.distributed.rpc's TensorPipe agent
+# (tensorpipe/transport/uv/uv.h TP_THROW_UV_IF, tensorpipe/common/defs.h TP_THROW: "In <function> at
+# <file>:<line> \"<condition>: <uv_strerror>\""): "In initFromLoop at
+# /pytorch/third_party/tensorpipe/tensorpipe/transport/uv/listener.cc: 126 \"rv < 0: invalid argument\"" (the
+# listener could not bind the address TensorPipe guessed for this host: its host name resolves to an address
+# that is not usable, e.g. IPv6 link-local), "rv < 0: address already in use", "address not available". An
+# operation's error (common/error.cc Error::what, uv/error.cc): "<UV_ERR>: <uv_strerror> (this error
+# originated at tensorpipe/transport/uv/connection_impl.cc:132)", "eof (this error originated at ...)" (the
+# peer closed: it died or shut down first, tier 1), "no address found (...)" (no address for
+# TP_SOCKET_IFNAME's interface or the host name).
+_TP_UV = lazy_re.compile(
+    r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>(?:\S*/)?tensorpipe/transport/uv/\w+\.(?:h|cc)):(?P<line>\d+) "
+    r"\\?\"(?P<cond>[^\"\n:]*): (?P<err>[a-zA-Z][^\"\n]*?)\\?(?:\"|$)|"
+    r"(?P<oerr>\b[A-Z][A-Z0-9_]+: [a-z][^()\n]*?|\beof|\bno address found|\bconnection closed) "
+    r"\(this error originated at (?P<ofile>(?:\S*/)?tensorpipe/transport/uv/\w+\.(?:h|cc)):(?P<oline>\d+)\)"
 )
 _OMPI_INBOUND = lazy_re.compile(
     r"Open MPI detected an inbound MPI TCP connection request from a peer|"
@@ -131,6 +150,37 @@ def _tp_ibv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, msg, facts, dedupe=(row.code, "tp_ibv"))]
 
 
+def _tp_uv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = (m.group("err") or m.group("oerr")).strip()
+    where = m.group("file") or m.group("ofile")
+    where = where[where.index("tensorpipe/transport/") :] + ":" + (m.group("line") or m.group("oline"))
+    facts: dict[str, Any] = {"library": "tensorpipe", "transport": "uv", "where": where, "error": err}
+    low = err.lower()
+    if "already in use" in low:
+        msg = (
+            f"TensorPipe's TCP (uv) transport could not bind its listening socket ({err}, {where}): another "
+            "process holds the port; free it or pick another port"
+        )
+        return [
+            row.event(hit, msg, facts, code=C.ADDRESS_IN_USE.code, dedupe=(C.ADDRESS_IN_USE.code, "tp_uv"))
+        ]
+    if low in ("eof", "connection closed") or "reset by peer" in low or "broken pipe" in low:
+        facts["peer_may_have_died"] = True
+        msg = (
+            f"TensorPipe's TCP (uv) connection to a peer closed ({err}, {where}): the peer process ended or "
+            "dropped the connection first (its log holds why)"
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "tp_uv"))]
+    facts["fix_env"] = "TP_SOCKET_IFNAME"
+    msg = (
+        f"TensorPipe's TCP (uv) transport failed in {where} ({clip(err, 60)}): the RPC agent could not bind "
+        "or reach the address it chose for this host (its host name resolves to an unusable address, e.g. "
+        "IPv6 link-local or loopback); set TP_SOCKET_IFNAME to the interface the nodes share (and "
+        "GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME alike)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "tp_uv"))]
+
+
 def _ompi_inbound(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"transport": "open_mpi_btl_tcp"}
     facts["problem"] = "inbound_peer_unknown" if m.group("guid") else "inbound_from_unexpected_ip"
@@ -183,6 +233,15 @@ SIGNATURES = (
         C.NCCL_IB_ERROR.code,
         anchors=(b"tensorpipe/common/ibv", b"tensorpipe/transport/ibv/"),
         worth=(rb"tensorpipe/(?:common|transport)/ibv",),
+        words=("tensorpipe/",),
+    ),
+    Signature(
+        "tensorpipe uv transport",
+        _TP_UV,
+        _tp_uv,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"tensorpipe/transport/uv/",),
+        worth=(rb"tensorpipe/transport/uv/\w+\.(?:h|cc):\d",),
         words=("tensorpipe/",),
     ),
     Signature(
