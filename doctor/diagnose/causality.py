@@ -141,6 +141,11 @@ def _exit_finding_event(ex: Event) -> Event:
     elif sig in ("SIGSEGV", "SIGABRT", "SIGILL", "SIGBUS", "SIGFPE", "SIGTRAP", "SIGSYS"):
         code = C.FATAL_SIGNAL.code
         msg = f"{who}{host} died on {sig} (exit code {code_n}) as the first failure"
+        if sig == "SIGBUS":
+            msg += (
+                ": most often shared memory ran out (/dev/shm too small in a container: --shm-size or "
+                "--ipc=host) or a memory-mapped file changed under the process"
+            )
     elif sig in SIGNAL_SENDERS:
         code = C.RANK_EXITED.code
         msg = (

@@ -307,3 +307,52 @@ def test_every_signal_is_named(code_n: int, code: str, signal: str) -> None:
     found = failure_findings(log)
     assert found and found[0].code == code and found[0].facts.get("signal") == signal, found
     assert signal in found[0].message
+
+
+# UCP's endpoint error with no user callback (ucx src/ucp/core/ucp_ep.c, "ep %p: error '%s' on %s will not be
+# handled since no error callback is installed", the status from ucs/type/status.c)
+UCX_EP = [
+    ("Endpoint timeout", "rc_mlx5/mlx5_0:1", "RUN173"),
+    ("Connection reset by remote peer", "tcp/eth0", "RUN174"),
+    ("Input/output error", "dc_mlx5/mlx5_2:1", "RUN173"),
+    ("Destination is unreachable", "srd/rdmap0s1", "RUN173"),
+    ("Endpoint is not connected", "tcp/ens5", "RUN174"),
+]
+
+
+@pytest.mark.parametrize(("err", "lane", "code"), UCX_EP)
+def test_ucx_endpoint_errors(err: str, lane: str, code: str) -> None:
+    log = (
+        f"[1700000000.123456] [node1:4242:0]        ucp_ep.c:1661 UCX  ERROR ep 0x7f3c2a: error '{err}' on "
+        f"{lane} will not be handled since no error callback is installed\n"
+    )
+    found = failure_findings(log)
+    assert found and found[0].code == code, [(f.code, f.message) for f in found]
+    assert found[0].facts.get("lane") == lane and found[0].facts.get("error") == err
+
+
+# device memory exhaustion in a Chinese, Japanese or Korean writer's words (a title, a translated message)
+CJK_OOM = [
+    "内存溢出错误：CUDA 内存不足。尝试分配 108.00 MiB 的内存。GPU 0 的总内存容量为 23.68 GiB。",
+    "训练时显存不足怎么办",
+    "8卡训练爆显存",
+    "GPUメモリ不足でエラー",
+    "GPU 메모리 부족 오류",
+]
+
+
+@pytest.mark.parametrize("log", CJK_OOM)
+def test_device_oom_in_cjk_words(log: str) -> None:
+    found = failure_findings(log + "\n")
+    assert found and found[0].code == "RUN101", [(f.code, f.message) for f in found]
+
+
+@pytest.mark.parametrize("log", ["内存不足\n", "系统内存不足，进程被杀\n"])
+def test_memory_words_without_the_device_are_not_device_oom(log: str) -> None:
+    assert "RUN101" not in [f.code for f in failure_findings(log)]
+
+
+def test_sigbus_names_shared_memory() -> None:
+    log = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) 这个错误是因为什么\n"
+    found = failure_findings(log)
+    assert found and found[0].code == "RUN131" and "/dev/shm" in found[0].message

@@ -19,6 +19,8 @@ Formats, read at their source:
   reports for a peer's endpoint (NIXL's src/utils/ucx/ucx_utils.cpp: "Unexpected UCX error: Endpoint
   timeout"; "Connection reset by remote peer", "Input/output error"): the TCP link to a peer broke or never
   formed (the peer died, a firewall, UCX_NET_DEVICES / UCX_TLS chose an interface the peer cannot reach):
+  RUN174. UCP's endpoint error with no user callback (ucp_ep.c: "ep 0x7f3c: error 'Endpoint timeout' on
+  rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed"): RUN173 on a verbs lane, else
   RUN174.
 - TensorPipe's ibverbs transport (tensorpipe/common/ibv.h, tensorpipe/transport/ibv/*, the TP_THROW_SYSTEM
   texts "In operator() at tensorpipe/common/ibv.h:172 \"\": Invalid argument"), under torch.distributed.rpc
@@ -67,6 +69,15 @@ _UCX_SOCK = lazy_re.compile(
 _UCX_STATUS = lazy_re.compile(
     r"\bUnexpected UCX error: (?P<err>Endpoint timeout|Connection reset by remote peer|Input/output error|"
     r"Destination is unreachable)"
+)
+# UCP's endpoint error without a user callback (src/ucp/core/ucp_ep.c ucp_ep_set_failed, UCX 1.10-1.19): "ep
+# 0x7f3c: error 'Endpoint timeout' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is
+# installed" - the status (ucs_status_string: "Endpoint timeout", "Connection reset by remote peer",
+# "Input/output error", "Destination is unreachable", "Operation rejected by remote peer", "Endpoint is not
+# connected", "Operation timed out") and the lane it failed on ("rc_mlx5/mlx5_0:1", "tcp/eth0",
+# "srd/rdmap0s1"): the link to that peer broke (the peer died or the fabric failed).
+_UCX_EP = lazy_re.compile(
+    r"\bep (?:0x)?[0-9a-fA-F]+: error '(?P<err>[^'\n]{3,80})' on (?P<lane>\S+) will not be handled"
 )
 _TP_IBV = lazy_re.compile(
     r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>tensorpipe/(?:common/ibv\.(?:h|cc)|transport/ibv/\w+\.(?:h|cc))):"
@@ -132,6 +143,23 @@ def _ucx_status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
         "the network path between the nodes failed)"
     )
     return [row.event(hit, msg, facts, dedupe=(row.code, "ucx_status"))]
+
+
+def _ucx_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err, lane = m.group("err"), m.group("lane")
+    facts: dict[str, Any] = {"transport": "ucx", "error": err, "lane": lane}
+    tl, _, dev = lane.partition("/")
+    verbs = bool(re.match(r"(?:rc|ud|dc|srd|cma|gga)", tl)) or dev.startswith(
+        ("mlx", "rdmap", "bnxt", "irdma")
+    )
+    code = C.NCCL_IB_ERROR.code if verbs else row.code
+    msg = (
+        f"UCX reported {err} on its endpoint to a peer (lane {lane}) with no error handler: the connection "
+        "to that process broke (it died first, or the "
+        + ("InfiniBand / RDMA fabric" if verbs else "network")
+        + " between the nodes failed); read the peer's log, then check the link"
+    )
+    return [row.event(hit, msg, facts, code=code, dedupe=(code, "ucx_ep"))]
 
 
 def _tp_ibv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -225,6 +253,14 @@ SIGNATURES = (
         C.NCCL_SOCKET_ERROR.code,
         anchors=(b"Unexpected UCX error: ",),
         words=("unexpected ucx error",),
+    ),
+    Signature(
+        "ucx endpoint error without a handler",
+        _UCX_EP,
+        _ucx_ep,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"will not be handled",),
+        words=("will not be handled",),
     ),
     Signature(
         "tensorpipe ibv transport",
