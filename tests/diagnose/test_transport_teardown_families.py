@@ -356,3 +356,35 @@ def test_sigbus_names_shared_memory() -> None:
     log = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) 这个错误是因为什么\n"
     found = failure_findings(log)
     assert found and found[0].code == "RUN131" and "/dev/shm" in found[0].message
+
+
+def test_torchs_cuda_driver_oom_is_named_a_gpu() -> None:
+    # c10/cuda/driver_api.h: TORCH_CHECK(false, "CUDA driver error: ", err_msg); CANN's "driver error:out of
+    # memory" stays the NPU's
+    found = failure_findings("RuntimeError: CUDA driver error: out of memory\n")
+    assert found and found[0].code == "RUN101" and found[0].facts.get("device") == "cuda", found
+    npu = failure_findings("EL0004: reason=[driver error:out of memory]\n")
+    assert npu and npu[0].facts.get("device") == "npu", npu
+
+
+# gloo/transport/tcp/device.cc: the interface path ("ifa != nullptr. Unable to find address for: eth0") and
+# the host-name path ("rp != nullptr. Unable to find address for: node1", "Unable to find address for node1;
+# bind(2) for [10.0.0.9]:0 failed with: Cannot assign requested address")
+GLOO_ADDR = [
+    ("ifa != nullptr. Unable to find address for: eth0", {"interface": "eth0"}),
+    ("rp != nullptr. Unable to find address for: node1", {"hostname": "node1"}),
+    (
+        "bind_rv == 0. Unable to find address for node1; bind(2) for [10.0.0.9]:0 failed with: Cannot assign "
+        "requested address",
+        {"hostname": "node1", "address": "[10.0.0.9]:0", "error": "Cannot assign requested address"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("tail", "facts"), GLOO_ADDR)
+def test_gloo_interface_or_host_name(tail: str, facts: dict[str, Any]) -> None:
+    log = f"RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:128] {tail}\n"
+    found = failure_findings(log)
+    assert found and found[0].code == "RUN174", [(f.code, f.message) for f in found]
+    for key, value in facts.items():
+        assert found[0].facts.get(key) == value, (key, found[0].facts)

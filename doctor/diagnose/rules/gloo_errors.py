@@ -265,8 +265,38 @@ def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# The same words of the host-name path (tcp/device.cc CreateDevice by hostname): "rp != nullptr. Unable to
+# find address for: node1" (the name resolves to no address) and "Unable to find address for node1; bind(2)
+# for [10.0.0.9]:0 failed with: Cannot assign requested address" (it resolves, but to an address that is not
+# this host's): a host name, not an interface.
+_BIND2 = lazy_re.compile(r"; bind\(2\) for (\S+) failed with: ([^\n]+?)\s*$")
+
+
+def _gloo_host(row: Signature, hit: Hit, name: str) -> list[Event]:
+    facts: dict[str, Any] = {"backend": "gloo", "hostname": name, "interface_problem": True}
+    b = _BIND2.search(hit.text)
+    if b:
+        facts.update(address=b.group(1), error=b.group(2))
+        why = (
+            f"it resolves to {b.group(1)}, which this host cannot bind ({b.group(2)}): fix /etc/hosts or DNS "
+            "for that name, or set GLOO_SOCKET_IFNAME to the interface the nodes share"
+        )
+    else:
+        why = "it resolves to no address: fix /etc/hosts or DNS, or set GLOO_SOCKET_IFNAME"
+    return [
+        row.event(
+            hit,
+            f"gloo cannot create its device for host name {name}: {why}",
+            facts,
+            dedupe=(row.code, "gloo_iface"),
+        )
+    ]
+
+
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    name = m.group(1)
+    name = m.group(1).rstrip(";")
+    if "rp != nullptr" in hit.text or _BIND2.search(hit.text):
+        return _gloo_host(row, hit, name)
     facts: dict[str, Any] = {"backend": "gloo", "interface": name, "interface_problem": True}
     why = "GLOO_SOCKET_IFNAME names a missing or unconfigured interface"
     if name[:1] in "^=":
