@@ -388,3 +388,13 @@ def test_gloo_interface_or_host_name(tail: str, facts: dict[str, Any]) -> None:
     assert found and found[0].code == "RUN174", [(f.code, f.message) for f in found]
     for key, value in facts.items():
         assert found[0].facts.get(key) == value, (key, found[0].facts)
+
+
+def test_the_rpc_agents_shutdown_warning_is_silent() -> None:
+    # torch/csrc/distributed/rpc/tensorpipe_agent.cpp: logged when a peer closes its pipe first (every
+    # rpc.shutdown), not a failure by itself
+    log = (
+        "[W tensorpipe_agent.cpp:726] RPC agent for worker1 encountered error when reading incoming request "
+        "from worker0: eof (this error originated at tensorpipe/transport/uv/connection_impl.cc:132)\n"
+    )
+    assert failure_findings(log) == []
