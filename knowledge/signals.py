@@ -11,14 +11,36 @@ from typing import Optional
 SIGNAL_NAMES = {
     1: "SIGHUP",
     2: "SIGINT",
+    3: "SIGQUIT",
     4: "SIGILL",
+    5: "SIGTRAP",
     6: "SIGABRT",
     7: "SIGBUS",
     8: "SIGFPE",
     9: "SIGKILL",
+    10: "SIGUSR1",
     11: "SIGSEGV",
+    12: "SIGUSR2",
     13: "SIGPIPE",
+    14: "SIGALRM",
     15: "SIGTERM",
+    24: "SIGXCPU",
+    25: "SIGXFSZ",
+    31: "SIGSYS",
+}
+# Who sends a signal that does not come from the process's own fault (for a rank that exited on it with no
+# other error in its log).
+SIGNAL_SENDERS = {
+    "SIGHUP": "its terminal or SSH session closed (run under nohup, tmux or the scheduler)",
+    "SIGINT": "Ctrl-C or a launcher's interrupt",
+    "SIGQUIT": "a user or tool asked for a core dump",
+    "SIGUSR1": "the scheduler's warning signal (Slurm --signal, a preemption notice) or a tool's",
+    "SIGUSR2": "the scheduler's warning signal (Slurm --signal, a preemption notice) or a tool's",
+    "SIGPIPE": "a write to a pipe or socket whose reader had gone (a log pipe or a peer that ended)",
+    "SIGALRM": "a timer the program or a library set",
+    "SIGTERM": "the scheduler (time limit, preemption, scancel / kubectl delete) or the launcher stopping it",
+    "SIGXCPU": "the CPU-time limit (ulimit -t, the scheduler's limit)",
+    "SIGXFSZ": "the file-size limit (ulimit -f) while writing a file",
 }
 
 

@@ -35,6 +35,7 @@ from pgdoctor.diagnose.rules.nccl_transport import OBSERVED
 from pgdoctor.diagnose.watchdog_desync import crossed_timeouts, disagreeing_timeouts, stranded_timeouts
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.ranks import count_label, rank_ranges, span_gaps
+from pgdoctor.knowledge.signals import SIGNAL_SENDERS
 from pgdoctor.model import Evidence, Finding, Scope, Severity
 
 # How close to the end of its log a traceback must be to count as the rank's last words when no
@@ -137,9 +138,20 @@ def _exit_finding_event(ex: Event) -> Event:
             f"this is "
             "most often the kernel's OOM killer (check dmesg on that host)"
         )
-    elif sig in ("SIGSEGV", "SIGABRT", "SIGILL", "SIGBUS", "SIGFPE"):
+    elif sig in ("SIGSEGV", "SIGABRT", "SIGILL", "SIGBUS", "SIGFPE", "SIGTRAP", "SIGSYS"):
         code = C.FATAL_SIGNAL.code
         msg = f"{who}{host} died on {sig} (exit code {code_n}) as the first failure"
+        if sig == "SIGBUS":
+            msg += (
+                ": most often shared memory ran out (/dev/shm too small in a container: --shm-size or "
+                "--ipc=host) or a memory-mapped file changed under the process"
+            )
+    elif sig in SIGNAL_SENDERS:
+        code = C.RANK_EXITED.code
+        msg = (
+            f"{who}{host} was ended by {sig} (exit code {code_n}) as the first failure, with no error of its "
+            f"own in the log: a signal from outside, usually {SIGNAL_SENDERS[sig]}"
+        )
     else:
         code = C.RANK_EXITED.code
         msg = (

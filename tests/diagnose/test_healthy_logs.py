@@ -161,6 +161,9 @@ MATCH_HEALTHY_LINES = {
     "nccl socket on virtual interfaces": "settled by the rest of the log",
     # any NCCL WARN: the build reads its detail ("Failed to open libibverbs.so" is no failure)
     "nccl warn": "procedural build",
+    # any NCCL WARN: the build wants it inside a communicator's teardown (commReclaim, "destroying NCCL
+    # communicators") and then makes it an observation, never a failure
+    "nccl warn during communicator teardown": "procedural build",
     # SOCKET is any socket record; the build wants NCCL's failed-call words
     "peer connection": "procedural build",
     # words 'cuda_visible_devices': the build wants a device index past the visible ones

@@ -58,6 +58,7 @@ from pgdoctor.diagnose.rules import (
     mxnet_kvstore,
     nccl_errors,
     nccl_platform,
+    nccl_teardown,
     nccl_tests,
     nccl_transport,
     nccl_wrappers,
@@ -102,6 +103,7 @@ from pgdoctor.model import lazy_re
 
 # Order matters where two modules could read the same line: specific before generic.
 MODULES = (
+    nccl_teardown,
     gpu_hardware,
     accel_hangs,
     gpu_nvml,

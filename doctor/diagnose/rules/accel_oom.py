@@ -71,6 +71,9 @@ def _ascend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
         return None
     call = m.groupdict().get("call")
     what = f" ({call})" if call else ""
+    if "CUDA driver error" in hit.text:
+        # torch's own driver-API check (c10/cuda/driver_api.h: "CUDA driver error: out of memory"): a CUDA GPU
+        return _oom(row, hit, "the GPU ran out of memory: a CUDA driver call could not allocate", "cuda")
     return _oom(row, hit, f"the Ascend NPU ran out of device memory{what}: CANN could not allocate it", "npu")
 
 

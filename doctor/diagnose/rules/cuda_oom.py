@@ -67,10 +67,16 @@ _ANY = lazy_re.compile(
     r"|CUDA: out of memory"
     # the class and the sentence as a title retypes them ("torch.cuda.0utOfMemoryError: CUDA outof memory")
     r"|\b[O0]utOfMemoryError: CUDA\b|CUDA out ?of ?memory"
+    # NCCL 1.x (src/core.cu allocDevMem): "WARN src/core.cu:225 failed to allocate 2101248 byte device buffer"
+    # and its result's string, "NCCL Init failed (10) 'cuda malloc failed'" (ncclCudaMallocFailed)
+    r"|failed to allocate \d+ byte device buffer|'cuda malloc failed'|\bncclCudaMallocFailed\b"
 )
 # Who reported it, by the words it is reported in (first match wins).
 _REPORTERS = (
     ("Failed to CUDA", "NCCL"),
+    ("byte device buffer", "NCCL 1.x"),
+    ("cuda malloc failed", "NCCL 1.x"),
+    ("ncclCudaMallocFailed", "NCCL 1.x"),
     ("HIPBLAS", "hipBLAS"),
     ("CUBLAS", "cuBLAS"),
     ("CUDNN", "cuDNN"),
@@ -91,7 +97,10 @@ def _reporter(text: str) -> str:
     return next((name for key, name in _REPORTERS if key in text), "")
 
 
-_LAYER_BYTES = lazy_re.compile(r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes")
+_LAYER_BYTES = lazy_re.compile(
+    r"failed to allocate (\d+) byte device buffer|"
+    r"Failed to CUDA (?:calloc|malloc|host alloc)(?: async)? (\d+) bytes"
+)
 
 
 def _b(m: re.Match[str], i: int) -> int:
@@ -234,7 +243,7 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
         }
         lb = _LAYER_BYTES.search(text)
         if lb:
-            f["requested_bytes"] = f["bytes"] = int(lb.group(1))
+            f["requested_bytes"] = f["bytes"] = int(lb.group(1) or lb.group(2))
         return [
             row.event(
                 hit,
@@ -372,6 +381,9 @@ _CUDA_ROWS = (
             b"cudaErrorMemoryAllocation",
             # NCCL's allocation failure also without the WARN or ncclUnhandledCudaError before it (a title)
             b"Failed to CUDA ",
+            b"byte device buffer",
+            b"cuda malloc failed",
+            b"ncclCudaMallocFailed",
         ),
         worth=(
             rb"out of memory",
@@ -381,6 +393,9 @@ _CUDA_ROWS = (
             rb"hipErrorOutOfMemory",
             rb"cudaErrorMemoryAllocation",
             rb"Failed to CUDA (?:calloc|malloc|host alloc)",
+            rb"failed to allocate \d+ byte device buffer",
+            rb"cuda malloc failed",
+            rb"ncclCudaMallocFailed",
         ),
         anchor_from="'...Error' in cudaErrorMemoryAllocation / hipErrorOutOfMemory, the 'RuntimeError: ' "
         "of cuBLAS's and cuDNN's messages, NCCL's 'WARN' or ncclUnhandledCudaError before its "
@@ -597,6 +612,9 @@ def parse(hit: Hit) -> list[Event]:
         and "cudaError" not in t
         and "CUDNN" not in t
         and "ALLOC" not in t
+        and "byte device buffer" not in t  # NCCL 1.x's allocDevMem
+        and "cuda malloc failed" not in t
+        and "ncclCudaMallocFailed" not in t
     ):
         return read(hit, _WRAPPERS)  # the allocator's and the libraries' own words all name CUDA
     return read(hit, SIGNATURES)

@@ -58,11 +58,13 @@ _EXC_LINE = lazy_re.compile(r"^\s*(?:RuntimeError|ValueError)(?P<rest>.*)$")  # 
 # torch.cuda.get_device_properties (1.x-2.x) raises "AssertionError: Invalid device id" for an index at or
 # beyond device_count(): the same mistake through the properties call (DataParallel's device_ids, a rank's own
 # index).
+# The variable's name, not its assignment: "CUDA_VISIBLE_DEVICES=0,1 deepspeed train.py" is the writer's
+# command line (glued before a launcher's "[ERROR] ... exits with return code = -9"), no error of its own.
 # By enum name too (101): the driver API's CUDA_ERROR_INVALID_DEVICE, cudart's cudaErrorInvalidDevice, and
 # HIP's hipErrorInvalidDevice, which ROCm before 5 printed for its message
 # ("HIP error: hipErrorInvalidDevice").
 _ORDINAL = lazy_re.compile(
-    r"invalid device ordinal|CUDA_VISIBLE_DEVICES|device >= 0 && device < num_gpus|"
+    r"invalid device ordinal|CUDA_VISIBLE_DEVICES(?!=[\w,])|device >= 0 && device < num_gpus|"
     r"\b(?:hip|cuda)ErrorInvalidDevice\b|\bCUDA_ERROR_INVALID_DEVICE\b|"
     r"AssertionError: Invalid device id\s*$|"
     # MXNet's engine (src/engine/threaded_engine.cc, 1.x): "Check failed: exec_ctx.dev_id < device_count_ (1

@@ -265,8 +265,38 @@ def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# The same words of the host-name path (tcp/device.cc CreateDevice by hostname): "rp != nullptr. Unable to
+# find address for: node1" (the name resolves to no address) and "Unable to find address for node1; bind(2)
+# for [10.0.0.9]:0 failed with: Cannot assign requested address" (it resolves, but to an address that is not
+# this host's): a host name, not an interface.
+_BIND2 = lazy_re.compile(r"; bind\(2\) for (\S+) failed with: ([^\n]+?)\s*$")
+
+
+def _gloo_host(row: Signature, hit: Hit, name: str) -> list[Event]:
+    facts: dict[str, Any] = {"backend": "gloo", "hostname": name, "interface_problem": True}
+    b = _BIND2.search(hit.text)
+    if b:
+        facts.update(address=b.group(1), error=b.group(2))
+        why = (
+            f"it resolves to {b.group(1)}, which this host cannot bind ({b.group(2)}): fix /etc/hosts or DNS "
+            "for that name, or set GLOO_SOCKET_IFNAME to the interface the nodes share"
+        )
+    else:
+        why = "it resolves to no address: fix /etc/hosts or DNS, or set GLOO_SOCKET_IFNAME"
+    return [
+        row.event(
+            hit,
+            f"gloo cannot create its device for host name {name}: {why}",
+            facts,
+            dedupe=(row.code, "gloo_iface"),
+        )
+    ]
+
+
 def _gloo_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    name = m.group(1)
+    name = m.group(1).rstrip(";")
+    if "rp != nullptr" in hit.text or _BIND2.search(hit.text):
+        return _gloo_host(row, hit, name)
     facts: dict[str, Any] = {"backend": "gloo", "interface": name, "interface_problem": True}
     why = "GLOO_SOCKET_IFNAME names a missing or unconfigured interface"
     if name[:1] in "^=":
@@ -336,16 +366,48 @@ def _bind(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # device's: "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:210] address family mismatch"
 # (also without the location, torch 1.x): one host resolved its name to IPv6 and another to IPv4, or
 # GLOO_SOCKET_IFNAME picks an interface of one family only. A network configuration fault, not a desync.
-_FAMILY = lazy_re.compile(r"\baddress family mismatch\b")
+# The same mismatch found by Device::isInitiator (gloo/transport/tcp/device.cc since the single listening
+# socket per device, 2022; gloo/transport/uv/device.cc): GLOO_ENFORCE_EQ(ss1.ss_family, ss2.ss_family) prints
+# "[enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:276] ss1.ss_family == ss2.ss_family. 2
+# vs 10" (this rank's family, then the peer's: 2 AF_INET, 10 AF_INET6 on Linux); a family it does not know
+# is "Unknown address family: 1" there and "Unknown ai_family: 1" in the device's setup. Fixed in gloo by
+# reusing the bound socket (pytorch/gloo#503); before that ADDR=0.0.0.0 or a host name with an IPv6 address
+# first gives it.
+_FAMILY = lazy_re.compile(
+    r"\baddress family mismatch\b|\bss1\.ss_family == ss2\.ss_family\b\.?\s*(?:(\d+) vs (\d+))?|"
+    r"\bUnknown address family: ?(?P<fam>\d+)|\bUnknown ai_family: ?(?P<aifam>\d+)"
+)
+_FAMILY_NAMES = {2: "AF_INET (IPv4)", 10: "AF_INET6 (IPv6)", 1: "AF_UNIX", 0: "AF_UNSPEC"}
 
 
 def _family(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "backend": "gloo",
+        "interface_problem": True,
+        "problem": "address_family_mismatch",
+    }
+    if m.group(1):
+        local, peer = int(m.group(1)), int(m.group(2))
+        facts.update(
+            local_family=_FAMILY_NAMES.get(local, str(local)), peer_family=_FAMILY_NAMES.get(peer, str(peer))
+        )
+    elif m.group("fam") or m.group("aifam"):
+        facts.update(problem="unknown_address_family", family=int(m.group("fam") or m.group("aifam")))
+    src = re.search(r"gloo/transport/(\w+)/(\w+\.cc):(\d+)", hit.text)
+    if src:
+        facts["gloo_source"] = f"{src.group(1)}/{src.group(2)}:{src.group(3)}"
+    said = (
+        f" ({facts['local_family']} here, {facts['peer_family']} at the peer)"
+        if "local_family" in facts
+        else ""
+    )
     return [
         row.event(
             hit,
-            "gloo could not connect a pair: the peer's address is of another family (IPv4 vs IPv6) than "
-            "this rank's interface; set GLOO_SOCKET_IFNAME to the same interface (family) on every host",
-            {"backend": "gloo", "interface_problem": True, "problem": "address_family_mismatch"},
+            f"{hit.who()}: gloo could not connect a pair: the peer's address is of another family (IPv4 vs "
+            f"IPv6){said} than this rank's; set GLOO_SOCKET_IFNAME to the same interface (family) on every "
+            "host, or a MASTER_ADDR / host name that resolves to IPv4 everywhere (not 0.0.0.0)",
+            facts,
             dedupe=(row.code, "gloo_family"),
         )
     ]
@@ -365,9 +427,13 @@ SIGNATURES = (
         _FAMILY,
         _family,
         C.NCCL_SOCKET_ERROR.code,
-        anchors=(b"address family mismatch",),
-        worth=(rb"address family mismatch",),
-        words=("address family mismatch",),
+        anchors=(b"address family mismatch", b"ss_family", b"Unknown address family", b"Unknown ai_family"),
+        worth=(
+            rb"address family mismatch",
+            rb"ss1\.ss_family == ss2",
+            rb"Unknown (?:address |ai_)family: ?\d",
+        ),
+        words=("address family mismatch", "ss_family", "unknown address family", "unknown ai_family"),
     ),
     Signature(
         "gloo full mesh",

@@ -35,10 +35,17 @@ from pgdoctor.model import lazy_re
 _WORDS = (
     r"Socket closed|Stream removed|Connection reset by peer|Broken pipe|failed to connect to all addresses|"
     r"keepalive watchdog timeout|GOAWAY received|Network is unreachable|Endpoint read failed|"
-    r"Connection refused|No route to host"
+    r"Connection refused|No route to host|OS Error\b|EOF\b"
 )
+# TF 1.x (grpc core 1.0-1.3) names the status by its record's description, "OS Error" or "EOF"
+# (iomgr/tcp_posix.c: the read of a socket whose peer went away): "Unavailable:
+# {"created":"@1487751897.19","description":"EOF",
+# "file":"external/grpc/src/core/lib/iomgr/tcp_posix.c","file_line":235,"grpc_status":14}", and the
+# Supervisor's "Error reported to Coordinator: <class 'tensorflow.python.framework.errors_impl.
+# UnavailableError'>, OS Error" (the exception's class, then its message).
 _STATUS = lazy_re.compile(
-    rf"(?:UnavailableError|\bUNAVAILABLE|\bUnavailable):\s*(?:\[_Derived_\])?\s*(?P<what>{_WORDS})|"
+    rf"(?:UnavailableError'>,|UnavailableError:|\bUNAVAILABLE:|\bUnavailable:)\s*(?:\[_Derived_\])?\s*"
+    rf'(?:\{{"created":"@[\d.]+","description":")?(?P<what>{_WORDS})|'
     rf'"grpc_message":"(?P<what2>{_WORDS})[^"]*","grpc_status":14'
 )
 # The start-up exchange with the coordinator: a rendezvous that never completed, not a running job's link.

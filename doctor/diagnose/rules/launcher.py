@@ -46,8 +46,10 @@ _TABLE_KEY = lazy_re.compile(
 )
 _ENTRY = lazy_re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
 # The same line with its local rank and pid garbled by a paste ("failed (exitcode: -9) local_rankroot/...")
-# still names the exit code.
-_AGENT = lazy_re.compile(r"failed \(exitcode: (-?\d+)\) local_rank(?:: (\d+) \(pid: (\d+)\))?")
+# still names the exit code; so does the line cut after the code (a thread's title, the writer's own words
+# glued after it in any language: "failed (exitcode: -7) 这个错误是因为什么"), kept when the code is a
+# signal's (-N) or the line names the agent's logger (torch.distributed.elastic.multiprocessing.api).
+_AGENT = lazy_re.compile(r"failed \(exitcode: (-?\d+)\)(?: ?local_rank(?:: (\d+) \(pid: (\d+)\))?)?")
 _DS_EXIT = lazy_re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = lazy_re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
 # Open MPI 1.2's "mpirun noticed that job rank 0 with PID 1234 on node n1 exited on signal 15 (Terminated).",
@@ -359,6 +361,8 @@ def _table_entry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 
 def _agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "local_rank" not in m.group(0) and not (m.group(1).startswith("-") or "multiprocessing" in hit.text):
+        return None  # "failed (exitcode: 1)" alone: any tool's words
     return [
         exit_event(
             hit,

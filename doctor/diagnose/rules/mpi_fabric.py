@@ -126,10 +126,21 @@ _MLX5 = lazy_re.compile(
     r"Remote side aborted|Bad response|Memory window bind|Generic)"
     r" on (?P<dev>\w+):(?P<port>\d+)/(?P<link>IB|RoCE)"
 )
+# UCX's verbs-level completion check (uct/ib/base/ib_iface.h UCT_IB_IFACE_VERBS_COMPLETION_MSG, UCX 1.10-1.19,
+# under rc_verbs, ud_verbs and the EFA SRD transport srd_iface.c): "send completion[0] with error on
+# rdmap132s0/0x55cf4425cfb0: Work Request Flushed Error, vendor_err 0x1 wr_id 0x7f8b20022480" (also "receive
+# completion[N]"); rc_verbs_iface.c "send completion with error: transport retry counter exceeded [qpn 0x1a
+# ...]"; ud_verbs.c's fatal "Send completion (wr_id=0x1 with error: local protection error". The text is
+# libibverbs' ibv_wc_status_str (rdma-core verbs.c). "Work Request Flushed Error" is the echo of an earlier
+# error on the same queue pair (a peer that died, or the first failed completion): tier 1.
 _VERBS = lazy_re.compile(
-    r"completion with error: (?P<err>local protection error|remote access error|remote operation error|"
+    r"completion(?:\[\d+\])? (?:\(wr_id=0x[0-9a-fA-F]+ )?with error"
+    r"(?: on (?P<vdev>[\w.-]+)/0x[0-9a-fA-F]+)?: "
+    r"(?P<err>local protection error|remote access error|remote operation error|"
     r"transport retry counter exceeded|RNR retry counter exceeded|local length error|"
-    r"local QP operation error)"
+    r"local QP operation error|Work Request Flushed Error|bad response error|local access error|"
+    r"remote invalid request error|remote invalid RD request|fatal error|response timeout error|"
+    r"general error|aborted error|memory management operation error)"
 )
 _TRUNCATE = lazy_re.compile(
     r"MPI_ERR_TRUNCATE: message truncated|Fatal error in (?:P?MPI|internal)_(?P<op>\w+): Message truncated|"
@@ -260,6 +271,24 @@ def _ib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["link"] = m.group("link")
     if names.get("num"):
         facts["wc_status"] = int(m.group("num"))
+    if names.get("vdev"):
+        facts["ib_device"] = m.group("vdev")
+        if m.group("vdev").startswith("rdmap") or "srd_iface" in hit.text:
+            facts["fabric"] = "efa"
+    if "flushed" in err.lower():
+        facts["echo"] = True
+        dev = f" on {facts['ib_device']}" if "ib_device" in facts else ""
+        return [
+            row.event(
+                hit,
+                f"RDMA work requests were flushed{dev} (Work Request Flushed Error): the queue pair to a "
+                "peer went into error, after a peer died or an earlier completion failed (look for the first "
+                "error on any rank; on EFA check the peer's health and FI_EFA_* / UCX_TLS settings)",
+                facts,
+                tier=1,
+                dedupe=(row.code, "wr_flushed"),
+            )
+        ]
     why = (
         ": the adapter refused the buffer's memory registration (GPUDirect RDMA / peer-memory module, "
         "or a buffer freed while in flight)"
@@ -396,9 +425,9 @@ SIGNATURES = (
         _VERBS,
         _ib,
         C.NCCL_IB_ERROR.code,
-        anchors=(b"completion with error",),
-        worth=(rb"completion with error",),
-        words=("completion with error",),
+        anchors=(b"with error",),
+        worth=(rb"ompletion(?:\[\d+\])? (?:\(wr_id=0x[0-9a-fA-F]+ )?with error",),
+        words=("with error",),
     ),
     Signature(
         "mlx5 provider completion dump",

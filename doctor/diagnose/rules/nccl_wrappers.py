@@ -135,7 +135,36 @@ def _enforce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     return _result(hit, num, err, m.group("where") or None, kind)
 
 
+# CuPy's NcclError (cupy_backends/cuda/libs/nccl.pyx, cupy 7-13) names the result through its ERROR_NAMES
+# table, which before cupy#8661's fix knew only NCCL's results up to 5: a newer NCCL's 6 (ncclRemoteError, a
+# peer that exited or a network error) or 7 (ncclInProgress) made the constructor itself fail, "File
+# \"cupy_backends/cuda/libs/nccl.pyx\", line 117, in cupy_backends.cuda.libs.nccl.NcclError.__init__" then
+# "KeyError: 6": the number is the ncclResult_t NCCL returned.
+_RESULT_TEXTS = {1: _TEXTS[1], 2: _TEXTS[0], 3: _TEXTS[2], 4: _TEXTS[4], 5: _TEXTS[3], 6: _TEXTS[5]}
+_CUPY_KEY = lazy_re.compile(r"^\s*KeyError: (?P<num>[1-8])\s*$")
+
+
+def _cupy_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any("NcclError" in ln.text or "nccl.pyx" in ln.text for ln in hit.before(4)):
+        return None
+    num = int(m.group("num"))
+    if num in (_IN_PROGRESS, _TIMEOUT):
+        return _bare(row, hit, m)
+    err = _RESULT_TEXTS.get(num, f"ncclResult {num}")
+    base: dict[str, Any] = {"nccl_result": num, "nccl_error": err, "nccl_error_text": err, "reporter": "cupy"}
+    return from_detail(hit, last_error(hit), base, None, 0, RESULT[num])
+
+
 SIGNATURES = (
+    Signature(
+        "nccl result through cupy's error table",
+        _CUPY_KEY,
+        _cupy_key,
+        C.NCCL_REMOTE_ERROR.code,
+        anchors=(b"rror",),
+        worth=(rb"KeyError: [1-8]\s*$",),
+        words=("keyerror",),
+    ),
     Signature(
         "nccl result by number",
         _NUMBERED,

@@ -330,6 +330,7 @@ def _wrapped_sys(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 USING = lazy_re.compile(r"(?P<who>NET/Socket|Bootstrap) : Using(?P<rest>.*)$")
 _IFACE = lazy_re.compile(r"(?:\[\d+\]|^\s*)(?P<name>[A-Za-z][\w.-]*):[0-9a-fA-F.:]+(?:%\S+)?<\d+>")
+_LOOPBACK = lazy_re.compile(r"(?:\[\d+\]|^\s*)lo\d*:(?:127\.|::1\b)")
 _VIRTUAL = lazy_re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr\d+|flannel\.\d+)$")
 
 
@@ -341,20 +342,28 @@ def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     texts = [m.group("rest")] + [ln.text for ln in after[:32] if re.match(r"^\s*\[\d+\]", ln.text)]
     names = [i.group("name") for t in texts for i in _IFACE.finditer(t)]
     virtual = [n for n in names if _VIRTUAL.match(n)]
-    if not virtual:
+    # The loopback interface: NCCL (misc/socket.cc ncclFindInterfaces) takes "lo" only when NCCL_SOCKET_IFNAME
+    # names it or no other interface is up, so "NET/Socket : Using [0]lo:127.0.0.1<0> [1]eth0:..." in a job
+    # that never comes up is a setting that lets peers be told 127.0.0.1.
+    loop = [i.group("name") for t in texts for i in _IFACE.finditer(t) if _LOOPBACK.match(i.group(0))]
+    if not virtual and not loop:
         return None
+    facts: dict[str, Any] = {"interfaces": names[:32], "fix_env": "NCCL_SOCKET_IFNAME", **pending}
+    if virtual:
+        facts["virtual_interfaces"] = virtual[:32]
+    if loop:
+        facts["loopback_interfaces"] = loop[:8]
+    shown = (virtual + loop)[:3]
+    kind = "virtual interfaces" if virtual else "the loopback interface"
     return [
         row.event(
             hit,
-            f"{hit.who()}: NCCL ({m.group('who')}) uses virtual interfaces ({', '.join(virtual[:3])}"
-            f"{', ...' if len(virtual) > 3 else ''}) and the log ends before the communicator came up: "
-            "set NCCL_SOCKET_IFNAME to the interface the peers share",
-            {
-                "interfaces": names[:32],
-                "virtual_interfaces": virtual[:32],
-                "fix_env": "NCCL_SOCKET_IFNAME",
-                **pending,
-            },
+            f"{hit.who()}: NCCL ({m.group('who')}) uses {kind} ({', '.join(shown)}"
+            f"{', ...' if len(virtual + loop) > 3 else ''}) and the log ends before the communicator came "
+            "up: "
+            "set NCCL_SOCKET_IFNAME to the interface the peers share"
+            + (" (and never include lo)" if loop else ""),
+            facts,
             dedupe=(row.code, "virtual_iface"),
         )
     ]

@@ -19,10 +19,15 @@ Formats, read at their source:
   reports for a peer's endpoint (NIXL's src/utils/ucx/ucx_utils.cpp: "Unexpected UCX error: Endpoint
   timeout"; "Connection reset by remote peer", "Input/output error"): the TCP link to a peer broke or never
   formed (the peer died, a firewall, UCX_NET_DEVICES / UCX_TLS chose an interface the peer cannot reach):
+  RUN174. UCP's endpoint error with no user callback (ucp_ep.c: "ep 0x7f3c: error 'Endpoint timeout' on
+  rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed"): RUN173 on a verbs lane, else
   RUN174.
 - TensorPipe's ibverbs transport (tensorpipe/common/ibv.h, tensorpipe/transport/ibv/*, the TP_THROW_SYSTEM
   texts "In operator() at tensorpipe/common/ibv.h:172 \"\": Invalid argument"), under torch.distributed.rpc
   (TensorPipe agent): a verbs call on the InfiniBand device failed at agent start or on a transfer: RUN173.
+  Its uv (TCP) transport's failures, the same macro ("In initFromLoop at .../tensorpipe/transport/uv/
+  listener.cc:126 \"rv < 0: invalid argument\"") or an operation's error ("ECONNREFUSED: connection refused
+  (this error originated at tensorpipe/transport/uv/connection_impl.cc:132)"): RUN174, a closed peer tier 1.
 - Open MPI's TCP BTL (opal/mca/btl/tcp, help-mpi-btl-tcp.txt "dropped inbound connection", 2.x-5.x): "Open
   MPI detected an inbound MPI TCP connection request from a peer that appears to be part of this MPI job
   (i.e., it identified itself as part of this Open MPI job), but it is from an IP address that is
@@ -65,9 +70,34 @@ _UCX_STATUS = lazy_re.compile(
     r"\bUnexpected UCX error: (?P<err>Endpoint timeout|Connection reset by remote peer|Input/output error|"
     r"Destination is unreachable)"
 )
+# UCP's endpoint error without a user callback (src/ucp/core/ucp_ep.c ucp_ep_set_failed, UCX 1.10-1.19): "ep
+# 0x7f3c: error 'Endpoint timeout' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is
+# installed" - the status (ucs_status_string: "Endpoint timeout", "Connection reset by remote peer",
+# "Input/output error", "Destination is unreachable", "Operation rejected by remote peer", "Endpoint is not
+# connected", "Operation timed out") and the lane it failed on ("rc_mlx5/mlx5_0:1", "tcp/eth0",
+# "srd/rdmap0s1"): the link to that peer broke (the peer died or the fabric failed).
+_UCX_EP = lazy_re.compile(
+    r"\bep (?:0x)?[0-9a-fA-F]+: error '(?P<err>[^'\n]{3,80})' on (?P<lane>\S+) will not be handled"
+)
 _TP_IBV = lazy_re.compile(
     r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>tensorpipe/(?:common/ibv\.(?:h|cc)|transport/ibv/\w+\.(?:h|cc))):"
     r"(?P<line>\d+) \"[^\"]*\": (?P<err>[A-Za-z][^\n]*?)\s*$"
+)
+# TensorPipe's uv (TCP) transport, the default of torch.distributed.rpc's TensorPipe agent
+# (tensorpipe/transport/uv/uv.h TP_THROW_UV_IF, tensorpipe/common/defs.h TP_THROW: "In <function> at
+# <file>:<line> \"<condition>: <uv_strerror>\""): "In initFromLoop at
+# /pytorch/third_party/tensorpipe/tensorpipe/transport/uv/listener.cc: 126 \"rv < 0: invalid argument\"" (the
+# listener could not bind the address TensorPipe guessed for this host: its host name resolves to an address
+# that is not usable, e.g. IPv6 link-local), "rv < 0: address already in use", "address not available". An
+# operation's error (common/error.cc Error::what, uv/error.cc): "<UV_ERR>: <uv_strerror> (this error
+# originated at tensorpipe/transport/uv/connection_impl.cc:132)", "eof (this error originated at ...)" (the
+# peer closed: it died or shut down first, tier 1), "no address found (...)" (no address for
+# TP_SOCKET_IFNAME's interface or the host name).
+_TP_UV = lazy_re.compile(
+    r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>(?:\S*/)?tensorpipe/transport/uv/\w+\.(?:h|cc)):(?P<line>\d+) "
+    r"\\?\"(?P<cond>[^\"\n:]*): (?P<err>[a-zA-Z][^\"\n]*?)\\?(?:\"|$)|"
+    r"(?P<oerr>\b[A-Z][A-Z0-9_]+: [a-z][^()\n]*?|\beof|\bno address found|\bconnection closed) "
+    r"\(this error originated at (?P<ofile>(?:\S*/)?tensorpipe/transport/uv/\w+\.(?:h|cc)):(?P<oline>\d+)\)"
 )
 _OMPI_INBOUND = lazy_re.compile(
     r"Open MPI detected an inbound MPI TCP connection request from a peer|"
@@ -115,6 +145,23 @@ def _ucx_status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     return [row.event(hit, msg, facts, dedupe=(row.code, "ucx_status"))]
 
 
+def _ucx_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err, lane = m.group("err"), m.group("lane")
+    facts: dict[str, Any] = {"transport": "ucx", "error": err, "lane": lane}
+    tl, _, dev = lane.partition("/")
+    verbs = bool(re.match(r"(?:rc|ud|dc|srd|cma|gga)", tl)) or dev.startswith(
+        ("mlx", "rdmap", "bnxt", "irdma")
+    )
+    code = C.NCCL_IB_ERROR.code if verbs else row.code
+    msg = (
+        f"UCX reported {err} on its endpoint to a peer (lane {lane}) with no error handler: the connection "
+        "to that process broke (it died first, or the "
+        + ("InfiniBand / RDMA fabric" if verbs else "network")
+        + " between the nodes failed); read the peer's log, then check the link"
+    )
+    return [row.event(hit, msg, facts, code=code, dedupe=(code, "ucx_ep"))]
+
+
 def _tp_ibv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = m.group("err").strip()
     facts: dict[str, Any] = {
@@ -129,6 +176,42 @@ def _tp_ibv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
         "the RPC agent to the uv transport (TensorPipeRpcBackendOptions(_transports=['uv']))"
     )
     return [row.event(hit, msg, facts, dedupe=(row.code, "tp_ibv"))]
+
+
+def _tp_uv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = (m.group("err") or m.group("oerr")).strip()
+    where = m.group("file") or m.group("ofile")
+    where = where[where.index("tensorpipe/transport/") :] + ":" + (m.group("line") or m.group("oline"))
+    facts: dict[str, Any] = {"library": "tensorpipe", "transport": "uv", "where": where, "error": err}
+    low = err.lower()
+    if "already in use" in low:
+        msg = (
+            f"TensorPipe's TCP (uv) transport could not bind its listening socket ({err}, {where}): another "
+            "process holds the port; free it or pick another port"
+        )
+        return [
+            row.event(hit, msg, facts, code=C.ADDRESS_IN_USE.code, dedupe=(C.ADDRESS_IN_USE.code, "tp_uv"))
+        ]
+    if low in ("eof", "connection closed") or "reset by peer" in low or "broken pipe" in low:
+        if "encountered error when" in hit.text:
+            # torch's TensorPipe agent warning ("RPC agent for worker1 encountered error when reading incoming
+            # request from worker0: eof (this error originated at ...)"): printed by every healthy
+            # rpc.shutdown whose peer closes first; a peer that died says so in its own lines
+            return []
+        facts["peer_may_have_died"] = True
+        msg = (
+            f"TensorPipe's TCP (uv) connection to a peer closed ({err}, {where}): the peer process ended or "
+            "dropped the connection first (its log holds why)"
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "tp_uv"))]
+    facts["fix_env"] = "TP_SOCKET_IFNAME"
+    msg = (
+        f"TensorPipe's TCP (uv) transport failed in {where} ({clip(err, 60)}): the RPC agent could not bind "
+        "or reach the address it chose for this host (its host name resolves to an unusable address, e.g. "
+        "IPv6 link-local or loopback); set TP_SOCKET_IFNAME to the interface the nodes share (and "
+        "GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME alike)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "tp_uv"))]
 
 
 def _ompi_inbound(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -177,12 +260,29 @@ SIGNATURES = (
         words=("unexpected ucx error",),
     ),
     Signature(
+        "ucx endpoint error without a handler",
+        _UCX_EP,
+        _ucx_ep,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"will not be handled",),
+        words=("will not be handled",),
+    ),
+    Signature(
         "tensorpipe ibv transport",
         _TP_IBV,
         _tp_ibv,
         C.NCCL_IB_ERROR.code,
         anchors=(b"tensorpipe/common/ibv", b"tensorpipe/transport/ibv/"),
         worth=(rb"tensorpipe/(?:common|transport)/ibv",),
+        words=("tensorpipe/",),
+    ),
+    Signature(
+        "tensorpipe uv transport",
+        _TP_UV,
+        _tp_uv,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"tensorpipe/transport/uv/",),
+        worth=(rb"tensorpipe/transport/uv/\w+\.(?:h|cc):\d",),
         words=("tensorpipe/",),
     ),
     Signature(

@@ -283,6 +283,21 @@ SIGNATURES = (
         rb"insufficient (?:device )?memory|memory exhausted)",
         "E0101 12:00:00.0 xla: RESOURCE_EXHAUSTED: Out of memory allocating 123 bytes on device 0",
     ),
+    # The same exhaustion in the words of a Chinese, Japanese or Korean writer (a title, or torch's
+    # message translated: "内存溢出错误：CUDA 内存不足。尝试分配 108.00 MiB 的内存"): "显存" is the
+    # GPU's memory itself; "内存" (memory) only next to CUDA / GPU.
+    _row(
+        "device oom in cjk words",
+        lazy_re.compile(
+            r"(?s)\A(?=.*(?:显存不足|显存溢出|显存不够|爆显存|(?:CUDA|GPU|cuda|gpu) ?(?:内存不足|内存溢出)|"
+            r"(?:GPU|VRAM) ?メモリ不足|VRAM ?不足|GPU ?메모리 부족))"
+        ),
+        "device memory exhaustion",
+        C.CUDA_OOM.code,
+        tuple(w.encode() for w in ("显存", "内存不足", "内存溢出", "メモリ不足", "VRAM", "메모리 부족")),
+        "(?:显存|内存不足|内存溢出|メモリ不足|VRAM ?不足|메모리 부족)".encode(),
+        "CUDA 内存不足。尝试分配 108.00 MiB 的内存",
+    ),
     Signature(
         "words: oom in a training phase",
         lazy_re.compile(r"(?is)\A" + _PHASE_OOM),
@@ -478,7 +493,7 @@ _ASKING = lazy_re.compile(
     r"(?i)\s*(?:\[[^\]]{0,40}\]:?\s*)*(?:how (?:to|do|can|should|does)|is (?:it|there)|can (?:i|we|you)|"
     r"what is|feature|question|support|add|allow|enable|expose|make)\b"
 )
-_TITLE_ROWS = ("words: device oom", "words: oom in a training phase")
+_TITLE_ROWS = ("words: device oom", "words: device oom in cjk words", "words: oom in a training phase")
 _TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS)
 
 
