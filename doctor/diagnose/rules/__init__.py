@@ -17,6 +17,7 @@ from pgdoctor.diagnose.rules import (
     accel_oom,
     build_fit,
     c10d_usage,
+    cloud_jobs,
     collective_lifecycle,
     comm_texts,
     coordination_service,
@@ -187,6 +188,7 @@ MODULES = (
     stuck_stacks,
     desync_hints,
     launcher,
+    cloud_jobs,
     vocabulary,
     pyexc,
 )
