@@ -49,6 +49,11 @@ CASES = [
         {"last_enqueued": 10, "last_completed": 9},
     ),
     (
+        _P26 + _PG + "Observed flight recorder dump signal from another rank via TCPStore.",
+        "RUN151",
+        {"timeout_from": "another rank"},
+    ),
+    (
         _P26 + _PG + "Timeout at NCCL work: 42, last enqueued NCCL work: 42, last completed NCCL work: 41.",
         "RUN151",
         {},
@@ -88,13 +93,20 @@ CASES = [
         "RUN191",
         {},
     ),
+    ("RuntimeError: Color must be a non-negative value or NCCL_SPLIT_NOCOLOR (-1), but got -2", "RUN191", {}),
+    (
+        "RuntimeError: NCCL communicator has not been initialized before mem pool creation. You can pass "
+        "`device_id` to init_process_group -- one way of eager initialization -- to work around this issue",
+        "RUN191",
+        {},
+    ),
     (
         "RuntimeError: Unrecognized CachingAllocator option: expandable_segment",
         "RUN366",
         {"setting": "expandable_segment"},
     ),
     (
-        "RuntimeError: Unrecognized key 'expandable_segment' in CUDA allocator config.",
+        "RuntimeError: Unrecognized key 'expandable_segment' in Accelerator allocator config.",
         "RUN366",
         {"setting": "expandable_segment"},
     ),

@@ -4,7 +4,8 @@ allocator settings it parses since they moved to c10/core):
 
 - CUDA caching allocator settings (c10/cuda/CUDAAllocatorConfig.cpp 1.13-2.8, c10/core/AllocatorConfig.cpp
   2.9+), parsed from PYTORCH_CUDA_ALLOC_CONF (or PYTORCH_ALLOC_CONF) at the first CUDA allocation:
-  "Unrecognized CachingAllocator option: expandable_segment", 2.9+ "Unrecognized key 'x' in ...",
+  "Unrecognized CachingAllocator option: expandable_segment", 2.9+ "Unrecognized key 'x' in Accelerator
+  allocator config.",
   "CachingAllocator option max_split_size_mb too small, must be > 20" (">= " later, also
   max_non_split_rounding_mb, large_segment_size_mb "must be > "), "Error parsing CachingAllocator settings,
   expected :", "Expected a single True/False argument for expandable_segments" (and pinned_use_*),
@@ -26,7 +27,7 @@ allocator settings it parses since they moved to c10/core):
 - ProcessGroupNCCL 2.3-2.4's heartbeat monitor on a rank that another rank's timeout reached through the
   store: "[PG 0 Rank 1] Received a global timeout from another rank and will start to dump the debug info.
   Last enqueued NCCL work: 10, last completed NCCL work: 9." (RUN151, tier 2: the rank that timed out says
-  which collective).
+  which collective); 2.6+'s "Observed flight recorder dump signal from another rank via TCPStore." likewise.
 """
 
 from __future__ import annotations
@@ -124,7 +125,9 @@ def _health(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 _GLOBAL_TIMEOUT = lazy_re.compile(
     r"Received a global timeout from another rank(?:.*?Last enqueued NCCL work:\s*(?P<enq>-?\d+),\s*"
-    r"last completed NCCL work:\s*(?P<done>-?\d+))?"
+    r"last completed NCCL work:\s*(?P<done>-?\d+))?|"
+    # 2.6+: the watchdog of a rank that another rank's timeout (or error) reached through the store
+    r"Observed flight recorder dump signal from another rank"
 )
 
 
@@ -174,7 +177,7 @@ SIGNATURES = (
         anchor_from="the 'Unrecognized key ' of the 2.9+ parser, whose config name follows the key",
         examples=(
             "RuntimeError: Unrecognized CachingAllocator option: expandable_segment",
-            "RuntimeError: Unrecognized key 'expandable_segment' in CUDA allocator config.",
+            "RuntimeError: Unrecognized key 'expandable_segment' in Accelerator allocator config.",
             "RuntimeError: Unknown allocator backend, options are native and cudaMallocAsync",
         ),
     ),
@@ -207,8 +210,8 @@ SIGNATURES = (
         _global_timeout,
         C.WATCHDOG_TIMEOUT.code,
         tier=2,
-        anchors=(b"Received a global timeout from another rank",),
-        words=("global timeout",),
+        anchors=(b"Received a global timeout from another rank", b"dump signal from another rank"),
+        words=("global timeout", "dump signal from another rank"),
     ),
 )
 parse = gated_reader(SIGNATURES)
