@@ -448,6 +448,19 @@ ONECCL_TRANSPORT_FAILURE = register_code(
     AREA,
 )
 
+# Category driver_env: PyTorch's CUDA caching allocator rejected its settings (PYTORCH_CUDA_ALLOC_CONF: an
+# unknown key, a value out of range, an unknown backend), or a setting it holds turns on what this machine or
+# this use cannot do (backend:cudaMallocAsync before CUDA 11.4 or with IPC, expandable_segments:True tensors
+# shared between processes): the environment's setting, not the model or the GPU.
+CUDA_ALLOC_CONF_REJECTED = register_code(
+    "RUN366",
+    "cuda-alloc-conf-rejected",
+    "fail",
+    "driver_env",
+    "PyTorch's CUDA allocator rejected PYTORCH_CUDA_ALLOC_CONF or a feature it turns on",
+    AREA,
+)
+
 # Category driver_env: an RDMA engine outside NCCL (MoRI, Mooncake, UCX) could not register a buffer with the
 # NIC (ibv_reg_mr refused GPU memory: no nvidia_peermem / amdgpu peer-memory module, no DMA-BUF path; or the
 # locked-memory limit): the machine's RDMA stack cannot pin that memory, whatever the job does.

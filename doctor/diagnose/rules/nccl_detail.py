@@ -127,6 +127,33 @@ TENSOR_CHECK_WORDS = (
     # "Cannot use ReduceOp.PREMUL_SUM with Gloo", "... with XCCL", "Cannot use ReduceOp.BAND with
     # non-integral dtype"
     b"Cannot use ReduceOp.",
+    b"Tensors for P2P must be",
+    b"end_coalescing before start_coalescing",
+    b"tensors are not at the same device",
+    b"tensors are not the same dtype",
+    b"NCCL_SPLIT_NOCOLOR",
+    b"before mem pool creation",
+)
+# ProcessGroupNCCL's checks of 2.x read in the CUDA builds' strings (torch 2.1.2-2.9.1 libtorch_cuda.so):
+# "Tensors for P2P must be non-overlapping and dense" (send/recv), "Something went wrong. Did you call
+# end_coalescing before start_coalescing?" (2.1-2.9, 2.1's "Somthing"), the device and dtype checks of the
+# single-tensor collectives ("<op> tensors are not at the same device, found input tensor at cuda:0 and output
+# tensor at cuda:1", "... tensors are not the same dtype, found input tensor with ..."); with their gate
+# words.
+TENSOR_CHECKS_2X = (
+    r"Tensors for P2P must be non-overlapping and dense|"
+    r"Did you call end_coalescing before start_coalescing|"
+    r"tensors are not (?:at the same device, found input tensor at|the same dtype, found input tensor with)|"
+    # split_group's color (2.6+) and register_mem_pool on a communicator not made yet (2.8+)
+    r"Color must be a non-negative value or NCCL_SPLIT_NOCOLOR|"
+    r"NCCL communicator has not been initialized before mem pool creation"
+)
+TENSOR_CHECK_GATE_2X = (
+    "tensors for p2p",
+    "end_coalescing",
+    "tensors are not",
+    "nccl_split_nocolor",
+    "before mem pool creation",
 )
 # ... of which the reduce-op check of another backend is torch.distributed's (RUN301), not NCCL's.
 OTHER_BACKEND_OP = lazy_re.compile(r"Cannot use ReduceOp\.\w+ with (Gloo|XCCL|UCC|MPI|HCCL)\b")

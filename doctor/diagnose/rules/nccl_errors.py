@@ -23,8 +23,8 @@ TensorFlow and XLA print "<ncclCall> failed: <text>", CuPy "NCCL_ERROR_INVALID_U
 prints them: the socket layer ("Call to connect failed : Connection timed out", "socketProgress: Connection
 closed by remote peer", "Socket recv failed while polling"), NET/IB completions (also quoted in prose),
 argument checks (RUN191), the topology search of graph/*.cc (RUN192), "Mismatched collective detected"
-(RUN201) and the proxy's "Failed to execute operation Connect from rank 2, retcode 3" (by its ncclResult_t).
-A socket failure that NCCL calls an internal error ("ncclSocketInit: ... neither AF_INET nor AF_INET6") is
+(RUN201) and the proxy's "Failed to execute operation Connect from rank 2, retcode 3" (by its ncclResult_t). A
+socket failure that NCCL calls an internal error ("ncclSocketInit: ... neither AF_INET nor AF_INET6") is
 network; a CUDA failure of the environment inside NCCL ("Cuda failure 802 'system not yet initialized'") is
 driver_env.
 """
@@ -52,7 +52,9 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     RESULT,
     SOCKET,
     SOCKET_FRAME,
+    TENSOR_CHECK_GATE_2X,
     TENSOR_CHECK_WORDS,
+    TENSOR_CHECKS_2X,
     TORCH_DETAIL,
     TORCH_DETAIL_TEXT,
     TORCH_DETAIL_WORDS,
@@ -89,10 +91,9 @@ _NCCL_TEXT = lazy_re.compile(
     r"(?i:unhandled system error|unhandled cuda error)|remote process exited or there was a network error"
 )
 _OLD_TORCH = lazy_re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
-# NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg"
-# without the word NCCL.
-# A line pasted without its "host:pid:tid [dev] " prefix keeps the source: "include/socket.h:344 WARN ...".
-# NCCL 1.x (core.h's WARN macro) printed the level first, then the source: "WARN src/reduce.cu:126 Cuda
+# NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg" without the word
+# NCCL. A line pasted without its "host:pid:tid [dev] " prefix keeps the source: "include/socket.h:344 WARN
+# ...". NCCL 1.x (core.h's WARN macro) printed the level first, then the source: "WARN src/reduce.cu:126 Cuda
 # failure 'invalid resource handle'", "WARN src/core.cu:506 failed to allocate ...".
 _WARN = lazy_re.compile(
     r"(?:NCCL WARN|^[\w.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?WARN|^[\w./-]+\.(?:h|cc|cu|c):\d+ WARN|"
@@ -340,18 +341,17 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 # ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
-# "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is
-# supported for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the
-# same device", "Tensors must be non-overlapping and dense", "Tensors must have identical type" (the
-# coalesced collectives' check_gpu_tensors_same) - the program's call, whichever backend error type
-# wraps it; and a collective the backend does not have: 1.x "ProcessGroupNCCL does not support gather"
-# / "... recvAnysource", the base class's "ProcessGroup nccl does not support alltoall", 2.x
-# Backend.hpp "Backend nccl does not support allgather_into_tensor_coalesced",
-# "allreduce_coalesced is currently not supported with NCCL"; the shape, type and operator checks of
-# the single-tensor collectives (2.x): "output tensor size must be equal to world_size times input
-# tensor size" (allgather_into_tensor), "input tensor must be the same size as output size times world
-# size" (reduce_scatter_tensor), "... must be the same type as the output tensor", "Cannot use
-# ReduceOp.BAND with NCCL". ProcessGroupGloo's invalidArgument (1.0-2.x) prefixes its checks with the
+# "Tensors must be contiguous", "Tensors must be CUDA and dense", 1.0's "Only CUDA dense tensor is supported
+# for NCCL collective operations", "Tensor list must be nonempty", "Tensors must be on the same device",
+# "Tensors must be non-overlapping and dense", "Tensors must have identical type" (the coalesced collectives'
+# check_gpu_tensors_same) - the program's call, whichever backend error type wraps it; and a collective the
+# backend does not have: 1.x "ProcessGroupNCCL does not support gather" / "... recvAnysource", the base
+# class's "ProcessGroup nccl does not support alltoall", 2.x Backend.hpp "Backend nccl does not support
+# allgather_into_tensor_coalesced", "allreduce_coalesced is currently not supported with NCCL"; the shape,
+# type and operator checks of the single-tensor collectives (2.x): "output tensor size must be equal to
+# world_size times input tensor size" (allgather_into_tensor), "input tensor must be the same size as output
+# size times world size" (reduce_scatter_tensor), "... must be the same type as the output tensor", "Cannot
+# use ReduceOp.BAND with NCCL". ProcessGroupGloo's invalidArgument (1.0-2.x) prefixes its checks with the
 # collective: "ProcessGroupGloo::broadcast: invalid root rank: 3", "ProcessGroupGloo::allgather: requires
 # non-empty input tensor list", "... invalid tensor type at index 0 (expected ..., got ...)", "...:
 # unsupported device type cuda".
@@ -366,7 +366,7 @@ _C10D_ARGS = lazy_re.compile(
     r"Input tensor data type is not supported for NCCL process group|Unconvertible NCCL type|"
     r"Unsupported Float8 type for NCCL reduction|Float8 dtypes are not curr?ently supported for NCCL|"
     r"Cannot use ReduceOp\.\w+ with boolean inputs|PreMulSum Data type must be|"
-    r"ProcessGroupNCCL::\w+: (?:requires|Incorrect|invalid|Invalid)|"
+    r"ProcessGroupNCCL::\w+: (?:[Rr]equires|Incorrect|invalid|Invalid)|" + TENSOR_CHECKS_2X + "|"
     r"Tensor list mustn't be larger than the number of available GPUs|"
     r"Cannot use ReduceOp\.\w+ with (?:NCCL|Gloo|XCCL|UCC|MPI|HCCL|non-integral dtype)\b|"
     r"ProcessGroupGloo::\w+: (?:requires|invalid|unsupported|only supports|input|output|expect)|"
@@ -659,6 +659,7 @@ SIGNATURES = (
             "with boolean inputs",
             "premulsum data type",
             "processgroupnccl::",
+            *TENSOR_CHECK_GATE_2X,
         ),
         anchor_from="the exception type ('ValueError: ', 'RuntimeError: ') before torch's check",
         examples=(

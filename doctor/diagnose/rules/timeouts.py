@@ -86,7 +86,10 @@ _DUMP_SIGNAL = lazy_re.compile(
     r"(?P<enq>-?\d+),\s*last completed NCCL work:\s*(?P<done>-?\d+)"
 )
 _HEARTBEAT = lazy_re.compile(
-    r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout"
+    r"Heartbeat monitor timed out|watchdog got stuck for (\d+) seconds|NCCL monitor thread timeout|"
+    # 2.4+: the monitor's last line, "Terminating the process after attempting to dump debug info, due to
+    # ProcessGroupNCCL watchdog hang." (the record above it may be cut from the paste)
+    r"due to ProcessGroupNCCL watchdog hang"
 )
 # (a paste may hide the number: "Timed out waiting xxxx ms for recv operation")
 _GLOO = lazy_re.compile(r"Timed out waiting (\d+|[xX]+|N+)\s*ms for (recv|send) operation to complete")
@@ -610,8 +613,10 @@ SIGNATURES = (
         _consequence,
         W,
         tier=2,
-        anchors=(b"imed out",),
-        worth=(rb"[Tt]imed out",),
+        # 2.x: "[Rank 3] To avoid data inconsistency, we are taking the entire process down." on a line
+        # of its own
+        anchors=(b"imed out", b"entire process down"),
+        worth=(rb"[Tt]imed out", rb"entire process down"),
         anchor_from="the record's own 'failed or timed out' sentence",
         examples=(
             "what():  [Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous "
