@@ -629,3 +629,15 @@ POSIX_ONLY_ON_WINDOWS = register_code(
     "A POSIX-only launcher or module ran on native Windows (no /bin/sh, fork, POSIX signals or modules)",
     AREA,
 )
+
+# Category nccl_usage: a parameter-server kvstore (ps-lite under MXNet's dist_* kvstore, BytePS's server)
+# used out of its contract: a second customer (kvstore) with an id that already exists in the process, or a
+# push / pull of a key that the servers were never told to initialise. The program's calls, not the network.
+KVSTORE_MISUSE = register_code(
+    "RUN357",
+    "kvstore-misuse",
+    "fail",
+    "nccl_usage",
+    "A parameter-server kvstore was used out of its contract (a duplicate kvstore, a key never initialised)",
+    AREA,
+)
