@@ -6,7 +6,9 @@ transport/net_socket.cc ("message truncated : receiving %d bytes instead of %d")
 distributed/flight_recorder/components/types.py (MatchInfo, 2.5-2.9), ProcessGroupNCCL.cpp
 WorkNCCL::printTraceback (2.5+), horovod/common/stall_inspector.cc (0.20+), fairscale
 nn/data_parallel/sharded_ddp.py (0.1-0.3), ps-lite src/postoffice.cc, MXNet kvstore_dist_server.h and
-BytePS byteps/server/server.cc.
+BytePS byteps/server/server.cc, DeepSpeed deepspeed/runtime/zero/stage3.py (0.5) and
+partitioned_param_coordinator.py (0.9, 0.16) fetch_sub_module under faulthandler's and py-spy's dump headers,
+torch_xla/core/xla_model.py xla_replication_devices (1.5-2.x).
 """
 
 from __future__ import annotations
@@ -143,6 +145,37 @@ def _root(text: str) -> tuple[Optional[str], dict[str, Any]]:
             "RUN357",
             {"problem": "key_not_initialised", "key": 3},
         ),
+        # faulthandler dump of a ZeRO-3 rank (DeepSpeed 0.5 stage3.py)
+        (
+            "Thread 0x00007f57caf71740 (most recent call first):\n"
+            '  File "/env/lib/python3.8/site-packages/torch/cuda/streams.py", line 95 in synchronize\n'
+            '  File "/ds/deepspeed/runtime/zero/stage3.py", line 490 in _synchronize_communication\n'
+            '  File "/ds/deepspeed/runtime/zero/stage3.py", line 406 in fetch_sub_module\n'
+            '  File "/ds/deepspeed/runtime/zero/stage3.py", line 1139 in pre_sub_module_forward_function\n',
+            "RUN358",
+            {"frame": "fetch_sub_module", "zero_stage": 3},
+        ),
+        # py-spy dump (hex thread address) of a ZeRO-3 rank (0.9+ partitioned_param_coordinator.py)
+        (
+            'Thread 0x7FA6E7C01740 (idle): "MainThread"\n'
+            "    wait (threading.py:302)\n"
+            "    fetch_sub_module (deepspeed/runtime/zero/partitioned_param_coordinator.py:306)\n"
+            "    _pre_forward_module_hook (deepspeed/runtime/zero/parameter_offload.py:345)\n",
+            "RUN358",
+            {"framework": "deepspeed"},
+        ),
+        # xla_model.py, as xmp.spawn's child reports it
+        (
+            "Exception in device=TPU:0: Cannot replicate if number of devices (1) is different from 8",
+            "RUN359",
+            {"local_devices": 1, "replication_devices": 8},
+        ),
+        (
+            "RuntimeError: Cannot replicate across different device types: devices=['xla:0', 'xla:1']/"
+            "['TPU:0', 'CPU:0']",
+            "RUN359",
+            {"framework": "torch_xla"},
+        ),
     ],
 )
 def test_quoted_desync_and_kvstore_texts(text: str, code: str, facts: dict[str, Any]) -> None:
@@ -162,6 +195,10 @@ def test_quoted_desync_and_kvstore_texts(text: str, code: str, facts: dict[str, 
         # printTraceback without a flight recorder: chatter after the watchdog's record
         "[rank1]:[E1118 20:32:23.957466207 ProcessGroupNCCL.cpp:667] Stack trace of the failed collective "
         "not found, potentially because FlightRecorder is disabled.",
+        # an exception raised through the fetch is a traceback, not a hang dump (its exception line is read)
+        "Traceback (most recent call last):\n"
+        '  File "/e/deepspeed/runtime/zero/partitioned_param_coordinator.py", line 306, in fetch_sub_module\n'
+        "    self.__all_gather_params(params_to_fetch, forward)\n",
         # a plain read that came up short in some other program
         "Received 10 bytes instead of 20",
     ],
