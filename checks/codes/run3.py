@@ -669,3 +669,41 @@ MPI_CMA_NOT_PERMITTED = register_code(
     "Open MPI's shared-memory single copy (CMA) between ranks was refused (container ptrace restrictions)",
     AREA,
 )
+
+# Category nccl_usage: a parameter-server kvstore (ps-lite under MXNet's dist_* kvstore, BytePS's server)
+# used out of its contract: a second customer (kvstore) with an id that already exists in the process, or a
+# push / pull of a key that the servers were never told to initialise. The program's calls, not the network.
+KVSTORE_MISUSE = register_code(
+    "RUN357",
+    "kvstore-misuse",
+    "fail",
+    "nccl_usage",
+    "A parameter-server kvstore was used out of its contract (a duplicate kvstore, a key never initialised)",
+    AREA,
+)
+
+# Category collective_mismatch: a stack dump of a hung DeepSpeed ZeRO-3 rank waiting in the parameter fetch
+# of a module's forward (fetch_sub_module's all-gather): each forward of a ZeRO-3 module is a collective,
+# so a rank that runs fewer forwards than the others (generate() stopping early, an uneven last batch, a
+# rank-dependent branch) leaves the others waiting in that all-gather for good.
+ZERO3_FETCH_HANG = register_code(
+    "RUN358",
+    "zero3-fetch-hang",
+    "fail",
+    "collective_mismatch",
+    "A ZeRO-3 rank hangs in a module's parameter fetch: the ranks ran different numbers of forwards",
+    AREA,
+)
+
+# Category nccl_usage: PyTorch/XLA's replication setup (torch_xla/core/xla_model.py xla_replication_devices,
+# called by xmp.spawn's _setup_replication) found that this process sees another number of devices than the
+# replication needs: the XLA device was acquired before xmp.spawn (xm.xla_device() in the parent, a
+# Lightning/Accelerate strategy that touched it), or the spawned processes were given other devices.
+XLA_REPLICATION_DEVICES = register_code(
+    "RUN359",
+    "xla-replication-device-count",
+    "fail",
+    "nccl_usage",
+    "PyTorch/XLA cannot replicate: this process sees another number of devices than the replication needs",
+    AREA,
+)

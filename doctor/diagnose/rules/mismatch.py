@@ -549,8 +549,8 @@ SIGNATURES = (
         TRUNCATED,
         _truncated,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"essage truncated", b"mismatch error"),
-        worth=(rb"essage truncated", rb"mismatch error"),
+        anchors=(b"essage truncated", b"mismatch error", b"bytes instead of"),
+        worth=(rb"essage truncated", rb"mismatch error", rb"receiving \d+ bytes instead of"),
     ),
     Signature(
         "nccl ras operation counts",

@@ -32,6 +32,18 @@ _TF_GROUP = lazy_re.compile(
     r"Device (\S+) is joining a group with (incompatible device type ?\w*|size ?\d+, but that group has "
     r"size ?\d+)"
 )
+# The same checks as TF 1.x-2.3 worded them (CompleteGroupLocal, before the device-based texts above):
+# "Collective Op CollectiveReduce: Reduce(Add,Id) has group_size 6 and group_key 1 but that group has size 4"
+# (2.x; 1.x "and group_key1", no space; the op name may be empty: "Collective Op  has group_size 8 and
+# group_key2 ..."), "Collective Op <name> is assigned to device <dev> with type GPU and group_key 3 but that
+# group has type CPU", and "Collective Op <name> is assigned to device <dev> and group_key 1 but that group
+# doesn't contain that device." (the group was already full: more members than its size). Workers that
+# disagree on the group (a different number of GPUs per worker, or a worker that builds another strategy).
+_TF_GROUP_OLD = lazy_re.compile(
+    r"Collective Op (?P<op>.{0,80}?) ?(?:has group_size ?(?P<size>\d+) and group_key ?(?P<key>\d+) but that "
+    r"group has size ?(?P<other>\d+)|is assigned to device (?P<dev>\S+) (?:with type (?P<type>\w+) )?and "
+    r"group_key ?(?P<key2>\d+) but that group (?:has type (?P<other_type>\w+)|doesn't contain that device))"
+)
 
 # The same resolver when members of one instance_key pass tensors of different shapes
 # (CompleteInstanceFromInitializedIRec, TF 2.2-2.19, collective_param_resolver_local.cc): "Shape mismatch in
@@ -75,6 +87,30 @@ def _tf_group(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+def _tf_group_old(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = m.group("op").strip() or "a collective op"
+    facts: dict[str, Any] = {"kind": "tf_group_mismatch", "group_key": int(m.group("key") or m.group("key2"))}
+    if m.group("size"):
+        facts.update(group_size=int(m.group("size")), other_group_size=int(m.group("other")))
+        differ = f"group_size {m.group('size')} here, {m.group('other')} in the group others formed"
+    elif m.group("other_type"):
+        facts.update(device=m.group("dev"), device_type=m.group("type"), other_type=m.group("other_type"))
+        differ = f"{m.group('type')} device here, {m.group('other_type')} in the group"
+    else:
+        facts["device"] = m.group("dev")
+        differ = f"the group was already full without {m.group('dev')}"
+    return [
+        row.event(
+            hit,
+            f"TensorFlow collectives: {op} joined collective group {facts['group_key']} that other members "
+            f"formed differently ({differ}): the workers built different collective groups (a different "
+            "number of devices per worker, or different strategies)",
+            facts,
+            dedupe=(row.code, "tf_group"),
+        )
+    ]
+
+
 def _tf_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"kind": "tf_instance_shape", "instance_key": int(m.group("inst"))}
     said = ""
@@ -108,6 +144,13 @@ SIGNATURES = (
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b"is joining a group with",),
         worth=(rb"is joining a group with",),
+    ),
+    Signature(
+        "tensorflow collective group disagrees (1.x-2.3 wording)",
+        _TF_GROUP_OLD,
+        _tf_group_old,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"but that group has size", b"but that group has type", b"but that group doesn't contain"),
     ),
     Signature(
         "tensorflow collective instance shapes differ",

@@ -18,6 +18,15 @@ checks the servers' answer against the caller's buffers: `CHECK_EQ(vals->size(),
 lens->size() == keys.size() (2 vs. 1)". The keys, values or lengths the program (or the kvstore code above
 ps-lite) passed disagree with what the servers hold (RUN345). Its third check there, "total_key ==
 keys.size() ... lost some servers?", is a lost server and is not read here.
+
+A kvstore used out of its contract (RUN357): ps-lite's Postoffice refuses a second customer with an id it
+already holds (src/postoffice.cc AddCustomer: MXNet 0.9-1.x's ps-lite "Check failed: (customers_.count(id))
+== ((size_t)0) id 0 already exists", the 2018+ ps-lite and BytePS "Check failed:
+(customers_[app_id].count(customer_id)) == ((size_t) 0) customer_id 0 already exists"): a second
+mx.kvstore.create('dist_*') in one process. A server asked for a key nobody initialised (MXNet's
+src/kvstore/kvstore_dist_server.h "Check failed: !stored.is_none() init 3 first", BytePS
+byteps/server/server.cc "Check failed: updates.merged.tensor init 10551296 first" / "Check failed:
+stored->tensor init 7 first"): a push or pull before kv.init of that key (or on a worker whose keys differ).
 """
 
 from __future__ import annotations
@@ -81,7 +90,44 @@ def _pull_mismatch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+_MISUSE = lazy_re.compile(
+    r"Check failed: \(?customers_(?:\[app_id\])?\.count\((?:customer_)?id\)\)? ?== ?\(?\(?size_t\)\s*0\)?\s*"
+    r"(?:customer_)?id (?P<id>\d+) already exists|"
+    r"Check failed: (?P<check>!stored\.is_none\(\)|updates\.merged\.tensor|stored->tensor) "
+    r"init (?P<key>\d+) first"
+)
+
+
+def _misuse(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("id") is not None:
+        facts: dict[str, Any] = {
+            "framework": "ps-lite",
+            "problem": "duplicate_customer",
+            "id": int(m.group("id")),
+        }
+        msg = (
+            f"ps-lite refused a second kvstore customer with id {m.group('id')}: the process created a "
+            "distributed kvstore twice (one dist_* kvstore per process; reuse the first)"
+        )
+    else:
+        facts = {"framework": "ps-lite", "problem": "key_not_initialised", "key": int(m.group("key"))}
+        msg = (
+            f"the kvstore server got a push or pull of key {m.group('key')} that was never initialised "
+            f"({m.group('check')}): call kv.init on every key first, with the same keys on every worker"
+        )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "kvstore_misuse"))]
+
+
 SIGNATURES = (
+    Signature(
+        "ps-lite kvstore misuse",
+        _MISUSE,
+        _misuse,
+        C.KVSTORE_MISUSE.code,
+        anchors=(b"already exists", b" first"),
+        worth=(rb"id \d+ already exists", rb"init \d+ first"),
+        words=("already exists", " first"),
+    ),
     Signature(
         "ps-lite pull size mismatch",
         _PULL_MISMATCH,

@@ -532,7 +532,9 @@ RESULT = {
 # 2/2").
 TRUNCATED = lazy_re.compile(
     # bootstrap.cc 2.19+ also "received 8,16 bytes instead of 4,16" (two messages at once): the first pair
-    r"[Mm]essage truncated\s*:\s*receiv(?:ed|ing) (\d+)(?:,\d+)? bytes instead of (\d+)|"
+    # and the transports' "receiving" wording quoted without its head ('NCCL error "receiving 524288 bytes
+    # instead of 65536"'): only NCCL's transports say "receiving ... bytes instead of"
+    r"(?:[Mm]essage truncated\s*:\s*receiv(?:ed|ing)|\breceiving) (\d+)(?:,\d+)? bytes instead of (\d+)|"
     r"collective mismatch error,? local size (\d+) remote(?: size)? (\d+)"
 )
 # bootstrap.cc's own check, worded "received" in every version (2.4-2.29; the transports say "receiving" or

@@ -5,7 +5,8 @@ dump_traceback[_later]).
 A dump, not a traceback: gdb frames "#3  0x00007f.. in c10d::ProcessGroupNCCL::WorkNCCL::synchronize()
 (...) from .../libtorch_cuda.so" (or without the address: "#5  ncclGroupEnd () at ..."), pystack's
 "(C) File "...", line 0, in cudaStreamSynchronize (libcudart.so.12)", py-spy dump's "    all_reduce
-(torch/distributed/distributed_c10d.py:2050)" under "Thread 4242 (idle): "MainThread"", faulthandler's
+(torch/distributed/distributed_c10d.py:2050)" under "Thread 4242 (idle): "MainThread"" (or the thread's
+address, "Thread 0x7FA6E7C01740 (idle): "MainThread""), faulthandler's
 "  File "/.../distributed_c10d.py", line 2050 in all_reduce" under "Thread 0x00007f.. (most recent call
 first):" (dump_traceback_later heads it with "Timeout (0:30:00)!"). A frame in the collective or
 GPU-synchronisation layer (c10d Work wait/synchronize, cuda*Synchronize, NCCL's group or kernel
@@ -32,7 +33,7 @@ _PYSPY = lazy_re.compile(r"^\s+(?P<fn>\w+) \((?P<file>[\w./-]+\.py):\d+\)\s*$")
 _FAULTHANDLER = lazy_re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+ in (?P<fn>\w+)\s*$')
 _HEADER = lazy_re.compile(
     r"\(gdb\)|^Thread \d+ \(Thread 0x|^Thread 0x[0-9a-f]+ \(most recent call first\)|"
-    r"^Thread \d+ \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
+    r"^Thread (?:\d+|0x[0-9A-Fa-f]+) \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
 )
 
 _NATIVE_WAIT = lazy_re.compile(
@@ -151,7 +152,7 @@ _OTHER_CAUSE = lazy_re.compile(
 # "recvValue failed ... Connection reset by peer", is that poll failing because the store's host (rank 0's
 # agent or process) ended, which the monitor logs as 'Failed to check the "should dump" flag on TCPStore'.
 _STORE_POLL = lazy_re.compile(r"TCPStore::(?:check|doGet|get|doWait)|TCPClient::receive|recvValue")
-_THREAD_HEAD = lazy_re.compile(r"^Thread (?:\d+|0x[0-9a-f]+) ")
+_THREAD_HEAD = lazy_re.compile(r"^Thread (?:\d+|0x[0-9A-Fa-f]+) ")
 # 2.7+'s Watchdog::run throws a new error around the one runLoop threw, so its record ("Exception raised from
 # run at") follows that record: the inner record says why (a timeout, a CUDA or NCCL error). When only its
 # frames are in the excerpt above, its header cut off, the cause is not known.
@@ -209,6 +210,40 @@ def _watchdog(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
             {"from_stack": True, "frame": m.group("fn"), "thread": "nccl_watchdog"},
             rank=r,
             dedupe=(row.code, r, "stack"),
+        )
+    ]
+
+
+# DeepSpeed ZeRO-3's parameter fetch before a module's forward, as a dump shows it (faulthandler's 'File
+# ".../deepspeed/runtime/zero/stage3.py", line 406 in fetch_sub_module', py-spy's "fetch_sub_module
+# (deepspeed/runtime/zero/partitioned_param_coordinator.py:306)"): stage3.py in 0.3-0.5,
+# partitioned_param_coordinator.py from 0.6 (0.16: fetch_sub_module(self, current_submodule, forward)). Every
+# rank all-gathers each module's partitioned parameters before its forward, so a rank stuck there waits for
+# ranks that did not run that forward: generate() without synced_gpus=True (ranks stop at different lengths),
+# an eval or last batch some ranks do not have, a rank-dependent branch or MoE route (RUN358, tier 1: an
+# error line of a rank is the better record).
+_ZERO3_FETCH = lazy_re.compile(
+    r'^\s*(?:File "(?P<file>[^"]*deepspeed/runtime/zero/\w+\.py)", line \d+ in fetch_sub_module\s*$|'
+    r"fetch_sub_module \((?P<file2>\S*deepspeed/runtime/zero/\w+\.py):\d+\)\s*$)"
+)
+
+
+def _zero3_fetch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    texts = [ln.text for ln in [*hit.before(40, same_rank=False), *hit.after(40, same_rank=False)]]
+    if any("Traceback (most recent call last)" in t for t in texts):
+        return []  # an exception raised in the fetch: its exception line is the record
+    if not any(_HEADER.search(t) for t in texts):
+        return []
+    path = m.group("file") or m.group("file2")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a stack dump shows the rank waiting in DeepSpeed ZeRO-3's parameter fetch "
+            f"(fetch_sub_module in {path.rsplit('/', 1)[-1]}): the ranks ran different numbers of forward "
+            "passes, so this rank's all-gather has no partner (generate() needs synced_gpus=True; give every "
+            "rank the same number of batches)",
+            {"from_stack": True, "frame": "fetch_sub_module", "framework": "deepspeed", "zero_stage": 3},
+            dedupe=(row.code, hit.rank, "zero3_fetch"),
         )
     ]
 
@@ -352,6 +387,15 @@ SIGNATURES = (
             '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", '
             "line 2050 in all_reduce",
         ),
+    ),
+    Signature(
+        "deepspeed zero-3 parameter fetch in a dump",
+        _ZERO3_FETCH,
+        _zero3_fetch,
+        C.ZERO3_FETCH_HANG.code,
+        tier=1,
+        anchors=(b"fetch_sub_module",),
+        words=("fetch_sub_module",),
     ),
     Signature(
         "distributed test harness timeout",

@@ -35,6 +35,11 @@ Formats:
   restarted." The job's membership broke (RUN312): the task was restarted by its scheduler after a crash, or a
   second job registers at the same coordinator address and port. Tier 1: the crash that made it restart,
   when the log shows it, is the cause.
+- PyTorch/XLA's replication setup (torch_xla/core/xla_model.py xla_replication_devices, 1.5-2.x; the same
+  text in lazy_tensor_core's copy), raised in every process xmp.spawn started ("Exception in device=TPU:0:
+  Cannot replicate if number of devices (1) is different from 8"), and its sibling "Cannot replicate across
+  different device types: devices=...": the device was acquired in the parent before xmp.spawn
+  (xm.xla_device() at import, a strategy that touched it), so each child sees one device (RUN359).
 """
 
 from __future__ import annotations
@@ -231,7 +236,38 @@ def _unstuck(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     return []  # owned as no failure: the word net must not read "timeout is too short" as a hang
 
 
+_XLA_REPLICATE = lazy_re.compile(
+    r"Cannot replicate if number of devices \((?P<have>\d+)\) is different from (?P<want>\d+)|"
+    r"Cannot replicate across different device types"
+)
+
+
+def _xla_replicate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "torch_xla"}
+    said = "devices of different types"
+    if m.group("have"):
+        facts.update(local_devices=int(m.group("have")), replication_devices=int(m.group("want")))
+        said = f"{m.group('have')} device(s) where the replication needs {m.group('want')}"
+    return [
+        row.event(
+            hit,
+            f"PyTorch/XLA cannot set up replication: this process sees {said}: the XLA device was acquired "
+            "before xmp.spawn (call xm.xla_device() only inside the spawned function)",
+            facts,
+            dedupe=(row.code, "xla_replicate"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "torch_xla replication device count",
+        _XLA_REPLICATE,
+        _xla_replicate,
+        C.XLA_REPLICATION_DEVICES.code,
+        anchors=(b"Cannot replicate ",),
+        words=("cannot replicate ",),
+    ),
     Signature(
         "xla rendezvous unstuck",
         _UNSTUCK,

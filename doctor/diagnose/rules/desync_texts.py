@@ -1,0 +1,179 @@
+"""Reports of a collective that the ranks did not complete together, quoted without the head that the other
+modules read them by.
+
+Formats, read at their source:
+- The flight recorder analyzer (torch/distributed/flight_recorder/components/types.py, 2.5-2.9): MatchInfo's
+  "Error type: COLLECTIVE_STATE_MISMATCH, Expected state: 'scheduled' does not match found state:
+  'completed'" after "Culprit rank 1; " in its "error msg:" line. The ranks ran the same collective (type,
+  sizes and dtypes matched: those are checked first) but one had completed it while another had only
+  scheduled or started it: the job hung in that collective, a timeout (RUN283), not a mismatch (the type /
+  size / dtype culprits are desync_reports'). Tier 1: the report's other culprits and the watchdog say more.
+- ProcessGroupNCCL's WorkNCCL::printTraceback (2.5+, ProcessGroupNCCL.cpp, and 2.8+ ProcessGroupInterface in
+  c10d's shared header), called by the watchdog when a work failed (a timeout, or an NCCL error it caught):
+  "Stack trace of the failed collective: " then the Python frames of the call, one per line, "#0 broadcast
+  from /usr/.../torch/distributed/distributed_c10d.py:2968". A paste of this block alone still says a
+  collective of this rank failed in the watchdog: RUN151 at tier 1 (the watchdog's own record, or an NCCL
+  error, is the better record when shown). Its "Stack trace of the failed collective not found, potentially
+  because FlightRecorder is disabled" is chatter after the record (test_torch_message_audit) and is not read.
+- Horovod's stall inspector (horovod/common/stall_inspector.cc, 0.20+): the table under "Missing ranks:",
+  one line per rank with the tensors it has not submitted, "3: [global_tensor_horovod_sum_have_data/
+  HorovodAllreduce_globals_horovod_have_more_data_placeholder_0, ...]" ("0!: [...]" past the shutdown
+  time), pasted without the report's head (mismatch.py reads the report whole): the ranks submitted
+  different tensors (RUN201, tier 1).
+- fairscale's ShardedDataParallel (fairscale/nn/data_parallel/sharded_ddp.py, 0.1-0.3) at the start of the
+  next backward: "AssertionError: A bucket failed to be sent, probably unused parameters.Either remove the
+  unused parameter or de-activate ShardedDDP buckets -set reduce_buffer_size to 0-": a parameter got no
+  gradient, so its bucket was never reduced, as DDP's unused-parameter error (RUN202).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
+
+_FR_STATE = lazy_re.compile(
+    r"Culprit rank (\d+); Error type: COLLECTIVE_STATE_MISMATCH"
+    r"(?:, Expected state: '(\w+)' does not match found state: '(\w+)')?"
+)
+_FR_SEQ = lazy_re.compile(r"Collective sequence number: (\d+) has errors")
+_FR_OP = lazy_re.compile(r"^\s*collective: (?:nccl|xccl|gloo):(\w+)")
+
+
+def _fr_state(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"source": "flight_recorder_analyzer", "ranks": [int(m.group(1))]}
+    if m.group(2):
+        facts["states"] = {"expected": m.group(2), "found": m.group(3)}
+    for ln in reversed(hit.before(12, same_rank=False)):
+        seq, op = _FR_SEQ.search(ln.text), _FR_OP.search(ln.text)
+        if op and "op" not in facts:
+            facts["op"] = op.group(1)
+        if seq:
+            facts["seq"] = int(seq.group(1))
+            break
+    at = f" {facts['op']}" if "op" in facts else ""
+    at += f" (sequence number {facts['seq']})" if "seq" in facts else ""
+    states = f" ('{m.group(2)}' on one, '{m.group(3)}' on the other)" if m.group(2) else ""
+    return [
+        row.event(
+            hit,
+            f"the flight recorder analyzer: the ranks were in the same collective{at} but rank {m.group(1)} "
+            f"was in another state{states}: the collective did not complete on every rank (the job hung "
+            "there; find the rank that never finished it)",
+            facts,
+            rank=int(m.group(1)),
+            dedupe=(row.code, "fr_state", facts.get("seq")),
+        )
+    ]
+
+
+_FAILED_TRACE = lazy_re.compile(r"Stack trace of the failed collective:")
+_TRACE_OP = lazy_re.compile(r"^\s*#0 (\w+) from \S*distributed_c10d\.py:\d+")
+
+
+def _failed_trace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "watchdog_failed_collective_trace"}
+    for ln in hit.after(3, same_rank=False):
+        op = _TRACE_OP.search(ln.text)
+        if op:
+            facts["op"] = op.group(1)
+            break
+    what = f"its {facts['op']}" if "op" in facts else "a collective"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the NCCL watchdog printed the stack of {what} that failed on this rank: the "
+            "collective did not complete (a timeout unless an NCCL error is shown beside it)",
+            facts,
+            dedupe=(row.code, "failed_collective_trace"),
+        )
+    ]
+
+
+# One table line of the stall report: "3: [name, name]" (the line normaliser may have read "3: " as a rank
+# prefix), "0!: [...]"; the names are TensorFlow / Keras op names that hold Horovod's op.
+_HVD_ROW = lazy_re.compile(
+    r"^\s*(?:(?P<rank>\d+)!?: )?\[(?!\[)[^\]\s,]*Horovod"
+    r"(?:Allreduce|Allgather|Broadcast|Alltoall|Reducescatter|ReduceScatter)_[^\]]*\]\s*$"
+)
+
+
+def _hvd_row(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank = int(m.group("rank")) if m.group("rank") else hit.line.rank
+    facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
+    if rank is not None:
+        facts["suspect_ranks"] = facts["missing_ranks"] = [rank]
+    who = f"; rank {rank} has not submitted these" if rank is not None else ""
+    return [
+        row.event(
+            hit,
+            "Horovod's stall inspector: some ranks submitted collectives that the others did not "
+            f"(different tensors, or a subset of ranks reached the collective){who}",
+            facts,
+            rank=rank,
+            dedupe=(row.code, "horovod_stall"),
+        )
+    ]
+
+
+_SHARDED_BUCKET = lazy_re.compile(r"A bucket failed to be sent, probably unused parameters")
+
+
+def _sharded_bucket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "fairscale ShardedDDP: a gradient bucket was never reduced because some parameters got no "
+            "gradient in the backward (unused parameters): remove them, or set reduce_buffer_size=0",
+            {"kind": "sharded_ddp_unused_parameters", "framework": "fairscale"},
+            dedupe=(row.code, "sharded_ddp_bucket"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "flight recorder analyzer state mismatch",
+        _FR_STATE,
+        _fr_state,
+        C.FR_NOT_COMPLETED.code,
+        tier=1,
+        anchors=(b"COLLECTIVE_STATE_MISMATCH",),
+    ),
+    Signature(
+        "watchdog stack of the failed collective",
+        _FAILED_TRACE,
+        _failed_trace,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Stack trace of the failed collective:",),
+    ),
+    Signature(
+        "horovod stall table line",
+        _HVD_ROW,
+        _hvd_row,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(
+            b"HorovodAllreduce_",
+            b"HorovodAllgather_",
+            b"HorovodBroadcast_",
+            b"HorovodAlltoall_",
+            b"HorovodReducescatter_",
+            b"HorovodReduceScatter_",
+        ),
+    ),
+    Signature(
+        "fairscale sharded ddp bucket not sent",
+        _SHARDED_BUCKET,
+        _sharded_bucket,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(b"A bucket failed to be sent",),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)
