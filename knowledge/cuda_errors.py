@@ -321,27 +321,56 @@ _HIP_NAMES = {
     "hipErrorNoBinaryForGpu": 209,
     "hipErrorPeerAccessUnsupported": 217,
     "hipErrorSharedObjectInitFailed": 303,
+    # hip_error.cpp (clr, ROCm 5.x-6.x): 200 "device kernel image is invalid", 216 "exclusive-thread device
+    # already in use by a different thread", 304 "OS call failed or operation not supported on this OS", 500
+    # "named symbol not found": cudart's numbers and texts under HIP's names
+    "hipErrorInvalidImage": 200,
+    "hipErrorContextAlreadyInUse": 216,
+    "hipErrorOperatingSystem": 304,
+    "hipErrorNotFound": 500,
+}
+# hipGetErrorString's texts (ROCm 5.3+, clr hip_error.cpp) where they differ from cudart's: torch prints
+# "HIP error: no ROCm-capable device is detected", RCCL's CUDACHECK "Cuda failure 'no ROCm-capable device is
+# detected'".
+_HIP_TEXTS = {
+    "no ROCm-capable device is detected": 100,
+    "driver version is insufficient for runtime version": 35,
 }
 _BY_NUMBER = {e.number: e for e in CUDA_ERRORS}
 _BY_NAME.update({n: _BY_NUMBER[number] for n, number in _HIP_NAMES.items()})
 _BY_TEXT = {e.message.lower(): e for e in CUDA_ERRORS}
+_BY_TEXT.update({t.lower(): _BY_NUMBER[number] for t, number in _HIP_TEXTS.items()})
 _NAME_RE = re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True)) + r")\b")
 # Every message but the generic "initialization error" is distinctive wherever it stands: "CUDA
 # error: system not yet initialized", "Error 802: ...", torch 0.4-1.x "cuda runtime error (35) :
 # CUDA driver version is insufficient ..." (numbers changed in CUDA 10.1: 38 was no device then).
 _DISTINCT_RE = re.compile(
-    "|".join(re.escape(e.message) for e in CUDA_ERRORS if e.message != "initialization error"), re.I
+    "|".join(
+        re.escape(t)
+        for t in sorted(
+            {e.message for e in CUDA_ERRORS if e.message != "initialization error"} | set(_HIP_TEXTS),
+            key=len,
+            reverse=True,
+        )
+    ),
+    re.I,
 )
 # NCCL's CUDACHECK quotes it as "Cuda failure 3 'initialization error'" (2.x) or "Cuda failure
 # 'initialization error'" (older); nccl-tests' CUDACHECK as "Test CUDA failure common.cu:892 'initialization
 # error'" (the source location between).
 _GENERIC_RE = re.compile(
-    r"(?:CUDA error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*initialization error|"
+    r"(?:CUDA error|HIP error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*"
+    r"initialization error|"
     r"Cuda failure (?:3 )?'initialization error'|CUDA failure \S+:\d+:? 'initialization error'"
 )
 
 
-_DISTINCT_LOWER = tuple(e.message.lower() for e in CUDA_ERRORS if e.message != "initialization error")
+_DISTINCT_LOWER = tuple(
+    sorted(
+        {e.message.lower() for e in CUDA_ERRORS if e.message != "initialization error"}
+        | {t.lower() for t in _HIP_TEXTS}
+    )
+)
 # What a line needs (lower case) for find_cuda_error to find anything in it.
 CUDA_ERROR_WORDS = (
     "cudaerror",

@@ -642,3 +642,31 @@ POSIX_ONLY_ON_WINDOWS = register_code(
     "A POSIX-only launcher or module ran on native Windows (no /bin/sh, fork, POSIX signals or modules)",
     AREA,
 )
+
+# Category driver_env: the AWS Neuron (Trainium / Inferentia) packages do not match: the runtime cannot read
+# the driver's version (aws-neuronx-dkms not installed or not loaded), needs a newer driver ("This runtime
+# requires Neuron Driver version 2.0 or greater"), or was given a model compiled by a newer neuronx-cc
+# ("Unsupported hardware operator code 214 found in neff", NRT_UNSUPPORTED_NEFF_VERSION). Install the
+# driver, runtime, collectives and compiler of one Neuron SDK release.
+NEURON_STACK_MISMATCH = register_code(
+    "RUN398",
+    "neuron-stack-mismatch",
+    "fail",
+    "driver_env",
+    "The Neuron driver, runtime and compiler are not of one release (driver missing or older, NEFF newer)",
+    AREA,
+)
+
+# Category collective_timeout: the Neuron runtime timed out a model execution on a NeuronCore ("inference
+# timeout (600000 ms) on Neuron Device 0 NC 0", "[ND 1][NC 0] execution timeout (30000 ms) on model ...",
+# "is stuck after all collectives operation have completed", NRT_EXEC_HW_ERR_COLLECTIVES, NRT_TIMEOUT): in
+# a job of several workers, a collective waited for a peer that never arrived (crashed, slower, another
+# code path), as NCCL's watchdog timeout.
+NEURON_EXEC_TIMEOUT = register_code(
+    "RUN399",
+    "neuron-execution-timeout",
+    "fail",
+    "collective_timeout",
+    "A Neuron execution (a collective waiting for a peer) did not complete within the runtime's timeout",
+    AREA,
+)

@@ -156,8 +156,29 @@ _TPU_WORKERS = lazy_re.compile(
     r"(?P<got>\d+)"
 )
 
+# libtpu's slice bootstrap between the hosts of a pod or a multislice job (the SliceBuilder service, port
+# 8471): "TPU initialization failed: Failed to establish SliceBuilder grpc channel to 10.130.0.12:8471."
+# (libtpu 2023-2025): this host could not reach another worker of the slice (not started, restarted, or the
+# VPC firewall closes the port): the hosts' rendezvous, not this host's chips (RUN222).
+_TPU_SLICE_CHANNEL = lazy_re.compile(
+    r"Failed to establish SliceBuilder grpc channel to (?P<addr>[\w.:\-\[\]]+?)\.?(?:\s|$)"
+)
+
 
 def _tpu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ch = _TPU_SLICE_CHANNEL.search(hit.text)
+    if ch:
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: libtpu could not connect to the slice's bootstrap service at "
+                f"{ch.group('addr')} (SliceBuilder): another host of the TPU slice is not running the "
+                "program, restarted, or the network between the workers blocks port 8471",
+                {"accelerator": "tpu", "peer": ch.group("addr")},
+                code=C.STORE_UNREACHABLE.code,
+                dedupe=(C.STORE_UNREACHABLE.code, "tpu_slice"),
+            )
+        ]
     w = _TPU_WORKERS.search(hit.text)
     if w:
         want, got = int(w.group("want")), int(w.group("got"))

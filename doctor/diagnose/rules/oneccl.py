@@ -226,7 +226,137 @@ def _atl_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# oneCCL's own key-value store (the rendezvous of torch-ccl / the `ccl` backend without an MPI launcher;
+# src/atl/util/pm/pmi_resizable_rt/pmi_resizable/kvs/internal_kvs.cpp, 2021.x-2021.14): a rank that could
+# not connect to the main server within CCL_KVS_CONNECTION_TIMEOUT (120 s), "|CCL_ERROR| internal_kvs.cpp:606
+# kvs_init: connection time (121) >= limit (120)" (RUN222: the rank-0 address of CCL_KVS_IP_PORT /
+# MASTER_ADDR is not reachable, or rank 0 never started its server); its address settings
+# ("init_main_server_by_env: specify CCL_KVS_IP_PORT", "set CCL_KVS_IP_PORT in format <ip>_<port>") (RUN222);
+# CCL_KVS_IFACE naming no interface of the host ("fill_local_host_ip: can't find interface eth1 to get host
+# IP", as NCCL's "no socket interface found": RUN174).
+_KVS = lazy_re.compile(
+    r"connection time \((?P<t>\d+)\) >= limit \((?P<limit>\d+)\)|"
+    r"(?:specify|set) (?P<var>CCL_KVS_IP_PORT)\b|"
+    r"can't find interface (?P<iface>\S*) ?to get host IP"
+)
+
+
+def _kvs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "CCL_ERROR" not in hit.text and "oneCCL" not in hit.text and "kvs" not in hit.text:
+        return None
+    facts: dict[str, Any] = {"library": "oneCCL", "store": "oneCCL KVS"}
+    if m.group("iface") is not None:
+        facts["interface"] = m.group("iface")
+        return [
+            row.event(
+                hit,
+                f"oneCCL's key-value store found no interface {m.group('iface') or '(unnamed)'} on this host "
+                "to take its address from (CCL_KVS_IFACE names an interface the host does not have)",
+                facts,
+                code=C.NCCL_SOCKET_ERROR.code,
+                dedupe=(C.NCCL_SOCKET_ERROR.code, "oneccl_kvs_iface"),
+            )
+        ]
+    if m.group("var"):
+        facts["setting"] = m.group("var")
+        msg = "oneCCL's key-value store has no usable address of rank 0: set CCL_KVS_IP_PORT as <ip>_<port>"
+    else:
+        facts["waited_s"] = int(m.group("t"))
+        facts["timeout_s"] = int(m.group("limit"))
+        msg = (
+            f"a rank could not connect to oneCCL's key-value store of rank 0 within {m.group('limit')} s "
+            "(CCL_KVS_CONNECTION_TIMEOUT): rank 0's address or port is unreachable, or rank 0 never started"
+        )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "oneccl_kvs"))]
+
+
+# Level Zero refusing the driver itself (ze_api.h ze_result_t; oneCCL's ze_call.cpp: "ze error at zeInit,
+# code: ZE_RESULT_ERROR_UNINITIALIZED", torch-ccl's "RuntimeError: oneCCL: ze_call.cpp:43 do_call:
+# EXCEPTION: ..."; the SYCL and IPEX wrappers print the same names): no Level Zero driver found
+# (UNINITIALIZED: the compute runtime intel-level-zero-gpu absent, or /dev/dri/renderD* not reachable),
+# a loader without its dependencies or of another version, no permission on the render node, a kernel
+# module the driver could not build (RUN351). OUT_OF_DEVICE_MEMORY and DEVICE_LOST are other rows'.
+_ZE_DRIVER = lazy_re.compile(
+    r"\bZE_RESULT_ERROR_(?P<name>UNINITIALIZED|DEPENDENCY_UNAVAILABLE|UNSUPPORTED_VERSION|"
+    r"INSUFFICIENT_PERMISSIONS|NOT_AVAILABLE|MODULE_BUILD_FAILURE)\b"
+)
+_ZE_CALL = lazy_re.compile(r"error at (\w+)")
+
+
+def _ze_driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"runtime": "level_zero", "ze_result": f"ZE_RESULT_ERROR_{m.group('name')}"}
+    call = _ZE_CALL.search(hit.text)
+    if call:
+        facts["ze_call"] = call.group(1)
+    return [
+        row.event(
+            hit,
+            f"Level Zero refused the GPU driver (ZE_RESULT_ERROR_{m.group('name')}"
+            + (f" at {facts['ze_call']}" if "ze_call" in facts else "")
+            + "): the Intel GPU compute runtime (intel-level-zero-gpu), its loader or the render node's "
+            "permissions are not usable here",
+            facts,
+            dedupe=(row.code, "ze_driver"),
+        )
+    ]
+
+
+# SYCL's device selector finding no GPU (DPC++ sycl/source/device_selector.cpp, 2021-2025): "No device of
+# requested type available. Please check https://...dpcpp-system-requirements.html -1
+# (PI_ERROR_DEVICE_NOT_FOUND)" (later "No device of requested type 'info::device_type::gpu' available."):
+# the process sees no Intel GPU (driver, container's /dev/dri, ONEAPI_DEVICE_SELECTOR) (RUN262).
+_SYCL_NO_DEVICE = lazy_re.compile(r"No device of requested type(?: '(?P<type>[\w:]+)')? available")
+
+
+def _sycl_no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"runtime": "sycl", "reason": "no_device"}
+    if m.group("type"):
+        facts["device_type"] = m.group("type")
+    return [
+        row.event(
+            hit,
+            "SYCL found no device of the requested type: no Intel GPU is visible to this process (the GPU "
+            "driver and compute runtime, the container's /dev/dri, or ONEAPI_DEVICE_SELECTOR)",
+            facts,
+            dedupe=(row.code, "sycl_no_device"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "oneccl kvs connect",
+        _KVS,
+        _kvs,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"connection time (", b"CCL_KVS_IP_PORT", b"to get host IP"),
+        worth=(
+            rb"connection time \(\d+\) >= limit",
+            rb"(?:specify|set) CCL_KVS_IP_PORT",
+            rb"can't find interface \S* ?to get host IP",
+        ),
+        words=("connection time (", "ccl_kvs_ip_port", "to get host ip"),
+    ),
+    Signature(
+        "level zero driver refused",
+        _ZE_DRIVER,
+        _ze_driver,
+        C.SYCL_RUNTIME_FAILURE.code,
+        anchors=(b"ZE_RESULT_ERROR_",),
+        worth=(
+            rb"ZE_RESULT_ERROR_(?:UNINITIALIZED|DEPENDENCY_UNAVAILABLE|UNSUPPORTED_VERSION|"
+            rb"INSUFFICIENT_PERMISSIONS|NOT_AVAILABLE|MODULE_BUILD_FAILURE)",
+        ),
+        words=("ze_result_error_",),
+    ),
+    Signature(
+        "sycl no device of requested type",
+        _SYCL_NO_DEVICE,
+        _sycl_no_device,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"No device of requested type",),
+        words=("no device of requested type",),
+    ),
     Signature(
         "oneccl worker thread start failed",
         _WORKER,

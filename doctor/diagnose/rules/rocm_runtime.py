@@ -30,8 +30,34 @@ _HSA = lazy_re.compile(
 # Callback: Queue 0x7f.. Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to
 # allocate the necessary resources. ... Code: 0x1008  Available Free mem : 4 MB". The process aborts (SIGABRT)
 # instead of raising a catchable OOM: device memory was exhausted (RUN101).
+# A code object the runtime cannot load on this GPU (ROCr hsa.h: HSA_STATUS_ERROR_INVALID_ISA "The instruction
+# set architecture is invalid.", HSA_STATUS_ERROR_INVALID_CODE_OBJECT "The code object is invalid.",
+# HSA_STATUS_ERROR_INVALID_ISA_NAME), in ROCclr's queue callback or a library's abort: kernels built for
+# another gfx target (an HSA_OVERRIDE_GFX_VERSION that does not fit, a wheel without this GPU) (RUN265).
+_HSA_ISA = lazy_re.compile(r"HSA_STATUS_ERROR_(?P<status>INVALID_ISA(?:_NAME)?|INVALID_CODE_OBJECT)\b")
 _HSA_OOR = lazy_re.compile(r"HSA_STATUS_ERROR_OUT_OF_RESOURCES\b")
 _FREE_MEM = lazy_re.compile(r"Available Free mem\s*:\s*(\d+)\s*MB")
+# rocminfo (and ROCr under it) when this user cannot use the GPUs: the kernel's compute driver is absent
+# ("ROCk module is NOT loaded, possibly no GPU devices"), /dev/kfd cannot be opened ("Unable to open /dev/kfd
+# read-write: Permission denied", then '<user> is not member of "render" group, the default DRM access
+# group...'), and hsa_init's failure that follows, which ROCr words as a resource failure: "hsa api call
+# failure at: .../rocminfo.cc:1143" / "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed
+# to allocate the necessary resources." (rocminfo.cc, ROCm 4.x-6.x). No device is visible to the process:
+# the driver, the container's devices (/dev/kfd, /dev/dri) or the user's groups (RUN262), not an OOM.
+_KFD = lazy_re.compile(
+    r"Unable to open /dev/kfd read-write: (?P<err>[^\n]+)|ROCk module is NOT loaded|"
+    r"is not member of \"(?P<group>render|video)\" group"
+)
+_HSA_INIT_CALL = lazy_re.compile(r"hsa api call failure at:|/dev/kfd|ROCk module is NOT loaded")
+# RCCL's ROCm SMI wrapper (src/misc/rocm_smi_wrap.cc, 2.x): "NCCL WARN ROCm SMI init failure <rsmi status
+# string>", "ARSMI failure N", "rocm_smi_lib: <busid> device index not found" (also "ARSMI_lib: ..."): RCCL
+# reads the topology through rocm_smi_lib, whose failure (amdgpu not loaded, /sys/class/kfd not visible in
+# the container, a rocm_smi_lib of another ROCm) fails ncclCommInitRank with a system error; AMD's NVML
+# (RUN391).
+_RSMI = lazy_re.compile(
+    r"ROCm SMI init failure\b(?P<why>[^\n]{0,160})|(?:rocm_smi_lib|ARSMI_lib): (?P<bus>\S+) device index not "
+    r"found|ARSMI failure (?P<ret>-?\d+)"
+)
 _NO_BINARY = lazy_re.compile(r"(?:Cuda|HIP) failure (?:\d+ )?'?hipErrorNoBinaryForGpu")
 _GFX = lazy_re.compile(r"\b(gfx\w+)")
 
@@ -66,7 +92,83 @@ def _hsa(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+def _rsmi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"runtime": "rocm", "library": "rocm_smi_lib", "reported_by": "RCCL"}
+    if m.group("bus"):
+        facts["pci_bus_id"] = m.group("bus").lower()
+        what = f"rocm_smi_lib does not know the GPU at {facts['pci_bus_id']}"
+    elif m.group("ret"):
+        facts["rsmi_status"] = int(m.group("ret"))
+        what = f"an amd-smi call failed with status {m.group('ret')}"
+    else:
+        why = (m.group("why") or "").strip(" :")
+        if why:
+            facts["rsmi_error"] = why
+        what = "rocm_smi_lib could not initialise" + (f" ({why})" if why else "")
+    return [
+        row.event(
+            hit,
+            f"RCCL could not read the GPUs through ROCm SMI: {what} (the amdgpu driver, /sys/class/kfd in "
+            "the container, or a rocm_smi_lib of another ROCm release)",
+            facts,
+            dedupe=(row.code, "rocm_smi"),
+        )
+    ]
+
+
+def _kfd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"runtime": "rocm"}
+    if m.group("err"):
+        facts["reason"] = "kfd_not_openable"
+        facts["error"] = m.group("err").strip()
+        what = f"/dev/kfd could not be opened ({facts['error']})"
+    elif m.group("group"):
+        facts["reason"] = "not_in_render_group"
+        facts["group"] = m.group("group")
+        what = f'the user is not in the "{m.group("group")}" group that may open the GPUs'
+    else:
+        facts["reason"] = "kfd_driver_not_loaded"
+        what = "the amdgpu kernel driver's compute part (ROCk / kfd) is not loaded"
+    return [
+        row.event(
+            hit,
+            f"the ROCm runtime cannot reach the GPUs: {what}",
+            facts,
+            dedupe=(row.code, "rocm", "kfd"),
+        )
+    ]
+
+
+def _hsa_isa(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"runtime": "rocm", "hsa_status": f"HSA_STATUS_ERROR_{m.group('status')}"}
+    g = _GFX.search(hit.text)
+    if g:
+        facts["gfx"] = g.group(1)
+    return [
+        row.event(
+            hit,
+            f"the ROCm runtime could not load a GPU code object (HSA_STATUS_ERROR_{m.group('status')}): the "
+            "kernels were built for another GPU architecture than this one (or HSA_OVERRIDE_GFX_VERSION "
+            "names one that does not fit)",
+            facts,
+            dedupe=(row.code, "hsa_isa"),
+        )
+    ]
+
+
 def _hsa_oor(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_HSA_INIT_CALL.search(ln.text) for ln in [*hit.before(8, same_rank=False), hit.line]):
+        # rocminfo's hsa_init, which says "out of resources" when /dev/kfd cannot be used
+        return [
+            row.event(
+                hit,
+                "the ROCm runtime could not initialise (hsa_init: HSA_STATUS_ERROR_OUT_OF_RESOURCES, as "
+                "rocminfo reports it when /dev/kfd cannot be used): no GPU is usable by this process",
+                {"runtime": "rocm", "hsa_status": "HSA_STATUS_ERROR_OUT_OF_RESOURCES", "reason": "hsa_init"},
+                code=C.NO_CUDA_DEVICE.code,
+                dedupe=(C.NO_CUDA_DEVICE.code, "rocm", "kfd"),
+            )
+        ]
     facts: dict[str, Any] = {
         "runtime": "rocm",
         "hsa_status": "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
@@ -115,12 +217,46 @@ SIGNATURES = (
         words=("hsa_status_error_",),
     ),
     Signature(
+        "rocm hsa invalid code object",
+        _HSA_ISA,
+        _hsa_isa,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"HSA_STATUS_ERROR_INVALID_ISA", b"HSA_STATUS_ERROR_INVALID_CODE_OBJECT"),
+        words=("hsa_status_error_invalid_isa", "hsa_status_error_invalid_code_object"),
+    ),
+    Signature(
         "rocm hsa out of resources",
         _HSA_OOR,
         _hsa_oor,
         C.CUDA_OOM.code,
         anchors=(b"HSA_STATUS_ERROR_OUT_OF_RESOURCES",),
         words=("hsa_status_error_out_of_resources",),
+    ),
+    Signature(
+        "rccl rocm smi failure",
+        _RSMI,
+        _rsmi,
+        C.NVML_CALL_FAILED.code,
+        anchors=(b"ROCm SMI init failure", b"device index not found", b"ARSMI failure"),
+        worth=(
+            rb"ROCm SMI init failure",
+            rb"(?:rocm_smi_lib|ARSMI_lib): \S+ device index not found",
+            rb"ARSMI failure",
+        ),
+        words=("rocm smi init failure", "device index not found", "arsmi failure"),
+    ),
+    Signature(
+        "rocm kfd unavailable",
+        _KFD,
+        _kfd,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"Unable to open /dev/kfd", b"ROCk module is NOT loaded", b"is not member of"),
+        worth=(
+            rb"Unable to open /dev/kfd",
+            rb"ROCk module is NOT loaded",
+            rb"is not member of \"(?:render|video)\" group",
+        ),
+        words=("/dev/kfd", "rock module is not loaded", "is not member of"),
     ),
     Signature(
         "rccl hip no binary for gpu",

@@ -134,8 +134,13 @@ _NB_TIMEOUT = lazy_re.compile(
 # ProcessGroup line above must say whose they are.
 # No "[" before c10d/ProcessGroup in the bracket: "[^\]]*" read from every "[" of a long stretch without
 # "]" to its end (quadratic). No real line nests one there (the corpora read the same).
+# torch-xpu-ops' ProcessGroupXCCL (src/xccl/ProcessGroupXCCL.cpp WorkXCCL::wait, 2.7+) words the same wait
+# "Work timed out after 1800021 milliseconds." (LOG(ERROR) from ProcessGroupXCCL.cpp, then raised as
+# torch.distributed.DistBackendError).
 _WAIT = lazy_re.compile(
-    r"(?:\[(?P<where>[^\[\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!"
+    r"(?:\[(?P<where>[^\[\]]*(?:c10d|ProcessGroup)\S*?\.cpp:\d+)\]\s*)?Operation timed out!|"
+    r"(?P<xwhere>ProcessGroupXCCL\.cpp:\d+\]\s*|DistBackendError: )?Work timed out after (?P<ms>\d+) "
+    r"milliseconds"
 )
 _DIST_ABOVE = lazy_re.compile(
     r"torch[/.]distributed|distributed_c10d|c10d|ProcessGroup|\bwork\.wait\(|dist\.\w+\("
@@ -455,9 +460,15 @@ def _nb_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 def _wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not m.group("where") and not any(_DIST_ABOVE.search(ln.text) for ln in hit.before(12)):
+    if (
+        not m.group("where")
+        and not m.group("xwhere")
+        and not any(_DIST_ABOVE.search(ln.text) for ln in hit.before(12))
+    ):
         return None  # "Operation timed out!" of some other library
     facts: dict[str, Any] = {"mode": "work_wait"}
+    if m.group("ms"):
+        facts["elapsed_ms"] = int(m.group("ms"))
     if m.group("where"):
         facts["where"] = m.group("where").rsplit("/", 1)[-1]
         if "Gloo" in m.group("where"):
@@ -467,7 +478,12 @@ def _wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         row.event(
             hit,
             f"{hit.who(r)}: a torch.distributed work waited on with a timeout did not complete "
-            "(Work::wait: 'Operation timed out!'): a peer never joined the collective",
+            + (
+                f"(WorkXCCL::wait: timed out after {facts['elapsed_ms']} ms)"
+                if "elapsed_ms" in facts
+                else "(Work::wait: 'Operation timed out!')"
+            )
+            + ": a peer never joined the collective",
             facts,
             rank=r,
             code=C.GLOO_TIMEOUT.code if facts.get("backend") == "gloo" else "",
@@ -593,8 +609,8 @@ SIGNATURES = (
         _wait,
         W,
         tier=1,
-        anchors=(b"imed out!",),
-        worth=(rb"Operation timed out!",),
+        anchors=(b"imed out!", b"Work timed out after"),
+        worth=(rb"Operation timed out!", rb"Work timed out after \d+ milliseconds"),
     ),
     Signature("watchdog stack", _STACK, _stack, W, tier=1, anchors=(b"imeout",), worth=(rb"Timeout",)),
     Signature(
