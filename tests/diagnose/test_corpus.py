@@ -357,7 +357,8 @@ def test_corpus_v16_heldout_top1() -> None:
     rule work on v16 (cba24ba; 1 of 178 left out, SEEN_BY_RULE_WRITERS; two more left out since: a rule
     writer's grep showed their ids and labels: 119/175 on those). At the end of that session, after the
     rule work on its dev half, 123/175 (70.3 %). Released as dev material on 2026-12-06 while v17 was
-    collected (by collectors blind to the rules), and worked on from then."""
+    collected (by collectors blind to the rules), and worked on: 151/175 (86.3 %) after. The bar is that
+    figure rounded down to 0.05."""
     right, total, _, _ = _score([V16_HELDOUT])
     assert total == 175 and right >= BARS["v16_heldout"] * total, f"v16 held-out top-1 {right}/{total}"
 
@@ -365,14 +366,15 @@ def test_corpus_v16_heldout_top1() -> None:
 def test_corpus_v17_dev_top1() -> None:
     """The dev half of v17: 121/158 (76.6 %) through the CLI at its freeze (3261a1f), before the rule work
     of that session (on v16's released held-out half) was merged; not read by that session's rule writers.
-    The bar is that figure rounded down to 0.05."""
+    At that session's end, after the merge: 120/158 (75.9 %). The bar is that figure rounded down to 0.05."""
     right, total, _, _ = _score([V17_DEV])
     assert total == 158 and right >= BARS["v17_dev"] * total, f"v17 dev top-1 {right}/{total}"
 
 
 def test_corpus_v17_heldout_top1() -> None:
     """The held-out half of v17, never read (v17/README.md): through the CLI 122/163 (74.8 %) at its freeze,
-    before that session's rule work was merged. Its misses are not read."""
+    before that session's rule work was merged; 123/163 (75.5 %) at that session's end, after it. Its misses
+    are not read."""
     right, total, _, _ = _score([V17_HELDOUT])
     assert total == 163 and right >= BARS["v17_heldout"] * total, f"v17 held-out top-1 {right}/{total}"
 
@@ -452,7 +454,7 @@ BARS = {
     "v15_dev": 0.95,
     "v15_heldout": 0.90,
     "v16_dev": 0.85,
-    "v16_heldout": 0.70,
+    "v16_heldout": 0.85,
     "v17_dev": 0.75,
     "v17_heldout": 0.70,
 }  # v3 dev + dev2: 231/241
