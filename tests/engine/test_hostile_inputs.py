@@ -97,6 +97,9 @@ def test_an_input_over_its_size_bound_is_refused(tmp_path: Path) -> None:
         ('{"schema_version": 1, "time_unix": Infinity}', "Infinity"),
         ('{"schema_version": 1, "host": ' + "9" * 5000 + "}", "not JSON"),
     ],
+    # Short ids: pytest puts the test's id in PYTEST_CURRENT_TEST, and a 200,000-character one makes
+    # every child's exec fail with E2BIG (Linux caps one environment string at 128 KiB).
+    ids=["deep-nesting", "nan", "infinity", "huge-number"],
 )
 def test_malformed_snapshots_are_one_line_errors(tmp_path: Path, text: str, word: str) -> None:
     snap = tmp_path / "snap.json"

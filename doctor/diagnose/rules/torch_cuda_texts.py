@@ -27,7 +27,9 @@ allocator settings it parses since they moved to c10/core):
 - ProcessGroupNCCL 2.3-2.4's heartbeat monitor on a rank that another rank's timeout reached through the
   store: "[PG 0 Rank 1] Received a global timeout from another rank and will start to dump the debug info.
   Last enqueued NCCL work: 10, last completed NCCL work: 9." (RUN151, tier 2: the rank that timed out says
-  which collective); 2.6+'s "Observed flight recorder dump signal from another rank via TCPStore." likewise.
+  which collective). 2.6+'s "Observed flight recorder dump signal from another rank via TCPStore." stays
+  silent: a dump requested through the store (by hand, or by another job's tool) prints it in a healthy
+  run too (tests/diagnose/test_torch_message_audit.py).
 """
 
 from __future__ import annotations
@@ -125,9 +127,7 @@ def _health(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 _GLOBAL_TIMEOUT = lazy_re.compile(
     r"Received a global timeout from another rank(?:.*?Last enqueued NCCL work:\s*(?P<enq>-?\d+),\s*"
-    r"last completed NCCL work:\s*(?P<done>-?\d+))?|"
-    # 2.6+: the watchdog of a rank that another rank's timeout (or error) reached through the store
-    r"Observed flight recorder dump signal from another rank"
+    r"last completed NCCL work:\s*(?P<done>-?\d+))?"
 )
 
 
@@ -210,8 +210,8 @@ SIGNATURES = (
         _global_timeout,
         C.WATCHDOG_TIMEOUT.code,
         tier=2,
-        anchors=(b"Received a global timeout from another rank", b"dump signal from another rank"),
-        words=("global timeout", "dump signal from another rank"),
+        anchors=(b"Received a global timeout from another rank",),
+        words=("global timeout",),
     ),
 )
 parse = gated_reader(SIGNATURES)
