@@ -73,3 +73,29 @@ XLA_REPLICATION_DEVICES = register_code(
     "PyTorch/XLA cannot replicate: this process sees another number of devices than the replication needs",
     AREA,
 )
+
+# Category driver_env: Open MPI's launcher (mpirun / mpiexec / orterun, PRRTE's prterun in 5.x) refuses to run
+# as root ("mpirun has detected an attempt to run as root.") and exits before it starts a rank: a container
+# that runs as root without --allow-run-as-root or OMPI_ALLOW_RUN_AS_ROOT=1 and
+# OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
+MPIRUN_AS_ROOT = register_code(
+    "RUN392",
+    "mpirun-refuses-root",
+    "fail",
+    "driver_env",
+    "Open MPI's mpirun refused to run as root (no --allow-run-as-root / OMPI_ALLOW_RUN_AS_ROOT)",
+    AREA,
+)
+
+# Category driver_env: srun or sbatch stopped at its inherited Slurm environment before it made a step: two
+# SLURM_* variables that exclude each other ("SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are
+# mutually exclusive.", "SLURM_GPUS_PER_TASK is mutually exclusive with --ntasks-per-gpu and
+# SLURM_NTASKS_PER_GPU"): an srun inside an allocation, or a job submitted from one, inherits the outer job's.
+SLURM_ENV_CONFLICT = register_code(
+    "RUN395",
+    "slurm-inherited-env-conflict",
+    "fail",
+    "driver_env",
+    "srun/sbatch refused conflicting SLURM_* variables inherited from an outer allocation",
+    AREA,
+)

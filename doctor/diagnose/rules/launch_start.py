@@ -15,7 +15,9 @@ as it encountered an error:", "There are not enough slots available in the syste
 were requested by the application:", "A sequential map was requested, but not enough node entries were given
 ...", "Your job has requested more processes than the ppr for this topology can support:", "A request was made
 to bind to that would result in binding more processes than cpus on a resource:"; MPICH hydra's
-"HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No such file or directory)".
+"HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No such file or directory)"
+(Intel MPI 2019+'s i_hydra: "HYD_spawn (../../../../../src/pm/i_hydra/libhydra/spawn/intel/hydra_spawn.c:151):
+execvp error on file ...").
 Horovod's horovodrun (runner/launch.py, 0.16-0.28): "ssh not successful for host node-2:" before ssh's own
 words (RUN303, the remote launch), and its start timeout "Timed out waiting for all tasks to start. Please
 check connectivity between servers. You may need to increase the --start-timeout parameter if you have too
@@ -69,7 +71,7 @@ _MPI = lazy_re.compile(
     r"(?P<map>A sequential map was requested, but not enough node entries|"
     r"Your job has requested more processes than the ppr for|"
     r"A request was made to bind to that would result in binding more)|"
-    r"HYDU_create_process \([^)]*\): execvp error on file (?P<exe>\S+)(?: \((?P<why>[^)]*)\))?"
+    r"(?:HYDU_create_process|HYD_spawn) \([^)]*\): execvp error on file (?P<exe>\S+)(?: \((?P<why>[^)]*)\))?"
 )
 _HOSTFILE = lazy_re.compile(
     r"Hostfile (?P<what>is not formatted correctly|contains duplicate hosts|contains a bad entry|"

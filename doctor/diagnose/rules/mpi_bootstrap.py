@@ -6,7 +6,8 @@ per function, the last one saying which PMI call failed: "Abort(3712399) on node
 error in PMPI_Init: Other MPI error, error stack: ... MPIR_pmi_kvs_get(227).......: PMI_KVS_Get returned -1"
 (4.x), "pmi1_barrier(120)...................: PMI_Barrier returned -1" (4.1+, under "Fatal error in
 internal_Init_thread"); Open MPI's PMIx client with no server to talk to (a rank started without mpirun, or
-srun without --mpi=pmix): "OPAL ERROR: Unreachable in file pmix3x_client.c at line 112" then "*** An error
+srun without --mpi=pmix): "OPAL ERROR: Unreachable in file pmix3x_client.c at line 112" (4.x's external PMIx
+component: "ext3x_client.c", "ext2x_client.c") then "*** An error
 occurred in MPI_Init", and "PMIX ERROR: UNREACHABLE in file ...". Open MPI's own start-up help texts
 (help-mpi-runtime.txt, help-orte-runtime.txt, 1.x-4.x; PRRTE's in 5.x): "It looks like MPI_INIT failed for
 some reason; your parallel process is likely to abort." (5.x "MPI runtime init", also "orte_init",
@@ -43,7 +44,7 @@ from pgdoctor.model import lazy_re
 
 _PMI = lazy_re.compile(
     r"(?P<call>PMI2?_\w+|PMIx_\w+) (?:returned|failed)\b[^\n]*|"
-    r"(?:OPAL|PMIX) ERROR: (?:Unreachable|UNREACHABLE) in file (?P<file>\S*pmix\S*)"
+    r"(?:OPAL|PMIX) ERROR: (?:Unreachable|UNREACHABLE) in file (?P<file>\S*(?:pmix|ext\dx)\S*)"
 )
 # The init that failed, in the stack's first record or Open MPI's banner.
 _INIT = lazy_re.compile(r"\b(?:P?MPI_Init\w*|internal_Init_thread|MPIR_Init_thread|MPI_INIT)\b")
@@ -321,9 +322,14 @@ SIGNATURES = (
         _PMI,
         _pmi,
         C.STORE_UNREACHABLE.code,
-        anchors=(b"PMI", b"pmix"),
-        worth=(rb"PMI2?_\w+ (?:returned|failed)", rb"PMIx_\w+ (?:returned|failed)", rb"ERROR: Unreachable"),
-        words=("pmi",),
+        anchors=(b"PMI", b"pmix", b"ERROR: Unreachable in file", b"ERROR: UNREACHABLE in file"),
+        worth=(
+            rb"PMI2?_\w+ (?:returned|failed)",
+            rb"PMIx_\w+ (?:returned|failed)",
+            rb"ERROR: Unreachable",
+            rb"ERROR: UNREACHABLE",
+        ),
+        words=("pmi", "error: unreachable in file"),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -51,7 +51,9 @@ Formats:
   used." is a warning: Open MPI falls back to copies and the job goes on.)
 - MPICH's ch4:ofi netmod (MPICH 3.3+, Intel MPI 2019+, Cray MPICH) at MPI_Init, the last record of its error
   stack: "find_provider(2819)..........: OFI fi_getinfo() failed (ofi_init.c:2819:find_provider:No data
-  available)" (older: "open_fabric(1559): OFI fi_getinfo() failed (ofi_init.c:1559:open_fabric:No data
+  available)" (Intel MPI 2019-2021: "MPIDI_OFI_mpi_init_hook(1627): OFI addrinfo() failed
+  (ofi_init.c:1627:MPIDI_OFI_mpi_init_hook:No data available)")
+  (older: "open_fabric(1559): OFI fi_getinfo() failed (ofi_init.c:1559:open_fabric:No data
   available)"): libfabric matched no provider (I_MPI_OFI_PROVIDER / FI_PROVIDER names one that is not there,
   FI_PROVIDER_PATH points nowhere, the EFA / verbs device is missing), the class of NCCL's and oneCCL's
   missing provider (RUN294).
@@ -97,7 +99,7 @@ def _cuda_ipc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
-_MPICH_OFI = lazy_re.compile(r"OFI fi_getinfo\(\) failed(?: \((?P<where>[^)]*)\))?")
+_MPICH_OFI = lazy_re.compile(r"OFI (?:fi_getinfo|addrinfo)\(\) failed(?: \((?P<where>[^)]*)\))?")
 
 
 def _mpich_ofi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -348,8 +350,8 @@ SIGNATURES = (
         _MPICH_OFI,
         _mpich_ofi,
         C.NCCL_NET_PROVIDER_MISSING.code,
-        anchors=(b"OFI fi_getinfo() failed",),
-        words=("ofi fi_getinfo() failed",),
+        anchors=(b"OFI fi_getinfo() failed", b"OFI addrinfo() failed"),
+        words=("ofi fi_getinfo() failed", "ofi addrinfo() failed"),
     ),
     Signature(
         "cuda ipc to a peer rank",

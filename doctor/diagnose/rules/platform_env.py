@@ -12,7 +12,13 @@ Formats, read at their sources:
   Invalid credential" / "Unauthorized credential for client UID=..." (munge.key differs between hosts),
   "Expired credential" / "Rewound credential" (clocks apart), and the client's summary "Unable to allocate
   resources: Protocol authentication error" / "Batch job submission failed: Protocol authentication error"
-  (slurm_errno SLURM_PROTOCOL_AUTHENTICATION_ERROR). No job step starts (RUN374).
+  (slurm_errno SLURM_PROTOCOL_AUTHENTICATION_ERROR). No job step starts (RUN374). The job credential a
+  node's slurmd checks at a step's launch (src/common/slurm_errno.c ESLURMD_INVALID_JOB_CREDENTIAL
+  "Invalid job credential", ESLURMD_CREDENTIAL_EXPIRED "Job credential expired", ..._REPLAYED), as srun
+  prints it: "srun: error: Task launch for StepId=1234.0 failed on node node-3: Invalid job credential"
+  (older "Task launch for 1234.0 ...", "Application launch failed: Invalid job credential"): signed with
+  MUNGE by the controller, so a key or clock apart on that node (RUN374, read before `launch_start`'s task
+  launch row).
 - A POSIX-only piece on native Windows (the Python docs' availability notes: "Unix"): a launcher exec'ing a
   shell ("FileNotFoundError: [Errno 2] No such file or directory: '/bin/sh'" under a traceback whose frames
   are C:\\... paths, e.g. torchpack's drunner os.execve('/bin/sh', ...)); a Unix-only module ("No module named
@@ -42,12 +48,13 @@ _MUNGE = lazy_re.compile(
     r"Munge (?P<dir>encode|decode) failed: (?P<why>[^\n]*?)\s*$|"
     r"auth_g_(?:create|verify): (?P<rpc>[A-Z_]+) has authentication error|"
     r"\bProtocol authentication error\b|"
-    r"If munged is up, restart with --num-threads"
+    r"If munged is up, restart with --num-threads|"
+    r"(?P<cred>Invalid job credential|Job credential expired|Job credential replayed)"
 )
 _MUNGE_WHY = lazy_re.compile(r"Munge (?:encode|decode) failed: ([^\n]*?)\s*$")
 _MUNGE_SOCKET = lazy_re.compile(r"munge\.socket|Socket communication error|Munged communication error")
 _MUNGE_KEY = lazy_re.compile(r"Invalid credential|Unauthorized credential")
-_MUNGE_CLOCK = lazy_re.compile(r"Expired credential|Rewound credential")
+_MUNGE_CLOCK = lazy_re.compile(r"Expired credential|Rewound credential|Job credential expired")
 _SLURM_TOOL = lazy_re.compile(r"\b(srun|sbatch|salloc|scontrol|squeue|sinfo|slurmd|slurmctld|slurmstepd)\b")
 
 _NO_SHELL = lazy_re.compile(
@@ -90,6 +97,7 @@ def _munge(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if (
         not m.group("dir")
         and not m.group("rpc")
+        and not m.group("cred")
         and "munge" not in joined.lower()
         and not _SLURM_TOOL.search(joined)
     ):
@@ -100,7 +108,15 @@ def _munge(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["munge_error"] = why[:160]
     if m.group("rpc"):
         facts["rpc"] = m.group("rpc")
-    if _MUNGE_SOCKET.search(joined):
+    if m.group("cred"):
+        facts["job_credential"] = m.group("cred")
+    if m.group("cred") == "Invalid job credential" and not _MUNGE_SOCKET.search(joined):
+        facts["reason"] = "job_credential_rejected"
+        cause = (
+            "a node's slurmd rejected the job credential the controller signed: the MUNGE key (or "
+            "slurm.key) differs on that node, or its clock is apart"
+        )
+    elif _MUNGE_SOCKET.search(joined):
         facts["reason"] = "munged_unreachable"
         cause = "the MUNGE daemon (munged) is not running or its socket is absent on this machine"
     elif _MUNGE_KEY.search(joined):
@@ -211,8 +227,11 @@ SIGNATURES = (
             b"has authentication error",
             b"Protocol authentication error",
             b"If munged is up",
+            b"Invalid job credential",
+            b"Job credential expired",
+            b"Job credential replayed",
         ),
-        words=("munge", "has authentication error", "protocol authentication error"),
+        words=("munge", "has authentication error", "protocol authentication error", "job credential"),
     ),
     Signature(
         "posix shell missing on windows",

@@ -67,7 +67,8 @@ _PDSH_TAG = lazy_re.compile(r"(?:^|\s)[\w.-]+: ssh: ")
 _GIT = lazy_re.compile(r"git@|Could not read from remote repository|git clone|fatal: ")
 _ORTE = lazy_re.compile(
     r"(?P<rte>ORTE|PRTE) was unable to reliably start one or more daemons|"
-    r"An? (?P<rte2>ORTE|PRTE) daemon has unexpectedly failed after launch and before communicating back"
+    r"An? (?P<rte2>ORTE|PRTE) daemon has unexpectedly failed after launch and before"
+    r"(?:\s+communicating back)?"
 )
 _ORTED_DIED = lazy_re.compile(
     r"A daemon \(pid (?P<pid>\w+)\) died unexpectedly (?:with status (?P<status>\d+)|on signal (?P<sig>\d+))"
