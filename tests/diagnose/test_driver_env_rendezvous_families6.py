@@ -76,7 +76,7 @@ SLURM_CREDENTIAL = [
 
 @pytest.mark.parametrize("line,host", SLURM_CREDENTIAL)
 def test_slurm_step_credential_refused(line: str, host: str) -> None:
-    facts = {"reason": "slurm_credential"}
+    facts = {"job_credential": line.rsplit(": ", 1)[1]}
     if host:
         facts["host"] = host
     _check(line + "\n", "RUN374", facts)

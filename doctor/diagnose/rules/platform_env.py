@@ -55,6 +55,7 @@ _MUNGE_WHY = lazy_re.compile(r"Munge (?:encode|decode) failed: ([^\n]*?)\s*$")
 _MUNGE_SOCKET = lazy_re.compile(r"munge\.socket|Socket communication error|Munged communication error")
 _MUNGE_KEY = lazy_re.compile(r"Invalid credential|Unauthorized credential")
 _MUNGE_CLOCK = lazy_re.compile(r"Expired credential|Rewound credential|Job credential expired")
+_CRED_NODE = lazy_re.compile(r"failed on node ([\w.-]+):")  # srun's "Task launch for ... failed on node X:"
 _SLURM_TOOL = lazy_re.compile(r"\b(srun|sbatch|salloc|scontrol|squeue|sinfo|slurmd|slurmctld|slurmstepd)\b")
 
 _NO_SHELL = lazy_re.compile(
@@ -110,6 +111,9 @@ def _munge(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["rpc"] = m.group("rpc")
     if m.group("cred"):
         facts["job_credential"] = m.group("cred")
+        node = _CRED_NODE.search(hit.text)
+        if node:
+            facts["host"] = node.group(1)
     if m.group("cred") == "Invalid job credential" and not _MUNGE_SOCKET.search(joined):
         facts["reason"] = "job_credential_rejected"
         cause = (
