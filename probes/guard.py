@@ -150,13 +150,12 @@ def main(argv: list[str]) -> int:
     env = _read_env(fd)
     if env is None:
         return 1  # pgdoctor went before it said what to run
-    parent = os.getpid()
 
     def die_with_guard() -> None:
         # The command goes when the guard goes, even by SIGKILL (the guard then cannot kill it).
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:
+            if os.getppid() != me:
                 os._exit(1)
 
     try:
