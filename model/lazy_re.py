@@ -6,12 +6,24 @@ one log reaches the rows of a few modules only. `compile` returns a `LazyPattern
 is there at once (other patterns are built from it at import), and the first other attribute
 (`search`, `match`, `flags`, ...) compiles it with the standard `re` module and keeps the compiled
 pattern's methods on the instance, so later calls cost what a compiled pattern's cost.
+
+`caseless()` reads with every deferred pattern compiled case-insensitively for as long as it lasts: a paste
+retyped in lower case ("runtime error: expected to have finished reduction ...") is read by the same rows
+that read the program's casing (doctor/diagnose/text/recase.py says when). The switch is process-wide: the
+bound methods of every live pattern are dropped on entry and exit, so the hot path pays nothing for it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any, AnyStr, cast
+import weakref
+from collections.abc import Iterator
+from typing import Any, AnyStr, TypeVar, cast
+
+_HOT = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
+_LIVE: weakref.WeakSet[LazyPattern] = weakref.WeakSet()
+_caseless = False
 
 
 class LazyPattern:
@@ -20,29 +32,33 @@ class LazyPattern:
     def __init__(self, pattern: str | bytes, flags: int) -> None:
         self.pattern = pattern
         self._flags = flags
+        _LIVE.add(self)
 
     def compiled(self) -> re.Pattern[Any]:
-        rx = self.__dict__.get("_rx")
+        key = "_rx_i" if _caseless else "_rx"
+        rx = self.__dict__.get(key)
         if rx is None:
-            rx = re.compile(self.pattern, self._flags)
+            rx = re.compile(self.pattern, self._flags | (re.IGNORECASE if _caseless else 0))
+            self.__dict__[key] = rx
+        if "search" not in self.__dict__:
             # The hot methods as plain instance attributes: no __getattr__ on later calls.
-            for name in ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split"):
+            for name in _HOT:
                 self.__dict__[name] = getattr(rx, name)
-            self.__dict__["_rx"] = rx
         return rx
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_rx":
+        if name.startswith("__") or name in ("_rx", "_rx_i"):
             raise AttributeError(name)
         return getattr(self.compiled(), name)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LazyPattern):
-            other = other.compiled()
+            return (self.pattern, self._flags) == (other.pattern, other._flags)
         return self.compiled() == other
 
     def __hash__(self) -> int:
-        return hash(self.compiled())
+        # the declared pattern, not the compiled one: the same in a caseless reading as outside it
+        return hash((self.pattern, self._flags))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (LazyPattern, (self.pattern, self._flags))
@@ -60,3 +76,49 @@ def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
 def is_pattern(obj: object) -> bool:
     """A compiled pattern, deferred or not (`isinstance(x, re.Pattern)` misses the deferred)."""
     return isinstance(obj, (re.Pattern, LazyPattern))
+
+
+def _rebind(caseless_now: bool) -> None:
+    global _caseless
+    _caseless = caseless_now
+    for p in list(_LIVE):
+        if "search" in p.__dict__:
+            for name in _HOT:
+                del p.__dict__[name]
+
+
+@contextlib.contextmanager
+def caseless() -> Iterator[None]:
+    """Every deferred pattern matches case-insensitively inside the block (nesting is allowed)."""
+    if _caseless:
+        yield
+        return
+    _rebind(True)
+    try:
+        yield
+    finally:
+        _rebind(False)
+
+
+def is_caseless() -> bool:
+    """Whether a caseless() block is being read (the scanner then searches the anchors lower-cased)."""
+    return _caseless
+
+
+V = TypeVar("V")
+
+
+class ByText(dict[str, V]):
+    """A table keyed by a program's text (a signal's name, an NCCL result's name) that a caseless reading
+    also finds by the text lower-cased, as such a reading captures it: `table[m.group(1)]` then reads a
+    paste retyped in lower case as it reads the program's own line. Keys are as the program prints them."""
+
+    def __init__(self, table: dict[str, V]) -> None:
+        super().__init__(table)
+        self._folded = {k.lower(): v for k, v in table.items()}
+
+    def __missing__(self, key: str) -> V:
+        return self._folded[key.lower()]
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[key] if key in self or key.lower() in self._folded else default

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Optional
 
 from pgdoctor.diagnose.text.reader import Source, needs_decoding
+from pgdoctor.model import lazy_re
 
 if TYPE_CHECKING:
     from pgdoctor.diagnose.event import Event, Hit
@@ -165,6 +166,13 @@ def _batch_events(
 
 def source_events(source: Source, index: int, nested: bool = True) -> tuple[list[Event], SourceStats]:
     """Events of one source; `nested=False` in a worker process, which may not start its own."""
+    if source.caseless:  # a paste retyped in lower case (text/recase.py): every row reads it caselessly
+        with lazy_re.caseless():
+            return _source_events(source, index, nested)
+    return _source_events(source, index, nested)
+
+
+def _source_events(source: Source, index: int, nested: bool) -> tuple[list[Event], SourceStats]:
     from pgdoctor.diagnose.event import Hit
     from pgdoctor.diagnose.text.parallel import MIN_PARALLEL_BYTES, default_workers, scan_file
     from pgdoctor.diagnose.text.scan import ScanStats, scan_chunks

@@ -97,12 +97,14 @@ def _diagnose(
     if _failed(findings):
         return findings, meta
     # No failure found: a small source without one capital letter (a title retyped in lower case) is read
-    # again in the rows' casing, and that reading is kept only if it finds one (text/recase.py).
+    # again, its known words in the rows' casing and every row matching caselessly, and that reading is kept
+    # only if it finds one (text/recase.py).
     lowered = {id(s) for s in files if kind_of(s) == LOG and recase.lower_case_only(s.chunks)}
     if not lowered:
         return findings, meta
     again = [
-        dataclasses.replace(s, chunks=recase.recased(s.chunks)) if id(s) in lowered else s for s in files
+        dataclasses.replace(s, chunks=recase.recased(s.chunks), caseless=True) if id(s) in lowered else s
+        for s in files
     ]
     found, meta2 = _diagnose_once(again, flight_recorder_dirs, all_steps, config)
     if not _failed(found):

@@ -229,3 +229,14 @@ def test_the_line_test_switching_to_hyperscan_midway_changes_no_window(
     monkeypatch.setattr(engine, "_CHOSEN", {})
     assert _scan([data]) == expect
     assert engine.line_test(scan.WORTH)[0] == "hyperscan"
+
+
+def test_a_caseless_finder_finds_the_anchors_in_any_casing_in_both_engines() -> None:
+    slow = engine._re_finder(scan.ANCHORS, caseless=True)
+    line = b"runtimeerror: nccl error in: processgroupnccl.cpp:1191, unhandled system error\n"
+    found = slow(line, 0, len(line))
+    assert found and found == sorted(found)
+    assert engine._re_finder(scan.ANCHORS)(line, 0, len(line)) != found  # as printed, fewer anchors match
+    hs = engine._hyperscan_finder(scan.ANCHORS, caseless=True)
+    if hs is not None:
+        assert hs(line, 0, len(line))[:1] == found[:1]

@@ -28,14 +28,16 @@ from pgdoctor.model import lazy_re
 
 _CONTAINER = lazy_re.compile(r"Container rank (\d+) status (\w+) cmd (.*?) code (-?\d+) log (\S+)")
 # init.cc's table of the signals it handles: their error_string as printed between the backquotes.
-_PADDLE_SIGNALS = {
-    "Segmentation fault": "SIGSEGV",
-    "Illegal instruction": "SIGILL",
-    "Erroneous arithmetic operation": "SIGFPE",
-    "Process abort signal": "SIGABRT",
-    "Access to an undefined portion of a memory object": "SIGBUS",
-    "Termination signal": "SIGTERM",
-}
+_PADDLE_SIGNALS = lazy_re.ByText(
+    {
+        "Segmentation fault": "SIGSEGV",
+        "Illegal instruction": "SIGILL",
+        "Erroneous arithmetic operation": "SIGFPE",
+        "Process abort signal": "SIGABRT",
+        "Access to an undefined portion of a memory object": "SIGBUS",
+        "Termination signal": "SIGTERM",
+    }
+)
 _FATAL = lazy_re.compile(
     r"FatalError: `(" + "|".join(map(re.escape, _PADDLE_SIGNALS)) + r")` is detected by the operating"
 )

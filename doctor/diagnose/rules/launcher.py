@@ -444,17 +444,17 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [exit_event(hit, facts, int(m.group(1)))]
 
 
+# srun's words for how a task ended -> the exit code they stand for
+_SRUN_EXITS = lazy_re.ByText(
+    {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Out Of Memory": -9, "Bus error": -7}
+)
+
+
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     tasks = m.group(2)
     first = int(re.split(r"[,\-]", tasks)[0])
     what = m.group(3)
-    code = (
-        int(m.group(4))
-        if m.group(4)
-        else {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Out Of Memory": -9, "Bus error": -7}[
-            what
-        ]
-    )
+    code = int(m.group(4)) if m.group(4) else _SRUN_EXITS[what]
     facts: dict[str, Any] = {
         "exitcode": code,
         "host": m.group(1),
@@ -462,7 +462,7 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         "rank": first,
         "tasks": tasks,
     }
-    if what == "Out Of Memory":
+    if what.lower() == "out of memory":
         facts["killer"] = "slurm_cgroup"  # Slurm's task/cgroup plugin saw the OOM kill
     return [exit_event(hit, facts, first)]
 

@@ -191,7 +191,7 @@ def kind_of(err: str) -> Any:
 
 
 # The enum and CuPy names of each result (knowledge/nccl_results.py), to its text.
-ERRNAMES = TEXT_BY_NAME
+ERRNAMES = lazy_re.ByText(TEXT_BY_NAME)  # a caseless reading captures the names lower-cased
 
 # torch's sentence after the ncclResult name (NCCLUtils.cpp getNcclErrorDetailStr, 1.11+):
 # "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
@@ -200,13 +200,15 @@ ERRNAMES = TEXT_BY_NAME
 # or a paste cut before the name keeps only the sentence, which names one result as well as the name does.
 # (Its "Internal check failed." and "Call to CUDA function failed." are too plain to stand for NCCL alone:
 # they keep the name.) Sentence -> ncclGetErrorString text, as ERRNAMES.
-TORCH_DETAIL = {
-    "System call (e.g. socket, malloc) or external library call failed": "unhandled system error",
-    "A call failed possibly due to a network error or a remote process exiting prematurely": (
-        "remote process exited or there was a network error"
-    ),
-    "This usually reflects invalid usage of NCCL library": "invalid usage",
-}
+TORCH_DETAIL = lazy_re.ByText(
+    {
+        "System call (e.g. socket, malloc) or external library call failed": "unhandled system error",
+        "A call failed possibly due to a network error or a remote process exiting prematurely": (
+            "remote process exited or there was a network error"
+        ),
+        "This usually reflects invalid usage of NCCL library": "invalid usage",
+    }
+)
 TORCH_DETAIL_TEXT = lazy_re.compile("(" + "|".join(re.escape(t) for t in TORCH_DETAIL) + ")")
 # the scanner's anchors of those sentences (each sentence holds one)
 TORCH_DETAIL_WORDS = (

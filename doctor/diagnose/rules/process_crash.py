@@ -94,13 +94,15 @@ _TRAP_SIGNAL = {
     "int3": "SIGTRAP",
     "stack segment": "SIGBUS",
 }
-SIGNALS = {
-    "Segmentation fault": "SIGSEGV",
-    "Illegal instruction": "SIGILL",
-    "Aborted": "SIGABRT",
-    "Bus error": "SIGBUS",
-    "Floating point exception": "SIGFPE",
-}
+SIGNALS = lazy_re.ByText(
+    {
+        "Segmentation fault": "SIGSEGV",
+        "Illegal instruction": "SIGILL",
+        "Aborted": "SIGABRT",
+        "Bus error": "SIGBUS",
+        "Floating point exception": "SIGFPE",
+    }
+)
 
 
 def _tier(sig: str) -> int:

@@ -217,7 +217,7 @@ def _tp_uv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _ompi_inbound(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"transport": "open_mpi_btl_tcp"}
     facts["problem"] = "inbound_peer_unknown" if m.group("guid") else "inbound_from_unexpected_ip"
-    keys = {"Local host": "host", "Peer hostname": "peer", "Source IP of socket": "source_ip"}
+    keys = lazy_re.ByText({"Local host": "host", "Peer hostname": "peer", "Source IP of socket": "source_ip"})
     for ln in hit.after(16, same_rank=False):
         f = _OMPI_FIELD.match(ln.text)
         if f and keys[f.group("k")] not in facts:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Optional, TypeVar
 
 from pgdoctor.diagnose.text.cache import read_cached, write_cached
+from pgdoctor.model import lazy_re
 
 Finder = Callable[[bytes, int, int], list[int]]
 
@@ -47,11 +48,11 @@ def _trie(anchors: Sequence[bytes]) -> bytes:
     return branch(root)
 
 
-def _re_finder(anchors: Sequence[bytes]) -> Finder:
+def _re_finder(anchors: Sequence[bytes], caseless: bool = False) -> Finder:
     """Where Hyperscan is not installed (Linux aarch64: no wheel of hyperscan >= 0.9). Leftmost
     non-overlapping matches of the trie: every line's first anchor, which is all the scanner uses (an
     anchor never spans a newline, so no match hides the first anchor of the next line)."""
-    rx = re.compile(_trie(anchors)) if anchors else None
+    rx = re.compile(_trie(anchors), re.IGNORECASE if caseless else 0) if anchors else None
 
     def find(buf: bytes, start: int, end: int) -> list[int]:
         return [m.start() for m in rx.finditer(buf, start, end)] if rx is not None else []
@@ -67,15 +68,15 @@ def _re_finder(anchors: Sequence[bytes]) -> Finder:
 _HS_CACHE = "scan"
 
 
-def _hyperscan_db_name(hyperscan: Any, anchors: Sequence[bytes]) -> str:
+def _hyperscan_db_name(hyperscan: Any, anchors: Sequence[bytes], caseless: bool = False) -> str:
     h = hashlib.sha256()
     for part in (hyperscan.__version__.encode(), platform.machine().encode(), *anchors):
         h.update(len(part).to_bytes(4, "little") + part)
-    return f"anchors-{h.hexdigest()[:32]}.hsdb"
+    return f"anchors-{h.hexdigest()[:32]}{'-i' if caseless else ''}.hsdb"
 
 
-def _hyperscan_literal_db(hyperscan: Any, anchors: Sequence[bytes]) -> Any:
-    name = _hyperscan_db_name(hyperscan, anchors)
+def _hyperscan_literal_db(hyperscan: Any, anchors: Sequence[bytes], caseless: bool = False) -> Any:
+    name = _hyperscan_db_name(hyperscan, anchors, caseless)
     saved = read_cached(_HS_CACHE, name)
     if saved is not None:
         try:
@@ -89,20 +90,20 @@ def _hyperscan_literal_db(hyperscan: Any, anchors: Sequence[bytes]) -> Any:
         expressions=list(anchors),
         ids=list(range(len(anchors))),
         elements=len(anchors),
-        flags=[0] * len(anchors),
+        flags=[hyperscan.HS_FLAG_CASELESS if caseless else 0] * len(anchors),
         literal=True,
     )
     write_cached(_HS_CACHE, name, hyperscan.dumpb(db))
     return db
 
 
-def _hyperscan_finder(anchors: Sequence[bytes]) -> Optional[Finder]:
+def _hyperscan_finder(anchors: Sequence[bytes], caseless: bool = False) -> Optional[Finder]:
     try:
         import hyperscan
     except ImportError:
         return None
     try:
-        db = _hyperscan_literal_db(hyperscan, anchors)
+        db = _hyperscan_literal_db(hyperscan, anchors, caseless)
     except Exception:  # an old libhs without the literal compiler, or a build that cannot run here
         return None
     lengths = [len(a) for a in anchors]
@@ -181,7 +182,7 @@ def _hs_expressions(pattern: bytes) -> list[bytes]:
     return out
 
 
-def _hyperscan_line_test(pattern: bytes) -> Optional[LineTest]:
+def _hyperscan_line_test(pattern: bytes, caseless: bool = False) -> Optional[LineTest]:
     try:
         import hyperscan
     except ImportError:
@@ -193,7 +194,8 @@ def _hyperscan_line_test(pattern: bytes) -> Optional[LineTest]:
             expressions=expressions,
             ids=list(range(len(expressions))),
             elements=len(expressions),
-            flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(expressions),
+            flags=[hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if caseless else 0)]
+            * len(expressions),
         )
     except Exception:  # a construct this libhs does not compile: `re` decides
         return None
@@ -233,7 +235,14 @@ def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
     newline or its end. Both engines search the slice, so "^" and \\b see the line's start.
     Hyperscan answers in 2.6 us where `re` takes 11 for the scanner's 40-way WORTH alternation
     on a 250-byte line."""
-    return _chosen("line test", rx.pattern, lambda: _deferred_line_test(rx), lambda: _re_line_test(rx))
+    # A caseless reading (model/lazy_re.caseless) matches a deferred pattern case-insensitively: its own test.
+    caseless = lazy_re.is_caseless() and not isinstance(rx, re.Pattern)
+    return _chosen(
+        "line test",
+        (rx.pattern, caseless),
+        lambda: _deferred_line_test(rx, caseless),
+        lambda: _re_line_test(rx),
+    )
 
 
 # Compiling the scanner's WORTH for Hyperscan takes about 0.1 s, a third of a whole CLI run on a
@@ -248,7 +257,7 @@ def _re_line_test(rx: re.Pattern[bytes]) -> LineTest:
     return lambda buf, start, end: rx.search(buf[start:end]) is not None
 
 
-def _deferred_line_test(rx: re.Pattern[bytes]) -> Optional[LineTest]:
+def _deferred_line_test(rx: re.Pattern[bytes], caseless: bool) -> Optional[LineTest]:
     """`re` for the first HYPERSCAN_LINE_TEST_AFTER lines, then Hyperscan (both agree on whole
     lines: tests/diagnose/test_scan_caps.py); None when Hyperscan is not installed."""
     try:
@@ -265,15 +274,21 @@ def _deferred_line_test(rx: re.Pattern[bytes]) -> Optional[LineTest]:
             return fast(buf, start, end)
         calls += 1
         if calls > HYPERSCAN_LINE_TEST_AFTER:
-            fast = _hyperscan_line_test(rx.pattern) or slow
+            fast = _hyperscan_line_test(rx.pattern, caseless) or slow
         return slow(buf, start, end)
 
     return test
 
 
-def finder(anchors: Sequence[bytes]) -> tuple[str, Finder]:
-    """(engine name, find(buf, start, end) -> sorted start offsets of every anchor found)."""
-    return _chosen("finder", tuple(anchors), lambda: _hyperscan_finder(anchors), lambda: _re_finder(anchors))
+def finder(anchors: Sequence[bytes], caseless: bool = False) -> tuple[str, Finder]:
+    """(engine name, find(buf, start, end) -> sorted start offsets of every anchor found); `caseless`:
+    found in any casing (a caseless reading, model/lazy_re.caseless)."""
+    return _chosen(
+        "finder",
+        (tuple(anchors), caseless),
+        lambda: _hyperscan_finder(anchors, caseless),
+        lambda: _re_finder(anchors, caseless),
+    )
 
 
 def available() -> str:

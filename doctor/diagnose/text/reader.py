@@ -63,6 +63,7 @@ class Source:
     chunks: Callable[[], Iterator[bytes]]
     path: Optional[str] = None  # a regular file that may be scanned in parallel
     listed: bool = False  # found by expanding a directory, not named by the user
+    caseless: bool = False  # read with the rows matching case-insensitively (a paste retyped in lower case)
 
 
 def _file_chunks(path: str, chunk_bytes: int) -> Iterator[bytes]:

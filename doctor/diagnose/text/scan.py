@@ -21,11 +21,14 @@ from pgdoctor.diagnose.text import shapes
 from pgdoctor.diagnose.text.budget import MAX_READS, HitBudget
 from pgdoctor.diagnose.text.engine import finder, line_test
 from pgdoctor.diagnose.text.normalize import strip_ansi
+from pgdoctor.model import lazy_re
 
 # The literal anchors and the line test come from the rule modules' signature rows (rules/__init__.py):
 # a format no row declares is invisible to diagnose. The markers of an encoded paste (shapes.py) are
 # searched in the same pass: such a line is judged on its decoded text, where the rows' anchors are.
 ANCHORS: tuple[bytes, ...] = RULE_ANCHORS + tuple(m for m in shapes.MARKERS if m not in RULE_ANCHORS)
+# A caseless reading (model/lazy_re.caseless, text/recase.py) finds the anchors in any casing.
+_LOWER_RULE_ANCHORS: tuple[bytes, ...] = tuple(dict.fromkeys(a.lower() for a in RULE_ANCHORS))
 
 BYTES_BEFORE = 16 << 10
 BYTES_AFTER = 32 << 10
@@ -45,7 +48,7 @@ Positions = Callable[[int, int], list[int]]
 
 def anchor_positions(buf: bytes, start: int = 0, end: int = -1) -> list[int]:
     """Sorted start offsets of the anchors in buf[start:end], by the chosen engine."""
-    return finder(ANCHORS)[1](buf, start, len(buf) if end < 0 else end)
+    return finder(ANCHORS, lazy_re.is_caseless())[1](buf, start, len(buf) if end < 0 else end)
 
 
 def worth(buf: bytes, start: int, end: int, whole: bool) -> bool:
@@ -73,6 +76,9 @@ def _marked(buf: bytes, start: int, end: int) -> bool:
 
 def _worth_decoded(line: bytes) -> bool:
     text = shapes.decode(strip_ansi(line.decode("utf-8", "replace"))).encode("utf-8", "replace")
+    if lazy_re.is_caseless():
+        low = text.lower()
+        return any(a in low for a in _LOWER_RULE_ANCHORS) and WORTH.search(text) is not None
     return any(a in text for a in RULE_ANCHORS) and WORTH.search(text) is not None
 
 
