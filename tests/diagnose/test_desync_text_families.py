@@ -110,6 +110,8 @@ def _root(text: str) -> tuple[Optional[str], dict[str, Any]]:
             "RUN201",
             {"missing_ranks": [0]},
         ),
+        # PyTorch Horovod's op names (mpi_ops_v2.cc GetOpName)
+        ("1: [allreduce.noname.12, allreduce.fc.weight]", "RUN201", {"missing_ranks": [1]}),
         # sharded_ddp.py
         (
             "AssertionError: A bucket failed to be sent, probably unused parameters.Either remove the unused "
@@ -199,6 +201,9 @@ def test_quoted_desync_and_kvstore_texts(text: str, code: str, facts: dict[str, 
         "Traceback (most recent call last):\n"
         '  File "/e/deepspeed/runtime/zero/partitioned_param_coordinator.py", line 306, in fetch_sub_module\n'
         "    self.__all_gather_params(params_to_fetch, forward)\n",
+        # a bracketed name without the table's rank before it, or followed by more words
+        "[allreduce.noname.3]",
+        "[broadcast.noname.1] done in 3s",
         # a plain read that came up short in some other program
         "Received 10 bytes instead of 20",
     ],

@@ -19,7 +19,7 @@ Formats, read at their source:
   one line per rank with the tensors it has not submitted, "3: [global_tensor_horovod_sum_have_data/
   HorovodAllreduce_globals_horovod_have_more_data_placeholder_0, ...]" ("0!: [...]" past the shutdown
   time), pasted without the report's head (mismatch.py reads the report whole): the ranks submitted
-  different tensors (RUN201, tier 1).
+  different tensors (RUN201, tier 1). PyTorch's names: "1: [allreduce.noname.12, allreduce.fc.weight]".
 - fairscale's ShardedDataParallel (fairscale/nn/data_parallel/sharded_ddp.py, 0.1-0.3) at the start of the
   next backward: "AssertionError: A bucket failed to be sent, probably unused parameters.Either remove the
   unused parameter or de-activate ShardedDDP buckets -set reduce_buffer_size to 0-": a parameter got no
@@ -96,14 +96,19 @@ def _failed_trace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 # One table line of the stall report: "3: [name, name]" (the line normaliser may have read "3: " as a rank
 # prefix), "0!: [...]"; the names are TensorFlow / Keras op names that hold Horovod's op.
+# PyTorch's Horovod names its ops "<op>.<name>" or "<op>.noname.<handle>" (horovod/torch/mpi_ops_v2.cc
+# GetOpName: "allreduce.noname.12", DistributedOptimizer's "allreduce.fc.weight").
 _HVD_ROW = lazy_re.compile(
-    r"^\s*(?:(?P<rank>\d+)!?: )?\[(?!\[)[^\]\s,]*Horovod"
-    r"(?:Allreduce|Allgather|Broadcast|Alltoall|Reducescatter|ReduceScatter)_[^\]]*\]\s*$"
+    r"^\s*(?:(?P<rank>\d+)!?: )?(?!\[\[)\[(?:[^\]\s,]*Horovod"
+    r"(?:Allreduce|Allgather|Broadcast|Alltoall|Reducescatter|ReduceScatter)_[^\]]*|"
+    r"(?P<torch>(?:allreduce|allgather|broadcast|alltoall|reducescatter)\.[\w.]+)(?:, [^\]]*)?)\]\s*$"
 )
 
 
 def _hvd_row(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     rank = int(m.group("rank")) if m.group("rank") else hit.line.rank
+    if m.group("torch") and (rank is None or m.group("torch").endswith(".py")):
+        return None  # a bare "[allreduce.x]" is no table row without the rank before it
     facts: dict[str, Any] = {"kind": "horovod_stall", "framework": "horovod"}
     if rank is not None:
         facts["suspect_ranks"] = facts["missing_ranks"] = [rank]
@@ -165,6 +170,11 @@ SIGNATURES = (
             b"HorovodAlltoall_",
             b"HorovodReducescatter_",
             b"HorovodReduceScatter_",
+            b"[allreduce.",
+            b"[allgather.",
+            b"[broadcast.",
+            b"[alltoall.",
+            b"[reducescatter.",
         ),
     ),
     Signature(
