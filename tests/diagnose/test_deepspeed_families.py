@@ -1,0 +1,821 @@
+"""DeepSpeed source sweep (s7): every message DeepSpeed prints that says why a distributed job failed or is
+about to, read in deepspeed 0.9.5, 0.14.4 and 0.19.8 (PyPI sdists): launcher/runner.py (hostfile, resource
+filters, CUDA_VISIBLE_DEVICES, ssh check, master address), launcher/launch.py (rank exits, sigkill_handler),
+launcher/multinode_runner.py (OpenMPI/MPICH/IMPI/MVAPICH/Slurm validate_args), launcher/launcher_helper.py,
+comm/comm.py (init_distributed, mpi_discovery), accelerator/real_accelerator.py, runtime/engine.py
+(LOCAL_RANK checks, checkpoint DP world size), elasticity/elasticity.py, runtime/zero/ (stage_1_and_2.py,
+stage3.py, partition_parameters.py, partitioned_param_coordinator.py, utils.py), runtime/pipe/topology.py,
+and pdsh's exit line. Each message as a user pastes it: behind DeepSpeed's logger prefix
+"[2024-05-01 12:00:00,123] [LEVEL] [file.py:N:func]" (alone and behind torchrun's "[default0]:"), or raised
+(a traceback through the DeepSpeed frame, and the exception line alone). `accepted` is the set of classes a
+right answer may have (None: the line must stay silent). ZeRO-3's "allocator cache flushes" and "still have
+inflight params" are another sweep's and are not here."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+from tests.helpers.diagnose_root import failure_findings
+
+N = None
+PC = "process_crash"
+TS = "[2024-05-01 12:00:00,123]"
+# (id, accepted classes, shape, where, message); shape "log": where = LEVEL:file.py:line:func; "raise":
+# where = Exception:path under deepspeed/:line:func; "print" / "multi": the message is the whole paste.
+CASES = [
+    # ---- launcher/runner.py (0.9.5, 0.14.4, 0.19.8)
+    (
+        "run-cvd-ignored-09",
+        {"driver_env"},
+        "print",
+        "",
+        "Detected CUDA_VISIBLE_DEVICES=2,4,5,7 but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used. If you want to use CUDA_VISIBLE_DEVICES don't pass any of these arguments to deepspeed.",
+    ),
+    (
+        "run-cvd-ignored-019",
+        {"driver_env"},
+        "print",
+        "",
+        "Detected VISIBLE_DEVICES=0,1 but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used. If you want to use CUDA_VISIBLE_DEVICES don't pass any of these arguments to deepspeed.",
+    ),
+    (
+        "run-cvd-setting",
+        {N},
+        "print",
+        "",
+        "Detected CUDA_VISIBLE_DEVICES=0,1,2,3: setting --include=localhost:0,1,2,3",
+    ),
+    (
+        "run-cvd-setting-019",
+        {N},
+        "print",
+        "",
+        "Detected VISIBLE_DEVICES=0,1: setting --include=localhost:0,1",
+    ),
+    (
+        "run-no-hostfile",
+        {N},
+        "log",
+        "WARNING:runner.py:202:fetch_hostfile",
+        "Unable to find hostfile, will proceed with training with local resources only.",
+    ),
+    (
+        "run-hostfile-dup",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:232:_parse_hostfile",
+        "Hostfile contains multiple entries for worker-1, unable to proceed with launching",
+    ),
+    (
+        "run-hostfile-bad",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:236:_parse_hostfile",
+        "Hostfile contains a bad entry: worker-1 slot=8, unable to proceed with launching",
+    ),
+    (
+        "run-hostfile-bad-log",
+        {"driver_env", "rendezvous"},
+        "log",
+        "ERROR:runner.py:235:_parse_hostfile",
+        "Bad hostfile text: ['worker-1 slot=8\\n', 'worker-2 slots=8\\n']",
+    ),
+    (
+        "run-hostfile-empty",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:240:_parse_hostfile",
+        "Hostfile is empty or not formatted correctly, unable to proceed with launching.",
+    ),
+    (
+        "run-host-not-found",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:299:parse_resource_filter",
+        "Hostname 'worker-3' not found in hostfile",
+    ),
+    (
+        "run-no-slot",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:302:parse_resource_filter",
+        "No slot '9' specified on host 'localhost'",
+    ),
+    (
+        "run-inc-exc",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:276:parse_resource_filter",
+        "include_str and exclude_str are mutually exclusive.",
+    ),
+    (
+        "run-numgpus-include",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:411:main",
+        "Cannot specify num_nodes/gpus with include/exclude",
+    ),
+    (
+        "run-no-gpu",
+        {"driver_env"},
+        "raise",
+        "RuntimeError:launcher/runner.py:418:main",
+        "Unable to proceed, no GPU resources available",
+    ),
+    (
+        "run-nodes-gt1",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/runner.py:424:main",
+        "Num nodes is >1 but no extra nodes available via hostfile",
+    ),
+    (
+        "run-ssh-unreachable",
+        {"rendezvous"},
+        "raise",
+        "RuntimeError:launcher/runner.py:439:main",
+        "Using hostfile at /job/hostfile but host=worker-1 was not reachable via ssh. If you are running with a single node please remove /job/hostfile or setup passwordless ssh.",
+    ),
+    (
+        "run-master-addr-log",
+        {"rendezvous"},
+        "log",
+        "ERROR:runner.py:454:main",
+        "Unable to detect suitable master address via 'hostname -I', please manually specify one via --master_addr",
+    ),
+    (
+        "run-master-addr",
+        {"rendezvous"},
+        "raise",
+        "RuntimeError:launcher/runner.py:460:main",
+        "Unable to detect suitable master address via `hostname -I`, please manually specify one via --master_addr",
+    ),
+    (
+        "run-launcher-missing",
+        {"driver_env"},
+        "raise",
+        "RuntimeError:launcher/runner.py:533:main",
+        "launcher 'pdsh' not installed.",
+    ),
+    (
+        "run-minmax",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "RuntimeError:launcher/runner.py:381:parse_num_nodes",
+        "MIN:MAX format is only supported in elastic training",
+    ),
+    (
+        "run-no-ssh-node-rank",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "AssertionError:launcher/runner.py:532:main",
+        "Launching training without ssh, but --node_rank is not set correctly.",
+    ),
+    ("run-using-ip", {N}, "log", "INFO:runner.py:568:main", "Using IP address of 10.0.0.1 for node worker-0"),
+    (
+        "run-cmd",
+        {N},
+        "log",
+        "INFO:runner.py:570:main",
+        "cmd = pdsh -S -f 1024 -w worker-0,worker-1 export NCCL_DEBUG=INFO; cd /workspace; /usr/bin/python -u -m deepspeed.launcher.launch --world_info=eyJ3b3JrZXItMCI6IFswXX0= --node_rank=%n --master_addr=10.0.0.1 --master_port=29500 train.py",
+    ),
+    ("run-world-info", {N}, "log", "INFO:runner.py:555:main", "deepspeed_env file = /root/.deepspeed_env"),
+    # ---- launcher/launch.py
+    (
+        "launch-exit-1",
+        {PC},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python3', '-u', 'train.py', '--local_rank=3', '--deepspeed', 'ds.json'] exits with return code = 1",
+    ),
+    (
+        "launch-exit-m9",
+        {PC, "host_oom"},
+        "log",
+        "ERROR:launch.py:321:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=7'] exits with return code = -9",
+    ),
+    (
+        "launch-exit-m11",
+        {PC},
+        "log",
+        "ERROR:launch.py:259:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = -11",
+    ),
+    (
+        "launch-exit-m6",
+        {PC},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=2'] exits with return code = -6",
+    ),
+    (
+        "launch-kill-then-exit",
+        {PC},
+        "multi",
+        "",
+        "[2024-05-01 12:00:00,123] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4101\n"
+        "[2024-05-01 12:00:00,124] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4102\n"
+        "[2024-05-01 12:00:00,130] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=1'] exits with return code = 1",
+    ),
+    ("launch-exit-ok", {N}, "log", "INFO:launch.py:351:main", "Process 4101 exits successfully."),
+    (
+        "launch-spawned",
+        {N},
+        "log",
+        "INFO:launch.py:256:main",
+        "process 4101 spawned with command: ['/usr/bin/python', '-u', 'train.py', '--local_rank=0']",
+    ),
+    (
+        "launch-world",
+        {N},
+        "log",
+        "INFO:launch.py:146:main",
+        "WORLD INFO DICT: {'localhost': [0, 1, 2, 3, 4, 5, 6, 7]}",
+    ),
+    ("launch-nnodes", {N}, "log", "INFO:launch.py:152:main", "nnodes=2, num_local_procs=8, node_rank=0"),
+    (
+        "launch-setting-cvd",
+        {N},
+        "log",
+        "INFO:launch.py:168:main",
+        "Setting CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7",
+    ),
+    (
+        "launch-mapping",
+        {N},
+        "log",
+        "INFO:launch.py:163:main",
+        "global_rank_mapping=defaultdict(<class 'list'>, {'localhost': [0, 1, 2, 3]})",
+    ),
+    ("launch-dist-ws", {N}, "log", "INFO:launch.py:164:main", "dist_world_size=16"),
+    ("launch-nccl-env", {N}, "log", "INFO:launch.py:139:main", "0 NCCL_VERSION=2.18.3"),
+    (
+        "launch-sigterm",
+        {PC, N},
+        "log",
+        "INFO:launch.py:328:sigkill_handler",
+        "Main process received SIGTERM, exiting",
+    ),
+    (
+        "launch-helper-rank",
+        {"rendezvous"},
+        "raise",
+        "OSError:launcher/launcher_helper.py:64:env_mapping",
+        "rank number is not in current env!",
+    ),
+    (
+        "launch-helper-rank2",
+        {"rendezvous"},
+        "raise",
+        "OSError:launcher/launcher_helper.py:62:env_mapping",
+        "rank number doesn't match!",
+    ),
+    (
+        "launch-helper-lrank",
+        {"rendezvous"},
+        "raise",
+        "OSError:launcher/launcher_helper.py:73:env_mapping",
+        "local_rank number doesn't match!",
+    ),
+    (
+        "mpi-same-devices",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:199:validate_args",
+        "MPICH requires same number of devices per node",
+    ),
+    (
+        "mpi-impi-same",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:271:validate_args",
+        "Intel MPI requires same number of devices per node",
+    ),
+    (
+        "mpi-mvapich-same",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:434:validate_args",
+        "mvapich requires same number of devices per node",
+    ),
+    (
+        "mpi-no-include",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:137:validate_args",
+        "openmpi backend does not support worker include/exclusion",
+    ),
+    (
+        "mpi-no-limit",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:139:validate_args",
+        "openmpi backend does not support limiting num nodes/gpus",
+    ),
+    (
+        "pdsh-ssh-refused",
+        {"rendezvous"},
+        "print",
+        "",
+        "worker-1: ssh: connect to host worker-1 port 22: Connection refused\npdsh@worker-0: worker-1: ssh exited with exit code 255",
+    ),
+    ("pdsh-exit-1", {PC}, "print", "", "pdsh@worker-0: worker-1: ssh exited with exit code 1"),
+    (
+        "pdsh-perm-denied",
+        {"rendezvous"},
+        "print",
+        "",
+        "worker-1: Permission denied (publickey,password).\npdsh@worker-0: worker-1: ssh exited with exit code 255",
+    ),
+    # ---- comm/comm.py, utils/distributed.py
+    (
+        "comm-not-launchers",
+        {N},
+        "log",
+        "INFO:comm.py:652:init_distributed",
+        "Not using the DeepSpeed or dist launchers, attempting to detect MPI environment...",
+    ),
+    (
+        "comm-init-backend",
+        {N},
+        "log",
+        "INFO:comm.py:668:init_distributed",
+        "Initializing TorchBackend in DeepSpeed with backend nccl",
+    ),
+    ("comm-cdb", {N}, "log", "INFO:comm.py:637:init_distributed", "cdb=None"),
+    (
+        "comm-already",
+        {N},
+        "log",
+        "INFO:comm.py:662:init_distributed",
+        "Distributed backend already initialized",
+    ),
+    (
+        "comm-mpi-discovery",
+        {N},
+        "log",
+        "INFO:comm.py:702:mpi_discovery",
+        "Discovered MPI settings of world_rank=3, local_rank=3, world_size=8, master_addr=10.0.0.1, master_port=29500",
+    ),
+    (
+        "comm-mpi-rank",
+        {"rendezvous"},
+        "raise",
+        "AssertionError:comm/comm.py:708:mpi_discovery",
+        "MPI rank 0 does not match torch rank 3",
+    ),
+    (
+        "comm-mpi-ws",
+        {"rendezvous"},
+        "raise",
+        "AssertionError:comm/comm.py:709:mpi_discovery",
+        "MPI world size 1 does not match torch world size 8",
+    ),
+    (
+        "comm-mpi4py",
+        {"driver_env", "rendezvous", N},
+        "raise",
+        "ModuleNotFoundError:comm/comm.py:681:mpi_discovery",
+        "No module named 'mpi4py'",
+    ),
+    (
+        "comm-not-set",
+        {"driver_env", "nccl_usage", "rendezvous"},
+        "raise",
+        "AssertionError:comm/comm.py:183:broadcast",
+        "DeepSpeed backend not set, please initialize it using init_process_group()",
+    ),
+    (
+        "comm-aml",
+        {N},
+        "log",
+        "INFO:comm.py:748:patch_aml_env_for_torch_nccl_backend",
+        "NCCL_SOCKET_IFNAME original value = eth0",
+    ),
+    (
+        "comm-rs-fallback",
+        {N},
+        "log",
+        "WARNING:comm.py:266:reduce_scatter_fn",
+        "unable to find torch.distributed.reduce_scatter_tensor. will fall back to torch.distributed.reduce_scatter which will result in suboptimal performance. please consider upgrading your pytorch installation.",
+    ),
+    (
+        "comm-ag-fallback",
+        {N},
+        "log",
+        "WARNING:comm.py:323:allgather_fn",
+        "unable to find torch.distributed.all_gather_into_tensor. will fall back to torch.distributed.all_gather which will result in suboptimal performance. please consider upgrading your pytorch installation.",
+    ),
+    (
+        "comm-dist-timeout",
+        {"rendezvous"},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/workspace/train.py", line 20, in <module>\n    deepspeed.init_distributed()\n'
+        '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/comm/comm.py", line 670, in init_distributed\n    cdb = TorchBackend(dist_backend, timeout, init_method, rank, world_size)\n'
+        '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/comm/torch.py", line 121, in __init__\n    self.init_process_group(backend, timeout, init_method, rank, world_size)\n'
+        '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/comm/torch.py", line 149, in init_process_group\n    torch.distributed.init_process_group(backend,\n'
+        "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.",
+    ),
+    # ---- accelerator
+    (
+        "acc-auto",
+        {N},
+        "log",
+        "INFO:real_accelerator.py:203:get_accelerator",
+        "Setting ds_accelerator to cuda (auto detect)",
+    ),
+    (
+        "acc-override",
+        {N},
+        "log",
+        "INFO:real_accelerator.py:161:get_accelerator",
+        "Setting ds_accelerator to cuda (override)",
+    ),
+    (
+        "acc-bad-name",
+        {"driver_env"},
+        "raise",
+        "ValueError:accelerator/real_accelerator.py:98:get_accelerator",
+        "DS_ACCELERATOR must be one of ['cuda', 'cpu', 'xpu', 'xpu.external', 'npu', 'mps', 'hpu', 'mlu']. Value \"gpu\" is not supported",
+    ),
+    (
+        "acc-npu",
+        {"driver_env"},
+        "raise",
+        "ValueError:accelerator/real_accelerator.py:81:get_accelerator",
+        "NPU_Accelerator requires torch_npu, which is not installed on this system.",
+    ),
+    (
+        "acc-xpu",
+        {"driver_env"},
+        "raise",
+        "ValueError:accelerator/real_accelerator.py:66:get_accelerator",
+        "XPU_Accelerator requires intel_extension_for_pytorch, which is not installed on this system.",
+    ),
+    # ---- engine
+    (
+        "eng-local-rank",
+        {"rendezvous", "driver_env"},
+        "raise",
+        "AssertionError:runtime/engine.py:999:_do_args_sanity_check",
+        "DeepSpeed requires the LOCAL_RANK environment variable, it is set by the deepspeed launcher, deepspeed.init_distributed, or the torch's launcher. If using a different launcher please ensure LOCAL_RANK is set prior to initializing deepspeed.",
+    ),
+    (
+        "eng-ompi-lrank",
+        {"rendezvous"},
+        "raise",
+        "AssertionError:runtime/engine.py:989:_set_distributed_vars",
+        "LOCAL_RANK (0) != OMPI_COMM_WORLD_LOCAL_RANK (1), not sure how to proceed as we're seeing conflicting local rank info.",
+    ),
+    (
+        "eng-ckpt-dp",
+        {PC, N},
+        "raise",
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException:runtime/engine.py:2949:_load_zero_checkpoint",
+        "The checkpoint being loaded used a DP world size of 8 but the current world size is 16. Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not currently supported.",
+    ),
+    (
+        "eng-elastic-ws",
+        {PC, N, "rendezvous"},
+        "raise",
+        "deepspeed.elasticity.config.ElasticityIncompatibleWorldSize:elasticity/elasticity.py:349:compute_elastic_config",
+        "World size (12) is not valid with the current list of valid GPU counts: [8, 16, 32]",
+    ),
+    (
+        "eng-batch",
+        {PC, N},
+        "raise",
+        "AssertionError:runtime/config.py:1000:_batch_assertion",
+        "Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 256 != 4 * 8 * 4",
+    ),
+    (
+        "eng-dsinfo",
+        {N},
+        "log",
+        "INFO:logging.py:96:log_dist",
+        "[Rank 0] DeepSpeed info: version=0.14.4, git-hash=unknown, git-branch=unknown",
+    ),
+    (
+        "eng-flops",
+        {N},
+        "log",
+        "INFO:engine.py:1307:_configure_optimizer",
+        "Using DeepSpeed Optimizer param name adamw as basic optimizer",
+    ),
+    (
+        "eng-step",
+        {N},
+        "log",
+        "INFO:logging.py:96:log_dist",
+        "[Rank 0] step=10, skipped=0, lr=[1e-05], mom=[(0.9, 0.999)]",
+    ),
+    (
+        "eng-overflow",
+        {N},
+        "log",
+        "INFO:loss_scaler.py:183:update_scale",
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+    ),
+    (
+        "eng-timer",
+        {N},
+        "log",
+        "INFO:timer.py:260:stop",
+        "epoch=0/micro_step=20/global_step=20, RunningAvgSamplesPerSec=12.3, CurrSamplesPerSec=12.1, MemAllocated=10.2GB, MaxMemAllocated=30.1GB",
+    ),
+    (
+        "eng-ckpt-load",
+        {N},
+        "log",
+        "INFO:torch_checkpoint_engine.py:27:load",
+        "[Torch] Loading checkpoint from /ckpt/global_step100/mp_rank_00_model_states.pt...",
+    ),
+    (
+        "eng-ckpt-missing",
+        {N},
+        "log",
+        "WARNING:engine.py:2800:load_checkpoint",
+        "Unable to find latest file at /ckpt/latest, if trying to load latest checkpoint please ensure this file exists or pass an explicit checkpoint tag when loading a checkpoint.",
+    ),
+    # ---- ZeRO
+    (
+        "zero-disagree",
+        {"collective_mismatch"},
+        "raise",
+        "RuntimeError:runtime/zero/utils.py:88:assert_ints_same_as_other_ranks",
+        "disagreement between rank0 and rank3: rank0: [12, 13, 14], rank3: [12, 15, 14]",
+    ),
+    (
+        "zero-tracing",
+        {"collective_mismatch"},
+        "raise",
+        "RuntimeError:runtime/zero/partitioned_param_coordinator.py:339:fetch_sub_module",
+        "tracing error at step 3: \nmodule id: 12, training: True\nexpected the next 2 parameters in the parameter fetch queue to be ({'id': 'name=layers.3.w:id=40', 'status': 'AVAILABLE'},) \nbut got \n ({'id': 'name=layers.4.w:id=44', 'status': 'NOT_AVAILABLE'},).",
+    ),
+    (
+        "zero-reduced-twice",
+        {"collective_mismatch", "nccl_usage"},
+        "raise",
+        "AssertionError:runtime/zero/stage_1_and_2.py:900:reduce_independent_p_g_buckets_and_remove_grads",
+        "The parameter 112 has already been reduced. Gradient computed twice for this partition. Multiple gradient reduction is currently not supported",
+    ),
+    (
+        "zero-unused",
+        {"collective_mismatch", "nccl_usage", PC},
+        "raise",
+        "AssertionError:runtime/zero/stage_1_and_2.py:1298:complete_grad_norm_calculation_for_cpu_offload",
+        "\n                        This assert indicates that your module has parameters that\n                        were not used in producing loss.\n                        You can avoid this assert by\n                        (1) enable ignore_unused_parameters option in zero_optimization config;\n                        (2) making sure all trainable parameters and `forward` function\n                            outputs participate in calculating loss.\n                    ",
+    ),
+    (
+        "zero-scatter-size",
+        {"collective_mismatch", PC, N},
+        "raise",
+        "RuntimeError:runtime/zero/stage3.py:1255:__reduce_and_partition_ipg_grads",
+        "4096 != 2048 Cannot reduce scatter gradients whose size is not same as the params",
+    ),
+    (
+        "zero-fp16-noaccel",
+        {"driver_env"},
+        "raise",
+        "SystemError:runtime/zero/stage_1_and_2.py:165:__init__",
+        "Accelerator is not detected, cannot perform low precision training (e.g., fp16, bf16).",
+    ),
+    (
+        "zero-fp16-noaccel3",
+        {"driver_env"},
+        "raise",
+        "SystemError:runtime/zero/stage3.py:142:__init__",
+        "Cannot use fp16 without accelerator.",
+    ),
+    (
+        "zero-init-comm",
+        {"rendezvous", "nccl_usage", PC, N},
+        "raise",
+        "AssertionError:runtime/zero/partition_parameters.py:941:__init__",
+        "Parameters cannot be scattered without initializing deepspeed.comm",
+    ),
+    ("zero-info-stage3", {N}, "log", "INFO:stage3.py:130:__init__", "Reduce bucket size 500000000"),
+    ("zero-info-prefetch", {N}, "log", "INFO:stage3.py:131:__init__", "Prefetch bucket size 50000000"),
+    (
+        "zero-info-init",
+        {N},
+        "log",
+        "INFO:partition_parameters.py:345:__exit__",
+        "finished initializing model - num_params = 291, num_elems = 6.74B",
+    ),
+    ("zero-info-mem", {N}, "log", "INFO:utils.py:802:see_memory_usage", "Stage 3 initialize beginning"),
+    (
+        "zero-info-mem2",
+        {N},
+        "log",
+        "INFO:utils.py:803:see_memory_usage",
+        "MA 12.55 GB         Max_MA 12.55 GB         CA 12.57 GB         Max_CA 13 GB ",
+    ),
+    (
+        "zero-info-cpu",
+        {N},
+        "log",
+        "INFO:utils.py:810:see_memory_usage",
+        "CPU Virtual Memory:  used = 61.33 GB, percent = 12.2%",
+    ),
+    ("zero-info-opt", {N}, "log", "INFO:stage_1_and_2.py:148:__init__", "Reduce bucket size 500,000,000"),
+    ("zero-info-offload", {N}, "log", "INFO:stage_1_and_2.py:150:__init__", "CPU Offload: False"),
+    ("zero-info-states", {N}, "log", "INFO:stage_1_and_2.py:543:__init__", "optimizer state initialized"),
+    (
+        "zero-info-unused",
+        {N},
+        "log",
+        "INFO:config.py:988:print",
+        "  zero_optimization ............ stage=3 contiguous_gradients=True reduce_scatter=True reduce_bucket_size=500000000 overlap_comm=True offload_param=None offload_optimizer=None",
+    ),
+    (
+        "zero-warn-init-cfg",
+        {N},
+        "log",
+        "WARNING:partition_parameters.py:931:__init__",
+        "zero.Init: the `config` argument is deprecated. Please use `config_dict_or_path` instead.",
+    ),
+    (
+        "zero-leaf",
+        {PC, N},
+        "raise",
+        "RuntimeError:runtime/zero/stage3.py:1191:forward_post_hook",
+        "A module cannot be set as a leaf module when it does not have any input tensors that require gradients and has output tensors that require gradients. This is because the gradient reduction hook will not be called in this case.",
+    ),
+    # ---- OOM through DeepSpeed frames
+    (
+        "oom-zero3",
+        {"cuda_oom"},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/zero/stage3.py", line 2117, in step\n    self._optimizer_step(sub_group_id)\n'
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacty of 79.15 GiB of which 1.02 GiB is free.",
+    ),
+    (
+        "oom-cpu-offload",
+        {"host_oom"},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/zero/stage3.py", line 823, in _create_fp32_partitions\n    self.fp32_partitioned_groups_flat.append(self.fp16_partitioned_groups_flat[i].to(self.subgroup_to_device[i]).clone().float().detach())\n'
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] : DefaultCPUAllocator: can't allocate memory: you tried to allocate 27959886848 bytes. Error code 12 (Cannot allocate memory)",
+    ),
+    (
+        "oom-pin",
+        {"host_oom", "cuda_oom"},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/zero/stage_1_and_2.py", line 483, in __init__\n    self.single_partition_of_fp32_groups[i] = self.single_partition_of_fp32_groups[i].pin_memory()\n'
+        "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+    ),
+    # ---- pipeline
+    (
+        "pipe-topo",
+        {PC, N},
+        "raise",
+        "ValueError:runtime/pipe/topology.py:125:get_coord",
+        "rank 17 not found in topology.",
+    ),
+    (
+        "pipe-info",
+        {N},
+        "log",
+        "INFO:module.py:375:_partition_layers",
+        "Partitioning pipeline stages with method parameters",
+    ),
+    ("pipe-info2", {N}, "log", "INFO:engine.py:145:__init__", "CONFIG: micro_batches=8 micro_batch_size=1"),
+    (
+        "pipe-stage-info",
+        {N},
+        "print",
+        "",
+        "stage=0 layers=18\n     0: EmbeddingPipe\n     1: ParallelTransformerLayerPipe",
+    ),
+    (
+        "run-slurm-ids",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:380:validate_args",
+        "slurm backend cannot select specific device ids, got {'worker-0': [0, 1]}",
+    ),
+    (
+        "run-slurm-slots",
+        {"driver_env", "rendezvous"},
+        "raise",
+        "ValueError:launcher/multinode_runner.py:384:validate_args",
+        "slurm backend needs the same slot count on every host, got {8, 4}.",
+    ),
+    (
+        "run-elastic-master",
+        {"rendezvous"},
+        "raise",
+        "AssertionError:launcher/launch.py:190:main",
+        "Master Addr is required when elastic training is enabled",
+    ),
+    (
+        "acc-xpu-019",
+        {"driver_env"},
+        "raise",
+        "ValueError:accelerator/real_accelerator.py:70:get_accelerator",
+        "XPU_Accelerator requires PyTorch with XPU support: No module named 'torch.xpu'",
+    ),
+    (
+        "acc-mlu",
+        {"driver_env"},
+        "log",
+        "ERROR:real_accelerator.py:99:get_accelerator",
+        "MLU_Accelerator requires torch_mlu, which is not installed on this system.",
+    ),
+    (
+        "mpi4py-own",
+        {"driver_env", PC, N},
+        "multi",
+        "",
+        "Traceback (most recent call last):\n  File \"/workspace/run.py\", line 3, in <module>\n    from mpi4py import MPI\nModuleNotFoundError: No module named 'mpi4py'",
+    ),
+    (
+        "comm-mpi4py-log",
+        {"rendezvous"},
+        "multi",
+        "",
+        "[2024-05-01 12:00:00,123] [INFO] [comm.py:652:init_distributed] Not using the DeepSpeed or dist launchers, attempting to detect MPI environment...\nTraceback (most recent call last):\n  File \"/workspace/train.py\", line 9, in <module>\n    deepspeed.init_distributed()\nModuleNotFoundError: No module named 'mpi4py'",
+    ),
+    ("pdsh-exit-0", {N}, "print", "", "pdsh@worker-0: worker-1: ssh exited with exit code 0"),
+]
+
+
+def _render(shape: str, where: str, msg: str) -> list[str]:
+    if shape in ("print", "multi"):
+        return [msg]
+    if shape == "log":
+        lvl, f, ln, fn = where.split(":")
+        line = f"{TS} [{lvl}] [{f}:{ln}:{fn}] {msg}"
+        return [line, "[default0]:" + line]
+    exc, path, ln, fn = where.split(":")
+    tb = (
+        'Traceback (most recent call last):\n  File "/usr/local/bin/deepspeed", line 6, in <module>\n    main()\n'
+        f'  File "/usr/local/lib/python3.10/dist-packages/deepspeed/{path}", line {ln}, in {fn}\n'
+        f"    raise {exc.split('.')[-1]}(...)\n{exc}: {msg}"
+    )
+    return [tb, f"{exc}: {msg}"]
+
+
+PASTES = [
+    pytest.param(log, accepted, id=f"{cid}-{i}")
+    for cid, accepted, shape, where, msg in CASES
+    for i, log in enumerate(_render(shape, where, msg))
+]
+
+
+def _root(log: str) -> tuple[Optional[str], str]:
+    found = failure_findings(log)
+    return (found[0].category, found[0].code) if found else (None, "-")
+
+
+@pytest.mark.parametrize("log,accepted", PASTES)
+def test_deepspeed_message_gets_its_class(log: str, accepted: set[Optional[str]]) -> None:
+    got, code = _root(log)
+    assert got in accepted, (log, got, code)
+
+
+# The rows added by the sweep, their codes and the facts the line shows.
+ROWS = [
+    (
+        "Detected CUDA_VISIBLE_DEVICES=2,4,5,7 but ignoring it because one or several of --include/--exclude/"
+        "--num_gpus/--num_nodes cl args were used. If you want to use CUDA_VISIBLE_DEVICES don't pass any of "
+        "these arguments to deepspeed.",
+        "RUN530",
+        {"visible_devices": "2,4,5,7"},
+    ),
+    ("pdsh@worker-0: worker-3: ssh exited with exit code 1", "RUN133", {"host": "worker-3", "exitcode": 1}),
+    (
+        "ValueError: NPU_Accelerator requires torch_npu, which is not installed on this system.",
+        "RUN531",
+        {"package": "torch_npu"},
+    ),
+    ("RuntimeError: tracing error at step 7: \nmodule id: 3, training: True", "RUN201", {"step": 7}),
+    ("SystemError: Cannot use fp16 without accelerator.", "RUN262", {}),
+    ("AssertionError: MIN:MAX format is only supported in elastic training", "RUN390", {}),
+]
+
+
+@pytest.mark.parametrize("log,code,facts", ROWS)
+def test_sweep_rows_codes_and_facts(log: str, code: str, facts: dict[str, object]) -> None:
+    found = failure_findings(log)
+    assert found and found[0].code == code, (log, found)
+    for k, v in facts.items():
+        assert found[0].facts.get(k) == v, (k, found[0].facts)
+
+
+def test_visible_devices_warning_yields_to_the_failure_it_leads_to() -> None:
+    log = (
+        "Detected CUDA_VISIBLE_DEVICES=2,3 but ignoring it because one or several of --include/--exclude/"
+        "--num_gpus/--num_nodes cl args were used. If you want to use CUDA_VISIBLE_DEVICES don't pass any of "
+        "these arguments to deepspeed.\n"
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 79.15 GiB of which 1.02 GiB is free."
+    )
+    assert _root(log)[0] == "cuda_oom"
