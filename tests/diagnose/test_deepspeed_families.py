@@ -745,6 +745,226 @@ CASES = [
     ),
     ("pdsh-exit-0", {N}, "print", "", "pdsh@worker-0: worker-1: ssh exited with exit code 0"),
 ]
+CASES += [
+    # ---- round 2: engine's rank-agreement check, checkpoint loads, ZeRO-3 param state, torch errors under DeepSpeed frames
+    (
+        "eng-tag-assert",
+        {"collective_mismatch"},
+        "raise",
+        "AssertionError:runtime/engine.py:3047:_checkpoint_tag_validation",
+        "[rank=3] The checkpoint tag name 'global_step100_rank3' is not consistent across all ranks. Including rank unique information in checkpoint tag could cause issues when restoring with different world sizes.",
+    ),
+    (
+        "eng-tag-warn",
+        {"collective_mismatch"},
+        "log",
+        "WARNING:engine.py:3049:_checkpoint_tag_validation",
+        "[rank=3] The checkpoint tag name '2024-05-01_12:00:01' is not consistent across all ranks. Including rank unique information in checkpoint tag could cause issues when restoring with different world sizes.",
+    ),
+    (
+        "eng-ckpt-file-missing",
+        {PC, N},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/engine.py", line 2990, in _get_all_zero_checkpoint_state_dicts\n    _state = self.checkpoint_engine.load(\n'
+        '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py", line 28, in load\n    partition = torch.load(path, map_location=map_location)\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/global_step500/zero_pp_rank_8_mp_rank_00_optim_states.pt'",
+    ),
+    (
+        "eng-universal",
+        {PC, N},
+        "raise",
+        "ValueError:runtime/engine.py:2747:_get_ckpt_name",
+        "Invalid for universal checkpoint: /ckpt/latest_universal does not exist",
+    ),
+    (
+        "eng-loss-scale-min",
+        {PC, N},
+        "raise",
+        "Exception:runtime/fp16/loss_scaler.py:176:update_scale",
+        "Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+    ),
+    (
+        "eng-overflow-fp16",
+        {N},
+        "log",
+        "INFO:fused_optimizer.py:362:_update_scale",
+        "[deepspeed] fp16 dynamic loss scale overflow! Skipping step. Attempted loss scale: 65536, reducing to 32768",
+    ),
+    (
+        "eng-overflow-zero",
+        {N},
+        "log",
+        "INFO:stage_1_and_2.py:1784:step",
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4294967296, reducing to 2147483648",
+    ),
+    (
+        "eng-untested-opt",
+        {N},
+        "log",
+        "WARNING:engine.py:1179:_configure_optimizer",
+        "**** You are using ZeRO with an untested optimizer, proceed with caution *****",
+    ),
+    (
+        "eng-pp-overlap",
+        {N},
+        "log",
+        "WARNING:engine.py:1505:_configure_zero_optimizer",
+        "Pipeline parallelism does not support overlapped communication, will be disabled.",
+    ),
+    (
+        "eng-nebula",
+        {N},
+        "log",
+        "ERROR:engine.py:930:_configure_checkpointing",
+        "No torch_nebula was found! Will fall back to torch.save. Details: No module named 'torch_nebula'",
+    ),
+    (
+        "eng-save-failed",
+        {PC, N},
+        "log",
+        "ERROR:engine.py:3270:save_checkpoint",
+        "Failed saving model checkpoint to /ckpt with tag global_step100",
+    ),
+    (
+        "zero3-expected-avail",
+        {PC, N, "collective_mismatch"},
+        "raise",
+        "RuntimeError:runtime/zero/partition_parameters.py:48:wait",
+        "expected param {'id': 12, 'status': 'NOT_AVAILABLE', 'numel': 0, 'ds_numel': 4096, 'shape': (0,), 'ds_shape': (64, 64), 'requires_grad': True, 'grad_shape': None, 'persist': True, 'active_sub_modules': {3}} to be available",
+    ),
+    (
+        "zero3-still-flight",
+        {PC, N, "collective_mismatch"},
+        "raise",
+        "RuntimeError:runtime/zero/partitioned_param_coordinator.py:412:release_sub_module",
+        "param {'id': 7, 'status': 'INFLIGHT', 'numel': 4096, 'ds_numel': 4096} still in flight",
+    ),
+    (
+        "zero3-registry",
+        {PC, N, "collective_mismatch"},
+        "raise",
+        "RuntimeError:runtime/zero/partitioned_param_coordinator.py:56:push",
+        "{'id': 7, 'status': 'INFLIGHT'} already in registry",
+    ),
+    (
+        "zero3-trace-complete",
+        {PC, N, "collective_mismatch"},
+        "raise",
+        "RuntimeError:runtime/zero/partitioned_param_coordinator.py:490:__all_gather_params",
+        "expected trace to be complete",
+    ),
+    (
+        "zero3-invalidate-alone",
+        {N, "collective_mismatch"},
+        "print",
+        "",
+        "Invalidate trace cache @ step 0 and module 0: cache has only 0 modules",
+    ),
+    (
+        "zero3-invalidate-then-steps",
+        {N},
+        "print",
+        "",
+        "Invalidate trace cache @ step 0 and module 0: cache has only 0 modules\n[2024-05-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, lr=[1e-05], mom=[(0.9, 0.999)]",
+    ),
+    (
+        "zero-none-grad",
+        {PC, N},
+        "raise",
+        "AssertionError:runtime/zero/stage_1_and_2.py:955:average_tensor",
+        "rank 2 - Invalid to reduce Param 118 with None gradient",
+    ),
+    (
+        "pipe-partition",
+        {PC, N},
+        "raise",
+        "RuntimeError:runtime/pipe/module.py:316:_partition_layers",
+        "Partitioning 'transformer' found no valid layers to partition.",
+    ),
+    (
+        "pipe-stages",
+        {PC, N},
+        "raise",
+        "RuntimeError:runtime/pipe/module.py:138:__init__",
+        "must provide num_stages or topology",
+    ),
+    (
+        "ds-nccl-under-comm",
+        {"nccl_network"},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/deepspeed/comm/comm.py", line 117, in log_wrapper\n    return func(*args, **kwargs)\n'
+        '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/comm/torch.py", line 222, in all_reduce\n    return torch.distributed.all_reduce(tensor=tensor, op=op, group=group, async_op=async_op)\n'
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \nLast error:\nsocketStartConnect: Connect to 10.0.0.2<45123> failed : Software caused connection abort",
+    ),
+    (
+        "ds-watchdog",
+        {"collective_timeout"},
+        "multi",
+        "",
+        "[2024-05-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=120, skipped=0, lr=[1e-05], mom=[(0.9, 0.999)]\n"
+        "[rank3]:[E501 12:30:00.456789 1234 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9012, OpType=_ALLGATHER_BASE, NumelIn=1048576, NumelOut=8388608, Timeout(ms)=1800000) ran for 1800095 milliseconds before timing out.",
+    ),
+    (
+        "ds-calledprocess",
+        {PC},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.8/dist-packages/deepspeed/launcher/launch.py", line 171, in <module>\n    main()\n'
+        '  File "/usr/local/lib/python3.8/dist-packages/deepspeed/launcher/launch.py", line 165, in main\n    raise subprocess.CalledProcessError(returncode=process.returncode,\n'
+        "subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'train.py', '--local_rank=1', '--deepspeed']' returned non-zero exit status 1.",
+    ),
+    (
+        "ds-killed-9",
+        {"host_oom", PC},
+        "multi",
+        "",
+        "[2024-05-01 12:00:00,123] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4101\n"
+        "[2024-05-01 12:00:00,130] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = -9",
+    ),
+    ("launch-env-nccl", {N}, "log", "INFO:launch.py:139:main", "0 NCCL_IB_DISABLE=1"),
+    ("launch-env-nccl2", {N}, "log", "INFO:launch.py:139:main", "0 NCCL_SOCKET_IFNAME=eth0"),
+    ("launch-env-debug", {N}, "log", "INFO:launch.py:139:main", "0 NCCL_DEBUG=INFO"),
+    (
+        "run-workers",
+        {N},
+        "log",
+        "INFO:runner.py:571:main",
+        "Running on the following workers: worker-0,worker-1",
+    ),
+    (
+        "run-env-file",
+        {N},
+        "log",
+        "INFO:multinode_runner.py:80:get_cmd",
+        "Running on the following workers: worker-0,worker-1",
+    ),
+    (
+        "elastic-disable",
+        {N},
+        "log",
+        "INFO:launch.py:191:main",
+        "Disabling elastic training support as PyTorch version should be greater than 1.11.x",
+    ),
+    ("ds-config-print", {N}, "log", "INFO:config.py:1000:print", "  world_size ................... 16"),
+    ("ds-config-comm", {N}, "log", "INFO:config.py:1000:print", "  communication_data_type ...... None"),
+    (
+        "ds-config-timeout",
+        {N},
+        "log",
+        "INFO:config.py:1000:print",
+        "  timers_config ................ enabled=True synchronized=True",
+    ),
+    (
+        "ds-comm-summary",
+        {N},
+        "print",
+        "",
+        "Comm. Op            Message Size        Count               Total Latency(ms)   Avg Latency(ms)     tput_avg (Gbps)     busbw_avg (Gbps)\nall_reduce\n                    8.0 MB              10                  12.34               1.23                54.3                101.8",
+    ),
+]
 
 
 def _render(shape: str, where: str, msg: str) -> list[str]:
@@ -798,6 +1018,11 @@ ROWS = [
     ),
     ("RuntimeError: tracing error at step 7: \nmodule id: 3, training: True", "RUN201", {"step": 7}),
     ("SystemError: Cannot use fp16 without accelerator.", "RUN262", {}),
+    (
+        "AssertionError: [rank=5] The checkpoint tag name 'step10_rank5' is not consistent across all ranks.",
+        "RUN201",
+        {"rank": 5, "tag": "step10_rank5"},
+    ),
     ("AssertionError: MIN:MAX format is only supported in elastic training", "RUN390", {}),
 ]
 

@@ -270,6 +270,39 @@ def _unused(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+# runtime/engine.py _checkpoint_tag_validation (0.3-0.19): save_checkpoint all-reduces a hash of the tag and
+# "[rank=3] The checkpoint tag name 'x' is not consistent across all ranks. Including rank unique information
+# in checkpoint tag could cause issues when restoring with different world sizes." is raised (AssertionError,
+# checkpoint.tag_validation "Fail") or logged (the default "Warn": the ranks save, and later load, different
+# directories). The ranks disagree: RUN201, weak when only warned.
+_TAG = lazy_re.compile(
+    r"(?:\[rank=(?P<rank>\d+)\] )?The checkpoint tag name '(?P<tag>[^']{0,200})' is not consistent "
+    r"across all ranks"
+)
+
+
+def _tag(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "msg = " in hit.text:
+        return []  # the source line of a traceback
+    rank = int(m.group("rank")) if m.group("rank") else None
+    warned = "WARNING" in hit.text and "Error" not in hit.text
+    facts = {"kind": "checkpoint_tag_differs", "framework": "deepspeed", "tag": m.group("tag")}
+    if rank is not None:
+        facts["rank"] = rank
+    return [
+        row.event(
+            hit,
+            f"{hit.who(rank)}: the checkpoint tag '{clip(m.group('tag'), 60)}' differs across ranks (a time "
+            "stamp or a rank in the tag): every rank must pass the same tag to save_checkpoint/"
+            "load_checkpoint, or the ranks write and read different directories",
+            facts,
+            rank=rank,
+            tier=1 if warned else None,
+            dedupe=(row.code, "ckpt_tag"),
+        )
+    ]
+
+
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "deepspeed visible devices ignored",
@@ -372,6 +405,14 @@ SIGNATURES: tuple[Signature, ...] = (
         C.DDP_UNFINISHED_REDUCTION.code,
         anchors=(b"This assert indicates that your module has parameters",),
         words=("this assert indicates that your module has parameters",),
+    ),
+    Signature(
+        "deepspeed checkpoint tag differs across ranks",
+        _TAG,
+        _tag,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"' is not consistent across all ranks",),
+        words=("' is not consistent across all ranks",),
     ),
 )
 parse = gated_reader(SIGNATURES)
