@@ -965,6 +965,193 @@ CASES += [
         "Comm. Op            Message Size        Count               Total Latency(ms)   Avg Latency(ms)     tput_avg (Gbps)     busbw_avg (Gbps)\nall_reduce\n                    8.0 MB              10                  12.34               1.23                54.3                101.8",
     ),
 ]
+CASES += [
+    # ---- round 3: shapes seen in DeepSpeed logs of the released corpora (not their sentences)
+    (
+        "comm-nccl-not-impl",
+        {N},
+        "log",
+        "WARNING:comm.py:633:init_deepspeed_backend",
+        "NCCL backend in DeepSpeed not yet implemented",
+    ),
+    (
+        "comm-mpi-not-impl",
+        {N},
+        "log",
+        "WARNING:comm.py:635:init_deepspeed_backend",
+        "MPI backend in DeepSpeed not yet implemented",
+    ),
+    (
+        "launch-exit-wrapped",
+        {PC},
+        "multi",
+        "",
+        "[2024-05-01 12:00:00,130] [ERROR] [launch.py:321:sigkill_handler] ['/data/project/venv/bin/python', '-m',\n"
+        " 'mii.launch.multi_gpu_server', '--deployment-name', 'llama', '--load-balancing-port', '50050',\n"
+        " '--local_rank=1'] exits with return code = 1",
+    ),
+    (
+        "launch-exit-wrapped-m9",
+        {"host_oom", PC},
+        "multi",
+        "",
+        "[2024-05-01 12:00:00,130] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=7', '--data_path', 'Dahoas/rm-static',\n"
+        " '--per_device_train_batch_size', '8', '--zero_stage', '3', '--deepspeed', '--output_dir', './output'] exits with return code = -9",
+    ),
+    (
+        "launch-exit-m7",
+        {PC},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=2'] exits with return code = -7",
+    ),
+    (
+        "launch-exit-m15",
+        {PC, N},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=2'] exits with return code = -15",
+    ),
+    (
+        "launch-exit-2",
+        {PC},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = 2",
+    ),
+    (
+        "launch-exit-m4",
+        {PC},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = -4",
+    ),
+    (
+        "launch-exit-m8",
+        {PC},
+        "log",
+        "ERROR:launch.py:325:sigkill_handler",
+        "['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code = -8",
+    ),
+]
+CASES += [
+    # ---- round 4: op_builder/builder.py, async_io.py, sparse_attn.py (0.9.5, 0.14.4, 0.19.8): printed with
+    # WARNING = "\033[93m [WARNING] \033[0m" at import or ds_report in healthy runs; the raises stop the job
+    (
+        "op-aio-warn",
+        {N},
+        "print",
+        "",
+        " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.",
+    ),
+    (
+        "op-aio-warn-color",
+        {N},
+        "print",
+        "",
+        "\x1b[93m [WARNING] \x1b[0m async_io requires the dev libaio .so object and headers but these were not found.",
+    ),
+    ("op-aio-pkg", {N}, "print", "", " [WARNING]  async_io: please install the libaio-dev package with apt"),
+    (
+        "op-aio-flags",
+        {N},
+        "print",
+        "",
+        " [WARNING]  If libaio is already installed (perhaps from source), try setting the CFLAGS and LDFLAGS environment variables to where it can be found.",
+    ),
+    (
+        "op-sparse",
+        {N},
+        "print",
+        "",
+        " [WARNING]  sparse_attn requires a torch version >= 1.5 and < 2.0 but detected 2.1",
+    ),
+    (
+        "op-triton",
+        {N},
+        "print",
+        "",
+        " [WARNING]  using untested triton version (2.1.0), only 1.0.0 is known to be compatible",
+    ),
+    (
+        "op-triton2",
+        {N},
+        "print",
+        "",
+        " [WARNING]  please install triton==1.0.0 if you want to use sparse attention",
+    ),
+    ("op-sparse-cuda", {N}, "print", "", " [WARNING]  sparse_attn cuda is not available from torch"),
+    (
+        "op-cpuinfo",
+        {N},
+        "print",
+        "",
+        " [WARNING]  cpu_adam attempted to use `py-cpuinfo` but failed (exception type: <class 'ModuleNotFoundError'>, No module named 'cpuinfo'), falling back to `lscpu` to get this information.",
+    ),
+    (
+        "op-skip-cuda-check",
+        {N, "driver_env"},
+        "print",
+        "",
+        " [WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 12.1.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
+    ),
+    (
+        "op-cuda-home",
+        {"driver_env"},
+        "raise",
+        "deepspeed.ops.op_builder.builder.MissingCUDAException:ops/op_builder/builder.py:50:installed_cuda_version",
+        "CUDA_HOME does not exist, unable to compile CUDA op(s)",
+    ),
+    (
+        "op-cuda-mismatch",
+        {"driver_env"},
+        "raise",
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException:ops/op_builder/builder.py:101:assert_no_cuda_mismatch",
+        ">- DeepSpeed Op Builder: Installed CUDA version 11.5 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.",
+    ),
+    (
+        "op-torch-mismatch",
+        {"driver_env"},
+        "raise",
+        "RuntimeError:ops/op_builder/builder.py:149:validate_torch_version",
+        "PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different version than what is being used at runtime. Please re-install DeepSpeed or switch torch versions. Install torch version=2.0, Runtime torch version=2.1",
+    ),
+    (
+        "op-cuda-rt-mismatch",
+        {"driver_env"},
+        "raise",
+        "RuntimeError:ops/op_builder/builder.py:161:validate_torch_op_version",
+        "CUDA version mismatch! DeepSpeed ops were compiled and installed with a different version than what is being used at runtime. Please re-install DeepSpeed or switch torch versions. Install CUDA version=11.8, Runtime CUDA version=12.1",
+    ),
+    (
+        "op-ninja",
+        {"driver_env"},
+        "raise",
+        "RuntimeError:ops/op_builder/builder.py:518:jit_load",
+        "Unable to JIT load the fused_adam op due to ninja not being installed.",
+    ),
+    (
+        "op-incompatible",
+        {"driver_env"},
+        "raise",
+        "RuntimeError:ops/op_builder/builder.py:512:jit_load",
+        "Unable to JIT load the async_io op due to it not being compatible due to hardware/software issue. async_io requires the dev libaio .so object and headers but these were not found.",
+    ),
+    (
+        "op-ds-report",
+        {N},
+        "print",
+        "",
+        "async_io ............... [NO] ....... [NO]\nfused_adam ............. [NO] ....... [OKAY]\ncpu_adam ............... [NO] ....... [OKAY]",
+    ),
+    (
+        "op-ds-report2",
+        {N},
+        "print",
+        "",
+        "DeepSpeed general environment info:\ntorch install path ............... ['/usr/local/lib/python3.10/dist-packages/torch']\ntorch cuda version ............... 12.1\nnvcc version ..................... 12.1\ndeepspeed wheel compiled w. ...... torch 2.1, cuda 12.1",
+    ),
+]
 
 
 def _render(shape: str, where: str, msg: str) -> list[str]:
@@ -1018,6 +1205,18 @@ ROWS = [
     ),
     ("RuntimeError: tracing error at step 7: \nmodule id: 3, training: True", "RUN201", {"step": 7}),
     ("SystemError: Cannot use fp16 without accelerator.", "RUN262", {}),
+    (
+        "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different "
+        "version than what is being used at runtime. Please re-install DeepSpeed or switch torch versions. "
+        "Install torch version=2.0, Runtime torch version=2.1",
+        "RUN296",
+        {"built_with": "2.0", "runtime": "2.1"},
+    ),
+    (
+        "RuntimeError: Unable to JIT load the fused_adam op due to ninja not being installed.",
+        "RUN296",
+        {"op": "fused_adam"},
+    ),
     (
         "AssertionError: [rank=5] The checkpoint tag name 'step10_rank5' is not consistent across all ranks.",
         "RUN201",

@@ -36,6 +36,18 @@ Formats, read at their sources:
   at step 3: module id: 12, training: True expected the next 2 parameters in the parameter fetch queue to
   be (...) but got (...)." - ZeRO-3 ran its modules in another order than its recorded trace, the family
   of "Invalidate trace cache" (rules/desync_reports.py): the ranks all-gather different parameters.
+- runtime/zero/stage_1_and_2.py: "This assert indicates that your module has parameters that were not used in
+  producing loss." (RUN202, DDP's unused parameters as ZeRO words them).
+- runtime/engine.py _checkpoint_tag_validation: "[rank=3] The checkpoint tag name 'x' is not consistent across
+  all ranks." (RUN201: the ranks disagree; weak when only warned).
+- ops/op_builder/builder.py: "PyTorch/CUDA/HIP version mismatch! DeepSpeed ops were compiled and installed
+  with a different version ...", "Unable to JIT load the X op due to ninja not being installed." / "... due
+  to it not being compatible due to hardware/software issue." (RUN296). The builder's import-time warnings
+  (" [WARNING]  async_io requires the dev libaio ...", sparse_attn's torch range, triton) stay silent.
+Healthy lines the sweep keeps silent: the launcher's INFO (WORLD INFO DICT, Setting CUDA_VISIBLE_DEVICES,
+"Process N exits successfully.", the NCCL_* env dump), init_distributed's INFO, the config print, the
+accelerator's auto-detect, fp16 overflow skips, ds_report's tables
+(tests/diagnose/test_deepspeed_families.py).
 """
 
 from __future__ import annotations
@@ -303,6 +315,49 @@ def _tag(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# ops/op_builder/builder.py (0.9-0.19): the prebuilt ops' check against the runtime ("PyTorch version
+# mismatch! DeepSpeed ops were compiled and installed with a different version than what is being used at
+# runtime. ... Install torch version=2.0, Runtime torch version=2.1", the same for "CUDA version" and "HIP
+# version") and the JIT load's refusals ("Unable to JIT load the fused_adam op due to ninja not being
+# installed.", "... due to it not being compatible due to hardware/software issue. <the op's own reason>"):
+# RUN296, as build_fit reads the builder's other checks (CUDA_HOME, "Installed CUDA version ... does not
+# match").
+_OPS = lazy_re.compile(
+    r"(?P<what>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled and installed with a "
+    r"different version(?:.*?Install \w+ version=(?P<built>[\w.]+), Runtime \w+ version=(?P<run>[\w.]+))?|"
+    r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>ninja not being installed|it not being compatible "
+    r"due to hardware/software issue\.?(?P<log>.{0,160}))"
+)
+
+
+def _ops(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "raise " in hit.text:
+        return []
+    if m.group("what"):
+        what = m.group("what")
+        facts = {"reason": "deepspeed_ops_version_mismatch", "component": what.lower()}
+        if m.group("built"):
+            facts.update(built_with=m.group("built"), runtime=m.group("run"))
+        msg = (
+            f"DeepSpeed's prebuilt ops were compiled against another {what} version than the one running"
+            + (f" ({m.group('built')} vs {m.group('run')})" if m.group("built") else "")
+            + ": reinstall deepspeed in this environment (DS_BUILD_OPS=0 pip install --force-reinstall "
+            "deepspeed) or switch back to the torch it was built with"
+        )
+        return [row.event(hit, msg, facts, dedupe=(row.code, "ds_ops"))]
+    op, why = m.group("op"), m.group("why")
+    if why.startswith("ninja"):
+        msg = f"DeepSpeed cannot JIT-build its {op} op: ninja is not installed (pip install ninja)"
+    else:
+        reason = (m.group("log") or "").strip()
+        msg = f"DeepSpeed cannot JIT-build its {op} op on this machine" + (
+            f": {clip(reason, 120)}" if reason else ""
+        )
+    return [
+        row.event(hit, msg, {"reason": "deepspeed_op_unbuildable", "op": op}, dedupe=(row.code, "ds_ops", op))
+    ]
+
+
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "deepspeed visible devices ignored",
@@ -413,6 +468,14 @@ SIGNATURES: tuple[Signature, ...] = (
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b"' is not consistent across all ranks",),
         words=("' is not consistent across all ranks",),
+    ),
+    Signature(
+        "deepspeed ops do not fit the runtime",
+        _OPS,
+        _ops,
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        anchors=(b"version mismatch! DeepSpeed ops were compiled", b"Unable to JIT load the "),
+        words=("version mismatch! deepspeed ops were compiled", "unable to jit load the "),
     ),
 )
 parse = gated_reader(SIGNATURES)
