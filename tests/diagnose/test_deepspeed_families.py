@@ -1090,7 +1090,7 @@ CASES += [
     ),
     (
         "op-skip-cuda-check",
-        {N, "driver_env"},
+        {N},
         "print",
         "",
         " [WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 12.1.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
@@ -1150,6 +1150,99 @@ CASES += [
         "print",
         "",
         "DeepSpeed general environment info:\ntorch install path ............... ['/usr/local/lib/python3.10/dist-packages/torch']\ntorch cuda version ............... 12.1\nnvcc version ..................... 12.1\ndeepspeed wheel compiled w. ...... torch 2.1, cuda 12.1",
+    ),
+]
+CASES += [
+    # ---- round 5: utils/groups.py, runtime/pipe/p2p.py, comm/torch.py, elasticity/elastic_agent.py (0.9.5-0.19.8)
+    (
+        "groups-dist-not-init",
+        {"rendezvous", "nccl_usage", PC, N},
+        "raise",
+        "AssertionError:utils/groups.py:269:_create_expert_and_data_parallel",
+        "dist is not initialized",
+    ),
+    (
+        "groups-divisible",
+        {PC, N, "driver_env", "rendezvous"},
+        "raise",
+        "AssertionError:utils/groups.py:61:_ensure_divisibility",
+        "8 is not divisible by 3",
+    ),
+    (
+        "groups-a2a",
+        {PC, N, "driver_env", "rendezvous"},
+        "raise",
+        "AssertionError:utils/groups.py:384:_get_local_all_to_all_group",
+        "num_nodes<2 cannot initialize All-To-All",
+    ),
+    (
+        "p2p-no-pp",
+        {PC, N},
+        "raise",
+        "AssertionError:runtime/pipe/p2p.py:31:init_process_groups",
+        "There is no pipeline parallelism",
+    ),
+    (
+        "p2p-adjacent",
+        {PC, N, "nccl_usage", "collective_mismatch"},
+        "raise",
+        "AssertionError:runtime/pipe/p2p.py:40:_is_valid_send_recv",
+        "Functionality currently limited to send and receive between adjacent ranks only",
+    ),
+    ("comm-prof-off", {N}, "log", "WARNING:torch.py:175:reduce", "REDUCE is OFF"),
+    ("comm-ag-off", {N}, "log", "WARNING:torch.py:205:all_gather", "All Gather is OFF"),
+    (
+        "comm-coalesced",
+        {PC, N, "driver_env"},
+        "raise",
+        "RuntimeError:comm/torch.py:166:all_reduce_coalesced",
+        "Current torch version does not have all_reduce_coalesced api (torch.__version__: 1.12.1)",
+    ),
+    # FAILED / UNHEALTHY are handled above the raise (restart or stop): only INIT / STOPPED / UNKNOWN reach it
+    (
+        "elastic-unknown",
+        {PC, N},
+        "raise",
+        "Exception:elasticity/elastic_agent.py:188:_invoke_run",
+        "[trainer] Worker group in UNKNOWN state",
+    ),
+    (
+        "elastic-restart",
+        {PC, N},
+        "print",
+        "",
+        "INFO:torch.distributed.elastic.agent.server.api:[trainer] Worker group FAILED. 2/100 attempts left; will restart worker group",
+    ),
+    (
+        "torch-pg-not-init",
+        {"rendezvous", "nccl_usage", PC, N},
+        "multi",
+        "",
+        'Traceback (most recent call last):\n  File "/usr/local/lib/python3.10/dist-packages/deepspeed/comm/torch.py", line 286, in get_rank\n    return torch.distributed.get_rank(group=group)\n'
+        "ValueError: Default process group has not been initialized, please make sure to call init_process_group.",
+    ),
+]
+CASES += [
+    (
+        "op-skip-cuda-check-then-nccl",
+        {"nccl_network"},
+        "multi",
+        "",
+        " [WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 12.1.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.\ntorch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
+    ),
+    (
+        "op-skip-cuda-check-wrapped",
+        {N},
+        "multi",
+        "",
+        " [WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 12.1.\nDetected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
+    ),
+    (
+        "op-cuda-mismatch-095",
+        {"driver_env"},
+        "raise",
+        "Exception:ops/op_builder/builder.py:96:assert_no_cuda_mismatch",
+        ">- DeepSpeed Op Builder: Installed CUDA version 11.5 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.",
     ),
 ]
 
