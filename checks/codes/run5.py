@@ -6,4 +6,36 @@ category.
 
 from __future__ import annotations
 
+from pgdoctor.checks.base import register_code
+
 AREA = "run"
+
+# --- s7: DeepSpeed source sweep (RUN530-RUN539) ---
+
+# Category driver_env: DeepSpeed's runner (deepspeed/launcher/runner.py 0.9-0.19, print()) "Detected
+# CUDA_VISIBLE_DEVICES=2,4 but ignoring it because one or several of --include/--exclude/--num_gpus/
+# --num_nodes cl args were used" (0.15+: "Detected VISIBLE_DEVICES=..."): the ranks run on GPUs 0..N-1, not
+# the list the user set (accelerate launch passes --num_gpus itself). Remedy: --include localhost:2,4.
+DS_VISIBLE_DEVICES_IGNORED = register_code(
+    "RUN530",
+    "deepspeed-visible-devices-ignored",
+    "warn",
+    "driver_env",
+    "DeepSpeed's launcher ignored CUDA_VISIBLE_DEVICES because --include/--exclude/--num_gpus/--num_nodes "
+    "was given",
+    AREA,
+)
+
+# Category driver_env: DeepSpeed's accelerator layer (deepspeed/accelerator/real_accelerator.py 0.10-0.19)
+# "DS_ACCELERATOR must be one of [...]" / "NPU_Accelerator requires torch_npu, which is not installed on this
+# system." (XPU, MPS, HPU, MLU, SDAA alike). Remedy: install the vendor's torch extension or fix
+# DS_ACCELERATOR.
+DS_ACCELERATOR_UNAVAILABLE = register_code(
+    "RUN531",
+    "deepspeed-accelerator-unavailable",
+    "fail",
+    "driver_env",
+    "DeepSpeed cannot set up the accelerator it was told or detected (extension not installed, "
+    "bad DS_ACCELERATOR)",
+    AREA,
+)

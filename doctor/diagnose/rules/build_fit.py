@@ -98,6 +98,10 @@ _BNB_SETUP = lazy_re.compile(r"CUDA Setup failed despite GPU being available")
 
 
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(3) and any("DS_SKIP_CUDA_CHECK" in ln.text for ln in [hit.line, *hit.after(1, False)]):
+        # DeepSpeed's op builder (op_builder/builder.py 0.6-0.19) saying DS_SKIP_CUDA_CHECK=1 lets it go
+        # on with the mismatch: a warning of a choice made, not the failure (a healthy run prints it too)
+        return []
     facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
     if m.group(5):
         facts.update(library="cudnn", runtime_cudnn=m.group(5), built_cudnn=m.group(6))
