@@ -6,4 +6,30 @@ category.
 
 from __future__ import annotations
 
+from pgdoctor.checks.base import register_code
+
 AREA = "run"
+
+# r1 (RUN500-RUN509), issue 26 sweep of rendezvous / driver_env misses.
+# Category driver_env: the CUDA toolkit's NVML stub (lib64/stubs/libnvidia-ml.so) was loaded instead of the
+# driver's library; it prints "You should always run with libnvidia-ml.so that is installed with your NVIDIA
+# Display Driver ... is a stub library" and every NVML call fails. Remedy: stubs off LD_LIBRARY_PATH.
+NVML_STUB_LIBRARY = register_code(
+    "RUN500",
+    "nvml-stub-library",
+    "fail",
+    "driver_env",
+    "The process loaded the NVML stub library instead of the NVIDIA driver's libnvidia-ml.so",
+    AREA,
+)
+# Category driver_env: DeepSpeed's launcher (runner.py) printed "Detected CUDA_VISIBLE_DEVICES=... but
+# ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used" and
+# ran the ranks on GPUs the user had excluded. Remedy: --include localhost:<ids> instead of --num_gpus.
+DEEPSPEED_VISIBLE_DEVICES_IGNORED = register_code(
+    "RUN501",
+    "deepspeed-visible-devices-ignored",
+    "warn",
+    "driver_env",
+    "DeepSpeed's launcher ignored CUDA_VISIBLE_DEVICES: the ranks run on other GPUs than the ones set",
+    AREA,
+)
