@@ -33,3 +33,14 @@ DEEPSPEED_VISIBLE_DEVICES_IGNORED = register_code(
     "DeepSpeed's launcher ignored CUDA_VISIBLE_DEVICES: the ranks run on other GPUs than the ones set",
     AREA,
 )
+# Category driver_env: Open MPI's help-opal-runtime.txt "It looks like opal_init failed for some reason; your
+# parallel process is likely to abort." (opal_shmem_base_select / opal_os_dirpath_create / mca_base_open
+# failed): the local OPAL layer, before any launch or peer. Remedy: repair the MPI install, /dev/shm, TMPDIR.
+MPI_LOCAL_INIT_FAILED = register_code(
+    "RUN502",
+    "mpi-local-init-failed",
+    "fail",
+    "driver_env",
+    "Open MPI's local layer (opal_init) could not start on this node: the MPI install or its environment",
+    AREA,
+)

@@ -15,7 +15,11 @@ Formats (socket.cpp, C10D_WARNING / C10D_ERROR, printed "[W socket.cpp:204] [c10
   on {} has failed to accept a connection {err}." (EMFILE "Too many open files" at scale), raised as
   SocketError: the store's server stopped taking ranks;
 - tryConnect: "The server socket on {} has timed out, will retry." (the connect attempt's timeout, a
-  warning before the next try): read like the hostname record, only when the log stops at it.
+  warning before the next try): read like the hostname record, only when the log stops at it;
+- tryListen's "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)."
+  quoted without its errno (a thread's title, a cut paste: "The server socket has failed to bind to
+  [::]:29500, deepspeed 端口被占用"): rendezvous.py reads the whole record; the address alone is read as the
+  store's port taken, by far the bind's most frequent errno (RUN223).
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ _ACCEPT = lazy_re.compile(
     r"connection(?P<err> .+?)?)\.?\s*$"
 )
 _RETRY_TIMEOUT = lazy_re.compile(r"The server socket on (?P<addr>\S+) has timed out, will retry")
+_BIND_BARE = lazy_re.compile(
+    r"The server socket has failed to bind to (?P<addr>\[[^\]\s]*\]:\d+|[\w.-]+:\d+)(?!\d)"
+)
 # getnameinfo's EAI codes (glibc netdb.h) and Winsock's.
 _GAI = {
     -2: "EAI_NONAME: the address has no name",
@@ -106,6 +113,22 @@ def _retry_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+def _bind_bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "errno" in hit.text or "[c10d]" in hit.text or "socket.cpp" in hit.text:
+        return []  # the whole record: rendezvous.py's reading (or its silence) stands
+    addr = m.group("addr")
+    return [
+        row.event(
+            hit,
+            f"the store could not bind {addr}: the port is most likely taken (another job or a leftover "
+            "process of an earlier run holds MASTER_PORT); free it or pick another --master_port",
+            {"store_address": addr, "master_port": int(addr.rsplit(":", 1)[1])},
+            code=C.ADDRESS_IN_USE.code,
+            dedupe=(C.ADDRESS_IN_USE.code,),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "c10d client hostname lookup",
@@ -123,6 +146,14 @@ SIGNATURES = (
         anchors=(b"The server socket on ",),
         worth=(rb"The server socket on .+ (?:is not listening for connections|has failed to accept)",),
         words=("not listening for connections", "failed to accept a connection"),
+    ),
+    Signature(
+        "c10d bind quoted without its errno",
+        _BIND_BARE,
+        _bind_bare,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"server socket has failed to bind to",),
+        words=("has failed to bind to",),
     ),
     Signature(
         "c10d connect attempt timed out",
