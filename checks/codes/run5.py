@@ -39,3 +39,28 @@ DS_ACCELERATOR_UNAVAILABLE = register_code(
     "bad DS_ACCELERATOR)",
     AREA,
 )
+
+
+# r1 (RUN500-RUN509), issue 26 sweep of rendezvous / driver_env misses.
+# Category driver_env: the CUDA toolkit's NVML stub (lib64/stubs/libnvidia-ml.so) was loaded instead of the
+# driver's library; it prints "You should always run with libnvidia-ml.so that is installed with your NVIDIA
+# Display Driver ... is a stub library" and every NVML call fails. Remedy: stubs off LD_LIBRARY_PATH.
+NVML_STUB_LIBRARY = register_code(
+    "RUN500",
+    "nvml-stub-library",
+    "fail",
+    "driver_env",
+    "The process loaded the NVML stub library instead of the NVIDIA driver's libnvidia-ml.so",
+    AREA,
+)
+# Category driver_env: Open MPI's help-opal-runtime.txt "It looks like opal_init failed for some reason; your
+# parallel process is likely to abort." (opal_shmem_base_select / opal_os_dirpath_create / mca_base_open
+# failed): the local OPAL layer, before any launch or peer. Remedy: repair the MPI install, /dev/shm, TMPDIR.
+MPI_LOCAL_INIT_FAILED = register_code(
+    "RUN502",
+    "mpi-local-init-failed",
+    "fail",
+    "driver_env",
+    "Open MPI's local layer (opal_init) could not start on this node: the MPI install or its environment",
+    AREA,
+)

@@ -11,7 +11,8 @@ component: "ext3x_client.c", "ext2x_client.c") then "*** An error
 occurred in MPI_Init", and "PMIX ERROR: UNREACHABLE in file ...". Open MPI's own start-up help texts
 (help-mpi-runtime.txt, help-orte-runtime.txt, 1.x-4.x; PRRTE's in 5.x): "It looks like MPI_INIT failed for
 some reason; your parallel process is likely to abort." (5.x "MPI runtime init", also "orte_init",
-"opal_init"), hard-wrapped, then the step that failed and its status: "ompi_rte_init failed" / "orte_ess_init
+"opal_init": OPAL, the local layer under the runtime, is the node's install or environment, RUN502),
+hard-wrapped, then the step that failed and its status: "ompi_rte_init failed" / "orte_ess_init
 failed" / "opal_pmix_base_select failed" with "--> Returned "(null)" (-43) instead of "Success" (0)" is the
 rank's runtime that could not join its launcher (a rank started without mpirun, or by srun without the PMI
 this Open MPI was built for: RUN304), and "  PML add procs failed" with "--> Returned "Unreachable" (-12)" is
@@ -157,6 +158,24 @@ def _ompi_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         ]
     if m.group("what") == "pmix_init":
         return _pmix_init(row, hit, facts, step, ret)
+    if m.group("what") == "opal_init":
+        # help-opal-runtime.txt: OPAL, the layer under the runtime, could not start on this node (its MCA
+        # components, the shared-memory backing, the session directory, hwloc): before any launcher or peer
+        # is involved, the MPI install or the node's environment (a Jetson / container without what it needs)
+        facts["problem"] = "opal_init_failed"
+        return [
+            row.event(
+                hit,
+                "Open MPI's local layer (opal_init) failed"
+                + (f" ({step}" + (f": {ret}" if ret else "") + ")" if step else "")
+                + ": the MPI install or this node's environment is broken (missing components, /dev/shm or "
+                "TMPDIR unusable, an install of another build); check ompi_info and the session directory, "
+                "or drop the MPI launcher (torchpack) on a single device",
+                facts,
+                code=C.MPI_LOCAL_INIT_FAILED.code,
+                dedupe=(C.MPI_LOCAL_INIT_FAILED.code,),
+            )
+        ]
     runtime = m.group("what") != "MPI_INIT" or any(w in step.lower() for w in ("rte", "ess", "pmix", "pmi"))
     what = (
         f"Open MPI's {m.group('what')} failed"

@@ -55,6 +55,10 @@ _NNODES_LAUNCH = lazy_re.compile(
     r"\bSLURM_NNODES=(\d+)|\bSLURM_JOB_NUM_NODES=(\d+)"
 )
 
+# A launcher's error that quotes the command it could not run ("Error: failed to run torchrun --nnodes=2 ...
+# on 10.0.0.2, is localhost: False, exception: ..."): the failure rows read it, not the node count.
+_LAUNCH_ERROR = lazy_re.compile(r"\bfailed to (?:run|launch|start) ")
+
 
 def _observe(kind: str) -> Build:
     """A build that records the line as an observation of `kind`, with the facts of its match."""
@@ -70,6 +74,8 @@ def _observe(kind: str) -> Build:
         elif kind == "nodes":
             if "in Lightning, but" in hit.text:
                 return None  # Lightning's complaint that SLURM's --nodes is not its num_nodes: rdzv_config's
+            if _LAUNCH_ERROR.search(hit.text):
+                return None  # a launcher's error quoting the command (ColossalAI's): remote_launch's line
             facts["nodes"] = int(next(g for g in m.groups() if g is not None))
             facts["nodes_from"] = "nccl" if m.re == _NNODES_NCCL else "launcher"
         return [row.event(hit, hit.text.strip(), facts, code=OBSERVED, dedupe=(OBSERVED, kind, hit.line.no))]

@@ -10,7 +10,10 @@ each socket address (protocol/network address/port) is normally permitted", loca
 ("OSError: [Errno 98] Adresse déjà utilisée", "[Errno 98] Die Adresse wird bereits verwendet"): read as
 rendezvous.py reads the English "[Errno 98] Address already in use" - only where the store or the ranks are
 in sight (a TCPStore / init_process_group / rendezvous frame in the 16 lines before, or a rank's prefix); a
-web app's own port (gradio, uvicorn) is no failure of the job.
+web app's own port (gradio, uvicorn) is no failure of the job. A server that checks its port before it binds
+and says so in its own words: DGL-KE's kvstore server (dglke/kvserver.py start_server, 0.1.x, after
+check_port_available) "Error: port 30050 is not available." and exit(): a port of its ip_config taken by a
+stale server or another job.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pgdoctor.model import lazy_re
 _RAY_PORTS = lazy_re.compile(
     r"Ray component (?P<comp>\w+) is trying to use a port number (?P<port>\d+) that is used by other"
 )
+_PORT_TAKEN = lazy_re.compile(r"(?:^|\s)Error: port (?P<port>\d{1,5}) is not available\.?\s*$")
 _WIN_IN_USE = lazy_re.compile(
     r"\[WinError 10048\]|\bWSAEADDRINUSE\b|\[Errno 98\] (?![Aa]ddress already in use)(?P<text>\S[^\n]*)"
 )
@@ -103,6 +107,19 @@ def _addr_not_avail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
+def _port_taken(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    port = int(m.group("port"))
+    return [
+        row.event(
+            hit,
+            f"the server's port {port} is already taken on this host (a server of an earlier run still up, "
+            "or another job): stop it (ss -ltnp | grep :PORT) or give the servers other ports",
+            {"port": port},
+            dedupe=(row.code, port),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "ray port plan clash",
@@ -120,6 +137,15 @@ SIGNATURES = (
         anchors=(b"WinError 10048", b"WSAEADDRINUSE", b"[Errno 98] "),
         worth=(rb"WinError 10048", rb"WSAEADDRINUSE", rb"\[Errno 98\] "),
         words=("winerror 10048", "wsaeaddrinuse", "[errno 98] "),
+    ),
+    Signature(
+        "server's port check",
+        _PORT_TAKEN,
+        _port_taken,
+        C.ADDRESS_IN_USE.code,
+        anchors=(b"Error: port ",),
+        worth=(rb"Error: port \d+ is not available",),
+        words=("is not available",),
     ),
     Signature(
         "address not this host's",

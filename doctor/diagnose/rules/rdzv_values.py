@@ -23,7 +23,15 @@ interface for the address the host name resolved to. Read at their source:
   prints busybox's "nslookup: can't resolve '<job>-master-0'" (or "** server can't find ...: NXDOMAIN")
   then "waiting for master": a paste that ends in that loop is a worker whose master's service name never
   resolved (its pod not up, another namespace, a DNS policy that hides it): RUN222. launch_start.py reads
-  the same lines when the launcher's failure follows them.
+  the same lines when the launcher's failure follows them. The same wait as Kubernetes shows it: the
+  kubelet's event "Back-off restarting failed container init-pytorch in pod <job>-worker-0_<ns>(<uid>)"
+  (the loop's "exit $err" after MaxTries, trainer v1.7+; other operators name theirs "wait-for-master"),
+  kubectl get pods' "<job>-worker-0   0/1   Init:CrashLoopBackOff" / "Init:Error" / "Init:0/1", and kubectl
+  logs' 'container "pytorch" in pod "<job>-worker-0" is waiting to start: PodInitializing' (a worker pod
+  still in that init container): RUN222, the master's name never resolved for the worker.
+- torch/distributed/rendezvous.py's "environment variable RANK expected, but not set" read alone (its lead
+  "Error initializing torch.distributed using env:// rendezvous:" broken onto the line before, or cut off):
+  RUN224, as rdzv_config.py reads the whole message.
 - a log that ends at the process group's start: Lightning's (fabric/utilities/distributed.py
   _init_dist_connection, 1.x "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4", 1.6+ "Initializing distributed:
   ...") logs the line, calls init_process_group, then rank 0 logs "All distributed processes registered.
@@ -90,6 +98,18 @@ _ETCD_SERVER = lazy_re.compile(
 # busybox / bind nslookup in the training-operator's init container.
 _NSLOOKUP = lazy_re.compile(
     r"nslookup: can't resolve '(?P<a>[^']{1,200})'|\*\* server can't find (?P<b>[\w.-]{1,200}): NXDOMAIN"
+)
+# torch/distributed/rendezvous.py's env:// message by its tail alone (rdzv_config.py reads it whole): a paste
+# that broke the line after "rendezvous:" ("ValueError: Error initializing torch.distributed using env://
+# rendezvous:" / "environment variable RANK expected, but not set"), a title or a cut paste that kept only the
+# sentence. torch's own words, which no healthy line says.
+_CONFIG_TAIL = lazy_re.compile(r"\benvironment variable (\w+) expected, but not set")
+# Kubernetes' view of the same wait (pod names: <job>-worker-<i>, the operator's init container).
+_K8S_INIT = lazy_re.compile(
+    r"Back-off restarting failed container (?P<c>init-pytorch|wait-for-master) in pod (?P<pod>[\w.-]+)|"
+    r"container \\?\"(?P<c2>[\w.-]+)\\?\" in pod \\?\"(?P<pod2>[\w.-]+-worker-\d+)\\?\" is waiting to start: "
+    r"PodInitializing|"
+    r"^\s*(?P<pod3>[\w.-]+-worker-\d+)\s+0/\d+\s+Init:(?P<st>CrashLoopBackOff|Error|0/\d+)\b"
 )
 # gloo's device: no interface holds the address the host name resolved to.
 _GLOO_NO_IFACE = lazy_re.compile(
@@ -298,6 +318,47 @@ def _nslookup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+def _config_tail(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    var = m.group(1)
+    return [
+        row.event(
+            hit,
+            f"init_process_group could not start the env:// rendezvous: {var} is not set (start the "
+            "script with torchrun / torch.distributed.launch / srun exporting it, or set RANK, WORLD_SIZE, "
+            "MASTER_ADDR and MASTER_PORT yourself)",
+            {"init_method": "env://", "missing_variable": var, "problem": clip(m.group(0), 160)},
+            dedupe=(row.code,),
+        )
+    ]
+
+
+def _k8s_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    pod = m.group("pod") or m.group("pod2") or m.group("pod3")
+    pod = pod.split("_")[0]  # the event's "<pod>_<namespace>(<uid>)"
+    state = m.group("st")
+    failed = m.group("c") is not None or state in ("CrashLoopBackOff", "Error")
+    what = (
+        "keeps failing (its nslookup loop gave up)"
+        if failed
+        else "is still running (PodInitializing: its loop waits)"
+    )
+    return [
+        row.event(
+            hit,
+            f"pod {pod}'s init container, which waits until the master's service name resolves, {what}: the "
+            "master pod is not running or not ready (image, resources, its own crash), its Service is "
+            "missing, or the cluster DNS / a network policy hides it; no rank of this worker started",
+            {
+                "pod": pod,
+                "launcher": "kubeflow training-operator",
+                "init_state": state or ("failed" if failed else "PodInitializing"),
+            },
+            tier=0 if failed else 1,
+            dedupe=(row.code, "k8s_init"),
+        )
+    ]
+
+
 def _gloo_no_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     addr = m.group("addr").rstrip(".,")
     facts: dict[str, object] = {"address": addr, "transport": "gloo"}
@@ -319,6 +380,14 @@ def _gloo_no_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 
 SIGNATURES = (
+    Signature(
+        "env:// variable not set, the message's tail",
+        _CONFIG_TAIL,
+        _config_tail,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"expected, but not set",),
+        words=("expected, but not set",),
+    ),
     Signature(
         "rendezvous port that does not parse",
         _PORT_PARSE,
@@ -381,6 +450,24 @@ SIGNATURES = (
         anchors=(b"nslookup: can't resolve", b"server can't find"),
         worth=(rb"nslookup: can't resolve", rb"server can't find"),
         words=("nslookup: can't resolve", "server can't find"),
+    ),
+    Signature(
+        "kubeflow worker pod stuck in its init container",
+        _K8S_INIT,
+        _k8s_init,
+        C.STORE_UNREACHABLE.code,
+        anchors=(
+            b"failed container init-pytorch",
+            b"failed container wait-for-master",
+            b"PodInitializing",
+            b"Init:",
+        ),
+        worth=(
+            rb"failed container (?:init-pytorch|wait-for-master)",
+            rb"is waiting to start: PodInitializing",
+            rb"-worker-\d+\s+0/\d+\s+Init:",
+        ),
+        words=("init-pytorch", "wait-for-master", "podinitializing", "init:"),
     ),
     Signature(
         "log that ends at the process group's start",

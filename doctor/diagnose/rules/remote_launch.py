@@ -24,6 +24,16 @@ A remote login shell of the csh family answers every sh-style assignment the lau
 and hand-made ssh loops send "export DMLC_ROLE=...; python ...", so the ranks there start without the job's
 environment (RUN303, tier 1: a more specific failure after it outranks it).
 
+ColossalAI's `colossalai run --host/--hostfile` (cli/launcher/multinode_runner.py, 0.1-0.4) starts every
+node's torchrun through fabric (paramiko's ssh) and prints what the connection raised: "Error: failed to
+run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=1 ... pretrain.py on 192.168.1.12, is localhost:
+False, exception: not a valid RSA private key file" (paramiko: "Authentication failed.", "[Errno None]
+Unable to connect to port 22 on 10.0.0.2", "Error reading SSH protocol banner", "No authentication methods
+available", "Server '...' not found in known_hosts", socket's "[Errno -2] Name or service not known"); the
+nodes that did start wait at the rendezvous for it. invoke's "Encountered a bad command exit code!" is the
+command's own failure (the rank ran), and a local node's exception is not ssh's: both are left to the
+rank's own lines.
+
 An ssh line alone is read only beside a launcher (or with pdsh's host prefix): the same words from a git clone
 or a user's own ssh are not a training job's launch.
 """
@@ -83,13 +93,18 @@ _HYDRA = lazy_re.compile(
     r"(?: \((?P<why>[^)]*)\))?"
 )
 
+_COLOSSAL = lazy_re.compile(
+    r"failed to run (?P<cmd>.+?) on (?P<host>[^\s,]+), is localhost: False, exception: "
+    r"(?P<exc>.*?)\s*$"
+)
+
 
 # Any of the launch failures above, for the rendezvous rows of the nodes that did start: their agents' timeout
 # is this failure's echo (rendezvous.py reads it as tier 1).
 LAUNCH_FAILED = lazy_re.compile(
     r"was not reachable via ssh|ssh exited with exit code 255|unable to reliably start one or more daemons|"
     r"daemon has unexpectedly failed after launch|HYDU_sock_connect|A daemon \(pid \w+\) died unexpectedly|"
-    r"does not know how to route a message"
+    r"does not know how to route a message|is localhost: False, exception: (?!Encountered a bad command)"
 )
 
 
@@ -244,6 +259,25 @@ def _hydra(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     )
 
 
+def _colossal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    exc = m.group("exc")
+    if exc.startswith("Encountered a bad command exit code"):
+        return None  # the command ran: its own lines say why it failed
+    host = m.group("host")
+    facts: dict[str, Any] = {"launcher": "colossalai", "host": host, "error": clip(exc, 120)}
+    rank = re.search(r"--node_rank[= ](\d+)", m.group("cmd"))
+    if rank:
+        facts["node_rank"] = int(rank.group(1))
+    return _event(
+        row,
+        hit,
+        f"ColossalAI's launcher could not start the ranks on {host} over ssh ({clip(exc, 80)}): set up "
+        "passwordless ssh from the launching node to every host (a key paramiko reads: ssh-keygen -m PEM "
+        "for an OpenSSH-format key), then rerun",
+        facts,
+    )
+
+
 R = C.REMOTE_LAUNCH_FAILED.code
 SIGNATURES = (
     Signature(
@@ -333,6 +367,15 @@ SIGNATURES = (
         anchors=(b"export: Command not found",),
         worth=(rb"export: Command not found",),
         words=("export: command not found",),
+    ),
+    Signature(
+        "colossalai launcher ssh",
+        _COLOSSAL,
+        _colossal,
+        R,
+        anchors=(b"is localhost: False, exception:",),
+        worth=(rb"is localhost: False, exception:",),
+        words=("is localhost: false",),
     ),
     Signature(
         "hydra proxy connect",
