@@ -57,3 +57,15 @@ VLLM_DP_HANDSHAKE_TIMEOUT = register_code(
     "A headless vLLM data-parallel engine never heard from its front-end",
     AREA,
 )
+# Category collective_timeout: SGLang's scheduler watchdog saw no forward batch finish in --watchdog-timeout
+# seconds (managers/scheduler.py 0.4 "Watchdog timeout (self.watchdog_timeout=300)", utils/watchdog.py 0.5
+# "Scheduler watchdog timeout (...)"): a rank hangs, usually in a TP collective. Remedy: py-spy the
+# schedulers, find the stuck or dead peer (NCCL_DEBUG=INFO), --disable-custom-all-reduce for P2P hangs.
+SGLANG_WATCHDOG_TIMEOUT = register_code(
+    "RUN544",
+    "sglang-watchdog-timeout",
+    "fail",
+    "collective_timeout",
+    "SGLang's watchdog found a forward batch that never finished (a rank hangs)",
+    AREA,
+)

@@ -40,6 +40,7 @@ WV1 = "(VllmWorker rank=1 pid=4321) "
 WTP = "(Worker_TP1 pid=4321) "
 ENG = "(EngineCore_DP0 pid=1234) "
 RAY = "(RayWorkerWrapper pid=5678) "
+SGT = "[2025-01-01 12:00:00 TP1] "
 
 
 def _v0(level: str, where: str, msg: str, prefix: str = "") -> str:
@@ -640,6 +641,129 @@ CASES: list[tuple[str, Optional[str], str]] = [
         "are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high "
         "memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV "
         "or other unexpected errors.",
+    ),
+    # -- SGLang (PyPI wheels sglang 0.3.6, 0.4.3, 0.5.23): its logger's "[2025-01-01 12:00:00 TP1] " --------
+    (
+        "sg_not_enough_memory",
+        "cuda_oom",
+        "\n".join(
+            SGT + ln
+            for ln in _tb(
+                '  File "/usr/lib/py3/site-packages/sglang/srt/model_executor/model_runner.py", line 629, in '
+                "init_memory_pool\n",
+                "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current "
+                "value: "
+                "mem_fraction_static=0.88",
+            ).split("\n")
+        ).replace(SGT + "Traceback", SGT + "Scheduler hit an exception: Traceback", 1),
+    ),
+    (
+        "sg_unbalanced",
+        "cuda_oom",
+        _tb(
+            '  File "/usr/lib/py3/site-packages/sglang/srt/model_executor/model_runner.py", line 280, in '
+            "init_torch_distributed\n",
+            "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+            "pre_model_load_memory=12.5, local_gpu_memory=78.9, local_gpu_memory * 0.9=71.01",
+        ),
+    ),
+    (
+        "sg_rank_died_kill9",
+        "host_oom",
+        "RuntimeError: Rank 1 scheduler died during initialization (exit code: -9). If exit code is -9 "
+        "(SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.",
+    ),
+    (
+        "sg_subprocess_segv",
+        "process_crash",
+        "[2025-01-01 12:00:00] Subprocess scheduler_1 (pid=4321) crashed with exit code -11. Triggering "
+        "SIGQUIT for cleanup...\n[2025-01-01 12:00:00] Received sigquit from a child process. It usually "
+        "means the child failed.",
+    ),
+    (
+        "sg_rank_dead",
+        "process_crash",
+        "Exception: Rank 0 scheduler is dead. Please check if there are relevant logs.",
+    ),
+    (
+        "sg_sigquit_alone",
+        "process_crash",
+        "[2025-01-01 12:00:00] Received sigquit from a child proces. It usually means the child failed.",
+    ),
+    (
+        "sg_watchdog_04",
+        "collective_timeout",
+        SGT + "Watchdog timeout (self.watchdog_timeout=300)",
+    ),
+    (
+        "sg_watchdog_05",
+        "collective_timeout",
+        SGT + "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)",
+    ),
+    (
+        "sg_init_failed",
+        "process_crash",
+        "Exception: Initialization failed. Please see the error messages above.",
+    ),
+    (
+        "sg_pynccl",
+        "nccl_network",
+        "\n".join(
+            SGT + ln
+            for ln in _tb(
+                _PYNCCL.replace("vllm", "sglang/srt"),
+                "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            ).split("\n")
+        ).replace(SGT + "Traceback", SGT + "Scheduler hit an exception: Traceback", 1),
+    ),
+    (
+        "sg_worker_oom",
+        "cuda_oom",
+        SGT + "TpModelWorkerClient hit an exception: Traceback (most recent call last):\n" + SGT + _OOM,
+    ),
+    ("ok_sg_dist", None, SGT + "Init torch distributed begin."),
+    (
+        "ok_sg_load",
+        None,
+        SGT
+        + "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.12 GB, mem usage=15.30 "
+        "GB.\n" + SGT + "Memory pool end. avail mem=8.10 GB\n" + SGT + "max_total_num_tokens=400000, "
+        "chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=2048, context_len=131072",
+    ),
+    (
+        "ok_sg_ready",
+        None,
+        SGT
+        + "Capture cuda graph begin. This can take up to several minutes.\n[2025-01-01 12:00:00] The server "
+        "is fired up and ready to roll!\n"
+        + SGT
+        + "Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, "
+        "token usage: 0.00, #running-req: 0, #queue-req: 0",
+    ),
+    (
+        "ok_sg_mem_fraction",
+        None,
+        "[2025-01-01 12:00:00] Automatically reduce --mem-fraction-static to 0.855 because this is a "
+        "multimodal model.",
+    ),
+    (
+        "ok_sg_car",
+        None,
+        SGT
+        + "Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. "
+        + _CAR,
+    ),
+    (
+        "sg_oom_then_sigquit",
+        "cuda_oom",
+        SGT + "Scheduler hit an exception: Traceback (most recent call last):\n" + SGT + _OOM + "\n"
+        "[2025-01-01 12:00:01] Received sigquit from a child process. It usually means the child failed.",
+    ),
+    (
+        "sg_subprocess_kill9",
+        "host_oom",
+        "[2025-01-01 12:00:00] Subprocess scheduler_0 (pid=4321) crashed with exit code -9. Triggering "
+        "SIGQUIT for cleanup...",
     ),
     # -- healthy lines: vLLM's INFO/WARNING of a run that works -----------------------------------------
     (
