@@ -765,6 +765,54 @@ CASES: list[tuple[str, Optional[str], str]] = [
         "[2025-01-01 12:00:00] Subprocess scheduler_0 (pid=4321) crashed with exit code -9. Triggering "
         "SIGQUIT for cleanup...",
     ),
+    (
+        "shm_space",
+        "nccl_network",
+        _tb(
+            '  File "/usr/lib/py3/site-packages/vllm/distributed/device_communicators/shm_broadcast.py", '
+            "line 267, in check_shm_space\n",
+            "RuntimeError: Insufficient space in /dev/shm for MessageQueue buffer: 1024 MiB required, 64 MiB "
+            "free. Increase /dev/shm (e.g. --shm-size or --ipc=host).",
+        ),
+    ),
+    (
+        "engine_dead_alone",
+        "process_crash",
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) "
+        "for the root cause.",
+    ),
+    (
+        "async_engine_dead_alone",
+        "process_crash",
+        "vllm.engine.async_llm_engine.AsyncEngineDeadError: Task finished unexpectedly. This should never "
+        "happen! Please open an issue on Github. See stack trace above for the actual cause.",
+    ),
+    (
+        "engine_process_failed_06",
+        "process_crash",
+        "RuntimeError: Engine process failed to start. See stack trace for the root cause.",
+    ),
+    (
+        "workerproc_hit_alone",
+        "process_crash",
+        _v1("ERROR", "multiproc_executor.py:1223", "WorkerProc hit an exception.", WV1),
+    ),
+    (
+        "worker_failed_oom",
+        "cuda_oom",
+        "RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.15 GiB of which 1.20 GiB is free.', please check the stack trace above for the "
+        "root cause",
+    ),
+    (
+        "ok_same_node_ignored",
+        None,
+        _v1(
+            "ERROR",
+            "parallel_state.py:2672",
+            "Error ignored in is_in_the_same_node: [Errno 2] No such file or directory: '/psm_3c4e5f60'",
+        ),
+    ),
     # -- healthy lines: vLLM's INFO/WARNING of a run that works -----------------------------------------
     (
         "ok_shm_during_compile",

@@ -27,8 +27,13 @@ Formats, read at their sources (PyPI wheels vllm 0.4.3, 0.6.6, 0.34.0):
 - the start-up wrappers that point above themselves (v1/engine/utils.py "Engine core initialization failed.
   See root cause above. Failed core proc(s): {}", multiproc_executor.py "WorkerProc initialization failed due
   to an exception in a background process. See stack trace for root cause.", 0.6's MQ engine "Engine process
-  failed to start. See stack trace for the root cause."): RUN133 at the weakest tier, for a paste that shows
-  nothing else.
+  failed to start. See stack trace for the root cause.", v1's "WorkerProc hit an exception." and
+  EngineDeadError's "EngineCore encountered an issue. See stack trace (above) for the root cause.", v0's
+  AsyncEngineDeadError "Task finished unexpectedly. This should never happen! ..." / "Background loop has
+  errored already."): RUN133 at the weakest tier, for a paste that shows nothing else;
+- the message queue's own /dev/shm check (shm_broadcast.py 0.2x-0.34): "RuntimeError: Insufficient space in
+  /dev/shm for <allocation>: 1024 MiB required, 64 MiB free. Increase /dev/shm (e.g. --shm-size or
+  --ipc=host).": /dev/shm too small, RUN360 as for NCCL's and UCX's segments.
 """
 
 from __future__ import annotations
@@ -49,7 +54,15 @@ _HANDSHAKE = lazy_re.compile(r"Did not receive response from front-end process w
 _INIT_FAILED = lazy_re.compile(
     r"Engine core initialization failed\. See root cause above|"
     r"WorkerProc initialization failed due to an exception in a background process|"
-    r"Engine process failed to start\. See stack trace for the root cause"
+    r"Engine process failed to start\. See stack trace for the root cause|"
+    r"EngineCore encountered an issue\. See stack trace \(above\) for the root cause|"
+    r"Task finished unexpectedly\. This should never happen! Please open an issue on Github|"
+    r"Background loop has errored already|"
+    r"WorkerProc hit an exception"
+)
+_SHM_SPACE = lazy_re.compile(
+    r"Insufficient space in (?P<path>\S+) for (?P<what>[^:]{1,80}): (?P<need>\d+) MiB required, "
+    r"(?P<free>\d+) MiB free"
 )
 _SAME_IP = lazy_re.compile(
     r"Every node should have a unique IP address\.(?: Got (?P<nodes>\d+) nodes with node ids .{0,2000}? and "
@@ -116,6 +129,19 @@ def _handshake(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+def _shm_space(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {m.group('path')} has {m.group('free')} MiB free, vLLM's {m.group('what')} needs "
+            f"{m.group('need')} MiB: enlarge it (docker --shm-size / --ipc=host, a Memory emptyDir in "
+            "Kubernetes)",
+            {"framework": "vllm", "shm_path": m.group("path"), "required_mib": int(m.group("need"))},
+            dedupe=(row.code, "vllm_shm_space"),
+        )
+    ]
+
+
 def _init_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -160,6 +186,14 @@ SIGNATURES = (
         C.VLLM_DP_HANDSHAKE_TIMEOUT.code,
         anchors=(b"Did not receive response from front-end",),
     ),
+    Signature(
+        "vllm shm space",
+        _SHM_SPACE,
+        _shm_space,
+        C.SHARED_MEMORY_TOO_SMALL.code,
+        anchors=(b"Insufficient space in ",),
+        worth=(rb"Insufficient space in \S+ for [^:]{1,80}: \d+ MiB required",),
+    ),
     # the wrapper only: any cause the log shows (a worker's OOM, NCCL error, a signal) is a stronger tier
     Signature(
         "vllm engine start failed",
@@ -171,6 +205,10 @@ SIGNATURES = (
             b"Engine core initialization failed",
             b"WorkerProc initialization failed",
             b"Engine process failed to start",
+            b"EngineCore encountered an issue",
+            b"Task finished unexpectedly. This should never happen",
+            b"Background loop has errored already",
+            b"WorkerProc hit an exception",
         ),
     ),
 )
