@@ -813,6 +813,29 @@ CASES: list[tuple[str, Optional[str], str]] = [
             "Error ignored in is_in_the_same_node: [Errno 2] No such file or directory: '/psm_3c4e5f60'",
         ),
     ),
+    (
+        "ray_pg_requiring_034",
+        "driver_env",
+        "ValueError: Cannot provide a placement group requiring 8 GPUs (placement_group_specs=[{'GPU': 1.0, "
+        "'node:10.0.0.1': 0.001}, {'GPU': 1.0}]) within 1800 seconds.\nTensor parallel size may exceed "
+        "available GPUs in your cluster. Check resources with `ray status` and `ray list nodes`.",
+    ),
+    (
+        "ray_required_devices_034",
+        "driver_env",
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement "
+        "group. Required number of devices: 8. Total number of devices: 4.",
+    ),
+    (
+        "ray_v2_worker_died",
+        "process_crash",
+        _v1(
+            "ERROR",
+            "ray_executor_v2.py:522",
+            "RayWorkerProc rank=[1] died unexpectedly, shutting down executor.",
+            ENG,
+        ),
+    ),
     # -- healthy lines: vLLM's INFO/WARNING of a run that works -----------------------------------------
     (
         "ok_shm_during_compile",
