@@ -836,6 +836,11 @@ CASES: list[tuple[str, Optional[str], str]] = [
             ENG,
         ),
     ),
+    (
+        "sg_scheduler_hit_alone",
+        "process_crash",
+        SGT + "Scheduler hit an exception: Traceback (most recent call last):",
+    ),
     # -- healthy lines: vLLM's INFO/WARNING of a run that works -----------------------------------------
     (
         "ok_shm_during_compile",

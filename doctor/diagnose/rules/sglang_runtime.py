@@ -13,7 +13,9 @@ Formats, read at their sources (PyPI wheels sglang 0.3.6, 0.4.3, 0.5.23; its log
   entrypoints/engine.py): RUN133;
 - the start-up wrappers that point elsewhere: "Received sigquit from a child proces(s). It usually means the
   child failed." (0.4-0.5), "Initialization failed. Please see the error messages above.", "Initialization
-  failed. warmup error: ..." (0.3-0.5): RUN133 at the weakest tier, for a paste that shows nothing else;
+  failed. warmup error: ..." (0.3-0.5), the record heads "Scheduler hit an exception: Traceback ...",
+  "TpModelWorkerClient hit an exception: ...", "DataParallelController hit an exception: ..." (0.4-0.5) whose
+  traceback a paste may have cut: RUN133 at the weakest tier, for a paste that shows nothing else;
 - the scheduler's watchdog over a forward batch that never finished (managers/scheduler.py 0.4
   "Watchdog timeout (self.watchdog_timeout=300)", utils/watchdog.py 0.5 "Scheduler watchdog timeout
   (self.watchdog_timeout=300, self.soft=False)"; --watchdog-timeout): a rank hangs, most often in a
@@ -41,7 +43,8 @@ _CRASHED = lazy_re.compile(
 _DEAD = lazy_re.compile(r"Rank (?P<rank>\d+) scheduler is dead\b")
 _WRAPPER = lazy_re.compile(
     r"Received sigquit from a child process?\. It usually means the child failed|"
-    r"Initialization failed\. (?:Please see the error messages above|warmup error)"
+    r"Initialization failed\. (?:Please see the error messages above|warmup error)|"
+    r"(?:Scheduler|TpModelWorkerClient|DataParallelController) hit an exception"
 )
 _WATCHDOG = lazy_re.compile(r"[Ww]atchdog timeout \(self\.watchdog_timeout=(?P<secs>\d+(?:\.\d+)?)")
 
@@ -152,8 +155,12 @@ SIGNATURES = (
         _wrapper,
         C.RANK_EXITED.code,
         tier=3,
-        anchors=(b"Received sigquit from a child", b"Initialization failed. "),
-        worth=(rb"Received sigquit from a child", rb"Initialization failed\. (?:Please see|warmup error)"),
+        anchors=(b"Received sigquit from a child", b"Initialization failed. ", b"hit an exception"),
+        worth=(
+            rb"Received sigquit from a child",
+            rb"Initialization failed\. (?:Please see|warmup error)",
+            rb"(?:Scheduler|TpModelWorkerClient|DataParallelController) hit an exception",
+        ),
     ),
 )
 
