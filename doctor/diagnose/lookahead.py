@@ -42,6 +42,11 @@ _UP_MARKERS = (
     # subchannel connect failures of its start-up (rules/grpc_transport.py)
     b"Done running local_init_op",
     b"global_step/sec",
+    # vLLM's engine up after its start-up (v0 llm_engine.py / v1 engine/core.py "init engine (profile,
+    # create kv cache, warmup model) took 41.2 seconds", uvicorn's "Application startup complete."), which
+    # settles its shared-memory broadcast stall printed during a long compile (rules/vllm_engine.py)
+    b"init engine (profile, create kv cache",
+    b"Application startup complete",
 )
 
 

@@ -465,6 +465,31 @@ def _vllm_startup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# vLLM's memory profiling, the same accounting a step later (worker/worker.py 0.4-0.6, v1/worker/gpu_worker.py
+# 0.7-0.34), an AssertionError: "Error in memory profiling. This happens when the GPU memory was not properly
+# cleaned up before initializing the vLLM instance." (0.4), "Error in memory profiling. Initial free memory
+# 76533727232, current free memory 76533727232. This happens when ..." (0.5-0.6), "Error in memory profiling.
+# Initial free memory 70.12 GiB, current free memory 71.30 GiB. This happens when other processes sharing the
+# same container release GPU memory while vLLM is profiling ..." (0.34): another process's GPU memory moved.
+_VLLM_PROFILING = lazy_re.compile(
+    r"Error in memory profiling\.(?: Initial free memory (?P<init>\d+(?:\.\d+)?)(?: GiB)?, current free "
+    r"memory (?P<now>\d+(?:\.\d+)?))?"
+)
+
+
+def _vllm_profiling(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"format": "vllm_memory_profiling", "likely_cause": "other_process"}
+    return [
+        row.event(
+            hit,
+            "vLLM's memory profiling at start-up saw the GPU's free memory change under it: another process "
+            "(or an earlier engine not cleaned up) holds or releases memory on the same GPU",
+            facts,
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
+
+
 # CUDA code that reports cudaGetErrorString itself: caffe2's "[enforce fail at context_gpu.cu:343] error ==
 # cudaSuccess. 2 vs 0. Error at: /caffe2/core/context_gpu.cu:343: out of memory".
 # bitsandbytes' CUDA_CHECK_RETURN (csrc/ops.cuh, 0.3x-0.4x): printf("Error %s at line %d in file %s\n",
@@ -544,6 +569,19 @@ _WRAPPERS = (
         examples=(
             "ValueError: Free memory on device cuda:0 (109.53/121.69 GiB) on startup is less than desired "
             "GPU memory utilization (0.91, 110.74 GiB).",
+        ),
+    ),
+    Signature(
+        "vllm memory profiling",
+        _VLLM_PROFILING,
+        _vllm_profiling,
+        C.CUDA_OOM.code,
+        # no healthy line says it; a title or Ray's second line drops the 'AssertionError: '
+        anchors=(b"Error in memory profiling",),
+        examples=(
+            "AssertionError: Error in memory profiling. Initial free memory 70.12 GiB, current free memory "
+            "71.30 GiB. This happens when other processes sharing the same container release GPU memory "
+            "while vLLM is profiling during initialization.",
         ),
     ),
     Signature(

@@ -106,8 +106,24 @@ _FRAMEWORK_NO_GPU = lazy_re.compile(
 # More GPUs asked for than there are: vLLM's Ray executor ("ValueError: The number of required GPUs exceeds
 # the total number of available GPUs in the placement group."), DeepSpeed's launcher ("num_gpus (8) cannot be
 # more than the number of GPUs present (4)").
+# vLLM's other GPU-count checks (executor/ray_utils.py, ray_gpu_executor.py 0.4-0.6, config/parallel.py
+# 0.10-0.34): "ValueError: World size (8) is larger than the number of available GPUs (4) in this node.",
+# "Ray does not allocate any GPUs on the driver node.", "driver node id <hex> is not included in a placement
+# group ... You don't have enough GPUs available in a current node.", "Cannot provide a placement group
+# requiring 8 GPUs (placement_group_specs=[...]) within 1800 seconds." (0.1x-0.34), "Cannot provide a
+# placement group of placement_group_specs=[...] within 1800 seconds. See `ray status` to make sure the
+# cluster has enough resources."; its data-parallel engines' (v1/engine/utils.py 0.9-0.34) "Not enough
+# resources to allocate 4 DP ranks on DP master node 10.0.0.1, possible to fit 2 DP ranks." / "... allocate 8
+# placement groups, only created 4 placement groups." (its INFO "Waiting for creating a placement group ..."
+# is the wait, not the failure).
 _TOO_MANY_ASKED = lazy_re.compile(
     r"The number of required GPUs exceeds the total number of available GPUs|"
+    r"World size \((\d+)\) is larger than the number of available GPUs \((\d+)\)|"
+    r"Ray does not allocate any GPUs on the driver node|"
+    r"You don't have enough GPUs available in a current node|"
+    r"Cannot provide a placement group (?:of .{0,2000}?|requiring (\d+) GPUs .{0,2000}?)within \d+ seconds|"
+    r"Not enough resources to allocate (\d+) (?:DP ranks on DP master node \S+, possible to fit (\d+)|"
+    r"placement groups, only created (\d+))|"
     r"num_gpus \((\d+)\) cannot be more than the number of GPUs present \((\d+)\)|"
     # Lightning 2.x find_usable_cuda_devices: "You requested to find 8 devices but this machine only has 4
     # GPUs."
@@ -359,7 +375,9 @@ def _too_many_asked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     facts: dict[str, Any] = {"reason": "fewer_visible_than_requested"}
     nums = [g for g in m.groups() if g is not None]
     if nums:
-        facts.update(requested_gpus=int(nums[0]), visible_gpus=int(nums[1]))
+        facts["requested_gpus"] = int(nums[0])
+    if len(nums) > 1:
+        facts["visible_gpus"] = int(nums[1])
     return [
         row.event(
             hit,
@@ -521,14 +539,33 @@ SIGNATURES = (
             b"number of GPUs present",
             b"this machine only has",
             b"GPUs but your machine only has",
+            b"is larger than the number of available GPUs",
+            b"does not allocate any GPUs",
+            b"enough GPUs available in a current node",
+            b"Cannot provide a placement group",
+            b"Not enough resources to allocate",
         ),
         worth=(
             rb"number of required GPUs",
             rb"number of GPUs present",
             rb"this machine only has \d+ GPUs",
             rb"GPUs but your machine only has \d+",
+            rb"is larger than the number of available GPUs",
+            rb"does not allocate any GPUs",
+            rb"enough GPUs available in a current node",
+            rb"Cannot provide a placement group",
+            rb"Not enough resources to allocate",
         ),
-        words=("number of required gpus", "number of gpus present", "machine only has"),
+        words=(
+            "number of required gpus",
+            "number of gpus present",
+            "machine only has",
+            "number of available gpus",
+            "does not allocate any gpus",
+            "enough gpus available",
+            "cannot provide a placement group",
+            "not enough resources to allocate",
+        ),
     ),
     Signature(
         "device index beyond the visible ones",

@@ -90,12 +90,16 @@ _RAY_DIED = lazy_re.compile(
     r"Worker unexpectedly exits with a connection error code (\d+)"
 )
 # Ray's actor-level report and vLLM's executor: "The actor died unexpectedly before finishing this
-# task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor."; Ray's
+# task." (RayActorError), "Worker proc VllmWorker-0 died unexpectedly, shutting down executor." (v1
+# multiproc_executor.py; 0.11+ adds "(exit code: -9)"), its client's "Engine core proc EngineCore_DP0 died
+# unexpectedly, shutting down client." (v1/engine/core_client.py 0.8-0.34), its Ray executor v2's
+# "RayWorkerProc rank=[1] died unexpectedly, shutting down executor." (0.34); Ray's
 # task-level ones (python/ray/exceptions.py): "RayWorkerError: The worker died unexpectedly while executing
 # this task." (0.x), "WorkerCrashedError: The worker died unexpectedly while executing this task. Check
 # python-core-worker-*.log files ..." (1.x-2.x), "LocalRayletDiedError: The task's local raylet died."
 _ACTOR_DIED = lazy_re.compile(
-    r"actor died unexpectedly|Worker proc (\S+) died unexpectedly|worker process has died|"
+    r"actor died unexpectedly|(?:Worker|Engine core) proc (\S+) died unexpectedly|worker process has died|"
+    r"RayWorkerProc (rank=\S+) died unexpectedly|"
     r"worker died unexpectedly while executing|task's local raylet died"
 )
 # The GCS when a whole node stops answering (gcs_node_manager.cc / monitor.cc, Ray 0.8-2.x), logged as a
@@ -140,6 +144,7 @@ _POOL = lazy_re.compile(
 # vLLM's WorkerMonitor (vllm/executor/multiproc_worker_utils.py, 0.4-0.8) for a worker process that ended:
 # "Worker VllmWorkerProcess pid 4243 died, exit code: -9" (multiprocessing's exitcode: -N for signal N).
 _VLLM_WORKER = lazy_re.compile(r"Worker (\S+) pid (\d+) died, exit code: (-?\d+)")
+_VLLM_EXITCODE = lazy_re.compile(r" \(exit code: (-?\d+)\)")
 _SIG = {
     "bus error": "SIGBUS",
     "BUS error": "SIGBUS",
@@ -306,9 +311,16 @@ def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     t = hit.text
     if _RAY_DIED.search(t):
         return None
-    facts = {"reporter": "vllm" if m.group(1) else "ray"}
-    if m.group(1):
-        facts["worker"] = m.group(1)
+    worker = m.group(1) or m.group(2)
+    facts: dict[str, Any] = {"reporter": "vllm" if worker else "ray"}
+    if worker:
+        facts["worker"] = worker
+        # vLLM 0.11+ says the worker's exit code ("died unexpectedly (exit code: -9)"): an exit like its
+        # multiproc_worker_utils.py's "Worker ... pid N died, exit code: -9" (a signal, the OOM killer's)
+        ec = _VLLM_EXITCODE.match(t, m.end())
+        if ec and int(ec.group(1)) != 0:
+            facts["exitcode"] = int(ec.group(1))
+            return [exit_event(hit, facts, None)]
     return [
         row.event(
             hit,
