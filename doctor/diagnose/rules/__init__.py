@@ -46,6 +46,7 @@ from pgdoctor.diagnose.rules import (
     horovod_runner,
     host_oom,
     init_stacks,
+    interrupted_waits,
     launch_env,
     launch_start,
     launcher,
@@ -68,6 +69,7 @@ from pgdoctor.diagnose.rules import (
     neuron_runtime,
     nvshmem_transport,
     oneccl,
+    oom_frameworks,
     oom_layers,
     other_stacks,
     paddle_comm,
@@ -102,6 +104,7 @@ from pgdoctor.diagnose.rules import (
     workers,
     xgboost_collective,
     xla_runtime,
+    zero3_runtime,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 from pgdoctor.model import lazy_re
@@ -130,6 +133,7 @@ MODULES = (
     cuda_oom,
     oom_layers,
     accel_oom,
+    oom_frameworks,
     nccl_tests,
     nccl_platform,
     nccl_transport,
@@ -161,6 +165,7 @@ MODULES = (
     driver_stack,
     launch_env,
     accel_env,
+    zero3_runtime,
     desync_reports,
     mismatch,
     model_mismatch,
@@ -194,6 +199,7 @@ MODULES = (
     signal_banners,
     process_crash,
     stuck_stacks,
+    interrupted_waits,
     desync_hints,
     launcher,
     cloud_jobs,
