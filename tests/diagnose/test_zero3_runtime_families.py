@@ -356,3 +356,24 @@ def test_grad_shape_outside_a_pipeline_is_not_a_mismatch() -> None:
     log = '  File "train.py", line 50, in step\n    loss.backward(grad)\n' + _GRAD
     root = _root(log)
     assert root is None or root.code != "RUN513"
+
+
+# deepspeed 0.9.5, 0.12.6, 0.16.9 runtime/zero/stage_1_and_2.py: assert self.ignore_unused_parameters
+_UNUSED_ASSERT = (
+    "Traceback (most recent call last):\n"
+    '  File "/x/deepspeed/runtime/zero/stage_1_and_2.py", line 1312, in reduce_ipg_grads\n'
+    '    assert self.ignore_unused_parameters, """\n'
+    "AssertionError: \n"
+    "                        This assert indicates that your module has parameters that\n"
+    "                        were not used in producing loss.\n"
+    "                        You can avoid this assert by\n"
+    "                        (1) enable ignore_unused_parameters option in zero_optimization config;\n"
+    "                        (2) making sure all trainable parameters and `forward` function\n"
+    "                            outputs participate in calculating loss.\n"
+)
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_zero_unused_parameters_assert(prefix: str) -> None:
+    log = "".join(prefix + ln + "\n" for ln in _UNUSED_ASSERT.splitlines())
+    _check(log, "RUN202", {"kind": "zero_unused_parameters"})

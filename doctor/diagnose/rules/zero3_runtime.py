@@ -1,4 +1,5 @@
-"""DeepSpeed ZeRO-3's runtime (deepspeed/runtime/zero/), read at its source in 0.9.5, 0.12.6 and 0.16.9.
+"""DeepSpeed ZeRO-3's runtime (deepspeed/runtime/zero/), read at its source in 0.9.5, 0.12.6 and 0.16.9 (and
+stage 1/2's unused-parameter assert, RUN202, at the rows).
 
 The parameter coordinator (partitioned_param_coordinator.py) keeps a trace of the order in which the
 model's submodules ran in the first step and prefetches parameters along it; parameter_offload.py and
@@ -174,6 +175,31 @@ def _flushes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# ZeRO stage 1/2's own unused-parameter check (runtime/zero/stage_1_and_2.py reduce_ipg_grads / the backward
+# hooks, 0.5-0.16): 'assert self.ignore_unused_parameters, """ This assert indicates that your module has
+# parameters that were not used in producing loss. You can avoid this assert by (1) enable
+# ignore_unused_parameters option in zero_optimization config; (2) making sure all trainable parameters and
+# `forward` function outputs participate in calculating loss."""' - DDP's "Expected to have finished
+# reduction" of ZeRO (RUN202): a parameter that got no gradient leaves its bucket unreduced.
+_UNUSED = lazy_re.compile(
+    r"This assert indicates that your module has parameters that(?: were not used in producing loss)?|"
+    r"enable ignore_unused_parameters option in zero_optimization config"
+)
+
+
+def _unused(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "DeepSpeed ZeRO (stage 1/2) found parameters that were not used in producing the loss: their "
+            "gradients never arrive, so the reduction cannot finish; set ignore_unused_parameters: true in "
+            "zero_optimization, or make every trainable parameter take part in the loss (freeze the others)",
+            {"framework": "deepspeed", "kind": "zero_unused_parameters"},
+            dedupe=(row.code, "zero_unused"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "zero3 inflight params at reset_step",
@@ -230,6 +256,17 @@ SIGNATURES = (
             "invalidate already invalid trace",
             "expected trace to be complete",
         ),
+    ),
+    Signature(
+        "zero unused parameters assert",
+        _UNUSED,
+        _unused,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(
+            b"This assert indicates that your module has parameters",
+            b"ignore_unused_parameters option",
+        ),
+        words=("this assert indicates that your module has parameters", "ignore_unused_parameters option"),
     ),
     Signature(
         "zero3 allocator cache flushes",
