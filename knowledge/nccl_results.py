@@ -39,3 +39,23 @@ TEXT_BY_NUMBER = {r.number: r.text for r in RESULTS}
 # Every name a log prints for a result, enum and CuPy constant alike, to its text.
 TEXT_BY_NAME = {**{r.name: r.text for r in RESULTS}, **{r.cupy_name: r.text for r in RESULTS}}
 TEXTS = tuple(r.text for r in RESULTS)
+
+# NCCL 1.x (src/nccl.h and core.cu's ncclGetErrorString, 1.2-1.3.4: Caffe/NVCaffe, torch <= 0.4, TF and
+# Horovod of 2017): another numbering past 3, so a glog check's "(13 vs. 0)" of that era is an invalid data
+# type, not 2.x's. Its texts as printed, lower case.
+NCCL1_TEXT_BY_NUMBER = {
+    1: "unhandled cuda error",
+    2: "system error",
+    3: "internal error",
+    4: "invalid device pointer",
+    5: "invalid rank",
+    6: "unsupported device count",
+    7: "device not found",
+    8: "invalid device index",
+    9: "lib wrapper not initialized",
+    10: "cuda malloc failed",
+    11: "parameter mismatch between ranks",
+    12: "invalid argument",
+    13: "invalid data type",
+    14: "invalid reduction operations",
+}

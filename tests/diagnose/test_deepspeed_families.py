@@ -1296,7 +1296,7 @@ ROWS = [
         "RUN531",
         {"package": "torch_npu"},
     ),
-    ("RuntimeError: tracing error at step 7: \nmodule id: 3, training: True", "RUN201", {"step": 7}),
+    ("RuntimeError: tracing error at step 7: \nmodule id: 3, training: True", "RUN510", {"step": 7}),
     ("SystemError: Cannot use fp16 without accelerator.", "RUN262", {}),
     (
         "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different "

@@ -48,6 +48,7 @@ from pgdoctor.diagnose.rules import (
     horovod_runner,
     host_oom,
     init_stacks,
+    interrupted_waits,
     launch_env,
     launch_start,
     launcher,
@@ -70,6 +71,7 @@ from pgdoctor.diagnose.rules import (
     neuron_runtime,
     nvshmem_transport,
     oneccl,
+    oom_frameworks,
     oom_layers,
     other_stacks,
     paddle_comm,
@@ -107,6 +109,7 @@ from pgdoctor.diagnose.rules import (
     workers,
     xgboost_collective,
     xla_runtime,
+    zero3_runtime,
 )
 from pgdoctor.diagnose.signature import Signature, anchors_of, worth_of
 from pgdoctor.model import lazy_re
@@ -135,6 +138,7 @@ MODULES = (
     cuda_oom,
     oom_layers,
     accel_oom,
+    oom_frameworks,
     nccl_tests,
     nccl_platform,
     nccl_transport,
@@ -168,6 +172,7 @@ MODULES = (
     launch_env,
     deepspeed_texts,
     accel_env,
+    zero3_runtime,
     desync_reports,
     mismatch,
     model_mismatch,
@@ -204,6 +209,7 @@ MODULES = (
     signal_banners,
     process_crash,
     stuck_stacks,
+    interrupted_waits,
     desync_hints,
     launcher,
     cloud_jobs,

@@ -59,6 +59,9 @@ _CAPTURE = lazy_re.compile(
 )
 # A worker of a multi-GPU job: a vLLM tensor-parallel worker's prefix, or collectives in the window.
 _WORKER_PROC = lazy_re.compile(r"RayWorker|VllmWorker|Worker_TP|\bTP\d")
+# vLLM's multiproc_worker_utils.py (0.5-0.8): "Worker VllmWorkerProcess pid 25756 died, exit code: -15",
+# "Killing local vLLM worker processes"; Ray's worker wrapper.
+_WORKER_TEXT = lazy_re.compile(r"VllmWorkerProcess|local vLLM worker processes|RayWorkerWrapper")
 _COLLECTIVE_WORDS = lazy_re.compile(
     r"pynccl|custom_all_reduce|\bnccl|NCCL|all_reduce|allreduce|all_gather|reduce_scatter|ProcessGroup|"
     r"tensor_model_parallel|tensor_parallel"
@@ -111,6 +114,8 @@ def _pmap(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _capture(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     window = [*hit.before(24, same_rank=False), hit.line, *hit.after(48, same_rank=False)]
     proc = next((ln.proc for ln in window if ln.proc and _WORKER_PROC.search(ln.proc)), None)
+    if proc is None:  # vLLM's multiproc executor names its workers in its own lines, not as a prefix
+        proc = next((w.group(0) for ln in window if (w := _WORKER_TEXT.search(ln.text))), None)
     words = next((w.group(0) for ln in window if (w := _COLLECTIVE_WORDS.search(ln.text))), None)
     if proc is None and words is None:
         return None

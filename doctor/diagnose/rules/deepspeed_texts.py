@@ -32,12 +32,8 @@ Formats, read at their sources:
   HPU: habana_frameworks, MLU: torch_mlu, SDAA: torch_sdaa) (RUN531); runtime/zero/stage_1_and_2.py and
   stage3.py (0.10-0.19): "Accelerator is not detected, cannot perform low precision training (e.g., fp16,
   bf16)." and "Cannot use fp16 without accelerator." (no GPU visible to the rank: RUN262).
-- runtime/zero/partitioned_param_coordinator.py fetch_sub_module (0.6-0.19): "RuntimeError: tracing error
-  at step 3: module id: 12, training: True expected the next 2 parameters in the parameter fetch queue to
-  be (...) but got (...)." - ZeRO-3 ran its modules in another order than its recorded trace, the family
-  of "Invalidate trace cache" (rules/desync_reports.py): the ranks all-gather different parameters.
-- runtime/zero/stage_1_and_2.py: "This assert indicates that your module has parameters that were not used in
-  producing loss." (RUN202, DDP's unused parameters as ZeRO words them).
+- ZeRO-3's and ZeRO-1/2's runtime checks (tracing error, inflight params, unused parameters) are read by
+  rules/zero3_runtime.py.
 - runtime/engine.py _checkpoint_tag_validation: "[rank=3] The checkpoint tag name 'x' is not consistent across
   all ranks." (RUN201: the ranks disagree; weak when only warned).
 - ops/op_builder/builder.py: "PyTorch/CUDA/HIP version mismatch! DeepSpeed ops were compiled and installed
@@ -243,45 +239,6 @@ def _no_accel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
-_TRACING = lazy_re.compile(r"tracing error at step (?P<step>\d+)")
-
-
-def _tracing(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "raise " in hit.text:
-        return []
-    return [
-        row.event(
-            hit,
-            "DeepSpeed ZeRO-3 fetched parameters in another order than the trace it recorded (tracing error "
-            f"at step {m.group('step')}): modules run in a data-dependent order, so ranks all-gather "
-            "different parameters; set stage3_prefetch_bucket_size to 0 or make every rank run the same "
-            "modules",
-            {"kind": "zero3_trace_error", "framework": "deepspeed", "step": int(m.group("step"))},
-            dedupe=(row.code, "zero3_trace"),
-        )
-    ]
-
-
-# runtime/zero/stage_1_and_2.py (0.4-0.19, the grad-norm loop of ZeRO-1/2 with CPU offload): "AssertionError:
-# This assert indicates that your module has parameters that were not used in producing loss. You can avoid
-# this assert by (1) enable ignore_unused_parameters option in zero_optimization config; ..." - DDP's unused
-# parameters (RUN202) as ZeRO words them.
-_UNUSED = lazy_re.compile(r"This assert indicates that your module has parameters that")
-
-
-def _unused(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: DeepSpeed ZeRO found parameters that got no gradient (not used in producing the "
-            "loss): set zero_optimization.ignore_unused_parameters true, or make every trainable parameter "
-            "take part in the loss (freeze the unused ones)",
-            {"framework": "deepspeed", "kind": "zero_unused_parameters"},
-            dedupe=(row.code, "zero_unused"),
-        )
-    ]
-
-
 # runtime/engine.py _checkpoint_tag_validation (0.3-0.19): save_checkpoint all-reduces a hash of the tag and
 # "[rank=3] The checkpoint tag name 'x' is not consistent across all ranks. Including rank unique information
 # in checkpoint tag could cause issues when restoring with different world sizes." is raised (AssertionError,
@@ -444,22 +401,6 @@ SIGNATURES: tuple[Signature, ...] = (
         C.NO_CUDA_DEVICE.code,
         anchors=(b"Accelerator is not detected, cannot perform", b"Cannot use fp16 without accelerator"),
         words=("accelerator is not detected, cannot perform", "cannot use fp16 without accelerator"),
-    ),
-    Signature(
-        "deepspeed zero3 tracing error",
-        _TRACING,
-        _tracing,
-        C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"tracing error at step ",),
-        words=("tracing error at step ",),
-    ),
-    Signature(
-        "deepspeed zero unused parameters",
-        _UNUSED,
-        _unused,
-        C.DDP_UNFINISHED_REDUCTION.code,
-        anchors=(b"This assert indicates that your module has parameters",),
-        words=("this assert indicates that your module has parameters",),
     ),
     Signature(
         "deepspeed checkpoint tag differs across ranks",

@@ -69,7 +69,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import UNTIL_UP, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import KIND, from_detail
 from pgdoctor.diagnose.signature import Signature, gated_reader
-from pgdoctor.knowledge.nccl_results import TEXT_BY_NUMBER
+from pgdoctor.knowledge.nccl_results import NCCL1_TEXT_BY_NUMBER, TEXT_BY_NUMBER
 from pgdoctor.model import lazy_re
 
 _PG_ATTR = lazy_re.compile(
@@ -134,7 +134,7 @@ _CAME_UP = lazy_re.compile(
 # result == ncclSuccess (1 vs. 0)  unhandled cuda error"; MXNet contrib's "... (2 vs. 0) ncclCommInitRank
 # failed!"; TF NcclManager's "... (3 vs. 0) internal error"): the number is NCCL's result code.
 _GLOG_NCCL = lazy_re.compile(
-    r"Check_? failed: \w+ == ncclSuccess \((?P<n>[1-7]) vs\. 0\)\s*(?::\s*)?(?P<rest>[^\n]*)"
+    r"Check_? failed: \w+ == ncclSuccess \((?P<n>[1-9]|1[0-4]) vs\. 0\)\s*(?::\s*)?(?P<rest>[^\n]*)"
 )
 
 _OFI_REGISTER = lazy_re.compile(
@@ -310,9 +310,15 @@ def _iommu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _glog_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    err = TEXT_BY_NUMBER[int(m.group("n"))]
+    n = int(m.group("n"))
     rest = m.group("rest").replace("_", " ").strip()
-    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": err, "nccl_result": int(m.group("n"))}
+    # ncclGetErrorString's text after the number names the result in either numbering (a 1.x build prints
+    # "(13 vs. 0)  invalid data type"); glog lines of several threads are glued, so only its start counts.
+    said = next((t for t in KIND if rest.lower().startswith(t)), None)
+    err = said or TEXT_BY_NUMBER.get(n) or NCCL1_TEXT_BY_NUMBER.get(n, "")
+    if err not in KIND:
+        return None
+    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": err, "nccl_result": n}
     return from_detail(hit, rest or err, base, None, 0, KIND[err])
 
 

@@ -1,6 +1,8 @@
 """collective_mismatch read from one rank's error: DDP's bucket rebuild finding another rank's parameter
-order (torch/csrc/distributed/c10d/reducer.cpp) and TensorFlow's collective group resolution finding members
-that formed the group differently (core/common_runtime/collective_param_resolver_local.cc)."""
+order (torch/csrc/distributed/c10d/reducer.cpp), TensorFlow's collective group resolution finding members
+that formed the group differently (core/common_runtime/collective_param_resolver_local.cc), and a pipeline
+stage's backward given a gradient of another shape than its output by the next stage (autograd's
+_make_grads under a pipeline schedule)."""
 
 from __future__ import annotations
 
@@ -128,7 +130,54 @@ def _tf_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# torch/autograd/__init__.py _make_grads (1.x-2.x): "RuntimeError: Mismatch in shape: grad_output[0] has a
+# shape of torch.Size([1, 128, 768]) and output[0] has a shape of torch.Size([1, 129, 768])." Under a
+# pipeline schedule the gradient is the one the next stage sent back (ColossalAI's backward_by_grad and
+# pipeline/schedule/*.py, DeepSpeed's runtime/pipe/engine.py _exec_backward_pass, Megatron's schedules.py
+# backward_step, torch.distributed.pipelining's stage_backward, fairscale's pipe): the stages disagree on the
+# shapes they exchange (a sequence length that changes between batches with the p2p shape metadata cached
+# from the first one, a micro-batch of another size). Outside a pipeline it is the program's own backward
+# (left to the exception rows).
+_GRAD_SHAPE = lazy_re.compile(
+    r"Mismatch in shape: grad_output\[(?P<i>\d+)\] has a shape of (?P<grad>torch\.Size\(\[[\d, ]*\]\)) and "
+    r"output\[\d+\] has a shape of (?P<out>torch\.Size\(\[[\d, ]*\]\))"
+)
+_PIPELINE_FRAME = lazy_re.compile(
+    r"backward_by_grad|/pipeline/|/pipe/|pipelining/|schedules\.py|backward_step|_exec_backward_pass|"
+    r"stage_backward|pipeline_parallel|one_f_one_b|interleaved_pp|zero_bubble"
+)
+
+
+def _grad_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any(_PIPELINE_FRAME.search(ln.text) for ln in hit.before(40, same_rank=False)):
+        return None
+    facts: dict[str, Any] = {
+        "problem": "pipeline_grad_shape_mismatch",
+        "grad_shape": m.group("grad"),
+        "output_shape": m.group("out"),
+    }
+    return [
+        row.event(
+            hit,
+            f"a pipeline stage's backward got a gradient of {m.group('grad')} from the next stage for an "
+            f"output of {m.group('out')}: the stages disagree on the shapes they exchange (a sequence length "
+            "that changes between batches while the p2p shape metadata is cached, or micro-batches of "
+            "different sizes)",
+            facts,
+            dedupe=(row.code, "pipeline_shapes"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "pipeline stage gradient of another shape",
+        _GRAD_SHAPE,
+        _grad_shape,
+        C.PIPELINE_SHAPE_MISMATCH.code,
+        anchors=(b"Mismatch in shape: grad_output",),
+        words=("mismatch in shape: grad_output",),
+    ),
     Signature(
         "ddp rebuilt parameter indices",
         _REBUILT,

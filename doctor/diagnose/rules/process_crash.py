@@ -56,7 +56,7 @@ _BT_HANDLER = lazy_re.compile(r"^#\d+\s+<signal handler called>")
 _BT_FN = lazy_re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>.]+)\s*\(")
 _ABORTING = lazy_re.compile(r"^(?:__GI_)?(?:raise|abort|gsignal)$|^(?:__GI___)?pthread_kill|^__pthread_kill")
 _WAITING = lazy_re.compile(
-    r"wait|poll|futex|sleep|select|lll_lock|sched_yield|syscall|pthread_join|Synchronize|"
+    r"wait|poll|futex|sleep|select|lll_lock|sched_yield|syscall|pthread_\w*join|Synchronize|"
     r"^(?:__libc_|__GI___libc_)?(?:read|recv\w*|accept\w*|pause)$",
     re.IGNORECASE,
 )

@@ -40,7 +40,10 @@ _NATIVE_WAIT = lazy_re.compile(
     r"WorkNCCL::(?:wait|synchronize\w*|isCompleted)|ProcessGroupGloo::\w*Work::wait|"
     r"UnboundBuffer::wait(?:Recv|Send)|cu(?:da)?(?:Stream|Event|Device|Ctx)Synchronize|"
     r"^nccl(?:GroupEnd|AllReduce|AllGather|ReduceScatter|Broadcast|Send|Recv|CommInitRank\w*)$|"
-    r"ncclLaunch\w*|ncclStrongStream\w*"
+    r"ncclLaunch\w*|ncclStrongStream\w*|"
+    # a communicator's teardown (2.14+ init.cc: ncclCommAbort / ncclCommDestroy -> commReclaim joins the
+    # local ranks' teardown): it waits for the other ranks of the node to abort too
+    r"^(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize|commReclaim)$"
 )
 _NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
 _PY_COLLECTIVES = frozenset(
@@ -263,6 +266,9 @@ class _AnyOf:
         return None
 
 
+_TEARDOWN = frozenset({"ncclCommAbort", "ncclCommDestroy", "ncclCommFinalize", "commReclaim"})
+
+
 def _dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     lines = [*hit.before(40, same_rank=False), hit.line, *hit.after(40, same_rank=False)]
     texts = [ln.text for ln in lines]
@@ -288,6 +294,18 @@ def _dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
                 facts,
                 code=C.RENDEZVOUS_TIMEOUT.code,
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "stack"),
+            )
+        ]
+    if fn in _TEARDOWN:
+        facts["in_teardown"] = True
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: a stack dump shows the rank hung in the communicator's teardown ({fn}): since "
+                "NCCL 2.14 ncclCommAbort / ncclCommDestroy wait for the other ranks of the node to tear down "
+                "too; abort or destroy the communicator on every local rank (or kill them all)",
+                facts,
+                dedupe=(row.code, hit.rank, "stack"),
             )
         ]
     return [
@@ -359,12 +377,25 @@ SIGNATURES = (
             b"ncclBroadcast",
             b"ncclSend",
             b"ncclRecv",
+            b"ncclCommAbort",
+            b"ncclCommDestroy",
+            b"ncclCommFinalize",
+            b"commReclaim",
             b"TCPStore::",
             b"TCPClient::",
             b"bootstrap",
         ),
         worth=(rb"^\s*#\d+\s", rb"^\s*\(C\) File"),
-        words=("synchronize", "work", "unboundbuffer", "nccl", "tcpstore", "tcpclient", "bootstrap"),
+        words=(
+            "synchronize",
+            "work",
+            "unboundbuffer",
+            "nccl",
+            "commreclaim",
+            "tcpstore",
+            "tcpclient",
+            "bootstrap",
+        ),
         anchor_from="the waiting function's name in the frame",
         examples=(
             "#3  0x00007f3a1c2b in c10d::ProcessGroupNCCL::WorkNCCL::synchronizeStream() () from "

@@ -82,6 +82,42 @@ _SHAPES = lazy_re.compile(
 )
 
 
+# A collective still pending when its step's rendezvous was cleaned up: BaseRendezvousMgr::Cleanup(step_id)
+# (distributed_runtime/base_rendezvous_mgr.cc, TF 1.x-2.x; tsl's rendezvous table in 2.13+) aborts it with
+# "Aborted: Cleanup <step_id>", which the executor logs as "BaseCollectiveExecutor::StartAbort Aborted:
+# [_Derived_]Cleanup 95609632845199527" above the op's "[[{{node CollectiveReduce}}]]" (or "Collective ops is
+# aborted by: Cleanup ..."). The step ended on this worker while the op still waited for its group: the
+# workers' collectives did not pair up (another worker ran a different step, instance or group key, or never
+# issued it): RUN201 at tier 1, behind an error that says more.
+_CLEANUP = lazy_re.compile(
+    r"(?:BaseCollectiveExecutor::StartAbort|Collective ops is aborted by:)\s*(?:Aborted:\s*|ABORTED:\s*)?"
+    r"(?:\[_Derived_\])?\s*Cleanup (?P<step>\d+)"
+)
+_NODE = lazy_re.compile(r"\[\[\{\{node (?P<node>[^}]+)\}\}")
+
+
+def _cleanup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "tensorflow", "problem": "tf_collective_step_cleaned_up"}
+    if len(m.group("step")) <= 20:
+        facts["step_id"] = int(m.group("step"))
+    node = next((n.group("node") for ln in [hit.line, *hit.after(2)] if (n := _NODE.search(ln.text))), None)
+    if node:
+        facts["node"] = node
+    return [
+        row.event(
+            hit,
+            "TensorFlow aborted a collective"
+            + (f" ({node})" if node else "")
+            + " still waiting for its group when this worker's step was cleaned up: the workers' collectives "
+            "did not pair up (a different step, instance key or group on another worker, or one that never "
+            "issued it)",
+            facts,
+            tier=1,
+            dedupe=(row.code, "tf_cleanup"),
+        )
+    ]
+
+
 def _shapes(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"framework": "tensorflow", "problem": "tf_collective_shape_mismatch"}
     if m.group("alg"):
@@ -340,6 +376,15 @@ SIGNATURES = (
         anchors=(b"Incompatible shapes",),
         words=("incompatible shapes",),
         examples=("Aborting RingReduce with Invalid argument: Incompatible shapes: [0,64] vs. [0,256]",),
+    ),
+    Signature(
+        "tf collective pending at step cleanup",
+        _CLEANUP,
+        _cleanup,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"StartAbort", b"aborted by:"),
+        worth=(rb"(?:StartAbort|aborted by:).{0,40}Cleanup \d",),
+        words=("startabort", "aborted by:"),
     ),
     Signature(
         "tf collective timed out",

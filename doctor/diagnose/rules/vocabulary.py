@@ -135,8 +135,10 @@ _NET_CONTEXT = (
 # "not OOM", "no OOM", "without an OOM": a report that rules memory out (hpcaitech/ColossalAI#5039: "suddenly
 # crash, not OOM, error log is : .../Indexing.cu:1141: indexSelectLargeIndex: ... Assertion `src").
 _NOT = r"(?<!\bnot )(?<!\bno )(?<!\bnot an )(?<!\bnot a )(?<!\bwithout )(?<!\bwithout an )"
+# "oom" as a counter that stayed at zero: fairseq's progress meter ("| oom 0 |", "oom=0", '"oom": "0"').
+_OOM = r"\boom\b(?![\"']?\s*[=:]?\s*[\"']?0(?:\.0+)?\b)"
 _DEVICE_OOM = (
-    r"(?=.*(?:" + _NOT + r"out of memory|" + _NOT + r"\boom\b|resource_exhausted|"
+    r"(?=.*(?:" + _NOT + r"out of memory|" + _NOT + _OOM + r"|resource_exhausted|"
     r"memory (?:allocation )?(?:failed|exhausted)|"
     r"failed to allocate|insufficient (?:device )?memory))"
     r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc))"
@@ -152,7 +154,7 @@ _HOST = (
     r"kill|signal|\bram\b|\bcpu\b|\bhost\b|system memory|\bnode\b|shared memory|\bshm\b|swap|container|"
     r"\bpod\b|dataloader|worker|cgroup|slurm|srun|\bray\b|disk|heap|\bjava|\bjvm|spark|executor"
 )
-_PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}out of memory|{_NOT}\boom\b))(?=.*(?:{_PHASE}))"
+_PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}out of memory|{_NOT}{_OOM}))(?=.*(?:{_PHASE}))"
 _KILLED = (
     r"killed by signal:? (?:9|killed|sigkill)|signal: killed|\bsigkill\b|exited (?:with|due to) signal 9|"
     r"oom[-_ ]kill|out of memory: killed process|killed process \d+"

@@ -1,0 +1,129 @@
+"""collective_timeout from a job a person interrupted while it waited: the KeyboardInterrupt (Ctrl-C, "^C")
+traceback of a launcher waiting on its ranks, or of a rank waiting in a collective. Nobody stops a job
+that is making progress in the middle of a wait and then pastes the traceback into an issue: the job hung.
+
+Where the launchers wait, read at their source (torch 1.8-2.x):
+- torch.multiprocessing.spawn (torch/multiprocessing/spawn.py): start_processes' "while not context.join():"
+  and ProcessContext.join's multiprocessing.connection.wait on the children's sentinels (then
+  selectors.select); detectron2's, fairseq's and mmcv's launchers call it;
+- torchrun / torch.distributed.launch >= 1.9 (torch/distributed/elastic/agent/server/api.py): _invoke_run's
+  "time.sleep(monitor_interval)" between two _monitor_workers; elastic/multiprocessing/api.py's wait/_poll;
+- torch.distributed.launch <= 1.8 (torch/distributed/launch.py main: "process.wait()", then subprocess.py's
+  wait/_wait/_try_wait), DeepSpeed's launcher (deepspeed/launcher/launch.py and runner.py) and accelerate's
+  (accelerate/commands/launch.py), which wait on their children the same way.
+Where a rank waits: a frame of torch.distributed's collectives (distributed_c10d.py barrier, all_reduce,
+...), or a work's or the device's wait (torch/cuda/__init__.py synchronize).
+Tier 2 and a warning (RUN512): any error line of the log is the better record. (Python's multiprocessing
+frames alone, popen_fork's poll at exit, are any program's and are not read.)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
+
+_INTERRUPT = lazy_re.compile(r"^\s*(?:\^C)?KeyboardInterrupt\s*$")
+_FRAME = lazy_re.compile(r'^\s*(?:\^C)?File "(?P<file>[^"]+)", line \d+, in (?P<fn>\S+)')
+_LAUNCHER = lazy_re.compile(
+    r"(?P<spawn>torch/multiprocessing/spawn\.py)|(?P<elastic>torch/distributed/elastic/(?:agent/server|"
+    r"multiprocessing)/api\.py)|(?P<launch>torch/distributed/(?:launch|run)\.py)|"
+    r"(?P<deepspeed>deepspeed/launcher/\w+\.py)|(?P<accelerate>accelerate/commands/launch\.py)"
+)
+_LAUNCHER_WAITS = frozenset(
+    {"join", "start_processes", "spawn", "_invoke_run", "run", "wait", "_poll", "main", "launch_agent"}
+)
+_COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "broadcast",
+        "broadcast_object_list",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "all_to_all",
+        "all_to_all_single",
+        "barrier",
+        "monitored_barrier",
+        "gather",
+        "gather_object",
+        "scatter",
+        "reduce",
+        "recv",
+        "synchronize",
+    }
+)
+_WAITER = lazy_re.compile(r"torch/distributed/distributed_c10d\.py|torch/cuda/__init__\.py|deepspeed/comm/")
+
+
+def _frames(hit: Hit) -> list[re.Match[str]]:
+    """The frames of the traceback the interrupt ends, innermost last (up to its header)."""
+    out: list[re.Match[str]] = []
+    for ln in reversed(hit.before(60, same_rank=False)):
+        if "Traceback (most recent call last)" in ln.text or _INTERRUPT.match(ln.text):
+            break
+        f = _FRAME.match(ln.text)
+        if f:
+            out.append(f)
+    return out[::-1]
+
+
+def _interrupt(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frames = _frames(hit)
+    launcher = next(
+        (
+            (next(k for k, v in lm.groupdict().items() if v), f.group("fn"))
+            for f in frames
+            if (lm := _LAUNCHER.search(f.group("file").replace("\\", "/")))
+            and f.group("fn") in _LAUNCHER_WAITS
+        ),
+        None,
+    )
+    waiter = next(
+        (
+            f.group("fn")
+            for f in reversed(frames)
+            if f.group("fn") in _COLLECTIVES and _WAITER.search(f.group("file").replace("\\", "/"))
+        ),
+        None,
+    )
+    if launcher is None and waiter is None:
+        return []
+    if waiter is not None:
+        facts = {"interrupted": True, "waits_in": "collective", "frame": waiter}
+        msg = (
+            f"{hit.who()}: the job was interrupted (KeyboardInterrupt) while this rank waited in "
+            f"{waiter}: it hung there; the rank that never joined that collective is the culprit (dump "
+            "every rank's stack with py-spy to find it)"
+        )
+    else:
+        assert launcher is not None
+        facts = {"interrupted": True, "waits_in": "launcher", "launcher": launcher[0], "frame": launcher[1]}
+        msg = (
+            f"the launcher ({launcher[0]}) was interrupted (KeyboardInterrupt) while it waited on its ranks: "
+            "the job hung and was stopped by hand; the ranks' own output (or a py-spy dump of each) says "
+            "where they waited"
+        )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "interrupted"))]
+
+
+SIGNATURES = (
+    Signature(
+        "keyboard interrupt of a wait",
+        _INTERRUPT,
+        _interrupt,
+        C.INTERRUPTED_WHILE_WAITING.code,
+        tier=2,
+        anchors=(b"KeyboardInterrupt",),
+        worth=(rb"^\s*(?:\^C)?KeyboardInterrupt\s*$",),
+        words=("keyboardinterrupt",),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)

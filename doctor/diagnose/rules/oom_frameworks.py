@@ -1,0 +1,114 @@
+"""cuda_oom in the words of training frameworks that catch the allocator's error and say it their own way.
+
+- fairseq's trainer (fairseq/trainer.py, read in 2018, 2019, 2020 and the last release, 0.12): it catches
+  a RuntimeError whose text holds "out of memory", logs it and either recovers or gives up:
+  2018-2019 "| WARNING: ran out of memory, skipping batch", "| WARNING: ran out of memory with exception:
+  ...", "| WARNING: OOM in all workers, skipping update", "| WARNING: ran out of memory, retrying batch";
+  0.9-0.12 (logging) "attempting to recover from OOM in forward/backward pass", "OOM: Ran out of memory with
+  exception: ...", "ran out of memory in validation step, retrying batch" and, when the optimizer step runs
+  out, "OOM during optimization, irrecoverable" (then re-raised). A recovered OOM is still an OOM: the run
+  is at the GPU's limit, and a later failure of the recovery path itself (fairseq#2857's UnboundLocalError
+  after the warning) has it as its cause (tier 1 for the recovered ones, behind any other failure).
+- MindSpore's device memory (runtime/pynative/op_runner.cc, runtime/device/kernel_runtime.cc, the Ascend /
+  GPU memory managers' mem_dynamic_allocator, 1.x-2.x): "RuntimeError: Malloc for kernel output failed,
+  Memory isn't enough, node:Default/Cast-op446" (input / output / workspace), "Device memory isn't enough
+  and alloc failed, alloc size:1048576", "Out of Memory!!! Request memory size: 33100113920B, Memory
+  Statistic:" (the memory manager's, "#umsg#Framework Error Message:#umsg#" before it in newer releases).
+  (The pool's "TotalUsedMemStatistics ... is more than total mem size" record is oom_layers'.)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
+
+_FAIRSEQ = lazy_re.compile(
+    r"(?P<fatal>OOM during optimization, irrecoverable)|"
+    r"(?P<recover>attempting to recover from OOM in forward/backward pass|"
+    r"ran out of memory in validation step, retrying batch|OOM in all workers, skipping update|"
+    r"(?:\| WARNING: )?ran out of memory(?:, (?:skipping|retrying) batch| with exception:)|"
+    r"OOM: Ran out of memory with exception)"
+)
+_MINDSPORE = lazy_re.compile(
+    r"Malloc for kernel (?P<what>input|output|workspace) failed, Memory isn't enough"
+    r"(?:, node:\s*(?P<node>\S+))?|"
+    r"Device memory isn't enough and alloc failed, alloc size:\s*(?P<size>\d+)|"
+    r"Out of Memory!!! Request memory size: (?P<req>\d+)B?"
+)
+
+
+def _event(row: Signature, hit: Hit, message: str, facts: dict[str, Any], tier: int) -> list[Event]:
+    facts = {"likely_cause": "insufficient_memory", "error_line": clip(hit.text.strip(), 200), **facts}
+    return [row.event(hit, message, facts, tier=tier, dedupe=(C.CUDA_OOM.code, hit.rank, "framework_oom"))]
+
+
+def _fairseq(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "fairseq", "reported_by": "fairseq trainer"}
+    if m.group("fatal"):
+        facts["recovered"] = False
+        return _event(
+            row, hit, "fairseq ran out of GPU memory in the optimizer step and could not recover", facts, 0
+        )
+    facts["recovered"] = True
+    return _event(
+        row,
+        hit,
+        "fairseq caught a CUDA out-of-memory error and tried to recover (skipped or retried the batch): the "
+        "run is at the GPU's memory limit; lower --max-tokens / --batch-size or the sequence length",
+        facts,
+        1,
+    )
+
+
+def _mindspore(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "mindspore", "reported_by": "MindSpore memory manager"}
+    if m.group("node"):
+        facts["node"] = m.group("node")
+    if m.group("what"):
+        facts["buffer"] = f"kernel {m.group('what')}"
+    size = m.group("size") or m.group("req")
+    if size and len(size) <= 15:
+        facts["requested_bytes"] = int(size)
+    return _event(
+        row,
+        hit,
+        "MindSpore could not allocate device memory"
+        + (f" for {facts['buffer']} of {m.group('node')}" if m.group("node") else "")
+        + ": the device is out of memory; reduce batch_size or the sequence / image size",
+        facts,
+        0,
+    )
+
+
+SIGNATURES = (
+    Signature(
+        "fairseq trainer oom",
+        _FAIRSEQ,
+        _fairseq,
+        C.CUDA_OOM.code,
+        anchors=(
+            b"OOM during optimization",
+            b"recover from OOM",
+            b"ran out of memory",
+            b"Ran out of memory",
+            b"OOM in all workers",
+        ),
+        words=("oom during optimization", "recover from oom", "ran out of memory", "oom in all workers"),
+    ),
+    Signature(
+        "mindspore device memory",
+        _MINDSPORE,
+        _mindspore,
+        C.CUDA_OOM.code,
+        anchors=(b"Memory isn't enough", b"memory isn't enough", b"Out of Memory!!! Request memory size"),
+        words=("memory isn't enough", "out of memory!!! request memory size"),
+    ),
+)
+
+parse = gated_reader(SIGNATURES)
