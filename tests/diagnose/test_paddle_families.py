@@ -828,3 +828,202 @@ def test_paddle_family_prefixed(prefix: str, name: str) -> None:
     log = "".join(prefix + ln + "\n" for ln in _BY_NAME[name].split("\n"))
     root = root_finding(log)
     assert (root.category if root else None) == want, (name, root)
+
+
+# Paddle 2.0-2.3's enforce hint ("Please search for the error code(N) on website ..."), its 1.x NCCL enforce,
+# the old launchers' own assertions (fleet/launch_utils.py get_gpus / get_cluster), the CUDA libraries' init
+# errors (the class torch's words of the same error get: CUDNN_STATUS_NOT_INITIALIZED is cuda_oom,
+# CUDNN_STATUS_INTERNAL_ERROR and CUBLAS_STATUS_NOT_INITIALIZED alone name no cause).
+NH = (
+    "\n  [Hint: Please search for the error code({n}) on website (https://docs.nvidia"
+    ".com/deeplearning/nccl/user-guide/docs/api/types.html#ncclresult-t) to get Nvidi"
+    "a's official solution and advice about NCCL Error.] (at /paddle/paddle/fluid/pla"
+    "tform/collective_helper.cc:{ln})\n"
+)
+CH = (
+    "\n  [Hint: Please search for the error code({n}) on website (https://docs.nvidia"
+    ".com/cuda/cuda-runtime-api/group__CUDART__TYPES.html#group__CUDART__TYPES_1g3f51"
+    "e3575c2178246db0a94a430e0038) to get Nvidia's official solution and advice about"
+    " CUDA Error.] (at /paddle/paddle/fluid/platform/gpu_info.cc:{ln})\n"
+)
+CASES2: list[tuple[str, Optional[str], str]] = [
+    (
+        "nccl_hint_21_sys",
+        "nccl_network",
+        CPP + SUMMARY + "ExternalError: NCCL error(2), unhandled system error. " + NH.format(n=2, ln=124),
+    ),
+    (
+        "nccl_hint_21_invalid",
+        "nccl_usage",
+        SUMMARY + "ExternalError: NCCL error(4), invalid argument. " + NH.format(n=4, ln=124),
+    ),
+    (
+        "nccl_hint_21_internal",
+        "nccl_usage",
+        SUMMARY + "ExternalError: NCCL error(3), internal error. " + NH.format(n=3, ln=124),
+    ),
+    (
+        "nccl_hint_21_remote_py",
+        "nccl_network",
+        TB
+        + ("OSError: (External) NCCL error(6), remote process exited or there was a network error. ")
+        + NH.format(n=6, ln=124),
+    ),
+    (
+        "cuda_hint_21_insufficient",
+        "driver_env",
+        SUMMARY
+        + ("ExternalError: CUDA error(35), CUDA driver version is insufficient for CUDA runtime version. ")
+        + CH.format(n=35, ln=99),
+    ),
+    (
+        "cuda_hint_21_init",
+        "driver_env",
+        SUMMARY + "ExternalError: CUDA error(3), initialization error. " + CH.format(n=3, ln=99),
+    ),
+    (
+        "cuda_hint_21_nodevice",
+        "driver_env",
+        TB
+        + "OSError: (External) CUDA error(100), no CUDA-capable device is detected. "
+        + CH.format(n=100, ln=99),
+    ),
+    (
+        "cuda_hint_21_oom",
+        "cuda_oom",
+        SUMMARY + "ExternalError: CUDA error(2), out of memory. " + CH.format(n=2, ln=99),
+    ),
+    (
+        "cuda_old_check_failed",
+        "cuda_oom",
+        (
+            "F0301 10:30:00.123456 12345 gpu_info.cc:160] Check failed: cudaSuccess == cudaSt"
+            "at (0 vs. 2) Cuda Error: out of memory\n*** Check failure stack trace: ***\n"
+        ),
+    ),
+    (
+        "cudnn_internal_error",
+        None,
+        SUMMARY
+        + (
+            "ExternalError: CUDNN error(4), CUDNN_STATUS_INTERNAL_ERROR. \n  [Hint: 'CUDNN_ST"
+            "ATUS_INTERNAL_ERROR'.  An internal cuDNN operation failed.  ] (at /paddle/paddle"
+            "/phi/kernels/gpudnn/conv_kernel.cu:123)\n"
+        ),
+    ),
+    (
+        "cudnn_not_init",
+        "cuda_oom",
+        SUMMARY
+        + (
+            "ExternalError: CUDNN error(1), CUDNN_STATUS_NOT_INITIALIZED. \n  [Hint: 'CUDNN_S"
+            "TATUS_NOT_INITIALIZED'.  The cuDNN library was not initialized properly.  This e"
+            "rror is usually returned when a call to cudnnCreate() fails or when cudnnCreate("
+            ") has not been called prior to calling another cuDNN routine, or when the GPU ha"
+            "rdware resources required by the cuDNN library are not initialized properly.  ] "
+            "(at /paddle/paddle/phi/backends/gpu/gpu_resources.cc:206)\n"
+        ),
+    ),
+    (
+        "cublas_not_init",
+        None,
+        SUMMARY
+        + (
+            "ExternalError: CUBLAS error(1), CUBLAS_STATUS_NOT_INITIALIZED. \n  [Hint: 'CUBLA"
+            "S_STATUS_NOT_INITIALIZED'.  The cuBLAS library was not initialized.  This is usu"
+            "ally caused by the lack of a prior cublasCreate() call, an error in the CUDA Run"
+            "time API called by the cuBLAS routine, or an error in the hardware setup.  ] (at"
+            " /paddle/paddle/phi/backends/gpu/gpu_resources.cc:130)\n"
+        ),
+    ),
+    (
+        "gpus_not_visible",
+        "driver_env",
+        TB + "AssertionError: Can't find your gpus 4 in CUDA_VISIBLE_DEVICES[0,1,2,3].\n",
+    ),
+    (
+        "gpus_not_visible_old",
+        "driver_env",
+        "AssertionError: Can't find your selected_gpus 2 in CUDA_VISIBLE_DEVICES[0,1].\n",
+    ),
+    (
+        "local_ip_not_in_ips",
+        "rendezvous",
+        TB
+        + ("AssertionError: Can't find your local ip {10.0.0.5} in node_ips: {['10.0.0.1', '10.0.0.2']}\n"),
+    ),
+    (
+        "enforce_1x_nccl",
+        "nccl_network",
+        (
+            "paddle.fluid.core_avx.EnforceNotMet: \n-----------------------------------------"
+            "---\nC++ Call Stacks (More useful to developers):\n-----------------------------"
+            "---------------\n0   std::string paddle::platform::GetTraceBackString<char const"
+            "*>(char const*&&, char const*, int)\n----------------------\nError Message Summa"
+            "ry:\n----------------------\nError:  Nccl error, unhandled system error  at (/pa"
+            "ddle/paddle/fluid/platform/nccl_helper.h:108)\n"
+        ),
+    ),
+    (
+        "launch_1x_abort",
+        "process_crash",
+        (
+            "2020-03-01 10:30:00,123-ERROR: ABORT!!! Out of all 8 trainers, the trainer proce"
+            "ss with rank=[5] was aborted. Please check its log.\n"
+        ),
+    ),
+    (
+        "launch_container_abrt",
+        "process_crash",
+        L
+        + "Pod failed\n"
+        + LE
+        + (
+            "Container failed !!!\nContainer rank 2 status failed cmd ['/usr/bin/python', '-u"
+            "', 'train.py'] code -6 log log/workerlog.2 \nenv {}\n"
+        )
+        + L
+        + "Exit code -6\n",
+    ),
+    (
+        "watcher_gpu_log_healthy",
+        None,
+        L
+        + "Watching Pod: x, replicas 2, status running\n"
+        + LW
+        + "save gpu info failed\nepoch 0 step 1 loss 1.0\n"
+        + L
+        + "Pod completed\n",
+    ),
+    (
+        "sigterm_banner_after_peer_oom",
+        "cuda_oom",
+        (
+            "MemoryError: (ResourceExhausted) Out of memory error on GPU 1. Cannot allocate 1"
+            ".000000GB memory on GPU 1, 15.000000GB memory has been allocated and available m"
+            "emory is only 100.000000MB.\n"
+        )
+        + SUMMARY
+        + (
+            "FatalError: `Termination signal` is detected by the operating system.\n  [TimeIn"
+            'fo: *** Aborted at 1677666600 (unix time) try "date -d @1677666600" if you are'
+            " using GNU date ***]\n  [SignalInfo: *** SIGTERM (@0x3e8) received by PID 12346 "
+            "(TID 0x7f2b5c7fe700) from PID 1000 ***]\n"
+        ),
+    ),
+    (
+        "comm_task_init_not_start",
+        "collective_timeout",
+        (
+            "E0301 10:30:00.123456 12345 comm_task_manager.cc:146] Find timeout init but not "
+            "start task:group_key:group_0,group_ranks:[0, 1],global_rank:0,local_rank:0,comm_"
+            "count:5,op:broadcast,started:0,completed:0,numel:100,nranks:2\n"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("name,want,log", CASES2, ids=[c[0] for c in CASES2])
+def test_paddle_family_2(name: str, want: Optional[str], log: str) -> None:
+    root = root_finding(log)
+    assert (root.category if root else None) == want, (name, root)
