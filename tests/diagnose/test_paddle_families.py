@@ -1022,6 +1022,23 @@ CASES2: list[tuple[str, Optional[str], str]] = [
     ),
 ]
 
+# Paddle 3.0.0 (libphi_core.so strings): the store's new reset text and the buddy allocator's corrected
+# spelling "available".
+CASES2 += [
+    (
+        "tcp_reset_30",
+        "rendezvous",
+        TBI + "OSError: (External) TCP connection reset by peer. Details: Connection reset by peer. "
+        "(at /paddle/paddle/phi/core/distributed/store/tcp_utils.h:94)\n",
+    ),
+    (
+        "oom_buddy_30",
+        "cuda_oom",
+        SUMMARY + "ResourceExhaustedError: Cannot allocate 2.000000GB in gpu:0, available 1.200000GB, "
+        "total 16.000000GB, used 14.800000GB. \n",
+    ),
+]
+
 
 @pytest.mark.parametrize("name,want,log", CASES2, ids=[c[0] for c in CASES2])
 def test_paddle_family_2(name: str, want: Optional[str], log: str) -> None:

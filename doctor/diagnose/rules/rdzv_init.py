@@ -156,7 +156,8 @@ _PADDLE_NET = lazy_re.compile(
     r"(?P<bind>Bind network on (?P<ep4>\S+?:\d+) failed)|"
     # the store's socket after it was up (tcp_utils.h send_bytes/receive_bytes, tcp_utils.cc tcp_accept):
     # "TCP receive error. Details: Connection reset by peer." - the master trainer went away
-    r"(?P<io>TCP (?P<dir>receive|send) error\. Details: (?P<why5>[^.\n]*))|"
+    # (3.0 adds "TCP connection reset by peer. Details: ...")
+    r"(?P<io>TCP (?P<dir>receive error|send error|connection reset by peer)\. Details: (?P<why5>[^.\n]*))|"
     r"(?P<acc>The server failed to accept a new connection\. Details: (?P<why6>[^.\n]*))"
 )
 
@@ -263,6 +264,7 @@ SIGNATURES = (
             b"Bind network on",
             b"TCP receive error",
             b"TCP send error",
+            b"TCP connection reset by peer",
             b"failed to accept a new connection",
         ),
         words=(
@@ -272,6 +274,7 @@ SIGNATURES = (
             "bind network on",
             "tcp receive error",
             "tcp send error",
+            "tcp connection reset by peer",
             "failed to accept a new connection",
         ),
     ),
