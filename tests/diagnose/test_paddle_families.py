@@ -1039,6 +1039,65 @@ CASES2 += [
     ),
 ]
 
+# The static graph's operator suffix ("[operator < c_allreduce_sum > error]", fluid/framework/operator.cc)
+# after the summary, Python's SystemError mapping, and the store's own warning for a missing key (healthy).
+CASES2 += [
+    (
+        "static_op_nccl",
+        "nccl_network",
+        CPP
+        + SUMMARY
+        + (
+            "ExternalError: NCCL error(2), unhandled system error. \n  [Hint: 'ncclSystemErro"
+            "r'. A call to a system function failed.] (at /paddle/paddle/fluid/operators/coll"
+            "ective/c_allreduce_op.h:440)\n  [operator < c_allreduce_sum > error]\n"
+        ),
+    ),
+    (
+        "static_op_oom",
+        "cuda_oom",
+        CPP
+        + SUMMARY
+        + (
+            "ResourceExhaustedError: \n\nOut of memory error on GPU 2. Cannot allocate 1.5000"
+            "00GB memory on GPU 2, 30.000000GB memory has been allocated and available memory"
+            " is only 500.000000MB.\n\nPlease check whether there is any other process using "
+            "GPU 2.\n1. If yes, please stop them, or start PaddlePaddle on another GPU.\n2. I"
+            "f no, please decrease the batch size of your model. \n (at /paddle/paddle/fluid/"
+            "memory/allocation/cuda_allocator.cc:86)\n  [operator < matmul_v2 > error]\n"
+        ),
+    ),
+    (
+        "static_op_ring",
+        "nccl_usage",
+        SUMMARY
+        + (
+            "InvalidArgumentError: The ring_id (1) for c_allreduce_sum op must be non-negativ"
+            "e and be smaller than ring number.\n  [Hint: Expected ring_id < ring_num, but re"
+            "ceived ring_id:1 >= ring_num:1.] (at /paddle/paddle/fluid/operators/collective/c"
+            "_allreduce_op.h:420)\n  [operator < c_allreduce_sum > error]\n"
+        ),
+    ),
+    (
+        "enforce_oserr_oom",
+        "cuda_oom",
+        TB
+        + (
+            "SystemError: (ResourceExhausted) Out of memory error on GPU 0. Cannot allocate 2"
+            "0.000000MB memory on GPU 0, 7.900000GB memory has been allocated and available m"
+            "emory is only 10.000000MB.\n"
+        ),
+    ),
+    (
+        "store_key_missing",
+        None,
+        (
+            "W0301 10:30:00.123456 12345 tcp_store.cc:150] Key abc not found in TCPStore.\nep"
+            "och 0 step 1 loss 1.0\n"
+        ),
+    ),
+]
+
 
 @pytest.mark.parametrize("name,want,log", CASES2, ids=[c[0] for c in CASES2])
 def test_paddle_family_2(name: str, want: Optional[str], log: str) -> None:
