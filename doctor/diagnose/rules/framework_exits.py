@@ -41,6 +41,10 @@ _PADDLE_SIGNALS = lazy_re.ByText(
 _FATAL = lazy_re.compile(
     r"FatalError: `(" + "|".join(map(re.escape, _PADDLE_SIGNALS)) + r")` is detected by the operating"
 )
+# Paddle's elastic manager (paddle/distributed/fleet/elastic/manager.py LauncherInterface._check_procs, 2.2+)
+# after "ABORT!!! ABORT!!! ABORT!!!": "ERROR rank 1 error with exit code -9, check log for detail." (Popen's
+# returncode, -N for a signal).
+_ELASTIC = lazy_re.compile(r"ERROR rank (\d+) error with exit code (-?\d+), check log for detail")
 _SIGNAL_INFO = lazy_re.compile(r"received by PID (\d+)")
 _HYDRA = lazy_re.compile(r"=\s+(?:KILLED BY SIGNAL: (\d+)|EXIT CODE: (\d+))\b")
 _HYDRA_WHO = lazy_re.compile(r"=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)")
@@ -99,6 +103,14 @@ def _container(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         "log_file": m.group(5),
         "first": True,
     }
+    return [exit_event(hit, facts, rank)]
+
+
+def _elastic(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank, code = int(m.group(1)), int(m.group(2))
+    if code == 0:
+        return None
+    facts: dict[str, Any] = {"exitcode": code, "rank": rank, "reporter": "paddle elastic", "first": True}
     return [exit_event(hit, facts, rank)]
 
 
@@ -183,6 +195,16 @@ SIGNATURES = (
         tier=3,
         anchors=(b"Container rank",),
         worth=(rb"Container rank \d+ status",),
+    ),
+    Signature(
+        "paddle elastic exit",
+        _ELASTIC,
+        _elastic,
+        EXIT,
+        tier=3,
+        anchors=(b"error with exit code",),
+        worth=(rb"ERROR rank \d+ error with exit code",),
+        words=("error with exit code",),
     ),
     Signature(
         "paddle launcher abort",

@@ -352,9 +352,23 @@ def _oserr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 _PADDLE_DEVICE = lazy_re.compile(r"ResourceExhausted|Out of memory error on (?:GPU|NPU|XPU)")
 
 
+# Paddle 2.x puts its C++ traceback between the two ("MemoryError: " then "C++ Traceback (most recent call
+# last):", its frames, and the "Error Message Summary:" block with "ResourceExhaustedError: ... Out of memory
+# error on GPU 0"): the summary is read past the frames, up to the next Python traceback.
+_PADDLE_CPP_TB = lazy_re.compile(r"C\+\+ Traceback \(most recent call last\)|C\+\+ Call Stacks")
+_PY_TB = lazy_re.compile(r"^\s*Traceback \(most recent call last\)")
+
+
 def _memerr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if any(_PADDLE_DEVICE.search(ln.text) for ln in (hit.line, *hit.after(4))):
+    near = hit.after(4)
+    if any(_PADDLE_DEVICE.search(ln.text) for ln in (hit.line, *near)):
         return None
+    if any(_PADDLE_CPP_TB.search(ln.text) for ln in near):
+        for ln in hit.after(120):
+            if _PY_TB.search(ln.text):
+                break
+            if _PADDLE_DEVICE.search(ln.text):
+                return None
     return [
         row.event(
             hit,

@@ -158,6 +158,12 @@ _PADDLE_ID = lazy_re.compile(
 )
 _PADDLE_HOST = lazy_re.compile(r"Fail to get host by name (?P<host>[^\s.]+(?:\.[^\s.]+)*)\.?")
 _PADDLE_EP = lazy_re.compile(r"The endpoint should contain host and port, but got (?P<ep>\S*?)\.?\s*(?:\[|$)")
+# paddle.distributed.fleet.launch_utils (get_cluster, 1.8-2.6; also its parameter-server launcher) asserts
+# this host is in --ips: "AssertionError: Can't find your local ip {10.0.0.5} in node_ips: {['10.0.0.1',
+# ...]}" - the node list names another address of this host (another interface) or forgets it.
+_PADDLE_IP = lazy_re.compile(
+    r"Can't find your local ip \{(?P<ip>[^{}]*)\} in (?P<where>node_ips|args\.servers)"
+)
 
 
 # paddle.distributed.launch's teardown after a trainer exited (launch_utils.py 2.0-2.x): "terminate all the
@@ -242,6 +248,20 @@ def _paddle_ep(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             {"framework": "paddle", "endpoint": ep, "problem": "endpoint without port"},
             code=C.RENDEZVOUS_CONFIG.code,
             dedupe=(C.RENDEZVOUS_CONFIG.code, "paddle_ep"),
+        )
+    ]
+
+
+def _paddle_ip(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    ip = m.group("ip")
+    return [
+        row.event(
+            hit,
+            f"paddle.distributed.launch found this host's address {ip} nowhere in --ips: the node list names "
+            "another interface's address of this host, or leaves it out (set --ips to the addresses the "
+            "nodes reach each other on, or POD_IP)",
+            {"framework": "paddle", "host": ip, "problem": "local ip not in --ips"},
+            dedupe=(row.code, "paddle_ip"),
         )
     ]
 
@@ -453,6 +473,15 @@ SIGNATURES = (
         anchors=(b"endpoint should contain host and port",),
         worth=(rb"endpoint should contain host and port",),
         words=("endpoint should contain host and port",),
+    ),
+    Signature(
+        "paddle local ip not in ips",
+        _PADDLE_IP,
+        _paddle_ip,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"Can't find your local ip",),
+        worth=(rb"Can't find your local ip",),
+        words=("can't find your local ip",),
     ),
     Signature(
         "ray gcs unreachable",

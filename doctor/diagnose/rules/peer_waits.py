@@ -77,7 +77,16 @@ _PADDLE_STORE = lazy_re.compile(
 # The lines a waiting loop prints; a window of nothing else after the hit is a log that ended waiting.
 _WAITING = lazy_re.compile(
     r"CreateSession still waiting for response|server not ready, wait \d+ sec|not ready endpoints:|"
-    r"while the server is not yet listening"
+    r"while the server is not yet listening|\bmaster not ready\s*$|Waiting peer start\.\.\."
+)
+# paddle.distributed.launch 2.3+ (launch/controllers/master.py sync_peers, collective.py run): a pod waits
+# for the job's master ("Waiting peer start...", then "LAUNCH WARNING 2023-03-01 10:30:00,123 master not
+# ready" every 5 s while the master's HTTP/etcd server does not answer), then for every pod to register
+# ("Waiting peer ready...", and on elastic_timeout x10 "peer not ready Job: default, mode collective, replicas
+# 2[2:2], elastic False" - 2.3-2.4 without "mode" - after which it gives up and exits).
+_PADDLE_PEERS = lazy_re.compile(
+    r"peer not ready Job: (?P<job>\S+?), (?:mode \w+, )?replicas (?P<rep>\d+)\[(?P<min>\d+):(?P<max>\d+)\]|"
+    r"(?P<master>\bmaster not ready)\s*$"
 )
 _PSLITE = lazy_re.compile(r"Timeout \((?P<secs>\d+) sec\) to wait all other nodes initialized")
 _LGBM = lazy_re.compile(
@@ -192,6 +201,26 @@ def _paddle_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             dedupe=(row.code, "paddle_tcp_store"),
         )
     ]
+
+
+def _paddle_peers(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "paddle", "launcher": "paddle.distributed.launch"}
+    if m.group("master"):
+        if not _ended_waiting(hit):
+            return []  # the master answered later: a pod that started first
+        facts["waiting_for"] = "master"
+        what = (
+            "paddle.distributed.launch kept waiting for the job's master (--master, the first of --ips) and "
+            "the log ends there: the master pod never started, or its address/port is wrong or blocked"
+        )
+    else:
+        facts.update(waiting_for="peers", job=m.group("job"), replicas=int(m.group("rep")))
+        what = (
+            f"paddle.distributed.launch gave up waiting for the pods of job {m.group('job')} "
+            f"({m.group('min')} to {m.group('max')} expected): a node never started its launcher, uses "
+            "another --job_id/--master, or cannot reach the master"
+        )
+    return [row.event(hit, what, facts, dedupe=(row.code, "paddle_launch_peers"))]
 
 
 def _pslite(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -402,6 +431,16 @@ SIGNATURES = (
         anchors=(b"while the server is not yet listening",),
         worth=(rb"while the server is not yet listening",),
         words=("while the server is not yet listening",),
+    ),
+    Signature(
+        "paddle launch peers not ready",
+        _PADDLE_PEERS,
+        _paddle_peers,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"peer not ready Job:", b"master not ready"),
+        worth=(rb"peer not ready Job:", rb"master not ready"),
+        words=("peer not ready job:", "master not ready"),
     ),
     Signature(
         "ps-lite nodes not initialized",

@@ -153,7 +153,12 @@ _PADDLE_NET = lazy_re.compile(
     r"(?P<conn>Network (?P<ep>\S+?:\d+) cannot be connected)|"
     r"(?P<sock>Create socket to connect (?P<ep2>\S+?:\d+) failed\. Details: (?P<why>[^.\n]*))|"
     r"(?P<res>IPv[46] network (?P<ep3>\S+?:\d+) cannot be obtained\. Details: (?P<why3>[^.\n]*))|"
-    r"(?P<bind>Bind network on (?P<ep4>\S+?:\d+) failed)"
+    r"(?P<bind>Bind network on (?P<ep4>\S+?:\d+) failed)|"
+    # the store's socket after it was up (tcp_utils.h send_bytes/receive_bytes, tcp_utils.cc tcp_accept):
+    # "TCP receive error. Details: Connection reset by peer." - the master trainer went away
+    # (3.0 adds "TCP connection reset by peer. Details: ...")
+    r"(?P<io>TCP (?P<dir>receive error|send error|connection reset by peer)\. Details: (?P<why5>[^.\n]*))|"
+    r"(?P<acc>The server failed to accept a new connection\. Details: (?P<why6>[^.\n]*))"
 )
 
 
@@ -169,6 +174,22 @@ def _paddle_net(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
                 facts,
                 code=C.ADDRESS_IN_USE.code,
                 dedupe=(C.ADDRESS_IN_USE.code,),
+            )
+        ]
+    if m.group("io") or m.group("acc"):
+        why = (m.group("why5") or m.group("why6") or "").strip()
+        side = (
+            f"its TCPStore connection broke ({m.group('dir')}: {why})"
+            if m.group("io")
+            else f"the TCPStore master could not accept a trainer's connection ({why})"
+        )
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: Paddle {side}: the master trainer (rank 0, which hosts the store) exited "
+                "or the network between them dropped; rank 0's own log says why",
+                {"framework": "paddle", "store": "tcp_store", "store_error": clip(why, 80)},
+                dedupe=(row.code, "paddle_store"),
             )
         ]
     why = m.group("why") or m.group("why3")
@@ -241,8 +262,21 @@ SIGNATURES = (
             b"Create socket to connect",
             b"cannot be obtained",
             b"Bind network on",
+            b"TCP receive error",
+            b"TCP send error",
+            b"TCP connection reset by peer",
+            b"failed to accept a new connection",
         ),
-        words=("cannot be connected", "create socket to connect", "cannot be obtained", "bind network on"),
+        words=(
+            "cannot be connected",
+            "create socket to connect",
+            "cannot be obtained",
+            "bind network on",
+            "tcp receive error",
+            "tcp send error",
+            "tcp connection reset by peer",
+            "failed to accept a new connection",
+        ),
     ),
     Signature(
         "thd duplicate rank",

@@ -1,0 +1,175 @@
+"""PaddlePaddle's own words for a memory or environment failure that its other rows (oom_layers' "Out of
+memory error on GPU 0", launch_env's dynload stack, loader's "The third-party dynamic library ...") do not
+read.
+
+Read from Paddle 1.8-2.6 (paddle/fluid/memory/detail/buddy_allocator.cc, memory/allocation/, phi/backends/
+dynload/cudnn.h, python/paddle/device/__init__.py, base/framework.py; the strings of libpaddle.so 2.6.2):
+
+cuda_oom: the buddy allocator (FLAGS_allocator_strategy=naive_best_fit, Paddle 1.x's default) when its pool
+cannot grow: 1.x "Cannot allocate 2.000000GB in GPU 0, avaliable 1.234000GB, total 15.782000GB,
+GpuMinChunkSize 256.000000B, GpuMaxChunkSize 14.217000GB, GPU memory used: 14.548000GB"; 2.4+ "Cannot allocate
+2.000000GB in gpu:0, avaliable 1.2GB, total 16GB, used 14GB." (Paddle's own spelling "avaliable"). A CPU
+place there is the host's memory.
+
+host_oom: the host allocator (memory/allocation/system_allocator.cc, AlignedMalloc) when posix_memalign or
+malloc failed: "ResourceExhaustedError: Fail to alloc memory of 4294967296 size, error code is 12." (2.x) and
+"Fail to alloc memory of 4294967296 size." (2.5+), raised to Python as MemoryError.
+
+driver_env: a CUDA library Paddle loads lazily is absent - "(PreconditionNotMet) Cannot load cudnn shared
+library. Cannot invoke method cudnnGetVersion." (phi/backends/dynload/cudnn.h, the enforce of every cuDNN call
+whose handle is null); a CPU-only wheel asked for a GPU - "ValueError: The device should not be 'gpu',
+since PaddlePaddle is not compiled with CUDA" (paddle.set_device, 2.0+; "The device should not be gpu:0,
+since ..."), "Paddle can't use CUDA device since it's not compiled with CUDA,Please recompile or
+reinstall Paddle with GPU support.", "Paddle wasn't compiled with CUDA, but place is GPU.", "Paddle is
+not compiled with CUDA. Cannot visit device synchronize." (the C++ places).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
+
+_SIZE = r"[\d.]+\s*[KMGTP]?i?B"
+_BUDDY = lazy_re.compile(
+    r"Cannot allocate (?P<size>" + _SIZE + r") in (?P<place>(?:GPU |gpu:|GPU:|CPU|cpu)(?P<gpu>\d*)), "
+    r"ava(?:il|li)able (?P<free>" + _SIZE + r")"
+)
+
+
+def _buddy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("place").lower().startswith("cpu"):
+        return [
+            row.event(
+                hit,
+                f"Paddle's host memory pool could not allocate {m.group('size')} ({m.group('free')} left)",
+                {"framework": "paddle", "size": m.group("size"), "free": m.group("free")},
+                code=C.HOST_ALLOC_FAILED.code,
+                dedupe=(C.HOST_ALLOC_FAILED.code, hit.rank, "paddle_buddy"),
+            )
+        ]
+    facts: dict[str, Any] = {
+        "format": "paddle_buddy",
+        "reported_by": "PaddlePaddle",
+        "likely_cause": "insufficient_memory",
+        "size": m.group("size"),
+        "free": m.group("free"),
+    }
+    if m.group("gpu"):
+        facts["gpu_index"] = int(m.group("gpu"))
+    return [
+        row.event(
+            hit,
+            f"PaddlePaddle's GPU memory pool could not allocate {m.group('size')} on {m.group('place')} "
+            f"(only {m.group('free')} available): lower the batch size, or "
+            "FLAGS_fraction_of_gpu_memory_to_use is too small / another process holds the GPU",
+            facts,
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
+
+
+_HOST = lazy_re.compile(r"Fail to alloc memory of (?P<n>\d+) size(?:, error code is (?P<err>\d+))?\.")
+
+
+def _host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group("n"))
+    facts: dict[str, Any] = {"framework": "paddle", "allocator": "paddle_cpu"}
+    if len(m.group("n")) < 16:
+        facts["requested_bytes"] = facts["bytes"] = n
+    if m.group("err"):
+        facts["errno"] = int(m.group("err"))
+    return [
+        row.event(
+            hit,
+            f"Paddle's host allocator could not allocate {n} bytes (posix_memalign/malloc failed): the host "
+            "or the container's memory limit is exhausted",
+            facts,
+            dedupe=(row.code, hit.rank, "paddle_host"),
+        )
+    ]
+
+
+_CUDNN = lazy_re.compile(
+    r"Cannot load (?P<lib>cudnn|cublas|cusolver|cusparse|curand|cufft|nccl|tensorrt) shared "
+    r"library\. Cannot invoke method (?P<fn>\w+)"
+)
+
+
+def _cudnn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    lib = f"lib{m.group('lib')}.so"
+    return [
+        row.event(
+            hit,
+            f"Paddle could not load {lib} to call {m.group('fn')}: the library is not installed, not on "
+            "LD_LIBRARY_PATH, or of another CUDA than this Paddle wheel",
+            {"library": lib, "reason": "dso_not_loaded", "framework": "paddle", "function": m.group("fn")},
+            dedupe=(row.code, lib),
+        )
+    ]
+
+
+_CPU_BUILD = lazy_re.compile(
+    r"since PaddlePaddle is not compiled with CUDA|"
+    r"Paddle can't use CUDA(?:Pinned)? device since it's not compiled with CUDA|"
+    r"Paddle wasn't compiled with CUDA, but place is GPU|"
+    r"Paddle is not compiled with CUDA\. Cannot visit"
+)
+
+
+def _cpu_build(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"the installed Paddle is a CPU-only build and the job asked for a GPU ({m.group(0)}): install "
+            "paddlepaddle-gpu for this CUDA (pip uninstall paddlepaddle first)",
+            {"reason": "cpu_build_of_paddle", "framework": "paddle"},
+            dedupe=(row.code, "cpu_build_of_paddle"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "paddle buddy allocator out of memory",
+        _BUDDY,
+        _buddy,
+        C.CUDA_OOM.code,
+        anchors=(b"Cannot allocate ",),
+        worth=(rb"Cannot allocate [\d.]+\s*[KMGTP]?i?B in ",),
+        words=("cannot allocate",),
+        examples=("Cannot allocate 2.000000GB in GPU 0, avaliable 1.234000GB, total 15.782000GB",),
+    ),
+    Signature(
+        "paddle host allocator",
+        _HOST,
+        _host,
+        C.HOST_ALLOC_FAILED.code,
+        anchors=(b"Fail to alloc memory of",),
+        worth=(rb"Fail to alloc memory of \d+ size",),
+        words=("fail to alloc memory of",),
+    ),
+    Signature(
+        "paddle cannot load a cuda library",
+        _CUDNN,
+        _cudnn,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"shared library. Cannot invoke method",),
+        worth=(rb"shared library\. Cannot invoke method",),
+        words=("cannot invoke method",),
+    ),
+    Signature(
+        "paddle cpu build asked for a gpu",
+        _CPU_BUILD,
+        _cpu_build,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"not compiled with CUDA", b"compiled with CUDA, but place is GPU"),
+        worth=(rb"not compiled with CUDA", rb"wasn't compiled with CUDA, but place is GPU"),
+        words=("not compiled with cuda", "compiled with cuda, but place is gpu"),
+    ),
+)
+parse = gated_reader(SIGNATURES)
