@@ -219,3 +219,55 @@ def test_xla_rendezvous_lost_after_the_job_ran(why: str) -> None:
     _check(ran + XLA_RDZV.format(tag="torch_xla.core.xla_model.save", why=why), "RUN133")
     root = _root(XLA_RDZV.format(tag="init", why=why))
     assert root is not None and root.code == "RUN371", root
+
+
+# faulthandler.enable()'s OSError ENOMEM is sigaltstack(2) refusing the alternate stack (CPython 3.9+ raises
+# it, bpo-37851; Modules/faulthandler.c): a Python exception (RUN132), never the host OOM; the errno alone
+# stays RUN122.
+FAULTHANDLER = """Process Process-6:
+Traceback (most recent call last):
+  File "/usr/lib/python3.10/multiprocessing/process.py", line 314, in _bootstrap
+    self.run()
+  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 1984, in run
+    faulthandler.enable()
+OSError: [Errno 12] Cannot allocate memory
+"""
+
+
+@pytest.mark.parametrize("prefix", ["", "ragflow-server |", "[rank0]: "])
+def test_faulthandler_enomem_is_not_host_oom(prefix: str) -> None:
+    _check(
+        "".join(prefix + ln + "\n" for ln in FAULTHANDLER.splitlines()),
+        "RUN132",
+        {"call": "faulthandler.enable"},
+    )
+    _check(prefix + "OSError: [Errno 12] Cannot allocate memory\n", "RUN122")
+
+
+# XLA's wrapper (xla/service/gpu nccl_utils.cc / nccl_api.cc): the result's text with "Last NCCL
+# warning(error) log entry (may be unrelated) '<WARN>'", or a paste that elides its middle words: the WARN
+# decides.
+@pytest.mark.parametrize(
+    ("log", "code"),
+    [
+        (
+            "Failed to create NCCL communicator: INTERNAL: ncclCommInitRankConfig(...) failed:\n"
+            "invalid usage ... Last NCCL warning(error): 'Bootstrap : no socket interface found'\n",
+            "RUN174",
+        ),
+        (
+            "XlaRuntimeError: INTERNAL: NCCL operation ncclCommInitRankConfig(...) failed: invalid usage "
+            "(run with NCCL_DEBUG=WARN for details). Last NCCL warning(error) log entry (may be unrelated) "
+            "'Bootstrap : no socket interface found'.\n",
+            "RUN174",
+        ),
+        (
+            "XlaRuntimeError: INTERNAL: NCCL operation ncclGroupEnd() failed: invalid usage (run with "
+            "NCCL_DEBUG=WARN for details). Last NCCL warning(error) log entry (may be unrelated) 'Invalid "
+            "config blocking attribute value -2147483648'.\n",
+            "RUN197",
+        ),
+    ],
+)
+def test_xla_last_nccl_warning_decides(log: str, code: str) -> None:
+    _check(log, code)
