@@ -271,3 +271,29 @@ def test_faulthandler_enomem_is_not_host_oom(prefix: str) -> None:
 )
 def test_xla_last_nccl_warning_decides(log: str, code: str) -> None:
     _check(log, code)
+
+
+# NCCL's own NET/IB transport (src/transport/net_ib.cc): 2.20+'s sanity check of the receive a peer posted,
+# "NET/IB : req 0/1 tag 7 peer 10.0.0.2<43211> posted incorrect receive info: size -1 addr 0 rkeys[0]=0"
+# (before 2.20 the same check printed "collective mismatch error ..." together with the size check, which
+# 2.20 dropped): the control data arrived corrupted (RUN173); 2.27's "Remote IB device is incompatible with
+# the local [0]mlx5_0:1/RoCE" is the job's NIC selection, as "Attempted to connect incompatible devices"
+# (RUN191).
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (
+            "node1:1234:5678 [0] transport/net_ib.cc:2144 NCCL WARN NET/IB : req 0/1 tag 7 peer "
+            "10.0.0.2<43211> posted incorrect receive info: size -1 addr 0 rkeys[0]=0",
+            "RUN173",
+        ),
+        (
+            "node1:1234:5678 [0] transport/net_ib.cc:1210 NCCL WARN NET/IB : Remote IB device is "
+            "incompatible "
+            "with the local [0]mlx5_0:1/RoCE. Try selecting NICs of only one link type using NCCL_IB_HCA",
+            "RUN191",
+        ),
+    ],
+)
+def test_nccl_net_ib_warns(line: str, code: str) -> None:
+    _check(line + "\n", code)
