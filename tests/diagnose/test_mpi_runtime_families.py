@@ -106,3 +106,32 @@ def test_the_ranks_own_exception_outranks_exiting_improperly() -> None:
     )
     root = _root(log)
     assert root is not None and root.code == "RUN132", root
+
+
+# PRRTE's shapes (help-prun.txt): the signal wrapped onto the next line, and the first failed process named
+# "[prterun-<host>-<pid>@<job>,<rank>]" above its exit code.
+@pytest.mark.parametrize(
+    ("log", "code", "facts"),
+    [
+        (
+            "prterun noticed that process rank 3 with PID 4242 on node n1 exited on\nsignal 9 (Killed).\n",
+            "RUN121",
+            {"rank": 3, "host": "n1", "exitcode": -9},
+        ),
+        (
+            "prterun noticed that process rank 2 with PID 4242 on node n1 exited on\nsignal 11 (Segmentation "
+            "fault).\n",
+            "RUN131",
+            {"rank": 2},
+        ),
+        (
+            "prterun detected that one or more processes exited with non-zero status,\n"
+            "thus causing the job to be terminated. The first process to do so was:\n\n"
+            "   Process name: [prterun-node1-12345@1,3]\n   Exit code:    1\n",
+            "RUN133",
+            {"rank": 3},
+        ),
+    ],
+)
+def test_prrte_exit_records(log: str, code: str, facts: dict[str, object]) -> None:
+    _check(RULE + log + RULE, code, facts)

@@ -22,6 +22,10 @@ prints them with "prterun" / "prun" for "%s"):
   receive queue ..."), each with "Local host:" / "Local device:" / "Peer host:", and [of error event] "The
   OpenFabrics stack has reported a network error event." with "Error number:      10 (IBV_EVENT_PORT_ERR)":
   the InfiniBand fabric between two hosts (RUN173).
+- PRRTE's own shapes of two records launcher.py reads for ORTE: [prun:proc-aborted-strsignal] wraps "prterun
+  noticed that process rank 3 with PID 4242 on node n1 exited on" / "signal 9 (Killed)." (the signal on the
+  next line), and [prun:non-zero-exit] names the process "[prterun-node1-4242@1,3]" (namespace@job,rank)
+  above "Exit code:    1": the same exit events (tier 3) as ORTE's one-line forms.
 """
 
 from __future__ import annotations
@@ -31,8 +35,47 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
+
+_PRTE_SIGNAL = lazy_re.compile(
+    r"noticed that (?:process|job) rank (\d+) with PID (\w+) on node (\S+) exited on\s*$"
+)
+_NEXT_SIGNAL = lazy_re.compile(r"^\s*signal (\d+)")
+
+
+def _prte_signal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    nxt = hit.after(1, same_rank=False)
+    s = _NEXT_SIGNAL.match(nxt[0].text) if nxt else None
+    if s is None:
+        return None
+    rank = int(m.group(1))
+    facts: dict[str, Any] = {
+        "exitcode": -int(s.group(1)),
+        "host": m.group(3),
+        "reporter": "mpirun",
+        "rank": rank,
+    }
+    if m.group(2).isdigit():
+        facts["pid"] = int(m.group(2))
+    return [exit_event(hit, facts, rank)]
+
+
+_PRTE_EXIT = lazy_re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
+_PRTE_NAME = lazy_re.compile(r"Process name:\s*\[[\w.-]+@\d+,(\d+)\]")
+
+
+def _prte_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name = next((n for n in (_PRTE_NAME.search(ln.text) for ln in hit.before(3, same_rank=False)) if n), None)
+    if name is None:
+        return None  # ORTE's and horovodrun's names: launcher.py
+    status, rank = int(m.group(1)), int(name.group(1))
+    code = -(status - 128) if 128 < status < 160 else status  # 128 + N: killed by signal N
+    facts: dict[str, Any] = {"exitcode": code, "exit_status": status, "first": True, "reporter": "mpirun"}
+    facts["rank"] = rank
+    return [exit_event(hit, facts, rank)]
+
 
 _NO_SYNC = lazy_re.compile(
     r"\b(?P<who>mpirun|mpiexec|orterun|prterun|prun|\S+) has exited due to process rank (?P<rank>\d+) with "
@@ -171,6 +214,26 @@ def _openib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 SIGNATURES = (
+    Signature(
+        "prterun signal wrapped before its number",
+        _PRTE_SIGNAL,
+        _prte_signal,
+        EXIT,
+        tier=3,
+        anchors=(b"noticed that process rank", b"noticed that job rank"),
+        worth=(rb"noticed that (?:process|job) rank",),
+        words=("noticed that",),
+    ),
+    Signature(
+        "prterun first failed process",
+        _PRTE_EXIT,
+        _prte_exit,
+        EXIT,
+        tier=3,
+        anchors=(b"xit code",),
+        worth=(rb"xit code",),
+        words=("exit code",),
+    ),
     Signature(
         "mpirun rank exited without finalize",
         _NO_SYNC,
