@@ -135,3 +135,18 @@ def test_the_ranks_own_exception_outranks_exiting_improperly() -> None:
 )
 def test_prrte_exit_records(log: str, code: str, facts: dict[str, object]) -> None:
     _check(RULE + log + RULE, code, facts)
+
+
+# UCX's status strings (src/ucs/type/status.c) after Open MPI's pml_ucx send / recv.
+@pytest.mark.parametrize(
+    ("line", "facts"),
+    [
+        ("[node1:12345] pml_ucx.c:865  Error: ucx send failed: Endpoint timeout", {"op": "send"}),
+        (
+            "[node1:12345] pml_ucx.c:609  Error: ucx recv failed: Connection reset by remote peer",
+            {"op": "recv"},
+        ),
+    ],
+)
+def test_ucx_link_failures(line: str, facts: dict[str, object]) -> None:
+    _check(line + "\n", "RUN174", facts)

@@ -26,6 +26,13 @@ prints them with "prterun" / "prun" for "%s"):
   noticed that process rank 3 with PID 4242 on node n1 exited on" / "signal 9 (Killed)." (the signal on the
   next line), and [prun:non-zero-exit] names the process "[prterun-node1-4242@1,3]" (namespace@job,rank)
   above "Exit code:    1": the same exit events (tier 3) as ORTE's one-line forms.
+- A UCX operation that failed on the link to a peer (UCX's ucs_status_string, src/ucs/type/status.c):
+  "Endpoint timeout" (UCS_ERR_ENDPOINT_TIMEOUT), "Connection reset by remote peer", "Endpoint is not
+  connected", "Destination is unreachable", "Input/output error", as Open MPI's UCX PML prints them after a
+  send or receive ("[n1:4242] pml_ucx.c:865  Error: ucx send failed: Endpoint timeout", also "ucx recv",
+  "ucx bsend", "ucx msg recv"; ucp_ep.c's own "error '<status>' on <lane> will not be handled" line is
+  read elsewhere, by its lane): the transport to that peer failed or the peer died - a network failure
+  (RUN174, tier 1), not a collective's timeout.
 """
 
 from __future__ import annotations
@@ -213,7 +220,46 @@ def _openib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+_UCX_LINK = lazy_re.compile(
+    r"\bucx (?P<op>send|recv|bsend|msg recv) failed: (?P<why>Endpoint timeout|Connection reset by remote "
+    r"peer|Endpoint is not connected|Destination is unreachable|Input/output error)\b"
+)
+
+
+def _ucx_link(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "transport": "ucx",
+        "op": m.group("op"),
+        "error": m.group("why"),
+        "peer_may_have_died": True,
+    }
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a UCX {m.group('op')} to a peer failed ({m.group('why')}): the transport to that "
+            "rank broke (a link, a port, the fabric) or the peer process died first",
+            facts,
+            tier=1,
+            dedupe=(row.code, "ucx_link"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "ucx operation failed on the link to a peer",
+        _UCX_LINK,
+        _ucx_link,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(
+            b"ucx send failed",
+            b"ucx recv failed",
+            b"ucx bsend failed",
+            b"ucx msg recv failed",
+        ),
+        worth=(rb"ucx (?:send|recv|bsend|msg recv) failed: ",),
+        words=("ucx send failed", "ucx recv failed", "ucx bsend failed", "ucx msg recv failed"),
+    ),
     Signature(
         "prterun signal wrapped before its number",
         _PRTE_SIGNAL,
