@@ -181,3 +181,20 @@ PIPELINE_SHAPE_MISMATCH = register_code(
     "Pipeline stages exchanged tensors of different shapes (a gradient does not match its stage's output)",
     AREA,
 )
+
+
+# --- r3 (RUN520-RUN529) ---
+
+# Category nccl_network: aws-ofi-nccl (NCCL's libfabric / EFA plugin) refused a connection because the peer's
+# connect message names another number of rails (EFA NICs behind the device) than this node has: "NET/OFI
+# Unexpected number of remote rails for dev 3. Expected 4 but got 2" (rdma protocol, v1.7+; "remote control
+# rails", v1.13+). Remedy: find the node with a missing / down EFA device (fi_info -p efa), or make the
+# plugin's version and OFI_NCCL_* rail settings the same on every node.
+NCCL_OFI_RAIL_MISMATCH = register_code(
+    "RUN520",
+    "nccl-ofi-rail-mismatch",
+    "fail",
+    "nccl_network",
+    "NCCL's libfabric plugin (aws-ofi-nccl) and a peer disagree on the number of EFA rails",
+    AREA,
+)

@@ -1,6 +1,7 @@
-"""Every RUN1xx-RUN2xx code fires as the root cause on its bad fixture and not at all on its good
-one: logs (bad.log/good.log) through diagnose_paths, flight-recorder tars (bad.tar/good.tar)
-through --flight-recorder."""
+"""Every code of diagnose's logs and dumps (RUN1xx-RUN3xx, RUN5xx on; RUN4xx are the lab's and the
+profiler's, tested with them) fires as the root cause on its bad fixture and not at all on its good one:
+logs (bad.log/good.log) through diagnose_paths, flight-recorder tars (bad.tar/good.tar) through
+--flight-recorder."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.helpers.paths import FIXTURES
 
 load_all()
 CODE_DIR = FIXTURES / "codes"
-RUN_CODES = sorted(c for c in CODES if c.startswith("RUN") and int(c[3:]) < 400)
+RUN_CODES = sorted(c for c in CODES if c.startswith("RUN") and not 400 <= int(c[3:]) < 500)
 
 
 def _codes(kind: str, code: str, tmp_path: Path) -> list[str]:

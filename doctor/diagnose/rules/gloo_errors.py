@@ -29,10 +29,15 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
+# Every IoException of the tcp pair ends in the peer's address (pair.cc's
+# GLOO_THROW_IO_EXCEPTION(..., peer_.str()) since 2017): the last alternative takes one whose words a paste
+# garbled or retyped ("connectruntclosed by peer [172.16.0.5]:23211", lower-cased), but not a deadline's
+# ("Read timeout [..]:N" is the timeout row's).
 _PAIR = lazy_re.compile(
     r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
     r"(?P<what>(?:connect|Connect timeout|Connection closed by peer|Read error|Write error|read|writev?|"
-    r"Socket unexpectedly closed|Socket closed)\b.*)$"
+    r"Socket unexpectedly closed|Socket closed)\b.*|"
+    r"(?![^\n]*(?i:timeout|enforce))[a-z][^\[\]\n]*\[[^\]\s]+\]:\d+\s*)$"
 )
 # The pair's own deadline (tcp/pair.cc, uv/pair.cc since 2019): "Read timeout [10.0.0.2]:5678",
 # "Write timeout ...", "Send timeout ..." - a peer that sent or read nothing within the process group's

@@ -335,7 +335,27 @@ def _native(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# faulthandler.enable() raises OSError ENOMEM when sigaltstack(2) refuses its alternate signal stack (CPython
+# 3.9+ raises on that failure, bpo-37851; before it was ignored): the kernel says ENOMEM when the stack is
+# smaller than the CPU's signal frame (x86 AMX tile state once torch / oneDNN enabled it, arm64 SVE/SME), not
+# when host memory runs out. A Python exception of its own (RUN132), never the host OOM.
+_SIGALTSTACK = lazy_re.compile(r"\bfaulthandler\.enable\(|\bsigaltstack\b|faulthandler\.py\b.*\benable\b")
+
+
 def _oserr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_SIGALTSTACK.search(ln.text) for ln in [*hit.before(3, same_rank=False), hit.line]):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: faulthandler.enable() failed with ENOMEM: not host memory - sigaltstack() "
+                "refused Python's alternate signal stack as smaller than this CPU's signal frame (x86 AMX, "
+                "arm64 SVE/SME); use a newer Python, or do not enable faulthandler (PYTHONFAULTHANDLER, the "
+                "framework's own call)",
+                {"errno": 12, "call": "faulthandler.enable", "problem": "sigaltstack_too_small"},
+                code=C.PYTHON_EXCEPTION.code,
+                dedupe=(C.PYTHON_EXCEPTION.code, hit.rank, "sigaltstack"),
+            )
+        ]
     return [
         row.event(
             hit,

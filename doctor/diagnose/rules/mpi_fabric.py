@@ -203,6 +203,52 @@ def _peer_silent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# Open MPI's out-of-band TCP channel (the daemons' and ranks' own wire-up, not the MPI traffic) that found no
+# address of a peer it could connect to (orte/mca/oob/tcp/oob_tcp_connection.c, 1.8-4.1, printed with
+# opal_output between dashed rules, not show_help): "A process or daemon was unable to complete a TCP
+# connection" / "to another process:" / "  Local host:    n1" / "  Remote host:   n2" / "This is usually
+# caused by a firewall on the remote host. ..."; PRRTE (Open MPI 5: src/mca/oob/tcp 2.x-3.0, src/rml/oob 3.1+)
+# says "A daemon was unable to complete a TCP connection" / "to another daemon:". The errmgr's [no-connect]
+# help (help-errmgr-base.txt, ORTE 2.x-4.x; PRRTE's copy): "ORTE is unable to establish a communication
+# connection to the" / "specified daemon located on the indicated node:" / "  my node:   n1" / "  target node:
+# n2" / "This is usually due to a lack of common network interfaces and/or no route found between them." Both
+# are the network between two nodes (a firewall, an interface that does not route): RUN174, the remote host as
+# fact.
+_OOB_TCP = lazy_re.compile(
+    r"\bA (?P<who>process or daemon|daemon) was unable to complete a TCP connection|"
+    r"\b(?P<rt>ORTE|PRTE) is unable to establish a communication connection to the"
+)
+_OOB_LOCAL = lazy_re.compile(r"^\s*(?:Local host|my node):\s*(?P<h>\S+)")
+_OOB_REMOTE = lazy_re.compile(r"^\s*(?:Remote host|target node):\s*(?P<h>\S+)")
+
+
+def _oob_tcp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "problem": "mpi_oob_connect_failed" if m.group("who") else "mpi_daemon_unreachable",
+        "reporter": m.group("rt") or ("PRTE" if m.group("who") == "daemon" else "ORTE"),
+        "fix_env": "--mca oob_tcp_if_include",
+    }
+    for ln in hit.after(8, same_rank=False):
+        loc, rem = _OOB_LOCAL.match(ln.text), _OOB_REMOTE.match(ln.text)
+        if loc:
+            facts["host"] = loc.group("h")  # the node that printed it
+        if rem and rem.group("h") != "<unknown>":
+            facts["peer_host"] = rem.group("h")
+    src = f" on {facts['host']}" if "host" in facts else ""
+    dst = facts.get("peer_host", "another node")
+    return [
+        row.event(
+            hit,
+            f"Open MPI's out-of-band TCP channel{src} could not connect to {dst}: a firewall on that node "
+            "(iptables, a security group) blocks the ports, or the interfaces Open MPI chose do not route "
+            "between the nodes (docker0, a private NIC); open the ports between the nodes or pin a routable "
+            "interface with --mca oob_tcp_if_include / btl_tcp_if_include",
+            facts,
+            dedupe=(row.code, "oob_tcp", facts.get("peer_host")),
+        )
+    ]
+
+
 def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"problem": "mpi_daemon_lost", "reporter": m.group("rt")}
     for ln in hit.after(6, same_rank=False):
@@ -378,6 +424,17 @@ SIGNATURES = (
         anchors=(b"has lost communication with a remote daemon",),
         worth=(rb"lost communication with a remote daemon",),
         words=("lost communication",),
+    ),
+    Signature(
+        "open mpi oob tcp connect",
+        _OOB_TCP,
+        _oob_tcp,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(
+            b"was unable to complete a TCP connection",
+            b"is unable to establish a communication connection",
+        ),
+        words=("unable to complete a tcp connection", "unable to establish a communication connection"),
     ),
     Signature(
         "open mpi tcp btl peer",

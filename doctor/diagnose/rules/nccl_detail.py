@@ -23,9 +23,11 @@ from pgdoctor.knowledge.nccl_results import TEXT_BY_NAME
 from pgdoctor.model import lazy_re
 
 # torch's "Last error: <WARN>" on one line; XLA's "Last NCCL warning(error) log entry (may be unrelated)
-# '<WARN>'." after its "NCCL operation ncclGroupEnd() failed: ...".
+# '<WARN>'." after its "NCCL operation ncclGroupEnd() failed: ..." (quoted by users without its middle words:
+# "Last NCCL warning(error): '<WARN>'").
 _INLINE_LAST = lazy_re.compile(
-    r"Last error:\s*(.+)$|Last NCCL warning\(error\) log entry \(may be unrelated\) '(.+?)'\.?\s*$"
+    r"Last error:\s*(.+)$|"
+    r"Last NCCL warning\(error\)(?: log entry \(may be unrelated\))?:? ?'(.+?)'\.?\s*$"
 )
 # RDMA transports: NCCL's own NET/IB and the network plugins that replace it (aws-ofi-nccl's NET/OFI
 # over libfabric/EFA: "NET/OFI Couldn't open CQ. RC: -22, ERROR: Invalid argument").

@@ -300,7 +300,7 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         IB.search(msg)
         and re.search(
             r"[Ff]ail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not|"
-            r"No IP interface found",
+            r"No IP interface found|posted incorrect receive info",
             msg,
         )
         and not re.search(r"incompatible devices|different number of devices", msg)

@@ -82,14 +82,16 @@ USAGE_TEXT = lazy_re.compile(
     r"signals)|GIN plugin does not support|User requested GIN|RMA not supported|One[- ]sided RMA|"
     r"does not support symmetric memory|Multimem pointer requested|Multicast support requested for team|"
     r"initialized via NCCL_\w+_INITIALIZER|is invalid \(must be 0\))|"
-    # NIC selection and merging the job's NCCL_IB_HCA / NCCL_NET_FORCE_MERGE / NCCL_IB_MERGE_NICS ask for
-    # and the node cannot give (graph/topo.cc, graph/search.cc, net_ib 2.23+): "NET/IB : Attempted to merge
-    # incompatible devices: ... Try selecting NICs of only one link type using NCCL_IB_HCA", "TOPO/NET :
-    # Only matched 1 devices, 2 requested from mlx5_0+mlx5_1", "Rank 3 requires NIC 1 but that NIC is not
-    # available for rank 11"; net_ib/connect.cc's "Attempted to connect incompatible devices: [0]mlx5_0:1/IB
-    # and [0]mlx5_0:1/RoCE" and "Local mergedDev=.. has a different number of devices=2 as remoteDev=..".
+    # NIC selection and merging the job's NCCL_IB_HCA / NCCL_NET_FORCE_MERGE / NCCL_IB_MERGE_NICS ask for and
+    # the node cannot give (graph/topo.cc, graph/search.cc, net_ib 2.23+): "NET/IB : Attempted to merge
+    # incompatible devices: ... Try selecting NICs of only one link type using NCCL_IB_HCA", "TOPO/NET : Only
+    # matched 1 devices, 2 requested from mlx5_0+mlx5_1", "Rank 3 requires NIC 1 but that NIC is not available
+    # for rank 11"; net_ib/connect.cc's "Attempted to connect incompatible devices: [0]mlx5_0:1/IB and
+    # [0]mlx5_0:1/RoCE" and "Local mergedDev=.. has a different number of devices=2 as remoteDev=..", 2.27's
+    # "NET/IB : Remote IB device is incompatible with the local [0]mlx5_0:1/RoCE. Try selecting NICs ...".
     r"(?P<nic_config>Can't make virtual NIC|Cannot allocate any more virtual devices|Cannot use physical "
     r"device|Attempted to (?:merge|connect) incompatible devices|has a different number of devices=|"
+    r"Remote \S+ device is incompatible with the local|"
     r"Requested properties for vNic|merge multiple devices "
     r"together when NCCL_IB_MERGE_NICS=0|Specified fused NIC|Fusing NET devices from different NUMA|"
     r"TOPO/NET : Only matched|requires NIC -?\d+ but that NIC is not available|NCCL cannot use (?:more than "

@@ -155,7 +155,40 @@ def _cupy_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     return from_detail(hit, last_error(hit), base, None, 0, RESULT[num])
 
 
+# XLA's wrapper of a failed NCCL call (xla/service/gpu nccl_utils.cc / nccl_api.cc, JAX and PyTorch/XLA on
+# GPU): "... ncclCommInitRankConfig(...) failed: invalid usage (run with NCCL_DEBUG=WARN for details). Last
+# NCCL warning(error) log entry (may be unrelated) '<the WARN>'."; a user's paste that elides the middle
+# ("invalid usage ... Last NCCL warning(error): '<the WARN>'") or keeps the second line of a wrap: the
+# result's text and the quoted WARN on one line, the WARN deciding (as torch's `Last error:`).
+_XLA_LAST = lazy_re.compile(
+    r"(?P<err>unhandled (?:cuda|system) error|internal error|invalid argument|invalid usage|"
+    r"remote process exited or there was a network error)\b[^'\n]{0,120}?Last NCCL warning\(error\)"
+)
+
+
+def _xla_last(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    kind = kind_of(m.group("err"))
+    detail = last_error(hit)
+    if kind is None or not detail:
+        return None
+    base: dict[str, Any] = {
+        "nccl_error": m.group("err"),
+        "nccl_error_text": m.group("err"),
+        "reporter": "xla",
+    }
+    return from_detail(hit, detail, base, None, 0, kind)
+
+
 SIGNATURES = (
+    Signature(
+        "nccl result with xla's last warning",
+        _XLA_LAST,
+        _xla_last,
+        C.NCCL_INTERNAL_ERROR.code,
+        anchors=(b"Last NCCL warning(error)",),
+        worth=(rb"Last NCCL warning\(error\)",),
+        words=("last nccl warning(error)",),
+    ),
     Signature(
         "nccl result through cupy's error table",
         _CUPY_KEY,

@@ -334,6 +334,24 @@ _LOOPBACK = lazy_re.compile(r"(?:\[\d+\]|^\s*)lo\d*:(?:127\.|::1\b)")
 _VIRTUAL = lazy_re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr\d+|flannel\.\d+)$")
 
 
+# A job whose ranks all run on one host, as the log itself says: nccl-tests' device table on rank 0 ("#  Rank
+# 0 Pid 17754 on node1 device 0 [0x06] Tesla V100", one row per rank of the world), or a single-node launch
+# ("mpirun ... -H localhost:2", "--host localhost", torchrun --standalone / --nnodes=1). There "lo" is the
+# interface every peer shares, not a misconfiguration.
+_RANK_ROW = lazy_re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device")
+_ONE_NODE_LAUNCH = lazy_re.compile(
+    r"(?:\s-H|\s--host)\s+localhost(?::\d+)?(?:\s|$)|\s--standalone\b|\s--nnodes[= ]1(?:\s|$)"
+)
+
+
+def _one_node(hit: Hit) -> bool:
+    lines = [*hit.before(24, same_rank=False), hit.line, *hit.after(48, same_rank=False)]
+    hosts = [r.group("host") for ln in lines for r in [_RANK_ROW.match(ln.text.strip())] if r]
+    if len(hosts) >= 2:
+        return len(set(hosts)) == 1
+    return any(_ONE_NODE_LAUNCH.search(ln.text) for ln in lines)
+
+
 def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     pending = until_up(hit)
     if pending is None:
@@ -346,6 +364,8 @@ def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     # names it or no other interface is up, so "NET/Socket : Using [0]lo:127.0.0.1<0> [1]eth0:..." in a job
     # that never comes up is a setting that lets peers be told 127.0.0.1.
     loop = [i.group("name") for t in texts for i in _IFACE.finditer(t) if _LOOPBACK.match(i.group(0))]
+    if loop and not virtual and _one_node(hit):
+        loop = []  # every rank on this host: loopback reaches them all
     if not virtual and not loop:
         return None
     facts: dict[str, Any] = {"interfaces": names[:32], "fix_env": "NCCL_SOCKET_IFNAME", **pending}

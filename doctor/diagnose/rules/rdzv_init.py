@@ -47,6 +47,11 @@ _MESH = lazy_re.compile(
     r"mesh_service\.cc:\d+ : Check failed: impl_->channel->WaitForConnected|"
     r"Failed to meet rendezvous '(?P<tag>[^']*)': (?P<rwhy>[^\n]*)"
 )
+# A rendezvous whose connection dropped ("Socket closed (14)", "Connection reset by peer (14)": gRPC's
+# UNAVAILABLE) after the log shows the job running (the processes' own progress lines before it): the mesh
+# master or a peer process left mid-run, a peer's death rather than a meeting that never happened.
+_CLOSED = lazy_re.compile(r"Socket closed|Connection reset by peer|\(14\)")
+_RAN = lazy_re.compile(r"[Ee]poch\b|\b[Ss]tep\b|\b[Ll]oss\b|\b[Tt]raining\b|\b[Ee]val(?:uation)?\b")
 _MESH_AT = lazy_re.compile(r"(?:client mesh master(?: \(\d+ seconds\))?:?|from mesh service at) (\S+)")
 
 
@@ -65,6 +70,21 @@ def _mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if m.group("tag") is not None:
         why = clip(m.group("rwhy").strip(), 80)
         facts.update(rendezvous_tag=m.group("tag"), error=why)
+        if _CLOSED.search(why) and any(_RAN.search(ln.text) for ln in hit.before(24, same_rank=False)):
+            # the mesh had served the job's earlier rendezvous and its steps: a peer process went away
+            facts.update(problem="peer_process_gone", peer_may_have_died=True)
+            return [
+                row.event(
+                    hit,
+                    f"{hit.who()}: xm.rendezvous('{m.group('tag')}') lost its connection ({why}) after the "
+                    "job had run: a process of the mesh died first (killed - often host memory at a save or "
+                    "an evaluation - or crashed); its own log and dmesg say why",
+                    facts,
+                    tier=1,
+                    code=C.RANK_EXITED.code,
+                    dedupe=(C.RANK_EXITED.code, "xla_mesh_rdzv"),
+                )
+            ]
         return [
             row.event(
                 hit,

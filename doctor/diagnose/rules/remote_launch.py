@@ -78,8 +78,15 @@ _GIT = lazy_re.compile(r"git@|Could not read from remote repository|git clone|fa
 _ORTE = lazy_re.compile(
     r"(?P<rte>ORTE|PRTE) was unable to reliably start one or more daemons|"
     r"An? (?P<rte2>ORTE|PRTE) daemon has unexpectedly failed after launch and before"
-    r"(?:\s+communicating back)?"
+    r"(?:\s+communicating back)?|"
+    r"(?P<report>A daemon failed to report back after being spawned)"
 )
+# PRRTE's ssh launcher (src/mca/plm/ssh/plm_ssh_module.c, 2.x-4.x, Open MPI 5's prterun) when a daemon it
+# started never called back: "A daemon failed to report back after being spawned. This could be due to several
+# factors, including inability to find the daemon executable, ..." then "  Remote host:   n2" and "  Daemon
+# exit status: 127". The same launch failure as ORTE's "unable to reliably start one or more daemons".
+_REMOTE_HOST = lazy_re.compile(r"^\s*Remote host:\s*(?P<h>[^\s<]\S*)")
+_DAEMON_STATUS = lazy_re.compile(r"^\s*Daemon exit status:\s*(?P<s>-?\d+)")
 _ORTED_DIED = lazy_re.compile(
     r"A daemon \(pid (?P<pid>\w+)\) died unexpectedly (?:with status (?P<status>\d+)|on signal (?P<sig>\d+))"
 )
@@ -103,7 +110,8 @@ _COLOSSAL = lazy_re.compile(
 # is this failure's echo (rendezvous.py reads it as tier 1).
 LAUNCH_FAILED = lazy_re.compile(
     r"was not reachable via ssh|ssh exited with exit code 255|unable to reliably start one or more daemons|"
-    r"daemon has unexpectedly failed after launch|HYDU_sock_connect|A daemon \(pid \w+\) died unexpectedly|"
+    r"daemon has unexpectedly failed after launch|failed to report back after being spawned|"
+    r"HYDU_sock_connect|A daemon \(pid \w+\) died unexpectedly|"
     r"does not know how to route a message|is localhost: False, exception: (?!Encountered a bad command)"
 )
 
@@ -187,7 +195,26 @@ def _ssh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    rte = m.group("rte") or m.group("rte2")
+    rte = m.group("rte") or m.group("rte2") or "PRTE"
+    if m.group("report"):
+        facts: dict[str, Any] = {"launcher": "prterun", "runtime": rte, "problem": "daemon_no_report"}
+        for ln in hit.after(12, same_rank=False):
+            h, st = _REMOTE_HOST.match(ln.text), _DAEMON_STATUS.match(ln.text)
+            if h:
+                facts["host"] = h.group("h")
+            if st:
+                facts["exitcode"] = int(st.group("s"))
+        on = f" on {facts['host']}" if "host" in facts else ""
+        said = f" (its exit status {facts['exitcode']})" if "exitcode" in facts else ""
+        hint = ": prted or a library it needs was not found there" if facts.get("exitcode") == 127 else ""
+        return _event(
+            row,
+            hit,
+            f"mpirun's daemon{on} never reported back after it was spawned{said}{hint}: the remote node "
+            "lacks Open MPI on the PATH / LD_LIBRARY_PATH of a non-interactive shell, or the daemon could "
+            "not open a TCP connection back to mpirun's node (a firewall, an interface that does not route)",
+            facts,
+        )
     return _event(
         row,
         hit,
@@ -336,9 +363,17 @@ SIGNATURES = (
         _ORTE,
         _orte,
         R,
-        anchors=(b"was unable to reliably start", b"daemon has unexpectedly failed after launch"),
-        worth=(rb"unable to reliably start", rb"daemon has unexpectedly failed after launch"),
-        words=("unable to reliably start", "unexpectedly failed after launch"),
+        anchors=(
+            b"was unable to reliably start",
+            b"daemon has unexpectedly failed after launch",
+            b"failed to report back after being spawned",
+        ),
+        worth=(
+            rb"unable to reliably start",
+            rb"daemon has unexpectedly failed after launch",
+            rb"failed to report back after being spawned",
+        ),
+        words=("unable to reliably start", "unexpectedly failed after launch", "failed to report back"),
     ),
     Signature(
         "mpirun daemon died at launch",
