@@ -25,6 +25,7 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.dist_calls import COLLECTIVE_CALLS
 from pgdoctor.model import lazy_re
 
 _INTERRUPT = lazy_re.compile(r"^\s*(?:\^C)?KeyboardInterrupt\s*$")
@@ -37,28 +38,8 @@ _LAUNCHER = lazy_re.compile(
 _LAUNCHER_WAITS = frozenset(
     {"join", "start_processes", "spawn", "_invoke_run", "run", "wait", "_poll", "main", "launch_agent"}
 )
-_COLLECTIVES = frozenset(
-    {
-        "all_reduce",
-        "all_gather",
-        "all_gather_into_tensor",
-        "all_gather_object",
-        "broadcast",
-        "broadcast_object_list",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-        "all_to_all",
-        "all_to_all_single",
-        "barrier",
-        "monitored_barrier",
-        "gather",
-        "gather_object",
-        "scatter",
-        "reduce",
-        "recv",
-        "synchronize",
-    }
-)
+# and torch.cuda.synchronize: a rank waiting on its own stream
+_COLLECTIVES = COLLECTIVE_CALLS | {"synchronize"}
 _WAITER = lazy_re.compile(r"torch/distributed/distributed_c10d\.py|torch/cuda/__init__\.py|deepspeed/comm/")
 
 

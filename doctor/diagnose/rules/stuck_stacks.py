@@ -25,6 +25,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.dist_calls import COLLECTIVE_CALLS
 from pgdoctor.model import lazy_re
 
 _GDB = lazy_re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()]*>)?)\s*\(")
@@ -46,28 +47,7 @@ _NATIVE_WAIT = lazy_re.compile(
     r"^(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize|commReclaim)$"
 )
 _NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
-_PY_COLLECTIVES = frozenset(
-    {
-        "all_reduce",
-        "all_gather",
-        "all_gather_into_tensor",
-        "all_gather_object",
-        "broadcast",
-        "broadcast_object_list",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-        "all_to_all",
-        "all_to_all_single",
-        "barrier",
-        "monitored_barrier",
-        "gather",
-        "scatter",
-        "reduce",
-        "send",
-        "recv",
-        "wait",
-    }
-)
+_PY_COLLECTIVES = COLLECTIVE_CALLS | {"wait"}
 
 # PyTorch's multi-process test harness (torch/testing/_internal/common_distributed.py,
 # MultiProcessTestCase._check_return_codes, 1.8-2.x): a rank process whose exitcode is still None when

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from pgdoctor.knowledge.dist_calls import COLLECTIVE_CALLS, SETUP_CALLS, WAIT_CALLS
+
 # The first key of every saved file: how diagnose tells this evidence from a log or a dump.
 MAGIC = "pgdoctor_hang_evidence"
 VERSION = 1
@@ -199,41 +201,7 @@ _LIBRARY = re.compile(
 )
 _TORCH_DIST = re.compile(r"[/\\]torch[/\\](?:distributed|nn[/\\]parallel)[/\\]")
 # Functions of torch.distributed that block until peers arrive: a rank in one of them waits.
-COLLECTIVES = frozenset(
-    {
-        "all_reduce",
-        "all_gather",
-        "all_gather_into_tensor",
-        "all_gather_object",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-        "all_to_all",
-        "all_to_all_single",
-        "broadcast",
-        "broadcast_object_list",
-        "reduce",
-        "gather",
-        "gather_object",
-        "scatter",
-        "scatter_object_list",
-        "barrier",
-        "monitored_barrier",
-        "send",
-        "recv",
-        "isend",
-        "irecv",
-        "batch_isend_irecv",
-        "wait",
-        "_wait",
-        "wait_all",
-        "init_process_group",
-        "new_group",
-        "_store_based_barrier",
-        "_sync_module_states",
-        "_sync_params_and_buffers",
-        "_verify_param_shape_across_processes",
-    }
-)
+COLLECTIVES = COLLECTIVE_CALLS | WAIT_CALLS | SETUP_CALLS
 
 
 def short_path(path: str) -> str:
