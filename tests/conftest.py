@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -24,6 +25,15 @@ def pytest_configure(config: pytest.Config) -> None:
     path = tempfile.mkdtemp(prefix="pgdoctor-tests-")
     config.stash[_child_tmp_key] = path
     os.environ[_CHILD_TMP] = os.environ["TMPDIR"] = path
+    # SIGTERM (a CI or `timeout` limit, a scheduler's stop) ends the session as Ctrl-C does, so that
+    # pytest_unconfigure still removes the directory and xdist stops its workers: by default the signal
+    # killed the controller outright and left the directory behind.
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
