@@ -183,7 +183,7 @@ def test_user_script_ranges_arrive_in_nsys(tmp_path: Path) -> None:
                 str(out),
             )[1:],
         ]
-        res = run_retrying_nsys_startup(cmd, timeout=180, env=env, cwd=ROOT)
+        res = run_retrying_nsys_startup(cmd, out.with_suffix(".nsys-rep"), timeout=180, env=env, cwd=ROOT)
         # torch 2.13 on gloo sometimes aborts in a static destructor at interpreter exit, after the job's
         # work ("terminate called without an active exception", exit -6; tests/plan/test_plan_bytes.py
         # meets it too). That exit is torch's, not pgdoctor's: the ranges below must still all be there.
