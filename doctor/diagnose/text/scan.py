@@ -10,6 +10,7 @@ error); the category modules decide what a hit means.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -27,8 +28,6 @@ from pgdoctor.model import lazy_re
 # a format no row declares is invisible to diagnose. The markers of an encoded paste (shapes.py) are
 # searched in the same pass: such a line is judged on its decoded text, where the rows' anchors are.
 ANCHORS: tuple[bytes, ...] = RULE_ANCHORS + tuple(m for m in shapes.MARKERS if m not in RULE_ANCHORS)
-# A caseless reading (model/lazy_re.caseless, text/recase.py) finds the anchors in any casing.
-_LOWER_RULE_ANCHORS: tuple[bytes, ...] = tuple(dict.fromkeys(a.lower() for a in RULE_ANCHORS))
 
 BYTES_BEFORE = 16 << 10
 BYTES_AFTER = 32 << 10
@@ -74,11 +73,18 @@ def _marked(buf: bytes, start: int, end: int) -> bool:
     return shapes.MARKED.search(buf, start, end) is not None
 
 
+@functools.cache
+def _lower_rule_anchors() -> tuple[bytes, ...]:
+    """The rows' anchors lower-cased, for a caseless reading (model/lazy_re.caseless, text/recase.py): made
+    the first time one asks, not at the start of every call."""
+    return tuple(dict.fromkeys(a.lower() for a in RULE_ANCHORS))
+
+
 def _worth_decoded(line: bytes) -> bool:
     text = shapes.decode(strip_ansi(line.decode("utf-8", "replace"))).encode("utf-8", "replace")
     if lazy_re.is_caseless():
         low = text.lower()
-        return any(a in low for a in _LOWER_RULE_ANCHORS) and WORTH.search(text) is not None
+        return any(a in low for a in _lower_rule_anchors()) and WORTH.search(text) is not None
     return any(a in text for a in RULE_ANCHORS) and WORTH.search(text) is not None
 
 
