@@ -67,10 +67,10 @@ V15_HELDOUT = CORPUS / "v15" / "heldout.jsonl"
 # Corpus v16 (v16/README.md): eight collections split the same way, frozen 2026-12-06.
 V16_DEV = CORPUS / "v16" / "dev.jsonl"
 V16_HELDOUT = CORPUS / "v16" / "heldout.jsonl"
-# Corpus v17 (v17/README.md): nine collections split the same way, frozen 2026-12-06; its held-out half is
-# stored gzipped (_frozen_bytes).
+# Corpus v17 (v17/README.md): nine collections split the same way, frozen 2026-12-06; its held-out half was
+# released on 2026-12-06 while v18 was collected.
 V17_DEV = CORPUS / "v17" / "dev.jsonl"
-V17_HELDOUT = CORPUS / "v17" / "heldout.jsonl.gz"
+V17_HELDOUT = CORPUS / "v17" / "heldout.jsonl"
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -372,9 +372,9 @@ def test_corpus_v17_dev_top1() -> None:
 
 
 def test_corpus_v17_heldout_top1() -> None:
-    """The held-out half of v17, never read (v17/README.md): through the CLI 122/163 (74.8 %) at its freeze,
-    before that session's rule work was merged; 123/163 (75.5 %) at that session's end, after it. Its misses
-    are not read."""
+    """The held-out half of v17 (v17/README.md): through the CLI 122/163 (74.8 %) at its freeze, before that
+    session's rule work was merged; 123/163 (75.5 %) at that session's end; 125/163 (76.7 %) at the next
+    session's end. Released as dev material on 2026-12-06 while v18 was collected."""
     right, total, _, _ = _score([V17_HELDOUT])
     assert total == 163 and right >= BARS["v17_heldout"] * total, f"v17 held-out top-1 {right}/{total}"
 
