@@ -132,9 +132,16 @@ _CAME_UP = lazy_re.compile(
 
 # glog's CHECK_EQ of an ncclResult_t (Caffe / NVCaffe include/caffe/util/nccl.hpp NCCL_CHECK: "Check failed:
 # result == ncclSuccess (1 vs. 0)  unhandled cuda error"; MXNet contrib's "... (2 vs. 0) ncclCommInitRank
-# failed!"; TF NcclManager's "... (3 vs. 0) internal error"): the number is NCCL's result code.
+# failed!"; TF NcclManager's "... (3 vs. 0) internal error"): the number is NCCL's result code. The checked
+# value may be the call itself (Paddle 1.x platform/nccl_helper.h NCCLGroupGuard's destructor,
+# CHECK_EQ(dynload::ncclGroupEnd(), ncclSuccess): "Check failed: dynload::ncclGroupEnd() == ncclSuccess (1
+# vs. 0)"), or come second (Antares' CHECK_EQ(ncclSuccess, ncclGroupStart()): "Check failed: ncclSuccess ==
+# ncclGroupStart() (0 vs. 1)").
 _GLOG_NCCL = lazy_re.compile(
-    r"Check_? failed: \w+ == ncclSuccess \((?P<n>[1-9]|1[0-4]) vs\. 0\)\s*(?::\s*)?(?P<rest>[^\n]*)"
+    r"Check_? failed: [\w:.>-]+(?:\([^()\n]{0,200}\))? == ncclSuccess \((?P<n>[1-9]|1[0-4]) vs\. 0\)\s*"
+    r"(?::\s*)?(?P<rest>[^\n]*)|"
+    r"Check_? failed: ncclSuccess == [\w:.>-]+(?:\([^()\n]{0,200}\))? \(0 vs\. (?P<n2>[1-9]|1[0-4])\)\s*"
+    r"(?::\s*)?(?P<rest2>[^\n]*)"
 )
 
 _OFI_REGISTER = lazy_re.compile(
@@ -310,8 +317,8 @@ def _iommu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _glog_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    n = int(m.group("n"))
-    rest = m.group("rest").replace("_", " ").strip()
+    n = int(m.group("n") or m.group("n2"))
+    rest = (m.group("rest") or m.group("rest2") or "").replace("_", " ").strip()
     # ncclGetErrorString's text after the number names the result in either numbering (a 1.x build prints
     # "(13 vs. 0)  invalid data type"); glog lines of several threads are glued, so only its start counts.
     said = next((t for t in KIND if rest.lower().startswith(t)), None)
@@ -319,7 +326,12 @@ def _glog_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if err not in KIND:
         return None
     base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": err, "nccl_result": n}
-    return from_detail(hit, rest or err, base, None, 0, KIND[err])
+    detail = rest or err
+    if KIND[err] is C.NCCL_CUDA_ERROR and not rest[len(said or "") :].strip(" .:!"):
+        # A bare "unhandled cuda error" names no CUDA error: where it was raised (the communicator's
+        # creation on the stack, Paddle's NCCLContextMap) is all there is to read (from_detail's RUN313).
+        detail = ""
+    return from_detail(hit, detail, base, None, 0, KIND[err])
 
 
 def _ofi_register(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -352,8 +364,13 @@ def _ofi_register(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # md[4]=mlx5_0: Input/output error", read for device memory types only). EFAULT / EINVAL on device memory:
 # no peer-memory module (nvidia_peermem, amdgpu's) or a NIC without DMA-BUF for it; ENOMEM: the
 # locked-memory limit (ulimit -l, a container's memlock). NCCL's own "Call to ibv_reg_mr failed" is
-# nccl_transport's (a network error there).
+# nccl_transport's (a network error there). perftest (ib_write_bw & co., perftest_resources.c create_mr /
+# create_single_mr, 4.x-25.x) says "Couldn't allocate MR" (newer "Couldn't allocate MR with error=14"), then
+# "failed to create mr", "Failed to create MR": with --use_cuda / --use_rocm its buffer is GPU memory
+# ("allocated GPU buffer address at ..."), so the NIC needs the peer-memory module (nvidia-peermem) or
+# DMA-BUF; on host memory it is the memlock limit (a pod's 64 KB default).
 _RDMA_REG = lazy_re.compile(
+    r"Couldn't allocate MR(?: with error=(?P<e4>\d+))?|"
     r"RegisterRdmaMemoryRegion failed!(?:[^\n]*?errno:\s*(?P<e1>\d+))?|"
     r"Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): (?P<s2>[A-Za-z][^\[\n]*?)\s*\[(?P<e2>\d+)\]|"
     r"\bibv_reg_mr(?:_iova2)?\(address=[^)]*\) failed: (?P<s3>[A-Za-z][^\n]*?)\s*$|"
@@ -369,12 +386,43 @@ _RDMA_WHY: dict[Any, str] = {
 }
 
 
+# perftest's GPU buffer: the --use_cuda / --use_rocm option on its command line, or its own lines about it.
+_PERFTEST_GPU = lazy_re.compile(
+    r"--use_(cuda|rocm)\b|allocated GPU buffer|(CUDA|ROCm|HIP) Ctx|cuMemAlloc\(\)"
+)
+
+
+def _perftest_reg(hit: Hit, m: re.Match[str]) -> tuple[Any, str]:
+    """perftest's errno (its "error=N", or strerror's words in the ERRNO lines it prints next) and the
+    memory it registered ("cuda" / "rocm" when its buffer is on a GPU, else "")."""
+    key: Any = int(m.group("e4")) if m.group("e4") else None
+    after = hit.after(12, same_rank=False)
+    if key is None:
+        key = next((w.group(0) for ln in after if (w := _RDMA_STRERROR.search(ln.text))), None)
+    window = [ln.text for ln in [*hit.before(16, same_rank=False), hit.line]]
+    gpu = next((g.group(1) or g.group(2) or "cuda" for t in window if (g := _PERFTEST_GPU.search(t))), "")
+    return key, gpu.lower().replace("hip", "rocm")
+
+
 def _rdma_reg(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    engine = "MoRI" if "RegisterRdma" in m.group(0) else "Mooncake" if m.group("e2") else "UCX"
+    perftest = "allocate MR" in m.group(0)
+    engine = (
+        "perftest"
+        if perftest
+        else "MoRI"
+        if "RegisterRdma" in m.group(0)
+        else "Mooncake"
+        if m.group("e2")
+        else "UCX"
+    )
     facts: dict[str, Any] = {"engine": engine, "reason": "rdma_memory_registration"}
     found = _RDMA_ERRNO.search(hit.text, m.start())
     words = _RDMA_STRERROR.search(hit.text, m.start())
     key: Any = int(found.group(1)) if found else words.group(0) if words else None
+    if perftest:
+        key, gpu = _perftest_reg(hit, m)
+        if gpu:
+            facts["memory_type"] = gpu
     name = _RDMA_WHY.get(key)
     if isinstance(key, int):
         facts["errno"] = key
@@ -479,9 +527,9 @@ SIGNATURES = (
         _GLOG_NCCL,
         _glog_nccl,
         C.NCCL_CUDA_ERROR.code,
-        anchors=(b"== ncclSuccess (",),
-        worth=(rb"== ncclSuccess \(\d vs\. 0\)",),
-        words=("== ncclsuccess (",),
+        anchors=(b"== ncclSuccess (", b"failed: ncclSuccess == "),
+        worth=(rb"== ncclSuccess \(\d vs\. 0\)", rb"failed: ncclSuccess == "),
+        words=("== ncclsuccess (", "ncclsuccess == "),
     ),
     Signature(
         "aws-ofi-nccl gpu memory registration refused",
@@ -502,12 +550,15 @@ SIGNATURES = (
             b"Failed to register memory",
             b"failed to register address",
             b"(address=",
+            b"Couldn't allocate MR",
         ),
         worth=(
             rb"RegisterRdmaMemoryRegion failed|Failed to register memory (?:0x|\(nil\))|"
-            rb"failed to register address \S+ \((?:cuda|rocm|ze)|ibv_reg_mr(?:_iova2)?\(address=",
+            rb"failed to register address \S+ \((?:cuda|rocm|ze)|ibv_reg_mr(?:_iova2)?\(address=|"
+            rb"Couldn't allocate MR",
         ),
         words=(
+            "couldn't allocate mr",
             "registerrdmamemoryregion failed",
             "failed to register memory",
             "failed to register address",

@@ -477,13 +477,17 @@ def from_detail(
 # ncclCommInitRank(&comm, nranks, id, rank) failed: ..."), or a framework's communicator set-up in the
 # message or on the stack (Paddle: platform/collective_helper.cc's NCCLCommContext::CreateComm,
 # distributed.init_parallel_env / parallel_helper._init_parallel_ctx, fluid's ParallelExecutor constructor
-# building its NCCLContextMap). torch's ProcessGroupNCCL creates communicators lazily inside the first
-# collective, and its message does not say which, so torch's bare wording stays RUN194.
+# building its NCCLContextMap: its Python frame, or the C++ frame "paddle::platform::NCCLContextMap::
+# NCCLContextMap()" of the "*** Check failure stack trace: ***" glog prints below its check). torch's
+# ProcessGroupNCCL creates communicators lazily inside the first collective, and its message does not say
+# which, so torch's bare wording stays RUN194.
 _INIT_CALL = lazy_re.compile(r"^ncclCommInit\w*$|^ncclCommSplit$")
 _INIT_FRAME = lazy_re.compile(
-    r"collective_helper\.cc|\binit_parallel_env\b|\b_init_parallel_ctx\b|NCCLCommContext|"
+    r"collective_helper\.cc|\binit_parallel_env\b|\b_init_parallel_ctx\b|NCCLCommContext|NCCLContextMap|"
     r"parallel_executor\.py\S*,? line \d+, in __init__"
 )
+# A frame of glog's check-failure stack ("    @     0x7fd3677bda0c  paddle::platform::NCCLContextMap::...").
+_GLOG_FRAME = lazy_re.compile(r"^\s*@\s+0x[0-9a-f]+\s")
 
 
 # NCCL_DEBUG=INFO's return chain of a failure inside communicator creation: "NCCL INFO init.cc:1259 -> 1"
@@ -501,7 +505,10 @@ def comm_init_site(hit: Hit, base: dict[str, Any]) -> str:
     call = str(base.get("nccl_call") or "")
     if _INIT_CALL.search(call):
         return call
-    for ln in [*hit.before(24, same_rank=False), hit.line, *hit.after(4, same_rank=False)]:
+    after = hit.after(24, same_rank=False)
+    # the next lines, and the frames of a glog stack trace below the check further on
+    frames = [ln for ln in after[4:] if _GLOG_FRAME.search(ln.text)]
+    for ln in [*hit.before(24, same_rank=False), hit.line, *after[:4], *frames]:
         m = _INIT_FRAME.search(ln.text)
         if m:
             return m.group(0)
