@@ -223,6 +223,22 @@ def _mnnvl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# transport/nvls.cc's own sentence at cuMulticastBindMem (2.19+): "Failed to bind NVLink SHARP (NVLS)
+# Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'."
+# (2.2x adds "at MC group 1f offset 0"; later releases go on "This is usually caused by a system or
+# configuration error in the Fabric Manager or NVSwitches."). Read here when it is quoted without NCCL's WARN
+# prefix (a CI job's line in a PR, a README, torch's "Last error:" through platform_detail); with the prefix
+# the WARN rows read it with the host, pid and device.
+_NVLS_BIND = lazy_re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory\b[^\n]*")
+
+
+def _nvls_bind(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL WARN" in hit.text:
+        return None
+    said = m.group(0).strip()
+    return platform_feature(hit, said, said, {"nccl_warn": clip(said, 200)}, None) or None
+
+
 def _not_info(hit: Hit) -> bool:
     return "NCCL INFO" not in hit.text
 
@@ -354,6 +370,14 @@ SIGNATURES = (
             "node-1:1234:1250 [0] NCCL WARN NET/OFI Couldn't find any optimal provider",
             "[bug] NCCL WARN NET/OFI Only EFA provider is supported",
         ),
+    ),
+    Signature(
+        "nvls multicast bind refused, quoted bare",
+        _NVLS_BIND,
+        _nvls_bind,
+        C.NCCL_PLATFORM_FEATURE.code,
+        anchors=(b"Failed to bind NVLink SHARP (NVLS) Multicast memory",),
+        words=("failed to bind nvlink sharp",),
     ),
     Signature(
         "multi-node nvlink not working",
