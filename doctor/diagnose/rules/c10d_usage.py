@@ -46,7 +46,13 @@ launcher or a framework adds ("[rank3]: ", "(RayWorkerWrapper pid=..) ERROR ...]
   devices under one thread." and 1.x's "Not able to create/get the NCCL Communicator since the GPU
   devices are not known"; 2.3+ with device_id given to init_process_group, a tensor on another GPU:
   the LOG(ERROR) "Tensor found on device cuda:0 but backend constrained to cuda:1" and the exception
-  "Attempt to perform collective on tensor not on device passed to init_process_group"); Accelerate's
+  "Attempt to perform collective on tensor not on device passed to init_process_group"; the
+  Reducer's constructor before DDP's Python check existed, 1.0-1.4 AT_ASSERTM "replicas_[0].size() >= 1
+  ASSERT FAILED at .../c10d/reducer.cpp:53, please report a bug to PyTorch. Expected at least one
+  parameter." and 1.5-1.7 TORCH_CHECK "Expected at least one parameter." - a module without trainable
+  parameters wrapped in DDP); fairscale's reduce-scatter bucketer (fairscale/utils/reduce_scatter_bucketer.py
+  0.3-0.4, under its FSDP's post-backward hook): "AssertionError: reduce_scatter received 2 inputs, expected
+  group.size() (8)"; Accelerate's
   verify_operation "One or more of the tensors passed to accelerate.utils.operations.gather were not on the
   cpu while the `Accelerator` is configured for cuda." (accelerate/utils/operations.py 0.34.2, 1.2.1).
 
@@ -117,6 +123,7 @@ _CHECKS = lazy_re.compile(
     r"Tensor's dim 0 does not divide equally across group size|"
     r"Number of tensor splits not equal to group size|"
     r"Can't specify both group_rank and global_rank|Must specify global_rank or group_rank|"
+    r"reduce_scatter received \d+ inputs, expected group\.size\(\)|"
     r"Illegal to call \w+ on IllegalWork object|"
     # ProcessGroupGloo.cpp / Work.cpp (2.13)
     r"ProcessGroupGloo::(?:send|recv|recvAnysource) takes a single tensor|"
@@ -141,6 +148,8 @@ _CHECKS = lazy_re.compile(
     r"Cannot shrink a process group|Cannot exclude all \d+ ranks|"
     r"is in the exclusion list and should not call shrink_group|Invalid shrink_flags value)|"
     r"(?P<ddp>DistributedDataParallel is not needed when a module doesn't have any parameter|"
+    r"replicas_\[0\]\.size\(\) >= 1 (?:INTERNAL )?ASSERT FAILED|"
+    r"(?:(?<=Error: )|^)Expected at least one parameter\.|"
     r"device_ids can only be None or contain a single element|"
     r"DistributedDataParallel's input module must be on the same type of devices|"
     r"DistributedDataParallel device_ids and output_device arguments only work with|"
@@ -204,10 +213,15 @@ def _check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if op:
         facts["op"] = op
     t = hit.text.strip()
+    who = (
+        "fairscale's reduce-scatter bucketer"
+        if "expected group.size()" in m.group(0)
+        else "torch.distributed"
+    )
     return [
         row.event(
             hit,
-            f"{hit.who()}: torch.distributed rejected the call{f' to {op}' if op else ''}: "
+            f"{hit.who()}: {who} rejected the call{f' to {op}' if op else ''}: "
             f"{_WHAT[kind]} ({clip(t[t.find(m.group(0)) :] if m.group(0) in t else t, 160)})",
             facts,
             # A group destroyed under a collective is most often the teardown after another failure.
@@ -242,6 +256,8 @@ _OWN_WORDS = (
     b") must be divisible by",
     b"has appeared in both subgroup",
     b"DistributedDataParallel is not needed",
+    b"replicas_[0].size() >= 1",
+    b"inputs, expected group.size()",
     b"device_ids can only be None or contain",
     b"device_ids and output_device arguments only",
     b"can't be used with `DistributedDataParallel`",
@@ -290,6 +306,9 @@ SIGNATURES = (
             "takes a single tensor",
             "bucket view",
             "ddp reducer",
+            "replicas_[0]",
+            "at least one parameter",
+            "expected group.size()",
         ),
         anchor_from=_EXC,
         examples=(

@@ -27,7 +27,12 @@ from pgdoctor.model import lazy_re
 
 _CHECKS = lazy_re.compile(
     r"(?P<device>An FSDP-managed module (?:with parameter CPU offloading enabled )?(?:unexpectedly )?has "
-    r"parameters on \S+?\.|Inconsistent compute device and `?device_id`? on rank \d+|FSDP only supports "
+    r"parameters on \S+?\.|"
+    # (retyped in a thread's prose the quotes around device_id change: "inconsistent compute device
+    # and'device_id ' on rank 3: cuda:0 vs cuda:3")
+    r"[Ii]nconsistent compute device and\s?[`'\"\u2018\u2019]?\s?device_id\s?[`'\"\u2018\u2019]?\s?"
+    r"on rank \d+|"
+    r"FSDP only supports "
     r"single device modules|FSDP does not support modules with different device types)"
     r"|(?P<params>FSDP does not support changing parameters between forward and backward)"
     r"|(?P<group>Manual wrapping with \S*HYBRID_SHARD\S*.{0,8}requires explicit specification of process "
@@ -67,14 +72,16 @@ SIGNATURES = (
         _check,
         C.C10D_INVALID_USAGE.code,
         # (FSDP's device check by its own words too: a title quotes it without the exception before it)
-        anchors=(b"rror", b"An FSDP-managed module"),
-        worth=(rb"Error\b", rb"An FSDP-managed module"),
+        anchors=(b"rror", b"An FSDP-managed module", b"nconsistent compute device and"),
+        worth=(rb"Error\b", rb"An FSDP-managed module", rb"nconsistent compute device and"),
         words=("fsdp", "device_id", "hybrid_shard", "device_mesh"),
         anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before torch's message",
         examples=(
             "RuntimeError: An FSDP-managed module unexpectedly has parameters on cpu. Make sure to move the "
             "module to cuda:0 before training.",
             "ValueError: Inconsistent compute device and `device_id` on rank 1: cuda:0 vs cuda:1",
+            "fsdp/_init_utils.py,line889 inconsistent compute device and'device_id ' on rank 3: cuda:0 vs "
+            "cuda:3",
         ),
     ),
 )
