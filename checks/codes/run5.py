@@ -198,3 +198,22 @@ NCCL_OFI_RAIL_MISMATCH = register_code(
     "NCCL's libfabric plugin (aws-ofi-nccl) and a peer disagree on the number of EFA rails",
     AREA,
 )
+
+
+# --- t1 (RUN550-RUN559): the launch environment a program is tied to ---
+
+# Category driver_env: a script that reads a scheduler's or an MPI launcher's own variables to find its
+# rank (os.environ["SLURM_PROCID"], Lightning's SLURMEnvironment plugin forced in the code:
+# int(os.environ["SLURM_NODEID"]); OMPI_COMM_WORLD_*, PMI_*, MV2_COMM_WORLD_*) was started outside that
+# scheduler or launcher, so os.py raised "KeyError: 'SLURM_NODEID'". torch's own variables (RANK,
+# MASTER_ADDR: RUN224) are the rendezvous settings; these say the job runs in another environment than the
+# code was written for. Remedy: start it under srun / mpirun, or drop the forced cluster environment and let
+# the framework detect the launch.
+SCHEDULER_ENV_MISSING = register_code(
+    "RUN550",
+    "scheduler-env-missing",
+    "fail",
+    "driver_env",
+    "The program reads a scheduler's variables (Slurm, MPI) but was not started under that scheduler",
+    AREA,
+)

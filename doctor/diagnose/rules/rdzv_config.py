@@ -99,6 +99,9 @@ def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
         else "started without a launcher that sets them (torchrun, torch.distributed.launch, srun with the "
         "job's own export)"
     )
+    # A scheduler's own variable (Slurm's, an MPI launcher's), not torch's: the code is tied to a job
+    # environment this run is not in (RUN550, driver_env), not missing its rendezvous settings.
+    code = C.SCHEDULER_ENV_MISSING.code if var.startswith(("SLURM_", "OMPI_", "PMI_", "MV2_")) else row.code
     return [
         row.event(
             hit,
@@ -108,7 +111,8 @@ def _env_key(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
                 "missing_variable": var,
                 "problem": f"environment variable {var} not set",
             },
-            dedupe=(row.code,),
+            code=code,
+            dedupe=(code,),
         )
     ]
 
