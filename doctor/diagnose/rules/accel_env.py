@@ -84,6 +84,13 @@ _NPU_SET_DEVICE = lazy_re.compile(
     r"open device (?P<dev>\d+) failed, runtime result = (?P<num3>\d+)|"
     r"acl set device (?P<dev2>\d+) failed, errorCode = (?P<num4>\d+)"
 )
+# c10's stream pools (CUDAStream.cpp and its out-of-tree copies: torch_npu NPUStream.cpp, DIPU, XPU/SYCL)
+# assert "Could not compute stream ID for 0x55d0.. on device -1 (something has gone horribly wrong!)" when a
+# stream is looked up for the current device and there is none: device -1 is torch_npu's (and the other
+# backends') "no device selected", a process that used the accelerator without set_device (torch.npu.
+# set_device(local_rank) in each rank, as for CUDA's cuda:{local_rank}). Another device number is a stream
+# of one device used on another, not read here.
+_STREAM_NO_DEVICE = lazy_re.compile(r"Could not compute stream ID for \S+ on device -1\b")
 # The device itself lost (its heartbeat, E39009 "Failed to connect the device"): the hardware's record, read
 # by rules/hccl.py, not this one.
 _NPU_LOST = lazy_re.compile(r"E39009|[Hh]eartbeats? (?:are )?(?:missing|lost)|lost heartbeat")
@@ -284,6 +291,18 @@ def _npu_set_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
+def _stream_no_device(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a stream was asked for on device -1: this process used the accelerator before "
+            "selecting its device (torch.npu.set_device / torch.cuda.set_device(local_rank) in every rank)",
+            {"device": -1, "reason": "device_not_selected"},
+            dedupe=(row.code, "stream_no_device"),
+        )
+    ]
+
+
 def _dyld(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     path = m.group("path")
     sym = m.group("sym") or m.group("sym2")
@@ -412,6 +431,14 @@ def _incompatible(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 SIGNATURES = (
+    Signature(
+        "stream of no selected device",
+        _STREAM_NO_DEVICE,
+        _stream_no_device,
+        C.DEVICE_MISMATCH.code,
+        anchors=(b"Could not compute stream ID for",),
+        words=("could not compute stream id",),
+    ),
     Signature(
         "gaudi device acquire failed",
         _SYN_ACQUIRE,
