@@ -18,9 +18,11 @@ Formats:
   unbound axis name: i" (a psum / all_gather over an axis no pmap binds) - RUN379.
 - CUDA graph capture errors (cudaErrorStreamCapture*, 900-908, as torch raises them: "RuntimeError: CUDA
   error: operation failed due to a previous error during capture", "operation not permitted when stream is
-  capturing", ...) in a worker of a multi-GPU job: vLLM's tensor-parallel workers ("(RayWorkerVllm pid=7)",
-  VllmWorkerProcess) or a rank with collectives in its window (pynccl, custom all-reduce, NCCL). A collective
-  issued inside the capture on a stream or with a library the capture cannot record invalidated it - RUN380.
+  capturing", ...; ROCm's "HIP error: operation not permitted when stream is capturing",
+  hipErrorStreamCapture*) in a worker of a multi-GPU job: vLLM's tensor-parallel workers ("(RayWorkerVllm
+  pid=7)", VllmWorkerProcess) or a rank with collectives in its window (pynccl, custom all-reduce, NCCL). A
+  collective issued inside the capture on a stream or with a library the capture cannot record invalidated
+  it - RUN380.
   Without such a context the error is a single program's graph (left to the generic rows).
 """
 
@@ -50,7 +52,8 @@ _PMAP = lazy_re.compile(
 )
 _SIZES = lazy_re.compile(r"axis_size=(\d+), num_local_devices=(\d+)")
 _CAPTURE = lazy_re.compile(
-    r"(?:CUDA error|Cuda failure|cudaError\w*)\W+(?P<what>operation failed due to a previous error during "
+    r"(?:CUDA error|Cuda failure|cudaError\w*|HIP error|hipError\w*)\W+(?P<what>operation failed due to a "
+    r"previous error during "
     r"capture|operation not permitted when stream is capturing|operation would result in a merge of "
     r"separate capture sequences|capture was not ended in the same stream as it began|capturing stream has "
     r"unjoined work|dependency created on uncaptured work in another stream|operation would make the legacy "
