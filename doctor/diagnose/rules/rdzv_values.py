@@ -48,8 +48,9 @@ interface for the address the host name resolved to. Read at their source:
   lines are the first without the second (and no step after) hung in the rendezvous: some rank never joined
   (RUN221, tier 1: a timeout that was not waited out). DeepSpeed's comm.init_distributed logs "Initializing
   TorchBackend in DeepSpeed with backend nccl" (0.7+; 0.3-0.6 "Initializing torch distributed with backend:
-  nccl") right before init_process_group: a log whose last lines are that (other ranks' "cdb=None" at most)
-  hung there too (RLHFlow Online-RLHF: accelerate's main_process_port: 0). Lines that frameworks print once
+  nccl") right before init_process_group: a log whose last lines are that and other ranks' records of the
+  same init_distributed ("cdb=None"), nothing else, hung there too (RLHFlow Online-RLHF: accelerate's
+  main_process_port: 0; the line alone is a healthy record). Lines that frameworks print once
   init_process_group returned (timm's "Training in distributed mode ...") say the meeting was over.
   Lightning's line counts only with rank 0's among them (only rank 0 says it is over) and some rank of the
   world not announced (all of them there: the meeting had everyone).
@@ -174,6 +175,12 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return []  # the log goes on: not where it stopped
     if any(_INIT_DONE.search(ln.text) or _PAST_INIT.search(ln.text) or is_progress(ln.text) for ln in after):
         return []
+    if m.group("rank") is None and m.group("krank") is None:
+        # DeepSpeed's line alone is a healthy INFO record; the hang is its line followed only by other ranks'
+        # records of the same init_distributed ("cdb=None") and then nothing
+        said = [ln.text for ln in after if ln.text.strip()]
+        if not said or not all("init_distributed" in t for t in said):
+            return []
     if any(
         "All distributed processes registered" in ln.text for ln in hit.before(LINES_AFTER, same_rank=False)
     ):
