@@ -20,6 +20,13 @@ Formats (socket.cpp, C10D_WARNING / C10D_ERROR, printed "[W socket.cpp:204] [c10
   quoted without its errno (a thread's title, a cut paste: "The server socket has failed to bind to
   [::]:29500, deepspeed 端口被占用"): rendezvous.py reads the whole record; the address alone is read as the
   store's port taken, by far the bind's most frequent errno (RUN223).
+- SocketConnectOp (1.11-1.12, "[W socket.cpp:558] [c10d] The client socket cannot be initialized to connect
+  to [localhost]:29501 (errno: 97 - Address family not supported by protocol)."): the client tries every
+  address of the store's host in each round of its connect loop, the IPv6 one first, whose socket cannot
+  even be made on a host without IPv6 (errno 97, a warning, harmless once). One such record per process is
+  a healthy start-up; the same target again is the loop's next round, the IPv4 address having been refused
+  too: nothing listens on the store's port. Read only when repeated, the log stops at them and no client
+  connected later (UNTIL_UP), at tier 1 (RUN222).
 """
 
 from __future__ import annotations
@@ -41,6 +48,10 @@ _ACCEPT = lazy_re.compile(
 _RETRY_TIMEOUT = lazy_re.compile(r"The server socket on (?P<addr>\S+) has timed out, will retry")
 _BIND_BARE = lazy_re.compile(
     r"The server socket has failed to bind to (?P<addr>\[[^\]\s]*\]:\d+|[\w.-]+:\d+)(?!\d)"
+)
+_NO_FAMILY = lazy_re.compile(
+    r"The client socket cannot be initialized to connect to (?P<addr>\S+?:\d+) \(errno: 97 - Address family "
+    r"not supported by protocol\)"
 )
 # getnameinfo's EAI codes (glibc netdb.h) and Winsock's.
 _GAI = {
@@ -113,6 +124,29 @@ def _retry_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+def _no_family(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    addr = m.group("addr")
+    rounds = 1 + sum(
+        1
+        for ln in [*hit.before(48, same_rank=False), *hit.after(48, same_rank=False)]
+        if (o := _NO_FAMILY.search(ln.text)) and o.group("addr") == addr
+    )
+    if rounds < 2 or not _stopped_here(hit):
+        return []  # one per process at a healthy start-up on a host without IPv6
+    return [
+        row.event(
+            hit,
+            f"the store client's connect loop went round {rounds} times for {addr} and the log stops there: "
+            "its IPv6 try cannot even make a socket (errno 97, harmless) and the IPv4 address refused it "
+            "every round: nothing listens on the store's port (the rank that hosts the store not started, "
+            "another MASTER_ADDR / port / world size on some process)",
+            {"store_address": addr, "connect_rounds": rounds, "error": "errno 97 on IPv6", UNTIL_UP: ""},
+            tier=1,
+            dedupe=(row.code, "connect_rounds"),
+        )
+    ]
+
+
 def _bind_bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "errno" in hit.text or "[c10d]" in hit.text or "socket.cpp" in hit.text:
         return []  # the whole record: rendezvous.py's reading (or its silence) stands
@@ -130,6 +164,14 @@ def _bind_bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 SIGNATURES = (
+    Signature(
+        "c10d client connect rounds without IPv6",
+        _NO_FAMILY,
+        _no_family,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"client socket cannot be initialized to connect to",),
+        words=("client socket cannot be initialized",),
+    ),
     Signature(
         "c10d client hostname lookup",
         _HOSTNAME,

@@ -32,6 +32,11 @@ Read at their sources:
   10.43.0.1:443: connect: connection refused" (klog 1.x), "failed to list *v1.Pod: Get \"https://...\": dial
   tcp ...: i/o timeout" (later, behind "Failed to watch *v1.Pod: "), or "pods is forbidden": the launcher
   cannot reach or may not use the Kubernetes API, so the ranks are never started (RUN304, tier 1).
+- A collective library's own watchdog that names the call in camelCase and its limit in C's %f: "Timeout: A
+  call to 'allGather' has taken over 300.000000 seconds. Terminating the distributed job." (quoted in
+  torchmetrics #938, where rank 0 alone ran a metric's all_gather; its source is not public code we could
+  read, so the line is matched as quoted, the op required to be a collective's): one collective that the
+  other ranks never joined (RUN151).
 """
 
 from __future__ import annotations
@@ -303,7 +308,43 @@ def _k8s_list(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+_CALL_TIMEOUT = lazy_re.compile(
+    r"A call to '(?P<op>\w+)' has taken over (?P<secs>\d+(?:\.\d+)?) seconds\.?(?: Terminating the "
+    r"distributed job)?"
+)
+_COLLECTIVE_OP = lazy_re.compile(
+    r"^(?:all_?gather|all_?reduce|reduce_?scatter|all_?to_?all|broadcast|barrier|reduce|gather|scatter|send|"
+    r"recv)\w*$",
+    re.I,
+)
+
+
+def _call_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = m.group("op")
+    if not _COLLECTIVE_OP.match(op):
+        return None
+    secs = float(m.group("secs"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a call to {op} ran past {secs:g} s and the job was ended: the collective was "
+            "never joined by every rank (one rank skipped it or issued another: a collective on rank 0 only, "
+            "a metric's sync on one rank) or a peer hung before it",
+            {"op": op, "timeout_s": secs, "reporter": "collective library watchdog"},
+            dedupe=(row.code, "call_timeout"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "collective call taken over its limit",
+        _CALL_TIMEOUT,
+        _call_timeout,
+        C.WATCHDOG_TIMEOUT.code,
+        anchors=(b"' has taken over ",),
+        words=("' has taken over ",),
+    ),
     Signature(
         "ucx shared memory",
         _UCX_SHM,

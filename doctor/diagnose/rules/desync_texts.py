@@ -24,6 +24,12 @@ Formats, read at their source:
   next backward: "AssertionError: A bucket failed to be sent, probably unused parameters.Either remove the
   unused parameter or de-activate ShardedDDP buckets -set reduce_buffer_size to 0-": a parameter got no
   gradient, so its bucket was never reduced, as DDP's unused-parameter error (RUN202).
+- Megatron-LM core's DDP (megatron/core/distributed/param_and_grad_buffer.py, grad_buffer.py before it,
+  2023-2025, finish_grad_sync with --overlap-grad-reduce): "AssertionError: Communication call has not been
+  issued for this bucket (97/98 params have grad available)": a bucket's reduce is issued by the backward
+  hooks once every parameter in it has its gradient; one that requires grad but took no part in the forward
+  (a new layer not called, a tower a batch did not use) never gets it (RUN202; without the overlap the
+  reduce is issued for every bucket).
 """
 
 from __future__ import annotations
@@ -140,6 +146,31 @@ def _sharded_bucket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
+# (a title keeps the sentence without the counts)
+_MEGATRON_BUCKET = lazy_re.compile(
+    r"Communication call has not been issued for this bucket"
+    r"(?: \((?P<have>\d+)/(?P<all>\d+) params have grad available\))?"
+)
+
+
+def _megatron_bucket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"kind": "bucket_not_reduced", "framework": "megatron"}
+    counts = ""
+    if m.group("all"):
+        facts.update(params_with_grad=int(m.group("have")), params_in_bucket=int(m.group("all")))
+        counts = f" ({m.group('have')} of its {m.group('all')} parameters got a gradient)"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Megatron's overlapped gradient reduce was never issued for a bucket{counts}: some "
+            "parameters that require grad took no part in the forward (a layer defined but not called, a "
+            "branch a batch skipped); use them, freeze them, or drop --overlap-grad-reduce",
+            facts,
+            dedupe=(row.code, "megatron_bucket"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "flight recorder analyzer state mismatch",
@@ -183,6 +214,13 @@ SIGNATURES = (
         _sharded_bucket,
         C.DDP_UNFINISHED_REDUCTION.code,
         anchors=(b"A bucket failed to be sent",),
+    ),
+    Signature(
+        "megatron bucket reduce never issued",
+        _MEGATRON_BUCKET,
+        _megatron_bucket,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        anchors=(b"Communication call has not been issued for this bucket",),
     ),
 )
 

@@ -28,7 +28,9 @@ Formats, read at their source:
 - Clouds and their job managers: GCE's "Instance was preempted.", AWS's "EC2 Spot Instance Interruption
   Warning" / a node termination handler's "spot interruption notice", AWS Batch's "Host EC2 (instance
   i-0abc) terminated.", SkyPilot's managed-job controller "Cluster is preempted or failed (status: INIT).
-  Recovering..." (older: "Cluster is preempted. Recovering...").
+  Recovering..." (older: "Cluster is preempted. Recovering..."), Taskcluster's worker-runner and
+  generic-worker polling the instance metadata for a spot/preemptible reclaim ("GCP Metadata Service says
+  termination is imminent", "EC2 Metadata Service says termination is imminent").
 
 A preemption or a lost node is a cause (tier 0): the peers' dropped connections and timeouts that follow
 are its echo. A time limit, an owner's or an administrator's kill is a consequence (tier 2): why the job
@@ -242,7 +244,8 @@ _CLOUD = lazy_re.compile(
     r"(?P<gce>Instance was preempted)|"
     r"(?P<aws>EC2 Spot Instance Interruption Warning|[Ss]pot (?:[Ii]nstance )?[Ii]nterruption [Nn]otice)|"
     r"Host EC2 \(instance (?P<inst>[\w-]+)\) terminated|"
-    r"(?P<sky>[Cc]luster is preempted)(?: or failed)?(?: \(status: (?P<status>\w+)\))?\. Recovering"
+    r"(?P<sky>[Cc]luster is preempted)(?: or failed)?(?: \(status: (?P<status>\w+)\))?\. Recovering|"
+    r"(?P<meta>GCP|EC2|AWS|Azure) Metadata Service says termination is imminent"
 )
 
 
@@ -259,6 +262,13 @@ def _cloud(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts.update(reporter="aws_batch", reason="node lost", instance=m.group("inst"))
         msg = (
             f"AWS Batch lost the job's host (instance {m.group('inst')} terminated): spot reclaim or failure"
+        )
+    elif m.group("meta"):
+        cloud = m.group("meta")
+        facts["reporter"] = f"taskcluster worker ({cloud} metadata)"
+        msg = (
+            f"the worker polled the {cloud} metadata service and was told the VM is about to be terminated "
+            "(a spot/preemptible instance reclaimed): the job's node went away under it"
         )
     else:
         facts["reporter"] = "skypilot"
@@ -455,9 +465,15 @@ SIGNATURES = (
         _CLOUD,
         _cloud,
         X,
-        anchors=(b"was preempted", b"nterruption", b"Host EC2", b"is preempted"),
-        worth=(rb"was preempted", rb"nterruption", rb"Host EC2", rb"is preempted"),
-        words=("preempted", "interruption", "host ec2"),
+        anchors=(b"was preempted", b"nterruption", b"Host EC2", b"is preempted", b"termination is imminent"),
+        worth=(
+            rb"was preempted",
+            rb"nterruption",
+            rb"Host EC2",
+            rb"is preempted",
+            rb"termination is imminent",
+        ),
+        words=("preempted", "interruption", "host ec2", "termination is imminent"),
     ),
     Signature(
         "shell terminated",

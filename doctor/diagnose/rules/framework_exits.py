@@ -13,6 +13,12 @@ TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 3 PID 1234 RUNNING 
 1234 RUNNING AT node-2"), then "=   KILLED BY SIGNAL: 11 (Segmentation fault)" or "=   EXIT CODE: 139"
 (1.x-3.0: no PID line; the signal in "APPLICATION TERMINATED WITH THE EXIT STRING: Bus error (signal 7)", read
 alone too). MVAPICH2's mpispawn: "MPI process (rank: 3, pid: 23456) terminated with signal 11 -> abort job".
+
+Paddle's handler prints the C++ stack it was stopped in above its summary ("C++ Traceback (most recent call
+last):", numbered frames "8   ncclAllReduce", "10  ncclBarrierEnqueueWait(ncclComm*)"). A SIGTERM is
+someone stopping the process (a launcher's teardown, a user ending a hung job): a teardown, unless the
+innermost frames are a collective's or a GPU synchronisation's wait, which makes the stack a dump of a rank
+stuck in that collective when the hang was ended (RUN297, stuck_stacks' waits; RCCL #429).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
+from pgdoctor.diagnose.rules.stuck_stacks import NATIVE_WAIT
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -162,10 +169,47 @@ def _exit_string(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return [exit_event(hit, facts, None)]
 
 
+# A frame of Paddle's C++ traceback: its number, then the function ("8   ncclAllReduce", "6   paddle::
+# imperative::NCCLParallelContext::AllReduceByStream(...)").
+_PADDLE_FRAME = lazy_re.compile(r"^\s*\d+\s+(?P<fn>[A-Za-z_][\w:~<>]*)")
+_NCCL_FN = lazy_re.compile(r"^(?:__device_stub__)?nccl\w+$")
+
+
+def _stuck_frame(hit: Hit) -> Optional[str]:
+    """The innermost waiting frame of the C++ traceback Paddle printed above its summary, if it waits."""
+    frames: list[str] = []
+    for ln in hit.before(48):
+        if "C++ Traceback" in ln.text:
+            frames = []
+        f = _PADDLE_FRAME.match(ln.text)
+        if f:
+            frames.append(f.group("fn"))
+    inner = frames[-4:][::-1]  # most recent call last
+    waits = [fn for fn in inner if NATIVE_WAIT.search(fn) or (_NCCL_FN.match(fn) and "Wait" in fn)]
+    calls = [fn for fn in inner if _NCCL_FN.match(fn)]
+    found = waits or calls
+    return found[0] if found else None
+
+
 def _fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     sig = _PADDLE_SIGNALS[m.group(1)]
     if sig == "SIGTERM":
-        return None  # the launcher stopping the other workers after one failed: a teardown, not a cause
+        stuck = _stuck_frame(hit)
+        if stuck is None:
+            return None  # the launcher stopping the other workers after one failed: a teardown, not a cause
+        return [
+            row.event(
+                hit,
+                f"{hit.who()} was stopped (SIGTERM) while waiting in {stuck}, as the C++ traceback above "
+                "Paddle's summary shows: it was stuck in a collective that the other ranks never completed "
+                "(a hang ended from outside); the ranks that did not reach it, or reached another, are the "
+                "cause",
+                {"signal": sig, "reporter": "paddle", "frame": stuck, "from_stack": True},
+                code=C.STUCK_IN_COLLECTIVE.code,
+                tier=1,
+                dedupe=(C.STUCK_IN_COLLECTIVE.code, hit.rank),
+            )
+        ]
     facts: dict[str, Any] = {"signal": sig, "reporter": "paddle"}
     # the indented "[SignalInfo: ...]" line may come joined to the hit line as its continuation
     for text in [hit.text, *(ln.text for ln in hit.after(4))]:

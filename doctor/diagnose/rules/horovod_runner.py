@@ -4,8 +4,11 @@
 - horovod/runner/common/service/driver_service.py and util/network.py (horovodrun, horovod.spark, Ray's
   Horovod): "Horovod was unable to connect to horovod driver service on any of the following addresses:
   {'lo': [...], 'eth0': [...]}." - no interface the task can route to the driver (RUN222, as the
-  runner's KV store); "Unable to find a set of common task-to-task communication interfaces: [...]" - the
-  hosts share no routable interface (RUN174: the ranks cannot reach each other).
+  runner's KV store; a traceback cut after its last frame, network.py's BasicClient.__init__ at the raise's
+  source line "'Linux.'.format(service_name=service_name, addresses=addresses))" under "Launching horovod
+  task function was not successful:", is the same raise); "Unable to find a set of common task-to-task
+  communication interfaces: [...]" - the hosts share no routable interface (RUN174: the ranks cannot reach
+  each other).
 - horovod/common/operations.cc: "Horovod could not be initialized: Different ranks tried to set up
   mismatching numbers of process sets" - the ranks passed different process_sets to hvd.init (RUN201).
 - horovod/common/basics.py: "Horovod has not been initialized; use hvd.init()." - a rank called Horovod
@@ -45,6 +48,35 @@ def _driver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             f"{hit.who()}: Horovod could not reach its {svc} on any of the driver's interfaces "
             f"({clip(m.group('addr').strip(), 120)}): the hosts need a routable interface with the same "
             "name (pick it with --network-interface / HOROVOD_GLOO_IFACE) and the ports open between them",
+            facts,
+            dedupe=(row.code, "horovod_driver"),
+        )
+    ]
+
+
+# The raise's source line in a traceback cut before the exception line (horovod 0.16-0.28 network.py).
+_DRIVER_RAISE = lazy_re.compile(r"\.format\(service_name=service_name,\s*addresses=addresses\)")
+_NETWORK_FRAME = lazy_re.compile(r'horovod/run(?:ner)?/common/util/network\.py", line \d+, in __init__')
+
+
+def _driver_raise(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any(_NETWORK_FRAME.search(ln.text) for ln in hit.before(2, same_rank=False)):
+        return None
+    if any("Horovod was unable to connect" in ln.text for ln in hit.after(6, same_rank=False)):
+        return []  # the exception line is there: its own row reads it
+    svc = (
+        "driver service"
+        if "driver" in " ".join(ln.text for ln in hit.before(12, same_rank=False))
+        else "service"
+    )
+    facts = {"framework": "horovod", "problem": "horovod_service_unreachable", "service": svc, "cut": True}
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Horovod's client gave up on its {svc} (network.py raises 'unable to connect to "
+            "... on any of the following addresses' there; the exception line is cut): no interface the "
+            "task can route to the driver; pick one that all hosts share with --network-interface / "
+            "HOROVOD_GLOO_IFACE and open the ports between them",
             facts,
             dedupe=(row.code, "horovod_driver"),
         )
@@ -165,6 +197,15 @@ SIGNATURES = (
         anchors=(b"Horovod was unable to connect to",),
         worth=(rb"Horovod was unable to connect to",),
         words=("horovod was unable to connect to",),
+    ),
+    Signature(
+        "horovod driver service unreachable, cut at the raise",
+        _DRIVER_RAISE,
+        _driver_raise,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"format(service_name=service_name",),
+        worth=(rb"format\(service_name=service_name",),
+        words=("format(service_name=service_name",),
     ),
     Signature(
         "horovod no common interface",

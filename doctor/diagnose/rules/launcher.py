@@ -48,8 +48,9 @@ _ENTRY = lazy_re.compile(r"^(?:.{0,80}?[\]:]\s+)??\s*\[(\d+)\]:\s*$")
 # The same line with its local rank and pid garbled by a paste ("failed (exitcode: -9) local_rankroot/...")
 # still names the exit code; so does the line cut after the code (a thread's title, the writer's own words
 # glued after it in any language: "failed (exitcode: -7) 这个错误是因为什么"), kept when the code is a
-# signal's (-N) or the line names the agent's logger (torch.distributed.elastic.multiprocessing.api).
-_AGENT = lazy_re.compile(r"failed \(exitcode: (-?\d+)\)(?: ?local_rank(?:: (\d+) \(pid: (\d+)\))?)?")
+# signal's (-N) or the line names the agent's logger (torch.distributed.elastic.multiprocessing.api). A title
+# retyped by hand moves the blanks ("failed ( exitcode:-9)").
+_AGENT = lazy_re.compile(r"failed \( ?exitcode: ?(-?\d+) ?\)(?: ?local_rank(?:: (\d+) \(pid: (\d+)\))?)?")
 _DS_EXIT = lazy_re.compile(r"exits with return code = (-?\d+)")
 _DS_LOCAL = lazy_re.compile(r"--local_rank=(\d+)|LOCAL_RANK=(\d+)")
 # Open MPI 1.2's "mpirun noticed that job rank 0 with PID 1234 on node n1 exited on signal 15 (Terminated).",

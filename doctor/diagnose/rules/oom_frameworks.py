@@ -15,6 +15,11 @@
   and alloc failed, alloc size:1048576", "Out of Memory!!! Request memory size: 33100113920B, Memory
   Statistic:" (the memory manager's, "#umsg#Framework Error Message:#umsg#" before it in newer releases).
   (The pool's "TotalUsedMemStatistics ... is more than total mem size" record is oom_layers'.)
+- MXNet's pooled GPU storage (src/storage/pooled_storage_manager.h, 0.7-0.9 PooledStorageManager<
+  GPUDeviceStorage>::Alloc: two tries, the pool released between them, then LOG(FATAL) << "Memory allocation
+  failed."), as dmlc's logging prints it: "[19:03:47] src/storage/./pooled_storage_manager.h:62: Memory
+  allocation failed." The message alone says nothing of the device, so the file name is required; later
+  releases say "cudaMalloc failed: out of memory" (oom_layers').
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ _MINDSPORE = lazy_re.compile(
     r"Device memory isn't enough and alloc failed, alloc size:\s*(?P<size>\d+)|"
     r"Out of Memory!!! Request memory size: (?P<req>\d+)B?"
 )
+
+_MXNET_POOL = lazy_re.compile(r"pooled_storage_manager\.h:\d+\]?:? Memory allocation failed")
 
 
 def _event(row: Signature, hit: Hit, message: str, facts: dict[str, Any], tier: int) -> list[Event]:
@@ -86,6 +93,18 @@ def _mindspore(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     )
 
 
+def _mxnet_pool(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "mxnet", "reported_by": "MXNet pooled storage manager"}
+    return _event(
+        row,
+        hit,
+        "MXNet's pooled GPU storage could not allocate even after releasing its pool: the GPU is out of "
+        "memory; lower the batch size (per device) or the input size",
+        facts,
+        0,
+    )
+
+
 SIGNATURES = (
     Signature(
         "fairseq trainer oom",
@@ -108,6 +127,15 @@ SIGNATURES = (
         C.CUDA_OOM.code,
         anchors=(b"Memory isn't enough", b"memory isn't enough", b"Out of Memory!!! Request memory size"),
         words=("memory isn't enough", "out of memory!!! request memory size"),
+    ),
+    Signature(
+        "mxnet pooled storage allocation",
+        _MXNET_POOL,
+        _mxnet_pool,
+        C.CUDA_OOM.code,
+        anchors=(b"pooled_storage_manager.h:",),
+        worth=(rb"pooled_storage_manager\.h:\d+\]?:? Memory allocation failed",),
+        words=("pooled_storage_manager.h:",),
     ),
 )
 

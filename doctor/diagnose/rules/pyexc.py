@@ -4,6 +4,14 @@ It becomes a finding (RUN132) only if it killed its rank; `causality` decides th
 exit records. Exceptions that are themselves consequences of a distributed failure elsewhere
 (the launcher's ChildFailedError, c10d's DistBackendError after an abort, signals) are left to
 their own modules.
+
+Autograd's anomaly mode (torch.autograd.set_detect_anomaly / detect_anomaly, python_anomaly_mode.cpp
+PyAnomalyMetadata::print_stack, 1.x-2.x) warns just before it re-raises the error a backward node threw:
+"UserWarning: Error detected in AccumulateGrad. Traceback of forward call that caused the error:" (or
+"... Error detected in MulBackward0. No forward pass information available. Enable detect anomaly during
+forward pass for more information."). The forward stack follows, then the exception: a paste cut inside
+that stack still shows a rank whose backward raised (RUN132, as the exception it announces), which its
+peers' gloo or NCCL records echo.
 """
 
 from __future__ import annotations
@@ -165,8 +173,41 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+_ANOMALY = lazy_re.compile(
+    r"Error detected in (?P<node>[\w:<>]+)\. (?:Traceback of forward call that caused the error|"
+    r"No forward pass information available)"
+)
+
+
+def _anomaly(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    node = m.group("node")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: autograd's anomaly mode caught an error in the backward of {node} (the exception "
+            "it re-raises follows its forward stack): the rank's own training error, not a communication "
+            "fault; its peers' waits and timeouts echo it",
+            {
+                "exception": "autograd error (anomaly mode)",
+                "exception_message": clip(m.group(0), 160),
+                "node": node,
+            },
+            tier=0,
+            dedupe=(row.code, hit.rank, "anomaly"),
+        )
+    ]
+
+
 # The generic anchors and line tests: every exception line, whatever module reads it.
 SIGNATURES = (
+    Signature(
+        "autograd anomaly error",
+        _ANOMALY,
+        _anomaly,
+        C.PYTHON_EXCEPTION.code,
+        anchors=(b"Error detected in ",),
+        words=("error detected in ",),
+    ),
     Signature(
         "python exception",
         _EXC,

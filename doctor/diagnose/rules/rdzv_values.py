@@ -17,7 +17,15 @@ interface for the address the host name resolved to. Read at their source:
 - python-etcd (etcd/__init__.py EtcdError table, used by torch/distributed/elastic/rendezvous/
   etcd_rendezvous.py and etcd_store.py): "etcd.EtcdException: Raft Internal Error : etcdserver: request timed
   out", "During Leader Election", "EtcdLeaderElectionInProgress", "etcdserver: server stopped" / "etcdserver:
-  no leader": the etcd server behind --rdzv-backend=etcd cannot serve the rendezvous (RUN222).
+  no leader": the etcd server behind --rdzv-backend=etcd cannot serve the rendezvous (RUN222); its
+  "etcd.EtcdKeyNotFound: Key not found : /torch/elastic/store" on torch's own keys is a server that does not
+  serve the v2 API they are kept in (etcd 3.4+ without --enable-v2), RUN222 at tier 1.
+- Caffe2's store handlers (caffe2/distributed/redis_store_handler.cc, file_store_handler.cc) under the
+  CreateCommonWorld operator: "[enforce fail at redis_store_handler.cc:44] reply->type ==
+  REDIS_REPLY_INTEGER. 6 vs 3" - redis answered with an error reply (RUN222); "Value at X was already set
+  (perhaps you reused a run ID you have used before?)" - a run ID or shard id reused (RUN224).
+- FAIR's submitit launch scripts (DeiT, MAE, ConvNeXt, DINO run_with_submitit.py get_shared_folder):
+  "RuntimeError: No shared folder available" - no folder for the file:// init file (RUN224).
 - kubeflow/training-operator pkg/controller.v1/pytorch/initcontainer.go: the worker pods' init container
   ``for i in $(seq N); do if nslookup <master>; then ...; fi; echo waiting for master; sleep 2; done``
   prints busybox's "nslookup: can't resolve '<job>-master-0'" (or "** server can't find ...: NXDOMAIN")
@@ -38,9 +46,14 @@ interface for the address the host name resolved to. Read at their source:
   Starting with N processes"; torch 1.8-2.0 _store_based_barrier logs "Added key: store_based_barrier_key:1 to
   store for rank: 0" then "Rank 0: Completed store-based barrier for key:... with N nodes." A log whose last
   lines are the first without the second (and no step after) hung in the rendezvous: some rank never joined
-  (RUN221, tier 1: a timeout that was not waited out). Lightning's line counts only with rank 0's among
-  them (only rank 0 says it is over) and some rank of the world not announced (all of them there: the
-  meeting had everyone).
+  (RUN221, tier 1: a timeout that was not waited out). DeepSpeed's comm.init_distributed logs "Initializing
+  TorchBackend in DeepSpeed with backend nccl" (0.7+; 0.3-0.6 "Initializing torch distributed with backend:
+  nccl") right before init_process_group: a log whose last lines are that and other ranks' records of the
+  same init_distributed ("cdb=None"), nothing else, hung there too (RLHFlow Online-RLHF: accelerate's
+  main_process_port: 0; the line alone is a healthy record). Lines that frameworks print once
+  init_process_group returned (timm's "Training in distributed mode ...") say the meeting was over.
+  Lightning's line counts only with rank 0's among them (only rank 0 says it is over) and some rank of the
+  world not announced (all of them there: the meeting had everyone).
 - DDP's forward (torch/nn/parallel/distributed.py 1.8-2.x _pre_forward / forward: ``if
   torch.is_grad_enabled() and self.reducer._rebuild_buckets():``): reducer.cpp Reducer::rebuild_buckets
   begins with ensure_prior_reduction_finished(), which raises "Expected to have finished reduction in the
@@ -95,6 +108,20 @@ _ETCD_SERVER = lazy_re.compile(
     r"Raft Internal Error|During Leader Election|LeaderElection|etcdserver: |Connection to etcd failed|"
     r"Could not get the list of servers"
 )
+# python-etcd's 100 "Key not found" on the keys torch's etcd rendezvous and EtcdStore keep (etcd_rendezvous.py
+# "/torch/elastic/rendezvous", etcd_rendezvous_backend.py / etcd_store.py "/torch/elastic/store").
+_ETCD_TORCH_KEY = lazy_re.compile(r"Key not found\s*:\s*/torch/elastic/")
+# The file:// init file's folder of FAIR's submitit launch scripts (DeiT, MAE, ConvNeXt, DINO, ...
+# run_with_submitit.py / submitit_pretrain.py get_shared_folder: /checkpoint/$USER/experiments or this).
+_NO_SHARED = lazy_re.compile(r"\bNo shared folder available\b")
+# Caffe2's store handlers under CreateCommonWorld (caffe2/distributed/redis_store_handler.cc,
+# file_store_handler.cc, 2017-2023): "[enforce fail at redis_store_handler.cc:44] reply->type ==
+# REDIS_REPLY_INTEGER. 6 vs 3" (6 = REDIS_REPLY_ERROR), "... reply->integer == 1. 0 vs 1 Value at X was
+# already set (perhaps you reused a run ID you have used before?)", "... redis_->err == 0. 1 vs 0 Connection
+# refused".
+_CAFFE2_STORE = lazy_re.compile(
+    r"\[enforce fail at (?:[^\]]*/)?(?P<h>redis|file)_store_handler\.cc:\d+\]\s*(?P<cond>.*)"
+)
 # busybox / bind nslookup in the training-operator's init container.
 _NSLOOKUP = lazy_re.compile(
     r"nslookup: can't resolve '(?P<a>[^']{1,200})'|\*\* server can't find (?P<b>[\w.-]{1,200}): NXDOMAIN"
@@ -119,16 +146,24 @@ _GLOO_NO_IFACE = lazy_re.compile(
 # The announcements before the process group's meeting, and what says it was over.
 _INIT_START = lazy_re.compile(
     r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world>\d+)|"
-    r"Added key: store_based_barrier_key:\d+ to store for rank: (?P<krank>\d+)"
+    r"Added key: store_based_barrier_key:\d+ to store for rank: (?P<krank>\d+)|"
+    r"Initializing TorchBackend in DeepSpeed with backend (?P<dsb>\w+)|"
+    r"Initializing torch distributed with backend: (?P<dsb_old>\w+)"
 )
 _INIT_DONE = lazy_re.compile(
     r"All distributed processes registered|distributed_backend=|Completed store-based barrier|"
     r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK|Added key: store_based_barrier_key"
 )
-# What a run prints once it is past the meeting (Lightning's model summary and loops, a step).
+# What a run prints once it is past the meeting (Lightning's model summary and loops, a step), and the
+# announcements of the frameworks that print once init_process_group returned: timm's train.py "Training in
+# distributed mode with multiple processes, 1 GPU per process. Process 0, total 2.", Accelerate's state
+# ("Distributed environment: MULTI_GPU  Backend: nccl"), HF Trainer's "Process rank: 0, device: cuda:0",
+# mmengine's env summary ("Distributed training: True"), DeepSpeed's engine banner ("DeepSpeed info: ...").
 _PAST_INIT = lazy_re.compile(
     r"\|\s*Name\s*\||Sanity Checking|Epoch \d|Training:|Validation|Trainable params|LOCAL_RANK: \d+ - |"
-    r"Traceback|Error|error|Killed|NCCL|Timeout|timed out"
+    r"Traceback|Error|error|Killed|NCCL|Timeout|timed out|"
+    r"[Tt]raining in distributed mode|Distributed environment: |[Dd]istributed training: True|"
+    r"Process rank: \d+, device: |DeepSpeed info: "
 )
 
 
@@ -140,12 +175,23 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return []  # the log goes on: not where it stopped
     if any(_INIT_DONE.search(ln.text) or _PAST_INIT.search(ln.text) or is_progress(ln.text) for ln in after):
         return []
+    if m.group("rank") is None and m.group("krank") is None:
+        # DeepSpeed's line alone is a healthy INFO record; the hang is its line followed only by other ranks'
+        # records of the same init_distributed ("cdb=None") and then nothing
+        said = [ln.text for ln in after if ln.text.strip()]
+        if not said or not all("init_distributed" in t for t in said):
+            return []
     if any(
         "All distributed processes registered" in ln.text for ln in hit.before(LINES_AFTER, same_rank=False)
     ):
         return []
     rank = m.group("rank") or m.group("krank")
-    facts: dict[str, object] = {"problem": "hang at process group start", "rank": int(rank)}
+    facts: dict[str, object] = {"problem": "hang at process group start"}
+    if rank is not None:
+        facts["rank"] = int(rank)
+    else:  # DeepSpeed's comm.init_distributed names the backend, not the rank
+        facts["backend"] = m.group("dsb") or m.group("dsb_old")
+    who = f"rank {rank}" if rank is not None else "DeepSpeed's init_distributed"
     world = note = ""
     if m.group("world") is not None:
         size = int(m.group("world"))
@@ -168,7 +214,7 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            f"the log ends at the process group's start (rank {rank}{world} announced itself and nothing "
+            f"the log ends at the process group's start ({who}{world} announced itself and nothing "
             f"followed{note}): init_process_group is waiting for ranks that never joined (a node not "
             "started, MASTER_ADDR / MASTER_PORT or the world size different on some node, a firewall "
             "between nodes)",
@@ -265,6 +311,19 @@ def _arg_int(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 
 def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     msg = m.group("msg") or ""
+    if m.group("exc") == "EtcdKeyNotFound" and _ETCD_TORCH_KEY.search(msg):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: the etcd server does not hold the rendezvous's own keys ({clip(msg, 120)}): "
+                "torch's etcd / etcd-v2 backends speak etcd's v2 API, which etcd 3.4+ serves only when "
+                "started with --enable-v2 (otherwise every v2 key reads as missing); or the directory was "
+                "removed under the job (a TTL, another job's clean-up)",
+                {"store_error": clip(m.group(0), 200), "backend": "etcd", "problem": "etcd_key_missing"},
+                tier=1,
+                dedupe=(row.code, "etcd"),
+            )
+        ]
     if not _ETCD_SERVER.search(msg) and m.group("exc") not in (
         "EtcdLeaderElectionInProgress",
         "EtcdConnectionFailed",
@@ -278,6 +337,54 @@ def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             f"{clip(m.group(0), 160)} (etcd unreachable, without a leader, or overloaded)",
             {"store_error": clip(m.group(0), 200), "backend": "etcd"},
             dedupe=(row.code, "etcd"),
+        )
+    ]
+
+
+def _no_shared(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the submitit launch script found no shared folder for its file:// init file "
+            "(get_shared_folder: /checkpoint/$USER/experiments exists only on the cluster it was written "
+            "for): pass --job_dir / --shared_folder on a file system every node mounts, or launch with "
+            "torchrun and env://",
+            {"problem": "no_shared_folder", "init_method": "file://"},
+            dedupe=(row.code, "no_shared_folder"),
+        )
+    ]
+
+
+def _caffe2_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    cond, handler = m.group("cond"), m.group("h")
+    if "Wait timeout" in cond:
+        return None  # store_errors reads the stores' wait timeouts
+    facts = {"store": f"caffe2 {handler} store handler", "store_error": clip(cond, 200)}
+    if "already set" in cond:
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: Caffe2's {handler} store already held this rank's key (a run ID used before, "
+                "or two ranks started with the same shard id): give each run a new --run_id and each rank "
+                "its own --shard_id",
+                {**facts, "problem": "key_already_set"},
+                code=C.RENDEZVOUS_CONFIG.code,
+                dedupe=(row.code, "caffe2_store"),
+            )
+        ]
+    why = (
+        "the redis server answered with an error reply (6 = REDIS_REPLY_ERROR: protected mode refusing a "
+        "remote client, a password it was not given, MISCONF when it cannot save)"
+        if "REDIS_REPLY_INTEGER. 6 vs" in cond or "REDIS_REPLY_STRING. 6 vs" in cond
+        else "the store could not be reached or used"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the rendezvous store of Caffe2's CreateCommonWorld failed "
+            f"({clip(cond, 100)}): {why}",
+            facts,
+            dedupe=(row.code, "caffe2_store"),
         )
     ]
 
@@ -443,6 +550,21 @@ SIGNATURES = (
         words=("etcd.etcd",),
     ),
     Signature(
+        "submitit shared folder missing",
+        _NO_SHARED,
+        _no_shared,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"No shared folder available",),
+    ),
+    Signature(
+        "caffe2 store handler enforce",
+        _CAFFE2_STORE,
+        _caffe2_store,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"_store_handler.cc:",),
+        words=("_store_handler.cc:",),
+    ),
+    Signature(
         "kubeflow init container nslookup",
         _NSLOOKUP,
         _nslookup,
@@ -474,9 +596,24 @@ SIGNATURES = (
         _INIT_START,
         _init_hang,
         C.RENDEZVOUS_TIMEOUT.code,
-        anchors=(b"GLOBAL_RANK: ", b"Added key: store_based_barrier_key"),
-        worth=(rb"GLOBAL_RANK: \d+, MEMBER: ", rb"Added key: store_based_barrier_key"),
-        words=("global_rank: ", "added key: store_based_barrier_key"),
+        anchors=(
+            b"GLOBAL_RANK: ",
+            b"Added key: store_based_barrier_key",
+            b"Initializing TorchBackend in DeepSpeed",
+            b"Initializing torch distributed with backend",
+        ),
+        worth=(
+            rb"GLOBAL_RANK: \d+, MEMBER: ",
+            rb"Added key: store_based_barrier_key",
+            rb"Initializing TorchBackend in DeepSpeed",
+            rb"Initializing torch distributed with backend",
+        ),
+        words=(
+            "global_rank: ",
+            "added key: store_based_barrier_key",
+            "initializing torchbackend in deepspeed",
+            "initializing torch distributed with backend",
+        ),
     ),
     Signature(
         "stack cut in DDP's bucket rebuild",

@@ -19,7 +19,8 @@ Formats, read at their source:
   SIGABRT, SIGTERM, SIGBUS, SIGTRAP.
 - MosaicML Composer's launcher (composer/cli/launcher.py, 0.10-0.2x, _print_process_exit_status and
   _aggregate_process_returncode): "Global rank 0 (PID 208865) exited with code -11" (Popen's returncode:
-  -N for signal N), also as "ERROR:composer.cli.launcher:Global rank 0 ...".
+  -N for signal N), also as "ERROR:composer.cli.launcher:Global rank 0 ..."; _monitor_processes logs the
+  death first as "ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11." (no PID).
 
 A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) or SIGABRT is the rank's death on a signal (RUN131); the
 banner is the handler's record of that death, so it stands at tier 2: what led to it and shows in the log
@@ -56,8 +57,11 @@ _ABSL = lazy_re.compile(
     r"\*\*\* (?:(?P<name>SIG[A-Z]{2,6})|Signal (?P<num>\d+)) received at time=\d+(?: on cpu "
     r"(?P<cpu>\d+))? \*\*\*"
 )
+# _monitor_processes' first record of the death, before the clean-up: "ERROR:composer.cli.launcher:Rank 0
+# crashed with exit code -11." (no PID; a title keeps only this line).
 _COMPOSER = lazy_re.compile(
-    r"\bGlobal rank (?P<rank>\d+) \(PID (?P<pid>\d+)\) exited with code (?P<code>-?\d+)"
+    r"\bGlobal rank (?P<rank>\d+) \(PID (?P<pid>\d+)\) exited with code (?P<code>-?\d+)|"
+    r"(?:^|[\s:])Rank (?P<rank2>\d+) crashed with exit code (?P<code2>-?\d+)"
 )
 _FAULTS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP"}
 
@@ -103,19 +107,16 @@ def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 
 def _composer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    code = int(m.group("code"))
+    code = int(m.group("code") or m.group("code2"))
     if code == 0:
         return []
-    facts: dict[str, Any] = {
-        "exitcode": code,
-        "pid": int(m.group("pid")),
-        "rank": int(m.group("rank")),
-        "reporter": "composer launcher",
-        "first": True,
-    }
+    rank = int(m.group("rank") or m.group("rank2"))
+    facts: dict[str, Any] = {"exitcode": code, "rank": rank, "reporter": "composer launcher", "first": True}
+    if m.group("pid"):
+        facts["pid"] = int(m.group("pid"))
     if code < 0 and -code in SIGNAL_NAMES:
         facts["signal"] = SIGNAL_NAMES[-code]
-    return [exit_event(hit, facts, int(m.group("rank")))]
+    return [exit_event(hit, facts, rank)]
 
 
 SIGNATURES = (
@@ -141,8 +142,8 @@ SIGNATURES = (
         _composer,
         EXIT,
         tier=3,
-        anchors=(b") exited with code",),
-        words=("exited with code",),
+        anchors=(b") exited with code", b" crashed with exit code"),
+        words=("exited with code", "crashed with exit code"),
     ),
 )
 

@@ -22,7 +22,9 @@ TCPStore.cpp's client (2.6+) logs a failed read or write of its connection befor
 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[node-1]:60560,
 remote=[node-0]:29500): failed to recv, got 0 bytes" (and "sendBytes failed on ...: Broken pipe"). One such
 record is often the end of a run (the store's host left first, a watchdog thread's poll saw it); the same
-client connecting again and again from new local ports, each dropped, is a store it cannot talk to.
+client connecting again and again from new local ports, each dropped, is a store it cannot talk to, and so
+is one whose frames below it ("frame #3: c10d::TCPStore::ping()", "c10d::TCPStore::TCPStore(...)") show the
+store still being built, whatever the run printed before (vLLM's init line, a launcher's banner).
 
 ProcessGroupNCCL's store read of the ncclUniqueId (broadcastUniqueNCCLID, 1.8-2.x) ends its message after
 the C++ frames of the store's error: "... store->get('0') got error: Socket Timeout / Exception raised from
@@ -308,6 +310,23 @@ def _run_went_before(hit: Hit) -> bool:
     )
 
 
+# The frames under the record that put it in the store's construction: the client's ping after it connected
+# (TCPStore::ping, 2.2+), TCPStore::TCPStore itself, its validate / connect (2.4+ TCPClient::connect).
+_CONSTRUCTING = lazy_re.compile(
+    r"c10d::TCPStore::(?:TCPStore|ping|validate)\(|c10d::detail::TCPClient::connect\("
+)
+
+
+def _at_construction(hit: Hit) -> bool:
+    """Whether the record's own frames (below it, before any other line) show the store being built."""
+    for ln in hit.after(16, same_rank=False):
+        if not _SAME_RECORD.match(ln.text):
+            return False
+        if _CONSTRUCTING.search(ln.text):
+            return True
+    return False
+
+
 def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     host, port = m.group("host").removeprefix("::ffff:"), int(m.group("port"))
     local = {m.group("myport")}
@@ -315,12 +334,15 @@ def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         o = _CLIENT_IO.search(ln.text)
         if o and int(o.group("port")) == port:
             local.add(o.group("myport"))
-    if len(local) < 2 and _run_went_before(hit):
+    building = _at_construction(hit)
+    if len(local) < 2 and not building and _run_went_before(hit):
         return []  # one dropped connection after the run's own lines: often the store's host leaving last
     why = clip(m.group("why").split(" Exception raised from")[0].strip(), 80)
     how = (
         f"s were dropped again and again ({len(local)} connections"
         if len(local) > 1
+        else " was dropped while the store was being built (its ping after connecting; it said"
+        if building
         else " was dropped before the run printed anything of its own (it said"
     )
     return [

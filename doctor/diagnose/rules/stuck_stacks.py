@@ -46,6 +46,8 @@ _NATIVE_WAIT = lazy_re.compile(
     # local ranks' teardown): it waits for the other ranks of the node to abort too
     r"^(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize|commReclaim)$"
 )
+# (framework_exits reads Paddle's C++ traceback under a SIGTERM with it)
+NATIVE_WAIT = _NATIVE_WAIT
 _NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
 _PY_COLLECTIVES = COLLECTIVE_CALLS | {"wait"}
 

@@ -130,7 +130,9 @@ _DIST_CALL = (
 # program; the line must name a transport, an address or a peer of the job.
 _NET_CONTEXT = (
     r"socket|transport|\d+\.\d+\.\d+\.\d+|<\d+>|:\d{2,5}\b|\bzmq|\bgloo|\bnccl|\bhccl|\brccl|\bmpi|\bucx|"
-    r"grpc|\bib\b|rdma|verbs|mlx\d|\brank|connect\(\)|\brecv|\bsend|dest ?link|\bpair\b"
+    r"grpc|\bib\b|rdma|verbs|mlx\d|\brank|connect\(\)|\brecv|\bsend|dest ?link|\bpair\b|"
+    # the fabric by its name (a thread's title: "connection reset by peer, when using infiniband")
+    r"infiniband|\broce\b"
 )
 # "not OOM", "no OOM", "without an OOM": a report that rules memory out (hpcaitech/ColossalAI#5039: "suddenly
 # crash, not OOM, error log is : .../Indexing.cu:1141: indexSelectLargeIndex: ... Assertion `src").
