@@ -217,3 +217,21 @@ SCHEDULER_ENV_MISSING = register_code(
     "The program reads a scheduler's variables (Slurm, MPI) but was not started under that scheduler",
     AREA,
 )
+
+
+# --- the store backends a build lacks (RUN551) ---
+
+# Category driver_env: TCPStore (torch 2.4+, TCPStore.cpp) was asked for its libuv backend, the default of
+# torchrun and init_process_group since 2.4, and this PyTorch build has none: "use_libuv was requested but
+# PyTorch was build without libuv support" (2.4-2.5; "built ..., run with USE_LIBUV=0 to disable it." later;
+# DistStoreError from 2.5). The Windows wheels and some source builds lack libuv. Until 2026-12-06 this was
+# RUN224 (rendezvous settings); three blind collections (v12, v16, v17) labelled it driver_env and the two
+# rule writers' cases rendezvous (test_corpus.py LABEL_DECISIONS). Remedy: USE_LIBUV=0.
+STORE_LIBUV_NOT_BUILT = register_code(
+    "RUN551",
+    "store-libuv-not-built",
+    "fail",
+    "driver_env",
+    "The rendezvous store was asked for its libuv backend, which this PyTorch build lacks",
+    AREA,
+)

@@ -140,6 +140,10 @@ LENIENT = {"nccl_internal_or_invalid_usage", "other_ambiguous"}
 #   is the network's, as the issue that set the classes words it ("OFI/EFA and IB plugin init errors: network,
 #   not usage") and as v3-nccl_system_error-012 and v14f-nccl_system_error-005 label it; four collected cases
 #   said driver_env.
+# - TCPStore's "use_libuv was requested but PyTorch was build without libuv support" (a Windows wheel of
+#   2.4+: the build lacks the store backend torchrun asks for) is the environment's (RUN551): three blind
+#   collections (v12m-driver_env-001, v16h-driver_env-012, v17f-driver_env-002) label it driver_env; the
+#   two cases of the rule writers' own part3 said rendezvous (until 2026-12-06 it was RUN224).
 # Until 2026-12-06 the first two went the other way (driver_env, overriding v2's three labels), and RUN294
 # was driver_env.
 _USAGE = "nccl_internal_or_invalid_usage"
@@ -160,6 +164,7 @@ LABEL_DECISIONS: dict[str, str] = {
         ("p6f-driver_env-001", "p6f-driver_env-002", "v3d2-driver_env-009", "v14f-driver_env-005"),
         "nccl_system_error",
     ),
+    **dict.fromkeys(("p3n-rendezvous_init-012", "p3n-rendezvous_init-013"), "driver_env"),
 }
 
 

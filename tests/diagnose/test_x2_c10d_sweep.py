@@ -32,14 +32,14 @@ CASES = [
     (
         "RuntimeError: use_libuv was requested but PyTorch was built without libuv support, run with "
         "USE_LIBUV=0 to disable it.",
-        "RUN224",
-        "rendezvous",
+        "RUN551",
+        "driver_env",
     ),
     (
         "torch.distributed.DistStoreError: use_libuv was requested but PyTorch was built without libuv "
         "support, run with USE_LIBUV=0 to disable it.",
-        "RUN224",
-        "rendezvous",
+        "RUN551",
+        "driver_env",
     ),
     # distributed_c10d.get_node_local_rank (2.6+)
     (

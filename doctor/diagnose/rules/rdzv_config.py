@@ -6,9 +6,9 @@ Formats: torch/distributed/rendezvous.py "Error initializing torch.distributed u
 environment variable RANK expected, but not set" (and tcp:// "port number missing"); a script's own
 os.environ['RANK'] raising "KeyError: 'RANK'" when started without a launcher; detectron2's launcher logging
 "Process group URL: None" at ERROR; TCPStore's "use_libuv was requested but PyTorch was build without libuv
-support" (2.4+ Windows wheels); distributed_c10d's "Default process group has not been initialized" (a
-collective before init_process_group). torchrun's rendezvous settings that do not parse
-(elastic/rendezvous/utils.py, static_tcp_rendezvous.py, api.py, 1.9-2.x; elastic/utils/distributed.py):
+support" (2.4+ Windows wheels: the build, RUN551 driver_env); distributed_c10d's "Default process group has
+not been initialized" (a collective before init_process_group). torchrun's rendezvous settings that do not
+parse (elastic/rendezvous/utils.py, static_tcp_rendezvous.py, api.py, 1.9-2.x; elastic/utils/distributed.py):
 "Port is absent in endpoint: node-1. Try launching with --master-port", "endpoint is absent in
 RendezvousParameters", "rank is absent in RendezvousParameters", "The hostname of the rendezvous endpoint
 ':29500' must be a dot-separated list of labels, ...", "The port number of the rendezvous endpoint '...'
@@ -671,7 +671,7 @@ SIGNATURES = (
         "store backend not built",
         _NO_LIBUV,
         _no_libuv,
-        C.RENDEZVOUS_CONFIG.code,
+        C.STORE_LIBUV_NOT_BUILT.code,
         anchors=(b"use_libuv was requested",),
         worth=(rb"use_libuv was requested",),
         words=("use_libuv",),
