@@ -181,6 +181,10 @@ C10D = "/opt/conda/lib/python3.10/site-packages/torch/distributed/"
 )
 def test_traceback_cut_inside_a_collective(log: str, op: str) -> None:
     _check(log, "RUN151", {"cut": True, "op": op})
+    # the paste starts mid-traceback (no header), or its line breaks were lost
+    frames = log[log.index("Traceback (most recent call last):") :].split("\n", 1)[1]
+    _check(frames, "RUN151", {"cut": True, "op": op})
+    _check(" ".join(frames.split("\n")) + "\n", "RUN151", {"cut": True, "op": op})
 
 
 @pytest.mark.parametrize(
@@ -194,6 +198,12 @@ def test_traceback_cut_inside_a_collective(log: str, op: str) -> None:
         LSKNET_97 + "    dist._broadcast_coalesced(\nValueError: bad bucket\n",
         # a non-collective call of distributed_c10d
         HEAD + f'  File "{C10D}distributed_c10d.py", line 1520, in get_rank\n    return group.rank()\n',
+        # a collective inside the process group's start: the ranks' meeting, not a collective of the run
+        HEAD
+        + f'  File "{C10D}distributed_c10d.py", line 900, in init_process_group\n    barrier()\n'
+        + f'  File "{C10D}distributed_c10d.py", line 3685, in barrier\n    work.wait()\n',
+        # the same stack without its header
+        f'  File "{C10D}distributed_c10d.py", line 1520, in get_rank\n    return group.rank()\n',
     ],
 )
 def test_cut_tracebacks_elsewhere_are_not_a_timeout(log: str) -> None:

@@ -23,7 +23,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
-from pgdoctor.knowledge.dist_calls import COLLECTIVE_CALLS
+from pgdoctor.knowledge.dist_calls import cut_in_collective
 from pgdoctor.model import lazy_re
 
 _EXC = lazy_re.compile(
@@ -115,40 +115,6 @@ _DEVICE_INIT_FRAME = lazy_re.compile(
     r"vllm/\S*worker\S*\.py:\d+ in init_device$"
 )
 
-# A collective the rank was in when it raised: distributed_c10d.py's collectives, and the initial parameter
-# sync of DDP (nn/parallel/distributed.py 1.x-2.x: _sync_params_and_buffers ->
-# _distributed_broadcast_coalesced, _sync_module_states; torch/distributed/utils.py's 2.x copies;
-# _sync_buffers / _sync_params of a later step). DDP's shape check before it
-# (_verify_param_shape_across_processes) says a mismatch, not a wait: not here.
-_DDP_SYNC = frozenset(
-    {
-        "_sync_params_and_buffers",
-        "_distributed_broadcast_coalesced",
-        "_sync_module_states",
-        "_sync_buffers",
-        "_sync_params",
-        "_broadcast_coalesced",
-        "_sync_module_buffers",
-    }
-)
-_C10D_FILE = lazy_re.compile(r"torch/distributed/distributed_c10d\.py$")
-_DDP_FILE = lazy_re.compile(r"torch/nn/parallel/distributed\.py$|torch/distributed/utils\.py$")
-# c10d_logger's decorator (2.1+) stands between the caller and the collective: its frame calls through
-_CALLS_THROUGH = lazy_re.compile(r"torch/distributed/c10d_logger\.py$")
-
-
-def _in_collective(frames: list[tuple[str, str]]) -> Optional[str]:
-    """The collective a cut stack ends in (its innermost frame, past a decorator's wrapper), or None."""
-    for file, func in reversed(frames):
-        if _CALLS_THROUGH.search(file):
-            continue
-        if (_C10D_FILE.search(file) and func in COLLECTIVE_CALLS) or (
-            _DDP_FILE.search(file) and func in _DDP_SYNC
-        ):
-            return func
-        return None
-    return None
-
 
 def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     """A traceback whose exception line never comes: the paste (or the log) ends inside its frames.
@@ -178,7 +144,7 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "cut"),
             )
         ]
-    where = _in_collective([(f.group("file"), f.group("func")) for f in map(_FRAME.match, rest) if f])
+    where = cut_in_collective([(f.group("file"), f.group("func")) for f in map(_FRAME.match, rest) if f])
     if where:
         # cut inside a collective: whatever it raised (the watchdog's timeout, an NCCL error), the peers did
         # not complete it with this rank; any failure found elsewhere in the paste is the better record
