@@ -45,3 +45,38 @@ SETUP_CALLS = frozenset(
         "_verify_param_shape_across_processes",
     }
 )
+# DDP's parameter and buffer sync, a broadcast of the authoritative rank's tensors (nn/parallel/distributed.py
+# 1.x-2.x: _sync_params_and_buffers -> _distributed_broadcast_coalesced, _sync_module_states; the copies in
+# torch/distributed/utils.py, 2.x; _sync_buffers / _sync_params of a later step). DDP's shape check before it
+# (_verify_param_shape_across_processes) raises on a mismatch, not after a wait: not among them.
+DDP_SYNC_CALLS = frozenset(
+    {
+        "_sync_params_and_buffers",
+        "_distributed_broadcast_coalesced",
+        "_sync_module_states",
+        "_sync_buffers",
+        "_sync_params",
+        "_broadcast_coalesced",
+        "_sync_module_buffers",
+    }
+)
+# The process group's own start, where a wait is the ranks' meeting (rendezvous), not a collective's
+MEETING_CALLS = frozenset({"init_process_group", "new_group", "_new_group_with_tag", "_store_based_barrier"})
+
+
+def cut_in_collective(frames: list[tuple[str, str]]) -> str | None:
+    """The collective a Python stack cut before its exception line ends in, from its (file, function) frames
+    innermost last: a call of distributed_c10d.py's collectives or DDP's sync, past c10d_logger's decorator
+    (2.1+, its frame calls through); None when it ends elsewhere or inside the process group's start."""
+    if any(func in MEETING_CALLS for _file, func in frames):
+        return None
+    for file, func in reversed(frames):
+        path = file.replace("\\", "/")
+        if path.endswith("torch/distributed/c10d_logger.py"):
+            continue
+        if path.endswith("torch/distributed/distributed_c10d.py") and func in COLLECTIVE_CALLS:
+            return func
+        if path.endswith(("torch/nn/parallel/distributed.py", "torch/distributed/utils.py")):
+            return func if func in DDP_SYNC_CALLS else None
+        return None
+    return None

@@ -235,3 +235,23 @@ STORE_LIBUV_NOT_BUILT = register_code(
     "The rendezvous store was asked for its libuv backend, which this PyTorch build lacks",
     AREA,
 )
+
+
+# --- u2 (RUN560-RUN564): hangs that a paste shows only by their mechanism ---
+
+# Category collective_timeout: a DeepEP communication kernel (csrc/kernels/intranode.cu, internode.cu,
+# internode_ll.cu) spun past its NUM_TIMEOUT_CYCLES waiting for a peer's data or credit and trapped: "DeepEP
+# dispatch NVL receiver timeout, channel: 6, RDMA: 0, nvl: 0, ...", "DeepEP timeout for dispatch senders, rank
+# 3, responsible_channel = 2", "DeepEP timeout check failed: rank = 3, thread = 1, value = 1)", "DeepEP
+# combine (scale-up wait) timeout, ...", "DeepEP dispatch forwarder timeout (RDMA check), ...". The trap then
+# surfaces as CUDA's "unspecified launch failure" (its consequence, not a GPU fault). Remedy: find the rank
+# that never reached the same dispatch / combine (py-spy), check NVSHMEM's RDMA path between the nodes (IBGDA,
+# RoCE GID, nvidia_peermem) and that every rank uses the same Buffer sizes and config.
+DEEPEP_KERNEL_TIMEOUT = register_code(
+    "RUN560",
+    "deepep-kernel-timeout",
+    "fail",
+    "collective_timeout",
+    "A DeepEP dispatch/combine kernel timed out waiting for a peer's data and trapped",
+    AREA,
+)

@@ -10,6 +10,9 @@ dynamic_rendezvous.py), the agent's _rendezvous, the store-based barrier, or a t
 init_process_group / distributed_init with only decorators' wrappers (c10d_logger, elastic metrics) below
 it. Whatever was raised there, the ranks did not meet: tier 2, so any failure found elsewhere in the paste
 is the cause. A paste whose line breaks were lost (the frames glued on one line) reads the same.
+The same cut stack ending inside a collective instead (distributed_c10d.py's calls past c10d_logger's wrapper,
+DDP's parameter broadcast: knowledge/dist_calls.cut_in_collective, which pyexc's headed row reads too) is a
+collective its peers did not complete with this rank: RUN151, tier 2.
 
 torchrun's agent also logs "[default] Rendezvous'ing worker group" right before it calls the rendezvous;
 a torchrun traceback cut after that record (and before "Rendezvous complete") died in it. When the record
@@ -31,6 +34,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
+from pgdoctor.knowledge.dist_calls import cut_in_collective
 from pgdoctor.model import lazy_re
 
 _FRAME = lazy_re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -175,7 +179,7 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
         elif not (_WRAPPER.search(f.group("file")) or f.group("func") == "wrapper"):
             inner = None
     if inner is None:
-        return []
+        return _cut_in_collective(row, hit, chunks)
     where = f"{inner.group('file').rsplit('/', 1)[-1]}:{inner.group('line')} in {inner.group('func')}"
     return [
         row.event(
@@ -184,6 +188,26 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
             "could not be created or reached",
             {"frame": where, "cut": True},
             dedupe=(row.code, "cut"),
+        )
+    ]
+
+
+def _cut_in_collective(row: Signature, hit: Hit, chunks: list[str]) -> list[Event]:
+    """The same cut stack ending inside a collective (distributed_c10d's calls, DDP's parameter broadcast):
+    the peers did not complete it with this rank, whatever it raised (a timeout, an NCCL error): RUN151."""
+    frames = [(f.group("file"), f.group("func")) for f in map(_FRAME.match, chunks) if f]
+    op = cut_in_collective(frames)
+    if op is None:
+        return []
+    where = f"{frames[-1][0].rsplit('/', 1)[-1]} in {frames[-1][1]}"
+    return [
+        row.event(
+            hit,
+            f"a stack ends inside a collective ({where}) before its exception line: the {op} did not "
+            "complete (a timeout, or an NCCL error whose line the excerpt cut off)",
+            {"frame": where, "cut": True, "op": op},
+            code=C.WATCHDOG_TIMEOUT.code,
+            dedupe=(C.WATCHDOG_TIMEOUT.code, hit.rank, "cut"),
         )
     ]
 
@@ -262,6 +286,7 @@ SIGNATURES = (
         "stack cut in the rendezvous",
         lazy_re.compile(
             r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
+            r'(?:parallel/distributed|distributed/utils)\.py", line \d+, in \w+|'
             r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
             r"\.(?:_rendezvous|next_rendezvous)\(|"
             r"(?:init_process_group|distributed_init|init_distributed\w*|init_dist|TCPStore)\("
@@ -272,6 +297,8 @@ SIGNATURES = (
         anchors=(
             b"rendezvous",
             b"distributed_c10d",
+            b"parallel/distributed.py",
+            b"distributed/utils.py",
             b"init_process_group(",
             b"distributed_init",
             b"init_dist",
@@ -282,6 +309,8 @@ SIGNATURES = (
         words=(
             "rendezvous",
             "distributed_c10d",
+            "parallel/distributed.py",
+            "distributed/utils.py",
             "init_process_group(",
             "distributed_init",
             "init_dist",

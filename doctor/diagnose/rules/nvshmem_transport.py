@@ -24,6 +24,16 @@ The same macros report what is not the network: memory registration with the NIC
 allocations, version checks and the user's settings (NVSHMEM_QP_DEPTH): those lines are left to other rows.
 DeepEP's own assertion on NVSHMEM's init ("Failed: Assertion error .../buffer.hpp:264 'nvshmem_rank ==
 nvshmem::init(...)'") follows whichever failed: tier 1, behind the transport's or the bootstrap's lines.
+
+DeepEP's communication kernels (csrc/kernels/intranode.cu, internode.cu, internode_ll.cu and forks' ports)
+spin on a peer's head/tail or credit and give up after NUM_TIMEOUT_CYCLES with a printf and trap(): "DeepEP
+dispatch NVL receiver timeout, channel: 6, RDMA: 0, nvl: 0, src NVL: 5, head: 315, tail: 315", "... (prefix),
+...", "DeepEP dispatch forwarder timeout (RDMA check), channel: ...", "DeepEP combine NVL sender timeout,
+...", "DeepEP combine (scale-up wait) timeout, ...", "DeepEP combine_pcie sender timeout, ...", "DeepEP
+timeout for dispatch senders, rank 3, responsible_channel = 2" ("DeepEP timeout for %s, ..."), the barrier's
+"DeepEP timeout check failed: rank = 3, thread = 1, value = 1)" / "DeepEP timeout check failed: 7 (rank = 3)".
+A peer never sent (it hangs elsewhere, or NVSHMEM's RDMA path drops its writes): RUN560, tier 0. The trap
+reaches the host as "CUDA error ... 'unspecified launch failure'" (EPException), which is its consequence.
 """
 
 from __future__ import annotations
@@ -62,6 +72,15 @@ _NOT_NETWORK = lazy_re.compile(
     r"[Rr]egist|reg_mr|gdr|GDR|nv_peer_mem|nvidia_peermem|dmabuf|malloc|[Aa]llocat|[Vv]ersion|DEPTH|"
     r"not implemented|[Cc]uda|CUDA|cuMem|map memory|nvshmem_malloc"
 )
+# "DeepEP <kernel and role> timeout" or "DeepEP timeout for <role>" / "DeepEP timeout check failed"
+# the kernel's own words before "timeout" name a dispatch / combine / barrier role, and the record goes on
+# with its numbers after a comma ("timeout, channel: 6", "timeout (RDMA check), channel: 2")
+_DEEPEP_TIMEOUT = lazy_re.compile(
+    r"\bDeepEP (?:timeout (?:(?P<what>for [\w -]{1,40}?), rank\b|check failed\b)|"
+    r"(?P<kernel>(?:dispatch|combine|notify|barrier|cached|low[ -]latency|ll)(?:_\w+)?\b[\w ()-]{0,50}?) "
+    r"timeout(?: \([\w -]{1,30}\))?,)"
+)
+_DEEPEP_KV = lazy_re.compile(r"\b(?P<k>channel|rank|responsible_channel)(?:: | = )(?P<v>\d{1,6})\b")
 _DEEPEP_INIT = lazy_re.compile(r"Assertion error \S+:\d+ '[^']*(?:nvshmem|internode)::init\(")
 
 
@@ -113,7 +132,41 @@ def _deepep_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return _event(row, hit, "DeepEP's NVSHMEM init did not return its rank", {"framework": "deepep"}, tier=1)
 
 
+def _deepep_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = (m.group("kernel") or m.group("what") or "barrier (timeout check)").strip()
+    facts: dict[str, Any] = {"framework": "deepep", "kernel": clip(what, 80)}
+    for kv in _DEEPEP_KV.finditer(hit.text, m.end()):
+        facts.setdefault(kv.group("k"), int(kv.group("v")))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a DeepEP kernel timed out waiting for a peer ({clip(m.group(0), 100)}) and "
+            "trapped: a rank never reached the same dispatch/combine, or NVSHMEM's RDMA writes between the "
+            "nodes never arrived; the 'unspecified launch failure' after it is the trap, not a GPU fault",
+            facts,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "deepep kernel timeout",
+        _DEEPEP_TIMEOUT,
+        _deepep_timeout,
+        C.DEEPEP_KERNEL_TIMEOUT.code,
+        tier=0,
+        anchors=(b"DeepEP ",),
+        worth=(rb"DeepEP .{0,60}timeout",),
+        words=("deepep",),
+        examples=(
+            "DeepEP dispatch NVL receiver timeout, channel: 6, RDMA: 0, nvl: 0, src NVL: 5, head: 315",
+            "DeepEP timeout for dispatch senders, rank 3, responsible_channel = 2",
+            "DeepEP timeout check failed: rank = 3, thread = 1, value = 1)",
+            "DeepEP combine (scale-up wait) timeout, scale-out: 0/2, scale-up: 1/8, channel: 3, lane: 1",
+            "DeepEP dispatch forwarder timeout (RDMA check), channel: 2, RDMA: 1, nvl: 3, dst NVL: 4",
+        ),
+    ),
     Signature(
         "nvshmem transport status",
         _STATUS,

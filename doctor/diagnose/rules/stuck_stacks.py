@@ -144,6 +144,32 @@ _THREAD_HEAD = lazy_re.compile(r"^Thread (?:\d+|0x[0-9A-Fa-f]+) ")
 _C10_FRAME = lazy_re.compile(r"frame #\d+: ")
 
 
+# The same watchdog record from a build without symbols (or cut above its header): the thread's frames are
+# only its entry in libtorch_cuda.so right on std::thread's trampoline (libstdc++'s
+# execute_native_thread_routine), start_thread (libpthread, or libc since glibc 2.34) and clone: "frame #1:
+# <unknown function> + 0xe5aa84 (0x7f.. in .../torch/lib/libtorch_cuda.so)", "frame #2: <unknown function> +
+# 0xd6df4 (0x7f.. in /lib/x86_64-linux-gnu/libstdc++.so.6)", "frame #3: <unknown function> + 0x8609 (..
+# libpthread.so.0)", "frame #4: clone + 0x43 (.. libc.so.6)". A c10 record ("frame #N: ") is only printed for
+# an error; one whose thread was started by libtorch_cuda itself and that ended the process by SIGABRT
+# (terminate, exit code -6) is ProcessGroupNCCL's watchdog (or 1.x-2.1's workCleanupLoop) rethrowing what it
+# caught: RUN151 like the named frames, unless the record says an NCCL or CUDA error (_OTHER_CAUSE: those rows
+# read it).
+_C10_CUDA_ENTRY = lazy_re.compile(
+    r"^frame #(?P<n>[0-2]): <unknown function> \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in \S*libtorch_cuda\.so\)\s*$"
+)
+_C10_TRAMPOLINE = (
+    lazy_re.compile(r"^frame #\d+: .*\bin \S*libstdc\+\+\.so(?:\.\d+)*\)\s*$"),
+    lazy_re.compile(r"^frame #\d+: .*\bin \S*lib(?:pthread|c)\.so(?:\.\d+)*\)\s*$"),
+    lazy_re.compile(r"^frame #\d+: (?:__)?clone3? \+ 0x|^frame #\d+: .*\bin \S*libc\.so(?:\.\d+)*\)\s*$"),
+)
+# Frames above the entry that keep it the watchdog's record: c10's own (Error's constructor, TORCH_CHECK).
+_C10_OWN = lazy_re.compile(r"^frame #\d+: .*\bin \S*libc10\.so\)\s*$")
+_ABORTED = lazy_re.compile(
+    r"terminate called after throwing|\(exitcode: -6\)|exitcode\s*:\s*-6\b|Signals\.SIGABRT|"
+    r"\bSIGABRT\b|Fatal Python error: Aborted|Aborted \(core dumped\)"
+)
+
+
 def thread_block(hit: Hit, n: int = 40) -> list[str]:
     """The frames of the hit line's thread: the lines around it up to a thread header of gdb's
     `thread apply all bt` or faulthandler's dump (another thread's frames say nothing about this one)."""
@@ -301,7 +327,54 @@ def _dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+def _stripped_watchdog(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    """A c10 record of a thread libtorch_cuda started, without symbols, that ended its process by SIGABRT."""
+    nxt = [ln.text.strip() for ln in hit.after(6, same_rank=False) if ln.text.strip()][:3]
+    if len(nxt) < 3 or not all(p.search(t) for p, t in zip(_C10_TRAMPOLINE, nxt)):
+        return None
+    k = int(m.group("n"))
+    above = [ln.text.strip() for ln in hit.before(k, same_rank=False)] if k else []
+    if any(not _C10_OWN.search(t) for t in above if t.startswith("frame #")):
+        return None  # a deeper stack: some other call threw
+    block = thread_block(hit)
+    if any(_OTHER_CAUSE.search(t) for t in block):
+        return []  # the record says an NCCL or CUDA error: its own rows read the message
+    around = [ln.text for ln in (*hit.before(40, same_rank=False), *hit.after(16, same_rank=False))]
+    if not any(_ABORTED.search(t) for t in around):
+        return None
+    r = hit.rank
+    return [
+        row.event(
+            hit,
+            f"{hit.who(r)}: a C++ stack (without symbols) of a thread of libtorch_cuda that threw and ended "
+            "the process by SIGABRT: the NCCL watchdog's record after a collective ran past its timeout (the "
+            "watchdog's message line is not in the excerpt)",
+            {
+                "from_stack": True,
+                "frame": "<unknown function> in libtorch_cuda.so",
+                "thread": "nccl_watchdog",
+            },
+            rank=r,
+            dedupe=(row.code, r, "stack"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "nccl watchdog thread frames without symbols",
+        _C10_CUDA_ENTRY,
+        _stripped_watchdog,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"libtorch_cuda.so)",),
+        worth=(rb"frame #[0-2]: <unknown function> ",),
+        words=("libtorch_cuda.so)",),
+        examples=(
+            "frame #1: <unknown function> + 0xe5aa84 (0x7fe885173a84 in "
+            "/usr/local/lib/python3.8/dist-packages/torch/lib/libtorch_cuda.so)",
+        ),
+    ),
     Signature(
         "nccl watchdog thread frames",
         _WATCHDOG_FRAME,
