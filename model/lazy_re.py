@@ -122,3 +122,12 @@ class ByText(dict[str, V]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self or key.lower() in self._folded else default
+
+
+def cut_tail(words: str) -> str:
+    """A pattern for `words` whole, or for any cut of them that ends the line: a paste whose last line stops
+    mid-word ("... on any local network addres") still says what it began to. The first character is
+    required; the rest nests as optional groups, so "network address" reads "n", "netw", "network addres"
+    and "network address" (then anything) but not "network adress"."""
+    head = "".join(f"(?:{re.escape(c)}" for c in words[1:])
+    return f"(?:{re.escape(words)}|{re.escape(words[:1])}{head}{')?' * (len(words) - 1)}\\s*$)"
