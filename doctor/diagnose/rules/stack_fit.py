@@ -332,7 +332,8 @@ def _first_frame(hit: Hit) -> Optional[str]:
 def _ucx_crash(row: Signature, hit: Hit, sig: str, fn: str) -> list[Event]:
     facts: dict[str, Any] = {"signal": sig, "frame": fn, "reason": "crash_in_ucx", "library": "ucx"}
     opened = next(
-        (o for ln in hit.before(12, same_rank=False) if (o := _UCX_OPEN_FAILED.search(ln.text))), None
+        (o for ln in reversed(hit.before(12, same_rank=False)) if (o := _UCX_OPEN_FAILED.search(ln.text))),
+        None,
     )
     why = "UCX crashed inside itself"
     if opened:
