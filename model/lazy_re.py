@@ -125,9 +125,14 @@ class ByText(dict[str, V]):
 
 
 def cut_tail(words: str) -> str:
-    """A pattern for `words` whole, or for any cut of them that ends the line: a paste whose last line stops
-    mid-word ("... on any local network addres") still says what it began to. The first character is
-    required; the rest nests as optional groups, so "network address" reads "n", "netw", "network addres"
-    and "network address" (then anything) but not "network adress"."""
-    head = "".join(f"(?:{re.escape(c)}" for c in words[1:])
-    return f"(?:{re.escape(words)}|{re.escape(words[:1])}{head}{')?' * (len(words) - 1)}\\s*$)"
+    """A pattern for `words` whole, or for a cut of them inside a word that ends the line: a paste whose last
+    line stops mid-word ("... on any local network addres") still says what it began to. A cut at a word's
+    end ("... on any local network" then a newline) is not one: a wrapped line ends there too, and the next
+    line holds the rest. So "network address" reads "n", "netw", "network a", "network addres" and the whole
+    (then anything), not "network" alone nor "network adress"."""
+    cuts = [
+        re.escape(words[:i])
+        for i in range(len(words) - 1, 0, -1)
+        if words[i - 1].isalnum() and words[i].isalnum()
+    ]
+    return f"(?:{re.escape(words)}" + "".join(f"|{c}$" for c in cuts) + ")"

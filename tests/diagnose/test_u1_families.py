@@ -39,6 +39,8 @@ from tests.helpers.diagnose_root import root_finding as _root
         ("n", True),
         ("network address. useIpv6: 0", True),
         ("network adress", False),
+        # a word's end at the line's end is a wrapped line as often as a cut one: the next line goes on
+        ("network", False),
         ("netx", False),
         ("", False),
     ],
@@ -80,7 +82,7 @@ def test_store_server_listen_words_changed_stay_silent() -> None:
         "communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but "
         "store->get('0') got e",
         "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId "
-        "from [0] via c10d key-value store by key '0', but store->get('0') got",
+        "from [0] via c10d key-value store by key '0', but store->get('0') got err",
         "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId "
         "from [0] via c10d key-value store by key '0', but store->get('0') got error: Conn",
     ],
@@ -137,7 +139,15 @@ _HVD = (
 )
 
 
-@pytest.mark.parametrize("log", [_BPS, _TORCH_INIT, _HVD])
+_TCP_HANDLER = (
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 133, in '
+    "_tcp_rendezvous_handler\n"
+    "    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n"
+    "KeyboardInterrupt\n"
+)
+
+
+@pytest.mark.parametrize("log", [_BPS, _TORCH_INIT, _HVD, _TCP_HANDLER])
 def test_interrupted_in_the_meeting_is_a_rendezvous_hang(log: str) -> None:
     _check(log, "RUN221", {"waits_in": "rendezvous"})
 
