@@ -283,7 +283,8 @@ def _nslookup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # for the rendezvous until its timeout (DeepSeek-V3#487).
 _NNODES = lazy_re.compile(r"--nnodes[= ]+['\"]?(\d+)")
 LOOPBACK_STORE = lazy_re.compile(
-    r"--(?:master[-_]addr|rdzv[-_]endpoint)[= ]+['\"]?(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])(?![\w.])"
+    r"--(?:master-addr|master_addr|rdzv-endpoint|rdzv_endpoint)[= ]+['\"]?"
+    r"(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])(?![\w.])"
 )
 _NODE_RANK = lazy_re.compile(r"--node[-_]rank[= ]+['\"]?(\d+)")
 # What the launcher prints before any rank runs: its banner (W-level records of run.py / launch.py, the
