@@ -122,3 +122,17 @@ class ByText(dict[str, V]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self or key.lower() in self._folded else default
+
+
+def cut_tail(words: str) -> str:
+    """A pattern for `words` whole, or for a cut of them inside a word that ends the line: a paste whose last
+    line stops mid-word ("... on any local network addres") still says what it began to. A cut at a word's
+    end ("... on any local network" then a newline) is not one: a wrapped line ends there too, and the next
+    line holds the rest. So "network address" reads "n", "netw", "network a", "network addres" and the whole
+    (then anything), not "network" alone nor "network adress"."""
+    cuts = [
+        re.escape(words[:i])
+        for i in range(len(words) - 1, 0, -1)
+        if words[i - 1].isalnum() and words[i].isalnum()
+    ]
+    return f"(?:{re.escape(words)}" + "".join(f"|{c}$" for c in cuts) + ")"

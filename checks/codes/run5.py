@@ -255,3 +255,24 @@ DEEPEP_KERNEL_TIMEOUT = register_code(
     "A DeepEP dispatch/combine kernel timed out waiting for a peer's data and trapped",
     AREA,
 )
+
+
+# --- u1 (RUN552-RUN556) ---
+
+# Category driver_env: Open MPI's ess/slurm component (orte/mca/ess/slurm, ompi/mca/rte 2.x-5.x,
+# help-ess-base.txt "slurm-error2" / "slurm-error") says "The application appears to have been direct
+# launched using "srun", but OMPI was not built with SLURM's PMI support and therefore cannot execute." (older
+# "... but OMPI was not built with SLURM support. This usually happens when OMPI was not configured
+# --with-slurm ..."): the ranks were started by srun, and this Open MPI install has no PMI (PMI-1, PMI-2 or
+# PMIx) that Slurm's launch offers, so MPI_Init cannot learn its rank. The install (a container's or a pip
+# wheel's bundled Open MPI, HPC-X built without --with-pmix) does not fit the cluster's launcher. Remedy:
+# launch with mpirun inside the allocation, srun --mpi=pmix with an Open MPI built --with-pmix, or use the
+# cluster's MPI module.
+MPI_WITHOUT_SLURM_PMI = register_code(
+    "RUN552",
+    "mpi-built-without-slurm-pmi",
+    "fail",
+    "driver_env",
+    "srun started the ranks, but this Open MPI was built without Slurm's PMI support",
+    AREA,
+)

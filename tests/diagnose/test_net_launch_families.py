@@ -84,10 +84,10 @@ CASES = [
         "RUN174",
         {"btls": "self sm"},
     ),
-    # ess/slurm direct launch
+    # ess/slurm direct launch: the Open MPI install has no PMI for srun (RUN552, driver_env)
     (
         '[cn0610:26671] OPAL ERROR: Not initialized in file /usr/local/src/openmpi/openmpi-4.0.4/opal/mca/pmix/ext2x/ext2x_client.c at line 112\n--------------------------------------------------------------------------\nThe application appears to have been direct launched using "srun",\nbut OMPI was not built with SLURM\'s PMI support and therefore cannot\nexecute.\n',
-        "RUN304",
+        "RUN552",
         {"problem": "mpi_without_slurm_pmi"},
     ),
     # Slurm's PMIx plugin (pmixp_coll_ring.c, 19.05+)

@@ -130,7 +130,10 @@ _TOO_MANY_ASKED = lazy_re.compile(
     r"You requested to find (\d+) devices but this machine only has (\d+) GPUs|"
     # pytorch_lightning 1.x auto_select_gpus (pytorch_lightning/tuner/auto_gpu_select.py 1.3-1.9): "You
     # requested 4 GPUs but your machine only has 2 GPUs."
-    r"You requested (\d+) GPUs but your machine only has (\d+) GPUs"
+    r"You requested (\d+) GPUs but your machine only has (\d+) GPUs|"
+    # PaddlePaddle v2's trainer (gserver/gradientmachines/MultiGradientMachine.cpp, glog F-level, 0.9-1.x):
+    # "trainer_count * num_devices_in_model (2*1)=2 exceeds number of GPU devices(1)"
+    r"trainer_count \* num_devices_in_model \(\d+\*\d+\)=(\d+) exceeds number of GPU devices\((\d+)\)"
 )
 # A device index beyond the visible ones in other runtimes' words: Oxford Nanopore dorado's device
 # parser (utils/cuda_utils.cpp, 0.3-0.9: "Invalid CUDA device index \"1\" from device string ,1,2, there
@@ -544,6 +547,7 @@ SIGNATURES = (
             b"enough GPUs available in a current node",
             b"Cannot provide a placement group",
             b"Not enough resources to allocate",
+            b"exceeds number of GPU devices",
         ),
         worth=(
             rb"number of required GPUs",
@@ -555,6 +559,7 @@ SIGNATURES = (
             rb"enough GPUs available in a current node",
             rb"Cannot provide a placement group",
             rb"Not enough resources to allocate",
+            rb"exceeds number of GPU devices",
         ),
         words=(
             "number of required gpus",
@@ -565,6 +570,7 @@ SIGNATURES = (
             "enough gpus available",
             "cannot provide a placement group",
             "not enough resources to allocate",
+            "exceeds number of gpu devices",
         ),
     ),
     Signature(

@@ -352,10 +352,14 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # cudart's 801 in the words torch and CUDA libraries print it: c10's "CUDA error: operation not supported",
 # its driver-API check's "CUDA driver error: operation not supported" (expandable segments' cuMem calls),
 # lmdeploy's "CUDA runtime error: operation not supported", RAPIDS' "801 cudaErrorNotSupported operation not
-# supported", go/rust bindings' CUDA_ERROR_NOT_SUPPORTED. Only these prefixes: the bare words are in 304's
-# message ("OS call failed or operation not supported on this OS") and in unrelated C libraries' errors.
+# supported", go/rust bindings' CUDA_ERROR_NOT_SUPPORTED; Transformer Engine's NVTE_CHECK_CUDA and
+# NVTE_CHECK_CUDA_DRIVER (common/util/logging.h, cuda_driver.h) "CUDA Error: operation not supported", which
+# its userbuffers (comm+GEMM overlap) raise when the driver has no CUDA multicast
+# (create_communicator_grouped2).
+# Only these prefixes: the bare words are in 304's message ("OS call failed or operation not supported on this
+# OS") and in unrelated C libraries' errors.
 _NOT_SUPPORTED = lazy_re.compile(
-    r"CUDA (?:driver |runtime )?error: operation not supported(?! on this OS)|"
+    r"CUDA (?:driver |runtime )?[Ee]rror: operation not supported(?! on this OS)|"
     r"\bcudaErrorNotSupported\b|\bCUDA_ERROR_NOT_SUPPORTED\b"
 )
 

@@ -41,6 +41,20 @@ _LAUNCHER_WAITS = frozenset(
 # and torch.cuda.synchronize: a rank waiting on its own stream
 _COLLECTIVES = COLLECTIVE_CALLS | {"synchronize"}
 _WAITER = lazy_re.compile(r"torch/distributed/distributed_c10d\.py|torch/cuda/__init__\.py|deepspeed/comm/")
+# Where a rank waits for its peers to meet, before any collective: torch's init_process_group (its store
+# and its store-based barrier, distributed_c10d.py 1.x-2.x), the rendezvous handlers
+# (distributed/rendezvous.py) and the elastic agent's rendezvous (elastic/rendezvous/*.py: dynamic, static
+# TCP, etcd), torch.distributed.rpc's init_rpc, DeepSpeed's init_distributed (deepspeed/comm/comm.py),
+# BytePS's init (byteps/common/__init__.py: byteps_lazy_init waits in ps-lite's Postoffice for the
+# scheduler and the other workers) and Horovod's (horovod/common/basics.py init: its controller's
+# rendezvous with the runner).
+_MEETING = lazy_re.compile(
+    r"torch/distributed/distributed_c10d\.py:(?:init_process_group|_store_based_barrier)$|"
+    r"torch/distributed/rendezvous\.py:\w+$|torch/distributed/elastic/rendezvous/\w+\.py:\w+$|"
+    r"torch/distributed/rpc/(?:__init__|api)\.py:(?:init_rpc|_init_rpc_backend)$|"
+    r"deepspeed/comm/comm\.py:init_distributed$|"
+    r"byteps/(?:common|torch|tensorflow|mxnet)/__init__\.py:(?:init|_init)$|horovod/common/basics\.py:init$"
+)
 
 
 def _frames(hit: Hit) -> list[re.Match[str]]:
@@ -74,6 +88,26 @@ def _interrupt(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         ),
         None,
     )
+    meeting = next(
+        (
+            f.group("fn")
+            for f in reversed(frames)
+            if _MEETING.search(f.group("file").replace("\\", "/") + ":" + f.group("fn"))
+        ),
+        None,
+    )
+    if waiter is None and meeting is not None:
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: the process was interrupted (KeyboardInterrupt) while it waited in {meeting}, "
+                "where the ranks meet: it hung there - not every rank (or node, or the scheduler) reached "
+                "the rendezvous, or they were given different addresses, ports or world sizes",
+                {"interrupted": True, "waits_in": "rendezvous", "frame": meeting},
+                code=C.RENDEZVOUS_TIMEOUT.code,
+                dedupe=(C.RENDEZVOUS_TIMEOUT.code, "interrupted"),
+            )
+        ]
     if launcher is None and waiter is None:
         return []
     if waiter is not None:

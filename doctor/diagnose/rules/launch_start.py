@@ -275,6 +275,60 @@ def _nslookup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# torchrun / torch.distributed.launch (run.py, launch.py 1.x-2.x) started for several nodes with the store's
+# address on the loopback: "--nnodes 2 --node-rank 1 --master-addr 127.0.0.1" (also "--nnodes=2:4",
+# "--master_addr=localhost", "--rdzv-endpoint 127.0.0.1:29500"). On node 1 the agent looks for node 0's store
+# on its own host, where none runs; node 0's store is out of the other nodes' reach. Then the launcher's own
+# banner ("Setting OMP_NUM_THREADS environment variable for each process ...") and nothing: the agents wait
+# for the rendezvous until its timeout (DeepSeek-V3#487).
+_NNODES = lazy_re.compile(r"--nnodes[= ]+['\"]?(\d+)")
+LOOPBACK_STORE = lazy_re.compile(
+    r"--(?:master-addr|master_addr|rdzv-endpoint|rdzv_endpoint)[= ]+['\"]?"
+    r"(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])(?![\w.])"
+)
+_NODE_RANK = lazy_re.compile(r"--node[-_]rank[= ]+['\"]?(\d+)")
+# What the launcher prints before any rank runs: its banner (W-level records of run.py / launch.py, the
+# asterisk rules), a deprecation notice of launch.py, a fence of the paste.
+_LAUNCHER_BANNER = lazy_re.compile(
+    r"^\s*$|torch/distributed/(?:run|launch)\.py:\d+\]|^\W*\*{5,}\W*$|OMP_NUM_THREADS|^\s*`+\s*$|"
+    r"FutureWarning: The module torch\.distributed\.launch is deprecated"
+)
+
+
+def loopback_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    nn = _NNODES.search(hit.text)
+    if not nn or int(nn.group(1)) < 2:
+        return None
+    after = hit.after(24, same_rank=False)
+    if len(after) >= 24 or not after or not all(_LAUNCHER_BANNER.search(ln.text) for ln in after):
+        return None  # the run goes on (or its failure is said): not a launch that only waited
+    nr = _NODE_RANK.search(hit.text)
+    node = int(nr.group(1)) if nr else None
+    facts: dict[str, Any] = {
+        "nnodes": int(nn.group(1)),
+        "master_addr": m.group(1),
+        "problem": "loopback_store",
+    }
+    if node is not None:
+        facts["node_rank"] = node
+    why = (
+        f"on node {node} the agent looks for node 0's store on its own host, where none runs"
+        if node
+        else "the other nodes cannot reach a store on this host's loopback address"
+    )
+    return [
+        row.event(
+            hit,
+            f"torchrun was started for {nn.group(1)} nodes with the store at {m.group(1)}, a loopback "
+            f"address: {why}, so the rendezvous waits until its timeout (the log ends at the launcher's "
+            "banner); give every node node 0's reachable address (and start every node)",
+            facts,
+            tier=1,
+            dedupe=(row.code, "loopback_store"),
+        )
+    ]
+
+
 L = C.LAUNCH_FAILED.code
 SIGNATURES = (
     Signature(

@@ -20,8 +20,9 @@ ranks that no transport could connect (RUN174), as help-mca-bml-r2.txt's "At lea
 are unable to reach each other for MPI communications." and 2.x+'s "MPI_INIT has failed because at least one
 MPI process is unreachable from another." say directly (the BTL list it tried follows: "BTLs attempted: self
 sm"). ess/slurm's "The application appears to have been direct launched using "srun", but OMPI was not built
-with SLURM's PMI support and therefore cannot execute." (older "... with SLURM support") is the same launch
-without a usable PMI (RUN304). Slurm's PMIx plugin timing out the fence that MPI_Init's exchange is
+with SLURM's PMI support and therefore cannot execute." (older "... with SLURM support") says why: this Open
+MPI install has no PMI that srun offers (RUN552, driver_env: the install does not fit the cluster's
+launcher). Slurm's PMIx plugin timing out the fence that MPI_Init's exchange is
 (src/plugins/mpi/pmix/pmixp_coll_ring.c, pmixp_coll_tree.c, 17.11+): "srun: error: mpi/pmix_v3:
 pmixp_coll_ring_reset_if_to: node-1 [0]: pmixp_coll_ring.c:742: 0x7f...: collective timeout seq=0" - some rank
 never reached it (RUN221, tier 1). The runtime daemon's own server for its ranks' PMIx requests timing one out
@@ -321,7 +322,7 @@ SIGNATURES = (
         "open mpi direct launch without pmi",
         _DIRECT,
         _direct,
-        C.LAUNCH_FAILED.code,
+        C.MPI_WITHOUT_SLURM_PMI.code,
         anchors=(b"direct launched using",),
         worth=(rb"direct launched using",),
         words=("direct launched using",),

@@ -235,7 +235,11 @@ _NVLS_BIND = lazy_re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast me
 def _nvls_bind(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "NCCL WARN" in hit.text:
         return None
-    said = m.group(0).strip()
+    # NCCL 2.2x+ (transport/nvls.cc) writes the driver's answer on the next lines: "Failed to bind
+    # NVLink SHARP (NVLS) Multicast memory of size 2097152:" / "CUDA error 401 'the operation cannot be
+    # performed in the present state'." / "This is usually caused by a system or configuration error in the
+    # Fabric Manager or NVSwitches."
+    said = " ".join([m.group(0).strip(), *(ln.text.strip() for ln in hit.after(2, same_rank=False))])
     return platform_feature(hit, said, said, {"nccl_warn": clip(said, 200)}, None) or None
 
 

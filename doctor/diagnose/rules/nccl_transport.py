@@ -33,6 +33,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import joblogs as C
 from pgdoctor.checks.codes import run as R
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.launch_start import LOOPBACK_STORE, loopback_store
 from pgdoctor.diagnose.rules.net_texts import USING, virtual_iface
 from pgdoctor.diagnose.signature import Build, Signature, gated_reader
 from pgdoctor.model import lazy_re
@@ -118,6 +119,17 @@ SIGNATURES = (
     _row("nccl no net plugin", _NO_PLUGIN, "no_net_plugin", (b"NET/Plugin",), rb"NET/Plugin ?: "),
     _row("nccl net off by env", _ENV_OFF, "env_off", (b"set by environment to",), rb"set by environment to"),
     _row("nccl node count", _NNODES_NCCL, "nodes", (b"nNodes",), rb"nRanks \d+ nNodes \d"),
+    # before the node count's observation of the same command line: launch_start's reading of a multi-node
+    # launch whose store address is the loopback (its log ends at the launcher's banner)
+    Signature(
+        "multi-node launch with a loopback store address",
+        LOOPBACK_STORE,
+        loopback_store,
+        R.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"--master-addr", b"--master_addr", b"--rdzv-endpoint", b"--rdzv_endpoint"),
+        worth=(rb"--(?:master[-_]addr|rdzv[-_]endpoint)[= ]+['\"]?(?:127\.|localhost|::1|\[::1\])",),
+        words=("--master", "--rdzv"),
+    ),
     _row(
         "launcher node count",
         _NNODES_LAUNCH,

@@ -73,6 +73,7 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.progress import is_progress
 from pgdoctor.knowledge.ranks import missing_ranks, rank_ranges
@@ -148,9 +149,15 @@ _INIT_START = lazy_re.compile(
     r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world>\d+)|"
     r"Added key: store_based_barrier_key:\d+ to store for rank: (?P<krank>\d+)|"
     r"Initializing TorchBackend in DeepSpeed with backend (?P<dsb>\w+)|"
-    r"Initializing torch distributed with backend: (?P<dsb_old>\w+)"
+    r"Initializing torch distributed with backend: (?P<dsb_old>\w+)|"
+    # pytorch/examples' DDP example (distributed/ddp/example.py spmd_main, copied into many scripts): "[26236]
+    # Initializing process group with: {'MASTER_ADDR': '10.0.0.1', 'MASTER_PORT': '29500', 'RANK': '0',
+    # 'WORLD_SIZE': '2'}" before init_process_group, "[26236] world_size = 2, rank = 0, backend=nccl" (newer
+    # "[26236] rank = 0, world_size = 2") once it returned
+    r"(?:\[\d+\] )?Initializing process group with: \{(?P<env>[^}]*'WORLD_SIZE'[^}]*)\}"
 )
 _INIT_DONE = lazy_re.compile(
+    r"\bworld_size = \d+, rank = \d+|\brank = \d+, world_size = \d+|"
     r"All distributed processes registered|distributed_backend=|Completed store-based barrier|"
     r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK|Added key: store_based_barrier_key"
 )
@@ -173,6 +180,8 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     after = hit.after(LINES_AFTER, same_rank=False)
     if hit.lines[-1].no - hit.line.no >= LINES_AFTER or len(after) > 6:
         return []  # the log goes on: not where it stopped
+    if m.group("env") is not None:
+        return _example_hang(row, hit, m, after)
     if any(_INIT_DONE.search(ln.text) or _PAST_INIT.search(ln.text) or is_progress(ln.text) for ln in after):
         return []
     if m.group("rank") is None and m.group("krank") is None:
@@ -218,6 +227,47 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             f"followed{note}): init_process_group is waiting for ranks that never joined (a node not "
             "started, MASTER_ADDR / MASTER_PORT or the world size different on some node, a firewall "
             "between nodes)",
+            facts,
+            tier=1,
+            dedupe=(row.code, "init_hang"),
+        )
+    ]
+
+
+_ENV_WORLD = lazy_re.compile(r"'WORLD_SIZE': '(\d+)'")
+_ENV_ADDR = lazy_re.compile(r"'MASTER_ADDR': '([^']*)'")
+# The commands that started the ranks, pasted between their output: a shell prompt's line.
+_PROMPT = lazy_re.compile(r"^\s*(?:\$|\S+@\S+?[:$#]|\(\S+\)\s*\S*\$)\s")
+
+
+def _example_hang(row: Signature, hit: Hit, m: re.Match[str], after: list[Line]) -> list[Event]:
+    """The DDP example's announcement, then only other ranks' announcements (and the shell commands that
+    started them): no rank got past init_process_group. Alone it is a healthy record."""
+    world = _ENV_WORLD.search(m.group("env"))
+    if not world or int(world.group(1)) < 2:
+        return []
+    if _INIT_DONE.search(hit.text, m.end()):
+        return []  # its record past init_process_group, joined to it as a wrapped line
+    said = [ln.text for ln in after if ln.text.strip()]
+    if any(not (_INIT_START.search(t) or _PROMPT.match(t)) or _INIT_DONE.search(t) for t in said):
+        return []
+    before = [ln.text for ln in hit.before(40, same_rank=False)]
+    if any(_INIT_DONE.search(t) or is_progress(t) for t in before):
+        return []
+    others = [t for t in [*before, *said] if (a := _INIT_START.search(t)) and a.group("env") is not None]
+    if not others:
+        return []
+    addr = _ENV_ADDR.search(m.group("env"))
+    facts: dict[str, object] = {"problem": "hang at process group start", "world_size": int(world.group(1))}
+    if addr:
+        facts["master_addr"] = addr.group(1)
+    return [
+        row.event(
+            hit,
+            f"the log ends at the process group's start ({len(others) + 1} ranks of {world.group(1)} "
+            "announced themselves and none got past init_process_group): the ranks cannot meet at "
+            "MASTER_ADDR:MASTER_PORT (a node that cannot reach it, a firewall between the nodes, a rank not "
+            "started, or the world size different on some node)",
             facts,
             tier=1,
             dedupe=(row.code, "init_hang"),
@@ -601,18 +651,21 @@ SIGNATURES = (
             b"Added key: store_based_barrier_key",
             b"Initializing TorchBackend in DeepSpeed",
             b"Initializing torch distributed with backend",
+            b"Initializing process group with: {",
         ),
         worth=(
             rb"GLOBAL_RANK: \d+, MEMBER: ",
             rb"Added key: store_based_barrier_key",
             rb"Initializing TorchBackend in DeepSpeed",
             rb"Initializing torch distributed with backend",
+            rb"Initializing process group with: \{",
         ),
         words=(
             "global_rank: ",
             "added key: store_based_barrier_key",
             "initializing torchbackend in deepspeed",
             "initializing torch distributed with backend",
+            "initializing process group with: {",
         ),
     ),
     Signature(

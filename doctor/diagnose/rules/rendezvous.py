@@ -99,7 +99,7 @@ _SERVER = lazy_re.compile(
     r"server socket has failed to (?:bind to|listen on) (\S+?)(?:\.)? \(errno: (\d+) - ([^)]*)\)"
 )
 _SERVER_ANY = lazy_re.compile(
-    r"server socket has failed to listen on any local network address|"
+    r"server socket has failed to listen on any local " + lazy_re.cut_tail("network address") + r"|"
     r"server could not be initialized on any address for port=(\d+)"
 )
 _IN_USE = lazy_re.compile(r"[Aa]ddress already in use|EADDRINUSE|errno: 98\b|system error: 10048\b")

@@ -90,15 +90,25 @@ _SIGNAL_LINE = lazy_re.compile(
     r"Illegal instruction)|\*\*\* (?P<name>SIG(?:SEGV|BUS|FPE|ILL)) \(@0x[0-9a-fA-F]+\) received by PID "
     r"(?P<pid>\d+)|PC: @\s+0x[0-9a-fA-F]+\s+(?P<pc>P?MPI_\w+)"
 )
-# A frame of UCX's backtrace (" 1 0x000000000006c4e4 PMPI_Comm_rank()  /path:41") or glog's ("@ 0x7f.. fn").
+# A frame of UCX's backtrace (" 1 0x000000000006c4e4 PMPI_Comm_rank()  /path:41") or glog's ("@ 0x7f.. fn"),
+# and of UCX 1.1x's backtrace without debug info (" 4  /usr/lib/libucp.so.0(ucp_worker_query+0x39) [0x7f..]";
+# a frame with no symbol, "libucs.so.0(+0x3c274)", is no frame to read).
 _FRAME = lazy_re.compile(
-    r"^\s*(?:\d+\s+0x[0-9a-fA-F]+\s+|@\s+0x[0-9a-fA-F]+\s+)(?P<fn>[\w:~<>.()?]+?)(?:\(\))?(?:\s|$)"
+    r"^\s*(?:\d+\s+0x[0-9a-fA-F]+\s+|@\s+0x[0-9a-fA-F]+\s+)(?P<fn>[\w:~<>.()?]+?)(?:\(\))?(?:\s|$)|"
+    r"^\s*\d+\s+\S+\((?P<fn2>[A-Za-z_][\w:~<>.]*)\+0x[0-9a-fA-F]+\)\s+\[0x"
 )
 _HANDLER_FRAME = lazy_re.compile(
     r"^(?:__sigaction|ucs_\w+|__restore_rt|killpg|raise|gsignal|abort|\(unknown\)|\?\?\?|__GI_\w+|"
     r"_L_unlock_\d+|__funlockfile)$"
 )
 _MPI_FN = lazy_re.compile(r"^P?MPI_[A-Z]\w*$|^(?:ompi|opal|orte|pmix|mca|MPIR|MPID|PMPI)_\w+")
+# UCX's own entry points (ucp: the protocol layer, uct: the transports), under Open MPI, NIXL, UCC or Dask.
+_UCX_FN = lazy_re.compile(r"^(?:ucp|uct)_\w+$")
+# UCX's record of a transport it could not open just before (ucp_worker.c "uct_iface_open(ud_verbs/erdma_0:1)
+# failed: Input/output error", ib_iface.c "erdma_0: iface 0x.. failed to create UD QP ...").
+_UCX_OPEN_FAILED = lazy_re.compile(
+    r"UCX\s+ERROR\s+(?:uct_iface_open\((?P<tl>[^)]*)\) failed|(?P<dev>\w+): iface 0x[0-9a-f]+ failed)"
+)
 _SIGFPE = lazy_re.compile(
     r"Caught signal 8 \(Floating point exception|Signal 8 \(SIGFPE\) received by PID (?P<pid>\d+)|"
     r"Fatal Python error: Floating point exception|"
@@ -312,22 +322,49 @@ def _first_frame(hit: Hit) -> Optional[str]:
         f = _FRAME.match(ln.text)
         if not f:
             continue
-        fn = f.group("fn")
+        fn = f.group("fn") or f.group("fn2")
         if _HANDLER_FRAME.match(fn):
             continue
         return fn
     return None
 
 
+def _ucx_crash(row: Signature, hit: Hit, sig: str, fn: str) -> list[Event]:
+    facts: dict[str, Any] = {"signal": sig, "frame": fn, "reason": "crash_in_ucx", "library": "ucx"}
+    opened = next(
+        (o for ln in reversed(hit.before(12, same_rank=False)) if (o := _UCX_OPEN_FAILED.search(ln.text))),
+        None,
+    )
+    why = "UCX crashed inside itself"
+    if opened:
+        facts["ucx_transport"] = opened.group("tl") or opened.group("dev")
+        why = (
+            f"UCX could not open its transport {facts['ucx_transport']} (the NIC or its driver does not "
+            "support what UCX asks of it) and then crashed using it"
+        )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} died on {sig} inside UCX ({fn}): {why}; restrict UCX to transports and devices "
+            "that work here (UCX_TLS, UCX_NET_DEVICES; ucx_info -d lists them) or use a UCX built for this "
+            "NIC",
+            facts,
+            dedupe=(row.code, hit.rank, "ucx"),
+        )
+    ]
+
+
 def _mpi_crash(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     fn = m.group("pc") or _first_frame(hit)
-    if not fn or not _MPI_FN.match(fn):
+    if not fn or not (_MPI_FN.match(fn) or _UCX_FN.match(fn)):
         return None
     sig = m.group("name") or {"Segmentation fault": "SIGSEGV", "Bus error": "SIGBUS"}.get(
         m.group("sig") or "", "SIGSEGV"
     )
     if m.group("sig") == "Floating point exception":
         sig = "SIGFPE"
+    if _UCX_FN.match(fn):
+        return _ucx_crash(row, hit, sig, fn)
     if m.group("pc"):
         nxt = next((_SIGNAL_LINE.search(ln.text) for ln in hit.after(3, same_rank=False)), None)
         if nxt and nxt.group("name"):

@@ -56,7 +56,9 @@ _RDZV_CONN = lazy_re.compile(
 # torch 2.0-2.2 raised the store's errors as RuntimeError with the TCPStore source before the text:
 # "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
 _STORE_ERR = lazy_re.compile(
-    r"store->get\('([^']*)'\) got error: (.*)|(?:DistNetworkError|DistStoreError): (.*)|"
+    # ProcessGroupNCCL's message, which a title or a cut paste may end mid-word ("... store->get('0') got e")
+    r"store->get\('([^']*)'\) (?:got error: (.*)|" + lazy_re.cut_tail("got error:") + r")|"
+    r"(?:DistNetworkError|DistStoreError): (.*)|"
     r"c10d/TCPStore\w*\.cpp:\d+\] (.*)|"
     # 1.x's store get after its timeout: "RuntimeError: Timeout waiting for key: default_pg/0/0 after 1800000
     # ms"; TCPStore.cpp's wait without the [file:line] head (torch 2.13 builds, a trimmed paste):
@@ -435,8 +437,10 @@ def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # A store read's message that ends the paste before (or in) its error: torch raised it, whatever it said.
+    cut = m.group(1) is not None and (m.group(2) is None or not hit.after(1, same_rank=False))
     # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
-    if not re.search(
+    if not cut and not re.search(
         # 1.x TCPStore's get: "Timeout waiting for key: default_pg/0/0 after 1800000 ms"
         r"Socket Timeout|timed out|wait timeout after|Timeout waiting for key|"
         r"Connection reset|Connection refused|Broken pipe|"
@@ -445,7 +449,7 @@ def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ):
         return None
     said = m.group(2) or m.group(3) or m.group(4) or m.group(5) or ""
-    facts: dict[str, Any] = {"store_error": said.strip()[:200]}
+    facts: dict[str, Any] = {"store_error": said.strip()[:200] or "(the message is cut before its error)"}
     if _in_exit_barrier(hit):
         return _exit_barrier_event(row, hit, clip(facts["store_error"], 80))
     if m.group(1) is not None:

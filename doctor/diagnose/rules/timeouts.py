@@ -498,8 +498,37 @@ def _wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 _RPC = lazy_re.compile(r"RPC ran for more than (?:set timeout \((?P<ms>\d+) ms\)|(?P<ms2>\d+) milliseconds)")
 
 
+# The RPC group's all-gather (rpc/api.py _all_gather, 1.6-2.x: "Followers ['w1', 'w3'] timed out in
+# _all_gather after 15.00 seconds. The first exception is ..."): init_rpc's exchange of the workers' device
+# maps and its closing all-gather, the graceful shutdown's _wait_all_workers, and _barrier
+# (GraphLearn-for-PyTorch's global_barrier). Announced in a start-up ("Initializing ...", an init_rpc frame)
+# and no shutdown frame near it, it is the group's meeting that some worker never reached: a rendezvous,
+# not a stuck call.
+_RPC_GATHER = lazy_re.compile(r"timed out in _all_gather after")
+_RPC_START = lazy_re.compile(r"[Ii]nitiali[sz]ing\b|\binit_rpc\b|_init_rpc_backend|init_client|init_server")
+
+
 def _rpc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ms = m.group("ms") or m.group("ms2")
+    near = [ln.text for ln in hit.before(12, same_rank=False)]
+    if (
+        _RPC_GATHER.search(hit.text)
+        and any(_RPC_START.search(t) for t in near)
+        and not any("shutdown" in t for t in [*near, hit.text])
+    ):
+        followers = re.search(r"Followers (\[[^\]]*\])", hit.text)
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: the RPC group's all-gather at start-up timed out ({ms} ms; waited for "
+                f"{followers.group(1) if followers else 'some workers'}): those workers never reached the "
+                "meeting (not started, another address or world size, or a network between them that drops "
+                "the RPC agent's connections)",
+                {"framework": "torch.rpc", "timeout_ms": int(ms), "problem": "rpc_init_all_gather"},
+                code=C.RENDEZVOUS_TIMEOUT.code,
+                dedupe=(C.RENDEZVOUS_TIMEOUT.code, "rpc_gather"),
+            )
+        ]
     return [
         row.event(
             hit,
