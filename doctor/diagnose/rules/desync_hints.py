@@ -140,8 +140,9 @@ def _hccl_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # and peer differ by design), and so is an opCount that one process logged twice (two communicators of the
 # same size: the lines cannot be paired).
 _NCCL_COLL = lazy_re.compile(
-    r"(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] NCCL INFO (?P<op>AllReduce|Broadcast|Reduce|AllGather|"
-    r"ReduceScatter): opCount (?P<seq>[0-9a-fA-Fx]+) sendbuff \S+ recvbuff \S+ count "
+    r"(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] NCCL INFO "
+    r"(?P<op>AllReduce|Broadcast|Reduce|AllGather|ReduceScatter): opCount (?P<seq>[0-9a-fA-Fx]+) "
+    r"sendbuff \S+ recvbuff \S+ count "
     r"(?P<count>\d+) datatype (?P<dt>\d+) op (?P<rop>\d+) root (?P<root>\d+) comm \S+ \[nranks=(?P<n>\d+)\]"
 )
 
@@ -186,9 +187,9 @@ def _nccl_coll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return [
         row.event(
             hit,
-            f"NCCL's collective trace: the processes of one {nranks}-rank communicator issued different calls "
-            f"as collective #{seq} ({said}): the ranks called different collectives or sizes at the same "
-            "point, so they hang or exchange the wrong data",
+            f"NCCL's collective trace: the processes of one {nranks}-rank communicator issued different "
+            f"calls as collective #{seq} ({said}): the ranks called different collectives or sizes at the "
+            "same point, so they hang or exchange the wrong data",
             facts,
             dedupe=(row.code, "nccl_coll_trace", seq),
         )
@@ -201,10 +202,10 @@ def _nccl_coll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # fewer batches leaves the loop while the others call the gradient all-reduce it never joins (DDP without
 # join(), Horovod, a kvstore's dist sync): the same fault as DDP join's "exhausted inputs" (mismatch.py).
 _UNEVEN_TITLE = lazy_re.compile(
-    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) (?:numbers? of|count of) (?:batch|iteration|step)"
-    r"(?:e?s)?\b.{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
-    r"(?:uneven|unequal) (?:batches|inputs|data) (?:across|between|on|per|for) (?:gpus|ranks|processes|workers|"
-    r"nodes|machines|devices)\b|"
+    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) (?:numbers? of|count of) "
+    r"(?:batch|iteration|step)(?:e?s)?\b.{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
+    r"(?:uneven|unequal) (?:batches|inputs|data) (?:across|between|on|per|for) "
+    r"(?:gpus|ranks|processes|workers|nodes|machines|devices)\b|"
     r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) (?:batch[ _-]?sizes?|"
     r"numbers? of (?:samples|batches))"
 )
@@ -216,8 +217,8 @@ def _uneven_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     return [
         row.event(
             hit,
-            f'the report names uneven data across the ranks ("{m.group(0)}"): a rank with fewer batches leaves '
-            "the loop while the others wait in the gradient all-reduce it never joins",
+            f'the report names uneven data across the ranks ("{m.group(0)}"): a rank with fewer batches '
+            "leaves the loop while the others wait in the gradient all-reduce it never joins",
             {"kind": "uneven_inputs", "inferred_from": "title"},
             tier=1,
             dedupe=(row.code, "uneven_inputs"),
@@ -242,13 +243,14 @@ SIGNATURES = (
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b"number of", b"numbers of", b"count of", b"neven ", b"nequal ", b"hang"),
         worth=(
-            rb"(?i:(?:number|numbers|count) of (?:batch|iteration|step)|(?:uneven|unequal) (?:batches|inputs|data)|hang)",
+            rb"(?i:(?:number|numbers|count) of (?:batch|iteration|step)|"
+            rb"(?:uneven|unequal) (?:batches|inputs|data)|hang)",
         ),
         words=("number of", "numbers of", "count of", "uneven", "unequal", "hang"),
         anchor_from="the report's words in any case: the anchors are their usual spellings",
         examples=(
-            "Current Node/EdgeDataLoader usage in examples may yield different number of batches per epoch for "
-            "multiple GPUs.",
+            "Current Node/EdgeDataLoader usage in examples may yield different number of batches per epoch "
+            "for multiple GPUs.",
             "Distributed multi-GPU training -- hangs for certain batch_size, epoch_number combinations.",
         ),
     ),
