@@ -211,7 +211,57 @@ def _stage_grads(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# DeepSpeed's PipelineEngine computes the loss on the last stage (runtime/pipe/engine.py _exec_forward_pass,
+# 0.3-0.16: "self.loss = self.module.loss_fn(outputs, labels)", later "losses = ..."): the outputs are the
+# activations that came through the stages, the labels the last stage loaded from its own data iterator.
+# A loss function's shape check failing there ("The size of tensor a (8) must match the size of tensor b (4)
+# at non-singleton dimension 0" from broadcast_tensors under mse_loss / l1_loss, cross_entropy's "Expected
+# input batch_size (8) to match target batch_size (4)", binary_cross_entropy's "Target size (...) must be the
+# same as input size (...)") says the two came from different micro-batches: the stages are out of step
+# (samples of varying shapes, a data iterator on the last stage that is not the first stage's). A paste cut
+# inside the traceback whose last frame is broadcast_tensors says the same.
+_PIPE_LOSS = lazy_re.compile(r"(?:self\.loss|losses|output) = self\.module\.loss_fn\(outputs, labels")
+_LOSS_SHAPES = lazy_re.compile(
+    r"The size of tensor a \(\d+\) must match the size of tensor b \(\d+\)|"
+    r"Expected input batch_size \(\d+\) to match target batch_size \(\d+\)|"
+    r"Target size \(torch\.Size\(\[[\d, ]*\]\)\) must be the same as input size|"
+    r"Using a target size \(torch\.Size\(\[[\d, ]*\]\)\) that is different to the input size"
+)
+_BROADCAST = lazy_re.compile(r"torch\.broadcast_te|\bbroadcast_tensors\(")
+_FRAME = lazy_re.compile(r'File "[^"]+", line \d+|^\s*File \S+:\d+')
+
+
+def _pipe_loss(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(24, same_rank=False)
+    said = next((s.group(0) for ln in after if (s := _LOSS_SHAPES.search(ln.text))), None)
+    if said is None:
+        at = next((i for i, ln in enumerate(after) if _BROADCAST.search(ln.text)), None)
+        if at is None or any(_FRAME.search(ln.text) for ln in after[at + 1 :]):
+            return None
+        said = "a traceback cut in broadcast_tensors"
+    return [
+        row.event(
+            hit,
+            f"DeepSpeed's pipeline computed the loss on the last stage with outputs and labels of different "
+            f"shapes ({said}): the activations that came through the stages and the labels the last stage "
+            "loaded belong to different micro-batches (samples of varying shapes, or data iterators out of "
+            "step)",
+            {"problem": "pipeline_loss_shape_mismatch", "framework": "deepspeed", "check": said[:120]},
+            tier=1,
+            dedupe=(row.code, "pipeline_shapes"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "pipeline last stage loss of another shape",
+        _PIPE_LOSS,
+        _pipe_loss,
+        C.PIPELINE_SHAPE_MISMATCH.code,
+        anchors=(b"self.module.loss_fn(outputs, labels",),
+        words=("loss_fn(outputs, labels",),
+    ),
     Signature(
         "pipeline stage outputs and gradients do not pair",
         _STAGE_GRADS,
