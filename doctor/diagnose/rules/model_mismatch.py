@@ -234,7 +234,8 @@ _FRAME = lazy_re.compile(r'File "[^"]+", line \d+|^\s*File \S+:\d+')
 def _pipe_loss(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     after = hit.after(24, same_rank=False)
     said = next((s.group(0) for ln in after if (s := _LOSS_SHAPES.search(ln.text))), None)
-    if said is None:
+    cut = said is None
+    if cut:
         at = next((i for i, ln in enumerate(after) if _BROADCAST.search(ln.text)), None)
         if at is None or any(_FRAME.search(ln.text) for ln in after[at + 1 :]):
             return None
@@ -247,7 +248,7 @@ def _pipe_loss(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Eve
             "loaded belong to different micro-batches (samples of varying shapes, or data iterators out of "
             "step)",
             {"problem": "pipeline_loss_shape_mismatch", "framework": "deepspeed", "check": said[:120]},
-            tier=1,
+            tier=1 if cut else None,
             dedupe=(row.code, "pipeline_shapes"),
         )
     ]
