@@ -233,13 +233,13 @@ _FRAME = lazy_re.compile(r'File "[^"]+", line \d+|^\s*File \S+:\d+')
 
 def _pipe_loss(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     after = hit.after(24, same_rank=False)
-    said = next((s.group(0) for ln in after if (s := _LOSS_SHAPES.search(ln.text))), None)
-    cut = said is None
-    if cut:
+    found = next((s.group(0) for ln in after if (s := _LOSS_SHAPES.search(ln.text))), None)
+    cut = found is None
+    if found is None:
         at = next((i for i, ln in enumerate(after) if _BROADCAST.search(ln.text)), None)
         if at is None or any(_FRAME.search(ln.text) for ln in after[at + 1 :]):
             return None
-        said = "a traceback cut in broadcast_tensors"
+    said = found or "a traceback cut in broadcast_tensors"
     return [
         row.event(
             hit,
