@@ -202,12 +202,11 @@ def _nccl_coll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # fewer batches leaves the loop while the others call the gradient all-reduce it never joins (DDP without
 # join(), Horovod, a kvstore's dist sync): the same fault as DDP join's "exhausted inputs" (mismatch.py).
 _UNEVEN_TITLE = lazy_re.compile(
-    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) (?:numbers? of|count of) "
-    r"(?:batch|iteration|step)(?:e?s)?\b.{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
+    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) numbers? of (?:batch|iteration|step)(?:e?s)?\b"
+    r".{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
     r"(?:uneven|unequal) (?:batches|inputs|data) (?:across|between|on|per|for) "
     r"(?:gpus|ranks|processes|workers|nodes|machines|devices)\b|"
-    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) (?:batch[ _-]?sizes?|"
-    r"numbers? of (?:samples|batches))"
+    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) batch[ _-]?sizes?"
 )
 
 
@@ -241,13 +240,25 @@ SIGNATURES = (
         _UNEVEN_TITLE,
         _uneven_title,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b"number of", b"numbers of", b"count of", b"neven ", b"nequal ", b"hang"),
-        worth=(
-            rb"(?i:(?:number|numbers|count) of (?:batch|iteration|step)|"
-            rb"(?:uneven|unequal) (?:batches|inputs|data)|hang)",
+        anchors=(
+            b"ifferent number",
+            b"nequal number",
+            b"neven number",
+            b"nconsistent number",
+            b"ismatched number",
+            b"neven batches",
+            b"neven inputs",
+            b"neven data",
+            b"nequal batches",
+            b"nequal inputs",
+            b"nequal data",
+            b" certain batch",
+            b" some batch",
+            b" specific batch",
+            b" particular batch",
         ),
-        words=("number of", "numbers of", "count of", "uneven", "unequal", "hang"),
-        anchor_from="the report's words in any case: the anchors are their usual spellings",
+        words=("number", "uneven", "unequal", " batch"),
+        anchor_from="the report's words in their usual spellings (case aside)",
         examples=(
             "Current Node/EdgeDataLoader usage in examples may yield different number of batches per epoch "
             "for multiple GPUs.",
