@@ -74,8 +74,18 @@ node1:102:102 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f1000 recvbuff 0x7f
 """
 
 
-def test_nccl_coll_trace_mismatch() -> None:
-    _check(NCCL_COLL, "RUN201", {"kind": "nccl_coll_trace_mismatch", "op_count": "0", "nranks": 8})
+# A later collective that disagrees, read from the communicator's first one (the scanner stops only at
+# "opCount 0 ": the trace repeats per collective and rank).
+NCCL_COLL_LATER = """n1:11:11 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 10 datatype 7 op 0 root 0 comm 0x5 [nranks=2] stream 0x5
+n1:12:12 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 10 datatype 7 op 0 root 0 comm 0x6 [nranks=2] stream 0x5
+n1:11:11 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 10 datatype 7 op 0 root 0 comm 0x5 [nranks=2] stream 0x5
+n1:12:12 [1] NCCL INFO Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1 count 99 datatype 7 op 0 root 0 comm 0x6 [nranks=2] stream 0x5
+"""
+
+
+@pytest.mark.parametrize(("log", "seq", "nranks"), [(NCCL_COLL, "0", 8), (NCCL_COLL_LATER, "1", 2)])
+def test_nccl_coll_trace_mismatch(log: str, seq: str, nranks: int) -> None:
+    _check(log, "RUN201", {"kind": "nccl_coll_trace_mismatch", "op_count": seq, "nranks": nranks})
 
 
 @pytest.mark.parametrize(

@@ -138,7 +138,9 @@ def _hccl_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # from different processes disagree, the ranks called different collectives (or one with other sizes) at
 # the same point: they wait for each other forever or exchange garbage. Send/Recv are left out (their count
 # and peer differ by design), and so is an opCount that one process logged twice (two communicators of the
-# same size: the lines cannot be paired).
+# same size: the lines cannot be paired). The trace prints a line per collective per rank, so the scanner
+# stops only at a communicator's first collective ("opCount 0 ", once per communicator and rank, like its init
+# summary), and the row compares every opCount that follows it in the window.
 _NCCL_COLL = lazy_re.compile(
     r"(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] NCCL INFO "
     r"(?P<op>AllReduce|Broadcast|Reduce|AllGather|ReduceScatter): opCount (?P<seq>[0-9a-fA-Fx]+) "
@@ -148,21 +150,24 @@ _NCCL_COLL = lazy_re.compile(
 
 
 def _nccl_coll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    seq, nranks = m.group("seq"), m.group("n")
-    calls: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
-    seen: set[int] = set()
+    by_seq: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, str, str, str]]] = {}
+    twice: set[tuple[str, str]] = set()
     for ln in (*hit.before(24, same_rank=False), hit.line, *hit.after(48, same_rank=False)):
-        if id(ln) in seen:
-            continue
-        seen.add(id(ln))
         c = _NCCL_COLL.search(ln.text)
-        if not c or c.group("seq") != seq or c.group("n") != nranks:
+        if not c:
             continue
+        key = (c.group("seq"), c.group("n"))
         who = (c.group("host"), c.group("pid"), c.group("dev"))
-        call = (c.group("op"), c.group("count"), c.group("dt"), c.group("root"))
+        calls = by_seq.setdefault(key, {})
         if who in calls:
-            return None  # one process, two lines of this opCount: two communicators, not pairable
-        calls[who] = call
+            twice.add(key)  # one process, two lines of this opCount: two communicators, not pairable
+        calls[who] = (c.group("op"), c.group("count"), c.group("dt"), c.group("root"))
+    odd_seq = next(
+        (k for k, calls in by_seq.items() if k not in twice and len(set(calls.values())) > 1), None
+    )
+    if odd_seq is None:
+        return None
+    (seq, nranks), calls = odd_seq, by_seq[odd_seq]
     groups: dict[tuple[str, str, str, str], list[tuple[str, str, str]]] = {}
     for who, call in calls.items():
         groups.setdefault(call, []).append(who)
@@ -231,8 +236,8 @@ SIGNATURES = (
         _NCCL_COLL,
         _nccl_coll,
         C.COLLECTIVE_MISMATCH.code,
-        anchors=(b": opCount ",),
-        worth=(rb"NCCL INFO \w+: opCount ",),
+        anchors=(b": opCount 0 ",),
+        worth=(rb"NCCL INFO \w+: opCount 0 ",),
         words=("opcount",),
     ),
     Signature(
