@@ -148,8 +148,12 @@ _NCCL_COLL = lazy_re.compile(
     r"(?P<count>\d+) datatype (?P<dt>\d+) op (?P<rop>\d+) root (?P<root>\d+) comm \S+ \[nranks=(?P<n>\d+)\]"
 )
 
+_NCCL_COLL_FIRST = lazy_re.compile(
+    r"NCCL INFO (?:AllReduce|Broadcast|Reduce|AllGather|ReduceScatter): opCount 0 "
+)
 
-def _nccl_coll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+
+def _nccl_coll(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     by_seq: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, str, str, str]]] = {}
     twice: set[tuple[str, str]] = set()
     for ln in (*hit.before(24, same_rank=False), hit.line, *hit.after(48, same_rank=False)):
@@ -233,7 +237,7 @@ def _uneven_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 SIGNATURES = (
     Signature(
         "nccl collective trace disagrees across processes",
-        _NCCL_COLL,
+        _NCCL_COLL_FIRST,
         _nccl_coll,
         C.COLLECTIVE_MISMATCH.code,
         anchors=(b": opCount 0 ",),
