@@ -276,3 +276,20 @@ MPI_WITHOUT_SLURM_PMI = register_code(
     "srun started the ranks, but this Open MPI was built without Slurm's PMI support",
     AREA,
 )
+
+
+# --- u3 (RUN565-RUN569): failures named only in a report's words ---
+
+# Category gpu_hardware: the paste is one short line in a person's words, a thread's title, that names a GPU
+# of the job as failing, faulty, dead or broken ("One of the cluster GPUs is failing, it seems.", "GPU 3 is
+# dead after the driver update", "faulty GPU on node-7"), with no driver record (Xid, ECC, fallen off the
+# bus: RUN241-RUN243) to say which fault. Remedy: find the GPU with nvidia-smi -q (ECC counters, retired or
+# remapped rows, Xid in dmesg), run dcgmi diag, and drain or reset it.
+GPU_REPORTED_FAILING = register_code(
+    "RUN565",
+    "gpu-reported-failing",
+    "fail",
+    "gpu_hardware",
+    "A report names a failing GPU; the paste holds no driver record of the fault",
+    AREA,
+)

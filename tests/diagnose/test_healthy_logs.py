@@ -186,6 +186,9 @@ MATCH_HEALTHY_LINES = {
     # DeepSpeed stage3.py's cache-flush warning: the build wants it frequent (several flushes in a step, or
     # the warning again), as the warning's own words say; one flush once is a healthy run's note
     "zero3 allocator cache flushes": "procedural build",
+    # a launcher's command line: the build wants more than one worker per node and a fixed --local_rank N
+    # among the script's arguments (rules/device_comm_faults.py)
+    "launch command pins one local rank": "procedural build",
 }
 
 

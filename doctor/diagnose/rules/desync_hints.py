@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.vocabulary import _title
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -129,7 +130,150 @@ def _hccl_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# NCCL's per-call trace (NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=COLL, enqueue.cc / collectives.cc 2.3-2.27):
+# "host:32615:32615 [0] NCCL INFO Broadcast: opCount 0 sendbuff 0x7f88e4000000 recvbuff 0x7f88e4000000 count
+# 25503912 datatype 6 op 0 root 0 comm 0x7f88e005a260 [nranks=8] stream 0x55f20d2f5db0" (opCount in hex from
+# 2.4; a grep over per-rank files puts "LOG1.0.txt:" before the host). The ranks of one communicator issue
+# their n-th collective with the same operation, count, datatype and root; when the lines of one opCount
+# from different processes disagree, the ranks called different collectives (or one with other sizes) at
+# the same point: they wait for each other forever or exchange garbage. Send/Recv are left out (their count
+# and peer differ by design), and so is an opCount that one process logged twice (two communicators of the
+# same size: the lines cannot be paired). The trace prints a line per collective per rank, so the scanner
+# stops only at a communicator's first collective ("opCount 0 ", once per communicator and rank, like its init
+# summary), and the row compares every opCount that follows it in the window.
+_NCCL_COLL = lazy_re.compile(
+    r"(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] NCCL INFO "
+    r"(?P<op>AllReduce|Broadcast|Reduce|AllGather|ReduceScatter): opCount (?P<seq>[0-9a-fA-Fx]+) "
+    r"sendbuff \S+ recvbuff \S+ count "
+    r"(?P<count>\d+) datatype (?P<dt>\d+) op (?P<rop>\d+) root (?P<root>\d+) comm \S+ \[nranks=(?P<n>\d+)\]"
+)
+
+_NCCL_COLL_FIRST = lazy_re.compile(
+    r"NCCL INFO (?:AllReduce|Broadcast|Reduce|AllGather|ReduceScatter): opCount 0 "
+)
+
+
+def _nccl_coll(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    by_seq: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, str, str, str]]] = {}
+    twice: set[tuple[str, str]] = set()
+    for ln in (*hit.before(24, same_rank=False), hit.line, *hit.after(48, same_rank=False)):
+        c = _NCCL_COLL.search(ln.text)
+        if not c:
+            continue
+        key = (c.group("seq"), c.group("n"))
+        who = (c.group("host"), c.group("pid"), c.group("dev"))
+        calls = by_seq.setdefault(key, {})
+        if who in calls:
+            twice.add(key)  # one process, two lines of this opCount: two communicators, not pairable
+        calls[who] = (c.group("op"), c.group("count"), c.group("dt"), c.group("root"))
+    odd_seq = next(
+        (k for k, calls in by_seq.items() if k not in twice and len(set(calls.values())) > 1), None
+    )
+    if odd_seq is None:
+        return None
+    (seq, nranks), calls = odd_seq, by_seq[odd_seq]
+    groups: dict[tuple[str, str, str, str], list[tuple[str, str, str]]] = {}
+    for who, call in calls.items():
+        groups.setdefault(call, []).append(who)
+    if len(groups) < 2:
+        return None
+    ordered = sorted(groups.items(), key=lambda kv: len(kv[1]))
+    said = "; ".join(
+        f"{len(whos)} process(es) (device {', '.join(sorted({w[2] for w in whos}))}): {op} count {count} "
+        f"datatype {dt} root {root}"
+        for (op, count, dt, root), whos in ordered
+    )
+    odd = ordered[0][1]
+    facts: dict[str, Any] = {
+        "kind": "nccl_coll_trace_mismatch",
+        "op_count": seq,
+        "nranks": int(nranks),
+        "calls": [
+            {"op": k[0], "count": int(k[1]), "datatype": int(k[2]), "root": int(k[3])} for k, _ in ordered
+        ],
+        "odd_pids": sorted(int(w[1]) for w in odd) if len(ordered[0][1]) < len(ordered[1][1]) else [],
+    }
+    return [
+        row.event(
+            hit,
+            f"NCCL's collective trace: the processes of one {nranks}-rank communicator issued different "
+            f"calls as collective #{seq} ({said}): the ranks called different collectives or sizes at the "
+            "same point, so they hang or exchange the wrong data",
+            facts,
+            dedupe=(row.code, "nccl_coll_trace", seq),
+        )
+    ]
+
+
+# A thread's title (the whole paste, one short line: vocabulary's _title) that names the ranks' data as
+# uneven: "DataLoader usage may yield different number of batches per epoch for multiple GPUs", "uneven
+# number of batches across ranks", "hangs for certain batch_size, epoch_number combinations". A rank with
+# fewer batches leaves the loop while the others call the gradient all-reduce it never joins (DDP without
+# join(), Horovod, a kvstore's dist sync): the same fault as DDP join's "exhausted inputs" (mismatch.py).
+_UNEVEN_TITLE = lazy_re.compile(
+    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) numbers? of (?:batch|iteration|step)(?:e?s)?\b"
+    r".{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
+    r"(?:uneven|unequal) (?:batches|inputs|data) (?:across|between|on|per|for) "
+    r"(?:gpus|ranks|processes|workers|nodes|machines|devices)\b|"
+    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) batch[ _-]?sizes?"
+)
+
+
+def _uneven_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names uneven data across the ranks ("{m.group(0)}"): a rank with fewer batches '
+            "leaves the loop while the others wait in the gradient all-reduce it never joins",
+            {"kind": "uneven_inputs", "inferred_from": "title"},
+            tier=1,
+            dedupe=(row.code, "uneven_inputs"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "nccl collective trace disagrees across processes",
+        _NCCL_COLL_FIRST,
+        _nccl_coll,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b": opCount 0 ",),
+        worth=(rb"NCCL INFO \w+: opCount 0 ",),
+        words=("opcount",),
+    ),
+    Signature(
+        "title: uneven batches across ranks",
+        _UNEVEN_TITLE,
+        _uneven_title,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(
+            b"ifferent number",
+            b"nequal number",
+            b"neven number",
+            b"nconsistent number",
+            b"ismatched number",
+            b"neven batches",
+            b"neven inputs",
+            b"neven data",
+            b"nequal batches",
+            b"nequal inputs",
+            b"nequal data",
+            b" certain batch",
+            b" some batch",
+            b" specific batch",
+            b" particular batch",
+        ),
+        words=("number", "uneven", "unequal", " batch"),
+        anchor_from="the report's words in their usual spellings (case aside)",
+        examples=(
+            "Current Node/EdgeDataLoader usage in examples may yield different number of batches per epoch "
+            "for multiple GPUs.",
+            "Distributed multi-GPU training -- hangs for certain batch_size, epoch_number combinations.",
+        ),
+    ),
     Signature(
         "ddp parameter check frame",
         _DDP_VERIFY,

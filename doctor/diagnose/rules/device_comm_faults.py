@@ -253,6 +253,53 @@ def _xgb_dup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# -- a launch command that pins every worker to one local rank ----------------------------------------------
+# torchrun / python -m torch.distributed.run, and torch.distributed.launch with --use_env (1.x-2.x), pass each
+# worker its local rank in the environment (LOCAL_RANK) only; launch without --use_env appends
+# "--local_rank=N" after the script's own arguments (argparse keeps the last one). A command that starts more
+# than one worker per node and gives the script a fixed "--local_rank 0" (a README's single-GPU line with the
+# launcher put in front) makes every worker read the same rank and select the same GPU
+# (torch.cuda.set_device(args.local_rank)): NCCL refuses ("Duplicate GPU detected") or the job hangs at its
+# first collective. The command is read whole, its "\" continuations joined.
+_LAUNCH_CMD = lazy_re.compile(
+    r"(?:\btorchrun|torch\.distributed\.(?:launch|run))\b(?P<largs>.*?)\s(?P<script>\S+\.py)\b(?P<sargs>.*)"
+)
+_LAUNCHER = lazy_re.compile(r"(?:\btorchrun|torch\.distributed\.(?:launch|run))\b")
+_NPROC = lazy_re.compile(r"--nproc[_-]per[_-]node[= ](\d+)")
+_FIXED_LOCAL = lazy_re.compile(r"\s--local[_-]rank[= ](\d+)\b")
+
+
+def _pinned_local_rank(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    text = hit.text
+    for ln in hit.after(12, same_rank=False):
+        if not text.rstrip().endswith("\\"):
+            break
+        text = text.rstrip()[:-1] + " " + ln.text.strip()
+    m = _LAUNCH_CMD.search(text)
+    n = _NPROC.search(m.group("largs")) if m else None
+    fixed = _FIXED_LOCAL.search(m.group("sargs")) if m else None
+    if not (m and n and fixed and int(n.group(1)) > 1):
+        return None
+    if "torch.distributed.launch" in text and not re.search(r"--use[_-]env\b", m.group("largs")):
+        return None  # the launcher appends its own --local_rank=N after it
+    return [
+        row.event(
+            hit,
+            f"the launch command starts {n.group(1)} workers per node but passes the script a fixed "
+            f"--local_rank {fixed.group(1)} (the launcher gives the local rank only in LOCAL_RANK): every "
+            "worker selects the same GPU, so NCCL refuses the communicator or the job hangs in its first "
+            "collective",
+            {
+                "kind": "pinned_local_rank",
+                "nproc_per_node": int(n.group(1)),
+                "local_rank": int(fixed.group(1)),
+            },
+            tier=1,
+            dedupe=(row.code, "pinned_local_rank"),
+        )
+    ]
+
+
 # -- PaddlePaddle's multi-GPU install check ------------------------------------------------------------------
 _PADDLE_CHECK = lazy_re.compile(
     r"Your Paddle has some problem with multiple GPU|PaddlePaddle meets some problem with (\d+) GPUs"
@@ -387,6 +434,14 @@ SIGNATURES = (
         anchors=(b"running on same CUDA device",),
         worth=(rb"running on same CUDA device is not supported",),
         words=("running on same cuda device",),
+    ),
+    Signature(
+        "launch command pins one local rank",
+        _LAUNCHER,
+        _pinned_local_rank,
+        C.NCCL_DUPLICATE_GPU.code,
+        anchors=(b"torchrun", b"torch.distributed.launch", b"torch.distributed.run"),
+        words=("torchrun", "torch.distributed.launch", "torch.distributed.run"),
     ),
     Signature(
         "vllm worker nccl error",

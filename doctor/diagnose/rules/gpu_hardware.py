@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.vocabulary import _title
 from pgdoctor.diagnose.signature import Signature, gate, read
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
@@ -289,6 +290,34 @@ def _off_bus_words(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+# A thread's title (the whole paste, one short line: vocabulary's _title) that names a GPU as failing in a
+# person's words: "One of the cluster GPUs is failing, it seems.", "GPU 3 died during training", "faulty GPU
+# on node-7", "a bad GPU in the cluster". No healthy one-line print says a GPU is failing, dead or faulty;
+# "GPU training failing" (a run, not a device) and a how-to question are not read.
+_FAILING_WORDS = lazy_re.compile(
+    r"(?i)\b(?:GPUs?|graphics cards?|video cards?)(?: ?\d+| \w+ \d+)? "
+    r"(?:is|are|seems? to be|keeps?|has|have|was|went|got)? ?"
+    r"(?:failing|faulty|defective|dead|died|broken|bad|degraded|unhealthy)\b(?! to\b)|"
+    r"\b(?:failing|faulty|defective|dead|broken|bad|degraded|unhealthy) (?:GPU|graphics card)s?\b"
+    r"(?! ?(?:utili|usage|perf|speed|memory|load|scal|support|compat|driver|kernel|code))"
+)
+
+
+def _failing_words(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit) or _PROSE_QUESTION.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a failing GPU ("{m.group(0)}") without the driver\'s record of the fault: '
+            "check that GPU's ECC counters, remapped rows and Xid records",
+            {"inferred_from": "title"},
+            tier=1,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 # The kernel's PCIe AER driver (drivers/pci/pcie/aer.c, err.c) across releases: "AER: Uncorrected (Fatal)
 # error received: id=0010" (4.x), "AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0",
 # "AER: Uncorrectable (Non-Fatal) error message received from 0000:63:00.0" (6.x), the detail line "PCIe Bus
@@ -511,6 +540,33 @@ SIGNATURES = (
         anchors=(b"off the bus",),
         words=("off the bus",),
         examples=("GPU has fallen off the bus during training",),
+    ),
+    Signature(
+        "title: a gpu named as failing",
+        _FAILING_WORDS,
+        _failing_words,
+        C.GPU_REPORTED_FAILING.code,
+        anchors=(
+            b"ailing",
+            b"aulty",
+            b"efective",
+            b"died",
+            b"roken",
+            b"egraded",
+            b"nhealthy",
+            b"is bad",
+            b"are bad",
+            b"went bad",
+            b"is dead",
+            b"are dead",
+            b"was dead",
+            b"ad GPU",
+            b"ad gpu",
+            b"ad graphics",
+        ),
+        words=("gpu", "card"),
+        anchor_from="the words that say the device fails, in their usual spellings (case aside)",
+        examples=("One of the cluster GPUs is failing, it seems.",),
     ),
     Signature(
         "pcie uncorrected error",

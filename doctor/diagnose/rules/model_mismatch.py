@@ -138,9 +138,11 @@ def _tf_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # shapes they exchange (a sequence length that changes between batches with the p2p shape metadata cached
 # from the first one, a micro-batch of another size). Outside a pipeline it is the program's own backward
 # (left to the exception rows).
+# A paste cut inside the message keeps its head ("... has a shape of torch.Size([8, 4096]) and output[0] h"):
+# the gradient's shape, or only the index, still says the exchange disagreed.
 _GRAD_SHAPE = lazy_re.compile(
-    r"Mismatch in shape: grad_output\[(?P<i>\d+)\] has a shape of (?P<grad>torch\.Size\(\[[\d, ]*\]\)) and "
-    r"output\[\d+\] has a shape of (?P<out>torch\.Size\(\[[\d, ]*\]\))"
+    r"Mismatch in shape: grad_output\[(?P<i>\d+)\](?: has a shape of (?P<grad>torch\.Size\(\[[\d, ]*\]\)))?"
+    r"(?: and output\[\d+\] has a shape of (?P<out>torch\.Size\(\[[\d, ]*\]\)))?"
 )
 _PIPELINE_FRAME = lazy_re.compile(
     r"backward_by_grad|/pipeline/|/pipe/|pipelining/|schedules\.py|backward_step|_exec_backward_pass|"
@@ -151,25 +153,129 @@ _PIPELINE_FRAME = lazy_re.compile(
 def _grad_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not any(_PIPELINE_FRAME.search(ln.text) for ln in hit.before(40, same_rank=False)):
         return None
-    facts: dict[str, Any] = {
-        "problem": "pipeline_grad_shape_mismatch",
-        "grad_shape": m.group("grad"),
-        "output_shape": m.group("out"),
-    }
+    facts: dict[str, Any] = {"problem": "pipeline_grad_shape_mismatch"}
+    if m.group("grad"):
+        facts["grad_shape"] = m.group("grad")
+    if m.group("out"):
+        facts["output_shape"] = m.group("out")
+    grad = f"a gradient of {m.group('grad')}" if m.group("grad") else "a gradient of another shape"
+    out = f" for an output of {m.group('out')}" if m.group("out") else ""
     return [
         row.event(
             hit,
-            f"a pipeline stage's backward got a gradient of {m.group('grad')} from the next stage for an "
-            f"output of {m.group('out')}: the stages disagree on the shapes they exchange (a sequence length "
-            "that changes between batches while the p2p shape metadata is cached, or micro-batches of "
-            "different sizes)",
+            f"a pipeline stage's backward got {grad} from the next stage{out}: the stages disagree on the "
+            "shapes they exchange (a sequence length that changes between batches while the p2p shape "
+            "metadata is cached, or micro-batches of different sizes)",
             facts,
             dedupe=(row.code, "pipeline_shapes"),
         )
     ]
 
 
+# torch.distributed.pipelining's stage_backward (_backward.py, 2.4-2.13; PiPPy's pippy/backward.py before it,
+# and the ports of it in other frameworks) pairs each output of the stage with the gradient the next stage
+# sent back, in extract_tensors_with_grads: "grad_value expected to have type <class 'tuple'> but got <class
+# 'torch.Tensor'>", "Expected Tensor or None gradient but got <class 'tuple'>", and the bare asserts
+# `assert len(output_val) == len(grad_val)` / `assert set(output_val.keys()) == set(grad_val.keys())` (an
+# AssertionError with no text: the traceback's last source line is the message). stage_backward re-raises
+# it as "Failed to run stage backward:" with the stage output and output gradient listed. The stages
+# disagree on what they exchange (a stage that returns more or fewer tensors than the next one sends
+# gradients for: outputs and grads out of step between microbatches or schedules).
+_STAGE_GRADS = lazy_re.compile(
+    r"assert len\(output_val\) == len\(grad_val\)|assert set\(output_val\.keys\(\)\) == "
+    r"set\(grad_val\.keys\(\)\)|grad_value expected to have type (?P<want>\S+(?: '[\w.]+'>)?) but got "
+    r"(?P<got>\S+(?: '[\w.]+'>)?)|Expected Tensor or None gradient but got (?P<got2>\S+(?: '[\w.]+'>)?)"
+)
+_STAGE_FRAME = lazy_re.compile(r"extract_tensors_with_grads|stage_backward|pipelining/|/pippy/")
+
+
+def _stage_grads(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not any(_STAGE_FRAME.search(ln.text) for ln in (hit.line, *hit.before(40, same_rank=False))):
+        return None
+    facts: dict[str, Any] = {"problem": "pipeline_stage_grads_mismatch", "check": m.group(0)[:80]}
+    if m.group("want"):
+        facts.update(output_type=m.group("want"), grad_type=m.group("got"))
+    elif m.group("got2"):
+        facts["grad_type"] = m.group("got2")
+    return [
+        row.event(
+            hit,
+            "a pipeline stage's backward (stage_backward's extract_tensors_with_grads) could not pair its "
+            "outputs with the gradients the next stage sent back ("
+            + m.group(0)[:80]
+            + "): the stages disagree on what they exchange (the number, type or keys of the stage's outputs "
+            "differ from the gradients received)",
+            facts,
+            dedupe=(row.code, "pipeline_shapes"),
+        )
+    ]
+
+
+# DeepSpeed's PipelineEngine computes the loss on the last stage (runtime/pipe/engine.py _exec_forward_pass,
+# 0.3-0.16: "self.loss = self.module.loss_fn(outputs, labels)", later "losses = ..."): the outputs are the
+# activations that came through the stages, the labels the last stage loaded from its own data iterator.
+# A loss function's shape check failing there ("The size of tensor a (8) must match the size of tensor b (4)
+# at non-singleton dimension 0" from broadcast_tensors under mse_loss / l1_loss, cross_entropy's "Expected
+# input batch_size (8) to match target batch_size (4)", binary_cross_entropy's "Target size (...) must be the
+# same as input size (...)") says the two came from different micro-batches: the stages are out of step
+# (samples of varying shapes, a data iterator on the last stage that is not the first stage's). A paste cut
+# inside the traceback whose last frame is broadcast_tensors says the same.
+_PIPE_LOSS = lazy_re.compile(r"(?:self\.loss|losses|output) = self\.module\.loss_fn\(outputs, labels")
+_LOSS_SHAPES = lazy_re.compile(
+    r"The size of tensor a \(\d+\) must match the size of tensor b \(\d+\)|"
+    r"Expected input batch_size \(\d+\) to match target batch_size \(\d+\)|"
+    r"Target size \(torch\.Size\(\[[\d, ]*\]\)\) must be the same as input size|"
+    r"Using a target size \(torch\.Size\(\[[\d, ]*\]\)\) that is different to the input size"
+)
+_BROADCAST = lazy_re.compile(r"torch\.broadcast_te|\bbroadcast_tensors\(")
+_FRAME = lazy_re.compile(r'File "[^"]+", line \d+|^\s*File \S+:\d+')
+
+
+def _pipe_loss(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(24, same_rank=False)
+    found = next((s.group(0) for ln in after if (s := _LOSS_SHAPES.search(ln.text))), None)
+    cut = found is None
+    if found is None:
+        at = next((i for i, ln in enumerate(after) if _BROADCAST.search(ln.text)), None)
+        if at is None or any(_FRAME.search(ln.text) for ln in after[at + 1 :]):
+            return None
+    said = found or "a traceback cut in broadcast_tensors"
+    return [
+        row.event(
+            hit,
+            f"DeepSpeed's pipeline computed the loss on the last stage with outputs and labels of different "
+            f"shapes ({said}): the activations that came through the stages and the labels the last stage "
+            "loaded belong to different micro-batches (samples of varying shapes, or data iterators out of "
+            "step)",
+            {"problem": "pipeline_loss_shape_mismatch", "framework": "deepspeed", "check": said[:120]},
+            tier=1 if cut else None,
+            dedupe=(row.code, "pipeline_shapes"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "pipeline last stage loss of another shape",
+        _PIPE_LOSS,
+        _pipe_loss,
+        C.PIPELINE_SHAPE_MISMATCH.code,
+        anchors=(b"self.module.loss_fn(outputs, labels",),
+        words=("loss_fn(outputs, labels",),
+    ),
+    Signature(
+        "pipeline stage outputs and gradients do not pair",
+        _STAGE_GRADS,
+        _stage_grads,
+        C.PIPELINE_SHAPE_MISMATCH.code,
+        anchors=(
+            b"assert len(output_val) == len(grad_val)",
+            b"assert set(output_val.keys()) == set(grad_val.keys())",
+            b"grad_value expected to have type",
+            b"Expected Tensor or None gradient but got",
+        ),
+        words=("output_val", "grad_value expected", "tensor or none gradient"),
+    ),
     Signature(
         "pipeline stage gradient of another shape",
         _GRAD_SHAPE,

@@ -496,7 +496,58 @@ def _exit_fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# torch.multiprocessing.spawn's ProcessContext.join (spawn.py 1.7-2.x) raises ProcessExitedException when a
+# child ended without a Python exception of its own (a child's exception is ProcessRaisedException with its
+# traceback): "if exitcode < 0: name = signal.Signals(-exitcode).name; raise ProcessExitedException("process
+# %d terminated with signal %s" % ...)", else "... terminated with exit code %d". A paste cut before the
+# exception line still ends in that raise; IPython's traceback ("--> 140     raise ProcessExitedException(")
+# shows the branch around it (the "if exitcode < 0:" above, the message's format below). The message itself,
+# when present, is launcher's row.
+_SPAWN_RAISE = lazy_re.compile(r"raise ProcessExitedException\(")
+_SPAWN_SIGNAL = lazy_re.compile(r"if exitcode < 0:|terminated with signal %s|signal\.Signals\(-exitcode\)")
+_SPAWN_CODE = lazy_re.compile(r"terminated with exit code %d")
+_SPAWN_MESSAGE = lazy_re.compile(
+    r"[Pp]rocess \d+ terminated with|ProcessExitedException:|^\s*[\w.]*(?:Error|Exception)\b"
+)
+
+
+def _spawn_raise(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(48, same_rank=False)
+    if any(_SPAWN_MESSAGE.search(ln.text) for ln in after):
+        return None  # the exception line is there: its own rows read it
+    near = [*hit.before(3, same_rank=False), hit.line, *after[:3]]
+    signal = any(_SPAWN_SIGNAL.search(ln.text) for ln in near)
+    code = not signal and any(_SPAWN_CODE.search(ln.text) for ln in near)
+    how = (
+        "on a signal" if signal else "with a non-zero exit code" if code else "on a signal or a non-zero exit"
+    )
+    return [
+        row.event(
+            hit,
+            f"a process started by torch.multiprocessing.spawn died {how} without a Python exception of its "
+            "own (the traceback is cut at spawn's raise of ProcessExitedException; a segfault, an abort or a "
+            "kill from outside: read that child's own output and dmesg)",
+            {
+                "reporter": "torch.multiprocessing.spawn",
+                "kind": "child_exited",
+                "signal_branch": signal,
+                "cut": True,
+            },
+            tier=2,
+            dedupe=(row.code, "spawn_raise"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "spawn join raise cut before its message",
+        _SPAWN_RAISE,
+        _spawn_raise,
+        C.RANK_EXITED.code,
+        anchors=(b"raise ProcessExitedException(",),
+        words=("processexitedexception",),
+    ),
     Signature(
         "faulthandler",
         _FAULTHANDLER,
