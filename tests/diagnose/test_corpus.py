@@ -6,7 +6,8 @@ label accepts, as the project's scorer judges it:
 - label -> accepted finding categories (MAP below); "other_ambiguous" is a decoy: right with no
   warn/fail finding (or a process_crash: a plain user bug that killed the rank);
 - a secondary label widens the accepted set only for the lenient labels;
-- `should_not_classify_as` removes categories (any "nccl_*" removes the three NCCL ones).
+- `should_not_classify_as` removes categories (any "nccl_*" removes the three NCCL ones), never the
+  case's own class, as shared/corpus/score.py reads it.
 
 The thresholds are the issue's bar: 98 % top-1 on v1, 95 % on the new corpus, every decoy right,
 no exception. A miss list is printed on failure so that the family that regressed is visible.
@@ -97,6 +98,9 @@ SEEN_BY_RULE_WRITERS = {
     # a rule writer's grep across tests/fixtures/corpus showed these held-out ids with their labels
     "v16h-driver_env-003": "its id and label were seen by a rule writer (a grep of its message)",
     "v16h-driver_env-012": "its id and label were seen by a rule writer (a grep of its message)",
+    # printed with its label and the rules' answer (nccl_network, right by shared/corpus/score.py before and
+    # after) when the harness's should_not_classify_as reading was aligned with score.py; its log was not read
+    "v18F-nccl_system_error-009": "its id, label and answer were printed to a rule writer (not its log)",
 }
 
 MAP: dict[str, set[Optional[str]]] = {
@@ -175,12 +179,18 @@ def accepted(case: dict[str, Any]) -> set[Optional[str]]:
     if case["category"] in LENIENT:
         for s in case.get("secondary") or []:
             acc |= MAP.get(s, set())
+    # As shared/corpus/score.py reads it: a label the case should not get removes that label's categories
+    # (any "nccl_..." the three NCCL ones), but never the case's own class.
+    own = set(MAP[case["category"]])
     facts = case.get("expected_facts") or {}
     for s in facts.get("should_not_classify_as", []) if isinstance(facts, dict) else []:
-        if s.startswith("nccl_"):
-            acc -= {"nccl_network", "nccl_usage", "collective_timeout"}
-        elif s in NOT:
-            acc.discard(NOT[s])
+        if s in MAP:
+            wrong = set(MAP[s])
+        elif s.startswith("nccl_"):
+            wrong = {"nccl_network", "nccl_usage", "collective_timeout"}
+        else:
+            wrong = {NOT[s]} if s in NOT else set()
+        acc -= wrong - own
     return acc
 
 
@@ -400,9 +410,10 @@ def test_corpus_v18_dev_top1() -> None:
 def test_corpus_v18_heldout_top1() -> None:
     """The held-out half of v18, never read (v18/README.md): through the CLI 89/158 (56.3 %) at its freeze,
     with the rules of the session's start (fec9faf) and again after that session's rule work on v17's
-    released held-out half was merged (aef66f4). Its misses are not read."""
+    released held-out half was merged (aef66f4). Its misses are not read. One case is left out here
+    (SEEN_BY_RULE_WRITERS), so the in-process figure is of 157."""
     right, total, _, _ = _score([V18_HELDOUT])
-    assert total == 158 and right >= BARS["v18_heldout"] * total, f"v18 held-out top-1 {right}/{total}"
+    assert total == 157 and right >= BARS["v18_heldout"] * total, f"v18 held-out top-1 {right}/{total}"
 
 
 @pytest.mark.parametrize(
