@@ -402,15 +402,16 @@ def test_corpus_v17_heldout_top1() -> None:
 
 def test_corpus_v18_dev_top1() -> None:
     """The dev half of v18: 91/153 (59.5 %) through the CLI at its freeze (9704cbd), before rule writers read
-    it. The bar is that figure rounded down to 0.05."""
+    it; 114/153 (74.5 %) after that session's rule work on it. The bar is that figure rounded down to 0.05."""
     right, total, _, _ = _score([V18_DEV])
     assert total == 153 and right >= BARS["v18_dev"] * total, f"v18 dev top-1 {right}/{total}"
 
 
 def test_corpus_v18_heldout_top1() -> None:
     """The held-out half of v18, never read (v18/README.md): through the CLI 89/158 (56.3 %) at its freeze,
-    with the rules of the session's start (fec9faf) and again after that session's rule work on v17's
-    released held-out half was merged (aef66f4). Its misses are not read. One case is left out here
+    with the rules of the session's start (fec9faf), again after that session's rule work on v17's
+    released held-out half was merged (aef66f4), and at that session's end (its rule work on v18's dev half
+    merged: +23 dev cases): 89/158 each time. Its misses are not read. One case is left out here
     (SEEN_BY_RULE_WRITERS), so the in-process figure is of 157."""
     right, total, _, _ = _score([V18_HELDOUT])
     assert total == 157 and right >= BARS["v18_heldout"] * total, f"v18 held-out top-1 {right}/{total}"
@@ -498,7 +499,7 @@ BARS = {
     "v16_heldout": 0.85,
     "v17_dev": 0.90,
     "v17_heldout": 0.90,
-    "v18_dev": 0.55,
+    "v18_dev": 0.70,
     "v18_heldout": 0.55,
 }  # v3 dev + dev2: 231/241
 
