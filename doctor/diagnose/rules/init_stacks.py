@@ -193,19 +193,29 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 
 
 def _cut_in_collective(row: Signature, hit: Hit, chunks: list[str]) -> list[Event]:
-    """The same cut stack ending inside a collective (distributed_c10d's calls, DDP's parameter broadcast):
-    the peers did not complete it with this rank, whatever it raised (a timeout, an NCCL error): RUN151."""
     frames = [(f.group("file"), f.group("func")) for f in map(_FRAME.match, chunks) if f]
+    shown = f"{frames[-1][0].rsplit('/', 1)[-1]} in {frames[-1][1]}" if frames else ""
+    return collective_cut(row, hit, frames, shown, "stack")
+
+
+def collective_cut(
+    row: Signature, hit: Hit, frames: list[tuple[str, str]], shown: str, kind: str
+) -> list[Event]:
+    """A Python stack cut before its exception line (its (file, function) frames, innermost last; `shown`, the
+    innermost as the finding names it; `kind`, "stack" or "traceback") that ends inside a collective
+    (distributed_c10d's calls, DDP's parameter broadcast): the peers did not complete it with this rank,
+    whatever it raised (a timeout, an NCCL error): RUN151, tier 2. [] when it ends elsewhere. pyexc's headed
+    row reads its cut tracebacks with it too."""
     op = cut_in_collective(frames)
     if op is None:
         return []
-    where = f"{frames[-1][0].rsplit('/', 1)[-1]} in {frames[-1][1]}"
     return [
         row.event(
             hit,
-            f"a stack ends inside a collective ({where}) before its exception line: the {op} did not "
+            f"a {kind} ends inside a collective ({shown}) before its exception line: the {op} did not "
             "complete (a timeout, or an NCCL error whose line the excerpt cut off)",
-            {"frame": where, "cut": True, "op": op},
+            {"frame": shown, "cut": True, "op": op},
+            tier=2,
             code=C.WATCHDOG_TIMEOUT.code,
             dedupe=(C.WATCHDOG_TIMEOUT.code, hit.rank, "cut"),
         )

@@ -21,9 +21,9 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
+from pgdoctor.diagnose.rules.init_stacks import collective_cut
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
-from pgdoctor.knowledge.dist_calls import cut_in_collective
 from pgdoctor.model import lazy_re
 
 _EXC = lazy_re.compile(
@@ -144,21 +144,12 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "cut"),
             )
         ]
-    where = cut_in_collective([(f.group("file"), f.group("func")) for f in map(_FRAME.match, rest) if f])
-    if where:
-        # cut inside a collective: whatever it raised (the watchdog's timeout, an NCCL error), the peers did
-        # not complete it with this rank; any failure found elsewhere in the paste is the better record
-        return [
-            row.event(
-                hit,
-                f"a traceback ends inside a collective ({frames[-1]}) before its exception line: the "
-                f"{where} did not complete (a timeout, or an NCCL error whose line the excerpt cut off)",
-                {"frame": frames[-1], "cut": True, "op": where},
-                tier=2,
-                code=C.WATCHDOG_TIMEOUT.code,
-                dedupe=(C.WATCHDOG_TIMEOUT.code, hit.rank, "cut"),
-            )
-        ]
+    # cut inside a collective: whatever it raised (the watchdog's timeout, an NCCL error), the peers did not
+    # complete it with this rank; any failure found elsewhere in the paste is the better record
+    cut = [(f.group("file"), f.group("func")) for f in map(_FRAME.match, rest) if f]
+    collective = collective_cut(row, hit, cut, frames[-1], "traceback")
+    if collective:
+        return collective
     if _DEVICE_INIT_FRAME.search(frames[-1]):
         # cut where the process sets up its GPU: what it raised there is the driver's or the device's answer
         # (no driver, none visible, 802, a busy device); any failure the paste shows elsewhere comes first

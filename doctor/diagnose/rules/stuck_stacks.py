@@ -37,7 +37,8 @@ _HEADER = lazy_re.compile(
     r"^Thread (?:\d+|0x[0-9A-Fa-f]+) \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
 )
 
-_NATIVE_WAIT = lazy_re.compile(
+# (framework_exits reads Paddle's C++ traceback under a SIGTERM with it too)
+NATIVE_WAIT = lazy_re.compile(
     r"WorkNCCL::(?:wait|synchronize\w*|isCompleted)|ProcessGroupGloo::\w*Work::wait|"
     r"UnboundBuffer::wait(?:Recv|Send)|cu(?:da)?(?:Stream|Event|Device|Ctx)Synchronize|"
     r"^nccl(?:GroupEnd|AllReduce|AllGather|ReduceScatter|Broadcast|Send|Recv|CommInitRank\w*)$|"
@@ -46,8 +47,6 @@ _NATIVE_WAIT = lazy_re.compile(
     # local ranks' teardown): it waits for the other ranks of the node to abort too
     r"^(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize|commReclaim)$"
 )
-# (framework_exits reads Paddle's C++ traceback under a SIGTERM with it)
-NATIVE_WAIT = _NATIVE_WAIT
 _NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
 _PY_COLLECTIVES = COLLECTIVE_CALLS | {"wait"}
 
@@ -84,7 +83,7 @@ def _frame(text: str) -> Optional[tuple[str, str]]:
         m = rx.match(text)
         if m:
             fn = m.group("fn")
-            if _NATIVE_WAIT.search(fn):
+            if NATIVE_WAIT.search(fn):
                 return "collective", fn
             if _NATIVE_STORE.search(fn):
                 return "store", fn
