@@ -46,9 +46,17 @@ _child_tmp_key = pytest.StashKey[str]()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The `large` tests first: each takes one worker 1.5-3 minutes, and collected last (tests/verify)
-    they ran at the end while the other workers had nothing left to do. The rest keep their order."""
-    items.sort(key=lambda item: item.get_closest_marker("large") is None)
+    """The longest tests first: the `large` ones (1.5-3 minutes each), then those that declare a timeout
+    above the default, longest first (the README walk: about 2 minutes). Collected late (tests/verify,
+    tests/cli) they ran at the end while the other workers had nothing left to do. The rest keep their
+    order (the sort is stable)."""
+    items.sort(key=lambda item: (item.get_closest_marker("large") is None, -_declared_timeout(item)))
+
+
+def _declared_timeout(item: pytest.Item) -> float:
+    """The test's own timeout mark in seconds, 0 where it has none (it runs under the default)."""
+    mark = item.get_closest_marker("timeout")
+    return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
 
 def child_pids(pid: int | None = None) -> set[int]:
