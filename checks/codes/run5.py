@@ -293,3 +293,60 @@ GPU_REPORTED_FAILING = register_code(
     "A report names a failing GPU; the paste holds no driver record of the fault",
     AREA,
 )
+
+
+# --- r4 (RUN585-RUN589): transfer engines, NVSHMEM's limits, gloo's own checks ---
+
+# Category nccl_network: a KV-cache / tensor transfer engine outside NCCL gave up moving data between nodes.
+# Mooncake's store client (mooncake-store client.cpp, client_service.cpp, real_client.cpp, transfer_task.cpp,
+# 2025-2026) says so in glog records: "Transfer failed for task0" then "transfer_incomplete max_attempts=3",
+# "Failed to complete transfers after 60 seconds" (later "... after 60000 milliseconds for batch 7"),
+# "Transfer failed for key: k with error: -800", and the Python binding's "Put operation failed with error:
+# TRANSFER_FAIL" (Get / Upsert / batch operations alike; ErrorCode::TRANSFER_FAIL = -800). Under it the
+# transfer engine's RDMA (or TCP) path failed: a NIC or port down, the wrong NICs (MC_* / protocol settings),
+# a peer that died. Remedy: read the engine's own lines (Worker: "Process failed for slice ...", QP /
+# handshake errors), check the NICs and the peer, and the engine's protocol and device settings.
+TRANSFER_ENGINE_FAILED = register_code(
+    "RUN585",
+    "transfer-engine-failed",
+    "fail",
+    "nccl_network",
+    "A transfer engine outside NCCL (Mooncake) could not move data between nodes",
+    AREA,
+)
+
+# Category nccl_usage: NVSHMEM (under DeepEP, cuFFTMp, NVSHMEM-based MoE kernels) ran out of a resource its
+# own settings size, or was called out of its contract: src/host/team/team_internal.cpp "No more teams
+# available (max = 7), try setting NVSHMEM_MAX_TEAMS environment variable" (NVSHMEMX_ERROR_OUT_OF_MEMORY, a
+# team pool, not GPU memory), "Unable to allocate enough duplicate teams ... Please increase
+# NVSHMEM_MAX_TEAMS", "Requested 40 teams, but only 32 are supported"; src/host/mem/mem_heap.cpp "nvshmem
+# malloc failed (hint: check if total allocation has exceeded NVSHMEM symmetric size = N, ...
+# NVSHMEM_SYMMETRIC_SIZE environment variable)" and the symmetry checks ("symmetry check for size failed": PEs
+# asked for different sizes); init.cu "nvshmem API called before nvshmem_init". Remedy: raise the named
+# setting (NVSHMEM_MAX_TEAMS, NVSHMEM_SYMMETRIC_SIZE) or create fewer teams / smaller buffers; call nvshmem
+# the same way on every PE.
+NVSHMEM_LIMIT_OR_USAGE = register_code(
+    "RUN586",
+    "nvshmem-limit-or-usage",
+    "fail",
+    "nccl_usage",
+    "NVSHMEM ran out of a resource its settings size (teams, symmetric heap) or was called out of contract",
+    AREA,
+)
+
+# Category nccl_usage: gloo's collective algorithms check their context and buffers before they run
+# (gloo/allgather.cc, allgatherv.cc, allreduce.cc, reduce.cc, alltoall(v).cc, broadcast.cc, gather(v).cc,
+# scatter.cc; GLOO_ENFORCE -> gloo::EnforceNotMet "[enforce fail at .../gloo/allgather.cc:31]
+# context->getPair(recvRank). missing connection between rank 0 (this process) and rank 0"): the caller
+# (Horovod's gloo controller, torch's ProcessGroupGloo, a program using gloo directly) gave a context without
+# a connection to a peer (a single-process world on a gloo before size-1 support, a context never fully
+# connected) or buffers whose sizes do not fit the collective. Remedy: upgrade gloo / Horovod (size 1),
+# connect the full mesh, pass buffers of the sizes the collective needs.
+GLOO_COLLECTIVE_CHECK = register_code(
+    "RUN587",
+    "gloo-collective-check-failed",
+    "fail",
+    "nccl_usage",
+    "A gloo collective refused its context or buffers (a missing peer connection, sizes that do not fit)",
+    AREA,
+)

@@ -277,7 +277,6 @@ SRUN = [
         "srun: error: Unable to allocate resources: Invalid account or account/partition combination specified",
         {},
     ),
-    ("slurmstepd: error: execve(): python: No such file or directory", {"executable": "python"}),
 ]
 
 
@@ -285,6 +284,14 @@ SRUN = [
 @pytest.mark.parametrize(("line", "facts"), SRUN)
 def test_slurm_could_not_launch_the_step(prefix: str, line: str, facts: dict[str, str]) -> None:
     check_root(prefix + line + "\n", "RUN304", {"launcher": "srun", **facts})
+
+
+@pytest.mark.parametrize("prefix", ["", "2024-05-01T10:00:00 ", "[1,0]<stderr>:"])
+def test_slurm_could_not_find_the_program_is_the_environment(prefix: str) -> None:
+    # the step launched, its program is not on the node (PATH, container image): RUN389, driver_env
+    line = "slurmstepd: error: execve(): python: No such file or directory"
+    check_root(prefix + line + "\n", "RUN389", {"executable": "python", "problem": "executable_not_found"})
+    check_root(prefix + line.replace("No such file or directory", "Permission denied") + "\n", "RUN304")
 
 
 def test_a_step_refused_because_the_job_was_ending_is_not_a_launch_failure() -> None:
@@ -301,10 +308,6 @@ MPI = [
     _BOX + "mpirun was unable to launch the specified application as it could not access\n"
     "or execute an executable:\n\nExecutable: python3\nNode: node-2\n\nwhile attempting to start process rank 0.\n"
     + _BOX,
-    _BOX
-    + "mpirun was unable to find the specified executable file, and therefore\ndid not launch the job.  This "
-    "error was first reported for process\nrank 0; it may have occurred for other processes as well.\n"
-    + _BOX,
     _BOX + "prterun was unable to launch the specified application as it could not access\nor execute an "
     "executable:\n" + _BOX,
     _BOX
@@ -314,8 +317,6 @@ MPI = [
     + "There are not enough slots available in the system to satisfy the 8\nslots that were requested by the "
     "application:\n\n  python\n\nEither request fewer slots for your application, or make more slots\navailable "
     "for use.\n" + _BOX,
-    "[proxy:0:0@node-1] HYDU_create_process (utils/launch/launch.c:74): execvp error on file python "
-    "(No such file or directory)\n",
     _BOX
     + "A sequential map was requested, but not enough node entries\nwere given to support the requested number "
     "of processes:\n\n  Num procs:  2\n  Num nodes:  1\n" + _BOX,
@@ -334,7 +335,22 @@ def test_the_mpi_launcher_could_not_start_the_application(log: str) -> None:
 
 
 def test_the_slots_are_a_fact() -> None:
-    check_root(MPI[4], "RUN304", {"slots": 8})
+    check_root(MPI[3], "RUN304", {"slots": 8})
+
+
+NOT_FOUND = [
+    _BOX
+    + "mpirun was unable to find the specified executable file, and therefore\ndid not launch the job.  This "
+    "error was first reported for process\nrank 0; it may have occurred for other processes as well.\n"
+    + _BOX,
+    "[proxy:0:0@node-1] HYDU_create_process (utils/launch/launch.c:74): execvp error on file python "
+    "(No such file or directory)\n",
+]
+
+
+@pytest.mark.parametrize("log", NOT_FOUND)
+def test_a_launcher_that_cannot_find_the_program_is_the_environment(log: str) -> None:
+    check_root(log, "RUN389", {"problem": "executable_not_found"})
 
 
 # -- horovodrun, Ray Train ---------------------------------------------------------------------------------------

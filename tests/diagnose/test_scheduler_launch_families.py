@@ -14,7 +14,8 @@
   failed after launch and before\\ncommunicating back" (wrapped: RUN303); Open MPI 4.x's external PMIx
   component "OPAL ERROR: Unreachable in file ext3x_client.c" (RUN222); help-mpi-btl-openib.txt
   [init-fail-no-mem] (RUN385);
-- Intel MPI 2019-2021's i_hydra: "HYD_spawn (...hydra_spawn.c:151): execvp error on file" (RUN304), "unable to
+- Intel MPI 2019-2021's i_hydra: "HYD_spawn (...hydra_spawn.c:151): execvp error on file" (RUN389 when the
+  program is not found, RUN304 else), "unable to
   run bstrap_proxy on node2 (pid .., exit code 65280)" (RUN303), "MPIDI_OFI_mpi_init_hook(1627): OFI
   addrinfo() failed (...:No data available)" (RUN294, as MPICH's fi_getinfo).
 """
@@ -58,14 +59,21 @@ SLURM_LAUNCH = [
     "srun: error: MPI: Cannot create context for mpi/pmix\n",
     "srun: error: MPI: Unable to load any plugin\n",
     "srun: error: CPU binding outside of job step allocation, allocated CPUs are: 0x000000000000000F.\n",
-    "[proxy:0:0@gpu-01] HYD_spawn (../../../../../src/pm/i_hydra/libhydra/spawn/intel/hydra_spawn.c:151): "
-    "execvp error on file python (No such file or directory)\n",
 ]
 
 
 @pytest.mark.parametrize("log", SLURM_LAUNCH)
 def test_slurm_and_hydra_launch_refusals_are_launch_failures(log: str) -> None:
     check_root(log, "RUN304")
+
+
+def test_intel_hydra_that_cannot_find_the_program_is_the_environment() -> None:
+    log = (
+        "[proxy:0:0@gpu-01] HYD_spawn "
+        "(../../../../../src/pm/i_hydra/libhydra/spawn/intel/hydra_spawn.c:151): "
+        "execvp error on file python (No such file or directory)\n"
+    )
+    check_root(log, "RUN389", {"executable": "python"})
 
 
 def test_srun_mpi_plugin_is_named() -> None:

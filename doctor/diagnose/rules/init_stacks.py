@@ -198,17 +198,50 @@ def _cut_in_collective(row: Signature, hit: Hit, chunks: list[str]) -> list[Even
     return collective_cut(row, hit, frames, shown, "stack")
 
 
+# vLLM's worker start-up calls whose first collective creates the NCCL communicator (worker.py 0.2-0.6,
+# distributed/parallel_state.py)
+_VLLM_START = frozenset(
+    {
+        "init_device",
+        "init_worker_distributed_environment",
+        "init_distributed_environment",
+        "ensure_model_parallel_initialized",
+        "initialize_model_parallel",
+    }
+)
+
+
 def collective_cut(
     row: Signature, hit: Hit, frames: list[tuple[str, str]], shown: str, kind: str
 ) -> list[Event]:
     """A Python stack cut before its exception line (its (file, function) frames, innermost last; `shown`, the
     innermost as the finding names it; `kind`, "stack" or "traceback") that ends inside a collective
     (distributed_c10d's calls, DDP's parameter broadcast): the peers did not complete it with this rank,
-    whatever it raised (a timeout, an NCCL error): RUN151, tier 2. [] when it ends elsewhere. pyexc's headed
+    whatever it raised (a timeout, an NCCL error): RUN151, tier 2 (under vLLM's worker start-up, RUN363: the
+    communicator's creation raised). [] when it ends elsewhere. pyexc's headed
     row reads its cut tracebacks with it too."""
     op = cut_in_collective(frames)
     if op is None:
         return []
+    if any(func in _VLLM_START for _file, func in frames) and any(
+        "vllm/" in f.replace("\\", "/") for f, _ in frames
+    ):
+        # vLLM's worker start-up (worker.py init_device -> init_worker_distributed_environment's warm-up
+        # all_reduce, parallel_state's init_distributed_environment / ensure_model_parallel_initialized): the
+        # first collective creates the NCCL communicator, and vLLM's worker record ("Error executing method
+        # init_device") means it raised; a hang there prints no stack. NCCL could not create it; its reason
+        # (ncclSystemError, an internal or CUDA error) was cut off: RUN363, tier 2.
+        return [
+            row.event(
+                hit,
+                f"a {kind} of vLLM's worker start-up ends inside its first collective ({shown}) before its "
+                "exception line: the NCCL communicator could not be created (NCCL's reason was cut off)",
+                {"frame": shown, "cut": True, "op": op, "stage": "vllm_worker_init"},
+                tier=2,
+                code=C.NCCL_COMM_NOT_CREATED.code,
+                dedupe=(C.NCCL_COMM_NOT_CREATED.code, hit.rank, "cut"),
+            )
+        ]
     return [
         row.event(
             hit,

@@ -10,8 +10,8 @@ Formats, read at their sources:
   DeepSpeed's runner "launcher 'pdsh' not installed." (deepspeed/launcher/runner.py); Windows' "'torchrun'
   is not recognized as an internal or external command" (cmd.exe) and "The term 'torchrun' is not
   recognized as the name of a cmdlet" (PowerShell); fish's "fish: Unknown command: torchrun". slurmstepd's
-  "execve(): torchrun: No such file or directory" is the step launch's (RUN304); a build tool (nvcc) is
-  optional where it is probed. Only the launchers and tools of a training job: another
+  "execve(): torchrun: No such file or directory" is read by launch_start, the same RUN389; a build tool
+  (nvcc) is optional where it is probed. Only the launchers and tools of a training job: another
   program missing (gpustat in a monitoring script) is no cause of the job's failure; Open MPI's remote
   daemon ("bash: orted: command not found") is remote_launch's.
 - DeepSpeed's runner (deepspeed/launcher/runner.py 0.3-0.16, parse_resource_filter, _parse_hostfile): "No
@@ -78,7 +78,7 @@ _NOT_FOUND = lazy_re.compile(
     r"(?:^|\s)(?:[\w./-]{0,200}/)?(?P<a>" + _TOOLS + r"): (?:[Cc]ommand )?not found\b|"
     r"zsh: command not found: (?:[\w./-]{0,200}/)?(?P<b>" + _TOOLS + r")\s*$|"
     # subprocess without a shell; env (slurmstepd's "execve(): python: No such file or directory" is
-    # rendezvous.py's step launch, RUN304)
+    # launch_start's, RUN389 there too)
     r"No such file or directory: '(?:[\w./-]{0,200}/)?(?P<c>" + _TOOLS + r")'|"
     r"env: [\"'‘]?(?P<d>" + _TOOLS + r")[\"'’]?: No such file or directory|"
     r"launcher '(?P<e>\w+)' not installed|"

@@ -1,5 +1,8 @@
 """rendezvous, before it: the scheduler or launcher could not start the job's processes at all, or their
 start-up never completed, so no rank ever reached init_process_group (RUN304; the timeouts are RUN221).
+A launcher that ran but could not find the program it was to start (slurmstepd's "execve(): python: No
+such file or directory", hydra's "execvp error on file python (No such file or directory)", mpirun's "unable
+to find the specified executable file") is the environment's: RUN389 (driver_env), like a shell's "not found".
 
 Formats. Slurm's srun (src/srun, src/api/step_launch.c, 17.x-24.x): "srun: error: Unable to create step for
 job 1234: More processors requested than permitted" (also "Requested node configuration is not available",
@@ -7,7 +10,7 @@ job 1234: More processors requested than permitted" (also "Requested node config
 Task launch for StepId=1234.0 failed on node node-3: Invalid node name specified" (older "Task launch for
 1234.0 failed on node ..."), "srun: error: Unable to allocate resources: Requested node configuration is not
 available" (srun asking for the job's allocation itself), "srun: error: Application launch failed: ...",
-slurmstepd's "execve(): python: No such file or directory". Open MPI's help texts (help-orterun.txt, PRRTE's
+slurmstepd's "execve(): ./train.sh: Permission denied". Open MPI's help texts (help-orterun.txt, PRRTE's
 help-prterun.txt, 2.x-5.x), wrapped after their first line: "mpirun was unable to launch the specified
 application as it could not access or execute an executable:", "mpirun was unable to find the specified
 executable file, and therefore did not launch the job.", "mpirun was unable to start the specified application
@@ -134,6 +137,23 @@ _CREDENTIAL = lazy_re.compile(
 _REVOKED = lazy_re.compile(r"credential revoked", re.I)
 
 
+def _not_found(row: Signature, hit: Hit, facts: dict[str, Any], who: str) -> Event:
+    """The launcher ran but the program it was to start is not on the node (slurmstepd's execve ENOENT,
+    hydra's execvp ENOENT, mpirun's "unable to find the specified executable"): the environment the step runs
+    in (its PATH, its container image, an unactivated venv or module) lacks it; RUN389's, like a shell's "not
+    found"."""
+    exe = facts.get("executable")
+    facts["problem"] = "executable_not_found"
+    what = f"{who} could not find {exe or 'the program it was to start'} on the node"
+    return row.event(
+        hit,
+        what + " (not on the PATH of the step's environment or in its container image); no rank started",
+        facts,
+        code=C.LAUNCHER_NOT_FOUND.code,
+        dedupe=(C.LAUNCHER_NOT_FOUND.code, "launch", exe),
+    )
+
+
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     why = (
         m.group("why") or m.group("why2") or m.group("why3") or m.group("why4") or m.group("why5") or ""
@@ -174,7 +194,9 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         if m.group("exe").strip().endswith("/slurm_script"):
             return []  # slurmd's own copy of the batch script: a node fault, not the job's launch
         facts["executable"] = m.group("exe").strip()
-        what = f"slurmstepd could not execute {facts['executable']} ({why}): not on the node's PATH"
+        if m.group("why4") == "No such file or directory":
+            return [_not_found(row, hit, facts, "slurmstepd")]
+        what = f"slurmstepd could not execute {facts['executable']} ({why}): not executable on the node"
     else:
         what = f"srun's application launch failed ({why})"
     return [row.event(hit, what + "; no rank started", facts, dedupe=(row.code, "srun"))]
@@ -198,8 +220,13 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     elif m.group("exe"):
         facts["executable"] = m.group("exe")
         facts["error"] = (m.group("why") or "").strip()
+        if facts["error"] == "No such file or directory":
+            return [_not_found(row, hit, facts, "MPICH's hydra")]
         what = f"MPICH's hydra could not execute {m.group('exe')} ({facts['error'] or 'execvp failed'})"
-    elif m.group("verb") == "find" or "could not access" in hit.text or "could not access" in nxt:
+    elif m.group("verb") == "find":
+        facts["error"] = "executable not found"
+        return [_not_found(row, hit, facts, facts["launcher"])]
+    elif "could not access" in hit.text or "could not access" in nxt:
         what = (
             f"{facts['launcher']} could not find or execute the program it was asked to start: not on the "
             "PATH of a non-interactive shell on every node, or not executable"
