@@ -117,6 +117,25 @@ TEXTS = [
     ),
     ("RuntimeError: cuda runtime error (802) on the HGX node", "driver_env"),
     ("CUDA error 803 after the driver update", "driver_env"),
+    # a build without NCCL: NCCL asked of Windows (v18B-driver_env-003), Caffe's message (v19H-driver_env-001)
+    ("Using Mulit-GPU in windows system with NCCL error", "driver_env"),
+    ("RuntimeError: NCCL error on Windows 11 with torchrun", "driver_env"),
+    ("it said Multi-GPU execution not avilable -rebuild with USE_NCCL. CAN'T use two GPUS???", "driver_env"),
+    ("F0101 caffe.cpp:250] Multi-GPU execution not available - rebuild with USE_NCCL", "driver_env"),
+    # NCCL's own out-of-memory (device buffers) named in a title (v18A-cuda_oom-001)
+    ("NCCL out of memory error after updating to PyTorch 2.7", "cuda_oom"),
+    # gloo's set-up message ended by a title (v19B-nccl_system_error-002)
+    ("[QUESTION] Gloo connectFullMesh failed when the number of nodes exceeds 60", "nccl_network"),
+    ("Gloo connectFullMesh failed", "nccl_network"),
+    # the ncclUniqueId store read cut at the end of a one-line paste (v19C-rendezvous_init-003)
+    (
+        "NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but "
+        "store->get('0') got error",
+        "rendezvous",
+    ),
+    # DeepSpeed's CPU optimizer whose op never loaded, at its __del__ (v18E-driver_env-005)
+    ("AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'", "driver_env"),
+    ("AttributeError: 'DeepSpeedCPUAdagrad' object has no attribute 'ds_opt_adagrad'", "driver_env"),
     # torch's store exception by its class name (v18D-rendezvous_init-003)
     ("`DistStoreError` timeout during sglang initialization when `rollout_tp=16` (cross-node)", "rendezvous"),
 ]
@@ -134,6 +153,11 @@ QUIET_TEXTS = [
     "HTTP error 802 from the licence server",
     "CUDA error 8020 in the telemetry export",
     "Error 802 in the payment gateway",
+    # NCCL and Windows in a graceful fallback; NCCL's buffer setting beside an OOM that went away
+    "Windows detected: NCCL is not available, using the gloo backend",
+    "NCCL_BUFFSIZE lowered to 2 MB, out of memory gone",
+    # the op's handle in a frame's source line, not the failure
+    "    self.ds_opt_adam = CPUAdamBuilder().load()",
     # the store's class in an import line
     "from torch.distributed import DistStoreError, TCPStore",
 ]
@@ -142,3 +166,13 @@ QUIET_TEXTS = [
 @pytest.mark.parametrize("line", QUIET_TEXTS)
 def test_the_same_words_of_another_program_stay_silent(line: str) -> None:
     assert failure_findings(line + "\n") == [], line
+
+
+# A store read's message wrapped at "got error" (the next line holds the error) is not a cut: the net and the
+# family leave the wrapped line to the record; at the paste's end it is read.
+def test_a_store_read_wrapped_at_got_error_is_not_a_cut() -> None:
+    wrapped = "[E] store->get('0') got error\nepoch 2 done\n"
+    assert [f.code for f in failure_findings(wrapped)] == []
+    ended = "epoch 1 done\n[E] store->get('0') got error\n"
+    root = root_finding(ended)
+    assert root is not None and root.category == "rendezvous", root

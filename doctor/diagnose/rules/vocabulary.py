@@ -146,7 +146,7 @@ _DEVICE_OOM = (
     r"(?=.*(?:" + _NOT + r"out of memory|" + _NOT + _OOM + r"|resource_exhausted|"
     r"memory (?:allocation )?(?:failed|exhausted)|"
     r"failed to allocate|insufficient (?:device )?memory))"
-    r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc))"
+    r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc|\bnccl\b|\brccl\b))"
 )
 # A title names an OOM by the phase of training it struck in, without the device ('"out of memory" during
 # validation', "OOM after first epoch", "out of memory in backward pass"): a trainer's allocator, unless the
@@ -182,6 +182,8 @@ _HARDWARE = (
 _PEER = r"peer access is not supported|peer access not supported|cannot enable peer access"
 _ARCH = r"no kernel image is available|invalid device function|no binary for gpu"
 _DRIVER = r"driver version is insufficient|insufficient driver|driver/library version mismatch"
+# NCCL on Windows, where no PyTorch build has it (gloo only): a failure that names both is the platform's.
+_WINDOWS = r"\bwindows\b|\bwin(?:10|11)\b"
 
 
 def _both(what: str, how: str) -> re.Pattern[str]:
@@ -396,6 +398,15 @@ SIGNATURES = (
         (b"river version is insufficient", b"nsufficient driver", b"river/library version mismatch"),
         rb"(?i:driver version is insufficient|insufficient driver|driver/library version mismatch)",
         "failed call to cuInit: CUDA_ERROR_INSUFFICIENT_DRIVER: insufficient driver version",
+    ),
+    _row(
+        "nccl on windows",
+        _both(_WINDOWS, r"\bnccl\b"),
+        "NCCL asked of a Windows build of PyTorch, which has none",
+        C.LIBRARY_MISSING.code,
+        (b"indows", b"INDOWS", b"in10", b"in11"),
+        rb"(?i:windows|win1[01])",
+        "Using Mulit-GPU in windows system with NCCL error",
     ),
     _row(
         "start-up",
