@@ -380,6 +380,8 @@ CUDA_ERROR_WORDS = (
     "initialization error",
     "getdevicecount()",
     "cuda failure ",
+    "cuda error 80",
+    "cuda runtime error (80",
     *_DISTINCT_LOWER,
 )
 
@@ -427,6 +429,13 @@ def _numbered(number: int, message: str) -> Optional[CudaError]:
     return None
 
 
+# A title or a retyped line names the error by CUDA's number alone, after the word CUDA ("CUDA Error 802 on
+# all H200 multi-GPU jobs", "cuda error 803 after the driver update"). Only the numbers 802-804 (the system's
+# readiness and the driver combination, CUDA 10+): the low numbers are every other API's codes too and have
+# moved between CUDA releases, and 800-801 are a program's own mistakes.
+_CUDA_NUMBER_RE = re.compile(r"(?i)\bcuda(?: runtime)? error\W{0,3}(80[234])\b")
+
+
 def find_cuda_error(text: str) -> Optional[CudaError]:
     """The environment-kind CUDA error named in a line, by enum name or by message."""
     # Plain substring tests first: every line of a window passes through here, and the three
@@ -454,4 +463,8 @@ def find_cuda_error(text: str) -> Optional[CudaError]:
             return _BY_TEXT.get(m.group(0).lower())
     if "initialization error" in text and _GENERIC_RE.search(text):
         return _BY_TEXT["initialization error"]
+    if "80" in text:
+        c = _CUDA_NUMBER_RE.search(text)
+        if c is not None:
+            return _BY_NUMBER[int(c.group(1))]
     return None

@@ -278,12 +278,14 @@ def _tag(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # version") and the JIT load's refusals ("Unable to JIT load the fused_adam op due to ninja not being
 # installed.", "... due to it not being compatible due to hardware/software issue. <the op's own reason>"):
 # RUN296, as build_fit reads the builder's other checks (CUDA_HOME, "Installed CUDA version ... does not
-# match").
+# match"). The CPU optimizers' __del__ after their op never loaded (ops/adam/cpu_adam.py 0.5-0.19, adagrad,
+# lion): "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'", often a title alone.
 _OPS = lazy_re.compile(
     r"(?P<what>PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled and installed with a "
     r"different version(?:.*?Install \w+ version=(?P<built>[\w.]+), Runtime \w+ version=(?P<run>[\w.]+))?|"
     r"Unable to JIT load the (?P<op>\w+) op due to (?P<why>ninja not being installed|it not being compatible "
-    r"due to hardware/software issue\.?(?P<log>.{0,160}))"
+    r"due to hardware/software issue\.?(?P<log>.{0,160}))|"
+    r"'(?P<cls>DeepSpeedCPU\w+)' object has no attribute '(?P<handle>ds_opt_\w+)'"
 )
 
 
@@ -302,6 +304,12 @@ def _ops(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "deepspeed) or switch back to the torch it was built with"
         )
         return [row.event(hit, msg, facts, dedupe=(row.code, "ds_ops"))]
+    if m.group("cls"):
+        msg = (
+            f"DeepSpeed's {m.group('cls')} has no {m.group('handle')}: its C++ op never built or loaded (the "
+            "JIT build's output above says why: CUDA_HOME, the compiler, a toolkit that does not fit torch)"
+        )
+        return [row.event(hit, msg, {"reason": "deepspeed_op_not_loaded"}, dedupe=(row.code, "ds_ops"))]
     op, why = m.group("op"), m.group("why")
     if why.startswith("ninja"):
         msg = f"DeepSpeed cannot JIT-build its {op} op: ninja is not installed (pip install ninja)"
@@ -415,8 +423,16 @@ SIGNATURES: tuple[Signature, ...] = (
         _OPS,
         _ops,
         C.CUDA_TOOLKIT_MISMATCH.code,
-        anchors=(b"version mismatch! DeepSpeed ops were compiled", b"Unable to JIT load the "),
-        words=("version mismatch! deepspeed ops were compiled", "unable to jit load the "),
+        anchors=(
+            b"version mismatch! DeepSpeed ops were compiled",
+            b"Unable to JIT load the ",
+            b"attribute 'ds_opt_",
+        ),
+        words=(
+            "version mismatch! deepspeed ops were compiled",
+            "unable to jit load the ",
+            "attribute 'ds_opt_",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)

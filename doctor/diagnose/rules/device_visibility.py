@@ -42,7 +42,9 @@ _NO_NCCL = lazy_re.compile(
     r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC|XCCL)\b|(NCCL) support is not compiled|"
     r"the (?:distributed )?(NCCL|MPI|Gloo) backend is not available; try to recompile\b|"
     r"torch\.distributed is not available\. Cannot initialize|"
-    r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'"
+    r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'|"
+    # Caffe's caffe.cpp for -gpu with several devices in a build without NCCL (also retyped: "not avilable")
+    r"Multi-GPU execution not \w+ ?- ?rebuild with USE_(NCCL)\b"
 )
 _NO_GPU_MESSAGE = "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
 # The whole message anywhere, or a prefix of it down to "ProcessGroupNCCL is" that ends the line after
@@ -210,7 +212,7 @@ _NO_GPU_WHY = (
 
 
 def _no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    what = m.group(1) or m.group(2) or m.group(3) or "torch.distributed"
+    what = m.group(1) or m.group(2) or m.group(3) or m.group(4) or "torch.distributed"
     build = (
         "a CPU-only or ROCm/macOS build"
         if what == "NCCL"
@@ -425,6 +427,7 @@ SIGNATURES = (
             b"distributed' has no attribute",
             b"Distributed package doesn't have",
             b"available; try to recompile",
+            b"rebuild with USE_NCCL",
         ),
         worth=(
             rb"NCCL built in",
@@ -433,6 +436,7 @@ SIGNATURES = (
             rb"doesn't have \w+ built in",
             rb"Distributed package doesn't have",
             rb"available; try to recompile",
+            rb"rebuild with USE_NCCL",
             rb"distributed is not available",
             rb"distributed' has no attribute",
         ),
@@ -446,6 +450,7 @@ SIGNATURES = (
             "module 'torch.distributed' has no attribute",
             "distributed package doesn't have",
             "available; try to recompile",
+            "rebuild with use_nccl",
         ),
         anchor_from=_EXC,
         examples=("RuntimeError: NCCL support is not compiled",),

@@ -98,8 +98,12 @@ _GLOO_IFACE = lazy_re.compile(r"Unable to find address for:?\s*(\S+)")
 # "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" (a peer's address it cannot reach:
 # the wrong interface, a firewall), "... Connection refused, remote=[127.0.1.1]:17308" (a host name
 # that resolves to loopback), "... Connect timeout [none]". Network, at setup: no peer died yet.
-# (a paste may elide the middle: "Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: ...")
-_FULL_MESH = lazy_re.compile(r"Gloo connectFullMesh failed(?: with|\s*(?:\.\.\.|…))\s*(?P<why>.*)$")
+# (a paste may elide the middle: "Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: ..."; a
+# thread's title ends the message or goes on in its own words: "Gloo connectFullMesh failed when ...")
+_FULL_MESH = lazy_re.compile(
+    r"Gloo connectFullMesh failed(?: with|\s*(?:\.\.\.|…)|(?P<title>\s*$| (?:when|while|on|in|after|with)\b))"
+    r"\s*(?P<why>.*)$"
+)
 # ProcessGroupGloo's createDefaultDevice (torch 1.x-2.x) when the host name has no address at all: "Unable to
 # resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network
 # interface to bind to with GLOO_SOCKET_IFNAME." On one node that works; a peer on another node is then told
@@ -126,7 +130,7 @@ def _unresolved_host(row: Signature, hit: Hit, why: str, facts: dict[str, Any]) 
 
 
 def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    why = m.group("why").strip()
+    why = "" if m.group("title") is not None else m.group("why").strip()
     facts: dict[str, Any] = {
         "backend": "gloo",
         "phase": "connect_full_mesh",
@@ -445,8 +449,8 @@ SIGNATURES = (
         _FULL_MESH,
         _full_mesh,
         C.NCCL_SOCKET_ERROR.code,
-        anchors=(b"rror",),
-        worth=(rb"Error\b", rb"\berror\b"),
+        anchors=(b"rror", b"connectFullMesh failed"),
+        worth=(rb"Error\b", rb"\berror\b", rb"connectFullMesh failed"),
         words=("connectfullmesh",),
         anchor_from="the 'RuntimeError: ' torch raises it as (the '[E ProcessGroupGloo.cpp] ' log line "
         "before it "

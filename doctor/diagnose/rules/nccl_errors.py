@@ -86,9 +86,11 @@ _TORCH = lazy_re.compile(
     r"(?:,?\s*NCCL version (?P<ver>" + nccl_version.NUMBER + r")|[`'\"]?\s*$)"
 )
 # ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error"),
-# and in a title's capitals ("Unhandled CUDA error in ProcessGroupNCCL.cpp").
+# in a title's capitals ("Unhandled CUDA error in ProcessGroupNCCL.cpp"); ncclInternalError's, naming NCCL,
+# up to where a retyped title differs ("internal error - please report this is sue to the NCCL developers").
 _NCCL_TEXT = lazy_re.compile(
-    r"(?i:unhandled system error|unhandled cuda error)|remote process exited or there was a network error"
+    r"(?i:unhandled system error|unhandled cuda error|internal error - please report th)|"
+    r"remote process exited or there was a network error"
 )
 _OLD_TORCH = lazy_re.compile(r"NCCL Error (?P<num>\d+): (?P<err>[a-z][a-z ,-]+[a-z])")
 # NCCL's WARN record (debug.cc); NCCL <= 2.3 printed "host:pid:tid [dev] file:line WARN msg" without the word
@@ -330,14 +332,9 @@ def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if "nccl" not in near and "rccl" not in near:  # "Rccl error": RCCL (ROCm's fork) has NCCL's texts
         return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
     err = m.group(0).lower()
-    return from_detail(
-        hit,
-        last_error(hit) or _explaining_line(hit, KIND[err]),
-        {"nccl_error": err, "nccl_error_text": err},
-        None,
-        0,
-        KIND[err],
-    )
+    err = "internal error" if err.startswith("internal") else err
+    detail = last_error(hit) or _explaining_line(hit, KIND[err])
+    return from_detail(hit, detail, {"nccl_error": err, "nccl_error_text": err}, None, 0, KIND[err])
 
 
 # ProcessGroupNCCL's checks of the tensors it is given (check_gpu_single_tensor and friends, 1.0-2.x):
@@ -615,6 +612,7 @@ SIGNATURES = (
         words=(
             "unhandled system error",
             "unhandled cuda error",
+            "internal error - please report th",
             "remote process exited or there was a network error",
         ),
     ),

@@ -22,7 +22,7 @@ from pgdoctor.model import lazy_re
 
 _SHELL = lazy_re.compile(
     r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
-    r"(?:\s+\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$"
+    r"(?:\s*\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$"
 )
 _FAULTHANDLER = lazy_re.compile(
     r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|"

@@ -57,7 +57,7 @@ _RDZV_CONN = lazy_re.compile(
 # "RuntimeError: [../torch/csrc/distributed/c10d/TCPStore.cpp:1203] wait timeout after 1800000ms, keys: ..."
 _STORE_ERR = lazy_re.compile(
     # ProcessGroupNCCL's message, which a title or a cut paste may end mid-word ("... store->get('0') got e")
-    r"store->get\('([^']*)'\) (?:got error: (.*)|" + lazy_re.cut_tail("got error:") + r")|"
+    r"store->get\('([^']*)'\) (?:got error: (.*)|" + lazy_re.cut_tail("got error:") + r"|got error$)|"
     r"(?:DistNetworkError|DistStoreError): (.*)|"
     r"c10d/TCPStore\w*\.cpp:\d+\] (.*)|"
     # 1.x's store get after its timeout: "RuntimeError: Timeout waiting for key: default_pg/0/0 after 1800000
@@ -439,6 +439,8 @@ def _etcd(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 def _store_err(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     # A store read's message that ends the paste before (or in) its error: torch raised it, whatever it said.
     cut = m.group(1) is not None and (m.group(2) is None or not hit.after(1, same_rank=False))
+    if cut and hit.text.endswith("got error") and hit.after(1, same_rank=False):  # wrapped, not cut: the next
+        return None  # line holds the error; at the paste's end (a title) the read failed, whatever it said
     # TCPStore (TCPStore.cpp): "wait timeout after 300000ms, keys: /default_pg/0//cuda//0" in 2.x.
     if not cut and not re.search(
         # 1.x TCPStore's get: "Timeout waiting for key: default_pg/0/0 after 1800000 ms"

@@ -20,6 +20,7 @@ The vocabularies are words of the failure, not of one message: each needs two pa
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
@@ -69,7 +70,9 @@ _COLLECTIVE = (
 _STARTUP = (
     r"rendezvous|\brdzv|registertask|coordination[ _]?service|coordinator|master_addr|master_port|"
     r"init_process_group|initgroupstage|root ?info|topo ?detect|topoinfo|tcpstore|\bstore\b|"
-    r"jax\.distributed\.initialize|connect(?:ing)? to (?:the )?(?:master|server|coordinator|leader)"
+    r"jax\.distributed\.initialize|connect(?:ing)? to (?:the )?(?:master|server|coordinator|leader)|"
+    # torch's exception of the store by its class name (torch.distributed.DistStoreError, 2.2+)
+    r"diststore"
 )
 _REACH = (
     r"timed out|times out|timeout|deadline|refused|failed to connect|unable to connect|could not connect|"
@@ -143,7 +146,7 @@ _DEVICE_OOM = (
     r"(?=.*(?:" + _NOT + r"out of memory|" + _NOT + _OOM + r"|resource_exhausted|"
     r"memory (?:allocation )?(?:failed|exhausted)|"
     r"failed to allocate|insufficient (?:device )?memory))"
-    r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc))"
+    r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc|\bnccl\b|\brccl\b))"
 )
 # A title names an OOM by the phase of training it struck in, without the device ('"out of memory" during
 # validation', "OOM after first epoch", "out of memory in backward pass"): a trainer's allocator, unless the
@@ -159,7 +162,17 @@ _HOST = (
 _PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}out of memory|{_NOT}{_OOM}))(?=.*(?:{_PHASE}))"
 _KILLED = (
     r"killed by signal:? (?:9|killed|sigkill)|signal: killed|\bsigkill\b|exited (?:with|due to) signal 9|"
-    r"oom[-_ ]kill|out of memory: killed process|killed process \d+"
+    r"oom[-_ ]kill|out of memory: killed process|killed process \d+|"
+    # the status a launcher or a shell reports: "return code = -9", "exit code -9", "exitcode: -9", "exit -9"
+    r"(?:exit|return)[ _]?(?:code|status|value)\s*[=:]?\s*-9\b|\bexit(?:ed)? (?:with )?-9\b"
+)
+# A crash by a named fatal signal: Python's enum in a launcher's or a pool's report ("died with
+# <Signals.SIGSEGV: 11>"), a handler's banner ("Signal 7 (SIGBUS) received"), a report of its receipt.
+_CRASH_SIG = r"SIG(?:SEGV|BUS|ABRT|ILL|FPE)\b"
+_CRASH = (
+    rf"<Signals\.{_CRASH_SIG}: \d+>|\bsignal \d+ \({_CRASH_SIG}\) received|"
+    rf"(?:received|caught|got|terminated (?:with|by)|killed by|died (?:with|of)|exited (?:with|due to)|"
+    rf"crashed (?:with|by)) (?:a |the )?(?:signal:? )?(?:\d+ \()?{_CRASH_SIG}"
 )
 _HARDWARE = (
     r"device not found or invalid|device_absent|device\S* lost heartbeat|gpu (?:is )?lost|"
@@ -169,6 +182,8 @@ _HARDWARE = (
 _PEER = r"peer access is not supported|peer access not supported|cannot enable peer access"
 _ARCH = r"no kernel image is available|invalid device function|no binary for gpu"
 _DRIVER = r"driver version is insufficient|insufficient driver|driver/library version mismatch"
+# NCCL on Windows, where no PyTorch build has it (gloo only): a failure that names both is the platform's.
+_WINDOWS = r"\bwindows\b|\bwin(?:10|11)\b"
 
 
 def _both(what: str, how: str) -> re.Pattern[str]:
@@ -204,20 +219,28 @@ def _owned(hit: Hit) -> bool:
     return False
 
 
-def _build(kind: str) -> Build:
+def _build(kind: str, *, title: bool = False) -> Build:
     def build(row: Signature, hit: Hit, m: Any) -> Optional[list[Event]]:
         text = hit.text.strip()
+        if title and _TITLE_ASIDE.search(text):
+            return None
+        facts = {"inferred_from": "words", "kind": kind, "line": clip(text, 300)}
+        if title:
+            facts["read_as"] = "title"
         return [
             row.event(
                 hit,
                 f"{hit.who()} reported a failure that no known message family reads; its words are those "
                 f"of {kind}: {clip(text, 200)}",
-                {"inferred_from": "words", "kind": kind, "line": clip(text, 300)},
+                facts,
                 dedupe=(row.code, hit.rank, kind),
             )
         ]
 
     return build
+
+
+_KINDS: dict[str, str] = {}
 
 
 def _row(
@@ -229,6 +252,7 @@ def _row(
     worth: bytes,
     example: str,
 ) -> Signature:
+    _KINDS[f"words: {name}"] = kind
     return Signature(
         f"words: {name}",
         pattern,
@@ -318,9 +342,35 @@ SIGNATURES = (
         _one(_KILLED),
         "a process killed by SIGKILL",
         C.HOST_OOM_KILLED.code,
-        (b"illed", b"ILLED", b"SIGKILL", b"ignal 9", b"oom-kill", b"oom_kill", b"oom kill"),
-        rb"(?i:killed|sigkill|signal 9|oom[-_ ]kill)",
+        (
+            b"illed",
+            b"ILLED",
+            b"SIGKILL",
+            b"ignal 9",
+            b"oom-kill",
+            b"oom_kill",
+            b"oom kill",
+            b"ode -9",
+            b"ode = -9",
+            b"ode: -9",
+            b"ode=-9",
+            b"tatus -9",
+            b"tatus: -9",
+            b"xit -9",
+            b"xited -9",
+            b"xited with -9",
+        ),
+        rb"(?i:killed|sigkill|signal 9|oom[-_ ]kill|(?:code|status|exit|exited|with)\s*[=:]?\s*-9\b)",
         "SystemError: (Fatal) DataLoader process (pid 10222) exited is killed by signal: Killed.",
+    ),
+    _row(
+        "crash signal",
+        _one(_CRASH),
+        "a process that died of a fatal signal",
+        C.FATAL_SIGNAL.code,
+        (b"SIGSEGV", b"SIGBUS", b"SIGABRT", b"SIGILL", b"SIGFPE"),
+        rb"SIG(?:SEGV|BUS|ABRT|ILL|FPE)\b",
+        "An error : <Signals.SIGSEGV: 11>",
     ),
     _row(
         "peer access",
@@ -348,6 +398,15 @@ SIGNATURES = (
         (b"river version is insufficient", b"nsufficient driver", b"river/library version mismatch"),
         rb"(?i:driver version is insufficient|insufficient driver|driver/library version mismatch)",
         "failed call to cuInit: CUDA_ERROR_INSUFFICIENT_DRIVER: insufficient driver version",
+    ),
+    _row(
+        "nccl on windows",
+        _both(_WINDOWS, r"\bnccl\b"),
+        "NCCL asked of a Windows build of PyTorch, which has none",
+        C.LIBRARY_MISSING.code,
+        (b"indows", b"INDOWS", b"in10", b"in11"),
+        rb"(?i:windows|win1[01])",
+        "Using Mulit-GPU in windows system with NCCL error",
     ),
     _row(
         "start-up",
@@ -487,8 +546,9 @@ def _title(hit: Hit) -> bool:
     name a device's memory exhaustion without the program's error marker ("Cuda out of memory in
     validation", "[Bug] GPU OOM with FSDP"), and no healthy line says those words of a device, so the device
     OOM row reads a title without the marker. The other classes' words are in healthy one-line prints too
-    ("Communicator not initialized yet, initializing it lazily", "TIMEOUT(ms): 1800000"): they still need
-    it. A how-to question or a feature request names a setting, not a failure."""
+    ("Communicator not initialized yet, initializing it lazily", "TIMEOUT(ms): 1800000"): a title is read
+    for them only by `_TITLE_WORDS` below. A how-to question or a feature request names a setting, not a
+    failure."""
     return len(hit.lines) == 1 and len(hit.text) <= _TITLE_MAX and not _ASKING.match(hit.text)
 
 
@@ -498,7 +558,62 @@ _ASKING = lazy_re.compile(
     r"what is|feature|question|support|add|allow|enable|expose|make)\b"
 )
 _TITLE_ROWS = ("words: device oom", "words: device oom in cjk words", "words: oom in a training phase")
-_TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS)
+
+# The other classes in a title: their words next to each other, what failed within a few words of how it
+# failed and in one clause ("NCCL Connection refused when run horovod", "Watchdog caught collective operation
+# timeout when training", "`DistStoreError` timeout during initialization", "nccl timeout on train.py"),
+# where a healthy one-line print or a sentence that merely holds both words ("set the NCCL timeout to 2 h
+# for the allreduce") keeps them apart; the killed and crash rows' words are such pairs already. A title
+# that names a setting, a retry or a request ("NCCL timeout should be configurable", "timeout=1800",
+# "Connection refused, retrying") is not read for them.
+_GAP = r"[^.;:!?,()\[\]=\n。，；：！？]{0,32}?"
+
+
+def _near(what: str, how: str) -> re.Pattern[str]:
+    return lazy_re.compile(rf"(?i)(?:{what}){_GAP}(?:{how})|(?:{how}){_GAP}(?:{what})")
+
+
+_TIMEOUT_WORD = r"\btimed out\b|\btimes out\b|\btime ?out\b(?!s)|deadline[ _]?exceeded"
+_TITLE_STARTUP = rf"{_STARTUP}|\bc10d\b"
+_TITLE_REACH = (
+    rf"{_TIMEOUT_WORD}|\brefused\b|(?:failed|unable|could not|cannot|can't) (?:to )?connect|"
+    r"connect(?:ion)? (?:failed|error)"
+)
+_TITLE_COLLECTIVE = (
+    r"nccl|rccl|hccl|\bgloo|\bcollective|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|\bbroadcast|"
+    r"\bbarrier|watchdog|processgroup\w*|\bcommunication"
+)
+# a transport of the job, not a server: a refused connection to a store or a master is the start-up's
+_TITLE_TRANSPORT = (
+    r"nccl|rccl|hccl|\bgloo|\bmpi\b|horovod|\bucx\b|\bib\b|infiniband|\broce\b|rdma|\branks?\b|"
+    r"\bpair\.cc|connectfullmesh"
+)
+_TITLE_NET = (
+    r"connection (?:refused|reset|closed|abort\w*|timed out)|broken pipe|no route to host|"
+    r"(?:network|host) is unreachable"
+)
+_TITLE_ASIDE = lazy_re.compile(
+    r"(?i)\w_timeout|timeout_\w|\btimeout\s*(?:\(\w+\))?\s*[=:]\s*\d|"
+    r"\btime ?out (?:(?:of|to|in|is|was|at|=) )?(?:\d|seconds?\b|secs?\b|minutes?\b|mins?\b|hours?\b|ms\b)|"
+    r"\btime ?out (?:value|values|setting|settings|parameter|option|argument|flag|variable|config\w*|is set|"
+    r"set)\b|\b(?:set|setting|increase|increasing|raise|raising|change|changing|configure|configurable|"
+    r"custom|default|longer|shorter|extend|extending|adjust|adjusting|respect|respects|ignores?|ignored|"
+    r"option|parameter|documentation|docs|example|tutorial|proposal|rfc|enhancement|deprecat\w*|"
+    r"retry|retrying|retries|attempt|sending|closing signal|until|unless|such as|usually|typically|should)\b|"
+    r"\b(?:no|not|without|never|zero|0) (?:\w+ )?(?:timeouts?|time ?out|errors?|connection)\b"
+)
+_TITLE_WORDS = (
+    ("words: start-up", _near(_TITLE_STARTUP, _TITLE_REACH)),
+    ("words: collective timeout", _near(_TITLE_COLLECTIVE, _TIMEOUT_WORD)),
+    ("words: network", _near(_TITLE_TRANSPORT, _TITLE_NET)),
+    ("words: killed", _one(_KILLED)),
+    ("words: crash signal", _one(_CRASH)),
+)
+_BY_NAME = {row.name: row for row in SIGNATURES}
+_TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS) + tuple(
+    replace(_BY_NAME[name], pattern=pattern, build=_build(_KINDS[name], title=True))
+    for name, pattern in _TITLE_WORDS
+)
 
 
 def parse(hit: Hit) -> list[Event]:

@@ -1,0 +1,178 @@
+"""One-line pastes (a thread's title, one quoted error line): the classes a title is read for beyond the
+device OOM (doctor/diagnose/rules/vocabulary.py, `_TITLE_WORDS`), the words that need no error marker of
+a program's, and NCCL's and CUDA's own texts that name their failure on one line.
+
+Each positive is the family's wording in a person's title or a retyped line; each near-miss shares its
+words and names no failure (a how-to question, a request, a setting, a retry, a healthy print).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pgdoctor.diagnose.event import Hit
+from pgdoctor.diagnose.rules import vocabulary
+from pgdoctor.diagnose.text.normalize import Line
+from tests.helpers.diagnose_root import failure_findings, root_finding
+
+TITLES = [
+    # a collective timeout named with its subject (v19A-nccl_timeout-001, v19C-nccl_timeout-004)
+    (
+        "Watchdog caught collective operation timeout when training ddpm using train_unconditional.py",
+        "collective_timeout",
+    ),
+    ("nccl timeout on train_controlnet_flux.py when doing multigpu training", "collective_timeout"),
+    ("[Bug] Allreduce timed out after the first epoch on 16 nodes", "collective_timeout"),
+    ("HCCL timeout during pipeline parallel training on Ascend 910B", "collective_timeout"),
+    ("Gloo barrier times out at the end of validation", "collective_timeout"),
+    ("NCCL timeout in backward pass with FSDP", "collective_timeout"),
+    # a refused or reset connection of the job's transport (v18D-nccl_system_error-004)
+    ("NCCL Connection refused when run horovod with mpijob", "nccl_network"),
+    ("Gloo connection reset by peer on multi-node training", "nccl_network"),
+    ("Connection reset by peer between ranks on a RoCE cluster", "nccl_network"),
+    # the start-up's store or rendezvous that timed out or refused (before the transport's row)
+    ("Rendezvous timeout when launching torchrun on two nodes", "rendezvous"),
+    ("TCPStore connection refused on the second node", "rendezvous"),
+    ("init_process_group timed out with 4 nodes", "rendezvous"),
+    # SIGKILL and exit -9 (v18H-process_killed-001 has a marker; the title form has none)
+    ("deepspeed training exits with return code = -9", "host_oom"),
+    ("Training process gets SIGKILL after the first epoch", "host_oom"),
+    ("torchrun: exitcode -9 on rank 3 while loading the dataset", "host_oom"),
+    # a named fatal signal (v19E-process_killed-004, v13l-process_killed-001)
+    ("An error : <Signals.SIGSEGV: 11>", "process_crash"),
+    ("使用 DeepSpeed ZeRO-3 平均分配显存 运行一段时间后报 Signal 7 (SIGBUS) received", "process_crash"),
+    ("Dataloader worker died with <Signals.SIGABRT: 6> during evaluation", "process_crash"),
+    # the shell's report with "(core dumped)" written against it (v18D-process_killed-001)
+    ("除 Segmentation fault(core dumped) 以外无其他输出", "process_crash"),
+]
+
+
+@pytest.mark.parametrize(("title", "category"), TITLES)
+def test_a_title_in_the_words_of_its_class_reaches_that_class(title: str, category: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is not None and root.category == category, (title, root)
+
+
+def _hit(text: str) -> Hit:
+    return Hit("job.log", [Line(text, 1)], 0)
+
+
+def test_a_title_the_net_reads_is_marked_as_a_title() -> None:
+    root = root_finding("nccl timeout on train_controlnet_flux.py when doing multigpu training\n")
+    assert root is not None and root.facts.get("inferred_from") == "words"
+    assert root.facts.get("read_as") == "title"
+    assert vocabulary._title(_hit("NCCL Connection refused when run horovod with mpijob"))
+
+
+QUIET_TITLES = [
+    # questions and requests
+    "How to increase the NCCL timeout for a long evaluation?",
+    "NCCL timeout should be configurable per process group",
+    "Allow a custom barrier timeout in accelerate",
+    "[Feature] expose the rendezvous timeout in the launcher",
+    # settings and healthy prints with the same words
+    "Set NCCL timeout to 2 hours for the allreduce",
+    "collective timeout 1800 s, barrier timeout 600 s",
+    "ProcessGroupNCCL initialization options: TIMEOUT(ms): 1800000",
+    "rdzv_backend=c10d rdzv_endpoint=10.0.0.1:29400 rdzv_conf timeout=900",
+    "Rendezvous timeout is 900 seconds by default",
+    "allreduce finished with 0 timeouts in 1000 steps",
+    "HCCL_EXEC_TIMEOUT=1800 collective timeout in seconds",
+    "NCCL connection refused, retrying in 1 s (attempt 2 of 30)",
+    "Sending SIGKILL to the remaining workers of the pool",
+    "torchrun should send SIGTERM before SIGKILL",
+    "faulthandler registered for SIGSEGV and SIGBUS",
+    "signal.signal(signal.SIGSEGV, handler)",
+    "exit code -90 from the data service",
+    # prose of a document about the failure, not a report of one
+    "The other ranks wait in the collective until they time out.",
+    "Rank 0 dies at start-up and the others time out waiting for the store unless it is restarted.",
+    # the words apart, in different clauses
+    "NCCL all_reduce benchmark: 180 GB/s; connection pool warmed up in 2 s",
+]
+
+
+@pytest.mark.parametrize("title", QUIET_TITLES)
+def test_a_question_a_setting_or_a_healthy_print_with_those_words_stays_silent(title: str) -> None:
+    assert failure_findings(title + "\n") == [], title
+
+
+# The same words without a marker in a longer log are not a title: a line among others needs the marker.
+def test_a_line_of_a_longer_log_without_a_marker_stays_silent() -> None:
+    log = (
+        "epoch 1 done\nnccl timeout on train_controlnet_flux.py when doing multigpu training\nepoch 2 done\n"
+    )
+    assert failure_findings(log) == []
+
+
+# NCCL's and CUDA's own texts that name their failure in one line, retyped or by number.
+TEXTS = [
+    # ncclInternalError's text, retyped ("this is sue") without the macro's file:line (v18D-...-002)
+    ("Failed, NCCL error 'internal error - please report this is sue to the NCCL developers'", "nccl_usage"),
+    ("ncclCommInitRank: internal error - please report this issue to the NCCL developers", "nccl_usage"),
+    # CUDA's number of the system's readiness after the word CUDA (v19F-driver_env-005)
+    (
+        "CUDA Error 802 on all H200 multi-GPU HF Jobs with vLLM, across CUDA 12 and CUDA 13 images",
+        "driver_env",
+    ),
+    ("RuntimeError: cuda runtime error (802) on the HGX node", "driver_env"),
+    ("CUDA error 803 after the driver update", "driver_env"),
+    # a build without NCCL: NCCL asked of Windows (v18B-driver_env-003), Caffe's message (v19H-driver_env-001)
+    ("Using Mulit-GPU in windows system with NCCL error", "driver_env"),
+    ("RuntimeError: NCCL error on Windows 11 with torchrun", "driver_env"),
+    ("it said Multi-GPU execution not avilable -rebuild with USE_NCCL. CAN'T use two GPUS???", "driver_env"),
+    ("F0101 caffe.cpp:250] Multi-GPU execution not available - rebuild with USE_NCCL", "driver_env"),
+    # NCCL's own out-of-memory (device buffers) named in a title (v18A-cuda_oom-001)
+    ("NCCL out of memory error after updating to PyTorch 2.7", "cuda_oom"),
+    # gloo's set-up message ended by a title (v19B-nccl_system_error-002)
+    ("[QUESTION] Gloo connectFullMesh failed when the number of nodes exceeds 60", "nccl_network"),
+    ("Gloo connectFullMesh failed", "nccl_network"),
+    # the ncclUniqueId store read cut at the end of a one-line paste (v19C-rendezvous_init-003)
+    (
+        "NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but "
+        "store->get('0') got error",
+        "rendezvous",
+    ),
+    # DeepSpeed's CPU optimizer whose op never loaded, at its __del__ (v18E-driver_env-005)
+    ("AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'", "driver_env"),
+    ("AttributeError: 'DeepSpeedCPUAdagrad' object has no attribute 'ds_opt_adagrad'", "driver_env"),
+    # torch's store exception by its class name (v18D-rendezvous_init-003)
+    ("`DistStoreError` timeout during sglang initialization when `rollout_tp=16` (cross-node)", "rendezvous"),
+]
+
+
+@pytest.mark.parametrize(("line", "category"), TEXTS)
+def test_a_text_that_names_its_failure_reaches_its_class(line: str, category: str) -> None:
+    root = root_finding(line + "\n")
+    assert root is not None and root.category == category, (line, root)
+
+
+QUIET_TEXTS = [
+    # the internal-error words of another program, and CUDA's low or other numbers
+    "Internal error - please report this issue to the developers of the plugin",
+    "HTTP error 802 from the licence server",
+    "CUDA error 8020 in the telemetry export",
+    "Error 802 in the payment gateway",
+    # NCCL and Windows in a graceful fallback; NCCL's buffer setting beside an OOM that went away
+    "Windows detected: NCCL is not available, using the gloo backend",
+    "NCCL_BUFFSIZE lowered to 2 MB, out of memory gone",
+    # the op's handle in a frame's source line, not the failure
+    "    self.ds_opt_adam = CPUAdamBuilder().load()",
+    # the store's class in an import line
+    "from torch.distributed import DistStoreError, TCPStore",
+]
+
+
+@pytest.mark.parametrize("line", QUIET_TEXTS)
+def test_the_same_words_of_another_program_stay_silent(line: str) -> None:
+    assert failure_findings(line + "\n") == [], line
+
+
+# A store read's message wrapped at "got error" (the next line holds the error) is not a cut: the net and the
+# family leave the wrapped line to the record; at the paste's end it is read.
+def test_a_store_read_wrapped_at_got_error_is_not_a_cut() -> None:
+    wrapped = "[E] store->get('0') got error\nepoch 2 done\n"
+    assert [f.code for f in failure_findings(wrapped)] == []
+    ended = "epoch 1 done\n[E] store->get('0') got error\n"
+    root = root_finding(ended)
+    assert root is not None and root.category == "rendezvous", root
