@@ -32,6 +32,13 @@ Formats, read at their sources:
   the check): "ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem detected. Skipping
   transport." - the GPUDirect RDMA kernel module is not loaded, so NVSHMEM (DeepEP's internode kernels)
   cannot register GPU memory with the NIC (RUN385, tier 1: a later error that says more comes first).
+- Transformer Engine's multicast query (transformer_engine/common/util/cuda_runtime.cpp supports_multicast,
+  1.x; tex.device_supports_multicast() from initialize_ub, the tp-comm-overlap set-up of Megatron and NeMo):
+  "RuntimeError: .../transformer_engine/common/util/cuda_runtime.cpp:118 in function operator(): CUDA Error:
+  invalid argument": cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) on a driver older than
+  CUDA 12.1, which does not know the attribute (TE built with CUDA >= 12.1; newer TE checks
+  cudaDriverGetVersion first). The only call in that file that answers "invalid argument"; a paste cut
+  inside the message ("CUDA Error: inv") needs the device_supports_multicast frame above it (RUN261).
 """
 
 from __future__ import annotations
@@ -219,6 +226,34 @@ def _nvshmem_peermem(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+_TE_MULTICAST = lazy_re.compile(
+    r"transformer_engine/common/util/cuda_runtime\.cpp:(?P<line>\d+) in function operator\(\): "
+    r"CUDA (?:Driver )?Error: (?P<msg>inv[a-z ]*)"
+)
+_TE_MULTICAST_FRAME = lazy_re.compile(r"\bdevice_supports_multicast\(|\bsupports_multicast\b")
+
+
+def _te_multicast(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    msg = m.group("msg").rstrip()
+    if not "invalid argument".startswith(msg):
+        return None
+    if msg != "invalid argument" and not any(
+        _TE_MULTICAST_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False)
+    ):
+        return None  # a cut message with no multicast frame above it: another call of that file
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Transformer Engine's multicast query (device_supports_multicast) failed with "
+            "'invalid argument': the NVIDIA driver is older than CUDA 12.1 and does not know the multicast "
+            "attribute; update the driver (>= 530, 535+ for NVLink SHARP) or use a TE release that checks "
+            "the driver's version first, or run without --tp-comm-overlap",
+            {"library": "transformer_engine", "cuda_call": "cuDeviceGetAttribute", "reason": "driver_too_old"},
+            dedupe=(row.code, "te_multicast"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "slurm munge authentication failed",
@@ -272,6 +307,15 @@ SIGNATURES = (
         anchors=(b"cannot find context for '", b"has no attribute 'AF_UNIX'"),
         worth=(rb"cannot find context for 'fork", rb"has no attribute 'AF_UNIX'"),
         words=("cannot find context for", "af_unix"),
+    ),
+    Signature(
+        "transformer engine multicast query on an old driver",
+        _TE_MULTICAST,
+        _te_multicast,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"util/cuda_runtime.cpp:",),
+        worth=(rb"util/cuda_runtime\.cpp:\d+ in function operator\(\): CUDA (?:Driver )?Error: inv",),
+        words=("cuda_runtime.cpp",),
     ),
     Signature(
         "nvshmem without gpudirect rdma module",
