@@ -14,8 +14,8 @@ nccl-tests' "Test CUDA failure common.cu:941 '...'", and torch's own "device >= 
 INTERNAL ASSERT FAILED". Frameworks asked for a GPU they cannot see: Accelerate's "fp16 mixed precision
 requires a GPU", transformers' "FP16 Mixed precision training with AMP or APEX ... can only be used on
 CUDA", vLLM's "Failed to infer device type", torch.accelerator's "Cannot access accelerator device when
-none is available", transformers' GPTQ "GPU is required to quantize or run quantize model", Composer's "Precision.AMP_BF16 is not
-supported for CPU training" (it fell back to the CPU device).
+none is available", transformers' GPTQ "GPU is required to quantize or run quantize model", Composer's
+"Precision.AMP_BF16 is not supported for CPU training" (it fell back to the CPU device).
 """
 
 from __future__ import annotations

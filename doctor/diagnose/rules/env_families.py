@@ -316,8 +316,8 @@ def _iommu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         return [
             row.event(
                 hit,
-                "RCCL warned that HSA_FORCE_FINE_GRAIN_PCIE=1 is not set: RCCL's P2P over PCIe on AMD GPUs can "
-                "hang or crawl without it; export HSA_FORCE_FINE_GRAIN_PCIE=1 in the job's environment",
+                "RCCL warned that HSA_FORCE_FINE_GRAIN_PCIE=1 is not set: RCCL's P2P over PCIe on AMD GPUs "
+                "can hang or crawl without it; export HSA_FORCE_FINE_GRAIN_PCIE=1 in the job's environment",
                 {"env": m.group("env"), "reason": "hsa_fine_grain_pcie_unset", UNTIL_UP: ""},
                 dedupe=(row.code, "iommu"),
             )
@@ -544,7 +544,8 @@ SIGNATURES = (
         ),
         words=("from kernel command line", "hsa_force_fine_grain_pcie=1"),
         examples=(
-            'node1:11143:11143 [0] /src/rccl/src/init.cpp:126 NCCL WARN Missing "HSA_FORCE_FINE_GRAIN_PCIE=1" '
+            "node1:11143:11143 [0] /src/rccl/src/init.cpp:126 NCCL WARN Missing "
+            '"HSA_FORCE_FINE_GRAIN_PCIE=1" '
             "from environment which can lead to low RCCL performance, system instablity or hang!",
         ),
     ),

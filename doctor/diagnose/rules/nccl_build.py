@@ -51,7 +51,12 @@ def _min_comp_cap(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"capability {cc}.x (that needs CUDA {need[0]}.{need[1]}+): its kernels cannot run on these GPUs "
             "('no kernel image' / 'invalid device function' at the first collective); install a PyTorch or "
             f"NCCL built for CUDA {need[0]}.{need[1]} or newer",
-            {"compute_capability": int(cc), "reason": "nccl_built_for_older_cuda", **built.facts(), UNTIL_UP: ""},
+            {
+                "compute_capability": int(cc),
+                "reason": "nccl_built_for_older_cuda",
+                **built.facts(),
+                UNTIL_UP: "",
+            },
             dedupe=(row.code, "nccl_arch"),
         )
     ]

@@ -248,7 +248,11 @@ def _te_multicast(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             "'invalid argument': the NVIDIA driver is older than CUDA 12.1 and does not know the multicast "
             "attribute; update the driver (>= 530, 535+ for NVLink SHARP) or use a TE release that checks "
             "the driver's version first, or run without --tp-comm-overlap",
-            {"library": "transformer_engine", "cuda_call": "cuDeviceGetAttribute", "reason": "driver_too_old"},
+            {
+                "library": "transformer_engine",
+                "cuda_call": "cuDeviceGetAttribute",
+                "reason": "driver_too_old",
+            },
             dedupe=(row.code, "te_multicast"),
         )
     ]

@@ -64,11 +64,12 @@ _ACC_BACKEND = lazy_re.compile(
     r"Your assigned backend (?P<b>[A-Za-z0-9_:,-]+) is not (?:avaliable|available), "
     r"please use (?P<use>[\w:,-]+)"
 )
-# Caffe built without USE_NCCL (BVLC caffe 1.0, NVCaffe): the command line tool's train() "F0101 22:55:26.495918
-# 8615 caffe.cpp:254] Multi-GPU execution not available - rebuild with USE_NCCL" (parallel.cpp's
-# P2PSync says the same), and pycaffe's NCCL class (python/caffe/_caffe.cpp) whose "new_uid" and "bcast"
-# are defined only #ifdef USE_NCCL: "AttributeError: type object 'NCCL' has no attribute 'new_uid'",
-# "'NCCL' object has no attribute 'bcast'" (py-R-FCN-multiGPU, py-faster-rcnn's multi-GPU train scripts).
+# Caffe built without USE_NCCL (BVLC caffe 1.0, NVCaffe): the command line tool's train() "F0101
+# 22:55:26.495918 8615 caffe.cpp:254] Multi-GPU execution not available - rebuild with USE_NCCL"
+# (parallel.cpp's P2PSync says the same), and pycaffe's NCCL class (python/caffe/_caffe.cpp) whose
+# "new_uid" and "bcast" are defined only #ifdef USE_NCCL: "AttributeError: type object 'NCCL' has no
+# attribute 'new_uid'", "'NCCL' object has no attribute 'bcast'" (py-R-FCN-multiGPU, py-faster-rcnn's
+# multi-GPU train scripts).
 _CAFFE_NO_NCCL = lazy_re.compile(
     r"Multi-GPU execution not available - ?(?:rebuild with USE_NCCL|$)|"
     r"(?:type object|'NCCL' object) (?:'NCCL' )?has no attribute '(?P<attr>new_uid|bcast)'"
@@ -474,7 +475,11 @@ SIGNATURES = (
         _CAFFE_NO_NCCL,
         _caffe_no_nccl,
         C.COLLECTIVE_BACKEND_MISSING.code,
-        anchors=(b"Multi-GPU execution not available", b"has no attribute 'new_uid'", b"has no attribute 'bcast'"),
+        anchors=(
+            b"Multi-GPU execution not available",
+            b"has no attribute 'new_uid'",
+            b"has no attribute 'bcast'",
+        ),
         worth=(
             rb"Multi-GPU execution not available",
             rb"NCCL' has no attribute 'new_uid'",
@@ -482,7 +487,8 @@ SIGNATURES = (
         ),
         words=("multi-gpu execution not available", "no attribute 'new_uid'", "no attribute 'bcast'"),
         examples=(
-            "F0101 22:55:26.495918  8615 caffe.cpp:254] Multi-GPU execution not available - rebuild with USE_NCCL",
+            "F0101 22:55:26.495918  8615 caffe.cpp:254] Multi-GPU execution not available - rebuild "
+            "with USE_NCCL",
             "AttributeError: type object 'NCCL' has no attribute 'new_uid'",
             "AttributeError: 'NCCL' object has no attribute 'bcast'",
         ),
