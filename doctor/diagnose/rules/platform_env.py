@@ -39,6 +39,11 @@ Formats, read at their sources:
   CUDA 12.1, which does not know the attribute (TE built with CUDA >= 12.1; newer TE checks
   cudaDriverGetVersion first). The only call in that file that answers "invalid argument"; a paste cut
   inside the message ("CUDA Error: inv") needs the device_supports_multicast frame above it (RUN261).
+- TensorRT-LLM's peer-access check before its custom all-reduce (tensorrt_llm/_ipc_utils.py set_peer_access,
+  0.6-0.1x): "RuntimeError: Can't enable access between nodes 0 and 1" - cudaDeviceCanAccessPeer answered 0
+  for two GPUs of the tensor-parallel group (PCIe GPUs behind a host bridge, ACS / IOMMU, a VM, GeForce
+  cards): the engine was built with the custom all-reduce (use_custom_all_reduce) that needs P2P (RUN291,
+  the code of CUDA's own cudaErrorPeerAccessUnsupported).
 """
 
 from __future__ import annotations
@@ -258,6 +263,24 @@ def _te_multicast(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+_TRTLLM_PEER = lazy_re.compile(r"Can't enable access between nodes (?P<a>\d+) and (?P<b>\d+)")
+
+
+def _trtllm_peer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    a, b = int(m.group("a")), int(m.group("b"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: TensorRT-LLM found no peer-to-peer access between GPUs {a} and {b} "
+            "(cudaDeviceCanAccessPeer = 0: PCIe GPUs behind a host bridge, ACS / IOMMU, a VM, or GeForce "
+            "cards), which its custom all-reduce needs: rebuild the engine without it "
+            "(--use_custom_all_reduce disable) or run where the GPUs have P2P (nvidia-smi topo -p2p r)",
+            {"reason": "peer_access_unsupported", "gpus": [a, b], "library": "tensorrt_llm"},
+            dedupe=(row.code, "trtllm_peer"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "slurm munge authentication failed",
@@ -320,6 +343,14 @@ SIGNATURES = (
         anchors=(b"util/cuda_runtime.cpp:",),
         worth=(rb"util/cuda_runtime\.cpp:\d+ in function operator\(\): CUDA (?:Driver )?Error: inv",),
         words=("cuda_runtime.cpp",),
+    ),
+    Signature(
+        "tensorrt-llm peer access check",
+        _TRTLLM_PEER,
+        _trtllm_peer,
+        C.PEER_ACCESS_UNSUPPORTED.code,
+        anchors=(b"Can't enable access between nodes",),
+        words=("can't enable access between nodes",),
     ),
     Signature(
         "nvshmem without gpudirect rdma module",
