@@ -249,3 +249,69 @@ def test_nccl_built_for_an_older_cuda_than_the_gpu(version: str, cc: int) -> Non
 def test_nccl_build_near_misses_stay_silent(log: str) -> None:
     root = root_finding(log)
     assert root is None or root.code != "RUN265", root
+
+
+# -- TensorRT-LLM's peer-access check ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/tensorrt_llm/_ipc_utils.py", line 41, in '
+        "set_peer_access\n"
+        "    raise RuntimeError(\n"
+        "RuntimeError: Can't enable access between nodes 0 and 1\n",
+        "[1,1]<stderr>:RuntimeError: Can't enable access between nodes 1 and 0\n",
+    ],
+)
+def test_trtllm_peer_access_check(log: str) -> None:
+    check_root(log, "RUN291", {"reason": "peer_access_unsupported", "library": "tensorrt_llm"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "We can't enable access between nodes without opening the firewall first\n",
+        "[TensorRT-LLM][INFO] Peer access enabled between GPUs 0 and 1\n",
+    ],
+)
+def test_trtllm_peer_near_misses_stay_silent(log: str) -> None:
+    assert root_finding(log) is None
+
+
+# -- nvidia-smi's table: the Volatile Uncorr. ECC cell ------------------------------------------------------
+
+_SMI_OLD = (
+    "+-----------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0     |\n"
+    "|-------------------------------+----------------------+----------------------+\n"
+    "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+    "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n"
+    "|===============================+======================+======================|\n"
+    "|   0  Tesla V100S-PCI...  Off  | 00000000:00:07.0 Off |                    {ecc} |\n"
+    "| N/A   50C    P0   219W / 250W |   4617MiB / 32510MiB |    100%      Default |\n"
+)
+_SMI_NEW = (
+    "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
+    "|   3  NVIDIA A100-SXM4-80GB          On  |   00000000:4E:00.0 Off |                    {ecc} |\n"
+    "| N/A   34C    P0             62W /  400W |       4MiB /  81920MiB |      0%      Default |\n"
+)
+
+
+@pytest.mark.parametrize(("table", "ecc"), [(_SMI_OLD, 2), (_SMI_NEW, 1), (_SMI_NEW, 16)])
+def test_smi_table_uncorrectable_ecc(table: str, ecc: int) -> None:
+    check_root(table.format(ecc=ecc), "RUN242", {"uncorrectable_ecc": ecc})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        _SMI_OLD.format(ecc=0),
+        _SMI_NEW.format(ecc=0),
+        _SMI_NEW.replace("{ecc}", "N/A"),
+        "|   0  NVIDIA GeForce RTX 4090 WDDM  |   00000000:01:00.0  On |                  N/A |\n",
+    ],
+)
+def test_smi_table_near_misses_stay_silent(log: str) -> None:
+    assert root_finding(log) is None

@@ -125,7 +125,7 @@ _INIT_GOES_ON = lazy_re.compile(
     r"NCCL INFO (?:RCCL version|Bootstrap|NET/|Channel|comm 0x|Setting affinity|Hipruntime)|"
     # the version banner as RCCL 2.1x prints it on its own line, with no "NCCL INFO" before it (init.cc
     # showVersion: "RCCL version 2.16.5+hip5.6 HEAD:...")
-    r"^\s*RCCL version \d+\.\d+"
+    r"^\s*RCCL version\s*:?\s*\d+\.\d+"
 )
 # The kernel options, and (init.cc 2.13-2.2x) the environment variable PCIe-attached MI100/MI200 need:
 # 'Missing "HSA_FORCE_FINE_GRAIN_PCIE=1" from environment which can lead to low RCCL performance, system
