@@ -315,3 +315,24 @@ def test_smi_table_uncorrectable_ecc(table: str, ecc: int) -> None:
 )
 def test_smi_table_near_misses_stay_silent(log: str) -> None:
     assert root_finding(log) is None
+
+
+# -- Accelerate's bf16 check -------------------------------------------------------------------------------
+
+
+def test_accelerate_bf16_needs_a_supported_device() -> None:
+    log = "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\n"
+    check_root(prefixed("[rank0]: ", log), "RUN265", {"arch": "bf16"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # 0.1x's version check: the torch version's, not the device's
+        "ValueError: bf16 mixed precision requires PyTorch >= 1.10\n",
+        "UserWarning: bf16 mixed precision requires PyTorch >= 1.10 and a supported device; using fp32\n",
+    ],
+)
+def test_accelerate_bf16_near_misses_stay_silent(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN265", root
