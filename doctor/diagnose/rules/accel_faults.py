@@ -6,7 +6,9 @@ allocation failure, cgroup memory.events counters with OOM kills, and Windows' c
 Formats (read at their source):
 - NVSwitch driver (open-gpu-kernel-modules src/common/nvswitch, NVSWITCH_PRINT_SXID): "nvidia-nvswitch3:
   SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 30 sourcetrack timeout error"; "Non-fatal" records are
-  counted by the switch and corrected (silent here).
+  counted by the switch and corrected (silent here). Its second line, "SXid (PCI:0000:aa:00.0): 24007,
+  Severity 1 Engine instance 12 Sub-engine instance 00" (severity 1 = fatal, 0 = non-fatal), is read alone
+  when a paste lost the first; the third ("24007, Data {0x...}") says nothing of its severity.
 - The Xid 74 message body (RM knvlink): "NVLink: fatal error detected on link 2(0x0, 0x0, 0x10000, ...)",
   pasted alone (the NVRM Xid record itself is rules/gpu_hardware.py's).
 - amdgpu gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c: "amdgpu 0000:c1:00.0: amdgpu: [gfxhub0] no-retry page
@@ -39,7 +41,10 @@ from pgdoctor.model import lazy_re
 # -- NVSwitch SXid -----------------------------------------------------------------------------------------
 _SXID = lazy_re.compile(
     r"(?:nvidia-nvswitch(?P<sw>\d+): )?SXid \(PCI:(?P<bus>[0-9a-fA-F:.]+)\): (?P<sxid>\d{1,6}), "
-    r"(?P<sev>Fatal|Non-fatal|Non-Fatal)(?:, Link (?P<link>\d+))?(?P<rest>[^\n]*)"
+    r"(?:(?P<sev>Fatal|Non-fatal|Non-Fatal)(?:, Link (?P<link>\d+))?(?P<rest>[^\n]*)|"
+    # the record's second line (_nvswitch_dump_error_entry, error_nvswitch.c): "Severity %d Engine instance
+    # %02d Sub-engine instance %02d", NVSWITCH_ERROR_SEVERITY_FATAL being 1; pasted without its first line
+    r"Severity (?P<sevn>[01]) Engine instance (?P<eng>\d+))"
 )
 
 
@@ -47,7 +52,7 @@ _SW = lazy_re.compile(r"nvidia-nvswitch(\d+)")
 
 
 def _sxid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if m.group("sev") != "Fatal":
+    if m.group("sev") != "Fatal" and m.group("sevn") != "1":
         return []  # counted and corrected by the switch: not a failure
     # the "nvidia-nvswitch3: " before the record reads as a host prefix (text/normalize.py)
     sw = m.group("sw")
@@ -63,7 +68,7 @@ def _sxid(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["nvswitch"] = int(sw)
     if m.group("link"):
         facts["nvlink"] = int(m.group("link"))
-    what = m.group("rest").strip(" ,.")
+    what = (m.group("rest") or "").strip(" ,.")
     return [
         row.event(
             hit,

@@ -6,9 +6,9 @@ GPU arch an extension build asks for, torchvision's and DeepSpeed's and apex's v
 version incompatibility and CUDNN_STATUS_VERSION_MISMATCH, Ninja missing for a JIT build, an xFormers
 wheel without CUDA kernels (RUN296); torch's capability check ("with CUDA capability sm_86 is not
 compatible with the current PyTorch installation"), NVRTC older than the GPU, CUDNN_STATUS_ARCH_MISMATCH,
-inductor's Triton check, flash-attn's and transformers' bf16 GPU checks, ROCm's hipErrorNoBinaryForGpu
-(RUN265); bitsandbytes' CUDA set-up (RUN263). The driver and the devices themselves are
-rules/driver_env.py's.
+inductor's Triton check, flash-attn's, transformers' and Accelerate's bf16 GPU checks, ROCm's
+hipErrorNoBinaryForGpu (RUN265); bitsandbytes' CUDA set-up (RUN263). The driver and the devices themselves
+are rules/driver_env.py's.
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ _ARCH = lazy_re.compile(
     r"FlashAttention backward for head dim > \d+ requires A100/A800 or H100/H800|"
     r"Cannot use FlashAttention-2 backend for Volta and Turing GPUs|"
     r"Your setup doesn't support bf16/gpu|"
+    # Accelerate's Accelerator and `accelerate launch` (0.2x-1.x) when is_bf16_available() is False on the
+    # device it got (a pre-Ampere GPU, or none): "ValueError: bf16 mixed precision requires PyTorch >= 1.10
+    # and a supported device." (0.1x's "... requires PyTorch >= 1.10" alone is the torch version's, not read)
+    r"bf16 mixed precision requires PyTorch >= 1\.10 and a supported device|"
     # vLLM's dtype check: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0."
     r"Bfloat16 is only supported on GPUs with compute capability of at least|"
     r"hipErrorNoBinaryForGpu: Unable to find code object for all current devices|"
@@ -350,6 +354,7 @@ SIGNATURES = (
             b"support bf16/gpu",
             b"Bfloat16 is only supported",
             b"rocBLAS error",
+            b"and a supported device",
         ),
         worth=(
             rb"CUDA capability",
@@ -363,6 +368,7 @@ SIGNATURES = (
             rb"support bf16/gpu",
             rb"Bfloat16 is only supported",
             rb"rocBLAS error",
+            rb"and a supported device",
         ),
         words=(
             "cuda capability",
@@ -376,6 +382,7 @@ SIGNATURES = (
             "support bf16/gpu",
             "bfloat16 is only supported",
             "rocblas error",
+            "and a supported device",
         ),
     ),
     Signature(

@@ -14,7 +14,8 @@ nccl-tests' "Test CUDA failure common.cu:941 '...'", and torch's own "device >= 
 INTERNAL ASSERT FAILED". Frameworks asked for a GPU they cannot see: Accelerate's "fp16 mixed precision
 requires a GPU", transformers' "FP16 Mixed precision training with AMP or APEX ... can only be used on
 CUDA", vLLM's "Failed to infer device type", torch.accelerator's "Cannot access accelerator device when
-none is available", transformers' GPTQ "GPU is required to quantize or run quantize model".
+none is available", transformers' GPTQ "GPU is required to quantize or run quantize model", Composer's
+"Precision.AMP_BF16 is not supported for CPU training" (it fell back to the CPU device).
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ _FRAMEWORK_NO_GPU = lazy_re.compile(
     r"You requested to find \d+ devices but only \d+ are currently available\. The devices \[[^\]]*\] are "
     r"occupied by other processes|"
     r"GPUs requested but none are available|"
+    # Composer's Trainer (trainer.py _validate_precision, 0.1x-0.3x) on the CPU device it picks when
+    # torch.cuda.is_available() is False: "ValueError: Precision.AMP_BF16 is not supported for CPU training."
+    r"Precision\.(?:AMP_BF16|AMP_FP16|AMP_FP8|FP16|BF16) is not supported for CPU training|"
     r"(?:ValueError|RuntimeError|AssertionError|Exception): (?:Cuda|CUDA) is not available\.?\s*$"
 )
 # More GPUs asked for than there are: vLLM's Ray executor ("ValueError: The number of required GPUs exceeds
@@ -498,6 +502,7 @@ SIGNATURES = (
             b"is not available",
             b"You requested to find",
             b"none are available",
+            b"is not supported for CPU training",
         ),
         worth=(
             rb"You requested (?:GPUs|gpus?):",
@@ -512,6 +517,7 @@ SIGNATURES = (
             rb"(?:Cuda|CUDA) is not available",
             rb"You requested to find \d+ devices but",
             rb"GPUs requested but none are available",
+            rb"is not supported for CPU training",
         ),
         words=(
             "you requested gpu",
@@ -526,6 +532,7 @@ SIGNATURES = (
             "cuda is not available",
             "you requested to find",
             "none are available",
+            "is not supported for cpu training",
         ),
     ),
     Signature(

@@ -122,9 +122,18 @@ _NO_MODULE = lazy_re.compile(r"No module named '(?P<m>[\w.]+)'")
 # RCCL's init going on after the warning (its version banner, bootstrap, plugin and transport lines): the log
 # shows an init that began and then never came up.
 _INIT_GOES_ON = lazy_re.compile(
-    r"NCCL INFO (?:RCCL version|Bootstrap|NET/|Channel|comm 0x|Setting affinity|Hipruntime)"
+    r"NCCL INFO (?:RCCL version|Bootstrap|NET/|Channel|comm 0x|Setting affinity|Hipruntime)|"
+    # the version banner as RCCL 2.1x prints it on its own line, with no "NCCL INFO" before it (init.cc
+    # showVersion: "RCCL version 2.16.5+hip5.6 HEAD:...")
+    r"^\s*RCCL version\s*:?\s*\d+\.\d+"
 )
-_IOMMU = lazy_re.compile(r"Missing \\?\"(?P<opt>iommu=pt|amd_iommu=on)\\?\" from kernel command line")
+# The kernel options, and (init.cc 2.13-2.2x) the environment variable PCIe-attached MI100/MI200 need:
+# 'Missing "HSA_FORCE_FINE_GRAIN_PCIE=1" from environment which can lead to low RCCL performance, system
+# instablity or hang!'
+_IOMMU = lazy_re.compile(
+    r"Missing \\?\"(?P<opt>iommu=pt|amd_iommu=on)\\?\" from kernel command line|"
+    r"Missing \\?\"(?P<env>HSA_FORCE_FINE_GRAIN_PCIE=1)\\?\" from environment"
+)
 # A communicator that came up, or a test that ran to its results: the warning was then only a warning.
 _CAME_UP = lazy_re.compile(
     r"Init COMPLETE|Avg bus bandwidth|Out of bounds values|ncclCommInitRank\w* .*Init COMPLETE"
@@ -303,6 +312,16 @@ def _iommu(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         return None
     if not any(_INIT_GOES_ON.search(ln.text) for ln in after):
         return None  # the warning alone: every init on such a host prints it, healthy ones too
+    if m.group("env"):
+        return [
+            row.event(
+                hit,
+                "RCCL warned that HSA_FORCE_FINE_GRAIN_PCIE=1 is not set: RCCL's P2P over PCIe on AMD GPUs "
+                "can hang or crawl without it; export HSA_FORCE_FINE_GRAIN_PCIE=1 in the job's environment",
+                {"env": m.group("env"), "reason": "hsa_fine_grain_pcie_unset", UNTIL_UP: ""},
+                dedupe=(row.code, "iommu"),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -518,9 +537,17 @@ SIGNATURES = (
         _iommu,
         C.ROCM_IOMMU_NOT_PT.code,
         tier=1,
-        anchors=(b"from kernel command line",),
-        worth=(rb"Missing \\?\"(?:amd_)?iommu=\w+\\?\" from kernel command line",),
-        words=("from kernel command line",),
+        anchors=(b"from kernel command line", b"HSA_FORCE_FINE_GRAIN_PCIE=1"),
+        worth=(
+            rb"Missing \\?\"(?:amd_)?iommu=\w+\\?\" from kernel command line",
+            rb"Missing \\?\"HSA_FORCE_FINE_GRAIN_PCIE=1\\?\" from environment",
+        ),
+        words=("from kernel command line", "hsa_force_fine_grain_pcie=1"),
+        examples=(
+            "node1:11143:11143 [0] /src/rccl/src/init.cpp:126 NCCL WARN Missing "
+            '"HSA_FORCE_FINE_GRAIN_PCIE=1" '
+            "from environment which can lead to low RCCL performance, system instablity or hang!",
+        ),
     ),
     Signature(
         "glog check of an nccl result",

@@ -4,9 +4,11 @@ Formats: nvidia-smi's and NVML's "Unable to determine the device handle for GPU0
 / "... GPU is lost. Reboot the system to recover this GPU", the same status as pynvml's NVMLError_GpuIsLost,
 go-nvml's ERROR_GPU_IS_LOST, NCCL's and slurmstepd's lower-case "nvml ... GPU is lost" (RUN243); NVML's
 NVML_ERROR_RESET_REQUIRED ("GPU requires restart", NVMLError_ResetRequired) (RUN293); `nvidia-smi -q`'s
-memory-health fields that say Yes (RUN242); DCGM's diagnostic verdicts (an Xid it detected, uncorrectable
-memory errors, a fatal NVSwitch SXID). The kernel's records (NVRM, AER, amdgpu) are
-rules/gpu_hardware.py's, offered every hit first.
+memory-health fields that say Yes, and the summary table's "Volatile Uncorr. ECC" cell above zero on a GPU's
+row ("|   0  Tesla V100S-PCI...  Off  | 00000000:00:07.0 Off |                    2 |", every layout since
+the 3xx drivers: the cell ends the GPU's first row; 0 on a healthy GPU, N/A without ECC; tier 1) (RUN242);
+DCGM's diagnostic verdicts (an Xid it detected, uncorrectable memory errors, a fatal NVSwitch SXID). The
+kernel's records (NVRM, AER, amdgpu) are rules/gpu_hardware.py's, offered every hit first.
 """
 
 from __future__ import annotations
@@ -124,6 +126,12 @@ _NVML_RESET = lazy_re.compile(
 # healthy GPU's answer and is not matched.
 _SMI_MEMORY = lazy_re.compile(
     r"^\s*(Remapping Failure Occurred|Pending Page Blacklist|Pending)\s*:\s*Yes\s*$"
+)
+
+# nvidia-smi's table, a GPU's first row: index, name, Persistence-M | Bus-Id, Disp.A | Volatile Uncorr. ECC.
+_SMI_ROW_ECC = lazy_re.compile(
+    r"^\|\s*(?P<idx>\d{1,2})\s+(?P<name>\S[^|]*?)\s+(?:On|Off|TCC|WDDM)\s*\|\s*"
+    r"(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+(?:On|Off)\s*\|\s*(?P<ecc>\d{1,9})\s*\|"
 )
 
 # `nvidia-smi -q`'s error sections of a healthy GPU: the headings ("ECC Errors", "Xid Errors") and counters
@@ -335,6 +343,30 @@ def _smi_memory(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+def _smi_row_ecc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    count = int(m.group("ecc"))
+    if count == 0:
+        return []  # a healthy GPU's row: owned, so that no reader of words takes the table for a failure
+    bus = m.group("bus").lower()
+    return [
+        row.event(
+            hit,
+            f"nvidia-smi counts {count} volatile uncorrectable ECC error(s) on GPU {m.group('idx')} "
+            f"({m.group('name').strip()}, {bus}) since the driver loaded: its memory failed under a job; "
+            "drain the node, read `nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT`, reset the GPU",
+            {
+                "gpu": int(m.group("idx")),
+                "pci_bus_id": bus,
+                "uncorrectable_ecc": count,
+                "nvidia_smi": "table",
+            },
+            # the trace of an error another record names (Xid 48/63/94/95): below it
+            tier=1,
+            dedupe=(row.code, "smi-table", bus),
+        )
+    ]
+
+
 def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional[list[Event]]:
     bus = m.group(1).lower() if m else ""
     facts = {"pci_bus_id": bus, "nvml_error": m.group(2) if m else "GPU is lost"}
@@ -391,6 +423,20 @@ SIGNATURES = (
         anchors=(b"Occurred", b"Blacklist", b"Pending"),
         worth=(rb"(?:Occurred|Blacklist|Pending)\s*:\s*Yes",),
         words=("remapping failure occurred", "pending page blacklist", "pending"),
+    ),
+    Signature(
+        "nvidia-smi table uncorrectable ecc",
+        _SMI_ROW_ECC,
+        _smi_row_ecc,
+        C.GPU_ECC.code,
+        anchors=(b"Off |", b"On |"),
+        worth=(rb"\.[0-7]\s+(?:On|Off)\s*\|\s*\d{1,9}\s*\|",),
+        words=("off |", "on |"),
+        anchor_from="the Disp.A cell's 'Off |' / 'On |' before the ECC count",
+        examples=(
+            "|   0  Tesla V100S-PCI...  Off  | 00000000:00:07.0 Off |                    2 |",
+            "|   3  NVIDIA A100-SXM4-80GB          On  |   00000000:4E:00.0 On |                    1 |",
+        ),
     ),
     Signature(
         "nvidia-smi error sections at zero",

@@ -32,6 +32,18 @@ Formats, read at their sources:
   the check): "ibrc.cpp:nvshmemt_init:1851: neither nv_peer_mem, or nvidia_peermem detected. Skipping
   transport." - the GPUDirect RDMA kernel module is not loaded, so NVSHMEM (DeepEP's internode kernels)
   cannot register GPU memory with the NIC (RUN385, tier 1: a later error that says more comes first).
+- Transformer Engine's multicast query (transformer_engine/common/util/cuda_runtime.cpp supports_multicast,
+  1.x; tex.device_supports_multicast() from initialize_ub, the tp-comm-overlap set-up of Megatron and NeMo):
+  "RuntimeError: .../transformer_engine/common/util/cuda_runtime.cpp:118 in function operator(): CUDA Error:
+  invalid argument": cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) on a driver older than
+  CUDA 12.1, which does not know the attribute (TE built with CUDA >= 12.1; newer TE checks
+  cudaDriverGetVersion first). The only call in that file that answers "invalid argument"; a paste cut
+  inside the message ("CUDA Error: inv") needs the device_supports_multicast frame above it (RUN261).
+- TensorRT-LLM's peer-access check before its custom all-reduce (tensorrt_llm/_ipc_utils.py set_peer_access,
+  0.6-0.1x): "RuntimeError: Can't enable access between nodes 0 and 1" - cudaDeviceCanAccessPeer answered 0
+  for two GPUs of the tensor-parallel group (PCIe GPUs behind a host bridge, ACS / IOMMU, a VM, GeForce
+  cards): the engine was built with the custom all-reduce (use_custom_all_reduce) that needs P2P (RUN291,
+  the code of CUDA's own cudaErrorPeerAccessUnsupported).
 """
 
 from __future__ import annotations
@@ -219,6 +231,56 @@ def _nvshmem_peermem(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+_TE_MULTICAST = lazy_re.compile(
+    r"transformer_engine/common/util/cuda_runtime\.cpp:(?P<line>\d+) in function operator\(\): "
+    r"CUDA (?:Driver )?Error: (?P<msg>inv[a-z ]*)"
+)
+_TE_MULTICAST_FRAME = lazy_re.compile(r"\bdevice_supports_multicast\(|\bsupports_multicast\b")
+
+
+def _te_multicast(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    msg = m.group("msg").rstrip()
+    if not "invalid argument".startswith(msg):
+        return None
+    if msg != "invalid argument" and not any(
+        _TE_MULTICAST_FRAME.search(ln.text) for ln in hit.before(12, same_rank=False)
+    ):
+        return None  # a cut message with no multicast frame above it: another call of that file
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Transformer Engine's multicast query (device_supports_multicast) failed with "
+            "'invalid argument': the NVIDIA driver is older than CUDA 12.1 and does not know the multicast "
+            "attribute; update the driver (>= 530, 535+ for NVLink SHARP) or use a TE release that checks "
+            "the driver's version first, or run without --tp-comm-overlap",
+            {
+                "library": "transformer_engine",
+                "cuda_call": "cuDeviceGetAttribute",
+                "reason": "driver_too_old",
+            },
+            dedupe=(row.code, "te_multicast"),
+        )
+    ]
+
+
+_TRTLLM_PEER = lazy_re.compile(r"Can't enable access between nodes (?P<a>\d+) and (?P<b>\d+)")
+
+
+def _trtllm_peer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    a, b = int(m.group("a")), int(m.group("b"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: TensorRT-LLM found no peer-to-peer access between GPUs {a} and {b} "
+            "(cudaDeviceCanAccessPeer = 0: PCIe GPUs behind a host bridge, ACS / IOMMU, a VM, or GeForce "
+            "cards), which its custom all-reduce needs: rebuild the engine without it "
+            "(--use_custom_all_reduce disable) or run where the GPUs have P2P (nvidia-smi topo -p2p r)",
+            {"reason": "peer_access_unsupported", "gpus": [a, b], "library": "tensorrt_llm"},
+            dedupe=(row.code, "trtllm_peer"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "slurm munge authentication failed",
@@ -272,6 +334,23 @@ SIGNATURES = (
         anchors=(b"cannot find context for '", b"has no attribute 'AF_UNIX'"),
         worth=(rb"cannot find context for 'fork", rb"has no attribute 'AF_UNIX'"),
         words=("cannot find context for", "af_unix"),
+    ),
+    Signature(
+        "transformer engine multicast query on an old driver",
+        _TE_MULTICAST,
+        _te_multicast,
+        C.DRIVER_TOO_OLD.code,
+        anchors=(b"util/cuda_runtime.cpp:",),
+        worth=(rb"util/cuda_runtime\.cpp:\d+ in function operator\(\): CUDA (?:Driver )?Error: inv",),
+        words=("cuda_runtime.cpp",),
+    ),
+    Signature(
+        "tensorrt-llm peer access check",
+        _TRTLLM_PEER,
+        _trtllm_peer,
+        C.PEER_ACCESS_UNSUPPORTED.code,
+        anchors=(b"Can't enable access between nodes",),
+        words=("can't enable access between nodes",),
     ),
     Signature(
         "nvshmem without gpudirect rdma module",

@@ -20,7 +20,9 @@ Formats, read at their sources:
   ChainerMN 5-7 and cupyx.distributed word it: "NCCL is not available. Please confirm that NCCL is enabled
   in CuPy." and cupyx's bare "RuntimeError: NCCL is not available" (RUN334; the wordings that name NCCL's
   version, "PureNcclCommunicator requires NCCL 2.0+, ..." and Chainer's "NCCL is not enabled.
-  MultiprocessParallelUpdater requires NCCL.", are RUN195's, driver_env too).
+  MultiprocessParallelUpdater requires NCCL.", are RUN195's, driver_env too); Caffe built without USE_NCCL:
+  "Multi-GPU execution not available - rebuild with USE_NCCL" (tools/caffe.cpp), pycaffe's "type object
+  'NCCL' has no attribute 'new_uid'" (RUN334).
 - XLA's PjRt / local client (xla/pjrt, xla/python/local_client.cc): "executable is built for device CUDA:0
   of type \"TITAN V\"; cannot run it on device CUDA:1 of type \"Quadro K2200\"": one replicated program over
   GPUs of different models; the other replicas then wait at the all-reduce rendezvous (RUN335).
@@ -61,6 +63,16 @@ _UNKNOWN_BACKEND = lazy_re.compile(r"Unknown communication backend: (?P<b>[A-Za-
 _ACC_BACKEND = lazy_re.compile(
     r"Your assigned backend (?P<b>[A-Za-z0-9_:,-]+) is not (?:avaliable|available), "
     r"please use (?P<use>[\w:,-]+)"
+)
+# Caffe built without USE_NCCL (BVLC caffe 1.0, NVCaffe): the command line tool's train() "F0101
+# 22:55:26.495918 8615 caffe.cpp:254] Multi-GPU execution not available - rebuild with USE_NCCL"
+# (parallel.cpp's P2PSync says the same), and pycaffe's NCCL class (python/caffe/_caffe.cpp) whose
+# "new_uid" and "bcast" are defined only #ifdef USE_NCCL: "AttributeError: type object 'NCCL' has no
+# attribute 'new_uid'", "'NCCL' object has no attribute 'bcast'" (py-R-FCN-multiGPU, py-faster-rcnn's
+# multi-GPU train scripts).
+_CAFFE_NO_NCCL = lazy_re.compile(
+    r"Multi-GPU execution not available - ?(?:rebuild with USE_NCCL|$)|"
+    r"(?:type object|'NCCL' object) (?:'NCCL' )?has no attribute '(?P<attr>new_uid|bcast)'"
 )
 _NO_BACKEND_TYPE = lazy_re.compile(r"No backend type associated with device type (?P<dev>\w+)")
 # c10d's GlooDeviceFactory (torch/csrc/distributed/c10d/GlooDeviceFactory.cpp, 1.x-2.x): the registry has no
@@ -167,6 +179,19 @@ def _unknown_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
             "without tensor parallelism",
             {"backend": b, "reason": "backend_not_built"},
             dedupe=(row.code, "unknown", b),
+        )
+    ]
+
+
+def _caffe_no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: this Caffe was built without NCCL ({m.group(0).strip()}), so it cannot train on "
+            "several GPUs: rebuild it with USE_NCCL=1 (Makefile.config) or -DUSE_NCCL=ON (CMake) against an "
+            "installed NCCL, then reinstall pycaffe",
+            {"backend": "nccl", "framework": "caffe", "reason": "backend_not_built"},
+            dedupe=(row.code, "caffe"),
         )
     ]
 
@@ -444,6 +469,29 @@ SIGNATURES = (
         anchors=(b"Unknown communication backend: ",),
         worth=(rb"Unknown communication backend: ",),
         words=("unknown communication backend",),
+    ),
+    Signature(
+        "caffe built without nccl",
+        _CAFFE_NO_NCCL,
+        _caffe_no_nccl,
+        C.COLLECTIVE_BACKEND_MISSING.code,
+        anchors=(
+            b"Multi-GPU execution not available",
+            b"has no attribute 'new_uid'",
+            b"has no attribute 'bcast'",
+        ),
+        worth=(
+            rb"Multi-GPU execution not available",
+            rb"NCCL' has no attribute 'new_uid'",
+            rb"'NCCL' object has no attribute 'bcast'",
+        ),
+        words=("multi-gpu execution not available", "no attribute 'new_uid'", "no attribute 'bcast'"),
+        examples=(
+            "F0101 22:55:26.495918  8615 caffe.cpp:254] Multi-GPU execution not available - rebuild "
+            "with USE_NCCL",
+            "AttributeError: type object 'NCCL' has no attribute 'new_uid'",
+            "AttributeError: 'NCCL' object has no attribute 'bcast'",
+        ),
     ),
     Signature(
         "accelerate's assigned backend not available",

@@ -1,0 +1,338 @@
+"""Rule writer r3's families (2026-12-06), each read at its source, with a near-miss per row:
+
+- the NVSwitch SXid record's second line, "Severity 1 Engine instance 12 Sub-engine instance 00"
+  (open-gpu-kernel-modules error_nvswitch.c _nvswitch_dump_error_entry; NVSWITCH_ERROR_SEVERITY_FATAL = 1),
+  pasted without its first line (rules/accel_faults.py, RUN347);
+- RCCL's init warnings (init.cc) followed by the version banner printed on its own line ("RCCL version
+  2.16.5+hip5.6 HEAD:...") and its 'Missing "HSA_FORCE_FINE_GRAIN_PCIE=1" from environment' sibling
+  (rules/env_families.py, RUN354);
+- Caffe built without USE_NCCL: tools/caffe.cpp "Multi-GPU execution not available - rebuild with USE_NCCL",
+  pycaffe's NCCL class without new_uid / bcast (python/caffe/_caffe.cpp) (rules/stack_fit.py, RUN334);
+- Composer's _validate_precision on the CPU device it fell back to: "Precision.AMP_BF16 is not supported for
+  CPU training." (rules/device_visibility.py, RUN262);
+- Transformer Engine's supports_multicast (common/util/cuda_runtime.cpp) on a driver older than CUDA 12.1:
+  "CUDA Error: invalid argument" (rules/platform_env.py, RUN261);
+- NCCL 2.3-2.6's "Min Comp Cap N" under a banner "+cudaX.Y" whose CUDA has no code for capability N
+  (rules/nccl_build.py, RUN265).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import check_root, failure_findings, prefixed, root_finding
+
+# -- NVSwitch SXid, the record's severity line --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[38889.018130] nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 12033, Severity 1 Engine instance 00 "
+        "Sub-engine instance 00",
+        "192.168.11.119: kern:     err: [2026-04-22T21:25:20.466440686Z]: nvidia-nvswitch1: SXid "
+        "(PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine instance 00",
+        "kernel: nvidia-nvswitch3: SXid (PCI:0000:86:00.0): 22013, Severity 1 Engine instance 05 Sub-engine "
+        "instance 01",
+    ],
+)
+def test_sxid_severity_line_alone_is_a_fatal_sxid(line: str) -> None:
+    check_root(line + "\n", "RUN347", {"severity": "fatal"})
+
+
+def test_sxid_first_and_second_line_are_one_finding() -> None:
+    log = (
+        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Fatal, Link 30 sourcetrack timeout error\n"
+        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 30 "
+        "Sub-engine instance 00\n"
+        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Data {0x10000000, 0x10008100, 0x10000000}\n"
+    )
+    found = [f for f in failure_findings(log) if f.code == "RUN347"]
+    assert len(found) == 1 and found[0].facts.get("nvlink") == 30, found
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # severity 0: non-fatal, corrected by the switch
+        "nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 20009, Severity 0 Engine instance 28 "
+        "Sub-engine instance 00",
+        # the third line says nothing of the severity
+        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Data {0x10000000, 0x10008100, 0x10000000, 0x0}",
+        "nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 20009, Non-fatal, Link 28 RX Short Error Rate",
+    ],
+)
+def test_sxid_near_misses_stay_silent(line: str) -> None:
+    assert root_finding(line + "\n") is None
+
+
+# -- RCCL's init warnings ----------------------------------------------------------------------------------
+
+_RCCL_WARNS = (
+    "g1064:11143:11143 [0] NCCL INFO Bootstrap : Using bond0:10.64.4.21<0>\n"
+    'g1064:11143:11143 [0] /src/extlibs/rccl/build/src/init.cpp:120 NCCL WARN Missing "amd_iommu=on" from '
+    "kernel command line which can lead to system instablity or hang!\n"
+    'g1064:11143:11143 [0] /src/extlibs/rccl/build/src/init.cpp:122 NCCL WARN Missing "iommu=pt" from '
+    "kernel command line which can lead to system instablity or hang!\n"
+)
+_UP = "g1064:11143:11200 [0] NCCL INFO comm 0x5581d0 rank 0 nranks 8 cudaDev 0 busId 29000 - Init COMPLETE\n"
+_HSA_WARN = (
+    "g1064:11143:11143 [0] /src/extlibs/rccl/build/src/init.cpp:126 NCCL WARN Missing "
+    '"HSA_FORCE_FINE_GRAIN_PCIE=1" from environment which can lead to low RCCL performance, system '
+    "instablity or hang!\n"
+)
+
+
+def test_rccl_warning_then_bare_version_banner() -> None:
+    check_root(
+        _RCCL_WARNS + "RCCL version 2.16.5+hip5.6 HEAD:a5a1d6e\n", "RUN354", {"kernel_option": "amd_iommu=on"}
+    )
+
+
+def test_rccl_hsa_fine_grain_warning_then_init_goes_on() -> None:
+    log = _HSA_WARN + "RCCL version 2.18.3+hip6.0 HEAD:bb2d7c9\n"
+    check_root(log, "RUN354", {"env": "HSA_FORCE_FINE_GRAIN_PCIE=1"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        _HSA_WARN,  # the warning alone: every init on such a host prints it
+        _RCCL_WARNS + "RCCL version 2.16.5+hip5.6 HEAD:a5a1d6e\n" + _UP,
+        _HSA_WARN + "RCCL version 2.18.3+hip6.0 HEAD:bb2d7c9\n" + _UP,
+        "echo 'RCCL version 2.16.5 is installed'\n",
+    ],
+)
+def test_rccl_near_misses_stay_silent(log: str) -> None:
+    assert root_finding(log) is None
+
+
+# -- Caffe built without NCCL ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "F0101 22:55:26.495918  8615 caffe.cpp:254] Multi-GPU execution not available - rebuild "
+        "with USE_NCCL\n"
+        "*** Check failure stack trace: ***\n",
+        "F0920 17:05:47.221035 23925 caffe.cpp:254] Multi-GPU execution not available -\n"
+        "rebuild with USE_NCCL\n",
+        "Traceback (most recent call last):\n"
+        '  File "./tools/train_net_multi_gpu.py", line 109, in <module>\n'
+        "    uid = caffe.NCCL.new_uid()\n"
+        "AttributeError: type object 'NCCL' has no attribute 'new_uid'\n",
+        "AttributeError: 'NCCL' object has no attribute 'bcast'\n",
+    ],
+)
+def test_caffe_without_nccl(log: str) -> None:
+    check_root(log, "RUN334", {"framework": "caffe", "reason": "backend_not_built"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "I0101 22:55:26.495918  8615 caffe.cpp:248] Starting Optimization\n"
+        "I0101 22:55:26.495918  8615 caffe.cpp:252] Using GPUs 0, 1\n",
+        "AttributeError: type object 'Config' has no attribute 'new_uids'\n",
+        "AttributeError: 'Tensor' object has no attribute 'bcast_to'\n",
+    ],
+)
+def test_caffe_near_misses_are_not_a_missing_backend(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN334", root
+
+
+# -- Composer on the CPU device ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Precision.AMP_BF16 is not supported for CPU training.",
+        "ValueError: Precision.AMP_FP16 is not supported for CPU training.",
+        "[rank0]: ValueError: Precision.AMP_FP8 is not supported for CPU training.",
+    ],
+)
+def test_composer_precision_on_cpu(line: str) -> None:
+    check_root(line + "\n", "RUN262", {"reason": "no_visible_device"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "UserWarning: FSDP is not applicable for single-GPU training. Reverting to DDP.\n",
+        "INFO composer.trainer.trainer: Using precision Precision.AMP_BF16\n",
+        "Precision.FP32 is supported for CPU training; AMP needs a GPU (see the docs)\n",
+    ],
+)
+def test_composer_near_misses_stay_silent(log: str) -> None:
+    assert root_finding(log) is None
+
+
+# -- Transformer Engine's multicast query on an old driver -----------------------------------------------
+
+_TE_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.12/dist-packages/transformer_engine/pytorch/module/base.py", line 137, '
+    "in initialize_ub\n"
+    "    if not tex.device_supports_multicast():\n"
+    "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        _TE_FRAMES
+        + "RuntimeError: /tmp/pip-req-build-iq_flo47/transformer_engine/common/util/cuda_runtime.cpp:118 "
+        "in function operator(): CUDA Error: invalid argument\n",
+        _TE_FRAMES
+        + "RuntimeError: /tmp/pip-req-build-iq_flo47/transformer_engine/common/util/cuda_runtime.cpp:118 "
+        "in function operator(): CUDA Error: inv\n",
+        "RuntimeError: /workspace/TransformerEngine/transformer_engine/common/util/cuda_runtime.cpp:110 in "
+        "function operator(): CUDA Error: invalid argument\n",
+    ],
+)
+def test_te_multicast_query_on_an_old_driver(log: str) -> None:
+    check_root(prefixed("[rank1]: ", log), "RUN261", {"reason": "driver_too_old"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # another call of that file, another error
+        "RuntimeError: /opt/te/transformer_engine/common/util/cuda_runtime.cpp:57 in function operator(): "
+        "CUDA Error: invalid device ordinal\n",
+        # a cut message with no multicast frame above it
+        "RuntimeError: /opt/te/transformer_engine/common/util/cuda_runtime.cpp:57 in function operator(): "
+        "CUDA Error: in\n",
+    ],
+)
+def test_te_near_misses_are_not_an_old_driver(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN261", root
+
+
+# -- NCCL built with a CUDA older than the GPUs ----------------------------------------------------------
+
+_NCCL_INIT = (
+    "node01:1297856:1297856 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>\n"
+    "NCCL version {v}\n"
+    "node01:1297856:1297856 [0] NCCL INFO nranks 8\n"
+    "node01:1297856:1297856 [7] NCCL INFO Using 256 threads, Min Comp Cap {cc}, Trees disabled\n"
+    "node01:1297856:1297856 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via direct shared memory\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "cc"), [("2.4.8+cuda10.2", 8), ("2.6.4+cuda10.1", 8), ("2.5.6+cuda11.0", 9)]
+)
+def test_nccl_built_for_an_older_cuda_than_the_gpu(version: str, cc: int) -> None:
+    check_root(_NCCL_INIT.format(v=version, cc=cc), "RUN265", {"compute_capability": cc})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        _NCCL_INIT.format(v="2.7.8+cuda11.0", cc=8),
+        _NCCL_INIT.format(v="2.4.8+cuda10.1", cc=6),
+        _NCCL_INIT.format(v="2.4.8+cuda10.2", cc=7),
+        # no banner: the CUDA NCCL was built with is unknown
+        "node01:1:1 [7] NCCL INFO Using 256 threads, Min Comp Cap 8, Trees disabled\n",
+        # the communicator came up: a PTX the driver compiled
+        _NCCL_INIT.format(v="2.4.8+cuda10.2", cc=8)
+        + "node01:1297856:1297856 [0] NCCL INFO comm 0x7f3 rank 0 nranks 8 cudaDev 0 nvmlDev 0 - "
+        "Init COMPLETE\n",
+    ],
+)
+def test_nccl_build_near_misses_stay_silent(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN265", root
+
+
+# -- TensorRT-LLM's peer-access check ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/tensorrt_llm/_ipc_utils.py", line 41, in '
+        "set_peer_access\n"
+        "    raise RuntimeError(\n"
+        "RuntimeError: Can't enable access between nodes 0 and 1\n",
+        "[1,1]<stderr>:RuntimeError: Can't enable access between nodes 1 and 0\n",
+    ],
+)
+def test_trtllm_peer_access_check(log: str) -> None:
+    check_root(log, "RUN291", {"reason": "peer_access_unsupported", "library": "tensorrt_llm"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "We can't enable access between nodes without opening the firewall first\n",
+        "[TensorRT-LLM][INFO] Peer access enabled between GPUs 0 and 1\n",
+    ],
+)
+def test_trtllm_peer_near_misses_stay_silent(log: str) -> None:
+    assert root_finding(log) is None
+
+
+# -- nvidia-smi's table: the Volatile Uncorr. ECC cell ------------------------------------------------------
+
+_SMI_OLD = (
+    "+-----------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0     |\n"
+    "|-------------------------------+----------------------+----------------------+\n"
+    "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+    "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n"
+    "|===============================+======================+======================|\n"
+    "|   0  Tesla V100S-PCI...  Off  | 00000000:00:07.0 Off |                    {ecc} |\n"
+    "| N/A   50C    P0   219W / 250W |   4617MiB / 32510MiB |    100%      Default |\n"
+)
+_SMI_NEW = (
+    "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
+    "|   3  NVIDIA A100-SXM4-80GB          On  |   00000000:4E:00.0 Off |                    {ecc} |\n"
+    "| N/A   34C    P0             62W /  400W |       4MiB /  81920MiB |      0%      Default |\n"
+)
+
+
+@pytest.mark.parametrize(("table", "ecc"), [(_SMI_OLD, 2), (_SMI_NEW, 1), (_SMI_NEW, 16)])
+def test_smi_table_uncorrectable_ecc(table: str, ecc: int) -> None:
+    check_root(table.format(ecc=ecc), "RUN242", {"uncorrectable_ecc": ecc})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        _SMI_OLD.format(ecc=0),
+        _SMI_NEW.format(ecc=0),
+        _SMI_NEW.replace("{ecc}", "N/A"),
+        "|   0  NVIDIA GeForce RTX 4090 WDDM  |   00000000:01:00.0  On |                  N/A |\n",
+    ],
+)
+def test_smi_table_near_misses_stay_silent(log: str) -> None:
+    assert root_finding(log) is None
+
+
+# -- Accelerate's bf16 check -------------------------------------------------------------------------------
+
+
+def test_accelerate_bf16_needs_a_supported_device() -> None:
+    log = "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\n"
+    check_root(prefixed("[rank0]: ", log), "RUN265", {"arch": "bf16"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # 0.1x's version check: the torch version's, not the device's
+        "ValueError: bf16 mixed precision requires PyTorch >= 1.10\n",
+        "UserWarning: bf16 mixed precision requires PyTorch >= 1.10 and a supported device; using fp32\n",
+    ],
+)
+def test_accelerate_bf16_near_misses_stay_silent(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN265", root
