@@ -62,10 +62,17 @@ UID_CUT_1X = (
     "RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value "
     "store by key '0'\n"
 )
-# the whole message: store_errors.py's row reads it (same code, its error said)
+# a title cut right after the id's name
+UID_CUT_SHORT = "[15] is setting up NCCL communicator and retrieving ncclUniqueId\n"
+# the whole message: store_errors.py's row reads it (also wrapped over two lines) (same code, its error said)
 UID_WHOLE = (
     "RuntimeError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
     "store by key '0', but store->get('0') got error: Socket Timeout\n"
+)
+
+UID_WRAPPED = (
+    "torch.distributed.DistBackendError: [15] is setting up NCCL communicator and retrieving ncclUniqueId\n"
+    "from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms\n"
 )
 
 
@@ -74,7 +81,9 @@ UID_WHOLE = (
     [
         (UID_CUT, {"rank": 1, "waited_for_rank": 0}),
         (UID_CUT_1X, {"rank": 3, "waited_for_rank": 0}),
+        (UID_CUT_SHORT, {"waited_for_rank": 0}),
         (UID_WHOLE, {"rank": 2, "store_error": "Socket Timeout"}),
+        (UID_WRAPPED, {"store_key": "0"}),
     ],
 )
 def test_nccl_unique_id_store_read(log: str, facts: dict[str, object]) -> None:

@@ -50,22 +50,28 @@ from pgdoctor.model import lazy_re
 # The opening of ProcessGroupNCCL's store-read error, cut before its "store->get('0') got error: ..." part
 # (which store_errors.py reads).
 _UID_OPENING = lazy_re.compile(
-    r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from "
-    r"\[(?P<src>\d+)\]"
+    r"(?:\[(?P<rank>\d+)\] )?is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId"
+    r"(?: from \[(?P<src>\d+)\])?"
 )
 
 
 def _uid_opening(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if "store->get(" in hit.text:
-        return []  # the whole message: store_errors.py's row reads it
-    me, src = int(m.group("rank")), int(m.group("src"))
+    if any("store->get(" in ln.text for ln in [hit.line, *hit.after(2)]):
+        return []  # the whole message (or its wrapped rest): store_errors.py's row reads it
+    # "[15] " at a line's start is read as the line's rank prefix by the text layer
+    me = int(m.group("rank")) if m.group("rank") else hit.rank
+    src = int(m.group("src")) if m.group("src") else 0  # the id is always rank 0's (the group's rank 0)
     return [
         row.event(
             hit,
-            f"rank {me}'s store read of rank {src}'s NCCL unique id failed (torch's message is cut before "
-            "its error): the rank could not get the id through the store (rank "
+            f"{hit.who(me)}: the store read of rank {src}'s NCCL unique id failed (torch's message is cut "
+            "before its error): the rank could not get the id through the store (rank "
             f"{src} never published it, the store's host went away, or the wait timed out)",
-            {"rank": me, "waited_for_rank": src, "store_error": "(the message is cut before its error)"},
+            {
+                **({"rank": me} if me is not None else {}),
+                "waited_for_rank": src,
+                "store_error": "(the message is cut before its error)",
+            },
             dedupe=(row.code, "uid_opening"),
         )
     ]
