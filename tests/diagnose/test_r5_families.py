@@ -4,7 +4,8 @@ lines, with a near miss per row:
 
 - ProcessGroupNCCL's "[1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d
   key-value ..." cut before its "store->get('0') got error: ..." (the sentence exists only in the failed
-  read's catch block): RUN222 (rules/rdzv_setup.py);
+  read's catch block; 1.x's "retreiving", cut right after "ncclUniqueId", wrapped over two lines): RUN222
+  (rules/rdzv_setup.py);
 - gloo's full-mesh set-up frames (gloo::rendezvous::Context::connectFullMesh over a store wait or get) in a c10
   record or a gdb stack, the message cut off: RUN221 (rdzv_setup);
 - composer's "The world_size(8) > 1, but the distributed package is not available or has not been
@@ -14,8 +15,9 @@ lines, with a near miss per row:
   RUN224 (rdzv_setup);
 - ps-lite's van used before it started ("Check failed: ready_ call Start() first", van.h): RUN224
   (rules/mxnet_kvstore.py);
-- NCCL's API frames under their "p" aliases in a gdb stack of a hung rank (pncclCommInitRankConfig,
-  pncclAllReduce, pncclCommAbort): RUN297 (rules/stuck_stacks.py);
+- NCCL's API frames under their "p" aliases in a gdb or pystack dump of a hung rank (pncclCommInitRankConfig,
+  pncclAllReduce, pncclCommAbort), and pystack's own thread header ("Traceback for thread N (python) [...]
+  (most recent call last):") as a dump's header: RUN297 (rules/stuck_stacks.py);
 - a Python exception whose last frame is the rendezvous itself (rendezvous.py's handlers, _create_c10d_store's
   TCPStore, an elastic rendezvous backend; Windows paths too) with a message no store row knows: RUN222 instead
   of a bare RUN132 (rules/pyexc.py).
@@ -235,10 +237,18 @@ GDB_P_ABORT = """(gdb) bt
 #3  0x00007f3a5d0c1a2b in c10d::NCCLComm::abort(std::optional<std::string>) () from /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so
 """
 
+# pystack's native frame of the same alias
+PYSTACK_P = """Traceback for thread 4242 (python) [] (most recent call last):
+    (Python) File "/workspace/train.py", line 88, in train_step
+        dist.all_reduce(grad)
+    (C) File "???", line 0, in pncclAllReduce (libnccl.so.2)
+"""
+
 
 @pytest.mark.parametrize(
     ("log", "facts"),
     [
+        (PYSTACK_P, {"frame": "pncclAllReduce"}),
         (GDB_P_INIT, {"frame": "pncclCommInitRankConfig"}),
         (GDB_P_ALLREDUCE, {"frame": "pncclAllReduce"}),
         (GDB_P_ABORT, {"frame": "pncclCommAbort", "in_teardown": True}),

@@ -32,8 +32,10 @@ _GDB = lazy_re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()
 _PYSTACK_C = lazy_re.compile(r'^\s*\(C\) File "[^"]*", line \d+, in (?P<fn>[\w:~<>]+)')
 _PYSPY = lazy_re.compile(r"^\s+(?P<fn>\w+) \((?P<file>[\w./-]+\.py):\d+\)\s*$")
 _FAULTHANDLER = lazy_re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+ in (?P<fn>\w+)\s*$')
+# (pystack heads each thread "Traceback for thread 4242 (python) [Has the GIL] (most recent call last):")
 _HEADER = lazy_re.compile(
     r"\(gdb\)|^Thread \d+ \(Thread 0x|^Thread 0x[0-9a-f]+ \(most recent call first\)|"
+    r"^Traceback for thread \d+ \(|"
     r"^Thread (?:\d+|0x[0-9A-Fa-f]+) \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
 )
 
