@@ -27,6 +27,15 @@ mx.kvstore.create('dist_*') in one process. A server asked for a key nobody init
 src/kvstore/kvstore_dist_server.h "Check failed: !stored.is_none() init 3 first", BytePS
 byteps/server/server.cc "Check failed: updates.merged.tensor init 10551296 first" / "Check failed:
 stored->tensor init 7 first"): a push or pull before kv.init of that key (or on a worker whose keys differ).
+
+A node that never joined the parameter server's group (RUN224, rendezvous): ps-lite's Van guards Send() and
+my_node() with `CHECK(ready_) << "call Start() first"` (include/ps/internal/van.h, every fork), printed by
+dmlc's logging as "[13:04:31] ./ps-lite/include/ps/internal/van.h:56: Check failed: ready_ call Start() first"
+(newer dmlc-core "Check failed: ready_: call Start() first"; forks that hold an atomic, "ready_.load()").
+kvstore.rank / kv.push reached the van of a process whose Postoffice was never started: the process was not
+started with the roles and addresses the tracker gives (DMLC_ROLE, DMLC_PS_ROOT_URI / PORT, DMLC_NUM_SERVER /
+WORKER: a launcher that sets them for some roles only, a 'dist_*' kvstore made in a process launched by hand),
+so it never registered with the scheduler.
 """
 
 from __future__ import annotations
@@ -118,7 +127,33 @@ def _misuse(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, msg, facts, dedupe=(row.code, "kvstore_misuse"))]
 
 
+_VAN_NOT_STARTED = lazy_re.compile(r"Check failed: \(?ready_(?:\.load\(\))?\)?:? call Start\(\) first")
+
+
+def _van_not_started(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "ps-lite's van was used before it started (Check failed: ready_ call Start() first): this "
+            "process never joined the parameter-server group; start every role (scheduler, servers, "
+            "workers) through the launcher/tracker so that DMLC_ROLE, DMLC_PS_ROOT_URI/PORT and "
+            "DMLC_NUM_SERVER/WORKER are set",
+            {"framework": "ps-lite", "problem": "van_not_started"},
+            dedupe=(row.code, "ps_lite_van"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "ps-lite van used before start",
+        _VAN_NOT_STARTED,
+        _van_not_started,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"call Start() first",),
+        worth=(rb"ready_\S*:? call Start\(\) first",),
+        words=("call start() first",),
+    ),
     Signature(
         "ps-lite kvstore misuse",
         _MISUSE,

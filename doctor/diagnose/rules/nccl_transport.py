@@ -35,6 +35,7 @@ from pgdoctor.checks.codes import run as R
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.launch_start import LOOPBACK_STORE, loopback_store
 from pgdoctor.diagnose.rules.net_texts import USING, virtual_iface
+from pgdoctor.diagnose.rules.rdzv_setup import PATH_ADDR_ROW
 from pgdoctor.diagnose.signature import Build, Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -130,6 +131,9 @@ SIGNATURES = (
         worth=(rb"--(?:master[-_]addr|rdzv[-_]endpoint)[= ]+['\"]?(?:127\.|localhost|::1|\[::1\])",),
         words=("--master", "--rdzv"),
     ),
+    # and a master address that is a path or URL (rdzv_setup.py: DeepSpeed's runner given a login script's
+    # echo)
+    PATH_ADDR_ROW,
     _row(
         "launcher node count",
         _NNODES_LAUNCH,

@@ -89,6 +89,19 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if frames:
         facts["frame"] = frames[-1]
     r = hit.rank
+    if frames and _STORE_RAISE.search(frames[-1]):
+        # raised by the rendezvous itself (its handlers, the TCPStore constructor under _create_c10d_store,
+        # an elastic backend's store): a message no store row knows, but the ranks did not meet
+        return [
+            row.event(
+                hit,
+                f"{hit.who(r)} raised {m.group('short')} while creating or reaching the rendezvous store "
+                f"({frames[-1]}): {clip(msg, 160)}: the ranks did not meet",
+                {**facts, "store_op": "create"},
+                code=C.STORE_UNREACHABLE.code,
+                dedupe=(C.STORE_UNREACHABLE.code, r, "store_raise"),
+            )
+        ]
     return [
         row.event(
             hit,
@@ -103,6 +116,13 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 _RENDEZVOUS_FRAME = lazy_re.compile(
     r"distributed/rendezvous\.py:\d+ in \w+|distributed/elastic/rendezvous/\S+:\d+ in \w+|"
     r" in _create_c10d_store$|TCPStore"
+)
+# The last frame of a traceback raised inside the meeting: rendezvous.py's handlers and store creation (also a
+# Windows path), an elastic rendezvous backend's module, the TCPStore made by _create_c10d_store /
+# _create_tcp_store.
+_STORE_RAISE = lazy_re.compile(
+    r"distributed[/\\](?:elastic[/\\]rendezvous[/\\]\w+|rendezvous)\.py:\d+ in \w+$|"
+    r" in _create_(?:c10d|tcp)_store$"
 )
 _TRACEBACK = lazy_re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 # The process's GPU set-up: torch's lazy CUDA init and device calls (torch/cuda/__init__.py: _lazy_init runs

@@ -32,8 +32,10 @@ _GDB = lazy_re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<fn>[\w:~<>]+(?:<[^()
 _PYSTACK_C = lazy_re.compile(r'^\s*\(C\) File "[^"]*", line \d+, in (?P<fn>[\w:~<>]+)')
 _PYSPY = lazy_re.compile(r"^\s+(?P<fn>\w+) \((?P<file>[\w./-]+\.py):\d+\)\s*$")
 _FAULTHANDLER = lazy_re.compile(r'^\s*File "(?P<file>[^"]+\.py)", line \d+ in (?P<fn>\w+)\s*$')
+# (pystack heads each thread "Traceback for thread 4242 (python) [Has the GIL] (most recent call last):")
 _HEADER = lazy_re.compile(
     r"\(gdb\)|^Thread \d+ \(Thread 0x|^Thread 0x[0-9a-f]+ \(most recent call first\)|"
+    r"^Traceback for thread \d+ \(|"
     r"^Thread (?:\d+|0x[0-9A-Fa-f]+) \((?:idle|active)[^)]*\)|^Timeout \(\d+:\d\d:\d\d\)!|^Current thread 0x"
 )
 
@@ -41,11 +43,13 @@ _HEADER = lazy_re.compile(
 NATIVE_WAIT = lazy_re.compile(
     r"WorkNCCL::(?:wait|synchronize\w*|isCompleted)|ProcessGroupGloo::\w*Work::wait|"
     r"UnboundBuffer::wait(?:Recv|Send)|cu(?:da)?(?:Stream|Event|Device|Ctx)Synchronize|"
-    r"^nccl(?:GroupEnd|AllReduce|AllGather|ReduceScatter|Broadcast|Send|Recv|CommInitRank\w*)$|"
+    # NCCL's API symbols also as their "p" aliases (core.h's NCCL_API defines pncclAllReduce beside the weak
+    # ncclAllReduce; gdb names either: "#6 0x.. in pncclCommInitRankConfig () from libnccl.so.2")
+    r"^p?nccl(?:GroupEnd|AllReduce|AllGather|ReduceScatter|Broadcast|Send|Recv|CommInitRank\w*)$|"
     r"ncclLaunch\w*|ncclStrongStream\w*|"
     # a communicator's teardown (2.14+ init.cc: ncclCommAbort / ncclCommDestroy -> commReclaim joins the
     # local ranks' teardown): it waits for the other ranks of the node to abort too
-    r"^(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize|commReclaim)$"
+    r"^p?(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize)$|^commReclaim$"
 )
 _NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
 _PY_COLLECTIVES = COLLECTIVE_CALLS | {"wait"}
@@ -303,7 +307,7 @@ def _dump(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "stack"),
             )
         ]
-    if fn in _TEARDOWN:
+    if (fn[1:] if fn.startswith("pnccl") else fn) in _TEARDOWN:
         facts["in_teardown"] = True
         return [
             row.event(

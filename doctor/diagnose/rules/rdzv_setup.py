@@ -1,0 +1,208 @@
+"""rendezvous, continued: the process group's set-up as its own records and frames show it failing, where the
+message that would say so is cut off, or is a framework's own wording of an uninitialised group. Read at their
+sources:
+
+- ProcessGroupNCCL.cpp broadcastUniqueNCCLID (1.x-2.x) raises "[3] is setting up NCCL communicator and
+  retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket
+  Timeout" (1.x spelled it "retreiving"). That sentence is only built in the store read's catch block, so its
+  opening alone, a paste or a title cut before "by key" / "store->get", is the failed read: RUN222 at tier 1,
+  as store_errors.py reads the whole message (that module comes first and owns every line that says
+  "store->get(").
+- gloo's full-mesh set-up under ProcessGroupGloo (third_party/gloo, torch 1.x-2.x): the c10 record's frames
+  ("frame #12: gloo::rendezvous::Context::connectFullMesh(std::shared_ptr<gloo::rendezvous::Store>, ...)",
+  2.x's "gloo::transport::tcp::Context::createAndConnectAllPairs" between them) or a gdb stack ("#5 0x.. in
+  gloo::rendezvous::Context::connectFullMesh(...)") over a store read ("gloo::rendezvous::PrefixStore::wait",
+  "c10d::ProcessGroupGloo::GlooStore::get", "c10d::TCPStore::doWait"): the rank waited in the store for its
+  peers' gloo addresses and the read failed (its message cut off above the frames): the ranks did not meet,
+  RUN221 at tier 1. connectFullMesh without a store frame under it failed in the pairs' connect, the network's
+  (gloo_errors.py reads "connectFullMesh failed with ..." when it is there).
+- MosaicML's composer.utils.dist (and the copies in llm-foundry and streaming): "RuntimeError: The
+  world_size(8) > 1, but the distributed package is not available or has not been initialized. Please
+  check you have initialized the distributed runtime and that PyTorch has been built with distributed
+  support." (composer adds "If calling this function outside Trainer, please ensure that
+  `composer.utils.dist.initialize_dist` has been called first."): WORLD_SIZE says several ranks and no
+  process group was made; torch's "Default process group has not been initialized" in that framework's
+  words (RUN224, as rdzv_config.py reads torch's).
+- A store address that is a path: DeepSpeed's runner (launcher/runner.py, 0.3-0.16) takes the first word of
+  `ssh <first host> hostname -I` as the master address when --master_addr is not given, and a login script
+  that prints on a non-interactive shell (a .bashrc that echoes the files it sources) hands it that text:
+  "Using IP address of /root/cuda11.8.bashrc for node node-1" and "... deepspeed.launcher.launch
+  --world_info=... --master_addr=/root/cuda11.8.bashrc --master_port=29500" (pdsh, Accelerate's DeepSpeed
+  launch under it). The same value given to torchrun / torch.distributed.launch (--master_addr /
+  --master-addr) or exported as MASTER_ADDR: no host is named by a path or URL, so the store cannot be
+  reached: RUN224 (the rendezvous settings), the cause of whatever follows. An unexpanded shell expression
+  ("$MASTER_ADDR", "$(cat /tmp/master)") is what a user typed, not a value, and says nothing. Its row
+  (PATH_ADDR_ROW) is listed in nccl_transport.py, before that module's observation of the same command
+  line's node count, which would own the line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
+from pgdoctor.model import lazy_re
+
+# The opening of ProcessGroupNCCL's store-read error, cut before its "store->get('0') got error: ..." part
+# (which store_errors.py reads).
+_UID_OPENING = lazy_re.compile(
+    r"(?:\[(?P<rank>\d+)\] )?is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId"
+    r"(?: from \[(?P<src>\d+)\])?"
+)
+
+
+def _uid_opening(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any("store->get(" in ln.text for ln in [hit.line, *hit.after(2)]):
+        return []  # the whole message (or its wrapped rest): store_errors.py's row reads it
+    # "[15] " at a line's start is read as the line's rank prefix by the text layer
+    me = int(m.group("rank")) if m.group("rank") else hit.rank
+    src = int(m.group("src")) if m.group("src") else 0  # the id is always rank 0's (the group's rank 0)
+    return [
+        row.event(
+            hit,
+            f"{hit.who(me)}: the store read of rank {src}'s NCCL unique id failed (torch's message is cut "
+            "before its error): the rank could not get the id through the store (rank "
+            f"{src} never published it, the store's host went away, or the wait timed out)",
+            {
+                **({"rank": me} if me is not None else {}),
+                "waited_for_rank": src,
+                "store_error": "(the message is cut before its error)",
+            },
+            dedupe=(row.code, "uid_opening"),
+        )
+    ]
+
+
+# gloo's full-mesh set-up in a c10 record ("frame #12: gloo::rendezvous::Context::connectFullMesh(") or a gdb
+# stack ("#5  0x00007f.. in gloo::rendezvous::Context::connectFullMesh(").
+_FULL_MESH_FRAME = lazy_re.compile(r"(?:frame #\d+: |^#\d+\s.*?)gloo::rendezvous::Context::connectFullMesh\b")
+# The store read under it: gloo's prefix store, ProcessGroupGloo's adapter, c10d's stores.
+_STORE_READ_FRAME = lazy_re.compile(
+    r"gloo::rendezvous::\w*Store::(?:wait|get|multi_get)\b|ProcessGroupGloo::GlooStore::\w+|"
+    r"c10d::\w*Store::(?:get|wait|doWait|doGet|check)\b|c10d::detail::TCPClient::"
+)
+# Its message, when the paste holds it: the rows that read it are the better record.
+_MESSAGE_SAID = lazy_re.compile(
+    r"connectFullMesh failed|Socket Timeout|[Ww]ait timeout|Timeout waiting for key|DistStoreError|"
+    r"got error:|Connection (?:refused|reset)"
+)
+
+
+def _full_mesh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    above = [ln.text for ln in hit.before(12, same_rank=False)]
+    if not any(_STORE_READ_FRAME.search(t) for t in above):
+        return None  # the pairs' connect failed, not the store read
+    if any(_MESSAGE_SAID.search(ln.text) for ln in hit.before(40, same_rank=False)):
+        return []
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo's full-mesh set-up failed in its store read (frames: a store wait under "
+            "gloo::rendezvous::Context::connectFullMesh; the message was cut off): the rank waited for its "
+            "peers' gloo addresses and they never came (a rank that did not reach the group's creation, "
+            "another world size or group on some rank, or the store's host gone)",
+            {"from_stack": True, "store_op": "connectFullMesh", "backend": "gloo", "cut": True},
+            dedupe=(row.code, "gloo_full_mesh"),
+        )
+    ]
+
+
+# composer/utils/dist.py (and its copies): the world size says several ranks, no process group exists.
+_WORLD_NOT_INIT = lazy_re.compile(
+    r"The world_size\((?P<n>\d+)\) > 1, but the distributed package is not available or has not been "
+    r"init(?:ialized)?"
+)
+
+
+def _world_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    n = int(m.group("n"))
+    return [
+        row.event(
+            hit,
+            f"the world size is {n} but no process group was created: the script never initialised "
+            "torch.distributed (composer.utils.dist.initialize_dist / init_process_group) before a "
+            "collective, or this torch was built without distributed support",
+            {"problem": "default process group not initialized", "world_size": n, "framework": "composer"},
+            dedupe=(row.code, "world_not_init"),
+        )
+    ]
+
+
+# A master address that is a path or a URL: the launch command's option, the environment, DeepSpeed's runner.
+PATH_ADDR = lazy_re.compile(
+    r"(?P<how>(?:--master_addr|--master-addr)[= ]+|\bMASTER_ADDR=|Using IP address of )['\"]?"
+    r"(?P<addr>[^\s'\";,$`]*/[^\s'\";,]*)"
+)
+_FOR_NODE = lazy_re.compile(r"Using IP address of \S+ for node (\S+)")
+
+
+def path_addr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    addr = m.group("addr")
+    if "$" in addr or "`" in addr or "<" in addr or "{" in addr:
+        return None  # a shell expression or a placeholder the user typed, not the value the launcher used
+    facts: dict[str, Any] = {"master_addr": addr, "problem": "master address is not a host"}
+    node = _FOR_NODE.search(hit.text)
+    if node:
+        facts["host"] = node.group(1)
+    runner = "DeepSpeed's runner" if "Using IP address" in m.group("how") or "deepspeed" in hit.text else ""
+    why = (
+        " (DeepSpeed's runner takes the first word `ssh <first host> hostname -I` prints: a login script "
+        "that echoes on a non-interactive shell gave it that text; pass --master_addr or silence the script)"
+        if runner
+        else ""
+    )
+    return [
+        row.event(
+            hit,
+            f"the rendezvous address is '{clip(addr, 80)}', a path or URL, not a host name or IP address: "
+            f"no rank can reach a store there{why}",
+            facts,
+            dedupe=(row.code, "path_addr"),
+        )
+    ]
+
+
+PATH_ADDR_ROW = Signature(
+    "master address that is a path",
+    PATH_ADDR,
+    path_addr,
+    C.RENDEZVOUS_CONFIG.code,
+    anchors=(b"--master_addr", b"--master-addr", b"MASTER_ADDR=", b"Using IP address of "),
+    worth=(rb"(?:--master[-_]addr[= ]+|MASTER_ADDR=|Using IP address of )['\"]?[^\s'\";,$`]*/",),
+    words=("master_addr", "master-addr", "using ip address of"),
+)
+
+SIGNATURES = (
+    Signature(
+        "nccl unique id store read, cut before its error",
+        _UID_OPENING,
+        _uid_opening,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"is setting up NCCL communicator and retr",),
+        worth=(rb"is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId",),
+        words=("is setting up nccl communicator",),
+    ),
+    Signature(
+        "gloo full-mesh store read, frames only",
+        _FULL_MESH_FRAME,
+        _full_mesh,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"gloo::rendezvous::Context::connectFullMesh",),
+        words=("gloo::rendezvous::context::connectfullmesh",),
+    ),
+    Signature(
+        "composer world size without a process group",
+        _WORLD_NOT_INIT,
+        _world_not_init,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"> 1, but the distributed package is not available",),
+        words=("but the distributed package is not available",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
