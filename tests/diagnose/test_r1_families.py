@@ -199,6 +199,18 @@ _ACCEL_PREPARE = (
         _ACCEL_PREPARE,
         "".join("[rank3]: " + ln + "\n" for ln in _ZERO_INIT.splitlines()),
         _ZERO_STAGE2.replace("/", "\\"),
+        # the BF16 and FP16 optimizers' fp32 master copies (engine.py's _configure_bf16_optimizer and
+        # _configure_fp16_optimizer, bf16_optimizer.py, fp16/fused_optimizer.py)
+        f'  File "{_DS}/runtime/engine.py", line 1230, in _configure_optimizer\n'
+        "    self.optimizer = self._configure_bf16_optimizer(basic_optimizer)\n"
+        f'  File "{_DS}/runtime/engine.py", line 1391, in _configure_bf16_optimizer\n'
+        "    optimizer = BF16_Optimizer(optimizer,\n"
+        f'  File "{_DS}/runtime/bf16_optimizer.py", line 97, in __init__\n'
+        "    self._setup_for_real_optimizer()\n"
+        f'  File "{_DS}/runtime/bf16_optimizer.py", line 143, in _setup_for_real_optimizer\n'
+        "    self.fp32_groups_flat_partition.append(flat[i].narrow(0, start, n).clone().float()\n",
+        f'  File "{_DS}/runtime/fp16/fused_optimizer.py", line 61, in __init__\n'
+        "    self.fp32_groups_flat.append(self.fp16_groups_flat[i].clone().float().detach())\n",
     ],
 )
 def test_a_stack_cut_in_the_gpu_set_up_is_out_of_memory(log: str) -> None:
@@ -223,6 +235,9 @@ def test_a_stack_cut_in_the_gpu_set_up_is_out_of_memory(log: str) -> None:
         # Accelerate's backward
         '  File "/env/site-packages/accelerate/accelerator.py", line 1310, in backward\n'
         "    self.deepspeed_engine_wrapped.backward(loss, **kwargs)\n",
+        # the ZeRO set-up's own config check, shown as the source line: the user's setting, not memory
+        f'  File "{_DS}/runtime/engine.py", line 1447, in _configure_zero_optimizer\n'
+        '    assert not isinstance(optimizer, DummyOptim), "zero stage {} requires an optimizer".format(z)\n',
         # the set-up stack with its exception line: not cut
         _ZERO_INIT + "AssertionError: zero stage 3 requires an optimizer\n",
     ],

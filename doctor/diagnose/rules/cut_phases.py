@@ -9,13 +9,15 @@ join, in a forward, a backward or an optimizer step, in a Ray get, is anything. 
 
 - DeepSpeed's engine putting the model and its ZeRO optimizer on the GPUs (deepspeed/runtime/engine.py's
   _configure_distributed_model, whose `self.module.to(self.device)` moves the whole model;
-  _configure_optimizer / _configure_zero_optimizer / _configure_basic_optimizer; the ZeRO optimizers'
-  __init__ in runtime/zero/stage_1_and_2.py and stage3.py, which allocate the fp32 master partitions and
-  the optimizer states; and their _create_* / _setup_* / initialize_optimizer_states steps) and Accelerate's
-  prepare (accelerator.py's prepare, _prepare_one, prepare_model, _prepare_deepspeed, which moves the
-  model to its device and wraps it): the innermost frame is one of them, its source line no communication
-  call (_broadcast_model, init_distributed, a barrier: those are the network's). It ran out of GPU memory:
-  RUN101, tier 2 (any failure found elsewhere in the paste is the cause).
+  _configure_optimizer / _configure_zero_optimizer / _configure_basic_optimizer / _configure_fp16_optimizer /
+  _configure_bf16_optimizer; the ZeRO, BF16 and FP16 optimizers' __init__ in runtime/zero/stage_1_and_2.py,
+  stage3.py, bf16_optimizer.py, fp16/fused_optimizer.py and unfused_optimizer.py, which allocate the fp32
+  master copies and the optimizer states, and their _create_* / _setup_* / initialize_optimizer_states
+  steps) and Accelerate's prepare (accelerator.py's prepare, _prepare_one, prepare_model, _prepare_deepspeed,
+  which moves the model to its device and wraps it): the innermost frame is one of them, its source line no
+  communication call (_broadcast_model, init_distributed, a barrier: those are the network's) and no check (an
+  assert or raise of the config). It ran out of GPU memory: RUN101, tier 2 (any failure found elsewhere in
+  the paste is the cause).
 - A distributed launch on native Windows or macOS: the stack is a launcher's (torchrun's or
   torch.distributed.launch's agent: run.py, launcher/api.py, elastic/, torchrun.exe; torch.multiprocessing's
   spawn / start_processes, or a frame whose source line calls them; accelerate launch) under Windows or macOS
@@ -40,15 +42,18 @@ from pgdoctor.model import lazy_re
 # --- DeepSpeed's and Accelerate's set-up of the model and its optimizer on the GPUs -------------------------
 _SETUP_FRAME = lazy_re.compile(
     r"deepspeed/runtime/engine\.py in (?:_configure_distributed_model|_configure_optimizer|"
-    r"_configure_zero_optimizer|_configure_basic_optimizer)$|"
-    r"deepspeed/runtime/zero/stage(?:_1_and_2|3|2|1)?\.py in (?:__init__|_create_\w+|_setup_\w+|"
-    r"initialize_optimizer_states)$|"
+    r"_configure_zero_optimizer|_configure_basic_optimizer|_configure_fp16_optimizer|"
+    r"_configure_bf16_optimizer)$|"
+    r"deepspeed/runtime/(?:zero/stage(?:_1_and_2|3|2|1)?|bf16_optimizer|fp16/(?:fused|unfused)_optimizer)"
+    r"\.py in (?:__init__|_create_\w+|_setup_\w+|initialize_optimizer_states)$|"
     r"accelerate/accelerator\.py in (?:prepare|_prepare_one|prepare_model|_prepare_deepspeed|<genexpr>)$"
 )
-# a source line that communicates: the engine's parameter broadcast, DeepSpeed's process group start, a
-# collective (an NCCL or store failure, not memory)
-_COMM_SOURCE = lazy_re.compile(
-    r"broadcast|init_distributed|init_process_group|barrier|all_reduce|all_gather|reduce_scatter|new_group"
+# a source line that communicates (the engine's parameter broadcast, DeepSpeed's process group start, a
+# collective: an NCCL or store failure, not memory), or that checks and raises (an assert of the config, e.g.
+# "zero stage 1 requires an optimizer": the user's setting, not memory)
+_NOT_MEMORY_SOURCE = lazy_re.compile(
+    r"broadcast|init_distributed|init_process_group|barrier|all_reduce|all_gather|reduce_scatter|new_group|"
+    r"^(?:assert|raise)\b"
 )
 # decorators' wrappers that call through (DeepSpeed's nvtx instrument, c10d_logger)
 _THROUGH = lazy_re.compile(r"deepspeed/utils/nvtx\.py$|torch/distributed/c10d_logger\.py$")
@@ -66,7 +71,7 @@ def _setup_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if chunks is None:
         return None
     file, func, source = _innermost(chunks)
-    if not _SETUP_FRAME.search(f"{file} in {func}") or _COMM_SOURCE.search(source):
+    if not _SETUP_FRAME.search(f"{file} in {func}") or _NOT_MEMORY_SOURCE.search(source):
         return None
     where = f"{file.rsplit('/', 1)[-1]} in {func}"
     framework = "Accelerate's prepare" if "accelerate/" in file else "DeepSpeed's engine set-up"
@@ -129,6 +134,7 @@ SIGNATURES = (
         lazy_re.compile(
             r'deepspeed[\\/]runtime[\\/]engine\.py", line \d+, in _configure_|'
             r'deepspeed[\\/]runtime[\\/]zero[\\/]stage\w*\.py", line \d+, in \w+|'
+            r'deepspeed[\\/]runtime[\\/](?:bf16_optimizer|fp16[\\/]\w+)\.py", line \d+, in \w+|'
             r'accelerate[\\/]accelerator\.py", line \d+, in (?:prepare|_prepare|<genexpr>)'
         ),
         _setup_cut,
@@ -139,16 +145,22 @@ SIGNATURES = (
             b"deepspeed\\runtime\\engine.py",
             b"deepspeed/runtime/zero/stage",
             b"deepspeed\\runtime\\zero\\stage",
+            b"deepspeed/runtime/bf16_optimizer.py",
+            b"deepspeed\\runtime\\bf16_optimizer.py",
+            b"deepspeed/runtime/fp16/",
+            b"deepspeed\\runtime\\fp16\\",
             b"accelerate/accelerator.py",
             b"accelerate\\accelerator.py",
         ),
-        words=("engine.py", "zero", "accelerator.py"),
+        words=("engine.py", "zero", "accelerator.py", "bf16_optimizer", "fp16"),
         anchor_from="the frame's path: deepspeed/runtime/engine.py, deepspeed/runtime/zero/stage*.py, "
-        "accelerate/accelerator.py (with / or \\)",
+        "deepspeed/runtime/bf16_optimizer.py, deepspeed/runtime/fp16/*.py, accelerate/accelerator.py "
+        "(with / or \\)",
         examples=(
             '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1505, in '
             "_configure_zero_optimizer",
             '  File "C:\\py\\lib\\site-packages\\accelerate\\accelerator.py", line 1030, in _prepare_one',
+            '  File "/usr/lib/python3/dist/deepspeed/runtime/bf16_optimizer.py", line 97, in __init__',
         ),
     ),
     Signature(
