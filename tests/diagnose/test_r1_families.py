@@ -96,7 +96,18 @@ _ACCELERATE_LAUNCH_WIN = (
 
 
 @pytest.mark.parametrize(
-    "log", [_TORCHRUN_WIN, _SPAWN_WIN_FORWARD, _START_PROCESSES_SOURCE, _MACOS_NOTE, _ACCELERATE_LAUNCH_WIN]
+    "log",
+    [
+        _TORCHRUN_WIN,
+        _SPAWN_WIN_FORWARD,
+        _START_PROCESSES_SOURCE,
+        _MACOS_NOTE,
+        _ACCELERATE_LAUNCH_WIN,
+        # the paste starts below the header, at the agent's frames
+        _TORCHRUN_WIN.split("\n", 3)[3],
+        f'  File "{_WIN}\\torch\\multiprocessing\\spawn.py", line 246, in spawn\n'
+        '    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")\n',
+    ],
 )
 def test_a_launch_cut_on_windows_or_macos_is_the_platform(log: str) -> None:
     root = root_finding(log)

@@ -164,6 +164,31 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "stack cut in a windows launcher frame",
+        # a paste that starts below the "Traceback" header: a launcher's frame under a Windows path
+        lazy_re.compile(
+            r'File "[A-Za-z]:[^"]*(?:torchrun\.exe|[\\/]distributed[\\/](?:run|launch)\.py|'
+            r"[\\/]launcher[\\/]api\.py|[\\/]multiprocessing[\\/]spawn\.py)"
+        ),
+        _platform_cut,
+        C.DIST_LAUNCH_ON_WINDOWS_OR_MACOS.code,
+        tier=2,
+        anchors=(
+            b"torchrun.exe",
+            b"\\distributed\\run.py",
+            b"\\distributed\\launch.py",
+            b"\\launcher\\api.py",
+            b"\\multiprocessing\\spawn.py",
+        ),
+        words=("torchrun.exe", "run.py", "launch.py", "api.py", "spawn.py"),
+        anchor_from="the frame's Windows path: torchrun.exe, torch\\distributed\\run.py or launch.py, "
+        "launcher\\api.py, torch\\multiprocessing\\spawn.py",
+        examples=(
+            '  File "C:\\Users\\dev\\envs\\t\\Scripts\\torchrun.exe\\__main__.py", line 7, in <module>',
+            '  File "D:\\conda\\lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 246, in spawn',
+        ),
+    ),
+    Signature(
         "traceback cut in a launch on windows or macos",
         _TRACEBACK,
         _platform_cut,
