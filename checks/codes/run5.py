@@ -350,3 +350,22 @@ GLOO_COLLECTIVE_CHECK = register_code(
     "A gloo collective refused its context or buffers (a missing peer connection, sizes that do not fit)",
     AREA,
 )
+
+
+# --- r1 (RUN570-RUN574): what the last frames of a cut traceback tell ---
+
+# Category driver_env: a distributed launch on native Windows or macOS (torchrun / torch.distributed.launch's
+# agent, torch.multiprocessing.spawn or start_processes, accelerate launch: frames under C:\..., D:/...,
+# /Users/..., /opt/homebrew/..., or torchrun's own "NOTE: Redirects are currently not supported in Windows or
+# MacOs." above the stack) whose traceback the paste cut before its exception line. PyTorch has no NCCL
+# backend on either platform and the Windows wheels no libuv store (torch 2.4+), so such a launch fails at
+# start. Remedy: run under Linux or WSL2, or set backend="gloo" and USE_LIBUV=0 (one process per GPU still).
+DIST_LAUNCH_ON_WINDOWS_OR_MACOS = register_code(
+    "RUN570",
+    "dist-launch-on-windows-or-macos",
+    "fail",
+    "driver_env",
+    "A distributed launch on native Windows or macOS died at start (no NCCL there; no libuv store on "
+    "Windows)",
+    AREA,
+)

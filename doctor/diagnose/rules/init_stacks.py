@@ -34,7 +34,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
-from pgdoctor.knowledge.dist_calls import cut_in_collective
+from pgdoctor.knowledge.dist_calls import COLLECTIVE_CALLS, cut_in_collective
 from pgdoctor.model import lazy_re
 
 _FRAME = lazy_re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -64,7 +64,10 @@ _MEETING_FUNC = frozenset(
 # worker_group)", "rdzv_handler.next_rendezvous()"): a paste cut in the wrapper frames below such a line.
 _INIT_CALL = lazy_re.compile(
     r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
-    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\("
+    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\(|"
+    # the keyword arguments of the process group's start on one line (the last line of a multi-line
+    # init_process_group / init_rpc call, which Python < 3.8 shows as the frame's source)
+    r"^\s*(?:[\w.]+\()?world_size=[^,()]+, ?rank=|^\s*(?:[\w.]+\()?rank=[^,()]+, ?world_size="
 )
 # What may stand below the meeting's frame in a cut stack: decorators' wrappers, which call through.
 _WRAPPER = lazy_re.compile(
@@ -160,26 +163,62 @@ _FRAME_START = lazy_re.compile(r'(?=\bFile "[^"]+", line \d+, in )')
 _EXC_GLUED = lazy_re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)(?::|\s*$)")
 
 
-def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+def cut_chunks(hit: Hit) -> Optional[list[str]]:
+    """The frames of the Python stack around the hit, one chunk each (its `File "...", line N, in f` header
+    and its source text), innermost last, when the paste ends inside that stack before its exception line;
+    None otherwise. Split inside lines too, so that a paste whose line breaks were lost (every frame glued on
+    one line) reads the same. rules/cut_phases.py reads the same chunks."""
     rest = _stack(hit)
     if rest is None:
         return None
-    # One chunk per frame: its header and its source text. Split inside lines too, so that a paste whose line
-    # breaks were lost (every frame glued on one line) reads the same.
     chunks = [c for c in _FRAME_START.split(" \n".join(rest)) if _FRAME.match(c)]
     if not chunks or _EXC_GLUED.search(_FRAME.sub("", chunks[-1], count=1)):
         return None  # no frame, or the exception line is glued after the last one: not cut
-    # The innermost frame of the meeting, with only wrappers after it.
+    return chunks
+
+
+def chunk_frame(chunk: str) -> tuple[str, str, str]:
+    """(file with "/" separators, function, source text) of one chunk of cut_chunks."""
+    f = _FRAME.match(chunk)
+    assert f is not None
+    return f.group("file").replace("\\", "/"), f.group("func"), chunk[f.end() :].strip()
+
+
+def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    chunks = cut_chunks(hit)
+    if chunks is None:
+        return None
+    return meeting_cut(row, hit, chunks) or _cut_in_collective(row, hit, chunks)
+
+
+# torch.distributed's own frames below init_process_group that are still the meeting: the backend's name
+# checked (distributed_c10d.py's Backend.__new__, which raises on "tcp" and unknown names), the rendezvous
+# handlers (rendezvous.py). Not the process group's creation (_new_process_group_helper and below: NCCL or
+# gloo built in, the device, the communicator) nor a collective: those are no meeting.
+_MEETING_BELOW = lazy_re.compile(r"torch[\\/]distributed[\\/](?:distributed_c10d|rendezvous)\.py$")
+_NOT_MEETING_BELOW = frozenset({"_new_process_group_helper", "_new_group_with_tag"}) | COLLECTIVE_CALLS
+
+
+def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Event]]:
+    """A stack cut inside the ranks' meeting (cut_chunks' frames): its innermost meeting frame with only
+    wrappers, or torch.distributed's own checks and handlers of the meeting, below it. pyexc's headed row
+    reads its cut tracebacks with it too (a frame whose source line is the meeting's call, e.g. the last line
+    of a multi-line init_process_group call, "world_size=args.world_size, rank=args.rank)", which Python < 3.8
+    shows). None when the stack ends elsewhere."""
     inner = None
     for c in chunks:
         f = _FRAME.match(c)
         assert f is not None
         if _meeting(f, c[f.end() :]):
             inner = f
+        elif inner is not None and (
+            _MEETING_BELOW.search(f.group("file")) and f.group("func") not in _NOT_MEETING_BELOW
+        ):
+            continue
         elif not (_WRAPPER.search(f.group("file")) or f.group("func") == "wrapper"):
             inner = None
     if inner is None:
-        return _cut_in_collective(row, hit, chunks)
+        return None
     where = f"{inner.group('file').rsplit('/', 1)[-1]}:{inner.group('line')} in {inner.group('func')}"
     return [
         row.event(
@@ -187,7 +226,9 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
             f"a stack ends inside the rendezvous ({where}) before its exception line: the ranks' store "
             "could not be created or reached",
             {"frame": where, "cut": True},
-            dedupe=(row.code, "cut"),
+            tier=2,
+            code=C.RENDEZVOUS_TIMEOUT.code,
+            dedupe=(C.RENDEZVOUS_TIMEOUT.code, "cut"),
         )
     ]
 

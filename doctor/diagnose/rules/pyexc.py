@@ -21,7 +21,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
-from pgdoctor.diagnose.rules.init_stacks import collective_cut
+from pgdoctor.diagnose.rules.init_stacks import collective_cut, cut_chunks, meeting_cut
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
@@ -164,6 +164,12 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, hit.rank, "cut"),
             )
         ]
+    # cut where a frame's source line starts the meeting (init_stacks reads the same chunks; a headed
+    # traceback whose innermost frame names no torch file, only the call's keyword arguments)
+    chunks = cut_chunks(hit)
+    meeting = meeting_cut(row, hit, chunks) if chunks else None
+    if meeting:
+        return meeting
     # cut inside a collective: whatever it raised (the watchdog's timeout, an NCCL error), the peers did not
     # complete it with this rank; any failure found elsewhere in the paste is the better record
     cut = [(f.group("file"), f.group("func")) for f in map(_FRAME.match, rest) if f]

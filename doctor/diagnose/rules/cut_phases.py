@@ -1,0 +1,202 @@
+"""What the last frames of a Python stack cut before its exception line tell, where the released corpora show
+that they name one root cause (rules/init_stacks.py reads the meeting and the collectives the same way).
+
+Users paste the frames and leave the message out (it is in the thread's title, or the paste ends at the
+screen's edge). The stack still says in which phase of the job the process died. Measured over every released
+corpus case whose log holds such a cut stack (tests/diagnose/test_r1_families.py has the table), most phases
+name no one class: a cut in a DDP construction is an NCCL error of any of three classes, a cut in mp.spawn's
+join, in a forward, a backward or an optimizer step, in a Ray get, is anything. Two phases do:
+
+- DeepSpeed's engine putting the model and its ZeRO optimizer on the GPUs (deepspeed/runtime/engine.py's
+  _configure_distributed_model, whose `self.module.to(self.device)` moves the whole model;
+  _configure_optimizer / _configure_zero_optimizer / _configure_basic_optimizer / _configure_fp16_optimizer /
+  _configure_bf16_optimizer; the ZeRO, BF16 and FP16 optimizers' __init__ in runtime/zero/stage_1_and_2.py,
+  stage3.py, bf16_optimizer.py, fp16/fused_optimizer.py and unfused_optimizer.py, which allocate the fp32
+  master copies and the optimizer states, and their _create_* / _setup_* / initialize_optimizer_states
+  steps) and Accelerate's prepare (accelerator.py's prepare, _prepare_one, prepare_model, _prepare_deepspeed,
+  which moves the model to its device and wraps it): the innermost frame is one of them, its source line no
+  communication call (_broadcast_model, init_distributed, a barrier: those are the network's) and no check (an
+  assert or raise of the config). It ran out of GPU memory: RUN101, tier 2 (any failure found elsewhere in
+  the paste is the cause).
+- A distributed launch on native Windows or macOS: the stack is a launcher's (torchrun's or
+  torch.distributed.launch's agent: run.py, launcher/api.py, elastic/, torchrun.exe; torch.multiprocessing's
+  spawn / start_processes, or a frame whose source line calls them; accelerate launch) under Windows or macOS
+  paths (C:\\..., D:/..., /Users/..., /opt/homebrew/...), or any stack after torchrun's own "NOTE: Redirects
+  are currently not supported in Windows or MacOs." (redirects.py prints it on those two platforms only).
+  PyTorch has no NCCL backend there and the Windows wheels no libuv store: RUN570, tier 2. A stack of the
+  meeting (init_stacks) or of a collective is left to those readings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.init_stacks import chunk_frame, cut_chunks, meeting_cut
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.dist_calls import cut_in_collective
+from pgdoctor.model import lazy_re
+
+# --- DeepSpeed's and Accelerate's set-up of the model and its optimizer on the GPUs -------------------------
+_SETUP_FRAME = lazy_re.compile(
+    r"deepspeed/runtime/engine\.py in (?:_configure_distributed_model|_configure_optimizer|"
+    r"_configure_zero_optimizer|_configure_basic_optimizer|_configure_fp16_optimizer|"
+    r"_configure_bf16_optimizer)$|"
+    r"deepspeed/runtime/(?:zero/stage(?:_1_and_2|3|2|1)?|bf16_optimizer|fp16/(?:fused|unfused)_optimizer)"
+    r"\.py in (?:__init__|_create_\w+|_setup_\w+|initialize_optimizer_states)$|"
+    r"accelerate/accelerator\.py in (?:prepare|_prepare_one|prepare_model|_prepare_deepspeed|<genexpr>)$"
+)
+# a source line that communicates (the engine's parameter broadcast, DeepSpeed's process group start, a
+# collective: an NCCL or store failure, not memory), or that checks and raises (an assert of the config, e.g.
+# "zero stage 1 requires an optimizer": the user's setting, not memory)
+_NOT_MEMORY_SOURCE = lazy_re.compile(
+    r"broadcast|init_distributed|init_process_group|barrier|all_reduce|all_gather|reduce_scatter|new_group|"
+    r"^(?:assert|raise)\b"
+)
+# decorators' wrappers that call through (DeepSpeed's nvtx instrument, c10d_logger)
+_THROUGH = lazy_re.compile(r"deepspeed/utils/nvtx\.py$|torch/distributed/c10d_logger\.py$")
+
+
+def _innermost(chunks: list[str]) -> tuple[str, str, str]:
+    frames = [chunk_frame(c) for c in chunks]
+    while len(frames) > 1 and _THROUGH.search(frames[-1][0]):
+        frames.pop()
+    return frames[-1]
+
+
+def _setup_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    chunks = cut_chunks(hit)
+    if chunks is None:
+        return None
+    file, func, source = _innermost(chunks)
+    if not _SETUP_FRAME.search(f"{file} in {func}") or _NOT_MEMORY_SOURCE.search(source):
+        return None
+    where = f"{file.rsplit('/', 1)[-1]} in {func}"
+    framework = "Accelerate's prepare" if "accelerate/" in file else "DeepSpeed's engine set-up"
+    return [
+        row.event(
+            hit,
+            f"a stack ends inside {framework} ({where}) before its exception line: the model and its "
+            "optimizer states are being placed on the GPUs there, and what fails there is GPU memory (the "
+            "released corpora: every such cut was an out-of-memory)",
+            {"frame": where, "cut": True, "phase": "model_and_optimizer_setup"},
+            dedupe=(row.code, hit.rank, "cut setup"),
+        )
+    ]
+
+
+# --- a distributed launch on native Windows or macOS -------------------------------------------------------
+_PLATFORM_PATH = lazy_re.compile(
+    r"^(?:[A-Za-z]:/|/Users/|/opt/homebrew/|/Library/Frameworks/Python\.framework/)"
+)
+_LAUNCHER_FILE = lazy_re.compile(
+    r"torch/distributed/(?:run|launch)\.py$|torch/distributed/launcher/api\.py$|torch/distributed/elastic/|"
+    r"/torchrun(?:\.exe|-script\.py)?(?:/__main__\.py)?$|torch/multiprocessing/spawn\.py$|"
+    r"accelerate/commands/(?:launch|accelerate_cli)\.py$"
+)
+_LAUNCHER_SOURCE = lazy_re.compile(r"\b(?:spawn|start_processes)\(")
+_NOTE = "Redirects are currently not supported in Windows or MacOs"
+
+
+def _platform_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    chunks = cut_chunks(hit)
+    if chunks is None:
+        return None
+    frames = [chunk_frame(c) for c in chunks]
+    noted = any(_NOTE in ln.text for ln in [*hit.before(40, same_rank=False), hit.line])
+    on_platform = noted or any(_PLATFORM_PATH.search(f) for f, _fn, _s in frames)
+    launcher = noted or any(_LAUNCHER_FILE.search(f) for f, _fn, _s in frames)
+    launcher = launcher or bool(_LAUNCHER_SOURCE.search(frames[-1][2]))
+    if not (on_platform and launcher):
+        return None
+    if meeting_cut(row, hit, chunks) or cut_in_collective([(f, fn) for f, fn, _s in frames]):
+        return None  # the meeting's or a collective's (init_stacks reads them)
+    where = f"{frames[-1][0].rsplit('/', 1)[-1]} in {frames[-1][1]}"
+    platform = "Windows or macOS (torchrun's note)" if noted else "native Windows or macOS"
+    return [
+        row.event(
+            hit,
+            f"a distributed launch on {platform} died before its exception line (last frame {where}): "
+            "PyTorch has no NCCL backend there, and the Windows wheels no libuv store",
+            {"frame": where, "cut": True, "platform": "windows_or_macos", "torchrun_note": noted},
+            dedupe=(row.code, "cut platform"),
+        )
+    ]
+
+
+_TRACEBACK = lazy_re.compile(r"Traceback \(most recent call last\):\s*$")
+
+SIGNATURES = (
+    Signature(
+        "stack cut in deepspeed's or accelerate's gpu set-up",
+        lazy_re.compile(
+            r'deepspeed[\\/]runtime[\\/]engine\.py", line \d+, in _configure_|'
+            r'deepspeed[\\/]runtime[\\/]zero[\\/]stage\w*\.py", line \d+, in \w+|'
+            r'deepspeed[\\/]runtime[\\/](?:bf16_optimizer|fp16[\\/]\w+)\.py", line \d+, in \w+|'
+            r'accelerate[\\/]accelerator\.py", line \d+, in (?:prepare|_prepare|<genexpr>)'
+        ),
+        _setup_cut,
+        C.CUDA_OOM.code,
+        tier=2,
+        anchors=(
+            b"deepspeed/runtime/engine.py",
+            b"deepspeed\\runtime\\engine.py",
+            b"deepspeed/runtime/zero/stage",
+            b"deepspeed\\runtime\\zero\\stage",
+            b"deepspeed/runtime/bf16_optimizer.py",
+            b"deepspeed\\runtime\\bf16_optimizer.py",
+            b"deepspeed/runtime/fp16/",
+            b"deepspeed\\runtime\\fp16\\",
+            b"accelerate/accelerator.py",
+            b"accelerate\\accelerator.py",
+        ),
+        words=("engine.py", "zero", "accelerator.py", "bf16_optimizer", "fp16"),
+        anchor_from="the frame's path: deepspeed/runtime/engine.py, deepspeed/runtime/zero/stage*.py, "
+        "deepspeed/runtime/bf16_optimizer.py, deepspeed/runtime/fp16/*.py, accelerate/accelerator.py "
+        "(with / or \\)",
+        examples=(
+            '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 1505, in '
+            "_configure_zero_optimizer",
+            '  File "C:\\py\\lib\\site-packages\\accelerate\\accelerator.py", line 1030, in _prepare_one',
+            '  File "/usr/lib/python3/dist/deepspeed/runtime/bf16_optimizer.py", line 97, in __init__',
+        ),
+    ),
+    Signature(
+        "stack cut in a windows launcher frame",
+        # a paste that starts below the "Traceback" header: a launcher's frame under a Windows path
+        lazy_re.compile(
+            r'File "[A-Za-z]:[^"]*(?:torchrun\.exe|[\\/]distributed[\\/](?:run|launch)\.py|'
+            r"[\\/]launcher[\\/]api\.py|[\\/]multiprocessing[\\/]spawn\.py)"
+        ),
+        _platform_cut,
+        C.DIST_LAUNCH_ON_WINDOWS_OR_MACOS.code,
+        tier=2,
+        anchors=(
+            b"torchrun.exe",
+            b"\\distributed\\run.py",
+            b"\\distributed\\launch.py",
+            b"\\launcher\\api.py",
+            b"\\multiprocessing\\spawn.py",
+        ),
+        words=("torchrun.exe", "run.py", "launch.py", "api.py", "spawn.py"),
+        anchor_from="the frame's Windows path: torchrun.exe, torch\\distributed\\run.py or launch.py, "
+        "launcher\\api.py, torch\\multiprocessing\\spawn.py",
+        examples=(
+            '  File "C:\\Users\\dev\\envs\\t\\Scripts\\torchrun.exe\\__main__.py", line 7, in <module>',
+            '  File "D:\\conda\\lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 246, in spawn',
+        ),
+    ),
+    Signature(
+        "traceback cut in a launch on windows or macos",
+        _TRACEBACK,
+        _platform_cut,
+        C.DIST_LAUNCH_ON_WINDOWS_OR_MACOS.code,
+        tier=2,
+        anchors=(b"Traceback (most recent call last)",),
+        worth=(rb"Traceback \(most recent call last\)",),
+        words=("traceback",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
