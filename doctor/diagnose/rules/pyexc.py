@@ -89,7 +89,7 @@ def _exception(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if frames:
         facts["frame"] = frames[-1]
     r = hit.rank
-    if frames and _STORE_RAISE.search(frames[-1]):
+    if frames and _STORE_RAISE.search(frames[-1]) and _STORE_FAILURE.fullmatch(m.group("short")):
         # raised by the rendezvous itself (its handlers, the TCPStore constructor under _create_c10d_store,
         # an elastic backend's store): a message no store row knows, but the ranks did not meet
         return [
@@ -123,6 +123,13 @@ _RENDEZVOUS_FRAME = lazy_re.compile(
 _STORE_RAISE = lazy_re.compile(
     r"distributed[/\\](?:elastic[/\\]rendezvous[/\\]\w+|rendezvous)\.py:\d+ in \w+$|"
     r" in _create_(?:c10d|tcp)_store$"
+)
+# The exceptions a store or a rendezvous raises when the ranks cannot meet (a bad address or URL, a refused
+# or timed-out connection, the store's and the elastic rendezvous's own classes); an interpreter's error
+# raised there (RecursionError, MemoryError, a NameError of a patched module) is the program's bug.
+_STORE_FAILURE = lazy_re.compile(
+    r"(?:Runtime|Value|Timeout|OS|Socket|Connection\w*|BrokenPipe|Dist\w*|Rendezvous\w*|\w*Store\w*)Error|"
+    r"Rendezvous\w*Exception|gaierror"
 )
 _TRACEBACK = lazy_re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 # The process's GPU set-up: torch's lazy CUDA init and device calls (torch/cuda/__init__.py: _lazy_init runs

@@ -600,7 +600,9 @@ _TITLE_ASIDE = lazy_re.compile(
     r"custom|default|longer|shorter|extend|extending|adjust|adjusting|respect|respects|ignores?|ignored|"
     r"option|parameter|documentation|docs|example|tutorial|proposal|rfc|enhancement|deprecat\w*|"
     r"retry|retrying|retries|attempt|sending|closing signal|until|unless|such as|usually|typically|should)\b|"
-    r"\b(?:no|not|without|never|zero|0) (?:\w+ )?(?:timeouts?|time ?out|errors?|connection)\b"
+    r"\b(?:no|not|without|never|zero|0) (?:\w+ )?(?:timeouts?|time ?out|errors?|connection)\b|"
+    # a counter, not a report: a key and its number (cgroup memory.events' "oom_kill 3", /proc/vmstat)
+    r"\A\s*[\w.-]+\s*[=:]?\s*\d+\s*\Z"
 )
 _TITLE_WORDS = (
     ("words: start-up", _near(_TITLE_STARTUP, _TITLE_REACH)),
