@@ -12,6 +12,8 @@
 - a serving engine's KV-cache profile at or below zero (SGLang's "is larger than the profiled value
   -561981", vLLM's "Available KV cache memory: -3.55 GiB", "# GPU blocks: 0"); a positive profile is healthy;
 - torch's OOM cut mid-word ("RuntimeError: CUDA ou");
+- a wrapper's key=value return code of a SIGKILL death ("rc=137" in a bash xtrace, '"exitCode": 137',
+  "returncode=-9"): host_oom's SIGKILL exit status, tier 1;
 - gdb's core record ("Program terminated with signal SIGABRT, Aborted.") and lldb's stop on a fault or
   SIGABRT (RUN131, tier 2; gdb's live stop is process_crash's row, pinned here with them); SIGINT, SIGPIPE,
   SIGUSR1 are no crash of the program's own.
@@ -295,3 +297,35 @@ def test_a_debugger_record_stands_behind_the_error_before_it() -> None:
         "Program terminated with signal SIGABRT, Aborted.\n"
     )
     check_root(log, "RUN101")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "+[05:25:15] rc=137",
+        "+ rc=137",
+        'fatal: [node3]: FAILED! => {"changed": true, "cmd": "python train.py", "rc=137"}',
+        '        "exitCode": 137,',
+        "Job failed: exit_code: 137",
+        "<Popen: returncode=-9 args=['python', 'train.py']>",
+    ],
+)
+def test_a_key_value_return_code_of_a_sigkill_is_the_kill(line: str) -> None:
+    check_root(line + "\n", "RUN121", {"signal": "SIGKILL"})
+
+
+def test_the_yarn_exit_handler_xtrace_is_the_kill() -> None:
+    log = (
+        "++[05:25:06] sleep 20\n+[05:25:15] exit_handler\n+[05:25:15] rc=137\n"
+        "+[05:25:15] local 'handler=Yarn container exit handler'\n"
+        "+[05:25:15] echo '[DEBUG] Yarn container exit handler: EXIT signal received in yarn container, "
+        "performing clean up action...'\n"
+    )
+    check_root(log, "RUN121")
+
+
+@pytest.mark.parametrize(
+    "line", ["+[05:25:15] rc=0", "rc=1370", "src=137", "crc=137", "ret=-9", "exit_code=0", "layer_137=137"]
+)
+def test_other_return_codes_are_no_kill(line: str) -> None:
+    assert root_finding(line + "\n") is None

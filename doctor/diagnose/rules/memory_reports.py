@@ -36,6 +36,9 @@ Formats, read at their source:
   the rest of the memory reserved for KV Cache is -3.06GiB." and v0's "# GPU blocks:
   0, # CPU blocks: 2048" ("# cuda blocks: 0" in 0.6+); the ValueError / RuntimeError after them are
   oom_layers' rows.
+- A process's SIGKILL death in a wrapper's key=value return code ("+[05:25:15] rc=137" in the bash xtrace of
+  OpenPAI's container exit handler, Ansible's "rc=137", Kubernetes' '"exitCode": 137', Popen's
+  "returncode=-9"): host memory's most common killer, read by host_oom's exit-status build (tier 1).
 - torch's OOM cut mid-word by a search excerpt or a title: "RuntimeError: CUDA ou" - a line that ends in a
   part of "out of memory" after "CUDA " says nothing else.
 """
@@ -47,6 +50,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.host_oom import _exit_137
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -198,6 +202,16 @@ def _cut_oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+# A wrapper script's or a job record's return code in key=value form: bash xtrace of an exit handler
+# ("+[05:25:15] rc=137", OpenPAI's YARN container script; "+ rc=137"), Ansible's "rc=137", a job JSON's
+# '"exitCode": 137' (Kubernetes' container status), "exit_code=137", "returncode=-9" (Python's Popen repr).
+# 137 is the shell's 128 + SIGKILL; -9 the signal as Popen reports it. host_oom's SIGKILL exit-status row
+# reads the record (tier 1: most often an OOM killer whose own line is elsewhere).
+_KV_EXIT = lazy_re.compile(
+    r"(?<![\w.-])(?:rc|RC|exit_?[Cc]ode|exit_status|return_?code|returncode)\"?\s?[=:]\s?137\b"
+    r"|(?<![\w.-])(?:exit_?[Cc]ode|returncode|return_code)\"?\s?[=:]\s?-9\b"
+)
+
 SIGNATURES = (
     Signature(
         "cuda allocation call status",
@@ -295,6 +309,23 @@ SIGNATURES = (
             "rest of the "
             "memory reserved for KV Cache is -3.06GiB.",
             "INFO 05-06 10:11:12 executor_base.py:110] # cuda blocks: 0, # CPU blocks: 2048",
+        ),
+    ),
+    Signature(
+        "return code record 137",
+        _KV_EXIT,
+        _exit_137,
+        C.HOST_OOM_KILLED.code,
+        tier=1,
+        anchors=(b"rc=137", b"RC=137", b"ode=137", b"ode: 137", b'ode": 137', b"status=137", b"code=-9"),
+        worth=(rb"[=:] ?137\b", rb"code\"?[=:] ?-9\b"),
+        words=("=137", ": 137", "=-9"),
+        anchor_from="the key before its '=' where a space or quote stands between",
+        examples=(
+            "+[05:25:15] rc=137",
+            '        "exitCode": 137,',
+            "Job failed: exit_code=137",
+            "<Popen: returncode=-9 args=['python', 'train.py']>",
         ),
     ),
     Signature(
