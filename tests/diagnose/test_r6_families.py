@@ -16,7 +16,8 @@
   "returncode=-9"): host_oom's SIGKILL exit status, tier 1;
 - gdb's core record ("Program terminated with signal SIGABRT, Aborted.") and lldb's stop on a fault or
   SIGABRT (RUN131, tier 2; gdb's live stop is process_crash's row, pinned here with them); SIGINT, SIGPIPE,
-  SIGUSR1 are no crash of the program's own.
+  SIGUSR1 are no crash of the program's own; systemd-coredump's journal record ("Process 5678 (python) of
+  user 1000 dumped core.", "terminated abnormally with signal 6/ABRT", coredumpctl's "Signal: 11 (SEGV)").
 """
 
 from __future__ import annotations
@@ -328,4 +329,47 @@ def test_the_yarn_exit_handler_xtrace_is_the_kill() -> None:
     "line", ["+[05:25:15] rc=0", "rc=1370", "src=137", "crc=137", "ret=-9", "exit_code=0", "layer_137=137"]
 )
 def test_other_return_codes_are_no_kill(line: str) -> None:
+    assert root_finding(line + "\n") is None
+
+
+COREDUMP = (
+    "Dec 06 10:00:00 node1 systemd-coredump[12345]: Process 5678 (python) of user 1000 dumped core.\n"
+    "\n"
+    "                Stack trace of thread 5678:\n"
+    "                #0  0x00007f6b59544f3b ncclShmOpen (libnccl.so.2 + 0x5f3b)\n"
+    "                #1  0x00007f6b595436d7 ncclProxyService (libnccl.so.2 + 0x3d6d7)\n"
+)
+
+
+def test_systemd_coredumps_record_is_a_fatal_signal_with_its_frame() -> None:
+    check_root(COREDUMP, "RUN131", {"reporter": "systemd-coredump", "pid": 5678, "frame": "ncclShmOpen"})
+
+
+@pytest.mark.parametrize(
+    ("line", "signal"),
+    [
+        (
+            "systemd-coredump[991]: Process 4242 (pt_main_thread) of user 0 terminated abnormally with "
+            "signal "
+            "6/ABRT, processing...",
+            "SIGABRT",
+        ),
+        ("           Signal: 11 (SEGV)", "SIGSEGV"),
+    ],
+)
+def test_systemd_coredumps_signal_is_read(line: str, signal: str) -> None:
+    check_root(line + "\n", "RUN131", {"signal": signal})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Dec 06 10:00:00 node1 systemd[1]: Started Process Core Dump (PID 12345/UID 0).",
+        "systemd-coredump[991]: Process 4242 (python) of user 0 terminated abnormally with signal 3/QUIT, "
+        "processing...",
+        "           Signal: 15 (TERM)",
+        "kernel.core_pattern = |/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h",
+    ],
+)
+def test_core_dump_plumbing_and_other_signals_are_no_crash(line: str) -> None:
     assert root_finding(line + "\n") is None
