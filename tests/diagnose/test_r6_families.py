@@ -210,7 +210,14 @@ def test_a_kv_cache_profile_with_room_is_healthy(line: str) -> None:
 
 @pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
 @pytest.mark.parametrize(
-    "tail", ["RuntimeError: CUDA ou", "RuntimeError: CUDA out of mem", "OutOfMemoryError: CUDA out"]
+    "tail",
+    [
+        "RuntimeError: CUDA ou",
+        "RuntimeError: CUDA out of mem",
+        "OutOfMemoryError: CUDA out",
+        "RuntimeError: CUDA error: ou",
+        "RuntimeError: HIP out of mem",
+    ],
 )
 def test_torchs_oom_cut_mid_word_is_cuda_oom(prefix: str, tail: str) -> None:
     log = (
@@ -227,6 +234,8 @@ def test_torchs_oom_cut_mid_word_is_cuda_oom(prefix: str, tail: str) -> None:
         "ValueError: CUDA output device mismatch: expected cuda:0",
         "Using CUDA output stream 0",
         "Using CUDA ou",
+        "RuntimeError: CUDA error: operation not supported",
+        "RuntimeError: CUDA error: out-of-bounds access in kernel",
     ],
 )
 def test_other_cuda_words_are_not_a_cut_oom(line: str) -> None:

@@ -39,8 +39,9 @@ Formats, read at their source:
 - A process's SIGKILL death in a wrapper's key=value return code ("+[05:25:15] rc=137" in the bash xtrace of
   OpenPAI's container exit handler, Ansible's "rc=137", Kubernetes' '"exitCode": 137', Popen's
   "returncode=-9"): host memory's most common killer, read by host_oom's exit-status build (tier 1).
-- torch's OOM cut mid-word by a search excerpt or a title: "RuntimeError: CUDA ou" - a line that ends in a
-  part of "out of memory" after "CUDA " says nothing else.
+- torch's OOM cut mid-word by a search excerpt or a title: "RuntimeError: CUDA ou", "CUDA error: out of
+  me" (cudaGetErrorString's only text that starts "ou"), ROCm's "HIP out of mem" - a line that ends in a part
+  of "out of memory" after "CUDA " / "HIP " says nothing else.
 """
 
 from __future__ import annotations
@@ -187,7 +188,8 @@ def _kv_profile(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # a strict prefix of "out of memory", at least "ou", ending the line: after the exception type, or the whole
 # line (a title, a wrapper's second line)
 _CUT_OOM = lazy_re.compile(
-    r"(?:(?:Error|[Ee]xception): |^\s*)CUDA ou(?:t(?: (?:o(?:f(?: (?:m(?:e(?:m(?:or?)?)?)?)?)?)?)?)?)?\s*$"
+    r"(?:(?:Error|[Ee]xception): |^\s*)(?:CUDA|HIP) (?:error: ou|ou)"
+    r"(?:t(?: (?:o(?:f(?: (?:m(?:e(?:m(?:or?)?)?)?)?)?)?)?)?)?\s*$"
 )
 
 
@@ -333,10 +335,15 @@ SIGNATURES = (
         _CUT_OOM,
         _cut_oom,
         C.CUDA_OOM.code,
-        anchors=(b"CUDA ou",),
-        worth=(rb"CUDA ou\w*(?: \w*){0,2}\s*$",),
-        words=("cuda ou",),
-        examples=("RuntimeError: CUDA ou", "[rank2]: torch.OutOfMemoryError: CUDA out of mem"),
+        anchors=(b"CUDA ou", b"HIP ou", b"CUDA error: ou", b"HIP error: ou"),
+        worth=(rb"(?:CUDA|HIP) (?:error: )?ou\w*(?: \w*){0,2}\s*$",),
+        words=("cuda ou", "hip ou", "error: ou"),
+        examples=(
+            "RuntimeError: CUDA ou",
+            "[rank2]: torch.OutOfMemoryError: CUDA out of mem",
+            "RuntimeError: CUDA error: out of me",
+            "RuntimeError: HIP out of mem",
+        ),
     ),
 )
 
