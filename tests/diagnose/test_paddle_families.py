@@ -925,8 +925,11 @@ CASES2: list[tuple[str, Optional[str], str]] = [
         ),
     ),
     (
+        # cuBLAS's handle could not be made: cublasCreate allocates its workspace on the device, and every
+        # stack's NOT_INITIALIZED (TF's "failed to create cublas handle", torch's "when calling
+        # cublasCreate(handle)") is that allocation failing on a full GPU (rules/memory_reports.py)
         "cublas_not_init",
-        None,
+        "cuda_oom",
         SUMMARY
         + (
             "ExternalError: CUBLAS error(1), CUBLAS_STATUS_NOT_INITIALIZED. \n  [Hint: 'CUBLA"
