@@ -25,7 +25,7 @@ from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
 from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
-from pgdoctor.diagnose.text import archives, recase
+from pgdoctor.diagnose.text import archives, cutline, recase
 from pgdoctor.diagnose.text.reader import (
     Source,
     is_binary,
@@ -101,15 +101,42 @@ def _diagnose(
     # only if it finds one (text/recase.py).
     lowered = {id(s) for s in files if kind_of(s) == LOG and recase.lower_case_only(s.chunks)}
     if not lowered:
-        return findings, meta
+        return _cut_line(files, findings, meta, flight_recorder_dirs, all_steps, config)
     again = [
         dataclasses.replace(s, chunks=recase.recased(s.chunks), caseless=True) if id(s) in lowered else s
         for s in files
     ]
     found, meta2 = _diagnose_once(again, flight_recorder_dirs, all_steps, config)
     if not _failed(found):
-        return findings, meta
+        return _cut_line(files, findings, meta, flight_recorder_dirs, all_steps, config)
     meta2["recased_sources"] = [s.name for s in files if id(s) in lowered]
+    return found, meta2
+
+
+def _cut_line(
+    files: list[Source],
+    findings: list[Finding],
+    meta: dict[str, Any],
+    flight_recorder_dirs: Sequence[str],
+    all_steps: bool,
+    config: Optional[Mapping[str, Any]],
+) -> tuple[list[Finding], dict[str, Any]]:
+    """No failure found: a single small log whose last line stops inside a word of a row's literal is read
+    again with that literal completed (text/cutline.py); the reading is kept only if its failure is on
+    that line."""
+    if len(files) != 1 or kind_of(files[0]) != LOG:
+        return findings, meta
+    cut = cutline.completed(files[0].chunks)
+    if cut is None:
+        return findings, meta
+    number, chunks = cut
+    found, meta2 = _diagnose_once(
+        [dataclasses.replace(files[0], chunks=chunks)], flight_recorder_dirs, all_steps, config
+    )
+    failed = [f for f in found if f.severity.value in ("warn", "fail")]
+    if not failed or not any(e.line == number for e in failed[0].evidence):
+        return findings, meta
+    meta2["completed_line"] = number
     return found, meta2
 
 
