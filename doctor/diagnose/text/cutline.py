@@ -25,6 +25,8 @@ A cut is taken only where it cannot be mistaken:
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Optional
@@ -63,33 +65,62 @@ def _literals(parsed: Any) -> Iterator[str]:
         yield "".join(run)
 
 
+# Bumped when the table's reading of the literals changes (the key also holds every pattern and the limits).
+_TABLE_FORMAT = 1
+
+
 @functools.cache
 def _cuts() -> dict[str, Optional[str]]:
     """A cut of a literal (as a line's end holds it) -> the rest of the literal; None where two literals
-    complete the same cut differently."""
+    complete the same cut differently. Building it parses every row's pattern (about 175 ms on 2 cores),
+    which each CLI run paid for a silent paste: the table is kept in the user's cache under a name that
+    hashes every pattern and the limits, as the scan's compiled database is (text/engine.py)."""
+    from pgdoctor.diagnose.rules import MODULES  # the catalogue, only for a source that needs it
+    from pgdoctor.diagnose.text.cache import read_cached, write_cached
+
+    sources = [
+        row.pattern.pattern
+        for module in MODULES
+        for row in getattr(module, "SIGNATURES", ())
+        if isinstance(getattr(row.pattern, "pattern", None), str)
+    ]
+    key = hashlib.sha256(
+        "\0".join([f"{_TABLE_FORMAT}:{LITERAL}:{HELD}:{_PHRASE.pattern}", *sources]).encode()
+    ).hexdigest()[:32]
+    saved = read_cached(_CACHE, f"{key}.json")
+    if saved is not None:
+        try:
+            table = json.loads(saved)
+            if isinstance(table, dict):
+                return table
+        except ValueError:
+            pass  # a torn or foreign file: build it again
+    table = _build(sources)
+    write_cached(_CACHE, f"{key}.json", json.dumps(table, separators=(",", ":")).encode())
+    return table
+
+
+_CACHE = "cutline"
+
+
+def _build(sources: list[str]) -> dict[str, Optional[str]]:
     from re import _parser  # type: ignore[attr-defined]
 
-    from pgdoctor.diagnose.rules import MODULES  # the catalogue, only for a source that needs it
-
     table: dict[str, Optional[str]] = {}
-    for module in MODULES:
-        for row in getattr(module, "SIGNATURES", ()):
-            source = getattr(row.pattern, "pattern", None)
-            if not isinstance(source, str):
+    for source in sources:
+        try:
+            parsed = _parser.parse(source)
+        except re.error:
+            continue
+        for lit in _literals(parsed):
+            if len(lit) < LITERAL or len(_WORDS.findall(lit)) < 2:
                 continue
-            try:
-                parsed = _parser.parse(source)
-            except re.error:
-                continue
-            for lit in _literals(parsed):
-                if len(lit) < LITERAL or len(_WORDS.findall(lit)) < 2:
-                    continue
-                for i in range(max(HELD, (len(lit) + 1) // 2), len(lit)):
-                    if lit[i - 1].isalnum() and lit[i].isalnum():
-                        cut, rest = lit[:i], lit[i:]
-                        if not _PHRASE.search(cut):
-                            continue  # a path or a name ("torch.distributed.distrib"): healthy prints hold it
-                        table[cut] = rest if table.get(cut, rest) == rest else None
+            for i in range(max(HELD, (len(lit) + 1) // 2), len(lit)):
+                if lit[i - 1].isalnum() and lit[i].isalnum():
+                    cut, rest = lit[:i], lit[i:]
+                    if not _PHRASE.search(cut):
+                        continue  # a path or a name ("torch.distributed.distrib"): healthy prints hold it
+                    table[cut] = rest if table.get(cut, rest) == rest else None
     return table
 
 
