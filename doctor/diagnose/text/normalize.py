@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Sequence
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, cast
 
 from pgdoctor.diagnose.text.shapes import decode as decode_shapes
 from pgdoctor.knowledge.ranks import bounded
@@ -41,7 +41,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "iso",
         re.compile(
-            r"^\[?(?P<ts>\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?"
+            # Go's log and some agents write the date with slashes ("2023/10/26 12:12:18 "); a viewer may
+            # drop the seconds ("2022-11-29 00:27   File ...").
+            r"^\[?(?P<ts>\d{4}[-/]\d{2}[-/]\d{2}[T _]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+            r"(?:Z|[+-]\d{2}:?\d{2})?)\]?"
             # one blank before an indented line (kubectl --timestamps: "<ts> <line>"): the line keeps
             # its indentation ("  File ...", an NVRM continuation)
             r"(?: (?=[ \t]+[^\s\[])|\s*(?:[-|:,]\s*)?)"
@@ -68,10 +71,11 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("rank", re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")),
     ("lightning", re.compile(r"^\[rank: (?P<rank>\d+)\]\s?")),
     # Open MPI's --tag-output "[1,3]<stderr>:"; SageMaker's MPI launcher adds the rank's word and host:
-    # "[1,mpirank:3,algo-2]<stdout>:"
+    # "[1,mpirank:3,algo-2]<stdout>:"; horovodrun's own launcher (gloo) tags with the rank alone:
+    # "[1]<stderr>:"
     (
         "mpi",
-        re.compile(r"^\[\d+,(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]+))?\]<std(?:out|err)>:\s?"),
+        re.compile(r"^\[(?:\d+,)?(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]+))?\]<std(?:out|err)>:\s?"),
     ),
     ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
     # TorchX's local scheduler (torchx/schedulers/local_scheduler.py, `torchx run` and `torchx log`):
@@ -79,26 +83,44 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "dlrm_main/0 [1]:".
     ("torchx", re.compile(r"^[A-Za-z][\w.-]*/\d+ \[(?P<lrank>\d+)\]:\s?")),
     # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ", vLLM 0.8+
-    # with the file in brackets: "ERROR 02-10 03:17:41 [multiproc_executor.py:772] ".
+    # with the file in brackets: "ERROR 02-10 03:17:41 [multiproc_executor.py:772] ", later with its path
+    # ("[v1/executor/multiproc_executor.py:932] ": the process is the file's name).
     (
         "pylog",
         re.compile(
             r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
-            r"\[?(?P<proc>[\w.-]+):\d+\] "
+            r"\[?(?:[\w.-]+/)*(?P<proc>[\w.-]+):\d+\] "
         ),
     ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
     ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
-    # Ray's "(RayTrainWorker pid=37396, ip=10.244.1.95) ": the node's address is the line's host.
+    # Ray's "(RayTrainWorker pid=37396, ip=10.244.1.95) ": the node's address is the line's host. vLLM's
+    # workers name their rank too ("(VllmWorker rank=1 pid=7226) "); a pasted block may be indented.
     (
         "ray",
-        re.compile(r"^\((?:(?P<proc>\w+) )?pid=\d+(?:, ip=(?P<host>[\d.]+))?\)(?: (?=[ \t]+[^\s\[])|\s*)"),
+        re.compile(
+            r"^[ \t]*\((?:(?P<proc>\w+) )?(?:rank=\d+ )?pid=\d+(?:, ip=(?P<host>[\d.]+))?\)"
+            r"(?: (?=[ \t]+[^\s\[])|\s*)"
+        ),
     ),
     ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
     # pdsh's "host: <line>": the line keeps its indentation (an NVRM continuation, "  File ...")
     ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
+    # torch_xla's xla_dist (and gcloud's --worker=all) before each worker's line: "10.164.0.33 [0] "
+    ("xla", re.compile(r"^(?P<host>\d{1,3}(?:\.\d{1,3}){3}) \[\d{1,4}\] ")),
+    # The soft ones (_SOFT_KINDS): a logging platform's level and component ("[INFO] [Driver] "), a bare
+    # number tag ("[5]:"). Text of this shape may be a message of its own, so one is a prefix only where
+    # the next or the previous line starts with the same one (logical_lines checks it).
+    (
+        "leveltag",
+        re.compile(
+            r"^\[(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|CRITICAL|TRACE)\s?\] \[[A-Za-z][\w-]{0,31}\] ?"
+        ),
+    ),
+    ("numtag", re.compile(r"^\[\d{1,4}\]:(?: (?=\S))?")),  # "[5]:  File ..." keeps its indentation
 )
+_SOFT_KINDS = frozenset({"leveltag", "numtag"})
 # A literal that every match of the prefix contains. A line without it is tried against an
 # alternation without that prefix: these four are the slow ones to fail ("tag" backtracks over
 # the first three words of every line), 60% of the time a line spends here.
@@ -171,10 +193,11 @@ def _unglued(text: str) -> list[str]:
     bounds = [0, *cuts, len(text)]
     pieces = [text[a:b].strip() for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()]
     # A piece that is one prefix alone ("worker-5:", "[rank3]:") opens the record after it: pdsh's host
-    # before torch's rank prefix before the exception is one record, not three.
+    # before torch's rank prefix before the exception is one record, not three; so are a platform's two
+    # stamps and its level before the message ("<ts>\t<ts> [INFO] [Driver] torch.cuda.OutOfMemoryError: ...").
     out: list[str] = []
     for p in pieces:
-        if out and _LONE_PREFIX.match(out[-1]):
+        if out and (_LONE_PREFIX.match(out[-1]) or _prefix_alone(out[-1])):
             out[-1] = f"{out[-1]} {p}"
         else:
             out.append(p)
@@ -226,6 +249,12 @@ def _bar_unglued(p: str) -> list[str]:
 # prefix there (the pid one holds no ":"), so the same pieces match; but that one tried every way to
 # cut "a:b:c:...:z" into prefixes before failing: exponential (20 colons 0.1 s, 40 colons hours).
 _LONE_PREFIX = re.compile(r"^(?:(?=(?P<p>\S+:|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)))(?P=p)\s*)+$")
+
+
+def _prefix_alone(piece: str) -> bool:
+    """Prefixes and nothing after them."""
+    stripped = _strip_prefixes(piece)
+    return stripped is not None and not stripped[0].strip()
 
 
 # Slurm's own lines ("slurmstepd: error: ...", "slurmstepd-node-1: error: ...", "srun: error: ...",
@@ -295,7 +324,7 @@ def strip_ansi(text: str) -> str:
 
 
 def _iso_seconds(ts: str) -> Optional[float]:
-    t = ts.replace("_", " ").replace(",", ".")
+    t = ts.replace("_", " ").replace(",", ".").replace("/", "-")
     if t.endswith("Z"):
         t = t[:-1] + "+00:00"
     try:
@@ -339,6 +368,9 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
         if not m:
             break
         kind = m.lastgroup or ""
+        if kind in _SOFT_KINDS and "soft" not in info:
+            # the line as it was before it, and the prefix itself: kept only if a neighbour repeats it
+            info["soft"] = (text, m.group().rstrip())
         if kind in ("table", "markdown"):
             marked = True
         if kind in _PASTE_KINDS and pasted == len(line) - len(text):
@@ -511,6 +543,8 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     lengths: list[int] = []
     bare: list[bool] = []
     trail: list[str] = []  # the blanks each line's text lost at its end (a wrap may cut after one)
+    # out's index: (the text before the soft prefix, the prefix, whether the line is bare without it)
+    soft: dict[int, tuple[str, str, bool]] = {}
     for k, raw in enumerate(_decode_lines(raw_lines)):
         no = first_line + k
         pieces = _physical_to_logical(raw)
@@ -542,7 +576,28 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
                 and (not info or info.keys() == {"paste"})
             )
             trail.append(text[len(out[-1].text) :])
+            if info and "soft" in info:
+                before, prefix = cast(tuple[str, str], info["soft"])
+                alone = (whole or j == 0) and len(before) == len(piece) - pasted
+                soft[len(out) - 1] = (before, prefix, alone)
+    if soft:
+        _keep_repeated(soft, out, bare, trail)
     return _spaced(_join_wraps(out, lengths, bare, trail))
+
+
+def _keep_repeated(
+    soft: dict[int, tuple[str, str, bool]], out: list[Line], bare: list[bool], trail: list[str]
+) -> None:
+    """A soft prefix ("[INFO] [Driver] ", "[5]:") stays stripped only where the line before or after opens
+    with the same one (a platform writes it on every line); alone it is the message's own text, put back.
+    Line numbers are untouched: only the text changes."""
+    for k, (before, prefix, was_bare) in soft.items():
+        if any(soft.get(n, ("", ""))[1] == prefix for n in (k - 1, k + 1)):
+            continue
+        text = before.rstrip()
+        out[k] = Line(text, out[k].no) if was_bare else out[k]._replace(text=text)
+        bare[k] = was_bare
+        trail[k] = before[len(text) :]
 
 
 # "to rank N" names the peer (NCCL's "Proxy Call to rank 7 failed (Connect)"), not the process.
