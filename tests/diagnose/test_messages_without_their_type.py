@@ -34,8 +34,6 @@ NEEDS_ITS_TYPE = {
     "that hangs up, in a healthy run too: only the raised exception is the failure",
     "nccl binding never loaded": "'name ... is not defined' is Python's NameError wording for any name",
     "cascade marker": "'Process 12 got signal: 15' is torchrun's marker only as a SignalException",
-    "nccl backend without a gpu: ProcessGroupNCCL is only supp": "a paste cut inside the message is read "
-    "only where an exception type starts the cut line",
     "nccl backend without a gpu: ProcessGroupNCCL is": "a paste cut inside the message is read only where "
     "an exception type starts the cut line",
     "words: launch setting missing": _WORD_NET,
