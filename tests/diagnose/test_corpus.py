@@ -415,22 +415,24 @@ def test_corpus_v18_heldout_top1() -> None:
     """The held-out half of v18 (v18/README.md): through the CLI 89/158 (56.3 %) at its freeze, with the
     rules of the session's start (fec9faf), again after that session's rule work on v17's released held-out
     half was merged (aef66f4), and at that session's end (its rule work on v18's dev half merged: +23 dev
-    cases): 89/158 each time. Released as dev material on 2026-12-06 once v19 was frozen. One case is left
-    out here (SEEN_BY_RULE_WRITERS, from before the release), so the in-process figure is of 157."""
+    cases): 89/158 each time. Released as dev material on 2026-12-06 once v19 was frozen, and worked on:
+    116/158 (73.4 %) through the CLI after. One case is left out here (SEEN_BY_RULE_WRITERS, from before the
+    release), so the in-process figure is of 157. The bar is that figure rounded down to 0.05."""
     right, total, _, _ = _score([V18_HELDOUT])
     assert total == 157 and right >= BARS["v18_heldout"] * total, f"v18 held-out top-1 {right}/{total}"
 
 
 def test_corpus_v19_dev_top1() -> None:
     """The dev half of v19: 87/167 (52.1 %) through the CLI at its freeze (40f399f), before rule writers read
-    it. The bar is that figure rounded down to 0.05."""
+    it; 112/167 (67.1 %) after that session's rule work on it. The bar is that figure rounded down to 0.05."""
     right, total, _, _ = _score([V19_DEV])
     assert total == 167 and right >= BARS["v19_dev"] * total, f"v19 dev top-1 {right}/{total}"
 
 
 def test_corpus_v19_heldout_top1() -> None:
     """The held-out half of v19, never read (v19/README.md): through the CLI 98/172 (57.0 %) at its freeze,
-    with the rules of the session's start (ca47cf8). Its misses are not read."""
+    with the rules of the session's start (ca47cf8); 99/172 (57.6 %) at that session's end, after its rule
+    work on v18's released held-out half (+27) and v19's dev half (+25). Its misses are not read."""
     right, total, _, _ = _score([V19_HELDOUT])
     assert total == 172 and right >= BARS["v19_heldout"] * total, f"v19 held-out top-1 {right}/{total}"
 
@@ -522,8 +524,8 @@ BARS = {
     "v17_dev": 0.90,
     "v17_heldout": 0.90,
     "v18_dev": 0.70,
-    "v18_heldout": 0.55,
-    "v19_dev": 0.50,
+    "v18_heldout": 0.70,
+    "v19_dev": 0.65,
     "v19_heldout": 0.55,
 }  # v3 dev + dev2: 231/241
 
