@@ -75,15 +75,11 @@ def _cuts() -> dict[str, Optional[str]]:
     complete the same cut differently. Building it parses every row's pattern (about 175 ms on 2 cores),
     which each CLI run paid for a silent paste: the table is kept in the user's cache under a name that
     hashes every pattern and the limits, as the scan's compiled database is (text/engine.py)."""
-    from pgdoctor.diagnose.rules import MODULES  # the catalogue, only for a source that needs it
+    from pgdoctor.diagnose.rules import SIGNATURES  # the catalogue, only for a source that needs it
     from pgdoctor.diagnose.text.cache import read_cached, write_cached
 
-    sources = [
-        row.pattern.pattern
-        for module in MODULES
-        for row in getattr(module, "SIGNATURES", ())
-        if isinstance(getattr(row.pattern, "pattern", None), str)
-    ]
+    # a finder row (a table of strings from knowledge/) has no pattern to complete
+    sources = [p for row in SIGNATURES if isinstance(p := getattr(row.pattern, "pattern", None), str)]
     key = hashlib.sha256(
         "\0".join([f"{_TABLE_FORMAT}:{LITERAL}:{HELD}:{_PHRASE.pattern}", *sources]).encode()
     ).hexdigest()[:32]
