@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
+from pgdoctor.model import lazy_re
+
 Kind = Literal[
     "driver_too_old",
     "no_device",
@@ -340,11 +342,11 @@ _BY_NUMBER = {e.number: e for e in CUDA_ERRORS}
 _BY_NAME.update({n: _BY_NUMBER[number] for n, number in _HIP_NAMES.items()})
 _BY_TEXT = {e.message.lower(): e for e in CUDA_ERRORS}
 _BY_TEXT.update({t.lower(): _BY_NUMBER[number] for t, number in _HIP_TEXTS.items()})
-_NAME_RE = re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True)) + r")\b")
+_NAME_RE = lazy_re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True)) + r")\b")
 # Every message but the generic "initialization error" is distinctive wherever it stands: "CUDA
 # error: system not yet initialized", "Error 802: ...", torch 0.4-1.x "cuda runtime error (35) :
 # CUDA driver version is insufficient ..." (numbers changed in CUDA 10.1: 38 was no device then).
-_DISTINCT_RE = re.compile(
+_DISTINCT_RE = lazy_re.compile(
     "|".join(
         re.escape(t)
         for t in sorted(
@@ -359,7 +361,7 @@ _DISTINCT_RE = re.compile(
 # 'initialization error'" (older); nccl-tests' CUDACHECK as "Test CUDA failure common.cu:892 'initialization
 # error'" (the source location between). PaddlePaddle's enforce (phi/core/enforce.h build_nvidia_error_msg,
 # 2.0+) as "ExternalError: CUDA error(3), initialization error." ("OSError: (External) CUDA error(3), ...").
-_GENERIC_RE = re.compile(
+_GENERIC_RE = lazy_re.compile(
     r"(?:CUDA error|HIP error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*"
     r"initialization error|(?:CUDA|HIP) error\(3\),\s*initialization error|"
     r"Cuda failure (?:3 )?'initialization error'|CUDA failure \S+:\d+:? 'initialization error'"
@@ -394,7 +396,7 @@ CUDA_ERROR_WORDS = (
 # by a suspend or an upgrade), not a fault of a device that ran kernels.
 # Any other number there that the table does not hold is the same failure of device discovery, kept with
 # its own number and text (ROCm builds print hipGetDeviceCount() and the HIP enum name for the text).
-_DISCOVERY_RE = re.compile(
+_DISCOVERY_RE = lazy_re.compile(
     r"(?:cuda|hip)GetDeviceCount\(\)[^\n]*?\bError (\d{1,4}): ([^\n]+?)\s*(?:\(Triggered internally|$)"
 )
 
@@ -418,7 +420,7 @@ def _discovery_error(number: int, message: str) -> Optional[CudaError]:
 # not supported between these two devices'" (runtime and driver agree on the numbers this table holds). The
 # number decides where a paste retyped the message's end ("... is not support between ..."), the message's
 # first words agreeing with the table's (a number alone may be another API's code); 999 says too little.
-_NUMBERED_RE = re.compile(r"[Cc]uda failure (\d{1,4}) '([^'\n]{8,})")
+_NUMBERED_RE = lazy_re.compile(r"[Cc]uda failure (\d{1,4}) '([^'\n]{8,})")
 
 
 def _numbered(number: int, message: str) -> Optional[CudaError]:
@@ -433,7 +435,7 @@ def _numbered(number: int, message: str) -> Optional[CudaError]:
 # all H200 multi-GPU jobs", "cuda error 803 after the driver update"). Only the numbers 802-804 (the system's
 # readiness and the driver combination, CUDA 10+): the low numbers are every other API's codes too and have
 # moved between CUDA releases, and 800-801 are a program's own mistakes.
-_CUDA_NUMBER_RE = re.compile(r"(?i)\bcuda(?: runtime)? error\W{0,3}(80[234])\b")
+_CUDA_NUMBER_RE = lazy_re.compile(r"(?i)\bcuda(?: runtime)? error\W{0,3}(80[234])\b")
 
 
 def find_cuda_error(text: str) -> Optional[CudaError]:

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from pgdoctor.model import numbers
+from pgdoctor.model import lazy_re, numbers
 
 _COUNT = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _BYTES = {
@@ -32,7 +32,7 @@ _BYTES = {
     "GIB": 2**30,
     "TIB": 2**40,
 }
-_NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+_NUMBER = lazy_re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 GB = 10**9
 GIB = 2**30
@@ -185,7 +185,7 @@ _MULT = {
     "tb": 1000**4,
 }
 SIZE = r"(\d+(?:\.\d+)?)\s*(TiB|GiB|MiB|KiB|TB|GB|MB|KB|kB|bytes|B)\b"
-_SIZE_RE = re.compile(SIZE)
+_SIZE_RE = lazy_re.compile(SIZE)
 
 
 def to_bytes(number: str, unit: str) -> int:

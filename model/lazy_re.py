@@ -11,6 +11,9 @@ pattern's methods on the instance, so later calls cost what a compiled pattern's
 retyped in lower case ("runtime error: expected to have finished reduction ...") is read by the same rows
 that read the program's casing (doctor/diagnose/text/recase.py says when). The switch is process-wide: the
 bound methods of every live pattern are dropped on entry and exit, so the hot path pays nothing for it.
+
+`use_compiler()` swaps the function that compiles a deferred pattern (`re.compile` by default): the CLI
+installs one that keeps each pattern's compiled code on disk between runs (doctor/diagnose/text/sre_cache.py).
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from __future__ import annotations
 import contextlib
 import re
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, AnyStr, TypeVar, cast
 
 _HOT = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 _LIVE: weakref.WeakSet[LazyPattern] = weakref.WeakSet()
 _caseless = False
+Compiler = Callable[[Any, int], "re.Pattern[Any]"]
+_compile: Compiler = re.compile
 
 
 class LazyPattern:
@@ -38,7 +43,7 @@ class LazyPattern:
         key = "_rx_i" if _caseless else "_rx"
         rx = self.__dict__.get(key)
         if rx is None:
-            rx = re.compile(self.pattern, self._flags | (re.IGNORECASE if _caseless else 0))
+            rx = _compile(self.pattern, self._flags | (re.IGNORECASE if _caseless else 0))
             self.__dict__[key] = rx
         if "search" not in self.__dict__:
             # The hot methods as plain instance attributes: no __getattr__ on later calls.
@@ -71,6 +76,13 @@ def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     """`re.compile`, deferred to the first use. Typed as the pattern it stands in for: every
     attribute of `re.Pattern` is there, by delegation."""
     return cast("re.Pattern[AnyStr]", LazyPattern(pattern, flags))
+
+
+def use_compiler(compiler: Compiler) -> None:
+    """Every deferred pattern compiled from now on is compiled by `compiler(pattern, flags)`, which must
+    return what `re.compile` returns for them."""
+    global _compile
+    _compile = compiler
 
 
 def is_pattern(obj: object) -> bool:

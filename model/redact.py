@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SECRET_NAME = re.compile(
+from pgdoctor.model import lazy_re
+
+SECRET_NAME = lazy_re.compile(
     r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|SIGNATURE|^SIG$", re.IGNORECASE
 )
 _SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[-_]?key|access[-_]?key|key|auth|credentials?|cookie)"
@@ -18,19 +20,19 @@ _SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[-_]?key|access[-_]?key|
 _SCHEME = r"(?<![a-zA-Z0-9+.-])(?P<pre>[0-9+.-]*+)(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*+://)"
 # The password is at most 4 KiB (a JWT is one): a run of "a://a://..." with no '@' otherwise
 # cost the rest of the run at each scheme.
-URL_CREDENTIALS = re.compile(
+URL_CREDENTIALS = lazy_re.compile(
     _SCHEME + r"(?P<user>[^/\s:@]*):(?P<pw>\S{0,4096})@(?P<host>[^\s@/]+)"
 )  # redis://:pw@host
 # scheme://TOKEN@host: a token as the URL's user (https://ghp_...@github.com); short user names
 # (git@, alice@) stay.
-URL_TOKEN_USER = re.compile(_SCHEME + r"(?P<user>[A-Za-z0-9_.~-]{16,})@")
+URL_TOKEN_USER = lazy_re.compile(_SCHEME + r"(?P<user>[A-Za-z0-9_.~-]{16,})@")
 # user:password@host without a scheme (rsync, pip, redis targets, a MASTER_ADDR quoted in an
 # error): any host name, dotted or not, with an optional port.
-BARE_CREDENTIALS = re.compile(
+BARE_CREDENTIALS = lazy_re.compile(
     r"(?<![\w/:@.-])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)"
 )
 # NAME=value, NAME="a value", NAME='a value'; a URL's query value ends at '&'.
-ASSIGNMENT = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s&]+)")
+ASSIGNMENT = lazy_re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s&]+)")
 # Names are matched atomically ((?>...)): a name is the whole run of its characters, and a
 # failed match is not retried at every split of the run between its words (quadratic, and
 # cubic for a flag, on a long run such as "token_token_..." or "-key-key-...").
@@ -42,43 +44,43 @@ _SECRET_NAME_WORDS = (
 )
 # HF_TOKEN: x, aws_secret_access_key = x, password : 'x' (YAML, INI, Python, logs), and
 # os.environ["WANDB_API_KEY"] = "x": a secret name, ':' or '=' with blanks, then the value.
-SPACED_PAIR = re.compile(
+SPACED_PAIR = lazy_re.compile(
     rf"(?<![\w.-])(?P<name>(?>{_SECRET_NAME_WORDS}))(?P<close>[\"']\])?(?P<sep>\s*[:=]\s*|\s+[:=]?\s*)"
     r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&}\]]+)",
     re.IGNORECASE,
 )
 # Tokens recognisable by their own shape wherever they stand: Hugging Face, GitHub, Slack, AWS
 # access key ids, OpenAI-style and GitLab keys.
-TOKEN_SHAPE = re.compile(
+TOKEN_SHAPE = lazy_re.compile(
     r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
     r"xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})"
 )
-BEARER = re.compile(r"\b(?P<scheme>Bearer)\s+(?P<value>[\w.~+/=-]{8,})", re.IGNORECASE)
+BEARER = lazy_re.compile(r"\b(?P<scheme>Bearer)\s+(?P<value>[\w.~+/=-]{8,})", re.IGNORECASE)
 # A whole value that is user:password@host (MASTER_ADDR, TORCHELASTIC_RDZV_ENDPOINT), whatever the host.
-WHOLE_CREDENTIALS = re.compile(r"(?P<user>[^\s:@/]+):(?P<pw>[^\s@]+)@(?P<host>[^\s@]+)")
+WHOLE_CREDENTIALS = lazy_re.compile(r"(?P<user>[^\s:@/]+):(?P<pw>[^\s@]+)@(?P<host>[^\s@]+)")
 # "HF_TOKEN": "value" (JSON, YAML and Python dict reprs)
-QUOTED_PAIR = re.compile(
+QUOTED_PAIR = lazy_re.compile(
     r"(?P<q>[\"'])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)\s*:\s*(?P<vq>[\"'])(?P<value>[^\"']*)(?P=vq)"
 )
 # --token X, --hf_token X, --api-key=X: a flag whose name says secret takes the next word.
-SECRET_FLAG = re.compile(
+SECRET_FLAG = lazy_re.compile(
     rf"(?<![\w-])(?P<flag>(?>--?[\w-]*{_SECRET_WORD}[\w-]*))(?P<sep>=|\s+)(?P<value>(?!-)\S+)", re.IGNORECASE
 )
 # Authorization: Bearer X, Proxy-Authorization: Basic X, X-Api-Key: X
-AUTH_HEADER = re.compile(
+AUTH_HEADER = lazy_re.compile(
     r"(?P<name>\b(?:proxy-)?authorization|(?<![\w-])x-[\w-]*(?:token|key)\b)(?P<sep>\s*[:=]\s*)"
     r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<value>\S+)",
     re.IGNORECASE,
 )
-ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+ENV_NAME = lazy_re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Every shape above needs one of these: '@' (URLs, user:pw@host), '=' (assignments, --flag=x),
 # ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
 # of them (most measurement keys, numbers, names) skips the seven substitutions.
-_MAY_HOLD_SECRET = re.compile(
+_MAY_HOLD_SECRET = lazy_re.compile(
     r"[@=:]|hf_|gh[pousr]_|github_pat|xox|AKIA|sk-|glpat|[Bb]earer|[Tt]oken|"
     r"[Ss]ecret|[Pp]ass|[Kk]ey"
 )
-_WHITESPACE = re.compile(r"\s")
+_WHITESPACE = lazy_re.compile(r"\s")
 REDACTED = "<redacted>"
 
 
@@ -167,10 +169,10 @@ def neutral(text: str) -> str:
 # What a console line may hold besides printable text: newlines, tabs, pgdoctor's own colours
 # (SGR: ESC [ digits m) and its progress line's "carriage return, erase line". Every other control
 # (OSC retitling, CSI clearing the screen or moving the cursor, BEL, a lone CR, C1) becomes text.
-_CONSOLE_CONTROL = re.compile(
+_CONSOLE_CONTROL = lazy_re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
-_CONSOLE_KEEP = re.compile(r"\x1b\[[0-9;]*m|\r\x1b\[K")
+_CONSOLE_KEEP = lazy_re.compile(r"\x1b\[[0-9;]*m|\r\x1b\[K")
 
 
 def console_safe(text: str) -> str:

@@ -217,6 +217,9 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
     from pgdoctor.cli.sink import install
 
     install()  # every console line, whoever prints it, through one neutralising writer
+    from pgdoctor.diagnose.text import sre_cache
+
+    sre_cache.install()  # the catalogue's patterns compiled from code saved by an earlier run
     # SIGTERM (Slurm, Kubernetes) unwinds like Ctrl-C, so cleanup handlers run. SIGINT gets its
     # default handler back: started with it ignored (nohup, `cmd &` in a script), pgdoctor would
     # otherwise never end on Ctrl-C or an orchestrator's SIGINT.

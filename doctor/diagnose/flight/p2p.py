@@ -11,7 +11,6 @@ recv on b from a means b never posted it, and the other way round. gloo records 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,9 +28,9 @@ from pgdoctor.diagnose.flight.dump import (
 )
 from pgdoctor.diagnose.flight.groups import Groups
 from pgdoctor.diagnose.flight.order import Fault, ranks_text
-from pgdoctor.model import Evidence
+from pgdoctor.model import Evidence, lazy_re
 
-_P2P = re.compile(r":(send|recv) (\d+)(->|<-)(\d+)")
+_P2P = lazy_re.compile(r":(send|recv) (\d+)(->|<-)(\d+)")
 Held = list[tuple[int, Mapping[str, Any]]]
 
 

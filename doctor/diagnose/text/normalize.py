@@ -19,28 +19,31 @@ from typing import NamedTuple, Optional, cast
 
 from pgdoctor.diagnose.text.shapes import decode as decode_shapes
 from pgdoctor.knowledge.ranks import bounded
+from pgdoctor.model import lazy_re
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
+_ANSI = lazy_re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
 # The same SGR codes after a copy-paste lost the ESC byte: "[31mERROR[0m". Only colour codes
 # (digits and semicolons ending in m) are removed, so "[0]" or "[rank1]" stay; the bare reset "[m" only
 # where no bracketed name goes on from it ("[master]:29500", "[mlx5_0:1]", "[mynode-3]" keep their "[m").
-_LOST_ESC = re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m|\[m(?![\w.:-]*\])")
+_LOST_ESC = lazy_re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,4}m|\[m(?![\w.:-]*\])")
 
 _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Markdown around a paste: "> " quotes (nested too), table cells "| ts | msg |", bold or
     # inline-code markers opening the line ("**RuntimeError: ...**", "`ERROR: ...`").
-    ("quote", re.compile(r"^(?:>[ \t]?)+")),
-    ("table", re.compile(r"^\|[ \t]?(?=\S)")),
-    ("markdown", re.compile(r"^(?:\*\*|__|`{1,3})(?=[^\s`*])")),
-    ("viewer", re.compile(r"^\s*\[?\d{1,7}(?:\t|\s+\|\s?|\] )")),
+    ("quote", lazy_re.compile(r"^(?:>[ \t]?)+")),
+    ("table", lazy_re.compile(r"^\|[ \t]?(?=\S)")),
+    ("markdown", lazy_re.compile(r"^(?:\*\*|__|`{1,3})(?=[^\s`*])")),
+    ("viewer", lazy_re.compile(r"^\s*\[?\d{1,7}(?:\t|\s+\|\s?|\] )")),
     # An issue title's tag before the pasted message: "[Bug]: Killed", "[BUG] RuntimeError: ...", "Bug: ..."
     (
         "title_tag",
-        re.compile(r"^(?i:\[(?:bug|question|usage|help|issue|misc|performance|installation)\]:?|bug:)[ \t]*"),
+        lazy_re.compile(
+            r"^(?i:\[(?:bug|question|usage|help|issue|misc|performance|installation)\]:?|bug:)[ \t]*"
+        ),
     ),
     (
         "iso",
-        re.compile(
+        lazy_re.compile(
             # Go's log and some agents write the date with slashes ("2023/10/26 12:12:18 "); a viewer may
             # drop the seconds ("2022-11-29 00:27   File ...").
             r"^\[?(?P<ts>\d{4}[-/]\d{2}[-/]\d{2}[T _]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
@@ -50,75 +53,77 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?: (?=[ \t]+[^\s\[])|\s*(?:[-|:,]\s*)?)"
         ),
     ),
-    ("dmesg", re.compile(r"^\[\s*\+?\d+\.\d+\]\s*")),  # also dmesg -d's "[  +0.000316]"
+    ("dmesg", lazy_re.compile(r"^\[\s*\+?\d+\.\d+\]\s*")),  # also dmesg -d's "[  +0.000316]"
     (
         "dmesg_T",
-        re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"),
+        lazy_re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"),
     ),  # dmesg -T
     # kubectl logs --prefix "[pod/trainer-0/pytorch] ", docker compose "trainer-1  | " (v1: "trainer_1  | ")
-    ("kubectl", re.compile(r"^\[pod/[^\]\s]+\]\s?")),
-    ("compose", re.compile(r"^[a-z][\w.-]*[-_]\d+\s+\|\s")),
+    ("kubectl", lazy_re.compile(r"^\[pod/[^\]\s]+\]\s?")),
+    ("compose", lazy_re.compile(r"^[a-z][\w.-]*[-_]\d+\s+\|\s")),
     # ctime(3), as mpirun --timestamp-output prints it: "Fri Aug 11 12:31:45 2023"
-    ("ctime", re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s?")),
+    ("ctime", lazy_re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\s?")),
     # syslog and journalctl: the kernel's lines or a program's with its pid ("python3[41234]: ")
     (
         "syslog",
-        re.compile(
+        lazy_re.compile(
             r"^[A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.-]+) "
             r"(?:kernel: |[\w.@/-]{1,64}\[\d+\]: )?"
         ),
     ),
-    ("rank", re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")),
-    ("lightning", re.compile(r"^\[rank: (?P<rank>\d+)\]\s?")),
+    ("rank", lazy_re.compile(r"^\[rank(?P<rank>\d+)\]:\s?")),
+    ("lightning", lazy_re.compile(r"^\[rank: (?P<rank>\d+)\]\s?")),
     # Open MPI's --tag-output "[1,3]<stderr>:"; SageMaker's MPI launcher adds the rank's word and host:
     # "[1,mpirank:3,algo-2]<stdout>:"; horovodrun's own launcher (gloo) tags with the rank alone:
     # "[1]<stderr>:"
     (
         "mpi",
-        re.compile(r"^\[(?:\d+,)?(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]+))?\]<std(?:out|err)>:\s?"),
+        lazy_re.compile(
+            r"^\[(?:\d+,)?(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]+))?\]<std(?:out|err)>:\s?"
+        ),
     ),
-    ("local", re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
+    ("local", lazy_re.compile(r"^\[(?:default|worker|trainer)(?P<lrank>\d+)(?:\|\d+)?\]:\s?")),
     # TorchX's local scheduler (torchx/schedulers/local_scheduler.py, `torchx run` and `torchx log`):
     # "<role>/<replica> " before the line of a torchrun-launched role, whose tee adds the local rank:
     # "dlrm_main/0 [1]:".
-    ("torchx", re.compile(r"^[A-Za-z][\w.-]*/\d+ \[(?P<lrank>\d+)\]:\s?")),
+    ("torchx", lazy_re.compile(r"^[A-Za-z][\w.-]*/\d+ \[(?P<lrank>\d+)\]:\s?")),
     # Python logging as vLLM and others print it: "ERROR 04-22 15:53:33 worker_base.py:153] ", vLLM 0.8+
     # with the file in brackets: "ERROR 02-10 03:17:41 [multiproc_executor.py:772] ", later with its path
     # ("[v1/executor/multiproc_executor.py:932] ": the process is the file's name).
     (
         "pylog",
-        re.compile(
+        lazy_re.compile(
             r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
             r"\[?(?:[\w.-]+/)*(?P<proc>[\w.-]+):\d+\] "
         ),
     ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
-    ("runner", re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
-    ("tag", re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
+    ("runner", lazy_re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
+    ("tag", lazy_re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
     # Ray's "(RayTrainWorker pid=37396, ip=10.244.1.95) ": the node's address is the line's host. vLLM's
     # workers name their rank too ("(VllmWorker rank=1 pid=7226) "); a pasted block may be indented.
     (
         "ray",
-        re.compile(
+        lazy_re.compile(
             r"^[ \t]*\((?:(?P<proc>\w+) )?(?:rank=\d+ )?pid=\d+(?:, ip=(?P<host>[\d.]+))?\)"
             r"(?: (?=[ \t]+[^\s\[])|\s*)"
         ),
     ),
-    ("srun", re.compile(r"^(?P<rank>\d{1,5}): ")),
+    ("srun", lazy_re.compile(r"^(?P<rank>\d{1,5}): ")),
     # pdsh's "host: <line>": the line keeps its indentation (an NVRM continuation, "  File ...")
-    ("host", re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
+    ("host", lazy_re.compile(r"^(?P<host>[a-z][a-z0-9-]*\d[a-z0-9.-]*): (?=[ \t]*\S)")),
     # torch_xla's xla_dist (and gcloud's --worker=all) before each worker's line: "10.164.0.33 [0] "
-    ("xla", re.compile(r"^(?P<host>\d{1,3}(?:\.\d{1,3}){3}) \[\d{1,4}\] ")),
+    ("xla", lazy_re.compile(r"^(?P<host>\d{1,3}(?:\.\d{1,3}){3}) \[\d{1,4}\] ")),
     # The soft ones (_SOFT_KINDS): a logging platform's level and component ("[INFO] [Driver] "), a bare
     # number tag ("[5]:"). Text of this shape may be a message of its own, so one is a prefix only where
     # the next or the previous line starts with the same one (logical_lines checks it).
     (
         "leveltag",
-        re.compile(
+        lazy_re.compile(
             r"^\[(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|CRITICAL|TRACE)\s?\] \[[A-Za-z][\w-]{0,31}\] ?"
         ),
     ),
-    ("numtag", re.compile(r"^\[\d{1,4}\]:(?: (?=\S))?")),  # "[5]:  File ..." keeps its indentation
+    ("numtag", lazy_re.compile(r"^\[\d{1,4}\]:(?: (?=\S))?")),  # "[5]:  File ..." keeps its indentation
 )
 _SOFT_KINDS = frozenset({"leveltag", "numtag"})
 # A literal that every match of the prefix contains. A line without it is tried against an
@@ -137,7 +142,7 @@ def _one_alternation(prefixes: tuple[tuple[str, re.Pattern[str]], ...]) -> re.Pa
         body = rx.pattern.removeprefix("^")
         body = re.sub(r"\(\?P<(\w+)>", rf"(?P<\1__{kind}>", body)
         parts.append(f"(?P<{kind}>{body})")
-    return re.compile("|".join(parts))
+    return lazy_re.compile("|".join(parts))
 
 
 _ALTERNATIONS: dict[tuple[bool, ...], re.Pattern[str]] = {}
@@ -158,14 +163,16 @@ def _alternation_for(text: str) -> re.Pattern[str]:
 _KIND_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
     kind: tuple((f"{g}__{kind}", g) for g in rx.groupindex) for kind, rx in _PREFIXES
 }
-_MARK_END = re.compile(r"(?:\*\*|__|`{1,3}|\s\|)\s*$")
-_GLOG_TS = re.compile(r"\[(?:rank\d+\]:\[)?[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)\b")
+_MARK_END = lazy_re.compile(r"(?:\*\*|__|`{1,3}|\s\|)\s*$")
+_GLOG_TS = lazy_re.compile(
+    r"\[(?:rank\d+\]:\[)?[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)\b"
+)
 # Another rank's output glued onto this line; not a rank prefix stacked on a launcher's "...:".
-_SPLIT_RANKS = re.compile(r"(?<=[^\s:\]])(?=\[(?:rank|default)\d+\]:)")
-_ESCAPED_NL = re.compile(r"(?:\\r)?\\n")
+_SPLIT_RANKS = lazy_re.compile(r"(?<=[^\s:\]])(?=\[(?:rank|default)\d+\]:)")
+_ESCAPED_NL = lazy_re.compile(r"(?:\\r)?\\n")
 # A traceback flattened onto one line by a paste (newlines lost): it is cut again before
 # "Traceback (most recent call last):", before each "File ..." frame and before the exception.
-_FLAT_TB = re.compile(
+_FLAT_TB = lazy_re.compile(
     r"\s*(?=Traceback \(most recent call last\):)|(?<=\S)\s+(?=File [\"/\w])|"
     r"(?<=\S)\s+(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt):\s)"
 )
@@ -173,7 +180,7 @@ _FLAT_TB = re.compile(
 # start: a timestamp, a glog or old c10d header, NCCL's "host:pid:tid [dev]", the C++ exception's
 # lines, dmesg's stamps, Python logging's "ERROR:name:", an exception's "pkg.SomeError: ". Only a
 # long line with two of them is cut: one such start inside a message is its text.
-_GLUED = re.compile(
+_GLUED = lazy_re.compile(
     r"(?<=\S)\s+(?="
     r"\[?\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ |\[[IWEF] [\w.]+:\d+\] |"
     r"[\w.-]+:\d+:\d+ \[\d+\] |terminate called after throwing |Exception raised from |what\(\): |"
@@ -218,7 +225,7 @@ _SHELL_WORDS = (
     "Floating point exception",
 )
 # Where a progress bar starts: "29%|", Keras' "1200/5000 [=====>.....]", tqdm's "9413/32393 [3:28:18<".
-_BAR = re.compile(r"\d%\||\d+/\d+ \[[=>.]*\]|\d+/\d+ \[[\d:]+<")
+_BAR = lazy_re.compile(r"\d%\||\d+/\d+ \[[=>.]*\]|\d+/\d+ \[[\d:]+<")
 _SHELL_ENDS = (*_SHELL_WORDS, "(core dumped)")
 _CORE = " (core dumped)"
 
@@ -248,7 +255,7 @@ def _bar_unglued(p: str) -> list[str]:
 # the last ":" of its run of non-space characters. Every reading of the old "(?:\S+:\s*|...)+$" ends a
 # prefix there (the pid one holds no ":"), so the same pieces match; but that one tried every way to
 # cut "a:b:c:...:z" into prefixes before failing: exponential (20 colons 0.1 s, 40 colons hours).
-_LONE_PREFIX = re.compile(r"^(?:(?=(?P<p>\S+:|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)))(?P=p)\s*)+$")
+_LONE_PREFIX = lazy_re.compile(r"^(?:(?=(?P<p>\S+:|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)))(?P=p)\s*)+$")
 
 
 def _prefix_alone(piece: str) -> bool:
@@ -262,7 +269,7 @@ def _prefix_alone(piece: str) -> bool:
 # Megatron's " [2024-05-01 10:00:00] iteration ..." (a space before its stamp); so is the shell's report of a
 # foreground job ended by a signal, alone on its line ("Terminated", "Killed", "Segmentation fault (core
 # dumped)"), after two lines of one template and one length (two ranks' same warning) that look wrapped.
-_RECORD_START = re.compile(
+_RECORD_START = lazy_re.compile(
     r"^(?:\[|\d{4}[-/]\d\d[-/]\d\d|[IWEF]\d{4} |Traceback|  File |\w+(?:\.\w+)*(?:Error|Exception|Warning):|"
     r"[\w.-]+:\d+:\d+ \[\d+\]|[A-Z]+:|(?:slurmstepd|slurmd|srun)[\w\[\].-]*: | \[\d{4}-\d\d-\d\d[ T]|\s*$|"
     r"(?:Terminated|Killed|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction)"
@@ -292,7 +299,7 @@ class Line(NamedTuple):
 # a longer run is noise or an attack (Python refuses int() past 4300 digits), and it becomes a
 # marker here, once, so no parser downstream ever sees it.
 MAX_DIGITS = 40
-_LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
+_LONG_NUMBER = lazy_re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
 
 
 # Every ASCII digit to "0", every other byte to " ": a long run of digits is then a plain
@@ -407,7 +414,9 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
     return text, info
 
 
-_REPR_OPEN = re.compile(r"""(.*?\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\()[bfru]?['"](?=\S)""")
+_REPR_OPEN = lazy_re.compile(
+    r"""(.*?\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\()[bfru]?['"](?=\S)"""
+)
 
 
 def _unescape_json(text: str) -> list[str]:
@@ -530,7 +539,7 @@ _PASTE_KINDS = frozenset({"quote", "table", "markdown", "viewer"})
 # rules the boundary the writer's script has without one. Put in after wrapped lines are joined: the
 # join measures each line as the terminal printed it.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_GLUE = re.compile(f"(?<=[{_CJK}])(?=[A-Za-z0-9_])|(?<=[A-Za-z0-9_])(?=[{_CJK}])")
+_CJK_GLUE = lazy_re.compile(f"(?<=[{_CJK}])(?=[A-Za-z0-9_])|(?<=[A-Za-z0-9_])(?=[{_CJK}])")
 
 
 def _spaced(lines: list[Line]) -> list[Line]:
@@ -601,7 +610,7 @@ def _keep_repeated(
 
 
 # "to rank N" names the peer (NCCL's "Proxy Call to rank 7 failed (Connect)"), not the process.
-_TEXT_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|(?<!\bto )\brank[ =:](\d+)\b|\[Rank (\d+)\]")
+_TEXT_RANK = lazy_re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]|(?<!\bto )\brank[ =:](\d+)\b|\[Rank (\d+)\]")
 
 
 def text_rank(text: str) -> Optional[int]:

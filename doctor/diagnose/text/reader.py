@@ -12,7 +12,6 @@ import codecs
 import functools
 import lzma
 import os
-import re
 import stat
 import sys
 import zlib
@@ -20,11 +19,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Optional
 
+from pgdoctor.model import lazy_re
+
 CHUNK_BYTES = 8 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 # bzip2: "BZh", the block size 1-9, then a block's or the end's magic
-_BZ2_HEAD = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
+_BZ2_HEAD = lazy_re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
 # Formats that hold a log but that pgdoctor does not decode: the user is told, nothing is guessed.
 _UNDECODED = (
     (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
@@ -228,12 +229,12 @@ def is_binary(head: bytes) -> bool:
 
 
 # Every report shape pgdoctor writes, by how it starts: JSON, or the console's first line.
-_OWN_REPORT_START = re.compile(
+_OWN_REPORT_START = lazy_re.compile(
     rb'\s*\{\s*"schema_version":\s*\d+,\s*"command":\s*"(?:diagnose|check|repro|bench|plan|verify)"'
     rb"|\[(?:x|!|ok)\] (?:Root cause: [A-Z]+\d{3} |no failure found in )|# HELP pgdoctor_"
 )
 # ... and the shapes that name it further in: HTML and JUnit XML.
-_OWN_REPORT_NAMED = re.compile(rb"<title>pgdoctor |<testsuites name=\"pgdoctor ")
+_OWN_REPORT_NAMED = lazy_re.compile(rb"<title>pgdoctor |<testsuites name=\"pgdoctor ")
 
 
 def is_pgdoctor_report(head: bytes) -> bool:
