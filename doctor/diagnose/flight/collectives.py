@@ -101,6 +101,10 @@ def _missing_fault(
         if seqs:
             le = by_rank[r][max(seqs)][0]
             last[str(r)] = {"seq": max(seqs), "op": le.name, "frames": frames_of(le.raw, 2)}
+        elif (other := t.last.get(r)) is not None and other.pg != pg:
+            # Nothing of this group before: where the rank went instead (another group's
+            # collective it waits in, as in a deadlock between two groups) is the lead.
+            last[str(r)] = {"pg": other.pg, "seq": other.seq, "op": other.name, "frames": frames_of(other.raw, 2)}
     facts.update(
         kind="coalesced_missing" if code == F.FR_COALESCED_MISMATCH.code else kind,
         missing_ranks=missing,
@@ -109,10 +113,11 @@ def _missing_fault(
     )
     if no_dump:
         facts["no_dump_ranks"] = no_dump
+        _note_cut(rep, facts, no_dump)
     where = f" at {facts['frames'][0]}" if facts.get("frames") else ""
     if kind == "no_dump":
         msg = (
-            f"{ranks_text(missing)} left no flight-recorder dump (died or aborted before dumping); in "
+            f"{_absent_text(rep, missing)}; in "
             f"{_where(facts)} the last collective of the group, {ranks_text(sorted(present))} entered "
             f"it{where}"
         )
@@ -121,6 +126,7 @@ def _missing_fault(
             f"{_where(facts)}: {ranks_text(missing)} never entered it"
             + (" (a coalesced group)" if code == F.FR_COALESCED_MISMATCH.code else "")
             + f"; {_wait(sorted(present))} in it{where}"
+            + _elsewhere(last)
             + (f"; {ranks_text(no_dump)} left no dump" if no_dump else "")
         )
     ev = [
@@ -129,8 +135,9 @@ def _missing_fault(
     ]
     ev += [
         Evidence(
-            f"rank {r}: no entry for seq {seq} (last: {last.get(str(r), {}).get('op', 'none')} "
-            f"seq {last.get(str(r), {}).get('seq', '-')})",
+            f"rank {r}: " + (f"its dump does not read: {rep.cut[r]}" if r in rep.cut else "no dump")
+            if r in no_dump
+            else f"rank {r}: no entry for seq {seq} ({_last_text(last.get(str(r)))})",
             file=dump_path(rep, r),
         )
         for r in missing[:3]
@@ -140,6 +147,45 @@ def _missing_fault(
     return Fault(
         code, facts, missing, sorted(present), msg, ev, 1, 0 if kind == "no_dump" else _issued(present)
     )
+
+
+def _note_cut(rep: FlightReport, facts: dict[str, Any], ranks: list[int]) -> None:
+    cut = [r for r in ranks if r in rep.cut]
+    if cut:
+        facts["cut_dump_ranks"] = cut
+        if len(cut) == len(ranks):
+            facts["kind"] = "cut_dump"
+
+
+def _absent_text(rep: FlightReport, ranks: list[int], world: int = 0) -> str:
+    """Why these ranks' collectives are unknown: no dump at all (died or aborted before dumping),
+    or a dump that is there but does not read to its end (the rank reached its dump)."""
+    of = f" of the {world} ranks" if world else ""
+    gone = [r for r in ranks if r not in rep.cut]
+    cut = [r for r in ranks if r in rep.cut]
+    parts = []
+    if gone:
+        parts.append(f"{ranks_text(gone)}{of} left no flight-recorder dump (died or aborted before dumping)")
+    if cut:
+        head = ranks_text(cut) + ("" if gone else of)
+        parts.append(f"{head} left a dump that is cut off (it does not read to its end)")
+    return "; ".join(parts)
+
+
+def _elsewhere(last: Mapping[str, Mapping[str, Any]]) -> str:
+    away = [(int(r), v) for r, v in last.items() if "pg" in v]
+    if not away:
+        return ""
+    r, v = away[0]
+    more = f" (and {len(away) - 1} more)" if len(away) > 1 else ""
+    return f"; rank {r}'s last collective is {v['op']} seq {v['seq']} of process group {v['pg']}{more}"
+
+
+def _last_text(last: Mapping[str, Any] | None) -> str:
+    if not last:
+        return "no earlier collective of the group recorded"
+    where = f" in process group {last['pg']}" if "pg" in last else ""
+    return f"last: {last['op']} seq {last['seq']}{where}"
 
 
 def _issued(present: Mapping[int, list[Entry]]) -> int:
@@ -318,7 +364,7 @@ def _group_fault(
     return None
 
 
-def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
+def _dump_missing_fault(rep: FlightReport, g: Groups, others_agree: bool) -> Fault:
     nd = g.no_dump
     facts: dict[str, Any] = {
         "kind": "no_dump",
@@ -327,10 +373,9 @@ def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
         "dump_ranks": sorted(g.dumped),
         "world_size": len(g.world),
     }
-    msg = (
-        f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted before "
-        f"dumping); the {len(g.dumped)} dumps that exist agree with each other"
-    )
+    _note_cut(rep, facts, nd)
+    agree = "agree with each other" if others_agree else "show the faults above"
+    msg = f"{_absent_text(rep, nd, len(g.world))}; the {len(g.dumped)} dumps that exist {agree}"
     return Fault(F.FR_DUMP_MISSING.code, facts, nd, [], msg, [], 2)
 
 
@@ -344,7 +389,7 @@ def faults(rep: FlightReport) -> list[Fault]:
     out += p2p_faults(rep, g)
     out += status_faults(rep)
     if g.no_dump and not partial and not any(set(g.no_dump) <= set(f.culprits) for f in out):
-        out.append(_dump_missing_fault(rep, g))
+        out.append(_dump_missing_fault(rep, g, others_agree=not out))
     return out
 
 

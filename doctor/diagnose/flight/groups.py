@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_ranks, pg_status
 from pgdoctor.diagnose.flight.entries import Table, numel
+from pgdoctor.diagnose.flight.local_ids import members_from_local_ids
 from pgdoctor.knowledge.ranks import MAX_RANK
 
 
@@ -62,8 +63,15 @@ def build(rep: FlightReport, t: Table) -> Groups:
                 continue
             if ranks:
                 g.members.setdefault(key, set()).update(ranks)
+    configured = {k for k, m in g.members.items() if m}  # pg_config named their ranks
     for pg, by_rank in t.by_pg.items():
         g.members.setdefault(pg, set()).update(by_rank)
+    for pg, ranks in members_from_local_ids(rep).items():
+        # A group whose pg_config names its ranks is read from there; and a group nobody
+        # recorded an entry in has nothing to compare.
+        if pg in t.by_pg and pg not in configured and not ranks <= g.members[pg]:
+            g.inferred.setdefault(pg, []).extend(sorted(ranks - g.members[pg]))
+            g.members[pg].update(ranks)
     world = g.members.setdefault(g.world_pg, set())
     world.update(g.dumped)
     world.update(range(_world_size_from_gathers(t, g.world_pg)))
