@@ -27,6 +27,9 @@ from pgdoctor.model import jsontext, numbers
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
+# A directory per rank ("rank_3/fr_trace.pkl", "rank3/trace.json") when the file's own name has no
+# number; a bare number ("attempt_0/3/", torchrun's log layout) is a local rank, not a rank.
+_RANK_DIR = re.compile(r"(?i)rank[_-]?(\d+)$")
 _TORCH_FRAME = re.compile(r"[/\\]torch[/\\](?:distributed|nn[/\\]parallel|_dynamo|utils)[/\\]")
 # Decorators' wrappers between the user's call and torch's (typing_extensions' @deprecated wraps
 # all_gather_into_tensor in 2.13; functools.wraps, contextlib): never where the user's code is.
@@ -265,26 +268,34 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
     used_ranks: set[int] = set()
     cut: dict[int, str] = {}
     for i, f in enumerate(files):
-        m = _RANK_IN_NAME.search(os.path.basename(f))
+        number = _rank_text(f)
         try:
             data = load_dump(f)
         except (DumpError, OSError) as exc:
             rep.skipped.append(str(exc))
-            if isinstance(exc, CutDump) and m and (r := bounded(m.group(1))) is not None:
+            if isinstance(exc, CutDump) and number and (r := bounded(number)) is not None:
                 cut.setdefault(r, str(exc))
             continue
-        rank = bounded(m.group(1)) if m else i
+        rank = bounded(number) if number else i
         if rank is None:  # nccl_trace_20240101123456.json: a timestamp, not a rank
             rep.skipped.append(
-                f"{f}: the number {m.group(1)[:24] if m else ''} that ends its name is not a rank "
+                f"{f}: the number {(number or '')[:24]} that ends its name is not a rank "
                 f"(ranks go up to {MAX_RANK}); name dumps by their rank, as torch does"
             )
             continue
         if rank in used_ranks:
-            # torch writes the same trace as pickle and JSON; the JSON form has no Python
-            # frames, so keep whichever of the two carries them.
             prev = next(d for d in rep.dumps if d.rank == rank)
-            if _has_frames(data) and not _has_frames(prev.data):
+            new, old = _newest_ns(data), _newest_ns(prev.data)
+            if new != old:
+                # Two traces of one rank (a restarted job's attempts side by side): the later
+                # one is the run that failed last; mixing them would compare unrelated runs.
+                keep, drop = (f, prev.path) if new > old else (prev.path, f)
+                rep.skipped.append(f"{drop}: an older dump of rank {rank} than {keep}; the newer one is read")
+                if new > old:
+                    prev.path, prev.data = f, data
+            elif _has_frames(data) and not _has_frames(prev.data):
+                # torch writes the same trace as pickle and JSON; the JSON form has no Python
+                # frames, so keep whichever of the two carries them.
                 prev.path, prev.data = f, data
             continue
         used_ranks.add(rank)
@@ -294,6 +305,25 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
     # not die before dumping (a readable pickle beside a cut JSON of the same rank says it all).
     rep.cut = {r: why for r, why in cut.items() if r not in used_ranks}
     return rep
+
+
+def _rank_text(path: str) -> str | None:
+    """The number that names a dump's rank: its file name's, else a rank directory's above it."""
+    m = _RANK_IN_NAME.search(os.path.basename(path))
+    if m:
+        return m.group(1)
+    parent = os.path.dirname(path)
+    for _ in range(2):
+        d = _RANK_DIR.search(os.path.basename(parent))
+        if d:
+            return d.group(1)
+        parent = os.path.dirname(parent)
+    return None
+
+
+def _newest_ns(data: Mapping[str, Any]) -> int:
+    """When the dump's latest entry was created (0 when none says): tells two runs apart."""
+    return max((int_of(e.get("time_created_ns"), 0) for e in data.get("entries", [])), default=0)
 
 
 def _has_frames(data: Mapping[str, Any]) -> bool:
