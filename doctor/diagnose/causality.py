@@ -559,7 +559,9 @@ def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
         why += [
             f
             for f in logs
-            if f.category in _CAUSE_CATEGORIES and f.scope.rank is not None and f.scope.rank in dead - culprits
+            if f.category in _CAUSE_CATEGORIES
+            and f.scope.rank is not None
+            and f.scope.rank in dead - culprits
         ]
     # A dump missing while the dumps that exist agree says only that some rank died or was torn
     # down before dumping: when the logs show a cause (an OOM, a crash) on any rank, the launcher's

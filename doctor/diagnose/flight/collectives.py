@@ -104,7 +104,12 @@ def _missing_fault(
         elif (other := t.last.get(r)) is not None and other.pg != pg:
             # Nothing of this group before: where the rank went instead (another group's
             # collective it waits in, as in a deadlock between two groups) is the lead.
-            last[str(r)] = {"pg": other.pg, "seq": other.seq, "op": other.name, "frames": frames_of(other.raw, 2)}
+            last[str(r)] = {
+                "pg": other.pg,
+                "seq": other.seq,
+                "op": other.name,
+                "frames": frames_of(other.raw, 2),
+            }
     facts.update(
         kind="coalesced_missing" if code == F.FR_COALESCED_MISMATCH.code else kind,
         missing_ranks=missing,

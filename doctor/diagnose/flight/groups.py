@@ -66,14 +66,15 @@ def build(rep: FlightReport, t: Table) -> Groups:
     configured = {k for k, m in g.members.items() if m}  # pg_config named their ranks
     for pg, by_rank in t.by_pg.items():
         g.members.setdefault(pg, set()).update(by_rank)
-    for pg, ranks in members_from_local_ids(rep).items():
+    for pg, by_ids in members_from_local_ids(rep).items():
         # A group whose pg_config names its ranks is read from there; and a group nobody
         # recorded an entry in has nothing to compare.
-        if pg in t.by_pg and pg not in configured and not ranks <= g.members[pg]:
-            g.inferred.setdefault(pg, []).extend(sorted(ranks - g.members[pg]))
-            g.members[pg].update(ranks)
+        if pg in t.by_pg and pg not in configured and not by_ids <= g.members[pg]:
+            g.inferred.setdefault(pg, []).extend(sorted(by_ids - g.members[pg]))
+            g.members[pg].update(by_ids)
     world = g.members.setdefault(g.world_pg, set())
     world.update(g.dumped)
+    world.update(rep.cut)  # a rank whose dump is cut off is a rank of the job all the same
     world.update(range(_world_size_from_gathers(t, g.world_pg)))
     _complete_subgroups(g, in_subgroup, t, last_completed(rep))
     for pg, m in g.members.items():

@@ -377,16 +377,28 @@ _C10D_ARGS = lazy_re.compile(
 )
 
 
+_OWN_BACKEND = lazy_re.compile(r"ProcessGroup(Gloo|MPI|UCC)::")
+
+
 def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"c10d_check": m.group(0)}
     if op := traceback_op(hit):
         facts["op"] = op
     other = OTHER_BACKEND_OP.search(m.group(0))
+    # ProcessGroupGloo's own checks name their backend (the message is not NCCL's), and what they
+    # found wrong follows the matched prefix: "ProcessGroupGloo::alltoall: invalid tensor size at
+    # index 2 (expected (2), got (3))".
+    own = _OWN_BACKEND.search(m.group(0))
+    backend = other.group(1) if other else own.group(1).lower() if own else "NCCL"
+    said = (
+        clip(hit.text[m.start() :].strip(), 200)
+        if own and hit.text[m.start() :].startswith(m.group(0))
+        else m.group(0)
+    )
     return [
         row.event(
             hit,
-            f"{hit.who()}: the collective was called with tensors the "
-            f"{other.group(1) if other else 'NCCL'} backend rejects: {m.group(0)}",
+            f"{hit.who()}: the collective was called with tensors the {backend} backend rejects: {said}",
             facts,
             dedupe=(row.code, hit.rank, "args"),
             code=C.C10D_INVALID_USAGE.code if other else "",
