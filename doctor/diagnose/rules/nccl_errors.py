@@ -65,6 +65,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     kind_of,
     last_error,
     network_facts,
+    rejection,
 )
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_kind import warn_kind
@@ -377,24 +378,12 @@ _C10D_ARGS = lazy_re.compile(
 )
 
 
-_OWN_BACKEND = lazy_re.compile(r"ProcessGroup(Gloo|MPI|UCC)::")
-
-
 def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"c10d_check": m.group(0)}
     if op := traceback_op(hit):
         facts["op"] = op
     other = OTHER_BACKEND_OP.search(m.group(0))
-    # ProcessGroupGloo's own checks name their backend (the message is not NCCL's), and what they
-    # found wrong follows the matched prefix: "ProcessGroupGloo::alltoall: invalid tensor size at
-    # index 2 (expected (2), got (3))".
-    own = _OWN_BACKEND.search(m.group(0))
-    backend = other.group(1) if other else own.group(1).lower() if own else "NCCL"
-    said = (
-        clip(hit.text[m.start() :].strip(), 200)
-        if own and hit.text[m.start() :].startswith(m.group(0))
-        else m.group(0)
-    )
+    backend, said = rejection(hit.text[m.start() :], m.group(0))
     return [
         row.event(
             hit,
