@@ -1,8 +1,8 @@
 """Flight-recorder dumps as users hand them over: real gloo jobs of torch 2.13.0 CPU (made by
-tests/helpers/f1_fr_workload.py: f1_interleave.tar, f1_hang_one_16.tar, f1_pp_size_job.tar), laid
-out, cut and compressed the ways dumps reach pgdoctor: a directory per rank, a dump cut off while
-it was written, `gzip -r`, a restarted job's two attempts side by side, the job's logs beside the
-dumps. The deadlock between two overlapping subgroups is read from the ranks' local group ids."""
+tests/helpers/f1_fr_workload.py: f1_interleave.tar, f1_hang_one_16.tar, f1_pp_size_job.tar,
+f1_far_wrapped.tar), laid out, cut and compressed the ways dumps reach pgdoctor: a directory per
+rank, a dump cut off while it was written, `gzip -r`, a restarted job's two attempts side by side,
+the job's logs beside the dumps. The deadlock between two overlapping subgroups is read from the ranks' local group ids."""
 
 from __future__ import annotations
 
@@ -174,3 +174,14 @@ def test_gloos_own_argument_check_is_not_called_nccl() -> None:
     root = diagnose_sources([("rank1.log", line + "\n")])[0]
     assert "gloo backend rejects" in root.message and "NCCL backend" not in root.message
     assert "(expected (2), got (3))" in root.message
+
+
+def test_a_rank_far_behind_is_named_where_it_stopped_not_where_the_buffers_begin(tmp_path: Path) -> None:
+    # Ranks 0-2 queued 300 async all_reduces (buffers of 64 hold seq 240 on); rank 3 issued 5
+    # (its last is seq 8). It never entered seq 9; the peers issued it and wait in it.
+    d = _untar("f1_far_wrapped.tar", tmp_path / "fr")
+    root = _root([], [str(d)])
+    assert root.code == "RUN281" and root.facts["missing_ranks"] == [3]
+    assert root.facts["seq"] == 9 and "op" not in root.facts, root.facts
+    assert root.facts["recorded_from"] == {"seq": 240, "op": "gloo:all_reduce"}
+    assert "begin at seq 240" in root.message

@@ -1,6 +1,6 @@
 """The real gloo jobs behind tests/fixtures/fr/f1_*.tar (torch 2.13.0 CPU, TORCH_FR_BUFFER_SIZE=200).
 
-    python -m tests.helpers.f1_fr_workload SCENARIO WORLD OUT [FR_TIMEOUT_S=3]
+    python -m tests.helpers.f1_fr_workload SCENARIO WORLD OUT [FR_TIMEOUT_S=3 [BUFFER=200]]
 
 starts WORLD ranks on loopback, each running sc_<SCENARIO>, and leaves in OUT each rank's
 `_dump_fr_trace()` pickle as rank<N>.pkl, its `_dump_fr_trace_json()` as rank<N>.json and its
@@ -9,6 +9,8 @@ output as rank<N>.log. A rank that aborts (gloo's own size check) leaves no dump
 - interleave (4 ranks): groups A=[0,1,2] and B=[1,2,3]; rank 2 enters B before A, the others A
   before B: a deadlock between two overlapping groups (gloo's pg_config lists no subgroup ranks).
 - hang_one (16 ranks, FR_TIMEOUT_S=8): rank 11 never enters the third all_gather_into_tensor.
+- far_wrapped (4 ranks, BUFFER=64): ranks 0-2 queue 300 async all_reduces, rank 3 five and
+  stops: the peers' ring buffers wrapped past the sequence number rank 3 never reached.
 - pp_size (4 ranks): a pipeline of send/recv (gloo records none); stage 2 sends 512 elements
   where stage 3 receives 256: gloo aborts rank 3, rank 2's send fails, ranks 0-1 wait in a barrier.
 """
@@ -62,6 +64,16 @@ def sc_pp_size(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> 
     dist.barrier()
 
 
+def sc_far_wrapped(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    _warm(dist, torch)
+    works = [dist.all_reduce(torch.ones(8), async_op=True) for _ in range(5 if rank == 3 else 300)]
+    if rank == 3:
+        time.sleep(timeout + 1.5)
+        return
+    for w in works:
+        w.wait()
+
+
 def rank_main(scenario: str, out: str) -> None:
     import torch
     import torch.distributed as dist
@@ -85,7 +97,7 @@ def rank_main(scenario: str, out: str) -> None:
     os._exit(1 if failed else 0)  # a gloo group whose peers timed out can block teardown
 
 
-def launch(scenario: str, world: int, out: str, timeout: str = "3") -> list[int]:
+def launch(scenario: str, world: int, out: str, timeout: str = "3", buffer: str = "200") -> list[int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -98,7 +110,7 @@ def launch(scenario: str, world: int, out: str, timeout: str = "3") -> list[int]
             WORLD_SIZE=str(world),
             MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(port),
-            TORCH_FR_BUFFER_SIZE="200",
+            TORCH_FR_BUFFER_SIZE=buffer,
             FR_TIMEOUT_S=timeout,
             OMP_NUM_THREADS="1",
         )
@@ -126,4 +138,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "--rank":
         rank_main(sys.argv[2], sys.argv[3])
     else:
-        print(launch(sys.argv[1], int(sys.argv[2]), sys.argv[3], *sys.argv[4:5]))
+        print(launch(sys.argv[1], int(sys.argv[2]), sys.argv[3], *sys.argv[4:6]))

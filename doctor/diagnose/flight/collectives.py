@@ -88,6 +88,17 @@ def _missing_fault(
         else None
     )
     facts = _base(pg, t, seq, sample)
+    stop = _stopped_before(t, pg, seq, missing, present)
+    if stop is not None and sample is not None:
+        # Sequence numbers are consecutive within a group and a rank runs its group's collectives
+        # in order: the peers issued `stop` too and wait in it; their wrapped buffers only show
+        # what they queued after it, so which collective `stop` was is not known.
+        facts = {
+            **_base(pg, t, stop, None),
+            "frames": facts.get("frames"),
+            "timeout_ms": facts.get("timeout_ms"),
+            "recorded_from": {"seq": seq, "op": sample.name},
+        }
     no_dump = [r for r in missing if r not in g.dumped]
     coalesced = any(
         len([e for e in es if not e.marker]) > 1 or any(e.coalesced for e in es) for es in present.values()
@@ -132,6 +143,11 @@ def _missing_fault(
             + (" (a coalesced group)" if code == F.FR_COALESCED_MISMATCH.code else "")
             + f"; {_wait(sorted(present))} in it{where}"
             + _elsewhere(last)
+            + (
+                f"; the peers' ring buffers wrapped and begin at seq {seq} {sample.name if sample else ''}"
+                if "recorded_from" in facts
+                else ""
+            )
             + (f"; {ranks_text(no_dump)} left no dump" if no_dump else "")
         )
     ev = [
@@ -191,6 +207,21 @@ def _last_text(last: Mapping[str, Any] | None) -> str:
         return "no earlier collective of the group recorded"
     where = f" in process group {last['pg']}" if "pg" in last else ""
     return f"last: {last['op']} seq {last['seq']}{where}"
+
+
+def _stopped_before(
+    t: Table, pg: str, seq: int, missing: list[int], present: Mapping[int, list[Entry]]
+) -> Optional[int]:
+    """The first sequence number the missing ranks never issued, when it lies before everything
+    the peers' buffers still hold (a rank far behind peers that queued hundreds of collectives
+    since): None when the peers' buffers show it themselves."""
+    by_rank = t.by_pg.get(pg, {})
+    lasts = [max(by_rank[m]) for m in missing if by_rank.get(m)]
+    if not lasts or len(lasts) != len(missing) or max(lasts) + 1 >= seq:
+        return None
+    stop = min(lasts) + 1
+    held = [min(by_rank[r]) for r in present if by_rank.get(r)]
+    return stop if held and min(held) > stop else None
 
 
 def _issued(present: Mapping[int, list[Entry]]) -> int:
