@@ -1,8 +1,9 @@
 """Flight-recorder dumps as users hand them over: real gloo jobs of torch 2.13.0 CPU (made by
 tests/helpers/f1_fr_workload.py: f1_interleave.tar, f1_hang_one_16.tar, f1_pp_size_job.tar,
-f1_far_wrapped.tar), laid out, cut and compressed the ways dumps reach pgdoctor: a directory per
-rank, a dump cut off while it was written, `gzip -r`, a restarted job's two attempts side by side,
-the job's logs beside the dumps. The deadlock between two overlapping subgroups is read from the ranks' local group ids."""
+f1_far_wrapped.tar, f1_tp_dp_no_dump6.tar), laid out, cut and compressed the ways dumps reach
+pgdoctor: a directory per rank, a dump cut off while it was written, `gzip -r`, a restarted job's
+two attempts side by side, the job's logs beside the dumps. The deadlock between two overlapping
+subgroups is read from the ranks' local group ids."""
 
 from __future__ import annotations
 
@@ -185,3 +186,16 @@ def test_a_rank_far_behind_is_named_where_it_stopped_not_where_the_buffers_begin
     assert root.facts["seq"] == 9 and "op" not in root.facts, root.facts
     assert root.facts["recorded_from"] == {"seq": 240, "op": "gloo:all_reduce"}
     assert "begin at seq 240" in root.message
+
+
+def test_a_tp_dp_rank_without_a_dump_is_named_where_its_peers_wait(tmp_path: Path) -> None:
+    # TP pairs (size 2) and DP groups (size 4): rank 6, gone without a dump, belongs to one of each;
+    # ranks 0,2,4 wait for it in their DP all_reduce (seq 3), which they entered first, and rank
+    # 7 in their TP all_reduce (seq 4), not in the world group's first all_reduce long done.
+    d = _untar("f1_tp_dp_no_dump6.tar", tmp_path / "fr")
+    found = diagnose_paths([], [str(d)]).findings
+    root = found[0]
+    assert root.code == "RUN290" and root.facts["missing_ranks"] == [6], root
+    assert root.facts["pg"] == "5" and root.facts["seq"] == 3 and root.facts["present_ranks"] == [0, 2, 4]
+    tp = [f for f in found if f.code == "RUN290" and f.facts.get("pg") == "4"]
+    assert tp and tp[0].facts["present_ranks"] == [7] and tp[0].facts["seq"] == 4

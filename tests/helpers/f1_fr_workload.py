@@ -11,6 +11,8 @@ output as rank<N>.log. A rank that aborts (gloo's own size check) leaves no dump
 - hang_one (16 ranks, FR_TIMEOUT_S=8): rank 11 never enters the third all_gather_into_tensor.
 - far_wrapped (4 ranks, BUFFER=64): ranks 0-2 queue 300 async all_reduces, rank 3 five and
   stops: the peers' ring buffers wrapped past the sequence number rank 3 never reached.
+- tp_dp_skip (8 ranks, FR_TIMEOUT_S=6): TP pairs and two DP groups of 4; rank 6 stops before its
+  third DP all_reduce. f1_tp_dp_no_dump6.tar holds every dump but rank 6's (as if it had died).
 - pp_size (4 ranks): a pipeline of send/recv (gloo records none); stage 2 sends 512 elements
   where stage 3 receives 256: gloo aborts rank 3, rank 2's send fails, ranks 0-1 wait in a barrier.
 """
@@ -72,6 +74,20 @@ def sc_far_wrapped(rank: int, world: int, dist: Any, torch: Any, timeout: float)
         return
     for w in works:
         w.wait()
+
+
+def sc_tp_dp_skip(rank: int, world: int, dist: Any, torch: Any, timeout: float) -> None:
+    t = torch.ones(256)
+    dist.all_reduce(t)
+    td = datetime.timedelta(seconds=timeout)
+    tps = [dist.new_group(list(range(i, i + 2)), timeout=td) for i in range(0, world, 2)]
+    dps = [dist.new_group(list(range(j, world, 2)), timeout=td) for j in range(2)]
+    for step in range(4):
+        dist.all_reduce(t, group=tps[rank // 2])
+        if rank == 6 and step == 2:
+            time.sleep(timeout + 1.5)
+            raise RuntimeError("rank 6 gave up")
+        dist.all_reduce(torch.ones(64), group=dps[rank % 2])
 
 
 def rank_main(scenario: str, out: str) -> None:

@@ -164,9 +164,20 @@ def _missing_fault(
         for r in missing[:3]
     ]
     # A group's last collective seen beside a rank with no dump may have completed long ago: its
-    # time says nothing about what the ranks wait in.
+    # time says nothing about what the ranks wait in, unless it is the last thing they entered.
+    stuck = all(
+        (last_of := t.last.get(r)) is not None and (last_of.pg, last_of.seq) == (pg, seq) for r in present
+    )
     return Fault(
-        code, facts, missing, sorted(present), msg, ev, 1, 0 if kind == "no_dump" else _issued(present)
+        code,
+        facts,
+        missing,
+        sorted(present),
+        msg,
+        ev,
+        1,
+        0 if kind == "no_dump" and not stuck else _issued(present),
+        stuck,
     )
 
 

@@ -125,7 +125,13 @@ def _complete_subgroups(
         free = free[need:]
         if len(take) < need:
             # Ranks of the world (pg_config, an all_gather's size) with no dump and no known group.
-            missing = sorted(world_known - g.dumped - known - set(take))
+            absent = world_known - g.dumped - known
+            if _blocked(t, subs[pg], pg, done or {}):
+                # Its known members all wait in it: a rank that left no dump (a gap in the ranks
+                # too) may be the one they wait for, whatever other group it was given (a rank of
+                # a TP x DP job is in two subgroups, of two sizes).
+                absent |= set(range(max(world_known, default=-1) + 1)) - g.dumped
+            missing = sorted(absent - set(take))
             take += missing[: need - len(take)]
         if not take:
             continue
