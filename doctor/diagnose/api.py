@@ -73,7 +73,7 @@ def kind_of(src: Source) -> str:
     head = read_head(src.path)
     if looks_like_evidence(head):
         return HANG
-    if dump.looks_like_dump(head):
+    if dump.looks_like_dump(dump.peek(head)):  # gzip -r of a dump directory too
         return DUMP
     if src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
         return TRACE

@@ -529,6 +529,10 @@ _CAUSE_CATEGORIES = {
 }
 
 
+# The dumps' kinds of fault in which ranks wait (see flight/collectives.py), as opposed to mismatches.
+_HANG_KINDS = {"missing", "no_dump", "cut_dump", "late", "state", "not_completed"}
+
+
 def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
     """Log findings and flight-recorder findings of one job as one root-cause list. The dump's
     root (which group, collective, sequence number, which ranks) leads, unless the logs show why
@@ -546,6 +550,19 @@ def join_flight(logs: list[Finding], flight: list[Finding]) -> list[Finding]:
         for f in logs
         if f.category in _CAUSE_CATEGORIES and f.scope.rank is not None and f.scope.rank in culprits
     ]
+    # A hang (ranks wait for ones that never came) beside a rank that left no dump: that rank's
+    # own failure in its log (an abort on a size mismatch, an OOM, a crash) is what the others
+    # waited behind, through whichever peer it broke first. A mismatch the dumps show keeps the
+    # lead: a rank that aborted on it is its consequence.
+    if fr_root.facts.get("kind") in _HANG_KINDS:
+        dead = {r for f in flight for r in f.facts.get("no_dump_ranks") or () if isinstance(r, int)}
+        why += [
+            f
+            for f in logs
+            if f.category in _CAUSE_CATEGORIES
+            and f.scope.rank is not None
+            and f.scope.rank in dead - culprits
+        ]
     # A dump missing while the dumps that exist agree says only that some rank died or was torn
     # down before dumping: when the logs show a cause (an OOM, a crash) on any rank, the launcher's
     # teardown after it explains the missing dump, whichever rank it was.

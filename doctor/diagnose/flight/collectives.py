@@ -88,6 +88,17 @@ def _missing_fault(
         else None
     )
     facts = _base(pg, t, seq, sample)
+    stop = _stopped_before(t, pg, seq, missing, present)
+    if stop is not None and sample is not None:
+        # Sequence numbers are consecutive within a group and a rank runs its group's collectives
+        # in order: the peers issued `stop` too and wait in it; their wrapped buffers only show
+        # what they queued after it, so which collective `stop` was is not known.
+        facts = {
+            **_base(pg, t, stop, None),
+            "frames": facts.get("frames"),
+            "timeout_ms": facts.get("timeout_ms"),
+            "recorded_from": {"seq": seq, "op": sample.name},
+        }
     no_dump = [r for r in missing if r not in g.dumped]
     coalesced = any(
         len([e for e in es if not e.marker]) > 1 or any(e.coalesced for e in es) for es in present.values()
@@ -101,6 +112,15 @@ def _missing_fault(
         if seqs:
             le = by_rank[r][max(seqs)][0]
             last[str(r)] = {"seq": max(seqs), "op": le.name, "frames": frames_of(le.raw, 2)}
+        elif (other := t.last.get(r)) is not None and other.pg != pg:
+            # Nothing of this group before: where the rank went instead (another group's
+            # collective it waits in, as in a deadlock between two groups) is the lead.
+            last[str(r)] = {
+                "pg": other.pg,
+                "seq": other.seq,
+                "op": other.name,
+                "frames": frames_of(other.raw, 2),
+            }
     facts.update(
         kind="coalesced_missing" if code == F.FR_COALESCED_MISMATCH.code else kind,
         missing_ranks=missing,
@@ -109,10 +129,11 @@ def _missing_fault(
     )
     if no_dump:
         facts["no_dump_ranks"] = no_dump
+        _note_cut(rep, facts, no_dump)
     where = f" at {facts['frames'][0]}" if facts.get("frames") else ""
     if kind == "no_dump":
         msg = (
-            f"{ranks_text(missing)} left no flight-recorder dump (died or aborted before dumping); in "
+            f"{_absent_text(rep, missing)}; in "
             f"{_where(facts)} the last collective of the group, {ranks_text(sorted(present))} entered "
             f"it{where}"
         )
@@ -121,6 +142,12 @@ def _missing_fault(
             f"{_where(facts)}: {ranks_text(missing)} never entered it"
             + (" (a coalesced group)" if code == F.FR_COALESCED_MISMATCH.code else "")
             + f"; {_wait(sorted(present))} in it{where}"
+            + _elsewhere(last)
+            + (
+                f"; the peers' ring buffers wrapped and begin at seq {seq} {sample.name if sample else ''}"
+                if "recorded_from" in facts
+                else ""
+            )
             + (f"; {ranks_text(no_dump)} left no dump" if no_dump else "")
         )
     ev = [
@@ -129,17 +156,83 @@ def _missing_fault(
     ]
     ev += [
         Evidence(
-            f"rank {r}: no entry for seq {seq} (last: {last.get(str(r), {}).get('op', 'none')} "
-            f"seq {last.get(str(r), {}).get('seq', '-')})",
+            f"rank {r}: " + (f"its dump does not read: {rep.cut[r]}" if r in rep.cut else "no dump")
+            if r in no_dump
+            else f"rank {r}: no entry for seq {seq} ({_last_text(last.get(str(r)))})",
             file=dump_path(rep, r),
         )
         for r in missing[:3]
     ]
     # A group's last collective seen beside a rank with no dump may have completed long ago: its
-    # time says nothing about what the ranks wait in.
-    return Fault(
-        code, facts, missing, sorted(present), msg, ev, 1, 0 if kind == "no_dump" else _issued(present)
+    # time says nothing about what the ranks wait in, unless it is the last thing they entered.
+    stuck = all(
+        (last_of := t.last.get(r)) is not None and (last_of.pg, last_of.seq) == (pg, seq) for r in present
     )
+    return Fault(
+        code,
+        facts,
+        missing,
+        sorted(present),
+        msg,
+        ev,
+        1,
+        0 if kind == "no_dump" and not stuck else _issued(present),
+        stuck,
+    )
+
+
+def _note_cut(rep: FlightReport, facts: dict[str, Any], ranks: list[int]) -> None:
+    cut = [r for r in ranks if r in rep.cut]
+    if cut:
+        facts["cut_dump_ranks"] = cut
+        if len(cut) == len(ranks):
+            facts["kind"] = "cut_dump"
+
+
+def _absent_text(rep: FlightReport, ranks: list[int], world: int = 0) -> str:
+    """Why these ranks' collectives are unknown: no dump at all (died or aborted before dumping),
+    or a dump that is there but does not read to its end (the rank reached its dump)."""
+    of = f" of the {world} ranks" if world else ""
+    gone = [r for r in ranks if r not in rep.cut]
+    cut = [r for r in ranks if r in rep.cut]
+    parts = []
+    if gone:
+        parts.append(f"{ranks_text(gone)}{of} left no flight-recorder dump (died or aborted before dumping)")
+    if cut:
+        head = ranks_text(cut) + ("" if gone else of)
+        parts.append(f"{head} left a dump that is cut off (it does not read to its end)")
+    return "; ".join(parts)
+
+
+def _elsewhere(last: Mapping[str, Mapping[str, Any]]) -> str:
+    away = [(int(r), v) for r, v in last.items() if "pg" in v]
+    if not away:
+        return ""
+    r, v = away[0]
+    more = f" (and {len(away) - 1} more)" if len(away) > 1 else ""
+    return f"; rank {r}'s last collective is {v['op']} seq {v['seq']} of process group {v['pg']}{more}"
+
+
+def _last_text(last: Mapping[str, Any] | None) -> str:
+    if not last:
+        return "no earlier collective of the group recorded"
+    where = f" in process group {last['pg']}" if "pg" in last else ""
+    return f"last: {last['op']} seq {last['seq']}{where}"
+
+
+def _stopped_before(
+    t: Table, pg: str, seq: int, missing: list[int], present: Mapping[int, list[Entry]]
+) -> Optional[int]:
+    """The first sequence number the missing ranks never issued, when it lies before everything
+    the peers' buffers still hold (a rank far behind peers that queued hundreds of collectives
+    since): None when the peers' buffers show it themselves."""
+    by_rank = t.by_pg.get(pg, {})
+    lasts = [max(by_rank[m]) for m in missing if by_rank.get(m)]
+    if not lasts or len(lasts) != len(missing) or max(lasts) + 1 >= seq:
+        return None
+    stop = min(lasts) + 1
+    held = [min(by_rank[r]) for r in present if by_rank.get(r)]
+    return stop if held and min(held) > stop else None
 
 
 def _issued(present: Mapping[int, list[Entry]]) -> int:
@@ -318,7 +411,7 @@ def _group_fault(
     return None
 
 
-def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
+def _dump_missing_fault(rep: FlightReport, g: Groups, others_agree: bool) -> Fault:
     nd = g.no_dump
     facts: dict[str, Any] = {
         "kind": "no_dump",
@@ -327,10 +420,9 @@ def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
         "dump_ranks": sorted(g.dumped),
         "world_size": len(g.world),
     }
-    msg = (
-        f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted before "
-        f"dumping); the {len(g.dumped)} dumps that exist agree with each other"
-    )
+    _note_cut(rep, facts, nd)
+    agree = "agree with each other" if others_agree else "show the faults above"
+    msg = f"{_absent_text(rep, nd, len(g.world))}; the {len(g.dumped)} dumps that exist {agree}"
     return Fault(F.FR_DUMP_MISSING.code, facts, nd, [], msg, [], 2)
 
 
@@ -344,7 +436,7 @@ def faults(rep: FlightReport) -> list[Fault]:
     out += p2p_faults(rep, g)
     out += status_faults(rep)
     if g.no_dump and not partial and not any(set(g.no_dump) <= set(f.culprits) for f in out):
-        out.append(_dump_missing_fault(rep, g))
+        out.append(_dump_missing_fault(rep, g, others_agree=not out))
     return out
 
 

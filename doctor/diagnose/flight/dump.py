@@ -27,11 +27,23 @@ from pgdoctor.model import jsontext, numbers
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(\d+)(?:\.[A-Za-z]+)*$")
+# A directory per rank ("rank_3/fr_trace.pkl", "rank3/trace.json") when the file's own name has no
+# number; a bare number ("attempt_0/3/", torchrun's log layout) is a local rank, not a rank.
+_RANK_DIR = re.compile(r"(?i)rank[_-]?(\d+)$")
 _TORCH_FRAME = re.compile(r"[/\\]torch[/\\](?:distributed|nn[/\\]parallel|_dynamo|utils)[/\\]")
+# Decorators' wrappers between the user's call and torch's (typing_extensions' @deprecated wraps
+# all_gather_into_tensor in 2.13; functools.wraps, contextlib): never where the user's code is.
+_WRAPPER_FRAME = re.compile(r"(?:^|[/\\])(?:typing_extensions|functools|contextlib)\.py$")
 
 
 class DumpError(ValueError):
     pass
+
+
+class CutDump(DumpError):
+    """A file that begins as a dump (a pickle, the recorder's JSON) or is empty, but does not read
+    to the end: a rank killed while it wrote its dump, a full disk, a copy cut short. The rank
+    did reach its dump, so it is not one that died before dumping."""
 
 
 @dataclass
@@ -134,6 +146,7 @@ def _literal(text: str) -> Any:
 class FlightReport:
     dumps: list[Dump] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    cut: dict[int, str] = field(default_factory=dict)  # rank -> why its only dump does not read
 
 
 def looks_like_dump(head: bytes) -> bool:
@@ -157,18 +170,23 @@ def load_dump(path: str) -> dict[str, Any]:
     if st.st_size > MAX_DUMP_BYTES:
         raise DumpError(f"{path}: {st.st_size} bytes is too large for a flight-recorder dump")
     with open(path, "rb") as fh:
-        raw = fh.read(MAX_DUMP_BYTES + 1)
+        raw = _uncompressed(path, fh.read(MAX_DUMP_BYTES + 1))
+    if not raw.strip():
+        raise CutDump(f"{path}: empty file (its rank was stopped as it began the dump?)")
     if raw[:1] == b"\x80":
         try:
             data = safe_pickle.loads(raw)
         except Exception as exc:  # a user's file: any failure to read is a skip, never a crash
-            raise DumpError(f"{path}: {exc}") from None
+            cut = isinstance(exc, EOFError) or "truncated" in str(exc)
+            raise (CutDump if cut else DumpError)(f"{path}: {exc}" + (_CUT if cut else "")) from None
     else:
         try:
             data = jsontext.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise DumpError(f"{path}: neither a pickle nor JSON ({type(exc).__name__})") from None
         except jsontext.JsonInputError as exc:
+            if looks_like_dump(raw[:4096]) and raw.rstrip()[-1:] != b"}":
+                raise CutDump(f"{path}: the JSON ends before its last brace ({exc}){_CUT}") from None
             raise DumpError(f"{path}: not a readable JSON dump ({exc})") from None
     if not isinstance(data, dict) or not (
         isinstance(data.get("entries"), list)
@@ -176,6 +194,58 @@ def load_dump(path: str) -> dict[str, Any]:
     ):
         raise DumpError(f"{path}: not a flight-recorder dump (no entries list, no pg_status)")
     return data
+
+
+_CUT = "; cut off while it was written"
+# Compressed dumps (`gzip -r fr/` before copying them off the cluster), by their magic bytes.
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "lzma"}
+
+
+def _uncompressed(path: str, raw: bytes) -> bytes:
+    """raw itself, or its decompressed bytes up to MAX_DUMP_BYTES (a bomb stops there)."""
+    kind = next((k for magic, k in _MAGIC.items() if raw.startswith(magic)), None)
+    if kind is None:
+        return raw
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    stream = io.BytesIO(raw)
+    try:
+        with (
+            gzip.GzipFile(fileobj=stream)
+            if kind == "gzip"
+            else bz2.BZ2File(stream)
+            if kind == "bz2"
+            else lzma.LZMAFile(stream)
+        ) as fh:
+            out = fh.read(MAX_DUMP_BYTES + 1)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise CutDump(f"{path}: the {kind} stream does not read to its end ({exc}){_CUT}") from None
+    if len(out) > MAX_DUMP_BYTES:
+        raise DumpError(f"{path}: more than {MAX_DUMP_BYTES} bytes once decompressed")
+    return out
+
+
+def peek(head: bytes) -> bytes:
+    """The first bytes of a compressed file's content (what looks_like_dump reads), or head itself
+    when it is not compressed; b"" when its head does not decompress."""
+    kind = next((k for magic, k in _MAGIC.items() if head.startswith(magic)), None)
+    if kind is None:
+        return head
+    import bz2
+    import lzma
+    import zlib
+
+    try:
+        if kind == "gzip":
+            return zlib.decompressobj(31).decompress(head, 4096)
+        if kind == "bz2":
+            return bz2.BZ2Decompressor().decompress(head, 4096)
+        return lzma.LZMADecompressor().decompress(head, 4096)
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError):
+        return b""
 
 
 def read_dumps(paths: Sequence[str]) -> FlightReport:
@@ -196,31 +266,64 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
             raise DumpError(f"no such flight-recorder directory or file: {p}")
     rep = FlightReport()
     used_ranks: set[int] = set()
+    cut: dict[int, str] = {}
     for i, f in enumerate(files):
+        number = _rank_text(f)
         try:
             data = load_dump(f)
         except (DumpError, OSError) as exc:
             rep.skipped.append(str(exc))
+            if isinstance(exc, CutDump) and number and (r := bounded(number)) is not None:
+                cut.setdefault(r, str(exc))
             continue
-        m = _RANK_IN_NAME.search(os.path.basename(f))
-        rank = bounded(m.group(1)) if m else i
+        rank = bounded(number) if number else i
         if rank is None:  # nccl_trace_20240101123456.json: a timestamp, not a rank
             rep.skipped.append(
-                f"{f}: the number {m.group(1)[:24] if m else ''} that ends its name is not a rank "
+                f"{f}: the number {(number or '')[:24]} that ends its name is not a rank "
                 f"(ranks go up to {MAX_RANK}); name dumps by their rank, as torch does"
             )
             continue
         if rank in used_ranks:
-            # torch writes the same trace as pickle and JSON; the JSON form has no Python
-            # frames, so keep whichever of the two carries them.
             prev = next(d for d in rep.dumps if d.rank == rank)
-            if _has_frames(data) and not _has_frames(prev.data):
+            new, old = _newest_ns(data), _newest_ns(prev.data)
+            if new != old:
+                # Two traces of one rank (a restarted job's attempts side by side): the later
+                # one is the run that failed last; mixing them would compare unrelated runs.
+                keep, drop = (f, prev.path) if new > old else (prev.path, f)
+                rep.skipped.append(f"{drop}: an older dump of rank {rank} than {keep}; the newer one is read")
+                if new > old:
+                    prev.path, prev.data = f, data
+            elif _has_frames(data) and not _has_frames(prev.data):
+                # torch writes the same trace as pickle and JSON; the JSON form has no Python
+                # frames, so keep whichever of the two carries them.
                 prev.path, prev.data = f, data
             continue
         used_ranks.add(rank)
         rep.dumps.append(Dump(f, rank, data))
     rep.dumps.sort(key=lambda d: d.rank)
+    # A rank whose only dump is cut off reached its dump: its collectives are unknown, but it did
+    # not die before dumping (a readable pickle beside a cut JSON of the same rank says it all).
+    rep.cut = {r: why for r, why in cut.items() if r not in used_ranks}
     return rep
+
+
+def _rank_text(path: str) -> str | None:
+    """The number that names a dump's rank: its file name's, else a rank directory's above it."""
+    m = _RANK_IN_NAME.search(os.path.basename(path))
+    if m:
+        return m.group(1)
+    parent = os.path.dirname(path)
+    for _ in range(2):
+        d = _RANK_DIR.search(os.path.basename(parent))
+        if d:
+            return d.group(1)
+        parent = os.path.dirname(parent)
+    return None
+
+
+def _newest_ns(data: Mapping[str, Any]) -> int:
+    """When the dump's latest entry was created (0 when none says): tells two runs apart."""
+    return max((int_of(e.get("time_created_ns"), 0) for e in data.get("entries", [])), default=0)
 
 
 def _has_frames(data: Mapping[str, Any]) -> bool:
@@ -240,7 +343,7 @@ def frames_of(entry: Mapping[str, Any], n: int = 4) -> list[str]:
         if not isinstance(fr, Mapping):
             continue
         fn = str(fr.get("filename", ""))
-        if _TORCH_FRAME.search(fn):
+        if _TORCH_FRAME.search(fn) or _WRAPPER_FRAME.search(fn):
             continue
         out.append(f"{fn}:{fr.get('line', '?')} in {fr.get('name', '?')}")
         if len(out) >= n:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_ranks, pg_status
 from pgdoctor.diagnose.flight.entries import Table, numel
+from pgdoctor.diagnose.flight.local_ids import members_from_local_ids
 from pgdoctor.knowledge.ranks import MAX_RANK
 
 
@@ -62,10 +63,18 @@ def build(rep: FlightReport, t: Table) -> Groups:
                 continue
             if ranks:
                 g.members.setdefault(key, set()).update(ranks)
+    configured = {k for k, m in g.members.items() if m}  # pg_config named their ranks
     for pg, by_rank in t.by_pg.items():
         g.members.setdefault(pg, set()).update(by_rank)
+    for pg, by_ids in members_from_local_ids(rep).items():
+        # A group whose pg_config names its ranks is read from there; and a group nobody
+        # recorded an entry in has nothing to compare.
+        if pg in t.by_pg and pg not in configured and not by_ids <= g.members[pg]:
+            g.inferred.setdefault(pg, []).extend(sorted(by_ids - g.members[pg]))
+            g.members[pg].update(by_ids)
     world = g.members.setdefault(g.world_pg, set())
     world.update(g.dumped)
+    world.update(rep.cut)  # a rank whose dump is cut off is a rank of the job all the same
     world.update(range(_world_size_from_gathers(t, g.world_pg)))
     _complete_subgroups(g, in_subgroup, t, last_completed(rep))
     for pg, m in g.members.items():
@@ -116,7 +125,13 @@ def _complete_subgroups(
         free = free[need:]
         if len(take) < need:
             # Ranks of the world (pg_config, an all_gather's size) with no dump and no known group.
-            missing = sorted(world_known - g.dumped - known - set(take))
+            absent = world_known - g.dumped - known
+            if _blocked(t, subs[pg], pg, done or {}):
+                # Its known members all wait in it: a rank that left no dump (a gap in the ranks
+                # too) may be the one they wait for, whatever other group it was given (a rank of
+                # a TP x DP job is in two subgroups, of two sizes).
+                absent |= set(range(max(world_known, default=-1) + 1)) - g.dumped
+            missing = sorted(absent - set(take))
             take += missing[: need - len(take)]
         if not take:
             continue

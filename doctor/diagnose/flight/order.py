@@ -31,6 +31,9 @@ class Fault:
     evidence: list[Evidence] = field(default_factory=list)
     tier: int = 1  # 0 a mismatch, 1 a hang, 2 a missing dump
     issued_ns: int = 0  # when the ranks that wait issued it (time_created_ns); 0: not known
+    # The ranks that entered it have nothing after it: where the job stopped, not a collective of
+    # the group that completed long ago beside a rank that left no dump.
+    stuck: bool = False
 
 
 _NEVER = 1 << 64
@@ -90,8 +93,9 @@ def order(faults: list[Fault]) -> list[tuple[Fault, str]]:
         same = [
             o for o in faults if o.code == f.code and o.culprits == f.culprits and "no_dump_ranks" in o.facts
         ]
-        if "no_dump_ranks" in f.facts and len(same) > 1 and min(same, key=_key) is not f:
-            return min(same, key=_key)
+        first = min(same, key=lambda o: (not o.stuck, _key(o))) if same else None
+        if "no_dump_ranks" in f.facts and len(same) > 1 and first is not f:
+            return first
         return None
 
     primary = sorted((f for f in faults if explainer(f) is None), key=_key)

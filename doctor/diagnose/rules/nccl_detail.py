@@ -159,6 +159,16 @@ TENSOR_CHECK_GATE_2X = (
 )
 # ... of which the reduce-op check of another backend is torch.distributed's (RUN301), not NCCL's.
 OTHER_BACKEND_OP = lazy_re.compile(r"Cannot use ReduceOp\.\w+ with (Gloo|XCCL|UCC|MPI|HCCL)\b")
+_OWN_CHECK = lazy_re.compile(r"ProcessGroup(Gloo|MPI|UCC)::")
+
+
+def rejection(tail: str, matched: str) -> tuple[str, str]:
+    """(the backend whose check refused a call, what it said): ProcessGroupGloo's own checks are
+    gloo's, not NCCL's, and say what was wrong after the prefix matched ("invalid tensor size...")."""
+    m = OTHER_BACKEND_OP.search(matched) or _OWN_CHECK.search(matched)
+    said = clip(tail.strip(), 200) if m and "::" in m.group(0) and tail.startswith(matched) else matched
+    return (m.group(1).lower() if "::" in m.group(0) else m.group(1)) if m else "NCCL", said
+
 
 KIND = {
     "unhandled system error": C.NCCL_SYSTEM_ERROR,

@@ -65,6 +65,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     kind_of,
     last_error,
     network_facts,
+    rejection,
 )
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
 from pgdoctor.diagnose.rules.nccl_warn_kind import warn_kind
@@ -382,11 +383,11 @@ def _c10d_args(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     if op := traceback_op(hit):
         facts["op"] = op
     other = OTHER_BACKEND_OP.search(m.group(0))
+    backend, said = rejection(hit.text[m.start() :], m.group(0))
     return [
         row.event(
             hit,
-            f"{hit.who()}: the collective was called with tensors the "
-            f"{other.group(1) if other else 'NCCL'} backend rejects: {m.group(0)}",
+            f"{hit.who()}: the collective was called with tensors the {backend} backend rejects: {said}",
             facts,
             dedupe=(row.code, hit.rank, "args"),
             code=C.C10D_INVALID_USAGE.code if other else "",
