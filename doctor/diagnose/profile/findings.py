@@ -15,6 +15,11 @@ _CAUSE_TEXT = {
     "data": "it waits for its DataLoader",
     "host": "its GPU idles between kernels: the CPU side launches its work late",
     "communication": "nothing of its own is longer; its collectives end first",
+    # A CPU trace has no GPU: its step thread is outside every profiled op and no collective runs.
+    "cpu:host": (
+        "its step thread runs no profiled op and no collective between its ops "
+        "(Python code, a sleep, I/O outside the DataLoader)"
+    ),
 }
 
 
@@ -27,7 +32,8 @@ def story(straggler: dict[str, Any]) -> tuple[str, str]:
     )
     excess = s["excess_ms"].get(s["cause"])
     more = f" (+{excess:.1f} ms per step against the others' median)" if excess and excess > 0 else ""
-    second = f"cause: {s['cause']}: {_CAUSE_TEXT.get(s['cause'], s['cause'])}{more}"
+    text = _CAUSE_TEXT.get(f"{s.get('kind')}:{s['cause']}") or _CAUSE_TEXT.get(s["cause"], s["cause"])
+    second = f"cause: {s['cause']}: {text}{more}"
     if s.get("most_compute_rank") not in (None, s["rank"]):
         second += f"; rank {s['most_compute_rank']} has the most compute but waits for it"
     return first, second

@@ -361,11 +361,20 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
         "exposed_comm_ms": round(t.exposed / n / 1000.0, 3),
         "idle_ms": round(idle_t / n / 1000.0, 3),
         "window_ms": round(span / 1000.0, 3),
-        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
-        # others.
-        "wait_ms": round((span - t.compute - t.data) / n / 1000.0, 3),
+        "wait_ms": round(_cpu_wait(t, span) / n / 1000.0, 3),
         **_step_stats(steps, window),
     }
+
+
+def _cpu_wait(t: iv.CpuTotals, span: float) -> float:
+    """What the step thread waits for the others: the collectives in flight while it neither
+    computes nor loads data. Its time outside every profiled op with no collective in flight
+    (Python code, a sleep, I/O outside the DataLoader) is its own work, not waiting: counting it
+    as waiting hid a rank stalled on the host behind the ranks that wait for it in the
+    all-reduce. A trace without collectives keeps the old reading (all time outside its work)."""
+    if t.comm > 0:
+        return t.exposed
+    return max(span - t.compute - t.data, 0.0)
 
 
 def _cpu_totals(c: _Collect, tid: Any, window_spans: iv.Spans) -> iv.CpuTotals:
