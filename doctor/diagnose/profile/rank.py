@@ -35,6 +35,7 @@ from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 
 MAX_STEP_SPANS = 64  # steps kept for the report's timeline
 _MAX_US = 1e18  # microseconds: a trace's times are finite and within 30,000 years
+_YEAR_2000_US = 946_684_800e6  # no profiler wrote a trace before this on the wall clock
 
 
 class MergedTrace(TraceError):
@@ -221,7 +222,31 @@ def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: boo
         out["backend"] = str(info.get("backend"))[:64] if info.get("backend") is not None else None
     out.update(_gpu(c, steps, cut, all_steps) if has_gpu else _cpu(c, steps))
     out["steps"] = len(steps)
+    if dropped:  # the step left out: its length tells a rank that waited on a stopped peer
+        last = sorted(set(c.steps))[-1]
+        out["last_step_ms"] = round((last[1] - last[0]) / 1000.0, 3)
+    clock = _wall_clock(c)
+    if clock is not None:
+        out["_clock_us"] = clock
     return {"rank": rank, **out}
+
+
+def _wall_clock(c: _Collect) -> Optional[tuple[float, float]]:
+    """The trace's first and last event on the wall clock (microseconds): Kineto's `ts` counts
+    from `baseTimeNanoseconds` (older traces hold epoch microseconds and no base). Runs and early
+    stops are told by it (runs.py). None for an Nsight export (its events are not held here)."""
+    if c.gpu_source is not None or c.cpu_source is not None:
+        return None
+    starts = [s for s, _, _ in c.steps] + [g[0] for g in c.gpu] + [r[0] for rs in c.cpu.values() for r in rs]
+    ends = [e for _, e, _ in c.steps] + [g[1] for g in c.gpu] + [r[1] for rs in c.cpu.values() for r in rs]
+    if not starts:
+        return None
+    base = c.meta.get("baseTimeNanoseconds")
+    base_us = float(base) / 1000.0 if type(base) in (int, float) and 0 <= base < _MAX_US * 1000 else 0.0
+    first = min(starts) + base_us
+    if first < _YEAR_2000_US:  # times from zero (a hand-made or converted trace): no wall clock
+        return None
+    return (first, max(ends) + base_us)
 
 
 def _step_stats(steps: list[tuple[float, float, Any]], window: tuple[float, float]) -> dict[str, Any]:

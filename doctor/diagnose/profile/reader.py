@@ -120,6 +120,8 @@ def scan(path: str, gpu_only: bool = False) -> Iterator[tuple[str, Any]]:
     with open_text(path) as f:
         buf = _Buffer(f)
         first = buf.peek()
+        if first == "":
+            raise TraceError("an empty file: the profiler did not write the trace (a rank stopped before it)")
         if first == "[":  # the bare-array form of the Chrome trace format
             yield from (_gpu_events(buf) if gpu_only else _events(buf))
             return
@@ -244,7 +246,7 @@ def _scan_lines(path: str) -> Iterator[tuple[str, Any]]:
 def looks_like_trace(path: str, head_bytes: int = 65536) -> bool:
     """By content: a JSON object whose first keys include traceEvents or Kineto's header keys,
     or a pgdoctor rank event file. Cheap: reads the first 64 KiB only."""
-    if path.endswith(".events.jsonl"):
+    if path.endswith(PROFILER_SUFFIXES):
         return True
     head = _head_text(path, head_bytes)
     text = head.lstrip()
@@ -276,5 +278,9 @@ def _head_text(path: str, head_bytes: int) -> str:
 # File names a trace can have: torch.profiler's `*.pt.trace.json(.gz)`, export_chrome_trace's
 # `*.json`, pgdoctor's rank event files. Only these are opened to look at their content.
 TRACE_SUFFIXES = (".json", ".json.gz", ".events.jsonl")
+# Names only a profiler writes (tensorboard_trace_handler, pgdoctor.instrument): traces whatever
+# their content, so an empty one (a rank killed before its profiler wrote) or one cut at its start
+# is a `skipped:` line with its reason, not an empty log that passes as "no failure found".
+PROFILER_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".events.jsonl")
 # Nsight Systems exports are SQLite databases, recognised by this header whatever their name.
 SQLITE_MAGIC = b"SQLite format 3\x00"
