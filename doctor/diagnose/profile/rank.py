@@ -242,7 +242,9 @@ def _wall_clock(c: _Collect) -> Optional[tuple[float, float]]:
     if not starts:
         return None
     base = c.meta.get("baseTimeNanoseconds")
-    base_us = float(base) / 1000.0 if type(base) in (int, float) and 0 <= base < _MAX_US * 1000 else 0.0
+    base_us = 0.0
+    if isinstance(base, (int, float)) and not isinstance(base, bool) and 0 <= base < _MAX_US * 1000:
+        base_us = float(base) / 1000.0
     first = min(starts) + base_us
     if first < _YEAR_2000_US:  # times from zero (a hand-made or converted trace): no wall clock
         return None

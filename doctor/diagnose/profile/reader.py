@@ -37,6 +37,8 @@ _GPU_WANTED = re.compile(
     r'[^"]*DataLoader[^"]*__next__|data))'
 )
 _TAIL = 256  # a wanted event's start that the buffer's end may cut
+_TRAILER = 1 << 16  # Kineto's keys after traceEvents: a few hundred bytes
+_BASE_TIME = re.compile(r'"baseTimeNanoseconds"\s*:\s*(\d{1,21})')
 _MAX_EVENT = 8 << 20
 _DECODER = json.JSONDecoder()
 # The C scanner itself (what raw_decode calls, minus a Python frame per event).
@@ -206,6 +208,11 @@ def _gpu_events(buf: _Buffer) -> Iterator[tuple[str, Any]]:
             pos = max(pos, len(text) - _TAIL)
         buf.pos = pos
         if not buf.more():
+            # Kineto writes its trailer after traceEvents; its time base puts the events on the
+            # wall clock (runs.py tells runs apart by it). The last chunk is still in the buffer.
+            base = _BASE_TIME.search(text, max(0, len(text) - _TRAILER))
+            if base:
+                yield "meta", ("baseTimeNanoseconds", int(base.group(1)))
             return
         text, pos = buf.text, buf.pos
 

@@ -89,7 +89,8 @@ def missing_ranks(ranks: dict[int, dict[str, Any]]) -> Optional[str]:
     if not isinstance(ws, int) or ws <= len(ranks):
         return None
     missing = [r for r in range(ws) if r not in ranks]
-    return f"{len(ranks)} of {ws} ranks have a trace (world size {ws}): no trace of rank(s) {_span_list(missing)}"
+    have = f"{len(ranks)} of {ws} ranks have a trace (world size {ws})"
+    return f"{have}: no trace of rank(s) {_span_list(missing)}"
 
 
 def stopped(ranks: dict[int, dict[str, Any]]) -> Optional[dict[str, Any]]:
