@@ -169,3 +169,11 @@ def test_unreadable_traces_are_one_line_each_and_exit_3(
     skipped = [line for line in text.splitlines() if "skipped:" in line]
     assert skipped and all(reason in line for line in skipped), text
     assert "Traceback" not in text and "\x1b" not in text
+
+
+def test_nsight_export_of_a_hung_rank_names_it_stopped() -> None:
+    """A real nsys 2022.4 export of `pgdoctor repro timeout --nproc 3` (tests/fixtures/nsys/README.md):
+    rank 2 hangs in its backward pass; its NVTX ranges end seconds before the others'."""
+    traces, _ = analyze_traces([str(FIXTURES / "nsys" / "cpu_timeout_rank2_3ranks.sqlite")])
+    stop = traces["stopped"]
+    assert stop["ranks"] == [2] and stop["others"] == [0, 1] and stop["early_s"] > 5.0

@@ -234,9 +234,16 @@ def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: boo
 def _wall_clock(c: _Collect) -> Optional[tuple[float, float]]:
     """The trace's first and last event on the wall clock (microseconds): Kineto's `ts` counts
     from `baseTimeNanoseconds` (older traces hold epoch microseconds and no base). Runs and early
-    stops are told by it (runs.py). None for an Nsight export (its events are not held here)."""
+    stops are told by it (runs.py). An Nsight export: its CPU ranges' first start and last end
+    per thread from the session's start (`t0_us`); its GPU events are not held here."""
     if c.gpu_source is not None or c.cpu_source is not None:
-        return None
+        t0 = c.meta.get("t0_us") or 0.0
+        if not c.cpu_threads or t0 < _YEAR_2000_US:
+            return None
+        return (
+            t0 + min(f for _, f, _ in c.cpu_threads.values()),
+            t0 + max(e for _, _, e in c.cpu_threads.values()),
+        )
     starts = [s for s, _, _ in c.steps] + [g[0] for g in c.gpu] + [r[0] for rs in c.cpu.values() for r in rs]
     ends = [e for _, e, _ in c.steps] + [g[1] for g in c.gpu] + [r[1] for rs in c.cpu.values() for r in rs]
     if not starts:

@@ -125,7 +125,7 @@ def stop_story(found: dict[str, Any]) -> str:
     last = found.get("others_last_step_ms")
     if last is not None and last > 2 * found["step_ms"]:
         text += (
-            f", whose last ProfilerStep lasted {last:.1f} ms against a {found['step_ms']:.1f} ms step: "
+            f", whose last step lasted {last:.1f} ms against a {found['step_ms']:.1f} ms step: "
             f"rank {who} stopped mid-run (crashed, exited or hung) and the others waited for it"
         )
     else:
