@@ -177,3 +177,17 @@ def test_nsight_export_of_a_hung_rank_names_it_stopped() -> None:
     traces, _ = analyze_traces([str(FIXTURES / "nsys" / "cpu_timeout_rank2_3ranks.sqlite")])
     stop = traces["stopped"]
     assert stop["ranks"] == [2] and stop["others"] == [0, 1] and stop["early_s"] > 5.0
+
+
+def test_cycles_of_a_repeat_schedule_are_told_apart_by_the_rank_seen_again(tmp_path: Path) -> None:
+    """A `schedule(..., repeat=2)` writes one file per rank per cycle, a step or two apart: well
+    within the gap that separates runs, so the rank seen again is what starts the next cycle."""
+    for f in HOST.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+        trace = json.loads(gzip.decompress(f.read_bytes()))
+        trace["baseTimeNanoseconds"] += 500_000_000  # the next cycle, half a second later
+        (tmp_path / f.name.replace(".pt.", ".cycle2.pt.")).write_bytes(gzip.compress(json.dumps(trace).encode()))
+    traces, _ = analyze_traces(_files(tmp_path))
+    assert {Path(r["file"]).name.split(".")[2] for r in traces["ranks"].values()} == {"cycle2"}
+    assert any("2 separate runs or profiler cycles" in n for n in traces["notes"])
+    assert "skipped" not in traces and traces["straggler"]["rank"] == 2

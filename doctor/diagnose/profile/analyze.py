@@ -75,7 +75,8 @@ def analyze_traces(
             f"(it is often cut short by the profiler's stop); --all-steps keeps it"
         )
     if any(s.get("steps_in_trace") == 0 for s in ranks.values()):
-        notes.append("some traces have no ProfilerStep: their whole GPU window is one step")
+        # A CPU trace's window is its step thread's first to last range, a GPU trace's its GPU events'.
+        notes.append("some traces have no ProfilerStep: their whole window is one step")
     absent = runs.missing_ranks(ranks)
     if absent:
         notes.append(absent)

@@ -56,6 +56,8 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
         console.print(f"             {escape(second)}")
         if any(f.code == "RUN405" for f in found):
             console.print("             [dim]-> pgdoctor explain RUN405[/]")
+    elif len(ranks) < 2:  # nothing to compare one rank with: "within noise" would claim a comparison
+        console.print("  no straggler: one rank's trace only; a straggler needs two or more")
     else:
         console.print("  no straggler: the ranks wait for each other within noise")
     if traces.get("stopped"):

@@ -9,7 +9,8 @@ A profiler directory often holds more than one job's traces (a re-run into the s
 cycle, or files gathered from two jobs). Comparing rank 0 of one run with rank 2 of another
 names a straggler that never ran beside the others, so the traces are first split by their
 wall-clock windows (Kineto's `baseTimeNanoseconds` + the events' `ts`; older traces hold epoch
-microseconds in `ts` itself) and world size: the traces of one run overlap in time. The run with
+microseconds in `ts` itself) and world size: the traces of one run overlap in time, and a rank
+seen again (in start order) begins the next cycle or run. The run with
 the most ranks is analysed (the latest on a tie: what was just re-run); the others are named.
 A trace without a clock (an Nsight export) joins the run analysed.
 """
@@ -44,7 +45,10 @@ def pick_run(summaries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Opt
     run_end = 0.0
     for s in timed:
         start, end = _clock(s) or (0.0, 0.0)
-        if runs and start <= run_end + SAME_RUN_GAP_US and _same_world(s, runs[-1]):
+        # A rank already in the run starts another one: the next cycle of a `repeat` schedule
+        # (seconds or less after the last) or the same job run again.
+        again = runs and any(x["rank"] == s["rank"] for x in runs[-1])
+        if runs and not again and start <= run_end + SAME_RUN_GAP_US and _same_world(s, runs[-1]):
             runs[-1].append(s)
             run_end = max(run_end, end)
         else:
@@ -57,8 +61,9 @@ def pick_run(summaries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Opt
     left = [s for i, run in enumerate(runs) if i != chosen for s in run]
     ws = runs[chosen][0].get("world_size")
     note = (
-        f"the traces hold {len(runs)} separate runs (time windows that do not overlap, or another world "
-        f"size); analysed the one with the most ranks ({len(runs[chosen])} trace(s)"
+        f"the traces hold {len(runs)} separate runs or profiler cycles (a rank's trace again later, time "
+        f"windows that do not overlap, or another world size); analysed the one with the most ranks, the "
+        f"latest on a tie ({len(runs[chosen])} trace(s)"
         f"{f', world size {ws}' if ws else ''}), left out {len(left)} trace(s) of the others, "
         f"e.g. {left[0]['file']}"
     )
