@@ -186,7 +186,8 @@ def test_cycles_of_a_repeat_schedule_are_told_apart_by_the_rank_seen_again(tmp_p
         shutil.copy(f, tmp_path / f.name)
         trace = json.loads(gzip.decompress(f.read_bytes()))
         trace["baseTimeNanoseconds"] += 500_000_000  # the next cycle, half a second later
-        (tmp_path / f.name.replace(".pt.", ".cycle2.pt.")).write_bytes(gzip.compress(json.dumps(trace).encode()))
+        later = tmp_path / f.name.replace(".pt.", ".cycle2.pt.")
+        later.write_bytes(gzip.compress(json.dumps(trace).encode()))
     traces, _ = analyze_traces(_files(tmp_path))
     assert {Path(r["file"]).name.split(".")[2] for r in traces["ranks"].values()} == {"cycle2"}
     assert any("2 separate runs or profiler cycles" in n for n in traces["notes"])
