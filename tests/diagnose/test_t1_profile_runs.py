@@ -192,3 +192,8 @@ def test_cycles_of_a_repeat_schedule_are_told_apart_by_the_rank_seen_again(tmp_p
     assert {Path(r["file"]).name.split(".")[2] for r in traces["ranks"].values()} == {"cycle2"}
     assert any("2 separate runs or profiler cycles" in n for n in traces["notes"])
     assert "skipped" not in traces and traces["straggler"]["rank"] == 2
+
+
+def test_html_report_tells_the_stopped_rank(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, text = _cli(capsys, str(STOP), "--format", "html")
+    assert rc == 0 and "Stopped: rank 2" in text

@@ -94,7 +94,7 @@ def analyze_traces(
     if late:
         out["arrival"] = late
     if stop:
-        out["stopped"] = stop
+        out["stopped"] = {**stop, "story": runs.stop_story(stop)}  # worded once for every renderer
     if merged:
         notes.append(f"left out {len(merged)} merged multi-rank trace(s): {merged[0]}")
     if notes:

@@ -10,7 +10,6 @@ from rich.markup import escape
 
 from pgdoctor.diagnose.profile.arrival import story as arrival_story
 from pgdoctor.diagnose.profile.findings import story
-from pgdoctor.diagnose.profile.runs import stop_story
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import Finding
 
@@ -61,7 +60,7 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
     else:
         console.print("  no straggler: the ranks wait for each other within noise")
     if traces.get("stopped"):
-        console.print(f"  [yellow]stopped:[/] {escape(stop_story(traces['stopped']))}")
+        console.print(f"  [yellow]stopped:[/] {escape(str(traces['stopped']['story']))}")
     if traces.get("arrival"):
         console.print(f"  [yellow]arrival:[/] {escape(arrival_story(traces['arrival']))}")
     for f in found:
