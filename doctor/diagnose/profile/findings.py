@@ -10,6 +10,8 @@ from pgdoctor.checks.base import ConfigKey
 from pgdoctor.checks.codes import profile as codes
 from pgdoctor.model import Evidence, Finding, Scope
 
+# DDP's default 25 MB buckets make a handful of all-reduces per step; dozens are per-tensor calls.
+MANY_COLLECTIVES = 32
 _CAUSE_TEXT = {
     "compute": "it computes longer than the others",
     "data": "it waits for its DataLoader",
@@ -87,6 +89,12 @@ def findings(
         worst = max(exposed, key=lambda r: ranks[r]["exposed_comm_pct"])
         w = ranks[worst]
         why = f"; most of it is waiting for rank {straggler['rank']}" if straggler else ""
+        calls = w.get("collectives_per_step") or 0.0
+        if not straggler and calls >= MANY_COLLECTIVES and w.get("comm_ms"):
+            why = (
+                f"; {calls:g} collectives per step, {w['comm_ms'] / calls:.2f} ms each on average: many "
+                f"small collectives, each paying the backend's fixed latency (bucket or coalesce them)"
+            )
         out.append(
             codes.TRACE_EXPOSED_COMM.finding(
                 f"{len(exposed)} of {len(ranks)} rank(s) spend {exposed_pct:g}% or more of the analysed "
@@ -102,6 +110,7 @@ def findings(
                     "exposed_comm_pct": w["exposed_comm_pct"],
                     "comm_comp_overlap_pct": w.get("comm_comp_overlap_pct"),
                     "straggler": straggler["rank"] if straggler else None,
+                    "collectives_per_step": w.get("collectives_per_step"),
                 },
             )
         )

@@ -396,8 +396,20 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
         "idle_ms": round(idle_t / n / 1000.0, 3),
         "window_ms": round(span / 1000.0, 3),
         "wait_ms": round(_cpu_wait(t, span) / n / 1000.0, 3),
+        **_collective_calls(c, tid, window_spans, n),
         **_step_stats(steps, window),
     }
+
+
+def _collective_calls(c: _Collect, tid: Any, window_spans: iv.Spans, n: int) -> dict[str, Any]:
+    """How many collectives the step thread issues per step (its communication ranges, nested
+    ones such as record_param_comms around c10d::allreduce_ counted once). Many small ones are a
+    cost of their own: each pays the backend's fixed latency. Kineto traces only (an Nsight
+    export's ranges are not held)."""
+    if c.cpu_source is not None:
+        return {}
+    calls = iv.intersect(iv.union((s, e) for s, e, k in c.cpu.get(tid, []) if k == COMM), window_spans)
+    return {"collectives_per_step": round(len(calls) / n, 1)} if calls else {}
 
 
 def _cpu_wait(t: iv.CpuTotals, span: float) -> float:
