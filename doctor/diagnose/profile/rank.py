@@ -404,11 +404,13 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
 def _collective_calls(c: _Collect, tid: Any, window_spans: iv.Spans, n: int) -> dict[str, Any]:
     """How many collectives the step thread issues per step (its communication ranges, nested
     ones such as record_param_comms around c10d::allreduce_ counted once). Many small ones are a
-    cost of their own: each pays the backend's fixed latency. Kineto traces only (an Nsight
-    export's ranges are not held)."""
+    cost of their own: each pays the backend's fixed latency. An Nsight export keeps its
+    communication ranges aside (`comm_cpu`: start, thread, end) for the arrival skew."""
     if c.cpu_source is not None:
-        return {}
-    calls = iv.intersect(iv.union((s, e) for s, e, k in c.cpu.get(tid, []) if k == COMM), window_spans)
+        mine = [(s, e) for s, t, e in c.meta.get("comm_cpu", ()) if t == tid]
+    else:
+        mine = [(s, e) for s, e, k in c.cpu.get(tid, []) if k == COMM]
+    calls = iv.intersect(iv.union(mine), window_spans)
     return {"collectives_per_step": round(len(calls) / n, 1)} if calls else {}
 
 
