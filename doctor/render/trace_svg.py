@@ -142,6 +142,9 @@ def section(extra: Mapping[str, Any]) -> list[str]:
         )
     else:
         out.append("<p>No straggler: the ranks wait for each other within noise.</p>")
+    stopped = traces.get("stopped")
+    if isinstance(stopped, Mapping) and stopped.get("story"):
+        out.append(f'<p class="verdict">Stopped: {escape(str(stopped["story"]))}</p>')
     for note in traces.get("notes") or []:
         out.append(f'<p class="meta">{escape(note)}</p>')
     out.append(breakdown_bars(ranks, straggler))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -107,9 +108,24 @@ def read_events(path: Path) -> list[dict[str, Any]]:
                 ev = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(ev, dict) and ev.get("ph") == "X" and "name" in ev:
+            if _well_formed(ev):
                 events.append(ev)
     return events
+
+
+def _number(v: Any) -> bool:
+    return type(v) in (int, float) and math.isfinite(v)
+
+
+def _well_formed(ev: Any) -> bool:
+    """A complete event as EventWriter writes it: a str name, finite ts and dur >= 0, int tid and
+    pid (when given). Anything else (a file edited or written by another tool, a torn line that
+    still parses) is skipped, so merging never fails on int() or a sort of mixed types."""
+    if not isinstance(ev, dict) or ev.get("ph") != "X" or type(ev.get("name")) is not str:
+        return False
+    if not (_number(ev.get("ts")) and _number(ev.get("dur")) and ev["dur"] >= 0):
+        return False
+    return type(ev.get("tid")) is int and type(ev.get("pid", 0)) is int
 
 
 def rank_files(directory: str) -> list[Path]:

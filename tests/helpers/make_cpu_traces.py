@@ -1,6 +1,6 @@
 """Make the CPU ground-truth trace sets in tests/fixtures/traces/ from real gloo DDP runs.
 
-    python -m tests.helpers.make_cpu_traces            # all three sets
+    python -m tests.helpers.make_cpu_traces            # every set
     python -m tests.helpers.make_cpu_traces balanced   # one
 
 Each set is a 4-rank DDP training loop on CPU (gloo) recorded with torch.profiler and
@@ -12,6 +12,11 @@ Each set is a 4-rank DDP training loop on CPU (gloo) recorded with torch.profile
   all-reduce: straggler rank 2, cause compute.
 - cpu_data_rank1_4rank: rank 1's dataset sleeps in __getitem__, so its DataLoader's __next__
   stalls every step: straggler rank 1, cause data.
+- cpu_host_rank2_4rank: rank 2 sleeps 30 ms per step between its DataLoader and its forward, in
+  no profiled op (Python work on the host): straggler rank 2, cause host.
+- cpu_stop_rank2_4rank: rank 2 leaves its loop at the fourth active step (its profiler writes
+  the trace) and never reaches the all-reduce; the others wait in it until gloo's 6 s timeout,
+  then write theirs: rank 2's trace ends ~6 s before the others'.
 
 Run once; the tests read the committed files and never run this script.
 """
@@ -31,10 +36,14 @@ SCENARIOS = {
     "balanced": ("cpu_balanced_4rank", None),
     "compute": ("cpu_compute_rank2_4rank", 2),
     "data": ("cpu_data_rank1_4rank", 1),
+    "host": ("cpu_host_rank2_4rank", 2),
+    "stop": ("cpu_stop_rank2_4rank", 2),
 }
 
 
 def _worker(rank: int, scenario: str, port: int, out: str) -> None:
+    import datetime
+
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -43,7 +52,9 @@ def _worker(rank: int, scenario: str, port: int, out: str) -> None:
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    # A short timeout: the ranks that wait for a stopped rank give up and write their traces.
+    timeout = datetime.timedelta(seconds=6 if scenario == "stop" else 1800)
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD, timeout=timeout)
     torch.manual_seed(0)
     slow = SCENARIOS[scenario][1]
 
@@ -85,14 +96,25 @@ def _worker(rank: int, scenario: str, port: int, out: str) -> None:
         schedule=schedule(wait=1, warmup=2, active=6, repeat=1),
         on_trace_ready=tensorboard_trace_handler(out, worker_name=f"rank{rank}", use_gzip=True),
     )
-    with prof:
-        for _ in range(10):
-            x, t = next(loader)
-            loss = torch.nn.functional.mse_loss(model(x), t)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            prof.step()
+    try:
+        with prof:
+            for step in range(10):
+                x, t = next(loader)
+                if scenario == "host" and rank == slow:
+                    time.sleep(0.03)  # host-side work outside every profiled op
+                if scenario == "stop" and rank == slow and step == 6:
+                    raise StopIteration  # leaves the loop: the profiler's exit writes the trace
+                loss = torch.nn.functional.mse_loss(model(x), t)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                prof.step()
+    except (StopIteration, RuntimeError):  # RuntimeError: gloo's timeout waiting for the stopped rank
+        if scenario != "stop":
+            raise
+    if scenario == "stop":  # the stopped rank outlives the others' timeout, so spawn does not kill them
+        time.sleep(12 if rank == slow else 0)
+        os._exit(0)
     dist.barrier()
     dist.destroy_process_group()
 

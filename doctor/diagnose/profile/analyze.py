@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from pgdoctor.diagnose.profile import arrival, straggler
+from pgdoctor.diagnose.profile import arrival, runs, straggler
 from pgdoctor.diagnose.profile import findings as trace_findings
 from pgdoctor.diagnose.profile.nsight import is_sqlite
 from pgdoctor.diagnose.profile.rank import MergedTrace, summarize, summarize_nsight
@@ -35,6 +35,7 @@ def analyze_traces(
     skipped: list[str] = []
     merged: list[str] = []  # beside the rank files they were merged from: not an error
     summaries: list[dict[str, Any]] = []
+    every: list[dict[str, Any]] = []  # all files' summaries: split into runs before ranks are keyed
     position = 0
     for path in sorted(paths):
         try:
@@ -49,17 +50,24 @@ def analyze_traces(
         except (TraceError, OSError, EOFError, UnicodeDecodeError) as exc:
             skipped.append(f"{path}: {exc}")
             continue
+        except RecursionError:  # the C scanner's own limit: no profiler nests its events so deep
+            skipped.append(f"{path}: JSON nested too deeply to be a profiler trace")
+            continue
         except (
             Exception
         ) as exc:  # a gzip member cut short raises its own types; one bad rank must not end the run
             skipped.append(f"{path}: {type(exc).__name__}: {exc}")
             continue
-        for s in summaries:
-            rank = s["rank"]
-            if rank in ranks:
-                skipped.append(f"{path}: rank {rank} again (first in {ranks[rank]['file']}); kept the first")
-                continue
-            ranks[rank] = s
+        every.extend(summaries)
+    kept, other_runs = runs.pick_run(every)
+    if other_runs:
+        notes.append(other_runs)
+    for s in kept:
+        rank = s["rank"]
+        if rank in ranks:
+            skipped.append(f"{s['file']}: rank {rank} again (first in {ranks[rank]['file']}); kept the first")
+            continue
+        ranks[rank] = s
     dropped = sum(1 for s in ranks.values() if s.get("last_step_left_out"))
     if dropped:
         notes.append(
@@ -67,7 +75,14 @@ def analyze_traces(
             f"(it is often cut short by the profiler's stop); --all-steps keeps it"
         )
     if any(s.get("steps_in_trace") == 0 for s in ranks.values()):
-        notes.append("some traces have no ProfilerStep: their whole GPU window is one step")
+        # A CPU trace's window is its step thread's first to last range, a GPU trace's its GPU events'.
+        notes.append("some traces have no ProfilerStep: their whole window is one step")
+    absent = runs.missing_ranks(ranks)
+    if absent:
+        notes.append(absent)
+    stop = runs.stopped(ranks)
+    for s in ranks.values():
+        s.pop("_clock_us", None)  # wall-clock times stay out of the report
     found = straggler.find(ranks)
     # Arrival times stay out of the report: only their skew across ranks is kept.
     late = arrival.skew({r: s.pop("_arrivals") for r, s in ranks.items() if "_arrivals" in s})
@@ -78,6 +93,8 @@ def analyze_traces(
     }
     if late:
         out["arrival"] = late
+    if stop:
+        out["stopped"] = {**stop, "story": runs.stop_story(stop)}  # worded once for every renderer
     if merged:
         notes.append(f"left out {len(merged)} merged multi-rank trace(s): {merged[0]}")
     if notes:

@@ -55,8 +55,12 @@ def section(console: Console, traces: Optional[dict[str, Any]], found: list[Find
         console.print(f"             {escape(second)}")
         if any(f.code == "RUN405" for f in found):
             console.print("             [dim]-> pgdoctor explain RUN405[/]")
+    elif len(ranks) < 2:  # nothing to compare one rank with: "within noise" would claim a comparison
+        console.print("  no straggler: one rank's trace only; a straggler needs two or more")
     else:
         console.print("  no straggler: the ranks wait for each other within noise")
+    if traces.get("stopped"):
+        console.print(f"  [yellow]stopped:[/] {escape(str(traces['stopped']['story']))}")
     if traces.get("arrival"):
         console.print(f"  [yellow]arrival:[/] {escape(arrival_story(traces['arrival']))}")
     for f in found:

@@ -10,11 +10,18 @@ from pgdoctor.checks.base import ConfigKey
 from pgdoctor.checks.codes import profile as codes
 from pgdoctor.model import Evidence, Finding, Scope
 
+# DDP's default 25 MB buckets make a handful of all-reduces per step; dozens are per-tensor calls.
+MANY_COLLECTIVES = 32
 _CAUSE_TEXT = {
     "compute": "it computes longer than the others",
     "data": "it waits for its DataLoader",
     "host": "its GPU idles between kernels: the CPU side launches its work late",
     "communication": "nothing of its own is longer; its collectives end first",
+    # A CPU trace has no GPU: its step thread is outside every profiled op and no collective runs.
+    "cpu:host": (
+        "its step thread runs no profiled op and no collective between its ops "
+        "(Python code, a sleep, I/O outside the DataLoader)"
+    ),
 }
 
 
@@ -27,7 +34,8 @@ def story(straggler: dict[str, Any]) -> tuple[str, str]:
     )
     excess = s["excess_ms"].get(s["cause"])
     more = f" (+{excess:.1f} ms per step against the others' median)" if excess and excess > 0 else ""
-    second = f"cause: {s['cause']}: {_CAUSE_TEXT.get(s['cause'], s['cause'])}{more}"
+    text = _CAUSE_TEXT.get(f"{s.get('kind')}:{s['cause']}") or _CAUSE_TEXT.get(s["cause"], s["cause"])
+    second = f"cause: {s['cause']}: {text}{more}"
     if s.get("most_compute_rank") not in (None, s["rank"]):
         second += f"; rank {s['most_compute_rank']} has the most compute but waits for it"
     return first, second
@@ -81,6 +89,12 @@ def findings(
         worst = max(exposed, key=lambda r: ranks[r]["exposed_comm_pct"])
         w = ranks[worst]
         why = f"; most of it is waiting for rank {straggler['rank']}" if straggler else ""
+        calls = w.get("collectives_per_step") or 0.0
+        if not straggler and calls >= MANY_COLLECTIVES and w.get("comm_ms"):
+            why = (
+                f"; {calls:g} collectives per step, {w['comm_ms'] / calls:.2f} ms each on average: many "
+                f"small collectives, each paying the backend's fixed latency (bucket or coalesce them)"
+            )
         out.append(
             codes.TRACE_EXPOSED_COMM.finding(
                 f"{len(exposed)} of {len(ranks)} rank(s) spend {exposed_pct:g}% or more of the analysed "
@@ -96,6 +110,7 @@ def findings(
                     "exposed_comm_pct": w["exposed_comm_pct"],
                     "comm_comp_overlap_pct": w.get("comm_comp_overlap_pct"),
                     "straggler": straggler["rank"] if straggler else None,
+                    "collectives_per_step": w.get("collectives_per_step"),
                 },
             )
         )

@@ -340,7 +340,7 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
         if step:
             c.steps.append((ts, te, tid))
         elif kind == COMM:
-            c.meta["comm_cpu"].append((ts, tid))
+            c.meta["comm_cpu"].append((ts, tid, te))  # te: collectives per step (rank.py)
         elif kind == MEMORY and pid in gpu:
             c.cpu[tid].append((ts, te, kind))
 
@@ -444,7 +444,7 @@ def arrivals(c: Any, steps: list[tuple[float, float, Any]]) -> list[list[float]]
     """Per analysed step, the wall-clock starts (us) of its collectives in order: the step
     thread's communication NVTX ranges, else the NCCL kernels."""
     tids = {t for _, _, t in steps}
-    cpu = sorted(ts for ts, tid in c.meta.get("comm_cpu", ()) if tid in tids)
+    cpu = sorted(ts for ts, tid, _ in c.meta.get("comm_cpu", ()) if tid in tids)
     starts = cpu or sorted(c.meta.get("comm_gpu", ()))
     t0 = c.meta.get("t0_us", 0.0)
     out = []

@@ -35,6 +35,7 @@ from pgdoctor.knowledge.ranks import MAX_RANK, bounded
 
 MAX_STEP_SPANS = 64  # steps kept for the report's timeline
 _MAX_US = 1e18  # microseconds: a trace's times are finite and within 30,000 years
+_YEAR_2000_US = 946_684_800e6  # no profiler wrote a trace before this on the wall clock
 
 
 class MergedTrace(TraceError):
@@ -221,7 +222,40 @@ def summary_of(c: _Collect, path: str, rank: int, rank_from: str, all_steps: boo
         out["backend"] = str(info.get("backend"))[:64] if info.get("backend") is not None else None
     out.update(_gpu(c, steps, cut, all_steps) if has_gpu else _cpu(c, steps))
     out["steps"] = len(steps)
+    if dropped:  # the step left out: its length tells a rank that waited on a stopped peer
+        last = sorted(set(c.steps))[-1]
+        out["last_step_ms"] = round((last[1] - last[0]) / 1000.0, 3)
+    clock = _wall_clock(c)
+    if clock is not None:
+        out["_clock_us"] = clock
     return {"rank": rank, **out}
+
+
+def _wall_clock(c: _Collect) -> Optional[tuple[float, float]]:
+    """The trace's first and last event on the wall clock (microseconds): Kineto's `ts` counts
+    from `baseTimeNanoseconds` (older traces hold epoch microseconds and no base). Runs and early
+    stops are told by it (runs.py). An Nsight export: its CPU ranges' first start and last end
+    per thread from the session's start (`t0_us`); its GPU events are not held here."""
+    if c.gpu_source is not None or c.cpu_source is not None:
+        t0 = c.meta.get("t0_us") or 0.0
+        if not c.cpu_threads or t0 < _YEAR_2000_US:
+            return None
+        return (
+            t0 + min(f for _, f, _ in c.cpu_threads.values()),
+            t0 + max(e for _, _, e in c.cpu_threads.values()),
+        )
+    starts = [s for s, _, _ in c.steps] + [g[0] for g in c.gpu] + [r[0] for rs in c.cpu.values() for r in rs]
+    ends = [e for _, e, _ in c.steps] + [g[1] for g in c.gpu] + [r[1] for rs in c.cpu.values() for r in rs]
+    if not starts:
+        return None
+    base = c.meta.get("baseTimeNanoseconds")
+    base_us = 0.0
+    if isinstance(base, (int, float)) and not isinstance(base, bool) and 0 <= base < _MAX_US * 1000:
+        base_us = float(base) / 1000.0
+    first = min(starts) + base_us
+    if first < _YEAR_2000_US:  # times from zero (a hand-made or converted trace): no wall clock
+        return None
+    return (first, max(ends) + base_us)
 
 
 def _step_stats(steps: list[tuple[float, float, Any]], window: tuple[float, float]) -> dict[str, Any]:
@@ -361,11 +395,34 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
         "exposed_comm_ms": round(t.exposed / n / 1000.0, 3),
         "idle_ms": round(idle_t / n / 1000.0, 3),
         "window_ms": round(span / 1000.0, 3),
-        # What the step thread spends neither computing nor loading: in a synchronous job, waiting for the
-        # others.
-        "wait_ms": round((span - t.compute - t.data) / n / 1000.0, 3),
+        "wait_ms": round(_cpu_wait(t, span) / n / 1000.0, 3),
+        **_collective_calls(c, tid, window_spans, n),
         **_step_stats(steps, window),
     }
+
+
+def _collective_calls(c: _Collect, tid: Any, window_spans: iv.Spans, n: int) -> dict[str, Any]:
+    """How many collectives the step thread issues per step (its communication ranges, nested
+    ones such as record_param_comms around c10d::allreduce_ counted once). Many small ones are a
+    cost of their own: each pays the backend's fixed latency. An Nsight export keeps its
+    communication ranges aside (`comm_cpu`: start, thread, end) for the arrival skew."""
+    if c.cpu_source is not None:
+        mine = [(s, e) for s, t, e in c.meta.get("comm_cpu", ()) if t == tid]
+    else:
+        mine = [(s, e) for s, e, k in c.cpu.get(tid, []) if k == COMM]
+    calls = iv.intersect(iv.union(mine), window_spans)
+    return {"collectives_per_step": round(len(calls) / n, 1)} if calls else {}
+
+
+def _cpu_wait(t: iv.CpuTotals, span: float) -> float:
+    """What the step thread waits for the others: the collectives in flight while it neither
+    computes nor loads data. Its time outside every profiled op with no collective in flight
+    (Python code, a sleep, I/O outside the DataLoader) is its own work, not waiting: counting it
+    as waiting hid a rank stalled on the host behind the ranks that wait for it in the
+    all-reduce. A trace without collectives keeps the old reading (all time outside its work)."""
+    if t.comm > 0:
+        return t.exposed
+    return max(span - t.compute - t.data, 0.0)
 
 
 def _cpu_totals(c: _Collect, tid: Any, window_spans: iv.Spans) -> iv.CpuTotals:

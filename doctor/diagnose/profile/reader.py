@@ -37,6 +37,8 @@ _GPU_WANTED = re.compile(
     r'[^"]*DataLoader[^"]*__next__|data))'
 )
 _TAIL = 256  # a wanted event's start that the buffer's end may cut
+_TRAILER = 1 << 16  # Kineto's keys after traceEvents: a few hundred bytes
+_BASE_TIME = re.compile(r'"baseTimeNanoseconds"\s*:\s*(\d{1,21})')
 _MAX_EVENT = 8 << 20
 _DECODER = json.JSONDecoder()
 # The C scanner itself (what raw_decode calls, minus a Python frame per event).
@@ -120,6 +122,8 @@ def scan(path: str, gpu_only: bool = False) -> Iterator[tuple[str, Any]]:
     with open_text(path) as f:
         buf = _Buffer(f)
         first = buf.peek()
+        if first == "":
+            raise TraceError("an empty file: the profiler did not write the trace (a rank stopped before it)")
         if first == "[":  # the bare-array form of the Chrome trace format
             yield from (_gpu_events(buf) if gpu_only else _events(buf))
             return
@@ -204,6 +208,11 @@ def _gpu_events(buf: _Buffer) -> Iterator[tuple[str, Any]]:
             pos = max(pos, len(text) - _TAIL)
         buf.pos = pos
         if not buf.more():
+            # Kineto writes its trailer after traceEvents; its time base puts the events on the
+            # wall clock (runs.py tells runs apart by it). The last chunk is still in the buffer.
+            base = _BASE_TIME.search(text, max(0, len(text) - _TRAILER))
+            if base:
+                yield "meta", ("baseTimeNanoseconds", int(base.group(1)))
             return
         text, pos = buf.text, buf.pos
 
@@ -244,7 +253,7 @@ def _scan_lines(path: str) -> Iterator[tuple[str, Any]]:
 def looks_like_trace(path: str, head_bytes: int = 65536) -> bool:
     """By content: a JSON object whose first keys include traceEvents or Kineto's header keys,
     or a pgdoctor rank event file. Cheap: reads the first 64 KiB only."""
-    if path.endswith(".events.jsonl"):
+    if path.endswith(PROFILER_SUFFIXES):
         return True
     head = _head_text(path, head_bytes)
     text = head.lstrip()
@@ -276,5 +285,9 @@ def _head_text(path: str, head_bytes: int) -> str:
 # File names a trace can have: torch.profiler's `*.pt.trace.json(.gz)`, export_chrome_trace's
 # `*.json`, pgdoctor's rank event files. Only these are opened to look at their content.
 TRACE_SUFFIXES = (".json", ".json.gz", ".events.jsonl")
+# Names only a profiler writes (tensorboard_trace_handler, pgdoctor.instrument): traces whatever
+# their content, so an empty one (a rank killed before its profiler wrote) or one cut at its start
+# is a `skipped:` line with its reason, not an empty log that passes as "no failure found".
+PROFILER_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz", ".events.jsonl")
 # Nsight Systems exports are SQLite databases, recognised by this header whatever their name.
 SQLITE_MAGIC = b"SQLite format 3\x00"

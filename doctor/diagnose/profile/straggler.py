@@ -9,8 +9,9 @@ own compute and data loading. It is named only when it waits clearly less than t
 (by NOISE_SHARE of the median step, and at least MIN_GAP_MS): a balanced run names none.
 
 The cause is the component of the straggler's own time that exceeds the other ranks' median
-the most: compute, data (DataLoader ranges), host (the GPU idles: the CPU side launches late),
-memory (copies).
+the most: compute, data (DataLoader ranges), host (GPU traces: the GPU idles, the CPU side
+launches late; CPU traces: the step thread runs no profiled op and no collective is in flight,
+e.g. Python code or a sleep between the ops), memory (copies).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ NOISE_SHARE = 0.10
 MIN_GAP_MS = 0.2
 _COMPONENTS = {
     "gpu": (("compute", "compute_ms"), ("host", "idle_ms"), ("data", "data_ms")),
-    "cpu": (("compute", "compute_ms"), ("data", "data_ms")),
+    # host: the step thread's time in no profiled op while no collective is in flight.
+    "cpu": (("compute", "compute_ms"), ("host", "idle_ms"), ("data", "data_ms")),
 }
 
 
