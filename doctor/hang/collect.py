@@ -26,6 +26,11 @@ from pgdoctor.probes.stacks import TOOLS, StackRead, read_stack, stop_all
 TIERS = ("socket", "torch", *TOOLS, "nvml")
 # One tool call never takes longer than this (a healthy py-spy dump takes 40-80 ms).
 PER_CALL_S = 5.0
+NO_PYTHON_FRAME = "no Python frame in the main thread (the interpreter is starting or exiting)"
+NO_PYTHON_FRAME_FIX = (
+    "a rank that exits after an error: its traceback is in the job's output; "
+    "its native stack: py-spy dump --native --pid PID"
+)
 
 
 def _frames(raw: Sequence[dict[str, Any]]) -> list[Frame]:
@@ -134,9 +139,17 @@ class Collector:
             self._done.add(i)
             return
         got: StackRead = read_stack(ev.pid, budget, self.ranks[i].proc.uid, self.tools)
-        if got.frames is not None:
+        if got.frames:
             ev.tiers[got.tool] = "ok"
             ev.samples.append(_frames(got.frames))
+            return
+        if got.frames is not None:
+            # The tool read the process but its main thread runs no Python: the interpreter is
+            # starting or finalizing (a rank that raised and is exiting, stuck in torch's static
+            # destructors). That is no place in the job's code; the next round may find one.
+            ev.tiers[got.tool] = NO_PYTHON_FRAME
+            if not any(p["cause"] == NO_PYTHON_FRAME for p in ev.problems):
+                ev.problems.append({"tier": got.tool, "cause": NO_PYTHON_FRAME, "fix": NO_PYTHON_FRAME_FIX})
             return
         tier = got.tool or "stacks"
         ev.tiers[tier] = "timed out" if got.timed_out else got.cause
