@@ -104,9 +104,12 @@ def parse_pyspy(text: str, pid: int) -> Optional[list[dict[str, Any]]]:
     t = _main_thread([t for t in threads if isinstance(t, dict)], pid)
     if t is None:
         return []
+    frames = t.get("frames", [])
+    if not isinstance(frames, list):
+        return None  # not py-spy's shape: unread, never an empty stack (a thread with no Python)
     return [
         {"file": f.get("filename", ""), "line": int(f.get("line") or 0), "function": f.get("name", "")}
-        for f in t.get("frames", ())
+        for f in frames
         if isinstance(f, dict)
     ]
 
@@ -167,7 +170,13 @@ def read_stack(pid: int, timeout_s: float, target_uid: int = -1, tools: Sequence
         cause, fix = ptrace_refusal(target_uid)
         if cause:
             return StackRead(None, tool, cause, fix)
-        last_err = (err.strip().splitlines() or [f"{tool} exited with {rc}"])[-1][:200]
+        if rc == 0:
+            # It attached and answered, in a shape this parser does not know (another version, or a
+            # wrapper of the same name): saying "exited with 0" would read as success.
+            head = out.strip().splitlines()[0][:80] if out.strip() else "nothing"
+            last_err = f"{tool} answered, but not in a shape pgdoctor reads: {head!r}"
+        else:
+            last_err = (err.strip().splitlines() or [f"{tool} exited with {rc}"])[-1][:200]
     if not tried:
         return StackRead(
             None,

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence
 from pgdoctor.diagnose.stacks.report import console_lines, hang_json
 from pgdoctor.diagnose.stacks.verdict import analyze, roll_call
 from pgdoctor.probes.ranks import ProcFs, Table
+from pgdoctor.probes.stacks import parse_pyspy, read_stack
 
 SITE = "/venv/lib/python3.11/site-packages"
 C10D = Frame(f"{SITE}/torch/distributed/distributed_c10d.py", 3252, "all_reduce")
@@ -122,3 +125,18 @@ def test_spawned_children_with_their_own_rank_variables_keep_them(tmp_path: Path
     _proc(tmp_path, 13, 10, SPAWNED, {**env, "RANK": "0"}, start=130)
     ranks = Table.read(ProcFs(str(tmp_path))).resolve(10)
     assert sorted((r.rank, r.proc.pid, r.source) for r in ranks) == [(0, 13, "environ"), (1, 12, "environ")]
+
+
+def test_a_stack_tool_answer_of_another_shape_is_unread_with_what_it_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A py-spy of another shape (or a wrapper of that name) exits 0: never an empty stack, never
+    "exited with 0", and its words reach the console escaped."""
+    assert parse_pyspy('[{"thread_id": 1, "frames": "oops"}]', 1) is None
+    tool = tmp_path / "py-spy"
+    tool.write_text('#!/bin/sh\necho \'[{"thread_id": 1, "frames": "oops"}]\'\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    got = read_stack(os.getpid(), 10.0, os.getuid(), ("py-spy",))
+    assert got.frames is None and got.tool == "py-spy"
+    assert "not in a shape pgdoctor reads" in got.cause and "oops" in got.cause
