@@ -281,11 +281,21 @@ class Table:
         below = set(self.descendants(pid))
         found = [r for r in every if r.proc.pid in below]
         spawned = self._spawned(pid)
-        # Spawned ranks that set RANK in os.environ pass it to what they spawn in turn (a DataLoader
-        # whose workers are spawned too): those carry RANK in /proc but are the ranks' workers.
-        if spawned and not {r.proc.pid for r in found} & {r.proc.pid for r in spawned}:
+        # Spawned processes below a rank are its workers (a DataLoader of the spawn start method),
+        # never ranks. Spawned ranks that set RANK in os.environ pass it on to what they spawn in
+        # turn: those carry RANK in /proc but are the spawned ranks' workers.
+        held = {r.proc.pid for r in found}
+        if spawned and not any(self._ancestors(r.proc.pid) & held for r in spawned):
             return spawned
         return found
+
+    def _ancestors(self, pid: int) -> set[int]:
+        """The process and every ancestor of it in the table."""
+        out: set[int] = set()
+        while pid in self.procs and pid not in out:
+            out.add(pid)
+            pid = self.procs[pid].ppid
+        return out
 
     def _spawned(self, pid: int) -> list[Rank]:
         """The ranks of a launcher named by PID that started them with multiprocessing's spawn
@@ -294,11 +304,18 @@ class Table:
         it started, which /proc/PID/environ never shows. Only when named: a spawned child is any
         Python worker otherwise. The launcher starts process i as the i-th, so start order numbers
         them; each one's Python descendants are its own workers (its DataLoader's)."""
-        children = [q for q in (self.procs.get(c) for c in self.children.get(pid, ())) if q]
-        spawned = sorted(
-            (q for q in children if _is_python(q) and _MP_CHILD in q.cmdline),
-            key=lambda q: (q.start_ticks, q.pid),
-        )
+        spawned: list[Proc] = []
+        # The named PID or the first process below it that spawned them (a job script's shell,
+        # `pgdoctor run`'s guard above the Python that called mp.spawn).
+        for parent in [pid, *self.descendants(pid)]:
+            children = [q for q in (self.procs.get(c) for c in self.children.get(parent, ())) if q]
+            spawned = sorted(
+                (q for q in children if _is_python(q) and _MP_CHILD in q.cmdline),
+                key=lambda q: (q.start_ticks, q.pid),
+            )
+            if spawned:
+                pid = parent
+                break
         ranks = []
         for i, q in enumerate(spawned):
             r = Rank(i, q, f"spawn-{pid}", len(spawned), i, "spawn order")

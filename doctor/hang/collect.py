@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from pgdoctor.diagnose.flight import dump
-from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_seq
+from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_group, pending_seq
 from pgdoctor.probes import live, torch_server
 from pgdoctor.probes.flight_pipe import request_dump
 from pgdoctor.probes.gpu import rank_util
@@ -126,6 +126,7 @@ class Collector:
                 if answer.get("flight_recorder") is not None:
                     self.flight[ev.rank] = answer["flight_recorder"]
                     ev.seq = pending_seq(answer["flight_recorder"])
+                    ev.wait_group = pending_group(answer["flight_recorder"], answer.get("groups"))
                     ev.tiers["flight_recorder"] = "ok (socket)"
                 return
             ev.tiers["socket"] = "no answer (the rank holds the GIL in C code, or exited)"

@@ -113,3 +113,20 @@ def test_socket_of_a_rank_in_its_own_pid_namespace_is_found(no_leftover_children
     (found,) = report["hang"]["jobs"]
     assert found["culprits"] == [1]
     assert all(r["tiers"].get("socket") == "ok" for r in found["ranks"]), found["ranks"]
+
+
+def test_a_subgroup_collective_names_its_missing_member_not_the_ranks_outside(no_leftover_children) -> None:
+    """Ranks 0-1 wait in an all_reduce of the group {0, 1, 2}; ranks 2 and 3 sit in the same line
+    elsewhere. Rank 3 is not in the group: the socket's group table and the recorder say so."""
+    env = {"PGDOCTOR_TEST_LIVE": "1", "TORCH_FR_BUFFER_SIZE": "100"}
+    with job(torchrun("subgroup", "2"), env=env) as j:
+        j.wait_ready(4)
+        rc, report = hang(str(j.pid), "--tiers", "proc,socket")
+    assert rc == 1, report
+    (found,) = report["hang"]["jobs"]
+    assert found["culprits"] == [2]
+    fail = next(f for f in report["findings"] if f["code"] == "HNG101")
+    assert fail["facts"]["not_waited_for"] == [3] and fail["facts"]["ranks"] == [2]
+    waiting = {r["rank"]: r for r in found["ranks"]}
+    assert fail["facts"]["frame"] == f"hang_h1_job.py:{line_of('nobody puts')}"
+    assert set(waiting) == {0, 1, 2, 3}

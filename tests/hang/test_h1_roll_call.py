@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence
+from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, pending_group
 from pgdoctor.diagnose.stacks.report import console_lines, hang_json
 from pgdoctor.diagnose.stacks.verdict import analyze, roll_call
 from pgdoctor.probes.ranks import ProcFs, Table
@@ -140,3 +140,52 @@ def test_a_stack_tool_answer_of_another_shape_is_unread_with_what_it_said(
     got = read_stack(os.getpid(), 10.0, os.getuid(), ("py-spy",))
     assert got.frames is None and got.tool == "py-spy"
     assert "not in a shape pgdoctor reads" in got.cause and "oops" in got.cause
+
+
+def test_spawned_ranks_are_found_below_a_shell_or_a_guard_but_a_ranks_spawned_workers_are_not(
+    tmp_path: Path,
+) -> None:
+    _proc(tmp_path, 5, 1, ["/bin/sh", "job.sh"], {})  # the job script (or `pgdoctor run`'s guard)
+    _proc(tmp_path, 10, 5, ["/usr/bin/python3", "train.py"], {})
+    _proc(tmp_path, 12, 10, SPAWNED, {}, start=120)
+    _proc(tmp_path, 13, 10, SPAWNED, {}, start=130)
+    table = Table.read(ProcFs(str(tmp_path)))
+    assert [(r.rank, r.proc.pid) for r in table.resolve(5)] == [(0, 12), (1, 13)]
+    # A torchrun rank whose DataLoader spawns its workers: they are its workers, not ranks.
+    env = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "2"}
+    _proc(tmp_path, 20, 1, ["/usr/bin/python3", "-m", "torch.distributed.run", "train.py"], {})
+    _proc(tmp_path, 21, 20, ["/usr/bin/python3", "train.py"], env)
+    _proc(tmp_path, 22, 21, SPAWNED, env, start=220)
+    table = Table.read(ProcFs(str(tmp_path)))
+    (rank,) = table.resolve(20)
+    assert rank.proc.pid == 21 and [w.pid for w in rank.workers] == [22]
+
+
+def test_a_rank_outside_the_subgroup_the_others_wait_on_is_no_culprit() -> None:
+    data = Frame("/job/data.py", 6, "load")
+    waiting = [ev(r, [C10D, train(15)]) for r in (0, 1)]
+    for w in waiting:
+        w.wait_group = [0, 1, 2]
+    v = roll_call("j", [*waiting, ev(2, [data]), ev(3, [data])])
+    assert v.culprits == [2]
+    f = v.findings[0]
+    assert f.facts["ranks"] == [2] and f.facts["not_waited_for"] == [3]
+    assert f.message.endswith("rank 3 not in the group they wait on")
+    # Where one waiting rank's group is unknown, nobody is ruled out.
+    waiting[1].wait_group = None
+    assert roll_call("j", [*waiting, ev(2, [data]), ev(3, [data])]).culprits == [2, 3]
+    # The saved evidence keeps it, so `diagnose DIR` judges the same way.
+    waiting[0].wait_group = [0, 1, 2]
+    assert RankEvidence.from_json(waiting[0].to_json()).wait_group == [0, 1, 2]
+
+
+def test_pending_group_reads_the_first_unfinished_collective_of_any_group() -> None:
+    fr = {
+        "entries": [
+            {"process_group": ["0", "default_pg"], "state": "scheduled", "retired": True},
+            {"process_group": ["1", "undefined"], "state": "scheduled", "retired": False},
+        ]
+    }
+    assert pending_group(fr, {"0": [0, 1, 2, 3], "1": [0, 1, 2]}) == [0, 1, 2]
+    assert pending_group(fr, {}) is None and pending_group(fr, None) is None
+    assert pending_group({"entries": []}, {"0": [0]}) is None

@@ -5,6 +5,8 @@ rank gets its rank as an argument, as the tutorials do, and /proc shows no RANK)
 
     ring        every rank sends a 16 MiB tensor to the next before it receives: a send/send cycle
     queue R     rank R waits on a queue.Queue nobody fills; the others wait in all_reduce
+    subgroup R  ranks 0..R of a subgroup: the members but R wait in its all_reduce, R and the
+                ranks outside it wait on a queue (only R holds the subgroup)
 With PGDOCTOR_TEST_LIVE=1 every rank opts into pgdoctor's live socket first.
 """
 
@@ -47,6 +49,13 @@ def body(rank: int, world: int, scenario: str, args: list[int]) -> None:
             wait_on_queue()
         else:
             dist.all_reduce(t)  # the others wait here
+    elif scenario == "subgroup":
+        sub = dist.new_group(list(range(args[0] + 1)))  # every rank creates it
+        ready(rank)
+        if rank < args[0]:
+            dist.all_reduce(t, group=sub)  # the members wait here
+        else:
+            wait_on_queue()
     dist.destroy_process_group()
 
 

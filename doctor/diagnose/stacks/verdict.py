@@ -16,7 +16,7 @@ Pure: evidence in, findings out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -188,6 +188,15 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             culprit_groups = []
         culprits = sorted(r for g in culprit_groups for r in g.ranks)
         by_rank = {e.rank: e for e in ranks}
+        waited_for = _waited_for(by_rank, [r for g in all_groups if g not in culprit_groups for r in g.ranks])
+        bystanders = [r for r in culprits if waited_for is not None and r not in waited_for]
+        if bystanders and len(bystanders) < len(culprits):
+            # A collective on a subgroup waits for its members only: a rank elsewhere outside it
+            # is not what holds the waiting ranks.
+            culprits = [r for r in culprits if r not in bystanders]
+            culprit_groups = [g for g in culprit_groups if set(g.ranks) & set(culprits)]
+        else:
+            bystanders = []
         if culprits:
             first = culprit_groups[0]
             ev = by_rank[first.ranks[0]]
@@ -213,6 +222,8 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                     for w in by_rank[r].workers
                     if w.stack
                 ]
+            if bystanders:
+                facts["not_waited_for"] = bystanders
             if ev.ranges:
                 facts["ranges"] = list(ev.ranges)
             gpus = {str(r): dict(by_rank[r].gpu) for r in culprits if by_rank[r].gpu}
@@ -227,7 +238,13 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                 HANG_CULPRIT.finding(
                     f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
                     f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}"
-                    + (f" ({gpu_note})" if gpu_note else ""),
+                    + (f" ({gpu_note})" if gpu_note else "")
+                    + (
+                        f"; rank{'s' if len(bystanders) > 1 else ''} {rank_ranges(bystanders)} "
+                        "not in the group they wait on"
+                        if bystanders
+                        else ""
+                    ),
                     scope=Scope(rank=culprits[0]) if len(culprits) == 1 else Scope(),
                     evidence=evidence,
                     facts=facts,
@@ -296,6 +313,15 @@ def _none_missing(collective: str, world_size: Optional[int], placed: set[int]) 
         f"; all {world_size} ranks of the world are here and wait in the same call: no rank is late, the "
         "call itself does not complete (a transport that stands still; or a long collective: sample again)"
     )
+
+
+def _waited_for(by_rank: Mapping[int, RankEvidence], waiting: Sequence[int]) -> Optional[set[int]]:
+    """The ranks the waiting ranks can be waiting for: the members of the groups of their pending
+    collectives, where every waiting rank's recorder and socket said it; else None (unknown)."""
+    groups = [by_rank[r].wait_group for r in waiting]
+    if not groups or any(g is None for g in groups):
+        return None
+    return {r for g in groups if g is not None for r in g}
 
 
 def roll_call_line(gs: Sequence[Group]) -> str:
