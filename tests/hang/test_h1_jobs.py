@@ -130,3 +130,27 @@ def test_a_subgroup_collective_names_its_missing_member_not_the_ranks_outside(no
     waiting = {r["rank"]: r for r in found["ranks"]}
     assert fail["facts"]["frame"] == f"hang_h1_job.py:{line_of('nobody puts')}"
     assert set(waiting) == {0, 1, 2, 3}
+
+
+def test_a_live_rank_whose_socket_cannot_answer_is_not_called_dead(tmp_path, no_leftover_children) -> None:
+    """Rank 1 holds the GIL in C: its socket gives no recorder. The others' recorders must not
+    make it "a rank that died before dumping" (RUN290), live or in `diagnose` of the saved files."""
+    env = {"PGDOCTOR_TEST_LIVE": "1", "TORCH_FR_BUFFER_SIZE": "100"}
+    with job(torchrun("regex", "1"), env=env) as j:
+        j.wait_ready(4)
+        _rc, report = hang(str(j.pid), "--save", str(tmp_path / "ev"))
+    assert {r["rank"] for r in report["hang"]["jobs"][0]["ranks"]} == {0, 1, 2, 3}
+    assert not [f for f in report["findings"] if f["facts"].get("no_dump_ranks")], report["findings"]
+    assert sorted(p.name for p in (tmp_path / "ev").glob("fr-rank*.json")) == [
+        "fr-rank0.json",
+        "fr-rank2.json",
+        "fr-rank3.json",
+    ]
+    p = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", "--json", str(tmp_path / "ev")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    again = json.loads(p.stdout)
+    assert not [f for f in again["findings"] if f["facts"].get("no_dump_ranks")], again["findings"]

@@ -5,6 +5,8 @@ rank gets its rank as an argument, as the tutorials do, and /proc shows no RANK)
 
     ring        every rank sends a 16 MiB tensor to the next before it receives: a send/send cycle
     queue R     rank R waits on a queue.Queue nobody fills; the others wait in all_reduce
+    regex R     rank R backtracks in re's C engine holding the GIL (its socket cannot answer; it
+                runs until the test kills it); the others wait in all_reduce
     subgroup R  ranks 0..R of a subgroup: the members but R wait in its all_reduce, R and the
                 ranks outside it wait on a queue (only R holds the subgroup)
 With PGDOCTOR_TEST_LIVE=1 every rank opts into pgdoctor's live socket first.
@@ -13,6 +15,7 @@ With PGDOCTOR_TEST_LIVE=1 every rank opts into pgdoctor's live socket first.
 import datetime
 import os
 import queue
+import re
 import sys
 
 import torch
@@ -49,6 +52,12 @@ def body(rank: int, world: int, scenario: str, args: list[int]) -> None:
             wait_on_queue()
         else:
             dist.all_reduce(t)  # the others wait here
+    elif scenario == "regex":
+        ready(rank)
+        if rank == args[0]:
+            re.match(r"(a*)*b", "a" * 64)  # exponential backtracking in C
+        else:
+            dist.all_reduce(t)
     elif scenario == "subgroup":
         sub = dist.new_group(list(range(args[0] + 1)))  # every rank creates it
         ready(rank)

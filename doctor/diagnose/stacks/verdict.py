@@ -262,8 +262,9 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             }
             where = (
                 (
-                    f"; ranks {rank_ranges(missing)} of the world of {ws} were not seen here (another node, "
-                    "or they died): look there"
+                    f"; rank{'s' if len(missing) > 1 else ''} {rank_ranges(missing)} of the world of {ws} "
+                    f"{'were' if len(missing) > 1 else 'was'} not seen here (another node, or "
+                    f"{'they' if len(missing) > 1 else 'it'} died): look there"
                 )
                 if missing
                 else _none_missing(all_groups[0].place.collective, ws, {e.rank for e in known})
