@@ -74,7 +74,7 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
     for chunk in iter(lambda: src.read1(1 << 16), b""):  # type: ignore[attr-defined]
         partial += chunk
         cut = partial.rfind(b"\n") + 1
-        moved = False
+        moved = stepped = False
         if cut or len(partial) > (1 << 20):  # a line longer than 1 MiB is kept in pieces
             whole, partial = (partial[:cut], partial[cut:]) if cut else (partial, b"")
             with lock:
@@ -83,6 +83,7 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
                     if watch.lines.feed(line[:4096]):
                         watch.progress_lines += 1
                         moved = True
+                        stepped = stepped or watch.lines.stepped
         try:
             dest.write(chunk)
             dest.flush()
@@ -91,8 +92,10 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
         now = time.monotonic()
         watch.last_output = now
         # A heartbeat or a repeated warning is output, not progress; nor is what reading the ranks
-        # makes them print during a snapshot (torch warns of a deprecated variable on a recorder dump).
-        if moved and not watch.snapshotting:
+        # makes them print during a snapshot (torch warns of a deprecated variable on a recorder dump),
+        # but a step counter that moves then is: the job went on while it was read (a slow snapshot
+        # on a loaded node), and the run must not end with that snapshot's hang as its root cause.
+        if moved and (stepped or not watch.snapshotting):
             watch.last_progress = now
             watch.armed = True
     if partial:  # the last line had no newline
@@ -235,6 +238,7 @@ class Supervisor:
     def _snapshot(self, ranks: Sequence[Rank], now: float) -> None:
         where = os.path.join(self.evidence_dir, f"hang-{len(self.watch.snapshots) + 1}")
         quiet_s = round(now - self.watch.last_progress, 1)
+        started = time.monotonic()
         self.watch.snapshotting = True
         try:
             report = examine(
@@ -247,7 +251,8 @@ class Supervisor:
             )
         finally:
             self.watch.snapshotting = False
-        self.watch.last_snapshot = time.monotonic()
+        # When it began: a step seen while it was taken is progress after it (recovered_after_snapshot).
+        self.watch.last_snapshot = started
         culprit = next((f for f in report.findings if f.severity.value == "fail"), None)
         roll_call = [f for f in report.findings if f.code in ROLL_CALL_FAILS]
         moving = any(f.code == HANG_PROGRESSING.code for f in report.findings) and not roll_call
