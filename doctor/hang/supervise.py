@@ -57,6 +57,9 @@ class Watch:
     progress_lines: int = 0  # output lines that showed progress
     socket_moves: int = 0  # looks at which a rank's step or collective sequence number had moved
     last_snapshot: float = 0.0
+    # When the last snapshot that found a hang (a fail finding) began: a later snapshot without one
+    # (the ranks exiting after the job stepped on, slowly on a loaded node) proves nothing stalled.
+    last_hang_snapshot: float = 0.0
     snapshotting: bool = False
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     hang_report: Optional[Report] = None
@@ -266,6 +269,8 @@ class Supervisor:
             self.watch.last_progress, self.watch.armed = time.monotonic(), True
             return
         self.watch.hang_report = report
+        if culprit is not None:
+            self.watch.last_hang_snapshot = started
         self.watch.snapshots.append(
             {
                 "dir": where,
@@ -314,7 +319,7 @@ def final_report(
     w = sup.watch
     # A job that succeeded, with no stall or with steps again after its last snapshot (a phase
     # that neither printed nor stepped nor moved its frame for a while), has no root cause.
-    recovered = bool(w.snapshots) and w.last_progress > w.last_snapshot
+    recovered = bool(w.snapshots) and w.last_progress > (w.last_hang_snapshot or w.last_snapshot)
     if returncode == 0 and (not w.snapshots or recovered):
         findings = tuple(f for f in findings if f.severity.value != "fail")  # old errors a job recovered from
     meta = {

@@ -33,3 +33,22 @@ def test_a_new_line_during_a_snapshot_without_a_step_is_not_progress() -> None:
     watch.snapshotting = True
     pump(watch, "saving checkpoint\nloss 2.31\n")
     assert watch.last_progress == 0.0 and watch.progress_lines == 2
+
+
+def test_a_later_snapshot_without_a_hang_does_not_hide_the_recovery(tmp_path) -> None:
+    """hang-1 named a culprit at t=1, the job stepped at t=2, and hang-2 at t=3 caught its ranks
+    exiting (no stack, no culprit): the job recovered after its hang, so an exit 0 has no root cause."""
+    from pgdoctor.hang.supervise import Supervisor, final_report
+
+    sup = Supervisor(["true"], 2.0, str(tmp_path / "ev"))
+    try:
+        (tmp_path / "ev").mkdir()
+        w = sup.watch
+        w.snapshots = [{"dir": "hang-1", "culprit": "rank 0 ..."}, {"dir": "hang-2", "culprit": None}]
+        w.last_hang_snapshot, w.last_progress, w.last_snapshot = 1.0, 2.0, 3.0
+        report = final_report(sup, 0, 1.0)
+    finally:
+        import shutil
+
+        shutil.rmtree(sup.live_dir, ignore_errors=True)
+    assert report.meta["progress"]["recovered_after_snapshot"] is True
