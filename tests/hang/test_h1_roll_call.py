@@ -189,3 +189,13 @@ def test_pending_group_reads_the_first_unfinished_collective_of_any_group() -> N
     assert pending_group(fr, {"0": [0, 1, 2, 3], "1": [0, 1, 2]}) == [0, 1, 2]
     assert pending_group(fr, {}) is None and pending_group(fr, None) is None
     assert pending_group({"entries": []}, {"0": [0]}) is None
+
+
+def test_culprits_in_different_places_are_each_named_with_their_frame() -> None:
+    sleep = Frame("/job/train.py", 34, "nap")
+    q = Frame("/job/train.py", 38, "wait_queue")
+    ranks = [ev(r, [C10D, train(78)], world=8) for r in (0, 1, 3, 4, 6, 7)]
+    v = roll_call("j", [*ranks, ev(2, [sleep], world=8), ev(5, [q], world=8)])
+    assert v.culprits == [2, 5]
+    tail = "ranks 2, 5 are elsewhere, at train.py:34 (rank 2), train.py:38 (rank 5)"
+    assert v.findings[0].message.endswith(tail)

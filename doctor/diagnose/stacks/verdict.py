@@ -237,7 +237,7 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             findings.append(
                 HANG_CULPRIT.finding(
                     f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
-                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}"
+                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {_culprit_places(culprit_groups)}"
                     + (f" ({gpu_note})" if gpu_note else "")
                     + (
                         f"; rank{'s' if len(bystanders) > 1 else ''} {rank_ranges(bystanders)} "
@@ -313,6 +313,19 @@ def _none_missing(collective: str, world_size: Optional[int], placed: set[int]) 
     return (
         f"; all {world_size} ranks of the world are here and wait in the same call: no rank is late, the "
         "call itself does not complete (a transport that stands still; or a long collective: sample again)"
+    )
+
+
+def _culprit_places(culprit_groups: Sequence[Group]) -> str:
+    """'data.py:6', or, where the culprits are in different places, each with its ranks
+    ('data.py:6 (rank 2), train.py:40 (rank 5)')."""
+    places = [(g.place.frame or g.place.innermost, g.ranks) for g in culprit_groups]
+    if len(places) == 1:
+        frame = places[0][0]
+        return frame.where() if frame else ""
+    return ", ".join(
+        f"{f.where() if f else 'stack unknown'} (rank{'s' if len(rs) > 1 else ''} {rank_ranges(rs)})"
+        for f, rs in places
     )
 
 
