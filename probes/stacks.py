@@ -115,6 +115,7 @@ def parse_pyspy(text: str, pid: int) -> Optional[list[dict[str, Any]]]:
 
 
 _PYSTACK_THREAD = re.compile(r"^Traceback for thread (\d+)")
+_PYSTACK_EMPTY = re.compile(r"^The frame stack for thread \d+ is empty", re.M)
 _PYSTACK_FRAME = re.compile(r'^\s*(?:\(Python\)\s*)?File "(.*)", line (\d+), in (.*)$')
 
 
@@ -130,7 +131,8 @@ def parse_pystack(text: str, pid: int) -> Optional[list[dict[str, Any]]]:
         if m and current is not None:
             current.append({"file": m.group(1), "line": int(m.group(2)), "function": m.group(3).strip()})
     if not threads:
-        return None
+        # pystack's own words for a thread that runs no Python (an interpreter starting or exiting)
+        return [] if _PYSTACK_EMPTY.search(text) else None
     frames = threads.get(pid) or next(iter(threads.values()))
     return list(reversed(frames))  # pystack prints the most recent call last
 

@@ -14,7 +14,7 @@ from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, pending_group
 from pgdoctor.diagnose.stacks.report import console_lines, hang_json
 from pgdoctor.diagnose.stacks.verdict import analyze, roll_call
 from pgdoctor.probes.ranks import ProcFs, Table
-from pgdoctor.probes.stacks import parse_pyspy, read_stack
+from pgdoctor.probes.stacks import parse_pyspy, parse_pystack, read_stack
 
 SITE = "/venv/lib/python3.11/site-packages"
 C10D = Frame(f"{SITE}/torch/distributed/distributed_c10d.py", 3252, "all_reduce")
@@ -199,3 +199,17 @@ def test_culprits_in_different_places_are_each_named_with_their_frame() -> None:
     assert v.culprits == [2, 5]
     tail = "ranks 2, 5 are elsewhere, at train.py:34 (rank 2), train.py:38 (rank 5)"
     assert v.findings[0].message.endswith(tail)
+
+
+def test_a_stopped_culprit_is_said_to_be_stopped() -> None:
+    """A rank frozen by SIGSTOP (state T in /proc) sits in the frame it was stopped in."""
+    stopped = ev(2, [Frame("/job/train.py", 34, "nap")])
+    stopped.state = "T"
+    v = roll_call("j", [ev(0, [C10D, train(71)]), ev(1, [C10D, train(71)]), stopped])
+    assert v.culprits == [2]
+    assert "rank 2 is stopped by a signal (SIGSTOP" in v.findings[0].message
+
+
+def test_pystack_saying_the_thread_runs_no_python_is_an_empty_stack() -> None:
+    assert parse_pystack("The frame stack for thread 17537 is empty\n", 17537) == []
+    assert parse_pystack("garbage", 1) is None

@@ -239,6 +239,7 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                     f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
                     f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {_culprit_places(culprit_groups)}"
                     + (f" ({gpu_note})" if gpu_note else "")
+                    + _stopped_note(by_rank, culprits)
                     + (
                         f"; rank{'s' if len(bystanders) > 1 else ''} {rank_ranges(bystanders)} "
                         "not in the group they wait on"
@@ -314,6 +315,24 @@ def _none_missing(collective: str, world_size: Optional[int], placed: set[int]) 
         f"; all {world_size} ranks of the world are here and wait in the same call: no rank is late, the "
         "call itself does not complete (a transport that stands still; or a long collective: sample again)"
     )
+
+
+# /proc states of a process that does not run at all: its stack is where it was when it stopped.
+_STOPPED = {
+    "T": "stopped by a signal (SIGSTOP, Ctrl-Z; SIGCONT resumes it)",
+    "t": "held by a tracer (a debugger)",
+}
+
+
+def _stopped_note(by_rank: Mapping[int, RankEvidence], culprits: Sequence[int]) -> str:
+    """'; rank 2 is stopped by a signal (...)': the reason a culprit stands still, where /proc says it."""
+    notes = []
+    for state, why in _STOPPED.items():
+        held = [r for r in culprits if by_rank[r].state == state]
+        if held:
+            who = f"ranks {rank_ranges(held)} are" if len(held) > 1 else f"rank {held[0]} is"
+            notes.append(f"; {who} {why}")
+    return "".join(notes)
 
 
 def _culprit_places(culprit_groups: Sequence[Group]) -> str:
