@@ -213,3 +213,12 @@ def test_a_stopped_culprit_is_said_to_be_stopped() -> None:
 def test_pystack_saying_the_thread_runs_no_python_is_an_empty_stack() -> None:
     assert parse_pystack("The frame stack for thread 17537 is empty\n", 17537) == []
     assert parse_pystack("garbage", 1) is None
+
+
+def test_a_rank_stopped_inside_the_collective_is_said_to_hold_the_others() -> None:
+    ranks = [ev(r, [C10D, train(71)]) for r in range(4)]
+    ranks[0].state = "T"
+    f = roll_call("j", ranks).findings[0]
+    assert f.code == "HNG102" and f.message.endswith(
+        "rank 0 is stopped by a signal (SIGSTOP, Ctrl-Z; SIGCONT resumes it)"
+    )

@@ -270,7 +270,9 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                 if missing
                 else _none_missing(all_groups[0].place.collective, ws, {e.rank for e in known})
             )
-            findings.append(HANG_ALL_WAITING.finding(f"{line}{where}", scope=Scope(), facts=facts))
+            # A rank stopped inside the call (SIGSTOP) holds the others there: /proc says which.
+            stopped = _stopped_note(by_rank, [e.rank for e in known])
+            findings.append(HANG_ALL_WAITING.finding(f"{line}{where}{stopped}", scope=Scope(), facts=facts))
     for ev in ranks:
         if ev.problems and not last_stack(ev):
             p = ev.problems[0]
