@@ -22,6 +22,8 @@ from typing import Optional
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
 _LAUNCHER = re.compile(r"(?:^|[/\s])(?:torchrun|torch\.distributed\.(?:run|launch))(?:\s|$)")
 _LOCAL_RANK_ARG = re.compile(r"--local[-_]rank[= ](\d+)")
+# The argument multiprocessing's spawn start method gives each child it starts (not its resource tracker).
+_MP_CHILD = "--multiprocessing-fork"
 
 
 @dataclass
@@ -50,7 +52,7 @@ class Rank:
     job: str
     world_size: Optional[int]
     local_rank: Optional[int]
-    source: str  # environ | cmdline
+    source: str  # environ | cmdline | spawn order (a named launcher's multiprocessing children)
     workers: list[Proc] = field(default_factory=list)
 
 
@@ -277,7 +279,49 @@ class Table:
             if r.proc.pid == pid or any(w.pid == pid for w in r.workers):
                 return [r]
         below = set(self.descendants(pid))
-        return [r for r in every if r.proc.pid in below]
+        found = [r for r in every if r.proc.pid in below]
+        spawned = self._spawned(pid)
+        # Spawned processes below a rank are its workers (a DataLoader of the spawn start method),
+        # never ranks. Spawned ranks that set RANK in os.environ pass it on to what they spawn in
+        # turn: those carry RANK in /proc but are the spawned ranks' workers.
+        held = {r.proc.pid for r in found}
+        if spawned and not any(self._ancestors(r.proc.pid) & held for r in spawned):
+            return spawned
+        return found
+
+    def _ancestors(self, pid: int) -> set[int]:
+        """The process and every ancestor of it in the table."""
+        out: set[int] = set()
+        while pid in self.procs and pid not in out:
+            out.add(pid)
+            pid = self.procs[pid].ppid
+        return out
+
+    def _spawned(self, pid: int) -> list[Rank]:
+        """The ranks of a launcher named by PID that started them with multiprocessing's spawn
+        (`torch.multiprocessing.spawn`, `mp.start_processes`): such a rank is usually given its
+        rank as an argument (`init_process_group(rank=i, ...)`) or sets RANK in os.environ after
+        it started, which /proc/PID/environ never shows. Only when named: a spawned child is any
+        Python worker otherwise. The launcher starts process i as the i-th, so start order numbers
+        them; each one's Python descendants are its own workers (its DataLoader's)."""
+        spawned: list[Proc] = []
+        # The named PID or the first process below it that spawned them (a job script's shell,
+        # `pgdoctor run`'s guard above the Python that called mp.spawn).
+        for parent in [pid, *self.descendants(pid)]:
+            children = [q for q in (self.procs.get(c) for c in self.children.get(parent, ())) if q]
+            spawned = sorted(
+                (q for q in children if _is_python(q) and _MP_CHILD in q.cmdline),
+                key=lambda q: (q.start_ticks, q.pid),
+            )
+            if spawned:
+                pid = parent
+                break
+        ranks = []
+        for i, q in enumerate(spawned):
+            r = Rank(i, q, f"spawn-{pid}", len(spawned), i, "spawn order")
+            r.workers = [self.procs[d] for d in self.descendants(q.pid) if _is_python(self.procs[d])]
+            ranks.append(r)
+        return ranks
 
 
 def by_job(ranks: Sequence[Rank]) -> dict[str, list[Rank]]:

@@ -104,14 +104,18 @@ def parse_pyspy(text: str, pid: int) -> Optional[list[dict[str, Any]]]:
     t = _main_thread([t for t in threads if isinstance(t, dict)], pid)
     if t is None:
         return []
+    frames = t.get("frames", [])
+    if not isinstance(frames, list):
+        return None  # not py-spy's shape: unread, never an empty stack (a thread with no Python)
     return [
         {"file": f.get("filename", ""), "line": int(f.get("line") or 0), "function": f.get("name", "")}
-        for f in t.get("frames", ())
+        for f in frames
         if isinstance(f, dict)
     ]
 
 
 _PYSTACK_THREAD = re.compile(r"^Traceback for thread (\d+)")
+_PYSTACK_EMPTY = re.compile(r"^The frame stack for thread \d+ is empty", re.M)
 _PYSTACK_FRAME = re.compile(r'^\s*(?:\(Python\)\s*)?File "(.*)", line (\d+), in (.*)$')
 
 
@@ -127,7 +131,8 @@ def parse_pystack(text: str, pid: int) -> Optional[list[dict[str, Any]]]:
         if m and current is not None:
             current.append({"file": m.group(1), "line": int(m.group(2)), "function": m.group(3).strip()})
     if not threads:
-        return None
+        # pystack's own words for a thread that runs no Python (an interpreter starting or exiting)
+        return [] if _PYSTACK_EMPTY.search(text) else None
     frames = threads.get(pid) or next(iter(threads.values()))
     return list(reversed(frames))  # pystack prints the most recent call last
 
@@ -167,7 +172,13 @@ def read_stack(pid: int, timeout_s: float, target_uid: int = -1, tools: Sequence
         cause, fix = ptrace_refusal(target_uid)
         if cause:
             return StackRead(None, tool, cause, fix)
-        last_err = (err.strip().splitlines() or [f"{tool} exited with {rc}"])[-1][:200]
+        if rc == 0:
+            # It attached and answered, in a shape this parser does not know (another version, or a
+            # wrapper of the same name): saying "exited with 0" would read as success.
+            head = out.strip().splitlines()[0][:80] if out.strip() else "nothing"
+            last_err = f"{tool} answered, but not in a shape pgdoctor reads: {head!r}"
+        else:
+            last_err = (err.strip().splitlines() or [f"{tool} exited with {rc}"])[-1][:200]
     if not tried:
         return StackRead(
             None,

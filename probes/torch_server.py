@@ -28,7 +28,7 @@ _THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-f]+)")
 _FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.*)$')
 
 
-def _listening_paths(pid: int) -> list[str]:
+def listening_paths(pid: int) -> list[str]:
     """The paths of the Unix sockets this process listens on."""
     try:
         inodes = set()
@@ -56,7 +56,7 @@ def server_path(pid: int, environ: Optional[Mapping[str, str]]) -> Optional[str]
     want = (environ or {}).get(VAR)
     if not want:
         return None
-    found = [p for p in _listening_paths(pid) if p == want or p.startswith(want)]
+    found = [p for p in listening_paths(pid) if p == want or p.startswith(want)]
     for path in sorted(found, key=lambda p: p != want):
         for candidate in (path, f"/proc/{pid}/root{path}"):
             if len(candidate) < 108 and os.path.exists(candidate):

@@ -229,10 +229,10 @@ def _diagnose_once(
         findings = [*findings, *trace_findings]
     if found_hang:
         # A hang snapshot (of one node or several): its culprit is the root cause of the job.
-        from pgdoctor.diagnose.stacks.api import diagnose_evidence
+        from pgdoctor.diagnose.stacks.api import diagnose_evidence, without_unread_recorders
 
         hang_findings, meta["hang"] = diagnose_evidence(found_hang)
-        findings = [*hang_findings, *findings]
+        findings = [*hang_findings, *without_unread_recorders(findings, meta["hang"])]
     if observed:
         from pgdoctor.diagnose.transport import judge as judge_transport
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 from pgdoctor.diagnose.flight import collectives, dump
+from pgdoctor.diagnose.stacks.api import without_unread_recorders
 from pgdoctor.diagnose.stacks.evidence import RankEvidence
 from pgdoctor.diagnose.stacks.report import hang_json
 from pgdoctor.diagnose.stacks.verdict import analyze, findings_of
@@ -137,7 +138,8 @@ def judge(
     samples: int,
 ) -> Report:
     verdicts = analyze(evidence)
-    findings = findings_of(verdicts) + _flight_findings(flight, save_dir)
+    section = hang_json(verdicts, evidence)
+    findings = findings_of(verdicts) + without_unread_recorders(_flight_findings(flight, save_dir), section)
     incomplete = []
     if not evidence:
         incomplete.append("no rank process of a torch.distributed job found on this node")
@@ -157,5 +159,5 @@ def judge(
         findings=tuple(findings),
         incomplete_reasons=tuple(incomplete),
         meta=meta,
-        extra={"hang": hang_json(verdicts, evidence)},
+        extra={"hang": section},
     )

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from pgdoctor.diagnose.flight import dump
-from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_seq
+from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, Worker, pending_group, pending_seq
 from pgdoctor.probes import live, torch_server
 from pgdoctor.probes.flight_pipe import request_dump
 from pgdoctor.probes.gpu import rank_util
@@ -26,6 +26,11 @@ from pgdoctor.probes.stacks import TOOLS, StackRead, read_stack, stop_all
 TIERS = ("socket", "torch", *TOOLS, "nvml")
 # One tool call never takes longer than this (a healthy py-spy dump takes 40-80 ms).
 PER_CALL_S = 5.0
+NO_PYTHON_FRAME = "no Python frame in the main thread (the interpreter is starting or exiting)"
+NO_PYTHON_FRAME_FIX = (
+    "a rank that exits after an error: its traceback is in the job's output; "
+    "its native stack: py-spy dump --native --pid PID"
+)
 
 
 def _frames(raw: Sequence[dict[str, Any]]) -> list[Frame]:
@@ -121,6 +126,7 @@ class Collector:
                 if answer.get("flight_recorder") is not None:
                     self.flight[ev.rank] = answer["flight_recorder"]
                     ev.seq = pending_seq(answer["flight_recorder"])
+                    ev.wait_group = pending_group(answer["flight_recorder"], answer.get("groups"))
                     ev.tiers["flight_recorder"] = "ok (socket)"
                 return
             ev.tiers["socket"] = "no answer (the rank holds the GIL in C code, or exited)"
@@ -134,9 +140,17 @@ class Collector:
             self._done.add(i)
             return
         got: StackRead = read_stack(ev.pid, budget, self.ranks[i].proc.uid, self.tools)
-        if got.frames is not None:
+        if got.frames:
             ev.tiers[got.tool] = "ok"
             ev.samples.append(_frames(got.frames))
+            return
+        if got.frames is not None:
+            # The tool read the process but its main thread runs no Python: the interpreter is
+            # starting or finalizing (a rank that raised and is exiting, stuck in torch's static
+            # destructors). That is no place in the job's code; the next round may find one.
+            ev.tiers[got.tool] = NO_PYTHON_FRAME
+            if not any(p["cause"] == NO_PYTHON_FRAME for p in ev.problems):
+                ev.problems.append({"tier": got.tool, "cause": NO_PYTHON_FRAME, "fix": NO_PYTHON_FRAME_FIX})
             return
         tier = got.tool or "stacks"
         ev.tiers[tier] = "timed out" if got.timed_out else got.cause

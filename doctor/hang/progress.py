@@ -42,8 +42,10 @@ class Lines:
 
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
+        self.stepped = False  # the last line fed moved a step counter of a shape seen before
 
     def feed(self, raw: bytes) -> bool:
+        self.stepped = False
         text = _ANSI.sub("", raw.decode("utf-8", "replace")).rstrip()
         prefix = _RANK_PREFIX.match(text)
         who = prefix.group(0).strip() if prefix else ""
@@ -62,7 +64,8 @@ class Lines:
         if before is None:
             return True  # a shape not seen before: the job does something new
         if counters:
-            return counters != before
+            self.stepped = counters != before
+            return self.stepped
         return numbers != before and not _WAITING.search(body)
 
 

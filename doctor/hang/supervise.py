@@ -57,6 +57,9 @@ class Watch:
     progress_lines: int = 0  # output lines that showed progress
     socket_moves: int = 0  # looks at which a rank's step or collective sequence number had moved
     last_snapshot: float = 0.0
+    # When the last snapshot that found a hang (a fail finding) began: a later snapshot without one
+    # (the ranks exiting after the job stepped on, slowly on a loaded node) proves nothing stalled.
+    last_hang_snapshot: float = 0.0
     snapshotting: bool = False
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     hang_report: Optional[Report] = None
@@ -74,7 +77,7 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
     for chunk in iter(lambda: src.read1(1 << 16), b""):  # type: ignore[attr-defined]
         partial += chunk
         cut = partial.rfind(b"\n") + 1
-        moved = False
+        moved = stepped = False
         if cut or len(partial) > (1 << 20):  # a line longer than 1 MiB is kept in pieces
             whole, partial = (partial[:cut], partial[cut:]) if cut else (partial, b"")
             with lock:
@@ -83,6 +86,7 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
                     if watch.lines.feed(line[:4096]):
                         watch.progress_lines += 1
                         moved = True
+                        stepped = stepped or watch.lines.stepped
         try:
             dest.write(chunk)
             dest.flush()
@@ -91,8 +95,10 @@ def _pump(src: BinaryIO, dest: BinaryIO, keep: BinaryIO, watch: Watch, lock: thr
         now = time.monotonic()
         watch.last_output = now
         # A heartbeat or a repeated warning is output, not progress; nor is what reading the ranks
-        # makes them print during a snapshot (torch warns of a deprecated variable on a recorder dump).
-        if moved and not watch.snapshotting:
+        # makes them print during a snapshot (torch warns of a deprecated variable on a recorder dump),
+        # but a step counter that moves then is: the job went on while it was read (a slow snapshot
+        # on a loaded node), and the run must not end with that snapshot's hang as its root cause.
+        if moved and (stepped or not watch.snapshotting):
             watch.last_progress = now
             watch.armed = True
     if partial:  # the last line had no newline
@@ -235,6 +241,7 @@ class Supervisor:
     def _snapshot(self, ranks: Sequence[Rank], now: float) -> None:
         where = os.path.join(self.evidence_dir, f"hang-{len(self.watch.snapshots) + 1}")
         quiet_s = round(now - self.watch.last_progress, 1)
+        started = time.monotonic()
         self.watch.snapshotting = True
         try:
             report = examine(
@@ -247,7 +254,8 @@ class Supervisor:
             )
         finally:
             self.watch.snapshotting = False
-        self.watch.last_snapshot = time.monotonic()
+        # When it began: a step seen while it was taken is progress after it (recovered_after_snapshot).
+        self.watch.last_snapshot = started
         culprit = next((f for f in report.findings if f.severity.value == "fail"), None)
         roll_call = [f for f in report.findings if f.code in ROLL_CALL_FAILS]
         moving = any(f.code == HANG_PROGRESSING.code for f in report.findings) and not roll_call
@@ -261,6 +269,8 @@ class Supervisor:
             self.watch.last_progress, self.watch.armed = time.monotonic(), True
             return
         self.watch.hang_report = report
+        if culprit is not None:
+            self.watch.last_hang_snapshot = started
         self.watch.snapshots.append(
             {
                 "dir": where,
@@ -309,7 +319,7 @@ def final_report(
     w = sup.watch
     # A job that succeeded, with no stall or with steps again after its last snapshot (a phase
     # that neither printed nor stepped nor moved its frame for a while), has no root cause.
-    recovered = bool(w.snapshots) and w.last_progress > w.last_snapshot
+    recovered = bool(w.snapshots) and w.last_progress > (w.last_hang_snapshot or w.last_snapshot)
     if returncode == 0 and (not w.snapshots or recovered):
         findings = tuple(f for f in findings if f.severity.value != "fail")  # old errors a job recovered from
     meta = {

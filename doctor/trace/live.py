@@ -116,6 +116,21 @@ def collective_seq() -> Optional[int]:
             return None
 
 
+def group_ranks() -> dict[str, list[int]]:
+    """Each process group's global ranks, by the name its flight-recorder entries carry
+    (`process_group[0]`): which ranks a collective on a subgroup waits for."""
+    dist = _initialized_dist()
+    if dist is None:
+        return {}
+    world = dist.distributed_c10d._world
+    try:
+        return {
+            str(world.pg_names[pg]): sorted(int(r) for r in world.pg_group_ranks[pg]) for pg in world.pg_map
+        }
+    except Exception:  # an older torch without these tables: no membership
+        return {}
+
+
 def progress() -> dict[str, Any]:
     return {"pid": os.getpid(), "step": _steps[0], "seq": collective_seq()}
 
@@ -140,6 +155,7 @@ def answer() -> dict[str, Any]:
     fr = _flight_recorder()
     if fr is not None:
         out["flight_recorder"] = fr
+        out["groups"] = group_ranks()
     return out
 
 

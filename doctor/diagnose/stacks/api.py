@@ -3,7 +3,7 @@ roll-call findings and the `hang` section, as `pgdoctor hang` gave them live."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pgdoctor.diagnose.stacks.evidence import RankEvidence, load_evidence
@@ -21,3 +21,19 @@ def diagnose_evidence(paths: Sequence[str]) -> tuple[list[Finding], dict[str, An
             continue  # a damaged file: the ranks of the others still vote
     verdicts = analyze(evidence)
     return findings_of(verdicts), hang_json(verdicts, evidence)
+
+
+def without_unread_recorders(findings: Sequence[Finding], hang: Mapping[str, Any]) -> list[Finding]:
+    """A snapshot's flight recorders come from the ranks that answered on a socket: a live rank
+    that did not (it held the GIL in C code, it never opted in) left no recorder, which the
+    recorder analysis reads as a rank that died before dumping. The snapshot saw it alive: a
+    finding that rests only on such ranks' missing recorders is dropped."""
+    alive = {
+        r.get("rank")
+        for job in hang.get("jobs", ())
+        for r in job.get("ranks", ())
+        if dict(r.get("tiers", {})).get("proc") == "ok"
+    }
+    return [
+        f for f in findings if not (f.facts.get("no_dump_ranks") and set(f.facts["no_dump_ranks"]) <= alive)
+    ]

@@ -79,6 +79,9 @@ class RankEvidence:
     workers: list[Worker] = field(default_factory=list)
     ranges: list[str] = field(default_factory=list)  # open pgdoctor.range ranges (socket tier)
     seq: Optional[int] = None  # SeqNum of the collective it has not completed (its flight recorder)
+    # The global ranks of the process group of the first collective it has not completed (its
+    # recorder and its socket's group table): the ranks it can be waiting for. None: unknown.
+    wait_group: Optional[list[int]] = None
     # Seconds the job showed no step evidence before this snapshot (`pgdoctor run`): then CPU time
     # is not progress (a spin), only a moving frame is. None for a plain `hang`.
     quiet_s: Optional[float] = None
@@ -107,6 +110,7 @@ class RankEvidence:
             "workers": [w.to_json() for w in self.workers],
             "ranges": list(self.ranges),
             "seq": self.seq,
+            "wait_group": self.wait_group,
             "quiet_s": self.quiet_s,
             "gpu": dict(self.gpu),
         }
@@ -135,6 +139,9 @@ class RankEvidence:
             workers=[Worker.from_json(w) for w in d.get("workers", ())],
             ranges=[str(r) for r in d.get("ranges", ())],
             seq=opt_int(d.get("seq")),
+            wait_group=[int(r) for r in d["wait_group"] if isinstance(r, int) and not isinstance(r, bool)]
+            if isinstance(d.get("wait_group"), list)
+            else None,
             quiet_s=float(d["quiet_s"])
             if isinstance(d.get("quiet_s"), (int, float)) and not isinstance(d.get("quiet_s"), bool)
             else None,
@@ -179,6 +186,23 @@ def pending_seq(flight_recorder: Any) -> Optional[int]:
             and str(e.get("pg_id", 0)) == "0"
         ):
             return int(e["collective_seq_id"])
+    return None
+
+
+def pending_group(flight_recorder: Any, groups: Any) -> Optional[list[int]]:
+    """The global ranks of the group of the first collective this rank has not finished (any
+    group, p2p aside), from its flight-recorder JSON and its socket's {group name: ranks}."""
+    entries = flight_recorder.get("entries") if isinstance(flight_recorder, Mapping) else None
+    if not isinstance(groups, Mapping) or not isinstance(entries, list):
+        return None
+    for e in entries:
+        if not isinstance(e, Mapping) or e.get("is_p2p") or e.get("state") == "completed" or e.get("retired"):
+            continue
+        pg = e.get("process_group")
+        members = groups.get(str(pg[0])) if isinstance(pg, list) and pg else None
+        if isinstance(members, list) and all(isinstance(r, int) for r in members):
+            return sorted(members)
+        return None
     return None
 
 

@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pgdoctor.diagnose.stacks.evidence import Frame, RankEvidence, is_user_frame, short_path
-from pgdoctor.diagnose.stacks.verdict import Verdict, jobs_of, progressing
+from pgdoctor.diagnose.stacks.verdict import Verdict, jobs_of, last_stack, progressing
 from pgdoctor.knowledge.ranks import rank_ranges
 
 
 def rank_json(ev: RankEvidence) -> dict[str, Any]:
-    last = ev.samples[-1] if ev.samples else []
+    last = last_stack(ev)
     return {
         "rank": ev.rank,
         "pid": ev.pid,

@@ -16,7 +16,7 @@ Pure: evidence in, findings out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -79,11 +79,11 @@ def progressing(ev: RankEvidence) -> bool:
     if ev.quiet_s is not None:
         # No step for a while: only a move to another function counts (its innermost user frame,
         # or the innermost of all). A busy-wait loop's line jitters between the lines of its loop.
-        return len({_function_key(s) for s in ev.samples}) > 1
-    places = {_key(user_frame(s) or (s[0] if s else None)) for s in ev.samples}
+        return len({_function_key(s) for s in ev.samples if s}) > 1
+    places = {_key(user_frame(s) or s[0]) for s in ev.samples if s}
     if len(places) > 1:
         return True
-    if ev.samples and collective_of(ev.samples[-1]):
+    if collective_of(last_stack(ev)):
         return False  # a spin burns CPU in place
     if len(ev.cpu_s) >= 2 and len(ev.sample_times_s) >= 2:
         wall = ev.sample_times_s[-1] - ev.sample_times_s[0]
@@ -106,10 +106,16 @@ def _key(f: Optional[Frame]) -> tuple[str, int, str]:
     return (f.file, f.line, f.function) if f else ("", 0, "")
 
 
+def last_stack(ev: RankEvidence) -> Sequence[Frame]:
+    """The rank's last stack that holds a frame: an empty read (no Python frame in the main thread,
+    an interpreter starting or exiting) says nothing of where the rank is in the job's code."""
+    return next((s for s in reversed(ev.samples) if s), ())
+
+
 def place_of(ev: RankEvidence) -> Place:
-    if not ev.samples:
+    stack = last_stack(ev)
+    if not stack:
         return Place(None, "", None)
-    stack = ev.samples[-1]
     return Place(user_frame(stack), collective_of(stack), stack[0] if stack else None, ev.seq)
 
 
@@ -143,8 +149,8 @@ def _frames(stack: Sequence[Frame], n: int = 6) -> list[str]:
 
 def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
     ranks = sorted(ranks, key=lambda e: e.rank)
-    known = [e for e in ranks if e.samples]
-    unknown = [e.rank for e in ranks if not e.samples]
+    known = [e for e in ranks if last_stack(e)]
+    unknown = [e.rank for e in ranks if not last_stack(e)]
     moving = [e.rank for e in ranks if progressing(e)]
     all_groups = groups(known)
     findings: list[Finding] = []
@@ -182,6 +188,15 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             culprit_groups = []
         culprits = sorted(r for g in culprit_groups for r in g.ranks)
         by_rank = {e.rank: e for e in ranks}
+        waited_for = _waited_for(by_rank, [r for g in all_groups if g not in culprit_groups for r in g.ranks])
+        bystanders = [r for r in culprits if waited_for is not None and r not in waited_for]
+        if bystanders and len(bystanders) < len(culprits):
+            # A collective on a subgroup waits for its members only: a rank elsewhere outside it
+            # is not what holds the waiting ranks.
+            culprits = [r for r in culprits if r not in bystanders]
+            culprit_groups = [g for g in culprit_groups if set(g.ranks) & set(culprits)]
+        else:
+            bystanders = []
         if culprits:
             first = culprit_groups[0]
             ev = by_rank[first.ranks[0]]
@@ -191,7 +206,7 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                 "ranks": culprits,
                 "frame": frame.where() if frame else "",
                 "function": frame.function if frame else "",
-                "frames": _frames(ev.samples[-1]),
+                "frames": _frames(last_stack(ev)),
                 "waiting_ranks": sorted(r for g in all_groups if g not in culprit_groups for r in g.ranks),
             }
             workers = [w for r in culprits for w in by_rank[r].workers if w.stack]
@@ -207,6 +222,8 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                     for w in by_rank[r].workers
                     if w.stack
                 ]
+            if bystanders:
+                facts["not_waited_for"] = bystanders
             if ev.ranges:
                 facts["ranges"] = list(ev.ranges)
             gpus = {str(r): dict(by_rank[r].gpu) for r in culprits if by_rank[r].gpu}
@@ -214,14 +231,21 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                 facts["gpu"] = gpus
             gpu_note = gpu_phrase(ev.gpu)
             evidence = [
-                Evidence(f"rank {r}: {'; '.join(_frames(by_rank[r].samples[-1], 3))}", key=f"rank{r}")
+                Evidence(f"rank {r}: {'; '.join(_frames(last_stack(by_rank[r]), 3))}", key=f"rank{r}")
                 for r in culprits[:8]
             ]
             findings.append(
                 HANG_CULPRIT.finding(
                     f"{line}: rank{'s' if len(culprits) > 1 else ''} {rank_ranges(culprits)} "
-                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {facts['frame']}"
-                    + (f" ({gpu_note})" if gpu_note else ""),
+                    f"{'are' if len(culprits) > 1 else 'is'} elsewhere, at {_culprit_places(culprit_groups)}"
+                    + (f" ({gpu_note})" if gpu_note else "")
+                    + _stopped_note(by_rank, culprits)
+                    + (
+                        f"; rank{'s' if len(bystanders) > 1 else ''} {rank_ranges(bystanders)} "
+                        "not in the group they wait on"
+                        if bystanders
+                        else ""
+                    ),
                     scope=Scope(rank=culprits[0]) if len(culprits) == 1 else Scope(),
                     evidence=evidence,
                     facts=facts,
@@ -239,15 +263,18 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
             }
             where = (
                 (
-                    f"; ranks {rank_ranges(missing)} of the world of {ws} were not seen here (another node, "
-                    "or they died): look there"
+                    f"; rank{'s' if len(missing) > 1 else ''} {rank_ranges(missing)} of the world of {ws} "
+                    f"{'were' if len(missing) > 1 else 'was'} not seen here (another node, or "
+                    f"{'they' if len(missing) > 1 else 'it'} died): look there"
                 )
                 if missing
-                else ""
+                else _none_missing(all_groups[0].place.collective, ws, {e.rank for e in known})
             )
-            findings.append(HANG_ALL_WAITING.finding(f"{line}{where}", scope=Scope(), facts=facts))
+            # A rank stopped inside the call (SIGSTOP) holds the others there: /proc says which.
+            stopped = _stopped_note(by_rank, [e.rank for e in known])
+            findings.append(HANG_ALL_WAITING.finding(f"{line}{where}{stopped}", scope=Scope(), facts=facts))
     for ev in ranks:
-        if ev.problems and not ev.samples:
+        if ev.problems and not last_stack(ev):
             p = ev.problems[0]
             findings.append(
                 HANG_STACKS_UNAVAILABLE.finding(
@@ -264,6 +291,72 @@ def roll_call(job: str, ranks: Sequence[RankEvidence]) -> Verdict:
                 )
             )
     return Verdict(job, all_groups, culprits, moving, unknown, findings)
+
+
+# Point-to-point calls: every rank blocked in the same one is a cycle of peers, not a late rank.
+_SENDS = frozenset({"send", "isend"})
+_RECVS = frozenset({"recv", "irecv"})
+
+
+def _none_missing(collective: str, world_size: Optional[int], placed: set[int]) -> str:
+    """What an all-waiting roll-call means when every rank of the world is placed in it."""
+    if not world_size or len(placed) < world_size:
+        return ""  # the world is unknown: the late rank may still be outside what was read
+    if collective in _SENDS:
+        return (
+            f"; all {world_size} ranks are here and each one sends while its peer sends too: a cycle of "
+            "blocking sends that no rank receives first (a p2p deadlock; order them: even ranks send "
+            "first, odd ranks receive first, or use batch_isend_irecv)"
+        )
+    if collective in _RECVS:
+        return (
+            f"; all {world_size} ranks are here and each one receives from a peer that receives too: "
+            "nobody sends (a p2p deadlock in the send/recv order)"
+        )
+    return (
+        f"; all {world_size} ranks of the world are here and wait in the same call: no rank is late, the "
+        "call itself does not complete (a transport that stands still; or a long collective: sample again)"
+    )
+
+
+# /proc states of a process that does not run at all: its stack is where it was when it stopped.
+_STOPPED = {
+    "T": "stopped by a signal (SIGSTOP, Ctrl-Z; SIGCONT resumes it)",
+    "t": "held by a tracer (a debugger)",
+}
+
+
+def _stopped_note(by_rank: Mapping[int, RankEvidence], culprits: Sequence[int]) -> str:
+    """'; rank 2 is stopped by a signal (...)': the reason a culprit stands still, where /proc says it."""
+    notes = []
+    for state, why in _STOPPED.items():
+        held = [r for r in culprits if by_rank[r].state == state]
+        if held:
+            who = f"ranks {rank_ranges(held)} are" if len(held) > 1 else f"rank {held[0]} is"
+            notes.append(f"; {who} {why}")
+    return "".join(notes)
+
+
+def _culprit_places(culprit_groups: Sequence[Group]) -> str:
+    """'data.py:6', or, where the culprits are in different places, each with its ranks
+    ('data.py:6 (rank 2), train.py:40 (rank 5)')."""
+    places = [(g.place.frame or g.place.innermost, g.ranks) for g in culprit_groups]
+    if len(places) == 1:
+        frame = places[0][0]
+        return frame.where() if frame else ""
+    return ", ".join(
+        f"{f.where() if f else 'stack unknown'} (rank{'s' if len(rs) > 1 else ''} {rank_ranges(rs)})"
+        for f, rs in places
+    )
+
+
+def _waited_for(by_rank: Mapping[int, RankEvidence], waiting: Sequence[int]) -> Optional[set[int]]:
+    """The ranks the waiting ranks can be waiting for: the members of the groups of their pending
+    collectives, where every waiting rank's recorder and socket said it; else None (unknown)."""
+    groups = [by_rank[r].wait_group for r in waiting]
+    if not groups or any(g is None for g in groups):
+        return None
+    return {r for g in groups if g is not None for r in g}
 
 
 def roll_call_line(gs: Sequence[Group]) -> str:
@@ -289,7 +382,7 @@ def jobs_of(ranks: Sequence[RankEvidence]) -> dict[str, list[RankEvidence]]:
     for ev in ranks:
         job = out.setdefault(ev.job, {})
         seen = job.get(ev.rank)
-        if seen is None or ev.samples or not seen.samples:
+        if seen is None or last_stack(ev) or not last_stack(seen):
             job[ev.rank] = ev
     return {job: sorted(by.values(), key=lambda e: e.rank) for job, by in sorted(out.items())}
 
