@@ -26,7 +26,8 @@ LOSS_REDUCTION_SUM = register_code(
     "verify-loss-reduction-sum",
     "fail",
     "equivalence",
-    "The loss sums over the batch: DDP's averaged gradients are off by exactly the world size",
+    "The ranks' gradients are 1/world size of one process's: the loss sums over the batch, or is divided "
+    "by the world size",
     "verify",
 )
 IDENTICAL_SAMPLES = register_code(
@@ -114,7 +115,8 @@ MODELS_DIFFER = register_code(
     "verify-models-differ-across-ranks",
     "fail",
     "equivalence",
-    "The ranks build different models: parameters exist or have other shapes on some ranks only",
+    "The ranks build different models: parameters missing, of other shapes, or (FSDP) initialised "
+    "differently on some ranks",
     "verify",
 )
 LOSS_NOT_FINITE = register_code(

@@ -113,7 +113,6 @@ def alternatives(inp: PlanInput, fits_from: Optional[Layout]) -> Optional[str]:
     if base is None or base.fits:
         return None
     shape = mi.shape
-    per_param = base.memory.states.total / max(1, base.memory.numel)
     options: list[tuple[str, Layout, str]] = []
     if mi.optimizer.kind == "dense" and mi.optimizer.state_bytes == 8:
         eight = _best(replace(inp, memory=replace(mi, optimizer=OPTIMIZERS["adamw8bit"])))
@@ -158,8 +157,11 @@ def alternatives(inp: PlanInput, fits_from: Optional[Layout]) -> Optional[str]:
             )
     fitting = [o for o in options if o[1].fits]
     lines = [
+        # Per GPU, not per parameter: the closest layout may shard the states (ZeRO) or split the
+        # parameters (tp, pp, ep), so states / numel is no bytes-per-parameter figure (the B/param
+        # line above gives the convention).
         f"Nothing fits {inp.fabric.gpus} x {fmt_bytes(inp.gpu_memory_bytes)}: {shape.params / 1e9:.3g}B "
-        f"parameters at {per_param:.3g} B of states each need {fmt_bytes(base.memory.states.total)} on the "
+        f"parameters need {fmt_bytes(base.memory.states.total)} per GPU for their model states alone on the "
         f"closest layout ({base.label}), {fmt_bytes(base.memory.total)} in all."
     ]
     for what, lay, cost in options:

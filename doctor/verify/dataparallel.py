@@ -25,11 +25,13 @@ from pgdoctor.verify.common import (
     fetch,
     forward,
     make_optimizer,
-    probe,
+    probe_with_loss,
+    refuse_gpu_only_modules,
     sample_hash,
     scalar,
     setup_facts,
 )
+from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
 from pgdoctor.verify.reference import Reference
 from pgdoctor.verify.tensors import diff, digest, full
@@ -55,9 +57,16 @@ def run_data_parallel(
     device = device_of(cfg, rank)
     fsdp = cfg["strategy"] == "fsdp"
     result["setup"] = setup_facts(model, loss_fn)
+    if fsdp:
+        # DDP broadcasts rank 0's weights when it wraps the model; fully_shard keeps each rank's
+        # shard of its own initialisation, so ranks that initialise differently train different models.
+        result["setup"]["init_digests"] = {n: digest([p]) for n, p in model.named_parameters()}
+    refuse_gpu_only_modules(model, device)
     model.to(device)
-    result["probe"] = probe(model, spec, world, device)
-    ref = Reference.of(cfg) if rank == 0 else None
+    result["probe"], result["loss_batch_ratio"] = probe_with_loss(model, spec, world, device)
+    # Every rank checks its samples against the reference's; rank 0 alone compares tensors.
+    samples = Reference.of(cfg)
+    ref = samples if rank == 0 else None
     try:
         if fsdp:
             from torch.distributed.fsdp import fully_shard
@@ -81,6 +90,8 @@ def run_data_parallel(
             x, y = fetch(spec, rank, world, step, device)
             batches.append(batch_size(x))
             rec: StepRecord = {"step": step, "batch": batches[-1], "hash": sample_hash(x, y)}
+            if samples is not None:
+                samples.check_samples(rank, world, step, rec["hash"])
             opt.zero_grad(set_to_none=True)
             torch.manual_seed(SEED + 17 * step)
             phase = "forward"
@@ -121,6 +132,8 @@ def run_data_parallel(
             if world > 1:
                 rec["peer_diffs"] = peer_diffs(buffers, rank, world, device)
             del buffers
+        except EntryError:
+            raise  # the entry broke its contract: the run ends as the entry's error
         except Exception as exc:
             result["error"] = error_record(exc, step, phase)
             return
