@@ -59,7 +59,8 @@ UNEQUAL_MICRO_BATCHES = register_code(
     "verify-unequal-micro-batches",
     "fail",
     "data",
-    "Ranks get micro-batches of different sizes under a mean loss: samples are weighted unequally",
+    "Ranks get micro-batches of different sizes (samples, or targets the loss does not ignore) under a mean "
+    "loss: samples are weighted unequally",
     "verify",
 )
 FROZEN_ON_SOME_RANKS = register_code(

@@ -91,6 +91,18 @@ def batch_size(x: Any) -> int:
     return int(t.shape[0]) if getattr(t, "ndim", 0) else 1
 
 
+def counted_targets(loss_fn: Any, target: Any) -> Optional[int]:
+    """How many targets a mean loss with `ignore_index` (torch's CrossEntropyLoss, NLLLoss) averages
+    over: a language model's micro-batches of equal size weigh their tokens unequally once the
+    padding differs across ranks. None for other losses."""
+    ignore = getattr(loss_fn, "ignore_index", None)
+    if not isinstance(ignore, int) or getattr(loss_fn, "reduction", "mean") != "mean":
+        return None
+    if getattr(target, "is_floating_point", lambda: True)():
+        return None  # class probabilities: nothing is ignored
+    return int((target != ignore).sum())
+
+
 def sample_hash(x: Any, y: Any) -> str:
     return digest([*tensors_of(x), *tensors_of(y)])
 

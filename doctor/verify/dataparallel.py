@@ -20,6 +20,7 @@ from pgdoctor.verify.common import (
     SEED,
     batch_size,
     buffers_of,
+    counted_targets,
     device_of,
     error_record,
     fetch,
@@ -90,6 +91,9 @@ def run_data_parallel(
             x, y = fetch(spec, rank, world, step, device)
             batches.append(batch_size(x))
             rec: StepRecord = {"step": step, "batch": batches[-1], "hash": sample_hash(x, y)}
+            counted = counted_targets(loss_fn, y)
+            if counted is not None:
+                rec["counted"] = counted
             if samples is not None:
                 samples.check_samples(rank, world, step, rec["hash"])
             opt.zero_grad(set_to_none=True)

@@ -14,7 +14,8 @@ Before any comparison (what the records say whatever the numbers are):
 8. identical sample hashes on every rank (no DistributedSampler);
 then, when rank 0 diverges from the reference or buffers drift across ranks:
 9. BatchNorm modules that are not SyncBatchNorm, named;
-10. micro-batch sizes that differ across ranks at a step (with a mean loss);
+10. micro-batch sizes that differ across ranks at a step (with a mean loss), or the targets a mean
+    loss with ignore_index counts (padding);
 11. the reference's gradients are the world size times DDP's (a loss with reduction `sum`, or a
     mean divided by the world size: the loss of a batch twice over tells which);
 12. the seeded probe forward differs across ranks (forward depends on the rank);
@@ -471,6 +472,28 @@ def unequal_micro_batches(ctx: Context) -> Optional[Cause]:
     )
 
 
+def unequal_token_counts(ctx: Context) -> Optional[Cause]:
+    """Equal micro-batches, but a mean loss with ignore_index (padding) averages over a different
+    number of targets on each rank: DDP's average of the ranks' means is not the global mean."""
+    counts = [[rec.get("counted") for rec in s] for s in zip(*(res["steps"] for res in ctx.ranks))]
+    at = next((i for i, c in enumerate(counts) if None not in c and len(set(c)) > 1), None)
+    if at is None:
+        return None
+    counted = [int(c) for c in counts[at] if c is not None]
+    return Cause(
+        codes.UNEQUAL_MICRO_BATCHES.finding(
+            f"{ctx.div()}. At step {at} the loss averages over {_ranks(counted)} "
+            "targets on the ranks (those not equal to its ignore_index: padding differs across ranks): DDP "
+            "averages the ranks' means with equal weight, so a token on a rank with more padding counts more "
+            "than one process would count it; sum the loss, all-reduce the number of counted targets, divide "
+            "by it and multiply by the world size",
+            facts=ctx.facts(ctx.comparison, counted_targets=counts),
+        ),
+        "unequal_token_counts",
+        ctx.first(),
+    )
+
+
 def loss_reduction_sum(ctx: Context) -> Optional[Cause]:
     dots = ctx.ranks[0]["steps"][0].get("grad_dot") if ctx.ranks[0].get("steps") else None
     if not dots or dots[1] <= 0:
@@ -607,6 +630,7 @@ BEFORE: tuple[Detector, ...] = (
 ONCE_DIVERGED: tuple[Detector, ...] = (
     batchnorm_not_synced,
     unequal_micro_batches,
+    unequal_token_counts,
     loss_reduction_sum,
     rank_dependent_forward,
     buffers_drift,

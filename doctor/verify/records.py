@@ -61,6 +61,7 @@ class StepRecord(TypedDict, total=False):
     step: int
     loss: float
     batch: int  # the rank's micro-batch size
+    counted: int  # targets a mean loss with ignore_index averages over (not ignored), when it has one
     hash: str  # digest of the rank's micro-batch (inputs and targets)
     hashes: list[str]  # the reference: the digest of every rank's micro-batch, in rank order
     output: list[float]  # the first PROBE_VALUES values of the output (reference, pp, tp)

@@ -31,6 +31,8 @@ ITEMS = [
     ("data_reads_env", "ddp"),
     ("data_from_iterator", "ddp"),
     ("resnet_syncbn", "ddp"),
+    ("lm_padding_differs", "ddp"),
+    ("tiny_gpt_dropout", "ddp"),
 ]
 
 
@@ -71,6 +73,18 @@ def test_fsdp_ranks_seeded_by_rank_are_different_models_not_a_rank_dependent_for
     assert res.cause == "initial_weights_differ"  # type: ignore[attr-defined]
     assert res.findings[0].facts["ranks"] == [1]  # type: ignore[attr-defined]
     assert "0.weight" in res.findings[0].message  # type: ignore[attr-defined]
+
+
+def test_padding_that_differs_across_ranks_is_unequal_token_counts(results: dict[str, object]) -> None:
+    res = results["lm_padding_differs"]
+    assert _codes(res) == ["VER107"]
+    assert res.cause == "unequal_token_counts"  # type: ignore[attr-defined]
+    assert res.findings[0].facts["counted_targets"][0] == [40, 24]  # type: ignore[attr-defined]
+
+
+def test_dropout_in_a_tiny_gpt_is_a_warning_with_the_eval_mode_comparison(results: dict[str, object]) -> None:
+    res = results["tiny_gpt_dropout"]
+    assert _codes(res) == ["VER110"] and res.equivalent and res.eval_mode_rerun  # type: ignore[attr-defined]
 
 
 def test_parameters_unused_on_one_rank_are_named_with_that_rank(results: dict[str, object]) -> None:
