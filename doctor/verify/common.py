@@ -10,6 +10,7 @@ import json
 import math
 import os
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
@@ -111,10 +112,26 @@ def flat(t: Any) -> list[float]:
     return [float(v) for v in t.detach().cpu().double().flatten().tolist()]
 
 
+def first_tensor(out: Any) -> Any:
+    """The tensor that stands for a model's output: the output itself, or the first tensor in a
+    tuple, list or mapping (Hugging Face's ModelOutput is an ordered mapping: loss when labels were
+    given, else logits), searched depth first; None when the output holds no tensor."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    items = out.values() if isinstance(out, Mapping) else out if isinstance(out, (tuple, list)) else ()
+    for item in items:
+        found = first_tensor(item)
+        if found is not None:
+            return found
+    return None
+
+
 def output_values(out: Any) -> list[float]:
     """The first PROBE_VALUES values of the output: a fingerprint, never the whole of a model's logits."""
-    t = out[0] if isinstance(out, (tuple, list)) else out
-    return flat(t.detach().reshape(-1)[:PROBE_VALUES])
+    t = first_tensor(out)
+    return [] if t is None else flat(t.detach().reshape(-1)[:PROBE_VALUES])
 
 
 def setup_facts(model: Any, loss: Any) -> Setup:

@@ -33,6 +33,8 @@ ITEMS = [
     ("resnet_syncbn", "ddp"),
     ("lm_padding_differs", "ddp"),
     ("tiny_gpt_dropout", "ddp"),
+    ("hf_dict_output", "ddp"),
+    ("build_inits_process_group", "ddp"),
 ]
 
 
@@ -49,7 +51,9 @@ def _codes(res: object) -> list[str]:
     return [f.code for f in res.findings]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name", ["plain_ddp_script", "lightning_like", "compiled", "fsdp_transformer"])
+@pytest.mark.parametrize(
+    "name", ["plain_ddp_script", "lightning_like", "compiled", "fsdp_transformer", "hf_dict_output"]
+)
 def test_correct_scripts_are_equivalent(name: str, results: dict[str, object]) -> None:
     res = results[name]
     assert not isinstance(res, EntryError), res
@@ -109,12 +113,13 @@ def test_the_rank_that_died_first_is_named_first(results: dict[str, object]) -> 
         ("data_reads_env", "data(1, 2, 0) gave other samples on rank 1 than in the one-process reference"),
         ("data_from_iterator", "depends on something besides its arguments"),
         ("resnet_syncbn", "SyncBatchNorm (stem.1, layer1.bn1, layer1.bn2), which torch runs on GPUs only"),
+        ("build_inits_process_group", "the entry calls torch.distributed.init_process_group"),
     ],
 )
 def test_entries_that_cannot_be_compared_are_the_entrys_error(name: str, says: str, results: dict) -> None:
     res = results[name]
     assert isinstance(res, EntryError), res
-    assert says in str(res)
+    assert says in f"{res}\n{res.user_traceback}"
 
 
 def test_a_build_that_hangs_is_the_entrys_error_at_the_deadline(tmp_path: Path) -> None:
