@@ -111,8 +111,9 @@ def test_nothing_fits_speaks_of_states_per_gpu_not_per_parameter(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """ZeRO-3 shards the states, MoE splits the parameters: states / numel is no bytes-per-parameter
-    figure (it read "2 B of states each" for 70B and 58 for Mixtral)."""
-    for cfg in (LLAMA2_70B, MIXTRAL):
+    figure (it read "69B parameters at 2 B of states each" for 70B, "1.6B parameters" for Mixtral,
+    whose shape counts the dense part only)."""
+    for cfg, count in ((LLAMA2_70B, "69B"), (MIXTRAL, "46.7B")):
         path = tmp_path / "config.json"
         path.write_text(json.dumps(cfg))
         code, out, _ = _plan(
@@ -121,6 +122,7 @@ def test_nothing_fits_speaks_of_states_per_gpu_not_per_parameter(
             capsys,
         )  # fmt: skip
         line = next(x for x in out.splitlines() if x.startswith("Nothing fits"))
+        assert line.startswith(f"Nothing fits 8 x 80.0 GiB: {count} parameters need ")
         assert "per GPU for their model states alone" in line and "B of states each" not in line
         assert code == 1
 

@@ -35,6 +35,8 @@ ITEMS = [
     ("tiny_gpt_dropout", "ddp"),
     ("hf_dict_output", "ddp"),
     ("build_inits_process_group", "ddp"),
+    ("resnet_batchnorm", "ddp"),
+    ("resnet_batchnorm", "tp"),
 ]
 
 
@@ -43,7 +45,10 @@ def results() -> dict[str, object]:
     got = pgdoctor.verify.verify_many(
         [(f"{HERE / name}.py:build", strategy) for name, strategy in ITEMS], nproc=2
     )
-    return {name: res for (name, _), res in zip(ITEMS, got)}
+    return {
+        name if strategy in ("ddp", "fsdp") else f"{name}@{strategy}": res
+        for (name, strategy), res in zip(ITEMS, got)
+    }
 
 
 def _codes(res: object) -> list[str]:
@@ -89,6 +94,16 @@ def test_padding_that_differs_across_ranks_is_unequal_token_counts(results: dict
 def test_dropout_in_a_tiny_gpt_is_a_warning_with_the_eval_mode_comparison(results: dict[str, object]) -> None:
     res = results["tiny_gpt_dropout"]
     assert _codes(res) == ["VER110"] and res.equivalent and res.eval_mode_rerun  # type: ignore[attr-defined]
+
+
+def test_batchnorm_in_a_resnet_is_named_and_tp_with_nothing_to_split_is_refused(
+    results: dict[str, object],
+) -> None:
+    res = results["resnet_batchnorm"]
+    assert _codes(res) == ["VER102"]
+    assert "stem.1, layer1.bn1, layer1.bn2" in res.findings[0].message  # type: ignore[attr-defined]
+    tp = results["resnet_batchnorm@tp"]
+    assert isinstance(tp, EntryError) and "nothing would be split" in str(tp) and "(head)" in str(tp)
 
 
 def test_parameters_unused_on_one_rank_are_named_with_that_rank(results: dict[str, object]) -> None:
