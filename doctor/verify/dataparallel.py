@@ -35,13 +35,13 @@ from pgdoctor.verify.common import (
 from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
 from pgdoctor.verify.reference import Reference
-from pgdoctor.verify.tensors import diff, digest, full
+from pgdoctor.verify.tensors import dense, diff, digest, full
 
 
 def _each(named: Iterator[tuple[str, Any]], gather: bool) -> Iterator[tuple[str, Any]]:
-    """(name, tensor) with DTensors made whole, one at a time."""
+    """(name, tensor) with DTensors made whole and sparse gradients dense, one at a time."""
     for name, t in named:
-        yield name, (full(t) if gather else t)
+        yield name, dense(full(t) if gather else t)
 
 
 def _drain(it: Iterator[Any]) -> None:

@@ -37,6 +37,8 @@ ITEMS = [
     ("build_inits_process_group", "ddp"),
     ("resnet_batchnorm", "ddp"),
     ("resnet_batchnorm", "tp"),
+    ("sparse_embedding", "ddp"),
+    ("checkpointed", "ddp"),
 ]
 
 
@@ -57,7 +59,16 @@ def _codes(res: object) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "name", ["plain_ddp_script", "lightning_like", "compiled", "fsdp_transformer", "hf_dict_output"]
+    "name",
+    [
+        "plain_ddp_script",
+        "lightning_like",
+        "compiled",
+        "fsdp_transformer",
+        "hf_dict_output",
+        "sparse_embedding",
+        "checkpointed",
+    ],
 )
 def test_correct_scripts_are_equivalent(name: str, results: dict[str, object]) -> None:
     res = results[name]
