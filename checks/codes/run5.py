@@ -369,3 +369,21 @@ DIST_LAUNCH_ON_WINDOWS_OR_MACOS = register_code(
     "Windows)",
     AREA,
 )
+
+
+# --- u1: verify, the loss value the ranks compute is not the one-process loss ---
+
+# Category equivalence (pgdoctor verify): the training is equivalent (gradients and parameters match the
+# one-process reference), yet the ranks' loss values, averaged, are not the reference's loss: the loss
+# tensor was changed outside autograd after the forward, typically an in-place all-reduce on it for
+# logging (`dist.all_reduce(loss.detach())`, `loss.data`) that sums over ranks without dividing by the
+# world size. The logged loss is then world-size times too large (or otherwise off); the training is
+# not. Remedy: all-reduce a copy (`loss.detach().clone()`) and divide by the world size (ReduceOp.AVG).
+LOSS_VALUE_ALTERED = register_code(
+    "VER116",
+    "verify-loss-value-altered",
+    "warn",
+    "equivalence",
+    "The ranks train as one process does, but the loss value they report is not the one-process loss",
+    "verify",
+)

@@ -26,7 +26,8 @@ LOSS_REDUCTION_SUM = register_code(
     "verify-loss-reduction-sum",
     "fail",
     "equivalence",
-    "The loss sums over the batch: DDP's averaged gradients are off by exactly the world size",
+    "The ranks' gradients are 1/world size of one process's: the loss sums over the batch, or is divided "
+    "by the world size",
     "verify",
 )
 IDENTICAL_SAMPLES = register_code(
@@ -58,7 +59,8 @@ UNEQUAL_MICRO_BATCHES = register_code(
     "verify-unequal-micro-batches",
     "fail",
     "data",
-    "Ranks get micro-batches of different sizes under a mean loss: samples are weighted unequally",
+    "Ranks get micro-batches of different sizes (samples, or targets the loss does not ignore) under a mean "
+    "loss: samples are weighted unequally",
     "verify",
 )
 FROZEN_ON_SOME_RANKS = register_code(
@@ -114,7 +116,8 @@ MODELS_DIFFER = register_code(
     "verify-models-differ-across-ranks",
     "fail",
     "equivalence",
-    "The ranks build different models: parameters exist or have other shapes on some ranks only",
+    "The ranks build different models: parameters missing, of other shapes, or (FSDP) initialised "
+    "differently on some ranks",
     "verify",
 )
 LOSS_NOT_FINITE = register_code(

@@ -134,6 +134,10 @@ def _summary(report: object, code: int, report_path: Optional[str]) -> None:
     assert isinstance(report, Report)
     where = f"; report: {report_path}" if report_path else ""
     root = next((f for f in report.findings if f.severity.value == "fail"), None)
+    if root is None and code != 0:
+        # A failed job whose logs end on an error no rule names (a SyntaxError, the user's own
+        # exception): the diagnosis still marks it the root cause, and the summary says it.
+        root = report.verdict.root
     if code == 0 and root is None:
         click.echo(f"pgdoctor run: ok (exit 0){where}", err=True)
         return

@@ -41,7 +41,7 @@ def _summary(result: Any) -> str:
         f"{head}: {v['strategy']} on {v['world_size']} ranks against one process, {v['steps']} steps; "
         f"max abs diff {v['max_abs_diff']:.3g}, max rel diff {v['max_rel_diff']:.3g}"
     )
-    if v["first_divergent"]:
+    if v["first_divergent"] and v["first_divergent"]["param"]:
         line += f"; first divergent {v['first_divergent']['param']} at step {v['first_divergent']['step']}"
     if v["cause"]:
         line += f"; cause: {v['cause']}"

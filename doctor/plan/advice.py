@@ -13,6 +13,7 @@ from pgdoctor.knowledge.units import fmt_bytes, fmt_seconds
 from pgdoctor.plan.finetune import FineTune
 from pgdoctor.plan.layouts import Layout, PlanInput, best_per_layout, plan
 from pgdoctor.plan.memory import OPTIMIZERS
+from pgdoctor.plan.moe import total_params
 
 
 def _costs(lay: Layout) -> str:
@@ -113,7 +114,6 @@ def alternatives(inp: PlanInput, fits_from: Optional[Layout]) -> Optional[str]:
     if base is None or base.fits:
         return None
     shape = mi.shape
-    per_param = base.memory.states.total / max(1, base.memory.numel)
     options: list[tuple[str, Layout, str]] = []
     if mi.optimizer.kind == "dense" and mi.optimizer.state_bytes == 8:
         eight = _best(replace(inp, memory=replace(mi, optimizer=OPTIMIZERS["adamw8bit"])))
@@ -157,9 +157,14 @@ def alternatives(inp: PlanInput, fits_from: Optional[Layout]) -> Optional[str]:
                 ("LoRA r=16 on attn,mlp if this is fine-tuning", lora, "trains an adapter, not the model")
             )
     fitting = [o for o in options if o[1].fits]
+    # A mixture of experts' shape counts the dense part only; the experts are the bulk of its states.
+    count = shape.params if mi.moe is None else total_params(shape, mi.moe)
     lines = [
-        f"Nothing fits {inp.fabric.gpus} x {fmt_bytes(inp.gpu_memory_bytes)}: {shape.params / 1e9:.3g}B "
-        f"parameters at {per_param:.3g} B of states each need {fmt_bytes(base.memory.states.total)} on the "
+        # Per GPU, not per parameter: the closest layout may shard the states (ZeRO) or split the
+        # parameters (tp, pp, ep), so states / numel is no bytes-per-parameter figure (the B/param
+        # line above gives the convention).
+        f"Nothing fits {inp.fabric.gpus} x {fmt_bytes(inp.gpu_memory_bytes)}: {count / 1e9:.3g}B "
+        f"parameters need {fmt_bytes(base.memory.states.total)} per GPU for their model states alone on the "
         f"closest layout ({base.label}), {fmt_bytes(base.memory.total)} in all."
     ]
     for what, lay, cost in options:

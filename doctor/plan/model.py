@@ -355,6 +355,36 @@ def _need_int(cfg: Mapping[str, Any], *names: str) -> int:
     return v
 
 
+def _vision_config_problem(cfg: Mapping[str, Any], mtype: str, hidden: int, layers: int, heads: int) -> str:
+    """The one-line answer for a vision transformer's config.json (ViT, DeiT, BEiT: patches, no
+    vocabulary), which the planner's text-model shapes do not describe: the flags that give an
+    estimate, with the count and the sequence worked out from the config, so the user can run it."""
+    image, patch = _get(cfg, "image_size"), _get(cfg, "patch_size")
+    channels = _get(cfg, "num_channels", default=3)
+    ffn = _get(cfg, "intermediate_size", default=4 * hidden)
+    ints = all(
+        isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (image, patch, channels, ffn)
+    )
+    if not ints:
+        what = "is a vision model (patch_size, no vocab_size): the planner cannot read it"
+        return f"model_type {mtype!r} {what}"
+    tokens = (image // patch) ** 2 + 1  # the patches and the class token
+    # transformers' ViTModel without pooler or head: patch projection (+ bias), class token,
+    # positions; per layer q, k, v, o and the two MLP matrices with biases and two LayerNorms;
+    # the final LayerNorm.
+    embed = channels * patch * patch * hidden + hidden + hidden + tokens * hidden
+    layer = 4 * (hidden * hidden + hidden) + 2 * hidden * ffn + ffn + hidden + 4 * hidden
+    count = embed + layers * layer + 2 * hidden
+    return (
+        f"model_type {mtype!r} is a vision transformer (patch_size, no vocab_size), which the planner does "
+        f"not read from config.json; for an estimate give its shape: --params {count / 1e6:.1f}M "
+        f"--layers {layers} --hidden {hidden} --heads {heads} --vocab {channels * patch * patch} "
+        f"--seq-len {tokens} "
+        f"(the encoder without its head; the patch projection's inputs as the vocabulary; "
+        f"(image_size / patch_size)^2 patches + the class token)"
+    )
+
+
 def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> ModelShape:
     """Shape from a Hugging Face config.json. Exact parameter counts for the LLaMA family
     (llama, mistral, qwen2, qwen3), GPT-2 and GPT-NeoX (they match transformers'
@@ -377,6 +407,8 @@ def shape_from_hf_config(cfg: Mapping[str, Any], name: str = "config.json") -> M
     hidden = _need_int(cfg, "hidden_size", "n_embd", "d_model")
     layers = _need_int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     heads = _need_int(cfg, "num_attention_heads", "n_head", "num_heads")
+    if _get(cfg, "vocab_size") is None and _get(cfg, "patch_size") is not None:
+        raise ConfigFormatError(_vision_config_problem(cfg, mtype, hidden, layers, heads))
     vocab = _need_int(cfg, "vocab_size")
     kv = _get(cfg, "num_key_value_heads", "multi_query_group_num", default=heads)
     head_dim = _get(cfg, "head_dim", default=None) or hidden // heads

@@ -23,7 +23,7 @@ from typing import Any, Union
 
 from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError, check, entry_of
-from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env
+from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env, reference_hung
 from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
 from pgdoctor.verify.rundir import run_dir
@@ -43,7 +43,8 @@ def _run_of(out: Path, nproc: int, outcomes: Sequence[ChildOutcome], wall: float
         if res and "entry_error" in res:
             err = res["entry_error"]
             return EntryError(err["message"], err.get("traceback", ""))
-    return Run(ref, ranks, tuple(outcomes), wall)
+    hung = reference_hung(ref, outcomes[0])  # every batch run's reference goes first
+    return hung if hung is not None else Run(ref, ranks, tuple(outcomes), wall)
 
 
 def _slice(o: ChildOutcome, index: int) -> ChildOutcome:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import ErrorRecord, RankRecord, Setup, StepRecord, tensor_file
@@ -90,6 +92,18 @@ def batch_size(x: Any) -> int:
     return int(t.shape[0]) if getattr(t, "ndim", 0) else 1
 
 
+def counted_targets(loss_fn: Any, target: Any) -> Optional[int]:
+    """How many targets a mean loss with `ignore_index` (torch's CrossEntropyLoss, NLLLoss) averages
+    over: a language model's micro-batches of equal size weigh their tokens unequally once the
+    padding differs across ranks. None for other losses."""
+    ignore = getattr(loss_fn, "ignore_index", None)
+    if not isinstance(ignore, int) or getattr(loss_fn, "reduction", "mean") != "mean":
+        return None
+    if getattr(target, "is_floating_point", lambda: True)():
+        return None  # class probabilities: nothing is ignored
+    return int((target != ignore).sum())
+
+
 def sample_hash(x: Any, y: Any) -> str:
     return digest([*tensors_of(x), *tensors_of(y)])
 
@@ -98,10 +112,26 @@ def flat(t: Any) -> list[float]:
     return [float(v) for v in t.detach().cpu().double().flatten().tolist()]
 
 
+def first_tensor(out: Any) -> Any:
+    """The tensor that stands for a model's output: the output itself, or the first tensor in a
+    tuple, list or mapping (Hugging Face's ModelOutput is an ordered mapping: loss when labels were
+    given, else logits), searched depth first; None when the output holds no tensor."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    items = out.values() if isinstance(out, Mapping) else out if isinstance(out, (tuple, list)) else ()
+    for item in items:
+        found = first_tensor(item)
+        if found is not None:
+            return found
+    return None
+
+
 def output_values(out: Any) -> list[float]:
     """The first PROBE_VALUES values of the output: a fingerprint, never the whole of a model's logits."""
-    t = out[0] if isinstance(out, (tuple, list)) else out
-    return flat(t.detach().reshape(-1)[:PROBE_VALUES])
+    t = first_tensor(out)
+    return [] if t is None else flat(t.detach().reshape(-1)[:PROBE_VALUES])
 
 
 def setup_facts(model: Any, loss: Any) -> Setup:
@@ -130,6 +160,23 @@ def setup_facts(model: Any, loss: Any) -> Setup:
         "dropout": dropout,
         "reduction": getattr(loss, "reduction", None),
     }
+
+
+def refuse_gpu_only_modules(model: Any, device: str) -> None:
+    """SyncBatchNorm trains on GPUs only (torch raises for CPU tensors whenever a process group is
+    up), so ranks on the CPU (gloo) cannot run a model that holds it: say so as the entry's error
+    before any rank starts training, instead of a rank failing at step 0 and an unexplained VER101."""
+    import torch
+
+    if device != "cpu":
+        return
+    sync = [n or "(the model)" for n, m in model.named_modules() if isinstance(m, torch.nn.SyncBatchNorm)]
+    if sync:
+        names = ", ".join(sync[:6]) + (f" and {len(sync) - 6} more" if len(sync) > 6 else "")
+        raise EntryError(
+            f"the model holds SyncBatchNorm ({names}), which torch runs on GPUs only: gloo ranks on the CPU "
+            "cannot train it, so this model cannot be verified here; run with --backend nccl on GPUs"
+        )
 
 
 def make_optimizer(spec: dict[str, Any], params: Any) -> Any:
@@ -161,13 +208,41 @@ def scalar(loss: Any) -> Any:
 def probe(model: Any, spec: dict[str, Any], world: int, device: str = "cpu") -> list[float]:
     """A forward of a copy of the initial model on one fixed micro-batch with torch's RNG
     seeded the same everywhere: identical on every rank unless forward depends on the rank."""
+    return probe_with_loss(model, spec, world, device)[0]
+
+
+def probe_with_loss(
+    model: Any, spec: dict[str, Any], world: int, device: str = "cpu"
+) -> tuple[list[float], Optional[float]]:
+    """The probe's output values and, from the same forward, loss_batch_ratio of the user's loss."""
     import torch
 
-    x, _ = fetch(spec, 0, world, 0, device)
+    x, y = fetch(spec, 0, world, 0, device)
     twin = copy.deepcopy(model)
     torch.manual_seed(PROBE_SEED)
     with torch.no_grad():
-        return output_values(forward(twin, x))
+        out = forward(twin, x)
+        return output_values(out), loss_batch_ratio(spec["loss"], out, y)
+
+
+def loss_batch_ratio(loss_fn: Any, out: Any, target: Any) -> Optional[float]:
+    """loss(the batch twice over) / loss(the batch), as this process computes it: 2 for a loss
+    that sums over samples, 1 for a mean. A ratio of gradients equal to the world size is either a
+    sum over samples or a mean divided by the world size (by hand, on top of DDP's average); the
+    two give the same gradients and losses, and only this tells them apart. None when the loss
+    cannot be called so (outputs or targets that are not tensors) or is zero."""
+    import torch
+
+    if not isinstance(out, torch.Tensor) or not isinstance(target, torch.Tensor) or out.ndim == 0:
+        return None
+    try:
+        one = float(loss_fn(out, target))
+        two = float(loss_fn(torch.cat([out, out]), torch.cat([target, target])))
+    except Exception:  # any loss that refuses a doubled batch simply gives no ratio
+        return None
+    if not (math.isfinite(one) and math.isfinite(two)) or one == 0.0:
+        return None
+    return two / one
 
 
 def error_record(exc: BaseException, step: int, phase: str) -> ErrorRecord:
@@ -204,6 +279,7 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
     model.train(not cfg.get("eval"))
     for step in range(steps):
         batches = [fetch(spec, r, world, step, device) for r in range(world)]
+        hashes = [sample_hash(bx, by) for bx, by in batches]
         x, y = concat([b[0] for b in batches]), concat([b[1] for b in batches])
         del batches
         opt.zero_grad(set_to_none=True)
@@ -211,7 +287,12 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         out = forward(model, x)
         loss = scalar(loss_fn(out, y))
         loss.backward()
-        rec: StepRecord = {"step": step, "loss": float(loss.detach()), "output": output_values(out)}
+        rec: StepRecord = {
+            "step": step,
+            "loss": float(loss.detach()),
+            "output": output_values(out),
+            "hashes": hashes,
+        }
         del out, loss, x, y
         grads = grads_of(model)
         rec["names"] = {

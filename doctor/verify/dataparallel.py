@@ -20,25 +20,28 @@ from pgdoctor.verify.common import (
     SEED,
     batch_size,
     buffers_of,
+    counted_targets,
     device_of,
     error_record,
     fetch,
     forward,
     make_optimizer,
-    probe,
+    probe_with_loss,
+    refuse_gpu_only_modules,
     sample_hash,
     scalar,
     setup_facts,
 )
+from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
 from pgdoctor.verify.reference import Reference
-from pgdoctor.verify.tensors import diff, digest, full
+from pgdoctor.verify.tensors import dense, diff, digest, full
 
 
 def _each(named: Iterator[tuple[str, Any]], gather: bool) -> Iterator[tuple[str, Any]]:
-    """(name, tensor) with DTensors made whole, one at a time."""
+    """(name, tensor) with DTensors made whole and sparse gradients dense, one at a time."""
     for name, t in named:
-        yield name, (full(t) if gather else t)
+        yield name, dense(full(t) if gather else t)
 
 
 def _drain(it: Iterator[Any]) -> None:
@@ -55,9 +58,16 @@ def run_data_parallel(
     device = device_of(cfg, rank)
     fsdp = cfg["strategy"] == "fsdp"
     result["setup"] = setup_facts(model, loss_fn)
+    if fsdp:
+        # DDP broadcasts rank 0's weights when it wraps the model; fully_shard keeps each rank's
+        # shard of its own initialisation, so ranks that initialise differently train different models.
+        result["setup"]["init_digests"] = {n: digest([p]) for n, p in model.named_parameters()}
+    refuse_gpu_only_modules(model, device)
     model.to(device)
-    result["probe"] = probe(model, spec, world, device)
-    ref = Reference.of(cfg) if rank == 0 else None
+    result["probe"], result["loss_batch_ratio"] = probe_with_loss(model, spec, world, device)
+    # Every rank checks its samples against the reference's; rank 0 alone compares tensors.
+    samples = Reference.of(cfg)
+    ref = samples if rank == 0 else None
     try:
         if fsdp:
             from torch.distributed.fsdp import fully_shard
@@ -81,6 +91,11 @@ def run_data_parallel(
             x, y = fetch(spec, rank, world, step, device)
             batches.append(batch_size(x))
             rec: StepRecord = {"step": step, "batch": batches[-1], "hash": sample_hash(x, y)}
+            counted = counted_targets(loss_fn, y)
+            if counted is not None:
+                rec["counted"] = counted
+            if samples is not None:
+                samples.check_samples(rank, world, step, rec["hash"])
             opt.zero_grad(set_to_none=True)
             torch.manual_seed(SEED + 17 * step)
             phase = "forward"
@@ -121,6 +136,8 @@ def run_data_parallel(
             if world > 1:
                 rec["peer_diffs"] = peer_diffs(buffers, rank, world, device)
             del buffers
+        except EntryError:
+            raise  # the entry broke its contract: the run ends as the entry's error
         except Exception as exc:
             result["error"] = error_record(exc, step, phase)
             return

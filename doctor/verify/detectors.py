@@ -4,7 +4,8 @@ answers names the cause, never a guess.
 
 Before any comparison (what the records say whatever the numbers are):
 1. the one-process reference did not train;
-2. the ranks built different models (parameter names or shapes differ);
+2. the ranks built different models (parameter names or shapes differ; under fsdp, the initial
+   weights, which fully_shard does not broadcast);
 3. requires_grad differs across ranks (frozen on some ranks only);
 4. a rank got an empty micro-batch;
 5. a loss that is NaN or infinite (the reference's, or a rank's);
@@ -13,10 +14,13 @@ Before any comparison (what the records say whatever the numbers are):
 8. identical sample hashes on every rank (no DistributedSampler);
 then, when rank 0 diverges from the reference or buffers drift across ranks:
 9. BatchNorm modules that are not SyncBatchNorm, named;
-10. micro-batch sizes that differ across ranks at a step (with a mean loss);
-11. the reference's gradients are the world size times DDP's (a loss with reduction `sum`);
+10. micro-batch sizes that differ across ranks at a step (with a mean loss), or the targets a mean
+    loss with ignore_index counts (padding);
+11. the reference's gradients are the world size times DDP's (a loss with reduction `sum`, or a
+    mean divided by the world size: the loss of a batch twice over tells which);
 12. the seeded probe forward differs across ranks (forward depends on the rank);
 13. buffers that differ across ranks after a step;
+equivalent, the ranks' mean loss against the reference's (a loss changed in place for logging, warn);
 none of these: the caller re-runs both sides in eval mode (dropout off, torch's RNG out of the
 forward); equivalent then means the difference was the model's randomness.
 """
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Optional
 
+from pgdoctor.checks.codes import run5
 from pgdoctor.checks.codes import verify as codes
 from pgdoctor.model import Finding
 from pgdoctor.verify.compare import Comparison, close, compare_recorded, rtol, tolerance_text
@@ -222,6 +227,37 @@ def models_differ(ctx: Context) -> Optional[Cause]:
     )
 
 
+def initial_weights_differ(ctx: Context) -> Optional[Cause]:
+    """fsdp: the parameters as build() made them differ across ranks (a seed taken from the rank,
+    or none); fully_shard broadcasts nothing, so each rank trains its shard of another model. Read
+    before the probe, which would blame the forward for what the weights do."""
+    inits: dict[int, dict[str, str]] = {}
+    for r, res in enumerate(ctx.ranks):
+        digests = res.get("setup", {}).get("init_digests")
+        if digests:
+            inits[r] = digests
+    if len(inits) < 2:
+        return None
+    base = inits[min(inits)]
+    odd = ctx.rank_order([n for n in base if any(d.get(n) != base[n] for d in inits.values())])
+    if not odd:
+        return None
+    ranks = [r for r, d in inits.items() if any(d.get(n) != base[n] for n in odd)]
+    return Cause(
+        codes.MODELS_DIFFER.finding(
+            f"the initial weights differ across ranks in {len(odd)} parameter(s) ({', '.join(odd[:6])}) "
+            f"on rank(s) {_ranks(ranks)} against rank {min(inits)}: build() initialises each rank "
+            "differently (a seed that depends on the rank, or none), and fully_shard, unlike DDP, "
+            "broadcasts nothing, so each rank trains its shard of another model; seed alike on every "
+            "rank, or broadcast rank 0's weights before sharding (FSDP1's sync_module_states=True, or "
+            "torch.distributed.broadcast of each parameter)",
+            facts=ctx.facts(params=odd, ranks=ranks),
+        ),
+        "initial_weights_differ",
+        _first(odd[0], 0),
+    )
+
+
 def frozen_on_some_ranks(ctx: Context) -> Optional[Cause]:
     flags = {r: res["setup"].get("requires_grad", {}) for r, res in enumerate(ctx.ranks) if res.get("setup")}
     frozen = ctx.rank_order(
@@ -324,6 +360,14 @@ def unused_parameters(ctx: Context) -> Optional[Cause]:
                 if n in ref_grads and r not in unused.setdefault(n, []):
                     unused[n].append(r)
     unused = {n: rs for n, rs in unused.items() if rs}
+    if not unused:
+        # The reference may skip the same parameters (a data-dependent branch that the whole
+        # batch does not take): the ranks' own records still name them, and the ranks.
+        for r, res in enumerate(ctx.ranks):
+            for rec in res.get("steps", []):
+                for n in rec.get("no_grad", []):
+                    if r not in unused.setdefault(n, []):
+                        unused[n].append(r)
     err = next((e for e in ctx.errors.values() if any(m in e["message"] for m in UNUSED_MARKERS)), None)
     if not unused and not err:
         return None
@@ -345,20 +389,26 @@ def unused_parameters(ctx: Context) -> Optional[Cause]:
 def rank_failed(ctx: Context) -> Optional[Cause]:
     if ctx.finished:
         return None
-    lines = [
-        f"rank {r} raised {e['type']} at step {e['step']} ({e['phase']}): {_short(e['message'])}"
-        for r, e in sorted(ctx.errors.items())
-    ]
+    said: dict[int, str] = {
+        r: f"rank {r} raised {e['type']} at step {e['step']} ({e['phase']}): {_short(e['message'])}"
+        for r, e in ctx.errors.items()
+    }
     for r in ctx.silent:
         o = ctx.run.rank_outcome(r)
-        lines.append(
+        said[r] = (
             f"rank {r} {'was killed at the deadline' if o.timed_out else f'exited with {o.returncode}'}"
             f"{': ' + tail(o.stderr, 2) if o.stderr.strip() else ''}"
         )
+    # The ranks started together, so the one whose process ended first failed first; the others'
+    # errors (a peer that closed its connection) follow from it.
+    order = sorted(said, key=lambda r: (ctx.run.rank_outcome(r).duration_s, r))
     return Cause(
         codes.NOT_EQUIVALENT.finding(
-            "the distributed run did not finish: " + "; ".join(lines),
-            facts=ctx.facts(errors=ctx.errors, unfinished=ctx.silent),
+            "the distributed run did not finish; the ranks in the order they ended, the first failure first: "
+            + "; ".join(said[r] for r in order),
+            facts=ctx.facts(
+                errors=ctx.errors, unfinished=ctx.silent, first_failed_rank=order[0] if order else None
+            ),
         ),
         "rank_failed",
     )
@@ -422,6 +472,28 @@ def unequal_micro_batches(ctx: Context) -> Optional[Cause]:
     )
 
 
+def unequal_token_counts(ctx: Context) -> Optional[Cause]:
+    """Equal micro-batches, but a mean loss with ignore_index (padding) averages over a different
+    number of targets on each rank: DDP's average of the ranks' means is not the global mean."""
+    counts = [[rec.get("counted") for rec in s] for s in zip(*(res["steps"] for res in ctx.ranks))]
+    at = next((i for i, c in enumerate(counts) if None not in c and len(set(c)) > 1), None)
+    if at is None:
+        return None
+    counted = [int(c) for c in counts[at] if c is not None]
+    return Cause(
+        codes.UNEQUAL_MICRO_BATCHES.finding(
+            f"{ctx.div()}. At step {at} the loss averages over {_ranks(counted)} "
+            "targets on the ranks (those not equal to its ignore_index: padding differs across ranks): DDP "
+            "averages the ranks' means with equal weight, so a token on a rank with more padding counts more "
+            "than one process would count it; sum the loss, all-reduce the number of counted targets, divide "
+            "by it and multiply by the world size",
+            facts=ctx.facts(ctx.comparison, counted_targets=counts),
+        ),
+        "unequal_token_counts",
+        ctx.first(),
+    )
+
+
 def loss_reduction_sum(ctx: Context) -> Optional[Cause]:
     dots = ctx.ranks[0]["steps"][0].get("grad_dot") if ctx.ranks[0].get("steps") else None
     if not dots or dots[1] <= 0:
@@ -429,16 +501,40 @@ def loss_reduction_sum(ctx: Context) -> Optional[Cause]:
     ratio = dots[0] / dots[1]
     if abs(ratio - ctx.world) > 1e-3 * ctx.world:
         return None
+    # A sum over samples and a mean divided by the world size give the same gradients and losses;
+    # what the loss does to a batch twice as large (on the rank) tells which one the user wrote.
+    doubled = ctx.ranks[0].get("loss_batch_ratio")
+    reduction = ctx.setup.get("reduction")
+    head = (
+        f"{ctx.div()}. The reference's gradients are {ratio:.4f} x the distributed ones, "
+        f"the world size {ctx.world}: "
+    )
+    if doubled is not None and abs(doubled - 1.0) < 1e-3:
+        why = (
+            "the loss is a mean over the micro-batch (a batch twice as large gives the same loss on the "
+            "ranks), so the missing factor is a division by the world size on the ranks, on top of DDP's "
+            "own average over ranks; drop the division (DDP's gradients are already the global mean)"
+        )
+        name = "loss_divided_by_world_size"
+    elif doubled is not None and abs(doubled - 2.0) < 2e-3:
+        why = (
+            f"the loss sums over samples (reduction {reduction or 'sum'!r}: a batch twice as large gives "
+            "twice the loss) and DDP averages over ranks; use reduction='mean' (or scale the loss by "
+            "1/global batch)"
+        )
+        name = "loss_reduction_sum"
+    else:
+        why = (
+            "the loss sums over samples, or is divided by the world size on top of DDP's average over "
+            "ranks; use a mean over the micro-batch and no division by the world size"
+        )
+        name = "loss_reduction_sum"
     return Cause(
         codes.LOSS_REDUCTION_SUM.finding(
-            f"{ctx.div()}. The reference's gradients are {ratio:.4f} x the distributed ones, the world size "
-            f"{ctx.world}: "
-            f"the loss sums over samples (reduction {ctx.setup.get('reduction') or 'sum'!r}) and DDP "
-            f"averages "
-            "over ranks; use reduction='mean' (or scale the loss by 1/global batch)",
-            facts=ctx.facts(ctx.comparison, grad_ratio=ratio, reduction=ctx.setup.get("reduction")),
+            head + why,
+            facts=ctx.facts(ctx.comparison, grad_ratio=ratio, reduction=reduction, loss_batch_ratio=doubled),
         ),
-        "loss_reduction_sum",
+        name,
         ctx.first(),
     )
 
@@ -481,11 +577,48 @@ def buffers_drift(ctx: Context) -> Optional[Cause]:
     )
 
 
+def loss_value_altered(
+    ctx: Context, reference: Sequence[float], distributed: Sequence[float]
+) -> Optional[Cause]:
+    """Gradients and parameters match, so the mean of the ranks' losses (a mean loss over equal
+    micro-batches; the other cases diverge and are named above) must be the reference's loss; when
+    it is not, the loss tensor was changed after the forward outside autograd (an in-place
+    all-reduce on it for logging), which training does not see but every logged value does."""
+    for step, (r, d) in enumerate(zip(reference, distributed)):
+        if not (math.isfinite(r) and math.isfinite(d)):
+            return None
+        if abs(d - r) <= rtol(ctx.dtype, step) * max(1.0, abs(r)):
+            continue
+        ratio = d / r if r else float("inf")
+        summed = abs(ratio - ctx.world) <= 1e-3 * ctx.world
+        return Cause(
+            run5.LOSS_VALUE_ALTERED.finding(
+                f"gradients and parameters match one process's, but at step {step} the ranks' loss averages "
+                f"{d:.6g} against the reference's {r:.6g} ({ratio:.4g} x)"
+                + (
+                    f", the world size {ctx.world}: the loss tensor is all-reduced in place with a SUM "
+                    "(dist.all_reduce(loss.detach()) or loss.data for logging) and never divided"
+                    if summed
+                    else ": the loss tensor is changed in place after the forward, outside autograd "
+                    "(an all-reduce on loss.detach() or loss.data for logging)"
+                )
+                + "; the training is right, every logged loss is wrong: all-reduce a copy "
+                "(loss.detach().clone()) with ReduceOp.AVG",
+                facts=ctx.facts(
+                    ctx.comparison, step=step, loss_reference=r, loss_ranks_mean=d, loss_ratio=ratio
+                ),
+            ),
+            None,
+        )
+    return None
+
+
 Detector = Callable[[Context], Optional[Cause]]
 # Answer whatever the numbers say (the order is the precedence: an earlier one explains the later).
 BEFORE: tuple[Detector, ...] = (
     reference_failed,
     models_differ,
+    initial_weights_differ,
     frozen_on_some_ranks,
     empty_micro_batches,
     loss_not_finite,
@@ -497,6 +630,7 @@ BEFORE: tuple[Detector, ...] = (
 ONCE_DIVERGED: tuple[Detector, ...] = (
     batchnorm_not_synced,
     unequal_micro_batches,
+    unequal_token_counts,
     loss_reduction_sum,
     rank_dependent_forward,
     buffers_drift,
@@ -528,6 +662,12 @@ def diagnose_data_parallel(
                         facts=ctx.facts(ctx.comparison),
                     )
                 )
+            return dg
+    if cause is None and ctx.finished and dg.losses:
+        # Equivalent training: what the ranks report as their loss is left to check.
+        altered = loss_value_altered(ctx, dg.losses["reference"], dg.losses["distributed"])
+        if altered is not None:
+            dg.findings.append(altered.finding)
             return dg
     if cause is not None:
         dg.findings.append(cause.finding)

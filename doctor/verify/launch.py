@@ -88,7 +88,24 @@ def launch(
         if res and "entry_error" in res:
             err = res["entry_error"]
             raise EntryError(err["message"], err.get("traceback", ""))
+    hung = reference_hung(ref, outcomes[0]) if reference else None
+    if hung is not None:
+        raise hung
     return Run(ref, ranks, tuple(outcomes), wall)
+
+
+def reference_hung(ref: Optional[RankRecord], rank0: ChildOutcome) -> Optional[EntryError]:
+    """The one-process reference (rank 0's process, before any process group) that the deadline
+    killed before it wrote its record: the entry's own code hangs or is slow with no
+    distribution involved, so nothing was compared and it is the entry's error, not a verdict."""
+    if ref or not rank0.timed_out:
+        return None
+    last = tail(rank0.stderr, 3).replace("\n", " | ")
+    return EntryError(
+        f"the one-process reference did not finish within --timeout ({rank0.duration_s:.0f} s): the entry's "
+        "own code (build(), data(), the model's forward or backward; no process group involved) hangs, "
+        "or needs a longer --timeout" + (f"; its last output: {last}" if last else "")
+    )
 
 
 def _read(path: Path) -> RankRecord:

@@ -164,6 +164,15 @@ def tp_plan(model: Any, spec: dict[str, Any]) -> dict[str, str]:
     linears = [n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
     # In pairs; an odd last layer stays dense (replicated): it reads the row layer's full output.
     paired = linears[: len(linears) // 2 * 2]
+    if not paired:
+        # Nothing would be split: the shards would be the whole model and "equivalent" would say
+        # nothing about tensor parallelism.
+        named = f" ({linears[0]})" if linears else ""
+        raise EntryError(
+            f"--strategy tp splits nn.Linear layers in (column, row) pairs, and this model has "
+            f"{len(linears)}{named}: nothing would be split, so there is nothing to verify; give the "
+            "entry a 'tp' mapping of module names to 'column' / 'row', or verify it with --strategy ddp"
+        )
     return {n: ("column" if i % 2 == 0 else "row") for i, n in enumerate(paired)}
 
 

@@ -43,6 +43,7 @@ class Setup(TypedDict, total=False):
     batchnorm: list[str]  # BatchNorm modules that are not SyncBatchNorm
     dropout: list[str]
     reduction: Optional[str]
+    init_digests: dict[str, str]  # fsdp: each parameter's digest as build() made it (nothing broadcasts it)
 
 
 class TensorDiff(TypedDict, total=False):
@@ -60,7 +61,9 @@ class StepRecord(TypedDict, total=False):
     step: int
     loss: float
     batch: int  # the rank's micro-batch size
+    counted: int  # targets a mean loss with ignore_index averages over (not ignored), when it has one
     hash: str  # digest of the rank's micro-batch (inputs and targets)
+    hashes: list[str]  # the reference: the digest of every rank's micro-batch, in rank order
     output: list[float]  # the first PROBE_VALUES values of the output (reference, pp, tp)
     names: dict[str, list[str]]  # the reference: kind -> the tensors it saved (grads: those that got one)
     no_grad: list[str]  # parameters that require grad and got none
@@ -79,6 +82,7 @@ class RankRecord(TypedDict, total=False):
     batches: list[int]  # micro-batch size per step, recorded before the forward (an empty one may raise)
     setup: Setup
     probe: list[float]  # a seeded forward of one fixed micro-batch (the first PROBE_VALUES values)
+    loss_batch_ratio: Optional[float]  # loss(batch twice over) / loss(batch) on this rank: 2 sum, 1 mean
     error: ErrorRecord
     entry_error: EntryErrorRecord
     wall_s: float

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any, Callable, Optional
 
 from pgdoctor.verify.compare import rtol
+from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import StepRecord, TensorDiff, tensor_file
 from pgdoctor.verify.tensors import diff, dot, load
 
@@ -24,6 +25,24 @@ class Reference:
         self.out_dir = out_dir
         self.dtype = rec.get("setup", {}).get("dtype", "float32")
         self.scales = [s.get("scale", {}) for s in rec.get("steps", [])]
+        self.hashes = [s.get("hashes", []) for s in rec.get("steps", [])]
+
+    def check_samples(self, rank: int, world: int, step: int, digest: str) -> None:
+        """The contract the whole comparison rests on: data(rank, world, step) is a function of its
+        arguments, so the reference rebuilds each rank's micro-batch. A rank whose samples differ
+        from the reference's for the same call ends the run as the entry's error: any comparison
+        after it would blame the model (a rank-dependent forward, an unexplained divergence)."""
+        known = self.hashes[step] if step < len(self.hashes) else []
+        if rank >= len(known) or known[rank] == digest:
+            return
+        raise EntryError(
+            f"data({rank}, {world}, {step}) gave other samples on rank {rank} than in the one-process "
+            "reference, with the same arguments and torch's RNG seeded alike: data() depends on "
+            "something besides its arguments (the rank or world size read from RANK / LOCAL_RANK / "
+            "WORLD_SIZE or torch.distributed, a loader or generator whose state advances per call, an "
+            "unseeded NumPy or random draw), so the reference cannot rebuild the global batch; make "
+            "data a function of (rank, world, step)"
+        )
 
     @classmethod
     def of(cls, cfg: dict[str, Any]) -> Optional[Reference]:

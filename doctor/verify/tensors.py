@@ -40,12 +40,19 @@ def full(t: Any) -> Any:
     return t.full_tensor() if hasattr(t, "full_tensor") else t
 
 
+def dense(t: Any) -> Any:
+    """A sparse gradient (nn.Embedding(sparse=True)) as the strided tensor it stands for: the
+    comparison's reductions (abs, max, the byte digest) have no sparse kernels, and the reference's
+    coalesced sum and DDP's all-reduced one differ in layout, never in value."""
+    return t.to_dense() if getattr(t, "is_sparse", False) else t
+
+
 def save(tensors: dict[str, Any], path: str) -> float:
-    """torch.save the tensors (detached, on the CPU); returns their largest |value| (the
-    tolerance's scale of that kind)."""
+    """torch.save the tensors (detached, on the CPU, sparse ones made dense); returns their largest
+    |value| (the tolerance's scale of that kind)."""
     import torch
 
-    out = {n: t.detach().cpu() for n, t in tensors.items()}
+    out = {n: dense(t.detach().cpu()) for n, t in tensors.items()}
     tmp = f"{path}.tmp{os.getpid()}"
     torch.save(out, tmp)
     os.replace(tmp, path)

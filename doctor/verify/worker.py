@@ -163,6 +163,34 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+ENTRY_INIT_PG = (
+    "the entry calls torch.distributed.init_process_group: pgdoctor starts the ranks' process group "
+    "itself before it calls build(), and runs the one-process reference with none (where this call "
+    "would wait for peers that never come); keep it in your script's main(), out of build(), data() "
+    "and the model"
+)
+
+
+def _refuse_entry_process_groups() -> Any:
+    """While the entry's code runs (import, build(), data(), forward), init_process_group raises at
+    once with the reason: in the reference it would block until the deadline waiting for ranks
+    that are not its own, in a rank torch refuses a second default group. Returns the undo."""
+    import torch.distributed as dist
+    import torch.distributed.distributed_c10d as c10d
+
+    original = c10d.init_process_group
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(ENTRY_INIT_PG)
+
+    dist.init_process_group = c10d.init_process_group = refuse  # type: ignore[assignment]
+
+    def restore() -> None:
+        dist.init_process_group = c10d.init_process_group = original  # type: ignore[assignment]
+
+    return restore
+
+
 def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any = None) -> int:
     import datetime
 
@@ -189,6 +217,7 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
         )
     rc = 0
     entry_error: Optional[EntryError] = None
+    restore = _refuse_entry_process_groups()
     try:
         try:
             fn = load(cfg["entry"])
@@ -228,6 +257,7 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
             rc = EXIT_TRAINING_ERROR
         write_json(path, result)
     finally:
+        restore()
         if role != "reference":
             import torch.distributed as dist
 
