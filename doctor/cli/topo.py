@@ -9,9 +9,9 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import emit_json
+from pgdoctor.cli import NamedPath, emit_json
 from pgdoctor.engine.errors import UserError
-from pgdoctor.model import Measurement, Snapshot, SnapshotFormatError
+from pgdoctor.model import Measurement
 
 LEGEND = (
     "X = self, NV = NVLink peer access, PIX = at most one PCIe bridge, PXB = several PCIe bridges, "
@@ -40,21 +40,16 @@ def _live(ctx: Any = None) -> list[Measurement]:
 
 
 def _from(path: str) -> list[Measurement]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            snap = Snapshot.loads(fh.read())
-    except OSError as exc:
-        raise UserError(f"cannot read snapshot {path}: {exc.strerror}") from None
-    except SnapshotFormatError as exc:
-        raise UserError(f"{path}: {exc}") from None
-    return [m for m in snap.measurements() if m.key in KEYS]
+    from pgdoctor.cli.check import load_snapshot  # one reader of named snapshots: /dev/zero never hangs
+
+    return [m for m in load_snapshot(path).measurements() if m.key in KEYS]
 
 
 @click.command()
 @click.option(
     "--from",
     "from_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="Print the topology recorded in a snapshot instead of this node's.",
 )

@@ -112,7 +112,33 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
     (see the module docstring)."""
     out = Unpacked(tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
     _MADE.add(out.directory)
-    total = 0
+    _unpack_into(out, path, path, listed, archive, out.directory, [0], 0)
+    return out
+
+
+# An archive inside an archive (the job's logs.tar.gz inside a support bundle's zip, one tar per node
+# inside the job's tar) is unpacked in its turn, its members named OUTER:INNER:MEMBER, down to this
+# depth. Before, an inner zip was "a binary file" and an inner tar was read as one log whose lines
+# were its headers' NUL blocks. Every level draws on the outer archive's one budget of members and
+# bytes, so nesting never multiplies what a bomb may write.
+MAX_DEPTH = 3
+# What an unpacked member must start with to be tested as an archive (kind() opens it, which a few
+# thousand small logs should not pay for): zip, gzip, xz, bzip2; a plain tar says "ustar" at 257.
+_ARCHIVE_HEADS = (b"PK\x03\x04", b"\x1f\x8b", b"\xfd7zXZ\x00", b"BZh")
+
+
+def _unpack_into(
+    out: Unpacked,
+    path: str,
+    label: str,
+    listed: bool,
+    archive: str,
+    directory: str,
+    used: list[int],
+    depth: int,
+) -> None:
+    """Unpacks `path` (named `label` in evidence) into `directory`; `used` holds the bytes written so
+    far by every level."""
     seen: set[str] = set()
     members = _zip_members(path) if archive == "zip" else _tar_members(path)
     try:
@@ -120,9 +146,9 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
             with src:
                 if not _wanted(name, listed):
                     continue
-                if len(out.members) >= MAX_MEMBERS or total + size > MAX_BYTES:
+                if len(out.members) >= MAX_MEMBERS or used[0] + size > MAX_BYTES:
                     out.skipped.append(
-                        f"{path}: members past {len(out.members)} files / {total >> 20} MiB were not read "
+                        f"{label}: members past {len(out.members)} files / {used[0] >> 20} MiB were not read "
                         f"(limits {MAX_MEMBERS} files, {MAX_BYTES >> 30} GiB)"
                     )
                     break
@@ -130,13 +156,38 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
                 while rel in seen:  # two members of one name (an archive appended to): both are read
                     rel += "~"
                 seen.add(rel)
-                dest = os.path.join(out.directory, rel)
+                dest = os.path.join(directory, rel)
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
-                total += _copy(src, dest, MAX_BYTES - total)
-                out.members.append((f"{path}:{name}", dest))
+                used[0] += _copy(src, dest, MAX_BYTES - used[0])
+            inner = _inner_archive(dest) if depth < MAX_DEPTH else None
+            if inner is not None:
+                _unpack_into(
+                    out,
+                    dest,
+                    f"{label}:{name}",
+                    listed,
+                    inner,
+                    tempfile.mkdtemp(dir=directory),
+                    used,
+                    depth + 1,
+                )
+                os.unlink(dest)  # its members stand for it
+                continue
+            out.members.append((f"{label}:{name}", dest))
     except _ERRORS as exc:
-        out.skipped.append(f"{path}: the archive is cut or damaged after {len(out.members)} members ({exc})")
-    return out
+        out.skipped.append(f"{label}: the archive is cut or damaged after {len(out.members)} members ({exc})")
+
+
+def _inner_archive(dest: str) -> Optional[str]:
+    try:
+        with open(dest, "rb") as fh:
+            head = fh.read(262)
+    except OSError:
+        return None
+    if not (head.startswith(_ARCHIVE_HEADS) or head[257:262] == b"ustar"):
+        return None
+    found = kind(dest)
+    return found if found in ("tar", "zip") else None
 
 
 def _copy(src: IO[bytes], dest: str, budget: int) -> int:
