@@ -111,8 +111,9 @@ def _missing_fault(
         facts["no_dump_ranks"] = no_dump
     where = f" at {facts['frames'][0]}" if facts.get("frames") else ""
     if kind == "no_dump":
+        _note_unreadable(rep, no_dump, facts)
         msg = (
-            f"{ranks_text(missing)} left no flight-recorder dump (died or aborted before dumping); in "
+            f"{_left_no_dump(rep, missing)}; in "
             f"{_where(facts)} the last collective of the group, {ranks_text(sorted(present))} entered "
             f"it{where}"
         )
@@ -140,6 +141,28 @@ def _missing_fault(
     return Fault(
         code, facts, missing, sorted(present), msg, ev, 1, 0 if kind == "no_dump" else _issued(present)
     )
+
+
+def _left_no_dump(rep: FlightReport, ranks: list[int]) -> str:
+    """What became of these ranks' dumps: none written, or a file there that cannot be read (cut or
+    damaged, as a rank killed while dumping leaves it), which is not "left no dump"."""
+    cut = [r for r in ranks if r in rep.unreadable]
+    gone = [r for r in ranks if r not in rep.unreadable]
+    parts = (
+        [f"{ranks_text(gone)} left no flight-recorder dump (died or aborted before dumping)"] if gone else []
+    )
+    if cut:
+        parts.append(
+            f"{ranks_text(cut)} left a flight-recorder dump that cannot be read (cut or damaged: it may "
+            "have died while dumping)"
+        )
+    return "; ".join(parts)
+
+
+def _note_unreadable(rep: FlightReport, ranks: list[int], facts: dict[str, Any]) -> None:
+    cut = [r for r in ranks if r in rep.unreadable]
+    if cut:
+        facts["unreadable_dump_ranks"] = cut
 
 
 def _issued(present: Mapping[int, list[Entry]]) -> int:
@@ -327,10 +350,14 @@ def _dump_missing_fault(rep: FlightReport, g: Groups) -> Fault:
         "dump_ranks": sorted(g.dumped),
         "world_size": len(g.world),
     }
-    msg = (
-        f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted before "
-        f"dumping); the {len(g.dumped)} dumps that exist agree with each other"
+    _note_unreadable(rep, nd, facts)
+    told = (
+        f"of the {len(g.world)} ranks, {_left_no_dump(rep, nd)}"
+        if "unreadable_dump_ranks" in facts
+        else f"{ranks_text(nd)} of the {len(g.world)} ranks left no flight-recorder dump (died or aborted "
+        "before dumping)"
     )
+    msg = f"{told}; the {len(g.dumped)} dumps that exist agree with each other"
     return Fault(F.FR_DUMP_MISSING.code, facts, nd, [], msg, [], 2)
 
 

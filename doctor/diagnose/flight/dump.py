@@ -134,6 +134,9 @@ def _literal(text: str) -> Any:
 class FlightReport:
     dumps: list[Dump] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # rank (by the file's name) -> why its dump could not be read: the file is there, cut or damaged
+    # (a rank killed while it dumped), so "left no dump" would be a wrong fact about it
+    unreadable: dict[int, str] = field(default_factory=dict)
 
 
 def looks_like_dump(head: bytes) -> bool:
@@ -201,6 +204,10 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
             data = load_dump(f)
         except (DumpError, OSError) as exc:
             rep.skipped.append(str(exc))
+            named = _RANK_IN_NAME.search(os.path.basename(f))
+            rank_named = bounded(named.group(1)) if named else None
+            if rank_named is not None:
+                rep.unreadable.setdefault(rank_named, str(exc))
             continue
         m = _RANK_IN_NAME.search(os.path.basename(f))
         rank = bounded(m.group(1)) if m else i
