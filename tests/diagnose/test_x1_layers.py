@@ -144,3 +144,20 @@ def test_layers_stop_at_their_bound_without_an_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.gz"
     path.write_bytes(data)
     diagnose(path)  # read as far as the bound, then as bytes: no crash, exit 0 or 1
+
+
+def test_a_hole_of_nuls_is_never_opened_as_a_tar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tarfile's "r:*" read a file of NULs as an LZMA-alone stream to its end before the log was
+    scanned: a 400 MB hole (logrotate's copytruncate) took 100 s, a 4 GB one past any --timeout."""
+    tar = tmp_path / "job.tar"
+    tar.write_bytes(_tar({"rank1.log": OOM}))
+    opened: list[str] = []
+    real = tarfile.open
+    monkeypatch.setattr(tarfile, "open", lambda *a, **k: opened.append(str(a[0])) or real(*a, **k))
+    hole = tmp_path / "rank1.log"
+    with open(hole, "wb") as fh:
+        fh.truncate(8 << 20)
+        fh.seek(8 << 20)
+        fh.write(OOM)
+    assert archives.kind(str(hole)) is None and opened == []
+    assert archives.kind(str(tar)) == "tar" and opened == [str(tar)]

@@ -44,7 +44,11 @@ def kind(path: str) -> Optional[str]:
                 return "checkpoint"
             return "zip"
         # An empty archive says nothing, and a log that starts with a run of NULs (logrotate's
-        # copytruncate) reads as one: a tar is one with a first member.
+        # copytruncate) reads as one: a tar is one with a first member. Only a head that can start a
+        # tar is opened as one: tarfile's "r:*" reads NULs as an LZMA-alone stream to their end (a
+        # 400 MB hole took 100 s before the log was read at all).
+        if not _tar_head(path):
+            return None
         with tarfile.open(path, "r:*") as tf:
             return "tar" if tf.next() is not None else None
     except _ERRORS:  # a cut compressed file, a permission flipped under us: not an archive to open
@@ -122,9 +126,15 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
 # were its headers' NUL blocks. Every level draws on the outer archive's one budget of members and
 # bytes, so nesting never multiplies what a bomb may write.
 MAX_DEPTH = 3
-# What an unpacked member must start with to be tested as an archive (kind() opens it, which a few
-# thousand small logs should not pay for): zip, gzip, xz, bzip2; a plain tar says "ustar" at 257.
-_ARCHIVE_HEADS = (b"PK\x03\x04", b"\x1f\x8b", b"\xfd7zXZ\x00", b"BZh")
+# What a tar starts with: gzip, xz, the older .lzma, bzip2 around it; a plain (POSIX or GNU) tar says
+# "ustar" at 257.
+_TAR_HEADS = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x5d\x00\x00", b"BZh")
+
+
+def _tar_head(path: str) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(262)
+    return head.startswith(_TAR_HEADS) or head[257:262] == b"ustar"
 
 
 def _unpack_into(
@@ -179,13 +189,6 @@ def _unpack_into(
 
 
 def _inner_archive(dest: str) -> Optional[str]:
-    try:
-        with open(dest, "rb") as fh:
-            head = fh.read(262)
-    except OSError:
-        return None
-    if not (head.startswith(_ARCHIVE_HEADS) or head[257:262] == b"ustar"):
-        return None
     found = kind(dest)
     return found if found in ("tar", "zip") else None
 
