@@ -74,6 +74,10 @@ def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
     matrix: Any = found.get("topo.matrix")
     if not isinstance(matrix, dict):
         raise UserError("no topology in this snapshot (it was collected without the net area)")
+    if not _sound(matrix):
+        raise UserError(
+            f"the topology {where} is damaged (topo.matrix is not what the topology probe writes)"
+        )
     per_gpu: dict[str, dict[int, Any]] = {"gpu.cpu_affinity": {}, "gpu.numa_node": {}}
     for m in measurements:
         if m.key in per_gpu and m.scope.gpu_index is not None and m.ok:
@@ -93,3 +97,17 @@ def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
         return
     click.echo(format_matrix(matrix))
     click.echo(f"\n{LEGEND}")
+
+
+def _sound(matrix: dict[str, Any]) -> bool:
+    """The shape the topology probe writes: device names, and a row of cells per device. A snapshot
+    edited or damaged otherwise (`"topo.matrix": {"a": [1]}`) was an internal error (KeyError)."""
+    devices, cells = matrix.get("devices"), matrix.get("cells")
+    return (
+        isinstance(devices, list)
+        and all(isinstance(d, str) for d in devices)
+        and isinstance(cells, list)
+        and len(cells) == len(devices)
+        and all(isinstance(row, list) and len(row) == len(devices) for row in cells)
+        and all(isinstance(matrix.get(k), (list, type(None))) for k in ("numa_nodes", "cpu_affinity"))
+    )

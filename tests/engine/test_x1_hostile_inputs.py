@@ -221,3 +221,15 @@ def test_the_cache_never_makes_a_home_nor_a_folder_in_the_working_directory(
         assert not list((tmp_path / "cwd").iterdir())
     else:
         assert cache.cache_dir() is None and made == []
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [{"a": [1]}, {"devices": [5], "cells": [["X"]]}, {"devices": ["GPU0", "GPU1"], "cells": [["X"]]}],
+)
+def test_topo_from_a_snapshot_with_a_damaged_matrix_is_one_line(tmp_path: Path, matrix: dict) -> None:  # type: ignore[type-arg]
+    probe = {"name": "topology", "area": "net", "status": "passed"}
+    snap = {**SNAPSHOT, "probes": [{**probe, "measurements": [{"key": "topo.matrix", "value": matrix}]}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(snap))
+    assert "damaged" in one_error_line(run("topo", "--from", str(path)))
