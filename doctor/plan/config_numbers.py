@@ -66,20 +66,19 @@ def check_config_numbers(cfg: Any) -> None:
     dropout rate, a number from 0 to 1). Anything but a JSON object is left to the readers."""
     if not isinstance(cfg, Mapping):
         return
-    for key, limit in WHOLE.items():
-        value = cfg.get(key)
+    for key, value in cfg.items():  # in the file's order: the first bad field is the one named
         if value is None:
             continue
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"config.json's {key} is {_shown(value)}, not a whole number")
-        if not 0 <= value <= limit:
-            raise ValueError(f"config.json's {key} is {_shown(value)}; it must be from 0 to {limit}")
-    for key in RATES:
-        value = cfg.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-            raise ValueError(f"config.json's {key} is {_shown(value)}, not a rate from 0 to 1")
+        if key in WHOLE:
+            limit = WHOLE[key]
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{key} is {_shown(value)}, not a whole number")
+            if not 0 <= value <= limit:
+                raise ValueError(f"{key} is {_shown(value)}; it must be from 0 to {limit}")
+        elif key in RATES and (
+            not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1
+        ):
+            raise ValueError(f"{key} is {_shown(value)}, not a rate from 0 to 1")
 
 
 def _shown(value: Any) -> str:
