@@ -164,9 +164,14 @@ def parse_binary_bytes(text: str) -> int:
         value = float(digits)
     except ValueError:
         raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)") from None
-    if suffix not in _BINARY or value <= 0:
+    # `not value > 0` also refuses nan; the bound is the sizes' one (MAX_SCALED), checked after the
+    # unit: 1e309 (inf) and 400 digits were an OverflowError, exit 4.
+    if suffix not in _BINARY or not value > 0:
         raise ValueError(f"not a size: {text!r} (examples: 8, 64K, 256M)")
-    return int(value * _BINARY[suffix])
+    scaled = value * _BINARY[suffix]
+    if not scaled <= MAX_SCALED:
+        raise ValueError(f"size {text!r} is larger than {MAX_SCALED:.0e}")
+    return int(scaled)
 
 
 # --- as PyTorch, NCCL and the kernel print them ---------------------------------------------------

@@ -27,9 +27,10 @@ URL_CREDENTIALS = lazy_re.compile(
 # (git@, alice@) stay.
 URL_TOKEN_USER = lazy_re.compile(_SCHEME + r"(?P<user>[A-Za-z0-9_.~-]{16,})@")
 # user:password@host without a scheme (rsync, pip, redis targets, a MASTER_ADDR quoted in an
-# error): any host name, dotted or not, with an optional port.
+# error): any host name, dotted or not, with an optional port. Also after a '/': a file or directory
+# named so (logs/admin:pw@node1.log) is echoed in error lines and reports.
 BARE_CREDENTIALS = lazy_re.compile(
-    r"(?<![\w/:@.-])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)"
+    r"(?<![\w:@.-])(?P<user>[\w.-]+):(?P<pw>[^\s@:/]+)@(?P<host>[\w-]+(?:\.[\w-]+)*(?::\d+)?)"
 )
 # NAME=value, NAME="a value", NAME='a value'; a URL's query value ends at '&'.
 ASSIGNMENT = lazy_re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\"[^\"]*\"|'[^']*'|[^\s&]+)")

@@ -4,6 +4,7 @@ an exhausted host."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 
@@ -50,9 +51,24 @@ def read_input(path: str, what: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
         os.close(fd)
 
 
+# Named text inputs written on Windows or by an editor start with a byte-order mark: Notepad's
+# UTF-8 one, PowerShell 5's `>` writes UTF-16 with one. json and tomllib refuse any BOM, and a
+# config.json that `cat` shows fine was "not JSON: Unexpected UTF-8 BOM". UTF-32's BOMs go first:
+# UTF-32-LE's starts with UTF-16-LE's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
 def read_text_input(path: str, what: str, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The file as text: UTF-8, or UTF-8, UTF-16 or UTF-32 with a byte-order mark (the mark dropped)."""
     data = read_input(path, what, max_bytes)
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8")
     try:
-        return data.decode("utf-8")
+        return data.decode(encoding)
     except UnicodeDecodeError:
-        raise InputError(f"{what} {path} is not UTF-8 text") from None
+        raise InputError(f"{what} {path} is not text in UTF-8 (nor UTF-16 or UTF-32 with a BOM)") from None

@@ -88,6 +88,17 @@ class FiniteFloat(click.FloatRange):
         return super().convert(value, param, ctx)
 
 
+class NamedPath(click.Path):
+    """A path option that refuses an empty name. `--from "$SNAP"` with SNAP unset arrives as "",
+    which the commands' `if from_path:` read as "not given": check then probed the live host and
+    passed, topo printed this node's matrix, plan ignored the measurements."""
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path (an unset variable?)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(LAZY_COMMANDS)
@@ -214,7 +225,7 @@ def _preload_unwinder() -> None:
 def main(argv: Optional[list[str]] = None) -> NoReturn:
     _std_streams()
     _preload_unwinder()
-    from pgdoctor.cli.sink import install
+    from pgdoctor.cli.sink import ReaderLeft, install
 
     install()  # every console line, whoever prints it, through one neutralising writer
     from pgdoctor.diagnose.text import sre_cache
@@ -225,6 +236,27 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
     # otherwise never end on Ctrl-C or an orchestrator's SIGINT.
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        rc = _run(argv)
+    except KeyboardInterrupt:  # in the start-up before the command (the sweep, the warning filters)
+        _error_line("pgdoctor: interrupted")
+        rc = EXIT_INTERRUPTED
+    except ReaderLeft:
+        rc = _reader_left()
+    try:
+        # What is still buffered goes out here, where a reader that left is answered, not in the
+        # interpreter's exit flush ("Exception ignored ... BrokenPipeError", exit 120).
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except ReaderLeft:
+        rc = _reader_left()
+    except (OSError, ValueError):
+        pass
+    sys.exit(rc)
+
+
+def _run(argv: Optional[list[str]]) -> int:
+    from pgdoctor.cli.sink import ReaderLeft
     from pgdoctor.probes.processes import QUIET_WARNINGS, clean_stale_temp
 
     clean_stale_temp()  # what a SIGKILLed pgdoctor left in the temp directory
@@ -238,30 +270,27 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
         rc = exc.exit_code
     except click.ClickException as exc:
         # Usage errors and UserError: one line, no traceback, no usage dump.
-        click.echo(f"pgdoctor: error: {exc.format_message()}", err=True)
+        _error_line(f"pgdoctor: error: {exc.format_message()}")
         rc = EXIT_USAGE
     except click.exceptions.Abort:
-        click.echo("pgdoctor: interrupted", err=True)
+        _error_line("pgdoctor: interrupted")
         rc = EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        click.echo("pgdoctor: interrupted", err=True)
+        _error_line("pgdoctor: interrupted")
         rc = EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderLeft):
         # `pgdoctor list | head`: the reader left; not an error of ours.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        rc = EXIT_OK
+        rc = _reader_left()
     except (MemoryError, RuntimeError, OSError) as exc:
         _quiet_stdout()
         limit = resource_exhaustion(exc)
         if limit is not None:
-            click.echo(f"pgdoctor: incomplete: {limit}", err=True)
+            _error_line(f"pgdoctor: incomplete: {limit}")
             rc = EXIT_INCOMPLETE
         elif isinstance(exc, OSError):
             # The environment refused (stdout on a full disk, a file that vanished): one line.
-            click.echo(
-                f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}",
-                err=True,
+            _error_line(
+                f"pgdoctor: error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
             )
             rc = EXIT_USAGE
         else:
@@ -274,9 +303,34 @@ def main(argv: Optional[list[str]] = None) -> NoReturn:
     if termination_requested() and rc != EXIT_INTERRUPTED:
         # The SIGTERM's exception was swallowed somewhere and the run went on: the caller asked
         # it to stop, so it did not finish as asked.
-        click.echo("pgdoctor: interrupted", err=True)
+        _error_line("pgdoctor: interrupted")
         rc = EXIT_INTERRUPTED
-    sys.exit(rc if isinstance(rc, int) else EXIT_OK)
+    return rc if isinstance(rc, int) else EXIT_OK
+
+
+# An error line names what the user typed or named, which may be anything: 100 KB of it, or
+# `\x1b[2J` in a file name, which click.echo would strip from a pipe (the line then names another
+# file) and which the sink would show only on a terminal. The line is written escaped (the sink
+# redacts it, as all of stderr) and clipped.
+ERROR_LINE_CHARS = 2000
+
+
+def _error_line(line: str) -> None:
+    from pgdoctor.knowledge.clip import clip
+    from pgdoctor.model.redact import neutral, redact_text
+
+    click.echo(clip(neutral(redact_text(line)), ERROR_LINE_CHARS), err=True)
+
+
+def _reader_left() -> int:
+    """stdout's reader went away: what is left to write goes to /dev/null, and the run ends with 0
+    (not an error of pgdoctor's; the reader took what it wanted)."""
+    for fd in (1, 2):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+        except OSError:
+            pass
+    return EXIT_OK
 
 
 def require_torch_importable() -> None:
@@ -308,10 +362,9 @@ def _internal_error(exc: BaseException) -> int:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     message = clip(str(exc).splitlines()[0], 300) if str(exc) else ""
-    click.echo(
+    _error_line(
         f"pgdoctor: internal error: {type(exc).__name__}: {message}{where} "
-        f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)",
-        err=True,
+        f"(a bug in pgdoctor {__version__}; PGDOCTOR_TRACEBACK=1 prints the traceback)"
     )
     if os.environ.get("PGDOCTOR_TRACEBACK"):
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import FiniteFloat, require_torch_importable
+from pgdoctor.cli import FiniteFloat, NamedPath, require_torch_importable
 from pgdoctor.cli.output import output_options
 from pgdoctor.engine.errors import EXIT_INTERRUPTED, UserError
 from pgdoctor.knowledge.ranks import MAX_LOCAL_RANKS
@@ -119,7 +119,7 @@ class _Bar:
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="TOML file of thresholds and expectations.",
 )

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 import click
 
 from pgdoctor.checks.base import Config
-from pgdoctor.cli import FiniteFloat
+from pgdoctor.cli import FiniteFloat, NamedPath
 from pgdoctor.cli.output import (  # noqa: F401 (checked_output, write_report: older importers)
     checked_output,
     output_options,
@@ -76,7 +76,7 @@ def probe_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--config",
             "config_path",
-            type=click.Path(dir_okay=False),
+            type=NamedPath(dir_okay=False),
             default=None,
             help="TOML file of thresholds and expectations.",
         ),
@@ -149,16 +149,15 @@ def make_context(level: str, config: Any, options: dict[str, Any]) -> ProbeConte
     return ProbeContext(env=dict(os.environ), level=level, config=config, options=options)
 
 
-def _load_snapshot(path: str) -> Snapshot:
-    from pgdoctor.probes.files import InputError, read_input
+def load_snapshot(path: str) -> Snapshot:
+    """A snapshot a user names (`check --from`, `topo --from`): through the bounded reader (regular
+    files only, a byte-order mark read), every problem one UserError."""
+    from pgdoctor.probes.files import InputError, read_text_input
 
     try:
-        text = read_input(path, "snapshot").decode("utf-8")
-        return Snapshot.loads(text)
+        return Snapshot.loads(read_text_input(path, "snapshot"))
     except InputError as exc:
         raise UserError(str(exc)) from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not a text file (a snapshot is JSON from `pgdoctor collect`)") from None
     except (SnapshotFormatError, RecursionError) as exc:
         raise UserError(
             f"{path}: {exc if isinstance(exc, SnapshotFormatError) else 'nested too deep'}"
@@ -170,7 +169,7 @@ def _load_snapshot(path: str) -> Snapshot:
 @click.option(
     "--from",
     "from_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="Check a saved snapshot instead of probing this host.",
 )
@@ -252,7 +251,7 @@ def _check_saved(
 
     try:
         with deadline(timeout_s):
-            return build_report("check", _load_snapshot(path), config, selection, meta=meta)
+            return build_report("check", load_snapshot(path), config, selection, meta=meta)
     except DeadlineExceeded:
         click.echo(
             f"pgdoctor: incomplete: checking {path} did not finish within --timeout {timeout_s:g} s", err=True

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import FiniteFloat
+from pgdoctor.cli import FiniteFloat, NamedPath
 from pgdoctor.cli.output import output_options
 from pgdoctor.engine.deadline import DeadlineExceeded, deadline
 from pgdoctor.engine.errors import EXIT_INCOMPLETE, UserError
@@ -43,7 +43,7 @@ from pgdoctor.model import exit_code
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="TOML config (as for check): the traces.* thresholds of the profiler-trace findings.",
 )
@@ -70,9 +70,6 @@ def diagnose(
     # read as "no failure found". Stdin is read only when asked for with '-'.
     if not paths and not fr_dirs:
         raise UserError("no input: give log files or directories, '-' for stdin, or --flight-recorder DIR")
-    stdin: Any = sys.stdin.buffer  # a BufferedReader: peek waits for the first byte or EOF
-    if set(paths) == {"-"} and not fr_dirs and not stdin.peek(1)[:1]:
-        raise UserError("no input: '-' read an empty stdin")
     config = None
     if config_path is not None:
         from pgdoctor.engine.config import ConfigError, load_config
@@ -88,6 +85,11 @@ def diagnose(
         )
     try:
         with deadline(timeout_s):
+            # Under the deadline: a stdin that never sends a byte nor closes (`tail -f log |`, a
+            # stuck producer) waited here forever, before --timeout started counting.
+            stdin: Any = sys.stdin.buffer  # a BufferedReader: peek waits for the first byte or EOF
+            if set(paths) == {"-"} and not fr_dirs and not stdin.peek(1)[:1]:
+                raise UserError("no input: '-' read an empty stdin")
             report = diagnose_paths(list(paths), list(fr_dirs), all_steps=all_steps, config=config)
     except DeadlineExceeded:
         click.echo(

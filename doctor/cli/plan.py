@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from pgdoctor.cli import FiniteFloat
+from pgdoctor.cli import FiniteFloat, NamedPath
 from pgdoctor.engine.errors import UserError
 from pgdoctor.knowledge.gpus import GPUS
 from pgdoctor.knowledge.interconnects import DEFAULT_INTER, DEFAULT_INTRA, PRESETS
@@ -21,14 +21,12 @@ from pgdoctor.plan.offload import DEVICES, OFFLOADS
 
 
 def _read_text(path: str, what: str) -> str:
-    from pgdoctor.probes.files import InputError, read_input
+    from pgdoctor.probes.files import InputError, read_text_input
 
     try:
-        return read_input(path, what).decode("utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not a text file (a snapshot or `bench scaling --json` result)") from None
+        return read_text_input(path, what)
     except InputError as exc:
-        raise UserError(f"{path}: {exc}") from None
+        raise UserError(str(exc)) from None
 
 
 # Shapes and counts past any real cluster or model are typos (or attacks): a layer count of
@@ -44,7 +42,7 @@ MAX_LAYERS = 4096
 @click.option(
     "--model",
     "model_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="A Hugging Face config.json instead of --params.",
 )
@@ -203,7 +201,7 @@ MAX_LAYERS = 4096
 @click.option(
     "--from",
     "from_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="Measured bandwidth (and TFLOP/s) from a pgdoctor snapshot or a `bench scaling --json` result.",
 )

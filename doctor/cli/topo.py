@@ -9,9 +9,9 @@ from typing import Any, Optional
 
 import click
 
-from pgdoctor.cli import emit_json
+from pgdoctor.cli import NamedPath, emit_json
 from pgdoctor.engine.errors import UserError
-from pgdoctor.model import Measurement, Snapshot, SnapshotFormatError
+from pgdoctor.model import Measurement
 
 LEGEND = (
     "X = self, NV = NVLink peer access, PIX = at most one PCIe bridge, PXB = several PCIe bridges, "
@@ -40,21 +40,16 @@ def _live(ctx: Any = None) -> list[Measurement]:
 
 
 def _from(path: str) -> list[Measurement]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            snap = Snapshot.loads(fh.read())
-    except OSError as exc:
-        raise UserError(f"cannot read snapshot {path}: {exc.strerror}") from None
-    except SnapshotFormatError as exc:
-        raise UserError(f"{path}: {exc}") from None
-    return [m for m in snap.measurements() if m.key in KEYS]
+    from pgdoctor.cli.check import load_snapshot  # one reader of named snapshots: /dev/zero never hangs
+
+    return [m for m in load_snapshot(path).measurements() if m.key in KEYS]
 
 
 @click.command()
 @click.option(
     "--from",
     "from_path",
-    type=click.Path(dir_okay=False),
+    type=NamedPath(dir_okay=False),
     default=None,
     help="Print the topology recorded in a snapshot instead of this node's.",
 )
@@ -79,6 +74,10 @@ def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
     matrix: Any = found.get("topo.matrix")
     if not isinstance(matrix, dict):
         raise UserError("no topology in this snapshot (it was collected without the net area)")
+    if not _sound(matrix):
+        raise UserError(
+            f"the topology {where} is damaged (topo.matrix is not what the topology probe writes)"
+        )
     per_gpu: dict[str, dict[int, Any]] = {"gpu.cpu_affinity": {}, "gpu.numa_node": {}}
     for m in measurements:
         if m.key in per_gpu and m.scope.gpu_index is not None and m.ok:
@@ -98,3 +97,17 @@ def show(measurements: list[Measurement], as_json: bool, where: str) -> None:
         return
     click.echo(format_matrix(matrix))
     click.echo(f"\n{LEGEND}")
+
+
+def _sound(matrix: dict[str, Any]) -> bool:
+    """The shape the topology probe writes: device names, and a row of cells per device. A snapshot
+    edited or damaged otherwise (`"topo.matrix": {"a": [1]}`) was an internal error (KeyError)."""
+    devices, cells = matrix.get("devices"), matrix.get("cells")
+    return (
+        isinstance(devices, list)
+        and all(isinstance(d, str) for d in devices)
+        and isinstance(cells, list)
+        and len(cells) == len(devices)
+        and all(isinstance(row, list) and len(row) == len(devices) for row in cells)
+        and all(isinstance(matrix.get(k), (list, type(None))) for k in ("numa_nodes", "cpu_affinity"))
+    )

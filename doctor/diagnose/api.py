@@ -170,9 +170,11 @@ def _diagnose_once(
         elif kind == TRACE:
             found_traces.append(src.path or src.name)
         elif kind == BINARY:
-            skipped_binary.append(src.path or src.name)  # checkpoints, cores, images in a job directory
+            # checkpoints, cores, images in a job directory; by the name the user knows (an archive's
+            # member is ARCHIVE:MEMBER, not the temp file it was unpacked to, gone when this ends)
+            skipped_binary.append(src.name)
         elif kind == REPORT:
-            skipped_reports.append(src.path or src.name)
+            skipped_reports.append(src.name)
         else:
             for e in evs:  # from its index among all files to its index among the logs
                 e.source_index = len(logs)

@@ -165,6 +165,17 @@ def _moe_config(text: str, path: str) -> Optional[tuple[ModelShape, MoeSpec]]:
     return moe_from_hf_config(cfg, path) if isinstance(cfg, dict) and is_moe(cfg) else None
 
 
+def _check_numbers(text: str) -> None:
+    from pgdoctor.model import jsontext
+    from pgdoctor.plan.config_numbers import check_config_numbers
+
+    try:
+        cfg = jsontext.loads(text)
+    except jsontext.JsonInputError:
+        return  # config_from_text reports it
+    check_config_numbers(cfg)
+
+
 def model_shape(src: ModelSource) -> tuple[ModelShape, Optional[MoeSpec]]:
     """The shape (and experts) of the model the options name, overrides applied."""
     overrides = src.overrides()
@@ -174,6 +185,7 @@ def model_shape(src: ModelSource) -> tuple[ModelShape, Optional[MoeSpec]]:
         path = src.config_path
         text = src.config_text or ""
         try:
+            _check_numbers(text)
             moe = _moe_config(text, path)
             if moe is not None:
                 shape, spec = override_shape(moe[0], **overrides), moe[1]

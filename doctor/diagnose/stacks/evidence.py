@@ -215,7 +215,13 @@ def load_evidence(path: str) -> RankEvidence:
         data = json.load(fh)
     if not isinstance(data, dict) or MAGIC not in data:
         raise ValueError(f"{path}: not the evidence of a rank written by pgdoctor hang --save")
-    return RankEvidence.from_json(data)
+    try:
+        return RankEvidence.from_json(data)
+    except (AttributeError, TypeError, KeyError, ValueError, OverflowError) as exc:
+        # A field of another type than --save writes ("workers": "x", "problems": [5]) reached a
+        # .get or .items deep in from_json, an internal error: the file is damaged, as one that is
+        # not JSON is, and its readers skip it the same way.
+        raise ValueError(f"{path}: a damaged field ({type(exc).__name__}: {exc})") from None
 
 
 # --- frames -------------------------------------------------------------------------------

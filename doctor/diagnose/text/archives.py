@@ -44,7 +44,11 @@ def kind(path: str) -> Optional[str]:
                 return "checkpoint"
             return "zip"
         # An empty archive says nothing, and a log that starts with a run of NULs (logrotate's
-        # copytruncate) reads as one: a tar is one with a first member.
+        # copytruncate) reads as one: a tar is one with a first member. Only a head that can start a
+        # tar is opened as one: tarfile's "r:*" reads NULs as an LZMA-alone stream to their end (a
+        # 400 MB hole took 100 s before the log was read at all).
+        if not _tar_head(path):
+            return None
         with tarfile.open(path, "r:*") as tf:
             return "tar" if tf.next() is not None else None
     except _ERRORS:  # a cut compressed file, a permission flipped under us: not an archive to open
@@ -112,7 +116,39 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
     (see the module docstring)."""
     out = Unpacked(tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
     _MADE.add(out.directory)
-    total = 0
+    _unpack_into(out, path, path, listed, archive, out.directory, [0], 0)
+    return out
+
+
+# An archive inside an archive (the job's logs.tar.gz inside a support bundle's zip, one tar per node
+# inside the job's tar) is unpacked in its turn, its members named OUTER:INNER:MEMBER, down to this
+# depth. Before, an inner zip was "a binary file" and an inner tar was read as one log whose lines
+# were its headers' NUL blocks. Every level draws on the outer archive's one budget of members and
+# bytes, so nesting never multiplies what a bomb may write.
+MAX_DEPTH = 3
+# What a tar starts with: gzip, xz, the older .lzma, bzip2 around it; a plain (POSIX or GNU) tar says
+# "ustar" at 257.
+_TAR_HEADS = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x5d\x00\x00", b"BZh")
+
+
+def _tar_head(path: str) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(262)
+    return head.startswith(_TAR_HEADS) or head[257:262] == b"ustar"
+
+
+def _unpack_into(
+    out: Unpacked,
+    path: str,
+    label: str,
+    listed: bool,
+    archive: str,
+    directory: str,
+    used: list[int],
+    depth: int,
+) -> None:
+    """Unpacks `path` (named `label` in evidence) into `directory`; `used` holds the bytes written so
+    far by every level."""
     seen: set[str] = set()
     members = _zip_members(path) if archive == "zip" else _tar_members(path)
     try:
@@ -120,9 +156,9 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
             with src:
                 if not _wanted(name, listed):
                     continue
-                if len(out.members) >= MAX_MEMBERS or total + size > MAX_BYTES:
+                if len(out.members) >= MAX_MEMBERS or used[0] + size > MAX_BYTES:
                     out.skipped.append(
-                        f"{path}: members past {len(out.members)} files / {total >> 20} MiB were not read "
+                        f"{label}: members past {len(out.members)} files / {used[0] >> 20} MiB were not read "
                         f"(limits {MAX_MEMBERS} files, {MAX_BYTES >> 30} GiB)"
                     )
                     break
@@ -130,13 +166,31 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
                 while rel in seen:  # two members of one name (an archive appended to): both are read
                     rel += "~"
                 seen.add(rel)
-                dest = os.path.join(out.directory, rel)
+                dest = os.path.join(directory, rel)
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
-                total += _copy(src, dest, MAX_BYTES - total)
-                out.members.append((f"{path}:{name}", dest))
+                used[0] += _copy(src, dest, MAX_BYTES - used[0])
+            inner = _inner_archive(dest) if depth < MAX_DEPTH else None
+            if inner is not None:
+                _unpack_into(
+                    out,
+                    dest,
+                    f"{label}:{name}",
+                    listed,
+                    inner,
+                    tempfile.mkdtemp(dir=directory),
+                    used,
+                    depth + 1,
+                )
+                os.unlink(dest)  # its members stand for it
+                continue
+            out.members.append((f"{label}:{name}", dest))
     except _ERRORS as exc:
-        out.skipped.append(f"{path}: the archive is cut or damaged after {len(out.members)} members ({exc})")
-    return out
+        out.skipped.append(f"{label}: the archive is cut or damaged after {len(out.members)} members ({exc})")
+
+
+def _inner_archive(dest: str) -> Optional[str]:
+    found = kind(dest)
+    return found if found in ("tar", "zip") else None
 
 
 def _copy(src: IO[bytes], dest: str, budget: int) -> int:

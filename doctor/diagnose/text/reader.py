@@ -72,20 +72,21 @@ def _file_chunks(path: str, chunk_bytes: int) -> Iterator[bytes]:
         yield from stream_chunks(raw, chunk_bytes)
 
 
-def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES, depth: int = 0) -> Iterator[bytes]:
     """Chunks of a binary stream as UTF-8-ish text: gunzipped when it is gzip, transcoded when
     it is UTF-16 (PowerShell's `>` writes that). A truncated or corrupt gzip ends the stream where
     the damage starts (a cut-off paste is still read); a text that merely starts with the gzip
-    magic is read as text."""
+    magic is read as text. What a decompression gives is read by the same rules again (`depth`
+    counts the layers)."""
     head = raw.read(4)
     if head[:2] == GZIP_MAGIC:
-        yield from _gunzip_or_text(head, raw, chunk_bytes)
+        yield from _inner(_gunzip_or_text(head, raw, chunk_bytes), chunk_bytes, depth)
         return
     if head[:3] in (XZ_MAGIC[:3], b"\x5d\x00\x00", b"BZh"):
         head += raw.read(9)
         kind = _compression(head)
         if kind:
-            yield from _decompress_chunks(head, raw, chunk_bytes, kind)
+            yield from _inner(_decompress_chunks(head, raw, chunk_bytes, kind), chunk_bytes, depth)
             return
     encoding = utf16_encoding(head)
     if encoding:
@@ -98,6 +99,40 @@ def stream_chunks(raw: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byt
         if not block:
             return
         yield block
+
+
+# A decompressed stream that is itself compressed or UTF-16 (a .gz that logrotate gzipped again, a
+# PowerShell log gzipped) is decoded again, this many layers deep; it was read as binary noise and
+# answered "[ok] no failure found".
+MAX_LAYERS = 3
+
+
+def _inner(chunks: Iterator[bytes], chunk_bytes: int, depth: int) -> Iterator[bytes]:
+    first = next(chunks, b"")
+    layered = first[:2] == GZIP_MAGIC or _compression(first[:16]) or utf16_encoding(first[:4])
+    if depth + 1 < MAX_LAYERS and layered:
+        yield from stream_chunks(_ChunkReader(first, chunks), chunk_bytes, depth + 1)  # type: ignore[arg-type]
+        return
+    if first:
+        yield first
+    yield from chunks
+
+
+class _ChunkReader:
+    """A generator of chunks as the read(n) of a file, for stream_chunks to read a layer from."""
+
+    def __init__(self, first: bytes, rest: Iterator[bytes]):
+        self._buf, self._rest = first, rest
+
+    def read(self, n: int = -1) -> bytes:
+        while n < 0 or len(self._buf) < n:
+            more = next(self._rest, None)
+            if more is None:
+                break
+            self._buf += more
+        size = len(self._buf) if n < 0 else n
+        out, self._buf = self._buf[:size], self._buf[size:]
+        return out
 
 
 def _decompress_chunks(head: bytes, raw: BinaryIO, chunk_bytes: int, kind: str) -> Iterator[bytes]:
