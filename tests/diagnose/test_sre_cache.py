@@ -27,16 +27,16 @@ pytestmark = pytest.mark.skipif(not sre_cache._FILE, reason="this interpreter's 
 def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty cache folder and an empty table; the module's state is restored afterwards."""
     monkeypatch.setenv("PGDOCTOR_CACHE", str(tmp_path))
-    monkeypatch.setattr(sre_cache, "_table", None)
-    monkeypatch.setattr(sre_cache, "_used", set())
-    monkeypatch.setattr(sre_cache, "_added", False)
+    for name, value in (("_data", None), ("_index", {}), ("_new", {}), ("_used", set()), ("_base", 0)):
+        monkeypatch.setattr(sre_cache, name, value)
     return tmp_path / "sre" / sre_cache._FILE
 
 
 def _reload(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """As a new process sees it: the table read from the file again. Returns the patterns whose code was
     emitted again (none, when every one was saved)."""
-    monkeypatch.setattr(sre_cache, "_table", None)
+    for name, value in (("_data", None), ("_index", {}), ("_new", {}), ("_used", set()), ("_base", 0)):
+        monkeypatch.setattr(sre_cache, name, value)
     emitted: list[Any] = []
     entry = sre_cache._entry
 
@@ -84,7 +84,17 @@ def test_a_saved_pattern_matches_as_the_compiled_one(fresh: Path, monkeypatch: p
     assert lazy_re.is_pattern(rx) and isinstance(rx, re.Pattern)
 
 
-@pytest.mark.parametrize("garbage", [b"", b"\x00garbage", b"\xe3\x01\x00\x00\x00", "not a table"])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"",
+        b"\x00garbage",
+        b"\xe3\x01\x00\x00\x00",
+        "not a table",
+        b"pgdoctor-sre-2\n" + (10**9).to_bytes(8, "little") + b"\xfb",  # an index cut off
+        b"pgdoctor-sre-2\n" + (2).to_bytes(8, "little") + b"N0" + b"\x00" * 64,  # an index that is no table
+    ],
+)
 def test_a_file_that_is_no_table_is_built_again_and_replaced(
     fresh: Path, monkeypatch: pytest.MonkeyPatch, garbage: Any
 ) -> None:
@@ -94,7 +104,8 @@ def test_a_file_that_is_no_table_is_built_again_and_replaced(
     fresh.write_bytes(garbage if isinstance(garbage, bytes) else marshal.dumps(garbage))
     assert sre_cache.compile(r"rank (\d+)") == re.compile(r"rank (\d+)")
     sre_cache.save()
-    assert marshal.loads(fresh.read_bytes())[(r"rank (\d+)", 0)]
+    emitted = _reload(monkeypatch)
+    assert sre_cache.compile(r"rank (\d+)") == re.compile(r"rank (\d+)") and emitted == []
 
 
 def test_code_the_engine_refuses_is_compiled_again(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +115,8 @@ def test_code_the_engine_refuses_is_compiled_again(fresh: Path, monkeypatch: pyt
     entry = sre_cache._entry(pattern, 0)
     fresh.parent.mkdir(parents=True)
     # the code cut in half: not a program the engine accepts
-    fresh.write_bytes(marshal.dumps({(pattern, 0): (entry[0], entry[1][: len(entry[1]) // 2], *entry[2:])}))
+    cut = (entry[0], entry[1][: len(entry[1]) // 2], *entry[2:])
+    fresh.write_bytes(sre_cache._pack({sre_cache._key(pattern, 0): marshal.dumps(cut)}))
     emitted = _reload(monkeypatch)
     assert sre_cache.compile(pattern) == re.compile(pattern)
     assert emitted == [pattern]
