@@ -10,16 +10,14 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import pytest
 
 from pgdoctor.probes.processes import free_port
-from tests.helpers.hang_lab import Job, job_env, kill_tree
-from tests.helpers.paths import HELPERS, ROOT
+from tests.helpers.hang_lab import Job, started_job
+from tests.helpers.paths import HELPERS
 
 pytestmark = pytest.mark.slow
 JOB = "tests.helpers.hang_h1_job"
@@ -32,26 +30,11 @@ def line_of(text: str) -> int:
 
 @contextlib.contextmanager
 def job(argv: Sequence[str], env: dict[str, str] | None = None) -> Iterator[Job]:
-    with tempfile.TemporaryDirectory(prefix="pgdoctor-hangtest-") as tmp:
-        ready = Path(tmp) / "ready"
-        ready.mkdir()
-        log = Path(tmp) / "job.log"
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                list(argv),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=ROOT,
-                env=job_env(ready, 60.0, env),
-                start_new_session=True,
-            )
-        try:
-            yield Job(proc, ready, log)
-        finally:
-            kill_tree(proc.pid)
-            proc.wait(timeout=10)
-            time.sleep(0.2)  # the killed ranks' zombies reaped by init
+    try:
+        with started_job(argv, 60.0, env) as running:
+            yield running
+    finally:
+        time.sleep(0.2)  # the killed ranks' zombies reaped by init
 
 
 def torchrun(*args: str) -> list[str]:

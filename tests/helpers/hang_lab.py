@@ -118,22 +118,17 @@ def kill_tree(pid: int) -> None:
 
 
 @contextlib.contextmanager
-def torchrun_job(
-    scenario: str,
-    args: Sequence[int] = (),
-    nproc: int = 4,
-    life_s: float = 40.0,
-    env: Optional[Mapping[str, str]] = None,
-    node: Optional[tuple[int, int, str]] = None,
-    argv_prefix: Sequence[str] = (),
+def started_job(
+    argv: Sequence[str], life_s: float = 40.0, env: Optional[Mapping[str, str]] = None
 ) -> Iterator[Job]:
+    """The job `argv` started in its own session, its output in a temporary log; killed whole at exit."""
     with tempfile.TemporaryDirectory(prefix="pgdoctor-hangtest-") as tmp:
         ready = Path(tmp) / "ready"
         ready.mkdir()
         log = Path(tmp) / "job.log"
         with open(log, "wb") as out:
             proc = subprocess.Popen(
-                [*argv_prefix, *torchrun_argv(scenario, args, nproc, node)],
+                list(argv),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -146,3 +141,17 @@ def torchrun_job(
         finally:
             kill_tree(proc.pid)
             proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def torchrun_job(
+    scenario: str,
+    args: Sequence[int] = (),
+    nproc: int = 4,
+    life_s: float = 40.0,
+    env: Optional[Mapping[str, str]] = None,
+    node: Optional[tuple[int, int, str]] = None,
+    argv_prefix: Sequence[str] = (),
+) -> Iterator[Job]:
+    with started_job([*argv_prefix, *torchrun_argv(scenario, args, nproc, node)], life_s, env) as job:
+        yield job
