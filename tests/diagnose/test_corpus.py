@@ -80,6 +80,10 @@ V18_HELDOUT = CORPUS / "v18" / "heldout.jsonl"
 # stored gzipped (_frozen_bytes).
 V19_DEV = CORPUS / "v19" / "dev.jsonl"
 V19_HELDOUT = CORPUS / "v19" / "heldout.jsonl.gz"
+# Corpus v20 (v20/README.md): eight collections split the same way, frozen 2026-12-07; its held-out half is
+# stored gzipped and never read by rule writers.
+V20_DEV = CORPUS / "v20" / "dev.jsonl"
+V20_HELDOUT = CORPUS / "v20" / "heldout.jsonl.gz"
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -462,6 +466,8 @@ def test_corpus_v19_heldout_top1() -> None:
         V18_HELDOUT,
         V19_DEV,
         V19_HELDOUT,
+        V20_DEV,
+        V20_HELDOUT,
     ],
     ids=[
         "v4",
@@ -487,6 +493,8 @@ def test_corpus_v19_heldout_top1() -> None:
         "v18-heldout",
         "v19-dev",
         "v19-heldout",
+        "v20-dev",
+        "v20-heldout",
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
