@@ -12,6 +12,16 @@
 - OneFlow's control client retrying the master (silent) and giving up (RUN222, rules/oneflow_ctrl.py);
 - a launcher that ran but could not find the program (slurmstepd's execve ENOENT): RUN389;
 - a stack cut inside vLLM's worker start-up collective: RUN363 (rules/init_stacks.py).
+
+And of r4's session of 2026-12-07 (misses of v20's dev half and v19's released held-out half):
+
+- a device's memory exhaustion in a person's words, read by the vocabulary net: hyphenated ("gives
+  out-of-memory errors"), the memory named ("Ran out of GPU memory", "out of device memory"), and a Chinese,
+  Japanese or Korean writer's error marker ("DDP模式报错 ... GPU0 OUT OF MEMORY"): RUN101;
+- the allocator's garbage size ("Tried to allocate more than 1EB memory") under the program's own frame (a
+  model's torch.arange(seq_len)): silent, no collective's and no full GPU (RUN151 alone or under a collective);
+- an application-class Xid (31 MMU fault, 13, 43) of one GPU with the faulting program's stack printed under
+  it: the program's bad access, silent (any hardware-class Xid or several GPUs: the hardware, RUN241/242).
 """
 
 from __future__ import annotations
@@ -313,3 +323,148 @@ def test_a_stack_cut_in_a_collective_elsewhere_stays_a_timeout() -> None:
         "in init_worker_distributed_environment", "in _run_workers"
     )
     check_root(later, "RUN151", {"cut": True})
+
+
+# -- a device's memory exhaustion in a person's words --------------------------------------------------------------
+# tensorflow/recommenders#308, huggingface/diffusers#4925 (titles), bubbliiiing/yolov5-pytorch#79 (a Chinese
+# title glued above the launch), and variants of the same spellings.
+OOM_IN_WORDS = [
+    "Quickstart with MirroredStrategy raises Ran out of GPU memory Error",
+    "Training Controlnet SDXL distributed gives out-of-memory errors",
+    "[BUG] CUDA out-of-memory error when fine-tuning Llama with FSDP",
+    "Stable Diffusion training runs out of GPU memory after 200 steps",
+    "RuntimeError: ran out of device memory while loading the checkpoint on cuda:1",
+    "DDP模式报错，默认2、3卡，还是会报GPU0 OUT OF MEMORY，模型是L\n"
+    "(pytorch) ubuntu@box:~/yolo$ CUDA_VISIBLE_DEVICES=2,3 python -m torch.distributed.launch "
+    "--nproc_per_node=2 train.py\n",
+    "多卡训练出错：GPU out of memory\nEpoch 1/100\n",
+]
+
+
+@pytest.mark.parametrize("log", OOM_IN_WORDS)
+def test_a_device_oom_in_a_persons_words_is_the_gpus_memory(log: str) -> None:
+    check_root(log, "RUN101", {"inferred_from": "words"})
+
+
+OOM_WORDS_NEAR_MISSES = [
+    # the marker denied: no error (any more)
+    "设置之后不再报错 GPU out of memory，训练正常\nEpoch 1/100\n",
+    "没有报错，GPU0 OUT OF MEMORY 的提示也没有了\nEpoch 1/100\n",
+    # the memory ruled out, or the host's
+    "Training resumed; no out-of-memory errors since the fix",
+    "Error: ran out of host memory while pinning the dataset",
+    "INFO: device memory 79.1 GiB, out-of-memory guard enabled\n",
+]
+
+
+@pytest.mark.parametrize("log", OOM_WORDS_NEAR_MISSES)
+def test_oom_words_that_report_no_device_exhaustion_stay_silent(log: str) -> None:
+    assert root_finding(log) is None, failure_findings(log)
+
+
+def test_the_hosts_out_of_memory_handler_is_no_gpu() -> None:
+    for log in (
+        "slurmstepd: error: Detected 1 oom-kill event(s) in step 3955284.0 cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler.",
+        "[12345.678] Memory cgroup out-of-memory: Killed process 4242 (python) total-vm:91234kB, "
+        "anon-rss:81234kB",
+    ):
+        assert [f.code for f in failure_findings(log)][:1] == ["RUN121"], failure_findings(log)
+
+
+# -- the allocator's garbage size under the program's own frame --------------------------------------------------
+# zai-org/ChatGLM-6B#790: a model split over GPUs computed a garbage seq_len; no collective, no full GPU.
+GARBAGE_LINE = "OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory."
+CHATGLM = (
+    "│ /home/u/.cache/huggingface/modules/transformers_modules/ChatGLM-6B/modeling_chatglm.py:202 in  │\n"
+    "│ forward                                                                                          │\n"
+    "│                                                                                                  │\n"
+    "│ ❱  202 │   │   │   t = torch.arange(seq_len, device=x.device, dtype=self.inv_freq.dtype)         │\n"
+    "╰──────────────────────────────────────────────────────────────────────────────────────────────────╯\n"
+    + GARBAGE_LINE
+    + "\n"
+)
+OWN_FRAME = (
+    "Traceback (most recent call last):\n"
+    '  File "/workspace/infer.py", line 88, in <module>\n'
+    "    out = model.generate(ids, max_new_tokens=n)\n"
+    '  File "/workspace/model/rope.py", line 41, in forward\n'
+    "    t = torch.arange(seq_len, device=x.device)\n"
+    "torch.cuda." + GARBAGE_LINE + "\n"
+)
+
+
+@pytest.mark.parametrize("log", [CHATGLM, OWN_FRAME])
+def test_a_garbage_size_made_by_the_programs_own_code_is_no_oom_and_no_collective(log: str) -> None:
+    assert [f.code for f in failure_findings(log) if f.code in ("RUN101", "RUN151")] == [], failure_findings(
+        log
+    )
+
+
+BROADCAST_FRAME = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/workspace/train.py", line 120, in evaluate\n'
+    "[rank1]:     dist.broadcast_object_list(objs, src=0)\n"
+    '[rank1]:   File "/usr/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2246, in '
+    "broadcast_object_list\n"
+    "[rank1]:     object_tensor = torch.empty(\n"
+    "[rank1]: torch.cuda." + GARBAGE_LINE + "\n"
+)
+OWN_GATHER = (
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/workspace/utils/comm.py", line 30, in all_gather_object_cpu\n'
+    '[rank1]:     buf = torch.empty(size.item(), device="cuda")\n'
+    "[rank1]: torch.cuda." + GARBAGE_LINE + "\n"
+)
+
+
+@pytest.mark.parametrize("log", [BROADCAST_FRAME, OWN_GATHER, "torch.cuda." + GARBAGE_LINE])
+def test_a_garbage_size_under_a_collective_or_alone_stays_the_collectives(log: str) -> None:
+    check_root(log, "RUN151", {"garbage_size": True})
+
+
+# -- an application-class Xid with the faulting program's stack under it ------------------------------------------
+# sgl-project/sglang#29160: one Xid 31 of a server's process, its scheduler's stack printed below.
+XID31_SGLANG = (
+    "[Wed Jun 24 15:44:42 2026] NVRM: Xid (PCI:0000:70:00): 31, pid=684430, name=python3, channel 0x00000002, "
+    "intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 UNRECOGNIZED_CLIENT faulted @ 0x1827f9_000b4bc0. Fault is of "
+    "type UNRECOGNIZED_FAULT UNRECOGNIZED_ACCESS_TYPE\n"
+    "scheduler.py:4076  run_scheduler_process\n"
+    "    scheduler.py:3039  run_batch\n"
+    "      model_runner.py:3339  forward_exte\n"
+)
+XID31 = (
+    "[ 8812.123] NVRM: Xid (PCI:0000:3b:00): 31, pid=5121, name=python, Ch 00000008, intr 00000000. MMU Fault: "
+    "ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_34000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n"
+)
+XID31_TRACEBACK = (
+    XID31 + "Traceback (most recent call last):\n"
+    '  File "/workspace/train.py", line 77, in <module>\n'
+    "    loss = model(batch).sum()\n"
+)
+
+
+@pytest.mark.parametrize("log", [XID31_SGLANG, XID31_TRACEBACK])
+def test_an_application_xid_with_the_programs_stack_is_no_hardware_finding(log: str) -> None:
+    assert root_finding(log) is None, failure_findings(log)
+
+
+XID_HARDWARE = [
+    # the record alone (pytorch/pytorch illegal-access thread: a dmesg line quoted): the driver's word stands
+    XID31,
+    # several GPUs faulting
+    XID31 + XID31.replace("3b:00", "5e:00").replace("5121", "5122") + "scheduler.py:3039  run_batch\n",
+    # a hardware-class Xid beside it
+    "[ 8812.100] NVRM: Xid (PCI:0000:3b:00): 48, pid=5121, name=python, An uncorrectable double bit error (DBE) "
+    "has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n"
+    + XID31
+    + "scheduler.py:3039  run_batch\n",
+    "[ 8812.123] NVRM: Xid (PCI:0000:3b:00): 79, pid=5121, name=python, GPU has fallen off the bus.\n"
+    "scheduler.py:3039  run_batch\n",
+]
+
+
+@pytest.mark.parametrize("log", XID_HARDWARE)
+def test_xids_without_the_programs_stack_or_of_the_hardware_stay_findings(log: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code in ("RUN241", "RUN242", "RUN243"), failure_findings(log)

@@ -295,9 +295,31 @@ def _oom(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
 # timed-out or aborted communicator, or from ranks calling object collectives out of step): that collective's
 # failure is the cause, and this line its consequence (tier 2: anything else found leads).
 _GARBAGE_SIZE = lazy_re.compile(r"Tried to allocate more than 1EB memory")
+# The frame the allocation was made in, where the paste shows the traceback above the line: Python's
+# ('File ".../distributed_c10d.py", line 2246, in broadcast_object_list') or rich's boxed one
+# ("│ /.../modeling_chatglm.py:202 in  │"). A size made by the program's own code (a model's
+# torch.arange(seq_len) with a garbage seq_len, zai-org/ChatGLM-6B#790) is no collective's and no full GPU:
+# the bug is the program's, which this line does not name.
+_FRAME = lazy_re.compile(r'File "([^"]+)", line \d+, in (\w+)|([\w.~/\\-]+\.py):\d+ in\b ?(\w*)')
+_COLLECTIVE_FRAME = lazy_re.compile(
+    r"(?i)distributed|_object|broadcast|all_?gather|all_?reduce|reduce_?scatter|all_?to_?all|\bdist\b|"
+    r"\bcomm|collective|nccl|gloo|deepspeed|horovod|megatron|mmengine/dist"
+)
+
+
+def _last_frame(hit: Hit) -> Optional[str]:
+    """The path and function of the last traceback frame above the line, or None where none is shown."""
+    for ln in reversed(hit.before(40)):
+        f = _FRAME.search(ln.text)
+        if f is not None:
+            return " ".join(g for g in f.groups() if g)
+    return None
 
 
 def _garbage_size(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frame = _last_frame(hit)
+    if frame is not None and not _COLLECTIVE_FRAME.search(frame):
+        return []  # the program's own size (its frame shown), not a collective's: no finding
     return [
         row.event(
             hit,

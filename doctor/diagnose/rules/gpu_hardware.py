@@ -135,8 +135,34 @@ class _XidLine:
         return parse_xid_line(text) if "Xid" in text else None
 
 
+# The faulting program's own stack printed right under an application-class Xid record (31 an MMU fault at
+# a bad address, 13 a graphics exception, 43 the context killed after it): Python's frames ('File "...",
+# line 12, in forward') or a sampler's / a server's abbreviated ones ("scheduler.py:3039  run_batch"). The
+# record is then the driver's echo of that program's bad access (a kernel of its own, sgl-project/sglang's
+# customised kernels), read with the program's error where it is shown, not a failing GPU. Records of
+# several GPUs, or any hardware-class Xid in the paste, still say the hardware.
+_APP_FRAME = lazy_re.compile(r'^\W{0,4}\s*(?:File "[^"]+", line \d+, in [\w<]|[\w.-]+\.py:\d+\s+\w+\s*$)')
+
+
+def _application_stack_follows(hit: Hit, x: XidEvent, used: Sequence[Line]) -> bool:
+    if x.info is None or x.info.action != "application":
+        return False
+    xids = [parse_xid_line(ln.text) for ln in hit.lines if "Xid" in ln.text]
+    seen = [y for y in xids if y is not None]
+    if any(y.info is None or y.info.action != "application" for y in seen):
+        return False
+    if len({y.pci_bus_id for y in seen}) > 1:
+        return False
+    after = [ln for ln in hit.after(len(used) + 3, same_rank=False) if ln not in used][:3]
+    if not after or any("NVRM" in ln.text for ln in after):
+        return False
+    return any(_APP_FRAME.match(ln.text) for ln in after)
+
+
 def _xid(row: Signature, hit: Hit, x: XidEvent) -> Optional[list[Event]]:
     _t, used = record(hit)
+    if _application_stack_follows(hit, x, used):
+        return []  # the program's own fault, its stack shown: no hardware finding
     root_xid = caused_by(x) if x.code in CLEANUP_XIDS else None
     if root_xid is not None:
         # "Xid 45 ... caused by previous Xid 149": the earlier Xid is the failure.

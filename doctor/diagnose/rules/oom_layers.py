@@ -382,6 +382,8 @@ def _type_only(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         return None  # code that names the type ("except torch.cuda.OutOfMemoryError:"), not a raise
     if any("out of memory" in ln.text or "Tried to allocate" in ln.text for ln in hit.after(24)):
         return []  # the message with its figures follows: that line is the finding
+    if "more than 1EB" in hit.text:
+        return []  # the allocator's garbage size, no full GPU: rules/cuda_oom.py's reading of the line
     facts: dict[str, Any] = {"format": "exception_type", "reported_by": "PyTorch"}
     return _oom(
         row,

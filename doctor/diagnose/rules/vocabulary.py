@@ -36,6 +36,9 @@ _FAILED = lazy_re.compile(
     r"(?i:\b(?:error|errors|err|failed|failure|fail|fatal|abort(?:ed|ing)?|exception|"
     r"check failed|check notnull|non-ok-status|timed out|times out|unavailable|deadline[ _]?exceeded|"
     r"killed)\b)|"
+    # the marker in a Chinese, Japanese or Korean writer's words ("DDP模式报错", "出错了", "エラー", "오류"),
+    # unless denied ("不报错", "没有报错", "不会出错", "不再报错": no error, or no more)
+    r"(?<!不)(?<!没)(?<!無)(?<!无)(?<!未)(?<!不会)(?<!没有)(?<!不再)(?<!没再)(?:报错|報錯|出错|出錯|错误|錯誤|エラー|오류|에러)|"
     r"\b(?:[A-Z]{2}\d{4}|ERR\d{5})\b|^\s*E\d{4} \d|"
     # TensorFlow's and absl's logger: "2019-10-14 22:36:01.352450: E tensorflow/core/.../ring_alg.cc:279] ..."
     r":\d\d\.\d+: [EF] [\w/.-]+:\d+\]"
@@ -142,11 +145,21 @@ _NET_CONTEXT = (
 _NOT = r"(?<!\bnot )(?<!\bno )(?<!\bnot an )(?<!\bnot a )(?<!\bwithout )(?<!\bwithout an )"
 # "oom" as a counter that stayed at zero: fairseq's progress meter ("| oom 0 |", "oom=0", '"oom": "0"').
 _OOM = r"\boom\b(?![\"']?\s*[=:]?\s*[\"']?0(?:\.0+)?\b)"
+# "out of memory" as people and programs spell it: hyphenated ("gives out-of-memory errors", "CUDA
+# out-of-memory error with FSDP"), or with the memory named ("Ran out of GPU memory", "out of CUDA memory",
+# "out of device memory", "out of video memory"); not the kernel's "out-of-memory killer" nor a cgroup's
+# "out-of-memory handler", which are the host's.
+_OUT_OF = (
+    r"out(?: of |-of-)(?:(?:gpu|cuda|device|video|graphics|vram|hbm|npu|tpu|accelerator)(?:'s)? )?memory"
+    r"(?![- _]?(?:kill|handler))"
+)
 _DEVICE_OOM = (
-    r"(?=.*(?:" + _NOT + r"out of memory|" + _NOT + _OOM + r"|resource_exhausted|"
+    r"(?=.*(?:" + _NOT + _OUT_OF + r"|" + _NOT + _OOM + r"|resource_exhausted|"
     r"memory (?:allocation )?(?:failed|exhausted)|"
     r"failed to allocate|insufficient (?:device )?memory))"
-    r"(?=.*(?:cuda|\bgpu|device|\bhbm|\bnpu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc|\bnccl\b|\brccl\b))"
+    # the device's name after a CJK word too ("还是会报GPU0 OUT OF MEMORY": no \b between 报 and G)
+    r"(?=.*(?:cuda|(?<![a-z])gpu|device|\bhbm|(?<![a-z])npu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc|"
+    r"\bnccl\b|\brccl\b))"
 )
 # A title names an OOM by the phase of training it struck in, without the device ('"out of memory" during
 # validation', "OOM after first epoch", "out of memory in backward pass"): a trainer's allocator, unless the
@@ -159,7 +172,7 @@ _HOST = (
     r"kill|signal|\bram\b|\bcpu\b|\bhost\b|system memory|\bnode\b|shared memory|\bshm\b|swap|container|"
     r"\bpod\b|dataloader|worker|cgroup|slurm|srun|\bray\b|disk|heap|\bjava|\bjvm|spark|executor"
 )
-_PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}out of memory|{_NOT}{_OOM}))(?=.*(?:{_PHASE}))"
+_PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}{_OUT_OF}|{_NOT}{_OOM}))(?=.*(?:{_PHASE}))"
 _KILLED = (
     r"killed by signal:? (?:9|killed|sigkill)|signal: killed|\bsigkill\b|exited (?:with|due to) signal 9|"
     r"oom[-_ ]kill|out of memory: killed process|killed process \d+|"
@@ -299,6 +312,15 @@ SIGNATURES = (
         (
             b"ut of memory",
             b"UT OF MEMORY",
+            b"ut-of-memory",
+            b"ut-Of-Memory",
+            b"UT-OF-MEMORY",
+            b"ut of GPU memory",
+            b"ut of gpu memory",
+            b"ut of CUDA memory",
+            b"ut of cuda memory",
+            b"ut of device memory",
+            b"ut of video memory",
             b"OOM",
             b"RESOURCE_EXHAUSTED",
             b"emory allocation failed",
@@ -307,8 +329,8 @@ SIGNATURES = (
             b"nsufficient device memory",
             b"emory exhausted",
         ),
-        rb"(?i:out of memory|\boom\b|resource_exhausted|memory allocation failed|failed to allocate|"
-        rb"insufficient (?:device )?memory|memory exhausted)",
+        rb"(?i:out[- ]of[- ](?:\w+ )?memory|\boom\b|resource_exhausted|memory allocation failed|"
+        rb"failed to allocate|insufficient (?:device )?memory|memory exhausted)",
         "E0101 12:00:00.0 xla: RESOURCE_EXHAUSTED: Out of memory allocating 123 bytes on device 0",
     ),
     # The same exhaustion in the words of a Chinese, Japanese or Korean writer (a title, or torch's
@@ -332,8 +354,8 @@ SIGNATURES = (
         lambda row, hit, m: _build("device memory exhaustion")(row, hit, m) if _title(hit) else None,
         C.CUDA_OOM.code,
         tier=1,
-        anchors=(b"ut of memory", b"ut Of Memory", b"UT OF MEMORY", b"OOM"),
-        worth=(rb"(?i:out of memory|\boom\b)",),
+        anchors=(b"ut of memory", b"ut Of Memory", b"UT OF MEMORY", b"ut-of-memory", b"ut-Of-Memory", b"OOM"),
+        worth=(rb"(?i:out[- ]of[- ](?:\w+ )?memory|\boom\b)",),
         anchor_from="the class's words, in any case: the anchors are their usual spellings",
         examples=('"out of memory" during validation',),
     ),
