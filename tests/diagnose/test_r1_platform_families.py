@@ -321,3 +321,26 @@ def test_peer_access_retyped(title: str) -> None:
 def test_peer_access_retyped_in_a_warning_stays_silent() -> None:
     log = "warning: failed to enable p2p on gpu #0: peer access is not supported between two devices\n"
     assert failure_findings(log) == []
+
+
+IMBALANCE = (
+    "UserWarning: \n"
+    "    There is an imbalance between your GPUs. You may want to exclude GPU 4 which\n"
+    "    has less than 75% of the memory or cores of GPU 0. You can do so by setting\n"
+    "    the device_ids argument to DataParallel, or by setting the CUDA_VISIBLE_DEVICES\n"
+    "    environment variable.\n"
+    "  warnings.warn(imbalance_warn.format(device_ids[min_pos], device_ids[max_pos]))\n"
+)
+NCCL_ERROR_1 = "terminate called after throwing an instance of 'std::runtime_error'\n  what():  NCCL Error 1: unhandled cuda error\n"
+
+
+def test_dataparallel_over_mixed_gpus_then_nccl_cuda_error() -> None:
+    check_root(IMBALANCE + NCCL_ERROR_1, "RUN335", {"reason": "mixed_gpu_models", "odd_gpu": 4})
+
+
+def test_imbalance_warning_alone_stays_silent() -> None:
+    assert failure_findings(IMBALANCE + "Epoch 1/10: loss 0.53\n") == []
+
+
+def test_nccl_error_1_without_the_warning_stays_nccls() -> None:
+    check_root(NCCL_ERROR_1 + "Aborted (core dumped)\n", "RUN194")

@@ -48,6 +48,12 @@ Formats, read at their sources:
 - A thread's title that names cudart's "invalid device ordinal" (101) without the program's error marker
   ("Distributed Training: invalid device ordinal"): RUN264, read only in a one-line paste (in a log the rows
   of rules/device_visibility.py want torch's "CUDA error: " before it).
+- torch.nn.DataParallel's balance check (torch/nn/parallel/data_parallel.py _check_balance, 1.x-2.x) warns
+  "There is an imbalance between your GPUs. You may want to exclude GPU 4 which has less than 75% of the
+  memory or cores of GPU 0": the GPUs are of different models. A CUDA failure inside NCCL after it ("NCCL
+  Error 1: unhandled cuda error", torch/csrc/cuda/nccl.cpp's broadcast of the replicas) is the odd GPU (an
+  architecture this build or NCCL has no code for, no P2P with the others): RUN335. The warning alone is
+  a running job's (silent); the NCCL error without it stays RUN194.
 """
 
 from __future__ import annotations
@@ -301,6 +307,37 @@ def _ordinal_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+_NCCL_CUDA_ERROR = lazy_re.compile(r"NCCL Error 1: unhandled cuda error")
+_IMBALANCE = lazy_re.compile(r"There is an imbalance between your GPUs\. You may want to exclude GPU (\d+)")
+
+
+def _mixed_dp(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    before = hit.before(24, False)
+    warned = next(
+        (
+            w
+            for w in (
+                _IMBALANCE.search(" ".join(ln.text for ln in before[i : i + 2])) for i in range(len(before))
+            )
+            if w
+        ),
+        None,
+    )
+    if warned is None:
+        return None
+    gpu = int(warned.group(1))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: DataParallel warned that GPU {gpu} is a different, smaller model than GPU 0, and "
+            "NCCL's broadcast to the replicas then failed on a CUDA call: the odd GPU cannot run what the "
+            f"others run; leave it out (CUDA_VISIBLE_DEVICES or device_ids without GPU {gpu})",
+            {"reason": "mixed_gpu_models", "odd_gpu": gpu, "framework": "DataParallel"},
+            dedupe=(row.code, "dataparallel"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "nccl p2p refused by the platform",
@@ -428,6 +465,15 @@ SIGNATURES = (
         anchors=(b"invalid device ordinal", b"Invalid device ordinal"),
         words=("invalid device ordinal",),
         examples=("Distributed Training: invalid device ordinal",),
+    ),
+    Signature(
+        "dataparallel over mixed gpus then nccl cuda error",
+        _NCCL_CUDA_ERROR,
+        _mixed_dp,
+        C.MIXED_GPU_MODELS.code,
+        anchors=(b"NCCL Error 1: unhandled cuda error",),
+        words=("nccl error 1: unhandled cuda error",),
+        examples=("  what():  NCCL Error 1: unhandled cuda error",),
     ),
 )
 parse = gated_reader(SIGNATURES)
