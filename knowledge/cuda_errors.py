@@ -338,10 +338,20 @@ _HIP_TEXTS = {
     "no ROCm-capable device is detected": 100,
     "driver version is insufficient for runtime version": 35,
 }
+# cudaErrorPeerAccessUnsupported's message as threads' titles and retyped lines word it ("peer access is not
+# supported between two devices", TensorRT-LLM#1499's title): the runtime's words less or other than "these";
+# no healthy line says that two devices' peer access is not supported.
+_RETYPED_TEXTS = {
+    "peer access is not supported between two devices": 217,
+    "peer access is not supported between the two devices": 217,
+    "peer access not supported between these two devices": 217,
+}
+# Every text beside the table's own messages, each with the number whose entry it names.
+_OTHER_TEXTS = {**_HIP_TEXTS, **_RETYPED_TEXTS}
 _BY_NUMBER = {e.number: e for e in CUDA_ERRORS}
 _BY_NAME.update({n: _BY_NUMBER[number] for n, number in _HIP_NAMES.items()})
 _BY_TEXT = {e.message.lower(): e for e in CUDA_ERRORS}
-_BY_TEXT.update({t.lower(): _BY_NUMBER[number] for t, number in _HIP_TEXTS.items()})
+_BY_TEXT.update({t.lower(): _BY_NUMBER[number] for t, number in _OTHER_TEXTS.items()})
 _NAME_RE = lazy_re.compile(r"\b(" + "|".join(sorted(_BY_NAME, key=len, reverse=True)) + r")\b")
 # Every message but the generic "initialization error" is distinctive wherever it stands: "CUDA
 # error: system not yet initialized", "Error 802: ...", torch 0.4-1.x "cuda runtime error (35) :
@@ -350,7 +360,7 @@ _DISTINCT_RE = lazy_re.compile(
     "|".join(
         re.escape(t)
         for t in sorted(
-            {e.message for e in CUDA_ERRORS if e.message != "initialization error"} | set(_HIP_TEXTS),
+            {e.message for e in CUDA_ERRORS if e.message != "initialization error"} | set(_OTHER_TEXTS),
             key=len,
             reverse=True,
         )
@@ -371,7 +381,7 @@ _GENERIC_RE = lazy_re.compile(
 _DISTINCT_LOWER = tuple(
     sorted(
         {e.message.lower() for e in CUDA_ERRORS if e.message != "initialization error"}
-        | {t.lower() for t in _HIP_TEXTS}
+        | {t.lower() for t in _OTHER_TEXTS}
     )
 )
 # What a line needs (lower case) for find_cuda_error to find anything in it.

@@ -387,3 +387,46 @@ LOSS_VALUE_ALTERED = register_code(
     "The ranks train as one process does, but the loss value they report is not the one-process loss",
     "verify",
 )
+
+
+# --- r1 (RUN590-RUN594): the platform under NCCL and its fabric plugin ---
+
+# Category driver_env: NCCL's P2P transport (src/transport/p2p.cc p2pCanConnect, 2.x) found two GPUs its
+# topology says should talk over PCIe or NVLink P2P, asked CUDA (cudaDeviceCanAccessPeer) and was refused:
+# "NCCL INFO Could not enable P2P between dev 0(=1b0) and dev 3(=1e0)"; NVLink-connected GPUs so refused
+# print "P2P is disabled between connected GPUs 0 and 1. You can repress this message with
+# NCCL_IGNORE_DISABLED_P2P=1." (2.7-2.18; 2.19+ "... between NVLINK connected GPUs ..."). NCCL falls back to
+# shared memory through the host, which is slower and, on the boards these threads came from (VMs with
+# passed-through GPUs, PCIe ACS or an IOMMU in the way, consumer cards), where jobs hang after init.
+# Remedy: enable P2P in the platform (ACS off, iommu=pt, a driver with P2P for these boards) or set
+# NCCL_P2P_DISABLE=1 and accept the host path.
+# The same platform fault measured: cuda-samples' p2pBandwidthLatencyTest printing a "P2P=Enabled" bandwidth
+# matrix whose GPU pairs move data several times slower than its "P2P=Disabled" matrix (through the host):
+# the peers "CAN Access" each other, yet P2P writes crawl (PCIe ACS redirecting them through the root
+# complex, an IOMMU not in passthrough) and NCCL's P2P transport over them hangs or crawls.
+GPU_P2P_BROKEN_BY_PLATFORM = register_code(
+    "RUN590",
+    "gpu-p2p-broken-by-platform",
+    "warn",
+    "driver_env",
+    "GPU peer-to-peer between these GPUs is refused or broken by the platform (VM, PCIe ACS/IOMMU, board or "
+    "driver)",
+    AREA,
+)
+
+# Category driver_env: the NCCL OFI plugin (aws-ofi-nccl, nccl_ofi_*.c) set a libfabric endpoint option it
+# was compiled to know (FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES, FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_
+# BYTES, FI_OPT_CUDA_API_PERMITTED, FI_OPT_EFA_USE_DEVICE_RDMA, ...) and the libfabric it loaded at run time
+# refused it with an error other than "not supported": "NET/OFI Couldn't set FI_OPT_... RC: -92, ERROR:
+# Protocol not available". The plugin was built against a newer libfabric (the EFA installer's in the image)
+# than the one the process loads (the host's, an older one first on LD_LIBRARY_PATH). Remedy: run with the
+# libfabric the plugin was built against, or rebuild the plugin against the one that is loaded.
+OFI_LIBFABRIC_OPTION_REJECTED = register_code(
+    "RUN591",
+    "ofi-libfabric-option-rejected",
+    "fail",
+    "driver_env",
+    "The NCCL OFI plugin set a libfabric option that the loaded libfabric rejects (plugin and libfabric of "
+    "different releases)",
+    AREA,
+)
