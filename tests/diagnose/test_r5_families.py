@@ -352,7 +352,9 @@ def test_exception_past_the_rendezvous_is_its_own() -> None:
 # - torch.distributed.pipelining's / PiPPy's "Failed to run stage backward:" report listing an output and the
 #   gradient sent back for it with different shapes: RUN513 (rules/model_mismatch.py);
 # - a thread title that says a collective hangs (RUN151, tier 1) or that the job hangs at the end of its data
-#   (RUN201, tier 1) (rules/hang_titles.py).
+#   (RUN201, tier 1) (rules/hang_titles.py);
+# - the ranks' own debug prints of one template, around a named collective, with different torch.Size shapes
+#   (RUN201, tier 1) (rules/desync_hints.py).
 # =================================================================================================================
 
 # https://github.com/modelscope/ms-swift/issues/3564 (the record cut at the screen's edge, after the bar)
@@ -554,3 +556,48 @@ def test_title_of_a_hang_at_the_end_of_the_data(title: str) -> None:
 )
 def test_hang_words_that_are_no_report_stay_silent(log: str) -> None:
     assert _root(log) is None, _root(log)
+
+
+# -- ranks' own prints of the tensor sizes they hand one collective -------------------------------------------
+# https://github.com/NVIDIA/nccl/issues/1417 (rank 0's tensor is smaller than the others')
+RANK_SHAPES = """Test 1 log:
+    # rank 0 shape is 409600, rank != 0 shape is 32768000 will hang
+        # Rank 7 tensor before allreduce: torch.Size([32768000]) 1.0
+        # Rank 6 tensor before allreduce: torch.Size([32768000]) 1.0
+        # Rank 0 tensor before allreduce: torch.Size([409600]) 1.0
+        # Rank 1 tensor before allreduce: torch.Size([32768000]) 1.0
+        # Rank 0 tensor after allreduce: torch.Size([409600]) 8.0 8.0 8.0 8.0
+"""
+RANK_SHAPES_PREFIXED = """[rank0]: step 12 rank=0 all_gather input torch.Size([4, 1024])
+[rank1]: step 12 rank=1 all_gather input torch.Size([3, 1024])
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "facts"),
+    [
+        (RANK_SHAPES, {"kind": "rank_shapes_differ", "op": "allreduce", "odd_ranks": [0]}),
+        (RANK_SHAPES_PREFIXED, {"kind": "rank_shapes_differ", "op": "all_gather"}),
+    ],
+)
+def test_ranks_print_different_shapes_around_a_collective(log: str, facts: dict[str, object]) -> None:
+    _check(log, "RUN201", facts)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # the same shape on every rank
+        RANK_SHAPES.replace("409600", "32768000"),
+        # shapes that differ with no collective named (a batch's shape varies by design)
+        "rank 0 batch torch.Size([8, 512])\nrank 1 batch torch.Size([8, 498])\n",
+        "CHOSEN LOGPS SHAPE: torch.Size([1])\nCHOSEN LOGPS SHAPE: torch.Size([5])\n",
+        # one rank's prints only
+        "rank 0 before allreduce torch.Size([16])\nrank 0 after allreduce torch.Size([16])\n",
+        # an object collective takes any size
+        "rank 0 all_gather_object preds torch.Size([1541])\nrank 1 all_gather_object preds torch.Size([1547])\n",
+    ],
+)
+def test_rank_shape_prints_that_agree_or_may_differ_stay_silent(log: str) -> None:
+    root = _root(log)
+    assert root is None or root.code != "RUN201", root
