@@ -549,6 +549,9 @@ def test_title_of_a_hang_at_the_end_of_the_data(title: str) -> None:
         "process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is "
         "incorrect.Specify device_ids in barrier() to force use of a particular device.\n",
         "Training hangs at the end of initialization\n",
+        "NCCL init hangs with 2 nodes\n",
+        "Stuck at NCCL INFO Bootstrap : Using eth0\n",
+        "ncclCommInitRank hang when using new_group\n",
         # more than a title: a program's output around the words
         "epoch 3 done\nNCCL hang detector: enabled\nepoch 4 done\n",
         "Train:   0%|          | 0/969 [00:00<?, ?it/s]\n",

@@ -11,9 +11,10 @@ disagree on the number of steps (uneven inputs, desync_hints' title row), RUN201
 
 Never read: a line with more than a title (a program's output says more than its hang), a warning that a
 hang could happen ("This can potentially cause a hang", "Collectives are unchecked and may ... hang"), a
-question or a request (vocabulary's _ASKING), a setting or a fix (_TITLE_ASIDE: "set NCCL_BLOCKING_WAIT to
-avoid the hang", "no hang", "without hanging"), and a hang of something that is not a collective
-("Dataloader hangs with num_workers > 0", "vLLM server hangs on startup").
+hang in the start-up ("NCCL init hangs", "stuck at NCCL INFO Bootstrap": the communicator's creation, not a
+collective), a question or a request (vocabulary's _ASKING), a setting or a fix (_TITLE_ASIDE: "set
+NCCL_BLOCKING_WAIT to avoid the hang", "no hang", "without hanging"), and a hang of something that is not a
+collective ("Dataloader hangs with num_workers > 0", "vLLM server hangs on startup").
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ _MAY = lazy_re.compile(
 )
 
 
+# a hang in the job's start-up (the communicator's creation, the rendezvous): not a collective's
+_STARTUP = lazy_re.compile(
+    r"(?i)\binit\w*|\bbootstrap\w*|\bstart[ -]?up\b|\bconnect\w*|\brendezvous\b|\bcomm ?init\w*|"
+    r"\bcommunicator creation|\bset ?up\b|\blaunch mode\b|\buniqueid\b|\bnew_group\b"
+)
+
+
 def _read(hit: Hit) -> bool:
     text = hit.text
     return _title(hit) and not _TITLE_ASIDE.search(text) and not _MAY.search(text)
@@ -73,7 +81,7 @@ def _end_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 
 
 def _collective_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not _read(hit):
+    if not _read(hit) or _STARTUP.search(hit.text):
         return None
     return [
         row.event(
