@@ -126,9 +126,61 @@ def _platform_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# --- DDP's reducer check that the previous iteration's reduction finished, torch 1.0-1.6 ----------------
+# DistributedDataParallel's forward asks its reducer whether the last backward reduced every bucket: 1.0-1.6
+# `self.reducer.prepare_for_backward(list(_find_tensors(output)))` at the end of forward (1.4-1.6 without
+# find_unused_parameters: `self.reducer.prepare_for_backward([])`), and `self.reducer.prepare_for_forward()`
+# in 2.x's _pre_forward. reducer.cpp's error there is ensure_prior_reduction_finished's "Expected to have
+# finished reduction in the prior iteration before starting a new one" (parameters that got no gradient: the
+# ranks' reductions no longer line up). A stack whose innermost source line is that call, cut before its
+# exception line, is that error (every such stack in the released corpora was). 1.7+'s
+# `self.reducer._rebuild_buckets()` is rdzv_values' row (tier 1); this one says the same of the older call.
+_REDUCER_CALL = lazy_re.compile(r"\breducer\.(?:prepare_for_backward|prepare_for_forward)\(")
+
+
+def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    chunks = cut_chunks(hit)
+    if chunks is None:
+        return None
+    file, func, source = chunk_frame(chunks[-1])
+    if not _REDUCER_CALL.search(source):
+        return None  # the stack goes on below the reducer's call: it died elsewhere
+    call = _REDUCER_CALL.search(source)
+    assert call is not None
+    where = f"{file.rsplit('/', 1)[-1]} in {func}"
+    return [
+        row.event(
+            hit,
+            f"a stack ends at DDP's reducer check ({where}: {call.group(0).rstrip('(')}) before its "
+            "exception line: there the reducer raises only that the previous iteration's gradient "
+            "reduction did not finish (parameters that received no gradient)",
+            {"frame": where, "cut": True, "phase": "ddp_reducer_check"},
+            dedupe=(row.code, hit.rank, "cut reducer"),
+        )
+    ]
+
+
 _TRACEBACK = lazy_re.compile(r"Traceback \(most recent call last\):\s*$")
 
 SIGNATURES = (
+    Signature(
+        "stack cut at ddp's reducer check",
+        _REDUCER_CALL,
+        _reducer_cut,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        tier=2,
+        anchors=(
+            b"reducer.prepare_for_backward(",
+            b"reducer._rebuild_buckets(",
+            b"reducer.prepare_for_forward(",
+        ),
+        words=("reducer.",),
+        examples=(
+            "    self.reducer.prepare_for_backward([])",
+            "    self.reducer.prepare_for_backward(list(_find_tensors(output)))",
+            "        self.reducer.prepare_for_forward()",
+        ),
+    ),
     Signature(
         "stack cut in deepspeed's or accelerate's gpu set-up",
         lazy_re.compile(

@@ -234,7 +234,82 @@ def _uneven_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# A user's debug prints from several ranks around one collective, each with the tensor's torch.Size ("# Rank 7
+# tensor before allreduce: torch.Size([32768000]) 1.0" ... "# Rank 0 tensor before allreduce:
+# torch.Size([409600]) 1.0", "[rank1] all_gather input shape: torch.Size([4, 1024])"): the lines of one
+# template (the text without its rank, its shapes and its other numbers) printed by different ranks with
+# different shapes say the ranks entered the collective with tensors of different sizes. NCCL's all-reduce,
+# all-gather, reduce-scatter and broadcast need the same size on every rank: they hang or read past the
+# smaller buffer. The object collectives (all_gather_object, broadcast_object_list, gather_object) take any
+# size and are left out, and so are prints without a collective's name (a batch's shape varies by design).
+_COLL_WORD = r"all_?reduce|all_?gather|allgather|reduce_?scatter|broadcast"
+_RANK_SHAPES = lazy_re.compile(
+    rf"(?i)^(?=.*\b(?:{_COLL_WORD}))(?=.*\brank\s*[:=#]?\s*\d+)(?!.*_object).*torch\.Size\(\["
+)
+_RANK_NO = lazy_re.compile(r"(?i)\brank\s*[:=#]?\s*(\d+)")
+_TSIZE = lazy_re.compile(r"torch\.Size\(\[([\d, ]*)\]\)")
+_NUMBER = lazy_re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _rank_shapes(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    groups: dict[str, dict[int, tuple[str, ...]]] = {}
+    for ln in (*hit.before(40, same_rank=False), hit.line, *hit.after(40, same_rank=False)):
+        t = ln.text
+        r = _RANK_NO.search(t)
+        if r is None or not _RANK_SHAPES.search(t):
+            continue
+        shapes = tuple(
+            f"[{', '.join(d for d in s.replace(' ', '').split(',') if d)}]" for s in _TSIZE.findall(t)
+        )
+        template = _NUMBER.sub("#", _TSIZE.sub("<shape>", _RANK_NO.sub("rank", t))).strip()
+        groups.setdefault(template, {}).setdefault(int(r.group(1)), shapes)
+    odd = next((tpl for tpl, by in groups.items() if len(by) > 1 and len(set(by.values())) > 1), None)
+    if odd is None:
+        return None
+    by_rank = groups[odd]
+    counts: dict[tuple[str, ...], int] = {}
+    for shp in by_rank.values():
+        counts[shp] = counts.get(shp, 0) + 1
+    common = max(counts, key=lambda k: counts[k])
+    odd_ranks = sorted(r for r, shp in by_rank.items() if shp != common)
+    op = re.search(_COLL_WORD, odd, re.IGNORECASE)
+    said = "; ".join(f"rank {r}: {' '.join(shp)}" for r, shp in sorted(by_rank.items())[:8])
+    return [
+        row.event(
+            hit,
+            f"the ranks' own prints around {op.group(0) if op else 'a collective'} show tensors of different "
+            f"sizes ({said}): the ranks entered the collective with different shapes, so it hangs or reads "
+            "past the smaller buffer",
+            {
+                "kind": "rank_shapes_differ",
+                "op": op.group(0) if op else None,
+                "shapes": {str(r): " ".join(shp) for r, shp in sorted(by_rank.items())},
+                "odd_ranks": odd_ranks,
+            },
+            tier=1,
+            dedupe=(row.code, "rank_shapes"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "ranks print different shapes around a collective",
+        _RANK_SHAPES,
+        _rank_shapes,
+        C.COLLECTIVE_MISMATCH.code,
+        anchors=(b"torch.Size([",),
+        worth=(
+            rb"(?i:all_?reduce|all_?gather|allgather|reduce_?scatter|broadcast)[^\n]*torch\.Size\(\[|"
+            rb"torch\.Size\(\[[^\n]*(?i:all_?reduce|all_?gather|allgather|reduce_?scatter|broadcast)",
+        ),
+        words=("torch.size([",),
+        anchor_from="torch.Size([...]) as torch prints it, on a line naming the rank and the collective",
+        examples=(
+            "    # Rank 0 tensor before allreduce: torch.Size([409600]) 1.0",
+            "[rank1] all_gather input shape: torch.Size([4, 1024])",
+        ),
+    ),
     Signature(
         "nccl collective trace disagrees across processes",
         _NCCL_COLL_FIRST,

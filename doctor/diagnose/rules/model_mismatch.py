@@ -211,6 +211,49 @@ def _stage_grads(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# stage_backward's own report of a failed backward (torch.distributed.pipelining/_backward.py 2.4+, PiPPy's
+# backward.py, PaddlePaddle's port): "Failed to run stage backward:", then on the next lines "Stage output:
+# ('Tensor(torch.Size([10]), grad=True)',)" and "Output gradient: ['Tensor(torch.Size([1, 10]), grad=False)']"
+# (each entry Tensor(shape, grad=..., dtype=...) in 2.5+), or all on one line in later forks ("failed to run
+# stage backward input: outputs=(...), grads=(...), inputs=(...)"). The wrapper re-raises any error of the
+# backward (memory, a kernel), so it says a mismatch only where the lists show one: as many shapes on both
+# sides, and a pair that differs (the next stage sent back a gradient of another shape than this stage's
+# output).
+_STAGE_BWD = lazy_re.compile(r"[Ff]ailed to run stage backward\b")
+_STAGE_OUT = lazy_re.compile(
+    r"(?:Stage output:|outputs=)(?P<out>.*?)(?:Output gradient:|grads=)(?P<grad>.*?)(?:Input:|inputs=|$)"
+)
+_SIZE = lazy_re.compile(r"(?:torch\.Size\(|shape=)?\[(?P<dims>[\d, ]*)\]")
+
+
+def _shapes(text: str) -> list[str]:
+    return [
+        "[" + ", ".join(d for d in m.group("dims").replace(" ", "").split(",") if d) + "]"
+        for m in _SIZE.finditer(text)
+    ]
+
+
+def _stage_bwd(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+    text = " ".join([hit.text, *(ln.text for ln in hit.after(6, same_rank=False))])
+    lists = _STAGE_OUT.search(text)
+    if lists is None:
+        return None
+    outs, grads = _shapes(lists.group("out")), _shapes(lists.group("grad"))
+    pairs = [(o, g) for o, g in zip(outs, grads) if o != g]
+    if not outs or len(outs) != len(grads) or not pairs:
+        return None  # no shapes, or they agree: the backward failed for another reason (the chained error)
+    out, grad = pairs[0]
+    return [
+        row.event(
+            hit,
+            f"a pipeline stage's backward failed with a gradient of {grad} from the next stage for an output "
+            f"of {out} (stage_backward's report): the stages disagree on the shapes they exchange",
+            {"problem": "pipeline_grad_shape_mismatch", "grad_shape": grad, "output_shape": out},
+            dedupe=(row.code, "pipeline_shapes"),
+        )
+    ]
+
+
 # DeepSpeed's PipelineEngine computes the loss on the last stage (runtime/pipe/engine.py _exec_forward_pass,
 # 0.3-0.16: "self.loss = self.module.loss_fn(outputs, labels)", later "losses = ..."): the outputs are the
 # activations that came through the stages, the labels the last stage loaded from its own data iterator.
@@ -275,6 +318,14 @@ SIGNATURES = (
             b"Expected Tensor or None gradient but got",
         ),
         words=("output_val", "grad_value expected", "tensor or none gradient"),
+    ),
+    Signature(
+        "pipeline stage backward report with shapes that differ",
+        _STAGE_BWD,
+        _stage_bwd,
+        C.PIPELINE_SHAPE_MISMATCH.code,
+        anchors=(b"ailed to run stage backward",),
+        words=("to run stage backward",),
     ),
     Signature(
         "pipeline stage gradient of another shape",

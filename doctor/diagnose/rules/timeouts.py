@@ -57,8 +57,11 @@ _RAN_FOR = lazy_re.compile(
     r"Work[NHX]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milli"
 )
 _WHOLE_RECORD = lazy_re.compile(r"Work[NHX]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
-# The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati".
-_WATCHDOG_CUT = lazy_re.compile(r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NHX]CCL\(.*)?$")
+# The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati", or inside the
+# record's name ("...operation timeout: WorkNCC", after a progress bar that never printed its newline).
+_WATCHDOG_CUT = lazy_re.compile(
+    r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NHX]CCL\(.*|W(?:o(?:rk?)?|ork[NHX]C{0,2})?)?$"
+)
 # The watchdog's timeout told in other words than its record (a title, a wrapper's summary): "operation
 # timeout: WorkNCCL at step 4", "WorkNCCL timed out after 30 minutes": the work's name after a timeout, or
 # before "timed out" (not a "WorkNCCL timeout" setting, nor the record's own "Timeout(ms)=" field).
