@@ -387,3 +387,40 @@ LOSS_VALUE_ALTERED = register_code(
     "The ranks train as one process does, but the loss value they report is not the one-process loss",
     "verify",
 )
+
+
+# --- r3 (RUN600-RUN604): the server's own hardware event log ---
+
+# Category gpu_hardware: the baseboard management controller (BMC) logged a hardware event in its System Event
+# Log, as `ipmitool sel list` / `sel elist` prints it ("  1 | 04/09/2024 | 10:15:02 | Temperature #0x30 |
+# Upper Critical going high | Asserted"): a temperature, voltage or fan past its threshold (the board, a PCIe
+# retimer, a GPU baseboard sensor), an uncorrectable memory ECC error, a PCIe SERR/PERR or bus fatal error, a
+# processor IERR or thermal trip, a failed power supply. A job that hangs, loses a GPU or a node, or a machine
+# that locks up under load beside such events has a hardware cause. Remedy: read the whole SEL (`ipmitool sel
+# elist`), fix the cooling, power or part it names (vendor service), and drain the node until then.
+BMC_HARDWARE_EVENT = register_code(
+    "RUN600",
+    "bmc-hardware-event",
+    "fail",
+    "gpu_hardware",
+    "The server's management controller logged a hardware event (over-temperature, voltage, ECC, PCIe fatal)",
+    AREA,
+)
+
+# Category nccl_usage: Caffe's multi-GPU training (P2PSync / NCCL solvers of BVLC Caffe 1.0, NVCaffe, and the
+# research forks built on them: FlowNet2, SSD, R-FCN) found that the GPUs' copies of the net disagree, and
+# glog aborted the process: parallel.cpp's apply_buffers "Check failed: total_size == (ptr == buffer ? 1 : ptr
+# - buffer) (118335438 vs. 117426126)" (a worker's net holds another number of learnable parameters than the
+# root solver's net: a custom layer that shapes its blobs per instance or per device), or syncedmem.cpp's
+# device check "Check failed: Caffe::current_device() == gpu_device_ (0 vs. 1)" (NVCaffe; BVLC's debug build:
+# "Check failed: device == device_") - a blob's GPU memory touched from another GPU's thread (a layer or data
+# transformer that keeps a static or shared buffer). Remedy: train on one GPU, or fix the layer so every net
+# copy has the same parameters and keeps its memory on its own device.
+CAFFE_MULTI_GPU_MISMATCH = register_code(
+    "RUN601",
+    "caffe-multi-gpu-mismatch",
+    "fail",
+    "nccl_usage",
+    "Caffe's multi-GPU training found the GPUs' nets disagree (parameter sizes, memory on another GPU)",
+    AREA,
+)
