@@ -9,8 +9,8 @@ Broken pipe", "Socket unexpectedly closed [..]:port"; the uv transport (gloo/tra
 words, and "Socket closed [..]:port", and its UV_ASSERT abort (uv/libuv.h: "[.../libuv.h:596] uv_accept:
 invalid argument", then SIGABRT; tier 0, the abort's cause). A title may quote the text without its
 bracket, and 2017's pair.cc put ": " before strerror ("gloo/transport/tcp/pair.cc:536] : Connection
-refused"). Torch re-raises them as "RuntimeError: [...pair.cc:598] ..." (read by nccl_errors, which wants the error word); a
-log line of just gloo's text is read here.
+refused"). Torch re-raises them as "RuntimeError: [...pair.cc:598] ..." (read by nccl_errors, which
+wants the error word); a log line of just gloo's text is read here.
 gloo's "Timed out waiting 1800000ms for recv operation" (unbound_buffer.cc) is a timeout, and so is
 the pair's own "Read timeout [..]:port" / "Write timeout" / "Send timeout" (read here, as a timeout).
 Setup: "address family mismatch" (pair.cc, IPv4 vs IPv6 peers), "Gloo connectFullMesh failed with ..."
