@@ -424,3 +424,20 @@ CAFFE_MULTI_GPU_MISMATCH = register_code(
     "Caffe's multi-GPU training found the GPUs' nets disagree (parameter sizes, memory on another GPU)",
     AREA,
 )
+
+# Category nccl_usage: a program that drives NCCL with MPI (NCCL's own MPI example and the programs that
+# copied its MPICHECK macro: TensorRT-LLM's TLLM_MPI_CHECK, vLLM's and others' custom all-reduce tests, user
+# benchmarks) printed "Failed: MPI error <file>:<line> '<n>'" for an MPI call that returned an
+# invalid-argument class, numbered alike in MPICH and Open MPI: 1 MPI_ERR_BUFFER, 2 MPI_ERR_COUNT, 3
+# MPI_ERR_TYPE, 4 MPI_ERR_TAG, 5 MPI_ERR_COMM, 6 MPI_ERR_RANK. The usual cause is the launch: fewer (or
+# other) MPI ranks than the program's layout needs (a TensorRT-LLM engine built for tp_size 2 started
+# without `mpirun -n 2`, a peer rank that does not exist), or MPI used before MPI_Init / after MPI_Finalize.
+# Remedy: launch as many ranks as the engine or program was built for, and check the ranks it addresses.
+MPI_CALL_INVALID_ARGUMENT = register_code(
+    "RUN602",
+    "mpi-call-invalid-argument",
+    "fail",
+    "nccl_usage",
+    "An MPI call of an NCCL program failed on an invalid rank, communicator or argument (launch size)",
+    AREA,
+)

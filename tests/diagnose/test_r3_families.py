@@ -33,7 +33,9 @@ Rule writer r3's families of 2026-12-07 (misses of v20's dev half and v19's rele
 - an Xid quoted without "NVRM: Xid (PCI:...): " but with the unit's mnemonic after it ("Xid 149,
   NETIR_LINK_DOWN Fatal XC0 i0 Link 14") (rules/gpu_hardware.py, RUN241);
 - the GPUDirect-TCPX plugin's ctrl timeout with the address pair elided ("nic 3, enp6s0, ... rx rx ctrl
-  timeout cnt 21311883") (rules/comm_texts.py, RUN361).
+  timeout cnt 21311883") (rules/comm_texts.py, RUN361);
+- the MPICHECK macro of NCCL's MPI example, copied by TensorRT-LLM and test programs: "Failed: MPI error
+  <file>:<line> '<n>'" with an invalid-argument class 1-6 (rules/mpi_check_macro.py, RUN602, new).
 """
 
 from __future__ import annotations
@@ -567,3 +569,40 @@ def test_tcpx_ctrl_timeout_with_the_addresses_elided() -> None:
         "timeout cnt 21311883, nanos 10000000217\n"
     )
     check_root(log, "RUN361", {"nic": 3, "interface": "enp6s0"})
+
+
+# -- 2026-12-07: the MPICHECK macro of NCCL's MPI example (TensorRT-LLM, tests, benchmarks) ----------------
+
+
+@pytest.mark.parametrize(
+    ("line", "cls"),
+    [
+        (
+            "  what():  [TensorRT-LLM][ERROR] Assertion failed: Failed: MPI error /home/jenkins/agent/"
+            "workspace/LLM/main/L0_PostMerge/tensorrt_llm/cpp/tensorrt_llm/common/mpiUtils.cpp:211 '6' "
+            "(/home/jenkins/agent/workspace/LLM/main/L0_PostMerge/tensorrt_llm/cpp/tensorrt_llm/common/mpiUtils.cpp:211)",
+            "MPI_ERR_RANK",
+        ),
+        ("Failed: MPI error test_allreduce.cu:88 '5'", "MPI_ERR_COMM"),
+        ("[1,0]<stdout>:Failed: MPI error nccl_bench.cu:131 '2'", "MPI_ERR_COUNT"),
+    ],
+)
+def test_mpicheck_invalid_argument_classes(line: str, cls: str) -> None:
+    check_root(line + "\n", "RUN602", {"mpi_error": cls})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # classes whose numbers differ between MPICH and Open MPI
+        "Failed: MPI error test_allreduce.cu:88 '15'",
+        "Failed: MPI error test_allreduce.cu:88 '17'",
+        # the macro's siblings for CUDA
+        "Failed: Cuda error test_allreduce.cu:52 'out of memory'",
+        # the macro's source in a paste of the code
+        "printf(\"Failed: MPI error %s:%d '%d'\\n\", __FILE__, __LINE__, e);",
+    ],
+)
+def test_mpicheck_near_misses(line: str) -> None:
+    root = root_finding(line + "\n")
+    assert root is None or root.code != "RUN602", root
