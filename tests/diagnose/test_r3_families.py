@@ -35,7 +35,9 @@ Rule writer r3's families of 2026-12-07 (misses of v20's dev half and v19's rele
 - the GPUDirect-TCPX plugin's ctrl timeout with the address pair elided ("nic 3, enp6s0, ... rx rx ctrl
   timeout cnt 21311883") (rules/comm_texts.py, RUN361);
 - the MPICHECK macro of NCCL's MPI example, copied by TensorRT-LLM and test programs: "Failed: MPI error
-  <file>:<line> '<n>'" with an invalid-argument class 1-6 (rules/mpi_check_macro.py, RUN602, new).
+  <file>:<line> '<n>'" with an invalid-argument class 1-6 (rules/mpi_check_macro.py, RUN602, new);
+- NCCL 2.0-2.3's one-interface-a-line "NET : Using interface lo:127.0.0.1<0>" in a paste of two hosts that
+  ends before the communicator came up (rules/net_texts.py virtual_iface, RUN174).
 """
 
 from __future__ import annotations
@@ -606,3 +608,42 @@ def test_mpicheck_invalid_argument_classes(line: str, cls: str) -> None:
 def test_mpicheck_near_misses(line: str) -> None:
     root = root_finding(line + "\n")
     assert root is None or root.code != "RUN602", root
+
+
+# -- 2026-12-07: NCCL 2.0-2.3's interface lines, "NET : Using interface lo:127.0.0.1<0>" --------------------
+
+_OLD_IFACES = (
+    "{h}:4879:5139 [0] NCCL INFO comm 0x7f19bc4046d0 rank {r} nranks 4\n"
+    "{h}:4879:5139 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>\n"
+    "{h}:4879:5139 [0] NCCL INFO NET : Using interface eth0:{ip}<0>\n"
+    "{h}:4879:5139 [0] NCCL INFO NET/Socket : 2 interfaces found\n"
+)
+
+
+def test_old_nccl_loopback_interface_across_hosts() -> None:
+    log = _OLD_IFACES.format(h="51ca79e04561", r=2, ip="3.5.6.12") + _OLD_IFACES.format(
+        h="e53b7da88fea", r=0, ip="3.10.11.7"
+    )
+    check_root(log, "RUN174", {"loopback_interfaces": ["lo"]})
+
+
+def test_old_nccl_loopback_interface_near_misses() -> None:
+    # every rank on one host: loopback reaches them all
+    one_host = _OLD_IFACES.format(h="node1", r=0, ip="10.0.0.1") + _OLD_IFACES.format(
+        h="node1", r=1, ip="10.0.0.1"
+    )
+    assert root_finding(one_host) is None
+    # the communicator came up afterwards
+    up = (
+        _OLD_IFACES.format(h="a1", r=0, ip="10.0.0.1")
+        + _OLD_IFACES.format(h="b2", r=1, ip="10.0.0.2")
+        + "a1:4879:5139 [0] NCCL INFO comm 0x7f19bc4046d0 rank 0 nranks 2 - Init COMPLETE\n"
+        + "b2:4879:5139 [0] NCCL INFO comm 0x7f19bc4046d0 rank 1 nranks 2 - Init COMPLETE\n"
+    )
+    assert root_finding(up) is None
+    # only the real interface named
+    eth = (
+        "a1:1:2 [0] NCCL INFO NET : Using interface eth0:10.0.0.1<0>\n"
+        "b2:1:2 [0] NCCL INFO NET : Using interface eth0:10.0.0.2<0>\n"
+    )
+    assert root_finding(eth) is None
