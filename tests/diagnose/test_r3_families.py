@@ -382,6 +382,11 @@ def test_accelerate_bf16_near_misses_stay_silent(log: str) -> None:
             "  2c | 01/12/2025 | 03:14:07 | Fan FAN3 | Lower Critical going low | Asserted",
             "Lower Critical going low",
         ),
+        (
+            "12 | Mar-02-2025 | 22:41:10 | CPU1 Temp        | Temperature | Upper Critical - going high ; "
+            "Sensor Reading = 95.00 C ; Threshold = 93.00 C",
+            "Upper Critical - going high",
+        ),
         ("  17 | 03/02/2025 | 22:41:10 | Memory #0x87 | Uncorrectable ECC | Asserted", "Uncorrectable ECC"),
         ("  18 | 03/02/2025 | 22:41:11 | Critical Interrupt #0x3c | PCI SERR | Asserted", "PCI SERR"),
         (

@@ -2,9 +2,10 @@
 
 Formats, read at the source (ipmitool lib/ipmi_sel.c, ipmi_sel_print_std_entry: "%4x | date | time | <sensor
 type> #0x<num> | <event description> | Asserted|Deasserted", and `sel elist`, which names the sensor and may
-add "| Reading 95 > Threshold 93 degrees C"): a paste quotes whole rows ("  1 | 04/09/2024 | 10:15:02 |
-Temperature #0x30 | Upper Critical going high | Asserted") or only the sensor and the event ("Temperature
-sensor #0x10 | Upper Non-critical going high"). Read here:
+add "| Reading 95 > Threshold 93 degrees C"; FreeIPMI's ipmi-sel puts " - " before "going": "CPU1 Temp |
+Temperature | Upper Critical - going high ; Sensor Reading = 95.00 C"): a paste quotes whole rows ("  1 |
+04/09/2024 | 10:15:02 | Temperature #0x30 | Upper Critical going high | Asserted") or only the sensor and
+the event ("Temperature sensor #0x10 | Upper Non-critical going high"). Read here:
 
 - a threshold crossed the way that hurts, from ipmitool's generic threshold event strings: "Upper Non-critical
   / Critical / Non-recoverable going high", "Lower ... going low" (a temperature or a current too high, a
@@ -34,8 +35,8 @@ from pgdoctor.model import lazy_re
 # "<sensor>[ #0xNN] | <event>[ | Asserted]": the sensor is the column before the event.
 _SENSOR = r"(?P<sensor>[A-Za-z][\w .()/+-]{0,40}?)(?: #0x[0-9a-fA-F]{1,4})?\s*\|\s*"
 _THRESHOLD = lazy_re.compile(
-    _SENSOR + r"(?P<ev>Upper (?P<ulvl>Non-critical|Critical|Non-recoverable) going high|"
-    r"Lower (?P<llvl>Non-critical|Critical|Non-recoverable) going low)\b(?P<rest>.*)$"
+    _SENSOR + r"(?P<ev>Upper (?P<ulvl>Non-critical|Critical|Non-recoverable)(?: -)? going high|"
+    r"Lower (?P<llvl>Non-critical|Critical|Non-recoverable)(?: -)? going low)\b(?P<rest>.*)$"
 )
 _PART_FAILED = lazy_re.compile(
     _SENSOR + r"(?P<ev>Uncorrectable ECC|IERR|Thermal Trip|Uncorrectable machine check exception|PCI SERR|"
@@ -85,6 +86,8 @@ SIGNATURES = (
             "  a3 | 10/08/2019 | 11:02:22 | Temperature CPU1 Temp | Upper Critical going high | Asserted | "
             "Reading 95 > Threshold 93 degrees C",
             "  2c | 01/12/2025 | 03:14:07 | Fan FAN3 | Lower Critical going low | Asserted",
+            "12 | Mar-02-2025 | 22:41:10 | CPU1 Temp        | Temperature | Upper Critical - going high ; "
+            "Sensor Reading = 95.00 C ; Threshold = 93.00 C",
         ),
     ),
     Signature(
