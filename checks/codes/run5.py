@@ -428,5 +428,55 @@ OFI_LIBFABRIC_OPTION_REJECTED = register_code(
     "driver_env",
     "The NCCL OFI plugin set a libfabric option that the loaded libfabric rejects (plugin and libfabric of "
     "different releases)",
+# --- r3 (RUN600-RUN604): the server's own hardware event log ---
+
+# Category gpu_hardware: the baseboard management controller (BMC) logged a hardware event in its System Event
+# Log, as `ipmitool sel list` / `sel elist` prints it ("  1 | 04/09/2024 | 10:15:02 | Temperature #0x30 |
+# Upper Critical going high | Asserted"): a temperature, voltage or fan past its threshold (the board, a PCIe
+# retimer, a GPU baseboard sensor), an uncorrectable memory ECC error, a PCIe SERR/PERR or bus fatal error, a
+# processor IERR or thermal trip, a failed power supply. A job that hangs, loses a GPU or a node, or a machine
+# that locks up under load beside such events has a hardware cause. Remedy: read the whole SEL (`ipmitool sel
+# elist`), fix the cooling, power or part it names (vendor service), and drain the node until then.
+BMC_HARDWARE_EVENT = register_code(
+    "RUN600",
+    "bmc-hardware-event",
+    "fail",
+    "gpu_hardware",
+    "The server's management controller logged a hardware event (over-temperature, voltage, ECC, PCIe fatal)",
+    AREA,
+)
+
+# Category nccl_usage: Caffe's multi-GPU training (P2PSync / NCCL solvers of BVLC Caffe 1.0, NVCaffe, and the
+# research forks built on them: FlowNet2, SSD, R-FCN) found that the GPUs' copies of the net disagree, and
+# glog aborted the process: parallel.cpp's apply_buffers "Check failed: total_size == (ptr == buffer ? 1 : ptr
+# - buffer) (118335438 vs. 117426126)" (a worker's net holds another number of learnable parameters than the
+# root solver's net: a custom layer that shapes its blobs per instance or per device), or syncedmem.cpp's
+# device check "Check failed: Caffe::current_device() == gpu_device_ (0 vs. 1)" (NVCaffe; BVLC's debug build:
+# "Check failed: device == device_") - a blob's GPU memory touched from another GPU's thread (a layer or data
+# transformer that keeps a static or shared buffer). Remedy: train on one GPU, or fix the layer so every net
+# copy has the same parameters and keeps its memory on its own device.
+CAFFE_MULTI_GPU_MISMATCH = register_code(
+    "RUN601",
+    "caffe-multi-gpu-mismatch",
+    "fail",
+    "nccl_usage",
+    "Caffe's multi-GPU training found the GPUs' nets disagree (parameter sizes, memory on another GPU)",
+    AREA,
+)
+
+# Category nccl_usage: a program that drives NCCL with MPI (NCCL's own MPI example and the programs that
+# copied its MPICHECK macro: TensorRT-LLM's TLLM_MPI_CHECK, vLLM's and others' custom all-reduce tests, user
+# benchmarks) printed "Failed: MPI error <file>:<line> '<n>'" for an MPI call that returned an
+# invalid-argument class, numbered alike in MPICH and Open MPI: 1 MPI_ERR_BUFFER, 2 MPI_ERR_COUNT, 3
+# MPI_ERR_TYPE, 4 MPI_ERR_TAG, 5 MPI_ERR_COMM, 6 MPI_ERR_RANK. The usual cause is the launch: fewer (or
+# other) MPI ranks than the program's layout needs (a TensorRT-LLM engine built for tp_size 2 started
+# without `mpirun -n 2`, a peer rank that does not exist), or MPI used before MPI_Init / after MPI_Finalize.
+# Remedy: launch as many ranks as the engine or program was built for, and check the ranks it addresses.
+MPI_CALL_INVALID_ARGUMENT = register_code(
+    "RUN602",
+    "mpi-call-invalid-argument",
+    "fail",
+    "nccl_usage",
+    "An MPI call of an NCCL program failed on an invalid rank, communicator or argument (launch size)",
     AREA,
 )

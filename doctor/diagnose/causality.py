@@ -95,7 +95,10 @@ def is_hardware(e: Event) -> bool:
 def caused_by_hardware(e: Event) -> bool:
     """A software error that a hardware fault of its node produces (RUN244 names Xids and ECC as
     the hardware cause of an illegal memory access)."""
-    return e.code == C.CUDA_ILLEGAL_ACCESS.code or (
+    # A GPU lost from the bus is also why the runtime finds no device (nvidia-container-cli's "nvml
+    # error: unknown error", "no CUDA-capable device is detected" beside nvidia-smi's "Unable to determine
+    # the device handle for GPU1: ...: Unknown Error").
+    return e.code in (C.CUDA_ILLEGAL_ACCESS.code, C.NO_CUDA_DEVICE.code) or (
         e.code in CODES and CODES[e.code].category in _CAUSED_BY_HARDWARE
     )
 

@@ -14,7 +14,7 @@ Read at their sources:
 - Google's GPUDirect-TCPX NCCL net plugin (nccl-plugin-gpudirecttcpx, net_tcpx.cc tcpxCommProgress):
   "tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN 0x..:0x.., nic 0, enp12s0,
   172.16.0.11<39187><-172.16.0.95<46723> rx rx ctrl timeout cnt 7331502, nanos 10000000585", also behind
-  "[ncclNet:2] " (RUN361).
+  "[ncclNet:2] ", and quoted with the address pair elided ("nic 3, enp6s0, ... rx rx ctrl timeout") (RUN361).
 - NVSHMEM's host init (src/host/init/init.cu / init.cpp, nvshmem_api.h / nvshmemx_api.h, 2.x-3.x), its
   NZ_ERROR/NONZERO_EXIT records "<file>:<line>: non-zero status: <n> <message>": "bootstrap_loader_init
   returned error", "bootstrap_init failed", "nvshmem_bootstrap failed", the exit line "nvshmemx_api.h:63:
@@ -111,7 +111,7 @@ def _ompi_shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 
 
 _TCPX = lazy_re.compile(
-    r"\bnic (?P<nic>\d+), (?P<ifname>[\w.:-]+), (?P<local>\S+?)<-(?P<peer>\S+?) (?:rx |tx )?"
+    r"\bnic (?P<nic>\d+), (?P<ifname>[\w.:-]+), (?:(?P<local>\S+?)<-(?P<peer>\S+?)|\.\.\.|…) (?:rx |tx )?"
     r"(?P<dir>rx|tx) (?P<what>ctrl|data) timeout cnt (?P<cnt>\d+)(?:, nanos (?P<nanos>\d+))?"
 )
 
@@ -121,17 +121,18 @@ def _tcpx(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         "plugin": "gpudirect-tcpx",
         "nic": int(m.group("nic")),
         "interface": m.group("ifname"),
-        "local": m.group("local"),
-        "peer": m.group("peer"),
         "timeouts": int(m.group("cnt")),
     }
+    if m.group("peer"):  # (a quoted line may elide the pair of addresses: "nic 3, enp6s0, ... rx rx ctrl")
+        facts.update(local=m.group("local"), peer=m.group("peer"))
     if m.group("nanos"):
         facts["timeout_s"] = round(int(m.group("nanos")) / 1e9, 3)
     return [
         row.event(
             hit,
             f"{hit.who()}: the GPUDirect-TCPX plugin timed out waiting for {m.group('what')} messages on "
-            f"{m.group('ifname')} (nic {m.group('nic')}) from {m.group('peer')} ({m.group('cnt')} timeouts): "
+            f"{m.group('ifname')} (nic {m.group('nic')}) from {m.group('peer') or 'its peer'} "
+            f"({m.group('cnt')} timeouts): "
             "check the receive-datapath manager and the plugin's NIC settings on both nodes",
             facts,
             dedupe=(row.code,),

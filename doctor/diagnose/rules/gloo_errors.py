@@ -6,8 +6,11 @@ tcp/pair.cc:<line>] " before the text: "connect [127.0.1.1]:60817: Connection re
 connect(2)), "Connect timeout [10.0.0.2]:5678", "Connection closed by peer [10.0.0.2]:5678", "Read
 error [10.0.0.2]:5678: Connection reset by peer", "Write error ...", "read ..." / "writev [..]:port:
 Broken pipe", "Socket unexpectedly closed [..]:port"; the uv transport (gloo/transport/uv) the same
-words, and "Socket closed [..]:port". Torch re-raises them as "RuntimeError: [...pair.cc:598] ..."
-(read by nccl_errors, which wants the error word); a log line of just gloo's text is read here.
+words, and "Socket closed [..]:port", and its UV_ASSERT abort (uv/libuv.h: "[.../libuv.h:596] uv_accept:
+invalid argument", then SIGABRT; tier 0, the abort's cause). A title may quote the text without its
+bracket, and 2017's pair.cc put ": " before strerror ("gloo/transport/tcp/pair.cc:536] : Connection
+refused"). Torch re-raises them as "RuntimeError: [...pair.cc:598] ..." (read by nccl_errors, which
+wants the error word); a log line of just gloo's text is read here.
 gloo's "Timed out waiting 1800000ms for recv operation" (unbound_buffer.cc) is a timeout, and so is
 the pair's own "Read timeout [..]:port" / "Write timeout" / "Send timeout" (read here, as a timeout).
 Setup: "address family mismatch" (pair.cc, IPv4 vs IPv6 peers), "Gloo connectFullMesh failed with ..."
@@ -33,10 +36,16 @@ from pgdoctor.model import lazy_re
 # GLOO_THROW_IO_EXCEPTION(..., peer_.str()) since 2017): the last alternative takes one whose words a paste
 # garbled or retyped ("connectruntclosed by peer [172.16.0.5]:23211", lower-cased), but not a deadline's
 # ("Read timeout [..]:N" is the timeout row's).
+# The uv transport's UV_ASSERT (uv/libuv.h) prints "[<path>/gloo/transport/uv/libuv.h:596] uv_accept: invalid
+# argument" and aborts the process: a socket call of the transport failed (uv_bind, uv_listen, uv_accept,
+# uv_read_start, uv_tcp_getpeername ...). A title quotes the text without its opening bracket, and
+# 2017's pair.cc put ": " before strerror ("gloo/transport/tcp/pair.cc:536] : Connection refused").
 _PAIR = lazy_re.compile(
-    r"\[[^\]]*gloo/transport/(?:tcp|uv)/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*"
+    r"(?:\[[^\]]*)?gloo/transport/(?:tcp|uv)/(?P<file>\w+\.(?:cc|h)):(?P<line>\d+)\]\s*"
     r"(?P<what>(?:connect|Connect timeout|Connection closed by peer|Read error|Write error|read|writev?|"
     r"Socket unexpectedly closed|Socket closed)\b.*|"
+    r"(?P<uv>uv_(?:bind|listen|accept|read_start|write|tcp_\w+|shutdown)): \w.*|"
+    r": (?:Connection (?:refused|reset by peer)|Broken pipe|No route to host|Network is unreachable)\b.*|"
     r"(?![^\n]*(?i:timeout|enforce))[a-z][^\[\]\n]*\[[^\]\s]+\]:\d+\s*)$"
 )
 # The pair's own deadline (tcp/pair.cc, uv/pair.cc since 2019): "Read timeout [10.0.0.2]:5678",
@@ -166,7 +175,7 @@ _PAIR_RANKS = lazy_re.compile(r"self_rank\s*=\s*(\d+)\s+pair_rank\s*=\s*(\d+)")
 def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if "connectFullMesh" in hit.text:
         return None  # process-group setup: the "gloo full mesh" row says more
-    what = m.group("what").strip()
+    what = m.group("what").strip(" :")
     facts: dict[str, Any] = {
         "backend": "gloo",
         "gloo_error": what[:200],
@@ -175,7 +184,9 @@ def _pair(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     a = _ADDR.search(what)
     if a:
         facts["peer"], facts["peer_port"] = a.group(1), int(a.group(2))
-    tier = 1  # a dropped or refused connection is most often the echo of a peer that died first
+    # a dropped or refused connection is most often the echo of a peer that died first; a failed
+    # UV_ASSERT aborts this process (its SIGABRT follows)
+    tier = 0 if m.group("uv") else 1
     if a and a.group(1).startswith("127.") and what.startswith("connect"):
         # a peer's address that is loopback: /etc/hosts maps the host name to 127.0.1.1 (Debian/Ubuntu)
         facts["likely_cause"] = "host_name_resolves_to_loopback"
@@ -237,7 +248,7 @@ def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    what = m.group("what").strip()
+    what = m.group("what").strip(" :")
     facts: dict[str, Any] = {
         "backend": "gloo",
         "transport": "ibverbs",

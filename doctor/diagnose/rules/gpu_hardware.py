@@ -222,9 +222,11 @@ _PLUGIN_XID = lazy_re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=([\
 # below a log's own records (tier 1).
 # Monitoring agents write it upper case ("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00").
 _PROSE_XID = lazy_re.compile(r"\b(?:Xids?|XIDs?) ?(\d{1,3})\b(?: ?/ ?(\d{1,3})\b)?")
+# The driver's own record quoted without its "NVRM: Xid (PCI:...): " head names the fault by the unit's
+# mnemonic after the number ("Xid 149, NETIR_LINK_DOWN Fatal XC0 i0 Link 14", "Xid 145, RLW_REMAP ...").
 _PROSE_FAULT = lazy_re.compile(
     r"ECC|DBE|double[- ]bit|[Rr]ow [Rr]emap|fallen off|off the bus|NVLink|uncorrectable|GSP|HBM|"
-    r"[Dd]rain and [Rr]eset"
+    r"[Dd]rain and [Rr]eset|\b(?:Xid|XID) \d{1,3}, [A-Z]{2,}_[A-Z0-9_]{2,}\b"
 )
 
 

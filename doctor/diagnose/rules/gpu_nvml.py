@@ -24,9 +24,11 @@ from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
-# GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU".
+# GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU"; newer
+# nvidia-smi puts the GPU's index before its bus id ("... for GPU1: 0000:02:00.0: Unknown Error").
 _NO_HANDLE = lazy_re.compile(
-    r"Unable to determine the device handle for (?:GPU|gpu )?\s*([0-9a-fA-F:.]+): (Unknown Error|GPU is lost)"
+    r"Unable to determine the device handle for (?:GPU|gpu )?\s*(?:\d{1,2}: )?([0-9a-fA-F:.]+): "
+    r"(Unknown Error|GPU is lost)"
 )
 # The long wordings of the same two statuses (nvidia-settings' and go-nvml's / the k8s device plugin's
 # error texts): "The GPU has fallen off the bus or has otherwise become inaccessible"

@@ -47,9 +47,11 @@ _PEER = lazy_re.compile(
 )
 # NCCL's socket layer (socket.cc, include/socket.h of <= 2.3, net_socket.cc, bootstrap.cc).
 SOCKET = lazy_re.compile(
-    r"Connection (?:closed by (?:remote )?peer|reset by peer|refused|timed out)|Software caused connection "
+    # (a quoted WARN line may carry two spaces between the words: "Connection reset  by peer.")
+    r"Connection (?:closed by (?:remote )?peer|reset +by peer|refused|timed out)|Software caused connection "
     r"abort|"
-    r"NET/Socket|No route to host|Broken pipe|Call to (?:connect|recv|send|accept|bind|listen)\b[^:]*failed|"
+    r"NET/Socket|No route to host|Broken pipe|"
+    r"Call to \**(?:connect|recv|send|write|read|accept|bind|listen)\b[^:]*failed|"
     r"\bConnect to \S|socket progress error|ncclSocket\w+|Net : |"
     # EAGAIN from the proxy's accept is NCCL's teardown at process exit, not a failure.
     r"Socket (?:recv|send) failed|\[Service thread\] Accept failed(?!:? Resource temporarily unavailable)|"

@@ -328,7 +328,9 @@ def _wrapped_sys(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
-USING = lazy_re.compile(r"(?P<who>NET/Socket|Bootstrap) : Using(?P<rest>.*)$")
+# NCCL 2.0-2.3 said it one interface a line: "NET : Using interface lo:127.0.0.1<0>", then "NET/Socket : 2
+# interfaces found".
+USING = lazy_re.compile(r"(?P<who>NET/Socket|Bootstrap|NET) : Using(?: interface(?= \w))?(?P<rest>.*)$")
 _IFACE = lazy_re.compile(r"(?:\[\d+\]|^\s*)(?P<name>[A-Za-z][\w.-]*):[0-9a-fA-F.:]+(?:%\S+)?<\d+>")
 _LOOPBACK = lazy_re.compile(r"(?:\[\d+\]|^\s*)lo\d*:(?:127\.|::1\b)")
 _VIRTUAL = lazy_re.compile(r"^(?:br-[0-9a-f]+|veth\w+|docker\d*|virbr\d+|cni\d+|lxcbr\d+|flannel\.\d+)$")
@@ -352,10 +354,23 @@ def _one_node(hit: Hit) -> bool:
     return any(_ONE_NODE_LAUNCH.search(ln.text) for ln in lines)
 
 
+# The "host:pid:tid [dev] " head of an NCCL line.
+_NCCL_HOST = lazy_re.compile(r"^\s*(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
+
+
+def _hosts_seen(hit: Hit) -> set[str]:
+    lines = [*hit.before(24, same_rank=False), hit.line, *hit.after(48, same_rank=False)]
+    return {h.group("host") for ln in lines for h in [_NCCL_HOST.match(ln.text)] if h}
+
+
 def virtual_iface(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     pending = until_up(hit)
     if pending is None:
         return None  # the communicator came up: the list is an observation (nccl_transport)
+    if m.group("who") == "NET" and len(_hosts_seen(hit)) < 2:
+        # NCCL <= 2.3 may list lo beside the real interface by itself: read only where the paste shows ranks
+        # of two hosts, each told the other's loopback address
+        return None
     after = hit.after(32, same_rank=False)
     texts = [m.group("rest")] + [ln.text for ln in after[:32] if re.match(r"^\s*\[\d+\]", ln.text)]
     names = [i.group("name") for t in texts for i in _IFACE.finditer(t)]
