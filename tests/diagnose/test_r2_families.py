@@ -264,11 +264,47 @@ MEETING_AND_KILLS = [
         "rendezvous",
     ),
     (
+        "[2023-06-09 11:07:49,777] [INFO] [comm.py:594:init_distributed] cdb=None\n"
+        "[2023-06-09 11:07:49,777] [INFO] [comm.py:625:init_distributed] Initializing TorchBackend in "
+        "DeepSpeed with backend nccl\n"
+        "[2023-06-09 11:27:49,777] [INFO] [launch.py:315:sigkill_handler] Main process received SIGINT, "
+        "exiting\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    (
         "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n^C\nKeyboardInterrupt\n",
         "RUN221",
         "rendezvous",
     ),
+    # the same launch waited out by hand: the banner, then Ctrl-C (and the loopback store's launch likewise)
+    (
+        "torchrun --nnodes=2 --node_rank=1 --master_addr=10.0.0.1 --rdzv_backend=c10d train.py\n"
+        "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n"
+        "^CWARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
+        "workers\n",
+        "RUN224",
+        "rendezvous",
+    ),
+    (
+        "torchrun --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 29500 train.py\n"
+        "W0130 23:09:58.895000 139676709838976 torch/distributed/run.py:779] "
+        "*****************************************\n"
+        "W0130 23:09:58.895000 139676709838976 torch/distributed/run.py:779] Setting "
+        "OMP_NUM_THREADS environment variable for each process to be 1 in default\n"
+        "^CW0130 23:19:58.895000 139676709838976 torch/distributed/elastic/agent/server/api.py:704] "
+        "Received 2 death signal, shutting down workers\n",
+        "RUN221",
+        "rendezvous",
+    ),
     # a cut stack whose last frame is a framework's start of the process group (v19G-rendezvous_init-002)
+    (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 31, in <module>\n'
+        "    colossalai.launch(config={}, rank=rank, world_size=world_size, host=host, port=port)\n",
+        "RUN221",
+        "rendezvous",
+    ),
     (
         "Traceback (most recent call last):\n"
         '  File "/home/u/ColossalAI/examples/images/resnet/train.py", line 204, in <module>\n'

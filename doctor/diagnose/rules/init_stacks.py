@@ -73,7 +73,7 @@ _MEETING_FUNC = frozenset(
 _INIT_CALL = lazy_re.compile(
     r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
     # the same frameworks' calls; ColossalAI's whether or not the paste kept the call's "(" (cut at the name)
-    r"\bcolossalai\.launch_from_(?:torch|slurm|openmpi)\b|\b(?:_initialize_distributed|init_dist_connection)\(|"
+    r"\bcolossalai\.launch(?:_from_(?:torch|slurm|openmpi)\b|\()|\b(?:_initialize_distributed|init_dist_connection)\(|"
     r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\(|"
     # the keyword arguments of the process group's start on one line (the last line of a multi-line
     # init_process_group / init_rpc call, which Python < 3.8 shows as the frame's source)

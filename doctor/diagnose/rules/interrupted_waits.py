@@ -61,11 +61,12 @@ _MEETING = lazy_re.compile(
 # A person's stop of the job (Ctrl-C): the terminal's "^C" echo, Python's KeyboardInterrupt, torchrun's agent
 # ("Received 2 death signal, shutting down workers"; "Received Signals.SIGINT death signal" on Python <= 3.10;
 # "Sending process 21287 closing signal SIGINT" to its workers), torch's SignalException ("Process 1359 got
-# signal: 2"), DeepSpeed's launcher ("Received signal 2" in its sigkill_handler). What follows it (the
-# launcher's traceback of its wait, the workers' teardown) is the stop's echo, not the run's progress.
+# signal: 2"), DeepSpeed's launcher (launch.py's sigkill_handler: "Main process received SIGINT, exiting").
+# What follows it (the launcher's traceback of its wait, the workers' teardown) is the stop's echo, not the
+# run's progress.
 _HAND_STOP = lazy_re.compile(
     r"^\s*\^C|^\s*KeyboardInterrupt\s*$|Received (?:2|Signals\.SIGINT) death signal|"
-    r"closing signal SIGINT\b|\bgot signal: 2\b"
+    r"closing signal SIGINT\b|\bgot signal: 2\b|\breceived SIGINT\b"
 )
 
 

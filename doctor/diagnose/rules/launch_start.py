@@ -56,6 +56,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.interrupted_waits import before_hand_stop
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
@@ -326,8 +327,13 @@ def loopback_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     nn = _NNODES.search(hit.text)
     if not nn or int(nn.group(1)) < 2:
         return None
-    after = hit.after(24, same_rank=False)
-    if len(after) >= 24 or not after or not all(_LAUNCHER_BANNER.search(ln.text) for ln in after):
+    # a person's Ctrl-C after the banner (and its echo) ends the wait the same way (interrupted_waits.py)
+    after, by_hand = before_hand_stop(hit.after(24, same_rank=False))
+    if (
+        len(after) >= 24
+        or not (after or by_hand)
+        or not all(_LAUNCHER_BANNER.search(ln.text) for ln in after)
+    ):
         return None  # the run goes on (or its failure is said): not a launch that only waited
     nr = _NODE_RANK.search(hit.text)
     node = int(nr.group(1)) if nr else None
@@ -389,7 +395,7 @@ def _dropped_addr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     backend = _DYNAMIC.search(cmd.string)
     if backend is None or _HAS_ENDPOINT.search(cmd.string):
         return []
-    after = hit.after(24, same_rank=False)
+    after, _ = before_hand_stop(hit.after(24, same_rank=False))
     if len(after) >= 24 or not all(
         _LAUNCHER_BANNER.search(ln.text) or _AGENT_ECHO.search(ln.text) for ln in after
     ):
