@@ -98,8 +98,12 @@ def _diagnose(
         return findings, meta
     # No failure found: a small source without one capital letter (a title retyped in lower case) is read
     # again, its known words in the rows' casing and every row matching caselessly, and that reading is kept
-    # only if it finds one (text/recase.py).
-    lowered = {id(s) for s in files if kind_of(s) == LOG and recase.lower_case_only(s.chunks)}
+    # only if it finds one (text/recase.py); so is a one-line title in Title Case, lowered first.
+    lowered = {
+        id(s)
+        for s in files
+        if kind_of(s) == LOG and (recase.lower_case_only(s.chunks) or recase.title_cased(s.chunks))
+    }
     if not lowered:
         return _cut_line(files, findings, meta, flight_recorder_dirs, all_steps, config)
     again = [

@@ -176,3 +176,236 @@ def test_a_store_read_wrapped_at_got_error_is_not_a_cut() -> None:
     ended = "epoch 1 done\n[E] store->get('0') got error\n"
     root = root_finding(ended)
     assert root is not None and root.category == "rendezvous", root
+
+
+# --- 2026-12-07 (r2): the meeting's set-up and a killed process, as their programs print them ---
+
+# (log, code, category): each family's variants; near-misses below.
+MEETING_AND_KILLS = [
+    # torch.distributed.rpc used without init_rpc: rpc_agent.cpp's assert, 1.5 / 1.6-1.x / 2.x, api.py's
+    # check (v20F-rendezvous_init-005: Pipe without the RPC framework)
+    (
+        "RuntimeError: agent INTERNAL ASSERT FAILED at "
+        '"/pytorch/torch/csrc/distributed/rpc/rpc_agent.cpp":247, please report a bug to PyTorch. '
+        "Current RPC agent is not set!",
+        "RUN224",
+        "rendezvous",
+    ),
+    (
+        "RuntimeError: currentRpcAgent_ INTERNAL ASSERT FAILED at /opt/conda/conda-bld/pytorch_1587428398394/"
+        "work/torch/csrc/distributed/rpc/rpc_agent.cpp:197, please report a bug to PyTorch. Current RPC "
+        "agent "
+        "is not set!",
+        "RUN224",
+        "rendezvous",
+    ),
+    (
+        "[rank0]: RuntimeError: Current RPC agent is not set! Did you initialize the RPC framework (e.g. by "
+        "calling `rpc.init_rpc`)?",
+        "RUN224",
+        "rendezvous",
+    ),
+    (
+        "RuntimeError: RPC has not been initialized. Call torch.distributed.rpc.init_rpc first.",
+        "RUN224",
+        "rendezvous",
+    ),
+    # TensorRT-LLM's engine and MPI world sizes (v20F-rendezvous_init-003): the Python runner, the C++ runtime
+    (
+        "mpirun -n 2 --allow-run-as-root python ../run.py --engine_dir=./tmp/trt_engines/fp16/2-gpu/\n"
+        "    assert world_size == tensorrt_llm.mpi_world_size(), \\\n"
+        "AssertionError: Engine world size (2 * 1) != Runtime world size (1)\n",
+        "RUN224",
+        "rendezvous",
+    ),
+    ("AssertionError: Engine world size (4) != Runtime world size (2)", "RUN224", "rendezvous"),
+    (
+        "[TensorRT-LLM][ERROR] Assertion failed: MPI size 1 != TP size 2 * PP size 1 * CP Size 1 "
+        "(/src/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:99)",
+        "RUN224",
+        "rendezvous",
+    ),
+    ("[TensorRT-LLM][ERROR] Assertion failed: MPI size 4 != TP size 8 * PP size 1", "RUN224", "rendezvous"),
+    # torchrun for several nodes with a dynamic backend and --master-addr but no endpoint
+    # (v19G-rendezvous_init-001), joined to a long command line, or on its own line, or in 2.x's record form
+    (
+        "+ torchrun --nnodes=2 --nproc_per_node=1 --node_rank=0 --master_addr=11.214.25.222 "
+        "--master_port 9999 "
+        "--rdzv_id=1986 --rdzv_backend=c10d train.py --config conf/a.yaml --train_data data/zeroshot_large/"
+        "parquet_phoneme/data.list --model_dir /apdcephfs/users/public_repo/exp/llm/torch_ddp\n"
+        "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n",
+        "RUN224",
+        "rendezvous",
+    ),
+    (
+        "$ torchrun --nnodes 3 --node-rank 1 --master-addr 10.0.0.1 --rdzv-backend c10d train.py\n"
+        "[2024-03-12 08:22:45,549] torch.distributed.run: [WARNING] master_addr is only used for static "
+        "rdzv_backend and when rdzv_endpoint is not specified.\n"
+        "[2024-03-12 08:22:45,549] torch.distributed.run: [WARNING] "
+        "*****************************************\n",
+        "RUN224",
+        "rendezvous",
+    ),
+    # the process group's start announced, then a person's Ctrl-C and the launcher's traceback
+    # (v20B-rendezvous_init-005): DeepSpeed's init_distributed, Lightning's announcement
+    (
+        "[2023-06-09 11:07:49,777] [INFO] [comm.py:622:init_distributed] Initializing TorchBackend in "
+        "DeepSpeed with backend nccl\n"
+        "^CWARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
+        "workers\n"
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 21287 closing signal SIGINT\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    (
+        "[2023-06-09 11:07:49,777] [INFO] [comm.py:594:init_distributed] cdb=None\n"
+        "[2023-06-09 11:07:49,777] [INFO] [comm.py:625:init_distributed] Initializing TorchBackend in "
+        "DeepSpeed with backend nccl\n"
+        "[2023-06-09 11:27:49,777] [INFO] [launch.py:315:sigkill_handler] Main process received SIGINT, "
+        "exiting\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    (
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n^C\nKeyboardInterrupt\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    # the same launch waited out by hand: the banner, then Ctrl-C (and the loopback store's launch likewise)
+    (
+        "torchrun --nnodes=2 --node_rank=1 --master_addr=10.0.0.1 --rdzv_backend=c10d train.py\n"
+        "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n"
+        "^CWARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
+        "workers\n",
+        "RUN224",
+        "rendezvous",
+    ),
+    (
+        "torchrun --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 29500 train.py\n"
+        "W0130 23:09:58.895000 139676709838976 torch/distributed/run.py:779] "
+        "*****************************************\n"
+        "W0130 23:09:58.895000 139676709838976 torch/distributed/run.py:779] Setting "
+        "OMP_NUM_THREADS environment variable for each process to be 1 in default\n"
+        "^CW0130 23:19:58.895000 139676709838976 torch/distributed/elastic/agent/server/api.py:704] "
+        "Received 2 death signal, shutting down workers\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    # a cut stack whose last frame is a framework's start of the process group (v19G-rendezvous_init-002)
+    (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 31, in <module>\n'
+        "    colossalai.launch(config={}, rank=rank, world_size=world_size, host=host, port=port)\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/ColossalAI/examples/images/resnet/train.py", line 204, in <module>\n'
+        "    main()\n"
+        '  File "/home/u/ColossalAI/examples/images/resnet/train.py", line 127, in main\n'
+        "    colossalai.launch_from_torch\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "pretrain_gpt.py", line 210, in <module>\n'
+        "    pretrain(train_valid_test_datasets_provider, model_provider)\n"
+        '  File "/workspace/megatron/training.py", line 92, in pretrain\n'
+        "    initialize_megatron(extra_args_provider=extra_args_provider)\n"
+        '  File "/workspace/megatron/initialize.py", line 79, in initialize_megatron\n'
+        "    finish_mpu_init()\n"
+        '  File "/workspace/megatron/initialize.py", line 59, in finish_mpu_init\n'
+        "    _initialize_distributed()\n",
+        "RUN221",
+        "rendezvous",
+    ),
+    # the shell's signal message glued to a progress bar's last redraw (v19E-process_killed-003)
+    ("[00:00<?,?it/s]Segmentation fault", "RUN131", "process_crash"),
+    ("Epoch 1:  10%|#         | 1/10 [00:05<00:45,  5.01s/it]Bus error", "RUN131", "process_crash"),
+    # DeepSpeed's launcher record in a title's Title Case (v19B-process_killed-004)
+    ("Step3 Exits with Return Code = -6", "RUN131", "process_crash"),
+    ("Training Exits With Return Code = -11 On Multi Node", "RUN131", "process_crash"),
+    # Ray's task error naming a dead actor or worker, its message cut (v20G-process_killed-003)
+    (
+        "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=147.8.181.248)\n"
+        '  File "/verl/trainer/main_ppo.py", line 188, in main_task\n',
+        "RUN133",
+        "process_crash",
+    ),
+    (
+        "ray.exceptions.RayTaskError(WorkerCrashedError): ray::train_fn() (pid=7, ip=10.0.0.2)",
+        "RUN133",
+        "process_crash",
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "code", "category"), MEETING_AND_KILLS)
+def test_the_meeting_and_killed_families_reach_their_code(log: str, code: str, category: str) -> None:
+    root = root_finding(log if log.endswith("\n") else log + "\n")
+    assert root is not None and (root.code, root.category) == (code, category), (log, root)
+
+
+QUIET_MEETING_AND_KILLS = [
+    # the RPC agent set twice is another failure; an RPC log line that names the agent
+    "RuntimeError: Current RPC agent is set!",
+    "INFO: RPC agent is set for worker0, starting the pipeline",
+    # equal sizes (the assert's text in a source line or a passing report)
+    "Engine world size (2 * 1) != Runtime world size (2)",
+    "    assert world_size == tensorrt_llm.mpi_world_size(), f'Engine world size ({world_size}) != Runtime'",
+    "[TensorRT-LLM][INFO] MPI size 2 != TP size 2 * PP size 1 check skipped",
+    # the warning after a single-node or --standalone launch (every such run prints it), and after a
+    # multi-node launch that gave the endpoint, and a multi-node launch whose ranks went on to train
+    "torchrun --standalone --nproc_per_node=2 multigpu_torchrun.py 50 10\n"
+    "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n",
+    "torchrun --nnodes=1 --nproc_per_node=2 --rdzv_id=100 --rdzv_backend=c10d --master_addr=10.0.0.1 a.py\n"
+    "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n",
+    "torchrun --nnodes=2 --rdzv_backend=c10d --rdzv_endpoint=10.0.0.1:29400 --master_addr=10.0.0.1 a.py\n"
+    "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n",
+    "torchrun --nnodes=2 --rdzv_backend=c10d --master_addr=127.0.0.2 a.py\n"
+    "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.\n"
+    "[GPU0] Epoch 0 | Batchsize: 32 | Steps: 32\n[GPU1] Epoch 0 | Batchsize: 32 | Steps: 32\n"
+    "Epoch 0 | Training snapshot saved at snapshot.pt\n",
+    # the same start cut there with no stop at all (a healthy log cut at that line)
+    "[INFO] [comm.py:622:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl\n",
+    # a cut stack in a framework's other set-up (not its launch)
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 127, in main\n'
+    "    colossalai.initialize(model, optimizer)\n",
+    # a progress bar followed by the signal's words in a sentence, and a bar about a segmentation task
+    "[00:00<?,?it/s]Segmentation fault happened in my code?",
+    "Segmentation: 100%|##########| 10/10 [00:01<00:00, 9.5it/s]",
+    # Title Case titles that ask or name a setting; a launcher's clean exit
+    "How To Set The NCCL Timeout For Long Evaluation",
+    "Exits With Return Code = 0 After Training Finished",
+    "Training Finished Successfully After The Return Code Check",
+    # Ray's task error of the user's own exception, an import of the class
+    "ray.exceptions.RayTaskError(ValueError): ray::main_task() (pid=1, ip=10.0.0.1)",
+    "from ray.exceptions import ActorDiedError, RayTaskError",
+]
+
+
+@pytest.mark.parametrize("log", QUIET_MEETING_AND_KILLS)
+def test_the_meeting_and_killed_near_misses_stay_silent(log: str) -> None:
+    assert failure_findings(log if log.endswith("\n") else log + "\n") == [], log
+
+
+# The process group's start, then the run's progress, then a person's Ctrl-C: a run stopped by hand after the
+# meeting, not a hang in it (the launcher's record of the signal is launcher.py's own reading).
+def test_a_stop_by_hand_after_the_run_went_on_is_not_a_hang_at_the_start() -> None:
+    log = (
+        "[INFO] [comm.py:622:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl\n"
+        "[INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: version=0.9.2\n"
+        "{'loss': 2.31, 'learning_rate': 1e-05, 'epoch': 0.01}\n"
+        "^CWARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
+        "workers\n"
+    )
+    assert all(f.facts.get("problem") != "hang at process group start" for f in failure_findings(log))

@@ -56,6 +56,14 @@ _MEETING_FUNC = frozenset(
         "_initialize_workers",
         "_assign_worker_ranks",
         "_share_and_gather",
+        # frameworks' functions that are the meeting and nothing else: ColossalAI's launchers
+        # (colossalai/initialize.py: launch_from_torch reads the launcher's variables, then launch calls
+        # init_process_group), Megatron-LM's _initialize_distributed, Lightning's init_dist_connection
+        "launch_from_torch",
+        "launch_from_slurm",
+        "launch_from_openmpi",
+        "_initialize_distributed",
+        "init_dist_connection",
     }
 )
 # A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most
@@ -64,6 +72,8 @@ _MEETING_FUNC = frozenset(
 # worker_group)", "rdzv_handler.next_rendezvous()"): a paste cut in the wrapper frames below such a line.
 _INIT_CALL = lazy_re.compile(
     r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
+    # the same frameworks' calls; ColossalAI's whether or not the paste kept the call's "(" (cut at the name)
+    r"\bcolossalai\.launch(?:_from_(?:torch|slurm|openmpi)\b|\()|\b(?:_initialize_distributed|init_dist_connection)\(|"
     r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\(|"
     # the keyword arguments of the process group's start on one line (the last line of a multi-line
     # init_process_group / init_rpc call, which Python < 3.8 shows as the frame's source)

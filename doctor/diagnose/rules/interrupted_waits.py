@@ -25,6 +25,7 @@ from typing import Optional
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.dist_calls import COLLECTIVE_CALLS
 from pgdoctor.model import lazy_re
 
@@ -55,6 +56,27 @@ _MEETING = lazy_re.compile(
     r"deepspeed/comm/comm\.py:init_distributed$|"
     r"byteps/(?:common|torch|tensorflow|mxnet)/__init__\.py:(?:init|_init)$|horovod/common/basics\.py:init$"
 )
+
+
+# A person's stop of the job (Ctrl-C): the terminal's "^C" echo, Python's KeyboardInterrupt, torchrun's agent
+# ("Received 2 death signal, shutting down workers"; "Received Signals.SIGINT death signal" on Python <= 3.10;
+# "Sending process 21287 closing signal SIGINT" to its workers), torch's SignalException ("Process 1359 got
+# signal: 2"), DeepSpeed's launcher (launch.py's sigkill_handler: "Main process received SIGINT, exiting").
+# What follows it (the launcher's traceback of its wait, the workers' teardown) is the stop's echo, not the
+# run's progress.
+_HAND_STOP = lazy_re.compile(
+    r"^\s*\^C|^\s*KeyboardInterrupt\s*$|Received (?:2|Signals\.SIGINT) death signal|"
+    r"closing signal SIGINT\b|\bgot signal: 2\b|\breceived SIGINT\b"
+)
+
+
+def before_hand_stop(lines: list[Line]) -> tuple[list[Line], bool]:
+    """`lines` up to a person's stop of the job (Ctrl-C), and whether one came: a wait that the log ends in
+    reads the same with the stop's echo after it (rdzv_values.py's hang at the process group's start)."""
+    for i, ln in enumerate(lines):
+        if _HAND_STOP.search(ln.text):
+            return lines[:i], True
+    return lines, False
 
 
 def _frames(hit: Hit) -> list[re.Match[str]]:

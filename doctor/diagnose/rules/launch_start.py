@@ -56,6 +56,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.interrupted_waits import before_hand_stop
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
@@ -326,8 +327,13 @@ def loopback_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     nn = _NNODES.search(hit.text)
     if not nn or int(nn.group(1)) < 2:
         return None
-    after = hit.after(24, same_rank=False)
-    if len(after) >= 24 or not after or not all(_LAUNCHER_BANNER.search(ln.text) for ln in after):
+    # a person's Ctrl-C after the banner (and its echo) ends the wait the same way (interrupted_waits.py)
+    after, by_hand = before_hand_stop(hit.after(24, same_rank=False))
+    if (
+        len(after) >= 24
+        or not (after or by_hand)
+        or not all(_LAUNCHER_BANNER.search(ln.text) for ln in after)
+    ):
         return None  # the run goes on (or its failure is said): not a launch that only waited
     nr = _NODE_RANK.search(hit.text)
     node = int(nr.group(1)) if nr else None
@@ -355,6 +361,72 @@ def loopback_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
         )
     ]
 
+
+# torchrun (run.py config_from_args, 1.10-2.x) warns "master_addr is only used for static rdzv_backend and
+# when rdzv_endpoint is not specified." whenever --rdzv-backend is not static and no --rdzv-endpoint is given:
+# every --standalone run prints it. After a launch for several nodes that names --master-addr and a dynamic
+# backend (c10d, etcd) without --rdzv-endpoint, it says the address was dropped: the endpoint defaults to
+# localhost:29400
+# (elastic/rendezvous/utils.py parse_rendezvous_endpoint), so each node meets only itself and waits out the
+# rendezvous timeout. Read where what follows is the launcher's banner, its own traceback or nothing (a rank's
+# output after it means the agents met).
+_DROPPED_ADDR = lazy_re.compile(r"master_addr is only used for static rdzv_backend and when rdzv_endpoint")
+_LAUNCH_CMD = lazy_re.compile(
+    r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b.*--nnodes[= ]+['\"]?(\d+)"
+)
+_DYNAMIC = lazy_re.compile(r"--rdzv[-_]backend[= ]+['\"]?(c10d|etcd|etcd-v2)\b")
+_HAS_ENDPOINT = lazy_re.compile(r"--rdzv[-_]endpoint|--standalone")
+_AGENT_ECHO = lazy_re.compile(
+    r'^\s*(?:Traceback \(most recent call last\)|File "[^"]*(?:torchrun|torch/distributed/)[^"]*"|\S+Error: |'
+    r"torch\.distributed\.elastic\.rendezvous\.api\.\w+:|(?:sys\.exit|return|run|elastic_launch|result)\b)|"
+    # run.py's own records (2.x: "[2024-03-12 08:22:45,549] torch.distributed.run: [WARNING] ****"; 1.x:
+    # "WARNING:torch.distributed.run:")
+    r"torch\.distributed\.run: \[WARNING\]|^WARNING:torch\.distributed\.run:"
+)
+
+
+def _dropped_addr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    # the command's own line, or the warning joined to it (a command longer than a terminal's width is read
+    # as wrapped, its next line as its rest)
+    texts = [hit.text[: m.start()], *(ln.text for ln in reversed(hit.before(12, same_rank=False)))]
+    cmd = next((cm for t in texts if (cm := _LAUNCH_CMD.search(t))), None)
+    if cmd is None or int(cmd.group(1)) < 2 or "master" not in cmd.string:
+        return []
+    backend = _DYNAMIC.search(cmd.string)
+    if backend is None or _HAS_ENDPOINT.search(cmd.string):
+        return []
+    after, _ = before_hand_stop(hit.after(24, same_rank=False))
+    if len(after) >= 24 or not all(
+        _LAUNCHER_BANNER.search(ln.text) or _AGENT_ECHO.search(ln.text) for ln in after
+    ):
+        return []  # the run goes on: its own output says what happened
+    n = int(cmd.group(1))
+    return [
+        row.event(
+            hit,
+            f"torchrun was started for {n} nodes with --rdzv-backend={backend.group(1)} and --master-addr "
+            "but no "
+            "--rdzv-endpoint: the master address is ignored and each node's agent meets at its own "
+            "localhost:29400, so no node sees the others and the rendezvous times out; give every node "
+            "--rdzv-endpoint=<node 0's address>:<port> (or use --rdzv-backend=static with --master-addr)",
+            {"problem": "rdzv_endpoint_missing", "nnodes": n, "rdzv_backend": backend.group(1)},
+            tier=1,
+            dedupe=(row.code, "rdzv_endpoint_missing"),
+        )
+    ]
+
+
+# Listed in nccl_transport.py, before its observation of the command line's node count, which owns the
+# warning when a long command line is read as wrapped onto it.
+DROPPED_ADDR_ROW = Signature(
+    "multi-node dynamic rendezvous without its endpoint",
+    _DROPPED_ADDR,
+    _dropped_addr,
+    C.RENDEZVOUS_CONFIG.code,
+    tier=1,
+    anchors=(b"master_addr is only used for static rdzv_backend",),
+    words=("master_addr is only used for static rdzv_backend",),
+)
 
 L = C.LAUNCH_FAILED.code
 SIGNATURES = (

@@ -33,7 +33,7 @@ from typing import Any, Optional
 from pgdoctor.checks.codes import joblogs as C
 from pgdoctor.checks.codes import run as R
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.launch_start import LOOPBACK_STORE, loopback_store
+from pgdoctor.diagnose.rules.launch_start import DROPPED_ADDR_ROW, LOOPBACK_STORE, loopback_store
 from pgdoctor.diagnose.rules.net_texts import USING, virtual_iface
 from pgdoctor.diagnose.rules.rdzv_setup import PATH_ADDR_ROW
 from pgdoctor.diagnose.signature import Build, Signature, gated_reader
@@ -134,6 +134,8 @@ SIGNATURES = (
     # and a master address that is a path or URL (rdzv_setup.py: DeepSpeed's runner given a login script's
     # echo)
     PATH_ADDR_ROW,
+    # and a launch for several nodes whose master address torchrun dropped (launch_start.py)
+    DROPPED_ADDR_ROW,
     _row(
         "launcher node count",
         _NNODES_LAUNCH,

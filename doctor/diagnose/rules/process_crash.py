@@ -20,8 +20,11 @@ from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.signals import signal_of_exitcode
 from pgdoctor.model import lazy_re
 
+# A progress bar's last redraw (tqdm's "[00:00<?, ?it/s]", "[01:02<03:04,  1.50s/it]") ends without a newline
+# when the process dies, so the shell's message is glued to its closing bracket.
 _SHELL = lazy_re.compile(
-    r"(?:^|\s)(?:(?P<pid>\d+)\s+)?(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
+    r"(?:^|\s|(?P<bar>(?<=it/s\])|(?<=s/it\])))(?:(?P<pid>\d+)\s+)?"
+    r"(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
     r"(?:\s*\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$"
 )
 _FAULTHANDLER = lazy_re.compile(
@@ -437,7 +440,8 @@ def _kernel_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    if not (m.group("pid") or "core dumped" in t or t.strip() == m.group("sig")):
+    alone = t.strip() == m.group("sig") or (m.group("bar") is not None and not t[m.end("sig") :].strip())
+    if not (m.group("pid") or "core dumped" in t or alone):
         return None
     sig = SIGNALS[m.group("sig")]
     facts: dict[str, Any] = {"signal": sig, "reporter": "shell"}

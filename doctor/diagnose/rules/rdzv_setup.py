@@ -34,6 +34,20 @@ sources:
   ("$MASTER_ADDR", "$(cat /tmp/master)") is what a user typed, not a value, and says nothing. Its row
   (PATH_ADDR_ROW) is listed in nccl_transport.py, before that module's observation of the same command
   line's node count, which would own the line.
+- torch.distributed.rpc used before init_rpc: rpc_agent.cpp getCurrentRpcAgent's assert, "Current RPC agent
+  is not set!" (1.6-1.x: "agent INTERNAL ASSERT FAILED at ".../rpc_agent.cpp":247, please report a bug to
+  PyTorch. Current RPC agent is not set!", 1.5's "currentRpcAgent_ INTERNAL ASSERT FAILED"; 2.x adds "Did you
+  initialize the RPC framework (e.g. by calling `rpc.init_rpc`)?"), 1.4's "Default rpc agent is not
+  initialized!", and rpc/api.py's "RPC has not been initialized. Call torch.distributed.rpc.init_rpc first."
+  An RRef, Pipe (pipeline.sync, which needs the RPC framework even on one process) or rpc_sync without the
+  framework's set-up: the RPC world was never made, RUN224 as torch's uninitialised default group. Its
+  double set-up ("Current RPC agent is set!") is another failure and is not read.
+- TensorRT-LLM: the engine was built for tp x pp ranks and the runtime's MPI world is another size:
+  runtime/model_runner.py (0.5-0.x) "AssertionError: Engine world size (2 * 1) != Runtime world size (1)"
+  (older examples/run.py "Engine world size (2) != Runtime world size (1)"), the C++ runtime's
+  worldConfig.cpp "MPI size 1 != TP size 2 * PP size 1" (" * CP Size 1" since 0.12). A runtime size of 1
+  under "mpirun -n 2" is each process alone in its own MPI world (mpi4py built against another MPI than the
+  mpirun that started it, or no mpirun at all); another size is a launch of a different -n: RUN224.
 """
 
 from __future__ import annotations
@@ -132,6 +146,69 @@ def _world_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
+_RPC_NOT_INIT = lazy_re.compile(
+    r"Current RPC agent is not set!|Default rpc agent is not initialized!|"
+    r"RPC has not been initialized\. Call torch\.distributed\.rpc\.init_rpc first"
+)
+
+
+def _rpc_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "torch.distributed.rpc was used before its framework was set up: no RPC agent exists (call "
+            "torch.distributed.rpc.init_rpc on every process first; Pipe and RRef need it even on one "
+            "process)",
+            {"problem": "rpc not initialized"},
+            dedupe=(row.code, "rpc_not_init"),
+        )
+    ]
+
+
+_TRT_WORLD = lazy_re.compile(
+    r"Engine world size \((?P<e>\d+(?: \* \d+)*)\) != Runtime world size \((?P<r>\d+)\)|"
+    r"MPI size (?P<r2>\d+) != TP size (?P<tp>\d+) \* PP size (?P<pp>\d+)(?: \* CP [Ss]ize (?P<cp>\d+))?"
+)
+
+
+def _trt_world(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("e") is not None:
+        engine, runtime = _product(m.group("e")), int(m.group("r"))
+    else:
+        engine = int(m.group("tp")) * int(m.group("pp")) * int(m.group("cp") or 1)
+        runtime = int(m.group("r2"))
+    if engine == runtime:
+        return []
+    why = (
+        "each process is alone in its own MPI world (started without mpirun, or mpi4py built against "
+        "another MPI than the mpirun that started it)"
+        if runtime == 1
+        else f"the launch started {runtime} processes (mpirun -n) for an engine built for {engine}"
+    )
+    return [
+        row.event(
+            hit,
+            f"TensorRT-LLM: the engine was built for {engine} ranks and the runtime's MPI world holds "
+            f"{runtime}: " + why,
+            {
+                "problem": "world size mismatch",
+                "framework": "tensorrt_llm",
+                "world_size": engine,
+                "runtime_size": runtime,
+            },
+            dedupe=(row.code, "trt_world"),
+        )
+    ]
+
+
+def _product(text: str) -> int:
+    """ "2 * 1" -> 2."""
+    out = 1
+    for part in text.split("*"):
+        out *= int(part)
+    return out
+
+
 # A master address that is a path or a URL: the launch command's option, the environment, DeepSpeed's runner.
 PATH_ADDR = lazy_re.compile(
     r"(?P<how>(?:--master_addr|--master-addr)[= ]+|\bMASTER_ADDR=|Using IP address of )['\"]?"
@@ -203,6 +280,44 @@ SIGNATURES = (
         C.RENDEZVOUS_CONFIG.code,
         anchors=(b"> 1, but the distributed package is not available",),
         words=("but the distributed package is not available",),
+    ),
+    Signature(
+        "rpc framework not initialised",
+        _RPC_NOT_INIT,
+        _rpc_not_init,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(
+            b"Current RPC agent is not set",
+            b"rpc agent is not initialized",
+            b"RPC has not been initialized",
+        ),
+        words=(
+            "current rpc agent is not set",
+            "rpc agent is not initialized",
+            "rpc has not been initialized",
+        ),
+        examples=(
+            "RuntimeError: agent INTERNAL ASSERT FAILED at "
+            '"/pytorch/torch/csrc/distributed/rpc/rpc_agent.cpp":247, please report a bug to PyTorch. '
+            "Current RPC agent is not set!",
+            "RuntimeError: Current RPC agent is not set! Did you initialize the RPC framework (e.g. by "
+            "calling "
+            "`rpc.init_rpc`)?",
+            "RuntimeError: RPC has not been initialized. Call torch.distributed.rpc.init_rpc first.",
+        ),
+    ),
+    Signature(
+        "tensorrt-llm engine and runtime world sizes",
+        _TRT_WORLD,
+        _trt_world,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b") != Runtime world size (", b" != TP size "),
+        words=("!= runtime world size", "!= tp size"),
+        examples=(
+            "AssertionError: Engine world size (2 * 1) != Runtime world size (1)",
+            "AssertionError: Engine world size (4) != Runtime world size (2)",
+            "[TensorRT-LLM][ERROR] Assertion failed: MPI size 1 != TP size 2 * PP size 1 * CP Size 1",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)

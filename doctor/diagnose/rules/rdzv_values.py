@@ -72,6 +72,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
+from pgdoctor.diagnose.rules.interrupted_waits import before_hand_stop
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.clip import clip
@@ -177,8 +178,9 @@ _PAST_INIT = lazy_re.compile(
 def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if m.group("world") is not None and int(m.group("world")) < 2:
         return []
-    after = hit.after(LINES_AFTER, same_rank=False)
-    if hit.lines[-1].no - hit.line.no >= LINES_AFTER or len(after) > 6:
+    # a person's Ctrl-C and its echo after the announcement is where the log stops (interrupted_waits.py)
+    after, by_hand = before_hand_stop(hit.after(LINES_AFTER, same_rank=False))
+    if (hit.lines[-1].no - hit.line.no >= LINES_AFTER and not by_hand) or len(after) > 6:
         return []  # the log goes on: not where it stopped
     if m.group("env") is not None:
         return _example_hang(row, hit, m, after)
@@ -188,14 +190,14 @@ def _init_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         # DeepSpeed's line alone is a healthy INFO record; the hang is its line followed only by other ranks'
         # records of the same init_distributed ("cdb=None") and then nothing
         said = [ln.text for ln in after if ln.text.strip()]
-        if not said or not all("init_distributed" in t for t in said):
+        if not (said or by_hand) or not all("init_distributed" in t for t in said):
             return []
     if any(
         "All distributed processes registered" in ln.text for ln in hit.before(LINES_AFTER, same_rank=False)
     ):
         return []
     rank = m.group("rank") or m.group("krank")
-    facts: dict[str, object] = {"problem": "hang at process group start"}
+    facts: dict[str, object] = {"problem": "hang at process group start", "stopped_by_hand": by_hand}
     if rank is not None:
         facts["rank"] = int(rank)
     else:  # DeepSpeed's comm.init_distributed names the backend, not the rank

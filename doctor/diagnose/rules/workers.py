@@ -97,10 +97,15 @@ _RAY_DIED = lazy_re.compile(
 # task-level ones (python/ray/exceptions.py): "RayWorkerError: The worker died unexpectedly while executing
 # this task." (0.x), "WorkerCrashedError: The worker died unexpectedly while executing this task. Check
 # python-core-worker-*.log files ..." (1.x-2.x), "LocalRayletDiedError: The task's local raylet died."
+# The same classes named by a task that depended on the dead process, whose message comes after the remote
+# traceback (a paste cut before it): "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=
+# 1042684, ip=10.0.0.1)" (RayTaskError(cause) names the cause's class), or the class alone on its line.
 _ACTOR_DIED = lazy_re.compile(
     r"actor died unexpectedly|(?:Worker|Engine core) proc (\S+) died unexpectedly|worker process has died|"
     r"RayWorkerProc (rank=\S+) died unexpectedly|"
-    r"worker died unexpectedly while executing|task's local raylet died"
+    r"worker died unexpectedly while executing|task's local raylet died|"
+    r"\bRayTaskError\((?:ActorDiedError|RayActorError|WorkerCrashedError|LocalRayletDiedError)\)|"
+    r"\bray\.exceptions\.(?:ActorDiedError|WorkerCrashedError)\s*$"
 )
 # The GCS when a whole node stops answering (gcs_node_manager.cc / monitor.cc, Ray 0.8-2.x), logged as a
 # WARNING by the driver: "The node with node id: 7c1e and address: 10.0.0.13 and node name: 10.0.0.13 has
@@ -611,6 +616,7 @@ SIGNATURES = (
             "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task.",
             "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for more "
             "information.",
+            "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1042684, ip=10.0.0.1)",
         ),
     ),
     Signature(

@@ -1,4 +1,5 @@
-"""A paste with no capital letter at all, read again in the casing of the words the rules read, caselessly.
+"""A paste with no capital letter at all (or a one-line title in Title Case, lowered first: title_cased), read
+again in the casing of the words the rules read, caselessly.
 
 A thread's title or a paste retyped in lower case ("runtimeerror: cuda out of memory. tried to allocate
 ...") says what the program printed, but the rules read the program's casing ("RuntimeError", "WorkNCCL(
@@ -69,6 +70,30 @@ def lower_case_only(chunks: Callable[[], Iterator[bytes]]) -> bool:
     return letters
 
 
+TITLE_LIMIT = 300  # a tracker's title
+_TITLE_WORD = re.compile(rb"[A-Za-z][A-Za-z0-9_]{3,}")
+
+
+def title_cased(chunks: Callable[[], Iterator[bytes]]) -> bool:
+    """Whether a source is one line of at most TITLE_LIMIT bytes in a tracker's Title Case: three or more
+    words of four letters or more, three in four of them opening with a capital ("Step3 Exits with Return
+    Code = -6" for DeepSpeed's "exits with return code = -6"), and no colon (a program's records have one
+    after their source, their level or their error's type). Such a title says the program's words in the
+    writer's casing, as a lower-case one does, and is read the same second way (lowered, then recased)."""
+    data = b""
+    for chunk in chunks():
+        data += chunk
+        if len(data) > TITLE_LIMIT:
+            return False
+    if len(data.strip().splitlines()) != 1 or b":" in data:
+        return (
+            False  # a program's record ("snd_hda_intel 0000:63:00.1: PCIe Bus Error: ...") is read as printed
+        )
+    words = _TITLE_WORD.findall(data)
+    upper = sum(1 for w in words if w[:1].isupper())
+    return len(words) >= 3 and upper * 4 >= len(words) * 3
+
+
 def recased(chunks: Callable[[], Iterator[bytes]]) -> Callable[[], Iterator[bytes]]:
     """The chunks of a source with the rows' casing restored (for a source lower_case_only() took). A
     partial, not a closure: the sources of a job directory are sent to worker processes."""
@@ -76,4 +101,4 @@ def recased(chunks: Callable[[], Iterator[bytes]]) -> Callable[[], Iterator[byte
 
 
 def _read(chunks: Callable[[], Iterator[bytes]]) -> Iterator[bytes]:
-    yield restored(b"".join(chunks()))
+    yield restored(b"".join(chunks()).lower())  # a Title Case title (title_cased) is lowered first
