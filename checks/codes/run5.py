@@ -428,6 +428,9 @@ OFI_LIBFABRIC_OPTION_REJECTED = register_code(
     "driver_env",
     "The NCCL OFI plugin set a libfabric option that the loaded libfabric rejects (plugin and libfabric of "
     "different releases)",
+    AREA,
+)
+
 # --- r3 (RUN600-RUN604): the server's own hardware event log ---
 
 # Category gpu_hardware: the baseboard management controller (BMC) logged a hardware event in its System Event
