@@ -124,13 +124,17 @@ def diff(dist: Any, ref: Any, tol: Optional[float] = None) -> TensorDiff:
     a, b = dist.reshape(-1), ref.reshape(-1)
     same = dist.dtype == ref.dtype and torch.equal(a, b)
     ref_max, worst, worst_at, over = 0.0, 0.0, 0, 0
-    for lo in range(0, a.numel(), CHUNK):
-        rb = b[lo : lo + CHUNK].double()
-        ref_max = max(ref_max, float(rb.abs().max()))
-        if same:
+    # Two float64 chunks, reused: no allocation (and no fresh pages to fault in) per chunk.
+    n = a.numel()
+    rbuf = torch.empty(min(n, CHUNK), dtype=torch.float64)
+    abuf = None if same else torch.empty(min(n, CHUNK), dtype=torch.float64)
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        ref_max = max(ref_max, _abs_max(b[lo:hi], rbuf))
+        if abuf is None:
             continue
-        d = (a[lo : lo + CHUNK].double() - rb).abs_()
-        d = torch.nan_to_num(d, nan=float("inf"))
+        rb = rbuf[: hi - lo].copy_(b[lo:hi])
+        d = abuf[: hi - lo].copy_(a[lo:hi]).sub_(rb).abs_().nan_to_num_(nan=float("inf"))
         i = int(d.argmax())
         if float(d[i]) > worst or lo == 0:
             worst, worst_at = float(d[i]), lo + i
@@ -155,14 +159,28 @@ def diff(dist: Any, ref: Any, tol: Optional[float] = None) -> TensorDiff:
     return out
 
 
+def _abs_max(t: Any, buf: Any) -> float:
+    """float(t.double().abs().max()): for floating point read in place (negation and the maximum
+    are exact in any float format), else through `buf`, a float64 chunk."""
+    if t.is_floating_point():
+        lo, hi = t.aminmax()
+        return max(-float(lo), float(hi))
+    return float(buf[: t.numel()].copy_(t).abs_().max())
+
+
 def dot(ref: Any, dist: Any) -> tuple[float, float]:
     """(sum ref x dist, sum dist x dist) in float64: the pieces of the least-squares factor."""
+    import torch
+
     a, b = ref.reshape(-1), dist.detach().cpu().reshape(-1)
     if a.shape != b.shape:
         return 0.0, 0.0
     num = den = 0.0
+    size = min(a.numel(), CHUNK)
+    xbuf, ybuf, pbuf = (torch.empty(size, dtype=torch.float64) for _ in range(3))
     for lo in range(0, a.numel(), CHUNK):
-        x, y = a[lo : lo + CHUNK].double(), b[lo : lo + CHUNK].double()
-        num += float((x * y).sum())
-        den += float((y * y).sum())
+        m = min(a.numel() - lo, CHUNK)
+        x, y, p = xbuf[:m].copy_(a[lo : lo + m]), ybuf[:m].copy_(b[lo : lo + m]), pbuf[:m]
+        num += float(torch.mul(x, y, out=p).sum())
+        den += float(torch.mul(y, y, out=p).sum())
     return num, den
