@@ -79,9 +79,7 @@ def save(tensors: dict[str, Any], path: str) -> float:
                 fh.write(memoryview((ctypes.c_char * size).from_address(t.data_ptr())))
         fh.truncate(start + at)
     os.replace(tmp, path)
-    return max(
-        (float(t.abs().max()) for t in out.values() if t.numel() and t.is_floating_point()), default=0.0
-    )
+    return max((_abs_max(t) for t in out.values() if t.numel() and t.is_floating_point()), default=0.0)
 
 
 def load(path: str) -> dict[str, Any]:
@@ -159,12 +157,13 @@ def diff(dist: Any, ref: Any, tol: Optional[float] = None) -> TensorDiff:
     return out
 
 
-def _abs_max(t: Any, buf: Any) -> float:
-    """float(t.double().abs().max()): for floating point read in place (negation and the maximum
-    are exact in any float format), else through `buf`, a float64 chunk."""
+def _abs_max(t: Any, buf: Any = None) -> float:
+    """float(t.double().abs().max()): for floating point from the extremes, read in place (no
+    |t| the size of t; exact in any float format; NaN where t holds one), else through `buf`, a
+    float64 chunk."""
     if t.is_floating_point():
         lo, hi = t.aminmax()
-        return max(-float(lo), float(hi))
+        return max(abs(float(lo)), abs(float(hi)))
     return float(buf[: t.numel()].copy_(t).abs_().max())
 
 
