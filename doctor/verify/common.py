@@ -229,37 +229,75 @@ def probe_with_loss(
 @contextlib.contextmanager
 def untouched(model: Any) -> Iterator[None]:
     """The model as it was before the block, whatever its forward changed: the values of its
-    parameters and buffers (BatchNorm's running statistics, a counter), which tensors those are
-    and whether they require grad, and every module's attributes (copied deeply, sharing only the
-    modules, parameters and buffers themselves). What a deep copy of the whole model protected the
-    probe's forward against, for a copy of the tensors alone: copying a 124M-parameter model cost
-    more than the forward."""
+    parameters and buffers (BatchNorm's running statistics, a counter), which tensors those are,
+    whether they require grad, their grads and hooks, and every module's attributes (copied
+    deeply, sharing only the modules, parameters and buffers themselves; a dict, list or set put
+    back in place, so a hook's handle still removes it). What a deep copy of the whole model
+    protected the probe's forward against, for a copy of the tensors alone: copying a
+    124M-parameter model cost more than the forward."""
     import torch
 
     tensors = [t for _, t in model.named_parameters()] + [t for _, t in model.named_buffers()]
-    saved = [(t, t.detach().clone(), t.requires_grad, t.grad) for t in tensors]
-    memo: dict[int, Any] = {id(o): o for o in [*model.modules(), *tensors]}
-    attrs = [(m, copy.deepcopy(dict(m.__dict__), memo)) for m in model.modules()]
+    saved = [(t, t.detach().clone(), t.requires_grad, t.grad, _tensor_hooks(t)) for t in tensors]
+    modules = list(model.modules())
+    # Modules, tensors and the modules' dicts, lists and sets (their hooks among them) stay
+    # themselves; a dict, list or set is given back what it held, copied deeply.
+    kept = [v for m in modules for v in m.__dict__.values() if isinstance(v, (dict, list, set))]
+    memo: dict[int, Any] = {id(o): o for o in [*modules, *tensors, *kept]}
+    attrs = [(m, [(k, v, copy.deepcopy(_held(v), memo)) for k, v in m.__dict__.items()]) for m in modules]
     try:
         yield
     finally:
         for m, state in attrs:
             m.__dict__.clear()
-            m.__dict__.update(state)
+            for k, v, held in state:
+                m.__dict__[k] = _refill(v, held) if isinstance(v, (dict, list, set)) else held
         with torch.no_grad():
-            for t, value, requires_grad, grad in saved:
-                same = (t.shape, t.dtype, t.device, t.layout) == (
+            for t, value, requires_grad, grad, hooks in saved:
+                if (t.shape, t.dtype, t.device, t.layout) == (
                     value.shape,
                     value.dtype,
                     value.device,
                     value.layout,
-                )
-                if same:
+                ):
                     t.data.copy_(value)
                 else:
                     t.data = value
                 t.requires_grad_(requires_grad)
                 t.grad = grad
+                for name, (obj, items) in hooks.items():
+                    if getattr(t, name, None) is not obj:
+                        setattr(t, name, obj)
+                    if obj is not None:
+                        obj.clear()
+                        obj.update(items)
+
+
+def _tensor_hooks(t: Any) -> dict[str, tuple[Any, Any]]:
+    """A tensor's hook dicts (register_hook, register_post_accumulate_grad_hook): each the dict
+    itself (its handles point at it) and what it held."""
+    out = {}
+    for name in ("_backward_hooks", "_post_accumulate_grad_hooks"):
+        hooks = getattr(t, name, None)
+        out[name] = (hooks, dict(hooks) if hooks is not None else None)
+    return out
+
+
+def _held(v: Any) -> Any:
+    """What a dict (its items), list or set holds, or the value itself."""
+    if isinstance(v, dict):
+        return list(v.items())
+    return list(v) if isinstance(v, (list, set)) else v
+
+
+def _refill(obj: Any, held: list[Any]) -> Any:
+    """`obj` (a dict, list or set) holding `held` again, in place."""
+    if isinstance(obj, list):
+        obj[:] = held
+    else:
+        obj.clear()
+        obj.update(held)
+    return obj
 
 
 def loss_batch_ratio(loss_fn: Any, out: Any, target: Any) -> Optional[float]:

@@ -30,6 +30,7 @@ class Meddler(torch.nn.Module):
         self.notes = {"a": [1, 2]}
         self.scratch = torch.ones(3)  # a tensor attribute, neither parameter nor buffer
         self.peers = [self.lin]  # a plain list that holds a submodule
+        self.handle = self.bn.register_forward_hook(_count)
 
     def forward(self, x: Any) -> Any:
         out = self.drop(self.bn(self.lin(x)))
@@ -42,12 +43,19 @@ class Meddler(torch.nn.Module):
         self.extra = "set in forward"
         self.lin.weight.mul_(0.5)  # in place, under the probe's no_grad
         self.lin.bias.data = torch.zeros(7)  # rebound to another shape
+        self.lin.weight.register_hook(lambda g: g * 2)  # a gradient hook on a parameter
         self.lin.weight.requires_grad_(False)
         self.bn.running_var = torch.full((4,), 9.0)  # a buffer rebound
         self.bn.momentum = 0.9
         self.added = torch.nn.Linear(1, 1)
         self.peers.append(self.bn)
+        self.handle.remove()  # the hook registered before the probe: the probe must not lose it
+        self.register_forward_hook(lambda *a: None)
         return out
+
+
+def _count(module: Any, args: Any, out: Any) -> None:
+    module.seen_by_hook = getattr(module, "seen_by_hook", 0) + 1
 
 
 def _data(rank: int, world: int, step: int) -> Any:
@@ -86,6 +94,11 @@ def test_the_probe_leaves_a_model_whose_forward_mutates_it_as_it_was(train: bool
     after = _state(model)
     assert _same(before, after), (before, after)
     assert model.peers[0] is model.lin and len(model.peers) == 1 and not hasattr(model, "added")
+    # The hooks as they were, and the handle of one registered before the probe still removes it.
+    assert not model.lin.weight._backward_hooks and not model._forward_hooks
+    assert list(model.bn._forward_hooks.values()) == [_count]
+    model.handle.remove()
+    assert not model.bn._forward_hooks
     # The values a forward of a deep copy reads (the probe before it ran on the model itself).
     twin_values, twin_ratio = probe_with_loss(copy.deepcopy(twin), {**spec, "model": twin}, 2)
     assert values == twin_values and ratio == twin_ratio == pytest.approx(1.0)
