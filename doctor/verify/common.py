@@ -5,12 +5,13 @@ for the ranks to compare against (`run_reference`)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
 import os
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Optional
 
@@ -206,7 +207,7 @@ def scalar(loss: Any) -> Any:
 
 
 def probe(model: Any, spec: dict[str, Any], world: int, device: str = "cpu") -> list[float]:
-    """A forward of a copy of the initial model on one fixed micro-batch with torch's RNG
+    """A forward of the initial model (`untouched` by it) on one fixed micro-batch with torch's RNG
     seeded the same everywhere: identical on every rank unless forward depends on the rank."""
     return probe_with_loss(model, spec, world, device)[0]
 
@@ -218,11 +219,85 @@ def probe_with_loss(
     import torch
 
     x, y = fetch(spec, 0, world, 0, device)
-    twin = copy.deepcopy(model)
-    torch.manual_seed(PROBE_SEED)
-    with torch.no_grad():
-        out = forward(twin, x)
-        return output_values(out), loss_batch_ratio(spec["loss"], out, y)
+    with untouched(model):
+        torch.manual_seed(PROBE_SEED)
+        with torch.no_grad():
+            out = forward(model, x)
+            return output_values(out), loss_batch_ratio(spec["loss"], out, y)
+
+
+@contextlib.contextmanager
+def untouched(model: Any) -> Iterator[None]:
+    """The model as it was before the block, whatever its forward changed: the values of its
+    parameters and buffers (BatchNorm's running statistics, a counter), which tensors those are,
+    whether they require grad, their grads and hooks, and every module's attributes (copied
+    deeply, sharing only the modules, parameters and buffers themselves; a dict, list or set put
+    back in place, so a hook's handle still removes it). What a deep copy of the whole model
+    protected the probe's forward against, for a copy of the tensors alone: copying a
+    124M-parameter model cost more than the forward."""
+    import torch
+
+    tensors = [t for _, t in model.named_parameters()] + [t for _, t in model.named_buffers()]
+    saved = [(t, t.detach().clone(), t.requires_grad, t.grad, _tensor_hooks(t)) for t in tensors]
+    modules = list(model.modules())
+    # Modules, tensors and the modules' dicts, lists and sets (their hooks among them) stay
+    # themselves; a dict, list or set is given back what it held, copied deeply.
+    kept = [v for m in modules for v in m.__dict__.values() if isinstance(v, (dict, list, set))]
+    memo: dict[int, Any] = {id(o): o for o in [*modules, *tensors, *kept]}
+    attrs = [(m, [(k, v, copy.deepcopy(_held(v), memo)) for k, v in m.__dict__.items()]) for m in modules]
+    try:
+        yield
+    finally:
+        for m, state in attrs:
+            m.__dict__.clear()
+            for k, v, held in state:
+                m.__dict__[k] = _refill(v, held) if isinstance(v, (dict, list, set)) else held
+        with torch.no_grad():
+            for t, value, requires_grad, grad, hooks in saved:
+                if (t.shape, t.dtype, t.device, t.layout) == (
+                    value.shape,
+                    value.dtype,
+                    value.device,
+                    value.layout,
+                ):
+                    t.data.copy_(value)
+                else:
+                    t.data = value
+                t.requires_grad_(requires_grad)
+                t.grad = grad
+                for name, (obj, items) in hooks.items():
+                    if getattr(t, name, None) is not obj:
+                        setattr(t, name, obj)
+                    if obj is not None:
+                        obj.clear()
+                        obj.update(items)
+
+
+def _tensor_hooks(t: Any) -> dict[str, tuple[Any, Any]]:
+    """A tensor's hook dicts (register_hook, register_post_accumulate_grad_hook): each the dict
+    itself (its handles point at it) and what it held."""
+    out = {}
+    for name in ("_backward_hooks", "_post_accumulate_grad_hooks"):
+        hooks = getattr(t, name, None)
+        out[name] = (hooks, dict(hooks) if hooks is not None else None)
+    return out
+
+
+def _held(v: Any) -> Any:
+    """What a dict (its items), list or set holds, or the value itself."""
+    if isinstance(v, dict):
+        return list(v.items())
+    return list(v) if isinstance(v, (list, set)) else v
+
+
+def _refill(obj: Any, held: list[Any]) -> Any:
+    """`obj` (a dict, list or set) holding `held` again, in place."""
+    if isinstance(obj, list):
+        obj[:] = held
+    else:
+        obj.clear()
+        obj.update(held)
+    return obj
 
 
 def loss_batch_ratio(loss_fn: Any, out: Any, target: Any) -> Optional[float]:
@@ -265,7 +340,7 @@ def buffers_of(model: Any) -> dict[str, Any]:
 
 def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord) -> None:
     """One process on the concatenation of every rank's micro-batch (pp / tp: on data(0, 1,
-    step)). Each step's gradients, parameters and buffers go to torch.save files that the ranks
+    step)). Each step's gradients, parameters and buffers go to tensor files that the ranks
     compare against (records.tensor_file); the record keeps their names and scales."""
     import torch
 

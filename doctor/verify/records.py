@@ -4,7 +4,7 @@
 scaling.py, batch.py) name the same fields.
 
 Tensors never travel as JSON. The reference saves each step's gradients, parameters and
-buffers with torch.save in the run directory (`tensor_file`); rank 0 of a data-parallel run
+buffers (tensors.save) in the run directory (`tensor_file`); rank 0 of a data-parallel run
 compares its own tensors against those files as it trains and records per tensor only a
 summary (`TensorDiff`); the ranks compare their buffers with rank 0's over the process group
 (`peer_diffs`). pp and tp ranks compare their own stage's tensors, or their shards against the
@@ -104,8 +104,8 @@ def new_record(role: str, rank: int, world: int) -> RankRecord:
 
 
 def tensor_file(out_dir: str, step: int, kind: str) -> str:
-    """Where the reference saves the tensors of one kind at one step (torch.save)."""
-    return os.path.join(out_dir, f"reference.step{step}.{kind}.pt")
+    """Where the reference saves the tensors of one kind at one step (tensors.save)."""
+    return os.path.join(out_dir, f"reference.step{step}.{kind}.tensors")
 
 
 def steps_of(rec: RankRecord) -> list[StepRecord]:
