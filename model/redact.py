@@ -50,11 +50,15 @@ SPACED_PAIR = lazy_re.compile(
     r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&}\]]+)",
     re.IGNORECASE,
 )
-# Tokens recognisable by their own shape wherever they stand: Hugging Face, GitHub, Slack, AWS
-# access key ids, OpenAI-style and GitLab keys.
+# Tokens recognisable by their own shape: Hugging Face, GitHub, Slack, AWS access key ids,
+# OpenAI-style and GitLab keys. The distinctive prefixes (hf_, gh[pousr]_, github_pat_, glpat-,
+# xox[abprs]-) are masked wherever they stand, also glued to a letter or digit ("loginhf_...",
+# "Xghp_..."): only a '_' before one (a snake_case identifier such as model_hf_checkpoint or
+# load_hf_AutoModelForCausalLM) keeps it. sk- and AKIA are common inside words ("task-",
+# "disk-"), so they still need a word boundary.
 TOKEN_SHAPE = lazy_re.compile(
-    r"\b(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
-    r"xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})"
+    r"(?<!_)(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
+    r"xox[abprs]-[\w-]{10,}|glpat-[\w-]{20,})|\b(?:AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})"
 )
 BEARER = lazy_re.compile(r"\b(?P<scheme>Bearer)\s+(?P<value>[\w.~+/=-]{8,})", re.IGNORECASE)
 # A whole value that is user:password@host (MASTER_ADDR, TORCHELASTIC_RDZV_ENDPOINT), whatever the host.

@@ -368,6 +368,9 @@ def _internal_error(exc: BaseException) -> int:
     )
     if os.environ.get("PGDOCTOR_TRACEBACK"):
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        worker = getattr(exc, "worker_traceback", "")
+        if worker:  # verify's worker process: where the bug was raised
+            print(worker, file=sys.stderr)
     return EXIT_INTERNAL
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import os
 import socket
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
 from pgdoctor.diagnose.flight import dump
 from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks_like_trace
+from pgdoctor.diagnose.stacks.evidence import FILE_RE as EVIDENCE_NAME
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text import archives, cutline, recase
 from pgdoctor.diagnose.text.reader import (
@@ -71,7 +73,9 @@ def kind_of(src: Source) -> str:
     if not src.path:
         return LOG
     head = read_head(src.path)
-    if looks_like_evidence(head):
+    # --save's name (hang-rank<R>.json) is evidence whatever it holds: one cut before its first key,
+    # empty or not JSON is listed as skipped with its reason, never read as a log.
+    if looks_like_evidence(head) or EVIDENCE_NAME.match(os.path.basename(src.path)):
         return HANG
     if dump.looks_like_dump(dump.peek(head)):  # gzip -r of a dump directory too
         return DUMP
@@ -237,8 +241,15 @@ def _diagnose_once(
         # A hang snapshot (of one node or several): its culprit is the root cause of the job.
         from pgdoctor.diagnose.stacks.api import diagnose_evidence, without_unread_recorders
 
-        hang_findings, meta["hang"] = diagnose_evidence(found_hang)
-        findings = [*hang_findings, *without_unread_recorders(findings, meta["hang"])]
+        hang_findings, hang = diagnose_evidence(found_hang)
+        # Damaged evidence files are listed as skipped, as other unreadable inputs are; with no
+        # rank's evidence read there is no `hang` section (nothing read is incomplete, not "no hang").
+        meta["skipped_hang_evidence"] = hang.pop("skipped", [])
+        if not meta["skipped_hang_evidence"]:
+            del meta["skipped_hang_evidence"]
+        if hang.get("jobs"):
+            meta["hang"] = hang
+            findings = [*hang_findings, *without_unread_recorders(findings, hang)]
     if observed:
         from pgdoctor.diagnose.transport import judge as judge_transport
 
@@ -338,6 +349,7 @@ def _report(
         "hang" in meta
     ):  # the roll-call of a saved hang snapshot: the `hang` section, as `pgdoctor hang` gives it
         extra["hang"] = meta.pop("hang")
+    unreadable += meta.pop("skipped_hang_evidence", [])
     if unreadable:
         meta["skipped_unreadable_files"] = unreadable
     meta["host"] = socket.gethostname()

@@ -23,7 +23,16 @@ from typing import Any, Union
 
 from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError, check, entry_of
-from pgdoctor.verify.launch import EXIT_ENTRY_ERROR, GRACE_S, Run, _read, rank_env, reference_hung
+from pgdoctor.verify.launch import (
+    EXIT_ENTRY_ERROR,
+    EXIT_INTERNAL_ERROR,
+    GRACE_S,
+    Run,
+    _read,
+    raise_internal,
+    rank_env,
+    reference_hung,
+)
 from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
 from pgdoctor.verify.rundir import run_dir
@@ -39,6 +48,8 @@ def _run_of(out: Path, nproc: int, outcomes: Sequence[ChildOutcome], wall: float
     """One run's records, as launch() reads them."""
     ref = _read(out / "reference.json")
     ranks = tuple(_read(out / f"rank{r}.json") for r in range(nproc))
+    for res in [ref, *ranks]:
+        raise_internal(res)  # a bug of pgdoctor ends the whole batch: exit 4
     for res in [ref, *ranks]:
         if res and "entry_error" in res:
             err = res["entry_error"]
@@ -111,7 +122,7 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
                 timeout_s,
                 grace_s=GRACE_S,
                 progress=progress,
-                stop_on=(EXIT_ENTRY_ERROR,),
+                stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR),
                 hard_timeout_s=timeout_s * (len(items) + 1),
             ),
         )

@@ -321,13 +321,19 @@ def loss_batch_ratio(loss_fn: Any, out: Any, target: Any) -> Optional[float]:
 
 
 def error_record(exc: BaseException, step: int, phase: str) -> ErrorRecord:
-    return {
+    from pgdoctor.verify.entry import internal_record, raised_by_pgdoctor
+
+    rec: ErrorRecord = {
         "type": type(exc).__name__,
         "message": str(exc)[:4000],
         "step": step,
         "phase": phase,
         "traceback": traceback.format_exc()[-6000:],
     }
+    if raised_by_pgdoctor(exc):
+        bug = internal_record(exc)
+        rec["bug"] = {"message": bug["message"], "traceback": bug["traceback"]}
+    return rec
 
 
 def grads_of(model: Any) -> dict[str, Any]:

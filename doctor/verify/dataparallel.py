@@ -32,7 +32,7 @@ from pgdoctor.verify.common import (
     scalar,
     setup_facts,
 )
-from pgdoctor.verify.entry import EntryError
+from pgdoctor.verify.entry import EntryError, Verdict
 from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
 from pgdoctor.verify.reference import Reference
 from pgdoctor.verify.tensors import dense, diff, digest, full
@@ -112,7 +112,7 @@ def run_data_parallel(
                 # DDP's reduction of this step cannot finish (the other ranks wait for these
                 # gradients' bucket); DDP itself raises at the next step. Leave now, before any
                 # collective of ours pairs with the bucket's all-reduce.
-                raise RuntimeError(
+                raise Verdict(
                     f"{len(rec['no_grad'])} parameter(s) got no gradient on this rank "
                     f"({', '.join(rec['no_grad'][:4])}): DDP without find_unused_parameters "
                     "cannot finish the step's reduction"

@@ -141,3 +141,72 @@ def entry_of(build: Any) -> str:
     if not path:
         raise EntryError(f"cannot find the source file of {build!r}")
     return f"{os.path.abspath(path)}:{name}"
+
+
+class Verdict(RuntimeError):
+    """A rank's failure that pgdoctor raises on purpose, naming what the entry's model does (DDP
+    parameters without a gradient): a verdict on the entry, never a bug of pgdoctor."""
+
+
+class InternalError(RuntimeError):
+    """pgdoctor's own code (pgdoctor.verify, run in a worker) raised while it ran the reference or
+    a rank: a bug of pgdoctor (exit 4), never the entry's error. `worker_traceback` holds the
+    worker's whole traceback (printed with PGDOCTOR_TRACEBACK=1)."""
+
+    def __init__(self, message: str, worker_traceback: str = ""):
+        super().__init__(message)
+        self.worker_traceback = worker_traceback
+
+
+def _pgdoctor_dirs() -> tuple[str, ...]:
+    """The directories of pgdoctor's own packages (pgdoctor.verify, pgdoctor.model, ...): not the
+    repository's examples or tests, where a user's entry may live."""
+    dirs = {os.path.dirname(os.path.abspath(__file__ or ""))}
+    for name, mod in list(sys.modules.items()):
+        file = getattr(mod, "__file__", None)
+        top = name == "pgdoctor" or (name.startswith("pgdoctor.") and name.count(".") == 1)
+        if top and file and getattr(mod, "__path__", None):
+            dirs.add(os.path.dirname(os.path.abspath(file)))
+    return tuple(d + os.sep for d in dirs)
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith("<") or any(
+        part in filename for part in ("/site-packages/", "/dist-packages/", "/lib/python")
+    )
+
+
+def raised_by_pgdoctor(exc: BaseException) -> bool:
+    """Whether `exc` is a bug of pgdoctor rather than the entry's error, from its traceback's frames,
+    innermost first: the first frame in pgdoctor's own files makes it pgdoctor's; one in the user's
+    files, or in a package such as torch (which pgdoctor only hands the user's model, data and loss:
+    a shape mismatch in nn.MSELoss is the entry's), makes it the entry's; the standard library's
+    frames (json, copy, ...) are skipped, so pgdoctor's own misuse of them is pgdoctor's."""
+    if isinstance(exc, (EntryError, Verdict, InternalError)) or not isinstance(exc, Exception):
+        return False  # SystemExit, KeyboardInterrupt: the entry's sys.exit() or the user's Ctrl-C
+    if isinstance(exc, RuntimeError) or type(exc).__module__.split(".")[0] == "torch":
+        # torch's C++ errors (RuntimeError and its subclasses) have no frame of their own: a
+        # torch.cat of the user's mismatched batches raises "in" pgdoctor's frame. The entry's.
+        return False
+    ours = _pgdoctor_dirs()
+    for f in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.abspath(f.filename) if not f.filename.startswith("<") else f.filename
+        if path.startswith(ours):
+            return True
+        if not _is_library(path) or "-packages/" in path:
+            return False  # the user's file, or a package given the user's objects
+    return False
+
+
+def internal_record(exc: BaseException) -> dict[str, str]:
+    """What a worker writes for pgdoctor's own exception: one line naming the bug and where it
+    was raised (the innermost of pgdoctor's frames), and the whole traceback."""
+    ours = _pgdoctor_dirs()
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = next((f for f in reversed(frames) if os.path.abspath(f.filename).startswith(ours)), None)
+    at = f" at {where.filename}:{where.lineno} in {where.name}" if where else ""
+    text = str(exc).strip().splitlines()
+    return {
+        "message": f"{type(exc).__name__}: {text[0][:300] if text else ''}{at}",
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-6000:],
+    }

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
-from pgdoctor.verify.entry import EntryError
+from pgdoctor.verify.entry import EntryError, InternalError
 from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.rundir import run_dir
 
 # After the first rank fails, how long the others get to fail on their own and say so.
 GRACE_S = 5.0
 EXIT_ENTRY_ERROR = 3  # worker.EXIT_ENTRY_ERROR: the user's entry raised or broke the contract
+EXIT_INTERNAL_ERROR = 4  # worker.EXIT_INTERNAL_ERROR: pgdoctor's own code raised in a worker
 
 
 @dataclass(frozen=True)
@@ -79,11 +80,15 @@ def launch(
         # A rank whose entry raised (worker.EXIT_ENTRY_ERROR) ends the run: the EntryError is all
         # there is to report, and its peers wait for it in the process group's rendezvous.
         outcomes = run_children(
-            argvs, envs, WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR,))
+            argvs,
+            envs,
+            WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR)),
         )
         wall = time.monotonic() - t0
         ref = _read(Path(out_dir) / "reference.json") if reference else None
         ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))
+    for res in ([ref] if ref is not None else []) + list(ranks):
+        raise_internal(res)
     for res in ([ref] if ref is not None else []) + list(ranks):
         if res and "entry_error" in res:
             err = res["entry_error"]
@@ -92,6 +97,13 @@ def launch(
     if hung is not None:
         raise hung
     return Run(ref, ranks, tuple(outcomes), wall)
+
+
+def raise_internal(res: Optional[RankRecord]) -> None:
+    """pgdoctor's own exception in a worker (its record's `internal_error`): a bug, exit 4."""
+    if res and "internal_error" in res:
+        err = res["internal_error"]
+        raise InternalError(f"verify: {err['message']}", err.get("traceback", ""))
 
 
 def reference_hung(ref: Optional[RankRecord], rank0: ChildOutcome) -> Optional[EntryError]:

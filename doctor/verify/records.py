@@ -20,7 +20,12 @@ from typing import Any, Optional, TypedDict
 KINDS = ("grads", "params", "buffers")
 
 
-class ErrorRecord(TypedDict):
+class EntryErrorRecord(TypedDict):
+    message: str
+    traceback: str  # the user's frames only, redacted
+
+
+class _ErrorFields(TypedDict):
     type: str
     message: str
     step: int
@@ -28,9 +33,10 @@ class ErrorRecord(TypedDict):
     traceback: str
 
 
-class EntryErrorRecord(TypedDict):
-    message: str
-    traceback: str  # the user's frames only, redacted
+class ErrorRecord(_ErrorFields, total=False):
+    # pgdoctor's own code raised it (entry.raised_by_pgdoctor): the worker reports a bug (exit 4),
+    # never a verdict on the run; message and whole traceback as entry.internal_record gives them.
+    bug: EntryErrorRecord
 
 
 class Setup(TypedDict, total=False):
@@ -85,6 +91,7 @@ class RankRecord(TypedDict, total=False):
     loss_batch_ratio: Optional[float]  # loss(batch twice over) / loss(batch) on this rank: 2 sum, 1 mean
     error: ErrorRecord
     entry_error: EntryErrorRecord
+    internal_error: EntryErrorRecord  # pgdoctor's own code raised: a bug (exit 4), whole traceback
     wall_s: float
     peak_rss_mib: float  # this process's peak resident memory (rank 0's includes the reference)
     # pp / tp

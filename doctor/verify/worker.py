@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 EXIT_TRAINING_ERROR = 1
 EXIT_ENTRY_ERROR = 3
+EXIT_INTERNAL_ERROR = 4  # pgdoctor's own code raised (entry.raised_by_pgdoctor): a bug, exit 4
 SENTINEL = (
     "import os, signal, sys\nfd = int(sys.argv[1])\nwhile os.read(fd, 1):\n    pass\n"
     "os.killpg(os.getpgrp(), signal.SIGKILL)\n"
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
         # The one-process reference runs here, before this process joins the process group:
         # one interpreter (and one torch import) less per run on a small host.
         rc = run_role(cfg, "reference", 0, 1)
-        if rc == EXIT_ENTRY_ERROR:
+        if rc in (EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR):
             return rc
     store = None
     if cfg["role"] != "reference":
@@ -119,7 +120,7 @@ def run_batch(items: list[dict[str, Any]], rank: int, world: int, pg_timeout_s: 
         rc = 0
         if rank == 0 and cfg.get("reference_first"):
             rc = run_role(cfg, "reference", 0, 1)
-        if rc != EXIT_ENTRY_ERROR:
+        if rc not in (EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR):
             rc = max(rc, run_role(cfg, cfg["role"], rank, world, dist.PrefixStore(f"run{i}", store)))
         if rc:
             sys.stdout.flush()
@@ -181,7 +182,9 @@ def _refuse_entry_process_groups() -> Any:
     original = c10d.init_process_group
 
     def refuse(*args: Any, **kwargs: Any) -> None:
-        raise RuntimeError(ENTRY_INIT_PG)
+        from pgdoctor.verify.entry import Verdict
+
+        raise Verdict(ENTRY_INIT_PG)  # the entry's call, raised here on purpose: never pgdoctor's bug
 
     dist.init_process_group = c10d.init_process_group = refuse  # type: ignore[assignment]
 
@@ -195,7 +198,7 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
     import datetime
 
     from pgdoctor.verify.common import error_record, write_json
-    from pgdoctor.verify.entry import EntryError, call, load, user_traceback
+    from pgdoctor.verify.entry import EntryError, call, load, raised_by_pgdoctor, user_traceback
     from pgdoctor.verify.records import new_record
 
     out_dir = Path(cfg["out_dir"])
@@ -235,7 +238,9 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
             except EntryError as exc:
                 entry_error = exc
             except (Exception, SystemExit) as exc:
-                if role == "reference":
+                if raised_by_pgdoctor(exc):  # pgdoctor's own bug, in the reference or a rank: exit 4
+                    result["error"] = error_record(exc, len(result["steps"]), "run")
+                elif role == "reference":
                     # One process, no distribution: whatever fails here is the entry's own code
                     # (an optimizer factory that raises, a data() that calls sys.exit).
                     step = len(result["steps"])
@@ -250,6 +255,16 @@ def run_role(cfg: dict[str, Any], role: str, rank: int, world: int, store: Any =
             result["entry_error"] = {"message": str(entry_error), "traceback": entry_error.user_traceback}
             write_json(path, result)
             return EXIT_ENTRY_ERROR
+        bug = result.get("error", {}).get("bug")
+        if bug:  # a role's own handler recorded pgdoctor's exception (common.error_record)
+            who = "the one-process reference" if role == "reference" else f"rank {rank} ({role})"
+            result["internal_error"] = {
+                "message": f"{who} raised {bug['message']}",
+                "traceback": bug["traceback"],
+            }
+            write_json(path, result)
+            print(bug["traceback"], file=sys.stderr)
+            return EXIT_INTERNAL_ERROR
         result["wall_s"] = time.perf_counter() - t0
         result["peak_rss_mib"] = _peak_rss_mib()
         if "error" in result:

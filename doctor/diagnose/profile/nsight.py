@@ -288,6 +288,23 @@ def _max_params(con: sqlite3.Connection) -> int:
     return 999
 
 
+def closed_ranges(con: sqlite3.Connection, tables: set[str], alias: str = "e") -> str:
+    """The SQL condition of an NVTX range that ended. A range still open when the session stopped
+    (a hung rank stopped inside it) has no end, or, as Nsight closes the open ranges at the
+    session's stop, ends exactly there: on the events' clock (which starts at the trace's start)
+    ANALYSIS_DETAILS' stopTime - startTime, or stopTime itself. Such a range is left out, as one
+    with no end is: the rank never got out of it, and it is not a step or collective that ended."""
+    cond = f"{alias}.end IS NOT NULL"
+    if "ANALYSIS_DETAILS" not in tables:
+        return cond
+    with contextlib.suppress(sqlite3.Error, TypeError, ValueError):
+        row = con.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchone()
+        if row and row[0] is not None and row[1] is not None:
+            start, stop = int(row[0]), int(row[1])
+            return f"{cond} AND {alias}.end NOT IN ({stop - start}, {stop})"
+    return cond
+
+
 def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> None:
     """NVTX ranges. Every process keeps its steps and collective ranges (steps, arrivals), one
     with GPU activity its data-loading ranges too (data_ms); the CPU breakdown of a process
@@ -310,12 +327,13 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
     )
     pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
     tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
+    ended = closed_ranges(con, _tables(con))
     ranges = (
         f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k, "
-        f"e.rowid AS rid FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
+        f"e.rowid AS rid FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND {ended}"
     )
     kinds: dict[str, tuple[bool, int]] = {}
-    base = f"FROM {NVTX} e WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL"
+    base = f"FROM {NVTX} e WHERE e.eventType IN {NVTX_RANGE_TYPES} AND {ended}"
     if {p for (p,) in con.execute(f"SELECT DISTINCT {pid_expr} {base}")} <= gpu:
         # Every process has GPU activity: the keys and a count per process are all it takes
         # (a DISTINCT and a GROUP BY of integers cost SQLite a third of one GROUP BY of keys).

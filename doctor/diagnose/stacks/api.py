@@ -13,14 +13,21 @@ from pgdoctor.model import Finding
 
 
 def diagnose_evidence(paths: Sequence[str]) -> tuple[list[Finding], dict[str, Any]]:
+    """The findings and the `hang` section of the evidence files; a damaged one (cut, not JSON,
+    another schema) is left out, the ranks of the others still vote, and it is named with its
+    reason in the section's `skipped` ("PATH: reason"), never dropped silently."""
     evidence: list[RankEvidence] = []
+    skipped: list[str] = []
     for path in paths:
         try:
             evidence.append(load_evidence(path))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # a damaged file: the ranks of the others still vote
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            skipped.append(str(exc) if str(exc).startswith(f"{path}: ") else f"{path}: {exc}")
     verdicts = analyze(evidence)
-    return findings_of(verdicts), hang_json(verdicts, evidence)
+    hang = hang_json(verdicts, evidence)
+    if skipped:
+        hang["skipped"] = skipped
+    return findings_of(verdicts), hang
 
 
 def without_unread_recorders(findings: Sequence[Finding], hang: Mapping[str, Any]) -> list[Finding]:

@@ -211,10 +211,29 @@ def looks_like_evidence(head: bytes) -> bool:
 
 
 def load_evidence(path: str) -> RankEvidence:
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
+    """The evidence of one rank; ValueError ("PATH: reason") for a file that cannot be read, is
+    cut or not JSON, or holds another schema, so its readers can list it as skipped."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text, not hang evidence") from None
+    except json.JSONDecodeError as exc:
+        # The decoder reached the end of the text (a string or object left open): a cut file.
+        cut = exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
+        what = "cut short" if cut else "not JSON"
+        raise ValueError(f"{path}: hang evidence {what} ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to be hang evidence") from None
     if not isinstance(data, dict) or MAGIC not in data:
         raise ValueError(f"{path}: not the evidence of a rank written by pgdoctor hang --save")
+    version = data[MAGIC]
+    if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
+        raise ValueError(
+            f"{path}: hang evidence of another schema ({MAGIC} {version!r}; this pgdoctor reads {VERSION})"
+        )
     try:
         return RankEvidence.from_json(data)
     except (AttributeError, TypeError, KeyError, ValueError, OverflowError) as exc:
