@@ -29,7 +29,7 @@ from pgdoctor.verify.launch import (
     GRACE_S,
     Run,
     _read,
-    raise_internal,
+    first_error,
     rank_env,
     reference_hung,
 )
@@ -48,12 +48,9 @@ def _run_of(out: Path, nproc: int, outcomes: Sequence[ChildOutcome], wall: float
     """One run's records, as launch() reads them."""
     ref = _read(out / "reference.json")
     ranks = tuple(_read(out / f"rank{r}.json") for r in range(nproc))
-    for res in [ref, *ranks]:
-        raise_internal(res)  # a bug of pgdoctor ends the whole batch: exit 4
-    for res in [ref, *ranks]:
-        if res and "entry_error" in res:
-            err = res["entry_error"]
-            return EntryError(err["message"], err.get("traceback", ""))
+    entry_error = first_error([ref, *ranks])  # a bug of pgdoctor raises: it ends the whole batch, exit 4
+    if entry_error is not None:
+        return entry_error
     hung = reference_hung(ref, outcomes[0])  # every batch run's reference goes first
     return hung if hung is not None else Run(ref, ranks, tuple(outcomes), wall)
 

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -87,23 +87,27 @@ def launch(
         wall = time.monotonic() - t0
         ref = _read(Path(out_dir) / "reference.json") if reference else None
         ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))
-    for res in ([ref] if ref is not None else []) + list(ranks):
-        raise_internal(res)
-    for res in ([ref] if ref is not None else []) + list(ranks):
-        if res and "entry_error" in res:
-            err = res["entry_error"]
-            raise EntryError(err["message"], err.get("traceback", ""))
+    entry_error = first_error([ref, *ranks])
+    if entry_error is not None:
+        raise entry_error
     hung = reference_hung(ref, outcomes[0]) if reference else None
     if hung is not None:
         raise hung
     return Run(ref, ranks, tuple(outcomes), wall)
 
 
-def raise_internal(res: Optional[RankRecord]) -> None:
-    """pgdoctor's own exception in a worker (its record's `internal_error`): a bug, exit 4."""
-    if res and "internal_error" in res:
-        err = res["internal_error"]
-        raise InternalError(f"verify: {err['message']}", err.get("traceback", ""))
+def first_error(records: Sequence[Optional[RankRecord]]) -> Optional[EntryError]:
+    """The records' first entry error, or None; pgdoctor's own exception in any worker (a record's
+    `internal_error`) is raised first, as InternalError: a bug, exit 4, whatever the entry did."""
+    for res in records:
+        if res and "internal_error" in res:
+            err = res["internal_error"]
+            raise InternalError(f"verify: {err['message']}", err.get("traceback", ""))
+    for res in records:
+        if res and "entry_error" in res:
+            entry = res["entry_error"]
+            return EntryError(entry["message"], entry.get("traceback", ""))
+    return None
 
 
 def reference_hung(ref: Optional[RankRecord], rank0: ChildOutcome) -> Optional[EntryError]:

@@ -132,7 +132,7 @@ def collect(path: str, new: Callable[[], Any]) -> Iterator[list[tuple[int, Any]]
                 if pid in by_pid:
                     by_pid[pid].events += rows
         if NVTX in tables:
-            _nvtx(con, of, set(by_pid))
+            _nvtx(con, tables, of, set(by_pid))
         yield sorted(by_pid.items())
     except sqlite3.Error as exc:
         raise TraceError(f"cannot read the Nsight export: {exc}") from None
@@ -305,7 +305,7 @@ def closed_ranges(con: sqlite3.Connection, tables: set[str], alias: str = "e") -
     return cond
 
 
-def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> None:
+def _nvtx(con: sqlite3.Connection, tables: set[str], of: Callable[[int], Any], gpu: set[int]) -> None:
     """NVTX ranges. Every process keeps its steps and collective ranges (steps, arrivals), one
     with GPU activity its data-loading ranges too (data_ms); the CPU breakdown of a process
     without GPU activity sweeps its ranges in SQLite's order when asked (_CpuSweep), from the
@@ -327,7 +327,7 @@ def _nvtx(con: sqlite3.Connection, of: Callable[[int], Any], gpu: set[int]) -> N
     )
     pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
     tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
-    ended = closed_ranges(con, _tables(con))
+    ended = closed_ranges(con, tables)
     ranges = (
         f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k, "
         f"e.rowid AS rid FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND {ended}"
