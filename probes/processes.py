@@ -243,6 +243,9 @@ class ChildOutcome:
     # The kernel's state letter when we killed it (/proc/PID/stat): T stopped, D in
     # uninterruptible sleep (a driver or file-system call), S sleeping, R running; "" not killed.
     state_at_kill: str = ""
+    # time.monotonic() when the parent saw it end (CLOCK_MONOTONIC is one clock for every
+    # process of the machine, so it compares with times the children record themselves).
+    ended_at: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -490,6 +493,7 @@ def run_children(
                 stdout=texts[0],
                 stderr=texts[1],
                 state_at_kill=states.get(i, ""),
+                ended_at=ends.get(i, time.monotonic()),
             )
         )
     return outcomes

@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Union
 
@@ -62,9 +63,7 @@ def _slice(o: ChildOutcome, index: int) -> ChildOutcome:
     if at >= 0:
         err = err[err.find("\n", at) + 1 :]
     nxt = err.find(f"pgdoctor-batch: run {index + 1}: ")
-    return ChildOutcome(
-        o.index, o.argv, o.returncode, o.timed_out, o.duration_s, o.stdout, err if nxt < 0 else err[:nxt]
-    )
+    return replace(o, stderr=err if nxt < 0 else err[:nxt])
 
 
 def launch_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) -> list[Outcome]:

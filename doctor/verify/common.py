@@ -10,6 +10,7 @@ import copy
 import json
 import math
 import os
+import time
 import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -329,6 +330,7 @@ def error_record(exc: BaseException, step: int, phase: str) -> ErrorRecord:
         "step": step,
         "phase": phase,
         "traceback": traceback.format_exc()[-6000:],
+        "at": time.monotonic(),
     }
     if raised_by_pgdoctor(exc):
         bug = internal_record(exc)

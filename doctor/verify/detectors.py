@@ -386,6 +386,29 @@ def unused_parameters(ctx: Context) -> Optional[Cause]:
     )
 
 
+# What a rank raises when a peer's process went away under a collective (gloo's pair, NCCL's
+# proxy): a consequence of that peer's failure, never the first failure itself.
+PEER_GONE = (
+    "closed by peer",
+    "reset by peer",
+    "Broken pipe",
+    "remote process exited",
+    "communicator was aborted",
+)
+
+
+def _failure_order(ctx: Context, rank: int) -> tuple[bool, float, int]:
+    """Sort key, the first failure first: a rank's own error or death before an error that only
+    says a peer went away; then by when it happened, on the one monotonic clock of the machine
+    (the rank's record of its error, else when its process was seen to end). Process ends alone
+    cannot order them: the launcher polls, and two ranks that end within a poll tie."""
+    err = ctx.errors.get(rank)
+    if err is None:
+        return (False, ctx.run.rank_outcome(rank).ended_at, rank)
+    follows = any(m in err["message"] for m in PEER_GONE)
+    return (follows, float(err.get("at", ctx.run.rank_outcome(rank).ended_at)), rank)
+
+
 def rank_failed(ctx: Context) -> Optional[Cause]:
     if ctx.finished:
         return None
@@ -399,9 +422,7 @@ def rank_failed(ctx: Context) -> Optional[Cause]:
             f"rank {r} {'was killed at the deadline' if o.timed_out else f'exited with {o.returncode}'}"
             f"{': ' + tail(o.stderr, 2) if o.stderr.strip() else ''}"
         )
-    # The ranks started together, so the one whose process ended first failed first; the others'
-    # errors (a peer that closed its connection) follow from it.
-    order = sorted(said, key=lambda r: (ctx.run.rank_outcome(r).duration_s, r))
+    order = sorted(said, key=lambda r: _failure_order(ctx, r))
     return Cause(
         codes.NOT_EQUIVALENT.finding(
             "the distributed run did not finish; the ranks in the order they ended, the first failure first: "

@@ -37,6 +37,7 @@ class ErrorRecord(_ErrorFields, total=False):
     # pgdoctor's own code raised it (entry.raised_by_pgdoctor): the worker reports a bug (exit 4),
     # never a verdict on the run; message and whole traceback as entry.internal_record gives them.
     bug: EntryErrorRecord
+    at: float  # time.monotonic() in the rank when it caught the error (one clock machine-wide)
 
 
 class Setup(TypedDict, total=False):

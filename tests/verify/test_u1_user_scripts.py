@@ -133,6 +133,38 @@ def test_the_rank_that_died_first_is_named_first(results: dict[str, object]) -> 
     assert finding.message.index("rank 1 exited with 7") < finding.message.index("rank 0 raised")
 
 
+def _ctx(errors: dict, ended_at: dict) -> object:
+    from types import SimpleNamespace
+
+    from pgdoctor.probes.processes import ChildOutcome
+
+    outcomes = {r: ChildOutcome(r, ("x",), 1, False, 1.0, "", "", ended_at=t) for r, t in ended_at.items()}
+    return SimpleNamespace(errors=errors, run=SimpleNamespace(rank_outcome=outcomes.__getitem__))
+
+
+def _err(message: str, at: float) -> dict:
+    return {"type": "RuntimeError", "message": message, "step": 2, "phase": "run", "traceback": "", "at": at}
+
+
+@pytest.mark.parametrize(
+    ("errors", "ended_at", "first"),
+    [
+        # Both processes seen to end at one poll: the rank whose peer went away is not the first.
+        ({0: _err("[pair.cc:553] Connection closed by peer [127.0.0.1]:1", 5.0)}, {0: 5.0, 1: 5.0}, 1),
+        ({1: _err("NCCL: remote process exited or there was a network error", 4.0)}, {0: 9.0, 1: 9.0}, 0),
+        # Two ranks' own errors: the one recorded first, whatever the process ends say.
+        ({0: _err("shape mismatch", 7.5), 1: _err("CUDA error", 7.2)}, {0: 8.0, 1: 8.0}, 1),
+        # A silent death and an own error: the earlier on the one clock.
+        ({1: _err("ValueError: bad batch", 3.0)}, {0: 2.0, 1: 3.1}, 0),
+    ],
+)
+def test_failure_order_is_own_time_not_the_poll(errors: dict, ended_at: dict, first: int) -> None:
+    from pgdoctor.verify.detectors import _failure_order
+
+    ctx = _ctx(errors, ended_at)
+    assert min(ended_at, key=lambda r: _failure_order(ctx, r)) == first  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("name", "says"),
     [
