@@ -25,8 +25,6 @@ from typing import Any, Union
 from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
 from pgdoctor.verify.entry import EntryError, check, entry_of
 from pgdoctor.verify.launch import (
-    EXIT_ENTRY_ERROR,
-    EXIT_INTERNAL_ERROR,
     GRACE_S,
     Run,
     _read,
@@ -37,6 +35,7 @@ from pgdoctor.verify.launch import (
 from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.result import VerifyResult, assemble, check_args, config, diagnose
 from pgdoctor.verify.rundir import run_dir
+from pgdoctor.verify.worker import EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR
 
 Outcome = Union[Run, EntryError]
 

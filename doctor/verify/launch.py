@@ -18,11 +18,10 @@ from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_c
 from pgdoctor.verify.entry import EntryError, InternalError
 from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.rundir import run_dir
+from pgdoctor.verify.worker import EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR  # the worker's exit statuses
 
 # After the first rank fails, how long the others get to fail on their own and say so.
 GRACE_S = 5.0
-EXIT_ENTRY_ERROR = 3  # worker.EXIT_ENTRY_ERROR: the user's entry raised or broke the contract
-EXIT_INTERNAL_ERROR = 4  # worker.EXIT_INTERNAL_ERROR: pgdoctor's own code raised in a worker
 
 
 @dataclass(frozen=True)

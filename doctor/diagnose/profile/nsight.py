@@ -288,20 +288,21 @@ def _max_params(con: sqlite3.Connection) -> int:
     return 999
 
 
-def closed_ranges(con: sqlite3.Connection, tables: set[str], alias: str = "e") -> str:
-    """The SQL condition of an NVTX range that ended. A range still open when the session stopped
-    (a hung rank stopped inside it) has no end, or, as Nsight closes the open ranges at the
-    session's stop, ends exactly there: on the events' clock (which starts at the trace's start)
-    ANALYSIS_DETAILS' stopTime - startTime, or stopTime itself. Such a range is left out, as one
-    with no end is: the rank never got out of it, and it is not a step or collective that ended."""
-    cond = f"{alias}.end IS NOT NULL"
+def closed_ranges(con: sqlite3.Connection, tables: set[str]) -> str:
+    """The SQL condition of an NVTX range (the NVTX table as `e`) that ended. A range still open
+    when the session stopped (a hung rank stopped inside it) has no end, or, as Nsight closes the
+    open ranges at the session's stop, ends exactly there: on the events' clock (which starts at
+    the trace's start) ANALYSIS_DETAILS' stopTime - startTime, or stopTime itself. Such a range
+    is left out, as one with no end is: the rank never got out of it, and it is not a step or
+    collective that ended."""
+    cond = "e.end IS NOT NULL"
     if "ANALYSIS_DETAILS" not in tables:
         return cond
     with contextlib.suppress(sqlite3.Error, TypeError, ValueError):
         row = con.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchone()
         if row and row[0] is not None and row[1] is not None:
             start, stop = int(row[0]), int(row[1])
-            return f"{cond} AND {alias}.end NOT IN ({stop - start}, {stop})"
+            return f"{cond} AND e.end NOT IN ({stop - start}, {stop})"
     return cond
 
 
