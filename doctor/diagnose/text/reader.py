@@ -12,6 +12,7 @@ import codecs
 import functools
 import lzma
 import os
+import select
 import stat
 import sys
 import zlib
@@ -376,15 +377,61 @@ def open_sources(
                     for name, dest in got.members
                 ]
                 continue
-            sources.append(
-                Source(
-                    f,
-                    functools.partial(_file_chunks, f, chunk_bytes),
-                    f if os.path.isfile(f) else None,
-                    listed,
-                )
-            )
+            if os.path.isfile(f):
+                sources.append(Source(f, functools.partial(_file_chunks, f, chunk_bytes), f, listed))
+            else:  # a pipe the user named (`<(kubectl logs ...)`, a FIFO): read once, as stdin is
+                pipe = functools.partial(stream_chunks, _open_pipe(f), chunk_bytes)
+                sources.append(Source(f, Replay(pipe), None, listed))
     return sources
+
+
+# How long a named pipe may stay without a process writing to it before it is an error (a FIFO
+# that nothing will ever open for writing would block the open, and pgdoctor, forever).
+PIPE_WRITER_WAIT_S = 10.0
+
+
+def _open_pipe(path: str, wait_s: float = PIPE_WRITER_WAIT_S) -> BinaryIO:
+    """The pipe at `path`, open for reading once a writer has shown up. Opened without blocking:
+    poll() reports input, or a writer that came and went, and (Linux) nothing for a FIFO that has
+    never had a writer. After `wait_s` with nothing reported, one non-blocking read tells a writer
+    that has not written yet (EAGAIN: read on, as from stdin) from no writer at all (end of file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or 'cannot open'}") from None
+    first = b""
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(int(wait_s * 1000)):
+            try:
+                first = os.read(fd, 1)
+            except BlockingIOError:
+                pass  # a writer holds it open and has not written yet
+            else:
+                if not first:
+                    raise SourceError(
+                        f"cannot read {path}: no process wrote to this pipe within {wait_s:g} s"
+                    )
+        os.set_blocking(fd, True)
+        return _Prepended(first, os.fdopen(fd, "rb"))  # type: ignore[return-value]
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+class _Prepended:
+    """A binary stream that yields `head` (bytes already read off the pipe) before the rest."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        self._head, self._raw = head, raw
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0 or n > len(self._head):
+            head, self._head = self._head, b""
+            return head + self._raw.read(n - len(head) if n >= 0 else -1)
+        head, self._head = self._head[:n], self._head[n:]
+        return head
 
 
 def _unreadable(path: str, listed: bool) -> Optional[str]:
