@@ -11,11 +11,11 @@ records), ProcessGroupGloo.cpp (monitoredBarrier, connectFullMesh), ProcessGroup
 mismatch), reducer.cpp and logger.cpp, torch.distributed.elastic (dynamic_rendezvous.py,
 c10d_rendezvous_backend.py, etcd_*, agent/server/api.py, multiprocessing/api.py and errors/), the 1.x
 launch.py, and gloo's own enforce and transport messages (context.cc, rendezvous/*.cc, transport/tcp).
-Messages read: about 330 rendered lines; kept here 153 whose wording the sources print (106 failures, 47 no
+Messages read: about 330 rendered lines; kept here 158 whose wording the sources print (106 failures, 52 no
 failure or too little alone; the others were guesses at wordings the sources do not print, left out). Before
 the sweep's rows, 10 of the 106 failures were silent and 4 got another class (the store-init timeout in a
 person's words as a collective timeout, RedisStore's connect and the libuv accept as network faults), and 2 of
-the 47 silent ones were read as network faults (the libuv server's records of a client that left); after: 0.
+the 52 silent ones were read as network faults (the libuv server's records of a client that left); after: 0.
 
 Families added (rows in existing modules, existing codes):
 - the heartbeat monitor's exit after a timeout, every variant ("ProcessGroupNCCL's watchdog detected a
@@ -439,6 +439,11 @@ SILENT: list[str] = [
     "[E ProcessGroupNCCL.cpp:1025] [PG 0 Rank 3] Observed flight recorder dump signal from another rank via TCPStore.",
     "I1203 12:00:00.123456 ProcessGroupNCCL.cpp:1100] Could acquire GIL on exit",
     "[I ProcessGroupNCCL.cpp:1245] [PG 0 Rank 0] main process destroyed cuda before watchdog loop exited, terminating watchdog. (Watchdog caught exception: CUDA driver error: driver shutting down",
+    "[rank0]:[I1203 12:00:00.1 ProcessGroupNCCL.cpp:960] [PG ID 0 PG GUID 0 Rank 0] ProcessGroupNCCL initialization options: size: 8, global rank: 0, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 0, PG Name: 0",
+    "[rank0]:[I1203 12:00:00.1 ProcessGroupNCCL.cpp:969] [PG ID 0 PG GUID 0 Rank 0] ProcessGroupNCCL environments: NCCL version: 2.21.5, TORCH_NCCL_ASYNC_ERROR_HANDLING: 3, TORCH_NCCL_DUMP_ON_TIMEOUT: 0, TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC: 60000, TORCH_NCCL_DESYNC_DEBUG: 0, TORCH_NCCL_ENABLE_TIMING: 0, TORCH_NCCL_BLOCKING_WAIT: 0, TORCH_DISTRIBUTED_DEBUG: OFF, TORCH_NCCL_ENABLE_MONITORING: 1, TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC: 480",
+    "[rank0]:[I1203 ProcessGroupNCCL.cpp:2302] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL broadcast unique ID through store took 0.05 ms",
+    "[rank0]:[W1203 ProcessGroupNCCL.cpp:1250] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+    "[W1203 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host node0:29500 - retrying (try=0, timeout=1800000ms, delay=476ms): The client socket has failed to connect to [node0]:29500 (errno: 111 - Connection refused).\n[I1203 socket.cpp:500] [c10d] The client socket has connected to [node0]:29500 on SocketImpl(fd=5, addr=[node1]:4512, remote=[node0]:29500).",
     # the monitor's exit after an exception: an NCCL error ends there as well as a timeout
     "[E ProcessGroupNCCL.cpp:1600] [PG 0 Rank 0] ProcessGroupNCCL's watchdog detected an exception from the local rank. This is most likely caused by incorrect usages of collectives",
     "[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] Received a dump signal from this local rank and will start to dump the debug info. Last enqueued NCCL work: 5, last completed NCCL work: 4.",
