@@ -14,6 +14,16 @@ Formats (socket.cpp, C10D_WARNING / C10D_ERROR, printed "[W socket.cpp:204] [c10
 - SocketImpl::accept: "The server socket on {} is not listening for connections." and "The server socket
   on {} has failed to accept a connection {err}." (EMFILE "Too many open files" at scale), raised as
   SocketError: the store's server stopped taking ranks;
+- the libuv server (TCPStoreLibUvBackend.cpp, 2.4+ default) says the accept's failure in libuv's words:
+  "Failed to accept socket. code: -24, name: EMFILE, message: too many open files" (raised by UvTcpServer's
+  accept, logged by the daemon's onConnect): read like the accept record above (other programs' "Failed to
+  accept client" without libuv's code and name stay silent);
+- the libuv server's records of a client that went away (TCPStoreLibUvBackend.cpp 2.4+): "[c10d - debug]
+  Read callback failed. code:-104 name:ECONNRESET desc:connection reset by peer" and "Remote peer closed the
+  connection." (debug level), "[c10d] Write to client failed. code:-32 name:EPIPE desc:broken pipe." and
+  "Write setup to client failed. ...": the store's host saw a rank's connection end - every rank's, at the end
+  of a healthy run - and why that rank left is in its own log. These rows own the lines and say nothing
+  (the network words in them would otherwise be read as a network fault);
 - tryConnect: "The server socket on {} has timed out, will retry." (the connect attempt's timeout, a
   warning before the next try): read like the hostname record, only when the log stops at it;
 - tryListen's "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)."
@@ -44,6 +54,14 @@ _HOSTNAME = lazy_re.compile(r"The hostname of the client socket cannot be retrie
 _ACCEPT = lazy_re.compile(
     r"The server socket on (?P<addr>.+?) (?:is not listening for connections|has failed to accept a "
     r"connection(?P<err> .+?)?)\.?\s*$"
+)
+_UV_ACCEPT = lazy_re.compile(
+    r"Failed to accept socket\. code: ?(?P<code>-?\d+), name: ?(?P<name>E[A-Z]+)"
+    r"(?:, message: ?(?P<msg>[^\n.]*))?"
+)
+_CLIENT_GONE = lazy_re.compile(
+    r"Read callback failed\. code: ?-?\d+ name: ?\w+|Remote peer closed the connection\.|"
+    r"Write (?:setup )?to client failed\. code: ?-?\d+ name: ?\w+"
 )
 _RETRY_TIMEOUT = lazy_re.compile(r"The server socket on (?P<addr>\S+) has timed out, will retry")
 _BIND_BARE = lazy_re.compile(
@@ -107,6 +125,28 @@ def _accept(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             dedupe=(row.code, "accept"),
         )
     ]
+
+
+def _uv_accept(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    name, msg = m.group("name"), (m.group("msg") or "").strip()
+    err = f"{name}: {msg}" if msg else name
+    return [
+        row.event(
+            hit,
+            f"the store's libuv server could not accept a rank's connection ({clip(err, 80)})"
+            + (
+                "; raise the open-files limit (ulimit -n) on rank 0's node"
+                if name in ("EMFILE", "ENFILE")
+                else ""
+            ),
+            {"error": clip(err, 80), "uv_code": int(m.group("code"))},
+            dedupe=(row.code, "accept"),
+        )
+    ]
+
+
+def _client_gone(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return []  # the server's side of a rank that left: the rank's own log says why
 
 
 def _retry_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -188,6 +228,26 @@ SIGNATURES = (
         anchors=(b"The server socket on ",),
         worth=(rb"The server socket on .+ (?:is not listening for connections|has failed to accept)",),
         words=("not listening for connections", "failed to accept a connection"),
+    ),
+    Signature(
+        "c10d libuv server accept failed",
+        _UV_ACCEPT,
+        _uv_accept,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"Failed to accept socket. code:",),
+        words=("failed to accept socket",),
+    ),
+    Signature(
+        "c10d libuv server saw a client leave",
+        _CLIENT_GONE,
+        _client_gone,
+        C.STORE_UNREACHABLE.code,
+        anchors=(
+            b"Read callback failed. code:",
+            b"Remote peer closed the connection.",
+            b"to client failed. code:",
+        ),
+        words=("read callback failed", "remote peer closed the connection", "to client failed"),
     ),
     Signature(
         "c10d bind quoted without its errno",

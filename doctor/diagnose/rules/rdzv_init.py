@@ -13,6 +13,10 @@ Formats:
 - TCPStore's server wait as a title or a message cut to its tail: "torch.distributed.DistStoreError: 16/32
   clients joined" (TCPStore.cpp 2.x "Timed out after {} seconds waiting for clients. {}/{} clients joined.",
   rendezvous.py reads the whole sentence) - RUN221, tier 1 when another rank's death is in the paste.
+- distributed_c10d.py's store-based barrier (1.x-2.0) "Timed out initializing process group in store based
+  barrier on rank: 0, ..." told in a person's words, its tail gone or replaced ("RuntimeError: Timed out
+  initializing process group with --num_nodes=2 in DeepSpeed"): init_process_group's meeting never
+  completed - RUN221 (rendezvous.py reads the message whole).
 - TCPStore's libuv server (TCPStoreLibUvBackend.cpp, torch 2.4+ default): "The server socket has failed to
   bind. port: 29500, useIpv6: 0, code: -99, name: EADDRNOTAVAIL, message: cannot assign requested address"
   and "... failed to listen on provided socket. socket: 12, code: -22, name: EINVAL, ..." (libuv's error name;
@@ -127,6 +131,24 @@ def _joined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
             "init_process_group, or cannot reach MASTER_ADDR:MASTER_PORT",
             facts,
             tier=1 if _peer_died(hit, facts) else None,
+            dedupe=(row.code,),
+        )
+    ]
+
+
+_INIT_TIMEOUT = lazy_re.compile(
+    r"[Tt]imed out initializing (?:the )?(?:default )?process group\b|"
+    r"[Tt]imed out while initializing (?:the )?(?:default )?process group\b"
+)
+
+
+def _init_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "init_process_group timed out before every rank had joined: the other ranks never started, died "
+            "before it, or cannot reach MASTER_ADDR:MASTER_PORT (or were told another world size)",
+            {"phase": "init_process_group"},
             dedupe=(row.code,),
         )
     ]
@@ -263,6 +285,15 @@ SIGNATURES = (
         C.RENDEZVOUS_TIMEOUT.code,
         anchors=(b"clients joined",),
         words=("clients joined",),
+    ),
+    Signature(
+        "process group initialisation timed out, in other words",
+        _INIT_TIMEOUT,
+        _init_timeout,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"imed out initializing ", b"imed out while initializing "),
+        worth=(rb"imed out (?:while )?initializing (?:the )?(?:default )?process group",),
+        words=("timed out initializing", "timed out while initializing"),
     ),
     Signature(
         "tcpstore libuv server bind",

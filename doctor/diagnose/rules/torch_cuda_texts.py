@@ -30,6 +30,20 @@ allocator settings it parses since they moved to c10/core):
   which collective). 2.6+'s "Observed flight recorder dump signal from another rank via TCPStore." stays
   silent: a dump requested through the store (by hand, or by another job's tool) prints it in a healthy
   run too (tests/diagnose/test_torch_message_audit.py).
+- The heartbeat monitor's last word before it aborts the process (ProcessGroupNCCL.cpp 2.2-2.5, LOG(FATAL)
+  "[F ...]"; torch_npu's ProcessGroupHCCL and the other vendors' copies say the same of their own backend):
+  "ProcessGroupNCCL's watchdog detected a collective timeout and notified current rank." (2.2-2.3), "... a
+  collective timeout from rank 3 and notified the current rank.", "... from the local rank.", "... detected a
+  dump signal from rank 3 and notified the current rank." (2.4-2.5), each followed by "This is most likely
+  caused by incorrect usages of collectives ...": a collective timed out (here or on the rank it names) and
+  the monitor killed the process - RUN151 at tier 2 (the rank that timed out names the collective). Its
+  "... detected an exception from the local rank." stays silent: an NCCL error ends there as well as a
+  timeout. "Could not acquire GIL within 300 ms on exit, possible GIL induced hang", printed only after the
+  monitor's loop ended on a timeout or a stuck watchdog - RUN152 at tier 2. Torch 1.8-1.12's "[Rank 0] Found
+  key in store: NCCLABORTEDCOMM:<id>, from rank: 1. This means that rank has aborted its NCCL communicators
+  previously and is not in a healthy state.. Aborting appropriate communicators": another rank's watchdog
+  aborted that communicator (a collective that timed out there, with NCCL_ASYNC_ERROR_HANDLING) and this rank
+  follows - RUN151 at tier 2, the rank named is the one to read.
 """
 
 from __future__ import annotations
@@ -147,7 +161,86 @@ def _global_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
+# The monitor's exit message (2.2-2.5): after a timeout on this rank or on the rank it names.
+_MONITOR_EXIT = lazy_re.compile(
+    r"ProcessGroup(?P<backend>[A-Z]?CCL|\w+)'s watchdog detected a (?:collective timeout|dump signal)"
+    r"(?: from (?P<src>this local rank|the local rank|rank \d+))?(?: and notified (?:the )?current rank)?"
+)
+_GIL_ON_EXIT = lazy_re.compile(r"Could not acquire GIL within \d+ ?ms on exit, possible GIL induced hang")
+_ABORTED_COMM = lazy_re.compile(r"Found key in store: NCCLABORTEDCOMM:\S*?,? from rank: (?P<peer>\d+)")
+
+
+def _monitor_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    src = m.group("src") or ""
+    facts: dict[str, Any] = {"monitor_exit": True, "backend": m.group("backend").lower()}
+    if src.startswith("rank "):
+        facts["timeout_from_rank"] = int(src.split()[1])
+    where = f"on {src}" if src.startswith("rank ") else "on this rank" if src else "on this or another rank"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the heartbeat monitor ended the process after a collective timed out {where}; the "
+            "rank whose watchdog caught the timeout names the collective",
+            facts,
+            dedupe=(row.code, hit.rank, "monitor_exit"),
+        )
+    ]
+
+
+def _gil_on_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the heartbeat monitor stopped the process (a collective timed out or the watchdog "
+            "hung) and the Python interpreter's lock was held: a thread stuck while holding the GIL (a "
+            "data-loader, a callback, a CUDA call) is a likely reason the ranks stopped meeting",
+            {"gil_held": True},
+            dedupe=(row.code, hit.rank, "gil_on_exit"),
+        )
+    ]
+
+
+def _aborted_comm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    peer = int(m.group("peer"))
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: rank {peer} had aborted the communicator (its watchdog caught a failed or "
+            f"timed-out collective) and this rank aborted too: read rank {peer}'s log for the collective",
+            {"aborted_by_rank": peer},
+            dedupe=(row.code, "aborted_comm", peer),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "heartbeat monitor exit after a timeout",
+        _MONITOR_EXIT,
+        _monitor_exit,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=2,
+        anchors=(b"'s watchdog detected a collective timeout", b"'s watchdog detected a dump signal"),
+        words=("watchdog detected a",),
+    ),
+    Signature(
+        "heartbeat monitor found the GIL held",
+        _GIL_ON_EXIT,
+        _gil_on_exit,
+        C.HEARTBEAT_TIMEOUT.code,
+        tier=2,
+        anchors=(b"Could not acquire GIL within",),
+        words=("possible gil induced hang",),
+    ),
+    Signature(
+        "another rank aborted the communicator (1.8-1.12)",
+        _ABORTED_COMM,
+        _aborted_comm,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=2,
+        anchors=(b"Found key in store: NCCLABORTEDCOMM",),
+        words=("ncclabortedcomm",),
+    ),
     Signature(
         "cuda allocator settings",
         _ALLOC_CONF,
