@@ -392,7 +392,13 @@ def _not_supported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 # CUDA driver cannot be used across fork): "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To
 # use CUDA with multiprocessing, you must use the 'spawn' start method". vLLM quotes it inside its own record
 # ("Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize ...").
-_FORKED = lazy_re.compile(r"Cannot re-initialize CUDA in forked subprocess")
+# Lightning's fork-based strategies (ddp_fork / ddp_notebook, lightning/fabric/strategies/launchers/
+# multiprocessing.py 1.7-2.x) refuse the same state before forking: "RuntimeError: Lightning can't create new
+# processes if CUDA is already initialized. Did you manually call `torch.cuda.*` functions, ...".
+_FORKED = lazy_re.compile(
+    r"Cannot re-initialize CUDA in forked subprocess|"
+    r"Lightning can't create new processes if CUDA is already initialized"
+)
 
 
 def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -630,9 +636,9 @@ SIGNATURES = (
         _FORKED,
         _forked,
         C.CUDA_FORKED_CHILD.code,
-        anchors=(b"forked subprocess",),
-        worth=(rb"forked subprocess",),
-        words=("forked subprocess",),
+        anchors=(b"forked subprocess", b"processes if CUDA is already initialized"),
+        worth=(rb"forked subprocess", rb"processes if CUDA is already initialized"),
+        words=("forked subprocess", "processes if cuda is already initialized"),
     ),
     Signature(
         "jax backend not initialised",

@@ -85,6 +85,8 @@ _NOT_FOUND = lazy_re.compile(
     # Accelerate's MPI launch of CPU jobs (accelerate/utils/launch.py 0.2x-1.x,
     # prepare_simple_launcher_cmd_env)
     r"(?P<i>mpirun) or mpiexec were not found|"
+    # submitit's SlurmExecutor and the NeMo / BigNLP launchers (shutil.which("srun") is None)
+    r"Could not detect \"(?P<j>srun)\", are you indeed on a slurm cluster|"
     # Windows cmd.exe and PowerShell; fish
     r"'(?P<f>" + _TOOLS + r")' is not recognized as an internal or external command|"
     r"The term '(?P<g>" + _TOOLS + r")(?:\.exe)?' is not recognized as the name of a cmdlet|"
@@ -203,6 +205,8 @@ _DSO_NAMES = {
 
 
 def _not_found(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("j") and "raise " in hit.text:
+        return []  # the raise statement a traceback shows; the exception's own line follows
     tool = next(g for g in m.groups() if g)
     sudo = any("sudo" in ln.text for ln in hit.before(6, same_rank=False))
     facts: dict[str, Any] = {"command": tool, "reason": "command_not_found"}
@@ -436,6 +440,7 @@ SIGNATURES = (
             b"is not recognized as",
             b"Unknown command",
             b"were not found",
+            b"are you indeed on a slurm cluster",
         ),
         worth=(
             rb"not found",
@@ -444,6 +449,7 @@ SIGNATURES = (
             rb"is not recognized as",
             rb"Unknown command",
             rb"were not found",
+            rb"are you indeed on a slurm cluster",
         ),
         words=(
             "not found",
@@ -452,6 +458,7 @@ SIGNATURES = (
             "is not recognized as",
             "unknown command",
             "were not found",
+            "are you indeed on a slurm cluster",
         ),
     ),
     Signature(
