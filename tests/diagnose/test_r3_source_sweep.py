@@ -15,13 +15,15 @@ memory (DataLoader bus error, /dev/shm, NCCL's shm segments), the loader (cannot
 undefined symbol, GLIBC/GLIBCXX), and the same CUDA errors through NCCL's CUDACHECK, Triton's launcher and
 Caffe's CUDA_CHECK.
 
-Read: 75 cudart messages + 223 others (298). Failures with a class: 56 of the cudart table and 160 others;
-failures whose message names no root-cause class (a program's own bug, a library status with several
-causes, a package missing: the corpora's decoys) stay silent (19 + 32); benign (31). Silent before this
-sweep and now read: 8 messages (cuBLAS ARCH_MISMATCH, torch 1.x's "cuDNN version mismatch", "CUDA driver
-error: initialization error" and Triton's, Lightning's fork refusal, submitit's / NeMo's missing srun, an
-undefined symbol with its library cut off, cpp_extension's ninja failure); one false alarm silenced
-(DeepSpeed's "... but since the APIs are compatible, accepting this combination").
+Read: 75 cudart messages + 284 others (359). Failures with a class: 56 of the cudart table and 202
+others; failures whose message names no root-cause class (a program's own bug, a library status with
+several causes, a package missing: the corpora's decoys) stay silent (19 + 33); benign (49). Silent
+before this sweep and now read: 12 messages (cuBLAS ARCH_MISMATCH, torch 1.x's "cuDNN version mismatch",
+"CUDA driver error: initialization error" and Triton's, Lightning's fork refusal, submitit's / NeMo's
+missing srun, an undefined symbol with its library cut off, cpp_extension's ninja failure, multiprocessing's
+"received 0 items of ancdata", MapAllocator's shared-memory assert, numba's missing driver library,
+modprobe's Secure Boot refusal of the nvidia module); one false alarm silenced (DeepSpeed's "... but since
+the APIs are compatible, accepting this combination").
 """
 
 from __future__ import annotations
@@ -982,6 +984,268 @@ SWEEP = [
         "RUN296",
         "driver_env",
     ),
+    # CuPy's, numba's and JAX's wrappers of the same CUDA errors
+    (
+        (
+            "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_NO_DEVICE: no CUDA-capable "
+            "device is detected"
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        (
+            "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA "
+            "driver version is insufficient for CUDA runtime version"
+        ),
+        "RUN261",
+        "driver_env",
+    ),
+    (
+        (
+            "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable "
+            "device is detected"
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        ("cupy.cuda.compiler.CompileException: nvrtc: error: invalid value for --gpu-architecture (-arch)"),
+        "RUN265",
+        "driver_env",
+    ),
+    (
+        (
+            "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit "
+            "results in CUDA_ERROR_NO_DEVICE (100)"
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        (
+            "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library "
+            "cannot be found."
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        (
+            "numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuMemAlloc results in "
+            "CUDA_ERROR_OUT_OF_MEMORY"
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
+    (
+        (
+            "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible "
+            "GPU devices. (you may need to uninstall the failing plugin package, or set "
+            "JAX_PLATFORMS=cpu to skip this backend.)"
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+            "to allocate 1073741824 bytes."
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
+    (
+        (
+            "RuntimeError: CUDA error: no kernel image is available for execution on the "
+            "device\nCUDA kernel errors might be asynchronously reported at some other API call, "
+            "so the stacktrace below might be incorrect.\nFor debugging consider passing "
+            "CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side "
+            "assertions."
+        ),
+        "RUN265",
+        "driver_env",
+    ),
+    ("torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available", "RUN262", "driver_env"),
+    ("RuntimeError: Found no NVIDIA driver on your system.", "RUN262", "driver_env"),
+    (
+        (
+            "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\nCompile "
+            "with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    # the container runtime, the kernel module and NVML outside torch
+    (
+        (
+            "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure "
+            "that the NVIDIA Display Driver is properly installed and present in your system."
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        ("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown"),
+        "RUN261",
+        "driver_env",
+    ),
+    (
+        ('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        (
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please "
+            "update your driver to a newer version, or use an earlier cuda container: unknown"
+        ),
+        "RUN261",
+        "driver_env",
+    ),
+    (
+        (
+            "NVRM: API mismatch: the client has the version 535.129.03, but this kernel module has "
+            "the version 535.104.05.  Please make sure that this kernel module and all NVIDIA "
+            "driver components have the same version."
+        ),
+        "RUN261",
+        "driver_env",
+    ),
+    ("modprobe: ERROR: could not insert 'nvidia': Required key not available", "RUN262", "driver_env"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "RUN262", "driver_env"),
+    ("Error: Failed to initialize NVML: GPU access blocked by the operating system", "RUN262", "driver_env"),
+    (
+        (
+            "RuntimeError: The detected CUDA version (11.8) mismatches the version that was used "
+            "to compile PyTorch (12.1). Please make sure to use the same CUDA versions."
+        ),
+        "RUN296",
+        "driver_env",
+    ),
+    # DataLoader workers: signals, the open-files limit, shared memory
+    ("ERROR: Unexpected segmentation fault encountered in worker.", "RUN131", "process_crash"),
+    ("ERROR: Unexpected floating-point exception encountered in worker.", "RUN131", "process_crash"),
+    ("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed.", "RUN121", "host_oom"),
+    (
+        "RuntimeError: DataLoader worker (pid 12345) is killed by signal: Segmentation fault.",
+        "RUN131",
+        "process_crash",
+    ),
+    (
+        (
+            "RuntimeError: Too many open files. Communication with the workers is no longer "
+            "possible. Please increase the limit using `ulimit -n` in the shell or change the "
+            "sharing strategy by calling "
+            "`torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your "
+            "code"
+        ),
+        "RUN388",
+        "process_crash",
+    ),
+    ("RuntimeError: received 0 items of ancdata", "RUN388", "process_crash"),
+    (
+        (
+            "RuntimeError: unable to open shared memory object </torch_1234_5678_0> in read-write "
+            "mode: No such file or directory (2)"
+        ),
+        "RUN388",
+        "process_crash",
+    ),
+    (
+        (
+            "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+            "reported at some other API call"
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
+    # the caching allocator's other wordings (1.x, 2.x, the memory-fraction limit, other processes named)
+    (
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB (GPU 0; "
+            "79.15 GiB total capacity; 70.00 GiB already allocated; 1.00 GiB free; 76.00 GiB "
+            "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+            "max_split_size_mb to avoid fragmentation."
+        ),
+        "RUN102",
+        "cuda_oom",
+    ),
+    (
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 10.76 GiB total "
+            "capacity; 0 bytes already allocated; 3.44 MiB free; 0 bytes reserved in total by "
+            "PyTorch)"
+        ),
+        "RUN103",
+        "cuda_oom",
+    ),
+    (
+        (
+            "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+            "capacty of 23.69 GiB of which 17.06 MiB is free."
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
+    (
+        (
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a "
+            "total capacity of 79.10 GiB of which 100.00 MiB is free. Including non-PyTorch "
+            "memory, this process has 78.99 GiB memory in use. Of the allocated memory 76.50 GiB "
+            "is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated."
+        ),
+        "RUN102",
+        "cuda_oom",
+    ),
+    (
+        (
+            "RuntimeError: CUDA error: out of memory (malloc at "
+            "/opt/conda/conda-bld/pytorch_1/work/c10/cuda/CUDACachingAllocator.cpp:1000)"
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
+    (
+        (
+            "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out "
+            "of memory)\nCurrently allocated     : 20.00 GiB\nRequested               : 2.00 "
+            "GiB\nDevice limit            : 22.00 GiB\nFree (according to CUDA): 1.00 GiB\nPyTorch "
+            "limit (set by user-supplied memory fraction)\n                        : 21.00 GiB"
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
+    # torch's C10_CUDA_DRIVER_CHECK ("CUDA driver error: " + cuGetErrorString)
+    ("RuntimeError: CUDA driver error: out of memory", "RUN101", "cuda_oom"),
+    (
+        (
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+            "total capacity of 79.15 GiB of which 1.23 GiB is free. Process 4321 has 20.00 GiB "
+            "memory in use. Process 8765 has 57.00 GiB memory in use."
+        ),
+        "RUN103",
+        "cuda_oom",
+    ),
+    ("RuntimeError: CUDA error: unspecified launch failure", "RUN244", "gpu_hardware"),
+    (
+        (
+            "UserWarning: CUDA initialization: CUDA driver initialization failed, you might not "
+            "have a CUDA gpu. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)"
+        ),
+        "RUN262",
+        "driver_env",
+    ),
+    (
+        (
+            'RuntimeError: falseINTERNAL ASSERT FAILED at "../aten/src/ATen/MapAllocator.cpp":263, '
+            "please report a bug to PyTorch. unable to open shared memory object "
+            "</torch_3573_1497616437> in read-write mode"
+        ),
+        "RUN388",
+        "process_crash",
+    ),
+    ("modprobe: ERROR: could not insert 'nvidia_uvm': Key was rejected by service", "RUN262", "driver_env"),
 ]
 
 # Failures whose message names no root-cause class: a program's own bug, a library status with several
@@ -1063,6 +1327,7 @@ NO_CLASS = [
     "ImportError: undefined symbol: PyFPE_jbuf",
     "NotImplementedError: Unknown launcher slurmx",
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "OSError: [Errno 24] Too many open files",
 ]
 
 # The same programs' healthy lines and warnings of a run that goes on.
@@ -1147,6 +1412,73 @@ BENIGN = [
         "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the "
         "version torch was compiled with 12.1.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this "
         "combination of CUDA, but it may result in unexpected behavior."
+    ),
+    (
+        "E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to "
+        "cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
+    ),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: "
+        "CUDA_ERROR_UNKNOWN: unknown error"
+    ),
+    (
+        "2024-01-01 00:00:00.000000: E "
+        "external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:9261] Unable to register "
+        "cuDNN factory: Attempting to register factory for plugin cuDNN when one has already "
+        "been registered"
+    ),
+    (
+        "2024-01-01 00:00:00.000000: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] "
+        "TF-TRT Warning: Could not find TensorRT"
+    ),
+    (
+        "2024-01-01 00:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] "
+        "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78900 MB memory"
+    ),
+    (
+        "2024-01-01 00:00:00.000000: W "
+        "tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+        "library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object "
+        "file: No such file or directory"
+    ),
+    (
+        "2024-01-01 00:00:00.000000: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] "
+        "Ignore above cudart dlerror if you do not have a GPU set up on your machine."
+    ),
+    (
+        "2024-01-01 00:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] "
+        "Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned "
+        "above are installed properly if you would like to use GPU. Follow the guide at "
+        "https://www.tensorflow.org/install/gpu for how to download and setup the required "
+        "libraries for your platform."
+    ),
+    ("[W CUDAGuardImpl.h:115] Warning: CUDA warning: driver shutting down (function uncheckedSetDevice)"),
+    ("[W CUDAGuardImpl.h:118] Warning: CUDA warning: unspecified launch failure (function destroyEvent)"),
+    (
+        "[W CUDAGuardImpl.h:124] Warning: CUDA warning: an illegal memory access was "
+        "encountered (function destroyEvent)"
+    ),
+    (
+        "[W CudaIPCTypes.cpp:15] Producer process has been terminated before all shared CUDA "
+        "tensors released. See Note [Sharing CUDA tensors]"
+    ),
+    "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
+    (
+        "UserWarning: Attempting to run cuBLAS, but there was no current CUDA context! "
+        "Attempting to set the primary context... (Triggered internally at "
+        "../aten/src/ATen/cuda/CublasHandlePool.cpp:135.)"
+    ),
+    ("UserWarning: torch.distributed.reduce_op is deprecated, please use torch.distributed.ReduceOp instead"),
+    "UserWarning: TypedStorage is deprecated.",
+    (
+        "UserWarning: Plan failed with a cudnnException: "
+        "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed "
+        "cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at "
+        "../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)"
+    ),
+    (
+        "UserWarning: Applied workaround for CuDNN issue, install nvrtc.so (Triggered "
+        "internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:80.)"
     ),
 ]
 
@@ -1302,6 +1634,11 @@ NEAR_MISSES = [
     "submitit INFO (2024-01-01 00:00:00,000) - Detected srun at /usr/bin/srun, running on a slurm cluster",
     # the fork row: Lightning's healthy note of its start method
     "Lightning will create new processes with the 'spawn' start method because CUDA is already initialized",
+    # cloud_jobs' fd-limit row: the fds a healthy pass received
+    "DEBUG: received 2 items of ancdata from worker 3",
+    # driver_env's no-driver row: another module refused by Secure Boot, numba finding its driver
+    "modprobe: ERROR: could not insert 'nvme_tcp': Required key not available",
+    "numba.cuda: CUDA driver library found at /usr/lib/x86_64-linux-gnu/libcuda.so.1",
     # cuda_errors' generic initialization error: a retry note
     "INFO: CUDA driver initialization error count is 0",
     # torch/cuda/nccl.py's warning in a run that goes on (DataParallel on a build without NCCL; the released

@@ -49,6 +49,13 @@ _NO_DRIVER = lazy_re.compile(
     # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
     # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-..."
     r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/|"
+    # and when Secure Boot refuses the unsigned module: "modprobe: ERROR: could not insert 'nvidia': Required
+    # key not available" (Key was rejected by service, on newer kernels)
+    r"could not insert 'nvidia(?:[_-](?:uvm|drm|modeset|peermem))?': (?:Required key not available|"
+    r"Key was rejected by service)|"
+    # numba's driver loader (numba/cuda/cudadrv/driver.py): "CudaSupportError: Error at driver init: CUDA
+    # driver library cannot be found."
+    r"CUDA driver library cannot be found|"
     # ROCm's equivalents: rocm-smi without the amdgpu kernel module ("ERROR:root:Driver not initialized
     # (amdgpu not found in modules)"), and rocBLAS's Tensile host finding no GPU through HIP ("rocBLAS
     # error: Could not initialize Tensile host: No devices found"; "hipGetDeviceCount" failed under it).
@@ -587,6 +594,8 @@ SIGNATURES = (
             b"Module nvidia",
             b"amdgpu not found",
             b"Tensile host",
+            b"could not insert 'nvidia",
+            b"CUDA driver library",
         ),
         worth=(
             rb"NVIDIA driver",
@@ -599,6 +608,8 @@ SIGNATURES = (
             rb"Module nvidia",
             rb"amdgpu not found",
             rb"Tensile host",
+            rb"could not insert 'nvidia",
+            rb"CUDA driver library",
         ),
         words=(
             "nvidia driver",
@@ -611,6 +622,8 @@ SIGNATURES = (
             "module nvidia",
             "amdgpu not found in modules",
             "tensile host: no devices",
+            "could not insert 'nvidia",
+            "cuda driver library cannot be found",
         ),
     ),
     Signature(
