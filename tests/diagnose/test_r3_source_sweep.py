@@ -15,15 +15,16 @@ memory (DataLoader bus error, /dev/shm, NCCL's shm segments), the loader (cannot
 undefined symbol, GLIBC/GLIBCXX), and the same CUDA errors through NCCL's CUDACHECK, Triton's launcher and
 Caffe's CUDA_CHECK.
 
-Read: 75 cudart messages + 284 others (359). Failures with a class: 56 of the cudart table and 202
+Read: 75 cudart messages + 285 others (360). Failures with a class: 56 of the cudart table and 203
 others; failures whose message names no root-cause class (a program's own bug, a library status with
 several causes, a package missing: the corpora's decoys) stay silent (19 + 33); benign (49). Silent
-before this sweep and now read: 12 messages (cuBLAS ARCH_MISMATCH, torch 1.x's "cuDNN version mismatch",
-"CUDA driver error: initialization error" and Triton's, Lightning's fork refusal, submitit's / NeMo's
-missing srun, an undefined symbol with its library cut off, cpp_extension's ninja failure, multiprocessing's
-"received 0 items of ancdata", MapAllocator's shared-memory assert, numba's missing driver library,
-modprobe's Secure Boot refusal of the nvidia module); one false alarm silenced (DeepSpeed's "... but since
-the APIs are compatible, accepting this combination").
+before this sweep and now read: 13 messages (cuBLAS ARCH_MISMATCH, torch 1.x's "cuDNN version mismatch",
+"CUDA driver error: initialization error" and Triton's, Triton's "operation not supported", Lightning's
+fork refusal, submitit's / NeMo's missing srun, an undefined symbol with its library cut off,
+cpp_extension's ninja failure, multiprocessing's "received 0 items of ancdata", MapAllocator's
+shared-memory assert, numba's missing driver library, modprobe's Secure Boot refusal of the nvidia
+module); one false alarm silenced (DeepSpeed's "... but since the APIs are compatible, accepting this
+combination").
 """
 
 from __future__ import annotations
@@ -867,6 +868,7 @@ SWEEP = [
         "driver_env",
     ),
     ("RuntimeError: Triton Error [CUDA]: initialization error", "RUN262", "driver_env"),
+    ("RuntimeError: Triton Error [CUDA]: operation not supported", "RUN307", "driver_env"),
     (
         (
             "subprocess.CalledProcessError: Command '['ninja', '-v', '-j', '8']' returned non-zero "
@@ -1634,6 +1636,8 @@ NEAR_MISSES = [
     "submitit INFO (2024-01-01 00:00:00,000) - Detected srun at /usr/bin/srun, running on a slurm cluster",
     # the fork row: Lightning's healthy note of its start method
     "Lightning will create new processes with the 'spawn' start method because CUDA is already initialized",
+    # driver_env's operation-not-supported row: a file system's refusal, not CUDA's
+    "fallocate: fallocate failed: operation not supported",
     # cloud_jobs' fd-limit row: the fds a healthy pass received
     "DEBUG: received 2 items of ancdata from worker 3",
     # driver_env's no-driver row: another module refused by Secure Boot, numba finding its driver

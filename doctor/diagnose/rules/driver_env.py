@@ -366,7 +366,8 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # Only these prefixes: the bare words are in 304's message ("OS call failed or operation not supported on this
 # OS") and in unrelated C libraries' errors.
 _NOT_SUPPORTED = lazy_re.compile(
-    r"CUDA (?:driver |runtime )?[Ee]rror: operation not supported(?! on this OS)|"
+    # (Triton's launcher says it as "Triton Error [CUDA]: operation not supported")
+    r"(?:CUDA (?:driver |runtime )?[Ee]rror|Triton Error \[CUDA\]): operation not supported(?! on this OS)|"
     r"\bcudaErrorNotSupported\b|\bCUDA_ERROR_NOT_SUPPORTED\b"
 )
 
@@ -640,9 +641,9 @@ SIGNATURES = (
         _NOT_SUPPORTED,
         _not_supported,
         C.CUDA_OPERATION_NOT_SUPPORTED.code,
-        anchors=(b"rror: operation not supported", b"ErrorNotSupported", b"NOT_SUPPORTED"),
-        worth=(rb"rror: operation not supported", rb"ErrorNotSupported", rb"ERROR_NOT_SUPPORTED"),
-        words=("error: operation not supported", "errornotsupported", "error_not_supported"),
+        anchors=(b": operation not supported", b"ErrorNotSupported", b"NOT_SUPPORTED"),
+        worth=(rb": operation not supported", rb"ErrorNotSupported", rb"ERROR_NOT_SUPPORTED"),
+        words=(": operation not supported", "errornotsupported", "error_not_supported"),
     ),
     Signature(
         "cuda in a forked process",
