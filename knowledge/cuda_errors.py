@@ -367,12 +367,15 @@ _DISTINCT_RE = lazy_re.compile(
     ),
     re.I,
 )
+# torch's C10_CUDA_DRIVER_CHECK says "CUDA driver error: initialization error" (cuGetErrorString of
+# CUDA_ERROR_NOT_INITIALIZED), Triton's launcher "Triton Error [CUDA]: initialization error".
 # NCCL's CUDACHECK quotes it as "Cuda failure 3 'initialization error'" (2.x) or "Cuda failure
 # 'initialization error'" (older); nccl-tests' CUDACHECK as "Test CUDA failure common.cu:892 'initialization
 # error'" (the source location between). PaddlePaddle's enforce (phi/core/enforce.h build_nvidia_error_msg,
 # 2.0+) as "ExternalError: CUDA error(3), initialization error." ("OSError: (External) CUDA error(3), ...").
 _GENERIC_RE = lazy_re.compile(
-    r"(?:CUDA error|HIP error|cuda runtime error \(\d+\)|Error \d{1,4}|with error)\s*:\s*"
+    r"(?:CUDA(?: driver)? error|HIP error|cuda runtime error \(\d+\)|Error \d{1,4}|with error|"
+    r"Triton Error \[CUDA\])\s*:\s*"
     r"initialization error|(?:CUDA|HIP) error\(3\),\s*initialization error|"
     r"Cuda failure (?:3 )?'initialization error'|CUDA failure \S+:\d+:? 'initialization error'"
 )

@@ -39,6 +39,9 @@ _TOOLKIT = lazy_re.compile(
     r"Installed CUDA version ([\d.]+) does not match the version torch was compiled with ([\d.]+)|"
     r"Cuda extensions are being compiled with a version of Cuda that does not match|"
     r"cuDNN version incompatibility: PyTorch was compiled\s+against|"
+    # torch/backends/cudnn/__init__.py 0.4-1.7 before the wording above: "cuDNN version mismatch: PyTorch was
+    # compiled against 7102 but linked against 7005"
+    r"cuDNN version mismatch: PyTorch was compiled against \d+ but linked against|"
     # cuDNN's sub-libraries (libcudnn_ops/cnn/adv, 8.x) of different versions loaded together
     r"CUDNN_STATUS_VERSION_MISMATCH|"
     r"(?:\w+ is )?[Nn]ot compiled with (?:GPU|CUDA) support|"
@@ -60,7 +63,19 @@ _TOOLKIT = lazy_re.compile(
 # torch.utils.cpp_extension's JIT build that failed (DeepSpeed's and apex's ops, flash-attn, custom kernels):
 # "RuntimeError: Error building extension 'fused_adam'". The compiler's output above says why (a toolkit that
 # does not fit, gcc newer than nvcc takes, headers missing); a cause read there comes first (tier 1 here).
-_BUILD_FAILED = lazy_re.compile(r"Error building extension '([\w.-]+)'")
+_BUILD_FAILED = lazy_re.compile(
+    r"Error building extension '([\w.-]+)'|"
+    # the build step under it (cpp_extension._run_ninja_build: "subprocess.CalledProcessError: Command
+    # '['ninja', '-v']' returned non-zero exit status 1.", chained before the RuntimeError above; '-j', 'N'
+    # where MAX_JOBS is set), and ninja's own last line of a failed build
+    r"Command '\['ninja', '-v'(?:, '-j', '\d+')?\]' returned non-zero exit status|"
+    r"^\s*ninja: build stopped: subcommand failed"
+)
+# DeepSpeed's op builder accepting a toolkit of another minor release of the same major (builder.py 0.6+)
+_DS_ACCEPTED = lazy_re.compile(r"since the APIs are compatible, accepting this combination")
+# A build that failed and a framework that goes on without it (DeepSpeed >= 0.17's "FusedAdam CUDA build
+# failed (...), falling back to torch.optim.AdamW")
+_FELL_BACK = lazy_re.compile(r"falling back to|fall back to")
 # The JIT build's product missing when it is loaded (its build failed before, or in another rank's process):
 # "ImportError: /root/.cache/torch_extensions/py310_cu124/fused_adam/fused_adam.so: cannot open shared object
 # file" (DeepSpeed's ops, apex/megatron kernels). DeepSpeed >= 0.17 warns "FusedAdam CUDA build failed (...),
@@ -75,7 +90,9 @@ _ARCH = lazy_re.compile(
     # NVRTC (torch's JIT fusers, CuPy) of a CUDA older than the GPU: it does not know the arch it is asked for
     r"nvrtc: error: invalid value for --gpu-architecture|"
     # cuDNN without kernels for this GPU's compute capability (an old GPU under a newer cuDNN)
-    r"CUDNN_STATUS_ARCH_MISMATCH|"
+    # cuBLAS likewise (CUBLAS_STATUS_ARCH_MISMATCH: a data type or math mode this GPU lacks, bf16 GEMMs on a
+    # pre-Ampere GPU), as torch's "CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx(...)`"
+    r"CU(?:DNN|BLAS)_STATUS_ARCH_MISMATCH|"
     # kernels that need a newer GPU than this one: torch.compile's Triton (inductor: "Found Tesla
     # P100-PCIE-16GB which is too old to be supported by the triton GPU compiler"), flash-attn, transformers'
     # bf16 check
@@ -102,9 +119,14 @@ _BNB_SETUP = lazy_re.compile(r"CUDA Setup failed despite GPU being available")
 
 
 def _toolkit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if m.group(3) and any("DS_SKIP_CUDA_CHECK" in ln.text for ln in [hit.line, *hit.after(1, False)]):
+    if m.group(3) and any(
+        "DS_SKIP_CUDA_CHECK" in ln.text or _DS_ACCEPTED.search(ln.text)
+        for ln in [hit.line, *hit.after(1, False)]
+    ):
         # DeepSpeed's op builder (op_builder/builder.py 0.6-0.19) saying DS_SKIP_CUDA_CHECK=1 lets it go
-        # on with the mismatch: a warning of a choice made, not the failure (a healthy run prints it too)
+        # on with the mismatch, or that the two CUDA releases are of one major whose APIs it knows to be
+        # compatible ("... but since the APIs are compatible, accepting this combination"): a note of a
+        # choice made, not the failure (a healthy run prints it too)
         return []
     facts: dict[str, Any] = {"reason": "cuda_toolkit_mismatch"}
     if m.group(5):
@@ -144,6 +166,13 @@ def _arch(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         what, arch = (
             "this cuDNN has no kernels for this GPU's architecture (CUDNN_STATUS_ARCH_MISMATCH)",
             "cudnn",
+        )
+    elif "CUBLAS" in m.group(0):
+        what, arch = (
+            "cuBLAS has no kernel for this data type or math mode on this GPU's architecture "
+            "(CUBLAS_STATUS_ARCH_MISMATCH: bf16 or TF32 GEMMs on a GPU older than Ampere); use fp16/fp32 "
+            "there or a newer GPU",
+            "cublas",
         )
     elif m.group(2) or "FlashAttention" in m.group(0) or "bf16" in m.group(0) or "Bfloat16" in m.group(0):
         if _WARNED.search(hit.text):
@@ -185,14 +214,17 @@ def _bnb_setup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _build_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if _WARNED.search(hit.text):
+    if _WARNED.search(hit.text) or _FELL_BACK.search(hit.text):
         return []  # a framework that reports the failed build and falls back (DeepSpeed >= 0.17's FusedAdam)
+    if m.group(1) is None and any(_FELL_BACK.search(ln.text) for ln in hit.after(40, False)):
+        return []  # the build step's failure that the framework then reports as a fallback
+    name = m.group(1) or "a JIT-built extension"
     return [
         row.event(
             hit,
-            f"the C++/CUDA extension '{m.group(1)}' could not be built on this machine (the compiler output "
+            f"the C++/CUDA extension '{name}' could not be built on this machine (the compiler output "
             "above says why: usually a CUDA toolkit, nvcc or gcc that does not fit this PyTorch)",
-            {"extension": m.group(1), "reason": "extension_build_failed"},
+            {"extension": name, "reason": "extension_build_failed"},
             dedupe=(row.code, "build"),
         )
     ]
@@ -313,9 +345,9 @@ SIGNATURES = (
         _build_failed,
         C.CUDA_TOOLKIT_MISMATCH.code,
         tier=1,
-        anchors=(b"Error building extension",),
-        worth=(rb"Error building extension",),
-        words=("error building extension",),
+        anchors=(b"Error building extension", b"'ninja', '-v'", b"ninja: build stopped"),
+        worth=(rb"Error building extension", rb"'ninja', '-v'", rb"ninja: build stopped"),
+        words=("error building extension", "'ninja', '-v'", "ninja: build stopped"),
     ),
     Signature(
         "xla dnn library not initialised",
@@ -375,6 +407,7 @@ SIGNATURES = (
             "hiperrornobinaryforgpu",
             "--gpu-architecture",
             "cudnn_status_arch_mismatch",
+            "cublas_status_arch_mismatch",
             "triton gpu compiler",
             "ampere gpus or newer",
             "requires a100/a800",

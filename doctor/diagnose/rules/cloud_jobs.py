@@ -38,7 +38,8 @@ Formats, read at their sources:
   "OutOfMemoryError: Container killed due to memory usage" (RUN121); Azure ML "User process '...' exited with
   status code 1" and "Submitted script failed with a non-zero exit code" (RUN133 tier 1 / the signal's).
 - torch/utils/data/dataloader.py (1.x-2.x): "Too many open files. Communication with the workers is no longer
-  possible. Please increase the limit using `ulimit -n` ..." (the file_descriptor sharing strategy: RUN388).
+  possible. Please increase the limit using `ulimit -n` ..." (the file_descriptor sharing strategy: RUN388),
+  and multiprocessing's "RuntimeError: received 0 items of ancdata" under the same limit.
 """
 
 from __future__ import annotations
@@ -294,6 +295,9 @@ _AZURE = lazy_re.compile(
 )
 _FD_LIMIT = lazy_re.compile(
     r"Too many open files\. Communication with the workers is no longer possible|"
+    # multiprocessing/reduction.py recvfds (the file_descriptor sharing strategy's fd passing between the
+    # DataLoader's workers and the main process) when the sender could not pass them: the same fd limit
+    r"\breceived 0 items of ancdata\b|"
     r"No space left on device: '(?P<shm>/dev/shm/[^']*)'"
 )
 
@@ -535,8 +539,13 @@ SIGNATURES = (
         anchors=(
             b"Communication with the workers is no longer possible",
             b"No space left on device: '/dev/shm",
+            b"items of ancdata",
         ),
-        words=("communication with the workers is no longer possible", "no space left on device: '/dev/shm"),
+        words=(
+            "communication with the workers is no longer possible",
+            "no space left on device: '/dev/shm",
+            "received 0 items of ancdata",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -49,6 +49,13 @@ _NO_DRIVER = lazy_re.compile(
     # kmod's modprobe when the driver's module was not built for the running kernel (a kernel upgrade whose
     # DKMS build failed): "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-91-..."
     r"Module nvidia(?:[_-](?:uvm|drm|modeset|peermem))? not found in directory /lib/modules/|"
+    # and when Secure Boot refuses the unsigned module: "modprobe: ERROR: could not insert 'nvidia': Required
+    # key not available" (Key was rejected by service, on newer kernels)
+    r"could not insert 'nvidia(?:[_-](?:uvm|drm|modeset|peermem))?': (?:Required key not available|"
+    r"Key was rejected by service)|"
+    # numba's driver loader (numba/cuda/cudadrv/driver.py): "CudaSupportError: Error at driver init: CUDA
+    # driver library cannot be found."
+    r"CUDA driver library cannot be found|"
     # ROCm's equivalents: rocm-smi without the amdgpu kernel module ("ERROR:root:Driver not initialized
     # (amdgpu not found in modules)"), and rocBLAS's Tensile host finding no GPU through HIP ("rocBLAS
     # error: Could not initialize Tensile host: No devices found"; "hipGetDeviceCount" failed under it).
@@ -359,7 +366,8 @@ def _thc_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 # Only these prefixes: the bare words are in 304's message ("OS call failed or operation not supported on this
 # OS") and in unrelated C libraries' errors.
 _NOT_SUPPORTED = lazy_re.compile(
-    r"CUDA (?:driver |runtime )?[Ee]rror: operation not supported(?! on this OS)|"
+    # (Triton's launcher says it as "Triton Error [CUDA]: operation not supported")
+    r"(?:CUDA (?:driver |runtime )?[Ee]rror|Triton Error \[CUDA\]): operation not supported(?! on this OS)|"
     r"\bcudaErrorNotSupported\b|\bCUDA_ERROR_NOT_SUPPORTED\b"
 )
 
@@ -392,7 +400,13 @@ def _not_supported(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 # CUDA driver cannot be used across fork): "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To
 # use CUDA with multiprocessing, you must use the 'spawn' start method". vLLM quotes it inside its own record
 # ("Exception in worker VllmWorkerProcess while processing method init_device: Cannot re-initialize ...").
-_FORKED = lazy_re.compile(r"Cannot re-initialize CUDA in forked subprocess")
+# Lightning's fork-based strategies (ddp_fork / ddp_notebook, lightning/fabric/strategies/launchers/
+# multiprocessing.py 1.7-2.x) refuse the same state before forking: "RuntimeError: Lightning can't create new
+# processes if CUDA is already initialized. Did you manually call `torch.cuda.*` functions, ...".
+_FORKED = lazy_re.compile(
+    r"Cannot re-initialize CUDA in forked subprocess|"
+    r"Lightning can't create new processes if CUDA is already initialized"
+)
 
 
 def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -581,6 +595,8 @@ SIGNATURES = (
             b"Module nvidia",
             b"amdgpu not found",
             b"Tensile host",
+            b"could not insert 'nvidia",
+            b"CUDA driver library",
         ),
         worth=(
             rb"NVIDIA driver",
@@ -593,6 +609,8 @@ SIGNATURES = (
             rb"Module nvidia",
             rb"amdgpu not found",
             rb"Tensile host",
+            rb"could not insert 'nvidia",
+            rb"CUDA driver library",
         ),
         words=(
             "nvidia driver",
@@ -605,6 +623,8 @@ SIGNATURES = (
             "module nvidia",
             "amdgpu not found in modules",
             "tensile host: no devices",
+            "could not insert 'nvidia",
+            "cuda driver library cannot be found",
         ),
     ),
     Signature(
@@ -621,18 +641,18 @@ SIGNATURES = (
         _NOT_SUPPORTED,
         _not_supported,
         C.CUDA_OPERATION_NOT_SUPPORTED.code,
-        anchors=(b"rror: operation not supported", b"ErrorNotSupported", b"NOT_SUPPORTED"),
-        worth=(rb"rror: operation not supported", rb"ErrorNotSupported", rb"ERROR_NOT_SUPPORTED"),
-        words=("error: operation not supported", "errornotsupported", "error_not_supported"),
+        anchors=(b": operation not supported", b"ErrorNotSupported", b"NOT_SUPPORTED"),
+        worth=(rb": operation not supported", rb"ErrorNotSupported", rb"ERROR_NOT_SUPPORTED"),
+        words=(": operation not supported", "errornotsupported", "error_not_supported"),
     ),
     Signature(
         "cuda in a forked process",
         _FORKED,
         _forked,
         C.CUDA_FORKED_CHILD.code,
-        anchors=(b"forked subprocess",),
-        worth=(rb"forked subprocess",),
-        words=("forked subprocess",),
+        anchors=(b"forked subprocess", b"processes if CUDA is already initialized"),
+        worth=(rb"forked subprocess", rb"processes if CUDA is already initialized"),
+        words=("forked subprocess", "processes if cuda is already initialized"),
     ),
     Signature(
         "jax backend not initialised",

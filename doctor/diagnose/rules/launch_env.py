@@ -85,6 +85,8 @@ _NOT_FOUND = lazy_re.compile(
     # Accelerate's MPI launch of CPU jobs (accelerate/utils/launch.py 0.2x-1.x,
     # prepare_simple_launcher_cmd_env)
     r"(?P<i>mpirun) or mpiexec were not found|"
+    # submitit's SlurmExecutor and the NeMo / BigNLP launchers (shutil.which("srun") is None)
+    r"Could not detect \"(?P<j>srun)\", are you indeed on a slurm cluster|"
     # Windows cmd.exe and PowerShell; fish
     r"'(?P<f>" + _TOOLS + r")' is not recognized as an internal or external command|"
     r"The term '(?P<g>" + _TOOLS + r")(?:\.exe)?' is not recognized as the name of a cmdlet|"
@@ -140,8 +142,12 @@ _NVML_LOW = frozenset(("NotSupported", "NoData", "InsufficientSize"))
 _NVML_CALL = lazy_re.compile(r"\b(nvml[A-Z]\w{2,60})\(")
 _TORCH_SHM = lazy_re.compile(
     r"unable to (?P<what>write to file|allocate shared memory\(shm\) for file|mmap \d+ bytes from file|"
-    r"open shared memory object) <(?P<file>[^<>\s]{0,200}torch_[^<>\s]{0,200})>(?: in read-write mode)?: "
-    r"(?P<err>[A-Za-z][A-Za-z ]{2,60}?)(?: \((?P<errno>\d+)\)|\.?\s*$)"
+    r"open shared memory object) <(?P<file>[^<>\s]{0,200}torch_[^<>\s]{0,200})>(?: in read-write mode)?"
+    r"(?:: (?P<err>[A-Za-z][A-Za-z ]{2,60}?)(?: \((?P<errno>\d+)\)|\.?\s*$)|"
+    # torch 1.10-1.13's MapAllocator.cpp assert says it without the reason ("RuntimeError: falseINTERNAL
+    # ASSERT FAILED at \"../aten/src/ATen/MapAllocator.cpp\":263, please report a bug to PyTorch. unable to
+    # open shared memory object </torch_3573_1497616437> in read-write mode")
+    r"(?P<bare> in read-write mode\s*$))"
 )
 # The signal lines of the crash handlers whose frames follow them.
 _SIGNAL = lazy_re.compile(
@@ -203,6 +209,8 @@ _DSO_NAMES = {
 
 
 def _not_found(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("j") and "raise " in hit.text:
+        return []  # the raise statement a traceback shows; the exception's own line follows
     tool = next(g for g in m.groups() if g)
     sudo = any("sudo" in ln.text for ln in hit.before(6, same_rank=False))
     facts: dict[str, Any] = {"command": tool, "reason": "command_not_found"}
@@ -328,7 +336,7 @@ def _nvml(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 
 def _torch_shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    err = m.group("err").strip()
+    err = (m.group("err") or "").strip() or "no reason given"
     facts: dict[str, Any] = {"file": m.group("file"), "error": err, "reason": "shared_memory"}
     if m.group("errno"):
         facts["errno"] = int(m.group("errno"))
@@ -344,6 +352,9 @@ def _torch_shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
                 "the process hit its open-files limit (raise ulimit -n, or "
                 "torch.multiprocessing.set_sharing_strategy('file_system'))"
                 if files
+                else "the open-files limit or a full /dev/shm (raise ulimit -n, or "
+                "torch.multiprocessing.set_sharing_strategy('file_system'); --shm-size or --ipc=host)"
+                if m.group("bare")
                 else "/dev/shm is full or too small for the DataLoader's batches (a container's 64 MB "
                 "default: --shm-size or --ipc=host, or fewer workers / smaller batches)"
             ),
@@ -436,6 +447,7 @@ SIGNATURES = (
             b"is not recognized as",
             b"Unknown command",
             b"were not found",
+            b"are you indeed on a slurm cluster",
         ),
         worth=(
             rb"not found",
@@ -444,6 +456,7 @@ SIGNATURES = (
             rb"is not recognized as",
             rb"Unknown command",
             rb"were not found",
+            rb"are you indeed on a slurm cluster",
         ),
         words=(
             "not found",
@@ -452,6 +465,7 @@ SIGNATURES = (
             "is not recognized as",
             "unknown command",
             "were not found",
+            "are you indeed on a slurm cluster",
         ),
     ),
     Signature(

@@ -50,7 +50,10 @@ _LIB = lazy_re.compile(
 # [\w.+-] not after a "/": where the leftmost match of "(?:[^\s:'"]*/)?[\w.+-]+" starts anyway (a
 # match after such a character extends back over it). Without these, search was quadratic in a run.
 _UNDEFINED = lazy_re.compile(
-    r"((?:(?<![^\s:'\"])[^\s:'\"]*/|(?<![\w.+/-]))[\w.+-]+\.so(?:\.[\d.]+)?): "
+    r"(?:((?:(?<![^\s:'\"])[^\s:'\"]*/|(?<![\w.+/-]))[\w.+-]+\.so(?:\.[\d.]+)?): |"
+    # the exception with the library's path cut off (a paste or title keeps the type and the symbol:
+    # "OSError: undefined symbol: _ZN2at6detail20computeStorageNbytes...")
+    r"\b(?:ImportError|OSError): )"
     r"undefined symbol: (\S+?)(?:,|$|\s)"
 )
 _SYMBOL_VERSION = lazy_re.compile(
@@ -332,9 +335,10 @@ def _win_dll(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 def _undefined(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _loader_warned(hit):
         return []
-    if not (_GPU_STACK_PATH.search(m.group(1)) or _GPU_STACK_SYMBOL.match(m.group(2))):
+    path = m.group(1) or ""
+    if not (_GPU_STACK_PATH.search(path) or _GPU_STACK_SYMBOL.match(m.group(2))):
         return []  # another part of the Python environment: not the training stack's
-    lib = m.group(1).rsplit("/", 1)[-1]
+    lib = path.rsplit("/", 1)[-1] or "a library"
     return [
         row.event(
             hit,
