@@ -21,8 +21,9 @@ The families added (rules/nccl_warn_kind.py, nccl_warn_texts.py, ofi_plugin.py, 
 - NCCL's reports that carry an ncclResult ("ncclAsyncJobComplete: job .. failed, job error 2",
   "ncclCommSetAsyncError: error comm .. sets state 6"): by the result, tier 1;
 - 2.12+'s "No transport found for rank 0[..] -> rank 1[..]", "Unknown pattern for collective": RUN192;
-- ibvwrap.h's "Call to ibv_poll_cq() returned -1": RUN173; 2.3-2.4's "Error : Network returned 0 device":
-  RUN294; the return chain of 2.3-2.4.2's .cu sources ("init.cu:864 -> 2"): by its result;
+- ibvwrap.h's "Call to ibv_poll_cq() returned -1", and ibvwrap's "Call to ibv_modify_qp failed with error No
+  such device" quoted without the WARN head (rules/ib_async_events.py): RUN173; 2.3-2.4's "Error : Network
+  returned 0 device": RUN294; the return chain of 2.3-2.4.2's .cu sources ("init.cu:864 -> 2"): by its result;
 - aws-ofi-nccl's "Caught exception in plugin init/connect/...: <what>" and "No viable endpoint found for TCP
   provider": RUN294 (init) / RUN173 (connections);
 - net_socket's clamping notes ("NCCL_SOCKET_NTHREADS is greater than the maximum allowed, setting to 16"),
@@ -316,6 +317,21 @@ def test_ofi_plugin_warn(tail: str, code: str) -> None:
     assert root is not None and root.code == code, (tail, root)
 
 
+# NCCL's verbs wrapper quoted without its WARN head (a thread's title, a paste of the message alone).
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Call to ibv_modify_qp failed with error No such device",
+        "[rank0]: Call to ibv_reg_mr failed with error Cannot allocate memory",
+        "Call to ibv_poll_cq() returned -1",
+        "NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory",
+    ],
+)
+def test_verbs_call_without_warn_head(line: str) -> None:
+    root = root_finding(line)
+    assert root is not None and root.code == "RUN173", (line, root)
+
+
 # Benign: WARNs NCCL prints on healthy runs (it goes on), and the near-misses of the rows above.
 BENIGN = [
     ("misc/ibvwrap.cc:60", "Failed to open libibverbs.so[.1]"),
@@ -373,6 +389,10 @@ HEALTHY = [
     "Failed to malloc 4096 bytes for the image cache, retrying with a smaller one",
     "e53b7da88fea:2493:2753 [0] NCCL INFO Could not find real path of /sys/class/net/lo/device",
     "node1:5021:5386 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
+    "node1:5021:5386 [0] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+    "mlx5_0:1, curr state INIT, next state RTR, retrying 1/7 after 100 msec of sleep",
+    "node1:5021:5386 [0] NCCL INFO Call to mlx5dv_get_data_direct_sysfs_path failed with error Operation not "
+    "supported errno 95",
     "node1:5021:5386 [0] NCCL INFO NET/OFI Using transport protocol RDMA (platform set)",
     "node1:5021:5386 [0] NCCL INFO search.cc:765 Could not find a path for pattern 4, falling back to simple "
     "order",
