@@ -26,6 +26,8 @@ The families added (rules/nccl_warn_kind.py, nccl_warn_texts.py, ofi_plugin.py, 
   returned 0 device": RUN294; the return chain of 2.3-2.4.2's .cu sources ("init.cu:864 -> 2"): by its result;
 - aws-ofi-nccl's "Caught exception in plugin init/connect/...: <what>" and "No viable endpoint found for TCP
   provider": RUN294 (init) / RUN173 (connections);
+- cudawrap's 2.13-2.18 "Retrieve cuMemCreate version 11000 failed with 500": RUN261, as its later wording;
+- 2.27's "socketFinalizeAccept from 10.0.0.9<5555>: wrong type 3 != 1": RUN174, as 2.12-2.26's wording;
 - net_socket's clamping notes ("NCCL_SOCKET_NTHREADS is greater than the maximum allowed, setting to 16"),
   read before as socket failures, are silent.
 """
@@ -123,6 +125,20 @@ SWEEP = [
         "nccl_network",
     ),
     ("misc/socket.cc:466", "socketStartConnect: exceeded retries (20)", "RUN174", "nccl_network"),
+    (
+        "misc/socket.cc:578",
+        "socketStartConnect: connect to 10.0.0.2<45123> returned Connection refused, exceeded error retry "
+        "count after 35 attempts",
+        "RUN174",
+        "nccl_network",
+    ),
+    (
+        "misc/socket.cc:534",
+        "socketFinalizeAccept from 10.0.0.9<5555>: wrong type 3 != 1",
+        "RUN174",
+        "nccl_network",
+    ),
+    ("misc/socket.cc:441", "socketFinalizeAccept: wrong type 3 != 1", "RUN174", "nccl_network"),
     ("bootstrap.cc:76", "Bootstrap : no socket interface found", "RUN174", "nccl_network"),
     ("transport/net_socket.cc:46", "NET/Socket : no interface found", "RUN174", "nccl_network"),
     ("transport/net.cc:480", "Error : Network returned 0 device", "RUN294", "nccl_network"),
@@ -215,6 +231,9 @@ SWEEP = [
         "driver_env",
     ),
     ("misc/nvmlwrap.cc:40", "nvmlInit() failed: Driver/library version mismatch", "RUN261", "driver_env"),
+    # the CUDA driver API NCCL loads (misc/cudawrap.cc): an entry point the driver lacks
+    ("misc/cudawrap.cc:114", "Retrieve cuMemCreate version 11000 failed with 500", "RUN261", "driver_env"),
+    ("misc/cudawrap.cc:114", "Retrieve cuMemCreate failed with 500 status 1", "RUN261", "driver_env"),
 ]
 
 
