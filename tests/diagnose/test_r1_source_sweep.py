@@ -231,6 +231,24 @@ SWEEP = [
         "driver_env",
     ),
     ("misc/nvmlwrap.cc:40", "nvmlInit() failed: Driver/library version mismatch", "RUN261", "driver_env"),
+    # CUDACHECK's "Cuda failure '<cudaGetErrorString>'" (include/checks.h): the CUDA error decides
+    ("init.cc:1120", "Cuda failure 'initialization error'", "RUN262", "driver_env"),
+    (
+        "init.cc:1120",
+        "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'",
+        "RUN261",
+        "driver_env",
+    ),
+    ("init.cc:1120", "Cuda failure 'invalid device ordinal'", "RUN264", "driver_env"),
+    ("enqueue.cc:1164", "Cuda failure 'uncorrectable ECC error encountered'", "RUN242", "gpu_hardware"),
+    ("enqueue.cc:1164", "Cuda failure 'unspecified launch failure'", "RUN244", "gpu_hardware"),
+    (
+        "enqueue.cc:1164",
+        "Cuda failure 'uncorrectable NVLink error detected during the execution'",
+        "RUN241",
+        "gpu_hardware",
+    ),
+    ("enqueue.cc:1164", "Cuda failure 'unknown error'", "RUN194", "nccl_usage"),
     # the CUDA driver API NCCL loads (misc/cudawrap.cc): an entry point the driver lacks
     ("misc/cudawrap.cc:114", "Retrieve cuMemCreate version 11000 failed with 500", "RUN261", "driver_env"),
     ("misc/cudawrap.cc:114", "Retrieve cuMemCreate failed with 500 status 1", "RUN261", "driver_env"),
@@ -384,6 +402,8 @@ BENIGN = [
         "NET/IB: Ip address '10.0.0' is invalid for family AF_INET, ignoring address",
     ),
     ("graph/connect.cc:120", "User asked for a maximum of 64 channels, setting it to 32"),
+    ("init.cc:1500", "Cuda failure 'driver shutting down'"),
+    ("misc/mlx5dvsymbols.cc:45", "dlvsym failed on mlx5dv_query_device - undefined symbol version MLX5_1.0"),
     # near-misses: a result report that is no failure, the teardown's own report, the name-length check
     ("init.cc:2647", "ncclCommSetAsyncError: error comm 0x55d0 sets state 7"),
     ("init.cc:2869", "commReclaim: cleanup comm 0x55d0 rank 3 failed in destroy/abort, error 3"),
