@@ -28,6 +28,8 @@ The families added (rules/nccl_warn_kind.py, nccl_warn_texts.py, ofi_plugin.py, 
   provider": RUN294 (init) / RUN173 (connections);
 - cudawrap's 2.13-2.18 "Retrieve cuMemCreate version 11000 failed with 500": RUN261, as its later wording;
 - 2.27's "socketFinalizeAccept from 10.0.0.9<5555>: wrong type 3 != 1": RUN174, as 2.12-2.26's wording;
+- NCCL's "Cuda failure 1 'invalid argument'" on a line of its own (the WARN head cut off,
+  rules/nccl_wrappers.py): read as the WARN is;
 - net_socket's clamping notes ("NCCL_SOCKET_NTHREADS is greater than the maximum allowed, setting to 16"),
   read before as socket failures, are silent.
 """
@@ -369,6 +371,21 @@ def test_verbs_call_without_warn_head(line: str) -> None:
     assert root is not None and root.code == "RUN173", (line, root)
 
 
+# NCCL's CUDACHECK text with the WARN head cut off (the first line of a paste): read as the WARN is.
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("Cuda failure 1 'invalid argument'", "RUN194"),
+        ("Cuda failure 'out of memory'", "RUN101"),
+        ("[rank0]: Cuda failure 2 'out of memory'", "RUN101"),
+        ("Cuda failure 'invalid device ordinal'", "RUN264"),
+    ],
+)
+def test_cuda_failure_without_warn_head(line: str, code: str) -> None:
+    root = root_finding(line + "\nTraceback (most recent call last):\n")
+    assert root is not None and root.code == code, (line, root)
+
+
 # Benign: WARNs NCCL prints on healthy runs (it goes on), and the near-misses of the rows above.
 BENIGN = [
     ("misc/ibvwrap.cc:60", "Failed to open libibverbs.so[.1]"),
@@ -426,6 +443,7 @@ HEALTHY = [
     "node1:5021:5386 [0] NCCL INFO Topology detection: network path /sys/devices/pci0000:00 is not a PCI "
     "device (vmbus). Attaching to first CPU",
     "Failed to malloc 4096 bytes for the image cache, retrying with a smaller one",
+    "Cuda failure 'driver shutting down'",
     "e53b7da88fea:2493:2753 [0] NCCL INFO Could not find real path of /sys/class/net/lo/device",
     "node1:5021:5386 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
     "node1:5021:5386 [0] NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
