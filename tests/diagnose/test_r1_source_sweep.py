@@ -4,9 +4,10 @@ its ncclGetErrorString texts in each era, and the NCCL_OFI_WARN texts of the aws
 master, 859 texts), each rendered as NCCL's logger prints it ("host:pid:tid [dev] file:LINE NCCL WARN msg";
 the site with its directory as the build names it - transport/net_ib.cc, misc/socket.cc - or the file alone as
 many 2.19+ packages print it, and 2.23+'s "[date time] ... file:LINE (function) NCCL WARN") and run through
-diagnose. Of NCCL's 603 texts of 2.4.8-2.27.7, 253 were silent in one of the two path forms (221 in both)
-before this sweep and 206 after; of 2.3.7 / 2.4.2's 110, 27 before and 24 after. Those left silent are
-NCCL's internal bookkeeping (proxy op pools, GIN / RMA / device-runtime, symmetric memory, RAS, Windows
+diagnose. Of NCCL's 603 texts of 2.4.8-2.27.7, 253 were silent in one of the path forms (221 in both) before
+this sweep and 204 after; of 2.3.7 / 2.4.2's 110, 27 before and 23 after; of the plugin's 859, 282 before and
+275 after (its silent ones are internal checks: free lists, message buffers, MR keys, GIN). Those left silent
+are NCCL's internal bookkeeping (proxy op pools, GIN / RMA / device-runtime, symmetric memory, RAS, Windows
 ports), CUDA-context echoes of an earlier fault ("[Proxy Service] Failed to set CUDA device 3"), and the
 notes below that NCCL prints on healthy runs.
 
