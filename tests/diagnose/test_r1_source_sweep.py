@@ -31,8 +31,9 @@ The families added (rules/nccl_warn_kind.py, nccl_warn_texts.py, ofi_plugin.py, 
 - 2.27's "socketFinalizeAccept from 10.0.0.9<5555>: wrong type 3 != 1": RUN174, as 2.12-2.26's wording;
 - NCCL's "Cuda failure 1 'invalid argument'" on a line of its own (the WARN head cut off,
   rules/nccl_wrappers.py): read as the WARN is;
-- net_socket's clamping notes ("NCCL_SOCKET_NTHREADS is greater than the maximum allowed, setting to 16"),
-  read before as socket failures, are silent.
+- net_ib 2.12+'s "Could not find real path of mlx5_0 (/sys/...)" (NCCL goes on without the NIC's PCI path)
+  and net_socket's clamping notes ("NCCL_SOCKET_NTHREADS is greater than the maximum allowed, setting to
+  16"), read before as IB / socket failures, are silent.
 """
 
 from __future__ import annotations
@@ -421,6 +422,7 @@ BENIGN = [
     ),
     ("graph/connect.cc:120", "User asked for a maximum of 64 channels, setting it to 32"),
     ("init.cc:1500", "Cuda failure 'driver shutting down'"),
+    ("transport/net_ib.cc:320", "Could not find real path of mlx5_0 (/sys/class/infiniband/mlx5_0/device)"),
     ("misc/mlx5dvsymbols.cc:45", "dlvsym failed on mlx5dv_query_device - undefined symbol version MLX5_1.0"),
     # near-misses: a result report that is no failure, the teardown's own report, the name-length check
     ("init.cc:2647", "ncclCommSetAsyncError: error comm 0x55d0 sets state 7"),

@@ -297,6 +297,7 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         )
     # aws-ofi-nccl's init says "NET/OFI Failed to initialize rdma protocol" (capital F): the plugin's
     # transport did not come up, a network failure like NET/IB's.
+    # net_ib 2.12+'s "Could not find real path of mlx5_0 (/sys/...)" is a note: it goes on without a PCI path.
     # net_ib's "NET/IB : No IP interface found." (2.19+, a RoCE device without an address) has no error
     # word; its NIC-merging refusals are the job's NIC settings (nccl_warn_texts' nic_config), not here.
     if (
@@ -306,7 +307,7 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             r"No IP interface found|posted incorrect receive info",
             msg,
         )
-        and not re.search(r"incompatible devices|different number of devices", msg)
+        and not re.search(r"incompatible devices|different number of devices|real path of \w+ \(", msg)
     ):
         return from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
     if (SOCKET.search(msg) or IFACE.search(msg)) and not NOT_SOCKET.search(msg):
