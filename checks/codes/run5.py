@@ -483,3 +483,25 @@ MPI_CALL_INVALID_ARGUMENT = register_code(
     "An MPI call of an NCCL program failed on an invalid rank, communicator or argument (launch size)",
     AREA,
 )
+
+# --- r1 (RUN615-RUN619): NCCL's WARN sites swept across 2.3-2.27 ---
+
+# Category nccl_network: NCCL's intra-node proxy passes CUDA memory handles (cuMem, 2.19+; the proxy's
+# file-descriptor exchange) between the local ranks over a Unix domain socket in the abstract namespace, and
+# that socket failed: misc/ipcsocket.cc "UDS: Receiving data over socket failed : 11" / "UDS: Sending data
+# over socket /tmp/nccl-socket-1-e2c1 failed : Connection refused (111)" / "UDS: Socket creation error",
+# proxy.cc "ncclProxyCallBlockingUDS call to tpRank 1(53b1e2c1) failed : 2", "ncclProxyClientGetFd call to
+# tpRank 1 handle 0x7f8 failed : 2" (NCCL returns ncclSystemError; torch says "unhandled system error"). The
+# local ranks cannot reach each other's proxy socket: they run in different network namespaces (one
+# container per GPU, pods without a shared network namespace: abstract sockets are per namespace), a seccomp
+# / AppArmor profile refuses SCM_RIGHTS, or the peer process already died (then its own error is the cause).
+# Remedy: run the node's ranks in one network and IPC namespace (--net=host --ipc=host, one pod per node), or
+# NCCL_CUMEM_ENABLE=0 (legacy CUDA IPC, no fd passing).
+NCCL_PROXY_UDS_FAILED = register_code(
+    "RUN615",
+    "nccl-proxy-uds-failed",
+    "fail",
+    "nccl_network",
+    "NCCL's local proxy could not pass CUDA memory handles over its Unix domain socket (cuMem, namespaces)",
+    AREA,
+)

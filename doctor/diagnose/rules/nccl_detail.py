@@ -76,7 +76,7 @@ SOCKET = lazy_re.compile(
     # socket.cc 2.12+: the peer's socket is of another kind than this listener ("socketFinalizeAccept:
     # wrong type 3 != 4": a NetSocket connect to a NetIb listener, one node on IB and its peer on
     # sockets); "wrong magic" is a stray connection NCCL drops and accepts again, no failure.
-    r"socketFinalizeAccept: wrong type"
+    r"socketFinalizeAccept(?: from \S+)?: wrong type"
 )
 # The peer closed or reset the connection: NCCL's socket layer saw the other side go away.
 _PEER_GONE = lazy_re.compile(r"Connection (?:closed|reset) by (?:remote )?peer")

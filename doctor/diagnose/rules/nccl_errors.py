@@ -68,7 +68,7 @@ from pgdoctor.diagnose.rules.nccl_detail import (
     rejection,
 )
 from pgdoctor.diagnose.rules.nccl_platform import platform_feature
-from pgdoctor.diagnose.rules.nccl_warn_kind import warn_kind
+from pgdoctor.diagnose.rules.nccl_warn_kind import NOT_SOCKET, warn_kind
 from pgdoctor.diagnose.rules.store_errors import SHUTDOWN_POLL
 from pgdoctor.diagnose.rules.store_errors import STORE_OP as _STORE_OP
 from pgdoctor.diagnose.rules.timeouts import work_facts
@@ -297,19 +297,20 @@ def _warn(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         )
     # aws-ofi-nccl's init says "NET/OFI Failed to initialize rdma protocol" (capital F): the plugin's
     # transport did not come up, a network failure like NET/IB's.
+    # net_ib 2.12+'s "Could not find real path of mlx5_0 (/sys/...)" is a note: it goes on without a PCI path.
     # net_ib's "NET/IB : No IP interface found." (2.19+, a RoCE device without an address) has no error
     # word; its NIC-merging refusals are the job's NIC settings (nccl_warn_texts' nic_config), not here.
     if (
         IB.search(msg)
         and re.search(
-            r"[Ff]ail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not|"
+            r"[Ff]ail|error|[Ee]rr|IBV_WC_(?!SUCCESS)|[Uu]nable|ERROR|[Cc]ouldn.t|[Cc]ould not|\) returned -|"
             r"No IP interface found|posted incorrect receive info",
             msg,
         )
-        and not re.search(r"incompatible devices|different number of devices", msg)
+        and not re.search(r"incompatible devices|different number of devices|real path of \w+ \(", msg)
     ):
         return from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 0, C.NCCL_IB_ERROR)
-    if SOCKET.search(msg) or IFACE.search(msg):
+    if (SOCKET.search(msg) or IFACE.search(msg)) and not NOT_SOCKET.search(msg):
         return from_detail(hit, msg, {"nccl_warn": msg[:300]}, None, 1, C.NCCL_SOCKET_ERROR)
     return warn_kind(hit, t, msg)
 
@@ -553,7 +554,7 @@ SIGNATURES = (
         _chain,
         C.NCCL_SYSTEM_ERROR.code,
         tier=1,
-        anchors=(b".cc:",),
+        anchors=(b".cc:", b".cu:"),
         worth=(rb"\.(?:cc|cu|h):\d+ -> [1-7]\b",),
         words=("nccl info",),
         anchor_from="the '.cc:' of the source file (a '.cu:' or '.h:' frame is read when a '.cc:' one is in "

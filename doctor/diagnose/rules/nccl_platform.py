@@ -178,10 +178,12 @@ def _ofi_no_provider(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
-# misc/cudawrap.cc: the libcuda NCCL loaded lacks an entry point or a version NCCL needs.
+# misc/cudawrap.cc: the libcuda NCCL loaded lacks an entry point or a version NCCL needs ("Retrieve
+# cuMemCreate failed with 500"; 2.13-2.18's LOAD_SYM "Retrieve cuMemCreate version 11000 failed with 500").
 _CUDA_TOO_OLD = lazy_re.compile(
     r"Failed to load CUDA missing symbol (\w+)|CUDA some PFN functions not found in the library|"
-    r"Retrieve (\w+) failed with (\d+)|CUDA Driver version found is (\d+)\. Minimum requirement is (\d+)"
+    r"Retrieve (\w+)(?: version \d+)? failed with (\d+)|"
+    r"CUDA Driver version found is (\d+)\. Minimum requirement is (\d+)"
 )
 _CUDA_NO_START = lazy_re.compile(r"cuDriverGetVersion failed with (\d+)")
 # misc/cudawrap.cc's dlopen of libcuda failed: 2.12-2.18 "Failed to find CUDA library in <NCCL_CUDA_PATH>

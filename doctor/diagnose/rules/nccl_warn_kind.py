@@ -14,7 +14,7 @@ from typing import Any
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.rules.nccl_detail import CHAIN, RESULT, from_detail, special_detail
-from pgdoctor.diagnose.rules.nccl_warn_texts import USAGE_TEXT
+from pgdoctor.diagnose.rules.nccl_warn_texts import UDS, USAGE_TEXT
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
 
@@ -22,7 +22,12 @@ from pgdoctor.model import lazy_re
 # invalid root 0", "invalid type 9", "invalid operation") are invalid usage; the topology and graph
 # search (graph/*.cc: "Error : ring 0 does not loop back to start", "Could not find a path")
 # are internal errors; "Mismatched collective detected ... around rank 39" is a mismatch.
-_WARN_SOURCE = lazy_re.compile(r"\b(misc/argcheck|graph/\w+|enqueue)\.cc:\d+")
+# NCCL prints __FILE__: "graph/search.cc:1005" as the build names it, "search.cc:1005" where the build passes
+# the file alone (many 2.19+ packages), "include/topo.h:27" in 2.3-2.4 (the topology code was a header then).
+_WARN_SOURCE = lazy_re.compile(
+    r"(?<![\w.-])(?:(?:misc/)?(?P<use>argcheck|enqueue)\.c[cu]|"
+    r"(?P<graph>graph/\w+\.(?:cc|h)|(?:paths|search|topo|xml|rings|trees|tuning)\.(?:cc|h)|include/topo\.h)):\d+"
+)
 _WARN_USAGE = lazy_re.compile(
     r"\binvalid (?:root|type|operation|op|usage|argument|device pointer|config|rank|nranks|comm)\b", re.I
 )
@@ -65,12 +70,71 @@ _PROXY = lazy_re.compile(
     r"Failed to execute operation (\w+) from rank (\d+), retcode (\d+)|"
     r"Error encountered progressing operation=(\w+), res=(\d+)"
 )
+# What the socket layer's words (nccl_detail.SOCKET) must not read: the proxy's UDS (RUN615, nccl_warn_texts),
+# and net_socket's notes that it clamped a setting and went on ("NET/Socket : NCCL_SOCKET_NTHREADS is greater
+# than the maximum allowed, setting to 16", "... the total number of sockets is greater than the maximum
+# allowed, setting NCCL_NSOCKS_PERTHREAD to 4": printed on healthy runs that set them high).
+NOT_SOCKET = lazy_re.compile(UDS.pattern + r"|greater than the maximum allowed, setting")
+# NCCL's reports that carry the ncclResult_t of a failure a WARN before them usually explains (tier 1, read
+# as the proxy's retcode is): group.cc "ncclAsyncJobComplete: job 0x.. failed, job error 2" (2.14+),
+# init.cc "ncclCommSetAsyncError: error comm 0x.. sets state 6" (2.14+). The teardown's own reports
+# ("commReclaim: ... failed in destroy/abort, error 3", "commDestroySync: ... sync hostStream error 1",
+# "ncclProxyStop: ... destroys proxy resource error 3") stay nccl_teardown's observations.
+_RESULT_REPORT = lazy_re.compile(
+    r"(?:ncclAsyncJobComplete: job \S+ failed, job error|ncclCommSetAsyncError: error comm \S+ sets state) "
+    r"(\d+)\s*$"
+)
+
+
+# The topology detection's realpath of a PCI path under /sys (misc/topo.cc 2.4-2.5, include/topo.h 2.3,
+# graph/xml.cc 2.6+: "Could not find real path of /sys/class/pci_bus/0000:02/../../0000:02:00.0"), which
+# returns ncclSystemError in every version: a VM or container whose /sys lacks the device's PCI bridge.
+# (net_socket's INFO "Could not find real path of /sys/class/net/lo/device", a virtual interface, is no WARN.)
+_REAL_PATH = lazy_re.compile(r"Could not find real path of /sys/")
+
+
+def _topology_system(hit: Hit, msg: str, src: Any) -> list[Event]:
+    facts: dict[str, Any] = {"nccl_warn": msg[:300], "nccl_result": 2}
+    if src:
+        facts["nccl_source"] = src.group(0)
+    return [
+        event(
+            hit,
+            C.NCCL_SYSTEM_ERROR.code,
+            f"{hit.who()}: a system call of NCCL's topology detection "
+            f"failed: {clip(msg, 160)} (a PCI path missing from /sys: VMs, containers)",
+            facts,
+            dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"),
+        )
+    ]
+
+
+def _result_report(hit: Hit, msg: str, m: re.Match[str]) -> list[Event]:
+    res = int(m.group(1))
+    kind = RESULT.get(res)
+    if kind is None:
+        return []
+    return [
+        event(
+            hit,
+            kind.code,
+            f"{hit.who()}: NCCL reported ncclResult {res} ({clip(msg, 120)})",
+            {"nccl_warn": msg[:300], "nccl_result": res},
+            tier=1,
+            dedupe=(kind.code, hit.rank, "result_report"),
+        )
+    ]
 
 
 def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
     special = special_detail(hit, msg, {"nccl_warn": msg[:300]}, None)
     if special:
         return special
+    if _REAL_PATH.search(msg):
+        return _topology_system(hit, msg, _WARN_SOURCE.search(t))
+    m = _RESULT_REPORT.search(msg)
+    if m:
+        return _result_report(hit, msg, m)
     m = _P2P_CUDA.search(msg)
     if m:
         num = f"{m.group('num')} " if m.group("num") else ""
@@ -168,7 +232,7 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
                 dedupe=(C.NCCL_INVALID_USAGE.code, hit.rank),
             )
         ]
-    if _WARN_USAGE.search(msg) and (src is None or "argcheck" in src.group(1) or "enqueue" in src.group(1)):
+    if _WARN_USAGE.search(msg) and (src is None or src.group("use")):
         return [
             event(
                 hit,
@@ -191,22 +255,13 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         ]
     if (
         src
-        and src.group(1).startswith("graph/")
-        and re.search(r"\bError\b|[Cc]ould not|failed|does not", msg)
+        and src.group("graph")
+        and re.search(r"\bError\b|[Cc]ould not|failed|does not|[Uu]nable to find", msg)
         # search.cc's "Could not find a path for pattern 1, falling back to simple order": NCCL went on
         and not re.search(r"falling back|, ignoring|, disabling", msg)
     ):
         if returned(hit) == 2:  # a system call of the topology detection failed (realpath of a sysfs path)
-            return [
-                event(
-                    hit,
-                    C.NCCL_SYSTEM_ERROR.code,
-                    f"{hit.who()}: a system call of NCCL's topology detection "
-                    f"failed: {clip(msg, 160)} (a PCI path missing from /sys: VMs, containers)",
-                    {"nccl_warn": msg[:300], "nccl_source": src.group(0), "nccl_result": 2},
-                    dedupe=(C.NCCL_SYSTEM_ERROR.code, hit.rank, "topology"),
-                )
-            ]
+            return _topology_system(hit, msg, src)
         return [
             event(
                 hit,

@@ -98,6 +98,17 @@ USAGE_TEXT = lazy_re.compile(
     r"\d+ plane IDs|a plane ID)|NCCL_IB_SUBNET_PREFIX_LEN=\S+ is out of range)"
 )
 
+# The proxy's Unix domain socket that passes cuMem file descriptors between a node's ranks (2.17+,
+# misc/ipcsocket.cc and proxy.cc; RUN615): "UDS: Receiving data over socket failed : 11", "UDS: Sending data
+# over socket /tmp/nccl-socket-1-e2c1 failed : Connection refused (111)", "UDS: Socket creation error : ...",
+# "UDS: Binding to socket ... failed", "ncclProxyCallBlockingUDS call to tpRank 1(53b1e2c1) failed : 2",
+# "ncclProxyClientGetFd call to tpRank 1 handle 0x7f8 failed : 2" (also QueryFdBlocking, ConvertFd). UDS
+# names the ones the socket layer's words would read first (nccl_errors reads it before them). Its name-too-
+# long checks ("UDS: Cannot bind provided name to socket. Name too large") are NCCL's own and stay out.
+UDS = lazy_re.compile(
+    r"UDS: (?:(?:Receiving|Sending) data over socket|Socket creation error|Binding to socket)|"
+    r"ncclProxy(?:CallBlockingUDS|Client(?:GetFd|QueryFdBlocking|ConvertFd)) call to"
+)
 # Details that name their cause whichever ncclResult_t carried them (WARN texts of NCCL 2.4-2.28):
 # - two ranks on one GPU in NCCL 2.28's words (init.cc "Multiple Ranks are using the same GPU/Partition.
 #   Set NCCL_MULTI_RANK_GPU_ENABLE=1 ...", transport/nvls.cc "... communicator has multiple ranks using
@@ -111,7 +122,8 @@ USAGE_TEXT = lazy_re.compile(
 #   support", "NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if
 #   the installed CUDA driver < R465"): the driver (RUN261);
 # - no network plugin at all (plugin/net.cc 2.19+ "Failed to initialize any NET plugin", "Error: network
-#   IB not found." when NCCL_NET names a transport that is not there): the platform (RUN294);
+#   IB not found." when NCCL_NET names a transport that is not there; 2.3-2.4 transport/net.cc "Error :
+#   Network returned 0 device", the NET/Socket fallback found no interface either): the platform (RUN294);
 # - the topology XML NCCL was given (NCCL_TOPO_FILE / NCCL_GRAPH_FILE, or the file a cloud's network
 #   plugin supplies for the instance type) that graph/xml.cc / xml.h cannot use: "XML Parse error :
 #   unterminated comment", "XML Mismatch : system / gpu", "XML Topology has wrong version 1, 2 needed",
@@ -126,7 +138,11 @@ USAGE_TEXT = lazy_re.compile(
 #   find rank 3", transport.cc "No transport found !", misc/rings.cc "Error : Could not find transport to
 #   connect next group", enqueue.cc "Unknown pattern 7", "Unknown collective 9", "Sendrecv plan not
 #   aligned for self", p2p.cc "Internal error : NVswitch links mismatch", "Recursive P2P computation
-#   cannot work for >8 GPUs": RUN192.
+#   cannot work for >8 GPUs", 2.12+'s "No transport found for rank 0[1000] -> rank 1[2000]" and "Unknown
+#   pattern for collective 3 algorithm 4": RUN192;
+# - the host allocations behind ncclSystemError: "Failed to malloc 4294967296 bytes" (include/core.h 2.3,
+#   include/alloc.h since), "malloc of N bytes failed" (transport/p2p.cc 2.3-2.4), "Bootstrap thread : failed
+#   to allocate memory": RUN171.
 DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
     (
         lazy_re.compile(
@@ -164,7 +180,9 @@ DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
         "graph_driver",
     ),
     (
-        lazy_re.compile(r"Failed to initialize any NET plugin|Error: network \S+ not found"),
+        lazy_re.compile(
+            r"Failed to initialize any NET plugin|Error: network \S+ not found|Network returned 0 device"
+        ),
         C.NCCL_NET_PROVIDER_MISSING,
         "NCCL found no usable network transport (NCCL_NET, the plugin or its provider)",
         "net_plugin",
@@ -176,11 +194,30 @@ DETAIL_TABLE: tuple[tuple[re.Pattern[str], Any, str, str], ...] = (
             r"No path computed to go from|Could not find NET with id|ncclTopo\w+ could not find|"
             r"No transport found !|Could not find transport to connect next group|"
             r"Attribute \w+ of node \w+ not found|"
-            r"Unknown (?:pattern|collnet pattern|collective) -?\d|Sendrecv (?:plan|schedule) not aligned|"
+            r"Unknown (?:pattern|collnet pattern|collective) -?\d|Unknown pattern for collective|"
+            r"No transport found for rank|Sendrecv (?:plan|schedule) not aligned|"
             r"Recursive P2P computation cannot work"
         ),
         C.NCCL_INTERNAL_ERROR,
         "NCCL's own consistency check failed (an internal error)",
         "internal",
+    ),
+    (
+        UDS,
+        C.NCCL_PROXY_UDS_FAILED,
+        "NCCL's proxy could not pass a CUDA memory handle to a local peer over its Unix domain socket: the "
+        "node's ranks run in different network namespaces (containers), or the peer died; "
+        "NCCL_CUMEM_ENABLE=0 avoids it",
+        "proxy_uds",
+    ),
+    (
+        lazy_re.compile(
+            r"Failed to malloc \d+ bytes|malloc of \d+ bytes failed|"
+            r"Bootstrap thread : failed to allocate memory"
+        ),
+        C.NCCL_SYSTEM_ERROR,
+        "a host memory allocation inside NCCL failed (the host is out of memory, or a ulimit caps the "
+        "process)",
+        "host_malloc",
     ),
 )

@@ -179,6 +179,21 @@ def _xla_last(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     return from_detail(hit, detail, base, None, 0, kind)
 
 
+# NCCL's CUDACHECK text on a line of its own ("Cuda failure 'invalid argument'", 2.19+ "Cuda failure 1
+# 'invalid argument'"): a paste that kept the message and dropped the WARN head ("host:pid:tid [dev]
+# file:line NCCL WARN "), read as the WARN is (the CUDA error decides: out of memory, a driver's answer; a
+# bare generic one is ncclUnhandledCudaError, RUN194). nccl-tests' own "Cuda failure common.cu:892 'out of
+# memory'" names its file and is oom_layers'; "driver shutting down" is the process's exit, not a failure.
+_BARE_CUDA_FAILURE = lazy_re.compile(r"^\s*Cuda failure (?:\d+ )?'(?P<what>[^'\n]+)'\s*$")
+
+
+def _bare_cuda_failure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "shutting down" in m.group("what"):
+        return []
+    text = m.group(0).strip()
+    return from_detail(hit, text, {"nccl_warn": text}, None, 0, None)
+
+
 SIGNATURES = (
     Signature(
         "nccl result with xla's last warning",
@@ -232,6 +247,14 @@ SIGNATURES = (
         C.NCCL_SYSTEM_ERROR.code,
         anchors=(b"== ncclSuccess",),
         words=("== ncclsuccess",),
+    ),
+    Signature(
+        "nccl cuda failure without its warn head",
+        _BARE_CUDA_FAILURE,
+        _bare_cuda_failure,
+        C.NCCL_CUDA_ERROR.code,
+        anchors=(b"Cuda failure ",),
+        words=("cuda failure ",),
     ),
     Signature(
         "nccl check macro of a program",

@@ -125,6 +125,41 @@ def _peer_gone(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# The C++ plugin (v1.14+) catches an exception at its API entry points and prints it: "NET/OFI Caught
+# exception in plugin init: <what>" (also rdma_init, sendrecv_init: the plugin did not come up, RUN294 as a
+# provider that is missing) or "... in plugin listen / connect / accept: <what>" (a connection over the
+# fabric failed, RUN173); the TCP provider's "NET/OFI No viable endpoint found for TCP provider. Try and
+# relax the filters using OFI_NCCL_USE_IPV6_TCP or OFI_NCCL_EXCLUDE_TCP_IF environment variables" (v1.13+, no
+# interface passed its filters: RUN294). GIN's exceptions (NCCL 2.28's device API) are not read.
+_CAUGHT = lazy_re.compile(
+    r"NET/OFI (?:Caught exception in (?P<where>plugin init|rdma_init|sendrecv_init|plugin (?:listen|connect|"
+    r"accept)): (?P<what>.*)|No viable endpoint found for TCP provider)"
+)
+
+
+def _caught(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    where = m.group("where") or "tcp endpoint"
+    init = not where.startswith("plugin ") or where == "plugin init"
+    code = C.NCCL_NET_PROVIDER_MISSING if init or where == "tcp endpoint" else C.NCCL_IB_ERROR
+    what = (
+        f"failed to initialize ({clip(m.group('what') or '', 120)})"
+        if m.group("what") is not None and init
+        else f"failed in {where[7:]} ({clip(m.group('what') or '', 120)})"
+        if m.group("what") is not None
+        else "found no endpoint for its TCP provider (no interface passed the OFI_NCCL_EXCLUDE_TCP_IF / "
+        "OFI_NCCL_USE_IPV6_TCP filters)"
+    )
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: NCCL's libfabric plugin (aws-ofi-nccl) {what}",
+            {"plugin": "aws-ofi-nccl", "ofi_stage": where, "nccl_warn": clip(hit.text[m.start() :], 200)},
+            code=code.code,
+            dedupe=(code.code, "ofi_caught", where),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "aws-ofi-nccl remote rail count",
@@ -141,6 +176,14 @@ SIGNATURES = (
         C.NCCL_NET_PROVIDER_MISSING.code,
         anchors=(b"NET/OFI Insufficient Libfabric devices found",),
         words=("insufficient libfabric devices",),
+    ),
+    Signature(
+        "aws-ofi-nccl exception or no tcp endpoint",
+        _CAUGHT,
+        _caught,
+        C.NCCL_NET_PROVIDER_MISSING.code,
+        anchors=(b"NET/OFI Caught exception in ", b"NET/OFI No viable endpoint found for TCP provider"),
+        words=("net/ofi caught exception in", "no viable endpoint found for tcp"),
     ),
     Signature(
         "efa peer queue pair gone",
