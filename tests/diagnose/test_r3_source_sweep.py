@@ -1320,7 +1320,6 @@ NO_CLASS = [
         "F0204 18:10:50.435636 15168 cudnn_conv_layer.cpp:52] Check failed: status == "
         "CUDNN_STATUS_SUCCESS (4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR"
     ),
-    "Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory",
     "ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)",
     (
         "what():  [enforce fail at /users/blah/gloo/gloo/benchmark/runner.cc:124] "
