@@ -1,14 +1,15 @@
 """`verify_many`: several verify runs in one spawn of N ranks, each the run `verify` alone gives.
 
 Importing torch in every rank is most of a small run's time; a batch pays it once. The ranks
-(worker.run_batch) do the runs one after the other, each with its own out_dir, reference,
-seed and a fresh process group. The deadline restarts for every run that all ranks finish
-(`timeout_s` per run). The first run that does not finish cleanly on every rank (a rank
-raised, crashed or hung) ends the batch there, as it ends a single run: the failing rank leaves
-(worker.run_batch), the others get the grace a single run gives them, then are killed. That run
-is reported from its own records and from each rank's output since the run began; the runs
-before it are kept, and the runs after it go to a new batch. Entries that need the eval-mode
-re-run (VER110) get it in a second batch.
+(worker.run_batch) do the runs one after the other, each with its own out_dir, reference, seed and
+a fresh process group (the reference of an entry run again with another strategy and the same
+settings is the first run's, linked: it is a function of them). The deadline restarts for every
+run that all ranks finish (`timeout_s` per run). The first run that does not finish cleanly on
+every rank (a rank raised, crashed or hung) ends the batch there, as it ends a single run: the
+failing rank leaves (worker.run_batch), the others get the grace a single run gives them, then are
+killed. That run is reported from its own records and from each rank's output since the run began;
+the runs before it are kept, and the runs after it go to a new batch. Entries that need the
+eval-mode re-run (VER110) get it in a second batch.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ requires_grad, BatchNorm and dropout modules, a seeded probe forward). Exit stat
 
 Batch mode (`verify_many`, pgdoctor.verify.batch): the config's `batch` lists several runs, done
 one after the other in the same processes, each as a run of its own: its own out_dir, the
-reference first on rank 0 before any process group exists, then a fresh process group (over one
+reference first on rank 0 before any process group exists (one that an earlier run of the same
+entry and settings computed is taken again, _reference_of_batch), then a fresh process group (over one
 TCPStore, a key prefix per run) destroyed after it, torch's seed, default dtype and grad mode
 reset, and the entry's module and sys.path entries dropped. The first run that fails on a rank
 ends that process, exactly as a single run does; the parent runs the rest again.
@@ -112,6 +113,8 @@ def run_batch(items: list[dict[str, Any]], rank: int, world: int, pg_timeout_s: 
 
     store = _store(rank, world, pg_timeout_s)
     dtype = torch.get_default_dtype()
+    keys = [_reference_key(cfg) for cfg in items]
+    kept: dict[str, str] = {}  # a reference a later run of this batch takes again -> its folder
     for i, cfg in enumerate(items):
         print(f"pgdoctor-batch: run {i}: {cfg['entry']}", file=sys.stderr, flush=True)
         path, modules = list(sys.path), set(sys.modules)
@@ -119,7 +122,7 @@ def run_batch(items: list[dict[str, Any]], rank: int, world: int, pg_timeout_s: 
         torch.set_grad_enabled(True)
         rc = 0
         if rank == 0 and cfg.get("reference_first"):
-            rc = run_role(cfg, "reference", 0, 1)
+            rc = _reference_of_batch(cfg, i, keys, kept)
         if rc not in (EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR):
             rc = max(rc, run_role(cfg, cfg["role"], rank, world, dist.PrefixStore(f"run{i}", store)))
         if rc:
@@ -132,6 +135,59 @@ def run_batch(items: list[dict[str, Any]], rank: int, world: int, pg_timeout_s: 
                 del sys.modules[name]
         gc.collect()
     return 0
+
+
+def _reference_key(cfg: dict[str, Any]) -> str:
+    """What the one-process reference is a function of: the entry, the steps, the global batch (the
+    data world), the device and train/eval mode, with torch's seed set alike before build(); not the
+    strategy the ranks then run (run_reference reads no other setting)."""
+    import json
+
+    used = {k: v for k, v in cfg.items() if k not in ("out_dir", "role", "strategy")}
+    return json.dumps(used, sort_keys=True)
+
+
+def _reference_of_batch(cfg: dict[str, Any], i: int, keys: list[str], kept: dict[str, str]) -> int:
+    """Rank 0's reference for run `i` of a batch. A run of the same entry and settings as an earlier
+    one (the DDP and FSDP runs of one model) takes the reference that run computed instead of
+    computing it again (for a GPT-2-sized model that was a quarter of the batch's CPU). The ranks
+    delete the reference's tensor files as they compare, so a reference a later run needs is linked
+    into a folder of its own as soon as it is written, before any rank can start (the ranks wait for
+    rank 0 to join the process group); the folder goes with the last run that takes it."""
+    import shutil
+
+    key, out_dir = keys[i], cfg["out_dir"]
+    rc = 0
+    if not (key in kept and _link_reference(kept[key], out_dir)):
+        rc = run_role(cfg, "reference", 0, 1)
+        keep = os.path.join(os.path.dirname(out_dir), f"reference-of-{i}")
+        if rc == 0 and key in keys[i + 1 :] and key not in kept:
+            os.mkdir(keep)
+            if _link_reference(out_dir, keep):
+                kept[key] = keep
+    if key in kept and key not in keys[i + 1 :]:
+        shutil.rmtree(kept.pop(key), ignore_errors=True)
+    return rc
+
+
+def _link_reference(src: str, dst: str) -> bool:
+    """The reference's tensor files hard-linked from src into dst (copied where links fail), and its
+    reference.json last, as the ranks and the parent wait for that file. False where any is missing."""
+    import shutil
+
+    try:
+        for name in sorted(os.listdir(src)):
+            if name.startswith("reference.step") and name.endswith(".tensors"):
+                try:
+                    os.link(os.path.join(src, name), os.path.join(dst, name))
+                except OSError:
+                    shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+        tmp = os.path.join(dst, f"reference.json.tmp{os.getpid()}")
+        shutil.copyfile(os.path.join(src, "reference.json"), tmp)
+        os.replace(tmp, os.path.join(dst, "reference.json"))
+    except OSError:
+        return False
+    return True
 
 
 def _of_entry(name: str, file: Any, entry: str) -> bool:

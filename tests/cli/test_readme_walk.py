@@ -71,6 +71,10 @@ def test_readme_quick_start_then_job_script_line_in_one_fresh_venv(tmp_path: Pat
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
     env["VIRTUAL_ENV"] = str(venv)
+    # pip byte-compiles every file it installs (torch and the test dependencies: thousands of modules, most
+    # never imported here), into a folder this walk deletes: much of the walk's CPU, and nothing the walk
+    # checks. Without it, the modules the commands import are compiled as they are imported.
+    env["PIP_COMPILE"] = "0"
 
     def sh(command: str, timeout: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

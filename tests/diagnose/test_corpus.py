@@ -24,8 +24,12 @@ from typing import Any, Optional
 
 import pytest
 
-from pgdoctor.diagnose.api import diagnose_sources
+from tests.helpers.diagnosed import CORPUS_GROUP, diagnosed
 from tests.helpers.paths import FIXTURES
+
+# The answers to these logs are kept per worker (tests/helpers/diagnosed.py): the gates test and the
+# paste shapes read the same logs, and run on the worker that holds them.
+pytestmark = pytest.mark.xdist_group(CORPUS_GROUP)
 
 CORPUS = FIXTURES / "corpus"
 V1 = CORPUS / "real_logs_v1.jsonl"
@@ -221,7 +225,7 @@ def _score(paths: list[Path]) -> tuple[int, int, list[str], dict[str, list[int]]
         for case in _cases(path):
             if case["id"] in SEEN_BY_RULE_WRITERS:
                 continue
-            findings = diagnose_sources([(case["id"], case["log"])])  # an exception fails the test
+            findings = diagnosed(case["id"], case["log"])  # an exception fails the test
             real = [f for f in findings if f.severity.value in ("warn", "fail")]
             first = real[0].category if real else None
             ok = first in accepted(case)
@@ -563,11 +567,7 @@ def test_every_decoy_gets_no_wrong_failure() -> None:
         for case in _cases(path):
             if case["category"] != "other_ambiguous":
                 continue
-            real = [
-                f
-                for f in diagnose_sources([(case["id"], case["log"])])
-                if f.severity.value in ("warn", "fail")
-            ]
+            real = [f for f in diagnosed(case["id"], case["log"]) if f.severity.value in ("warn", "fail")]
             if real and real[0].category not in accepted(case):
                 wrong.append(f"{case['id']}: {real[0].code} {real[0].message[:100]}")
     assert not wrong, "decoys diagnosed as failures:\n" + "\n".join(wrong)
@@ -599,11 +599,7 @@ def test_root_cause_carries_the_facts_the_log_shows() -> None:
     for path in [V1, *NEW]:
         for case in _cases(path):
             facts = case.get("expected_facts") or {}
-            real = [
-                f
-                for f in diagnose_sources([(case["id"], case["log"])])
-                if f.severity.value in ("warn", "fail")
-            ]
+            real = [f for f in diagnosed(case["id"], case["log"]) if f.severity.value in ("warn", "fail")]
             if not isinstance(facts, dict) or not real:
                 continue
             for key in FACT_KEYS:

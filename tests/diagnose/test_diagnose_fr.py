@@ -18,6 +18,9 @@ from pgdoctor.diagnose.flight.dump import load_dump, read_dumps
 from tests.helpers import fr_lab
 from tests.helpers.paths import FIXTURES
 
+# The tests of the one real job run on one worker: spread over workers, each built it (7 CPU-s).
+SKIP_RUN_WORKER = pytest.mark.xdist_group("fr_skip_run")
+
 
 @pytest.fixture(scope="module")
 def skip_run(tmp_path_factory: pytest.TempPathFactory) -> fr_lab.FrRun:
@@ -29,6 +32,7 @@ def skip_run(tmp_path_factory: pytest.TempPathFactory) -> fr_lab.FrRun:
 
 
 @pytest.mark.slow
+@SKIP_RUN_WORKER
 def test_real_dump_names_the_rank_that_skipped(skip_run: fr_lab.FrRun) -> None:
     rep = diagnose_paths([], [skip_run.out])
     root = rep.findings[0]
@@ -42,6 +46,7 @@ def test_real_dump_names_the_rank_that_skipped(skip_run: fr_lab.FrRun) -> None:
 
 
 @pytest.mark.slow
+@SKIP_RUN_WORKER
 def test_json_dumps_alone_give_the_same_answer(skip_run: fr_lab.FrRun, tmp_path: Path) -> None:
     for n in os.listdir(skip_run.out):
         if n.endswith(".json"):
@@ -51,6 +56,7 @@ def test_json_dumps_alone_give_the_same_answer(skip_run: fr_lab.FrRun, tmp_path:
 
 
 @pytest.mark.slow
+@SKIP_RUN_WORKER
 def test_dump_plus_real_gloo_logs(skip_run: fr_lab.FrRun) -> None:
     logs = [(f"rank{r}.log", skip_run.log_text(r)) for r in range(3)]
     findings = diagnose_sources(logs, [skip_run.out])

@@ -22,6 +22,8 @@ pytestmark = [
     pytest.mark.netns,
     pytest.mark.slow,
     pytest.mark.skipif(REASON is not None, reason=f"network namespaces unavailable: {REASON}"),
+    # One worker: the four-host lab of `run` (9 CPU-s) was built on every worker that ran one of its tests.
+    pytest.mark.xdist_group("netns_lab"),
 ]
 ROOT = Path(__file__).resolve().parents[2]
 FAST_MBIT, SLOW_MBIT = 400, 40
