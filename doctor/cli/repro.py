@@ -45,8 +45,28 @@ def nsys_command(argv: list[str], output: str) -> list[str]:
     ]
 
 
+# Device nodes of a GPU torch can use: NVIDIA's driver (nvidia*, Jetson's nvhost*), WSL2's
+# paravirtual GPU (dxg), AMD's ROCm (kfd). Without any of them torch.cuda.is_available() is False.
+GPU_DEVICE_NODES = ("nvidia", "nvhost", "dxg", "kfd")
+
+
+def _gpu_nodes(dev_dir: str = "/dev") -> bool:
+    try:
+        return any(name.startswith(GPU_DEVICE_NODES) for name in os.listdir(dev_dir))
+    except OSError:
+        return True  # cannot tell: ask torch
+
+
 def _device(choice: str) -> str:
+    """The device the ranks use. Importing torch here only to learn that a machine without a GPU
+    has none cost every CPU repro ~1.5 CPU-seconds (the ranks import it anyway)."""
+    import importlib.util
+
     require_torch_importable()
+    if importlib.util.find_spec("torch") is None:
+        raise UserError("pgdoctor repro needs torch (pip install 'pgdoctor[torch]')")
+    if choice == "cpu" or (choice == "auto" and not _gpu_nodes()):
+        return "cpu"
     try:
         import torch
     except ImportError:
