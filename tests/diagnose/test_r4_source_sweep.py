@@ -15,8 +15,8 @@ PyTorchJob controller, the container runtime's GPU hook); Ray (the memory monito
 OOM summary and worker_pool, actor and worker deaths, node death, GCS connection); DeepSpeed's launcher
 (launch.py sigkill_handler, runner.py, pdsh); Accelerate's launcher; Horovod's runner (gloo_run.py) and stall
 inspector; the kernel's OOM killer as the launchers' logs carry it.
-Messages read: about 270 rendered lines; kept here 253 whose wording the sources print (187 failures - of
-them 28 that say too little alone and may get the generic exit RUN133 or silence - and 66 no failure or too
+Messages read: about 310 rendered lines; kept here 287 whose wording the sources print (219 failures - of
+them 33 that say too little alone and may get the generic exit RUN133 or silence - and 68 no failure or too
 little alone; the others were guesses at wordings the sources do not print, left out). Before this sweep 11 of the failures were silent (srun's task ends in other strsignal() words
 "Terminated" / "Hangup", srun's own words for a step ended by a signal or that lost a node's slurmstepd,
 Slurm's virtual-memory limit kill, srun's "Can not execute", mpirun's --timeout); after: 0. None got a
@@ -592,6 +592,97 @@ FAILURES: list[tuple[str, object]] = [
         KILLED,
     ),
     ("Out of memory: Killed process 12345 (python3) total-vm:123456kB, anon-rss:1234kB", KILLED),
+    # --- second pass: the same sources' other shapes (PRRTE 5 wording, Ray 2.x exits, kubelet events and
+    # pod status JSON, the DeepSpeed / Accelerate / Horovod wrappers, shell and kernel kill records)
+    ("prterun noticed that process rank 3 with PID 4242 on node n1 exited on\nsignal 9 (Killed).", KILLED),
+    ('prterun has exited due to process rank 0 with PID 4242 on node n1 calling\n"abort".', TOO_LITTLE),
+    (
+        "prterun detected that one or more processes exited with non-zero status,\nthus causing the job to be terminated. The first process to do so was:\n\n   Process name: [prterun-node1-4242@1,3]\n   Exit code:    1",
+        TOO_LITTLE,
+    ),
+    ("mpiexec noticed that process rank 1 with PID 0 on node worker-1 exited on signal 9 (Killed).", KILLED),
+    ("orterun noticed that process rank 1 with PID 0 on node worker-1 exited on signal 9 (Killed).", KILLED),
+    (
+        "[worker-1:01234] *** Process received signal ***\n[worker-1:01234] Signal: Aborted (6)\n[worker-1:01234] Signal code:  (-6)",
+        KILLED,
+    ),
+    ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", KILLED),
+    (
+        "(raylet, ip=10.0.0.2) [2024-01-01 12:00:00,000 E 123 123] (raylet) node_manager.cc:3084: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 8a9b, IP: 10.0.0.2) over the last time period.",
+        KILLED,
+    ),
+    (
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n\tclass_name: RayTrainWorker\nThe actor is dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low on memory.",
+        KILLED,
+    ),
+    (
+        "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.\nThe actor is dead because its node has died. Node Id: 8a9b\nThe actor never ran - it was cancelled before it started running.",
+        KILLED,
+    ),
+    (
+        "ray.exceptions.NodeDiedError: Task failed due to the node (where this task was running)  was dead or unavailable.",
+        KILLED,
+    ),
+    (
+        "ray.exceptions.RayTaskError(RuntimeError): ray::RayTrainWorker._RayTrainWorker__execute() (pid=123, ip=10.0.0.1)",
+        TOO_LITTLE,
+    ),
+    (
+        "  Warning  OOMKilling  1m  kernel-monitor  Memory cgroup out of memory: Killed process 4321 (python) total-vm:100GB",
+        KILLED,
+    ),
+    ("      Reason:       OOMKilled\n      Message:      \n      Exit Code:    137", KILLED),
+    ("Pod pytorch-job-worker-0 was evicted: The node was low on resource: memory.", KILLED),
+    ('Container "pytorch" was OOMKilled', KILLED),
+    ('{"lastState":{"terminated":{"exitCode":137,"reason":"OOMKilled"}}}', KILLED),
+    ("  Warning  Preempting  1m  kubelet  Preempted in order to admit critical pod", KILLED),
+    ("Error: exit status 137", KILLED),
+    (
+        "The node was low on resource: memory. Container trainer was using 62Gi, which exceeds its request of 0.",
+        KILLED,
+    ),
+    (
+        "  Warning  Failed  1m  training-operator  PyTorchJob default/job is failed because 1 Worker replica(s) failed.",
+        TOO_LITTLE,
+    ),
+    (
+        "[2024-01-01 12:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=7'] exits with return code = -7",
+        KILLED,
+    ),
+    (
+        "deepspeed.launcher.launch: subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py']' returned non-zero exit status 1.",
+        TOO_LITTLE,
+    ),
+    (
+        "[2024-01-01 12:00:00,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4567\n[2024-01-01 12:00:00,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4568\n[2024-01-01 12:00:00,000] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9",
+        KILLED,
+    ),
+    (
+        "accelerate.commands.launch: subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+        KILLED,
+    ),
+    (
+        "Process 2 exit with status code 137.\nTerminating remaining workers after failure of Process 2.\nRuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated. The first process to do so was:\nProcess name: 2\nExit code: 137",
+        KILLED,
+    ),
+    ("[1,2]<stderr>:Killed", KILLED),
+    ("bash: line 1: 12345 Killed                  python train.py", KILLED),
+    (
+        "/var/spool/slurmd/job12345/slurm_script: line 20: 12345 Killed                  srun python train.py",
+        KILLED,
+    ),
+    (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=12345.batch. Some of the step tasks have been OOM Killed.\nsrun: error: node01: task 0: Out Of Memory",
+        KILLED,
+    ),
+    (
+        "[12345.678901] Out of memory: Killed process 4567 (python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:200000kB oom_score_adj:0",
+        KILLED,
+    ),
+    (
+        "[Mon Jan  1 12:00:00 2024] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,oom_memcg=/slurm/uid_1000/job_12345,task_memcg=/slurm/uid_1000/job_12345/step_0/task_0,task=python,pid=4567,uid=1000",
+        KILLED,
+    ),
 ]
 
 SILENT: list[str] = [
@@ -671,6 +762,9 @@ SILENT: list[str] = [
     "Process 1 exit with status code 1.",
     # --- The kernel's OOM killer, as the launchers' logs carry it
     "Terminating remaining workers after failure of Process 1.",
+    # --- second pass
+    "  Normal   Killing    30s   kubelet  Stopping container pytorch",
+    "2024-01-01 12:00:00,000\tINFO usage_lib.py:441 -- Usage stats collection is enabled by default without user confirmation",
 ]
 
 
