@@ -28,6 +28,21 @@ SIGNAL_NAMES = {
     25: "SIGXFSZ",
     31: "SIGSYS",
 }
+# glibc's strsignal() words for each (srun's "task 3: Terminated", a shell's "Killed", mpirun's "(Aborted)").
+STRSIGNAL = {
+    "Hangup": 1,
+    "Interrupt": 2,
+    "Quit": 3,
+    "Illegal instruction": 4,
+    "Aborted": 6,
+    "Bus error": 7,
+    "Floating point exception": 8,
+    "Killed": 9,
+    "User defined signal 1": 10,
+    "Segmentation fault": 11,
+    "User defined signal 2": 12,
+    "Terminated": 15,
+}
 # Who sends a signal that does not come from the process's own fault (for a rank that exited on it with no
 # other error in its log).
 SIGNAL_SENDERS = {

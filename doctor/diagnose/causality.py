@@ -456,6 +456,12 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
                 and e.facts["ran_for_ms"] >= _WAITED_OUT_MS
                 for e in explains
             )
+        # srun's record of tasks ended by SIGTERM / SIGHUP / SIGINT ("task 1: Terminated") is the step being
+        # ended: slurmstepd signals every task of the step at once (a time limit, scancel, the abort after
+        # another task failed), so the task number names no rank of its own; anything else read for the job
+        # (slurmstepd's cancel line and its reason, a hang before it, a peer's error) explains it.
+        if not explained and root_exit.facts.get("reporter") == "srun":
+            explained = root_exit.facts.get("signal") in ("SIGTERM", "SIGHUP", "SIGINT") and bool(explains)
         if not explained:
             kept.append(_exit_finding_event(root_exit))
     if not kept:

@@ -14,7 +14,10 @@ Formats, read at their source:
   after load exceeds threshold.", ...), then "Exited with exit code 140.".
 - Slurm beyond its cancel line: "srun: error: Node failure on gpu-node-01" (srun, a node of the step
   died), "*** JOB 123 STEPD TERMINATED ON node-1 AT ... DUE TO JOB NOT ENDING WITH SIGNALS ***"
-  (slurmstepd, processes that outlived the kill), submitit's "Caught signal SIGUSR2 on host: this job is
+  (slurmstepd, processes that outlived the kill), srun's own words when the step was ended by a signal ("srun:
+  forcing job termination", "srun: Force Terminated StepId=12.0", "srun: error: Timed out waiting for job step
+  to complete": consequences, tier 2) or lost a node's slurmstepd ("aborting, io error with slurmstepd on node
+  3": tier 1), submitit's "Caught signal SIGUSR2 on host: this job is
   preempted.".
 - Kubernetes (kubelet eviction manager, node shutdown manager, critical-pod admission, the scheduler's
   preemption): "The node was low on resource: ephemeral-storage." (memory: host_oom), "Pod was terminated in
@@ -145,14 +148,50 @@ def _lsf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, f"LSF ended the job: {tail}", facts, tier=CONSEQUENCE, dedupe=(row.code, "lsf"))]
 
 
+# srun's own words when the step ended by a signal (src/srun/signals.c, src/api/step_launch.c, allocate.c):
+# "srun: forcing job termination" (srun got SIGTERM/SIGHUP: a scancel, the time limit), "srun: Force
+# Terminated StepId=12.0" / "job step 12.0" (a task ended on SIGTERM/SIGKILL), "srun: error: Timed out waiting
+# for job step to complete" (tasks that outlived the step's abort, killed again); and srun losing a node's
+# slurmstepd mid-step ("step_launch_notify_io_failure: aborting, io error with slurmstepd on node 3": the node
+# died, rebooted or dropped off the network, as a node failure).
 _SLURM = lazy_re.compile(
+    r"aborting, (?P<io>io error with slurmstepd) on node (?P<nodeid>\d+)|"
+    r"srun: (?P<force>Force Terminated|forcing job termination)\b|"
+    r"srun: error: (?P<stuck>Timed out waiting for job step to complete)|"
     r"srun: error: Node failure on (?P<host>[\w.\-\[\],]+)|"
     r"\*\*\* (?:JOB|STEP) (?P<id>\S+) STEPD TERMINATED ON (?P<on>\S+) AT \S+ "
     r"DUE TO (?P<why>[A-Z][A-Z ]+[A-Z])"
 )
 
 
+# What says more than srun's own words about a step's end, near them: slurmstepd's cancel line (its reason),
+# srun's record of each task's end, a lost node.
+_STEP_END_SAID = lazy_re.compile(r"CANCELLED AT|STEPD TERMINATED|Node failure on|srun: error: \S+: tasks? \d")
+
+
 def _slurm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("force") or m.group("stuck"):
+        near = [*hit.before(12, same_rank=False), *hit.after(12, same_rank=False)]
+        if any(_STEP_END_SAID.search(ln.text) for ln in near):
+            return []  # owned: the cancel line or the tasks' own records tell it (workers.py, launcher.py)
+        why = "tasks outlived the step's abort" if m.group("stuck") else "a signal"
+        msg = (
+            f"srun ended the step's tasks ({why}): they were killed from outside; why is elsewhere in the log"
+        )
+        facts0: dict[str, Any] = {"reporter": "srun", "reason": "step killed", "signal": "SIGKILL"}
+        return [row.event(hit, msg, facts0, tier=CONSEQUENCE, dedupe=(row.code, "srun_killed"))]
+    if m.group("io"):
+        facts1: dict[str, Any] = {
+            "reporter": "srun",
+            "reason": "node lost",
+            "node_index": int(m.group("nodeid")),
+        }
+        msg = f"srun lost the slurmstepd of node {m.group('nodeid')} mid-step (the node died or dropped off)"
+        return [
+            row.event(
+                hit, msg + ": its ranks died with it", facts1, tier=SYMPTOM, dedupe=(row.code, "srun_io")
+            )
+        ]
     if m.group("host"):
         facts: dict[str, Any] = {"reporter": "slurm", "reason": "node failure", "host": m.group("host")}
         return [
@@ -409,9 +448,30 @@ SIGNATURES = (
         _SLURM,
         _slurm,
         X,
-        anchors=(b"Node failure on", b"STEPD TERMINATED"),
-        worth=(rb"Node failure on", rb"STEPD TERMINATED"),
-        words=("node failure on", "stepd terminated"),
+        anchors=(
+            b"Node failure on",
+            b"STEPD TERMINATED",
+            b"Force Terminated",
+            b"forcing job termination",
+            b"waiting for job step to complete",
+            b"io error with slurmstepd",
+        ),
+        worth=(
+            rb"Node failure on",
+            rb"STEPD TERMINATED",
+            rb"Force Terminated",
+            rb"forcing job termination",
+            rb"waiting for job step to complete",
+            rb"io error with slurmstepd",
+        ),
+        words=(
+            "node failure on",
+            "stepd terminated",
+            "force terminated",
+            "job termination",
+            "job step to complete",
+            "io error with slurmstepd",
+        ),
     ),
     Signature(
         "kubernetes eviction or preemption",

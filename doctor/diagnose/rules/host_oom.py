@@ -70,9 +70,9 @@ _TASK_ROW = lazy_re.compile(
 )
 _TASK_HEAD = lazy_re.compile(r"oom_score_adj name|Tasks state \(memory values in pages\)")
 _SLURM = lazy_re.compile(r"Detected (\d+) oom[-_]kill event")
-# Slurm's accounting (jobacct_gather) killing a step over its memory limit, older and newer words.
+# Slurm's accounting (jobacct_gather) killing a step over its memory limit (RSS or virtual), in any version.
 _SLURM_LIMIT = lazy_re.compile(
-    r"Exceeded (?:job|step) memory limit|exceeded memory limit \((\d+) > (\d+)\), being killed"
+    r"Exceeded (?:job|step) memory limit|exceeded (?:virtual )?memory limit \((\d+) > (\d+)\), being killed"
 )
 _K8S = lazy_re.compile(r"\bOOMKilled\b")
 # kubelet evicting a pod for node memory pressure: "The node was low on resource: memory. Container

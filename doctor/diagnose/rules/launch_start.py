@@ -66,7 +66,10 @@ _SRUN = lazy_re.compile(
     r"Task launch for (?:StepId=)?(?P<step>[\w.+]+) failed on node (?P<node>[\w.-]+)\s*:\s*(?P<why2>.*)|"
     r"Application launch failed\s*:\s*(?P<why3>.*)|"
     r"(?P<alloc>Unable to allocate resources)\s*:\s*(?P<why5>.*)|"
-    r"execve\(\): (?P<exe>[^:]+): (?P<why4>No such file or directory|Permission denied)"
+    r"execve\(\): (?P<exe>[^:]+): (?P<why4>No such file or directory|Permission denied)|"
+    # srun's own search of the PATH before the launch (src/srun/opt.c, --test-only / --bcast): "srun: fatal:
+    # Can not execute python"
+    r"srun: fatal: (?P<noexec>Can not execute) (?P<exe2>\S+)"
 )
 _MPI = lazy_re.compile(
     r"(?P<tool>mpirun|mpiexec|orterun|prterun|prun) was unable to (?P<verb>launch|find|start) the specified "
@@ -191,6 +194,9 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         what = (
             f"srun could not get an allocation ({why}): the request does not fit the partition or the account"
         )
+    elif m.group("noexec"):
+        facts["executable"] = m.group("exe2")
+        return [_not_found(row, hit, facts, "srun")]
     elif m.group("exe"):
         if m.group("exe").strip().endswith("/slurm_script"):
             return []  # slurmd's own copy of the batch script: a node fault, not the job's launch
@@ -441,8 +447,10 @@ SIGNATURES = (
             b"Application launch failed",
             b"execve()",
             b"Unable to allocate resources",
+            b"Can not execute",
         ),
         worth=(
+            rb"Can not execute",
             rb"Unable to create step for job",
             rb"Task launch for \S+ failed on node",
             rb"Application launch failed",
@@ -455,6 +463,7 @@ SIGNATURES = (
             "application launch failed",
             "execve():",
             "unable to allocate resources",
+            "can not execute",
         ),
     ),
     Signature(

@@ -34,7 +34,7 @@ from pgdoctor.diagnose.event import Event, Hit, event
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.diagnose.text.normalize import Line
 from pgdoctor.knowledge.ranks import MAX_PID, bounded, span_gaps
-from pgdoctor.knowledge.signals import SIGNAL_NAMES
+from pgdoctor.knowledge.signals import SIGNAL_NAMES, STRSIGNAL
 from pgdoctor.model import lazy_re
 
 EXIT = "exit"
@@ -75,7 +75,8 @@ _CALLED = lazy_re.compile(
 )
 _SRUN = lazy_re.compile(
     r"srun: error: (\S+): tasks? (\d[\d,\-]*): (Killed|Exited with exit code (\d+)|Segmentation fault|"
-    r"Aborted|Out Of Memory|Bus error)"
+    r"Aborted|Out Of Memory|Bus error|Terminated|Hangup|Interrupt|Illegal instruction|"
+    r"User defined signal [12])"
 )
 # Open MPI's summary of the first process that failed: "Process name: [[1234,1],3]" then "Exit code: 137";
 # horovodrun's gloo launcher (horovod/runner/gloo_run.py) copies it: "Process name: 1" / "Exit code: 137",
@@ -445,10 +446,8 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [exit_event(hit, facts, int(m.group(1)))]
 
 
-# srun's words for how a task ended -> the exit code they stand for
-_SRUN_EXITS = lazy_re.ByText(
-    {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Out Of Memory": -9, "Bus error": -7}
-)
+# srun's words for how a task ended (src/srun/launch.c: strsignal() of the signal) -> the exit code
+_SRUN_EXITS = lazy_re.ByText({**{k: -n for k, n in STRSIGNAL.items()}, "Out Of Memory": -9})
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -14,6 +14,8 @@ prints them with "prterun" / "prun" for "%s"):
   [daemon-died-during-execution] "mpirun has detected that a required daemon terminated during execution of
   the application with a non-zero status.": RUN174 (tier 1 for the daemon's death, whose cause is on its
   node), as errmgr's "ORTE has lost communication with a remote daemon" (mpi_fabric).
+- [timeout] "The user-provided time limit for job execution has been reached:": mpirun's --timeout killed
+  the job (RUN133 at tier 2, a consequence like a scheduler's time limit).
 - [proc-mem-exceeded] "A process exceeded memory limits:" with "Node:": the runtime's memory sensor killed
   it (RUN121).
 - openib's [pp retry exceeded] "The InfiniBand retry count between two MPI processes has been exceeded.",
@@ -154,6 +156,22 @@ def _lost(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             dedupe=(row.code, "mpi_lost", facts.get("host")),
         )
     ]
+
+
+# [orterun:timeout] (orterun --timeout / MPIEXEC_TIMEOUT, 1.8-4.x; PRRTE's prun the same): "The user-provided
+# time limit for job execution has been reached:" then "  Timeout: 600 seconds": mpirun killed the job at the
+# user's limit, as a scheduler's time limit does (a consequence: why it ran so long is elsewhere, a hang).
+_TIMEOUT = lazy_re.compile(r"\bThe user-provided time limit for job execution has been reached\b")
+_SECS = lazy_re.compile(r"^\s*Timeout:\s*(\d+) seconds")
+
+
+def _timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"reporter": "mpirun", "reason": "time limit"}
+    secs = next((t for t in (_SECS.match(ln.text) for ln in hit.after(3, same_rank=False)) if t), None)
+    if secs:
+        facts["timeout_s"] = int(secs.group(1))
+    msg = "mpirun killed the job at the user's --timeout limit: why it ran so long is elsewhere"
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, "mpi_timeout"))]
 
 
 _MEM = lazy_re.compile(r"\bA process exceeded memory limits:")
@@ -304,6 +322,14 @@ SIGNATURES = (
             "scheduled heartbeat communications",
             "required daemon terminated during execution",
         ),
+    ),
+    Signature(
+        "mpirun user time limit",
+        _TIMEOUT,
+        _timeout,
+        C.RANK_EXITED.code,
+        anchors=(b"time limit for job execution has been reached",),
+        words=("time limit for job execution",),
     ),
     Signature(
         "mpirun memory sensor",
