@@ -228,9 +228,10 @@ def test_ranks_spinning_in_a_busy_wait_are_called_stalled(tmp_path: Path, no_lef
     root = report["findings"][0]
     assert root["code"] == "HNG101" and root["facts"]["ranks"] == [2], root
     spinner = json.loads((snap / "hang-rank0.json").read_text())
-    # The spinner burned CPU during the snapshot, and still did not count as progress.
+    # The spinner burned CPU during the snapshot, and still did not count as progress. A sleeping
+    # rank burns none; a spinner gets what the machine leaves it (0.199 of a core once under CI load).
     wall = spinner["sample_times_s"][-1] - spinner["sample_times_s"][0]
-    assert (spinner["cpu_s"][-1] - spinner["cpu_s"][0]) / wall > 0.2 and spinner["quiet_s"] >= 2
+    assert (spinner["cpu_s"][-1] - spinner["cpu_s"][0]) / wall > 0.05 and spinner["quiet_s"] >= 2
     assert report["hang"]["jobs"][0]["progressing_ranks"] == []
 
 

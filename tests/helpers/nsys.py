@@ -46,9 +46,14 @@ def env_with_nsys(nsys: Path, tmp: Path) -> dict[str, str]:
 # and "End of file" (the agent's end of the socket closed). Neither is pgdoctor's doing.
 NSYS_AGENT_NOT_UP = "Local Endpoint is not available"
 NSYS_AGENT_LOST = "End of file"
+# A third start-up race, once under a machine loaded far past its two cores: the CLI's ProcessWaiter
+# opened the launched process's named semaphore before it existed (sem_open: No such file or directory).
+NSYS_WAITER_EARLY = ("ProcessWaiterImpl", "sem_open")
 
 
 def nsys_lost_its_agent(stderr: str) -> bool:
+    if all(word in stderr for word in NSYS_WAITER_EARLY):
+        return True
     return any(NSYS_AGENT_NOT_UP in ln or ln.strip() == NSYS_AGENT_LOST for ln in stderr.splitlines())
 
 
