@@ -33,7 +33,9 @@ jax.distributed.initialize's own checks of its settings (jax/_src/distributed.py
 detect them from the cluster (Slurm, Open MPI, Cloud TPU, Kubernetes): "ValueError: coordinator_address should
 be defined.", "Number of processes must be defined.", "The process id of the current process must be
 defined.", and the Cloud TPU detection's "Number of workers does not equal the number of processes. Auto
-detecting process_id is not possible." (RUN224: the rendezvous settings are missing, as torch's env:// ones).
+detecting process_id is not possible." (RUN224: the rendezvous settings are missing, as torch's env:// ones),
+and the leader's "Unexpected task registered with task_name=/job:jax_worker/replica:0/task:4" (a process id
+outside the cluster the service was told of: the same settings, wrong).
 """
 
 from __future__ import annotations
@@ -249,7 +251,10 @@ _JAX_SETTINGS = lazy_re.compile(
     r"jobs must be indexed by setting `?completionMode|"
     r"Cannot automatically initialize distributed workload: pod \S+ does not have a controller|"
     r"In K8s, cluster automatic bootstrap only supports Job/JobSet|"
-    r"It appears that the Kubernetes service account \(SA\))"
+    r"It appears that the Kubernetes service account \(SA\)|"
+    # the leader's RegisterTask (tsl coordination_service.cc, TF 2.8+ / jaxlib 0.3+): a task whose id is not
+    # in the cluster it was configured with (process_id >= num_processes, a TF_CONFIG with fewer tasks)
+    r"Unexpected task registered with task_name=)"
 )
 _JAX_NAME = {
     "coordinator_address": "the coordinator address (coordinator_address / JAX_COORDINATOR_ADDRESS)",
@@ -262,6 +267,8 @@ _JAX_NAME = {
     "Cannot automatically": "the coordinator address (the pod belongs to no Job / JobSet)",
     "In K8s": "the coordinator address (the pod belongs to no Job / JobSet)",
     "It appears that the Kubernetes": "the coordinator address (the pod's service account may not read pods)",
+    "Unexpected task registered": "this process's id (a task outside the configured cluster registered: "
+    "process_id >= num_processes, or a task of another job at the same coordinator address)",
 }
 
 
@@ -360,6 +367,7 @@ SIGNATURES = (
             b"does not have a controller",
             b"only supports Job/JobSet",
             b"Kubernetes service account (SA)",
+            b"Unexpected task registered with",
         ),
         worth=(
             rb"should be defined",
@@ -371,6 +379,7 @@ SIGNATURES = (
             rb"does not have a controller",
             rb"only supports Job/JobSet",
             rb"Kubernetes service account \(SA\)",
+            rb"Unexpected task registered with",
         ),
         words=(
             "should be defined",
@@ -382,6 +391,7 @@ SIGNATURES = (
             "does not have a controller",
             "only supports job/jobset",
             "kubernetes service account (sa)",
+            "unexpected task registered with",
         ),
     ),
 )

@@ -67,6 +67,11 @@ _PAIR_TIMEOUT = lazy_re.compile(
 # or a title): the sentence is gloo's alone (tcp/pair.cc since 2019, uv/pair.cc), and the peer's "Connection
 # closed by peer" that follows it is the closure it caused, not a network fault.
 _PAIR_TIMEOUT_BARE = lazy_re.compile(r"Application timeout caused pair closure")
+# The exception type of that timeout in PaddlePaddle's copy of gloo (third_party/gloo: tcp/pair.cc throws
+# gloo::TimeoutException for the "TIMEOUT self_rank = .." above; upstream gloo has no such type): the abort's
+# "terminate called after throwing an instance of 'gloo::TimeoutException'" when the what() line is cut, a
+# title that names it. A C++ handler that names the type (catch, a reference) is source code, not a failure.
+_TIMEOUT_TYPE = lazy_re.compile(r"\bgloo::TimeoutException\b(?!\s*[&*])(?<!catch \(gloo::TimeoutException)")
 _IBVERBS = lazy_re.compile(r"gloo/transport/ibverbs/(?P<file>\w+\.cc):(?P<line>\d+)\]\s*(?P<what>.*)$")
 # Its deadlines (unbound_buffer.cc "Timed out waiting 1800000ms for recv operation to complete", pair.cc
 # "Timeout waiting for memory region from [10.0.0.2]:1234", buffer.cc "Read timeout" / "Send timeout"): a
@@ -242,6 +247,24 @@ def _pair_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             + (f" ({a.group(1)}:{a.group(2)})" if a else "")
             + ": the peer did not take part in the collective within the process group's timeout",
             facts,
+            dedupe=(row.code, hit.rank),
+        )
+    ]
+
+
+_HANDLES = lazy_re.compile(r"(?i)\b(?:catch|except|handl)\w*\b[^.!?]{0,24}$")
+_SETTING = lazy_re.compile(r"\b[A-Z_]*TIMEOUT[A-Z_]*\s*=")  # a line that names the deadline's setting
+
+
+def _timeout_type(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _HANDLES.search(hit.text[: m.start()]) or _SETTING.search(hit.text):
+        return []  # code or a question that handles the type ("catch (gloo::TimeoutException& e)"), a setting
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: gloo raised its TimeoutException (PaddlePaddle's gloo): a pair's send or receive "
+            "timed out: the peer did not take part in the collective within the timeout",
+            {"backend": "gloo", "direction": "pair", "exception": "gloo::TimeoutException"},
             dedupe=(row.code, hit.rank),
         )
     ]
@@ -507,6 +530,15 @@ SIGNATURES = (
         tier=1,
         anchors=(b"Application timeout caused pair closure",),
         words=("application timeout caused pair closure",),
+    ),
+    Signature(
+        "gloo TimeoutException (the type alone)",
+        _TIMEOUT_TYPE,
+        _timeout_type,
+        C.GLOO_TIMEOUT.code,
+        tier=1,
+        anchors=(b"gloo::TimeoutException",),
+        words=("gloo::timeoutexception",),
     ),
     Signature(
         "gloo ibverbs transport",

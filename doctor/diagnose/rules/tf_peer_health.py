@@ -15,6 +15,12 @@ as "UnavailableError: Collective ops is aborted by: cluster check alive failed, 
 The peer did not answer: its process died (OOM-killed, preempted, crashed: its own log says which) or the
 network between the workers dropped. A retry alone ("seems down, retrying 1/3") is read at tier 1: the
 peer may still answer, and a failure named elsewhere leads.
+
+A remote worker that no longer knows the client's eager context (eager_service_impl.cc GetServerContext, TF
+2.0+: InvalidArgument "Unable to find a context_id matching the specified one (123). Perhaps the worker was
+restarted?", later "..., or the context was GC'd?", Aborted since 2.4): the worker process is a new one (it
+died and was started again by its scheduler, a preempted VM or pod) and the job's membership broke (RUN312,
+as the coordination service's restarted task). Tier 1: the crash that made it restart leads when shown.
 """
 
 from __future__ import annotations
@@ -32,6 +38,12 @@ _PEER = r"(?P<peer>/job:(?P<job>[\w-]+)/replica:\d+/task:(?P<task>\d+))"
 _RETRY = lazy_re.compile(_PEER + r" seems down, retrying (?P<n>\d+)/(?P<of>\d+)")
 _DOWN = lazy_re.compile(
     r"[Cc]luster check alive failed,? " + _PEER + r" is down(?:, aborting collectives:?\s*(?P<why>.*))?"
+)
+
+
+_CONTEXT_GONE = lazy_re.compile(
+    r"Unable to find a context_id matching the specified one \((?P<ctx>-?\d+)\)\. Perhaps the worker "
+    r"was restarted"
 )
 
 
@@ -70,6 +82,22 @@ def _down(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+def _context_gone(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "a TensorFlow worker no longer knows this client's eager context: the worker process was "
+            "restarted "
+            "(it died or was preempted and its scheduler started it again), so the cluster's "
+            "membership broke; "
+            "read that worker's log for why it stopped",
+            {"framework": "tensorflow", "problem": "tf_worker_restarted", "context_id": m.group("ctx")},
+            tier=1,
+            dedupe=(row.code, "tf_context_gone"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "tf cluster check alive failed",
@@ -86,6 +114,15 @@ SIGNATURES = (
         C.TF_COLLECTIVE_PEER_DOWN.code,
         anchors=(b" seems down, retrying",),
         words=("seems down, retrying",),
+    ),
+    Signature(
+        "tf worker context gone (worker restarted)",
+        _CONTEXT_GONE,
+        _context_gone,
+        C.RENDEZVOUS_MEMBER_RESTARTED.code,
+        tier=1,
+        anchors=(b"Unable to find a context_id matching",),
+        words=("unable to find a context_id matching",),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -24,14 +24,18 @@ Formats:
   (coordination_service.py): here a task that was running died, so its own log holds the cause. Like Open
   MPI's "peer process has unexpectedly disconnected" it is that rank's exit (RUN133), tier 2: any failure
   the log shows outranks it. The agent's side says the same of the leader: "Failed to send RPC to
-  coordination service. Either the leader task died or the network connection is broken."
+  coordination service. Either the leader task died or the network connection is broken." A leader without a
+  channel to the tasks stops itself instead: "Stopping coordination service as heartbeat has timed out for
+  /job:jax_worker/replica:0/task:1 and there is no service-to-client connection" (the same loss).
 - The key-value store of the same service (below, `_KV_GET`).
 - A task that joined the service again as a new process (coordination_service.cc, TF 2.8+ / jaxlib 0.3+):
   the leader's "/job:jax_worker/replica:0/task:1 unexpectedly tried to connect with a different
   incarnation. It has likely restarted." (then "Use error polling to propagate the following error to all
   tasks: ABORTED: ..."), the heartbeat's "Incarnation ID mismatch: expecting 123 but got 456. This means the
   remote task has restarted." (newer: "<task> Heartbeat: Incarnation ID mismatch: ... The task has restarted
-  and likely crashed earlier"), and the agent's "Leader incarnation ID mismatch: the coordination leader has
+  and likely crashed earlier"), "<task> unexpectedly tried to connect while it is already in error.
+  ResetTask() should be called before a subsequent connect attempt." (a new process of a task the service had
+  set to ERROR), and the agent's "Leader incarnation ID mismatch: the coordination leader has
   restarted." The job's membership broke (RUN312): the task was restarted by its scheduler after a crash, or a
   second job registers at the same coordinator address and port. Tier 1: the crash that made it restart,
   when the log shows it, is the cause.
@@ -73,7 +77,11 @@ _HEARTBEAT = lazy_re.compile(
     r"has failed|tasks are unhealthy \(stopped sending heartbeats\)|"
     r"Terminating process because (?:the (?:JAX distributed service detected fatal errors|coordinator "
     r"detected missing heartbeats)|of missing heartbeat response from the coordinator)|"
-    r"Failed to send RPC to coordination service\. Either the leader task died"
+    r"Failed to send RPC to coordination service\. Either the leader task died|"
+    # the leader without a service-to-client channel (coordination_service.cc, TF 2.9+ / jaxlib 0.4.x) stops
+    # itself instead of telling the others: "Stopping coordination service as heartbeat has timed out for
+    # /job:jax_worker/replica:0/task:1 and there is no service-to-client connection"
+    r"Stopping coordination service as heartbeat has timed out for (?P<stale>\S+)"
 )
 # The NCCL communicator's unique id that JAX exchanges through the coordination service's key-value store
 # when a collective first runs (xla/pjrt/gpu, jaxlib 0.4.x): "DEADLINE_EXCEEDED: GetKeyValue() timed out
@@ -205,6 +213,9 @@ def _kv_get(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 
 _INCARNATION = lazy_re.compile(
     r"unexpectedly tried to connect with a different incarnation|"
+    # the same task registering again after the service had set it to ERROR (a heartbeat timeout, a reported
+    # error): a new process of a task that died, started again by its scheduler
+    r"unexpectedly tried to connect while it is already in error|"
     r"Incarnation ID mismatch: expecting \S+ but got \S+\.? (?:This means|The task has restarted)|"
     r"Leader incarnation ID mismatch: the coordination leader has restarted"
 )
@@ -283,9 +294,17 @@ SIGNATURES = (
         _incarnation,
         C.RENDEZVOUS_MEMBER_RESTARTED.code,
         tier=1,
-        anchors=(b"different incarnation", b"ncarnation ID mismatch"),
-        worth=(rb"different incarnation", rb"ncarnation ID mismatch"),
-        words=("different incarnation", "incarnation id mismatch"),
+        anchors=(
+            b"different incarnation",
+            b"ncarnation ID mismatch",
+            b"connect while it is already in error",
+        ),
+        worth=(
+            rb"different incarnation",
+            rb"ncarnation ID mismatch",
+            rb"connect while it is already in error",
+        ),
+        words=("different incarnation", "incarnation id mismatch", "connect while it is already in error"),
     ),
     Signature(
         "xla rendezvous abort",
@@ -328,18 +347,21 @@ SIGNATURES = (
             b"stopped sending heartbeats",
             b"Terminating process because",
             b"Either the leader task died",
+            b"heartbeat has timed out for",
         ),
         worth=(
             rb"heartbeat timeout\. This",
             rb"stopped sending heartbeats",
             rb"Terminating process because",
             rb"leader task died",
+            rb"heartbeat has timed out for",
         ),
         words=(
             "heartbeat timeout",
             "stopped sending heartbeats",
             "terminating process because",
             "leader task died",
+            "heartbeat has timed out for",
         ),
     ),
     Signature(
