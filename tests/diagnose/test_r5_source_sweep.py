@@ -35,6 +35,11 @@ Families added (rows in existing modules, existing code RUN301 c10d invalid usag
   `use_orig_params=False`", "... on the same device", "All FSDP modules should have the same
   state_dict_type." (fsdp_usage.py, flat).
 
+And one row on an existing code, RUN193 (two ranks of one communicator on one GPU, nccl_usage), in
+device_comm_faults.py: NCCL's own communicator records (init.cc "comm 0x.. rank R nranks N cudaDev D [nvmlDev D]
+busId B [commId C] - Init/Abort/Destroy COMPLETE", 2.4-2.29) read around an aborted communicator: two processes of
+one host that put different ranks of one communicator on one bus id ran on one GPU.
+
 Left silent (no class fits what the line alone says): a checkpoint saved at another world size (DeepSpeed's "The
 checkpoint being loaded used a DP world size of 8 but the current world size is 4", FSDP's "size mismatch for
 _fsdp_wrapped_module._flat_param" on load), autograd's generic "The size of tensor a (4096) must match ...".
@@ -537,3 +542,52 @@ def test_gloo_list_size_names_the_collective() -> None:
     )
     f = root_finding(log)
     assert f is not None and f.code == "RUN301" and f.facts.get("op") == "all_gather", f
+
+
+# NCCL's communicator records (init.cc, 2.4-2.18 and 2.19+ with nvmlDev / commId): two processes of one host
+# whose aborted communicator puts different ranks on one bus id ran on one GPU.
+_ONE_GPU = (
+    "d-9-11-1:2870757:2870757 [0] NCCL INFO comm 0x560c6a8aafd0 rank 0 nranks 2 cudaDev 0 busId 86000 - Abort COMPLETE\n"
+    "d-9-11-1:2870756:2870756 [0] NCCL INFO comm 0x55592676f080 rank 1 nranks 2 cudaDev 0 busId 86000 - Abort COMPLETE\n"
+    "Traceback (most recent call last):\n"
+    '  File "multi_tutorial.py", line 39, in __init__\n'
+    "    self.model = DDP(self.model, device_ids=[self.local_rank])\n"
+)
+
+
+def test_aborted_communicator_with_two_ranks_on_one_bus_id() -> None:
+    f = root_finding(_ONE_GPU)
+    assert f is not None and f.code == "RUN193" and f.facts.get("ranks") == [0, 1], f
+
+
+def test_aborted_communicator_newer_records() -> None:
+    log = (
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x3587 - Init COMPLETE\n"
+        "n1:101:201 [0] NCCL INFO comm 0x55f2 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x3587 - Init COMPLETE\n"
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 busId 1b000 - Abort COMPLETE\n"
+    )
+    f = root_finding(log)
+    assert f is not None and f.code == "RUN193", f
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # two GPUs: two bus ids
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 busId 1b000 - Abort COMPLETE\n"
+        "n1:101:201 [1] NCCL INFO comm 0x55f2 rank 1 nranks 2 cudaDev 1 busId 3d000 - Abort COMPLETE\n",
+        # one bus id on two hosts: two machines' first GPU
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 busId 1b000 - Abort COMPLETE\n"
+        "n2:100:200 [0] NCCL INFO comm 0x55f2 rank 1 nranks 2 cudaDev 0 busId 1b000 - Abort COMPLETE\n",
+        # colocated processes in different communicators (commIds differ)
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x1 - Abort COMPLETE\n"
+        "n1:101:201 [0] NCCL INFO comm 0x55f2 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId 0x2 - Abort COMPLETE\n",
+        # healthy: the communicators came up and were destroyed, none aborted
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 busId 1b000 - Init COMPLETE\n"
+        "n1:101:201 [1] NCCL INFO comm 0x55f2 rank 1 nranks 2 cudaDev 1 busId 3d000 - Init COMPLETE\n"
+        "n1:100:200 [0] NCCL INFO comm 0x55f1 rank 0 nranks 2 cudaDev 0 busId 1b000 - Destroy COMPLETE\n",
+    ],
+)
+def test_communicator_records_near_misses(log: str) -> None:
+    f = root_finding(log)
+    assert f is None or f.code != "RUN193", f
