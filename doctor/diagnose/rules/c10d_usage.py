@@ -54,7 +54,13 @@ launcher or a framework adds ("[rank3]: ", "(RayWorkerWrapper pid=..) ERROR ...]
   0.3-0.4, under its FSDP's post-backward hook): "AssertionError: reduce_scatter received 2 inputs, expected
   group.size() (8)"; Accelerate's
   verify_operation "One or more of the tensors passed to accelerate.utils.operations.gather were not on the
-  cpu while the `Accelerator` is configured for cuda." (accelerate/utils/operations.py 0.34.2, 1.2.1).
+  cpu while the `Accelerator` is configured for cuda." (accelerate/utils/operations.py 0.34.2, 1.2.1);
+  ProcessGroupGloo's list, tag and reduce_scatter checks ("Incorrect output list size 3. Output list size
+  should be 4.", "Tag must be nonnegative", "Check failed: outputShape[0] * worldSize == inputShape[0] (8
+  vs. 16)"), reducer.cpp's bucket checks ("All parameters in a bucket must be placed on the same device."),
+  nn.DataParallel's replicate in torch/csrc/cuda/comm.cpp ("all tensors must be on devices[0]"), and
+  Megatron-LM's schedule checks ("number of microbatches (6) is not divisible by
+  pipeline-model-parallel-size (4)", "tensor_shape must be specified if recv_prev is True").
 
 "Default process group has not been initialized" is the rendezvous module's (RUN224: nothing
 initialised it), "Distributed package doesn't have NCCL built in" and "ProcessGroupNCCL is only
@@ -129,7 +135,13 @@ _CHECKS = lazy_re.compile(
     r"ProcessGroupGloo::(?:send|recv|recvAnysource) takes a single tensor|"
     r"Work needs to be completed before calling result\(\)|"
     r"work result does not support list of lists|"
-    r"Expected timeout argument to be of type datetime\.timedelta)|"
+    r"Expected timeout argument to be of type datetime\.timedelta|"
+    # ProcessGroupGloo.cpp's list and tag checks and its reduce_scatter TORCH_CHECK_EQs (2.x): "Incorrect
+    # output list size 3. Output list size should be 4.", "Tag must be nonnegative", "Check failed:
+    # outputShape[0] * worldSize == inputShape[0] (8 vs. 16)"
+    r"Incorrect (?:output|input) list size -?\d+\. (?:Output|Input) list size should be|"
+    r"Tag must be nonnegative|reduce_scatter only supports 1 output|"
+    r"Check failed: output(?:Shape|Tensors|s)\[\w+\]\S* ?[*=]=? ?\S*(?:worldSize|input))|"
     r"(?P<object_collective>Must provide object_gather_list on dst rank|"
     r"Expected argument scatter_object_output_list to be a list of size at least 1|"
     r"source rank must provide non-None scatter_object_input_list)|"
@@ -159,7 +171,13 @@ _CHECKS = lazy_re.compile(
     r"Cannot specify both process_group and device_mesh arguments|"
     # reducer.cpp (2.x): two allreduce hooks on one parameter; 2.6+ compiled autograd with the C++ reducer
     r"Detected at least one parameter gradient is not the expected DDP bucket view|"
-    r"Compiled autograd is not compatible with C\+\+ DDP Reducer)|"
+    r"Compiled autograd is not compatible with C\+\+ DDP Reducer|"
+    # reducer.cpp initialize_buckets (1.x-2.x): one bucket's parameters on several devices or dtypes
+    r"All parameters in a bucket must (?:be placed on the same device|have the same dtype)|"
+    r"Buckets with more than one variable cannot include variables that expect a sparse gradient)|"
+    # torch/csrc/cuda/comm.cpp broadcast_coalesced (nn.DataParallel's replicate, 1.x-2.x): the module's
+    # parameters are not all on device_ids[0]
+    r"(?P<dataparallel>[Aa]ll tensors must be on devices\[0\])|"
     # torch/distributed/device_mesh.py (2.2-2.13): a mesh that does not fit the launched world
     r"(?P<mesh>Mesh should not be bigger than default world size|"
     r"DeviceMesh only support homogeneous hardware, but found|"
@@ -171,7 +189,11 @@ _CHECKS = lazy_re.compile(
     r"Number of microbatches \(\d+\) must be greater than or equal to the number of stages|"
     r"requires the number of microbatches to be a multiple of the number of rounds|"
     r"ZBV requires exactly 2 stages per rank|"
-    r"DualPipeV requires at least as many microbatches as stages)"
+    r"DualPipeV requires at least as many microbatches as stages|"
+    # Megatron-LM's pipeline schedules and p2p (megatron/core/pipeline_parallel/schedules.py,
+    # p2p_communication.py): a schedule that cannot be run with these microbatches, or no receive shape
+    r"number of microbatches \(\d+\) is not divisible by pipeline-(?:model-)?parallel-size|"
+    r"tensor_shape must be specified if recv_(?:prev|next) is True)"
 )
 # The collective the program called: the last torch.distributed frame of the traceback above the error.
 _FRAME = lazy_re.compile(
@@ -190,6 +212,8 @@ _WHAT = {
     "ddp": "a DistributedDataParallel wrapping that does not fit the module (devices, parameters, group)",
     "mesh": "a DeviceMesh whose shape does not fit the launched world (its size, ranks per host, groups)",
     "pipeline": "a pipeline schedule whose stages or microbatches do not fit the ranks",
+    "dataparallel": "nn.DataParallel's module is not on device_ids[0] (move it to cuda:<device_ids[0]> "
+    "before wrapping)",
 }
 
 
@@ -300,6 +324,7 @@ SIGNATURES = (
             "syncbatchnorm",
             "mesh",
             "microbatches",
+            "tensor_shape must",
             "stages",
             "work needs",
             "work result",
@@ -309,6 +334,11 @@ SIGNATURES = (
             "replicas_[0]",
             "at least one parameter",
             "expected group.size()",
+            "list size",
+            "tag must be",
+            "worldsize",
+            "bucket",
+            "devices[0]",
         ),
         anchor_from=_EXC,
         examples=(

@@ -253,6 +253,50 @@ def _xgb_dup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+# -- two ranks of one communicator on one GPU, by NCCL's own records of its communicators -----------------
+# init.cc prints each communicator's identity when it comes up, is aborted or destroyed (NCCL 2.4-2.18
+# "host:pid:tid [0] NCCL INFO comm 0x560c6a8aafd0 rank 0 nranks 2 cudaDev 0 busId 86000 - Abort
+# COMPLETE", 2.19+ with "nvmlDev 0" and "commId 0x35877405ed0e9b4f"). Two processes of one host whose
+# records name the same bus id for different ranks of a communicator of one size (and one commId where
+# printed) run on one GPU: every worker selected the same device (a fixed --local_rank, a missing
+# torch.cuda.set_device, CUDA_VISIBLE_DEVICES narrowed to one GPU per node), and the communicator was
+# aborted. Read where a communicator was aborted only: a healthy run prints no "Abort COMPLETE".
+_COMM_RECORD = lazy_re.compile(
+    r"^(?:\[[\d\- :]+\] )?([\w.-]+):(\d+):\d+ \[\d+\] NCCL INFO comm 0x[0-9a-fA-F]+ rank (\d+) "
+    r"nranks (\d+) cudaDev \d+(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)(?: commId (0x[0-9a-fA-F]+))? - "
+    r"(?:Abort|Init|Destroy) COMPLETE"
+)
+# The trigger: a communicator aborted (the records of one that came up or was destroyed are read around it).
+_COMM_ABORTED = lazy_re.compile(r"NCCL INFO comm 0x[0-9a-fA-F]+ rank \d+ nranks \d+ .{0,80}- Abort COMPLETE")
+
+
+def _one_gpu_comm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    seen: dict[tuple[str, str, str], dict[str, tuple[int, Optional[str]]]] = {}
+    for ln in [*hit.before(60, same_rank=False), hit.line, *hit.after(60, same_rank=False)]:
+        c = _COMM_RECORD.search(ln.text)
+        if c:
+            host, pid, rank, nranks, bus, comm_id = c.groups()
+            seen.setdefault((host, bus.lower(), nranks), {}).setdefault(pid, (int(rank), comm_id))
+    for (host, bus, nranks), by_pid in seen.items():
+        ranks = {r for r, _ in by_pid.values()}
+        ids = {i for _, i in by_pid.values() if i is not None}
+        if len(by_pid) < 2 or len(ranks) < 2 or len(ids) > 1:
+            continue
+        listed = ", ".join(str(r) for r in sorted(ranks))
+        return [
+            row.event(
+                hit,
+                f"NCCL's records on {host} put ranks {listed} of one {nranks}-rank communicator on the "
+                f"same GPU (busId {bus}) in different processes: every worker selected the same device (set "
+                "torch.cuda.set_device(local_rank) / device_ids=[local_rank] from LOCAL_RANK), and the "
+                "communicator was aborted",
+                {"kind": "ranks_on_one_gpu", "host": host, "bus_id": bus, "ranks": sorted(ranks)},
+                dedupe=(row.code, "one_gpu_comm", host, bus),
+            )
+        ]
+    return None
+
+
 # -- a launch command that pins every worker to one local rank ----------------------------------------------
 # torchrun / python -m torch.distributed.run, and torch.distributed.launch with --use_env (1.x-2.x), pass each
 # worker its local rank in the environment (LOCAL_RANK) only; launch without --use_env appends
@@ -434,6 +478,14 @@ SIGNATURES = (
         anchors=(b"running on same CUDA device",),
         worth=(rb"running on same CUDA device is not supported",),
         words=("running on same cuda device",),
+    ),
+    Signature(
+        "nccl communicator records put two ranks on one gpu",
+        _COMM_ABORTED,
+        _one_gpu_comm,
+        C.NCCL_DUPLICATE_GPU.code,
+        anchors=(b"Abort COMPLETE",),
+        words=("abort complete",),
     ),
     Signature(
         "launch command pins one local rank",

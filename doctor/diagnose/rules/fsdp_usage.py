@@ -11,7 +11,10 @@ to not move the module from CPU when offloading parameters.", "ValueError: Incon
 params on {...}", "FSDP does not support modules with different device types but got params on cuda and
 cpu", "FSDP does not support changing parameters between forward and backward for FULL_SHARD", and the
 hybrid-shard group checks ("Manual wrapping with ShardingStrategy.HYBRID_SHARD requires explicit
-specification of process group or device_mesh.", "Cannot pass both process_group and device_mesh").
+specification of process group or device_mesh.", "Cannot pass both process_group and device_mesh"), and
+_flat_param.py / _state_dict_utils.py's ("Must flatten tensors with uniform `requires_grad` when
+`use_orig_params=False`", "Must flatten tensors on the same device but got both cuda:0 and cpu", "All FSDP
+modules should have the same state_dict_type.").
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ _CHECKS = lazy_re.compile(
     r"FSDP only supports "
     r"single device modules|FSDP does not support modules with different device types)"
     r"|(?P<params>FSDP does not support changing parameters between forward and backward)"
+    # _flat_param.py / _state_dict_utils.py / _optim_utils.py (1.13-2.13): parameters flattened together that
+    # differ in requires_grad or device, wrapped modules configured with different state-dict types
+    r"|(?P<flat>Must flatten tensors (?:with uniform `requires_grad`|on the same device)|"
+    r"All FSDP modules (?:should|must) have the same (?:state_dict_type|type of (?:optim_)?state_dict_config|"
+    r"state dict settings)|Not all FSDP modules have the same _use_orig_params)"
     r"|(?P<group>Manual wrapping with \S*HYBRID_SHARD\S*.{0,8}requires explicit specification of process "
     r"group|Cannot pass both process_group and device_mesh)"
 )
@@ -46,6 +54,9 @@ _WHAT = {
     "local GPU, or pass device_id=local_rank, before wrapping)",
     "params": "parameters were replaced between forward and backward, which a sharded flat parameter "
     "cannot follow",
+    "flat": "parameters FSDP flattens together differ in requires_grad or device, or its wrapped modules "
+    "differ in state-dict settings (set use_orig_params=True, or wrap frozen and trainable parameters "
+    "apart; one state_dict_type for the whole model)",
     "group": "a hybrid sharding strategy was given no (or two) process group specifications",
 }
 
@@ -74,7 +85,7 @@ SIGNATURES = (
         # (FSDP's device check by its own words too: a title quotes it without the exception before it)
         anchors=(b"rror", b"An FSDP-managed module", b"nconsistent compute device and"),
         worth=(rb"Error\b", rb"An FSDP-managed module", rb"nconsistent compute device and"),
-        words=("fsdp", "device_id", "hybrid_shard", "device_mesh"),
+        words=("fsdp", "device_id", "hybrid_shard", "device_mesh", "must flatten tensors"),
         anchor_from="the exception type ('RuntimeError: ', 'ValueError: ') before torch's message",
         examples=(
             "RuntimeError: An FSDP-managed module unexpectedly has parameters on cpu. Make sure to move the "
