@@ -28,12 +28,13 @@ is killed by signal: Killed / Bus error / Segmentation fault / Aborted / Termina
 the worker's own "Unexpected bus error encountered in worker", the shared-memory file errors); libstdc++'s
 std::bad_alloc, glibc's TLS allocation, bash's fork; the shells' and IDEs' "Killed" / exit 137 lines.
 
-Messages read: 216 rendered lines kept here (a few guesses at wordings the sources do not print were dropped):
-187 failures (asserted to their class) and 29 silent (BENIGN: no failure; LEFT_SILENT: a failure that names
-no class of ours, or says too little alone). Before this sweep 12 of the failures were silent (systemd-oomd's
+Messages read: 244 rendered lines kept here (a few guesses at wordings the sources do not print were dropped):
+210 failures (asserted to their class) and 34 silent (BENIGN: no failure; LEFT_SILENT: a failure that names
+no class of ours, or says too little alone). Before this sweep 17 of the failures were silent (systemd-oomd's
 kill behind a journal prefix, systemd's "systemd-oomd killed N process(es) in this unit", TGI's warmup OOM,
 the kernel's panics on memory, std::bad_alloc's terminate / what() / RuntimeError forms, glibc's TLS
-allocation, bash's fork ENOMEM); after: 0. None had a wrong class (r1's RUN171 for NCCL's host "Failed to
+allocation, bash's fork ENOMEM, Windows' WinError 1455 "paging file is too small", macOS's "Killed: 9",
+`docker events`' "container oom"); after: 0. None had a wrong class (r1's RUN171 for NCCL's host "Failed to
 malloc" is theirs and left as it is).
 
 Families added (rows in existing modules, existing codes):
@@ -47,6 +48,10 @@ Families added (rows in existing modules, existing codes):
   throwing an instance of 'std::bad_alloc'" and "what():  std::bad_alloc", torch's "RuntimeError:
   std::bad_alloc", glibc's "cannot allocate memory for thread-local data", bash's "fork: (retry: )Cannot
   allocate memory";
+- Windows' commit limit (userspace_oom.py, RUN122): "[WinError 1455] The paging file is too small for this
+  operation to complete" (DataLoader workers on Windows), as OSError or as a DLL load failure;
+- macOS's strsignal for SIGKILL, "Killed: 9", in the shell's records (host_oom.py's shell row, RUN121);
+- `docker events`' "container oom <id>" (userspace_oom.py, RUN121);
 - text-generation-inference's warmup OOM (oom_frameworks.py, RUN101): "Not enough memory to handle N
   prefill|total tokens" (the number and "tokens" required: C libraries say "Not enough memory to handle" too).
 
@@ -140,6 +145,14 @@ FAILURES: list[tuple[str, object]] = [
     ),
     (
         (
+            "2024-01-01 12:00:00.123456: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] "
+            "Allocator (GPU_0_bfc) ran out of memory trying to allocate 20.00GiB (rounded to "
+            "21474836480)requested by op "
+        ),
+        GPU,
+    ),
+    (
+        (
             "2024-02-01 10:00:00.000000: E external/xla/xla/pjrt/gpu/se_gpu_pjrt_client.cc:889] Failed "
             "to allocate 76.58GiB"
         ),
@@ -178,7 +191,15 @@ FAILURES: list[tuple[str, object]] = [
         ),
         GPU,
     ),
+    ("CUDA out of memory", GPU),
     ("CUDA_ERROR_OUT_OF_MEMORY", GPU),
+    (
+        (
+            "E0101 12:00:00.123456 1234 cuda_driver.cc:1110] failed to allocate 2.00GiB (2147483648 "
+            "bytes) from device: RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory"
+        ),
+        GPU,
+    ),
     (
         (
             "E0201 10:00:00.000000 12345 pjrt_stream_executor_client.cc:2826] Execution of replica 0 "
@@ -248,6 +269,14 @@ FAILURES: list[tuple[str, object]] = [
     ),
     (
         (
+            "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+            "reported at some other API call,so the stacktrace below might be incorrect.\nFor "
+            "debugging consider passing CUDA_LAUNCH_BLOCKING=1."
+        ),
+        GPU,
+    ),
+    (
+        (
             "RuntimeError: CUDA error: out of memory\nCompile with `TORCH_USE_CUDA_DSA` to enable "
             "device-side assertions."
         ),
@@ -262,6 +291,14 @@ FAILURES: list[tuple[str, object]] = [
     ),
     ("RuntimeError: CUDA error: out of memory at /pytorch/aten/src/THC/THCGeneral.cpp:844", GPU),
     ("RuntimeError: CUDA error: out of memory when calling `cudaHostAlloc`", GPU),
+    (
+        (
+            "RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy "
+            "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when "
+            "initializing the engine."
+        ),
+        GPU,
+    ),
     (
         (
             "RuntimeError: CUDA out of memory. Tried to allocate 0 bytes (GPU 0; 15.78 GiB total "
@@ -483,6 +520,13 @@ FAILURES: list[tuple[str, object]] = [
     ),
     (
         (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+            "allocate 24.00GiB."
+        ),
+        GPU,
+    ),
+    (
+        (
             "mxnet.base.MXNetError: [10:00:00] src/storage/./pooled_storage_manager.h:157: cudaMalloc "
             "failed: out of memory"
         ),
@@ -622,10 +666,20 @@ FAILURES: list[tuple[str, object]] = [
         ),
         KILLED,
     ),
+    ("  Message:          The node had condition: [MemoryPressure].", KILLED),
     ("  what():  std::bad_alloc", KILLED),
     (" Bus error (core dumped) python train.py", KILLED),
     ("-bash: fork: Cannot allocate memory", KILLED),
     ("/bin/sh: line 1: 12345 Killed                  python train.py", KILLED),
+    ("/bin/sh: line 1: 12345 Killed: 9               python train.py", KILLED),
+    (
+        (
+            "2023-05-01T10:00:00.000000000Z container oom "
+            "3f2a9c1b7d4e8f60a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718 (image=pytorch:latest, "
+            "name=trainer)"
+        ),
+        KILLED,
+    ),
     ("Bus error (core dumped)", KILLED),
     (
         (
@@ -693,6 +747,14 @@ FAILURES: list[tuple[str, object]] = [
     (
         (
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+            "shared memory (shm).\n ERROR: Unexpected bus error encountered in worker. This might be "
+            "caused by insufficient shared memory (shm)."
+        ),
+        KILLED,
+    ),
+    (
+        (
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
             "shared memory (shm).\n Traceback (most recent call last):\nRuntimeError: DataLoader "
             "worker (pid 12345) is killed by signal: Bus error. It is possible that dataloader's "
             "workers are out of shared memory. Please try to raise your shared memory limit."
@@ -709,9 +771,17 @@ FAILURES: list[tuple[str, object]] = [
         KILLED,
     ),
     ("Exception: process 0 terminated with signal SIGKILL", KILLED),
+    (
+        (
+            "ImportError: DLL load failed while importing _C: The paging file is too small for this "
+            "operation to complete."
+        ),
+        KILLED,
+    ),
     ("Kernel panic - not syncing: Out of memory and no killable processes...", KILLED),
     ("Killed", KILLED),
     ("Killed (exit code 137)", KILLED),
+    ("Killed: 9", KILLED),
     ("MemoryError", KILLED),
     ("MemoryError: Caught MemoryError in DataLoader worker process 0.", KILLED),
     (
@@ -725,6 +795,14 @@ FAILURES: list[tuple[str, object]] = [
     ("OSError: [Errno 12] Cannot allocate memory", KILLED),
     ("OSError: [Errno 12] Cannot allocate memory: '/usr/bin/git'", KILLED),
     ("OSError: [Errno 28] No space left on device: '/dev/shm/abc'", KILLED),
+    (
+        (
+            "OSError: [WinError 1455] The paging file is too small for this operation to complete. "
+            'Error loading "C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or '
+            "one of its dependencies."
+        ),
+        KILLED,
+    ),
     ("Pod train-worker-0 failed: OOMKilled", KILLED),
     ("Process finished with exit code 137 (interrupted by signal 9: SIGKILL)", KILLED),
     ("Process finished with exit code 137 (interrupted by signal 9:SIGKILL)", KILLED),
@@ -738,6 +816,7 @@ FAILURES: list[tuple[str, object]] = [
         KILLED,
     ),
     ("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed.", KILLED),
+    ("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed. ", KILLED),
     ("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Segmentation fault.", KILLED),
     ("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Terminated.", KILLED),
     (
@@ -758,6 +837,13 @@ FAILURES: list[tuple[str, object]] = [
     ),
     (
         (
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough "
+            "memory: you tried to allocate 2147483648 bytes."
+        ),
+        KILLED,
+    ),
+    (
+        (
             "RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't "
             "allocate memory: you tried to allocate 2147483648 bytes. Error code 12 (Cannot allocate "
             "memory)"
@@ -766,6 +852,13 @@ FAILURES: list[tuple[str, object]] = [
     ),
     ("RuntimeError: received 0 items of ancdata", KILLED),
     ("RuntimeError: std::bad_alloc", KILLED),
+    (
+        (
+            "RuntimeError: unable to allocate shared memory(shm) for file </torch_12345_1234567890_0>: "
+            "Resource temporarily unavailable (11)"
+        ),
+        KILLED,
+    ),
     (
         (
             "RuntimeError: unable to mmap 1048576 bytes from file </torch_12345_1234567890>: Cannot "
@@ -785,6 +878,22 @@ FAILURES: list[tuple[str, object]] = [
         KILLED,
     ),
     ("Signal 9 (SIGKILL) received by PID 12345", KILLED),
+    (
+        (
+            'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n    x = '
+            "torch.zeros(10**12)\nRuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. "
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate 4000000000000 bytes. "
+            "Error code 12 (Cannot allocate memory)"
+        ),
+        KILLED,
+    ),
+    (
+        (
+            "Warning  Evicted    12s   kubelet  The node was low on resource: ephemeral-storage. "
+            "Threshold quantity: 10Gi, available: 2Gi."
+        ),
+        KILLED,
+    ),
     (
         (
             "Warning  Evicted    pod/train-0  The node was low on resource: memory. Container pytorch "
@@ -838,17 +947,17 @@ FAILURES: list[tuple[str, object]] = [
     (
         (
             "[12345.678901] "
-            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=docker-abc.scope,mems_allowed=0-1,"
-            "oom_memcg=/system.slice/docker-abc.scope,task_memcg=/system.slice/docker-abc.scope,task=python,"
-            "pid=12345,uid=0"
+            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=docker-abc.scope,mems_allowed="
+            "0-1,oom_memcg=/system.slice/docker-abc.scope,task_memcg=/system.slice/docker-abc.scope,tas"
+            "k=python,pid=12345,uid=0"
         ),
         KILLED,
     ),
     (
         (
             "[12345.678901] "
-            "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,"
-            "task_memcg=/user.slice,task=python3,pid=12345,uid=1000"
+            "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,t"
+            "ask_memcg=/user.slice,task=python3,pid=12345,uid=1000"
         ),
         KILLED,
     ),
@@ -890,6 +999,20 @@ FAILURES: list[tuple[str, object]] = [
     ("low 0\nhigh 0\nmax 1234\noom 2\noom_kill 2", KILLED),
     (
         (
+            "numpy.core._exceptions.MemoryError: Unable to allocate 1.00 GiB for an array with shape "
+            "(134217728,) and data type float64"
+        ),
+        KILLED,
+    ),
+    (
+        (
+            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.00 GiB for an array with "
+            "shape (134217728,) and data type float64"
+        ),
+        KILLED,
+    ),
+    (
+        (
             "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.45 GiB for an array with "
             "shape (1000, 1000, 1000) and data type float64"
         ),
@@ -925,12 +1048,18 @@ FAILURES: list[tuple[str, object]] = [
         KILLED,
     ),
     (
+        ("torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGKILL"),
+        KILLED,
+    ),
+    (
         (
             "torch.multiprocessing.spawn.ProcessRaisedException: \n\n-- Process 0 terminated with the "
             "following error:\nMemoryError"
         ),
         KILLED,
     ),
+    ("trainer-0   0/1     OOMKilled   3 (12s ago)   5m", KILLED),
+    ("zsh: killed     python train.py", KILLED),
     ("RuntimeError: DataLoader worker (pid(s) 1234) exited unexpectedly", TOO_LITTLE),
     (
         (
@@ -1003,6 +1132,12 @@ LEFT_SILENT: list[str] = [
     "std::bad_alloc",
     "[12345.678901] memory: usage 16777216kB, limit 16777216kB, failcnt 12345",
     "RuntimeError: unable to write to file </torch_12345_1234567890>",
+    "OOM",
+    "OSError: [Errno 28] No space left on device",
+    # consequences whose cause is in the lines above or in the worker's own traceback
+    "RuntimeError: Caught RuntimeError in DataLoader worker process 0.",
+    "RuntimeError: Pin memory thread exited unexpectedly",
+    "The kernel appears to have died. It will restart automatically.",
 ]
 
 
@@ -1023,7 +1158,7 @@ def test_sweep_silent_lines_stay_silent(line: str) -> None:
 
 
 def test_sweep_table_size() -> None:
-    assert (len(FAILURES), len(BENIGN) + len(LEFT_SILENT)) == (187, 29)
+    assert (len(FAILURES), len(BENIGN) + len(LEFT_SILENT)) == (210, 34)
 
 
 _NEW = [
@@ -1055,6 +1190,18 @@ _NEW = [
     ("RuntimeError: std::bad_alloc", "RUN122"),
     ("cannot allocate memory for thread-local data: ABORT", "RUN122"),
     ("-bash: fork: Cannot allocate memory", "RUN122"),
+    (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+        '"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" '
+        "or one of its dependencies.",
+        "RUN122",
+    ),
+    (
+        "2023-05-01T10:00:00.000000000Z container oom "
+        "3f2a9c1b7d4e8f60a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718 "
+        "(image=pytorch:latest, name=trainer)",
+        "RUN121",
+    ),
     ("bash: fork: retry: Cannot allocate memory", "RUN122"),
     (
         "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
@@ -1092,6 +1239,10 @@ NEAR_MISSES = [
     "sh: fork: retry: Resource temporarily unavailable",
     "Not enough memory to handle image header (ihdr)",
     "NFS: not enough memory to handle mount options",
+    "Set the paging file size to 32 GB if training crashes",
+    "the container oom score is adjusted to -500",
+    "SIGNAL_TEXT = {9: 'Killed: 9'}",
+    "grep -c 'Killed: 9' run.log",
     "max_batch_prefill_tokens=4096 max_batch_total_tokens=16000 (enough memory to handle 4096 prefill "
     "tokens)",
 ]

@@ -104,11 +104,21 @@ def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 _HOSTED = lazy_re.compile(
     r"Your session crashed after using all available RAM|"
     r"Your notebook tried to allocate more memory than is available|"
-    r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?"
+    r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?|"
+    # `docker events`: "2023-05-01T10:00:00.000000000Z container oom 3f2a9c1b7d4e (image=..., name=trainer)"
+    r"\bcontainer oom (?P<cid>[0-9a-f]{12,64})\b"
 )
 
 
 def _hosted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("cid"):
+        facts0: dict[str, Any] = {
+            "killer": "kernel_oom_killer",
+            "reporter": "docker",
+            "container": m.group("cid"),
+        }
+        msg0 = f"Docker reports an OOM event in container {m.group('cid')[:12]}: it hit its memory limit"
+        return [row.event(hit, msg0, facts0, dedupe=(row.code, "docker_oom"))]
     if m.group(0).startswith("System OOM"):
         facts: dict[str, Any] = {"killer": "kernel_oom_killer", "reporter": "kubelet"}
         if m.group("name"):
@@ -149,16 +159,28 @@ def _panic(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 # memory for thread-local data: ABORT", elf/dl-tls.c), and bash's fork failing for memory ("bash: fork: Cannot
 # allocate memory", "fork: retry: Cannot allocate memory"; "fork: retry: Resource temporarily unavailable"
 # is the process limit, not memory). An allocation of a garbage size (a corrupt length read from a file)
-# throws bad_alloc too: tier 1, behind any other finding.
+# throws bad_alloc too: tier 1, behind any other finding. Windows' commit limit (ERROR_COMMITMENT_LIMIT,
+# 1455): "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error
+# loading "...\\torch\\lib\\cudnn_cnn_infer64_8.dll"", "ImportError: DLL load failed while importing _C: The
+# paging file is too small ..." (each DataLoader worker maps torch's CUDA DLLs again: RAM plus page file ran
+# out; tier 0).
 _NATIVE_HOST = lazy_re.compile(
     r"terminate called after throwing an instance of '(?:std::)?bad_alloc'|"
     r"what\(\):\s+std::bad_alloc\s*$|\bRuntimeError: std::bad_alloc\s*$|"
     r"cannot allocate memory for thread-local data|"
-    r"\bfork: (?:retry: )?Cannot allocate memory"
+    r"\bfork: (?:retry: )?Cannot allocate memory|"
+    r"(?P<paging>The paging file is too small for this operation to complete)"
 )
 
 
 def _native_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("paging"):
+        facts0: dict[str, Any] = {"allocator": "windows commit", "error_line": clip(hit.text.strip(), 160)}
+        msg0 = (
+            "Windows could not commit memory (WinError 1455, the paging file is too small): RAM plus page "
+            "file ran out; fewer DataLoader workers, a larger page file"
+        )
+        return [row.event(hit, msg0, facts0, dedupe=(row.code, "windows_commit"))]
     fork = "fork" in m.group(0)
     facts: dict[str, Any] = {
         "allocator": "fork" if fork else "c++ operator new",
@@ -191,15 +213,21 @@ SIGNATURES = (
         _NATIVE_HOST,
         _native_host,
         C.HOST_ALLOC_FAILED.code,
-        anchors=(b"bad_alloc", b"Cannot allocate memory", b"cannot allocate memory for thread-local"),
+        anchors=(
+            b"bad_alloc",
+            b"Cannot allocate memory",
+            b"cannot allocate memory for thread-local",
+            b"paging file is too small",
+        ),
         worth=(
             rb"throwing an instance of '(?:std::)?bad_alloc'",
             rb"what\(\):\s+std::bad_alloc",
             rb"fork: (?:retry: )?Cannot allocate memory",
             rb"RuntimeError: std::bad_alloc",
             rb"cannot allocate memory for thread-local data",
+            rb"paging file is too small for this operation",
         ),
-        words=("bad_alloc", "cannot allocate memory"),
+        words=("bad_alloc", "cannot allocate memory", "paging file is too small"),
         examples=(
             "terminate called after throwing an instance of 'std::bad_alloc'",
             "  what():  std::bad_alloc",
@@ -211,9 +239,19 @@ SIGNATURES = (
         _HOSTED,
         _hosted,
         K,
-        anchors=(b"all available RAM", b"more memory than is available", b"System OOM encountered"),
-        worth=(rb"all available RAM", rb"more memory than is available", rb"System OOM encountered"),
-        words=("available ram", "more memory than is available", "system oom encountered"),
+        anchors=(
+            b"all available RAM",
+            b"more memory than is available",
+            b"System OOM encountered",
+            b"container oom ",
+        ),
+        worth=(
+            rb"all available RAM",
+            rb"more memory than is available",
+            rb"System OOM encountered",
+            rb"container oom ",
+        ),
+        words=("available ram", "more memory than is available", "system oom encountered", "container oom "),
     ),
     Signature(
         "batch scheduler memory limit",
