@@ -141,11 +141,25 @@ def _hosted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # are lost with it (the other nodes then report a lost peer).
 _PANIC = lazy_re.compile(
     r"Out of memory and no killable processes|System is deadlocked on memory|"
-    r"(?i:out of memory)[:.] (?:(?:system-wide|compulsory) )?panic_on_oom is (?:enabled|selected)"
+    r"(?i:out of memory)[:.] (?:(?:system-wide|compulsory) )?panic_on_oom is (?:enabled|selected)|"
+    # the OOM killer's records when its victim is already dying (4.x-6.x): "Memory cgroup out of memory: OOM
+    # victim 1234 (python) is already exiting. Skip killing the task", "oom_reaper: unable to reap pid:1234
+    # (python)": an OOM kill took place
+    r"(?P<victim>OOM victim (?P<vpid>\d+) \((?P<vname>[^)]*)\) is already exiting|"
+    r"oom_reaper: unable to reap pid:(?P<rpid>\d+) \((?P<rname>[^)]*)\)|"
+    # 2.6's capitalised "Out of Memory: Kill process 1234 (python) score 950 and children." (host_oom's
+    # kernel row reads the lower-case forms)
+    r"Out of Memory: Kill process (?P<opid>\d+) \((?P<oname>[^)]*)\))"
 )
 
 
 def _panic(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("victim"):
+        pid = m.group("vpid") or m.group("rpid") or m.group("opid")
+        name = m.group("vname") or m.group("rname") or m.group("oname")
+        facts0: dict[str, Any] = {"killer": "kernel_oom_killer", "pid": int(pid), "process": name}
+        msg0 = f"the kernel's OOM killer acted on pid {pid} ({name}): the host or cgroup ran out of memory"
+        return [row.event(hit, msg0, facts0, dedupe=(row.code, "kernel_oom_victim"))]
     facts: dict[str, Any] = {"killer": "kernel_panic", "panic": clip(m.group(0), 80)}
     msg = f"the node's kernel panicked on memory ({clip(m.group(0), 60)}): the host ran out of memory"
     return [row.event(hit, msg, facts, dedupe=(row.code, "kernel_panic"))]
@@ -201,8 +215,22 @@ SIGNATURES = (
         _PANIC,
         _panic,
         K,
-        anchors=(b"no killable processes", b"deadlocked on memory", b"panic_on_oom is"),
-        words=("no killable processes", "deadlocked on memory", "panic_on_oom is"),
+        anchors=(
+            b"no killable processes",
+            b"deadlocked on memory",
+            b"panic_on_oom is",
+            b"is already exiting",
+            b"unable to reap pid:",
+            b"Out of Memory: Kill process",
+        ),
+        words=(
+            "no killable processes",
+            "deadlocked on memory",
+            "panic_on_oom is",
+            "already exiting",
+            "reap pid:",
+            "out of memory: kill process",
+        ),
         examples=(
             "Kernel panic - not syncing: Out of memory and no killable processes...",
             "Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled",
