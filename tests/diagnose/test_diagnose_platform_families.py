@@ -677,7 +677,6 @@ DECOYS = [
     "What does Xid 79 (GPU fallen off the bus) tell me about this node?",
     "RuntimeError: CUDA error: operation not permitted when stream is capturing",
     "HTTP/1.1 404 Not Found",
-    'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\x\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
     'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\x\\site-packages\\shapely\\geos_c.dll" or one of its dependencies.',
     # NCCL's optional plugins (plugin/plugin_open.cc), also pasted without NCCL's prefix
     "TUNER/Plugin: libnccl-tuner.so: libnccl-tuner.so: cannot open shared object file: No such file or directory",
@@ -700,6 +699,18 @@ DECOYS = [
 @pytest.mark.parametrize("line", DECOYS)
 def test_decoys_with_the_same_words_stay_silent(prefix: str, line: str) -> None:
     assert _root(prefix + line + "\n") is None
+
+
+def test_a_paging_file_dll_error_is_host_memory_not_a_missing_library() -> None:
+    # WinError 1455 (ERROR_COMMITMENT_LIMIT) is the host's memory: the loader's row leaves it, r6's host row
+    # (userspace_oom.py, RUN122) reads it; never the missing library (RUN263)
+    for prefix in PREFIXES[:3]:
+        f = _root(
+            prefix
+            + "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error "
+            'loading "C:\\x\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.\n'
+        )
+        assert f is not None and f.code == "RUN122", (prefix, f)
 
 
 def test_a_cuda_graph_capture_error_inside_nccl_is_not_the_platform() -> None:

@@ -79,10 +79,11 @@ _K8S = lazy_re.compile(r"\bOOMKilled\b")
 # trainer was using 123Gi, which exceeds its request of 0."
 _EVICTED = lazy_re.compile(r"The node was low on resource: memory")
 # bash/sh job control: "<script>: line 12: 45678 Killed    python train.py", or a lone "Killed"
-# for a foreground job.
+# for a foreground job (macOS's strsignal words it "Killed: 9").
 # An interactive shell's job table words it "[1]+  Killed                  python train.py".
 _SHELL = lazy_re.compile(
-    r"(?:line \d+: +(?P<pid>\d+) +Killed\s+(?P<cmd>\S.*)$|^\[\d+\][+-]? +Killed\s+(?P<job>\S.*)$|^Killed$)"
+    r"(?:line \d+: +(?P<pid>\d+) +Killed(?:: 9)?\s+(?P<cmd>\S.*)$|"
+    r"^\[\d+\][+-]? +Killed(?:: 9)?\s+(?P<job>\S.*)$|^Killed(?:: 9)?$)"
 )
 # zsh words it in lower case: "zsh: killed     python train.py" for a foreground job, "[1]    12345
 # killed     python train.py" in its job table.

@@ -20,6 +20,12 @@
   failed."), as dmlc's logging prints it: "[19:03:47] src/storage/./pooled_storage_manager.h:62: Memory
   allocation failed." The message alone says nothing of the device, so the file name is required; later
   releases say "cudaMalloc failed: out of memory" (oom_layers').
+- Hugging Face text-generation-inference's warmup (server/text_generation_server/models/flash_causal_lm.py,
+  1.x-3.x), which turns the allocator's OutOfMemoryError into "RuntimeError: Not enough memory to handle 4096
+  prefill tokens. You need to decrease `--max-batch-prefill-tokens`" (later "Not enough memory to handle 16000
+  total tokens with 4096 prefill tokens. You need to decrease `--max-batch-total-tokens` or
+  `--max-batch-prefill-tokens`"), the router's "Warmup(Generation(...))" wrapping it. The words alone are
+  common to many C libraries ("Not enough memory to handle image header"): the token count is required.
 """
 
 from __future__ import annotations
@@ -45,6 +51,11 @@ _MINDSPORE = lazy_re.compile(
     r"(?:, node:\s*(?P<node>\S+))?|"
     r"Device memory isn't enough and alloc failed, alloc size:\s*(?P<size>\d+)|"
     r"Out of Memory!!! Request memory size: (?P<req>\d+)B?"
+)
+
+_TGI_WARMUP = lazy_re.compile(
+    r"Not enough memory to handle (?P<n>\d+) (?:prefill|total) tokens"
+    r"(?:.*?--(?P<knob>max-batch-(?:prefill|total)-tokens))?"
 )
 
 _MXNET_POOL = lazy_re.compile(r"pooled_storage_manager\.h:\d+\]?:? Memory allocation failed")
@@ -105,6 +116,20 @@ def _mxnet_pool(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     )
 
 
+def _tgi_warmup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "text-generation-inference", "reported_by": "TGI warmup"}
+    facts["tokens"] = int(m.group("n")[:12])
+    knob = m.group("knob") or "max-batch-prefill-tokens"
+    return _event(
+        row,
+        hit,
+        f"text-generation-inference ran out of GPU memory in its warmup batch ({m.group('n')} tokens): lower "
+        f"--{knob} (or the model's memory: quantize, more shards)",
+        facts,
+        0,
+    )
+
+
 SIGNATURES = (
     Signature(
         "fairseq trainer oom",
@@ -127,6 +152,19 @@ SIGNATURES = (
         C.CUDA_OOM.code,
         anchors=(b"Memory isn't enough", b"memory isn't enough", b"Out of Memory!!! Request memory size"),
         words=("memory isn't enough", "out of memory!!! request memory size"),
+    ),
+    Signature(
+        "tgi warmup out of memory",
+        _TGI_WARMUP,
+        _tgi_warmup,
+        C.CUDA_OOM.code,
+        anchors=(b"Not enough memory to handle",),
+        worth=(rb"Not enough memory to handle \d+ (?:prefill|total) tokens",),
+        words=("not enough memory to handle",),
+        examples=(
+            "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease "
+            "`--max-batch-prefill-tokens`",
+        ),
     ),
     Signature(
         "mxnet pooled storage allocation",

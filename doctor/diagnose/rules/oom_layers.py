@@ -131,9 +131,21 @@ _TF = lazy_re.compile(
     # TF's copy of an input to the GPU whose destination buffer could not be allocated (eager and
     # tf.function, TF 2.x): "Failed copying input tensor from .../device:CPU:0 to .../device:GPU:0 in
     # order to run _EagerConst: Dst tensor is not initialized."
-    r"Dst tensor is not initialized"
+    r"Dst tensor is not initialized|"
+    # the rendezvous' copy between devices of one worker (rendezvous_mgr.cc): "ResourceExhaustedError:
+    # SameWorkerRecvDone unable to allocate output tensor. Key: <src>;<incarnation>;<dst device>;<edge>;0:0"
+    r"SameWorkerRecvDone unable to allocate output tensor|"
+    # tf.data's batch (batch_dataset_op.cc), in host memory: "Failed to allocate memory for the batch of
+    # component 0"
+    r"(?P<batch>Failed to allocate memory for the batch of component \d+)"
 )
 _TF_GPU = lazy_re.compile(r"device:GPU:(\d+)|\bGPU_(\d+)_bfc")
+# A tensor of host memory: "... on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu" (also
+# mklcpu), the rendezvous key's destination a CPU ("Key: /job:../device:GPU:0;..;/job:../device:CPU:0;...").
+_TF_HOST = lazy_re.compile(
+    r"\bby allocator (?:cpu|mklcpu)\b|"
+    r"SameWorkerRecvDone.*Key: [^;\s]*;[0-9a-f]+;[^;\s]*device:CPU:\d+;"
+)
 
 
 def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -146,7 +158,15 @@ def _tf(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         "format": "xla" if xla else "tensorflow",
         "reported_by": "XLA" if xla else "TensorFlow",
     }
-    g = _TF_GPU.search(hit.text)
+    if m.group("batch") or _TF_HOST.search(hit.text):
+        facts["memory"] = "host"
+        msg = f"{facts['reported_by']} ran out of host memory: {clip(hit.text.strip(), 160)}"
+        return [row.event(hit, msg, facts, code=C.HOST_ALLOC_FAILED.code, dedupe=(C.HOST_ALLOC_FAILED.code,))]
+    src = hit.text
+    if "SameWorkerRecvDone" in src:  # the key's destination device, not its source
+        parts = src.split("Key:")[-1].split(";")
+        src = parts[2] if len(parts) > 2 else src
+    g = _TF_GPU.search(src)
     if g:
         facts["gpu_index"] = int(g.group(1) or g.group(2))
     if m.group("rounded"):
@@ -450,9 +470,20 @@ _ROWS = (
         _TF,
         _tf,
         C.CUDA_OOM.code,
-        anchors=(b"OOM when allocating", b"ran out of memory", b"Dst tensor is not initialized"),
-        worth=(rb"OOM when allocating", rb"ran out of memory", rb"Dst tensor is not initialized"),
-        words=("oom when allocating", "ran out of memory", "dst tensor is not initialized"),
+        anchors=(
+            b"OOM when allocating",
+            b"ran out of memory",
+            b"Dst tensor is not initialized",
+            b"SameWorkerRecvDone unable to allocate",
+            b"Failed to allocate memory for the batch of component",
+        ),
+        words=(
+            "oom when allocating",
+            "ran out of memory",
+            "dst tensor is not initialized",
+            "sameworkerrecvdone unable to allocate",
+            "failed to allocate memory for the batch of component",
+        ),
     ),
     Signature(
         "xla out of memory",

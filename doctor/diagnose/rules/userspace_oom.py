@@ -2,7 +2,8 @@
 record of a unit the kernel's killer hit, earlyoom (a workstation or a systemd service that trains), and
 the batch schedulers other than Slurm (LSF, PBS/Torque) that end a job over its memory limit, hosted
 notebooks (Colab, Kaggle) and the kubelet's OOM watcher. Their lines name the unit, process or limit;
-the kernel's and Slurm's records are read by `host_oom`.
+the kernel's and Slurm's records are read by `host_oom`. Also here: the kernel's panics on memory (a node
+that went down rather than kill), and the host allocation failures of C++ programs and the shell.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from pgdoctor.model import lazy_re
 # SIGTERM to process 4242 uid 1000 "python": badness 900, VmRSS 60000 MiB" (no uid before v1.3; v1.8+
 # "...: oom_score 712, oom_score_adj 0, VmRSS 4514 MiB").
 _USERSPACE = lazy_re.compile(
-    r"(?P<oomd>systemd-oomd)\S*:? Killed (?P<unit>\S+) due to (?P<why>memory pressure|memory used|swap used)|"
+    # the program's name is gone where the line reader took off a journal's "Dec 07 10:00:00 host
+    # systemd-oomd[567]: " prefix: "Killed <cgroup> due to memory pressure ..." alone says the same
+    r"(?P<oomd>(?:systemd-oomd\S*:? )?Killed (?P<unit>\S+) due to "
+    r"(?P<why>memory pressure|memory used|swap used))|"
+    # systemd's record of a unit systemd-oomd killed in (src/core/unit.c, v248+; "some" before v252)
+    # (the unit's name may be gone too: "session-1.scope: " reads as a host's prefix)
+    r"(?P<oomdk>(?:(?<![\w@.-])(?P<oomdunit>[\w@.-]+): )?systemd-oomd killed (?P<n>\d+|some) process\(es\) "
+    r"in this unit)|"
     # (?<![\w@.-]): this branch's leftmost match starts where the run of [\w@.-] does (linear search)
     r"(?<![\w@.-])(?P<sdunit>[\w@.-]+): (?:A process of this unit has been killed by the OOM killer|"
     r"Failed with result 'oom-kill')|"
@@ -38,8 +46,15 @@ _USERSPACE = lazy_re.compile(
 
 def _userspace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     g = m.groupdict()
-    if g["oomd"]:
-        facts: dict[str, Any] = {"killer": "systemd-oomd", "unit": g["unit"], "reason": g["why"]}
+    facts: dict[str, Any]
+    if g["oomdk"]:
+        unit = g["oomdunit"] or "a unit"
+        facts = {"killer": "systemd-oomd", "unit": unit, "reporter": "systemd"}
+        if g["n"].isdigit():
+            facts["processes"] = int(g["n"])
+        msg = f"systemd-oomd killed {g['n']} process(es) of {clip(unit, 80)} (memory pressure or use)"
+    elif g["oomd"]:
+        facts = {"killer": "systemd-oomd", "unit": g["unit"], "reason": g["why"]}
         msg = f"systemd-oomd killed {clip(g['unit'], 80)} because of {g['why']}"
     elif g["sdunit"]:
         facts = {"killer": "kernel_oom_killer", "unit": g["sdunit"], "reporter": "systemd"}
@@ -89,11 +104,21 @@ def _scheduler(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 _HOSTED = lazy_re.compile(
     r"Your session crashed after using all available RAM|"
     r"Your notebook tried to allocate more memory than is available|"
-    r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?"
+    r"System OOM encountered(?:, victim process: (?P<name>[^,\s]+)(?:, pid: (?P<pid>\d+))?)?|"
+    # `docker events`: "2023-05-01T10:00:00.000000000Z container oom 3f2a9c1b7d4e (image=..., name=trainer)"
+    r"\bcontainer oom (?P<cid>[0-9a-f]{12,64})\b"
 )
 
 
 def _hosted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("cid"):
+        facts0: dict[str, Any] = {
+            "killer": "kernel_oom_killer",
+            "reporter": "docker",
+            "container": m.group("cid"),
+        }
+        msg0 = f"Docker reports an OOM event in container {m.group('cid')[:12]}: it hit its memory limit"
+        return [row.event(hit, msg0, facts0, dedupe=(row.code, "docker_oom"))]
     if m.group(0).startswith("System OOM"):
         facts: dict[str, Any] = {"killer": "kernel_oom_killer", "reporter": "kubelet"}
         if m.group("name"):
@@ -109,16 +134,152 @@ def _hosted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
 
 
+# The kernel's panics on memory (mm/oom_kill.c, 2.6-6.x): "Kernel panic - not syncing: Out of memory and no
+# killable processes...", "System is deadlocked on memory", and with vm.panic_on_oom set "Out of memory:
+# system-wide panic_on_oom is enabled" / "Out of memory: compulsory panic_on_oom is enabled" (older: "out of
+# memory. panic_on_oom is selected"). The node went down instead of killing one process: the job's ranks on it
+# are lost with it (the other nodes then report a lost peer).
+_PANIC = lazy_re.compile(
+    r"Out of memory and no killable processes|System is deadlocked on memory|"
+    r"(?i:out of memory)[:.] (?:(?:system-wide|compulsory) )?panic_on_oom is (?:enabled|selected)|"
+    # the OOM killer's records when its victim is already dying (4.x-6.x): "Memory cgroup out of memory: OOM
+    # victim 1234 (python) is already exiting. Skip killing the task", "oom_reaper: unable to reap pid:1234
+    # (python)": an OOM kill took place
+    r"(?P<victim>OOM victim (?P<vpid>\d+) \((?P<vname>[^)]*)\) is already exiting|"
+    r"oom_reaper: unable to reap pid:(?P<rpid>\d+) \((?P<rname>[^)]*)\)|"
+    # 2.6's capitalised "Out of Memory: Kill process 1234 (python) score 950 and children." (host_oom's
+    # kernel row reads the lower-case forms)
+    r"Out of Memory: Kill process (?P<opid>\d+) \((?P<oname>[^)]*)\))"
+)
+
+
+def _panic(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("victim"):
+        pid = m.group("vpid") or m.group("rpid") or m.group("opid")
+        name = m.group("vname") or m.group("rname") or m.group("oname")
+        facts0: dict[str, Any] = {"killer": "kernel_oom_killer", "pid": int(pid), "process": name}
+        msg0 = f"the kernel's OOM killer acted on pid {pid} ({name}): the host or cgroup ran out of memory"
+        return [row.event(hit, msg0, facts0, dedupe=(row.code, "kernel_oom_victim"))]
+    facts: dict[str, Any] = {"killer": "kernel_panic", "panic": clip(m.group(0), 80)}
+    msg = f"the node's kernel panicked on memory ({clip(m.group(0), 60)}): the host ran out of memory"
+    return [row.event(hit, msg, facts, dedupe=(row.code, "kernel_panic"))]
+
+
+# Host allocations that failed in a C++ program or the shell: libstdc++'s terminate handler for an uncaught
+# std::bad_alloc (a native extension, a data loader's C++ reader: "terminate called after throwing an
+# instance of 'std::bad_alloc'", then "  what():  std::bad_alloc"; pybind11 turns a caught one into
+# "MemoryError: std::bad_alloc", host_oom's; torch's own bindings catch it as a std::exception: "RuntimeError:
+# std::bad_alloc"), glibc's loader failing to allocate a thread's TLS at dlopen/thread start ("cannot allocate
+# memory for thread-local data: ABORT", elf/dl-tls.c), and bash's fork failing for memory ("bash: fork: Cannot
+# allocate memory", "fork: retry: Cannot allocate memory"; "fork: retry: Resource temporarily unavailable"
+# is the process limit, not memory). An allocation of a garbage size (a corrupt length read from a file)
+# throws bad_alloc too: tier 1, behind any other finding. Windows' commit limit (ERROR_COMMITMENT_LIMIT,
+# 1455): "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error
+# loading "...\\torch\\lib\\cudnn_cnn_infer64_8.dll"", "ImportError: DLL load failed while importing _C: The
+# paging file is too small ..." (each DataLoader worker maps torch's CUDA DLLs again: RAM plus page file ran
+# out; tier 0).
+_NATIVE_HOST = lazy_re.compile(
+    r"terminate called after throwing an instance of '(?:std::)?bad_alloc'|"
+    r"what\(\):\s+std::bad_alloc\s*$|\bRuntimeError: std::bad_alloc\s*$|"
+    r"cannot allocate memory for thread-local data|"
+    r"\bfork: (?:retry: )?Cannot allocate memory|"
+    r"(?P<paging>The paging file is too small for this operation to complete)"
+)
+
+
+def _native_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("paging"):
+        facts0: dict[str, Any] = {"allocator": "windows commit", "error_line": clip(hit.text.strip(), 160)}
+        msg0 = (
+            "Windows could not commit memory (WinError 1455, the paging file is too small): RAM plus page "
+            "file ran out; fewer DataLoader workers, a larger page file"
+        )
+        return [row.event(hit, msg0, facts0, dedupe=(row.code, "windows_commit"))]
+    fork = "fork" in m.group(0)
+    facts: dict[str, Any] = {
+        "allocator": "fork" if fork else "c++ operator new",
+        "error_line": clip(m.group(0), 120),
+    }
+    msg = (
+        "the shell could not fork for lack of host memory"
+        if fork
+        else "a C++ allocation failed (std::bad_alloc): host memory ran out, or a garbage size was requested"
+    )
+    return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "native_host_alloc"))]
+
+
 K = C.HOST_OOM_KILLED.code
 SIGNATURES = (
+    Signature(
+        "kernel panic on memory",
+        _PANIC,
+        _panic,
+        K,
+        anchors=(
+            b"no killable processes",
+            b"deadlocked on memory",
+            b"panic_on_oom is",
+            b"is already exiting",
+            b"unable to reap pid:",
+            b"Out of Memory: Kill process",
+        ),
+        words=(
+            "no killable processes",
+            "deadlocked on memory",
+            "panic_on_oom is",
+            "already exiting",
+            "reap pid:",
+            "out of memory: kill process",
+        ),
+        examples=(
+            "Kernel panic - not syncing: Out of memory and no killable processes...",
+            "Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled",
+        ),
+    ),
+    Signature(
+        "native host allocation failed",
+        _NATIVE_HOST,
+        _native_host,
+        C.HOST_ALLOC_FAILED.code,
+        anchors=(
+            b"bad_alloc",
+            b"Cannot allocate memory",
+            b"cannot allocate memory for thread-local",
+            b"paging file is too small",
+        ),
+        worth=(
+            rb"throwing an instance of '(?:std::)?bad_alloc'",
+            rb"what\(\):\s+std::bad_alloc",
+            rb"fork: (?:retry: )?Cannot allocate memory",
+            rb"RuntimeError: std::bad_alloc",
+            rb"cannot allocate memory for thread-local data",
+            rb"paging file is too small for this operation",
+        ),
+        words=("bad_alloc", "cannot allocate memory", "paging file is too small"),
+        examples=(
+            "terminate called after throwing an instance of 'std::bad_alloc'",
+            "  what():  std::bad_alloc",
+            "-bash: fork: Cannot allocate memory",
+        ),
+    ),
     Signature(
         "hosted notebook or kubelet oom",
         _HOSTED,
         _hosted,
         K,
-        anchors=(b"all available RAM", b"more memory than is available", b"System OOM encountered"),
-        worth=(rb"all available RAM", rb"more memory than is available", rb"System OOM encountered"),
-        words=("available ram", "more memory than is available", "system oom encountered"),
+        anchors=(
+            b"all available RAM",
+            b"more memory than is available",
+            b"System OOM encountered",
+            b"container oom ",
+        ),
+        worth=(
+            rb"all available RAM",
+            rb"more memory than is available",
+            rb"System OOM encountered",
+            rb"container oom ",
+        ),
+        words=("available ram", "more memory than is available", "system oom encountered", "container oom "),
     ),
     Signature(
         "batch scheduler memory limit",
@@ -134,8 +295,8 @@ SIGNATURES = (
         _USERSPACE,
         _userspace,
         K,
-        anchors=(b"Kill", b"oom-kill", b"low memory!", b"badness", b"oom_score"),
-        worth=(rb"Kill", rb"oom-kill", rb"low memory!", rb"badness", rb"oom_score"),
+        anchors=(b"Kill", b"oom-kill", b"oomd killed", b"low memory!", b"badness", b"oom_score"),
+        worth=(rb"Kill", rb"oom-kill", rb"oomd killed", rb"low memory!", rb"badness", rb"oom_score"),
         words=("killed", "oom-kill", "low memory", "badness", "oom_score"),
         anchor_from="the unit's 'oom-kill' or 'Killed' (systemd), 'badness' (earlyoom)",
         examples=(
@@ -143,6 +304,9 @@ SIGNATURES = (
             "(15.2G) / total (15.5G) and swap used (4.0G) / total (4.0G) being more than 90.00%",
             "systemd[1]: train.service: Failed with result 'oom-kill'.",
             "systemd[1]: train.service: A process of this unit has been killed by the OOM killer.",
+            "systemd[1]: session-3.scope: systemd-oomd killed 291 process(es) in this unit.",
+            "Killed /user.slice/user-1000.slice/session-3.scope due to memory pressure for /user.slice/"
+            "user-1000.slice being 92.45% > 50.00% for > 20s with reclaim activity",
             "earlyoom[812]: low memory! at or below SIGTERM limits: mem 10.00%, swap 10.00%",
             'earlyoom[812]: sending SIGTERM to process 4242 uid 1000 "python": badness 900, VmRSS 60000 MiB',
         ),
