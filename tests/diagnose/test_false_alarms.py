@@ -199,6 +199,9 @@ HEALTHY_WORDS = [
         "progress bar fields",
         "Epoch 0:  50%|█████     | 10/20 [00:10<00:10,  1.02it/s, loss=1.8, oom_skipped=0, killed_samples=0]",
     ),
+    # A command line pasted alone: its flags name the OOM killer as settings, not as what happened.
+    ("docker oom flag", "docker run --oom-kill-disable --gpus all -it nvcr.io/nvidia/pytorch:24.01-py3"),
+    ("docker oom score flag", "docker run --oom-score-adj 500 --gpus all --shm-size 16g img python train.py"),
     (
         "store attempt, then the run",
         "[W socket.cpp:663] [c10d] The client socket has failed to connect to [gpu-node-01]:29500 "

@@ -143,8 +143,10 @@ _NET_CONTEXT = (
 # "not OOM", "no OOM", "without an OOM": a report that rules memory out (hpcaitech/ColossalAI#5039: "suddenly
 # crash, not OOM, error log is : .../Indexing.cu:1141: indexSelectLargeIndex: ... Assertion `src").
 _NOT = r"(?<!\bnot )(?<!\bno )(?<!\bnot an )(?<!\bnot a )(?<!\bwithout )(?<!\bwithout an )"
-# "oom" as a counter that stayed at zero: fairseq's progress meter ("| oom 0 |", "oom=0", '"oom": "0"').
-_OOM = r"\boom\b(?![\"']?\s*[=:]?\s*[\"']?0(?:\.0+)?\b)"
+# "oom" as a counter that stayed at zero: fairseq's progress meter ("| oom 0 |", "oom=0", '"oom": "0"');
+# not the kernel's OOM killer ("oom-kill", "oom_kill") nor a command's flag ("docker run --oom-kill-disable",
+# "--oom-score-adj"): settings, not a report.
+_OOM = r"(?<!--)\boom\b(?![-_ ]kill)(?![\"']?\s*[=:]?\s*[\"']?0(?:\.0+)?\b)"
 # "out of memory" as people and programs spell it: hyphenated ("gives out-of-memory errors", "CUDA
 # out-of-memory error with FSDP"), or with the memory named ("Ran out of GPU memory", "out of CUDA memory",
 # "out of device memory", "out of video memory"); not the kernel's "out-of-memory killer" nor a cgroup's
@@ -175,7 +177,7 @@ _HOST = (
 _PHASE_OOM = rf"(?!.*(?:{_HOST}))(?=.*(?:{_NOT}{_OUT_OF}|{_NOT}{_OOM}))(?=.*(?:{_PHASE}))"
 _KILLED = (
     r"killed by signal:? (?:9|killed|sigkill)|signal: killed|\bsigkill\b|exited (?:with|due to) signal 9|"
-    r"oom[-_ ]kill|out of memory: killed process|killed process \d+|"
+    r"(?<!--)oom[-_ ]kill|out of memory: killed process|killed process \d+|"
     # the status a launcher or a shell reports: "return code = -9", "exit code -9", "exitcode: -9", "exit -9"
     r"(?:exit|return)[ _]?(?:code|status|value)\s*[=:]?\s*-9\b|\bexit(?:ed)? (?:with )?-9\b"
 )
