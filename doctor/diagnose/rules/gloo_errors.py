@@ -259,6 +259,8 @@ _SETTING = lazy_re.compile(r"\b[A-Z_]*TIMEOUT[A-Z_]*\s*=")  # a line that names 
 def _timeout_type(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if _HANDLES.search(hit.text[: m.start()]) or _SETTING.search(hit.text):
         return []  # code or a question that handles the type ("catch (gloo::TimeoutException& e)"), a setting
+    if any(_PAIR_TIMEOUT.search(ln.text) for ln in hit.lines[hit.idx + 1 : hit.idx + 4]):
+        return []  # its what() line follows: the pair row reads it, with the peer's rank
     return [
         row.event(
             hit,
