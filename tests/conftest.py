@@ -25,6 +25,9 @@ def pytest_configure(config: pytest.Config) -> None:
     path = tempfile.mkdtemp(prefix="pgdoctor-tests-")
     config.stash[_child_tmp_key] = path
     os.environ[_CHILD_TMP] = os.environ["TMPDIR"] = path
+    # torch.compile's cache goes by tempfile.gettempdir(), which this process cached as /tmp: in a run
+    # without workers (PGDOCTOR_TEST_WORKERS=0, or pytest alone) a compiled entry left /tmp/torchinductor_*.
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(path, "torchinductor"))
     # SIGTERM (a CI or `timeout` limit, a scheduler's stop) ends the session as Ctrl-C does, so that
     # pytest_unconfigure still removes the directory and xdist stops its workers: by default the signal
     # killed the controller outright and left the directory behind.
