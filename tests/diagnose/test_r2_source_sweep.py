@@ -31,11 +31,9 @@ Families added (rows in existing modules, existing codes):
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pytest
 
-from tests.helpers.diagnose_root import root_finding
+from tests.helpers.diagnose_root import root_category, root_finding
 
 KILLED = ("host_oom", "process_crash")  # the corpus' process_killed class
 
@@ -480,20 +478,15 @@ SILENT: list[str] = [
 PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
 
 
-def _category(log: str) -> Optional[str]:
-    f = root_finding(log)
-    return None if f is None else f.category
-
-
 @pytest.mark.parametrize("line,want", FAILURES)
 def test_sweep_failures_get_their_class(line: str, want: object) -> None:
-    got = _category(line)
+    got = root_category(line)
     assert got in (want if isinstance(want, tuple) else (want,)), (line, got)
 
 
 @pytest.mark.parametrize("line", SILENT)
 def test_sweep_benign_lines_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 _NEW = [

@@ -49,11 +49,10 @@ launchers' progress and teardown lines.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
-from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, root_finding
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, root_category, root_finding
 
 KILLED = ("host_oom", "process_crash")  # the corpus' process_killed class
 # The project reads a launch that never started a rank as RUN304 (rendezvous) and a program or stack the
@@ -768,20 +767,15 @@ SILENT: list[str] = [
 ]
 
 
-def _category(log: str) -> Optional[str]:
-    f = root_finding(log)
-    return None if f is None else f.category
-
-
 @pytest.mark.parametrize("line,want", FAILURES)
 def test_sweep_failures_get_their_class(line: str, want: object) -> None:
-    got = _category(line)
+    got = root_category(line)
     assert got in (want if isinstance(want, tuple) else (want,)), (line, got)
 
 
 @pytest.mark.parametrize("line", SILENT)
 def test_sweep_benign_lines_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 _NEW = [
@@ -830,7 +824,7 @@ NEAR_MISSES = [
 
 @pytest.mark.parametrize("line", NEAR_MISSES)
 def test_near_misses_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 def test_srun_task_signal_facts() -> None:
@@ -870,7 +864,7 @@ def test_srun_step_end_yields_to_the_cause_above_it(cause: str, want: str) -> No
         "for job step to finish.\nsrun: error: Timed out waiting for job step to complete\n"
         "srun: Force Terminated StepId=12345.0\nsrun: forcing job termination\n"
     )
-    assert _category(log) == want, (log, root_finding(log))
+    assert root_category(log) == want, (log, root_finding(log))
 
 
 def test_srun_terminated_tasks_yield_to_a_job_wide_cause() -> None:

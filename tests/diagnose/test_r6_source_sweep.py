@@ -75,11 +75,9 @@ and stay silent or keep the echo's finding as the brief asks. v12m-cuda_oom-005'
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pytest
 
-from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, root_finding
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, root_category, root_finding
 
 GPU = "cuda_oom"
 KILLED = ("host_oom", "process_crash")  # the corpus' process_killed class
@@ -1190,20 +1188,15 @@ LEFT_SILENT: list[str] = [
 ]
 
 
-def _category(log: str) -> Optional[str]:
-    f = root_finding(log)
-    return f.category if f is not None else None
-
-
 @pytest.mark.parametrize("line,want", FAILURES)
 def test_sweep_failures_get_their_class(line: str, want: object) -> None:
-    got = _category(line)
+    got = root_category(line)
     assert got in (want if isinstance(want, tuple) else (want,)), (line, got)
 
 
 @pytest.mark.parametrize("line", BENIGN + LEFT_SILENT)
 def test_sweep_silent_lines_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 def test_sweep_table_size() -> None:
@@ -1302,7 +1295,7 @@ NEAR_MISSES = [
 
 @pytest.mark.parametrize("line", NEAR_MISSES)
 def test_near_misses_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 def test_systemd_oomd_facts() -> None:

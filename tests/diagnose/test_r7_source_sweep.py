@@ -48,11 +48,9 @@ TF's "StartAbort Out of range: End of sequence" (four released decoys hold it).
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pytest
 
-from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, root_finding
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, root_category, root_finding
 
 KILLED = ("host_oom", "process_crash")  # the corpus' process_killed class
 NET_OR_KILLED = ("nccl_network", *KILLED)  # a peer lost mid-run: its process died or the link did
@@ -878,20 +876,15 @@ SILENT: list[str] = [
 ]
 
 
-def _category(log: str) -> Optional[str]:
-    f = root_finding(log)
-    return f.category if f is not None else None
-
-
 @pytest.mark.parametrize("line,want", FAILURES)
 def test_sweep_failures_get_their_class(line: str, want: object) -> None:
-    got = _category(line)
+    got = root_category(line)
     assert got in (want if isinstance(want, tuple) else (want,)), (line, got)
 
 
 @pytest.mark.parametrize("line", SILENT)
 def test_sweep_benign_lines_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 _NEW = [
@@ -962,7 +955,7 @@ NEAR_MISSES = [
 
 @pytest.mark.parametrize("line", NEAR_MISSES)
 def test_near_misses_stay_silent(line: str) -> None:
-    assert _category(line) is None, line
+    assert root_category(line) is None, line
 
 
 def test_coordination_heartbeat_stop_names_the_task() -> None:

@@ -21,6 +21,12 @@ def root_finding(log: str, name: str = "job.log") -> Optional[Finding]:
     return found[0] if found else None
 
 
+def root_category(log: str) -> Optional[str]:
+    """The root finding's category, or None when the log holds no failure (the source sweeps' tables)."""
+    f = root_finding(log)
+    return None if f is None else f.category
+
+
 def check_root(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> None:
     """The root cause has `code` and each of `facts` with its value."""
     root = root_finding(log)
