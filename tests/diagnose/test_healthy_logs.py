@@ -194,15 +194,16 @@ MATCH_HEALTHY_LINES = {
 
 def test_the_rows_that_match_healthy_lines_are_the_known_ones() -> None:
     from pgdoctor.diagnose.rules import MODULES
+    from pgdoctor.diagnose.text.engine import finder
     from tests.helpers.healthy_logs import healthy_lines
 
-    lines = healthy_lines()
-    matching = {
-        row.name
-        for mod in MODULES
-        for row in getattr(mod, "SIGNATURES", ())
-        if any(row.pattern.search(ln) for ln in lines)
-    }
+    rows = [row for mod in MODULES for row in getattr(mod, "SIGNATURES", ())]
+    # A row reads only the lines the scanner hands on: those holding one of the anchors (in any casing,
+    # for the caseless reading too). Two thirds of the healthy lines hold none; leaving them out makes
+    # this test 9 s shorter and changes no answer (every row is still tried on every line that reaches it).
+    _, find = finder(tuple(dict.fromkeys(a for row in rows for a in row.anchors)), caseless=True)
+    lines = [ln for ln in healthy_lines() if (b := ln.encode("utf-8", "replace")) and find(b, 0, len(b))]
+    matching = {row.name for row in rows if any(row.pattern.search(ln) for ln in lines)}
     assert matching <= set(MATCH_HEALTHY_LINES), sorted(matching - set(MATCH_HEALTHY_LINES))
 
 

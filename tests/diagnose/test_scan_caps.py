@@ -79,7 +79,7 @@ def _random_log(rnd: random.Random, giant: bool) -> bytes:
             lines.append(b"")
         elif k < 0.25:
             lines.append(b"x" * rnd.randrange(1, 3000))
-        elif giant and k < 0.28:
+        elif giant and k < 0.265:  # 1.5 % of the lines: each crosses dozens of chunks and every cut
             lines.append(b"y" * rnd.randrange(1, 70000) + b" Error here " + b"z" * rnd.randrange(1, 150000))
         elif k < 0.45:
             lines.append(
