@@ -505,3 +505,23 @@ NCCL_PROXY_UDS_FAILED = register_code(
     "NCCL's local proxy could not pass CUDA memory handles over its Unix domain socket (cuMem, namespaces)",
     AREA,
 )
+
+# --- w6 (RUN645-RUN649): driver_env of v21's dev half, read as families ---
+
+# Category driver_env: a framework's own RDMA transport (not NCCL's: NCCL logs "NET/IB : No device found." at
+# INFO and falls back to sockets) asked libibverbs for the host's InfiniBand / RoCE devices and got none, and
+# aborted: OneFlow's ibverbs comm net (ibverbs_comm_network.cpp, glog CHECK_GT: "Check failed: num_device > 0
+# (0 vs. 0) No IB device found"), TensorFlow's grpc+verbs server (contrib/verbs/rdma.cc: "Check failed:
+# dev_list No InfiniBand device found"), Gloo's ibverbs transport (transport/ibverbs/device.cc: "No ibverbs
+# devices present"). The host (or the container) shows no RDMA device: no HCA, its driver (mlx5_ib) not
+# loaded, or /dev/infiniband not passed into the container. Remedy: `ibv_devices` where the job runs; pass
+# the devices in (--device=/dev/infiniband, the RDMA device plugin) or turn the framework's RDMA transport off
+# (OneFlow's use_rdma, TensorFlow's protocol="grpc", Gloo's tcp transport).
+RDMA_DEVICE_MISSING = register_code(
+    "RUN645",
+    "rdma-device-missing",
+    "fail",
+    "driver_env",
+    "A framework's own RDMA transport found no InfiniBand / RoCE device on the host (ibverbs)",
+    AREA,
+)

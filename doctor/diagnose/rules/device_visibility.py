@@ -400,7 +400,10 @@ def _too_many_asked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 def _ordinal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     # torch's "CUDA error: ...", NCCL's "Cuda failure 101 '...'", nccl-tests' "Test CUDA failure ..."
-    if not ("rror" in t or "ERROR" in t or "failure" in t or "Invalid GPU Id" in t):
+    # (torch's own assert is read by its words: a title quotes it without the exception type)
+    if not (
+        "rror" in t or "ERROR" in t or "failure" in t or "Invalid GPU Id" in t or "num_gpus INTERNAL" in t
+    ):
         return None
     return [
         row.event(
@@ -618,8 +621,16 @@ SIGNATURES = (
         _ordinal,
         C.DEVICE_MISMATCH.code,
         # rccl-tests' HIPCHECK: "Test HIP failure common.cu:1129 'hipErrorInvalidDevice'"
-        anchors=(b"rror", b"ERROR", b"UDA failure", b"HIP failure", b"Invalid GPU Id"),
+        anchors=(
+            b"rror",
+            b"ERROR",
+            b"UDA failure",
+            b"HIP failure",
+            b"Invalid GPU Id",
+            b"num_gpus INTERNAL ASSERT",
+        ),
         worth=(
+            rb"num_gpus INTERNAL ASSERT",
             rb"Error\b",
             rb"\berror\b",
             rb"[Cc]uda failure|CUDA failure",

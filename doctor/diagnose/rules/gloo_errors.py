@@ -274,6 +274,8 @@ def _timeout_type(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _ibverbs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     what = m.group("what").strip(" :")
+    if what.startswith("No ibverbs devices present"):
+        return None  # no RDMA device on the host at all: rules/node_devices.py (RUN645, driver_env)
     facts: dict[str, Any] = {
         "backend": "gloo",
         "transport": "ibverbs",

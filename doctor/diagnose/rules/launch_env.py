@@ -147,7 +147,11 @@ _TORCH_SHM = lazy_re.compile(
     # torch 1.10-1.13's MapAllocator.cpp assert says it without the reason ("RuntimeError: falseINTERNAL
     # ASSERT FAILED at \"../aten/src/ATen/MapAllocator.cpp\":263, please report a bug to PyTorch. unable to
     # open shared memory object </torch_3573_1497616437> in read-write mode")
-    r"(?P<bare> in read-write mode\s*$))"
+    r"(?P<bare> in read-write mode\s*$)|"
+    # torch 0.1-0.4's TH allocator (torch/lib/TH/THAllocator.c) through THError, which adds the C file and
+    # line instead of a reason: "unable to write to file </torch_18693_1954506624> at
+    # /pytorch/torch/lib/TH/THAllocator.c:271" (a write into a full /dev/shm)
+    r"(?P<th> at \S*?\bTH\w*\.c(?:pp)?:\d+))"
 )
 # The signal lines of the crash handlers whose frames follow them.
 _SIGNAL = lazy_re.compile(

@@ -70,8 +70,14 @@ _ACC_BACKEND = lazy_re.compile(
 # "new_uid" and "bcast" are defined only #ifdef USE_NCCL: "AttributeError: type object 'NCCL' has no
 # attribute 'new_uid'", "'NCCL' object has no attribute 'bcast'" (py-R-FCN-multiGPU, py-faster-rcnn's
 # multi-GPU train scripts).
+# NVCaffe's P2PSync / P2PManager (src/caffe/parallel.cpp) say it in their own words: 0.15-0.16 "USE_NCCL := 1
+# must be specified for multi-GPU", 0.17 "USE_NCCL must be specified for multi-GPU mode"; a retyped title
+# adds an "is" ("Multi-GPU execution is not available - rebuild with USE_NCCL"). The source line itself
+# (`LOG(FATAL) << "..."`, a question about the code) is no failure.
 _CAFFE_NO_NCCL = lazy_re.compile(
     r"Multi-GPU execution not available - ?(?:rebuild with USE_NCCL|$)|"
+    r"Multi-GPU execution is not available - ?(?:rebuild with USE_NCCL|$)|"
+    r"USE_NCCL(?: := 1)? must be specified for multi-GPU(?: mode)?|"
     r"(?:type object|'NCCL' object) (?:'NCCL' )?has no attribute '(?P<attr>new_uid|bcast)'"
 )
 _NO_BACKEND_TYPE = lazy_re.compile(r"No backend type associated with device type (?P<dev>\w+)")
@@ -184,6 +190,8 @@ def _unknown_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
 
 
 def _caffe_no_nccl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if '<< "' in hit.text[: m.start()]:
+        return []  # the LOG(FATAL) source line quoted
     return [
         row.event(
             hit,
@@ -477,18 +485,29 @@ SIGNATURES = (
         C.COLLECTIVE_BACKEND_MISSING.code,
         anchors=(
             b"Multi-GPU execution not available",
+            b"Multi-GPU execution is not available",
+            b"must be specified for multi-GPU",
             b"has no attribute 'new_uid'",
             b"has no attribute 'bcast'",
         ),
         worth=(
-            rb"Multi-GPU execution not available",
+            rb"Multi-GPU execution (?:is )?not available",
+            rb"must be specified for multi-GPU",
             rb"NCCL' has no attribute 'new_uid'",
             rb"'NCCL' object has no attribute 'bcast'",
         ),
-        words=("multi-gpu execution not available", "no attribute 'new_uid'", "no attribute 'bcast'"),
+        words=(
+            "multi-gpu execution not available",
+            "multi-gpu execution is not available",
+            "must be specified for multi-gpu",
+            "no attribute 'new_uid'",
+            "no attribute 'bcast'",
+        ),
         examples=(
             "F0101 22:55:26.495918  8615 caffe.cpp:254] Multi-GPU execution not available - rebuild "
             "with USE_NCCL",
+            "F0428 11:32:07.443701  8682 parallel.cpp:155] USE_NCCL := 1 must be specified for multi-GPU",
+            "F0301 10:02:11.120034  4410 parallel.cpp:391] USE_NCCL must be specified for multi-GPU mode",
             "AttributeError: type object 'NCCL' has no attribute 'new_uid'",
             "AttributeError: 'NCCL' object has no attribute 'bcast'",
         ),
