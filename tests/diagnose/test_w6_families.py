@@ -63,6 +63,12 @@ FAILURES = [
         "RUN264",
         "driver_env",
     ),
+    (
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/'
+        'CUDAContext.cpp":50, please report a bug to PyTorch. device=1, num_gpus=',
+        "RUN264",
+        "driver_env",
+    ),
     # SageMaker model parallel: more processes per node than GPUs
     (
         "[1,2]<stderr>:RuntimeError: The number of node-local MPI processes 8cannot be larger than the "
