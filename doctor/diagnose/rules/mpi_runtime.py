@@ -28,6 +28,12 @@ prints them with "prterun" / "prun" for "%s"):
   noticed that process rank 3 with PID 4242 on node n1 exited on" / "signal 9 (Killed)." (the signal on the
   next line), and [prun:non-zero-exit] names the process "[prterun-node1-4242@1,3]" (namespace@job,rank)
   above "Exit code:    1": the same exit events (tier 3) as ORTE's one-line forms.
+- The same record cut before its signal (a search excerpt or a thread's title: "mpirun noticed that process
+  rank 1 with PID 0", "... on node n1", "... on node n1 exited"): ORTE's and PRRTE's only texts that say
+  "noticed that process rank N with PID P" are [proc-aborted-signal] / [proc-aborted-strsignal], so the rank
+  died on a signal; which one is cut off: RUN131 at tier 3 (an exit record's tier: any cause the paste names
+  wins), fact `signal` None. A continuation on the next line ("on node n1 exited on signal 9 (Killed).") is
+  the exit record.
 - A UCX operation that failed on the link to a peer (UCX's ucs_status_string, src/ucs/type/status.c):
   "Endpoint timeout" (UCS_ERR_ENDPOINT_TIMEOUT), "Connection reset by remote peer", "Endpoint is not
   connected", "Destination is unreachable", "Input/output error", as Open MPI's UCX PML prints them after a
@@ -69,6 +75,36 @@ def _prte_signal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     if m.group(2).isdigit():
         facts["pid"] = int(m.group(2))
     return [exit_event(hit, facts, rank)]
+
+
+_MPI_CUT = lazy_re.compile(
+    r"noticed that (?:process|job) rank (\d+) with PID (\w+)(?: on node (\S+))?(?: exited(?: on)?)?\s*$"
+)
+_MPI_REST = lazy_re.compile(r"^\s*(?:on node (\S+)\s+)?(?:exited on\s+)?signal (\d+)")
+
+
+def _mpi_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    rank = int(m.group(1))
+    facts: dict[str, Any] = {"reporter": "mpirun", "rank": rank}
+    if m.group(2).isdigit() and len(m.group(2)) < 10:
+        facts["pid"] = int(m.group(2))
+    nxt = hit.after(1, same_rank=False)
+    rest = _MPI_REST.match(nxt[0].text) if nxt else None
+    host = m.group(3) or (rest.group(1) if rest else None)
+    if host:
+        facts["host"] = host
+    if rest is not None:
+        return [exit_event(hit, {**facts, "exitcode": -int(rest.group(2)[:3])}, rank)]
+    return [
+        row.event(
+            hit,
+            f"mpirun saw rank {rank} die on a signal (the record is cut before the signal's number: read "
+            "that rank's own output, dmesg for the OOM killer, or a core dump)",
+            {**facts, "signal": None, "signal_cut": True},
+            rank=rank,
+            dedupe=(row.code, rank, "mpirun_signal_cut"),
+        )
+    ]
 
 
 _PRTE_EXIT = lazy_re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
@@ -283,6 +319,16 @@ SIGNATURES = (
         _PRTE_SIGNAL,
         _prte_signal,
         EXIT,
+        tier=3,
+        anchors=(b"noticed that process rank", b"noticed that job rank"),
+        worth=(rb"noticed that (?:process|job) rank",),
+        words=("noticed that",),
+    ),
+    Signature(
+        "mpirun signal record cut before its number",
+        _MPI_CUT,
+        _mpi_cut,
+        C.FATAL_SIGNAL.code,
         tier=3,
         anchors=(b"noticed that process rank", b"noticed that job rank"),
         worth=(rb"noticed that (?:process|job) rank",),

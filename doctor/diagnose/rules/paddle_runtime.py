@@ -11,6 +11,17 @@ GpuMinChunkSize 256.000000B, GpuMaxChunkSize 14.217000GB, GPU memory used: 14.54
 2.000000GB in gpu:0, avaliable 1.2GB, total 16GB, used 14GB." (Paddle's own spelling "avaliable"). A CPU
 place there is the host's memory.
 
+cuda_oom, Paddle 1.x's first GPU chunk (platform/gpu_info.cc GpuMaxChunkSize, when the pool takes
+FLAGS_fraction_of_gpu_memory_to_use of a GPU whose free memory is less): 1.0-1.1 "EnforceNotMet: enforce
+allocating <= available failed, 2413512130 > 1833238272" (PADDLE_ENFORCE_LE without a message), 1.2-1.5
+"Insufficient GPU memory to allocation. at [/paddle/paddle/fluid/platform/gpu_info.cc:262]", 1.6+ the same
+with its hint "[Hint: Expected allocating <= available, but received allocating:X > available:Y.]". And the
+source location of an enforce thrown by the CUDA allocator (memory/allocation/cuda_allocator.cc;
+phi/core/memory/ in 3.x), whose AllocateImpl throws only when cudaMalloc failed: "(at
+/paddle/paddle/fluid/memory/allocation/cuda_allocator.cc:69)" (2.x) or "at [.../cuda_allocator.cc:41]" (1.x),
+the line a paste keeps when the message above it is cut; its FreeImpl's "GPU memory is freed in incorrect
+device" (a bug, not memory) is read as no OOM.
+
 host_oom: the host allocator (memory/allocation/system_allocator.cc, AlignedMalloc) when posix_memalign or
 malloc failed: "ResourceExhaustedError: Fail to alloc memory of 4294967296 size, error code is 12." (2.x) and
 "Fail to alloc memory of 4294967296 size." (2.5+), raised to Python as MemoryError.
@@ -68,6 +79,58 @@ def _buddy(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             f"(only {m.group('free')} available): lower the batch size, or "
             "FLAGS_fraction_of_gpu_memory_to_use is too small / another process holds the GPU",
             facts,
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
+
+
+_CHUNK = lazy_re.compile(
+    r"enforce allocating <= available failed(?:, (?P<a>\d+) > (?P<b>\d+))?|"
+    r"Insufficient GPU memory to allocation|"
+    r"Expected allocating <= available, but received allocating:? ?(?P<a2>\d+) > available:? ?(?P<b2>\d+)"
+)
+
+
+def _chunk(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {
+        "format": "paddle_gpu_chunk",
+        "reported_by": "PaddlePaddle",
+        "likely_cause": "insufficient_memory",
+    }
+    want, free = m.group("a") or m.group("a2"), m.group("b") or m.group("b2")
+    if want and free and len(want) < 16 and len(free) < 16:
+        facts["requested_bytes"], facts["free_bytes"] = int(want), int(free)
+    return [
+        row.event(
+            hit,
+            "Paddle could not reserve its first GPU memory chunk: the GPU's free memory is less than "
+            "FLAGS_fraction_of_gpu_memory_to_use asks for (another process holds the GPU, or lower the "
+            "fraction)",
+            facts,
+            dedupe=(row.code, hit.rank, "cuda_error"),
+        )
+    ]
+
+
+_ALLOC_SITE = lazy_re.compile(
+    r"(?:\(at |at \[)\S*?/(?:fluid|phi/core)/memory/allocation/"
+    r"(?P<file>cuda_(?:managed_)?allocator)\.cc:\d+[)\]]"
+)
+
+
+def _alloc_site(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any("freed in incorrect device" in ln.text for ln in [*hit.before(4, same_rank=False), hit.line]):
+        return []
+    return [
+        row.event(
+            hit,
+            f"Paddle's CUDA allocator threw ({m.group('file')}.cc, which throws when cudaMalloc failed): the "
+            "GPU ran out of memory (the message above the location is cut)",
+            {
+                "format": "paddle_allocator_site",
+                "reported_by": "PaddlePaddle",
+                "likely_cause": "insufficient_memory",
+            },
             dedupe=(row.code, hit.rank, "cuda_error"),
         )
     ]
@@ -143,6 +206,25 @@ SIGNATURES = (
         worth=(rb"Cannot allocate [\d.]+\s*[KMGTP]?i?B in ",),
         words=("cannot allocate",),
         examples=("Cannot allocate 2.000000GB in GPU 0, avaliable 1.234000GB, total 15.782000GB",),
+    ),
+    Signature(
+        "paddle first gpu chunk larger than free memory",
+        _CHUNK,
+        _chunk,
+        C.CUDA_OOM.code,
+        anchors=(b"allocating <= available", b"Insufficient GPU memory to allocation"),
+        words=("allocating <= available", "insufficient gpu memory to allocation"),
+    ),
+    Signature(
+        "paddle cuda allocator's source location",
+        _ALLOC_SITE,
+        _alloc_site,
+        C.CUDA_OOM.code,
+        anchors=(b"/memory/allocation/cuda_",),
+        worth=(rb"/memory/allocation/cuda_(?:managed_)?allocator\.cc:\d",),
+        words=("/memory/allocation/cuda_",),
+        anchor_from="the allocator's path in the location (at ...) after the cut message",
+        examples=(" (at /paddle/paddle/fluid/memory/allocation/cuda_allocator.cc:69)",),
     ),
     Signature(
         "paddle host allocator",

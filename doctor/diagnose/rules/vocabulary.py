@@ -189,6 +189,16 @@ _CRASH = (
     rf"(?:received|caught|got|terminated (?:with|by)|killed by|died (?:with|of)|exited (?:with|due to)|"
     rf"crashed (?:with|by)) (?:a |the )?(?:signal:? )?(?:\d+ \()?{_CRASH_SIG}"
 )
+# A title that names the crash as the shell's strsignal() or a person says it ("Segmentation fault when
+# using NCCL in MultiWorkerMirroredStrategy", "segfault in ncclCommInitRank", "Bus error (core dumped) with 8
+# GPUs"), unless it denies or avoids one ("no segfault", "without a segmentation fault").
+_TITLE_CRASH = (
+    r"(?<!\bno )(?<!\bnot )(?<!\bwithout )(?<!\bwithout a )(?<!\bavoid )(?<!\bprevent )"
+    r"(?:\bsegmentation fault\b|\bseg ?fault(?:s|ed)?\b|\bsigsegv\b|\bcore dumped\b|"
+    r"\bbus error \(core dumped\)|\billegal instruction \(core dumped\))"
+)
+_TITLE_CRASH_ANCHORS: tuple[bytes, ...] = (b"egmentation fault", b"EGMENTATION FAULT", b"egfault", b"EGFAULT")
+_TITLE_CRASH_ANCHORS += (b"eg fault", b"ore dumped", b"ORE DUMPED")
 _HARDWARE = (
     r"device not found or invalid|device_absent|device\S* lost heartbeat|gpu (?:is )?lost|"
     r"fallen off the bus|uncorrectable (?:ecc|error)|hardware (?:error|failure|exception|fault)|"
@@ -341,7 +351,10 @@ SIGNATURES = (
     _row(
         "device oom in cjk words",
         lazy_re.compile(
-            r"(?s)\A(?=.*(?:显存不足|显存溢出|显存不够|爆显存|(?:CUDA|GPU|cuda|gpu) ?(?:内存不足|内存溢出)|"
+            # the GPU memory's use named between ("显存占用明显溢出了": its use clearly overflowed), in one
+            # clause, not denied and not a rate ("显存利用率不足": low utilisation)
+            r"(?s)\A(?=.*(?:显存[^，。,.;；！？!?\s没未无不率]{0,8}?(?:不足|溢出|不够|耗尽|爆)|爆显存|"
+            r"(?:CUDA|GPU|cuda|gpu) ?(?:内存不足|内存溢出)|"
             r"(?:GPU|VRAM) ?メモリ不足|VRAM ?不足|GPU ?메모리 부족))"
         ),
         "device memory exhaustion",
@@ -370,6 +383,10 @@ SIGNATURES = (
             b"illed",
             b"ILLED",
             b"SIGKILL",
+            # a title retyped with the signal's name in lower case ("多卡微调遇到sigkill 无报错退出")
+            b"sigkill",
+            b"Sigkill",
+            b"SigKill",
             b"ignal 9",
             b"oom-kill",
             b"oom_kill",
@@ -392,8 +409,9 @@ SIGNATURES = (
         _one(_CRASH),
         "a process that died of a fatal signal",
         C.FATAL_SIGNAL.code,
-        (b"SIGSEGV", b"SIGBUS", b"SIGABRT", b"SIGILL", b"SIGFPE"),
-        rb"SIG(?:SEGV|BUS|ABRT|ILL|FPE)\b",
+        # the signal's name as the shell's strsignal() or a person says it, read in a title alone
+        (b"SIGSEGV", b"SIGBUS", b"SIGABRT", b"SIGILL", b"SIGFPE", *_TITLE_CRASH_ANCHORS),
+        rb"SIG(?:SEGV|BUS|ABRT|ILL|FPE)\b|(?i:segmentation fault|seg ?fault|core dumped)",
         "An error : <Signals.SIGSEGV: 11>",
     ),
     _row(
@@ -576,6 +594,25 @@ def _title(hit: Hit) -> bool:
     return len(hit.lines) == 1 and len(hit.text) <= _TITLE_MAX and not _ASKING.match(hit.text)
 
 
+def _head_title(hit: Hit) -> bool:
+    """Whether the line is a thread's title pasted as the first line above its log ("CUDA OUT OF MEMORY with
+    dist_train.sh", then the launcher's banner and a traceback): short, without a program's prefix, and
+    the paste's first line. Read for the device's memory alone, whose words no healthy line says."""
+    ln = hit.line
+    return ln.no == 1 and len(hit.lines) > 1 and ln.rank is None and _title_shape(hit.text)
+
+
+def _title_shape(text: str) -> bool:
+    return len(text) <= _HEAD_MAX and not _ASKING.match(text) and not _LOGGED.search(text)
+
+
+def _head_rows(hit: Hit) -> tuple[Signature, ...]:
+    return _HEAD_TITLE_SIGNATURES if _head_title(hit) else ()
+
+
+_HEAD_MAX = 120
+# a program's record, not a person's title: a timestamp, a level, a source location, a key=value
+_LOGGED = lazy_re.compile(r"\d\d:\d\d:\d\d|\b(?:INFO|WARNING|WARN|DEBUG)\b|\.(?:py|cc|cpp|h):\d|\w=\S")
 _TITLE_MAX = 240
 _ASKING = lazy_re.compile(
     r"(?i)\s*(?:\[[^\]]{0,40}\]:?\s*)*(?:how (?:to|do|can|should|does)|is (?:it|there)|can (?:i|we|you)|"
@@ -633,8 +670,10 @@ _TITLE_WORDS = (
     ("words: collective timeout", _near(_TITLE_COLLECTIVE, _TIMEOUT_WORD)),
     ("words: network", _near(_TITLE_TRANSPORT, _TITLE_NET)),
     ("words: killed", _one(_KILLED)),
-    ("words: crash signal", _one(_CRASH)),
+    # a handler's or a test's name is no crash ("faulthandler segfault handler registered")
+    ("words: crash signal", _one(rf"{_CRASH}|\A(?!.*handler|.*\btests?\b)(?=.*(?:{_TITLE_CRASH}))")),
 )
+_HEAD_TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS)
 _BY_NAME = {row.name: row for row in SIGNATURES}
 _TITLE_SIGNATURES = tuple(row for row in SIGNATURES if row.name in _TITLE_ROWS) + tuple(
     replace(_BY_NAME[name], pattern=pattern, build=_build(_KINDS[name], title=True))
@@ -646,7 +685,7 @@ def parse(hit: Hit) -> list[Event]:
     text = hit.text
     if _INFO.search(text) or _PROSE.search(text) or _TABLE_ROW.match(text) or _OTHER_SERVICE.search(text):
         return []
-    rows = SIGNATURES if _FAILED.search(text) else _TITLE_SIGNATURES if _title(hit) else ()
+    rows = SIGNATURES if _FAILED.search(text) else _TITLE_SIGNATURES if _title(hit) else _head_rows(hit)
     if not any(row.pattern.search(text) for row in rows) or _owned(hit):
         return []
     return read(hit, rows)
