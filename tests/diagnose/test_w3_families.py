@@ -265,8 +265,11 @@ NCCL_UP = [
     "host1:1234:1234 [0] NCCL INFO comm 0x55d5 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
     "host1:1234:1234 [0] NCCL INFO Channel 01 : 1[1] -> 0[0] via P2P/IPC",
     "host1:1234:1234 [0] NCCL INFO Connected all rings",
+    "host1:1234:1234 [0] NCCL INFO 2 coll channels, 0 collnet channels, 0 nvls channels, 2 p2p channels",
+    # (a line this long followed by a lower-case one reads as a terminal's hard wrap: kept short)
+    "h:12:12 [0] NCCL INFO ncclCommInitRank comm 0x7f rank 0 nranks 8 cudaDev 0 - Init COMPLETE",
 ]
-MARKS = ["*hangs*", "(stuck here)", "it hangs forever...", "<hang>"]
+MARKS = ["*hangs*", "(stuck here)", "it hangs forever...", "<hang>", "卡住了", "（卡在这里）"]
 
 
 @pytest.mark.parametrize("up", NCCL_UP)

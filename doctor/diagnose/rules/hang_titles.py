@@ -72,10 +72,12 @@ _MARK = lazy_re.compile(
     r"(?i)^\s*[*(<\[_~-]*\s*(?:(?:it|the job|the program|the process|training|then|and)\s+)?"
     r"(?:hangs?|hung|hanging|stuck|freezes|deadlocks?)"
     r"(?:\s+(?:here|there|forever|indefinitely|at this point))?"
-    r"\s*(?:\.{2,}|…|!+)?\s*[*)>\]_~-]*\s*$"
+    r"\s*(?:\.{2,}|…|!+)?\s*[*)>\]_~-]*\s*$|"
+    r"^\s*[*(<\[_~（-]*\s*(?:然后|程序|训练)?(?:卡住|卡死|卡在这里|卡在这)了?\s*(?:\.{2,}|…|。)?\s*[*)>\]_~）-]*\s*$"
 )
 _NCCL_UP = lazy_re.compile(
-    r"\bINFO (?:Ring \d+|Channel \d+|Trees?\b|Launch mode|Connected all|.*\bInit COMPLETE|.*\bInit done)"
+    r"\bINFO (?:Ring \d+|Channel \d+|Trees?\b|Launch mode|Connected all|\d+ coll channels|.*\bInit COMPLETE|"
+    r".*\bInit done)"
 )
 # a timeout that names another waiter than a collective: a socket, a store, a loader, a download
 _OTHER_WAIT = lazy_re.compile(
@@ -162,6 +164,7 @@ def _marked_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+_CJK_STUCK = ("卡住", "卡死", "卡在")
 _ANCHORS = (b" hang", b"Hang", b"HANG", b" hung", b"stuck", b"Stuck", b"eadlock", b"reez")
 _WORTH = (rb"(?i:\bhang|\bhung\b|\bstuck\b|deadlock|\bfreez)",)
 _WORDS = ("hang", "hung", "stuck", "deadlock", "freez")
@@ -204,11 +207,21 @@ SIGNATURES = (
         _marked_hang,
         C.WATCHDOG_TIMEOUT.code,
         tier=1,
-        anchors=(b"hang", b"Hang", b"HANG", b"hung", b"stuck", b"Stuck", b"freezes", b"eadlock"),
-        worth=(rb"(?i:hang|hung|stuck|freezes|deadlock)",),
-        words=("hang", "hung", "stuck", "freez", "deadlock"),
+        anchors=(
+            b"hang",
+            b"Hang",
+            b"HANG",
+            b"hung",
+            b"stuck",
+            b"Stuck",
+            b"freezes",
+            b"eadlock",
+            *(w.encode() for w in _CJK_STUCK),
+        ),
+        worth=(rb"(?i:hang|hung|stuck|freezes|deadlock)", *(w.encode() for w in _CJK_STUCK)),
+        words=("hang", "hung", "stuck", "freez", "deadlock", *_CJK_STUCK),
         anchor_from="the hang's word in its usual spellings (case aside)",
-        examples=("*hangs*", "(stuck here)"),
+        examples=("*hangs*", "(stuck here)", "卡住了"),
     ),
     Signature(
         "title: multi-gpu training times out",
