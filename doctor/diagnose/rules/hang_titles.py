@@ -9,6 +9,17 @@ where in the loop it hangs, at the end of the data ("Training hangs in the end w
 left the loop (or entered a barrier) while the others still wait in the gradient all-reduce: the ranks
 disagree on the number of steps (uneven inputs, desync_hints' title row), RUN201.
 
+A title that says the job's multi-GPU training timed out ("多卡训练超时问题", "Timeout in multi-node
+training", "DDP training times out after 30 minutes") names the same watchdog timeout in a person's words:
+the timeouts of the start-up, a store, a socket or a data loader name themselves ("DDP 训练后显示
+sockettimeout", "DataLoader timed out"), and those titles are not read here. A hang of "multi-GPU training"
+alone is not read so: the released titles that say it are an uneven-inputs desync and a start-up stall.
+
+A person's mark in a pasted log that it hangs there ("*hangs*", "(stuck here)", "... it hangs forever"),
+right under NCCL's lines of a communicator that came up (its rings or channels, "Launch mode Group/CGMD" of
+2.0-2.3, "Init COMPLETE", "Connected all rings"), says the first collective never completed: RUN151. Under
+any other line (the bootstrap, a traceback, a progress bar) it says nothing of where, and is not read.
+
 Never read: a line with more than a title (a program's output says more than its hang), a warning that a
 hang could happen ("This can potentially cause a hang", "Collectives are unchecked and may ... hang"), a
 hang in the start-up ("NCCL init hangs", "stuck at NCCL INFO Bootstrap": the communicator's creation, not a
@@ -46,6 +57,32 @@ _END = (
     r"(?:epoch|training|train|loop|data|dataset|iteration)s?\b"
 )
 _END_HANG = lazy_re.compile(rf"(?i)(?:{_HANG}){_GAP}(?:{_END})|(?:{_END}){_GAP}(?:{_HANG})")
+# training on several GPUs, nodes or machines, in English and in Chinese (多卡 / 多机 / 分布式 训练 / 微调)
+_MULTI = r"(?:multi|multiple|several|\d+)[- ]?(?:gpus?|nodes?|cards?|machines?)"
+_MULTI_TRAINING = (
+    rf"(?:\b{_MULTI}|\bdistributed|\bddp|多卡|多机|多节点|分布式)\s*(?:[\w-]+\s+)?(?:training|train|"
+    rf"fine-?tun\w*|训练|微调)|\b(?:training|train\w*|fine-?tun\w*)\s+(?:with|on|using|across)\s+{_MULTI}"
+)
+_TIMED_OUT = r"\btimed out\b|\btimes out\b|\btime ?out\b(?!s)|超时"
+_TRAINING_TIMEOUT = lazy_re.compile(
+    rf"(?i)(?:{_MULTI_TRAINING}){_GAP}(?:{_TIMED_OUT})|(?:{_TIMED_OUT}){_GAP}(?:{_MULTI_TRAINING})"
+)
+# a person's mark that the log hangs there, on a line of its own; NCCL's lines of a communicator that came up
+_MARK = lazy_re.compile(
+    r"(?i)^\s*[*(<\[_~-]*\s*(?:(?:it|the job|the program|the process|training|then|and)\s+)?"
+    r"(?:hangs?|hung|hanging|stuck|freezes|deadlocks?)"
+    r"(?:\s+(?:here|there|forever|indefinitely|at this point))?"
+    r"\s*(?:\.{2,}|…|!+)?\s*[*)>\]_~-]*\s*$|"
+    r"^\s*[*(<\[_~（-]*\s*(?:然后|程序|训练)?(?:卡住|卡死|卡在这里|卡在这)了?\s*(?:\.{2,}|…|。)?\s*[*)>\]_~）-]*\s*$"
+)
+_NCCL_UP = lazy_re.compile(
+    r"\bINFO (?:Ring \d+|Channel \d+|Trees?\b|Launch mode|Connected all|\d+ coll channels|.*\bInit COMPLETE|"
+    r".*\bInit done)"
+)
+# a timeout that names another waiter than a collective: a socket, a store, a loader, a download
+_OTHER_WAIT = lazy_re.compile(
+    r"(?i)socket|\bstore\b|\bclient|data ?loader|\bworker|download|\bhttp|request|\bssh\b|\bhub\b"
+)
 # a hang that could happen, or that a change avoids: a warning or a fix, not a report
 _MAY = lazy_re.compile(
     r"(?i)\b(?:may|might|can|could|would|potentially|possibly|avoid\w*|prevent\w*|fix\w*|resolv\w*|"
@@ -95,6 +132,39 @@ def _collective_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+def _training_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _read(hit) or _STARTUP.search(hit.text) or _OTHER_WAIT.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a timeout of multi-GPU training ("{m.group(0)}"): in a running job that is '
+            "the process group's watchdog, a collective that some rank never joined",
+            {"kind": "training_timeout", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, hit.rank, "collective_hang"),
+        )
+    ]
+
+
+def _marked_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    above = [ln.text for ln in hit.before(3, same_rank=False) if ln.text.strip()]
+    if not above or not _NCCL_UP.search(above[-1]):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the paste marks that the job hangs ("{m.group(0).strip()}") right after NCCL\'s communicator '
+            "came up: the first collective never completed (a rank that never joined it, or a transport that "
+            "never delivers)",
+            {"kind": "collective_hang", "inferred_from": "mark", "after": above[-1].strip()[:200]},
+            tier=1,
+            dedupe=(row.code, hit.rank, "collective_hang"),
+        )
+    ]
+
+
+_CJK_STUCK = ("卡住", "卡死", "卡在")
 _ANCHORS = (b" hang", b"Hang", b"HANG", b" hung", b"stuck", b"Stuck", b"eadlock", b"reez")
 _WORTH = (rb"(?i:\bhang|\bhung\b|\bstuck\b|deadlock|\bfreez)",)
 _WORDS = ("hang", "hung", "stuck", "deadlock", "freez")
@@ -130,6 +200,40 @@ SIGNATURES = (
             "all reduce hangs (NCCL 2.8.0.3)",
             "Deadlock in all_gather with 8 GPUs",
         ),
+    ),
+    Signature(
+        "a person's mark that it hangs after nccl came up",
+        _MARK,
+        _marked_hang,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(
+            b"hang",
+            b"Hang",
+            b"HANG",
+            b"hung",
+            b"stuck",
+            b"Stuck",
+            b"freezes",
+            b"eadlock",
+            *(w.encode() for w in _CJK_STUCK),
+        ),
+        worth=(rb"(?i:hang|hung|stuck|freezes|deadlock)", *(w.encode() for w in _CJK_STUCK)),
+        words=("hang", "hung", "stuck", "freez", "deadlock", *_CJK_STUCK),
+        anchor_from="the hang's word in its usual spellings (case aside)",
+        examples=("*hangs*", "(stuck here)", "卡住了"),
+    ),
+    Signature(
+        "title: multi-gpu training times out",
+        _TRAINING_TIMEOUT,
+        _training_timeout,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(b"imeout", b"imed out", b"imes out", b"ime out", b"IMEOUT", "超时".encode()),
+        worth=(rb"(?i:timeout|timed out|times out|time out)", "超时".encode()),
+        words=("timeout", "timed out", "times out", "time out", "超时"),
+        anchor_from="the timeout's word in its usual spellings (case aside)",
+        examples=("多卡训练超时问题", "Timeout in multi-node training", "DDP training times out"),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -13,6 +13,12 @@ Where the launchers wait, read at their source (torch 1.8-2.x):
   (accelerate/commands/launch.py), which wait on their children the same way.
 Where a rank waits: a frame of torch.distributed's collectives (distributed_c10d.py barrier, all_reduce,
 ...), or a work's or the device's wait (torch/cuda/__init__.py synchronize).
+Where a rank waits for rank 0 to finish first: the frameworks' "main process first" context managers, whose
+body is a barrier - ultralytics/yolov5's torch_distributed_zero_first (utils/torch_utils.py: the other ranks
+call dist.barrier before the block, rank 0 after it), transformers' TrainingArguments.main_process_first,
+accelerate's main_process_first / local_main_process_first (state.py _goes_first: wait_for_everyone) - the
+frame named so, or a "with torch_distributed_zero_first(rank):" line with only contextlib's __enter__ /
+__exit__ under it (the interrupt came in the context manager, not in the block's own work).
 Tier 2 and a warning (RUN512): any error line of the log is the better record. (Python's multiprocessing
 frames alone, popen_fork's poll at exit, are any program's and are not read.)
 """
@@ -41,6 +47,11 @@ _LAUNCHER_WAITS = frozenset(
 )
 # and torch.cuda.synchronize: a rank waiting on its own stream
 _COLLECTIVES = COLLECTIVE_CALLS | {"synchronize"}
+_FIRST = lazy_re.compile(
+    r"^\s*with\s+(?:[\w.]+\.)?(torch_distributed_zero_first|main_process_first|local_main_process_first)\("
+)
+_FIRST_FNS = frozenset({"torch_distributed_zero_first", "main_process_first", "local_main_process_first"})
+_CONTEXTLIB = lazy_re.compile(r"[/\\]contextlib\.py$")
 _WAITER = lazy_re.compile(r"torch/distributed/distributed_c10d\.py|torch/cuda/__init__\.py|deepspeed/comm/")
 # Where a rank waits for its peers to meet, before any collective: torch's init_process_group (its store
 # and its store-based barrier, distributed_c10d.py 1.x-2.x), the rendezvous handlers
@@ -91,6 +102,26 @@ def _frames(hit: Hit) -> list[re.Match[str]]:
     return out[::-1]
 
 
+def _first_wait(hit: Hit) -> Optional[str]:
+    """The "main process first" context manager the innermost frames wait in, if any (see the docstring)."""
+    code: Optional[str] = None  # the code line under the frame read last (walking outwards)
+    for ln in reversed(hit.before(60, same_rank=False)):
+        if "Traceback (most recent call last)" in ln.text:
+            return None
+        f = _FRAME.match(ln.text)
+        if not f:
+            code = ln.text
+            continue
+        if _CONTEXTLIB.search(f.group("file")):
+            code = None
+            continue
+        if f.group("fn") in _FIRST_FNS:
+            return f.group("fn")
+        w = _FIRST.match(code or "")
+        return w.group(1) if w else None
+    return None
+
+
 def _interrupt(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     frames = _frames(hit)
     launcher = next(
@@ -130,6 +161,7 @@ def _interrupt(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
                 dedupe=(C.RENDEZVOUS_TIMEOUT.code, "interrupted"),
             )
         ]
+    waiter = waiter or _first_wait(hit)
     if launcher is None and waiter is None:
         return []
     if waiter is not None:
@@ -139,6 +171,12 @@ def _interrupt(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             f"{waiter}: it hung there; the rank that never joined that collective is the culprit (dump "
             "every rank's stack with py-spy to find it)"
         )
+        if waiter in _FIRST_FNS:
+            msg = (
+                f"{hit.who()}: the job was interrupted (KeyboardInterrupt) in {waiter}, the barrier where "
+                "the other ranks wait for rank 0 to finish the block first (dataset caching, a download): "
+                "it hung there - rank 0 was stuck, slow past the timeout or dead in that block"
+            )
     else:
         assert launcher is not None
         facts = {"interrupted": True, "waits_in": "launcher", "launcher": launcher[0], "frame": launcher[1]}

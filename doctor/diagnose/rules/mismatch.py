@@ -87,13 +87,13 @@ _EXHAUSTED = lazy_re.compile(r"Detected at least one rank that exhausted inputs"
 _TWICE_NAME = lazy_re.compile(
     r"Parameter at index (\d+)(?: with name ([\w.]+))? has been marked as ready twice"
 )
-# DDP's construction-time check that every rank holds the same model (distributed/utils.py,
-# reducer.cpp): "DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1
-# has inconsistent 0 params." and 1.x's "params[0] in this process with sizes [...] appears not to
-# match sizes of the same param in process 0."
+# DDP's construction-time check that every rank holds the same model (distributed/utils.py, reducer.cpp):
+# "DDP expects same model across all ranks, but Rank 0 has 236 params, while rank 1 has inconsistent 0
+# params." (a title keeps the head alone) and 1.x's "params[0] in this process with sizes [...] appears not
+# to match sizes of the same param in process 0."
 _DDP_MODEL = lazy_re.compile(
-    r"DDP expects same model across all ranks, but Rank (\d+) has (\d+) params, while rank (\d+) "
-    r"has inconsistent (\d+) params|appears not to match (?:sizes|strides) of the same param in process (\d+)"
+    r"DDP expects same model across all ranks(?:, but Rank (\d+) has (\d+) params, while rank (\d+) has "
+    r"inconsistent (\d+) params)?|appears not to match (?:sizes|strides) of the same param in process (\d+)"
 )
 # gloo's pair.cc when two ranks' buffers of one collective differ in size: "op.preamble.length <=
 # op.nbytes. 8 vs 4"

@@ -51,6 +51,12 @@ NATIVE_WAIT = lazy_re.compile(
     # local ranks' teardown): it waits for the other ranks of the node to abort too
     r"^p?(?:ncclCommAbort|ncclCommDestroy|ncclCommFinalize)$|^commReclaim$"
 )
+# NCCL's kernel launch, as gdb names it inside libnccl (which links cudart statically): "#9  0x.. in
+# cudart::cudaApiLaunchKernel(void const*, dim3, ...) () from /usr/local/cuda/lib64/libnccl.so.2". A launch
+# that does not return is a full device queue behind a collective kernel that never completes. (The same
+# symbols from libcudart or libcuda alone are any kernel's launch, and are not read.)
+_NCCL_LAUNCH = lazy_re.compile(r"^(?:cudart::)?cu(?:da)?(?:Api)?LaunchKernel\w*$")
+_FROM_NCCL = lazy_re.compile(r"\bfrom \S*libnccl\.so\b")
 _NATIVE_STORE = lazy_re.compile(r"TCPStore::(?:wait|doWait|get|doGet)|TCPClient::receive\w*|bootstrap\w*")
 _PY_COLLECTIVES = COLLECTIVE_CALLS | {"wait"}
 
@@ -87,7 +93,7 @@ def _frame(text: str) -> Optional[tuple[str, str]]:
         m = rx.match(text)
         if m:
             fn = m.group("fn")
-            if NATIVE_WAIT.search(fn):
+            if NATIVE_WAIT.search(fn) or (_NCCL_LAUNCH.match(fn) and _FROM_NCCL.search(text)):
                 return "collective", fn
             if _NATIVE_STORE.search(fn):
                 return "store", fn
@@ -442,6 +448,7 @@ SIGNATURES = (
             b"TCPStore::",
             b"TCPClient::",
             b"bootstrap",
+            b"libnccl.so",
         ),
         worth=(rb"^\s*#\d+\s", rb"^\s*\(C\) File"),
         words=(

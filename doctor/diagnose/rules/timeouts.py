@@ -58,9 +58,12 @@ _RAN_FOR = lazy_re.compile(
 )
 _WHOLE_RECORD = lazy_re.compile(r"Work[NHX]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati", or inside the
-# record's name ("...operation timeout: WorkNCC", after a progress bar that never printed its newline).
+# record's name ("...operation timeout: WorkNCC", after a progress bar that never printed its newline); cut
+# sooner, its own "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c" says it (no other message opens so).
 _WATCHDOG_CUT = lazy_re.compile(
     r"Watchdog caught col\w*(?: op\w*(?: tim\w*)?)?:?\s*(?:Work[NHX]CCL\(.*|W(?:o(?:rk?)?|ork[NHX]C{0,2})?)?$"
+    r"|"
+    r"\[E[\d :.]*ProcessGroup[NHX]CCL\.cpp:\d+\]\s*\[(?:PG \d+ )?Rank \d+\]\s*Watchdog c(?:a\w*(?: co?)?)?$"
 )
 # The watchdog's timeout told in other words than its record (a title, a wrapper's summary): "operation
 # timeout: WorkNCCL at step 4", "WorkNCCL timed out after 30 minutes": the work's name after a timeout, or

@@ -1,0 +1,297 @@
+"""Timeouts and desyncs read as families (session of 2026-12-07, misses of v20's held-out and v21's dev half).
+
+- DDP's model check (reducer.cpp verify_params_across_processes) by its head alone, as a title keeps it:
+  "DDP expects same model across all ranks" (collective_mismatch, RUN201);
+- PaddlePaddle DataParallel's reducer (imperative/reducer.cc 2.0-2.4, distributed/collective/reducer.cc
+  EagerReducer 2.3+): the unfinished reduction (2.0 "... must participate in the calculation of losses ...",
+  2.1+ "A serious error has occurred here. Please set find_unused_parameters=True ...") is RUN202, the
+  gradient ready twice ("Error happened, when parameter[12][w] has been ready before") RUN203; the
+  reducer's warnings stay silent;
+- the watchdog's record cut inside its first words ("[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c"):
+  error level only (RUN151);
+- a KeyboardInterrupt in a "main process first" context manager (yolov5/ultralytics'
+  torch_distributed_zero_first, transformers' / accelerate's main_process_first): the ranks waited at its
+  barrier for rank 0 (RUN512); the block's own work interrupted is not a wait;
+- a gdb frame of NCCL's kernel launch inside libnccl ("cudart::cudaApiLaunchKernel ... from libnccl.so.2"):
+  a rank stuck in a collective (RUN297); the same launch from libcudart / libcuda is any kernel's;
+- a title that says multi-GPU training timed out ("多卡训练超时问题", "Timeout in multi-node training"):
+  RUN151; a socket, store, loader or start-up timeout, a setting and a question are not;
+- a person's mark that the log hangs ("*hangs*") right under NCCL's lines of a communicator that came up:
+  RUN151; under the bootstrap or any other line it says nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, check_root, prefixed, root_finding
+
+DDP_MODEL = [
+    ("DDP expects same model across all ranks", None),
+    ("RuntimeError: DDP expects same model across all ranks", None),
+    (
+        "RuntimeError: DDP expects same model across all ranks, but Rank 1 has 166 params, while rank 0 has "
+        "inconsistent 0 params.",
+        [0, 1],
+    ),
+]
+
+
+@pytest.mark.parametrize("line,ranks", DDP_MODEL)
+def test_ddp_model_check_by_its_head_is_a_mismatch(line: str, ranks: object) -> None:
+    check_root(line + "\n", "RUN201", {"kind": "ddp_model_mismatch", "ranks": ranks})
+
+
+_SHARED = (
+    "Please set find_unused_parameters=True to traverse backward graph in each step to prepare reduce in "
+    "advance."
+)
+_REASONS = (
+    " If you have set, There may be several reasons for this error: 1) Please note that all forward outputs "
+    "derived from the module parameters must participate in the calculation of losses and subsequent "
+    "gradient calculations. If not, the wrapper will hang, waiting for autograd to generate gradients for "
+    "these parameters."
+)
+PADDLE_REDUCER = [
+    # 2.1+ PrepareForBackward (legacy and eager reducer)
+    (
+        "RuntimeError: (PreconditionNotMet) A serious error has occurred here. " + _SHARED + _REASONS,
+        "RUN202",
+    ),
+    # 2.0 PrepareForBackward
+    (
+        "RuntimeError: (PreconditionNotMet) Please note that all ``forward`` outputs derived from the module "
+        "parameters must participate in the calculation of losses and subsequent gradient calculations. If "
+        "not, the wrapper will hang, waiting for autograd to generate gradients for these parameters. you "
+        "can use detach or stop_gradient to make the unused parameters detached from the autograd graph.",
+        "RUN202",
+    ),
+    # C++ trace's type, no Python wrapper
+    ("PreconditionNotMetError: A serious error has occurred here. " + _SHARED, "RUN202"),
+    # MarkVarReady: ready twice (eager and legacy, the blog's quoted spacing)
+    (
+        "RuntimeError: (PreconditionNotMet) Error happened, when parameter[385][linear_12.w_0] has been "
+        "ready before. "
+        + _SHARED
+        + " If you have set, there may be several reasons for this error: 1) In multiple "
+        "reentrant backward phase, some parameters are reused.2) Using model parameters outside of forward "
+        "function.",
+        "RUN203",
+    ),
+    ("Error happened, when parameter[385]  [linear_12.w_0@GRAD] has been ready before.", "RUN203"),
+    # the shared sentence alone: the reasons after it say which
+    (
+        _SHARED + " If you have set, there may be several reasons for this error: 1) In multiple reentrant "
+        "backward phase, some parameters are reused.",
+        "RUN203",
+    ),
+    (_SHARED, "RUN202"),
+]
+PADDLE_REDUCER_SILENT = [
+    "W1205 10:00:00.123456 1234 reducer.cc:694] All parameters are involved in the backward pass. It is "
+    "recommended to set find_unused_parameters to False to improve performance.",
+    "W1205 10:00:00.123456 1234 reducer.cc:700] There is no parameter in the device involved in the backward "
+    "calculation. If there are parameters on other devices involved in the backward, then a serious error "
+    "will occur here.",
+    "model = paddle.DataParallel(model, find_unused_parameters=True)",
+    "find_unused_parameters (bool, optional): Whether to traverse the entire backward graph from the output.",
+]
+
+
+@pytest.mark.parametrize("prefix", ["", "[1,0]<stderr>:", "2025-01-02 03:04:05,678 - ERROR - "])
+@pytest.mark.parametrize("line,code", PADDLE_REDUCER)
+def test_paddle_reducer_errors_are_ddp_reducer_mismatches(prefix: str, line: str, code: str) -> None:
+    check_root(prefixed(prefix, line), code, {"framework": "paddle"})
+
+
+@pytest.mark.parametrize("line", PADDLE_REDUCER_SILENT)
+def test_paddle_reducer_warnings_and_settings_are_silent(line: str) -> None:
+    assert root_finding(line + "\n") is None
+
+
+WATCHDOG_CUT = [
+    "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c",
+    "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught",
+    "[E ProcessGroupNCCL.cpp:828] [Rank 3] Watchdog caught co",
+    "[rank1]:[E327 23:04:00.815080959 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog ca",
+    "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operati",
+]
+WATCHDOG_CUT_SILENT = [
+    "[I ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c",
+    "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog",
+    "Watchdog c",
+    "[W ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught",
+]
+
+
+@pytest.mark.parametrize("line", WATCHDOG_CUT)
+def test_watchdog_record_cut_in_its_first_words_is_the_timeout(line: str) -> None:
+    check_root("train: Caching images 85%|########4 | 35595/41999\n" + line + "\n", "RUN151")
+
+
+@pytest.mark.parametrize("line", WATCHDOG_CUT_SILENT)
+def test_watchdog_cut_without_error_level_is_silent(line: str) -> None:
+    assert root_finding(line + "\n") is None
+
+
+def _interrupted(frames: str) -> str:
+    return "Traceback (most recent call last):\n" + frames + "KeyboardInterrupt\n"
+
+
+ZERO_FIRST = [
+    # ultralytics 8.x: the with line, then contextlib's __enter__
+    (
+        '  File "/x/ultralytics/models/yolo/detect/train.py", line 48, in get_dataloader\n'
+        "    with torch_distributed_zero_first(rank):  # init dataset *.cache only once if DDP\n"
+        '  File "/usr/lib/python3.9/contextlib.py", line 119, in __enter__\n'
+        "    return next(self.gen)\n",
+        "torch_distributed_zero_first",
+    ),
+    # yolov5: the generator's own frame shown
+    (
+        '  File "/yolov5/train.py", line 100, in train\n'
+        "    with torch_distributed_zero_first(LOCAL_RANK):\n"
+        '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__\n'
+        "    return next(self.gen)\n"
+        '  File "/yolov5/utils/torch_utils.py", line 37, in torch_distributed_zero_first\n'
+        "    dist.barrier(device_ids=[local_rank])\n",
+        "torch_distributed_zero_first",
+    ),
+    # transformers' TrainingArguments.main_process_first, exiting the block
+    (
+        '  File "/w/run_clm.py", line 400, in main\n'
+        '    with training_args.main_process_first(desc="dataset map tokenization"):\n'
+        '  File "/usr/lib/python3.10/contextlib.py", line 142, in __exit__\n'
+        "    next(self.gen)\n",
+        "main_process_first",
+    ),
+    # accelerate's PartialState.local_main_process_first
+    (
+        '  File "/w/train.py", line 88, in main\n'
+        "    with accelerator.local_main_process_first():\n"
+        '  File "/usr/lib/python3.10/contextlib.py", line 135, in __enter__\n'
+        "    return next(self.gen)\n",
+        "local_main_process_first",
+    ),
+]
+ZERO_FIRST_SILENT = [
+    # rank 0 in the block's own work (caching the dataset): not a wait
+    '  File "/x/ultralytics/models/yolo/detect/train.py", line 48, in get_dataloader\n'
+    "    with torch_distributed_zero_first(rank):  # init dataset *.cache only once if DDP\n"
+    '  File "/x/ultralytics/data/build.py", line 90, in build_yolo_dataset\n'
+    "    return YOLODataset(\n"
+    '  File "/x/ultralytics/data/dataset.py", line 60, in cache_labels\n'
+    "    for im_file, lb, shape in pbar:\n",
+    # any other context manager
+    '  File "/w/train.py", line 88, in main\n'
+    "    with torch.no_grad():\n"
+    '  File "/usr/lib/python3.10/contextlib.py", line 135, in __enter__\n'
+    "    return next(self.gen)\n",
+]
+
+
+@pytest.mark.parametrize("frames,fn", ZERO_FIRST)
+def test_interrupt_in_a_main_process_first_barrier_is_a_hang(frames: str, fn: str) -> None:
+    check_root(_interrupted(frames), "RUN512", {"waits_in": "collective", "frame": fn})
+
+
+@pytest.mark.parametrize("frames", ZERO_FIRST_SILENT)
+def test_interrupt_outside_such_a_barrier_is_silent(frames: str) -> None:
+    assert root_finding(_interrupted(frames)) is None
+
+
+NCCL_LAUNCH = [
+    "#9  0x00007f6b2e8057cb in cudart::cudaApiLaunchKernel(void const*, dim3, dim3, void**, unsigned long, "
+    "CUstream_st*) () from /usr/local/cuda/lib64/libnccl.so.2",
+    "#4  0x00007f6b2e8057cb in cudaLaunchKernel () from /usr/lib/x86_64-linux-gnu/libnccl.so.2",
+    "#6  0x00007f6b2e8057cb in cudart::cudaApiLaunchKernelCommon(void const*, dim3, dim3, void**, unsigned "
+    "long, CUstream_st*, bool) () from /opt/conda/lib/python3.10/site-packages/nvidia/nccl/lib/libnccl.so.2",
+]
+NCCL_LAUNCH_SILENT = [
+    "#9  0x00007f6b2e8057cb in cudart::cudaApiLaunchKernel(void const*, dim3, dim3, void**, unsigned long, "
+    "CUstream_st*) () from /usr/local/cuda/lib64/libcudart.so.11.0",
+    "#8  0x00007f6939a424f3 in cuLaunchKernel () from /usr/local/nvidia/cpu_lib/libcuda.so.1",
+    "#5  0x00007f6b2e8057cb in ncclTopoGetSystem () from /usr/lib/x86_64-linux-gnu/libnccl.so.2",
+]
+
+
+@pytest.mark.parametrize("line", NCCL_LAUNCH)
+def test_gdb_frame_of_nccls_kernel_launch_is_a_stuck_collective(line: str) -> None:
+    title = "Multi-machine training torch hang on A100\n"
+    check_root(title + line + "\n", "RUN297", {"waits_in": "collective"})
+    check_root(line + "\n", "RUN297")
+
+
+@pytest.mark.parametrize("line", NCCL_LAUNCH_SILENT)
+def test_other_launch_frames_are_silent(line: str) -> None:
+    assert root_finding(line + "\n") is None
+
+
+TRAINING_TIMEOUT = [
+    "多卡训练超时问题",
+    "分布式训练超时",
+    "多机多卡训练时超时退出",
+    "Timeout in multi-node training",
+    "Multi GPU training timeout",
+    "DDP training times out",
+    "Training with 4 GPUs timed out after 30 minutes",
+    "[Bug] distributed fine-tuning timed out",
+]
+TRAINING_TIMEOUT_SILENT = [
+    "使用原生DDP训练后，15min后显示sockettimeout。",
+    "Multi-GPU training: DataLoader timed out",
+    "How to set timeout for multi-GPU training",
+    "multi-gpu training timeout=1800",
+    "Increase the timeout for distributed training",
+    "Multi-node training: TCPStore client timed out",
+    "Distributed training timeout should be configurable",
+    "Timeout downloading the model for multi-GPU training",
+]
+
+
+@pytest.mark.parametrize("title", TRAINING_TIMEOUT)
+def test_a_title_of_multi_gpu_training_timing_out_is_the_watchdog(title: str) -> None:
+    check_root(title + "\n", "RUN151", {"read_as": "title", "kind": "training_timeout"})
+
+
+@pytest.mark.parametrize("title", TRAINING_TIMEOUT_SILENT)
+def test_other_timeouts_of_training_are_not_read_as_collective(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is None or root.category != "collective_timeout", (title, root)
+
+
+NCCL_UP = [
+    "neuromancer:13802:13802 [0] INFO Launch mode Group/CGMD",
+    "host1:1234:1234 [0] NCCL INFO comm 0x55d5 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+    "host1:1234:1234 [0] NCCL INFO Channel 01 : 1[1] -> 0[0] via P2P/IPC",
+    "host1:1234:1234 [0] NCCL INFO Connected all rings",
+    "host1:1234:1234 [0] NCCL INFO 2 coll channels, 0 collnet channels, 0 nvls channels, 2 p2p channels",
+    # (a line this long followed by a lower-case one reads as a terminal's hard wrap: kept short)
+    "h:12:12 [0] NCCL INFO ncclCommInitRank comm 0x7f rank 0 nranks 8 cudaDev 0 - Init COMPLETE",
+]
+MARKS = ["*hangs*", "(stuck here)", "it hangs forever...", "<hang>", "卡住了", "（卡在这里）"]
+
+
+@pytest.mark.parametrize("up", NCCL_UP)
+@pytest.mark.parametrize("mark", MARKS)
+def test_a_hang_marked_after_nccl_came_up_is_a_collective_hang(up: str, mark: str) -> None:
+    check_root(up + "\n" + mark + "\n", "RUN151", {"inferred_from": "mark"})
+
+
+@pytest.mark.parametrize(
+    "above",
+    [
+        "host1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+        "Epoch 1: 100%|##########| 10/10 [00:01<00:00]",
+        "    loss.backward()",
+        "",
+    ],
+)
+def test_a_hang_mark_elsewhere_is_silent(above: str) -> None:
+    assert root_finding(above + "\n*hangs*\n") is None
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES[:2])
+def test_a_healthy_nccl_start_cut_there_is_silent(prefix: str) -> None:
+    log = "\n".join(NCCL_UP[1:])
+    assert root_finding(prefixed(prefix, log)) is None
