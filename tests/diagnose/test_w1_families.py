@@ -274,3 +274,61 @@ def test_no_cuda_runtime_behind_a_named_error() -> None:
     )
     root = root_finding(log)
     assert root is not None and root.code != "RUN262", root
+
+
+# -- a wrapper's logger that re-logs a child's lines: "[<stamp>] [INFO] " (normalize.py quietlevel) ---------
+
+_FLUXGYM = (
+    "[2024-09-09 19:22:14] [INFO] W0909 19:22:14.765000 96904 E:\\pinokio\\torch\\Lib\\site-packages\\torch\\"
+    "distributed\\elastic\\multiprocessing\\redirects.py:29] NOTE: Redirects are currently not supported in "
+    "Windows or MacOs.\n"
+    "[2024-09-09 19:22:16] [INFO] Traceback (most recent call last):\n"
+    '[2024-09-09 19:22:16] [INFO] File "E:\\pinokio\\bin\\miniconda\\lib\\runpy.py", line 196, in '
+    "_run_module_as_main\n"
+    "[2024-09-09 19:22:16] [INFO] return _run_code(code, main_globals, None,\n"
+    '[2024-09-09 19:22:16] [INFO] File "E:\\env\\lib\\site-packages\\accelerate\\commands\\launch.py", '
+    "line 1097, in launch_command\n"
+    "[2024-09-09 19:22:16] [INFO] multi_gpu_launcher(args)\n"
+    '[2024-09-09 19:22:16] [INFO] File "E:\\env\\lib\\site-packages\\accelerate\\commands\\launch.py", '
+    "line 734, in multi_gpu_launcher\n"
+)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        _FLUXGYM,
+        # the paste cut inside the next record's stamp
+        _FLUXGYM + "[2024-09-09 19:22:1\n",
+        # the wrapper kept the child's indentation
+        _FLUXGYM.replace("[INFO] File", "[INFO]   File").replace("[INFO] return", "[INFO]     return"),
+    ],
+)
+def test_wrapper_logger_prefix_cut_windows_launch(log: str) -> None:
+    check_root(log, "RUN570", {"torchrun_note": True})
+
+
+def test_wrapper_logger_prefix_keeps_the_error() -> None:
+    log = (
+        "[2024-09-09 19:22:16] [INFO] Traceback (most recent call last):\n"
+        '[2024-09-09 19:22:16] [INFO] File "/app/train.py", line 12, in <module>\n'
+        "[2024-09-09 19:22:16] [INFO] dist.init_process_group('nccl')\n"
+        "[2024-09-09 19:22:16] [INFO] RuntimeError: use_libuv was requested but PyTorch was build without "
+        "libuv support\n"
+    )
+    check_root(log, "RUN551")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # a healthy run through the same wrapper
+        "[2024-09-09 19:22:16] [INFO] steps:  10%|#    | 160/1600 [04:11<37:41,  1.57s/it, avr_loss=0.41]\n"
+        "[2024-09-09 19:22:17] [INFO] steps:  10%|#    | 161/1600 [04:12<37:40,  1.57s/it, avr_loss=0.40]\n"
+        "[2024-09-09 19:22:18] [INFO] saving checkpoint: outputs/lora-000001.safetensors\n",
+        # one "[INFO]" line alone is the message's own text
+        "[INFO] NCCL_DEBUG set to WARN\n",
+    ],
+)
+def test_wrapper_logger_prefix_healthy_silent(log: str) -> None:
+    assert root_finding(log) is None
