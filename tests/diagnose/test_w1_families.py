@@ -332,3 +332,42 @@ def test_wrapper_logger_prefix_keeps_the_error() -> None:
 )
 def test_wrapper_logger_prefix_healthy_silent(log: str) -> None:
     assert root_finding(log) is None
+
+
+# -- UCX's backtrace in NCCL's segment open, its signal line cut ------------------------------------------
+
+_UCX_BLOCK = (
+    "==== backtrace (tid:   3357) ====\n"
+    " 0 0x0000000000043090 killpg()  ???:0\n"
+    " 1 0x000000000018bb41 __nss_database_lookup()  ???:0\n"
+    " 2 0x000000000006f425 {fn}()  /dvs/p4/build/sw/gpgpu/nccl/gitfusion/stable/src/misc/shmutils.cc:52\n"
+    " 3 0x0000000000074322 shmRecvSetup()  /dvs/p4/build/sw/gpgpu/nccl/src/transport/shm.cc:110\n"
+    " 4 0x00000000000556a4 ncclTransportP2pSetup()  /dvs/p4/build/sw/gpgpu/nccl/src/transport.cc:33\n"
+)
+
+
+@pytest.mark.parametrize("fn", ["ncclShmOpen", "shmOpen", "shmSetup"])
+def test_ucx_backtrace_in_nccl_shm_open_signal_cut(fn: str) -> None:
+    check_root("=================================\n" + _UCX_BLOCK.format(fn=fn), "RUN360", {"frame": fn})
+
+
+def test_ucx_backtrace_with_its_signal_line_is_process_crash_reading() -> None:
+    # the signal line shown: process_crash's own row reads it (same code, its facts)
+    log = (
+        "[node1:3357 :0:3357] Caught signal 7 (Bus error: nonexistent physical address)\n"
+        + _UCX_BLOCK.format(fn="ncclShmOpen")
+    )
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN360" and root.facts.get("signal_line") != "cut", root
+
+
+def test_ucx_backtrace_shm_frame_below_other_code_silent() -> None:
+    # the segment open is not the faulting frame: user code below the handler faulted first
+    log = (
+        "==== backtrace (tid:   3357) ====\n"
+        " 0 0x0000000000043090 killpg()  ???:0\n"
+        " 1 0x0000000000012345 my_kernel_launch()  /src/app.cc:10\n"
+        " 2 0x000000000006f425 ncclShmOpen()  /nccl/src/misc/shmutils.cc:52\n"
+    )
+    root = root_finding(log)
+    assert root is None or root.code != "RUN360", root

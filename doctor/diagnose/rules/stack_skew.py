@@ -31,6 +31,12 @@ Formats, read at their sources:
   printed on import when CUDA_HOME exists but torch.cuda.is_available() is False (CPU-only wheel, no driver,
   no visible GPU). Read as RUN262 at tier 2 only when a traceback follows it in the same paste (the job then
   failed at its GPU or distributed set-up); alone (a build host compiling extensions) it is silent.
+- UCX's signal handler (ucs/debug/debug.c, under Open MPI, HPC-X, NIXL) prints "Caught signal 7 (Bus error:
+  ...)" and then "==== backtrace (tid: N) ====" with " 2 0x... ncclShmOpen()  .../misc/shmutils.cc:52".
+  A paste that keeps the backtrace but not the signal line, whose first frame below the handler's own
+  (killpg, __nss_database_lookup, ucs_*) is NCCL's segment open (ncclShmOpen 2.12+, shmOpen / shmSetup
+  2.4-2.11), shows the same fault process_crash reads with the signal line: the first touch of a segment past
+  the end of /dev/shm (RUN360, tier 1). With the signal line in the paste, process_crash reads it.
 """
 
 from __future__ import annotations
@@ -57,6 +63,14 @@ _PYBIND_ARGS = lazy_re.compile(
 )
 _KWARGS = lazy_re.compile(r"(?:; |Invoked with: )kwargs: (?P<kw>(?:\w+=[^,;\n\\]*(?:, )?)+)")
 _NO_CUDA_RUNTIME = lazy_re.compile(r"No CUDA runtime is found, using CUDA_HOME=")
+_UCX_SHM_FRAME = lazy_re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+\s+(?P<fn>ncclShm\w*|shmOpen|shmSetup)\(\)")
+_UCX_FRAME = lazy_re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+\s+(?P<fn>\S+?)(?:\(\))?\s")
+_UCX_HANDLER = lazy_re.compile(
+    r"^(?:killpg|raise|gsignal|abort|__sigaction|__restore_rt|__nss_database_lookup|__funlockfile|"
+    r"_L_unlock_\d+|ucs_\w+|\?\?\?)$"
+)
+_UCX_HEADER = lazy_re.compile(r"==== backtrace \(tid:\s*\d+\) ====")
+_SIGNAL_SHOWN = lazy_re.compile(r"Caught signal \d+|received by PID|\bBus error\b|\bSIGBUS\b")
 _TRACEBACK = lazy_re.compile(r"Traceback \(most recent call last\)|^\s*File \"[^\"]+\", line \d+, in ")
 
 
@@ -159,6 +173,33 @@ def _no_cuda_runtime(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+def _ucx_shm_frames(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    for ln in reversed(hit.before(8, same_rank=False)):
+        if _UCX_HEADER.search(ln.text):
+            break
+        f = _UCX_FRAME.match(ln.text)
+        if not f or not _UCX_HANDLER.match(f.group("fn")):
+            return None  # a frame of other code below the handler: the fault was not in the segment open
+    else:
+        return None  # no backtrace header above: not UCX's block
+    near = [*hit.before(60, same_rank=False), *hit.after(60, same_rank=False)]
+    if any(_SIGNAL_SHOWN.search(ln.text) for ln in near):
+        return None  # the signal line is shown: process_crash reads it with its frames
+    fn = m.group("fn")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a process faulted in NCCL's shared-memory segment open ({fn}; UCX's backtrace, "
+            "its "
+            "signal line cut): /dev/shm is smaller than NCCL's segments (a container without --shm-size or "
+            "--ipc=host)",
+            {"frame": fn, "likely_cause": "shared_memory", "reporter": "ucx", "signal_line": "cut"},
+            tier=1,
+            dedupe=(row.code, hit.rank, "ucx shm frames"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "gloo sysfs PCI reads",
@@ -208,6 +249,19 @@ SIGNATURES = (
         anchors=(b"No CUDA runtime is found, using CUDA_HOME=",),
         words=("no cuda runtime is found",),
         examples=("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",),
+    ),
+    Signature(
+        "ucx backtrace in nccl's shm open, signal line cut",
+        _UCX_SHM_FRAME,
+        _ucx_shm_frames,
+        C.SHARED_MEMORY_TOO_SMALL.code,
+        anchors=(b"ncclShm", b"shmOpen()", b"shmSetup()"),
+        worth=(rb"0x[0-9a-fA-F]+\s+(?:ncclShm\w*|shmOpen|shmSetup)\(\)",),
+        words=("ncclshm", "shmopen()", "shmsetup()"),
+        examples=(
+            " 2 0x000000000006f425 ncclShmOpen()  /dvs/p4/build/sw/gpgpu/nccl/gitfusion/stable/src/misc/"
+            "shmutils.cc:52",
+        ),
     ),
 )
 parse = gated_reader(SIGNATURES)
