@@ -532,12 +532,15 @@ GLOO_SYSFS_PCI_UNREADABLE = register_code(
 # multi_tenant=True": the keyword is in none of the signatures the binding lists, so the .py files and the .so
 # come from different torch releases (two installs over each other, a stale build dir on PYTHONPATH, a
 # `pip install` that replaced part of a conda torch). A value of the wrong type for a listed argument is the
-# caller's (RUN224). Remedy: remove every torch and install one build again.
+# caller's (RUN224). The same skew at import: "cannot import name 'X' from 'torch._C._distributed_c10d'
+# (/.../_distributed_c10d...so)", "module 'torch._C._distributed_c10d' has no attribute 'X'" (the compiled
+# library is older than torch's .py files or than a package built for a newer torch). Remedy: remove every
+# torch and install one build again (and the packages built for it).
 TORCH_BINDING_SKEW = register_code(
     "RUN621",
     "torch-binding-skew",
     "fail",
     "driver_env",
-    "torch's Python files and its compiled library are from different releases (a binding lacks a keyword)",
+    "torch's compiled library is older than the Python code calling it (mixed installs: a keyword or name)",
     AREA,
 )

@@ -371,3 +371,53 @@ def test_ucx_backtrace_shm_frame_below_other_code_silent() -> None:
     )
     root = root_finding(log)
     assert root is None or root.code != "RUN360", root
+
+
+# -- torch._C._distributed_c10d at import: a name missing (skew), the module missing (no torch.distributed) --
+
+
+@pytest.mark.parametrize(
+    ("log", "name"),
+    [
+        (
+            "ImportError: cannot import name '_DistributedBackendOptions' from 'torch._C._distributed_c10d' "
+            "(/usr/local/lib/python3.10/dist-packages/torch/_C/_distributed_c10d.cpython-310-x86_64-linux-gnu.so)",
+            "_DistributedBackendOptions",
+        ),
+        (
+            "AttributeError: module 'torch._C._distributed_c10d' has no attribute '_register_process_group'",
+            "_register_process_group",
+        ),
+        (
+            "[rank0]: ImportError: cannot import name 'FakeProcessGroup' from 'torch._C._distributed_c10d' "
+            "(C:\\Python311\\Lib\\site-packages\\torch\\_C\\_distributed_c10d.pyd)",
+            "FakeProcessGroup",
+        ),
+    ],
+)
+def test_c10d_name_missing_is_skew(log: str, name: str) -> None:
+    check_root(log + "\n", "RUN621", {"missing_name": name})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "AttributeError: module 'torch._C' has no attribute '_distributed_c10d'",
+        "ModuleNotFoundError: No module named 'torch._C._distributed_c10d'; 'torch._C' is not a package",
+        "ImportError: cannot import name 'ReduceOp' from 'torch._C._distributed_c10d' (unknown location)",
+    ],
+)
+def test_build_without_torch_distributed(log: str) -> None:
+    check_root(log + "\n", "RUN263", {"problem": "torch built without torch.distributed"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # the module named in healthy lines: a repr, an import in a paste of code
+        "<torch._C._distributed_c10d.ProcessGroup object at 0x7f3a2c1d9e70>",
+        "from torch._C._distributed_c10d import ReduceOp, _DistributedBackendOptions",
+    ],
+)
+def test_c10d_module_named_healthy_silent(log: str) -> None:
+    assert root_finding(log + "\n") is None

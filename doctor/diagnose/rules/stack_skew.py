@@ -31,6 +31,14 @@ Formats, read at their sources:
   printed on import when CUDA_HOME exists but torch.cuda.is_available() is False (CPU-only wheel, no driver,
   no visible GPU). Read as RUN262 at tier 2 only when a traceback follows it in the same paste (the job then
   failed at its GPU or distributed set-up); alone (a build host compiling extensions) it is silent.
+- The same skew seen at import: torch._C._distributed_c10d (a module of every build with torch.distributed)
+  lacks a name the code importing it expects: "ImportError: cannot import name '_DistributedBackendOptions'
+  from 'torch._C._distributed_c10d' (/.../torch/_C/_distributed_c10d.cpython-310-x86_64-linux-gnu.so)",
+  "AttributeError: module 'torch._C._distributed_c10d' has no attribute '_register_process_group'": the
+  compiled library is older than torch's .py files or than a package built for a newer torch (RUN621). A
+  build without torch.distributed at all (macOS < 1.12, Windows < 1.7, USE_DISTRIBUTED=0) says "module
+  'torch._C' has no attribute '_distributed_c10d'", "No module named 'torch._C._distributed_c10d'" or "cannot
+  import name ... (unknown location)": device_visibility's build-without-the-backend family (RUN263).
 - UCX's signal handler (ucs/debug/debug.c, under Open MPI, HPC-X, NIXL) prints "Caught signal 7 (Bus error:
   ...)" and then "==== backtrace (tid: N) ====" with " 2 0x... ncclShmOpen()  .../misc/shmutils.cc:52".
   A paste that keeps the backtrace but not the signal line, whose first frame below the handler's own
@@ -62,6 +70,13 @@ _PYBIND_ARGS = lazy_re.compile(
     r"incompatible (?P<kind>constructor|function) arguments\. The following argument"
 )
 _KWARGS = lazy_re.compile(r"(?:; |Invoked with: )kwargs: (?P<kw>(?:\w+=[^,;\n\\]*(?:, )?)+)")
+_C10D_NAMES = lazy_re.compile(
+    r"(?P<nodist>module 'torch\._C' has no attribute '_distributed_c10d'|"
+    r"No module named 'torch\._C\._distributed_c10d'|"
+    r"cannot import name '\w+' from 'torch\._C\._distributed_c10d' \(unknown location\))|"
+    r"cannot import name '(?P<name>\w+)' from 'torch\._C\._distributed_c10d' \(|"
+    r"module 'torch\._C\._distributed_c10d' has no attribute '(?P<attr>\w+)'"
+)
 _NO_CUDA_RUNTIME = lazy_re.compile(r"No CUDA runtime is found, using CUDA_HOME=")
 _UCX_SHM_FRAME = lazy_re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+\s+(?P<fn>ncclShm\w*|shmOpen|shmSetup)\(\)")
 _UCX_FRAME = lazy_re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+\s+(?P<fn>\S+?)(?:\(\))?\s")
@@ -157,6 +172,32 @@ def _pybind_skew(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+def _c10d_names(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("nodist"):
+        return [
+            row.event(
+                hit,
+                f"{hit.who()}: this torch was built without torch.distributed (no "
+                "torch._C._distributed_c10d: macOS < 1.12, Windows < 1.7, USE_DISTRIBUTED=0); install a "
+                "build that has it",
+                {"problem": "torch built without torch.distributed"},
+                code=C.LIBRARY_MISSING.code,
+                dedupe=(C.LIBRARY_MISSING.code, "no torch.distributed"),
+            )
+        ]
+    name = m.group("name") or m.group("attr")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: torch._C._distributed_c10d has no '{name}': torch's compiled library is older "
+            "than the code importing from it (two torch installs mixed, or a package built for a newer "
+            "torch)",
+            {"binding": "torch._C._distributed_c10d", "missing_name": name},
+            dedupe=(row.code, "c10d names", name),
+        )
+    ]
+
+
 def _no_cuda_runtime(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not any(_TRACEBACK.search(ln.text) for ln in hit.after(60, same_rank=False)):
         return []  # a build host importing cpp_extension: no failure
@@ -239,6 +280,20 @@ SIGNATURES = (
         examples=(
             "TypeError: __init__(): incompatible constructor arguments. The following argument types are "
             "supported:",
+        ),
+    ),
+    Signature(
+        "torch._C._distributed_c10d without a name its importer expects",
+        _C10D_NAMES,
+        _c10d_names,
+        C.TORCH_BINDING_SKEW.code,
+        anchors=(b"torch._C._distributed_c10d", b"module 'torch._C' has no attribute '_distributed_c10d'"),
+        worth=(rb"torch\._C(?:\._distributed_c10d|' has no attribute '_distributed_c10d)",),
+        words=("torch._c._distributed_c10d", "'_distributed_c10d'"),
+        examples=(
+            "ImportError: cannot import name '_DistributedBackendOptions' from 'torch._C._distributed_c10d' "
+            "(/usr/lib/python3.10/site-packages/torch/_C/_distributed_c10d.cpython-310-x86_64-linux-gnu.so)",
+            "AttributeError: module 'torch._C' has no attribute '_distributed_c10d'",
         ),
     ),
     Signature(
