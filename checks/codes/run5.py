@@ -525,3 +525,42 @@ RDMA_DEVICE_MISSING = register_code(
     "A framework's own RDMA transport found no InfiniBand / RoCE device on the host (ibverbs)",
     AREA,
 )
+
+# --- w1 (RUN620-RUN624): the stack where it says it does not fit (gloo's sysfs, torch's bindings) ---
+
+# Category driver_env: gloo's Linux helpers (gloo/common/linux.cc, 2017 on, torch's third_party/gloo) read the
+# PCI topology from sysfs to find the GPU nearest the NIC (cuda_private.h findCudaDevicePointerClosestToDevice
+# -> pciDistance -> pciPath: readlink("/sys/bus/pci/devices/<bus id>")), and a read failed: "[enforce fail at
+# .../gloo/common/linux.cc:103] rv != -1. -1 vs -1. Invalid argument" (111 since 2019; EINVAL: the interface
+# gloo uses has no PCI device - a bridge, veth, bond, VPN or loopback - so its bus id is empty and the path is
+# the directory itself), "No such file or directory" (sysfs not mounted in the container), and the directory
+# and class-file reads of the same walk (dirp != nullptr, errno == 0, rv == 0, ifs.good()). Remedy: point
+# GLOO_SOCKET_IFNAME at a physical NIC, mount /sys, or run CUDA tensors on NCCL.
+GLOO_SYSFS_PCI_UNREADABLE = register_code(
+    "RUN620",
+    "gloo-sysfs-pci-unreadable",
+    "fail",
+    "driver_env",
+    "gloo could not read the PCI topology of its network interface from /sys (virtual NIC, no sysfs)",
+    AREA,
+)
+
+# Category driver_env: a pybind11 binding of torch's compiled part (torch._C, torch._C._distributed_c10d)
+# refused a keyword that torch's own Python files pass to it: "__init__(): incompatible constructor arguments.
+# The following argument types are supported: 1. torch._C._distributed_c10d.TCPStore(host_name: str, port:
+# int, world_size: int, is_master: bool, timeout: ...) Invoked with: '127.0.0.1', 29500, 1, True, ...; kwargs:
+# multi_tenant=True": the keyword is in none of the signatures the binding lists, so the .py files and the .so
+# come from different torch releases (two installs over each other, a stale build dir on PYTHONPATH, a
+# `pip install` that replaced part of a conda torch). A value of the wrong type for a listed argument is the
+# caller's (RUN224). The same skew at import: "cannot import name 'X' from 'torch._C._distributed_c10d'
+# (/.../_distributed_c10d...so)", "module 'torch._C._distributed_c10d' has no attribute 'X'" (the compiled
+# library is older than torch's .py files or than a package built for a newer torch). Remedy: remove every
+# torch and install one build again (and the packages built for it).
+TORCH_BINDING_SKEW = register_code(
+    "RUN621",
+    "torch-binding-skew",
+    "fail",
+    "driver_env",
+    "torch's compiled library is older than the Python code calling it (mixed installs: a keyword or name)",
+    AREA,
+)

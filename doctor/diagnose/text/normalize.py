@@ -124,8 +124,12 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("numtag", lazy_re.compile(r"^\[\d{1,4}\]:(?: (?=\S))?")),  # "[5]:  File ..." keeps its indentation
+    # A GUI's or a wrapper's logger that re-logs a child's output line by line with a stamp and a quiet
+    # level: "[2024-09-09 19:22:16] [INFO] File ..." (fluxgym, Gradio front-ends; the stamp is "iso"). Only
+    # the levels that say nothing of a failure, so no error marker is ever stripped.
+    ("quietlevel", lazy_re.compile(r"^\[(?:INFO|DEBUG)\] ?(?=[ \t]*\S)")),
 )
-_SOFT_KINDS = frozenset({"leveltag", "numtag"})
+_SOFT_KINDS = frozenset({"leveltag", "numtag", "quietlevel"})
 # A literal that every match of the prefix contains. A line without it is tried against an
 # alternation without that prefix: these four are the slow ones to fail ("tag" backtracks over
 # the first three words of every line), 60% of the time a line spends here.
@@ -546,6 +550,10 @@ def _spaced(lines: list[Line]) -> list[Line]:
     return [ln if ln.text.isascii() else ln._replace(text=_CJK_GLUE.sub(" ", ln.text)) for ln in lines]
 
 
+# A bracketed date stamp cut before its closing bracket, alone on the paste's line ("[2024-09-09 19:22:1").
+_CUT_STAMP = lazy_re.compile(r"^\[\d{4}-\d\d-\d\d(?:[T _][\d:.,]*)?$")
+
+
 def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
     """Clean logical lines of a window; `no` is the physical line number each came from."""
     out: list[Line] = []
@@ -559,6 +567,8 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
         pieces = _physical_to_logical(raw)
         whole = len(pieces) == 1
         for j, piece in enumerate(pieces):
+            if piece[:1] == "[" and _CUT_STAMP.match(piece):
+                piece = ""  # a paste cut inside the stamp of its next record: nothing of the record is left
             text, info = _strip_prefixes(piece) or (piece, _NO_INFO)
             if info:
                 out.append(
