@@ -64,6 +64,9 @@ _MEETING_FUNC = frozenset(
         "launch_from_openmpi",
         "_initialize_distributed",
         "init_dist_connection",
+        # CuPy's NCCLBackend (cupyx/distributed/_nccl_comm.py, 12.x-13.x): rank 0 starts cupy's own TCP store,
+        # every rank reads the NCCL unique id through it before the communicator is made
+        "_init_with_tcp_store",
     }
 )
 # A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most
@@ -198,7 +201,9 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     chunks = cut_chunks(hit)
     if chunks is None:
         return None
-    return meeting_cut(row, hit, chunks) or _cut_in_collective(row, hit, chunks)
+    return (
+        meeting_cut(row, hit, chunks) or query_cut(row, hit, chunks) or _cut_in_collective(row, hit, chunks)
+    )
 
 
 # torch.distributed's own frames below init_process_group that are still the meeting: the backend's name
@@ -239,6 +244,39 @@ def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Ev
             tier=2,
             code=C.RENDEZVOUS_TIMEOUT.code,
             dedupe=(C.RENDEZVOUS_TIMEOUT.code, "cut"),
+        )
+    ]
+
+
+# A frame whose source line asks the default process group its size or rank (torch.distributed's
+# get_world_size / get_rank, imported as dist or torch.distributed), or torch's own frame of it
+# (distributed_c10d.py): these
+# raise only where no process group was made ("Default process group has not been initialized, please make
+# sure to call init_process_group." 1.8+, "Default process group is not initialized" before): a trainer run
+# without a launcher that builds a DistributedSampler or reduces a loss anyway.
+_QUERY_CALL = lazy_re.compile(r"\b(?:dist|distributed|torch\.distributed)\.get_(?:world_size|rank)\(\s*\)")
+_QUERY_FRAME = frozenset({"get_world_size", "get_rank"})
+
+
+def query_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Event]]:
+    """A stack cut (cut_chunks' frames) whose innermost frame asks the default process group its world size or
+    rank: nothing had initialised it (RUN224, tier 2). pyexc's headed row reads its cut tracebacks with it
+    too. None when the stack ends elsewhere."""
+    file, func, source = chunk_frame(chunks[-1])
+    in_torch = file.endswith("distributed/distributed_c10d.py") and func in _QUERY_FRAME
+    if not (in_torch or _QUERY_CALL.search(source)):
+        return None
+    where = f"{file.rsplit('/', 1)[-1]} in {func}"
+    return [
+        row.event(
+            hit,
+            f"a stack ends where it asks the default process group its size or rank ({where}) before its "
+            "exception line: no process group was initialised (the script ran without a launcher, or before "
+            "init_process_group)",
+            {"frame": where, "cut": True, "problem": "process group not initialised"},
+            tier=2,
+            code=C.RENDEZVOUS_CONFIG.code,
+            dedupe=(C.RENDEZVOUS_CONFIG.code, "cut"),
         )
     ]
 
