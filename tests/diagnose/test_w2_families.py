@@ -161,6 +161,19 @@ STACK_CASES = [
         "RUN221",
         {"cut": True},
     ),
+    # a torchrun agent's stack cut in its run loop (what it raises past run() is the rendezvous's error)
+    (
+        '  File "/venv/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 260, in '
+        "launch_agent\n    result = agent.run()\n"
+        '  File "/venv/lib/python3.10/site-packages/torch/distributed/elastic/metrics/api.py", line 137, in '
+        "wrapper\n    result = f(*args, **kwargs)\n"
+        '  File "/venv/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 711,'
+        " in "
+        "run\n    result = self._invoke_run(role)\n"
+        '  File "/venv/lib/python3.10/site-packages/torch/dist',
+        "RUN221",
+        {"cut": True},
+    ),
     # a stack cut where it asks the default process group
     (
         "Traceback (most recent call last):\n"
@@ -264,6 +277,16 @@ NEAR_MISSES: list[tuple[str, Optional[str]]] = [
         "RUN224",
     ),
     ("world size: dist.get_world_size() = 8", None),
+    # the agent's monitor loop asleep when a signal came (SignalException): no meeting
+    (
+        '  File "/venv/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 711,'
+        " in "
+        "run\n    result = self._invoke_run(role)\n"
+        '  File "/venv/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 864,'
+        " in "
+        "_invoke_run\n    time.sleep(monitor_interval)",
+        "RUN221",
+    ),
     # CuPy's backend constructed and working
     ("cupyx.distributed: NCCLBackend(n_devices=2, rank=0) initialised", None),
 ]

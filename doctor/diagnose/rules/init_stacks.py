@@ -56,6 +56,10 @@ _MEETING_FUNC = frozenset(
         "_initialize_workers",
         "_assign_worker_ranks",
         "_share_and_gather",
+        # the agent's run loop: what it raises past its caller is the (re-)rendezvous's error; a worker's
+        # failure is returned, not raised (launch_agent raises ChildFailedError after run returns). Its one
+        # other raise, a signal's SignalException, comes from the monitor's sleep, which meeting_cut leaves.
+        "_invoke_run",
         # frameworks' functions that are the meeting and nothing else: ColossalAI's launchers
         # (colossalai/initialize.py: launch_from_torch reads the launcher's variables, then launch calls
         # init_process_group), Megatron-LM's _initialize_distributed, Lightning's init_dist_connection
@@ -77,7 +81,7 @@ _INIT_CALL = lazy_re.compile(
     r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
     # the same frameworks' calls; ColossalAI's whether or not the paste kept the call's "(" (cut at the name)
     r"\bcolossalai\.launch(?:_from_(?:torch|slurm|openmpi)\b|\()|\b(?:_initialize_distributed|init_dist_connection)\(|"
-    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\(|"
+    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous|_invoke_run)\(|"
     # the keyword arguments of the process group's start on one line (the last line of a multi-line
     # init_process_group / init_rpc call, which Python < 3.8 shows as the frame's source)
     r"^\s*(?:[\w.]+\()?world_size=[^,()]+, ?rank=|^\s*(?:[\w.]+\()?rank=[^,()]+, ?world_size="
@@ -214,6 +218,9 @@ _MEETING_BELOW = lazy_re.compile(r"torch[\\/]distributed[\\/](?:distributed_c10d
 _NOT_MEETING_BELOW = frozenset({"_new_process_group_helper", "_new_group_with_tag"}) | COLLECTIVE_CALLS
 
 
+_MONITOR_SLEEP = lazy_re.compile(r"\btime\.sleep\(|_monitor_workers\(")
+
+
 def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Event]]:
     """A stack cut inside the ranks' meeting (cut_chunks' frames): its innermost meeting frame with only
     wrappers, or torch.distributed's own checks and handlers of the meeting, below it. pyexc's headed row
@@ -224,7 +231,9 @@ def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Ev
     for c in chunks:
         f = _FRAME.match(c)
         assert f is not None
-        if _meeting(f, c[f.end() :]):
+        if f.group("func") == "_invoke_run" and _MONITOR_SLEEP.search(c[f.end() :]):
+            inner = None  # the agent's monitor loop asleep: a signal (SignalException) is raised there
+        elif _meeting(f, c[f.end() :]):
             inner = f
         elif inner is not None and (
             _MEETING_BELOW.search(f.group("file")) and f.group("func") not in _NOT_MEETING_BELOW
@@ -419,7 +428,7 @@ SIGNATURES = (
         lazy_re.compile(
             r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
             r'(?:parallel/distributed|distributed/utils)\.py", line \d+, in \w+|'
-            r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
+            r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|_invoke_run|"
             r"\.(?:_rendezvous|next_rendezvous)\(|"
             r"(?:init_process_group|distributed_init|init_distributed\w*|init_dist|TCPStore)\("
         ),
@@ -437,6 +446,7 @@ SIGNATURES = (
             b"TCPStore(",
             b"_initialize_workers",
             b"_assign_worker_ranks",
+            b"_invoke_run",
         ),
         words=(
             "rendezvous",
@@ -449,6 +459,7 @@ SIGNATURES = (
             "tcpstore(",
             "_initialize_workers",
             "_assign_worker_ranks",
+            "_invoke_run",
         ),
     ),
     Signature(
