@@ -625,6 +625,9 @@ SIGNATURES = (
         C.RENDEZVOUS_TIMEOUT.code,
         tier=2,
         anchors=(b"/elastic/utils/store.py",),
+        # a traceback's frame only ("line 34, in get_all"): faulthandler's dump ("line 31 in get_all") is
+        # stuck_stacks' to read, and a hit only where its own words allow
+        worth=(rb'/elastic/utils/store\.py", line \d+, in',),
         words=("store.py",),
     ),
     Signature(
