@@ -20,6 +20,16 @@ subchannel 0x5631 {address=ipv4:10.0.1.4:14417, args=...}: connect failed (UNAVA
 to remote host: Connection refused), backing off for 1000 ms". A task whose peer is not listening: a healthy
 start-up logs the same while the other tasks come up, so it is the job's meeting that failed (RUN222, tier 1)
 only when nothing of the job's progress follows it (event.UNTIL_UP, diagnose/lookahead.py).
+
+gRPC Python's exception for a call that never reached its server (grpc/_channel.py, 1.0-1.6x): 1.0-1.2x
+"<_Rendezvous of RPC that terminated with (StatusCode.UNAVAILABLE, Connect Failed)>", then the multi-line
+repr of _Rendezvous / _InactiveRpcError / _MultiThreadedRendezvous: "status = StatusCode.UNAVAILABLE" and
+"details = "failed to connect to all addresses"" (1.2x+, "...; last error: UNKNOWN: ipv4:10.0.0.1:50051:
+Failed to connect to remote host: Connection refused" in 1.5x+; "Connect Failed" before 1.19; "DNS
+resolution failed for ..." / "Name resolution failure" for a name). A trainer's client to its parameter
+servers, master or coordinator that never connected: the server was not up yet (a worker started before them)
+or is not at that address: the job's meeting (RUN222, tier 1: a death found elsewhere is the cause). The
+details of a connection that broke ("Socket closed", "Connection reset by peer") are the transport rows'.
 """
 
 from __future__ import annotations
@@ -65,6 +75,41 @@ _RETRY = lazy_re.compile(r"(?i)\bretry(?:ing)?\b|will try again")
 _PEER = lazy_re.compile(
     r"(?:remote target|peer) (?P<peer>/job:[\w-]+/replica:\d+/task:\d+|ipv[46]:[\d.:\[\]a-f]+)"
 )
+
+
+_PY_NEVER = r"failed to connect to all addresses|Connect Failed|DNS resolution failed|Name resolution failure"
+_PY_UNAVAILABLE = lazy_re.compile(
+    rf'(?:^|\s)details = "(?P<d>{_PY_NEVER})|'
+    rf"of RPC that terminated with \(StatusCode\.UNAVAILABLE, (?P<d2>{_PY_NEVER})"
+)
+_PY_STATUS = lazy_re.compile(r"status = StatusCode\.UNAVAILABLE\b")
+_PY_TARGET = lazy_re.compile(r"(?:ipv[46]:|target_address\W+)(?P<peer>[\w.:\[\]-]+:\d+)")
+
+
+def _py_unavailable(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("d") is not None and not any(
+        _PY_STATUS.search(ln.text) for ln in hit.before(3, same_rank=False)
+    ):
+        return None  # another status's details: not this row's
+    what = m.group("d") or m.group("d2")
+    facts: dict[str, Any] = {"problem": "grpc_never_connected", "grpc_error": what}
+    for ln in [hit.line, *hit.after(2, same_rank=False)]:
+        p = _PY_TARGET.search(ln.text)
+        if p:
+            facts["peer"] = p.group("peer")
+            break
+    at = f" at {facts['peer']}" if "peer" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"a gRPC client never reached its server{at} (UNAVAILABLE: {what}): the parameter server, master "
+            "or coordinator it calls was not up yet (this process started before it) or is not at that "
+            "address",
+            facts,
+            tier=1,
+            dedupe=(row.code, "grpc_py"),
+        )
+    ]
 
 
 def _status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -192,6 +237,20 @@ def _subchannel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 SIGNATURES = (
+    Signature(
+        "grpc python client never connected",
+        _PY_UNAVAILABLE,
+        _py_unavailable,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"details = ", b"of RPC that terminated with ("),
+        worth=(rb'details = "', rb"of RPC that terminated with \(StatusCode"),
+        words=(
+            "failed to connect to all addresses",
+            "connect failed",
+            "dns resolution failed",
+            "name resolution",
+        ),
+    ),
     Signature(
         "protobuf limit on a worker message",
         _TOO_LARGE,

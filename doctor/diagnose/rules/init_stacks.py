@@ -56,6 +56,10 @@ _MEETING_FUNC = frozenset(
         "_initialize_workers",
         "_assign_worker_ranks",
         "_share_and_gather",
+        # the agent's run loop: what it raises past its caller is the (re-)rendezvous's error; a worker's
+        # failure is returned, not raised (launch_agent raises ChildFailedError after run returns). Its one
+        # other raise, a signal's SignalException, comes from the monitor's sleep, which meeting_cut leaves.
+        "_invoke_run",
         # frameworks' functions that are the meeting and nothing else: ColossalAI's launchers
         # (colossalai/initialize.py: launch_from_torch reads the launcher's variables, then launch calls
         # init_process_group), Megatron-LM's _initialize_distributed, Lightning's init_dist_connection
@@ -64,6 +68,9 @@ _MEETING_FUNC = frozenset(
         "launch_from_openmpi",
         "_initialize_distributed",
         "init_dist_connection",
+        # CuPy's NCCLBackend (cupyx/distributed/_nccl_comm.py, 12.x-13.x): rank 0 starts cupy's own TCP store,
+        # every rank reads the NCCL unique id through it before the communicator is made
+        "_init_with_tcp_store",
     }
 )
 # A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most
@@ -74,7 +81,7 @@ _INIT_CALL = lazy_re.compile(
     r"\b(?:init_process_group|distributed_init|init_distributed(?:_mode)?|init_dist)\(|TCPStore\(|"
     # the same frameworks' calls; ColossalAI's whether or not the paste kept the call's "(" (cut at the name)
     r"\bcolossalai\.launch(?:_from_(?:torch|slurm|openmpi)\b|\()|\b(?:_initialize_distributed|init_dist_connection)\(|"
-    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous)\(|"
+    r"\.(?:_initialize_workers|_rendezvous|next_rendezvous|_invoke_run)\(|"
     # the keyword arguments of the process group's start on one line (the last line of a multi-line
     # init_process_group / init_rpc call, which Python < 3.8 shows as the frame's source)
     r"^\s*(?:[\w.]+\()?world_size=[^,()]+, ?rank=|^\s*(?:[\w.]+\()?rank=[^,()]+, ?world_size="
@@ -198,7 +205,9 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     chunks = cut_chunks(hit)
     if chunks is None:
         return None
-    return meeting_cut(row, hit, chunks) or _cut_in_collective(row, hit, chunks)
+    return (
+        meeting_cut(row, hit, chunks) or query_cut(row, hit, chunks) or _cut_in_collective(row, hit, chunks)
+    )
 
 
 # torch.distributed's own frames below init_process_group that are still the meeting: the backend's name
@@ -207,6 +216,9 @@ def _cut_in_meeting(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
 # gloo built in, the device, the communicator) nor a collective: those are no meeting.
 _MEETING_BELOW = lazy_re.compile(r"torch[\\/]distributed[\\/](?:distributed_c10d|rendezvous)\.py$")
 _NOT_MEETING_BELOW = frozenset({"_new_process_group_helper", "_new_group_with_tag"}) | COLLECTIVE_CALLS
+
+
+_MONITOR_SLEEP = lazy_re.compile(r"\btime\.sleep\(|_monitor_workers\(")
 
 
 def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Event]]:
@@ -219,7 +231,9 @@ def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Ev
     for c in chunks:
         f = _FRAME.match(c)
         assert f is not None
-        if _meeting(f, c[f.end() :]):
+        if f.group("func") == "_invoke_run" and _MONITOR_SLEEP.search(c[f.end() :]):
+            inner = None  # the agent's monitor loop asleep: a signal (SignalException) is raised there
+        elif _meeting(f, c[f.end() :]):
             inner = f
         elif inner is not None and (
             _MEETING_BELOW.search(f.group("file")) and f.group("func") not in _NOT_MEETING_BELOW
@@ -239,6 +253,39 @@ def meeting_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Ev
             tier=2,
             code=C.RENDEZVOUS_TIMEOUT.code,
             dedupe=(C.RENDEZVOUS_TIMEOUT.code, "cut"),
+        )
+    ]
+
+
+# A frame whose source line asks the default process group its size or rank (torch.distributed's
+# get_world_size / get_rank, imported as dist or torch.distributed), or torch's own frame of it
+# (distributed_c10d.py): these
+# raise only where no process group was made ("Default process group has not been initialized, please make
+# sure to call init_process_group." 1.8+, "Default process group is not initialized" before): a trainer run
+# without a launcher that builds a DistributedSampler or reduces a loss anyway.
+_QUERY_CALL = lazy_re.compile(r"\b(?:dist|distributed|torch\.distributed)\.get_(?:world_size|rank)\(\s*\)")
+_QUERY_FRAME = frozenset({"get_world_size", "get_rank"})
+
+
+def query_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Event]]:
+    """A stack cut (cut_chunks' frames) whose innermost frame asks the default process group its world size or
+    rank: nothing had initialised it (RUN224, tier 2). pyexc's headed row reads its cut tracebacks with it
+    too. None when the stack ends elsewhere."""
+    file, func, source = chunk_frame(chunks[-1])
+    in_torch = file.endswith("distributed/distributed_c10d.py") and func in _QUERY_FRAME
+    if not (in_torch or _QUERY_CALL.search(source)):
+        return None
+    where = f"{file.rsplit('/', 1)[-1]} in {func}"
+    return [
+        row.event(
+            hit,
+            f"a stack ends where it asks the default process group its size or rank ({where}) before its "
+            "exception line: no process group was initialised (the script ran without a launcher, or before "
+            "init_process_group)",
+            {"frame": where, "cut": True, "problem": "process group not initialised"},
+            tier=2,
+            code=C.RENDEZVOUS_CONFIG.code,
+            dedupe=(C.RENDEZVOUS_CONFIG.code, "cut"),
         )
     ]
 
@@ -381,7 +428,7 @@ SIGNATURES = (
         lazy_re.compile(
             r'rendezvous\w*\.py", line \d+, in \w+|distributed_c10d\.py", line \d+, in \w+|'
             r'(?:parallel/distributed|distributed/utils)\.py", line \d+, in \w+|'
-            r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|"
+            r", in (?:_rendezvous|next_rendezvous)\s*$|_initialize_workers|_assign_worker_ranks|_invoke_run|"
             r"\.(?:_rendezvous|next_rendezvous)\(|"
             r"(?:init_process_group|distributed_init|init_distributed\w*|init_dist|TCPStore)\("
         ),
@@ -399,6 +446,7 @@ SIGNATURES = (
             b"TCPStore(",
             b"_initialize_workers",
             b"_assign_worker_ranks",
+            b"_invoke_run",
         ),
         words=(
             "rendezvous",
@@ -411,6 +459,7 @@ SIGNATURES = (
             "tcpstore(",
             "_initialize_workers",
             "_assign_worker_ranks",
+            "_invoke_run",
         ),
     ),
     Signature(

@@ -7,7 +7,15 @@ Read at their sources:
   waiting for response from worker: /job:ps/replica:0/task:0" (line 221 in 1.4, 267 in 1.12). A healthy
   start prints it until the task's server is up ("Start master session ..." follows); a log that ENDS in
   it is a task that never started or that the master cannot reach (ClusterSpec address, firewall, a pod
-  not scheduled): RUN221 (tier 1).
+  not scheduled): RUN221 (tier 1). The same DeviceFinder's answer when a task's GetStatus failed
+  (master.cc WhenFound, 1.0-2.x): "E tensorflow/core/distributed_runtime/master.cc:272] CreateSession failed
+  because worker /job:worker/replica:0/task:1 returned error: Unavailable: OS Error" (absl's "UNAVAILABLE:
+  ..." in 2.13+, "Deadline Exceeded" / "DEADLINE_EXCEEDED" where the wait ran out), and the master's own
+  start "master.cc:269] Master init: Unavailable: OS Error": the cluster's tasks did not all meet at session
+  creation (a worker started before its parameter servers, a task not up or unreachable at its ClusterSpec
+  address): RUN221, the cause, ahead of the UnavailableError the coordinator reports next (grpc_transport's).
+  MonitoredSession retries ("A new session will be created"): a log that then starts its master session
+  ("Start master session ...") met after all and is silent.
 - PaddlePaddle's wait_server_ready (fluid/transpiler/details/..., distributed/fleet/base/
   private_helper_function.py 1.x-2.6): "server not ready, wait 3 sec to retry..." then "not ready
   endpoints:['10.10.11.51:6070', ...]" every 3 s until every trainer endpoint accepts a connect. Also a
@@ -142,6 +150,31 @@ def _ended_waiting(hit: Hit) -> bool:
     return all(
         not ln.text.strip() or _WAITING.search(ln.text) for ln in hit.after(LINES_AFTER, same_rank=False)
     )
+
+
+_TF_SESSION = lazy_re.compile(
+    r"(?:Master init|CreateSession failed because worker (?P<task>/job:[\w-]+/replica:\d+/task:\d+) returned "
+    r"error): (?P<status>Unavailable|UNAVAILABLE|Deadline Exceeded|DEADLINE_EXCEEDED|DeadlineExceeded):?"
+    r"\s*(?P<msg>.*)"
+)
+_TF_SESSION_UP = lazy_re.compile(r"Start master session \w+")
+
+
+def _tf_session(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_TF_SESSION_UP.search(ln.text) for ln in hit.after(LINES_AFTER, same_rank=False)):
+        return []  # MonitoredSession's retry met the cluster: the session started
+    task = m.group("task") or "the cluster's tasks"
+    status = f"{m.group('status')}: {m.group('msg').strip()}".rstrip(": ")
+    return [
+        row.event(
+            hit,
+            f"TensorFlow's master could not reach {task} when it created the session ({clip(status, 80)}): "
+            "that task's server was not up yet (a worker started before its parameter servers) or is "
+            "unreachable at its ClusterSpec address (wrong host:port, a firewall, a pod not scheduled)",
+            {"framework": "tensorflow", "waiting_for": task, "grpc_error": status},
+            dedupe=(row.code, "tf_createsession"),
+        )
+    ]
 
 
 def _tf_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -411,6 +444,14 @@ SIGNATURES = (
         anchors=(b"CreateSession still waiting",),
         worth=(rb"CreateSession still waiting",),
         words=("createsession still waiting",),
+    ),
+    Signature(
+        "tf session creation failed",
+        _TF_SESSION,
+        _tf_session,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"CreateSession failed because worker", b"Master init"),
+        words=("createsession failed", "master init:"),
     ),
     Signature(
         "paddle server not ready",

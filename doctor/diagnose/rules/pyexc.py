@@ -21,7 +21,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
-from pgdoctor.diagnose.rules.init_stacks import collective_cut, cut_chunks, meeting_cut
+from pgdoctor.diagnose.rules.init_stacks import collective_cut, cut_chunks, meeting_cut, query_cut
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
@@ -174,7 +174,7 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     # cut where a frame's source line starts the meeting (init_stacks reads the same chunks; a headed
     # traceback whose innermost frame names no torch file, only the call's keyword arguments)
     chunks = cut_chunks(hit)
-    meeting = meeting_cut(row, hit, chunks) if chunks else None
+    meeting = (meeting_cut(row, hit, chunks) or query_cut(row, hit, chunks)) if chunks else None
     if meeting:
         return meeting
     # cut inside a collective: whatever it raised (the watchdog's timeout, an NCCL error), the peers did not

@@ -52,14 +52,16 @@ _ENV_KEY = lazy_re.compile(
     LEAD + r"KeyError: ['\"](RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GROUP_RANK|"
     r"NODE_RANK|SLURM_PROCID|SLURM_LOCALID|SLURM_NTASKS|SLURM_NODEID|SLURM_NPROCS|OMPI_COMM_WORLD_(?:LOCAL_)?RANK|"
     r"OMPI_COMM_WORLD_(?:LOCAL_)?SIZE|PMI_RANK|PMI_SIZE|MV2_COMM_WORLD_(?:LOCAL_)?(?:RANK|SIZE)|MASTER_HOST|"
-    r"PADDLE_TRAINER_ID|PADDLE_TRAINERS_NUM|PADDLE_TRAINER_ENDPOINTS|PADDLE_CURRENT_ENDPOINT)['\"]\s*$|"
+    r"PADDLE_TRAINER_ID|PADDLE_TRAINERS_NUM|PADDLE_TRAINER_ENDPOINTS|PADDLE_CURRENT_ENDPOINT|"
+    r"AZ_BATCHAI_MPI_MASTER_NODE|AZ_BATCH_MASTER_NODE)['\"]\s*$|"
     # torch 2.6+ distributed_c10d.get_node_local_rank() without fallback_rank: "RuntimeError: LOCAL_RANK is
     # not in the environment. Consider passing fallback_rank to allow `get_node_local_rank` to work, ..."
     r"\b(LOCAL_RANK) is not in the environment\. Consider passing fallback_rank"
 )
 # torchpack's dist.init() (torchpack/distributed/context.py 0.2-0.3, BEVFusion and its forks) reads
 # MASTER_HOST, which `torchpack dist-run` exports; Paddle's trainers read the PADDLE_* that
-# paddle.distributed.launch sets; MVAPICH2's mpirun the MV2_COMM_WORLD_*.
+# paddle.distributed.launch sets; MVAPICH2's mpirun the MV2_COMM_WORLD_*; Azure's MPI jobs the master's
+# address (AzureML-BERT: os.environ['MASTER_ADDR'] = os.environ['AZ_BATCHAI_MPI_MASTER_NODE']).
 _LAUNCHER_OF = (
     ("SLURM_", "srun"),
     ("OMPI_", "mpirun (Open MPI)"),
@@ -67,6 +69,7 @@ _LAUNCHER_OF = (
     ("MV2_", "mpirun (MVAPICH2)"),
     ("MASTER_HOST", "torchpack dist-run"),
     ("PADDLE_", "python -m paddle.distributed.launch"),
+    ("AZ_BATCH", "an Azure ML / Batch AI MPI job"),
 )
 # detectron2's launcher (engine/launch.py, and the many trainers that copied it) logs "Process group URL:
 # <dist_url>" at ERROR exactly when init_process_group raised; "None" is an init_method never set.

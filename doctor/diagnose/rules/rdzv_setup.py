@@ -48,6 +48,10 @@ sources:
   worldConfig.cpp "MPI size 1 != TP size 2 * PP size 1" (" * CP Size 1" since 0.12). A runtime size of 1
   under "mpirun -n 2" is each process alone in its own MPI world (mpi4py built against another MPI than the
   mpirun that started it, or no mpirun at all); another size is a launch of a different -n: RUN224.
+  The same check without its sizes: worldConfig.cpp before 0.9 "Assertion failed: mpiSize == tp * pp" (a
+  bare TLLM_CHECK), and the executor's leader mode (executor/executorImpl.cpp, the Triton backend's
+  default) "With communicationMode kLEADER, MPI worldSize is expected to be equal to tp*pp when
+  participantIds are not specified" ("tp*pp*cp" since 0.12): RUN224 too.
 """
 
 from __future__ import annotations
@@ -201,6 +205,25 @@ def _trt_world(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+# The check's sizeless texts (TLLM_CHECK's "Assertion failed: <condition>", the executor's leader-mode check).
+_TRT_WORLD_BARE = lazy_re.compile(
+    r"Assertion failed: mpiSize == tp \* pp\b|MPI worldSize is expected to be equal to tp\*pp(?:\*cp)?\b"
+)
+
+
+def _trt_world_bare(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            "TensorRT-LLM: the MPI world does not hold tp x pp ranks of the engine: the launch started "
+            "another number of processes (mpirun -n, Triton's world_size) than the engine was built for, or "
+            "each process is alone in its own MPI world (no mpirun)",
+            {"problem": "world size mismatch", "framework": "tensorrt_llm"},
+            dedupe=(row.code, "trt_world"),
+        )
+    ]
+
+
 def _product(text: str) -> int:
     """ "2 * 1" -> 2."""
     out = 1
@@ -318,6 +341,14 @@ SIGNATURES = (
             "AssertionError: Engine world size (4) != Runtime world size (2)",
             "[TensorRT-LLM][ERROR] Assertion failed: MPI size 1 != TP size 2 * PP size 1 * CP Size 1",
         ),
+    ),
+    Signature(
+        "tensorrt-llm world size check, no sizes",
+        _TRT_WORLD_BARE,
+        _trt_world_bare,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"mpiSize == tp * pp", b"MPI worldSize is expected to be equal to tp"),
+        words=("mpisize == tp * pp", "mpi worldsize is expected"),
     ),
 )
 parse = gated_reader(SIGNATURES)

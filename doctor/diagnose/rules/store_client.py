@@ -16,7 +16,18 @@ retries of a free port, or at once for a fixed one), "TimeoutError: timed out wa
 join" (the agents' store never saw the others), "DistStoreError: Timed out waiting on barrier on rank 0, for
 key prefix: torchelastic/agent/terminal_state (world_size=2, missing_ranks=[Rank 1 (host node-2)],
 timeout=300)" - the agents' exit barrier when the prefix is the terminal state (a consequence of the others'
-failure, tier 2), the members that never came otherwise.
+failure, tier 2), the members that never came otherwise. The agent's record of that exit barrier
+failing (elastic/agent/server/api.py _exit_barrier, 1.9-2.x, logged with the store's exception under it):
+"ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 315.77 seconds"
+(2.2+ "E0319 23:40:35.118955 1397 torch/distributed/elastic/agent/server/api.py:951] Error waiting on
+exit barrier. ...").
+Its workers had ended; the other agents had not reached the barrier (their workers failed or hung: that
+failure, found elsewhere, is the cause) or the agent hosting the store had already exited (the known race of
+torch issue 69520, a short Elapsed): tier 2. A stack that ends inside the agents' store exchange
+(elastic/utils/store.py get_all / synchronize / barrier, the frame's function cut or not) before its
+exception line is the same exchange: at start-up (_share_and_gather, the agents' meeting) or at the exit
+barrier; either way the agents did not all meet at the store: tier 2. "Done waiting for other agents" and
+"Waiting 300 seconds for other agents to finish" are the healthy records around it.
 
 TCPStore.cpp's client (2.6+) logs a failed read or write of its connection before it raises: "[W822
 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[node-1]:60560,
@@ -43,7 +54,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.rules.rendezvous import connected_later
 from pgdoctor.diagnose.rules.store_errors import MAIN_FIRST
 from pgdoctor.diagnose.signature import Signature, gated_reader
@@ -364,6 +375,80 @@ def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # invalid nonce returned". The client sent its pid and read back another number: something that is not this
 # job's TCPStore answered on MASTER_ADDR:MASTER_PORT (another service or a stale store on the port, a wrong
 # address that reaches another listener, ranks of different torch versions). Not a bug in torch.
+_EXIT_BARRIER_ERROR = lazy_re.compile(r"Error waiting on exit barrier\. Elapsed: (?P<s>[\d.]+) ?seconds")
+
+
+def _exit_barrier_error(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    elapsed = float(m.group("s"))
+    why = (
+        "the other agents never reached it (their workers failed or hung: that failure is the cause)"
+        if elapsed >= 60
+        else "the store it reads was gone (the agent hosting it exited first, the exit race of torch issue "
+        "69520) or the other agents' failure ended it"
+    )
+    return [
+        row.event(
+            hit,
+            f"torchrun's agent failed waiting at its exit barrier after {elapsed:.0f} s: " + why,
+            {"exit_barrier": True, "elapsed_s": round(elapsed, 1)},
+            tier=2,
+            dedupe=(row.code, "exit_barrier"),
+        )
+    ]
+
+
+_AGENT_STORE_FRAME = lazy_re.compile(
+    r'File "[^"]*/elastic/utils/store\.py", line \d+, in\b(?: (?P<func>\w+))?'
+)
+_EXIT_BARRIER_NEAR = lazy_re.compile(r"_exit_barrier\b|exit barrier")
+_EXC_START = lazy_re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
+
+
+def _ends_in_stack(hit: Hit) -> bool:
+    """True when only the stack's own lines (frames, indented source, carets, blank lines) follow the hit to
+    the end of the paste: the stack was cut before its exception line."""
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if len(after) >= LINES_AFTER:
+        return False
+    for ln in after:
+        t = ln.text
+        s = t.strip()
+        if not s or s == "```" or s.startswith("^") or s.startswith('File "'):
+            continue
+        if _EXC_START.match(t) or not t[:1].isspace() or s.startswith("["):
+            return False
+    return True
+
+
+def _agent_store_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _ends_in_stack(hit):
+        return None
+    func = m.group("func") or "?"
+    if any(_EXIT_BARRIER_NEAR.search(ln.text) for ln in hit.before(24, same_rank=False)):
+        return [
+            row.event(
+                hit,
+                f"a stack ends inside torchrun's exit barrier (utils/store.py in {func}) before its "
+                "exception line: the other agents never reached it, or the agent hosting the store had "
+                "exited",
+                {"exit_barrier": True, "cut": True, "frame": f"store.py in {func}"},
+                tier=2,
+                dedupe=(row.code, "exit_barrier"),
+            )
+        ]
+    return [
+        row.event(
+            hit,
+            f"a stack ends inside torchrun's agents' store exchange (elastic/utils/store.py in {func}) "
+            "before its exception line: the agents of the nodes did not all meet at the store (a node's "
+            "agent not started, or unable to reach the store's host)",
+            {"cut": True, "frame": f"store.py in {func}"},
+            tier=2,
+            dedupe=(row.code, "cut"),
+        )
+    ]
+
+
 _NONCE = lazy_re.compile(r"nonce == returnedNonce INTERNAL ASSERT FAILED|Ping failed, invalid nonce returned")
 
 
@@ -523,6 +608,27 @@ SIGNATURES = (
         anchors=(b"rror", b"imed out"),
         worth=(rb"Error\b", rb"[Tt]imed out"),
         words=("timed out waiting on barrier",),
+    ),
+    Signature(
+        "elastic agent exit barrier failed",
+        _EXIT_BARRIER_ERROR,
+        _exit_barrier_error,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=2,
+        anchors=(b"Error waiting on exit barrier",),
+        words=("error waiting on exit barrier",),
+    ),
+    Signature(
+        "elastic agent store exchange, cut",
+        _AGENT_STORE_FRAME,
+        _agent_store_cut,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=2,
+        anchors=(b"/elastic/utils/store.py",),
+        # a traceback's frame only ("line 34, in get_all"): faulthandler's dump ("line 31 in get_all") is
+        # stuck_stacks' to read, and a hit only where its own words allow
+        worth=(rb'/elastic/utils/store\.py", line \d+, in',),
+        words=("store.py",),
     ),
     Signature(
         "ncclUniqueId store read, tail",
