@@ -17,8 +17,9 @@ own class):
   unexpectedly" (rules/custom_allreduce.py);
 - a peer's SIGTERM exit (vLLM's worker monitor "Worker VllmWorkerProcess pid 87 died, exit code: -15", the
   supervisor's teardown) after an NCCL error that a peer's death could echo: the error leads (causality.py);
-- SageMaker's SMDDP backend refusing a reduce op ("RuntimeError: SMDDP does not support: ReduceOp"): RUN301
-  (rules/nccl_errors.py's c10d argument check).
+- a backend or API that lacks the reduce op (SageMaker's SMDDP "RuntimeError: SMDDP does not support:
+  ReduceOp", torch's functional collectives, torch_xla, oneCCL's "average operation is not supported"): RUN301
+  (rules/nccl_errors.py's c10d argument check, rules/c10d_usage.py).
 """
 
 from __future__ import annotations
@@ -313,6 +314,20 @@ SMDDP = "`RuntimeError: SMDDP does not support: ReduceOp`\n"
         ('ErrorMessage "RuntimeError: SMDDP does not support: ReduceOp\n', "RUN301"),
         ("RuntimeError: Cannot use ReduceOp.AVG with Gloo\n", "RUN301"),
         ("RuntimeError: ProcessGroupNCCL does not support gather\n", "RUN191"),
+        # the same refusal by other backends and APIs (ReduceOp.AVG): torch's functional collectives
+        # (pytorch/pytorch#190007), torch_xla (pytorch/xla#7782), oneCCL (intel/torch-xpu-ops#2361)
+        ("RuntimeError: all_reduce backward only supports 'sum' reduction, got 'avg'\n", "RUN301"),
+        (
+            "ValueError: Invalid reduce op <torch.distributed.distributed_c10d.ReduceOp object at "
+            "0x7f0cb2d3b830>\n",
+            "RUN301",
+        ),
+        (
+            "[rank2]: RuntimeError: oneCCL: coll_param.cpp:455 validate: EXCEPTION: average operation is not "
+            "supported for the scheduler path\n",
+            "RUN301",
+        ),
+        ("Invalid reduce op in config, using sum\n", None),
         # near misses: SMDDP's words in a sentence
         ("SMDDP does not support multi-node training on this instance type, see the docs\n", None),
         ("Note: SMDDP supports all_reduce with ReduceOp.SUM only\n", None),
