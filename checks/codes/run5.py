@@ -511,10 +511,11 @@ NCCL_PROXY_UDS_FAILED = register_code(
 # Category nccl_usage: an inference engine's own all-reduce between the GPUs of one node (vLLM's and SGLang's
 # custom_all_reduce.cuh, CUDA IPC instead of NCCL) stopped the worker with its CUDACHECK macro: "Failed: Cuda
 # error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'" (also 'invalid device pointer', 'invalid
-# resource handle', 'operation not supported'). cudaIpcGetMemHandle / cudaIpcOpenMemHandle was handed memory
-# it cannot share: buffers of the expandable-segments allocator (PYTORCH_CUDA_ALLOC_CONF=
-# expandable_segments:True reserves virtual ranges, not cudaMalloc allocations), or GPUs outside the node's
-# IPC reach (data-parallel and tensor-parallel ranks mixed up). The engine's "Worker proc ... died
+# resource handle', 'operation not supported'; TensorRT-LLM's "CUDA runtime error in
+# ::cudaIpcOpenMemHandle(...): invalid argument (.../ipcUtils.cpp:92)"). cudaIpcGetMemHandle /
+# cudaIpcOpenMemHandle was handed memory it cannot share: buffers of the expandable-segments allocator
+# (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reserves virtual ranges, not cudaMalloc allocations), or
+# GPUs outside the node's IPC reach (data-parallel and tensor-parallel ranks mixed up). The engine's "Worker proc ... died
 # unexpectedly" follows. Remedy: unset expandable_segments for the engine, or --disable-custom-all-reduce.
 CUSTOM_ALLREDUCE_CUDA_FAILURE = register_code(
     "RUN640",

@@ -223,6 +223,24 @@ _AR = "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:"
             {"library": "sglang"},
         ),
         ("Failed: Cuda error /src/trt_allreduce_internal.cu:120 'invalid argument'\n", {}),
+        # https://github.com/vllm-project/vllm/issues/2641 (driver 530, cudaIpcOpenMemHandle; the crash glued)
+        (
+            "Failed: Cuda error /home/my/vllm/csrc/custom_all_reduce.cuh:417 'resource already mapped' "
+            "Segmentation fault (core dumped)\n",
+            {"cuda_error": "resource already mapped"},
+        ),
+        # TensorRT-LLM's workspace (runtime/ipcUtils.cpp, TLLM_CUDA_CHECK)
+        (
+            "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaIpcOpenMemHandle(reinterpret_cast<void**>("
+            "&foreignBuffer), handles[nodeId], cudaIpcMemLazyEnablePeerAccess): invalid argument "
+            "(/src/tensorrt_llm/cpp/tensorrt_llm/runtime/ipcUtils.cpp:92)\n",
+            {"library": "tensorrt_llm", "where": "ipcUtils.cpp:92"},
+        ),
+        (
+            "[TensorRT-LLM][ERROR] CUDA runtime error in cudaIpcGetMemHandle(&localHandle, mBufferPtr): "
+            "invalid argument (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/ipcUtils.cpp:70)\n",
+            {"cuda_error": "invalid argument"},
+        ),
     ],
 )
 def test_custom_allreduce_cudacheck(log: str, facts: dict[str, object]) -> None:
@@ -239,6 +257,19 @@ def test_custom_allreduce_cudacheck(log: str, facts: dict[str, object]) -> None:
         (_AR + "307 'out of memory'", "RUN101"),
         (_AR + "307 'peer access is not supported between these two devices'", "RUN291"),
         (_AR + "307 'an illegal memory access was encountered'", None),
+        # https://github.com/NVIDIA/TensorRT-LLM/issues/1498: no P2P between the GPUs is the topology's
+        (
+            "[TensorRT-LLM][ERROR] CUDA runtime error in cudaIpcOpenMemHandle( reinterpret_cast<void**>("
+            "&foreignBuffer), handles[nodeId], cudaIpcMemLazyEnablePeerAccess): peer access is not supported "
+            "between these two devices (/app/TensorRT-LLM/cpp/tensorrt_llm/runtime/ipcUtils.cpp:90)",
+            "RUN291",
+        ),
+        # TLLM_CUDA_CHECK on a call that is no IPC
+        (
+            "[TensorRT-LLM][ERROR] CUDA runtime error in cudaStreamSynchronize(stream): invalid argument "
+            "(/app/tensorrt_llm/cpp/tensorrt_llm/runtime/bufferManager.cpp:41)",
+            None,
+        ),
         # the macro in a program that is no all-reduce
         ("Failed: Cuda error sample.cu:40 'invalid argument'", None),
         # the engine's warning that it turned the custom all-reduce off: no failure
