@@ -515,8 +515,9 @@ NCCL_PROXY_UDS_FAILED = register_code(
 # ::cudaIpcOpenMemHandle(...): invalid argument (.../ipcUtils.cpp:92)"). cudaIpcGetMemHandle /
 # cudaIpcOpenMemHandle was handed memory it cannot share: buffers of the expandable-segments allocator
 # (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reserves virtual ranges, not cudaMalloc allocations), or
-# GPUs outside the node's IPC reach (data-parallel and tensor-parallel ranks mixed up). The engine's "Worker proc ... died
-# unexpectedly" follows. Remedy: unset expandable_segments for the engine, or --disable-custom-all-reduce.
+# GPUs outside the node's IPC reach (data-parallel and tensor-parallel ranks mixed up). The engine's "Worker
+# proc ... died unexpectedly" follows. Remedy: unset expandable_segments for the engine, or
+# --disable-custom-all-reduce.
 CUSTOM_ALLREDUCE_CUDA_FAILURE = register_code(
     "RUN640",
     "custom-allreduce-cuda-failure",
