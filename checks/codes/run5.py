@@ -564,3 +564,24 @@ TORCH_BINDING_SKEW = register_code(
     "torch's compiled library is older than the Python code calling it (mixed installs: a keyword or name)",
     AREA,
 )
+
+# --- w5 (RUN640-RUN644): NCCL usage, network and hardware misses of v20's held-out and v21's dev halves ---
+
+# Category nccl_usage: an inference engine's own all-reduce between the GPUs of one node (vLLM's and SGLang's
+# custom_all_reduce.cuh, CUDA IPC instead of NCCL) stopped the worker with its CUDACHECK macro: "Failed: Cuda
+# error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'" (also 'invalid device pointer', 'invalid
+# resource handle', 'operation not supported'; TensorRT-LLM's "CUDA runtime error in
+# ::cudaIpcOpenMemHandle(...): invalid argument (.../ipcUtils.cpp:92)"). cudaIpcGetMemHandle /
+# cudaIpcOpenMemHandle was handed memory it cannot share: buffers of the expandable-segments allocator
+# (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reserves virtual ranges, not cudaMalloc allocations), or
+# GPUs outside the node's IPC reach (data-parallel and tensor-parallel ranks mixed up). The engine's "Worker
+# proc ... died unexpectedly" follows. Remedy: unset expandable_segments for the engine, or
+# --disable-custom-all-reduce.
+CUSTOM_ALLREDUCE_CUDA_FAILURE = register_code(
+    "RUN640",
+    "custom-allreduce-cuda-failure",
+    "fail",
+    "nccl_usage",
+    "An inference engine's custom all-reduce (CUDA IPC between GPUs) could not share its buffers",
+    AREA,
+)

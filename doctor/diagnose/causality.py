@@ -418,11 +418,17 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts
         # in its teardown; never with a signal from outside.
         by_signal = _killed(root_exit)
-        # Nor does a network error that a peer's death explains (it is that death's echo, not its reason).
+        # Nor does a network error that a peer's death explains (it is that death's echo, not its reason),
+        # unless that death was a SIGTERM: a supervisor's teardown after a failure (torchrun's agent, vLLM's
+        # worker monitor, mp.spawn), not a death of its own that the error could echo.
+        echoes = root_exit.facts.get("signal") != "SIGTERM"
         explains = [
             e
             for e in kept
-            if not (by_signal and (e.code == C.PYTHON_EXCEPTION.code or e.facts.get("peer_may_have_died")))
+            if not (
+                by_signal
+                and (e.code == C.PYTHON_EXCEPTION.code or (echoes and e.facts.get("peer_may_have_died")))
+            )
         ]
         # An exit record without a global rank (torchrun's "local_rank: 2") is explained by any cause.
         explained = any(

@@ -122,6 +122,12 @@ _CHECKS = lazy_re.compile(
     r"Invalid (?:destination|source|src|dst|peer) rank: \w+ rank should not be the same as the rank|"
     r"Invalid usage of tensors with different dtypes|Invalid ``op``|Invalid ``p2p_op_list``|"
     r"\w+ does not support \S+ on complex tensors|"
+    # a reduce op the backend or the API lacks (ReduceOp.AVG, most often): torch's functional collectives
+    # "all_reduce backward only supports 'sum' reduction, got 'avg'" (2.x), torch_xla's backend "ValueError:
+    # Invalid reduce op <torch.distributed.distributed_c10d.ReduceOp object at 0x..>", oneCCL's "validate:
+    # EXCEPTION: average operation is not supported for the scheduler path" (torch-xpu-ops)
+    r"\w+ backward only supports '\w+' reduction, got '\w+'|Invalid reduce op <torch\.distributed\.|"
+    r"average operation is not supported for the scheduler path|"
     r"Argument ``(?:gather|scatter)_list`` must (?:NOT )?be specified on|"
     r"Coalescing manager requires all collectives to be the same type|"
     r"ProcessGroup has non-empty op list at the start of coalescing|"
@@ -312,6 +318,9 @@ SIGNATURES = (
             "split",
             "coalescing",
             "complex tensors",
+            "reduction, got",
+            "invalid reduce op",
+            "average operation is not supported",
             "object_gather_list",
             "scatter_object",
             "illegalwork",

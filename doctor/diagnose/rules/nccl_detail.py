@@ -17,6 +17,7 @@ from pgdoctor.diagnose.rules.cuda_oom import rem_alloc_garbage
 from pgdoctor.diagnose.rules.driver_env import cuda_error_events, nvml_mismatch_events
 from pgdoctor.diagnose.rules.gpu_runtime import device_assert_before
 from pgdoctor.diagnose.rules.nccl_platform import platform_detail, platform_feature
+from pgdoctor.diagnose.rules.nccl_shm import SHM, shm_event
 from pgdoctor.diagnose.rules.nccl_warn_texts import DETAIL_TABLE
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.nccl_results import TEXT_BY_NAME
@@ -127,6 +128,7 @@ TENSOR_CHECK_WORDS = (
     b"dense tensor is supported for NCCL",
     b"ProcessGroupNCCL does not support",
     b"is currently not supported with NCCL",
+    b"SMDDP does not support",
     # every backend's reduce-op check (ProcessGroupNCCL/Gloo/UCC in torch 1.x-2.x, XCCL in torch-xpu-ops):
     # "Cannot use ReduceOp.PREMUL_SUM with Gloo", "... with XCCL", "Cannot use ReduceOp.BAND with
     # non-integral dtype"
@@ -159,8 +161,11 @@ TENSOR_CHECK_GATE_2X = (
     "nccl_split_nocolor",
     "before mem pool creation",
 )
-# ... of which the reduce-op check of another backend is torch.distributed's (RUN301), not NCCL's.
-OTHER_BACKEND_OP = lazy_re.compile(r"Cannot use ReduceOp\.\w+ with (Gloo|XCCL|UCC|MPI|HCCL)\b")
+# ... of which the reduce-op check of another backend is torch.distributed's (RUN301), not NCCL's; SageMaker's
+# SMDDP backend refuses ops it lacks ("RuntimeError: SMDDP does not support: ReduceOp" for ReduceOp.AVG).
+OTHER_BACKEND_OP = lazy_re.compile(
+    r"(?:Cannot use ReduceOp\.\w+ with |(?=SMDDP ))(Gloo|XCCL|UCC|MPI|HCCL|SMDDP)\b"
+)
 _OWN_CHECK = lazy_re.compile(r"ProcessGroup(Gloo|MPI|UCC)::")
 
 
@@ -595,11 +600,6 @@ def bootstrap_truncated(hit: Hit, detail: str, base: dict[str, Any], used: Any) 
     ]
 
 
-# /dev/shm too small (containers without --shm-size / --ipc=host): "Error while creating shared
-# memory segment /dev/shm/nccl-vzIpS6 (size 9637888)", shm_open / posix_fallocate failures.
-_SHM = lazy_re.compile(r"shared memory segment|/dev/shm/|shm_open|posix_fallocate|ftruncate", re.I)
-
-
 # An internal error returned through the bootstrap's or the socket layer's frames ("NCCL INFO
 # bootstrap.cc:312 -> 3", "misc/socket.cc:58 -> 3") just above a report that carries no WARN of its own.
 _NET_FRAME = lazy_re.compile(r"NCCL INFO (?:\S*/)?(?:bootstrap|socket|net_socket)\.cc:\d+ -> [36]\b")
@@ -672,18 +672,8 @@ def special_detail(hit: Hit, detail: str, base: dict[str, Any], used: Any) -> li
                 dedupe=(C.NCCL_CONFIG_FROM_OTHER_VERSION.code,),
             )
         ]
-    if _SHM.search(detail):
-        return [
-            event(
-                hit,
-                C.NCCL_SYSTEM_ERROR.code,
-                f"{hit.who()}: NCCL could not create its shared memory segment "
-                "(/dev/shm too small: a container without --shm-size or --ipc=host)",
-                {**base, "nccl_last_error": detail[:300], "likely_cause": "shared_memory"},
-                used,
-                dedupe=(C.NCCL_SYSTEM_ERROR.code, "shm"),
-            )
-        ]
+    if SHM.search(detail):  # /dev/shm, by the errno it names (rules/nccl_shm.py)
+        return shm_event(hit, detail, base, used)
     for pattern, kind, why, tag in DETAIL_TABLE:
         m = pattern.search(detail)
         if m:

@@ -78,17 +78,16 @@ from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.cuda_errors import find_cuda_error
 from pgdoctor.model import lazy_re
 
-# torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's
-# "NCCL error: <text>, NCCL version X" (1.1x-2.0), and 1.0's "NCCL Error 2: unhandled system error".
-# A paste may elide the head of the path ("NCCL error in: ... /torch/lib/c10d/ProcessGroupNCCL.cpp:290, ...").
+# torch's text: "NCCL error in: <file>:<line>, <text>, NCCL version X" (1.x-2.x), the watchdog's "NCCL
+# error: <text>, NCCL version X" (1.1x-2.0), 1.0's "NCCL Error 2: unhandled system error"; a paste may elide
+# the path's head ("NCCL error in: ... /c10d/ProcessGroupNCCL.cpp:290, ..."), a retyping space the colon.
 _TORCH = lazy_re.compile(
-    r"NCCL error(?: in: (?P<where>(?:(?:\.{3}|\u2026) ?)?\S+?),?|:)\s+"
+    r"NCCL error(?: in: (?P<where>(?:(?:\.{3}|\u2026) ?)?\S+?),?| ?:)\s+"
     r"(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:,?\s*NCCL version (?P<ver>" + nccl_version.NUMBER + r")|[`'\"]?\s*$)"
 )
-# ncclGetErrorString texts that only NCCL prints, also quoted in prose ("I got an unhandled system error"),
-# in a title's capitals ("Unhandled CUDA error in ProcessGroupNCCL.cpp"); ncclInternalError's, naming NCCL,
-# up to where a retyped title differs ("internal error - please report this is sue to the NCCL developers").
+# ncclGetErrorString texts, in prose or a title's capitals too ("Unhandled CUDA error in ProcessGroupNCCL");
+# ncclInternalError's up to where a retyped title differs ("internal error - please report this is sue").
 _NCCL_TEXT = lazy_re.compile(
     r"(?i:unhandled system error|unhandled cuda error|internal error - please report th)|"
     r"remote process exited or there was a network error"
@@ -330,10 +329,11 @@ def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 
 
 def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    near = " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower()
-    if "nccl" not in near and "rccl" not in near:  # "Rccl error": RCCL (ROCm's fork) has NCCL's texts
-        return None  # "NCCL error", but also TF/JAX's "ncclCommInitRank failed: unhandled system error"
     err = m.group(0).lower()
+    near = " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower()
+    # "unhandled cuda error" (a title too) and the long texts are NCCL's alone; "unhandled system error" not
+    if err == "unhandled system error" and "nccl" not in near and "rccl" not in near:
+        return None
     err = "internal error" if err.startswith("internal") else err
     detail = last_error(hit) or _explaining_line(hit, KIND[err])
     return from_detail(hit, detail, {"nccl_error": err, "nccl_error_text": err}, None, 0, KIND[err])
@@ -375,7 +375,7 @@ _C10D_ARGS = lazy_re.compile(
     r"Tensor input and output of \w+ must have the same number of elements|"
     r"ProcessGroup(?:NCCL|Gloo|MPI|UCC)? \w* ?does not support \w+|Backend \w+ does not "
     r"(?:support|implement) \w+|"
-    r"\w+ is currently not supported with NCCL"
+    r"\w+ is currently not supported with NCCL|SMDDP does not support: \w+"
 )
 
 

@@ -7,9 +7,7 @@ Read at their sources:
   retrying (3/34) after sleep for 300 msec" (misc/socket.cc 2.23+). A log that ends in them (no
   "Init COMPLETE" / "Connected all rings" after) is a peer or root that never listened: a symptom
   (tier 1) that any other failure outranks.
-- NCCL's shared memory segment (include/shm.h 2.4-2.11, misc/shmutils.cc 2.12+): "Error while creating
-  shared memory segment /dev/shm/nccl-pZafXL (size 7340384)" quoted without its WARN prefix: /dev/shm
-  too small (a container without --shm-size or --ipc=host).
+- (NCCL's shared memory segment quoted without its WARN prefix: rules/nccl_shm.py, every version's texts.)
 - gloo's enforce in transport/tcp/pair.cc (caffe2 / torch <= 1.x): "[enforce fail at .../gloo/transport/
   tcp/pair.cc:498] optval == 0. 111 vs 0. SO_ERROR: Connection refused" - the connect's socket error.
 - MSCCL++ (mscclpp's errors.hpp): "terminate called after throwing an instance of 'mscclpp::IbError'"
@@ -89,29 +87,6 @@ def _retry(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             "or a firewall / wrong interface (NCCL_SOCKET_IFNAME) keeps it unreachable",
             facts,
             dedupe=(row.code, "retry"),
-        )
-    ]
-
-
-_SHM_TEXT = lazy_re.compile(
-    r"Error while (?P<what>creating|attaching to) shared memory segment (?P<seg>\S+) \(size (?P<size>\d+)\)"
-)
-
-
-def _shm(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            f"{hit.who()}: NCCL could not {'create' if m.group('what') == 'creating' else 'attach to'} its "
-            f"shared memory segment {m.group('seg')} ({m.group('size')} bytes): /dev/shm too small "
-            "(a container without --shm-size or --ipc=host)",
-            {
-                "likely_cause": "shared_memory",
-                "segment": m.group("seg"),
-                "bytes": int(m.group("size")),
-                "nccl_last_error": clip(hit.text.strip(), 300),
-            },
-            dedupe=(row.code, "shm"),
         )
     ]
 
@@ -414,15 +389,6 @@ SIGNATURES = (
         anchors=(b", retrying",),
         worth=(rb"returned [A-Z][a-z]+ ?[a-z ]*, retrying",),
         words=(", retrying",),
-    ),
-    Signature(
-        "nccl shared memory segment",
-        _SHM_TEXT,
-        _shm,
-        C.NCCL_SYSTEM_ERROR.code,
-        anchors=(b"shared memory segment",),
-        worth=(rb"shared memory segment",),
-        words=("shared memory segment",),
     ),
     Signature(
         "gloo enforce so_error",
