@@ -48,7 +48,6 @@ def test_open_mpi_signal_line_cut_from_its_header_keeps_host_and_pid() -> None:
 @pytest.mark.parametrize(
     "log",
     [
-        "Signal: Segmentation fault (11)\n",  # no header, no [host:pid]: a quote in prose
         "INFO Signal: SIGTERM handler installed (15)\n",
         "[node-3:4242] Signal: Terminated (15)\n",  # not a fatal signal of the process's own
     ],
@@ -56,6 +55,14 @@ def test_open_mpi_signal_line_cut_from_its_header_keeps_host_and_pid() -> None:
 def test_open_mpi_signal_look_alikes_stay_silent(log: str) -> None:
     root = root_finding(log)
     assert root is None or root.code != "RUN131", root
+
+
+def test_open_mpi_signal_line_alone_is_a_crash_in_words_not_open_mpis_record() -> None:
+    # No header, no [host:pid]: a quote in prose, which no longer names Open MPI as the reporter; the shell's
+    # words for the crash are still read as a segfault (the title row of rules/vocabulary.py).
+    root = root_finding("Signal: Segmentation fault (11)\n")
+    assert root is not None and root.code == "RUN131", root
+    assert root.facts.get("reporter") != "open mpi" and "host" not in root.facts, root.facts
 
 
 # -- torch elastic's ProcessFailure repr ----------------------------------------------------------------

@@ -86,8 +86,7 @@ _TORCH = lazy_re.compile(
     r"(?P<err>[^(]*?)(?:\s*\(run with NCCL_DEBUG=\w+ for details\))?"
     r"(?:,?\s*NCCL version (?P<ver>" + nccl_version.NUMBER + r")|[`'\"]?\s*$)"
 )
-# ncclGetErrorString texts, in prose or a title's capitals too ("Unhandled CUDA error in ProcessGroupNCCL");
-# ncclInternalError's up to where a retyped title differs ("internal error - please report this is sue").
+# ncclGetErrorString texts, in prose or a title's capitals too; ncclInternalError's up to a retyped "is sue".
 _NCCL_TEXT = lazy_re.compile(
     r"(?i:unhandled system error|unhandled cuda error|internal error - please report th)|"
     r"remote process exited or there was a network error"
@@ -162,9 +161,8 @@ def _call_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return from_detail(hit, last_error(hit) or _explaining_line(hit, code), base, None, 0, code)
 
 
-# torch's message quoted from its middle (the "NCCL error in: " cut off by a paste or a title):
-# "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this issue to
-# the NCCL developers, NCCL version 2.19.3"; NCCLUtils.hpp / .cpp since 1.11.
+# torch's message quoted from its middle (its "NCCL error in: " cut by a paste or a title): "../torch/csrc/
+# distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - ..., NCCL version 2.19.3"; NCCLUtils 1.11+.
 # (?<!\S): the leftmost match starts where its run of non-space characters does (\S* takes the rest),
 # so searches are linear, not quadratic, in a long run.
 _TORCH_TAIL = lazy_re.compile(
@@ -331,8 +329,10 @@ def _name_anywhere(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 def _nccl_text(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = m.group(0).lower()
     near = " ".join([hit.text] + [ln.text for ln in hit.before(3)]).lower()
-    # "unhandled cuda error" (a title too) and the long texts are NCCL's alone; "unhandled system error" not
-    if err == "unhandled system error" and "nccl" not in near and "rccl" not in near:
+    # NCCL unnamed: not "unhandled system error", "Internal error - ... the plugin" or a program's exception
+    # ("RuntimeError: Unhandled CUDA error in my kernel"); its other texts (a title's prose too) are NCCL's.
+    own = re.search(r"\w(?:Error|Exception):", hit.text[: m.start()])
+    if "nccl" not in near and "rccl" not in near and (err.startswith(("unhandled s", "internal")) or own):
         return None
     err = "internal error" if err.startswith("internal") else err
     detail = last_error(hit) or _explaining_line(hit, KIND[err])
