@@ -462,21 +462,23 @@ def test_corpus_v20_heldout_top1() -> None:
     """The held-out half of v20 (v20/README.md): through the CLI 95/177 (53.7 %) at its freeze, with the
     rules of the session's start (9905677); 97/177 (54.8 %) at that session's end, after its rule work on
     v19's released held-out half (+23) and v20's dev half (+21); 97/177 again at the end of the next session.
-    Released as dev material on 2026-12-07 once v21 was frozen. The bar: that figure rounded down to 0.05."""
+    Released as dev material on 2026-12-07 once v21 was frozen, and worked on: 120/177 (67.8 %) through the
+    CLI after. The bar: that figure rounded down to 0.05."""
     right, total, _, _ = _score([V20_HELDOUT])
     assert total == 177 and right >= BARS["v20_heldout"] * total, f"v20 held-out top-1 {right}/{total}"
 
 
 def test_corpus_v21_dev_top1() -> None:
     """The dev half of v21: 102/170 (60.0 %) through the CLI at its freeze (49b5e4c), before rule writers read
-    it. The bar is that figure rounded down to 0.05."""
+    it; 121/170 (71.2 %) after that session's rule work on it. The bar is that figure rounded down to 0.05."""
     right, total, _, _ = _score([V21_DEV])
     assert total == 170 and right >= BARS["v21_dev"] * total, f"v21 dev top-1 {right}/{total}"
 
 
 def test_corpus_v21_heldout_top1() -> None:
     """The held-out half of v21, never read (v21/README.md): through the CLI 99/174 (56.9 %) at its freeze,
-    with the rules of the session's start (49b5e4c). Its misses are not read."""
+    with the rules of the session's start (49b5e4c); 103/174 (59.2 %) at that session's end, after its rule
+    work on v20's released held-out half (+23) and v21's dev half (+19). Its misses are not read."""
     right, total, _, _ = _score([V21_HELDOUT])
     assert total == 174 and right >= BARS["v21_heldout"] * total, f"v21 held-out top-1 {right}/{total}"
 
@@ -580,8 +582,8 @@ BARS = {
     "v19_dev": 0.65,
     "v19_heldout": 0.70,
     "v20_dev": 0.70,
-    "v20_heldout": 0.50,
-    "v21_dev": 0.60,
+    "v20_heldout": 0.65,
+    "v21_dev": 0.70,
     "v21_heldout": 0.55,
 }  # v3 dev + dev2: 231/241
 
