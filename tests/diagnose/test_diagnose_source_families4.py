@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.diagnose_root import LINE_PREFIXES
 from tests.helpers.diagnose_root import root_finding as _root
 
-PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
 WARN = "node1:1234:5678 [0] misc/argcheck.cc:30 NCCL WARN "
 
 
@@ -48,7 +48,7 @@ USAGE_WARNS = [
 ]
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize("warn", USAGE_WARNS)
 def test_nccl_usage_warn_texts_are_usage(prefix: str, warn: str) -> None:
     f = _root(prefix + WARN + warn)
@@ -79,7 +79,7 @@ def test_a_communicator_used_after_abort_is_a_symptom_of_the_abort() -> None:
     assert f is not None and f.category == "collective_timeout", f
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 def test_a_bare_communicator_abort_is_a_weak_timeout(prefix: str) -> None:
     # torch 1.7-1.9 said no more (https://github.com/pytorch/pytorch/pull/64241 added the reason)
     f = _root(prefix + "RuntimeError: NCCL communicator was aborted on rank 1.")
@@ -98,7 +98,7 @@ def test_a_config_filled_by_another_nccl_header_is_its_own_code() -> None:
     assert f is not None and f.code == "RUN197" and f.category == "nccl_usage", f
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize(
     "line",
     [
@@ -141,7 +141,7 @@ def test_real_argcheck_invalid_root_from_threads() -> None:
 GLOO = "../third_party/gloo/gloo/transport/"
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize(
     ("line", "category"),
     [
@@ -177,7 +177,7 @@ def test_gloo_read_timeout_through_terminate() -> None:
     assert f is not None and f.category == "collective_timeout" and f.facts.get("direction") == "read", f
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize(
     "line",
     [

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.diagnose_root import root_category, root_finding
+from tests.helpers.diagnose_root import LINE_PREFIXES, root_category, root_finding
 
 KILLED = ("host_oom", "process_crash")  # the corpus' process_killed class
 
@@ -475,8 +475,6 @@ SILENT: list[str] = [
     "train.py: error: unrecognized arguments: --local-rank=0",
 ]
 
-PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
-
 
 @pytest.mark.parametrize("line,want", FAILURES)
 def test_sweep_failures_get_their_class(line: str, want: object) -> None:
@@ -511,7 +509,7 @@ _NEW = [
 ]
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize("line,code", _NEW)
 def test_new_family_rows_behind_every_prefix(prefix: str, line: str, code: str) -> None:
     f = root_finding(prefix + line)

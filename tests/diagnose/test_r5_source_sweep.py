@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.diagnose_root import root_category, root_finding
+from tests.helpers.diagnose_root import LINE_PREFIXES, root_category, root_finding
 
 # (message as a log shows it, the class it must get)
 FAILURES: list[tuple[str, object]] = [
@@ -449,8 +449,6 @@ SILENT: list[str] = [
     "UserWarning: Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated",
 ]
 
-PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
-
 
 @pytest.mark.parametrize("line,want", FAILURES)
 def test_sweep_failures_get_their_class(line: str, want: object) -> None:
@@ -482,7 +480,7 @@ _NEW = [
 ]
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize("line", _NEW)
 def test_new_family_rows_behind_every_prefix(prefix: str, line: str) -> None:
     f = root_finding(prefix + line)

@@ -27,11 +27,9 @@ from typing import Optional
 
 import pytest
 
+from tests.helpers.diagnose_root import LINE_PREFIXES, failure_findings
 from tests.helpers.diagnose_root import check_root as _check
-from tests.helpers.diagnose_root import failure_findings
 from tests.helpers.diagnose_root import root_finding as _root
-
-PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
 
 _GRPC = (
     "grpc._channel.{cls}: <{cls} of RPC that terminated with:\n\tstatus = StatusCode.{status}\n"
@@ -205,7 +203,7 @@ STACK_CASES = [
 ]
 
 
-@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
 @pytest.mark.parametrize(("log", "code", "facts"), CASES)
 def test_meeting_family(prefix: str, log: str, code: str, facts: dict[str, object]) -> None:
     _check("".join(prefix + ln + "\n" for ln in log.split("\n")), code, facts)

@@ -37,6 +37,8 @@ def check_root(log: str, code: str, facts: Optional[dict[str, Any]] = None) -> N
 
 # The prefixes launchers and loggers put before every line of a rank's output (none, torchrun's
 # --tee, torchrun's --log-dir redirect, mpirun's tag, a host tag, Python logging, a Ray actor).
+# The four prefixes most family tables put before each line: none, a rank tag, a host tag, a Python logger.
+LINE_PREFIXES = ["", "[rank3]: ", "node7: ", "2025-01-02 03:04:05,678 - ERROR - "]
 LAUNCHER_PREFIXES = [
     "",
     "[rank1]: ",

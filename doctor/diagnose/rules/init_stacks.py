@@ -168,6 +168,11 @@ def _stack(hit: Hit) -> Optional[list[str]]:
     return [t for t in [*head, hit.text, *(ln.text for ln in after)] if t.strip() not in ("", "```")]
 
 
+def ends_in_stack(hit: Hit) -> bool:
+    """Whether the paste ends inside the Python stack around the hit, before its exception line (_stack)."""
+    return _stack(hit) is not None
+
+
 def _meeting(frame: re.Match[str], source: str) -> bool:
     if _MEETING_FILE.search(frame.group("file")) or frame.group("func") in _MEETING_FUNC:
         return True

@@ -47,10 +47,8 @@ _LAUNCHER_WAITS = frozenset(
 )
 # and torch.cuda.synchronize: a rank waiting on its own stream
 _COLLECTIVES = COLLECTIVE_CALLS | {"synchronize"}
-_FIRST = lazy_re.compile(
-    r"^\s*with\s+(?:[\w.]+\.)?(torch_distributed_zero_first|main_process_first|local_main_process_first)\("
-)
 _FIRST_FNS = frozenset({"torch_distributed_zero_first", "main_process_first", "local_main_process_first"})
+_FIRST = lazy_re.compile(rf"^\s*with\s+(?:[\w.]+\.)?({'|'.join(sorted(_FIRST_FNS))})\(")
 _CONTEXTLIB = lazy_re.compile(r"[/\\]contextlib\.py$")
 _WAITER = lazy_re.compile(r"torch/distributed/distributed_c10d\.py|torch/cuda/__init__\.py|deepspeed/comm/")
 # Where a rank waits for its peers to meet, before any collective: torch's init_process_group (its store

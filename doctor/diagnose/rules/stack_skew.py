@@ -115,8 +115,7 @@ def _gloo_sysfs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
         row.event(
             hit,
             f"{hit.who()}: gloo could not read the PCI topology from sysfs ({what}); set GLOO_SOCKET_IFNAME "
-            f"to a "
-            "physical NIC, mount /sys, or run CUDA tensors on NCCL",
+            "to a physical NIC, mount /sys, or run CUDA tensors on NCCL",
             facts,
             dedupe=(row.code,),
         )
@@ -128,15 +127,13 @@ def _mpi_build(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
         problem, what = (
             "MPI without CUDA-aware support",
             "ProcessGroupMPI was given a CUDA tensor but the MPI library is not CUDA-aware (build Open MPI "
-            "with "
-            "--with-cuda and torch against it, or move the tensors to the CPU / use the NCCL backend)",
+            "with --with-cuda and torch against it, or move the tensors to the CPU / use the NCCL backend)",
         )
     else:
         problem, what = (
             "MPI without MPI_THREAD_SERIALIZED",
             "the MPI library torch was built against lacks the MPI_THREAD_SERIALIZED threading level c10d "
-            "needs "
-            "(an MPI built without thread support)",
+            "needs (an MPI built without thread support)",
         )
     return [
         row.event(
@@ -163,9 +160,8 @@ def _pybind_skew(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
         row.event(
             hit,
             f"{hit.who()}: {binding} has no keyword {', '.join(unknown)} that torch's own Python passes: "
-            f"torch's "
-            ".py files and its compiled library come from different releases (two installs mixed); reinstall "
-            "one torch build",
+            "torch's .py files and its compiled library come from different releases (two installs mixed); "
+            "reinstall one torch build",
             {"binding": binding, "unknown_kwargs": unknown},
             dedupe=(row.code, binding),
         )
@@ -205,8 +201,8 @@ def _no_cuda_runtime(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
         row.event(
             hit,
             f"{hit.who()}: torch found no usable CUDA runtime (torch.cuda.is_available() is False: a "
-            f"CPU-only "
-            "torch, no driver or no visible GPU) and the job then failed at its GPU or distributed set-up",
+            "CPU-only torch, no driver or no visible GPU) and the job then failed at its GPU or distributed "
+            "set-up",
             {"problem": "torch.cuda.is_available() is False"},
             tier=2,
             dedupe=(row.code, "no_cuda_runtime"),
@@ -231,9 +227,8 @@ def _ucx_shm_frames(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
         row.event(
             hit,
             f"{hit.who()}: a process faulted in NCCL's shared-memory segment open ({fn}; UCX's backtrace, "
-            "its "
-            "signal line cut): /dev/shm is smaller than NCCL's segments (a container without --shm-size or "
-            "--ipc=host)",
+            "its signal line cut): /dev/shm is smaller than NCCL's segments (a container without --shm-size "
+            "or --ipc=host)",
             {"frame": fn, "likely_cause": "shared_memory", "reporter": "ucx", "signal_line": "cut"},
             tier=1,
             dedupe=(row.code, hit.rank, "ucx shm frames"),

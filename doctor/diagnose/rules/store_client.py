@@ -54,7 +54,8 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.init_stacks import ends_in_stack
 from pgdoctor.diagnose.rules.rendezvous import connected_later
 from pgdoctor.diagnose.rules.store_errors import MAIN_FIRST
 from pgdoctor.diagnose.signature import Signature, gated_reader
@@ -369,12 +370,6 @@ def _client_io(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
-# TCPStore::ping (TCPStore.cpp 2.2-2.3, right after the client connects) before 2.4 worded it "Ping failed,
-# invalid value returned from server" (store_errors): "RuntimeError: nonce == returnedNonce INTERNAL ASSERT
-# FAILED at \"../torch/csrc/distributed/c10d/TCPStore.cpp\":409, please report a bug to PyTorch. Ping failed,
-# invalid nonce returned". The client sent its pid and read back another number: something that is not this
-# job's TCPStore answered on MASTER_ADDR:MASTER_PORT (another service or a stale store on the port, a wrong
-# address that reaches another listener, ranks of different torch versions). Not a bug in torch.
 _EXIT_BARRIER_ERROR = lazy_re.compile(r"Error waiting on exit barrier\. Elapsed: (?P<s>[\d.]+) ?seconds")
 
 
@@ -401,27 +396,10 @@ _AGENT_STORE_FRAME = lazy_re.compile(
     r'File "[^"]*/elastic/utils/store\.py", line \d+, in\b(?: (?P<func>\w+))?'
 )
 _EXIT_BARRIER_NEAR = lazy_re.compile(r"_exit_barrier\b|exit barrier")
-_EXC_START = lazy_re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit)\b")
-
-
-def _ends_in_stack(hit: Hit) -> bool:
-    """True when only the stack's own lines (frames, indented source, carets, blank lines) follow the hit to
-    the end of the paste: the stack was cut before its exception line."""
-    after = hit.after(LINES_AFTER, same_rank=False)
-    if len(after) >= LINES_AFTER:
-        return False
-    for ln in after:
-        t = ln.text
-        s = t.strip()
-        if not s or s == "```" or s.startswith("^") or s.startswith('File "'):
-            continue
-        if _EXC_START.match(t) or not t[:1].isspace() or s.startswith("["):
-            return False
-    return True
 
 
 def _agent_store_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not _ends_in_stack(hit):
+    if not ends_in_stack(hit):
         return None
     func = m.group("func") or "?"
     if any(_EXIT_BARRIER_NEAR.search(ln.text) for ln in hit.before(24, same_rank=False)):
@@ -449,6 +427,12 @@ def _agent_store_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+# TCPStore::ping (TCPStore.cpp 2.2-2.3, right after the client connects) before 2.4 worded it "Ping failed,
+# invalid value returned from server" (store_errors): "RuntimeError: nonce == returnedNonce INTERNAL ASSERT
+# FAILED at \"../torch/csrc/distributed/c10d/TCPStore.cpp\":409, please report a bug to PyTorch. Ping failed,
+# invalid nonce returned". The client sent its pid and read back another number: something that is not this
+# job's TCPStore answered on MASTER_ADDR:MASTER_PORT (another service or a stale store on the port, a wrong
+# address that reaches another listener, ranks of different torch versions). Not a bug in torch.
 _NONCE = lazy_re.compile(r"nonce == returnedNonce INTERNAL ASSERT FAILED|Ping failed, invalid nonce returned")
 
 
