@@ -92,6 +92,10 @@ V20_HELDOUT = CORPUS / "v20" / "heldout.jsonl"
 # stored gzipped and never read by rule writers.
 V21_DEV = CORPUS / "v21" / "dev.jsonl"
 V21_HELDOUT = CORPUS / "v21" / "heldout.jsonl.gz"
+# Corpus v22 (v22/README.md): eight collections split the same way, frozen 2026-12-07; its held-out half is
+# stored gzipped and never read by rule writers.
+V22_DEV = CORPUS / "v22" / "dev.jsonl"
+V22_HELDOUT = CORPUS / "v22" / "heldout.jsonl.gz"
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -512,6 +516,8 @@ def test_corpus_v21_heldout_top1() -> None:
         V20_HELDOUT,
         V21_DEV,
         V21_HELDOUT,
+        V22_DEV,
+        V22_HELDOUT,
     ],
     ids=[
         "v4",
@@ -541,6 +547,8 @@ def test_corpus_v21_heldout_top1() -> None:
         "v20-heldout",
         "v21-dev",
         "v21-heldout",
+        "v22-dev",
+        "v22-heldout",
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
