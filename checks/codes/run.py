@@ -1,8 +1,8 @@
 """Finding codes of `pgdoctor diagnose` (RUN101-RUN299 here; RUN300-RUN399 in run3.py and run3b.py,
-RUN500 on in run5.py, re-exported at the end): failures read from the logs and flight-recorder dumps of
-a run. One code per failure kind; the category is the failure vocabulary shared with the lab (cuda_oom,
-host_oom, process_crash, collective_timeout, nccl_network, nccl_usage, collective_mismatch, rendezvous,
-gpu_hardware, driver_env).
+RUN500-RUN649 in run5.py, RUN650 on in run6.py, re-exported at the end): failures read from the logs and
+flight-recorder dumps of a run. One code per failure kind; the category is the failure vocabulary shared
+with the lab (cuda_oom, host_oom, process_crash, collective_timeout, nccl_network, nccl_usage,
+collective_mismatch, rendezvous, gpu_hardware, driver_env).
 
 Ranges: 101-119 cuda_oom, 121-129 host_oom, 131-149 process_crash, 151-169 collective_timeout,
 171-189 nccl_network, 191-199 nccl_usage (RUN195: driver_env), 201-219 collective_mismatch, 221-239
@@ -408,8 +408,9 @@ FR_NOT_COMPLETED = register_code(
 )
 
 
-# RUN300-RUN399 live in run3.py and run3b.py (one module per 700 lines), RUN500 on in run5.py (RUN4xx are the
-# lab's); re-exported so that rules read them as `run.X`.
+# RUN300-RUN399 live in run3.py and run3b.py (one module per 700 lines), RUN500-RUN649 in run5.py, RUN650 on
+# in run6.py (RUN4xx are the lab's); re-exported so that rules read them as `run.X`.
 from pgdoctor.checks.codes.run3 import *  # noqa: E402, F403
 from pgdoctor.checks.codes.run3b import *  # noqa: E402, F403
 from pgdoctor.checks.codes.run5 import *  # noqa: E402, F403
+from pgdoctor.checks.codes.run6 import *  # noqa: E402, F403
