@@ -482,8 +482,8 @@ def test_corpus_v21_dev_top1() -> None:
 def test_corpus_v21_heldout_top1() -> None:
     """The held-out half of v21 (v21/README.md): through the CLI 99/174 (56.9 %) at its freeze,
     with the rules of the session's start (49b5e4c); 103/174 (59.2 %) at that session's end, after its rule
-    work on v20's released held-out half (+23) and v21's dev half (+19). Released as dev material on 2026-12-07
-    once v22 was frozen."""
+    work on v20's released held-out half (+23) and v21's dev half (+19). Released as dev material on
+    2026-12-07 once v22 was frozen."""
     right, total, _, _ = _score([V21_HELDOUT])
     assert total == 174 and right >= BARS["v21_heldout"] * total, f"v21 held-out top-1 {right}/{total}"
 
