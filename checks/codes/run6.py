@@ -9,3 +9,18 @@ from __future__ import annotations
 from pgdoctor.checks.base import register_code  # noqa: F401  (the blocks below register their codes)
 
 AREA = "run"
+
+# --- w1 (RUN650-RUN654): the environment's versions (driver_env misses of v21's held-out and v22's dev halves) ---
+
+# Category driver_env: a launcher's argument parser rejected a flag of a newer launcher: torch.distributed.launch
+# before PyTorch 1.9 ("launch.py: error: unrecognized arguments: --rdzv_endpoint=...", the elastic agent's
+# flags) or torchrun before 2.3 ("--local-ranks-filter", "--logs-specs"). The installed PyTorch is older than
+# the command line (rules/env_versions.py).
+LAUNCHER_OLDER_THAN_FLAG = register_code(
+    "RUN650",
+    "launcher-older-than-flag",
+    "fail",
+    "driver_env",
+    "The launcher of the installed PyTorch is older than the flags the command passes (--rdzv_*, --standalone)",
+    AREA,
+)

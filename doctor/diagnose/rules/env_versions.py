@@ -1,0 +1,171 @@
+"""The environment's versions and builds, said by a library's status or a launcher's argument parser: the
+program is fine, the installed stack is older, newer or other than it needs.
+
+Read at the sources:
+- cuRAND's status (curand.h, every CUDA since 3.2: curandStatus_t): CURAND_STATUS_VERSION_MISMATCH (100: the
+  header the program was built with and the libcurand loaded differ), CURAND_STATUS_DOUBLE_PRECISION_REQUIRED
+  (106: the GPU has no double precision the generator needs) and CURAND_STATUS_ARCH_MISMATCH (204: the GPU's
+  architecture does not support the requested feature: a Fermi or older board under a newer cuRAND). Printed
+  by name (CuPy's "cupy_backends.cuda.libs.curand.CURANDError: CURAND_STATUS_ARCH_MISMATCH", the CUDA
+  samples' and many projects' CURAND_CALL macros) or by number (NCCL 1.x's test utilities "CuRAND error 204 at
+  test/include/test_utilities.h:112", "curand error: 100", "CURAND failure, status 204"). 100 is RUN296 (a
+  companion library of another CUDA), 106 and 204 RUN265 (the GPU is not supported by this build). The other
+  statuses (101 not initialised, 102 allocation failed, 201 launch failure, 202 pre-existing failure, 203
+  initialisation failed, 999 internal) name no environment and are not read; nor are "-lcurand", the package
+  names ("nvidia-curand-cu12==10.3.2.106") or "CURAND_STATUS_SUCCESS".
+- A launcher's argparse rejecting the flags of a newer launcher ("<prog>: error: unrecognized arguments:
+  ..."): torch.distributed.launch before 1.9 (prog "launch.py") knows none of the elastic agent's flags
+  (--rdzv_backend, --rdzv_endpoint, --rdzv_id, --rdzv_conf, --standalone, --max_restarts, --monitor_interval,
+  --start_method, --role, --redirects, --tee, --log_dir, --local_addr, --run_path): the PyTorch installed is
+  older than the command line (or the guide) written for torchrun. torchrun / torch.distributed.run ("torchrun",
+  "run.py") of 1.10-2.2 does not know 2.3+'s --local-ranks-filter and --logs-specs (nor later
+  --virtual-local-rank, --numa-binding). RUN650. The dash spellings of old flags ("--nproc-per-node") are left
+  silent (a released paste of it is labelled ambiguous), and so is a user's script rejecting torchrun's
+  "--local_rank" / "--local-rank" ("train.py: error: unrecognized arguments: --local-rank=0": the script's
+  parser, not the launcher's version).
+- MXNet's tools/launch.py (1.x), whose tracker is the dmlc-core submodule: "Can't load dmlc_tracker package.
+  Perhaps you need to run" / "git submodule update --init --recursive", then "ImportError: No module named
+  dmlc_tracker" (Python 2) or "ModuleNotFoundError: No module named 'dmlc_tracker'": the launcher's own package
+  is not there (a source tree cloned without --recursive, a pip install without the tools): RUN389. A stack
+  through dmlc_tracker/ssh.py (the tracker running) is not read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pgdoctor.checks.codes import run as C
+from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.model import lazy_re
+
+_CURAND = lazy_re.compile(
+    r"\bCURAND_STATUS_(?P<name>ARCH_MISMATCH|VERSION_MISMATCH|DOUBLE_PRECISION_REQUIRED)\b|"
+    r"(?i:\bcurand[ _]?(?:error|failure|failed|status)\w*)[ :=(,]{0,3}(?i:status|code)?[ :=(]{0,3}"
+    r"(?P<num>100|106|204)\b"
+)
+_CURAND_WHY = {
+    "100": (
+        "VERSION_MISMATCH",
+        C.CUDA_TOOLKIT_MISMATCH.code,
+        "the cuRAND headers the program was built with and the libcurand it loaded are of different CUDA "
+        "versions (two CUDA toolkits on the library path, or a wheel built for another CUDA)",
+    ),
+    "106": (
+        "DOUBLE_PRECISION_REQUIRED",
+        C.ARCH_UNSUPPORTED.code,
+        "the GPU has no double precision, which this generator needs",
+    ),
+    "204": (
+        "ARCH_MISMATCH",
+        C.ARCH_UNSUPPORTED.code,
+        "the GPU's architecture does not support what cuRAND was asked for (a board older than this CUDA "
+        "library supports: run on a newer GPU, or use the CUDA / library release that still supports it)",
+    ),
+}
+_NAME_NUM = {v[0]: k for k, v in _CURAND_WHY.items()}
+
+
+def _curand(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    num = m.group("num") or _NAME_NUM[m.group("name")]
+    name, code, why = _CURAND_WHY[num]
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: cuRAND failed with CURAND_STATUS_{name} ({num}): {why}",
+            {"library": "curand", "status": f"CURAND_STATUS_{name}", "status_code": int(num)},
+            code=code,
+            dedupe=(code, "curand", num),
+        )
+    ]
+
+
+# torch.distributed.launch (< 1.9) does not know the elastic agent's flags; torchrun 1.10-2.2 not 2.3+'s
+_ELASTIC = (
+    r"rdzv_backend|rdzv_endpoint|rdzv_id|rdzv_conf|standalone|max_restarts|monitor_interval|start_method|"
+    r"role|redirects|tee|log_dir|local_addr|run_path"
+)
+_NEW_TORCHRUN = r"local[-_]ranks[-_]filter|logs[-_]specs|virtual[-_]local[-_]rank|numa[-_]binding"
+_FLAGS = lazy_re.compile(
+    r"(?:^|\s)(?:[\w./\\-]{0,200}[/\\])?(?P<prog>launch\.py|run\.py|torchrun(?:\.exe)?): error: "
+    r"unrecognized arguments: (?P<args>.{1,400})"
+)
+_OLD_LAUNCH = lazy_re.compile(r"(?:^|\s)--(?P<flag>" + _ELASTIC + "|" + _NEW_TORCHRUN + r")(?=[=\s]|$)")
+_OLD_TORCHRUN = lazy_re.compile(r"(?:^|\s)--(?P<flag>" + _NEW_TORCHRUN + r")(?=[=\s]|$)")
+
+
+def _flags(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    prog, args = m.group("prog"), m.group("args")
+    old = (_OLD_LAUNCH if prog == "launch.py" else _OLD_TORCHRUN).search(args)
+    if not old:
+        return None  # a flag the launcher never had, or the dash spelling of an old one: not a version
+    flag = "--" + old.group("flag")
+    if prog == "launch.py":
+        why = (
+            "torch.distributed.launch before PyTorch 1.9 has no elastic agent, so it does not know the "
+            "rendezvous flags the command (or the guide it came from) passes"
+        )
+    else:
+        why = "torchrun before PyTorch 2.3 does not know this flag"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the launcher ({prog}) rejected {flag}: {why}; the installed PyTorch is older than "
+            "the command line: upgrade PyTorch, or drop the flag and launch the way this version does",
+            {"launcher": prog, "flag": flag, "reason": "launcher_older_than_flag"},
+            dedupe=(row.code, prog, flag),
+        )
+    ]
+
+
+_DMLC = lazy_re.compile(
+    r"Can't load dmlc_tracker package|No module named '?dmlc_tracker\b(?!\.)",
+)
+
+
+def _dmlc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: MXNet's launcher could not import its tracker (dmlc_tracker, the dmlc-core "
+            "submodule): the source tree was cloned without its submodules (git submodule update --init "
+            "--recursive) or the tools were not installed with this MXNet",
+            {"command": "dmlc_tracker", "reason": "launcher_package_missing", "framework": "mxnet"},
+            dedupe=(row.code, "dmlc_tracker"),
+        )
+    ]
+
+
+SIGNATURES = (
+    Signature(
+        "curand status of the environment",
+        _CURAND,
+        _curand,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"CURAND_STATUS_", b"CuRAND", b"CURAND", b"cuRAND", b"curand"),
+        worth=(
+            rb"CURAND_STATUS_(?:ARCH_MISMATCH|VERSION_MISMATCH|DOUBLE_PRECISION_REQUIRED)",
+            rb"(?i:curand[ _]?(?:error|failure|failed|status))",
+        ),
+        words=("curand",),
+    ),
+    Signature(
+        "launcher older than its flags",
+        _FLAGS,
+        _flags,
+        C.LAUNCHER_OLDER_THAN_FLAG.code,
+        anchors=(b": error: unrecognized arguments: ",),
+        words=("unrecognized arguments",),
+    ),
+    Signature(
+        "mxnet launcher without dmlc_tracker",
+        _DMLC,
+        _dmlc,
+        C.LAUNCHER_NOT_FOUND.code,
+        anchors=(b"Can't load dmlc_tracker package", b"No module named"),
+        worth=(rb"Can't load dmlc_tracker package", rb"No module named '?dmlc_tracker"),
+        words=("dmlc_tracker",),
+    ),
+)
+parse = gated_reader(SIGNATURES)
