@@ -24,3 +24,15 @@ LAUNCHER_OLDER_THAN_FLAG = register_code(
     "The launcher of the installed PyTorch is older than the flags the command passes (--rdzv_*, --standalone)",
     AREA,
 )
+
+# Category driver_env: a thread's title names a failure of NCCL or the multi-GPU job on WSL ("Unhandled NCCL
+# error when running on WSL2 with CUDA"): WSL2's GPU driver has no CUDA IPC / P2P between GPUs, a partial NVML
+# and a small /dev/shm, so NCCL's multi-GPU transports fail there (rules/env_versions.py).
+NCCL_ON_WSL = register_code(
+    "RUN651",
+    "nccl-on-wsl",
+    "fail",
+    "driver_env",
+    "NCCL or the multi-GPU job failed on WSL, whose GPU driver lacks peer access, full NVML and a large /dev/shm",
+    AREA,
+)

@@ -28,6 +28,12 @@ Read at the sources:
   dmlc_tracker" (Python 2) or "ModuleNotFoundError: No module named 'dmlc_tracker'": the launcher's own package
   is not there (a source tree cloned without --recursive, a pip install without the tools): RUN389. A stack
   through dmlc_tracker/ssh.py (the tracker running) is not read.
+- A thread's title (one short line in a person's words, vocabulary's _title) that names a failure of NCCL or of
+  the multi-GPU job on WSL ("Unhandled NCCL error when running on WSL2 with CUDA", "DDP with NCCL backend fails
+  under WSL2"): WSL2's GPU driver (the Windows driver exposed through /usr/lib/wsl/lib) has no CUDA IPC / P2P
+  between GPUs, a partial NVML and a small /dev/shm, so NCCL's multi-GPU transports fail there (RUN651). What
+  failed and how stand within a few words in one clause (vocabulary's _near); an OOM, a question ("How to run
+  NCCL on WSL2?") or a title without a failure ("NCCL works on WSL2 now") is not read.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.vocabulary import _near, _title
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -137,6 +144,33 @@ def _dmlc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_WSL = lazy_re.compile(r"(?i)\bwsl ?2?\b")
+_WSL_FAILS = _near(
+    r"\bnccl\w*|\brccl\b|\bddp\b|\bdistributed\b|\bmulti-?gpus?\b|\bmulti-?node\b|\ball_?reduce\b|"
+    r"\bprocess ?group\b|\binit_process_group\b",
+    r"\berrors?\b|\bfail(?:s|ed|ure|ing)?\b|\bcrash(?:es|ed|ing)?\b|\bexception\b|\bunhandled\b",
+)
+_OOM_WORDS = lazy_re.compile(r"(?i)out of memory|\boom\b")
+
+
+def _wsl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit) or _OOM_WORDS.search(hit.text):
+        return None
+    failed = _WSL_FAILS.search(hit.text)
+    if not failed:
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a failure of NCCL or the multi-GPU job on WSL ("{failed.group(0)}"): WSL2\'s GPU '
+            "driver has no CUDA IPC / peer-to-peer between GPUs, a partial NVML and a small /dev/shm; set "
+            "NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1), use the gloo backend, or run on native Linux",
+            {"platform": "wsl", "inferred_from": "title", "read_as": "title"},
+            dedupe=(row.code, "wsl"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "curand status of the environment",
@@ -166,6 +200,17 @@ SIGNATURES = (
         anchors=(b"Can't load dmlc_tracker package", b"No module named"),
         worth=(rb"Can't load dmlc_tracker package", rb"No module named '?dmlc_tracker"),
         words=("dmlc_tracker",),
+    ),
+    Signature(
+        "title: nccl or the multi-gpu job fails on wsl",
+        _WSL,
+        _wsl,
+        C.NCCL_ON_WSL.code,
+        anchors=(b"WSL", b"wsl", b"Wsl"),
+        worth=(rb"(?i:\bwsl)",),
+        words=("wsl",),
+        anchor_from="the platform's name in its usual spellings (case aside)",
+        examples=("Unhandled NCCL error when running on WSL2 with CUDA (tested w/o apex)",),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -143,8 +143,10 @@ def _explaining_line(hit: Hit, code: Any) -> str:
 # usage"), TensorFlow's NcclManager ("ncclAllReduce failed: invalid data type"), XLA's ("INTERNAL: NCCL
 # operation ncclGroupEnd() failed: internal error - please report this issue to the NCCL developers. Last
 # NCCL warning(error) log entry (may be unrelated) '...'.").
+# The arguments may hold one level of calls of their own (XLA 0.3's "ncclCommInitRank(comm.get(), nranks, id,
+# rank)").
 _CALL_FAILED = lazy_re.compile(
-    r"\b(?P<call>nccl[A-Z]\w+)(?:\([^)]*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
+    r"\b(?P<call>nccl[A-Z]\w+)(?:\((?:[^()]|\([^()]*\))*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
 )
 
 
