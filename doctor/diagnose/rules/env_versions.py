@@ -17,23 +17,30 @@ Read at the sources:
   ..."): torch.distributed.launch before 1.9 (prog "launch.py") knows none of the elastic agent's flags
   (--rdzv_backend, --rdzv_endpoint, --rdzv_id, --rdzv_conf, --standalone, --max_restarts, --monitor_interval,
   --start_method, --role, --redirects, --tee, --log_dir, --local_addr, --run_path): the PyTorch installed is
-  older than the command line (or the guide) written for torchrun. torchrun / torch.distributed.run ("torchrun",
-  "run.py") of 1.10-2.2 does not know 2.3+'s --local-ranks-filter and --logs-specs (nor later
+  older than the command line (or the guide) written for torchrun. torchrun / torch.distributed.run
+  ("torchrun", "run.py") of 1.10-2.2 does not know 2.3+'s --local-ranks-filter and --logs-specs (nor later
   --virtual-local-rank, --numa-binding). RUN650. The dash spellings of old flags ("--nproc-per-node") are left
   silent (a released paste of it is labelled ambiguous), and so is a user's script rejecting torchrun's
   "--local_rank" / "--local-rank" ("train.py: error: unrecognized arguments: --local-rank=0": the script's
   parser, not the launcher's version).
 - MXNet's tools/launch.py (1.x), whose tracker is the dmlc-core submodule: "Can't load dmlc_tracker package.
   Perhaps you need to run" / "git submodule update --init --recursive", then "ImportError: No module named
-  dmlc_tracker" (Python 2) or "ModuleNotFoundError: No module named 'dmlc_tracker'": the launcher's own package
-  is not there (a source tree cloned without --recursive, a pip install without the tools): RUN389. A stack
-  through dmlc_tracker/ssh.py (the tracker running) is not read.
-- A thread's title (one short line in a person's words, vocabulary's _title) that names a failure of NCCL or of
-  the multi-GPU job on WSL ("Unhandled NCCL error when running on WSL2 with CUDA", "DDP with NCCL backend fails
-  under WSL2"): WSL2's GPU driver (the Windows driver exposed through /usr/lib/wsl/lib) has no CUDA IPC / P2P
-  between GPUs, a partial NVML and a small /dev/shm, so NCCL's multi-GPU transports fail there (RUN651). What
-  failed and how stand within a few words in one clause (vocabulary's _near); an OOM, a question ("How to run
-  NCCL on WSL2?") or a title without a failure ("NCCL works on WSL2 now") is not read.
+  dmlc_tracker" (Python 2) or "ModuleNotFoundError: No module named 'dmlc_tracker'": the launcher's own
+  package is not there (a source tree cloned without --recursive, a pip install without the tools): RUN389. A
+  stack through dmlc_tracker/ssh.py (the tracker running) is not read.
+- Dask distributed's get_worker() (distributed/worker.py) since 2023.4 (dask/distributed#7580) returns only
+  the worker of a running task and raises "ValueError: No worker found" elsewhere, also inside a function run
+  with Client.run: the RAPIDS libraries that called it there (raft_dask/common/comms.py's get_ucx and
+  _func_init_all, cugraph/dask/comms/comms.py's get_handle, cuml's comms, dask_cuda) fail when the installed
+  distributed is newer than they are (NVIDIA/raft#1365 moved them to Client.run's dask_worker argument). Read
+  when a library frame of site-/dist-packages (not distributed's own) calls get_worker right above the
+  exception: RUN652. The user's own script calling get_worker() outside a task is a usage bug (not read).
+- A thread's title (one short line in a person's words, vocabulary's _title) that names a failure of NCCL or
+  of the multi-GPU job on WSL ("Unhandled NCCL error when running on WSL2 with CUDA", "DDP with NCCL backend
+  fails under WSL2"): WSL2's GPU driver (the Windows driver exposed through /usr/lib/wsl/lib) has no CUDA IPC
+  / P2P between GPUs, a partial NVML and a small /dev/shm, so NCCL's multi-GPU transports fail there (RUN651).
+  What failed and how stand within a few words in one clause (vocabulary's _near); an OOM, a question ("How to
+  run NCCL on WSL2?") or a title without a failure ("NCCL works on WSL2 now") is not read.
 """
 
 from __future__ import annotations
@@ -144,6 +151,36 @@ def _dmlc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+_NO_WORKER = lazy_re.compile(r"\bValueError: No worker found\b")
+_GET_WORKER = lazy_re.compile(r"distributed[/\\]worker\.py\"?, line \d+, in get_worker\b")
+_LIB_FRAME = lazy_re.compile(
+    r"(?:site|dist)-packages[/\\](?P<lib>(?!distributed[/\\])[A-Za-z_]\w*)[/\\]\S*\.py\"?, "
+    r"line \d+, in (?P<fn>\w+)"
+)
+
+
+def _no_worker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    above = [ln.text for ln in hit.before(8) if ln.text.strip()]
+    at = next((i for i in range(len(above) - 1, -1, -1) if _GET_WORKER.search(above[i])), None)
+    if at is None:
+        return None
+    caller = next((_LIB_FRAME.search(t) for t in reversed(above[:at]) if "line " in t and "File " in t), None)
+    if caller is None:
+        return None  # the user's own code asked for a worker outside a task: not a version
+    lib = caller.group("lib")
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: {lib}'s {caller.group('fn')} asked dask for its worker with get_worker(), which "
+            "distributed 2023.4+ answers only inside a task (not in Client.run): the installed distributed "
+            f"is newer than this {lib}; install the dask / distributed versions {lib} pins (or a {lib} that "
+            "takes Client.run's dask_worker argument)",
+            {"library": lib, "function": caller.group("fn"), "reason": "dask_distributed_newer_than_library"},
+            dedupe=(row.code, lib),
+        )
+    ]
+
+
 _WSL = lazy_re.compile(r"(?i)\bwsl ?2?\b")
 _WSL_FAILS = _near(
     r"\bnccl\w*|\brccl\b|\bddp\b|\bdistributed\b|\bmulti-?gpus?\b|\bmulti-?node\b|\ball_?reduce\b|"
@@ -162,9 +199,10 @@ def _wsl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
             hit,
-            f'the report names a failure of NCCL or the multi-GPU job on WSL ("{failed.group(0)}"): WSL2\'s GPU '
-            "driver has no CUDA IPC / peer-to-peer between GPUs, a partial NVML and a small /dev/shm; set "
-            "NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1), use the gloo backend, or run on native Linux",
+            f'the report names a failure of NCCL or the multi-GPU job on WSL ("{failed.group(0)}"): '
+            "WSL2's GPU driver has no CUDA IPC / peer-to-peer between GPUs, a partial NVML and a small "
+            "/dev/shm; set NCCL_P2P_DISABLE=1 (and NCCL_SHM_DISABLE=1), use the gloo backend, or run on "
+            "native Linux",
             {"platform": "wsl", "inferred_from": "title", "read_as": "title"},
             dedupe=(row.code, "wsl"),
         )
@@ -200,6 +238,14 @@ SIGNATURES = (
         anchors=(b"Can't load dmlc_tracker package", b"No module named"),
         worth=(rb"Can't load dmlc_tracker package", rb"No module named '?dmlc_tracker"),
         words=("dmlc_tracker",),
+    ),
+    Signature(
+        "dask get_worker outside a task, called by a library",
+        _NO_WORKER,
+        _no_worker,
+        C.DASK_DISTRIBUTED_SKEW.code,
+        anchors=(b"ValueError: No worker found",),
+        words=("no worker found",),
     ),
     Signature(
         "title: nccl or the multi-gpu job fails on wsl",

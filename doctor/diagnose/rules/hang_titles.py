@@ -20,12 +20,12 @@ right under NCCL's lines of a communicator that came up (its rings or channels, 
 2.0-2.3, "Init COMPLETE", "Connected all rings"), says the first collective never completed: RUN151. Under
 any other line (the bootstrap, a traceback, a progress bar) it says nothing of where, and is not read.
 
-A title that names the hang with GeForce RTX 40-series boards ("Deadlock in distribution with multiple 4090",
-"NCCL hangs on 2x RTX 4090", "多卡4090训练卡住") says more than a collective that never completes: those boards
-have no working peer-to-peer between them, yet drivers before 525.105 reported it as available, so NCCL's P2P
-transport waits forever in the first collective (NCCL_P2P_DISABLE=1 or a newer driver is the fix): RUN590
-(platform_signs), tier 1, before the collective-hang row. A timeout, an OOM or a start-up stall on such boards
-is left to those rows.
+A title that names the hang with GeForce RTX 40-series boards ("Deadlock in distribution with multiple
+4090", "NCCL hangs on 2x RTX 4090", "多卡4090训练卡住") says more than a collective that never completes:
+those boards have no working peer-to-peer between them, yet drivers before 525.105 reported it as available,
+so NCCL's P2P transport waits forever in the first collective (NCCL_P2P_DISABLE=1 or a newer driver is the
+fix): RUN590 (platform_signs), tier 1, before the collective-hang row. A timeout, an OOM or a start-up stall
+on such boards is left to those rows.
 
 Never read: a line with more than a title (a program's output says more than its hang), a warning that a
 hang could happen ("This can potentially cause a hang", "Collectives are unchecked and may ... hang"), a
@@ -224,7 +224,11 @@ SIGNATURES = (
         worth=(*_WORTH, *(w.encode() for w in _CJK_STUCK)),
         words=(*_WORDS, *_CJK_STUCK),
         anchor_from="the hang's word in its usual spellings (case aside)",
-        examples=("Deadlock in distribution with multiple 4090", "NCCL hangs on 2x RTX 4090", "多卡4090训练卡住"),
+        examples=(
+            "Deadlock in distribution with multiple 4090",
+            "NCCL hangs on 2x RTX 4090",
+            "多卡4090训练卡住",
+        ),
     ),
     Signature(
         "title: a collective hangs",

@@ -37,8 +37,9 @@ mode when neither collective nor parameter-server arguments were given (python/p
 launch.py, which_distributed_mode): 1.8 "Not found distinct arguments and not compiled with cuda. Default use
 ps mode", 2.0-2.1 "... not compiled with cuda or xpu. Default use ps mode" (later "or xpu or npu"): a CPU-only
 wheel, and a parameter-server launch without servers that then fails. 2.2+'s "... not compiled with cuda or
-xpu. But found args.servers not empty, default use ps mode" is a CPU job that asked for servers (silent), and
-"Not found distinct arguments and compiled with cuda or xpu. Default use collective mode" a GPU wheel (silent).
+xpu. But found args.servers not empty, default use ps mode" is a CPU job that asked for servers (silent),
+and "Not found distinct arguments and compiled with cuda or xpu. Default use collective mode" a GPU wheel
+(silent).
 """
 
 from __future__ import annotations
@@ -257,7 +258,11 @@ SIGNATURES = (
         _CPU_BUILD,
         _cpu_build,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"not compiled with CUDA", b"compiled with CUDA, but place is GPU", b"not compiled with cuda"),
+        anchors=(
+            b"not compiled with CUDA",
+            b"compiled with CUDA, but place is GPU",
+            b"not compiled with cuda",
+        ),
         worth=(
             rb"not compiled with CUDA",
             rb"wasn't compiled with CUDA, but place is GPU",
