@@ -70,6 +70,8 @@ FAILURES = [
     ("cupy_backends.cuda.libs.curand.CURANDError: CURAND_STATUS_ARCH_MISMATCH", "RUN265", "driver_env"),
     ("RuntimeError: CURAND_STATUS_DOUBLE_PRECISION_REQUIRED", "RUN265", "driver_env"),
     ("CURAND error: 100 at main.cu:55", "RUN296", "driver_env"),
+    ("RuntimeError: HIPRAND_STATUS_ARCH_MISMATCH", "RUN265", "driver_env"),
+    ("rocrand error: ROCRAND_STATUS_VERSION_MISMATCH at generator.hip:41", "RUN296", "driver_env"),
     ("CURAND failure, status 204 in generator.cu line 88", "RUN265", "driver_env"),
     # MXNet's launcher without dmlc_tracker
     (
@@ -148,6 +150,7 @@ SILENT = [
     "[3/3] c++ cpu_adam.o -shared -lcurand -L/usr/local/cuda/lib64",
     "Requirement already satisfied: nvidia-curand-cu12==10.3.2.106 in /usr/lib/python3/dist-packages",
     "CURAND_STATUS_SUCCESS",
+    "HIPRAND_STATUS_LAUNCH_FAILURE",
     # the tracker running
     'File "/home/slave/mxnet/tools/../dmlc-core/tracker/dmlc_tracker/ssh.py", line 76, in submit',
     # not a launcher missing

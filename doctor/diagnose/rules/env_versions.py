@@ -8,7 +8,8 @@ Read at the sources:
   architecture does not support the requested feature: a Fermi or older board under a newer cuRAND). Printed
   by name (CuPy's "cupy_backends.cuda.libs.curand.CURANDError: CURAND_STATUS_ARCH_MISMATCH", the CUDA
   samples' and many projects' CURAND_CALL macros) or by number (NCCL 1.x's test utilities "CuRAND error 204 at
-  test/include/test_utilities.h:112", "curand error: 100", "CURAND failure, status 204"). 100 is RUN296 (a
+  test/include/test_utilities.h:112", "curand error: 100", "CURAND failure, status 204"); hipRAND's
+  HIPRAND_STATUS_* (the same names and numbers) and rocRAND's ROCRAND_STATUS_* by name. 100 is RUN296 (a
   companion library of another CUDA), 106 and 204 RUN265 (the GPU is not supported by this build). The other
   statuses (101 not initialised, 102 allocation failed, 201 launch failure, 202 pre-existing failure, 203
   initialisation failed, 999 internal) name no environment and are not read; nor are "-lcurand", the package
@@ -55,7 +56,7 @@ from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
 _CURAND = lazy_re.compile(
-    r"\bCURAND_STATUS_(?P<name>ARCH_MISMATCH|VERSION_MISMATCH|DOUBLE_PRECISION_REQUIRED)\b|"
+    r"\b(?P<lib>CU|HIP|ROC)RAND_STATUS_(?P<name>ARCH_MISMATCH|VERSION_MISMATCH|DOUBLE_PRECISION_REQUIRED)\b|"
     r"(?i:\bcurand[ _]?(?:error|failure|failed|status)\w*)[ :=(,]{0,3}(?i:status|code)?[ :=(]{0,3}"
     r"(?P<num>100|106|204)\b"
 )
@@ -84,11 +85,12 @@ _NAME_NUM = {v[0]: k for k, v in _CURAND_WHY.items()}
 def _curand(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     num = m.group("num") or _NAME_NUM[m.group("name")]
     name, code, why = _CURAND_WHY[num]
+    lib = (m.group("lib") or "CU").lower() + "rand"
     return [
         row.event(
             hit,
-            f"{hit.who()}: cuRAND failed with CURAND_STATUS_{name} ({num}): {why}",
-            {"library": "curand", "status": f"CURAND_STATUS_{name}", "status_code": int(num)},
+            f"{hit.who()}: {lib} failed with {lib.upper()}_STATUS_{name} ({num}): {why}",
+            {"library": lib, "status": f"{lib.upper()}_STATUS_{name}", "status_code": int(num)},
             code=code,
             dedupe=(code, "curand", num),
         )
@@ -215,12 +217,12 @@ SIGNATURES = (
         _CURAND,
         _curand,
         C.ARCH_UNSUPPORTED.code,
-        anchors=(b"CURAND_STATUS_", b"CuRAND", b"CURAND", b"cuRAND", b"curand"),
+        anchors=(b"RAND_STATUS_", b"CuRAND", b"CURAND", b"cuRAND", b"curand"),
         worth=(
-            rb"CURAND_STATUS_(?:ARCH_MISMATCH|VERSION_MISMATCH|DOUBLE_PRECISION_REQUIRED)",
+            rb"(?:CU|HIP|ROC)RAND_STATUS_(?:ARCH_MISMATCH|VERSION_MISMATCH|DOUBLE_PRECISION_REQUIRED)",
             rb"(?i:curand[ _]?(?:error|failure|failed|status))",
         ),
-        words=("curand",),
+        words=("curand", "hiprand_status_", "rocrand_status_"),
     ),
     Signature(
         "launcher older than its flags",
