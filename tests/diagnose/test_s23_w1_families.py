@@ -22,7 +22,7 @@ wrappers). The variants below are not in the corpus unless marked (case id).
   silent.
 - A hang titled on GeForce RTX 40-series boards ("Deadlock in distribution with multiple 4090" v22G-001,
   "NCCL hangs on 2x RTX 4090", "多卡4090训练卡住"): RUN590 (rules/hang_titles.py); an OOM, a timeout, a
-  start-up or a data-loader hang on them, a 3090 and a port 4090 are not.
+  start-up or a data-loader hang on them, a 3090, a port 4090 and a step 4090 are not.
 - XLA's "NCCL operation ncclCommInitRank(comm.get(), nranks, id, rank) failed: unhandled cuda error"
   (v21C-001): the call's arguments hold a call of their own; read as the communicator's creation, RUN313, like
   Horovod's "ncclCommInitRank failed:" (rules/nccl_errors.py); a collective's call stays RUN194.
@@ -93,6 +93,8 @@ FAILURES = [
     ("DDP training freezes with 4 RTX 4080 SUPER GPUs", "RUN590", "driver_env"),
     ("多卡4090训练卡住", "RUN590", "driver_env"),
     ("Training stuck at first all_reduce on 8x4090", "RUN590", "driver_env"),
+    ("Training hangs on 4090s", "RUN590", "driver_env"),
+    ("Multi-GPU training hangs with 4090 GPUs", "RUN590", "driver_env"),
     # the communicator's creation under XLA's and Horovod's wrappers
     (
         "2022-06-29 12:36:12.905032: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/"
@@ -161,6 +163,7 @@ SILENT = [
     "Dataloader hangs on 4090 with num_workers > 0",
     "DDP hangs with 2x RTX 3090",
     "server stuck listening on port 4090",
+    "Training stuck at step 4090",
     "NCCL INFO P2P is disabled between connected GPUs 0 and 1. You can repress this message with "
     "NCCL_IGNORE_DISABLED_P2P=1.",
     # WSL without a failure of NCCL / the job

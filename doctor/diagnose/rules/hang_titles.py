@@ -54,8 +54,15 @@ _COLLECTIVE = (
 _COLLECTIVE_HANG = lazy_re.compile(
     rf"(?i)(?:{_COLLECTIVE})(?:\(\))?{_GAP}(?:{_HANG})|(?:{_HANG}){_GAP}(?:{_COLLECTIVE})"
 )
-# the GeForce RTX 40-series boards (Ada): "4090", "RTX 4080 SUPER", "4090D", "2x4090", "4070 Ti"; not a port
-_ADA = r"(?<![\d.:/-])(?<!port )(?:rtx ?)?40[6-9]0(?: ?ti| ?super|d)?s?(?!\d)"
+# the GeForce RTX 40-series boards (Ada) where the number is a board: "RTX 4080 SUPER", "multiple 4090",
+# "2x4090", "4卡4090", "4090 GPUs", "4090s"; not a bare number ("stuck at step 4090", "port 4090")
+_ADA_NUM = r"40[6-9]0(?!\d)(?: ?ti\b| ?super\b|d\b)?"
+_ADA = (
+    rf"\brtx ?{_ADA_NUM}|"
+    rf"(?:\b\d{{1,2}} ?[x×*] ?|\b(?:multiple|several|two|dual|four|eight|\d{{1,2}}) |"
+    rf"[多双两四八\d]卡 ?){_ADA_NUM}|"
+    rf"(?<![\d.:/-]){_ADA_NUM}(?: ?(?:gpus?|cards?|显卡)\b|s\b)"
+)
 _CJK_STUCK_TITLE = r"卡住|卡死|卡在"
 _ADA_HANG = lazy_re.compile(
     rf"(?i)(?:{_ADA}){_GAP}(?:{_HANG}|{_CJK_STUCK_TITLE})|(?:{_HANG}|{_CJK_STUCK_TITLE}){_GAP}(?:{_ADA})"
