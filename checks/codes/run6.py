@@ -6,6 +6,45 @@ session's writer's range.
 
 from __future__ import annotations
 
-from pgdoctor.checks.base import register_code  # noqa: F401  (the blocks below register their codes)
+from pgdoctor.checks.base import register_code
 
 AREA = "run"
+
+# --- w1 (RUN650-RUN654): the environment's versions (driver_env misses, v21 held-out and v22 dev) ---
+
+# Category driver_env: a launcher's argument parser rejected a flag of a newer launcher:
+# torch.distributed.launch before PyTorch 1.9 ("launch.py: error: unrecognized arguments:
+# --rdzv_endpoint=...", the elastic agent's flags) or torchrun before 2.3 ("--local-ranks-filter",
+# "--logs-specs"). The installed PyTorch is older than the command line (rules/env_versions.py).
+LAUNCHER_OLDER_THAN_FLAG = register_code(
+    "RUN650",
+    "launcher-older-than-flag",
+    "fail",
+    "driver_env",
+    "The launcher of the installed PyTorch is older than the flags the command passes (--rdzv_*, ...)",
+    AREA,
+)
+
+# Category driver_env: a thread's title names a failure of NCCL or the multi-GPU job on WSL ("Unhandled NCCL
+# error when running on WSL2 with CUDA"): WSL2's GPU driver has no CUDA IPC / P2P between GPUs, a partial NVML
+# and a small /dev/shm, so NCCL's multi-GPU transports fail there (rules/env_versions.py).
+NCCL_ON_WSL = register_code(
+    "RUN651",
+    "nccl-on-wsl",
+    "fail",
+    "driver_env",
+    "NCCL or the multi-GPU job failed on WSL, whose GPU driver lacks peer access, full NVML, a big /dev/shm",
+    AREA,
+)
+
+# Category driver_env: dask distributed 2023.4+'s get_worker() raised "ValueError: No worker found" inside a
+# library's Client.run function (raft_dask's get_ucx, cugraph's get_handle): the installed distributed is
+# newer than the RAPIDS library that calls it (rules/env_versions.py).
+DASK_DISTRIBUTED_SKEW = register_code(
+    "RUN652",
+    "dask-distributed-newer-than-library",
+    "fail",
+    "driver_env",
+    "A library called dask's get_worker() as older distributed allowed (No worker found): versions skewed",
+    AREA,
+)

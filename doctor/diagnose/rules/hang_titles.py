@@ -20,6 +20,13 @@ right under NCCL's lines of a communicator that came up (its rings or channels, 
 2.0-2.3, "Init COMPLETE", "Connected all rings"), says the first collective never completed: RUN151. Under
 any other line (the bootstrap, a traceback, a progress bar) it says nothing of where, and is not read.
 
+A title that names the hang with GeForce RTX 40-series boards ("Deadlock in distribution with multiple
+4090", "NCCL hangs on 2x RTX 4090", "多卡4090训练卡住") says more than a collective that never completes:
+those boards have no working peer-to-peer between them, yet drivers before 525.105 reported it as available,
+so NCCL's P2P transport waits forever in the first collective (NCCL_P2P_DISABLE=1 or a newer driver is the
+fix): RUN590 (platform_signs), tier 1, before the collective-hang row. A timeout, an OOM or a start-up stall
+on such boards is left to those rows.
+
 Never read: a line with more than a title (a program's output says more than its hang), a warning that a
 hang could happen ("This can potentially cause a hang", "Collectives are unchecked and may ... hang"), a
 hang in the start-up ("NCCL init hangs", "stuck at NCCL INFO Bootstrap": the communicator's creation, not a
@@ -46,6 +53,19 @@ _COLLECTIVE = (
 )
 _COLLECTIVE_HANG = lazy_re.compile(
     rf"(?i)(?:{_COLLECTIVE})(?:\(\))?{_GAP}(?:{_HANG})|(?:{_HANG}){_GAP}(?:{_COLLECTIVE})"
+)
+# the GeForce RTX 40-series boards (Ada) where the number is a board: "RTX 4080 SUPER", "multiple 4090",
+# "2x4090", "4卡4090", "4090 GPUs", "4090s"; not a bare number ("stuck at step 4090", "port 4090")
+_ADA_NUM = r"40[6-9]0(?!\d)(?: ?ti\b| ?super\b|d\b)?"
+_ADA = (
+    rf"\brtx ?{_ADA_NUM}|"
+    rf"(?:\b\d{{1,2}} ?[x×*] ?|\b(?:multiple|several|two|dual|four|eight|\d{{1,2}}) |"
+    rf"[多双两四八\d]卡 ?){_ADA_NUM}|"
+    rf"(?<![\d.:/-]){_ADA_NUM}(?: ?(?:gpus?|cards?|显卡)\b|s\b)"
+)
+_CJK_STUCK_TITLE = r"卡住|卡死|卡在"
+_ADA_HANG = lazy_re.compile(
+    rf"(?i)(?:{_ADA}){_GAP}(?:{_HANG}|{_CJK_STUCK_TITLE})|(?:{_HANG}|{_CJK_STUCK_TITLE}){_GAP}(?:{_ADA})"
 )
 # the end of the data: "in the end", "at the very end", "after the last batch", "at the end of epoch" (not the
 # end of a set-up: "at the end of initialization")
@@ -117,6 +137,22 @@ def _end_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     ]
 
 
+def _ada_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _read(hit) or _STARTUP.search(hit.text) or _OTHER_WAIT.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a hang on GeForce RTX 40-series GPUs ("{m.group(0)}"): those boards have no '
+            "working peer-to-peer, and drivers before 525.105 reported it anyway, so NCCL's P2P transport "
+            "never completes the first collective: set NCCL_P2P_DISABLE=1 or update the driver",
+            {"kind": "p2p_reported_but_broken", "gpu": "GeForce RTX 40-series", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, "p2p_reported_but_broken"),
+        )
+    ]
+
+
 def _collective_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not _read(hit) or _STARTUP.search(hit.text):
         return None
@@ -183,6 +219,22 @@ SIGNATURES = (
         examples=(
             "Training hangs in the end while calling dist.barrier()",
             "DDP stuck after the last batch of the epoch",
+        ),
+    ),
+    Signature(
+        "title: a hang on geforce rtx 40-series gpus",
+        _ADA_HANG,
+        _ada_hang,
+        C.GPU_P2P_BROKEN_BY_PLATFORM.code,
+        tier=1,
+        anchors=(*_ANCHORS, *(w.encode() for w in _CJK_STUCK)),
+        worth=(*_WORTH, *(w.encode() for w in _CJK_STUCK)),
+        words=(*_WORDS, *_CJK_STUCK),
+        anchor_from="the hang's word in its usual spellings (case aside)",
+        examples=(
+            "Deadlock in distribution with multiple 4090",
+            "NCCL hangs on 2x RTX 4090",
+            "多卡4090训练卡住",
         ),
     ),
     Signature(

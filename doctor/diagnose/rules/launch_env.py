@@ -73,6 +73,7 @@ _TOOLS = (
     r"python[23]?(?:\.\d+)?|pip3?|nvidia-smi|llamafactory-cli|colossalai|pdsh|ds_report|torchx|ray|"
     r"hccn_tool|npu-smi|rocm-smi|ibstat|ibv_devinfo"
 )
+_LAUNCHERS = r"torchrun|deepspeed|accelerate|mpirun|mpiexec|horovodrun|llamafactory-cli|colossalai|torchx"
 _NOT_FOUND = lazy_re.compile(
     # dash, bash, a script's "line N:", a bare line; csh's "Command not found."
     r"(?:^|\s)(?:[\w./-]{0,200}/)?(?P<a>" + _TOOLS + r"): (?:[Cc]ommand )?not found\b|"
@@ -90,7 +91,10 @@ _NOT_FOUND = lazy_re.compile(
     # Windows cmd.exe and PowerShell; fish
     r"'(?P<f>" + _TOOLS + r")' is not recognized as an internal or external command|"
     r"The term '(?P<g>" + _TOOLS + r")(?:\.exe)?' is not recognized as the name of a cmdlet|"
-    r"fish: Unknown command:? '?(?P<h>" + _TOOLS + r")\b"
+    r"fish: Unknown command:? '?(?P<h>" + _TOOLS + r")\b|"
+    # a person's words in a thread's title or a note: "torchrun command not found error when launching on
+    # multi-nodes", "Deepspeed Command Not Found" (the launchers only: "python command not found" is a shell)
+    r"(?i:(?:^|[\s'\"`])(?P<k>" + _LAUNCHERS + r")['\"`]? command not found\b)"
 )
 _HELPER = lazy_re.compile(r"python|pip|\w+-smi$|ibstat$|ibv_devinfo$|hccn_tool$")
 _DS_SLOT = lazy_re.compile(r"No slot '(?P<slot>\d+)' specified on host '(?P<host>[^']{1,200})'")
@@ -447,6 +451,7 @@ SIGNATURES = (
             b"not found",
             b"No such file or directory",
             b"command not found",
+            b"ommand Not Found",
             b"not installed",
             b"is not recognized as",
             b"Unknown command",
@@ -455,6 +460,7 @@ SIGNATURES = (
         ),
         worth=(
             rb"not found",
+            rb"ommand Not Found",
             rb"No such file or directory",
             rb"not installed",
             rb"is not recognized as",

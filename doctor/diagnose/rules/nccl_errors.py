@@ -142,9 +142,9 @@ def _explaining_line(hit: Hit, code: Any) -> str:
 # nccl_operations.cc ("horovod.common.exceptions.HorovodInternalError: ncclCommInitRank failed: invalid
 # usage"), TensorFlow's NcclManager ("ncclAllReduce failed: invalid data type"), XLA's ("INTERNAL: NCCL
 # operation ncclGroupEnd() failed: internal error - please report this issue to the NCCL developers. Last
-# NCCL warning(error) log entry (may be unrelated) '...'.").
+# NCCL warning(error) log entry (may be unrelated) '...'."; arguments may hold calls: "(comm.get(), ...)").
 _CALL_FAILED = lazy_re.compile(
-    r"\b(?P<call>nccl[A-Z]\w+)(?:\([^)]*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
+    r"\b(?P<call>nccl[A-Z]\w+)(?:\((?:[^()]|\([^()]*\))*\))? failed: (?P<err>[a-z][a-z ,/-]*[a-z])(?:\W|$)"
 )
 
 

@@ -32,7 +32,14 @@ whose handle is null); a CPU-only wheel asked for a GPU - "ValueError: The devic
 since PaddlePaddle is not compiled with CUDA" (paddle.set_device, 2.0+; "The device should not be gpu:0,
 since ..."), "Paddle can't use CUDA device since it's not compiled with CUDA,Please recompile or
 reinstall Paddle with GPU support.", "Paddle wasn't compiled with CUDA, but place is GPU.", "Paddle is
-not compiled with CUDA. Cannot visit device synchronize." (the C++ places).
+not compiled with CUDA. Cannot visit device synchronize." (the C++ places); and the launcher's guess of the
+mode when neither collective nor parameter-server arguments were given (python/paddle/distributed/fleet/
+launch.py, which_distributed_mode): 1.8 "Not found distinct arguments and not compiled with cuda. Default use
+ps mode", 2.0-2.1 "... not compiled with cuda or xpu. Default use ps mode" (later "or xpu or npu"): a CPU-only
+wheel, and a parameter-server launch without servers that then fails. 2.2+'s "... not compiled with cuda or
+xpu. But found args.servers not empty, default use ps mode" is a CPU job that asked for servers (silent),
+and "Not found distinct arguments and compiled with cuda or xpu. Default use collective mode" a GPU wheel
+(silent).
 """
 
 from __future__ import annotations
@@ -180,7 +187,9 @@ _CPU_BUILD = lazy_re.compile(
     r"since PaddlePaddle is not compiled with CUDA|"
     r"Paddle can't use CUDA(?:Pinned)? device since it's not compiled with CUDA|"
     r"Paddle wasn't compiled with CUDA, but place is GPU|"
-    r"Paddle is not compiled with CUDA\. Cannot visit"
+    r"Paddle is not compiled with CUDA\. Cannot visit|"
+    # fleet/launch.py's guess of the mode (1.8-2.1): no servers were given, so the ps launch fails after it
+    r"Not found distinct arguments and not compiled with cuda(?: or \w+)*\. Default use ps mode"
 )
 
 
@@ -249,8 +258,16 @@ SIGNATURES = (
         _CPU_BUILD,
         _cpu_build,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"not compiled with CUDA", b"compiled with CUDA, but place is GPU"),
-        worth=(rb"not compiled with CUDA", rb"wasn't compiled with CUDA, but place is GPU"),
+        anchors=(
+            b"not compiled with CUDA",
+            b"compiled with CUDA, but place is GPU",
+            b"not compiled with cuda",
+        ),
+        worth=(
+            rb"not compiled with CUDA",
+            rb"wasn't compiled with CUDA, but place is GPU",
+            rb"and not compiled with cuda(?: or \w+)*\. Default use ps mode",
+        ),
         words=("not compiled with cuda", "compiled with cuda, but place is gpu"),
     ),
 )
