@@ -537,6 +537,45 @@ S23_SESSIONS = [
     ),
 ]
 
+# gRPC Python's channel state as Flower's client logs it, then the client giving up
+_FLWR = "{lvl} {name} 2023-05-02 10:00:00,{ms} | connection.py:{ln} | ChannelConnectivity.{state}"
+S23_CHANNEL = [
+    (
+        "\n".join(
+            [
+                _FLWR.format(lvl="DEBUG", name="flower", ms="394", ln=36, state="IDLE"),
+                _FLWR.format(lvl="DEBUG", name="flower", ms="394", ln=36, state="TRANSIENT_FAILURE"),
+                "INFO flower 2020-12-17 14:45:45,394 | app.py:61 | Opened (insecure) gRPC connection",
+                "DEBUG flower 2020-12-17 14:45:45,597 | connection.py:68 | Insecure gRPC channel closed",
+                "Traceback (most recent call last):",
+            ]
+        ),
+        "RUN222",
+    ),  # corpus shape
+    (
+        "\n".join(
+            [
+                _FLWR.format(lvl="DEBUG", name="flwr", ms="001", ln=39, state="CONNECTING"),
+                _FLWR.format(lvl="DEBUG", name="flwr", ms="002", ln=39, state="TRANSIENT_FAILURE"),
+                "DEBUG flwr 2023-05-02 10:00:03,000 | connection.py:113 | gRPC channel closed",
+            ]
+        ),
+        "RUN222",
+    ),
+    (
+        "\n".join(
+            [
+                _FLWR.format(lvl="DEBUG", name="flwr", ms="002", ln=42, state="TRANSIENT_FAILURE"),
+                "Traceback (most recent call last):",
+                '  File "client.py", line 96, in <module>',
+                "    fl.client.start_numpy_client(server_address=args.server_address, client=client)",
+                "grpc._channel._MultiThreadedRendezvous: <_MultiThreadedRendezvous of RPC that terminated",
+            ]
+        ),
+        "RUN222",
+    ),
+]
+
 S23_STACKS = [
     # detectron2's launcher re-raising init_process_group's error (engine/launch.py, and its copies)
     (
@@ -579,6 +618,12 @@ def test_s23_cut_in_launcher(prefix: str, log: str, code: str, facts: dict[str, 
     _check("".join(prefix + ln + "\n" for ln in log.split("\n")), code, facts)
 
 
+@pytest.mark.parametrize(("log", "code"), S23_CHANNEL)
+def test_s23_grpc_channel_never_ready(log: str, code: str) -> None:
+    root = _root(log + "\n")
+    assert root is not None and root.code == code, (log, root)
+
+
 @pytest.mark.parametrize(("log", "code"), S23_TITLES)
 def test_s23_titles(log: str, code: str) -> None:
     root = _root(log + "\n")
@@ -590,6 +635,13 @@ S23_NEAR: list[tuple[str, Optional[str]]] = [
     ("[W horovod/common/gloo/http_store.cc:80] HTTP response not OK, got 404", None),
     # another program's open(), flock named in prose
     ("RuntimeError: open(/data/images/0001.jpg): No such file or directory", "RUN655"),
+    (
+        '  File "/opt/conda/lib/python3.8/site-packages/torch/nn/parallel/distributed.py", line 1040, in '
+        "forward\n"
+        "    output = self.module(*inputs[0], **kwargs[0])\n"
+        "RuntimeError: open(/data/shards/train-00001.bin): No such file or directory",
+        "RUN655",
+    ),
     ("note: flock: No locks available is what NFS without lockd says", None),
     # other int() failures, a Slurm count printed
     ("ValueError: invalid literal for int() with base 10: '4,8'", "RUN656"),
@@ -639,6 +691,15 @@ S23_NEAR: list[tuple[str, Optional[str]]] = [
     # Swift with as many processes as GPUs, DeepSpeed's own MPS note
     ("ValueError: DeepSpeed is not compatible with MP. n_gpu: 8, local_world_size: 8.", "RUN224"),
     ("DeepSpeed is not compatible with MPS, disabling it.", None),
+    # Flower's client that connected after a retry, a paste that ends in the state
+    (
+        _FLWR.format(lvl="DEBUG", name="flwr", ms="002", ln=39, state="TRANSIENT_FAILURE")
+        + "\n"
+        + _FLWR.format(lvl="DEBUG", name="flwr", ms="900", ln=39, state="READY")
+        + "\nDEBUG flwr 2023-05-02 10:09:00,000 | connection.py:113 | gRPC channel closed",
+        None,
+    ),
+    (_FLWR.format(lvl="DEBUG", name="flwr", ms="002", ln=39, state="TRANSIENT_FAILURE"), None),
     # OneFlow's placement printed
     ("placement: oneflow.placement(type='cuda', ranks=[0, 1])", None),
 ]

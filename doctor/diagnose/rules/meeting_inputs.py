@@ -42,6 +42,11 @@ coordinator's address. Each row is a family read at its source.
   system error, NCCL version 2.7.8'"): the bind that failed is the cause the system error reports (torch's
   store or NCCL's bootstrap could not take its port): RUN223, as rendezvous.py reads the clash alone. This
   module stands before nccl_errors in MODULES for that line.
+- gRPC Python's channel state as Flower's client logs it (flwr/client/grpc_client/connection.py, 0.x-1.x:
+  "DEBUG flower 2020-12-17 14:45:45,394 | connection.py:36 | ChannelConnectivity.TRANSIENT_FAILURE"): the
+  channel to the server never became READY and the client gave up ("Insecure gRPC channel closed", a
+  traceback) - the server is not up or not reachable at --server_address. RUN222. A READY after it is a client
+  that started before its server (healthy); a paste that ends in the state with nothing after says nothing.
 """
 
 from __future__ import annotations
@@ -63,9 +68,12 @@ _FLOCK = lazy_re.compile(
     r"(?:RuntimeError: |Error: |what\(\):\s+|^\s*)flock: (?P<err>Function not implemented|No locks available|"
     r"Operation not supported|Input/output error|Bad file descriptor|Stale file handle)"
 )
+# The store in sight: its URL or class, the meeting's call, torch.distributed's frames, or 1.0's DDP broadcast
+# (the store's first read after the meeting: pytorch#13750). A DDP or data frame alone is not enough: a
+# loader's own C++ open() says the same words.
 _STORE_CONTEXT = lazy_re.compile(
-    r"file://|FileStore|init_process_group|init_method|torch[/\\]distributed|torch[/\\]nn[/\\]parallel|"
-    r"c10d|_dist_broadcast_coalesced|DistributedDataParallel|distributed\.py"
+    r"file://|FileStore|init_process_group|init_method|torch[/\\]distributed[/\\]|\bc10d\b|"
+    r"_dist_broadcast_coalesced|rendezvous"
 )
 _SLURM_COUNT = lazy_re.compile(
     r"invalid literal for int\(\) with base 10: '(?P<v>\d+\(x\d+\)(?:,\d+(?:\(x\d+\))?)*|"
@@ -92,6 +100,9 @@ _CLASH_WITH_SYSTEM_ERROR = lazy_re.compile(
     r"[Aa]ddress already in use.{0,300}?unhandled system error|"
     r"unhandled system error.{0,300}?[Aa]ddress already in use"
 )
+_CHANNEL_FAILURE = lazy_re.compile(r"ChannelConnectivity\.TRANSIENT_FAILURE")
+_CHANNEL_READY = lazy_re.compile(r"ChannelConnectivity\.READY")
+_CHANNEL_GAVE_UP = lazy_re.compile(r"gRPC channel closed|^\W*Traceback \(most recent call last\)")
 _GRPC_BIND = lazy_re.compile(r"No address added out of total \d+ resolved")
 _OS_ERROR = lazy_re.compile(r'"os_error":\s*"(?P<err>[^"]+)"|"errno":\s*(?P<no>\d+)')
 
@@ -253,6 +264,25 @@ def _clash_with_system_error(row: Signature, hit: Hit, m: re.Match[str]) -> Opti
     ]
 
 
+def _channel_failure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    later = [ln.text for ln in hit.after(12, same_rank=False)]
+    end = next((i for i, t in enumerate(later) if _CHANNEL_GAVE_UP.search(t)), None)
+    if end is None or any(_CHANNEL_READY.search(t) or _CHANNEL_FAILURE.search(t) for t in later[:end]):
+        # nothing after the state says the client gave up, or it connected (or a later record of the same
+        # state reads it)
+        return []
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: the gRPC channel to the server stayed in TRANSIENT_FAILURE and the client gave "
+            "up: the server is not running or not reachable at the address the client was given",
+            {"problem": "grpc_channel_never_ready", "grpc_state": "TRANSIENT_FAILURE"},
+            tier=1,
+            dedupe=(row.code, "grpc_channel"),
+        )
+    ]
+
+
 def _grpc_bind(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = ""
     no = None
@@ -360,6 +390,15 @@ SIGNATURES = (
             rb"unhandled system error.{0,300}?ddress already",
         ),
         words=("address already in use",),
+    ),
+    Signature(
+        "grpc channel never ready",
+        _CHANNEL_FAILURE,
+        _channel_failure,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"ChannelConnectivity.TRANSIENT_FAILURE",),
+        words=("channelconnectivity.transient_failure",),
     ),
     Signature(
         "grpc server bind",
