@@ -9,7 +9,11 @@ timeout via HOROVOD_GLOO_TIMEOUT_SECONDS" (0.21+): some rank never put its key (
 or cannot reach the server) - RUN221, tier 1 so that a death found elsewhere leads. The Python side
 (horovod/runner/http/http_client.py, elastic and the runner's own rendezvous): "RuntimeError: ('Put data input
 KVStore server failed.', URLError(...))" and "Read data from KVStore server failed." - the rendezvous server
-could not be reached or dropped the connection (RUN222).
+could not be reached or dropped the connection (RUN222). The C++ client's retries of one request
+(http_store.cc PerformHTTP, 0.20-0.28: MAX_RETRY_TIMES tries 500 ms apart) end in "HTTP GET request failed too
+many times, aborting. See exception message above." (said for PUT and DELETE too) and "what():  HTTP request
+failed.": the rendezvous server stopped answering - horovodrun's driver gone or not reachable (RUN222, tier 1:
+a rank's death that took the driver down leads).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ _HTTP_STORE_WAIT = lazy_re.compile(
 # The store's own file name on the line or just before it (a wrapped what() line splits them); without it the
 # same words may be another store's.
 _HVD_CONTEXT = lazy_re.compile(r"http_st|gloo::IoException|HOROVOD_GLOO")
+_HTTP_RETRIES = lazy_re.compile(r"HTTP (?P<op>GET|PUT|DELETE) request failed too many times")
 _KVSTORE = lazy_re.compile(r"(?P<op>Put data input|Read data from) KVStore server failed\.?(?P<rest>.*)")
 
 
@@ -68,6 +73,19 @@ def _kvstore(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     ]
 
 
+def _http_retries(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: Horovod's Gloo rendezvous client gave up on the HTTP store after its retries: "
+            "the rendezvous server (horovodrun's driver at HOROVOD_GLOO_RENDEZVOUS_ADDR:PORT) went away or "
+            "is not reachable from this host",
+            {"problem": "horovod_http_store_unreachable", "framework": "horovod"},
+            dedupe=(row.code, "horovod_kv"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "horovod gloo http store wait timeout",
@@ -88,6 +106,16 @@ SIGNATURES = (
         anchors=(b"KVStore server failed",),
         worth=(rb"KVStore server failed",),
         words=("kvstore server failed",),
+    ),
+    Signature(
+        "horovod http store retries exhausted",
+        _HTTP_RETRIES,
+        _http_retries,
+        C.STORE_UNREACHABLE.code,
+        tier=1,
+        anchors=(b"request failed too many times",),
+        worth=(rb"HTTP (?:GET|PUT|DELETE) request failed too many times",),
+        words=("request failed too many times",),
     ),
 )
 parse = gated_reader(SIGNATURES)

@@ -173,8 +173,16 @@ def ends_in_stack(hit: Hit) -> bool:
     return _stack(hit) is not None
 
 
+# detectron2's launcher (engine/launch.py _distributed_worker, 0.1-0.6, and the trainers that copied it: EVA,
+# detrex, AdelaiDet, ...) re-raises only what init_process_group raised ("except Exception as e: logger.error(
+# 'Process group URL: ...'); raise e"): a stack cut at that raise is cut in the meeting.
+_D2_RERAISE = lazy_re.compile(r"^raise(?: e)?\s*$")
+
+
 def _meeting(frame: re.Match[str], source: str) -> bool:
     if _MEETING_FILE.search(frame.group("file")) or frame.group("func") in _MEETING_FUNC:
+        return True
+    if frame.group("func") == "_distributed_worker" and _D2_RERAISE.match(source.strip()):
         return True
     return bool(_INIT_CALL.search(source))
 

@@ -48,6 +48,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.paste_session import job_lines_after
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
@@ -185,7 +186,7 @@ def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     tier = None
     if not m.group("timeout"):
         # the retry record: the run went on (the peer came up) unless the log ends in these records
-        later = [ln.text for ln in hit.after(30, same_rank=True) if ln.text.strip()]
+        later = [ln.text for ln in job_lines_after(hit, 30, same_rank=True) if ln.text.strip()]
         if any(not _PADDLE_ID.search(t) and not _PADDLE_TEARDOWN.search(t) for t in later):
             return []
         tier = 1
@@ -204,11 +205,12 @@ def _paddle_id(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 # connects to every other trainer's endpoint to send the NCCL id, logging "Socket connect worker
 # 127.0.0.1:52199 failed, try again after 3 seconds." per try. A run that ends in it (or in the launcher's
 # teardown) never reached that trainer.
-_PADDLE_WORKER = lazy_re.compile(r"Socket connect worker (?P<ep>\S+?) failed, try again after")
+# The same record quoted without its tail ("... failed" ending a line or a title) reads the same.
+_PADDLE_WORKER = lazy_re.compile(r"Socket connect worker (?P<ep>\S+?) failed(?:, try again after|\.?\s*$)")
 
 
 def _paddle_worker(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    later = [ln.text for ln in hit.after(30, same_rank=True) if ln.text.strip()]
+    later = [ln.text for ln in job_lines_after(hit, 30, same_rank=True) if ln.text.strip()]
     if any(not _PADDLE_WORKER.search(t) and not _PADDLE_TEARDOWN.search(t) for t in later):
         return []  # the peer came up: the run went on past the retries
     ep = m.group("ep")

@@ -68,6 +68,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.rules.net_texts import until_up
+from pgdoctor.diagnose.rules.paste_session import job_lines_after
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge import nccl_version
 from pgdoctor.knowledge.clip import clip
@@ -146,10 +147,9 @@ _ERRNO_NAMES = {
 
 def _ended_waiting(hit: Hit) -> bool:
     """True when nothing but the waiting loop's own lines (or blank ones) follows the hit: the log
-    ended while the job still waited for its peers."""
-    return all(
-        not ln.text.strip() or _WAITING.search(ln.text) for ln in hit.after(LINES_AFTER, same_rank=False)
-    )
+    ended while the job still waited for its peers (a shell or interpreter session the person pasted after it,
+    `kubectl get pods`, is not the job going on)."""
+    return all(not ln.text.strip() or _WAITING.search(ln.text) for ln in job_lines_after(hit, LINES_AFTER))
 
 
 _TF_SESSION = lazy_re.compile(
