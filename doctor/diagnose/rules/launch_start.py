@@ -209,6 +209,17 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [row.event(hit, what + "; no rank started", facts, dedupe=(row.code, "srun"))]
 
 
+# Open MPI's help block (help-orterun.txt / help-prterun.txt "orterun:executable-not-found", 1.x-5.x) ends
+# with "Node: <host>" and "Executable: <what it took for the program>" a few lines below its first line.
+_EXECUTABLE = lazy_re.compile(r"\bExecutable:\s+(\S+)")
+_COMMAND_LINE_SLIP = lazy_re.compile(r"\.py$|^-")
+
+
+def _help_block(hit: Hit) -> str:
+    """The dozen lines after the hit, joined: the rest of a launcher's help block."""
+    return "\n".join(ln.text.strip() for ln in hit.after(12, same_rank=False))
+
+
 def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     facts: dict[str, Any] = {"launcher": m.group("tool") or ("hydra" if m.group("exe") else "mpirun")}
     nxt = " ".join(ln.text.strip() for ln in hit.after(4, same_rank=False))
@@ -232,6 +243,12 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         what = f"MPICH's hydra could not execute {m.group('exe')} ({facts['error'] or 'execvp failed'})"
     elif m.group("verb") == "find":
         facts["error"] = "executable not found"
+        exe = _EXECUTABLE.search(_help_block(hit))
+        if exe and _COMMAND_LINE_SLIP.search(exe.group(1)):
+            # Open MPI's block names what it took for the program: a Python script (the command line left out
+            # `python` before it) or an option (a misspelt flag, its own NOTE says): the user's command line,
+            # no missing tool of the environment; the row owns the block and says nothing
+            return []
         return [_not_found(row, hit, facts, facts["launcher"])]
     elif "could not access" in hit.text or "could not access" in nxt:
         what = (
