@@ -470,3 +470,62 @@ def test_mpirun_executable_of_the_command_line_stays_silent(exe: str) -> None:
 @pytest.mark.parametrize("exe", ["python3", "horovodrun", "/opt/conda/bin/python"])
 def test_mpirun_program_not_found_stays_the_environment(exe: str) -> None:
     check_root(_OMPI_EXE.format(exe), "RUN389")
+
+
+# ... the same slip behind MPICH's hydra, srun and slurmstepd (rules/launch_start.py's _not_found)
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[proxy:0:0@node1] HYDU_create_process (utils/launch/launch.c:74): execvp error on file train.py (No "
+        "such file or directory)",
+        "srun: fatal: Can not execute train.py",
+        "slurmstepd: error: execve(): pretrain_gpt.py: No such file or directory",
+    ],
+)
+def test_other_launchers_given_a_script_stay_silent(line: str) -> None:
+    assert root_finding(line) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[proxy:0:0@node1] HYDU_create_process (utils/launch/launch.c:74): execvp error on file python (No "
+        "such file or directory)",
+        "srun: fatal: Can not execute torchrun",
+        "slurmstepd: error: execve(): torchrun: No such file or directory",
+    ],
+)
+def test_other_launchers_missing_a_program_stay_the_environment(line: str) -> None:
+    check_root(line, "RUN389")
+
+
+# Ray's collective library (ray.util.collective, NCCL backend) whose group never met (rules/ray_train.py):
+# rank 0's store actor or its NCCL unique ID never came (RUN221). Its polling warning alone (a healthy start
+# prints a few) and its docstring's words stay silent.
+RAY_COLLECTIVE = [
+    "RuntimeError: Unable to get the NCCLUniqueID from the store.",
+    "RuntimeError: Unable to get the NCCLUniqueID from the store with timeout 180 seconds.",
+    "RuntimeError: Unable to meet other processes at the rendezvous store. If you are using P2P "
+    "communication, please check if tensors are put in the correct GPU. ",
+    "ray.exceptions.RayTaskError(RuntimeError): ray::Worker.setup() (pid=1, ip=10.0.0.1)\n"
+    '  File "/x/ray/util/collective/collective_group/nccl_collective_group.py", line 90, in get_nccl_id\n'
+    "RuntimeError: Unable to get the NCCLUniqueID from the store.",
+    "(Worker pid=20074) RuntimeError: Unable to meet other processes at the rendezvous store.",
+]
+
+
+@pytest.mark.parametrize("log", RAY_COLLECTIVE)
+def test_ray_collective_group_that_never_met(log: str) -> None:
+    check_root(log, "RUN221", {"framework": "ray.util.collective"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "(NCCLUniqueIDStore pid=20074) 2022-06-13 14:18:59,295   WARNING util.py:40 -- The NCCL ID has not "
+        "been set yet for store 8bc1988a70fcaa3488d695fadf10ff09.",
+        "Get the NCCLUniqueID from the store through Ray.",
+    ],
+)
+def test_ray_collective_polling_stays_silent(log: str) -> None:
+    assert root_finding(log) is None
