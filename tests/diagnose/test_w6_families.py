@@ -234,6 +234,19 @@ TEXT_FIRST = [
         "RUN171",
     ),
 ]
+TEXT_FIRST += [
+    ("NCCL call='ncclCommInitRank(&comm, nRanks, id, myRank)' failed. Reason:invalid usage", "RUN191"),
+    (
+        "NCCL call='ncclAllReduce(sendbuf, recvbuf, size, ncclFloat, ncclSum, comm, s)' failed. "
+        "Reason:unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+        "RUN194",
+    ),
+    (
+        "NCCL call='ncclGroupEnd()' failed. Reason:internal error - please report this issue to the NCCL "
+        "developers",
+        "RUN192",
+    ),
+]
 TEXT_FIRST_SILENT = [
     "Checking for NCCL failure: none found",
     "NCCL failure :success /x/device_helpers.cuh(12)",
@@ -251,6 +264,16 @@ def test_text_first_nccl_check_is_read_by_its_row(line: str, code: str) -> None:
 @pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
 def test_text_first_nccl_check_behind_every_prefix(prefix: str) -> None:
     check_root(prefixed(prefix, TEXT_FIRST[0][0]), "RUN192")
+
+
+def test_text_first_destroy_at_teardown_is_an_echo() -> None:
+    log = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total "
+        "capacity; 77.13 GiB already allocated; 30.00 MiB free; 78.00 GiB reserved in total by PyTorch)\n"
+        "NCCL call='ncclCommDestroy(nccl_comm_)' failed. Reason:internal error"
+    )
+    check_root(log, "RUN101")
+    check_root("NCCL call='ncclCommDestroy(nccl_comm_)' failed. Reason:internal error", "RUN192")
 
 
 @pytest.mark.parametrize("line", TEXT_FIRST_SILENT)
