@@ -160,6 +160,44 @@ def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# --- DDP replicating its module over several GPUs in one process, torch 1.0-1.8 ---------------------------
+# DistributedDataParallel's constructor (torch/nn/parallel/distributed.py __init__, _ddp_init_helper since
+# 1.1) calls `replicate(self.module, self.device_ids, detach=True)` only when it was given (or defaulted to:
+# device_ids=None with a CUDA module meant every visible GPU until 1.9) more than one device: the single-
+# process multi-device mode. replicate.py's _broadcast_coalesced_reshape then copies the parameters with
+# comm.broadcast_coalesced, which raises "all tensors must be on devices[0]" when the module sits on another
+# GPU than device_ids[0] (model.cuda() on rank 1 under device_ids [0..7]). A stack cut there is a launch of
+# one process per GPU that left device_ids unset (mmdetection 1.x's MMDistributedDataParallel(model.cuda()),
+# every such stack in the released corpora): the device binding, not NCCL.
+_DDP_CTOR = lazy_re.compile(r"torch/nn/parallel/distributed\.py in (?:__init__|_ddp_init_helper)$")
+_REPLICATE_FILE = lazy_re.compile(
+    r"torch/nn/parallel/(?:replicate|comm|_functions)\.py$|torch/cuda/comm\.py$"
+)
+
+
+def _replicate_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    chunks = cut_chunks(hit)
+    if chunks is None:
+        return None
+    frames = [chunk_frame(c) for c in chunks]
+    if not _REPLICATE_FILE.search(frames[-1][0]):
+        return None  # the stack goes on below the replication: it died elsewhere
+    if not any(_DDP_CTOR.search(f"{file} in {func}") for file, func, _s in frames):
+        return None  # nn.DataParallel's own replicate in its forward: several GPUs in one process by design
+    where = f"{frames[-1][0].rsplit('/', 1)[-1]} in {frames[-1][1]}"
+    return [
+        row.event(
+            hit,
+            f"a stack ends in DistributedDataParallel's constructor replicating the module over several GPUs "
+            f"of one process ({where}) before its exception line: DDP was given (or defaulted to) more than "
+            "one device_id; with one process per GPU, move the model to cuda:<local_rank> and pass "
+            "device_ids=[local_rank]",
+            {"frame": where, "cut": True, "phase": "ddp_replicate", "usage_check": "device"},
+            dedupe=(row.code, hit.rank, "cut replicate"),
+        )
+    ]
+
+
 _TRACEBACK = lazy_re.compile(r"Traceback \(most recent call last\):\s*$")
 
 SIGNATURES = (
@@ -179,6 +217,19 @@ SIGNATURES = (
             "    self.reducer.prepare_for_backward([])",
             "    self.reducer.prepare_for_backward(list(_find_tensors(output)))",
             "        self.reducer.prepare_for_forward()",
+        ),
+    ),
+    Signature(
+        "stack cut in ddp's replication over several gpus",
+        lazy_re.compile(r'nn[\\/]parallel[\\/]replicate\.py", line \d+, in \w+'),
+        _replicate_cut,
+        C.C10D_INVALID_USAGE.code,
+        tier=2,
+        anchors=(b"parallel/replicate.py", b"parallel\\replicate.py"),
+        words=("replicate.py",),
+        anchor_from="the frame's path: torch/nn/parallel/replicate.py (with / or \\)",
+        examples=(
+            '  File "/usr/lib/python3.7/site-packages/torch/nn/parallel/replicate.py", line 96, in replicate',
         ),
     ),
     Signature(

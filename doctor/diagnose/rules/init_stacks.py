@@ -303,7 +303,50 @@ def query_cut(row: Signature, hit: Hit, chunks: list[str]) -> Optional[list[Even
     ]
 
 
+# distributed_c10d.py's checks of a collective's arguments (1.x-2.x): the gather/scatter list on the right
+# rank, the tensor's type, one dtype, the op, the p2p list, the timeout, a peer other than itself, the group
+# rank. A cut stack whose innermost frame is one of them, or calls one, raised there (ValueError, TypeError):
+# the program's call was refused before any communication, whatever the collective (not a timeout).
+_ARG_CHECKS = (
+    r"_(?:validate_output_list_for_rank|check_single_tensor|check_tensor_list|ensure_all_tensors_same_dtype|"
+    r"check_op|check_p2p_op_list|check_valid_timeout|check_not_self_rank|canonicalize_group_rank)"
+)
+_ARG_CHECK_CALL = lazy_re.compile(r"(?:^|[^\w.])" + _ARG_CHECKS + r"\(")
+_ARG_CHECK_FUNC = lazy_re.compile(_ARG_CHECKS + "$")
+
+
+def arg_check_cut(row: Signature, hit: Hit, chunks: list[str]) -> list[Event]:
+    inner = None
+    for c in reversed(chunks):
+        f = _FRAME.match(c)
+        if f and not f.group("file").replace("\\", "/").endswith("torch/distributed/c10d_logger.py"):
+            inner = (f, c[f.end() :].strip())
+            break
+    if inner is None or not inner[0].group("file").replace("\\", "/").endswith("distributed_c10d.py"):
+        return []
+    f, source = inner
+    call = _ARG_CHECK_CALL.search(source)
+    if not (call or _ARG_CHECK_FUNC.match(f.group("func"))):
+        return []
+    check = call.group(0).strip(" (") if call else f.group("func")
+    return [
+        row.event(
+            hit,
+            f"a stack ends in torch.distributed's check of a collective's arguments ({f.group('func')}: "
+            f"{check}) before its exception line: the call was refused (a list, tensor, dtype or rank "
+            "that does not fit), nothing was communicated",
+            {"frame": f"distributed_c10d.py in {f.group('func')}", "cut": True, "c10d_check": check},
+            tier=2,
+            code=C.C10D_INVALID_USAGE.code,
+            dedupe=(C.C10D_INVALID_USAGE.code, hit.rank, "cut"),
+        )
+    ]
+
+
 def _cut_in_collective(row: Signature, hit: Hit, chunks: list[str]) -> list[Event]:
+    checked = arg_check_cut(row, hit, chunks)
+    if checked:
+        return checked
     frames = [(f.group("file"), f.group("func")) for f in map(_FRAME.match, chunks) if f]
     shown = f"{frames[-1][0].rsplit('/', 1)[-1]} in {frames[-1][1]}" if frames else ""
     return collective_cut(row, hit, frames, shown, "stack")

@@ -141,21 +141,36 @@ _CREDENTIAL = lazy_re.compile(
 _REVOKED = lazy_re.compile(r"credential revoked", re.I)
 
 
-def _not_found(row: Signature, hit: Hit, facts: dict[str, Any], who: str) -> Event:
+# Open MPI's help block (help-orterun.txt / help-prterun.txt "orterun:executable-not-found", 1.x-5.x) ends
+# with "Node: <host>" and "Executable: <what it took for the program>" a few lines below its first line.
+_EXECUTABLE = lazy_re.compile(r"\bExecutable:\s+(\S+)")
+# What a launcher took for the program that is the command line's slip, not the environment's lack: a Python
+# script (its basename: "train.py", "/opt/app/train_hvd.py") or an option ("--np").
+_COMMAND_LINE_SLIP = lazy_re.compile(r"\.py$|^-")
+
+
+def _not_found(row: Signature, hit: Hit, facts: dict[str, Any], who: str) -> list[Event]:
     """The launcher ran but the program it was to start is not on the node (slurmstepd's execve ENOENT,
     hydra's execvp ENOENT, mpirun's "unable to find the specified executable"): the environment the step runs
     in (its PATH, its container image, an unactivated venv or module) lacks it; RUN389's, like a shell's "not
     found"."""
     exe = facts.get("executable")
+    if exe and _COMMAND_LINE_SLIP.search(str(exe)):
+        # a Python script named as the program (the command line left out `python` before it) or an option
+        # taken for one (a misspelt flag, Open MPI's own NOTE says): the user's command line, no tool missing
+        # from the environment; the row owns the line and says nothing
+        return []
     facts["problem"] = "executable_not_found"
     what = f"{who} could not find {exe or 'the program it was to start'} on the node"
-    return row.event(
-        hit,
-        what + " (not on the PATH of the step's environment or in its container image); no rank started",
-        facts,
-        code=C.LAUNCHER_NOT_FOUND.code,
-        dedupe=(C.LAUNCHER_NOT_FOUND.code, "launch", exe),
-    )
+    return [
+        row.event(
+            hit,
+            what + " (not on the PATH of the step's environment or in its container image); no rank started",
+            facts,
+            code=C.LAUNCHER_NOT_FOUND.code,
+            dedupe=(C.LAUNCHER_NOT_FOUND.code, "launch", exe),
+        )
+    ]
 
 
 def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -196,17 +211,22 @@ def _srun(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         )
     elif m.group("noexec"):
         facts["executable"] = m.group("exe2")
-        return [_not_found(row, hit, facts, "srun")]
+        return _not_found(row, hit, facts, "srun")
     elif m.group("exe"):
         if m.group("exe").strip().endswith("/slurm_script"):
             return []  # slurmd's own copy of the batch script: a node fault, not the job's launch
         facts["executable"] = m.group("exe").strip()
         if m.group("why4") == "No such file or directory":
-            return [_not_found(row, hit, facts, "slurmstepd")]
+            return _not_found(row, hit, facts, "slurmstepd")
         what = f"slurmstepd could not execute {facts['executable']} ({why}): not executable on the node"
     else:
         what = f"srun's application launch failed ({why})"
     return [row.event(hit, what + "; no rank started", facts, dedupe=(row.code, "srun"))]
+
+
+def _help_block(hit: Hit) -> str:
+    """The dozen lines after the hit, joined: the rest of a launcher's help block."""
+    return "\n".join(ln.text.strip() for ln in hit.after(12, same_rank=False))
 
 
 def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -228,11 +248,14 @@ def _mpi(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         facts["executable"] = m.group("exe")
         facts["error"] = (m.group("why") or "").strip()
         if facts["error"] == "No such file or directory":
-            return [_not_found(row, hit, facts, "MPICH's hydra")]
+            return _not_found(row, hit, facts, "MPICH's hydra")
         what = f"MPICH's hydra could not execute {m.group('exe')} ({facts['error'] or 'execvp failed'})"
     elif m.group("verb") == "find":
         facts["error"] = "executable not found"
-        return [_not_found(row, hit, facts, facts["launcher"])]
+        exe = _EXECUTABLE.search(_help_block(hit))  # what Open MPI's block took for the program
+        if exe:
+            facts["executable"] = exe.group(1)
+        return _not_found(row, hit, facts, facts["launcher"])
     elif "could not access" in hit.text or "could not access" in nxt:
         what = (
             f"{facts['launcher']} could not find or execute the program it was asked to start: not on the "

@@ -23,6 +23,8 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.horovod_shutdown import HVD_SHUTDOWN as _HVD_SHUTDOWN
+from pgdoctor.diagnose.rules.horovod_shutdown import hvd_shutdown as _hvd_shutdown
 from pgdoctor.diagnose.rules.nccl_detail import TRUNCATED, bootstrap_truncated
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
@@ -452,30 +454,6 @@ def _hvd_stall(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             facts,
             rank=min(missing) if len(missing) == 1 else None,
             dedupe=(row.code, "horovod_stall"),
-        )
-    ]
-
-
-# Horovod's shutdown (horovod/common/operations.cc SHUT_DOWN_ERROR, raised as HorovodInternalError or a
-# TF op error in every rank that calls a collective afterwards): "Horovod has been shut down. This was
-# caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor
-# after one of the ranks finished execution." (before 0.16: "This has been caused by an exception on one
-# of the rank or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks has
-# finished execution."). Tier 1: a rank's own exception, when shown, is the cause; without one, a rank
-# left the loop (uneven data, early stopping) while the others still issued collectives.
-_HVD_SHUTDOWN = lazy_re.compile(
-    r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one"
-)
-
-
-def _hvd_shutdown(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    return [
-        row.event(
-            hit,
-            "Horovod shut down: a rank raised an exception, or one rank finished (uneven data, early "
-            "stopping) while the others still called collectives",
-            {"kind": "horovod_shutdown", "framework": "horovod"},
-            dedupe=(row.code, "horovod_shutdown"),
         )
     ]
 

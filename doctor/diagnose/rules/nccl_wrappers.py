@@ -115,6 +115,38 @@ def _macro(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return from_detail(hit, last_error(hit), base, None, 0, kind)
 
 
+# Programs' own NCCL checks that print ncclGetErrorString's text first and the place after it, or the
+# place in words: XGBoost's dh::safe_nccl (src/common/device_helpers.cuh ThrowOnNcclError, 0.8-1.x: "NCCL
+# failure :internal error /x/device_helpers.cuh(952)", later "NCCL failure: unhandled cuda error. /x(45)"),
+# RAPIDS raft's RAFT_NCCL_TRY (raft/core/detail/macros, 21.x-25.x: "NCCL error encountered at: file=/x/
+# std_comms.hpp line=435: call='ncclCommInitRank(...)', Reason=3:internal error") and the older cuML/rmm
+# throw_nccl_error ("NCCL error encountered at: /x/comms.cu:88: 3 internal error"); raft's NCCL_TRY_NO_THROW
+# and NCCL's own examples print "NCCL call='ncclCommDestroy(comm)' failed. Reason:internal error" (a destroy
+# or an abort at teardown is an echo of what failed before it: tier 1).
+_TEXT_FIRST = lazy_re.compile(
+    r"\bNCCL failure ?: ?(?P<err>(?i:" + "|".join(_TEXTS) + r"))|"
+    r"\bNCCL call='(?P<call>.{0,400}?)' failed\. Reason: ?(?P<err3>(?i:" + "|".join(_TEXTS) + r"))|"
+    r"\bNCCL error encountered at: (?:file=(?P<where>\S+) line=(?P<line>\d+): call='.{0,400}?', "
+    r"Reason=\d+:|(?P<where2>[\w./-]+:\d+): (?:[1-8] )?)(?P<err2>(?i:" + "|".join(_TEXTS) + r"))"
+)
+
+
+def _text_first(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = m.group("err") or m.group("err2") or m.group("err3")
+    kind = kind_of(text.lower())
+    if kind is None:
+        return None
+    base: dict[str, Any] = {"nccl_error": text.lower(), "nccl_error_text": text}
+    call = m.group("call") or ""
+    if call:
+        base["nccl_call"] = call[:120]
+    where = f"{m.group('where')}:{m.group('line')}" if m.group("where") else m.group("where2")
+    if where:
+        base["where"] = where
+    teardown = call.startswith(("ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize"))
+    return from_detail(hit, last_error(hit), base, None, 1 if teardown else 0, kind)
+
+
 # An enforce on the ncclResult_t (caffe2's CAFFE_NCCL_CHECK in contrib/nccl/cuda_nccl_gpu.cc, gloo's
 # NCCL_CHECK in gloo/nccl/nccl.cu): "[enforce fail at cuda_nccl_gpu.cc:24] status == ncclSuccess. 2 vs 0.
 # Error at: /.../cuda_nccl_gpu.cc24: system error" (caffe2 glues the line to the file), gloo's "... 2 vs 0.
@@ -255,6 +287,14 @@ SIGNATURES = (
         C.NCCL_CUDA_ERROR.code,
         anchors=(b"Cuda failure ",),
         words=("cuda failure ",),
+    ),
+    Signature(
+        "nccl check of a program, text first",
+        _TEXT_FIRST,
+        _text_first,
+        C.NCCL_INTERNAL_ERROR.code,
+        anchors=(b"NCCL failure", b"NCCL error encountered at", b"NCCL call='"),
+        words=("nccl failure", "nccl error encountered at", "nccl call='"),
     ),
     Signature(
         "nccl check macro of a program",

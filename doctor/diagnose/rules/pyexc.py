@@ -21,7 +21,13 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
-from pgdoctor.diagnose.rules.init_stacks import collective_cut, cut_chunks, meeting_cut, query_cut
+from pgdoctor.diagnose.rules.init_stacks import (
+    arg_check_cut,
+    collective_cut,
+    cut_chunks,
+    meeting_cut,
+    query_cut,
+)
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.model import lazy_re
@@ -177,6 +183,9 @@ def _cut_traceback(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     meeting = (meeting_cut(row, hit, chunks) or query_cut(row, hit, chunks)) if chunks else None
     if meeting:
         return meeting
+    checked = arg_check_cut(row, hit, chunks) if chunks else []
+    if checked:
+        return checked  # cut in torch.distributed's check of the call's arguments: refused, not a timeout
     # cut inside a collective: whatever it raised (the watchdog's timeout, an NCCL error), the peers did not
     # complete it with this rank; any failure found elsewhere in the paste is the better record
     cut = [(f.group("file"), f.group("func")) for f in map(_FRAME.match, rest) if f]

@@ -20,6 +20,14 @@ Read at source in Ray 2.60 (the wheel's python/ray/train/):
 - v2/api/exceptions.py PreemptionError: "Training was interrupted by node preemption (preempted_ranks=[2, 3],
   drain_timed_out=False)." - the cloud reclaimed nodes: ranks lost from outside (RUN133, as external_kills'
   cloud preemption).
+Ray's collective library (ray/util/collective/collective_group/nccl_collective_group.py Rendezvous, 1.2-2.x):
+meet() polls for the group's named store actor, created by rank 0 ("Unable to meet other processes at the
+rendezvous store." and, from 1.3, "... If you are using P2P communication, please check if tensors are put in
+the correct GPU."), then get_nccl_id() polls it for the NCCL unique ID that rank 0 puts there, logging "The
+NCCL ID has not been set yet for store <name>." at each poll (a healthy start prints a few), until its
+timeout: "Unable to get the NCCLUniqueID from the store." (2.4x+: "... with timeout N seconds"). Rank 0 never
+reached the group's creation (it failed, or the ranks, group names or world size given to
+create_collective_group / init_collective_group disagree): the group never met (RUN221).
 """
 
 from __future__ import annotations
@@ -153,7 +161,40 @@ def _preempted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     ]
 
 
+_RAY_COLLECTIVE = lazy_re.compile(
+    r"Unable to (?P<id>get the NCCLUniqueID from the store)|"
+    r"Unable to meet other processes at the rendezvous store"
+)
+
+
+def _ray_collective(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    stage = "nccl_unique_id" if m.group("id") else "store_actor"
+    what = (
+        "rank 0 never put the NCCL unique ID in the group's store"
+        if m.group("id")
+        else "the group's store actor, which rank 0 creates, never appeared"
+    )
+    return [
+        row.event(
+            hit,
+            f"Ray's collective group (ray.util.collective, NCCL) never met: {what} - rank 0 failed before "
+            "the group's creation, or the ranks, group name or world size given to create_collective_group / "
+            "init_collective_group disagree",
+            {"framework": "ray.util.collective", "stage": stage},
+            dedupe=(row.code, "ray_collective"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "ray collective group rendezvous",
+        _RAY_COLLECTIVE,
+        _ray_collective,
+        C.RENDEZVOUS_TIMEOUT.code,
+        anchors=(b"NCCLUniqueID from the store", b"meet other processes at the rendezvous store"),
+        words=("nccluniqueid from the store", "meet other processes at the rendezvous store"),
+    ),
     Signature(
         "ray train placement group timeout",
         _PG_TIMEOUT,
