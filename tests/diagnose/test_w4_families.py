@@ -43,6 +43,10 @@ Session of 2026-12-07 (late), v21's held-out and v22's dev halves:
   training", "Computer dies suddenly with 3 or 4 GPUs", "System shutdown with Multiple GPUs training";
   Windows' Kernel-Power 41 text): RUN665 (gpu_hardware); a question, a command, a service's server, a
   Jupyter kernel, the training that restarts, a title without GPUs stay silent.
+- Rich's boxed traceback (Accelerate's, DeepSpeed's, typer's pretty errors) cut inside DeepSpeed's or
+  Accelerate's set-up of the model on the GPUs, its rows joined by the reader or not: cuda_oom tier 2 as
+  cut_phases reads the plain stack; the box followed by its exception line, a frame outside the set-up, a
+  set-up source line that broadcasts stay as they were.
 """
 
 from __future__ import annotations
@@ -448,3 +452,53 @@ def test_a_reset_title_above_its_log_is_read_too() -> None:
 def test_a_command_a_service_or_no_gpus_is_no_machine_reset(title: str) -> None:
     root = root_finding(title + "\n")
     assert root is None or root.code != "RUN665", (title, root)
+
+
+def _box(rows: list[str], width: int = 98) -> str:
+    return "".join("│ " + r.ljust(width) + " │\n" for r in rows)
+
+
+_SP = "/srv/conda/lib/python3.10/site-packages/"
+RICH_SETUP = [
+    # BELLE#110 (v21B-cuda_oom-002): rows of one width (the reader joins them), the function on its own row
+    _box(
+        [
+            _SP + "deepspeed/runtime/engine.py:297 in",
+            "__init__",
+            "",
+            "❱  297 │   │   self._configure_distributed_model(model)",
+            "",
+            _SP + "deepspeed/runtime/engine.py:1146 in",
+            "_configure_distributed_model",
+        ]
+    ),
+    # rows of their own widths, the function on the frame's row, the source line shown
+    "╭───── Traceback (most recent call last) ─────╮\n"
+    + f"│ {_SP}accelerate/accelerator.py:1202 in prepare │\n"
+    + "│ ❱ 1202 │   │   result = tuple(self._prepare_one(obj) for obj in args) │\n"
+    + f"│ {_SP}accelerate/accelerator.py:1088 in _prepare_one │\n"
+    + "│ ❱ 1088 │   │   return self.prepare_model(obj) │\n",
+    f"│ {_SP}deepspeed/runtime/zero/stage3.py:310 in __init__ │\n"
+    + "│ ❱ 310 │   │   self._setup_for_real_optimizer() │\n",
+]
+
+
+@pytest.mark.parametrize("log", RICH_SETUP)
+def test_a_rich_stack_cut_in_the_gpu_set_up_is_cuda_oom(log: str) -> None:
+    check_root(log, "RUN101", {"phase": "model_and_optimizer_setup", "format": "rich"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # the exception line under the box: its own reading
+        RICH_SETUP[2] + "╰──────────────────╯\nValueError: ZeRO stage 3 requires an optimizer\n",
+        # a frame outside the set-up, a set-up line that broadcasts
+        f"│ {_SP}deepspeed/runtime/engine.py:1800 in forward │\n│ ❱ 1800 │   loss = self.module(*inputs) │\n",
+        f"│ {_SP}deepspeed/runtime/engine.py:1146 in _configure_distributed_model │\n"
+        "│ ❱ 1146 │   │   self._broadcast_model() │\n",
+    ],
+)
+def test_a_rich_stack_elsewhere_or_with_its_exception_is_not_read_as_set_up(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.facts.get("format") != "rich", (log, root)
