@@ -74,3 +74,22 @@ SLURM_COUNT_FORMAT = register_code(
     "The process-group set-up read a compressed Slurm per-node count ('2(x4)') as a number",
     AREA,
 )
+
+# --- w4 (RUN665-RUN669): GPU hardware and memory misses of v21's held-out and v22's dev halves ---
+
+# Category gpu_hardware: the whole machine reset or lost power under GPU load: a thread's title "PC restarts
+# without warning while Multi-GPU training", "Computer dies suddenly with 3 or 4 GPUs (but not 1 or 2)",
+# "System shutdown with Multiple GPUs training", "多卡训练时电脑自动重启", or Windows' Kernel-Power event 41
+# ("The system has rebooted without cleanly shutting down first ... or lost power unexpectedly"). Nothing in
+# the job's log says it: the host went down with it. Cause: the power supply (or the circuit) cannot carry
+# the GPUs' peaks (transients well above their rated board power), or a thermal trip. Remedy: cap the GPUs'
+# power (`nvidia-smi -pl`), a larger PSU or separate rails, cooling; read the previous boot's kernel log and
+# the BMC's event log.
+MACHINE_RESET_UNDER_GPU_LOAD = register_code(
+    "RUN665",
+    "machine-reset-under-gpu-load",
+    "fail",
+    "gpu_hardware",
+    "The machine rebooted or lost power under GPU load (power supply, power peaks or a thermal trip)",
+    AREA,
+)

@@ -903,7 +903,7 @@ CASES2: list[tuple[str, Optional[str], str]] = [
     ),
     (
         "cudnn_internal_error",
-        None,
+        "cuda_oom",  # cuDNN's internal error reads as its memory first (rules/cuda_oom.py, w4 2026-12-07)
         SUMMARY
         + (
             "ExternalError: CUDNN error(4), CUDNN_STATUS_INTERNAL_ERROR. \n  [Hint: 'CUDNN_ST"

@@ -1230,6 +1230,17 @@ SWEEP = [
         "cuda_oom",
     ),
     ("RuntimeError: CUDA error: unspecified launch failure", "RUN244", "gpu_hardware"),
+    # cuDNN's internal error: most often its handle or workspace found no GPU memory (w4, 2026-12-07: two of
+    # the three released logs that hold it are out-of-memory, the third's title names its batch size)
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR", "RUN101", "cuda_oom"),
+    (
+        (
+            "F0204 18:10:50.435636 15168 cudnn_conv_layer.cpp:52] Check failed: status == "
+            "CUDNN_STATUS_SUCCESS (4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR"
+        ),
+        "RUN101",
+        "cuda_oom",
+    ),
     (
         (
             "UserWarning: CUDA initialization: CUDA driver initialization failed, you might not "
@@ -1251,7 +1262,7 @@ SWEEP = [
 ]
 
 # Failures whose message names no root-cause class: a program's own bug, a library status with several
-# causes (cuBLAS/cuDNN internal or execution failures), a Python package missing (the corpora keep these as
+# causes (cuBLAS internal, cuDNN execution failures), a Python package missing (the corpora keep these as
 # decoys), NCCL's lines without NCCL's prefix (read with it by the NCCL rows), a launcher's typo.
 NO_CLASS = [
     # torch's C10_CUDA_DRIVER_CHECK ("CUDA driver error: " + cuGetErrorString): the failures of device
@@ -1282,7 +1293,6 @@ NO_CLASS = [
         "Cdesc.descriptor(), &heuristicResult.algo, workspace.data_ptr(), workspaceSize, "
         "at::cuda::getCurrentCUDAStream())`"
     ),
-    "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
     "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
     "RuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM",
     (
@@ -1315,10 +1325,6 @@ NO_CLASS = [
     (
         "F0204 18:10:50.435636 15168 math_functions.cu:79] Check failed: error == cudaSuccess "
         "(77 vs. 0)  an illegal memory access was encountered"
-    ),
-    (
-        "F0204 18:10:50.435636 15168 cudnn_conv_layer.cpp:52] Check failed: status == "
-        "CUDNN_STATUS_SUCCESS (4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR"
     ),
     "ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)",
     (

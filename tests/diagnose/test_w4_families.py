@@ -23,13 +23,37 @@
   traceback cut in init_process_group): the device-OOM title words (never the other classes'), ahead of
   the phase guess of the cut traceback; the same words on a later line, or a first line that is a
   program's record, stay as before.
+
+Session of 2026-12-07 (late), v21's held-out and v22's dev halves:
+- RMM's exceptions (rmm/error.hpp: "std::bad_alloc: out_of_memory: " + message; older "std::bad_alloc: CUDA
+  error at: ... cudaErrorMemoryAllocation"; Thrust's "std::bad_alloc: cudaErrorMemoryAllocation: out of
+  memory"; "terminate called ... 'rmm::out_of_memory'"), Python's MemoryError around them, a paste cut inside
+  the class name ("std::bad_alloc: out_of_m"): cuda_oom, ahead of host_oom's MemoryError; a bare
+  std::bad_alloc stays the host's.
+- cuDNN's internal error (torch's "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR", Caffe's check, MXNet's,
+  Paddle's, cuDNN 9's _DEVICE_ALLOCATION_FAILED, a title): cuda_oom tier 1 beside NOT_INITIALIZED; cuDNN 9's
+  other internal sub-statuses, a denial and the other statuses stay as they were.
+- The ResourceExhaustedError type with its message cut (a title above the log, Python's wrap, TF's and
+  Paddle's module paths): cuda_oom tier 1; a message that follows on the line (gRPC's "Received message
+  larger than max") and an `except` clause are not read.
+- Titles: "OOM" glued to CJK ("在使用deepspeed后会OOM"), a GPU named by its model ("four Titanxp", "8xA100",
+  "RTX 3090") or its card (单卡 / 多卡 / 显卡), OOM with DeepSpeed / ZeRO / FSDP: cuda_oom; "room", "zoom",
+  "oom_score_adj", a denial, DeepSpeed's CPU offload stay silent.
+- The machine itself went down under GPU load (a title: "PC restarts without warning while Multi-GPU
+  training", "Computer dies suddenly with 3 or 4 GPUs", "System shutdown with Multiple GPUs training";
+  Windows' Kernel-Power 41 text): RUN665 (gpu_hardware); a question, a command, a service's server, a
+  Jupyter kernel, the training that restarts, a title without GPUs stay silent.
+- Rich's boxed traceback (Accelerate's, DeepSpeed's, typer's pretty errors) cut inside DeepSpeed's or
+  Accelerate's set-up of the model on the GPUs, its rows joined by the reader or not: cuda_oom tier 2 as
+  cut_phases reads the plain stack; the box followed by its exception line, a frame outside the set-up, a
+  set-up source line that broadcasts stay as they were.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers.diagnose_root import check_root, failure_findings, root_finding
+from tests.helpers.diagnose_root import LINE_PREFIXES, check_root, failure_findings, prefixed, root_finding
 
 PADDLE_OOM = [
     # 1.0-1.1, raised from GpuMaxChunkSize (v21G-cuda_oom-009)
@@ -240,3 +264,241 @@ def test_a_title_above_its_log_names_the_oom_before_the_phase_guess(head: str) -
 def test_other_first_lines_leave_the_reading_as_it_was(log: str) -> None:
     root = root_finding(log)
     assert root is not None and root.code == "RUN221", (log, root)
+
+
+# --- 2026-12-07 (late) ------------------------------------------------------------------------------------
+
+RMM_OOM = [
+    # cuml#5936 (v22H-cuda_oom-002): the paste cut inside the class's name, under dask-cuda's host_to_device
+    '  File "device_buffer.pyx", line 98, in rmm._lib.device_buffer.DeviceBuffer.__cinit__\n'
+    "MemoryError: std::bad_alloc: out_of_m",
+    "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/"
+    "cuda_memory_resource.hpp:60: cudaErrorMemoryAllocation out of memory",
+    # rmm 24.x: "CUDA error (failed to allocate N bytes) at:"
+    "MemoryError: std::bad_alloc: out_of_memory: CUDA error (failed to allocate 8388608 bytes) at: "
+    "/usr/include/rmm/mr/device/cuda_memory_resource.hpp:62: cudaErrorMemoryAllocation out of memory",
+    # rmm before its out_of_memory class (0.1x): rmm::bad_alloc
+    "MemoryError: std::bad_alloc: CUDA error at: /conda/include/rmm/mr/device/cuda_memory_resource.hpp:69: "
+    "cudaErrorMemoryAllocation out of memory",
+    # Thrust's bad_alloc under XGBoost, the C++ abort
+    "terminate called after throwing an instance of 'thrust::system::detail::bad_alloc'\n"
+    "  what():  std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+    "terminate called after throwing an instance of 'rmm::out_of_memory'\n"
+    "  what():  std::bad_alloc: out_of_memory: RMM failure at:/opt/rmm/include/rmm/mr/device/"
+    "pool_memory_resource.hpp:196: Maximum pool size exceeded",
+]
+
+
+@pytest.mark.parametrize("prefix", LINE_PREFIXES)
+@pytest.mark.parametrize("log", RMM_OOM)
+def test_rmm_and_thrust_bad_alloc_is_the_devices_memory(log: str, prefix: str) -> None:
+    check_root(prefixed(prefix, log), "RUN101")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "MemoryError: std::bad_alloc",
+        "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc",
+    ],
+)
+def test_a_bare_bad_alloc_stays_the_hosts(log: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.category == "host_oom", (log, root)
+
+
+CUDNN_INTERNAL = [
+    # mmsegmentation#69 (v22D-cuda_oom-003)
+    '  File "/usr/lib/python3.7/site-packages/torch/nn/modules/conv.py", line 346, in _conv_forward\n'
+    "    self.padding, self.dilation, self.groups)\nRuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
+    "F0412 10:00:00.000 1234 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS "
+    "(4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR",
+    "mxnet.base.MXNetError: [10:00:00] src/operator/nn/./cudnn/cudnn_convolution-inl.h:156: Check failed: "
+    "e == CUDNN_STATUS_SUCCESS (4 vs. 0) cuDNN: CUDNN_STATUS_INTERNAL_ERROR",
+    "ExternalError: CUDNN error(4), CUDNN_STATUS_INTERNAL_ERROR.",
+    "RuntimeError: cuDNN Frontend error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED",
+    "CUDNN_STATUS_INTERNAL_ERROR with batch size 40 on 8x2080RTX",
+]
+
+
+@pytest.mark.parametrize("log", CUDNN_INTERNAL)
+def test_cudnns_internal_error_is_read_as_memory_first(log: str) -> None:
+    check_root(log, "RUN101", {"reported_by": "cuDNN", "likely_cause": "insufficient_memory"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED",
+        "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED",
+        "no CUDNN_STATUS_INTERNAL_ERROR after setting allow_growth",
+    ],
+)
+def test_cudnns_other_internal_statuses_are_not_read_as_memory(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN101", (log, root)
+
+
+EXHAUSTED_TYPE = [
+    # PaddleYOLO#19 (v22G-cuda_oom-007): the title above the launch log
+    "ResourceExhaustedError\nlaunch proc_id:20498 idx:0\nTraceback (most recent call last):\n"
+    '  File "tools/train.py", line 172, in <module>\n    main()',
+    "RuntimeError: ResourceExhaustedError:",
+    "paddle.fluid.core_avx.ResourceExhaustedError",
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError",
+    "ResourceExhaustedError (see above for traceback):",
+]
+
+
+@pytest.mark.parametrize("log", EXHAUSTED_TYPE)
+def test_resource_exhausted_with_its_message_cut_is_cuda_oom(log: str) -> None:
+    check_root(log, "RUN101", {"exception": "ResourceExhaustedError"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "ResourceExhaustedError: Received message larger than max (46234234 vs. 4194304)",
+        "except tf.errors.ResourceExhaustedError:",
+        "from tensorflow.errors import ResourceExhaustedError",
+    ],
+)
+def test_resource_exhausted_with_another_message_or_in_code_is_not_read(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN101", (log, root)
+
+
+OOM_TITLES = [
+    "单卡能微调的模型，在使用deepspeed后会OOM",  # LlamaFactory#2706 (v22G-cuda_oom-003)
+    "多卡训练OOM",
+    "OOM when using deepspeed zero3",
+    "OOM with FSDP on llama-70b",
+    "out of memory on 8xA100",
+    "RTX 3090 out of memory with batch size 2",
+    "V100 OOM",
+]
+
+
+@pytest.mark.parametrize("title", OOM_TITLES)
+def test_titles_that_name_the_gpu_by_model_card_or_trainer_are_cuda_oom(title: str) -> None:
+    check_root(title + "\n", "RUN101")
+
+
+def test_a_title_naming_the_gpu_model_above_its_log_is_cuda_oom() -> None:
+    # insightface#115 (v22G-cuda_oom-002)
+    log = (
+        "out of memory when run with four Titanxp even per-batch-size is 1\ngpu num: 4\nnum_layers 50\n"
+        "init resnet 50\nloading bin 0\nloading bin 1000\n"
+    )
+    check_root(log, "RUN101")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "room temperature zoom bloom",
+        "oom_score_adj 0",
+        "no OOM with deepspeed zero3",
+        "deepspeed zero3 cpu offload OOM",
+        "oom 0",
+    ],
+)
+def test_other_words_and_the_hosts_oom_stay_out_of_the_device(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is None or root.code != "RUN101", (title, root)
+
+
+MACHINE_RESETS = [
+    "PC restarts without warning while Multi-GPU training",  # darknet#2731 (v21B-gpu_hardware-001)
+    "Windows 10 Computer dies suddenly with 3 or 4 GPUs (but not 1 or 2)",  # CNTK#3016 (v21G)
+    "System shutdown with Multiple GPUs training",  # lightning#16849 (v22A-gpu_hardware-001)
+    "多卡训练时电脑自动重启",
+    "Machine reboots when training on 4 GPUs",
+    "Server suddenly powers off during 8xA100 training",
+    "Ubuntu reboots automatically when I use two RTX 3090",
+    "Workstation shuts down under full load with 2 GPUs",
+    "Computer turns off when training with multiple GPUs",
+    "The system has rebooted without cleanly shutting down first. This error could be caused if the system "
+    "stopped responding, crashed, or lost power unexpectedly.",
+]
+
+
+@pytest.mark.parametrize("title", MACHINE_RESETS)
+def test_the_machine_going_down_under_gpu_load_is_gpu_hardware(title: str) -> None:
+    check_root(title + "\n", "RUN665", {"kind": "machine_reset"})
+
+
+def test_a_reset_title_above_its_log_is_read_too() -> None:
+    log = "Machine reboots when training on 4 GPUs\nTraceback (most recent call last):\n"
+    log += '  File "train.py", line 3, in <module>\n    main()\n'
+    check_root(log, "RUN665")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "How to restart training on multiple GPUs",
+        "Training restarts from epoch 0 with multiple GPUs",
+        "restart the server with 4 GPUs",
+        "Inference server shuts down when using 2 GPUs",
+        "Jupyter kernel dies with multiple GPUs",
+        "System restart required",
+        "PC restarts without warning while training",
+        "shutdown script for multi-GPU server",
+        "Automatically shutdown the machine after training finishes on 4 GPUs",
+        "2024-01-01 10:00:00 INFO server restarting workers on 4 GPUs",
+    ],
+)
+def test_a_command_a_service_or_no_gpus_is_no_machine_reset(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is None or root.code != "RUN665", (title, root)
+
+
+def _box(rows: list[str], width: int = 98) -> str:
+    return "".join("│ " + r.ljust(width) + " │\n" for r in rows)
+
+
+_SP = "/srv/conda/lib/python3.10/site-packages/"
+RICH_SETUP = [
+    # BELLE#110 (v21B-cuda_oom-002): rows of one width (the reader joins them), the function on its own row
+    _box(
+        [
+            _SP + "deepspeed/runtime/engine.py:297 in",
+            "__init__",
+            "",
+            "❱  297 │   │   self._configure_distributed_model(model)",
+            "",
+            _SP + "deepspeed/runtime/engine.py:1146 in",
+            "_configure_distributed_model",
+        ]
+    ),
+    # rows of their own widths, the function on the frame's row, the source line shown
+    "╭───── Traceback (most recent call last) ─────╮\n"
+    + f"│ {_SP}accelerate/accelerator.py:1202 in prepare │\n"
+    + "│ ❱ 1202 │   │   result = tuple(self._prepare_one(obj) for obj in args) │\n"
+    + f"│ {_SP}accelerate/accelerator.py:1088 in _prepare_one │\n"
+    + "│ ❱ 1088 │   │   return self.prepare_model(obj) │\n",
+    f"│ {_SP}deepspeed/runtime/zero/stage3.py:310 in __init__ │\n"
+    + "│ ❱ 310 │   │   self._setup_for_real_optimizer() │\n",
+]
+
+
+@pytest.mark.parametrize("log", RICH_SETUP)
+def test_a_rich_stack_cut_in_the_gpu_set_up_is_cuda_oom(log: str) -> None:
+    check_root(log, "RUN101", {"phase": "model_and_optimizer_setup", "format": "rich"})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # the exception line under the box: its own reading
+        RICH_SETUP[2] + "╰──────────────────╯\nValueError: ZeRO stage 3 requires an optimizer\n",
+        # a frame outside the set-up, a set-up line that broadcasts
+        f"│ {_SP}deepspeed/runtime/engine.py:1800 in forward │\n│ ❱ 1800 │   loss = self.module(*inputs) │\n",
+        f"│ {_SP}deepspeed/runtime/engine.py:1146 in _configure_distributed_model │\n"
+        "│ ❱ 1146 │   │   self._broadcast_model() │\n",
+    ],
+)
+def test_a_rich_stack_elsewhere_or_with_its_exception_is_not_read_as_set_up(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.facts.get("format") != "rich", (log, root)

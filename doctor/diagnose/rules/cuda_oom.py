@@ -624,27 +624,32 @@ _WRAPPERS = (
         examples=("RuntimeError: No executable batch size found, reached zero.",),
     ),
 )
-# cuDNN's handle creation failed (cudnnCreate returns CUDNN_STATUS_NOT_INITIALIZED when the CUDA calls
-# under it fail; cudnn.h's documentation): torch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
-# TensorFlow's "Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", C++ wrappers' "CUDNN
-# failure: CUDNN_STATUS_NOT_INITIALIZED". Most often the GPU had no memory left for cuDNN's context and
-# workspace (a framework that reserves most of it up front, another process); a build that does not fit
-# the GPU says so in its own words, which lead (this row is tier 1).
-_CUDNN_INIT = lazy_re.compile(r"CUDNN_STATUS_NOT_INITIALIZED")
+# cuDNN's handle creation or workspace failed (cudnnCreate returns CUDNN_STATUS_NOT_INITIALIZED when the CUDA
+# calls under it fail; cudnn.h): torch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", TensorFlow's "Could not
+# create cudnn handle: ...", Caffe's "Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)
+# CUDNN_STATUS_INTERNAL_ERROR", MXNet's "cuDNN: CUDNN_STATUS_INTERNAL_ERROR", cuDNN 9's
+# CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED. Most often the GPU had no memory left for cuDNN's
+# context and workspace (a batch too large, a framework that reserves most of it up front, another process);
+# a build that does not fit the GPU says so in its own words, which lead (tier 1). cuDNN 9's other internal
+# sub-statuses (COMPILATION_FAILED, HOST_ALLOCATION_FAILED, ...) name another cause and are not read.
+_CUDNN_INIT = lazy_re.compile(
+    r"(?<!\bno )(?<!\bavoid )"
+    r"(CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR(?:_DEVICE_ALLOCATION_FAILED)?)(?!_)"
+)
 
 
-def _cudnn_init(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
+def _cudnn_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    status = m.group(1)
     facts: dict[str, Any] = {
         "format": "cuda_error",
         "reported_by": "cuDNN",
         "likely_cause": "insufficient_memory",
     }
     msg = (
-        "cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): most often the GPU had no memory "
-        "left for cuDNN's handle and workspace; otherwise the cuDNN / CUDA build does not fit the driver "
-        "or the GPU"
+        f"cuDNN failed ({status}): most often the GPU had no memory left for cuDNN's handle and workspace "
+        "(reduce the batch or free the GPU); otherwise the cuDNN / CUDA build does not fit the driver or GPU"
     )
-    return [row.event(hit, msg, facts, dedupe=(row.code, hit.rank, "cuda_error"))]
+    return [row.event(hit, msg, facts | {"status": status}, dedupe=(row.code, hit.rank, "cuda_error"))]
 
 
 SIGNATURES = (
@@ -656,7 +661,7 @@ SIGNATURES = (
         _cudnn_init,
         C.CUDA_OOM.code,
         tier=1,
-        anchors=(b"CUDNN_STATUS_NOT_INITIALIZED",),
+        anchors=(b"CUDNN_STATUS_NOT_INITIALIZED", b"CUDNN_STATUS_INTERNAL_ERROR"),
     ),
 )
 

@@ -17,7 +17,11 @@ join, in a forward, a backward or an optimizer step, in a Ray get, is anything. 
   which moves the model to its device and wraps it): the innermost frame is one of them, its source line no
   communication call (_broadcast_model, init_distributed, a barrier: those are the network's) and no check (an
   assert or raise of the config). It ran out of GPU memory: RUN101, tier 2 (any failure found elsewhere in
-  the paste is the cause).
+  the paste is the cause). Rich's tracebacks (rich.traceback, installed by Accelerate's, DeepSpeed's and
+  typer's pretty errors) draw the same frames in a box: "│ /.../deepspeed/runtime/engine.py:1146 in  │", the
+  function on the line or the next one ("│ _configure_distributed_model  │"), the failing source line marked
+  "❱" ("│ ❱ 297 │   self._configure_distributed_model(model)  │"): read the same way where the box's last
+  frame is such a set-up frame and no exception line follows it.
 - A distributed launch on native Windows or macOS: the stack is a launcher's (torchrun's or
   torch.distributed.launch's agent: run.py, launcher/api.py, elastic/, torchrun.exe; torch.multiprocessing's
   spawn / start_processes, or a frame whose source line calls them; accelerate launch) under Windows or macOS
@@ -82,6 +86,55 @@ def _setup_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
             "optimizer states are being placed on the GPUs there, and what fails there is GPU memory (the "
             "released corpora: every such cut was an out-of-memory)",
             {"frame": where, "cut": True, "phase": "model_and_optimizer_setup"},
+            dedupe=(row.code, hit.rank, "cut setup"),
+        )
+    ]
+
+
+# --- the same set-up frames in rich's boxed traceback ---------------------------------------------------
+_RICH_FRAME = lazy_re.compile(r"^(?P<file>\S+\.py):(?P<line>\d+) in\b\s*(?P<func>[\w<>]*)$")
+_RICH_FUNC = lazy_re.compile(r"^(?P<func>[\w<>]+)$")
+_RICH_SOURCE = lazy_re.compile(r"^❱\s*\d+\s*│(?P<src>.*)$")
+# a box's rows: the reader joins rows of one width as a wrapped line ("│ a ││ b │"), so split them again (a
+# source row's guides, "❱ 297 │   │   x = f()", stay in it)
+_ROW_EDGE = lazy_re.compile(r"││|^\s*[│╭╰]|│\s*$")
+# an exception line after the box (rich prints it under "╰───╯"): the paste is not cut
+_EXC_AFTER = lazy_re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt|Exit)\b(?::|\s*$)")
+
+
+def _rich_setup_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frame: Optional[tuple[str, str]] = None
+    source = ""
+    cells: list[str] = []
+    for ln in [hit.line, *hit.after(400, same_rank=False)]:
+        if "│" not in ln.text and _EXC_AFTER.match(ln.text):
+            return None  # the exception line is there: its own reading
+        cells += [c.strip() for c in _ROW_EDGE.split(ln.text) if c.strip()]
+    for i, cell in enumerate(cells):
+        f = _RICH_FRAME.match(cell)
+        if f:
+            func = f.group("func")
+            nxt = _RICH_FUNC.match(cells[i + 1]) if not func and i + 1 < len(cells) else None
+            frame, source = (
+                (f.group("file").replace("\\", "/"), func or (nxt.group("func") if nxt else "")),
+                "",
+            )
+        elif src := _RICH_SOURCE.match(cell):
+            source = src.group("src").replace("│", " ").strip()
+    if (
+        frame is None
+        or not _SETUP_FRAME.search(f"{frame[0]} in {frame[1]}")
+        or _NOT_MEMORY_SOURCE.search(source)
+    ):
+        return None
+    where = f"{frame[0].rsplit('/', 1)[-1]} in {frame[1]}"
+    framework = "Accelerate's prepare" if "accelerate/" in frame[0] else "DeepSpeed's engine set-up"
+    return [
+        row.event(
+            hit,
+            f"a boxed (rich) stack ends inside {framework} ({where}) before its exception line: the model "
+            "and its optimizer states are being placed on the GPUs there, and what fails there is GPU memory",
+            {"frame": where, "cut": True, "phase": "model_and_optimizer_setup", "format": "rich"},
             dedupe=(row.code, hit.rank, "cut setup"),
         )
     ]
@@ -264,6 +317,30 @@ SIGNATURES = (
             "_configure_zero_optimizer",
             '  File "C:\\py\\lib\\site-packages\\accelerate\\accelerator.py", line 1030, in _prepare_one',
             '  File "/usr/lib/python3/dist/deepspeed/runtime/bf16_optimizer.py", line 97, in __init__',
+        ),
+    ),
+    Signature(
+        "rich stack cut in deepspeed's or accelerate's gpu set-up",
+        lazy_re.compile(
+            r"│\s*\S*(?:deepspeed[\\/]runtime[\\/](?:engine|zero[\\/]stage\w*|bf16_optimizer|fp16[\\/]\w+)|"
+            r"accelerate[\\/]accelerator)\.py:\d+ in\b"
+        ),
+        _rich_setup_cut,
+        C.CUDA_OOM.code,
+        tier=2,
+        anchors=(
+            b"deepspeed/runtime/engine.py",
+            b"deepspeed/runtime/zero/stage",
+            b"deepspeed/runtime/bf16_optimizer.py",
+            b"deepspeed/runtime/fp16/",
+            b"accelerate/accelerator.py",
+        ),
+        words=("engine.py", "zero", "accelerator.py", "bf16_optimizer", "fp16"),
+        anchor_from="the frame's path in rich's box: deepspeed/runtime/engine.py, zero/stage*.py, "
+        "bf16_optimizer.py, fp16/*.py, accelerate/accelerator.py",
+        examples=(
+            "│ /usr/lib/python3.10/site-packages/deepspeed/runtime/engine.py:1146 in   │",
+            "│ /opt/conda/lib/python3.10/site-packages/accelerate/accelerator.py:1202 in prepare │",
         ),
     ),
     Signature(

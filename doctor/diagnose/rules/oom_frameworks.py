@@ -26,6 +26,14 @@
   total tokens with 4096 prefill tokens. You need to decrease `--max-batch-total-tokens` or
   `--max-batch-prefill-tokens`"), the router's "Warmup(Generation(...))" wrapping it. The words alone are
   common to many C libraries ("Not enough memory to handle image header"): the token count is required.
+- The exception type of an allocator's failure with its message cut off or on the lines below it:
+  TensorFlow's errors_impl.ResourceExhaustedError (its OOM: "OOM when allocating tensor ...", "failed to
+  allocate memory"), PaddlePaddle's ResourceExhaustedError (paddle/fluid/platform/enforce.h, the allocator's
+  "Out of memory error on GPU 0" on the next lines, its "Error Message Summary:" block), wrapped by Python
+  ("RuntimeError: ResourceExhaustedError:") or pasted as the thread's title above the log. The line holds
+  the type and nothing after it; a message that follows on the line is read by its own row (a gRPC "Received
+  message larger than max" is RESOURCE_EXHAUSTED too, and is not read here). Tier 1: the message, where the
+  paste keeps it, leads.
 """
 
 from __future__ import annotations
@@ -59,6 +67,10 @@ _TGI_WARMUP = lazy_re.compile(
 )
 
 _MXNET_POOL = lazy_re.compile(r"pooled_storage_manager\.h:\d+\]?:? Memory allocation failed")
+
+_EXHAUSTED_TYPE = lazy_re.compile(
+    r"^\s*(?:[\w.]+Error: )?(?:[\w.]+\.)?ResourceExhaustedError(?: \(see above for traceback\))?:?\s*$"
+)
 
 
 def _event(row: Signature, hit: Hit, message: str, facts: dict[str, Any], tier: int) -> list[Event]:
@@ -130,6 +142,18 @@ def _tgi_warmup(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     )
 
 
+def _exhausted_type(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"exception": "ResourceExhaustedError", "message": "cut"}
+    return _event(
+        row,
+        hit,
+        "ResourceExhaustedError with its message cut: TensorFlow's and PaddlePaddle's allocator ran out of "
+        "(GPU) memory; lower the batch size or the input size",
+        facts,
+        1,
+    )
+
+
 SIGNATURES = (
     Signature(
         "fairseq trainer oom",
@@ -174,6 +198,16 @@ SIGNATURES = (
         anchors=(b"pooled_storage_manager.h:",),
         worth=(rb"pooled_storage_manager\.h:\d+\]?:? Memory allocation failed",),
         words=("pooled_storage_manager.h:",),
+    ),
+    Signature(
+        "resource exhausted type with its message cut",
+        _EXHAUSTED_TYPE,
+        _exhausted_type,
+        C.CUDA_OOM.code,
+        tier=1,
+        anchors=(b"ResourceExhaustedError",),
+        worth=(rb"ResourceExhaustedError(?: \(see above for traceback\))?:?\s*$",),
+        words=("resourceexhaustederror",),
     ),
 )
 

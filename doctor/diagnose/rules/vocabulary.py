@@ -145,8 +145,8 @@ _NET_CONTEXT = (
 _NOT = r"(?<!\bnot )(?<!\bno )(?<!\bnot an )(?<!\bnot a )(?<!\bwithout )(?<!\bwithout an )"
 # "oom" as a counter that stayed at zero: fairseq's progress meter ("| oom 0 |", "oom=0", '"oom": "0"');
 # not the kernel's OOM killer ("oom-kill", "oom_kill") nor a command's flag ("docker run --oom-kill-disable",
-# "--oom-score-adj"): settings, not a report.
-_OOM = r"(?<!--)\boom\b(?![-_ ]kill)(?![\"']?\s*[=:]?\s*[\"']?0(?:\.0+)?\b)"
+# "--oom-score-adj"): settings, not a report. Bounded by letters, not \b: "使用deepspeed后会OOM" (CJK is \w).
+_OOM = r"(?<!--)(?<![a-z0-9_])oom(?![a-z0-9_])(?![-_ ]kill)(?![\"']?\s*[=:]?\s*[\"']?0(?:\.0+)?\b)"
 # "out of memory" as people and programs spell it: hyphenated ("gives out-of-memory errors", "CUDA
 # out-of-memory error with FSDP"), or with the memory named ("Ran out of GPU memory", "out of CUDA memory",
 # "out of device memory", "out of video memory"); not the kernel's "out-of-memory killer" nor a cgroup's
@@ -159,16 +159,18 @@ _DEVICE_OOM = (
     r"(?=.*(?:" + _NOT + _OUT_OF + r"|" + _NOT + _OOM + r"|resource_exhausted|"
     r"memory (?:allocation )?(?:failed|exhausted)|"
     r"failed to allocate|insufficient (?:device )?memory))"
-    # the device's name after a CJK word too ("还是会报GPU0 OUT OF MEMORY": no \b between 报 and G)
+    # the device's name after a CJK word too ("还是会报GPU0 OUT OF MEMORY": no \b between 报 and G), by its
+    # model ("with four Titanxp", "on 8xA100", "RTX 3090") or its card (单卡 / 多卡 / 显卡: one, several GPUs)
     r"(?=.*(?:cuda|(?<![a-z])gpu|device|\bhbm|(?<![a-z])npu|\bhip\b|\bxla|\btpu|vram|cudamalloc|aclrtmalloc|"
-    r"\bnccl\b|\brccl\b))"
+    r"\bnccl\b|\brccl\b|titan|geforce|quadro|tesla|(?<![a-z])[rg]tx ?\d|(?:(?<![a-z0-9])|(?<=\dx))[vah]100|"
+    r"单卡|多卡|显卡))"
 )
 # A title names an OOM by the phase of training it struck in, without the device ('"out of memory" during
 # validation', "OOM after first epoch", "out of memory in backward pass"): a trainer's allocator, unless the
 # title names the host's memory or its killer.
 _PHASE = (
     r"validat|evaluat|\beval\b|inference|\binfer|training|\btrain\b|\bepochs?\b|iteration|\bsteps?\b|"
-    r"\bbatch|forward|backward|fine-?tun|finetun|predict|\btesting\b"
+    r"\bbatch|forward|backward|fine-?tun|finetun|predict|\btesting\b|deepspeed|\bzero-?[123]\b|\bfsdp\b|微调|训练"
 )
 _HOST = (
     r"kill|signal|\bram\b|\bcpu\b|\bhost\b|system memory|\bnode\b|shared memory|\bshm\b|swap|container|"

@@ -28,6 +28,15 @@ Formats, read at their source:
   pool size exceeded", rmm::out_of_memory)`: "RMM failure at: <file>:<line>: Maximum pool size
   exceeded"); XGBoost's caching allocator (src/common/device_helpers.cuh ThrowOOMError: "Memory
   allocation error on worker 0: ..."): GPU memory ran out (RUN101).
+- RMM's exceptions as C++ and Python print them (rmm/error.hpp: rmm::bad_alloc's what() is "std::bad_alloc: "
+  + the message, rmm::out_of_memory's "std::bad_alloc: out_of_memory: " + the message; Cython turns both into
+  Python's MemoryError): "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: .../cuda_memory_resource
+  .hpp:60: cudaErrorMemoryAllocation out of memory", "... out_of_memory: RMM failure at: ...: Maximum pool
+  size exceeded", older rmm's "std::bad_alloc: CUDA error at: ...: cudaErrorMemoryAllocation out of memory",
+  Thrust's bad_alloc ("std::bad_alloc: cudaErrorMemoryAllocation: out of memory"), "terminate called after
+  throwing an instance of 'rmm::out_of_memory'", and a paste cut inside the class's name ("MemoryError:
+  std::bad_alloc: out_of_m"): the device's allocator ran out, not the host's (RUN101; read before host_oom,
+  whose MemoryError row would take the line). A bare "std::bad_alloc" is the host's.
 - rabit (dmlc/rabit src/allreduce_robust.cc, XGBoost <= 1.7): "Allreduce Recovered data size do not
   match the specification of function call" (a recovered worker called a different collective sequence
   than the others: RUN201); "Too many nodes went down and we cannot recover.., shutting down process"
@@ -76,6 +85,10 @@ _THRUST = lazy_re.compile(
     r"(?: [\w>-]+)?:? failed(?: on \w+ step)?: (?:cudaErrorMemoryAllocation: )?out of memory"
 )
 _RMM = lazy_re.compile(r"RMM failure at:?\s*\S+:\d+: (?:Maximum pool size exceeded|Exceeded memory limit)")
+_RMM_BAD_ALLOC = lazy_re.compile(
+    r"std::bad_alloc: (?:out_of_m|(?:CUDA error\b[^\n]{0,300}?)?cudaErrorMemoryAllocation)|"
+    r"\brmm::out_of_memory\b"
+)
 _XGB_ALLOC = lazy_re.compile(r"Memory allocation error on worker (?P<device>\d+)\b")
 _KILLED_WORKER = lazy_re.compile(
     r"\bKilledWorker: (?:Attempted to run task '?(?P<task>[^'\s]+)'? on (?P<n>\d+) different workers|\()"
@@ -365,6 +378,22 @@ SIGNATURES = (
         anchors=(b"RMM failure at",),
         worth=(rb"RMM failure at",),
         words=("rmm failure at",),
+    ),
+    Signature(
+        "rmm bad_alloc",
+        _RMM_BAD_ALLOC,
+        _gpu_oom,
+        C.CUDA_OOM.code,
+        anchors=(b"std::bad_alloc: out_of_m", b"cudaErrorMemoryAllocation", b"rmm::out_of_memory"),
+        words=("bad_alloc", "rmm::out_of_memory"),
+        anchor_from="the allocator's words: std::bad_alloc: out_of_m(emory), cudaErrorMemoryAllocation, "
+        "rmm::out_of_memory",
+        examples=(
+            "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/"
+            "cuda_memory_resource.hpp:60: cudaErrorMemoryAllocation out of memory",
+            "MemoryError: std::bad_alloc: out_of_m",
+            "terminate called after throwing an instance of 'rmm::out_of_memory'",
+        ),
     ),
     Signature(
         "xgboost allocator",
