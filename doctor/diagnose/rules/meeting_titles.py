@@ -42,6 +42,9 @@ _MEETING_HANG = lazy_re.compile(
     rf"(?:{_HANG}){_IN_CALL}(?:the )?\b(?:{_INIT_CALL})"
 )
 _SOCKET_TIMEOUT = lazy_re.compile(r"(?i)socket ?timeout\b")
+# A line that starts with another library's dotted exception type (requests.exceptions.ConnectionError:
+# ...) is that library's error quoting the words, not a person's title about the store.
+_OTHER_EXCEPTION = lazy_re.compile(r"^\s*(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:Error|Exception)\b")
 
 
 def _read(hit: Hit) -> bool:
@@ -64,7 +67,7 @@ def _meeting_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not _read(hit):
+    if not _read(hit) or _OTHER_EXCEPTION.search(hit.text):
         return None
     return [
         row.event(
