@@ -22,6 +22,15 @@ Formats, read at their source:
   -N for signal N), also as "ERROR:composer.cli.launcher:Global rank 0 ..."; _monitor_processes logs the
   death first as "ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11." (no PID).
 
+- UCX's error handler (ucs/debug/debug.c ucs_debug_print_backtrace, UCX 1.4 to today; installed in every
+  process that loads UCX: Open MPI / HPC-X, NCCL's UCX plugin, NIXL, UCC, torch's ucc backend) prints
+  "[host:pid:0:tid] Caught signal 11 (Segmentation fault: ...)" (process_crash reads it) and then "====
+  backtrace (tid:   4304) ====" (1.4-1.5: "==== backtrace ====") with frames " 0 0x0000000000014420
+  __funlockfile()  ???:0" (1.4-1.7: " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2a4) [0x7f..]"). It prints
+  the block for a fatal signal or a fatal error (ucs_fatal_error: an assertion, then abort). A paste that
+  starts at the header, its signal line cut, shows the same death (tier 2, as the banners above); a header
+  with no frame under it (a log that merely names the block) stays silent.
+
 A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) or SIGABRT is the rank's death on a signal (RUN131); the
 banner is the handler's record of that death, so it stands at tier 2: what led to it and shows in the log
 (an uncaught C++ exception or failed check before a SIGABRT, an OOM, an NCCL error, a hang the watchdog
@@ -64,6 +73,16 @@ _COMPOSER = lazy_re.compile(
     r"(?:^|[\s:])Rank (?P<rank2>\d+) crashed with exit code (?P<code2>-?\d+)"
 )
 _FAULTS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP"}
+_UCX_BT = lazy_re.compile(r"==== backtrace(?: \(tid:\s*\d+\))? ====")
+_UCX_BT_FRAME = lazy_re.compile(
+    r"^\s*(?P<n>\d+)\s+(?:0x[0-9a-fA-F]+\s+(?P<fn>[^\s(<]+)|\S+\((?P<sym>[\w:~<>.]*)\+0x[0-9a-fA-F]+\)\s+\[0x)"
+)
+_UCX_HANDLER = lazy_re.compile(
+    r"^(?:killpg|raise|gsignal|abort|__sigaction|__restore_rt|__nss_database_lookup|__funlockfile|"
+    r"_L_unlock_\d+|ucs_\w+|\?\?\?|)$"
+)
+# The signal line of the same block or another crash record in view: its own row reads the death.
+_UCX_SIGNAL_SHOWN = lazy_re.compile(r"Caught signal \d+|received by PID|Signal: \w|Fatal Python error")
 
 
 def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -106,6 +125,30 @@ def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, sig))]
 
 
+def _ucx_backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frames = []
+    for ln in hit.after(12, same_rank=False):
+        f = _UCX_BT_FRAME.match(ln.text)
+        if not f:
+            break
+        frames.append(f.group("fn") or f.group("sym") or "")
+    if not frames:
+        return None  # the header alone: nothing shows that a process died
+    near = [*hit.before(30, same_rank=False), *hit.after(40, same_rank=False)]
+    if any(_UCX_SIGNAL_SHOWN.search(ln.text) for ln in near):
+        return []  # the signal line (or another handler's record) is in view: its row reads the death
+    facts: dict[str, Any] = {"reporter": "ucx", "signal_line": "cut"}
+    own = [fn for fn in frames if not _UCX_HANDLER.match(fn)]
+    if own:
+        facts["frame"] = own[0]
+    where = f" in {facts['frame']}" if "frame" in facts else ""
+    msg = (
+        f"{hit.who()} died{where}: UCX's error handler printed its backtrace (the 'Caught signal' line above "
+        "it is not in the paste): a fatal signal or a fatal UCX error in that process"
+    )
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, "ucx backtrace"))]
+
+
 def _composer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     code = int(m.group("code") or m.group("code2"))
     if code == 0:
@@ -135,6 +178,15 @@ SIGNATURES = (
         C.FATAL_SIGNAL.code,
         anchors=(b" received at time=",),
         words=("received at time=",),
+    ),
+    Signature(
+        "ucx backtrace, signal line cut",
+        _UCX_BT,
+        _ucx_backtrace,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"==== backtrace",),
+        words=("==== backtrace",),
+        examples=("==== backtrace (tid:   4304) ====",),
     ),
     Signature(
         "composer launcher exit",
