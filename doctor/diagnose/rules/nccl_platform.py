@@ -26,14 +26,15 @@ since the plugin logs through NCCL, "host:pid:tid [0] NCCL WARN NET/OFI Couldn't
 provider" both say it.
 
 NCCL's own loading of the driver (misc/cudawrap.cc, 2.12-2.2x), every WARN of which returns ncclSystemError
-(init.cc 2.13-2.2x ignores it, "(void)ncclCudaLibraryInit()": a process whose INFO lines go on after the
-WARN was not stopped by it, and its dlopen WARN is then silent): "Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : <dlerror>"
-(read by driver_env's loader row), "Failed to load CUDA missing symbol cuGetProcAddress", "cuDriverGetVersion
-failed with 999", "CUDA some PFN functions not found in the library", "Retrieve cuMemCreate failed with
-500 status 1", "CUDA Driver version found is 11020. Minimum requirement is 11030": a libcuda older than
-the NCCL (RUN261) or one that cannot start (RUN262). NVML through NCCL (misc/nvmlwrap.cc): "Failed to
-open libnvidia-ml.so.1", "nvmlInit_v2() failed: Driver Not Loaded", "nvmlDeviceGetHandleByPciBusId()
-failed: Not Found" (RUN262; "GPU is lost" is gpu_hardware's, "Driver/library version mismatch" driver_env's).
+(init.cc 2.13-2.2x ignores it, "(void)ncclCudaLibraryInit()": a process whose INFO lines go on after the WARN
+was not stopped by it, and its dlopen WARN is then silent): "Failed to find CUDA library libcuda.so
+(NCCL_CUDA_PATH='') : <dlerror>" (read by driver_env's loader row), "Failed to load CUDA missing symbol
+cuGetProcAddress", "cuDriverGetVersion failed with 999", "CUDA some PFN functions not found in the library",
+"Retrieve cuMemCreate failed with 500 status 1", "CUDA Driver version found is 11020. Minimum requirement is
+11030": a libcuda older than the NCCL (RUN261) or one that cannot start (RUN262). NVML through NCCL
+(misc/nvmlwrap.cc): "Failed to open libnvidia-ml.so.1", "nvmlInit_v2() failed: Driver Not Loaded",
+"nvmlDeviceGetHandleByPciBusId() failed: Not Found" (RUN262; "GPU is lost" is gpu_hardware's, "Driver/library
+version mismatch" driver_env's).
 
 NCCL's topology check (graph/paths.cc): "P2P is disabled between NVLINK connected GPUs 1 and 0. This should
 not be the case given their connectivity, and is probably due to a hardware issue." (RUN310,
