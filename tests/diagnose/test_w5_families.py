@@ -640,3 +640,51 @@ def test_ray_elastic_actor_died(log: str) -> None:
 
 def test_ray_elastic_actors_all_alive_is_healthy() -> None:
     assert _code(_RP + "Actor status: 8 alive, 0 dead (8 total)") is None
+
+
+# ---- the shells' and runtimes' other words for a crash (not in the corpus: read from their sources) -------
+
+CRASH_WORD_VARIANTS = [
+    # bash's strsignal() alone on its line (no core: ulimit -c 0, the distributions' default)
+    ("epoch 1\nAborted", "SIGABRT"),
+    ("epoch 1\nBus error", "SIGBUS"),
+    ("epoch 1\nIllegal instruction", "SIGILL"),
+    ("[1,3]<stderr>:Aborted", "SIGABRT"),
+    # zsh's own table (Src/signames2.awk), foreground and job table
+    ("zsh: bus error  python train.py", "SIGBUS"),
+    ("zsh: abort      python train.py", "SIGABRT"),
+    ("zsh: illegal hardware instruction  python train.py", "SIGILL"),
+    ("zsh: floating point exception  python train.py", "SIGFPE"),
+    ("[1]    1234 abort      python train.py", "SIGABRT"),
+    # libstdc++'s std::terminate with nothing thrown
+    ("terminate called without an active exception", "SIGABRT"),
+    # Windows: faulthandler and the NTSTATUS exit codes
+    ("Windows fatal exception: access violation\n\nThread 0x00001 (most recent call first):", "SIGSEGV"),
+    ("Process finished with exit code -1073741819 (0xC0000005)", "SIGSEGV"),
+    ("Process finished with exit code 3221225477", "SIGSEGV"),
+    ("Process finished with exit code -1073741571 (0xC00000FD)", "SIGSEGV"),
+    ("exited with code 0xC0000409", "SIGABRT"),
+]
+
+
+@pytest.mark.parametrize(("log", "sig"), CRASH_WORD_VARIANTS)
+def test_crash_words(log: str, sig: str) -> None:
+    f = root_finding(log)
+    assert f is not None and f.code == "RUN131" and f.facts["signal"] == sig
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "Training aborted by user",
+        "epoch 1\nAborted!",
+        "Job Aborted",
+        "1234 abort the run",
+        "the abort button in zsh: abort is a word",
+        "Windows fatal exception: code 0xe06d7363",  # faulthandler prints caught C++ exceptions too
+        "Process finished with exit code 0",
+        "note: 3221225477 bytes copied",
+    ],
+)
+def test_crash_words_near_misses(log: str) -> None:
+    assert root_finding(log) is None

@@ -665,14 +665,13 @@ SIGNATURES = (
         _SHELL,
         _shell,
         C.FATAL_SIGNAL.code,
-        anchors=(b"ation fault", b"core dumped", b"rror: ", b"ion: ", b"trap: "),
+        anchors=(b"ation fault", b"core dumped", b"Abort", b"Bus error", b"Illegal instruction"),
         worth=(
             rb"Segmentation fault",
             rb"core dumped",
-            rb"^(?:Bus error|Illegal instruction|Abort trap): \d+\s*$",
+            rb"(?:Aborted|Bus error|Illegal instruction|Abort trap)(?:: \d+)?\s*$",
         ),
-        anchor_from="'(core dumped)' after the signal's name (a line without it and without a pid is not "
-        "read)",
+        anchor_from="the signal's name: alone on its line, after a pid, or before '(core dumped)'",
         examples=(
             "train.sh: line 12: 4567 Segmentation fault      (core dumped) python train.py",
             "Illegal instruction (core dumped)",

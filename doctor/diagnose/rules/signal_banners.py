@@ -31,6 +31,23 @@ Formats, read at their source:
   starts at the header, its signal line cut, shows the same death (tier 2, as the banners above); a header
   with no frame under it (a log that merely names the block) stays silent.
 
+- zsh's own words for a job a signal ended (Src/signames2.awk, its table of signal.h's comments), where bash
+  prints strsignal()'s: "zsh: segmentation fault  python train.py", "zsh: bus error  python train.py", "zsh:
+  abort      python train.py", "zsh: illegal hardware instruction  python train.py", "zsh: floating point
+  exception  python train.py", "zsh: trace trap  python train.py"; its job table: "[1]    1234 abort
+  python train.py" (with "(core dumped)" after the word where a core was written). "killed" and
+  "terminated" are host_oom's and external_kills'.
+- the C++ runtime's last words before abort() when nothing was thrown (std::terminate with no exception:
+  a std::thread destroyed while joinable, a rethrow outside a handler): "terminate called without an active
+  exception" (libstdc++), SIGABRT.
+- Windows: Python's faulthandler (Modules/faulthandler.c faulthandler_exc_handler, 3.3+) "Windows fatal
+  exception: access violation" (also "stack overflow", "illegal instruction", "in page error", "int divide by
+  zero"; its "code 0x..." form is left: it prints C++ exceptions that were caught too), and the NTSTATUS a
+  crashed process exits with, as IDEs and launchers print it: "Process finished with exit code -1073741819
+  (0xC0000005)" (access violation), 3221225477 unsigned, -1073741571 / 0xC00000FD (stack overflow),
+  -1073741795 / 0xC000001D (illegal instruction), -1073740791 / 0xC0000409 (a fast fail: abort() under MSVC,
+  SIGABRT).
+
 A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) or SIGABRT is the rank's death on a signal (RUN131); the
 banner is the handler's record of that death, so it stands at tier 2: what led to it and shows in the log
 (an uncaught C++ exception or failed check before a SIGABRT, an OOM, an NCCL error, a hang the watchdog
@@ -48,6 +65,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.signals import SIGNAL_NAMES
 from pgdoctor.model import lazy_re
 
@@ -149,6 +167,83 @@ def _ucx_backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, "ucx backtrace"))]
 
 
+_ZSH_SIG = {
+    "segmentation fault": "SIGSEGV",
+    "bus error": "SIGBUS",
+    "abort": "SIGABRT",
+    "illegal hardware instruction": "SIGILL",
+    "floating point exception": "SIGFPE",
+    "trace trap": "SIGTRAP",
+}
+_ZSH_CRASH = lazy_re.compile(
+    r"^\s*(?:zsh: |(?:\[\d+\][+-]? +)?(?P<pid>\d+) +)(?P<sig>"
+    + "|".join(_ZSH_SIG)
+    + r")(?: +\(core dumped\))?(?P<gap> +)(?P<cmd>\S.*)$"
+)
+_TERMINATE = lazy_re.compile(r"terminate called without an active exception")
+_WIN_FAULT = lazy_re.compile(
+    r"Windows fatal exception: (?P<what>access violation|stack overflow|illegal instruction|in page error|"
+    r"int divide by zero)"
+)
+_NTSTATUS = {
+    "c0000005": ("access violation", "SIGSEGV"),
+    "c00000fd": ("stack overflow", "SIGSEGV"),
+    "c000001d": ("illegal instruction", "SIGILL"),
+    "c0000409": ("fast fail (abort)", "SIGABRT"),
+}
+_NT_BY_NUMBER = {
+    "-1073741819": "c0000005",
+    "3221225477": "c0000005",
+    "-1073741571": "c00000fd",
+    "3221225725": "c00000fd",
+    "-1073741795": "c000001d",
+    "3221225501": "c000001d",
+    "-1073740791": "c0000409",
+    "3221226505": "c0000409",
+}
+_WIN_EXIT = lazy_re.compile(
+    r"(?i:exit(?:ed)? (?:with )?code|exit status|return(?:ed)? code|returncode)[ :=]*(?:"
+    r"(?P<num>" + "|".join(_NT_BY_NUMBER) + r")\b(?: \((?i:0x)[0-9A-Fa-f]{8}\))?|"
+    r"(?i:0x)(?P<hex>(?i:c0000005|c00000fd|c000001d|c0000409))\b)"
+)
+
+
+def _zsh_crash(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("pid") and len(m.group("gap")) < 2 and "core dumped" not in hit.text:
+        return None  # "1234 abort the run": the job table's columns are wider than one blank
+    sig = _ZSH_SIG[m.group("sig")]
+    facts: dict[str, Any] = {"signal": sig, "reporter": "zsh", "command": clip(m.group("cmd"), 200)}
+    msg = f"the shell (zsh) reports the command died on {sig} ({m.group('sig')}): {clip(m.group('cmd'), 80)}"
+    return [row.event(hit, msg, facts, tier=2 if sig == "SIGABRT" else 0, dedupe=(row.code, "zsh", sig))]
+
+
+def _terminate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"signal": "SIGABRT", "reporter": "c++ runtime"}
+    msg = (
+        f"{hit.who()} aborted: std::terminate with no exception in flight (a std::thread destroyed while "
+        "still joinable, or a rethrow outside a handler); the lines before it say where"
+    )
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, "terminate"))]
+
+
+def _win_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what")
+    sig = {"illegal instruction": "SIGILL", "int divide by zero": "SIGFPE"}.get(what, "SIGSEGV")
+    facts: dict[str, Any] = {"signal": sig, "windows_exception": what, "reporter": "faulthandler"}
+    msg = f"{hit.who()} died on a Windows fatal exception ({what}; faulthandler printed the Python frames)"
+    return [row.event(hit, msg, facts, dedupe=(row.code, hit.rank, "windows", what))]
+
+
+def _win_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    code = _NT_BY_NUMBER[m.group("num")] if m.group("num") else m.group("hex").lower()
+    what, sig = _NTSTATUS[code]
+    facts: dict[str, Any] = {"signal": sig, "ntstatus": f"0x{code.upper()}", "windows_exception": what}
+    msg = f"a process exited with NTSTATUS 0x{code.upper()} ({what}): it crashed on Windows"
+    return [
+        row.event(hit, msg, facts, tier=2 if sig == "SIGABRT" else 1, dedupe=(row.code, "ntstatus", code))
+    ]
+
+
 def _composer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     code = int(m.group("code") or m.group("code2"))
     if code == 0:
@@ -187,6 +282,64 @@ SIGNATURES = (
         anchors=(b"==== backtrace",),
         words=("==== backtrace",),
         examples=("==== backtrace (tid:   4304) ====",),
+    ),
+    Signature(
+        "zsh crash words",
+        _ZSH_CRASH,
+        _zsh_crash,
+        C.FATAL_SIGNAL.code,
+        anchors=(
+            b"segmentation fault",
+            b"bus error",
+            b"abort",
+            b"illegal hardware",
+            b"floating point",
+            b"trace trap",
+        ),
+        words=(
+            "segmentation fault",
+            "bus error",
+            "abort",
+            "illegal hardware",
+            "floating point",
+            "trace trap",
+        ),
+        anchor_from="zsh's signal words after its 'zsh: ' or its job number and pid",
+        examples=("zsh: bus error  python train.py", "[1]    1234 abort      python train.py"),
+    ),
+    Signature(
+        "terminate without an exception",
+        _TERMINATE,
+        _terminate,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"terminate called without an active exception",),
+        words=("terminate called without an active exception",),
+    ),
+    Signature(
+        "windows fatal exception",
+        _WIN_FAULT,
+        _win_fault,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"Windows fatal exception: ",),
+        words=("windows fatal exception: ",),
+    ),
+    Signature(
+        "windows crash status",
+        _WIN_EXIT,
+        _win_exit,
+        C.FATAL_SIGNAL.code,
+        anchors=(*(n.encode() for n in _NT_BY_NUMBER), b"C0000", b"c0000"),
+        worth=(
+            rb"(?:" + "|".join(_NT_BY_NUMBER).encode() + rb")\b",
+            rb"0x[Cc]0000(?:005|0[Ff][Dd]|01[Dd]|409)\b",
+        ),
+        words=(*_NT_BY_NUMBER, "0xc0000"),
+        anchor_from="the exit status as a number or NTSTATUS after the words that name it",
+        examples=(
+            "Process finished with exit code -1073741819 (0xC0000005)",
+            "Process finished with exit code 3221225477",
+            "exited with code 0xC0000409",
+        ),
     ),
     Signature(
         "composer launcher exit",
