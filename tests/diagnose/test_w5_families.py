@@ -688,3 +688,8 @@ def test_crash_words(log: str, sig: str) -> None:
 )
 def test_crash_words_near_misses(log: str) -> None:
     assert root_finding(log) is None
+
+
+def test_terminate_after_an_error_is_left_to_the_error() -> None:
+    cuda = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert root_finding(cuda + "\nterminate called without an active exception") is None

@@ -39,7 +39,7 @@ Formats, read at their source:
   "terminated" are host_oom's and external_kills'.
 - the C++ runtime's last words before abort() when nothing was thrown (std::terminate with no exception:
   a std::thread destroyed while joinable, a rethrow outside a handler): "terminate called without an active
-  exception" (libstdc++), SIGABRT.
+  exception" (libstdc++), SIGABRT; after an error line it is that error's end, and left to the error's row.
 - Windows: Python's faulthandler (Modules/faulthandler.c faulthandler_exc_handler, 3.3+) "Windows fatal
   exception: access violation" (also "stack overflow", "illegal instruction", "in page error", "int divide by
   zero"; its "code 0x..." form is left: it prints C++ exceptions that were caught too), and the NTSTATUS a
@@ -181,6 +181,7 @@ _ZSH_CRASH = lazy_re.compile(
     + r")(?: +\(core dumped\))?(?P<gap> +)(?P<cmd>\S.*)$"
 )
 _TERMINATE = lazy_re.compile(r"terminate called without an active exception")
+_ERROR_BEFORE = lazy_re.compile(r"\w(?:Error|Exception)\b|\berror\b|\bERROR\b|\bFATAL\b")
 _WIN_FAULT = lazy_re.compile(
     r"Windows fatal exception: (?P<what>access violation|stack overflow|illegal instruction|in page error|"
     r"int divide by zero)"
@@ -218,6 +219,8 @@ def _zsh_crash(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
 
 
 def _terminate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_ERROR_BEFORE.search(ln.text) for ln in hit.before(6)):
+        return []  # the error printed before it is what the process ended on; its own row reads it (or not)
     facts: dict[str, Any] = {"signal": "SIGABRT", "reporter": "c++ runtime"}
     msg = (
         f"{hit.who()} aborted: std::terminate with no exception in flight (a std::thread destroyed while "
