@@ -79,11 +79,12 @@ _K8S = lazy_re.compile(r"\bOOMKilled\b")
 # trainer was using 123Gi, which exceeds its request of 0."
 _EVICTED = lazy_re.compile(r"The node was low on resource: memory")
 # bash/sh job control: "<script>: line 12: 45678 Killed    python train.py", or a lone "Killed"
-# for a foreground job (macOS's strsignal words it "Killed: 9").
+# for a foreground job (macOS's strsignal words it "Killed: 9"); the lone word retyped in another case
+# ("killed", "KILLED") at the end of a pasted run says the same.
 # An interactive shell's job table words it "[1]+  Killed                  python train.py".
 _SHELL = lazy_re.compile(
     r"(?:line \d+: +(?P<pid>\d+) +Killed(?:: 9)?\s+(?P<cmd>\S.*)$|"
-    r"^\[\d+\][+-]? +Killed(?:: 9)?\s+(?P<job>\S.*)$|^Killed(?:: 9)?$)"
+    r"^\[\d+\][+-]? +Killed(?:: 9)?\s+(?P<job>\S.*)$|^(?:Killed|killed|KILLED)(?:: 9)?$)"
 )
 # zsh words it in lower case: "zsh: killed     python train.py" for a foreground job, "[1]    12345
 # killed     python train.py" in its job table.
@@ -652,7 +653,7 @@ SIGNATURES = (
     Signature(
         "memoryerror", _MEMERR, _memerr, A, anchors=(b"rror",), worth=(rb"Error\b",), words=("memoryerror",)
     ),
-    Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill",), words=("killed",)),
+    Signature("shell killed", _SHELL, _shell, K, anchors=(b"Kill", b"killed", b"KILLED"), words=("killed",)),
     Signature("zsh killed", _ZSH, _shell, K, anchors=(b"killed",), words=("killed",)),
     Signature(
         "shell killed, translated",

@@ -25,14 +25,16 @@ one that is absent). Its own printf ("WARN: Function: find_ofi_provider Line: 54
 since the plugin logs through NCCL, "host:pid:tid [0] NCCL WARN NET/OFI Couldn't find any optimal
 provider" both say it.
 
-NCCL's own loading of the driver (misc/cudawrap.cc, 2.12-2.2x), every WARN of which fails the
-communicator with ncclSystemError: "Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : <dlerror>"
-(read by driver_env's loader row), "Failed to load CUDA missing symbol cuGetProcAddress", "cuDriverGetVersion
-failed with 999", "CUDA some PFN functions not found in the library", "Retrieve cuMemCreate failed with
-500 status 1", "CUDA Driver version found is 11020. Minimum requirement is 11030": a libcuda older than
-the NCCL (RUN261) or one that cannot start (RUN262). NVML through NCCL (misc/nvmlwrap.cc): "Failed to
-open libnvidia-ml.so.1", "nvmlInit_v2() failed: Driver Not Loaded", "nvmlDeviceGetHandleByPciBusId()
-failed: Not Found" (RUN262; "GPU is lost" is gpu_hardware's, "Driver/library version mismatch" driver_env's).
+NCCL's own loading of the driver (misc/cudawrap.cc, 2.12-2.2x), every WARN of which returns ncclSystemError
+(init.cc 2.13-2.2x ignores it, "(void)ncclCudaLibraryInit()": a process whose INFO lines go on after the WARN
+was not stopped by it, and its dlopen WARN is then silent): "Failed to find CUDA library libcuda.so
+(NCCL_CUDA_PATH='') : <dlerror>" (read by driver_env's loader row), "Failed to load CUDA missing symbol
+cuGetProcAddress", "cuDriverGetVersion failed with 999", "CUDA some PFN functions not found in the library",
+"Retrieve cuMemCreate failed with 500 status 1", "CUDA Driver version found is 11020. Minimum requirement is
+11030": a libcuda older than the NCCL (RUN261) or one that cannot start (RUN262). NVML through NCCL
+(misc/nvmlwrap.cc): "Failed to open libnvidia-ml.so.1", "nvmlInit_v2() failed: Driver Not Loaded",
+"nvmlDeviceGetHandleByPciBusId() failed: Not Found" (RUN262; "GPU is lost" is gpu_hardware's, "Driver/library
+version mismatch" driver_env's).
 
 NCCL's topology check (graph/paths.cc): "P2P is disabled between NVLINK connected GPUs 1 and 0. This should
 not be the case given their connectivity, and is probably due to a hardware issue." (RUN310,
@@ -249,6 +251,23 @@ def _not_info(hit: Hit) -> bool:
     return "NCCL INFO" not in hit.text
 
 
+# NCCL 2.13-2.2x call the driver's loading at communicator init as "(void)ncclCudaLibraryInit()": a failed
+# dlopen of libcuda costs only the features that need the driver API (DMA-BUF, cuMem), and the same process
+# goes on with its init ("... NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ...", "Using network IB"). Its later
+# INFO lines say the warning did not stop it.
+_PID = lazy_re.compile(r"^\s*([\w.-]+:\d+):\d+ \[\d+\]")
+
+
+def _init_went_on(hit: Hit) -> bool:
+    me = _PID.match(hit.text)
+    if not me:
+        return False
+    return any(
+        "NCCL INFO" in ln.text and (p := _PID.match(ln.text)) is not None and p.group(1) == me.group(1)
+        for ln in hit.after(40, same_rank=False)
+    )
+
+
 def _cuda_too_old(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not _not_info(hit):
         return None
@@ -285,6 +304,8 @@ def _cuda_no_start(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
 def _cuda_lib(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not _not_info(hit) or "cannot open shared object" in hit.text:
         return None
+    if _init_went_on(hit):
+        return []  # init.cc ignores the result, "(void)ncclCudaLibraryInit(); // can fail on old drivers"
     return [
         row.event(
             hit,

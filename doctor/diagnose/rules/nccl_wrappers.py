@@ -226,7 +226,45 @@ def _bare_cuda_failure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[l
     return from_detail(hit, text, {"nccl_warn": text}, None, 0, None)
 
 
+# OneFlow's OF_NCCL_CHECK (oneflow/core/device/cuda_util.h, 0.x-1.x; the ROCm build's copy for RCCL): glog's
+# LOG(FATAL) or std::cout of "Check failed: " #condition " : " ncclGetErrorString " (" result ") ", since 0.9
+# ". To see more detail, please run OneFlow with system variable NCCL_DEBUG=INFO": "F1028 20:39:07.626992
+# 206314 collective_boxing_executor.cpp:452] Check failed: ncclGroupEnd() : unhandled system error (2)",
+# "Check failed: ncclCommInitRank(&comm, n, id, rank) : invalid usage (5)". A search excerpt cut inside the
+# text ("... : unhandled s") names it where one result's text alone begins so (past "unhandled ").
+_OF_CHECK = lazy_re.compile(
+    r"Check failed: (?P<call>[\w:]*nccl[A-Z]\w*\(.*?\)) : (?P<err>[A-Za-z][A-Za-z ,-]*?)"
+    r"(?: \((?P<num>\d+)\)|\s*$)"
+)
+
+
+def _of_check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").strip().lower()
+    num = int(m.group("num")) if m.group("num") else None
+    kind = kind_of(err)
+    if kind is None and num is None:
+        whole = {t for t in TEXTS if t.startswith(err)}
+        if len(err) < 11 or len(whole) != 1:
+            return []  # cut before the text says which result it was
+        err = whole.pop()
+        kind = kind_of(err)
+    kind = kind or (RESULT.get(num) if num is not None else None)
+    if kind is None:
+        return []
+    call = m.group("call").split("(", 1)[0]
+    return _result(hit, num if num is not None else 0, err, call, kind)
+
+
 SIGNATURES = (
+    Signature(
+        "nccl result in oneflow's check",
+        _OF_CHECK,
+        _of_check,
+        C.NCCL_SYSTEM_ERROR.code,
+        anchors=(b"Check failed: ",),
+        worth=(rb"Check failed: [\w:]*nccl[A-Z]",),
+        words=("check failed: ",),
+    ),
     Signature(
         "nccl result with xla's last warning",
         _XLA_LAST,

@@ -24,9 +24,13 @@ from pgdoctor.model import lazy_re
 # when the process dies, so the shell's message is glued to its closing bracket.
 _SHELL = lazy_re.compile(
     r"(?:^|\s|(?P<bar>(?<=it/s\])|(?<=s/it\])))(?:(?P<pid>\d+)\s+)?"
-    r"(?P<sig>Segmentation fault|Illegal instruction|Aborted|Bus error)"
+    r"(?P<sig>Segmentation fault|Illegal instruction|Aborted|Abort trap|Bus error)(?:: (?P<num>\d+))?"
     r"(?:\s*\(core dumped\))?(?:\s+(?P<cmd>\S.*))?$"
 )
+# strsignal() on macOS/BSD and MXNet's SIGSEGV handler (src/initialize.cc: "\nSegmentation fault: %d\n\n",
+# then "Stack trace:" and "  [bt] (0) .../libmxnet.so(+0x..)") put the signal's number after its name:
+# "Segmentation fault: 11", "Bus error: 10" (7 on Linux), "Illegal instruction: 4", "Abort trap: 6".
+_SHELL_NUM = {"SIGSEGV": {"11"}, "SIGBUS": {"7", "10"}, "SIGILL": {"4"}, "SIGABRT": {"6"}}
 _FAULTHANDLER = lazy_re.compile(
     r"Fatal Python error: (?P<sig>Segmentation fault|Aborted|Bus error|Illegal instruction|"
     r"Floating point exception)"
@@ -104,6 +108,7 @@ SIGNALS = lazy_re.ByText(
         "Aborted": "SIGABRT",
         "Bus error": "SIGBUS",
         "Floating point exception": "SIGFPE",
+        "Abort trap": "SIGABRT",
     }
 )
 
@@ -440,10 +445,13 @@ def _kernel_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 
 def _shell(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
-    alone = t.strip() == m.group("sig") or (m.group("bar") is not None and not t[m.end("sig") :].strip())
+    sig = SIGNALS[m.group("sig")]
+    if m.group("num") and m.group("num") not in _SHELL_NUM.get(sig, ()):
+        return None
+    end = m.end("num") if m.group("num") else m.end("sig")
+    alone = t.strip() == t[m.start("sig") : end] or (m.group("bar") is not None and not t[end:].strip())
     if not (m.group("pid") or "core dumped" in t or alone):
         return None
-    sig = SIGNALS[m.group("sig")]
     facts: dict[str, Any] = {"signal": sig, "reporter": "shell"}
     if m.group("pid"):
         facts["pid"] = int(m.group("pid"))
@@ -657,15 +665,21 @@ SIGNATURES = (
         _SHELL,
         _shell,
         C.FATAL_SIGNAL.code,
-        anchors=(b"ation fault", b"core dumped"),
-        worth=(rb"Segmentation fault", rb"core dumped"),
-        anchor_from="'(core dumped)' after the signal's name (a line without it and without a pid is not "
-        "read)",
+        anchors=(b"ation fault", b"core dumped", b"Abort", b"Bus error", b"Illegal instruction"),
+        worth=(
+            rb"Segmentation fault",
+            rb"core dumped",
+            rb"(?:Aborted|Bus error|Illegal instruction|Abort trap)(?:: \d+)?\s*$",
+        ),
+        anchor_from="the signal's name: alone on its line, after a pid, or before '(core dumped)'",
         examples=(
             "train.sh: line 12: 4567 Segmentation fault      (core dumped) python train.py",
             "Illegal instruction (core dumped)",
             "Aborted (core dumped)",
             "Bus error (core dumped)",
+            "Bus error: 10",
+            "Illegal instruction: 4",
+            "Abort trap: 6",
         ),
     ),
     Signature(

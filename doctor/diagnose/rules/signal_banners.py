@@ -22,6 +22,32 @@ Formats, read at their source:
   -N for signal N), also as "ERROR:composer.cli.launcher:Global rank 0 ..."; _monitor_processes logs the
   death first as "ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11." (no PID).
 
+- UCX's error handler (ucs/debug/debug.c ucs_debug_print_backtrace, UCX 1.4 to today; installed in every
+  process that loads UCX: Open MPI / HPC-X, NCCL's UCX plugin, NIXL, UCC, torch's ucc backend) prints
+  "[host:pid:0:tid] Caught signal 11 (Segmentation fault: ...)" (process_crash reads it) and then "====
+  backtrace (tid:   4304) ====" (1.4-1.5: "==== backtrace ====") with frames " 0 0x0000000000014420
+  __funlockfile()  ???:0" (1.4-1.7: " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2a4) [0x7f..]"). It prints
+  the block for a fatal signal or a fatal error (ucs_fatal_error: an assertion, then abort). A paste that
+  starts at the header, its signal line cut, shows the same death (tier 2, as the banners above); a header
+  with no frame under it (a log that merely names the block) stays silent.
+
+- zsh's own words for a job a signal ended (Src/signames2.awk, its table of signal.h's comments), where bash
+  prints strsignal()'s: "zsh: segmentation fault  python train.py", "zsh: bus error  python train.py", "zsh:
+  abort      python train.py", "zsh: illegal hardware instruction  python train.py", "zsh: floating point
+  exception  python train.py", "zsh: trace trap  python train.py"; its job table: "[1]    1234 abort
+  python train.py" (with "(core dumped)" after the word where a core was written). "killed" and
+  "terminated" are host_oom's and external_kills'.
+- the C++ runtime's last words before abort() when nothing was thrown (std::terminate with no exception:
+  a std::thread destroyed while joinable, a rethrow outside a handler): "terminate called without an active
+  exception" (libstdc++), SIGABRT; after an error line it is that error's end, and left to the error's row.
+- Windows: Python's faulthandler (Modules/faulthandler.c faulthandler_exc_handler, 3.3+) "Windows fatal
+  exception: access violation" (also "stack overflow", "illegal instruction", "in page error", "int divide by
+  zero"; its "code 0x..." form is left: it prints C++ exceptions that were caught too), and the NTSTATUS a
+  crashed process exits with, as IDEs and launchers print it: "Process finished with exit code -1073741819
+  (0xC0000005)" (access violation), 3221225477 unsigned, -1073741571 / 0xC00000FD (stack overflow),
+  -1073741795 / 0xC000001D (illegal instruction), -1073740791 / 0xC0000409 (a fast fail: abort() under MSVC,
+  SIGABRT).
+
 A fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP) or SIGABRT is the rank's death on a signal (RUN131); the
 banner is the handler's record of that death, so it stands at tier 2: what led to it and shows in the log
 (an uncaught C++ exception or failed check before a SIGABRT, an OOM, an NCCL error, a hang the watchdog
@@ -39,6 +65,7 @@ from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
 from pgdoctor.diagnose.rules.launcher import EXIT, exit_event
 from pgdoctor.diagnose.signature import Signature, gated_reader
+from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.signals import SIGNAL_NAMES
 from pgdoctor.model import lazy_re
 
@@ -64,6 +91,16 @@ _COMPOSER = lazy_re.compile(
     r"(?:^|[\s:])Rank (?P<rank2>\d+) crashed with exit code (?P<code2>-?\d+)"
 )
 _FAULTS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP"}
+_UCX_BT = lazy_re.compile(r"==== backtrace(?: \(tid:\s*\d+\))? ====")
+_UCX_BT_FRAME = lazy_re.compile(
+    r"^\s*(?P<n>\d+)\s+(?:0x[0-9a-fA-F]+\s+(?P<fn>[^\s(<]+)|\S+\((?P<sym>[\w:~<>.]*)\+0x[0-9a-fA-F]+\)\s+\[0x)"
+)
+_UCX_HANDLER = lazy_re.compile(
+    r"^(?:killpg|raise|gsignal|abort|__sigaction|__restore_rt|__nss_database_lookup|__funlockfile|"
+    r"_L_unlock_\d+|ucs_\w+|\?\?\?|)$"
+)
+# The signal line of the same block or another crash record in view: its own row reads the death.
+_UCX_SIGNAL_SHOWN = lazy_re.compile(r"Caught signal \d+|received by PID|Signal: \w|Fatal Python error")
 
 
 def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -106,6 +143,110 @@ def _banner(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, sig))]
 
 
+def _ucx_backtrace(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    frames = []
+    for ln in hit.after(12, same_rank=False):
+        f = _UCX_BT_FRAME.match(ln.text)
+        if not f:
+            break
+        frames.append(f.group("fn") or f.group("sym") or "")
+    if not frames:
+        return None  # the header alone: nothing shows that a process died
+    near = [*hit.before(30, same_rank=False), *hit.after(40, same_rank=False)]
+    if any(_UCX_SIGNAL_SHOWN.search(ln.text) for ln in near):
+        return []  # the signal line (or another handler's record) is in view: its row reads the death
+    facts: dict[str, Any] = {"reporter": "ucx", "signal_line": "cut"}
+    own = [fn for fn in frames if not _UCX_HANDLER.match(fn)]
+    if own:
+        facts["frame"] = own[0]
+    where = f" in {facts['frame']}" if "frame" in facts else ""
+    msg = (
+        f"{hit.who()} died{where}: UCX's error handler printed its backtrace (the 'Caught signal' line above "
+        "it is not in the paste): a fatal signal or a fatal UCX error in that process"
+    )
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, "ucx backtrace"))]
+
+
+_ZSH_SIG = {
+    "segmentation fault": "SIGSEGV",
+    "bus error": "SIGBUS",
+    "abort": "SIGABRT",
+    "illegal hardware instruction": "SIGILL",
+    "floating point exception": "SIGFPE",
+    "trace trap": "SIGTRAP",
+}
+_ZSH_CRASH = lazy_re.compile(
+    r"^\s*(?:zsh: |(?:\[\d+\][+-]? +)?(?P<pid>\d+) +)(?P<sig>"
+    + "|".join(_ZSH_SIG)
+    + r")(?: +\(core dumped\))?(?P<gap> +)(?P<cmd>\S.*)$"
+)
+_TERMINATE = lazy_re.compile(r"terminate called without an active exception")
+_ERROR_BEFORE = lazy_re.compile(r"\w(?:Error|Exception)\b|\berror\b|\bERROR\b|\bFATAL\b")
+_WIN_FAULT = lazy_re.compile(
+    r"Windows fatal exception: (?P<what>access violation|stack overflow|illegal instruction|in page error|"
+    r"int divide by zero)"
+)
+_NTSTATUS = {
+    "c0000005": ("access violation", "SIGSEGV"),
+    "c00000fd": ("stack overflow", "SIGSEGV"),
+    "c000001d": ("illegal instruction", "SIGILL"),
+    "c0000409": ("fast fail (abort)", "SIGABRT"),
+}
+_NT_BY_NUMBER = {
+    "-1073741819": "c0000005",
+    "3221225477": "c0000005",
+    "-1073741571": "c00000fd",
+    "3221225725": "c00000fd",
+    "-1073741795": "c000001d",
+    "3221225501": "c000001d",
+    "-1073740791": "c0000409",
+    "3221226505": "c0000409",
+}
+_WIN_EXIT = lazy_re.compile(
+    r"(?i:exit(?:ed)? (?:with )?code|exit status|return(?:ed)? code|returncode)[ :=]*(?:"
+    r"(?P<num>" + "|".join(_NT_BY_NUMBER) + r")\b(?: \((?i:0x)[0-9A-Fa-f]{8}\))?|"
+    r"(?i:0x)(?P<hex>(?i:c0000005|c00000fd|c000001d|c0000409))\b)"
+)
+
+
+def _zsh_crash(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("pid") and len(m.group("gap")) < 2 and "core dumped" not in hit.text:
+        return None  # "1234 abort the run": the job table's columns are wider than one blank
+    sig = _ZSH_SIG[m.group("sig")]
+    facts: dict[str, Any] = {"signal": sig, "reporter": "zsh", "command": clip(m.group("cmd"), 200)}
+    msg = f"the shell (zsh) reports the command died on {sig} ({m.group('sig')}): {clip(m.group('cmd'), 80)}"
+    return [row.event(hit, msg, facts, tier=2 if sig == "SIGABRT" else 0, dedupe=(row.code, "zsh", sig))]
+
+
+def _terminate(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if any(_ERROR_BEFORE.search(ln.text) for ln in hit.before(6)):
+        return []  # the error printed before it is what the process ended on; its own row reads it (or not)
+    facts: dict[str, Any] = {"signal": "SIGABRT", "reporter": "c++ runtime"}
+    msg = (
+        f"{hit.who()} aborted: std::terminate with no exception in flight (a std::thread destroyed while "
+        "still joinable, or a rethrow outside a handler); the lines before it say where"
+    )
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, hit.rank, "terminate"))]
+
+
+def _win_fault(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = m.group("what")
+    sig = {"illegal instruction": "SIGILL", "int divide by zero": "SIGFPE"}.get(what, "SIGSEGV")
+    facts: dict[str, Any] = {"signal": sig, "windows_exception": what, "reporter": "faulthandler"}
+    msg = f"{hit.who()} died on a Windows fatal exception ({what}; faulthandler printed the Python frames)"
+    return [row.event(hit, msg, facts, dedupe=(row.code, hit.rank, "windows", what))]
+
+
+def _win_exit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    code = _NT_BY_NUMBER[m.group("num")] if m.group("num") else m.group("hex").lower()
+    what, sig = _NTSTATUS[code]
+    facts: dict[str, Any] = {"signal": sig, "ntstatus": f"0x{code.upper()}", "windows_exception": what}
+    msg = f"a process exited with NTSTATUS 0x{code.upper()} ({what}): it crashed on Windows"
+    return [
+        row.event(hit, msg, facts, tier=2 if sig == "SIGABRT" else 1, dedupe=(row.code, "ntstatus", code))
+    ]
+
+
 def _composer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     code = int(m.group("code") or m.group("code2"))
     if code == 0:
@@ -135,6 +276,73 @@ SIGNATURES = (
         C.FATAL_SIGNAL.code,
         anchors=(b" received at time=",),
         words=("received at time=",),
+    ),
+    Signature(
+        "ucx backtrace, signal line cut",
+        _UCX_BT,
+        _ucx_backtrace,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"==== backtrace",),
+        words=("==== backtrace",),
+        examples=("==== backtrace (tid:   4304) ====",),
+    ),
+    Signature(
+        "zsh crash words",
+        _ZSH_CRASH,
+        _zsh_crash,
+        C.FATAL_SIGNAL.code,
+        anchors=(
+            b"segmentation fault",
+            b"bus error",
+            b"abort",
+            b"illegal hardware",
+            b"floating point",
+            b"trace trap",
+        ),
+        words=(
+            "segmentation fault",
+            "bus error",
+            "abort",
+            "illegal hardware",
+            "floating point",
+            "trace trap",
+        ),
+        anchor_from="zsh's signal words after its 'zsh: ' or its job number and pid",
+        examples=("zsh: bus error  python train.py", "[1]    1234 abort      python train.py"),
+    ),
+    Signature(
+        "terminate without an exception",
+        _TERMINATE,
+        _terminate,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"terminate called without an active exception",),
+        words=("terminate called without an active exception",),
+    ),
+    Signature(
+        "windows fatal exception",
+        _WIN_FAULT,
+        _win_fault,
+        C.FATAL_SIGNAL.code,
+        anchors=(b"Windows fatal exception: ",),
+        words=("windows fatal exception: ",),
+    ),
+    Signature(
+        "windows crash status",
+        _WIN_EXIT,
+        _win_exit,
+        C.FATAL_SIGNAL.code,
+        anchors=(*(n.encode() for n in _NT_BY_NUMBER), b"C0000", b"c0000"),
+        worth=(
+            rb"(?:" + "|".join(_NT_BY_NUMBER).encode() + rb")\b",
+            rb"0x[Cc]0000(?:005|0[Ff][Dd]|01[Dd]|409)\b",
+        ),
+        words=(*_NT_BY_NUMBER, "0xc0000"),
+        anchor_from="the exit status as a number or NTSTATUS after the words that name it",
+        examples=(
+            "Process finished with exit code -1073741819 (0xC0000005)",
+            "Process finished with exit code 3221225477",
+            "exited with code 0xC0000409",
+        ),
     ),
     Signature(
         "composer launcher exit",

@@ -208,6 +208,32 @@ def _native_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "native_host_alloc"))]
 
 
+# A framework's own check on its host allocator: MXNet's CPU storage (src/storage/cpu_device_storage.h,
+# 0.x-1.9: "LOG(FATAL) << \"Failed to allocate CPU Memory\"" after a failed malloc / posix_memalign, as
+# "[12:00:01] src/storage/./cpu_device_storage.h:73: Failed to allocate CPU Memory" or inside
+# "mxnet.base.MXNetError: ..."), and the same words of other C++ programs ("Failed to allocate CPU memory:
+# <err>", "failed to allocate host memory"). A warning that falls back ("Failed to allocate CPU memory pool",
+# "..., falling back to ...") is not a failure.
+_FRAMEWORK_HOST = lazy_re.compile(r"\b[Ff]ailed to allocate (?:CPU|[Hh]ost) [Mm]emory\b(?! pool)")
+_FALLS_BACK = lazy_re.compile(r"\bWARN|[Ff]all(?:ing)? ?back|\bretry|\bretrying", re.IGNORECASE)
+
+
+def _framework_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _FALLS_BACK.search(hit.text):
+        return []
+    facts: dict[str, Any] = {
+        "allocator": "framework host allocator",
+        "error_line": clip(hit.text.strip(), 160),
+    }
+    if "cpu_device_storage" in hit.text or "MXNet" in hit.text or "mxnet" in hit.text:
+        facts["framework"] = "mxnet"
+    msg = (
+        "the framework could not allocate host (CPU) memory: RAM ran out (a dataset or record file loaded "
+        "whole, too many workers or ranks on the node)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "framework_host_alloc"))]
+
+
 K = C.HOST_OOM_KILLED.code
 SIGNATURES = (
     Signature(
@@ -260,6 +286,19 @@ SIGNATURES = (
             "terminate called after throwing an instance of 'std::bad_alloc'",
             "  what():  std::bad_alloc",
             "-bash: fork: Cannot allocate memory",
+        ),
+    ),
+    Signature(
+        "framework host allocation failed",
+        _FRAMEWORK_HOST,
+        _framework_host,
+        C.HOST_ALLOC_FAILED.code,
+        anchors=(b"ailed to allocate CPU", b"ailed to allocate host", b"ailed to allocate Host"),
+        words=("failed to allocate cpu memory", "failed to allocate host memory"),
+        anchor_from="'Failed to allocate' with the memory it names (CPU, host): one anchor per spelling",
+        examples=(
+            "[12:00:01] src/storage/./cpu_device_storage.h:73: Failed to allocate CPU Memory",
+            "Failed to allocate host memory",
         ),
     ),
     Signature(

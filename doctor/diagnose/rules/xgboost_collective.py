@@ -24,6 +24,12 @@ rabit/src/allreduce_base.cc says "Failed to connect to the tracker." the same wa
   from peers.", "Failed to get the port from peers.", socket.cc's "Failed to get address info:Name or service
   not known" (strings of libxgboost.so, 3.2.0): the workers' bootstrap with the tracker broke off (RUN222,
   tier 2: a connect / timeout / EOF row on the same chain says more).
+
+XGBoost-Ray's and LightGBM-Ray's elastic training (xgboost_ray/elastic.py _get_actor_alive_status, 0.1-0.1.x;
+lightgbm_ray's copy) logs each check of its training actors: "Actor status: 7 alive, 1 dead (8 total)",
+behind Ray's "(pid=40067, ip=10.0.0.1)" prefix. A dead one is a training actor whose process died (its
+node's OOM killer, a crash, a lost node): RUN133, tier 2 (Ray's own record of the death, when the paste
+holds it, says more); "N alive, 0 dead" is the healthy check.
 """
 
 from __future__ import annotations
@@ -162,7 +168,33 @@ def _boot_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+_RAY_ACTORS = lazy_re.compile(
+    r"\bActor status: (?P<alive>\d+) alive, (?P<dead>\d+) dead \((?P<total>\d+) total\)"
+)
+
+
+def _ray_actors(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    dead, total = int(m.group("dead")), int(m.group("total"))
+    if dead == 0:
+        return []
+    facts: dict[str, Any] = {"reporter": "xgboost_ray elastic", "dead_actors": dead, "actors": total}
+    msg = (
+        f"{dead} of {total} XGBoost-Ray training actors died (their processes ended: the node's OOM killer, "
+        "a crash or a lost node; the raylet's and the dead actor's logs say which)"
+    )
+    return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, "ray_actors"))]
+
+
 SIGNATURES = (
+    Signature(
+        "xgboost-ray elastic actor died",
+        _RAY_ACTORS,
+        _ray_actors,
+        C.RANK_EXITED.code,
+        anchors=(b"Actor status: ",),
+        worth=(rb"Actor status: \d+ alive, \d+ dead",),
+        words=("actor status: ",),
+    ),
     Signature(
         "xgboost bootstrap failed",
         _BOOT_FAILED,

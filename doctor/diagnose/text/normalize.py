@@ -279,6 +279,9 @@ _RECORD_START = lazy_re.compile(
     r"(?:Terminated|Killed|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction)"
     r"(?: \(core dumped\))?\s*$)"
 )
+# The first word of a filled line's continuation: a plain lower-case word ("while", "problem,"), not a
+# logger's name or a stream's prefix ("distributed.worker", "stdout:").
+_FILL_WORD = lazy_re.compile(r"^[a-z][a-z'-]*[,;.]?$")
 _WRAP_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256, 300})
 
 
@@ -508,6 +511,22 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool], trail: 
             and lines[k].text[-1:].isalnum()
         )
 
+    def filled(k: int) -> bool:
+        """Line k was filled to 80 columns at a word's end (an editor's or a mail client's wrap, a
+        logger's fill: "... -- A worker died or was killed" + "while executing a task by ..."): it ends
+        in a letter, the next one begins with a plain lower-case word of a sentence that goes on (two
+        words at least), and that word would not have fit on line k."""
+        nxt = lines[k + 1].text
+        first = nxt.split(" ", 1)[0]
+        return (
+            60 <= lengths[k] <= 80
+            and not trail[k]
+            and lines[k].text[-1:].isalpha()
+            and bool(_FILL_WORD.match(first))
+            and " " in nxt
+            and lengths[k] + 1 + len(first) > 80
+        )
+
     while i < len(lines):
         cur = lines[i]
         text = cur.text
@@ -515,11 +534,11 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool], trail: 
             i + 1 < len(lines)
             and lines[i + 1].text
             and bare[i + 1]
-            and wrapped(i)
+            and (wrapped(i) or filled(i))
             and not _RECORD_START.match(lines[i + 1].text)
             and len(text) < 1 << 16
         ):
-            text += trail[i] + lines[i + 1].text
+            text += (trail[i] or (" " if not wrapped(i) else "")) + lines[i + 1].text
             i += 1
         out.append(
             Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts, cur.proc)
