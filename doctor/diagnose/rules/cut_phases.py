@@ -5,7 +5,7 @@ Users paste the frames and leave the message out (it is in the thread's title, o
 screen's edge). The stack still says in which phase of the job the process died. Measured over every released
 corpus case whose log holds such a cut stack (tests/diagnose/test_r1_families.py has the table), most phases
 name no one class: a cut in a DDP construction is an NCCL error of any of three classes, a cut in mp.spawn's
-join, in a forward, a backward or an optimizer step, in a Ray get, is anything. Two phases do:
+join, in a forward, a backward or an optimizer step, in a Ray get, is anything. Three phases do:
 
 - DeepSpeed's engine putting the model and its ZeRO optimizer on the GPUs (deepspeed/runtime/engine.py's
   _configure_distributed_model, whose `self.module.to(self.device)` moves the whole model;
@@ -25,6 +25,10 @@ join, in a forward, a backward or an optimizer step, in a Ray get, is anything. 
   are currently not supported in Windows or MacOs." (redirects.py prints it on those two platforms only).
   PyTorch has no NCCL backend there and the Windows wheels no libuv store: RUN570, tier 2. A stack of the
   meeting (init_stacks) or of a collective is left to those readings.
+- DDP's reducer check: the innermost source line is the reducer's prepare_for_backward / prepare_for_forward,
+  or 2.0+'s `inputs, kwargs = self._pre_forward(*inputs, **kwargs)` in torch/nn/parallel/distributed.py's
+  forward (its body raises "Expected to have finished reduction in the prior iteration"): RUN202, tier 2
+  (every released stack that reached either was that error).
 """
 
 from __future__ import annotations
@@ -135,7 +139,15 @@ def _platform_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # ranks' reductions no longer line up). A stack whose innermost source line is that call, cut before its
 # exception line, is that error (every such stack in the released corpora was). 1.7+'s
 # `self.reducer._rebuild_buckets()` is rdzv_values' row (tier 1); this one says the same of the older call.
-_REDUCER_CALL = lazy_re.compile(r"\breducer\.(?:prepare_for_backward|prepare_for_forward)\(")
+_REDUCER_CALL = lazy_re.compile(
+    r"\breducer\.(?:prepare_for_backward|prepare_for_forward)\(|\bself\._pre_forward\("
+)
+# 2.0+'s DistributedDataParallel.forward calls `inputs, kwargs = self._pre_forward(*inputs, **kwargs)`, whose
+# body runs that check (prepare_for_forward, then `self.reducer._rebuild_buckets()`, where the error is
+# raised); a paste cut right after forward's frame is that error too (every released stack that reached
+# _pre_forward was). Only DDP's own frame: FSDP's `_pre_forward(self, handle, ...)` (its unshard's
+# all-gather) and a user's module of that name say nothing of the reducer.
+_DDP_FILE = lazy_re.compile(r"torch/nn/parallel/distributed\.py$")
 
 
 def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -143,10 +155,11 @@ def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     if chunks is None:
         return None
     file, func, source = chunk_frame(chunks[-1])
-    if not _REDUCER_CALL.search(source):
-        return None  # the stack goes on below the reducer's call: it died elsewhere
     call = _REDUCER_CALL.search(source)
-    assert call is not None
+    if call is None:
+        return None  # the stack goes on below the reducer's call: it died elsewhere
+    if call.group(0).startswith("self.") and not _DDP_FILE.search(file):
+        return None  # a _pre_forward of another wrapper's or of the user's
     where = f"{file.rsplit('/', 1)[-1]} in {func}"
     return [
         row.event(
@@ -173,12 +186,14 @@ SIGNATURES = (
             b"reducer.prepare_for_backward(",
             b"reducer._rebuild_buckets(",
             b"reducer.prepare_for_forward(",
+            b"self._pre_forward(",
         ),
-        words=("reducer.",),
+        words=("reducer.", "_pre_forward("),
         examples=(
             "    self.reducer.prepare_for_backward([])",
             "    self.reducer.prepare_for_backward(list(_find_tensors(output)))",
             "        self.reducer.prepare_for_forward()",
+            "    inputs, kwargs = self._pre_forward(*inputs, **kwargs)",
         ),
     ),
     Signature(

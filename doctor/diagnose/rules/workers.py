@@ -455,6 +455,9 @@ def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     facts: dict[str, Any] = {"reporter": "ray"}
     if m.group(1):
         facts["connection_error_code"] = int(m.group(1))
+    pid = re.search(r"Worker PID: (\d{1,9})\b", hit.text)
+    if pid:
+        facts["worker_pid"] = int(pid.group(1))
     ip = re.search(r"Worker IP address: ([\d.]+)", hit.text)
     if ip:
         facts["host"] = ip.group(1)
