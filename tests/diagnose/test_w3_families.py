@@ -431,12 +431,46 @@ PRE_FORWARD_SILENT = [
 
 @pytest.mark.parametrize("prefix,stack", PRE_FORWARD)
 def test_a_stack_cut_at_ddp_pre_forward_is_the_unfinished_reduction(prefix: str, stack: str) -> None:
-    check_root(prefixed(prefix, stack.rstrip("\n")), "RUN202", {"cut": True, "phase": "ddp_reducer_check"})
+    check_root(prefixed(prefix, stack.rstrip("\n")), "RUN202", {"cut": True})
 
 
 @pytest.mark.parametrize("stack", PRE_FORWARD_SILENT)
 def test_other_pre_forward_frames_are_not_the_reducer(stack: str) -> None:
     root = root_finding(stack)
+    assert root is None or root.code != "RUN202", root
+
+
+# rich's boxed traceback (transformers', accelerate's): the frame's head above its "❱" source line
+_RICH = (
+    "╭───────────────────── Traceback (most recent call last) ─────────────────────╮\n"
+    "│ /work/train.py:88 in main                                                    │\n"
+    "│                                                                              │\n"
+    "│ ❱ 88 │   loss = model(batch)                                                 │\n"
+    "│                                                                              │\n"
+    "│ {path}:{line} in forward                                                     │\n"
+    "│                                                                              │\n"
+    "│   1516 │   │   │   output = None                                              │\n"
+    "│ ❱ {line} │   │   │   inputs, kwargs = self._pre_forward(*inputs, **kwargs)       │\n"
+)
+_DDP_PY = "/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py"
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank0]: "])
+def test_a_rich_stack_cut_at_ddp_pre_forward_is_the_unfinished_reduction(prefix: str) -> None:
+    log = _RICH.format(path=_DDP_PY, line=1519)
+    check_root(prefixed(prefix, log.rstrip("\n")), "RUN202", {"cut": True, "phase": "ddp_reducer_check"})
+
+
+def test_a_rich_stack_going_on_below_pre_forward_is_not_read_so() -> None:
+    log = _RICH.format(path=_DDP_PY, line=1519) + (
+        "│                                                                              │\n"
+        f"│ {_DDP_PY}:1438 in _pre_forward                                                │\n"
+        "│ ❱ 1438 │   │   │   self._sync_buffers()                                         │\n"
+    )
+    root = root_finding(log)
+    assert root is None or root.code != "RUN202", root
+    other = _RICH.format(path="/work/mymodel/wrapper.py", line=80)
+    root = root_finding(other)
     assert root is None or root.code != "RUN202", root
 
 

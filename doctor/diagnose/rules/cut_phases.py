@@ -37,8 +37,9 @@ import re
 from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.rules.init_stacks import chunk_frame, cut_chunks, meeting_cut
+from pgdoctor.diagnose.rules.rdzv_values import _EXC_LINE, _STACK_REST
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.dist_calls import cut_in_collective
 from pgdoctor.model import lazy_re
@@ -173,6 +174,37 @@ def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# The same call in rich's boxed traceback (transformers', accelerate's): the frame's head
+# "...distributed.py:1519 in forward" above its "❱ 1519 │ ... self._pre_forward(*inputs, **kwargs)" line,
+# nothing after it but the box, blank or context lines (rdzv_values reads `self.reducer._rebuild_buckets()`
+# in such a box the same way).
+_PRE_FORWARD = lazy_re.compile(r"\bself\._pre_forward\(\*")
+_DDP_FORWARD_HEAD = lazy_re.compile(r"torch[\\/]nn[\\/]parallel[\\/]distributed\.py:\d+ in forward\b")
+_FRAME_HEAD = lazy_re.compile(r'File "|\S+\.py:\d+ in \w+')
+
+
+def _boxed_pre_forward(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if hit.lines[-1].no - hit.line.no >= LINES_AFTER:
+        return None
+    if any(_EXC_LINE.search(ln.text) or not _STACK_REST.search(ln.text) for ln in after):
+        return None  # the exception line is there, or other output follows
+    if any(_FRAME_HEAD.search(ln.text) for ln in after):
+        return None  # a deeper frame follows: it died below
+    if not any(_DDP_FORWARD_HEAD.search(ln.text) for ln in hit.before(4, same_rank=False)):
+        return None  # not DDP's own forward
+    return [
+        row.event(
+            hit,
+            "a stack ends at DDP's forward calling _pre_forward (torch/nn/parallel/distributed.py) before "
+            "its exception line: there the reducer raises only that the previous iteration's gradient "
+            "reduction did not finish (parameters that received no gradient)",
+            {"frame": "distributed.py in forward", "cut": True, "phase": "ddp_reducer_check"},
+            dedupe=(row.code, hit.rank, "cut reducer"),
+        )
+    ]
+
+
 _TRACEBACK = lazy_re.compile(r"Traceback \(most recent call last\):\s*$")
 
 SIGNATURES = (
@@ -195,6 +227,15 @@ SIGNATURES = (
             "        self.reducer.prepare_for_forward()",
             "    inputs, kwargs = self._pre_forward(*inputs, **kwargs)",
         ),
+    ),
+    Signature(
+        "boxed stack cut at ddp's _pre_forward",
+        _PRE_FORWARD,
+        _boxed_pre_forward,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        tier=2,
+        anchors=(b"self._pre_forward(*",),
+        words=("_pre_forward(",),
     ),
     Signature(
         "stack cut in deepspeed's or accelerate's gpu set-up",
