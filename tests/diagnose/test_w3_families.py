@@ -18,6 +18,13 @@
   RUN151; a socket, store, loader or start-up timeout, a setting and a question are not;
 - a person's mark that the log hangs ("*hangs*") right under NCCL's lines of a communicator that came up:
   RUN151; under the bootstrap or any other line it says nothing.
+
+Session of 2026-12-07 (late), misses of v21's held-out and v22's dev half (the tables at the end):
+- a title of training on several GPUs that hangs (misspellings of "stuck" too): RUN151;
+- a title of a hang when one rank alone meets a condition of its data (SyncBatchNorm, an empty batch): RUN201;
+- a stack cut at DDP 2.x forward's `self._pre_forward(*inputs, **kwargs)`, plain or in rich's box: RUN202;
+- Ray's report of a dead worker (its "Worker PID: N", ActorDiedError's "pid: N") is the consequence of a
+  failure that process logged behind Ray's "(RayWorker pid=N)" prefix.
 """
 
 from __future__ import annotations
@@ -526,3 +533,23 @@ def test_a_ray_worker_death_after_its_own_watchdog_timeout_is_the_timeouts(prefi
 def test_a_ray_worker_death_of_another_process_still_leads(prefix: str) -> None:
     log = _RAY_DIED.format(pid=1080650) + prefixed(prefix.format(pid=1080651), _WATCHDOG.rstrip("\n"))
     check_root(log, "RUN133", {"reporter": "ray", "worker_pid": 1080650})
+
+
+# Ray 2.x's ActorDiedError names the actor's pid on a line under it ("\tpid: 2370037"; verl's WorkerDict).
+_ACTOR_DIED = (
+    "Traceback (most recent call last):\n"
+    '  File "/x/verl/single_controller/ray/base.py", line 42, in func\n'
+    "    output = ray.get(output)\n"
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+    "\tclass_name: create_colocated_worker_cls.<locals>.WorkerDict\n"
+    "\tactor_id: 944845519790ea751c6613aa01000000\n"
+    "\tpid: 2370037\n"
+    "\tname: UpWnbxWorkerDict_0:0\n"
+    "\tip: 172.18.103.5\n"
+)
+
+
+@pytest.mark.parametrize("pid,code", [(2370037, "RUN151"), (2370038, "RUN133")])
+def test_ray_actor_died_error_names_the_pid_whose_own_failure_explains_it(pid: int, code: str) -> None:
+    log = _ACTOR_DIED + prefixed(f"(WorkerDict pid={pid}) ", _WATCHDOG.rstrip("\n"))
+    check_root(log, code)
