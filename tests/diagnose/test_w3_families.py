@@ -553,3 +553,11 @@ _ACTOR_DIED = (
 def test_ray_actor_died_error_names_the_pid_whose_own_failure_explains_it(pid: int, code: str) -> None:
     log = _ACTOR_DIED + prefixed(f"(WorkerDict pid={pid}) ", _WATCHDOG.rstrip("\n"))
     check_root(log, code)
+
+
+# Ray's prefix before a rank's ("(WorkerDict pid=2370037) [rank0]:[E ...]", torch 2.2+ under verl / vLLM) is
+# read as Ray's (its pid kept), not as a short tag before "[rank0]:".
+@pytest.mark.parametrize("pid,code", [(2370037, "RUN151"), (2370038, "RUN133")])
+def test_ray_prefix_before_a_rank_prefix_keeps_its_pid(pid: int, code: str) -> None:
+    log = _ACTOR_DIED + prefixed(f"(WorkerDict pid={pid}) [rank0]:", _WATCHDOG.rstrip("\n"))
+    check_root(log, code)

@@ -99,7 +99,8 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", lazy_re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
-    ("tag", lazy_re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
+    # (not Ray's "(WorkerDict pid=7) " before "[rank0]:": the ray kind below reads it, with its pid)
+    ("tag", lazy_re.compile(r"^(?!\((?:\w+ )?(?:rank=\d+ )?pid=\d)\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
     # Ray's "(RayTrainWorker pid=37396, ip=10.244.1.95) ": the node's address is the line's host. vLLM's
     # workers name their rank too ("(VllmWorker rank=1 pid=7226) "); a pasted block may be indented.
     (
