@@ -16,7 +16,9 @@ comparable clocks a software error leads only when it came more than HARDWARE_SL
 
 A Python exception counts only when it ended its rank, and never explains an exit by a signal (an
 exception exits with code 1): training that went on after it and was then SIGKILLed has the
-SIGKILL as its root. Ranks missing from a watchdog-timeout list are named as suspects. A log that
+SIGKILL as its root. Ray's report of a dead worker ("Worker PID: N") is a consequence of a failure that
+process logged behind Ray's "(RayWorker pid=N)" prefix. Ranks missing from a watchdog-timeout list are named
+as suspects. A log that
 holds only the launcher's teardown still says a worker died. When nothing is a failure but an
 error line is there, an info note (RUN134) quotes the last one.
 """
@@ -413,6 +415,15 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
             e.rank = pid_rank[e.facts["pid"]]
             e.facts["rank"] = e.rank
     kept.extend(disagreeing_timeouts(kept) or crossed_timeouts(kept) or stranded_timeouts(kept))
+    # Ray's report that a worker died ("A worker died or was killed ... Worker PID: 1080651 ... Worker exit
+    # type: SYSTEM_ERROR") says that it died, not why: a failure that same process logged behind Ray's
+    # "(RayWorker pid=1080651) " prefix (the watchdog's timeout, then its abort of the process) is why.
+    for e in kept:
+        wp = e.facts.get("worker_pid")
+        if wp is not None and any(
+            o is not e and o.facts.get("proc_pid") == wp and o.cause_tier <= 1 for o in kept
+        ):
+            e.cause_tier = max(e.cause_tier, 2)
     if root_exit is not None:
         # The exit record becomes a finding only when nothing in the logs explains that rank's death.
         # A Python exception ends its process with exit code 1, or with SIGABRT when torch aborts

@@ -246,6 +246,8 @@ def event(
             f["rank_from"] = "the rank prefixes around it"
     if hit.line.host:
         f.setdefault("host", hit.line.host)
+    if hit.line.pid is not None:
+        f.setdefault("proc_pid", hit.line.pid)  # the Ray prefix's process, for Ray's report of its death
     if r is None and hit.line.local_rank is not None:
         f.setdefault("local_rank", hit.line.local_rank)
     if "nccl_version" not in f:

@@ -5,7 +5,7 @@ Users paste the frames and leave the message out (it is in the thread's title, o
 screen's edge). The stack still says in which phase of the job the process died. Measured over every released
 corpus case whose log holds such a cut stack (tests/diagnose/test_r1_families.py has the table), most phases
 name no one class: a cut in a DDP construction is an NCCL error of any of three classes, a cut in mp.spawn's
-join, in a forward, a backward or an optimizer step, in a Ray get, is anything. Two phases do:
+join, in a forward, a backward or an optimizer step, in a Ray get, is anything. Three phases do:
 
 - DeepSpeed's engine putting the model and its ZeRO optimizer on the GPUs (deepspeed/runtime/engine.py's
   _configure_distributed_model, whose `self.module.to(self.device)` moves the whole model;
@@ -29,6 +29,10 @@ join, in a forward, a backward or an optimizer step, in a Ray get, is anything. 
   are currently not supported in Windows or MacOs." (redirects.py prints it on those two platforms only).
   PyTorch has no NCCL backend there and the Windows wheels no libuv store: RUN570, tier 2. A stack of the
   meeting (init_stacks) or of a collective is left to those readings.
+- DDP's reducer check: the innermost source line is the reducer's prepare_for_backward / prepare_for_forward,
+  or 2.0+'s `inputs, kwargs = self._pre_forward(*inputs, **kwargs)` in torch/nn/parallel/distributed.py's
+  forward (its body raises "Expected to have finished reduction in the prior iteration"): RUN202, tier 2
+  (every released stack that reached either was that error).
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ import re
 from typing import Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
 from pgdoctor.diagnose.rules.init_stacks import chunk_frame, cut_chunks, meeting_cut
+from pgdoctor.diagnose.rules.rdzv_values import _EXC_LINE, _STACK_REST
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.dist_calls import cut_in_collective
 from pgdoctor.model import lazy_re
@@ -188,7 +193,15 @@ def _platform_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
 # ranks' reductions no longer line up). A stack whose innermost source line is that call, cut before its
 # exception line, is that error (every such stack in the released corpora was). 1.7+'s
 # `self.reducer._rebuild_buckets()` is rdzv_values' row (tier 1); this one says the same of the older call.
-_REDUCER_CALL = lazy_re.compile(r"\breducer\.(?:prepare_for_backward|prepare_for_forward)\(")
+_REDUCER_CALL = lazy_re.compile(
+    r"\breducer\.(?:prepare_for_backward|prepare_for_forward)\(|\bself\._pre_forward\("
+)
+# 2.0+'s DistributedDataParallel.forward calls `inputs, kwargs = self._pre_forward(*inputs, **kwargs)`, whose
+# body runs that check (prepare_for_forward, then `self.reducer._rebuild_buckets()`, where the error is
+# raised); a paste cut right after forward's frame is that error too (every released stack that reached
+# _pre_forward was). Only DDP's own frame: FSDP's `_pre_forward(self, handle, ...)` (its unshard's
+# all-gather) and a user's module of that name say nothing of the reducer.
+_DDP_FILE = lazy_re.compile(r"torch/nn/parallel/distributed\.py$")
 
 
 def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -196,10 +209,11 @@ def _reducer_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     if chunks is None:
         return None
     file, func, source = chunk_frame(chunks[-1])
-    if not _REDUCER_CALL.search(source):
-        return None  # the stack goes on below the reducer's call: it died elsewhere
     call = _REDUCER_CALL.search(source)
-    assert call is not None
+    if call is None:
+        return None  # the stack goes on below the reducer's call: it died elsewhere
+    if call.group(0).startswith("self.") and not _DDP_FILE.search(file):
+        return None  # a _pre_forward of another wrapper's or of the user's
     where = f"{file.rsplit('/', 1)[-1]} in {func}"
     return [
         row.event(
@@ -251,6 +265,37 @@ def _replicate_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     ]
 
 
+# The same call in rich's boxed traceback (transformers', accelerate's): the frame's head
+# "...distributed.py:1519 in forward" above its "❱ 1519 │ ... self._pre_forward(*inputs, **kwargs)" line,
+# nothing after it but the box, blank or context lines (rdzv_values reads `self.reducer._rebuild_buckets()`
+# in such a box the same way).
+_PRE_FORWARD = lazy_re.compile(r"\bself\._pre_forward\(\*")
+_DDP_FORWARD_HEAD = lazy_re.compile(r"torch[\\/]nn[\\/]parallel[\\/]distributed\.py:\d+ in forward\b")
+_FRAME_HEAD = lazy_re.compile(r'File "|\S+\.py:\d+ in \w+')
+
+
+def _boxed_pre_forward(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = hit.after(LINES_AFTER, same_rank=False)
+    if hit.lines[-1].no - hit.line.no >= LINES_AFTER:
+        return None
+    if any(_EXC_LINE.search(ln.text) or not _STACK_REST.search(ln.text) for ln in after):
+        return None  # the exception line is there, or other output follows
+    if any(_FRAME_HEAD.search(ln.text) for ln in after):
+        return None  # a deeper frame follows: it died below
+    if not any(_DDP_FORWARD_HEAD.search(ln.text) for ln in hit.before(4, same_rank=False)):
+        return None  # not DDP's own forward
+    return [
+        row.event(
+            hit,
+            "a stack ends at DDP's forward calling _pre_forward (torch/nn/parallel/distributed.py) before "
+            "its exception line: there the reducer raises only that the previous iteration's gradient "
+            "reduction did not finish (parameters that received no gradient)",
+            {"frame": "distributed.py in forward", "cut": True, "phase": "ddp_reducer_check"},
+            dedupe=(row.code, hit.rank, "cut reducer"),
+        )
+    ]
+
+
 _TRACEBACK = lazy_re.compile(r"Traceback \(most recent call last\):\s*$")
 
 SIGNATURES = (
@@ -264,12 +309,14 @@ SIGNATURES = (
             b"reducer.prepare_for_backward(",
             b"reducer._rebuild_buckets(",
             b"reducer.prepare_for_forward(",
+            b"self._pre_forward(",
         ),
-        words=("reducer.",),
+        words=("reducer.", "_pre_forward("),
         examples=(
             "    self.reducer.prepare_for_backward([])",
             "    self.reducer.prepare_for_backward(list(_find_tensors(output)))",
             "        self.reducer.prepare_for_forward()",
+            "    inputs, kwargs = self._pre_forward(*inputs, **kwargs)",
         ),
     ),
     Signature(
@@ -284,6 +331,15 @@ SIGNATURES = (
         examples=(
             '  File "/usr/lib/python3.7/site-packages/torch/nn/parallel/replicate.py", line 96, in replicate',
         ),
+    ),
+    Signature(
+        "boxed stack cut at ddp's _pre_forward",
+        _PRE_FORWARD,
+        _boxed_pre_forward,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        tier=2,
+        anchors=(b"self._pre_forward(*",),
+        words=("_pre_forward(",),
     ),
     Signature(
         "stack cut in deepspeed's or accelerate's gpu set-up",

@@ -13,7 +13,16 @@ A title that says the job's multi-GPU training timed out ("多卡训练超时问
 training", "DDP training times out after 30 minutes") names the same watchdog timeout in a person's words:
 the timeouts of the start-up, a store, a socket or a data loader name themselves ("DDP 训练后显示
 sockettimeout", "DataLoader timed out"), and those titles are not read here. A hang of "multi-GPU training"
-alone is not read so: the released titles that say it are an uneven-inputs desync and a start-up stall.
+alone was not read so while the released titles that said it were an uneven-inputs desync and a start-up
+stall; v21's and v22's halves added three that are the watchdog's hang ("Marian hangs on multiple GPUs, GPU
+utilization remains at constant 100%", "多卡训练卡住，单卡GPU利用率为0，其余100%"), so training on several
+GPUs that hangs is read too ("title: multi-gpu training hangs", RUN151), not where what hangs is a server or
+inference, the loading or compiling of the model, the start-up or the data loader's workers.
+
+A hang that comes when one rank alone meets a condition ("The SyncBatchNorm function will stop, when one of
+multi-GPU run into "no valid points"", "Training hangs when one of the GPUs gets an empty batch") says that
+rank took another path and the others wait in a collective it never joins: RUN201, not where that rank died,
+ran out of memory or raised an error.
 
 A person's mark in a pasted log that it hangs there ("*hangs*", "(stuck here)", "... it hangs forever"),
 right under NCCL's lines of a communicator that came up (its rings or channels, "Launch mode Group/CGMD" of
@@ -87,6 +96,50 @@ _TIMED_OUT = r"\btimed out\b|\btimes out\b|\btime ?out\b(?!s)|超时"
 _TRAINING_TIMEOUT = lazy_re.compile(
     rf"(?i)(?:{_MULTI_TRAINING}){_GAP}(?:{_TIMED_OUT})|(?:{_TIMED_OUT}){_GAP}(?:{_MULTI_TRAINING})"
 )
+# training on several GPUs, nodes or machines that hangs, in a person's words: the training named
+# ("多卡训练卡住",
+# "DDP training freezes after a few epochs") or the job hanging on several devices ("Marian hangs on multiple
+# GPUs", "Training stuck when using 4 GPUs"); the hang's words in English and in Chinese (卡住 / 卡死 / 卡在)
+_CJK_STUCK_WORDS = r"卡住|卡死|卡在"
+_ON_MULTI = rf"\b(?:on|with|using|across|over)\s+(?:the\s+|all\s+|my\s+)?{_MULTI}"
+# and the misspellings of "stuck" a title keeps ("stucked", "Struk during training on multi-GPUs")
+_STUCK_SPELT = r"\bstuck?ed\b|\bstr?uk\b"
+_TRAINING_HANG = lazy_re.compile(
+    rf"(?i)(?:{_MULTI_TRAINING}){_GAP}(?:{_HANG}|{_STUCK_SPELT}|{_CJK_STUCK_WORDS})|"
+    rf"(?:{_HANG}|{_STUCK_SPELT}|{_CJK_STUCK_WORDS}){_GAP}(?:{_MULTI_TRAINING}|{_ON_MULTI})"
+)
+# what hangs there is not the training's collectives: a server or inference, the model's loading or compiling,
+# the set-up of the process group ("stuck in dist_util.setup_dist() when trying multiGPUs training"), the data
+# loader's workers, a value that no longer moves
+_NOT_TRAINING = lazy_re.compile(
+    r"(?i)\binferenc\w*|\bserv(?:e|er|ing)\b|\bvllm\b|\bgenerat\w*|\bload\w*|\bcompil\w*|setup\w*|"
+    r"\binit\w*|workers?\b|推理|加载|初始化|"
+    # a number that stays ("Loss stuck at 0.69 on multiple GPUs"): the model's, not the job's
+    r"\b(?:loss|accuracy|acc|metrics?|map|lr|learning rate|gradients?|grad norm)\b|"
+    r"\bstuck at (?:-?\d|nan|zero)"
+)
+# a hang that comes when one rank alone meets a condition of its data ("The SyncBatchNorm function will stop,
+# when one of multi-GPU run into "no valid points"", "Training hangs when one of the GPUs gets an empty
+# batch", "训练卡住，当某张卡没有数据时"): that rank took another path (skipped the forward, the loss, the
+# backward) and the others wait in a collective it never joins: the ranks disagree, RUN201. "Stop" says a hang
+# here only beside that clause. A rank that dies, runs out of memory or fails is that failure's, not read.
+_ONE_RANK = (
+    r"\b(?:when|if|once|after|whenever)\s+(?:only\s+)?one\s+(?:of\s+(?:the\s+|my\s+|our\s+)?(?:multi-?)?)?"
+    r"(?:gpus?|ranks?|process(?:es)?|nodes?|workers?|cards?|devices?|replicas?)\b|"
+    r"(?:当|如果|若)?(?:某(?:一)?(?:张|个)?|其中一(?:张|个))(?:卡|gpu|GPU|rank|进程|节点)"
+)
+# "stop" as what the job does ("will stop", "it stops"), not a request ("Stop training when ...")
+_STOP = r"\b(?:will|would|then|just|suddenly|simply|it|training|job|process)\s+stop\b|\bstop(?:s|ped)\b"
+_ONE_RANK_HANG = lazy_re.compile(
+    rf"(?i)(?:{_HANG}|{_STOP}|{_CJK_STUCK_WORDS}){_GAP}[,，]?\s*(?:{_ONE_RANK})|"
+    rf"(?:{_ONE_RANK}){_GAP}(?:{_HANG}|{_STOP}|{_CJK_STUCK_WORDS})"
+)
+_RANK_DIED = lazy_re.compile(
+    r"(?i)\boom\b|out of memory|\bcrash\w*|\bdie[sd]?\b|\bdead\b|\bkill\w*|\berror\w*|\bexception|"
+    r"\bfail\w*|segfault|\bexit\w*|显存|崩溃|报错|挂掉"
+)
+# a question about the report after it ("... How to solve it?"): not the title's own words
+_TRAILING_QUESTION = lazy_re.compile(r"(?i)[.?!。？]\s*(?:how|any|why|what|is there|anyone)\b.*$|[?？]\s*$")
 # a person's mark that the log hangs there, on a line of its own; NCCL's lines of a communicator that came up
 _MARK = lazy_re.compile(
     r"(?i)^\s*[*(<\[_~-]*\s*(?:(?:it|the job|the program|the process|training|then|and)\s+)?"
@@ -183,6 +236,42 @@ def _training_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
     ]
 
 
+def _training_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = hit.text
+    if not _read(hit) or _STARTUP.search(text) or _OTHER_WAIT.search(text) or _NOT_TRAINING.search(text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names training on several GPUs that hangs ("{m.group(0)}"): in a running job '
+            "that is a collective some rank never joined or never completed, what the process group's "
+            "watchdog reports as a timeout",
+            {"kind": "training_hang", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, hit.rank, "collective_hang"),
+        )
+    ]
+
+
+def _one_rank_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = _TRAILING_QUESTION.sub("", hit.text)
+    if not _title(hit) or _TITLE_ASIDE.search(text) or _MAY.search(text) or _RANK_DIED.search(text):
+        return None
+    if _STARTUP.search(text) or _NOT_TRAINING.search(text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a hang that comes when one rank alone meets a condition ("{m.group(0)}"): '
+            "that rank took another path (skipped a forward, a loss or a backward) and the others wait in a "
+            "collective it never joins",
+            {"kind": "one_rank_diverged", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, "one_rank_diverged"),
+        )
+    ]
+
+
 def _marked_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     above = [ln.text for ln in hit.before(3, same_rank=False) if ln.text.strip()]
     if not above or not _NCCL_UP.search(above[-1]):
@@ -238,6 +327,21 @@ SIGNATURES = (
         ),
     ),
     Signature(
+        "title: a hang when one rank alone meets a condition",
+        _ONE_RANK_HANG,
+        _one_rank_hang,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(*_ANCHORS, b" stop", b"Stop", *(w.encode() for w in _CJK_STUCK)),
+        worth=(*_WORTH, rb"(?i:\bstop)", *(w.encode() for w in _CJK_STUCK)),
+        words=(*_WORDS, "stop", *_CJK_STUCK),
+        anchor_from="the hang's word in its usual spellings (case aside)",
+        examples=(
+            "Training hangs when one of the GPUs gets an empty batch",
+            "SyncBatchNorm will stop when one of multi-GPU has no valid points",
+        ),
+    ),
+    Signature(
         "title: a collective hangs",
         _COLLECTIVE_HANG,
         _collective_hang,
@@ -251,6 +355,23 @@ SIGNATURES = (
             "NCCL hang on socket recv()",
             "all reduce hangs (NCCL 2.8.0.3)",
             "Deadlock in all_gather with 8 GPUs",
+        ),
+    ),
+    Signature(
+        "title: multi-gpu training hangs",
+        _TRAINING_HANG,
+        _training_hang,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(*_ANCHORS, b"stuk", b"Stuk", b"struk", b"Struk", *(w.encode() for w in _CJK_STUCK)),
+        worth=(*_WORTH, rb"(?i:\bstr?uk\b)", *(w.encode() for w in _CJK_STUCK)),
+        words=(*_WORDS, "stuk", "struk", *_CJK_STUCK),
+        anchor_from="the hang's word in its usual spellings (case aside)",
+        examples=(
+            "Marian hangs on multiple GPUs",
+            "多卡训练卡住",
+            "Multi-node training freezes",
+            "Struk during training on multi-GPUs",
         ),
     ),
     Signature(

@@ -312,6 +312,9 @@ def _ray_pressure(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+_ACTOR_PID = lazy_re.compile(r"^\s*pid: (\d{1,9})\s*$")
+
+
 def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     t = hit.text
     if _RAY_DIED.search(t):
@@ -326,6 +329,14 @@ def _actor_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
         if ec and int(ec.group(1)) != 0:
             facts["exitcode"] = int(ec.group(1))
             return [exit_event(hit, facts, None)]
+    # Ray 2.x's ActorDiedError lists the actor under it ("\tclass_name: RayWorkerWrapper", "\tactor_id: ...",
+    # "\tpid: 2370037"): the process whose own lines carry Ray's "(RayWorkerWrapper pid=2370037) " prefix
+    if not worker:
+        for ln in hit.after(8, same_rank=False):
+            pid = _ACTOR_PID.match(ln.text)
+            if pid:
+                facts["worker_pid"] = int(pid.group(1))
+                break
     return [
         row.event(
             hit,
@@ -455,6 +466,9 @@ def _ray_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     facts: dict[str, Any] = {"reporter": "ray"}
     if m.group(1):
         facts["connection_error_code"] = int(m.group(1))
+    pid = re.search(r"Worker PID: (\d{1,9})\b", hit.text)
+    if pid:
+        facts["worker_pid"] = int(pid.group(1))
     ip = re.search(r"Worker IP address: ([\d.]+)", hit.text)
     if ip:
         facts["host"] = ip.group(1)

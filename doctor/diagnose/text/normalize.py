@@ -99,13 +99,14 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     # A runner's tag: "<bench>.<host> [stderr] " (the host last), or any short tag before "[rank3]:".
     ("runner", lazy_re.compile(r"^(?:[\w-]+\.)*(?P<host>[A-Za-z][\w-]*) \[std(?:err|out)\] ")),
-    ("tag", lazy_re.compile(r"^\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
+    # (not Ray's "(WorkerDict pid=7) " before "[rank0]:": the ray kind below reads it, with its pid)
+    ("tag", lazy_re.compile(r"^(?!\((?:\w+ )?(?:rank=\d+ )?pid=\d)\S+(?: \S+){0,2} (?=\[rank\d+\]:)")),
     # Ray's "(RayTrainWorker pid=37396, ip=10.244.1.95) ": the node's address is the line's host. vLLM's
     # workers name their rank too ("(VllmWorker rank=1 pid=7226) "); a pasted block may be indented.
     (
         "ray",
         lazy_re.compile(
-            r"^[ \t]*\((?:(?P<proc>\w+) )?(?:rank=\d+ )?pid=\d+(?:, ip=(?P<host>[\d.]+))?\)"
+            r"^[ \t]*\((?:(?P<proc>\w+) )?(?:rank=\d+ )?pid=(?P<pid>\d{1,9})(?:, ip=(?P<host>[\d.]+))?\)"
             r"(?: (?=[ \t]+[^\s\[])|\s*)"
         ),
     ),
@@ -300,6 +301,8 @@ class Line(NamedTuple):
     # file of a Python logger's record ("worker_base.py" of vLLM's
     # "ERROR 04-15 00:31:11 worker_base.py:574] ").
     proc: Optional[str] = None
+    # The process id a Ray prefix names ("(RayWorker pid=1080651) "): Ray's report of a dead worker names it.
+    pid: Optional[int] = None
 
 
 # No number a log prints (ranks, pids, sequence numbers, byte counts, Xids) has this many digits;
@@ -403,6 +406,8 @@ def _strip_prefixes(text: str) -> Optional[tuple[str, dict[str, object]]]:
                 info.setdefault("host", value)
             elif key == "proc":
                 info.setdefault("proc", value)
+            elif key == "pid":
+                info.setdefault("pid", int(value))
             elif key == "ts" and "ts" not in info:
                 sec = _iso_seconds(value)
                 if sec is not None:
@@ -541,7 +546,7 @@ def _join_wraps(lines: list[Line], lengths: list[int], bare: list[bool], trail: 
             text += (trail[i] or (" " if not wrapped(i) else "")) + lines[i + 1].text
             i += 1
         out.append(
-            Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts, cur.proc)
+            Line(text, cur.no, cur.rank, cur.local_rank, cur.host, cur.ts, cur.proc, cur.pid)
             if text is not cur.text
             else cur
         )
@@ -599,6 +604,7 @@ def logical_lines(raw_lines: Sequence[bytes], first_line: int) -> list[Line]:
                         info.get("host"),  # type: ignore[arg-type]
                         info.get("ts"),  # type: ignore[arg-type]
                         info.get("proc"),  # type: ignore[arg-type]
+                        info.get("pid"),  # type: ignore[arg-type]
                     )
                 )
             else:
