@@ -332,7 +332,6 @@ TRAINING_HANG_SILENT = [
     "多卡推理卡住",
     "How to avoid a hang in multi-GPU training?",
     "Multi-GPU training hangs with num_workers > 0",
-    "stuck in dist_util.setup_dist() when trying multiGPUs training.",
     "Multi-GPU training may hang if NCCL_P2P is enabled",
     "Set timeout to avoid multi-GPU training hang",
     "multi-GPU training no longer hangs after upgrade",
@@ -352,6 +351,11 @@ def test_a_title_of_multi_gpu_training_that_hangs_is_the_watchdog(title: str) ->
 @pytest.mark.parametrize("title", TRAINING_HANG_SILENT)
 def test_other_hangs_of_several_gpus_are_not_read(title: str) -> None:
     assert root_finding(title + "\n") is None
+
+
+def test_a_hang_in_the_set_up_of_several_gpus_is_the_meeting_not_the_training() -> None:
+    # the ranks' meeting (rules/meeting_titles.py), not a collective of the training loop
+    check_root("stuck in dist_util.setup_dist() when trying multiGPUs training.\n", "RUN221")
 
 
 def test_a_hang_at_the_end_of_the_data_stays_the_uneven_inputs() -> None:
