@@ -76,7 +76,10 @@ _PG_ATTR = lazy_re.compile(
     r"module '(?P<mod>paddle\.(?:fluid|base)\.(?:libpaddle|core_avx|core_noavx|core))' has no attribute "
     r"'(?P<attr>ProcessGroup\w*|\w*ParallelContext)'|"
     r"module '(?P<tmod>torch\._C\._distributed_c10d)' has no attribute '(?P<tattr>ProcessGroup\w+)'|"
-    r"cannot import name '(?P<iattr>ProcessGroup\w+)' from '(?P<imod>torch\._C\._distributed_c10d)'"
+    r"cannot import name '(?P<iattr>ProcessGroup\w+)' from '(?P<imod>torch\._C\._distributed_c10d)'|"
+    # the same class re-exported by torch.distributed (a Windows or macOS wheel without NCCL): backends only
+    r"cannot import name '(?P<dattr>ProcessGroup(?:NCCL|Gloo|MPI|UCC|XCCL))' from "
+    r"'(?P<dmod>torch\.distributed(?:\.distributed_c10d)?)'"
 )
 _BACKEND_OF = lazy_re.compile(r"(?:ProcessGroup|^)(?P<b>[A-Z][A-Za-z]*?)(?:ParallelContext)?$")
 
@@ -160,8 +163,8 @@ _OFI_REGISTER = lazy_re.compile(
 
 
 def _pg_attr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    attr = m.group("attr") or m.group("tattr") or m.group("iattr")
-    module = m.group("mod") or m.group("tmod") or m.group("imod")
+    attr = m.group("attr") or m.group("tattr") or m.group("iattr") or m.group("dattr")
+    module = m.group("mod") or m.group("tmod") or m.group("imod") or m.group("dmod")
     framework = "paddle" if module.startswith("paddle") else "pytorch"
     b = _BACKEND_OF.search(attr)
     backend = b.group("b").upper() if b else attr
@@ -475,10 +478,11 @@ SIGNATURES = (
             b"has no attribute 'ProcessGroup",
             b"ParallelContext'",
             b"from 'torch._C._distributed_c10d'",
+            b"from 'torch.distributed",
         ),
         worth=(
             rb"has no attribute '(?:ProcessGroup|\w*ParallelContext')",
-            rb"cannot import name 'ProcessGroup\w+' from 'torch\._C\._distributed_c10d'",
+            rb"cannot import name 'ProcessGroup\w+' from 'torch\.(?:_C\._distributed_c10d|distributed)",
         ),
         words=("has no attribute", "cannot import name"),
     ),
