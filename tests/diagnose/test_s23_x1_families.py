@@ -109,7 +109,36 @@ FAILURES = [
     ),
 ]
 
+GPU_BUILDS = [
+    # https://github.com/horovod/horovod/issues/4051 (the thread's title)
+    (
+        "Horovod build with GPU support was requested but this PyTorch installation does not support CUDA.",
+        "pytorch",
+    ),
+    # variants: setup.py's raise (0.13-0.19, MXNet), BytePS's copy, CMake's wrapped FATAL_ERROR
+    (
+        "distutils.errors.DistutilsPlatformError: Horovod build with GPU support was requested, but this "
+        "MXNet installation does not support CUDA.",
+        "mxnet",
+    ),
+    (
+        "BytePS build with GPU support was requested, but this TensorFlow installation does not support "
+        "CUDA.",
+        "tensorflow",
+    ),
+    (
+        "  CMake Error at horovod/torch/CMakeLists.txt:21 (message):\n"
+        "    Horovod build with GPU support was requested but this\n"
+        "    PyTorch installation does not support CUDA.",
+        "pytorch",
+    ),
+]
+
 SILENT = [
+    "INFO: Above error indicates that this PyTorch installation does not support CUDA.",
+    "WARNING: You requested '--device cuda', but your PyTorch installation does not support CUDA.",
+    "If you see an error saying that your PyTorch installation does not support CUDA, reinstall it",
+    "Horovod build with GPU support was requested but this is fine",
     "from torch.distributed import ProcessGroup, ReduceOp",
     "ImportError: cannot import name 'DeviceMesh' from 'torch.distributed' (/x/torch/distributed/a.py)",
     "AttributeError: module 'torch.distributed' has no attribute 'checkpoint'",
@@ -157,3 +186,12 @@ def test_jax_warning_behind_every_prefix(prefix: str) -> None:
         "8906, which is newer. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"
     )
     check_root(prefixed(prefix, log), "RUN296", {"library": "cuDNN", "reason": "cuda_toolkit_mismatch"})
+
+
+@pytest.mark.parametrize(("log", "framework"), GPU_BUILDS)
+def test_gpu_ops_asked_of_a_cpu_framework(log: str, framework: str) -> None:
+    check_root(
+        log.replace("\\n", "\n") + "\n",
+        "RUN262",
+        {"framework": framework, "reason": "cpu_build_of_framework"},
+    )
