@@ -39,11 +39,19 @@ from pgdoctor.model import lazy_re
 # DataChannel::newChannel: "the distributed NCCL backend is not available; try to recompile the THD package
 # with CUDA and NCCL 2+ support" ("the MPI backend ...", "the Gloo backend ..." likewise); read up to
 # "try to recompile", as a terminal's wrap at 80 columns often cuts the line right after it.
+_C10D_CORE = (
+    r"(?:init_process_group|is_initialized|barrier|ProcessGroup|ReduceOp|new_group|get_rank|get_world_size|"
+    r"all_reduce|all_gather|broadcast|destroy_process_group|Backend|GroupMember|TCPStore|FileStore|Store|"
+    r"PrefixStore)"
+)
 _NO_NCCL = lazy_re.compile(
     r"Distributed package doesn't have (NCCL|MPI|Gloo|UCC|XCCL)\b|(NCCL) support is not compiled|"
     r"the (?:distributed )?(NCCL|MPI|Gloo) backend is not available; try to recompile\b|"
     r"torch\.distributed is not available\. Cannot initialize|"
-    r"module 'torch\.distributed' has no attribute '(?:init_process_group|is_initialized|barrier)'|"
+    # Names every build with torch.distributed exports (torch/distributed/__init__.py under is_available());
+    # a name added in a later release (DeviceMesh, _all_gather_base) is a version skew, left to its rows.
+    r"module 'torch\.distributed' has no attribute '" + _C10D_CORE + r"'|"
+    r"cannot import name '" + _C10D_CORE + r"' from 'torch\.distributed'(?=[\s.(]|$)|"
     # Caffe's caffe.cpp for -gpu with several devices in a build without NCCL (also retyped: "not avilable")
     r"Multi-GPU execution not \w+ ?- ?rebuild with USE_(NCCL)\b"
 )
@@ -432,6 +440,7 @@ SIGNATURES = (
             b"UCC built in",
             b"distributed is not available",
             b"distributed' has no attribute",
+            b"from 'torch.distributed'",
             b"Distributed package doesn't have",
             b"available; try to recompile",
             b"rebuild with USE_NCCL",
@@ -446,6 +455,7 @@ SIGNATURES = (
             rb"rebuild with USE_NCCL",
             rb"distributed is not available",
             rb"distributed' has no attribute",
+            rb"cannot import name '\w+' from 'torch\.distributed'",
         ),
         words=(
             "nccl built in",
@@ -455,6 +465,7 @@ SIGNATURES = (
             "ucc built in",
             "torch.distributed is not available",
             "module 'torch.distributed' has no attribute",
+            "from 'torch.distributed'",
             "distributed package doesn't have",
             "available; try to recompile",
             "rebuild with use_nccl",

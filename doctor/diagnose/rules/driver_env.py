@@ -429,16 +429,27 @@ def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # but JAX was built against version 12020, which is newer"), optionally followed by "(you may need to
 # uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)". Raised only: older
 # JAX logs the same words at INFO level and runs on the CPU. The stream executor's line above it (cuInit's
-# answer, "Failed to create stream executor for device CUDA:0: ...") says why.
-_JAX_BACKEND = lazy_re.compile(r"Error: Unable to initialize backend '(cuda|gpu|rocm)':\s*(.*)$")
-_JAX_BUILT_AGAINST = lazy_re.compile(r"Found (\w+) version (\d+), but JAX was built against version (\d+)")
+# answer, "Failed to create stream executor for device CUDA:0: ...") says why. JAX 0.4.x with a CUDA
+# plugin installed also WARNs "CUDA backend failed to initialize: <the error> (Set TF_CPP_MIN_LOG_LEVEL=0
+# and rerun for more info.)" and runs on the CPU: the GPU stack it was installed for is not usable; 0.4.31+
+# raises "Backend 'cuda' failed to initialize: Unable to use CUDA because of the following issues with CUDA
+# components:" and a line per component below ("Outdated cuDNN installation found.").
+_JAX_BACKEND = lazy_re.compile(
+    r"(?:Error: Unable to initialize backend '(?P<p>cuda|gpu|rocm)'|Error: Backend '(?P<q>cuda|gpu|rocm)' "
+    r"failed to initialize|(?<![\w\"'])(?P<w>CUDA|ROCm) backend failed to initialize)(?::\s*(?P<i>.*)|\s*)$"
+)
+_JAX_BUILT_AGAINST = lazy_re.compile(
+    r"Found (\w+) version (\d+), but JAX was built against version (\d+)|Outdated (\w+) installation found"
+)
 _JAX_WHY = lazy_re.compile(
     r"failed call to cuInit: .*|cuInit\(0\) failed: .*|Failed to create stream executor .*"
 )
 
 
 def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    inner = m.group(2)
+    inner, platform = m.group("i") or "", (m.group("p") or m.group("q") or m.group("w")).lower()
+    if "issues with CUDA components" in inner:
+        inner = " ".join([inner, *(ln.text.strip() for ln in hit.after(4, False))])
     why = [w.group(0) for w in (_JAX_WHY.search(ln.text) for ln in hit.before(30, False)) if w]
     for text in (inner, *reversed(why)):
         if "OUT_OF_MEMORY" in text or "out of memory" in text:
@@ -448,13 +459,14 @@ def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
             return evs
     built = _JAX_BUILT_AGAINST.search(inner)
     if built:
+        lib, ver = built.group(1) or built.group(4), f"({built.group(2)}) " if built.group(2) else ""
+        than = f"the {built.group(3)} " if built.group(3) else ""
         return [
             row.event(
                 hit,
-                f"JAX could not start its {m.group(1)} backend: the installed {built.group(1)} "
-                f"({built.group(2)}) "
-                f"is older than the {built.group(3)} this jaxlib was built against",
-                {"reason": "cuda_toolkit_mismatch", "library": built.group(1)},
+                f"JAX could not start its {platform} backend: the installed {lib} {ver}is older than {than}"
+                "this jaxlib was built against",
+                {"reason": "cuda_toolkit_mismatch", "library": lib},
                 code=C.CUDA_TOOLKIT_MISMATCH.code,
                 dedupe=(C.CUDA_TOOLKIT_MISMATCH.code, "jax"),
             )
@@ -463,7 +475,7 @@ def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
         return [
             row.event(
                 hit,
-                f"JAX has no {m.group(1)} backend installed (the jax CUDA plugin / a CUDA jaxlib is missing)",
+                f"JAX has no {platform} backend installed (the jax CUDA plugin / a CUDA jaxlib is missing)",
                 {"library": "jax-cuda-plugin", "reason": "backend_not_installed"},
                 code=C.LIBRARY_MISSING.code,
                 dedupe=(C.LIBRARY_MISSING.code, "jax"),
@@ -472,7 +484,7 @@ def _jax_backend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return [
         row.event(
             hit,
-            f"JAX could not start its {m.group(1)} backend ({clip(inner, 120)}): no GPU is usable by this "
+            f"JAX could not start its {platform} backend ({clip(inner, 120)}): no GPU is usable by this "
             "process (driver, device visibility or a vGPU without what XLA needs)",
             {"reason": "no_visible_device", "framework": "jax"},
             dedupe=(row.code, "jax"),
@@ -659,9 +671,9 @@ SIGNATURES = (
         _JAX_BACKEND,
         _jax_backend,
         C.NO_CUDA_DEVICE.code,
-        anchors=(b"initialize backend",),
-        worth=(rb"initialize backend",),
-        words=("unable to initialize backend",),
+        anchors=(b"initialize backend", b"backend failed to initialize", b"' failed to initialize"),
+        worth=(rb"initialize backend", rb"backend failed to initialize", rb"' failed to initialize"),
+        words=("unable to initialize backend", "failed to initialize"),
     ),
     Signature(
         "torch 0.x device set-up unknown error",

@@ -76,8 +76,21 @@ _PG_ATTR = lazy_re.compile(
     r"module '(?P<mod>paddle\.(?:fluid|base)\.(?:libpaddle|core_avx|core_noavx|core))' has no attribute "
     r"'(?P<attr>ProcessGroup\w*|\w*ParallelContext)'|"
     r"module '(?P<tmod>torch\._C\._distributed_c10d)' has no attribute '(?P<tattr>ProcessGroup\w+)'|"
-    r"cannot import name '(?P<iattr>ProcessGroup\w+)' from '(?P<imod>torch\._C\._distributed_c10d)'"
+    r"cannot import name '(?P<iattr>ProcessGroup\w+)' from '(?P<imod>torch\._C\._distributed_c10d)'|"
+    # the same class re-exported by torch.distributed (a Windows or macOS wheel without NCCL): backends only
+    r"cannot import name '(?P<dattr>ProcessGroup(?:NCCL|Gloo|MPI|UCC|XCCL))' from "
+    r"'(?P<dmod>torch\.distributed(?:\.distributed_c10d)?)'"
 )
+# Horovod's and BytePS's setup.py (Horovod 0.13-0.19 build_*_extension; CMake's FATAL_ERROR from 0.20 on)
+# when HOROVOD_GPU_OPERATIONS / HOROVOD_GPU_ALLREDUCE=NCCL asks for GPU ops and the framework is a CPU build:
+# "Horovod build with GPU support was requested, but this MXNet installation does not support CUDA." (also
+# PyTorch, TensorFlow; the CMake text has no comma). Setup's "INFO: Above error indicates that this PyTorch
+# installation does not support CUDA." is its probe's note, said too when the build goes on without GPU ops.
+_GPU_BUILD = lazy_re.compile(
+    r"(?P<tool>Horovod|BytePS) build with GPU support was requested,? but this"
+    r"(?:\s+(?P<fw>PyTorch|TensorFlow|MXNet|Keras)\b|\s*$)"  # (CMake's message wraps its text at 76 columns)
+)
+_FRAMEWORK = lazy_re.compile(r"^\s*(PyTorch|TensorFlow|MXNet|Keras) installation")
 _BACKEND_OF = lazy_re.compile(r"(?:ProcessGroup|^)(?P<b>[A-Z][A-Za-z]*?)(?:ParallelContext)?$")
 
 _HIP_STATIC = lazy_re.compile(
@@ -159,9 +172,26 @@ _OFI_REGISTER = lazy_re.compile(
 )
 
 
+def _gpu_build(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    tool, fw = m.group("tool"), m.group("fw")
+    if fw is None:
+        nxt = _FRAMEWORK.match(" ".join(ln.text for ln in hit.after(1, False)))
+        fw = nxt.group(1) if nxt else "framework"
+    return [
+        row.event(
+            hit,
+            f"{tool} was built with GPU operations, but the installed {fw} is a CPU-only build: install "
+            f"{fw}'s CUDA build first (then rebuild {tool} with --no-cache-dir) or build {tool} without GPU "
+            "ops",
+            {"reason": "cpu_build_of_framework", "framework": fw.lower(), "library": tool.lower()},
+            dedupe=(row.code, "gpu_build", fw),
+        )
+    ]
+
+
 def _pg_attr(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    attr = m.group("attr") or m.group("tattr") or m.group("iattr")
-    module = m.group("mod") or m.group("tmod") or m.group("imod")
+    attr = m.group("attr") or m.group("tattr") or m.group("iattr") or m.group("dattr")
+    module = m.group("mod") or m.group("tmod") or m.group("imod") or m.group("dmod")
     framework = "paddle" if module.startswith("paddle") else "pytorch"
     b = _BACKEND_OF.search(attr)
     backend = b.group("b").upper() if b else attr
@@ -475,12 +505,21 @@ SIGNATURES = (
             b"has no attribute 'ProcessGroup",
             b"ParallelContext'",
             b"from 'torch._C._distributed_c10d'",
+            b"from 'torch.distributed",
         ),
         worth=(
             rb"has no attribute '(?:ProcessGroup|\w*ParallelContext')",
-            rb"cannot import name 'ProcessGroup\w+' from 'torch\._C\._distributed_c10d'",
+            rb"cannot import name 'ProcessGroup\w+' from 'torch\.(?:_C\._distributed_c10d|distributed)",
         ),
         words=("has no attribute", "cannot import name"),
+    ),
+    Signature(
+        "gpu ops asked of a cpu build of the framework",
+        _GPU_BUILD,
+        _gpu_build,
+        C.NO_CUDA_DEVICE.code,
+        anchors=(b"build with GPU support was requested",),
+        words=("build with gpu support was requested",),
     ),
     Signature(
         "hip static function registration failed",
