@@ -16,6 +16,11 @@ variants below are not in a thread unless a URL is given.
   exist", "Error from server (NotFound): pods ... not found", a completed pod, a pod without a host, the
   launcher without its kubectl: RUN303 (rules/remote_launch.py), only beside the launcher's words; a
   person's own kubectl exec stays silent.
+- Ray's head out of reach in 2.5+'s words and Ray Client's (python/ray/_private/utils.py "Unable to connect to
+  GCS (ray head) at ...", util/client/worker.py "Ray Client connection timed out. Ensure that the Ray Client
+  port ..." and "ConnectionError: ray client connection timeout"): RUN222 like the older "Unable to connect to
+  GCS at" (rules/peer_bootstrap.py); a retry followed by the connection, and titles or questions that quote
+  the words, stay silent.
 """
 
 from __future__ import annotations
@@ -122,7 +127,54 @@ FAILURES = [
     ),
 ]
 
+_RAY_CLIENT_TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/me/job.py", line 2, in <module>\n'
+    '    ray.init("ray://10.157.148.2:10001")\n'
+    '  File "/opt/conda/lib/python3.10/site-packages/ray/util/client/worker.py", line 150, in __init__\n'
+    "    self._connect_channel()\n"
+)
+FAILURES += [
+    # https://github.com/ray-project/ray/issues/37107
+    (
+        "2023-07-05 16:46:54 2023-07-05 21:46:54,656     WARNING utils.py:1401 -- Unable to connect to GCS "
+        "(ray head) at 172.17.0.2:6379. Check that (1) Ray with matching version started successfully at the "
+        "specified address, (2) this node can reach the specified address, and (3) there is no firewall "
+        "setting preventing access.",
+        "RUN222",
+        "rendezvous",
+    ),
+    # https://github.com/ray-project/ray/issues/46733
+    (
+        "/data/anaconda3/envs/qwen/lib/python3.10/site-packages/ray/util/client/worker.py:253: UserWarning: "
+        "Ray Client connection timed out. Ensure that the Ray Client port on the head node is reachable from "
+        "your local machine. See https://docs.ray.io/en/latest/cluster/ray-client.html#step-2-check-ports "
+        "for more information.\n  warnings.warn(\n"
+        + _RAY_CLIENT_TB
+        + "ConnectionError: ray client connection timeout",
+        "RUN222",
+        "rendezvous",
+    ),
+    # variants: the exception alone (Ray 1.x's traceback cut), the 2.x warning from a Ray actor's prefix
+    (_RAY_CLIENT_TB + "ConnectionError: ray client connection timeout", "RUN222", "rendezvous"),
+    (
+        "(TrainTrainable pid=812) /opt/ray/util/client/worker.py:258: UserWarning: Ray Client connection "
+        "timed out. Ensure that the Ray Client port on the head node is reachable from your local machine.",
+        "RUN222",
+        "rendezvous",
+    ),
+]
+
 SILENT = [
+    # Ray: a retry the connection follows, questions and titles quoting the words
+    "2023-07-05 21:46:54,656     WARNING utils.py:1401 -- Unable to connect to GCS (ray head) at "
+    "172.17.0.2:6379. Check that (1) Ray with matching version started successfully at the specified "
+    "address.\n"
+    "2023-07-05 21:46:59,656     INFO worker.py:1636 -- Connected to Ray cluster. View the dashboard at "
+    "127.0.0.1:8265",
+    "How to set ray client connection timeout?",
+    "[ConnectionError: ray client connection timeout]",
+    '`ray.init` connect to remote Ray cluster raises error "ray client connection timeout"',
     # a program's own PMI fallback, its source, a PMI write that is not a singleton's
     "PMI2_Init failed, falling back to PMI1",
     'if (PMI2_Init(&spawned, &size, &rank, &appnum) != PMI2_SUCCESS) fprintf(stderr, "PMI2_Init failed\\n");',
@@ -163,6 +215,14 @@ def test_singleton_behind_every_prefix(prefix: str) -> None:
         "[unset]:   This singleton init program attempted to access some feature"
     )
     check_root(prefixed(prefix, log), "RUN222", {"problem": "mpi_singleton"})
+
+
+def test_ray_client_facts() -> None:
+    check_root(
+        _RAY_CLIENT_TB + "ConnectionError: ray client connection timeout\n",
+        "RUN222",
+        {"framework": "ray", "problem": "ray_client_unreachable"},
+    )
 
 
 def test_kubectl_facts() -> None:
