@@ -32,7 +32,23 @@ rank's connection data that its owner never gave; also FENCE, LOOKUP, PUBLISH, C
 pmix_server_max_wait / pmix_base_exchange_timeout; mpirun's aggregation of it from the other daemons
 "[host:pid] 3 more processes have sent help message help-prted.txt / timedout" (help-orted.txt before 5.x)
 says the same (RUN221). An MPI_Init failure whose stack names another layer (the fabric's provider, a kernel
-module) is not this family."""
+module) is not this family.
+
+The PMI client of the MPI library saying at once that it found no process manager to talk to: Open MPI's
+PMI-1 / PMI-2 components for a direct launch (opal/mca/pmix/s1 and s2, help-pmix-base.txt, 1.8-4.x):
+"PMI2_Init failed to intialize.  Return code: 14" (the source's spelling; "PMI_Init failed to intialize." for
+PMI-1), printed between dashed rules and followed by ess/slurm's "direct launched using srun" text - srun's
+--mpi plugin (none, pmix) offers no PMI-2 this build can use (RUN552, as that text). MPICH's simple PMI
+(src/pmi/simple/simple_pmi.c PMII_singinit, MPICH2 1.x-4.x, also Intel MPI's and MVAPICH's copies): a rank
+that found no PMI_FD / PMI_PORT took itself for a singleton, then needed the process manager and tried to
+start mpiexec itself: "PMII_singinit: execv failed: No such file or directory" (perror) and, through
+PMIU_printf with the rank unknown, "[unset]:   This singleton init program attempted to access some feature"
+/ "for which process manager support was required, e.g. spawn or universe_size." / "But the necessary mpiexec
+is not in your path." (1.0.x: "But, the necessary ..."), then "[unset]: write_line error; fd=-1
+buf=:cmd=get kvsname=singinit_kvs_943014_0 ..." (4.1+: "PMIU_write error"): every rank is a world of one.
+The ranks were started outside the process manager this MPI expects (srun without --mpi=pmi2, python run
+directly, another MPI's mpirun): the meeting of MPI_Init never had a store (RUN222, as the other PMI calls
+above)."""
 
 from __future__ import annotations
 
@@ -87,6 +103,15 @@ _UNREACH = lazy_re.compile(
     r"MPI_INIT has failed because at least one MPI process is unreachable"
 )
 _BTLS = lazy_re.compile(r"BTLs attempted:\s*(?P<btls>\S.*)$")
+# Open MPI's s1/s2 help text; MPICH's simple PMI turning a rank into a singleton (module docstring).
+_PMI_INIT_HELP = lazy_re.compile(
+    r"(?<![\w.])(?P<call>PMI2?_Init) failed to in(?:i)?tiali[sz]e\.?\s+Return code: (?P<rc>-?\d+)"
+)
+_SINGINIT = lazy_re.compile(
+    r"PMII_singinit: execv failed(?:: (?P<why>[^\n]+))?|"
+    r"This singleton init program attempted to access some feature|"
+    r"(?:write_line|PMIU_write) error; fd=-1 buf=:cmd=\w+ kvsname=singinit_kvs_"
+)
 _DIRECT = lazy_re.compile(r"The application appears to have been direct launched using \"?srun\"?")
 _PMIX_FENCE = lazy_re.compile(
     r"mpi/pmix\w*: (?P<fn>pmixp_coll_\w+): (?P<node>[\w.-]+) \[\d+\]: \S+: (?:\S+: )?collective timeout"
@@ -240,6 +265,38 @@ def _direct(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+def _pmi_init_help(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    call, rc = m.group("call"), int(m.group("rc"))
+    return [
+        row.event(
+            hit,
+            f"Open MPI's {call} found no process manager of that PMI (return code {rc}): the ranks were "
+            "started directly (srun, or without mpirun) and the launch offers no PMI this Open MPI can use; "
+            "launch with mpirun inside the allocation, or srun --mpi=pmi2 / --mpi=pmix as "
+            "`srun --mpi=list` and `ompi_info | grep -i pmi` agree",
+            {"launcher": "srun", "problem": "mpi_without_slurm_pmi", "pmi_call": call, "return_code": rc},
+            dedupe=(row.code, "ompi_init"),
+        )
+    ]
+
+
+def _singinit(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"problem": "mpi_singleton", "mpi": "mpich"}
+    if m.group("why"):
+        facts["execv_error"] = m.group("why").strip()
+    return [
+        row.event(
+            hit,
+            "MPICH's PMI found no process manager, so each rank started as its own world of one (a "
+            "singleton) and could not start mpiexec itself: the ranks were started outside the process "
+            "manager this MPI expects; launch with this MPI's mpiexec / mpirun, or srun --mpi=pmi2 (or the "
+            "PMI this MPICH was built with)",
+            facts,
+            dedupe=(row.code, "pmi"),
+        )
+    ]
+
+
 def _pmix_fence(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     return [
         row.event(
@@ -326,6 +383,23 @@ SIGNATURES = (
         anchors=(b"direct launched using",),
         worth=(rb"direct launched using",),
         words=("direct launched using",),
+    ),
+    Signature(
+        "open mpi pmi component init failed",
+        _PMI_INIT_HELP,
+        _pmi_init_help,
+        C.MPI_WITHOUT_SLURM_PMI.code,
+        anchors=(b"_Init failed to in",),
+        worth=(rb"PMI2?_Init failed to in",),
+        words=("_init failed to in",),
+    ),
+    Signature(
+        "mpich pmi singleton",
+        _SINGINIT,
+        _singinit,
+        C.STORE_UNREACHABLE.code,
+        anchors=(b"PMII_singinit: execv failed", b"This singleton init program", b"kvsname=singinit_kvs_"),
+        words=("pmii_singinit", "singleton init program", "singinit_kvs"),
     ),
     Signature(
         "slurm pmix fence timeout",

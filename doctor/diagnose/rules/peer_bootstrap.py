@@ -27,7 +27,10 @@ find any running Ray instance. Please specify the one to connect to by setting `
 
 Ray 1.x's GCS client giving up ("Couldn't reconnect to GCS server. The last attempted GCS server address was
 10.42.0.44:43507", a fatal record), services.py's "Unable to connect to GCS at ..." and the Redis era's
-"Unable to connect to Redis at ... after 12 retries" are the same head out of reach (RUN222). Dask's connect
+"Unable to connect to Redis at ... after 12 retries" are the same head out of reach (RUN222), and so are
+2.5+'s "Unable to connect to GCS (ray head) at ..." and Ray Client's "ConnectionError: ray client connection
+timeout" (after its "UserWarning: Ray Client connection timed out. Ensure that the Ray Client port ...": ray://
+addresses, the head's client server port 10001). Dask's connect
 to its scheduler (distributed/comm/core.py: "Timed out trying to connect to 'tcp://10.0.0.5:8786' after 10 s:
 ...", "Timed out during handshake while connecting to ...", comm/tcp.py's "in <TCPConnector object at 0x..>:
 ConnectionRefusedError: ...") is RUN222 too. A raised resolver error with no store words beside it and no
@@ -282,7 +285,14 @@ _RAY_GCS = lazy_re.compile(
     # address, and (2) there is no firewall setting preventing access."; before the GCS held the cluster
     # table (Ray <= 1.10, Redis on the head): "Unable to connect to Redis at 10.0.0.1:6379 after 12 retries."
     # (Redis only with its retries: other programs' Redis clients say "Unable to connect to Redis" too)
-    r"Unable to connect to (?:GCS at (?P<addr3>[\w.:\[\]-]+)|"
+    # 2.5+ (_private/utils.py): "Unable to connect to GCS (ray head) at 172.17.0.2:6379. Check that (1) Ray
+    # with matching version started successfully at the specified address, (2) this node can reach ...".
+    # Ray Client (util/client/worker.py, 1.x-2.x) out of retries on the head's client port (ray://h:10001):
+    # "UserWarning: Ray Client connection timed out. Ensure that the Ray Client port on the head node is
+    # reachable from your local machine." then "ConnectionError: ray client connection timeout".
+    r"(?P<client>ConnectionError: ray client connection timeout\s*$|"
+    r"Ray Client connection timed out\. Ensure that the Ray Client port)|"
+    r"Unable to connect to (?:GCS (?:\(ray head\) )?at (?P<addr3>[\w.:\[\]-]+)|"
     r"Redis at (?P<addr4>[\w.:\[\]-]+) after \d+ retries)"
 )
 # The driver or worker joined after all: Ray's own records of a connected node, or the run's progress.
@@ -308,6 +318,8 @@ def _ray_gcs(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
     if any(_RAY_UP.search(ln.text) for ln in hit.after(80, same_rank=False)):
         return []  # a retry on the way to a connection that came up
     facts: dict[str, Any] = {"framework": "ray", "problem": "ray_gcs_unreachable"}
+    if m.group("client"):
+        facts["problem"] = "ray_client_unreachable"
     addr = m.group("addr") or m.group("addr2") or m.group("addr3") or m.group("addr4")
     if addr:
         facts["address"] = addr.rstrip(".")
@@ -498,8 +510,10 @@ SIGNATURES = (
             b"reconnect to GCS server",
             b"Unable to connect to GCS",
             b"Unable to connect to Redis",
+            b"ray client connection timeout",
+            b"Ray Client connection timed out",
         ),
-        words=("to gcs", "for gcs", "running ray instance", "to redis at"),
+        words=("to gcs", "for gcs", "running ray instance", "to redis at", "ray client connection"),
     ),
     Signature(
         "dask connect",

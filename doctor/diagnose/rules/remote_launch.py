@@ -34,6 +34,19 @@ nodes that did start wait at the rendezvous for it. invoke's "Encountered a bad 
 command's own failure (the rank ran), and a local node's exception is not ssh's: both are left to the
 rank's own lines.
 
+On Kubernetes the remote shell is `kubectl exec`: mpi-operator v1's launcher (/etc/mpi/kubexec.sh as Open
+MPI's plm_rsh_agent: "/opt/kube/kubectl exec <pod> -- /bin/sh -c ... orted ...") and kube-openmpi's
+"kubectl exec -it <master> -- mpiexec ..." print kubectl's own refusal (kubectl exec.go and client-go's
+remotecommand, 1.x): "error: unable to upgrade connection: container not found ("mpi-master")" (the kubelet's
+words: a container name the pod does not have, a sidecar taken as the default, or a pod restarted), "error:
+unable to upgrade connection: pod does not exist", "Error from server (NotFound): pods "job-worker-1" not
+found", "error: cannot exec into a container in a completed pod; current phase is Failed", "Error from server
+(BadRequest): pod job-worker-0 does not have a host assigned" (a worker still Pending), and the launcher
+without its kubectl ("/etc/mpi/kubexec.sh: line 5: /opt/kube/kubectl: No such file or directory", the
+kubectl-delivery init container had not copied it). The ranks on that pod never start (RUN303), read only
+beside the MPI launcher's words (kubexec, orted, mpirun / mpiexec, ORTE): a person's own kubectl exec is not
+a launch.
+
 An ssh line alone is read only beside a launcher (or with pdsh's host prefix): the same words from a git clone
 or a user's own ssh are not a training job's launch.
 """
@@ -73,6 +86,16 @@ _LAUNCHER = lazy_re.compile(
 # also for a host name the prefix reader does not take as one, and after a writer's words ("多机训练报错
 # localhost: ssh: ...").
 _PDSH_TAG = lazy_re.compile(r"(?:^|\s)[\w.-]+: ssh: ")
+# kubectl exec as the remote shell of an MPI launch on Kubernetes (module docstring).
+_KUBECTL = lazy_re.compile(
+    r"unable to upgrade connection: "
+    r"(?P<why>container not found \(\"?(?P<ctr>[^\")]+)\"?\)|pod does not exist)|"
+    r"Error from server \(NotFound\): pods \"(?P<pod>[^\"]+)\" not found|"
+    r"(?P<why2>cannot exec into a container in a completed pod; current phase is \w+)|"
+    r"Error from server \(BadRequest\): pod (?P<pod2>\S+) (?P<why3>does not have a host assigned)|"
+    r"kubexec\.sh: line \d+: (?P<kubectl>\S*kubectl): No such file or directory"
+)
+_KUBE_LAUNCH = lazy_re.compile(r"kubexec|\borted\b|\bmpirun\b|\bmpiexec\b|ORTE|PRTE|plm_rsh_agent|hostfile")
 # A git remote over ssh says the same words; its lines are not a launch.
 _GIT = lazy_re.compile(r"git@|Could not read from remote repository|git clone|fatal: ")
 _ORTE = lazy_re.compile(
@@ -192,6 +215,33 @@ def _ssh(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         msg = f"an ssh of the job to{at} failed ({why}) after the ranks had started"
         return [row.event(hit, msg, facts, tier=2, dedupe=(row.code, host))]
     return _event(row, hit, f"the launcher's ssh to{at} failed ({why}): its ranks there never started", facts)
+
+
+def _kubectl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    near = [*hit.before(40, same_rank=False), hit.line, *hit.after(20, same_rank=False)]
+    if not m.group("kubectl") and not any(_KUBE_LAUNCH.search(ln.text) for ln in near):
+        return None  # a person's own kubectl exec, not an MPI launch
+    facts: dict[str, Any] = {"launcher": "kubectl exec"}
+    if m.group("kubectl"):
+        facts["problem"] = "kubectl_missing"
+        why = f"the launcher's {m.group('kubectl')} is not there (the kubectl-delivery init container)"
+    else:
+        pod = m.group("pod") or m.group("pod2")
+        if pod:
+            facts["pod"] = pod
+        if m.group("ctr"):
+            facts["container"] = m.group("ctr")
+        facts["error"] = why = clip(
+            (m.group("why") or m.group("why2") or m.group("why3") or "pod not found"), 80
+        )
+    return _event(
+        row,
+        hit,
+        f"the MPI launcher's kubectl exec into a worker pod failed ({why}): the ranks there never started; "
+        "check that every worker pod is Running with the container the launcher names (kubectl get pods, "
+        "kubectl.kubernetes.io/default-container with a sidecar)",
+        facts,
+    )
 
 
 def _orte(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -357,6 +407,27 @@ SIGNATURES = (
             rb"Permission denied \(publickey",
         ),
         words=("ssh:", "host key verification failed", "permission denied (publickey"),
+    ),
+    Signature(
+        "kubectl exec of an mpi launch failed",
+        _KUBECTL,
+        _kubectl,
+        R,
+        anchors=(
+            b"unable to upgrade connection: ",
+            b"Error from server (NotFound): pods ",
+            b"cannot exec into a container in a completed pod",
+            b"does not have a host assigned",
+            b"kubectl: No such file or directory",
+        ),
+        worth=(
+            rb"unable to upgrade connection: (?:container not found|pod does not exist)",
+            rb"Error from server \(NotFound\): pods ",
+            rb"cannot exec into a container",
+            rb"does not have a host assigned",
+            rb"kubexec\.sh: line",
+        ),
+        words=("upgrade connection", "(notfound): pods", "cannot exec into", "host assigned", "kubexec.sh"),
     ),
     Signature(
         "mpirun daemons not started",
