@@ -160,6 +160,44 @@ def _caught(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
     ]
 
 
+# A completion error of the plugin's own completion queue, in its text without NCCL's logger prefix:
+# torch's "Last error:" under ncclRemoteError / ncclSystemError keeps the WARN's text alone ("NET/OFI
+# Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0",
+# NVIDIA/nccl#1928). Formats (aws-ofi-nccl, src/nccl_ofi_net.c / nccl_ofi_sendrecv / nccl_ofi_rdma / cm /
+# gin): up to v1.5 "Request completed with error. RC: %d. Error: %s", v1.6+ "Request %p completed with
+# error. RC: %d. Error: %d (%s). Completed length: %ld[, Request: %s]", the rdma protocol's "Request %p seq
+# %d completed with error. ..." and "Unable to read from fi_cq_readerr. RC: %zd. Error: %s". A transfer over
+# the fabric failed: RUN173, like the
+# same text behind "NCCL WARN" (read by the WARN rows, so a WARN line is left to them here). The statuses that
+# say the peer's queue pair is gone are _PEER_GONE's.
+_COMPLETION = lazy_re.compile(
+    r"(?<!WARN )NET/OFI (?:Request (?:0x[0-9a-fA-F]+ |\(nil\) )?(?:seq \d+ )?completed with error\. "
+    r"RC: (?P<rc>-?\d+)\. Error: (?P<err>[^.]*(?:\.\d+[^.]*)?)|"
+    r"Unable to read from fi_cq_readerr\. RC: (?P<rc2>-?\d+)\. Error: (?P<err2>.*))"
+)
+
+
+def _completion(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "NCCL WARN" in hit.text or _PEER_GONE.search(hit.text):
+        return None
+    rc = int(m.group("rc") or m.group("rc2"))
+    err = clip((m.group("err") or m.group("err2") or "").strip(), 120)
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a transfer over NCCL's libfabric plugin (aws-ofi-nccl, EFA) completed with an "
+            f"error (RC {rc}: {err}): the fabric between the nodes failed the request",
+            {
+                "plugin": "aws-ofi-nccl",
+                "ofi_rc": rc,
+                "fabric_error": err,
+                "nccl_warn": clip(hit.text[m.start() :], 200),
+            },
+            dedupe=(row.code, "ofi_completion"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "aws-ofi-nccl remote rail count",
@@ -197,6 +235,14 @@ SIGNATURES = (
             b"peer closed its memory registration or endpoint",
         ),
         words=("invalid receiver queue pair", "bad queue pair", "peer closed its memory registration"),
+    ),
+    Signature(
+        "aws-ofi-nccl completion error without the logger's prefix",
+        _COMPLETION,
+        _completion,
+        C.NCCL_IB_ERROR.code,
+        anchors=(b"NET/OFI Request", b"NET/OFI Unable to read from fi_cq_readerr"),
+        words=("net/ofi request", "fi_cq_readerr"),
     ),
 )
 parse = gated_reader(SIGNATURES)
