@@ -13,6 +13,11 @@ versions and the ways a paste cuts it). The variants below are not in any thread
   check your collective calls at and around rank %d", "Your program may be hanging, this may be caused by a
   collective mismatch around rank %d"), cut before the rank as a thread's title: RUN201
   (rules/nccl_warn_kind.py); the rank, when shown, is still the suspect.
+- The watchdog's record cut before its head with the unit retyped ("WorkNCCL(OpType=ALLREDUCE, SeqNum=458)
+  ran for 1800600 ms before timing out."): RUN151 like "... milliseconds" (rules/timeouts.py).
+- A title that names the wrapper for its collectives ("DDP hanging and timing out on H100s", "FSDP timeout
+  during backward"): RUN151 (vocabulary's title words); a DDP timeout in init_process_group stays the
+  start-up's, a setting or a question stays silent.
 - A title's progressive form of a collective timeout ("NCCL allreduce is timing out"): RUN151 like "timed
   out" (rules/vocabulary.py's title words); denied, asked or a setting's aside stays silent, and a server's
   request timing out is not a collective's.
@@ -71,6 +76,29 @@ FAILURES = [
     ("Gloo barrier keeps timing out on 2 nodes", "RUN151", "collective_timeout"),
     ("all_gather timing out with FSDP on 16 GPUs", "RUN151", "collective_timeout"),
     ("[Bug] reduce_scatter timing out at step 1200", "RUN151", "collective_timeout"),
+    # the wrapper named for its collectives, in a title
+    # https://github.com/huggingface/accelerate/issues/3380 (its title)
+    ("DDP hanging and timing out on H100s, not other hardware", "RUN151", "collective_timeout"),
+    ("DDP timeout after 30 minutes", "RUN151", "collective_timeout"),
+    ("FSDP timeout during backward", "RUN151", "collective_timeout"),
+    ("FSDP2 all-gather timing out", "RUN151", "collective_timeout"),
+    # the watchdog's record cut before its head, the unit retyped
+    # https://github.com/InternRobotics/AnySplat/issues/61
+    (
+        "WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for 1800600 ms before timing out.",
+        "RUN151",
+        "collective_timeout",
+    ),
+    (
+        "WorkNCCL(SeqNum=12, OpType=BROADCAST, Timeout(ms)=600000) ran for 600042ms",
+        "RUN151",
+        "collective_timeout",
+    ),
+    (
+        "WorkHCCL(SeqNum=3, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800311 ms",
+        "RUN151",
+        "collective_timeout",
+    ),
 ]
 
 # Lines that share the families' words and must stay silent.
@@ -91,6 +119,16 @@ SILENT = [
     "the watchdog",
     "Server request timing out on port 8000",
     "HTTP requests timing out behind the load balancer",
+    # the wrappers' settings and questions
+    "DDP timeout=1800 setting",
+    "How to set DDP timeout",
+    "DDP no timeout errors anymore",
+    "FSDP timeout: 1800 s",
+]
+
+# Lines whose cause is another class's and must stay so with the rows above in place.
+OTHERS = [
+    ("DDP timeout in init_process_group", "rendezvous"),
 ]
 
 
@@ -103,6 +141,12 @@ def test_each_variant_names_its_cause(log: str, code: str, category: str) -> Non
 @pytest.mark.parametrize("line", SILENT)
 def test_near_misses_stay_silent(line: str) -> None:
     assert root_finding(line + "\n") is None, line
+
+
+@pytest.mark.parametrize(("line", "category"), OTHERS)
+def test_other_classes_keep_their_lines(line: str, category: str) -> None:
+    root = root_finding(line + "\n")
+    assert (root.category if root else None) == category, (line, root)
 
 
 _HVD_CUT = (

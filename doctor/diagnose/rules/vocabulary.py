@@ -642,7 +642,7 @@ def _near(what: str, how: str) -> re.Pattern[str]:
     return lazy_re.compile(rf"(?i)(?:{what}){_GAP}(?:{how})|(?:{how}){_GAP}(?:{what})")
 
 
-# ("NCCL allreduce is timing out", "Gloo barrier keeps timing out": the progressive form of a title)
+# (and a title's progressive form, "NCCL allreduce is timing out"; DDP/FSDP named for their collectives)
 _TIMEOUT_WORD = r"\btimed out\b|\btimes out\b|\btiming out\b|\btime ?out\b(?!s)|deadline[ _]?exceeded"
 _TITLE_STARTUP = rf"{_STARTUP}|\bc10d\b"
 _TITLE_REACH = (
@@ -651,7 +651,7 @@ _TITLE_REACH = (
 )
 _TITLE_COLLECTIVE = (
     r"nccl|rccl|hccl|\bgloo|\bcollective|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|\bbroadcast|"
-    r"\bbarrier|watchdog|processgroup\w*|\bcommunication"
+    r"\bbarrier|watchdog|processgroup\w*|\bcommunication|\bddp\b|\bfsdp\d?\b"
 )
 # a transport of the job, not a server: a refused connection to a store or a master is the start-up's
 _TITLE_TRANSPORT = (
