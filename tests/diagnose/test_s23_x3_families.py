@@ -18,6 +18,10 @@ versions and the ways a paste cuts it). The variants below are not in any thread
 - A title that names the wrapper for its collectives ("DDP hanging and timing out on H100s", "FSDP timeout
   during backward"): RUN151 (vocabulary's title words); a DDP timeout in init_process_group stays the
   start-up's, a setting or a question stays silent.
+- torch.distributed.pipelining's check of a stage's exchange against its schedule's metadata (_utils.py
+  validate_tensors_metadata, 2.4+: "PipeliningShapeError: Stage 1 forward inputs: value 0 has a shape
+  mismatch: expected ... actual ...", its dtype, stride and count forms): RUN513 (rules/model_mismatch.py);
+  the words without the stage's record, and shape inference's verbose lines, stay silent.
 - A title's progressive form of a collective timeout ("NCCL allreduce is timing out"): RUN151 like "timed
   out" (rules/vocabulary.py's title words); denied, asked or a setting's aside stays silent, and a server's
   request timing out is not a collective's.
@@ -98,6 +102,25 @@ FAILURES = [
         "WorkHCCL(SeqNum=3, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800311 ms",
         "RUN151",
         "collective_timeout",
+    ),  # torch.distributed.pipelining's metadata check (torch/distributed/pipelining/_utils.py, read at its
+    # source; no thread held it)
+    (
+        "torch.distributed.pipelining._utils.PipeliningShapeError: Stage 1 forward inputs: value 0 has a "
+        "shape mismatch: expected torch.Size([2, 16, 64]) actual torch.Size([2, 15, 64])",
+        "RUN513",
+        "collective_mismatch",
+    ),
+    (
+        "PipeliningShapeError: Stage 0 forward outputs: Number of values (2) does not match expected "
+        "number (1)",
+        "RUN513",
+        "collective_mismatch",
+    ),
+    (
+        "[rank2]: PipeliningShapeError: Stage 2 forward inputs: value 0 has a dtype mismatch: expected "
+        "torch.float32 actual torch.bfloat16",
+        "RUN513",
+        "collective_mismatch",
     ),
 ]
 
@@ -124,6 +147,11 @@ SILENT = [
     "How to set DDP timeout",
     "DDP no timeout errors anymore",
     "FSDP timeout: 1800 s",
+    # the pipeline check's words without its record
+    "value 0 has a shape mismatch: expected 3 actual 4",
+    "Stage 1 forward inputs: 2 values",
+    "[rank0]:V0731 00:56:29.326000 132351 torch/distributed/pipelining/stage.py:1392] Shape inference: "
+    "stage 0 inputs (tensor(..., device='meta', size=(1, 1024), dtype=torch.int64),)",
 ]
 
 # Lines whose cause is another class's and must stay so with the rows above in place.
