@@ -400,8 +400,13 @@ def _ras_counts(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 # "<tensor> [missing ranks: 0, 3]" per tensor; from 0.20 "Missing ranks:" and "<rank>: [<tensor>, ...]".
 # The same report when the stall passed HOROVOD_STALL_SHUTDOWN_TIME_SECONDS ends: "One or more rank (marked
 # by "!") is stalled for longer than 600 seconds. Will shutdown." (0.20+, logged at ERROR).
+# Pasted cut ("One or more tensors were submitted to be reduced, gathered" as a thread's title, "...
+# submitted to be reduced..." over "waiting for remainder of ranks for more than 60 seconds." in a note) or
+# copied without a space ("broadcasted bysubset of ranks"): the same report.
 _HVD_STALL = lazy_re.compile(
-    r"submitted to be reduced, gathered or broadcasted by subset of ranks|"
+    r"submitted to be reduced, gathered or broadcasted by ?subset of ranks|"
+    r"tensors were submitted to be reduced(?:, gathered\b|\s*(?:\.\.\.|\u2026))|"
+    r"waiting for remainder of ranks for more than \d+ seconds|"
     r"One or more rank \(marked by \W+!\W+\) is stalled for longer than \d+ seconds"
 )
 # (the line normaliser takes "[m" for the remnant of a terminal colour code: "issing" is what is left)
@@ -510,8 +515,18 @@ SIGNATURES = (
         _hvd_stall,
         C.COLLECTIVE_MISMATCH.code,
         tier=1,
-        anchors=(b"subset of ranks", b"is stalled for longer than"),
-        worth=(rb"subset of ranks", rb"is stalled for longer than"),
+        anchors=(
+            b"subset of ranks",
+            b"submitted to be reduced",
+            b"remainder of ranks",
+            b"is stalled for longer than",
+        ),
+        worth=(
+            rb"subset of ranks",
+            rb"submitted to be reduced",
+            rb"remainder of ranks for more than",
+            rb"is stalled for longer than",
+        ),
     ),
     Signature(
         "horovod stalled tensor lines",

@@ -172,6 +172,44 @@ def _grad_shape(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# torch.distributed.pipelining's check of what a stage receives and sends against the metadata its
+# schedule was built with (_utils.py validate_tensors_metadata, 2.4+, raised from stage.py as
+# PipeliningShapeError, "Shape mismatch between configured and runtime values"): "Stage 1 forward inputs:
+# value 0 has a shape mismatch: expected torch.Size([2, 16, 64]) actual torch.Size([2, 15, 64])", "... has
+# a dtype mismatch: expected torch.float32 actual torch.bfloat16", "Stage 0 forward outputs: Number of
+# values (2) does not match expected number (1)": the stages disagree on what they exchange (a sequence
+# length or micro-batch size that changed after the shapes were inferred from the first batch or given as
+# input_args).
+_PP_META = lazy_re.compile(
+    r"Stage (?P<stage>\d+) (?P<dir>forward|backward) (?P<what>\w+): "
+    r"(?:value (?P<i>\d+) has a (?P<kind>shape|dtype|stride) mismatch: "
+    r"expected (?P<exp>.+?) actual (?P<act>.+)"
+    r"|Number of values \((?P<got>\d+)\) does not match expected number \((?P<want>\d+)\))"
+)
+
+
+def _pp_meta(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    stage = int(m.group("stage"))
+    facts: dict[str, Any] = {"problem": "pipeline_stage_metadata_mismatch", "stage": stage}
+    facts["exchange"] = f"{m.group('dir')} {m.group('what')}"
+    if m.group("kind"):
+        facts.update(kind=m.group("kind"), expected=m.group("exp").strip(), actual=m.group("act").strip())
+        what = f"a {m.group('kind')} of {facts['actual']} where {facts['expected']} was expected"
+    else:
+        facts.update(kind="count", expected=int(m.group("want")), actual=int(m.group("got")))
+        what = f"{m.group('got')} values where {m.group('want')} were expected"
+    return [
+        row.event(
+            hit,
+            f"pipeline stage {stage}'s {facts['exchange']} had {what}: the stages disagree on the tensors "
+            "they exchange (a sequence length or micro-batch size that changed after the schedule's shapes "
+            "were set)",
+            facts,
+            dedupe=(row.code, "pipeline_meta", stage),
+        )
+    ]
+
+
 # torch.distributed.pipelining's stage_backward (_backward.py, 2.4-2.13; PiPPy's pippy/backward.py before it,
 # and the ports of it in other frameworks) pairs each output of the stage with the gradient the next stage
 # sent back, in extract_tensors_with_grads: "grad_value expected to have type <class 'tuple'> but got <class
@@ -326,6 +364,14 @@ SIGNATURES = (
         C.PIPELINE_SHAPE_MISMATCH.code,
         anchors=(b"ailed to run stage backward",),
         words=("to run stage backward",),
+    ),
+    Signature(
+        "pipeline stage metadata check",
+        _PP_META,
+        _pp_meta,
+        C.PIPELINE_SHAPE_MISMATCH.code,
+        anchors=(b"mismatch: expected", b"does not match expected number"),
+        words=("mismatch: expected", "does not match expected number"),
     ),
     Signature(
         "pipeline stage gradient of another shape",

@@ -33,8 +33,10 @@ _WARN_USAGE = lazy_re.compile(
 )
 # NCCL 2.4's init.cc words the same check "Your program may be hanging, this may be caused by a collective
 # mismatch around rank 3. Please check your collective calls at and around this rank."
+# A paste cut before the rank ("init.cc:1247 NCCL WARN Mismatched collective detected" as a thread's title) is
+# the same check: the rank, when shown, is the suspect.
 _WARN_MISMATCH = lazy_re.compile(
-    r"(?:Mismatched collective detected|may be caused by a collective mismatch).*?around rank (\d+)"
+    r"(?:Mismatched collective detected|may be caused by a collective mismatch)(?:.*?around rank (\d+))?"
 )
 # The ring checks of NCCL <= 2.6's init.cc (later graph/rings.cc): "Error : ring 0 does not contain rank 3",
 # "... does not loop back to start (3 != 0)" - the rings NCCL built, or NCCL_RINGS gave, are not rings.
@@ -143,13 +145,16 @@ def warn_kind(hit: Hit, t: str, msg: str) -> list[Event]:
         )
     m = _WARN_MISMATCH.search(msg)
     if m:
-        r = int(m.group(1))
+        mfacts: dict[str, Any] = {"nccl_warn": msg[:300]}
+        if m.group(1):
+            mfacts["suspect_rank"] = int(m.group(1))
         return [
             event(
                 hit,
                 C.COLLECTIVE_MISMATCH.code,
-                f"NCCL detected mismatched collectives around rank {r}",
-                {"nccl_warn": msg[:300], "suspect_rank": r},
+                "NCCL detected mismatched collectives"
+                + (f" around rank {m.group(1)}" if m.group(1) else " (the paste is cut before the rank)"),
+                mfacts,
                 dedupe=(C.COLLECTIVE_MISMATCH.code,),
             )
         ]

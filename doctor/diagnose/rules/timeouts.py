@@ -52,9 +52,10 @@ _WATCHDOG = lazy_re.compile(
     r"(?:\)\s*ran\s+for\s+(?P<ran>\d+)\s+milliseconds)?"
 )
 # The record cut before its head ("WorkNCCL(SeqNum=5125, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for
-# 1807734 millisecond"): "ran for" after a work record is only ever the watchdog's timeout.
+# 1807734 millisecond"): "ran for" after a work record is only ever the watchdog's timeout, also where a
+# person retyped the unit ("WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for 1800600 ms before timing out.").
 _RAN_FOR = lazy_re.compile(
-    r"Work[NHX]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s+milli"
+    r"Work[NHX]CCL\((?P<work>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*ran\s+for\s+(?P<ran>\d+)\s*(?:milli|ms\b)"
 )
 _WHOLE_RECORD = lazy_re.compile(r"Work[NHX]CCL\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # The record cut before its WorkNCCL(...): "[Rank 5] Watchdog caught collective operati", or inside the

@@ -545,8 +545,9 @@ SIGNATURES = (
             b"eadline Exceeded",
             b"eadlineExceeded",
             b"atchdog",
+            b"iming out",  # a title's progressive form ("NCCL allreduce is timing out"), read by _TITLE_WORDS
         ),
-        rb"(?i:timed out|times out|time out|timeout|deadline[ _]?exceeded)",
+        rb"(?i:timed out|times out|time out|timeout|timing out|deadline[ _]?exceeded)",
         "EI0002: The wait execution of the Notify register times out. tag[AllReduce_192.168.0.116]",
     ),
     _row(
@@ -641,7 +642,8 @@ def _near(what: str, how: str) -> re.Pattern[str]:
     return lazy_re.compile(rf"(?i)(?:{what}){_GAP}(?:{how})|(?:{how}){_GAP}(?:{what})")
 
 
-_TIMEOUT_WORD = r"\btimed out\b|\btimes out\b|\btime ?out\b(?!s)|deadline[ _]?exceeded"
+# (and a title's progressive form, "NCCL allreduce is timing out"; DDP/FSDP named for their collectives)
+_TIMEOUT_WORD = r"\btimed out\b|\btimes out\b|\btiming out\b|\btime ?out\b(?!s)|deadline[ _]?exceeded"
 _TITLE_STARTUP = rf"{_STARTUP}|\bc10d\b"
 _TITLE_REACH = (
     rf"{_TIMEOUT_WORD}|\brefused\b|(?:failed|unable|could not|cannot|can't) (?:to )?connect|"
@@ -649,7 +651,7 @@ _TITLE_REACH = (
 )
 _TITLE_COLLECTIVE = (
     r"nccl|rccl|hccl|\bgloo|\bcollective|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|\bbroadcast|"
-    r"\bbarrier|watchdog|processgroup\w*|\bcommunication"
+    r"\bbarrier|watchdog|processgroup\w*|\bcommunication|\bddp\b|\bfsdp\d?\b"
 )
 # a transport of the job, not a server: a refused connection to a store or a master is the start-up's
 _TITLE_TRANSPORT = (
@@ -668,7 +670,7 @@ _TITLE_ASIDE = lazy_re.compile(
     r"custom|default|longer|shorter|extend|extending|adjust|adjusting|respect|respects|ignores?|ignored|"
     r"option|parameter|documentation|docs|example|tutorial|proposal|rfc|enhancement|deprecat\w*|"
     r"retry|retrying|retries|attempt|sending|closing signal|until|unless|such as|usually|typically|should)\b|"
-    r"\b(?:no|not|without|never|zero|0) (?:\w+ )?(?:timeouts?|time ?out|errors?|connection)\b|"
+    r"\b(?:no|not|without|never|zero|0) (?:\w+ )?(?:timeouts?|time ?out|timing out|errors?|connection)\b|"
     # a counter, not a report: a key and its number (cgroup memory.events' "oom_kill 3", /proc/vmstat)
     r"\A\s*[\w.-]+\s*[=:]?\s*\d+\s*\Z"
 )
