@@ -32,7 +32,7 @@ from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_
 from pgdoctor.model import lazy_re
 
 _OFF_BUS = lazy_re.compile(
-    r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
+    r"(?:GPU (?:at )?(?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
 )
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
@@ -306,7 +306,7 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # line ("GPU has fallen off the bus", "gpu fell off the bus after 3 hours", "GPUs falling off the bus").
 _OFF_BUS_WORDS = lazy_re.compile(
     r"\b(?:GPU|gpu|Gpu|device)s? (?:has |have |had |keeps? |kept )?"
-    r"(?:fallen|fell|falling|falls?) off the bus"
+    r"(?:fallen|fell|falling|falls?) off (?:the bus|of the bus)"
 )
 
 
@@ -565,8 +565,8 @@ SIGNATURES = (
         _OFF_BUS_WORDS,
         _off_bus_words,
         C.GPU_OFF_BUS.code,
-        anchors=(b"off the bus",),
-        words=("off the bus",),
+        anchors=(b"off the bus", b"off of the bus"),
+        words=("off the bus", "off of the bus"),
         examples=("GPU has fallen off the bus during training",),
     ),
     Signature(
