@@ -12,6 +12,17 @@ wrappers). The variants are not in any thread unless marked with its URL.
   Ubuntu forums thread of 2012, "Kernel crashes related to nvidia"): RUN243 like today's "NVRM: GPU
   0000:02:00.0: GPU has fallen off the bus."; "NVRM: GPU at 0000:01:00.0 has software scheduler DISABLED"
   (a healthy vGPU line) stays silent.
+- A title that says the run was killed, in a person's words without the signal (rules/killed_titles.py):
+  "Process keeps getting killed" (https://github.com/InternLandMark/LandMark/issues/65), "Program killed
+  unexpectedly" (https://github.com/MrGiovanni/DiffTumor/issues/10), '"Killed" in training'
+  (https://github.com/jaewon-lee-b/lte/issues/22), '"Killed" error in the training process'
+  (https://github.com/InternLandMark/LandMark/issues/61), "Killed!!" (https://github.com/zju3dv/LoFTR/issues/267),
+  "自动被killed且无任何报错信息" (https://github.com/hiyouga/LlamaFactory/issues/6687),
+  "训练时内存逐渐变大，最后被kill掉了" (https://github.com/hpcaitech/Open-Sora/issues/173),
+  "训练过程中途总是退出（killed），没任何错误提示"
+  (https://github.com/PaddlePaddle/PaddleDetection/issues/2271): RUN121 at tier 1, like vocabulary's "words:
+  killed"; questions, requests, a kill a person did, a process that was not or cannot be killed, and a kill
+  that names another cause (timeout, CUDA memory, SIGTERM) are not read here.
 - A title that says "fallen off of the bus" ("GPU has fallen off of the bus",
   https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507): RUN243 like "fallen off the bus";
   questions stay silent.
@@ -63,7 +74,34 @@ FAILURES = [
     ("[BUG] GPUs keep falling off of the bus on 8x A100 node", "RUN243", "gpu_hardware"),
 ]
 
+KILLED_TITLES = [
+    "Process keeps getting killed",
+    "Program killed unexpectedly",
+    '"Killed" in training',
+    '"Killed" error in the training process',
+    "Killed!!",
+    "自动被killed且无任何报错信息",
+    "训练时内存逐渐变大，最后被kill掉了",
+    "训练过程中途总是退出（killed），没任何错误提示",
+    # variants
+    "Training process killed during epoch 3 on 8 GPUs",
+    "Job was killed after 2 hours of training",
+    "训练进程被杀死",
+    "[BUG] fine-tuning keeps getting killed with deepspeed zero3 offload",
+    "Worker killed",
+]
+
 SILENT = [
+    # killed, but a question, a request, a person's kill, not killed, or the run killing something else
+    "why train be killed?",
+    "请问训练的时候总是显示已杀死是什么原因？",
+    "How to kill the training process",
+    "zombie processes are not killed after training",
+    "I killed the process with ctrl+c",
+    "Can't kill the training process",
+    "kill the job",
+    "The run killed it",
+    "processes killed by SIGTERM",
     # the GPU identity line above a record, a healthy vGPU line of nv.c
     "NVRM: GPU at PCI:0000:06:00: GPU-0b6b7808-c002-f593-ac86-cd8e57757b94",
     "[    5.016865] NVRM: GPU at 0000:01:00.0 has software scheduler DISABLED with policy BEST_EFFORT.",
@@ -78,8 +116,11 @@ SILENT = [
     "may mean that there could be performance gains if more memory were available.",
 ]
 
-# Lines whose cause is another class's, or that the rules already read, and must stay so.
+# Lines whose cause is another class's (a title that names the kill's cause says it), or that the rules
+# already read, and must stay so.
 OTHERS = [
+    ("Training killed by NCCL watchdog timeout", "collective_timeout"),
+    ("Training killed due to CUDA out of memory", "cuda_oom"),
     # https://github.com/NVIDIA/nccl/issues/1235
     (
         "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes",
@@ -134,6 +175,12 @@ OTHERS = [
 def test_each_variant_names_its_cause(log: str, code: str, category: str) -> None:
     root = root_finding(log + "\n")
     assert root is not None and root.code == code and root.category == category, (log, root)
+
+
+@pytest.mark.parametrize("title", KILLED_TITLES)
+def test_a_killed_title_names_the_kill(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is not None and root.code == "RUN121" and root.facts.get("read_as") == "title", (title, root)
 
 
 @pytest.mark.parametrize("line", SILENT)
