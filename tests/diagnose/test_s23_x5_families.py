@@ -23,6 +23,10 @@ wrappers). The variants are not in any thread unless marked with its URL.
   (https://github.com/PaddlePaddle/PaddleDetection/issues/2271): RUN121 at tier 1, like vocabulary's "words:
   killed"; questions, requests, a kill a person did, a process that was not or cannot be killed, and a kill
   that names another cause (timeout, CUDA memory, SIGTERM) are not read here.
+- A title that says the node lost a GPU ("gpu-2-12 has lost a GPU", https://github.com/cBio/cbio-cluster/issues/39;
+  "GPU lost", https://github.com/learning-at-home/hivemind/issues/509) or, in Chinese, that a card dropped off
+  ("显卡掉卡", "多卡训练时显卡掉了"): RUN565 (a GPU reported failing, rules/gpu_hardware.py), title only; lost
+  memory, performance or a quota, and a question, stay silent.
 - A title that says "fallen off of the bus" ("GPU has fallen off of the bus",
   https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507): RUN243 like "fallen off the bus";
   questions stay silent.
@@ -74,6 +78,14 @@ FAILURES = [
     ("[BUG] GPUs keep falling off of the bus on 8x A100 node", "RUN243", "gpu_hardware"),
 ]
 
+LOST_GPU_TITLES = [
+    "gpu-2-12 has lost a GPU",
+    "GPU lost",
+    "The node has lost 2 GPUs",
+    "显卡掉卡",
+    "多卡训练时显卡掉了",
+]
+
 KILLED_TITLES = [
     "Process keeps getting killed",
     "Program killed unexpectedly",
@@ -92,6 +104,11 @@ KILLED_TITLES = [
 ]
 
 SILENT = [
+    # a GPU's memory, performance or quota lost, a question
+    "lost GPU memory after update",
+    "GPU lost performance after driver update",
+    "GPU is lost?",
+    "I lost the GPU quota on colab",
     # killed, but a question, a request, a person's kill, not killed, or the run killing something else
     "why train be killed?",
     "请问训练的时候总是显示已杀死是什么原因？",
@@ -175,6 +192,12 @@ OTHERS = [
 def test_each_variant_names_its_cause(log: str, code: str, category: str) -> None:
     root = root_finding(log + "\n")
     assert root is not None and root.code == code and root.category == category, (log, root)
+
+
+@pytest.mark.parametrize("title", LOST_GPU_TITLES)
+def test_a_lost_gpu_title_names_the_device(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is not None and root.code == "RUN565" and root.category == "gpu_hardware", (title, root)
 
 
 @pytest.mark.parametrize("title", KILLED_TITLES)

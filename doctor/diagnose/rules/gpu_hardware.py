@@ -327,7 +327,9 @@ _FAILING_WORDS = lazy_re.compile(
     r"(?:is|are|seems? to be|keeps?|has|have|was|went|got)? ?"
     r"(?:failing|faulty|defective|dead|died|broken|bad|degraded|unhealthy)\b(?! to\b)|"
     r"\b(?:failing|faulty|defective|dead|broken|bad|degraded|unhealthy) (?:GPU|graphics card)s?\b"
-    r"(?! ?(?:utili|usage|perf|speed|memory|load|scal|support|compat|driver|kernel|code))"
+    r"(?! ?(?:utili|usage|perf|speed|memory|load|scal|support|compat|driver|kernel|code))|"
+    # a GPU the node no longer lists ("gpu-2-12 has lost a GPU", "GPU lost"; zh "掉卡": a card dropped off)
+    r"\b(?:has|have|had) lost (?:a |one |the |\d+ )?GPUs?\b|\AGPUs? (?:is |was |got )?lost\W*\Z|掉卡|显卡掉了"
 )
 
 
@@ -591,8 +593,11 @@ SIGNATURES = (
             b"ad GPU",
             b"ad gpu",
             b"ad graphics",
+            b"lost",
+            "掉卡".encode(),
+            "显卡掉了".encode(),
         ),
-        words=("gpu", "card"),
+        words=("gpu", "card", "掉卡", "显卡掉了"),
         anchor_from="the words that say the device fails, in their usual spellings (case aside)",
         examples=("One of the cluster GPUs is failing, it seems.",),
     ),
