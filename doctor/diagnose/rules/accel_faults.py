@@ -9,6 +9,8 @@ Formats (read at their source):
   counted by the switch and corrected (silent here). Its second line, "SXid (PCI:0000:aa:00.0): 24007,
   Severity 1 Engine instance 12 Sub-engine instance 00" (severity 1 = fatal, 0 = non-fatal), is read alone
   when a paste lost the first; the third ("24007, Data {0x...}") says nothing of its severity.
+- RM's robust-channel recovery for a critical error ("NVRM: krcRcAndNotifyAllChannels_IMPL: RC all channels
+  for critical error 79."), read as the Xid it names when the paste lost the Xid record.
 - The Xid 74 message body (RM knvlink): "NVLink: fatal error detected on link 2(0x0, 0x0, 0x10000, ...)",
   pasted alone (the NVRM Xid record itself is rules/gpu_hardware.py's).
 - amdgpu gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c: "amdgpu 0000:c1:00.0: amdgpu: [gfxhub0] no-retry page
@@ -33,6 +35,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.gpu_hardware import CLEANUP_XIDS, xid_code, xid_facts
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.knowledge.clip import clip
 from pgdoctor.knowledge.xid import describe_xid
@@ -103,6 +106,31 @@ def _nvlink_fatal(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             f"NVLink fatal error on link {m.group(1)} (the driver's Xid 74): a link of the GPU failed",
             facts,
             dedupe=(row.code, "nvlink", m.group(1)),
+        )
+    ]
+
+
+# -- the resource manager's robust-channel recovery for a critical error -----------------------------------
+# RM's krc (kernel_rc.c; kgsp on GSP drivers 525-545) logs, after the Xid record or in its place when the
+# paste lost it: "NVRM: krcRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79." (older:
+# "kgspRcAndNotifyAllChannels_IMPL: ..."); the number is the Xid (79 off the bus, 119/120 GSP, 154 ...).
+_RC_CRITICAL = lazy_re.compile(r"RC all channels for critical error (\d{1,3})\b")
+
+
+def _rc_critical(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if "?" in hit.text:
+        return None  # a question about the record
+    xid = int(m.group(1))
+    code = xid_code(xid)
+    facts = {**xid_facts(xid), "xid_from": "rc recovery"}
+    return [
+        row.event(
+            hit,
+            f"the driver reset every channel of the GPU for critical error {xid} ({facts['xid_meaning']})",
+            facts,
+            tier=2 if xid in CLEANUP_XIDS else 0,
+            code=code.code,
+            dedupe=(code.code, "rc", xid),
         )
     ]
 
@@ -427,6 +455,14 @@ SIGNATURES = (
         anchors=(b"NVLink: fatal error",),
         worth=(rb"NVLink: fatal error",),
         words=("nvlink: fatal error",),
+    ),
+    Signature(
+        "rc all channels for a critical error",
+        _RC_CRITICAL,
+        _rc_critical,
+        C.GPU_XID.code,
+        anchors=(b"RC all channels for critical error",),
+        words=("rc all channels",),
     ),
     Signature(
         "amdgpu page fault",

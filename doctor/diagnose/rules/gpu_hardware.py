@@ -32,7 +32,7 @@ from pgdoctor.knowledge.xid import XidEvent, caused_by, describe_xid, parse_xid_
 from pgdoctor.model import lazy_re
 
 _OFF_BUS = lazy_re.compile(
-    r"(?:GPU (?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
+    r"(?:GPU (?:at )?(?P<a>[0-9a-fA-F:.]+)[: ].*?|NVIDIA GPU (?P<b>[0-9a-fA-F:.]+) .*?)fallen off the bus"
 )
 # Xids that mean the memory is bad (48 DBE, 63/64 row remapping, 94/95 contained/uncontained ECC,
 # 140 unrecovered, 171/172 DRAM/SRAM uncorrectable)
@@ -306,7 +306,7 @@ def _off_bus(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]
 # line ("GPU has fallen off the bus", "gpu fell off the bus after 3 hours", "GPUs falling off the bus").
 _OFF_BUS_WORDS = lazy_re.compile(
     r"\b(?:GPU|gpu|Gpu|device)s? (?:has |have |had |keeps? |kept )?"
-    r"(?:fallen|fell|falling|falls?) off the bus"
+    r"(?:fallen|fell|falling|falls?) off (?:the bus|of the bus)"
 )
 
 
@@ -327,7 +327,9 @@ _FAILING_WORDS = lazy_re.compile(
     r"(?:is|are|seems? to be|keeps?|has|have|was|went|got)? ?"
     r"(?:failing|faulty|defective|dead|died|broken|bad|degraded|unhealthy)\b(?! to\b)|"
     r"\b(?:failing|faulty|defective|dead|broken|bad|degraded|unhealthy) (?:GPU|graphics card)s?\b"
-    r"(?! ?(?:utili|usage|perf|speed|memory|load|scal|support|compat|driver|kernel|code))"
+    r"(?! ?(?:utili|usage|perf|speed|memory|load|scal|support|compat|driver|kernel|code))|"
+    # a GPU the node no longer lists ("gpu-2-12 has lost a GPU", "GPU lost"; zh "掉卡": a card dropped off)
+    r"\b(?:has|have|had) lost (?:a |one |the |\d+ )?GPUs?\b|\AGPUs? (?:is |was |got )?lost\W*\Z|掉卡|显卡掉了"
 )
 
 
@@ -565,8 +567,8 @@ SIGNATURES = (
         _OFF_BUS_WORDS,
         _off_bus_words,
         C.GPU_OFF_BUS.code,
-        anchors=(b"off the bus",),
-        words=("off the bus",),
+        anchors=(b"off the bus", b"off of the bus"),
+        words=("off the bus", "off of the bus"),
         examples=("GPU has fallen off the bus during training",),
     ),
     Signature(
@@ -591,8 +593,11 @@ SIGNATURES = (
             b"ad GPU",
             b"ad gpu",
             b"ad graphics",
+            b"lost",
+            "掉卡".encode(),
+            "显卡掉了".encode(),
         ),
-        words=("gpu", "card"),
+        words=("gpu", "card", "掉卡", "显卡掉了"),
         anchor_from="the words that say the device fails, in their usual spellings (case aside)",
         examples=("One of the cluster GPUs is failing, it seems.",),
     ),
