@@ -134,11 +134,16 @@ def _row(
     )
 
 
-# the IB / RoCE fabric's name with a failure's word after it: not "Using network IB" or "RoCE v2"
+# the IB / RoCE fabric's name with a failure's word after it: not "Using network IB" or "RoCE v2"; NET/IB only
+# with the failure's first letter after it, as NCCL prints "NET/IB" in every channel line of an INFO log
 _IB_ANCHORS = (
-    "NET/IB",
-    "Net/IB",
-    "net/ib",
+    "NET/IB e",
+    "NET/IB f",
+    "NET/IB c",
+    "Net/IB e",
+    "Net/IB f",
+    "net/ib e",
+    "net/ib f",
     "ompletion error",
     "ompletion Error",
     "ompletion with error",
