@@ -483,21 +483,22 @@ def test_corpus_v21_heldout_top1() -> None:
     """The held-out half of v21 (v21/README.md): through the CLI 99/174 (56.9 %) at its freeze,
     with the rules of the session's start (49b5e4c); 103/174 (59.2 %) at that session's end, after its rule
     work on v20's released held-out half (+23) and v21's dev half (+19). Released as dev material on
-    2026-12-07 once v22 was frozen."""
+    2026-12-07 once v22 was frozen, and worked on: 128/174 (73.6 %) through the CLI at that session's end."""
     right, total, _, _ = _score([V21_HELDOUT])
     assert total == 174 and right >= BARS["v21_heldout"] * total, f"v21 held-out top-1 {right}/{total}"
 
 
 def test_corpus_v22_dev_top1() -> None:
     """The dev half of v22: 90/158 (57.0 %) through the CLI at its freeze (8615cd7), before rule writers read
-    it. The bar is that figure rounded down to 0.05."""
+    it; 119/158 (75.3 %) after that session's rule work on it. The bar is that figure rounded down to 0.05."""
     right, total, _, _ = _score([V22_DEV])
     assert total == 158 and right >= BARS["v22_dev"] * total, f"v22 dev top-1 {right}/{total}"
 
 
 def test_corpus_v22_heldout_top1() -> None:
     """The held-out half of v22, never read (v22/README.md): through the CLI 88/160 (55.0 %) at its freeze,
-    with the rules of the session's start (8615cd7). Its misses are not read."""
+    with the rules of the session's start (8615cd7); 88/160 again at that session's end, after its rule work
+    on v21's released held-out half (+25) and v22's dev half (+29). Its misses are not read."""
     right, total, _, _ = _score([V22_HELDOUT])
     assert total == 160 and right >= BARS["v22_heldout"] * total, f"v22 held-out top-1 {right}/{total}"
 
@@ -607,8 +608,8 @@ BARS = {
     "v20_dev": 0.70,
     "v20_heldout": 0.65,
     "v21_dev": 0.70,
-    "v21_heldout": 0.55,
-    "v22_dev": 0.55,
+    "v21_heldout": 0.70,
+    "v22_dev": 0.75,
     "v22_heldout": 0.55,
 }  # v3 dev + dev2: 231/241
 
