@@ -51,34 +51,44 @@ def _read(hit: Hit) -> bool:
     return _title(hit) and not _TITLE_ASIDE.search(hit.text)
 
 
-def _meeting_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not _read(hit):
-        return None
+def _title_event(row: Signature, hit: Hit, m: re.Match[str], named: str, then: str, kind: str) -> list[Event]:
+    """The one event both title rows give: what the title names, what that means, its kind."""
     return [
         row.event(
             hit,
-            f'the report names the ranks\' meeting as what hangs ("{m.group(0)}"): some rank never reached '
-            "init_process_group / the rendezvous, or cannot reach MASTER_ADDR:MASTER_PORT",
-            {"kind": "meeting_hang", "inferred_from": "title", "read_as": "title"},
+            f'the report names {named} ("{m.group(0)}"): {then}',
+            {"kind": kind, "inferred_from": "title", "read_as": "title"},
             tier=1,
             dedupe=(row.code, "meeting_title"),
         )
     ]
+
+
+def _meeting_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _read(hit):
+        return None
+    return _title_event(
+        row,
+        hit,
+        m,
+        "the ranks' meeting as what hangs",
+        "some rank never reached init_process_group / the rendezvous, or cannot reach "
+        "MASTER_ADDR:MASTER_PORT",
+        "meeting_hang",
+    )
 
 
 def _socket_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not _read(hit) or _OTHER_EXCEPTION.search(hit.text):
         return None
-    return [
-        row.event(
-            hit,
-            f'the report names the store\'s "Socket Timeout" ("{m.group(0)}"): a rank could not reach or '
-            "hear from the TCPStore at MASTER_ADDR:MASTER_PORT while the ranks met",
-            {"kind": "store_socket_timeout", "inferred_from": "title", "read_as": "title"},
-            tier=1,
-            dedupe=(row.code, "meeting_title"),
-        )
-    ]
+    return _title_event(
+        row,
+        hit,
+        m,
+        'the store\'s "Socket Timeout"',
+        "a rank could not reach or hear from the TCPStore at MASTER_ADDR:MASTER_PORT while the ranks met",
+        "store_socket_timeout",
+    )
 
 
 SIGNATURES = (
