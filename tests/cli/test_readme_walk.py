@@ -5,7 +5,9 @@ never saw it.)
 
 The second command's `scripts/test.sh` is run on the architecture tests only: the whole suite
 inside the suite would double its time, and `.ci/run` already runs both commands verbatim on
-every CI run. Lint and type checks, where the build/ leftover bit, run in full.
+every CI run. Lint and type checks, where the build/ leftover bit, run in full. Inside .ci/run itself
+(which sets PGDOCTOR_QUICK_START_RUN) the first two commands have just run in that fresh clone and venv:
+there only the job-script line runs, and a test holds .ci/run to the README's commands.
 """
 
 from __future__ import annotations
@@ -56,8 +58,50 @@ def _fresh_copy(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
+# Set by .ci/run once it has run the quick start's first command in its fresh clone and venv, while it
+# runs the second (this suite): the walk's first two commands would repeat it (about 50 CPU-s, a
+# twelfth of the suite on 2 cores), so only the job-script line runs, in that venv.
+QUICK_START_RUN = "PGDOCTOR_QUICK_START_RUN"
+CI_RUN = ROOT / ".ci" / "run"
+
+
+def _check_job_line(third: subprocess.CompletedProcess[str], cwd: Path) -> None:
+    report = json.loads((cwd / "preflight.json").read_text())
+    assert {"schema_version", "findings", "results"} <= set(report)
+    failing = [f["code"] for f in report["findings"] if f["severity"] == "fail"]
+    assert third.returncode == (1 if failing else 0), (failing, third.stdout, third.stderr)
+    assert "ENV101" not in failing  # torch came with the test setup
+
+
+def test_ci_runs_the_readme_quick_start_verbatim() -> None:
+    """What lets the walk below trust .ci/run: its two commands are the README's, in order (pip's
+    --quiet aside), in one clone and one venv."""
+    lines = [ln.strip() for ln in CI_RUN.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    install_and_check, setup_and_test = fenced_commands("Quick start")[:2]
+    first = next(i for i, ln in enumerate(lines) if ln.replace(" --quiet", "").startswith(install_and_check))
+    second = next(i for i, ln in enumerate(lines) if ln == setup_and_test)
+    assert first < second
+    assert lines.index(f"export {QUICK_START_RUN}=1") < second
+    assert not any("cd " in ln or "venv" in ln for ln in lines[first:second]), lines[first:second]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not os.environ.get(QUICK_START_RUN), reason="the whole walk runs outside .ci/run")
+def test_job_script_line_after_the_ci_quick_start(tmp_path: Path) -> None:
+    third = subprocess.run(
+        ["bash", "-c", fenced_commands("Use in a job script")[0]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    _check_job_line(third, tmp_path)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+@pytest.mark.skipif(bool(os.environ.get(QUICK_START_RUN)), reason=".ci/run has just run this walk's commands")
 def test_readme_quick_start_then_job_script_line_in_one_fresh_venv(tmp_path: Path) -> None:
     tree = tmp_path / "pgdoctor"
     _fresh_copy(tree)
@@ -96,8 +140,4 @@ def test_readme_quick_start_then_job_script_line_in_one_fresh_venv(tmp_path: Pat
 
     job_line = fenced_commands("Use in a job script")[0]
     third = sh(job_line, 300)
-    report = json.loads((tree / "preflight.json").read_text())
-    assert {"schema_version", "findings", "results"} <= set(report)
-    failing = [f["code"] for f in report["findings"] if f["severity"] == "fail"]
-    assert third.returncode == (1 if failing else 0), (failing, third.stdout, third.stderr)
-    assert "ENV101" not in failing  # torch came with the test setup
+    _check_job_line(third, tree)
