@@ -104,20 +104,62 @@ def sc_same_ranks_two_groups(rank: int, dist: Any, torch: Any, timeout: float) -
 
 # name -> expected (written from the scenario, before pgdoctor read any of its dumps)
 EXPECTED: dict[str, dict[str, Any]] = {
-    "tp_subgroup_skip": {"code": "RUN281", "ranks": [3], "pg": "2", "seq": 3, "op": "all_reduce",
-                         "class": "missing", "why": "rank 3 never enters step 2's all_reduce in TP group [2,3]"},
-    "alltoall_single_uneven": {"code": "RUN284", "ranks": [1], "pg": "0", "seq": 5, "op": "all_to_all",
-                               "class": "total_numel", "why": "rank 1's input is 80 where all expect 64"},
-    "ran_ahead_eval": {"code": "RUN282", "ranks": [0], "pg": "0", "seq": 7, "op": "all_reduce",
-                       "class": "op_type", "why": "rank 0 all_gathers at seq 7 where the others all_reduce"},
-    "dtype_world": {"code": "RUN285", "ranks": [2], "pg": "0", "seq": 5, "op": "all_reduce",
-                    "class": "input_dtype", "also": [["RUN290", [1]]],
-                    "why": "rank 2 reduces float64, the others float32 (rank 1 aborted in gloo and left no dump)"},
-    "clean_wrapped": {"code": None, "ranks": [], "pg": None, "seq": None, "op": None, "class": None,
-                      "why": "clean; 16-entry rings wrapped at different record ids"},
-    "same_ranks_two_groups": {"code": "RUN281", "ranks": [2], "pg": "1", "seq": 3, "op": "all_reduce",
-                              "class": "missing", "also": [["RUN281", [0, 1, 3]]],
-                              "why": "rank 2 swapped the order of two groups with the same ranks"},
+    "tp_subgroup_skip": {
+        "code": "RUN281",
+        "ranks": [3],
+        "pg": "2",
+        "seq": 3,
+        "op": "all_reduce",
+        "class": "missing",
+        "why": "rank 3 never enters step 2's all_reduce in TP group [2,3]",
+    },
+    "alltoall_single_uneven": {
+        "code": "RUN284",
+        "ranks": [1],
+        "pg": "0",
+        "seq": 5,
+        "op": "all_to_all",
+        "class": "total_numel",
+        "why": "rank 1's input is 80 where all expect 64",
+    },
+    "ran_ahead_eval": {
+        "code": "RUN282",
+        "ranks": [0],
+        "pg": "0",
+        "seq": 7,
+        "op": "all_reduce",
+        "class": "op_type",
+        "why": "rank 0 all_gathers at seq 7 where the others all_reduce",
+    },
+    "dtype_world": {
+        "code": "RUN285",
+        "ranks": [2],
+        "pg": "0",
+        "seq": 5,
+        "op": "all_reduce",
+        "class": "input_dtype",
+        "also": [["RUN290", [1]]],
+        "why": "rank 2 reduces float64, the others float32 (rank 1 aborted in gloo and left no dump)",
+    },
+    "clean_wrapped": {
+        "code": None,
+        "ranks": [],
+        "pg": None,
+        "seq": None,
+        "op": None,
+        "class": None,
+        "why": "clean; 16-entry rings wrapped at different record ids",
+    },
+    "same_ranks_two_groups": {
+        "code": "RUN281",
+        "ranks": [2],
+        "pg": "1",
+        "seq": 3,
+        "op": "all_reduce",
+        "class": "missing",
+        "also": [["RUN281", [0, 1, 3]]],
+        "why": "rank 2 swapped the order of two groups with the same ranks",
+    },
 }
 
 
@@ -156,9 +198,16 @@ def run_job(name: str, dest: str, world: int = 4, buffer_size: int = 200) -> Non
     envs = []
     for r in range(world):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "NCCL_", "MASTER_"))}
-        env.update(RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), TORCH_FR_BUFFER_SIZE=str(buffer_size), FR_TIMEOUT_S="3",
-                   OMP_NUM_THREADS="1")
+        env.update(
+            RANK=str(r),
+            WORLD_SIZE=str(world),
+            LOCAL_RANK=str(r),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            TORCH_FR_BUFFER_SIZE=str(buffer_size),
+            FR_TIMEOUT_S="3",
+            OMP_NUM_THREADS="1",
+        )
         envs.append(env)
     run_children([[sys.executable, HERE, name, dest]] * world, envs, 90.0)
     with open(os.path.join(dest, "expected.json"), "w") as fh:
@@ -176,7 +225,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and not sys.argv[1].startswith("-") and sys.argv[1] in EXPECTED and "RANK" in os.environ:
+    if (
+        len(sys.argv) == 3
+        and not sys.argv[1].startswith("-")
+        and sys.argv[1] in EXPECTED
+        and "RANK" in os.environ
+    ):
         rank_main()
     else:
         main()
