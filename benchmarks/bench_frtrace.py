@@ -2,6 +2,8 @@
 torch.distributed.flight_recorder.fr_trace from the installed torch) on the same dumps:
 
     python benchmarks/bench_frtrace.py [-v]
+    python benchmarks/bench_frtrace.py --unseen3   the frozen set tests/fixtures/fr_unseen3/, scored
+                                                   against each folder's expected.json
 
 Scenarios and their ground truth are tests/helpers/fr_scenarios.py: real 4-rank gloo dumps
 (tests/fixtures/fr/*.tar) and dumps written in NCCL's recorder format (states, send/recv,
@@ -147,7 +149,42 @@ def torch_right(found: Sequence[tuple[str, tuple[int, ...]]], t: S.Truth) -> boo
     return all(any(code in FAMILY.get(k, set()) and r == rs for k, r in found[1:]) for code, rs in t.also)
 
 
+def unseen3() -> int:
+    """torchfrtrace on fr_unseen3 (pickles only: its loader reads no JSON), right only when it is
+    right with the dumps read in both orders; pgdoctor's figure is tests/diagnose/test_fr_unseen3.py's."""
+    import json
+    import re
+    import shutil
+
+    from tests.helpers.paths import FIXTURES
+
+    root = os.path.join(FIXTURES, "fr_unseen3")
+    names = sorted(n for n in os.listdir(root) if os.path.isdir(os.path.join(root, n)))
+    right = 0
+    for name in names:
+        src = os.path.join(root, name)
+        with open(os.path.join(src, "expected.json")) as fh:
+            e = json.load(fh)
+        truth = S.Truth(e["code"], tuple(e["ranks"]), also=tuple((c, tuple(r)) for c, r in e.get("also", [])))
+        with tempfile.TemporaryDirectory() as d:
+            for f in os.listdir(src):
+                m = re.search(r"(\d+)(\.pkl)?$", f)
+                if m and not f.endswith(".json"):
+                    shutil.copy(os.path.join(src, f), os.path.join(d, f"nccl_trace_rank_{m.group(1)}"))
+            answers = [torchfrtrace(d, reverse) for reverse in (False, True)]
+        ok = all(torch_right(found, truth) for _, found in answers)
+        right += ok
+        print(
+            f"{'ok   ' if ok else 'WRONG'} {name:30} {e['code']} {e['ranks']}: "
+            f"{answers[0][0]} | {answers[1][0]}"
+        )
+    print(f"\ntorchfrtrace right in both file orders: {right}/{len(names)}")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    if "--unseen3" in (argv or sys.argv[1:]):
+        return unseen3()
     verbose = "-v" in (argv or sys.argv[1:])
     rows = []
     totals = {"pgdoctor": 0, "torchfrtrace": 0, "torch order-stable": 0}

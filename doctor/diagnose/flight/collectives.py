@@ -176,7 +176,7 @@ def _missing_fault(
         msg,
         ev,
         1,
-        0 if kind == "no_dump" and not stuck else _issued(present),
+        0 if kind == "no_dump" and not stuck else _issued(t, present),
         stuck,
     )
 
@@ -235,8 +235,8 @@ def _stopped_before(
     return stop if held and min(held) > stop else None
 
 
-def _issued(present: Mapping[int, list[Entry]]) -> int:
-    times = [int_of(e.raw.get("time_created_ns"), 0) for es in present.values() for e in es]
+def _issued(t: Table, present: Mapping[int, list[Entry]]) -> int:
+    times = [t.ns(r, int_of(e.raw.get("time_created_ns"), 0)) for r, es in present.items() for e in es]
     return min((x for x in times if x > 0), default=0)
 
 
@@ -299,7 +299,7 @@ def _problem_fault(
     # A stall inside the collective holds every rank in it: they are its waiters too, so the ranks
     # of other groups that wait for them are explained by it.
     waiters = sorted(present) if p.kind == "not_completed" else ok
-    return Fault(code, facts, p.culprits or sorted(present), waiters, msg, ev, tier, _issued(present))
+    return Fault(code, facts, p.culprits or sorted(present), waiters, msg, ev, tier, _issued(t, present))
 
 
 def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
@@ -307,7 +307,7 @@ def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
     it either way (busy in other groups since), so it is not counted as missing."""
     if not t.wrapped.get(rank) or rank not in t.first_ns:
         return False
-    issued = [int_of(e.raw.get("time_created_ns"), 0) for es in present.values() for e in es]
+    issued = [t.ns(r, int_of(e.raw.get("time_created_ns"), 0)) for r, es in present.items() for e in es]
     issued = [x for x in issued if x > 0]
     return bool(issued) and t.first_ns[rank] > max(issued)
 
@@ -394,7 +394,7 @@ def _group_fault(
                 return e.state == "completed" or e.seq <= done.get((e.rank, pg_id), -1)
 
             firsts = {r: es[-1] for r, es in present.items()}
-            sp = state_problem(firsts, completed)
+            sp = state_problem(firsts, completed, t.offset_ns)
             absent = sorted(members - g.dumped)
             if sp and sp.kind == "not_completed" and absent and not partial:
                 # Every rank that dumped is in it and none completed it: the members that left no

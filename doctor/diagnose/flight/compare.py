@@ -270,7 +270,11 @@ def compare_coalesced(present: Mapping[int, list[Entry]], size: int) -> Optional
     return None
 
 
-def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], bool]) -> Optional[Problem]:
+def state_problem(
+    present: Mapping[int, Entry],
+    completed: Callable[[Entry], bool],
+    offset_ns: Optional[Mapping[int, int]] = None,
+) -> Optional[Problem]:
     """NCCL only (gloo leaves every entry scheduled): a rank still `scheduled` while its peers
     started or completed never launched the collective; all entered and not all completed is a
     stall inside the collective."""
@@ -282,7 +286,7 @@ def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], boo
     sched = sorted(r for r, s in states.items() if s == "scheduled")
     if sched and len(sched) < len(present):
         return Problem("state", sched, "scheduled on these ranks while their peers started it", per_rank)
-    late, gap_s, limit_s, known = late_arrivals(present)
+    late, gap_s, limit_s, known = late_arrivals(present, offset_ns or {})
     if late:
         return Problem(
             "late",
@@ -306,15 +310,19 @@ def state_problem(present: Mapping[int, Entry], completed: Callable[[Entry], boo
 LATE_WITHOUT_TIMEOUT_S = 60.0  # recorders before timeout_ms: NCCL's default timeout is 10 minutes
 
 
-def late_arrivals(present: Mapping[int, Entry]) -> tuple[list[int], float, float, bool]:
+def late_arrivals(
+    present: Mapping[int, Entry], offset_ns: Mapping[int, int]
+) -> tuple[list[int], float, float, bool]:
     """Ranks (a minority) that entered a collective no rank completed only after their peers'
     timeout had run out: the straggler, seen in its own dump only because that dump was written
     later (a recorder that dumps each rank on its own timeout). Its peers had given up before it
     arrived, so the collective could never complete: it is the one that did not enter in time.
+    Times are read on one clock (offset_ns, clocks.py): a node's clock ahead is not lateness.
     Returns (ranks, how late in s, the timeout in s, whether the dump recorded that timeout)."""
     times = {r: int_of(e.raw.get("time_created_ns"), 0) for r, e in present.items()}
     if len(times) < 2 or min(times.values()) <= 0:
         return [], 0.0, 0.0, False
+    times = {r: t - offset_ns.get(r, 0) for r, t in times.items()}
     first = min(times, key=lambda r: (times[r], r))
     timeout_ms = int_of(present[first].raw.get("timeout_ms"), 0)
     limit_s = timeout_ms / 1000 if timeout_ms > 0 else LATE_WITHOUT_TIMEOUT_S

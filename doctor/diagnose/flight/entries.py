@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pgdoctor.diagnose.flight.clocks import clock_offsets
 from pgdoctor.diagnose.flight.dump import FlightReport, aliases, int_of, pg_desc, pg_key
 
 # Names of the marker that ends a coalesced group (torch/csrc/distributed/c10d/FlightRecorder).
@@ -102,6 +103,11 @@ class Table:
     last: dict[int, Entry] = field(default_factory=dict)  # each rank's last collective entry
     # (pg, seq) of a wrapped ring's oldest entry: the buffer may begin inside that coalesced group.
     cut: dict[int, tuple[str, int]] = field(default_factory=dict)
+    offset_ns: dict[int, int] = field(default_factory=dict)  # each rank's clock offset (clocks.py)
+
+    def ns(self, rank: int, raw_ns: int) -> int:
+        """A time the rank's dump wrote, on its peers' clock (0 stays 0: not known)."""
+        return raw_ns - self.offset_ns.get(rank, 0) if raw_ns > 0 else raw_ns
 
 
 def table_of(rep: FlightReport) -> Table:
@@ -127,4 +133,7 @@ def table_of(rep: FlightReport) -> Table:
             t.by_pg.setdefault(en.pg, {}).setdefault(d.rank, {}).setdefault(en.seq, []).append(en)
             if not en.marker:
                 t.last[d.rank] = en
+    t.offset_ns = clock_offsets(t.by_pg)
+    if t.offset_ns:
+        t.first_ns = {r: t.ns(r, ns) for r, ns in t.first_ns.items()}
     return t

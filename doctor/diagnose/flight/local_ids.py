@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pgdoctor.diagnose.flight.dump import FlightReport, int_of, pg_key
 
 
-def _decimal(name: str) -> int | None:
+def decimal(name: str) -> int | None:
     return int(name) if name.isdigit() and len(name) < 10 else None
 
 
@@ -32,7 +32,7 @@ def members_from_local_ids(rep: FlightReport) -> dict[str, set[int]]:
         for e in d.data.get("entries") or ():
             if not isinstance(e, Mapping) or not isinstance(e.get("process_group"), (list, tuple)):
                 continue
-            name = _decimal(pg_key(e))
+            name = decimal(pg_key(e))
             local = int_of(e.get("pg_id"))
             if name is None:
                 return {}  # a hashed (or otherwise unordered) name: the order cannot be trusted

@@ -17,7 +17,15 @@ across ranks as the entries' `collective_seq_id` does:
 Where any dump has entries, the entries say more and this module stays silent: an onlyActive dump
 of a healthy job has none either, and its counters agree. A rank is compared in a group only where
 it used it (issued at least one collective) and its own pg_config does not leave it out: a group
-whose pg_status lists non-members (test writers do) would otherwise make them look behind."""
+whose pg_status lists non-members (test writers do) would otherwise make them look behind.
+
+torch keys pg_status by the rank's own `pg_id`, the number it gives each group it is a member of
+in creation order (FlightRecorder's all_pg_status_, keyed by ProcessGroupNCCL's local id), not by
+the group's name, which pg_config and the entries use: rank 5 of TP groups "1"-"4" and DP groups
+"5"-"6" calls its groups "0", "3", "6" by ids 0, 1, 2. Where the names are new_group's counter
+(decimal), creation order is their numeric order, so id k is the rank's k-th group by name
+(`_names_by_id`); where they are not, or where the keys are names already (as some writers key
+them), they are read as names."""
 
 from __future__ import annotations
 
@@ -26,11 +34,32 @@ from typing import Any
 
 from pgdoctor.checks.codes import flight as F
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.flight.dump import FlightReport, aliases, config_entries, dump_path, pg_name, pg_status
+from pgdoctor.diagnose.flight.dump import (
+    Dump,
+    FlightReport,
+    aliases,
+    config_entries,
+    dump_path,
+    pg_name,
+    pg_status,
+)
+from pgdoctor.diagnose.flight.local_ids import decimal
 from pgdoctor.diagnose.flight.order import Fault, ranks_text
 from pgdoctor.model import Evidence
 
 Counters = tuple[int, int, int]  # last enqueued, started, completed (-1: none / not tracked)
+
+
+def _names_by_id(d: Dump, ids: list[str]) -> dict[str, str]:
+    """pg_status key -> group name on this rank, where the keys are local ids (module doc)."""
+    members = [name for name, ranks in config_entries(d) if not ranks or d.rank in ranks]
+    nums = [decimal(name) for name in members]
+    if not ids or not members or any(n is None for n in nums):
+        return {}  # no config, or hashed names: their order is not creation order
+    ordered = [str(n) for n in sorted(n for n in nums if n is not None)]
+    if any(decimal(k) is None or int(k) >= len(ordered) for k in ids) or set(ids) <= set(members):
+        return {}  # more keys than groups, or keys that are names already
+    return {k: ordered[int(k)] for k in ids}
 
 
 def counters(rep: FlightReport) -> dict[str, dict[int, Counters]]:
@@ -39,10 +68,13 @@ def counters(rep: FlightReport) -> dict[str, dict[int, Counters]]:
     out: dict[str, dict[int, Counters]] = {}
     for d in rep.dumps:
         left_out = {name for name, ranks in config_entries(d) if ranks and d.rank not in ranks}
-        for pg_id, got in pg_status(d).items():
-            if pg_id in left_out or got[0] < 1:
+        status = pg_status(d)
+        names = _names_by_id(d, list(status))
+        for pg_id, got in status.items():
+            name = names.get(pg_id, pg_id)
+            if name in left_out or got[0] < 1:
                 continue  # not a member, or never used on this rank: counters say nothing of it
-            out.setdefault(alias.get((d.rank, pg_id), pg_id), {})[d.rank] = got
+            out.setdefault(alias.get((d.rank, name), name), {})[d.rank] = got
     return out
 
 
