@@ -1,6 +1,7 @@
 """The fourth frozen flight-recorder set (tests/fixtures/fr_unseen3/, README there): each folder's
-dumps through `pgdoctor diagnose --json --flight-recorder`, scored against the expected.json written
-with the scenario before pgdoctor read it. The files are checked against their frozen hashes first.
+dumps diagnosed as `pgdoctor diagnose --json --flight-recorder` reads them (in this process; the CLI's
+JSON is the same, test_cli_reads_the_set_alike), scored against the expected.json written with the
+scenario before pgdoctor read it. The files are checked against their frozen hashes first.
 
     python -m tests.diagnose.test_fr_unseen3    prints the score, scenario by scenario
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pgdoctor.diagnose.api import diagnose_paths
 from pgdoctor.diagnose.flight.dump import Dump
 from pgdoctor.diagnose.flight.status import _names_by_id
 from tests.helpers.paths import FIXTURES, ROOT
@@ -31,6 +33,13 @@ LABEL_ONLY = {"v25_rs_input_size_8"}
 
 
 def diagnose(folder: Path) -> tuple[int, list[dict[str, Any]]]:
+    """The findings as `diagnose --json --flight-recorder FOLDER` writes them, in this process (29
+    CLI runs cost 17 CPU-s of a 2-core suite; the CLI's own path is test_cli_reads_the_set_alike's)."""
+    findings = [f.to_json() for f in diagnose_paths([], [str(folder)]).findings]
+    return (1 if any(f["severity"] == "fail" for f in findings) else 0), findings
+
+
+def _cli(folder: Path) -> tuple[int, list[dict[str, Any]]]:
     proc = subprocess.run(
         [sys.executable, "-m", "pgdoctor", "diagnose", "--json", "--flight-recorder", str(folder)],
         capture_output=True,
@@ -39,6 +48,14 @@ def diagnose(folder: Path) -> tuple[int, list[dict[str, Any]]]:
         cwd=ROOT,
     )
     return proc.returncode, json.loads(proc.stdout)["findings"] if proc.stdout.strip() else []
+
+
+@pytest.mark.parametrize("name", [NAMES[0], NAMES[-1]])
+def test_cli_reads_the_set_alike(name: str) -> None:
+    rc, findings = _cli(SET / name)
+    fails, in_process = diagnose(SET / name)
+    assert findings == in_process
+    assert rc == 1 if fails else rc in (0, 1)
 
 
 def score(expected: dict[str, Any], rc: int, findings: list[dict[str, Any]]) -> str:
