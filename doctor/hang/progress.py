@@ -7,7 +7,10 @@ burns a core while the job stands still.
   lines of the same shape; a line of a shape not seen before is progress (a new phase: "saving
   checkpoint", "eval"); a repeated shape is progress when its numbers changed (`loss 2.31` then
   `loss 2.29`), except a wait or heartbeat line ("still waiting", "timeout", "elapsed", "retry"),
-  whose counting seconds are not steps. An identical repeated line is never progress.
+  whose counting seconds are not steps. An identical repeated line is never progress, nor is an
+  error report: a Python traceback (its header, its indented frames, its exception line) or a
+  bare `SomethingError: ...` line. A rank's gloo timeout prints one of new shape after the job
+  stood still; counted as a new phase, it made a driver that exits 0 anyway look recovered.
 - The ranks' live sockets (`Counters`): the `pgdoctor.step` counter or the default process
   group's collective sequence number changed.
 Pure: lines and numbers in, a yes or no out.
@@ -31,6 +34,11 @@ _STAMP = re.compile(
 )
 _RANK_PREFIX = re.compile(r"^\s*\[(?:default)?rank\d+\]:\s*|^\s*\d+:\s*")  # torchrun --tee, srun -l
 _NUMBER = re.compile(r"\d+")
+_TRACEBACK = re.compile(
+    r"^(?:Traceback \(most recent call last\):|During handling of the above exception"
+    r"|The above exception was the direct cause)"
+)
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b")
 _WAITING = re.compile(
     r"(?i)\b(?:wait|waiting|waited|timeout|timed out|time out|heartbeat|still|stuck|retry|retrying|"
     r"elapsed|watchdog|hang|hung|sleep|sleeping|no progress)\b"
@@ -43,6 +51,7 @@ class Lines:
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self.stepped = False  # the last line fed moved a step counter of a shape seen before
+        self._in_traceback: set[str] = set()  # output streams (rank prefixes) inside a traceback
 
     def feed(self, raw: bytes) -> bool:
         self.stepped = False
@@ -50,7 +59,11 @@ class Lines:
         prefix = _RANK_PREFIX.match(text)
         who = prefix.group(0).strip() if prefix else ""
         body = _STAMP.sub("", text[prefix.end() :] if prefix else text).strip()
+        # The prefix's one separating space off, a traceback frame keeps its indent.
+        rest = text[len(prefix.group(0).rstrip()) :].removeprefix(" ") if prefix else text
         if not body:
+            return False
+        if self._error_report(who, rest, body):
             return False
         shape = _NUMBER.sub("#", body)
         key = (who, shape)
@@ -67,6 +80,18 @@ class Lines:
             self.stepped = counters != before
             return self.stepped
         return numbers != before and not _WAITING.search(body)
+
+    def _error_report(self, who: str, rest: str, body: str) -> bool:
+        """Is this line part of a traceback or an exception line? A traceback's frames are indented;
+        its first line back at the margin is the exception (or, interleaved, another stream's line,
+        which ends the traceback and is judged as usual)."""
+        if _TRACEBACK.match(body):
+            self._in_traceback.add(who)
+            return True
+        if who in self._in_traceback and rest.startswith((" ", "\t")):
+            return True
+        self._in_traceback.discard(who)
+        return bool(_EXCEPTION.match(body))
 
 
 def counters_moved(before: Optional[Mapping[str, Any]], now: Optional[Mapping[str, Any]]) -> bool:

@@ -43,6 +43,25 @@ def test_heartbeats_and_identical_lines_are_not_progress() -> None:
     assert got == [True, False, True, False, True, False, True, True]
 
 
+def test_an_error_report_is_not_a_new_phase() -> None:
+    """A rank's gloo timeout after the job stood still printed a traceback of new shapes: counted as
+    progress, it made a run whose driver exited 0 drop its hang snapshot as "recovered"."""
+    got = feed(
+        [
+            "[rank0]: step 0",
+            "[rank0]: Traceback (most recent call last):",
+            '[rank0]:   File "/job/train.py", line 137, in wait',
+            "[rank0]:     dist.all_reduce(t)",
+            "[rank0]:     ^^^^^^^^^^^^^^^^^^",
+            "[rank1]: step 0",  # another stream's line in between is judged as usual
+            "[rank0]: RuntimeError: [gloo/unbound_buffer.cc:78] Timed out waiting 12000ms for recv",
+            "torch.distributed.DistBackendError: connection closed",
+            "[rank0]: step 1",  # after the exception line, lines are judged again
+        ]
+    )
+    assert got == [True, False, False, False, False, True, False, False, True]
+
+
 def test_socket_counters() -> None:
     assert counters_moved({"step": 3, "seq": 10}, {"step": 3, "seq": 11})
     assert counters_moved({"step": 3, "seq": None}, {"step": 4, "seq": None})

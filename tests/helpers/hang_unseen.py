@@ -192,9 +192,8 @@ def body(rank: int, world: int, scenario: str) -> None:
     elif scenario == "subprocess":
         if rank == 0:
             ready(rank)
-            subprocess.run(
-                [sys.executable, "-c", f"import time; time.sleep({LIFE_S})"], check=False
-            )  # U:subprocess
+            child = [sys.executable, "-c", f"import time; time.sleep({LIFE_S})"]
+            subprocess.run(child, check=False)  # U:subprocess
         else:
             wait()
     elif scenario == "busy":
@@ -216,7 +215,8 @@ def spawned(index: int, world: int, port: str, scenario: str) -> None:
 
 
 def plain(n: int, port: str, scenario: str, world: Optional[int]) -> int:
-    """N ranks started with `python` each, as a shell loop would; waits for them all."""
+    """N ranks started with `python` each, as a shell loop would; waits for them all and, like a
+    driver that swallows failures (a shell's bare `wait`), exits 0 whatever they did."""
     procs = []
     for r in range(n):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world or n), LOCAL_RANK=str(r),
