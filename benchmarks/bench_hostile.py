@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import functools
 import gzip
+import io
 import json
 import os
 import pickle
 import resource
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -228,6 +231,33 @@ def _cases(tmp: Path) -> list[Case]:
     blanks = tmp / "blanks.pt.trace.json.gz"
     blanks.write_bytes(
         gzip.compress(b'{"traceEvents": [') + gzip.compress(b" " * (1 << 20)) * 1000 + gzip.compress(b"]}")
+    )
+    # Class 8 (the sweep of 2026-12-07): a pickle's memo slot, zip members a password or a method
+    # lacks, member names that collide with folders, a snapshot level no probe has.
+    memo = tmp / "memo"
+    memo.mkdir()
+    (memo / "rank0.pkl").write_bytes(b"\x80\x04}r\xff\xff\xff\x3f.")  # LONG_BINPUT 2^30-1: 16 GiB
+    locked = tmp / "locked.zip"
+    with zipfile.ZipFile(locked, "w") as zf:
+        zf.writestr("rank1.log", "step 1\n")
+        zf.writestr("rank0.log", (job / "rank0.log").read_text())
+    raw = bytearray(locked.read_bytes())
+    raw[6] |= 1  # rank1.log's local header and central entry say "encrypted"
+    raw[raw.find(b"PK\x01\x02") + 8] |= 1
+    locked.write_bytes(bytes(raw))
+    clash = tmp / "clash.tar"
+    with tarfile.open(clash, "w") as tf:
+        for name, text in (
+            ("a", "x\n"),
+            ("a/rank1.log", "x\n"),
+            ("rank0.log", (job / "rank0.log").read_text()),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(text)
+            tf.addfile(info, io.BytesIO(text.encode()))
+    bench_snap = tmp / "bench_level.json"
+    bench_snap.write_text(
+        json.dumps({**{k: v for k, v in snap.items() if k != "probes"}, "level": "bench", "probes": []})
     )
     port = str(_free_port())
     world = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
@@ -526,6 +556,31 @@ def _cases(tmp: Path) -> list[Case]:
             "bench collectives --nproc 100000",
             ["bench", "collectives", "--nproc", "100000", "--backend", "gloo"],
             expect_in_output="1<=x<=256",
+        ),
+        Case(
+            "12-byte pickle naming memo slot 2^30",
+            ["diagnose", "--flight-recorder", str(memo)],
+            bound_s=10,
+            exit_codes=(3,),
+            expect_in_output="memo slot",
+        ),
+        Case(
+            "zip with a password-protected member",
+            ["diagnose", str(locked)],
+            exit_codes=(1,),
+            expect_in_output="password",
+        ),
+        Case(
+            "tar whose member names collide with folders",
+            ["diagnose", str(clash)],
+            exit_codes=(1,),
+            expect_in_output="RUN101",
+        ),
+        Case(
+            "check --from a snapshot of level bench",
+            ["check", "--from", str(bench_snap)],
+            exit_codes=(0,),
+            reject_in_output="internal error",
         ),
         Case(
             "job dir holding an earlier report",

@@ -56,9 +56,19 @@ SPACED_PAIR = lazy_re.compile(
 # "Xghp_..."): only a '_' before one (a snake_case identifier such as model_hf_checkpoint or
 # load_hf_AutoModelForCausalLM) keeps it. sk- and AKIA are common inside words ("task-",
 # "disk-"), so they still need a word boundary.
+# Also npm tokens, AWS's temporary key ids (ASIA, as AKIA), Google API keys (AIza), JSON Web Tokens
+# (three base64url parts, the first two a JSON object's "eyJ") and the secret path of a Slack webhook.
 TOKEN_SHAPE = lazy_re.compile(
     r"(?<!_)(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|"
-    r"xox[abprs]-[\w-]{10,}|glpat-[\w-]{20,})|\b(?:AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})"
+    r"xox[abprs]-[\w-]{10,}|glpat-[\w-]{20,}|npm_[A-Za-z0-9]{30,})|"
+    r"\b(?:A[KS]IA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|AIza[\w-]{35}|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*)|"
+    r"(?<=hooks\.slack\.com/services/)[\w/]+"
+)
+# Name=value pairs after a ';' inside one value (Azure and ADO.NET connection strings:
+# "...;AccountKey=X;", "Server=db;Password=X"): ASSIGNMENT keeps the whole value of a harmless
+# first name (AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountKey=X).
+SEMICOLON_PAIR = lazy_re.compile(
+    r"(?<=;)(?P<lead>\s*)(?P<name>[A-Za-z][A-Za-z0-9_ ]*+)=(?P<value>[^;\s\"']+)"
 )
 BEARER = lazy_re.compile(r"\b(?P<scheme>Bearer)\s+(?P<value>[\w.~+/=-]{8,})", re.IGNORECASE)
 # A whole value that is user:password@host (MASTER_ADDR, TORCHELASTIC_RDZV_ENDPOINT), whatever the host.
@@ -82,7 +92,7 @@ ENV_NAME = lazy_re.compile(r"^[A-Z][A-Z0-9_]*$")
 # ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
 # of them (most measurement keys, numbers, names) skips the seven substitutions.
 _MAY_HOLD_SECRET = lazy_re.compile(
-    r"[@=:]|hf_|gh[pousr]_|github_pat|xox|AKIA|sk-|glpat|[Bb]earer|[Tt]oken|"
+    r"[@=:]|hf_|gh[pousr]_|github_pat|xox|A[KS]IA|sk-|glpat|npm_|AIza|eyJ|[Bb]earer|[Tt]oken|"
     r"[Ss]ecret|[Pp]ass|[Kk]ey"
 )
 _WHITESPACE = lazy_re.compile(r"\s")
@@ -122,6 +132,10 @@ def redact_text(text: str) -> str:
     )
     text = SPACED_PAIR.sub(_spaced, text)
     text = BEARER.sub(lambda m: f"{m['scheme']} {REDACTED}", text)
+    if ";" in text:
+        text = SEMICOLON_PAIR.sub(
+            lambda m: f"{m['lead']}{m['name']}={REDACTED}" if is_secret_name(m["name"]) else m.group(0), text
+        )
     return ASSIGNMENT.sub(_assignment, text)
 
 

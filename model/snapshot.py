@@ -21,6 +21,15 @@ class SnapshotFormatError(ValueError):
     """A snapshot file that is not one pgdoctor can read."""
 
 
+def _text(data: dict[str, Any], key: str, default: Optional[str] = None) -> str:
+    """A text field of a snapshot; a number or an object there is a malformed snapshot (str() of
+    {"x": 1} was printed as the host's name)."""
+    value = data[key] if default is None else data.get(key, default)
+    if not isinstance(value, str):
+        raise SnapshotFormatError(f"malformed snapshot: {key} is {type(value).__name__}, not text")
+    return value
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Everything the probes saw on one host at one time. Input of every check."""
@@ -98,15 +107,17 @@ class Snapshot:
             )
         try:
             return cls(
-                host=str(data["host"]),
+                host=_text(data, "host"),
                 time_unix=float(
                     numbers.number(data["time_unix"], "time_unix", lo=0, hi=numbers.MAX_TIME_UNIX)
                 ),
-                pgdoctor_version=str(data["pgdoctor_version"]),
-                level=str(data.get("level", "standard")),
+                pgdoctor_version=_text(data, "pgdoctor_version"),
+                level=_text(data, "level", "standard"),
                 probes=tuple(ProbeResult.from_json(p) for p in data["probes"]),
                 schema_version=version,
             )
+        except SnapshotFormatError:
+            raise
         except numbers.NumberError as exc:
             raise SnapshotFormatError(f"malformed snapshot: {exc}") from None
         except (KeyError, TypeError, ValueError) as exc:

@@ -31,7 +31,7 @@ from pgdoctor.model import (
     sorted_findings,
 )
 from pgdoctor.probes import load_all as load_probes
-from pgdoctor.probes.base import PROBES, ProbeContext, ProbeSpec, ProbeUnavailable, level_rank
+from pgdoctor.probes.base import LEVELS, PROBES, ProbeContext, ProbeSpec, ProbeUnavailable, level_rank
 
 ProgressFn = Callable[[str], None]
 
@@ -251,7 +251,9 @@ def _run_waves(
 def _not_run(probe: str, level: str) -> str:
     load_probes()  # a replayed snapshot (check --from) ran no probe here
     spec = PROBES.get(probe)
-    if spec is not None and level_rank(spec.level) > level_rank(level):
+    # A snapshot's level is its writer's label ("bench"; a hand-edited "ultra"): ranked only when it
+    # is a probe level (level_rank raised ValueError, exit 4, on check --from).
+    if spec is not None and level in LEVELS and level_rank(spec.level) > level_rank(level):
         return f"probe {probe} runs at --level {spec.level} and above (this run: {level})"
     return f"probe {probe} did not run (its area was not selected)"
 

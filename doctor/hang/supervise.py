@@ -196,6 +196,10 @@ class Supervisor:
         # so the group id cannot belong to anyone else yet.
         if self.child is not None and self.child.returncode is None:
             kill_group(self.child, signum)
+            # A stopped job (kill -STOP, a debugger's stop) holds the signal pending until it runs
+            # again: `run` then waited for it forever, `timeout 90 pgdoctor run` included. A shell's
+            # `kill` of a stopped job resumes it the same way.
+            kill_group(self.child, signal.SIGCONT)
 
     def _ranks(self) -> list[Rank]:
         assert self.child is not None

@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import os
+import stat
 import sys
 import threading
 import time
@@ -128,8 +129,21 @@ def _well_formed(ev: Any) -> bool:
     return type(ev.get("tid")) is int and type(ev.get("pid", 0)) is int
 
 
-def rank_files(directory: str) -> list[Path]:
-    return sorted(Path(directory).glob(f"rank*{EVENTS_SUFFIX}"), key=lambda p: _rank_of(p))
+def rank_files(directory: str, skipped: Optional[list[str]] = None) -> list[Path]:
+    """The rank files that are regular files (`skipped` gets the others, "PATH: why"): a FIFO named
+    like one blocked the merge forever, and a link to /dev/zero read until memory ran out."""
+    out = []
+    for p in sorted(Path(directory).glob(f"rank*{EVENTS_SUFFIX}"), key=lambda p: _rank_of(p)):
+        try:
+            regular = stat.S_ISREG(os.stat(p).st_mode)
+            why = "not a regular file (a FIFO, socket or device)"
+        except OSError as exc:
+            regular, why = False, exc.strerror or "cannot stat"
+        if regular:
+            out.append(p)
+        elif skipped is not None:
+            skipped.append(f"{p}: {why}")
+    return out
 
 
 def _rank_of(path: Path) -> int:
@@ -173,11 +187,29 @@ def merge(directory: str, output: Optional[str] = None) -> dict[str, Any]:
     """Merge the rank files in `directory`; write the trace to `output` when given."""
     trace = merge_events(events_by_rank(directory))
     if output:
-        tmp = f"{output}.tmp{os.getpid()}"
+        _write(trace, output)
+    return trace
+
+
+def _write(trace: Mapping[str, Any], output: str) -> None:
+    """A file is replaced whole (a temporary file beside it, renamed over it); a device or a FIFO
+    (-o /dev/stdout) is written in place. Renamed over, /dev/null or /dev/full became a regular
+    file for every process of the host (as root). OSError when it cannot be written."""
+    if os.path.isdir(output):
+        raise IsADirectoryError(21, "is a directory", output)
+    if os.path.exists(output) and not stat.S_ISREG(os.stat(output).st_mode):
+        with open(output, "w", encoding="utf-8") as fh:
+            json.dump(trace, fh)
+        return
+    tmp = f"{output}.tmp{os.getpid()}"
+    try:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(trace, fh)
         os.replace(tmp, output)
-    return trace
+    except BaseException:  # catches-interrupts: removes its temporary file, then re-raises
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def trace_events(trace: Mapping[str, Any]) -> Iterable[dict[str, Any]]:
@@ -192,11 +224,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("directory")
     ap.add_argument("-o", "--output", default=None, help="trace file (default: DIR/trace.json)")
     args = ap.parse_args(argv)
-    if not rank_files(args.directory):
+    skipped: list[str] = []
+    found = rank_files(args.directory, skipped)
+    for note in skipped:
+        print(f"pgdoctor.trace: skipped {note}", file=sys.stderr)
+    if not found:
         print(f"pgdoctor.trace: error: no rank*{EVENTS_SUFFIX} files in {args.directory}", file=sys.stderr)
         return 2
     out = args.output or str(Path(args.directory) / "trace.json")
-    trace = merge(args.directory, out)
+    try:
+        trace = merge(args.directory, out)
+    except OSError as exc:  # a missing folder, a directory, a full disk: one line, not a traceback
+        print(f"pgdoctor.trace: error: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     n = sum(1 for _ in trace_events(trace))
     print(f"wrote {out} ({n} events)", file=sys.stderr)
     return 0

@@ -125,7 +125,31 @@ def call(fn: Callable[[], Any], entry: str) -> dict[str, Any]:
     for k in ("loss", "data"):
         if not callable(spec[k]):
             raise EntryError(f"{entry}()['{k}'] is not callable")
+    for k, call_shape in _CALLED_AS.items():
+        if k in spec and callable(spec[k]) and not _accepts(spec[k], call_shape.count(",") + 1):
+            raise EntryError(f"{entry}()['{k}'] cannot be called as {k}{call_shape}: pgdoctor calls it so")
     return dict(spec)
+
+
+# How pgdoctor calls the entry's callables. A `data` of no argument (lambda: batches) raised its
+# TypeError in pgdoctor's frame, so it was "internal error: ... a bug in pgdoctor" (exit 4).
+_CALLED_AS = {
+    "data": "(rank, world_size, step)",
+    "loss": "(output, target)",
+    "optimizer": "(params)",
+}
+
+
+def _accepts(fn: Callable[..., Any], n: int) -> bool:
+    import inspect
+
+    try:
+        inspect.signature(fn).bind(*range(n))
+    except TypeError:
+        return False
+    except ValueError:  # a builtin without a signature: it is called and judged then
+        return True
+    return True
 
 
 def entry_of(build: Any) -> str:

@@ -89,6 +89,12 @@ def test_an_input_over_its_size_bound_is_refused(tmp_path: Path) -> None:
     assert read_input(str(big), "x", max_bytes=2 << 20) == big.read_bytes()
 
 
+_SNAP = (
+    '{"schema_version": 1, "kind": "pgdoctor.snapshot", "pgdoctor_version": "0.1", "host": "h", '
+    '"time_unix": 0.0, "level": "quick", "probes": []}'
+)
+
+
 @pytest.mark.parametrize(
     "text, word",
     [
@@ -96,15 +102,29 @@ def test_an_input_over_its_size_bound_is_refused(tmp_path: Path) -> None:
         ('{"schema_version": 1, "probes": [], "time_unix": NaN}', "NaN"),
         ('{"schema_version": 1, "time_unix": Infinity}', "Infinity"),
         ('{"schema_version": 1, "host": ' + "9" * 5000 + "}", "not JSON"),
+        # A host that is an object was printed as "snapshot of {'x': 1}".
+        (_SNAP.replace('"h"', '{"x": 1}'), "host is dict"),
+        (_SNAP.replace('"0.1"', "7"), "pgdoctor_version is int"),
+        (_SNAP.replace('"quick"', "[]"), "level is list"),
     ],
     # Short ids: pytest puts the test's id in PYTEST_CURRENT_TEST, and a 200,000-character one makes
     # every child's exec fail with E2BIG (Linux caps one environment string at 128 KiB).
-    ids=["deep-nesting", "nan", "infinity", "huge-number"],
+    ids=["deep-nesting", "nan", "infinity", "huge-number", "host", "version", "level"],
 )
 def test_malformed_snapshots_are_one_line_errors(tmp_path: Path, text: str, word: str) -> None:
     snap = tmp_path / "snap.json"
     snap.write_text(text)
     _one_line_error(run("check", "--from", str(snap)), word)
+
+
+@pytest.mark.parametrize("level", ["bench", "ultra"])
+def test_a_snapshot_of_a_level_no_probe_has_replays(tmp_path: Path, level: str) -> None:
+    # bench writes level "bench"; replayed with a probe missing that a check needs, ranking that level
+    # was "internal error: ValueError: tuple.index(x)" (exit 4).
+    snap = tmp_path / "snap.json"
+    snap.write_text(_SNAP.replace('"quick"', f'"{level}"'))
+    p = run("check", "--from", str(snap))
+    assert p.returncode in (0, 1, 3) and "internal error" not in p.stderr, p.stderr
 
 
 def test_deep_toml_is_an_error_not_a_recursion_crash(tmp_path: Path) -> None:

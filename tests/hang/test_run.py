@@ -93,6 +93,49 @@ def test_sigterm_is_forwarded_and_the_childs_code_returned(no_leftover_children)
         p.wait()
 
 
+def _a_descendant_stops(root: int, within_s: float = 20.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        parent, state = {}, {}
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            parent[int(d.name)], state[int(d.name)] = int(fields[1]), fields[0]
+        for pid, st in state.items():
+            up = pid
+            while up in parent and up != root:
+                up = parent[up]
+            if up == root and pid != root and st == "T":
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def test_sigterm_ends_a_job_that_stopped_itself(no_leftover_children) -> None:
+    # `sh -c 'kill -STOP $$'`: the forwarded SIGTERM stayed pending in the stopped shell, and run
+    # (and `timeout 90 pgdoctor run ...` around it) waited forever.
+    p = subprocess.Popen(
+        [*PGDOCTOR, "--", "sh", "-c", "echo up; kill -STOP $$; exit 7"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout is not None and p.stdout.readline() == "up\n"
+        assert _a_descendant_stops(p.pid), "the job never stopped"
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        p.kill()
+        p.wait()
+
+
 def test_unknown_command_is_a_usage_error() -> None:
     p = subprocess.run(
         [*PGDOCTOR, "--", "no-such-command-pgdoctor"], capture_output=True, text=True, timeout=60

@@ -128,6 +128,12 @@ SHAPES = [
     "pip install --index-url https://alice:p@ss/w{s}@pypi.example.com/simple torch",
     "rsync -a alice:{s}@backup.example.com:/ckpt .",
     "export HF_TOKEN={s}",
+    # Found by the hostile-input sweep: a secret pair inside a harmless name's value, a JWT's
+    # signature, a Slack webhook's path.
+    "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountKey={s};EndpointSuffix=core.windows.net",
+    "Server=db.example.com;User Id=sa;Password={s};",
+    "Authorization failed for eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{s}",
+    "POST https://hooks.slack.com/services/T0000/B0000/{s} failed",
 ]
 TOKEN_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
@@ -139,6 +145,20 @@ def test_every_secret_shape_is_masked_in_free_text(shape: str, value: str) -> No
     out = redact_text(shape.format(s=secret))
     assert secret not in out and value not in out, out
     assert REDACTED in out
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ASIAQ9VSECRETXYZ0123",  # AWS temporary (STS) key id, as AKIA
+        "AIzaSyD-SECRET_0123456789abcdefghijklmno",  # Google API key
+        "npm_SECRET0123456789abcdefghijklmnopqrst",  # npm token
+    ],
+)
+def test_tokens_of_fixed_shape_are_masked_wherever_they_stand(token: str) -> None:
+    # They leaked: none of them has a name or a flag before it.
+    for line in (f"using {token} for the upload", f"key={token}", f"'{token}'"):
+        assert token not in redact_text(line), line
 
 
 @pytest.mark.parametrize("fmt", ["console", "json", "junit", "prometheus", "html"])

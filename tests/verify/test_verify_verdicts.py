@@ -52,6 +52,17 @@ CASES = {
         "def build():\n    return {'model': model(), 'loss': nn.MSELoss(reduction='none'), 'data': data}\n",
         "not a scalar",
     ),
+    # Callables of the wrong arity raised their TypeError in pgdoctor's frame that calls them:
+    # "internal error ... a bug in pgdoctor", exit 4.
+    "data_without_arguments": (
+        "def build():\n    batches = [data(0, 1, 0)]\n    return {'model': model(), 'loss': nn.MSELoss(), "
+        "'data': lambda: batches[0]}\n",
+        "['data'] cannot be called as data(rank, world_size, step)",
+    ),
+    "loss_of_one_argument": (
+        "def build():\n    return {'model': model(), 'loss': lambda out: out.sum(), 'data': data}\n",
+        "['loss'] cannot be called as loss(output, target)",
+    ),
     "exit_in_data": (
         "def quits(rank, world, step):\n    sys.exit('no more data')\n\n\n"
         "def build():\n    return {'model': model(), 'loss': nn.MSELoss(), 'data': quits}\n",

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pgdoctor.diagnose import walk
 from pgdoctor.diagnose.flight import safe_pickle
 from pgdoctor.knowledge.ranks import MAX_RANK, bounded, run_words
 from pgdoctor.model import jsontext, numbers
@@ -251,11 +252,15 @@ def peek(head: bytes) -> bytes:
 def read_dumps(paths: Sequence[str]) -> FlightReport:
     """Every dump under these directories (or files); unreadable files are listed, not fatal."""
     files: list[str] = []
+    refused: list[str] = []
     for p in paths:
         if os.path.isdir(p):
-            for root, dirs, names in os.walk(p):
-                dirs.sort()
-                files.extend(os.path.join(root, n) for n in sorted(names))
+            found, unlisted = walk.files_under(p)
+            for folder, why in unlisted:
+                if folder == p:
+                    raise DumpError(f"cannot read flight-recorder directory {p}: {why}")
+                refused.append(f"{folder}: {why}")
+            files += found
         elif os.path.isfile(p):
             files.append(p)
         elif os.path.exists(p):
@@ -265,6 +270,7 @@ def read_dumps(paths: Sequence[str]) -> FlightReport:
         else:
             raise DumpError(f"no such flight-recorder directory or file: {p}")
     rep = FlightReport()
+    rep.skipped += refused
     used_ranks: set[int] = set()
     cut: dict[int, str] = {}
     for i, f in enumerate(files):

@@ -11,8 +11,11 @@ with plain arguments only). The result is checked again to be exactly that.
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import pickle
+import pickletools
+import re
 from typing import Any, NoReturn, Optional
 
 MAX_PICKLE_BYTES = 1 << 30
@@ -111,11 +114,97 @@ def _check(obj: Any) -> None:
                 raise UnsafePickleError(f"refused: the pickle produced a {tc.__name__}")
 
 
+# The C unpickler grows its memo to twice the index a PUT names (8 bytes a slot, each one cleared):
+# 12 bytes of LONG_BINPUT 0x3FFFFFFF took 16 GiB and 38 s before any check could see the result. A
+# writer numbers its memo 0, 1, 2... and each memo entry costs at least two bytes of pickle, so an
+# index past half its own offset was never written by a pickler: the opcodes are walked first and
+# such a pickle is refused, which bounds the memo at 8 bytes a byte of input.
+_ARG_BYTES: list[Optional[int]] = [None] * 256  # opcode -> bytes of its argument; < 0: how it is sized
+_LINE, _LINES2, _LEN1, _LEN4, _LEN8 = -1, -2, -3, -4, -5
+for _op in pickletools.opcodes:
+    _n = _op.arg.n if _op.arg is not None else 0
+    _ARG_BYTES[ord(_op.code)] = {
+        pickletools.UP_TO_NEWLINE: _LINE,
+        pickletools.TAKEN_FROM_ARGUMENT1: _LEN1,
+        pickletools.TAKEN_FROM_ARGUMENT4: _LEN4,
+        pickletools.TAKEN_FROM_ARGUMENT4U: _LEN4,
+        pickletools.TAKEN_FROM_ARGUMENT8U: _LEN8,
+    }.get(_n, _n)
+_ARG_BYTES[ord("c")] = _ARG_BYTES[ord("i")] = _LINES2  # GLOBAL, INST: module and name, a line each
+_STOP, _PUT, _LONG_BINPUT = ord("."), ord("p"), ord("r")
+# A memo index this small is admitted without looking further (its memo is at most 16 MiB).
+_SMALL_INDEX = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def _plain_run() -> re.Pattern[bytes]:
+    """A run of opcodes the walk needs not look at one by one, matched in C: those with a fixed
+    argument (LONG_BINPUT only with an index under _SMALL_INDEX) and the strings, bytes and longs
+    under 256 bytes (1- or 4-byte length). What it stops at is read in Python; a dump of 6 MB is
+    walked in about the time its unpickling takes."""
+
+    def one_of(ops: list[int]) -> bytes:
+        return b"[" + b"".join(re.escape(bytes([o])) for o in ops) + b"]"
+
+    fixed: dict[int, list[int]] = {}
+    for op, n in enumerate(_ARG_BYTES):
+        if n is not None and n >= 0 and op not in (_STOP, _LONG_BINPUT):
+            fixed.setdefault(n, []).append(op)
+    alts = [one_of(ops) + (b".{%d}" % n if n else b"") for n, ops in sorted(fixed.items())]
+    alts.append(b"r..[\x00-\x0f]\x00")
+    for size, pad in ((_LEN1, b""), (_LEN4, b"\x00\x00\x00")):
+        lengths = b"|".join(re.escape(bytes([n])) + pad + (b".{%d}" % n if n else b"") for n in range(256))
+        alts.append(one_of([op for op, n in enumerate(_ARG_BYTES) if n == size]) + b"(?:" + lengths + b")")
+    return re.compile(b"(?:" + b"|".join(alts) + b")*+", re.DOTALL)
+
+
+def _walk(data: bytes) -> None:
+    """Refuses a memo index that no pickler writes (see above) and an argument longer than what is
+    left; the rest of the grammar is the unpickler's to judge."""
+    plain, n, i = _plain_run().match, len(data), 0
+    while True:
+        run = plain(data, i)  # always matches (a run may be empty)
+        i = run.end() if run else i
+        if i >= n:
+            raise pickle.UnpicklingError("pickle data was truncated")
+        op = data[i]
+        arg = _ARG_BYTES[op]
+        i += 1
+        if op == _STOP:
+            return
+        if arg is None:
+            raise pickle.UnpicklingError(f"invalid load key, {bytes([op])!r}")
+        index = None
+        if arg >= 0:
+            if op == _LONG_BINPUT:
+                index = int.from_bytes(data[i : i + 4], "little")
+            i += arg
+        elif arg in (_LEN1, _LEN4, _LEN8):
+            width = {_LEN1: 1, _LEN4: 4, _LEN8: 8}[arg]
+            i += width + int.from_bytes(data[i : i + width], "little")
+        else:
+            end = data.find(b"\n", i)
+            if arg == _LINES2 and end >= 0:
+                end = data.find(b"\n", end + 1)
+            if end < 0:
+                raise pickle.UnpicklingError("pickle data was truncated")
+            if op == _PUT:
+                digits = data[i:end].strip()
+                index = int(digits) if digits.isdigit() and len(digits) < 20 else -1
+            i = end + 1
+        if index is not None and not 0 <= index <= max(_SMALL_INDEX, i // 2):
+            raise UnsafePickleError(
+                f"refused: the pickle names memo slot {index} at byte {i}, more than a pickle of that "
+                "size can have filled (it would make the reader allocate gigabytes)"
+            )
+
+
 def loads(data: bytes) -> Any:
     """Plain data from a pickle, or UnsafePickleError / pickle.UnpicklingError; never runs code."""
     if len(data) > MAX_PICKLE_BYTES:
         raise UnsafePickleError(f"refused: pickle of {len(data)} bytes is larger than {MAX_PICKLE_BYTES}")
     try:
+        _walk(data)
         obj = _PlainUnpickler(io.BytesIO(data)).load()
     except UnsafePickleError:
         raise

@@ -15,6 +15,7 @@ writes zip: `<name>/data.pkl`, `<name>/data/0`...) is not unpacked: it is no log
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import posixpath
 import shutil
@@ -22,7 +23,8 @@ import stat
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Optional
 
@@ -91,16 +93,21 @@ def _wanted(name: str, listed: bool) -> bool:
     return base.endswith(_LISTED_SUFFIXES) or "." not in base
 
 
-def _tar_members(path: str) -> Iterator[tuple[str, int, IO[bytes]]]:
+def _tar_members(path: str) -> Iterator[tuple[str, int, Callable[[], IO[bytes]]]]:
     with tarfile.open(path, "r|*") as tf:  # a stream: one pass, whatever the compression
         for member in tf:
             if member.isreg():
-                fh = tf.extractfile(member)
-                if fh is not None:
-                    yield member.name, member.size, fh
+                yield member.name, member.size, functools.partial(_extracted, tf, member)
 
 
-def _zip_members(path: str) -> Iterator[tuple[str, int, IO[bytes]]]:
+def _extracted(tf: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    fh = tf.extractfile(member)
+    if fh is None:  # isreg() members always have one; kept for the type
+        raise tarfile.TarError(f"{member.name}: no data")
+    return fh
+
+
+def _zip_members(path: str) -> Iterator[tuple[str, int, Callable[[], IO[bytes]]]]:
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             # Unix type bits where the writer set them (zip -y stores links so); Python's writestr
@@ -108,7 +115,14 @@ def _zip_members(path: str) -> Iterator[tuple[str, int, IO[bytes]]]:
             kind_bits = stat.S_IFMT(info.external_attr >> 16)
             if info.is_dir() or (kind_bits and kind_bits != stat.S_IFREG):
                 continue
-            yield info.filename, info.file_size, zf.open(info)
+            yield info.filename, info.file_size, functools.partial(zf.open, info)
+
+
+# What one member of a zip can raise on its own, the others still readable: a password (RuntimeError),
+# a method zipfile lacks (Deflate64, which Windows' Explorer writes past 2 GiB; AES; NotImplementedError),
+# a bad CRC or a damaged stream (BadZipFile, zlib.error, EOFError). Each was an internal error (exit 4)
+# or ended the whole archive.
+_MEMBER_ERRORS = (RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error, EOFError)
 
 
 def unpack(path: str, listed: bool, archive: str) -> Unpacked:
@@ -152,23 +166,24 @@ def _unpack_into(
     seen: set[str] = set()
     members = _zip_members(path) if archive == "zip" else _tar_members(path)
     try:
-        for name, size, src in members:
-            with src:
-                if not _wanted(name, listed):
-                    continue
-                if len(out.members) >= MAX_MEMBERS or used[0] + size > MAX_BYTES:
-                    out.skipped.append(
-                        f"{label}: members past {len(out.members)} files / {used[0] >> 20} MiB were not read "
-                        f"(limits {MAX_MEMBERS} files, {MAX_BYTES >> 30} GiB)"
-                    )
-                    break
-                rel = _relative(name)
-                while rel in seen:  # two members of one name (an archive appended to): both are read
-                    rel += "~"
-                seen.add(rel)
-                dest = os.path.join(directory, rel)
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                used[0] += _copy(src, dest, MAX_BYTES - used[0])
+        for name, size, opener in members:
+            if not _wanted(name, listed):
+                continue
+            if len(out.members) >= MAX_MEMBERS or used[0] + size > MAX_BYTES:
+                out.skipped.append(
+                    f"{label}: members past {len(out.members)} files / {used[0] >> 20} MiB were not read "
+                    f"(limits {MAX_MEMBERS} files, {MAX_BYTES >> 30} GiB)"
+                )
+                break
+            try:
+                with opener() as src:
+                    dest = _destination(directory, name, seen)
+                    used[0] += _copy(src, dest, MAX_BYTES - used[0])
+            except _MEMBER_ERRORS as exc:
+                if archive != "zip":  # a tar is one stream: what follows the damage is lost too
+                    raise
+                out.skipped.append(f"{label}:{name}: not read ({exc})")
+                continue
             inner = _inner_archive(dest) if depth < MAX_DEPTH else None
             if inner is not None:
                 _unpack_into(
@@ -184,8 +199,42 @@ def _unpack_into(
                 os.unlink(dest)  # its members stand for it
                 continue
             out.members.append((f"{label}:{name}", dest))
-    except _ERRORS as exc:
+    except (*_ERRORS, *_MEMBER_ERRORS) as exc:
         out.skipped.append(f"{label}: the archive is cut or damaged after {len(out.members)} members ({exc})")
+
+
+# A member's path as it is unpacked: its own (the rank's directory and the file's name are read from it)
+# where that can be made, else its base name alone in a directory of its own. Names that a file system
+# refuses or that collide (a member 'a' and a member 'a/b.log', a name of 300 bytes, a path deeper than
+# PATH_MAX) stopped the archive there as "cut or damaged" and lost every member after it: an OOM in
+# the next member was "[ok] no failure found".
+_NAME_MAX, _PATH_MAX, _MAX_LEVELS = 255, 4000, 64
+
+
+def _short(part: str) -> str:
+    raw = part.encode("utf-8", "surrogateescape")
+    if len(raw) <= _NAME_MAX:
+        return part
+    head = raw[:100].decode("utf-8", "ignore")
+    return f"{head}~{raw[-100:].decode('utf-8', 'ignore')}"
+
+
+def _destination(directory: str, name: str, seen: set[str]) -> str:
+    rel = "/".join(_short(p) for p in _relative(name).split("/"))
+    while rel in seen:  # two members of one name (an archive appended to): both are read
+        rel += "~"
+    seen.add(rel)
+    dest = os.path.join(directory, rel)
+    # os.makedirs recurses once a level: 1,500 levels were a RecursionError that ended a tar.
+    if rel.count("/") < _MAX_LEVELS and len(os.fsencode(dest)) < _PATH_MAX:
+        try:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            if not os.path.isdir(dest):
+                return dest
+        except OSError:  # a member's file where this path needs a directory
+            pass
+    own = tempfile.mkdtemp(dir=directory, prefix="member-")
+    return os.path.join(own, _short(posixpath.basename(rel)))
 
 
 def _inner_archive(dest: str) -> Optional[str]:

@@ -283,14 +283,6 @@ def is_pgdoctor_report(head: bytes) -> bool:
     )
 
 
-def _walk(path: str) -> list[str]:
-    out: list[str] = []
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        out.extend(os.path.join(root, f) for f in sorted(files))
-    return out
-
-
 # How much of standard input is kept for a second reading (a paste is small; a multi-GB stream is not kept).
 REPLAY_BYTES = 64 << 20
 
@@ -336,6 +328,7 @@ def open_sources(
     or zip archive is one Source per member (text/archives.py), unpacked into a temp directory that is
     added to `unpacked` for the caller to remove (else it goes at exit). Files of a directory that
     cannot be read go to `skipped` ("path: reason"); a named one is an error."""
+    from pgdoctor.diagnose import walk
     from pgdoctor.diagnose.text import archives
 
     sources: list[Source] = []
@@ -345,7 +338,12 @@ def open_sources(
             continue
         listed = os.path.isdir(path)
         if listed:
-            files = _walk(path)
+            files, refused = walk.files_under(path)
+            for folder, why in refused:
+                if folder == path:
+                    raise SourceError(f"cannot read {path}: {why}")
+                if skipped is not None:
+                    skipped.append(f"{folder}: {why}")
         elif os.path.exists(path):
             files = [path]
         elif os.path.islink(path):
