@@ -26,7 +26,11 @@ from tests.helpers.paths import HELPERS
 
 pytestmark = pytest.mark.slow
 JOB = "tests.helpers.hang_unseen"
-LIFE_S = 45.0
+# Each rank's own bound (its gloo timeout, its sleeps, then a timer that ends it): the fixture kills the
+# jobs as soon as both reports are in, so a long one costs nothing, while a short one (45 s) ran out
+# under a loaded suite before the last of the nine jobs had imported torch (all eight plain jobs read
+# "0 jobs hold its ranks").
+LIFE_S = 150.0
 PLAIN = ["ckpt", "fifo", "desync", "early-end", "norendezvous", "subgroup", "deadlock", "subprocess"]
 LAST = "busy"  # started after the others are in place: it burns a core while it lives
 
@@ -108,13 +112,15 @@ def node() -> Iterator[tuple[dict[str, set[int]], tuple[int, dict[str, Any]], tu
 # subgroup: rank 0 steps in a group of its own, sampled in its loop's sleep, so it reads as
 # "elsewhere" beside rank 2 (which group rank 1 waits on needs the socket's group table);
 # busy: a pure-Python poll loop at one line burns CPU like a long computation (docs/hang.md, Limits).
+# Not strict: both answers hang on where the samples land (rank 0 caught in its sleep or in its step),
+# and a run whose samples happen to tell them apart must not fail the suite.
 LIMITS = {"subgroup": "named [0, 2]: group membership needs the socket",
           "busy": "HNG104: CPU at one frame reads as progress in plain hang"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=LIMITS[n])) if n in LIMITS else n
+    [pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=LIMITS[n])) if n in LIMITS else n
      for n in [*PLAIN, LAST]],
 )  # fmt: skip
 def test_plain_job(node, name) -> None:
