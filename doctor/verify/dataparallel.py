@@ -26,6 +26,7 @@ from pgdoctor.verify.common import (
     fetch,
     forward,
     make_optimizer,
+    output_parts,
     probe_with_loss,
     refuse_gpu_only_modules,
     sample_hash,
@@ -104,6 +105,10 @@ def run_data_parallel(
             phase = "backward"
             loss.backward()
             rec["loss"] = float(loss.detach())
+            if step == 0:
+                # against the reference's rows of this rank's samples: equal, the forward is the
+                # same per sample on both sides (loss_weights.py reads them)
+                rec["output_part"] = next(iter(output_parts(out, [batches[-1]])), [])
             del out, loss, x, y
             phase = "compare"
             rec["no_grad"] = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
