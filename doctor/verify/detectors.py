@@ -538,7 +538,7 @@ def diagnose_data_parallel(
     run: Run, world: int, steps: int, strategy: str, eval_mode: bool = False
 ) -> Diagnosis:
     ctx = Context(run, world, steps, strategy, eval_mode)
-    dg = Diagnosis(tolerance=ctx.tolerance)
+    dg = Diagnosis(tolerance=ctx.tolerance, dropout=ctx.setup.get("dropout"))
     if ctx.finished and ctx.ref.get("steps"):
         dg.losses = losses(ctx.ref, ctx.ranks)  # type: ignore[arg-type]
     dg.comparison = ctx.comparison

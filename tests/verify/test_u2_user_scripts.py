@@ -143,3 +143,9 @@ def test_entries_that_cannot_train_say_why(name: str, says: str, results: dict[s
 def test_unused_ema_parameters_are_named(results: dict[str, Any]) -> None:
     msg = results["ema_submodule"].findings[0].message
     assert "ema.module.0.weight on rank(s) 0, 1" in msg
+
+
+def test_noise_drawn_in_forward_is_not_called_dropout(results: dict[str, Any]) -> None:
+    res = results["noise_in_forward"]
+    msg = res.findings[0].message
+    assert res.eval_mode_rerun and "holds no dropout module" in msg and "dropout masks" not in msg
