@@ -1,6 +1,7 @@
-"""A loss that divides by a count of its own micro-batch: `(loss * mask).sum() / mask.sum()`, valid
-labels, kept tokens. torch's ignore_index is read from the loss object (detectors.unequal_token_counts);
-a mask applied by hand is not, so it is read from the losses themselves.
+"""A loss that divides by a quantity of its own micro-batch: a count (`(loss * mask).sum() /
+mask.sum()`, valid labels, kept tokens) or a statistic (the targets' variance). torch's ignore_index
+is read from the loss object (detectors.unequal_token_counts); a mask applied by hand is not, so it
+is read from the losses themselves.
 
 At step 0 every side has the same weights, so for a loss that is a mean over the samples of equal
 micro-batches the reference's loss of the whole batch is the mean of the ranks' losses. One that lies
@@ -69,12 +70,14 @@ def unequal_loss_weights(ctx: Context) -> Optional[Cause]:
         codes.UNEQUAL_MICRO_BATCHES.finding(
             f"{ctx.div()}. At step 0, with the same weights everywhere, the reference's loss "
             f"{ref:.6g} is not the mean of the ranks' losses ({losses}) but lies between them, as "
-            f"{how}: the loss divides by a count of its own micro-batch that differs across ranks "
-            "(tokens a padding or loss mask keeps, (loss * mask).sum() / mask.sum(), valid labels), "
-            "and DDP averages the ranks' losses with equal weight; sum the loss, all-reduce the "
-            "count, divide by it and multiply by the world size",
+            f"{how}: the loss divides by a quantity of its own micro-batch that differs across ranks, "
+            "a count (tokens a padding or loss mask keeps, (loss * mask).sum() / mask.sum(), valid "
+            "labels) or a statistic (its targets' variance or norm), and DDP averages the ranks' losses "
+            "with equal weight; for a count, sum the loss, all-reduce the count, divide by it and "
+            "multiply by the world size; for a statistic, all-reduce it before dividing",
             facts=ctx.facts(ctx.comparison, loss_reference=ref, loss_ranks=per, loss_weights=weights),
         ),
-        "unequal_token_counts",
+        # not unequal_token_counts: the losses cannot tell a count from a batch statistic
+        "unequal_loss_weights",
         ctx.first(),
     )
