@@ -221,6 +221,27 @@ def make_optimizer(spec: dict[str, Any], params: Any) -> Any:
     return opt
 
 
+def optimizer_settings(opt: Any) -> dict[str, Any]:
+    """The optimizer's class and each param group's settings as the factory made them (lr, momentum,
+    betas, weight decay...), numbers only: the reference and the ranks must get the same, and a
+    factory that reads the world size (the linear scaling rule) gives the ranks others."""
+
+    def plain(v: Any) -> Any:
+        if hasattr(v, "ndim") and getattr(v, "ndim", 1) == 0:
+            return float(v)
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        if isinstance(v, (tuple, list)) and all(isinstance(x, (bool, int, float)) for x in v):
+            return list(v)
+        return None
+
+    groups = [
+        {k: pv for k, v in g.items() if k != "params" and (pv := plain(v)) is not None}
+        for g in opt.param_groups
+    ]
+    return {"type": type(opt).__name__, "groups": groups}
+
+
 def scalar(loss: Any) -> Any:
     """The user's loss, which must be one number to call backward() on."""
     import torch
@@ -406,6 +427,7 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
     model.to(device)
     result["probe"] = probe(model, spec, world, device)
     opt = make_optimizer(spec, model.parameters())
+    result["setup"]["optimizer"] = optimizer_settings(opt)
     model.train(not cfg.get("eval"))
     for step in range(steps):
         batches = [fetch(spec, r, world, step, device) for r in range(world)]

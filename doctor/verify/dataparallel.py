@@ -26,6 +26,7 @@ from pgdoctor.verify.common import (
     fetch,
     forward,
     make_optimizer,
+    optimizer_settings,
     output_parts,
     probe_with_loss,
     refuse_gpu_only_modules,
@@ -83,6 +84,7 @@ def run_data_parallel(
         result["error"] = error_record(exc, -1, "wrap")
         return
     opt = make_optimizer(spec, model.parameters())
+    result["setup"]["optimizer"] = optimizer_settings(opt)
     wrapped.train(not cfg.get("eval"))
     batches: list[int] = []
     result["batches"] = batches

@@ -13,6 +13,7 @@ Before any comparison (what the records say whatever the numbers are):
 7. a rank that did not finish (crash, hang) or raised: its own error is quoted;
 8. identical sample hashes on every rank (no DistributedSampler);
 then, when rank 0 diverges from the reference or buffers drift across ranks:
+8b. the optimizer's settings differ between the reference and a rank (lr x world size);
 9. BatchNorm modules that are not SyncBatchNorm, named;
 10. micro-batch sizes that differ across ranks at a step (with a mean loss), or the targets a mean
     loss with ignore_index counts (padding);
@@ -333,6 +334,52 @@ def identical_samples(ctx: Context) -> Optional[Cause]:
 # -- once the run diverges ---------------------------------------------------------------------
 
 
+def optimizer_differs(ctx: Context) -> Optional[Cause]:
+    """The optimizer factory ran in the reference and in every rank; a setting that differs (an lr
+    multiplied by dist.get_world_size(), the linear scaling rule) makes the ranks train another
+    recipe than the one process, whatever the gradients are."""
+    mine = ctx.setup.get("optimizer")
+    if not mine:
+        return None
+    diffs: list[str] = []
+    ratio: Optional[float] = None
+    for r, res in enumerate(ctx.ranks):
+        theirs = res.get("setup", {}).get("optimizer")
+        if not theirs or theirs == mine:
+            continue
+        if theirs.get("type") != mine.get("type"):
+            diffs.append(f"{theirs.get('type')} on rank {r} against {mine.get('type')}")
+            continue
+        for i, (a, b) in enumerate(zip(mine.get("groups", []), theirs.get("groups", []))):
+            for k in sorted(set(a) | set(b)):
+                if a.get(k) != b.get(k):
+                    diffs.append(f"group {i} {k} {b.get(k)} on rank {r} against {a.get(k)}")
+                    if k == "lr" and isinstance(a.get(k), (int, float)) and a[k]:
+                        ratio = float(b[k]) / float(a[k])
+    if not diffs:
+        return None
+    scaled = ratio is not None and abs(ratio - ctx.world) <= 1e-6 * ctx.world
+    return Cause(
+        codes.OPTIMIZER_DIFFERS.finding(
+            f"{ctx.div()}. The optimizer factory gave the ranks other settings than the one process: "
+            + "; ".join(diffs[:6])
+            + (f" and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+            + (
+                f" ({ratio:g} x, the world size: the learning rate is scaled by the number of ranks)"
+                if scaled
+                else ""
+            )
+            + ". The ranks train another recipe than the reference, so no comparison can hold; to verify "
+            "the distribution itself, build the optimizer with the same settings on both sides (the "
+            "scaled learning rate as a constant), then choose the lr as a hyperparameter of the global "
+            "batch",
+            facts=ctx.facts(ctx.comparison, differences=diffs, lr_ratio=ratio),
+        ),
+        "optimizer_differs",
+        ctx.first(),
+    )
+
+
 def batchnorm_not_synced(ctx: Context) -> Optional[Cause]:
     bn = ctx.setup.get("batchnorm", [])
     if not bn or ctx.eval_mode:
@@ -524,6 +571,7 @@ BEFORE: tuple[Detector, ...] = (
 )
 # Explain a divergence of rank 0 from the reference, or buffers drifting across ranks.
 ONCE_DIVERGED: tuple[Detector, ...] = (
+    optimizer_differs,
     batchnorm_not_synced,
     unequal_micro_batches,
     unequal_token_counts,

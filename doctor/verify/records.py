@@ -50,6 +50,7 @@ class Setup(TypedDict, total=False):
     batchnorm: list[str]  # BatchNorm modules that are not SyncBatchNorm
     dropout: list[str]
     reduction: Optional[str]
+    optimizer: dict[str, Any]  # the optimizer's class and its param groups' settings, as created
     init_digests: dict[str, str]  # fsdp: each parameter's digest as build() made it (nothing broadcasts it)
 
 
