@@ -128,6 +128,15 @@ LOSS_NOT_FINITE = register_code(
     "The loss is NaN or infinite",
     "verify",
 )
+OPTIMIZER_DIFFERS = register_code(
+    "VER117",
+    "verify-optimizer-differs",
+    "fail",
+    "equivalence",
+    "The optimizer factory gives the ranks other settings than the one process (a learning rate "
+    "scaled by the world size)",
+    "verify",
+)
 SCALING_SLOWER = register_code(
     "VER201",
     "scaling-step-slower-with-more-ranks",

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Optional
 
+from pgdoctor.verify.compare import least_precise
 from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import ErrorRecord, RankRecord, Setup, StepRecord, tensor_file
 from pgdoctor.verify.tensors import digest
@@ -23,6 +24,7 @@ from pgdoctor.verify.tensors import digest
 SEED = 1234
 PROBE_SEED = 4321
 PROBE_VALUES = 4096
+PART_VALUES = 1024
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -136,9 +138,35 @@ def output_values(out: Any) -> list[float]:
     return [] if t is None else flat(t.detach().reshape(-1)[:PROBE_VALUES])
 
 
+def refuse_lazy(model: Any) -> None:
+    """nn.LazyLinear and its kin have no shape until a first forward; DDP and fully_shard refuse
+    such a model and torch's own error (about load_state_dict) names neither the module nor the
+    remedy, so the entry is refused with both before anything reads a parameter."""
+    from torch.nn.parameter import is_lazy
+
+    lazy = [n for n, t in (*model.named_parameters(), *model.named_buffers()) if is_lazy(t)]
+    if lazy:
+        names = ", ".join(lazy[:6]) + (f" and {len(lazy) - 6} more" if len(lazy) > 6 else "")
+        raise EntryError(
+            f"the model has uninitialized (lazy) parameters ({names}): DDP and fully_shard cannot wrap "
+            "them; run one forward on a sample batch in build() before returning the model, as the "
+            "training script must before wrapping it"
+        )
+
+
+def output_parts(out: Any, sizes: list[int]) -> list[list[float]]:
+    """The first PART_VALUES values of each micro-batch's rows of the output (split along the batch
+    dimension by `sizes`); none when the output's first dimension is not the batch."""
+    t = first_tensor(out)
+    if t is None or not getattr(t, "ndim", 0) or t.shape[0] != sum(sizes):
+        return []
+    return [flat(p.detach().reshape(-1)[:PART_VALUES]) for p in t.split(sizes)]
+
+
 def setup_facts(model: Any, loss: Any) -> Setup:
     import torch
 
+    refuse_lazy(model)
     bn = [
         n
         for n, m in model.named_modules()
@@ -191,6 +219,27 @@ def make_optimizer(spec: dict[str, Any], params: Any) -> Any:
     if not isinstance(opt, torch.optim.Optimizer):
         raise EntryError(f"optimizer(params) returned {type(opt).__name__}, not a torch.optim.Optimizer")
     return opt
+
+
+def optimizer_settings(opt: Any) -> dict[str, Any]:
+    """The optimizer's class and each param group's settings as the factory made them (lr, momentum,
+    betas, weight decay...), numbers only: the reference and the ranks must get the same, and a
+    factory that reads the world size (the linear scaling rule) gives the ranks others."""
+
+    def plain(v: Any) -> Any:
+        if hasattr(v, "ndim") and getattr(v, "ndim", 1) == 0:
+            return float(v)
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        if isinstance(v, (tuple, list)) and all(isinstance(x, (bool, int, float)) for x in v):
+            return list(v)
+        return None
+
+    groups = [
+        {k: pv for k, v in g.items() if k != "params" and (pv := plain(v)) is not None}
+        for g in opt.param_groups
+    ]
+    return {"type": type(opt).__name__, "groups": groups}
 
 
 def scalar(loss: Any) -> Any:
@@ -346,6 +395,25 @@ def buffers_of(model: Any) -> dict[str, Any]:
     return {n: b for n, b in model.named_buffers() if b.is_floating_point()}
 
 
+@contextlib.contextmanager
+def activation_dtypes(seen: set[str]) -> Iterator[None]:
+    """The floating dtypes the modules' outputs come in during the block: a forward under
+    torch.autocast computes in bfloat16 or float16 while every parameter stays float32, and its
+    gradients carry that rounding, so the tolerance must follow it (compare.least_precise)."""
+    import torch
+
+    def hook(_module: Any, _args: Any, out: Any) -> None:
+        for t in tensors_of(out):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                seen.add(str(t.dtype).replace("torch.", ""))
+
+    handle = torch.nn.modules.module.register_module_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
 def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord) -> None:
     """One process on the concatenation of every rank's micro-batch (pp / tp: on data(0, 1,
     step)). Each step's gradients, parameters and buffers go to tensor files that the ranks
@@ -359,15 +427,20 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
     model.to(device)
     result["probe"] = probe(model, spec, world, device)
     opt = make_optimizer(spec, model.parameters())
+    result["setup"]["optimizer"] = optimizer_settings(opt)
     model.train(not cfg.get("eval"))
     for step in range(steps):
         batches = [fetch(spec, r, world, step, device) for r in range(world)]
         hashes = [sample_hash(bx, by) for bx, by in batches]
+        sizes = [batch_size(bx) for bx, _ in batches]
         x, y = concat([b[0] for b in batches]), concat([b[1] for b in batches])
         del batches
         opt.zero_grad(set_to_none=True)
         torch.manual_seed(SEED + 17 * step)
-        out = forward(model, x)
+        seen: set[str] = set()
+        with activation_dtypes(seen) if step == 0 else contextlib.nullcontext():
+            out = forward(model, x)
+        result["setup"]["dtype"] = least_precise([result["setup"]["dtype"], *seen])
         loss = scalar(loss_fn(out, y))
         loss.backward()
         rec: StepRecord = {
@@ -376,6 +449,8 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
             "output": output_values(out),
             "hashes": hashes,
         }
+        if step == 0:
+            rec["output_parts"] = output_parts(out, sizes)
         del out, loss, x, y
         grads = grads_of(model)
         rec["names"] = {

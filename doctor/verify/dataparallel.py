@@ -26,6 +26,8 @@ from pgdoctor.verify.common import (
     fetch,
     forward,
     make_optimizer,
+    optimizer_settings,
+    output_parts,
     probe_with_loss,
     refuse_gpu_only_modules,
     sample_hash,
@@ -82,6 +84,7 @@ def run_data_parallel(
         result["error"] = error_record(exc, -1, "wrap")
         return
     opt = make_optimizer(spec, model.parameters())
+    result["setup"]["optimizer"] = optimizer_settings(opt)
     wrapped.train(not cfg.get("eval"))
     batches: list[int] = []
     result["batches"] = batches
@@ -104,6 +107,10 @@ def run_data_parallel(
             phase = "backward"
             loss.backward()
             rec["loss"] = float(loss.detach())
+            if step == 0:
+                # against the reference's rows of this rank's samples: equal, the forward is the
+                # same per sample on both sides (loss_weights.py reads them)
+                rec["output_part"] = next(iter(output_parts(out, [batches[-1]])), [])
             del out, loss, x, y
             phase = "compare"
             rec["no_grad"] = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]

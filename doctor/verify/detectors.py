@@ -13,6 +13,7 @@ Before any comparison (what the records say whatever the numbers are):
 7. a rank that did not finish (crash, hang) or raised: its own error is quoted;
 8. identical sample hashes on every rank (no DistributedSampler);
 then, when rank 0 diverges from the reference or buffers drift across ranks:
+8b. the optimizer's settings differ between the reference and a rank (lr x world size);
 9. BatchNorm modules that are not SyncBatchNorm, named;
 10. micro-batch sizes that differ across ranks at a step (with a mean loss), or the targets a mean
     loss with ignore_index counts (padding);
@@ -20,6 +21,8 @@ then, when rank 0 diverges from the reference or buffers drift across ranks:
     mean divided by the world size: the loss of a batch twice over tells which);
 12. the seeded probe forward differs across ranks (forward depends on the rank);
 13. buffers that differ across ranks after a step;
+14. the reference's loss at step 0 between the ranks' but not their mean: a loss weighted by a count
+    of its own micro-batch (a mask applied by hand; loss_weights.py);
 equivalent, the ranks' mean loss against the reference's (a loss changed in place for logging, warn);
 none of these: the caller re-runs both sides in eval mode (dropout off, torch's RNG out of the
 forward); equivalent then means the difference was the model's randomness.
@@ -29,144 +32,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Callable, Optional
 
 from pgdoctor.checks.codes import run5
 from pgdoctor.checks.codes import verify as codes
-from pgdoctor.model import Finding
-from pgdoctor.verify.compare import Comparison, close, compare_recorded, rtol, tolerance_text
-from pgdoctor.verify.diagnosis import Diagnosis, _first, _short, losses, where
+from pgdoctor.verify.compare import close, rtol
+from pgdoctor.verify.context import Cause, Context, _ranks
+from pgdoctor.verify.diagnosis import Diagnosis, _first, _short, losses
 from pgdoctor.verify.launch import Run, tail
-from pgdoctor.verify.records import ErrorRecord, RankRecord, Setup
+from pgdoctor.verify.loss_weights import unequal_loss_weights
 
 UNUSED_MARKERS = ("did not receive grad", "Expected to have finished reduction", "find_unused_parameters")
-
-
-@dataclass
-class Cause:
-    finding: Finding
-    name: Optional[str]  # verify.cause
-    first: Optional[dict[str, Any]] = None
-
-
-@dataclass
-class Context:
-    run: Run
-    world: int
-    steps: int
-    strategy: str
-    eval_mode: bool
-    ref: RankRecord = field(init=False)
-    ranks: list[RankRecord] = field(init=False)
-    setup: Setup = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.ref = self.run.reference or {}  # type: ignore[assignment]
-        self.ranks = list(self.run.ranks)  # type: ignore[arg-type]
-        self.setup = self.ref.get("setup") or next(
-            (r["setup"] for r in self.ranks if r.get("setup")), Setup()
-        )
-
-    @property
-    def dtype(self) -> str:
-        return self.setup.get("dtype", "float32")
-
-    @cached_property
-    def order(self) -> list[str]:
-        """Model order: the reference's parameters and buffers, then any that only some ranks
-        have, in their order."""
-        out = self.setup.get("params", []) + self.setup.get("buffers", [])
-        seen = set(out)
-        for res in self.ranks:
-            for n in res.get("setup", {}).get("params", []) + res.get("setup", {}).get("buffers", []):
-                if n not in seen:
-                    seen.add(n)
-                    out.append(n)
-        return out
-
-    @property
-    def tolerance(self) -> str:
-        return tolerance_text(self.dtype, self.world, self.steps)
-
-    @cached_property
-    def errors(self) -> dict[int, ErrorRecord]:
-        return {r: res["error"] for r, res in enumerate(self.ranks) if res.get("error")}
-
-    @cached_property
-    def silent(self) -> list[int]:
-        return [
-            r
-            for r, res in enumerate(self.ranks)
-            if not res or (len(res.get("steps", [])) < self.steps and r not in self.errors)
-        ]
-
-    @property
-    def finished(self) -> bool:
-        return bool(self.ranks) and not self.errors and not self.silent
-
-    @cached_property
-    def comparison(self) -> Optional[Comparison]:
-        if not self.finished or not self.ref.get("steps"):
-            return None
-        return compare_recorded(self.ref["steps"], self.ranks[0]["steps"], self.order, self.dtype)
-
-    @cached_property
-    def drift(self) -> list[tuple[int, str, int]]:
-        """(step, buffer, rank) where a rank's buffer is not within tolerance of rank 0's."""
-        out: list[tuple[int, str, int]] = []
-        if not self.finished:
-            return out
-        for r, res in enumerate(self.ranks[1:], start=1):
-            for rec in res.get("steps", []):
-                for n, d in rec.get("peer_diffs", {}).items():
-                    ref_max = d.get("ref_max", 0.0)
-                    rel = d["abs"] / ref_max if ref_max > 0 else (0.0 if d["abs"] == 0 else math.inf)
-                    if rel > rtol(self.dtype, rec["step"]):
-                        out.append((rec["step"], n, r))
-        return sorted(out)
-
-    @property
-    def diverged(self) -> bool:
-        cmp = self.comparison
-        return (cmp is not None and not cmp.equivalent) or bool(self.drift)
-
-    def rank_order(self, names: Sequence[str]) -> list[str]:
-        order = self.order
-        return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
-
-    def facts(self, cmp: Optional[Comparison] = None, **more: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "world_size": self.world,
-            "steps": self.steps,
-            "tolerance": self.tolerance,
-            "strategy": self.strategy,
-        }
-        if cmp is not None and cmp.first is not None:
-            out.update(
-                first_divergent_param=cmp.first.name,
-                first_divergent_step=cmp.first.step,
-                first_divergent_kind=cmp.first.kind,
-            )
-            if cmp.first.detail and "at" in cmp.first.detail:
-                out["first_divergent_detail"] = _first(cmp.first.name, cmp.first.step, cmp.first.detail)[
-                    "detail"
-                ]
-        if cmp is not None:
-            out.update(max_abs_diff=cmp.max_abs, max_rel_diff=cmp.max_rel)
-        return out | more
-
-    def div(self) -> str:
-        return where(self.comparison) if self.comparison is not None and self.comparison.first else ""
-
-    def first(self) -> Optional[dict[str, Any]]:
-        f = self.comparison.first if self.comparison is not None else None
-        return _first(f.name, f.step, f.detail) if f else None
-
-
-def _ranks(rs: Sequence[int]) -> str:
-    return ", ".join(map(str, rs))
 
 
 # -- before any comparison ---------------------------------------------------------------------
@@ -458,6 +334,52 @@ def identical_samples(ctx: Context) -> Optional[Cause]:
 # -- once the run diverges ---------------------------------------------------------------------
 
 
+def optimizer_differs(ctx: Context) -> Optional[Cause]:
+    """The optimizer factory ran in the reference and in every rank; a setting that differs (an lr
+    multiplied by dist.get_world_size(), the linear scaling rule) makes the ranks train another
+    recipe than the one process, whatever the gradients are."""
+    mine = ctx.setup.get("optimizer")
+    if not mine:
+        return None
+    diffs: list[str] = []
+    ratio: Optional[float] = None
+    for r, res in enumerate(ctx.ranks):
+        theirs = res.get("setup", {}).get("optimizer")
+        if not theirs or theirs == mine:
+            continue
+        if theirs.get("type") != mine.get("type"):
+            diffs.append(f"{theirs.get('type')} on rank {r} against {mine.get('type')}")
+            continue
+        for i, (a, b) in enumerate(zip(mine.get("groups", []), theirs.get("groups", []))):
+            for k in sorted(set(a) | set(b)):
+                if a.get(k) != b.get(k):
+                    diffs.append(f"group {i} {k} {b.get(k)} on rank {r} against {a.get(k)}")
+                    if k == "lr" and isinstance(a.get(k), (int, float)) and a[k]:
+                        ratio = float(b[k]) / float(a[k])
+    if not diffs:
+        return None
+    scaled = ratio is not None and abs(ratio - ctx.world) <= 1e-6 * ctx.world
+    return Cause(
+        codes.OPTIMIZER_DIFFERS.finding(
+            f"{ctx.div()}. The optimizer factory gave the ranks other settings than the one process: "
+            + "; ".join(diffs[:6])
+            + (f" and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+            + (
+                f" ({ratio:g} x, the world size: the learning rate is scaled by the number of ranks)"
+                if scaled
+                else ""
+            )
+            + ". The ranks train another recipe than the reference, so no comparison can hold; to verify "
+            "the distribution itself, build the optimizer with the same settings on both sides (the "
+            "scaled learning rate as a constant), then choose the lr as a hyperparameter of the global "
+            "batch",
+            facts=ctx.facts(ctx.comparison, differences=diffs, lr_ratio=ratio),
+        ),
+        "optimizer_differs",
+        ctx.first(),
+    )
+
+
 def batchnorm_not_synced(ctx: Context) -> Optional[Cause]:
     bn = ctx.setup.get("batchnorm", [])
     if not bn or ctx.eval_mode:
@@ -649,12 +571,14 @@ BEFORE: tuple[Detector, ...] = (
 )
 # Explain a divergence of rank 0 from the reference, or buffers drifting across ranks.
 ONCE_DIVERGED: tuple[Detector, ...] = (
+    optimizer_differs,
     batchnorm_not_synced,
     unequal_micro_batches,
     unequal_token_counts,
     loss_reduction_sum,
     rank_dependent_forward,
     buffers_drift,
+    unequal_loss_weights,
 )
 
 
@@ -662,7 +586,7 @@ def diagnose_data_parallel(
     run: Run, world: int, steps: int, strategy: str, eval_mode: bool = False
 ) -> Diagnosis:
     ctx = Context(run, world, steps, strategy, eval_mode)
-    dg = Diagnosis(tolerance=ctx.tolerance)
+    dg = Diagnosis(tolerance=ctx.tolerance, dropout=ctx.setup.get("dropout"))
     if ctx.finished and ctx.ref.get("steps"):
         dg.losses = losses(ctx.ref, ctx.ranks)  # type: ignore[arg-type]
     dg.comparison = ctx.comparison

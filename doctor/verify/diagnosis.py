@@ -23,6 +23,7 @@ class Diagnosis:
     rerun_eval: bool = False  # nothing explains the divergence: try without randomness
     losses: dict[str, list[float]] = field(default_factory=dict)  # reference, distributed (mean over ranks)
     peak_rss_mib: dict[str, float] = field(default_factory=dict)  # per rank, from the records
+    dropout: Optional[list[str]] = None  # the model's dropout modules (None: not known)
 
 
 def losses(ref: RankRecord, ranks: Sequence[RankRecord]) -> dict[str, list[float]]:

@@ -50,6 +50,7 @@ class Setup(TypedDict, total=False):
     batchnorm: list[str]  # BatchNorm modules that are not SyncBatchNorm
     dropout: list[str]
     reduction: Optional[str]
+    optimizer: dict[str, Any]  # the optimizer's class and its param groups' settings, as created
     init_digests: dict[str, str]  # fsdp: each parameter's digest as build() made it (nothing broadcasts it)
 
 
@@ -72,6 +73,8 @@ class StepRecord(TypedDict, total=False):
     hash: str  # digest of the rank's micro-batch (inputs and targets)
     hashes: list[str]  # the reference: the digest of every rank's micro-batch, in rank order
     output: list[float]  # the first PROBE_VALUES values of the output (reference, pp, tp)
+    output_parts: list[list[float]]  # reference, step 0: each rank's rows of the output, their first values
+    output_part: list[float]  # data-parallel rank, step 0: the same values of its own output
     names: dict[str, list[str]]  # the reference: kind -> the tensors it saved (grads: those that got one)
     no_grad: list[str]  # parameters that require grad and got none
     scale: dict[str, float]  # the reference's max |value| over the model, per kind

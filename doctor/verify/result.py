@@ -86,6 +86,21 @@ def diagnose(run: Any, nproc: int, steps: int, strategy: str, eval_mode: bool = 
     return dg
 
 
+def randomness(dg: Any) -> str:
+    """What draws random numbers in train mode only: the dropout modules when the model has any;
+    else the forward's own draws (torch.randn noise under `if self.training`), not dropout."""
+    names = dg.dropout
+    if names:
+        more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+        return f"each rank draws its own dropout masks: {', '.join(names[:4])}{more}"
+    if names is None:
+        return "each rank draws its own dropout masks"
+    return (
+        "the model holds no dropout module: its forward draws random numbers in train mode, "
+        "e.g. torch.randn noise, and each rank draws its own"
+    )
+
+
 def peak_rss(run: Any) -> dict[str, float]:
     return {
         f"rank{r}": round(float(res["peak_rss_mib"]), 1)
@@ -112,10 +127,8 @@ def assemble(dg: Any, eval_dg: Any, nproc: int, steps: int, strategy: str, wall_
             dg.findings.append(
                 codes.NONDETERMINISTIC.finding(
                     f"in train mode the runs differ ({where(first_cmp)}); re-run in eval mode (dropout off) "
-                    f"they "
-                    "are equivalent: the difference is the model's randomness (each rank draws its own "
-                    "dropout "
-                    "masks), not a bug; the comparison above was made in eval mode",
+                    f"they are equivalent: the difference is the model's randomness ({randomness(dg)}), not "
+                    "a bug; the comparison above was made in eval mode",
                     facts={
                         "train_mode_max_abs_diff": first_cmp.max_abs,
                         "train_mode_max_rel_diff": first_cmp.max_rel,

@@ -48,6 +48,7 @@ BAD = {
     "VER113": ("ddp", "empty_micro_batch"),
     "VER114": ("ddp", "models_differ"),
     "VER115": ("ddp", "loss_not_finite"),
+    "VER117": ("ddp", "optimizer_differs"),
 }
 GOOD = [(code, "build") for code in BAD] + [("VER103", "build_adam")]
 
