@@ -189,26 +189,13 @@ def rank_main() -> None:
 
 
 def run_job(name: str, dest: str, world: int = 4, buffer_size: int = 200) -> None:
-    from pgdoctor.probes.processes import free_port, run_children
+    from pgdoctor.probes.processes import run_children
+    from tests.helpers.fr_lab import rank_envs
 
     if name == "clean_wrapped":
         buffer_size = 16
     os.makedirs(dest, exist_ok=True)
-    port = free_port()
-    envs = []
-    for r in range(world):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "NCCL_", "MASTER_"))}
-        env.update(
-            RANK=str(r),
-            WORLD_SIZE=str(world),
-            LOCAL_RANK=str(r),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            TORCH_FR_BUFFER_SIZE=str(buffer_size),
-            FR_TIMEOUT_S="3",
-            OMP_NUM_THREADS="1",
-        )
-        envs.append(env)
+    envs = rank_envs(world, buffer_size, 3.0)
     run_children([[sys.executable, HERE, name, dest]] * world, envs, 90.0)
     with open(os.path.join(dest, "expected.json"), "w") as fh:
         json.dump({"also": [], **EXPECTED[name]}, fh, indent=1, sort_keys=True)
