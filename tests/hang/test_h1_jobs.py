@@ -15,8 +15,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from pgdoctor.probes.processes import free_port
-from tests.helpers.hang_lab import Job, started_job
+from tests.helpers.hang_lab import Job, quiet_port, started_job
 from tests.helpers.paths import HELPERS
 
 pytestmark = pytest.mark.slow
@@ -65,7 +64,7 @@ def test_a_ring_whose_ranks_all_send_first_is_a_p2p_deadlock(no_leftover_childre
 
 
 def test_mp_spawn_ranks_are_found_through_the_named_launcher(no_leftover_children) -> None:
-    argv = [sys.executable, "-m", JOB, "spawn", "4", str(free_port()), "queue", "2"]
+    argv = [sys.executable, "-m", JOB, "spawn", "4", str(quiet_port()), "queue", "2"]
     with job(argv) as j:
         pids = j.wait_ready(4)
         rc, report = hang(str(j.pid))

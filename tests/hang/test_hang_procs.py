@@ -197,9 +197,9 @@ def test_unprivileged_user_against_a_root_job(no_leftover_children) -> None:
 
 
 def test_two_nodes_on_loopback_merge_into_one_verdict(tmp_path, no_leftover_children) -> None:
-    from pgdoctor.probes.processes import free_port
+    from tests.helpers.hang_lab import quiet_port
 
-    endpoint = f"127.0.0.1:{free_port()}"
+    endpoint = f"127.0.0.1:{quiet_port()}"
     with (
         torchrun_job("sleep", [3], nproc=2, node=(0, 2, endpoint)) as n0,
         torchrun_job("sleep", [3], nproc=2, node=(1, 2, endpoint)) as n1,

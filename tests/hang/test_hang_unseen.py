@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from pgdoctor.probes.processes import free_port
-from tests.helpers.hang_lab import Job, started_job
+from tests.helpers.hang_lab import Job, quiet_port, started_job
 from tests.helpers.hang_unseen import EXPECTED, Expected
 from tests.helpers.paths import HELPERS
 
@@ -53,7 +52,7 @@ def hang(*args: str) -> tuple[int, dict[str, Any]]:
 
 def plain_argv(name: str) -> list[str]:
     e = EXPECTED[name]
-    return [sys.executable, "-m", JOB, "plain", str(e.started), str(free_port()), name, str(e.world)]
+    return [sys.executable, "-m", JOB, "plain", str(e.started), str(quiet_port()), name, str(e.world)]
 
 
 def misses(name: str, e: Expected, pids: set[int], report: dict[str, Any]) -> list[str]:
@@ -95,7 +94,7 @@ def node() -> Iterator[tuple[dict[str, set[int]], tuple[int, dict[str, Any]], tu
     """Every `plain` job and the mp.spawn job in place; the whole-node report and the spawn one's."""
     with contextlib.ExitStack() as stack:
         jobs: dict[str, Job] = {n: stack.enter_context(started_job(plain_argv(n), LIFE_S)) for n in PLAIN}
-        spawn = [sys.executable, "-m", JOB, "spawn", "2", str(free_port()), "spawn-deadlock"]
+        spawn = [sys.executable, "-m", JOB, "spawn", "2", str(quiet_port()), "spawn-deadlock"]
         sp = stack.enter_context(started_job(spawn, LIFE_S))
         pids = {n: set(j.wait_ready(EXPECTED[n].started, timeout_s=90).values()) for n, j in jobs.items()}
         sp_pids = set(sp.wait_ready(2, timeout_s=90).values())

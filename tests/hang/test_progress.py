@@ -108,7 +108,7 @@ def test_collective_sequence_counts_subgroups_too() -> None:
     import subprocess
     import sys
 
-    from pgdoctor.probes.processes import free_port
+    from tests.helpers.hang_lab import quiet_port
     from tests.helpers.paths import ROOT
 
     code = (
@@ -126,7 +126,7 @@ def test_collective_sequence_counts_subgroups_too() -> None:
     )
     env = {
         "MASTER_ADDR": "127.0.0.1",
-        "MASTER_PORT": str(free_port()),
+        "MASTER_PORT": str(quiet_port()),
         "PYTHONPATH": str(ROOT),
         "PATH": "/usr/bin:/bin",
         "OMP_NUM_THREADS": "1",

@@ -6,7 +6,8 @@ import os
 import sys
 from dataclasses import dataclass
 
-from pgdoctor.probes.processes import ChildOutcome, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, run_children
+from tests.helpers.hang_lab import quiet_port
 
 WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fr_workload.py")
 
@@ -24,7 +25,7 @@ class FrRun:
 def rank_envs(world: int, buffer_size: int, pg_timeout_s: float, **extra: str) -> list[dict[str, str]]:
     """The environments of `world` local gloo ranks with the flight recorder on (a free port of their
     own, nothing of an outer launcher's TORCH_/NCCL_/MASTER_ settings)."""
-    port = free_port()
+    port = quiet_port()
     envs = []
     for r in range(world):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "NCCL_", "MASTER_"))}
