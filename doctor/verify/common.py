@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Optional
 
-from pgdoctor.verify.compare import least_precise
+from pgdoctor.verify.compare import least_precise, listed
 from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import ErrorRecord, RankRecord, Setup, StepRecord, tensor_file
 from pgdoctor.verify.tensors import digest
@@ -146,11 +146,10 @@ def refuse_lazy(model: Any) -> None:
 
     lazy = [n for n, t in (*model.named_parameters(), *model.named_buffers()) if is_lazy(t)]
     if lazy:
-        names = ", ".join(lazy[:6]) + (f" and {len(lazy) - 6} more" if len(lazy) > 6 else "")
         raise EntryError(
-            f"the model has uninitialized (lazy) parameters ({names}): DDP and fully_shard cannot wrap "
-            "them; run one forward on a sample batch in build() before returning the model, as the "
-            "training script must before wrapping it"
+            f"the model has uninitialized (lazy) parameters ({listed(lazy, 6)}): DDP and fully_shard "
+            "cannot wrap them; run one forward on a sample batch in build() before returning the model, "
+            "as the training script must before wrapping it"
         )
 
 
@@ -202,10 +201,10 @@ def refuse_gpu_only_modules(model: Any, device: str) -> None:
         return
     sync = [n or "(the model)" for n, m in model.named_modules() if isinstance(m, torch.nn.SyncBatchNorm)]
     if sync:
-        names = ", ".join(sync[:6]) + (f" and {len(sync) - 6} more" if len(sync) > 6 else "")
         raise EntryError(
-            f"the model holds SyncBatchNorm ({names}), which torch runs on GPUs only: gloo ranks on the CPU "
-            "cannot train it, so this model cannot be verified here; run with --backend nccl on GPUs"
+            f"the model holds SyncBatchNorm ({listed(sync, 6)}), which torch runs on GPUs only: gloo "
+            "ranks on the CPU cannot train it, so this model cannot be verified here; run with --backend "
+            "nccl on GPUs"
         )
 
 

@@ -34,6 +34,13 @@ def factor(dtype: str) -> int:
     return LOW_PRECISION_FACTOR if dtype in LOW_PRECISION else FACTOR
 
 
+def listed(items: Sequence[str], n: int, sep: str = ", ") -> str:
+    """The first n items joined by sep, and how many more there are: how verify's messages name a
+    list that may be long (modules, parameters, settings)."""
+    more = f" and {len(items) - n} more" if len(items) > n else ""
+    return sep.join(items[:n]) + more
+
+
 def least_precise(dtypes: Iterable[str]) -> str:
     """The floating dtype with the largest eps among `dtypes` (float32 when none is known): the
     tolerance follows the coarsest rounding the training goes through."""

@@ -36,7 +36,7 @@ from typing import Any, Callable, Optional
 
 from pgdoctor.checks.codes import run5
 from pgdoctor.checks.codes import verify as codes
-from pgdoctor.verify.compare import close, rtol
+from pgdoctor.verify.compare import close, listed, rtol
 from pgdoctor.verify.context import Cause, Context, _ranks
 from pgdoctor.verify.diagnosis import Diagnosis, _first, _short, losses
 from pgdoctor.verify.launch import Run, tail
@@ -362,8 +362,7 @@ def optimizer_differs(ctx: Context) -> Optional[Cause]:
     return Cause(
         codes.OPTIMIZER_DIFFERS.finding(
             f"{ctx.div()}. The optimizer factory gave the ranks other settings than the one process: "
-            + "; ".join(diffs[:6])
-            + (f" and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+            + listed(diffs, 6, "; ")
             + (
                 f" ({ratio:g} x, the world size: the learning rate is scaled by the number of ranks)"
                 if scaled

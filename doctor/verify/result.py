@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from pgdoctor.verify.compare import listed
+
 
 @dataclass
 class VerifyResult:
@@ -91,8 +93,7 @@ def randomness(dg: Any) -> str:
     else the forward's own draws (torch.randn noise under `if self.training`), not dropout."""
     names = dg.dropout
     if names:
-        more = f" and {len(names) - 4} more" if len(names) > 4 else ""
-        return f"each rank draws its own dropout masks: {', '.join(names[:4])}{more}"
+        return f"each rank draws its own dropout masks: {listed(names, 4)}"
     if names is None:
         return "each rank draws its own dropout masks"
     return (
