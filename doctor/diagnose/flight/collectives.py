@@ -235,9 +235,14 @@ def _stopped_before(
     return stop if held and min(held) > stop else None
 
 
-def _issued(t: Table, present: Mapping[int, list[Entry]]) -> int:
+def _created_ns(t: Table, present: Mapping[int, list[Entry]]) -> list[int]:
+    """When each entry was created, on one clock (Table.ns); the unknown (0) left out."""
     times = [t.ns(r, int_of(e.raw.get("time_created_ns"), 0)) for r, es in present.items() for e in es]
-    return min((x for x in times if x > 0), default=0)
+    return [x for x in times if x > 0]
+
+
+def _issued(t: Table, present: Mapping[int, list[Entry]]) -> int:
+    return min(_created_ns(t, present), default=0)
 
 
 def _wait(ranks: list[int]) -> str:
@@ -307,8 +312,7 @@ def _lost(t: Table, rank: int, present: Mapping[int, list[Entry]]) -> bool:
     it either way (busy in other groups since), so it is not counted as missing."""
     if not t.wrapped.get(rank) or rank not in t.first_ns:
         return False
-    issued = [t.ns(r, int_of(e.raw.get("time_created_ns"), 0)) for r, es in present.items() for e in es]
-    issued = [x for x in issued if x > 0]
+    issued = _created_ns(t, present)
     return bool(issued) and t.first_ns[rank] > max(issued)
 
 
