@@ -96,6 +96,10 @@ V21_HELDOUT = CORPUS / "v21" / "heldout.jsonl"
 # stored gzipped and never read by rule writers.
 V22_DEV = CORPUS / "v22" / "dev.jsonl"
 V22_HELDOUT = CORPUS / "v22" / "heldout.jsonl.gz"
+# Corpus v23 (v23/README.md): four collections split the same way, frozen 2026-12-07; its held-out half is
+# stored gzipped and never read by rule writers.
+V23_DEV = CORPUS / "v23" / "dev.jsonl"
+V23_HELDOUT = CORPUS / "v23" / "heldout.jsonl.gz"
 # Held-out cases a rule writer saw anyway, left out of the held-out figures: the same thread was
 # found by a rule writer of the same session while the collectors worked, and its log is in new/part3_*.
 SEEN_BY_RULE_WRITERS = {
@@ -503,6 +507,20 @@ def test_corpus_v22_heldout_top1() -> None:
     assert total == 160 and right >= BARS["v22_heldout"] * total, f"v22 held-out top-1 {right}/{total}"
 
 
+def test_corpus_v23_dev_top1() -> None:
+    """The dev half of v23: 29/72 (40.3 %) through the CLI at its freeze (77b201b), before rule writers read
+    it. The bar is that figure rounded down to 0.05."""
+    right, total, _, _ = _score([V23_DEV])
+    assert total == 72 and right >= BARS["v23_dev"] * total, f"v23 dev top-1 {right}/{total}"
+
+
+def test_corpus_v23_heldout_top1() -> None:
+    """The held-out half of v23, never read (v23/README.md): through the CLI 28/75 (37.3 %) at its freeze,
+    with the rules of the session's start (77b201b). Its misses are not read."""
+    right, total, _, _ = _score([V23_HELDOUT])
+    assert total == 75 and right >= BARS["v23_heldout"] * total, f"v23 held-out top-1 {right}/{total}"
+
+
 @pytest.mark.parametrize(
     "heldout",
     [
@@ -534,6 +552,8 @@ def test_corpus_v22_heldout_top1() -> None:
         V21_HELDOUT,
         V22_DEV,
         V22_HELDOUT,
+        V23_DEV,
+        V23_HELDOUT,
     ],
     ids=[
         "v4",
@@ -565,6 +585,8 @@ def test_corpus_v22_heldout_top1() -> None:
         "v21-heldout",
         "v22-dev",
         "v22-heldout",
+        "v23-dev",
+        "v23-heldout",
     ],
 )
 def test_corpus_heldout_is_the_frozen_file(heldout: Path) -> None:
@@ -611,6 +633,8 @@ BARS = {
     "v21_heldout": 0.70,
     "v22_dev": 0.75,
     "v22_heldout": 0.55,
+    "v23_dev": 0.40,
+    "v23_heldout": 0.35,
 }  # v3 dev + dev2: 231/241
 
 
