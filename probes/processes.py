@@ -347,11 +347,65 @@ def process_state(pid: int) -> str:
     return rest[0] if rest else ""
 
 
+_GIVEN_PORTS: set[int] = set()
+# How far below the kernel's ephemeral range the ports are drawn (1024 is the floor).
+_PORT_SPAN = 12000
+
+
+def ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (Linux's default when it cannot be read)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on `host` right now (the caller binds it soon after)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on `host` now, for ranks that bind it only after seconds of importing torch:
+    drawn below the kernel's ephemeral range and never given twice by this process. A port from
+    bind(port 0) lies in the ephemeral range, which every outgoing connection of the host draws from
+    too: on a busy host one took the ranks' MASTER_PORT in that window (EADDRINUSE)."""
+    import random
+
+    low = ephemeral_low()
+    for _ in range(200):
+        port = random.randrange(max(1024, low - _PORT_SPAN), max(1025, low))
+        if port in _GIVEN_PORTS:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        _GIVEN_PORTS.add(port)
+        return port
+    raise OSError(f"no free TCP port on {host} below the ephemeral range ({low})")
+
+
+_PORT_TAKEN = re.compile(r"EADDRINUSE|address already in use", re.IGNORECASE)
+
+
+def port_taken(outcomes: Sequence[ChildOutcome], port: int) -> bool:
+    """A rank said `port` was in use: a line of its stderr names the port and EADDRINUSE (torch's
+    TCPStore, probes/store.py's listen), not any "address already in use" of the user's own code."""
+    digits = re.compile(rf"(?<!\d){port}(?!\d)")
+    return any(
+        _PORT_TAKEN.search(line) and digits.search(line) for o in outcomes for line in o.stderr.splitlines()
+    )
+
+
+def with_free_port(
+    spawn: Callable[[int], list[ChildOutcome]], port: Optional[int] = None
+) -> list[ChildOutcome]:
+    """`spawn(port)` with a port from free_port (or `port`, tried first), spawned once more with a
+    new port when a rank reports the first one in use: the port is free when chosen, but the ranks
+    bind it seconds later (after importing torch), and any process of the host may bind it between."""
+    first = free_port() if port is None else port
+    outcomes = spawn(first)
+    if port_taken(outcomes, first):
+        outcomes = spawn(free_port())
+    return outcomes
 
 
 @dataclass(frozen=True)
