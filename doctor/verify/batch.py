@@ -124,6 +124,7 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
                     stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR),
                     hard_timeout_s=timeout_s * (len(items) + 1),
                 ),
+                guarded=True,  # what the entry's build() starts in a session of its own dies with the rank
             )
 
         outcomes = with_free_port(spawn)

@@ -88,6 +88,7 @@ def launch(
                 argvs,
                 [rank_env(env, r, nproc, port) for r in range(nproc)],
                 WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR)),
+                guarded=True,  # what the entry's build() starts in a session of its own dies with the rank
             )
 
         t0 = time.monotonic()
