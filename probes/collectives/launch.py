@@ -339,13 +339,17 @@ def run_spawned(
         limit = min(limit, deadline_s)
     argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
     log, ready = _RowLog("", progress), _Readiness(ready_dir, nproc, spec.init_timeout_s)
+    spawned: list[int] = []  # the ports spawned on
 
     def spawn(port: int) -> list[ChildOutcome]:
         nonlocal log, ready
-        # Each spawn its own handshake folder and row log: a second one (the port was taken)
+        # A second spawn (the port was taken) gets a handshake folder and row log of its own: it
         # reads nothing of the first's.
-        d = os.path.join(ready_dir, str(port))
-        os.mkdir(d)
+        d = ready_dir
+        if spawned:
+            d = os.path.join(ready_dir, f"again-{port}")
+            os.mkdir(d)
+        spawned.append(port)
         path = os.path.join(d, "progress")
         log, ready = _RowLog(path, progress), _Readiness(d, nproc, spec.init_timeout_s)
         # Rank 0 always writes its finished rows: the parent's stall bound counts them.
