@@ -134,6 +134,26 @@ def _read_env(fd: int) -> Optional[dict[str, str]]:
     return {str(k): str(v) for k, v in env.items()}
 
 
+def own_env() -> dict[str, str]:
+    """The guard's own environment: what starting a Python needs (an interpreter of a module system may
+    need LD_LIBRARY_PATH for its libpython), and nothing that could make it look like a rank."""
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    if "LD_LIBRARY_PATH" in os.environ:
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return env
+
+
+def send_env(fd: int, env: dict[str, str]) -> None:
+    """The command's environment, one JSON line on the guard's pipe (past the pipe's buffer a write
+    waits for the guard to read it)."""
+    data = (json.dumps(env) + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass  # the guard is gone (it failed to start): the job's exit status says so
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--" or not argv[0].isdigit():
         print("usage: python -I guard.py FD -- COMMAND [ARG...]", file=sys.stderr)

@@ -12,12 +12,13 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
 _LOCK = threading.Lock()
@@ -57,11 +58,28 @@ def reap_with_group(proc: subprocess.Popen[bytes]) -> Optional[int]:
     return proc.poll()
 
 
-def kill_all_children() -> None:
-    """SIGKILL every process group this process started and has not reaped yet."""
+# A guarded child (run_children(guarded=True)) -> the write end of its guard's pipe, held by this
+# process only: closing it (or this process dying) makes the guard kill all it started and exit.
+_GUARD_PIPES: dict[subprocess.Popen[bytes], int] = {}
+# How long a guard gets to kill its job and exit before its group is SIGKILLed instead.
+GUARD_WAIT_S = 5.0
+
+
+def end_children(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Kill and reap each child with everything it started. A guarded child's guard is told through
+    its pipe and kills every descendant of its command, in whatever session they are (a SIGKILL to
+    the group would kill the guard before it could); the group is SIGKILLed after it, or instead of
+    it after GUARD_WAIT_S."""
     with _LOCK:
-        procs = list(_LIVE)
-    for p in procs:
+        pipes = [_GUARD_PIPES.pop(p) for p in procs if p in _GUARD_PIPES]
+    for fd in pipes:
+        os.close(fd)
+    end = time.monotonic() + (GUARD_WAIT_S if pipes else 0.0)
+    left = [p for p in procs if reap_with_group(p) is None]
+    while left and time.monotonic() < end:
+        time.sleep(0.01)
+        left = [p for p in left if reap_with_group(p) is None]
+    for p in left:
         kill_group(p)
     for p in procs:
         try:
@@ -70,6 +88,13 @@ def kill_all_children() -> None:
             pass
         with _LOCK:
             _LIVE.discard(p)
+
+
+def kill_all_children() -> None:
+    """Kill every child (and its group, or its guard's job) this process started and has not reaped yet."""
+    with _LOCK:
+        procs = list(_LIVE)
+    end_children(procs)
 
 
 atexit.register(kill_all_children)
@@ -274,7 +299,43 @@ OWN_DEADLINE_SIGNAL = signal.SIGALRM
 OWN_DEADLINE_MARGIN_S = 5.0
 
 
-def die_with_parent(own_deadline_s: Optional[float] = None) -> Optional[Callable[[], None]]:
+def _start_guarded(
+    argv: Sequence[str], env: dict[str, str], cwd: Optional[str], out: Any, err: Any, preexec: Any
+) -> subprocess.Popen[bytes]:
+    """`argv` as the command of a guard (probes/guard.py), the guard in a session of its own."""
+    from pgdoctor.probes import guard
+
+    read, write = os.pipe()
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-I", guard.__file__, str(read), "--", *argv],
+            env=guard.own_env(),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=preexec,
+            pass_fds=(read,),
+        )
+    except BaseException:  # catches-interrupts: closes the pipe and re-raises
+        os.close(write)
+        raise
+    finally:
+        os.close(read)
+    with _LOCK:
+        _LIVE.add(p)
+        _GUARD_PIPES[p] = write
+    # At once, not in a thread that could still write once end_children closed the fd (and its
+    # number went to another file): the guard reads it first thing, so only a larger environment
+    # than the pipe's buffer waits, for a few milliseconds.
+    guard.send_env(write, env)
+    return p
+
+
+def die_with_parent(
+    own_deadline_s: Optional[float] = None, death_signal: bool = True
+) -> Optional[Callable[[], None]]:
     """A preexec function that makes the kernel SIGKILL the child when pgdoctor dies, however it
     dies (the OOM killer, Slurm after its grace period): no rank outlives its parent. prctl is
     looked up here, before the fork, so the child only calls into libc.
@@ -290,10 +351,12 @@ def die_with_parent(own_deadline_s: Optional[float] = None) -> Optional[Callable
     except (OSError, AttributeError):  # not Linux: the atexit and signal cleanup still apply
         prctl = None
     parent = os.getpid()
+    if not death_signal:
+        prctl = None
     alarm_s = max(1, math.ceil(own_deadline_s + OWN_DEADLINE_MARGIN_S)) if own_deadline_s is not None else 0
 
     def arm() -> None:
-        if prctl is not None:
+        if prctl is not None and death_signal:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died between fork and prctl
             os._exit(1)
@@ -347,11 +410,65 @@ def process_state(pid: int) -> str:
     return rest[0] if rest else ""
 
 
+_GIVEN_PORTS: set[int] = set()
+# How far below the kernel's ephemeral range the ports are drawn (1024 is the floor).
+_PORT_SPAN = 12000
+
+
+def ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (Linux's default when it cannot be read)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as fh:
+            return int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on `host` right now (the caller binds it soon after)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on `host` now, for ranks that bind it only after seconds of importing torch:
+    drawn below the kernel's ephemeral range and never given twice by this process. A port from
+    bind(port 0) lies in the ephemeral range, which every outgoing connection of the host draws from
+    too: on a busy host one took the ranks' MASTER_PORT in that window (EADDRINUSE)."""
+    import random
+
+    low = ephemeral_low()
+    for _ in range(200):
+        port = random.randrange(max(1024, low - _PORT_SPAN), max(1025, low))
+        if port in _GIVEN_PORTS:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        _GIVEN_PORTS.add(port)
+        return port
+    raise OSError(f"no free TCP port on {host} below the ephemeral range ({low})")
+
+
+_PORT_TAKEN = re.compile(r"EADDRINUSE|address already in use", re.IGNORECASE)
+
+
+def port_taken(outcomes: Sequence[ChildOutcome], port: int) -> bool:
+    """A rank said `port` was in use: a line of its stderr names the port and EADDRINUSE (torch's
+    TCPStore, probes/store.py's listen), not any "address already in use" of the user's own code."""
+    digits = re.compile(rf"(?<!\d){port}(?!\d)")
+    return any(
+        _PORT_TAKEN.search(line) and digits.search(line) for o in outcomes for line in o.stderr.splitlines()
+    )
+
+
+def with_free_port(
+    spawn: Callable[[int], list[ChildOutcome]], port: Optional[int] = None
+) -> list[ChildOutcome]:
+    """`spawn(port)` with a port from free_port (or `port`, tried first), spawned once more with a
+    new port when a rank reports the first one in use: the port is free when chosen, but the ranks
+    bind it seconds later (after importing torch), and any process of the host may bind it between."""
+    first = free_port() if port is None else port
+    outcomes = spawn(first)
+    if port_taken(outcomes, first):
+        outcomes = spawn(free_port())
+    return outcomes
 
 
 @dataclass(frozen=True)
@@ -380,6 +497,7 @@ def run_children(
     wait: Union[WaitPolicy, float],
     cwd: Optional[str] = None,
     output_limit: int = 4 << 20,
+    guarded: bool = False,
 ) -> list[ChildOutcome]:
     """Start one process per argv (with its env), wait for all as `wait` says (a WaitPolicy, or
     a plain timeout in seconds), kill the rest.
@@ -397,6 +515,11 @@ def run_children(
 
     Every child dies with this process (PR_SET_PDEATHSIG) and, where the whole wait is bounded,
     also at its own deadline a few seconds after ours (see die_with_parent).
+
+    `guarded`: each child runs under a guard (probes/guard.py, as `pgdoctor run`'s job does), a
+    child subreaper that kills every descendant of the child when it ends, when it is killed here, or
+    when this process dies: what the child started in a session of its own (os.setsid,
+    start_new_session: a user's server) leaves its process group, but not the guard's tree.
     """
     assert len(argvs) == len(envs)
     w = wait if isinstance(wait, WaitPolicy) else WaitPolicy(float(wait))
@@ -408,7 +531,8 @@ def run_children(
     deadline = start + timeout_s
     hard = hard_timeout_s if hard_timeout_s is not None else (timeout_s if progress is None else None)
     hard_end = start + hard if hard is not None else math.inf
-    preexec = die_with_parent(hard)
+    # A guard dies by its pipe closing, not by the death signal, which would leave its job behind.
+    preexec = die_with_parent(hard, death_signal=not guarded)
     ends: dict[int, float] = {}
     timed_out: set[int] = set()
     states: dict[int, str] = {}
@@ -419,18 +543,21 @@ def run_children(
             out = tempfile.TemporaryFile()  # noqa: SIM115
             err = tempfile.TemporaryFile()  # noqa: SIM115
             files.append((out, err))
-            p = subprocess.Popen(
-                list(argv),
-                env=quiet_env(env),
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                preexec_fn=preexec,
-            )
-            with _LOCK:
-                _LIVE.add(p)
+            if guarded:
+                p = _start_guarded(argv, quiet_env(env), cwd, out, err, preexec)
+            else:
+                p = subprocess.Popen(
+                    list(argv),
+                    env=quiet_env(env),
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    preexec_fn=preexec,
+                )
+                with _LOCK:
+                    _LIVE.add(p)
             procs.append(p)
         first_failure: Optional[float] = None
         while len(ends) < len(procs):
@@ -463,19 +590,13 @@ def run_children(
                 for i, p in enumerate(procs):
                     if i not in ends:
                         states[i] = process_state(p.pid)
-                        kill_group(p)
-                        p.wait()
                         ends[i] = now
                         timed_out.add(i)
+                end_children([p for i, p in enumerate(procs) if i in timed_out])
                 break
             time.sleep(0.02)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                kill_group(p)
-                p.wait()
-            with _LOCK:
-                _LIVE.discard(p)
+        end_children(procs)  # those still running; the pipes of guards that have ended
     outcomes = []
     for i, (p, (out, err)) in enumerate(zip(procs, files)):
         texts = []

@@ -30,6 +30,8 @@ from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text import archives, cutline, recase
 from pgdoctor.diagnose.text.reader import (
     Source,
+    SourceError,
+    binary_kind,
     is_binary,
     is_pgdoctor_report,
     open_sources,
@@ -83,7 +85,7 @@ def kind_of(src: Source) -> str:
         return TRACE
     if head.startswith(SQLITE_MAGIC):  # an Nsight Systems export (or a clear line saying it is not one)
         return TRACE
-    if src.listed and is_binary(head):
+    if is_binary(head):
         return BINARY
     if src.listed and is_pgdoctor_report(head):
         return REPORT
@@ -170,6 +172,13 @@ def _diagnose_once(
     skipped_binary = []
     skipped_reports: list[str] = []
     found_hang: list[str] = []
+    for src in files:
+        # A binary the user named (an ELF, an image) read as text was "[ok] no failure found", exit 0;
+        # one found in a job directory is skipped and listed, below.
+        if not src.listed and src.path and kind_of(src) == BINARY:
+            raise SourceError(
+                f"cannot read {src.name}: a binary file ({binary_kind(read_head(src.path))}), not a text log"
+            )
     for src, (kind, evs, stats) in zip(files, sources_events(files, kind_of)):
         if kind == HANG:
             found_hang.append(src.path or src.name)

@@ -10,7 +10,6 @@ ends, everything kept is diagnosed with `diagnose` and one report says the root 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -142,7 +141,7 @@ class Supervisor:
                 try:
                     self.child = subprocess.Popen(
                         [*_GUARD, str(guard_read), "--", *self.command],
-                        env=_guard_env(),
+                        env=guard.own_env(),
                         stdin=None,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -154,7 +153,7 @@ class Supervisor:
                 track(self.child)
                 # The environment in a thread: past the pipe's buffer a write waits for the guard to read.
                 threading.Thread(
-                    target=_send_env, args=(self._guard_write, dict(self.env)), daemon=True
+                    target=guard.send_env, args=(self._guard_write, dict(self.env)), daemon=True
                 ).start()
                 for s in old:
                     signal.signal(s, self._forward)
@@ -289,24 +288,6 @@ class Supervisor:
             file=sys.stderr,
             flush=True,
         )
-
-
-def _guard_env() -> dict[str, str]:
-    """The guard's own environment: what starting a Python needs (an interpreter of a module system may
-    need LD_LIBRARY_PATH for its libpython), and nothing that could make it look like a rank."""
-    env = {"PATH": os.environ.get("PATH", os.defpath)}
-    if "LD_LIBRARY_PATH" in os.environ:
-        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
-    return env
-
-
-def _send_env(fd: int, env: dict[str, str]) -> None:
-    data = (json.dumps(env) + "\n").encode()
-    try:
-        while data:
-            data = data[os.write(fd, data) :]
-    except OSError:
-        pass  # the guard is gone (it failed to start): the job's exit status says so
 
 
 def exit_status(returncode: int) -> int:

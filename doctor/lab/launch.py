@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pgdoctor.lab.spec import LabSpec
 from pgdoctor.lab.worker import fr_dir, result_path
-from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, run_children, with_free_port
 
 FR_BUFFER_ENTRIES = 2000
 # After the first rank fails, how long the others get to fail on their own and write what
@@ -74,15 +74,20 @@ def launch(spec: LabSpec, timeout_s: float = 60.0, extra_env: Optional[Mapping[s
     Path(spec.run_dir).mkdir(parents=True, exist_ok=True)
     if spec.trace_dir:
         Path(spec.trace_dir).mkdir(parents=True, exist_ok=True)
-    port = free_port()
     base = dict(os.environ)
     base.update(extra_env or {})
     argv = [sys.executable, "-m", "pgdoctor.lab.worker", spec.to_json()]
-    envs = [rank_env(base, r, spec.nproc, port, spec) for r in range(spec.nproc)]
+
+    def spawn(port: int) -> list[ChildOutcome]:
+        for r in range(spec.nproc):  # a second spawn (the port was taken) reads none of the first's
+            result_path(spec.run_dir, r).unlink(missing_ok=True)
+        envs = [rank_env(base, r, spec.nproc, port, spec) for r in range(spec.nproc)]
+        return run_children([argv] * spec.nproc, envs, WaitPolicy(timeout_s, grace_s=GRACE_S))
+
     import time
 
     t0 = time.monotonic()
-    outcomes = run_children([argv] * spec.nproc, envs, WaitPolicy(timeout_s, grace_s=GRACE_S))
+    outcomes = with_free_port(spawn)
     wall = time.monotonic() - t0
     results = []
     for r in range(spec.nproc):

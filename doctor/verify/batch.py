@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Union
 
-from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, run_children, with_free_port
 from pgdoctor.verify.entry import EntryError, check, entry_of
 from pgdoctor.verify.launch import (
     GRACE_S,
@@ -96,32 +96,38 @@ def _one_batch(items: Sequence[dict[str, Any]], nproc: int, timeout_s: float) ->
         cfg_path = out_dir / "batch.config.json"
         pg_timeout = max(float(it["cfg"].get("pg_timeout_s", 30)) for it in items)
         cfg_path.write_text(json.dumps({"batch": batch, "pg_timeout_s": pg_timeout}), encoding="utf-8")
-        port = free_port()
         argvs = [[sys.executable, "-m", "pgdoctor.verify.worker", str(cfg_path)] for _ in range(nproc)]
-        envs = [rank_env(dict(os.environ), r, nproc, port) for r in range(nproc)]
+        names = ["reference.json", *(f"rank{r}.json" for r in range(nproc))]
         finished: list[float] = []
         t0 = time.monotonic()
 
         def progress() -> int:
-            names = ["reference.json", *(f"rank{r}.json" for r in range(nproc))]
             while len(finished) < len(items) and all(
                 (out_dir / str(len(finished)) / n).exists() for n in names
             ):
                 finished.append(time.monotonic())
             return len(finished)
 
-        # timeout_s per run, restarted as each finishes; the whole batch at most one run's worth more.
-        outcomes = run_children(
-            argvs,
-            envs,
-            WaitPolicy(
-                timeout_s,
-                grace_s=GRACE_S,
-                progress=progress,
-                stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR),
-                hard_timeout_s=timeout_s * (len(items) + 1),
-            ),
-        )
+        def spawn(port: int) -> list[ChildOutcome]:
+            for i in range(len(items)):  # a second spawn (the port was taken) reads none of the first's
+                for n in names:
+                    (out_dir / str(i) / n).unlink(missing_ok=True)
+            finished.clear()
+            # timeout_s per run, restarted as each finishes; the whole batch at most one run's worth more.
+            return run_children(
+                argvs,
+                [rank_env(dict(os.environ), r, nproc, port) for r in range(nproc)],
+                WaitPolicy(
+                    timeout_s,
+                    grace_s=GRACE_S,
+                    progress=progress,
+                    stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR),
+                    hard_timeout_s=timeout_s * (len(items) + 1),
+                ),
+                guarded=True,  # what the entry's build() starts in a session of its own dies with the rank
+            )
+
+        outcomes = with_free_port(spawn)
         progress()  # the runs that finished after the last poll
         got: list[Outcome] = []
         start = t0

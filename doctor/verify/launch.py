@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, free_port, run_children
+from pgdoctor.probes.processes import ChildOutcome, WaitPolicy, run_children, with_free_port
 from pgdoctor.verify.entry import EntryError, InternalError
 from pgdoctor.verify.records import RankRecord
 from pgdoctor.verify.rundir import run_dir
@@ -55,10 +55,17 @@ def rank_env(base: Mapping[str, str], rank: int, world: int, port: int) -> dict[
 
 
 def launch(
-    entry: str, role: str, nproc: int, cfg: Mapping[str, Any], timeout_s: float, reference: bool = True
+    entry: str,
+    role: str,
+    nproc: int,
+    cfg: Mapping[str, Any],
+    timeout_s: float,
+    reference: bool = True,
+    port: Optional[int] = None,
 ) -> Run:
     """Run the reference (when asked) and `nproc` ranks of `role` at once; raise EntryError when
-    the user's entry raised or broke the contract in any of them."""
+    the user's entry raised or broke the contract in any of them. `port`: the MASTER_PORT tried
+    first (default: one from free_port); a port a rank finds taken is replaced once."""
     with run_dir() as out_path:
         out_dir = str(out_path)
         # Rank 0 runs the reference first, before it joins the process group (worker.main).
@@ -69,20 +76,23 @@ def launch(
             p.write_text(json.dumps({**base, "role": who}), encoding="utf-8")
             paths.append(str(p))
         env = dict(os.environ)
-        port = free_port()
-        argvs: list[list[str]] = []
-        envs: list[dict[str, str]] = []
-        for r in range(nproc):
-            argvs.append([sys.executable, "-m", "pgdoctor.verify.worker", paths[1]])
-            envs.append(rank_env(env, r, nproc, port))
+        argvs = [[sys.executable, "-m", "pgdoctor.verify.worker", paths[1]] for _ in range(nproc)]
+        records = [Path(out_dir) / "reference.json", *(Path(out_dir) / f"rank{r}.json" for r in range(nproc))]
+
+        def spawn(port: int) -> list[ChildOutcome]:
+            for p in records:  # a second spawn (the port was taken) reads none of the first's
+                p.unlink(missing_ok=True)
+            # A rank whose entry raised (worker.EXIT_ENTRY_ERROR) ends the run: the EntryError is
+            # all there is to report, and its peers wait for it in the process group's rendezvous.
+            return run_children(
+                argvs,
+                [rank_env(env, r, nproc, port) for r in range(nproc)],
+                WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR)),
+                guarded=True,  # what the entry's build() starts in a session of its own dies with the rank
+            )
+
         t0 = time.monotonic()
-        # A rank whose entry raised (worker.EXIT_ENTRY_ERROR) ends the run: the EntryError is all
-        # there is to report, and its peers wait for it in the process group's rendezvous.
-        outcomes = run_children(
-            argvs,
-            envs,
-            WaitPolicy(timeout_s, grace_s=GRACE_S, stop_on=(EXIT_ENTRY_ERROR, EXIT_INTERNAL_ERROR)),
-        )
+        outcomes = with_free_port(spawn, port)
         wall = time.monotonic() - t0
         ref = _read(Path(out_dir) / "reference.json") if reference else None
         ranks = tuple(_read(Path(out_dir) / f"rank{r}.json") for r in range(nproc))

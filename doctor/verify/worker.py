@@ -28,47 +28,13 @@ from typing import Any, Optional
 EXIT_TRAINING_ERROR = 1
 EXIT_ENTRY_ERROR = 3
 EXIT_INTERNAL_ERROR = 4  # pgdoctor's own code raised (entry.raised_by_pgdoctor): a bug, exit 4
-SENTINEL = (
-    "import os, signal, sys\nfd = int(sys.argv[1])\nwhile os.read(fd, 1):\n    pass\n"
-    "os.killpg(os.getpgrp(), signal.SIGKILL)\n"
-)
 # How often a rank looks for the reference's record while rank 0 computes it.
 REFERENCE_POLL_S = 0.2
-
-
-def guard_group() -> None:
-    """Fork a sentinel that kills this process's whole group once this process is gone, however
-    it goes (SIGKILL included): helpers the user's build() started share the group and would
-    otherwise outlive the rank. It waits on a pipe only this process holds (closed in forked
-    children, so a forked data-loader worker does not keep the sentinel waiting)."""
-    if os.getpgrp() != os.getpid():  # not the leader of a group of our own (pgdoctor starts us in one)
-        return
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        # A bare interpreter of its own (not a fork of this one, which holds torch and the
-        # user's state): reads to end of file, then kills the group, itself included.
-        try:
-            os.close(w)
-            os.set_inheritable(r, True)
-            os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", SENTINEL, str(r)])
-        finally:
-            os._exit(1)  # exec failed: a rank without its sentinel still runs
-    os.close(r)
-    os.register_at_fork(after_in_child=lambda: _close(w))
-
-
-def _close(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass
 
 
 def main(argv: list[str]) -> int:
     import json
 
-    guard_group()
     cfg = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))

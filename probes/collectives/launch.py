@@ -34,7 +34,7 @@ from pgdoctor.probes.collectives.worker import (
     ready_file,
     run_rank,
 )
-from pgdoctor.probes.processes import describe_exit
+from pgdoctor.probes.processes import ChildOutcome, describe_exit
 
 ProgressFn = Callable[[int, int, str], None]  # (steps done, steps total, what)
 
@@ -328,43 +328,56 @@ def run_spawned(
 ) -> CollRun:
     """Start `nproc` local ranks, wait (bounded), merge what each said. The ranks first report
     ready (imports done, see _Readiness); the sweep's own clock starts at `go`."""
-    from pgdoctor.probes.processes import WaitPolicy, free_port, remove_temp, run_children, temp_dir
+    from pgdoctor.probes.processes import WaitPolicy, remove_temp, run_children, temp_dir, with_free_port
 
     if nproc < 1:
         raise ValueError("--nproc must be at least 1")
-    port = free_port("127.0.0.1")
     ready_dir = temp_dir("coll", tracked=True)
-    path = os.path.join(ready_dir, "progress")
-    log = _RowLog(path, progress)
-    ready = _Readiness(ready_dir, nproc, spec.init_timeout_s)
     start = time.monotonic()
+    limit = backstop_s(spec, nproc)
+    if deadline_s is not None:
+        limit = min(limit, deadline_s)
+    argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
+    log, ready = _RowLog("", progress), _Readiness(ready_dir, nproc, spec.init_timeout_s)
+    spawned: list[int] = []  # the ports spawned on
 
-    def units() -> int:
-        # Every rank ready is the first unit: from then on the stall bound includes the init.
-        return (1 + log.poll()) if ready.poll() else 0
-
-    try:
+    def spawn(port: int) -> list[ChildOutcome]:
+        nonlocal log, ready
+        # A second spawn (the port was taken) gets a handshake folder and row log of its own: it
+        # reads nothing of the first's.
+        d = ready_dir
+        if spawned:
+            d = os.path.join(ready_dir, f"again-{port}")
+            os.mkdir(d)
+        spawned.append(port)
+        path = os.path.join(d, "progress")
+        log, ready = _RowLog(path, progress), _Readiness(d, nproc, spec.init_timeout_s)
         # Rank 0 always writes its finished rows: the parent's stall bound counts them.
         spec_p = SweepSpec(**{**spec.__dict__, "progress_path": path})
-        argv = [sys.executable, "-m", "pgdoctor.probes.collectives.worker"]
-        envs = [spawn_env(env, spec_p, r, nproc, port, ready_dir) for r in range(nproc)]
-        limit = backstop_s(spec, nproc)
-        if deadline_s is not None:
-            limit = min(limit, deadline_s)
+        envs = [spawn_env(env, spec_p, r, nproc, port, d) for r in range(nproc)]
+        left = limit - (time.monotonic() - start)
+
+        def units() -> int:
+            # Every rank ready is the first unit: from then on the stall bound includes the init.
+            return (1 + log.poll()) if ready.poll() else 0
+
         # grace: once a rank has reported a hang (or died), the others get a moment to report too.
+        return run_children(
+            [argv] * nproc,
+            envs,
+            WaitPolicy(
+                min(IMPORT_ALLOWANCE_S + 1.0, left),
+                grace_s=3.0,
+                progress=units,
+                hard_timeout_s=left,
+                unit_timeout_s=stall_s(spec),
+                give_up=ready.late,
+            ),
+        )
+
+    try:
         try:
-            outcomes = run_children(
-                [argv] * nproc,
-                envs,
-                WaitPolicy(
-                    min(IMPORT_ALLOWANCE_S + 1.0, limit),
-                    grace_s=3.0,
-                    progress=units,
-                    hard_timeout_s=limit,
-                    unit_timeout_s=stall_s(spec),
-                    give_up=ready.late,
-                ),
-            )
+            outcomes = with_free_port(spawn)
         except KeyboardInterrupt:
             # run_children killed the ranks; what rank 0 finished is in the progress file.
             log.poll()

@@ -185,3 +185,44 @@ def test_a_named_folder_that_cannot_be_listed_is_an_error_not_an_empty_one(
     p = _diagnose(*flag, str(locked / "node1"))
     assert p.returncode == 2 and p.stderr.count("\n") == 1, (p.returncode, p.stderr)
     assert "permission denied" in p.stderr and "node1" in p.stderr
+
+
+def _shard_tar(path: Path, members: list[tuple[str, bytes]]) -> None:
+    """A gzipped tar of `members`, written header by header (150,000 through tarfile.addfile take a
+    minute; their headers alone, a few seconds)."""
+    import gzip
+
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            out.write(info.tobuf(tarfile.GNU_FORMAT))
+            out.write(data + b"\0" * (-len(data) % 512))
+        out.write(b"\0" * 1024)
+
+
+@pytest.mark.slow  # 150,000 members: ~10 s on one free core
+def test_a_job_directory_archive_of_many_members_that_are_no_logs_is_walked_within_a_bound(
+    tmp_path: Path,
+) -> None:
+    # A dataset shard of 300,000 members not named like logs, found in a job directory, was walked whole
+    # though none is unpacked (30 s; a larger one until --timeout). The walk stops after MAX_LOOKED members
+    # and says so; a log that comes after 60,000 of them (past MAX_MEMBERS) is still read.
+    from pgdoctor.diagnose.text.archives import MAX_LOOKED
+
+    job = tmp_path / "job"
+    job.mkdir()
+    shard = [(f"shard/{i:07d}.npy", b"") for i in range(MAX_LOOKED + 50_000)]
+    shard.insert(60_000, ("logs/rank3.log", OOM.encode()))
+    shard.append(("logs/rank5.log", b"[rank5]: RuntimeError: NCCL error: unhandled system error\n"))
+    _shard_tar(job / "shards.tar.gz", shard)
+    rep = diagnose_paths([str(job)])
+    assert rep.findings and rep.findings[0].code == "RUN101", rep.findings
+    read = [s["name"] for s in rep.meta["sources"]]
+    assert read == [f"{job / 'shards.tar.gz'}:logs/rank3.log"], read
+    skipped = rep.meta.get("skipped_unreadable_files", [])
+    assert skipped == [
+        f"{job / 'shards.tar.gz'}: members past the first {MAX_LOOKED} were not read (1 read, "
+        f"{MAX_LOOKED - 1} (0 MiB) not named like logs passed over; limits {MAX_LOOKED} members looked "
+        "at, 4 GiB passed over)"
+    ], skipped

@@ -295,3 +295,37 @@ def test_a_model_config_without_a_shape_is_named_by_its_own_file(tmp_path: Path)
         str(cfg),
         "hidden_size",
     )
+
+
+def _png() -> bytes:
+    """A real 64x64 PNG (random pixels)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + os.urandom(64 * 3) for _ in range(64))
+    ihdr = struct.pack(">IIBBBBB", 64, 64, 8, 2, 0, 0, 0)
+    body = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + body
+
+
+def test_a_named_binary_file_is_refused_and_a_log_with_stray_bytes_is_read(tmp_path: Path) -> None:
+    # An ELF (the interpreter itself) or a PNG named was read as text: "[ok] no failure found", exit 0.
+    png = tmp_path / "loss_curve.png"
+    png.write_bytes(_png())
+    elf = os.path.realpath(sys.executable)
+    for path in (elf, str(png)):
+        _one_line_error(run("diagnose", path), "a binary file", "not a text log")
+    # A log with a few stray bytes (a NUL, an escape, a byte that is no UTF-8) is still a log.
+    log = tmp_path / "rank0.log"
+    log.write_bytes(_noise(200) + b"\x00\x00\x1b[0m\xff\xfe garbage\n" + OOM + _noise(200))
+    p = run("diagnose", str(log))
+    assert p.returncode == 1 and b"RUN101" in p.stdout, (p.stdout[-1000:], p.stderr[-1000:])
+    # In a job directory the binaries are skipped and listed, the log read.
+    (tmp_path / "python").write_bytes(Path(elf).read_bytes()[:65536])
+    p = run("diagnose", "--json", str(tmp_path))
+    assert p.returncode == 1, (p.stdout[-1000:], p.stderr[-1000:])
+    skipped = sorted(json.loads(p.stdout)["meta"]["skipped_binary_files"])
+    assert skipped == [str(png), str(tmp_path / "python")], skipped

@@ -110,34 +110,12 @@ def job_env(ready_dir: Path, life_s: float, extra: Optional[Mapping[str, str]] =
     return env
 
 
-_GIVEN_PORTS: set[int] = set()
-
-
 def quiet_port() -> int:
-    """A TCP port free on loopback now, below the kernel's ephemeral range and not given before in this
-    process, for a job that binds it only after seconds of importing torch. A port from bind(port 0)
-    (probes' free_port) lies in the ephemeral range, which every outgoing connection of the suite's
-    other workers draws from too: one took a hung-job's port in that window under CI (EADDRINUSE)."""
-    import random
-    import socket
+    """A TCP port for a test job's MASTER_PORT: the product's free_port (below the kernel's ephemeral
+    range, never given twice in this process), which pgdoctor's own spawns of ranks use too."""
+    from pgdoctor.probes.processes import free_port
 
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as fh:
-            low = int(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    for _ in range(200):
-        port = random.randrange(max(1024, low - 12000), low)
-        if port in _GIVEN_PORTS:
-            continue
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _GIVEN_PORTS.add(port)
-        return port
-    raise RuntimeError("no free TCP port below the ephemeral range")
+    return free_port()
 
 
 def kill_tree(pid: int) -> None:

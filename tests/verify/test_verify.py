@@ -268,8 +268,8 @@ def test_ctrl_c_leaves_no_child(tmp_path: Path) -> None:
         deadline = time.monotonic() + 60
         while len(_workers()) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        # The two ranks (rank 0 runs the reference first); a rank's sentinel shows the rank's command
-        # line for the moment between its fork and its exec, so a third may be seen.
+        # The two ranks (rank 0 runs the reference first); each rank's guard shows the rank's command
+        # line after its own, so up to four are seen.
         assert len(_workers()) >= 2
         time.sleep(1.0)
         p.send_signal(signal.SIGINT)

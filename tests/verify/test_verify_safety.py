@@ -1,7 +1,7 @@
 """What `pgdoctor verify` and `bench scaling` leave behind and open, with real gloo ranks: no TCP
 listener on the wildcard address (read from /proc/net/tcp*), no process (the ranks, their
-sentinels, a helper the user's build() started) and no run directory after any exit, SIGINT,
-SIGTERM or SIGKILL; -o of bench scaling checked before any rank starts."""
+guards, a helper the user's build() started, also in a session of its own) and no run directory
+after any exit, SIGINT, SIGTERM or SIGKILL; -o of bench scaling checked before any rank starts."""
 
 from __future__ import annotations
 
@@ -34,15 +34,17 @@ def data(rank, world, step):
     return torch.randn(4, 8, generator=g), torch.randn(4, 3, generator=g)
 
 def build():
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "pgdoctor-test-helper"])
+    # HELPER_OWN_SESSION=1: the helper leaves the rank's process group (os.setsid, as a daemon does).
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", "pgdoctor-test-helper"],
+                     start_new_session=os.environ.get("HELPER_OWN_SESSION") == "1")
     return {"model": nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)), "loss": nn.MSELoss(),
             "data": data}
 """
 
 
 def _ours() -> dict[int, str]:
-    """pid -> command line of every live process carrying this file's tag (the CLI, the ranks,
-    their sentinels, the helpers: the environment is inherited)."""
+    """pid -> command line of every live process carrying this file's tag (the CLI, the ranks, the
+    helpers: the environment is inherited; the ranks' guards run with PATH alone)."""
     found = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == os.getpid():
@@ -149,29 +151,58 @@ def test_no_wildcard_listener_and_nothing_left_after_a_clean_run(
     assert seen, "no listener seen: the store's server should listen while the ranks run"
     assert not [a for a in seen if a[0].startswith(WILDCARD)], seen
     assert all(a.startswith(LOOPBACK) for a, _ in seen), seen
-    assert not _wait_gone(), "a rank, its sentinel or the helper the entry started outlived the run"
+    assert not _wait_gone(), "a rank or the helper the entry started outlived the run"
     assert not _run_dirs(tmp)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_nothing_left_after_a_signal(entry: Path, sig: int, tmp_path: Path) -> None:
+    _signal_the_run(entry, sig, tmp_path, own_session=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [None, signal.SIGINT, signal.SIGKILL])
+def test_a_helper_in_a_session_of_its_own_dies_with_the_run(
+    entry: Path, sig: int | None, tmp_path: Path
+) -> None:
+    """A helper that build() starts with start_new_session leaves the rank's group, which the rank's
+    group kill reached alone: it outlived verify (exit 0, Ctrl-C and SIGKILL alike). The ranks run
+    under the guard of `pgdoctor run` (a child subreaper), which kills every descendant."""
+    if sig is not None:
+        _signal_the_run(entry, sig, tmp_path, own_session=True)
+        return
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build", "--steps", "1"],
+        env=_env(tmp, HELPER_OWN_SESSION="1"),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stderr
+    assert not _wait_gone(), _ours()
+
+
+def _signal_the_run(entry: Path, sig: int, tmp_path: Path, own_session: bool) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     p = subprocess.Popen(
         [sys.executable, "-m", "pgdoctor", "verify", f"{entry}:build", "--timeout", "120"],
-        env=_env(tmp, SLOW_DATA_S="30"),
+        env=_env(tmp, SLOW_DATA_S="30", HELPER_OWN_SESSION="1" if own_session else "0"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
         deadline = time.monotonic() + 60
-        # the CLI, 2 ranks, 2 sentinels, the helper of rank 0's reference (its build() runs first)
+        # the CLI, 2 ranks, the helper of rank 0's reference (its build() runs first); the ranks'
+        # guards run with PATH alone, untagged
         while not any("pgdoctor-test-helper" in c for c in _ours().values()) and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(0.5)
-        assert len(_ours()) >= 6, _ours()
+        assert len(_ours()) >= 4, _ours()
         assert _run_dirs(tmp)
         p.send_signal(sig)
         p.communicate(timeout=30)

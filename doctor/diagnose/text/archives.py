@@ -30,6 +30,11 @@ from typing import IO, Optional
 
 MAX_MEMBERS = 10_000
 MAX_BYTES = 4 << 30
+# Members looked at (headers read), unpacked or not: a job directory's dataset shard of 300,000 members
+# not named like logs was walked whole (30 s, ~100 us and ~220 B of gzip a member) and a larger one until
+# --timeout, though none of them is unpacked. Ten times MAX_MEMBERS: a job's output with its logs last
+# is read whole.
+MAX_LOOKED = 100_000
 # In a job directory (found, not named), a tar is as often a dataset shard (webdataset) as logs:
 # only members named like logs or the recorder's and profiler's files are unpacked from it.
 _LISTED_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".jsonl", ".pkl", ".pickle", ".gz")
@@ -130,8 +135,18 @@ def unpack(path: str, listed: bool, archive: str) -> Unpacked:
     (see the module docstring)."""
     out = Unpacked(tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
     _MADE.add(out.directory)
-    _unpack_into(out, path, path, listed, archive, out.directory, [0], 0)
+    _unpack_into(out, path, path, listed, archive, out.directory, _Budget(), 0)
     return out
+
+
+@dataclass
+class _Budget:
+    """What every level of one outermost archive has used so far."""
+
+    bytes: int = 0  # unpacked
+    looked: int = 0  # members looked at
+    passed: int = 0  # of those, not unpacked: not named like logs in a job directory
+    passed_bytes: int = 0  # their sizes
 
 
 # An archive inside an archive (the job's logs.tar.gz inside a support bundle's zip, one tar per node
@@ -158,27 +173,37 @@ def _unpack_into(
     listed: bool,
     archive: str,
     directory: str,
-    used: list[int],
+    used: _Budget,
     depth: int,
 ) -> None:
-    """Unpacks `path` (named `label` in evidence) into `directory`; `used` holds the bytes written so
-    far by every level."""
+    """Unpacks `path` (named `label` in evidence) into `directory`; `used` holds what every level has
+    used so far."""
     seen: set[str] = set()
     members = _zip_members(path) if archive == "zip" else _tar_members(path)
     try:
         for name, size, opener in members:
-            if not _wanted(name, listed):
-                continue
-            if len(out.members) >= MAX_MEMBERS or used[0] + size > MAX_BYTES:
+            if used.looked >= MAX_LOOKED or used.passed_bytes > MAX_BYTES:
                 out.skipped.append(
-                    f"{label}: members past {len(out.members)} files / {used[0] >> 20} MiB were not read "
+                    f"{label}: members past the first {used.looked} were not read ({len(out.members)} read, "
+                    f"{used.passed} ({used.passed_bytes >> 20} MiB) not named like logs passed over; limits "
+                    f"{MAX_LOOKED} members looked at, {MAX_BYTES >> 30} GiB passed over)"
+                )
+                break
+            used.looked += 1
+            if not _wanted(name, listed):
+                used.passed += 1
+                used.passed_bytes += max(0, size)  # a tar stream reads (and inflates) them to pass them
+                continue
+            if len(out.members) >= MAX_MEMBERS or used.bytes + size > MAX_BYTES:
+                out.skipped.append(
+                    f"{label}: members past {len(out.members)} files / {used.bytes >> 20} MiB were not read "
                     f"(limits {MAX_MEMBERS} files, {MAX_BYTES >> 30} GiB)"
                 )
                 break
             try:
                 with opener() as src:
                     dest = _destination(directory, name, seen)
-                    used[0] += _copy(src, dest, MAX_BYTES - used[0])
+                    used.bytes += _copy(src, dest, MAX_BYTES - used.bytes)
             except _MEMBER_ERRORS as exc:
                 if archive != "zip":  # a tar is one stream: what follows the damage is lost too
                     raise

@@ -251,10 +251,30 @@ def read_head(path: str) -> bytes:
         return b""
 
 
+# Files that are never a log, by their magic number: named what they are in the refusal.
+_BINARY_MAGIC = (
+    (b"\x7fELF", "an ELF executable, library or core"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+)
+
+
+def binary_kind(head: bytes) -> str:
+    """What a binary file (is_binary) is, for the one line that refuses a named one."""
+    for magic, what in _BINARY_MAGIC:
+        if head.startswith(magic):
+            return what
+    return "NUL bytes and control bytes where a log has text: a checkpoint, an image, a core"
+
+
 def is_binary(head: bytes) -> bool:
-    """A checkpoint, an image, a core: NUL bytes in the head (read_head) of a file that is neither
-    gzip nor UTF-16, and what is not NUL is not mostly text. A log with a hole (logrotate's
-    copytruncate leaves a run of NULs) is still a log."""
+    """A checkpoint, an image, a core: a known magic number, or NUL bytes in the head (read_head) of a
+    file that is neither gzip nor UTF-16, and what is not NUL is not mostly text. A log with a hole
+    (logrotate's copytruncate leaves a run of NULs) or a few stray bytes is still a log."""
+    if head.startswith(tuple(magic for magic, _ in _BINARY_MAGIC)):
+        return True
     if head.startswith(GZIP_MAGIC) or _compression(head) or utf16_encoding(head[:4]) or b"\x00" not in head:
         return False
     rest = head.replace(b"\x00", b"")
