@@ -102,3 +102,84 @@ def test_backend_probe_answering_false_is_a_build_without_it(log: str, library: 
 def test_backend_probe_answering_true_or_the_warning_alone_stay_silent(log: str) -> None:
     root = root_finding(log)
     assert root is None or root.code != "RUN263", (log, root)
+
+
+# cuda-samples' p2pBandwidthLatencyTest, NVIDIA/nccl#257 (4x GTX 1080 Ti, IOMMU on): pairs across the two
+# switches CANNOT
+_P2P_CANNOT = (
+    "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n"
+    "Device: 0, GeForce GTX 1080 Ti, pciBusID: 83, pciDeviceID: 0, pciDomainID:0\n"
+    "Device=0 CAN Access Peer Device=1\n"
+    "Device=0 CANNOT Access Peer Device=2\n"
+    "Device=0 CANNOT Access Peer Device=3\n"
+    "Device=1 CAN Access Peer Device=0\n"
+    "Device=1 CANNOT Access Peer Device=2\n"
+)
+# pytorch/pytorch#1637: the test stops after its first matrix header
+_P2P_STOPPED = (
+    "P2P Connectivity Matrix\n"
+    "     D\\D     0     1\n"
+    "     0\t     1     1\n"
+    "     1\t     1     1\n"
+    "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n"
+    "   D\\D     0      1\n"
+)
+# NVIDIA/TensorRT-LLM#1374: cuda-python's probe in a REPL
+_CUDA_PYTHON_PROBE = (
+    ">>> from cuda import cudart\n"
+    ">>> error, result = cudart.cudaDeviceCanAccessPeer(0, 1)\n"
+    ">>> print(error)\n"
+    "cudaError_t.cudaSuccess\n"
+    ">>> print(result)\n"
+    "0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        (_P2P_CANNOT, "p2p_refused"),
+        (_P2P_STOPPED, "p2p_test_stopped"),
+        (
+            _P2P_STOPPED.replace("Unidirectional P2P=Disabled", "Bidirectional P2P=Enabled"),
+            "p2p_test_stopped",
+        ),
+        (_CUDA_PYTHON_PROBE, "p2p_refused"),
+        # simpleP2P's lines (synthetic, from the sample's printf formats)
+        ("> Peer access from Tesla K80 (GPU0) -> Tesla K80 (GPU1) : No\n", "p2p_refused"),
+        (
+            "Two or more GPUs with Peer-to-Peer access capability are required for simpleP2P.\n"
+            "Peer to Peer access is not available amongst GPUs in the system, waiving test.\n",
+            "p2p_refused",
+        ),
+        (">>> torch.cuda.can_device_access_peer(0, 1)\nFalse\n", "p2p_refused"),
+        ("cudaDeviceCanAccessPeer(0, 1) = 0\n", "p2p_refused"),
+    ],
+)
+def test_p2p_tests_that_say_the_platform_refuses_it(log: str, reason: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN590" and root.category == "driver_env", (log, root)
+    assert root.facts["reason"] == reason
+
+
+def test_p2p_cannot_names_the_pairs() -> None:
+    root = root_finding(_P2P_CANNOT)
+    assert root is not None and root.facts["pairs"] == 3 and root.facts["gpus"] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "Device=0 CAN Access Peer Device=1\nDevice=1 CAN Access Peer Device=0\n",
+        "> Peer access from Tesla K80 (GPU0) -> Tesla K80 (GPU1) : Yes\n",
+        ">>> torch.cuda.can_device_access_peer(0, 1)\nTrue\n",
+        "if torch.cuda.can_device_access_peer(0, 1):\n    model = model.to('cuda:1')\n",
+        # the matrix header with its rows, then the next matrix: the test went on
+        "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D     0      1\n     0 528.41  10.86\n"
+        "     1  10.92 530.05\nUnidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n"
+        "   D\\D     0      1\n     0 529.37  11.61\n     1  11.56 531.28\n",
+    ],
+)
+def test_p2p_tests_that_pass_stay_silent(log: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != "RUN590", (log, root)
