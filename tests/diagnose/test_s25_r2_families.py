@@ -183,3 +183,38 @@ def test_p2p_cannot_names_the_pairs() -> None:
 def test_p2p_tests_that_pass_stay_silent(log: str) -> None:
     root = root_finding(log)
     assert root is None or root.code != "RUN590", (log, root)
+
+
+# chenhang98/BPR#25 (Colab, elastic agent's "Signal 9 (SIGKILL)" in the title): the log stops at tcmalloc's
+# report, glued to the progress bar's last line
+_TCMALLOC_COLAB = (
+    "load checkpoint from local path: /content/drive/MyDrive/BPR/hrnet18s_coco-c172955f.pth\n"
+    "[>>] 265813/265813, 23.2 task/s, elapsed: 11473s, ETA:     0stcmalloc: large alloc 1453056000 bytes == "
+    "0x55764ff10000 @  0x7fcd6cfe02a4 0x5573dd2994cc 0x5573dd3551a2 0x5573dd34d7df\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "failed"),
+    [
+        (_TCMALLOC_COLAB, False),
+        # synthetic, from src/tcmalloc.cc's format: two reports, the second failed ((nil))
+        (
+            "tcmalloc: large alloc 2147483648 bytes == 0x7f0000000000 @  0x7f 0x55\n"
+            "tcmalloc: large alloc 4294967296 bytes == (nil) @  0x7f 0x55\n",
+            True,
+        ),
+    ],
+)
+def test_log_that_stops_at_tcmalloc_large_allocs_is_host_oom(log: str, failed: bool) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN121" and root.category == "host_oom", (log, root)
+    assert root.facts["alloc_failed"] is failed
+
+
+def test_tcmalloc_large_alloc_in_a_run_that_goes_on_stays_silent() -> None:
+    log = (
+        "tcmalloc: large alloc 1453056000 bytes == 0x55764ff10000 @  0x7fcd6cfe02a4\n"
+        "Epoch 1 loss 0.31\nEpoch 2 loss 0.22\nEpoch 3 loss 0.17\nEpoch 4 loss 0.15\nsaved checkpoint\n"
+    )
+    assert root_finding(log) is None
