@@ -26,9 +26,20 @@ from pgdoctor.model import lazy_re
 # nvidia-smi / NVML when the GPU stopped answering: "Unable to determine the device handle for
 # GPU0000:03:00.0: Unknown Error", "...: GPU is lost. Reboot the system to recover this GPU"; newer
 # nvidia-smi puts the GPU's index before its bus id ("... for GPU1: 0000:02:00.0: Unknown Error").
+# nvidia-smi.exe in a Windows guest says "Unable to detect the device handle for GPU0000:B1:00.0: Unknown
+# Error"; a user may mask the bus id ("for ******: Unknown Error").
 _NO_HANDLE = lazy_re.compile(
-    r"Unable to determine the device handle for (?:GPU|gpu )?\s*(?:\d{1,2}: )?([0-9a-fA-F:.]+): "
-    r"(Unknown Error|GPU is lost)"
+    r"Unable to (?:determine|detect) the device handle for (?:GPU|gpu )?\s*(?:\d{1,2}: )?"
+    r"([0-9a-fA-F:.]+|\*+): (Unknown Error|GPU is lost)"
+)
+# The same sentence cut before its status, as a thread's title or a paste's last line gives it ("Unable to
+# determine the device handle for GPU", "... for GPU0000:03:00.0:"): nvidia-smi prints it only when
+# nvmlDeviceGetHandleByIndex failed on a GPU the driver enumerated, and the released corpora hold it 17 times,
+# every one a GPU that stopped answering (Unknown Error / GPU is lost). It must end its line (quotes and
+# punctuation aside): a sentence that goes on says its status, read by the row above, or is prose.
+_NO_HANDLE_CUT = lazy_re.compile(
+    r"Unable to (?:determine|detect) the device handle for (?:GPU|gpu)(?![A-Za-z])\s*(?:\d{1,2}: ?)?"
+    r"([0-9a-fA-F:.]*)[\s\"'`*.:]*$"
 )
 # The long wordings of the same two statuses (nvidia-settings' and go-nvml's / the k8s device plugin's
 # error texts): "The GPU has fallen off the bus or has otherwise become inaccessible"
@@ -383,6 +394,21 @@ def _no_handle(row: Signature, hit: Hit, m: Optional[re.Match[str]]) -> Optional
     ]
 
 
+def _no_handle_cut(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    bus = m.group(1).strip(":.").lower()
+    facts = {"pci_bus_id": bus, "nvml_error": "status cut from the paste"}
+    return [
+        row.event(
+            hit,
+            f"nvidia-smi could not get a handle for GPU {bus or '?'} (its status cut from the paste): "
+            "the GPU stopped answering (lost from the bus, or wedged); see dmesg for Xid 79 / PCIe AER "
+            "errors",
+            facts,
+            dedupe=(row.code, bus),
+        )
+    ]
+
+
 def _lost(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Event]]:
     t = record(hit)[0]
     # nvidia-smi, NVML (pynvml's NVMLError_GpuIsLost, slurmstepd's "NVML: ...", NCCL's "nvmlX() failed:",
@@ -521,6 +547,14 @@ SIGNATURES = (
         C.GPU_OFF_BUS.code,
         anchors=(b"rror", b"GPU is lost"),
         worth=(rb"Error\b", rb"GPU is lost"),
+        words=("device handle",),
+    ),
+    Signature(
+        "no device handle, status cut",
+        _NO_HANDLE_CUT,
+        _no_handle_cut,
+        C.GPU_OFF_BUS.code,
+        anchors=(b"device handle for",),
         words=("device handle",),
     ),
     Signature(

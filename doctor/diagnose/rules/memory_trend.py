@@ -6,6 +6,14 @@ Formats (the user's or the framework's logger): wenet's "... rank 0 RSS MEM USE:
 at least 10 GiB reaches the rules (a metric printed on every step must not cost a window each); the row
 reads the earlier readings around it, and answers only at the last one, when the log stops within a few
 lines of it. A weak record (tier 1): any error line says more.
+
+gperftools' tcmalloc (src/tcmalloc.cc, every release; the allocator of Google Colab's Python) reports each
+allocation above TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD (1 GiB by default): "tcmalloc: large alloc 1453056000
+bytes == 0x55764ff10000 @  0x7fcd6cfe02a4 0x5573dd2994cc ..." (the size, the address or (nil) when it failed,
+then the caller's stack), glued to a progress bar's last line when tqdm left no newline. Such reports in a
+healthy run are followed by more output; a log that stops at them (a few lines at most after the last one)
+ended while the process was taking gigabytes of host memory: the OOM killer (Colab's "session crashed"),
+RUN121 at the same weak tier.
 """
 
 from __future__ import annotations
@@ -80,7 +88,41 @@ def _trend(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# src/tcmalloc.cc's ReportLargeAlloc: "tcmalloc: large alloc %zu bytes == %p @ " and the stack.
+_TCMALLOC = lazy_re.compile(r"tcmalloc: large alloc (?P<bytes>\d+) bytes == (?P<ptr>0x[0-9a-fA-F]+|\(nil\))")
+
+
+def _tcmalloc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    after = [ln.text for ln in hit.after(48, same_rank=False)]
+    if any(_TCMALLOC.search(t) for t in after):
+        return []  # not the last report: the last one judges whether the log stopped at them
+    if len([t for t in after if t.strip()]) > 3:
+        return []  # the process went on after its large allocations
+    size = int(m.group("bytes"))
+    failed = m.group("ptr") == "(nil)"
+    return [
+        row.event(
+            hit,
+            f"{hit.who()} was allocating {fmt_bytes(size)} of host memory at once (tcmalloc's "
+            f"large-allocation report{', and the allocation failed' if failed else ''}) when the log stops: "
+            "host memory ran out (the kernel's OOM killer, or Colab's 'session crashed after using all "
+            "available RAM')",
+            {"killer": "host_memory_large_alloc", "alloc_bytes": size, "alloc_failed": failed},
+            tier=1,
+            dedupe=(row.code, hit.rank, "tcmalloc"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "tcmalloc large alloc then the log stops",
+        _TCMALLOC,
+        _tcmalloc,
+        C.HOST_OOM_KILLED.code,
+        anchors=(b"tcmalloc: large alloc",),
+        words=("tcmalloc: large alloc",),
+    ),
     Signature(
         "rss growth in progress lines",
         _BIG,
