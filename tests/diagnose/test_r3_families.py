@@ -71,3 +71,41 @@ def test_nccl_text_look_alikes_stay_silent(line: str) -> None:
     root = root_finding(line + "\n")
     assert root is None or root.category != "nccl_network", (line, root)
     assert root is None or root.code not in ("RUN171", "RUN191"), (line, root)
+
+
+# -- the ranks' meeting in a person's words (torch.distributed.init_process_group) -----------------------
+# init_process_group makes the default process group; a title that names that making with a hang word in it
+# names the meeting, as the call's own name does ("stuck in dist_util.setup_dist()").
+MEETING_PROSE = [
+    "Training hangs when initializing process group",
+    "hangs while initializing the process group on 2 nodes",
+    "stuck at process group initialization",
+    "Hang during the initialization of the distributed process group",
+    "Program freezes at distributed init with 4 GPUs",
+    "process group init hangs forever",
+]
+
+
+@pytest.mark.parametrize("title", MEETING_PROSE)
+def test_the_meeting_named_in_words_with_its_hang_is_the_rendezvous(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is not None and root.code == "RUN221", (title, root)
+    assert root.facts.get("read_as") == "title", root.facts
+
+
+MEETING_PROSE_SILENT = [
+    # the hang after the meeting (a collective's, hang_titles.py) or at another object's initialization
+    "Training hangs after initializing process group",
+    "process group initialization completes and then hangs",
+    "DDP hangs during initialization",
+    "multi node training stuck at initialization",
+    # a question, and a program's own line
+    "How to avoid hang when initializing process group",
+    "Initializing process group with: {'MASTER_ADDR': 'x'} hangs",
+]
+
+
+@pytest.mark.parametrize("title", MEETING_PROSE_SILENT)
+def test_meeting_words_without_a_hang_in_the_meeting_are_not_the_rendezvous(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is None or root.category != "rendezvous", (title, root)
