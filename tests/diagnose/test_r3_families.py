@@ -109,3 +109,53 @@ MEETING_PROSE_SILENT = [
 def test_meeting_words_without_a_hang_in_the_meeting_are_not_the_rendezvous(title: str) -> None:
     root = root_finding(title + "\n")
     assert root is None or root.category != "rendezvous", (title, root)
+
+
+# -- a device's OOM in a first-person title (rules/person_oom_titles.py) -----------------------------------
+# v20F-cuda_oom-006 (huggingface/transformers#23386) says "I get cuda oom when saving the final checkpoint" in
+# its prose; titles say it so too. The device-OOM words are the net's (vocabulary._DEVICE_OOM).
+PERSON_OOM = [
+    "I get cuda oom when saving the final checkpoint",
+    "I got CUDA OOM during evaluation",
+    "We hit GPU OOM at step 100",
+    "My job runs out of GPU memory with FSDP",
+    "i keep getting cuda out of memory with 8 gpus",
+    "I'm getting OOM on GPU 0 only with DDP",
+]
+
+
+@pytest.mark.parametrize("title", PERSON_OOM)
+def test_a_first_person_title_naming_the_devices_oom_is_cuda_oom(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is not None and root.code == "RUN101", (title, root)
+    assert root.facts.get("read_as") == "title", root.facts
+
+
+def test_a_first_person_title_above_its_log_is_read_as_its_head() -> None:
+    log = "I got CUDA OOM during evaluation\nEpoch 3: 100%|##########| 500/500\nvalidating...\n"
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN101", root
+
+
+PERSON_OOM_SILENT = [
+    "I don't get OOM with one GPU",
+    "We fixed the CUDA OOM by lowering the batch size",
+    "I get OOM on CPU RAM when loading the dataset",  # the host's memory, no device named
+    "How can I avoid CUDA OOM in DDP",
+    "I set max_split_size_mb to avoid OOM",
+    "I get OOM when saving",  # no device named: the net's phase words do not cover a person's narration
+    "We reduced GPU OOM errors by half with activation checkpointing",
+]
+
+
+@pytest.mark.parametrize("title", PERSON_OOM_SILENT)
+def test_a_first_person_oom_denied_avoided_or_not_the_devices_stays_silent(title: str) -> None:
+    root = root_finding(title + "\n")
+    assert root is None or root.category != "cuda_oom", (title, root)
+
+
+def test_narration_in_a_log_is_not_a_title() -> None:
+    # a first-person line in the middle of a log is the writer's narration, not the report's title
+    log = "step 1 loss 2.3\nI think we might get OOM on GPU later\nstep 2 loss 2.1\n"
+    root = root_finding(log)
+    assert root is None or root.category != "cuda_oom", root
