@@ -159,3 +159,78 @@ def test_narration_in_a_log_is_not_a_title() -> None:
     log = "step 1 loss 2.3\nI think we might get OOM on GPU later\nstep 2 loss 2.1\n"
     root = root_finding(log)
     assert root is None or root.category != "cuda_oom", root
+
+
+# -- a stack cut inside NCCL's communicator creation (rules/nccl_init_cut.py) -----------------------------
+CHAINERMN = (  # chainer/chainermn#218 (v19E-nccl_system_error-003): the paste ends at CuPy's creation frame
+    "Traceback (most recent call last):\n"
+    '  File "./check.py", line 8, in main\n'
+    "    comm._init_comms()\n"
+    '  File "/home/u/site-packages/chainermn/communicators/_communication_utility.py", line 70, '
+    "in init_comms\n"
+    "    mpi_comm.size, nccl_comm_id, mpi_comm.rank)\n"
+    '  File "cupy/cuda/nccl.pyx", line 127, in cupy.cuda.nccl.NcclCommunicator.__init__\n'
+)
+ALPA = (  # alpa-projects/alpa#937 (v22F-nccl_system_error-005): Ray's wrapped NcclError, its reason cut
+    "jax._src.traceback_util.UnfilteredStackTrace: ray.exceptions.RayTaskError(NcclError): "
+    "ray::MeshHostWorker.init_p2p_communicator() (pid=16322, ip=155.69.142.146)\n"
+    '  File "/x/alpa/collective/collective_group/nccl_util.py", line 115, in create_nccl_communicator\n'
+    "    comm = NcclCommunicator(world_size, nccl_unique_id, rank)\n"
+)
+PADDLE_OP = (  # PaddlePaddle/Paddle#27490 (v20D-nccl_system_error-005): the C++ stack before its summary
+    "paddle.fluid.core_avx.EnforceNotMet:\n\n"
+    "--------------------------------------------\n"
+    "C++ Call Stacks (More useful to developers):\n"
+    "--------------------------------------------\n"
+    "0   std::string paddle::platform::GetTraceBackString<char const*>(char const*&&, char const*, int)\n"
+    "1   paddle::platform::EnforceNotMet::EnforceNotMet(std::__exception_ptr::exception_ptr, "
+    "char const*, int)\n"
+    "2   paddle::platform::NCCLCommContext::CreateNCCLComm(ncclUniqueId*, int, int, int, int)\n"
+    "3   paddle::operators::CCommInitOp::RunImpl(paddle::framework::Scope const&, paddle::platform::Place "
+    "const&) const\n"
+)
+PADDLE_DYGRAPH = (  # PaddlePaddle/Paddle#27081 (v8g-nccl_system_error-010): prepare_context's init, cut
+    '  File "/opt/python3.7/site-packages/paddle/fluid/dygraph/parallel.py", line 50, in prepare_context\n'
+    "    parallel_helper._init_parallel_ctx()\n"
+    '  File "/opt/python3.7/site-packages/paddle/fluid/dygraph/parallel_helper.py", line 37, in '
+    "_init_parallel_ctx\n"
+    "    __parallel_ctx__clz__.init()\n"
+    "paddle.fluid.core_avx.EnforceNotMet: \n\n"
+    "C++ Call Stacks (More useful to developers):\n"
+    "0   std::string paddle::platform::GetTraceBackString<char const*>(char const*&&, char const*, int)\n"
+)
+# synthetic: CuPy 8+'s module path, as Ray's collective group prints it
+CUPY8 = (
+    '  File "/x/ray/util/collective/collective_group/nccl_util.py", line 110, in create_nccl_communicator\n'
+    "    comm = NcclCommunicator(world_size, nccl_unique_id, rank)\n"
+    '  File "cupy_backends/cuda/libs/nccl.pyx", line 282, in cupy_backends.cuda.libs.nccl.NcclCommunicator.'
+    "__init__\n"
+)
+
+
+@pytest.mark.parametrize("log", [CHAINERMN, ALPA, PADDLE_OP, PADDLE_DYGRAPH, CUPY8])
+def test_a_stack_cut_in_nccl_communicator_creation_is_nccls_bootstrap(log: str) -> None:
+    root = root_finding(log)
+    assert root is not None and root.code == "RUN171", root
+    assert root.facts.get("cut") is True and root.facts.get("phase") == "nccl_communicator_creation", root
+
+
+@pytest.mark.parametrize(
+    ("log", "not_code"),
+    [
+        # the reason is in the paste: its own reading decides (CuPy's NcclError text, Paddle's summary)
+        (
+            CUPY8 + "cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_USAGE: invalid usage\n",
+            "RUN171",
+        ),
+        (
+            PADDLE_DYGRAPH + "Error Message Summary:\n----------------------\n"
+            "ExternalError: Nccl error, unhandled cuda error (at /paddle/nccl_helper.h:104)\n",
+            "RUN171",
+        ),
+    ],
+)
+def test_the_creation_frame_with_its_reason_is_read_by_the_reason(log: str, not_code: str) -> None:
+    root = root_finding(log)
+    assert root is None or root.code != not_code or root.facts.get("cut") is not True, root
+    assert root is None or root.facts.get("phase") != "nccl_communicator_creation", root
