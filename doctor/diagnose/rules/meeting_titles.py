@@ -3,7 +3,9 @@ what failed, in a person's words.
 
 - The meeting hangs: the call that makes the process group - torch's init_process_group, the rendezvous, the
   TCPStore, or a trainer's wrapper named for it (guided-diffusion's dist_util.setup_dist, DeiT's
-  init_distributed_mode, dist_init, distributed_init) - with a hang word next to it, the hang in the call
+  init_distributed_mode, dist_init, distributed_init), or what it makes named with its making in a person's
+  words ("initializing process group", "process group initialization", "distributed init") - with a hang
+  word next to it, the hang in the call
   ("stuck in dist_util.setup_dist()", "hangs at dist.init_process_group", "rendezvous stuck forever"), not
   after it ("hangs after init_process_group", "init_process_group completes and then hangs": a collective
   that never completes is hang_titles.py's). RUN221 at tier 1.
@@ -29,7 +31,14 @@ from pgdoctor.model import lazy_re
 
 _INIT_CALL = (
     r"(?:\w+\.)*(?:init_process_group|rendezvous|rdzv\w*|tcpstore|(?:setup|init|initiali[sz]e)_?dist(?:ributed)?"
-    r"(?:_\w+)?|dist_?init\w*|distributed_init\w*)\b"
+    r"(?:_\w+)?|dist_?init\w*|distributed_init\w*)\b|"
+    # the same call in a person's words: what init_process_group makes, named with its making ("hangs when
+    # initializing process group", "stuck at process group initialization", "hang during the initialization
+    # of the distributed process group", "freezes at distributed init"); not DDP's or a model's initialization
+    r"\binitiali[sz](?:e|es|ed|ing|ation)(?: of)? (?:the )?(?:default |distributed |torch )*"
+    r"process ?groups?\b|"
+    r"\bprocess ?groups? (?:init\w*|initiali[sz]ation|creation|set ?up)\b|"
+    r"\b(?:torch\.)?distributed (?:init|initiali[sz]ation)\b"
 )
 _HANG = r"\bhang(?:s|ing|ed)?\b|\bhung\b|\bstuck\b|\bfreez(?:e|es|ing)\b"
 # the hang in the call, not after it ("hangs after init_process_group", "setup_dist done, then stuck")

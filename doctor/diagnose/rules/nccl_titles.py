@@ -26,7 +26,8 @@ title that says the case is supported or works.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from dataclasses import replace
+from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
@@ -46,6 +47,21 @@ _IB_TITLE = lazy_re.compile(
 )
 _SYSTEM = r"\bsystem ?errors?\b|\bncclsystemerror\b"
 _SYSTEM_TITLE = lazy_re.compile(rf"(?i)(?:{_NCCL}){_GAP}(?:{_SYSTEM})|\bncclsystemerror\b")
+# ncclSystemError's own text (ncclGetErrorString, NCCL 2.x) without NCCL named: "unhandled system error when
+# using multi node", 'Get "unhandled system error" when training with 2 nodes', "DistBackendError: unhandled
+# system error". Web services' handlers log the same words ("Unhandled system error occurred: ...", "Unhandled
+# system error in f: ..."), so the title must name the job too: nodes or GPUs, training, a launcher, a
+# collective or torch's exception type of a backend's error.
+_JOB = lazy_re.compile(
+    r"(?i)multi[- ]?(?:node|gpu|machine)s?|\bnodes?\b|\bgpus?\b|\bddp\b|\bfsdp\b|distributed|"
+    r"(?<![/\w])train\w*|torchrun|deepspeed|megatron|horovod|\branks?\b|all_?reduce|all_?gather|\bbroadcast|"
+    r"\bbarrier|distbackenderror|多机|多卡|训练"
+)
+# (not a handler's head: "... occurred", "... in <function>:", "... on path /x")
+_UNNAMED_SYSTEM_TITLE = lazy_re.compile(
+    r"(?i)(?<![\w-])unhandled system error\b(?!\s*(?:occurred|in \w+\s*:|on (?:path|request)\b))"
+)
+
 _REMOTE = (
     r"\bnetwork (?:errors?|failures?|issues?|problems?)\b|"
     r"\bremote (?:process|peer|rank)s? (?:exited|died|crashed)|"
@@ -134,6 +150,17 @@ def _row(
     )
 
 
+def _job_row(*args: Any) -> Signature:
+    """A row of `_row` read only where the title also names the distributed job (`_JOB`)."""
+    row = _row(*args)
+    title = row.build
+
+    def build(r: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+        return title(r, hit, m) if _JOB.search(hit.text) else None
+
+    return replace(row, build=build)
+
+
 # the IB / RoCE fabric's name with a failure's word after it: not "Using network IB" or "RoCE v2"; NET/IB only
 # with the failure's first letter after it, as NCCL prints "NET/IB" in every channel line of an INFO log
 _IB_ANCHORS = (
@@ -192,6 +219,17 @@ SIGNATURES = (
         ("ystem error", "ystemError", "YSTEM ERROR", "ystem Error", "ystemerror"),
         rb"(?i:system ?error)",
         "NCCL system error on multi node",
+    ),
+    _job_row(
+        "nccl's system error text unnamed",
+        _UNNAMED_SYSTEM_TITLE,
+        "nccl_system_error",
+        "NCCL's system error by its own text (a socket, memory or device call failed)",
+        C.NCCL_SYSTEM_ERROR.code,
+        ("nhandled system error", "NHANDLED SYSTEM ERROR", "nhandled System Error"),
+        rb"(?i:unhandled system error)",
+        "unhandled system error when using multi node",
+        "DistBackendError: unhandled system error on 2 nodes",
     ),
     _row(
         "nccl's network error or remote exit",

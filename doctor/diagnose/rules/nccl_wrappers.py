@@ -255,6 +255,26 @@ def _of_check(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
     return _result(hit, num if num is not None else 0, err, call, kind)
 
 
+# ncclGetErrorString's texts since NCCL 2.12 carry NCCL's own hint (src/init.cc): "unhandled cuda error (run
+# with NCCL_DEBUG=INFO for details)", "unhandled system error (run with ...INFO...)", "invalid argument (run
+# with NCCL_DEBUG=WARN for details)", "invalid usage (run with NCCL_DEBUG=WARN for details)". The hint is
+# NCCL's alone, so the text is NCCL's result wherever a wrapper or a paste left it without torch's "NCCL error
+# in:" head or a framework's prefix ("RuntimeError: invalid usage (run with NCCL_DEBUG=WARN for details)").
+_HINTED = lazy_re.compile(
+    r"(?P<err>(?i:unhandled (?:cuda|system) error|invalid usage|invalid argument)) "
+    r"\(run with NCCL_DEBUG=(?:INFO|WARN) for details\)"
+)
+
+
+def _hinted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").lower()
+    kind = kind_of(err)
+    if kind is None:
+        return None
+    base: dict[str, Any] = {"nccl_error": err, "nccl_error_text": err}
+    return from_detail(hit, last_error(hit), base, None, 0, kind)
+
+
 SIGNATURES = (
     Signature(
         "nccl result in oneflow's check",
@@ -348,6 +368,14 @@ SIGNATURES = (
             "Failed: NCCL error test.cu:30 'internal error'",
             "nccl err comm.cu:9: unhandled cuda error",
         ),
+    ),
+    Signature(
+        "ncclGetErrorString text with nccl's hint",
+        _HINTED,
+        _hinted,
+        C.NCCL_INVALID_USAGE.code,
+        anchors=(b"run with NCCL_DEBUG=",),
+        words=("run with nccl_debug=",),
     ),
 )
 _WORDS = gate(SIGNATURES)
