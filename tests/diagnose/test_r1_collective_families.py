@@ -1,5 +1,7 @@
-"""Collective hangs stated in words: titles that name the collective as a pasted call, in Chinese, or by
-DDP / FSDP (rules/hang_titles.py).
+"""Collective hangs and desyncs stated in words: titles that name the collective as a pasted call, in
+Chinese, or by DDP / FSDP (rules/hang_titles.py); titles that name the data's split as uneven across the
+devices (rules/desync_hints.py); words that say some ranks left the loop before the others, in a trainer's
+own report or a title (rules/desync_texts.py).
 
 Real lines carry their thread's URL. The others are written from the message's parts as the sources
 print them (marked "synthetic"): Accelerate's `wait_for_everyone` (accelerate/state.py, a
@@ -19,6 +21,7 @@ def _first(text: str) -> tuple[object, object]:
 
 
 TIMEOUT = ("collective_timeout", "RUN151")
+MISMATCH = ("collective_mismatch", "RUN201")
 
 
 @pytest.mark.parametrize(
@@ -66,3 +69,79 @@ def test_collective_hang_titles(title: str) -> None:
 )
 def test_not_collective_hang_titles(title: str) -> None:
     assert _first(title) != TIMEOUT
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        # https://github.com/QwenAudio/CosyVoice/issues/297 (the title part, without the quoted error)
+        "The uneven distribution of the dataset to GPUs can cause the error",
+        # synthetic: the same in other words
+        "Unequal split of samples across ranks leads to hang",
+        "Different number of samples on each GPU causes NCCL timeout",
+        "多卡训练时各卡数据量不一致导致卡住",
+        "每个rank的batch数不同",
+    ],
+)
+def test_uneven_data_titles(title: str) -> None:
+    assert _first(title) == MISMATCH
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        # a class imbalance, results that differ: not the ranks' data
+        "Imbalanced distribution of data in classification",
+        "The results are different on different GPUs",
+        "这两个模型的结果不同",
+    ],
+)
+def test_not_uneven_data_titles(title: str) -> None:
+    assert _first(title) != MISMATCH
+
+
+# https://github.com/QwenAudio/CosyVoice/issues/1727: the join wrapper's warning beside gloo's monitored
+# barrier
+COSYVOICE_JOIN = (
+    "[rank1]:[E ProcessGroupGloo.cpp:144] Rank 1 successfully reached monitoredBarrier, but received errors "
+    "while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n"
+    "2025-12-19 09:03:13,924 WARNING Rank 1 model.join() exit failed, some ranks may have exited early: "
+    "Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from "
+    "rank 0. Please check rank 0 logs for faulty rank.\n"
+    " Original exception:\n"
+    "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 1800000ms for send "
+    "operation to complete\n"
+)
+
+
+def test_ranks_left_early_outranks_the_barrier_timeout() -> None:
+    assert _first(COSYVOICE_JOIN) == MISMATCH
+    # without the trainer's words the monitored barrier's timeout is what the log says
+    alone = "\n".join(ln for ln in COSYVOICE_JOIN.splitlines() if "exited early" not in ln)
+    assert _first(alone) == ("collective_timeout", "RUN153")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # synthetic titles
+        "One rank finishes early and others hang in allreduce",
+        "其他卡已经提前结束了，剩下的卡住",
+    ],
+)
+def test_ranks_left_early_words(text: str) -> None:
+    assert _first(text) == MISMATCH
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a rank or a process that died, a server, one rank's normal first finish
+        "One of the ranks exited early with exit code 1",
+        "Embedded Postgres process exited early (code 1)",
+        "The dev server exited early",
+        "Rank 0 finished first and saved the checkpoint",
+    ],
+)
+def test_not_ranks_left_early(text: str) -> None:
+    assert _first(text) != MISMATCH

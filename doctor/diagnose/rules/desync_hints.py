@@ -210,12 +210,22 @@ def _nccl_coll(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Eve
 # number of batches across ranks", "hangs for certain batch_size, epoch_number combinations". A rank with
 # fewer batches leaves the loop while the others call the gradient all-reduce it never joins (DDP without
 # join(), Horovod, a kvstore's dist sync): the same fault as DDP join's "exhausted inputs" (mismatch.py).
+# The data's split named as uneven across the devices ("The uneven distribution of the dataset to GPUs can
+# cause the error `...unbound_buffer.cc:81] Timed out waiting xxxx ms for recv operation`", "unequal split of
+# samples across ranks") says the same; a split named without the devices is a class imbalance, not read.
+# In Chinese titles: 各卡数据量不一致 / 每个rank的batch数不同 / 多卡数据不均匀.
+_SPLIT = r"(?:distribution|split(?:ting)?|shard(?:ing)?|partition(?:ing)?|division|allocation)"
 _UNEVEN_TITLE = lazy_re.compile(
-    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) numbers? of (?:batch|iteration|step)(?:e?s)?\b"
-    r".{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
+    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) numbers? of (?:batch|iteration|step|sample)"
+    r"(?:e?s)?\b.{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
     r"(?:uneven|unequal) (?:batches|inputs|data) (?:across|between|on|per|for) "
     r"(?:gpus|ranks|processes|workers|nodes|machines|devices)\b|"
-    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) batch[ _-]?sizes?"
+    rf"(?:uneven|unequal|unbalanced|imbalanced) {_SPLIT} of "
+    r"(?:the )?(?:data(?:set)?s?|samples|batches|inputs)"
+    r" (?:to|across|between|among|on|over|per|for) (?:the |all |multiple |different |each )?"
+    r"(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?|cards?)\b|"
+    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) batch[ _-]?sizes?|"
+    r"(?:卡|gpu|rank|进程|节点)[^，。,.;；]{0,8}(?:数据|样本|batch)[^，。,.;；]{0,6}(?:不均|不一致|不同|不相同|不等)"
 )
 
 
@@ -340,13 +350,39 @@ SIGNATURES = (
             b" some batch",
             b" specific batch",
             b" particular batch",
+            b"neven distribution",
+            b"neven split",
+            b"neven shard",
+            b"neven partition",
+            b"nequal distribution",
+            b"nequal split",
+            b"nbalanced distribution",
+            b"mbalanced distribution",
+            "不均".encode(),
+            "不一致".encode(),
+            "不同".encode(),
+            "不相同".encode(),
+            "不等".encode(),
         ),
-        words=("number", "uneven", "unequal", " batch"),
+        words=(
+            "number",
+            "uneven",
+            "unequal",
+            "unbalanced",
+            "imbalanced",
+            " batch",
+            "不均",
+            "不一致",
+            "不同",
+            "不等",
+        ),
         anchor_from="the report's words in their usual spellings (case aside)",
         examples=(
             "Current Node/EdgeDataLoader usage in examples may yield different number of batches per epoch "
             "for multiple GPUs.",
             "Distributed multi-GPU training -- hangs for certain batch_size, epoch_number combinations.",
+            "The uneven distribution of the dataset to GPUs can cause a gloo recv timeout",
+            "多卡训练时各卡数据量不一致导致卡住",
         ),
     ),
     Signature(
