@@ -145,3 +145,38 @@ def test_ranks_left_early_words(text: str) -> None:
 )
 def test_not_ranks_left_early(text: str) -> None:
     assert _first(text) != MISMATCH
+
+
+@pytest.mark.parametrize(
+    ("title", "code"),
+    [
+        # synthetic titles: DDP's unused parameters with the failure they cause (RUN202), and the ranks'
+        # collectives named as disagreeing (RUN201)
+        ("DDP error with unused parameters", "RUN202"),
+        ("find_unused_parameters 报错", "RUN202"),
+        ("unused parameters cause DDP to hang", "RUN202"),
+        ("NCCL collective mismatch between ranks", "RUN201"),
+        ("Ranks call collectives in a different order", "RUN201"),
+        ("Desync in all_gather across 8 GPUs", "RUN201"),
+    ],
+)
+def test_desync_named_in_a_title(title: str, code: str) -> None:
+    assert _first(title) == ("collective_mismatch", code)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # DDP's warning that it found none (a decoy of the released corpus), a question, a setting, a
+        # player's desync, the debug switch
+        "Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused "
+        "parameters in the forward pass.",
+        "unused parameters in DDP",
+        "How to fix unused parameters error in DDP?",
+        "Set find_unused_parameters=True to avoid the error",
+        "Audio and video desync in output",
+        "NCCL_DESYNC_DEBUG=1",
+    ],
+)
+def test_not_desync_titles(text: str) -> None:
+    assert _first(text)[0] != "collective_mismatch"

@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.vocabulary import _title
+from pgdoctor.diagnose.rules.vocabulary import _TITLE_ASIDE, _title
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -244,6 +244,67 @@ def _uneven_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+# A thread's title that names the desync itself: DDP's unused parameters with the failure they cause ("DDP
+# error with unused parameters", "RuntimeError when some parameters are not used in producing loss",
+# "unused parameters cause DDP to hang", "find_unused_parameters 报错"): the reducer waits for gradients that
+# never come (RUN202); or the ranks' collectives that disagree ("NCCL collective mismatch between ranks",
+# "Ranks call collectives in a different order", "desync in all_gather"): RUN201. Not read: DDP's warning
+# that it found none ("find_unused_parameters=True was specified ... but did not find any unused parameters"
+# is a decoy of the corpus), a setting or a question (vocabulary's _TITLE_ASIDE, _ASKING), the debug
+# switch NCCL_DESYNC_DEBUG.
+_UNUSED = (
+    r"unused[ _-]param\w*|param\w* (?:that |which )?(?:were |are |is |was )?not used in (?:producing|the)"
+)
+_FAILS = r"error|\bfail\w*|exception|\bcrash\w*|\bhang\w*|\bstuck\b|deadlock|报错|卡住|错误"
+_UNUSED_TITLE = lazy_re.compile(
+    rf"(?i)(?:{_UNUSED}).{{0,60}}?(?:{_FAILS})|(?:{_FAILS}).{{0,60}}?(?:{_UNUSED})"
+)
+# a bare "desync" only beside what the ranks run ("Audio and video desync" is a player's)
+_DIST = (
+    r"\bnccl|\bgloo|\bhccl|\branks?\b|\bgpus?\b|\bnodes?\b|collective|all_?reduce|all_?gather|broadcast|"
+    r"barrier|process ?group|\bddp\b|\bfsdp|distributed|多卡|多机"
+)
+_DESYNC_WORD = r"(?<![_\w])desync(?:ed|hroni[sz]ed|hroni[sz]ation)?\b(?!_)"
+_DESYNC_TITLE = lazy_re.compile(
+    rf"(?i)(?:{_DESYNC_WORD}).{{0,40}}?(?:{_DIST})|(?:{_DIST}).{{0,40}}?(?:{_DESYNC_WORD})|"
+    r"\bcollectives? (?:mismatch|desync)\w*|\bmismatch(?:ed|es)? (?:between |of |in )?(?:the )?collectives\b|"
+    r"\bcollectives? (?:called |issued |run )?in (?:a )?different orders?\b|"
+    r"\b(?:ranks?|processes) (?:call|calling|called|run|running|issue|issuing) (?:the )?(?:collectives in )?"
+    r"different (?:collectives|orders?)\b"
+)
+_NONE_FOUND = lazy_re.compile(r"(?i)did not find any unused|no unused|without unused")
+
+
+def _unused_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit) or _NONE_FOUND.search(hit.text) or _TITLE_ASIDE.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names DDP\'s unused parameters with the failure they cause ("{m.group(0)}"): the '
+            "reducer waits for gradients of parameters the forward did not use",
+            {"kind": "unused_parameters", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, "unused_parameters"),
+        )
+    ]
+
+
+def _desync_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit) or _TITLE_ASIDE.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a desync of the ranks\' collectives ("{m.group(0)}"): the ranks did not call '
+            "the same collectives in the same order",
+            {"kind": "desync", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, "desync_title"),
+        )
+    ]
+
+
 # A user's debug prints from several ranks around one collective, each with the tensor's torch.Size ("# Rank 7
 # tensor before allreduce: torch.Size([32768000]) 1.0" ... "# Rank 0 tensor before allreduce:
 # torch.Size([409600]) 1.0", "[rank1] all_gather input shape: torch.Size([4, 1024])"): the lines of one
@@ -383,6 +444,55 @@ SIGNATURES = (
             "Distributed multi-GPU training -- hangs for certain batch_size, epoch_number combinations.",
             "The uneven distribution of the dataset to GPUs can cause a gloo recv timeout",
             "多卡训练时各卡数据量不一致导致卡住",
+        ),
+    ),
+    Signature(
+        "title: ddp unused parameters fail",
+        _UNUSED_TITLE,
+        _unused_title,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        tier=1,
+        anchors=(
+            b"nused param",
+            b"nused_param",
+            b"nused-param",
+            b"not used in producing",
+            b"not used in the",
+        ),
+        worth=(rb"(?i:unused[ _-]param|not used in (?:producing|the))",),
+        words=("unused", "not used in"),
+        anchor_from="the report's words in their usual spellings (case aside)",
+        examples=(
+            "DDP error with unused parameters",
+            "RuntimeError when some parameters are not used in producing loss",
+            "find_unused_parameters 报错",
+        ),
+    ),
+    Signature(
+        "title: collectives desync",
+        _DESYNC_TITLE,
+        _desync_title,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(
+            b"desync",
+            b"Desync",
+            b"DESYNC",
+            b"ollective mismatch",
+            b"ollectives mismatch",
+            b"collectives",
+            b"Collectives",
+        ),
+        worth=(
+            rb"(?i:desync|collectives? mismatch|mismatch\w* (?:between |of |in )?(?:the )?collectives|"
+            rb"different orders?|different collectives)",
+        ),
+        words=("desync", "collective"),
+        anchor_from="the report's words in their usual spellings (case aside)",
+        examples=(
+            "NCCL collective mismatch between ranks",
+            "Ranks call collectives in a different order",
+            "Desync in all_gather across 8 GPUs",
         ),
     ),
     Signature(
