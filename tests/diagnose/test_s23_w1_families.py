@@ -161,7 +161,6 @@ SILENT = [
     # 40-series lines that are not a hang of the boards' P2P
     "NCCL init hangs on RTX 4090",
     "Dataloader hangs on 4090 with num_workers > 0",
-    "DDP hangs with 2x RTX 3090",
     "server stuck listening on port 4090",
     "Training stuck at step 4090",
     "NCCL INFO P2P is disabled between connected GPUs 0 and 1. You can repress this message with "
@@ -177,6 +176,8 @@ OTHERS = [
     ("4卡4090 训练qwen2-7b-instruct时报错CUDA out of memory", "cuda_oom"),
     ("CUDA out of memory on WSL2", "cuda_oom"),
     ("NCCL timeout on 8x 4090", "collective_timeout"),
+    # not a 40-series board: DDP's hang is read as its collectives' (hang_titles' DDP row), not RUN590
+    ("DDP hangs with 2x RTX 3090", "collective_timeout"),
     ("torchrun: error: unrecognized arguments: --nproc-per-node=1", None),  # v21A-other_ambiguous-003
     (
         "INTERNAL: NCCL operation ncclAllReduce(send_buffer, recv_buffer, element_count, dtype, reduce_op, "

@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.vocabulary import _title
+from pgdoctor.diagnose.rules.vocabulary import _TITLE_ASIDE, _title
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -210,12 +210,22 @@ def _nccl_coll(row: Signature, hit: Hit, _m: re.Match[str]) -> Optional[list[Eve
 # number of batches across ranks", "hangs for certain batch_size, epoch_number combinations". A rank with
 # fewer batches leaves the loop while the others call the gradient all-reduce it never joins (DDP without
 # join(), Horovod, a kvstore's dist sync): the same fault as DDP join's "exhausted inputs" (mismatch.py).
+# The data's split named as uneven across the devices ("The uneven distribution of the dataset to GPUs can
+# cause the error `...unbound_buffer.cc:81] Timed out waiting xxxx ms for recv operation`", "unequal split of
+# samples across ranks") says the same; a split named without the devices is a class imbalance, not read.
+# In Chinese titles: 各卡数据量不一致 / 每个rank的batch数不同 / 多卡数据不均匀.
+_SPLIT = r"(?:distribution|split(?:ting)?|shard(?:ing)?|partition(?:ing)?|division|allocation)"
 _UNEVEN_TITLE = lazy_re.compile(
-    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) numbers? of (?:batch|iteration|step)(?:e?s)?\b"
-    r".{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
+    r"(?i)(?:different|unequal|uneven|inconsistent|mismatched) numbers? of (?:batch|iteration|step|sample)"
+    r"(?:e?s)?\b.{0,60}?\b(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?)\b|"
     r"(?:uneven|unequal) (?:batches|inputs|data) (?:across|between|on|per|for) "
     r"(?:gpus|ranks|processes|workers|nodes|machines|devices)\b|"
-    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) batch[ _-]?sizes?"
+    rf"(?:uneven|unequal|unbalanced|imbalanced) {_SPLIT} of "
+    r"(?:the )?(?:data(?:set)?s?|samples|batches|inputs)"
+    r" (?:to|across|between|among|on|over|per|for) (?:the |all |multiple |different |each )?"
+    r"(?:gpus?|ranks?|processes|process|workers?|nodes?|machines?|devices?|cards?)\b|"
+    r"\bhang(?:s|ing)? (?:for|with|on|at) (?:certain|some|specific|particular) batch[ _-]?sizes?|"
+    r"(?:卡|gpu|rank|进程|节点)[^，。,.;；]{0,8}(?:数据|样本|batch)[^，。,.;；]{0,6}(?:不均|不一致|不同|不相同|不等)"
 )
 
 
@@ -230,6 +240,67 @@ def _uneven_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             {"kind": "uneven_inputs", "inferred_from": "title"},
             tier=1,
             dedupe=(row.code, "uneven_inputs"),
+        )
+    ]
+
+
+# A thread's title that names the desync itself: DDP's unused parameters with the failure they cause ("DDP
+# error with unused parameters", "RuntimeError when some parameters are not used in producing loss",
+# "unused parameters cause DDP to hang", "find_unused_parameters 报错"): the reducer waits for gradients that
+# never come (RUN202); or the ranks' collectives that disagree ("NCCL collective mismatch between ranks",
+# "Ranks call collectives in a different order", "desync in all_gather"): RUN201. Not read: DDP's warning
+# that it found none ("find_unused_parameters=True was specified ... but did not find any unused parameters"
+# is a decoy of the corpus), a setting or a question (vocabulary's _TITLE_ASIDE, _ASKING), the debug
+# switch NCCL_DESYNC_DEBUG.
+_UNUSED = (
+    r"unused[ _-]param\w*|param\w* (?:that |which )?(?:were |are |is |was )?not used in (?:producing|the)"
+)
+_FAILS = r"error|\bfail\w*|exception|\bcrash\w*|\bhang\w*|\bstuck\b|deadlock|报错|卡住|错误"
+_UNUSED_TITLE = lazy_re.compile(
+    rf"(?i)(?:{_UNUSED}).{{0,60}}?(?:{_FAILS})|(?:{_FAILS}).{{0,60}}?(?:{_UNUSED})"
+)
+# a bare "desync" only beside what the ranks run ("Audio and video desync" is a player's)
+_DIST = (
+    r"\bnccl|\bgloo|\bhccl|\branks?\b|\bgpus?\b|\bnodes?\b|collective|all_?reduce|all_?gather|broadcast|"
+    r"barrier|process ?group|\bddp\b|\bfsdp|distributed|多卡|多机"
+)
+_DESYNC_WORD = r"(?<![_\w])desync(?:ed|hroni[sz]ed|hroni[sz]ation)?\b(?!_)"
+_DESYNC_TITLE = lazy_re.compile(
+    rf"(?i)(?:{_DESYNC_WORD}).{{0,40}}?(?:{_DIST})|(?:{_DIST}).{{0,40}}?(?:{_DESYNC_WORD})|"
+    r"\bcollectives? (?:mismatch|desync)\w*|\bmismatch(?:ed|es)? (?:between |of |in )?(?:the )?collectives\b|"
+    r"\bcollectives? (?:called |issued |run )?in (?:a )?different orders?\b|"
+    r"\b(?:ranks?|processes) (?:call|calling|called|run|running|issue|issuing) (?:the )?(?:collectives in )?"
+    r"different (?:collectives|orders?)\b"
+)
+_NONE_FOUND = lazy_re.compile(r"(?i)did not find any unused|no unused|without unused")
+
+
+def _unused_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit) or _NONE_FOUND.search(hit.text) or _TITLE_ASIDE.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names DDP\'s unused parameters with the failure they cause ("{m.group(0)}"): the '
+            "reducer waits for gradients of parameters the forward did not use",
+            {"kind": "unused_parameters", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, "unused_parameters"),
+        )
+    ]
+
+
+def _desync_title(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if not _title(hit) or _TITLE_ASIDE.search(hit.text):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a desync of the ranks\' collectives ("{m.group(0)}"): the ranks did not call '
+            "the same collectives in the same order",
+            {"kind": "desync", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, "desync_title"),
         )
     ]
 
@@ -340,13 +411,88 @@ SIGNATURES = (
             b" some batch",
             b" specific batch",
             b" particular batch",
+            b"neven distribution",
+            b"neven split",
+            b"neven shard",
+            b"neven partition",
+            b"nequal distribution",
+            b"nequal split",
+            b"nbalanced distribution",
+            b"mbalanced distribution",
+            "不均".encode(),
+            "不一致".encode(),
+            "不同".encode(),
+            "不相同".encode(),
+            "不等".encode(),
         ),
-        words=("number", "uneven", "unequal", " batch"),
+        words=(
+            "number",
+            "uneven",
+            "unequal",
+            "unbalanced",
+            "imbalanced",
+            " batch",
+            "不均",
+            "不一致",
+            "不同",
+            "不等",
+        ),
         anchor_from="the report's words in their usual spellings (case aside)",
         examples=(
             "Current Node/EdgeDataLoader usage in examples may yield different number of batches per epoch "
             "for multiple GPUs.",
             "Distributed multi-GPU training -- hangs for certain batch_size, epoch_number combinations.",
+            "The uneven distribution of the dataset to GPUs can cause a gloo recv timeout",
+            "多卡训练时各卡数据量不一致导致卡住",
+        ),
+    ),
+    Signature(
+        "title: ddp unused parameters fail",
+        _UNUSED_TITLE,
+        _unused_title,
+        C.DDP_UNFINISHED_REDUCTION.code,
+        tier=1,
+        anchors=(
+            b"nused param",
+            b"nused_param",
+            b"nused-param",
+            b"not used in producing",
+            b"not used in the",
+        ),
+        worth=(rb"(?i:unused[ _-]param|not used in (?:producing|the))",),
+        words=("unused", "not used in"),
+        anchor_from="the report's words in their usual spellings (case aside)",
+        examples=(
+            "DDP error with unused parameters",
+            "RuntimeError when some parameters are not used in producing loss",
+            "find_unused_parameters 报错",
+        ),
+    ),
+    Signature(
+        "title: collectives desync",
+        _DESYNC_TITLE,
+        _desync_title,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(
+            b"desync",
+            b"Desync",
+            b"DESYNC",
+            b"ollective mismatch",
+            b"ollectives mismatch",
+            b"collectives",
+            b"Collectives",
+        ),
+        worth=(
+            rb"(?i:desync|collectives? mismatch|mismatch\w* (?:between |of |in )?(?:the )?collectives|"
+            rb"different orders?|different collectives)",
+        ),
+        words=("desync", "collective"),
+        anchor_from="the report's words in their usual spellings (case aside)",
+        examples=(
+            "NCCL collective mismatch between ranks",
+            "Ranks call collectives in a different order",
+            "Desync in all_gather across 8 GPUs",
         ),
     ),
     Signature(

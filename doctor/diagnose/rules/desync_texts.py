@@ -30,6 +30,15 @@ Formats, read at their source:
   hooks once every parameter in it has its gradient; one that requires grad but took no part in the forward
   (a new layer not called, a tower a batch did not use) never gets it (RUN202; without the overlap the
   reduce is issued for every bucket).
+- Words that say some ranks left the loop before the others, in a trainer's own report or a thread's
+  title: CosyVoice's join wrapper ("WARNING Rank 1 model.join() exit failed, some ranks may have exited
+  early: Rank 1 successfully reached monitoredBarrier, but received errors ...", the gloo monitored barrier it
+  calls at every step), "One rank finishes early and the others hang in all_reduce", "其他卡已经提前结束".
+  Ranks given different numbers of batches: the one that ran out left while the others wait in the
+  gradient all-reduce (or the join's barrier) it never joins, DDP join's "exhausted inputs" in words
+  (RUN201, read before the monitored barrier's timeout that is its consequence; tier 1 in a title). A rank
+  that left because it died says so (an exit code, a signal, killed, crashed, OOM): that line is not read
+  here, nor a question ("How to stop all ranks when one of the GPUs finishes early?").
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.vocabulary import _ASKING, _title
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -171,6 +181,41 @@ def _megatron_bucket(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+# some ranks left the loop first: a rank word (not "process" or "server": "server exited early" is a crash
+# report), then exited / finished / left and early / first / before the others
+_LEFT_EARLY = lazy_re.compile(
+    r"(?i)\b(?:some|one|other|a|several|\d+|the other)\s+(?:of\s+(?:the\s+)?)?(?:ranks?|gpus?|replicas?)\s+"
+    r"(?:may\s+|might\s+|must\s+)?(?:have\s+|has\s+|had\s+)?(?:already\s+)?"
+    r"(?:exited|exits|finished|finishes|left|leaves|quit|quits|ended|ends|returned|returns|stopped|stops)\s+"
+    r"(?:the\s+(?:loop|epoch|training|data\s?loader)\s+)?(?:early|earlier|first|prematurely|before\s+the\s+others)"
+    r"\b|(?:其他|其余|有的|某些|部分|某张|某个)(?:卡|rank|进程|gpu|GPU)[^，。,.;；]{0,6}(?:提前|先)(?:结束|退出|跑完)"
+)
+# a rank that left because it died: that failure's own row reads it
+_DIED = lazy_re.compile(
+    r"(?i)exit ?code|exitcode|return code|\bsignal|\bsig(?:kill|segv|abrt|term|bus)\b|\bkill\w*|crash\w*|"
+    r"\boom\b|out of memory|segfault|core dump|崩溃|被杀"
+)
+
+
+def _left_early(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if _DIED.search(hit.text) or _ASKING.match(hit.text) or hit.text.rstrip().endswith(("?", "？")):
+        return None
+    return [
+        row.event(
+            hit,
+            f'{hit.who()}: some ranks left the loop before the others ("{m.group(0)}"): the ranks were given '
+            "different numbers of batches, and the others wait in a collective the ranks that left never "
+            "join (give every rank the same number of batches: drop_last, DistributedSampler, or DDP's "
+            "join())",
+            {"kind": "uneven_inputs", "inferred_from": "words"},
+            # a trainer's own report of why its barrier failed is the cause of the timeout beside it; a
+            # person's words (a title) stay behind any program's record
+            tier=1 if _title(hit) else 0,
+            dedupe=(row.code, "uneven_inputs"),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "flight recorder analyzer state mismatch",
@@ -221,6 +266,40 @@ SIGNATURES = (
         _megatron_bucket,
         C.DDP_UNFINISHED_REDUCTION.code,
         anchors=(b"Communication call has not been issued for this bucket",),
+    ),
+    Signature(
+        "ranks left the loop early in words",
+        _LEFT_EARLY,
+        _left_early,
+        C.COLLECTIVE_MISMATCH.code,
+        tier=1,
+        anchors=(
+            b" early",
+            b" earlier",
+            b" first",
+            b"prematurely",
+            b"before the others",
+            "提前".encode(),
+            "先结束".encode(),
+            "先退出".encode(),
+            "先跑完".encode(),
+        ),
+        worth=(
+            rb"(?i:\b(?:ranks?|gpus?|replicas?)\s+(?:\w+\s+){0,3}(?:exit|finish|left|leave|quit|end|return|stop)\w*"
+            rb"\s+(?:\w+\s+){0,2}(?:early|earlier|first|prematurely|before the others))",
+            "提前".encode(),
+            "先结束".encode(),
+            "先退出".encode(),
+            "先跑完".encode(),
+        ),
+        words=("early", "first", "prematurely", "before the others", "提前", "先结束", "先退出", "先跑完"),
+        anchor_from="the report's words in their usual spellings",
+        examples=(
+            "2025-12-19 09:03:13,924 WARNING Rank 1 model.join() exit failed, some ranks may have exited "
+            "early: Rank 1 successfully reached monitoredBarrier",
+            "One rank finishes early and others hang in allreduce",
+            "其他卡已经提前结束了",
+        ),
     ),
 )
 

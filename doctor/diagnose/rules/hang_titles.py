@@ -9,6 +9,14 @@ where in the loop it hangs, at the end of the data ("Training hangs in the end w
 left the loop (or entered a barrier) while the others still wait in the gradient all-reduce: the ranks
 disagree on the number of steps (uneven inputs, desync_hints' title row), RUN201.
 
+The collective is also read where a title names it as the call a person pastes, whose module path holds
+dots that would end the clause ("Training stuck at dist.barrier()", "Hang on dist.all_reduce with multiple
+GPUs", Accelerate's barrier "accelerator.wait_for_everyone() hangs"), in Chinese ("程序在all_reduce处卡住",
+"训练过程中卡在 barrier", with 卡住 / 卡死 / 卡在 / 卡着 / 挂起 / 死锁; "NCCL 超时", "all_reduce超时" for its
+timeout), and where it names DDP or FSDP for their collectives ("DDP hangs during validation"), that last
+only without a data loader's workers, a socket, a model's loading, inference or a value that stays (the
+exclusions of the multi-GPU training row). A start-up named in Chinese (初始化, 启动, 连接) is the start-up's.
+
 A title that says the job's multi-GPU training timed out ("多卡训练超时问题", "Timeout in multi-node
 training", "DDP training times out after 30 minutes") names the same watchdog timeout in a person's words:
 the timeouts of the start-up, a store, a socket or a data loader name themselves ("DDP 训练后显示
@@ -58,10 +66,31 @@ from pgdoctor.model import lazy_re
 _HANG = r"\bhang(?:s|ing|ed)?\b|\bhung\b|\bstuck\b|\bdeadlock(?:s|ed)?\b|\bfreez(?:e|es|ing)\b"
 _COLLECTIVE = (
     r"\bnccl|\brccl|\bhccl|\bgloo\b|\bcollectives?\b|\ball[ _-]?reduce\w*|\ball[ _-]?gather\w*|"
-    r"\breduce[ _-]?scatter\w*|\ball[ _-]?to[ _-]?all\w*|\bbroadcast\w*|\bbarrier\b|\bprocess ?group\w*"
+    r"\breduce[ _-]?scatter\w*|\ball[ _-]?to[ _-]?all\w*|\bbroadcast\w*|\bbarrier\b|\bprocess ?group\w*|"
+    # Accelerate's barrier (accelerate/state.py: wait_for_everyone calls torch.distributed.barrier())
+    r"\bwait_for_everyone\b"
 )
+# the hang's words in Chinese titles: 卡住 / 卡死 / 卡在 / 卡着 (stuck), 挂起 (hung), 死锁 (deadlock)
+_CJK_HANG = r"卡住|卡死|卡在|卡着|挂起|死锁"
+# a collective named as the call a person pastes ("stuck at dist.barrier()", "Hang on
+# torch.distributed.all_reduce", "hangs in accelerator.wait_for_everyone()"): the module path before it
+# holds dots, which end a clause for _GAP, so the path is read as part of the name
+_QUALIFIED = r"(?:[a-z_][\w]*\.)*"
+# DistributedDataParallel and FSDP named for their collectives ("DDP hangs during validation", "FSDP stuck at
+# backward"): read only where the title names no other waiter (a data loader's workers, a socket) and no
+# loading, inference or start-up (_training_hang's exclusions)
+_PARALLEL = r"\bddp\b|\bfsdp\d?\b|\bdistributed ?data ?parallel\b"
+# a word's edge against ASCII letters only: in a Chinese title the hanzi beside a name are word characters to
+# \b ("程序在all_reduce处卡住", "DDP训练卡住")
+_EDGE = r"(?:(?<![A-Za-z0-9_])(?=[A-Za-z0-9_])|(?<=[A-Za-z0-9_])(?![A-Za-z0-9_]))"
+_COLLECTIVE = _COLLECTIVE.replace(r"\b", _EDGE)
+_PARALLEL = _PARALLEL.replace(r"\b", _EDGE)
 _COLLECTIVE_HANG = lazy_re.compile(
-    rf"(?i)(?:{_COLLECTIVE})(?:\(\))?{_GAP}(?:{_HANG})|(?:{_HANG}){_GAP}(?:{_COLLECTIVE})"
+    rf"(?i)(?:{_COLLECTIVE})(?:\(\))?{_GAP}(?:{_HANG}|{_CJK_HANG})|"
+    rf"(?:{_HANG}|{_CJK_HANG}){_GAP}{_QUALIFIED}(?:{_COLLECTIVE})"
+)
+_PARALLEL_HANG = lazy_re.compile(
+    rf"(?i)(?:{_PARALLEL}){_GAP}(?:{_HANG}|{_CJK_HANG})|(?:{_HANG}|{_CJK_HANG}){_GAP}(?:{_PARALLEL})"
 )
 # the GeForce RTX 40-series boards (Ada) where the number is a board: "RTX 4080 SUPER", "multiple 4090",
 # "2x4090", "4卡4090", "4090 GPUs", "4090s"; not a bare number ("stuck at step 4090", "port 4090")
@@ -93,6 +122,11 @@ _MULTI_TRAINING = (
     rf"fine-?tun\w*|训练|微调)|\b(?:training|train\w*|fine-?tun\w*)\s+(?:with|on|using|across)\s+{_MULTI}"
 )
 _TIMED_OUT = r"\btimed out\b|\btimes out\b|\btime ?out\b(?!s)|超时"
+# a collective's timeout in a Chinese title ("NCCL 超时", "all_reduce超时", "dist.barrier() 超时报错"); the
+# English words are vocabulary's collective-timeout row
+_CJK_COLLECTIVE_TIMEOUT = lazy_re.compile(
+    rf"(?i)(?:{_COLLECTIVE}|\bwatchdog\b)(?:\(\))?{_GAP}超时|超时{_GAP}{_QUALIFIED}(?:{_COLLECTIVE})"
+)
 _TRAINING_TIMEOUT = lazy_re.compile(
     rf"(?i)(?:{_MULTI_TRAINING}){_GAP}(?:{_TIMED_OUT})|(?:{_TIMED_OUT}){_GAP}(?:{_MULTI_TRAINING})"
 )
@@ -170,6 +204,10 @@ _STARTUP = lazy_re.compile(
 )
 
 
+# the start-up in Chinese titles (初始化 init, 启动 launch, 连接 connect, 握手 handshake): "初始化 NCCL 超时"
+_CJK_STARTUP = lazy_re.compile(r"初始化|启动|连接|握手|建立通信")
+
+
 def _read(hit: Hit) -> bool:
     text = hit.text
     return _title(hit) and not _TITLE_ASIDE.search(text) and not _MAY.search(text)
@@ -207,7 +245,7 @@ def _ada_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event
 
 
 def _collective_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not _read(hit) or _STARTUP.search(hit.text):
+    if not _read(hit) or _STARTUP.search(hit.text) or _CJK_STARTUP.search(hit.text):
         return None
     return [
         row.event(
@@ -221,6 +259,13 @@ def _collective_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[lis
     ]
 
 
+def _parallel_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = hit.text
+    if not _read(hit) or _STARTUP.search(text) or _OTHER_WAIT.search(text) or _NOT_TRAINING.search(text):
+        return None
+    return _collective_hang(row, hit, m)
+
+
 def _training_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     if not _read(hit) or _STARTUP.search(hit.text) or _OTHER_WAIT.search(hit.text):
         return None
@@ -230,6 +275,26 @@ def _training_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[li
             f'the report names a timeout of multi-GPU training ("{m.group(0)}"): in a running job that is '
             "the process group's watchdog, a collective that some rank never joined",
             {"kind": "training_timeout", "inferred_from": "title", "read_as": "title"},
+            tier=1,
+            dedupe=(row.code, hit.rank, "collective_hang"),
+        )
+    ]
+
+
+def _collective_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if (
+        not _read(hit)
+        or _STARTUP.search(hit.text)
+        or _CJK_STARTUP.search(hit.text)
+        or _OTHER_WAIT.search(hit.text)
+    ):
+        return None
+    return [
+        row.event(
+            hit,
+            f'the report names a collective that timed out ("{m.group(0)}"): the process group\'s watchdog '
+            "ended a collective that some rank never joined or never completed",
+            {"kind": "collective_timeout", "inferred_from": "title", "read_as": "title"},
             tier=1,
             dedupe=(row.code, hit.rank, "collective_hang"),
         )
@@ -290,6 +355,7 @@ def _marked_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 
 _CJK_STUCK = ("卡住", "卡死", "卡在")
+_CJK_HANGS = (*_CJK_STUCK, "卡着", "挂起", "死锁")
 _ANCHORS = (b" hang", b"Hang", b"HANG", b" hung", b"stuck", b"Stuck", b"eadlock", b"reez")
 _WORTH = (rb"(?i:\bhang|\bhung\b|\bstuck\b|deadlock|\bfreez)",)
 _WORDS = ("hang", "hung", "stuck", "deadlock", "freez")
@@ -347,14 +413,16 @@ SIGNATURES = (
         _collective_hang,
         C.WATCHDOG_TIMEOUT.code,
         tier=1,
-        anchors=_ANCHORS,
-        worth=_WORTH,
-        words=_WORDS,
+        anchors=(*_ANCHORS, *(w.encode() for w in _CJK_HANGS)),
+        worth=(*_WORTH, *(w.encode() for w in _CJK_HANGS)),
+        words=(*_WORDS, *_CJK_HANGS),
         anchor_from="the hang's word in its usual spellings (case aside)",
         examples=(
             "NCCL hang on socket recv()",
             "all reduce hangs (NCCL 2.8.0.3)",
             "Deadlock in all_gather with 8 GPUs",
+            "Training stuck at dist.barrier()",
+            "程序在all_reduce处卡住",
         ),
     ),
     Signature(
@@ -373,6 +441,18 @@ SIGNATURES = (
             "Multi-node training freezes",
             "Struk during training on multi-GPUs",
         ),
+    ),
+    Signature(
+        "title: ddp or fsdp hangs",
+        _PARALLEL_HANG,
+        _parallel_hang,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=(*_ANCHORS, *(w.encode() for w in _CJK_HANGS)),
+        worth=(*_WORTH, *(w.encode() for w in _CJK_HANGS)),
+        words=(*_WORDS, *_CJK_HANGS),
+        anchor_from="the hang's word in its usual spellings (case aside)",
+        examples=("DDP hangs during validation", "FSDP stuck at backward", "DDP训练卡住"),
     ),
     Signature(
         "a person's mark that it hangs after nccl came up",
@@ -395,6 +475,17 @@ SIGNATURES = (
         words=("hang", "hung", "stuck", "freez", "deadlock", *_CJK_STUCK),
         anchor_from="the hang's word in its usual spellings (case aside)",
         examples=("*hangs*", "(stuck here)", "卡住了"),
+    ),
+    Signature(
+        "title: a collective times out in chinese",
+        _CJK_COLLECTIVE_TIMEOUT,
+        _collective_timeout,
+        C.WATCHDOG_TIMEOUT.code,
+        tier=1,
+        anchors=("超时".encode(),),
+        words=("超时",),
+        anchor_from="超时, the timeout's word in Chinese",
+        examples=("NCCL 超时", "all_reduce超时", "训练时 dist.barrier() 超时报错"),
     ),
     Signature(
         "title: multi-gpu training times out",
