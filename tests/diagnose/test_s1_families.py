@@ -41,6 +41,12 @@ MISMATCH = ("collective_mismatch", "RUN201")
         "Training hangs when the tensors on different GPUs have different sizes in all_gather",
         "The sequence length is different across ranks and the job gets stuck",
         "其中一张卡没有数据，其他卡就卡住了",
+        "不同rank上的shape不一致导致all_gather卡住",
+        # synthetic: one rank alone runs a step the others skip (transformers#31532's resolution: only the
+        # main process entered the mid-epoch evaluation and its gather waited forever)
+        "The evaluation runs only on the main process and the training hangs in gather_for_metrics",
+        "Hang when I save the checkpoint only on rank 0 with FSDP",
+        "只有主进程做验证，然后就卡住了",
     ],
 )
 def test_ranks_that_differ_and_hang(text: str) -> None:
@@ -109,6 +115,8 @@ def test_collective_hang_in_sentences(text: str) -> None:
         "NCCL init hangs on two nodes.\nThe bootstrap never finishes.",
         "Pipeline parallel hangs on RTX 4090 GPUs\nP2P is broken there.",
         "How to avoid a deadlock in pipeline parallel?",
+        "Only rank 0 prints the loss; the others stay silent",
+        "Run the evaluation only on the main process to avoid the hang",
         # a program's record, not a sentence: the logged DDP line alone is healthy
         "2022-05-12 22:06:13,674 - mmcv - INFO - Reducer buckets have been rebuilt in this iteration.",
     ],

@@ -11,7 +11,8 @@ What they say, by family:
 - One rank takes another path and the others wait ("If the predictions in different ranks have different
   lengths, the AUC metric will hang up when doing all_gather", "one rank first consumes its data loader,
   and then enters compute_validation_loss and stuck on tot_loss.reduce ... other ranks are still training",
-  "当一张卡中图像有正样本，另一张卡的所有图像都没有正样本，那么就会卡住"): the ranks called different
+  "当一张卡中图像有正样本，另一张卡的所有图像都没有正样本，那么就会卡住"; "only the main process enters
+  the evaluation and the others hang", the resolution of transformers#31532): the ranks called different
   collectives or different numbers of them (uneven data, a branch on a rank's data), RUN201 at tier 1. Not
   where the rank that left died (an error, OOM, a crash, a kill: those rows read it).
 - A pipeline's point-to-point exchange that deadlocks ("Pipeline Parallelism deadlock with
@@ -76,8 +77,15 @@ _DIFFER = lazy_re.compile(
     rf"(?:the |each |all |different )?{_RANKS}\b|"
     rf"\bone (?:of the )?{_RANK}s?\b.{{0,200}}?\b(?:the )?other {_RANKS}\b|"
     rf"\bother {_RANKS}\b.{{0,80}}?\bwait(?:s|ing)? for (?:this|that|the) {_RANK}\b|"
-    r"(?:一张|某张|其中一张|有的|一个|某个)(?:卡|gpu|GPU|rank|进程)[^。？?!！]{0,60}?"
-    r"(?:另一张|另一个|其他|其余|别的|有的)(?:卡|gpu|GPU|rank|进程)"
+    # (the line reader puts a space between a CJK word and a Latin one: "一个 rank")
+    r"(?:一张|某张|其中一张|有的|一个|某个) ?(?:卡|gpu|GPU|rank|进程)[^。？?!！]{0,60}?"
+    r"(?:另一张|另一个|其他|其余|别的|有的) ?(?:卡|gpu|GPU|rank|进程)|"
+    r"不同(?:的)? ?(?:卡|rank|进程|gpu|GPU)[^。？?!！]{0,20}?(?:不同|不一致|不一样)|"
+    # one rank alone runs a step the others skip: the main process's evaluation, a logging or saving branch
+    r"(?i:\bonly (?:on |in |by )?(?:the )?(?:rank ?0|rank zero|main (?:process|rank)|master (?:process|rank)|"
+    r"local[ _]rank ?0|first rank|one (?:rank|gpu|process))\b|\bis_(?:local_)?main_process\b|"
+    r"\bif (?:args\.|self\.)?(?:local_)?rank ?== ?0\b)|"
+    r"只有 ?(?:主进程|rank ?0|0号卡|主卡)"
 )
 # the rank that went another way died: that failure's row reads it ("dead hanging" is a hang)
 _DIED = lazy_re.compile(
