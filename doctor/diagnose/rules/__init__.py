@@ -280,11 +280,13 @@ MODULES = (
     nccl_titles,
     nccl_init_cut,
     killed_titles,
-    kill_signal_titles,
     person_oom_titles,
     machine_resets,
     launcher,
     cloud_jobs,
+    # after the records of launchers and platforms (a Vertex "status of 9(SIGKILL)" record keeps its exit
+    # code there), before the net, whose _PROSE filter it covers for titles naming the kill signal
+    kill_signal_titles,
     vocabulary,
     pyexc,
 )

@@ -67,6 +67,14 @@ _HANG = rf"{_HANG_EN}|{_HANG_CJK}"
 _HANG_RE = lazy_re.compile(rf"(?i){_HANG}")
 _RANKS = r"(?:ranks|gpus|processes|devices|cards|workers|replicas|nodes)"
 _RANK = r"(?:rank|gpu|process|device|card|worker|replica|node)"
+# one rank alone runs a step the others skip: the main process's evaluation, a logging or saving branch
+_ALONE = (
+    r"(?i:\bonly (?:on |in |by )?(?:the )?(?:rank ?0|rank zero|main (?:process|rank)|master (?:process|rank)|"
+    r"local[ _]rank ?0|first rank|one (?:rank|gpu|process))\b|\bis_(?:local_)?main_process\b|"
+    r"\bif (?:args\.|self\.)?(?:local_)?rank ?== ?0\b)|"
+    r"只有 ?(?:主进程|rank ?0|0号卡|主卡)"
+)
+_ALONE_RE = lazy_re.compile(_ALONE)
 # the ranks differ: in data, in what they hold, or one rank does another thing than the others
 _DIFFER = lazy_re.compile(
     rf"(?i)\bdifferent (?:lengths?|sizes?|shapes?|numbers? of \w+|amounts? of \w+)\b.{{0,40}}?"
@@ -81,11 +89,7 @@ _DIFFER = lazy_re.compile(
     r"(?:一张|某张|其中一张|有的|一个|某个) ?(?:卡|gpu|GPU|rank|进程)[^。？?!！]{0,60}?"
     r"(?:另一张|另一个|其他|其余|别的|有的) ?(?:卡|gpu|GPU|rank|进程)|"
     r"不同(?:的)? ?(?:卡|rank|进程|gpu|GPU)[^。？?!！]{0,20}?(?:不同|不一致|不一样)|"
-    # one rank alone runs a step the others skip: the main process's evaluation, a logging or saving branch
-    r"(?i:\bonly (?:on |in |by )?(?:the )?(?:rank ?0|rank zero|main (?:process|rank)|master (?:process|rank)|"
-    r"local[ _]rank ?0|first rank|one (?:rank|gpu|process))\b|\bis_(?:local_)?main_process\b|"
-    r"\bif (?:args\.|self\.)?(?:local_)?rank ?== ?0\b)|"
-    r"只有 ?(?:主进程|rank ?0|0号卡|主卡)"
+    + _ALONE
 )
 # the rank that went another way died: that failure's row reads it ("dead hanging" is a hang)
 _DIED = lazy_re.compile(
@@ -153,12 +157,17 @@ def _aside(text: str, hang: bool = False) -> bool:
     return bool(_TITLE_ASIDE.search(text) or _MAY.search(text))
 
 
+def _one_line(hit: Hit) -> bool:
+    return sum(1 for ln in hit.lines if ln.text.strip()) == 1
+
+
 def _event(row: Signature, hit: Hit, said: str, why: str, kind: str) -> list[Event]:
     return [
         row.event(
             hit,
             f'the report says {said} ("{hit.text.strip()[:160]}"): {why}',
-            {"kind": kind, "inferred_from": "words", "read_as": "prose"},
+            # a paste of one line is a thread's title (hang_titles' reading of the same shape says so too)
+            {"kind": kind, "inferred_from": "words", "read_as": "title" if _one_line(hit) else "prose"},
             tier=1,
             dedupe=(row.code, kind),
         )
@@ -178,7 +187,8 @@ def _ranks_differ(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
         "one rank took another path (other data, a branch on its data, an early end of its batches) and "
         "the others wait in a collective it never joins, or joins with other sizes: make every rank call "
         "the same collectives in the same order with the same shapes",
-        "ranks_differ",
+        # one rank alone took a branch: the kind hang_titles gives the same account in a title
+        "one_rank_diverged" if _ALONE_RE.search(text) else "ranks_differ",
     )
 
 
