@@ -88,8 +88,7 @@ _DIFFER = lazy_re.compile(
     # (the line reader puts a space between a CJK word and a Latin one: "一个 rank")
     r"(?:一张|某张|其中一张|有的|一个|某个) ?(?:卡|gpu|GPU|rank|进程)[^。？?!！]{0,60}?"
     r"(?:另一张|另一个|其他|其余|别的|有的) ?(?:卡|gpu|GPU|rank|进程)|"
-    r"不同(?:的)? ?(?:卡|rank|进程|gpu|GPU)[^。？?!！]{0,20}?(?:不同|不一致|不一样)|"
-    + _ALONE
+    r"不同(?:的)? ?(?:卡|rank|进程|gpu|GPU)[^。？?!！]{0,20}?(?:不同|不一致|不一样)|" + _ALONE
 )
 # the rank that went another way died: that failure's row reads it ("dead hanging" is a hang)
 _DIED = lazy_re.compile(
