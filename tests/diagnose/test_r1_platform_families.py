@@ -103,8 +103,8 @@ def test_p2p_refused_stays_behind_a_real_error() -> None:
         "host:17102:17338 [1] NCCL INFO Channel 00/0 : 1[1c0] -> 0[1b0] via P2P/IPC\n",
         "host:17102:17338 [1] NCCL INFO P2P Chunksize set to 524288\n",
         BW_HEALTHY,
-        # the test's header alone (a paste cut before its matrices)
-        BW_HEAD + "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n",
+        # (the test's output that stops at its first matrix header is no longer here: a released thread,
+        # v21F-driver_env-002, shows it is the copies that hung, RUN590 p2p_test_stopped, test_s25_r2_families)
     ],
 )
 def test_p2p_near_misses_stay_silent(log: str) -> None:

@@ -97,10 +97,6 @@ _NO_ERROR = lazy_re.compile(
 
 def _gate(hit: Hit) -> bool:
     text = _NO_ERROR.sub(" ", hit.text)
-    # a line whose timestamp or logger prefix the reader removed is a program's record (_prose reads the text
-    # left after the prefix)
-    if any(ln.ts is not None or ln.proc is not None for ln in hit.lines):
-        return False
     if not _prose(hit) or _aside(text, hang=True) or _DIED.search(text) or _HARDWARE.search(text):
         return False
     return not (_OTHER_WAIT.search(text) or _COLLECTIVE_NAMED.search(text))

@@ -156,7 +156,9 @@ def _job_row(*args: Any) -> Signature:
     title = row.build
 
     def build(r: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-        return title(r, hit, m) if _JOB.search(hit.text) else None
+        # a question about it ("..., any idea?") asks; it does not report the job's failure
+        asks = hit.text.rstrip().endswith(("?", "？"))
+        return title(r, hit, m) if _JOB.search(hit.text) and not asks else None
 
     return replace(row, build=build)
 

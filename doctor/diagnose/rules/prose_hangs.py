@@ -125,13 +125,30 @@ _HANG_AFTER_UP = lazy_re.compile(
 )
 
 
+# a program's short record between the sentences ("epoch 1 done", "step 20 loss 0.31"; "NCCL hang detector:
+# enabled"), or commented code and its shapes ("# rank 0 shape ...", "torch.Size([8])"): the paste is a log,
+# and a sentence in it is a line of that log, not an account (a person's line under the ranks' own prints,
+# "... ranks 0 and 3 don't return", is the named-hang row's shape: printed tensors do not count here)
+_RECORD = lazy_re.compile(
+    r"(?i)^\s*(?:[\w.-]+\s+){0,3}[\w.-]*\d[\w.-]*(?:\s+[\w.-]+){0,3}\s*$|"
+    r"^\s*[a-z][\w .-]{0,40}:\s*(?:enabled|disabled|on|off|true|false|yes|no|none|\d[\w.]*)\s*$|"
+    r"^\s*#|\btorch\.Size\("
+)
+
+
 def _prose(hit: Hit) -> bool:
     """Whether the hit line is a sentence of a person's account: the paste is a title or a few sentences,
-    none of them a program's record."""
+    none of them a program's record (also none whose timestamp or logger prefix the reader removed: the
+    patterns see only the text after it)."""
     lines = [ln for ln in hit.lines if ln.text.strip()]
     if not lines or len(lines) > _MAX_LINES or _ASKING.match(hit.text):
         return False
-    return all(len(ln.text) <= _MAX_CHARS and not _PROGRAM.search(ln.text) for ln in lines)
+    if len(lines) > 1 and any(_RECORD.search(ln.text) and not _HANG_RE.search(ln.text) for ln in lines):
+        return False
+    return all(
+        len(ln.text) <= _MAX_CHARS and ln.ts is None and ln.proc is None and not _PROGRAM.search(ln.text)
+        for ln in lines
+    )
 
 
 # a hang that may happen or that did not: a warning, a fix, a denial (a sentence of an account names the
