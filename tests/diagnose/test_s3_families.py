@@ -1,0 +1,65 @@
+"""s3 of 2026-12-07: families of the rendezvous_init, nccl_internal_or_invalid_usage, nccl_system_error and
+cuda_oom classes that the released corpora (v23's dev half first) showed silent, each read as a family: every
+wording a writer or a program uses for it, not the one line seen. Lines are real (URL in a comment) unless
+marked synthetic.
+
+- A person's sentence in a paste's prose that reports a device OOM (rules/oom_prose.py): a writer who met it
+  ("I encountered a CUDA Out of Memory error while running ...", https://github.com/ganler/code-r1/issues/17),
+  the run as the subject of the verb ("At a certain point (around 1000 iters) it OOMs, even with zero-3
+  offloading", https://github.com/deepspeedai/DeepSpeed/issues/1003), a program that returned it ("it just
+  breakdown and return a OOM error", https://github.com/tensorflow/tensorflow/issues/38889): RUN101 at tier 1
+  with facts["read_as"] == "prose". Negations, conditions, plans and the host's memory stay silent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import root_finding
+
+OOM_PROSE = [
+    # https://github.com/ganler/code-r1/issues/17
+    "I encountered a CUDA Out of Memory error while running `bash main_grpo.sh` with the "
+    "`code-r1-2k-leetcode2k-taco` dataset after 160 successful epochs. The training was stable until then, but "
+    "suddenly crashed during `loss.backward()`. Do you have any insights on why this might happen?",
+    # https://github.com/deepspeedai/DeepSpeed/issues/1003
+    "PYTHONPATH=~/DeepSpeed deepspeed --num_gpus 4 distill.py --deepspeed_config ds_config_zero3.json\n"
+    "At a certain point (around 1000 iters) it OOMs, even with zero-3 offloading. Here are the wandb logs.",
+    # https://github.com/tensorflow/tensorflow/issues/38889
+    "I think in this case, it should allocate memory to other GPUs, but in fact it just breakdown and return a "
+    "OOM error.",
+    # synthetic: the other verbs and spellings of the same report
+    "We also keep getting out of memory on rank 3 after the first eval.",
+    "I'm facing CUDA OOM with 8 GPUs when the sequence length is 8192.",
+    "The training OOMed after 2 epochs on the A100 nodes.",
+    "Training crashed with an out-of-memory error during the backward pass, we are on 4 V100s.",
+    "Since upgrading, the script throws an OOM error at the first step.",
+]
+
+OOM_SILENT = [
+    "If it OOMs, reduce the batch size.",
+    "I didn't get OOM with batch size 4, thanks.",
+    "I got no OOM error after the fix.",
+    "We use gradient checkpointing to avoid OOM and I got good results.",
+    "Would I get OOM with 8 GPUs? We are planning the run.",
+    "I wonder whether I will get OOM with ZeRO-2.",
+    "no model OOMs here, the loss is stable.",
+    "I never hit OOM on the 80 GB cards.",
+]
+
+
+@pytest.mark.parametrize("log", OOM_PROSE)
+def test_oom_in_prose_is_the_device_memory(log: str) -> None:
+    root = root_finding(log + "\n")
+    assert root is not None and root.code == "RUN101", (log, root)
+    assert root.facts.get("read_as") == "prose", root.facts
+
+
+@pytest.mark.parametrize("log", OOM_SILENT)
+def test_oom_named_without_a_report_stays_silent(log: str) -> None:
+    assert root_finding(log + "\n") is None, log
+
+
+def test_oom_in_prose_of_the_host_memory_is_not_the_device() -> None:
+    root = root_finding("I got OOM on RAM, the process was killed.\n")
+    assert root is None or root.code != "RUN101", root
