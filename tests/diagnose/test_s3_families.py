@@ -9,6 +9,15 @@ marked synthetic.
   offloading", https://github.com/deepspeedai/DeepSpeed/issues/1003), a program that returned it ("it just
   breakdown and return a OOM error", https://github.com/tensorflow/tensorflow/issues/38889): RUN101 at tier 1
   with facts["read_as"] == "prose". Negations, conditions, plans and the host's memory stay silent.
+- vocabulary's _GONE (a head-line title that says the failure went away) held backspace characters where its
+  English branch meant \\b, so 'no longer', 'went away', 'gone', 'fixed' never matched; a head title such as
+  "GPU OOM went away with dist_train.sh after the fix" above a cut traceback was read as RUN101.
+- A person's sentence in a paste (not a title alone) that says the meeting hangs or never lets the training
+  start (rules/meeting_prose.py): "Looks like it hangs at the function call of `c10d::TCPStore::TCPStore(...)`"
+  (https://github.com/pytorch/pytorch/issues/15638), "Multi-nodes and multi-gpu trainning never starts, 2
+  machines have the same environment" (https://github.com/Lightning-AI/pytorch-lightning/issues/14611):
+  RUN221 at tier 1 with facts["read_as"] == "prose"; a hang after the call, a condition, a fix, a program's
+  record stay silent.
 """
 
 from __future__ import annotations
@@ -63,3 +72,53 @@ def test_oom_named_without_a_report_stays_silent(log: str) -> None:
 def test_oom_in_prose_of_the_host_memory_is_not_the_device() -> None:
     root = root_finding("I got OOM on RAM, the process was killed.\n")
     assert root is None or root.code != "RUN101", root
+
+
+def test_a_head_title_that_says_the_oom_went_away_stays_silent() -> None:
+    log = (
+        "GPU OOM went away with dist_train.sh after the fix\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\n'
+        "    model.cuda()\n"
+    )
+    assert root_finding(log) is None
+
+
+MEETING_PROSE = [
+    # https://github.com/pytorch/pytorch/issues/15638
+    "$ python -m torch.distributed.launch --nproc_per_node 2 a.py\n"
+    "before 1 - {'backend': 'nccl', 'init_method': 'env://', 'rank': 1, 'world_size': 2}\n"
+    "after 0\n"
+    "Looks like it hangs at the function call of `c10d::TCPStore::TCPStore(std::string const&, unsigned short, "
+    "bool) ()`, `c10d::tcputil::connect(std::string const&, unsigned short, bool, std::chrono::duration<long, "
+    "std::ratio<1l, 1000l> > const&) ()`",
+    # https://github.com/Lightning-AI/pytorch-lightning/issues/14611
+    "Multi-nodes and multi-gpu training never starts\n"
+    "Multi-nodes and multi-gpu trainning never starts, 2 machines have the same environment and te.py",
+    # synthetic: the other calls, hang words and wordings
+    "python train.py --nnodes 2\nthe program is stuck in dist.init_process_group when I use 2 nodes",
+    "torchrun --nnodes 2 train.py\nIt freezes at the call to init_process_group on the second machine.",
+    "torchrun --nnodes 2 train.py\nThe distributed training does not start on the second node.",
+    "多机多卡训练无法启动",
+]
+
+MEETING_SILENT = [
+    "python train.py\nIf it hangs at init_process_group, check the firewall.",
+    "python train.py\nit hangs after init_process_group returns",
+    "python train.py\nit was stuck in init_process_group but is no longer stuck after the fix",
+    "python train.py\nsingle GPU training never starts the second epoch",
+    "python train.py\n2024-01-02 03:04:05 INFO init_process_group stuck detector armed",
+    "How to make multi-node training start faster?",
+]
+
+
+@pytest.mark.parametrize("log", MEETING_PROSE)
+def test_a_meeting_that_hangs_in_prose_is_the_rendezvous(log: str) -> None:
+    root = root_finding(log + "\n")
+    assert root is not None and root.code == "RUN221", (log, root)
+    assert root.facts.get("read_as") == "prose", root.facts
+
+
+@pytest.mark.parametrize("log", MEETING_SILENT)
+def test_a_meeting_named_without_a_hang_stays_silent(log: str) -> None:
+    assert root_finding(log + "\n") is None, log
