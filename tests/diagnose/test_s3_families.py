@@ -13,11 +13,17 @@ marked synthetic.
   English branch meant \\b, so 'no longer', 'went away', 'gone', 'fixed' never matched; a head title such as
   "GPU OOM went away with dist_train.sh after the fix" above a cut traceback was read as RUN101.
 - A person's sentence in a paste (not a title alone) that says the meeting hangs or never lets the training
-  start (rules/meeting_prose.py): "Looks like it hangs at the function call of `c10d::TCPStore::TCPStore(...)`"
+  start (rules/meeting_prose.py): "Looks like it hangs at the function call of
+  `c10d::TCPStore::TCPStore(...)`"
   (https://github.com/pytorch/pytorch/issues/15638), "Multi-nodes and multi-gpu trainning never starts, 2
   machines have the same environment" (https://github.com/Lightning-AI/pytorch-lightning/issues/14611):
   RUN221 at tier 1 with facts["read_as"] == "prose"; a hang after the call, a condition, a fix, a program's
   record stay silent.
+- Paddle's TCP store client (paddle/fluid/distributed/store/tcp_utils.cc 2.3+, phi's since 2.5) retrying
+  "Retry to connect to h:p while the server is not yet listening." was read only when the log ended in the
+  loop; a paste of two nodes (https://github.com/yeyupiaoling/PPASR/issues/142) shows the master's own client
+  "Successfully connected to 127.0.1.1:63917" while the other node keeps retrying. The wait is now settled
+  by the lookahead (diagnose/lookahead.py): only that process's (glog thread id) success line silences it.
 """
 
 from __future__ import annotations
@@ -29,14 +35,14 @@ from tests.helpers.diagnose_root import root_finding
 OOM_PROSE = [
     # https://github.com/ganler/code-r1/issues/17
     "I encountered a CUDA Out of Memory error while running `bash main_grpo.sh` with the "
-    "`code-r1-2k-leetcode2k-taco` dataset after 160 successful epochs. The training was stable until then, but "
-    "suddenly crashed during `loss.backward()`. Do you have any insights on why this might happen?",
+    "`code-r1-2k-leetcode2k-taco` dataset after 160 successful epochs. The training was stable until then, "
+    "but suddenly crashed during `loss.backward()`. Do you have any insights on why this might happen?",
     # https://github.com/deepspeedai/DeepSpeed/issues/1003
     "PYTHONPATH=~/DeepSpeed deepspeed --num_gpus 4 distill.py --deepspeed_config ds_config_zero3.json\n"
     "At a certain point (around 1000 iters) it OOMs, even with zero-3 offloading. Here are the wandb logs.",
     # https://github.com/tensorflow/tensorflow/issues/38889
-    "I think in this case, it should allocate memory to other GPUs, but in fact it just breakdown and return a "
-    "OOM error.",
+    "I think in this case, it should allocate memory to other GPUs, but in fact it just breakdown and "
+    "return a OOM error.",
     # synthetic: the other verbs and spellings of the same report
     "We also keep getting out of memory on rank 3 after the first eval.",
     "I'm facing CUDA OOM with 8 GPUs when the sequence length is 8192.",
@@ -89,9 +95,9 @@ MEETING_PROSE = [
     "$ python -m torch.distributed.launch --nproc_per_node 2 a.py\n"
     "before 1 - {'backend': 'nccl', 'init_method': 'env://', 'rank': 1, 'world_size': 2}\n"
     "after 0\n"
-    "Looks like it hangs at the function call of `c10d::TCPStore::TCPStore(std::string const&, unsigned short, "
-    "bool) ()`, `c10d::tcputil::connect(std::string const&, unsigned short, bool, std::chrono::duration<long, "
-    "std::ratio<1l, 1000l> > const&) ()`",
+    "Looks like it hangs at the function call of `c10d::TCPStore::TCPStore(std::string const&, unsigned "
+    "short, bool) ()`, `c10d::tcputil::connect(std::string const&, unsigned short, bool, "
+    "std::chrono::duration<long, std::ratio<1l, 1000l> > const&) ()`",
     # https://github.com/Lightning-AI/pytorch-lightning/issues/14611
     "Multi-nodes and multi-gpu training never starts\n"
     "Multi-nodes and multi-gpu trainning never starts, 2 machines have the same environment and te.py",
@@ -122,3 +128,42 @@ def test_a_meeting_that_hangs_in_prose_is_the_rendezvous(log: str) -> None:
 @pytest.mark.parametrize("log", MEETING_SILENT)
 def test_a_meeting_named_without_a_hang_stays_silent(log: str) -> None:
     assert root_finding(log + "\n") is None, log
+
+
+_RETRY = (
+    "I0224 13:50:30.278173 1512912 tcp_utils.cc:107] Retry to connect to {a} while the server is not yet "
+    "listening."
+)
+_UP = "I0224 13:50:40.574657 {tid} tcp_utils.cc:130] Successfully connected to {a}"
+
+
+def test_paddle_store_retry_that_another_process_settles_is_the_meeting() -> None:
+    # https://github.com/yeyupiaoling/PPASR/issues/142 (shape): node B retries, node A's own client connects
+    a = "127.0.1.1:63917"
+    log = "\n".join(
+        [_RETRY.format(a=a)] * 3
+        + [
+            "此时A主机则为以下讯息：",
+            "I0224 13:50:30.574579 1498980 tcp_utils.cc:181] The server starts to listen on IP_ANY:63917",
+        ]
+        + [_UP.format(tid=1498980, a=a)]
+    )
+    root = root_finding(log + "\n")
+    assert root is not None and root.code == "RUN221", root
+    assert root.facts.get("framework") == "paddle", root.facts
+
+
+@pytest.mark.parametrize("retries", [1, 3, 80])
+def test_paddle_store_retry_its_own_process_settles_stays_silent(retries: int) -> None:
+    # synthetic from tcp_utils.cc's format strings: 80 retries put the success past the rule's 48-line window
+    a = "10.0.0.1:6170"
+    log = "\n".join([_RETRY.format(a=a)] * retries + [_UP.format(tid=1512912, a=a), "epoch 1 loss 0.5"])
+    assert root_finding(log + "\n") is None
+
+
+def test_paddle_store_retry_without_glog_prefix_settles_on_its_address() -> None:
+    a = "10.0.0.1:6170"
+    retry = f"Retry to connect to {a} while the server is not yet listening."
+    assert root_finding("\n".join([retry] * 3 + [f"Successfully connected to {a}", "epoch 1"]) + "\n") is None
+    root = root_finding("\n".join([retry] * 60) + "\n")  # the log ends waiting
+    assert root is not None and root.code == "RUN221", root

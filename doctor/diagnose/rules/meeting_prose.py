@@ -42,7 +42,8 @@ _MEETING_HANG = lazy_re.compile(
     rf"(?:{_HANG}){_IN_CALL}(?:the\s+)?{_CALL_OF}(?:\w+::)*\b(?:{_CALL})"
 )
 _SEVERAL = (
-    r"multi[- ]?nodes?|multiple nodes|several nodes|(?:two|2|multiple|several) (?:machines|nodes|servers|hosts)|"
+    r"multi[- ]?nodes?|multiple nodes|several nodes|"
+    r"(?:two|2|multiple|several) (?:machines|nodes|servers|hosts)|"
     r"multi[- ]?machines?|distributed|\bddp\b"
 )
 _NEVER_STARTS = (

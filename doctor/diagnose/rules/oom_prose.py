@@ -32,7 +32,9 @@ from pgdoctor.model import lazy_re
 # OOM as a noun, or "out of memory" / "out-of-memory" with the memory named ("out of GPU memory")
 _OOM_NOUN = r"(?:(?:cuda|gpu|device|vram)\s+)?(?:oom|out[- ]of[- ](?:(?:gpu|cuda|device|vram)\s+)?memory)\b"
 # a gap word that is no negation, modal or condition: "I also encountered", "we still keep getting"
-_GAP_WORD = r"(?!(?:not|never|no|would|could|might|may|will|shall|should|wouldn't|won't|can't)\b)(?!\w+n't\b)\w+\s+"
+_GAP_WORD = (
+    r"(?!(?:not|never|no|would|could|might|may|will|shall|should|wouldn't|won't|can't)\b)(?!\w+n't\b)\w+\s+"
+)
 _MET = (
     r"encounter(?:ed|ing|s)?|got|get|gets|getting|hit|hits|hitting|ran into|run into|running into|"
     r"face[ds]?|facing|saw|see|seeing|receiv(?:e|ed|ing)|met|meet|meeting|experienc(?:e|ed|ing)"
