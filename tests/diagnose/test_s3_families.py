@@ -24,6 +24,11 @@ marked synthetic.
   loop; a paste of two nodes (https://github.com/yeyupiaoling/PPASR/issues/142) shows the master's own client
   "Successfully connected to 127.0.1.1:63917" while the other node keeps retrying. The wait is now settled
   by the lookahead (diagnose/lookahead.py): only that process's (glog thread id) success line silences it.
+- XGBoost's tracker failing in RabitTracker::Run (src/collective/tracker.cc 2.1-3.x): "Failed to accept
+  connection.", "Failed to initialize worker proxy.", "Invalid command received.", "Failed to inform workers
+  to stop." inside XGBoost's Report ("- [tracker.cc:286|12:58:58]: Failed to accept connection.",
+  https://github.com/dmlc/xgboost/issues/11380): RUN222 at tier 2 (rules/xgboost_collective.py); the same
+  generic words outside XGBoost's Report stay silent.
 """
 
 from __future__ import annotations
@@ -167,3 +172,32 @@ def test_paddle_store_retry_without_glog_prefix_settles_on_its_address() -> None
     assert root_finding("\n".join([retry] * 3 + [f"Successfully connected to {a}", "epoch 1"]) + "\n") is None
     root = root_finding("\n".join([retry] * 60) + "\n")  # the log ends waiting
     assert root is not None and root.code == "RUN221", root
+
+
+TRACKER_RUN = [
+    # https://github.com/dmlc/xgboost/issues/11380
+    "> ERROR XGBoostSpark: the job was aborted due to\n"
+    "> ml.dmlc.xgboost4j.java.XGBoostError: [12:58:58] /workspace/src/collective/result.cc:78: \n"
+    "> - [tracker.cc:286|12:58:58]: Failed to accept connection.\n"
+    "> - [socket.h:89|12:58:58]: Invalid polling request.",
+    # synthetic, from tracker.cc's Fail() strings under result.cc's Report
+    "xgboost.core.XGBoostError: [10:00:00] /workspace/src/collective/result.cc:78: \n"
+    "- Failed to initialize worker proxy.\n"
+    "- Invalid magic number.",
+    "xgboost.core.XGBoostError: [10:00:00] /workspace/src/collective/result.cc:78: \n"
+    "- [tracker.cc:240|10:00:00]: Invalid command received.",
+]
+
+
+@pytest.mark.parametrize("log", TRACKER_RUN)
+def test_xgboost_tracker_run_failure_is_the_meeting(log: str) -> None:
+    root = root_finding(log + "\n")
+    assert root is not None and root.code == "RUN222", (log, root)
+    assert root.facts.get("problem") == "tracker_failed", root.facts
+
+
+@pytest.mark.parametrize(
+    "log", ["server.cpp: Failed to accept connection.\nretrying", "- Failed to accept connection."]
+)
+def test_accept_failure_outside_xgboost_stays_silent(log: str) -> None:
+    assert root_finding(log + "\n") is None
