@@ -29,6 +29,11 @@ marked synthetic.
   to stop." inside XGBoost's Report ("- [tracker.cc:286|12:58:58]: Failed to accept connection.",
   https://github.com/dmlc/xgboost/issues/11380): RUN222 at tier 2 (rules/xgboost_collective.py); the same
   generic words outside XGBoost's Report stay silent.
+- A Horovod launcher stack cut inside its driver's wait for the tasks to register
+  (common/service/driver_service.py wait_for_initial_registration, whose only raise is "Timed out waiting
+  for tasks to start", https://github.com/horovod/horovod/issues/1414; and
+  wait_for_task_to_task_address_updates): read as the meeting's cut stack (rules/init_stacks.py), RUN221
+  tier 2.
 """
 
 from __future__ import annotations
@@ -201,3 +206,42 @@ def test_xgboost_tracker_run_failure_is_the_meeting(log: str) -> None:
 )
 def test_accept_failure_outside_xgboost_stays_silent(log: str) -> None:
     assert root_finding(log + "\n") is None
+
+
+HOROVOD_WAIT = (
+    # https://github.com/horovod/horovod/issues/1414
+    "(horovod) hadoop3@cu11:~$ horovodrun -np 16 -H cu11:8,cu08:8 python keras_mnist.py\n"
+    "Traceback (most recent call last):\n"
+    '  File "/sw/envs/horovod/bin/horovodrun", line 21, in <module>\n'
+    "    run.run()\n"
+    '  File "/sw/envs/horovod/lib/python3.6/site-packages/horovod/run/run.py", line 229, in _driver_fn\n'
+    "    driver.wait_for_initial_registration(settings.timeout)\n"
+    '  File "/sw/envs/horovod/lib/python3.6/site-packages/horovod/run/common/service/driver_service.py", '
+    "line 117, in {func}\n"
+    "    timeout.check_time_out_for({what})"
+)
+
+
+@pytest.mark.parametrize(
+    ("func", "what"),
+    [
+        ("wait_for_initial_registration", "'tasks to start'"),
+        # synthetic: the second wait of driver_service.py (0.20+ horovod/runner/)
+        ("wait_for_task_to_task_address_updates", "\n        'tasks to update task-to-task addresses')"),
+    ],
+)
+def test_horovod_stack_cut_in_the_tasks_registration_is_the_meeting(func: str, what: str) -> None:
+    root = root_finding(HOROVOD_WAIT.format(func=func, what=what) + "\n")
+    assert root is not None and root.code == "RUN221", root
+    assert func in root.facts.get("frame", ""), root.facts
+
+
+def test_horovod_stack_cut_elsewhere_in_the_launcher_stays_silent() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/sw/envs/horovod/bin/horovodrun", line 21, in <module>\n'
+        "    run.run()\n"
+        '  File "/sw/envs/horovod/lib/python3.6/site-packages/horovod/run/run.py", line 677, in run\n'
+        "    settings, fn_cache=fn_cache)\n"
+    )
+    assert root_finding(log) is None
