@@ -51,13 +51,19 @@ OOM_PROSE = [
     "PYTHONPATH=~/DeepSpeed deepspeed --num_gpus 4 distill.py --deepspeed_config ds_config_zero3.json\n"
     "At a certain point (around 1000 iters) it OOMs, even with zero-3 offloading. Here are the wandb logs.",
     # https://github.com/tensorflow/tensorflow/issues/38889
-    "I think in this case, it should allocate memory to other GPUs, but in fact it just breakdown and "
-    "return a OOM error.",
-    # synthetic: the other verbs and spellings of the same report
+    "For example, I have 3 GPUs whose memory is 11G, in fact, I found when I running my code, the first "
+    "one uses almost 11G while the others usese 155M. And then tensorflow need allocate more memory, but the "
+    "first one has on more memory to do. I think in this case, it should allocate memory to other GPUs, but "
+    "in fact it just breakdown and return a OOM error.",
+    # synthetic: the other verbs and spellings of the same report, under the command (a title alone is
+    # vocabulary's title rows')
+    "torchrun --nproc_per_node 8 train.py\n"
     "We also keep getting out of memory on rank 3 after the first eval.",
-    "I'm facing CUDA OOM with 8 GPUs when the sequence length is 8192.",
-    "The training OOMed after 2 epochs on the A100 nodes.",
+    "torchrun --nproc_per_node 8 train.py\nI'm facing CUDA OOM with 8 GPUs when the sequence length is 8192.",
+    "torchrun --nproc_per_node 8 train.py\nThe training OOMed after 2 epochs on the A100 nodes.",
+    "torchrun --nproc_per_node 8 train.py\n"
     "Training crashed with an out-of-memory error during the backward pass, we are on 4 V100s.",
+    "torchrun --nproc_per_node 8 train.py\n"
     "Since upgrading, the script throws an OOM error at the first step.",
 ]
 

@@ -16,7 +16,8 @@ report the event, by one of three shapes:
 Never read: a negation in the gap ("I didn't get OOM", "it never OOMs", "I got no OOM"), a condition, a plan
 or a question of what would happen ("if it OOMs", "to avoid OOM", "whether it will OOM", "would get OOM"), and
 a sentence that names the host's memory (the kernel's killer, RAM, CPU memory, the dataloader: those are
-RUN121's). RUN101 at tier 1, behind any program's own line; facts["read_as"] == "prose".
+RUN121's), and a title alone (vocabulary's title rows read it). RUN101 at tier 1, behind any program's own
+line; facts["read_as"] == "prose".
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
+from pgdoctor.diagnose.rules.vocabulary import _title
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
 
@@ -70,7 +72,8 @@ _HOST = lazy_re.compile(
 
 def _prose_oom(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     text = hit.text
-    if _HYPOTHETICAL.search(text, 0, m.start()) or _HOST.search(text):
+    # a title alone is vocabulary's (its title rows read the device's OOM there, inferred_from "words")
+    if _title(hit) or _HYPOTHETICAL.search(text, 0, m.start()) or _HOST.search(text):
         return None
     return [
         row.event(
