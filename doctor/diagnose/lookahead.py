@@ -47,6 +47,10 @@ _UP_MARKERS = (
     # settles its shared-memory broadcast stall printed during a long compile (rules/vllm_engine.py)
     b"init engine (profile, create kv cache",
     b"Application startup complete",
+    # Paddle's TCP store client once its connect succeeded (paddle/fluid/distributed/store/tcp_utils.cc
+    # 2.3+, phi/core/distributed/store/tcp_utils.cc: VLOG(0) "Successfully connected to h:p"), which settles
+    # that process's "Retry to connect to h:p while the server is not yet listening" (rules/peer_waits.py)
+    b"Successfully connected to",
 )
 
 

@@ -71,6 +71,12 @@ _MEETING_FUNC = frozenset(
         # CuPy's NCCLBackend (cupyx/distributed/_nccl_comm.py, 12.x-13.x): rank 0 starts cupy's own TCP store,
         # every rank reads the NCCL unique id through it before the communicator is made
         "_init_with_tcp_store",
+        # Horovod's launcher waiting for every task to register with its driver (horovod/run/ 0.16-0.19 and
+        # horovod/runner/ 0.20+, common/service/driver_service.py and task_service.py, spark/driver/): the
+        # waits raise only their start timeout, "Timed out waiting for tasks to start" / "... for tasks to
+        # update task-to-task addresses" (launch_start.py reads the message itself)
+        "wait_for_initial_registration",
+        "wait_for_task_to_task_address_updates",
     }
 )
 # A trainer's frame whose source line starts the process group: torch's own call, and the wrappers most

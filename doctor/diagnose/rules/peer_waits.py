@@ -65,7 +65,7 @@ import re
 from typing import Any, Optional
 
 from pgdoctor.checks.codes import run as C
-from pgdoctor.diagnose.event import LINES_AFTER, Event, Hit
+from pgdoctor.diagnose.event import LINES_AFTER, UNTIL_UP, Event, Hit
 from pgdoctor.diagnose.rules.nccl_detail import network_facts
 from pgdoctor.diagnose.rules.net_texts import until_up
 from pgdoctor.diagnose.rules.paste_session import job_lines_after
@@ -221,19 +221,37 @@ def _paddle_wait(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
 
 
 def _paddle_store(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    if not _ended_waiting(hit):
-        return []
-    facts: dict[str, Any] = {"framework": "paddle", "host": m.group("peer"), "port": int(m.group("port"))}
+    peer, port = m.group("peer"), m.group("port")
+    # The retrying process is the one that must connect: tcp_connect prints "Successfully connected to
+    # h:p" (VLOG(0), the retry's own level) once it does. A paste of two nodes shows the master's own client
+    # connected to the same h:p while the other node still retries (yeyupiaoling/PPASR#142), so the glog
+    # thread id names whose success settles this wait; without the glog prefix, any success to that h:p.
+    tid = _GLOG_TID.match(hit.text)
+    until = f" {tid.group(1)} tcp_utils.cc:" if tid else f"connected to {peer}:{port}"
+    if not (_ended_waiting(hit) or (tid and _other_connected(hit, f"connected to {peer}:{port}", until))):
+        return []  # the job went on (a healthy start's line): only another process is seen connected
+    facts: dict[str, Any] = {"framework": "paddle", "host": peer, "port": int(port), UNTIL_UP: until}
     return [
         row.event(
             hit,
-            f"Paddle's TCP store kept retrying {m.group('peer')}:{m.group('port')}, where no server "
-            "listens, and the log ends there: the master's address is wrong (a bad interface IP) or "
+            f"Paddle's TCP store kept retrying {peer}:{port}, where no server listens, and never "
+            "connected: the master's address is wrong (a bad interface IP, 127.0.1.1 from /etc/hosts) or "
             "the master never started",
             facts,
             dedupe=(row.code, "paddle_tcp_store"),
         )
     ]
+
+
+def _other_connected(hit: Hit, to: str, own: str) -> bool:
+    """Whether another process's client is seen connecting to the same store after the hit (a second
+    node's log pasted below) and this one's is not."""
+    ups = [ln.text for ln in hit.after(LINES_AFTER, same_rank=False) if to in ln.text]
+    return bool(ups) and not any(own in text for text in ups)
+
+
+# glog's prefix: level and date, time, thread id, file ("I0224 13:50:30.278173 1512912 tcp_utils.cc:107] ")
+_GLOG_TID = lazy_re.compile(r"\s*[IWEF]\d{4} [\d:.]+\s+(\d+) tcp_utils\.cc:")
 
 
 def _paddle_peers(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:

@@ -617,7 +617,7 @@ _HEAD_MAX = 120
 # a line that says the failure went away or did not happen ("设置之后不再报错 GPU out of memory，训练正常": no
 # more errors after the setting, training is normal; "没有报错，... 的提示也没有了": the message is gone too)
 _GONE = lazy_re.compile(
-    r"不再|没再|没有了|消失|正常|已解决|解决了|(?i:no longer|went away|gone|(?:fixed|solved|resolved))"
+    r"不再|没再|没有了|消失|正常|已解决|解决了|(?i:\b(?:no longer|went away|gone|fixed|solved|resolved)\b)"
 )
 # a program's record, not a person's title: a timestamp, a level, a source location, a key=value
 _LOGGED = lazy_re.compile(r"\d\d:\d\d:\d\d|\b(?:INFO|WARNING|WARN|DEBUG)\b|\.(?:py|cc|cpp|h):\d|\w=\S")

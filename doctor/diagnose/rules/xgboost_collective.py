@@ -14,6 +14,9 @@ rabit/src/allreduce_base.cc says "Failed to connect to the tracker." the same wa
 - "- Poll timeout:1800 seconds.": a socket wait ran past the communicator's timeout (`dmlc_timeout`): while
   bootstrapping with the tracker it is the rendezvous that timed out (some worker never started, RUN221);
   in an allreduce / allgather / broadcast it is a collective that a peer never joined (RUN151).
+- RabitTracker::Run's own failures (tracker.cc 2.1-3.x): "- [tracker.cc:286|12:58:58]: Failed to accept
+  connection.", "Failed to initialize worker proxy.", "Invalid command received.", "Failed to inform workers
+  to stop.": the tracker's side of the meeting broke (RUN222, tier 2), read only inside XGBoost's Report.
 - "- Encountered EOF. The other end is likely closed.": a peer closed its socket mid-operation (it died, or
   its host did): the connection between the workers broke (RUN174, tier 1: the peer's own error is the
   cause when the log shows it).
@@ -168,6 +171,46 @@ def _boot_failed(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# RabitTracker::Run's own failures (src/collective/tracker.cc 2.1-3.x): the tracker's accept() on its
+# listening socket failed, a worker's handshake with it failed (magic number, rank, world), or a worker sent
+# a command it does not know. Generic words ("Failed to accept connection." is many servers' line), so read
+# only inside XGBoost's Report: its "[tracker.cc:286|12:58:58]: " location, or a "- " line under an
+# XGBoostError / result.cc.
+_TRACKER_RUN = lazy_re.compile(
+    r"(?P<what>Failed to accept connection|Failed to initialize worker proxy|Invalid command received|"
+    r"Failed to inform workers to stop)\."
+)
+_REPORT_HEAD = lazy_re.compile(r"XGBoostError|result\.cc:\d+|tracker\.cc:\d+")
+
+
+def _tracker_run(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    text = hit.text
+    if "tracker.cc:" not in text and not (
+        text.lstrip(" >").startswith("- ")
+        and any(_REPORT_HEAD.search(ln.text) for ln in hit.before(4, same_rank=False))
+    ):
+        return None
+    deeper = [t[2:].split("]: ", 1)[-1].strip() for t in _chain(hit) if t.startswith("- ")]
+    facts: dict[str, Any] = {
+        "framework": "xgboost",
+        "problem": "tracker_failed",
+        "tracker_error": m.group("what"),
+    }
+    if deeper:
+        facts["error"] = clip(deeper[-1], 80)
+    why = f" ({facts['error']})" if "error" in facts else ""
+    return [
+        row.event(
+            hit,
+            f"XGBoost's tracker failed while the workers met ({m.group('what')}{why}): a worker could not "
+            "complete its handshake with the tracker, or the tracker's socket broke (the tracker's host_ip "
+            "and port must be reachable from every worker; a worker that died first is the cause)",
+            facts,
+            dedupe=(row.code, "xgboost_tracker_run"),
+        )
+    ]
+
+
 _RAY_ACTORS = lazy_re.compile(
     r"\bActor status: (?P<alive>\d+) alive, (?P<dead>\d+) dead \((?P<total>\d+) total\)"
 )
@@ -204,6 +247,20 @@ SIGNATURES = (
         anchors=(b"Failed to bootstrap the communication group",),
         worth=(rb"Failed to bootstrap the communication group",),
         words=("failed to bootstrap the communication group",),
+    ),
+    Signature(
+        "xgboost tracker run failed",
+        _TRACKER_RUN,
+        _tracker_run,
+        C.STORE_UNREACHABLE.code,
+        tier=2,
+        anchors=(
+            b"Failed to accept connection.",
+            b"Failed to initialize worker proxy.",
+            b"Invalid command received.",
+            b"Failed to inform workers to stop.",
+        ),
+        words=("failed to accept connection", "worker proxy", "invalid command received", "inform workers"),
     ),
     Signature(
         "xgboost tracker",
