@@ -26,10 +26,12 @@ from pgdoctor.model import lazy_re
 # the writer in the first person; a title that does not say it is the net's (vocabulary.py)
 _PERSON = r"(?=.*(?<![\w'])(?:i|i'm|i've|i am|we|we're|we've|my|our)(?![\w']))"
 _PERSON_OOM = lazy_re.compile(r"(?is)\A" + _PERSON + _DEVICE_OOM)
-# the OOM denied, gone, avoided or fixed in the person's own words
+# the OOM denied, gone, avoided or fixed in the person's own words, or only supposed ("Would I get OOM with 8
+# GPUs?": a plan, no run)
 _DENIED = lazy_re.compile(
     r"(?i)\b(?:don't|dont|do not|doesn't|does not|didn't|did not|never|no longer|not|without|avoid\w*|"
-    r"prevent\w*|fix\w*|solv\w*|resolv\w*|reduc\w*|instead|anymore|any more)\b|不再|没有"
+    r"prevent\w*|fix\w*|solv\w*|resolv\w*|reduc\w*|instead|anymore|any more|"
+    r"would|could|might|will|may|should|shall)\b|不再|没有|会不会|是否会"
 )
 
 _build_title = _build("device memory exhaustion", title=True)
