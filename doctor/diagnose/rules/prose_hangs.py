@@ -46,7 +46,10 @@ from typing import Optional
 
 from pgdoctor.checks.codes import run as C
 from pgdoctor.diagnose.event import Event, Hit
-from pgdoctor.diagnose.rules.hang_titles import _COLLECTIVE_HANG, _MAY, _STARTUP
+from pgdoctor.diagnose.rules.hang_titles import _ANCHORS as _TITLE_ANCHORS
+from pgdoctor.diagnose.rules.hang_titles import _CJK_HANGS, _COLLECTIVE_HANG, _MAY, _STARTUP
+from pgdoctor.diagnose.rules.hang_titles import _WORDS as _TITLE_WORDS
+from pgdoctor.diagnose.rules.hang_titles import _WORTH as _TITLE_WORTH
 from pgdoctor.diagnose.rules.vocabulary import _ASKING, _TIMEOUT_WORD, _TITLE_ASIDE, _TITLE_COLLECTIVE, _near
 from pgdoctor.diagnose.signature import Signature, gated_reader
 from pgdoctor.model import lazy_re
@@ -62,7 +65,7 @@ _HANG_EN = (
     r"\bhang(?:s|ing|ed)?\b|\bhung\b|\bstuck\b|\bdeadlock(?:s|ed)?\b|\bfreez(?:e|es|ing)\b|"
     r"\b(?:don't|do not|doesn't|does not|never|won't|didn't|did not) (?:return|finish|proceed|complete)\b"
 )
-_HANG_CJK = r"卡住|卡死|卡在|卡着|死锁|挂起"
+_HANG_CJK = "|".join(_CJK_HANGS)
 _HANG = rf"{_HANG_EN}|{_HANG_CJK}"
 _HANG_RE = lazy_re.compile(rf"(?i){_HANG}")
 _RANKS = r"(?:ranks|gpus|processes|devices|cards|workers|replicas|nodes)"
@@ -271,22 +274,10 @@ def _hang_after_up(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[
     )
 
 
-_ANCHORS = (
-    b" hang",
-    b"Hang",
-    b"HANG",
-    b" hung",
-    b"stuck",
-    b"Stuck",
-    b"eadlock",
-    b"reez",
-    *(w.encode() for w in ("卡住", "卡死", "卡在", "卡着", "死锁", "挂起")),
-)
-_WORTH = (
-    rb"(?i:\bhang|\bhung\b|\bstuck\b|deadlock|\bfreez)",
-    *(w.encode() for w in ("卡住", "卡死", "卡在", "卡着", "死锁", "挂起")),
-)
-_WORDS = ("hang", "hung", "stuck", "deadlock", "freez", "卡住", "卡死", "卡在", "卡着", "死锁", "挂起")
+# hang_titles' hang words (one table for both), with the CJK ones a sentence holds
+_ANCHORS = (*_TITLE_ANCHORS, *(w.encode() for w in _CJK_HANGS))
+_WORTH = (*_TITLE_WORTH, *(w.encode() for w in _CJK_HANGS))
+_WORDS = (*_TITLE_WORDS, *_CJK_HANGS)
 _RETURN_ANCHORS = (b"t return", b"never return", b"t finish", b"t proceed", b"t complete")
 _RETURN_WORTH = (rb"(?i:(?:n't|not|never) (?:return|finish|proceed|complete)\b)",)
 _RETURN_WORDS = ("t return", "never return", "t finish", "t proceed", "t complete")
