@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import Callable, Optional
 
 PR_SET_PDEATHSIG = 1
@@ -132,6 +133,11 @@ def _read_env(fd: int) -> Optional[dict[str, str]]:
         data += chunk
     env = json.loads(data.split(b"\n", 1)[0])
     return {str(k): str(v) for k, v in env.items()}
+
+
+def argv(fd: int, command: Sequence[str]) -> list[str]:
+    """How pgdoctor starts a guard over `command`, reading the pipe `fd` (its usage line above)."""
+    return [sys.executable, "-I", __file__, str(fd), "--", *command]
 
 
 def own_env() -> dict[str, str]:

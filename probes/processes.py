@@ -12,7 +12,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -308,7 +307,7 @@ def _start_guarded(
     read, write = os.pipe()
     try:
         p = subprocess.Popen(
-            [sys.executable, "-I", guard.__file__, str(read), "--", *argv],
+            guard.argv(read, argv),
             env=guard.own_env(),
             cwd=cwd,
             stdin=subprocess.DEVNULL,

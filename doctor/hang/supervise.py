@@ -40,7 +40,6 @@ ROLL_CALL_FAILS = frozenset({HANG_CULPRIT.code, HANG_ALL_WAITING.code})
 # the guard kills every one of them. It reads the job's environment from a pipe whose write end only
 # `run` holds, then waits for that end to close.
 # Run by its path, isolated (-I): it imports nothing but the standard library.
-_GUARD = (sys.executable, "-I", guard.__file__)
 POLL_S = 0.25
 RANKS_EVERY_S = 1.0
 
@@ -140,7 +139,7 @@ class Supervisor:
                 guard_read, self._guard_write = os.pipe()
                 try:
                     self.child = subprocess.Popen(
-                        [*_GUARD, str(guard_read), "--", *self.command],
+                        guard.argv(guard_read, self.command),
                         env=guard.own_env(),
                         stdin=None,
                         stdout=subprocess.PIPE,
