@@ -129,9 +129,9 @@ def _one_ok_hang(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return _event(row, hit, "the job runs on one GPU and hangs on several", "one_gpu_ok_several_hang")
 
 
-_CJK = ("卡住", "卡死", "卡在", "卡着", "死锁", "挂起", "不动")
-_ANCHORS_ALL = (*_ANCHORS, b"Struk", b"struk", *(w.encode() for w in _CJK))
-_WORTH_ALL = (*_WORTH, rb"(?i:\bstr?uk\b)", *(w.encode() for w in _CJK))
+# prose_hangs' hang words (its CJK ones included) with a title's misspellings and "不动" (does not move)
+_ANCHORS_ALL = (*_ANCHORS, b"Struk", b"struk", "不动".encode())
+_WORTH_ALL = (*_WORTH, rb"(?i:\bstr?uk\b)", "不动".encode())
 _WORDS_ALL = (*_WORDS, "struk", "stuk", "不动")
 
 SIGNATURES = (
