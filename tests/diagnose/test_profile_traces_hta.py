@@ -19,7 +19,11 @@ SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces"
 RECORDED = json.loads((FIXTURES / "traces" / "hta_0.5.0_figures.json").read_text())
 SETS = sorted(RECORDED["sets"])
 
-pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason=f"the public trace sets are not at {SHARED}")
+# One worker: `ours` analyses every shared set (3.5 s), once per worker that draws one of these tests.
+pytestmark = [
+    pytest.mark.skipif(not SHARED.is_dir(), reason=f"the public trace sets are not at {SHARED}"),
+    pytest.mark.xdist_group("hta_sets"),
+]
 
 
 @pytest.fixture(scope="module")

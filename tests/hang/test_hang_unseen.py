@@ -24,6 +24,10 @@ from tests.helpers.hang_unseen import EXPECTED, Expected
 from tests.helpers.paths import HELPERS
 
 pytestmark = pytest.mark.slow
+# The tests that read the `node` fixture run on one worker: under --dist loadgroup a module fixture is
+# set up once per worker that draws one of its tests, and this one starts ten jobs (about 25 ranks, each
+# importing torch): three workers started them three times (about 75 s of wall each, measured).
+ON_NODE = pytest.mark.xdist_group("hang_unseen_node")
 JOB = "tests.helpers.hang_unseen"
 # Each rank's own bound (its gloo timeout, its sleeps, then a timer that ends it): the fixture kills the
 # jobs as soon as both reports are in, so a long one costs nothing, while a short one (45 s) ran out
@@ -117,6 +121,7 @@ LIMITS = {"subgroup": "named [0, 2]: group membership needs the socket",
           "busy": "HNG104: CPU at one frame reads as progress in plain hang"}  # fmt: skip
 
 
+@ON_NODE
 @pytest.mark.parametrize(
     "name",
     [pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=LIMITS[n])) if n in LIMITS else n
@@ -128,12 +133,14 @@ def test_plain_job(node, name) -> None:
     assert misses(name, EXPECTED[name], pids[name], report) == []
 
 
+@ON_NODE
 def test_two_jobs_at_once_are_kept_apart(node) -> None:
     pids, (_rc, report), _ = node
     assert misses("ckpt", EXPECTED["ckpt"], pids["ckpt"], report) == []
     assert misses("fifo", EXPECTED["fifo"], pids["fifo"], report) == []
 
 
+@ON_NODE
 def test_spawn_job_by_its_launcher(node) -> None:
     pids, _, (rc, report) = node
     assert rc == 1, report
