@@ -232,9 +232,7 @@ def _chosen(what: str, key: object, fast: Callable[[], Optional[F]], slow: Calla
 def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
     """(engine name, test(buf, start, end) -> whether rx matches inside buf[start:end]) for a
     whole line [start, end): preceded by a newline or the start of the data, followed by a
-    newline or its end. Both engines search the slice, so "^" and \\b see the line's start.
-    Hyperscan answers in 2.6 us where `re` takes 11 for the scanner's 40-way WORTH alternation
-    on a 250-byte line."""
+    newline or its end. Both engines search the slice, so "^" and \\b see the line's start."""
     # A caseless reading (model/lazy_re.caseless) matches a deferred pattern case-insensitively: its own test.
     caseless = lazy_re.is_caseless() and not isinstance(rx, re.Pattern)
     return _chosen(
@@ -245,10 +243,13 @@ def line_test(rx: re.Pattern[bytes]) -> tuple[str, LineTest]:
     )
 
 
-# Compiling the scanner's WORTH for Hyperscan takes about 0.1 s, a third of a whole CLI run on a
-# pasted log, while `re` answers a line in 11 us against Hyperscan's 2.6: Hyperscan pays for itself
-# only after some 12,000 line tests, so it is compiled once a source has asked for that many.
-HYPERSCAN_LINE_TEST_AFTER = 10_000
+# Compiling the scanner's WORTH for Hyperscan takes 0.5-0.8 s, more than a whole CLI run on a pasted
+# log, so a source that asks for few line tests gets `re`. Hyperscan is compiled once a process has asked
+# for this many. The break-even moved with WORTH: at 40 alternatives `re` took 11 us a line and the
+# switch came after 10,000 lines; at 1,787 (the rows of 2026-12) it takes about 700 us against
+# Hyperscan's 1.3, so the 10,000 lines cost 7 s of `re` in every process that read many logs (a test
+# worker, a job directory of many ranks) before the switch. Break-even is now about 1,100 lines.
+HYPERSCAN_LINE_TEST_AFTER = 1_000
 
 
 def _re_line_test(rx: re.Pattern[bytes]) -> LineTest:
