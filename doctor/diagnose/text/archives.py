@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Optional
 
+from pgdoctor.diagnose.text.reader import HEAD_BYTES  # as much of a member as never_log reads
+
 MAX_MEMBERS = 10_000
 MAX_BYTES = 4 << 30
 # Members looked at (headers read), unpacked or not: a job directory's dataset shard of 300,000 members
@@ -161,7 +163,6 @@ _MEMBER_ERRORS = (RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.er
 # What tells a member that is no log from its first bytes and its name (diagnose's own test of a file,
 # given by the caller: what it reads as dumps, traces and hang evidence is never binary to it).
 NeverLog = Callable[[bytes, str], Optional[str]]
-HEAD_BYTES = 8192  # as much of a member as that test reads (reader.HEAD_BYTES)
 
 
 def unpack(path: str, listed: bool, archive: str, never_log: Optional[NeverLog] = None) -> Unpacked:
@@ -369,8 +370,10 @@ def renamed(value: Any, unpacked: list[Unpacked]) -> Any:
             return one(v) if "pgdoctor-archive-" in v else v
         if isinstance(v, dict):
             return {walk(k): walk(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return type(v)(walk(x) for x in v)
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if type(v) is tuple:  # a named tuple's fields are left as they are
+            return tuple(walk(x) for x in v)
         return v
 
     return walk(value)
