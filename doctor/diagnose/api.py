@@ -19,7 +19,7 @@ import gc
 import os
 import socket
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from pgdoctor.diagnose.analyze import LOG, cap_notes, sources_events
@@ -74,22 +74,36 @@ def kind_of(src: Source) -> str:
     in a job directory, a binary (checkpoint, core) or a report pgdoctor wrote; else a log."""
     if not src.path:
         return LOG
-    head = read_head(src.path)
+    path = src.path
+    return _kind_by_head(read_head(path), path, src.listed, lambda: looks_like_trace(path))
+
+
+def _kind_by_head(head: bytes, name: str, listed: bool, trace: Callable[[], bool]) -> str:
+    """kind_of of a file that starts with `head`; `trace()` reads the file when its name is a trace's."""
     # --save's name (hang-rank<R>.json) is evidence whatever it holds: one cut before its first key,
     # empty or not JSON is listed as skipped with its reason, never read as a log.
-    if looks_like_evidence(head) or EVIDENCE_NAME.match(os.path.basename(src.path)):
+    if looks_like_evidence(head) or EVIDENCE_NAME.match(os.path.basename(name)):
         return HANG
     if dump.looks_like_dump(dump.peek(head)):  # gzip -r of a dump directory too
         return DUMP
-    if src.path.endswith(TRACE_SUFFIXES) and looks_like_trace(src.path):
+    if name.endswith(TRACE_SUFFIXES) and trace():
         return TRACE
     if head.startswith(SQLITE_MAGIC):  # an Nsight Systems export (or a clear line saying it is not one)
         return TRACE
     if is_binary(head):
         return BINARY
-    if src.listed and is_pgdoctor_report(head):
+    if listed and is_pgdoctor_report(head):
         return REPORT
     return LOG
+
+
+def binary_head(head: bytes, name: str) -> Optional[str]:
+    """What an archive's member is when kind_of would skip it as a binary from its head alone (the
+    member is then never unpacked: text/archives.py), else None. A name like a trace's is left to
+    kind_of, which reads the file."""
+    if _kind_by_head(head, name, True, lambda: True) != BINARY:
+        return None
+    return binary_kind(head)
 
 
 def _diagnose(
@@ -341,17 +355,19 @@ def _report(
     config: Optional[Mapping[str, Any]],
 ) -> Report:
     unreadable: list[str] = []
-    unpacked: list[str] = []  # the temp directories of tar archives' members
+    unpacked: list[archives.Unpacked] = []  # tar and zip archives' members, in temp directories
     try:
         findings, meta = _diagnose(
-            open_sources(paths, skipped=unreadable, unpacked=unpacked),
+            open_sources(paths, skipped=unreadable, unpacked=unpacked, never_log=binary_head),
             flight_recorder_dirs,
             all_steps,
             config,
         )
     finally:
-        for d in unpacked:
-            archives.remove(d)
+        for u in unpacked:
+            archives.remove(u.directory)
+    if unpacked:
+        findings, meta = _archived(findings, meta, unpacked)
     # Top-level `traces` in --json: per-rank breakdown and the straggler (docs/output-formats.md).
     extra = ReportExtra(traces=meta.pop("traces")) if "traces" in meta else ReportExtra()
     if (
@@ -371,6 +387,23 @@ def _report(
         meta=meta,
         extra=extra,
         incomplete_reasons=_nothing_read(meta, extra),
+    )
+
+
+def _archived(
+    findings: list[Finding], meta: dict[str, Any], unpacked: list[archives.Unpacked]
+) -> tuple[list[Finding], dict[str, Any]]:
+    """The archives' binary members (never unpacked) among the binary files skipped, a note for an
+    archive that held logs and binaries, and every unpacked file named by its ARCHIVE:MEMBER."""
+    binary = [name for u in unpacked for name, _ in u.binary]
+    if binary:
+        meta["skipped_binary_files"] = binary + meta.get("skipped_binary_files", [])
+    notes = [n for n in (u.note() for u in unpacked) if n]
+    if notes:
+        meta["notes"] = meta.get("notes", []) + notes
+    return (
+        [Finding.from_json(archives.renamed(f.to_json(), unpacked)) for f in findings],
+        archives.renamed(meta, unpacked),
     )
 
 

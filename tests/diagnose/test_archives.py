@@ -4,8 +4,12 @@ gone when the diagnosis ends, and hostile archives (traversal, links, bombs, cut
 
 from __future__ import annotations
 
+import gzip
 import io
+import json
 import os
+import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -14,6 +18,8 @@ import pytest
 
 from pgdoctor.diagnose.api import diagnose_paths
 from pgdoctor.diagnose.text import archives
+from pgdoctor.diagnose.text.reader import binary_kind
+from pgdoctor.engine.deadline import DeadlineExceeded, deadline
 from tests.helpers.paths import FIXTURES
 
 OOM = (
@@ -29,6 +35,9 @@ def _tar(path: Path, members: dict[str, bytes], mode: str = "w:gz") -> Path:
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
     return path
+
+
+ELF_KIND = binary_kind(b"\x7fELF")
 
 
 def _leftover_archive_dirs() -> list[str]:
@@ -157,3 +166,127 @@ def test_a_zip_whose_member_inflates_past_the_limit_stops_there(
         assert got.skipped and os.path.getsize(got.members[0][1]) <= 100 << 10 if got.members else got.skipped
     finally:
         archives.remove(got.directory)
+
+
+# --- an archive named that holds no log, members named by ARCHIVE:MEMBER, the walk under --timeout ---
+
+
+def _npy(count: int = 8) -> bytes:
+    """A NumPy .npy file (the format np.save writes) of `count` float32 numbers: a dataset shard's member.
+    Eight numbers of noise read as text by the NUL count alone (the head is mostly its ASCII header)."""
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({count},), }}"
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    body = bytes((i * 37 + 11) % 251 for i in range(4 * count))
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + body
+
+
+def _cli(*args: str, tmp: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """pgdoctor diagnose in a child whose temp directory is `tmp` (what it leaves there is seen)."""
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.run(
+        [sys.executable, "-m", "pgdoctor", "diagnose", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_a_named_archive_with_no_log_in_it_is_refused_in_one_line(tmp_path: Path) -> None:
+    # A webdataset shard named by mistake: its members were unpacked, read as logs and answered
+    # "[ok] no failure found", exit 0.
+    shard = _tar(tmp_path / "shards.tar.gz", {f"{i:06d}.npy": _npy() for i in range(2000)})
+    run = _cli(str(shard), tmp=tmp_path / "tmp")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout == "" and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "0 of 2000 members read as logs" in run.stderr and "2000 binary" in run.stderr, run.stderr
+    assert "a NumPy array" in run.stderr and f"{shard}:000000.npy" in run.stderr, run.stderr
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_binary_members_are_not_unpacked_and_the_answer_says_what_was_read(tmp_path: Path) -> None:
+    elf = b"\x7fELF\x02\x01\x01" + b"\x00" * 200
+    path = _tar(tmp_path / "job.tar.gz", {"a.npy": _npy(), "rank1.log": OOM.encode(), "core": elf})
+    from pgdoctor.diagnose.api import binary_head
+
+    got = archives.unpack(str(path), listed=False, archive="tar", never_log=binary_head)
+    try:
+        assert [n for n, _ in got.members] == [f"{path}:rank1.log"]
+        assert got.binary == [(f"{path}:a.npy", "a NumPy array (.npy)"), (f"{path}:core", ELF_KIND)]
+        written = [f for _, _, fs in os.walk(got.directory) for f in fs]
+        assert written == ["rank1.log"], "a binary member is judged by its head, never written"
+    finally:
+        archives.remove(got.directory)
+    rep = diagnose_paths([str(path)])
+    assert rep.findings[0].code == "RUN101"
+    assert rep.meta["skipped_binary_files"] == [f"{path}:a.npy", f"{path}:core"]
+    assert f"{path}: 1 of 3 members read, 2 binary skipped unread" in " ".join(rep.meta["notes"])
+
+
+def _members_of(tar: Path) -> dict[str, bytes]:
+    with tarfile.open(tar) as tf:
+        return {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isreg()}  # type: ignore[union-attr]
+
+
+def test_no_answer_names_the_temp_directory_members_were_unpacked_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Dumps, traces and hang evidence are read from the files unpacked: what their readers said
+    # (evidence, skip lines, the dumps' list) named /tmp/pgdoctor-archive-PID-xxx/rank0.pkl.
+    from pgdoctor.diagnose.flight import dump
+    from pgdoctor.diagnose.render import render
+
+    members = _members_of(FIXTURES / "fr" / "culprit_rank0.tar")
+    members = {k: v for k, v in members.items() if k.endswith(".pkl")}
+    members["big/rank4.pkl"] = members["rank3.pkl"] + b"\x00" * 4096  # too large (the limit lowered)
+    members["cut/rank5.pkl"] = members["rank3.pkl"][:100]  # cut while it was written
+    members["prof/rank0.pt.trace.json"] = b'{"traceEvents": [{"ph": "X", '  # cut
+    members["hang-rank7.json"] = b'{"pgdoctor_hang_evidence": 1, "ra'  # cut
+    members["rank0.bin"] = b"\x7fELF\x02\x01\x01" + b"\x00" * 200
+    path = _tar(tmp_path / "job.tar", members, "w")
+    monkeypatch.setattr(dump, "MAX_DUMP_BYTES", len(members["rank3.pkl"]) + 100)
+    rep = diagnose_paths([str(path)])
+    out = io.StringIO()
+    render(rep, out)
+    text = json.dumps(rep.to_json()) + out.getvalue()
+    assert rep.findings[0].code == "RUN282", rep.findings[0].message
+    assert "pgdoctor-archive-" not in text, [
+        ln for ln in out.getvalue().splitlines() if "pgdoctor-archive" in ln
+    ]
+    for member in ("rank0.pkl", "big/rank4.pkl", "cut/rank5.pkl", "prof/rank0.pt.trace.json", "rank0.bin"):
+        assert f"{path}:{member}" in text, member
+    assert rep.findings[0].evidence[0].file.startswith(f"{path}:rank")
+
+
+def _many_members(path: Path, count: int) -> Path:
+    """A gzip tar of `count` small binary members: a thousand headers made once and repeated, so 300,000
+    members take a second to write, not the minute tarfile's addfile takes."""
+    data = _npy(4)
+    block = io.BytesIO()
+    for i in range(1000):
+        info = tarfile.TarInfo(f"{i:06d}.npy")
+        info.size = len(data)
+        block.write(info.tobuf(tarfile.USTAR_FORMAT) + data + b"\x00" * (-len(data) % 512))
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        for _ in range(count // 1000):
+            fh.write(block.getvalue())
+        fh.write(b"\x00" * 1024)
+    return path
+
+
+def test_a_huge_archive_walk_ends_at_the_timeout_and_leaves_nothing(tmp_path: Path) -> None:
+    big = _many_members(tmp_path / "shard.tar.gz", 300_000)
+    run = _cli(str(big), "--timeout", "2", tmp=tmp_path / "tmp", timeout=60)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "did not finish within --timeout 2 s" in run.stderr
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_the_deadline_inside_an_unpacking_removes_its_directory_at_once(tmp_path: Path) -> None:
+    # In a process that lives on (the lab, a notebook), the temp directory of an unpacking the deadline
+    # cut short stayed until the process exited.
+    big = _many_members(tmp_path / "shard.tar.gz", 300_000)
+    with pytest.raises(DeadlineExceeded), deadline(0.5):
+        diagnose_paths([str(big)])
+    assert _leftover_archive_dirs() == []

@@ -223,6 +223,6 @@ def test_a_job_directory_archive_of_many_members_that_are_no_logs_is_walked_with
     skipped = rep.meta.get("skipped_unreadable_files", [])
     assert skipped == [
         f"{job / 'shards.tar.gz'}: members past the first {MAX_LOOKED} were not read (1 read, "
-        f"{MAX_LOOKED - 1} (0 MiB) not named like logs passed over; limits {MAX_LOOKED} members looked "
-        "at, 4 GiB passed over)"
+        f"{MAX_LOOKED - 1} (0 MiB) binary or not named like logs passed over; limits {MAX_LOOKED} members "
+        "looked at, 4 GiB passed over)"
     ], skipped

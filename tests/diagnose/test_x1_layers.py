@@ -100,14 +100,14 @@ def test_nesting_shares_one_budget_and_stops_at_its_depth(
     inner = _tar({f"rank{i}.log": OOM for i in range(5)})
     path = tmp_path / "outer.tar"
     path.write_bytes(_tar({"a.tar": inner, "b.tar": inner}))
-    unpacked: list[str] = []
+    unpacked: list[archives.Unpacked] = []
     sources = open_sources([str(path)], unpacked=unpacked, skipped=(skipped := []))
     try:
         assert len(sources) == 3
         assert any("were not read" in s for s in skipped)
     finally:
         for d in unpacked:
-            archives.remove(d)
+            archives.remove(d.directory)
     deep = OOM
     for _ in range(archives.MAX_DEPTH + 2):
         deep = _tar({"x.tar" if deep is not OOM else "rank1.log": deep})
@@ -118,7 +118,7 @@ def test_nesting_shares_one_budget_and_stops_at_its_depth(
         assert len(sources) == 1 and sources[0].name.count(":") == archives.MAX_DEPTH + 1
     finally:
         for d in unpacked:
-            archives.remove(d)
+            archives.remove(d.directory)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,12 @@ relative paths with every '..' and absolute part dropped, so nothing is written 
 regular files are unpacked (links, devices and FIFOs never). A bomb stops at MAX_MEMBERS members or
 MAX_BYTES unpacked (bytes counted as written: a zip's sizes can lie), and a cut or corrupt archive
 where the damage starts; both say what was left. A zip that holds a torch checkpoint (torch.save
-writes zip: `<name>/data.pkl`, `<name>/data/0`...) is not unpacked: it is no log."""
+writes zip: `<name>/data.pkl`, `<name>/data/0`...) is not unpacked: it is no log.
+
+A member that is binary by its head (what diagnose calls a binary file: a .npy, an image, a core) is
+not written at all: a dataset shard named by mistake was 10,000 files unpacked only to be skipped.
+What the readers of the unpacked files say (a dump's evidence, a cut trace's skip line) names the
+temp file; renamed() gives every such string its member's ARCHIVE:MEMBER back."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import atexit
 import functools
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tarfile
@@ -26,7 +32,9 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Optional
+from typing import IO, Any, Optional
+
+from pgdoctor.diagnose.text.reader import HEAD_BYTES  # as much of a member as never_log reads
 
 MAX_MEMBERS = 10_000
 MAX_BYTES = 4 << 30
@@ -79,9 +87,31 @@ def _remove_all() -> None:
 
 @dataclass
 class Unpacked:
+    path: str  # the archive
     directory: str
     members: list[tuple[str, str]] = field(default_factory=list)  # (ARCHIVE:MEMBER, unpacked path)
     skipped: list[str] = field(default_factory=list)  # "ARCHIVE: why what was left was not read"
+    binary: list[tuple[str, str]] = field(default_factory=list)  # (ARCHIVE:MEMBER, what it is): not written
+    looked: int = 0  # members looked at, every level
+
+    def no_log(self) -> Optional[str]:
+        """Why this archive, named, is no input (every member binary, read to its end), or None."""
+        if self.members or self.skipped or not self.binary:
+            return None
+        first, what = self.binary[0]
+        return (
+            f"no member is a text log (0 of {self.looked} members read as logs, {len(self.binary)} binary "
+            f"skipped: {first} is {what}); give the job's log files or their directory"
+        )
+
+    def note(self) -> Optional[str]:
+        """What was read of an archive that also held binary members, for the report's notes."""
+        if not self.binary or not self.members:
+            return None
+        return (
+            f"{self.path}: {len(self.members)} of {self.looked} members read, {len(self.binary)} binary "
+            "skipped unread"
+        )
 
 
 def _relative(name: str) -> str:
@@ -130,12 +160,24 @@ def _zip_members(path: str) -> Iterator[tuple[str, int, Callable[[], IO[bytes]]]
 _MEMBER_ERRORS = (RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error, EOFError)
 
 
-def unpack(path: str, listed: bool, archive: str) -> Unpacked:
+# What tells a member that is no log from its first bytes and its name (diagnose's own test of a file,
+# given by the caller: what it reads as dumps, traces and hang evidence is never binary to it).
+NeverLog = Callable[[bytes, str], Optional[str]]
+
+
+def unpack(path: str, listed: bool, archive: str, never_log: Optional[NeverLog] = None) -> Unpacked:
     """The regular members of the archive, `archive` being what kind() found ("tar" or "zip"), unpacked
-    (see the module docstring)."""
-    out = Unpacked(tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
+    (see the module docstring); `never_log(head, name)` says what a member is that is not written
+    (a binary), or None."""
+    out = Unpacked(path, tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
     _MADE.add(out.directory)
-    _unpack_into(out, path, path, listed, archive, out.directory, _Budget(), 0)
+    used = _Budget()
+    try:
+        _unpack_into(out, path, path, listed, archive, out.directory, used, 0, never_log)
+    except BaseException:  # the deadline (--timeout) or ^C mid-walk: nothing is left for exit to remove
+        remove(out.directory)
+        raise
+    out.looked = used.looked
     return out
 
 
@@ -175,6 +217,7 @@ def _unpack_into(
     directory: str,
     used: _Budget,
     depth: int,
+    never_log: Optional[NeverLog] = None,
 ) -> None:
     """Unpacks `path` (named `label` in evidence) into `directory`; `used` holds what every level has
     used so far."""
@@ -185,8 +228,8 @@ def _unpack_into(
             if used.looked >= MAX_LOOKED or used.passed_bytes > MAX_BYTES:
                 out.skipped.append(
                     f"{label}: members past the first {used.looked} were not read ({len(out.members)} read, "
-                    f"{used.passed} ({used.passed_bytes >> 20} MiB) not named like logs passed over; limits "
-                    f"{MAX_LOOKED} members looked at, {MAX_BYTES >> 30} GiB passed over)"
+                    f"{used.passed} ({used.passed_bytes >> 20} MiB) binary or not named like logs passed "
+                    f"over; limits {MAX_LOOKED} members looked at, {MAX_BYTES >> 30} GiB passed over)"
                 )
                 break
             used.looked += 1
@@ -202,8 +245,15 @@ def _unpack_into(
                 break
             try:
                 with opener() as src:
+                    head = src.read(HEAD_BYTES)
+                    what = None if _archive_head(head) or never_log is None else never_log(head, name)
+                    if what is not None:
+                        out.binary.append((f"{label}:{name}", what))
+                        used.passed += 1
+                        used.passed_bytes += max(0, size)
+                        continue
                     dest = _destination(directory, name, seen)
-                    used.bytes += _copy(src, dest, MAX_BYTES - used.bytes)
+                    used.bytes += _copy(head, src, dest, MAX_BYTES - used.bytes)
             except _MEMBER_ERRORS as exc:
                 if archive != "zip":  # a tar is one stream: what follows the damage is lost too
                     raise
@@ -220,6 +270,7 @@ def _unpack_into(
                     tempfile.mkdtemp(dir=directory),
                     used,
                     depth + 1,
+                    never_log,
                 )
                 os.unlink(dest)  # its members stand for it
                 continue
@@ -267,10 +318,19 @@ def _inner_archive(dest: str) -> Optional[str]:
     return found if found in ("tar", "zip") else None
 
 
-def _copy(src: IO[bytes], dest: str, budget: int) -> int:
-    """Bytes written, at most `budget` (a member that inflates past its stated size stops there)."""
-    done = 0
+def _archive_head(head: bytes) -> bool:
+    """A member that may be an archive to unpack in its turn (a plain tar's NUL blocks, a zip's
+    binary headers): never judged binary by its head."""
+    return head.startswith((b"PK\x03\x04", b"PK\x05\x06", *_TAR_HEADS)) or head[257:262] == b"ustar"
+
+
+def _copy(head: bytes, src: IO[bytes], dest: str, budget: int) -> int:
+    """Bytes written, `head` (already read) first, at most `budget` (a member that inflates past its
+    stated size stops there)."""
+    head = head[:budget]
+    done = len(head)
     with open(dest, "wb") as fh:
+        fh.write(head)
         while done < budget:
             block = src.read(min(1 << 20, budget - done))
             if not block:
@@ -278,3 +338,42 @@ def _copy(src: IO[bytes], dest: str, budget: int) -> int:
             fh.write(block)
             done += len(block)
     return done
+
+
+def renamed(value: Any, unpacked: list[Unpacked]) -> Any:
+    """`value` (JSON-like: str, list, tuple, dict with its keys) with every unpacked file's path
+    replaced by its ARCHIVE:MEMBER, and an unpacked directory by its archive. The readers of dumps,
+    traces and hang evidence name the file they opened; this is the one place their words are
+    translated back, so none of them (nor one added later) can leak a temp path gone after exit."""
+    names = {u.directory: u.path for u in unpacked}
+    names.update((dest, name) for u in unpacked for name, dest in u.members)
+    if not names:
+        return value
+    lengths = sorted({len(k) for k in names}, reverse=True)  # the longest path that matches wins
+    prefix = re.compile("|".join(re.escape(u.directory) for u in unpacked))
+
+    def one(text: str) -> str:
+        out, at = [], 0
+        for m in prefix.finditer(text):
+            if m.start() < at:
+                continue
+            start = m.start()
+            key = next((text[start : start + n] for n in lengths if text[start : start + n] in names), None)
+            if key is None:
+                continue
+            out += [text[at:start], names[key]]
+            at = start + len(key)
+        return "".join(out) + text[at:] if out else text
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return one(v) if "pgdoctor-archive-" in v else v
+        if isinstance(v, dict):
+            return {walk(k): walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if type(v) is tuple:  # a named tuple's fields are left as they are
+            return tuple(walk(x) for x in v)
+        return v
+
+    return walk(value)

@@ -18,9 +18,12 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Optional
 
 from pgdoctor.model import lazy_re
+
+if TYPE_CHECKING:
+    from pgdoctor.diagnose.text import archives
 
 CHUNK_BYTES = 8 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -258,6 +261,9 @@ _BINARY_MAGIC = (
     (b"\xff\xd8\xff", "a JPEG image"),
     (b"GIF87a", "a GIF image"),
     (b"GIF89a", "a GIF image"),
+    # A dataset shard's arrays (np.save): a small one's head is its ASCII header, text by the NUL count.
+    (b"\x93NUMPY", "a NumPy array (.npy)"),
+    (b"\x89HDF\r\n\x1a\n", "an HDF5 file"),
 )
 
 
@@ -342,12 +348,14 @@ def open_sources(
     paths: Sequence[str],
     chunk_bytes: int = CHUNK_BYTES,
     skipped: Optional[list[str]] = None,
-    unpacked: Optional[list[str]] = None,
+    unpacked: Optional[list[archives.Unpacked]] = None,
+    never_log: Optional[archives.NeverLog] = None,
 ) -> list[Source]:
     """One Source per file ('-' is stdin); directories expand recursively in name order; a tar
     or zip archive is one Source per member (text/archives.py), unpacked into a temp directory that is
-    added to `unpacked` for the caller to remove (else it goes at exit). Files of a directory that
-    cannot be read go to `skipped` ("path: reason"); a named one is an error."""
+    added to `unpacked` for the caller to remove (else it goes at exit); a member that `never_log`
+    calls binary is not unpacked, and an archive named with nothing else in it is an error. Files of a
+    directory that cannot be read go to `skipped` ("path: reason"); a named one is an error."""
     from pgdoctor.diagnose import walk
     from pgdoctor.diagnose.text import archives
 
@@ -385,9 +393,14 @@ def open_sources(
                     f"cannot read {f}: a torch checkpoint (the zip torch.save writes), not a log"
                 )
             if archive in ("tar", "zip"):
-                got = archives.unpack(f, listed, archive)
+                got = archives.unpack(f, listed, archive, never_log)
+                # Named, as a named binary file is: a dataset shard given by mistake was "no failure found".
+                refusal = None if listed else got.no_log()
+                if refusal:
+                    archives.remove(got.directory)
+                    raise SourceError(f"cannot read {f}: {refusal}")
                 if unpacked is not None:
-                    unpacked.append(got.directory)
+                    unpacked.append(got)
                 if skipped is not None:
                     skipped.extend(got.skipped)
                 sources += [
