@@ -28,6 +28,7 @@ from pgdoctor.diagnose.profile.reader import SQLITE_MAGIC, TRACE_SUFFIXES, looks
 from pgdoctor.diagnose.stacks.evidence import FILE_RE as EVIDENCE_NAME
 from pgdoctor.diagnose.stacks.evidence import looks_like_evidence
 from pgdoctor.diagnose.text import archives, cutline, recase
+from pgdoctor.diagnose.text.head import read_head
 from pgdoctor.diagnose.text.reader import (
     Source,
     SourceError,
@@ -35,7 +36,6 @@ from pgdoctor.diagnose.text.reader import (
     is_binary,
     is_pgdoctor_report,
     open_sources,
-    read_head,
     text_sources,
 )
 from pgdoctor.model import Finding, Report, ReportExtra

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Optional
 
-from pgdoctor.diagnose.text.reader import HEAD_BYTES  # as much of a member as never_log reads
+from pgdoctor.diagnose.text.head import HEAD_BYTES  # as much of a member as never_log reads
 
 MAX_MEMBERS = 10_000
 MAX_BYTES = 4 << 30

@@ -16,8 +16,10 @@ import bisect
 import contextlib
 import ctypes
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Optional, TypeVar
 
@@ -73,20 +75,50 @@ def map_in_workers(fn: Callable[[T], R], items: Sequence[T], workers: int) -> It
     does not come within WORKER_RESULT_TIMEOUT_S is computed here instead, with all that follow."""
     ctx = multiprocessing.get_context("fork")
     try:
-        pool = ctx.Pool(min(workers, len(items)) or 1, initializer=_worker_init, initargs=(os.getpid(),))
+        pool = ctx.Pool(
+            min(workers, len(items)) or 1, initializer=_worker_init, initargs=(os.getpid(), _prctl())
+        )
     except (OSError, RuntimeError):  # no process or thread to be had (ulimit -u, -v): in this process
         yield from map(fn, items)
         return
-    with pool:  # __exit__ terminates them
+    try:
         results = pool.imap(fn, items)
         for done in range(len(items)):
             try:
                 value = results.next(WORKER_RESULT_TIMEOUT_S)
             except multiprocessing.TimeoutError:
-                pool.terminate()
+                _end(pool)
                 yield from map(fn, items[done:])
                 return
             yield value
+    finally:
+        _end(pool)
+
+
+# A worker that SIGTERM does not end within this is killed: Pool.terminate() sends SIGTERM and then
+# waits for every worker without a bound. A child that deadlocked right after the fork (see above) has
+# not yet reset the parent's SIGTERM handler, a Python one that never runs while the child waits in C:
+# terminate() then waited forever (a test worker sat 300 s in its join).
+TERMINATE_GRACE_S = 2.0
+
+
+def _end(pool: multiprocessing.pool.Pool) -> None:
+    """pool.terminate(), SIGKILLing any worker still alive TERMINATE_GRACE_S after it began. The
+    timer fires after terminate() has stopped the pool's worker handler (its first step), so no new
+    worker is started in place of a killed one."""
+    timer = threading.Timer(TERMINATE_GRACE_S, _kill_workers, (pool,))
+    timer.daemon = True
+    timer.start()
+    try:
+        pool.terminate()
+    finally:
+        timer.cancel()
+
+
+def _kill_workers(pool: multiprocessing.pool.Pool) -> None:
+    for proc in list(getattr(pool, "_pool", ())):  # the Pool's own list of its worker processes
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            proc.kill()
 
 
 @contextlib.contextmanager
@@ -102,10 +134,10 @@ def beside(fn: Callable[[], R], enabled: bool = True) -> Iterator[Callable[[], R
         return
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    parent = os.getpid()
+    parent, prctl = os.getpid(), _prctl()
 
     def child() -> None:
-        _worker_init(parent)
+        _worker_init(parent, prctl)
         code = 1  # no result: the parent computes it again and sees the error
         try:
             send.send(fn())
@@ -139,18 +171,24 @@ def beside(fn: Callable[[], R], enabled: bool = True) -> Iterator[Callable[[], R
         recv.close()
 
 
-def _worker_init(parent: int) -> None:
+def _prctl() -> Optional[Callable[..., int]]:
+    """libc's prctl, looked up in the parent: dlopen in a child forked from a process with other
+    threads can wait forever on the loader's lock as another thread held it at the fork."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not Linux: the pool's pipes still end the worker
+        return None
+
+
+def _worker_init(parent: int, prctl: Optional[Callable[..., int]]) -> None:
     # The parent's handlers turn SIGTERM into an exception; a worker that the pool terminates
     # must just end, quietly. And it dies with its parent (a SIGKILLed pgdoctor leaves no worker).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if prctl is not None:
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(1)
-    except (OSError, AttributeError):  # not Linux: the pool's pipes still end the worker
-        pass
 
 
 def _scan_range(path: str, start: int, end: int) -> list[int]:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Optional
 
+from pgdoctor.diagnose.text.head import read_head
 from pgdoctor.model import lazy_re
 
 if TYPE_CHECKING:
@@ -241,17 +242,6 @@ def needs_decoding(path: str) -> bool:
     return head[:2] == GZIP_MAGIC or _compression(head) is not None or utf16_encoding(head[:4]) is not None
 
 
-HEAD_BYTES = 8192
-
-
-def read_head(path: str) -> bytes:
-    """The first HEAD_BYTES of a file, read once for every test of what the file is (a dump, a
-    trace, a binary, an earlier report); b"" when it cannot be read (the scan then says why)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(HEAD_BYTES)
-    except OSError:
-        return b""
 
 
 # Files that are never a log, by their magic number: named what they are in the refusal.
