@@ -242,8 +242,6 @@ def needs_decoding(path: str) -> bool:
     return head[:2] == GZIP_MAGIC or _compression(head) is not None or utf16_encoding(head[:4]) is not None
 
 
-
-
 # Files that are never a log, by their magic number: named what they are in the refusal.
 _BINARY_MAGIC = (
     (b"\x7fELF", "an ELF executable, library or core"),
