@@ -102,7 +102,14 @@ def timed(alias: str = "") -> str:
 
 
 def _pid_of_tid(expr: str) -> str:
-    return f"(({expr}) >> 24) & 16777215"
+    return _id_bits(expr, 24)
+
+
+def _id_bits(expr: str, shift: int) -> str:
+    """The process (shift 24) or thread (0) number a globalPid/globalTid holds, as SQL. A NULL
+    is 0, the one process of an export without the column: a NULL pid sorted against an int
+    (TypeError) and skipped the whole export."""
+    return f"ifnull((({expr}) >> {shift}) & 16777215, 0)"
 
 
 @contextlib.contextmanager
@@ -188,7 +195,7 @@ class _GpuStream:
             if table not in tables:
                 continue
             cols = _columns(con, table)
-            pid_expr = "globalPid >> 24 & 16777215" if "globalPid" in cols else "0"
+            pid_expr = _id_bits("globalPid", 24) if "globalPid" in cols else "0"
             name_col = next((n for n in ("demangledName", "shortName") if n in cols), None)
             corr = "correlationId" if "correlationId" in cols else "-1"
             nid = name_col if tag == 0 and name_col else "NULL"
@@ -345,7 +352,7 @@ def _nvtx(con: sqlite3.Connection, tables: set[str], of: Callable[[int], Any], g
         f"ELSE {msg} END AS TEXT)"
     )
     pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
-    tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
+    tid_expr = _id_bits("e.globalTid", 0) if "globalTid" in cols else "0"
     ended = f"{closed_ranges(con, tables)} AND {timed('e.')}"
     ranges = (
         f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k, "

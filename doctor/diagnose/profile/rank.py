@@ -98,6 +98,8 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
         if type(name) is not str:
             name = str(name)
         cat = item.get("cat")
+        if type(cat) is not str:  # a list is unhashable (the set tests below): no category
+            cat = None
         args = item.get("args")
         corr = args.get("correlation") if type(args) is dict else None
         if cat in GPU_CATEGORIES:
