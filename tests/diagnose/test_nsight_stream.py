@@ -185,8 +185,8 @@ def _cpu_held_whole(path: Path, pid: int) -> rank._Collect:
     con = sqlite3.connect(path)
     names = dict(con.execute("SELECT id, value FROM StringIds"))
     for start, end, _, tid_text, text, gtid in con.execute("SELECT * FROM NVTX_EVENTS"):
-        if gtid >> 24 != pid:
-            continue
+        if gtid >> 24 != pid or end < start:
+            continue  # a range that ends before it starts is no range (nsight.timed, rank._collect)
         key = (text if text is not None else names[tid_text]).partition(",")[0]
         if is_step(key):
             c.steps.append((start / 1000.0, end / 1000.0, gtid & 16777215))

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import stat
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,11 @@ class Dump:
             if isinstance(raw, list)
             else [],
         }
+        cfg = self.data.get("pg_config")
+        if isinstance(cfg, Mapping):
+            # Each group's ranks parsed once, here: three readers asked for them again per group
+            # (a pg_config of 2,000,000 ranks as text was parsed and bounded a dozen times: 9 s).
+            self.data["pg_config"] = {name: _config_entry(entry) for name, entry in cfg.items()}
 
 
 _STR_FIELDS = ("profiling_name", "state")
@@ -80,6 +86,17 @@ _INT_FIELDS = (
 )
 _BOOL_FIELDS = ("is_p2p", "retired")
 _LIST_FIELDS = ("input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "process_group")
+_SIZE_FIELDS = ("input_sizes", "output_sizes")
+# A collective's tensors hold at most this many numbers in their shapes (an all_to_all over 16,384
+# ranks of 2-D tensors is 32,768), and no tensor has more than 64 dimensions: past either, the
+# field is no list of shapes but a hostile one (a 13 KB pickle whose memo shares one list of 1,000
+# numbers a thousand times expands into a million, read one by one: 30 s). Read as absent.
+MAX_SIZE_NUMBERS = 1 << 16
+MAX_DIMS = 64
+# A name, state, dtype, group or frame text longer than this is clipped where the dump is read: a
+# 10 MB operation name was copied into every finding, scrubbed and printed (20 s). The clip keeps
+# the length and a checksum, so two different long names still differ.
+MAX_FIELD_CHARS = 4096
 _TRUE, _FALSE = {"true", "1", "yes", "t", "y"}, {"false", "0", "no", "f", "n", "", "none", "null"}
 
 
@@ -95,10 +112,18 @@ def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
         # Before 2.0 one `seq_id` counted collectives and p2p ops alike.
         out["p2p_seq_id" if flag(out["is_p2p"]) else "collective_seq_id"] = out["seq_id"]
     frames = out.get("frames")
-    out["frames"] = [f for f in frames if isinstance(f, Mapping)] if isinstance(frames, list) else []
+    out["frames"] = (
+        [
+            {k: clip(v) if isinstance(v, str) else v for k, v in f.items()}
+            for f in frames
+            if isinstance(f, Mapping)
+        ]
+        if isinstance(frames, list)
+        else []
+    )
     for name in _STR_FIELDS:
-        if name in out and not isinstance(out[name], str):
-            out[name] = "" if out[name] is None else str(out[name])
+        if name in out:
+            out[name] = clip("" if out[name] is None else str(out[name]))
     for name in _INT_FIELDS:
         if (
             name in out
@@ -112,7 +137,38 @@ def clean_entry(e: Mapping[str, Any]) -> dict[str, Any]:
     for name in _LIST_FIELDS:
         if isinstance(out.get(name), str):
             out[name] = _literal(out[name])
+        if isinstance(out.get(name), str):  # a plain string (a dtype "float32")
+            out[name] = clip(out[name])
+        elif isinstance(out.get(name), (list, tuple)) and name not in _SIZE_FIELDS:
+            out[name] = [clip(x) if isinstance(x, str) else x for x in out[name][:MAX_SIZE_NUMBERS]]
+    for name in _SIZE_FIELDS:
+        if isinstance(out.get(name), (list, tuple)) and not _shapes_fit(out[name]):
+            out[name] = []
     return out
+
+
+def clip(text: str) -> str:
+    """text, or its first MAX_FIELD_CHARS characters with its length and checksum (see above)."""
+    if len(text) <= MAX_FIELD_CHARS:
+        return text
+    crc = zlib.crc32(text.encode("utf-8", "surrogatepass"))
+    return f"{text[:MAX_FIELD_CHARS]}...[{len(text)} characters, crc32 {crc:08x}]"
+
+
+def _shapes_fit(shapes: Sequence[Any]) -> bool:
+    """Whether a sizes field is within MAX_DIMS per shape and MAX_SIZE_NUMBERS in all, counted
+    without walking further than the bound."""
+    n = 0
+    for s in shapes:
+        if isinstance(s, (list, tuple)):
+            if len(s) > MAX_DIMS:
+                return False
+            n += len(s)
+        else:
+            n += 1
+        if n > MAX_SIZE_NUMBERS:
+            return False
+    return True
 
 
 def number(v: Any) -> Any:
@@ -383,11 +439,23 @@ def config_ranks(raw: object) -> list[int]:
     """The ranks of a pg_config entry: "[0, 1]" (as the recorder writes them) or a list."""
     try:
         v = json.loads(raw) if isinstance(raw, str) else raw
-        # A rank past MAX_RANK (or not a number) is dropped here: the world is built as a range
-        # elsewhere, and an input never decides how long that range is.
-        return [r for x in v or () if (r := bounded(x)) is not None] if isinstance(v, (list, tuple)) else []
     except (TypeError, ValueError, RecursionError):
         return []
+    if not isinstance(v, (list, tuple)) or len(v) > MAX_RANK + 1:
+        return []  # no group has more ranks than the largest world
+    # A rank past MAX_RANK (or not a number) is dropped here: the world is built as a range
+    # elsewhere, and an input never decides how long that range is. A plain int in range (what
+    # Dump left) is taken as it is, without bounded's call.
+    return [r for x in v if (r := x if type(x) is int and 0 <= x <= MAX_RANK else bounded(x)) is not None]
+
+
+def _config_entry(entry: Any) -> Any:
+    """A pg_config entry with its ranks parsed (config_ranks); anything else as it was."""
+    if isinstance(entry, (list, tuple)):  # before 2.0: {pg_id: [ranks]}
+        return config_ranks(entry)
+    if isinstance(entry, Mapping) and "ranks" in entry:
+        return {**entry, "ranks": config_ranks(entry["ranks"])}
+    return entry
 
 
 def pg_status(d: Dump) -> dict[str, tuple[int, int, int]]:

@@ -84,8 +84,32 @@ def check_export(con: sqlite3.Connection) -> dict[str, str]:
     return meta
 
 
+# Nanoseconds from the session's start; 2^62 is 146 years either way, and no difference of two
+# such times overflows SQLite's 64-bit integers.
+_MAX_NS = 1 << 62
+
+
+def timed(alias: str = "") -> str:
+    """The SQL condition every row read for its times meets, the export's counterpart of the
+    trace reader's finite-times test (rank._collect): start and end are integers (SQLite keeps
+    whatever a column was given: text, a blob, 1e308), -2^62 < start <= end < 2^62 (a launch
+    call just before the session's start is negative). A range that
+    ends before it starts emptied the analysed window (IndexError); text divided by 1000 was a
+    TypeError; both skipped the whole export."""
+    s, e = f"{alias}start", f"{alias}end"
+    types = f"typeof({s}) = 'integer' AND typeof({e}) = 'integer'"
+    return f"({types} AND -{_MAX_NS} < {s} AND {s} <= {e} AND {e} < {_MAX_NS})"
+
+
 def _pid_of_tid(expr: str) -> str:
-    return f"(({expr}) >> 24) & 16777215"
+    return _id_bits(expr, 24)
+
+
+def _id_bits(expr: str, shift: int) -> str:
+    """The process (shift 24) or thread (0) number a globalPid/globalTid holds, as SQL. A NULL
+    is 0, the one process of an export without the column: a NULL pid sorted against an int
+    (TypeError) and skipped the whole export."""
+    return f"ifnull((({expr}) >> {shift}) & 16777215, 0)"
 
 
 @contextlib.contextmanager
@@ -105,7 +129,8 @@ def collect(path: str, new: Callable[[], Any]) -> Iterator[list[tuple[int, Any]]
         t0_us = 0.0  # the session's start on the wall clock: aligns exports of different ranks
         if "TARGET_INFO_SESSION_START_TIME" in tables:
             row = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
-            t0_us = row[0] / 1000.0 if row and row[0] else 0.0
+            # An integer, as `timed` requires of every time: text or a blob is no start.
+            t0_us = row[0] / 1000.0 if row and type(row[0]) is int and 0 < row[0] < _MAX_NS else 0.0
         by_pid: dict[int, Any] = {}
 
         def of(pid: int) -> Any:
@@ -170,13 +195,13 @@ class _GpuStream:
             if table not in tables:
                 continue
             cols = _columns(con, table)
-            pid_expr = "globalPid >> 24 & 16777215" if "globalPid" in cols else "0"
+            pid_expr = _id_bits("globalPid", 24) if "globalPid" in cols else "0"
             name_col = next((n for n in ("demangledName", "shortName") if n in cols), None)
             corr = "correlationId" if "correlationId" in cols else "-1"
             nid = name_col if tag == 0 and name_col else "NULL"
             parts.append(
                 f"SELECT start, end, {min(tag, 1)} AS mem, {nid} AS nid, {corr} AS cid, {pid_expr} AS pid "
-                f"FROM {table}"
+                f"FROM {table} WHERE {timed()}"
             )
         self.union = " UNION ALL ".join(parts) or "SELECT 0 AS pid WHERE 0"
         self.runtime = ""
@@ -187,7 +212,7 @@ class _GpuStream:
             # The last row of a correlation id wins, as a dict filled in table order would keep it.
             self.runtime = (
                 f"SELECT correlationId AS rcid, start AS rs, end AS re, nameId AS rn, max(rowid) "
-                f"FROM {RUNTIME} WHERE {pid_expr} = :pid GROUP BY correlationId"
+                f"FROM {RUNTIME} WHERE {pid_expr} = :pid AND {timed()} GROUP BY correlationId"
             )
             self.launch_ids = {
                 nid
@@ -327,8 +352,8 @@ def _nvtx(con: sqlite3.Connection, tables: set[str], of: Callable[[int], Any], g
         f"ELSE {msg} END AS TEXT)"
     )
     pid_expr = _pid_of_tid("e.globalTid") if "globalTid" in cols else "0"
-    tid_expr = "e.globalTid & 16777215" if "globalTid" in cols else "0"
-    ended = closed_ranges(con, tables)
+    tid_expr = _id_bits("e.globalTid", 0) if "globalTid" in cols else "0"
+    ended = f"{closed_ranges(con, tables)} AND {timed('e.')}"
     ranges = (
         f"SELECT e.start AS start, e.end AS end, {pid_expr} AS pid, {tid_expr} AS tid, {key} AS k, "
         f"e.rowid AS rid FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND {ended}"
@@ -377,7 +402,7 @@ def _threads(
     # (pid, tid) -> [first row, time in ranges (ns), first start, last end] of its non-step ranges
     threads: dict[tuple[int, Any], list[Any]] = {}
     for pid, tid, k, n, busy, first, last, rid in con.execute(
-        f"SELECT pid, tid, k, count(*), sum(end - start), min(start), max(end), min(rid) "
+        f"SELECT pid, tid, k, count(*), total(end - start), min(start), max(end), min(rid) "
         f"FROM ({ranges}) GROUP BY pid, tid, k"
     ):
         k = str(k)
@@ -495,7 +520,7 @@ def totals(path: str) -> dict[str, dict[str, tuple[int, int]]]:
             if name_col:
                 for name, total, n in con.execute(
                     f"SELECT s.value, sum(k.end - k.start), count(*) FROM {KERNEL} k "
-                    f"JOIN StringIds s ON s.id = k.{name_col} GROUP BY s.value"
+                    f"JOIN StringIds s ON s.id = k.{name_col} WHERE {timed('k.')} GROUP BY s.value"
                 ):
                     out["kernels"][str(name)] = (int(total), int(n))
         if NVTX in tables:
@@ -516,7 +541,7 @@ def totals(path: str) -> dict[str, dict[str, tuple[int, int]]]:
             for msg, p, d, total, n in con.execute(
                 f"SELECT coalesce({text}, {value}) AS msg, {pid} AS p, {dom} AS d, sum(e.end - e.start), "
                 f"count(*) "
-                f"FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND e.end IS NOT NULL "
+                f"FROM {NVTX} e {join} WHERE e.eventType IN {NVTX_RANGE_TYPES} AND {timed('e.')} "
                 f"GROUP BY msg, p, d"
             ):
                 key = f"{domains[(p, d)]}:{msg}" if d and (p, d) in domains else str(msg)

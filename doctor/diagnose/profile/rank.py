@@ -98,6 +98,8 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
         if type(name) is not str:
             name = str(name)
         cat = item.get("cat")
+        if type(cat) is not str:  # a list is unhashable (the set tests below): no category
+            cat = None
         args = item.get("args")
         corr = args.get("correlation") if type(args) is dict else None
         if cat in GPU_CATEGORIES:
@@ -108,7 +110,10 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
             continue
         if cat == "gpu_user_annotation":
             continue
-        pids[item.get("pid")] += 1
+        pid, tid = item.get("pid"), item.get("tid")
+        pids[pid if type(pid) is str else track(pid)] += 1
+        if type(tid) is not str:
+            tid = track(tid)
         if type(corr) is int:
             corr_ts[corr] = ts
             if cat == "cuda_runtime" or cat == "cuda_driver":
@@ -119,10 +124,17 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
         if known is None:
             known = cpu_names[name] = (is_step(name), cpu_kind(name))
         if known[0]:
-            steps.append((ts, end, item.get("tid")))
+            steps.append((ts, end, tid))
         elif cat in cpu_cats and not name.startswith("PyTorch Profiler"):
-            cpu[item.get("tid")].append((ts, end, known[1]))
+            cpu[tid].append((ts, end, known[1]))
     return c
+
+
+def track(v: Any) -> str:
+    """A trace's pid or tid as the one type the analysis keys and sorts by: Kineto writes numbers,
+    other writers strings ("7" is thread 7); a list or an object (unhashable) or a float is no
+    track id: "". Steps on tids 7 and "7" at one time compared int with str in a sort."""
+    return str(v) if type(v) is int or type(v) is str else ""
 
 
 def _rank_of(c: _Collect, position: int, path: str) -> tuple[int, str]:
@@ -356,11 +368,12 @@ def _cpu(c: _Collect, steps: list[tuple[float, float, Any]]) -> dict[str, Any]:
     else:
         main = c.cpu.get(tid, [])
         first_last = (min(s for s, _, _ in main), max(e for _, e, _ in main)) if main else None
-    if steps:
-        window_spans = iv.union((s, e) for s, e, _ in steps)
-    elif first_last:
+    # Steps of no length (every `dur` 0 or false) leave no window: the thread's ranges are it, as
+    # with no steps (an empty window was an IndexError that skipped the trace).
+    window_spans = iv.union((s, e) for s, e, _ in steps) if steps else []
+    if not window_spans and first_last:
         window_spans = [first_last]
-    else:
+    if not window_spans:
         return {
             "kind": "cpu",
             "compute_pct": 0.0,
