@@ -419,6 +419,9 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
     compare against (records.tensor_file); the record keeps their names and scales."""
     import torch
 
+    # step_evidence reads common's helpers: imported here, not at the top
+    from pgdoctor.verify.step_evidence import ScaledInStep, loss_coupling, output_shape
+
     model, loss_fn = spec["model"], spec["loss"]
     world, steps = cfg["data_world"], cfg["steps"]
     device = device_of(cfg, 0)
@@ -450,6 +453,10 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         }
         if step == 0:
             rec["output_parts"] = output_parts(out, sizes)
+            rec["output_shape"] = output_shape(out)
+            coupling = loss_coupling(loss_fn, out, y, sizes)
+            if coupling is not None:
+                rec["loss_coupling"] = coupling
         del out, loss, x, y
         grads = grads_of(model)
         rec["names"] = {
@@ -459,7 +466,9 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         }
         rec["scale"] = {"grads": save_kind(cfg, step, "grads", grads)}
         del grads
+        scaled = ScaledInStep(model)
         opt.step()
+        scaled.record(rec)
         rec["scale"]["params"] = save_kind(cfg, step, "params", dict(model.named_parameters()))
         rec["scale"]["buffers"] = save_kind(cfg, step, "buffers", buffers_of(model))
         result["steps"].append(rec)
