@@ -612,7 +612,8 @@ def diagnose_data_parallel(
                         f"loss, "
                         "unequal, empty or identical micro-batches, unused or partly frozen parameters, "
                         "different "
-                        "models, rank-dependent forward, drifting buffers)",
+                        "models, rank-dependent forward, drifting buffers, a loss over in-batch "
+                        "negatives, clipping factors that differ across ranks)",
                         facts=ctx.facts(ctx.comparison),
                     )
                 )

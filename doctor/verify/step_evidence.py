@@ -121,8 +121,11 @@ def loss_coupling(loss_fn: Any, out: Any, target: Any, sizes: list[int]) -> Opti
             got = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
         return [None if g is None else g[:mine].detach().double() for g in got]
 
+    # The reference's RNG goes on as the ranks' does (an optimizer or the next step may draw from it).
+    cuda = sorted({t.device.index or 0 for t in rows.values() if t.device.type == "cuda"})
     try:
-        base, moved = grads(False), grads(True)
+        with torch.random.fork_rng(devices=cuda):
+            base, moved = grads(False), grads(True)
     except Exception:  # a loss that cannot take the output so gives no evidence
         return None
     if base is None or moved is None:

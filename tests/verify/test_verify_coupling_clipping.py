@@ -175,3 +175,12 @@ def test_the_order_reads_clipping_first_and_coupling_before_a_weighted_mean() ->
         < names.index("loss_couples_samples")
         < names.index("unequal_loss_weights")
     )
+
+
+def test_the_coupling_test_leaves_torch_rng_as_it_was() -> None:
+    z = torch.randn(8, 3)
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    loss_coupling(lambda o, t: (o * torch.rand_like(o)).mean(), z, z, [4, 4])
+    assert torch.equal(torch.rand(3), expected)
